@@ -1,0 +1,62 @@
+"""Errors of the mail backends.
+
+``NotSupported`` (the backend declines an op) and ``Unavailable`` (the backend cannot
+serve now, with a reason) drive the resolution rule; ``BackendFailure`` is one call
+that failed. ``SignInNeeded`` is the only error that means "authenticate again":
+outages and timeouts are ``Unavailable`` or ``BackendFailure``, never sign-in.
+"""
+
+from __future__ import annotations
+
+
+class MailError(Exception):
+    """Root of every mail-backend error."""
+
+
+class NotSupported(MailError):
+    def __init__(self, backend: str, op: str, detail: str | None = None) -> None:
+        self.backend = backend
+        self.op = op
+        self.detail = detail
+        text = f"backend {backend} does not support {op}"
+        super().__init__(f"{text}: {detail}" if detail else text)
+
+
+class Unavailable(MailError):
+    def __init__(self, backend: str, reason: str) -> None:
+        self.backend = backend
+        self.reason = reason
+        super().__init__(f"backend {backend} unavailable: {reason}")
+
+
+class SignInNeeded(Unavailable):
+    """Authentication failed or credentials are missing/revoked for an account."""
+
+    def __init__(self, backend: str, reason: str) -> None:
+        super().__init__(backend, f"sign-in needed: {reason}")
+
+
+class BackendFailure(MailError):
+    """One operation failed; the backend may still serve others."""
+
+    def __init__(self, backend: str, detail: str) -> None:
+        self.backend = backend
+        self.detail = detail
+        super().__init__(f"{backend}: {detail}")
+
+
+class MandatoryBackendUnavailable(MailError):
+    """A mandatory backend is unavailable: the run aborts without proposing anything."""
+
+    def __init__(self, backend: str, reason: str) -> None:
+        self.backend = backend
+        self.reason = reason
+        super().__init__(f"mandatory backend {backend} unavailable: {reason}; run aborted")
+
+
+class NoBackendAvailable(MailError):
+    """No backend can serve the op; the caller skips that op's proposal."""
+
+    def __init__(self, op: str) -> None:
+        self.op = op
+        super().__init__(f"no backend available for {op}")

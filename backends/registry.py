@@ -1,0 +1,168 @@
+"""Backend registry and the configured source set of a run.
+
+Backends are imported lazily by kind so start-up only pays for what is configured.
+A kind with no implementation in this build is present but *unavailable*, loudly:
+there is no fake production backend.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
+
+from mailtriage.backends.contract import ALL_OPS, MailSource, Op
+from mailtriage.backends.errors import (
+    MailError,
+    NotSupported,
+    Unavailable,
+)
+from mailtriage.backends.resolution import AvailabilityCache, Resolution, mandatory_preflight, resolve
+from mailtriage.core.projectconfig import ConfigError, MailSourceEntry, ProjectConfig
+from mailtriage.core.trace import OPLOG
+
+# kind -> "module:Class". Later issues add their backends here.
+BACKEND_KINDS: dict[str, str] = {
+    "mbox": "mailtriage.backends.mbox:MboxSource",
+    "imap": "mailtriage.backends.imap.source:ImapSource",
+    "mailman3": "mailtriage.backends.hyperkitty:HyperKittySource",
+    "ponymail": "mailtriage.backends.ponymail:PonyMailSource",
+    "gmail": "mailtriage.backends.gmail:GmailSource",
+}
+
+T = TypeVar("T")
+
+
+class MissingBackend(MailSource):
+    """Stands for a configured kind whose implementation is not in this build."""
+
+    kind = "missing"
+    thread_id_kind = "missing"
+    capabilities = frozenset()
+
+    def __init__(self, name: str, settings: dict[str, Any], kind: str, why: str) -> None:
+        super().__init__(name, settings)
+        self.kind = kind
+        self.why = why
+
+    def check_available(self) -> None:
+        raise Unavailable(self.name, self.why)
+
+
+def backend_class(kind: str) -> type[MailSource]:
+    target = BACKEND_KINDS.get(kind)
+    if target is None:
+        raise KeyError(kind)
+    module_name, _, cls_name = target.partition(":")
+    module = importlib.import_module(module_name)
+    return getattr(module, cls_name)
+
+
+def build_backend(config: ProjectConfig, entry: MailSourceEntry, context: dict[str, Any] | None = None) -> MailSource:
+    kind = config.source_kind(entry)
+    settings = config.source_settings(entry.name)
+    settings.setdefault("_project_dir", str(config.directory))
+    settings.setdefault("_notes", entry.notes)
+    if context:
+        settings.setdefault("_context", context)
+    if kind not in BACKEND_KINDS:
+        raise ConfigError(config.file, f"Mail sources {entry.name}", f"unknown backend kind {kind!r}",
+                          ", ".join(sorted(BACKEND_KINDS)) + " (or set mail_sources.<name>.kind)")
+    try:
+        cls = backend_class(kind)
+    except ImportError as exc:
+        if exc.name and exc.name.startswith("mailtriage.backends"):
+            return MissingBackend(entry.name, settings, kind,
+                                  f"the {kind} backend is not part of this build of mailtriage")
+        raise
+    return cls(entry.name, settings)
+
+
+@dataclass
+class Dispatch:
+    """The value of one dispatched op with its resolution (what the recap shows)."""
+
+    resolution: Resolution
+    value: Any = None
+
+
+class SourceSet:
+    """The configured mail sources of one run: backends, availability and resolution."""
+
+    def __init__(self, config: ProjectConfig, context: dict[str, Any] | None = None) -> None:
+        self.config = config
+        self.entries = list(config.mail_sources)
+        self.backends: dict[str, MailSource] = {e.name: build_backend(config, e, context) for e in self.entries}
+        self.availability = AvailabilityCache(self.backends)
+
+    def resolve(self, op: Op) -> Resolution:
+        return resolve(op, self.entries, self.backends, self.availability)
+
+    def resolve_all(self) -> dict[Op, Resolution]:
+        return {op: self.resolve(op) for op in ALL_OPS}
+
+    def preflight(self) -> None:
+        mandatory_preflight(self.entries, self.availability)
+
+    def dispatch(self, op: Op, call: Callable[[MailSource], T], *, backend: str | None = None) -> Dispatch:
+        """Run ``call`` on the backend the resolution rule chooses (or the one named).
+
+        Raises MandatoryBackendUnavailable / NoBackendAvailable when unresolved, and
+        the backend's own errors otherwise. Every call is recorded in the op log.
+        """
+        if backend is not None:
+            if backend not in self.backends:
+                raise ConfigError(self.config.file, "backend", f"no configured backend named {backend!r}",
+                                  ", ".join(self.backends) or "(none configured)")
+            chosen = self.backends[backend]
+            if not chosen.supports(op):
+                raise NotSupported(backend, op.value)
+            res = Resolution(op, backend, None, ())
+        else:
+            res = self.resolve(op)
+            res.raise_if_unresolved()
+            chosen = self.backends[res.chosen]
+        with OPLOG.record(chosen.name, op.value) as rec:
+            try:
+                value = call(chosen)
+            except Unavailable:
+                self.availability.forget(chosen.name)
+                raise
+            rec.size = _size_of(value)
+        return Dispatch(res, value)
+
+    def matrix(self) -> list[dict[str, Any]]:
+        rows = []
+        for entry in self.entries:
+            backend = self.backends[entry.name]
+            reason = self.availability.reason(entry.name)
+            rows.append({
+                "backend": entry.name,
+                "kind": getattr(backend, "kind", "?"),
+                "role": entry.role_text,
+                "mandatory": entry.mandatory,
+                "thread_id_kind": backend.thread_id_kind,
+                "capabilities": {op.value: backend.supports(op) for op in ALL_OPS},
+                "available": reason is None,
+                "reason": reason,
+                "notes": entry.notes,
+            })
+        return rows
+
+    def close(self) -> None:
+        for backend in self.backends.values():
+            try:
+                backend.close()
+            except MailError:
+                pass
+
+
+def _size_of(value: Any) -> int | None:
+    if isinstance(value, (list, tuple)):
+        return len(value)
+    messages = getattr(value, "messages", None)
+    if isinstance(messages, (list, tuple)):
+        return len(messages)
+    if isinstance(value, str):
+        return len(value)
+    return None

@@ -1,0 +1,180 @@
+"""The resolution rule: which configured backend runs an operation.
+
+Exactly the contract's four steps:
+
+1. a backend ``preferred for <op>`` that supports the op and is available;
+2. else the ``primary`` if it supports the op and is available;
+3. else the ``fallback`` backends in declared order, first that supports and is available;
+4. else abort when any mandatory backend was unavailable, or skip the op with
+   ``no backend available for <op>``.
+
+``optional`` backends are never in the chain. The result is a value that the CLI
+prints and the TUI shows: the chosen backend, the chain tried, and why each other
+backend was skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from mailtriage.backends.contract import MailSource, Op
+from mailtriage.backends.errors import MandatoryBackendUnavailable, NoBackendAvailable, Unavailable
+from mailtriage.core.projectconfig import MailSourceEntry
+
+
+@dataclass(frozen=True)
+class Step:
+    """One backend considered while resolving an op, and what happened to it."""
+
+    backend: str
+    role: str
+    outcome: str  # "chosen", "declines <op>", "unavailable: <reason>", "not tried: …", "optional: …"
+
+    def to_json(self) -> dict:
+        return {"backend": self.backend, "role": self.role, "outcome": self.outcome}
+
+
+@dataclass(frozen=True)
+class Resolution:
+    op: Op
+    chosen: str | None
+    rule_step: int | None  # 1..3 when chosen, 4 when not
+    steps: tuple[Step, ...]
+    aborted: str | None = None  # the mandatory-abort text
+    note: str | None = None  # the skip note
+    aborted_backend: str | None = None
+    aborted_reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.chosen is not None
+
+    def summary(self) -> str:
+        if self.chosen:
+            why = {1: "preferred", 2: "primary", 3: "first available fallback"}[self.rule_step or 3]
+            skipped = [f"{s.backend} ({s.outcome})" for s in self.steps if s.outcome != "chosen"]
+            text = f"{self.op.value} → {self.chosen} ({why})"
+            return text + (f"; skipped {', '.join(skipped)}" if skipped else "")
+        return self.aborted or self.note or f"no backend available for {self.op.value}"
+
+    def to_json(self) -> dict:
+        return {
+            "op": self.op.value,
+            "chosen": self.chosen,
+            "rule_step": self.rule_step,
+            "chain": [s.to_json() for s in self.steps],
+            "aborted": self.aborted,
+            "note": self.note,
+            "summary": self.summary(),
+        }
+
+    def raise_if_unresolved(self) -> None:
+        if self.aborted:
+            raise MandatoryBackendUnavailable(self.aborted_backend or "?", self.aborted_reason or "?")
+        if not self.chosen:
+            raise NoBackendAvailable(self.op.value)
+
+
+class AvailabilityCache:
+    """Checks each backend's availability at most once per run."""
+
+    def __init__(self, backends: dict[str, MailSource]) -> None:
+        self._backends = backends
+        self._reasons: dict[str, str | None] = {}
+
+    def reason(self, name: str) -> str | None:
+        """None when available, else the reason it is not."""
+        if name not in self._reasons:
+            try:
+                self._backends[name].check_available()
+                self._reasons[name] = None
+            except Unavailable as exc:
+                self._reasons[name] = exc.reason
+            except Exception as exc:  # a broken check is an unavailability, with the error named
+                self._reasons[name] = f"{type(exc).__name__}: {exc}"
+        return self._reasons[name]
+
+    def forget(self, name: str | None = None) -> None:
+        if name is None:
+            self._reasons.clear()
+        else:
+            self._reasons.pop(name, None)
+
+
+def _role_label(entry: MailSourceEntry) -> str:
+    return entry.role_text + (", mandatory" if entry.mandatory else "")
+
+
+def resolve(
+    op: Op,
+    entries: Sequence[MailSourceEntry],
+    backends: dict[str, MailSource],
+    availability: AvailabilityCache | Callable[[str], str | None],
+) -> Resolution:
+    reason_of = availability.reason if isinstance(availability, AvailabilityCache) else availability
+    steps: list[Step] = []
+    considered: set[str] = set()
+
+    def consider(entry: MailSourceEntry) -> bool:
+        considered.add(entry.name)
+        backend = backends[entry.name]
+        if not backend.supports(op):
+            steps.append(Step(entry.name, _role_label(entry), f"declines {op.value}"))
+            return False
+        why = reason_of(entry.name)
+        if why is not None:
+            steps.append(Step(entry.name, _role_label(entry), f"unavailable: {why}"))
+            return False
+        steps.append(Step(entry.name, _role_label(entry), "chosen"))
+        return True
+
+    ordered: list[tuple[int, MailSourceEntry]] = []
+    ordered += [(1, e) for e in entries if e.role == "preferred" and op.value in e.preferred_ops]
+    ordered += [(2, e) for e in entries if e.role == "primary"]
+    ordered += [(3, e) for e in entries if e.role == "fallback"]
+    for rule_step, entry in ordered:
+        if consider(entry):
+            chosen = entry.name
+            for _, rest in ordered:
+                if rest.name not in considered:
+                    considered.add(rest.name)
+                    steps.append(Step(rest.name, _role_label(rest), "not tried: an earlier backend was chosen"))
+            _add_unconsidered(entries, considered, steps, op)
+            return Resolution(op, chosen, rule_step, tuple(steps))
+
+    _add_unconsidered(entries, considered, steps, op)
+    # Step 4: any mandatory backend unavailable aborts the run.
+    for entry in entries:
+        if entry.mandatory:
+            why = reason_of(entry.name)
+            if why is not None:
+                if not any(s.backend == entry.name and s.outcome.startswith("unavailable") for s in steps):
+                    steps = [s for s in steps if s.backend != entry.name]
+                    steps.append(Step(entry.name, _role_label(entry), f"unavailable: {why}"))
+                text = f"mandatory backend {entry.name} unavailable: {why}; run aborted"
+                return Resolution(op, None, 4, tuple(steps), aborted=text,
+                                  aborted_backend=entry.name, aborted_reason=why)
+    return Resolution(op, None, 4, tuple(steps), note=f"no backend available for {op.value}")
+
+
+def _add_unconsidered(entries, considered, steps, op) -> None:
+    for entry in entries:
+        if entry.name in considered:
+            continue
+        if entry.role == "optional":
+            steps.append(Step(entry.name, _role_label(entry), "optional: never in the resolution chain"))
+        elif entry.role == "preferred":
+            steps.append(Step(entry.name, _role_label(entry), f"preferred only for {', '.join(entry.preferred_ops)}"))
+
+
+def mandatory_preflight(
+    entries: Sequence[MailSourceEntry], availability: AvailabilityCache | Callable[[str], str | None]
+) -> None:
+    """The mandatory rule at run start: refuse to run when a mandatory backend is unavailable."""
+    reason_of = availability.reason if isinstance(availability, AvailabilityCache) else availability
+    for entry in entries:
+        if entry.mandatory:
+            why = reason_of(entry.name)
+            if why is not None:
+                raise MandatoryBackendUnavailable(entry.name, why)

@@ -1,0 +1,100 @@
+"""User settings: TOML in the platformdirs config dir (``MAILTRIAGE_CONFIG_DIR`` overrides).
+
+Holds accounts, theme, key bindings and defaults. Never secrets: passwords and tokens
+live in keyring (see :mod:`mailtriage.core.secrets`).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mailtriage.core.projectconfig import ConfigError
+
+SETTINGS_FILE = "config.toml"
+_SECRET_KEYS = {"password", "token", "access_token", "refresh_token", "client_secret", "secret", "cookie"}
+
+
+def config_dir() -> Path:
+    override = os.environ.get("MAILTRIAGE_CONFIG_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("mailtriage"))
+
+
+def data_dir() -> Path:
+    override = os.environ.get("MAILTRIAGE_DATA_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("mailtriage"))
+
+
+@dataclass
+class UserSettings:
+    path: Path
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def theme(self) -> str | None:
+        value = self.data.get("theme")
+        return str(value) if value else None
+
+    @property
+    def bindings(self) -> dict[str, str]:
+        keys = self.data.get("keys", {})
+        if not isinstance(keys, dict):
+            raise ConfigError(self.path, "keys", "must be a table of binding-id = \"key\"", "[keys] table")
+        return {str(k): str(v) for k, v in keys.items()}
+
+    def accounts(self) -> dict[str, dict[str, Any]]:
+        accounts = self.data.get("accounts", {})
+        if not isinstance(accounts, dict):
+            raise ConfigError(self.path, "accounts", "must be a table of [accounts.<id>] tables", "[accounts.work]")
+        out: dict[str, dict[str, Any]] = {}
+        for account_id, body in accounts.items():
+            if not isinstance(body, dict):
+                raise ConfigError(self.path, f"accounts.{account_id}", "must be a table", "[accounts.<id>] with keys")
+            for key in body:
+                if key.lower() in _SECRET_KEYS:
+                    raise ConfigError(self.path, f"accounts.{account_id}.{key}",
+                                      "secrets never go in the config file", "store it with `mailtriage account set-password`")
+            out[str(account_id)] = dict(body)
+        return out
+
+    def account(self, account_id: str) -> dict[str, Any]:
+        accounts = self.accounts()
+        if account_id not in accounts:
+            raise ConfigError(self.path, f"accounts.{account_id}", "no such account",
+                              ", ".join(accounts) or "no accounts configured")
+        return accounts[account_id]
+
+    def set(self, key: str, value: Any) -> None:
+        self.data[key] = value
+
+    def save(self) -> None:
+        import tomli_w
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".toml.tmp")
+        tmp.write_text(tomli_w.dumps(self.data), encoding="utf-8")
+        os.replace(tmp, self.path)
+
+
+def load_settings(path: Path | None = None) -> UserSettings:
+    path = path or (config_dir() / SETTINGS_FILE)
+    if not path.exists():
+        return UserSettings(path, {})
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(path, "(file)", f"not valid TOML: {exc}", "TOML key = value lines") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, "(file)", f"not UTF-8 ({exc.reason})", "UTF-8 text") from None
+    return UserSettings(path, data)

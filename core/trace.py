@@ -1,0 +1,139 @@
+"""Observability shared by every backend and tracker: an operation log and a protocol trace.
+
+The TUI's backend console subscribes to both; the CLI can print them with ``--trace``.
+Secrets never enter the trace: every line passes through :func:`redact` first.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import deque
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+_MAX = 5000
+
+
+@dataclass
+class OpRecord:
+    backend: str
+    op: str
+    started: float
+    duration_ms: float = 0.0
+    size: int | None = None
+    error: str | None = None
+    detail: str = ""
+
+    def to_json(self) -> dict:
+        return {
+            "backend": self.backend,
+            "op": self.op,
+            "duration_ms": round(self.duration_ms, 2),
+            "size": self.size,
+            "error": self.error,
+            "detail": self.detail,
+        }
+
+
+@dataclass
+class TraceLine:
+    channel: str  # e.g. "imap:work", "http:hyperkitty"
+    direction: str  # ">" sent, "<" received, "!" event
+    text: str
+    at: float = field(default_factory=time.time)
+
+
+class _Feed:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: deque = deque(maxlen=_MAX)
+        self._listeners: list[Callable] = []
+
+    def subscribe(self, listener: Callable) -> Callable[[], None]:
+        with self._lock:
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _publish(self, item) -> None:
+        with self._lock:
+            self._items.append(item)
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener(item)
+            except Exception:  # a broken listener must never break a backend call
+                pass
+
+    def items(self) -> list:
+        with self._lock:
+            return list(self._items)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+class OpLog(_Feed):
+    """Every backend operation: which backend, which op, how long, how big, which error."""
+
+    @contextmanager
+    def record(self, backend: str, op: str, detail: str = "") -> Iterator[OpRecord]:
+        rec = OpRecord(backend, op, time.time(), detail=detail)
+        t0 = time.perf_counter()
+        try:
+            yield rec
+        except BaseException as exc:
+            rec.error = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            rec.duration_ms = (time.perf_counter() - t0) * 1000
+            self._publish(rec)
+
+
+class ProtocolTrace(_Feed):
+    """Protocol lines (IMAP, SMTP, HTTP) with secrets redacted. Off until enabled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.enabled = False
+
+    def log(self, channel: str, direction: str, text: str) -> None:
+        if not self.enabled and not self._listeners:
+            return
+        self._publish(TraceLine(channel, direction, redact(text)))
+
+
+_REDACTIONS: list[tuple[re.Pattern, str]] = [
+    # IMAP: tag LOGIN user password  /  tag AUTHENTICATE mech initial-response
+    (re.compile(r"(?i)(\bLOGIN\s+(?:\"[^\"]*\"|\S+)\s+)(\"(?:[^\"\\]|\\.)*\"|\{\d+\+?\}|\S+)"), r"\1[REDACTED]"),
+    (re.compile(r"(?i)(\bAUTHENTICATE\s+\S+)(\s+\S+)?"), r"\1 [REDACTED]"),
+    # SMTP AUTH PLAIN/LOGIN initial responses
+    (re.compile(r"(?i)(\bAUTH\s+(?:PLAIN|LOGIN|XOAUTH2|OAUTHBEARER)\b)(\s+\S+)?"), r"\1 [REDACTED]"),
+    # HTTP headers and query parameters carrying secrets
+    (re.compile(r"(?i)((?:authorization|proxy-authorization)\s*:\s*)(.+)"), r"\1[REDACTED]"),
+    (re.compile(r"(?i)((?:cookie|set-cookie)\s*:\s*)(.+)"), r"\1[REDACTED]"),
+    (re.compile(r"(?i)\b(access_token|refresh_token|id_token|client_secret|password|code|code_verifier|token)=([^&\s\"]+)"),
+     r"\1=[REDACTED]"),
+    (re.compile(r"(?i)(\"(?:access_token|refresh_token|id_token|client_secret|password|token)\"\s*:\s*)\"[^\"]*\""),
+     r'\1"[REDACTED]"'),
+    (re.compile(r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+"), r"\1 [REDACTED]"),
+]
+
+
+def redact(text: str) -> str:
+    for pattern, repl in _REDACTIONS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+OPLOG = OpLog()
+TRACE = ProtocolTrace()

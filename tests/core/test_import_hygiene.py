@@ -1,0 +1,63 @@
+"""The dependency direction of DESIGN.md, enforced on the source text and at run time."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def imported_modules(folder: str, root: Path = ROOT) -> list[tuple[str, str]]:
+    found = []
+    for path in sorted((root / folder).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found += [(str(path.relative_to(root)), alias.name) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.append((str(path.relative_to(root)), node.module))
+    return found
+
+
+FORBIDDEN = {
+    "backends": ("textual", "rich", "mailtriage.tui", "mailtriage.workflows", "mailtriage.cli", "mailtriage.trackers"),
+    "trackers": ("textual", "rich", "mailtriage.tui", "mailtriage.backends", "mailtriage.workflows", "mailtriage.cli"),
+    "core": ("textual", "rich", "mailtriage.tui", "mailtriage.backends", "mailtriage.trackers", "mailtriage.workflows"),
+    "workflows": ("textual", "rich", "mailtriage.tui"),
+}
+
+
+@pytest.mark.parametrize("folder", sorted(FORBIDDEN))
+def test_layer_never_imports_upwards(folder):
+    bad = [
+        (path, mod)
+        for path, mod in imported_modules(folder)
+        if any(mod == f or mod.startswith(f + ".") for f in FORBIDDEN[folder])
+    ]
+    assert bad == [], f"{folder}/ imports a layer above it: {bad}"
+
+
+def test_hygiene_check_catches_a_violation(tmp_path):
+    # The scanner itself must see an offending import, or the test above proves nothing.
+    folder = tmp_path / "backends"
+    folder.mkdir()
+    (folder / "bad.py").write_text("from textual.app import App\nimport mailtriage.tui.app\n")
+    mods = [m for _, m in imported_modules("backends", tmp_path)]
+    assert "textual.app" in mods and "mailtriage.tui.app" in mods
+
+
+def test_backends_and_trackers_load_without_textual():
+    code = (
+        "import sys\n"
+        "import mailtriage.backends.registry, mailtriage.backends.security_cc, mailtriage.core.projectconfig\n"
+        "import pkgutil, importlib, mailtriage.backends, mailtriage.trackers\n"
+        "for pkg in (mailtriage.backends, mailtriage.trackers):\n"
+        "    for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"
+        "        importlib.import_module(info.name)\n"
+        "loaded = [m for m in sys.modules if m == 'textual' or m.startswith(('textual.', 'mailtriage.tui'))]\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
