@@ -1,0 +1,138 @@
+"""The one HTTP client of the project (httpx), with mailtriage's manners.
+
+Every HTTP backend (archives, trackers, Gmail, Graph) goes through :class:`HttpClient`:
+timeouts on every call, a User-Agent naming mailtriage, Retry-After honoured on 429 and
+503 (bounded, so a throttled call fails clearly instead of hanging), and each exchange
+written to the redacted protocol trace.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from mailtriage.core.trace import TRACE
+
+USER_AGENT = "mailtriage/0.1 (+terminal triage client)"
+DEFAULT_TIMEOUT = 20.0
+RETRY_STATUSES = (429, 503)
+
+
+class HttpError(Exception):
+    """Transport failure (connect, timeout, TLS) or a retry budget exhausted."""
+
+    def __init__(self, url: str, detail: str, status: int | None = None) -> None:
+        self.url = url
+        self.detail = detail
+        self.status = status
+        super().__init__(f"{detail} ({url})")
+
+
+@dataclass
+class RetryPolicy:
+    attempts: int = 3  # total tries for 429/503
+    max_wait: float = 30.0  # never sleep longer than this for one Retry-After
+
+
+def retry_after_seconds(value: str | None, now: Callable[[], float] = time.time) -> float | None:
+    """Parse Retry-After: delta-seconds or an HTTP date. None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - now())
+
+
+class HttpClient:
+    """A thin wrapper over ``httpx.Client``; returns ``httpx.Response`` objects.
+
+    Status codes other than the retried 429/503 are returned to the caller, which
+    maps them to its own errors (403 private archive, 404 missing list, …).
+    """
+
+    def __init__(
+        self,
+        channel: str,
+        base_url: str = "",
+        *,
+        headers: dict[str, str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        cookies: dict[str, str] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        transport: Any = None,
+    ) -> None:
+        import httpx
+
+        self.channel = channel
+        self.retry = retry or RetryPolicy()
+        self._sleep = sleep
+        all_headers = {"User-Agent": USER_AGENT}
+        all_headers.update(headers or {})
+        self._client = httpx.Client(
+            base_url=base_url,
+            headers=all_headers,
+            timeout=httpx.Timeout(timeout),
+            cookies=cookies,
+            follow_redirects=False,
+            transport=transport,
+        )
+        self.requests_sent = 0
+
+    def request(self, method: str, url: str, **kwargs: Any):
+        import httpx
+
+        attempt = 0
+        while True:
+            attempt += 1
+            self.requests_sent += 1
+            full = str(self._client.build_request(method, url, params=kwargs.get("params")).url)
+            TRACE.log(f"http:{self.channel}", ">", f"{method} {full}")
+            t0 = time.perf_counter()
+            try:
+                response = self._client.request(method, url, **kwargs)
+            except httpx.TimeoutException as exc:
+                TRACE.log(f"http:{self.channel}", "!", f"timeout: {exc}")
+                raise HttpError(full, f"timed out: {exc}") from exc
+            except httpx.HTTPError as exc:
+                TRACE.log(f"http:{self.channel}", "!", f"{type(exc).__name__}: {exc}")
+                raise HttpError(full, f"{type(exc).__name__}: {exc}") from exc
+            ms = (time.perf_counter() - t0) * 1000
+            TRACE.log(f"http:{self.channel}", "<",
+                      f"{response.status_code} {response.headers.get('content-type', '')} "
+                      f"{len(response.content)}B {ms:.0f}ms")
+            if response.status_code not in RETRY_STATUSES:
+                return response
+            wait = retry_after_seconds(response.headers.get("Retry-After"))
+            if attempt >= self.retry.attempts or wait is None and response.status_code == 503:
+                return response
+            wait = 1.0 if wait is None else wait
+            if wait > self.retry.max_wait:
+                raise HttpError(full, f"server asked to retry after {wait:.0f}s (over {self.retry.max_wait:.0f}s)",
+                                response.status_code)
+            TRACE.log(f"http:{self.channel}", "!", f"{response.status_code}: retrying after {wait:.1f}s")
+            self._sleep(wait)
+
+    def get(self, url: str, **kwargs: Any):
+        return self.request("GET", url, **kwargs)
+
+    def post(self, url: str, **kwargs: Any):
+        return self.request("POST", url, **kwargs)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> "HttpClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
