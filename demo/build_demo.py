@@ -35,6 +35,7 @@ from email.header import Header
 from email.message import EmailMessage, Message, MIMEPart
 from email.utils import format_datetime
 from pathlib import Path
+from typing import Sequence
 
 from mailtriage.demo.threads import (
     DAEMON,
@@ -49,6 +50,7 @@ from mailtriage.demo.threads import (
     B,
     Mail,
     Person,
+    Thread,
 )
 
 MX = "mx.example.org"
@@ -280,11 +282,15 @@ def _fill_body(msg: EmailMessage, mail: Mail, body: str, built: dict[str, Built]
         msg.add_attachment(text, subtype=subtype, filename=filename)
 
 
-def build_messages() -> list[Built]:
-    """Every message of the archive, in thread order (not yet sorted by date)."""
+def build_messages(threads: Sequence[Thread] = THREADS) -> list[Built]:
+    """Every message of ``threads``, in thread order (not yet sorted by date).
+
+    Raises:
+        ValueError: a reply is dated before its parent (a mistake in the data).
+    """
     built: dict[str, Built] = {}
     out: list[Built] = []
-    for thread in THREADS:
+    for thread in threads:
         members: list[Built] = []
         for index, mail in enumerate(thread.mails):
             key = f"{thread.slug}/{index}"
