@@ -73,7 +73,7 @@ class Resolution:
         if self.aborted:
             raise MandatoryBackendUnavailable(self.aborted_backend or "?", self.aborted_reason or "?")
         if not self.chosen:
-            raise NoBackendAvailable(self.op.value)
+            raise NoBackendAvailable(self.op.value, any(s.outcome.startswith("unavailable") for s in self.steps))
 
 
 class AvailabilityCache:
