@@ -316,3 +316,43 @@ mail_sources:
         assert [s.subject for s in result.value] == ["[SECURITY] XSS in login form"]
     finally:
         sources.close()
+
+
+def test_cli_lists_an_archive_and_names_what_it_skipped(tmp_path, hk_server, capsys):
+    import json
+
+    from mailtriage.cli.main import main
+
+    hk_server.fail(lambda r: r.path.endswith("/threads/") and r.param("offset") == "5",
+                   Reply.text("{", 200, "application/json"), times=None)
+    (tmp_path / "project.md").write_text(f"""# CLI project
+
+## Mail sources
+
+| Backend | Role | Mandatory | Notes |
+|---|---|---|---|
+| `archive` | primary | no | Mailman 3 archive |
+
+## Configuration
+
+```yaml
+security_list: {LIST}
+mail_sources:
+  archive:
+    kind: mailman3
+    base_url: {hk_server.base_url}
+    list: {LIST}
+    page_size: 5
+```
+""", encoding="utf-8")
+    assert main(["--project", str(tmp_path), "mail", "list-recent-threads", "--since", "40d"]) == 0
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert doc["backend"] == "archive" and len(doc["result"]) == 5
+    assert doc["complete"] is False and "offset 5" in doc["notes"][0]
+    assert main(["--project", str(tmp_path), "list", "--since", "40d"]) == 0
+    out, err = capsys.readouterr()
+    assert "[SECURITY] XSS in login form" in out and "note: " in err and "offset 5" in err
+    assert main(["--project", str(tmp_path), "mail", "thread-url", f"hyperkitty:{SELF_CHECK_HASH}"]) == 0
+    out, _ = capsys.readouterr()
+    assert json.loads(out)["result"] == f"{hk_server.base_url}/list/{LIST}/thread/{SELF_CHECK_HASH}/"
