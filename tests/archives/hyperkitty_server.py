@@ -116,6 +116,9 @@ class HyperKittyArchive:
         self.lists: dict[str, HKList] = {}
         self.page_size_without_limit: int | None = None  # None: bare array, like a stock setup
         self.ignore_limit = False  # answer as if no limit had been sent
+        # Behind a reverse proxy DRF builds absolute URLs from what the proxy forwards,
+        # which may not be the address the client used.
+        self.public_root: str | None = None
 
     def add_list(self, address: str, archive_policy: str = "public") -> HKList:
         self.lists[address] = HKList(address, archive_policy)
@@ -127,9 +130,8 @@ class HyperKittyArchive:
         return thread
 
     # -- serializers -------------------------------------------------------------
-    @staticmethod
-    def _root(req: Request) -> str:
-        return f"http://{req.host}"
+    def _root(self, req: Request) -> str:
+        return self.public_root or f"http://{req.host}"
 
     def _list_url(self, req: Request, mlist: HKList) -> str:
         return f"{self._root(req)}/api/list/{quote(mlist.address, safe='@')}/"

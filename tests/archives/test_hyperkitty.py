@@ -356,3 +356,14 @@ mail_sources:
     assert main(["--project", str(tmp_path), "mail", "thread-url", f"hyperkitty:{SELF_CHECK_HASH}"]) == 0
     out, _ = capsys.readouterr()
     assert json.loads(out)["result"] == f"{hk_server.base_url}/list/{LIST}/thread/{SELF_CHECK_HASH}/"
+
+
+def test_urls_built_for_another_host_are_not_followed(hk_source, hk_server, hk_archive, now):
+    # A proxy makes DRF write https://lists.example.org/... into next/url; requests stay on base_url.
+    hk_archive.public_root = "https://lists.example.org"
+    source = hk_source(page_size=5)
+    listing = source.list_recent_threads(None, now - timedelta(days=19.5))
+    thread = source.read_thread(listing[0].thread_id)
+    assert len(listing) == 8 and len(thread.messages) == 3 and thread.messages[0].body_text
+    assert [r.param("offset") for r in thread_pages(hk_server)] == ["0", "5"]
+    assert all(r.host == hk_server.base_url.split("//")[1] for r in hk_server.requests)
