@@ -135,7 +135,8 @@ class PonyMailSource(MailSource):
         try:
             value = get_secret(self.session_key)
         except Exception as exc:  # no keyring backend, locked keyring, …: read anonymously
-            self._session_note = f"keyring could not be read ({type(exc).__name__}: {exc})"
+            first = str(exc).split(". ")[0].strip()
+            self._session_note = f"keyring could not be read: {type(exc).__name__}" + (f": {first}" if first else "")
             return None
         return value.strip() if value and value.strip() else None
 

@@ -293,3 +293,13 @@ mail_sources:
         assert len(result.value) == 2
     finally:
         sources.close()
+
+
+def test_unreadable_keyring_reads_anonymously_and_says_why(pm_source, now):
+    import keyring
+    from keyring.backends import fail
+
+    keyring.set_keyring(fail.Keyring())  # memory_keyring (via pm_source) restores the previous one
+    assert len(pm_source().list_recent_threads(None, now - timedelta(days=30))) == 2
+    with pytest.raises(Unavailable, match="keyring could not be read: NoKeyringError"):
+        pm_source(list="private").check_available()
