@@ -154,7 +154,40 @@ def svn_env(tmp_path):
     return make_svn_env(tmp_path)
 
 
-BACKENDS = ["local-files-git", "local-files-svn"]
+# -- servers ----------------------------------------------------------------------------
+
+def make_github_env(tmp_path: Path, private: bool = True) -> TrackerEnv:
+    from mailtriage.core.secrets import set_secret
+    from tests.trackers.servers import GitHubServer
+
+    server = GitHubServer(private=private).start()
+    set_secret(f"github:{server.repo}", server.token)
+    project = tmp_path / "project"
+    write_project(project, {"platform": "github", "github": {"repo": server.repo, "api_url": server.url}})
+    env = TrackerEnv("github", project, None, server=server)
+    env.reopen()
+    return env
+
+
+def make_jira_env(tmp_path: Path, version: int, auth: str = "bearer") -> TrackerEnv:
+    from mailtriage.core.secrets import set_secret
+    from tests.trackers.servers import JiraServer
+
+    server = JiraServer(api_version=version).start()
+    host = server.url.split("://", 1)[1]
+    set_secret(f"jira:{host}", server.token)
+    project = tmp_path / "project"
+    jira = {"url": server.url, "project": server.project, "api_version": version, "security_level": "Embargoed",
+            "auth": auth}
+    if auth == "basic":
+        jira["email"] = server.email
+    write_project(project, {"platform": "jira", "jira": jira})
+    env = TrackerEnv(f"jira-v{version}", project, None, server=server)
+    env.reopen()
+    return env
+
+
+BACKENDS = ["local-files-git", "local-files-svn", "github", "jira-v2", "jira-v3"]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -164,10 +197,16 @@ def tracker_env(request, tmp_path):
         env = make_git_env(tmp_path)
     elif kind == "local-files-svn":
         env = make_svn_env(tmp_path)
+    elif kind == "github":
+        env = make_github_env(tmp_path)
+    elif kind.startswith("jira-v"):
+        env = make_jira_env(tmp_path, int(kind[-1]))
     else:  # pragma: no cover
         raise AssertionError(kind)
     yield env
     env.tracker.close_backend()
+    if env.server is not None:
+        env.server.stop()
 
 
 def run_cli_process(project: Path, *args: str, stdin: str = "", env: dict | None = None) -> subprocess.CompletedProcess:
