@@ -56,7 +56,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     """The whole surface; fills ``parser`` when given (see :func:`register`)."""
     p = parser or _Parser(prog=PROG, description="Tracker operations of the tracker backend contract.")
     _project_option(p, None)
-    sub = p.add_subparsers(dest="command", metavar="<subcommand>", parser_class=_Parser)
+    sub = p.add_subparsers(dest="tracker_command", metavar="<subcommand>", parser_class=type(p))
     sub.required = True
 
     def cmd(name: str, help: str) -> argparse.ArgumentParser:
@@ -239,7 +239,7 @@ def _open(args: argparse.Namespace):
 
 
 def _dispatch(args: argparse.Namespace, inputs: _Inputs, out: Any, err: Any) -> int:
-    command = args.command
+    command = args.tracker_command
     if command in REFUSED_OPS or command.startswith("board-"):
         raise refused_op(command, _platform_name(args))
     tracker = _open(args)
@@ -336,7 +336,7 @@ def run_args(args: argparse.Namespace, *, stdin: Any = None, stdout: Any = None,
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     inputs = _Inputs(stdin or sys.stdin)
-    command = getattr(args, "command", "?")
+    command = getattr(args, "tracker_command", "?")
     try:
         return _dispatch(args, inputs, out, err)
     except TrackerError as exc:
@@ -383,8 +383,8 @@ def main(argv: Sequence[str] | None = None, *, stdin: Any = None, stdout: Any = 
         return int(exc.code or 0)
     finally:
         sys.stderr = old_err
-    if args.command == "board-*":
-        args.command = positional or "board-*"
+    if args.tracker_command == "board-*":
+        args.tracker_command = positional or "board-*"
     return run_args(args, stdin=stdin, stdout=stdout, stderr=err)
 
 

@@ -347,3 +347,20 @@ def test_console_script_dispatches_tracker(git_env):
     proc = subprocess.run([str(exe), "tracker", "--project", str(git_env.project), "labels"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and json.loads(proc.stdout) == []
+
+
+def test_cli_mounts_under_a_parent_parser(git_env):
+    import argparse
+    import io
+
+    from mailtriage.trackers.cli import register
+
+    top = argparse.ArgumentParser(prog="mailtriage")
+    sub = top.add_subparsers(dest="command")
+    register(sub)
+    args = top.parse_args(["tracker", "--project", str(git_env.project), "create", "--title", "Mounted",
+                           "--body-file", "-"])
+    assert args.command == "tracker" and args.tracker_command == "create"
+    out, err = io.StringIO(), io.StringIO()
+    code = args._tracker_main(args, stdin=io.BytesIO(b"body"), stdout=out, stderr=err)
+    assert code == 0 and json.loads(out.getvalue())["id"] == "SEC-0001" and err.getvalue() == ""
