@@ -456,7 +456,8 @@ class LocalFilesTracker(Tracker):
         result = {"committed": committed, "pushed": False, "revision": revision, "files": files}
         if not push:
             return result
-        outside = sorted(p for p in vcs.git_paths_of_unpushed(wc) if not (p == rel or p.startswith(rel + "/")))
+        outside = sorted(p for p in vcs.git_paths_of_unpushed(wc)
+                         if rel != "." and not (p == rel or p.startswith(rel + "/")))
         if outside:
             raise Refused(f"push refused: unpushed commits also change files outside the tracker root "
                           f"({', '.join(outside[:5])}{' …' if len(outside) > 5 else ''}); push them yourself "

@@ -157,16 +157,16 @@ for n in range(int(sys.argv[3])):
 
 def test_concurrent_writers_never_lose_an_update(git_env):
     git_env.tracker.create("Busy issue", BODY, [])
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(git_env.project), who, "15"])
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(git_env.project), who, "30"])
              for who in ("alice", "bob", "carol")]
     assert all(p.wait(timeout=120) == 0 for p in procs)
     issue = git_env.tracker.view("1", comments=True)
     bodies = [c["body"] for c in issue["comments"] if c["kind"] == "comment"]
-    assert sorted(bodies) == sorted(f"{w} comment {n}" for w in ("alice", "bob", "carol") for n in range(15))
+    assert sorted(bodies) == sorted(f"{w} comment {n}" for w in ("alice", "bob", "carol") for n in range(30))
     from mailtriage.trackers import rollup
 
     steps = [e.body for e in rollup.entries(issue["comments"][0]["body"])]
-    assert sorted(steps) == sorted(f"{w} step {n}" for w in ("alice", "bob", "carol") for n in range(15))
+    assert sorted(steps) == sorted(f"{w} step {n}" for w in ("alice", "bob", "carol") for n in range(30))
 
 
 def test_concurrent_creates_get_distinct_ids(git_env):
