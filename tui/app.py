@@ -201,20 +201,18 @@ class MailTriageApp(App[int], inherit_bindings=False):
 
     @work(thread=True, exclusive=True, group="threads", exit_on_error=False)
     def _check_and_list(self, request: int, list_name: str | None, first: bool = False) -> None:
-        from mailtriage.backends.errors import MandatoryBackendUnavailable
-
         worker = get_current_worker()
         session = self.session
         matrix, resolutions, problem = session.check_sources()
-        self.post_message(SourcesChecked(matrix, resolutions, problem))
+        self.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
         if worker.is_cancelled:
             return
         if first:
             lists = session.lists()
             list_name = lists[0].list_name if lists else None
         if problem:
-            self.post_message(WorkFailed(request, "threads", "Run stopped",
-                                         MandatoryBackendUnavailable("?", problem), None, problem))
+            # The contract: a mandatory backend that is unavailable stops the run.
+            self.post_message(WorkFailed(request, "threads", "Run stopped", problem))
             return
         if list_name is None:
             self.post_message(WorkFailed(request, "threads", "No list to read",
@@ -303,7 +301,12 @@ class MailTriageApp(App[int], inherit_bindings=False):
             if thread is None:
                 thread = session.read_thread(thread_id).value
             own = {a.lower() for a in [getattr(session.cc, "security_cc", None)] if a}
-            proposal = session.propose_reply(thread, reply_body(thread, own))
+            name = self.settings.data.get("name")
+            body, note = reply_body(thread, own, config=session.config,
+                                    sender_name=str(name) if isinstance(name, str) and name.strip() else None)
+            proposal = session.propose_reply(thread, body)
+            if note:
+                proposal.notes.append(note)
         except Exception as exc:
             self.post_message(WorkFailed(request, "reply", "Preparing the reply failed", exc,
                                          session.sources.resolve(_op("create_draft"))))
@@ -418,7 +421,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
     @work(thread=True, exclusive=True, group="check", exit_on_error=False)
     def _recheck(self) -> None:
         matrix, resolutions, problem = self.session.check_sources()
-        self.post_message(SourcesChecked(matrix, resolutions, problem))
+        self.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
 
     # -- app actions ---------------------------------------------------------
     def action_help(self) -> None:

@@ -17,7 +17,6 @@ from typing import Any, Callable
 from mailtriage.backends.contract import ALL_OPS, Op, Thread, ThreadId
 from mailtriage.core.settings import UserSettings
 
-QUOTE_LINES = 40
 
 
 @dataclass(frozen=True)
@@ -92,8 +91,9 @@ class Session:
         days = int(self.config.get("import.since_days", 30)) if self.config else 30
         return datetime.now(timezone.utc) - timedelta(days=days)
 
-    def check_sources(self) -> tuple[list[dict], dict, str | None]:
-        """Availability of each backend (cached per run), resolution per op, mandatory problem."""
+    def check_sources(self):
+        """Availability of each backend (cached per run), resolution per op, and the
+        MandatoryBackendUnavailable error when a mandatory backend is down (else None)."""
         from mailtriage.backends.errors import MandatoryBackendUnavailable
 
         with self._lock:
@@ -103,7 +103,7 @@ class Session:
             try:
                 self.sources.preflight()
             except MandatoryBackendUnavailable as exc:
-                problem = str(exc)
+                problem = exc
         return matrix, resolutions, problem
 
     def forget_availability(self) -> None:
@@ -184,32 +184,60 @@ def _parse_since(text: str | None) -> datetime | None:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
-def reply_body(thread: Thread, own_addresses: set[str] | None = None) -> str:
-    """The receipt-of-confirmation text proposed for a reply, quoting the report.
+class _KeepUnknown(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
 
-    The quote is made inert (control and bidi characters shown as markers) so a reply
-    never carries hidden characters back out.
+
+def reply_body(thread: Thread, own_addresses: set[str] | None = None, *, config=None,
+               sender_name: str | None = None) -> tuple[str, str | None]:
+    """The receipt-of-confirmation text proposed for a reply, and a note when the
+    project's template could not be used.
+
+    The project's ``templates.receipt`` file (relative to the project folder) is filled
+    with ``{reporter_name}``, ``{subject}``, ``{project}``, ``{security_list}`` and
+    ``{sender_name}``; unknown placeholders stay as written. Values taken from the mail
+    are made inert first, so a reply never carries hidden characters back out.
     """
+    from mailtriage.backends.contract import reply_subject
     from mailtriage.tui.sanitize import inert
 
     own = own_addresses or set()
     # The message the reply answers: the newest one not written by us (as propose_reply picks it).
     target = next((m for m in reversed(thread.messages) if m.sender.email.lower() not in own),
                   thread.messages[0] if thread.messages else None)
-    lines = [
-        "Hello,",
-        "",
-        "Thank you for your report. We have received it and the security team is looking into it.",
-        "Please keep the details private until a fix is released; we will keep you informed.",
-        "",
-    ]
-    if target is not None:
-        who = inert(target.sender.name or target.sender.email)
-        when = target.date.strftime("%Y-%m-%d %H:%M %z").strip() if target.date else "an unknown date"
-        lines.append(f"On {when}, {who} wrote:")
-        body = inert(target.body_text, multiline=True).splitlines()
-        for line in body[:QUOTE_LINES]:
-            lines.append(f"> {line}" if line else ">")
-        if len(body) > QUOTE_LINES:
-            lines.append(f"> [… {len(body) - QUOTE_LINES} more lines]")
-    return "\n".join(lines) + "\n"
+    reporter = inert(target.sender.name or target.sender.email) if target is not None else "reporter"
+    subject = inert(reply_subject(thread.subject)[len("Re: "):])
+    project = config.title if config is not None and config.title else "project"
+    values = _KeepUnknown(
+        reporter_name=reporter,
+        subject=subject,
+        project=project,
+        security_list=str(config.get("security_list") or "") if config is not None else "",
+        sender_name=sender_name or _default_sender_name(),
+    )
+    note = None
+    template_path = config.get("templates.receipt") if config is not None else None
+    if template_path:
+        try:
+            template = config.resolve_path(str(template_path)).read_text(encoding="utf-8")
+            return template.format_map(values), None
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            note = f"the receipt template {template_path} could not be used ({exc}); a default text is proposed"
+    text = (
+        "Hi {reporter_name},\n\n"
+        "Thank you for your report \"{subject}\". The {project} security team has received it and is\n"
+        "looking into it; we will keep you informed of our progress.\n\n"
+        "Please keep the details private until a fix is released.\n\n"
+        "{sender_name}\n"
+    )
+    return text.format_map(values), note
+
+
+def _default_sender_name() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except Exception:  # no user name in this environment
+        return "The security team"
