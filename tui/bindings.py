@@ -124,7 +124,7 @@ ERROR_DIALOG = [
 FIRST_RUN = [
     _b("d", "open_demo", "Open the demo", "first_run.demo"),
     _b("R", "retry", "Try again", "first_run.retry"),
-    _b("q,escape", "quit", "Quit", "first_run.quit"),
+    _b("q", "quit", "Quit", "first_run.quit"),
 ]
 
 

@@ -88,6 +88,21 @@ class ProposalDialog(ModalScreen[bool]):
                             yield area
                         else:
                             yield Static(inert_text(field.value, multiline=True), classes="write-multiline")
+                if p.preview:
+                    yield Static(Text.assemble(("Would write", "bold"),
+                                               " — no configured backend can write it (see below); "
+                                               "copy the text to draft it by hand:"), classes="write-head")
+                    for field in p.preview:
+                        if field.multiline:
+                            yield Static(Text(f"{field.label}:", "bold"), classes="write-field")
+                            area = TextArea(field.value, read_only=True, classes="body-editor", soft_wrap=True)
+                            area.cursor_blink = self._cursor_blink
+                            yield area
+                        else:
+                            classes = "write-field" + (" -marked" if field.marker else "")
+                            if field.marker and "fallback" in field.marker.lower():
+                                classes += " -fallback"
+                            yield Static(field_text(field.label, field.value, field.marker), classes=classes)
                 if p.notes:
                     notes = Text()
                     for note in p.notes:

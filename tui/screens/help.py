@@ -23,11 +23,11 @@ def key_label(app, key: str) -> str:
 
 
 def bindings_table(app, keymap: dict[str, str], title: str, items) -> Table:
-    table = Table(title=Text(title, "bold"), title_justify="left", expand=True, show_edge=False,
+    table = Table(title=Text(title, "bold"), title_justify="left", expand=False, show_edge=False,
                   pad_edge=False, box=None, header_style="bold")
-    table.add_column("Keys", ratio=2, no_wrap=True)
-    table.add_column("Does", ratio=4)
-    table.add_column("Binding id", ratio=3, style="dim", no_wrap=True)
+    table.add_column("Keys", width=20, no_wrap=True)
+    table.add_column("Does", width=28)
+    table.add_column("Binding id", style="dim", no_wrap=True)
     for binding in items:
         keys = " ".join(key_label(app, k) for k in bindings.effective_keys(binding, keymap))
         table.add_row(Text(keys), Text(binding.description), Text(binding.id or ""))
