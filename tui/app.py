@@ -443,7 +443,9 @@ class MailTriageApp(App[int], inherit_bindings=False):
     def action_pick_theme(self) -> None:
         from textual.command import CommandPalette
 
-        self.push_screen(CommandPalette(providers=[MailtriageCommands], placeholder="Theme …"))
+        from mailtriage.tui.commands import ThemeCommands
+
+        self.push_screen(CommandPalette(providers=[ThemeCommands], placeholder="Theme …"))
 
     def action_show_errors(self) -> None:
         from mailtriage.tui.dialogs.error import ErrorDialog

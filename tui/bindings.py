@@ -187,3 +187,32 @@ def effective_keys(binding: Binding, keymap: dict[str, str]) -> list[str]:
     """The keys that trigger ``binding`` once the user's keymap is applied."""
     keys = keymap.get(binding.id or "", binding.key)
     return [k.strip() for k in keys.split(",") if k.strip()]
+
+
+def _display(key: str) -> str:
+    names = {"question_mark": "?", "exclamation_mark": "!", "slash": "/", "minus": "-", "space": "space",
+             "enter": "Enter", "escape": "Esc", "tab": "Tab", "shift+tab": "Shift+Tab", "pagedown": "PgDn",
+             "pageup": "PgUp", "home": "Home", "end": "End", "down": "↓", "up": "↑"}
+    if key in names:
+        return names[key]
+    if key.startswith("ctrl+"):
+        return "Ctrl+" + key[5:]
+    return key.upper() if key.startswith("f") and key[1:].isdigit() else key
+
+
+def markdown_table() -> str:
+    """Every binding as Markdown tables (docs/tui.md embeds this; a test keeps them equal)."""
+    out: list[str] = []
+    for context in CONTEXTS:
+        out.append(f"### {context.title}\n")
+        out.append("| keys | does | binding id |")
+        out.append("|---|---|---|")
+        for binding in context.bindings:
+            keys = " ".join(f"`{_display(k.strip())}`" for k in binding.key.split(","))
+            out.append(f"| {keys} | {binding.description} | `{binding.id}` |")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+if __name__ == "__main__":  # python -m mailtriage.tui.bindings  → the tables of docs/tui.md
+    print(markdown_table(), end="")

@@ -63,3 +63,26 @@ class MailtriageCommands(Provider):
             score = matcher.match(title)
             if score > 0:
                 yield Hit(score, matcher.highlight(title), callback, help=help_text)
+
+
+class ThemeCommands(Provider):
+    """Ctrl+t: the themes only, mailtriage's first."""
+
+    def _themes(self) -> list[str]:
+        ours = list(getattr(self.app, "mailtriage_themes", ()))
+        others = sorted(name for name in self.app.available_themes if name not in ours)
+        return ours + others
+
+    def _set(self, name: str) -> None:
+        self.app.theme = name
+
+    async def discover(self) -> Hits:
+        for name in self._themes():
+            yield DiscoveryHit(name, partial(self._set, name), help="saved to your settings")
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name in self._themes():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), partial(self._set, name), help="saved to your settings")

@@ -120,3 +120,11 @@ def test_validate_keymap():
     down = next(b for b in bindings.THREAD_LIST if b.id == "threads.down")
     assert bindings.effective_keys(down, good) == ["n", "down"]
     assert bindings.effective_keys(down, {}) == ["j", "down"]
+
+
+def test_docs_list_every_binding():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "tui.md").read_text(encoding="utf-8")
+    embedded = doc.split("<!-- keys:start -->\n", 1)[1].split("<!-- keys:end -->", 1)[0]
+    assert embedded == bindings.markdown_table(), "regenerate with: python -m mailtriage.tui.bindings"
