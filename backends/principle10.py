@@ -1,0 +1,184 @@
+"""Principle 10: whom mailtriage may send mail to (MAS mode contract §6).
+
+One implementation for every send, whoever asks (personal compose over SMTP, the modes
+package as master, a case's autonomous policy, an outside master's ``mail.send``).
+A send that answers a received message is refused when that message
+
+* came from the null sender (``Return-Path: <>``, a bounce) or has no sender address,
+* is automated: ``Auto-Submitted`` other than ``no``, or ``Precedence: bulk | list | junk``,
+* did not pass DMARC as read from a *trusted* ``Authentication-Results`` header: only
+  headers whose authserv-id is the configured one count, and the topmost of them (the
+  one our own receiving server added last) decides; no such header means "not passed",
+
+and any send is refused once the send cap is reached.
+
+:func:`check_send` returns ``None`` (allowed) or a :class:`SendRefusal` whose ``reason``
+is the contract's code (``unauthenticated-sender``, ``automated-sender``,
+``send-cap-reached``) and whose ``rule`` and ``detail`` say exactly which rule refused.
+"""
+
+from __future__ import annotations
+
+import email.utils
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+UNAUTHENTICATED = "unauthenticated-sender"
+AUTOMATED = "automated-sender"
+CAP_REACHED = "send-cap-reached"
+REASONS = (UNAUTHENTICATED, AUTOMATED, CAP_REACHED)
+AUTOMATED_PRECEDENCE = ("bulk", "list", "junk")
+
+# The headers the guard reads; a caller that keeps headers of a received message for
+# later sends (without its body) keeps these.
+GUARD_HEADERS = ("from", "return-path", "auto-submitted", "precedence", "authentication-results")
+
+Headers = Sequence[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class SendRefusal:
+    reason: str  # one of REASONS
+    rule: str  # null-sender | auto-submitted | precedence | dmarc | send-cap
+    detail: str
+
+    def to_json(self) -> dict:
+        return {"reason": self.reason, "rule": self.rule, "detail": self.detail}
+
+
+class SendRefused(Exception):
+    """Raised by :func:`require_send_allowed`; ``refusal`` says which rule refused."""
+
+    def __init__(self, refusal: SendRefusal) -> None:
+        self.refusal = refusal
+        super().__init__(f"send refused ({refusal.reason}): {refusal.detail}")
+
+
+def guard_headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The subset of ``headers`` (in order) that :func:`check_send` reads."""
+    return [(str(name), str(value)) for name, value in headers if str(name).lower() in GUARD_HEADERS]
+
+
+def check_send(
+    original: Headers | None,
+    *,
+    authserv_id: str | Iterable[str] | None,
+    sent_recently: int,
+    send_cap: int,
+) -> SendRefusal | None:
+    """Decide whether mail may be sent in answer to a message with ``original`` headers.
+
+    ``original`` holds the received message's headers in message order (top first), e.g.
+    ``message.items()``; ``None`` for a send that answers no message (only the cap
+    applies). ``authserv_id`` names the trusted Authentication-Results issuer(s).
+    ``sent_recently`` is the number of sends inside the cap window.
+    Never raises on hostile header content.
+    """
+    if original is not None:
+        refusal = _check_original(list(original), _trusted_ids(authserv_id))
+        if refusal:
+            return refusal
+    if sent_recently >= send_cap:
+        return SendRefusal(CAP_REACHED, "send-cap", f"send cap reached ({sent_recently} of {send_cap} sends in the window)")
+    return None
+
+
+def require_send_allowed(original: Headers | None, **kwargs) -> None:
+    """:func:`check_send`, raising SendRefused instead of returning a refusal."""
+    refusal = check_send(original, **kwargs)
+    if refusal:
+        raise SendRefused(refusal)
+
+
+def _trusted_ids(authserv_id: str | Iterable[str] | None) -> set[str]:
+    if authserv_id is None:
+        return set()
+    ids = [authserv_id] if isinstance(authserv_id, str) else list(authserv_id)
+    return {i.strip().lower() for i in ids if i and i.strip()}
+
+
+def _values(headers: list[tuple[str, str]], name: str) -> list[str]:
+    return [str(v) for k, v in headers if str(k).lower() == name]
+
+
+def _check_original(headers: list[tuple[str, str]], trusted: set[str]) -> SendRefusal | None:
+    for path in _values(headers, "return-path"):
+        if "".join(_strip_comments(path).split()) in ("<>", ""):
+            return SendRefusal(AUTOMATED, "null-sender", "the message came from the null sender (Return-Path: <>)")
+    senders = [addr for _, addr in email.utils.getaddresses(_values(headers, "from")) if "@" in addr]
+    if not senders:
+        return SendRefusal(AUTOMATED, "null-sender", "the message has no sender address to answer")
+    for value in _values(headers, "auto-submitted"):
+        token = _strip_comments(value).split(";")[0].strip().lower()
+        if token != "no":
+            return SendRefusal(AUTOMATED, "auto-submitted", f"the message is automated (Auto-Submitted: {token or 'empty'})")
+    for value in _values(headers, "precedence"):
+        token = _strip_comments(value).strip().lower()
+        if token in AUTOMATED_PRECEDENCE:
+            return SendRefusal(AUTOMATED, "precedence", f"the message is automated (Precedence: {token})")
+    return _check_dmarc(headers, trusted)
+
+
+def _check_dmarc(headers: list[tuple[str, str]], trusted: set[str]) -> SendRefusal | None:
+    if not trusted:
+        return SendRefusal(UNAUTHENTICATED, "dmarc",
+                           "no trusted Authentication-Results issuer (authserv-id) is configured")
+    for value in _values(headers, "authentication-results"):
+        authserv, results = parse_authentication_results(value)
+        if authserv not in trusted:
+            continue  # anyone can write this header; only our receiving server counts
+        dmarc = [result for method, result in results if method == "dmarc"]
+        if dmarc and all(result == "pass" for result in dmarc):
+            return None
+        found = ", ".join(f"dmarc={r}" for r in dmarc) or "no dmarc result"
+        return SendRefusal(UNAUTHENTICATED, "dmarc", f"the sender did not pass DMARC ({authserv}: {found})")
+    return SendRefusal(UNAUTHENTICATED, "dmarc",
+                       f"no Authentication-Results from the trusted issuer ({', '.join(sorted(trusted))})")
+
+
+def parse_authentication_results(value: str) -> tuple[str, list[tuple[str, str]]]:
+    """``(authserv-id, [(method, result), ...])`` of one RFC 8601 header value, lower-cased."""
+    text = _strip_comments(value)
+    parts = [p.strip() for p in text.split(";")]
+    head = parts[0].split()
+    authserv = head[0].lower() if head else ""
+    results = []
+    for part in parts[1:]:
+        if not part or part.lower() == "none":
+            continue
+        first = part.split()[0]
+        method, eq, result = first.partition("=")
+        if eq:
+            results.append((method.split("/")[0].lower(), result.lower()))
+    return authserv, results
+
+
+def _strip_comments(value: str) -> str:
+    """Drop RFC 5322 comments (nested parentheses) outside quoted strings."""
+    out, depth, quoted, escaped = [], 0, False, False
+    for ch in str(value):
+        if escaped:
+            escaped = False
+            if depth == 0:
+                out.append(ch)
+            continue
+        if ch == "\\":
+            escaped = True
+            if depth == 0:
+                out.append(ch)
+            continue
+        if quoted:
+            if ch == '"':
+                quoted = False
+            out.append(ch)
+            continue
+        if ch == '"' and depth == 0:
+            quoted = True
+            out.append(ch)
+        elif ch == "(":
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out)
