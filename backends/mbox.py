@@ -84,18 +84,15 @@ _MAX_HEADER_BYTES = 1024 * 1024
 # One message's header block: its From_ line and every line up to the first blank
 # one. A line starting "From " is a message boundary in mbox (as for the stdlib
 # ``mailbox.mbox``), so it ends the block too, and so does a line starting with CR
-# (the blank line of CRLF mail). The quick pattern skips both checks; a chunk where
-# it would differ (a CR, or a "From " line inside a header block) is redone with
-# the careful one.
-# Each line is matched with the newline *before* it, so a block never swallows the
-# newline that starts the next message's "\nFrom " (a message with no blank line).
-_HEADER_BLOCK_QUICK = re.compile(rb"\nFrom [^\n]*(?:\n[^\n]+)*")
-_HEADER_BLOCK = re.compile(rb"\nFrom [^\n]*(?:\n(?!From )[^\r\n][^\n]*)*")
+# (the blank line of CRLF mail). Each line is matched with the newline *before* it,
+# so a block never swallows the newline that starts the next message's "\nFrom "
+# (a message with no blank line). Possessive repeats: nothing here backtracks.
+_HEADER_BLOCK = re.compile(rb"\nFrom [^\n]*+(?:\n(?!From )[^\r\n][^\n]*+)*+")
 # The fields listing needs, over the header blocks of a chunk joined by "\n": a
 # block never holds an empty line, so an empty line separates messages (the
 # separator matches with an empty name). Same value rule as mime.header_fields.
 _FIELDS = re.compile(
-    rb"\n(?:\n|(message-id|references|in-reply-to|date|subject|from)[ \t]*:[ \t]*(.*(?:\n[ \t].*)*))",
+    rb"\n(?:\n|(message-id|references|in-reply-to|date|subject|from)[ \t]*+:[ \t]*+(.*+(?:\n[ \t].*+)*+))",
     re.IGNORECASE,
 )
 _FIELD_COLUMN = {b"message-id": 0, b"references": 1, b"in-reply-to": 2, b"date": 3, b"subject": 4, b"from": 5}
@@ -133,9 +130,16 @@ class ArchiveIndex:
     senders: list[bytes | None] = field(default_factory=list)
     notes: dict[int, list[str]] = field(default_factory=dict)
     ends: list[int] = field(default_factory=list)  # mbox: end offset of each message
+    _comparable: list[float] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.message_ids)
+
+    def comparable_dates(self) -> list[float]:
+        """``dates`` with undated rows as -inf, so ``max`` works in C."""
+        if self._comparable is None or len(self._comparable) != len(self.dates):
+            self._comparable = [d if d is not None else float("-inf") for d in self.dates]
+        return self._comparable
 
     def records(self) -> list[tuple]:
         """Rows shaped like ``threading.ThreadRecord`` for :func:`thread_records`."""
@@ -218,13 +222,9 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple) -> No
     rows (no Message-ID, a bare ID, CR line ends, no usable date) are fixed after.
     """
     locations, mids, synthetic, refs, irts, dates, subjects, senders, notes = out
-    matches = list(_HEADER_BLOCK_QUICK.finditer(buf, 0, stop))
+    matches = list(_HEADER_BLOCK.finditer(buf, 0, stop))
     blocks = [m.group() for m in matches]
     joined = b"\n".join(blocks)
-    if b"\r" in joined or joined.count(b"\nFrom ") != len(blocks):
-        matches = list(_HEADER_BLOCK.finditer(buf, 0, stop))
-        blocks = [m.group() for m in matches]
-        joined = b"\n".join(blocks)
     count = len(matches)
     if not count:
         return
@@ -625,6 +625,7 @@ class MboxSource(MailSource):
             self._problem = self._setting_problem("parallel", f"must be true or false, not {parallel!r}", "true, false")
             parallel = True
         self.parallel = parallel
+        self._synthetic_kind = synthetic_kind(self.thread_id_kind)
         self._index: ArchiveIndex | None = None
         self._index_key: tuple | None = None
         self._groups: list[ThreadGroup] | None = None
@@ -709,15 +710,12 @@ class MboxSource(MailSource):
             since = since.replace(tzinfo=timezone.utc)
         since_epoch = since.timestamp()
         index, groups = self._threads()
-        dates = index.dates
+        date_of = index.comparable_dates().__getitem__
         rows = []
         for group in groups:
-            latest = None
-            for member in group.members:
-                value = dates[member]
-                if value is not None and (latest is None or value > latest):
-                    latest = value
-            if latest is not None and latest >= since_epoch:
+            members = group.members
+            latest = date_of(members[0]) if len(members) == 1 else max(map(date_of, members))
+            if latest >= since_epoch:
                 rows.append((latest, group))
         rows.sort(key=lambda item: (-item[0], item[1].root_id))
         return [self._summary(index, group, latest) for latest, group in rows]
@@ -726,37 +724,38 @@ class MboxSource(MailSource):
         members = group.members
         head = self._head_member(index, group)
         subject, subject_notes = decode_header_text(index.subjects[head])
-        participants: dict[str, None] = {}
-        dates = index.dates
-        in_date_order = members if len(members) == 1 else sorted(
-            members, key=lambda m: (dates[m] is None, dates[m] or 0.0, m))
-        for member in in_date_order:
-            address = _sender(index.senders[member]).email.lower()
-            if address:
-                participants.setdefault(address, None)
-        notes = [f"subject: {n}" for n in subject_notes]
+        senders = index.senders
+        if len(members) == 1:
+            email = _sender(senders[head]).email.lower()
+            participants: tuple[str, ...] = (email,) if email else ()
+        else:
+            dates = index.dates
+            in_date_order = sorted(members, key=lambda m: (dates[m] is None, dates[m] or 0.0, m))
+            participants = tuple(dict.fromkeys(
+                e for e in (_sender(senders[m]).email.lower() for m in in_date_order) if e))
+        notes = [f"subject: {n}" for n in subject_notes] if subject_notes else []
         if len(members) > 1:
-            seen: dict[bytes, int] = {}
+            mids = [index.message_ids[m] for m in members]
+            if len(set(mids)) != len(mids):
+                counts: dict[bytes, int] = {}
+                for mid in mids:
+                    counts[mid] = counts.get(mid, 0) + 1
+                notes += [f"{n} messages share Message-ID {_id_text(mid)}; all are kept"
+                          for mid, n in counts.items() if n > 1]
+        if index.notes:
             for member in members:
-                mid = index.message_ids[member]
-                seen[mid] = seen.get(mid, 0) + 1
-            for mid, count in seen.items():
-                if count > 1:
-                    notes.append(f"{count} messages share Message-ID {_id_text(mid)}; all are kept")
-        for member in members:
-            for note in index.notes.get(member, ()):
-                if note not in notes:
-                    notes.append(note)
+                for note in index.notes.get(member, ()):
+                    if note not in notes:
+                        notes.append(note)
         root = _id_text(group.root_id)
-        kind = synthetic_kind(self.thread_id_kind) if group.synthetic else self.thread_id_kind
         return ThreadSummary(
-            thread_id=ThreadId(kind, root),
+            thread_id=ThreadId(self._synthetic_kind if group.synthetic else self.thread_id_kind, root),
             subject=subject,
             root_message_id=root,
-            sender=_sender(index.senders[head]),
+            sender=_sender(senders[head]),
             last_activity=datetime.fromtimestamp(latest, tz=timezone.utc),
             message_count=len(members),
-            participants=tuple(participants),
+            participants=participants,
             notes=tuple(notes),
         )
 

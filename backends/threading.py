@@ -12,14 +12,17 @@ The algorithm is the ID part of Jamie Zawinski's threading algorithm
 
 1. Every Message-ID seen, as a message or inside a References / In-Reply-To
    field, is a node; a referenced message that is not present is an empty node.
-2. Consecutive IDs of a References field are linked parent -> child unless the
-   child already has a parent or the link would make a loop.
+2. Consecutive IDs of a References field are linked parent -> child; the first
+   such guess for an ID wins.
 3. A message's own parent is the last ID of its References (or its In-Reply-To);
-   this overrides a parent guessed from another message's References, because a
-   message is the authority on its own parent. A link that would loop is skipped.
+   this overrides any parent guessed from another message's References, because a
+   message is the authority on its own parent (the last of duplicates wins).
+   No link is ever undone by a later one, so the result depends only on the
+   records and their order (which is what lets a fast path and a full parse agree).
 4. The root of a message is the top of its parent chain. So a reply whose parent
    is missing still joins its thread: the first ID of its References is an
-   ancestor even when nothing in between is present.
+   ancestor even when nothing in between is present. Broken References that form a
+   loop are cut where the walk up first closes it.
 
 JWZ's subject-based grouping is deliberately not done: threads are identities,
 and two reports that share a subject are different reports.
@@ -48,7 +51,6 @@ __all__ = [
     "thread_records",
 ]
 
-_LOOP_CHECK_DEPTH = 256
 
 
 class ThreadRecord(NamedTuple):
@@ -99,24 +101,8 @@ def thread_records(records: Sequence[Any]) -> list[ThreadGroup]:
     of the input. Every input record is in exactly one group (nothing is dropped,
     duplicates included); ``members`` keeps input order.
     """
-    parent: dict[Any, Any] = {}
-    has_child: set[Any] = set()
-
-    def reaches(start: Any, target: Any) -> bool:
-        """True when walking up from ``start`` meets ``target`` soon (a link would loop).
-
-        Bounded so a pathological chain stays linear; a loop it misses is cut
-        when roots are computed below.
-        """
-        node = start
-        for _ in range(_LOOP_CHECK_DEPTH):
-            if node == target:
-                return True
-            node = parent.get(node)
-            if node is None:
-                return False
-        return False
-
+    guessed: dict[Any, Any] = {}  # parent guessed from some message's References: first guess wins
+    own: dict[Any, Any] = {}  # parent a message names for itself: wins over any guess
     for record in records:
         refs = record[1]
         irt = record[2]
@@ -133,22 +119,18 @@ def thread_records(records: Sequence[Any]) -> list[ThreadGroup]:
                 refs = [r for r in refs if r != mid]
                 if not refs:
                     continue
-        if len(refs) > 1:
-            if len(refs) > 2 or refs[0] == refs[1]:
+        count = len(refs)
+        if count > 1:
+            if count > 2 or refs[0] == refs[1]:
                 refs = list(dict.fromkeys(refs))
             previous = refs[0]
             for ref in refs[1:]:
-                # A node without children cannot be an ancestor: skip the walk.
-                if ref not in parent and (ref not in has_child or not reaches(previous, ref)):
-                    parent[ref] = previous
-                    has_child.add(previous)
+                if ref not in guessed:
+                    guessed[ref] = previous
                 previous = ref
-            last = previous
-        else:
-            last = refs[0]
-        if parent.get(key) != last and (key not in has_child or not reaches(last, key)):
-            parent[key] = last
-            has_child.add(last)
+        own[key] = refs[-1]
+    parent = guessed
+    parent.update(own)
 
     roots: dict[Any, Any] = {}
 
@@ -162,7 +144,7 @@ def thread_records(records: Sequence[Any]) -> list[ThreadGroup]:
                 top = known
                 break
             if node in on_path:
-                # A loop the bounded check missed: cut it where it closes.
+                # References that loop (a broken client): cut the loop where it closes.
                 top = path[-1]
                 del parent[top]
                 break
