@@ -65,11 +65,12 @@ from mailtriage.backends.mime import (
     normalize_line_ends,
     parse_address,
     parse_date_epoch,
+    parse_date_epochs,
     parse_message,
     split_header_block,
     synthetic_message_id,
 )
-from mailtriage.backends.threading import ThreadGroup, synthetic_kind, thread_records
+from mailtriage.backends.threading import Links, ThreadGroup, group_records, link_records, synthetic_kind
 
 __all__ = ["MboxSource", "ArchiveIndex", "index_archive", "sniff_archive"]
 
@@ -90,9 +91,11 @@ _MAX_HEADER_BYTES = 1024 * 1024
 _HEADER_BLOCK = re.compile(rb"\nFrom [^\n]*+(?:\n(?!From )[^\r\n][^\n]*+)*+")
 # The fields listing needs, over the header blocks of a chunk joined by "\n": a
 # block never holds an empty line, so an empty line separates messages (the
-# separator matches with an empty name). Same value rule as mime.header_fields.
+# separator matches with an empty name). Same value rule as mime.header_fields. The
+# lookahead lets most lines (Received, DKIM, continuations) fail on their first byte.
 _FIELDS = re.compile(
-    rb"\n(?:\n|(message-id|references|in-reply-to|date|subject|from)[ \t]*+:[ \t]*+(.*+(?:\n[ \t].*+)*+))",
+    rb"\n(?=[\nmridsfMRIDSF])(?:\n|(message-id|references|in-reply-to|date|subject|from)[ \t]*+:[ \t]*+"
+    rb"(.*+(?:\n[ \t].*+)*+))",
     re.IGNORECASE,
 )
 _FIELD_COLUMN = {b"message-id": 0, b"references": 1, b"in-reply-to": 2, b"date": 3, b"subject": 4, b"from": 5}
@@ -130,6 +133,7 @@ class ArchiveIndex:
     senders: list[bytes | None] = field(default_factory=list)
     notes: dict[int, list[str]] = field(default_factory=dict)
     ends: list[int] = field(default_factory=list)  # mbox: end offset of each message
+    links: Links | None = None  # threading links, when the scan worked them out already
     _comparable: list[float] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
@@ -142,8 +146,12 @@ class ArchiveIndex:
         return self._comparable
 
     def records(self) -> list[tuple]:
-        """Rows shaped like ``threading.ThreadRecord`` for :func:`thread_records`."""
+        """Rows shaped like ``threading.ThreadRecord`` for the threading functions."""
         return list(zip(self.message_ids, self.references, self.in_reply_to, self.synthetic))
+
+    def threads(self) -> list[ThreadGroup]:
+        records = self.records()
+        return group_records(records, self.links if self.links is not None else link_records(records))
 
     def extend(self, columns: tuple) -> None:
         locations, mids, synthetic, refs, irts, dates, subjects, senders, notes = columns
@@ -218,24 +226,26 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple) -> No
 
     ``buf[0]`` is a newline standing before file offset ``base``; so a From_ line
     found at buffer index ``i + 1`` starts at file offset ``base + i``. This is the
-    hot loop of listing: the common case runs in list comprehensions, the rare
-    rows (no Message-ID, a bare ID, CR line ends, no usable date) are fixed after.
+    hot loop of listing: the common case runs in C-level ``map`` calls and list
+    comprehensions; the rare rows (no Message-ID, a bare ID, CR line ends, no usable
+    date) are found with C-level checks and fixed one by one after.
     """
     locations, mids, synthetic, refs, irts, dates, subjects, senders, notes = out
     matches = list(_HEADER_BLOCK.finditer(buf, 0, stop))
-    blocks = [m.group() for m in matches]
-    joined = b"\n".join(blocks)
     count = len(matches)
     if not count:
         return
     first_row = len(mids)
     locations += [base + m.start() for m in matches]
-    col_mid: list = [None] * count
-    col_refs: list = [None] * count
-    col_irt: list = [None] * count
-    col_date: list = [None] * count
-    col_subject: list = [None] * count
-    col_from: list = [None] * count
+    blocks = [m.group() for m in matches]
+    joined = b"\n".join(blocks)
+    # b"" stands for "no such field" (an empty field reads the same everywhere).
+    col_mid = [b""] * count
+    col_refs = [b""] * count
+    col_irt = [b""] * count
+    col_date = [b""] * count
+    col_subject = [b""] * count
+    col_from = [b""] * count
     columns = (col_mid, col_refs, col_irt, col_date, col_subject, col_from)
     column_of: dict[bytes, list] = {}
     # Walk backwards so an earlier occurrence of a field overwrites a later one:
@@ -250,21 +260,23 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple) -> No
             column = column_of[name] = columns[_FIELD_COLUMN[name.lower()]]
         column[row] = value
     search = _ID.search
-    row_mids = [(m.group() if (m := search(v)) is not None else None) if v is not None else None
-                for v in col_mid]
-    row_irts = [(m.group() if (m := search(v)) is not None else None) if v is not None else None
-                for v in col_irt]
-    findall = _ID.findall
-    row_refs = [findall(v) if v is not None else () for v in col_refs]
-    epoch = parse_date_epoch
-    row_dates = [epoch(v) if v is not None else None for v in col_date]
+    row_mids = [m and m.group() for m in map(search, col_mid)]
+    row_irts = [m and m.group() for m in map(search, col_irt)]
+    row_refs = list(map(_ID.findall, col_refs))
+    row_dates = parse_date_epochs(col_date)
     row_synthetic = [False] * count
 
-    # The rare rows, fixed one by one.
-    fix = [i for i in range(count) if row_mids[i] is None or row_dates[i] is None]
+    # The rare rows, found with C-level checks, fixed one by one.
+    fix: set[int] = set()
+    if None in row_mids:
+        fix.update(i for i, v in enumerate(row_mids) if v is None)
+    if None in row_dates:
+        fix.update(i for i, v in enumerate(row_dates) if v is None)
+    if row_irts.count(None) != col_irt.count(b""):
+        fix.update(i for i, (v, raw) in enumerate(zip(row_irts, col_irt)) if v is None and raw)
     if b"\r" in joined:
-        fix = sorted(set(fix) | {i for i in range(count) if b"\r" in blocks[i]})
-    for i in fix:
+        fix.update(i for i, block in enumerate(blocks) if b"\r" in block)
+    for i in sorted(fix):
         block = blocks[i]
         from_line_end = block.index(b"\n", 1)
         if b"\r" in block:
@@ -282,16 +294,12 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple) -> No
             if row_mids[i] is None:
                 row_mids[i] = synthetic_message_id(block[from_line_end + 1:]).encode("ascii")
                 row_synthetic[i] = True
-        if col_irt[i] is not None and row_irts[i] is None:
+        if row_irts[i] is None and col_irt[i]:
             row_irts[i] = _first_id(col_irt[i])
         if row_dates[i] is None:
             row_dates[i] = _envelope_epoch(block[1:from_line_end])
             if row_dates[i] is not None:
                 notes.append((first_row + i, "no usable Date header; the archive's delivery time is used"))
-    # A bare In-Reply-To (no brackets) on a row that needed no other fixing.
-    for i in range(count):
-        if row_irts[i] is None and col_irt[i] is not None and b"\r" not in blocks[i]:
-            row_irts[i] = _first_id(col_irt[i])
     mids += row_mids
     synthetic += row_synthetic
     refs += row_refs
@@ -354,9 +362,12 @@ def scan_mbox_range(fd: int, start: int, end: int, chunk: int = _CHUNK) -> tuple
 
 
 def _split_point(fd: int, size: int) -> int | None:
-    """Offset of a From_ line near the middle of the file, or None."""
+    """Offset of a From_ line a little before the middle of the file, or None.
+
+    The child gets slightly less: it also has to send its columns over a pipe.
+    """
     buf = bytearray(1024 * 1024)
-    boundary = _next_boundary(fd, size // 2, size, buf)
+    boundary = _next_boundary(fd, size * 47 // 100, size, buf)
     return boundary if 0 < boundary < size else None
 
 
@@ -372,7 +383,8 @@ def _scan_in_child(fd: int, start: int, end: int, chunk: int) -> tuple[int, int]
         status = 1
         try:
             os.close(read_end)
-            data = marshal.dumps(scan_mbox_range(fd, start, end, chunk))
+            columns = scan_mbox_range(fd, start, end, chunk)
+            data = marshal.dumps((columns, _links_of(columns).to_plain()))
             view = memoryview(data)
             while view:
                 view = view[os.write(write_end, view):]
@@ -383,6 +395,11 @@ def _scan_in_child(fd: int, start: int, end: int, chunk: int) -> tuple[int, int]
             os._exit(status)
     os.close(write_end)
     return pid, read_end
+
+
+def _links_of(columns: tuple) -> Links:
+    _, mids, synthetic, refs, irts = columns[:5]
+    return link_records(list(zip(mids, refs, irts, synthetic)))
 
 
 def _collect_child(pid: int, read_end: int) -> tuple | None:
@@ -404,7 +421,8 @@ def _collect_child(pid: int, read_end: int) -> tuple | None:
     if status != 0:
         return None
     try:
-        return marshal.loads(b"".join(chunks))
+        columns, plain_links = marshal.loads(b"".join(chunks))
+        return columns, Links.from_plain(plain_links)
     except (EOFError, ValueError, TypeError):
         return None
 
@@ -423,20 +441,25 @@ def index_mbox(path: Path, *, parallel: bool = True, parallel_min_bytes: int = _
         split = None
         if parallel and size >= parallel_min_bytes and hasattr(os, "fork"):
             split = _split_point(fd, size)
-        if split is None:
-            index.extend(scan_mbox_range(fd, 0, size, chunk))
-        else:
+        pid = None
+        if split is not None:
             try:
                 pid, read_end = _scan_in_child(fd, 0, split, chunk)
             except OSError:
                 pid = None
-            if pid is None:
-                index.extend(scan_mbox_range(fd, 0, size, chunk))
-            else:
-                second_half = scan_mbox_range(fd, split, size, chunk)
-                first_half = _collect_child(pid, read_end)
-                index.extend(first_half if first_half is not None else scan_mbox_range(fd, 0, split, chunk))
-                index.extend(second_half)
+        if pid is None:
+            index.extend(scan_mbox_range(fd, 0, size, chunk))
+        else:
+            # Scan and link the second half here while the child does the first.
+            second_half = scan_mbox_range(fd, split, size, chunk)
+            second_links = _links_of(second_half)
+            first = _collect_child(pid, read_end)
+            if first is None:  # the child failed: do its part here, lose nothing
+                columns = scan_mbox_range(fd, 0, split, chunk)
+                first = columns, _links_of(columns)
+            index.extend(first[0])
+            index.extend(second_half)
+            index.links = first[1].then(second_links)
         index.ends = index.locations[1:] + [size]
     finally:
         os.close(fd)
@@ -680,7 +703,7 @@ class MboxSource(MailSource):
     def _threads(self) -> tuple[ArchiveIndex, list[ThreadGroup]]:
         index = self.load_index()
         if self._groups is None:
-            self._groups = thread_records(index.records())
+            self._groups = index.threads()
         return index, self._groups
 
     def _check_list(self, list_name: str | None) -> None:

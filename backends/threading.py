@@ -43,7 +43,10 @@ from typing import Any, Iterable, NamedTuple, Sequence
 from mailtriage.backends.contract import Message, ThreadId
 
 __all__ = [
+    "Links",
     "ThreadGroup",
+    "group_records",
+    "link_records",
     "ThreadRecord",
     "find_thread",
     "synthetic_kind",
@@ -92,17 +95,45 @@ class _Synthetic(tuple):
     __slots__ = ()
 
 
-def thread_records(records: Sequence[Any]) -> list[ThreadGroup]:
-    """Group ``records`` into threads; groups in order of their first member in the input.
+@dataclass
+class Links:
+    """Parent links of a run of records, before roots are worked out.
 
-    A record is a :class:`ThreadRecord` or any tuple laid out like one
-    (message_id, references, in_reply_to, synthetic_id, ...). IDs may be ``str`` or
-    ``bytes`` (the mbox fast path threads undecoded bytes); ``root_id`` has the type
-    of the input. Every input record is in exactly one group (nothing is dropped,
-    duplicates included); ``members`` keeps input order.
+    ``guessed``: parents guessed from References (the first guess for an ID wins);
+    ``own``: the parent each message names for itself (the last record wins).
+    Links of consecutive runs merge exactly (:meth:`then`), so a long input can be
+    linked in pieces, even in separate processes, and grouped once.
     """
-    guessed: dict[Any, Any] = {}  # parent guessed from some message's References: first guess wins
-    own: dict[Any, Any] = {}  # parent a message names for itself: wins over any guess
+
+    guessed: dict[Any, Any] = field(default_factory=dict)
+    own: dict[Any, Any] = field(default_factory=dict)
+
+    def then(self, later: "Links") -> "Links":
+        """The links of this run followed by ``later`` (as if linked in one go)."""
+        guessed = dict(later.guessed)
+        guessed.update(self.guessed)
+        own = dict(self.own)
+        own.update(later.own)
+        return Links(guessed, own)
+
+    def to_plain(self) -> tuple:
+        """Marshal-able form (synthetic keys become a separate dict)."""
+        own_real = {k: v for k, v in self.own.items() if type(k) is not _Synthetic}
+        own_synthetic = {k[0]: v for k, v in self.own.items() if type(k) is _Synthetic}
+        return self.guessed, own_real, own_synthetic
+
+    @classmethod
+    def from_plain(cls, plain: tuple) -> "Links":
+        guessed, own_real, own_synthetic = plain
+        own = dict(own_real)
+        own.update({_Synthetic((k,)): v for k, v in own_synthetic.items()})
+        return cls(guessed, own)
+
+
+def link_records(records: Sequence[Any]) -> Links:
+    """The parent links of ``records`` (steps 1-3 of the module docstring)."""
+    guessed: dict[Any, Any] = {}
+    own: dict[Any, Any] = {}
     for record in records:
         refs = record[1]
         irt = record[2]
@@ -129,9 +160,13 @@ def thread_records(records: Sequence[Any]) -> list[ThreadGroup]:
                     guessed[ref] = previous
                 previous = ref
         own[key] = refs[-1]
-    parent = guessed
-    parent.update(own)
+    return Links(guessed, own)
 
+
+def group_records(records: Sequence[Any], links: Links) -> list[ThreadGroup]:
+    """Group ``records`` by the root their links lead to (step 4)."""
+    parent = dict(links.guessed)
+    parent.update(links.own)
     roots: dict[Any, Any] = {}
 
     def root_of(key: Any) -> Any:
@@ -161,17 +196,40 @@ def thread_records(records: Sequence[Any]) -> list[ThreadGroup]:
 
     groups: dict[Any, ThreadGroup] = {}
     get_root = roots.get
+    get_parent = parent.get
+    get_group = groups.get
     for index, record in enumerate(records):
         key = _Synthetic((record[0],)) if record[3] else record[0]
         root = get_root(key)
         if root is None:
-            root = root_of(key) if key in parent else key
-        group = groups.get(root)
+            up = get_parent(key)
+            if up is None:
+                root = roots[key] = key
+            else:
+                # Archives are mostly in order: the parent's root is usually known.
+                root = get_root(up)
+                if root is None:
+                    root = root_of(key)
+                else:
+                    roots[key] = root
+        group = get_group(root)
         if group is None:
             synthetic = type(root) is _Synthetic
             group = groups[root] = ThreadGroup(root[0] if synthetic else root, synthetic)
         group.members.append(index)
     return list(groups.values())
+
+
+def thread_records(records: Sequence[Any]) -> list[ThreadGroup]:
+    """Group ``records`` into threads; groups in order of their first member in the input.
+
+    A record is a :class:`ThreadRecord` or any tuple laid out like one
+    (message_id, references, in_reply_to, synthetic_id, ...). IDs may be ``str`` or
+    ``bytes`` (the mbox fast path threads undecoded bytes); ``root_id`` has the type
+    of the input. Every input record is in exactly one group (nothing is dropped,
+    duplicates included); ``members`` keeps input order.
+    """
+    return group_records(records, link_records(records))
 
 
 def find_thread(records: Sequence[Any], thread_id: ThreadId, kind: str) -> ThreadGroup | None:
