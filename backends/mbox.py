@@ -41,6 +41,8 @@ import os
 import re
 import select
 import signal
+import threading
+from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -651,6 +653,7 @@ class MboxSource(MailSource):
         self._synthetic_kind = synthetic_kind(self.thread_id_kind)
         self._index: ArchiveIndex | None = None
         self._index_key: tuple | None = None
+        self._lock = threading.RLock()
         self._groups: list[ThreadGroup] | None = None
 
     def _setting_problem(self, key: str, problem: str, valid: str) -> str:
@@ -688,6 +691,11 @@ class MboxSource(MailSource):
         """
         self.check_available()
         assert self.path is not None
+        with self._lock:  # two workers asking at once scan the archive once
+            return self._load_index_locked()
+
+    def _load_index_locked(self) -> ArchiveIndex:
+        assert self.path is not None
         try:
             key = self._archive_key()
             if self._index is None or key != self._index_key:
@@ -701,10 +709,11 @@ class MboxSource(MailSource):
         return self._index
 
     def _threads(self) -> tuple[ArchiveIndex, list[ThreadGroup]]:
-        index = self.load_index()
-        if self._groups is None:
-            self._groups = index.threads()
-        return index, self._groups
+        with self._lock:
+            index = self.load_index()
+            if self._groups is None:
+                self._groups = index.threads()
+            return index, self._groups
 
     def _check_list(self, list_name: str | None) -> None:
         if list_name is None or self.archive_list is None:
@@ -895,11 +904,26 @@ class MboxSource(MailSource):
         if not message_ref.startswith(prefix):
             raise BackendFailure(self.name, f"message reference {message_ref!r} is not from this backend")
         wanted = message_ref[len(prefix):]
-        for row in range(len(archive)):
-            if self._message_ref(archive, row)[len(prefix):] == wanted:
-                raw, size = self._read_raw(archive, row)
-                try:
-                    return attachment_bytes(raw, index)
-                except AttachmentNotFound as exc:
-                    raise BackendFailure(self.name, str(exc)) from None
-        raise BackendFailure(self.name, f"no message {message_ref!r} in {self.path}")
+        row = self._row_of(archive, wanted)
+        if row is None:
+            raise BackendFailure(self.name, f"no message {message_ref!r} in {self.path}")
+        raw, _ = self._read_raw(archive, row)
+        try:
+            return attachment_bytes(raw, index)
+        except AttachmentNotFound as exc:
+            raise BackendFailure(self.name, str(exc)) from None
+
+    def _row_of(self, archive: ArchiveIndex, wanted: str) -> int | None:
+        if archive.format == "mbox":
+            try:
+                offset = int(wanted)
+            except ValueError:
+                return None
+            row = bisect_left(archive.locations, offset)
+            return row if row < len(archive.locations) and archive.locations[row] == offset else None
+        assert self.path is not None
+        target = str(self.path / wanted)
+        for row, location in enumerate(archive.locations):
+            if location == target:
+                return row
+        return None
