@@ -72,7 +72,7 @@ from mailtriage.backends.mime import (
     split_header_block,
     synthetic_message_id,
 )
-from mailtriage.backends.threading import Links, ThreadGroup, group_records, link_records, synthetic_kind
+from mailtriage.backends.threading import Links, ThreadGroup, group_ids, link_records, synthetic_kind
 
 __all__ = ["MboxSource", "ArchiveIndex", "index_archive", "sniff_archive"]
 
@@ -118,7 +118,8 @@ class ArchiveIndex:
 
     ``locations`` are byte offsets of the From_ line (mbox) or file paths (Maildir,
     .eml folder). IDs are raw bytes with angle brackets; ``subjects`` and ``senders``
-    stay undecoded until a thread is shown. ``dates`` are epoch seconds from the
+    stay undecoded until a thread is shown; References and In-Reply-To are not kept,
+    only the threading ``links`` made from them. ``dates`` are epoch seconds from the
     Date header or, when it is missing or unreadable, the archive's delivery time
     (mbox From_ line, Maildir file name, file mtime); ``notes`` holds per-message
     notes by row.
@@ -128,14 +129,14 @@ class ArchiveIndex:
     locations: list[Any] = field(default_factory=list)
     message_ids: list[bytes] = field(default_factory=list)
     synthetic: list[bool] = field(default_factory=list)
-    references: list[Sequence[bytes]] = field(default_factory=list)
-    in_reply_to: list[bytes | None] = field(default_factory=list)
     dates: list[float | None] = field(default_factory=list)
     subjects: list[bytes | None] = field(default_factory=list)
     senders: list[bytes | None] = field(default_factory=list)
     notes: dict[int, list[str]] = field(default_factory=dict)
     ends: list[int] = field(default_factory=list)  # mbox: end offset of each message
-    links: Links | None = None  # threading links, when the scan worked them out already
+    # Threading links from every message's References / In-Reply-To, worked out
+    # while scanning, so those fields need not be kept.
+    links: Links = field(default_factory=Links)
     _comparable: list[float] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
@@ -147,22 +148,15 @@ class ArchiveIndex:
             self._comparable = [d if d is not None else float("-inf") for d in self.dates]
         return self._comparable
 
-    def records(self) -> list[tuple]:
-        """Rows shaped like ``threading.ThreadRecord`` for the threading functions."""
-        return list(zip(self.message_ids, self.references, self.in_reply_to, self.synthetic))
-
     def threads(self) -> list[ThreadGroup]:
-        records = self.records()
-        return group_records(records, self.links if self.links is not None else link_records(records))
+        return group_ids(self.message_ids, self.synthetic, self.links)
 
     def extend(self, columns: tuple) -> None:
-        locations, mids, synthetic, refs, irts, dates, subjects, senders, notes = columns
+        locations, mids, synthetic, dates, subjects, senders, notes = columns
         base = len(self.message_ids)
         self.locations += locations
         self.message_ids += mids
         self.synthetic += synthetic
-        self.references += refs
-        self.in_reply_to += irts
         self.dates += dates
         self.subjects += subjects
         self.senders += senders
@@ -223,7 +217,7 @@ def _row_from_fields(fields: Mapping[bytes, bytes], header_block: bytes,
 # mbox: the fast scan
 # ---------------------------------------------------------------------------
 
-def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple) -> None:
+def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple, links: Links) -> None:
     """Index every message whose header block starts in ``buf[:stop]``.
 
     ``buf[0]`` is a newline standing before file offset ``base``; so a From_ line
@@ -232,7 +226,7 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple) -> No
     comprehensions; the rare rows (no Message-ID, a bare ID, CR line ends, no usable
     date) are found with C-level checks and fixed one by one after.
     """
-    locations, mids, synthetic, refs, irts, dates, subjects, senders, notes = out
+    locations, mids, synthetic, dates, subjects, senders, notes = out
     matches = list(_HEADER_BLOCK.finditer(buf, 0, stop))
     count = len(matches)
     if not count:
@@ -276,43 +270,64 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple) -> No
         fix.update(i for i, v in enumerate(row_dates) if v is None)
     if row_irts.count(None) != col_irt.count(b""):
         fix.update(i for i, (v, raw) in enumerate(zip(row_irts, col_irt)) if v is None and raw)
-    if b"\r" in joined:
-        fix.update(i for i, block in enumerate(blocks) if b"\r" in block)
+    careful: set[int] = set()
+    if buf.find(b"\r", 0, stop) != -1:
+        starts = [m.start() for m in matches] + [stop]
+        careful = {i for i in range(count) if buf.find(b"\r", starts[i], starts[i + 1]) != -1}
+        fix |= careful
     for i in sorted(fix):
         block = blocks[i]
-        from_line_end = block.index(b"\n", 1)
-        if b"\r" in block:
-            # CRLF or CR-only mail: read this one's headers the careful way.
-            header, _ = split_header_block(normalize_line_ends(block[from_line_end + 1:])[0])
-            row_notes: list[str] = []
-            values = _row_from_fields(header_fields(header), header, _envelope_epoch(block[1:from_line_end]),
-                                      row_notes)
-            (row_mids[i], row_synthetic[i], row_refs[i], row_irts[i], row_dates[i],
-             col_subject[i], col_from[i]) = values
-            notes.extend((first_row + i, n) for n in row_notes)
-            continue
-        if row_mids[i] is None:
-            row_mids[i] = _first_id(col_mid[i])
+        from_line_end = block.find(b"\n", 1)
+        if from_line_end < 0:
+            from_line_end = len(block)
+        envelope = _envelope_epoch(block[1:from_line_end])
+        try:
+            if i in careful:
+                # CR in this message (CRLF or CR-only mail): read its headers exactly as
+                # a full parse of the whole message would.
+                raw = _message_bytes(buf, starts[i] + 1 + from_line_end, starts[i + 1], stop)
+                header, _ = split_header_block(normalize_line_ends(raw)[0])
+                row_notes: list[str] = []
+                (row_mids[i], row_synthetic[i], row_refs[i], row_irts[i], row_dates[i],
+                 col_subject[i], col_from[i]) = _row_from_fields(header_fields(header), header, envelope, row_notes)
+                notes.extend((first_row + i, n) for n in row_notes)
+                continue
             if row_mids[i] is None:
-                row_mids[i] = synthetic_message_id(block[from_line_end + 1:]).encode("ascii")
+                row_mids[i] = _first_id(col_mid[i])
+                if row_mids[i] is None:
+                    row_mids[i] = synthetic_message_id(block[from_line_end + 1:]).encode("ascii")
+                    row_synthetic[i] = True
+            if row_irts[i] is None and col_irt[i]:
+                row_irts[i] = _first_id(col_irt[i])
+            if row_dates[i] is None:
+                row_dates[i] = envelope
+                if envelope is not None:
+                    notes.append((first_row + i, "no usable Date header; the archive's delivery time is used"))
+        except Exception as exc:  # noqa: BLE001 - one bad message must not lose the list
+            if row_mids[i] is None:
+                row_mids[i] = synthetic_message_id(block).encode("ascii")
                 row_synthetic[i] = True
-        if row_irts[i] is None and col_irt[i]:
-            row_irts[i] = _first_id(col_irt[i])
-        if row_dates[i] is None:
-            row_dates[i] = _envelope_epoch(block[1:from_line_end])
-            if row_dates[i] is not None:
-                notes.append((first_row + i, "no usable Date header; the archive's delivery time is used"))
+            notes.append((first_row + i, f"headers could not be read ({type(exc).__name__}: {exc})"))
+    link_records(zip(row_mids, row_refs, row_irts, row_synthetic), links)
     mids += row_mids
     synthetic += row_synthetic
-    refs += row_refs
-    irts += row_irts
     dates += row_dates
     subjects += col_subject
     senders += col_from
 
 
+def _message_bytes(buf: bytearray, start: int, end: int, data_end: int) -> bytes:
+    """One message's bytes after its From_ line, cut as ``mailbox.mbox`` cuts them.
+
+    ``end`` is the newline before the next From_ line (or ``data_end``): it ends the
+    message's last line, unless that line is the blank separator, which is dropped.
+    """
+    raw = bytes(buf[start : end + 1 if end < data_end else end])
+    return raw[:-1] if raw.endswith(b"\n\n") else raw
+
+
 def _new_columns() -> tuple:
-    return ([], [], [], [], [], [], [], [], [])
+    return ([], [], [], [], [], [], [])
 
 
 def _next_boundary(fd: int, offset: int, end: int, buf: bytearray) -> int:
@@ -332,12 +347,14 @@ def _next_boundary(fd: int, offset: int, end: int, buf: bytearray) -> int:
     return end
 
 
-def scan_mbox_range(fd: int, start: int, end: int, chunk: int = _CHUNK) -> tuple:
+def scan_mbox_range(fd: int, start: int, end: int, chunk: int = _CHUNK) -> tuple[tuple, Links]:
     """Index the messages whose From_ line starts in ``[start, end)`` of an open mbox.
 
-    ``start`` must be 0 or the offset of a From_ line. Returns marshal-able columns.
+    ``start`` must be 0 or the offset of a From_ line. Returns marshal-able columns
+    and the threading links of those messages.
     """
     out = _new_columns()
+    links = Links()
     buf = bytearray(chunk + 1)
     view = memoryview(buf)
     position = start
@@ -352,15 +369,15 @@ def scan_mbox_range(fd: int, start: int, end: int, chunk: int = _CHUNK) -> tuple
             last = buf.rfind(b"\nFrom ", 1, limit)
             if last <= 0:
                 # One message bigger than the buffer: index its headers, skip its body.
-                _index_header_blocks(buf, limit, position, out)
+                _index_header_blocks(buf, limit, position, out, links)
                 position = _next_boundary(fd, position + got - 5, end, buf)
                 continue
-            _index_header_blocks(buf, last, position, out)
+            _index_header_blocks(buf, last, position, out, links)
             position += last
         else:
-            _index_header_blocks(buf, limit, position, out)
+            _index_header_blocks(buf, limit, position, out, links)
             position += got
-    return out
+    return out, links
 
 
 def _split_point(fd: int, size: int) -> int | None:
@@ -385,8 +402,8 @@ def _scan_in_child(fd: int, start: int, end: int, chunk: int) -> tuple[int, int]
         status = 1
         try:
             os.close(read_end)
-            columns = scan_mbox_range(fd, start, end, chunk)
-            data = marshal.dumps((columns, _links_of(columns).to_plain()))
+            columns, links = scan_mbox_range(fd, start, end, chunk)
+            data = marshal.dumps((columns, links.to_plain()))
             view = memoryview(data)
             while view:
                 view = view[os.write(write_end, view):]
@@ -397,11 +414,6 @@ def _scan_in_child(fd: int, start: int, end: int, chunk: int) -> tuple[int, int]
             os._exit(status)
     os.close(write_end)
     return pid, read_end
-
-
-def _links_of(columns: tuple) -> Links:
-    _, mids, synthetic, refs, irts = columns[:5]
-    return link_records(list(zip(mids, refs, irts, synthetic)))
 
 
 def _collect_child(pid: int, read_end: int) -> tuple | None:
@@ -450,15 +462,14 @@ def index_mbox(path: Path, *, parallel: bool = True, parallel_min_bytes: int = _
             except OSError:
                 pid = None
         if pid is None:
-            index.extend(scan_mbox_range(fd, 0, size, chunk))
+            columns, index.links = scan_mbox_range(fd, 0, size, chunk)
+            index.extend(columns)
         else:
             # Scan and link the second half here while the child does the first.
-            second_half = scan_mbox_range(fd, split, size, chunk)
-            second_links = _links_of(second_half)
+            second_half, second_links = scan_mbox_range(fd, split, size, chunk)
             first = _collect_child(pid, read_end)
             if first is None:  # the child failed: do its part here, lose nothing
-                columns = scan_mbox_range(fd, 0, split, chunk)
-                first = columns, _links_of(columns)
+                first = scan_mbox_range(fd, 0, split, chunk)
             index.extend(first[0])
             index.extend(second_half)
             index.links = first[1].then(second_links)
@@ -487,7 +498,8 @@ def _read_header(path: Path) -> bytes:
 
 def _index_files(fmt: str, files: Sequence[Path], delivery_time) -> ArchiveIndex:
     out = _new_columns()
-    locations, mids, synthetic, refs, irts, dates, subjects, senders, notes = out
+    locations, mids, synthetic, dates, subjects, senders, notes = out
+    records = []
     for row, path in enumerate(files):
         row_notes: list[str] = []
         try:
@@ -500,13 +512,12 @@ def _index_files(fmt: str, files: Sequence[Path], delivery_time) -> ArchiveIndex
         locations.append(str(path))
         mids.append(values[0])
         synthetic.append(values[1])
-        refs.append(values[2])
-        irts.append(values[3])
+        records.append((values[0], values[2], values[3], values[1]))
         dates.append(values[4])
         subjects.append(values[5])
         senders.append(values[6])
         notes.extend((row, n) for n in row_notes)
-    index = ArchiveIndex(fmt)
+    index = ArchiveIndex(fmt, links=link_records(records))
     index.extend(out)
     return index
 
