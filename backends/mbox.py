@@ -138,9 +138,25 @@ class ArchiveIndex:
     # while scanning, so those fields need not be kept.
     links: Links = field(default_factory=Links)
     _comparable: list[float] | None = field(default=None, repr=False)
+    _emails: list[str] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.message_ids)
+
+    def sender_emails(self) -> list[str]:
+        """Every row's sender address, lower-cased ("" when none); parsed once per distinct header."""
+        if self._emails is None or len(self._emails) != len(self.senders):
+            cache = _EMAIL_CACHE
+            emails = list(map(cache.get, self.senders))
+            if None in emails:
+                for row, email in enumerate(emails):
+                    if email is None:
+                        raw = self.senders[row]
+                        email = emails[row] = _sender(raw).email.lower()
+                        if len(cache) < 100_000:
+                            cache[raw] = email
+            self._emails = emails
+        return self._emails
 
     def comparable_dates(self) -> list[float]:
         """``dates`` with undated rows as -inf, so ``max`` works in C."""
@@ -602,6 +618,7 @@ def _normalize_list(name: str) -> str:
 
 
 _ADDRESS_CACHE: dict[bytes, Address] = {}
+_EMAIL_CACHE: dict[bytes | None, str] = {}
 
 
 def _sender(raw: bytes | None) -> Address:
@@ -755,37 +772,38 @@ class MboxSource(MailSource):
         index, groups = self._threads()
         date_of = index.comparable_dates().__getitem__
         rows = []
-        for group in groups:
+        for position, group in enumerate(groups):
             members = group.members
             latest = date_of(members[0]) if len(members) == 1 else max(map(date_of, members))
             if latest >= since_epoch:
-                rows.append((latest, group))
-        rows.sort(key=lambda item: (-item[0], item[1].root_id))
-        return [self._summary(index, group, latest) for latest, group in rows]
+                rows.append((-latest, group.root_id, position, group))
+        rows.sort()  # newest first; ties by root ID, then archive order
+        return [self._summary(index, group, -negative) for negative, _, _, group in rows]
 
     def _summary(self, index: ArchiveIndex, group: ThreadGroup, latest: float) -> ThreadSummary:
         members = group.members
         head = self._head_member(index, group)
         subject, subject_notes = decode_header_text(index.subjects[head])
-        senders = index.senders
+        emails = index.sender_emails()
         if len(members) == 1:
-            email = _sender(senders[head]).email.lower()
+            email = emails[head]
             participants: tuple[str, ...] = (email,) if email else ()
         else:
-            dates = index.dates
-            in_date_order = sorted(members, key=lambda m: (dates[m] is None, dates[m] or 0.0, m))
-            participants = tuple(dict.fromkeys(
-                e for e in (_sender(senders[m]).email.lower() for m in in_date_order) if e))
+            # In date order (undated first), ties in archive order; archives are
+            # mostly in order already, so check before sorting.
+            stamps = list(map(index.comparable_dates().__getitem__, members))
+            order = members if stamps == sorted(stamps) else [m for _, m in sorted(zip(stamps, members))]
+            participants = tuple(filter(None, dict.fromkeys(map(emails.__getitem__, order))))
         notes = [f"subject: {n}" for n in subject_notes] if subject_notes else []
         if len(members) > 1:
-            mids = [index.message_ids[m] for m in members]
-            if len(set(mids)) != len(mids):
+            mids = index.message_ids
+            if len(set(map(mids.__getitem__, members))) != len(members):
                 counts: dict[bytes, int] = {}
-                for mid in mids:
-                    counts[mid] = counts.get(mid, 0) + 1
+                for member in members:
+                    counts[mids[member]] = counts.get(mids[member], 0) + 1
                 notes += [f"{n} messages share Message-ID {_id_text(mid)}; all are kept"
                           for mid, n in counts.items() if n > 1]
-        if index.notes:
+        if index.notes and not index.notes.keys().isdisjoint(members):
             for member in members:
                 for note in index.notes.get(member, ()):
                     if note not in notes:
@@ -795,7 +813,7 @@ class MboxSource(MailSource):
             thread_id=ThreadId(self._synthetic_kind if group.synthetic else self.thread_id_kind, root),
             subject=subject,
             root_message_id=root,
-            sender=_sender(senders[head]),
+            sender=_sender(index.senders[head]),
             last_activity=datetime.fromtimestamp(latest, tz=timezone.utc),
             message_count=len(members),
             participants=participants,

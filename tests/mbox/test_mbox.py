@@ -121,7 +121,7 @@ def slow_summaries(path: Path, since: datetime) -> list[ThreadSummary]:
             continue
         roots = [m for m in members if messages[m].message_id == group.root_id]
         head = roots[0] if roots else min(members, key=lambda m: (dates[m] is None, dates[m] or EPOCH, m))
-        by_date = sorted(members, key=lambda m: (dates[m] is None, dates[m] or EPOCH, m))
+        by_date = sorted(members, key=lambda m: (dates[m].timestamp() if dates[m] else float("-inf"), m))
         participants = list(dict.fromkeys(messages[m].sender.email.lower() for m in by_date
                                           if messages[m].sender.email))
         summaries.append(ThreadSummary(
