@@ -778,47 +778,65 @@ class MboxSource(MailSource):
             if latest >= since_epoch:
                 rows.append((-latest, group.root_id, position, group))
         rows.sort()  # newest first; ties by root ID, then archive order
-        return [self._summary(index, group, -negative) for negative, _, _, group in rows]
+        summarize = self._summarizer(index)
+        return [summarize(group, -negative) for negative, _, _, group in rows]
 
-    def _summary(self, index: ArchiveIndex, group: ThreadGroup, latest: float) -> ThreadSummary:
-        members = group.members
-        head = self._head_member(index, group)
-        subject, subject_notes = decode_header_text(index.subjects[head])
+    def _summarizer(self, index: ArchiveIndex):
+        """A function building one ThreadSummary; the index's columns bound once (it runs per row)."""
         emails = index.sender_emails()
-        if len(members) == 1:
-            email = emails[head]
-            participants: tuple[str, ...] = (email,) if email else ()
-        else:
-            # In date order (undated first), ties in archive order; archives are
-            # mostly in order already, so check before sorting.
-            stamps = list(map(index.comparable_dates().__getitem__, members))
-            order = members if stamps == sorted(stamps) else [m for _, m in sorted(zip(stamps, members))]
-            participants = tuple(filter(None, dict.fromkeys(map(emails.__getitem__, order))))
-        notes = [f"subject: {n}" for n in subject_notes] if subject_notes else []
-        if len(members) > 1:
-            mids = index.message_ids
-            if len(set(map(mids.__getitem__, members))) != len(members):
+        stamps = index.comparable_dates()
+        mids = index.message_ids
+        subjects = index.subjects
+        senders = index.senders
+        row_notes = index.notes
+        real_kind, synthetic_kind_ = self.thread_id_kind, self._synthetic_kind
+        utc = timezone.utc
+
+        def summarize(group: ThreadGroup, latest: float) -> ThreadSummary:
+            members = group.members
+            head = members[0] if mids[members[0]] == group.root_id else self._head_member(index, group)
+            subject, subject_notes = decode_header_text(subjects[head])
+            count = len(members)
+            if count == 1:
+                email = emails[head]
+                participants: tuple[str, ...] = (email,) if email else ()
+            elif count == 2:
+                first, second = members
+                if stamps[second] < stamps[first]:
+                    first, second = second, first
+                participants = tuple(filter(None, dict.fromkeys((emails[first], emails[second]))))
+            else:
+                # In date order (undated first), ties in archive order; archives are
+                # mostly in order already, so check before sorting.
+                order_stamps = list(map(stamps.__getitem__, members))
+                order = members if order_stamps == sorted(order_stamps) else \
+                    [m for _, m in sorted(zip(order_stamps, members))]
+                participants = tuple(filter(None, dict.fromkeys(map(emails.__getitem__, order))))
+            notes = [f"subject: {n}" for n in subject_notes] if subject_notes else []
+            if count > 1 and len(set(map(mids.__getitem__, members))) != count:
                 counts: dict[bytes, int] = {}
                 for member in members:
                     counts[mids[member]] = counts.get(mids[member], 0) + 1
                 notes += [f"{n} messages share Message-ID {_id_text(mid)}; all are kept"
                           for mid, n in counts.items() if n > 1]
-        if index.notes and not index.notes.keys().isdisjoint(members):
-            for member in members:
-                for note in index.notes.get(member, ()):
-                    if note not in notes:
-                        notes.append(note)
-        root = _id_text(group.root_id)
-        return ThreadSummary(
-            thread_id=ThreadId(self._synthetic_kind if group.synthetic else self.thread_id_kind, root),
-            subject=subject,
-            root_message_id=root,
-            sender=_sender(index.senders[head]),
-            last_activity=datetime.fromtimestamp(latest, tz=timezone.utc),
-            message_count=len(members),
-            participants=participants,
-            notes=tuple(notes),
-        )
+            if row_notes and not row_notes.keys().isdisjoint(members):
+                for member in members:
+                    for note in row_notes.get(member, ()):
+                        if note not in notes:
+                            notes.append(note)
+            root = _id_text(group.root_id)
+            return ThreadSummary(
+                thread_id=ThreadId(synthetic_kind_ if group.synthetic else real_kind, root),
+                subject=subject,
+                root_message_id=root,
+                sender=_sender(senders[head]),
+                last_activity=datetime.fromtimestamp(latest, tz=utc),
+                message_count=count,
+                participants=participants,
+                notes=tuple(notes),
+            )
+
+        return summarize
 
     @staticmethod
     def _head_member(index: ArchiveIndex, group: ThreadGroup) -> int:

@@ -384,7 +384,7 @@ def parse_date_epoch(value: bytes | str | None) -> float | None:
 # One Date value per line, in the shape almost all mail uses (single spaces); every
 # other line matches the empty second branch and goes through parse_date_epoch.
 _DATE_LINE = re.compile(
-    rb"^(?:[A-Za-z]{3},? )?(\d{1,2} [A-Za-z]{3}[a-z]* \d{4}) (\d{1,2}:\d{2}(?::\d{2})?)(?: ([+-]\d{4}))?$|^.*$",
+    rb"^(?:[A-Za-z]{3},? )?(\d{1,2} [A-Za-z]{3}[a-z]* \d{4}) (\d{1,2}:\d{2})(?::(\d{2}))?(?: ([+-]\d{4}))?$|^.*$",
     re.MULTILINE,
 )
 _DAY_KEY: dict[bytes, int | None] = {}
@@ -403,11 +403,11 @@ def parse_date_epochs(values: list[bytes | None]) -> list[float | None]:
     if parts is None or len(parts) != len(lines):
         return [parse_date_epoch(v) for v in values]
     day_key = _DAY_KEY
-    clock_seconds = _clock_seconds
+    minute_of_day = _CLOCK_SECONDS
     zone_offset = _ZONE_OFFSET
     result: list[float | None] = []
     append = result.append
-    for (day_text, clock, zone), value in zip(parts, lines):
+    for (day_text, hour_minute, second, zone), value in zip(parts, lines):
         if day_text:
             day = day_key.get(day_text, -1)
             if day == -1:
@@ -415,7 +415,11 @@ def parse_date_epochs(values: list[bytes | None]) -> list[float | None]:
                 day = _date_part(day_number, mon, year)
                 if len(day_key) < 100_000:
                     day_key[day_text] = day
-            seconds = clock_seconds(clock)
+            seconds = minute_of_day.get(hour_minute, -1)
+            if seconds == -1:
+                seconds = _clock_seconds(hour_minute)
+            if seconds is not None and second:
+                seconds = seconds + int(second) if second < b"60" else None
             if day is not None and seconds is not None:
                 if not zone or zone == b"-0000":
                     append(float(day + seconds))
