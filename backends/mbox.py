@@ -35,7 +35,9 @@ once and the index is reused while the file's size and mtime stay the same.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import gc
 import marshal
 import os
 import re
@@ -111,6 +113,23 @@ _MAILDIR_TIME = re.compile(r"^(\d{9,11})\.")
 # ---------------------------------------------------------------------------
 # The index: one row per message, in archive order
 # ---------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Pause the cyclic garbage collector while building many small acyclic objects.
+
+    Indexing creates about a million tuples, lists and bytes that all survive, so
+    the collector would walk them over and over (about a tenth of the scan time)
+    and free nothing. Reference counting still frees everything as usual.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
 
 @dataclass
 class ArchiveIndex:
@@ -595,11 +614,12 @@ def sniff_archive(path: Path) -> str:
 def index_archive(path: Path, *, parallel: bool = True) -> ArchiveIndex:
     """Sniff ``path`` and index it. Raises ValueError when it is not an archive."""
     fmt = sniff_archive(path)
-    if fmt == "mbox":
-        return index_mbox(path, parallel=parallel)
-    if fmt == "maildir":
-        return _index_files("maildir", maildir_files(path), _maildir_time)
-    return _index_files("eml", eml_files(path), _mtime)
+    with _collector_paused():
+        if fmt == "mbox":
+            return index_mbox(path, parallel=parallel)
+        if fmt == "maildir":
+            return _index_files("maildir", maildir_files(path), _maildir_time)
+        return _index_files("eml", eml_files(path), _mtime)
 
 
 # ---------------------------------------------------------------------------
@@ -740,7 +760,8 @@ class MboxSource(MailSource):
         with self._lock:
             index = self.load_index()
             if self._groups is None:
-                self._groups = index.threads()
+                with _collector_paused():
+                    self._groups = index.threads()
             return index, self._groups
 
     def _check_list(self, list_name: str | None) -> None:
@@ -779,7 +800,8 @@ class MboxSource(MailSource):
                 rows.append((-latest, group.root_id, position, group))
         rows.sort()  # newest first; ties by root ID, then archive order
         summarize = self._summarizer(index)
-        return [summarize(group, -negative) for negative, _, _, group in rows]
+        with _collector_paused():
+            return [summarize(group, -negative) for negative, _, _, group in rows]
 
     def _summarizer(self, index: ArchiveIndex):
         """A function building one ThreadSummary; the index's columns bound once (it runs per row)."""
