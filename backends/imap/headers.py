@@ -9,13 +9,13 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import datetime, timezone
-from email.header import decode_header, make_header
 from email.parser import BytesHeaderParser
 from email import policy
 from typing import Any, Iterable
 from urllib.parse import urlsplit
 
 from mailtriage.backends.contract import Address
+from mailtriage.backends.mime import decode_header_text
 from mailtriage.backends.imap.ids import MessageRef
 from mailtriage.backends.mailbox import ListUnsubscribe, MailHeader
 
@@ -36,26 +36,14 @@ _parser = BytesHeaderParser(policy=policy.compat32)
 
 
 def decode_text(value: Any, notes: list[str] | None = None, what: str = "header") -> str:
-    """Decode an IMAP string (bytes, maybe RFC 2047, maybe raw 8-bit) to text."""
+    """Decode an IMAP string (bytes, maybe RFC 2047, maybe raw 8-bit) to text, as the
+    MIME parser does (so a list row and the opened message agree)."""
     if value is None:
         return ""
-    if isinstance(value, bytes):
-        try:
-            raw = value.decode("utf-8")
-        except UnicodeDecodeError:
-            raw = value.decode("latin-1")
-            if notes is not None:
-                notes.append(f"{what} had 8-bit bytes that are not UTF-8; shown as Latin-1")
-    else:
-        raw = str(value)
-    if "=?" not in raw:
-        return raw
-    try:
-        return str(make_header(decode_header(raw)))
-    except (LookupError, UnicodeDecodeError, ValueError, AssertionError):
-        if notes is not None:
-            notes.append(f"{what} has a broken encoded word; shown undecoded")
-        return raw
+    text, found = decode_header_text(value)
+    if notes is not None:
+        notes.extend(f"{what}: {note}" for note in found)
+    return text
 
 
 def addresses(items: Iterable[Any] | None, notes: list[str]) -> tuple[Address, ...]:

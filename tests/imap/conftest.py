@@ -72,3 +72,20 @@ def seed(dovecot, dovecot_user):
         return dovecot.append(dovecot_user, folder, raw, flags=flags, when=when)
 
     return append
+
+
+@pytest.fixture
+def minimal_user(dovecot_minimal):
+    return dovecot_minimal.add_user()
+
+
+@pytest.fixture
+def minimal_mailbox(dovecot_minimal, minimal_user, memory_keyring):
+    """An account on the server that offers only IMAP4rev1 basics (fallback paths)."""
+    acct = account_for(dovecot_minimal, minimal_user)
+    set_secret(password_key(acct.id), minimal_user.password)
+    mb = ImapMailbox(acct)
+    try:
+        yield mb
+    finally:
+        mb.close()

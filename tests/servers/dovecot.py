@@ -62,8 +62,10 @@ class DovecotServer:
 
     host = "127.0.0.1"
 
-    def __init__(self, *, capability: str | None = None, special_use: dict[str, str] | None = None,
+    def __init__(self, *, capability: str | None = None, special_use: dict[str, str | None] | None = None,
                  root: Path | None = None) -> None:
+        """``capability`` replaces what the server advertises after login (to test fallbacks);
+        ``special_use`` maps auto-created folder names to their SPECIAL-USE flag (or None)."""
         self.root = root or _temp_root()
         self.capability = capability
         self.special_use = SPECIAL_USE if special_use is None else special_use
@@ -259,7 +261,7 @@ service anvil {
 }
 """
         mailboxes = "".join(
-            f"  mailbox {name} {{\n    special_use = {flag}\n    auto = subscribe\n  }}\n"
+            f"  mailbox \"{name}\" {{\n" + (f"    special_use = {flag}\n" if flag else "") + "    auto = subscribe\n  }\n"
             for name, flag in self.special_use.items()
         )
         capability = f"protocol imap {{\n  imap_capability = {self.capability}\n}}\n" if self.capability else ""

@@ -17,12 +17,28 @@ from tests.servers.dovecot import DovecotServer, DovecotUser
 from tests.servers.keyring_backend import MemoryKeyring
 from tests.servers.smtp import SmtpServer
 
-__all__ = ["dovecot", "dovecot_user", "smtp_server", "smtp_tls_server", "memory_keyring", "test_certificate"]
+__all__ = ["dovecot", "dovecot_minimal", "dovecot_user", "smtp_server", "smtp_tls_server", "memory_keyring", "test_certificate"]
 
 
 @pytest.fixture(scope="session")
 def dovecot():
     server = DovecotServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+# What a plain IMAP4rev1 server offers: no SORT/THREAD/ESEARCH/UIDPLUS/MOVE/SPECIAL-USE/WITHIN.
+MINIMAL_CAPABILITY = "IMAP4rev1 LITERAL+ IDLE NAMESPACE"
+
+
+@pytest.fixture(scope="session")
+def dovecot_minimal():
+    """A Dovecot that advertises only IMAP4rev1 basics and has no SPECIAL-USE flags on its
+    folders (named the Outlook way), for the fallback paths."""
+    server = DovecotServer(capability=MINIMAL_CAPABILITY, special_use={
+        "Drafts": None, "Sent Items": None, "Deleted Items": None, "Spam": None}).start()
     try:
         yield server
     finally:
