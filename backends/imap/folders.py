@@ -75,12 +75,9 @@ class Folders:
         entries = [(frozenset(to_unicode(f).lower() for f in flags),
                     to_unicode(delim) if delim else None, name) for flags, delim, name in raw]
         overrides = {folder: role for role, folder in self.mb.account.folder_roles.items()}
-        taken: dict[str, str] = {}
-        # Priority: override, then SPECIAL-USE, then a well-known name.
-        for _flags, _d, name in entries:
-            role = overrides.get(name)
-            if role and role not in taken:
-                taken[role] = name
+        # Priority: override, then SPECIAL-USE, then a well-known name. An override naming a
+        # folder that does not exist means "this account has no such folder": never guessed.
+        taken: dict[str, str] = dict(self.mb.account.folder_roles)
         for flags, _d, name in entries:
             for flag in flags:
                 role = _SPECIAL_USE.get(flag)

@@ -15,7 +15,8 @@ from typing import Any, Iterable
 from urllib.parse import urlsplit
 
 from mailtriage.backends.contract import Address
-from mailtriage.backends.mime import decode_header_text
+from mailtriage.backends.mime import decode_header_text, split_header_block
+from mailtriage.backends.mime import synthetic_message_id as _mime_synthetic
 from mailtriage.backends.imap.ids import MessageRef
 from mailtriage.backends.mailbox import ListUnsubscribe, MailHeader
 
@@ -71,7 +72,14 @@ def message_ids(text: str | None) -> tuple[str, ...]:
     return tuple(_MSGID.findall(text or ""))
 
 
+def mime_synthetic_id(raw: bytes) -> str:
+    """The MIME parser's synthetic ID for a message (or its header block)."""
+    block, _ = split_header_block(raw)
+    return _mime_synthetic(block)
+
+
 def synthetic_message_id(ref: MessageRef) -> str:
+    """Last resort when even the raw header cannot be read: stable per folder reset."""
     digest = hashlib.sha1(f"{ref.account_id}\0{ref.folder}\0{ref.uidvalidity}\0{ref.uid}".encode()).hexdigest()
     return f"<synthetic-imap-{digest[:24]}@{_SYNTHETIC_DOMAIN}>"
 
@@ -134,8 +142,13 @@ def aware(value: datetime | None) -> datetime | None:
     return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
 
 
-def header_from_fetch(ref: MessageRef, data: dict) -> MailHeader:
-    """Build the header of one message from its FETCH data (see HEADER_ITEMS)."""
+def header_from_fetch(ref: MessageRef, data: dict, header_block: bytes | None = None) -> MailHeader:
+    """Build the header of one message from its FETCH data (see HEADER_ITEMS).
+
+    ``header_block`` (the raw header) is only needed for a message without a Message-ID:
+    its synthetic ID is then the hash of the header block, exactly as the MIME parser
+    makes it, so the list row and the opened message carry the same ID.
+    """
     notes: list[str] = []
     envelope = data.get(b"ENVELOPE")
     extra = _parser.parsebytes(data.get(EXTRA_KEY) or b"")
@@ -154,7 +167,7 @@ def header_from_fetch(ref: MessageRef, data: dict) -> MailHeader:
         notes.append("server returned no envelope")
     synthetic = message_id is None
     if synthetic:
-        message_id = synthetic_message_id(ref)
+        message_id = mime_synthetic_id(header_block) if header_block is not None else synthetic_message_id(ref)
         notes.append("no Message-ID; a synthetic one stands in")
     references = message_ids(decode_text(extra.get("References"), notes, "References"))
     return MailHeader(

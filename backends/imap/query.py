@@ -59,6 +59,31 @@ def criteria_for(query: MailQuery, *, within: bool, now: datetime | None = None)
     return keys
 
 
+def complete_synthetic(mb, headers: dict[int, MailHeader], uidvalidity: int) -> dict[int, MailHeader]:
+    """Give messages without a Message-ID the same synthetic ID the MIME parser gives them
+    (a hash of the raw header), with one extra FETCH for just those messages."""
+    missing = [uid for uid, h in headers.items() if h.synthetic_id and h.size is not None]
+    if not missing:
+        return headers
+    try:
+        data = mb.conn.call("UID FETCH header", lambda c: protocol.fetch(c, protocol.compress(missing),
+                                                                         ["UID", "BODY.PEEK[HEADER]"]))
+    except ProtocolError:
+        return headers
+    from dataclasses import replace
+
+    from mailtriage.backends.imap.headers import mime_synthetic_id, thread_root
+
+    for key, item in data.items():
+        uid = item.get(b"UID", key)
+        block = item.get(b"BODY[HEADER]")
+        if uid in missing and block is not None:
+            old = headers[uid]
+            mid = mime_synthetic_id(block)
+            headers[uid] = replace(old, message_id=mid, thread_key=thread_root(mid, old.references, old.in_reply_to))
+    return headers
+
+
 def fetch_headers(mb, folder: str, uidvalidity: int, uids: list[int]) -> dict[int, MailHeader]:
     """Headers of ``uids`` (chunked). A message the server cannot describe gets a placeholder
     header with a note instead of failing the page."""
@@ -80,7 +105,7 @@ def fetch_headers(mb, folder: str, uidvalidity: int, uids: list[int]) -> dict[in
                 continue
             ref = MessageRef(mb.account_id, folder, uidvalidity, uid)
             out[uid] = header_from_fetch(ref, item)
-    return out
+    return complete_synthetic(mb, out, uidvalidity)
 
 
 def placeholder(ref: MessageRef, note: str) -> MailHeader:
@@ -115,6 +140,7 @@ def folder_window(mb, folder: str, query: MailQuery, start: int, count: int) -> 
                 if lo <= seq <= hi and b"UID" in item:
                     ref = MessageRef(mb.account_id, folder, state.uidvalidity, item[b"UID"])
                     headers[ref.uid] = header_from_fetch(ref, item)
+            headers = complete_synthetic(mb, headers, state.uidvalidity)
             return [headers[u] for u in sorted(headers, reverse=True)], total
     else:
         found, total = conn.call("UID SEARCH", lambda c: protocol.search(c, keys, esearch=conn.has("ESEARCH")))

@@ -1,0 +1,134 @@
+"""Reading whole messages and threads. Always ``BODY.PEEK[]``: reading never sets ``\\Seen``.
+
+Threads follow DESIGN.md's thread identity: the root Message-ID; a message belongs to
+the thread when its own ID is the root or the root is in its References /
+In-Reply-To. Candidates come from one server-side header SEARCH per folder (the
+source folder and Sent); the shared client-side threading (:mod:`backends.threading`)
+then keeps exactly the messages whose thread root is that ID.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Iterable
+
+from mailtriage.backends import mime
+from mailtriage.backends.errors import BackendFailure
+from mailtriage.backends.imap import protocol
+from mailtriage.backends.imap.headers import HEADER_ITEMS, header_from_fetch
+from mailtriage.backends.imap.ids import MessageRef
+from mailtriage.backends.mailbox import MailAttachment, MailHeader, MailMessage, MailThread, StaleMessageId
+from mailtriage.backends.threading import ThreadRecord, thread_records
+
+FULL_ITEMS = [*HEADER_ITEMS, "BODY.PEEK[]"]
+FULL_CHUNK = 50  # whole messages per FETCH: bounded memory per round trip
+
+
+@dataclass(frozen=True)
+class FullMessage:
+    header: MailHeader
+    raw: bytes
+
+    def parsed(self) -> MailMessage:
+        content = mime.parse_message(self.raw, backend_ref=self.header.id)
+        attachments = tuple(MailAttachment(i, a.filename, a.content_type, a.size)
+                            for i, a in enumerate(content.attachments))
+        return MailMessage(self.header, content, attachments)
+
+    @property
+    def sort_key(self) -> tuple:
+        when = self.header.sent_date or self.header.date or datetime(1970, 1, 1, tzinfo=timezone.utc)
+        return (when, self.header.date or when, self.header.id)
+
+
+def fetch_full(mb, folder: str, uidvalidity: int, uids: Iterable[int]) -> list[FullMessage]:
+    """Whole messages (header + raw bytes) of ``uids`` in ``folder`` (already selected)."""
+    out: list[FullMessage] = []
+    for chunk in protocol.chunks(sorted(set(uids)), FULL_CHUNK):
+        data = mb.conn.call("UID FETCH BODY.PEEK[]", lambda c: protocol.fetch(c, protocol.compress(chunk), FULL_ITEMS))
+        for key, item in data.items():
+            uid = item.get(b"UID", key)
+            raw = item.get(b"BODY[]")
+            if uid not in chunk or raw is None:
+                continue
+            ref = MessageRef(mb.account_id, folder, uidvalidity, uid)
+            out.append(FullMessage(header_from_fetch(ref, item, raw), raw))
+    return out
+
+
+def get_message(mb, message_id: str) -> MailMessage:
+    """Raises ForeignMessageId, StaleMessageId (folder reset or message gone)."""
+    ref, state = mb.open_ref(message_id)
+    found = fetch_full(mb, ref.folder, state.uidvalidity, [ref.uid])
+    if not found:
+        raise StaleMessageId(mb.account_id, message_id, f"no message with UID {ref.uid} in {ref.folder!r} any more")
+    return found[0].parsed()
+
+
+def attachment_bytes(mb, message_id: str, index: int) -> bytes:
+    """The decoded bytes of attachment ``index`` of a message (never written to disk)."""
+    ref, state = mb.open_ref(message_id)
+    found = fetch_full(mb, ref.folder, state.uidvalidity, [ref.uid])
+    if not found:
+        raise StaleMessageId(mb.account_id, message_id, f"no message with UID {ref.uid} in {ref.folder!r} any more")
+    try:
+        return mime.attachment_bytes(found[0].raw, index)
+    except mime.AttachmentNotFound as exc:
+        raise BackendFailure(mb.account_id, f"{message_id}: {exc}") from None
+
+
+def root_criteria(root: str, since_keys: list[bytes] | None = None) -> list[bytes]:
+    quoted = protocol.quote(root)
+    keys = [b"OR", b"HEADER", b"Message-ID", quoted, b"OR", b"HEADER", b"References", quoted,
+            b"HEADER", b"In-Reply-To", quoted]
+    return [*keys, *(since_keys or [])]
+
+
+def thread_members(mb, folder: str, root: str, since_keys: list[bytes] | None = None) -> list[FullMessage]:
+    """Messages of ``folder`` in the thread rooted at ``root`` (a Message-ID with <>)."""
+    state = mb.conn.select(folder)
+    if state.exists == 0:
+        return []
+    uids, _count = mb.conn.call("UID SEARCH thread", lambda c: protocol.search(
+        c, root_criteria(root, since_keys), esearch=mb.conn.has("ESEARCH")))
+    if not uids:
+        return []
+    candidates = fetch_full(mb, folder, state.uidvalidity, uids)
+    return [candidates[i] for i in members_of(candidates, root)]
+
+
+def members_of(messages: list[FullMessage], root: str) -> list[int]:
+    """Indices of ``messages`` whose thread root (shared JWZ threading) is ``root``."""
+    records = [ThreadRecord(m.header.message_id, m.header.references, m.header.in_reply_to, m.header.synthetic_id)
+               for m in messages]
+    for group in thread_records(records):
+        if group.root_id == root and not group.synthetic:
+            return group.members
+    return [i for i, m in enumerate(messages) if m.header.message_id == root]
+
+
+def thread_of(mb, root: str, folder: str, *, include_sent: bool = True) -> list[FullMessage]:
+    """The thread across ``folder`` and the Sent folder, chronological, one copy per message."""
+    found = thread_members(mb, folder, root)
+    sent = mb.folders.role_folder("sent")
+    if include_sent and sent and sent != folder:
+        found += thread_members(mb, sent, root)
+    seen: set[str] = set()
+    unique = []
+    for message in sorted(found, key=lambda m: m.sort_key):
+        if message.header.message_id in seen:
+            continue
+        seen.add(message.header.message_id)
+        unique.append(message)
+    return unique
+
+
+def thread(mb, message_id: str) -> MailThread:
+    """``thread(id)``: the message's thread across its folder and Sent, chronological."""
+    source = get_message(mb, message_id)
+    root = source.header.thread_key
+    members = thread_of(mb, root, source.header.folder_id)
+    if not any(m.header.id == source.header.id for m in members):
+        members.append(FullMessage(source.header, b""))
+    return MailThread(root, tuple(m.parsed() if m.raw else source for m in members))
