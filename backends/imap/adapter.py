@@ -16,7 +16,10 @@ from mailtriage.backends.imap.account import ImapAccount
 from mailtriage.backends.imap.connection import FolderState, ImapConnection, TokenProvider
 from mailtriage.backends.imap.folders import Folders
 from mailtriage.backends.imap.ids import MessageRef, decode_message_id
-from mailtriage.backends.mailbox import MailboxAdapter, MailFolder, MailPage, MailQuery
+from mailtriage.backends.imap.labels import Labels
+from mailtriage.backends.mailbox import (Compose, LabelList, MailboxAdapter, MailFolder, MailLabel, MailMessage,
+                                         MailPage, MailQuery, MailThread, PollResult)
+from mailtriage.backends.principle10 import Principle10
 
 
 class ImapMailbox(MailboxAdapter):
@@ -26,6 +29,7 @@ class ImapMailbox(MailboxAdapter):
         self.account_id = account.id
         self.conn = ImapConnection(account, token_provider=token_provider, ssl_context=ssl_context)
         self.folders = Folders(self)
+        self.labels = Labels(self)
 
     # -- ids ---------------------------------------------------------------------
     def ref(self, message_id: str) -> MessageRef:
@@ -49,6 +53,101 @@ class ImapMailbox(MailboxAdapter):
         from mailtriage.backends.imap.query import list_messages
 
         return list_messages(self, query)
+
+    def get(self, message_id: str) -> MailMessage:
+        from mailtriage.backends.imap.messages import get_message
+
+        return get_message(self, message_id)
+
+    def thread(self, message_id: str) -> MailThread:
+        from mailtriage.backends.imap.messages import thread
+
+        return thread(self, message_id)
+
+    def attachment(self, message_id: str, index: int) -> bytes:
+        from mailtriage.backends.imap.messages import attachment_bytes
+
+        return attachment_bytes(self, message_id, index)
+
+    def poll(self, cursor: str | None) -> PollResult:
+        from mailtriage.backends.imap.poll import poll
+
+        return poll(self, cursor)
+
+    def wait_for_mail(self, timeout: float) -> bool:
+        """Block up to ``timeout`` s for new inbox mail (IDLE when advertised)."""
+        from mailtriage.backends.imap.poll import wait_for_mail
+
+        return wait_for_mail(self, timeout)
+
+    # -- labels -----------------------------------------------------------------------
+    def list_labels(self) -> LabelList:
+        return self.labels.list()
+
+    def create_label(self, name: str) -> MailLabel:
+        return self.labels.create(name)
+
+    def rename_label(self, label_id: str, name: str) -> MailLabel:
+        return self.labels.rename(label_id, name)
+
+    def recolor_label(self, label_id: str, color: str) -> MailLabel:
+        raise NotSupported(self.account_id, "recolorLabel", "IMAP keywords and Gmail labels over IMAP have no colour")
+
+    def delete_label(self, label_id: str) -> None:
+        self.labels.delete(label_id)
+
+    # -- bulk writes --------------------------------------------------------------------
+    def set_flags(self, ids: Sequence[str], *, read: bool | None = None, flagged: bool | None = None) -> None:
+        from mailtriage.backends.imap import mutations
+
+        mutations.set_flags(self, ids, read=read, flagged=flagged)
+
+    def set_labels(self, ids: Sequence[str], add: Sequence[str], remove: Sequence[str]) -> None:
+        from mailtriage.backends.imap import mutations
+
+        mutations.set_labels(self, ids, add, remove)
+
+    def move(self, ids: Sequence[str], folder_id: str) -> None:
+        from mailtriage.backends.imap import mutations
+
+        mutations.move(self, ids, folder_id)
+
+    def archive(self, ids: Sequence[str]) -> None:
+        from mailtriage.backends.imap import mutations
+
+        mutations.archive(self, ids)
+
+    def trash(self, ids: Sequence[str]) -> None:
+        from mailtriage.backends.imap import mutations
+
+        mutations.trash(self, ids)
+
+    def delete_permanently(self, ids: Sequence[str]) -> None:
+        from mailtriage.backends.imap import mutations
+
+        mutations.delete_permanently(self, ids)
+
+    # -- compose --------------------------------------------------------------------------
+    def send(self, compose: Compose, *, confirmed: bool, guard: Principle10 | None = None) -> str:
+        """Send through SMTP after Principle 10; see :func:`mailtriage.backends.imap.smtp.send`."""
+        from mailtriage.backends.imap.smtp import send
+
+        return send(self, compose, confirmed=confirmed, guard=guard)
+
+    def verify(self) -> dict:
+        """The connection verifier: a real IMAP login (and, for a send account, SMTP EHLO +
+        AUTH); always closes. Raises SignInNeeded only for rejected credentials."""
+        from mailtriage.backends.imap.smtp import verify_smtp
+
+        try:
+            caps = sorted(self.conn.capabilities)
+            folders = len(self.folders.infos())
+        finally:
+            self.close()
+        if self.account.access == "send" and self.account.smtp is not None:
+            verify_smtp(self.account)
+        return {"account": self.account_id, "capabilities": caps, "folders": folders,
+                "smtp": self.account.access == "send" and self.account.smtp is not None}
 
     # -- folders -------------------------------------------------------------------
     def list_folders(self) -> list[MailFolder]:

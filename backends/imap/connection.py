@@ -71,6 +71,8 @@ class FolderState:
     uidnext: int | None
     highestmodseq: int | None
     writable: bool
+    flags: tuple[str, ...] = ()  # FLAGS: the flags and keywords defined in the folder
+    permanent_flags: tuple[str, ...] = ()  # PERMANENTFLAGS; "\\*" means new keywords can be kept
 
 
 _UNTAGGED_COUNT = re.compile(rb"^\* (\d+) (EXISTS|EXPUNGE)\s*$", re.IGNORECASE)
@@ -345,6 +347,8 @@ class ImapConnection:
                 uidnext=int(info[b"UIDNEXT"]) if b"UIDNEXT" in info else None,
                 highestmodseq=int(info[b"HIGHESTMODSEQ"]) if b"HIGHESTMODSEQ" in info else None,
                 writable=b"READ-WRITE" in info,
+                flags=tuple(to_unicode(f) for f in info.get(b"FLAGS", ())),
+                permanent_flags=tuple(to_unicode(f) for f in info.get(b"PERMANENTFLAGS", ())),
             )
 
         self.state = self.call(f"SELECT {folder}", do_select)
