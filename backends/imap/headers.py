@@ -9,31 +9,32 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import datetime, timezone
-from email.parser import BytesHeaderParser
-from email import policy
 from typing import Any, Iterable
 from urllib.parse import urlsplit
 
 from mailtriage.backends.contract import Address
+from mailtriage.backends import mime
 from mailtriage.backends.mime import decode_header_text, split_header_block
 from mailtriage.backends.mime import synthetic_message_id as _mime_synthetic
 from mailtriage.backends.imap.ids import MessageRef
 from mailtriage.backends.mailbox import ListUnsubscribe, MailHeader
 
-# Header fields fetched beside ENVELOPE for every listed message.
-EXTRA_FIELDS = ("REFERENCES", "LIST-UNSUBSCRIBE", "CONTENT-TYPE")
-EXTRA_ITEM = f"BODY.PEEK[HEADER.FIELDS ({' '.join(EXTRA_FIELDS)})]"
-EXTRA_KEY = f"BODY[HEADER.FIELDS ({' '.join(EXTRA_FIELDS)})]".encode()
-HEADER_ITEMS = ["UID", "FLAGS", "INTERNALDATE", "RFC822.SIZE", "ENVELOPE", EXTRA_ITEM]
+# The header fields fetched for every listed message. They are parsed with the same
+# helpers as the full MIME parse (backends.mime), so a list row and the opened message
+# agree on IDs, dates, subjects and addresses by construction. (Raw fields are also
+# cheaper to parse than an IMAP ENVELOPE.)
+LIST_FIELDS = ("FROM", "TO", "CC", "SUBJECT", "DATE", "MESSAGE-ID", "IN-REPLY-TO", "REFERENCES",
+               "LIST-UNSUBSCRIBE", "CONTENT-TYPE")
+FIELDS_ITEM = f"BODY.PEEK[HEADER.FIELDS ({' '.join(LIST_FIELDS)})]"
+FIELDS_KEY = f"BODY[HEADER.FIELDS ({' '.join(LIST_FIELDS)})]".encode()
+HEADER_ITEMS = ["UID", "FLAGS", "INTERNALDATE", "RFC822.SIZE", FIELDS_ITEM]
 
 # Keywords that are server/client bookkeeping, not user labels.
 SYSTEM_KEYWORDS = frozenset(k.lower() for k in (
     "$HasAttachment", "$HasNoAttachment", "$Forwarded", "$MDNSent", "$Junk", "$NotJunk", "NonJunk", "Junk",
     "$Phishing", "$Submitted", "$SubmitPending", "$Important", "$Answered", "$Recent",
 ))
-_MSGID = re.compile(r"<[^<>\s]+>")
 _SYNTHETIC_DOMAIN = "mailtriage.invalid"
-_parser = BytesHeaderParser(policy=policy.compat32)
 
 
 def decode_text(value: Any, notes: list[str] | None = None, what: str = "header") -> str:
@@ -45,31 +46,6 @@ def decode_text(value: Any, notes: list[str] | None = None, what: str = "header"
     if notes is not None:
         notes.extend(f"{what}: {note}" for note in found)
     return text
-
-
-def addresses(items: Iterable[Any] | None, notes: list[str]) -> tuple[Address, ...]:
-    out = []
-    for item in items or ():
-        if item.host is None:  # group start/end markers carry no address
-            continue
-        name = decode_text(item.name, notes, "address name")
-        mailbox = decode_text(item.mailbox, notes, "address")
-        host = decode_text(item.host, notes, "address")
-        out.append(Address(name, f"{mailbox}@{host}" if host else mailbox))
-    return tuple(out)
-
-
-def normalise_message_id(value: Any) -> str | None:
-    text = decode_text(value) if value is not None else ""
-    match = _MSGID.search(text)
-    if match:
-        return match.group(0)
-    text = text.strip()
-    return f"<{text}>" if text and " " not in text else None
-
-
-def message_ids(text: str | None) -> tuple[str, ...]:
-    return tuple(_MSGID.findall(text or ""))
 
 
 def mime_synthetic_id(raw: bytes) -> str:
@@ -145,39 +121,39 @@ def aware(value: datetime | None) -> datetime | None:
 def header_from_fetch(ref: MessageRef, data: dict, header_block: bytes | None = None) -> MailHeader:
     """Build the header of one message from its FETCH data (see HEADER_ITEMS).
 
-    ``header_block`` (the raw header) is only needed for a message without a Message-ID:
-    its synthetic ID is then the hash of the header block, exactly as the MIME parser
-    makes it, so the list row and the opened message carry the same ID.
+    ``header_block`` (the raw header, or the whole message) is only needed for a message
+    without a Message-ID: its synthetic ID is then the hash of the header block, exactly
+    as the MIME parser makes it, so the list row and the opened message carry one ID.
     """
     notes: list[str] = []
-    envelope = data.get(b"ENVELOPE")
-    extra = _parser.parsebytes(data.get(EXTRA_KEY) or b"")
+    block = data.get(FIELDS_KEY)
+    if block is None and header_block is not None:
+        block, _ = split_header_block(header_block)
+    fields = mime.header_fields(block or b"")
     flags = data.get(b"FLAGS", ())
     flag_set = _flag_set(flags)
-    if envelope is not None:
-        subject = decode_text(envelope.subject, notes, "subject")
-        senders = addresses(envelope.from_, notes)
-        to = addresses(envelope.to, notes)
-        cc = addresses(envelope.cc, notes)
-        sent_date = aware(envelope.date)
-        message_id = normalise_message_id(envelope.message_id)
-        in_reply_to = normalise_message_id(envelope.in_reply_to) if envelope.in_reply_to else None
-    else:
-        subject, senders, to, cc, sent_date, message_id, in_reply_to = "", (), (), (), None, None, None
-        notes.append("server returned no envelope")
+    subject = decode_text(fields.get(b"subject"), notes, "subject")
+    senders = mime.parse_address_list(fields.get(b"from"))
+    message_id = mime.extract_msgid(fields.get(b"message-id"))
     synthetic = message_id is None
     if synthetic:
         message_id = mime_synthetic_id(header_block) if header_block is not None else synthetic_message_id(ref)
         notes.append("no Message-ID; a synthetic one stands in")
-    references = message_ids(decode_text(extra.get("References"), notes, "References"))
+    references = mime.extract_msgids(fields.get(b"references"))
+    in_reply_to = mime.extract_msgid(fields.get(b"in-reply-to"))
+    sent_date = mime.parse_date(fields.get(b"date"))
+    if fields.get(b"date") and sent_date is None:
+        notes.append("the Date header is not a date")
+    content_type = fields.get(b"content-type", b"").decode("ascii", "replace")
+    unsubscribe = fields.get(b"list-unsubscribe")
     return MailHeader(
         id=str(ref),
         account_id=ref.account_id,
         folder_id=ref.folder,
         subject=subject,
         sender=senders[0] if senders else Address("", ""),
-        to=to,
-        cc=cc,
+        to=mime.parse_address_list(fields.get(b"to")),
+        cc=mime.parse_address_list(fields.get(b"cc")),
         date=aware(data.get(b"INTERNALDATE")),
         sent_date=sent_date,
         message_id=message_id,
@@ -188,10 +164,10 @@ def header_from_fetch(ref: MessageRef, data: dict, header_block: bytes | None = 
         answered="\\answered" in flag_set,
         draft="\\draft" in flag_set,
         labels=keywords(flags),
-        has_attachments=has_attachments(flag_set, extra.get("Content-Type") or ""),
+        has_attachments=has_attachments(flag_set, content_type),
         thread_key=thread_root(message_id, references, in_reply_to),
         thread_count=1,
-        list_unsubscribe=parse_list_unsubscribe(decode_text(extra.get("List-Unsubscribe"))),
+        list_unsubscribe=parse_list_unsubscribe(unsubscribe.decode("utf-8", "replace") if unsubscribe else None),
         size=data.get(b"RFC822.SIZE"),
         synthetic_id=synthetic,
         notes=tuple(dict.fromkeys(notes)),
