@@ -57,8 +57,10 @@ class MandatoryBackendUnavailable(MailError):
 class NoBackendAvailable(MailError):
     """No backend can serve the op; the caller skips that op's proposal."""
 
-    def __init__(self, op: str) -> None:
+    def __init__(self, op: str, some_unavailable: bool = False) -> None:
         self.op = op
+        # True when a backend offering the op exists but is unavailable (a failure, not a decline).
+        self.some_unavailable = some_unavailable
         super().__init__(f"no backend available for {op}")
 
 

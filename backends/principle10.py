@@ -1,209 +1,184 @@
-"""Principle 10 (mas-modes-contract §6): when mail may be sent at all. One implementation,
-used by personal sending now and by the MAS-modes email side later.
+"""Principle 10: whom mailtriage may send mail to (MAS mode contract §6).
 
-Mail is never sent
+One implementation for every send, whoever asks (personal compose over SMTP, the modes
+package as master, a case's autonomous policy, an outside master's ``mail.send``).
+A send that answers a received message is refused when that message
 
-* to a sender that did not pass DMARC, as read from a *trusted* Authentication-Results
-  header: only a header whose authserv-id is the one configured for the account counts
-  (a header any other host wrote is ignored, whatever it claims);
-* to automated mail: ``Auto-Submitted`` other than ``no``, or ``Precedence: bulk | list
-  | junk``;
-* to the null sender (``Return-Path: <>`` or no usable From address);
-* once the account's send cap is reached (sends in the last 24 hours, kept in a small
-  ledger of timestamps in the data dir; nothing about the mail itself is stored).
+* came from the null sender (``Return-Path: <>``, a bounce) or has no sender address,
+* is automated: ``Auto-Submitted`` other than ``no``, or ``Precedence: bulk | list | junk``,
+* did not pass DMARC as read from a *trusted* ``Authentication-Results`` header: only
+  headers whose authserv-id is the configured one count, and the topmost of them (the
+  one our own receiving server added last) decides; no such header means "not passed",
 
-A refusal names its rule and carries the §5 reason code (``unauthenticated-sender``,
-``automated-sender``, ``send-cap-reached``, ``unknown-message``).
+and any send is refused once the send cap is reached.
+
+:func:`check_send` returns ``None`` (allowed) or a :class:`SendRefusal` whose ``reason``
+is the contract's code (``unauthenticated-sender``, ``automated-sender``,
+``send-cap-reached``) and whose ``rule`` and ``detail`` say exactly which rule refused.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import threading
-import time
+import email.utils
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Iterable, Sequence
 
-from mailtriage.backends.contract import Message
-from mailtriage.backends.errors import MailError
-
-WINDOW_SECONDS = 24 * 3600
+UNAUTHENTICATED = "unauthenticated-sender"
+AUTOMATED = "automated-sender"
+CAP_REACHED = "send-cap-reached"
+REASONS = (UNAUTHENTICATED, AUTOMATED, CAP_REACHED)
 AUTOMATED_PRECEDENCE = ("bulk", "list", "junk")
-REASONS = ("unauthenticated-sender", "automated-sender", "send-cap-reached", "unknown-message")
+
+# The headers the guard reads; a caller that keeps headers of a received message for
+# later sends (without its body) keeps these.
+GUARD_HEADERS = ("from", "return-path", "auto-submitted", "precedence", "authentication-results")
+
+Headers = Sequence[tuple[str, str]]
 
 
 @dataclass(frozen=True)
-class Refusal:
-    reason: str  # one of REASONS (mas-modes-contract §5)
-    rule: str  # which rule refused, in words
+class SendRefusal:
+    reason: str  # one of REASONS
+    rule: str  # null-sender | auto-submitted | precedence | dmarc | send-cap
+    detail: str
 
     def to_json(self) -> dict:
-        return {"ok": False, "error": "refused", "reason": self.reason, "rule": self.rule}
+        return {"reason": self.reason, "rule": self.rule, "detail": self.detail}
 
 
-class SendRefused(MailError):
-    """Principle 10 (or the account's access setting) refused a send; ``refusal`` says which rule."""
+class SendRefused(Exception):
+    """Raised by :func:`require_send_allowed`; ``refusal`` says which rule refused."""
 
-    def __init__(self, refusal: Refusal) -> None:
+    def __init__(self, refusal: SendRefusal) -> None:
         self.refusal = refusal
-        super().__init__(f"send refused ({refusal.reason}): {refusal.rule}")
+        super().__init__(f"send refused ({refusal.reason}): {refusal.detail}")
 
 
-# -- Authentication-Results (RFC 8601) ---------------------------------------------------------
-
-_COMMENT = re.compile(r"\((?:[^()\\]|\\.)*\)")
-
-
-def _strip_comments(text: str) -> str:
-    previous = None
-    while previous != text:  # nested comments
-        previous, text = text, _COMMENT.sub(" ", text)
-    return text
+def guard_headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The subset of ``headers`` (in order) that :func:`check_send` reads."""
+    return [(str(name), str(value)) for name, value in headers if str(name).lower() in GUARD_HEADERS]
 
 
-@dataclass(frozen=True)
-class AuthResults:
-    authserv_id: str
-    dmarc: str | None  # pass, fail, none, temperror, ... or None when not reported
-    header_from: str | None
+def check_send(
+    original: Headers | None,
+    *,
+    authserv_id: str | Iterable[str] | None,
+    sent_recently: int,
+    send_cap: int,
+) -> SendRefusal | None:
+    """Decide whether mail may be sent in answer to a message with ``original`` headers.
+
+    ``original`` holds the received message's headers in message order (top first), e.g.
+    ``message.items()``; ``None`` for a send that answers no message (only the cap
+    applies). ``authserv_id`` names the trusted Authentication-Results issuer(s).
+    ``sent_recently`` is the number of sends inside the cap window.
+    Never raises on hostile header content.
+    """
+    if original is not None:
+        refusal = _check_original(list(original), _trusted_ids(authserv_id))
+        if refusal:
+            return refusal
+    if sent_recently >= send_cap:
+        return SendRefusal(CAP_REACHED, "send-cap", f"send cap reached ({sent_recently} of {send_cap} sends in the window)")
+    return None
 
 
-def parse_authentication_results(value: str) -> AuthResults | None:
-    text = _strip_comments(value.replace("\r", " ").replace("\n", " ")).strip()
-    if not text:
-        return None
-    head, _, rest = text.partition(";")
-    authserv_id = head.strip().split()[0].lower() if head.strip() else ""
-    if not authserv_id:
-        return None
-    dmarc = header_from = None
-    for clause in rest.split(";"):
-        match = re.match(r"\s*dmarc\s*=\s*([A-Za-z]+)", clause, re.IGNORECASE)
-        if match:
-            dmarc = match.group(1).lower()
-            found = re.search(r"header\.from\s*=\s*\"?([^\s\";]+)", clause, re.IGNORECASE)
-            header_from = found.group(1).lower() if found else None
-            break
-    return AuthResults(authserv_id, dmarc, header_from)
+def require_send_allowed(original: Headers | None, **kwargs) -> None:
+    """:func:`check_send`, raising SendRefused instead of returning a refusal."""
+    refusal = check_send(original, **kwargs)
+    if refusal:
+        raise SendRefused(refusal)
 
 
-def trusted_dmarc(headers: Iterable[tuple[str, str]], authserv_id: str) -> AuthResults | None:
-    """The topmost Authentication-Results written by ``authserv_id`` (headers in message
-    order, newest first, as MTAs prepend them), or None."""
-    wanted = authserv_id.strip().lower()
-    for name, value in headers:
-        if name.lower() != "authentication-results":
+def _trusted_ids(authserv_id: str | Iterable[str] | None) -> set[str]:
+    if authserv_id is None:
+        return set()
+    ids = [authserv_id] if isinstance(authserv_id, str) else list(authserv_id)
+    return {i.strip().lower() for i in ids if i and i.strip()}
+
+
+def _values(headers: list[tuple[str, str]], name: str) -> list[str]:
+    return [str(v) for k, v in headers if str(k).lower() == name]
+
+
+def _check_original(headers: list[tuple[str, str]], trusted: set[str]) -> SendRefusal | None:
+    for path in _values(headers, "return-path"):
+        if "".join(_strip_comments(path).split()) in ("<>", ""):
+            return SendRefusal(AUTOMATED, "null-sender", "the message came from the null sender (Return-Path: <>)")
+    senders = [addr for _, addr in email.utils.getaddresses(_values(headers, "from")) if "@" in addr]
+    if not senders:
+        return SendRefusal(AUTOMATED, "null-sender", "the message has no sender address to answer")
+    for value in _values(headers, "auto-submitted"):
+        token = _strip_comments(value).split(";")[0].strip().lower()
+        if token != "no":
+            return SendRefusal(AUTOMATED, "auto-submitted", f"the message is automated (Auto-Submitted: {token or 'empty'})")
+    for value in _values(headers, "precedence"):
+        token = _strip_comments(value).strip().lower()
+        if token in AUTOMATED_PRECEDENCE:
+            return SendRefusal(AUTOMATED, "precedence", f"the message is automated (Precedence: {token})")
+    return _check_dmarc(headers, trusted)
+
+
+def _check_dmarc(headers: list[tuple[str, str]], trusted: set[str]) -> SendRefusal | None:
+    if not trusted:
+        return SendRefusal(UNAUTHENTICATED, "dmarc",
+                           "no trusted Authentication-Results issuer (authserv-id) is configured")
+    for value in _values(headers, "authentication-results"):
+        authserv, results = parse_authentication_results(value)
+        if authserv not in trusted:
+            continue  # anyone can write this header; only our receiving server counts
+        dmarc = [result for method, result in results if method == "dmarc"]
+        if dmarc and all(result == "pass" for result in dmarc):
+            return None
+        found = ", ".join(f"dmarc={r}" for r in dmarc) or "no dmarc result"
+        return SendRefusal(UNAUTHENTICATED, "dmarc", f"the sender did not pass DMARC ({authserv}: {found})")
+    return SendRefusal(UNAUTHENTICATED, "dmarc",
+                       f"no Authentication-Results from the trusted issuer ({', '.join(sorted(trusted))})")
+
+
+def parse_authentication_results(value: str) -> tuple[str, list[tuple[str, str]]]:
+    """``(authserv-id, [(method, result), ...])`` of one RFC 8601 header value, lower-cased."""
+    text = _strip_comments(value)
+    parts = [p.strip() for p in text.split(";")]
+    head = parts[0].split()
+    authserv = head[0].lower() if head else ""
+    results = []
+    for part in parts[1:]:
+        if not part or part.lower() == "none":
             continue
-        parsed = parse_authentication_results(value)
-        if parsed is not None and parsed.authserv_id == wanted:
-            return parsed
-    return None
+        first = part.split()[0]
+        method, eq, result = first.partition("=")
+        if eq:
+            results.append((method.split("/")[0].lower(), result.lower()))
+    return authserv, results
 
 
-def _header(headers: Sequence[tuple[str, str]], name: str) -> str | None:
-    lname = name.lower()
-    for key, value in headers:
-        if key.lower() == lname:
-            return value
-    return None
-
-
-def reply_refusal(message: Message, *, authserv_id: str | None) -> Refusal | None:
-    """Why a reply to ``message``'s sender must not be sent, or None when it may be."""
-    headers = list(message.headers)
-    return_path = _header(headers, "Return-Path")
-    if return_path is not None and re.fullmatch(r"\s*<\s*>\s*", return_path):
-        return Refusal("automated-sender", "null sender: Return-Path is <> (a bounce or notification)")
-    if not message.sender.email or "@" not in message.sender.email:
-        return Refusal("automated-sender", "null sender: the message has no usable From address")
-    auto = _header(headers, "Auto-Submitted")
-    if auto is not None and auto.split(";")[0].strip().lower() != "no":
-        return Refusal("automated-sender", f"Auto-Submitted: {auto.strip()} (anything but 'no' is automated)")
-    precedence = _header(headers, "Precedence")
-    if precedence is not None and precedence.strip().lower() in AUTOMATED_PRECEDENCE:
-        return Refusal("automated-sender", f"Precedence: {precedence.strip()} (bulk, list and junk are automated)")
-    if not authserv_id:
-        return Refusal("unauthenticated-sender", "no authserv_id is configured for the account, so no "
-                                                 "Authentication-Results can be trusted to show a DMARC pass")
-    results = trusted_dmarc(headers, authserv_id)
-    if results is None or results.dmarc is None:
-        return Refusal("unauthenticated-sender", f"no DMARC result from {authserv_id} in Authentication-Results")
-    if results.dmarc != "pass":
-        return Refusal("unauthenticated-sender", f"DMARC {results.dmarc} per Authentication-Results of {authserv_id}")
-    domain = message.sender.email.rpartition("@")[2].lower()
-    if results.header_from and results.header_from != domain:
-        return Refusal("unauthenticated-sender", f"the DMARC pass is for {results.header_from}, "
-                                                 f"not the sender's domain {domain}")
-    return None
-
-
-# -- send cap ----------------------------------------------------------------------------------
-
-class SendLedger:
-    """Timestamps of sends per account (a JSON file), for the rolling 24-hour send cap."""
-
-    def __init__(self, path: Path | None = None) -> None:
-        if path is None:
-            from mailtriage.core.settings import data_dir
-
-            path = data_dir() / "send-ledger.json"
-        self.path = path
-        self._lock = threading.Lock()
-
-    def _load(self) -> dict[str, list[float]]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            # An unreadable ledger must not reset the cap to zero: refuse instead.
-            raise SendRefused(Refusal("send-cap-reached", f"the send ledger {self.path} is unreadable ({exc})"))
-        return {str(k): [float(t) for t in v] for k, v in data.items() if isinstance(v, list)}
-
-    def count(self, account_id: str, now: float | None = None) -> int:
-        now = time.time() if now is None else now
-        with self._lock:
-            return sum(1 for t in self._load().get(account_id, []) if now - t < WINDOW_SECONDS)
-
-    def record(self, account_id: str, now: float | None = None) -> None:
-        now = time.time() if now is None else now
-        with self._lock:
-            data = self._load()
-            recent = [t for t in data.get(account_id, []) if now - t < WINDOW_SECONDS]
-            data[account_id] = [*recent, now]
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(data), encoding="utf-8")
-            os.replace(tmp, self.path)
-
-
-class Principle10:
-    """The guard every send goes through: ``check(...)`` raises SendRefused naming the rule."""
-
-    def __init__(self, ledger: SendLedger | None = None) -> None:
-        self.ledger = ledger or SendLedger()
-
-    def cap_refusal(self, account_id: str, send_cap: int) -> Refusal | None:
-        sent = self.ledger.count(account_id)
-        if sent >= send_cap:
-            return Refusal("send-cap-reached", f"account {account_id} sent {sent} mails in the last 24 hours; "
-                                               f"its send cap is {send_cap}")
-        return None
-
-    def check(self, *, account_id: str, send_cap: int, authserv_id: str | None,
-              replying_to: Message | None = None) -> None:
-        """Raise SendRefused when the send must not happen. ``replying_to`` is the inbound
-        message whose sender receives the reply (None for new mail and forwards)."""
-        if replying_to is not None:
-            refusal = reply_refusal(replying_to, authserv_id=authserv_id)
-            if refusal is not None:
-                raise SendRefused(refusal)
-        refusal = self.cap_refusal(account_id, send_cap)
-        if refusal is not None:
-            raise SendRefused(refusal)
-
-    def record(self, account_id: str) -> None:
-        self.ledger.record(account_id)
+def _strip_comments(value: str) -> str:
+    """Drop RFC 5322 comments (nested parentheses) outside quoted strings."""
+    out, depth, quoted, escaped = [], 0, False, False
+    for ch in str(value):
+        if escaped:
+            escaped = False
+            if depth == 0:
+                out.append(ch)
+            continue
+        if ch == "\\":
+            escaped = True
+            if depth == 0:
+                out.append(ch)
+            continue
+        if quoted:
+            if ch == '"':
+                quoted = False
+            out.append(ch)
+            continue
+        if ch == '"' and depth == 0:
+            quoted = True
+            out.append(ch)
+        elif ch == "(":
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out)

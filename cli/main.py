@@ -1,3 +1,416 @@
-def main(argv=None):
-    print("mailtriage")
-    return 0
+"""The ``mailtriage`` command.
+
+    mailtriage [--project DIR | --demo]                 open the app (a listing when not on a terminal)
+    mailtriage [--project DIR | --demo] sources         capability matrix, availability, resolution
+    mailtriage [--project DIR | --demo] mail <op> …     one mail-source contract operation, JSON out
+    mailtriage [--project DIR | --demo] tracker <sub> … the tracker CLI (see docs/trackers.md)
+
+Exit codes of ``mail`` and ``sources``: 0 ok, 2 usage or configuration, 3 declined
+(NotSupported, or no configured backend offers the op), 4 backend failure
+(unavailable, mandatory backend down, an error mid-call).
+
+Imports stay lazy: ``mailtriage tracker …`` and ``mailtriage mail …`` never load Textual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_DECLINED = 3
+EXIT_BACKEND = 4
+
+MAIL_OPS = ("list-recent-threads", "read-thread", "list-drafts", "list-sent-since", "create-draft", "thread-url")
+
+
+class UsageError(Exception):
+    pass
+
+
+# -- argument parsing -----------------------------------------------------------
+
+def _common(parser: argparse.ArgumentParser, top: bool) -> None:
+    default = None if top else argparse.SUPPRESS
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--project", metavar="DIR", default=default,
+                       help="project configuration folder holding project.md (default: $MAILTRIAGE_PROJECT or .)")
+    group.add_argument("--demo", action="store_true", default=False if top else argparse.SUPPRESS,
+                       help="use the bundled demo project (no account needed)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mailtriage",
+        description="Terminal mail and triage client for security teams.",
+        epilog="Run 'mailtriage COMMAND --help' for the arguments of each command. "
+               "Exit codes: 0 ok, 2 usage/configuration, 3 declined, 4 backend failure "
+               "(tracker: see 'mailtriage tracker --help').",
+    )
+    _common(parser, top=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("sources", help="show configured mail backends, capabilities, availability and resolution",
+                       description="Print the capability matrix of the configured mail backends, whether each is "
+                                   "available (and why not), and which backend the resolution rule picks per op.")
+    _common(p, top=False)
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+
+    p = sub.add_parser("list", help="print a readable listing of recent threads",
+                       description="Readable listing of recent threads on the security list (newest first).")
+    _common(p, top=False)
+    p.add_argument("--since", help="ISO date/instant or Nd (days); default from project.md import.since")
+    p.add_argument("--list", dest="list_name", help="list address (default: security_list)")
+
+    mail = sub.add_parser("mail", help="run one mail-source contract operation (JSON on stdout)",
+                          description="Run one operation of the mail-source contract through the resolution rule "
+                                      "and print one JSON document: the result and which backend served it.")
+    _common(mail, top=False)
+    ops = mail.add_subparsers(dest="op", metavar="OPERATION")
+    ops.required = True
+
+    def op_parser(name: str, help_text: str) -> argparse.ArgumentParser:
+        q = ops.add_parser(name, help=help_text, description=help_text)
+        _common(q, top=False)
+        q.add_argument("--backend", help="run on this configured backend instead of the resolved one")
+        return q
+
+    q = op_parser("list-recent-threads", "threads on LIST newer than SINCE")
+    q.add_argument("--list", dest="list_name", help="list address (default: security_list from project.md)")
+    q.add_argument("--since", help="ISO date/instant or Nd (days); default from project.md import.since")
+    q = op_parser("read-thread", "full message history of a thread")
+    q.add_argument("thread_id", help="KIND:VALUE, e.g. mbox:<root@example.org>")
+    q = op_parser("list-drafts", "draft replies already attached to a thread")
+    q.add_argument("thread_id")
+    q = op_parser("list-sent-since", "outbound replies sent on a thread since a date")
+    q.add_argument("thread_id")
+    q.add_argument("--since", required=True, help="ISO date/instant or Nd (days)")
+    q = op_parser("create-draft", "propose a reply draft on a thread (security CC resolved) and write it on confirm")
+    q.add_argument("thread_id")
+    q.add_argument("--body-file", required=True, help="file with the reply body, - for stdin")
+    q.add_argument("--yes", action="store_true", help="confirm without asking (the proposal is still printed)")
+    q.add_argument("--second-draft", action="store_true",
+                   help="allow a second pending draft on the same thread (otherwise refused)")
+    q = op_parser("thread-url", "a human-clickable URL for a thread")
+    q.add_argument("thread_id")
+
+    tracker = sub.add_parser("tracker", help="tracker operations (see 'mailtriage tracker --help')", add_help=False)
+    tracker.add_argument("rest", nargs=argparse.REMAINDER)
+    return parser
+
+
+# -- helpers ----------------------------------------------------------------------
+
+def project_dir(args: argparse.Namespace) -> Path:
+    if getattr(args, "demo", False):
+        from mailtriage.demo import demo_project_dir
+
+        return demo_project_dir()
+    if getattr(args, "project", None):
+        return Path(args.project)
+    env = os.environ.get("MAILTRIAGE_PROJECT")
+    return Path(env) if env else Path.cwd()
+
+
+def parse_since(text: str | None, config=None) -> datetime:
+    if text is None and config is not None:
+        configured = config.get("import.since")
+        if configured:
+            text = configured.isoformat() if isinstance(configured, (date, datetime)) else str(configured)
+        else:
+            text = f"{int(config.get('import.since_days', 30))}d"
+    text = (text or "30d").strip()
+    if text.endswith("d") and text[:-1].isdigit():
+        return datetime.now(timezone.utc) - timedelta(days=int(text[:-1]))
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"--since {text!r} is neither an ISO date/instant nor Nd (e.g. 30d)") from None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def _emit(doc: Any) -> None:
+    json.dump(doc, sys.stdout, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write("\n")
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(f"mailtriage: {text}\n")
+
+
+def load_sources(args: argparse.Namespace):
+    from mailtriage.backends.registry import SourceSet
+    from mailtriage.core.projectconfig import load_project
+
+    config = load_project(project_dir(args))
+    return SourceSet(config)
+
+
+# -- commands ---------------------------------------------------------------------
+
+def cmd_sources(args: argparse.Namespace) -> int:
+    sources = load_sources(args)
+    try:
+        from mailtriage.backends.contract import ALL_OPS
+        from mailtriage.backends.security_cc import resolve_security_cc
+
+        matrix = sources.matrix()
+        resolutions = {op.value: sources.resolve(op) for op in ALL_OPS}
+        cc = resolve_security_cc(sources.config)
+        if args.json:
+            _emit({
+                "project": str(sources.config.file),
+                "backends": matrix,
+                "resolution": {op: r.to_json() for op, r in resolutions.items()},
+                "security_cc": cc.to_json(),
+            })
+            return EXIT_OK
+        print(f"Project: {sources.config.title} ({sources.config.file})")
+        if not matrix:
+            print("No mail sources configured (add a '## Mail sources' table to project.md).")
+        header = ["backend", "role", "mand.", *[op.value for op in ALL_OPS], "available"]
+        rows = []
+        for row in matrix:
+            caps = ["yes" if row["capabilities"][op.value] else "-" for op in ALL_OPS]
+            avail = "yes" if row["available"] else f"NO: {row['reason']}"
+            rows.append([f"{row['backend']} ({row['kind']})", row["role"], "yes" if row["mandatory"] else "no",
+                         *caps, avail])
+        _print_table(header, rows)
+        print()
+        print("Resolution:")
+        for op, res in resolutions.items():
+            print(f"  {res.summary()}")
+        print()
+        print(f"Security CC: {cc.security_cc or '(none)'}" + (" (fallback)" if cc.cc_fallback else ""))
+        for warning in cc.warnings:
+            print(f"  !! {warning}")
+        return EXIT_OK
+    finally:
+        sources.close()
+
+
+def _print_table(header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)] if rows else [len(h) for h in header]
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    for row in rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from mailtriage.backends.contract import Op
+
+    sources = load_sources(args)
+    try:
+        since = parse_since(args.since, sources.config)
+        list_name = args.list_name or sources.config.get("security_list")
+        result = sources.dispatch(Op.LIST_RECENT_THREADS, lambda b: b.list_recent_threads(list_name, since))
+        threads = result.value
+        print(f"{sources.config.title}: {len(threads)} threads on {list_name or '(no list)'} "
+              f"since {since.date().isoformat()} (via {result.resolution.chosen})")
+        for t in threads:
+            when = t.last_activity.strftime("%Y-%m-%d %H:%M") if t.last_activity else "????-??-?? ??:??"
+            who = _inert(t.sender.name or t.sender.email)[:24]
+            print(f"{when}  {t.message_count:>3}  {who:<24}  {_inert(t.subject)}")
+        for note in getattr(threads, "notes", ()):  # pages or rows a backend could not read
+            _err(f"note: {_inert(note)}")
+        return EXIT_OK
+    finally:
+        sources.close()
+
+
+def _inert(text: str) -> str:
+    """Terminal output of mail content: control, bidi and zero-width characters made visible."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if code < 0x20 or code == 0x7F or 0x80 <= code < 0xA0:
+            out.append(f"\\x{code:02x}")
+        elif 0x200B <= code <= 0x200F or 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069 or code == 0xFEFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def cmd_mail(args: argparse.Namespace) -> int:
+    from mailtriage.backends.contract import Op, ThreadId
+
+    sources = load_sources(args)
+    try:
+        op = Op.parse(args.op)
+
+        def thread_id() -> ThreadId:
+            default_kind = None
+            if args.backend and args.backend in sources.backends:
+                default_kind = sources.backends[args.backend].thread_id_kind
+            try:
+                return ThreadId.parse(args.thread_id, default_kind)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+
+        if op is Op.CREATE_DRAFT:
+            return _create_draft(args, sources, thread_id())
+        if op is Op.LIST_RECENT_THREADS:
+            since = parse_since(args.since, sources.config)
+            list_name = args.list_name or sources.config.get("security_list")
+            call = lambda b: b.list_recent_threads(list_name, since)  # noqa: E731
+        elif op is Op.READ_THREAD:
+            tid = thread_id()
+            call = lambda b: b.read_thread(tid)  # noqa: E731
+        elif op is Op.LIST_DRAFTS:
+            tid = thread_id()
+            call = lambda b: b.list_drafts(tid)  # noqa: E731
+        elif op is Op.LIST_SENT_SINCE:
+            tid, since = thread_id(), parse_since(args.since)
+            call = lambda b: b.list_sent_since(tid, since)  # noqa: E731
+        else:
+            tid = thread_id()
+            call = lambda b: b.thread_url(tid)  # noqa: E731
+        result = sources.dispatch(op, call, backend=args.backend)
+        doc = {
+            "op": op.value,
+            "backend": result.resolution.chosen,
+            "resolution": result.resolution.to_json(),
+            "result": _jsonable(result.value),
+        }
+        if isinstance(result.value, list) and hasattr(result.value, "notes"):
+            # A listing that could not read everything says what it skipped.
+            doc["notes"] = list(result.value.notes)
+            doc["complete"] = bool(getattr(result.value, "complete", True))
+        _emit(doc)
+        return EXIT_OK
+    finally:
+        sources.close()
+
+
+def _create_draft(args, sources, tid) -> int:
+    from mailtriage.backends.contract import Op
+    from mailtriage.workflows.proposals import confirm_interactively
+    from mailtriage.workflows.reply import propose_reply
+
+    body = _read_file_arg(args.body_file)
+    read = sources.dispatch(Op.READ_THREAD, lambda b: b.read_thread(tid), backend=args.backend)
+    proposal = propose_reply(sources, read.value, body, allow_second_draft=args.second_draft)
+    sys.stderr.write(proposal.render_text() + "\n")
+    if proposal.blocked:
+        _err(f"nothing written: {proposal.blocked}")
+        _emit({"op": "create_draft", "written": False, "proposal": proposal.to_json()})
+        return EXIT_BACKEND if "mandatory backend" in proposal.blocked else EXIT_DECLINED
+    if proposal.empty:
+        _err("nothing written: " + "; ".join(proposal.notes))
+        _emit({"op": "create_draft", "written": False, "proposal": proposal.to_json()})
+        return EXIT_DECLINED
+    ask = None if sys.stdin.isatty() or args.body_file != "-" else (lambda _p: "n")
+    if not confirm_interactively(proposal, yes=args.yes, ask=ask):
+        _err("not confirmed: nothing written")
+        _emit({"op": "create_draft", "written": False, "proposal": proposal.to_json()})
+        return EXIT_OK
+    report = proposal.apply(confirmed=True)
+    drafts = [_jsonable(value) for _, value in report.written]
+    _emit({"op": "create_draft", "written": report.ok, "report": report.to_json(), "drafts": drafts,
+           "proposal": proposal.to_json()})
+    return EXIT_OK if report.ok else EXIT_BACKEND
+
+
+def _read_file_arg(name: str) -> str:
+    if name == "-":
+        return sys.stdin.read()
+    try:
+        return Path(name).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {name}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{name} is not UTF-8 text") from None
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    """Open the TUI on a terminal; print the readable listing otherwise or before the TUI exists."""
+    if sys.stdout.isatty() and sys.stdin.isatty():
+        try:
+            from mailtriage.tui.app import run_app
+        except ImportError as exc:
+            if not (exc.name or "").startswith("mailtriage.tui"):
+                raise
+        else:
+            return run_app(project_dir(args), demo=bool(args.demo))
+    args.since = None
+    args.list_name = None
+    return cmd_list(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    # The tracker CLI owns its own arguments; hand them over untouched.
+    if "tracker" in argv:
+        idx = argv.index("tracker")
+        head = argv[:idx]
+        pre = parser.parse_args(head) if head else argparse.Namespace(project=None, demo=False)
+        rest = argv[idx + 1 :]
+        if pre.demo:
+            rest = ["--project", str(project_dir(pre)), *rest]
+        elif pre.project:
+            rest = ["--project", pre.project, *rest]
+        try:
+            from mailtriage.trackers.cli import main as tracker_main
+        except ImportError as exc:
+            if not (exc.name or "").startswith("mailtriage.trackers"):
+                raise
+            _err("the tracker CLI is not part of this build")
+            return EXIT_USAGE
+        return tracker_main(rest)
+    args = parser.parse_args(argv)
+    from mailtriage.backends.errors import (
+        BackendFailure,
+        MailError,
+        MandatoryBackendUnavailable,
+        NoBackendAvailable,
+        NotSupported,
+        Unavailable,
+    )
+    from mailtriage.core.projectconfig import ConfigError
+
+    try:
+        if args.command == "sources":
+            return cmd_sources(args)
+        if args.command == "mail":
+            return cmd_mail(args)
+        if args.command == "list":
+            return cmd_list(args)
+        return cmd_app(args)
+    except UsageError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    except ConfigError as exc:
+        _err(f"configuration error: {exc}")
+        return EXIT_USAGE
+    except NotSupported as exc:
+        _err(str(exc))
+        return EXIT_DECLINED
+    except NoBackendAvailable as exc:
+        _err(str(exc))
+        return EXIT_BACKEND if exc.some_unavailable else EXIT_DECLINED
+    except MandatoryBackendUnavailable as exc:
+        _err(str(exc))
+        return EXIT_BACKEND
+    except (Unavailable, BackendFailure, MailError) as exc:
+        _err(str(exc))
+        return EXIT_BACKEND
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -19,7 +19,7 @@ from mailtriage.backends.imap.ids import MessageRef, decode_message_id
 from mailtriage.backends.imap.labels import Labels
 from mailtriage.backends.mailbox import (Compose, LabelList, MailboxAdapter, MailFolder, MailLabel, MailMessage,
                                          MailPage, MailQuery, MailThread, PollResult)
-from mailtriage.backends.principle10 import Principle10
+from mailtriage.backends.send_ledger import SendLedger
 
 
 class ImapMailbox(MailboxAdapter):
@@ -128,11 +128,11 @@ class ImapMailbox(MailboxAdapter):
         mutations.delete_permanently(self, ids)
 
     # -- compose --------------------------------------------------------------------------
-    def send(self, compose: Compose, *, confirmed: bool, guard: Principle10 | None = None) -> str:
+    def send(self, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = None) -> str:
         """Send through SMTP after Principle 10; see :func:`mailtriage.backends.imap.smtp.send`."""
         from mailtriage.backends.imap.smtp import send
 
-        return send(self, compose, confirmed=confirmed, guard=guard)
+        return send(self, compose, confirmed=confirmed, ledger=ledger)
 
     def verify(self) -> dict:
         """The connection verifier: a real IMAP login (and, for a send account, SMTP EHLO +

@@ -2,7 +2,8 @@
 
 Sending exists only for personal compose (reply, reply-all, forward, new), only through
 a confirmed proposal, only on an account whose ``access`` is ``send``, and every send
-passes the Principle 10 guard first (:mod:`mailtriage.backends.principle10`). The
+passes the Principle 10 guard first (:func:`mailtriage.backends.principle10.check_send`,
+with the cap counted by :class:`mailtriage.backends.send_ledger.SendLedger`). The
 triage operations never come here.
 
 Transport: implicit TLS, STARTTLS (required when configured), or plain only to a
@@ -27,12 +28,20 @@ import aiosmtplib
 from aiosmtplib.typing import Default
 
 from mailtriage.backends.contract import reply_subject
-from mailtriage.backends.errors import BackendFailure, NotSupported, SignInNeeded, Unavailable
+from mailtriage.backends.errors import BackendFailure, MailError, NotSupported, SignInNeeded, Unavailable
 from mailtriage.backends.imap.account import ImapAccount, password_key, smtp_password_key
 from mailtriage.backends.mailbox import Compose, MailMessage
-from mailtriage.backends.principle10 import Principle10, Refusal, SendRefused
+from mailtriage.backends.principle10 import SendRefused, check_send
+from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.secrets import get_secret
 from mailtriage.core.trace import TRACE
+
+
+class SendNotConfirmed(MailError):
+    """A send was asked for without a confirmed proposal: nothing was sent."""
+
+    def __init__(self, account_id: str) -> None:
+        super().__init__(f"{account_id}: a send happens only through a confirmed proposal; nothing was sent")
 
 
 class _TracedSMTP(aiosmtplib.SMTP):
@@ -222,17 +231,18 @@ def compose_message(account: ImapAccount, compose: Compose, source: MailMessage 
     return Outgoing(msg, recipients, replying_to)
 
 
-def send(mb, compose: Compose, *, confirmed: bool, guard: Principle10 | None = None) -> str:
+def send(mb, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = None) -> str:
     """Send a personal compose. Returns the sent Message-ID.
 
     Raises:
-        SendRefused: not confirmed, or Principle 10 refused (the refusal names the rule).
+        SendNotConfirmed: no confirmed proposal.
+        SendRefused: Principle 10 refused; ``refusal`` names the rule (nothing was sent).
         NotSupported: the account's access is not ``send`` or it has no SMTP server.
         SignInNeeded / Unavailable / BackendFailure: as the SMTP server answered.
     """
     account: ImapAccount = mb.account
     if not confirmed:
-        raise SendRefused(Refusal("not-confirmed", "a send happens only through a confirmed proposal"))
+        raise SendNotConfirmed(account.id)
     if account.access != "send":
         raise NotSupported(account.id, "send", f"account access is {account.access!r}; sending needs access = \"send\"")
     if account.smtp is None:
@@ -244,14 +254,19 @@ def send(mb, compose: Compose, *, confirmed: bool, guard: Principle10 | None = N
         ref, state = mb.open_ref(compose.source_id)
         found = messages.fetch_full(mb, ref.folder, state.uidvalidity, [ref.uid])
         if not found:
-            raise SendRefused(Refusal("unknown-message", f"the source message {compose.source_id} is gone"))
+            raise BackendFailure(account.id, f"the source message {compose.source_id} is gone; nothing was sent")
         source, source_raw = found[0].parsed(), found[0].raw
     outgoing = compose_message(account, compose, source, source_raw)
-    guard = guard or Principle10()
-    guard.check(account_id=account.id, send_cap=account.send_cap, authserv_id=account.authserv_id,
-                replying_to=outgoing.replying_to.content if outgoing.replying_to else None)
+    ledger = ledger or SendLedger()
+    # Principle 10: a reply answers the source's sender, so the source's headers are judged;
+    # new mail and forwards answer no one, and only the cap applies.
+    original = list(outgoing.replying_to.content.headers) if outgoing.replying_to else None
+    refusal = check_send(original, authserv_id=account.authserv_id, sent_recently=ledger.count(account.id),
+                         send_cap=account.send_cap)
+    if refusal is not None:
+        raise SendRefused(refusal)
     transmit(account, outgoing.message, outgoing.recipients)
-    guard.record(account.id)
+    ledger.record(account.id)
     _after_send(mb, outgoing, source)
     return outgoing.message["Message-ID"]
 

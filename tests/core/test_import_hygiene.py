@@ -27,6 +27,7 @@ FORBIDDEN = {
     "trackers": ("textual", "rich", "mailtriage.tui", "mailtriage.backends", "mailtriage.workflows", "mailtriage.cli"),
     "core": ("textual", "rich", "mailtriage.tui", "mailtriage.backends", "mailtriage.trackers", "mailtriage.workflows"),
     "workflows": ("textual", "rich", "mailtriage.tui"),
+    "modes": ("textual", "rich", "mailtriage.tui", "mailtriage.workflows", "mailtriage.cli", "mailtriage.trackers"),
 }
 
 

@@ -10,7 +10,9 @@ from mailtriage.backends.errors import NotSupported, SignInNeeded, Unavailable
 from mailtriage.backends.imap.account import SmtpSettings, password_key, smtp_password_key
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.mailbox import Compose, MailQuery, OutgoingAttachment
-from mailtriage.backends.principle10 import Principle10, SendLedger, SendRefused
+from mailtriage.backends.imap.smtp import SendNotConfirmed
+from mailtriage.backends.principle10 import SendRefused
+from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.secrets import set_secret
 from mailtriage.core.trace import TRACE
 from tests.imap.conftest import account_for, make_mail
@@ -50,7 +52,7 @@ def sender(dovecot, dovecot_user, memory_keyring, smtp, tmp_path):
     smtp.add_user(dovecot_user.name, "smtp-secret")
     set_secret(smtp_password_key(f"acct-{dovecot_user.name}"), "smtp-secret")
     mb = ImapMailbox(sender_account(dovecot, dovecot_user, smtp))
-    mb.guard = Principle10(SendLedger(tmp_path / "ledger.json"))
+    mb.ledger = SendLedger(tmp_path / "ledger.json")
     try:
         yield mb
     finally:
@@ -69,7 +71,7 @@ def test_a_confirmed_reply_is_sent_threaded_copied_and_answered(sender, smtp, se
     unsubscribe = TRACE.subscribe(lines.append)
     try:
         message_id = sender.send(Compose("reply", body="Thanks, confirmed.\n", source_id=source),
-                                 confirmed=True, guard=sender.guard)
+                                 confirmed=True, ledger=sender.ledger)
     finally:
         unsubscribe()
     assert len(smtp.log.messages) == 1
@@ -80,7 +82,7 @@ def test_a_confirmed_reply_is_sent_threaded_copied_and_answered(sender, smtp, se
     assert parsed["References"] == "<root@reporter.net> <r1@reporter.net>" and parsed["Message-ID"] == message_id
     assert [m.message_id for m in sender.list(MailQuery(folder="Sent")).messages] == [message_id]
     assert sender.list(MailQuery(folder="INBOX")).messages[0].answered
-    assert sender.guard.ledger.count(sender.account_id) == 1
+    assert sender.ledger.count(sender.account_id) == 1
     smtp_lines = [line.text for line in lines if line.channel.startswith("smtp:")]
     assert any(t.startswith("STARTTLS") for t in smtp_lines) and any("AUTH" in t for t in smtp_lines)
     assert not any("smtp-secret" in t for t in smtp_lines)
@@ -91,35 +93,35 @@ def test_reply_all_copies_the_other_recipients_but_not_us(sender, smtp, seed, do
     seed("INBOX", make_mail(1, message_id="<r1@reporter.net>", to=f"{own}, security@example.org",
                             cc="Team <team@example.org>", extra=PASS))
     sender.send(Compose("reply_all", body="ack\n", source_id=inbox_id(sender, "<r1@reporter.net>")),
-                confirmed=True, guard=sender.guard)
+                confirmed=True, ledger=sender.ledger)
     mail = smtp.log.messages[0]
     assert sorted(mail.rcpt_tos) == ["reporter@example.net", "security@example.org", "team@example.org"]
 
 
-@pytest.mark.parametrize("header,reason", [
-    ("Auto-Submitted: auto-replied", "automated-sender"),
-    ("Precedence: list", "automated-sender"),
-    (f"Authentication-Results: {MX}; dmarc=fail header.from=example.net", "unauthenticated-sender"),
-    ("Authentication-Results: elsewhere.example; dmarc=pass header.from=example.net", "unauthenticated-sender"),
+@pytest.mark.parametrize("header,reason,rule", [
+    ("Auto-Submitted: auto-replied", "automated-sender", "auto-submitted"),
+    ("Precedence: list", "automated-sender", "precedence"),
+    ("Return-Path: <>", "automated-sender", "null-sender"),
+    (f"Authentication-Results: {MX}; dmarc=fail header.from=example.net", "unauthenticated-sender", "dmarc"),
+    ("Authentication-Results: elsewhere.example; dmarc=pass header.from=example.net", "unauthenticated-sender", "dmarc"),
 ])
-def test_principle_10_refuses_before_smtp_is_contacted(sender, smtp, seed, header, reason):
+def test_principle_10_refuses_before_smtp_is_contacted(sender, smtp, seed, header, reason, rule):
     seed("INBOX", make_mail(1, message_id="<r1@reporter.net>", extra=header))
     with pytest.raises(SendRefused) as err:
         sender.send(Compose("reply", body="x", source_id=inbox_id(sender, "<r1@reporter.net>")),
-                    confirmed=True, guard=sender.guard)
-    assert err.value.refusal.reason == reason and err.value.refusal.rule
+                    confirmed=True, ledger=sender.ledger)
+    assert (err.value.refusal.reason, err.value.refusal.rule) == (reason, rule)
     assert smtp.log.connections == 0
 
 
 def test_send_needs_confirmation_and_send_access(sender, smtp, seed):
     compose = Compose("new", to=("someone@example.net",), subject="hello", body="x")
-    with pytest.raises(SendRefused) as err:
-        sender.send(compose, confirmed=False, guard=sender.guard)
-    assert err.value.refusal.reason == "not-confirmed"
+    with pytest.raises(SendNotConfirmed):
+        sender.send(compose, confirmed=False, ledger=sender.ledger)
     drafter = ImapMailbox(replace(sender.account, access="draft"))
     try:
         with pytest.raises(NotSupported) as err:
-            drafter.send(compose, confirmed=True, guard=sender.guard)
+            drafter.send(compose, confirmed=True, ledger=sender.ledger)
         assert "access" in str(err.value)
     finally:
         drafter.close()
@@ -130,9 +132,9 @@ def test_send_cap(sender, smtp):
     capped = ImapMailbox(replace(sender.account, send_cap=1))
     try:
         compose = Compose("new", to=("someone@example.net",), subject="one", body="x")
-        capped.send(compose, confirmed=True, guard=sender.guard)
+        capped.send(compose, confirmed=True, ledger=sender.ledger)
         with pytest.raises(SendRefused) as err:
-            capped.send(compose, confirmed=True, guard=sender.guard)
+            capped.send(compose, confirmed=True, ledger=sender.ledger)
         assert err.value.refusal.reason == "send-cap-reached"
     finally:
         capped.close()
@@ -150,7 +152,7 @@ def test_forward_with_attachments_over_implicit_tls(dovecot, dovecot_user, memor
         # A forward goes to a colleague, not back to the (automated) sender: allowed.
         mb.send(Compose("forward", to=("colleague@example.org",), body="FYI\n", source_id=source,
                         attachments=(OutgoingAttachment("poc.bin", "application/octet-stream", b"\x00\x01"),)),
-                confirmed=True, guard=Principle10(SendLedger(tmp_path / "l.json")))
+                confirmed=True, ledger=SendLedger(tmp_path / "l.json"))
     finally:
         mb.close()
     parsed = smtp_tls.log.messages[0].message

@@ -1,0 +1,80 @@
+import pytest
+
+from mailtriage.backends.contract import MailSource, Op, ThreadId, reply_subject
+from mailtriage.backends.errors import NotSupported
+from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+
+
+def test_thread_ids_of_different_kinds_never_dedupe():
+    mid = "<abc@example.org>"
+    ids = {ThreadId("mbox", mid), ThreadId("imap", mid), ThreadId("mbox", mid)}
+    assert len(ids) == 2
+    assert ThreadId.parse("mbox:<abc@example.org>") == ThreadId("mbox", mid)
+    assert ThreadId.parse("<abc@example.org>", default_kind="imap") == ThreadId("imap", mid)
+    with pytest.raises(ValueError, match="has no kind"):
+        ThreadId.parse("<abc@example.org>")
+
+
+@pytest.mark.parametrize("subject, expected", [
+    ("Vulnerability in X", "Re: Vulnerability in X"),
+    ("Re: Vulnerability", "Re: Vulnerability"),
+    ("RE: re: Fwd: FW: AW: sv: thing", "Re: thing"),
+    ("Re[2]: thing", "Re: thing"),
+    ("Fwd[3] : thing", "Re: thing"),
+    ("", "Re: (no subject)"),
+    (None, "Re: (no subject)"),
+    ("   Re:   ", "Re: (no subject)"),
+    ("Reply to all", "Re: Reply to all"),
+    ("Sverige: report", "Re: Sverige: report"),
+])
+def test_reply_subject_rule(subject, expected):
+    assert reply_subject(subject) == expected
+
+
+def test_base_backend_declines_every_op():
+    class Nothing(MailSource):
+        kind = thread_id_kind = "nothing"
+
+    backend = Nothing("n")
+    assert backend.capabilities == frozenset()
+    tid = ThreadId("nothing", "x")
+    for call in (lambda: backend.list_recent_threads("l", None), lambda: backend.read_thread(tid),
+                 lambda: backend.list_drafts(tid), lambda: backend.list_sent_since(tid, None),
+                 lambda: backend.create_draft(None), lambda: backend.thread_url(tid)):
+        with pytest.raises(NotSupported):
+            call()
+    assert {Op.parse("list-recent-threads"), Op.parse("thread_url")} == {Op.LIST_RECENT_THREADS, Op.THREAD_URL}
+
+
+def test_proposal_needs_confirmation_and_reports_partial_failure():
+    written = []
+
+    def ok(write):
+        written.append(write.summary)
+        return write.summary
+
+    def boom(write):
+        raise OSError("disk full")
+
+    proposal = Proposal("t", writes=[
+        Write(WriteKind.TRACKER, "local", "create issue", [Field("Title", "x")], ok),
+        Write(WriteKind.TRACKER, "local", "append rollup", [], boom),
+        Write(WriteKind.DRAFT, "imap", "draft reply", [], ok),
+    ])
+    with pytest.raises(PermissionError):
+        proposal.apply(confirmed=False)
+    assert written == []
+    report = proposal.apply(confirmed=True)
+    assert written == ["create issue"]
+    assert not report.ok
+    assert report.failed == ("append rollup", "OSError: disk full")
+    assert report.not_attempted == ["draft reply"]
+    assert "FAILED: append rollup" in report.describe()
+    with pytest.raises(RuntimeError):
+        proposal.apply(confirmed=True)
+
+
+def test_blocked_proposal_writes_nothing():
+    proposal = Proposal("t", writes=[Write(WriteKind.DRAFT, "imap", "d", [], lambda w: 1/0)], blocked="no CC")
+    with pytest.raises(PermissionError, match="no CC"):
+        proposal.apply(confirmed=True)

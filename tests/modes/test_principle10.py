@@ -1,0 +1,109 @@
+"""backends/principle10.py: every rule of §6, on header lists as a received message carries them."""
+
+from __future__ import annotations
+
+from email import message_from_string, policy
+
+import pytest
+
+from mailtriage.backends.principle10 import (
+    SendRefused,
+    check_send,
+    guard_headers,
+    parse_authentication_results,
+    require_send_allowed,
+)
+
+TRUSTED = "mx.mas.test"
+
+
+def headers(*extra: str, sender: str = "Alice <alice@example.com>") -> list[tuple[str, str]]:
+    text = "".join(line + "\n" for line in extra) + (f"From: {sender}\n" if sender else "") + "Subject: hi\n\nbody\n"
+    return list(message_from_string(text, policy=policy.default).items())
+
+
+def check(hdrs, sent=0, cap=10, authserv=TRUSTED):
+    return check_send(hdrs, authserv_id=authserv, sent_recently=sent, send_cap=cap)
+
+
+PASS = f"Authentication-Results: {TRUSTED}; spf=pass smtp.mailfrom=example.com; dmarc=pass (p=reject) header.from=example.com"
+
+
+def test_authenticated_human_mail_may_be_answered():
+    assert check(headers(PASS, "Return-Path: <alice@example.com>", "Auto-Submitted: no", "Precedence: first-class")) is None
+
+
+@pytest.mark.parametrize("extra, rule", [
+    ([f"Authentication-Results: {TRUSTED}; dmarc=fail (p=reject) header.from=example.com"], "dmarc"),
+    ([f"Authentication-Results: {TRUSTED}; dmarc=none header.from=example.com"], "dmarc"),
+    ([f"Authentication-Results: {TRUSTED}; spf=pass smtp.mailfrom=example.com"], "dmarc"),
+    ([f"Authentication-Results: {TRUSTED}; none"], "dmarc"),
+    ([], "dmarc"),
+    # A forged header from someone else's server is not trusted, even when it says pass.
+    (["Authentication-Results: evil.example; dmarc=pass header.from=example.com"], "dmarc"),
+    # Our server's (topmost) verdict wins over a pass lower in the header block.
+    ([f"Authentication-Results: {TRUSTED}; dmarc=fail", PASS], "dmarc"),
+])
+def test_unauthenticated_sender(extra, rule):
+    refusal = check(headers(*extra))
+    assert (refusal.reason, refusal.rule) == ("unauthenticated-sender", rule)
+
+
+def test_comment_saying_pass_does_not_count():
+    refusal = check(headers(f"Authentication-Results: {TRUSTED}; dmarc=fail (dmarc=pass faked in a comment)"))
+    assert refusal.reason == "unauthenticated-sender"
+    assert "dmarc=fail" in refusal.detail
+
+
+def test_authserv_id_is_compared_case_insensitively_and_may_carry_a_version():
+    assert check(headers(f"Authentication-Results: MX.Mas.Test 1; dmarc=pass")) is None
+
+
+def test_no_trusted_issuer_configured_refuses():
+    refusal = check(headers(PASS), authserv=None)
+    assert refusal.reason == "unauthenticated-sender" and "configured" in refusal.detail
+
+
+@pytest.mark.parametrize("extra, rule", [
+    (["Auto-Submitted: auto-replied"], "auto-submitted"),
+    (["Auto-Submitted: auto-generated; owner-email=x@example.com"], "auto-submitted"),
+    (["Auto-Submitted: AUTO-NOTIFIED (vacation)"], "auto-submitted"),
+    (["Precedence: bulk"], "precedence"),
+    (["Precedence: List"], "precedence"),
+    (["Precedence: junk"], "precedence"),
+    (["Return-Path: <>"], "null-sender"),
+    (["Return-Path: < >"], "null-sender"),
+])
+def test_automated_sender(extra, rule):
+    refusal = check(headers(PASS, *extra))
+    assert (refusal.reason, refusal.rule) == ("automated-sender", rule)
+
+
+def test_no_sender_address_is_treated_as_the_null_sender():
+    refusal = check(headers(PASS, sender=""))
+    assert (refusal.reason, refusal.rule) == ("automated-sender", "null-sender")
+
+
+def test_send_cap():
+    assert check(headers(PASS), sent=9, cap=10) is None
+    refusal = check(headers(PASS), sent=10, cap=10)
+    assert (refusal.reason, refusal.rule) == ("send-cap-reached", "send-cap")
+    assert check(None, sent=0, cap=0).reason == "send-cap-reached"
+    assert check(None, sent=0, cap=1) is None
+
+
+def test_require_send_allowed_raises_with_the_refusal():
+    with pytest.raises(SendRefused) as info:
+        require_send_allowed(headers("Precedence: bulk", PASS), authserv_id=TRUSTED, sent_recently=0, send_cap=5)
+    assert info.value.refusal.reason == "automated-sender"
+
+
+def test_guard_headers_keeps_only_what_the_guard_reads_in_order():
+    kept = guard_headers(headers(PASS, "Received: from x", "Precedence: bulk", "X-Other: 1"))
+    assert [name.lower() for name, _ in kept] == ["authentication-results", "precedence", "from"]
+
+
+def test_parse_authentication_results():
+    assert parse_authentication_results(
+        'mx.example.org 1; spf=pass (sender ok) smtp.mailfrom="a;b@x"; DKIM/1=Pass header.d=x; dmarc=fail'
+    ) == ("mx.example.org", [("spf", "pass"), ("dkim", "pass"), ("dmarc", "fail")])

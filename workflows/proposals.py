@@ -1,0 +1,189 @@
+"""Proposals: the unit of every write.
+
+A :class:`Proposal` shows exactly what would be written — each :class:`Write` names
+the backend that will write it and carries display fields (To, Cc with the resolved
+security CC marked, Subject, In-Reply-To, body; tracker fields; files and commit
+message) — and is applied only after an explicit confirm. The TUI and the CLI
+(``--yes`` or an interactive prompt) show and apply the same objects.
+
+Applying runs the writes in order and stops at the first failure; the
+:class:`ApplyReport` says exactly what was written, what failed and what was not
+attempted, so a re-run can complete the rest without duplicates.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+
+class WriteKind(str, enum.Enum):
+    DRAFT = "draft"
+    FLAG = "flag"
+    MOVE = "move"
+    TRACKER = "tracker"
+    PUBLISH = "publish"
+    SEND = "send"
+
+
+@dataclass(frozen=True)
+class Field:
+    """One labelled value shown in the confirmation (``marker`` e.g. "security CC")."""
+
+    label: str
+    value: str
+    marker: str | None = None
+    multiline: bool = False
+
+    def to_json(self) -> dict:
+        return {"label": self.label, "value": self.value, "marker": self.marker}
+
+
+@dataclass
+class Write:
+    """One write: what it is, which backend writes it, and how to apply it."""
+
+    kind: WriteKind
+    backend: str
+    summary: str
+    fields: list[Field]
+    apply: Callable[["Write"], Any]
+    editable_body: bool = False
+    # Set when the proposal author lets the user edit a text (draft body) before confirming.
+    body: str | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "kind": self.kind.value,
+            "backend": self.backend,
+            "summary": self.summary,
+            "fields": [f.to_json() for f in self.fields],
+            "body": self.body,
+        }
+
+
+@dataclass
+class ApplyReport:
+    written: list[tuple[str, Any]] = field(default_factory=list)
+    failed: tuple[str, str] | None = None
+    not_attempted: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.failed is None
+
+    def describe(self) -> str:
+        lines = [f"written: {summary}" for summary, _ in self.written]
+        if self.failed:
+            lines.append(f"FAILED: {self.failed[0]}: {self.failed[1]}")
+        lines += [f"not attempted: {s}" for s in self.not_attempted]
+        return "\n".join(lines) or "nothing to write"
+
+    def to_json(self) -> dict:
+        return {
+            "ok": self.ok,
+            "written": [s for s, _ in self.written],
+            "failed": {"write": self.failed[0], "error": self.failed[1]} if self.failed else None,
+            "not_attempted": list(self.not_attempted),
+        }
+
+
+@dataclass
+class Proposal:
+    """Everything a flow wants to write, shown before anything is written."""
+
+    title: str
+    writes: list[Write] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    recap: list[Any] = field(default_factory=list)  # Resolution values: which backend serves each op
+    blocked: str | None = None  # why nothing may be written (e.g. no security CC)
+    # What a write would contain when no backend can write it: shown, never applied.
+    preview: list[Field] = field(default_factory=list)
+    _applied: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not self.writes
+
+    def apply(self, *, confirmed: bool) -> ApplyReport:
+        """Apply the writes in order. ``confirmed`` must be True: an explicit user decision."""
+        if not confirmed:
+            raise PermissionError("a proposal is applied only after the user confirms it")
+        if self.blocked:
+            raise PermissionError(f"proposal blocked: {self.blocked}")
+        if self._applied:
+            raise RuntimeError("this proposal was already applied")
+        self._applied = True
+        report = ApplyReport()
+        for index, write in enumerate(self.writes):
+            try:
+                result = write.apply(write)
+            except Exception as exc:  # report exactly what failed; keep what was written
+                report.failed = (write.summary, f"{type(exc).__name__}: {exc}")
+                report.not_attempted = [w.summary for w in self.writes[index + 1 :]]
+                return report
+            report.written.append((write.summary, result))
+        return report
+
+    def to_json(self) -> dict:
+        return {
+            "title": self.title,
+            "writes": [w.to_json() for w in self.writes],
+            "warnings": list(self.warnings),
+            "notes": list(self.notes),
+            "recap": [r.to_json() if hasattr(r, "to_json") else str(r) for r in self.recap],
+            "blocked": self.blocked,
+            "preview": [f.to_json() for f in self.preview],
+        }
+
+    def render_text(self) -> str:
+        """A plain-text rendering for the CLI's interactive confirmation."""
+        out = [f"== {self.title} =="]
+        for warning in self.warnings:
+            out.append(f"!! {warning}")
+        if self.blocked:
+            out.append(f"BLOCKED: {self.blocked}")
+        for i, write in enumerate(self.writes, 1):
+            out.append(f"[{i}] {write.kind.value} via {write.backend}: {write.summary}")
+            for f in write.fields:
+                mark = f"  <-- {f.marker}" if f.marker else ""
+                if f.multiline:
+                    out.append(f"    {f.label}:")
+                    out += [f"      | {line}" for line in f.value.splitlines() or [""]]
+                else:
+                    out.append(f"    {f.label}: {f.value}{mark}")
+        if self.preview:
+            out.append("would write (no backend can write it):")
+            for f in self.preview:
+                if f.multiline:
+                    out.append(f"    {f.label}:")
+                    out += [f"      | {line}" for line in f.value.splitlines() or [""]]
+                else:
+                    mark = f"  <-- {f.marker}" if f.marker else ""
+                    out.append(f"    {f.label}: {f.value}{mark}")
+        for note in self.notes:
+            out.append(f"note: {note}")
+        if self.recap:
+            out.append("backends:")
+            out += [f"  {r.summary() if hasattr(r, 'summary') else r}" for r in self.recap]
+        return "\n".join(out)
+
+
+def confirm_interactively(proposal: Proposal, *, yes: bool, ask: Callable[[str], str] | None = None) -> bool:
+    """CLI confirmation: ``--yes`` confirms; otherwise ask on the terminal (default no)."""
+    if proposal.blocked or proposal.empty:
+        return False
+    if yes:
+        return True
+    ask = ask or input
+    try:
+        answer = ask("Write this? [y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+def writes_of(proposal: Proposal, kind: WriteKind) -> Sequence[Write]:
+    return [w for w in proposal.writes if w.kind == kind]

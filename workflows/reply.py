@@ -1,0 +1,122 @@
+"""Propose a reply *draft* on a thread, with the security CC resolved.
+
+The proposal shows To, Cc (the resolved security CC marked, any fallback warning
+prominent), Subject, In-Reply-To, the body and the backend that will write the draft.
+Before proposing it checks ``list_drafts`` and ``list_sent_since`` where a backend
+serves them: a pending draft is shown instead of a new one, and a reply already sent
+says the ball is in the reporter's court. Nothing is written until the proposal is
+applied with ``confirmed=True``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+
+from mailtriage.backends.contract import DraftRequest, Message, Op, Thread, reply_subject
+from mailtriage.backends.errors import MailError, MandatoryBackendUnavailable, NoBackendAvailable
+from mailtriage.backends.registry import SourceSet
+from mailtriage.backends.security_cc import merge_cc, resolve_security_cc
+from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+
+ALREADY_REPLIED = "we already replied; the ball is in the reporter's court"
+
+
+def _reply_target(thread: Thread, own_addresses: set[str]) -> Message:
+    """The newest message not written by us; the root when every message is ours."""
+    for message in reversed(thread.messages):
+        if message.sender.email.lower() not in own_addresses:
+            return message
+    return thread.messages[0]
+
+
+def propose_reply(
+    sources: SourceSet,
+    thread: Thread,
+    body: str,
+    *,
+    title: str = "Reply draft",
+    since: datetime | None = None,
+    allow_second_draft: bool = False,
+) -> Proposal:
+    """Build the reply-draft proposal for ``thread``; never writes anything."""
+    config = sources.config
+    proposal = Proposal(title)
+    cc = resolve_security_cc(config)
+    proposal.warnings += list(cc.warnings)
+    if cc.blocked:
+        proposal.blocked = "no security CC can be resolved; drafts are blocked until configuration is corrected"
+
+    own = {a.lower() for a in filter(None, [cc.security_cc, config.get("security_list")]) if isinstance(a, str)}
+    for res_op in (Op.LIST_DRAFTS, Op.LIST_SENT_SINCE, Op.CREATE_DRAFT):
+        proposal.recap.append(sources.resolve(res_op))
+
+    # Idempotency: a pending draft is shown instead of a new one.
+    try:
+        pending = sources.dispatch(Op.LIST_DRAFTS, lambda b: b.list_drafts(thread.thread_id)).value
+    except (NoBackendAvailable, MandatoryBackendUnavailable, MailError) as exc:
+        pending = []
+        proposal.notes.append(f"could not check pending drafts: {exc}")
+    if pending and not allow_second_draft:
+        for draft in pending:
+            proposal.notes.append(f"a draft is already pending on this thread: {draft.subject} → {', '.join(draft.to)}")
+        proposal.blocked = proposal.blocked or "a draft is already pending on this thread"
+        return proposal
+
+    window = since or (datetime.now(timezone.utc) - timedelta(days=90))
+    try:
+        sent = sources.dispatch(Op.LIST_SENT_SINCE, lambda b: b.list_sent_since(thread.thread_id, window)).value
+    except (NoBackendAvailable, MandatoryBackendUnavailable, MailError) as exc:
+        sent = []
+        proposal.notes.append(f"could not check sent replies: {exc}")
+    last_inbound = max((m.date for m in thread.messages if m.date and m.sender.email.lower() not in own), default=None)
+    if sent and (last_inbound is None or any(m.date and m.date >= last_inbound for m in sent)):
+        proposal.notes.append(ALREADY_REPLIED)
+
+    target = _reply_target(thread, own)
+    to = (target.sender.email,)
+    cc_list = tuple(merge_cc([], cc.security_cc, exclude=to))
+    references = tuple(dict.fromkeys([*target.references, target.message_id]))
+    request = DraftRequest(
+        thread_id=thread.thread_id,
+        body=body,
+        to=to,
+        cc=cc_list,
+        subject=reply_subject(target.subject),
+        in_reply_to=target.message_id,
+        references=references,
+        allow_second_draft=allow_second_draft,
+    )
+    fields = [Field("To", ", ".join(request.to))]
+    for addr in request.cc:
+        marker = None
+        if cc.security_cc and addr.lower() == cc.security_cc.lower():
+            marker = "security CC (fallback)" if cc.cc_fallback else "security CC"
+        fields.append(Field("Cc", addr, marker))
+    fields += [
+        Field("Subject", request.subject or ""),
+        Field("In-Reply-To", request.in_reply_to or ""),
+        Field("Body", body, multiline=True),
+    ]
+
+    draft_res = sources.resolve(Op.CREATE_DRAFT)
+    if draft_res.aborted:
+        proposal.blocked = draft_res.aborted
+        return proposal
+    if not draft_res.chosen:
+        proposal.preview = fields
+        proposal.notes.append(
+            "no backend available for create_draft — reply proposal omitted, "
+            "please draft the receipt-of-confirmation reply by hand"
+        )
+        return proposal
+
+    def apply(write: Write):
+        final = replace(request, body=write.body if write.body is not None else request.body)
+        return sources.dispatch(Op.CREATE_DRAFT, lambda b: b.create_draft(final), backend=draft_res.chosen).value
+
+    proposal.writes.append(
+        Write(WriteKind.DRAFT, draft_res.chosen, f"draft reply on {thread.thread_id}", fields, apply,
+              editable_body=True, body=body)
+    )
+    return proposal
