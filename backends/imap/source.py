@@ -11,8 +11,9 @@ Configured in project.md as ``mail_sources.<name>``::
           kind: hyperkitty            # hyperkitty | pipermail | ponymail
           url: https://lists.example.org/archives
 
-Thread IDs are root Message-IDs (angle brackets kept) of kind ``message-id`` (a thread
-rooted at a message without a Message-ID has kind ``message-id-synthetic``).
+Thread IDs are root Message-IDs (angle brackets kept) of kind ``imap`` (a thread rooted
+at a message without a Message-ID has kind ``imap-synthetic``); ``backends.identity``
+ties them to other backends' IDs of the same conversation by that root Message-ID.
 ``create_draft`` and ``list_drafts`` depend on the server: without a writable Drafts
 folder they are declined, and ``create_draft`` also needs ``access = "draft"`` or
 ``"send"``. Drafts only: nothing here sends mail.
@@ -46,7 +47,7 @@ from mailtriage.backends.mailbox import MailQuery
 from mailtriage.backends.threading import ThreadRecord, synthetic_kind, thread_records
 from mailtriage.core.projectconfig import ConfigError
 
-THREAD_KIND = "message-id"
+THREAD_KIND = "imap"
 ARCHIVE_KINDS = ("hyperkitty", "pipermail", "ponymail")
 RECENT_FIELDS = ("MESSAGE-ID", "REFERENCES", "IN-REPLY-TO", "SUBJECT", "FROM", "DATE", "TO", "CC", "LIST-ID",
                  "LIST-POST")

@@ -22,7 +22,7 @@ NOW = datetime.now(timezone.utc).replace(microsecond=0)
 
 
 def tid(root: str) -> ThreadId:
-    return ThreadId("message-id", root)
+    return ThreadId("imap", root)
 
 
 @pytest.fixture
@@ -56,7 +56,7 @@ def test_list_recent_threads(source, report_thread):
     threads = source.list_recent_threads(LIST, NOW - timedelta(days=30))
     assert [t.root_message_id for t in threads] == ["<other@x.net>", "<r1@reporter.net>"]
     report = threads[1]
-    assert report.thread_id == report_thread and str(report.thread_id) == "message-id:<r1@reporter.net>"
+    assert report.thread_id == report_thread and str(report.thread_id) == "imap:<r1@reporter.net>"
     assert report.subject == "XSS in login" and report.message_count == 2 and report.unread
     assert report.last_activity == NOW - timedelta(hours=3)
     assert [t.root_message_id for t in source.list_recent_threads(None, NOW - timedelta(days=30))] == [
