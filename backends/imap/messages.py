@@ -85,17 +85,60 @@ def root_criteria(root: str, since_keys: list[bytes] | None = None) -> list[byte
     return [*keys, *(since_keys or [])]
 
 
+THREAD_SCAN_LIMIT = 20_000  # messages a THREAD=REFERENCES pass may cover; beyond, header search alone
+
+
 def thread_members(mb, folder: str, root: str, since_keys: list[bytes] | None = None) -> list[FullMessage]:
-    """Messages of ``folder`` in the thread rooted at ``root`` (a Message-ID with <>)."""
+    """Messages of ``folder`` in the thread rooted at ``root`` (a Message-ID with <>).
+
+    A header SEARCH finds the messages naming the root. When the server offers
+    THREAD=REFERENCES, it then threads the folder restricted by ``SINCE`` the oldest of
+    those, so a reply that only names a mid-thread message in In-Reply-To (no
+    References) is found too; the shared client-side threading confirms the root.
+    """
     state = mb.conn.select(folder)
     if state.exists == 0:
         return []
+    esearch = mb.conn.has("ESEARCH")
     uids, _count = mb.conn.call("UID SEARCH thread", lambda c: protocol.search(
-        c, root_criteria(root, since_keys), esearch=mb.conn.has("ESEARCH")))
+        c, root_criteria(root, since_keys), esearch=esearch))
     if not uids:
         return []
+    if since_keys is None and mb.conn.has("THREAD=REFERENCES"):
+        uids = _server_thread(mb, uids, esearch)
     candidates = fetch_full(mb, folder, state.uidvalidity, uids)
     return [candidates[i] for i in members_of(candidates, root)]
+
+
+def _server_thread(mb, uids: list[int], esearch: bool) -> list[int]:
+    """``uids`` plus every message the server threads with them (THREAD=REFERENCES, SINCE-bounded)."""
+    from datetime import timedelta
+
+    dates = mb.conn.call("UID FETCH INTERNALDATE", lambda c: protocol.fetch(
+        c, protocol.compress(uids), ["UID", "INTERNALDATE"]))
+    known = [item[b"INTERNALDATE"] for item in dates.values() if item.get(b"INTERNALDATE")]
+    if not known:
+        return uids
+    since = [b"SINCE", protocol.imap_date(min(known) - timedelta(days=1))]
+    _found, count = mb.conn.call("UID SEARCH SINCE", lambda c: protocol.search(c, since, esearch=esearch))
+    if count > THREAD_SCAN_LIMIT:
+        return uids
+    trees = mb.conn.call("UID THREAD REFERENCES", lambda c: c.thread("REFERENCES", since))
+    wanted, out = set(uids), set(uids)
+    for tree in trees:
+        members = set(_flatten(tree))
+        if members & wanted:
+            out |= members
+    return sorted(out)
+
+
+def _flatten(tree) -> list[int]:
+    if isinstance(tree, int):
+        return [tree]
+    out: list[int] = []
+    for item in tree:
+        out.extend(_flatten(item))
+    return out
 
 
 def members_of(messages: list[FullMessage], root: str) -> list[int]:

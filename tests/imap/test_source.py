@@ -249,3 +249,31 @@ mail_sources:
         assert "accounts.missing" in str(err.value)
     finally:
         sources.close()
+
+
+def _reply_without_references(seed):
+    seed("INBOX", make_mail(1, subject="Bug", message_id="<root@r>"), when=NOW - timedelta(hours=3))
+    seed("INBOX", make_mail(2, subject="Re: Bug", message_id="<mid@r>", references="<root@r>",
+                            in_reply_to="<root@r>"), when=NOW - timedelta(hours=2))
+    # A client that keeps only In-Reply-To (a mid-thread message), no References.
+    seed("INBOX", make_mail(3, subject="Re: Re: Bug", message_id="<late@r>", in_reply_to="<mid@r>"),
+         when=NOW - timedelta(hours=1))
+
+
+def test_server_threading_finds_replies_that_only_name_a_mid_thread_message(source, seed):
+    assert source.mailbox.conn.has("THREAD=REFERENCES")
+    _reply_without_references(seed)
+    thread = source.read_thread(tid("<root@r>"))
+    assert [m.message_id for m in thread.messages] == ["<root@r>", "<mid@r>", "<late@r>"]
+
+
+def test_without_server_threading_the_header_rule_applies(minimal_mailbox, dovecot_minimal, minimal_user):
+    src = ImapSource("imap", {}, account=minimal_mailbox.account)
+    try:
+        assert not src.mailbox.conn.has("THREAD=REFERENCES")
+        _reply_without_references(lambda folder, raw, when=None: dovecot_minimal.append(minimal_user, folder, raw, when=when))
+        thread = src.read_thread(tid("<root@r>"))
+        # Client-side threading sees only messages that name the root.
+        assert [m.message_id for m in thread.messages] == ["<root@r>", "<mid@r>"]
+    finally:
+        src.close()
