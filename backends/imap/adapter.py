@@ -10,7 +10,7 @@ from __future__ import annotations
 import ssl
 from typing import Sequence
 
-from mailtriage.backends.errors import NotSupported
+from mailtriage.backends.errors import BackendFailure, NotSupported
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.account import ImapAccount
 from mailtriage.backends.imap.connection import FolderState, ImapConnection, TokenProvider
@@ -133,6 +133,48 @@ class ImapMailbox(MailboxAdapter):
         from mailtriage.backends.imap.smtp import send
 
         return send(self, compose, confirmed=confirmed, ledger=ledger)
+
+    def save_draft(self, compose: Compose) -> str:
+        """Save a personal compose (new, reply, reply-all, forward) to Drafts with ``\\Draft``.
+
+        Needs ``access = "draft"`` or ``"send"`` and a Drafts folder (else NotSupported).
+        Returns the draft's message ID. Nothing is sent.
+        """
+        from email import policy as email_policy
+
+        from mailtriage.backends.imap import messages
+        from mailtriage.backends.imap.smtp import compose_message
+
+        if not self.account.can_draft:
+            raise NotSupported(self.account_id, "createDraft", f"account access is {self.account.access!r}; "
+                                                               "drafts need \"draft\" or \"send\"")
+        folder = self.folders.role_folder("drafts")
+        if folder is None:
+            raise NotSupported(self.account_id, "createDraft", f"{self.account.host} has no Drafts folder")
+        source = source_raw = None
+        if compose.kind != "new":
+            ref, state = self.open_ref(compose.source_id)
+            found = messages.fetch_full(self, ref.folder, state.uidvalidity, [ref.uid])
+            if not found:
+                from mailtriage.backends.mailbox import StaleMessageId
+
+                raise StaleMessageId(self.account_id, compose.source_id, "the source message is gone")
+            source, source_raw = found[0].parsed(), found[0].raw
+        outgoing = compose_message(self.account, compose, source, source_raw)
+        raw = outgoing.message.as_bytes(policy=email_policy.SMTP)
+        response = self.conn.call(f"APPEND {folder}", lambda c: c.append(folder, raw, flags=(b"\\Draft", b"\\Seen")))
+        text = response.decode("utf-8", "replace") if isinstance(response, bytes) else str(response)
+        import re
+
+        match = re.search(r"APPENDUID (\d+) (\d+)", text)
+        if match:
+            return str(self.make_ref(folder, int(match.group(1)), int(match.group(2))))
+        state = self.conn.select(folder)  # no UIDPLUS: find it by its Message-ID
+        uids, _count = self.conn.call("UID SEARCH draft", lambda c: protocol.search(
+            c, [b"HEADER", b"Message-ID", protocol.quote(outgoing.message["Message-ID"])], esearch=self.conn.has("ESEARCH")))
+        if not uids:
+            raise BackendFailure(self.account_id, f"APPEND to {folder!r} answered {text!r} but the draft is not there")
+        return str(self.make_ref(folder, state.uidvalidity, uids[-1]))
 
     def verify(self) -> dict:
         """The connection verifier: a real IMAP login (and, for a send account, SMTP EHLO +

@@ -176,3 +176,18 @@ def test_smtp_errors_are_translated(sender, smtp, memory_keyring):
     with pytest.raises(Unavailable) as err:
         sender.verify()
     assert not isinstance(err.value, SignInNeeded)
+
+
+def test_personal_drafts_are_saved_not_sent(sender, smtp, seed):
+    seed("INBOX", make_mail(1, subject="Question", message_id="<q@reporter.net>"))
+    draft_id = sender.save_draft(Compose("reply", body="Draft answer\n", source_id=inbox_id(sender, "<q@reporter.net>")))
+    draft = sender.get(draft_id)
+    assert draft.header.draft and draft.header.folder_id == "Drafts"
+    assert draft.content.subject == "Re: Question" and draft.content.in_reply_to == "<q@reporter.net>"
+    assert smtp.log.connections == 0
+    reader = ImapMailbox(replace(sender.account, access="read"))
+    try:
+        with pytest.raises(NotSupported):
+            reader.save_draft(Compose("new", to=("a@example.net",), body="x"))
+    finally:
+        reader.close()
