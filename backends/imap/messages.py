@@ -16,7 +16,8 @@ from typing import Iterable
 from mailtriage.backends import mime
 from mailtriage.backends.errors import BackendFailure
 from mailtriage.backends.imap import protocol
-from mailtriage.backends.imap.headers import HEADER_ITEMS, header_from_fetch
+from mailtriage.backends.imap.headers import HEADER_ITEMS, header_from_fetch, mime_synthetic_id
+from mailtriage.backends.mime import SYNTHETIC_DOMAIN
 from mailtriage.backends.imap.ids import MessageRef
 from mailtriage.backends.mailbox import MailAttachment, MailHeader, MailMessage, MailThread, StaleMessageId
 from mailtriage.backends.threading import ThreadRecord, thread_records
@@ -100,6 +101,8 @@ def thread_members(mb, folder: str, root: str, since_keys: list[bytes] | None = 
     if state.exists == 0:
         return []
     esearch = mb.conn.has("ESEARCH")
+    if root.endswith(f"@{SYNTHETIC_DOMAIN}>"):
+        return _synthetic_members(mb, folder, state, root, since_keys, esearch)
     uids, _count = mb.conn.call("UID SEARCH thread", lambda c: protocol.search(
         c, root_criteria(root, since_keys), esearch=esearch))
     if not uids:
@@ -108,6 +111,22 @@ def thread_members(mb, folder: str, root: str, since_keys: list[bytes] | None = 
         uids = _server_thread(mb, uids, esearch)
     candidates = fetch_full(mb, folder, state.uidvalidity, uids)
     return [candidates[i] for i in members_of(candidates, root)]
+
+
+def _synthetic_members(mb, folder: str, state, root: str, since_keys, esearch: bool) -> list[FullMessage]:
+    """A thread rooted at a message without a Message-ID is that one message: nothing can
+    refer to it. Find it among the folder's messages that lack the header."""
+    keys = [b"NOT", b"HEADER", b"Message-ID", b'""', *(since_keys or [])]
+    uids, _count = mb.conn.call("UID SEARCH no Message-ID", lambda c: protocol.search(c, keys, esearch=esearch))
+    matching = []
+    for chunk in protocol.chunks(uids):
+        data = mb.conn.call("UID FETCH header", lambda c: protocol.fetch(c, protocol.compress(chunk),
+                                                                         ["UID", "BODY.PEEK[HEADER]"]))
+        for key, item in data.items():
+            block = item.get(b"BODY[HEADER]")
+            if block is not None and mime_synthetic_id(block) == root:
+                matching.append(item.get(b"UID", key))
+    return fetch_full(mb, folder, state.uidvalidity, matching) if matching else []
 
 
 def _server_thread(mb, uids: list[int], esearch: bool) -> list[int]:

@@ -77,7 +77,6 @@ class _Row:
 class ImapSource(MailSource):
     kind = "imap"
     thread_id_kind = THREAD_KIND
-    capabilities = frozenset(Op)
 
     def __init__(self, name: str, settings: Mapping[str, Any] | None = None, *,
                  account: ImapAccount | None = None) -> None:
@@ -97,7 +96,7 @@ class ImapSource(MailSource):
         caps = set(Op)
         if self._account is not None and not self._account.can_draft:
             caps.discard(Op.CREATE_DRAFT)
-        self.capabilities = frozenset(caps)
+        self._declared = frozenset(caps)
 
     # -- configuration ---------------------------------------------------------------
     def _project_file(self) -> str:
@@ -160,18 +159,23 @@ class ImapSource(MailSource):
             self._drafts_folder = folder
         return self._drafts_folder
 
-    def supports(self, op: Op) -> bool:
-        if op not in self.capabilities:
-            return False
-        if op in _DRAFT_OPS and self._account is not None:
+    @property
+    def capabilities(self) -> frozenset[Op]:  # type: ignore[override]
+        """All six ops, less ``create_draft`` for a read-only account, less both draft ops
+        when the server has no writable Drafts folder (learned at the first login).
+        When the server cannot be asked now, the declared set stands and the
+        availability check says why."""
+        caps = self._declared
+        if _DRAFT_OPS & caps and self._account is not None:
             try:
-                return self._drafts() is not None
+                if self._drafts() is None:
+                    caps = caps - _DRAFT_OPS
             except MailError:
-                return True  # cannot tell now; availability reports why
-        return True
+                pass
+        return caps
 
     def _require_drafts(self, op: Op) -> str:
-        if op not in self.capabilities:
+        if op not in self._declared:
             raise NotSupported(self.name, op.value, f"account {self.account.id} has access = "
                                                     f"{self.account.access!r}; drafts need \"draft\" or \"send\"")
         folder = self._drafts()

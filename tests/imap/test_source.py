@@ -277,3 +277,15 @@ def test_without_server_threading_the_header_rule_applies(minimal_mailbox, dovec
         assert [m.message_id for m in thread.messages] == ["<root@r>", "<mid@r>"]
     finally:
         src.close()
+
+
+def test_a_message_without_message_id_is_a_synthetic_thread_of_its_own(source, seed):
+    seed("INBOX", make_mail(1, message_id=None, subject="anonymous report"), when=NOW - timedelta(hours=1))
+    seed("INBOX", make_mail(2, message_id=None, subject="another one"), when=NOW - timedelta(hours=2))
+    rows = {r.subject: r for r in source.list_recent_threads(LIST, NOW - timedelta(days=1))}
+    row = rows["anonymous report"]
+    assert row.thread_id.kind == "imap-synthetic" and row.root_message_id.endswith("@mailtriage.invalid>")
+    thread = source.read_thread(row.thread_id)
+    assert [m.subject for m in thread.messages] == ["anonymous report"]
+    assert thread.messages[0].message_id == row.root_message_id  # list and full parse agree
+    assert source.thread_url(row.thread_id).startswith("imap://")
