@@ -1,0 +1,828 @@
+"""MIME decoding shared by every mail backend: raw RFC 5322 bytes -> contract ``Message``.
+
+Built on the stdlib ``email`` package with ``policy.default``. Mail is hostile or
+broken often enough that nothing here may raise for bad *content*: RFC 2047 words
+in unknown or wrong charsets, 8-bit headers, broken base64 / quoted-printable,
+defective MIME structure and CR-only line ends each become a visible note (on the
+part, ``TextPart.note`` / ``AttachmentInfo.note``, or on the message,
+``Message.notes``) and the rest of the message is still shown.
+
+HTML-only mail becomes text through html2text. Nothing remote is ever fetched:
+html2text only rewrites markup, and List-Unsubscribe targets are parsed, never
+opened.
+
+The small byte-level helpers (:func:`split_header_block`, :func:`header_fields`,
+:func:`extract_msgid`, :func:`extract_msgids`, :func:`parse_date`,
+:func:`decode_header_text`, :func:`synthetic_message_id`) are what both the full
+parser and the fast listing paths of the backends use, so a fast path and the
+full parse agree on IDs, dates and subjects by construction.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from email import policy as _policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+from email.utils import getaddresses, parsedate_to_datetime
+from typing import Iterator
+
+from mailtriage.backends.contract import Address, AttachmentInfo, Message, TextPart
+
+__all__ = [
+    "SYNTHETIC_DOMAIN",
+    "AttachmentNotFound",
+    "attachment_bytes",
+    "decode_header_text",
+    "extract_msgid",
+    "extract_msgids",
+    "header_fields",
+    "list_unsubscribe",
+    "normalize_line_ends",
+    "parse_address",
+    "parse_date",
+    "parse_message",
+    "parse_message_headers",
+    "split_header_block",
+    "synthetic_message_id",
+]
+
+SYNTHETIC_DOMAIN = "mailtriage.invalid"
+
+_POLICY = _policy.default
+
+# Charsets we fall back to, in order, when a label is missing, unknown or wrong.
+# windows-1252 decodes every byte except five, latin-1 decodes every byte: the last
+# resort never fails, so a part is always shown.
+_FALLBACK_CHARSETS = ("utf-8", "windows-1252", "latin-1")
+
+# Labels seen in the wild that mean "the sender did not know"; treated as unlabelled.
+_MEANINGLESS_CHARSETS = {"unknown-8bit", "x-unknown", "unknown", "default", "x-user-defined", ""}
+
+
+class AttachmentNotFound(LookupError):
+    """:func:`attachment_bytes` was asked for an index the message does not have."""
+
+
+# ---------------------------------------------------------------------------
+# Line ends and the header block
+# ---------------------------------------------------------------------------
+
+def normalize_line_ends(raw: bytes) -> tuple[bytes, str | None]:
+    """Turn CR-only line ends (old Mac mail) into LF; return the bytes and a note.
+
+    CRLF and LF are left alone (the parser reads both); only a message that has
+    carriage returns but no line feed at all is rewritten.
+    """
+    if b"\r" in raw and b"\n" not in raw:
+        return raw.replace(b"\r", b"\n"), "the message used CR-only line ends; read as LF"
+    return raw, None
+
+
+_BLANK_LINE = re.compile(rb"\r?\n\r?\n")
+
+
+def split_header_block(raw: bytes) -> tuple[bytes, int]:
+    """Return ``(header_block, body_offset)`` for raw message bytes.
+
+    The header block runs up to (not including) the first blank line; ``body_offset``
+    is where the body starts (``len(raw)`` when there is no body). CRLF, LF and
+    CR-only line ends are all recognised.
+    """
+    if b"\r" not in raw:
+        end = raw.find(b"\n\n")
+        if end < 0:
+            return raw, len(raw)
+        return raw[: end + 1], end + 2
+    if b"\n" not in raw:  # CR-only
+        end = raw.find(b"\r\r")
+        if end < 0:
+            return raw, len(raw)
+        return raw[: end + 1], end + 2
+    match = _BLANK_LINE.search(raw)
+    if match is None:
+        return raw, len(raw)
+    return raw[: match.start() + (2 if raw[match.start()] == 13 else 1)], match.end()
+
+
+def synthetic_message_id(header_block: bytes) -> str:
+    """A stable Message-ID for a message that has none: a hash of its raw headers.
+
+    Line ends are normalised first so the same message gives the same ID whether
+    it was stored with LF, CRLF or CR line ends. The domain ``mailtriage.invalid``
+    can never collide with a real Message-ID.
+    """
+    normalized = header_block.replace(b"\r\n", b"\n").replace(b"\r", b"\n").rstrip(b"\n")
+    digest = hashlib.sha256(normalized).hexdigest()[:24]
+    return f"<synthetic-{digest}@{SYNTHETIC_DOMAIN}>"
+
+
+_FIELD_LINE = re.compile(rb"^([!-9;-~]+)[ \t]*:", re.MULTILINE)
+
+
+def header_fields(header_block: bytes, wanted: frozenset[bytes] | set[bytes] | None = None) -> dict[bytes, bytes]:
+    """Byte-level header scan: ``{lowercased name: raw unfolded value}``.
+
+    The first occurrence of each field wins (as ``email.message.Message.get`` does).
+    ``wanted`` (lowercased names) limits what is collected. No decoding happens
+    here; callers decode only what they show. Line ends may be LF, CRLF or CR.
+    """
+    block = header_block
+    if b"\r" in block:
+        block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    fields: dict[bytes, bytes] = {}
+    lines = block.split(b"\n")
+    name: bytes | None = None
+    value_lines: list[bytes] = []
+
+    def flush() -> None:
+        if name is not None and name not in fields and (wanted is None or name in wanted):
+            fields[name] = b" ".join(v.strip() for v in value_lines).strip()
+
+    for line in lines:
+        if not line:
+            continue
+        first = line[0]
+        if first == 32 or first == 9:  # continuation line
+            if name is not None:
+                value_lines.append(line)
+            continue
+        colon = line.find(b":")
+        if colon <= 0 or line.startswith(b"From ") or line.startswith(b">From "):
+            flush()
+            name = None
+            continue
+        flush()
+        name = line[:colon].rstrip().lower()
+        value_lines = [line[colon + 1 :]]
+    flush()
+    return fields
+
+
+# ---------------------------------------------------------------------------
+# Message-IDs
+# ---------------------------------------------------------------------------
+
+_BRACKETED_ID = re.compile(rb"<[^<>\s]+>")
+_BARE_ID = re.compile(rb"[^\s<>,;\"()]+@[^\s<>,;\"()]+")
+
+
+def _id_text(raw: bytes) -> str:
+    try:
+        return raw.decode("ascii")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "replace")
+
+
+def extract_msgid(value: bytes | str | None) -> str | None:
+    """The Message-ID in a header value, angle brackets kept; None when there is none.
+
+    Takes the first ``<...>`` token; a bare ``local@domain`` (seen from broken
+    clients) is wrapped in brackets. Anything else is no ID.
+    """
+    if not value:
+        return None
+    if isinstance(value, str):
+        value = value.encode("utf-8", "surrogateescape")
+    match = _BRACKETED_ID.search(value)
+    if match is not None:
+        return _id_text(match.group())
+    match = _BARE_ID.search(value)
+    if match is not None:
+        return f"<{_id_text(match.group())}>"
+    return None
+
+
+def extract_msgids(value: bytes | str | None) -> tuple[str, ...]:
+    """Every ``<...>`` Message-ID in a References / In-Reply-To value, in order, deduplicated."""
+    if not value:
+        return ()
+    if isinstance(value, str):
+        value = value.encode("utf-8", "surrogateescape")
+    seen: dict[str, None] = {}
+    for token in _BRACKETED_ID.findall(value):
+        seen.setdefault(_id_text(token), None)
+    return tuple(seen)
+
+
+# ---------------------------------------------------------------------------
+# Dates
+# ---------------------------------------------------------------------------
+
+_MONTHS = {m: i for i, m in enumerate(
+    (b"jan", b"feb", b"mar", b"apr", b"may", b"jun", b"jul", b"aug", b"sep", b"oct", b"nov", b"dec"), 1)}
+# The RFC 5322 shape almost every message uses: [Day, ]DD Mon YYYY HH:MM[:SS] +ZZZZ
+_RFC5322_DATE = re.compile(
+    rb"\s*(?:[A-Za-z]{3},?\s*)?(\d{1,2})\s+([A-Za-z]{3})[a-z]*\s+(\d{4})\s+"
+    rb"(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([+-]\d{4})?\s*(?:\(.*)?$",
+    re.DOTALL,
+)
+
+
+def parse_date(value: bytes | str | None) -> datetime | None:
+    """Parse a Date header into an aware datetime (UTC when the zone is missing or -0000).
+
+    A fast path reads the common RFC 5322 shape; anything else goes through
+    ``email.utils.parsedate_to_datetime``. Returns None when the value is not a date.
+    """
+    if not value:
+        return None
+    raw = value.encode("utf-8", "surrogateescape") if isinstance(value, str) else value
+    match = _RFC5322_DATE.match(raw)
+    if match is not None:
+        day, mon, year, hour, minute, second, zone = match.groups()
+        month = _MONTHS.get(mon.lower())
+        if month is not None:
+            try:
+                if zone is None or zone == b"-0000":
+                    tz = timezone.utc
+                else:
+                    offset = int(zone[1:3]) * 60 + int(zone[3:5])
+                    tz = timezone(timedelta(minutes=-offset if zone[0] == 45 else offset))
+                return datetime(int(year), month, int(day), int(hour), int(minute),
+                                int(second) if second else 0, tzinfo=tz)
+            except ValueError:
+                pass  # e.g. 31 Feb or +9999: let the stdlib have a go
+    try:
+        text = raw.decode("ascii", "replace")
+        parsed = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if parsed is None:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed
+
+
+# ---------------------------------------------------------------------------
+# Header text (RFC 2047) and addresses
+# ---------------------------------------------------------------------------
+
+_ENCODED_WORD = re.compile(r"=\?([^?\s]+)\?([bBqQ])\?([^?\s]*)\?=")
+_BETWEEN_WORDS = re.compile(r"(\?=)\s+(?==\?[^?\s]+\?[bBqQ]\?[^?\s]*\?=)")
+_QP_ESCAPE = re.compile(rb"=([0-9A-Fa-f]{2})")
+
+
+def _codec_name(label: str | None) -> str | None:
+    """Python codec name for a charset label, or None when unknown/meaningless."""
+    if label is None:
+        return None
+    label = label.strip().strip('"').lower()
+    if label in _MEANINGLESS_CHARSETS:
+        return None
+    try:
+        return codecs.lookup(label).name
+    except LookupError:
+        return None
+
+
+def decode_bytes(data: bytes, label: str | None) -> tuple[str, str | None]:
+    """Decode ``data`` declared as charset ``label``; return ``(text, note)``.
+
+    Never raises. A note says when the label was unknown or wrong and which charset
+    was used instead; pure ASCII is always fine whatever the label.
+    """
+    codec = _codec_name(label)
+    if codec is not None:
+        try:
+            return data.decode(codec), None
+        except (UnicodeDecodeError, LookupError):
+            pass
+    elif label is None or label.strip().lower() in _MEANINGLESS_CHARSETS:
+        try:
+            return data.decode("ascii"), None
+        except UnicodeDecodeError:
+            pass
+    for fallback in _FALLBACK_CHARSETS:
+        if fallback == codec:
+            continue
+        try:
+            text = data.decode(fallback)
+        except UnicodeDecodeError:
+            continue
+        if codec is not None:
+            note = f"declared charset {label} does not match the content; decoded as {fallback}"
+        elif label is None or label.strip().lower() in _MEANINGLESS_CHARSETS:
+            note = f"no charset declared for 8-bit text; decoded as {fallback}"
+        else:
+            note = f"unknown charset {label!r}; decoded as {fallback}"
+        return text, note
+    return data.decode("latin-1"), None  # unreachable: latin-1 decodes every byte
+
+
+def _decode_encoded_word(charset: str, encoding: str, payload: str) -> tuple[str, str | None]:
+    charset = charset.split("*", 1)[0]  # RFC 2231 language suffix: utf-8*en
+    data = payload.encode("ascii", "surrogateescape")
+    note = None
+    if encoding in "bB":
+        padded = data + b"=" * (-len(data) % 4)
+        try:
+            raw = base64.b64decode(padded, validate=False)
+        except (binascii.Error, ValueError):
+            return f"=?{charset}?{encoding}?{payload}?=", "a base64 encoded-word in a header is broken; shown as is"
+    else:
+        raw = _QP_ESCAPE.sub(lambda m: bytes([int(m.group(1), 16)]), data.replace(b"_", b" "))
+    text, charset_note = decode_bytes(raw, charset)
+    if charset_note:
+        note = f"encoded-word: {charset_note}"
+    return text, note
+
+
+def decode_header_text(value: bytes | str | None) -> tuple[str, list[str]]:
+    """Decode an unstructured header (Subject, a display name) into text and notes.
+
+    Handles RFC 2047 encoded-words in any charset Python knows, falls back (with a
+    note) for unknown or mislabelled charsets, decodes raw 8-bit headers (utf-8,
+    else windows-1252) with a note, and unfolds continuation lines.
+    """
+    notes: list[str] = []
+    if value is None:
+        return "", notes
+    if isinstance(value, str):
+        value = value.encode("utf-8", "surrogateescape")
+    try:
+        text = value.decode("ascii")
+    except UnicodeDecodeError:
+        try:
+            text = value.decode("utf-8")
+            notes.append("raw 8-bit characters in the header; read as utf-8")
+        except UnicodeDecodeError:
+            text = value.decode("windows-1252", "replace")
+            notes.append("raw 8-bit characters in the header, not utf-8; read as windows-1252")
+    if "\n" in text or "\r" in text:
+        text = re.sub(r"\r?\n|\r", "", text)
+    if "=?" not in text:
+        return text, notes
+    text = _BETWEEN_WORDS.sub(r"\1", text)
+
+    def replace(match: re.Match[str]) -> str:
+        decoded, note = _decode_encoded_word(match.group(1), match.group(2), match.group(3))
+        if note and note not in notes:
+            notes.append(note)
+        return decoded
+
+    return _ENCODED_WORD.sub(replace, text), notes
+
+
+def parse_address(value: bytes | str | None) -> Address:
+    """The first address of a From-like header; ``Address('', '')`` when there is none."""
+    addresses = parse_address_list(value)
+    return addresses[0] if addresses else Address("", "")
+
+
+def parse_address_list(value: bytes | str | None) -> tuple[Address, ...]:
+    """Every address in a To/Cc-like header, display names decoded (never raises).
+
+    The raw value is split first and display names decoded after, so an encoded
+    comma inside a name cannot split an address.
+    """
+    if not value:
+        return ()
+    raw_text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+    raw_text = re.sub(r"\r?\n|\r", "", raw_text)
+    try:
+        pairs = getaddresses([raw_text])
+    except (TypeError, ValueError, IndexError):
+        text, _ = decode_header_text(raw_text)
+        return (Address(text.strip(), ""),)
+    result = []
+    for name, email in pairs:
+        if not name and not email:
+            continue
+        display, _ = decode_header_text(name)
+        result.append(Address(display.strip(), email.strip()))
+    return tuple(result)
+
+
+# ---------------------------------------------------------------------------
+# List-Unsubscribe
+# ---------------------------------------------------------------------------
+
+def list_unsubscribe(value: str | bytes | None) -> dict[str, list[str]]:
+    """Parse List-Unsubscribe into ``{"https": [...], "mailto": [...], "other": [...]}``.
+
+    Targets are only parsed, never fetched or sent to. Plain ``http:`` targets go to
+    ``other``: they are shown, but are not a safe one-click target.
+    """
+    result: dict[str, list[str]] = {"https": [], "mailto": [], "other": []}
+    if not value:
+        return result
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    for target in re.findall(r"<([^<>]+)>", value):
+        target = re.sub(r"\s+", "", target)
+        scheme = target.split(":", 1)[0].lower()
+        if scheme == "https":
+            result["https"].append(target)
+        elif scheme == "mailto":
+            result["mailto"].append(target)
+        else:
+            result["other"].append(target)
+    return result
+
+
+# ---------------------------------------------------------------------------
+# Full parse
+# ---------------------------------------------------------------------------
+
+_PARSER = BytesParser(policy=_POLICY)
+_HEADER_PARSER = BytesParser(policy=_POLICY)
+_ADDRESS_HEADERS = ("to", "cc")
+
+
+@dataclass
+class _Walk:
+    """What a walk over the MIME tree found, in display order."""
+
+    text_parts: list[TextPart]
+    attachments: list[AttachmentInfo]
+    attachment_parts: list[EmailMessage]
+    notes: list[str]
+
+
+def _raw_header_items(msg: EmailMessage) -> list[tuple[str, bytes]]:
+    items = []
+    for name, value in msg.raw_items():
+        if not isinstance(value, str):  # already a header object (not from the parser)
+            value = str(value)
+        # utf-8 + surrogateescape gives back the original bytes of an 8-bit header.
+        items.append((name, value.encode("utf-8", "surrogateescape")))
+    return items
+
+
+def _display_header(name: str, raw: bytes, notes: list[str]) -> str:
+    lname = name.lower()
+    if lname in ("message-id", "in-reply-to", "references", "date", "received", "dkim-signature",
+                 "arc-seal", "arc-message-signature", "authentication-results"):
+        text = raw.decode("utf-8", "replace")
+        return re.sub(r"\r?\n|\r", "", text)
+    text, header_notes = decode_header_text(raw)
+    for note in header_notes:
+        notes.append(f"{name}: {note}")
+    return text
+
+
+def _defect_text(defect: object) -> str:
+    text = str(defect).strip() or type(defect).__name__
+    name = type(defect).__name__
+    return text if text == name else f"{name}: {text}"
+
+
+def _part_label(part: EmailMessage) -> str:
+    filename = None
+    try:
+        filename = part.get_filename()
+    except Exception:  # noqa: BLE001 - a broken parameter must not lose the part
+        filename = None
+    label = part.get_content_type()
+    return f"{label} ({filename})" if filename else label
+
+
+def _payload_bytes(part: EmailMessage) -> tuple[bytes, list[str]]:
+    """Decoded transfer-encoding of one leaf part, with notes for what was broken."""
+    notes: list[str] = []
+    before = len(part.defects)
+    cte = str(part.get("content-transfer-encoding", "7bit")).strip().lower()
+    try:
+        data = part.get_payload(decode=True)
+    except Exception as exc:  # noqa: BLE001 - decoding must never lose the message
+        raw = part.get_payload(decode=False)
+        data = raw.encode("ascii", "surrogateescape") if isinstance(raw, str) else b""
+        notes.append(f"could not decode {cte}: {exc}; shown undecoded")
+    if data is None:
+        data = b""
+    for defect in part.defects[before:]:
+        name = type(defect).__name__
+        if name == "InvalidBase64LengthDefect":
+            salvaged = _salvage_base64(part)
+            if salvaged is None:
+                notes.append("broken base64 (invalid length); shown undecoded")
+            else:
+                data, dropped = salvaged
+                notes.append(f"broken base64 (invalid length); the last {dropped} characters "
+                             "could not be decoded and were dropped")
+        elif name == "InvalidBase64PaddingDefect":
+            notes.append("base64 padding was wrong; decoded anyway")
+        elif name == "InvalidBase64CharactersDefect":
+            notes.append("base64 contained invalid characters; they were skipped")
+        else:
+            notes.append(_defect_text(defect))
+    if cte == "quoted-printable":
+        raw = part.get_payload(decode=False)
+        if isinstance(raw, str) and re.search(r"=(?![0-9A-Fa-f]{2}|\r?\n|\r|$)", raw, re.MULTILINE):
+            notes.append("quoted-printable contained invalid escapes; kept as written")
+    elif cte not in ("7bit", "8bit", "binary", "base64", "quoted-printable", "x-uuencode", "uuencode",
+                     "x-uue", "uue", ""):
+        notes.append(f"unknown Content-Transfer-Encoding {cte!r}; shown undecoded")
+    return data, notes
+
+
+_BASE64_ALPHABET = re.compile(rb"[^A-Za-z0-9+/]")
+
+
+def _salvage_base64(part: EmailMessage) -> tuple[bytes, int] | None:
+    """Decode the longest whole prefix of a base64 body whose length is wrong."""
+    raw = part.get_payload(decode=False)
+    if not isinstance(raw, str):
+        return None
+    clean = _BASE64_ALPHABET.sub(b"", raw.encode("ascii", "ignore"))
+    usable = len(clean) - len(clean) % 4
+    try:
+        return base64.b64decode(clean[:usable]), len(clean) - usable
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _html_to_text(html: str) -> tuple[str, str | None]:
+    """HTML to readable text. html2text only rewrites markup; nothing is fetched."""
+    try:
+        import html2text
+    except ImportError:  # pragma: no cover - a declared dependency
+        return re.sub(r"<[^>]+>", "", html), "html2text is not installed; tags stripped"
+    converter = html2text.HTML2Text()
+    converter.body_width = 0
+    converter.ignore_images = False  # keep alt text and the target visible, never load it
+    converter.images_to_alt = True
+    converter.unicode_snob = True
+    try:
+        return converter.handle(html).strip("\n") + "\n", None
+    except Exception as exc:  # noqa: BLE001 - hostile HTML must not lose the message
+        return re.sub(r"<[^>]+>", "", html), f"HTML could not be converted ({exc}); tags stripped"
+
+
+def _text_part(part: EmailMessage, content_type: str) -> TextPart:
+    data, notes = _payload_bytes(part)
+    label = part.get_param("charset")
+    if isinstance(label, tuple):  # RFC 2231 charset*=
+        label = label[2]
+    text, charset_note = decode_bytes(data, label if isinstance(label, str) else None)
+    if charset_note:
+        notes.append(charset_note)
+    from_html = False
+    if content_type == "text/html":
+        text, html_note = _html_to_text(text)
+        from_html = True
+        if html_note:
+            notes.append(html_note)
+    return TextPart(content_type=content_type, text=text, note="; ".join(notes) or None, from_html=from_html)
+
+
+def _header_summary_text(msg: EmailMessage) -> str:
+    lines = []
+    for name in ("From", "To", "Cc", "Date", "Subject"):
+        raw = msg.get(name)
+        if raw is not None:
+            text, _ = decode_header_text(str(raw))
+            lines.append(f"{name}: {text}")
+    return "\n".join(lines) + "\n"
+
+
+def _walk(msg: EmailMessage) -> _Walk:
+    result = _Walk([], [], [], [])
+    _walk_into(msg, result, depth=0)
+    return result
+
+
+def _attach(part: EmailMessage, result: _Walk, extra_notes: list[str] | None = None) -> None:
+    notes = list(extra_notes or [])
+    index = len(result.attachments)
+    filename = None
+    try:
+        filename = part.get_filename()
+    except Exception as exc:  # noqa: BLE001
+        notes.append(f"filename unreadable: {exc}")
+    if filename and "=?" in filename:
+        filename, name_notes = decode_header_text(filename)
+        notes.extend(name_notes)
+    if not filename:
+        filename = f"unnamed-{index + 1}"
+        notes.append("the part names no file; name made up")
+    data, payload_notes = _payload_bytes(part)
+    notes.extend(payload_notes)
+    result.attachments.append(AttachmentInfo(
+        filename=filename, content_type=part.get_content_type(), size=len(data),
+        note="; ".join(notes) or None))
+    result.attachment_parts.append(part)
+
+
+def _walk_into(part: EmailMessage, result: _Walk, depth: int) -> None:
+    if depth > 50:
+        result.notes.append("MIME nesting deeper than 50 levels; the rest is not shown")
+        return
+    for defect in part.defects:
+        note = f"{_part_label(part)}: {_defect_text(defect)}"
+        if note not in result.notes:
+            result.notes.append(note)
+    content_type = part.get_content_type()
+    maintype = part.get_content_maintype()
+    disposition = part.get_content_disposition()
+
+    if part.is_multipart():
+        children = part.get_payload()
+        if not isinstance(children, list):
+            children = []
+        if content_type == "message/delivery-status":
+            blocks = []
+            for block in children:
+                blocks.append("\n".join(f"{k}: {v}" for k, v in block.items()))
+            result.text_parts.append(TextPart(content_type=content_type, text="\n\n".join(blocks) + "\n"))
+            return
+        if content_type == "message/rfc822" or maintype == "message":
+            for inner in children:
+                result.text_parts.append(TextPart(
+                    content_type="message/rfc822",
+                    text="---- attached message ----\n" + _header_summary_text(inner)))
+                _walk_into(inner, result, depth + 1)
+            return
+        if content_type == "multipart/alternative" and children:
+            chosen = _choose_alternative(children)
+            _walk_into(chosen, result, depth + 1)
+            for other in children:
+                # Alternatives that are not text (e.g. a calendar invite) stay reachable.
+                if other is not chosen and other.get_content_maintype() not in ("text", "multipart"):
+                    _attach(other, result)
+            return
+        if not children:
+            result.notes.append(f"{content_type} has no parts")
+        for child in children:
+            _walk_into(child, result, depth + 1)
+        return
+
+    if maintype == "multipart":
+        # Declared multipart but unsplittable (no or wrong boundary): show the raw text.
+        text_part = _text_part(part, "text/plain")
+        note = f"{content_type} could not be split into parts; shown as raw text"
+        result.text_parts.append(TextPart("text/plain", text_part.text,
+                                          note="; ".join(filter(None, (note, text_part.note)))))
+        return
+    if disposition == "attachment":
+        _attach(part, result)
+        return
+    if maintype == "text" or content_type in ("message/rfc822-headers",):
+        if content_type in ("text/plain", "text/html") or part.get_filename() is None:
+            result.text_parts.append(_text_part(part, content_type))
+            return
+    if content_type == "message/external-body":
+        result.text_parts.append(TextPart(
+            content_type=content_type,
+            text="(external body, not fetched) " + str(part.get("content-type", "")) + "\n",
+            note="message/external-body points elsewhere; nothing is fetched"))
+        return
+    _attach(part, result)
+
+
+def _choose_alternative(children: list[EmailMessage]) -> EmailMessage:
+    """Prefer text/plain, then a multipart holding text, then HTML, then the last."""
+    for child in children:
+        if child.get_content_type() == "text/plain" and child.get_content_disposition() != "attachment":
+            return child
+    for child in children:
+        if child.is_multipart():
+            return child
+    for child in children:
+        if child.get_content_type() == "text/html":
+            return child
+    return children[-1]
+
+
+def _truncate(raw: bytes, max_bytes: int) -> tuple[bytes, str]:
+    header, body_offset = split_header_block(raw)
+    keep = max(0, max_bytes - len(header))
+    note = (f"message is {len(raw):,} bytes, over the size cap of {max_bytes:,}; "
+            f"body truncated to its first {keep:,} bytes")
+    return raw[: body_offset + keep], note
+
+
+def parse_message(raw: bytes, *, backend_ref: str | None = None, max_bytes: int | None = None) -> Message:
+    """Parse raw RFC 5322 bytes into a contract :class:`Message` (never raises for content).
+
+    ``max_bytes`` caps how much of an oversized message is decoded: the headers are
+    always read in full, the body is cut, and a message note says so.
+
+    Raises:
+        TypeError: ``raw`` is not bytes.
+    """
+    if not isinstance(raw, (bytes, bytearray, memoryview)):
+        raise TypeError(f"parse_message needs bytes, not {type(raw).__name__}")
+    raw = bytes(raw)
+    notes: list[str] = []
+    raw, line_note = normalize_line_ends(raw)
+    if line_note:
+        notes.append(line_note)
+    if max_bytes is not None and len(raw) > max_bytes:
+        raw, cap_note = _truncate(raw, max_bytes)
+        notes.append(cap_note)
+    header_block, _ = split_header_block(raw)
+    try:
+        msg = _PARSER.parsebytes(raw)
+    except Exception as exc:  # noqa: BLE001 - the stdlib parser is lenient; keep the mail anyway
+        notes.append(f"MIME structure could not be parsed ({exc}); body shown as raw text")
+        base = _message_from_headers(header_block, notes, backend_ref)
+        body = raw[len(header_block):]
+        text, note = decode_bytes(body, None)
+        return _replace(base, text_parts=(TextPart("text/plain", text, note=note),))
+    base = _message_from_headers(header_block, notes, backend_ref, parsed=msg)
+    walk = _walk(msg)
+    notes.extend(walk.notes)
+    return _replace(base, text_parts=tuple(walk.text_parts), attachments=tuple(walk.attachments),
+                    notes=tuple(dict.fromkeys(notes)))
+
+
+def _replace(message: Message, **changes: object) -> Message:
+    from dataclasses import replace
+
+    return replace(message, **changes)
+
+
+def parse_message_headers(raw: bytes, *, backend_ref: str | None = None) -> Message:
+    """The cheap variant for listing: headers only, no body decoding.
+
+    ``raw`` may be the whole message or just its header block. The result has no
+    text parts or attachments.
+    """
+    raw = bytes(raw)
+    notes: list[str] = []
+    raw, line_note = normalize_line_ends(raw)
+    if line_note:
+        notes.append(line_note)
+    header_block, _ = split_header_block(raw)
+    return _message_from_headers(header_block, notes, backend_ref)
+
+
+def _message_from_headers(header_block: bytes, notes: list[str], backend_ref: str | None,
+                          parsed: EmailMessage | None = None) -> Message:
+    if parsed is None:
+        try:
+            parsed = _HEADER_PARSER.parsebytes(header_block + b"\n", headersonly=True)
+        except Exception as exc:  # noqa: BLE001
+            notes.append(f"headers could not be parsed ({exc})")
+            parsed = None
+    items: list[tuple[str, bytes]] = _raw_header_items(parsed) if parsed is not None else []
+    if parsed is not None:
+        for defect in parsed.defects:
+            if type(defect).__name__ in ("MissingHeaderBodySeparatorDefect",):
+                notes.append(f"message: {_defect_text(defect)}")
+    first: dict[str, bytes] = {}
+    for name, value in items:
+        first.setdefault(name.lower(), value)
+    headers = tuple((name, _display_header(name, value, notes)) for name, value in items)
+
+    message_id = extract_msgid(first.get("message-id"))
+    synthetic = False
+    if message_id is None:
+        if "message-id" in first:
+            notes.append("the Message-ID header is unreadable; a synthetic ID stands in")
+        message_id = synthetic_message_id(header_block)
+        synthetic = True
+    subject, subject_notes = decode_header_text(first.get("subject"))
+    sender = parse_address(first.get("from")) if first.get("from") else parse_address(first.get("sender"))
+    to = parse_address_list(first.get("to"))
+    cc = parse_address_list(first.get("cc"))
+    date = parse_date(first.get("date"))
+    if first.get("date") and date is None:
+        notes.append(f"the Date header is not a date: {first['date'].decode('utf-8', 'replace')!r}")
+    in_reply_to = extract_msgid(first.get("in-reply-to"))
+    references = extract_msgids(first.get("references"))
+    return Message(
+        message_id=message_id,
+        subject=subject,
+        sender=sender,
+        to=to,
+        cc=cc,
+        date=date,
+        in_reply_to=in_reply_to,
+        references=references,
+        headers=headers,
+        notes=tuple(dict.fromkeys(notes)),
+        synthetic_id=synthetic,
+        backend_ref=backend_ref,
+    )
+
+
+def attachment_bytes(raw: bytes, index: int) -> bytes:
+    """The decoded bytes of attachment ``index`` (as numbered in ``Message.attachments``).
+
+    Raises:
+        AttachmentNotFound: the message has no attachment with that index.
+    """
+    raw, _ = normalize_line_ends(bytes(raw))
+    msg = _PARSER.parsebytes(raw)
+    walk = _walk(msg)
+    if not 0 <= index < len(walk.attachment_parts):
+        raise AttachmentNotFound(f"no attachment {index}; the message has {len(walk.attachment_parts)}")
+    data, _ = _payload_bytes(walk.attachment_parts[index])
+    return data
+
+
+def iter_text(message: Message) -> Iterator[str]:
+    """Every readable text of a message (for search), parts in display order."""
+    yield message.subject
+    for part in message.text_parts:
+        yield part.text
