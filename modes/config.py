@@ -19,6 +19,7 @@ Example (every key is described in docs/modes.md)::
     username = "mas"
     password_key = "modes:imap"      # keyring key (service "mailtriage"), or password_env = "VAR"
     folder = "INBOX"
+    ca_file = "/etc/ssl/my-ca.pem"   # optional: extra CA to trust
 
     [smtp]
     host = "smtp.example.org"
@@ -111,6 +112,12 @@ class MailServer:
     password_env: str | None
     folder: str = "INBOX"
     timeout: float = 30.0
+    ca_file: str | None = None  # extra CA to trust (self-hosted servers)
+
+    def tls_context(self):
+        import ssl
+
+        return ssl.create_default_context(cafile=self.ca_file) if self.ca_file else ssl.create_default_context()
 
 
 @dataclass(frozen=True)
@@ -287,7 +294,15 @@ def _mail_server(reader: "_Reader", data: Mapping, name: str, default_port: int)
         password_env=reader.string(table, "password_env", key=f"{name}.password_env"),
         folder=reader.string(table, "folder", default="INBOX", key=f"{name}.folder"),
         timeout=reader.number(table, "timeout", default=30.0, key=f"{name}.timeout"),
+        ca_file=_existing_file(reader, table, "ca_file", f"{name}.ca_file"),
     )
+
+
+def _existing_file(reader: "_Reader", table: Mapping, name: str, key: str) -> str | None:
+    value = reader.string(table, name, key=key)
+    if value is not None and not Path(value).is_file():
+        raise ConfigError(reader.file, key, f"{value!r} is not a readable file", "a PEM file of CA certificates")
+    return value
 
 
 def _refuse_secrets(data: Any, where: Path, prefix: str = "") -> None:

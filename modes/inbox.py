@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
-import ssl
 from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from email.message import EmailMessage
@@ -181,9 +180,9 @@ class Inbox:
         client = None
         try:
             client = IMAPClient(server.host, server.port, ssl=server.security == "tls", timeout=server.timeout,
-                                ssl_context=ssl.create_default_context())
+                                ssl_context=server.tls_context())
             if server.security == "starttls":
-                client.starttls(ssl.create_default_context())
+                client.starttls(server.tls_context())
             client.login(server.username or "", mail_password(server) or "")
             info = client.select_folder(server.folder, readonly=True)
             uidvalidity = int(info.get(b"UIDVALIDITY", 0))

@@ -125,7 +125,7 @@ class Mailer:
                 message, hostname=smtp.host, port=smtp.port, sender=row["sender"], recipients=[row["recipient"]],
                 username=smtp.username if password is not None else None, password=password,
                 use_tls=smtp.security == "tls", start_tls=True if smtp.security == "starttls" else False,
-                timeout=smtp.timeout)
+                tls_context=smtp.tls_context() if smtp.security != "plain" else None, timeout=smtp.timeout)
         except (aiosmtplib.SMTPException, OSError) as exc:
             TRACE.log("smtp:modes", "!", f"{type(exc).__name__}: {exc}")
             raise MailUnavailable(f"SMTP {smtp.host}:{smtp.port}: {exc}") from None
