@@ -101,6 +101,9 @@ class Outbox:
             for item in self.store.due(self.clock.now()):
                 if item["url"] in blocked:
                     continue
+                current = self.store.outbox_item(item["id"])
+                if current is None or current["state"] != "pending":
+                    continue  # withdrawn meanwhile (its handoff ended)
                 message = json.loads(item["body"])
                 delivery = await self.client.post(item["url"], message)
                 attempts = item["attempts"] + delivery.attempts

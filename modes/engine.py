@@ -181,6 +181,9 @@ class ModesEngine:
         self.store.update_handoff(handoff.handoff_id, now, **changes)
         self.store.add_status(handoff_id=handoff.handoff_id, case_key=handoff.case_key, status=status, seq=seq,
                               source=source, fields=fields or {}, now=now)
+        if sm.is_terminal(status):
+            # A request or update still waiting for the mode has nothing left to start.
+            self.store.withdraw(handoff.handoff_id, ("handoff.request", "handoff.update"), now)
         return self.store.handoff(handoff.handoff_id)  # type: ignore[return-value]
 
     def status_fields(self, envelope: Envelope) -> dict[str, Any]:

@@ -486,6 +486,14 @@ class Store:
             rows = self._all("SELECT * FROM outbox ORDER BY created_at, rowid")
         return [_dict(r) for r in rows]  # type: ignore[misc]
 
+    def withdraw(self, handoff_id: str, types: tuple[str, ...], now: datetime) -> int:
+        """Pending messages of these types for a handoff that ended: they will not be sent."""
+        marks = ", ".join("?" for _ in types)
+        cursor = self._run(f"UPDATE outbox SET state = 'withdrawn', body = NULL, updated_at = ?"
+                           f" WHERE handoff_id = ? AND state = 'pending' AND type IN ({marks})",
+                           (stamp(now), handoff_id, *types))
+        return cursor.rowcount
+
     def outbox_item(self, message_id: str) -> dict[str, Any] | None:
         return _dict(self._one("SELECT * FROM outbox WHERE id = ?", (message_id,)))
 
