@@ -158,6 +158,9 @@ class ModesEngine:
     def accept_status(self, envelope: Envelope, handoff: Handoff) -> bool:
         """Check an incoming handoff.status. False: stale (ignore). Raises ProtocolError."""
         status, seq = envelope.get("status"), envelope.get("seq")
+        if handoff.status == sm.NEW or not handoff.forwarded:
+            raise ProtocolError("invalid-transition", f"handoff {handoff.handoff_id} was never sent to a mode "
+                                                      "(transfers blocked); no status can follow")
         try:
             sm.check_reporter(status, timeout_owner=False)
         except sm.NotTimeoutOwner as exc:
