@@ -86,13 +86,17 @@ class ModesEngine:
         if usable_id:
             self._inflight[message_id] = future
         try:
-            status, body = await self._process(value, message_id if usable_id else None)
-        except Exception as exc:  # noqa: BLE001 - one bad message must not take the endpoint down
-            log.exception("modes: message %s failed", message_id)
-            status, body = 500, ProtocolError("internal-error", f"{type(exc).__name__}: {exc}").body()
+            try:
+                status, body = await self._process(value, message_id if usable_id else None)
+            except Exception as exc:  # noqa: BLE001 - one bad message must not take the endpoint down
+                log.exception("modes: message %s failed", message_id)
+                status, body = 500, ProtocolError("internal-error", f"{type(exc).__name__}: {exc}").body()
+            future.set_result((status, body))
         finally:
-            self._inflight.pop(message_id, None)
-        future.set_result((status, body))
+            if usable_id:
+                self._inflight.pop(message_id, None)
+            if not future.done():
+                future.cancel()  # we were cancelled: a duplicate waiting on us gets no answer and may retry
         self.kick()
         return status, body
 

@@ -126,6 +126,13 @@ class Party:
             self.consumed += 1
             return record
 
+    def take_type(self, type_: str) -> Received:
+        """The next received message of this type; earlier ones of other types are passed over."""
+        while True:
+            record = self.take()
+            if isinstance(record.body, dict) and record.body.get("type") == type_:
+                return record
+
     def problems(self) -> list[str]:
         with self._lock:
             return [f"{r.body}: {r.problem}" for r in self.received if r.problem]
