@@ -86,7 +86,9 @@ class MasterRole:
         handoff_id = new_id("h")
         endpoint = rtype.modes.get(mode)
         refusal = None
-        if mode not in rtype.enabled_modes:
+        if not case.participant:
+            refusal = ("declined", "the request mail has no sender address to continue with")
+        elif mode not in rtype.enabled_modes:
             refusal = ("mode-not-enabled", f"the statute of {rtype.name} does not enable {mode}")
         elif endpoint is None or not endpoint.endpoint:
             refusal = ("mode-unavailable", f"no endpoint is configured for {rtype.name} / {mode}")

@@ -104,9 +104,13 @@ class SlaveRole:
         webhook = transfers["webhook"]
         self.store.add_handoff(handoff_id=handoff_id, case_key=case.key, mode=mode, role=ROLE, status=sm.NEW,
                                now=now, endpoint=webhook, forwarded=True, request_ref=request_ref)
-        engine.record_status(self.store.handoff(handoff_id), "requested", source="email")  # type: ignore[arg-type]
+        handoff = engine.record_status(self.store.handoff(handoff_id), "requested", source="email")  # type: ignore[arg-type]
         self.to_master(build("handoff.requested", case=engine.case_ref(case), handoff_id=handoff_id, mode=mode,
                              forwarded=True), handoff_id=handoff_id)
+        if not case.participant:
+            self.end_by_email(handoff, "refused", {"reason": "declined",
+                                                   "detail": "the request mail has no sender address to continue with"})
+            return
         request = self.store.mail(request_ref) if request_ref else None
         engine.enqueue(build("handoff.request", case=engine.case_ref(case), handoff_id=handoff_id, mode=mode,
                              details=(request or {}).get("details") or {}, status_url=engine.status_url,
