@@ -104,6 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(args: argparse.Namespace, config) -> int:
+    from mailtriage.core.projectconfig import ConfigError
     from mailtriage.modes.server import ModesServer, serve_forever
 
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
@@ -131,6 +132,9 @@ def _serve(args: argparse.Namespace, config) -> int:
         pass
     except KeyboardInterrupt:
         pass
+    except ConfigError as exc:
+        _err(f"configuration error: {exc}")
+        return EXIT_USAGE
     except OSError as exc:
         _err(f"cannot serve on {args.host or config.host}:{config.port if args.port is None else args.port}: {exc}")
         return EXIT_FAILED

@@ -10,6 +10,8 @@ Example (every key is described in docs/modes.md)::
     host = "127.0.0.1"               # loopback by default
     port = 8025
     public_url = "http://127.0.0.1:8025/mas-modes"   # status_url given to modes
+    token_key = "modes:endpoint"     # callers send "Authorization: Bearer <token>" (keyring key;
+                                     # or token_env = "VAR"); required to listen beyond loopback
     poll_seconds = 30                # mailbox poll interval
     tick_seconds = 5                 # deadline and outbox check interval
 
@@ -129,6 +131,8 @@ class ModesConfig:
     host: str = "127.0.0.1"
     port: int = 8025
     public_url: str | None = None
+    token_key: str | None = None  # keyring key of the bearer token callers must present
+    token_env: str | None = None  # or the environment variable holding it
     poll_seconds: float | None = 30.0
     tick_seconds: float | None = 5.0
     mailbox: MailServer | None = None
@@ -220,6 +224,8 @@ def parse_config(data: Mapping[str, Any], file: Path | None = None) -> ModesConf
         host=host,
         port=reader.integer(server, "port", default=8025, key="server.port", low=0, high=65535),
         public_url=reader.url(server, "public_url", key="server.public_url"),
+        token_key=reader.string(server, "token_key", key="server.token_key"),
+        token_env=reader.string(server, "token_env", key="server.token_env"),
         poll_seconds=reader.number(server, "poll_seconds", default=30.0, key="server.poll_seconds", allow_none=True),
         tick_seconds=reader.number(server, "tick_seconds", default=5.0, key="server.tick_seconds", allow_none=True),
         mailbox=_mail_server(reader, data, "mailbox", 993),
@@ -313,6 +319,28 @@ def _refuse_secrets(data: Any, where: Path, prefix: str = "") -> None:
                 raise ConfigError(where, dotted, "secrets never go in the config file",
                                   "password_key (keyring) or password_env (environment variable)")
             _refuse_secrets(value, where, dotted + ".")
+
+
+def endpoint_token(config: ModesConfig) -> str | None:
+    """The bearer token callers of the endpoint must present (None: no token configured)."""
+    if config.token_env:
+        return os.environ.get(config.token_env) or None
+    if config.token_key:
+        from mailtriage.core.secrets import get_secret
+
+        return get_secret(config.token_key)
+    return None
+
+
+def check_listen(config: ModesConfig, host: str) -> None:
+    """Serving beyond loopback needs a token: anyone who reaches the port could ask for mail.send.
+
+    Raises ConfigError.
+    """
+    if not is_loopback(host) and endpoint_token(config) is None:
+        raise ConfigError(_where(config.file), "server.host",
+                          f"{host} is not loopback, and no token protects the endpoint",
+                          "127.0.0.1, or set server.token_key (keyring) / server.token_env")
 
 
 def mail_password(server: MailServer) -> str | None:

@@ -13,6 +13,7 @@ for embedding (tests, a UI) without giving up the caller's thread.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 import threading
 from concurrent.futures import Future
@@ -21,7 +22,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 from aiohttp import web
 
 from mailtriage.modes.clock import Clock
-from mailtriage.modes.config import ModesConfig
+from mailtriage.modes.config import ModesConfig, check_listen, endpoint_token
 from mailtriage.modes.engine import MAX_BODY, ModesEngine
 from mailtriage.modes.envelope import ProtocolError
 from mailtriage.modes.inbox import MailboxError
@@ -41,6 +42,7 @@ class ModesServer:
         self.background = background  # the poll and tick loops (tests drive them by hand)
         self._runner: web.AppRunner | None = None
         self._loops: list[asyncio.Task] = []
+        self._token: str | None = None
 
     @property
     def url(self) -> str:
@@ -54,7 +56,10 @@ class ModesServer:
         return app
 
     async def start(self) -> None:
-        """Bind and serve. Raises OSError when the address is taken."""
+        """Bind and serve. Raises OSError when the address is taken, ConfigError when a
+        non-loopback address has no token."""
+        check_listen(self.config, self.host)
+        self._token = endpoint_token(self.config)
         self._runner = web.AppRunner(self.app(), access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
@@ -98,6 +103,10 @@ class ModesServer:
             log.warning("modes: %s", exc)
 
     async def _post(self, request: web.Request) -> web.Response:
+        if self._token is not None and not hmac.compare_digest(
+                request.headers.get("Authorization", "").encode(), f"Bearer {self._token}".encode()):
+            error = ProtocolError("unauthorized", "this endpoint needs Authorization: Bearer <token>")
+            return web.json_response(error.body(), status=error.status)
         if request.content_type != "application/json":
             error = ProtocolError("unsupported-media-type", f"Content-Type must be application/json, "
                                                             f"not {request.content_type or 'none'}")

@@ -151,3 +151,24 @@ def test_role_flag_and_health(tmp_path, cli_env):
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0
         proc.stderr.close()
+
+
+def test_beyond_loopback_needs_a_token_and_the_token_is_checked(tmp_path, cli_env):
+    config = tmp_path / "m.toml"
+    config.write_text(f'domain = "{DOMAIN}"\ndatabase = "{tmp_path / "r.sqlite3"}"\n'
+                      '[server]\ntoken_env = "MT_TEST_MODES_TOKEN"\n', encoding="utf-8")
+    refused = run_cli("serve", "--config", str(config), "--host", "0.0.0.0", "--port", "0", env=cli_env)
+    assert refused.returncode == 2 and "server.host" in refused.stderr and "token" in refused.stderr
+
+    cli_env["MT_TEST_MODES_TOKEN"] = "s3cret-token"
+    served = Served(config, cli_env)
+    try:
+        message = {"mas_modes_version": "0.1", "type": "case.assign", "id": "t-1", "intake_ref": "in-x",
+                   "resource_id": "X-1"}
+        response = httpx.post(served.url, json=message, timeout=10)
+        assert (response.status_code, response.json()["error"]) == (401, "unauthorized")
+        response = httpx.post(served.url, json=message, timeout=10,
+                              headers={"Authorization": "Bearer s3cret-token"})
+        assert (response.status_code, response.json()["error"]) == (404, "unknown-intake")
+    finally:
+        assert served.stop() == 0
