@@ -28,7 +28,9 @@ from mailtriage.modes.config import ModesConfig, ResourceType
 from mailtriage.modes.envelope import CaseRef, Envelope, ProtocolError, build, new_id
 from mailtriage.modes.inbox import Inbox, InboundMail, parse_inbound, read_fields
 from mailtriage.modes.mailer import Mailer, MailUnavailable
+from mailtriage.modes.master import MasterRole
 from mailtriage.modes.messages import parse_message
+from mailtriage.modes.slave import SlaveRole
 from mailtriage.modes.store import Case, Handoff, Store
 
 log = logging.getLogger("mailtriage.modes")
@@ -40,9 +42,6 @@ EMAIL_SENDS = ("handoff.request", "handoff.update", "case.intake", "case.message
 class ModesEngine:
     def __init__(self, config: ModesConfig, *, clock: Clock | None = None, store: Store | None = None,
                  status_url: str | None = None) -> None:
-        from mailtriage.modes.master import MasterRole
-        from mailtriage.modes.slave import SlaveRole
-
         self.config = config
         self.clock = clock or SystemClock()
         self.store = store or Store(config.database)
@@ -180,7 +179,7 @@ class ModesEngine:
     def record_status(self, handoff: Handoff, status: str, *, source: str, seq: int | None = None,
                       fields: dict[str, Any] | None = None) -> Handoff:
         """Record a status the table allows (checked again here: nothing bypasses the machine)."""
-        sm.check_transition(handoff.status if handoff.status != sm.NEW else None, status)
+        sm.check_transition(handoff.status, status)
         now = self.clock.now()
         changes: dict[str, Any] = {"status": status}
         if seq is not None:
@@ -333,7 +332,7 @@ class ModesEngine:
     async def run_due(self) -> None:
         """One pass: deadlines past the clock, due outbox messages, queued mails."""
         async with self._work_lock:
-            self.master.check_deadlines()
+            self.master.check_deadlines()  # the slave role has none: timeouts belong to the master
             await self.outbox.deliver_due()
             await self.send_queued_mails()
 

@@ -64,8 +64,7 @@ class ModesServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
-        sockets = getattr(site, "_server").sockets  # the bound port when 0 was asked for
-        self.port = sockets[0].getsockname()[1]
+        self.port = self._runner.addresses[0][1]  # the bound port when 0 was asked for
         self.engine.status_url = self.config.public_url or self.url
         if self.background:
             if self.config.mailbox is not None and self.config.poll_seconds:

@@ -254,6 +254,3 @@ class SlaveRole:
         case = self.store.case(handoff.case_key)
         if case is not None:
             self.relay(case, handoff, status, fields)
-
-    def check_deadlines(self) -> None:  # pragma: no cover - documentation of the rule
-        """Timeouts belong to the master: email sets no deadline in this role."""
