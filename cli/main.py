@@ -220,6 +220,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             when = t.last_activity.strftime("%Y-%m-%d %H:%M") if t.last_activity else "????-??-?? ??:??"
             who = _inert(t.sender.name or t.sender.email)[:24]
             print(f"{when}  {t.message_count:>3}  {who:<24}  {_inert(t.subject)}")
+        for note in getattr(threads, "notes", ()):  # pages or rows a backend could not read
+            _err(f"note: {_inert(note)}")
         return EXIT_OK
     finally:
         sources.close()
@@ -274,12 +276,17 @@ def cmd_mail(args: argparse.Namespace) -> int:
             tid = thread_id()
             call = lambda b: b.thread_url(tid)  # noqa: E731
         result = sources.dispatch(op, call, backend=args.backend)
-        _emit({
+        doc = {
             "op": op.value,
             "backend": result.resolution.chosen,
             "resolution": result.resolution.to_json(),
             "result": _jsonable(result.value),
-        })
+        }
+        if isinstance(result.value, list) and hasattr(result.value, "notes"):
+            # A listing that could not read everything says what it skipped.
+            doc["notes"] = list(result.value.notes)
+            doc["complete"] = bool(getattr(result.value, "complete", True))
+        _emit(doc)
         return EXIT_OK
     finally:
         sources.close()

@@ -99,6 +99,8 @@ class Proposal:
     notes: list[str] = field(default_factory=list)
     recap: list[Any] = field(default_factory=list)  # Resolution values: which backend serves each op
     blocked: str | None = None  # why nothing may be written (e.g. no security CC)
+    # What a write would contain when no backend can write it: shown, never applied.
+    preview: list[Field] = field(default_factory=list)
     _applied: bool = False
 
     @property
@@ -133,6 +135,7 @@ class Proposal:
             "notes": list(self.notes),
             "recap": [r.to_json() if hasattr(r, "to_json") else str(r) for r in self.recap],
             "blocked": self.blocked,
+            "preview": [f.to_json() for f in self.preview],
         }
 
     def render_text(self) -> str:
@@ -150,6 +153,15 @@ class Proposal:
                     out.append(f"    {f.label}:")
                     out += [f"      | {line}" for line in f.value.splitlines() or [""]]
                 else:
+                    out.append(f"    {f.label}: {f.value}{mark}")
+        if self.preview:
+            out.append("would write (no backend can write it):")
+            for f in self.preview:
+                if f.multiline:
+                    out.append(f"    {f.label}:")
+                    out += [f"      | {line}" for line in f.value.splitlines() or [""]]
+                else:
+                    mark = f"  <-- {f.marker}" if f.marker else ""
                     out.append(f"    {f.label}: {f.value}{mark}")
         for note in self.notes:
             out.append(f"note: {note}")

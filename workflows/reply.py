@@ -87,17 +87,6 @@ def propose_reply(
         references=references,
         allow_second_draft=allow_second_draft,
     )
-    draft_res = sources.resolve(Op.CREATE_DRAFT)
-    if draft_res.aborted:
-        proposal.blocked = draft_res.aborted
-        return proposal
-    if not draft_res.chosen:
-        proposal.notes.append(
-            "no backend available for create_draft — reply proposal omitted, "
-            "please draft the receipt-of-confirmation reply by hand"
-        )
-        return proposal
-
     fields = [Field("To", ", ".join(request.to))]
     for addr in request.cc:
         marker = None
@@ -109,6 +98,18 @@ def propose_reply(
         Field("In-Reply-To", request.in_reply_to or ""),
         Field("Body", body, multiline=True),
     ]
+
+    draft_res = sources.resolve(Op.CREATE_DRAFT)
+    if draft_res.aborted:
+        proposal.blocked = draft_res.aborted
+        return proposal
+    if not draft_res.chosen:
+        proposal.preview = fields
+        proposal.notes.append(
+            "no backend available for create_draft — reply proposal omitted, "
+            "please draft the receipt-of-confirmation reply by hand"
+        )
+        return proposal
 
     def apply(write: Write):
         final = replace(request, body=write.body if write.body is not None else request.body)

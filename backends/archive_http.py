@@ -1,0 +1,286 @@
+"""What the read-only list-archive backends (HyperKitty, PonyMail) share.
+
+Both speak JSON over HTTP through :class:`mailtriage.core.http.HttpClient` (timeouts,
+User-Agent, Retry-After on 429/503, redacted trace). This module translates what a
+server answers into our errors at one boundary, most specific first:
+
+* a transport failure (connection refused, timeout) -> :class:`Unavailable`;
+* 401/403 -> :class:`Unavailable` with the backend's own reason (a private archive is
+  unavailable, never an empty result);
+* 404 -> :class:`ArchiveNotFound`; 5xx (and 429 once retries are spent) ->
+  :class:`ArchiveServerError`; a body that is not the JSON we expect ->
+  :class:`ArchiveBadResponse`. All three are :class:`BackendFailure`: that one call
+  failed, the backend may still serve others.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+from urllib.parse import urlsplit
+
+from mailtriage.backends.errors import BackendFailure, Unavailable
+from mailtriage.core.http import DEFAULT_TIMEOUT, HttpClient, HttpError
+from mailtriage.core.projectconfig import PROJECT_FILE, ConfigError
+
+# How long a check_available() answer is reused: the resolution rule asks before
+# every dispatch, and one cheap request per minute is plenty for a list archive.
+AVAILABILITY_TTL = 60.0
+
+
+class ArchiveNotFound(BackendFailure):
+    """The archive answered 404: the list, thread or message does not exist there."""
+
+    status = 404
+
+
+class ArchiveServerError(BackendFailure):
+    """The archive answered 5xx (or kept answering 429): a server-side failure."""
+
+    def __init__(self, backend: str, detail: str, status: int | None = None) -> None:
+        super().__init__(backend, detail)
+        self.status = status
+
+
+class ArchiveBadResponse(BackendFailure):
+    """The archive answered, but not with the JSON shape its API defines."""
+
+
+class ThreadListing(list):
+    """The result of ``list_recent_threads``: the summaries, plus what went wrong.
+
+    A list, so every caller can treat it as ``Sequence[ThreadSummary]``. ``notes``
+    names each page or row that could not be read (the rest is still listed);
+    ``complete`` is false when a page failed and older threads may be missing;
+    ``requests`` counts the HTTP requests the listing took.
+    """
+
+    def __init__(self, items: Iterable[Any] = (), *, notes: Iterable[str] = (), complete: bool = True,
+                 requests: int = 0) -> None:
+        super().__init__(items)
+        self.notes: list[str] = list(notes)
+        self.complete = complete
+        self.requests = requests
+
+
+# -- configuration ------------------------------------------------------------
+
+
+class SourceSettings:
+    """Reads ``mail_sources.<name>.<key>`` values; every error names file and key."""
+
+    def __init__(self, name: str, settings: Mapping[str, Any]) -> None:
+        self.name = name
+        self.settings = settings
+        project_dir = settings.get("_project_dir")
+        self.file = str(Path(str(project_dir)) / PROJECT_FILE) if project_dir else PROJECT_FILE
+
+    def key(self, key: str) -> str:
+        return f"mail_sources.{self.name}.{key}"
+
+    def error(self, key: str, problem: str, valid: str | None = None) -> ConfigError:
+        return ConfigError(self.file, self.key(key), problem, valid)
+
+    def text(self, key: str, *, required: bool, valid: str) -> str | None:
+        value = self.settings.get(key)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            if required:
+                raise self.error(key, "is missing", valid)
+            return None
+        if not isinstance(value, str):
+            raise self.error(key, f"must be text, not {type(value).__name__} {value!r}", valid)
+        return value.strip()
+
+    def base_url(self, key: str = "base_url") -> str:
+        valid = "an http(s) URL such as https://lists.example.org"
+        url = self.text(key, required=True, valid=valid) or ""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise self.error(key, f"{url!r} is not an http(s) URL", valid)
+        if parts.query or parts.fragment:
+            raise self.error(key, f"{url!r} carries a query or fragment", valid)
+        return url.rstrip("/")
+
+    def number(self, key: str, default: float, *, low: float, high: float, integer: bool = False) -> float:
+        value = self.settings.get(key, default)
+        kind = "a whole number" if integer else "a number"
+        valid = f"{kind} from {low:g} to {high:g}"
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
+            raise self.error(key, f"{value!r} is not {kind}", valid)
+        if not low <= value <= high:
+            raise self.error(key, f"{value!r} is out of range", valid)
+        return value
+
+    def timeout(self) -> float:
+        return float(self.number("timeout", DEFAULT_TIMEOUT, low=1, high=600))
+
+
+# -- HTTP ---------------------------------------------------------------------
+
+
+class ArchiveHttp:
+    """One backend's HTTP session with the status mapping of this module."""
+
+    def __init__(self, backend: str, base_url: str, *, timeout: float, cookies: dict[str, str] | None = None,
+                 forbidden: Callable[[str], str] | None = None) -> None:
+        self.backend = backend
+        self.base_url = base_url
+        self.client = HttpClient(backend, timeout=timeout, cookies=cookies)
+        # What a 401/403 means for this archive, given what was asked.
+        self._forbidden = forbidden or (lambda what: f"the archive refused access to {what}")
+
+    @property
+    def requests_sent(self) -> int:
+        return self.client.requests_sent
+
+    def get(self, url: str, params: Mapping[str, Any] | None, *, what: str):
+        """GET ``url``; returns the 2xx response.
+
+        Raises:
+            Unavailable: the server cannot be reached, or it refused access (401/403).
+            ArchiveNotFound: 404.
+            ArchiveServerError: 5xx, or 429 after the retries Retry-After allowed.
+            ArchiveBadResponse: any other unexpected status.
+        """
+        try:
+            response = self.client.get(url, params=dict(params) if params else None)
+        except HttpError as exc:
+            if exc.status in (429, 503):
+                raise ArchiveServerError(self.backend, f"{what}: {exc.detail}", exc.status) from exc
+            if _cut_off(exc):
+                raise ArchiveBadResponse(self.backend, f"{what}: the answer was cut off ({exc.detail})") from exc
+            raise Unavailable(self.backend, f"cannot reach {self.base_url}: {exc.detail}") from exc
+        status = response.status_code
+        if 200 <= status < 300:
+            return response
+        snippet = _snippet(response)
+        if status in (401, 403):
+            raise Unavailable(self.backend, self._forbidden(what) + f" (HTTP {status})")
+        if status == 404:
+            raise ArchiveNotFound(self.backend, f"{what}: not found (HTTP 404{snippet})")
+        if status == 429 or status >= 500:
+            raise ArchiveServerError(self.backend, f"{what}: server error (HTTP {status}{snippet})", status)
+        raise ArchiveBadResponse(self.backend, f"{what}: unexpected HTTP {status}{snippet}")
+
+    def get_json(self, url: str, params: Mapping[str, Any] | None, *, what: str) -> Any:
+        """GET and decode JSON. Raises as :meth:`get`, plus ArchiveBadResponse for bad JSON."""
+        response = self.get(url, params, what=what)
+        return self.decode(response, what=what)
+
+    def decode(self, response, *, what: str) -> Any:
+        try:
+            return json.loads(response.content)
+        except (ValueError, UnicodeDecodeError) as exc:
+            size = len(response.content)
+            raise ArchiveBadResponse(
+                self.backend, f"{what}: the archive's answer is not valid JSON ({exc}; {size} bytes)"
+            ) from None
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _cut_off(exc: HttpError) -> bool:
+    """The server answered but closed the connection before the whole body arrived."""
+    import httpx
+
+    cause = exc.__cause__
+    return isinstance(cause, (httpx.RemoteProtocolError, httpx.ReadError)) and "without sending a response" not in str(cause)
+
+
+def _snippet(response) -> str:
+    """A short, single-line excerpt of an error body (Foal and DRF put the reason there)."""
+    try:
+        text = response.content[:200].decode("utf-8", "replace")
+    except Exception:  # pragma: no cover - content is always bytes
+        return ""
+    text = " ".join(text.split())
+    if not text:
+        return ""
+    try:  # DRF answers {"detail": "..."}
+        detail = json.loads(response.content).get("detail")
+        if isinstance(detail, str):
+            text = detail
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        pass
+    return f": {text[:120]}"
+
+
+class AvailabilityMemo:
+    """Remembers the last check_available() outcome for a short while (thread-safe)."""
+
+    def __init__(self, ttl: float = AVAILABILITY_TTL, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl = ttl
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._at: float | None = None
+        self._error: Unavailable | None = None
+
+    def check(self, probe: Callable[[], None]) -> None:
+        """Run ``probe`` unless a fresh answer is remembered; re-raise a remembered Unavailable."""
+        with self._lock:
+            fresh = self._at is not None and self._clock() - self._at < self.ttl
+            if fresh:
+                if self._error is not None:
+                    raise self._error
+                return
+        try:
+            probe()
+        except Unavailable as exc:
+            self._remember(exc)
+            raise
+        self._remember(None)
+
+    def _remember(self, error: Unavailable | None) -> None:
+        with self._lock:
+            self._at = self._clock()
+            self._error = error
+
+    def forget(self) -> None:
+        with self._lock:
+            self._at = None
+            self._error = None
+
+
+# -- data helpers -------------------------------------------------------------
+
+
+def parse_datetime(value: Any) -> datetime | None:
+    """An ISO 8601 timestamp (DRF writes ``...Z``) as an aware datetime; None if unreadable."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        when = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def from_epoch(value: Any) -> datetime | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return datetime.fromtimestamp(value, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def aware(when: datetime) -> datetime:
+    """``since`` given without a zone is read as UTC."""
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def with_brackets(message_id: str) -> str:
+    """An RFC 5322 Message-ID with its angle brackets (archives often store it bare)."""
+    text = "".join(message_id.split())
+    if not text:
+        return ""
+    if not text.startswith("<"):
+        text = "<" + text
+    if not text.endswith(">"):
+        text = text + ">"
+    return text

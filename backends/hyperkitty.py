@@ -1,0 +1,392 @@
+"""Mailman 3 list archives through HyperKitty's REST API (read-only).
+
+Kind ``mailman3``; thread IDs of kind ``hyperkitty`` (HyperKitty's thread hash,
+``base32(sha1(root Message-ID without <>))``). Supports ``list_recent_threads``,
+``read_thread`` and ``thread_url``; every other op is declined by the base class.
+
+The calls (all ``GET``, always with a page ``limit``):
+
+* ``<base>/api/list/<list>/`` — list info; ``check_available`` (cached briefly).
+* ``<base>/api/list/<list>/threads/?limit=&offset=`` — ``{count, next, previous,
+  results}``, newest activity first. Pages are followed only until threads are older
+  than ``since``, so the cost grows with what is shown, not with the archive. (Without
+  ``limit`` a stock server answers every thread as one bare array.)
+* ``…/thread/<id>/emails/?limit=&offset=`` — the thread's emails in thread order (short
+  form: ``message_id``, ``sender``, ``sender_name``, ``subject``, ``date``, ``parent``,
+  ``children``, ``url``). ``?limit=1`` gives a listed thread its starting email.
+* each email's ``url`` — the email with ``content`` and ``attachments``.
+
+HyperKitty answers 403 for a private archive: the backend is then Unavailable with
+that reason, never an empty list. Sender addresses come obfuscated as ``x (a) y``;
+they are shown as the archive gives them.
+
+Settings (``mail_sources.<name>`` in project.md): ``base_url`` (required), ``list``
+(required, the list address), ``page_size`` (threads per page, default 25),
+``timeout`` (seconds), ``parallel_requests`` (default 4).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import Any, Mapping, Sequence
+from urllib.parse import parse_qs, quote, urlsplit
+
+from mailtriage.backends.archive_http import (
+    ArchiveBadResponse,
+    ArchiveHttp,
+    ArchiveNotFound,
+    AvailabilityMemo,
+    SourceSettings,
+    ThreadListing,
+    aware,
+    parse_datetime,
+    with_brackets,
+)
+from mailtriage.backends.contract import (
+    Address,
+    AttachmentInfo,
+    MailSource,
+    Message,
+    Op,
+    TextPart,
+    Thread,
+    ThreadId,
+    ThreadSummary,
+)
+from mailtriage.backends.errors import BackendFailure, Unavailable
+
+EMAILS_PAGE_SIZE = 100  # emails of one thread per request
+
+
+class HyperKittySource(MailSource):
+    """A Mailman 3 archive read through HyperKitty's JSON API."""
+
+    kind = "mailman3"
+    thread_id_kind = "hyperkitty"
+    capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})
+
+    def __init__(self, name: str, settings: Mapping[str, object] | None = None) -> None:
+        """Raises ConfigError (naming project.md and the key) for a bad setting."""
+        super().__init__(name, settings)
+        conf = SourceSettings(name, self.settings)
+        self._conf = conf
+        self.base_url = conf.base_url()
+        address = conf.text("list", required=True, valid="the list address, e.g. security@example.org") or ""
+        if "@" not in address or address.startswith("@") or address.endswith("@") or "/" in address:
+            raise conf.error("list", f"{address!r} is not a list address", "e.g. security@example.org")
+        self.list_address = address
+        self.page_size = int(conf.number("page_size", 25, low=1, high=200, integer=True))
+        self.parallel = int(conf.number("parallel_requests", 4, low=1, high=8, integer=True))
+        self.http = ArchiveHttp(name, self.base_url, timeout=conf.timeout(), forbidden=self._forbidden)
+        self._availability = AvailabilityMemo()
+
+    # -- URLs -----------------------------------------------------------------
+    def _api(self, address: str, tail: str = "") -> str:
+        return f"{self.base_url}/api/list/{quote(address, safe='@')}/{tail}"
+
+    def _forbidden(self, what: str) -> str:
+        return (f"{self.list_address} is a private archive at {self.base_url}: HyperKitty refused {what}; "
+                "this backend reads public archives only")
+
+    # -- availability -----------------------------------------------------------
+    def check_available(self) -> None:
+        """One request for the list's info, remembered for a minute.
+
+        Raises:
+            Unavailable: unreachable server, private archive (403), no such list (404),
+                server error, or an answer that is not HyperKitty's list info.
+        """
+        self._availability.check(self._probe)
+
+    def _probe(self) -> None:
+        what = f"the list info of {self.list_address}"
+        try:
+            info = self.http.get_json(self._api(self.list_address), None, what=what)
+        except ArchiveNotFound:
+            raise Unavailable(self.name, f"no list {self.list_address} at {self.base_url} (HTTP 404); "
+                                         f"check {self._conf.key('list')} in {self._conf.file}") from None
+        except BackendFailure as exc:
+            raise Unavailable(self.name, exc.detail) from None
+        if not isinstance(info, dict) or "name" not in info:
+            raise Unavailable(self.name, f"{self.base_url} did not answer HyperKitty's list info for "
+                                         f"{self.list_address}; check {self._conf.key('base_url')}")
+        if info.get("archive_policy") == "never":
+            raise Unavailable(self.name, f"{self.list_address} is not archived (archive_policy: never)")
+
+    # -- list_recent_threads -----------------------------------------------------
+    def list_recent_threads(self, list_name: str | None, since: datetime) -> Sequence[ThreadSummary]:
+        """Threads of the list active at or after ``since``, newest first.
+
+        Returns a :class:`ThreadListing` (a list) whose ``notes`` name any page or row
+        that could not be read; the rest is still listed.
+
+        Raises:
+            Unavailable: private archive (403) or server unreachable.
+            ArchiveNotFound: no such list (404).
+            ArchiveServerError / ArchiveBadResponse: the first page failed.
+        """
+        address = (list_name or self.list_address).strip()
+        if "@" not in address:
+            raise BackendFailure(self.name, f"{address!r} is not a list address (HyperKitty names lists "
+                                            "by address, e.g. security@example.org)")
+        since = aware(since)
+        before = self.http.requests_sent
+        rows, notes, complete = self._recent_rows(address, since)
+        with ThreadPoolExecutor(max_workers=self.parallel) as pool:
+            summaries = list(pool.map(lambda row: self._summary(address, row), rows))
+        return ThreadListing(summaries, notes=notes, complete=complete,
+                             requests=self.http.requests_sent - before)
+
+    def _recent_rows(self, address: str, since: datetime) -> tuple[list[dict], list[str], bool]:
+        rows: list[dict] = []
+        notes: list[str] = []
+        offset = 0
+        seen_offsets: set[int] = set()
+        while True:
+            seen_offsets.add(offset)
+            what = f"the thread list of {address} (offset {offset})"
+            try:
+                page = self.http.get_json(self._api(address, "threads/"),
+                                          {"limit": self.page_size, "offset": offset}, what=what)
+            except BackendFailure as exc:
+                if offset == 0:
+                    raise
+                notes.append(f"{exc.detail}; older threads are not listed")
+                return rows, notes, False
+            if isinstance(page, list):
+                # The server ignored the limit and sent everything: use it, say so.
+                results, next_url = page, None
+                notes.append(f"{self.base_url} ignored the page limit and sent {len(page)} threads at once")
+            elif isinstance(page, dict) and isinstance(page.get("results"), list):
+                results, next_url = page["results"], page.get("next")
+            else:
+                problem = ArchiveBadResponse(self.name, f"{what}: not a page of threads "
+                                                        "(expected {count, next, previous, results})")
+                if offset == 0:
+                    raise problem
+                notes.append(f"{problem.detail}; older threads are not listed")
+                return rows, notes, False
+            reached_older = False
+            for index, row in enumerate(results):
+                where = f"thread row {offset + index} of {address}"
+                if not isinstance(row, dict) or not isinstance(row.get("thread_id"), str) or not row["thread_id"]:
+                    notes.append(f"{where}: no thread_id; skipped")
+                    continue
+                active = parse_datetime(row.get("date_active"))
+                if active is None:
+                    notes.append(f"{where} ({row['thread_id']}): unreadable date_active "
+                                 f"{row.get('date_active')!r}; skipped")
+                    continue
+                if active < since:
+                    reached_older = True  # newest first: everything after this is older
+                    break
+                rows.append(row)
+            if reached_older or not results or not next_url:
+                return rows, notes, True
+            offset = _next_offset(next_url, offset + len(results))
+            if offset in seen_offsets:
+                notes.append(f"the thread list of {address} pointed back to offset {offset}; stopped there")
+                return rows, notes, False
+
+    def _summary(self, address: str, row: dict) -> ThreadSummary:
+        thread_id = row["thread_id"]
+        notes: list[str] = []
+        replies = row.get("replies_count")
+        count = replies + 1 if isinstance(replies, int) and not isinstance(replies, bool) and replies >= 0 else 0
+        if not count:
+            notes.append(f"unreadable replies_count {replies!r}")
+        root_id, sender = "", Address("", "")
+        what = f"the starting email of thread {thread_id}"
+        try:
+            first = self.http.get_json(self._api(address, f"thread/{quote(thread_id, safe='')}/emails/"),
+                                       {"limit": 1, "offset": 0}, what=what)
+            email = _first_result(first)
+            if email is None:
+                raise ArchiveBadResponse(self.name, f"{what}: no email in the answer")
+            root_id = with_brackets(str(email.get("message_id") or ""))
+            sender = _sender(email)
+        except Unavailable:
+            raise
+        except BackendFailure as exc:
+            notes.append(f"sender and Message-ID unknown: {exc.detail}")
+        subject = row.get("subject")
+        return ThreadSummary(
+            thread_id=ThreadId(self.thread_id_kind, thread_id),
+            subject=subject if isinstance(subject, str) else "",
+            root_message_id=root_id,
+            sender=sender,
+            last_activity=parse_datetime(row.get("date_active")),
+            message_count=count,
+            notes=tuple(notes),
+        )
+
+    # -- read_thread ----------------------------------------------------------------
+    def read_thread(self, thread_id: ThreadId) -> Thread:
+        """Every email of the thread, in thread order, with content and attachments.
+
+        An email whose detail cannot be read is kept with what the thread listing
+        gave and a note saying why.
+
+        Raises:
+            BackendFailure: a thread ID of another kind.
+            Unavailable: private archive (403) or server unreachable.
+            ArchiveNotFound: no such thread or list.
+            ArchiveServerError / ArchiveBadResponse: the email listing failed.
+        """
+        self._check_kind(thread_id)
+        value = thread_id.value.strip()
+        base = self._api(self.list_address, f"thread/{quote(value, safe='')}/emails/")
+        emails: list[dict] = []
+        notes: list[str] = []
+        offset = 0
+        while True:
+            what = f"the emails of thread {value} (offset {offset})"
+            page = self.http.get_json(base, {"limit": EMAILS_PAGE_SIZE, "offset": offset}, what=what)
+            if isinstance(page, list):
+                results, next_url = page, None
+            elif isinstance(page, dict) and isinstance(page.get("results"), list):
+                results, next_url = page["results"], page.get("next")
+            else:
+                raise ArchiveBadResponse(self.name, f"{what}: not a page of emails")
+            for index, email in enumerate(results):
+                if isinstance(email, dict) and email.get("message_id"):
+                    emails.append(email)
+                else:
+                    notes.append(f"email {offset + index} of thread {value}: no message_id; skipped")
+            if not results or not next_url:
+                break
+            new_offset = _next_offset(next_url, offset + len(results))
+            if new_offset <= offset:
+                break
+            offset = new_offset
+        if not emails:
+            # A stock server lists an unknown thread as zero emails rather than 404.
+            raise ArchiveNotFound(self.name, f"thread {value} has no emails in {self.list_address} "
+                                             "(no such thread)")
+        by_hash = {e.get("message_id_hash"): with_brackets(str(e["message_id"])) for e in emails}
+        with ThreadPoolExecutor(max_workers=self.parallel) as pool:
+            messages = list(pool.map(lambda e: self._message(e, by_hash), emails))
+        subject = messages[0].subject
+        return Thread(ThreadId(self.thread_id_kind, value), subject, tuple(messages), tuple(notes))
+
+    def _email_url(self, email: dict) -> str:
+        """The email's own ``url`` when it points at our archive, else rebuilt from its hash."""
+        url = email.get("url")
+        ours = urlsplit(self.base_url)
+        if isinstance(url, str):
+            parts = urlsplit(url)
+            if (parts.scheme, parts.netloc) == (ours.scheme, ours.netloc) and "/api/list/" in parts.path:
+                return url
+        digest = email.get("message_id_hash") or ""
+        return self._api(self.list_address, f"email/{quote(str(digest), safe='')}/")
+
+    def _message(self, short: dict, by_hash: dict) -> Message:
+        message_id = with_brackets(str(short["message_id"]))
+        notes: list[str] = []
+        detail: dict = {}
+        what = f"email {message_id}"
+        try:
+            got = self.http.get_json(self._email_url(short), None, what=what)
+            if isinstance(got, dict):
+                detail = got
+            else:
+                notes.append(f"content unavailable: {what}: not an email object")
+        except Unavailable:
+            raise
+        except BackendFailure as exc:
+            notes.append(f"content unavailable: {exc.detail}")
+        merged = {**short, **detail}
+        content = merged.get("content")
+        parts: tuple[TextPart, ...] = ()
+        if isinstance(content, str):
+            parts = (TextPart("text/plain", content),)
+        elif detail:
+            notes.append("the archive gave no text content for this email")
+        parent_hash = _hash_from_url(merged.get("parent"))
+        in_reply_to = by_hash.get(parent_hash) if parent_hash else None
+        subject = merged.get("subject") if isinstance(merged.get("subject"), str) else ""
+        sender = _sender(merged)
+        date_text = merged.get("date") if isinstance(merged.get("date"), str) else ""
+        headers = [("Message-ID", message_id), ("Subject", subject), ("From", str(sender)), ("Date", date_text)]
+        if in_reply_to:
+            headers.append(("In-Reply-To", in_reply_to))
+        return Message(
+            message_id=message_id,
+            subject=subject,
+            sender=sender,
+            date=parse_datetime(date_text),
+            in_reply_to=in_reply_to,
+            text_parts=parts,
+            attachments=tuple(_attachments(merged.get("attachments"), notes)),
+            headers=tuple(headers),
+            notes=tuple(notes),
+            backend_ref=str(merged.get("message_id_hash") or "") or None,
+        )
+
+    # -- thread_url -------------------------------------------------------------
+    def thread_url(self, thread_id: ThreadId) -> str:
+        """``<base>/list/<list>/thread/<id>/``. Raises BackendFailure for another kind's ID."""
+        self._check_kind(thread_id)
+        return f"{self.base_url}/list/{quote(self.list_address, safe='@')}/thread/{quote(thread_id.value, safe='')}/"
+
+    def close(self) -> None:
+        self.http.close()
+
+
+# -- helpers --------------------------------------------------------------------
+
+
+def _next_offset(next_url: Any, fallback: int) -> int:
+    """The ``offset`` DRF put in ``next``; our own base URL and limit are used for the request."""
+    if isinstance(next_url, str):
+        values = parse_qs(urlsplit(next_url).query).get("offset")
+        if values and values[0].isdigit():
+            return int(values[0])
+    return fallback
+
+
+def _first_result(page: Any) -> dict | None:
+    if isinstance(page, dict) and isinstance(page.get("results"), list):
+        page = page["results"]
+    if isinstance(page, list) and page and isinstance(page[0], dict):
+        return page[0]
+    return None
+
+
+def _sender(email: Mapping[str, Any]) -> Address:
+    """Name and address as the archive gives them (HyperKitty writes ``x (a) y``)."""
+    sender = email.get("sender")
+    address = sender.get("address") if isinstance(sender, dict) else None
+    name = email.get("sender_name")
+    return Address(name if isinstance(name, str) else "", address if isinstance(address, str) else "")
+
+
+def _hash_from_url(url: Any) -> str | None:
+    """``…/email/<hash>/`` -> ``<hash>``."""
+    if not isinstance(url, str):
+        return None
+    parts = [p for p in urlsplit(url).path.split("/") if p]
+    if len(parts) >= 2 and parts[-2] == "email":
+        return parts[-1]
+    return None
+
+
+def _attachments(value: Any, notes: list[str]) -> list[AttachmentInfo]:
+    found: list[AttachmentInfo] = []
+    if value is None:
+        return found
+    if not isinstance(value, list):
+        notes.append("unreadable attachment list")
+        return found
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            notes.append(f"attachment {index}: unreadable")
+            continue
+        size = item.get("size")
+        found.append(AttachmentInfo(
+            filename=str(item.get("name") or f"attachment-{item.get('counter', index)}"),
+            content_type=str(item.get("content_type") or "application/octet-stream"),
+            size=size if isinstance(size, int) and not isinstance(size, bool) else 0,
+        ))
+    return found

@@ -1,0 +1,431 @@
+"""Apache Pony Mail (Foal) list archives, read-only.
+
+Kind ``ponymail``; thread IDs of kind ``ponymail`` (Foal's permalink ``mid`` of the
+thread's first message, e.g. ``c396ps3p5pb05srb4269dzcg9j7sof42``; an RFC 5322
+Message-ID in angle brackets is accepted too). Supports ``list_recent_threads``,
+``read_thread`` and ``thread_url``; every other op is declined by the base class.
+
+The calls (legacy ``GET /api/<name>.lua?…`` form, which the web UI uses):
+
+* ``preferences`` — which lists this session may see, and who is signed in;
+  ``check_available`` (cached briefly). Foal lists a private list only for a session
+  allowed to read it, so an anonymous view of a private list is *Unavailable* (with
+  the reason), never an empty archive: stats would answer ``hits: 0``.
+* ``stats?list=&domain=&d=lte=<N>d`` — the emails of the last N days (short bodies)
+  and ``thread_struct``; one request lists the threads since ``since``.
+* ``thread?id=<mid>&find_parent=true`` — the root with its nested ``children`` tree.
+  ``emails`` holds only the root (the docs say otherwise; the code wins), so the tree
+  is walked.
+* ``source?id=<mid>`` — each message's raw RFC 5322 text, parsed by
+  :func:`mailtriage.backends.mime.parse_message`. When the source cannot be had,
+  ``email?id=<mid>`` (JSON) stands in and the message says so.
+
+Private lists need the ``ponymail`` session cookie of a signed-in browser session;
+mailtriage reads it from keyring (key ``ponymail:<host>`` unless ``session_key`` says
+otherwise) and never writes it to a file or the trace.
+
+Settings (``mail_sources.<name>`` in project.md): ``base_url`` (required), ``list``
+(required; ``security`` or ``security@example.org``), ``domain`` (required unless
+``list`` carries it), ``session_key``, ``timeout``, ``parallel_requests``.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from typing import Any, Mapping, Sequence
+from urllib.parse import quote, urlsplit
+
+from mailtriage.backends.archive_http import (
+    AVAILABILITY_TTL,
+    ArchiveBadResponse,
+    ArchiveHttp,
+    ArchiveNotFound,
+    SourceSettings,
+    ThreadListing,
+    aware,
+    from_epoch,
+    with_brackets,
+)
+from mailtriage.backends.contract import (
+    AttachmentInfo,
+    MailSource,
+    Message,
+    Op,
+    TextPart,
+    Thread,
+    ThreadId,
+    ThreadSummary,
+)
+from mailtriage.backends.errors import BackendFailure, SignInNeeded, Unavailable
+from mailtriage.backends.mime import extract_msgids, parse_address, parse_address_list, parse_message
+
+MAX_TREE_DEPTH = 250  # Foal's own bound on thread walks
+
+
+class PonyMailSource(MailSource):
+    """A Pony Mail Foal archive read through its JSON API."""
+
+    kind = "ponymail"
+    thread_id_kind = "ponymail"
+    capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})
+
+    def __init__(self, name: str, settings: Mapping[str, object] | None = None) -> None:
+        """Raises ConfigError (naming project.md and the key) for a bad setting."""
+        super().__init__(name, settings)
+        conf = SourceSettings(name, self.settings)
+        self._conf = conf
+        self.base_url = conf.base_url()
+        self.host = urlsplit(self.base_url).netloc
+        list_text = conf.text("list", required=True, valid="the list name, e.g. security (or security@example.org)")
+        domain = conf.text("domain", required=False, valid="the list's domain, e.g. example.org")
+        name_part, at, domain_part = (list_text or "").partition("@")
+        if at:
+            if domain and domain.lower() != domain_part.lower():
+                raise conf.error("domain", f"{domain!r} differs from the domain in list {list_text!r}",
+                                 "leave domain out, or give list without @domain")
+            domain = domain_part
+        if not name_part or any(c in name_part for c in "@/ <>"):
+            raise conf.error("list", f"{list_text!r} is not a list name", "e.g. security")
+        if not domain:
+            raise conf.error("domain", "is missing (and list has no @domain)", "the list's domain, e.g. example.org")
+        if any(c in domain for c in "@/ <>"):
+            raise conf.error("domain", f"{domain!r} is not a domain", "e.g. example.org")
+        self.list_name = name_part
+        self.domain = domain
+        self.session_key = conf.text("session_key", required=False,
+                                     valid="a keyring key name") or f"ponymail:{self.host}"
+        self._timeout = conf.timeout()
+        self.parallel = int(conf.number("parallel_requests", 4, low=1, high=8, integer=True))
+        self._http: ArchiveHttp | None = None
+        self._session_note: str | None = None  # why we are anonymous, when keyring failed
+        self._signed_in = False
+        self._lock = threading.Lock()
+        self._prefs: tuple[float, Any] | None = None  # (when, preferences JSON or Unavailable)
+
+    # -- identity of the list ----------------------------------------------------------
+    @property
+    def list_address(self) -> str:
+        return f"{self.list_name}@{self.domain}"
+
+    @property
+    def list_id(self) -> str:
+        """The List-ID form Foal stores as ``list_raw``: ``<security.example.org>``."""
+        return f"<{self.list_name}.{self.domain}>"
+
+    # -- session -------------------------------------------------------------------
+    @property
+    def http(self) -> ArchiveHttp:
+        """The HTTP session, built on first use with the keyring cookie when there is one."""
+        with self._lock:
+            if self._http is None:
+                cookie = self._read_cookie()
+                self._signed_in = cookie is not None
+                self._http = ArchiveHttp(self.name, self.base_url, timeout=self._timeout,
+                                         cookies={"ponymail": cookie} if cookie else None,
+                                         forbidden=lambda what: f"{self.host} refused {what}")
+            return self._http
+
+    def _read_cookie(self) -> str | None:
+        from mailtriage.core.secrets import get_secret
+
+        try:
+            value = get_secret(self.session_key)
+        except Exception as exc:  # no keyring backend, locked keyring, …: read anonymously
+            first = str(exc).split(". ")[0].strip()
+            self._session_note = f"keyring could not be read: {type(exc).__name__}" + (f": {first}" if first else "")
+            return None
+        return value.strip() if value and value.strip() else None
+
+    def _api(self, endpoint: str) -> str:
+        return f"{self.base_url}/api/{endpoint}.lua"
+
+    # -- availability -----------------------------------------------------------------
+    def check_available(self) -> None:
+        """One ``preferences`` request, remembered for a minute.
+
+        Raises:
+            SignInNeeded: the stored session cookie is no longer signed in.
+            Unavailable: unreachable server, not a Foal API, or the list is not visible
+                to this session (private, or no such list).
+        """
+        self._require_visible(self.list_name, self.domain)
+
+    def _preferences(self) -> dict:
+        with self._lock:
+            cached = self._prefs
+        if cached is not None and time.monotonic() - cached[0] < AVAILABILITY_TTL:
+            if isinstance(cached[1], Unavailable):
+                raise cached[1]
+            return cached[1]
+        try:
+            prefs = self.http.get_json(self._api("preferences"), None, what="the preferences")
+            if not isinstance(prefs, dict) or not isinstance(prefs.get("lists"), dict):
+                raise Unavailable(self.name, f"{self.base_url} did not answer Pony Mail Foal's preferences; "
+                                             f"check {self._conf.key('base_url')}")
+            login = prefs.get("login")
+            credentials = login.get("credentials") if isinstance(login, dict) else None
+            if self._signed_in and not credentials:
+                raise SignInNeeded(self.name, f"the PonyMail session stored in keyring as {self.session_key} "
+                                              f"is not signed in at {self.host} any more; sign in again and "
+                                              "store the new ponymail cookie")
+        except BackendFailure as exc:
+            error = Unavailable(self.name, exc.detail)
+            self._remember(error)
+            raise error from None
+        except Unavailable as exc:
+            self._remember(exc)
+            raise
+        self._remember(prefs)
+        return prefs
+
+    def _remember(self, value: Any) -> None:
+        with self._lock:
+            self._prefs = (time.monotonic(), value)
+
+    def _require_visible(self, list_name: str, domain: str) -> None:
+        prefs = self._preferences()
+        lists = prefs["lists"].get(domain)
+        if isinstance(lists, dict) and list_name in lists:
+            return
+        address = f"{list_name}@{domain}"
+        if self._signed_in:
+            credentials = (prefs.get("login") or {}).get("credentials") or {}
+            who = credentials.get("uid") or credentials.get("email") or "this session"
+            raise Unavailable(self.name, f"{address} is not visible to {who} at {self.host}: no such list, or "
+                                         "the account may not read it")
+        why = f" ({self._session_note})" if self._session_note else ""
+        raise Unavailable(self.name, f"{address} is not visible anonymously at {self.host}: it is a private "
+                                     f"list, or there is no such list; sign in to Pony Mail and store the "
+                                     f"ponymail session cookie in keyring as {self.session_key}{why}")
+
+    # -- list_recent_threads --------------------------------------------------------------
+    def list_recent_threads(self, list_name: str | None, since: datetime) -> Sequence[ThreadSummary]:
+        """Threads of the list with a message at or after ``since``, newest first.
+
+        Returns a :class:`ThreadListing` whose ``notes`` name unreadable entries.
+
+        Raises:
+            Unavailable / SignInNeeded: as :meth:`check_available` (a private list read
+                anonymously is unavailable, not empty).
+            ArchiveServerError / ArchiveBadResponse: the stats request failed.
+        """
+        lname, domain = self._split_list(list_name)
+        since = aware(since)
+        before = self.http.requests_sent
+        self._require_visible(lname, domain)
+        # Whole days for Foal's d=lte=Nd; a minute of slack so "30 days ago" computed a
+        # moment before this call still asks for 30 days, not 31.
+        span = (datetime.now(timezone.utc) - since).total_seconds() - 60
+        days = max(1, math.ceil(span / 86400))
+        what = f"the stats of {lname}@{domain} (last {days} days)"
+        stats = self.http.get_json(self._api("stats"), {"list": lname, "domain": domain, "d": f"lte={days}d"},
+                                   what=what)
+        if not isinstance(stats, dict) or not isinstance(stats.get("emails"), list):
+            raise ArchiveBadResponse(self.name, f"{what}: not a stats answer (no emails list)")
+        tree = stats.get("thread_struct")
+        if not isinstance(tree, list):
+            raise ArchiveBadResponse(self.name, f"{what}: no thread_struct in the answer")
+        emails = {e.get("mid"): e for e in stats["emails"] if isinstance(e, dict) and e.get("mid")}
+        notes: list[str] = []
+        summaries: list[ThreadSummary] = []
+        for index, node in enumerate(tree):
+            if not isinstance(node, dict) or not isinstance(node.get("tid"), str) or not node["tid"]:
+                notes.append(f"thread {index} of {lname}@{domain}: no tid; skipped")
+                continue
+            summary = self._summary(node, emails)
+            if summary.last_activity is None or summary.last_activity >= since:
+                summaries.append(summary)
+        summaries.sort(key=lambda s: s.last_activity or datetime.min.replace(tzinfo=timezone.utc), reverse=True)
+        return ThreadListing(summaries, notes=notes, requests=self.http.requests_sent - before)
+
+    def _split_list(self, list_name: str | None) -> tuple[str, str]:
+        if not list_name:
+            return self.list_name, self.domain
+        name, at, domain = list_name.strip().partition("@")
+        return name, (domain if at else self.domain)
+
+    def _summary(self, node: dict, emails: dict[str, dict]) -> ThreadSummary:
+        notes: list[str] = []
+        nodes = list(_walk_tree(node, "children", notes))
+        root_email = emails.get(node["tid"]) or {}
+        if not root_email:
+            notes.append("the first message is not in the answer; sender unknown")
+        epochs = [from_epoch(n.get("epoch")) for n in nodes]
+        known = [e for e in epochs if e is not None]
+        participants: list[str] = []
+        for n in nodes:
+            sender = (emails.get(n.get("tid")) or {}).get("from")
+            if isinstance(sender, str) and sender and sender not in participants:
+                participants.append(sender)
+        subject = node.get("subject")
+        return ThreadSummary(
+            thread_id=ThreadId(self.thread_id_kind, node["tid"]),
+            subject=subject if isinstance(subject, str) else "",
+            root_message_id=with_brackets(str(root_email.get("message-id") or "")),
+            sender=parse_address(root_email.get("from") or ""),
+            last_activity=max(known) if known else None,
+            message_count=len(nodes),
+            participants=tuple(participants),
+            notes=tuple(notes),
+        )
+
+    # -- read_thread ------------------------------------------------------------------------
+    def read_thread(self, thread_id: ThreadId) -> Thread:
+        """The whole thread (from its real root), each message parsed from its raw source.
+
+        A message whose source cannot be had or parsed is still listed, from the JSON
+        Foal gives, with a note saying why.
+
+        Raises:
+            BackendFailure: a thread ID of another kind.
+            Unavailable / SignInNeeded: as :meth:`check_available`.
+            ArchiveNotFound: no such thread on this list.
+            ArchiveServerError / ArchiveBadResponse: the thread request failed.
+        """
+        self._check_kind(thread_id)
+        value = thread_id.value.strip()
+        params = {"id": value, "find_parent": "true"}
+        if value.startswith("<"):
+            params["listid"] = self.list_id  # Foal needs the list to look a Message-ID up
+        what = f"thread {value}"
+        try:
+            answer = self.http.get_json(self._api("thread"), params, what=what)
+        except ArchiveNotFound:
+            self._require_visible(self.list_name, self.domain)  # private and anonymous: say so
+            raise
+        root = answer.get("thread") if isinstance(answer, dict) else None
+        if not isinstance(root, dict) or not root.get("mid"):
+            raise ArchiveBadResponse(self.name, f"{what}: no thread in the answer")
+        notes: list[str] = []
+        nodes = list(_walk_tree(root, "children", notes))
+        nodes = [n for n in nodes if isinstance(n.get("mid"), str) and n["mid"]]
+        order = {id(n): i for i, n in enumerate(nodes)}
+        nodes.sort(key=lambda n: (n.get("epoch") if isinstance(n.get("epoch"), (int, float)) else 0, order[id(n)]))
+        with ThreadPoolExecutor(max_workers=self.parallel) as pool:
+            messages = list(pool.map(self._message, nodes))
+        if root["mid"] != value and not value.startswith("<"):
+            notes.append(f"the thread starts earlier than {value}, at {root['mid']}")
+        subject = root.get("subject") if isinstance(root.get("subject"), str) else messages[0].subject
+        return Thread(ThreadId(self.thread_id_kind, value), subject, tuple(messages), tuple(notes))
+
+    def _message(self, node: dict) -> Message:
+        mid = node["mid"]
+        try:
+            response = self.http.get(self._api("source"), {"id": mid}, what=f"the source of {mid}")
+            raw = _strip_mbox_from_line(response.content)
+            if not raw.strip():
+                raise ArchiveBadResponse(self.name, f"the source of {mid} is empty")
+            message = parse_message(raw, backend_ref=mid)
+            return message
+        except Unavailable:
+            raise
+        except BackendFailure as exc:
+            problem = f"raw source unavailable: {exc.detail}"
+        try:
+            email = self.http.get_json(self._api("email"), {"id": mid}, what=f"email {mid}")
+            if not isinstance(email, dict):
+                raise ArchiveBadResponse(self.name, f"email {mid}: not an email object")
+            return _message_from_json(email, mid, [problem + "; shown from the archive's JSON"])
+        except Unavailable:
+            raise
+        except BackendFailure as exc:
+            return _message_from_json(node, mid, [problem, f"email unavailable too: {exc.detail}"])
+
+    # -- thread_url ----------------------------------------------------------------------------
+    def thread_url(self, thread_id: ThreadId) -> str:
+        """``https://<host>/thread/<mid>``, or ``…/thread/<Message-ID>?<list.id>`` for a Message-ID.
+
+        Foal's web UI reads the id as a Message-ID whenever a list ID follows ``?``, so
+        the list ID is added only to a Message-ID. Raises BackendFailure for another
+        kind's ID.
+        """
+        self._check_kind(thread_id)
+        value = thread_id.value.strip()
+        if value.startswith("<"):
+            return f"{self.base_url}/thread/{quote(value, safe='')}?{quote(self.list_id, safe='')}"
+        return f"{self.base_url}/thread/{quote(value, safe='')}"
+
+    def close(self) -> None:
+        with self._lock:
+            if self._http is not None:
+                self._http.close()
+                self._http = None
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _walk_tree(node: dict, key: str, notes: list[str], depth: int = 0):
+    """Pre-order walk of a Foal tree (``children`` lists), bounded like Foal's own walk."""
+    yield node
+    children = node.get(key)
+    if not children:
+        return
+    if not isinstance(children, list):
+        notes.append(f"unreadable children under {node.get('mid') or node.get('tid')}")
+        return
+    if depth >= MAX_TREE_DEPTH:
+        notes.append(f"thread deeper than {MAX_TREE_DEPTH} levels; the rest is not shown")
+        return
+    for child in children:
+        if isinstance(child, dict):
+            yield from _walk_tree(child, key, notes, depth + 1)
+        else:
+            notes.append("an unreadable entry in the thread tree was skipped")
+
+
+def _strip_mbox_from_line(raw: bytes) -> bytes:
+    """Foal keeps the mbox ``From `` separator line when the import had one; it is no header."""
+    if raw.startswith(b"From "):
+        end = raw.find(b"\n")
+        return raw[end + 1:] if end >= 0 else b""
+    return raw
+
+
+def _message_from_json(email: Mapping[str, Any], mid: str, notes: list[str]) -> Message:
+    """A Message from Foal's email JSON (or a thread-tree entry) when the raw source fails."""
+    sender_text = email.get("from_raw") or email.get("from") or ""
+    irt = email.get("in-reply-to") or email.get("irt") or ""
+    body = email.get("body")
+    parts: tuple[TextPart, ...] = ()
+    if isinstance(body, str):
+        if email.get("html_source_only"):
+            parts = (TextPart("text/plain", _html_text(body), note="HTML-only message, rendered to text",
+                              from_html=True),)
+        else:
+            parts = (TextPart("text/plain", body),)
+    attachments = []
+    for item in email.get("attachments") or []:
+        if isinstance(item, dict):
+            size = item.get("size")
+            attachments.append(AttachmentInfo(str(item.get("filename") or "attachment"),
+                                              str(item.get("content_type") or "application/octet-stream"),
+                                              size if isinstance(size, int) and not isinstance(size, bool) else 0))
+    subject = email.get("subject")
+    return Message(
+        message_id=with_brackets(str(email.get("message-id") or "")) or f"<{mid}@ponymail.invalid>",
+        synthetic_id=not email.get("message-id"),
+        subject=subject if isinstance(subject, str) else "",
+        sender=parse_address(str(sender_text)),
+        to=parse_address_list(str(email.get("to") or "")),
+        cc=parse_address_list(str(email.get("cc") or "")),
+        date=from_epoch(email.get("epoch")),
+        in_reply_to=with_brackets(str(irt)) or None,
+        references=extract_msgids(str(email.get("references") or "")),
+        text_parts=parts,
+        attachments=tuple(attachments),
+        notes=tuple(notes),
+        backend_ref=mid,
+    )
+
+
+def _html_text(html: str) -> str:
+    import html2text
+
+    converter = html2text.HTML2Text()
+    converter.ignore_images = True
+    return converter.handle(html)

@@ -1,0 +1,257 @@
+"""A HyperKitty (Mailman 3 archiver) REST API emulation for tests and benchmarks.
+
+Shapes follow HyperKitty's own ``hyperkitty/api/`` serializers and views and Django
+REST Framework's ``LimitOffsetPagination``:
+
+* ``/api/list/<list>/`` -> MailingListSerializer: url, name, display_name, description,
+  subject_prefix, archive_policy, created_at, threads, emails.
+* ``/api/list/<list>/threads/`` -> ThreadShortSerializer rows, ordered ``-date_active``:
+  url, mailinglist, thread_id, subject, date_active, starting_email, emails,
+  votes_total, replies_count, next_thread, prev_thread.
+* ``/api/list/<list>/thread/<id>/`` -> ThreadSerializer (adds votes, participants,
+  participants_count); 404 when unknown.
+* ``/api/list/<list>/thread/<id>/emails/`` -> EmailShortSerializer rows in thread order
+  (url, mailinglist, message_id, message_id_hash, thread, sender{address, mailman_id,
+  emails}, sender_name, subject, date, parent, children). Like the stock view, an
+  unknown thread lists zero emails (no 404).
+* ``/api/list/<list>/email/<hash>/`` -> EmailSerializer (adds votes, content,
+  attachments[{email, counter, name, content_type, encoding, size, download}]).
+
+Pagination: with ``limit`` the answer is ``{count, next, previous, results}``; without
+it every row comes back as one bare array (a stock setup with no PAGE_SIZE).
+Message-IDs are stored without angle brackets and addresses are obfuscated to
+``x (a) y``, as HyperKitty does. A private list answers 403, a missing list 404
+(``{"detail": ...}`` as DRF writes it).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from urllib.parse import quote, unquote, urlencode
+
+from tests.archives.fakehttp import FakeHttpServer, Reply, Request
+
+FORBIDDEN = {"detail": "You do not have permission to perform this action."}
+NOT_FOUND = {"detail": "Not found."}
+
+
+def message_id_hash(message_id: str) -> str:
+    bare = message_id.strip().strip("<>")
+    return base64.b32encode(hashlib.sha1(bare.encode("utf-8")).digest()).decode("ascii")
+
+
+def drf_datetime(when: datetime) -> str:
+    text = when.astimezone(timezone.utc).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+@dataclass
+class HKEmail:
+    message_id: str  # bare, as HyperKitty stores it
+    sender_address: str
+    sender_name: str
+    subject: str
+    date: datetime
+    content: str = ""
+    parent: str | None = None  # bare Message-ID of the parent
+    attachments: list[dict] = field(default_factory=list)  # {name, content_type, size, encoding}
+
+    @property
+    def hash(self) -> str:
+        return message_id_hash(self.message_id)
+
+
+@dataclass
+class HKThread:
+    emails: list[HKEmail]
+
+    @property
+    def thread_id(self) -> str:
+        return self.emails[0].hash
+
+    @property
+    def subject(self) -> str:
+        return self.emails[0].subject
+
+    @property
+    def date_active(self) -> datetime:
+        return max(e.date for e in self.emails)
+
+
+@dataclass
+class HKList:
+    address: str
+    archive_policy: str = "public"  # public | private | never
+    threads: list[HKThread] = field(default_factory=list)
+    _sorted: list[HKThread] | None = None
+    _by_id: dict[str, HKThread] = field(default_factory=dict)
+    _by_hash: dict[str, tuple[HKThread, HKEmail]] = field(default_factory=dict)
+
+    def add(self, thread: HKThread) -> None:
+        self.threads.append(thread)
+        self._sorted = None
+        self._by_id[thread.thread_id] = thread
+        for email in thread.emails:
+            self._by_hash[email.hash] = (thread, email)
+
+    def sorted_threads(self) -> list[HKThread]:
+        if self._sorted is None:
+            self._sorted = sorted(self.threads, key=lambda t: t.date_active, reverse=True)
+        return self._sorted
+
+    def thread(self, thread_id: str) -> HKThread | None:
+        return self._by_id.get(thread_id)
+
+    def email(self, digest: str) -> tuple[HKThread, HKEmail] | None:
+        return self._by_hash.get(digest)
+
+
+class HyperKittyArchive:
+    """The data behind the emulated API plus its request handler."""
+
+    def __init__(self) -> None:
+        self.lists: dict[str, HKList] = {}
+        self.page_size_without_limit: int | None = None  # None: bare array, like a stock setup
+        self.ignore_limit = False  # answer as if no limit had been sent
+        # Behind a reverse proxy DRF builds absolute URLs from what the proxy forwards,
+        # which may not be the address the client used.
+        self.public_root: str | None = None
+
+    def add_list(self, address: str, archive_policy: str = "public") -> HKList:
+        self.lists[address] = HKList(address, archive_policy)
+        return self.lists[address]
+
+    def add_thread(self, address: str, emails: list[HKEmail]) -> HKThread:
+        thread = HKThread(emails)
+        self.lists[address].add(thread)
+        return thread
+
+    # -- serializers -------------------------------------------------------------
+    def _root(self, req: Request) -> str:
+        return self.public_root or f"http://{req.host}"
+
+    def _list_url(self, req: Request, mlist: HKList) -> str:
+        return f"{self._root(req)}/api/list/{quote(mlist.address, safe='@')}/"
+
+    def _email_url(self, req: Request, mlist: HKList, email: HKEmail) -> str:
+        return f"{self._list_url(req, mlist)}email/{email.hash}/"
+
+    def _thread_url(self, req: Request, mlist: HKList, thread: HKThread) -> str:
+        return f"{self._list_url(req, mlist)}thread/{thread.thread_id}/"
+
+    def list_json(self, req: Request, mlist: HKList) -> dict:
+        url = self._list_url(req, mlist)
+        return {"url": url, "name": mlist.address, "display_name": mlist.address.split("@")[0].title(),
+                "description": "", "subject_prefix": f"[{mlist.address.split('@')[0]}] ",
+                "archive_policy": mlist.archive_policy, "created_at": "2015-01-01T00:00:00Z",
+                "threads": url + "threads/", "emails": url + "emails/"}
+
+    def thread_json(self, req: Request, mlist: HKList, thread: HKThread, index: int | None = None) -> dict:
+        ordered = mlist.sorted_threads()
+        if index is None:
+            index = next(i for i, t in enumerate(ordered) if t is thread)
+        newer = ordered[index - 1] if index > 0 else None
+        older = ordered[index + 1] if index + 1 < len(ordered) else None
+        url = self._thread_url(req, mlist, thread)
+        return {"url": url, "mailinglist": self._list_url(req, mlist), "thread_id": thread.thread_id,
+                "subject": thread.subject, "date_active": drf_datetime(thread.date_active),
+                "starting_email": self._email_url(req, mlist, thread.emails[0]), "emails": url + "emails/",
+                "votes_total": 0, "replies_count": len(thread.emails) - 1,
+                "next_thread": self._thread_url(req, mlist, older) if older else None,
+                "prev_thread": self._thread_url(req, mlist, newer) if newer else None}
+
+    def email_short_json(self, req: Request, mlist: HKList, thread: HKThread, email: HKEmail) -> dict:
+        parent = next((e for e in thread.emails if email.parent and e.message_id == email.parent), None)
+        children = [e for e in thread.emails if e.parent == email.message_id]
+        mailman_id = hashlib.md5(email.sender_address.encode()).hexdigest()
+        return {"url": self._email_url(req, mlist, email), "mailinglist": self._list_url(req, mlist),
+                "message_id": email.message_id, "message_id_hash": email.hash,
+                "thread": self._thread_url(req, mlist, thread),
+                "sender": {"address": email.sender_address.replace("@", " (a) "), "mailman_id": mailman_id,
+                           "emails": f"{self._root(req)}/api/sender/{mailman_id}/emails/"},
+                "sender_name": email.sender_name, "subject": email.subject, "date": drf_datetime(email.date),
+                "parent": self._email_url(req, mlist, parent) if parent else None,
+                "children": [self._email_url(req, mlist, c) for c in children]}
+
+    def email_json(self, req: Request, mlist: HKList, thread: HKThread, email: HKEmail) -> dict:
+        data = self.email_short_json(req, mlist, thread, email)
+        url = data["url"]
+        data["votes"] = {"likes": 0, "dislikes": 0, "status": {"like": "neutral", "dislike": "neutral"}}
+        data["content"] = email.content
+        data["attachments"] = [
+            {"email": url, "counter": i + 2, "name": a["name"], "content_type": a["content_type"],
+             "encoding": a.get("encoding"), "size": a["size"],
+             "download": f"{self._root(req)}/list/{mlist.address}/message/{email.hash}/attachment/{i + 2}/"
+                         f"{quote(a['name'])}"}
+            for i, a in enumerate(email.attachments)
+        ]
+        return data
+
+    # -- pagination (DRF LimitOffsetPagination) -----------------------------------
+    def paginate(self, req: Request, rows: list, render) -> Reply:
+        limit_text = req.param("limit")
+        limit = int(limit_text) if limit_text and limit_text.isdigit() and int(limit_text) > 0 else None
+        if self.ignore_limit:
+            limit = None
+        if limit is None:
+            limit = self.page_size_without_limit
+        if limit is None:
+            return Reply.json([render(row, i) for i, row in enumerate(rows)])
+        offset_text = req.param("offset") or "0"
+        offset = int(offset_text) if offset_text.isdigit() else 0
+        count = len(rows)
+        page = rows[offset:offset + limit]
+        url = f"{self._root(req)}{req.path}"
+        nxt = f"{url}?{urlencode({'limit': limit, 'offset': offset + limit})}" if offset + limit < count else None
+        if offset <= 0:
+            prev = None
+        elif offset - limit <= 0:
+            prev = f"{url}?{urlencode({'limit': limit})}"
+        else:
+            prev = f"{url}?{urlencode({'limit': limit, 'offset': offset - limit})}"
+        return Reply.json({"count": count, "next": nxt, "previous": prev,
+                           "results": [render(row, offset + i) for i, row in enumerate(page)]})
+
+    # -- routing ----------------------------------------------------------------------
+    def __call__(self, req: Request) -> Reply:
+        if req.method != "GET":
+            return Reply.json({"detail": f'Method "{req.method}" not allowed.'}, 405)
+        parts = [unquote(p) for p in req.path.split("/") if p]
+        if len(parts) < 3 or parts[:2] != ["api", "list"]:
+            return Reply.text("<h1>Not Found</h1>", 404, "text/html")
+        mlist = self.lists.get(parts[2])
+        if mlist is None:
+            return Reply.json(NOT_FOUND, 404)
+        if mlist.archive_policy == "private":
+            return Reply.json(FORBIDDEN, 403)
+        rest = parts[3:]
+        if not rest:
+            return Reply.json(self.list_json(req, mlist))
+        if rest == ["threads"]:
+            ordered = mlist.sorted_threads()
+            return self.paginate(req, ordered, lambda t, i: self.thread_json(req, mlist, t, i))
+        if len(rest) == 2 and rest[0] == "thread":
+            thread = mlist.thread(rest[1])
+            if thread is None:
+                return Reply.json(NOT_FOUND, 404)
+            data = self.thread_json(req, mlist, thread)
+            data.update({"votes": {"likes": 0, "dislikes": 0}, "participants_count": len(
+                {e.sender_address for e in thread.emails})})
+            return Reply.json(data)
+        if len(rest) == 3 and rest[0] == "thread" and rest[2] == "emails":
+            thread = mlist.thread(rest[1])
+            emails = thread.emails if thread else []
+            return self.paginate(req, emails, lambda e, i: self.email_short_json(req, mlist, thread, e))
+        if len(rest) == 2 and rest[0] == "email":
+            found = mlist.email(rest[1])
+            if found is None:
+                return Reply.json(NOT_FOUND, 404)
+            return Reply.json(self.email_json(req, mlist, *found))
+        return Reply.text("<h1>Not Found</h1>", 404, "text/html")
+
+
+def serve(archive: HyperKittyArchive) -> FakeHttpServer:
+    return FakeHttpServer(archive).start()

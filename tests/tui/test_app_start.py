@@ -1,0 +1,86 @@
+"""Starting the app: first run, broken configuration, themes, key remapping."""
+
+import tomllib
+
+from textual.widgets import Static
+
+from mailtriage.core.settings import load_settings
+from mailtriage.tui.screens.first_run import FirstRunScreen
+from mailtriage.tui.screens.help import HelpScreen
+from tests.core.helpers import write_project
+from tests.tui.helpers import make_app, screen_text, settle
+
+
+async def test_first_run_screen_when_no_project(tmp_path):
+    app = make_app(tmp_path / "nowhere")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, FirstRunScreen)
+        head = str(app.screen.query_one("#first-run-head", Static).render())
+        assert "No project was found" in head and "nowhere" in head
+        settings = str(app.screen.query_one("#first-run-settings", Static).render())
+        assert str(load_settings().path) in settings
+
+
+async def test_broken_configuration_names_file_and_key(tmp_path):
+    project = write_project(tmp_path / "p", [("mbox", "sometimes", "no")])
+    app = make_app(project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, FirstRunScreen)
+        head = str(app.screen.query_one("#first-run-head", Static).render())
+        assert "project.md" in head and "Role" in head and "unknown role" in head
+        # Fixing the file and pressing R opens the project.
+        write_project(tmp_path / "p", [("mbox", "primary", "no")], {"security_list": "sec@example.org"})
+        await pilot.press("R")
+        await settle(pilot)
+        assert not isinstance(app.screen, FirstRunScreen)
+
+
+async def test_theme_switch_from_the_palette_is_saved(tmp_path, user_config):
+    app = make_app(tmp_path / "nowhere")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert app.theme == "mailtriage-dark"
+        await pilot.press("ctrl+p")
+        await pilot.press(*"theme: high")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.theme == "mailtriage-high-contrast"
+        assert app.has_class("-theme-mailtriage-high-contrast")
+    saved = tomllib.loads((user_config / "config.toml").read_text())
+    assert saved == {"name": "Test Triager", "theme": "mailtriage-high-contrast"}
+    # The next start uses it.
+    app = make_app(tmp_path / "nowhere")
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert app.theme == "mailtriage-high-contrast"
+
+
+async def test_keys_are_remapped_from_settings_and_bad_entries_reported(tmp_path, user_config):
+    (user_config / "config.toml").write_text(
+        'theme = "light"\n[keys]\n"app.help" = "h"\n"no.such.binding" = "x"\n', encoding="utf-8")
+    app = make_app(tmp_path / "nowhere")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.theme == "mailtriage-light"
+        assert any("no.such.binding" in n.message for n in app._notifications)
+        await pilot.press("h")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        shown = screen_text(app)
+        assert "Help" in shown and "app.help" in shown
+        line = next(line for line in shown.splitlines() if "app.help" in line)
+        assert line.split()[0] == "h"  # the remapped key, not "?"
+
+
+async def test_unreadable_settings_are_reported_and_never_overwritten(tmp_path, user_config):
+    broken = 'theme = "light\n'
+    (user_config / "config.toml").write_text(broken, encoding="utf-8")
+    app = make_app(tmp_path / "nowhere")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert any("not valid TOML" in n.message for n in app._notifications)
+        app.theme = "mailtriage-light"
+        await settle(pilot)
+    assert (user_config / "config.toml").read_text(encoding="utf-8") == broken

@@ -1,0 +1,96 @@
+"""The virtualized thread list: paints only what is visible, fetches pages as you go."""
+
+from datetime import datetime, timedelta, timezone
+
+from textual.app import App, ComposeResult
+
+from mailtriage.backends.contract import Address, ThreadId, ThreadSummary
+from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.rows import ListRows, PagedRows
+
+BASE = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)
+
+
+def summary(i: int) -> ThreadSummary:
+    return ThreadSummary(ThreadId("test", f"<{i}@x>"), f"Report number {i}", f"<{i}@x>",
+                         Address(f"Reporter {i}", f"r{i}@example.org"), BASE - timedelta(minutes=i), 1 + i % 3,
+                         unread=i % 2 == 0)
+
+
+class ListHost(App):
+    def __init__(self, rows) -> None:
+        super().__init__()
+        self.rows = rows
+        self.opened = []
+
+    def compose(self) -> ComposeResult:
+        yield ThreadList()
+
+    def on_mount(self) -> None:
+        tl = self.query_one(ThreadList)
+        tl.set_rows(self.rows)
+        tl.focus()
+
+    def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
+        self.opened.append(message.summary.subject)
+
+
+def painted(tl: ThreadList) -> list[str]:
+    return [tl.render_line(y).text for y in range(tl.scrollable_content_region.height)]
+
+
+async def test_100k_rows_paint_only_the_window_and_fetch_pages_on_demand():
+    calls = []
+
+    def loader(offset, limit):
+        calls.append(offset)
+        return [summary(i) for i in range(offset, offset + limit)]
+
+    rows = PagedRows(100_000, loader, page_size=200)
+    app = ListHost(rows)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        tl = app.query_one(ThreadList)
+        assert calls == [0]  # the first window needs one page, nothing else was read
+        assert "Report number 0" in painted(tl)[0]
+        await pilot.press("G")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert tl.cursor == 99_999
+        assert sorted(calls) == [0, 99_800]
+        lines = painted(tl)
+        assert "Report number 99999" in lines[-1]
+        assert rows.loaded_pages() == 2
+        await pilot.press("k", "k", "enter")
+        assert app.opened == ["Report number 99997"]
+
+
+async def test_cursor_keys_scroll_and_placeholders_before_pages_arrive():
+    app = ListHost(ListRows([summary(i) for i in range(100_000)]))
+    async with app.run_test(size=(60, 12)) as pilot:
+        tl = app.query_one(ThreadList)
+        height = tl.scrollable_content_region.height
+        await pilot.press(*["j"] * (height + 3))
+        assert tl.cursor == height + 3
+        assert tl.scroll_offset.y == 4  # the cursor stays on screen, at the bottom
+        await pilot.press("pagedown")
+        assert tl.cursor == 2 * height + 2
+        await pilot.press("g")
+        assert tl.cursor == 0 and tl.scroll_offset.y == 0
+        # Narrow terminals shorten the date column.
+        assert painted(tl)[0].split()[1] == "11-27"
+
+    never = PagedRows(10, lambda offset, limit: [], page_size=5)
+    never.missing_pages(0, 10)  # claimed by someone else: stays unloaded
+    app = ListHost(never)
+    async with app.run_test(size=(80, 12)):
+        tl = app.query_one(ThreadList)
+        assert "… loading" in tl.render_line(0).text
+
+
+async def test_click_opens_a_row():
+    app = ListHost(ListRows([summary(i) for i in range(50)]))
+    async with app.run_test(size=(100, 20)) as pilot:
+        await pilot.click(ThreadList, offset=(10, 3))
+        assert app.opened == ["Report number 3"]

@@ -1,0 +1,578 @@
+"""The tracker contract: operations, errors with their exit codes, and the guards every backend shares.
+
+A tracker backend (local-files, github, jira) subclasses :class:`Tracker` and fills in the
+``_do_*`` hooks. The public methods here are the contract operations of
+``specs/tracker-backend-contract.md``; they validate their input and apply the guards that
+hold for every backend *before* a hook runs:
+
+* titles are one validated line; rollup actions and users are one line;
+* labels, milestones, assignees and close reasons must be values the project declares
+  (:class:`Policy`); a backend never invents a label;
+* ``field-get`` / ``field-set`` address ``### Heading`` sections (``fields.py``), and the status
+  rollup keeps the exact format of DESIGN.md (``rollup.py``).
+
+Each public method returns the JSON-ready ``dict`` (or ``list``) the CLI prints. Errors are
+:class:`TrackerError` subclasses whose ``exit_code`` is the spec's: 2 usage, 3 not found,
+4 refused, 5 backend error.
+
+This module imports nothing from Textual, ``mailtriage.tui`` or ``mailtriage.backends``.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Sequence
+
+from mailtriage.trackers import fields as fieldsmod
+from mailtriage.trackers import rollup as rollupmod
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_NOT_FOUND = 3
+EXIT_REFUSED = 4
+EXIT_BACKEND = 5
+
+STATES = ("open", "closed", "all")
+CLOSE_REASONS = ("completed", "not-planned")
+
+# Operations that exist on GitHub through gh but have no counterpart here. The spec says
+# they are refused by name on local-files and jira, never approximated.
+REFUSED_OPS: dict[str, str] = {
+    "milestone-list": "milestones are free values listed in project.md (tracker.milestones), not tracker objects",
+    "milestone-create": "milestones are free values listed in project.md (tracker.milestones), not tracker objects",
+    "milestone-close": "milestones are free values listed in project.md (tracker.milestones), not tracker objects",
+    "collaborators": "the roster comes from release-trains.md, not from the tracker",
+    "comment-update": "comments are not edited; the status rollup is kept by rollup-append / rollup-amend-latest",
+    "rollup-fold": "the rollup is kept by rollup-append; there are no legacy bot comments to fold",
+    "board-*": "local-files and jira have no project board (tracker.project_board_enabled is false)",
+}
+
+
+# -- errors ---------------------------------------------------------------------------
+
+
+class TrackerError(Exception):
+    """Root of every tracker error; ``exit_code`` is what the CLI exits with.
+
+    ``partial`` optionally carries a JSON-ready result of work that did happen before the
+    failure (e.g. a commit made before a push failed), which the CLI prints on stdout.
+    """
+
+    exit_code = EXIT_BACKEND
+
+    def __init__(self, message: str, *, partial: Any = None) -> None:
+        self.message = message
+        self.partial = partial
+        super().__init__(message)
+
+
+class UsageError(TrackerError):
+    """Bad arguments: a malformed title, an unknown state, an unreadable --*-file (exit 2)."""
+
+    exit_code = EXIT_USAGE
+
+
+class NotFound(TrackerError):
+    """No such tracker, issue or section (exit 3)."""
+
+    exit_code = EXIT_NOT_FOUND
+
+
+class Refused(TrackerError):
+    """A guard said no: undeclared value, tracker not shown access-restricted, amend mismatch,
+    an ID escaping the tracker, an operation with no counterpart (exit 4)."""
+
+    exit_code = EXIT_REFUSED
+
+
+class BackendError(TrackerError):
+    """I/O, HTTP or VCS failure (exit 5)."""
+
+    exit_code = EXIT_BACKEND
+
+
+class MalformedIssue(TrackerError):
+    """One issue's stored form cannot be read; reported for that issue, the rest keeps working."""
+
+    exit_code = EXIT_BACKEND
+
+    def __init__(self, where: str, problem: str) -> None:
+        self.where = where
+        self.problem = problem
+        super().__init__(f"{where}: {problem}")
+
+
+def refused_op(op: str, backend: str) -> Refused:
+    """The refusal for an operation the spec refuses by name (``board-*`` included)."""
+    key = "board-*" if op.startswith("board-") else op
+    why = REFUSED_OPS.get(key, "it is not part of the tracker contract")
+    return Refused(f"{op} is refused on the {backend} tracker: {why}")
+
+
+# -- validated values -----------------------------------------------------------------
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\x80-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]")
+_USER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$")
+MAX_TITLE = 256
+
+
+def validate_title(title: str) -> str:
+    """One line of visible text. Raises UsageError for newlines, control or bidi characters."""
+    if title is None:
+        raise UsageError("a title is required")
+    if "\n" in title or "\r" in title:
+        raise UsageError("the title must be one line (it contains a line break)")
+    bad = _CONTROL.search(title)
+    if bad:
+        raise UsageError(f"the title contains the control or invisible character U+{ord(bad.group()):04X}")
+    if not title.strip():
+        raise UsageError("the title is empty")
+    if len(title) > MAX_TITLE:
+        raise UsageError(f"the title is {len(title)} characters long (at most {MAX_TITLE})")
+    return title.strip()
+
+
+def validate_action(action: str) -> str:
+    """A rollup action: one line without markup characters (it lands inside <summary>)."""
+    if not action or not action.strip():
+        raise UsageError("--action is empty")
+    if "\n" in action or "\r" in action or _CONTROL.search(action):
+        raise UsageError("--action must be one line of visible text")
+    if any(c in action for c in "<>·"):
+        raise UsageError("--action must not contain <, > or ·")
+    return action.strip()
+
+
+def validate_user(user: str) -> str:
+    """A rollup user or comment author: a login, no spaces."""
+    user = (user or "").strip().lstrip("@")
+    if not _USER.match(user):
+        raise UsageError(f"{user!r} is not a user name (letters, digits and . _ @ + -, no spaces)")
+    return user
+
+
+def parse_now(now: str | None) -> date:
+    """``--now`` as ISO 8601 -> the UTC date of the rollup entry (today when None)."""
+    if not now:
+        return datetime.now(timezone.utc).date()
+    try:
+        when = datetime.fromisoformat(now.strip())
+    except ValueError:
+        try:
+            return date.fromisoformat(now.strip())
+        except ValueError:
+            raise UsageError(f"--now {now!r} is not an ISO 8601 date or time") from None
+    if when.tzinfo is not None:
+        when = when.astimezone(timezone.utc)
+    return when.date()
+
+
+def utc_now_iso() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# -- the project's declared values ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Values the project declares in project.md; every write is checked against them.
+
+    ``None`` for a list means the project declares none, so no value is accepted.
+    Close reasons default to the spec's two (completed, not-planned) when undeclared.
+    """
+
+    labels: tuple[str, ...] | None = None
+    milestones: tuple[str, ...] | None = None
+    assignees: tuple[str, ...] | None = None
+    close_reasons: tuple[str, ...] = CLOSE_REASONS
+    source: str = "project.md"
+
+    @classmethod
+    def from_config(cls, config: Any) -> "Policy":
+        """Read ``tracker.labels``, ``tracker.milestones``, ``tracker.assignees``, ``tracker.close_reasons``.
+
+        Raises ConfigError (from core.projectconfig) naming the key when a value is not a list.
+        """
+        from mailtriage.core.projectconfig import ConfigError
+
+        def names(key: str) -> tuple[str, ...] | None:
+            value = config.get(key)
+            if value is None:
+                return None
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not all(isinstance(v, (str, int)) for v in value):
+                raise ConfigError(config.file, key, "must be a list of names", "a YAML list, e.g. [bug, security]")
+            return tuple(str(v) for v in value)
+
+        reasons = names("tracker.close_reasons")
+        if reasons is not None:
+            bad = [r for r in reasons if r not in CLOSE_REASONS]
+            if bad:
+                raise ConfigError(config.file, "tracker.close_reasons", f"unknown close reason(s) {', '.join(bad)}",
+                                  ", ".join(CLOSE_REASONS))
+        return cls(
+            labels=names("tracker.labels"),
+            milestones=names("tracker.milestones"),
+            assignees=names("tracker.assignees"),
+            close_reasons=reasons if reasons is not None else CLOSE_REASONS,
+            source=str(config.file),
+        )
+
+    def _check(self, kind: str, key: str, value: str, declared: tuple[str, ...] | None) -> str:
+        if declared is None:
+            raise Refused(f"{kind} {value!r} refused: {self.source} declares no {key}")
+        if value not in declared:
+            raise Refused(f"{kind} {value!r} refused: it is not declared in {key} of {self.source} "
+                          f"(declared: {', '.join(declared) or 'none'})")
+        return value
+
+    def check_label(self, label: str) -> str:
+        return self._check("label", "tracker.labels", label, self.labels)
+
+    def check_milestone(self, milestone: str) -> str:
+        return self._check("milestone", "tracker.milestones", milestone, self.milestones)
+
+    def check_assignee(self, user: str) -> str:
+        return self._check("assignee", "tracker.assignees", user, self.assignees)
+
+    def check_close_reason(self, reason: str) -> str:
+        if reason not in CLOSE_REASONS:
+            raise UsageError(f"--reason {reason!r}: valid reasons are {', '.join(CLOSE_REASONS)}")
+        return self._check("close reason", "tracker.close_reasons", reason, self.close_reasons)
+
+
+# -- requests and results --------------------------------------------------------------
+
+
+@dataclass
+class EditRequest:
+    """What ``edit`` changes; empty fields leave the issue alone."""
+
+    add_labels: list[str] = field(default_factory=list)
+    remove_labels: list[str] = field(default_factory=list)
+    add_assignees: list[str] = field(default_factory=list)
+    remove_assignees: list[str] = field(default_factory=list)
+    milestone: str | None = None
+    clear_milestone: bool = False
+    title: str | None = None
+    body: str | None = None
+
+    def is_empty(self) -> bool:
+        return not (self.add_labels or self.remove_labels or self.add_assignees or self.remove_assignees
+                    or self.milestone is not None or self.clear_milestone or self.title is not None
+                    or self.body is not None)
+
+
+@dataclass
+class ListResult:
+    """``list`` output plus per-item problems (malformed files) that did not stop the listing."""
+
+    items: list[dict]
+    problems: list[str] = field(default_factory=list)
+
+
+def issue_json(*, id: str, title: str, state: str, labels: Sequence[str], assignees: Sequence[str],
+               milestone: str | None, author: str | None, created: str | None, updated: str | None,
+               body: str, url: str, comments: list[dict] | None = None) -> dict:
+    """The ``view`` shape of the spec: {id, title, state, labels, assignees, milestone, author,
+    created, updated, body, url, comments?}."""
+    out = {
+        "id": id, "title": title, "state": state, "labels": list(labels), "assignees": list(assignees),
+        "milestone": milestone, "author": author, "created": created, "updated": updated,
+        "body": body, "url": url,
+    }
+    if comments is not None:
+        out["comments"] = comments
+    return out
+
+
+def summary_json(*, id: str, title: str, state: str, labels: Sequence[str], updated: str | None, url: str) -> dict:
+    """The ``list`` item shape: {id, title, state, labels, updated, url}."""
+    return {"id": id, "title": title, "state": state, "labels": list(labels), "updated": updated, "url": url}
+
+
+def comment_json(*, id: str, kind: str, author: str | None, created: str | None, updated: str | None,
+                 body: str, url: str) -> dict:
+    return {"id": id, "kind": kind, "author": author, "created": created, "updated": updated,
+            "body": body, "url": url}
+
+
+def order_comments(comments: list[dict]) -> list[dict]:
+    """The status rollup first (kind "rollup"), the other comments after it in their order."""
+    rollups = [c for c in comments if c["kind"] == "rollup"][:1]
+    return rollups + [c for c in comments if c not in rollups]
+
+
+# -- the contract ---------------------------------------------------------------------
+
+
+class Tracker:
+    """Base class of every tracker backend.
+
+    Subclasses set ``kind`` and implement the ``_do_*`` hooks. The public methods are the
+    contract operations; each raises UsageError, NotFound, Refused or BackendError (see the
+    module docstring for the exit codes) and returns a JSON-ready value.
+    """
+
+    kind: ClassVar[str] = "tracker"
+    #: The heading syntax stored bodies use (``fields.MARKDOWN`` or ``fields.JIRA_WIKI``).
+    field_syntax: ClassVar[fieldsmod.Syntax] = fieldsmod.MARKDOWN
+
+    def __init__(self, policy: Policy | None = None) -> None:
+        self.policy = policy or Policy()
+
+    # ---- reads ----------------------------------------------------------------------
+    def view(self, issue_id: str, comments: bool = False) -> dict:
+        """Raises NotFound, Refused (an ID that escapes the tracker), BackendError."""
+        return self._do_view(issue_id, comments)
+
+    def list(self, state: str = "open", labels: Sequence[str] = (), search: str | None = None,
+             limit: int | None = None) -> ListResult:
+        """Issues newest-updated first. Raises UsageError (state, limit), BackendError."""
+        if state not in STATES:
+            raise UsageError(f"--state {state!r}: valid states are {', '.join(STATES)}")
+        if limit is not None and limit < 1:
+            raise UsageError("--limit must be at least 1")
+        words = [w for w in (search or "").split() if w]
+        if any(":" in w for w in words):
+            raise UsageError("--search takes plain words (no qualifiers like label:x)")
+        return self._do_list(state, list(labels), words, limit)
+
+    def labels(self) -> list[str]:
+        """Labels in use. Raises BackendError."""
+        return sorted(set(self._do_labels()))
+
+    def body(self, issue_id: str) -> str:
+        """The body as markdown with ``###`` field sections. Raises NotFound, BackendError."""
+        return self._do_body(issue_id)
+
+    def field_get(self, issue_id: str, heading: str) -> dict:
+        """{id, heading, value}; value is None when the section is missing. Raises NotFound."""
+        heading = _validate_heading(heading)
+        canonical, raw = self._raw_body(issue_id)
+        value = fieldsmod.get_field(raw, heading, self.field_syntax)
+        return {"id": canonical, "heading": heading, "value": value}
+
+    # ---- writes ---------------------------------------------------------------------
+    def create(self, title: str, body: str, labels: Sequence[str] = ()) -> dict:
+        """{id, url}. Raises UsageError (title), Refused (label, access guard), BackendError."""
+        title = validate_title(title)
+        labels = _dedupe(self.policy.check_label(label) for label in labels)
+        self._check_body(body)
+        return self._do_create(title, body, labels)
+
+    def edit(self, issue_id: str, change: EditRequest) -> dict:
+        """{id, url}. Raises UsageError (nothing to change, title), NotFound, Refused, BackendError."""
+        if change.is_empty():
+            raise UsageError("edit: nothing to change (give --add-label, --title, --body-file, …)")
+        if change.milestone is not None and change.clear_milestone:
+            raise UsageError("--milestone and --clear-milestone exclude each other")
+        if change.title is not None:
+            change.title = validate_title(change.title)
+        if change.body is not None:
+            self._check_body(change.body)
+        change.add_labels = _dedupe(self.policy.check_label(x) for x in change.add_labels)
+        change.add_assignees = _dedupe(self.policy.check_assignee(validate_user(x)) for x in change.add_assignees)
+        change.remove_labels = _dedupe(change.remove_labels)
+        change.remove_assignees = _dedupe(validate_user(x) for x in change.remove_assignees)
+        both = set(change.add_labels) & set(change.remove_labels)
+        if both:
+            raise UsageError(f"label(s) {', '.join(sorted(both))} both added and removed")
+        if change.milestone is not None:
+            self.policy.check_milestone(change.milestone)
+        return self._do_edit(issue_id, change)
+
+    def field_set(self, issue_id: str, heading: str, value: str) -> dict:
+        """{id, heading, created}. Replaces the section's text, or appends the section at the
+        end of the body when missing; every other byte of the body stays as it was."""
+        heading = _validate_heading(heading)
+        self._check_body(value)
+        created = {}
+
+        def change(raw: str) -> str:
+            new, was_created = fieldsmod.set_field(raw, heading, value, self.field_syntax)
+            created["value"] = was_created
+            return new
+
+        canonical = self._mutate_body(issue_id, change)
+        return {"id": canonical, "heading": heading, "created": created["value"]}
+
+    def comment(self, issue_id: str, body: str, author: str | None = None) -> dict:
+        """{id, comment_id, url}. Raises UsageError (empty body), NotFound, Refused, BackendError."""
+        if not body.strip():
+            raise UsageError("the comment body is empty")
+        self._check_body(body)
+        if author is not None:
+            author = validate_user(author)
+        if rollupmod.is_rollup(body):
+            raise Refused("the comment carries the status rollup marker; use rollup-append")
+        return self._do_comment(issue_id, body, author)
+
+    def close(self, issue_id: str, reason: str) -> dict:
+        """{id, state}. Raises UsageError/Refused (reason), NotFound, BackendError."""
+        self.policy.check_close_reason(reason)
+        return self._do_close(issue_id, reason)
+
+    def reopen(self, issue_id: str) -> dict:
+        """{id, state}. Raises NotFound, Refused, BackendError."""
+        return self._do_reopen(issue_id)
+
+    def rollup_append(self, issue_id: str, action: str, entry_body: str, user: str | None = None,
+                      now: str | None = None) -> dict:
+        """{id, url}. Appends one entry at the bottom of the status rollup (created when missing)."""
+        action = validate_action(action)
+        user = validate_user(user or self.default_user())
+        day = parse_now(now)
+        _check_entry_body(entry_body)
+        self._check_body(entry_body)
+        entry = rollupmod.Entry(day.isoformat(), user, action, entry_body)
+
+        def change(text: str | None) -> str:
+            with _rollup_errors(issue_id):
+                return rollupmod.append(text, entry)
+
+        return self._mutate_rollup(issue_id, change)
+
+    def rollup_amend_latest(self, issue_id: str, action: str, entry_body: str) -> dict:
+        """{id, url}. Replaces the latest entry's body, keeping its date and user.
+
+        Raises NotFound (no rollup), Refused (the latest entry's action is not ``action``).
+        """
+        action = validate_action(action)
+        _check_entry_body(entry_body)
+        self._check_body(entry_body)
+
+        def change(text: str | None) -> str:
+            if text is None:
+                raise NotFound(f"{issue_id} has no status rollup to amend")
+            with _rollup_errors(issue_id):
+                return rollupmod.amend_latest(text, action, entry_body)
+
+        return self._mutate_rollup(issue_id, change)
+
+    def attach(self, issue_id: str, data: bytes, name: str) -> dict:
+        """{id, name, url}. Raises UsageError (name), NotFound, Refused, BackendError."""
+        name = validate_attachment_name(name)
+        return self._do_attach(issue_id, data, name)
+
+    # ---- publishing (local-files) ----------------------------------------------------
+    def pending(self) -> dict:
+        raise Refused(f"pending is local-files only; the {self.kind} tracker writes straight to the server")
+
+    def publish(self, message: str, trailers: Sequence[str] = (), push: bool = False) -> dict:
+        raise Refused(f"publish is local-files only; the {self.kind} tracker writes straight to the server")
+
+    def doctor(self) -> dict:
+        raise NotImplementedError
+
+    def default_user(self) -> str:
+        """Who a rollup entry names when --user is not given."""
+        import getpass
+
+        return getpass.getuser()
+
+    def close_backend(self) -> None:
+        """Release connections; safe to call twice."""
+
+    # ---- hooks ------------------------------------------------------------------------
+    def _check_body(self, text: str) -> None:
+        """Backends may refuse bodies they cannot store (e.g. reserved lines)."""
+        if "\x00" in text:
+            raise UsageError("the text contains a NUL byte")
+
+    def _raw_body(self, issue_id: str) -> tuple[str, str]:
+        """(canonical id, body as stored, in ``field_syntax``)."""
+        raise NotImplementedError
+
+    def _mutate_body(self, issue_id: str, change: Callable[[str], str]) -> str:
+        """Apply ``change`` to the stored body (after the write guards); return the canonical id."""
+        raise NotImplementedError
+
+    def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
+        """Apply ``change`` to the rollup text (None when the issue has none); return {id, url}."""
+        raise NotImplementedError
+
+    def _do_view(self, issue_id: str, comments: bool) -> dict:
+        raise NotImplementedError
+
+    def _do_list(self, state: str, labels: list[str], words: list[str], limit: int | None) -> ListResult:
+        raise NotImplementedError
+
+    def _do_labels(self) -> Iterable[str]:
+        raise NotImplementedError
+
+    def _do_body(self, issue_id: str) -> str:
+        return self._raw_body(issue_id)[1]
+
+    def _do_create(self, title: str, body: str, labels: list[str]) -> dict:
+        raise NotImplementedError
+
+    def _do_edit(self, issue_id: str, change: EditRequest) -> dict:
+        raise NotImplementedError
+
+    def _do_comment(self, issue_id: str, body: str, author: str | None) -> dict:
+        raise NotImplementedError
+
+    def _do_close(self, issue_id: str, reason: str) -> dict:
+        raise NotImplementedError
+
+    def _do_reopen(self, issue_id: str) -> dict:
+        raise NotImplementedError
+
+    def _do_attach(self, issue_id: str, data: bytes, name: str) -> dict:
+        raise NotImplementedError
+
+
+def _check_entry_body(body: str) -> None:
+    if not body.strip():
+        raise UsageError("the entry body is empty")
+    try:
+        rollupmod.check_entry_body(body)
+    except rollupmod.BadEntryBody as exc:
+        raise UsageError(str(exc)) from None
+
+
+@contextmanager
+def _rollup_errors(issue_id: str) -> Iterator[None]:
+    """Rollup problems as contract errors: a mismatch or nothing to amend is a refusal (exit 4)."""
+    try:
+        yield
+    except (rollupmod.ActionMismatch, rollupmod.NoEntry) as exc:
+        raise Refused(f"{issue_id}: {exc}") from None
+    except rollupmod.MalformedRollup as exc:
+        raise MalformedIssue(f"{issue_id} status rollup", f"{exc}; fix it by hand, nothing was rewritten") from None
+
+
+def _dedupe(values: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return out
+
+
+def _validate_heading(heading: str) -> str:
+    heading = (heading or "").strip()
+    if heading.startswith("#"):
+        heading = heading.lstrip("#").strip()
+    if not heading or "\n" in heading or "\r" in heading or _CONTROL.search(heading):
+        raise UsageError("the heading must be one line of visible text")
+    return heading
+
+
+_ATTACHMENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,199}$")
+
+
+def validate_attachment_name(name: str) -> str:
+    """A plain file name: no path separators, no leading dot, no ``..``. Raises Refused."""
+    if not name:
+        raise UsageError("--name is required")
+    if "/" in name or "\\" in name or name in (".", "..") or ".." in name or not _ATTACHMENT_NAME.match(name):
+        raise Refused(f"attachment name {name!r} refused: use letters, digits and . _ + - "
+                      "(no path separators, no leading dot, no '..')")
+    return name

@@ -1,0 +1,362 @@
+"""github: a private GitHub repository's issues through the REST API (v2022-11-28).
+
+* Token from keyring (``github:<owner>/<repo>``), sent as ``Authorization: Bearer``.
+* Every write first checks ``GET /repos/{o}/{r}`` → ``private: true``; otherwise it is
+  refused (exit 4). The answer is kept for the life of this object.
+* Listing follows the ``Link: rel="next"`` header; pull requests (``pull_request`` key) are
+  not issues and are left out. ``--search`` uses ``/search/issues`` (``repo:o/r is:issue``).
+* Rate limits: a 403/429 with ``x-ratelimit-remaining: 0`` waits until
+  ``x-ratelimit-reset`` (or ``Retry-After``) when that is short, then retries once;
+  otherwise it fails with the time to wait. 429/503 Retry-After is honoured by HttpClient.
+* The status rollup is the first issue comment that carries the rollup marker.
+* ``attach`` posts the file as a comment (GitHub's REST API has no issue attachments);
+  binary or very large files are refused.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any, Callable, Iterator
+from urllib.parse import quote
+
+from mailtriage.trackers import rollup as rollupmod
+from mailtriage.trackers.contract import (
+    BackendError,
+    EditRequest,
+    ListResult,
+    NotFound,
+    Policy,
+    Refused,
+    Tracker,
+    UsageError,
+    comment_json,
+    issue_json,
+    order_comments,
+    summary_json,
+)
+
+API_VERSION = "2022-11-28"
+DEFAULT_API = "https://api.github.com"
+MAX_ATTACH_CHARS = 60000
+_REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
+
+
+class GitHubTracker(Tracker):
+    kind = "github"
+
+    def __init__(self, repo: str, policy: Policy | None = None, *, token: str | None, api_url: str = DEFAULT_API,
+                 user: str | None = None, sleep: Callable[[float], None] = time.sleep,
+                 max_rate_wait: float = 60.0) -> None:
+        super().__init__(policy)
+        from mailtriage.core.http import HttpClient
+
+        if not _REPO_RE.match(repo or ""):
+            raise UsageError(f"tracker.github.repo {repo!r} is not owner/name")
+        self.repo = repo
+        self.token = token
+        self._user = user
+        self._sleep = sleep
+        self.max_rate_wait = max_rate_wait
+        headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self.http = HttpClient("github", api_url.rstrip("/"), headers=headers, sleep=sleep)
+        self._private: bool | None = None
+
+    @classmethod
+    def from_config(cls, config: Any, policy: Policy) -> "GitHubTracker":
+        from mailtriage.core.projectconfig import ConfigError
+        from mailtriage.core.secrets import get_secret
+
+        repo = config.get("tracker.github.repo")
+        if not repo or not _REPO_RE.match(str(repo)):
+            raise ConfigError(config.file, "tracker.github.repo", f"is {repo!r}", "owner/name of the private tracker")
+        token = get_secret(f"github:{repo}")
+        return cls(str(repo), policy, token=token, api_url=str(config.get("tracker.github.api_url") or DEFAULT_API),
+                   user=config.get("tracker.user"))
+
+    def close_backend(self) -> None:
+        self.http.close()
+
+    # ---- HTTP ------------------------------------------------------------------------
+    def _request(self, method: str, path: str, *, ok: tuple[int, ...] = (200,), **kwargs: Any):
+        from mailtriage.core.http import HttpError
+
+        if not self.token:
+            raise BackendError(f"no GitHub token in keyring for github:{self.repo}")
+        for attempt in range(2):
+            try:
+                response = self.http.request(method, path, **kwargs)
+            except HttpError as exc:
+                raise BackendError(f"GitHub {method} {path}: {exc.detail}") from None
+            if response.status_code in (403, 429) and self._rate_limited(response):
+                wait = self._rate_wait(response)
+                if attempt == 0 and wait is not None and wait <= self.max_rate_wait:
+                    self._sleep(wait)
+                    continue
+                raise BackendError(f"GitHub rate limit reached; retry in {wait:.0f}s" if wait is not None
+                                   else "GitHub rate limit reached")
+            break
+        if response.status_code in ok:
+            return response
+        message = _message(response)
+        if response.status_code == 401:
+            raise BackendError(f"GitHub refused the token for {self.repo} (401 {message})")
+        if response.status_code in (404, 410):
+            raise NotFound(f"GitHub {method} {path}: {response.status_code} {message}")
+        raise BackendError(f"GitHub {method} {path}: {response.status_code} {message}")
+
+    @staticmethod
+    def _rate_limited(response) -> bool:
+        return response.headers.get("x-ratelimit-remaining") == "0" or "retry-after" in response.headers
+
+    @staticmethod
+    def _rate_wait(response) -> float | None:
+        from mailtriage.core.http import retry_after_seconds
+
+        wait = retry_after_seconds(response.headers.get("retry-after"))
+        if wait is not None:
+            return wait
+        reset = response.headers.get("x-ratelimit-reset")
+        if reset and reset.isdigit():
+            return max(0.0, int(reset) - time.time()) + 0.5
+        return None
+
+    def _paged(self, path: str, params: dict | None = None, key: str | None = None) -> Iterator[dict]:
+        url: str | None = path
+        first = True
+        while url:
+            response = self._request("GET", url, params=params if first else None)
+            first = False
+            data = response.json()
+            items = data.get(key, []) if key else data
+            yield from items
+            m = _LINK_NEXT.search(response.headers.get("link", ""))
+            url = m.group(1) if m else None
+
+    # ---- IDs and guards -------------------------------------------------------------------
+    def _number(self, issue_id: str) -> int:
+        raw = (issue_id or "").strip()
+        if "/" in raw or "\\" in raw or ".." in raw:
+            raise Refused(f"issue ID {issue_id!r} refused: a GitHub issue ID is a number")
+        raw = raw.lstrip("#")
+        if not raw.isdigit() or len(raw) > 12:
+            raise NotFound(f"{issue_id!r} is not a GitHub issue number")
+        return int(raw)
+
+    def _repo_path(self, tail: str = "") -> str:
+        return f"/repos/{self.repo}{tail}"
+
+    def _issue(self, number: int) -> dict:
+        try:
+            data = self._request("GET", self._repo_path(f"/issues/{number}")).json()
+        except NotFound:
+            raise NotFound(f"no issue #{number} in {self.repo}") from None
+        if "pull_request" in data:
+            raise NotFound(f"#{number} in {self.repo} is a pull request, not an issue")
+        return data
+
+    def require_private(self) -> None:
+        """Raises Refused unless the repository answers ``private: true``."""
+        if self._private is None:
+            data = self._request("GET", self._repo_path()).json()
+            self._private = data.get("private") is True
+        if not self._private:
+            raise Refused(f"writes refused: GitHub repository {self.repo} is not private; "
+                          "embargoed issues must not be written there")
+
+    def _writable_issue(self, issue_id: str) -> tuple[int, dict]:
+        number = self._number(issue_id)
+        self.require_private()
+        return number, self._issue(number)
+
+    # ---- reads ------------------------------------------------------------------------
+    def _comments(self, number: int) -> list[dict]:
+        return list(self._paged(self._repo_path(f"/issues/{number}/comments"), {"per_page": 100}))
+
+    def _do_view(self, issue_id: str, comments: bool) -> dict:
+        number = self._number(issue_id)
+        data = self._issue(number)
+        out_comments = None
+        if comments:
+            found_rollup = False
+            out_comments = []
+            for c in self._comments(number):
+                kind = "comment"
+                if not found_rollup and rollupmod.is_rollup(c.get("body")):
+                    kind, found_rollup = "rollup", True
+                out_comments.append(comment_json(id=str(c["id"]), kind=kind, author=(c.get("user") or {}).get("login"),
+                                                 created=c.get("created_at"), updated=c.get("updated_at"),
+                                                 body=c.get("body") or "", url=c.get("html_url") or ""))
+            out_comments = order_comments(out_comments)
+        return _issue_out(data, out_comments)
+
+    def _do_list(self, state: str, labels: list[str], words: list[str], limit: int | None) -> ListResult:
+        items: list[dict] = []
+        if words:
+            q = [f"repo:{self.repo}", "is:issue"] + ([f"state:{state}"] if state != "all" else [])
+            q += [f'label:"{label}"' for label in labels] + words
+            source = self._paged("/search/issues", {"q": " ".join(q), "per_page": 100, "sort": "updated",
+                                                    "order": "desc"}, key="items")
+        else:
+            params = {"state": state, "per_page": 100, "sort": "updated", "direction": "desc"}
+            if labels:
+                params["labels"] = ",".join(labels)
+            source = self._paged(self._repo_path("/issues"), params)
+        for data in source:
+            if "pull_request" in data:
+                continue
+            items.append(summary_json(id=str(data["number"]), title=data.get("title") or "", state=data.get("state"),
+                                      labels=_label_names(data), updated=data.get("updated_at"),
+                                      url=data.get("html_url") or ""))
+            if limit and len(items) >= limit:
+                break
+        return ListResult(items)
+
+    def _do_labels(self) -> list[str]:
+        return [label["name"] for label in self._paged(self._repo_path("/labels"), {"per_page": 100})]
+
+    def _raw_body(self, issue_id: str) -> tuple[str, str]:
+        number = self._number(issue_id)
+        return str(number), self._issue(number).get("body") or ""
+
+    # ---- writes -------------------------------------------------------------------------
+    def _do_create(self, title: str, body: str, labels: list[str]) -> dict:
+        self.require_private()
+        payload: dict[str, Any] = {"title": title, "body": body}
+        if labels:
+            payload["labels"] = labels
+        data = self._request("POST", self._repo_path("/issues"), json=payload, ok=(201,)).json()
+        return {"id": str(data["number"]), "url": data.get("html_url") or ""}
+
+    def _milestone_number(self, title: str) -> int:
+        for m in self._paged(self._repo_path("/milestones"), {"state": "all", "per_page": 100}):
+            if m.get("title") == title:
+                return int(m["number"])
+        raise Refused(f"milestone {title!r} is declared in project.md but does not exist in {self.repo}; "
+                      "create it on GitHub first (mailtriage never invents one)")
+
+    def _do_edit(self, issue_id: str, change: EditRequest) -> dict:
+        number, data = self._writable_issue(issue_id)
+        base = self._repo_path(f"/issues/{number}")
+        if change.add_labels:
+            self._request("POST", f"{base}/labels", json={"labels": change.add_labels})
+        for label in change.remove_labels:
+            try:
+                self._request("DELETE", f"{base}/labels/{quote(label, safe='')}")
+            except NotFound:
+                pass  # not on the issue: nothing to remove
+        if change.add_assignees:
+            self._request("POST", f"{base}/assignees", json={"assignees": change.add_assignees}, ok=(200, 201))
+        if change.remove_assignees:
+            self._request("DELETE", f"{base}/assignees", json={"assignees": change.remove_assignees})
+        patch: dict[str, Any] = {}
+        if change.milestone is not None:
+            patch["milestone"] = self._milestone_number(change.milestone)
+        if change.clear_milestone:
+            patch["milestone"] = None
+        if change.title is not None:
+            patch["title"] = change.title
+        if change.body is not None:
+            patch["body"] = change.body
+        if patch:
+            data = self._request("PATCH", base, json=patch).json()
+        return {"id": str(number), "url": data.get("html_url") or ""}
+
+    def _mutate_body(self, issue_id: str, change: Callable[[str], str]) -> str:
+        number, data = self._writable_issue(issue_id)
+        self._request("PATCH", self._repo_path(f"/issues/{number}"), json={"body": change(data.get("body") or "")})
+        return str(number)
+
+    def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
+        number, _ = self._writable_issue(issue_id)
+        existing = next((c for c in self._comments(number) if rollupmod.is_rollup(c.get("body"))), None)
+        if existing:
+            text = change(existing.get("body") or "")
+            data = self._request("PATCH", self._repo_path(f"/issues/comments/{existing['id']}"),
+                                 json={"body": text}).json()
+        else:
+            text = change(None)
+            data = self._request("POST", self._repo_path(f"/issues/{number}/comments"), json={"body": text},
+                                 ok=(201,)).json()
+        return {"id": str(number), "url": data.get("html_url") or ""}
+
+    def _do_comment(self, issue_id: str, body: str, author: str | None) -> dict:
+        number, _ = self._writable_issue(issue_id)
+        data = self._request("POST", self._repo_path(f"/issues/{number}/comments"), json={"body": body},
+                             ok=(201,)).json()
+        return {"id": str(number), "comment_id": str(data["id"]), "url": data.get("html_url") or ""}
+
+    def _do_close(self, issue_id: str, reason: str) -> dict:
+        number, _ = self._writable_issue(issue_id)
+        data = self._request("PATCH", self._repo_path(f"/issues/{number}"),
+                             json={"state": "closed", "state_reason": reason.replace("-", "_")}).json()
+        return {"id": str(number), "state": data.get("state", "closed")}
+
+    def _do_reopen(self, issue_id: str) -> dict:
+        number, _ = self._writable_issue(issue_id)
+        data = self._request("PATCH", self._repo_path(f"/issues/{number}"),
+                             json={"state": "open", "state_reason": "reopened"}).json()
+        return {"id": str(number), "state": data.get("state", "open")}
+
+    def _do_attach(self, issue_id: str, data: bytes, name: str) -> dict:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Refused(f"attach {name}: GitHub issues have no attachment API and the file is not UTF-8 text; "
+                          "refused rather than approximated") from None
+        if len(text) > MAX_ATTACH_CHARS or "\x00" in text:
+            raise Refused(f"attach {name}: too large or binary for a comment ({len(text)} characters)")
+        fence = "`" * max(3, max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+        lang = name.rsplit(".", 1)[-1] if "." in name else ""
+        body = f"**Attachment: `{name}`**\n\n{fence}{lang}\n{text}{'' if text.endswith(chr(10)) else chr(10)}{fence}\n"
+        out = self._do_comment(issue_id, body, None)
+        return {"id": out["id"], "name": name, "url": out["url"]}
+
+    def default_user(self) -> str:
+        if not self._user:
+            self._user = self._request("GET", "/user").json().get("login") or super().default_user()
+        return self._user
+
+    def doctor(self) -> dict:
+        checks: list[dict] = []
+
+        def check(name: str, ok: bool, detail: str) -> None:
+            checks.append({"name": name, "ok": ok, "detail": detail})
+
+        check("token", bool(self.token), "token found in keyring" if self.token
+              else f"no token in keyring for github:{self.repo}")
+        if self.token:
+            try:
+                data = self._request("GET", self._repo_path()).json()
+                check("repository", True, f"{data.get('full_name', self.repo)} is reachable")
+                private = data.get("private") is True
+                check("private", private, "the repository is private" if private
+                      else "the repository is PUBLIC: writes are refused")
+            except (BackendError, NotFound) as exc:
+                check("repository", False, str(exc))
+        return {"backend": self.kind, "ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+def _message(response) -> str:
+    try:
+        return str(response.json().get("message", ""))[:200]
+    except ValueError:
+        return response.text[:200]
+
+
+def _label_names(data: dict) -> list[str]:
+    return [label["name"] if isinstance(label, dict) else str(label) for label in data.get("labels") or []]
+
+
+def _issue_out(data: dict, comments: list[dict] | None) -> dict:
+    milestone = data.get("milestone")
+    return issue_json(
+        id=str(data["number"]), title=data.get("title") or "", state=data.get("state") or "open",
+        labels=_label_names(data), assignees=[a["login"] for a in data.get("assignees") or []],
+        milestone=milestone.get("title") if isinstance(milestone, dict) else None,
+        author=(data.get("user") or {}).get("login"), created=data.get("created_at"),
+        updated=data.get("updated_at"), body=data.get("body") or "", url=data.get("html_url") or "",
+        comments=comments)

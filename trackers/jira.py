@@ -1,0 +1,496 @@
+"""jira: a Jira project whose issues carry an issue-security level.
+
+REST v2 (Data Center: wiki-markup strings, ``POST /rest/api/2/search`` with
+``startAt``/``total``) or v3 (Cloud: ADF bodies, ``POST /rest/api/3/search/jql`` with
+``nextPageToken``/``isLast``), chosen by ``tracker.jira.api_version``.
+
+Guards:
+
+* every write first reads the issue and checks it carries *exactly* the configured
+  ``tracker.jira.security_level`` (a scheme may define levels open to every logged-in user,
+  so "any level" is not enough); an issue without it is refused (exit 4), never "fixed";
+* ``create`` always sets that level;
+* an issue the caller cannot see answers 404, which is "not found" (exit 3).
+
+``### Field`` sections are ``h3.`` headings in wiki markup and level-3 heading nodes in ADF.
+Jira issues have one assignee, so adding a second one is refused. The milestone is the
+issue's fix version. Credentials: keyring ``jira:<host[:port]>``; ``tracker.jira.auth`` is
+``bearer`` (a Data Center personal access token) or ``basic`` (``tracker.jira.email`` and a
+Cloud API token). Retry-After on 429/503 is honoured by HttpClient.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import time
+from typing import Any, Callable, Iterator
+from urllib.parse import urlsplit
+
+from mailtriage.trackers import fields as fieldsmod
+from mailtriage.trackers import jiramarkup as markup
+from mailtriage.trackers import rollup as rollupmod
+from mailtriage.trackers.contract import (
+    BackendError,
+    EditRequest,
+    ListResult,
+    NotFound,
+    Policy,
+    Refused,
+    Tracker,
+    UsageError,
+    _validate_heading,
+    comment_json,
+    issue_json,
+    order_comments,
+    summary_json,
+)
+
+VIEW_FIELDS = ["summary", "status", "labels", "assignee", "fixVersions", "reporter", "created", "updated",
+               "description", "security"]
+LIST_FIELDS = ["summary", "status", "labels", "updated"]
+DEFAULT_RESOLUTIONS = {"completed": "Done", "not-planned": "Won't Do"}
+_KEY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)-(\d{1,12})$")
+
+
+class JiraTracker(Tracker):
+    kind = "jira"
+
+    def __init__(self, url: str, project: str, policy: Policy | None = None, *, api_version: int = 3,
+                 security_level: str | None, token: str | None, auth: str = "bearer", email: str | None = None,
+                 issue_type: str = "Bug", resolutions: dict | None = None, accounts: dict | None = None,
+                 user: str | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+        super().__init__(policy)
+        from mailtriage.core.http import HttpClient
+
+        if api_version not in (2, 3):
+            raise UsageError(f"tracker.jira.api_version {api_version!r}: valid versions are 2 and 3")
+        self.base = url.rstrip("/")
+        self.project = project.upper()
+        self.v = api_version
+        self.security_level = str(security_level) if security_level not in (None, "") else None
+        self.token = token
+        self.issue_type = issue_type
+        self.resolutions = dict(DEFAULT_RESOLUTIONS, **(resolutions or {}))
+        self.accounts = dict(accounts or {})
+        self._user = user
+        headers = {"Accept": "application/json"}
+        if token:
+            if auth == "basic":
+                if not email:
+                    raise UsageError("tracker.jira.auth is basic but tracker.jira.email is not set")
+                pair = base64.b64encode(f"{email}:{token}".encode()).decode()
+                headers["Authorization"] = f"Basic {pair}"
+            else:
+                headers["Authorization"] = f"Bearer {token}"
+        self.http = HttpClient("jira", self.base, headers=headers, sleep=sleep)
+        self.field_syntax = fieldsmod.JIRA_WIKI if self.v == 2 else fieldsmod.MARKDOWN
+        self._level_id: str | None = None
+
+    @classmethod
+    def from_config(cls, config: Any, policy: Policy) -> "JiraTracker":
+        from mailtriage.core.projectconfig import ConfigError
+        from mailtriage.core.secrets import get_secret
+
+        url = config.get("tracker.jira.url")
+        project = config.get("tracker.jira.project")
+        if not url or not str(url).startswith(("https://", "http://")):
+            raise ConfigError(config.file, "tracker.jira.url", f"is {url!r}", "the Jira base URL, https://…")
+        if not project or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", str(project)):
+            raise ConfigError(config.file, "tracker.jira.project", f"is {project!r}", "a project key, e.g. FOOSEC")
+        version = config.get("tracker.jira.api_version", 3)
+        try:
+            version = int(version)
+        except (TypeError, ValueError):
+            version = -1
+        if version not in (2, 3):
+            raise ConfigError(config.file, "tracker.jira.api_version", f"is {version!r}", "2 (Data Center) or 3 (Cloud)")
+        host = urlsplit(str(url)).netloc
+        email = config.get("tracker.jira.email")
+        auth = str(config.get("tracker.jira.auth") or ("basic" if email else "bearer"))
+        if auth not in ("basic", "bearer"):
+            raise ConfigError(config.file, "tracker.jira.auth", f"is {auth!r}", "basic, bearer")
+        return cls(str(url), str(project), policy, api_version=version,
+                   security_level=config.get("tracker.jira.security_level"), token=get_secret(f"jira:{host}"),
+                   auth=auth, email=email, issue_type=str(config.get("tracker.jira.issue_type") or "Bug"),
+                   resolutions=config.get("tracker.jira.resolutions"), accounts=config.get("tracker.jira.accounts"),
+                   user=config.get("tracker.user"))
+
+    def close_backend(self) -> None:
+        self.http.close()
+
+    # ---- HTTP --------------------------------------------------------------------------
+    @property
+    def api(self) -> str:
+        return f"/rest/api/{self.v}"
+
+    def _request(self, method: str, path: str, *, ok: tuple[int, ...] = (200,), **kwargs: Any):
+        from mailtriage.core.http import HttpError
+
+        if not self.token:
+            raise BackendError(f"no Jira token in keyring for jira:{urlsplit(self.base).netloc}")
+        try:
+            response = self.http.request(method, self.api + path, **kwargs)
+        except HttpError as exc:
+            raise BackendError(f"Jira {method} {path}: {exc.detail}") from None
+        if response.status_code in ok:
+            return response
+        message = _errors(response)
+        if response.status_code == 401:
+            raise BackendError(f"Jira refused the credentials (401 {message})")
+        if response.status_code == 404:
+            raise NotFound(f"Jira {path}: not found or not visible to this account ({message})")
+        raise BackendError(f"Jira {method} {path}: {response.status_code} {message}")
+
+    # ---- text in and out -------------------------------------------------------------
+    def _to_jira(self, markdown: str) -> Any:
+        return markup.md_to_wiki(markdown) if self.v == 2 else markup.md_to_adf(markdown)
+
+    def _from_jira(self, value: Any) -> str:
+        if value is None:
+            return ""
+        if self.v == 2 or isinstance(value, str):
+            return markup.wiki_to_md(str(value))
+        return markup.adf_to_md(value)
+
+    # ---- IDs and guards -------------------------------------------------------------------
+    def _key(self, issue_id: str) -> str:
+        raw = (issue_id or "").strip()
+        if "/" in raw or "\\" in raw or ".." in raw or "?" in raw or "#" in raw:
+            raise Refused(f"issue ID {issue_id!r} refused: a Jira issue ID is a key like {self.project}-12 or a number")
+        if raw.isdigit() and len(raw) <= 12:
+            return f"{self.project}-{int(raw)}"
+        m = _KEY_RE.match(raw)
+        if not m:
+            raise NotFound(f"{issue_id!r} is not a Jira issue key")
+        if m.group(1).upper() != self.project:
+            raise NotFound(f"{raw} is not in the tracker's project {self.project}")
+        return f"{self.project}-{int(m.group(2))}"
+
+    def _url(self, key: str) -> str:
+        return f"{self.base}/browse/{key}"
+
+    def _get(self, key: str, fields: list[str]) -> dict:
+        try:
+            return self._request("GET", f"/issue/{key}", params={"fields": ",".join(fields)}).json()
+        except NotFound:
+            raise NotFound(f"no issue {key} (or this account may not see it)") from None
+
+    def _configured_level(self) -> str:
+        if not self.security_level:
+            raise Refused("writes refused: tracker.jira.security_level is not set in project.md")
+        return self.security_level
+
+    def _check_security(self, key: str, data: dict) -> None:
+        want = self._configured_level()
+        level = (data.get("fields") or {}).get("security")
+        if not level:
+            raise Refused(f"{key} carries no issue-security level; refused (mailtriage never sets one on an "
+                          f"existing issue). Set {want!r} in Jira if this issue belongs in the tracker")
+        if want not in (str(level.get("id")), level.get("name")):
+            raise Refused(f"{key} carries the security level {level.get('name')!r}, not the configured {want!r}; "
+                          "refused")
+
+    def _writable(self, issue_id: str, fields: list[str] = ()) -> tuple[str, dict]:
+        key = self._key(issue_id)
+        data = self._get(key, ["security", *fields])
+        self._check_security(key, data)
+        return key, data
+
+    def _level_id_for_create(self) -> str:
+        if self._level_id is None:
+            want = self._configured_level()
+            levels = self._request("GET", f"/project/{self.project}/securitylevel").json().get("levels") or []
+            match = next((lv for lv in levels if want in (str(lv.get("id")), lv.get("name"))), None)
+            if match is None:
+                names = ", ".join(f"{lv.get('name')} ({lv.get('id')})" for lv in levels) or "none"
+                raise Refused(f"create refused: the security level {want!r} is not one this account may set in "
+                              f"{self.project} (offered: {names})")
+            self._level_id = str(match["id"])
+        return self._level_id
+
+    # ---- reads ----------------------------------------------------------------------------
+    def _comments(self, key: str) -> list[dict]:
+        out: list[dict] = []
+        start = 0
+        while True:
+            page = self._request("GET", f"/issue/{key}/comment", params={"startAt": start, "maxResults": 100}).json()
+            chunk = page.get("comments") or []
+            out += chunk
+            start += len(chunk)
+            if not chunk or start >= int(page.get("total", 0)):
+                return out
+
+    def _person(self, person: dict | None) -> str | None:
+        if not person:
+            return None
+        if self.v == 3:
+            account = person.get("accountId")
+            for name, acc in self.accounts.items():
+                if acc == account:
+                    return name
+            return account or person.get("displayName")
+        return person.get("name") or person.get("key") or person.get("displayName")
+
+    def _do_view(self, issue_id: str, comments: bool) -> dict:
+        key = self._key(issue_id)
+        data = self._get(key, VIEW_FIELDS)
+        f = data.get("fields") or {}
+        out_comments = None
+        if comments:
+            out_comments = []
+            seen_rollup = False
+            for c in self._comments(key):
+                text = self._from_jira(c.get("body"))
+                kind = "comment"
+                if not seen_rollup and rollupmod.is_rollup(text):
+                    kind, seen_rollup = "rollup", True
+                out_comments.append(comment_json(id=str(c.get("id")), kind=kind, author=self._person(c.get("author")),
+                                                 created=c.get("created"), updated=c.get("updated"), body=text,
+                                                 url=f"{self._url(key)}?focusedCommentId={c.get('id')}"))
+            out_comments = order_comments(out_comments)
+        versions = f.get("fixVersions") or []
+        assignee = self._person(f.get("assignee"))
+        return issue_json(id=data.get("key", key), title=f.get("summary") or "", state=_state(f),
+                          labels=f.get("labels") or [], assignees=[assignee] if assignee else [],
+                          milestone=versions[0].get("name") if versions else None,
+                          author=self._person(f.get("reporter")), created=f.get("created"),
+                          updated=f.get("updated"), body=self._from_jira(f.get("description")),
+                          url=self._url(data.get("key", key)), comments=out_comments)
+
+    def _search(self, jql: str, fields: list[str]) -> Iterator[dict]:
+        if self.v == 2:
+            start = 0
+            while True:
+                page = self._request("POST", "/search", json={"jql": jql, "startAt": start, "maxResults": 100,
+                                                               "fields": fields}).json()
+                issues = page.get("issues") or []
+                yield from issues
+                start += len(issues)
+                if not issues or start >= int(page.get("total", 0)):
+                    return
+        else:
+            token = None
+            while True:
+                body: dict[str, Any] = {"jql": jql, "fields": fields, "maxResults": 100}
+                if token:
+                    body["nextPageToken"] = token
+                page = self._request("POST", "/search/jql", json=body).json()
+                yield from page.get("issues") or []
+                token = page.get("nextPageToken")
+                if page.get("isLast", True) or not token:
+                    return
+
+    def _do_list(self, state: str, labels: list[str], words: list[str], limit: int | None) -> ListResult:
+        clauses = [f"project = {_jql_str(self.project)}"]
+        if state == "open":
+            clauses.append("statusCategory != Done")
+        elif state == "closed":
+            clauses.append("statusCategory = Done")
+        clauses += [f"labels = {_jql_str(label)}" for label in labels]
+        clauses += [f"text ~ {_jql_str(word)}" for word in words]
+        jql = " AND ".join(clauses) + " ORDER BY updated DESC"
+        items: list[dict] = []
+        for data in self._search(jql, LIST_FIELDS):
+            f = data.get("fields") or {}
+            items.append(summary_json(id=data["key"], title=f.get("summary") or "", state=_state(f),
+                                      labels=f.get("labels") or [], updated=f.get("updated"),
+                                      url=self._url(data["key"])))
+            if limit and len(items) >= limit:
+                break
+        return ListResult(items)
+
+    def _do_labels(self) -> list[str]:
+        jql = f"project = {_jql_str(self.project)} ORDER BY updated DESC"
+        return [label for data in self._search(jql, ["labels"]) for label in (data.get("fields") or {}).get("labels") or []]
+
+    def _raw_body(self, issue_id: str) -> tuple[str, str]:
+        key = self._key(issue_id)
+        description = (self._get(key, ["description"]).get("fields") or {}).get("description")
+        if self.v == 2:
+            return key, description or ""
+        return key, markup.adf_to_md(description)
+
+    def _do_body(self, issue_id: str) -> str:
+        key = self._key(issue_id)
+        return self._from_jira((self._get(key, ["description"]).get("fields") or {}).get("description"))
+
+    def field_get(self, issue_id: str, heading: str) -> dict:
+        if self.v == 2:
+            return super().field_get(issue_id, heading)
+        heading = _validate_heading(heading)
+        key = self._key(issue_id)
+        description = (self._get(key, ["description"]).get("fields") or {}).get("description")
+        return {"id": key, "heading": heading, "value": markup.adf_get_field(description, heading)}
+
+    def field_set(self, issue_id: str, heading: str, value: str) -> dict:
+        if self.v == 2:
+            return super().field_set(issue_id, heading, value)
+        heading = _validate_heading(heading)
+        self._check_body(value)
+        key, data = self._writable(issue_id, ["description"])
+        doc, created = markup.adf_set_field((data.get("fields") or {}).get("description"), heading, value)
+        self._request("PUT", f"/issue/{key}", json={"fields": {"description": doc}}, ok=(204, 200))
+        return {"id": key, "heading": heading, "created": created}
+
+    # ---- writes -----------------------------------------------------------------------------
+    def _do_create(self, title: str, body: str, labels: list[str]) -> dict:
+        level = self._level_id_for_create()
+        fields: dict[str, Any] = {"project": {"key": self.project}, "issuetype": {"name": self.issue_type},
+                                  "summary": title, "description": self._to_jira(body), "security": {"id": level}}
+        if labels:
+            fields["labels"] = labels
+        data = self._request("POST", "/issue", json={"fields": fields}, ok=(201,)).json()
+        return {"id": data["key"], "url": self._url(data["key"])}
+
+    def _assignee_value(self, user: str | None) -> dict | None:
+        if user is None:
+            return None
+        if self.v == 3:
+            return {"accountId": self.accounts.get(user, user)}
+        return {"name": user}
+
+    def _do_edit(self, issue_id: str, change: EditRequest) -> dict:
+        key, data = self._writable(issue_id, ["assignee"])
+        fields: dict[str, Any] = {}
+        update: dict[str, list] = {}
+        current = self._person((data.get("fields") or {}).get("assignee"))
+        if len(change.add_assignees) > 1:
+            raise Refused("Jira issues have one assignee; add one at a time")
+        if change.add_assignees:
+            wanted = change.add_assignees[0]
+            if current and current != wanted and current not in change.remove_assignees:
+                raise Refused(f"{key} is assigned to {current}; Jira issues have one assignee "
+                              f"(remove {current} first)")
+            fields["assignee"] = self._assignee_value(wanted)
+        elif current and current in change.remove_assignees:
+            fields["assignee"] = None
+        if change.milestone is not None:
+            fields["fixVersions"] = [{"name": change.milestone}]
+        if change.clear_milestone:
+            fields["fixVersions"] = []
+        if change.title is not None:
+            fields["summary"] = change.title
+        if change.body is not None:
+            fields["description"] = self._to_jira(change.body)
+        ops = [{"add": x} for x in change.add_labels] + [{"remove": x} for x in change.remove_labels]
+        if ops:
+            update["labels"] = ops
+        payload: dict[str, Any] = {}
+        if fields:
+            payload["fields"] = fields
+        if update:
+            payload["update"] = update
+        if payload:
+            self._request("PUT", f"/issue/{key}", json=payload, ok=(204, 200))
+        return {"id": key, "url": self._url(key)}
+
+    def _mutate_body(self, issue_id: str, change: Callable[[str], str]) -> str:
+        key, data = self._writable(issue_id, ["description"])
+        description = (data.get("fields") or {}).get("description")
+        if self.v == 2:
+            new: Any = change(description or "")
+        else:
+            new = markup.md_to_adf(change(markup.adf_to_md(description)))
+        self._request("PUT", f"/issue/{key}", json={"fields": {"description": new}}, ok=(204, 200))
+        return key
+
+    def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
+        key, _ = self._writable(issue_id)
+        existing = None
+        for c in self._comments(key):
+            if rollupmod.is_rollup(self._from_jira(c.get("body"))):
+                existing = c
+                break
+        if existing:
+            text = change(self._from_jira(existing.get("body")))
+            self._request("PUT", f"/issue/{key}/comment/{existing['id']}", json={"body": self._to_jira(text)})
+            comment_id = existing["id"]
+        else:
+            text = change(None)
+            comment_id = self._request("POST", f"/issue/{key}/comment", json={"body": self._to_jira(text)},
+                                       ok=(201,)).json()["id"]
+        return {"id": key, "url": f"{self._url(key)}?focusedCommentId={comment_id}"}
+
+    def _do_comment(self, issue_id: str, body: str, author: str | None) -> dict:
+        key, _ = self._writable(issue_id)
+        data = self._request("POST", f"/issue/{key}/comment", json={"body": self._to_jira(body)}, ok=(201,)).json()
+        return {"id": key, "comment_id": str(data["id"]), "url": f"{self._url(key)}?focusedCommentId={data['id']}"}
+
+    def _transition(self, key: str, done: bool, fields: dict | None = None) -> None:
+        transitions = self._request("GET", f"/issue/{key}/transitions").json().get("transitions") or []
+        match = next((t for t in transitions
+                      if (((t.get("to") or {}).get("statusCategory") or {}).get("key") == "done") == done), None)
+        if match is None:
+            raise BackendError(f"{key}: no workflow transition {'to a done status' if done else 'out of done'} "
+                               "is available to this account")
+        payload: dict[str, Any] = {"transition": {"id": str(match["id"])}}
+        if fields:
+            payload["fields"] = fields
+        self._request("POST", f"/issue/{key}/transitions", json=payload, ok=(204, 200))
+
+    def _do_close(self, issue_id: str, reason: str) -> dict:
+        key, _ = self._writable(issue_id)
+        self._transition(key, True, {"resolution": {"name": self.resolutions[reason]}})
+        return {"id": key, "state": "closed"}
+
+    def _do_reopen(self, issue_id: str) -> dict:
+        key, _ = self._writable(issue_id)
+        self._transition(key, False)
+        return {"id": key, "state": "open"}
+
+    def _do_attach(self, issue_id: str, data: bytes, name: str) -> dict:
+        key, _ = self._writable(issue_id)
+        response = self._request("POST", f"/issue/{key}/attachments", files={"file": (name, data)},
+                                 headers={"X-Atlassian-Token": "no-check"})
+        items = response.json()
+        url = items[0].get("content") if items else self._url(key)
+        return {"id": key, "name": name, "url": url or self._url(key)}
+
+    def default_user(self) -> str:
+        if not self._user:
+            me = self._request("GET", "/myself").json()
+            self._user = me.get("name") or me.get("accountId") or super().default_user()
+        return self._user
+
+    def doctor(self) -> dict:
+        checks: list[dict] = []
+
+        def check(name: str, ok: bool, detail: str) -> None:
+            checks.append({"name": name, "ok": ok, "detail": detail})
+
+        check("token", bool(self.token), "credential found in keyring" if self.token
+              else f"no credential in keyring for jira:{urlsplit(self.base).netloc}")
+        check("security_level", bool(self.security_level), f"configured: {self.security_level}"
+              if self.security_level else "tracker.jira.security_level is not set; writes are refused")
+        if self.token:
+            try:
+                me = self._request("GET", "/myself").json()
+                check("account", True, f"signed in as {me.get('displayName') or me.get('name')}")
+                if self.security_level:
+                    self._level_id = None
+                    self._level_id_for_create()
+                    check("security_level_settable", True, f"{self.security_level} can be set in {self.project}")
+            except (BackendError, NotFound, Refused) as exc:
+                check("account" if not checks[-1]["name"] == "account" else "security_level_settable", False, str(exc))
+        return {"backend": self.kind, "ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+def _state(fields: dict) -> str:
+    category = ((fields.get("status") or {}).get("statusCategory") or {}).get("key")
+    return "closed" if category == "done" else "open"
+
+
+def _jql_str(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _errors(response) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text[:200]
+    if not isinstance(data, dict):
+        return str(data)[:200]
+    parts = list(data.get("errorMessages") or []) + [f"{k}: {v}" for k, v in (data.get("errors") or {}).items()]
+    return "; ".join(parts)[:300] or str(data)[:200]

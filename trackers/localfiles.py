@@ -1,0 +1,591 @@
+"""local-files: a tracker kept as Markdown files in a folder of a git or svn working copy.
+
+The format is in ``localformat.py`` and docs/tracker-local-files.md. Guards:
+
+* every write is refused (exit 4) until the committed format descriptor records
+  ``access_restricted: true``;
+* an ID is ``PREFIX-NNNN`` or a bare number; anything with a path separator, ``..``, an
+  absolute path or a symlinked file is refused (exit 4): no ID can leave the tracker folder;
+* writers take an exclusive ``flock`` on the tracker folder and replace files atomically
+  (temporary file + ``os.replace``), so concurrent writers never lose an update;
+* ``publish`` stages and commits the tracker root only, and refuses to push commits that
+  touch files outside it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from mailtriage.trackers import localformat as fmt
+from mailtriage.trackers import localindex, vcs
+from mailtriage.trackers.contract import (
+    BackendError,
+    EditRequest,
+    ListResult,
+    MalformedIssue,
+    NotFound,
+    Policy,
+    Refused,
+    Tracker,
+    UsageError,
+    comment_json,
+    issue_json,
+    order_comments,
+    summary_json,
+    utc_now_iso,
+)
+
+
+class LocalFilesTracker(Tracker):
+    kind = "local-files"
+
+    def __init__(self, root: Path | str, policy: Policy | None = None, *, url_template: str | None = None,
+                 user: str | None = None, github_api_url: str | None = None) -> None:
+        super().__init__(policy)
+        self.root = Path(root).absolute()
+        self.url_template = url_template or None
+        self._user = user
+        self.github_api_url = github_api_url
+        self._descriptor: fmt.Descriptor | None = None
+        self._wc: vcs.WorkingCopy | None | bool = False
+
+    # ---- where things are ---------------------------------------------------------
+    @property
+    def descriptor_path(self) -> Path:
+        return self.root / fmt.DESCRIPTOR_NAME
+
+    def descriptor(self) -> fmt.Descriptor:
+        """Raises NotFound (no tracker here), MalformedIssue (a broken descriptor)."""
+        if self._descriptor is None:
+            if not self.root.is_dir():
+                raise NotFound(f"no local tracker folder at {self.root}")
+            try:
+                text = self.descriptor_path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                raise NotFound(f"{self.root} has no {fmt.DESCRIPTOR_NAME}; run `mailtriage tracker init` "
+                               "or `mailtriage tracker detect --write`") from None
+            self._descriptor = fmt.parse_descriptor(text, str(self.descriptor_path))
+        return self._descriptor
+
+    def working_copy(self) -> vcs.WorkingCopy | None:
+        if self._wc is False:
+            self._wc = vcs.find_working_copy(self.root) if self.root.exists() else None
+        return self._wc  # type: ignore[return-value]
+
+    def _rel(self, path: Path) -> str:
+        wc = self.working_copy()
+        base = wc.root if wc else self.root.parent
+        return path.resolve().relative_to(base.resolve()).as_posix()
+
+    def url_for(self, issue_id: str, path: Path) -> str:
+        rel = self._rel(path)
+        if self.url_template:
+            return self.url_template.replace("{id}", issue_id).replace("{path}", rel)
+        return rel
+
+    def _issue_name_re(self) -> re.Pattern:
+        d = self.descriptor()
+        return re.compile(rf"^{re.escape(d.prefix)}-(\d+){re.escape(fmt.ISSUE_SUFFIX)}$")
+
+    def canonical_id(self, issue_id: str) -> str:
+        """``12``, ``SEC-12`` and ``SEC-0012`` all name ``SEC-0012``.
+
+        Raises Refused for anything that could name a path (separators, ``..``, absolute
+        paths, NUL), NotFound for an ID of another shape.
+        """
+        raw = (issue_id or "").strip()
+        if not raw or "/" in raw or "\\" in raw or ".." in raw or "\x00" in raw or os.path.isabs(raw) \
+                or raw.startswith("~"):
+            raise Refused(f"issue ID {issue_id!r} refused: an ID is PREFIX-NNNN or a number, never a path")
+        d = self.descriptor()
+        if raw.endswith(fmt.ISSUE_SUFFIX):
+            raw = raw[: -len(fmt.ISSUE_SUFFIX)]
+        m = re.fullmatch(rf"(?:{re.escape(d.prefix)}-)?(\d{{1,12}})", raw, re.IGNORECASE)
+        if not m:
+            raise NotFound(f"{issue_id!r} is not an issue of this tracker (IDs look like {d.format_id(12)} or 12)")
+        return d.format_id(int(m.group(1)))
+
+    def _path(self, canonical: str) -> Path:
+        path = self.root / (canonical + fmt.ISSUE_SUFFIX)
+        # belt and braces: the name cannot carry a separator, but the file may be a symlink
+        if path.is_symlink():
+            raise Refused(f"{canonical}: the issue file is a symlink; refused so no ID can leave the tracker")
+        if path.resolve().parent != self.root.resolve():
+            raise Refused(f"{canonical}: resolves outside the tracker folder")
+        return path
+
+    def _read(self, issue_id: str) -> tuple[str, Path, fmt.IssueFile]:
+        canonical = self.canonical_id(issue_id)
+        path = self._path(canonical)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise NotFound(f"no issue {canonical} in {self.root}") from None
+        except OSError as exc:
+            raise BackendError(f"{canonical}: cannot read {path.name}: {exc.strerror}") from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MalformedIssue(path.name, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+        issue = fmt.parse_issue(text, path.name)
+        if issue.meta["id"] != canonical:
+            raise MalformedIssue(path.name, f"front matter id is {issue.meta['id']!r}, the file name says {canonical}")
+        return canonical, path, issue
+
+    # ---- guards and locking ----------------------------------------------------------
+    def require_access_restricted(self) -> None:
+        d = self.descriptor()
+        if not d.access_restricted:
+            raise Refused(
+                f"writes to {self.root} are refused: {fmt.DESCRIPTOR_NAME} does not record "
+                "access_restricted: true. Confirm who can read this repository, then run "
+                "`mailtriage tracker detect --write --access-restricted`.")
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """An exclusive flock on the tracker folder: one writer at a time, across processes."""
+        self.require_access_restricted()
+        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            # the descriptor may have changed while this process waited
+            self._descriptor = None
+            self.require_access_restricted()
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def _write_atomic(self, path: Path, data: bytes) -> None:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    def _save(self, path: Path, issue: fmt.IssueFile, touch: bool = True) -> None:
+        if touch:
+            issue.meta["updated"] = utc_now_iso()
+        self._write_atomic(path, fmt.render_issue(issue).encode("utf-8"))
+
+    @contextmanager
+    def _updating(self, issue_id: str) -> Iterator[tuple[str, Path, fmt.IssueFile]]:
+        """Read, let the caller change, write back — all under the lock."""
+        with self._locked():
+            canonical, path, issue = self._read(issue_id)
+            yield canonical, path, issue
+            self._save(path, issue)
+
+    # ---- reads --------------------------------------------------------------------------
+    def _do_view(self, issue_id: str, comments: bool) -> dict:
+        canonical, path, issue = self._read(issue_id)
+        m = issue.meta
+        out_comments = None
+        if comments:
+            base = self.url_for(canonical, path)
+            out_comments = order_comments([
+                comment_json(id=str(c.id), kind="rollup" if c.kind == "rollup" else "comment", author=c.author,
+                             created=c.created, updated=c.updated, body=c.text, url=f"{base}#comment-{c.id}")
+                for c in issue.comments
+            ])
+        return issue_json(id=canonical, title=m["title"], state=m["state"], labels=m["labels"],
+                          assignees=m["assignees"], milestone=m["milestone"], author=m["author"],
+                          created=m["created"], updated=m["updated"], body=issue.body,
+                          url=self.url_for(canonical, path), comments=out_comments)
+
+    def _do_list(self, state: str, labels: list[str], words: list[str], limit: int | None) -> ListResult:
+        pattern = self._issue_name_re()
+        wc = self.working_copy()
+        cache = localindex.index_path(wc.meta_dir if wc else None, self.root.resolve())
+        found, problems = localindex.scan(self.root, lambda name: pattern.match(name) is not None, cache)
+        rows = []
+        for name, s in found:
+            if state != "all" and s["state"] != state:
+                continue
+            if labels and not all(label in s["labels"] for label in labels):
+                continue
+            expected = name[: -len(fmt.ISSUE_SUFFIX)]
+            if s["id"] != expected:
+                problems.append(f"{name}: front matter id is {s['id']!r}, the file name says {expected}")
+                continue
+            rows.append((name, s))
+        if words:
+            rows = [(n, s) for n, s in rows if localindex.grep(self.root / n, words, s["title"])]
+        rows.sort(key=lambda r: (r[1]["updated"] or "", r[1]["id"]), reverse=True)
+        if limit:
+            rows = rows[:limit]
+        items = [summary_json(id=s["id"], title=s["title"], state=s["state"], labels=s["labels"],
+                              updated=s["updated"], url=self.url_for(s["id"], self.root / n)) for n, s in rows]
+        return ListResult(items, problems)
+
+    def _do_labels(self) -> list[str]:
+        pattern = self._issue_name_re()
+        wc = self.working_copy()
+        cache = localindex.index_path(wc.meta_dir if wc else None, self.root.resolve())
+        found, _problems = localindex.scan(self.root, lambda name: pattern.match(name) is not None, cache)
+        return [label for _, s in found for label in s["labels"]]
+
+    def _raw_body(self, issue_id: str) -> tuple[str, str]:
+        canonical, _, issue = self._read(issue_id)
+        return canonical, issue.body
+
+    # ---- writes --------------------------------------------------------------------------
+    def _do_create(self, title: str, body: str, labels: list[str]) -> dict:
+        with self._locked():
+            d = self.descriptor()
+            pattern = self._issue_name_re()
+            with os.scandir(self.root) as it:
+                numbers = [int(m.group(1)) for e in it if (m := pattern.match(e.name))]
+            number = max(numbers, default=0) + 1
+            canonical = d.format_id(number)
+            path = self.root / (canonical + fmt.ISSUE_SUFFIX)
+            now = utc_now_iso()
+            issue = fmt.IssueFile(
+                {"id": canonical, "title": title, "state": "open", "labels": labels, "assignees": [],
+                 "milestone": None, "author": self.default_user(), "created": now, "updated": now,
+                 "close_reason": None},
+                body)
+            try:
+                # O_EXCL: never overwrite an issue someone else created under the same number
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                raise BackendError(f"{canonical} appeared while creating it; try again") from None
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(fmt.render_issue(issue).encode("utf-8"))
+        return {"id": canonical, "url": self.url_for(canonical, path)}
+
+    def _do_edit(self, issue_id: str, change: EditRequest) -> dict:
+        with self._updating(issue_id) as (canonical, path, issue):
+            m = issue.meta
+            m["labels"] = [x for x in m["labels"] if x not in change.remove_labels]
+            m["labels"] += [x for x in change.add_labels if x not in m["labels"]]
+            m["assignees"] = [x for x in m["assignees"] if x not in change.remove_assignees]
+            m["assignees"] += [x for x in change.add_assignees if x not in m["assignees"]]
+            if change.milestone is not None:
+                m["milestone"] = change.milestone
+            if change.clear_milestone:
+                m["milestone"] = None
+            if change.title is not None:
+                m["title"] = change.title
+            if change.body is not None:
+                issue.body = change.body
+        return {"id": canonical, "url": self.url_for(canonical, path)}
+
+    def _mutate_body(self, issue_id: str, change: Callable[[str], str]) -> str:
+        with self._updating(issue_id) as (canonical, _path, issue):
+            issue.body = change(issue.body)
+        return canonical
+
+    def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
+        with self._updating(issue_id) as (canonical, path, issue):
+            existing = issue.rollup()
+            new_text = change(existing.text if existing else None)
+            now = utc_now_iso()
+            if existing:
+                existing.text = new_text
+                existing.updated = now
+                comment_id = existing.id
+            else:
+                comment_id = issue.next_comment_id()
+                issue.comments.insert(0, fmt.StoredComment(comment_id, "rollup", self.default_user(), now, now,
+                                                           new_text))
+        return {"id": canonical, "url": f"{self.url_for(canonical, path)}#comment-{comment_id}"}
+
+    def _do_comment(self, issue_id: str, body: str, author: str | None) -> dict:
+        with self._updating(issue_id) as (canonical, path, issue):
+            now = utc_now_iso()
+            comment_id = issue.next_comment_id()
+            issue.comments.append(fmt.StoredComment(comment_id, "comment", author or self.default_user(), now, now,
+                                                    body))
+        return {"id": canonical, "comment_id": str(comment_id),
+                "url": f"{self.url_for(canonical, path)}#comment-{comment_id}"}
+
+    def _do_close(self, issue_id: str, reason: str) -> dict:
+        with self._updating(issue_id) as (canonical, _path, issue):
+            issue.meta["state"] = "closed"
+            issue.meta["close_reason"] = reason
+        return {"id": canonical, "state": "closed"}
+
+    def _do_reopen(self, issue_id: str) -> dict:
+        with self._updating(issue_id) as (canonical, _path, issue):
+            issue.meta["state"] = "open"
+            issue.meta["close_reason"] = None
+        return {"id": canonical, "state": "open"}
+
+    def _do_attach(self, issue_id: str, data: bytes, name: str) -> dict:
+        with self._updating(issue_id) as (canonical, path, issue):
+            folder = self.root / (canonical + fmt.ATTACHMENTS_SUFFIX)
+            if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+                raise Refused(f"{folder.name} is not a plain folder; refused")
+            folder.mkdir(exist_ok=True)
+            target = folder / name
+            if target.is_symlink():
+                raise Refused(f"{folder.name}/{name} is a symlink; refused")
+            self._write_atomic(target, data)
+            now = utc_now_iso()
+            issue.comments.append(fmt.StoredComment(
+                issue.next_comment_id(), "attachment", self.default_user(), now, now,
+                f"Attached [{name}]({folder.name}/{name}) ({len(data)} bytes)."))
+        return {"id": canonical, "name": name, "url": self.url_for(canonical, target)}
+
+    def default_user(self) -> str:
+        if self._user:
+            return self._user
+        wc = self.working_copy()
+        if wc and wc.kind == "git":
+            name = vcs.git_user(wc)
+            if name:
+                self._user = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in name)
+                return self._user
+        return super().default_user()
+
+    # ---- set-up: init / detect ------------------------------------------------------------
+    def init(self, prefix: str, digits: int = 4, access_restricted: bool = False) -> dict:
+        """Create the tracker folder and its descriptor. Raises UsageError, Refused (exists)."""
+        prefix = prefix.strip().upper()
+        if not fmt.PREFIX_RE.match(prefix):
+            raise UsageError(f"--prefix {prefix!r}: use upper-case letters and digits, e.g. SEC")
+        if not 1 <= digits <= 9:
+            raise UsageError("--digits must be between 1 and 9")
+        if self.descriptor_path.exists():
+            raise Refused(f"{self.descriptor_path} exists; use `detect --write` to change it")
+        self.root.mkdir(parents=True, exist_ok=True)
+        d = fmt.Descriptor(prefix, digits, access_restricted)
+        self._write_atomic(self.descriptor_path, d.render().encode("utf-8"))
+        self._descriptor = None
+        return self._setup_json(d, written=True)
+
+    def detect(self, write: bool = False, access_restricted: bool = False) -> dict:
+        """Infer prefix and digits from the files present; with ``write`` record the descriptor."""
+        if access_restricted and not write:
+            raise UsageError("--access-restricted needs --write")
+        if not self.root.is_dir():
+            raise NotFound(f"no local tracker folder at {self.root}")
+        counts: dict[tuple[str, int], int] = {}
+        for entry in os.scandir(self.root):
+            m = re.fullmatch(r"([A-Z][A-Z0-9]{0,15})-(\d+)\.md", entry.name)
+            if m:
+                key = (m.group(1), len(m.group(2)))
+                counts[key] = counts.get(key, 0) + 1
+        existing = None
+        try:
+            existing = self.descriptor()
+        except NotFound:
+            pass
+        if counts:
+            (prefix, digits), _ = max(counts.items(), key=lambda kv: kv[1])
+        elif existing:
+            prefix, digits = existing.prefix, existing.digits
+        else:
+            raise NotFound(f"{self.root} holds no PREFIX-NNNN.md issue files to detect a format from; "
+                           "use `mailtriage tracker init --prefix SEC`")
+        d = fmt.Descriptor(prefix, digits, access_restricted if write else bool(existing and existing.access_restricted))
+        if write:
+            self._write_atomic(self.descriptor_path, d.render().encode("utf-8"))
+            self._descriptor = None
+        out = self._setup_json(d, written=write)
+        out["issues"] = sum(counts.values())
+        return out
+
+    def _setup_json(self, d: fmt.Descriptor, written: bool) -> dict:
+        return {"backend": self.kind, "root": str(self.root), "descriptor": str(self.descriptor_path),
+                "prefix": d.prefix, "digits": d.digits, "access_restricted": d.access_restricted,
+                "written": written}
+
+    # ---- pending / publish ---------------------------------------------------------------
+    def _wc_or_fail(self) -> vcs.WorkingCopy:
+        wc = self.working_copy()
+        if wc is None:
+            raise BackendError(f"{self.root} is not inside a git or svn working copy")
+        return wc
+
+    def pending(self) -> dict:
+        self.descriptor()
+        wc = self._wc_or_fail()
+        rel = wc.rel(self.root)
+        if wc.kind == "git":
+            changes = vcs.git_changes(wc, rel)
+            unpushed = vcs.git_unpushed(wc)
+        else:
+            changes = vcs.svn_changes(wc, rel)
+            unpushed = []
+        return {"backend": f"{self.kind}:{wc.kind}", "changes": changes, "unpushed_commits": unpushed,
+                "needs_publish": bool(changes or unpushed)}
+
+    def publish(self, message: str, trailers: Sequence[str] = (), push: bool = False) -> dict:
+        """Commit the tracker root only (git: then push when asked; svn: commit publishes).
+
+        Raises UsageError (message, trailer), Refused (not access-restricted; unpushed commits
+        outside the tracker root), BackendError (VCS failure; a failed push carries what was
+        committed in ``partial``).
+        """
+        text = _commit_message(message, trailers)
+        wc = self._wc_or_fail()
+        rel = wc.rel(self.root)
+        with self._locked():
+            if wc.kind == "git":
+                return self._publish_git(wc, rel, text, push)
+            return self._publish_svn(wc, rel, text)
+
+    def _publish_git(self, wc: vcs.WorkingCopy, rel: str, text: str, push: bool) -> dict:
+        vcs.run(["git", "add", "-A", "--", rel], wc.root)
+        staged = vcs.run(["git", "diff", "--cached", "--name-only", "-z", "--", rel], wc.root).stdout
+        files = [p for p in staged.split("\0") if p]
+        revision = None
+        committed = False
+        if files:
+            # a pathspec commit takes only the tracker root, whatever else is staged
+            vcs.run(["git", "commit", "-q", "--no-verify", "-F", "-", "--only", "--", rel], wc.root, input=text)
+            committed = True
+        if vcs.git_has_head(wc):
+            revision = vcs.run(["git", "rev-parse", "HEAD"], wc.root).stdout.strip()
+        result = {"committed": committed, "pushed": False, "revision": revision, "files": files}
+        if not push:
+            return result
+        outside = sorted(p for p in vcs.git_paths_of_unpushed(wc)
+                         if rel != "." and not (p == rel or p.startswith(rel + "/")))
+        if outside:
+            raise Refused(f"push refused: unpushed commits also change files outside the tracker root "
+                          f"({', '.join(outside[:5])}{' …' if len(outside) > 5 else ''}); push them yourself "
+                          "after review", partial=result)
+        upstream = vcs.git_upstream(wc)
+        if upstream:
+            remote, branch = upstream
+            args = ["git", "push", "--porcelain", remote, f"HEAD:{branch}"]
+        else:
+            remotes = list(vcs.git_remotes(wc))
+            if len(remotes) != 1:
+                raise BackendError("push failed: the branch has no upstream and there is not exactly one "
+                                   f"remote ({', '.join(remotes) or 'none'}); nothing was pushed", partial=result)
+            args = ["git", "push", "--porcelain", "-u", remotes[0], "HEAD"]
+        proc = vcs.run(args, wc.root, check=False)
+        if proc.returncode != 0:
+            detail = " / ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
+            what = f"commit {revision[:12]} was made and stays local" if committed else "nothing new was committed"
+            raise BackendError(f"push failed (not retried): {detail}; {what}", partial=result)
+        result["pushed"] = True
+        return result
+
+    def _publish_svn(self, wc: vcs.WorkingCopy, rel: str, text: str) -> dict:
+        for code, path in vcs.svn_status(wc, rel):
+            if code == "?":
+                vcs.run(["svn", "add", "--non-interactive", "--parents", "--", path], wc.root)
+            elif code == "!":
+                vcs.run(["svn", "rm", "--non-interactive", "--", path], wc.root)
+        files = [c["path"] for c in vcs.svn_changes(wc, rel)]
+        if not files:
+            return {"committed": False, "pushed": False, "revision": None, "files": []}
+        proc = vcs.run(["svn", "commit", "--non-interactive", "-F", "-", "--", rel], wc.root, input=text,
+                       check=False)
+        if proc.returncode != 0:
+            detail = " / ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
+            raise BackendError(f"svn commit failed (not retried): {detail}; the changes stay in the working copy",
+                               partial={"committed": False, "pushed": False, "revision": None, "files": files})
+        revision = vcs.svn_commit_revision(proc.stdout)
+        return {"committed": True, "pushed": True, "revision": revision, "files": files}
+
+    # ---- doctor ------------------------------------------------------------------------------
+    def doctor(self) -> dict:
+        checks: list[dict] = []
+
+        def check(name: str, ok: bool, detail: str) -> None:
+            checks.append({"name": name, "ok": ok, "detail": detail})
+
+        try:
+            d = self.descriptor()
+            check("descriptor", True, f"{fmt.DESCRIPTOR_NAME}: prefix {d.prefix}, format version {d.version}")
+            check("access_restricted", d.access_restricted,
+                  "recorded: access_restricted: true" if d.access_restricted
+                  else "not recorded; writes are refused until `detect --write --access-restricted`")
+        except (NotFound, MalformedIssue) as exc:
+            check("descriptor", False, str(exc))
+        wc = self.working_copy()
+        if wc is None:
+            check("working_copy", False, f"{self.root} is not inside a git or svn working copy")
+        else:
+            check("working_copy", True, f"{wc.kind} working copy at {wc.root}")
+            if wc.kind == "git":
+                remotes = vcs.git_remotes(wc)
+            else:
+                root_url = vcs.svn_repos_root(wc)
+                remotes = {"repository": root_url} if root_url else {}
+            if not remotes:
+                check("remotes", True, "no remote: nothing leaves this machine until one is added")
+            for name, url in remotes.items():
+                ok, detail = remote_visibility(url, self.github_api_url)
+                check(f"remote {name}", ok, f"{url}: {detail}")
+        return {"backend": self.kind, "ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+_GITHUB_URL = re.compile(
+    r"^(?:https?://(?:[^@/]+@)?github\.com/|git@github\.com:|ssh://git@github\.com/)([^/\s]+)/([^/\s]+?)(?:\.git)?/?$")
+
+
+def remote_visibility(url: str, api_url: str | None = None) -> tuple[bool, str]:
+    """(ok, detail) for one remote: a GitHub remote is checked through the API; anything else
+    cannot be verified offline and is reported so — never as ok."""
+    m = _GITHUB_URL.match(url.strip())
+    if not m:
+        return False, "cannot verify who can read this remote (not a GitHub repository); check its access yourself"
+    owner, repo = m.group(1), m.group(2)
+    from mailtriage.core.http import HttpClient, HttpError
+    from mailtriage.core.secrets import get_secret
+
+    headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
+    try:
+        token = get_secret(f"github:{owner}/{repo}")
+    except Exception:  # no usable keyring: an unauthenticated check can still see a public repository
+        token = None
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    try:
+        with HttpClient("github", api_url or "https://api.github.com", headers=headers, timeout=10) as http:
+            response = http.get(f"/repos/{owner}/{repo}")
+    except HttpError as exc:
+        return False, f"cannot verify: GitHub is not reachable ({exc.detail})"
+    if response.status_code == 200:
+        try:
+            private = response.json().get("private")
+        except ValueError:
+            private = None
+        if private is True:
+            return True, f"GitHub repository {owner}/{repo} is private"
+        if private is False:
+            return False, f"GitHub repository {owner}/{repo} is PUBLIC: embargoed issues must not go there"
+        return False, "cannot verify: GitHub's answer has no 'private' field"
+    if response.status_code in (401, 403, 404):
+        return False, (f"cannot verify: GitHub answered {response.status_code} for {owner}/{repo} "
+                       f"({'no token in keyring for github:' + owner + '/' + repo if not token else 'check the token'})")
+    return False, f"cannot verify: GitHub answered {response.status_code}"
+
+
+_TRAILER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*: \S.*$")
+
+
+def _commit_message(message: str, trailers: Sequence[str]) -> str:
+    text = (message or "").replace("\r\n", "\n").strip("\n")
+    if not text.strip():
+        raise UsageError("the commit message is empty")
+    if "\x00" in text:
+        raise UsageError("the commit message contains a NUL byte")
+    bad = [t for t in trailers if "\n" in t or not _TRAILER.match(t)]
+    if bad:
+        raise UsageError(f"--trailer {bad[0]!r} is not 'Key: value' on one line")
+    if trailers:
+        text += "\n\n" + "\n".join(trailers)
+    return text + "\n"
+

@@ -1,0 +1,294 @@
+"""The on-disk format of a local-files tracker (see docs/tracker-local-files.md).
+
+One Markdown file per issue, ``<PREFIX>-<NNNN>.md``::
+
+    ---
+    id: "SEC-0012"
+    title: "Heap overflow in the parser"
+    state: "open"
+    labels: ["needs-triage"]
+    assignees: []
+    milestone: null
+    author: "alice"
+    created: "2025-01-02T03:04:05Z"
+    updated: "2025-01-02T03:04:05Z"
+    close_reason: null
+    ---
+    ### Affected versions
+
+    1.2.3
+    <!-- mailtriage:comment {"id": 1, "kind": "rollup", "author": "alice", "created": "…", "updated": "…"} -->
+    <!-- status rollup v1 -->
+    …
+
+The front matter is YAML; mailtriage writes each value as JSON (a subset of YAML) so it can
+read its own files without a YAML parser and still read files a human edited. The body
+runs to the first comment header; each comment runs to the next. Exactly one line end
+separates a text from the header after it. A text line that itself starts with
+``<!-- mailtriage:`` is written with one extra leading backslash, removed on reading, so no
+body can forge a comment.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from mailtriage.trackers.contract import MalformedIssue
+
+FORMAT_NAME = "mailtriage-local-tracker"
+FORMAT_VERSION = 1
+DESCRIPTOR_NAME = "tracker-format.yaml"
+ISSUE_SUFFIX = ".md"
+ATTACHMENTS_SUFFIX = ".attachments"
+
+META_KEYS = ("id", "title", "state", "labels", "assignees", "milestone", "author", "created", "updated",
+             "close_reason")
+_LIST_KEYS = ("labels", "assignees")
+_HEADER_RE = re.compile(r"^<!-- mailtriage:comment (\{.*\}) -->\r?$")
+_ESCAPED_RE = re.compile(r"^(\\*)<!-- mailtriage:")
+_FM_LINE = re.compile(r"^([a-z_][a-z0-9_]*): (.*)$")
+
+
+@dataclass
+class StoredComment:
+    id: int
+    kind: str  # "comment" | "rollup" | "attachment"
+    author: str | None
+    created: str | None
+    updated: str | None
+    text: str
+    extra: dict = field(default_factory=dict)
+
+    def header(self) -> str:
+        data = {"id": self.id, "kind": self.kind, "author": self.author, "created": self.created,
+                "updated": self.updated}
+        data.update(self.extra)
+        # '>' is escaped so no value can end the HTML comment early
+        encoded = json.dumps(data, ensure_ascii=False).replace(">", "\\u003e").replace("\n", "\\n")
+        return f"<!-- mailtriage:comment {encoded} -->"
+
+
+@dataclass
+class IssueFile:
+    meta: dict[str, Any]
+    body: str
+    comments: list[StoredComment] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.meta["id"]
+
+    def rollup(self) -> StoredComment | None:
+        return next((c for c in self.comments if c.kind == "rollup"), None)
+
+    def next_comment_id(self) -> int:
+        return max((c.id for c in self.comments), default=0) + 1
+
+
+def escape_text(text: str) -> str:
+    if "<!-- mailtriage:" not in text:
+        return text
+    return "\n".join("\\" + line if _ESCAPED_RE.match(line) else line for line in text.split("\n"))
+
+
+def unescape_text(text: str) -> str:
+    if "<!-- mailtriage:" not in text:
+        return text
+    return "\n".join(line[1:] if _ESCAPED_RE.match(line) and line.startswith("\\") else line
+                     for line in text.split("\n"))
+
+
+# -- front matter ----------------------------------------------------------------------
+
+def _render_value(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def render_front_matter(meta: dict[str, Any]) -> str:
+    keys = [k for k in META_KEYS] + [k for k in meta if k not in META_KEYS]
+    lines = ["---"] + [f"{k}: {_render_value(meta.get(k))}" for k in keys] + ["---"]
+    return "\n".join(lines) + "\n"
+
+
+def split_front_matter(text: str, where: str) -> tuple[str, str]:
+    """(front matter text, rest). Raises MalformedIssue when the file does not start with one."""
+    if not (text.startswith("---\n") or text.startswith("---\r\n")):
+        raise MalformedIssue(where, "the file does not start with a '---' front matter line")
+    start = text.index("\n") + 1
+    m = re.compile(r"^---\r?$", re.M).search(text, start)
+    if not m:
+        raise MalformedIssue(where, "the front matter has no closing '---' line")
+    end = m.end()
+    if end < len(text) and text[end] == "\n":
+        end += 1
+    return text[start:m.start()], text[end:]
+
+
+def parse_front_matter(fm: str, where: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {}
+    fast = True
+    for line in fm.split("\n"):
+        line = line.rstrip("\r")
+        if not line.strip():
+            continue
+        m = _FM_LINE.match(line)
+        if not m:
+            fast = False
+            break
+        try:
+            meta[m.group(1)] = json.loads(m.group(2))
+        except ValueError:
+            fast = False
+            break
+    if not fast:
+        # hand-edited YAML (plain scalars, block lists): the slow, general reader
+        import yaml
+
+        try:
+            loaded = yaml.safe_load(fm)
+        except yaml.YAMLError as exc:
+            raise MalformedIssue(where, f"the front matter is not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        if not isinstance(loaded, dict):
+            raise MalformedIssue(where, "the front matter is not a mapping of keys")
+        meta = {str(k): _plain(v) for k, v in loaded.items()}
+    return check_meta(meta, where)
+
+
+def _plain(value: Any) -> Any:
+    # YAML turns timestamps into datetime objects; the format keeps them as text
+    if hasattr(value, "isoformat"):
+        text = value.isoformat()
+        return text.replace("+00:00", "Z")
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def check_meta(meta: dict[str, Any], where: str) -> dict[str, Any]:
+    for key in ("id", "title", "state"):
+        if not isinstance(meta.get(key), str) or not meta[key]:
+            raise MalformedIssue(where, f"front matter key {key!r} is missing or not text")
+    if meta["state"] not in ("open", "closed"):
+        raise MalformedIssue(where, f"state is {meta['state']!r} (valid: open, closed)")
+    for key in _LIST_KEYS:
+        value = meta.get(key)
+        if value is None:
+            meta[key] = []
+        elif not isinstance(value, list) or not all(isinstance(v, (str, int)) for v in value):
+            raise MalformedIssue(where, f"front matter key {key!r} is not a list of names")
+        else:
+            meta[key] = [str(v) for v in value]
+    for key in ("milestone", "author", "created", "updated", "close_reason"):
+        value = meta.get(key)
+        if value is not None and not isinstance(value, (str, int, float)):
+            raise MalformedIssue(where, f"front matter key {key!r} is not text")
+        meta[key] = None if value is None else str(value)
+    return meta
+
+
+# -- whole files -----------------------------------------------------------------------
+
+def parse_issue(text: str, where: str) -> IssueFile:
+    """Raises MalformedIssue naming the file and what is wrong with it."""
+    fm, rest = split_front_matter(text, where)
+    meta = parse_front_matter(fm, where)
+    lines = rest.split("\n")
+    headers: list[tuple[int, dict]] = []
+    for i, line in enumerate(lines):
+        if line.startswith("<!-- mailtriage:comment "):
+            m = _HEADER_RE.match(line)
+            if not m:
+                raise MalformedIssue(where, f"comment header on line {i + 1} after the front matter is malformed")
+            try:
+                data = json.loads(m.group(1))
+            except ValueError:
+                raise MalformedIssue(where, f"comment header on line {i + 1} is not valid JSON") from None
+            if not isinstance(data, dict) or not isinstance(data.get("id"), int):
+                raise MalformedIssue(where, f"comment header on line {i + 1} has no numeric id")
+            headers.append((i, data))
+
+    def segment(a: int, b: int) -> str:
+        # the text between two headers loses the one line end that separates it from the next
+        chunk = "\n".join(lines[a:b])
+        return unescape_text(chunk)
+
+    if not headers:
+        body = rest[:-1] if rest.endswith("\n") else rest
+        return IssueFile(meta, unescape_text(body), [])
+    first = headers[0][0]
+    body = segment(0, first)
+    comments: list[StoredComment] = []
+    for n, (i, data) in enumerate(headers):
+        end = headers[n + 1][0] if n + 1 < len(headers) else len(lines)
+        text = segment(i + 1, end)
+        if n + 1 == len(headers) and end == len(lines) and text.endswith("\n"):
+            text = text[:-1]
+        extra = {k: v for k, v in data.items() if k not in ("id", "kind", "author", "created", "updated")}
+        comments.append(StoredComment(data["id"], str(data.get("kind") or "comment"), data.get("author"),
+                                      data.get("created"), data.get("updated"), text, extra))
+    return IssueFile(meta, body, comments)
+
+
+def render_issue(issue: IssueFile) -> str:
+    out = [render_front_matter(issue.meta), escape_text(issue.body), "\n"]
+    for c in issue.comments:
+        out += [c.header(), "\n", escape_text(c.text), "\n"]
+    return "".join(out)
+
+
+# -- descriptor ------------------------------------------------------------------------
+
+@dataclass
+class Descriptor:
+    prefix: str
+    digits: int = 4
+    access_restricted: bool = False
+    version: int = FORMAT_VERSION
+
+    def render(self) -> str:
+        return (
+            "# mailtriage local-files tracker: format descriptor. Commit it with the tracker.\n"
+            "# access_restricted is set only by `mailtriage tracker init --access-restricted` or\n"
+            "# `detect --write --access-restricted`, after a person confirmed who can read this repository.\n"
+            f"format: {FORMAT_NAME}\n"
+            f"version: {self.version}\n"
+            f"prefix: {self.prefix}\n"
+            f"digits: {self.digits}\n"
+            f"access_restricted: {'true' if self.access_restricted else 'false'}\n"
+        )
+
+    def format_id(self, number: int) -> str:
+        return f"{self.prefix}-{number:0{self.digits}d}"
+
+
+PREFIX_RE = re.compile(r"^[A-Z][A-Z0-9]{0,15}$")
+
+
+def parse_descriptor(text: str, where: str) -> Descriptor:
+    """Raises MalformedIssue (exit 5) naming the descriptor file and the bad key."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise MalformedIssue(where, f"not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, dict):
+        raise MalformedIssue(where, "not a mapping of keys")
+    if data.get("format") != FORMAT_NAME:
+        raise MalformedIssue(where, f"format is {data.get('format')!r} (valid: {FORMAT_NAME})")
+    version = data.get("version")
+    if version != FORMAT_VERSION:
+        raise MalformedIssue(where, f"version {version!r} is not supported (valid: {FORMAT_VERSION})")
+    prefix = str(data.get("prefix") or "")
+    if not PREFIX_RE.match(prefix):
+        raise MalformedIssue(where, f"prefix {prefix!r} is not upper-case letters and digits (e.g. SEC)")
+    digits = data.get("digits", 4)
+    if not isinstance(digits, int) or not 1 <= digits <= 9:
+        raise MalformedIssue(where, f"digits {digits!r} is not a number from 1 to 9")
+    restricted = data.get("access_restricted", False)
+    if not isinstance(restricted, bool):
+        raise MalformedIssue(where, f"access_restricted {restricted!r} is not true or false")
+    return Descriptor(prefix, digits, restricted, version)

@@ -1,0 +1,171 @@
+"""Git and Subversion working copies, as far as a local-files tracker needs them.
+
+Every command runs without a terminal prompt (``GIT_TERMINAL_PROMPT=0``,
+``svn --non-interactive``) and with paths passed as separate argv elements after ``--``,
+so no file name is read as an option. Failures raise BackendError with the command and
+its stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from mailtriage.trackers.contract import BackendError
+
+_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": "", "LC_ALL": "C"}
+
+
+@dataclass(frozen=True)
+class WorkingCopy:
+    kind: str  # "git" | "svn"
+    root: Path  # top of the working copy
+    meta_dir: Path  # .git directory (resolved for worktrees) or .svn
+
+    def rel(self, path: Path) -> str:
+        """``path`` relative to the working copy root, with forward slashes."""
+        return path.resolve().relative_to(self.root).as_posix()
+
+
+def find_working_copy(start: Path) -> WorkingCopy | None:
+    """The git or svn working copy that contains ``start`` (the nearest one upwards)."""
+    path = start.resolve()
+    for folder in [path, *path.parents]:
+        git = folder / ".git"
+        if git.is_dir():
+            return WorkingCopy("git", folder, git)
+        if git.is_file():
+            text = git.read_text(encoding="utf-8", errors="replace").strip()
+            if text.startswith("gitdir:"):
+                meta = Path(text.split(":", 1)[1].strip())
+                return WorkingCopy("git", folder, meta if meta.is_absolute() else (folder / meta).resolve())
+        if (folder / ".svn").is_dir():
+            return WorkingCopy("svn", folder, folder / ".svn")
+    return None
+
+
+def run(args: list[str], cwd: Path, *, input: str | None = None, check: bool = True,
+        timeout: float = 120) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.update(_GIT_ENV)
+    try:
+        proc = subprocess.run(args, cwd=str(cwd), input=input, capture_output=True, text=True,
+                              env=env, timeout=timeout)
+    except FileNotFoundError:
+        raise BackendError(f"{args[0]} is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise BackendError(f"{' '.join(args[:3])} did not finish in {timeout:.0f}s") from None
+    if check and proc.returncode != 0:
+        detail = (proc.stderr or proc.stdout).strip().splitlines()
+        raise BackendError(f"{' '.join(args[:2])} failed (exit {proc.returncode}): "
+                           f"{' / '.join(detail[-3:]) or 'no output'}")
+    return proc
+
+
+# -- git -----------------------------------------------------------------------------
+
+_GIT_STATUS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "C": "copied",
+               "T": "modified", "U": "conflict", "?": "untracked"}
+
+
+def git_changes(wc: WorkingCopy, rel: str) -> list[dict]:
+    out = run(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", rel], wc.root).stdout
+    items = out.split("\0")
+    changes = []
+    i = 0
+    while i < len(items):
+        item = items[i]
+        i += 1
+        if len(item) < 4:
+            continue
+        xy, path = item[:2], item[3:]
+        if "R" in xy or "C" in xy:
+            i += 1  # the rename source follows
+        code = next((c for c in xy if c not in " "), "?")
+        changes.append({"path": path, "status": _GIT_STATUS.get(code, "modified")})
+    return changes
+
+
+def git_remotes(wc: WorkingCopy) -> dict[str, str]:
+    out = run(["git", "remote", "-v"], wc.root).stdout
+    remotes: dict[str, str] = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            remotes.setdefault(parts[0], parts[1])
+    return remotes
+
+
+def git_has_head(wc: WorkingCopy) -> bool:
+    return run(["git", "rev-parse", "--verify", "-q", "HEAD"], wc.root, check=False).returncode == 0
+
+
+def git_unpushed(wc: WorkingCopy) -> list[dict]:
+    """Commits on HEAD that no remote-tracking branch has (empty without remotes or commits)."""
+    if not git_has_head(wc) or not git_remotes(wc):
+        return []
+    out = run(["git", "log", "--format=%H%x09%s", "HEAD", "--not", "--remotes"], wc.root).stdout
+    return [{"revision": line.split("\t", 1)[0], "subject": line.split("\t", 1)[-1]}
+            for line in out.splitlines() if line.strip()]
+
+
+def git_paths_of_unpushed(wc: WorkingCopy) -> set[str]:
+    if not git_has_head(wc) or not git_remotes(wc):
+        return set()
+    out = run(["git", "log", "--format=", "--name-only", "HEAD", "--not", "--remotes"], wc.root).stdout
+    return {line for line in out.splitlines() if line.strip()}
+
+
+def git_upstream(wc: WorkingCopy) -> tuple[str, str] | None:
+    """(remote, branch) of the current branch's upstream, or None."""
+    proc = run(["git", "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}"], wc.root, check=False)
+    if proc.returncode != 0:
+        return None
+    remote, _, branch = proc.stdout.strip().partition("/")
+    return remote, branch
+
+
+def git_user(wc: WorkingCopy) -> str | None:
+    proc = run(["git", "config", "user.name"], wc.root, check=False)
+    name = proc.stdout.strip()
+    return name or None
+
+
+# -- svn -----------------------------------------------------------------------------
+
+_SVN_STATUS = {"A": "added", "M": "modified", "D": "deleted", "R": "replaced", "C": "conflict",
+               "?": "untracked", "!": "missing", "~": "obstructed"}
+
+
+def svn_status(wc: WorkingCopy, rel: str) -> list[tuple[str, str]]:
+    """(status code, path relative to the working copy root) of each changed item under ``rel``."""
+    out = run(["svn", "status", "--non-interactive", "--", rel], wc.root).stdout
+    entries = []
+    for line in out.splitlines():
+        if len(line) < 9 or line.startswith(("Performing", "      >")):
+            continue
+        code = line[0]
+        path = line[8:].strip()
+        if code in _SVN_STATUS:
+            entries.append((code, path.replace(os.sep, "/")))
+    return entries
+
+
+def svn_changes(wc: WorkingCopy, rel: str) -> list[dict]:
+    return [{"path": path, "status": _SVN_STATUS[code]} for code, path in svn_status(wc, rel)]
+
+
+def svn_repos_root(wc: WorkingCopy) -> str | None:
+    proc = run(["svn", "info", "--non-interactive", "--show-item", "repos-root-url", "."], wc.root, check=False)
+    return proc.stdout.strip() or None
+
+
+_COMMITTED = re.compile(r"Committed revision (\d+)\.")
+
+
+def svn_commit_revision(output: str) -> str | None:
+    m = _COMMITTED.search(output)
+    return m.group(1) if m else None

@@ -1,0 +1,529 @@
+"""The mailtriage Textual app and :func:`run_app`, which the ``mailtriage`` command calls.
+
+The app owns the :class:`Session` (project, mail sources, settings) and runs every
+backend call in a thread worker; workers post messages (:mod:`messages`) and the
+handlers here update the panes on the UI thread. A newer request supersedes an older
+one of the same kind (exclusive worker groups plus request numbers), errors become a
+notification with a details dialog, and a backend that went away shows a reconnect
+state (``R`` retries) instead of a frozen pane.
+
+Start-up imports only what the main screen needs; the console, help, dialogs and
+first-run screens are imported when first opened.
+"""
+
+from __future__ import annotations
+
+import itertools
+import traceback
+from pathlib import Path
+
+from rich.text import Text
+from textual import work
+from textual.app import App
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from mailtriage.themes import DEFAULT_THEME, THEMES, canonical_name, theme_css_paths
+from mailtriage.tui import bindings
+from mailtriage.tui.commands import MailtriageCommands
+from mailtriage.tui.messages import (ProposalApplied, ProposalReady, SessionFailed, SessionOpened, SettingsSaved,
+                                     SourcesChecked, ThreadLoaded, ThreadsLoaded, ThreadUrlReady, WorkFailed)
+from mailtriage.tui.sanitize import inert
+from mailtriage.tui.session import Session
+
+HERE = Path(__file__).parent
+
+
+class MailTriageApp(App[int], inherit_bindings=False):
+    CSS_PATH = [HERE / "app.tcss", HERE / "dialogs.tcss", HERE / "console.tcss", *theme_css_paths()]
+    BINDINGS = bindings.APP
+    TITLE = "mailtriage"
+    COMMANDS = App.COMMANDS | {MailtriageCommands}
+    NOTIFICATION_TIMEOUT = 8
+
+    def __init__(self, project_dir: Path, *, demo: bool = False, settings=None, cursor_blink: bool = True) -> None:
+        from mailtriage.core.projectconfig import ConfigError
+        from mailtriage.core.settings import UserSettings, load_settings
+
+        super().__init__()
+        self.startup_problems: list[str] = []
+        self.settings_writable = True
+        if settings is None:
+            try:
+                settings = load_settings()
+            except ConfigError as exc:
+                # A broken settings file is reported, never overwritten.
+                self.startup_problems.append(f"settings not loaded: {exc}")
+                settings = UserSettings(Path(exc.file), {})
+                self.settings_writable = False
+        self.settings = settings
+        self.session = Session(project_dir, demo=demo, settings=settings)
+        self.cursor_blink = cursor_blink
+        self.errors: list = []
+        self.last_matrix: list[dict] | None = None
+        self.last_resolutions: dict = {}
+        self.mandatory_problem: str | None = None
+        self._requests = itertools.count(1)
+        self._current: dict[str, int] = {}
+        self._current_list: str | None = None
+        self._open_summary = None
+        self._theme_ready = False
+
+        for theme in THEMES:
+            self.register_theme(theme)
+        self.mailtriage_themes = [t.name for t in THEMES]
+        wanted = canonical_name(settings.theme) or DEFAULT_THEME
+        if wanted not in self.available_themes:
+            self.startup_problems.append(f"theme {settings.theme!r} is unknown; using {DEFAULT_THEME} "
+                                         f"(valid: {', '.join(self.mailtriage_themes)})")
+            wanted = DEFAULT_THEME
+        self.theme = wanted
+
+        try:
+            keymap = settings.bindings
+        except ConfigError as exc:
+            keymap = {}
+            self.startup_problems.append(str(exc))
+        self.user_keymap, problems = bindings.validate_keymap(keymap)
+        self.startup_problems += problems
+        if self.user_keymap:
+            self.set_keymap(self.user_keymap)
+
+    # -- screens -------------------------------------------------------------
+    def get_default_screen(self):
+        from mailtriage.tui.screens.main import MainScreen
+
+        return MainScreen()
+
+    @property
+    def main(self):
+        from mailtriage.tui.screens.main import MainScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, MainScreen):
+                return screen
+        return None
+
+    def on_mount(self) -> None:
+        self._theme_ready = True
+        self.sub_title = "demo" if self.session.demo else ""
+        for problem in self.startup_problems:
+            self.notify(problem, title="Settings", severity="warning", markup=False)
+        self._open_session()
+
+    # -- session -------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="session", exit_on_error=False)
+    def _open_session(self) -> None:
+        from mailtriage.core.projectconfig import ConfigError
+
+        try:
+            self.session.open()
+        except ConfigError as exc:
+            missing = exc.key == "project.md" and "not found" in exc.problem
+            self.post_message(SessionFailed(exc, missing))
+            return
+        self.post_message(SessionOpened())
+        self._check_and_list(self._new_request("threads"), None, first=True)
+
+    def on_session_failed(self, message: SessionFailed) -> None:
+        from mailtriage.tui.screens.first_run import FirstRunScreen
+
+        self.push_screen(FirstRunScreen(self.session.project_dir, str(message.error), self.settings.path,
+                                        missing=message.missing_project))
+
+    def on_session_opened(self, message: SessionOpened) -> None:
+        session = self.session
+        self.title = f"mailtriage · {session.title}"
+        main = self.main
+        if main is None:
+            return
+        lists = session.lists()
+        main.folders.show_lists(lists, session.since().strftime("%Y-%m-%d"))
+        main.sources.show_cc(session.cc)
+        self._current_list = lists[0].list_name if lists else None
+        main.threads.show_loading(self._current_list)
+        if session.cc is not None and session.cc.warnings:
+            main.show_banner(Text.assemble(("⚠ ", "bold"), inert(" ".join(session.cc.warnings))),
+                             error=session.cc.blocked)
+
+    def reopen(self) -> None:
+        """Try the project again (first-run screen, after fixing project.md)."""
+        from mailtriage.tui.screens.first_run import FirstRunScreen
+
+        while isinstance(self.screen, FirstRunScreen):
+            self.pop_screen()
+        self.session.close()
+        self.session = Session(self.session.project_dir, demo=self.session.demo, settings=self.settings)
+        self._open_session()
+
+    def open_demo(self) -> None:
+        try:
+            from mailtriage.demo import demo_project_dir
+        except ImportError:
+            self.notify("The demo data is not part of this build of mailtriage.", severity="error", markup=False)
+            return
+        self.session = Session(demo_project_dir(), demo=True, settings=self.settings)
+        self.sub_title = "demo"
+        self.reopen()
+
+    # -- requests ------------------------------------------------------------
+    def _new_request(self, kind: str) -> int:
+        request = next(self._requests)
+        self._current[kind] = request
+        return request
+
+    def _is_current(self, kind: str, request: int) -> bool:
+        return self._current.get(kind) == request
+
+    def cancel_work(self) -> None:
+        """Esc: drop the pending listing / thread / proposal (their answers are ignored)."""
+        main = self.main
+        cancelled = []
+        for kind, group in (("threads", "threads"), ("reader", "reader"), ("reply", "reply")):
+            if any(w.group == group and w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in self.workers):
+                self.workers.cancel_group(self, group)
+                self._current[kind] = next(self._requests)
+                cancelled.append(kind)
+        if main is not None:
+            if "threads" in cancelled:
+                main.threads.show_message("loading cancelled — press R to load again")
+            if "reader" in cancelled:
+                main.reader.show_status("loading cancelled")
+        if cancelled:
+            self.notify("cancelled: " + ", ".join(cancelled), markup=False)
+
+    # -- listing -------------------------------------------------------------
+    def load_threads(self, list_name: str | None) -> None:
+        self._current_list = list_name
+        main = self.main
+        if main is not None:
+            main.threads.show_loading(list_name)
+        self._check_and_list(self._new_request("threads"), list_name)
+
+    @work(thread=True, exclusive=True, group="threads", exit_on_error=False)
+    def _check_and_list(self, request: int, list_name: str | None, first: bool = False) -> None:
+        worker = get_current_worker()
+        session = self.session
+        matrix, resolutions, problem = session.check_sources()
+        self.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
+        if worker.is_cancelled:
+            return
+        if first:
+            lists = session.lists()
+            list_name = lists[0].list_name if lists else None
+        if problem:
+            # The contract: a mandatory backend that is unavailable stops the run.
+            self.post_message(WorkFailed(request, "threads", "Run stopped", problem))
+            return
+        if list_name is None:
+            self.post_message(WorkFailed(request, "threads", "No list to read",
+                                         LookupError("security_list is not configured in project.md; "
+                                                     "the list read is skipped"), None))
+            return
+        try:
+            result = session.list_threads(list_name)
+        except Exception as exc:  # turned into the pane's error state and a notification
+            self.post_message(WorkFailed(request, "threads", "Listing threads failed", exc,
+                                         session.sources.resolve(_op("list_recent_threads"))))
+            return
+        if worker.is_cancelled:
+            return
+        from mailtriage.tui.rows import rows_for
+
+        self.post_message(ThreadsLoaded(request, list_name, rows_for(result.value), result.resolution))
+
+    def on_sources_checked(self, message: SourcesChecked) -> None:
+        self.last_matrix = message.matrix
+        self.last_resolutions = message.resolutions
+        self.mandatory_problem = message.mandatory_problem
+        main = self.main
+        if main is not None:
+            main.sources.show_matrix(message.matrix, _accounts(self.settings))
+            if message.mandatory_problem:
+                main.show_banner(Text.assemble(("⛔ ", "bold"), inert(message.mandatory_problem)), error=True)
+        for screen in self.screen_stack:
+            if hasattr(screen, "show_sources"):
+                screen.show_sources(message.matrix, message.resolutions, self.session.cc)
+
+    def on_threads_loaded(self, message: ThreadsLoaded) -> None:
+        if not self._is_current("threads", message.request):
+            return
+        main = self.main
+        if main is not None:
+            main.threads.show_rows(message.rows, message.resolution, message.list_name)
+
+    # -- reading -------------------------------------------------------------
+    def open_thread(self, summary) -> None:
+        main = self.main
+        self._open_summary = summary
+        if main is not None:
+            main.reader.show_loading(summary.subject)
+        self._read(self._new_request("reader"), summary.thread_id)
+
+    @work(thread=True, exclusive=True, group="reader", exit_on_error=False)
+    def _read(self, request: int, thread_id) -> None:
+        worker = get_current_worker()
+        try:
+            result = self.session.read_thread(thread_id)
+        except Exception as exc:
+            self.post_message(WorkFailed(request, "reader", "Reading the thread failed", exc,
+                                         self.session.sources.resolve(_op("read_thread"))))
+            return
+        if not worker.is_cancelled:
+            self.post_message(ThreadLoaded(request, result.value, result.resolution))
+
+    def on_thread_loaded(self, message: ThreadLoaded) -> None:
+        if not self._is_current("reader", message.request):
+            return
+        main = self.main
+        if main is not None:
+            main.reader.show_thread(message.thread, message.resolution)
+
+    # -- reply ---------------------------------------------------------------
+    def reply_to(self, summary) -> None:
+        """Propose a reply draft on ``summary``'s thread (None: the thread in the reading pane)."""
+        main = self.main
+        thread = main.reader.thread if main is not None else None
+        if summary is not None and (thread is None or thread.thread_id != summary.thread_id):
+            thread = None
+        if thread is None and summary is None:
+            self.notify("Open a thread first (Enter), then reply with r.", severity="warning", markup=False)
+            return
+        self.notify("preparing the reply proposal …", markup=False, timeout=3)
+        self._propose(self._new_request("reply"), thread, summary.thread_id if summary is not None else None)
+
+    @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
+    def _propose(self, request: int, thread, thread_id) -> None:
+        from mailtriage.tui.session import reply_body
+
+        worker = get_current_worker()
+        session = self.session
+        try:
+            if thread is None:
+                thread = session.read_thread(thread_id).value
+            own = {a.lower() for a in [getattr(session.cc, "security_cc", None)] if a}
+            name = self.settings.data.get("name")
+            body, note = reply_body(thread, own, config=session.config,
+                                    sender_name=str(name) if isinstance(name, str) and name.strip() else None)
+            proposal = session.propose_reply(thread, body)
+            if note:
+                proposal.notes.append(note)
+        except Exception as exc:
+            self.post_message(WorkFailed(request, "reply", "Preparing the reply failed", exc,
+                                         session.sources.resolve(_op("create_draft"))))
+            return
+        if not worker.is_cancelled:
+            self.post_message(ProposalReady(request, proposal))
+
+    def on_proposal_ready(self, message: ProposalReady) -> None:
+        if not self._is_current("reply", message.request):
+            return
+        self.show_proposal(message.proposal)
+
+    def show_proposal(self, proposal) -> None:
+        from mailtriage.tui.dialogs.proposal import ProposalDialog
+
+        def decided(confirmed: bool | None) -> None:
+            if confirmed:
+                self.notify("writing …", markup=False, timeout=3)
+                self._apply(proposal)
+            else:
+                self.notify("Cancelled: nothing was written.", markup=False)
+
+        self.push_screen(ProposalDialog(proposal, cursor_blink=self.cursor_blink), decided)
+
+    @work(thread=True, group="apply", exit_on_error=False)
+    def _apply(self, proposal) -> None:
+        try:
+            report = self.session.apply(proposal)
+        except Exception as exc:
+            self.post_message(WorkFailed(0, "apply", "Writing failed", exc))
+            return
+        self.post_message(ProposalApplied(proposal, report))
+
+    def on_proposal_applied(self, message: ProposalApplied) -> None:
+        report = message.report
+        if report.ok:
+            self.notify(report.describe(), title="Written", markup=False)
+        else:
+            self.report_error("Writing failed", RuntimeError(report.failed[1]), where="apply",
+                              details=report.describe())
+
+    # -- thread URL ----------------------------------------------------------
+    def show_thread_url(self) -> None:
+        main = self.main
+        thread = main.reader.thread if main is not None else None
+        if thread is None:
+            return
+        self._thread_url(thread.thread_id)
+
+    @work(thread=True, exclusive=True, group="url", exit_on_error=False)
+    def _thread_url(self, thread_id) -> None:
+        try:
+            result = self.session.thread_url(thread_id)
+        except Exception as exc:
+            self.post_message(WorkFailed(0, "url", "No thread URL", exc,
+                                         self.session.sources.resolve(_op("thread_url"))))
+            return
+        self.post_message(ThreadUrlReady(str(result.value), result.resolution))
+
+    def on_thread_url_ready(self, message: ThreadUrlReady) -> None:
+        main = self.main
+        text = inert(message.url)
+        if main is not None:
+            main.reader.show_status(f"URL: {text} · via {message.resolution.summary()}")
+        self.copy_to_clipboard(message.url)
+        self.notify(f"{text}\n(copied to the clipboard; not opened)", title="Thread URL", markup=False)
+
+    # -- failures ------------------------------------------------------------
+    def on_work_failed(self, message: WorkFailed) -> None:
+        from mailtriage.backends.errors import MandatoryBackendUnavailable, Unavailable
+
+        kind = {"threads": "threads", "reader": "reader", "reply": "reply"}.get(message.where)
+        if kind and message.request and not self._is_current(kind, message.request):
+            return
+        error = message.error
+        text = message.details or str(error)
+        reconnect = isinstance(error, Unavailable)
+        main = self.main
+        if main is not None:
+            if message.where == "threads":
+                main.threads.show_failure(text, retry_hint=not isinstance(error, LookupError))
+            elif message.where == "reader":
+                main.reader.show_status(f"⚠ {text}" + ("  — press R to reconnect" if reconnect else ""), error=True)
+        if isinstance(error, MandatoryBackendUnavailable) or isinstance(error, LookupError):
+            severity = "error" if isinstance(error, MandatoryBackendUnavailable) else "warning"
+            self.report_error(message.title, error, where=message.where, resolution=message.resolution,
+                              severity=severity)
+            return
+        if reconnect:
+            # The backend went away: refresh availability so the sources pane shows it.
+            self.session.forget_availability()
+            self._recheck()
+        self.report_error(message.title, error, where=message.where, resolution=message.resolution)
+
+    def report_error(self, title: str, error: BaseException, *, where: str = "", resolution=None, details: str = "",
+                     severity: str = "error") -> None:
+        from mailtriage.tui.dialogs.error import ErrorRecord
+
+        technical = ""
+        if error.__traceback__ is not None and not _is_expected(error):
+            technical = "".join(traceback.format_exception(error))
+        record = ErrorRecord(title, f"{type(error).__name__}: {error}" if not _is_expected(error) else str(error),
+                             where, resolution.summary() if resolution is not None and hasattr(resolution, "summary")
+                             else "", details, technical)
+        self.errors.append(record)
+        self.notify(f"{inert(str(error))}\n(press ! for details)", title=title, severity=severity, markup=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.report_error(f"Unexpected error in {event.worker.name or 'a background task'}", event.worker.error)
+
+    @work(thread=True, exclusive=True, group="check", exit_on_error=False)
+    def _recheck(self) -> None:
+        matrix, resolutions, problem = self.session.check_sources()
+        self.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
+
+    # -- app actions ---------------------------------------------------------
+    def action_help(self) -> None:
+        from mailtriage.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_console(self) -> None:
+        self.open_console(None)
+
+    def open_console(self, backend: str | None) -> None:
+        from mailtriage.tui.screens.console import ConsoleScreen
+
+        if isinstance(self.screen, ConsoleScreen):
+            return
+        self.push_screen(ConsoleScreen(focus_backend=backend, cursor_blink=self.cursor_blink))
+
+    def action_pick_theme(self) -> None:
+        from textual.command import CommandPalette
+
+        from mailtriage.tui.commands import ThemeCommands
+
+        self.push_screen(CommandPalette(providers=[ThemeCommands], placeholder="Theme …"))
+
+    def action_show_errors(self) -> None:
+        from mailtriage.tui.dialogs.error import ErrorDialog
+
+        self.push_screen(ErrorDialog(self.errors))
+
+    def action_refresh(self) -> None:
+        if not self.session.is_open:
+            self.reopen()
+            return
+        self.session.forget_availability()
+        self.load_threads(self._current_list)
+        main = self.main
+        if main is not None and main.reader.thread is not None and self._open_summary is not None:
+            self.open_thread(self._open_summary)
+
+    def action_toggle_tracker(self) -> None:
+        main = self.main
+        if main is not None and self.screen is main:
+            main.toggle_tracker()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("refresh", "toggle_tracker"):
+            return self.session.is_open or action == "refresh"
+        return True
+
+    # -- theme ---------------------------------------------------------------
+    def watch_theme(self, name: str) -> None:
+        if self._theme_ready and name != (canonical_name(self.settings.theme) or DEFAULT_THEME):
+            self._save_theme(name)
+
+    @work(thread=True, exclusive=True, group="settings", exit_on_error=False)
+    def _save_theme(self, name: str) -> None:
+        if not self.settings_writable:
+            self.post_message(SettingsSaved("theme", "the settings file could not be read, so it is not rewritten"))
+            return
+        self.settings.set("theme", name)
+        try:
+            self.settings.save()
+        except OSError as exc:
+            self.post_message(SettingsSaved("theme", f"{exc.strerror or exc}"))
+            return
+        self.post_message(SettingsSaved("theme"))
+
+    def on_settings_saved(self, message: SettingsSaved) -> None:
+        if message.error:
+            self.notify(f"theme not saved: {message.error}", severity="warning", markup=False)
+
+    async def action_quit(self) -> None:
+        self.exit(0)
+
+    def on_unmount(self) -> None:
+        self.session.close()
+
+
+def _op(name: str):
+    from mailtriage.backends.contract import Op
+
+    return Op(name)
+
+
+def _accounts(settings) -> dict:
+    try:
+        return settings.accounts()
+    except Exception:  # a broken accounts table is reported at start-up, not here
+        return {}
+
+
+def _is_expected(error: BaseException) -> bool:
+    """Errors of the backend/config layers are explained by their message; no traceback needed."""
+    from mailtriage.backends.errors import MailError
+    from mailtriage.core.projectconfig import ConfigError
+
+    return isinstance(error, (MailError, ConfigError, LookupError))
+
+
+def run_app(project_dir: Path, demo: bool = False) -> int:
+    """Run the app on a terminal; returns the exit code."""
+    app = MailTriageApp(Path(project_dir), demo=demo)
+    result = app.run()
+    return int(result or 0) if app.return_code in (None, 0) else int(app.return_code)

@@ -1,0 +1,218 @@
+"""Every key binding of the app, each with an ``id`` a user can remap.
+
+The binding lists here *are* the ``BINDINGS`` of the app, its screens and panes (each
+class imports its list), and the help screen and the command palette are generated
+from :data:`CONTEXTS`, so the documentation of a key can never drift from the key.
+
+Remapping: the user settings TOML has a ``[keys]`` table of ``binding-id = "keys"``,
+e.g. ``"threads.down" = "n,down"``; :func:`validate_keymap` checks it at start-up and
+the app applies it with :meth:`textual.app.App.set_keymap`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+def _b(keys: str, action: str, description: str, id: str, *, show: bool = True, priority: bool = False,
+       key_display: str | None = None, tooltip: str = "") -> Binding:
+    return Binding(keys, action, description, show=show, priority=priority, key_display=key_display,
+                   tooltip=tooltip, id=id)
+
+
+APP = [
+    _b("q", "quit", "Quit", "app.quit"),
+    _b("ctrl+q", "quit", "Quit now", "app.quit_now", show=False, priority=True),
+    _b("question_mark,f1", "help", "Help", "app.help", key_display="?"),
+    _b("ctrl+p", "command_palette", "Commands", "app.command_palette", priority=True, show=False),
+    _b("tab", "app.focus_next", "Next pane", "app.focus_next", show=False),
+    _b("shift+tab", "app.focus_previous", "Previous pane", "app.focus_previous", show=False),
+    _b("b", "console", "Backends", "app.console"),
+    _b("ctrl+t", "pick_theme", "Theme", "app.theme", show=False),
+    _b("exclamation_mark", "show_errors", "Error details", "app.errors", show=False, key_display="!"),
+    _b("R", "refresh", "Refresh / reconnect", "app.refresh", show=False),
+    _b("t", "toggle_tracker", "Tracker pane", "app.tracker", show=False),
+    _b("ctrl+c", "help_quit", "Copy / how to quit", "app.help_quit", show=False),
+]
+
+MAIN = [
+    _b("escape", "cancel_work", "Cancel loading", "main.cancel", show=False),
+    _b("1", "focus_pane('sources')", "Go to sources", "main.go_sources", show=False),
+    _b("2", "focus_pane('folders')", "Go to lists", "main.go_folders", show=False),
+    _b("3", "focus_pane('threads')", "Go to threads", "main.go_threads", show=False),
+    _b("4", "focus_pane('reader')", "Go to reading pane", "main.go_reader", show=False),
+    _b("5", "focus_pane('tracker')", "Go to tracker", "main.go_tracker", show=False),
+]
+
+THREAD_LIST = [
+    _b("j,down", "cursor_down", "Down", "threads.down", show=False),
+    _b("k,up", "cursor_up", "Up", "threads.up", show=False),
+    _b("g,home", "cursor_first", "First", "threads.first", show=False),
+    _b("G,end", "cursor_last", "Last", "threads.last", show=False),
+    _b("pagedown,ctrl+f,space", "page_down", "Page down", "threads.page_down", show=False),
+    _b("pageup,ctrl+b", "page_up", "Page up", "threads.page_up", show=False),
+    _b("enter", "open", "Open", "threads.open"),
+    _b("r", "reply", "Reply", "threads.reply"),
+    _b("slash", "search", "Search", "threads.search", key_display="/"),
+    _b("escape", "clear_search", "Clear search", "threads.clear_search"),
+]
+
+SEARCH_BOX = [
+    _b("escape", "close_search", "Close search", "search.close"),
+]
+
+READER = [
+    _b("j,down", "scroll_down", "Scroll down", "reader.down", show=False),
+    _b("k,up", "scroll_up", "Scroll up", "reader.up", show=False),
+    _b("space,pagedown", "page_down", "Page down", "reader.page_down", show=False),
+    _b("minus,pageup", "page_up", "Page up", "reader.page_up", show=False),
+    _b("g,home", "scroll_home", "Top", "reader.top", show=False),
+    _b("G,end", "scroll_end", "Bottom", "reader.bottom", show=False),
+    _b("n", "next_message", "Next message", "reader.next_message"),
+    _b("p", "previous_message", "Previous message", "reader.previous_message"),
+    _b("r", "reply", "Reply", "reader.reply"),
+    _b("u", "thread_url", "Thread URL", "reader.url"),
+    _b("q,escape", "back", "Back to list", "reader.back"),
+]
+
+SOURCES = [
+    _b("j,down", "cursor_down", "Down", "sources.down", show=False),
+    _b("k,up", "cursor_up", "Up", "sources.up", show=False),
+    _b("enter", "select", "Inspect backend", "sources.open"),
+]
+
+FOLDERS = [
+    _b("j,down", "cursor_down", "Down", "folders.down", show=False),
+    _b("k,up", "cursor_up", "Up", "folders.up", show=False),
+    _b("enter", "select", "Open list", "folders.open"),
+]
+
+TRACKER = [
+    _b("j,down", "cursor_down", "Down", "tracker.down", show=False),
+    _b("k,up", "cursor_up", "Up", "tracker.up", show=False),
+    _b("enter", "select", "Open issue", "tracker.open"),
+]
+
+CONSOLE = [
+    _b("q,escape", "back", "Back", "console.back"),
+    _b("f2", "show_tab('backends')", "Backends", "console.tab_backends"),
+    _b("f3", "show_tab('operations')", "Operations", "console.tab_operations"),
+    _b("f4", "show_tab('trace')", "Trace", "console.tab_trace"),
+    _b("f5", "show_tab('run')", "Run an op", "console.tab_run"),
+    _b("ctrl+l", "clear_logs", "Clear logs", "console.clear"),
+    _b("ctrl+r", "run_op", "Run", "console.run"),
+]
+
+HELP = [
+    _b("q,escape,question_mark", "back", "Close help", "help.close", key_display="q"),
+    _b("j,down", "scroll_down", "Scroll down", "help.down", show=False),
+    _b("k,up", "scroll_up", "Scroll up", "help.up", show=False),
+]
+
+PROPOSAL = [
+    _b("ctrl+s", "confirm", "Confirm and write", "proposal.confirm", priority=True),
+    _b("escape", "cancel", "Cancel (write nothing)", "proposal.cancel", priority=True),
+    _b("ctrl+o", "edit_in_editor", "Edit in $EDITOR", "proposal.editor", priority=True),
+]
+
+ERROR_DIALOG = [
+    _b("escape,q,enter", "close", "Close", "error.close"),
+]
+
+FIRST_RUN = [
+    _b("d", "open_demo", "Open the demo", "first_run.demo"),
+    _b("R", "retry", "Try again", "first_run.retry"),
+    _b("q", "quit", "Quit", "first_run.quit"),
+]
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where a group of bindings applies, for the help screen and the palette.
+
+    ``target`` names what runs the action: ``"app"``, ``"screen"``, or a CSS selector
+    of a widget on the screen. ``screen`` is the screen class name it belongs to
+    (``None``: every screen).
+    """
+
+    title: str
+    bindings: list[Binding]
+    target: str
+    screen: str | None = None
+
+
+CONTEXTS: tuple[Context, ...] = (
+    Context("Everywhere", APP, "app"),
+    Context("Main screen", MAIN, "screen", "MainScreen"),
+    Context("Thread list", THREAD_LIST, "ThreadList", "MainScreen"),
+    Context("Thread search box", SEARCH_BOX, "SearchBox", "MainScreen"),
+    Context("Reading pane", READER, "ThreadView", "MainScreen"),
+    Context("Sources pane", SOURCES, "SourceList", "MainScreen"),
+    Context("Lists pane", FOLDERS, "FolderList", "MainScreen"),
+    Context("Tracker pane", TRACKER, "TrackerList", "MainScreen"),
+    Context("Backend console", CONSOLE, "screen", "ConsoleScreen"),
+    Context("Help", HELP, "screen", "HelpScreen"),
+    Context("Proposal dialog", PROPOSAL, "screen", "ProposalDialog"),
+    Context("Error details", ERROR_DIALOG, "screen", "ErrorDialog"),
+    Context("First run", FIRST_RUN, "screen", "FirstRunScreen"),
+)
+
+
+def all_bindings() -> list[Binding]:
+    return [b for ctx in CONTEXTS for b in ctx.bindings]
+
+
+def binding_ids() -> set[str]:
+    return {b.id for b in all_bindings() if b.id}
+
+
+def validate_keymap(keymap: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """Split a ``[keys]`` table into usable entries and problems (unknown ids, empty keys)."""
+    known = binding_ids()
+    good: dict[str, str] = {}
+    problems: list[str] = []
+    for binding_id, keys in keymap.items():
+        if binding_id not in known:
+            problems.append(f"[keys] {binding_id!r} is not a binding id (see the help screen or docs/tui.md)")
+        elif not keys.strip() or any(not k.strip() for k in keys.split(",")):
+            problems.append(f"[keys] {binding_id!r} has an empty key list")
+        else:
+            good[binding_id] = keys
+    return good, problems
+
+
+def effective_keys(binding: Binding, keymap: dict[str, str]) -> list[str]:
+    """The keys that trigger ``binding`` once the user's keymap is applied."""
+    keys = keymap.get(binding.id or "", binding.key)
+    return [k.strip() for k in keys.split(",") if k.strip()]
+
+
+def _display(key: str) -> str:
+    names = {"question_mark": "?", "exclamation_mark": "!", "slash": "/", "minus": "-", "space": "space",
+             "enter": "Enter", "escape": "Esc", "tab": "Tab", "shift+tab": "Shift+Tab", "pagedown": "PgDn",
+             "pageup": "PgUp", "home": "Home", "end": "End", "down": "↓", "up": "↑"}
+    if key in names:
+        return names[key]
+    if key.startswith("ctrl+"):
+        return "Ctrl+" + key[5:]
+    return key.upper() if key.startswith("f") and key[1:].isdigit() else key
+
+
+def markdown_table() -> str:
+    """Every binding as Markdown tables (docs/tui.md embeds this; a test keeps them equal)."""
+    out: list[str] = []
+    for context in CONTEXTS:
+        out.append(f"### {context.title}\n")
+        out.append("| keys | does | binding id |")
+        out.append("|---|---|---|")
+        for binding in context.bindings:
+            keys = " ".join(f"`{_display(k.strip())}`" for k in binding.key.split(","))
+            out.append(f"| {keys} | {binding.description} | `{binding.id}` |")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+if __name__ == "__main__":  # python -m mailtriage.tui.bindings  → the tables of docs/tui.md
+    print(markdown_table(), end="")

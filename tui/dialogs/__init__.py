@@ -1,0 +1,1 @@
+"""Modal dialogs: proposal confirmation, error details."""

@@ -1,0 +1,178 @@
+"""The proposal dialog: exactly what would be written, and nothing written before confirm.
+
+It shows each write of a :class:`~mailtriage.workflows.proposals.Proposal`: what it
+is, the backend that will write it, every field (To, Cc with the resolved security CC
+marked, Subject, In-Reply-To; tracker fields; files and commit message) and the body,
+which can be edited here or in ``$EDITOR``. Warnings (a security-CC fallback) come
+first and loud; a blocked proposal cannot be confirmed. Dismisses with True on
+confirm (the caller applies it) and False on cancel (nothing happens at all).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static, TextArea
+
+from mailtriage.tui import bindings
+from mailtriage.tui.sanitize import inert_text
+
+
+def field_text(label: str, value: str, marker: str | None) -> Text:
+    text = Text()
+    text.append(f"{label}: ", "bold")
+    text.append_text(inert_text(value or "(empty)"))
+    if marker:
+        text.append(f"   ◀ {marker}", "bold")
+    return text
+
+
+class ProposalDialog(ModalScreen[bool]):
+    BINDINGS = bindings.PROPOSAL
+
+    def __init__(self, proposal, *, cursor_blink: bool = True) -> None:
+        super().__init__()
+        self.proposal = proposal
+        self._cursor_blink = cursor_blink
+        self._editors: dict[int, TextArea] = {}
+
+    @property
+    def can_confirm(self) -> bool:
+        return not self.proposal.blocked and not self.proposal.empty
+
+    def compose(self) -> ComposeResult:
+        p = self.proposal
+        with Vertical(id="proposal-box", classes="dialog"):
+            yield Static(Text(p.title, "bold"), id="proposal-title", classes="dialog-title")
+            for warning in p.warnings:
+                yield Static(Text.assemble(("⚠ ", "bold"), inert_text(warning)), classes="warning-banner -visible")
+            if p.blocked:
+                yield Static(Text.assemble(("⛔ Nothing can be written: ", "bold"), inert_text(p.blocked)),
+                             classes="blocked-banner")
+            with VerticalScroll(id="proposal-body"):
+                if p.empty and not p.blocked:
+                    yield Static(Text("Nothing to write.", "italic"))
+                for index, write in enumerate(p.writes):
+                    head = Text()
+                    head.append(f"{index + 1}. {write.kind.value.upper()}", "bold")
+                    head.append(" · will be written by backend ")
+                    head.append_text(inert_text(write.backend, style="bold"))
+                    head.append("\n")
+                    head.append_text(inert_text(write.summary, style="dim"))
+                    yield Static(head, classes="write-head")
+                    for field in write.fields:
+                        if field.multiline:
+                            continue
+                        classes = "write-field" + (" -marked" if field.marker else "")
+                        if field.marker and "fallback" in field.marker.lower():
+                            classes += " -fallback"
+                        yield Static(field_text(field.label, field.value, field.marker), classes=classes)
+                    for field in write.fields:
+                        if not field.multiline:
+                            continue
+                        yield Static(Text(f"{field.label}:", "bold"), classes="write-field")
+                        if write.editable_body and field.label.lower() == "body":
+                            area = TextArea(write.body if write.body is not None else field.value,
+                                            id=f"body-{index}", classes="body-editor", soft_wrap=True,
+                                            show_line_numbers=False)
+                            area.cursor_blink = self._cursor_blink
+                            self._editors[index] = area
+                            yield area
+                        else:
+                            yield Static(inert_text(field.value, multiline=True), classes="write-multiline")
+                if p.preview:
+                    yield Static(Text.assemble(("Would write", "bold"),
+                                               " — no configured backend can write it (see below); "
+                                               "copy the text to draft it by hand:"), classes="write-head")
+                    for field in p.preview:
+                        if field.multiline:
+                            yield Static(Text(f"{field.label}:", "bold"), classes="write-field")
+                            area = TextArea(field.value, read_only=True, classes="body-editor", soft_wrap=True)
+                            area.cursor_blink = self._cursor_blink
+                            yield area
+                        else:
+                            classes = "write-field" + (" -marked" if field.marker else "")
+                            if field.marker and "fallback" in field.marker.lower():
+                                classes += " -fallback"
+                            yield Static(field_text(field.label, field.value, field.marker), classes=classes)
+                if p.notes:
+                    notes = Text()
+                    for note in p.notes:
+                        notes.append("• ")
+                        notes.append_text(inert_text(note))
+                        notes.append("\n")
+                    notes.rstrip()
+                    yield Static(notes, classes="proposal-notes")
+                if p.recap:
+                    recap = Text("Backends (resolution):\n", "bold")
+                    for res in p.recap:
+                        recap.append("  ")
+                        summary = res.summary() if hasattr(res, "summary") else str(res)
+                        recap.append_text(inert_text(summary, style="not bold"))
+                        recap.append("\n")
+                    recap.rstrip()
+                    yield Static(recap, classes="proposal-recap")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(Text("Confirm and write (ctrl+s)"), id="confirm", variant="warning",
+                             disabled=not self.can_confirm)
+                if self._editors or any(w.editable_body for w in p.writes):
+                    yield Button(Text("Edit in $EDITOR (ctrl+o)"), id="editor")
+                yield Button(Text("Cancel (esc)"), id="cancel", variant="primary")
+
+    def on_mount(self) -> None:
+        if self._editors:
+            next(iter(self._editors.values())).focus()
+        else:
+            self.query_one("#cancel", Button).focus()
+
+    # -- actions -------------------------------------------------------------
+    def action_confirm(self) -> None:
+        if not self.can_confirm:
+            self.notify("This proposal cannot be written: " + (self.proposal.blocked or "nothing to write"),
+                        severity="warning", markup=False)
+            return
+        for index, area in self._editors.items():
+            self.proposal.writes[index].body = area.text
+        self.dismiss(True)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+    def action_edit_in_editor(self) -> None:
+        if not self._editors:
+            return
+        index, area = next(iter(self._editors.items()))
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        with tempfile.TemporaryDirectory(prefix="mailtriage-draft-") as folder:
+            path = Path(folder) / "draft.txt"
+            path.write_text(area.text, encoding="utf-8")
+            os.chmod(path, 0o600)
+            try:
+                with self.app.suspend():
+                    result = subprocess.call([*shlex.split(editor), str(path)])
+            except Exception as exc:  # no terminal to hand over (headless), or no such editor
+                self.notify(f"could not run {editor}: {exc}", severity="error", markup=False)
+                return
+            if result != 0:
+                self.notify(f"{editor} exited with status {result}; the draft text is unchanged",
+                            severity="warning", markup=False)
+                return
+            area.load_text(path.read_text(encoding="utf-8"))
+        area.focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "confirm":
+            self.action_confirm()
+        elif event.button.id == "editor":
+            self.action_edit_in_editor()
+        else:
+            self.action_cancel()

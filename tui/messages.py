@@ -1,0 +1,121 @@
+"""Messages between workers, panes and the app, as dataclasses.
+
+Workers run backend calls on threads; they never touch a widget. They post one of
+these messages to the app (``post_message`` is thread-safe) and the handler, on the
+UI thread, updates the panes. ``request`` numbers let a handler drop the answer to a
+request that a newer one superseded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual.message import Message
+
+
+@dataclass(eq=False)
+class SessionOpened(Message):
+    """The project configuration loaded and the mail sources were built."""
+
+
+@dataclass(eq=False)
+class SessionFailed(Message):
+    """The project could not be opened (no project.md, or a configuration error)."""
+
+    error: Exception
+    missing_project: bool = False
+
+
+@dataclass(eq=False)
+class SourcesChecked(Message):
+    """Availability of every configured backend and the resolution of every op."""
+
+    matrix: list[dict]
+    resolutions: dict  # Op -> Resolution
+    mandatory_problem: str | None = None
+
+
+@dataclass(eq=False)
+class ThreadsLoaded(Message):
+    request: int
+    list_name: str | None
+    rows: Any  # a ThreadRows
+    resolution: Any  # Resolution
+
+
+@dataclass(eq=False)
+class ThreadLoaded(Message):
+    request: int
+    thread: Any  # contract Thread
+    resolution: Any
+
+
+@dataclass(eq=False)
+class WorkFailed(Message):
+    """A backend call failed. ``where`` is the pane it was for (threads, reader, reply …)."""
+
+    request: int
+    where: str
+    title: str
+    error: BaseException
+    resolution: Any = None
+    details: str = ""
+
+
+@dataclass(eq=False)
+class ProposalReady(Message):
+    request: int
+    proposal: Any  # workflows Proposal
+
+
+@dataclass(eq=False)
+class ProposalApplied(Message):
+    proposal: Any
+    report: Any  # ApplyReport
+
+
+@dataclass(eq=False)
+class ThreadUrlReady(Message):
+    url: str
+    resolution: Any
+
+
+@dataclass(eq=False)
+class OpRecorded(Message):
+    """One backend operation finished (from the op log; posted from any thread)."""
+
+    record: Any  # core.trace.OpRecord
+
+
+@dataclass(eq=False)
+class TraceRecorded(Message):
+    line: Any  # core.trace.TraceLine
+
+
+@dataclass(eq=False)
+class ConsoleResult(Message):
+    """The JSON result of an operation run by hand in the backend console."""
+
+    request: int
+    document: dict = field(default_factory=dict)
+    ok: bool = True
+
+
+@dataclass(eq=False)
+class SettingsSaved(Message):
+    what: str
+    error: str | None = None
+
+
+@dataclass(eq=False)
+class TrackerLoaded(Message):
+    request: int
+    issues: list
+    description: str
+
+
+@dataclass(eq=False)
+class TrackerIssueLoaded(Message):
+    request: int
+    issue: dict

@@ -1,0 +1,228 @@
+"""The reading pane: every message of the open thread, inert.
+
+Header values, bodies and attachment names pass through :mod:`sanitize`: they are
+plain :class:`~rich.text.Text` with control, bidi and zero-width characters shown as
+markers. HTML parts arrive as the backend's html2text output and say so.
+``List-Unsubscribe`` targets are shown and never fetched.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message as TextualMessage
+from textual.widgets import Static
+
+from mailtriage.backends.contract import Message, Thread
+from mailtriage.tui import bindings
+from mailtriage.tui.sanitize import has_hidden_characters, inert_text
+
+#: Bodies longer than this are cut for display (the backend still holds all of it).
+MAX_BODY_CHARS = 200_000
+
+_ANGLE = re.compile(r"<([^<>]*)>")
+
+
+def unsubscribe_targets(value: str | None) -> list[str]:
+    """The targets of a List-Unsubscribe header (``<mailto:…>, <https://…>``), unfetched."""
+    if not value:
+        return []
+    found = _ANGLE.findall(value)
+    return [t.strip() for t in found if t.strip()] or [value.strip()]
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024 or unit == "MiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def header_text(message: Message, index: int, total: int) -> Text:
+    out = Text()
+    label = "bold"
+    out.append(f"Message {index}/{total}\n", "bold reverse")
+
+    def line(name: str, value: str | None, *, style: str = "") -> None:
+        if value is None or value == "":
+            return
+        out.append(f"{name}: ", label)
+        out.append_text(inert_text(value, style=style))
+        out.append("\n")
+
+    line("From", str(message.sender))
+    line("To", ", ".join(str(a) for a in message.to))
+    line("Cc", ", ".join(str(a) for a in message.cc))
+    line("Date", message.date.strftime("%Y-%m-%d %H:%M %z").strip() if message.date else None)
+    line("Subject", message.subject or "(no subject)")
+    line("Message-ID", message.message_id + (" (synthetic: the message had none)" if message.synthetic_id else ""),
+         style="dim")
+    for target in unsubscribe_targets(message.header("List-Unsubscribe")):
+        line("List-Unsubscribe", f"{target}  (shown, never fetched)", style="dim")
+    for att in message.attachments:
+        out.append("Attachment: ", label)
+        out.append_text(inert_text(att.filename or "(no name)"))
+        out.append(f"  ({att.content_type}, {_size(att.size)})", "dim")
+        if att.note:
+            out.append("  ")
+            out.append_text(inert_text(att.note, style="italic"))
+        out.append("\n")
+    for note in message.notes:
+        out.append("Note: ", "bold")
+        out.append_text(inert_text(note, style="italic"))
+        out.append("\n")
+    fields = [message.subject, message.sender.name, message.sender.email,
+              *(a.filename for a in message.attachments)]
+    if any(has_hidden_characters(f) for f in fields):
+        out.append("⚠ hidden or control characters in this message's headers are shown as markers\n", "bold")
+    out.rstrip()
+    return out
+
+
+def body_text(message: Message) -> Text:
+    out = Text()
+    if not message.text_parts:
+        out.append("(no readable text part)", "italic")
+        return out
+    for i, part in enumerate(message.text_parts):
+        if i:
+            out.append("\n\n")
+        if part.from_html or len(message.text_parts) > 1:
+            kind = "HTML shown as text" if part.from_html else part.content_type
+            out.append(f"[{kind}]\n", "dim italic")
+        if part.note:
+            out.append_text(inert_text(f"[{part.note}]", style="dim italic"))
+            out.append("\n")
+        text = part.text
+        if len(text) > MAX_BODY_CHARS:
+            text = text[:MAX_BODY_CHARS]
+            out.append_text(inert_text(text, multiline=True))
+            out.append(f"\n[… cut for display at {MAX_BODY_CHARS} characters]", "dim italic")
+        else:
+            out.append_text(inert_text(text, multiline=True))
+    return out
+
+
+class ThreadView(VerticalScroll, can_focus=True):
+    BINDINGS = bindings.READER
+
+    @dataclass(eq=False)
+    class ReplyRequested(TextualMessage):
+        pass
+
+    @dataclass(eq=False)
+    class UrlRequested(TextualMessage):
+        pass
+
+    @dataclass(eq=False)
+    class BackRequested(TextualMessage):
+        pass
+
+    def action_page_down(self) -> None:
+        self.scroll_page_down(animate=False)
+
+    def action_page_up(self) -> None:
+        self.scroll_page_up(animate=False)
+
+    def action_scroll_down(self) -> None:
+        self.scroll_relative(y=1, animate=False)
+
+    def action_scroll_up(self) -> None:
+        self.scroll_relative(y=-1, animate=False)
+
+    def action_scroll_home(self) -> None:
+        self.scroll_home(animate=False)
+
+    def action_scroll_end(self) -> None:
+        self.scroll_end(animate=False)
+
+    def _headers(self) -> list[Static]:
+        return list(self.query(".message-header"))
+
+    def action_next_message(self) -> None:
+        y = self.scroll_y
+        for header in self._headers():
+            top = header.virtual_region.y
+            if top > y:
+                self.scroll_to(y=top, animate=False)
+                return
+
+    def action_previous_message(self) -> None:
+        y = self.scroll_y
+        for header in reversed(self._headers()):
+            top = header.virtual_region.y
+            if top < y:
+                self.scroll_to(y=top, animate=False)
+                return
+        self.scroll_home(animate=False)
+
+    def action_reply(self) -> None:
+        self.post_message(self.ReplyRequested())
+
+    def action_thread_url(self) -> None:
+        self.post_message(self.UrlRequested())
+
+    def action_back(self) -> None:
+        self.post_message(self.BackRequested())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("reply", "thread_url", "next_message", "previous_message"):
+            return True if self.has_class("-has-thread") else None
+        return True
+
+
+class ReaderPane(Vertical):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(classes="pane", **kwargs)
+        self.border_title = "Reading pane"
+        self.thread: Thread | None = None
+
+    def compose(self) -> ComposeResult:
+        with ThreadView(id="thread-view"):
+            yield Static(Text("Open a thread with Enter (or a click) to read it here."), classes="reader-hint")
+        yield Static(id="reader-status", classes="pane-status")
+
+    @property
+    def view(self) -> ThreadView:
+        return self.query_one(ThreadView)
+
+    def show_status(self, text: str, *, error: bool = False) -> None:
+        status = self.query_one("#reader-status", Static)
+        status.update(Text(text))
+        status.set_class(error, "-error")
+
+    def show_loading(self, subject: str) -> None:
+        self.show_status("loading thread … (Esc cancels)")
+        self.border_title = Text.assemble("Reading · ", inert_text(subject))
+
+    def show_thread(self, thread: Thread, resolution) -> None:
+        self.thread = thread
+        view = self.view
+        view.remove_children()
+        widgets: list[Static] = []
+        if thread.notes:
+            notes = Text()
+            for note in thread.notes:
+                notes.append("Note: ", "bold")
+                notes.append_text(inert_text(note, style="italic"))
+                notes.append("\n")
+            notes.rstrip()
+            widgets.append(Static(notes, classes="thread-notes"))
+        total = len(thread.messages)
+        for i, message in enumerate(thread.messages, 1):
+            widgets.append(Static(header_text(message, i, total), classes="message-header"))
+            widgets.append(Static(body_text(message), classes="message-body"))
+        if not thread.messages:
+            widgets.append(Static(Text("This thread has no messages.", "italic")))
+        view.mount_all(widgets)
+        view.scroll_home(animate=False)
+        view.add_class("-has-thread")
+        self.border_title = Text.assemble("Reading · ", inert_text(thread.subject or "(no subject)"))
+        via = resolution.summary() if resolution is not None else ""
+        self.show_status(f"{total} message{'s' if total != 1 else ''}" + (f" · via {via}" if via else ""))
+        view.refresh_bindings()

@@ -1,0 +1,89 @@
+"""The sources pane: configured mail backends (and user accounts) with availability.
+
+Each backend shows its role and whether it is available now; Enter opens the backend
+console on it. The status line carries the resolved security CC and, when the CC
+fell back, the warning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from mailtriage.tui import bindings
+from mailtriage.tui.sanitize import inert_text
+
+
+class SourceList(OptionList, inherit_bindings=False):
+    BINDINGS = bindings.SOURCES
+
+
+class SourcesPane(Vertical):
+    @dataclass(eq=False)
+    class InspectBackend(Message):
+        backend: str
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(classes="pane", **kwargs)
+        self.border_title = "Sources"
+
+    def compose(self) -> ComposeResult:
+        yield SourceList(Option(Text("checking backends …", "italic"), disabled=True), id="source-list")
+        yield Static(id="sources-status", classes="pane-status")
+
+    def show_matrix(self, matrix: list[dict], accounts: dict[str, dict] | None = None) -> None:
+        options: list[Option] = []
+        for row in matrix:
+            text = Text(no_wrap=True, overflow="ellipsis")
+            if row["available"]:
+                text.append("✓ ", "bold green")
+            else:
+                text.append("✗ ", "bold red")
+            text.append(row["backend"], "bold")
+            text.append(f" {row['role']}", "dim")
+            if row["mandatory"]:
+                text.append(" mandatory", "dim")
+            if not row["available"] and row.get("reason"):
+                text.append("\n  ")
+                text.append_text(inert_text(row["reason"], style="italic"))
+            options.append(Option(text, id=f"backend:{row['backend']}"))
+        for account_id, body in (accounts or {}).items():
+            text = Text(no_wrap=True, overflow="ellipsis")
+            text.append("• ", "dim")
+            text.append_text(inert_text(account_id, style="bold"))
+            text.append(f" account ({inert_text(str(body.get('kind', '?'))).plain})", "dim")
+            options.append(Option(text, id=f"account:{account_id}", disabled=True))
+        if not options:
+            options.append(Option(Text("no mail sources configured", "italic"), disabled=True))
+        source_list = self.query_one(SourceList)
+        source_list.set_options(options)
+        if source_list.option_count and not source_list.get_option_at_index(0).disabled:
+            source_list.highlighted = 0
+
+    def show_cc(self, cc) -> None:
+        status = self.query_one("#sources-status", Static)
+        if cc is None:
+            status.update("")
+            return
+        text = Text()
+        if cc.security_cc:
+            text.append("security CC ")
+            text.append_text(inert_text(cc.security_cc, style="bold"))
+            if cc.cc_fallback:
+                text.append(" (FALLBACK)", "bold")
+        else:
+            text.append("no security CC: drafts blocked", "bold")
+        status.update(text)
+        status.set_class(bool(cc.warnings), "-warning")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        option_id = event.option.id or ""
+        if option_id.startswith("backend:"):
+            self.post_message(self.InspectBackend(option_id.partition(":")[2]))

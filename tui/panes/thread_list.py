@@ -1,0 +1,311 @@
+"""The virtualized thread list: a Line-API widget whose cost follows the visible rows.
+
+``render_line`` paints one screen row from one :class:`ThreadRows` row; nothing is
+built for rows off screen, so 100,000 threads scroll like 100. Painted rows are kept
+in a small LRU cache keyed by (row, width, cursor, focus) so moving the cursor
+repaints two lines. Rows a paged source has not fetched yet paint as placeholders and
+their pages are fetched by one worker, nearest to the viewport first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual import work
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.worker import get_current_worker
+
+from mailtriage.backends.contract import ThreadSummary
+from mailtriage.tui import bindings
+from mailtriage.tui.rows import ListRows, ThreadRows
+from mailtriage.tui.sanitize import inert_text
+
+
+def format_date(row: ThreadSummary, narrow: bool) -> str:
+    """The row's date as written in the data (its own zone): no clock, no local TZ."""
+    if row.last_activity is None:
+        return "?" * (5 if narrow else 16)
+    return row.last_activity.strftime("%m-%d" if narrow else "%Y-%m-%d %H:%M")
+
+
+class ThreadList(ScrollView, can_focus=True):
+    """Thread summaries, one per line, newest first as the backend returned them."""
+
+    BINDINGS = bindings.THREAD_LIST
+
+    COMPONENT_CLASSES = {
+        "thread-list--cursor",
+        "thread-list--unread",
+        "thread-list--date",
+        "thread-list--count",
+        "thread-list--sender",
+        "thread-list--placeholder",
+    }
+
+    DEFAULT_CSS = """
+    ThreadList {
+        background: $surface;
+        overflow-x: hidden;
+        overflow-y: auto;
+    }
+    ThreadList > .thread-list--cursor {
+        background: $block-cursor-blurred-background;
+        color: $block-cursor-blurred-foreground;
+        text-style: $block-cursor-blurred-text-style;
+    }
+    ThreadList:focus > .thread-list--cursor {
+        background: $block-cursor-background;
+        color: $block-cursor-foreground;
+        text-style: $block-cursor-text-style;
+    }
+    ThreadList > .thread-list--unread { text-style: bold; }
+    ThreadList > .thread-list--date { color: $text-muted; }
+    ThreadList > .thread-list--count { color: $text-muted; }
+    ThreadList > .thread-list--sender { color: $text-secondary; }
+    ThreadList > .thread-list--placeholder { color: $text-disabled; }
+    """
+
+    cursor: reactive[int] = reactive(0, init=False)
+
+    @dataclass(eq=False)
+    class Opened(Message):
+        """Enter or a click on a row."""
+
+        summary: ThreadSummary
+        index: int
+
+    @dataclass(eq=False)
+    class Highlighted(Message):
+        index: int
+        total: int
+
+    @dataclass(eq=False)
+    class SearchRequested(Message):
+        pass
+
+    @dataclass(eq=False)
+    class SearchCleared(Message):
+        pass
+
+    @dataclass(eq=False)
+    class ReplyRequested(Message):
+        summary: ThreadSummary | None
+
+    @dataclass(eq=False)
+    class PageLoaded(Message):
+        rows: object
+        error: str | None = None
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.rows: ThreadRows = ListRows([])
+        self.filtered = False
+        self._cache: LRUCache[tuple, Strip] = LRUCache(512)
+        self._generation = 0
+
+    # -- data ------------------------------------------------------------
+    def set_rows(self, rows: ThreadRows, *, filtered: bool = False, keep_cursor: bool = False) -> None:
+        self.rows = rows
+        self.filtered = filtered
+        self._generation += 1
+        self._cache.clear()
+        self.virtual_size = Size(0, len(rows))
+        new_cursor = min(self.cursor, max(len(rows) - 1, 0)) if keep_cursor else 0
+        if new_cursor != self.cursor:
+            self.cursor = new_cursor
+        else:
+            self._announce()
+        if not keep_cursor:
+            self.scroll_to(y=0, animate=False, immediate=True)
+        self.refresh()
+        self.refresh_bindings()
+        self._request_visible_pages()
+
+    @property
+    def current(self) -> ThreadSummary | None:
+        return self.rows.peek(self.cursor) if len(self.rows) else None
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
+
+    def on_focus(self) -> None:
+        self._cache.clear()
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self._cache.clear()
+        self.refresh()
+
+    # -- painting ----------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        index = self.scroll_offset.y + y
+        width = self.scrollable_content_region.width
+        if index >= len(self.rows) or width <= 0:
+            return Strip.blank(width, self.rich_style)
+        is_cursor = index == self.cursor
+        key = (index, width, is_cursor, self.has_focus, self._generation)
+        strip = self._cache.get(key)
+        if strip is None:
+            row = self.rows.peek(index)
+            strip = self._paint(row, width, is_cursor)
+            if row is not None:  # placeholders are repainted once their page arrives
+                self._cache[key] = strip
+        return strip
+
+    def _paint(self, row: ThreadSummary | None, width: int, is_cursor: bool) -> Strip:
+        base = self.rich_style
+        if is_cursor:
+            base = base + self.get_component_rich_style("thread-list--cursor")
+        if row is None:
+            style = base if is_cursor else base + self.get_component_rich_style("thread-list--placeholder")
+            return Strip([Segment(" … loading".ljust(width)[:width], style)], width)
+        narrow = width < 72
+        muted = Style() if is_cursor else self.get_component_rich_style("thread-list--date", partial=True)
+        count_style = Style() if is_cursor else self.get_component_rich_style("thread-list--count", partial=True)
+        sender_style = Style() if is_cursor else self.get_component_rich_style("thread-list--sender", partial=True)
+        unread = self.get_component_rich_style("thread-list--unread", partial=True) if row.unread else Style()
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        text.append("●" if row.unread else " ", unread)
+        text.append(" ")
+        text.append(format_date(row, narrow), muted)
+        text.append(" ")
+        text.append(f"{row.message_count:>3}", count_style)
+        text.append(" ")
+        sender_width = 14 if narrow else 22
+        sender = inert_text(row.sender.name or row.sender.email, style=sender_style)
+        sender.truncate(sender_width, overflow="ellipsis", pad=True)
+        text.append_text(sender)
+        text.append(" ")
+        subject = inert_text(row.subject or "(no subject)")
+        subject.stylize(unread)
+        text.append_text(subject)
+        text.truncate(width, overflow="ellipsis", pad=True)
+        segments = list(text.render(self.app.console, end=""))
+        return Strip(segments, text.cell_len).apply_style(base).adjust_cell_length(width, base)
+
+    # -- cursor ------------------------------------------------------------
+    def watch_cursor(self, old: int, new: int) -> None:
+        self.refresh_line(old)
+        self.refresh_line(new)
+        self._scroll_cursor_into_view()
+        self._announce()
+
+    def _announce(self) -> None:
+        self.post_message(self.Highlighted(self.cursor, len(self.rows)))
+
+    def _scroll_cursor_into_view(self) -> None:
+        height = self.scrollable_content_region.height
+        top = self.scroll_offset.y
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif height > 0 and self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+
+    def _move(self, delta: int) -> None:
+        if len(self.rows):
+            self.cursor = max(0, min(len(self.rows) - 1, self.cursor + delta))
+
+    def action_cursor_down(self) -> None:
+        self._move(1)
+
+    def action_cursor_up(self) -> None:
+        self._move(-1)
+
+    def action_cursor_first(self) -> None:
+        if len(self.rows):
+            self.cursor = 0
+
+    def action_cursor_last(self) -> None:
+        if len(self.rows):
+            self.cursor = len(self.rows) - 1
+
+    def action_page_down(self) -> None:
+        self._move(max(1, self.scrollable_content_region.height - 1))
+
+    def action_page_up(self) -> None:
+        self._move(-max(1, self.scrollable_content_region.height - 1))
+
+    def action_open(self) -> None:
+        row = self.current
+        if row is not None:
+            self.post_message(self.Opened(row, self.cursor))
+
+    def action_reply(self) -> None:
+        self.post_message(self.ReplyRequested(self.current))
+
+    def action_search(self) -> None:
+        self.post_message(self.SearchRequested())
+
+    def action_clear_search(self) -> None:
+        self.post_message(self.SearchCleared())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear_search":
+            return self.filtered
+        if action in ("open", "reply"):
+            return True if len(self.rows) else None
+        return True
+
+    def on_click(self, event) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        index = self.scroll_offset.y + offset.y
+        if 0 <= index < len(self.rows):
+            self.focus()
+            self.cursor = index
+            self.action_open()
+
+    # -- paging ------------------------------------------------------------
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        self._request_visible_pages()
+
+    def on_resize(self) -> None:
+        self._cache.clear()
+        self._request_visible_pages()
+
+    def _request_visible_pages(self) -> None:
+        page_size = getattr(self.rows, "page_size", 0)
+        if not page_size:
+            return
+        top = self.scroll_offset.y
+        height = max(self.scrollable_content_region.height, 1)
+        # The window plus one screen either side, so paging ahead hides the fetch.
+        pages = self.rows.missing_pages(max(0, top - height), top + 2 * height)
+        if pages:
+            centre = (top + height // 2) // page_size
+            pages.sort(key=lambda p: abs(p - centre))
+            self._fetch_pages(self.rows, pages)
+
+    @work(thread=True, group="thread-pages", exit_on_error=False)
+    def _fetch_pages(self, rows: ThreadRows, pages: list[int]) -> None:
+        worker = get_current_worker()
+        for i, page in enumerate(pages):
+            if worker.is_cancelled or rows is not self.rows:
+                release = getattr(rows, "release", None)
+                if release:
+                    release(pages[i:])
+                return
+            error = None
+            try:
+                rows.fetch_page(page)
+            except Exception as exc:  # the placeholder rows say so; scrolling retries
+                error = f"{type(exc).__name__}: {exc}"
+            self.post_message(self.PageLoaded(rows, error))
+
+    def on_thread_list_page_loaded(self, message: PageLoaded) -> None:
+        message.stop()
+        if message.rows is self.rows:
+            self.refresh()
+            if message.error:
+                self.notify(f"could not fetch threads: {message.error}", severity="error", title="Thread list")

@@ -1,0 +1,193 @@
+"""Row sources behind the thread list: what the virtualized list reads, one row at a time.
+
+The list widget only ever asks for the rows it paints (:meth:`ThreadRows.peek`), so
+drawing cost follows the window, not the folder. A source that holds everything
+(:class:`ListRows`) answers at once; a paged source (:class:`PagedRows`) answers
+``None`` for a row it has not fetched yet, the list paints a placeholder and asks
+for the missing pages, which a worker fetches nearest-first off the UI thread.
+
+A backend may return, instead of a plain sequence, an object with ``__len__`` and
+``fetch_page(offset, limit) -> Sequence[ThreadSummary]`` (a lazy listing, e.g. sorted
+UIDs whose envelopes are fetched on demand); the app wraps it in :class:`PagedRows`.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable, Protocol, Sequence
+
+from mailtriage.backends.contract import ThreadSummary
+
+
+class ThreadRows(Protocol):
+    def __len__(self) -> int: ...
+
+    def peek(self, index: int) -> ThreadSummary | None:
+        """The row at ``index`` if it is at hand; never blocks."""
+
+    def missing_pages(self, start: int, stop: int) -> list[int]:
+        """Pages covering rows [start, stop) that still need fetching."""
+
+    def fetch_page(self, page: int) -> None:
+        """Fetch one page (blocking: call from a worker thread)."""
+
+    def matches(self, query: str, cancelled: Callable[[], bool],
+                progress: Callable[[int, int], None]) -> list[int] | None:
+        """Indexes of rows matching ``query`` (blocking), or None when cancelled."""
+
+
+def _row_matches(row: ThreadSummary, needle: str) -> bool:
+    return (needle in row.subject.casefold()
+            or needle in row.sender.name.casefold()
+            or needle in row.sender.email.casefold())
+
+
+class ListRows:
+    """Every row in memory (what ``list_recent_threads`` returns)."""
+
+    page_size = 0
+
+    def __init__(self, rows: Sequence[ThreadSummary]) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def peek(self, index: int) -> ThreadSummary | None:
+        if 0 <= index < len(self._rows):
+            return self._rows[index]
+        return None
+
+    def missing_pages(self, start: int, stop: int) -> list[int]:
+        return []
+
+    def fetch_page(self, page: int) -> None:
+        return None
+
+    def matches(self, query, cancelled, progress) -> list[int] | None:
+        needle = query.casefold()
+        total = len(self._rows)
+        found: list[int] = []
+        step = 5000
+        for start in range(0, total, step):
+            if cancelled():
+                return None
+            for index in range(start, min(start + step, total)):
+                if _row_matches(self._rows[index], needle):
+                    found.append(index)
+            progress(min(start + step, total), total)
+        return found
+
+
+class PagedRows:
+    """Rows fetched page by page through ``loader(offset, limit)``."""
+
+    def __init__(self, total: int, loader: Callable[[int, int], Sequence[ThreadSummary]],
+                 page_size: int = 200) -> None:
+        self.total = total
+        self.page_size = page_size
+        self._loader = loader
+        self._pages: dict[int, Sequence[ThreadSummary]] = {}
+        self._pending: set[int] = set()
+        self._lock = threading.Lock()
+        self.errors: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return self.total
+
+    def peek(self, index: int) -> ThreadSummary | None:
+        page = self._pages.get(index // self.page_size)
+        if page is None:
+            return None
+        offset = index % self.page_size
+        return page[offset] if offset < len(page) else None
+
+    def missing_pages(self, start: int, stop: int) -> list[int]:
+        if stop <= start:
+            return []
+        first, last = start // self.page_size, (max(stop, 1) - 1) // self.page_size
+        with self._lock:
+            wanted = [p for p in range(first, last + 1)
+                      if p not in self._pages and p not in self._pending and p * self.page_size < self.total]
+            self._pending.update(wanted)
+        return wanted
+
+    def release(self, pages: list[int]) -> None:
+        """Give back pages that were claimed by :meth:`missing_pages` but not fetched."""
+        with self._lock:
+            self._pending.difference_update(pages)
+
+    def fetch_page(self, page: int) -> None:
+        offset = page * self.page_size
+        try:
+            rows = self._loader(offset, min(self.page_size, self.total - offset))
+            self._pages[page] = list(rows)
+            self.errors.pop(page, None)
+        except Exception as exc:  # shown on the placeholder rows; the next scroll retries
+            self.errors[page] = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            with self._lock:
+                self._pending.discard(page)
+
+    def loaded_pages(self) -> int:
+        return len(self._pages)
+
+    def matches(self, query, cancelled, progress) -> list[int] | None:
+        needle = query.casefold()
+        found: list[int] = []
+        pages = (self.total + self.page_size - 1) // self.page_size
+        for page in range(pages):
+            if cancelled():
+                return None
+            if page not in self._pages:
+                self.fetch_page(page)
+            for offset, row in enumerate(self._pages[page]):
+                if _row_matches(row, needle):
+                    found.append(page * self.page_size + offset)
+            progress(min((page + 1) * self.page_size, self.total), self.total)
+        return found
+
+
+class FilteredRows:
+    """A view of another source through a list of indexes (a search result)."""
+
+    def __init__(self, base: ThreadRows, indexes: list[int], query: str) -> None:
+        self.base = base
+        self.indexes = indexes
+        self.query = query
+        self.page_size = getattr(base, "page_size", 0)
+
+    def __len__(self) -> int:
+        return len(self.indexes)
+
+    def peek(self, index: int) -> ThreadSummary | None:
+        if 0 <= index < len(self.indexes):
+            return self.base.peek(self.indexes[index])
+        return None
+
+    def missing_pages(self, start: int, stop: int) -> list[int]:
+        return []
+
+    def fetch_page(self, page: int) -> None:
+        return None
+
+    def matches(self, query, cancelled, progress) -> list[int] | None:
+        needle = query.casefold()
+        found = []
+        for i, base_index in enumerate(self.indexes):
+            if cancelled():
+                return None
+            row = self.base.peek(base_index)
+            if row is not None and _row_matches(row, needle):
+                found.append(i)
+        progress(len(self.indexes), len(self.indexes))
+        return found
+
+
+def rows_for(value: object) -> ThreadRows:
+    """Wrap what ``list_recent_threads`` returned in a row source."""
+    fetch = getattr(value, "fetch_page", None)
+    if callable(fetch):
+        return PagedRows(len(value), fetch)  # type: ignore[arg-type]
+    return ListRows(list(value) if not isinstance(value, (list, tuple)) else value)  # type: ignore[arg-type]

@@ -1,0 +1,1 @@
+"""Screens: main, help, backend console, first run."""

@@ -1,0 +1,250 @@
+"""The backend console, for developers debugging backends live.
+
+Four tabs: every configured backend with its capability matrix, availability and the
+reason when unavailable, and the resolution of each op; a live log of each operation
+(backend, op, duration, size, error) from :data:`OPLOG`; the redacted protocol trace
+from :data:`TRACE`; and a form to run any contract operation by hand and read its JSON
+result. Feed listeners run on backend threads, so they only post messages here.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import (Button, DataTable, Footer, Header, Input, Label, Log, Select, Static, TabbedContent,
+                             TabPane, TextArea)
+from textual.worker import get_current_worker
+
+from mailtriage.backends.contract import ALL_OPS, Op
+from mailtriage.core.trace import OPLOG, TRACE
+from mailtriage.tui import bindings
+from mailtriage.tui.messages import ConsoleResult, OpRecorded, TraceRecorded
+from mailtriage.tui.sanitize import inert, inert_text
+
+OP_SHORT = {
+    Op.LIST_RECENT_THREADS: "list",
+    Op.READ_THREAD: "read",
+    Op.LIST_DRAFTS: "drafts",
+    Op.LIST_SENT_SINCE: "sent",
+    Op.CREATE_DRAFT: "draft+",
+    Op.THREAD_URL: "url",
+}
+RESOLVED = "(resolution rule)"
+
+
+def resolution_text(resolutions: dict) -> Text:
+    text = Text()
+    for op in ALL_OPS:
+        res = resolutions.get(op)
+        if res is None:
+            continue
+        text.append(f"{op.value:<20}", "bold")
+        text.append_text(inert_text(res.summary()))
+        text.append("\n")
+    text.rstrip()
+    return text
+
+
+class ConsoleScreen(Screen):
+    BINDINGS = bindings.CONSOLE
+
+    def __init__(self, *, focus_backend: str | None = None, cursor_blink: bool = True) -> None:
+        super().__init__()
+        self.focus_backend = focus_backend
+        self._cursor_blink = cursor_blink
+        self._unsubscribe: list = []
+        self._request = 0
+        self._op_rows = 0
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="✉")
+        with TabbedContent(id="console-tabs", initial="backends"):
+            with TabPane("Backends", id="backends"):
+                with VerticalScroll():
+                    yield DataTable(id="matrix", cursor_type="row", zebra_stripes=True)
+                    yield Static(id="resolutions", classes="console-section")
+                    yield Static(id="cc-resolution", classes="console-section")
+            with TabPane("Operations", id="operations"):
+                yield DataTable(id="oplog", cursor_type="row", zebra_stripes=True)
+            with TabPane("Trace", id="trace"):
+                yield Static(Text("Protocol lines (IMAP, HTTP …), secrets redacted. Recording since this console "
+                                  "first opened.", "italic"), classes="console-hint")
+                yield Log(id="trace-log", max_lines=5000)
+            with TabPane("Run", id="run"):
+                with Vertical(id="run-form"):
+                    with Horizontal(classes="run-row"):
+                        yield Label("operation", classes="run-label")
+                        yield Select([(op.value, op.value) for op in ALL_OPS if op is not Op.CREATE_DRAFT],
+                                     value=Op.LIST_RECENT_THREADS.value, allow_blank=False, id="run-op")
+                    with Horizontal(classes="run-row"):
+                        yield Label("backend", classes="run-label")
+                        yield Select([(RESOLVED, RESOLVED)], value=RESOLVED, allow_blank=False, id="run-backend")
+                    with Horizontal(classes="run-row"):
+                        yield Label("thread id", classes="run-label")
+                        yield Input(placeholder="KIND:VALUE, e.g. mbox:<root@example.org>", id="run-thread")
+                    with Horizontal(classes="run-row"):
+                        yield Label("list / since", classes="run-label")
+                        yield Input(placeholder="list address (default: security_list)", id="run-list")
+                        yield Input(placeholder="since: ISO date or Nd", id="run-since")
+                    with Horizontal(classes="run-row"):
+                        yield Button(Text("Run (ctrl+r)"), id="run-button", variant="primary")
+                        yield Static(Text("create_draft is proposed from a thread (r) and confirmed, never run blind.",
+                                          "italic"), classes="console-hint")
+                    area = TextArea("", read_only=True, id="run-result", soft_wrap=True)
+                    area.cursor_blink = self._cursor_blink
+                    yield area
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = "Backend console"
+        matrix = self.query_one("#matrix", DataTable)
+        matrix.add_columns("backend", "kind", "role", "mand.", *(OP_SHORT[op] for op in ALL_OPS),
+                           "available", "reason")
+        oplog = self.query_one("#oplog", DataTable)
+        oplog.add_columns("#", "backend", "op", "ms", "size", "error")
+        for record in OPLOG.items():
+            self._add_op(record)
+        TRACE.enabled = True
+        log = self.query_one("#trace-log", Log)
+        for line in TRACE.items():
+            log.write_line(self._trace_line(line))
+        self._unsubscribe = [
+            OPLOG.subscribe(lambda rec: self.post_message(OpRecorded(rec))),
+            TRACE.subscribe(lambda line: self.post_message(TraceRecorded(line))),
+        ]
+        app = self.app
+        if getattr(app, "last_matrix", None) is not None:
+            self.show_sources(app.last_matrix, app.last_resolutions, getattr(app.session, "cc", None))
+        self.query_one("#matrix", DataTable).focus()
+
+    def on_unmount(self) -> None:
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+
+    # -- backends tab --------------------------------------------------------
+    def show_sources(self, matrix: list[dict], resolutions: dict, cc) -> None:
+        table = self.query_one("#matrix", DataTable)
+        table.clear()
+        focus_row = None
+        for i, row in enumerate(matrix):
+            caps = [Text("✓", "bold") if row["capabilities"][op.value] else Text("·", "dim") for op in ALL_OPS]
+            table.add_row(
+                inert_text(row["backend"]), inert_text(str(row["kind"])), inert_text(row["role"]),
+                "yes" if row["mandatory"] else "no", *caps,
+                Text("yes", "bold") if row["available"] else Text("NO", "bold reverse"),
+                inert_text(row["reason"] or ""),
+                key=row["backend"],
+            )
+            if row["backend"] == self.focus_backend:
+                focus_row = i
+        if focus_row is not None:
+            table.move_cursor(row=focus_row)
+        self.query_one("#resolutions", Static).update(
+            Text.assemble(("Resolution per operation\n", "bold"), resolution_text(resolutions)))
+        backend_select = self.query_one("#run-backend", Select)
+        backend_select.set_options([(RESOLVED, RESOLVED)] + [(row["backend"], row["backend"]) for row in matrix])
+        if cc is not None:
+            text = Text("Security CC\n", "bold")
+            text.append_text(inert_text(cc.security_cc or "(none: drafts blocked)"))
+            if cc.cc_fallback:
+                text.append("  (fallback)", "bold")
+            for warning in cc.warnings:
+                text.append("\n⚠ ", "bold")
+                text.append_text(inert_text(warning))
+            self.query_one("#cc-resolution", Static).update(text)
+
+    # -- live feeds ----------------------------------------------------------
+    def _add_op(self, record) -> None:
+        self._op_rows += 1
+        table = self.query_one("#oplog", DataTable)
+        table.add_row(
+            str(self._op_rows), inert_text(record.backend), inert_text(record.op),
+            f"{record.duration_ms:.1f}", "" if record.size is None else str(record.size),
+            inert_text(record.error or ""),
+        )
+        if table.cursor_row >= self._op_rows - 2:
+            table.move_cursor(row=self._op_rows - 1)
+
+    def on_op_recorded(self, message: OpRecorded) -> None:
+        self._add_op(message.record)
+
+    @staticmethod
+    def _trace_line(line) -> str:
+        stamp = time.strftime("%H:%M:%S", time.localtime(line.at))
+        return f"{stamp} {inert(line.channel)} {line.direction} {inert(line.text)}"
+
+    def on_trace_recorded(self, message: TraceRecorded) -> None:
+        self.query_one("#trace-log", Log).write_line(self._trace_line(message.line))
+
+    # -- actions -------------------------------------------------------------
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+
+    def action_clear_logs(self) -> None:
+        OPLOG.clear()
+        TRACE.clear()
+        self.query_one("#oplog", DataTable).clear()
+        self._op_rows = 0
+        self.query_one("#trace-log", Log).clear()
+
+    def action_run_op(self) -> None:
+        self.query_one(TabbedContent).active = "run"
+        op = Op.parse(str(self.query_one("#run-op", Select).value))
+        backend = str(self.query_one("#run-backend", Select).value)
+        args = {
+            "thread_id": self.query_one("#run-thread", Input).value,
+            "list": self.query_one("#run-list", Input).value.strip(),
+            "since": self.query_one("#run-since", Input).value.strip(),
+        }
+        self._request += 1
+        self.query_one("#run-result", TextArea).load_text(f"running {op.value} …")
+        self._run(self._request, op, None if backend == RESOLVED else backend, args)
+
+    @work(thread=True, exclusive=True, group="console-run", exit_on_error=False)
+    def _run(self, request: int, op: Op, backend: str | None, args: dict) -> None:
+        worker = get_current_worker()
+        session = self.app.session
+        try:
+            if not session.is_open:
+                raise RuntimeError("no project is open")
+            result = session.run_op(op, backend, args)
+            value = result.value
+            document = {
+                "op": op.value,
+                "backend": result.resolution.chosen,
+                "resolution": result.resolution.to_json(),
+                "result": value.to_json() if hasattr(value, "to_json") else
+                [v.to_json() if hasattr(v, "to_json") else v for v in value] if isinstance(value, (list, tuple))
+                else value,
+            }
+            ok = True
+        except Exception as exc:  # shown as the JSON result, like the CLI prints it
+            document = {"op": op.value, "error": type(exc).__name__, "message": str(exc)}
+            ok = False
+        if not worker.is_cancelled:
+            self.post_message(ConsoleResult(request, document, ok))
+
+    def on_console_result(self, message: ConsoleResult) -> None:
+        if message.request != self._request:
+            return
+        text = json.dumps(message.document, indent=2, ensure_ascii=False, default=str)
+        self.query_one("#run-result", TextArea).load_text(inert(text, multiline=True))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "run-button":
+            event.stop()
+            self.action_run_op()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_run_op()

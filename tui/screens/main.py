@@ -1,0 +1,122 @@
+"""The main screen: sources and lists on the left, threads over the reading pane, tracker on the right.
+
+Panes post intents (open this thread, reply, inspect that backend); the screen hands
+them to the app, which runs the backend work in workers and feeds results back.
+Below 100 columns the sidebar folds away (Tab still reaches every visible pane).
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from mailtriage.tui import bindings
+from mailtriage.tui.panes.folders import FolderList, FoldersPane
+from mailtriage.tui.panes.reader import ReaderPane, ThreadView
+from mailtriage.tui.panes.sources import SourceList, SourcesPane
+from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.panes.threads import ThreadPane
+from mailtriage.tui.panes.tracker import TrackerList, TrackerPane
+
+NARROW_WIDTH = 100
+
+
+class MainScreen(Screen, inherit_bindings=False):
+    BINDINGS = bindings.MAIN
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="✉")
+        yield Static(id="banner", classes="warning-banner")
+        with Horizontal(id="body"):
+            with Vertical(id="sidebar"):
+                yield SourcesPane(id="sources-pane")
+                yield FoldersPane(id="folders-pane")
+            with Vertical(id="center"):
+                yield ThreadPane(id="thread-pane")
+                yield ReaderPane(id="reader-pane")
+            yield TrackerPane(id="tracker-pane")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(ThreadList).focus()
+
+    def on_resize(self, event) -> None:
+        self.set_class(event.size.width < NARROW_WIDTH, "-narrow")
+
+    # -- banner ------------------------------------------------------------
+    def show_banner(self, text: Text | None, *, error: bool = False) -> None:
+        banner = self.query_one("#banner", Static)
+        banner.update(text or "")
+        banner.set_class(bool(text), "-visible")
+        banner.set_class(error, "-error")
+
+    # -- focus -------------------------------------------------------------
+    PANE_FOCUS = {
+        "sources": SourceList,
+        "folders": FolderList,
+        "threads": ThreadList,
+        "reader": ThreadView,
+        "tracker": TrackerList,
+    }
+
+    def action_focus_pane(self, name: str) -> None:
+        if name == "tracker":
+            self.set_class(True, "-tracker")
+        if name in ("sources", "folders"):
+            self.set_class(False, "-narrow")
+        widget = self.query_one(self.PANE_FOCUS[name])
+        self.call_after_refresh(widget.focus)
+
+    def action_cancel_work(self) -> None:
+        self.app.cancel_work()
+
+    def toggle_tracker(self) -> None:
+        show = not self.has_class("-tracker")
+        self.set_class(show, "-tracker")
+        if show:
+            self.call_after_refresh(self.query_one(TrackerList).focus)
+        elif self.focused is not None and self.focused.has_class("tracker-focus"):
+            self.query_one(ThreadList).focus()
+
+    # -- intents from panes ------------------------------------------------
+    def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
+        self.app.open_thread(message.summary)
+
+    def on_thread_list_reply_requested(self, message: ThreadList.ReplyRequested) -> None:
+        self.app.reply_to(message.summary)
+
+    def on_thread_view_reply_requested(self, message: ThreadView.ReplyRequested) -> None:
+        self.app.reply_to(None)
+
+    def on_thread_view_url_requested(self, message: ThreadView.UrlRequested) -> None:
+        self.app.show_thread_url()
+
+    def on_thread_view_back_requested(self, message: ThreadView.BackRequested) -> None:
+        self.query_one(ThreadList).focus()
+
+    def on_sources_pane_inspect_backend(self, message: SourcesPane.InspectBackend) -> None:
+        self.app.open_console(message.backend)
+
+    def on_folders_pane_list_chosen(self, message: FoldersPane.ListChosen) -> None:
+        self.app.load_threads(message.list_name)
+        self.query_one(ThreadList).focus()
+
+    # -- pane access for the app -------------------------------------------
+    @property
+    def threads(self) -> ThreadPane:
+        return self.query_one(ThreadPane)
+
+    @property
+    def reader(self) -> ReaderPane:
+        return self.query_one(ReaderPane)
+
+    @property
+    def sources(self) -> SourcesPane:
+        return self.query_one(SourcesPane)
+
+    @property
+    def folders(self) -> FoldersPane:
+        return self.query_one(FoldersPane)

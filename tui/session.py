@@ -1,0 +1,243 @@
+"""The open project of one app run: configuration, mail sources and user settings.
+
+Everything here that touches a backend blocks, so it is called from worker threads
+only. Calls into the backends go through one lock: a backend object (an IMAP
+connection, say) serves one call at a time, and a superseded request simply finishes
+and is ignored by the UI.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from mailtriage.backends.contract import ALL_OPS, Op, Thread, ThreadId
+from mailtriage.core.settings import UserSettings
+
+
+
+@dataclass(frozen=True)
+class ListEntry:
+    """One entry of the lists pane."""
+
+    label: str
+    list_name: str | None
+    note: str = ""
+
+
+class Session:
+    def __init__(self, project_dir: Path, *, demo: bool, settings: UserSettings) -> None:
+        self.project_dir = Path(project_dir)
+        self.demo = demo
+        self.settings = settings
+        self.config = None
+        self.sources = None
+        self._lock = threading.RLock()
+        self.cc = None  # CcResolution, once opened
+
+    # -- opening ---------------------------------------------------------
+    def open(self) -> None:
+        """Load project.md and build the mail sources.
+
+        Raises:
+            ConfigError: project.md is missing or invalid (the error names file and key).
+        """
+        from mailtriage.backends.registry import SourceSet
+        from mailtriage.backends.security_cc import resolve_security_cc
+        from mailtriage.core.projectconfig import load_project
+
+        config = load_project(self.project_dir)
+        sources = SourceSet(config, {"demo": self.demo} if self.demo else None)
+        with self._lock:
+            self.config, self.sources = config, sources
+            self.cc = resolve_security_cc(config)
+
+    @property
+    def is_open(self) -> bool:
+        return self.sources is not None
+
+    @property
+    def title(self) -> str:
+        if self.config is not None and self.config.title:
+            return self.config.title
+        return self.project_dir.name or str(self.project_dir)
+
+    # -- what the panes show ------------------------------------------------
+    def lists(self) -> list[ListEntry]:
+        from mailtriage.backends.security_cc import configured_address
+
+        value = self.config.get("security_list") if self.config else None
+        address = configured_address(value)
+        if address:
+            return [ListEntry(address, address, "security_list")]
+        return [ListEntry("(no security list)", None, "security_list is not configured in project.md")]
+
+    def since(self) -> datetime:
+        """Start of the listing window: ``import.since`` or ``import.since_days`` (default 30)."""
+        configured = self.config.get("import.since") if self.config else None
+        if isinstance(configured, datetime):
+            return configured if configured.tzinfo else configured.replace(tzinfo=timezone.utc)
+        if isinstance(configured, date):
+            return datetime(configured.year, configured.month, configured.day, tzinfo=timezone.utc)
+        if isinstance(configured, str) and configured.strip():
+            text = configured.strip()
+            if text.endswith("d") and text[:-1].isdigit():
+                return datetime.now(timezone.utc) - timedelta(days=int(text[:-1]))
+            value = datetime.fromisoformat(text)
+            return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        days = int(self.config.get("import.since_days", 30)) if self.config else 30
+        return datetime.now(timezone.utc) - timedelta(days=days)
+
+    def check_sources(self):
+        """Availability of each backend (cached per run), resolution per op, and the
+        MandatoryBackendUnavailable error when a mandatory backend is down (else None)."""
+        from mailtriage.backends.errors import MandatoryBackendUnavailable
+
+        with self._lock:
+            matrix = self.sources.matrix()
+            resolutions = {op: self.sources.resolve(op) for op in ALL_OPS}
+            problem = None
+            try:
+                self.sources.preflight()
+            except MandatoryBackendUnavailable as exc:
+                problem = exc
+        return matrix, resolutions, problem
+
+    def forget_availability(self) -> None:
+        with self._lock:
+            if self.sources is not None:
+                self.sources.availability.forget()
+
+    # -- operations (blocking) ---------------------------------------------
+    def list_threads(self, list_name: str | None):
+        """Dispatch ``list_recent_threads``; returns the registry's Dispatch.
+
+        Raises:
+            MandatoryBackendUnavailable, NoBackendAvailable, and the backend's errors.
+        """
+        since = self.since()
+        with self._lock:
+            return self.sources.dispatch(Op.LIST_RECENT_THREADS, lambda b: b.list_recent_threads(list_name, since))
+
+    def read_thread(self, thread_id: ThreadId):
+        with self._lock:
+            return self.sources.dispatch(Op.READ_THREAD, lambda b: b.read_thread(thread_id))
+
+    def thread_url(self, thread_id: ThreadId):
+        with self._lock:
+            return self.sources.dispatch(Op.THREAD_URL, lambda b: b.thread_url(thread_id))
+
+    def propose_reply(self, thread: Thread, body: str):
+        from mailtriage.workflows.reply import propose_reply
+
+        with self._lock:
+            return propose_reply(self.sources, thread, body)
+
+    def apply(self, proposal):
+        with self._lock:
+            return proposal.apply(confirmed=True)
+
+    def run_op(self, op: Op, backend: str | None, args: dict[str, Any]):
+        """Run one contract op by hand (backend console). ``backend`` None: resolved."""
+        call: Callable
+        if op is Op.LIST_RECENT_THREADS:
+            list_name = args.get("list") or (self.config.get("security_list") if self.config else None)
+            since = _parse_since(args.get("since")) or self.since()
+            call = lambda b: b.list_recent_threads(list_name, since)  # noqa: E731
+        elif op is Op.LIST_SENT_SINCE:
+            tid = self._thread_id(args.get("thread_id"), backend)
+            since = _parse_since(args.get("since")) or self.since()
+            call = lambda b: b.list_sent_since(tid, since)  # noqa: E731
+        elif op in (Op.READ_THREAD, Op.LIST_DRAFTS, Op.THREAD_URL):
+            tid = self._thread_id(args.get("thread_id"), backend)
+            method = op.value
+            call = lambda b: getattr(b, method)(tid)  # noqa: E731
+        else:
+            raise ValueError("create_draft is proposed and confirmed from a thread (press r), never run blind")
+        with self._lock:
+            return self.sources.dispatch(op, call, backend=backend or None)
+
+    def _thread_id(self, text: str | None, backend: str | None) -> ThreadId:
+        if not text or not text.strip():
+            raise ValueError("this operation needs a thread id (KIND:VALUE, e.g. mbox:<root@example.org>)")
+        default_kind = None
+        if backend and self.sources and backend in self.sources.backends:
+            default_kind = self.sources.backends[backend].thread_id_kind
+        return ThreadId.parse(text.strip(), default_kind)
+
+    def close(self) -> None:
+        with self._lock:
+            if self.sources is not None:
+                self.sources.close()
+
+
+def _parse_since(text: str | None) -> datetime | None:
+    if not text or not text.strip():
+        return None
+    text = text.strip()
+    if text.endswith("d") and text[:-1].isdigit():
+        return datetime.now(timezone.utc) - timedelta(days=int(text[:-1]))
+    value = datetime.fromisoformat(text)
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+class _KeepUnknown(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def reply_body(thread: Thread, own_addresses: set[str] | None = None, *, config=None,
+               sender_name: str | None = None) -> tuple[str, str | None]:
+    """The receipt-of-confirmation text proposed for a reply, and a note when the
+    project's template could not be used.
+
+    The project's ``templates.receipt`` file (relative to the project folder) is filled
+    with ``{reporter_name}``, ``{subject}``, ``{project}``, ``{security_list}`` and
+    ``{sender_name}``; unknown placeholders stay as written. Values taken from the mail
+    are made inert first, so a reply never carries hidden characters back out.
+    """
+    from mailtriage.backends.contract import reply_subject
+    from mailtriage.tui.sanitize import inert
+
+    own = own_addresses or set()
+    # The message the reply answers: the newest one not written by us (as propose_reply picks it).
+    target = next((m for m in reversed(thread.messages) if m.sender.email.lower() not in own),
+                  thread.messages[0] if thread.messages else None)
+    reporter = inert(target.sender.name or target.sender.email) if target is not None else "reporter"
+    subject = inert(reply_subject(thread.subject)[len("Re: "):])
+    project = config.title if config is not None and config.title else "project"
+    values = _KeepUnknown(
+        reporter_name=reporter,
+        subject=subject,
+        project=project,
+        security_list=str(config.get("security_list") or "") if config is not None else "",
+        sender_name=sender_name or _default_sender_name(),
+    )
+    note = None
+    template_path = config.get("templates.receipt") if config is not None else None
+    if template_path:
+        try:
+            template = config.resolve_path(str(template_path)).read_text(encoding="utf-8")
+            return template.format_map(values), None
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            note = f"the receipt template {template_path} could not be used ({exc}); a default text is proposed"
+    text = (
+        "Hi {reporter_name},\n\n"
+        "Thank you for your report \"{subject}\". The {project} security team has received it and is\n"
+        "looking into it; we will keep you informed of our progress.\n\n"
+        "Please keep the details private until a fix is released.\n\n"
+        "{sender_name}\n"
+    )
+    return text.format_map(values), note
+
+
+def _default_sender_name() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except Exception:  # no user name in this environment
+        return "The security team"
