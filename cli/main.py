@@ -355,7 +355,7 @@ def cmd_app(args: argparse.Namespace) -> int:
     return cmd_list(args)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     # The modes CLI (mailtriage.modes.cli) owns its own arguments, like the tracker CLI below.
@@ -418,6 +418,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (Unavailable, BackendFailure, MailError) as exc:
         _err(str(exc))
         return EXIT_BACKEND
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): not an error of ours; silence the flush at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover
