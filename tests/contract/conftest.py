@@ -76,6 +76,12 @@ HARNESSES: list[Harness] = [
     Harness("mbox-maildir", load_maildir),
 ]
 
+# --- Gmail (the Google emulator of tests/oauth) ------------------------------------
+from tests.oauth.fixtures import google_emulator, memory_keyring  # noqa: E402,F401
+from tests.oauth.gmail_harness import load_gmail  # noqa: E402
+
+HARNESSES.append(Harness("gmail", load_gmail))
+
 
 @pytest.fixture(params=HARNESSES, ids=lambda h: h.name)
 def harness(request) -> Harness:
