@@ -15,10 +15,12 @@ and URLs pass through ``trace.redact`` (``code=``, ``access_token=`` … are hid
 
 from __future__ import annotations
 
+import http.server
 import json
 import ssl
+import time
 from typing import Any, Mapping
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from mailtriage.core.http import HttpClient, HttpError, RetryPolicy
 
@@ -137,3 +139,42 @@ class MsalTransport:
 
     def close(self) -> None:
         self.client.close()
+
+
+# -- the loopback redirect of installed-app sign-ins (RFC 8252) -------------------------------
+
+class LoopbackRedirect(http.server.HTTPServer):
+    """A one-shot loopback HTTP server that receives the OAuth redirect."""
+
+    def __init__(self, address: tuple[str, int]) -> None:
+        self.result: dict | None = None
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # the query holds the code: never logged
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                query = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
+                if not ({"code", "error"} & set(query)):
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                outer.result = query
+                page = (b"<html><body><p>mailtriage: sign-in received. You can close this window.</p>"
+                        b"</body></html>")
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+
+        super().__init__(address, Handler)
+        self.timeout = 0.25
+
+    def wait(self, timeout: float) -> dict | None:
+        deadline = time.monotonic() + timeout
+        while self.result is None and time.monotonic() < deadline:
+            self.handle_request()
+        return self.result

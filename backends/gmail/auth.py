@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import http.server
 import json
 import secrets
 import threading
@@ -33,7 +32,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 from mailtriage.backends.errors import SignInNeeded, Unavailable
 from mailtriage.backends.gmail.account import GoogleAccount, client_secret_key, token_key
-from mailtriage.backends.oauth_http import GoogleTransport, make_client
+from mailtriage.backends.oauth_http import GoogleTransport, LoopbackRedirect, make_client
 from mailtriage.core.http import HttpClient, HttpError, RetryPolicy
 from mailtriage.core.secrets import get_secret, set_secret
 from mailtriage.core.trace import TRACE
@@ -192,7 +191,7 @@ class GoogleSignIn:
         verifier = secrets.token_urlsafe(72)[:96]
         challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode("ascii")).digest()).decode().rstrip("=")
         state = secrets.token_urlsafe(24)
-        server = _RedirectServer(("127.0.0.1", port))
+        server = LoopbackRedirect(("127.0.0.1", port))
         try:
             redirect_uri = f"http://127.0.0.1:{server.server_address[1]}/"
             params = {
@@ -252,40 +251,3 @@ class GoogleSignIn:
         missing = [s for s in account.scopes if s not in granted]
         return {"account": account.id, "provider": "google", "scopes": granted, "missing_scopes": missing,
                 "expires": expiry.isoformat()}
-
-
-class _RedirectServer(http.server.HTTPServer):
-    """A one-shot loopback HTTP server that receives the OAuth redirect."""
-
-    def __init__(self, address: tuple[str, int]) -> None:
-        self.result: dict | None = None
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:  # the query holds the code: never logged
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-                query = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
-                if not ({"code", "error"} & set(query)):
-                    self.send_response(404)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
-                outer.result = query
-                page = (b"<html><body><p>mailtriage: sign-in received. You can close this window.</p>"
-                        b"</body></html>")
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(page)))
-                self.end_headers()
-                self.wfile.write(page)
-
-        super().__init__(address, Handler)
-        self.timeout = 0.25
-
-    def wait(self, timeout: float) -> dict | None:
-        deadline = time.monotonic() + timeout
-        while self.result is None and time.monotonic() < deadline:
-            self.handle_request()
-        return self.result

@@ -82,6 +82,12 @@ from tests.oauth.gmail_harness import load_gmail  # noqa: E402
 
 HARNESSES.append(Harness("gmail", load_gmail))
 
+# --- Microsoft Graph (the Graph emulator of tests/oauth) ---------------------------
+from tests.oauth.fixtures import microsoft_emulator, oauth_certificate  # noqa: E402,F401
+from tests.oauth.graph_harness import load_graph  # noqa: E402
+
+HARNESSES.append(Harness("graph", load_graph))
+
 
 @pytest.fixture(params=HARNESSES, ids=lambda h: h.name)
 def harness(request) -> Harness:

@@ -20,6 +20,7 @@ from tests.oauth.google_server import GoogleEmulator
 from tests.servers.fixtures import memory_keyring  # noqa: F401
 
 __all__ = ["google_emulator", "memory_keyring", "gmail_account", "google_account", "save_google_sign_in",
+           "oauth_certificate", "microsoft_emulator", "microsoft_account", "sign_in_microsoft", "graph_account",
            "trace_lines"]
 
 
@@ -62,3 +63,51 @@ def trace_lines():
         yield lines
     finally:
         unsubscribe()
+
+
+# --- Microsoft -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def oauth_certificate(tmp_path_factory):
+    from tests.servers.certs import make_certificate
+
+    return make_certificate(tmp_path_factory.mktemp("oauth-tls"))
+
+
+@pytest.fixture
+def microsoft_emulator(oauth_certificate):
+    from tests.oauth.microsoft_server import MicrosoftEmulator
+
+    emulator = MicrosoftEmulator(oauth_certificate).start()
+    try:
+        yield emulator
+    finally:
+        emulator.stop()
+
+
+def microsoft_account(emulator, account_id: str = "work", **settings):
+    from mailtriage.backends.microsoft.account import MicrosoftAccount
+
+    return MicrosoftAccount.from_settings(account_id, emulator.account_settings(**settings), "test-config.toml")
+
+
+def sign_in_microsoft(emulator, account):
+    """A real device-code sign-in against the emulator (the user approves at once)."""
+    from mailtriage.backends.microsoft.auth import MicrosoftSignIn
+
+    def approve(message: str) -> None:
+        emulator.approve(message.rsplit("enter the code ", 1)[1].split()[0])
+
+    signin = MicrosoftSignIn(account)
+    try:
+        return signin.login_device_code(announce=approve, timeout=10)
+    finally:
+        signin.close()
+
+
+@pytest.fixture
+def graph_account(microsoft_emulator, memory_keyring):
+    account = microsoft_account(microsoft_emulator, access="draft", organize=True)
+    sign_in_microsoft(microsoft_emulator, account)
+    microsoft_emulator.token_calls.clear()
+    return account

@@ -8,11 +8,11 @@ BASE = datetime(2026, 2, 2, 9, 0, tzinfo=timezone.utc)
 
 
 def make_mail(n: int = 0, *, subject: str | None = None, sender: str = "Reporter <reporter@example.net>",
-              to: str = "security@example.org", message_id: str | None = "auto", references: str | None = None,
+              to: str = "security@example.org", cc: str | None = None, message_id: str | None = "auto", references: str | None = None,
               in_reply_to: str | None = None, date: datetime | None = None, body: str = "Hello\n",
               extra: str = "", attachment: tuple[str, bytes] | None = None) -> bytes:
     date = date or (BASE + timedelta(minutes=n))
-    lines = [f"From: {sender}", f"To: {to}", f"Subject: {subject if subject is not None else f'Message {n}'}",
+    lines = [f"From: {sender}", f"To: {to}", *([f"Cc: {cc}"] if cc else []), f"Subject: {subject if subject is not None else f'Message {n}'}",
              f"Date: {date.strftime('%a, %d %b %Y %H:%M:%S +0000')}"]
     if message_id == "auto":
         message_id = f"<m{n}@example.net>"
