@@ -4,6 +4,7 @@
     mailtriage [--project DIR | --demo] sources         capability matrix, availability, resolution
     mailtriage [--project DIR | --demo] mail <op> …     one mail-source contract operation, JSON out
     mailtriage [--project DIR | --demo] tracker <sub> … the tracker CLI (see docs/trackers.md)
+    mailtriage account login|status|logout ACCOUNT      OAuth sign-in (see docs/gmail.md, docs/microsoft.md)
 
 Exit codes of ``mail`` and ``sources``: 0 ok, 2 usage or configuration, 3 declined
 (NotSupported, or no configured backend offers the op), 4 backend failure
@@ -102,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     tracker = sub.add_parser("tracker", help="tracker operations (see 'mailtriage tracker --help')", add_help=False)
     tracker.add_argument("rest", nargs=argparse.REMAINDER)
+
+    account = sub.add_parser("account", help="sign in to Google / Microsoft accounts (see 'mailtriage account --help')",
+                             add_help=False)
+    account.add_argument("rest", nargs=argparse.REMAINDER)
 
     modes = sub.add_parser("modes", help="MAS modes endpoint (see 'mailtriage modes --help')", add_help=False)
     modes.add_argument("rest", nargs=argparse.REMAINDER)
@@ -358,6 +363,11 @@ def cmd_app(args: argparse.Namespace) -> int:
 def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    # `mailtriage account …` (OAuth sign-in) owns its own arguments too.
+    if argv[:1] == ["account"]:
+        from mailtriage.cli.accounts import main as accounts_main
+
+        return accounts_main(argv[1:])
     # The modes CLI (mailtriage.modes.cli) owns its own arguments, like the tracker CLI below.
     if argv[:1] == ["modes"]:
         from mailtriage.modes.cli import main as modes_main

@@ -237,6 +237,12 @@ class ImapConnection:
 
     def _token(self) -> str:
         provider = self._token_provider or _TOKEN_PROVIDERS.get(self.account.id)
+        if provider is None:
+            # An account whose settings name an OAuth provider (oauth = "google" | "microsoft")
+            # signs in through it (mailtriage.backends.oauth_imap).
+            from mailtriage.backends.oauth_imap import provider_for
+
+            provider = provider_for(self.account.id)
         if provider is not None:
             return provider(self.account)
         token = get_secret(token_key(self.account.id))

@@ -109,6 +109,7 @@ class MicrosoftEmulator:
         self.secrets_issued: list[str] = []
         self.token_lifetime = 3599
         self.token_delay = 0.0
+        self.auto_approve = False  # the user approves every device code at once (CLI tests)
         self.deltas: dict[str, dict] = {}
         self.seq = 0
         self.graph_requests: list[Request] = []
@@ -281,7 +282,7 @@ class MicrosoftEmulator:
             return self._aad_error("unauthorized_client", 700016, "Application not found in the directory.")
         device_code, user_code = "DAQAB" + secrets.token_urlsafe(30), secrets.token_hex(4).upper()
         self.secrets_issued.append(device_code)
-        self.device_codes[device_code] = {"user_code": user_code, "approved": False,
+        self.device_codes[device_code] = {"user_code": user_code, "approved": self.auto_approve,
                                           "scopes": self._scopes(form.get("scope", ""))}
         verify = "https://microsoft.com/devicelogin"
         return Reply.json({"user_code": user_code, "device_code": device_code, "verification_uri": verify,
