@@ -256,3 +256,50 @@ def test_read_access_declines_drafts(microsoft_emulator, conversation, memory_ke
 def test_thread_url_is_the_outlook_web_link(conversation, source):
     url = source.thread_url(ThreadId("graph", conversation))
     assert url.startswith("https://outlook.office365.com/owa/?ItemID=")
+
+
+PROJECT = """# Project
+
+## Mail sources
+
+| Backend | Role | Mandatory | Notes |
+|---|---|---|---|
+| `m365` | primary | yes | Exchange Online |
+
+## Configuration
+
+```yaml
+security_list: security@example.org
+mail_sources:
+  m365:
+    kind: graph
+    account: work
+    list: security@example.org
+```
+"""
+
+
+def test_a_configured_graph_source_joins_the_matrix(microsoft_emulator, graph_account, tmp_path, monkeypatch,
+                                                      capsys):
+    import json
+
+    import tomli_w
+
+    from mailtriage.cli.main import main
+
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.toml").write_text(tomli_w.dumps({"accounts": {"work": microsoft_emulator.account_settings(
+        access="draft", organize=True)}}))
+    monkeypatch.setenv("MAILTRIAGE_CONFIG_DIR", str(config))
+    (tmp_path / "project.md").write_text(PROJECT)
+    assert main(["--project", str(tmp_path), "sources", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["backends"]
+    assert (row["kind"], row["thread_id_kind"], row["available"]) == ("graph", "graph", True)
+    assert all(row["capabilities"].values()) and doc["resolution"]["create_draft"]["chosen"] == "m365"
+    microsoft_emulator.revoke_refresh_tokens()
+    microsoft_emulator.expire_access_tokens()
+    assert main(["--project", str(tmp_path), "sources", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["backends"]
+    assert row["available"] is False and "sign-in needed" in row["reason"] and "'work'" in row["reason"]

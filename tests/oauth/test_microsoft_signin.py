@@ -167,3 +167,10 @@ def test_no_token_reaches_the_trace(microsoft_emulator, memory_keyring, trace_li
     assert "/oauth2/v2.0/token" in text and "/v1.0/me/mailFolders" in text
     for secret in microsoft_emulator.secrets_issued:
         assert secret not in text
+
+
+def test_redaction_covers_device_code_grants():
+    from mailtriage.core.trace import redact
+
+    line = redact('POST /token grant_type=device_code&device_code=DAQABsecret {"device_code": "DAQABsecret"}')
+    assert "DAQABsecret" not in line
