@@ -56,7 +56,9 @@ class Resolution:
             skipped = [f"{s.backend} ({s.outcome})" for s in self.steps if s.outcome != "chosen"]
             text = f"{self.op.value} → {self.chosen} ({why})"
             return text + (f"; skipped {', '.join(skipped)}" if skipped else "")
-        return self.aborted or self.note or f"no backend available for {self.op.value}"
+        if self.aborted:
+            return f"{self.op.value}: {self.aborted}"
+        return self.note or f"no backend available for {self.op.value}"
 
     def to_json(self) -> dict:
         return {
