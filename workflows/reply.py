@@ -38,8 +38,13 @@ def propose_reply(
     title: str = "Reply draft",
     since: datetime | None = None,
     allow_second_draft: bool = False,
+    reply_to: Message | None = None,
 ) -> Proposal:
-    """Build the reply-draft proposal for ``thread``; never writes anything."""
+    """Build the reply-draft proposal for ``thread``; never writes anything.
+
+    The reply answers ``reply_to`` when given (the import's receipt answers the
+    reporter), else the newest message not written by us.
+    """
     config = sources.config
     proposal = Proposal(title)
     cc = resolve_security_cc(config)
@@ -82,7 +87,7 @@ def propose_reply(
     if already:
         proposal.notes.append(ALREADY_REPLIED)
 
-    target = _reply_target(thread, own)
+    target = reply_to if reply_to is not None else _reply_target(thread, own)
     to = (target.sender.email,)
     cc_list = tuple(merge_cc([], cc.security_cc, exclude=to))
     references = tuple(dict.fromkeys([*target.references, target.message_id]))

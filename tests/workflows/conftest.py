@@ -43,6 +43,7 @@ class Env:
     remote: Path
     project: Path
     tracker_root: Path
+    archive: Path | None = None
 
     def config(self):
         return load_project(self.project)
@@ -101,3 +102,62 @@ def env(tmp_path) -> Env:
     sh(["git", "commit", "-q", "-m", "start"], wc)
     sh(["git", "push", "-q", "-u", "origin", "main"], wc)
     return e
+
+
+# -- mail ------------------------------------------------------------------------------------
+
+def mail(message_id: str, sender: str, subject: str, body: str, date: str, *, to: str = "security@frobnicator.example.org",
+         in_reply_to: str | None = None, references: str | None = None, headers: dict | None = None):
+    """One RFC 5322 message (stdlib email, policy.default)."""
+    from email import policy
+    from email.message import EmailMessage
+
+    msg = EmailMessage(policy=policy.default)
+    msg["Message-ID"] = message_id
+    msg["From"] = sender
+    msg["To"] = to
+    msg["Subject"] = subject
+    msg["Date"] = date
+    if in_reply_to:
+        msg["In-Reply-To"] = in_reply_to
+        msg["References"] = references or in_reply_to
+    for name, value in (headers or {}).items():
+        msg[name] = value
+    msg.set_content(body)
+    return msg
+
+
+def write_mbox(path: Path, messages) -> Path:
+    import mailbox
+
+    box = mailbox.mbox(str(path), create=True)
+    try:
+        for message in messages:
+            box.add(message)
+        box.flush()
+    finally:
+        box.close()
+    return path
+
+
+REPORT = "<report-1@reporter.example>"
+
+
+def report_thread(with_reply: bool = False):
+    msgs = [mail(REPORT, "Rita Reporter <rita@reporter.example>", "Heap overflow in the frob parser",
+                 "The parser overflows on a long header.\nAffects 1.2.3.\n", "Tue, 01 Sep 2026 10:00:00 +0000")]
+    if with_reply:
+        msgs.append(mail("<reply-1@frobnicator.example.org>", "Sam Security <sam@frobnicator.example.org>",
+                         "Re: Heap overflow in the frob parser", "Thanks, we are looking.\n",
+                         "Wed, 02 Sep 2026 09:00:00 +0000", in_reply_to=REPORT))
+    return msgs
+
+
+@pytest.fixture
+def mbox_env(env) -> Env:
+    """The git tracker env plus an mbox archive as the primary, mandatory mail source."""
+    archive = write_mbox(env.project / "security.mbox", report_thread())
+    env.write_project([("mbox", "primary", "yes")],
+                      extra={"mail_sources.mbox": {"path": archive.name, "list": "security@frobnicator.example.org"}})
+    env.archive = archive
+    return env

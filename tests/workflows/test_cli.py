@@ -1,0 +1,76 @@
+"""The flow commands as a user runs them: one JSON document on stdout, the proposal on stderr."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+from mailtriage.cli.main import main
+from tests.workflows.conftest import REPORT
+
+
+def run(capsys, monkeypatch, env, *args: str, stdin: str = ""):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    code = main(["--project", str(env.project), *args])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if out.strip() else None), err
+
+
+def test_import_yes_then_again_then_publish(capsys, monkeypatch, mbox_env):
+    code, doc, err = run(capsys, monkeypatch, mbox_env, "import", f"mbox:{REPORT}", "--yes")
+    assert code == 0, err
+    assert doc["written"] is True and doc["report"]["ok"] is True
+    issue = doc["results"][0]["id"]
+    assert "== Import report: Heap overflow in the frob parser ==" in err
+    # --yes alone never publishes: the review is shown and left for later
+    assert doc["publish"]["offered"] is True and doc["publish"]["published"] is False
+    assert "mailtriage publish" in err
+
+    code, doc, err = run(capsys, monkeypatch, mbox_env, "import", REPORT, "--yes")  # bare Message-ID
+    assert code == 0 and doc["written"] is False
+    assert doc["proposal"]["facts"]["issue"] == issue
+
+    code, doc, err = run(capsys, monkeypatch, mbox_env, "publish", "--yes")
+    assert code == 0, err
+    assert doc["report"]["ok"] and doc["results"][0]["pushed"] is True
+    assert mbox_env.remote_log().startswith(f"security: import {issue}\n\nGenerated-by: mailtriage\n")
+
+
+def test_interactive_no_writes_nothing(capsys, monkeypatch, mbox_env):
+    code, doc, err = run(capsys, monkeypatch, mbox_env, "import", f"mbox:{REPORT}", stdin="n\n")
+    assert code == 0 and doc["written"] is False
+    assert "Write this? [y/N]" in err and "not confirmed" in err
+    assert mbox_env.tracker().list(state="all").items == []
+
+
+def test_interactive_yes_imports_and_publishes(capsys, monkeypatch, mbox_env):
+    code, doc, err = run(capsys, monkeypatch, mbox_env, "import", f"mbox:{REPORT}", stdin="y\ny\n")
+    assert code == 0, err
+    assert doc["written"] and doc["publish"]["published"] is True
+    assert "security: import SEC-0001" in mbox_env.remote_log()
+
+
+def test_end_of_input_is_no(capsys, monkeypatch, mbox_env):
+    code, doc, _ = run(capsys, monkeypatch, mbox_env, "import", f"mbox:{REPORT}", stdin="")
+    assert code == 0 and doc["written"] is False
+
+
+def test_bad_thread_id_and_unknown_thread(capsys, monkeypatch, mbox_env):
+    code, doc, err = run(capsys, monkeypatch, mbox_env, "import", "mbox:<nope@example.org>", "--yes")
+    assert code == 4 and "nope@example.org" in err
+    assert doc is None  # errors go to stderr only
+
+
+def test_process_exit_codes_and_single_json_document(mbox_env):
+    proc = subprocess.run([sys.executable, "-m", "mailtriage.cli.main", "--project", str(mbox_env.project),
+                           "import", f"mbox:{REPORT}", "--yes"], capture_output=True, text=True,
+                          env={**__import__("os").environ}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    json.loads(proc.stdout)  # exactly one document
+    mbox_env.archive.unlink()
+    proc = subprocess.run([sys.executable, "-m", "mailtriage.cli.main", "--project", str(mbox_env.project),
+                           "import", f"mbox:{REPORT}", "--yes"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 4
+    assert json.loads(proc.stdout)["proposal"]["blocked"].startswith("mandatory backend mbox unavailable")
