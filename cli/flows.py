@@ -239,8 +239,46 @@ def _publish(args, helpers) -> int:
         tracker.close_backend()
 
 
+def _pairs(values: list[str], option: str, helpers) -> list[tuple[str, str]]:
+    out = []
+    for value in values:
+        issue, sep, what = value.partition("=")
+        if not sep or not issue.strip() or not what.strip():
+            raise helpers.UsageError(f"{option} {value!r}: write ISSUE=VALUE, e.g. SEC-0003=valid")
+        out.append((issue.strip(), what.strip()))
+    return out
+
+
 def _sync(args, helpers) -> int:
-    raise helpers.UsageError("sync is not available in this build yet")
+    from mailtriage.workflows.sync import Picks, collect_sync, propose_sync
+
+    sources, tracker = _open(args, helpers)
+    try:
+        picks: dict[str, Picks] = {}
+
+        def pick(issue: str) -> Picks:
+            canonical = tracker.view(issue)["id"]  # 3, SEC-3 and SEC-0003 name one issue
+            return picks.setdefault(canonical, Picks())
+
+        for issue, label in _pairs(args.add_label, "--add-label", helpers):
+            pick(issue).add_labels.append(label)
+        for issue, label in _pairs(args.remove_label, "--remove-label", helpers):
+            pick(issue).remove_labels.append(label)
+        for issue, reason in _pairs(args.close, "--close", helpers):
+            pick(issue).close = reason
+        for issue in args.reopen:
+            pick(issue).reopen = True
+        issue_ids = list(dict.fromkeys(args.issue)) or None
+        if issue_ids is None and picks:
+            # picked issues take part even when they are closed (a reopen, say)
+            open_ids = [i["id"] for i in tracker.list(state="open").items]
+            issue_ids = list(dict.fromkeys(open_ids + list(picks)))
+        items = collect_sync(sources, tracker, issue_ids)
+        proposal = propose_sync(tracker, items, picks)
+        return _apply_flow("sync", proposal, args, helpers)
+    finally:
+        sources.close()
+        tracker.close_backend()
 
 
 def _poll(args, helpers) -> int:

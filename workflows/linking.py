@@ -102,22 +102,23 @@ class RollupState:
                     continue
         return None
 
-    def covered_until(self) -> tuple[datetime | None, str | None]:
-        """(instant, source): the newest ``Covers mail up to`` of any entry, else the
-        start of the latest entry's day (over-inclusive: that day's mail is shown again)."""
+    def covered_until(self) -> tuple[datetime | None, bool, str | None]:
+        """(instant, strict, source): the newest ``Covers mail up to`` of any entry
+        (strict: mail *after* it is new), else the start of the latest entry's day (not
+        strict, over-inclusive: that day's mail is shown again), else (None, False, None)."""
         for entry in reversed(self.entries):
             m = _COVERS_LINE.search(entry.body)
             if m:
                 when = parse_iso(m.group(1))
                 if when:
-                    return when, f"the {entry.action} entry of {entry.date}"
+                    return when, True, f"the {entry.action} entry of {entry.date}"
         if self.latest is not None:
             try:
                 day = datetime.fromisoformat(self.latest.date).replace(tzinfo=timezone.utc)
             except ValueError:
-                return None, None
-            return day, f"the start of {self.latest.date} (the latest entry records no time)"
-        return None, None
+                return None, False, None
+            return day, False, f"the start of {self.latest.date} (the latest entry records no time)"
+        return None, False, None
 
 
 def rollup_state(tracker: Tracker, issue_id: str) -> RollupState:

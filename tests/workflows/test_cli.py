@@ -74,3 +74,27 @@ def test_process_exit_codes_and_single_json_document(mbox_env):
                            "import", f"mbox:{REPORT}", "--yes"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 4
     assert json.loads(proc.stdout)["proposal"]["blocked"].startswith("mandatory backend mbox unavailable")
+
+
+def test_sync_with_picks_from_the_command_line(capsys, monkeypatch, mbox_env):
+    from tests.workflows.conftest import mail, write_mbox
+
+    assert run(capsys, monkeypatch, mbox_env, "import", f"mbox:{REPORT}", "--yes")[0] == 0
+    write_mbox(mbox_env.archive, [mail("<f1@reporter.example>", "Rita <rita@reporter.example>", "Re: x",
+                                       "Patch attached.\n", "Thu, 03 Sep 2026 12:00:00 +0000", in_reply_to=REPORT)])
+    code, doc, err = run(capsys, monkeypatch, mbox_env, "sync", "--add-label", "1=valid", "--yes", "--publish")
+    assert code == 0, err
+    assert doc["report"]["written"] == ["status rollup entry Sync on SEC-0001", "labels of SEC-0001: +valid"]
+    assert "Signals (yours to judge)" in err and "status (patch)" in err
+    assert doc["publish"]["published"] is True
+    assert "security: import SEC-0001" in mbox_env.remote_log()  # import and sync published together
+    code, doc, err = run(capsys, monkeypatch, mbox_env, "sync", "--add-label", "SEC-1=valid", "--yes")
+    assert code == 0 and doc["written"] is False  # no new mail, and the label is already there
+    assert "SEC-0001 already has the label 'valid'" in doc["proposal"]["notes"]
+
+
+def test_sync_usage_errors(capsys, monkeypatch, mbox_env):
+    code, doc, err = run(capsys, monkeypatch, mbox_env, "sync", "--add-label", "valid")
+    assert code == 2 and "ISSUE=VALUE" in err
+    code, doc, err = run(capsys, monkeypatch, mbox_env, "sync", "--issue", "SEC-0042")
+    assert code == 3 and "SEC-0042" in err
