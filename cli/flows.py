@@ -282,7 +282,39 @@ def _sync(args, helpers) -> int:
 
 
 def _poll(args, helpers) -> int:
-    raise helpers.UsageError("poll is not available in this build yet")
+    import threading
+
+    from mailtriage.workflows.alerts import NewReportPoller, poll_seconds, run_poll_loop
+
+    sources = helpers.load_sources(args)
+    try:
+        poller = NewReportPoller(sources, list_name=args.list_name)
+        if not args.watch:
+            outcome = poller.poll()
+            helpers._emit({"command": "poll", **outcome.to_json()})
+            sys.stdout.flush()
+            poller.acknowledge(outcome)  # printed = shown: only now the cursor moves
+            return EXIT_OK
+        interval = args.interval if args.interval is not None else poll_seconds(sources.config)
+        if interval < 0.01:
+            raise helpers.UsageError("--interval must be a positive number of seconds")
+
+        def on_news(outcome) -> None:
+            sys.stdout.write(dumps({"command": "poll", **outcome.to_json()}) + "\n")
+            sys.stdout.flush()
+            poller.acknowledge(outcome)
+
+        def on_error(exc: Exception) -> None:
+            helpers._err(f"poll failed (trying again in {interval:g}s): {exc}")
+
+        sys.stderr.write(f"watching {poller.list_name or '(no list)'} every {interval:g}s; Ctrl-C stops\n")
+        try:
+            run_poll_loop(poller, on_news, stop=threading.Event(), interval=interval, on_error=on_error)
+        except KeyboardInterrupt:
+            pass
+        return EXIT_OK
+    finally:
+        sources.close()
 
 
 def _sweep(args, helpers) -> int:

@@ -98,3 +98,41 @@ def test_sync_usage_errors(capsys, monkeypatch, mbox_env):
     assert code == 2 and "ISSUE=VALUE" in err
     code, doc, err = run(capsys, monkeypatch, mbox_env, "sync", "--issue", "SEC-0042")
     assert code == 3 and "SEC-0042" in err
+
+
+def test_poll_baseline_then_news_printed_once(capsys, monkeypatch, mbox_env):
+    import time
+
+    from tests.workflows.conftest import mail, write_mbox
+
+    code, doc, err = run(capsys, monkeypatch, mbox_env, "poll")
+    assert code == 0 and doc["baseline"] is True and doc["new_threads"] == []
+    now = time.strftime("%a, %d %b %Y %H:%M:%S +0000", time.gmtime())
+    write_mbox(mbox_env.archive, [mail("<n1@x.example>", "Nina <nina@x.example>", "New report", "x\n", now)])
+    code, doc, err = run(capsys, monkeypatch, mbox_env, "poll")
+    assert code == 0 and [t["subject"] for t in doc["new_threads"]] == ["New report"]
+    code, doc, err = run(capsys, monkeypatch, mbox_env, "poll")
+    assert doc["new_threads"] == [] and doc["baseline"] is False
+
+
+def test_poll_watch_prints_one_line_per_news(mbox_env, tmp_path):
+    import os
+    import time
+
+    from tests.workflows.conftest import mail, write_mbox
+
+    env = dict(os.environ, MAILTRIAGE_DATA_DIR=str(tmp_path / "watchdata"))
+    proc = subprocess.Popen([sys.executable, "-m", "mailtriage.cli.main", "--project", str(mbox_env.project),
+                             "poll", "--watch", "--interval", "0.2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not list((tmp_path / "watchdata").glob("alerts/*.json")) and time.monotonic() < deadline:
+            time.sleep(0.05)  # the silent baseline is saved
+        now = time.strftime("%a, %d %b %Y %H:%M:%S +0000", time.gmtime())
+        write_mbox(mbox_env.archive, [mail("<w1@x.example>", "W <w@x.example>", "Watched report", "x\n", now)])
+        line = json.loads(proc.stdout.readline())
+        assert [t["subject"] for t in line["new_threads"]] == ["Watched report"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
