@@ -197,3 +197,19 @@ def test_an_open_connection_is_reused(account, mailbox, seed):
     mailbox.close()
     mailbox.close()  # closing twice is fine
     assert not mailbox.conn.is_open
+
+
+def test_trace_shows_message_literals_only_by_size(account, trace_lines):
+    from dataclasses import replace
+
+    from mailtriage.backends.mailbox import Compose
+
+    mailbox = ImapMailbox(replace(account, address="me@example.org"))
+    try:
+        mailbox.save_draft(Compose("new", to=("someone@example.net",), subject="secret plans",
+                                   body="The embargoed details.\n"))
+    finally:
+        mailbox.close()
+    texts = [line.text for line in trace_lines if line.channel == f"imap:{account.id}"]
+    assert any(" APPEND " in t for t in texts) and any(t.startswith("[literal ") for t in texts)
+    assert not any("embargoed details" in t for t in texts)
