@@ -318,7 +318,43 @@ def _poll(args, helpers) -> int:
 
 
 def _sweep(args, helpers) -> int:
-    raise helpers.UsageError("sweep is not available in this build yet")
+    from mailtriage.workflows.sweep import (DEFAULT_ACK_KEYWORD, DEFAULT_CLOSEOUT_KEYWORD, SourceError,
+                                            check_keyword, open_reader, parse_cursor, parse_source, run_sweep)
+
+    try:
+        source = parse_source(args.source)
+        cursor = parse_cursor(args.cursor)
+        ack = check_keyword(args.ack_keyword or DEFAULT_ACK_KEYWORD, "--ack-keyword")
+        closeout = check_keyword(args.closeout_keyword or DEFAULT_CLOSEOUT_KEYWORD, "--closeout-keyword")
+        if args.cap is not None and args.cap < 1:
+            raise SourceError("--cap must be at least 1")
+        if not args.entry.strip():
+            raise SourceError("--entry is empty")
+    except SourceError as exc:
+        raise helpers.UsageError(str(exc)) from None
+    domains = _internal_domains(args, helpers)
+    result = run_sweep(open_reader(source), entry=args.entry.strip(), cursor=cursor, source=source.describe(),
+                       cap=args.cap, ack_keyword=ack, closeout_keyword=closeout, internal_domains=domains)
+    for notice in result.notices:
+        sys.stderr.write(notice + "\n")  # the spec's exact sentences, one per line
+    helpers._emit({"command": "sweep", **result.to_json()})
+    return EXIT_OK
+
+
+def _internal_domains(args, helpers) -> frozenset[str]:
+    """``sweep.internal_domains`` of project.md when there is one (optional for a sweep)."""
+    from mailtriage.core.projectconfig import ConfigError, load_project
+
+    try:
+        config = load_project(helpers.project_dir(args))
+    except ConfigError:
+        return frozenset()
+    value = config.get("sweep.internal_domains") or []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise ConfigError(config.file, "sweep.internal_domains", "must be a list of domains", "[example.org]")
+    return frozenset(str(v).strip().lower().lstrip("@") for v in value if str(v).strip())
 
 
 def dumps(doc: Any) -> str:
