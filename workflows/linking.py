@@ -34,6 +34,7 @@ from mailtriage.trackers.contract import NotFound, Tracker
 THREAD_FIELD = "Security mailing list thread"
 DEFAULT_FIELDS = (THREAD_FIELD, "Reporter", "Received", "Affected versions")
 IMPORT_ACTION = "Import"
+RECENT_CHECK = 30  # issues whose link is read directly on a server tracker (see find_issue_for_thread)
 SYNC_ACTION = "Sync"
 
 _THREAD_LINE = re.compile(r"^Thread: `([^`\s]+)`\s*$", re.MULTILINE)
@@ -179,6 +180,17 @@ def find_issue_for_thread(tracker: Tracker, key: str, thread_id: ThreadId | None
     if thread_id is not None:
         for item in tracker.list(state="all", search=_search_words(str(thread_id)), limit=50).items:
             if rollup_state(tracker, item["id"]).thread_id() == thread_id:
+                return item["id"]
+    if tracker.kind != "local-files":
+        # A server's search index lags (GitHub's by up to a minute) and splits URLs into
+        # words its own way: also read the link of the most recently updated issues, where
+        # an import made moments ago is.
+        for item in tracker.list(state="all", limit=RECENT_CHECK).items:
+            try:
+                value = tracker.field_get(item["id"], THREAD_FIELD)["value"]
+            except NotFound:
+                continue
+            if _same_link(value, key):
                 return item["id"]
     return None
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.servers.fixtures import memory_keyring  # noqa: F401
+
 from mailtriage.backends.contract import ThreadId
 from mailtriage.backends.registry import SourceSet
 from mailtriage.workflows.importer import propose_import
@@ -181,3 +183,24 @@ def test_receipt_answers_the_reporter_even_after_a_team_reply(mbox_env):
     assert preview["To"] == "rita@reporter.example"
     assert preview["In-Reply-To"] == REPORT
     assert any("replies from sam@frobnicator.example.org" in n for n in proposal.notes)
+
+
+def test_import_twice_on_a_github_tracker(mbox_env, memory_keyring):
+    from mailtriage.core.secrets import set_secret
+    from tests.trackers.servers import GitHubServer
+
+    server = GitHubServer().start()
+    try:
+        set_secret(f"github:{server.repo}", server.token)
+        mbox_env.write_project([("mbox", "primary", "yes")], extra={
+            "mail_sources.mbox": {"path": "security.mbox"},
+            "tracker": {"platform": "github", "github": {"repo": server.repo, "api_url": server.url},
+                        "labels": ["needs-triage"], "user": "tess"}})
+        first = _propose(mbox_env)
+        assert _write_fields(first.writes[0])["Labels"] == "needs-triage"
+        assert first.apply(confirmed=True).ok
+        again = _propose(mbox_env)
+        assert again.empty and again.facts["imported"] is True
+        assert len(server.issues) == 1
+    finally:
+        server.stop()
