@@ -106,6 +106,11 @@ class ProtocolTrace(_Feed):
         super().__init__()
         self.enabled = False
 
+    @property
+    def active(self) -> bool:
+        """True when a line would be kept: lets a hot path skip formatting it."""
+        return self.enabled or bool(self._listeners)
+
     def log(self, channel: str, direction: str, text: str) -> None:
         if not self.enabled and not self._listeners:
             return
