@@ -47,6 +47,7 @@ __all__ = [
     "normalize_line_ends",
     "parse_address",
     "parse_date",
+    "parse_date_epoch",
     "parse_message",
     "parse_message_headers",
     "split_header_block",
@@ -77,11 +78,16 @@ class AttachmentNotFound(LookupError):
 def normalize_line_ends(raw: bytes) -> tuple[bytes, str | None]:
     """Turn CR-only line ends (old Mac mail) into LF; return the bytes and a note.
 
-    CRLF and LF are left alone (the parser reads both); only a message that has
-    carriage returns but no line feed at all is rewritten.
+    CRLF and LF are left alone (the parser reads both); a message with more bare
+    carriage returns than line feeds (one stored in an mbox gains a final LF) is
+    rewritten.
     """
-    if b"\r" in raw and b"\n" not in raw:
-        return raw.replace(b"\r", b"\n"), "the message used CR-only line ends; read as LF"
+    if b"\r" not in raw:
+        return raw, None
+    bare_cr = raw.count(b"\r") - raw.count(b"\r\n")
+    if bare_cr > raw.count(b"\n"):
+        return (raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n"),
+                "the message used CR-only line ends; read as LF")
     return raw, None
 
 
@@ -123,45 +129,28 @@ def synthetic_message_id(header_block: bytes) -> str:
     return f"<synthetic-{digest}@{SYNTHETIC_DOMAIN}>"
 
 
-_FIELD_LINE = re.compile(rb"^([!-9;-~]+)[ \t]*:", re.MULTILINE)
+# A header field: name at the start of a line, optional blanks, colon, then the value
+# with its continuation lines (their line breaks kept; decoding unfolds them).
+_HEADER_FIELD = re.compile(rb"^([!-9;-~]+)[ \t]*:[ \t]*(.*(?:\n[ \t].*)*)", re.MULTILINE)
 
 
 def header_fields(header_block: bytes, wanted: frozenset[bytes] | set[bytes] | None = None) -> dict[bytes, bytes]:
-    """Byte-level header scan: ``{lowercased name: raw unfolded value}``.
+    """Byte-level header scan: ``{lowercased name: raw value}``; the first occurrence wins.
 
-    The first occurrence of each field wins (as ``email.message.Message.get`` does).
-    ``wanted`` (lowercased names) limits what is collected. No decoding happens
-    here; callers decode only what they show. Line ends may be LF, CRLF or CR.
+    The value keeps folded line breaks; no decoding happens here, callers decode
+    only what they show. ``wanted`` (lowercased names) limits what is kept. Line
+    ends may be LF, CRLF or CR. Lines that are not fields (an mbox ``From `` line,
+    junk) are skipped. The mbox fast path reads the same fields with the same
+    rules, so both agree on every ID, date and subject.
     """
     block = header_block
     if b"\r" in block:
         block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     fields: dict[bytes, bytes] = {}
-    lines = block.split(b"\n")
-    name: bytes | None = None
-    value_lines: list[bytes] = []
-
-    def flush() -> None:
-        if name is not None and name not in fields and (wanted is None or name in wanted):
-            fields[name] = b" ".join(v.strip() for v in value_lines).strip()
-
-    for line in lines:
-        if not line:
-            continue
-        first = line[0]
-        if first == 32 or first == 9:  # continuation line
-            if name is not None:
-                value_lines.append(line)
-            continue
-        colon = line.find(b":")
-        if colon <= 0 or line.startswith(b"From ") or line.startswith(b">From "):
-            flush()
-            name = None
-            continue
-        flush()
-        name = line[:colon].rstrip().lower()
-        value_lines = [line[colon + 1 :]]
-    flush()
+    for match in _HEADER_FIELD.finditer(block):
+        name = match.group(1).lower()
+        if (wanted is None or name in wanted) and name not in fields:
+            fields[name] = match.group(2)
     return fields
 
 
@@ -261,6 +250,126 @@ def parse_date(value: bytes | str | None) -> datetime | None:
     return parsed
 
 
+_DAY_EPOCH: dict[tuple[bytes, bytes, bytes], int | None] = {}
+_ZONE_SECONDS: dict[bytes, int | None] = {}
+
+
+def _day_epoch(day: bytes, mon: bytes, year: bytes) -> int | None:
+    key = (day, mon, year)
+    if key in _DAY_EPOCH:
+        return _DAY_EPOCH[key]
+    month = _MONTHS.get(mon.lower())
+    try:
+        value = None if month is None else int(
+            datetime(int(year), month, int(day), tzinfo=timezone.utc).timestamp())
+    except (ValueError, OverflowError):
+        value = None
+    if len(_DAY_EPOCH) < 100_000:
+        _DAY_EPOCH[key] = value
+    return value
+
+
+def _zone_seconds(zone: bytes) -> int | None:
+    seconds = _ZONE_SECONDS.get(zone)
+    if seconds is None and zone not in _ZONE_SECONDS:
+        hours, minutes = int(zone[1:3]), int(zone[3:5])
+        seconds = None if hours > 23 or minutes > 59 else (hours * 3600 + minutes * 60) * (-1 if zone[0] == 45 else 1)
+        _ZONE_SECONDS[zone] = seconds
+    return seconds
+
+
+_DAY_NAME = re.compile(rb"[A-Za-z]{3},?")
+_DAY_NUMBER = re.compile(rb"\d{1,2}")
+_MONTH_TOKEN = re.compile(rb"[A-Za-z]{3}[a-z]*")
+_YEAR = re.compile(rb"\d{4}")
+_CLOCK = re.compile(rb"(\d{1,2}):(\d{2})(?::(\d{2}))?")
+_ZONE = re.compile(rb"[+-]\d{4}")
+_DATE_PART: dict[tuple[bytes, bytes, bytes], int | None] = {}
+_CLOCK_SECONDS: dict[bytes, int | None] = {}
+_ZONE_OFFSET: dict[bytes, int | None] = {}
+_DAY_NAMES: dict[bytes, bool] = {}
+
+
+def _date_part(day: bytes, mon: bytes, year: bytes) -> int | None:
+    value = None
+    if _DAY_NUMBER.fullmatch(day) and _MONTH_TOKEN.fullmatch(mon) and _YEAR.fullmatch(year):
+        value = _day_epoch(day, mon[:3], year)
+    if len(_DATE_PART) < 100_000:
+        _DATE_PART[(day, mon, year)] = value
+    return value
+
+
+def _clock_seconds(clock: bytes) -> int | None:
+    match = _CLOCK.fullmatch(clock)
+    value = None
+    if match is not None:
+        h, m, s = int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+        if h < 24 and m < 60 and s < 60:
+            value = h * 3600 + m * 60 + s
+    if len(_CLOCK_SECONDS) < 100_000:
+        _CLOCK_SECONDS[clock] = value
+    return value
+
+
+def _zone_offset(zone: bytes) -> int | None:
+    value = _zone_seconds(zone) if _ZONE.fullmatch(zone) else None
+    if len(_ZONE_OFFSET) < 10_000:
+        _ZONE_OFFSET[zone] = value
+    return value
+
+
+def parse_date_epoch(value: bytes | str | None) -> float | None:
+    """Seconds since the epoch of a Date header: ``parse_date(value).timestamp()``, faster.
+
+    Listing paths compare thousands of dates and never show most of them, so they
+    skip building datetime objects. The common shapes (``Tue, 02 Jan 2024
+    10:00:00 +0100`` with or without the day name) are read token by token through
+    small caches that only ever hold values checked against the same rules as
+    :func:`parse_date`; anything else goes through :func:`parse_date` itself, so the
+    result is always exactly what :func:`parse_date` gives.
+    """
+    if not value:
+        return None
+    raw = value.encode("utf-8", "surrogateescape") if isinstance(value, str) else value
+    tokens = raw.split()
+    count = len(tokens)
+    if count == 6 or count == 5:
+        if count == 6 or not tokens[0][:1].isdigit():
+            name = tokens[0]
+            known = _DAY_NAMES.get(name)
+            if known is None:
+                known = bool(_DAY_NAME.fullmatch(name))
+                if len(_DAY_NAMES) < 1000:
+                    _DAY_NAMES[name] = known
+            if not known:
+                return _slow_date_epoch(raw)
+            tokens = tokens[1:]
+        if len(tokens) == 5 or len(tokens) == 4:
+            day = _DATE_PART.get((tokens[0], tokens[1], tokens[2]), -1)
+            if day == -1:
+                day = _date_part(tokens[0], tokens[1], tokens[2])
+            clock = _CLOCK_SECONDS.get(tokens[3], -1)
+            if clock == -1:
+                clock = _clock_seconds(tokens[3])
+            if day is not None and clock is not None:
+                if len(tokens) == 4:
+                    return float(day + clock)
+                zone = tokens[4]
+                if zone == b"-0000":
+                    return float(day + clock)
+                offset = _ZONE_OFFSET.get(zone, -1)
+                if offset == -1:
+                    offset = _zone_offset(zone)
+                if offset is not None:
+                    return float(day + clock - offset)
+    return _slow_date_epoch(raw)
+
+
+def _slow_date_epoch(raw: bytes) -> float | None:
+    parsed = parse_date(raw)
+    return parsed.timestamp() if parsed is not None else None
+
+
 # ---------------------------------------------------------------------------
 # Header text (RFC 2047) and addresses
 # ---------------------------------------------------------------------------
@@ -358,6 +467,7 @@ def decode_header_text(value: bytes | str | None) -> tuple[str, list[str]]:
             notes.append("raw 8-bit characters in the header, not utf-8; read as windows-1252")
     if "\n" in text or "\r" in text:
         text = re.sub(r"\r?\n|\r", "", text)
+    text = text.strip()
     if "=?" not in text:
         return text, notes
     text = _BETWEEN_WORDS.sub(r"\1", text)
@@ -433,7 +543,9 @@ def list_unsubscribe(value: str | bytes | None) -> dict[str, list[str]]:
 # ---------------------------------------------------------------------------
 
 _PARSER = BytesParser(policy=_POLICY)
+_KEY_FIELDS = frozenset((b"message-id", b"references", b"in-reply-to", b"date", b"subject", b"from", b"to", b"cc"))
 _HEADER_PARSER = BytesParser(policy=_POLICY)
+_KEY_FIELDS = frozenset((b"message-id", b"references", b"in-reply-to", b"date", b"subject", b"from", b"to", b"cc"))
 _ADDRESS_HEADERS = ("to", "cc")
 
 
@@ -769,10 +881,10 @@ def _message_from_headers(header_block: bytes, notes: list[str], backend_ref: st
         for defect in parsed.defects:
             if type(defect).__name__ in ("MissingHeaderBodySeparatorDefect",):
                 notes.append(f"message: {_defect_text(defect)}")
-    first: dict[str, bytes] = {}
-    for name, value in items:
-        first.setdefault(name.lower(), value)
     headers = tuple((name, _display_header(name, value, notes)) for name, value in items)
+    # The fields that identify and place a message come from the byte-level scan the
+    # listing fast paths use too, so a listed message and its full parse agree.
+    first = {k.decode("ascii"): v for k, v in header_fields(header_block, _KEY_FIELDS).items()}
 
     message_id = extract_msgid(first.get("message-id"))
     synthetic = False
@@ -782,7 +894,7 @@ def _message_from_headers(header_block: bytes, notes: list[str], backend_ref: st
         message_id = synthetic_message_id(header_block)
         synthetic = True
     subject, subject_notes = decode_header_text(first.get("subject"))
-    sender = parse_address(first.get("from")) if first.get("from") else parse_address(first.get("sender"))
+    sender = parse_address(first.get("from"))
     to = parse_address_list(first.get("to"))
     cc = parse_address_list(first.get("cc"))
     date = parse_date(first.get("date"))

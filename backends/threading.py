@@ -35,7 +35,7 @@ kept, in the same thread.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, NamedTuple, Protocol, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 from mailtriage.backends.contract import Message, ThreadId
 
@@ -48,9 +48,6 @@ __all__ = [
     "thread_records",
 ]
 
-# Internal node key prefix of synthetic IDs: keeps them apart from a real
-# Message-ID that happens to be spelt the same way (a hostile sender could).
-_SYNTHETIC_KEY = "\x00"
 _LOOP_CHECK_DEPTH = 256
 
 
@@ -69,18 +66,11 @@ class ThreadRecord(NamedTuple):
                    message.synthetic_id, message.backend_ref if ref is None else ref)
 
 
-class _RecordLike(Protocol):
-    message_id: str
-    references: Sequence[str]
-    in_reply_to: str | None
-    synthetic_id: bool
-
-
-@dataclass
+@dataclass(slots=True)
 class ThreadGroup:
     """One reconstructed thread: its root ID and the indices of its members in the input."""
 
-    root_id: str
+    root_id: Any  # str, or bytes when the records carry bytes IDs
     synthetic: bool
     members: list[int] = field(default_factory=list)
 
@@ -94,64 +84,77 @@ def thread_id_for(group: ThreadGroup, kind: str) -> ThreadId:
     return ThreadId(synthetic_kind(kind) if group.synthetic else kind, group.root_id)
 
 
-def _node_key(record: _RecordLike) -> str:
-    return _SYNTHETIC_KEY + record.message_id if record.synthetic_id else record.message_id
+class _Synthetic(tuple):
+    """Node key of a synthetic ID: never equal to a real Message-ID, whatever its spelling."""
+
+    __slots__ = ()
 
 
-def _parent_chain(record: _RecordLike) -> list[str]:
-    """References plus an In-Reply-To that References does not already end with."""
-    refs = list(record.references)
-    irt = record.in_reply_to
-    if irt and irt not in refs:
-        refs.append(irt)
-    own = record.message_id
-    if own in refs and not record.synthetic_id:
-        refs = [r for r in refs if r != own]
-    return refs
-
-
-def thread_records(records: Sequence[_RecordLike]) -> list[ThreadGroup]:
+def thread_records(records: Sequence[Any]) -> list[ThreadGroup]:
     """Group ``records`` into threads; groups in order of their first member in the input.
 
-    Every input record is in exactly one group (nothing is dropped, duplicates
-    included); ``members`` keeps input order.
+    A record is a :class:`ThreadRecord` or any tuple laid out like one
+    (message_id, references, in_reply_to, synthetic_id, ...). IDs may be ``str`` or
+    ``bytes`` (the mbox fast path threads undecoded bytes); ``root_id`` has the type
+    of the input. Every input record is in exactly one group (nothing is dropped,
+    duplicates included); ``members`` keeps input order.
     """
-    parent: dict[str, str] = {}
+    parent: dict[Any, Any] = {}
+    has_child: set[Any] = set()
 
-    def reaches(start: str, target: str) -> bool:
+    def reaches(start: Any, target: Any) -> bool:
         """True when walking up from ``start`` meets ``target`` soon (a link would loop).
 
         Bounded so a pathological chain stays linear; a loop it misses is cut
         when roots are computed below.
         """
-        node: str | None = start
+        node = start
         for _ in range(_LOOP_CHECK_DEPTH):
             if node == target:
                 return True
-            node = parent.get(node)  # type: ignore[arg-type]
+            node = parent.get(node)
             if node is None:
                 return False
         return False
 
     for record in records:
-        chain = _parent_chain(record)
-        if not chain:
+        refs = record[1]
+        irt = record[2]
+        if irt is not None and irt not in refs:
+            refs = [*refs, irt]
+        if not refs:
             continue
-        previous = chain[0]
-        for ref in chain[1:]:
-            if ref not in parent and not reaches(previous, ref):
-                parent[ref] = previous
-            previous = ref
-        key = _node_key(record)
-        last = chain[-1]
-        if parent.get(key) != last and not reaches(last, key):
+        mid = record[0]
+        if record[3]:
+            key: Any = _Synthetic((mid,))
+        else:
+            key = mid
+            if mid in refs:
+                refs = [r for r in refs if r != mid]
+                if not refs:
+                    continue
+        if len(refs) > 1:
+            if len(refs) > 2 or refs[0] == refs[1]:
+                refs = list(dict.fromkeys(refs))
+            previous = refs[0]
+            for ref in refs[1:]:
+                # A node without children cannot be an ancestor: skip the walk.
+                if ref not in parent and (ref not in has_child or not reaches(previous, ref)):
+                    parent[ref] = previous
+                    has_child.add(previous)
+                previous = ref
+            last = previous
+        else:
+            last = refs[0]
+        if parent.get(key) != last and (key not in has_child or not reaches(last, key)):
             parent[key] = last
+            has_child.add(last)
 
-    roots: dict[str, str] = {}
+    roots: dict[Any, Any] = {}
 
-    def root_of(key: str) -> str:
-        path: list[str] = []
-        on_path: set[str] = set()
+    def root_of(key: Any) -> Any:
+        path: list[Any] = []
+        on_path: set[Any] = set()
         node = key
         while True:
             known = roots.get(node)
@@ -174,18 +177,22 @@ def thread_records(records: Sequence[_RecordLike]) -> list[ThreadGroup]:
             roots[visited] = top
         return top
 
-    groups: dict[str, ThreadGroup] = {}
+    groups: dict[Any, ThreadGroup] = {}
+    get_root = roots.get
     for index, record in enumerate(records):
-        root = root_of(_node_key(record))
+        key = _Synthetic((record[0],)) if record[3] else record[0]
+        root = get_root(key)
+        if root is None:
+            root = root_of(key) if key in parent else key
         group = groups.get(root)
         if group is None:
-            synthetic = root.startswith(_SYNTHETIC_KEY)
-            group = groups[root] = ThreadGroup(root[1:] if synthetic else root, synthetic)
+            synthetic = type(root) is _Synthetic
+            group = groups[root] = ThreadGroup(root[0] if synthetic else root, synthetic)
         group.members.append(index)
     return list(groups.values())
 
 
-def find_thread(records: Sequence[_RecordLike], thread_id: ThreadId, kind: str) -> ThreadGroup | None:
+def find_thread(records: Sequence[Any], thread_id: ThreadId, kind: str) -> ThreadGroup | None:
     """The group of ``records`` that ``thread_id`` names, or None.
 
     ``kind`` is the backend's thread_id_kind; ``thread_id.kind`` must be it or its

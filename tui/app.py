@@ -67,6 +67,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self._current_list: str | None = None
         self._open_summary = None
         self._theme_ready = False
+        self._started = False
 
         for theme in THEMES:
             self.register_theme(theme)
@@ -108,7 +109,12 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self.sub_title = "demo" if self.session.demo else ""
         for problem in self.startup_problems:
             self.notify(problem, title="Settings", severity="warning", markup=False)
-        self._open_session()
+
+    def main_screen_ready(self) -> None:
+        """The main screen has mounted its panes: now results have somewhere to go."""
+        if not self._started:
+            self._started = True
+            self._open_session()
 
     # -- session -------------------------------------------------------------
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
@@ -208,6 +214,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
         if worker.is_cancelled:
             return
         if first:
+            # Start-up reads the security list only; without one the read is skipped.
             lists = session.lists()
             list_name = lists[0].list_name if lists else None
         if problem:
@@ -389,7 +396,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
             if message.where == "threads":
                 main.threads.show_failure(text, retry_hint=not isinstance(error, LookupError))
             elif message.where == "reader":
-                main.reader.show_status(f"⚠ {text}" + ("  — press R to reconnect" if reconnect else ""), error=True)
+                main.reader.show_status(("⚠ press R to reconnect — " if reconnect else "⚠ ") + text, error=True)
         if isinstance(error, MandatoryBackendUnavailable) or isinstance(error, LookupError):
             severity = "error" if isinstance(error, MandatoryBackendUnavailable) else "warning"
             self.report_error(message.title, error, where=message.where, resolution=message.resolution,

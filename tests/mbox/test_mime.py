@@ -12,6 +12,7 @@ from email.utils import format_datetime, parsedate_to_datetime
 
 import pytest
 
+from mailtriage.backends import mime
 from mailtriage.backends.mime import (
     AttachmentNotFound,
     attachment_bytes,
@@ -326,7 +327,7 @@ def test_extract_msgids_keeps_order_and_drops_duplicates():
     assert extract_msgids(None) == ()
 
 
-def test_header_fields_unfold_and_first_wins():
+def test_header_fields_keep_folds_and_first_wins():
     block = (b"From sender Mon Jan  1 00:00:00 2024\n"
              b"SUBJECT: first\n  continued\n"
              b"subject: second\n"
@@ -334,12 +335,14 @@ def test_header_fields_unfold_and_first_wins():
              b"bogus line without colon\n"
              b"Message-Id:<m@x>\n")
     fields = header_fields(block)
-    assert fields[b"subject"] == b"first continued"
-    assert fields[b"references"] == b"<a@x> <b@x>"
+    assert fields[b"subject"] == b"first\n  continued"
+    assert decode_header_text(fields[b"subject"])[0] == "first  continued"  # RFC 5322 unfolding
+    assert fields[b"references"] == b"<a@x>\n\t<b@x>"
     assert fields[b"message-id"] == b"<m@x>"
-    assert header_fields(block, {b"subject"}) == {b"subject": b"first continued"}
-    assert header_fields(block.replace(b"\n", b"\r\n"))[b"subject"] == b"first continued"
-    assert header_fields(block.replace(b"\n", b"\r"))[b"references"] == b"<a@x> <b@x>"
+    assert b"from sender mon jan  1 00" not in fields and b"from" not in fields
+    assert header_fields(block, {b"subject"}) == {b"subject": b"first\n  continued"}
+    assert header_fields(block.replace(b"\n", b"\r\n")) == fields
+    assert header_fields(block.replace(b"\n", b"\r")) == fields
 
 
 def test_split_header_block_line_end_styles():
@@ -390,3 +393,31 @@ def test_decode_header_text(raw, text, noted):
     decoded, notes = decode_header_text(raw)
     assert decoded == text
     assert bool(notes) is noted
+
+
+def test_parse_date_epoch_equals_parse_date_timestamp():
+    rng = random.Random(3)
+    start = datetime(1990, 1, 1, tzinfo=timezone.utc)
+    samples = ["", "garbage", "Mon, 31 Feb 2024 10:00:00 +0000", "Mon, 01 Jan 2024 24:00:00 +0000",
+               "Mon, 01 Jan 2024 10:00:60 +0000", "Mon, 01 Jan 2024 10:00:00 +9999", "1 Jan 2024 10:00 -0000",
+               "Mon, 01 Jan 2024 10:00:00 EST", "Mon, 01 Jan 2024 10:00:00 +0100 (CET)", "01 JAN 2024 10:00 +0000",
+               "Tue, 1 January 2024 10:00:00 +0530", "Mon, 01 Jan 0000 10:00:00 +0000"]
+    for _ in range(300):
+        moment = start + timedelta(seconds=rng.randrange(45 * 365 * 86400))
+        zone = timezone(timedelta(minutes=rng.choice([-720, -570, 0, 345, 840])))
+        samples.append(format_datetime(moment.astimezone(zone)))
+    # Token-level variations the fast path must read exactly like parse_date (or defer to it).
+    parts = {
+        "name": ["", "Tue, ", "Tue ", "tue, ", "Tuesday, ", "Tu, ", "Tue,"],
+        "day": ["2", "02", "31", "30", "0", "123"],
+        "month": ["Jan", "jan", "JAN", "January", "Feb", "Febr", "Foo"],
+        "year": ["2024", "1999", "0999", "24"],
+        "clock": ["10:00:00", "9:05", "23:59:59", "24:00:00", "10:60", "10:00:61", "1:2:3"],
+        "zone": ["", " +0100", " -0000", " +0000", " -1130", " +2400", " +0160", " GMT", " +0100 (CET)", " 0100"],
+    }
+    for _ in range(3000):
+        pick = {key: rng.choice(values) for key, values in parts.items()}
+        samples.append(f"{pick['name']}{pick['day']} {pick['month']} {pick['year']} {pick['clock']}{pick['zone']}")
+    for text in samples:
+        parsed = parse_date(text)
+        assert mime.parse_date_epoch(text.encode()) == (parsed.timestamp() if parsed else None), text

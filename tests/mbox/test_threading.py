@@ -173,3 +173,20 @@ def test_a_loop_longer_than_the_link_check_is_cut_not_followed_forever():
     records = [R(f"<m{i}@x>", irt=f"<m{(i + 1) % n}@x>") for i in range(n)]
     groups = thread_records(records)
     assert len(groups) == 1 and len(groups[0].members) == n
+
+
+def test_bytes_ids_thread_like_str_ids():
+    as_str = [R("<a@x>"), R("<b@x>", ["<a@x>", "<a@x>", "<m@x>"]), R("<s@mailtriage.invalid>", synthetic=True),
+              R("<c@x>", irt="<b@x>")]
+    as_bytes = [(r.message_id.encode(), tuple(x.encode() for x in r.references),
+                 r.in_reply_to.encode() if r.in_reply_to else None, r.synthetic_id) for r in as_str]
+    got_str = [(g.root_id, g.synthetic, g.members) for g in thread_records(as_str)]
+    got_bytes = [(g.root_id.decode(), g.synthetic, g.members) for g in thread_records(as_bytes)]
+    assert got_str == got_bytes == [("<a@x>", False, [0, 1, 3]), ("<s@mailtriage.invalid>", True, [2])]
+
+
+def test_duplicate_references_are_read_once():
+    # [a, b, a, c] must link like [a, b, c]: c's parent is b, not a.
+    records = [R("<c@x>", ["<a@x>", "<b@x>", "<a@x>", "<c2@x>"]), R("<b@x>", ["<a@x>"])]
+    groups = thread_records(records)
+    assert len(groups) == 1 and groups[0].root_id == "<a@x>"

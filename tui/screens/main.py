@@ -42,6 +42,7 @@ class MainScreen(Screen, inherit_bindings=False):
 
     def on_mount(self) -> None:
         self.query_one(ThreadList).focus()
+        self.app.main_screen_ready()
 
     def on_resize(self, event) -> None:
         self.set_class(event.size.width < NARROW_WIDTH, "-narrow")

@@ -1,0 +1,219 @@
+"""The mail-source contract, checked on every backend in HARNESSES (conftest.py).
+
+Every test takes the parametrized ``source`` (or ``loaded``/``harness``) fixture,
+so a backend that joins HARNESSES runs all of them. Tests of an op the backend
+does not declare check that it declines; they never skip silently.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from mailtriage.backends.contract import ALL_OPS, DraftRequest, MailSource, Message, Op, Thread, ThreadId
+from mailtriage.backends.errors import BackendFailure, NotSupported
+from mailtriage.backends.threading import synthetic_kind
+from tests.contract.corpus import (
+    EXPECTED_THREADS,
+    EXPECTED_THREADS_ORPHAN_APART,
+    FUTURE,
+    LONG_AGO,
+    NO_ID_SUBJECT,
+    OLD_ROOTS,
+    ORPHAN,
+    RECENT_ROOTS,
+    RECENT_SINCE,
+    T1,
+    T2,
+    T3,
+    T4,
+)
+
+READ_OPS = {Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.LIST_DRAFTS, Op.LIST_SENT_SINCE, Op.THREAD_URL}
+
+
+def own_kinds(source: MailSource) -> set[str]:
+    return {source.thread_id_kind, synthetic_kind(source.thread_id_kind)}
+
+
+def call(source: MailSource, op: Op, thread_id: ThreadId, list_name: str | None):
+    """Invoke ``op`` with plausible arguments."""
+    if op is Op.LIST_RECENT_THREADS:
+        return source.list_recent_threads(list_name, LONG_AGO)
+    if op is Op.READ_THREAD:
+        return source.read_thread(thread_id)
+    if op is Op.LIST_DRAFTS:
+        return source.list_drafts(thread_id)
+    if op is Op.LIST_SENT_SINCE:
+        return source.list_sent_since(thread_id, LONG_AGO)
+    if op is Op.CREATE_DRAFT:
+        return source.create_draft(DraftRequest(thread_id=thread_id, body="contract test", to=("x@example.org",)))
+    if op is Op.THREAD_URL:
+        return source.thread_url(thread_id)
+    raise AssertionError(op)
+
+
+def rows_by_root(source: MailSource, list_name: str | None, since: datetime = LONG_AGO) -> dict:
+    return {row.root_message_id: row for row in source.list_recent_threads(list_name, since)}
+
+
+def expected_threads(harness) -> dict:
+    return EXPECTED_THREADS if harness.joins_replies_to_missing_parents else EXPECTED_THREADS_ORPHAN_APART
+
+
+def t1_id(source: MailSource, list_name: str | None) -> ThreadId:
+    return rows_by_root(source, list_name)[T1].thread_id
+
+
+# --- capabilities ---------------------------------------------------------------
+
+
+def test_capabilities_are_a_frozenset_of_ops(source):
+    assert isinstance(source.capabilities, frozenset)
+    assert source.capabilities and all(isinstance(op, Op) for op in source.capabilities)
+    assert all(source.supports(op) == (op in source.capabilities) for op in ALL_OPS)
+    assert isinstance(source.thread_id_kind, str) and source.thread_id_kind
+
+
+def test_every_undeclared_op_declines_with_not_supported(source, harness):
+    source.check_available()
+    thread_id = ThreadId(source.thread_id_kind, T1)
+    undeclared = [op for op in ALL_OPS if op not in source.capabilities]
+    for op in undeclared:
+        with pytest.raises(NotSupported) as caught:
+            call(source, op, thread_id, harness.list_name)
+        assert caught.value.op == op.value
+
+
+def test_every_declared_read_op_answers(source, harness):
+    thread_id = t1_id(source, harness.list_name) if Op.LIST_RECENT_THREADS in source.capabilities \
+        else ThreadId(source.thread_id_kind, T1)
+    for op in sorted(source.capabilities & READ_OPS, key=lambda o: o.value):
+        try:
+            call(source, op, thread_id, harness.list_name)
+        except NotSupported:  # pragma: no cover - the failure message says it all
+            pytest.fail(f"{harness.name} declares {op.value} but declined it")
+
+
+# --- listing ----------------------------------------------------------------------
+
+
+def listing(source, harness, since=LONG_AGO):
+    if Op.LIST_RECENT_THREADS not in source.capabilities:
+        pytest.skip(f"{harness.name} does not list threads (checked by the NotSupported test)")
+    return source.list_recent_threads(harness.list_name, since)
+
+
+def test_thread_ids_carry_the_backend_kind(source, harness):
+    rows = listing(source, harness)
+    assert rows
+    for row in rows:
+        assert isinstance(row.thread_id, ThreadId)
+        assert row.thread_id.kind in own_kinds(source), row
+
+
+def test_listing_holds_every_expected_thread_with_its_root_and_count(source, harness):
+    rows = {r.root_message_id: r for r in listing(source, harness)}
+    for root, (subject, members) in expected_threads(harness).items():
+        assert root in rows, f"{harness.name}: thread {root} missing"
+        assert rows[root].subject == subject
+        assert rows[root].message_count == len(members)
+        assert rows[root].thread_id.kind == source.thread_id_kind
+        assert rows[root].root_message_id.startswith("<") and rows[root].root_message_id.endswith(">")
+
+
+def test_message_without_id_is_listed_under_a_kind_of_its_own(source, harness):
+    if not harness.keeps_messages_without_id:
+        pytest.skip(f"{harness.name}'s store does not keep mail without a Message-ID")
+    rows = [r for r in listing(source, harness) if r.subject == NO_ID_SUBJECT]
+    assert len(rows) == 1
+    assert rows[0].thread_id.kind == synthetic_kind(source.thread_id_kind)
+    assert rows[0].thread_id != ThreadId(source.thread_id_kind, rows[0].thread_id.value)
+
+
+def test_listing_honours_since(source, harness):
+    recent = {r.root_message_id for r in listing(source, harness, RECENT_SINCE)}
+    assert RECENT_ROOTS <= recent
+    assert not (OLD_ROOTS & recent)
+    everything = {r.root_message_id for r in listing(source, harness, LONG_AGO)}
+    assert RECENT_ROOTS | OLD_ROOTS <= everything
+    assert listing(source, harness, FUTURE) == []
+
+
+def test_listing_is_newest_activity_first(source, harness):
+    rows = listing(source, harness)
+    stamps = [r.last_activity for r in rows if r.last_activity is not None]
+    assert stamps == sorted(stamps, reverse=True)
+    assert all(r.last_activity.tzinfo is not None for r in rows if r.last_activity is not None)
+
+
+# --- reading ----------------------------------------------------------------------
+
+
+def read(source, harness, root) -> Thread:
+    if Op.READ_THREAD not in source.capabilities:
+        pytest.skip(f"{harness.name} does not read threads (checked by the NotSupported test)")
+    thread_id = rows_by_root(source, harness.list_name)[root].thread_id \
+        if Op.LIST_RECENT_THREADS in source.capabilities else ThreadId(source.thread_id_kind, root)
+    return source.read_thread(thread_id)
+
+
+@pytest.mark.parametrize("root", sorted(EXPECTED_THREADS))
+def test_read_thread_is_chronological_with_the_expected_messages(source, harness, root):
+    thread = read(source, harness, root)
+    assert all(isinstance(m, Message) for m in thread.messages)
+    assert tuple(m.message_id for m in thread.messages) == expected_threads(harness)[root][1]
+    dates = [m.date for m in thread.messages]
+    assert None not in dates and dates == sorted(dates)
+
+
+def test_reply_with_a_missing_parent_joins_its_thread(source, harness):
+    if not harness.joins_replies_to_missing_parents:
+        # The archive files it apart: it must still be listed and readable, nothing lost.
+        thread = read(source, harness, ORPHAN)
+        assert [m.message_id for m in thread.messages] == [ORPHAN]
+        return
+    thread = read(source, harness, T2)
+    assert "<t2-orphan@reporter.example>" in [m.message_id for m in thread.messages]
+
+
+def test_non_ascii_headers_and_body_are_decoded(source, harness):
+    (message,) = read(source, harness, T3).messages
+    assert message.subject == "脆弱性の報告 — Zürich"
+    assert message.sender.name == "山田太郎"
+    assert "脆弱性" in message.body_text
+
+
+def test_html_only_mail_is_text(source, harness):
+    (message,) = read(source, harness, T4).messages
+    assert any(part.from_html for part in message.text_parts)
+    assert "<p>" not in message.body_text and "proof" in message.body_text
+
+
+def test_thread_id_of_another_kind_is_refused(source, harness):
+    foreign = ThreadId("contract-foreign-kind", T1)
+    for op in (Op.READ_THREAD, Op.THREAD_URL, Op.LIST_DRAFTS, Op.LIST_SENT_SINCE):
+        if op in source.capabilities:
+            with pytest.raises(BackendFailure):
+                call(source, op, foreign, harness.list_name)
+
+
+def test_thread_url_is_a_string(source, harness):
+    if Op.THREAD_URL not in source.capabilities:
+        pytest.skip(f"{harness.name} has no thread URLs (checked by the NotSupported test)")
+    url = source.thread_url(t1_id(source, harness.list_name) if Op.LIST_RECENT_THREADS in source.capabilities
+                            else ThreadId(source.thread_id_kind, T1))
+    assert isinstance(url, str) and url.strip() == url and "://" in url
+
+
+def test_reads_leave_the_source_unchanged(loaded, harness):
+    source = loaded.source
+    before = loaded.snapshot()
+    source.check_available()
+    for row in source.list_recent_threads(harness.list_name, LONG_AGO) \
+            if Op.LIST_RECENT_THREADS in source.capabilities else []:
+        for op in (Op.READ_THREAD, Op.THREAD_URL, Op.LIST_DRAFTS, Op.LIST_SENT_SINCE):
+            if op in source.capabilities:
+                call(source, op, row.thread_id, harness.list_name)
+    assert loaded.snapshot() == before
