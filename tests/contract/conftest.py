@@ -92,6 +92,13 @@ HARNESSES += [
     Harness("ponymail", load_ponymail, keeps_messages_without_id=False),
 ]
 
+# --- IMAP (a real Dovecot on loopback, one per xdist worker; a fresh user per test) ---
+
+from tests.imap.contract_harness import load_imap  # noqa: E402
+from tests.servers.fixtures import dovecot, memory_keyring  # noqa: E402,F401  (reached by getfixturevalue)
+
+HARNESSES.append(Harness("imap", load_imap))
+
 
 @pytest.fixture(params=HARNESSES, ids=lambda h: h.name)
 def harness(request) -> Harness:
