@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, mbox_project, settle
+from tests.tui.test_imap_drafts import imap_project  # noqa: F401 (fixture)
 
 NARROW = (80, 24)
 WIDE = (140, 40)
@@ -123,3 +125,15 @@ def test_first_run_broken_config_wide(snap_compare, workdir):
     write_project(workdir / "p", [("mbox", "sometimes", "no")])
     app = make_app(Path("p"))
     assert snap_compare(app, terminal_size=WIDE, run_before=shot(theme="mailtriage-high-contrast"))
+
+
+def test_confirmable_draft_proposal_on_imap(snap_compare, imap_project):
+    # The draft-capable case (a real Dovecot account): the write, its backend, the marked CC.
+    from tests.tui.test_imap_drafts import open_proposal
+
+    async def run_before(pilot):
+        await open_proposal(pilot.app, pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(make_app(imap_project), terminal_size=(120, 40), run_before=run_before)
