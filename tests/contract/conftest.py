@@ -99,6 +99,12 @@ from tests.servers.fixtures import dovecot, memory_keyring  # noqa: E402,F401  (
 
 HARNESSES.append(Harness("imap", load_imap))
 
+# --- Gmail (the Google emulator of tests/oauth) ------------------------------------
+from tests.oauth.fixtures import google_emulator  # noqa: E402,F401
+from tests.oauth.gmail_harness import load_gmail  # noqa: E402
+
+HARNESSES.append(Harness("gmail", load_gmail))
+
 
 @pytest.fixture(params=HARNESSES, ids=lambda h: h.name)
 def harness(request) -> Harness:
