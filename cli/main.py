@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     tracker = sub.add_parser("tracker", help="tracker operations (see 'mailtriage tracker --help')", add_help=False)
     tracker.add_argument("rest", nargs=argparse.REMAINDER)
+
+    modes = sub.add_parser("modes", help="MAS modes endpoint (see 'mailtriage modes --help')", add_help=False)
+    modes.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
 
 
@@ -357,9 +360,14 @@ def cmd_app(args: argparse.Namespace) -> int:
     return cmd_list(args)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    # The modes CLI (mailtriage.modes.cli) owns its own arguments, like the tracker CLI below.
+    if argv[:1] == ["modes"]:
+        from mailtriage.modes.cli import main as modes_main
+
+        return modes_main(argv[1:])
     # The tracker CLI owns its own arguments; hand them over untouched.
     if "tracker" in argv:
         idx = argv.index("tracker")
@@ -419,6 +427,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (Unavailable, BackendFailure, MailError) as exc:
         _err(str(exc))
         return EXIT_BACKEND
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): not an error of ours; silence the flush at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover
