@@ -38,10 +38,12 @@ def markdown_inert(text: str) -> str:
     (a ``### Field`` line would forge a field section), no HTML, no link syntax."""
     out = []
     for line in text.split("\n"):
+        # HTML and quote markers become entities; other block markers get a backslash.
+        line = line.replace("<", "&lt;").replace(">", "&gt;")
         stripped = line.lstrip()
-        if stripped.startswith(("#", ">", "<", "---", "===", "```", "~~~", "|")):
+        if stripped.startswith(("#", "---", "===", "```", "~~~", "|")):
             line = line[: len(line) - len(stripped)] + "\\" + stripped
-        out.append(line.replace("<", "&lt;").replace(">", "&gt;") if "<" in line or ">" in line else line)
+        out.append(line)
     return "\n".join(out)
 
 

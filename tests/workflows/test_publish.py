@@ -78,3 +78,32 @@ def test_commit_message_names_actions_per_issue():
     diff = ("diff --git a/t/SEC-0003.md b/t/SEC-0003.md\n+<details><summary>2026-01-02 · @tess · Sync</summary>\n"
             "diff --git a/t/SEC-0004.md b/t/SEC-0004.md\n+labels: [\"valid\"]\n")
     assert commit_message(changes, diff) == "security: sync SEC-0003; update SEC-0004; import SEC-0012, SEC-0013"
+
+
+def test_svn_working_copy(tmp_path):
+    from mailtriage.core.projectconfig import load_project
+    from mailtriage.trackers.registry import open_tracker
+    from tests.workflows.conftest import sh
+
+    repo = tmp_path / "svnrepo"
+    sh(["svnadmin", "create", str(repo)], tmp_path)
+    wc = tmp_path / "wc"
+    sh(["svn", "checkout", "-q", "--non-interactive", repo.as_uri(), str(wc)], tmp_path)
+    project = wc / "project"
+    project.mkdir()
+    (project / "project.md").write_text("# P\n\n## Configuration\n\n```yaml\norganization: asf\ntracker:\n"
+                                        "  platform: local-files\n  local: {path: ../security-tracker}\n```\n")
+    config = load_project(project)
+    open_tracker(config).init("SEC", access_restricted=True)
+    sh(["svn", "add", "-q", "project", "security-tracker"], wc)
+    sh(["svn", "commit", "-q", "--non-interactive", "-m", "start"], wc)
+    tracker = open_tracker(config)
+    made = tracker.create("Heap overflow", "x\n", [])["id"]
+    proposal = propose_publish(tracker, config)
+    fields = _fields(proposal)
+    assert fields["Commit message"] == f"security: import {made}"
+    assert fields["Publish"] == f"svn commit to {repo.as_uri()}"
+    assert '+title: "Heap overflow"' in fields["Diff"]
+    assert proposal.apply(confirmed=True).ok
+    log = sh(["svn", "log", "-l", "1", "--non-interactive", repo.as_uri()], tmp_path)
+    assert f"security: import {made}" in log and "Generated-by: mailtriage" in log
