@@ -117,9 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def project_dir(args: argparse.Namespace) -> Path:
     if getattr(args, "demo", False):
-        from mailtriage.demo import demo_project_dir
+        from mailtriage.cli.demo_workspace import ensure_demo_workspace
 
-        return demo_project_dir()
+        return ensure_demo_workspace()
     if getattr(args, "project", None):
         return Path(args.project)
     env = os.environ.get("MAILTRIAGE_PROJECT")
