@@ -338,7 +338,8 @@ class ImapConnection:
             state.exists = max(0, state.exists - 1)
 
     def select(self, folder: str) -> FolderState:
-        """Select ``folder`` (read-write), or, when it already is, sync it with one NOOP.
+        """Select ``folder`` (read-write, or read-only when that is all the server grants),
+        or, when it already is, sync it with one NOOP.
 
         Raises BackendFailure when the folder does not exist.
         """
@@ -350,7 +351,15 @@ class ImapConnection:
         self.state = None
 
         def do_select(client: IMAPClient) -> FolderState:
-            info = client.select_folder(folder)
+            from imapclient.exceptions import IMAPClientReadOnlyError
+
+            try:
+                info = client.select_folder(folder)
+            except IMAPClientReadOnlyError:
+                # The server granted the folder read-only (e.g. an ACL without write
+                # rights): reading still works, so open it with EXAMINE instead of failing.
+                info = client.select_folder(folder, readonly=True)
+                info.pop(b"READ-WRITE", None)
             return FolderState(
                 name=folder,
                 uidvalidity=int(info[b"UIDVALIDITY"]),

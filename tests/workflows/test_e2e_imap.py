@@ -339,6 +339,29 @@ username = "{user.name}"
     assert all(i["ack_deferred"] and i["existing_ack"] is None for i in result["items"])
 
 
+def test_sweep_reads_a_folder_the_server_grants_only_read_only(acl_dovecot, memory_keyring):
+    user = acl_dovecot.add_user()
+    for name, _e, data, received in fm.corpus():
+        acl_dovecot.append(user, "Feedback", data, when=received)
+    # Lookup and read only: Dovecot answers SELECT with [READ-ONLY]; the folder must still be read.
+    (user.maildir / ".Feedback" / "dovecot-acl").write_text("owner lr\n")
+    config_dir = Path(os.environ["MAILTRIAGE_CONFIG_DIR"])
+    config_dir.mkdir(exist_ok=True)
+    (config_dir / "config.toml").write_text(f"""
+[accounts.ro2]
+host = "127.0.0.1"
+port = {acl_dovecot.port}
+security = "plain"
+username = "{user.name}"
+""", encoding="utf-8")
+    set_secret(password_key("ro2"), user.password)
+    source = parse_source("ro2/Feedback")
+    result = run_sweep(open_reader(source), entry="e", cursor=fm.CURSOR, source=source.describe()).to_json()
+    assert result["available"] is True and result["ack_primitive"] is False
+    assert result["notices"] == [NO_ACK_PRIMITIVE]
+    assert len(result["items"]) == 5
+
+
 def test_every_flow_from_the_command_line_and_nothing_is_sent(imap_env, capsys, monkeypatch):
     import io
     import json
