@@ -4,6 +4,7 @@
     mailtriage [--project DIR | --demo] sources         capability matrix, availability, resolution
     mailtriage [--project DIR | --demo] mail <op> …     one mail-source contract operation, JSON out
     mailtriage [--project DIR | --demo] tracker <sub> … the tracker CLI (see docs/trackers.md)
+    mailtriage [--project DIR | --demo] import|sync|publish|poll|sweep …  the triage flows (docs/workflows.md)
     mailtriage account login|status|logout ACCOUNT      OAuth sign-in (see docs/gmail.md, docs/microsoft.md)
 
 Exit codes of ``mail`` and ``sources``: 0 ok, 2 usage or configuration, 3 declined
@@ -101,6 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     q = op_parser("thread-url", "a human-clickable URL for a thread")
     q.add_argument("thread_id")
 
+    from mailtriage.cli import flows  # argparse only: import, sync, publish, poll, sweep
+
+    flows.register(sub, _common)
+
     tracker = sub.add_parser("tracker", help="tracker operations (see 'mailtriage tracker --help')", add_help=False)
     tracker.add_argument("rest", nargs=argparse.REMAINDER)
 
@@ -117,9 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def project_dir(args: argparse.Namespace) -> Path:
     if getattr(args, "demo", False):
-        from mailtriage.demo import demo_project_dir
+        from mailtriage.cli.demo_workspace import ensure_demo_workspace
 
-        return demo_project_dir()
+        return ensure_demo_workspace()
     if getattr(args, "project", None):
         return Path(args.project)
     env = os.environ.get("MAILTRIAGE_PROJECT")
@@ -409,6 +414,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
             return cmd_mail(args)
         if args.command == "list":
             return cmd_list(args)
+        if args.command in ("import", "sync", "publish", "poll", "sweep"):
+            from mailtriage.cli import flows
+
+            return flows.run(args, sys.modules[__name__])
         return cmd_app(args)
     except UsageError as exc:
         _err(str(exc))

@@ -194,6 +194,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
                 main.threads.show_message("loading cancelled — press R to load again")
             if "reader" in cancelled:
                 main.reader.show_status("loading cancelled")
+            elif "reply" in cancelled:
+                main.reader.restore_status()
         if cancelled:
             self.notify("cancelled: " + ", ".join(cancelled), markup=False)
 
@@ -295,7 +297,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
         if thread is None and summary is None:
             self.notify("Open a thread first (Enter), then reply with r.", severity="warning", markup=False)
             return
-        self.notify("preparing the reply proposal …", markup=False, timeout=3)
+        if main is not None:
+            main.reader.show_status("preparing the reply proposal … (Esc cancels)")
         self._propose(self._new_request("reply"), thread, summary.thread_id if summary is not None else None)
 
     @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
@@ -324,6 +327,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
     def on_proposal_ready(self, message: ProposalReady) -> None:
         if not self._is_current("reply", message.request):
             return
+        if self.main is not None:
+            self.main.reader.restore_status()
         self.show_proposal(message.proposal)
 
     def show_proposal(self, proposal) -> None:
@@ -395,6 +400,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
         if main is not None:
             if message.where == "threads":
                 main.threads.show_failure(text, retry_hint=not isinstance(error, LookupError))
+            elif message.where == "reply":
+                main.reader.restore_status()
             elif message.where == "reader":
                 main.reader.show_status(("⚠ press R to reconnect — " if reconnect else "⚠ ") + text, error=True)
         if isinstance(error, MandatoryBackendUnavailable) or isinstance(error, LookupError):

@@ -50,7 +50,8 @@ class Session:
         from mailtriage.core.projectconfig import load_project
 
         config = load_project(self.project_dir)
-        sources = SourceSet(config, {"demo": self.demo} if self.demo else None)
+        # Backends that need the user settings (an IMAP account) get the app's copy.
+        sources = SourceSet(config, {"user_settings": self.settings, "demo": self.demo})
         with self._lock:
             self.config, self.sources = config, sources
             self.cc = resolve_security_cc(config)

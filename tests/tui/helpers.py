@@ -15,15 +15,25 @@ def make_app(project_dir: Path, **kwargs) -> MailTriageApp:
 
 
 async def settle(pilot: Pilot) -> None:
-    """Wait until no worker runs and every message they posted is handled."""
+    """Wait until no worker runs, every posted message is handled and nothing animates.
+
+    Checked until the screen stack and the widget count stay the same across two
+    rounds, so a result that pushes a screen (a dialog) is waited for too, even on a
+    busy machine.
+    """
     app = pilot.app
-    for _ in range(50):
+    previous = None
+    for _ in range(100):
         await app.workers.wait_for_complete()
+        await pilot._wait_for_screen()
+        await pilot.wait_for_scheduled_animations()
         await pilot.pause()
-        if not any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers):
-            await pilot.pause()
+        busy = any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers)
+        state = (tuple(id(s) for s in app.screen_stack), len(list(app.screen.walk_children())))
+        if not busy and state == previous:
             return
-    raise AssertionError("workers did not settle")
+        previous = state
+    raise AssertionError("the app did not settle")
 
 
 def screen_text(app) -> str:
@@ -92,8 +102,12 @@ def write_mbox(path: Path, messages) -> Path:
 
 def mbox_project(folder: Path, *, security_list: str | None = "security@frob.example",
                  extra_rows: list[tuple[str, str, str]] | None = None, extra_config: dict | None = None,
-                 messages=None) -> Path:
-    """A project whose primary source is an mbox archive written with the stdlib."""
+                 messages=None, old_archive: bool = False) -> Path:
+    """A project whose primary source is an mbox archive written with the stdlib.
+
+    ``old_archive`` adds a fallback mbox source named ``old`` whose archive is missing
+    (a fixed absolute path that is only ever read): always unavailable, same reason.
+    """
     from tests.core.helpers import write_project
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -106,6 +120,9 @@ def mbox_project(folder: Path, *, security_list: str | None = "security@frob.exa
     for key, value in (extra_config or {}).items():
         config[key] = value
     rows = [("mbox", "primary", "no")] + (extra_rows or [])
+    if old_archive:
+        config["mail_sources"]["old"] = {"kind": "mbox", "path": "/nonexistent/old-archive.mbox"}
+        rows.append(("old", "fallback", "no"))
     return write_project(folder, rows, config, title="Frob project")
 
 

@@ -41,6 +41,7 @@ class MainScreen(Screen, inherit_bindings=False):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.set_class(self.app.size.width < NARROW_WIDTH, "-narrow")
         self.query_one(ThreadList).focus()
         self.app.main_screen_ready()
 
