@@ -25,7 +25,7 @@ EXIT_OK, EXIT_USAGE, EXIT_FAILED = 0, 2, 4
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mailtriage account", description="Sign in to mail accounts (OAuth).")
+    parser = argparse.ArgumentParser(prog="mailtriage account", description="Sign in to mail accounts (OAuth) or store a password.")
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sub.required = True
     login = sub.add_parser("login", help="sign in (Google: browser; Microsoft: device code)")
@@ -34,6 +34,11 @@ def _parser() -> argparse.ArgumentParser:
     login.add_argument("--interactive", action="store_true",
                        help="Microsoft: browser and loopback redirect instead of a device code")
     login.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the sign-in (default 300)")
+    setpw = sub.add_parser("set-password", help="store an IMAP (or SMTP) password in the system keyring",
+                           description="Read a password (prompted without echo, or one line from stdin) and "
+                                       "store it in the system keyring; it never goes to a file.")
+    setpw.add_argument("account", help="the id of an [accounts.<id>] table")
+    setpw.add_argument("--smtp", action="store_true", help="the SMTP password (default: the IMAP password)")
     for name, text in (("status", "check the saved sign-in with a real call"),
                        ("logout", "forget the saved sign-in (keyring)")):
         p = sub.add_parser(name, help=text)
@@ -122,13 +127,35 @@ def logout(args: argparse.Namespace) -> dict:
     return {"account": account.id, "provider": provider, "signed_in": False}
 
 
+def set_password(args: argparse.Namespace) -> dict:
+    from mailtriage.backends.imap.account import password_key, smtp_password_key
+    from mailtriage.core.projectconfig import ConfigError
+    from mailtriage.core.secrets import set_secret
+    from mailtriage.core.settings import load_settings
+
+    settings = load_settings()
+    settings.account(args.account)  # a ConfigError naming the valid accounts when unknown
+    if sys.stdin.isatty():
+        import getpass
+
+        secret = getpass.getpass(f"{'SMTP' if args.smtp else 'IMAP'} password for {args.account}: ")
+    else:
+        secret = sys.stdin.readline().rstrip("\r\n")
+    if not secret:
+        raise ConfigError("(stdin)", "password", "is empty", "a non-empty password")
+    key = smtp_password_key(args.account) if args.smtp else password_key(args.account)
+    set_secret(key, secret)
+    return {"account": args.account, "stored": key}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from mailtriage.backends.errors import MailError
     from mailtriage.core.projectconfig import ConfigError
 
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
-        result = {"login": login, "status": status, "logout": logout}[args.action](args)
+        actions = {"login": login, "status": status, "logout": logout, "set-password": set_password}
+        result = actions[args.action](args)
     except ConfigError as exc:
         _say(f"mailtriage: configuration error: {exc}")
         return EXIT_USAGE

@@ -101,3 +101,24 @@ def test_an_unknown_oauth_provider_is_a_configuration_error(tmp_path, monkeypatc
     with pytest.raises(ConfigError) as caught:
         provider_for("x")
     assert "accounts.x.oauth" in str(caught.value)
+
+
+def test_set_password_stores_in_keyring_only(memory_keyring, tmp_path, monkeypatch, capsys):
+    import io
+    import sys
+
+    from mailtriage.backends.imap.account import password_key, smtp_password_key
+
+    settings(tmp_path, monkeypatch, {"work": {"kind": "imap", "host": "127.0.0.1", "security": "plain",
+                                              "username": "me"}})
+    monkeypatch.setattr(sys, "stdin", io.StringIO("s3cret pass\n"))
+    assert main(["account", "set-password", "work"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"account": "work", "stored": password_key("work")}
+    assert get_secret(password_key("work")) == "s3cret pass"
+    monkeypatch.setattr(sys, "stdin", io.StringIO("smtp-pass\n"))
+    assert main(["account", "set-password", "work", "--smtp"]) == 0
+    assert get_secret(smtp_password_key("work")) == "smtp-pass"
+    assert "s3cret" not in (tmp_path / "config" / "config.toml").read_text()
+    # An unknown account is a configuration error naming the valid ones.
+    assert main(["account", "set-password", "home"]) == 2
+    assert "accounts.home" in capsys.readouterr().err
