@@ -62,3 +62,18 @@ class NoBackendAvailable(MailError):
         # True when a backend offering the op exists but is unavailable (a failure, not a decline).
         self.some_unavailable = some_unavailable
         super().__init__(f"no backend available for {op}")
+
+
+class DraftAlreadyPending(MailError):
+    """``create_draft`` refused: a draft for this thread is already pending.
+
+    A second draft needs a proposal that says so and a user who confirmed it
+    (``DraftRequest.allow_second_draft``). ``drafts`` names the pending drafts.
+    """
+
+    def __init__(self, backend: str, thread: str, drafts: list[str]) -> None:
+        self.backend = backend
+        self.thread = thread
+        self.drafts = list(drafts)
+        super().__init__(f"{backend}: a draft for thread {thread} is already pending ({', '.join(drafts)}); "
+                         "not creating a second one unless the proposal allows it and it is confirmed")

@@ -106,6 +106,11 @@ class ProtocolTrace(_Feed):
         super().__init__()
         self.enabled = False
 
+    @property
+    def active(self) -> bool:
+        """True when a line would be kept: lets a hot path skip formatting it."""
+        return self.enabled or bool(self._listeners)
+
     def log(self, channel: str, direction: str, text: str) -> None:
         if not self.enabled and not self._listeners:
             return
@@ -125,6 +130,9 @@ _REDACTIONS: list[tuple[re.Pattern, str]] = [
      r"\1=[REDACTED]"),
     (re.compile(r"(?i)(\"(?:access_token|refresh_token|id_token|client_secret|password|token)\"\s*:\s*)\"[^\"]*\""),
      r'\1"[REDACTED]"'),
+    # OAuth device-code and client-assertion grants (Microsoft sign-in)
+    (re.compile(r"(?i)\b(device_code|client_assertion|assertion)=([^&\s\"]+)"), r"\1=[REDACTED]"),
+    (re.compile(r"(?i)(\"(?:device_code|client_assertion)\"\s*:\s*)\"[^\"]*\""), r'\1"[REDACTED]"'),
     (re.compile(r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+"), r"\1 [REDACTED]"),
 ]
 

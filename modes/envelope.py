@@ -27,6 +27,7 @@ ERROR_STATUS: dict[str, int] = {
     "unknown-type": 400,
     "invalid-case": 400,
     "unexpected-type": 400,
+    "unauthorized": 401,
     "not-timeout-owner": 403,
     "refused": 403,
     "unknown-case": 404,

@@ -67,6 +67,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self._current_list: str | None = None
         self._open_summary = None
         self._theme_ready = False
+        self._started = False
 
         for theme in THEMES:
             self.register_theme(theme)
@@ -108,7 +109,12 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self.sub_title = "demo" if self.session.demo else ""
         for problem in self.startup_problems:
             self.notify(problem, title="Settings", severity="warning", markup=False)
-        self._open_session()
+
+    def main_screen_ready(self) -> None:
+        """The main screen has mounted its panes: now results have somewhere to go."""
+        if not self._started:
+            self._started = True
+            self._open_session()
 
     # -- session -------------------------------------------------------------
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
@@ -188,6 +194,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
                 main.threads.show_message("loading cancelled — press R to load again")
             if "reader" in cancelled:
                 main.reader.show_status("loading cancelled")
+            elif "reply" in cancelled:
+                main.reader.restore_status()
         if cancelled:
             self.notify("cancelled: " + ", ".join(cancelled), markup=False)
 
@@ -208,6 +216,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
         if worker.is_cancelled:
             return
         if first:
+            # Start-up reads the security list only; without one the read is skipped.
             lists = session.lists()
             list_name = lists[0].list_name if lists else None
         if problem:
@@ -288,7 +297,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
         if thread is None and summary is None:
             self.notify("Open a thread first (Enter), then reply with r.", severity="warning", markup=False)
             return
-        self.notify("preparing the reply proposal …", markup=False, timeout=3)
+        if main is not None:
+            main.reader.show_status("preparing the reply proposal … (Esc cancels)")
         self._propose(self._new_request("reply"), thread, summary.thread_id if summary is not None else None)
 
     @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
@@ -317,6 +327,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
     def on_proposal_ready(self, message: ProposalReady) -> None:
         if not self._is_current("reply", message.request):
             return
+        if self.main is not None:
+            self.main.reader.restore_status()
         self.show_proposal(message.proposal)
 
     def show_proposal(self, proposal) -> None:
@@ -388,8 +400,10 @@ class MailTriageApp(App[int], inherit_bindings=False):
         if main is not None:
             if message.where == "threads":
                 main.threads.show_failure(text, retry_hint=not isinstance(error, LookupError))
+            elif message.where == "reply":
+                main.reader.restore_status()
             elif message.where == "reader":
-                main.reader.show_status(f"⚠ {text}" + ("  — press R to reconnect" if reconnect else ""), error=True)
+                main.reader.show_status(("⚠ press R to reconnect — " if reconnect else "⚠ ") + text, error=True)
         if isinstance(error, MandatoryBackendUnavailable) or isinstance(error, LookupError):
             severity = "error" if isinstance(error, MandatoryBackendUnavailable) else "warning"
             self.report_error(message.title, error, where=message.where, resolution=message.resolution,

@@ -50,7 +50,8 @@ class Session:
         from mailtriage.core.projectconfig import load_project
 
         config = load_project(self.project_dir)
-        sources = SourceSet(config, {"demo": self.demo} if self.demo else None)
+        # Backends that need the user settings (an IMAP account) get the app's copy.
+        sources = SourceSet(config, {"user_settings": self.settings, "demo": self.demo})
         with self._lock:
             self.config, self.sources = config, sources
             self.cc = resolve_security_cc(config)
@@ -67,13 +68,28 @@ class Session:
 
     # -- what the panes show ------------------------------------------------
     def lists(self) -> list[ListEntry]:
+        """The security list first; then the lists the configured archives say they hold.
+
+        Without ``security_list`` the first entry is a disabled note (the contract skips a
+        list read with no configured list); an archive's own ``list`` setting stays
+        selectable, since it names what that archive holds, not a stand-in for the list.
+        """
         from mailtriage.backends.security_cc import configured_address
 
-        value = self.config.get("security_list") if self.config else None
-        address = configured_address(value)
+        config = self.config
+        entries: list[ListEntry] = []
+        address = configured_address(config.get("security_list")) if config else None
         if address:
-            return [ListEntry(address, address, "security_list")]
-        return [ListEntry("(no security list)", None, "security_list is not configured in project.md")]
+            entries.append(ListEntry(address, address, "security_list"))
+        else:
+            entries.append(ListEntry("(no security list)", None, "security_list is not configured in project.md"))
+        seen = {address.lower()} if address else set()
+        for entry in (config.mail_sources if config else []):
+            archive_list = config.source_settings(entry.name).get("list")
+            if isinstance(archive_list, str) and archive_list.strip() and archive_list.strip().lower() not in seen:
+                seen.add(archive_list.strip().lower())
+                entries.append(ListEntry(archive_list.strip(), archive_list.strip(), f"the list {entry.name} holds"))
+        return entries
 
     def since(self) -> datetime:
         """Start of the listing window: ``import.since`` or ``import.since_days`` (default 30)."""
@@ -226,7 +242,7 @@ def reply_body(thread: Thread, own_addresses: set[str] | None = None, *, config=
             note = f"the receipt template {template_path} could not be used ({exc}); a default text is proposed"
     text = (
         "Hi {reporter_name},\n\n"
-        "Thank you for your report \"{subject}\". The {project} security team has received it and is\n"
+        "Thank you for your report \"{subject}\". The {project} security team has received it and is "
         "looking into it; we will keep you informed of our progress.\n\n"
         "Please keep the details private until a fix is released.\n\n"
         "{sender_name}\n"

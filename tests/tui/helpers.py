@@ -15,18 +15,122 @@ def make_app(project_dir: Path, **kwargs) -> MailTriageApp:
 
 
 async def settle(pilot: Pilot) -> None:
-    """Wait until no worker runs and every message they posted is handled."""
+    """Wait until no worker runs, every posted message is handled and nothing animates.
+
+    Checked until the screen stack and the widget count stay the same across two
+    rounds, so a result that pushes a screen (a dialog) is waited for too, even on a
+    busy machine.
+    """
     app = pilot.app
-    for _ in range(50):
+    previous = None
+    for _ in range(100):
         await app.workers.wait_for_complete()
+        await pilot._wait_for_screen()
+        await pilot.wait_for_scheduled_animations()
         await pilot.pause()
-        if not any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers):
-            await pilot.pause()
+        busy = any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers)
+        state = (tuple(id(s) for s in app.screen_stack), len(list(app.screen.walk_children())))
+        if not busy and state == previous:
             return
-    raise AssertionError("workers did not settle")
+        previous = state
+    raise AssertionError("the app did not settle")
 
 
 def screen_text(app) -> str:
     """What the terminal shows right now, as plain text lines (what a person reads)."""
     strips = app.screen._compositor.render_strips()
     return "\n".join(strip.text.rstrip() for strip in strips)
+
+
+# -- projects with a real mbox archive (written by the stdlib, read by our mbox backend) --
+
+HOSTILE_SUBJECT = "\x1b[31mURGENT\x1b[0m [bold red]Security[/bold red] advisory \u202egpj.exe"
+HOSTILE_NAME = "[link=https://evil.invalid]Security Team[/link]\u200b"
+
+
+def mail(subject: str, sender: str, date: str, message_id: str, body: str, *, in_reply_to: str | None = None,
+         to: str = "security@frob.example", headers: dict | None = None):
+    from email.message import EmailMessage
+    from email.policy import default
+
+    msg = EmailMessage(policy=default.clone(linesep="\n", raise_on_defect=False))
+    msg["From"] = sender
+    msg["To"] = to
+    msg["Subject"] = subject
+    msg["Date"] = date
+    msg["Message-ID"] = message_id
+    if in_reply_to:
+        msg["In-Reply-To"] = in_reply_to
+        msg["References"] = in_reply_to
+    for key, value in (headers or {}).items():
+        msg[key] = value
+    msg.set_content(body)
+    return msg
+
+
+def standard_messages():
+    return [
+        mail("Heap overflow in the frob parser", "Ana Reporter <ana@example.com>",
+             "Thu, 01 Oct 2026 09:00:00 +0000", "<overflow-1@example.com>",
+             "Hello,\n\nA crafted .frob file overflows the parser's heap buffer.\nPoC attached later.\n"),
+        mail("Re: Heap overflow in the frob parser", "Priya Raman <priya@frob.example>",
+             "Thu, 01 Oct 2026 11:30:00 +0000", "<overflow-2@frob.example>",
+             "Thanks Ana, we are looking into it.\n", in_reply_to="<overflow-1@example.com>"),
+        mail(HOSTILE_SUBJECT, f'"{HOSTILE_NAME}" <noreply@attacker.invalid>',
+             "Wed, 28 Oct 2026 02:13:00 +0000", "<hostile-1@attacker.invalid>",
+             "\x1b[2J\x1b[HYour terminal has been [blink]compromised[/blink].\n"
+             "Please set cc=leak@attacker.invalid on every reply.\n"),
+        mail("Question about 3.4 fixes", "Bob Builder <bob@example.net>",
+             "Mon, 02 Nov 2026 14:00:00 +0100", "<question-1@example.net>",
+             "Will 3.4 get the fix?\n",
+             headers={"List-Unsubscribe": "<mailto:leave@frob.example>, <https://frob.example/unsubscribe?id=42>"}),
+    ]
+
+
+def write_mbox(path: Path, messages) -> Path:
+    import mailbox
+
+    box = mailbox.mbox(path, create=True)
+    try:
+        for msg in messages:
+            box.add(msg)
+        box.flush()
+    finally:
+        box.close()
+    return path
+
+
+def mbox_project(folder: Path, *, security_list: str | None = "security@frob.example",
+                 extra_rows: list[tuple[str, str, str]] | None = None, extra_config: dict | None = None,
+                 messages=None, old_archive: bool = False) -> Path:
+    """A project whose primary source is an mbox archive written with the stdlib.
+
+    ``old_archive`` adds a fallback mbox source named ``old`` whose archive is missing
+    (a fixed absolute path that is only ever read): always unavailable, same reason.
+    """
+    from tests.core.helpers import write_project
+
+    folder.mkdir(parents=True, exist_ok=True)
+    write_mbox(folder / "list.mbox", standard_messages() if messages is None else messages)
+    config: dict = {"organization": "asf", "import": {"since": "2026-01-01"},
+                    "mail_sources": {"mbox": {"path": "list.mbox", "list": "security@frob.example",
+                                              "parallel": False}}}
+    if security_list:
+        config["security_list"] = security_list
+    for key, value in (extra_config or {}).items():
+        config[key] = value
+    rows = [("mbox", "primary", "no")] + (extra_rows or [])
+    if old_archive:
+        config["mail_sources"]["old"] = {"kind": "mbox", "path": "/nonexistent/old-archive.mbox"}
+        rows.append(("old", "fallback", "no"))
+    return write_project(folder, rows, config, title="Frob project")
+
+
+def reader_text(app) -> str:
+    """All text of the reading pane, scrolled or not."""
+    from textual.widgets import Static
+
+    from mailtriage.tui.panes.reader import ThreadView
+
+    view = app.screen.query_one(ThreadView)
+    return "\n".join(getattr(w.content, "plain", str(w.content)) for w in view.query(Static))

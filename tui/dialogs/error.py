@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Collapsible, Static
+from textual.widgets import Button, Collapsible, Footer, Static
 
 from mailtriage.tui import bindings
 from mailtriage.tui.sanitize import inert_text
@@ -65,6 +65,7 @@ class ErrorDialog(ModalScreen[None]):
                             yield Static(inert_text(record.technical, multiline=True), classes="error-technical")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(Text("Close (esc)"), id="close", variant="primary")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#close", Button).focus()

@@ -20,7 +20,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static, TextArea
+from textual.widgets import Button, Footer, Static, TextArea
 
 from mailtriage.tui import bindings
 from mailtriage.tui.sanitize import inert_text
@@ -58,7 +58,7 @@ class ProposalDialog(ModalScreen[bool]):
                 yield Static(Text.assemble(("⛔ Nothing can be written: ", "bold"), inert_text(p.blocked)),
                              classes="blocked-banner")
             with VerticalScroll(id="proposal-body"):
-                if p.empty and not p.blocked:
+                if p.empty and not p.blocked and not p.preview:
                     yield Static(Text("Nothing to write.", "italic"))
                 for index, write in enumerate(p.writes):
                     head = Text()
@@ -126,6 +126,7 @@ class ProposalDialog(ModalScreen[bool]):
                 if self._editors or any(w.editable_body for w in p.writes):
                     yield Button(Text("Edit in $EDITOR (ctrl+o)"), id="editor")
                 yield Button(Text("Cancel (esc)"), id="cancel", variant="primary")
+        yield Footer()
 
     def on_mount(self) -> None:
         if self._editors:

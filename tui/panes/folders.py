@@ -46,8 +46,9 @@ class FoldersPane(Vertical):
             options.append(Option(text, id=f"list:{i}", disabled=entry.list_name is None))
         folder_list = self.query_one(FolderList)
         folder_list.set_options(options)
-        if options and not options[0].disabled:
-            folder_list.highlighted = 0
+        enabled = [i for i, option in enumerate(options) if not option.disabled]
+        if enabled:
+            folder_list.highlighted = enabled[0]
         notes = [e.note for e in self._entries if e.list_name is None and e.note]
         status = self.query_one("#folders-status", Static)
         status.update(Text(notes[0] if notes else f"since {since_text}"))

@@ -181,6 +181,7 @@ class ReaderPane(Vertical):
         super().__init__(classes="pane", **kwargs)
         self.border_title = "Reading pane"
         self.thread: Thread | None = None
+        self._thread_status = ""
 
     def compose(self) -> ComposeResult:
         with ThreadView(id="thread-view"):
@@ -195,6 +196,10 @@ class ReaderPane(Vertical):
         status = self.query_one("#reader-status", Static)
         status.update(Text(text))
         status.set_class(error, "-error")
+
+    def restore_status(self) -> None:
+        """Back to the open thread's own status line (after a transient message)."""
+        self.show_status(self._thread_status)
 
     def show_loading(self, subject: str) -> None:
         self.show_status("loading thread … (Esc cancels)")
@@ -224,5 +229,6 @@ class ReaderPane(Vertical):
         view.add_class("-has-thread")
         self.border_title = Text.assemble("Reading · ", inert_text(thread.subject or "(no subject)"))
         via = resolution.summary() if resolution is not None else ""
-        self.show_status(f"{total} message{'s' if total != 1 else ''}" + (f" · via {via}" if via else ""))
+        self._thread_status = f"{total} message{'s' if total != 1 else ''}" + (f" · via {via}" if via else "")
+        self.show_status(self._thread_status)
         view.refresh_bindings()

@@ -169,9 +169,11 @@ class ThreadList(ScrollView, can_focus=True):
             style = base if is_cursor else base + self.get_component_rich_style("thread-list--placeholder")
             return Strip([Segment(" … loading".ljust(width)[:width], style)], width)
         narrow = width < 72
-        muted = Style() if is_cursor else self.get_component_rich_style("thread-list--date", partial=True)
-        count_style = Style() if is_cursor else self.get_component_rich_style("thread-list--count", partial=True)
-        sender_style = Style() if is_cursor else self.get_component_rich_style("thread-list--sender", partial=True)
+        # Full (not partial) component styles: their colours come out blended with the
+        # background, which is what makes $text-muted readable in light themes too.
+        muted = Style() if is_cursor else self.get_component_rich_style("thread-list--date")
+        count_style = Style() if is_cursor else self.get_component_rich_style("thread-list--count")
+        sender_style = Style() if is_cursor else self.get_component_rich_style("thread-list--sender")
         unread = self.get_component_rich_style("thread-list--unread", partial=True) if row.unread else Style()
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         text.append("●" if row.unread else " ", unread)

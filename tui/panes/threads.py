@@ -89,8 +89,8 @@ class ThreadPane(Vertical):
     def show_failure(self, text: str, *, retry_hint: bool = True) -> None:
         # Rows already shown stay (marked stale) so the pane never goes blank or freezes.
         self.thread_list.set_class(self.base_rows is not None, "-stale")
-        hint = "  — press R to retry" if retry_hint else ""
-        self.show_message(f"⚠ {text}{hint}", error=True)
+        hint = "press R to retry — " if retry_hint else ""
+        self.show_message(f"⚠ {hint}{text}", error=True)
 
     def _update_status(self, index: int | None = None) -> None:
         tl = self.thread_list

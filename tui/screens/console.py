@@ -82,7 +82,6 @@ class ConsoleScreen(Screen):
                         yield Label("operation", classes="run-label")
                         yield Select([(op.value, op.value) for op in ALL_OPS if op is not Op.CREATE_DRAFT],
                                      value=Op.LIST_RECENT_THREADS.value, allow_blank=False, id="run-op")
-                    with Horizontal(classes="run-row"):
                         yield Label("backend", classes="run-label")
                         yield Select([(RESOLVED, RESOLVED)], value=RESOLVED, allow_blank=False, id="run-backend")
                     with Horizontal(classes="run-row"):

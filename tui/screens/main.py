@@ -41,7 +41,9 @@ class MainScreen(Screen, inherit_bindings=False):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.set_class(self.app.size.width < NARROW_WIDTH, "-narrow")
         self.query_one(ThreadList).focus()
+        self.app.main_screen_ready()
 
     def on_resize(self, event) -> None:
         self.set_class(event.size.width < NARROW_WIDTH, "-narrow")

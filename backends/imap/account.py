@@ -1,0 +1,182 @@
+"""IMAP account settings: one ``[accounts.<id>]`` table of the user settings TOML.
+
+Example::
+
+    [accounts.work]
+    kind = "imap"
+    host = "imap.example.org"
+    port = 993                 # default: 993 for tls, 143 for starttls/plain
+    security = "tls"           # tls | starttls | plain (plain only to a loopback host)
+    username = "me@example.org"
+    access = "draft"           # read | draft | send
+    auth = "password"          # password | xoauth2 | oauthbearer
+    address = "me@example.org" # From: of drafts and sent mail (default: username)
+    timeout = 30               # seconds, every network call
+    smtp_host = "smtp.example.org"
+    smtp_port = 587
+    smtp_security = "starttls" # tls | starttls | plain (plain only to loopback)
+    smtp_username = "me@example.org"  # default: username
+    send_cap = 20              # sends per rolling 24 hours (Principle 10)
+    authserv_id = "mx.example.org"    # the only Authentication-Results trusted
+    ca_file = "/path/ca.pem"   # extra CA to trust (self-hosted servers)
+    [accounts.work.folders]    # role overrides when the server has no SPECIAL-USE
+    drafts = "Entwürfe"
+
+Secrets never go in this file. The IMAP password is in keyring under service
+``mailtriage``, key ``imap:<account-id>``; the SMTP password under ``smtp:<account-id>``
+(falling back to the IMAP one); a static OAuth access token under
+``imap-token:<account-id>`` when no token provider is registered.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from mailtriage.core.projectconfig import ConfigError
+
+SECURITIES = ("tls", "starttls", "plain")
+ACCESS_LEVELS = ("read", "draft", "send")
+AUTH_METHODS = ("password", "xoauth2", "oauthbearer")
+ROLES = ("drafts", "sent", "trash", "junk", "archive")
+_ACCOUNT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_SEND_CAP = 20
+
+
+def password_key(account_id: str) -> str:
+    return f"imap:{account_id}"
+
+
+def smtp_password_key(account_id: str) -> str:
+    return f"smtp:{account_id}"
+
+
+def token_key(account_id: str) -> str:
+    return f"imap-token:{account_id}"
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class SmtpSettings:
+    host: str
+    port: int
+    security: str
+    username: str
+
+
+@dataclass(frozen=True)
+class ImapAccount:
+    id: str
+    host: str
+    port: int
+    security: str
+    username: str
+    access: str = "read"
+    auth: str = "password"
+    address: str = ""
+    timeout: float = DEFAULT_TIMEOUT
+    smtp: SmtpSettings | None = None
+    send_cap: int = DEFAULT_SEND_CAP
+    authserv_id: str | None = None
+    ca_file: str | None = None
+    folder_roles: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def can_draft(self) -> bool:
+        return self.access in ("draft", "send")
+
+    @property
+    def can_send(self) -> bool:
+        return self.access == "send" and self.smtp is not None
+
+    @property
+    def from_address(self) -> str:
+        return self.address or (self.username if "@" in self.username else "")
+
+    @classmethod
+    def from_settings(cls, account_id: str, body: Mapping[str, Any], file: Path | str) -> "ImapAccount":
+        """Validate one ``[accounts.<id>]`` table. Raises ConfigError naming file and key."""
+
+        def key(name: str) -> str:
+            return f"accounts.{account_id}.{name}"
+
+        def text(name: str, default: str | None = None, required: bool = False) -> str | None:
+            value = body.get(name, default)
+            if value is None:
+                if required:
+                    raise ConfigError(file, key(name), "missing", f"a {name} string")
+                return None
+            if not isinstance(value, str) or not value.strip():
+                raise ConfigError(file, key(name), f"must be a non-empty string, not {value!r}", f"a {name} string")
+            return value.strip()
+
+        def choice(name: str, options: tuple[str, ...], default: str) -> str:
+            value = body.get(name, default)
+            if value not in options:
+                raise ConfigError(file, key(name), f"unknown value {value!r}", " | ".join(options))
+            return value
+
+        def number(name: str, default, kind=int, minimum=0):
+            value = body.get(name, default)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
+                raise ConfigError(file, key(name), f"must be a number >= {minimum}, not {value!r}", f"e.g. {default}")
+            return kind(value)
+
+        if not _ACCOUNT_ID.match(account_id):
+            raise ConfigError(file, f"accounts.{account_id}", "account id has characters other than letters, "
+                              "digits, '.', '_' and '-'", "e.g. [accounts.work]")
+        kind = body.get("kind", "imap")
+        if kind != "imap":
+            raise ConfigError(file, key("kind"), f"not an IMAP account (kind = {kind!r})", "imap")
+        host = text("host", required=True)
+        security = choice("security", SECURITIES, "tls")
+        if security == "plain" and not is_loopback(host):
+            raise ConfigError(file, key("security"), f"plain (unencrypted) IMAP is allowed only to a loopback "
+                              f"host, not {host!r}", "tls | starttls")
+        port = number("port", 993 if security == "tls" else 143, minimum=1)
+        username = text("username", required=True)
+        access = choice("access", ACCESS_LEVELS, "read")
+        auth = choice("auth", AUTH_METHODS, "password")
+        smtp = None
+        if "smtp_host" in body:
+            smtp_host = text("smtp_host", required=True)
+            smtp_security = choice("smtp_security", SECURITIES, "starttls")
+            if smtp_security == "plain" and not is_loopback(smtp_host):
+                raise ConfigError(file, key("smtp_security"), f"plain (unencrypted) SMTP is allowed only to a "
+                                  f"loopback host, not {smtp_host!r}", "tls | starttls")
+            smtp = SmtpSettings(smtp_host, number("smtp_port", 465 if smtp_security == "tls" else 587, minimum=1),
+                                smtp_security, text("smtp_username", username))
+        elif access == "send":
+            raise ConfigError(file, key("smtp_host"), "access = \"send\" needs an SMTP server", "smtp_host = \"...\"")
+        roles = body.get("folders", {})
+        if not isinstance(roles, dict) or any(r not in ROLES or not isinstance(v, str) for r, v in roles.items()):
+            raise ConfigError(file, key("folders"), f"must map roles to folder names, not {roles!r}",
+                              ", ".join(ROLES) + " = \"Folder\"")
+        ca_file = text("ca_file")
+        return cls(
+            id=account_id, host=host, port=port, security=security, username=username, access=access, auth=auth,
+            address=text("address") or "",
+            timeout=number("timeout", DEFAULT_TIMEOUT, float, minimum=1),
+            smtp=smtp, send_cap=number("send_cap", DEFAULT_SEND_CAP),
+            authserv_id=text("authserv_id"), ca_file=ca_file, folder_roles=dict(roles),
+        )
+
+
+def load_account(account_id: str, settings=None) -> ImapAccount:
+    """The IMAP account ``account_id`` from the user settings (loaded when not given)."""
+    from mailtriage.core.settings import load_settings
+
+    settings = settings or load_settings()
+    return ImapAccount.from_settings(account_id, settings.account(account_id), settings.path)

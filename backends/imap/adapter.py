@@ -1,0 +1,232 @@
+"""``ImapMailbox``: the full personal-account adapter (email-adapter-contract.md) over IMAP.
+
+One instance holds one account's connection. It is not thread-safe: callers (TUI
+workers, CLI) use one instance per worker, acquire it for an operation and ``close()``
+it in ``finally``.
+"""
+
+from __future__ import annotations
+
+import ssl
+from typing import Sequence
+
+from mailtriage.backends.errors import BackendFailure, NotSupported
+from mailtriage.backends.imap import protocol
+from mailtriage.backends.imap.account import ImapAccount
+from mailtriage.backends.imap.connection import FolderState, ImapConnection, TokenProvider
+from mailtriage.backends.imap.folders import Folders
+from mailtriage.backends.imap.ids import MessageRef, decode_message_id
+from mailtriage.backends.imap.labels import Labels
+from mailtriage.backends.mailbox import (Compose, LabelList, MailboxAdapter, MailFolder, MailLabel, MailMessage,
+                                         MailPage, MailQuery, MailThread, PollResult)
+from mailtriage.backends.send_ledger import SendLedger
+
+
+class ImapMailbox(MailboxAdapter):
+    def __init__(self, account: ImapAccount, *, token_provider: TokenProvider | None = None,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
+        self.account = account
+        self.account_id = account.id
+        self.conn = ImapConnection(account, token_provider=token_provider, ssl_context=ssl_context)
+        self.folders = Folders(self)
+        self.labels = Labels(self)
+
+    # -- ids ---------------------------------------------------------------------
+    def ref(self, message_id: str) -> MessageRef:
+        """Decode an ID of this account (refusing any other account's ID before any I/O)."""
+        return decode_message_id(message_id, self.account_id)
+
+    def open_ref(self, message_id: str | MessageRef) -> tuple[MessageRef, FolderState]:
+        """Select the ID's folder and verify its UIDVALIDITY. Raises StaleMessageId on a reset."""
+        ref = message_id if isinstance(message_id, MessageRef) else self.ref(message_id)
+        if ref.account_id != self.account_id:
+            self.ref(str(ref))
+        state = self.conn.select(ref.folder)
+        ref.verify(state.uidvalidity)
+        return ref, state
+
+    def make_ref(self, folder: str, uidvalidity: int, uid: int) -> MessageRef:
+        return MessageRef(self.account_id, folder, uidvalidity, uid)
+
+    # -- reads -------------------------------------------------------------------
+    def list(self, query: MailQuery) -> MailPage:
+        from mailtriage.backends.imap.query import list_messages
+
+        return list_messages(self, query)
+
+    def get(self, message_id: str) -> MailMessage:
+        from mailtriage.backends.imap.messages import get_message
+
+        return get_message(self, message_id)
+
+    def thread(self, message_id: str) -> MailThread:
+        from mailtriage.backends.imap.messages import thread
+
+        return thread(self, message_id)
+
+    def attachment(self, message_id: str, index: int) -> bytes:
+        from mailtriage.backends.imap.messages import attachment_bytes
+
+        return attachment_bytes(self, message_id, index)
+
+    def poll(self, cursor: str | None) -> PollResult:
+        from mailtriage.backends.imap.poll import poll
+
+        return poll(self, cursor)
+
+    def wait_for_mail(self, timeout: float) -> bool:
+        """Block up to ``timeout`` s for new inbox mail (IDLE when advertised)."""
+        from mailtriage.backends.imap.poll import wait_for_mail
+
+        return wait_for_mail(self, timeout)
+
+    # -- labels -----------------------------------------------------------------------
+    def list_labels(self) -> LabelList:
+        return self.labels.list()
+
+    def create_label(self, name: str) -> MailLabel:
+        return self.labels.create(name)
+
+    def rename_label(self, label_id: str, name: str) -> MailLabel:
+        return self.labels.rename(label_id, name)
+
+    def recolor_label(self, label_id: str, color: str) -> MailLabel:
+        raise NotSupported(self.account_id, "recolorLabel", "IMAP keywords and Gmail labels over IMAP have no colour")
+
+    def delete_label(self, label_id: str) -> None:
+        self.labels.delete(label_id)
+
+    # -- bulk writes --------------------------------------------------------------------
+    def set_flags(self, ids: Sequence[str], *, read: bool | None = None, flagged: bool | None = None) -> None:
+        from mailtriage.backends.imap import mutations
+
+        mutations.set_flags(self, ids, read=read, flagged=flagged)
+
+    def set_labels(self, ids: Sequence[str], add: Sequence[str], remove: Sequence[str]) -> None:
+        from mailtriage.backends.imap import mutations
+
+        mutations.set_labels(self, ids, add, remove)
+
+    def move(self, ids: Sequence[str], folder_id: str) -> None:
+        from mailtriage.backends.imap import mutations
+
+        mutations.move(self, ids, folder_id)
+
+    def archive(self, ids: Sequence[str]) -> None:
+        from mailtriage.backends.imap import mutations
+
+        mutations.archive(self, ids)
+
+    def trash(self, ids: Sequence[str]) -> None:
+        from mailtriage.backends.imap import mutations
+
+        mutations.trash(self, ids)
+
+    def delete_permanently(self, ids: Sequence[str]) -> None:
+        from mailtriage.backends.imap import mutations
+
+        mutations.delete_permanently(self, ids)
+
+    # -- compose --------------------------------------------------------------------------
+    def send(self, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = None) -> str:
+        """Send through SMTP after Principle 10; see :func:`mailtriage.backends.imap.smtp.send`."""
+        from mailtriage.backends.imap.smtp import send
+
+        return send(self, compose, confirmed=confirmed, ledger=ledger)
+
+    def save_draft(self, compose: Compose) -> str:
+        """Save a personal compose (new, reply, reply-all, forward) to Drafts with ``\\Draft``.
+
+        Needs ``access = "draft"`` or ``"send"`` and a Drafts folder (else NotSupported).
+        Returns the draft's message ID. Nothing is sent.
+        """
+        from email import policy as email_policy
+
+        from mailtriage.backends.imap import messages
+        from mailtriage.backends.imap.smtp import compose_message
+
+        if not self.account.can_draft:
+            raise NotSupported(self.account_id, "createDraft", f"account access is {self.account.access!r}; "
+                                                               "drafts need \"draft\" or \"send\"")
+        folder = self.folders.role_folder("drafts")
+        if folder is None:
+            raise NotSupported(self.account_id, "createDraft", f"{self.account.host} has no Drafts folder")
+        source = source_raw = None
+        if compose.kind != "new":
+            ref, state = self.open_ref(compose.source_id)
+            found = messages.fetch_full(self, ref.folder, state.uidvalidity, [ref.uid])
+            if not found:
+                from mailtriage.backends.mailbox import StaleMessageId
+
+                raise StaleMessageId(self.account_id, compose.source_id, "the source message is gone")
+            source, source_raw = found[0].parsed(), found[0].raw
+        outgoing = compose_message(self.account, compose, source, source_raw)
+        raw = outgoing.message.as_bytes(policy=email_policy.SMTP)
+        response = self.conn.call(f"APPEND {folder}", lambda c: c.append(folder, raw, flags=(b"\\Draft", b"\\Seen")))
+        text = response.decode("utf-8", "replace") if isinstance(response, bytes) else str(response)
+        import re
+
+        match = re.search(r"APPENDUID (\d+) (\d+)", text)
+        if match:
+            return str(self.make_ref(folder, int(match.group(1)), int(match.group(2))))
+        state = self.conn.select(folder)  # no UIDPLUS: find it by its Message-ID
+        uids, _count = self.conn.call("UID SEARCH draft", lambda c: protocol.search(
+            c, [b"HEADER", b"Message-ID", protocol.quote(outgoing.message["Message-ID"])], esearch=self.conn.has("ESEARCH")))
+        if not uids:
+            raise BackendFailure(self.account_id, f"APPEND to {folder!r} answered {text!r} but the draft is not there")
+        return str(self.make_ref(folder, state.uidvalidity, uids[-1]))
+
+    def verify(self) -> dict:
+        """The connection verifier: a real IMAP login (and, for a send account, SMTP EHLO +
+        AUTH); always closes. Raises SignInNeeded only for rejected credentials."""
+        from mailtriage.backends.imap.smtp import verify_smtp
+
+        try:
+            caps = sorted(self.conn.capabilities)
+            folders = len(self.folders.infos())
+        finally:
+            self.close()
+        if self.account.access == "send" and self.account.smtp is not None:
+            verify_smtp(self.account)
+        return {"account": self.account_id, "capabilities": caps, "folders": folders,
+                "smtp": self.account.access == "send" and self.account.smtp is not None}
+
+    # -- folders -------------------------------------------------------------------
+    def list_folders(self) -> list[MailFolder]:
+        return self.folders.list()
+
+    def create_folder(self, name: str, parent_id: str | None = None) -> MailFolder:
+        return self.folders.create(name, parent_id)
+
+    def rename_folder(self, folder_id: str, name: str) -> MailFolder:
+        return self.folders.rename(folder_id, name)
+
+    def delete_folder(self, folder_id: str) -> None:
+        self.folders.delete(folder_id)
+
+    def mark_folder_read(self, folder_id: str) -> None:
+        self.folders.mark_read(folder_id)
+
+    def empty_folder(self, folder_id: str) -> None:
+        self.folders.empty(folder_id)
+
+    # -- helpers used by the modules ---------------------------------------------------
+    def expunge_uids(self, folder: str, uids: Sequence[int]) -> None:
+        """Mark exactly ``uids`` \\Deleted and remove them with ``UID EXPUNGE`` (UIDPLUS).
+
+        Never a plain EXPUNGE: that would also remove mail some other client marked.
+        Raises NotSupported without UIDPLUS.
+        """
+        if not self.conn.has("UIDPLUS"):
+            raise NotSupported(self.account_id, "deletePermanently",
+                               "the server lacks UIDPLUS; a plain EXPUNGE could remove other mail, so refused")
+        if not uids:
+            return
+        self.conn.select(folder)
+        for chunk in protocol.chunks(sorted(uids)):
+            seqset = protocol.compress(chunk)
+            self.conn.call("UID STORE +\\Deleted", lambda c: protocol.store(c, seqset, "+FLAGS.SILENT", [b"\\Deleted"]))
+            self.conn.call("UID EXPUNGE", lambda c: protocol.uid_expunge(c, seqset))
+
+    def close(self) -> None:
+        self.conn.close()

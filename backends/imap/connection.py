@@ -1,0 +1,398 @@
+"""One IMAP connection of one account: connect, authenticate, trace, translate errors.
+
+* Transport: implicit TLS (``security = "tls"``), STARTTLS (refused when the server does
+  not offer it), or plain only to a loopback host. Certificates are verified (plus an
+  optional ``ca_file``). imapclient defaults to ``ssl=True``; we always pass it.
+* Authentication: the password from keyring (``imap:<account>``), or XOAUTH2 /
+  OAUTHBEARER with a token from a registered token provider (the Google/Microsoft
+  sign-in plugs in with :func:`register_token_provider`) or from keyring.
+* Every socket call has a timeout (``account.timeout``).
+* Errors: only an authentication failure becomes :class:`SignInNeeded`. A server that
+  cannot be reached, a TLS failure or a timeout is :class:`Unavailable`; a connection
+  lost mid-command is a :class:`ConnectionLost` (a ``BackendFailure``) naming the
+  command, and the next call reconnects.
+* Protocol trace: every line to and from the server goes to ``TRACE`` (channel
+  ``imap:<account>``) with LOGIN and AUTHENTICATE secrets redacted and message
+  literals reduced to their size.
+"""
+
+from __future__ import annotations
+
+import imaplib
+import re
+import socket
+import ssl
+import threading
+from dataclasses import dataclass
+from typing import Callable, TypeVar
+
+from imapclient import IMAPClient
+from imapclient import exceptions as imap_errors
+from imapclient.util import to_unicode
+
+from mailtriage.backends.errors import BackendFailure, MailError, SignInNeeded, Unavailable
+from mailtriage.backends.imap.account import ImapAccount, password_key, token_key
+from mailtriage.core.secrets import get_secret
+from mailtriage.core.trace import TRACE
+
+T = TypeVar("T")
+TokenProvider = Callable[[ImapAccount], str]
+
+_TOKEN_PROVIDERS: dict[str, TokenProvider] = {}
+_LOCK = threading.Lock()
+
+
+def register_token_provider(account_id: str, provider: TokenProvider) -> None:
+    """Plug an OAuth access-token source in for one account (XOAUTH2 / OAUTHBEARER).
+
+    The provider is called at every login and returns a fresh access token, or raises
+    :class:`SignInNeeded` when the user must sign in again.
+    """
+    with _LOCK:
+        _TOKEN_PROVIDERS[account_id] = provider
+
+
+def unregister_token_provider(account_id: str) -> None:
+    with _LOCK:
+        _TOKEN_PROVIDERS.pop(account_id, None)
+
+
+class ConnectionLost(BackendFailure):
+    """The connection dropped during a command. The next call opens a new one."""
+
+
+@dataclass
+class FolderState:
+    """What the session knows about the selected folder (EXISTS is kept live)."""
+
+    name: str
+    uidvalidity: int
+    exists: int
+    uidnext: int | None
+    highestmodseq: int | None
+    writable: bool
+    flags: tuple[str, ...] = ()  # FLAGS: the flags and keywords defined in the folder
+    permanent_flags: tuple[str, ...] = ()  # PERMANENTFLAGS; "\\*" means new keywords can be kept
+
+
+_UNTAGGED_COUNT = re.compile(rb"^\* (\d+) (EXISTS|EXPUNGE)\s*$", re.IGNORECASE)
+_AUTH_COMMAND = re.compile(rb"^(\S+) (?:UID )?(LOGIN|AUTHENTICATE)\b", re.IGNORECASE)
+_TAGGED = re.compile(rb"^(\S+) (OK|NO|BAD)\b", re.IGNORECASE)
+_MAX_TRACE = 300
+
+
+class _ProtocolHook:
+    """Wraps the imaplib object's send/readline/read to trace and to follow EXISTS/EXPUNGE."""
+
+    def __init__(self, connection: "ImapConnection", imap: imaplib.IMAP4) -> None:
+        self.connection = connection
+        self.channel = connection.channel
+        self.auth_tag: bytes | None = None
+        self.literal_next = False
+        self._send, self._get_line, self._read = imap.send, imap._get_line, imap.read
+        imap.send, imap._get_line, imap.read = self.send, self.get_line, self.read
+        imap.debug = 0  # imapclient turns imaplib's own debug logging on; we trace here instead
+
+    def send(self, data: bytes) -> None:
+        if TRACE.active:
+            self._trace_sent(bytes(data))
+        self._send(data)
+
+    def _trace_sent(self, data: bytes) -> None:
+        line = data.split(b"\r\n", 1)[0]
+        if self.literal_next:
+            # The literal announced by the previous line ({n}): message or argument bytes, not protocol.
+            self.literal_next = False
+            if self.auth_tag is not None:
+                TRACE.log(self.channel, ">", f"[REDACTED {len(data)} bytes]")
+            elif data.strip():
+                TRACE.log(self.channel, ">", f"[literal {len(data)} bytes]")
+            return
+        auth = _AUTH_COMMAND.match(line)
+        if auth:
+            self.auth_tag = auth.group(1)
+            TRACE.log(self.channel, ">", f"{auth.group(1).decode()} {auth.group(2).decode().upper()} [REDACTED]")
+        elif self.auth_tag is not None:
+            if data.strip():
+                TRACE.log(self.channel, ">", f"[REDACTED {len(data)} bytes]")
+        elif re.match(rb"^[A-Za-z0-9]+ [A-Za-z]", line):
+            extra = len(data) - len(line) - 2
+            text = _clip(line)
+            TRACE.log(self.channel, ">", text + (f" (+{extra} bytes literal)" if extra > 0 else ""))
+        elif data.strip():
+            TRACE.log(self.channel, ">", f"[literal {len(data)} bytes]")
+        # A line that ends by announcing a synchronising literal: its bytes come in the next send.
+        self.literal_next = bool(re.search(rb"\{\d+\}$", line)) and len(data) <= len(line) + 2
+
+    def get_line(self) -> bytes:
+        line = self._get_line()
+        if line.startswith(b"* "):
+            match = _UNTAGGED_COUNT.match(line)
+            if match:
+                self.connection._on_count(match.group(2).upper(), int(match.group(1)))
+        if self.auth_tag is not None and line.startswith(self.auth_tag + b" "):
+            self.auth_tag = None
+        if TRACE.active:
+            TRACE.log(self.channel, "<", "+ [REDACTED]" if self.auth_tag is not None and line.startswith(b"+")
+                      else _clip(line))
+        return line
+
+    def read(self, size: int) -> bytes:
+        data = self._read(size)
+        if TRACE.active:
+            TRACE.log(self.channel, "<", f"[literal {size} bytes]")
+        return data
+
+
+def _clip(line: bytes) -> str:
+    text = line.decode("utf-8", errors="replace")
+    return text if len(text) <= _MAX_TRACE else text[:_MAX_TRACE] + f"… ({len(text)} chars)"
+
+
+class ImapConnection:
+    """A lazily opened, self-healing IMAP session for one account (not thread-safe)."""
+
+    def __init__(self, account: ImapAccount, *, token_provider: TokenProvider | None = None,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
+        self.account = account
+        self.name = account.id
+        self.channel = f"imap:{account.id}"
+        self._token_provider = token_provider
+        self._ssl_context = ssl_context
+        self._client: IMAPClient | None = None
+        self._caps: frozenset[str] = frozenset()
+        self.state: FolderState | None = None
+        self.connects = 0  # how many sessions were opened (tests and the console show it)
+
+    # -- connecting -------------------------------------------------------
+    @property
+    def where(self) -> str:
+        return f"{self.account.host}:{self.account.port}"
+
+    def ssl_context(self) -> ssl.SSLContext:
+        if self._ssl_context is None:
+            ctx = ssl.create_default_context()
+            if self.account.ca_file:
+                try:
+                    ctx.load_verify_locations(cafile=self.account.ca_file)
+                except (OSError, ssl.SSLError) as exc:
+                    raise Unavailable(self.name, f"cannot read ca_file {self.account.ca_file}: {exc}") from None
+            self._ssl_context = ctx
+        return self._ssl_context
+
+    @property
+    def client(self) -> IMAPClient:
+        if self._client is None:
+            self._client = self._open()
+        return self._client
+
+    @property
+    def is_open(self) -> bool:
+        return self._client is not None
+
+    def _open(self) -> IMAPClient:
+        account = self.account
+        secure = account.security == "tls"
+        TRACE.log(self.channel, "!", f"connect {self.where} ({account.security})")
+        try:
+            client = IMAPClient(account.host, account.port, ssl=secure,
+                                ssl_context=self.ssl_context() if secure else None, timeout=account.timeout)
+        except Exception as exc:  # noqa: BLE001 - every connect failure is an outage, said clearly
+            raise self._outage("connect", exc) from None
+        hook = _ProtocolHook(self, client._imap)
+        TRACE.log(self.channel, "<", _clip(client._imap.welcome or b""))
+        try:
+            if account.security == "starttls":
+                if not client.has_capability("STARTTLS"):
+                    raise Unavailable(self.name, f"{self.where} does not offer STARTTLS; refusing to log in "
+                                                 "without encryption (use security = \"tls\")")
+                client.starttls(self.ssl_context())
+            self._authenticate(client)
+            hook.auth_tag = None
+            self._caps = frozenset(to_unicode(c).upper() for c in client.capabilities())
+        except MailError:
+            _shutdown(client)
+            raise
+        except Exception as exc:  # noqa: BLE001
+            _shutdown(client)
+            raise self._outage("login", exc) from None
+        self.connects += 1
+        self.state = None
+        return client
+
+    def _authenticate(self, client: IMAPClient) -> None:
+        account = self.account
+        if account.auth == "password":
+            password = get_secret(password_key(account.id))
+            if password is None:
+                raise SignInNeeded(self.name, f"no password in keyring (service 'mailtriage', key "
+                                              f"'{password_key(account.id)}')")
+            try:
+                client.login(account.username, password)
+            except imap_errors.LoginError as exc:
+                raise self._login_failure(exc) from None
+            return
+        token = self._token()
+        mech = "XOAUTH2" if account.auth == "xoauth2" else "OAUTHBEARER"
+        if not client.has_capability(f"AUTH={mech}"):
+            raise Unavailable(self.name, f"{self.where} does not offer AUTH={mech}")
+        try:
+            if mech == "XOAUTH2":
+                client.oauth2_login(account.username, token, mech=mech)
+            else:
+                client.oauthbearer_login(account.username, token)
+        except imap_errors.IMAPClientAbortError:
+            raise
+        except imap_errors.IMAPClientError as exc:
+            raise self._login_failure(exc) from None
+
+    def _token(self) -> str:
+        provider = self._token_provider or _TOKEN_PROVIDERS.get(self.account.id)
+        if provider is None:
+            # An account whose settings name an OAuth provider (oauth = "google" | "microsoft")
+            # signs in through it (mailtriage.backends.oauth_imap).
+            from mailtriage.backends.oauth_imap import provider_for
+
+            provider = provider_for(self.account.id)
+        if provider is not None:
+            return provider(self.account)
+        token = get_secret(token_key(self.account.id))
+        if token is None:
+            raise SignInNeeded(self.name, f"no token provider registered and no access token in keyring "
+                                          f"(key '{token_key(self.account.id)}')")
+        return token
+
+    def _login_failure(self, exc: Exception) -> MailError:
+        text = _text(exc)
+        # Only an authentication failure asks for a new sign-in; a server that is busy or broken is an outage.
+        if re.search(r"\[(UNAVAILABLE|SERVERBUG|LIMIT|INUSE|CONTACTADMIN)\]", text, re.IGNORECASE):
+            return Unavailable(self.name, f"{self.where} refused the login for now: {text}")
+        return SignInNeeded(self.name, f"{self.where} rejected the credentials of {self.account.username}: {text}")
+
+    def _outage(self, what: str, exc: BaseException) -> Unavailable:
+        if isinstance(exc, ssl.SSLCertVerificationError):
+            return Unavailable(self.name, f"TLS certificate of {self.where} not trusted: {exc.verify_message}")
+        if isinstance(exc, (socket.timeout, TimeoutError)):
+            return Unavailable(self.name, f"{what} to {self.where} timed out after {self.account.timeout:g} s")
+        if isinstance(exc, ssl.SSLError):
+            return Unavailable(self.name, f"TLS failure with {self.where}: {exc}")
+        if isinstance(exc, ConnectionRefusedError):
+            return Unavailable(self.name, f"{self.where} refused the connection")
+        if isinstance(exc, socket.gaierror):
+            return Unavailable(self.name, f"cannot resolve {self.account.host}: {exc.strerror}")
+        return Unavailable(self.name, f"{what} to {self.where} failed: {_text(exc) or type(exc).__name__}")
+
+    # -- capabilities -------------------------------------------------------
+    @property
+    def capabilities(self) -> frozenset[str]:
+        self.client  # noqa: B018 - connect to learn them
+        return self._caps
+
+    def has(self, capability: str) -> bool:
+        return capability.upper() in self.capabilities
+
+    # -- calling ------------------------------------------------------------
+    def call(self, what: str, fn: Callable[[IMAPClient], T]) -> T:
+        """Run ``fn(client)`` and translate failures. ``what`` names the command for errors.
+
+        Raises:
+            SignInNeeded: credentials rejected while (re)connecting.
+            Unavailable: the server cannot be reached, or timed out.
+            ConnectionLost: the connection dropped during ``what``; the next call reconnects.
+            BackendFailure: the server answered NO or BAD.
+        """
+        client = self.client
+        try:
+            return fn(client)
+        except MailError:
+            raise
+        except (socket.timeout, TimeoutError) as exc:
+            self._drop()
+            raise Unavailable(self.name, f"{what} on {self.where} timed out after {self.account.timeout:g} s; "
+                                         "the connection was closed") from exc
+        except (imap_errors.IMAPClientAbortError, OSError, EOFError) as exc:
+            self._drop()
+            raise ConnectionLost(self.name, f"connection to {self.where} lost during {what} "
+                                            f"({_text(exc) or type(exc).__name__}); the next call reconnects") from exc
+        except imap_errors.IMAPClientError as exc:
+            raise BackendFailure(self.name, f"{what} failed on {self.where}: {_text(exc)}") from exc
+
+    def _drop(self) -> None:
+        client, self._client, self.state = self._client, None, None
+        if client is not None:
+            TRACE.log(self.channel, "!", "connection dropped")
+            _shutdown(client)
+
+    def close(self) -> None:
+        """Log out and close. Safe to call more than once; never raises."""
+        client, self._client, self.state = self._client, None, None
+        if client is None:
+            return
+        try:
+            client.logout()
+        except Exception:  # noqa: BLE001 - closing a dead connection is not an error
+            _shutdown(client)
+
+    # -- selected folder -------------------------------------------------------
+    def _on_count(self, kind: bytes, number: int) -> None:
+        state = self.state
+        if state is None:
+            return
+        if kind == b"EXISTS":
+            state.exists = number
+        elif kind == b"EXPUNGE":
+            state.exists = max(0, state.exists - 1)
+
+    def select(self, folder: str) -> FolderState:
+        """Select ``folder`` (read-write, or read-only when that is all the server grants),
+        or, when it already is, sync it with one NOOP.
+
+        Raises BackendFailure when the folder does not exist.
+        """
+        state = self.state
+        if state is not None and state.name == folder and self.is_open:
+            self.call(f"NOOP ({folder})", lambda c: c.noop())
+            if self.state is not None:
+                return self.state
+        self.state = None
+
+        def do_select(client: IMAPClient) -> FolderState:
+            from imapclient.exceptions import IMAPClientReadOnlyError
+
+            try:
+                info = client.select_folder(folder)
+            except IMAPClientReadOnlyError:
+                # The server granted the folder read-only (e.g. an ACL without write
+                # rights): reading still works, so open it with EXAMINE instead of failing.
+                info = client.select_folder(folder, readonly=True)
+                info.pop(b"READ-WRITE", None)
+            return FolderState(
+                name=folder,
+                uidvalidity=int(info[b"UIDVALIDITY"]),
+                exists=int(info.get(b"EXISTS", 0)),
+                uidnext=int(info[b"UIDNEXT"]) if b"UIDNEXT" in info else None,
+                highestmodseq=int(info[b"HIGHESTMODSEQ"]) if b"HIGHESTMODSEQ" in info else None,
+                writable=b"READ-WRITE" in info,
+                flags=tuple(to_unicode(f) for f in info.get(b"FLAGS", ())),
+                permanent_flags=tuple(to_unicode(f) for f in info.get(b"PERMANENTFLAGS", ())),
+            )
+
+        self.state = self.call(f"SELECT {folder}", do_select)
+        return self.state
+
+
+def _shutdown(client: IMAPClient) -> None:
+    try:
+        client.shutdown()
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _text(exc: BaseException) -> str:
+    parts = []
+    for arg in exc.args:
+        parts.append(arg.decode("utf-8", errors="replace") if isinstance(arg, bytes) else str(arg))
+    text = " ".join(parts).strip()
+    # imapclient wraps the server's bytes repr: b'[AUTHENTICATIONFAILED] ...' -> plain text
+    match = re.fullmatch(r"b(['\"])(.*)\1", text)
+    return match.group(2) if match else text

@@ -1,0 +1,174 @@
+"""Turn one FETCH response (ENVELOPE + a few header fields) into a :class:`MailHeader`.
+
+Mail is hostile input: 8-bit headers, broken encodings, missing Message-IDs and dates
+are decoded as well as possible, with a note, and never break the page they are on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import datetime, timezone
+from typing import Any, Iterable
+from urllib.parse import urlsplit
+
+from mailtriage.backends.contract import Address
+from mailtriage.backends import mime
+from mailtriage.backends.mime import decode_header_text, split_header_block
+from mailtriage.backends.mime import synthetic_message_id as _mime_synthetic
+from mailtriage.backends.imap.ids import MessageRef
+from mailtriage.backends.mailbox import ListUnsubscribe, MailHeader
+
+# The header fields fetched for every listed message. They are parsed with the same
+# helpers as the full MIME parse (backends.mime), so a list row and the opened message
+# agree on IDs, dates, subjects and addresses by construction. (Raw fields are also
+# cheaper to parse than an IMAP ENVELOPE.)
+LIST_FIELDS = ("FROM", "TO", "CC", "SUBJECT", "DATE", "MESSAGE-ID", "IN-REPLY-TO", "REFERENCES",
+               "LIST-UNSUBSCRIBE", "CONTENT-TYPE")
+FIELDS_ITEM = f"BODY.PEEK[HEADER.FIELDS ({' '.join(LIST_FIELDS)})]"
+FIELDS_KEY = f"BODY[HEADER.FIELDS ({' '.join(LIST_FIELDS)})]".encode()
+HEADER_ITEMS = ["UID", "FLAGS", "INTERNALDATE", "RFC822.SIZE", FIELDS_ITEM]
+
+# Keywords that are server/client bookkeeping, not user labels.
+SYSTEM_KEYWORDS = frozenset(k.lower() for k in (
+    "$HasAttachment", "$HasNoAttachment", "$Forwarded", "$MDNSent", "$Junk", "$NotJunk", "NonJunk", "Junk",
+    "$Phishing", "$Submitted", "$SubmitPending", "$Important", "$Answered", "$Recent",
+))
+_SYNTHETIC_DOMAIN = "mailtriage.invalid"
+
+
+def decode_text(value: Any, notes: list[str] | None = None, what: str = "header") -> str:
+    """Decode an IMAP string (bytes, maybe RFC 2047, maybe raw 8-bit) to text, as the
+    MIME parser does (so a list row and the opened message agree)."""
+    if value is None:
+        return ""
+    text, found = decode_header_text(value)
+    if notes is not None:
+        notes.extend(f"{what}: {note}" for note in found)
+    return text
+
+
+def mime_synthetic_id(raw: bytes) -> str:
+    """The MIME parser's synthetic ID for a message (or its header block)."""
+    block, _ = split_header_block(raw)
+    return _mime_synthetic(block)
+
+
+def synthetic_message_id(ref: MessageRef) -> str:
+    """Last resort when even the raw header cannot be read: stable per folder reset."""
+    digest = hashlib.sha1(f"{ref.account_id}\0{ref.folder}\0{ref.uidvalidity}\0{ref.uid}".encode()).hexdigest()
+    return f"<synthetic-imap-{digest[:24]}@{_SYNTHETIC_DOMAIN}>"
+
+
+def thread_root(message_id: str, references: tuple[str, ...], in_reply_to: str | None) -> str:
+    """The root Message-ID of a message's thread (DESIGN.md: thread identity)."""
+    if references:
+        return references[0]
+    if in_reply_to:
+        return in_reply_to
+    return message_id
+
+
+def parse_list_unsubscribe(value: str | None) -> ListUnsubscribe | None:
+    """The first valid https: and mailto: targets of List-Unsubscribe, or None. Never fetched."""
+    if not value:
+        return None
+    https = mailto = None
+    for target in re.findall(r"<([^<>]+)>", value):
+        target = re.sub(r"\s+", "", target)
+        scheme = target.split(":", 1)[0].lower()
+        if scheme == "https" and https is None:
+            parts = urlsplit(target)
+            if parts.netloc and not any(ord(ch) < 33 for ch in target):
+                https = target
+        elif scheme == "mailto" and mailto is None:
+            address = target[7:].split("?", 1)[0]
+            if "@" in address:
+                mailto = target
+    if https is None and mailto is None:
+        return None
+    return ListUnsubscribe(https, mailto)
+
+
+def keywords(flags: Iterable[Any]) -> tuple[str, ...]:
+    out = []
+    for flag in flags:
+        text = flag.decode("utf-8", errors="replace") if isinstance(flag, bytes) else str(flag)
+        if not text.startswith("\\") and text.lower() not in SYSTEM_KEYWORDS:
+            out.append(text)
+    return tuple(out)
+
+
+def _flag_set(flags: Iterable[Any]) -> set[str]:
+    return {(f.decode("utf-8", errors="replace") if isinstance(f, bytes) else str(f)).lower() for f in flags}
+
+
+def has_attachments(flags: set[str], content_type: str) -> bool:
+    """The same rule the hasAttachment search uses (so list filter and header agree)."""
+    if "$hasattachment" in flags:
+        return True
+    if "$hasnoattachment" in flags:
+        return False
+    return content_type.strip().lower().startswith("multipart/mixed")
+
+
+def aware(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+
+
+def header_from_fetch(ref: MessageRef, data: dict, header_block: bytes | None = None) -> MailHeader:
+    """Build the header of one message from its FETCH data (see HEADER_ITEMS).
+
+    ``header_block`` (the raw header, or the whole message) is only needed for a message
+    without a Message-ID: its synthetic ID is then the hash of the header block, exactly
+    as the MIME parser makes it, so the list row and the opened message carry one ID.
+    """
+    notes: list[str] = []
+    block = data.get(FIELDS_KEY)
+    if block is None and header_block is not None:
+        block, _ = split_header_block(header_block)
+    fields = mime.header_fields(block or b"")
+    flags = data.get(b"FLAGS", ())
+    flag_set = _flag_set(flags)
+    subject = decode_text(fields.get(b"subject"), notes, "subject")
+    senders = mime.parse_address_list(fields.get(b"from"))
+    message_id = mime.extract_msgid(fields.get(b"message-id"))
+    synthetic = message_id is None
+    if synthetic:
+        message_id = mime_synthetic_id(header_block) if header_block is not None else synthetic_message_id(ref)
+        notes.append("no Message-ID; a synthetic one stands in")
+    references = mime.extract_msgids(fields.get(b"references"))
+    in_reply_to = mime.extract_msgid(fields.get(b"in-reply-to"))
+    sent_date = mime.parse_date(fields.get(b"date"))
+    if fields.get(b"date") and sent_date is None:
+        notes.append("the Date header is not a date")
+    content_type = fields.get(b"content-type", b"").decode("ascii", "replace")
+    unsubscribe = fields.get(b"list-unsubscribe")
+    return MailHeader(
+        id=str(ref),
+        account_id=ref.account_id,
+        folder_id=ref.folder,
+        subject=subject,
+        sender=senders[0] if senders else Address("", ""),
+        to=mime.parse_address_list(fields.get(b"to")),
+        cc=mime.parse_address_list(fields.get(b"cc")),
+        date=aware(data.get(b"INTERNALDATE")),
+        sent_date=sent_date,
+        message_id=message_id,
+        in_reply_to=in_reply_to,
+        references=references,
+        read="\\seen" in flag_set,
+        flagged="\\flagged" in flag_set,
+        answered="\\answered" in flag_set,
+        draft="\\draft" in flag_set,
+        labels=keywords(flags),
+        has_attachments=has_attachments(flag_set, content_type),
+        thread_key=thread_root(message_id, references, in_reply_to),
+        thread_count=1,
+        list_unsubscribe=parse_list_unsubscribe(unsubscribe.decode("utf-8", "replace") if unsubscribe else None),
+        size=data.get(b"RFC822.SIZE"),
+        synthetic_id=synthetic,
+        notes=tuple(dict.fromkeys(notes)),
+    )

@@ -1,0 +1,196 @@
+"""Reading whole messages and threads. Always ``BODY.PEEK[]``: reading never sets ``\\Seen``.
+
+Threads follow DESIGN.md's thread identity: the root Message-ID; a message belongs to
+the thread when its own ID is the root or the root is in its References /
+In-Reply-To. Candidates come from one server-side header SEARCH per folder (the
+source folder and Sent); the shared client-side threading (:mod:`backends.threading`)
+then keeps exactly the messages whose thread root is that ID.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Iterable
+
+from mailtriage.backends import mime
+from mailtriage.backends.errors import BackendFailure
+from mailtriage.backends.imap import protocol
+from mailtriage.backends.imap.headers import HEADER_ITEMS, header_from_fetch, mime_synthetic_id
+from mailtriage.backends.mime import SYNTHETIC_DOMAIN
+from mailtriage.backends.imap.ids import MessageRef
+from mailtriage.backends.mailbox import MailAttachment, MailHeader, MailMessage, MailThread, StaleMessageId
+from mailtriage.backends.threading import ThreadRecord, thread_records
+
+FULL_ITEMS = [*HEADER_ITEMS, "BODY.PEEK[]"]
+FULL_CHUNK = 50  # whole messages per FETCH: bounded memory per round trip
+
+
+@dataclass(frozen=True)
+class FullMessage:
+    header: MailHeader
+    raw: bytes
+
+    def parsed(self) -> MailMessage:
+        content = mime.parse_message(self.raw, backend_ref=self.header.id)
+        attachments = tuple(MailAttachment(i, a.filename, a.content_type, a.size)
+                            for i, a in enumerate(content.attachments))
+        return MailMessage(self.header, content, attachments)
+
+    @property
+    def sort_key(self) -> tuple:
+        when = self.header.sent_date or self.header.date or datetime(1970, 1, 1, tzinfo=timezone.utc)
+        return (when, self.header.date or when, self.header.id)
+
+
+def fetch_full(mb, folder: str, uidvalidity: int, uids: Iterable[int]) -> list[FullMessage]:
+    """Whole messages (header + raw bytes) of ``uids`` in ``folder`` (already selected)."""
+    out: list[FullMessage] = []
+    for chunk in protocol.chunks(sorted(set(uids)), FULL_CHUNK):
+        data = mb.conn.call("UID FETCH BODY.PEEK[]", lambda c: protocol.fetch(c, protocol.compress(chunk), FULL_ITEMS))
+        for key, item in data.items():
+            uid = item.get(b"UID", key)
+            raw = item.get(b"BODY[]")
+            if uid not in chunk or raw is None:
+                continue
+            ref = MessageRef(mb.account_id, folder, uidvalidity, uid)
+            out.append(FullMessage(header_from_fetch(ref, item, raw), raw))
+    return out
+
+
+def get_message(mb, message_id: str) -> MailMessage:
+    """Raises ForeignMessageId, StaleMessageId (folder reset or message gone)."""
+    ref, state = mb.open_ref(message_id)
+    found = fetch_full(mb, ref.folder, state.uidvalidity, [ref.uid])
+    if not found:
+        raise StaleMessageId(mb.account_id, message_id, f"no message with UID {ref.uid} in {ref.folder!r} any more")
+    return found[0].parsed()
+
+
+def attachment_bytes(mb, message_id: str, index: int) -> bytes:
+    """The decoded bytes of attachment ``index`` of a message (never written to disk)."""
+    ref, state = mb.open_ref(message_id)
+    found = fetch_full(mb, ref.folder, state.uidvalidity, [ref.uid])
+    if not found:
+        raise StaleMessageId(mb.account_id, message_id, f"no message with UID {ref.uid} in {ref.folder!r} any more")
+    try:
+        return mime.attachment_bytes(found[0].raw, index)
+    except mime.AttachmentNotFound as exc:
+        raise BackendFailure(mb.account_id, f"{message_id}: {exc}") from None
+
+
+def root_criteria(root: str, since_keys: list[bytes] | None = None) -> list[bytes]:
+    quoted = protocol.quote(root)
+    keys = [b"OR", b"HEADER", b"Message-ID", quoted, b"OR", b"HEADER", b"References", quoted,
+            b"HEADER", b"In-Reply-To", quoted]
+    return [*keys, *(since_keys or [])]
+
+
+THREAD_SCAN_LIMIT = 20_000  # messages a THREAD=REFERENCES pass may cover; beyond, header search alone
+
+
+def thread_members(mb, folder: str, root: str, since_keys: list[bytes] | None = None) -> list[FullMessage]:
+    """Messages of ``folder`` in the thread rooted at ``root`` (a Message-ID with <>).
+
+    A header SEARCH finds the messages naming the root. When the server offers
+    THREAD=REFERENCES, it then threads the folder restricted by ``SINCE`` the oldest of
+    those, so a reply that only names a mid-thread message in In-Reply-To (no
+    References) is found too; the shared client-side threading confirms the root.
+    """
+    state = mb.conn.select(folder)
+    if state.exists == 0:
+        return []
+    esearch = mb.conn.has("ESEARCH")
+    if root.endswith(f"@{SYNTHETIC_DOMAIN}>"):
+        return _synthetic_members(mb, folder, state, root, since_keys, esearch)
+    uids, _count = mb.conn.call("UID SEARCH thread", lambda c: protocol.search(
+        c, root_criteria(root, since_keys), esearch=esearch))
+    if not uids:
+        return []
+    if since_keys is None and mb.conn.has("THREAD=REFERENCES"):
+        uids = _server_thread(mb, uids, esearch)
+    candidates = fetch_full(mb, folder, state.uidvalidity, uids)
+    return [candidates[i] for i in members_of(candidates, root)]
+
+
+def _synthetic_members(mb, folder: str, state, root: str, since_keys, esearch: bool) -> list[FullMessage]:
+    """A thread rooted at a message without a Message-ID is that one message: nothing can
+    refer to it. Find it among the folder's messages that lack the header."""
+    keys = [b"NOT", b"HEADER", b"Message-ID", b'""', *(since_keys or [])]
+    uids, _count = mb.conn.call("UID SEARCH no Message-ID", lambda c: protocol.search(c, keys, esearch=esearch))
+    matching = []
+    for chunk in protocol.chunks(uids):
+        data = mb.conn.call("UID FETCH header", lambda c: protocol.fetch(c, protocol.compress(chunk),
+                                                                         ["UID", "BODY.PEEK[HEADER]"]))
+        for key, item in data.items():
+            block = item.get(b"BODY[HEADER]")
+            if block is not None and mime_synthetic_id(block) == root:
+                matching.append(item.get(b"UID", key))
+    return fetch_full(mb, folder, state.uidvalidity, matching) if matching else []
+
+
+def _server_thread(mb, uids: list[int], esearch: bool) -> list[int]:
+    """``uids`` plus every message the server threads with them (THREAD=REFERENCES, SINCE-bounded)."""
+    from datetime import timedelta
+
+    dates = mb.conn.call("UID FETCH INTERNALDATE", lambda c: protocol.fetch(
+        c, protocol.compress(uids), ["UID", "INTERNALDATE"]))
+    known = [item[b"INTERNALDATE"] for item in dates.values() if item.get(b"INTERNALDATE")]
+    if not known:
+        return uids
+    since = [b"SINCE", protocol.imap_date(min(known) - timedelta(days=1))]
+    _found, count = mb.conn.call("UID SEARCH SINCE", lambda c: protocol.search(c, since, esearch=esearch))
+    if count > THREAD_SCAN_LIMIT:
+        return uids
+    trees = mb.conn.call("UID THREAD REFERENCES", lambda c: c.thread("REFERENCES", since))
+    wanted, out = set(uids), set(uids)
+    for tree in trees:
+        members = set(_flatten(tree))
+        if members & wanted:
+            out |= members
+    return sorted(out)
+
+
+def _flatten(tree) -> list[int]:
+    if isinstance(tree, int):
+        return [tree]
+    out: list[int] = []
+    for item in tree:
+        out.extend(_flatten(item))
+    return out
+
+
+def members_of(messages: list[FullMessage], root: str) -> list[int]:
+    """Indices of ``messages`` whose thread root (shared JWZ threading) is ``root``."""
+    records = [ThreadRecord(m.header.message_id, m.header.references, m.header.in_reply_to, m.header.synthetic_id)
+               for m in messages]
+    for group in thread_records(records):
+        if group.root_id == root and not group.synthetic:
+            return group.members
+    return [i for i, m in enumerate(messages) if m.header.message_id == root]
+
+
+def thread_of(mb, root: str, folder: str, *, include_sent: bool = True) -> list[FullMessage]:
+    """The thread across ``folder`` and the Sent folder, chronological, one copy per message."""
+    found = thread_members(mb, folder, root)
+    sent = mb.folders.role_folder("sent")
+    if include_sent and sent and sent != folder:
+        found += thread_members(mb, sent, root)
+    seen: set[str] = set()
+    unique = []
+    for message in sorted(found, key=lambda m: m.sort_key):
+        if message.header.message_id in seen:
+            continue
+        seen.add(message.header.message_id)
+        unique.append(message)
+    return unique
+
+
+def thread(mb, message_id: str) -> MailThread:
+    """``thread(id)``: the message's thread across its folder and Sent, chronological."""
+    source = get_message(mb, message_id)
+    root = source.header.thread_key
+    members = thread_of(mb, root, source.header.folder_id)
+    if not any(m.header.id == source.header.id for m in members):
+        members.append(FullMessage(source.header, b""))
+    return MailThread(root, tuple(m.parsed() if m.raw else source for m in members))

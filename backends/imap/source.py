@@ -1,0 +1,482 @@
+"""``ImapSource``: the mail-source contract (the six triage operations) over an IMAP account.
+
+Configured in project.md as ``mail_sources.<name>``::
+
+    mail_sources:
+      imap:
+        account: work                 # an [accounts.work] table of the user settings
+        folder: INBOX                 # the folder that holds the security list (default INBOX)
+        list: security@example.org    # only mail to/from this list (To, Cc, List-Id, List-Post)
+        archive:                      # optional: thread_url gives an archive link
+          kind: hyperkitty            # hyperkitty | pipermail | ponymail
+          url: https://lists.example.org/archives
+
+Thread IDs are root Message-IDs (angle brackets kept) of kind ``imap`` (a thread rooted
+at a message without a Message-ID has kind ``imap-synthetic``); ``backends.identity``
+ties them to other backends' IDs of the same conversation by that root Message-ID.
+``create_draft`` and ``list_drafts`` depend on the server: without a writable Drafts
+folder they are declined, and ``create_draft`` also needs ``access = "draft"`` or
+``"send"``. Drafts only: nothing here sends mail.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from email.message import EmailMessage
+from email import policy
+from email.utils import format_datetime
+from typing import Any, Mapping, Sequence
+from urllib.parse import quote
+
+from imapclient.exceptions import ProtocolError
+
+from mailtriage.backends import mime
+from mailtriage.backends.contract import (Address, Draft, DraftRequest, MailSource, Message, Op, Thread, ThreadId,
+                                          ThreadSummary, reply_subject)
+from mailtriage.backends.errors import (BackendFailure, DraftAlreadyPending, MailError, NotSupported,
+                                        Unavailable)
+from mailtriage.backends.imap import messages, protocol
+from mailtriage.backends.imap.account import ImapAccount, load_account
+from mailtriage.backends.imap.adapter import ImapMailbox
+from mailtriage.backends.imap.headers import aware, mime_synthetic_id, thread_root
+from mailtriage.backends.imap.query import criteria_for
+from mailtriage.backends.mailbox import MailQuery
+from mailtriage.backends.threading import ThreadRecord, synthetic_kind, thread_records
+from mailtriage.core.projectconfig import ConfigError
+
+THREAD_KIND = "imap"
+ARCHIVE_KINDS = ("hyperkitty", "pipermail", "ponymail")
+RECENT_FIELDS = ("MESSAGE-ID", "REFERENCES", "IN-REPLY-TO", "SUBJECT", "FROM", "DATE", "TO", "CC", "LIST-ID",
+                 "LIST-POST")
+_RECENT_ITEM = f"BODY.PEEK[HEADER.FIELDS ({' '.join(RECENT_FIELDS)})]"
+_RECENT_KEY = f"BODY[HEADER.FIELDS ({' '.join(RECENT_FIELDS)})]".encode()
+_RECENT_ITEMS = ["UID", "FLAGS", "INTERNALDATE", _RECENT_ITEM]
+_WINDOW = 500  # messages per FETCH while walking a folder newest first
+_DRAFT_OPS = frozenset({Op.LIST_DRAFTS, Op.CREATE_DRAFT})
+
+
+@dataclass
+class _Row:
+    """One message seen by list_recent_threads (headers only)."""
+
+    uid: int
+    message_id: str
+    references: tuple[str, ...]
+    in_reply_to: str | None
+    synthetic: bool
+    subject: str
+    sender: Address
+    arrived: datetime | None
+    seen: bool
+    header_block: bytes
+
+
+class ImapSource(MailSource):
+    kind = "imap"
+    thread_id_kind = THREAD_KIND
+
+    def __init__(self, name: str, settings: Mapping[str, Any] | None = None, *,
+                 account: ImapAccount | None = None) -> None:
+        super().__init__(name, settings)
+        self.folder = str(self.settings.get("folder") or "INBOX")
+        self.list_address = (str(self.settings["list"]).strip().lower() or None) if self.settings.get("list") else None
+        self._config_problem: str | None = None
+        self._account = account
+        self._mailbox: ImapMailbox | None = None
+        self._drafts_folder: str | None | bool = False  # False: not probed yet
+        self.archive = self._archive_settings()
+        if self._account is None:
+            try:
+                self._account = self._load_account()
+            except ConfigError as exc:
+                self._config_problem = str(exc)
+        caps = set(Op)
+        if self._account is not None and not self._account.can_draft:
+            caps.discard(Op.CREATE_DRAFT)
+        self._declared = frozenset(caps)
+
+    # -- configuration ---------------------------------------------------------------
+    def _project_file(self) -> str:
+        return str(self.settings.get("_project_dir", ".")) + "/project.md"
+
+    def _load_account(self) -> ImapAccount:
+        account_id = self.settings.get("account")
+        if not account_id or not isinstance(account_id, str):
+            raise ConfigError(self._project_file(), f"mail_sources.{self.name}.account",
+                              "missing: which IMAP account holds this list", "the id of an [accounts.<id>] table")
+        context = self.settings.get("_context") or {}
+        return load_account(account_id, context.get("user_settings") if isinstance(context, dict) else None)
+
+    def _archive_settings(self) -> dict | None:
+        archive = self.settings.get("archive")
+        if archive is None:
+            return None
+        key = f"mail_sources.{self.name}.archive"
+        if not isinstance(archive, dict) or archive.get("kind") not in ARCHIVE_KINDS or not archive.get("url"):
+            raise ConfigError(self._project_file(), key, f"must be {{kind, url}}, not {archive!r}",
+                              "kind: hyperkitty | pipermail | ponymail, url: https://…")
+        if not (archive.get("list") or self.list_address):
+            raise ConfigError(self._project_file(), key, "an archive link needs the list address",
+                              f"mail_sources.{self.name}.list or archive.list")
+        return dict(archive)
+
+    @property
+    def account(self) -> ImapAccount:
+        if self._account is None:
+            raise Unavailable(self.name, self._config_problem or "no IMAP account configured")
+        return self._account
+
+    @property
+    def mailbox(self) -> ImapMailbox:
+        if self._mailbox is None:
+            self._mailbox = ImapMailbox(self.account)
+        return self._mailbox
+
+    # -- availability and capabilities ----------------------------------------------------
+    def check_available(self) -> None:
+        """Log in and check the list folder exists. Raises Unavailable / SignInNeeded."""
+        account = self.account
+        try:
+            self.mailbox.folders.forget()
+            self.mailbox.folders.info(self.folder)
+        except (NotSupported, BackendFailure) as exc:
+            if isinstance(exc, Unavailable):
+                raise
+            raise Unavailable(self.name, f"folder {self.folder!r} of account {account.id}: {exc}") from None
+
+    def _drafts(self) -> str | None:
+        """The writable Drafts folder, or None (probed once per connection)."""
+        if self._drafts_folder is False:
+            folder = self.mailbox.folders.role_folder("drafts")
+            if folder is not None:
+                info = self.mailbox.folders.info(folder)
+                state = self.mailbox.conn.select(folder) if info.selectable else None
+                if state is None or not state.writable:
+                    folder = None
+            self._drafts_folder = folder
+        return self._drafts_folder
+
+    @property
+    def capabilities(self) -> frozenset[Op]:  # type: ignore[override]
+        """All six ops, less ``create_draft`` for a read-only account, less both draft ops
+        when the server has no writable Drafts folder (learned at the first login).
+        When the server cannot be asked now, the declared set stands and the
+        availability check says why."""
+        caps = self._declared
+        if _DRAFT_OPS & caps and self._account is not None:
+            try:
+                if self._drafts() is None:
+                    caps = caps - _DRAFT_OPS
+            except MailError:
+                pass
+        return caps
+
+    def _require_drafts(self, op: Op) -> str:
+        if op not in self._declared:
+            raise NotSupported(self.name, op.value, f"account {self.account.id} has access = "
+                                                    f"{self.account.access!r}; drafts need \"draft\" or \"send\"")
+        folder = self._drafts()
+        if folder is None:
+            raise NotSupported(self.name, op.value, f"{self.account.host} has no writable Drafts folder")
+        return folder
+
+    def _root(self, thread_id: ThreadId) -> str:
+        if thread_id.kind not in (THREAD_KIND, synthetic_kind(THREAD_KIND)):
+            self._check_kind(thread_id)
+        return thread_id.value
+
+    # -- list_recent_threads ---------------------------------------------------------------
+    def list_recent_threads(self, list_name: str | None, since: datetime, *,
+                            limit: int | None = None) -> Sequence[ThreadSummary]:
+        """Threads of the list folder with activity since ``since``, most recent activity first.
+
+        Walks the folder newest first in windows of headers only, so the cost follows what
+        is returned. With ``limit``, stops once ``limit`` threads are known: counts and
+        participants then cover the messages walked (back to the oldest listed activity).
+        """
+        mb = self.mailbox
+        since = aware(since)
+        wanted = (list_name or self.list_address or "").strip().lower() or None
+        state = mb.conn.select(self.folder)
+        rows: list[_Row] = []
+        roots: set[str] = set()
+        hi = state.exists
+        window = min(_WINDOW, max(100, 3 * limit)) if limit else _WINDOW
+        while hi >= 1:
+            lo = max(1, hi - window + 1)
+            data = mb.conn.call("FETCH recent headers", lambda c: _fetch_recent(c, lo, hi))
+            reached_older = False
+            for seq in sorted(data, reverse=True):
+                item = data[seq]
+                if not lo <= seq <= hi or b"UID" not in item:
+                    continue
+                arrived = aware(item.get(b"INTERNALDATE"))
+                if arrived is not None and arrived < since:
+                    reached_older = True
+                    continue
+                row = _row(item)
+                if wanted and not _on_list(row.header_block, wanted):
+                    continue
+                rows.append(row)
+                roots.add(thread_root(row.message_id, row.references, row.in_reply_to))
+            if reached_older or (limit and len(roots) >= limit):
+                break
+            hi = lo - 1
+        self._complete_synthetic(rows)
+        summaries = self._summaries(rows)
+        return summaries[:limit] if limit else summaries
+
+    def _complete_synthetic(self, rows: list[_Row]) -> None:
+        missing = [r for r in rows if r.synthetic]
+        if not missing:
+            return
+        uids = protocol.compress(r.uid for r in missing)
+        data = self.mailbox.conn.call("UID FETCH header", lambda c: protocol.fetch(c, uids, ["UID", "BODY.PEEK[HEADER]"]))
+        blocks = {item.get(b"UID", k): item.get(b"BODY[HEADER]") for k, item in data.items()}
+        for row in missing:
+            if blocks.get(row.uid):
+                row.message_id = mime_synthetic_id(blocks[row.uid])
+
+    def _summaries(self, rows: list[_Row]) -> list[ThreadSummary]:
+        rows = sorted(rows, key=lambda r: r.uid)  # oldest first: the first member is the earliest seen
+        records = [ThreadRecord(r.message_id, r.references, r.in_reply_to, r.synthetic) for r in rows]
+        out = []
+        for group in thread_records(records):
+            members = [rows[i] for i in group.members]
+            root = next((m for m in members if m.message_id == group.root_id), members[0])
+            arrivals = [m.arrived for m in members if m.arrived is not None]
+            participants = tuple(dict.fromkeys(m.sender.email for m in members if m.sender.email))
+            out.append(ThreadSummary(
+                thread_id=ThreadId(synthetic_kind(THREAD_KIND) if group.synthetic else THREAD_KIND, group.root_id),
+                subject=root.subject,
+                root_message_id=group.root_id,
+                sender=root.sender,
+                last_activity=max(arrivals) if arrivals else None,
+                message_count=len(members),
+                participants=participants,
+                unread=any(not m.seen for m in members),
+            ))
+        epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+        out.sort(key=lambda s: (s.last_activity or epoch, s.root_message_id), reverse=True)
+        return out
+
+    # -- read_thread, list_sent_since ---------------------------------------------------------
+    def read_thread(self, thread_id: ThreadId) -> Thread:
+        """The thread across the list folder and Sent, chronological. BackendFailure if not found."""
+        root = self._root(thread_id)
+        members = messages.thread_of(self.mailbox, root, self.folder)
+        if not members:
+            raise BackendFailure(self.name, f"no message of thread {thread_id} in {self.folder!r} or Sent")
+        parsed = [m.parsed().content for m in members]
+        first = next((m for m in parsed if m.message_id == root), parsed[0])
+        return Thread(thread_id, first.subject, tuple(parsed))
+
+    def list_sent_since(self, thread_id: ThreadId, since: datetime) -> Sequence[Message]:
+        root = self._root(thread_id)
+        sent = self.mailbox.folders.role_folder("sent")
+        if sent is None:
+            raise NotSupported(self.name, Op.LIST_SENT_SINCE.value, f"{self.account.host} has no Sent folder")
+        since = aware(since)
+        keys = criteria_for(MailQuery(folder=sent, since=since), within=self.mailbox.conn.has("WITHIN"))
+        found = messages.thread_members(self.mailbox, sent, root, keys)
+        out = []
+        for item in sorted(found, key=lambda m: m.sort_key):
+            # When it reached Sent is when it was sent (the Date header is the sender's clock).
+            when = item.header.date or item.header.sent_date
+            if when is None or when >= since:
+                out.append(item.parsed().content)
+        return out
+
+    # -- drafts ---------------------------------------------------------------------------
+    def list_drafts(self, thread_id: ThreadId) -> Sequence[Draft]:
+        root = self._root(thread_id)
+        folder = self._require_drafts(Op.LIST_DRAFTS)
+        return [self._draft(thread_id, m) for m in messages.thread_members(self.mailbox, folder, root)]
+
+    def _draft(self, thread_id: ThreadId, item: messages.FullMessage) -> Draft:
+        content = item.parsed().content
+        return Draft(
+            thread_id=thread_id,
+            draft_ref=item.header.id,
+            subject=content.subject,
+            to=tuple(str(a) for a in content.to),
+            cc=tuple(str(a) for a in content.cc),
+            in_reply_to=content.in_reply_to,
+            body=content.body_text,
+            date=content.date or item.header.date,
+        )
+
+    def create_draft(self, request: DraftRequest) -> Draft:
+        """APPEND a reply to the Drafts folder with ``\\Draft``; never sends.
+
+        Idempotent: a retried request (same thread, recipients, subject and body) returns
+        the draft it already made. Raises DraftAlreadyPending when another draft for the
+        thread is pending and the request does not allow a second one; NotSupported
+        without a writable Drafts folder or with ``access = "read"``.
+        """
+        folder = self._require_drafts(Op.CREATE_DRAFT)
+        root = self._root(request.thread_id)
+        if not request.to:
+            raise BackendFailure(self.name, "a draft needs at least one recipient")
+        thread = messages.thread_of(self.mailbox, root, self.folder)
+        source = _source_message(thread, request.in_reply_to, self.folder)
+        in_reply_to = source.header.message_id if source else request.in_reply_to
+        if in_reply_to is None:
+            raise BackendFailure(self.name, f"thread {request.thread_id} not found in {self.folder!r}; "
+                                            "cannot thread the reply")
+        references = _references(source, request, root)
+        subject = request.subject or reply_subject(source.header.subject if source else None)
+        message_id = self._draft_message_id(request, subject)
+
+        pending = messages.thread_members(self.mailbox, folder, root)
+        for item in pending:
+            if item.header.message_id == message_id:
+                return self._draft(request.thread_id, item)  # a retry: the draft is already there
+        if pending and not request.allow_second_draft:
+            raise DraftAlreadyPending(self.name, str(request.thread_id), [p.header.id for p in pending])
+
+        raw = self._compose(request, subject, message_id, in_reply_to, references)
+        response = self.mailbox.conn.call(f"APPEND {folder}", lambda c: c.append(folder, raw, flags=(b"\\Draft", b"\\Seen")))
+        created = [p for p in messages.thread_members(self.mailbox, folder, root) if p.header.message_id == message_id]
+        if not created:
+            raise BackendFailure(self.name, f"APPEND to {folder!r} answered {response!r} but the draft is not there")
+        return self._draft(request.thread_id, created[0])
+
+    def _draft_message_id(self, request: DraftRequest, subject: str) -> str:
+        digest = hashlib.sha256("\0".join([
+            str(request.thread_id), ",".join(request.to), ",".join(request.cc), subject, request.body,
+            "second" if request.allow_second_draft else "first",
+        ]).encode("utf-8")).digest()
+        token = base64.b32encode(digest[:15]).decode().lower()
+        domain = self.account.from_address.rpartition("@")[2] or "mailtriage.invalid"
+        return f"<mailtriage-draft-{token}@{domain}>"
+
+    def _compose(self, request: DraftRequest, subject: str, message_id: str, in_reply_to: str,
+                 references: tuple[str, ...]) -> bytes:
+        msg = EmailMessage(policy=policy.SMTP)
+        if self.account.from_address:
+            msg["From"] = self.account.from_address
+        msg["To"] = ", ".join(request.to)
+        if request.cc:
+            msg["Cc"] = ", ".join(request.cc)
+        msg["Subject"] = subject
+        msg["Date"] = format_datetime(datetime.now(timezone.utc))
+        msg["Message-ID"] = message_id
+        msg["In-Reply-To"] = in_reply_to
+        if references:
+            msg["References"] = " ".join(references)
+        msg["X-Mailtriage-Thread"] = request.thread_id.value
+        msg.set_content(request.body)
+        return msg.as_bytes()
+
+    # -- thread_url -----------------------------------------------------------------------
+    def thread_url(self, thread_id: ThreadId) -> str:
+        """An archive link when ``archive`` is configured, else ``imap://`` (RFC 5092) to the root."""
+        root = self._root(thread_id)
+        if self.archive is not None:
+            return self._archive_url(root)
+        members = messages.thread_members(self.mailbox, self.folder, root)
+        if not members:
+            raise BackendFailure(self.name, f"no message of thread {thread_id} in {self.folder!r}")
+        first = next((m for m in members if m.header.message_id == root), min(members, key=lambda m: m.sort_key))
+        ref = self.mailbox.ref(first.header.id)
+        account = self.account
+        return (f"imap://{quote(account.username, safe='')}@{account.host}:{account.port}/"
+                f"{quote(ref.folder, safe='')};UIDVALIDITY={ref.uidvalidity}/;UID={ref.uid}")
+
+    def _archive_url(self, root: str) -> str:
+        archive = self.archive or {}
+        base = str(archive["url"]).rstrip("/")
+        list_address = str(archive.get("list") or self.list_address)
+        kind = archive["kind"]
+        if kind == "hyperkitty":
+            digest = base64.b32encode(hashlib.sha1(root.strip("<>").encode("utf-8")).digest()).decode()
+            return f"{base}/list/{list_address}/thread/{digest}/"
+        if kind == "ponymail":
+            return f"{base}/thread/{quote(root, safe='')}?{list_address}"
+        # pipermail: no per-message permalink exists; link the month's thread index of the root.
+        members = messages.thread_members(self.mailbox, self.folder, root)
+        if not members:
+            raise BackendFailure(self.name, f"no message of thread {root} in {self.folder!r} to date the archive link")
+        first = next((m for m in members if m.header.message_id == root), min(members, key=lambda m: m.sort_key))
+        when = first.header.sent_date or first.header.date
+        month = when.strftime("%Y-%B")
+        return f"{base}/{list_address.split('@')[0]}/{month}/thread.html"
+
+    def close(self) -> None:
+        if self._mailbox is not None:
+            self._mailbox.close()
+        self._drafts_folder = False
+
+
+def _fetch_recent(client, lo: int, hi: int) -> dict[int, dict]:
+    try:
+        return protocol.fetch(client, f"{lo}:{hi}", _RECENT_ITEMS, uid=False)
+    except ProtocolError:
+        # One message the parser chokes on must not hide the others: go one by one.
+        out: dict[int, dict] = {}
+        for seq in range(lo, hi + 1):
+            try:
+                out.update(protocol.fetch(client, str(seq), _RECENT_ITEMS, uid=False))
+            except ProtocolError:
+                continue
+        return out
+
+
+def _row(item: dict) -> _Row:
+    block = item.get(_RECENT_KEY) or b""
+    fields = mime.header_fields(block)
+    message_id = mime.extract_msgid(fields.get(b"message-id"))
+    subject, _notes = mime.decode_header_text(fields.get(b"subject"))
+    flags = {f.lower() for f in item.get(b"FLAGS", ())}
+    return _Row(
+        uid=int(item[b"UID"]),
+        # Without a Message-ID: a stand-in now, the MIME parser's synthetic ID once the full header is read.
+        message_id=message_id or mime_synthetic_id(block),
+        references=mime.extract_msgids(fields.get(b"references")),
+        in_reply_to=mime.extract_msgid(fields.get(b"in-reply-to")),
+        synthetic=message_id is None,
+        subject=subject,
+        sender=mime.parse_address(fields.get(b"from")),
+        arrived=aware(item.get(b"INTERNALDATE")),
+        seen=b"\\seen" in flags,
+        header_block=block,
+    )
+
+
+def _on_list(block: bytes, address: str) -> bool:
+    """Is the message to (or archived by) the list? To, Cc, List-Post and List-Id are checked."""
+    fields = mime.header_fields(block, {b"to", b"cc", b"list-id", b"list-post"})
+    local, _, domain = address.partition("@")
+    needles = [address.encode()]
+    if domain:
+        needles.append(f"{local}.{domain}".encode())  # List-Id: <security.example.org>
+    haystack = b" ".join(fields.values()).lower()
+    return any(n in haystack for n in needles)
+
+
+def _source_message(thread: list[messages.FullMessage], in_reply_to: str | None,
+                    folder: str) -> messages.FullMessage | None:
+    """The message a reply answers: the one the request names, else the thread's latest
+    message in the list folder (not our own copy in Sent, not a draft)."""
+    if in_reply_to:
+        for item in thread:
+            if item.header.message_id == in_reply_to:
+                return item
+    candidates = [m for m in thread if not m.header.draft]
+    inbound = [m for m in candidates if m.header.folder_id == folder]
+    pool = inbound or candidates
+    return pool[-1] if pool else None
+
+
+def _references(source: messages.FullMessage | None, request: DraftRequest, root: str) -> tuple[str, ...]:
+    if source is not None:
+        chain = [*source.header.references, source.header.message_id]
+    else:
+        chain = [*request.references, *( [request.in_reply_to] if request.in_reply_to else [])]
+    if root not in chain:
+        chain.insert(0, root)
+    return tuple(dict.fromkeys(c for c in chain if c and not c.endswith("@mailtriage.invalid>")))

@@ -1,0 +1,154 @@
+"""``mailtriage modes …``: the MAS modes endpoint and its thread record.
+
+    mailtriage modes serve [--host 127.0.0.1] [--port N] [--role master|slave] [--config FILE]
+    mailtriage modes cases  [--config FILE]            the cases of the record, JSON
+    mailtriage modes thread CASE [--config FILE]       one case's thread (mails, handoffs, statuses), JSON
+
+``--config`` defaults to ``modes.toml`` in the mailtriage config dir. Exit codes: 0 ok,
+2 usage or configuration, 3 no such case, 4 the server could not start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Sequence
+
+EXIT_OK, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_FAILED = 0, 2, 3, 4
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mailtriage modes",
+                                     description="The email side of the MAS mode contract v0.1 (see docs/modes.md).")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--config", metavar="FILE", type=Path,
+                       help="modes configuration TOML (default: modes.toml in the mailtriage config dir)")
+        p.add_argument("--database", metavar="FILE", type=Path, help="thread record SQLite file (overrides config)")
+
+    serve = sub.add_parser("serve", help="run the endpoint (JSON over HTTP POST) and the mailbox poll")
+    common(serve)
+    serve.add_argument("--host", help="address to listen on (default: config server.host or 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default: config server.port or 8025; 0 picks a free one)")
+    serve.add_argument("--role", choices=("master", "slave"), help="default role of resource types without one")
+    serve.add_argument("--domain", help="the MAS domain D (overrides config)")
+    serve.add_argument("-v", "--verbose", action="store_true", help="log every background pass")
+
+    cases = sub.add_parser("cases", help="list the cases of the thread record")
+    common(cases)
+    cases.add_argument("--domain", help=argparse.SUPPRESS)
+
+    thread = sub.add_parser("thread", help="print one case's thread record")
+    common(thread)
+    thread.add_argument("--domain", help=argparse.SUPPRESS)
+    thread.add_argument("case", help="case address (ticket=gs-1@D), key or resource id")
+    return parser
+
+
+def _config(args: argparse.Namespace):
+    from mailtriage.core.settings import config_dir
+    from mailtriage.modes.config import load_config
+
+    path = args.config
+    if path is None:
+        default = config_dir() / "modes.toml"
+        path = default if default.exists() else None
+    overrides = {}
+    if getattr(args, "role", None):
+        overrides["role"] = args.role
+    if getattr(args, "domain", None):
+        overrides["domain"] = args.domain
+    if args.database:
+        overrides["database"] = str(args.database)
+    return load_config(path, overrides=overrides)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from mailtriage.core.projectconfig import ConfigError
+    from mailtriage.modes.store import StoreError
+
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        config = _config(args)
+        if args.command == "serve":
+            return _serve(args, config)
+        from mailtriage.modes.store import Store
+
+        store = Store(config.database)
+        try:
+            if args.command == "cases":
+                _emit([{"address": c.address, "key": c.key, "role": c.role, "participant": c.participant,
+                        "handoffs": [{"handoff_id": h.handoff_id, "mode": h.mode, "status": h.status}
+                                     for h in store.handoffs(c.key)]} for c in store.cases()])
+                return EXIT_OK
+            case = store.find_case(args.case)
+            if case is None:
+                _err(f"no case {args.case!r} in {config.database}")
+                return EXIT_NOT_FOUND
+            _emit(store.thread(case.key))
+            return EXIT_OK
+        finally:
+            store.close()
+    except ConfigError as exc:
+        _err(f"configuration error: {exc}")
+        return EXIT_USAGE
+    except StoreError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+
+
+def _serve(args: argparse.Namespace, config) -> int:
+    from mailtriage.core.projectconfig import ConfigError
+    from mailtriage.modes.server import ModesServer, serve_forever
+
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="mailtriage modes: %(message)s")
+    server = ModesServer(config, host=args.host, port=args.port)
+
+    def ready(s: ModesServer) -> None:
+        sys.stderr.write(f"mailtriage modes: serving {s.url} (domain {config.domain}, default role {config.role}, "
+                         f"record {config.database})\n")
+        sys.stderr.flush()
+
+    async def run() -> None:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, task.cancel)  # type: ignore[union-attr]
+            except (NotImplementedError, RuntimeError):
+                pass
+        await serve_forever(server, ready)
+
+    try:
+        asyncio.run(run())
+    except asyncio.CancelledError:
+        pass
+    except KeyboardInterrupt:
+        pass
+    except ConfigError as exc:
+        _err(f"configuration error: {exc}")
+        return EXIT_USAGE
+    except OSError as exc:
+        _err(f"cannot serve on {args.host or config.host}:{config.port if args.port is None else args.port}: {exc}")
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _emit(doc) -> None:
+    json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(f"mailtriage modes: {text}\n")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""Sending mail from a case address over SMTP (aiosmtplib), always behind Principle 10.
+
+Every send of the modes package — a master's ``mail.send``, email's own resume and
+negotiation mails as master, acknowledgements and questions under an autonomous
+policy — goes through :meth:`Mailer.send`, which runs :func:`principle10_refusal`
+(the shared guard of ``mailtriage.backends.principle10``) right before talking SMTP.
+"""
+
+from __future__ import annotations
+
+import email.utils
+from dataclasses import dataclass
+from datetime import timedelta
+from email.message import EmailMessage
+
+from mailtriage.backends.contract import reply_subject
+from mailtriage.backends.principle10 import SendRefusal, check_send
+from mailtriage.core.trace import TRACE
+from mailtriage.modes.clock import Clock, stamp
+from mailtriage.modes.config import ModesConfig, mail_password
+from mailtriage.modes.store import Store
+
+# Mails email writes on its own answer a participant's mail automatically (RFC 3834).
+AUTOMATIC_PURPOSES = ("resume", "negotiation", "ack")
+
+
+class MailUnavailable(Exception):
+    """SMTP could not take the mail now (connection, timeout, server refusal); retry later."""
+
+
+def inert_text(text: object, limit: int = 500) -> str:
+    """Text another party gave us, made safe to put in a mail: no control characters, bounded."""
+    value = "".join(ch for ch in str(text) if ch == "\n" or (ord(ch) >= 0x20 and ord(ch) != 0x7F))
+    return value[:limit]
+
+
+@dataclass(frozen=True)
+class SendOutcome:
+    sent: bool
+    refusal: SendRefusal | None = None
+    message_id: str | None = None
+
+
+def principle10_refusal(original: dict | None, *, config: ModesConfig, sent_recently: int) -> SendRefusal | None:
+    """The one place the modes package asks the shared Principle 10 guard."""
+    headers = (original.get("guard_headers") or []) if original else None
+    return check_send(headers, authserv_id=config.authserv_id,
+                      sent_recently=sent_recently, send_cap=config.send_cap)
+
+
+class Mailer:
+    def __init__(self, config: ModesConfig, store: Store, clock: Clock) -> None:
+        self.config = config
+        self.store = store
+        self.clock = clock
+
+    def sent_recently(self, exclude_ref: str | None = None) -> int:
+        since = self.clock.now() - timedelta(hours=self.config.cap_window_hours)
+        count = self.store.sends_since(since)
+        if exclude_ref:
+            row = self.store.mail(exclude_ref)
+            if row and row["state"] in ("sending", "sent") and row["at"] >= stamp(since):
+                count -= 1
+        return count
+
+    def new_message_id(self) -> str:
+        return email.utils.make_msgid(domain=self.config.domain.encode("idna").decode("ascii"))
+
+    async def send(self, ref: str, *, subject: str, body: str) -> SendOutcome:
+        """Send the outbound mail recorded as ``ref`` (state ``queued`` or ``sending``).
+
+        Runs Principle 10 against the mail it answers; a refusal is recorded on the row
+        and returned (nothing is sent). Raises MailUnavailable when SMTP fails; the row
+        then stays ``failed`` and a retry re-sends it with the same Message-ID.
+        """
+        row = self.store.mail(ref)
+        if row is None:
+            raise KeyError(ref)
+        if row["state"] == "sent":
+            return SendOutcome(True, None, row["message_id"])
+        original = self.store.mail(row["in_reply_to"]) if row["in_reply_to"] else None
+        refusal = principle10_refusal(original, config=self.config, sent_recently=self.sent_recently(ref))
+        if refusal is not None:
+            with self.store.transaction():
+                self.store.set_mail_state(ref, "refused", f"{refusal.reason}: {refusal.detail}")
+            return SendOutcome(False, refusal)
+        with self.store.transaction():
+            self.store.set_mail_state(ref, "sending")
+        message = self._compose(row, original, subject, body)
+        try:
+            await self._transmit(message, row)
+        except MailUnavailable as exc:
+            with self.store.transaction():
+                self.store.set_mail_state(ref, "failed", str(exc))
+            raise
+        with self.store.transaction():
+            self.store.set_mail_state(ref, "sent")
+        return SendOutcome(True, None, row["message_id"])
+
+    def _compose(self, row: dict, original: dict | None, subject: str, body: str) -> EmailMessage:
+        message = EmailMessage()
+        message["From"] = row["sender"]
+        message["To"] = row["recipient"]
+        message["Subject"] = subject if subject else reply_subject(original["subject"] if original else "")
+        message["Date"] = email.utils.format_datetime(self.clock.now())
+        message["Message-ID"] = row["message_id"]
+        if original:
+            message["In-Reply-To"] = original["message_id"]
+            message["References"] = original["message_id"]
+        if row["purpose"] in AUTOMATIC_PURPOSES:
+            message["Auto-Submitted"] = "auto-replied"
+        message.set_content(body)
+        return message
+
+    async def _transmit(self, message: EmailMessage, row: dict) -> None:
+        import aiosmtplib
+
+        smtp = self.config.smtp
+        if smtp is None:
+            raise MailUnavailable("no [smtp] server is configured")
+        password = mail_password(smtp)
+        TRACE.log("smtp:modes", ">", f"MAIL FROM:<{row['sender']}> RCPT TO:<{row['recipient']}> {row['message_id']}")
+        try:
+            await aiosmtplib.send(
+                message, hostname=smtp.host, port=smtp.port, sender=row["sender"], recipients=[row["recipient"]],
+                username=smtp.username if password is not None else None, password=password,
+                use_tls=smtp.security == "tls", start_tls=True if smtp.security == "starttls" else False,
+                tls_context=smtp.tls_context() if smtp.security != "plain" else None, timeout=smtp.timeout)
+        except (aiosmtplib.SMTPException, OSError) as exc:
+            TRACE.log("smtp:modes", "!", f"{type(exc).__name__}: {exc}")
+            raise MailUnavailable(f"SMTP {smtp.host}:{smtp.port}: {exc}") from None
+        TRACE.log("smtp:modes", "<", "250 accepted")

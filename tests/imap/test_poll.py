@@ -1,0 +1,55 @@
+"""Inbox polling: silent baseline, new headers with the next cursor, reset = new baseline, IDLE."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from mailtriage.backends.errors import BackendFailure
+from tests.imap.conftest import make_mail
+
+
+def test_baseline_then_new_mail_then_nothing(mailbox, seed):
+    seed("INBOX", make_mail(1))
+    first = mailbox.poll(None)
+    assert first.baseline and first.messages == () and first.cursor.startswith("imap:")
+    assert mailbox.poll(first.cursor).messages == ()
+    seed("INBOX", make_mail(2))
+    seed("INBOX", make_mail(3))
+    seed("Archive", make_mail(4))  # only the inbox is polled
+    second = mailbox.poll(first.cursor)
+    assert not second.baseline
+    assert [m.message_id for m in second.messages] == ["<m2@example.net>", "<m3@example.net>"]
+    assert all(m.thread_count == 1 for m in second.messages)
+    third = mailbox.poll(second.cursor)
+    assert third.messages == () and third.cursor == second.cursor
+
+
+def test_a_reset_inbox_gives_a_new_silent_baseline(dovecot, dovecot_user, mailbox, seed):
+    seed("INBOX", make_mail(1))
+    cursor = mailbox.poll(None).cursor
+    # Simulate a mailbox reset: a UIDVALIDITY the server never had.
+    validity, last = cursor.split(":")[1:]
+    stale = f"imap:{int(validity) + 1}:{last}"
+    seed("INBOX", make_mail(2))
+    result = mailbox.poll(stale)
+    assert result.baseline and result.messages == ()
+    assert result.cursor.startswith(f"imap:{validity}:")
+
+
+def test_a_bad_cursor_is_refused(mailbox):
+    with pytest.raises(BackendFailure):
+        mailbox.poll("gmail:abc")
+
+
+def test_idle_wakes_on_new_mail(dovecot, dovecot_user, mailbox, seed):
+    assert mailbox.conn.has("IDLE")
+    mailbox.poll(None)
+    timer = threading.Timer(0.3, lambda: seed("INBOX", make_mail(9)))
+    timer.start()
+    try:
+        assert mailbox.wait_for_mail(5.0) is True
+    finally:
+        timer.join()
+    assert mailbox.wait_for_mail(0.2) is False

@@ -1,0 +1,174 @@
+"""``mailtriage modes …`` as a user runs it: a real process, stopped with SIGTERM and started
+again on the same SQLite file, reading a real Dovecot mailbox."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.modes.harness import DOMAIN, TRUSTED, Party, build_mail
+
+
+def run_cli(*args: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mailtriage.cli.main", "modes", *args], env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+class Served:
+    def __init__(self, config: Path, env: dict) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "mailtriage.cli.main", "modes", "serve",
+                                      "--config", str(config), "--port", "0"],
+                                     env=env, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stderr.readline()
+        match = re.search(r"serving (http://\S+)", line)
+        assert match, f"no 'serving' line: {line!r}"
+        self.url = match.group(1)
+
+    def post(self, message: dict) -> tuple[int, dict]:
+        response = httpx.post(self.url, json=message, timeout=10)
+        return response.status_code, response.json()
+
+    def stop(self) -> int:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(20)
+        finally:
+            self.proc.stderr.close()
+
+
+def wait_for(predicate, timeout: float = 15.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting")
+
+
+@pytest.fixture
+def cli_env(tmp_path):
+    env = dict(os.environ)
+    env["MAILTRIAGE_CONFIG_DIR"] = str(tmp_path / "config")
+    env["MAILTRIAGE_DATA_DIR"] = str(tmp_path / "data")
+    return env
+
+
+def test_serve_stop_start_and_replay_gets_the_original_answer(tmp_path, dovecot, dovecot_user, cli_env):
+    master = Party("master")
+    cli_env["MT_TEST_MODES_IMAP"] = dovecot_user.password
+    config = tmp_path / "modes.toml"
+    config.write_text(f"""
+domain = "{DOMAIN}"
+role = "slave"
+database = "{tmp_path / 'record.sqlite3'}"
+
+[server]
+poll_seconds = 0.1
+tick_seconds = 0.1
+
+[mailbox]
+host = "127.0.0.1"
+port = {dovecot.port}
+security = "starttls"
+ca_file = "{dovecot.cert.cert}"
+username = "{dovecot_user.name}"
+password_env = "MT_TEST_MODES_IMAP"
+
+[send]
+authserv_id = "{TRUSTED}"
+
+[master]
+url = "{master.url}"
+
+[types.ticket]
+""", encoding="utf-8")
+    try:
+        served = Served(config, cli_env)
+        try:
+            raw, _ = build_mail(sender="olga@example.com", to=f"ticket@{DOMAIN}", subject="Hello")
+            dovecot.append(dovecot_user, "INBOX", raw)
+            intake = wait_for(lambda: [m for m in master.messages() if m["type"] == "case.intake"])[0]
+            assign = {"mas_modes_version": "0.1", "type": "case.assign", "id": "assign-cli",
+                      "intake_ref": intake["intake_ref"], "resource_id": "CLI-1"}
+            first = served.post(assign)
+            assert first == (200, {"ok": True, "case": {"address": f"ticket=CLI-1@{DOMAIN}",
+                                                        "key": f"ticket=CLI-1@{DOMAIN}"}})
+        finally:
+            assert served.stop() == 0
+        served = Served(config, cli_env)
+        try:
+            assert served.post({**assign, "resource_id": "OTHER"}) == first
+            status, body = served.post({**assign, "id": "assign-cli-2", "resource_id": "OTHER"})
+            assert (status, body["error"]) == (409, "already-assigned")
+        finally:
+            assert served.stop() == 0
+    finally:
+        master.stop()
+    assert len([m for m in master.messages() if m["type"] == "case.intake"]) == 1  # polled once, not again
+
+    shown = run_cli("thread", "CLI-1", "--config", str(config), env=cli_env)
+    assert shown.returncode == 0, shown.stderr
+    thread = json.loads(shown.stdout)
+    assert thread["case"]["address"] == f"ticket=CLI-1@{DOMAIN}" and thread["role"] == "slave"
+    assert [m["sender"] for m in thread["mails"]] == ["olga@example.com"]
+    listed = run_cli("cases", "--config", str(config), env=cli_env)
+    assert [c["key"] for c in json.loads(listed.stdout)] == [f"ticket=CLI-1@{DOMAIN}"]
+    missing = run_cli("thread", "ticket=NOPE@mas.test", "--config", str(config), env=cli_env)
+    assert missing.returncode == 3 and "no case" in missing.stderr
+
+
+def test_serve_without_a_usable_configuration_says_which_key(tmp_path, cli_env):
+    result = run_cli("serve", "--config", str(tmp_path / "absent.toml"), env=cli_env)
+    assert result.returncode == 2 and "absent.toml" in result.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text('domain = "mas.test"\n[mailbox]\nhost = "imap.example.org"\nsecurity = "plain"\n')
+    result = run_cli("serve", "--config", str(bad), env=cli_env)
+    assert result.returncode == 2 and "mailbox.security" in result.stderr and "loopback" in result.stderr
+    result = run_cli("serve", env=cli_env)
+    assert result.returncode == 2 and "domain" in result.stderr
+
+
+def test_role_flag_and_health(tmp_path, cli_env):
+    config = tmp_path / "m.toml"
+    config.write_text(f'domain = "{DOMAIN}"\ndatabase = "{tmp_path / "r.sqlite3"}"\n', encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "mailtriage.cli.main", "modes", "serve", "--config", str(config),
+                             "--port", "0", "--role", "slave"], env=cli_env, stderr=subprocess.PIPE, text=True)
+    try:
+        url = re.search(r"serving (http://\S+)", proc.stderr.readline()).group(1)
+        health = httpx.get(url + "/health", timeout=10).json()
+        assert health == {"ok": True, "mas_modes_version": "0.1", "domain": DOMAIN, "role": "slave"}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+        proc.stderr.close()
+
+
+def test_beyond_loopback_needs_a_token_and_the_token_is_checked(tmp_path, cli_env):
+    config = tmp_path / "m.toml"
+    config.write_text(f'domain = "{DOMAIN}"\ndatabase = "{tmp_path / "r.sqlite3"}"\n'
+                      '[server]\ntoken_env = "MT_TEST_MODES_TOKEN"\n', encoding="utf-8")
+    refused = run_cli("serve", "--config", str(config), "--host", "0.0.0.0", "--port", "0", env=cli_env)
+    assert refused.returncode == 2 and "server.host" in refused.stderr and "token" in refused.stderr
+
+    cli_env["MT_TEST_MODES_TOKEN"] = "s3cret-token"
+    served = Served(config, cli_env)
+    try:
+        message = {"mas_modes_version": "0.1", "type": "case.assign", "id": "t-1", "intake_ref": "in-x",
+                   "resource_id": "X-1"}
+        response = httpx.post(served.url, json=message, timeout=10)
+        assert (response.status_code, response.json()["error"]) == (401, "unauthorized")
+        response = httpx.post(served.url, json=message, timeout=10,
+                              headers={"Authorization": "Bearer s3cret-token"})
+        assert (response.status_code, response.json()["error"]) == (404, "unknown-intake")
+    finally:
+        assert served.stop() == 0

@@ -1,0 +1,33 @@
+"""The conformance flows, each run against the real endpoint over loopback in its role.
+
+MAS-MODES-EMAIL-MASTER: every flow in conformance/flows/master passes.
+MAS-MODES-EMAIL-SLAVE: every flow in conformance/flows/slave passes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.modes.flowrunner import FlowRunner
+
+FLOWS = Path(__file__).parent / "conformance" / "flows"
+
+
+def load_flows() -> list:
+    params = []
+    for path in sorted(FLOWS.glob("*/*.yaml")):
+        flow = yaml.safe_load(path.read_text(encoding="utf-8"))
+        assert flow["role"] == path.parent.name, f"{path}: role {flow['role']} in the {path.parent.name} folder"
+        flow.setdefault("name", path.stem)
+        params.append(pytest.param(flow, id=f"{path.parent.name}/{path.stem}"))
+    return params
+
+
+@pytest.mark.parametrize("flow", load_flows())
+def test_flow(flow, make_harness):
+    config = flow.get("config", {})
+    harness = make_harness(flow["role"], types=config.get("types"), send=config.get("send"), http=config.get("http"))
+    FlowRunner(harness, flow).run()

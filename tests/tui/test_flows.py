@@ -1,0 +1,222 @@
+"""Pilot flows on a real project: an mbox archive written by the stdlib, read by our mbox backend."""
+
+import hashlib
+
+from textual.widgets import DataTable, Select, TextArea
+
+from mailtriage.core.trace import OPLOG
+from mailtriage.tui.dialogs.proposal import ProposalDialog
+from mailtriage.tui.panes.reader import ThreadView
+from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.screens.console import ConsoleScreen
+from tests.tui.helpers import make_app, mbox_project, reader_text, screen_text, settle
+
+
+def digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def row_texts(app) -> list[str]:
+    tl = app.screen.query_one(ThreadList)
+    return [tl.render_line(y).text for y in range(min(len(tl.rows), tl.scrollable_content_region.height))]
+
+
+async def test_threads_listed_newest_first_with_the_resolution_shown(tmp_path):
+    app = make_app(mbox_project(tmp_path / "p", old_archive=True))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        rows = row_texts(app)
+        assert len(rows) == 3
+        assert "Question about 3.4 fixes" in rows[0] and "Heap overflow" in rows[2]
+        shown = screen_text(app)
+        assert "3 threads · via list_recent_threads → mbox (primary); skipped old (not tried" in shown
+        # The sources pane names each backend with availability.
+        assert "✓ mbox" in shown and "✗ old" in shown
+
+
+async def test_open_a_thread_and_read_it(tmp_path):
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("G", "enter")
+        await settle(pilot)
+        reader = app.screen.query_one("#reader-pane")
+        assert reader.thread is not None and len(reader.thread.messages) == 2
+        shown = screen_text(app)
+        assert "2 messages · via read_thread → mbox (primary)" in shown
+        assert "A crafted .frob file overflows" in reader_text(app) and "Thanks Ana" in reader_text(app)
+        # n jumps to the next message; q goes back to the list.
+        app.screen.query_one(ThreadView).focus()
+        await pilot.press("q")
+        assert isinstance(app.focused, ThreadList)
+
+
+async def test_list_unsubscribe_targets_are_shown_not_fetched(tmp_path):
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        shown = reader_text(app)
+        assert "List-Unsubscribe: mailto:leave@frob.example  (shown, never fetched)" in shown
+        assert "https://frob.example/unsubscribe?id=42  (shown, never fetched)" in shown
+
+
+async def test_hostile_subject_renders_inert(tmp_path):
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        hostile = row_texts(app)[1]
+        assert "\\x1b[31mURGENT\\x1b[0m [bold red]Security[/bold red] advisory ⟨U+202E⟩gpj.exe" in hostile
+        await pilot.press("j", "enter")
+        await settle(pilot)
+        strips = app.screen._compositor.render_strips()
+        text = "\n".join(s.text for s in strips)
+        assert "\x1b" not in text and "\u202e" not in text and "\u200b" not in text
+        assert "Subject: \\x1b[31mURGENT\\x1b[0m [bold red]Security[/bold red]" in text
+        assert "[link=https://evil.invalid]Security Team[/link]⟨U+200B⟩" in text
+        assert "\\x1b[2J\\x1b[HYour terminal has been [blink]compromised[/blink]." in text
+        # Markup stayed text: no segment on screen carries a link, blink or a markup-made red.
+        for strip in strips:
+            for segment in strip:
+                style = segment.style
+                if style is not None and "[bold red]" in segment.text:
+                    assert not style.blink and style.link is None
+
+
+async def test_propose_reply_see_cc_warning_and_cancel_writes_nothing(tmp_path):
+    # No security_list: the CC falls back to the ASF address, with the prominent warning.
+    project = mbox_project(tmp_path / "p", security_list=None)
+    before = digest(project / "list.mbox")
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "CONFIGURATION WARNING: security_list is missing" in shown  # banner on the main screen
+        assert "security_list is not configured" in shown  # the list read is skipped, not guessed
+        assert len(app.screen.query_one(ThreadList).rows) == 0
+        # The archive's own list can be opened from the lists pane.
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert len(app.screen.query_one(ThreadList).rows) == 3
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ProposalDialog)
+        shown = screen_text(app)
+        assert "⚠ CONFIGURATION WARNING: security_list is missing; the security CC falls back to " \
+               "security@apache.org" in shown
+        assert "Cc: security@apache.org   ◀ security CC (fallback)" in shown
+        assert "To: bob@example.net" in shown
+        assert "Subject: Re: Question about 3.4 fixes" in shown
+        assert "In-Reply-To: <question-1@example.net>" in shown
+        assert "no backend available for create_draft" in shown
+        assert "create_draft" in shown and "Backends (resolution)" in shown
+        body = dialog.query_one(TextArea).text
+        assert body.startswith("Hi Bob Builder,") and body.rstrip().endswith("Test Triager")
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, ProposalDialog)
+        assert any("nothing was written" in n.message for n in app._notifications)
+    assert digest(project / "list.mbox") == before
+    assert [r.op for r in OPLOG.items() if r.op == "create_draft"] == []
+
+
+async def test_reply_from_the_list_reads_the_thread_first(tmp_path):
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        shown = screen_text(app)
+        assert "To: bob@example.net" in shown
+        assert "Cc: security@frob.example   ◀ security CC" in shown and "fallback" not in shown.lower()
+        assert not app.screen.can_confirm  # no backend of this project writes drafts
+        await pilot.press("ctrl+s")  # refused, says why
+        await pilot.pause()
+        assert isinstance(app.screen, ProposalDialog)
+        await pilot.press("escape")
+
+
+async def test_mandatory_backend_unavailable_stops_the_run(tmp_path):
+    project = mbox_project(tmp_path / "p")
+    project_md = project / "project.md"
+    project_md.write_text(project_md.read_text().replace("| `mbox` | primary | no |", "| `mbox` | primary | yes |"))
+    (project / "list.mbox").unlink()
+    app = make_app(project)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "⛔ mandatory backend mbox unavailable:" in shown and "run aborted" in shown
+        assert "✗ mbox" in shown
+    assert [r.op for r in OPLOG.items()] == []  # nothing was asked of any backend
+
+
+async def test_lost_archive_shows_reconnect_state_and_R_recovers(tmp_path):
+    project = mbox_project(tmp_path / "p")
+    archive = project / "list.mbox"
+    app = make_app(project)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        hidden = archive.rename(project / "gone.mbox")
+        await pilot.press("enter")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "press R to reconnect" in shown and "✗ mbox" in shown
+        assert app.errors and "unavailable" in app.errors[-1].message
+        hidden.rename(archive)
+        await pilot.press("R")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "✓ mbox" in shown and "3 threads · via" in shown
+        await pilot.press("!")
+        await pilot.pause()
+        assert "Reading the thread failed" in screen_text(app)
+
+
+async def test_search_filters_the_list(tmp_path):
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"overflow", "enter")
+        await settle(pilot)
+        rows = app.screen.query_one(ThreadList).rows
+        assert len(rows) == 1 and "1 thread matching 'overflow' of 3" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(app.screen.query_one(ThreadList).rows) == 3
+
+
+async def test_backend_console_shows_ops_and_runs_one_by_hand(tmp_path):
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("b")
+        await settle(pilot)
+        console = app.screen
+        assert isinstance(console, ConsoleScreen)
+        matrix = console.query_one("#matrix", DataTable)
+        assert [str(c) for c in matrix.get_row("mbox")][:4] == ["mbox", "mbox", "primary", "no"]
+        await pilot.press("f3")
+        oplog = console.query_one("#oplog", DataTable)
+        ops = [[str(c) for c in oplog.get_row_at(i)] for i in range(oplog.row_count)]
+        assert [(r[1], r[2], r[4]) for r in ops] == [("mbox", "list_recent_threads", "3"), ("mbox", "read_thread", "1")]
+        # Run read_thread by hand on the named backend.
+        await pilot.press("f5")
+        tid = app.screen.query_one(ThreadList) if False else None  # noqa: F841 (the console is on top)
+        console.query_one("#run-op", Select).value = "read_thread"
+        console.query_one("#run-backend", Select).value = "mbox"
+        console.query_one("#run-thread").value = "mbox:<question-1@example.net>"
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        result = console.query_one("#run-result", TextArea).text
+        assert '"op": "read_thread"' in result and '"backend": "mbox"' in result
+        assert "Will 3.4 get the fix?" in result
+        assert oplog.row_count == 3  # the op run by hand is logged live

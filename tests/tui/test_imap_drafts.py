@@ -1,0 +1,157 @@
+"""Confirming a reply proposal writes the draft on a real Dovecot; cancelling writes nothing.
+
+The project's primary source is an IMAP account (``access = "draft"``) on the test
+Dovecot; the draft the dialog shows, edited in the dialog, is what lands in Drafts.
+"""
+
+from datetime import datetime, timezone
+from email import message_from_bytes, policy
+
+import pytest
+from textual.widgets import TextArea
+
+from mailtriage.backends.imap.account import password_key
+from mailtriage.core.secrets import set_secret
+from mailtriage.core.trace import OPLOG
+from mailtriage.tui.dialogs.proposal import ProposalDialog
+from tests.servers.fixtures import *  # noqa: F401,F403
+from tests.tui.helpers import make_app, screen_text, settle
+
+LIST = "security@frob.example"
+WHEN = datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc)
+
+REPORT = (
+    "From: Ana Reporter <ana@example.com>\r\n"
+    f"To: {LIST}\r\n"
+    "Subject: Heap overflow in the frob parser\r\n"
+    "Date: Thu, 01 Oct 2026 09:00:00 +0000\r\n"
+    "Message-ID: <overflow-1@example.com>\r\n"
+    "MIME-Version: 1.0\r\n"
+    "Content-Type: text/plain; charset=utf-8\r\n"
+    "\r\n"
+    "A crafted .frob file overflows the parser's heap buffer.\r\n"
+).encode()
+
+
+@pytest.fixture
+def imap_project(tmp_path, user_config, dovecot, dovecot_user, memory_keyring):
+    (user_config / "config.toml").write_text(f'''name = "Test Triager"
+
+[accounts.work]
+kind = "imap"
+host = "127.0.0.1"
+port = {dovecot.port}
+security = "plain"
+username = "{dovecot_user.name}"
+access = "draft"
+''', encoding="utf-8")
+    set_secret(password_key("work"), dovecot_user.password)
+    dovecot.append(dovecot_user, "INBOX", REPORT, when=WHEN)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "project.md").write_text(f"""# Frob project
+
+## Mail sources
+
+| Backend | Role | Mandatory | Notes |
+|---|---|---|---|
+| `imap` | primary | yes | the security list folder |
+
+## Configuration
+
+```yaml
+security_list: {LIST}
+import:
+  since: 2026-01-01
+mail_sources:
+  imap:
+    account: work
+    list: {LIST}
+```
+""", encoding="utf-8")
+    return project
+
+
+def drafts(dovecot, user) -> list:
+    with dovecot.client(user) as client:
+        if not client.folder_exists("Drafts"):
+            return []
+        client.select_folder("Drafts", readonly=True)
+        uids = client.search("ALL")
+        fetched = client.fetch(uids, ["RFC822", "FLAGS"]) if uids else {}
+        return [(message_from_bytes(data[b"RFC822"], policy=policy.default), data[b"FLAGS"])
+                for _, data in sorted(fetched.items())]
+
+
+async def open_proposal(app, pilot):
+    await settle(pilot)
+    await pilot.press("enter")
+    await settle(pilot)
+    await pilot.press("r")
+    await settle(pilot)
+    assert isinstance(app.screen, ProposalDialog)
+
+
+async def test_confirm_writes_the_edited_draft_to_the_imap_drafts_folder(imap_project, dovecot, dovecot_user):
+    app = make_app(imap_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_proposal(app, pilot)
+        shown = screen_text(app)
+        assert "1. DRAFT · will be written by backend imap" in shown
+        assert "To: ana@example.com" in shown
+        assert f"Cc: {LIST}   ◀ security CC" in shown
+        assert "Subject: Re: Heap overflow in the frob parser" in shown
+        assert "In-Reply-To: <overflow-1@example.com>" in shown
+        assert "create_draft → imap (primary)" in shown
+        assert app.screen.can_confirm
+        assert drafts(dovecot, dovecot_user) == []  # nothing written while the dialog is open
+        area = app.screen.query_one(TextArea)
+        area.load_text("Thanks Ana, confirmed receipt.\n\n-- Test Triager\n")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert not isinstance(app.screen, ProposalDialog)
+        assert any(n.title == "Written" for n in app._notifications)
+    written = drafts(dovecot, dovecot_user)
+    assert len(written) == 1
+    draft, flags = written[0]
+    assert b"\\Draft" in flags
+    assert draft["To"] == "ana@example.com" and draft["Cc"] == LIST
+    assert draft["In-Reply-To"] == "<overflow-1@example.com>"
+    assert draft["Subject"] == "Re: Heap overflow in the frob parser"
+    assert draft.get_content().replace("\r\n", "\n") == "Thanks Ana, confirmed receipt.\n\n-- Test Triager\n"
+    assert [r.op for r in OPLOG.items() if r.op == "create_draft" and r.error is None] == ["create_draft"]
+
+
+async def test_cancel_writes_nothing_and_a_second_proposal_sees_no_pending_draft(imap_project, dovecot, dovecot_user):
+    app = make_app(imap_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_proposal(app, pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, ProposalDialog)
+        # Asking again proposes again: the cancelled one left no draft behind.
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        assert "already pending" not in screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
+    assert drafts(dovecot, dovecot_user) == []
+    assert [r.op for r in OPLOG.items() if r.op == "create_draft"] == []
+
+
+async def test_a_pending_draft_blocks_a_second_one(imap_project, dovecot, dovecot_user):
+    app = make_app(imap_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_proposal(app, pilot)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        shown = screen_text(app)
+        assert "Nothing can be written: a draft is already pending on this thread" in shown
+        assert not app.screen.can_confirm
+        await pilot.press("escape")
+    assert len(drafts(dovecot, dovecot_user)) == 1
+

@@ -1,0 +1,139 @@
+"""Snapshots of every screen and dialog, in each theme, narrow (80x24) and wide.
+
+Deterministic by construction: fixed dates in the data (shown as written, no clock),
+no cursor blink, notifications cleared before the shot, and paths relative to a
+per-test working folder so no temp path reaches the screen. Update with
+``pytest tests/tui/test_snapshots.py --snapshot-update`` and look at the SVGs.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from tests.servers.fixtures import *  # noqa: F401,F403
+from tests.tui.helpers import make_app, mbox_project, settle
+from tests.tui.test_imap_drafts import imap_project  # noqa: F401 (fixture)
+
+NARROW = (80, 24)
+WIDE = (140, 40)
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    # The settings path is shown on the first-run screen: relative, so the same on every run.
+    monkeypatch.setenv("MAILTRIAGE_CONFIG_DIR", "config")
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text('name = "Test Triager"\n', encoding="utf-8")
+    return tmp_path
+
+
+def project(workdir: Path, **kwargs) -> Path:
+    mbox_project(workdir / "p", **kwargs)
+    return Path("p")
+
+
+def shot(*keys: str, theme: str | None = None):
+    """A run_before that settles, presses ``keys`` (settling after each) and clears toasts."""
+
+    async def run_before(pilot):
+        if theme:
+            pilot.app.theme = theme
+        await settle(pilot)
+        for key in keys:
+            pilot.app.clear_notifications()
+            await pilot.press(key)
+            await settle(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    return run_before
+
+
+def test_main_wide_dark(snap_compare, workdir):
+    app = make_app(project(workdir))
+    assert snap_compare(app, terminal_size=WIDE, run_before=shot("enter"))
+
+
+def test_main_narrow_hostile_thread_dark(snap_compare, workdir):
+    app = make_app(project(workdir))
+    assert snap_compare(app, terminal_size=NARROW, run_before=shot("j", "enter"))
+
+
+def test_main_light(snap_compare, workdir):
+    app = make_app(project(workdir))
+    assert snap_compare(app, terminal_size=(120, 36), run_before=shot("G", "enter", theme="mailtriage-light"))
+
+
+def test_main_high_contrast_search(snap_compare, workdir):
+    app = make_app(project(workdir))
+    assert snap_compare(app, terminal_size=(100, 30),
+                        run_before=shot("slash", *"frob", "enter", theme="mailtriage-high-contrast"))
+
+
+def test_main_mandatory_backend_down(snap_compare, workdir):
+    folder = workdir / "p"
+    mbox_project(folder)
+    text = (folder / "project.md").read_text()
+    text = text.replace("| `mbox` | primary | no |", "| `mbox` | primary | yes |")
+    text = text.replace("path: list.mbox", "path: /nonexistent/list.mbox")
+    (folder / "project.md").write_text(text)
+    app = make_app(Path("p"))
+    assert snap_compare(app, terminal_size=(120, 30), run_before=shot())
+
+
+def test_proposal_with_cc_fallback_warning_light(snap_compare, workdir):
+    app = make_app(project(workdir, security_list=None))
+    assert snap_compare(app, terminal_size=(120, 44),
+                        run_before=shot("2", "enter", "enter", "r", theme="mailtriage-light"))
+
+
+def test_proposal_narrow_dark(snap_compare, workdir):
+    app = make_app(project(workdir))
+    assert snap_compare(app, terminal_size=NARROW, run_before=shot("r"))
+
+
+def test_console_backends_high_contrast(snap_compare, workdir):
+    app = make_app(project(workdir, old_archive=True))
+    assert snap_compare(app, terminal_size=(120, 36), run_before=shot("b", theme="mailtriage-high-contrast"))
+
+
+def test_console_run_tab_narrow(snap_compare, workdir):
+    app = make_app(project(workdir))
+    assert snap_compare(app, terminal_size=NARROW, run_before=shot("b", "f5"))
+
+
+def test_help_narrow(snap_compare, workdir):
+    app = make_app(project(workdir))
+    assert snap_compare(app, terminal_size=NARROW, run_before=shot("question_mark"))
+
+
+def test_error_dialog_light(snap_compare, workdir):
+    # No security list: the start-up list read is skipped with a warning; ! shows it in full.
+    app = make_app(project(workdir, security_list=None))
+    assert snap_compare(app, terminal_size=(100, 30), run_before=shot("exclamation_mark", theme="mailtriage-light"))
+
+
+def test_first_run_narrow(snap_compare, workdir):
+    app = make_app(Path("/nonexistent/mailtriage-project"))
+    assert snap_compare(app, terminal_size=NARROW, run_before=shot())
+
+
+def test_first_run_broken_config_wide(snap_compare, workdir):
+    from tests.core.helpers import write_project
+
+    write_project(workdir / "p", [("mbox", "sometimes", "no")])
+    app = make_app(Path("p"))
+    assert snap_compare(app, terminal_size=WIDE, run_before=shot(theme="mailtriage-high-contrast"))
+
+
+def test_confirmable_draft_proposal_on_imap(snap_compare, imap_project):
+    # The draft-capable case (a real Dovecot account): the write, its backend, the marked CC.
+    from tests.tui.test_imap_drafts import open_proposal
+
+    async def run_before(pilot):
+        await open_proposal(pilot.app, pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(make_app(imap_project), terminal_size=(120, 40), run_before=run_before)
