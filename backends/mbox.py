@@ -43,6 +43,7 @@ import os
 import re
 import select
 import signal
+import sys
 import threading
 from bisect import bisect_left
 from dataclasses import dataclass, field, replace
@@ -415,6 +416,19 @@ def scan_mbox_range(fd: int, start: int, end: int, chunk: int = _CHUNK) -> tuple
     return out, links
 
 
+def _may_fork() -> bool:
+    """Whether the scan may fork a child here.
+
+    The child only runs the scan (no locks, no imports, ``os._exit`` at the end),
+    which is safe after a fork even beside other threads; but Python 3.12 and later
+    warn about forking a multi-threaded process, so there the scan forks only from
+    a single-threaded one (the CLI) and runs in one process inside the TUI.
+    """
+    if not hasattr(os, "fork"):
+        return False
+    return sys.version_info < (3, 12) or threading.active_count() == 1
+
+
 def _split_point(fd: int, size: int) -> int | None:
     """Offset of a From_ line a little before the middle of the file, or None.
 
@@ -488,7 +502,7 @@ def index_mbox(path: Path, *, parallel: bool = True, parallel_min_bytes: int = _
     try:
         size = os.fstat(fd).st_size
         split = None
-        if parallel and size >= parallel_min_bytes and hasattr(os, "fork"):
+        if parallel and size >= parallel_min_bytes and _may_fork():
             split = _split_point(fd, size)
         pid = None
         if split is not None:
