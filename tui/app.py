@@ -26,7 +26,8 @@ from mailtriage.themes import DEFAULT_THEME, THEMES, canonical_name, theme_css_p
 from mailtriage.tui import bindings
 from mailtriage.tui.commands import MailtriageCommands
 from mailtriage.tui.messages import (ProposalApplied, ProposalReady, SessionFailed, SessionOpened, SettingsSaved,
-                                     SourcesChecked, ThreadLoaded, ThreadsLoaded, ThreadUrlReady, WorkFailed)
+                                     SourcesChecked, ThreadLoaded, ThreadsLoaded, ThreadUrlReady, TrackerIssueLoaded,
+                                     TrackerLoaded, WorkFailed)
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.session import Session
 
@@ -386,11 +387,70 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self.copy_to_clipboard(message.url)
         self.notify(f"{text}\n(copied to the clipboard; not opened)", title="Thread URL", markup=False)
 
+    # -- tracker ---------------------------------------------------------------
+    def load_tracker(self) -> None:
+        main = self.main
+        if main is None or not self.session.is_open:
+            return
+        from mailtriage.tui.panes.tracker import TrackerPane, tracker_support
+
+        pane = main.query_one(TrackerPane)
+        if tracker_support():
+            return
+        pane.show_loading()
+        self._tracker_list(self._new_request("tracker"))
+
+    @work(thread=True, exclusive=True, group="tracker", exit_on_error=False)
+    def _tracker_list(self, request: int) -> None:
+        from mailtriage.core.projectconfig import ConfigError
+
+        try:
+            issues, problems = self.session.tracker_issues()
+        except ConfigError as exc:
+            # No usable tracker configuration: the pane says so; this is not an app error.
+            self.post_message(TrackerLoaded(request, [], f"no tracker: {exc}", available=False))
+            return
+        except Exception as exc:
+            self.post_message(WorkFailed(request, "tracker", "Listing the tracker failed", exc))
+            return
+        self.post_message(TrackerLoaded(request, issues, self.session.tracker_description, problems))
+
+    def on_tracker_loaded(self, message: TrackerLoaded) -> None:
+        if not self._is_current("tracker", message.request) or self.main is None:
+            return
+        from mailtriage.tui.panes.tracker import TrackerPane
+
+        pane = self.main.query_one(TrackerPane)
+        if not message.available:
+            pane.show_unavailable(message.description)
+            return
+        pane.show_issues(message.issues, message.description, message.problems)
+
+    def open_issue(self, issue_id: str) -> None:
+        self._tracker_view(self._new_request("issue"), issue_id)
+
+    @work(thread=True, exclusive=True, group="issue", exit_on_error=False)
+    def _tracker_view(self, request: int, issue_id: str) -> None:
+        try:
+            issue = self.session.tracker_issue(issue_id)
+        except Exception as exc:
+            self.post_message(WorkFailed(request, "issue", f"Reading {issue_id} failed", exc))
+            return
+        self.post_message(TrackerIssueLoaded(request, issue))
+
+    def on_tracker_issue_loaded(self, message: TrackerIssueLoaded) -> None:
+        if not self._is_current("issue", message.request) or self.main is None:
+            return
+        from mailtriage.tui.panes.tracker import TrackerPane
+
+        self.main.query_one(TrackerPane).show_issue(message.issue)
+
     # -- failures ------------------------------------------------------------
     def on_work_failed(self, message: WorkFailed) -> None:
         from mailtriage.backends.errors import MandatoryBackendUnavailable, Unavailable
 
-        kind = {"threads": "threads", "reader": "reader", "reply": "reply"}.get(message.where)
+        kind = {"threads": "threads", "reader": "reader", "reply": "reply", "tracker": "tracker",
+                "issue": "issue"}.get(message.where)
         if kind and message.request and not self._is_current(kind, message.request):
             return
         error = message.error
@@ -402,6 +462,10 @@ class MailTriageApp(App[int], inherit_bindings=False):
                 main.threads.show_failure(text, retry_hint=not isinstance(error, LookupError))
             elif message.where == "reply":
                 main.reader.restore_status()
+            elif message.where in ("tracker", "issue"):
+                from mailtriage.tui.panes.tracker import TrackerPane
+
+                main.query_one(TrackerPane).show_failure(text)
             elif message.where == "reader":
                 main.reader.show_status(("⚠ press R to reconnect — " if reconnect else "⚠ ") + text, error=True)
         if isinstance(error, MandatoryBackendUnavailable) or isinstance(error, LookupError):
@@ -475,6 +539,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
         main = self.main
         if main is not None and main.reader.thread is not None and self._open_summary is not None:
             self.open_thread(self._open_summary)
+        if main is not None and main.has_class("-tracker"):
+            self.load_tracker()
 
     def action_toggle_tracker(self) -> None:
         main = self.main
@@ -533,7 +599,14 @@ def _is_expected(error: BaseException) -> bool:
     from mailtriage.backends.errors import MailError
     from mailtriage.core.projectconfig import ConfigError
 
-    return isinstance(error, (MailError, ConfigError, LookupError))
+    expected: tuple = (MailError, ConfigError, LookupError)
+    try:
+        from mailtriage.trackers.contract import TrackerError
+
+        expected += (TrackerError,)
+    except ImportError:
+        pass
+    return isinstance(error, expected)
 
 
 def run_app(project_dir: Path, demo: bool = False) -> int:

@@ -110,9 +110,13 @@ class SettingsSaved(Message):
 
 @dataclass(eq=False)
 class TrackerLoaded(Message):
+    """The tracker's issues; ``available`` False when no tracker is configured (``description`` says why)."""
+
     request: int
     issues: list
     description: str
+    problems: list = field(default_factory=list)
+    available: bool = True
 
 
 @dataclass(eq=False)
