@@ -68,7 +68,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self._current_list: str | None = None
         self._open_summary = None
         self._theme_ready = False
-        self._started = False
+        self._main_ready = False
+        self._deferred: list = []
 
         for theme in THEMES:
             self.register_theme(theme)
@@ -110,12 +111,23 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self.sub_title = "demo" if self.session.demo else ""
         for problem in self.startup_problems:
             self.notify(problem, title="Settings", severity="warning", markup=False)
+        # Backend work starts now, while Textual is still composing the first screen;
+        # results that arrive before the panes exist wait in _deferred.
+        self._open_session()
 
     def main_screen_ready(self) -> None:
-        """The main screen has mounted its panes: now results have somewhere to go."""
-        if not self._started:
-            self._started = True
-            self._open_session()
+        """The main screen has mounted its panes: deliver what arrived before."""
+        self._main_ready = True
+        deferred, self._deferred = self._deferred, []
+        for handler, message in deferred:
+            handler(message)
+
+    def _defer(self, handler, message) -> bool:
+        """True (and keep the message for later) when the main screen is not ready yet."""
+        if self._main_ready:
+            return False
+        self._deferred.append((handler, message))
+        return True
 
     # -- session -------------------------------------------------------------
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
@@ -138,6 +150,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
                                         missing=message.missing_project))
 
     def on_session_opened(self, message: SessionOpened) -> None:
+        if self._defer(self.on_session_opened, message):
+            return
         session = self.session
         self.title = f"mailtriage · {session.title}"
         main = self.main
@@ -242,6 +256,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self.post_message(ThreadsLoaded(request, list_name, rows_for(result.value), result.resolution))
 
     def on_sources_checked(self, message: SourcesChecked) -> None:
+        if self._defer(self.on_sources_checked, message):
+            return
         self.last_matrix = message.matrix
         self.last_resolutions = message.resolutions
         self.mandatory_problem = message.mandatory_problem
@@ -255,6 +271,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
                 screen.show_sources(message.matrix, message.resolutions, self.session.cc)
 
     def on_threads_loaded(self, message: ThreadsLoaded) -> None:
+        if self._defer(self.on_threads_loaded, message):
+            return
         if not self._is_current("threads", message.request):
             return
         main = self.main
@@ -447,6 +465,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
 
     # -- failures ------------------------------------------------------------
     def on_work_failed(self, message: WorkFailed) -> None:
+        if self._defer(self.on_work_failed, message):
+            return
         from mailtriage.backends.errors import MandatoryBackendUnavailable, Unavailable
 
         kind = {"threads": "threads", "reader": "reader", "reply": "reply", "tracker": "tracker",
