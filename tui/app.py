@@ -32,6 +32,8 @@ from mailtriage.tui.sanitize import inert
 from mailtriage.tui.session import Session
 
 HERE = Path(__file__).parent
+#: Threads asked for first from a backend that can list the newest ones fast (IMAP).
+FIRST_PAGE = 200
 
 
 class MailTriageApp(App[int], inherit_bindings=False):
@@ -40,6 +42,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
     TITLE = "mailtriage"
     COMMANDS = App.COMMANDS | {MailtriageCommands}
     NOTIFICATION_TIMEOUT = 8
+    first_page = FIRST_PAGE
 
     def __init__(self, project_dir: Path, *, demo: bool = False, settings=None, cursor_blink: bool = True) -> None:
         from mailtriage.core.projectconfig import ConfigError
@@ -243,7 +246,19 @@ class MailTriageApp(App[int], inherit_bindings=False):
                                          LookupError("security_list is not configured in project.md; "
                                                      "the list read is skipped"), None))
             return
+        from mailtriage.tui.rows import rows_for
+
         try:
+            if session.listing_can_be_limited():
+                # The newest threads first, painted at once; then the whole window.
+                first = session.list_threads(list_name, limit=self.first_page)
+                if worker.is_cancelled:
+                    return
+                if len(first.value) < self.first_page:
+                    self.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution))
+                    return
+                self.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution,
+                                                partial=True))
             result = session.list_threads(list_name)
         except Exception as exc:  # turned into the pane's error state and a notification
             self.post_message(WorkFailed(request, "threads", "Listing threads failed", exc,
@@ -251,8 +266,6 @@ class MailTriageApp(App[int], inherit_bindings=False):
             return
         if worker.is_cancelled:
             return
-        from mailtriage.tui.rows import rows_for
-
         self.post_message(ThreadsLoaded(request, list_name, rows_for(result.value), result.resolution))
 
     def on_sources_checked(self, message: SourcesChecked) -> None:
@@ -277,7 +290,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
             return
         main = self.main
         if main is not None:
-            main.threads.show_rows(message.rows, message.resolution, message.list_name)
+            main.threads.show_rows(message.rows, message.resolution, message.list_name, partial=message.partial)
 
     # -- reading -------------------------------------------------------------
     def open_thread(self, summary) -> None:

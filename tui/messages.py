@@ -38,10 +38,13 @@ class SourcesChecked(Message):
 
 @dataclass(eq=False)
 class ThreadsLoaded(Message):
+    """Rows of a listing. ``partial``: only the newest threads so far, the rest is coming."""
+
     request: int
     list_name: str | None
     rows: Any  # a ThreadRows
     resolution: Any  # Resolution
+    partial: bool = False
 
 
 @dataclass(eq=False)

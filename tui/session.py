@@ -132,15 +132,31 @@ class Session:
                 self.sources.availability.forget()
 
     # -- operations (blocking) ---------------------------------------------
-    def list_threads(self, list_name: str | None):
+    def list_threads(self, list_name: str | None, *, limit: int | None = None):
         """Dispatch ``list_recent_threads``; returns the registry's Dispatch.
+
+        ``limit`` asks for the newest threads only, from a backend whose listing takes
+        a ``limit`` keyword (IMAP walks the folder newest first and stops early); other
+        backends ignore it and return everything.
 
         Raises:
             MandatoryBackendUnavailable, NoBackendAvailable, and the backend's errors.
         """
         since = self.since()
+
+        def call(backend):
+            if limit and accepts_limit(backend):
+                return backend.list_recent_threads(list_name, since, limit=limit)
+            return backend.list_recent_threads(list_name, since)
+
         with self._lock:
-            return self.sources.dispatch(Op.LIST_RECENT_THREADS, lambda b: b.list_recent_threads(list_name, since))
+            return self.sources.dispatch(Op.LIST_RECENT_THREADS, call)
+
+    def listing_can_be_limited(self) -> bool:
+        """True when the backend that lists threads can return the newest ones first, fast."""
+        with self._lock:
+            chosen = self.sources.resolve(Op.LIST_RECENT_THREADS).chosen
+            return bool(chosen) and accepts_limit(self.sources.backends[chosen])
 
     def read_thread(self, thread_id: ThreadId):
         with self._lock:
@@ -248,6 +264,16 @@ class Session:
             for folder in self._temp_folders:
                 shutil.rmtree(folder, ignore_errors=True)
             self._temp_folders = []
+
+
+def accepts_limit(backend) -> bool:
+    """Whether ``backend.list_recent_threads`` takes a ``limit`` keyword (an extension of the contract)."""
+    import inspect
+
+    try:
+        return "limit" in inspect.signature(backend.list_recent_threads).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _parse_since(text: str | None) -> datetime | None:
