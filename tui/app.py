@@ -480,7 +480,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
     def on_work_failed(self, message: WorkFailed) -> None:
         if self._defer(self.on_work_failed, message):
             return
-        from mailtriage.backends.errors import MandatoryBackendUnavailable, Unavailable
+        from mailtriage.backends.errors import MandatoryBackendUnavailable
 
         kind = {"threads": "threads", "reader": "reader", "reply": "reply", "tracker": "tracker",
                 "issue": "issue"}.get(message.where)
@@ -488,7 +488,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
             return
         error = message.error
         text = message.details or str(error)
-        reconnect = isinstance(error, Unavailable)
+        reconnect = is_connection_problem(error)
         main = self.main
         if main is not None:
             if message.where == "threads":
@@ -612,6 +612,19 @@ class MailTriageApp(App[int], inherit_bindings=False):
 
     def on_unmount(self) -> None:
         self.session.close()
+
+
+def is_connection_problem(error: BaseException) -> bool:
+    """A backend that went away (unavailable, or a connection lost mid-call): retrying may help.
+
+    Backends raise their own BackendFailure subclass for a dropped connection (IMAP's
+    ``ConnectionLost``); it is recognised by name so the UI never imports a backend.
+    """
+    from mailtriage.backends.errors import Unavailable
+
+    if isinstance(error, (Unavailable, ConnectionError)):
+        return True
+    return any(cls.__name__ == "ConnectionLost" for cls in type(error).__mro__)
 
 
 def _op(name: str):
