@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import urlsplit
 
+from mailtriage.backends.contract import TextPart
 from mailtriage.backends.errors import BackendFailure, Unavailable
 from mailtriage.core.http import DEFAULT_TIMEOUT, HttpClient, HttpError
 from mailtriage.core.projectconfig import PROJECT_FILE, ConfigError
@@ -284,3 +285,17 @@ def with_brackets(message_id: str) -> str:
     if not text.endswith(">"):
         text = text + ">"
     return text
+
+
+def html_text_part(html: bytes | str, charset: str | None = None) -> TextPart:
+    """An archived HTML body as readable text, decoded exactly as the MIME parser does
+    for HTML mail (html2text; nothing remote is fetched)."""
+    from mailtriage.backends.mime import parse_message
+
+    data = html.encode("utf-8") if isinstance(html, str) else bytes(html)
+    label = (charset or ("utf-8" if isinstance(html, str) else "")).strip()
+    content_type = f"Content-Type: text/html; charset={label}" if label else "Content-Type: text/html"
+    parsed = parse_message(content_type.encode("ascii", "replace") + b"\n\n" + data)
+    if parsed.text_parts:
+        return parsed.text_parts[0]
+    return TextPart("text/html", "", note="the archived HTML part is empty", from_html=True)

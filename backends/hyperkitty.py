@@ -28,7 +28,7 @@ Settings (``mail_sources.<name>`` in project.md): ``base_url`` (required), ``lis
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 from urllib.parse import parse_qs, quote, urlsplit
 
@@ -40,6 +40,7 @@ from mailtriage.backends.archive_http import (
     SourceSettings,
     ThreadListing,
     aware,
+    html_text_part,
     parse_datetime,
     with_brackets,
 )
@@ -267,7 +268,10 @@ class HyperKittySource(MailSource):
         by_hash = {e.get("message_id_hash"): with_brackets(str(e["message_id"])) for e in emails}
         with ThreadPoolExecutor(max_workers=self.parallel) as pool:
             messages = list(pool.map(lambda e: self._message(e, by_hash), emails))
-        subject = messages[0].subject
+        subject = messages[0].subject  # the starting email comes first in thread order
+        # Thread order is depth first; the contract wants the history in date order.
+        undated = datetime.min.replace(tzinfo=timezone.utc)
+        messages.sort(key=lambda m: m.date or undated)
         return Thread(ThreadId(self.thread_id_kind, value), subject, tuple(messages), tuple(notes))
 
     def _email_url(self, email: dict) -> str:
@@ -299,10 +303,18 @@ class HyperKittySource(MailSource):
         merged = {**short, **detail}
         content = merged.get("content")
         parts: tuple[TextPart, ...] = ()
-        if isinstance(content, str):
+        if isinstance(content, str) and content.strip():
             parts = (TextPart("text/plain", content),)
         elif detail:
-            notes.append("the archive gave no text content for this email")
+            # HyperKitty's scrubber keeps HTML parts as attachments: an HTML-only
+            # message has empty content and its text in "attachment.html".
+            html = self._html_attachment(merged, notes)
+            if html is not None:
+                parts = (html,)
+            elif isinstance(content, str):
+                parts = (TextPart("text/plain", content),)
+            else:
+                notes.append("the archive gave no text content for this email")
         parent_hash = _hash_from_url(merged.get("parent"))
         in_reply_to = by_hash.get(parent_hash) if parent_hash else None
         subject = merged.get("subject") if isinstance(merged.get("subject"), str) else ""
@@ -323,6 +335,30 @@ class HyperKittySource(MailSource):
             notes=tuple(notes),
             backend_ref=str(merged.get("message_id_hash") or "") or None,
         )
+
+    def _html_attachment(self, email: Mapping[str, Any], notes: list[str]) -> TextPart | None:
+        """The archived HTML part of an HTML-only email, as text (one request)."""
+        attachments = email.get("attachments")
+        if not isinstance(attachments, list):
+            return None
+        html = next((a for a in attachments if isinstance(a, dict) and a.get("content_type") == "text/html"), None)
+        if html is None:
+            return None
+        url = html.get("download")
+        ours = urlsplit(self.base_url)
+        if not isinstance(url, str) or urlsplit(url)[:2] != (ours.scheme, ours.netloc):
+            url = (f"{self.base_url}/list/{quote(self.list_address, safe='@')}/message/"
+                   f"{quote(str(email.get('message_id_hash') or ''), safe='')}/attachment/"
+                   f"{html.get('counter')}/{quote(str(html.get('name') or 'attachment.html'))}")
+        try:
+            response = self.http.get(url, None, what=f"the HTML part of {with_brackets(str(email.get('message_id')))}")
+        except Unavailable:
+            raise
+        except BackendFailure as exc:
+            notes.append(f"HTML-only email; its HTML part could not be read: {exc.detail}")
+            return None
+        encoding = html.get("encoding")
+        return html_text_part(response.content, encoding if isinstance(encoding, str) else None)
 
     # -- thread_url -------------------------------------------------------------
     def thread_url(self, thread_id: ThreadId) -> str:

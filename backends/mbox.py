@@ -41,6 +41,8 @@ import os
 import re
 import select
 import signal
+import threading
+from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -65,11 +67,12 @@ from mailtriage.backends.mime import (
     normalize_line_ends,
     parse_address,
     parse_date_epoch,
+    parse_date_epochs,
     parse_message,
     split_header_block,
     synthetic_message_id,
 )
-from mailtriage.backends.threading import ThreadGroup, synthetic_kind, thread_records
+from mailtriage.backends.threading import Links, ThreadGroup, group_records, link_records, synthetic_kind
 
 __all__ = ["MboxSource", "ArchiveIndex", "index_archive", "sniff_archive"]
 
@@ -84,18 +87,17 @@ _MAX_HEADER_BYTES = 1024 * 1024
 # One message's header block: its From_ line and every line up to the first blank
 # one. A line starting "From " is a message boundary in mbox (as for the stdlib
 # ``mailbox.mbox``), so it ends the block too, and so does a line starting with CR
-# (the blank line of CRLF mail). The quick pattern skips both checks; a chunk where
-# it would differ (a CR, or a "From " line inside a header block) is redone with
-# the careful one.
-# Each line is matched with the newline *before* it, so a block never swallows the
-# newline that starts the next message's "\nFrom " (a message with no blank line).
-_HEADER_BLOCK_QUICK = re.compile(rb"\nFrom [^\n]*(?:\n[^\n]+)*")
-_HEADER_BLOCK = re.compile(rb"\nFrom [^\n]*(?:\n(?!From )[^\r\n][^\n]*)*")
+# (the blank line of CRLF mail). Each line is matched with the newline *before* it,
+# so a block never swallows the newline that starts the next message's "\nFrom "
+# (a message with no blank line). Possessive repeats: nothing here backtracks.
+_HEADER_BLOCK = re.compile(rb"\nFrom [^\n]*+(?:\n(?!From )[^\r\n][^\n]*+)*+")
 # The fields listing needs, over the header blocks of a chunk joined by "\n": a
 # block never holds an empty line, so an empty line separates messages (the
-# separator matches with an empty name). Same value rule as mime.header_fields.
+# separator matches with an empty name). Same value rule as mime.header_fields. The
+# lookahead lets most lines (Received, DKIM, continuations) fail on their first byte.
 _FIELDS = re.compile(
-    rb"\n(?:\n|(message-id|references|in-reply-to|date|subject|from)[ \t]*:[ \t]*(.*(?:\n[ \t].*)*))",
+    rb"\n(?=[\nmridsfMRIDSF])(?:\n|(message-id|references|in-reply-to|date|subject|from)[ \t]*+:[ \t]*+"
+    rb"(.*+(?:\n[ \t].*+)*+))",
     re.IGNORECASE,
 )
 _FIELD_COLUMN = {b"message-id": 0, b"references": 1, b"in-reply-to": 2, b"date": 3, b"subject": 4, b"from": 5}
@@ -133,13 +135,25 @@ class ArchiveIndex:
     senders: list[bytes | None] = field(default_factory=list)
     notes: dict[int, list[str]] = field(default_factory=dict)
     ends: list[int] = field(default_factory=list)  # mbox: end offset of each message
+    links: Links | None = None  # threading links, when the scan worked them out already
+    _comparable: list[float] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.message_ids)
 
+    def comparable_dates(self) -> list[float]:
+        """``dates`` with undated rows as -inf, so ``max`` works in C."""
+        if self._comparable is None or len(self._comparable) != len(self.dates):
+            self._comparable = [d if d is not None else float("-inf") for d in self.dates]
+        return self._comparable
+
     def records(self) -> list[tuple]:
-        """Rows shaped like ``threading.ThreadRecord`` for :func:`thread_records`."""
+        """Rows shaped like ``threading.ThreadRecord`` for the threading functions."""
         return list(zip(self.message_ids, self.references, self.in_reply_to, self.synthetic))
+
+    def threads(self) -> list[ThreadGroup]:
+        records = self.records()
+        return group_records(records, self.links if self.links is not None else link_records(records))
 
     def extend(self, columns: tuple) -> None:
         locations, mids, synthetic, refs, irts, dates, subjects, senders, notes = columns
@@ -214,28 +228,26 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple) -> No
 
     ``buf[0]`` is a newline standing before file offset ``base``; so a From_ line
     found at buffer index ``i + 1`` starts at file offset ``base + i``. This is the
-    hot loop of listing: the common case runs in list comprehensions, the rare
-    rows (no Message-ID, a bare ID, CR line ends, no usable date) are fixed after.
+    hot loop of listing: the common case runs in C-level ``map`` calls and list
+    comprehensions; the rare rows (no Message-ID, a bare ID, CR line ends, no usable
+    date) are found with C-level checks and fixed one by one after.
     """
     locations, mids, synthetic, refs, irts, dates, subjects, senders, notes = out
-    matches = list(_HEADER_BLOCK_QUICK.finditer(buf, 0, stop))
-    blocks = [m.group() for m in matches]
-    joined = b"\n".join(blocks)
-    if b"\r" in joined or joined.count(b"\nFrom ") != len(blocks):
-        matches = list(_HEADER_BLOCK.finditer(buf, 0, stop))
-        blocks = [m.group() for m in matches]
-        joined = b"\n".join(blocks)
+    matches = list(_HEADER_BLOCK.finditer(buf, 0, stop))
     count = len(matches)
     if not count:
         return
     first_row = len(mids)
     locations += [base + m.start() for m in matches]
-    col_mid: list = [None] * count
-    col_refs: list = [None] * count
-    col_irt: list = [None] * count
-    col_date: list = [None] * count
-    col_subject: list = [None] * count
-    col_from: list = [None] * count
+    blocks = [m.group() for m in matches]
+    joined = b"\n".join(blocks)
+    # b"" stands for "no such field" (an empty field reads the same everywhere).
+    col_mid = [b""] * count
+    col_refs = [b""] * count
+    col_irt = [b""] * count
+    col_date = [b""] * count
+    col_subject = [b""] * count
+    col_from = [b""] * count
     columns = (col_mid, col_refs, col_irt, col_date, col_subject, col_from)
     column_of: dict[bytes, list] = {}
     # Walk backwards so an earlier occurrence of a field overwrites a later one:
@@ -250,21 +262,23 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple) -> No
             column = column_of[name] = columns[_FIELD_COLUMN[name.lower()]]
         column[row] = value
     search = _ID.search
-    row_mids = [(m.group() if (m := search(v)) is not None else None) if v is not None else None
-                for v in col_mid]
-    row_irts = [(m.group() if (m := search(v)) is not None else None) if v is not None else None
-                for v in col_irt]
-    findall = _ID.findall
-    row_refs = [findall(v) if v is not None else () for v in col_refs]
-    epoch = parse_date_epoch
-    row_dates = [epoch(v) if v is not None else None for v in col_date]
+    row_mids = [m and m.group() for m in map(search, col_mid)]
+    row_irts = [m and m.group() for m in map(search, col_irt)]
+    row_refs = list(map(_ID.findall, col_refs))
+    row_dates = parse_date_epochs(col_date)
     row_synthetic = [False] * count
 
-    # The rare rows, fixed one by one.
-    fix = [i for i in range(count) if row_mids[i] is None or row_dates[i] is None]
+    # The rare rows, found with C-level checks, fixed one by one.
+    fix: set[int] = set()
+    if None in row_mids:
+        fix.update(i for i, v in enumerate(row_mids) if v is None)
+    if None in row_dates:
+        fix.update(i for i, v in enumerate(row_dates) if v is None)
+    if row_irts.count(None) != col_irt.count(b""):
+        fix.update(i for i, (v, raw) in enumerate(zip(row_irts, col_irt)) if v is None and raw)
     if b"\r" in joined:
-        fix = sorted(set(fix) | {i for i in range(count) if b"\r" in blocks[i]})
-    for i in fix:
+        fix.update(i for i, block in enumerate(blocks) if b"\r" in block)
+    for i in sorted(fix):
         block = blocks[i]
         from_line_end = block.index(b"\n", 1)
         if b"\r" in block:
@@ -282,16 +296,12 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple) -> No
             if row_mids[i] is None:
                 row_mids[i] = synthetic_message_id(block[from_line_end + 1:]).encode("ascii")
                 row_synthetic[i] = True
-        if col_irt[i] is not None and row_irts[i] is None:
+        if row_irts[i] is None and col_irt[i]:
             row_irts[i] = _first_id(col_irt[i])
         if row_dates[i] is None:
             row_dates[i] = _envelope_epoch(block[1:from_line_end])
             if row_dates[i] is not None:
                 notes.append((first_row + i, "no usable Date header; the archive's delivery time is used"))
-    # A bare In-Reply-To (no brackets) on a row that needed no other fixing.
-    for i in range(count):
-        if row_irts[i] is None and col_irt[i] is not None and b"\r" not in blocks[i]:
-            row_irts[i] = _first_id(col_irt[i])
     mids += row_mids
     synthetic += row_synthetic
     refs += row_refs
@@ -354,9 +364,12 @@ def scan_mbox_range(fd: int, start: int, end: int, chunk: int = _CHUNK) -> tuple
 
 
 def _split_point(fd: int, size: int) -> int | None:
-    """Offset of a From_ line near the middle of the file, or None."""
+    """Offset of a From_ line a little before the middle of the file, or None.
+
+    The child gets slightly less: it also has to send its columns over a pipe.
+    """
     buf = bytearray(1024 * 1024)
-    boundary = _next_boundary(fd, size // 2, size, buf)
+    boundary = _next_boundary(fd, size * 47 // 100, size, buf)
     return boundary if 0 < boundary < size else None
 
 
@@ -372,7 +385,8 @@ def _scan_in_child(fd: int, start: int, end: int, chunk: int) -> tuple[int, int]
         status = 1
         try:
             os.close(read_end)
-            data = marshal.dumps(scan_mbox_range(fd, start, end, chunk))
+            columns = scan_mbox_range(fd, start, end, chunk)
+            data = marshal.dumps((columns, _links_of(columns).to_plain()))
             view = memoryview(data)
             while view:
                 view = view[os.write(write_end, view):]
@@ -383,6 +397,11 @@ def _scan_in_child(fd: int, start: int, end: int, chunk: int) -> tuple[int, int]
             os._exit(status)
     os.close(write_end)
     return pid, read_end
+
+
+def _links_of(columns: tuple) -> Links:
+    _, mids, synthetic, refs, irts = columns[:5]
+    return link_records(list(zip(mids, refs, irts, synthetic)))
 
 
 def _collect_child(pid: int, read_end: int) -> tuple | None:
@@ -404,7 +423,8 @@ def _collect_child(pid: int, read_end: int) -> tuple | None:
     if status != 0:
         return None
     try:
-        return marshal.loads(b"".join(chunks))
+        columns, plain_links = marshal.loads(b"".join(chunks))
+        return columns, Links.from_plain(plain_links)
     except (EOFError, ValueError, TypeError):
         return None
 
@@ -423,20 +443,25 @@ def index_mbox(path: Path, *, parallel: bool = True, parallel_min_bytes: int = _
         split = None
         if parallel and size >= parallel_min_bytes and hasattr(os, "fork"):
             split = _split_point(fd, size)
-        if split is None:
-            index.extend(scan_mbox_range(fd, 0, size, chunk))
-        else:
+        pid = None
+        if split is not None:
             try:
                 pid, read_end = _scan_in_child(fd, 0, split, chunk)
             except OSError:
                 pid = None
-            if pid is None:
-                index.extend(scan_mbox_range(fd, 0, size, chunk))
-            else:
-                second_half = scan_mbox_range(fd, split, size, chunk)
-                first_half = _collect_child(pid, read_end)
-                index.extend(first_half if first_half is not None else scan_mbox_range(fd, 0, split, chunk))
-                index.extend(second_half)
+        if pid is None:
+            index.extend(scan_mbox_range(fd, 0, size, chunk))
+        else:
+            # Scan and link the second half here while the child does the first.
+            second_half = scan_mbox_range(fd, split, size, chunk)
+            second_links = _links_of(second_half)
+            first = _collect_child(pid, read_end)
+            if first is None:  # the child failed: do its part here, lose nothing
+                columns = scan_mbox_range(fd, 0, split, chunk)
+                first = columns, _links_of(columns)
+            index.extend(first[0])
+            index.extend(second_half)
+            index.links = first[1].then(second_links)
         index.ends = index.locations[1:] + [size]
     finally:
         os.close(fd)
@@ -625,8 +650,10 @@ class MboxSource(MailSource):
             self._problem = self._setting_problem("parallel", f"must be true or false, not {parallel!r}", "true, false")
             parallel = True
         self.parallel = parallel
+        self._synthetic_kind = synthetic_kind(self.thread_id_kind)
         self._index: ArchiveIndex | None = None
         self._index_key: tuple | None = None
+        self._lock = threading.RLock()
         self._groups: list[ThreadGroup] | None = None
 
     def _setting_problem(self, key: str, problem: str, valid: str) -> str:
@@ -664,6 +691,11 @@ class MboxSource(MailSource):
         """
         self.check_available()
         assert self.path is not None
+        with self._lock:  # two workers asking at once scan the archive once
+            return self._load_index_locked()
+
+    def _load_index_locked(self) -> ArchiveIndex:
+        assert self.path is not None
         try:
             key = self._archive_key()
             if self._index is None or key != self._index_key:
@@ -677,10 +709,11 @@ class MboxSource(MailSource):
         return self._index
 
     def _threads(self) -> tuple[ArchiveIndex, list[ThreadGroup]]:
-        index = self.load_index()
-        if self._groups is None:
-            self._groups = thread_records(index.records())
-        return index, self._groups
+        with self._lock:
+            index = self.load_index()
+            if self._groups is None:
+                self._groups = index.threads()
+            return index, self._groups
 
     def _check_list(self, list_name: str | None) -> None:
         if list_name is None or self.archive_list is None:
@@ -709,15 +742,12 @@ class MboxSource(MailSource):
             since = since.replace(tzinfo=timezone.utc)
         since_epoch = since.timestamp()
         index, groups = self._threads()
-        dates = index.dates
+        date_of = index.comparable_dates().__getitem__
         rows = []
         for group in groups:
-            latest = None
-            for member in group.members:
-                value = dates[member]
-                if value is not None and (latest is None or value > latest):
-                    latest = value
-            if latest is not None and latest >= since_epoch:
+            members = group.members
+            latest = date_of(members[0]) if len(members) == 1 else max(map(date_of, members))
+            if latest >= since_epoch:
                 rows.append((latest, group))
         rows.sort(key=lambda item: (-item[0], item[1].root_id))
         return [self._summary(index, group, latest) for latest, group in rows]
@@ -726,37 +756,38 @@ class MboxSource(MailSource):
         members = group.members
         head = self._head_member(index, group)
         subject, subject_notes = decode_header_text(index.subjects[head])
-        participants: dict[str, None] = {}
-        dates = index.dates
-        in_date_order = members if len(members) == 1 else sorted(
-            members, key=lambda m: (dates[m] is None, dates[m] or 0.0, m))
-        for member in in_date_order:
-            address = _sender(index.senders[member]).email.lower()
-            if address:
-                participants.setdefault(address, None)
-        notes = [f"subject: {n}" for n in subject_notes]
+        senders = index.senders
+        if len(members) == 1:
+            email = _sender(senders[head]).email.lower()
+            participants: tuple[str, ...] = (email,) if email else ()
+        else:
+            dates = index.dates
+            in_date_order = sorted(members, key=lambda m: (dates[m] is None, dates[m] or 0.0, m))
+            participants = tuple(dict.fromkeys(
+                e for e in (_sender(senders[m]).email.lower() for m in in_date_order) if e))
+        notes = [f"subject: {n}" for n in subject_notes] if subject_notes else []
         if len(members) > 1:
-            seen: dict[bytes, int] = {}
+            mids = [index.message_ids[m] for m in members]
+            if len(set(mids)) != len(mids):
+                counts: dict[bytes, int] = {}
+                for mid in mids:
+                    counts[mid] = counts.get(mid, 0) + 1
+                notes += [f"{n} messages share Message-ID {_id_text(mid)}; all are kept"
+                          for mid, n in counts.items() if n > 1]
+        if index.notes:
             for member in members:
-                mid = index.message_ids[member]
-                seen[mid] = seen.get(mid, 0) + 1
-            for mid, count in seen.items():
-                if count > 1:
-                    notes.append(f"{count} messages share Message-ID {_id_text(mid)}; all are kept")
-        for member in members:
-            for note in index.notes.get(member, ()):
-                if note not in notes:
-                    notes.append(note)
+                for note in index.notes.get(member, ()):
+                    if note not in notes:
+                        notes.append(note)
         root = _id_text(group.root_id)
-        kind = synthetic_kind(self.thread_id_kind) if group.synthetic else self.thread_id_kind
         return ThreadSummary(
-            thread_id=ThreadId(kind, root),
+            thread_id=ThreadId(self._synthetic_kind if group.synthetic else self.thread_id_kind, root),
             subject=subject,
             root_message_id=root,
-            sender=_sender(index.senders[head]),
+            sender=_sender(senders[head]),
             last_activity=datetime.fromtimestamp(latest, tz=timezone.utc),
             message_count=len(members),
-            participants=tuple(participants),
+            participants=participants,
             notes=tuple(notes),
         )
 
@@ -873,11 +904,26 @@ class MboxSource(MailSource):
         if not message_ref.startswith(prefix):
             raise BackendFailure(self.name, f"message reference {message_ref!r} is not from this backend")
         wanted = message_ref[len(prefix):]
-        for row in range(len(archive)):
-            if self._message_ref(archive, row)[len(prefix):] == wanted:
-                raw, size = self._read_raw(archive, row)
-                try:
-                    return attachment_bytes(raw, index)
-                except AttachmentNotFound as exc:
-                    raise BackendFailure(self.name, str(exc)) from None
-        raise BackendFailure(self.name, f"no message {message_ref!r} in {self.path}")
+        row = self._row_of(archive, wanted)
+        if row is None:
+            raise BackendFailure(self.name, f"no message {message_ref!r} in {self.path}")
+        raw, _ = self._read_raw(archive, row)
+        try:
+            return attachment_bytes(raw, index)
+        except AttachmentNotFound as exc:
+            raise BackendFailure(self.name, str(exc)) from None
+
+    def _row_of(self, archive: ArchiveIndex, wanted: str) -> int | None:
+        if archive.format == "mbox":
+            try:
+                offset = int(wanted)
+            except ValueError:
+                return None
+            row = bisect_left(archive.locations, offset)
+            return row if row < len(archive.locations) and archive.locations[row] == offset else None
+        assert self.path is not None
+        target = str(self.path / wanted)
+        for row, location in enumerate(archive.locations):
+            if location == target:
+                return row
+        return None

@@ -48,6 +48,7 @@ from mailtriage.backends.archive_http import (
     ThreadListing,
     aware,
     from_epoch,
+    html_text_part,
     with_brackets,
 )
 from mailtriage.backends.contract import (
@@ -394,8 +395,7 @@ def _message_from_json(email: Mapping[str, Any], mid: str, notes: list[str]) -> 
     parts: tuple[TextPart, ...] = ()
     if isinstance(body, str):
         if email.get("html_source_only"):
-            parts = (TextPart("text/plain", _html_text(body), note="HTML-only message, rendered to text",
-                              from_html=True),)
+            parts = (html_text_part(body),)
         else:
             parts = (TextPart("text/plain", body),)
     attachments = []
@@ -422,10 +422,3 @@ def _message_from_json(email: Mapping[str, Any], mid: str, notes: list[str]) -> 
         backend_ref=mid,
     )
 
-
-def _html_text(html: str) -> str:
-    import html2text
-
-    converter = html2text.HTML2Text()
-    converter.ignore_images = True
-    return converter.handle(html)

@@ -28,6 +28,8 @@ BACKEND_KINDS: dict[str, str] = {
     "mailman3": "mailtriage.backends.hyperkitty:HyperKittySource",
     "ponymail": "mailtriage.backends.ponymail:PonyMailSource",
     "gmail": "mailtriage.backends.gmail:GmailSource",
+    "graph": "mailtriage.backends.microsoft:GraphSource",
+    "microsoft": "mailtriage.backends.microsoft:GraphSource",
 }
 
 T = TypeVar("T")

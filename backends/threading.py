@@ -12,14 +12,17 @@ The algorithm is the ID part of Jamie Zawinski's threading algorithm
 
 1. Every Message-ID seen, as a message or inside a References / In-Reply-To
    field, is a node; a referenced message that is not present is an empty node.
-2. Consecutive IDs of a References field are linked parent -> child unless the
-   child already has a parent or the link would make a loop.
+2. Consecutive IDs of a References field are linked parent -> child; the first
+   such guess for an ID wins.
 3. A message's own parent is the last ID of its References (or its In-Reply-To);
-   this overrides a parent guessed from another message's References, because a
-   message is the authority on its own parent. A link that would loop is skipped.
+   this overrides any parent guessed from another message's References, because a
+   message is the authority on its own parent (the last of duplicates wins).
+   No link is ever undone by a later one, so the result depends only on the
+   records and their order (which is what lets a fast path and a full parse agree).
 4. The root of a message is the top of its parent chain. So a reply whose parent
    is missing still joins its thread: the first ID of its References is an
-   ancestor even when nothing in between is present.
+   ancestor even when nothing in between is present. Broken References that form a
+   loop are cut where the walk up first closes it.
 
 JWZ's subject-based grouping is deliberately not done: threads are identities,
 and two reports that share a subject are different reports.
@@ -40,7 +43,10 @@ from typing import Any, Iterable, NamedTuple, Sequence
 from mailtriage.backends.contract import Message, ThreadId
 
 __all__ = [
+    "Links",
     "ThreadGroup",
+    "group_records",
+    "link_records",
     "ThreadRecord",
     "find_thread",
     "synthetic_kind",
@@ -48,7 +54,6 @@ __all__ = [
     "thread_records",
 ]
 
-_LOOP_CHECK_DEPTH = 256
 
 
 class ThreadRecord(NamedTuple):
@@ -90,33 +95,45 @@ class _Synthetic(tuple):
     __slots__ = ()
 
 
-def thread_records(records: Sequence[Any]) -> list[ThreadGroup]:
-    """Group ``records`` into threads; groups in order of their first member in the input.
+@dataclass
+class Links:
+    """Parent links of a run of records, before roots are worked out.
 
-    A record is a :class:`ThreadRecord` or any tuple laid out like one
-    (message_id, references, in_reply_to, synthetic_id, ...). IDs may be ``str`` or
-    ``bytes`` (the mbox fast path threads undecoded bytes); ``root_id`` has the type
-    of the input. Every input record is in exactly one group (nothing is dropped,
-    duplicates included); ``members`` keeps input order.
+    ``guessed``: parents guessed from References (the first guess for an ID wins);
+    ``own``: the parent each message names for itself (the last record wins).
+    Links of consecutive runs merge exactly (:meth:`then`), so a long input can be
+    linked in pieces, even in separate processes, and grouped once.
     """
-    parent: dict[Any, Any] = {}
-    has_child: set[Any] = set()
 
-    def reaches(start: Any, target: Any) -> bool:
-        """True when walking up from ``start`` meets ``target`` soon (a link would loop).
+    guessed: dict[Any, Any] = field(default_factory=dict)
+    own: dict[Any, Any] = field(default_factory=dict)
 
-        Bounded so a pathological chain stays linear; a loop it misses is cut
-        when roots are computed below.
-        """
-        node = start
-        for _ in range(_LOOP_CHECK_DEPTH):
-            if node == target:
-                return True
-            node = parent.get(node)
-            if node is None:
-                return False
-        return False
+    def then(self, later: "Links") -> "Links":
+        """The links of this run followed by ``later`` (as if linked in one go)."""
+        guessed = dict(later.guessed)
+        guessed.update(self.guessed)
+        own = dict(self.own)
+        own.update(later.own)
+        return Links(guessed, own)
 
+    def to_plain(self) -> tuple:
+        """Marshal-able form (synthetic keys become a separate dict)."""
+        own_real = {k: v for k, v in self.own.items() if type(k) is not _Synthetic}
+        own_synthetic = {k[0]: v for k, v in self.own.items() if type(k) is _Synthetic}
+        return self.guessed, own_real, own_synthetic
+
+    @classmethod
+    def from_plain(cls, plain: tuple) -> "Links":
+        guessed, own_real, own_synthetic = plain
+        own = dict(own_real)
+        own.update({_Synthetic((k,)): v for k, v in own_synthetic.items()})
+        return cls(guessed, own)
+
+
+def link_records(records: Sequence[Any]) -> Links:
+    """The parent links of ``records`` (steps 1-3 of the module docstring)."""
+    guessed: dict[Any, Any] = {}
+    own: dict[Any, Any] = {}
     for record in records:
         refs = record[1]
         irt = record[2]
@@ -133,23 +150,23 @@ def thread_records(records: Sequence[Any]) -> list[ThreadGroup]:
                 refs = [r for r in refs if r != mid]
                 if not refs:
                     continue
-        if len(refs) > 1:
-            if len(refs) > 2 or refs[0] == refs[1]:
+        count = len(refs)
+        if count > 1:
+            if count > 2 or refs[0] == refs[1]:
                 refs = list(dict.fromkeys(refs))
             previous = refs[0]
             for ref in refs[1:]:
-                # A node without children cannot be an ancestor: skip the walk.
-                if ref not in parent and (ref not in has_child or not reaches(previous, ref)):
-                    parent[ref] = previous
-                    has_child.add(previous)
+                if ref not in guessed:
+                    guessed[ref] = previous
                 previous = ref
-            last = previous
-        else:
-            last = refs[0]
-        if parent.get(key) != last and (key not in has_child or not reaches(last, key)):
-            parent[key] = last
-            has_child.add(last)
+        own[key] = refs[-1]
+    return Links(guessed, own)
 
+
+def group_records(records: Sequence[Any], links: Links) -> list[ThreadGroup]:
+    """Group ``records`` by the root their links lead to (step 4)."""
+    parent = dict(links.guessed)
+    parent.update(links.own)
     roots: dict[Any, Any] = {}
 
     def root_of(key: Any) -> Any:
@@ -162,7 +179,7 @@ def thread_records(records: Sequence[Any]) -> list[ThreadGroup]:
                 top = known
                 break
             if node in on_path:
-                # A loop the bounded check missed: cut it where it closes.
+                # References that loop (a broken client): cut the loop where it closes.
                 top = path[-1]
                 del parent[top]
                 break
@@ -179,17 +196,40 @@ def thread_records(records: Sequence[Any]) -> list[ThreadGroup]:
 
     groups: dict[Any, ThreadGroup] = {}
     get_root = roots.get
+    get_parent = parent.get
+    get_group = groups.get
     for index, record in enumerate(records):
         key = _Synthetic((record[0],)) if record[3] else record[0]
         root = get_root(key)
         if root is None:
-            root = root_of(key) if key in parent else key
-        group = groups.get(root)
+            up = get_parent(key)
+            if up is None:
+                root = roots[key] = key
+            else:
+                # Archives are mostly in order: the parent's root is usually known.
+                root = get_root(up)
+                if root is None:
+                    root = root_of(key)
+                else:
+                    roots[key] = root
+        group = get_group(root)
         if group is None:
             synthetic = type(root) is _Synthetic
             group = groups[root] = ThreadGroup(root[0] if synthetic else root, synthetic)
         group.members.append(index)
     return list(groups.values())
+
+
+def thread_records(records: Sequence[Any]) -> list[ThreadGroup]:
+    """Group ``records`` into threads; groups in order of their first member in the input.
+
+    A record is a :class:`ThreadRecord` or any tuple laid out like one
+    (message_id, references, in_reply_to, synthetic_id, ...). IDs may be ``str`` or
+    ``bytes`` (the mbox fast path threads undecoded bytes); ``root_id`` has the type
+    of the input. Every input record is in exactly one group (nothing is dropped,
+    duplicates included); ``members`` keeps input order.
+    """
+    return group_records(records, link_records(records))
 
 
 def find_thread(records: Sequence[Any], thread_id: ThreadId, kind: str) -> ThreadGroup | None:

@@ -4,6 +4,8 @@
     mailtriage [--project DIR | --demo] sources         capability matrix, availability, resolution
     mailtriage [--project DIR | --demo] mail <op> …     one mail-source contract operation, JSON out
     mailtriage [--project DIR | --demo] tracker <sub> … the tracker CLI (see docs/trackers.md)
+    mailtriage [--project DIR | --demo] import|sync|publish|poll|sweep …  the triage flows (docs/workflows.md)
+    mailtriage account login|status|logout ACCOUNT      OAuth sign-in (see docs/gmail.md, docs/microsoft.md)
 
 Exit codes of ``mail`` and ``sources``: 0 ok, 2 usage or configuration, 3 declined
 (NotSupported, or no configured backend offers the op), 4 backend failure
@@ -100,8 +102,16 @@ def build_parser() -> argparse.ArgumentParser:
     q = op_parser("thread-url", "a human-clickable URL for a thread")
     q.add_argument("thread_id")
 
+    from mailtriage.cli import flows  # argparse only: import, sync, publish, poll, sweep
+
+    flows.register(sub, _common)
+
     tracker = sub.add_parser("tracker", help="tracker operations (see 'mailtriage tracker --help')", add_help=False)
     tracker.add_argument("rest", nargs=argparse.REMAINDER)
+
+    account = sub.add_parser("account", help="sign in to Google / Microsoft accounts (see 'mailtriage account --help')",
+                             add_help=False)
+    account.add_argument("rest", nargs=argparse.REMAINDER)
 
     modes = sub.add_parser("modes", help="MAS modes endpoint (see 'mailtriage modes --help')", add_help=False)
     modes.add_argument("rest", nargs=argparse.REMAINDER)
@@ -112,9 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def project_dir(args: argparse.Namespace) -> Path:
     if getattr(args, "demo", False):
-        from mailtriage.demo import demo_project_dir
+        from mailtriage.cli.demo_workspace import ensure_demo_workspace
 
-        return demo_project_dir()
+        return ensure_demo_workspace()
     if getattr(args, "project", None):
         return Path(args.project)
     env = os.environ.get("MAILTRIAGE_PROJECT")
@@ -355,9 +365,14 @@ def cmd_app(args: argparse.Namespace) -> int:
     return cmd_list(args)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    # `mailtriage account …` (OAuth sign-in) owns its own arguments too.
+    if argv[:1] == ["account"]:
+        from mailtriage.cli.accounts import main as accounts_main
+
+        return accounts_main(argv[1:])
     # The modes CLI (mailtriage.modes.cli) owns its own arguments, like the tracker CLI below.
     if argv[:1] == ["modes"]:
         from mailtriage.modes.cli import main as modes_main
@@ -399,6 +414,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_mail(args)
         if args.command == "list":
             return cmd_list(args)
+        if args.command in ("import", "sync", "publish", "poll", "sweep"):
+            from mailtriage.cli import flows
+
+            return flows.run(args, sys.modules[__name__])
         return cmd_app(args)
     except UsageError as exc:
         _err(str(exc))
@@ -418,6 +437,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (Unavailable, BackendFailure, MailError) as exc:
         _err(str(exc))
         return EXIT_BACKEND
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): not an error of ours; silence the flush at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -130,6 +130,9 @@ _REDACTIONS: list[tuple[re.Pattern, str]] = [
      r"\1=[REDACTED]"),
     (re.compile(r"(?i)(\"(?:access_token|refresh_token|id_token|client_secret|password|token)\"\s*:\s*)\"[^\"]*\""),
      r'\1"[REDACTED]"'),
+    # OAuth device-code and client-assertion grants (Microsoft sign-in)
+    (re.compile(r"(?i)\b(device_code|client_assertion|assertion)=([^&\s\"]+)"), r"\1=[REDACTED]"),
+    (re.compile(r"(?i)(\"(?:device_code|client_assertion)\"\s*:\s*)\"[^\"]*\""), r'\1"[REDACTED]"'),
     (re.compile(r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+"), r"\1 [REDACTED]"),
 ]
 

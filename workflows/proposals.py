@@ -101,14 +101,28 @@ class Proposal:
     blocked: str | None = None  # why nothing may be written (e.g. no security CC)
     # What a write would contain when no backend can write it: shown, never applied.
     preview: list[Field] = field(default_factory=list)
+    # What already exists and is shown instead of being written again (a pending draft).
+    existing: list[Field] = field(default_factory=list)
+    # JSON-ready facts a flow found (the issue an import maps to, "already_replied", why a
+    # part is blocked), so a caller can branch on them without parsing the notes.
+    facts: dict[str, Any] = field(default_factory=dict)
     _applied: bool = False
 
     @property
     def empty(self) -> bool:
         return not self.writes
 
-    def apply(self, *, confirmed: bool) -> ApplyReport:
-        """Apply the writes in order. ``confirmed`` must be True: an explicit user decision."""
+    def apply(self, *, confirmed: bool,
+              progress: Callable[[int, "Write", Any], None] | None = None) -> ApplyReport:
+        """Apply the writes in order. ``confirmed`` must be True: an explicit user decision.
+
+        ``progress(index, write, result)`` is called after each write succeeded (the TUI
+        shows progress with it); an exception it raises stops the run like a failed write.
+
+        Raises:
+            PermissionError: not confirmed, or the proposal is blocked.
+            RuntimeError: the proposal was already applied.
+        """
         if not confirmed:
             raise PermissionError("a proposal is applied only after the user confirms it")
         if self.blocked:
@@ -125,6 +139,13 @@ class Proposal:
                 report.not_attempted = [w.summary for w in self.writes[index + 1 :]]
                 return report
             report.written.append((write.summary, result))
+            if progress is not None:
+                try:
+                    progress(index, write, result)
+                except Exception as exc:  # the caller stopped the run between two writes
+                    report.failed = ("stopped by the caller after the write above", f"{type(exc).__name__}: {exc}")
+                    report.not_attempted = [w.summary for w in self.writes[index + 1 :]]
+                    return report
         return report
 
     def to_json(self) -> dict:
@@ -136,6 +157,8 @@ class Proposal:
             "recap": [r.to_json() if hasattr(r, "to_json") else str(r) for r in self.recap],
             "blocked": self.blocked,
             "preview": [f.to_json() for f in self.preview],
+            "existing": [f.to_json() for f in self.existing],
+            "facts": dict(self.facts),
         }
 
     def render_text(self) -> str:
@@ -163,6 +186,14 @@ class Proposal:
                 else:
                     mark = f"  <-- {f.marker}" if f.marker else ""
                     out.append(f"    {f.label}: {f.value}{mark}")
+        if self.existing:
+            out.append("already there (shown, not written again):")
+            for f in self.existing:
+                if f.multiline:
+                    out.append(f"    {f.label}:")
+                    out += [f"      | {line}" for line in f.value.splitlines() or [""]]
+                else:
+                    out.append(f"    {f.label}: {f.value}")
         for note in self.notes:
             out.append(f"note: {note}")
         if self.recap:

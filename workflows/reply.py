@@ -38,14 +38,22 @@ def propose_reply(
     title: str = "Reply draft",
     since: datetime | None = None,
     allow_second_draft: bool = False,
+    reply_to: Message | None = None,
 ) -> Proposal:
-    """Build the reply-draft proposal for ``thread``; never writes anything."""
+    """Build the reply-draft proposal for ``thread``; never writes anything.
+
+    The reply answers ``reply_to`` when given (the import's receipt answers the
+    reporter), else the newest message not written by us.
+    """
     config = sources.config
     proposal = Proposal(title)
     cc = resolve_security_cc(config)
     proposal.warnings += list(cc.warnings)
     if cc.blocked:
         proposal.blocked = "no security CC can be resolved; drafts are blocked until configuration is corrected"
+        proposal.facts["blocked_by"] = "security_cc"
+    proposal.facts["security_cc"] = cc.security_cc
+    proposal.facts["cc_fallback"] = cc.cc_fallback
 
     own = {a.lower() for a in filter(None, [cc.security_cc, config.get("security_list")]) if isinstance(a, str)}
     for res_op in (Op.LIST_DRAFTS, Op.LIST_SENT_SINCE, Op.CREATE_DRAFT):
@@ -57,10 +65,14 @@ def propose_reply(
     except (NoBackendAvailable, MandatoryBackendUnavailable, MailError) as exc:
         pending = []
         proposal.notes.append(f"could not check pending drafts: {exc}")
+    proposal.facts["pending_drafts"] = len(pending)
     if pending and not allow_second_draft:
         for draft in pending:
             proposal.notes.append(f"a draft is already pending on this thread: {draft.subject} → {', '.join(draft.to)}")
-        proposal.blocked = proposal.blocked or "a draft is already pending on this thread"
+            proposal.existing += pending_draft_fields(draft)
+        if not proposal.blocked:
+            proposal.blocked = "a draft is already pending on this thread"
+            proposal.facts["blocked_by"] = "pending_draft"
         return proposal
 
     window = since or (datetime.now(timezone.utc) - timedelta(days=90))
@@ -70,10 +82,12 @@ def propose_reply(
         sent = []
         proposal.notes.append(f"could not check sent replies: {exc}")
     last_inbound = max((m.date for m in thread.messages if m.date and m.sender.email.lower() not in own), default=None)
-    if sent and (last_inbound is None or any(m.date and m.date >= last_inbound for m in sent)):
+    already = bool(sent and (last_inbound is None or any(m.date and m.date >= last_inbound for m in sent)))
+    proposal.facts["already_replied"] = already
+    if already:
         proposal.notes.append(ALREADY_REPLIED)
 
-    target = _reply_target(thread, own)
+    target = reply_to if reply_to is not None else _reply_target(thread, own)
     to = (target.sender.email,)
     cc_list = tuple(merge_cc([], cc.security_cc, exclude=to))
     references = tuple(dict.fromkeys([*target.references, target.message_id]))
@@ -102,6 +116,7 @@ def propose_reply(
     draft_res = sources.resolve(Op.CREATE_DRAFT)
     if draft_res.aborted:
         proposal.blocked = draft_res.aborted
+        proposal.facts["blocked_by"] = "mandatory"
         return proposal
     if not draft_res.chosen:
         proposal.preview = fields
@@ -120,3 +135,13 @@ def propose_reply(
               editable_body=True, body=body)
     )
     return proposal
+
+
+def pending_draft_fields(draft) -> list[Field]:
+    """How a pending draft is shown instead of a new one: recipients, subject and text."""
+    fields = [Field("Pending draft", f"{draft.subject} → {', '.join(draft.to)}")]
+    if draft.cc:
+        fields.append(Field("Pending draft Cc", ", ".join(draft.cc)))
+    if draft.body:
+        fields.append(Field("Pending draft body", draft.body, multiline=True))
+    return fields

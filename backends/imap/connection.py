@@ -88,6 +88,7 @@ class _ProtocolHook:
         self.connection = connection
         self.channel = connection.channel
         self.auth_tag: bytes | None = None
+        self.literal_next = False
         self._send, self._get_line, self._read = imap.send, imap._get_line, imap.read
         imap.send, imap._get_line, imap.read = self.send, self.get_line, self.read
         imap.debug = 0  # imapclient turns imaplib's own debug logging on; we trace here instead
@@ -99,6 +100,14 @@ class _ProtocolHook:
 
     def _trace_sent(self, data: bytes) -> None:
         line = data.split(b"\r\n", 1)[0]
+        if self.literal_next:
+            # The literal announced by the previous line ({n}): message or argument bytes, not protocol.
+            self.literal_next = False
+            if self.auth_tag is not None:
+                TRACE.log(self.channel, ">", f"[REDACTED {len(data)} bytes]")
+            elif data.strip():
+                TRACE.log(self.channel, ">", f"[literal {len(data)} bytes]")
+            return
         auth = _AUTH_COMMAND.match(line)
         if auth:
             self.auth_tag = auth.group(1)
@@ -112,6 +121,8 @@ class _ProtocolHook:
             TRACE.log(self.channel, ">", text + (f" (+{extra} bytes literal)" if extra > 0 else ""))
         elif data.strip():
             TRACE.log(self.channel, ">", f"[literal {len(data)} bytes]")
+        # A line that ends by announcing a synchronising literal: its bytes come in the next send.
+        self.literal_next = bool(re.search(rb"\{\d+\}$", line)) and len(data) <= len(line) + 2
 
     def get_line(self) -> bytes:
         line = self._get_line()
@@ -237,6 +248,12 @@ class ImapConnection:
 
     def _token(self) -> str:
         provider = self._token_provider or _TOKEN_PROVIDERS.get(self.account.id)
+        if provider is None:
+            # An account whose settings name an OAuth provider (oauth = "google" | "microsoft")
+            # signs in through it (mailtriage.backends.oauth_imap).
+            from mailtriage.backends.oauth_imap import provider_for
+
+            provider = provider_for(self.account.id)
         if provider is not None:
             return provider(self.account)
         token = get_secret(token_key(self.account.id))
@@ -327,7 +344,8 @@ class ImapConnection:
             state.exists = max(0, state.exists - 1)
 
     def select(self, folder: str) -> FolderState:
-        """Select ``folder`` (read-write), or, when it already is, sync it with one NOOP.
+        """Select ``folder`` (read-write, or read-only when that is all the server grants),
+        or, when it already is, sync it with one NOOP.
 
         Raises BackendFailure when the folder does not exist.
         """
@@ -339,7 +357,15 @@ class ImapConnection:
         self.state = None
 
         def do_select(client: IMAPClient) -> FolderState:
-            info = client.select_folder(folder)
+            from imapclient.exceptions import IMAPClientReadOnlyError
+
+            try:
+                info = client.select_folder(folder)
+            except IMAPClientReadOnlyError:
+                # The server granted the folder read-only (e.g. an ACL without write
+                # rights): reading still works, so open it with EXAMINE instead of failing.
+                info = client.select_folder(folder, readonly=True)
+                info.pop(b"READ-WRITE", None)
             return FolderState(
                 name=folder,
                 uidvalidity=int(info[b"UIDVALIDITY"]),

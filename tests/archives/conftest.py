@@ -144,32 +144,11 @@ def pm_server(pm_archive):
 
 
 @pytest.fixture
-def memory_keyring():
+def memory_keyring(request):
     """keyring with an in-memory backend, so no test reads or writes a real keyring."""
-    import keyring
-    from keyring.backend import KeyringBackend
+    from tests.archives.keyrings import use_memory_keyring
 
-    class MemoryKeyring(KeyringBackend):
-        priority = 1
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.store: dict[tuple[str, str], str] = {}
-
-        def get_password(self, service, username):
-            return self.store.get((service, username))
-
-        def set_password(self, service, username, password):
-            self.store[(service, username)] = password
-
-        def delete_password(self, service, username):
-            self.store.pop((service, username), None)
-
-    previous = keyring.get_keyring()
-    ring = MemoryKeyring()
-    keyring.set_keyring(ring)
-    yield ring
-    keyring.set_keyring(previous)
+    return use_memory_keyring(request)
 
 
 @pytest.fixture

@@ -72,8 +72,9 @@ class Fault:
 class FakeHttpServer:
     """Serve ``app`` on loopback. Use as a context manager or call start()/stop()."""
 
-    def __init__(self, app: Callable[[Request], Reply]) -> None:
+    def __init__(self, app: Callable[[Request], Reply], *, ssl_context: Any = None) -> None:
         self.app = app
+        self.ssl_context = ssl_context  # an ssl.SSLContext for a server that speaks HTTPS
         self.requests: list[Request] = []
         self.faults: list[Fault] = []
         self._lock = threading.Lock()
@@ -121,8 +122,13 @@ class FakeHttpServer:
 
             do_GET = _serve
             do_POST = _serve
+            do_PUT = _serve
+            do_PATCH = _serve
+            do_DELETE = _serve
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if self.ssl_context is not None:
+            self._server.socket = self.ssl_context.wrap_socket(self._server.socket, server_side=True)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="fake-http", daemon=True)
@@ -145,7 +151,7 @@ class FakeHttpServer:
     def base_url(self) -> str:
         assert self._server is not None, "server not started"
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"{'https' if self.ssl_context is not None else 'http'}://{host}:{port}"
 
     # -- faults and records -----------------------------------------------------
     def fail(self, match: Callable[[Request], bool] | str, reply: Reply, times: int | None = 1) -> Fault:

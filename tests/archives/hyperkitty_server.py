@@ -30,6 +30,9 @@ import base64
 import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from email import policy as email_policy
+from email.parser import BytesParser
+from email.utils import parseaddr, parsedate_to_datetime
 from urllib.parse import quote, unquote, urlencode
 
 from tests.archives.fakehttp import FakeHttpServer, Reply, Request
@@ -80,6 +83,24 @@ class HKThread:
     def date_active(self) -> datetime:
         return max(e.date for e in self.emails)
 
+    def in_thread_order(self) -> list[HKEmail]:
+        """HyperKitty's ``thread_order``: depth first from the starting email, replies by date."""
+        ids = {e.message_id for e in self.emails}
+        kids: dict[str | None, list[HKEmail]] = {}
+        for email in self.emails:
+            parent = email.parent if email.parent in ids else None
+            kids.setdefault(parent, []).append(email)
+        ordered: list[HKEmail] = []
+
+        def visit(email: HKEmail) -> None:
+            ordered.append(email)
+            for child in sorted(kids.get(email.message_id, []), key=lambda e: e.date):
+                visit(child)
+
+        for top in sorted(kids.get(None, []), key=lambda e: e.date):
+            visit(top)
+        return ordered
+
 
 @dataclass
 class HKList:
@@ -101,6 +122,14 @@ class HKList:
         if self._sorted is None:
             self._sorted = sorted(self.threads, key=lambda t: t.date_active, reverse=True)
         return self._sorted
+
+    def add_email(self, thread: HKThread, email: HKEmail) -> None:
+        thread.emails.append(email)
+        self._sorted = None
+        self._by_hash[email.hash] = (thread, email)
+
+    def by_message_id(self, message_id: str) -> tuple[HKThread, HKEmail] | None:
+        return self._by_hash.get(message_id_hash(message_id))
 
     def thread(self, thread_id: str) -> HKThread | None:
         return self._by_id.get(thread_id)
@@ -220,6 +249,8 @@ class HyperKittyArchive:
         if req.method != "GET":
             return Reply.json({"detail": f'Method "{req.method}" not allowed.'}, 405)
         parts = [unquote(p) for p in req.path.split("/") if p]
+        if len(parts) == 7 and parts[0] == "list" and parts[2] == "message" and parts[4] == "attachment":
+            return self.attachment(parts[1], parts[3], parts[5])
         if len(parts) < 3 or parts[:2] != ["api", "list"]:
             return Reply.text("<h1>Not Found</h1>", 404, "text/html")
         mlist = self.lists.get(parts[2])
@@ -243,7 +274,7 @@ class HyperKittyArchive:
             return Reply.json(data)
         if len(rest) == 3 and rest[0] == "thread" and rest[2] == "emails":
             thread = mlist.thread(rest[1])
-            emails = thread.emails if thread else []
+            emails = thread.in_thread_order() if thread else []
             return self.paginate(req, emails, lambda e, i: self.email_short_json(req, mlist, thread, e))
         if len(rest) == 2 and rest[0] == "email":
             found = mlist.email(rest[1])
@@ -251,6 +282,70 @@ class HyperKittyArchive:
                 return Reply.json(NOT_FOUND, 404)
             return Reply.json(self.email_json(req, mlist, *found))
         return Reply.text("<h1>Not Found</h1>", 404, "text/html")
+
+
+    def attachment(self, address: str, digest: str, counter: str) -> Reply:
+        """The web route ``/list/<list>/message/<hash>/attachment/<counter>/<name>``."""
+        mlist = self.lists.get(address)
+        if mlist is None:
+            return Reply.text("<h1>Not Found</h1>", 404, "text/html")
+        if mlist.archive_policy == "private":
+            return Reply.text("<h1>Forbidden</h1>", 403, "text/html")
+        found = mlist.email(digest)
+        index = int(counter) - 2 if counter.isdigit() else -1
+        if found is None or not 0 <= index < len(found[1].attachments):
+            return Reply.text("<h1>Not Found</h1>", 404, "text/html")
+        item = found[1].attachments[index]
+        data = item.get("data", b"x" * item["size"])
+        charset = f"; charset={item['encoding']}" if item.get("encoding") else ""
+        return Reply.text(data, 200, item["content_type"] + charset)
+
+    def import_message(self, address: str, raw: bytes) -> HKEmail | None:
+        """Archive one raw message the way HyperKitty's ``add_to_list`` does.
+
+        No Message-ID: refused (None). The parent is the In-Reply-To message (else the last
+        References entry) when it is already archived; otherwise the message starts a new
+        thread (HyperKitty: "the parent may not be archived, create a new thread for now").
+        Content: the text/plain parts; text/html and other parts become attachments, as
+        django-mailman3's Scrubber does, so an HTML-only message has empty content.
+        """
+        msg = BytesParser(policy=email_policy.default).parsebytes(raw)
+        if msg.get("Message-Id") is None:
+            return None
+        message_id = "".join(str(msg["Message-Id"]).split()).strip("<>")
+        ref = None
+        irt = msg.get("In-Reply-To")
+        if irt and str(irt).strip():
+            ref = str(irt)
+        elif msg.get("References") and str(msg["References"]).strip():
+            ref = str(msg["References"]).split()[-1]
+        ref = ref.strip().strip("<>") if ref else None
+        name, addr = parseaddr(str(msg.get("From", "")))
+        when = parsedate_to_datetime(str(msg["Date"])) if msg.get("Date") else datetime.now(timezone.utc)
+        texts: list[str] = []
+        attachments: list[dict] = []
+        for part in msg.walk():
+            if part.is_multipart():
+                continue
+            ctype = part.get_content_type()
+            payload = part.get_payload(decode=True) or b""
+            if ctype == "text/plain" and not part.is_attachment():
+                texts.append(payload.decode(part.get_content_charset() or "utf-8", "replace"))
+            else:
+                ext = ".html" if ctype == "text/html" else ".bin"
+                attachments.append({"name": part.get_filename() or f"attachment{ext}", "content_type": ctype,
+                                    "encoding": part.get_content_charset(), "size": len(payload),
+                                    "data": payload})
+        mlist = self.lists[address]
+        parent = mlist.by_message_id(ref) if ref else None
+        email = HKEmail(message_id, addr or "unknown@example.com", str(name), str(msg.get("Subject", "")),
+                        when, "\n".join(texts), parent=parent[1].message_id if parent else None,
+                        attachments=attachments)
+        if parent is not None:
+            mlist.add_email(parent[0], email)
+        else:
+            mlist.add(HKThread([email]))
+        return email
 
 
 def serve(archive: HyperKittyArchive) -> FakeHttpServer:

@@ -28,8 +28,10 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
+from email import policy as email_policy
 from email.message import EmailMessage
-from email.utils import format_datetime, parseaddr
+from email.parser import BytesParser
+from email.utils import format_datetime, parseaddr, parsedate_to_datetime
 from datetime import datetime, timezone
 
 from tests.archives.fakehttp import FakeHttpServer, Reply, Request
@@ -158,18 +160,25 @@ class PonyMailArchive:
                      "forum": email.list_raw.strip("<>").replace(".", "@", 1), "size": len(email.source())})
         return data
 
-    def _children(self, req: Request, parent: PMEmail, depth: int = 0) -> list[dict]:
-        if depth > 50:
+    def _children(self, req: Request, parent: PMEmail, seen: set[str] | None = None, depth: int = 0) -> list[dict]:
+        """Foal's fetch_children: every message naming the parent in In-Reply-To or References
+        is its child, first come first served (a message already placed is skipped)."""
+        seen = set() if seen is None else seen
+        if depth > 250 or not parent.message_id:
             return []
         found = [e for e in self.emails
-                 if e.list_raw == parent.list_raw and self._visible(req, e) and e is not parent
-                 and (e.in_reply_to == parent.message_id or parent.message_id in e.references.split())]
-        # Foal files a message under the nearest parent: skip those that answer a sibling.
-        direct = [e for e in found if e.in_reply_to == parent.message_id or not e.in_reply_to]
-        return [{"tid": e.mid, "mid": e.mid, "message-id": e.message_id, "subject": e.subject,
-                 "from": self._shown(req, e.sender), "id": e.mid, "epoch": e.epoch,
-                 "children": self._children(req, e, depth + 1), "irt": e.in_reply_to, "list_raw": e.list_raw}
-                for e in sorted(direct, key=lambda e: e.epoch)]
+                 if self._visible(req, e) and e is not parent
+                 and (parent.message_id == e.in_reply_to or parent.message_id in e.references.split())]
+        kids = []
+        for e in sorted(found, key=lambda e: e.epoch):
+            if e.mid in seen:
+                continue
+            grandkids = self._children(req, e, seen, depth + 1)
+            kids.append({"tid": e.mid, "mid": e.mid, "message-id": e.message_id, "subject": e.subject,
+                         "from": self._shown(req, e.sender), "id": e.mid, "epoch": e.epoch,
+                         "children": grandkids, "irt": e.in_reply_to, "list_raw": e.list_raw})
+            seen.add(e.mid)
+        return kids
 
     def thread_struct(self, emails: list[PMEmail]) -> list[dict]:
         """ThreadConstructor: join the thread whose message is named in in-reply-to, or whose
@@ -181,14 +190,15 @@ class PonyMailArchive:
             topic = _RE_PREFIX.sub("", email.subject) + "_" + email.list_raw
             node = {"children": [], "tid": email.mid, "subject": email.subject, "tsubject": topic,
                     "epoch": email.epoch, "nest": 1}
-            parent = by_msgid.get(email.in_reply_to) or by_topic.get(topic)
+            parent = (by_msgid.get(email.in_reply_to) if email.in_reply_to else None) or by_topic.get(topic)
             if parent is not None:
                 node["nest"] = parent["nest"] + 1
                 parent["children"].append(node)
             else:
                 roots.append(node)
                 by_topic.setdefault(topic, node)
-            by_msgid[email.message_id] = node
+            if email.message_id:
+                by_msgid[email.message_id] = node
         return roots
 
     # -- endpoints ------------------------------------------------------------------------
@@ -282,6 +292,23 @@ class PonyMailArchive:
         if endpoint is None or not req.path.startswith("/api/"):
             return Reply.text("API Endpoint not found!", 404)
         return endpoint(req, data)
+
+
+def import_message(archive: PonyMailArchive, list_raw: str, raw: bytes, *, private: bool = False) -> PMEmail:
+    """Archive one raw message roughly as Foal's archiver does: decoded From and Subject, the
+    text body (an HTML-only message keeps its HTML source), Message-ID "" when absent."""
+    msg = BytesParser(policy=email_policy.default).parsebytes(raw)
+    body_part = msg.get_body(preferencelist=("plain", "html"))
+    body = body_part.get_content() if body_part is not None else ""
+    name, addr = parseaddr(str(msg.get("From", "")))
+    sender = f"{name} <{addr}>" if name else addr
+    when = parsedate_to_datetime(str(msg["Date"])) if msg.get("Date") else datetime.now(timezone.utc)
+    refs = " ".join(str(msg.get("References", "")).split())
+    return archive.add(PMEmail(list_raw, "".join(str(msg.get("Message-ID", "")).split()), sender,
+                               str(msg.get("Subject", "")), int(when.timestamp()), body,
+                               to=str(msg.get("To", "")), cc=str(msg.get("Cc", "")),
+                               in_reply_to="".join(str(msg.get("In-Reply-To", "")).split()), references=refs,
+                               private=private, raw=raw))
 
 
 def serve(archive: PonyMailArchive) -> FakeHttpServer:

@@ -367,3 +367,37 @@ def test_urls_built_for_another_host_are_not_followed(hk_source, hk_server, hk_a
     assert len(listing) == 8 and len(thread.messages) == 3 and thread.messages[0].body_text
     assert [r.param("offset") for r in thread_pages(hk_server)] == ["0", "5"]
     assert all(r.host == hk_server.base_url.split("//")[1] for r in hk_server.requests)
+
+
+def test_read_thread_is_in_date_order_though_the_archive_lists_depth_first(hk_source, hk_archive, now):
+    from tests.archives.hyperkitty_server import HKEmail
+
+    root = HKEmail("tree-root@x.org", "a@x.org", "A", "Tree", now - timedelta(days=4), "root\n")
+    first = HKEmail("tree-a@x.org", "b@x.org", "B", "Re: Tree", now - timedelta(days=3), "a\n",
+                    parent="tree-root@x.org")
+    second = HKEmail("tree-b@x.org", "c@x.org", "C", "Re: Tree", now - timedelta(days=2), "b\n",
+                     parent="tree-root@x.org")
+    late = HKEmail("tree-a2@x.org", "d@x.org", "D", "Re: Tree", now - timedelta(days=1), "a2\n",
+                   parent="tree-a@x.org")
+    thread = hk_archive.add_thread(LIST, [root, first, second, late])
+    assert [e.message_id for e in thread.in_thread_order()] == [
+        "tree-root@x.org", "tree-a@x.org", "tree-a2@x.org", "tree-b@x.org"]
+    read = hk_source().read_thread(ThreadId("hyperkitty", thread.thread_id))
+    assert [m.message_id for m in read.messages] == [
+        "<tree-root@x.org>", "<tree-a@x.org>", "<tree-b@x.org>", "<tree-a2@x.org>"]
+    assert read.messages[3].in_reply_to == "<tree-a@x.org>"
+
+
+def test_html_only_email_is_read_from_its_archived_html_part(hk_source, hk_archive, hk_server):
+    raw = (b"From: Dave <dave@reporter.example>\nTo: security@example.org\nSubject: HTML report\n"
+           b"Date: Fri, 01 Mar 2024 09:00:00 +0000\nMessage-ID: <html-only@reporter.example>\n"
+           b"MIME-Version: 1.0\nContent-Type: text/html; charset=utf-8\n\n"
+           b"<html><body><p>See <b>this</b> <img src=\"https://tracker.invalid/p.png\" alt=\"pixel\"></p>"
+           b"</body></html>\n")
+    email = hk_archive.import_message(LIST, raw)
+    assert email.content == "" and email.attachments[0]["content_type"] == "text/html"  # as the Scrubber does
+    thread = hk_source().read_thread(ThreadId("hyperkitty", email.hash))
+    (part,) = thread.messages[0].text_parts
+    assert part.from_html and "this" in part.text and "<p>" not in part.text
+    assert any("/attachment/2/" in r.path for r in hk_server.requests)
+    assert not any("tracker.invalid" in r.host for r in hk_server.requests)

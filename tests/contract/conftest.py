@@ -35,6 +35,10 @@ class Harness:
     list_name: str | None = LIST
     # False for a backend whose store drops or renames mail without a Message-ID.
     keeps_messages_without_id: bool = True
+    # False for an archive that threads by In-Reply-To alone and files a reply whose
+    # parent it never received as a thread of its own (HyperKitty does). The reply must
+    # then still be listed and readable, under its own root.
+    joins_replies_to_missing_parents: bool = True
 
 
 # --- mbox ---------------------------------------------------------------------
@@ -75,6 +79,37 @@ HARNESSES: list[Harness] = [
     Harness("mbox", load_mbox),
     Harness("mbox-maildir", load_maildir),
 ]
+
+# --- list archives (emulated HyperKitty and Pony Mail on loopback) ---------------
+
+from tests.archives.contract_harness import load_hyperkitty, load_ponymail  # noqa: E402
+
+HARNESSES += [
+    # HyperKitty refuses mail without a Message-ID and starts a new thread for a reply
+    # whose parent it never archived.
+    Harness("mailman3", load_hyperkitty, keeps_messages_without_id=False, joins_replies_to_missing_parents=False),
+    # Foal names every message by its own permalink, Message-ID or not.
+    Harness("ponymail", load_ponymail, keeps_messages_without_id=False),
+]
+
+# --- IMAP (a real Dovecot on loopback, one per xdist worker; a fresh user per test) ---
+
+from tests.imap.contract_harness import load_imap  # noqa: E402
+from tests.servers.fixtures import dovecot, memory_keyring  # noqa: E402,F401  (reached by getfixturevalue)
+
+HARNESSES.append(Harness("imap", load_imap))
+
+# --- Gmail (the Google emulator of tests/oauth) ------------------------------------
+from tests.oauth.fixtures import google_emulator  # noqa: E402,F401
+from tests.oauth.gmail_harness import load_gmail  # noqa: E402
+
+HARNESSES.append(Harness("gmail", load_gmail))
+
+# --- Microsoft Graph (the Graph emulator of tests/oauth) ---------------------------
+from tests.oauth.fixtures import microsoft_emulator, oauth_certificate  # noqa: E402,F401
+from tests.oauth.graph_harness import load_graph  # noqa: E402
+
+HARNESSES.append(Harness("graph", load_graph))
 
 
 @pytest.fixture(params=HARNESSES, ids=lambda h: h.name)

@@ -122,6 +122,14 @@ EXPECTED_THREADS: dict[str, tuple[str, tuple[str, ...]]] = {
     T4: ("HTML-only report", (T4,)),
     T5: ("Stale report from last year", (T5, "<t5-reply@example.org>")),
 }
+# For an archive that files a reply to a missing parent as a thread of its own
+# (Harness.joins_replies_to_missing_parents=False): T2 alone, and the orphan apart.
+ORPHAN = "<t2-orphan@reporter.example>"
+EXPECTED_THREADS_ORPHAN_APART: dict[str, tuple[str, tuple[str, ...]]] = {
+    **EXPECTED_THREADS,
+    T2: ("Path traversal in uploads", (T2,)),
+    ORPHAN: ("Re: Path traversal in uploads", (ORPHAN,)),
+}
 RECENT_ROOTS = {T1, T2, T3, T4}
 OLD_ROOTS = {T5}
 NO_ID_SUBJECT = "Report without a Message-ID"

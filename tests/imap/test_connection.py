@@ -197,3 +197,55 @@ def test_an_open_connection_is_reused(account, mailbox, seed):
     mailbox.close()
     mailbox.close()  # closing twice is fine
     assert not mailbox.conn.is_open
+
+
+def test_trace_shows_message_literals_only_by_size(account, trace_lines):
+    from dataclasses import replace
+
+    from mailtriage.backends.mailbox import Compose
+
+    mailbox = ImapMailbox(replace(account, address="me@example.org"))
+    try:
+        mailbox.save_draft(Compose("new", to=("someone@example.net",), subject="secret plans",
+                                   body="The embargoed details.\n"))
+    finally:
+        mailbox.close()
+    texts = [line.text for line in trace_lines if line.channel == f"imap:{account.id}"]
+    assert any(" APPEND " in t for t in texts) and any(t.startswith("[literal ") for t in texts)
+    assert not any("embargoed details" in t for t in texts)
+
+
+def test_the_whole_server_killed_mid_fetch_then_restarted(memory_keyring):
+    from tests.servers.dovecot import DovecotServer
+
+    server = DovecotServer().start()  # our own: the session's server stays up for other tests
+    try:
+        user = server.add_user()
+        for n in range(3):
+            server.append(user, "INBOX", make_mail(n))
+        acct = account_for(server, user)
+        set_secret(password_key(acct.id), user.password)
+        mailbox = ImapMailbox(acct)
+        killed = []
+
+        def kill_on_fetch(line):
+            if line.direction == ">" and " FETCH " in line.text and not killed:
+                killed.append(True)
+                server.kill_master()
+
+        assert mailbox.list(MailQuery(folder="INBOX")).total == 3
+        unsubscribe = TRACE.subscribe(kill_on_fetch)
+        try:
+            with pytest.raises(ConnectionLost) as err:
+                mailbox.list(MailQuery(folder="INBOX"))
+        finally:
+            unsubscribe()
+        assert "lost during FETCH" in str(err.value)
+        with pytest.raises(Unavailable) as down:  # nothing listens now: an outage, not a sign-in problem
+            mailbox.list(MailQuery(folder="INBOX"))
+        assert not isinstance(down.value, SignInNeeded)
+        server.start()
+        assert mailbox.list(MailQuery(folder="INBOX")).total == 3
+        mailbox.close()
+    finally:
+        server.stop()

@@ -125,3 +125,34 @@ def test_delete_permanently_refused_without_uidplus(minimal_mailbox, dovecot_min
         assert mb.list(MailQuery(folder="Deleted Items")).total == 1
     finally:
         mb.close()
+
+
+@pytest.fixture(scope="module")
+def gmail_like():
+    from tests.servers.dovecot import DovecotServer
+
+    server = DovecotServer(capability="+X-GM-EXT-1").start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_gmail_labels_are_folder_backed_even_on_a_password_account(gmail_like, memory_keyring):
+    from mailtriage.backends.imap.account import password_key
+    from mailtriage.backends.imap.adapter import ImapMailbox
+    from mailtriage.core.secrets import set_secret
+    from tests.imap.conftest import account_for
+
+    user = gmail_like.add_user()
+    gmail_like.append(user, "Projects/Alpha", make_mail(1))
+    acct = account_for(gmail_like, user)  # kind imap, a password: still Gmail's labels
+    set_secret(password_key(acct.id), user.password)
+    mb = ImapMailbox(acct)
+    try:
+        labels = mb.list_labels()
+        assert labels.supported and labels.folder_backed
+        assert {label.id for label in labels.labels} == {"Projects/Alpha"}  # the parent is \\Noselect
+        assert all(label.id not in ("INBOX", "Drafts", "Sent", "Trash", "Junk", "Archive") for label in labels.labels)
+    finally:
+        mb.close()

@@ -176,6 +176,10 @@ def test_two_process_scan_and_small_chunks_index_exactly_like_one_pass(generated
         assert list(map(tuple if column == "references" else (lambda x: x), getattr(split_small, column))) == \
                list(map(tuple if column == "references" else (lambda x: x), getattr(one, column))), column
     assert split_small.notes == one.notes
+    # The child's threading links, merged with the parent's, thread like one pass.
+    assert split_small.links is not None and one.links is None
+    assert [(g.root_id, g.synthetic, g.members) for g in split_small.threads()] == \
+           [(g.root_id, g.synthetic, g.members) for g in one.threads()]
 
 
 def test_read_thread_matches_the_listing(generated):

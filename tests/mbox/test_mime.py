@@ -418,6 +418,13 @@ def test_parse_date_epoch_equals_parse_date_timestamp():
     for _ in range(3000):
         pick = {key: rng.choice(values) for key, values in parts.items()}
         samples.append(f"{pick['name']}{pick['day']} {pick['month']} {pick['year']} {pick['clock']}{pick['zone']}")
+    expected = []
     for text in samples:
         parsed = parse_date(text)
-        assert mime.parse_date_epoch(text.encode()) == (parsed.timestamp() if parsed else None), text
+        expected.append(parsed.timestamp() if parsed else None)
+        assert mime.parse_date_epoch(text.encode()) == expected[-1], text
+    # The bulk form, including empty and missing values and a folded one.
+    values = [t.encode() for t in samples] + [b"", None, b"Tue, 02 Jan 2024\n 10:00:00 +0100"]
+    expected += [None, None, parse_date("Tue, 02 Jan 2024 10:00:00 +0100").timestamp()]
+    assert mime.parse_date_epochs(values) == expected
+    assert mime.parse_date_epochs(values[:-1]) == expected[:-1]

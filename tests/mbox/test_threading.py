@@ -190,3 +190,25 @@ def test_duplicate_references_are_read_once():
     records = [R("<c@x>", ["<a@x>", "<b@x>", "<a@x>", "<c2@x>"]), R("<b@x>", ["<a@x>"])]
     groups = thread_records(records)
     assert len(groups) == 1 and groups[0].root_id == "<a@x>"
+
+
+def test_links_of_pieces_merge_exactly_into_the_links_of_the_whole():
+    from mailtriage.backends.threading import Links, group_records, link_records
+
+    rng = random.Random(5)
+    ids = [f"<m{i}@x>" for i in range(300)]
+    records = []
+    for i, mid in enumerate(ids):
+        refs = rng.sample(ids[:i], k=min(i, rng.randrange(0, 5))) if i else []
+        irt = rng.choice(ids[:i]) if i and rng.random() < 0.5 else None
+        # Duplicated IDs and synthetic messages too.
+        records.append(R(mid if rng.random() > 0.05 else ids[max(0, i - 1)], refs, irt,
+                         synthetic=rng.random() < 0.03))
+    whole = link_records(records)
+    for cut in (0, 1, 150, 299, 300):
+        pieces = link_records(records[:cut]).then(link_records(records[cut:]))
+        assert pieces == whole
+        plain = Links.from_plain(pieces.to_plain())
+        assert plain == whole
+        assert [(g.root_id, g.synthetic, g.members) for g in group_records(records, plain)] == \
+               [(g.root_id, g.synthetic, g.members) for g in thread_records(records)]

@@ -33,7 +33,7 @@ from mailtriage.modes.store import Store
 
 DOMAIN = "mas.test"
 TRUSTED = "mx.mas.test"
-HANG_SECONDS = 1.5  # longer than the email side's HTTP timeout in tests
+HANG_SECONDS = 2.0  # longer than the email side's HTTP timeout in tests (0.75 s)
 
 
 @dataclass
@@ -197,7 +197,7 @@ class Harness:
             "smtp": {"host": "127.0.0.1", "port": smtp.port, "security": "starttls", "username": "mas",
                      "password_key": "modes:smtp", "ca_file": str(smtp.cert.cert), "timeout": 10},
             "send": {"authserv_id": TRUSTED, "cap": 50, "cap_window_hours": 24, **(send or {})},
-            "http": {"timeout": 0.4, "attempts": 2, "backoff": 0.05, "retry_after": 60, "max_attempts": 20,
+            "http": {"timeout": 0.75, "attempts": 2, "backoff": 0.05, "retry_after": 60, "max_attempts": 20,
                      **(http or {})},
             "master": {"url": self.master.url},
             "types": {"ticket": ticket},

@@ -102,6 +102,8 @@ class DovecotServer:
             try:
                 wait_for_port(self.port, timeout=10)
                 wait_for_port(self.tls_port, timeout=10)
+                if self.proc.poll() is not None:
+                    raise TimeoutError("dovecot exited right after starting")
                 return self
             except TimeoutError:
                 last_error = self.log_text() + (self.root / "stderr.log").read_text(errors="replace")
@@ -115,11 +117,17 @@ class DovecotServer:
 
     def kill_master(self) -> None:
         """Kill the whole server abruptly (SIGKILL), as a crash would. :meth:`start` brings it back."""
-        for pid in reversed(self._dovecot_pids()):
+        pids = self._dovecot_pids()
+        for pid in reversed(pids):
             _kill(pid, signal.SIGKILL)
         if self.proc is not None:
             self.proc.wait(5)
             self.proc = None
+        # Children hold the listening sockets until they are really gone: wait for that,
+        # or a restart would find its ports taken (or a dying process answering on them).
+        deadline = time.monotonic() + 5
+        while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.01)
         (self.base_dir / "master.pid").unlink(missing_ok=True)
 
     def _terminate(self) -> None:
@@ -324,6 +332,15 @@ def _user_exists(name: str) -> bool:
         return True
     except KeyError:
         return False
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a zombie holds no sockets, and in a container nobody may reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 def _alive(pid: int) -> bool:

@@ -1,0 +1,315 @@
+"""``GmailSource``: the mail-source contract (the six triage operations) over the Gmail API.
+
+Configured in project.md as ``mail_sources.<name>``::
+
+    mail_sources:
+      gmail:
+        account: me                    # an [accounts.me] table with kind = "gmail"
+        list: security@example.org     # the security list (Gmail's list: operator)
+        query: "-category:promotions"  # optional: more Gmail search terms
+
+Thread IDs are Gmail thread IDs of kind ``gmail`` (``gmail:18e0f3a2b4c5d6e7``); a thread
+whose first message has no Message-ID has kind ``gmail-synthetic``, like every backend's.
+Drafts are created on the thread (``threadId``) with In-Reply-To and References of the
+message answered, and never sent. ``thread_url`` opens the thread in Gmail's web UI.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from datetime import datetime, timezone
+from email import policy
+from email.message import EmailMessage
+from email.utils import format_datetime
+from typing import Any, Mapping, Sequence
+from urllib.parse import quote
+
+from mailtriage.backends import mime
+from mailtriage.backends.contract import (Draft, DraftRequest, MailSource, Message, Op, Thread, ThreadId,
+                                          ThreadSummary, reply_subject)
+from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported, Unavailable
+from mailtriage.backends.gmail.account import GoogleAccount, load_google_account
+from mailtriage.backends.gmail.api import USER, GmailNotFound
+from mailtriage.backends.gmail.mailbox import GmailMailbox, b64decode, b64encode, header_block, internal_date
+from mailtriage.backends.imap.headers import thread_root
+from mailtriage.backends.threading import synthetic_kind
+from mailtriage.core.projectconfig import ConfigError
+
+THREAD_KIND = "gmail"
+LIST_HEADERS = ("Message-ID", "References", "In-Reply-To", "Subject", "From", "Date")
+
+
+class GmailSource(MailSource):
+    kind = "gmail"
+    thread_id_kind = THREAD_KIND
+
+    def __init__(self, name: str, settings: Mapping[str, Any] | None = None, *,
+                 account: GoogleAccount | None = None, mailbox: GmailMailbox | None = None) -> None:
+        super().__init__(name, settings)
+        self.list_address = (str(self.settings.get("list") or "").strip().lower()) or None
+        self.extra_query = str(self.settings.get("query") or "").strip()
+        self._config_problem: str | None = None
+        self._account = account or (mailbox.account if mailbox else None)
+        self._mailbox = mailbox
+        if self._account is None:
+            try:
+                self._account = self._load_account()
+            except ConfigError as exc:
+                self._config_problem = str(exc)
+        caps = set(Op)
+        if self._account is not None and not self._account.can_draft:
+            caps.discard(Op.CREATE_DRAFT)
+        self.capabilities = frozenset(caps)  # type: ignore[misc]
+
+    # -- configuration -------------------------------------------------------------------
+    def _load_account(self) -> GoogleAccount:
+        account_id = self.settings.get("account")
+        if not account_id or not isinstance(account_id, str):
+            raise ConfigError(str(self.settings.get("_project_dir", ".")) + "/project.md",
+                              f"mail_sources.{self.name}.account", "missing: which Google account holds this list",
+                              "the id of an [accounts.<id>] table with kind = \"gmail\"")
+        context = self.settings.get("_context") or {}
+        return load_google_account(account_id, context.get("user_settings") if isinstance(context, dict) else None)
+
+    @property
+    def account(self) -> GoogleAccount:
+        if self._account is None:
+            raise Unavailable(self.name, self._config_problem or "no Google account configured")
+        return self._account
+
+    @property
+    def mailbox(self) -> GmailMailbox:
+        if self._mailbox is None:
+            self._mailbox = GmailMailbox(self.account)
+        return self._mailbox
+
+    @property
+    def api(self):
+        return self.mailbox.api
+
+    def check_available(self) -> None:
+        """A token (refreshed if due) and a profile read. Raises SignInNeeded / Unavailable."""
+        self.api.get(f"{USER}/profile", "getProfile")
+
+    def _thread_value(self, thread_id: ThreadId) -> str:
+        if thread_id.kind not in (THREAD_KIND, synthetic_kind(THREAD_KIND)):
+            self._check_kind(thread_id)
+        return thread_id.value
+
+    # -- list_recent_threads -------------------------------------------------------------------
+    def _search(self, list_name: str | None, since: datetime) -> str:
+        since = since if since.tzinfo else since.replace(tzinfo=timezone.utc)
+        terms = []
+        wanted = (list_name or self.list_address or "").strip()
+        if wanted:
+            terms.append(f"list:{wanted}")
+        terms.append(f"after:{max(0, int(since.timestamp()))}")
+        if self.extra_query:
+            terms.append(self.extra_query)
+        return " ".join(terms)
+
+    def list_recent_threads(self, list_name: str | None, since: datetime, *,
+                            limit: int | None = None) -> Sequence[ThreadSummary]:
+        """Threads on the list with a message since ``since``, most recent activity first.
+
+        One threads.list walk (ids only) plus one threads.get (metadata) per thread listed.
+        """
+        since = since if since.tzinfo else since.replace(tzinfo=timezone.utc)
+        out = []
+        for ref in self.api.pages(f"{USER}/threads", "threads", "threads.list", limit=limit,
+                                  q=self._search(list_name, since), maxResults=min(limit or 100, 500)):
+            try:
+                thread = self.api.get(f"{USER}/threads/{ref['id']}", "threads.get", format="metadata",
+                                      metadataHeaders=list(LIST_HEADERS))
+            except GmailNotFound:
+                continue  # deleted between the list and the read
+            summary = self._summary(thread, since)
+            if summary is not None:
+                out.append(summary)
+        epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+        out.sort(key=lambda s: (s.last_activity or epoch, s.root_message_id), reverse=True)
+        return out
+
+    def _summary(self, thread: dict, since: datetime) -> ThreadSummary | None:
+        members = [m for m in thread.get("messages") or () if "DRAFT" not in (m.get("labelIds") or ())]
+        if not members:
+            return None
+        members.sort(key=lambda m: int(m.get("internalDate") or 0))
+        arrivals = [d for d in (internal_date(m) for m in members) if d is not None]
+        if arrivals and max(arrivals) < since:
+            return None
+        first = members[0]
+        block = header_block(first)
+        fields = mime.header_fields(block)
+        own_id = mime.extract_msgid(fields.get(b"message-id"))
+        synthetic = own_id is None
+        if synthetic:
+            raw = b64decode(str(self.api.get(f"{USER}/messages/{first['id']}", "messages.get",
+                                             format="raw").get("raw") or ""))
+            own_id = mime.synthetic_message_id(mime.split_header_block(raw)[0])
+        root = thread_root(own_id, mime.extract_msgids(fields.get(b"references")),
+                           mime.extract_msgid(fields.get(b"in-reply-to")))
+        subject, _notes = mime.decode_header_text(fields.get(b"subject"))
+        participants = []
+        for member in members:
+            sender = mime.parse_address(mime.header_fields(header_block(member), {b"from"}).get(b"from"))
+            if sender.email and sender.email not in participants:
+                participants.append(sender.email)
+        kind = synthetic_kind(THREAD_KIND) if synthetic and root == own_id else THREAD_KIND
+        return ThreadSummary(
+            thread_id=ThreadId(kind, str(thread["id"])),
+            subject=subject,
+            root_message_id=root,
+            sender=mime.parse_address(fields.get(b"from")),
+            last_activity=max(arrivals) if arrivals else None,
+            message_count=len(members),
+            participants=tuple(participants),
+            unread=any("UNREAD" in (m.get("labelIds") or ()) for m in members),
+        )
+
+    # -- read_thread, list_sent_since -------------------------------------------------------------
+    def _members(self, thread_id: ThreadId) -> list[dict]:
+        value = self._thread_value(thread_id)
+        try:
+            return self.mailbox.thread_messages(value)
+        except GmailNotFound:
+            raise BackendFailure(self.name, f"Gmail has no thread {thread_id}") from None
+
+    def _message(self, gmail_id: str) -> Message:
+        message, raw = self.mailbox.raw(gmail_id)
+        return mime.parse_message(raw, backend_ref=self.mailbox.mid(gmail_id))
+
+    def read_thread(self, thread_id: ThreadId) -> Thread:
+        """The Gmail thread, oldest first, drafts left out. Read state is not changed."""
+        members = [m for m in self._members(thread_id) if "DRAFT" not in (m.get("labelIds") or ())]
+        if not members:
+            raise BackendFailure(self.name, f"thread {thread_id} holds no message")
+        messages = tuple(self._message(m["id"]) for m in members)
+        return Thread(thread_id, messages[0].subject, messages)
+
+    def list_sent_since(self, thread_id: ThreadId, since: datetime) -> Sequence[Message]:
+        since = since if since.tzinfo else since.replace(tzinfo=timezone.utc)
+        out = []
+        for member in self._members(thread_id):
+            labels = member.get("labelIds") or ()
+            when = internal_date(member)
+            if "SENT" in labels and "DRAFT" not in labels and (when is None or when >= since):
+                out.append(self._message(member["id"]))
+        return out
+
+    # -- drafts ------------------------------------------------------------------------------------
+    def _drafts_of(self, value: str) -> list[dict]:
+        return [d for d in self.api.pages(f"{USER}/drafts", "drafts", "drafts.list", maxResults=500)
+                if str((d.get("message") or {}).get("threadId")) == value]
+
+    def _draft(self, thread_id: ThreadId, draft_id: str) -> Draft:
+        draft = self.api.get(f"{USER}/drafts/{draft_id}", "drafts.get", format="raw") or {}
+        message = draft.get("message") or {}
+        parsed = mime.parse_message(b64decode(str(message.get("raw") or "")))
+        return Draft(thread_id=thread_id, draft_ref=str(draft.get("id") or draft_id), subject=parsed.subject,
+                     to=tuple(str(a) for a in parsed.to), cc=tuple(str(a) for a in parsed.cc),
+                     in_reply_to=parsed.in_reply_to, body=parsed.body_text,
+                     date=parsed.date or internal_date(message))
+
+    def list_drafts(self, thread_id: ThreadId) -> Sequence[Draft]:
+        value = self._thread_value(thread_id)
+        return [self._draft(thread_id, str(d["id"])) for d in self._drafts_of(value)]
+
+    def create_draft(self, request: DraftRequest) -> Draft:
+        """Create a Gmail draft on the thread; never sends.
+
+        Idempotent: a retried request (same thread, recipients, subject and body) returns
+        the draft it already made. Raises DraftAlreadyPending when another draft of the
+        thread is pending and the request does not allow a second one; NotSupported when
+        the account's access is ``read``.
+        """
+        if Op.CREATE_DRAFT not in self.capabilities:
+            raise NotSupported(self.name, Op.CREATE_DRAFT.value, f"account {self.account.id} has access = "
+                                                                 f"{self.account.access!r}; drafts need \"draft\" "
+                                                                 "or \"send\"")
+        value = self._thread_value(request.thread_id)
+        if not request.to:
+            raise BackendFailure(self.name, "a draft needs at least one recipient")
+        members = self._members(request.thread_id)
+        candidates = [m for m in members if "DRAFT" not in (m.get("labelIds") or ())]
+        if not candidates:
+            raise BackendFailure(self.name, f"thread {request.thread_id} holds no message to answer")
+        source = self._named(candidates, request.in_reply_to) or self._latest_inbound(candidates)
+        source_message = self._message(source["id"])
+        subject = request.subject or reply_subject(source_message.subject)
+        message_id = self._draft_message_id(request, subject)
+        pending = self._drafts_of(value)
+        for draft in pending:
+            existing = self._draft(request.thread_id, str(draft["id"]))
+            if self._draft_has_id(draft, message_id):
+                return existing
+        if pending and not request.allow_second_draft:
+            raise DraftAlreadyPending(self.name, str(request.thread_id), [str(d["id"]) for d in pending])
+        references = [*source_message.references, source_message.message_id]
+        references = [r for r in dict.fromkeys(references) if r and not r.endswith("@mailtriage.invalid>")]
+        raw = self._compose(request, subject, message_id, source_message.message_id, references)
+        created = self.api.post(f"{USER}/drafts", {"message": {"raw": b64encode(raw), "threadId": value}},
+                                "drafts.create") or {}
+        return self._draft(request.thread_id, str(created.get("id")))
+
+    def _draft_has_id(self, draft: dict, message_id: str) -> bool:
+        message = self.api.get(f"{USER}/messages/{draft['message']['id']}", "messages.get", format="metadata",
+                               metadataHeaders=["Message-ID"])
+        return mime.extract_msgid(mime.header_fields(header_block(message)).get(b"message-id")) == message_id
+
+    def _named(self, candidates: list[dict], in_reply_to: str | None) -> dict | None:
+        """The thread member whose Message-ID the request names (newest first), if any."""
+        if not in_reply_to:
+            return None
+        for member in reversed(candidates):
+            block = header_block(self.mailbox.metadata(member["id"]))
+            if mime.extract_msgid(mime.header_fields(block, {b"message-id"}).get(b"message-id")) == in_reply_to:
+                return member
+        return None
+
+    @staticmethod
+    def _latest_inbound(candidates: list[dict]) -> dict:
+        """The message a reply answers by default: the latest that is not ours (not SENT)."""
+        inbound = [m for m in candidates if "SENT" not in (m.get("labelIds") or ())]
+        return (inbound or candidates)[-1]
+
+    def _draft_message_id(self, request: DraftRequest, subject: str) -> str:
+        digest = hashlib.sha256("\0".join([
+            str(request.thread_id), ",".join(request.to), ",".join(request.cc), subject, request.body,
+            "second" if request.allow_second_draft else "first",
+        ]).encode("utf-8")).digest()
+        token = base64.b32encode(digest[:15]).decode().lower()
+        domain = self.account.address.rpartition("@")[2] or "mailtriage.invalid"
+        return f"<mailtriage-draft-{token}@{domain}>"
+
+    def _compose(self, request: DraftRequest, subject: str, message_id: str, in_reply_to: str,
+                 references: list[str]) -> bytes:
+        msg = EmailMessage(policy=policy.SMTP)
+        if self.account.address:
+            msg["From"] = self.account.address
+        msg["To"] = ", ".join(request.to)
+        if request.cc:
+            msg["Cc"] = ", ".join(request.cc)
+        msg["Subject"] = subject
+        msg["Date"] = format_datetime(datetime.now(timezone.utc))
+        msg["Message-ID"] = message_id
+        if not in_reply_to.endswith("@mailtriage.invalid>"):
+            msg["In-Reply-To"] = in_reply_to
+        if references:
+            msg["References"] = " ".join(references)
+        msg.set_content(request.body)
+        return msg.as_bytes()
+
+    # -- thread_url ------------------------------------------------------------------------------
+    def thread_url(self, thread_id: ThreadId) -> str:
+        """The thread in Gmail's web UI (``…/mail/?authuser=<address>#all/<thread id>``)."""
+        value = self._thread_value(thread_id)
+        base = self.account.web_url.rstrip("/") + "/"
+        who = f"?authuser={quote(self.account.address, safe='@')}" if self.account.address else ""
+        return f"{base}{who}#all/{quote(value, safe='')}"
+
+    def close(self) -> None:
+        if self._mailbox is not None:
+            self._mailbox.close()
+            self._mailbox = None

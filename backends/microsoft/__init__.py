@@ -1,0 +1,22 @@
+"""Microsoft 365: msal sign-in, the Microsoft Graph mailbox and the mail-source backend.
+
+The registry names ``mailtriage.backends.microsoft:GraphSource`` for kinds ``graph`` and
+``microsoft``. See docs/microsoft.md.
+"""
+
+from __future__ import annotations
+
+
+def __getattr__(name: str):
+    if name == "GraphSource":
+        from mailtriage.backends.microsoft.source import GraphSource
+
+        return GraphSource
+    if name == "GraphMailbox":
+        from mailtriage.backends.microsoft.mailbox import GraphMailbox
+
+        return GraphMailbox
+    raise AttributeError(name)
+
+
+__all__ = ["GraphSource", "GraphMailbox"]

@@ -1,0 +1,141 @@
+"""Microsoft 365 accounts: one ``[accounts.<id>]`` table with ``kind = "microsoft"``.
+
+Example::
+
+    [accounts.work]
+    kind = "microsoft"
+    address = "me@contoso.com"        # login hint, From: of drafts
+    access = "draft"                  # read | draft | send
+    client_id = "00000000-0000-0000-0000-000000000000"   # your app registration (public client)
+    tenant = "organizations"          # a tenant ID or domain, or organizations | common | consumers
+    organize = false                  # true: flags, categories, moves (adds Mail.ReadWrite, MailboxSettings.ReadWrite)
+    timeout = 30
+    send_cap = 20
+    authserv_id = "contoso.mail.protection.outlook.com"
+    # Endpoints (defaults are Microsoft's; tests point them at a loopback emulator):
+    authority = "https://login.microsoftonline.com/organizations"
+    graph_base = "https://graph.microsoft.com/v1.0"
+    ca_file = "/path/ca.pem"
+
+Tokens: msal's token cache, serialized into keyring (service ``mailtriage``, key
+``msal-cache:<id>``). Nothing secret goes in this file: a public client has no secret.
+An IMAP account (Outlook over IMAP with XOAUTH2) names ``oauth = "microsoft"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from mailtriage.core.projectconfig import ConfigError
+
+ACCESS_LEVELS = ("read", "draft", "send")
+DEFAULT_LOGIN = "https://login.microsoftonline.com"
+DEFAULT_GRAPH = "https://graph.microsoft.com/v1.0"
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_SEND_CAP = 20
+IMAP_SCOPE = "https://outlook.office.com/IMAP.AccessAsUser.All"
+
+
+def cache_key(account_id: str) -> str:
+    return f"msal-cache:{account_id}"
+
+
+@dataclass(frozen=True)
+class MicrosoftAccount:
+    id: str
+    client_id: str
+    address: str = ""
+    access: str = "read"
+    organize: bool = False
+    imap: bool = False
+    authority: str = f"{DEFAULT_LOGIN}/organizations"
+    graph_base: str = DEFAULT_GRAPH
+    timeout: float = DEFAULT_TIMEOUT
+    send_cap: int = DEFAULT_SEND_CAP
+    authserv_id: str | None = None
+    ca_file: str | None = None
+
+    @property
+    def can_draft(self) -> bool:
+        return self.access in ("draft", "send")
+
+    @property
+    def can_send(self) -> bool:
+        return self.access == "send"
+
+    @property
+    def from_address(self) -> str:
+        return self.address
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """The narrowest Graph scopes for the access (see docs/microsoft.md).
+
+        read: Mail.Read + MailboxSettings.Read (category names and colours). draft:
+        Mail.ReadWrite (Graph creates drafts only with it). send: + Mail.Send.
+        organize: Mail.ReadWrite + MailboxSettings.ReadWrite (categories).
+        msal adds openid, profile and offline_access itself.
+        """
+        if self.imap:
+            return (IMAP_SCOPE,)
+        writes = self.can_draft or self.organize
+        scopes = ["Mail.ReadWrite" if writes else "Mail.Read",
+                  "MailboxSettings.ReadWrite" if self.organize else "MailboxSettings.Read"]
+        if self.can_send:
+            scopes.append("Mail.Send")
+        return tuple(scopes)
+
+    @classmethod
+    def from_settings(cls, account_id: str, body: Mapping[str, Any], file: Path | str) -> "MicrosoftAccount":
+        def key(name: str) -> str:
+            return f"accounts.{account_id}.{name}"
+
+        def text(name: str, default: str | None = None, required: bool = False) -> str | None:
+            value = body.get(name, default)
+            if value is None:
+                if required:
+                    raise ConfigError(file, key(name), "missing", f"a {name} string")
+                return None
+            if not isinstance(value, str) or not value.strip():
+                raise ConfigError(file, key(name), f"must be a non-empty string, not {value!r}", f"a {name} string")
+            return value.strip()
+
+        def number(name: str, default, kind=int, minimum=0):
+            value = body.get(name, default)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
+                raise ConfigError(file, key(name), f"must be a number >= {minimum}, not {value!r}", f"e.g. {default}")
+            return kind(value)
+
+        kind = body.get("kind", "microsoft")
+        if kind not in ("microsoft", "graph", "imap"):
+            raise ConfigError(file, key("kind"), f"not a Microsoft account (kind = {kind!r})", "microsoft")
+        access = body.get("access", "read")
+        if access not in ACCESS_LEVELS:
+            raise ConfigError(file, key("access"), f"unknown value {access!r}", " | ".join(ACCESS_LEVELS))
+        organize = body.get("organize", False)
+        if not isinstance(organize, bool):
+            raise ConfigError(file, key("organize"), f"must be true or false, not {organize!r}", "true | false")
+        tenant = text("tenant", "organizations")
+        authority = (text("authority") or f"{DEFAULT_LOGIN}/{tenant}").rstrip("/")
+        if not authority.startswith("https://"):
+            raise ConfigError(file, key("authority"), f"must be an https:// URL, not {authority!r}",
+                              f"{DEFAULT_LOGIN}/<tenant>")
+        graph = (text("graph_base") or DEFAULT_GRAPH).rstrip("/")
+        if not graph.startswith("https://"):
+            raise ConfigError(file, key("graph_base"), f"must be an https:// URL, not {graph!r}", DEFAULT_GRAPH)
+        return cls(
+            id=account_id, client_id=text("client_id", required=True) or "",
+            address=text("address") or (text("username") if kind == "imap" else None) or "",
+            access=access, organize=organize, imap=kind == "imap", authority=authority, graph_base=graph,
+            timeout=number("timeout", DEFAULT_TIMEOUT, float, minimum=1), send_cap=number("send_cap", DEFAULT_SEND_CAP),
+            authserv_id=text("authserv_id"), ca_file=text("ca_file"),
+        )
+
+
+def load_microsoft_account(account_id: str, settings=None) -> MicrosoftAccount:
+    from mailtriage.core.settings import load_settings
+
+    settings = settings or load_settings()
+    return MicrosoftAccount.from_settings(account_id, settings.account(account_id), settings.path)

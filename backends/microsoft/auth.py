@@ -1,0 +1,200 @@
+"""Microsoft sign-in with msal: a ``PublicClientApplication`` whose token cache lives in keyring.
+
+* :meth:`MicrosoftSignIn.login_device_code` — the device-code flow (a code to type at a
+  Microsoft page; works over SSH).
+* :meth:`MicrosoftSignIn.login_interactive` — the authorization-code flow with PKCE and
+  a loopback redirect (``http://localhost:<port>``), through msal's
+  ``initiate_auth_code_flow`` / ``acquire_token_by_auth_code_flow`` (msal checks state,
+  PKCE and the ID token's nonce).
+* :meth:`MicrosoftSignIn.access_token` — msal's ``acquire_token_silent_with_error``:
+  the cached token, or a refresh. It runs under a per-account lock with the cache
+  reloaded from keyring first, so two workers never refresh at once, and the cache is
+  written back to keyring when msal changed it (rotated refresh tokens included).
+
+msal talks HTTP through our client (:class:`mailtriage.backends.oauth_http.MsalTransport`).
+The authority is configuration; instance discovery is off (msal would otherwise ask
+login.microsoftonline.com about any other host), and authority validation follows it.
+
+"Sign-in needed" only for the errors that mean it (``invalid_grant``,
+``interaction_required``, ``login_required``, ``consent_required``, no account in the
+cache); a token endpoint that is down or throttling, or unreachable, is an outage.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable, ClassVar
+
+from mailtriage.backends.errors import SignInNeeded, Unavailable
+from mailtriage.backends.microsoft.account import MicrosoftAccount, cache_key
+from mailtriage.backends.oauth_http import HttpStatusError, LoopbackRedirect, MsalTransport, make_client
+from mailtriage.core.http import HttpError, RetryPolicy
+from mailtriage.core.secrets import get_secret, set_secret
+from mailtriage.core.trace import TRACE
+
+SIGN_IN_ERRORS = frozenset({"invalid_grant", "interaction_required", "login_required", "consent_required",
+                            "invalid_resource", "unauthorized_client", "access_denied", "expired_token",
+                            "authorization_declined", "bad_verification_code"})
+
+
+class MicrosoftSignIn:
+    _locks: ClassVar[dict[str, threading.Lock]] = {}
+    _locks_guard: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, account: MicrosoftAccount, *, transport: MsalTransport | None = None) -> None:
+        self.account = account
+        # msal throttles and retries on its own; our client must not retry on top of it.
+        self.transport = transport or MsalTransport(make_client(f"msal:{account.id}", timeout=account.timeout,
+                                                                ca_file=account.ca_file,
+                                                                retry=RetryPolicy(attempts=1)))
+        self._app = None
+        self._cache = None
+
+    @property
+    def channel(self) -> str:
+        return f"microsoft:{self.account.id}"
+
+    def _lock(self) -> threading.Lock:
+        with self._locks_guard:
+            return self._locks.setdefault(self.account.id, threading.Lock())
+
+    # -- msal plumbing ----------------------------------------------------------------------
+    def _application(self):
+        """The PublicClientApplication, its cache (re)loaded from keyring. Raises Unavailable."""
+        import msal
+
+        cache = msal.SerializableTokenCache()
+        saved = get_secret(cache_key(self.account.id))
+        if saved:
+            try:
+                cache.deserialize(saved)
+            except ValueError:
+                raise SignInNeeded(self.account.id, f"the saved Microsoft sign-in of account {self.account.id!r} "
+                                                    f"is unreadable; run `mailtriage account login "
+                                                    f"{self.account.id}`") from None
+        self._cache = cache
+        if self._app is None:
+            try:
+                self._app = msal.PublicClientApplication(
+                    self.account.client_id, authority=self.account.authority, token_cache=cache,
+                    http_client=self.transport, instance_discovery=False, validate_authority=False)
+            except (HttpError, HttpStatusError) as exc:
+                raise Unavailable(self.account.id, f"cannot reach the Microsoft authority "
+                                                   f"{self.account.authority}: {exc}") from None
+            except ValueError as exc:
+                raise Unavailable(self.account.id, f"the Microsoft authority {self.account.authority} is not "
+                                                   f"usable: {exc}") from None
+        else:
+            self._app.token_cache = cache
+        return self._app
+
+    def _save(self) -> None:
+        if self._cache is not None and self._cache.has_state_changed:
+            set_secret(cache_key(self.account.id), self._cache.serialize())
+            self._cache.has_state_changed = False
+
+    def _result(self, result: dict | None, what: str) -> str:
+        """The access token of an msal result, or the right error."""
+        if result and "access_token" in result:
+            self._save()
+            return result["access_token"]
+        error = str((result or {}).get("error") or "")
+        description = str((result or {}).get("error_description") or "").split("\r\n")[0][:300]
+        account = self.account.id
+        if not result:
+            raise SignInNeeded(account, f"no Microsoft sign-in saved for account {account!r}; run "
+                                        f"`mailtriage account login {account}`")
+        if error in SIGN_IN_ERRORS:
+            raise SignInNeeded(account, f"Microsoft refused the saved sign-in of account {account!r} ({error}: "
+                                        f"{description}); run `mailtriage account login {account}`")
+        raise Unavailable(account, f"Microsoft {what} failed ({error or 'no token'}: {description})")
+
+    def _call(self, what: str, fn):
+        from msal.exceptions import MsalServiceError
+
+        try:
+            return fn()
+        except (HttpError, HttpStatusError, MsalServiceError) as exc:
+            # Transport failures and 5xx answers (msal raises for those): an outage, never a sign-out.
+            raise Unavailable(self.account.id, f"Microsoft {what}: {exc}") from None
+
+    # -- tokens --------------------------------------------------------------------------------
+    def access_token(self, *, force_refresh: bool = False, rejected: str | None = None) -> str:
+        """A valid access token. ``rejected``: Graph answered 401 to this token, so refresh
+        unless another worker already did. Raises SignInNeeded / Unavailable."""
+        with self._lock():
+            app = self._application()
+            accounts = self._call("account lookup", lambda: app.get_accounts(username=self.account.address or None)
+                                  or app.get_accounts())
+            if not accounts:
+                self._result(None, "sign-in")
+            silent = lambda force: app.acquire_token_silent_with_error(  # noqa: E731
+                list(self.account.scopes), account=accounts[0], force_refresh=force)
+            result = self._call("token refresh", lambda: silent(force_refresh))
+            if rejected is not None and result and result.get("access_token") == rejected:
+                TRACE.log(self.channel, "!", "the access token was rejected; refreshing")
+                result = self._call("token refresh", lambda: silent(True))
+            return self._result(result, "token refresh")
+
+    # -- sign-in ----------------------------------------------------------------------------------
+    def login_device_code(self, *, announce: Callable[[str], None] = print, timeout: float = 900.0) -> dict:
+        """The device-code flow. ``announce`` gets Microsoft's message (URL and code)."""
+        with self._lock():
+            app = self._application()
+            flow = self._call("device code", lambda: app.initiate_device_flow(scopes=list(self.account.scopes)))
+            if "user_code" not in flow:
+                raise Unavailable(self.account.id, f"Microsoft did not start the device-code sign-in "
+                                                   f"({flow.get('error')}: {flow.get('error_description')})")
+            announce(str(flow.get("message") or f"Open {flow.get('verification_uri')} and enter {flow['user_code']}"))
+            flow["expires_at"] = min(float(flow.get("expires_at") or 0) or 1e18, _now() + timeout)
+            result = self._call("device-code sign-in", lambda: app.acquire_token_by_device_flow(flow))
+            self._result(result, "device-code sign-in")
+            return self._summary(result)
+
+    def login_interactive(self, *, announce: Callable[[str], None] = print, open_browser: bool = True,
+                          timeout: float = 300.0, port: int = 0) -> dict:
+        """The authorization-code flow with PKCE and a loopback redirect."""
+        with self._lock():
+            app = self._application()
+            server = LoopbackRedirect(("127.0.0.1", port))
+            try:
+                redirect_uri = f"http://localhost:{server.server_address[1]}"
+                import warnings
+
+                with warnings.catch_warnings():
+                    # msal suggests response_mode=form_post; a loopback GET redirect is what RFC 8252 describes.
+                    warnings.simplefilter("ignore", UserWarning)
+                    flow = app.initiate_auth_code_flow(list(self.account.scopes), redirect_uri=redirect_uri,
+                                                       login_hint=self.account.address or None)
+                announce(flow["auth_uri"])
+                if open_browser:
+                    import webbrowser
+
+                    webbrowser.open(flow["auth_uri"])
+                answer = server.wait(timeout)
+            finally:
+                server.server_close()
+            if answer is None:
+                raise SignInNeeded(self.account.id, f"no answer from the browser within {timeout:g} s; "
+                                                    "sign-in abandoned")
+            try:
+                result = self._call("sign-in", lambda: app.acquire_token_by_auth_code_flow(flow, answer))
+            except ValueError as exc:  # msal: state mismatch and the like
+                raise SignInNeeded(self.account.id, f"the sign-in answer was refused: {exc}") from None
+            self._result(result, "sign-in")
+            return self._summary(result)
+
+    def _summary(self, result: dict) -> dict:
+        claims = result.get("id_token_claims") or {}
+        return {"account": self.account.id, "provider": "microsoft",
+                "username": claims.get("preferred_username"), "scopes": str(result.get("scope") or "").split(),
+                "expires_in": result.get("expires_in")}
+
+    def close(self) -> None:
+        self.transport.close()
+
+
+def _now() -> float:
+    import time
+
+    return time.time()

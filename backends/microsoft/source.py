@@ -1,0 +1,247 @@
+"""``GraphSource``: the mail-source contract (the six triage operations) over Microsoft Graph.
+
+Configured in project.md as ``mail_sources.<name>`` (kind ``graph``, alias ``microsoft``)::
+
+    mail_sources:
+      m365:
+        kind: graph
+        account: work                  # an [accounts.work] table with kind = "microsoft"
+        folder: inbox                  # a well-known name or a folder id (default inbox)
+        list: security@example.org     # only mail to the list (To, Cc, List-Id)
+
+Thread IDs are Graph conversation IDs of kind ``graph``; a conversation whose first
+message has no Message-ID has kind ``graph-synthetic``. Drafts are made with
+createReply on the message answered (Exchange sets In-Reply-To and References and keeps
+the conversation), never sent. ``thread_url`` is the first message's Outlook ``webLink``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Mapping, Sequence
+
+from mailtriage.backends import mime
+from mailtriage.backends.contract import (Draft, DraftRequest, MailSource, Message, Op, Thread, ThreadId,
+                                          ThreadSummary, reply_subject)
+from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported, Unavailable
+from mailtriage.backends.imap.headers import thread_root
+from mailtriage.backends.microsoft.account import MicrosoftAccount, load_microsoft_account
+from mailtriage.backends.microsoft.api import GraphNotFound
+from mailtriage.backends.microsoft.mailbox import (SELECT, GraphMailbox, address, graph_time, header_map,
+                                                   odata_string, parse_time, recipients)
+from mailtriage.backends.threading import synthetic_kind
+from mailtriage.core.projectconfig import ConfigError
+
+THREAD_KIND = "graph"
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+class GraphSource(MailSource):
+    kind = "graph"
+    thread_id_kind = THREAD_KIND
+
+    def __init__(self, name: str, settings: Mapping[str, Any] | None = None, *,
+                 account: MicrosoftAccount | None = None, mailbox: GraphMailbox | None = None) -> None:
+        super().__init__(name, settings)
+        self.folder = str(self.settings.get("folder") or "inbox")
+        self.list_address = (str(self.settings.get("list") or "").strip().lower()) or None
+        self._config_problem: str | None = None
+        self._account = account or (mailbox.account if mailbox else None)
+        self._mailbox = mailbox
+        if self._account is None:
+            try:
+                self._account = self._load_account()
+            except ConfigError as exc:
+                self._config_problem = str(exc)
+        caps = set(Op)
+        if self._account is not None and not self._account.can_draft:
+            caps.discard(Op.CREATE_DRAFT)
+        self.capabilities = frozenset(caps)  # type: ignore[misc]
+
+    def _load_account(self) -> MicrosoftAccount:
+        account_id = self.settings.get("account")
+        if not account_id or not isinstance(account_id, str):
+            raise ConfigError(str(self.settings.get("_project_dir", ".")) + "/project.md",
+                              f"mail_sources.{self.name}.account", "missing: which Microsoft account holds this list",
+                              "the id of an [accounts.<id>] table with kind = \"microsoft\"")
+        context = self.settings.get("_context") or {}
+        return load_microsoft_account(account_id, context.get("user_settings") if isinstance(context, dict) else None)
+
+    @property
+    def account(self) -> MicrosoftAccount:
+        if self._account is None:
+            raise Unavailable(self.name, self._config_problem or "no Microsoft account configured")
+        return self._account
+
+    @property
+    def mailbox(self) -> GraphMailbox:
+        if self._mailbox is None:
+            self._mailbox = GraphMailbox(self.account)
+        return self._mailbox
+
+    @property
+    def api(self):
+        return self.mailbox.api
+
+    def check_available(self) -> None:
+        """A token (refreshed if due) and the list folder read. Raises SignInNeeded / Unavailable."""
+        try:
+            self.api.get(f"/me/mailFolders/{self.folder}", "mailFolders.get", **{"$select": "id"})
+        except GraphNotFound:
+            raise Unavailable(self.name, f"account {self.account.id} has no folder {self.folder!r}") from None
+
+    def _conversation(self, thread_id: ThreadId) -> str:
+        if thread_id.kind not in (THREAD_KIND, synthetic_kind(THREAD_KIND)):
+            self._check_kind(thread_id)
+        return thread_id.value
+
+    # -- list_recent_threads ------------------------------------------------------------------------
+    def _on_list(self, message: dict, wanted: str | None) -> bool:
+        if not wanted:
+            return True
+        local, _, domain = wanted.partition("@")
+        people = [address(r).email.lower() for r in (*(message.get("toRecipients") or ()),
+                                                     *(message.get("ccRecipients") or ()))]
+        list_id = header_map(message).get("list-id", "").lower()
+        return wanted in people or (bool(domain) and f"{local}.{domain}" in list_id)
+
+    def list_recent_threads(self, list_name: str | None, since: datetime, *,
+                            limit: int | None = None) -> Sequence[ThreadSummary]:
+        """Conversations of the list folder with mail since ``since``, most recent first.
+
+        One ``$filter=receivedDateTime ge`` walk of the folder (newest first, headers only).
+        """
+        since = since if since.tzinfo else since.replace(tzinfo=timezone.utc)
+        wanted = (list_name or self.list_address or "").strip().lower() or None
+        groups: dict[str, list[dict]] = {}
+        for message in self.api.pages(f"/me/mailFolders/{self.folder}/messages", "messages.list", **{
+                "$filter": f"receivedDateTime ge {graph_time(since)}", "$orderby": "receivedDateTime desc",
+                "$select": SELECT, "$top": 100}):
+            if message.get("isDraft") or not self._on_list(message, wanted):
+                continue
+            conversation = str(message.get("conversationId"))
+            if conversation not in groups and limit is not None and len(groups) >= limit:
+                break
+            groups.setdefault(conversation, []).append(message)
+        out = [self._summary(conversation, members) for conversation, members in groups.items()]
+        out.sort(key=lambda s: (s.last_activity or _EPOCH, s.root_message_id), reverse=True)
+        return out
+
+    def _summary(self, conversation: str, members: list[dict]) -> ThreadSummary:
+        members = sorted(members, key=lambda m: str(m.get("receivedDateTime") or ""))
+        first = members[0]
+        header = self.mailbox.header(first)
+        root = thread_root(header.message_id, header.references, header.in_reply_to)
+        arrivals = [d for d in (parse_time(m.get("receivedDateTime")) for m in members) if d]
+        participants = tuple(dict.fromkeys(address(m.get("from")).email for m in members
+                                           if address(m.get("from")).email))
+        kind = synthetic_kind(THREAD_KIND) if header.synthetic_id and root == header.message_id else THREAD_KIND
+        return ThreadSummary(thread_id=ThreadId(kind, conversation), subject=header.subject, root_message_id=root,
+                             sender=header.sender, last_activity=max(arrivals) if arrivals else None,
+                             message_count=len(members), participants=participants,
+                             unread=any(not m.get("isRead") for m in members))
+
+    # -- reads ---------------------------------------------------------------------------------------------
+    def _message(self, graph_id: str) -> Message:
+        return mime.parse_message(self.mailbox.raw(graph_id), backend_ref=self.mailbox.mid(graph_id))
+
+    def _members(self, thread_id: ThreadId, *, drafts: bool = False) -> list[dict]:
+        members = self.mailbox.conversation(self._conversation(thread_id), drafts=drafts)
+        if not members:
+            raise BackendFailure(self.name, f"Graph has no conversation {thread_id}")
+        return members
+
+    def read_thread(self, thread_id: ThreadId) -> Thread:
+        """The conversation across folders (inbox, Sent Items, …), oldest first, drafts left out."""
+        messages = tuple(self._message(str(m["id"])) for m in self._members(thread_id))
+        return Thread(thread_id, messages[0].subject, messages)
+
+    def list_sent_since(self, thread_id: ThreadId, since: datetime) -> Sequence[Message]:
+        since = since if since.tzinfo else since.replace(tzinfo=timezone.utc)
+        conversation = self._conversation(thread_id)
+        found = self.api.pages("/me/mailFolders/sentitems/messages", "messages.sent", **{
+            "$filter": f"conversationId eq {odata_string(conversation)} and sentDateTime ge {graph_time(since)}",
+            "$select": SELECT, "$top": 100})
+        ordered = sorted(found, key=lambda m: str(m.get("sentDateTime") or ""))
+        return [self._message(str(m["id"])) for m in ordered if not m.get("isDraft")]
+
+    # -- drafts --------------------------------------------------------------------------------------------
+    def _pending(self, conversation: str) -> list[dict]:
+        return [m for m in self.api.pages("/me/mailFolders/drafts/messages", "messages.drafts", **{
+            "$filter": f"conversationId eq {odata_string(conversation)}", "$select": SELECT, "$top": 100})
+            if m.get("isDraft", True)]
+
+    def _draft(self, thread_id: ThreadId, message: dict) -> Draft:
+        parsed = self._message(str(message["id"]))
+        return Draft(thread_id=thread_id, draft_ref=self.mailbox.mid(str(message["id"])), subject=parsed.subject,
+                     to=tuple(str(a) for a in parsed.to), cc=tuple(str(a) for a in parsed.cc),
+                     in_reply_to=parsed.in_reply_to, body=parsed.body_text,
+                     date=parsed.date or parse_time(message.get("receivedDateTime")))
+
+    def list_drafts(self, thread_id: ThreadId) -> Sequence[Draft]:
+        return [self._draft(thread_id, m) for m in self._pending(self._conversation(thread_id))]
+
+    def create_draft(self, request: DraftRequest) -> Draft:
+        """createReply on the message answered, then the body and recipients; never sends.
+
+        Idempotent: a pending draft of the thread with the same recipients, subject and
+        body is returned instead of a second one. Raises DraftAlreadyPending when another
+        draft is pending and the request does not allow a second; NotSupported for a
+        read-only account.
+        """
+        if Op.CREATE_DRAFT not in self.capabilities:
+            raise NotSupported(self.name, Op.CREATE_DRAFT.value, f"account {self.account.id} has access = "
+                                                                 f"{self.account.access!r}; drafts need \"draft\" "
+                                                                 "or \"send\"")
+        if not request.to:
+            raise BackendFailure(self.name, "a draft needs at least one recipient")
+        conversation = self._conversation(request.thread_id)
+        members = self._members(request.thread_id)
+        source = self._source(members, request.in_reply_to)
+        subject = request.subject or reply_subject(str(source.get("subject") or ""))
+        pending = self._pending(conversation)
+        for message in pending:
+            existing = self._draft(request.thread_id, message)
+            if self._same(existing, request, subject):
+                return existing  # a retried request: the draft is already there
+        if pending and not request.allow_second_draft:
+            raise DraftAlreadyPending(self.name, str(request.thread_id),
+                                      [self.mailbox.mid(str(m["id"])) for m in pending])
+        created = self.api.post(f"/me/messages/{source['id']}/createReply", {}, "messages.createReply")
+        self.api.patch(f"/me/messages/{created['id']}", {
+            "subject": subject, "body": {"contentType": "Text", "content": request.body},
+            "toRecipients": recipients(request.to), "ccRecipients": recipients(request.cc)}, "messages.update")
+        return self._draft(request.thread_id, created)
+
+    @staticmethod
+    def _same(draft: Draft, request: DraftRequest, subject: str) -> bool:
+        def emails(values):
+            from email.utils import getaddresses
+
+            return sorted(a.lower() for _n, a in getaddresses(list(values)))
+
+        return (draft.subject == subject and draft.body.strip() == request.body.strip()
+                and emails(draft.to) == emails(request.to) and emails(draft.cc) == emails(request.cc))
+
+    def _source(self, members: list[dict], in_reply_to: str | None) -> dict:
+        if in_reply_to:
+            for message in reversed(members):
+                if mime.extract_msgid(message.get("internetMessageId")) == in_reply_to:
+                    return message
+        sent = self.mailbox.role_folder("sent")
+        inbound = [m for m in members if m.get("parentFolderId") != sent]
+        return (inbound or members)[-1]
+
+    # -- thread_url ------------------------------------------------------------------------------------------
+    def thread_url(self, thread_id: ThreadId) -> str:
+        """Outlook on the web for the conversation's first message (Graph's ``webLink``)."""
+        members = self._members(thread_id)
+        link = members[0].get("webLink")
+        if not link:
+            raise BackendFailure(self.name, f"Graph gave no webLink for conversation {thread_id}")
+        return str(link)
+
+    def close(self) -> None:
+        if self._mailbox is not None:
+            self._mailbox.close()
+            self._mailbox = None

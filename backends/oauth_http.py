@@ -1,0 +1,180 @@
+"""The HTTP plumbing of the OAuth backends (Gmail, Microsoft Graph) over the one client.
+
+google-auth and msal each bring their own idea of an HTTP transport. Both are pointed
+at :class:`mailtriage.core.http.HttpClient` here, so every token request, like every
+API request, has our timeouts, our User-Agent and a line in the redacted protocol
+trace, and no second HTTP stack runs beside httpx:
+
+* :class:`GoogleTransport` implements ``google.auth.transport.Request``;
+* :class:`MsalTransport` implements msal's ``http_client`` interface (``get``/``post``
+  returning a requests-like response).
+
+Token endpoint bodies are never traced (the client traces method, URL and status only),
+and URLs pass through ``trace.redact`` (``code=``, ``access_token=`` … are hidden).
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import ssl
+import time
+from typing import Any, Mapping
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from mailtriage.core.http import HttpClient, HttpError, RetryPolicy
+
+
+def make_client(channel: str, base_url: str = "", *, timeout: float, ca_file: str | None = None,
+                retry: RetryPolicy | None = None, headers: dict[str, str] | None = None) -> HttpClient:
+    """An :class:`HttpClient` that also trusts ``ca_file`` (a self-hosted or test CA) when given.
+
+    Raises OSError / ssl.SSLError when ``ca_file`` cannot be read.
+    """
+    transport = None
+    if ca_file:
+        import httpx
+
+        context = ssl.create_default_context()
+        context.load_verify_locations(cafile=ca_file)
+        transport = httpx.HTTPTransport(verify=context)
+    return HttpClient(channel, base_url, timeout=timeout, retry=retry, headers=headers, transport=transport)
+
+
+# -- google-auth -------------------------------------------------------------------------------
+
+class _GoogleResponse:
+    def __init__(self, response) -> None:
+        self.status = response.status_code
+        self.headers = dict(response.headers)
+        self.data = response.content
+
+
+class GoogleTransport:
+    """``google.auth.transport.Request`` over our HttpClient.
+
+    google-auth retries the token endpoint itself (429/5xx with backoff), so the
+    client given here should not retry as well (``RetryPolicy(attempts=1)``).
+    """
+
+    def __init__(self, client: HttpClient) -> None:
+        self.client = client
+
+    def __call__(self, url: str, method: str = "GET", body: bytes | None = None,
+                 headers: Mapping[str, str] | None = None, timeout: float | None = None, **kwargs: Any):
+        from google.auth import exceptions
+
+        try:
+            response = self.client.request(method, url, content=body, headers=dict(headers or {}))
+        except HttpError as exc:
+            raise exceptions.TransportError(str(exc)) from exc
+        return _GoogleResponse(response)
+
+
+# Register as a virtual subclass so google-auth's isinstance checks (if any) accept it.
+def _register_google() -> None:
+    try:
+        from google.auth.transport import Request
+    except ImportError:  # pragma: no cover - google-auth is a dependency
+        return
+    Request.register(GoogleTransport)
+
+
+_register_google()
+
+
+# -- msal --------------------------------------------------------------------------------------
+
+class HttpStatusError(Exception):
+    """msal called ``raise_for_status()`` on an error response (an outage of the authority)."""
+
+    def __init__(self, status: int, url: str) -> None:
+        self.status = status
+        super().__init__(f"HTTP {status} from {url}")
+
+
+class _MsalResponse:
+    def __init__(self, response) -> None:
+        self.status_code = response.status_code
+        self.text = response.text
+        self.headers = response.headers
+        self._url = str(response.request.url) if response.request is not None else "?"
+
+    def raise_for_status(self) -> None:
+        if self.status_code >= 400:
+            raise HttpStatusError(self.status_code, self._url)
+
+
+class MsalTransport:
+    """msal's ``http_client`` (get/post returning a requests-like response) over HttpClient.
+
+    Transport failures raise :class:`mailtriage.core.http.HttpError`, which the
+    Microsoft sign-in turns into an outage (never into "sign-in needed").
+    """
+
+    def __init__(self, client: HttpClient) -> None:
+        self.client = client
+
+    def _body(self, data: Any, headers: dict[str, str]) -> bytes | None:
+        if data is None:
+            return None
+        if isinstance(data, Mapping):
+            headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
+            return urlencode(data).encode("utf-8")
+        if isinstance(data, str):
+            return data.encode("utf-8")
+        if isinstance(data, bytes):
+            return data
+        return json.dumps(data).encode("utf-8")
+
+    def post(self, url: str, params: Mapping[str, Any] | None = None, data: Any = None,
+             headers: Mapping[str, str] | None = None, **kwargs: Any) -> _MsalResponse:
+        all_headers = dict(headers or {})
+        body = self._body(data, all_headers)
+        return _MsalResponse(self.client.request("POST", url, params=params, content=body, headers=all_headers))
+
+    def get(self, url: str, params: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None,
+            **kwargs: Any) -> _MsalResponse:
+        return _MsalResponse(self.client.request("GET", url, params=params, headers=dict(headers or {})))
+
+    def close(self) -> None:
+        self.client.close()
+
+
+# -- the loopback redirect of installed-app sign-ins (RFC 8252) -------------------------------
+
+class LoopbackRedirect(http.server.HTTPServer):
+    """A one-shot loopback HTTP server that receives the OAuth redirect."""
+
+    def __init__(self, address: tuple[str, int]) -> None:
+        self.result: dict | None = None
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # the query holds the code: never logged
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                query = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
+                if not ({"code", "error"} & set(query)):
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                outer.result = query
+                page = (b"<html><body><p>mailtriage: sign-in received. You can close this window.</p>"
+                        b"</body></html>")
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+
+        super().__init__(address, Handler)
+        self.timeout = 0.25
+
+    def wait(self, timeout: float) -> dict | None:
+        deadline = time.monotonic() + timeout
+        while self.result is None and time.monotonic() < deadline:
+            self.handle_request()
+        return self.result

@@ -1,0 +1,68 @@
+"""The demo workspace: the bundled demo project copied into a temporary git repository.
+
+``--demo`` runs on this copy so the demo's local-files tracker can really be written,
+reviewed and committed without touching the installed package. The workspace lives in
+the system temp folder (``mailtriage-demo-<uid>``, or ``$MAILTRIAGE_DEMO_DIR``) and is
+kept between commands, so ``mailtriage --demo import …`` followed by
+``mailtriage --demo tracker list`` sees the imported issue. Delete the folder to start over.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+READY_MARK = ".mailtriage-demo-ready"
+
+
+def demo_workspace_dir() -> Path:
+    override = os.environ.get("MAILTRIAGE_DEMO_DIR")
+    if override:
+        return Path(override)
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    return Path(tempfile.gettempdir()) / f"mailtriage-demo-{uid}"
+
+
+def ensure_demo_workspace() -> Path:
+    """Create the workspace when missing (atomically) and return it."""
+    target = demo_workspace_dir()
+    if (target / READY_MARK).is_file():
+        return target
+    from mailtriage.demo import demo_project_dir
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+    try:
+        source = demo_project_dir()
+        for name in ("project.md", "security.mbox"):
+            shutil.copy2(source / name, staging / name)
+        shutil.copytree(source / "templates", staging / "templates")
+        _git(staging, "init", "-q", "-b", "main")
+        _git(staging, "config", "user.name", "Demo Triager")
+        _git(staging, "config", "user.email", "triager@example.org")
+        from mailtriage.trackers.localfiles import LocalFilesTracker
+
+        # A local repository with no remote: only this machine's user can read it.
+        LocalFilesTracker(staging / "tracker").init("SEC", access_restricted=True)
+        (staging / ".gitignore").write_text(f"{READY_MARK}\n", encoding="utf-8")
+        _git(staging, "add", "-A")
+        _git(staging, "commit", "-q", "-m", "demo project and an empty security tracker")
+        (staging / READY_MARK).write_text("ok\n", encoding="utf-8")
+        try:
+            staging.rename(target)
+        except OSError:
+            # Another process won the race (or an old half-made folder is in the way).
+            if not (target / READY_MARK).is_file():
+                shutil.rmtree(target, ignore_errors=True)
+                staging.rename(target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, timeout=30)

@@ -1,0 +1,554 @@
+"""A loopback emulator of Google's OAuth endpoints and the Gmail REST API (v1).
+
+It speaks the documented shapes: the authorization endpoint (redirects to the loopback
+``redirect_uri`` with ``code`` and ``state``, PKCE S256 checked at the exchange), the
+token endpoint (``authorization_code`` and ``refresh_token`` grants, ``invalid_grant``
+for a revoked or unknown refresh token), and under ``/gmail/v1/users/me``: profile,
+messages (list with ``q``/``labelIds``/paging, get in minimal/metadata/raw formats,
+batchModify, trash, send), threads (list, get), drafts (list, get, create), labels
+(list, get with counts, create, patch, delete) and history (``messageAdded`` records;
+404 for a start ID older than the kept history). Every Gmail call needs a live bearer
+token (401 with Google's error body otherwise) with a scope that allows it (403
+``insufficientPermissions``).
+
+Threading follows Gmail's rule: a message joins the thread of a message it references
+(In-Reply-To / References); a draft or send naming ``threadId`` joins it only when its
+References/In-Reply-To name a message of that thread and the subjects match.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from email import policy
+from email.parser import BytesParser
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from tests.archives.fakehttp import FakeHttpServer, Reply, Request
+
+GMAIL = "https://www.googleapis.com/auth/gmail."
+READ_SCOPES = {GMAIL + "readonly", GMAIL + "modify", "https://mail.google.com/"}
+DRAFT_SCOPES = {GMAIL + "compose", GMAIL + "modify", "https://mail.google.com/"}
+SEND_SCOPES = {GMAIL + "send", GMAIL + "compose", GMAIL + "modify", "https://mail.google.com/"}
+MODIFY_SCOPES = {GMAIL + "modify", "https://mail.google.com/"}
+LABEL_SCOPES = {GMAIL + "labels", GMAIL + "modify", "https://mail.google.com/"}
+SYSTEM_LABELS = ("INBOX", "SENT", "DRAFT", "SPAM", "TRASH", "UNREAD", "STARRED", "IMPORTANT")
+PREFIX = "/gmail/v1/users/me"
+
+
+def b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _ids(value: str | None) -> list[str]:
+    return re.findall(r"<[^<>\s]+>", value or "")
+
+
+def _norm_subject(subject: str) -> str:
+    return re.sub(r"^(\s*(re|fwd?|aw|sv)\s*(\[\d+\])?\s*:\s*)+", "", subject or "", flags=re.I).strip().lower()
+
+
+@dataclass
+class StoredMessage:
+    id: str
+    thread_id: str
+    raw: bytes
+    labels: list[str]
+    internal_date: int  # ms
+    history_id: int
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    mime_type: str = "text/plain"
+    text: str = ""
+
+    def header(self, name: str) -> str:
+        for key, value in self.headers:
+            if key.lower() == name.lower():
+                return value
+        return ""
+
+
+class GoogleEmulator:
+    def __init__(self, *, client_id: str = "mailtriage-test.apps.googleusercontent.com",
+                 client_secret: str = "test-client-secret", address: str = "me@example.org",
+                 ssl_context=None) -> None:
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self.address = address
+        self.lock = threading.RLock()
+        self.messages: dict[str, StoredMessage] = {}
+        self.drafts: dict[str, str] = {}  # draft id -> message id
+        self.labels: dict[str, dict] = {name: {"id": name, "name": name, "type": "system",
+                                               "messageListVisibility": "hide", "labelListVisibility": "labelShow"}
+                                        for name in SYSTEM_LABELS}
+        self.history: list[dict] = []
+        self.history_id = 5000
+        self.history_floor = 0  # history before this ID is forgotten (404)
+        self.access_tokens: dict[str, tuple[float, frozenset[str]]] = {}
+        self.refresh_tokens: dict[str, frozenset[str]] = {}
+        self.codes: dict[str, dict] = {}
+        self.secrets_issued: list[str] = []  # every token and code handed out (the trace must hold none)
+        self.token_calls: list[dict] = []  # grant_type of every token request
+        self.token_delay = 0.0  # seconds the token endpoint takes (to widen races)
+        self.rotate_refresh_tokens = False
+        self.token_lifetime = 3599
+        self._next = 0x18e0_0000_0000_0000
+        self._label_n = 1
+        self.server = FakeHttpServer(self.app, ssl_context=ssl_context)
+
+    # -- lifecycle and test helpers --------------------------------------------------------
+    def start(self) -> "GoogleEmulator":
+        self.server.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.stop()
+
+    @property
+    def base_url(self) -> str:
+        return self.server.base_url
+
+    def account_settings(self, **extra) -> dict:
+        """The [accounts.<id>] table pointing every endpoint at this emulator."""
+        return {"kind": "gmail", "client_id": self.client_id, "address": self.address,
+                "auth_uri": self.base_url + "/o/oauth2/v2/auth", "token_uri": self.base_url + "/token",
+                "api_base": self.base_url, "web_url": self.base_url + "/mail/", "timeout": 5, **extra}
+
+    def issue(self, scopes, *, expires_in: float | None = None) -> tuple[str, str]:
+        """Tokens as a completed sign-in would have them: (access token, refresh token)."""
+        with self.lock:
+            access, refresh = "ya29." + secrets.token_urlsafe(24), "1//" + secrets.token_urlsafe(32)
+            scopes = frozenset(scopes)
+            self.secrets_issued += [access, refresh]
+            self.access_tokens[access] = (time.time() + (self.token_lifetime if expires_in is None else expires_in),
+                                          scopes)
+            self.refresh_tokens[refresh] = scopes
+            return access, refresh
+
+    def expire_access_tokens(self) -> None:
+        with self.lock:
+            self.access_tokens = {t: (0.0, s) for t, (_e, s) in self.access_tokens.items()}
+
+    def revoke_refresh_tokens(self) -> None:
+        with self.lock:
+            self.refresh_tokens.clear()
+            self.access_tokens.clear()
+
+    def _new_id(self) -> str:
+        self._next += 0x1_0000 + secrets.randbelow(0xFFF)
+        return f"{self._next:x}"
+
+    def _bump(self) -> int:
+        self.history_id += 1 + secrets.randbelow(3)
+        return self.history_id
+
+    def add_message(self, raw: bytes, *, labels=("INBOX", "UNREAD"), date: float | None = None,
+                    thread_id: str | None = None) -> str:
+        """Store a message as Gmail does on delivery/import; returns its id."""
+        with self.lock:
+            parsed = BytesParser(policy=policy.default).parsebytes(raw)
+            headers = []
+            for name, value in parsed.items():
+                try:
+                    headers.append((name, " ".join(str(value).split())))
+                except Exception:  # noqa: BLE001 - a header the stdlib cannot decode stays raw
+                    headers.append((name, str(parsed.get(name, ""))))
+            if date is None:
+                from email.utils import parsedate_to_datetime
+
+                try:
+                    date = parsedate_to_datetime(parsed["Date"]).timestamp()
+                except (TypeError, ValueError):
+                    date = time.time()
+            message_id = self._new_id()
+            stored = StoredMessage(message_id, "", raw, list(labels), int(date * 1000), self._bump(), headers,
+                                   parsed.get_content_type(), _plain_text(parsed))
+            stored.thread_id = thread_id or self._thread_for(stored) or message_id
+            self.messages[message_id] = stored
+            self.history.append({"id": stored.history_id, "added": message_id})
+            return message_id
+
+    def _thread_for(self, new: StoredMessage) -> str | None:
+        refs = set(_ids(new.header("References")) + _ids(new.header("In-Reply-To")))
+        own = _ids(new.header("Message-ID"))
+        for message in sorted(self.messages.values(), key=lambda m: m.internal_date):
+            their = _ids(message.header("Message-ID"))
+            if (their and their[0] in refs) or (own and own[0] in _ids(message.header("References"))):
+                return message.thread_id
+        return None
+
+    def add_label(self, name: str, *, color: str | None = None) -> str:
+        with self.lock:
+            label_id = f"Label_{self._label_n}"
+            self._label_n += 1
+            self.labels[label_id] = {"id": label_id, "name": name, "type": "user",
+                                     "messageListVisibility": "show", "labelListVisibility": "labelShow"}
+            if color:
+                self.labels[label_id]["color"] = {"backgroundColor": color, "textColor": "#ffffff"}
+            return label_id
+
+    def snapshot(self):
+        """Everything a write would change (for the contract suite's read-only check)."""
+        with self.lock:
+            return (sorted((m.id, m.thread_id, tuple(sorted(m.labels)), m.raw) for m in self.messages.values()),
+                    sorted(self.drafts.items()), sorted((k, json.dumps(v, sort_keys=True))
+                                                        for k, v in self.labels.items()))
+
+    # -- dispatch ----------------------------------------------------------------------------
+    def app(self, request: Request) -> Reply:
+        path = request.path
+        if path == "/o/oauth2/v2/auth":
+            return self._authorize(request)
+        if path == "/token":
+            return self._token(request)
+        if path.startswith(PREFIX):
+            scopes = self._bearer(request)
+            if isinstance(scopes, Reply):
+                return scopes
+            with self.lock:
+                return self._gmail(request, path[len(PREFIX):], scopes)
+        return _error(404, "Not Found", "notFound")
+
+    # -- OAuth --------------------------------------------------------------------------------
+    def _authorize(self, request: Request) -> Reply:
+        q = {k: v[0] for k, v in request.query.items()}
+        if q.get("client_id") != self.client_id:
+            return Reply.text("Error 401: invalid_client", 401)
+        redirect = q.get("redirect_uri", "")
+        if not re.match(r"^http://127\.0\.0\.1:\d+/$", redirect):
+            return Reply.text("Error 400: redirect_uri_mismatch", 400)
+        if q.get("response_type") != "code" or q.get("code_challenge_method") != "S256" or not q.get("code_challenge"):
+            return Reply.text("Error 400: invalid_request (PKCE S256 required)", 400)
+        if q.get("deny"):
+            return Reply(302, b"", {"Location": f"{redirect}?{urlencode({'error': 'access_denied', 'state': q.get('state', '')})}"})
+        code = "4/" + secrets.token_urlsafe(24)
+        self.secrets_issued.append(code)
+        self.codes[code] = {"redirect_uri": redirect, "challenge": q["code_challenge"],
+                            "scopes": frozenset(q.get("scope", "").split())}
+        return Reply(302, b"", {"Location": f"{redirect}?{urlencode({'code': code, 'state': q.get('state', ''), 'scope': q.get('scope', '')})}"})
+
+    def _token(self, request: Request) -> Reply:
+        form = {k: v[0] for k, v in parse_qs(request.body.decode()).items()}
+        with self.lock:
+            self.token_calls.append({"grant_type": form.get("grant_type")})
+        if self.token_delay:
+            time.sleep(self.token_delay)
+        if form.get("client_id") != self.client_id or form.get("client_secret") != self.client_secret:
+            return Reply.json({"error": "invalid_client", "error_description": "The OAuth client was not found."}, 401)
+        with self.lock:
+            if form.get("grant_type") == "authorization_code":
+                grant = self.codes.pop(form.get("code", ""), None)
+                if grant is None or grant["redirect_uri"] != form.get("redirect_uri"):
+                    return Reply.json({"error": "invalid_grant", "error_description": "Bad Request"}, 400)
+                digest = b64(hashlib.sha256(form.get("code_verifier", "").encode()).digest())
+                if digest != grant["challenge"]:
+                    return Reply.json({"error": "invalid_grant", "error_description": "Invalid code verifier."}, 400)
+                access, refresh = self.issue(grant["scopes"])
+                return Reply.json({"access_token": access, "expires_in": self.token_lifetime, "refresh_token": refresh,
+                                   "scope": " ".join(sorted(grant["scopes"])), "token_type": "Bearer"})
+            if form.get("grant_type") == "refresh_token":
+                scopes = self.refresh_tokens.get(form.get("refresh_token", ""))
+                if scopes is None:
+                    return Reply.json({"error": "invalid_grant",
+                                       "error_description": "Token has been expired or revoked."}, 400)
+                access = "ya29." + secrets.token_urlsafe(24)
+                self.secrets_issued.append(access)
+                self.access_tokens[access] = (time.time() + self.token_lifetime, scopes)
+                body = {"access_token": access, "expires_in": self.token_lifetime, "scope": " ".join(sorted(scopes)),
+                        "token_type": "Bearer"}
+                if self.rotate_refresh_tokens:
+                    self.refresh_tokens.pop(form["refresh_token"])
+                    new = "1//" + secrets.token_urlsafe(32)
+                    self.secrets_issued.append(new)
+                    self.refresh_tokens[new] = scopes
+                    body["refresh_token"] = new
+                return Reply.json(body)
+        return Reply.json({"error": "unsupported_grant_type"}, 400)
+
+    def _bearer(self, request: Request):
+        header = request.headers.get("authorization", "")
+        token = header[7:] if header.startswith("Bearer ") else ""
+        with self.lock:
+            entry = self.access_tokens.get(token)
+        if entry is None or entry[0] < time.time():
+            return Reply(401, json.dumps({"error": {
+                "code": 401, "message": "Request had invalid authentication credentials. Expected OAuth 2 access "
+                                        "token, login cookie or other valid authentication credential.",
+                "errors": [{"message": "Invalid Credentials", "domain": "global", "reason": "authError",
+                            "location": "Authorization", "locationType": "header"}],
+                "status": "UNAUTHENTICATED"}}).encode(),
+                {"Content-Type": "application/json",
+                 "WWW-Authenticate": 'Bearer realm="https://accounts.google.com/", error="invalid_token"'})
+        return entry[1]
+
+    # -- Gmail ----------------------------------------------------------------------------------
+    def _gmail(self, request: Request, path: str, scopes: frozenset[str]) -> Reply:
+        method = request.method
+        body = json.loads(request.body or b"{}") if request.body else {}
+        parts = [p for p in path.split("/") if p]
+
+        def need(allowed: set[str]) -> Reply | None:
+            if scopes & allowed:
+                return None
+            return _error(403, "Request had insufficient authentication scopes.", "insufficientPermissions",
+                          "PERMISSION_DENIED")
+
+        if method == "GET" and (denied := need(READ_SCOPES | DRAFT_SCOPES)):
+            return denied
+        if parts == ["profile"]:
+            return Reply.json({"emailAddress": self.address, "messagesTotal": len(self._visible()),
+                               "threadsTotal": len({m.thread_id for m in self._visible()}),
+                               "historyId": str(self.history_id)})
+        if parts == ["messages"] and method == "GET":
+            found = self._search(request)
+            return self._page(request, [{"id": m.id, "threadId": m.thread_id} for m in found], "messages")
+        if parts == ["messages", "batchModify"] and method == "POST":
+            if denied := need(MODIFY_SCOPES):
+                return denied
+            for message_id in body.get("ids") or ():
+                if message_id in self.messages:
+                    self._relabel(self.messages[message_id], body.get("addLabelIds") or (),
+                                  body.get("removeLabelIds") or ())
+            return Reply(204)
+        if parts == ["messages", "send"] and method == "POST":
+            if denied := need(SEND_SCOPES):
+                return denied
+            message = self._insert(unb64(body["raw"]), ["SENT"], body.get("threadId"))
+            return Reply.json(self._minimal(message))
+        if len(parts) == 2 and parts[0] == "messages" and method == "GET":
+            message = self.messages.get(parts[1])
+            if message is None:
+                return _error(404, "Requested entity was not found.", "notFound", "NOT_FOUND")
+            return Reply.json(self._format(message, request))
+        if len(parts) == 3 and parts[0] == "messages" and parts[2] == "trash" and method == "POST":
+            if denied := need(MODIFY_SCOPES):
+                return denied
+            message = self.messages.get(parts[1])
+            if message is None:
+                return _error(404, "Requested entity was not found.", "notFound", "NOT_FOUND")
+            self._relabel(message, ["TRASH"], ["INBOX", "SPAM"])
+            return Reply.json(self._minimal(message))
+        if parts == ["threads"] and method == "GET":
+            found = self._search(request)
+            threads: dict[str, StoredMessage] = {}
+            for message in found:  # newest first: the first seen is the thread's latest match
+                threads.setdefault(message.thread_id, message)
+            return self._page(request, [{"id": t, "snippet": m.text[:100], "historyId": str(m.history_id)}
+                                        for t, m in threads.items()], "threads")
+        if len(parts) == 2 and parts[0] == "threads" and method == "GET":
+            members = sorted((m for m in self.messages.values() if m.thread_id == parts[1]),
+                             key=lambda m: m.internal_date)
+            if not members:
+                return _error(404, "Requested entity was not found.", "notFound", "NOT_FOUND")
+            return Reply.json({"id": parts[1], "historyId": str(max(m.history_id for m in members)),
+                               "messages": [self._format(m, request) for m in members]})
+        if parts == ["drafts"] and method == "GET":
+            drafts = [{"id": d, "message": {"id": m, "threadId": self.messages[m].thread_id}}
+                      for d, m in sorted(self.drafts.items()) if m in self.messages]
+            return self._page(request, drafts, "drafts")
+        if parts == ["drafts"] and method == "POST":
+            if denied := need(DRAFT_SCOPES):
+                return denied
+            message_body = body.get("message") or {}
+            message = self._insert(unb64(message_body.get("raw", "")), ["DRAFT"], message_body.get("threadId"))
+            draft_id = "r" + str(secrets.randbelow(10**18))
+            self.drafts[draft_id] = message.id
+            return Reply.json({"id": draft_id, "message": {"id": message.id, "threadId": message.thread_id,
+                                                           "labelIds": message.labels}})
+        if len(parts) == 2 and parts[0] == "drafts" and method == "GET":
+            message_id = self.drafts.get(parts[1])
+            if message_id is None or message_id not in self.messages:
+                return _error(404, "Requested entity was not found.", "notFound", "NOT_FOUND")
+            return Reply.json({"id": parts[1], "message": self._format(self.messages[message_id], request)})
+        if parts == ["labels"] and method == "GET":
+            return Reply.json({"labels": list(self.labels.values())})
+        if parts == ["labels"] and method == "POST":
+            if denied := need(LABEL_SCOPES):
+                return denied
+            if any(label["name"].lower() == str(body.get("name", "")).lower() for label in self.labels.values()):
+                return _error(409, "Label name exists or conflicts", "duplicate", "ALREADY_EXISTS")
+            label_id = self.add_label(str(body["name"]))
+            return Reply.json(self.labels[label_id])
+        if len(parts) == 2 and parts[0] == "labels":
+            label = self.labels.get(parts[1])
+            if label is None:
+                return _error(404, "Requested entity was not found.", "notFound", "NOT_FOUND")
+            if method == "GET":
+                members = [m for m in self.messages.values() if label["id"] in m.labels]
+                return Reply.json({**label, "messagesTotal": len(members),
+                                   "messagesUnread": sum("UNREAD" in m.labels for m in members),
+                                   "threadsTotal": len({m.thread_id for m in members}),
+                                   "threadsUnread": len({m.thread_id for m in members if "UNREAD" in m.labels})})
+            if denied := need(LABEL_SCOPES):
+                return denied
+            if label["type"] == "system":
+                return _error(400, "Invalid label: system labels cannot be changed", "invalidArgument",
+                              "INVALID_ARGUMENT")
+            if method == "PATCH":
+                label.update({k: v for k, v in body.items() if k in ("name", "color", "labelListVisibility",
+                                                                      "messageListVisibility")})
+                return Reply.json(label)
+            if method == "DELETE":
+                del self.labels[parts[1]]
+                for message in self.messages.values():
+                    if parts[1] in message.labels:
+                        message.labels.remove(parts[1])
+                return Reply(204)
+        if parts == ["history"] and method == "GET":
+            return self._history(request)
+        return _error(404, f"no emulated route {method} {path}", "notFound", "NOT_FOUND")
+
+    # -- Gmail helpers --------------------------------------------------------------------------
+    def _visible(self) -> list[StoredMessage]:
+        return [m for m in self.messages.values() if not {"SPAM", "TRASH"} & set(m.labels)]
+
+    def _insert(self, raw: bytes, labels: list[str], thread_id: str | None) -> StoredMessage:
+        parsed = BytesParser(policy=policy.default).parsebytes(raw)
+        joined = None
+        if thread_id:
+            refs = set(_ids(str(parsed.get("References", ""))) + _ids(str(parsed.get("In-Reply-To", ""))))
+            members = [m for m in self.messages.values() if m.thread_id == thread_id]
+            if any(_ids(m.header("Message-ID"))[:1] and _ids(m.header("Message-ID"))[0] in refs for m in members) \
+                    and any(_norm_subject(m.header("Subject")) == _norm_subject(str(parsed.get("Subject", "")))
+                            for m in members):
+                joined = thread_id
+        message_id = self.add_message(raw, labels=labels, date=time.time(), thread_id=joined)
+        if joined is None:
+            self.messages[message_id].thread_id = message_id  # Gmail starts a new thread
+        return self.messages[message_id]
+
+    def _relabel(self, message: StoredMessage, add, remove) -> None:
+        for label in add:
+            if label not in message.labels:
+                message.labels.append(label)
+        message.labels = [label for label in message.labels if label not in set(remove)]
+        message.history_id = self._bump()
+        self.history.append({"id": message.history_id, "labels": message.id})
+
+    def _minimal(self, message: StoredMessage) -> dict:
+        return {"id": message.id, "threadId": message.thread_id, "labelIds": list(message.labels),
+                "historyId": str(message.history_id), "internalDate": str(message.internal_date),
+                "sizeEstimate": len(message.raw), "snippet": message.text[:100]}
+
+    def _format(self, message: StoredMessage, request: Request) -> dict:
+        fmt = request.param("format", "full")
+        out = self._minimal(message)
+        if fmt == "raw":
+            out["raw"] = b64(message.raw)
+        elif fmt in ("metadata", "full"):
+            wanted = {h.lower() for h in request.query.get("metadataHeaders", [])}
+            headers = [{"name": k, "value": v} for k, v in message.headers if not wanted or k.lower() in wanted]
+            out["payload"] = {"partId": "", "mimeType": message.mime_type, "filename": "", "headers": headers,
+                              "body": {"size": len(message.raw)}}
+        return out
+
+    def _page(self, request: Request, items: list[dict], key: str) -> Reply:
+        size = min(int(request.param("maxResults", "100")), 500)
+        start = int(request.param("pageToken", "0") or 0)
+        page = items[start:start + size]
+        body: dict = {key: page, "resultSizeEstimate": len(items)}
+        if start + size < len(items):
+            body["nextPageToken"] = str(start + size)
+        if not page:
+            body.pop(key)
+        return Reply.json(body)
+
+    def _search(self, request: Request) -> list[StoredMessage]:
+        label_ids = request.query.get("labelIds", [])
+        spam_trash = request.param("includeSpamTrash") == "true" or bool({"SPAM", "TRASH"} & set(label_ids))
+        found = []
+        for message in self.messages.values():
+            if label_ids and not set(label_ids) <= set(message.labels):
+                continue
+            if not spam_trash and {"SPAM", "TRASH"} & set(message.labels):
+                continue
+            if _matches(message, request.param("q", "") or ""):
+                found.append(message)
+        found.sort(key=lambda m: m.internal_date, reverse=True)
+        return found
+
+    def _history(self, request: Request) -> Reply:
+        start = int(request.param("startHistoryId", "0"))
+        if start < self.history_floor:
+            return _error(404, "Requested entity was not found.", "notFound", "NOT_FOUND")
+        label = request.param("labelId")
+        records = []
+        for entry in self.history:
+            if entry["id"] <= start or "added" not in entry:
+                continue
+            message = self.messages.get(entry["added"])
+            if message is None or (label and label not in message.labels):
+                continue
+            ref = {"id": message.id, "threadId": message.thread_id, "labelIds": list(message.labels)}
+            records.append({"id": str(entry["id"]), "messages": [{"id": message.id, "threadId": message.thread_id}],
+                            "messagesAdded": [{"message": ref}]})
+        size = min(int(request.param("maxResults", "100")), 500)
+        offset = int(request.param("pageToken", "0") or 0)
+        body: dict = {"historyId": str(self.history_id)}
+        if records[offset:offset + size]:
+            body["history"] = records[offset:offset + size]
+        if offset + size < len(records):
+            body["nextPageToken"] = str(offset + size)
+        return Reply.json(body)
+
+
+def _plain_text(parsed) -> str:
+    try:
+        part = parsed.get_body(("plain", "html"))
+        return part.get_content() if part is not None else ""
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+_TERM = re.compile(r'(-?)(?:(\w+):)?("[^"]*"|\([^)]*\)|\S+)')
+
+
+def _matches(message: StoredMessage, q: str) -> bool:
+    for negate, operator, value in _TERM.findall(q):
+        value = value.strip('"()').strip('"').lower()
+        hit = _term(message, (operator or "").lower(), value)
+        if hit == bool(negate):
+            return False
+    return True
+
+
+def _term(message: StoredMessage, operator: str, value: str) -> bool:
+    if operator == "list":
+        dotted = value.replace("@", ".")
+        return (dotted in message.header("List-Id").lower() or value in message.header("To").lower()
+                or value in message.header("Cc").lower())
+    if operator in ("after", "before"):
+        if value.isdigit():
+            stamp = int(value) * 1000
+        else:
+            from datetime import datetime, timezone
+
+            stamp = int(datetime.strptime(value, "%Y/%m/%d").replace(tzinfo=timezone.utc).timestamp() * 1000)
+        return message.internal_date >= stamp if operator == "after" else message.internal_date < stamp
+    if operator == "from":
+        return value in message.header("From").lower()
+    if operator == "is":
+        return {"unread": "UNREAD", "starred": "STARRED"}.get(value, value.upper()) in message.labels
+    if operator == "has":
+        return value == "attachment" and message.mime_type == "multipart/mixed"
+    if operator == "rfc822msgid":
+        return value.strip("<>") in message.header("Message-ID").lower()
+    if operator in ("in", "label"):
+        return value == "anywhere" or value.upper() in message.labels
+    text = (message.header("Subject") + "\n" + message.text).lower()
+    return value in text
+
+
+def _error(status: int, message: str, reason: str, state: str | None = None) -> Reply:
+    return Reply.json({"error": {"code": status, "message": message,
+                                 "errors": [{"message": message, "domain": "global", "reason": reason}],
+                                 "status": state or "FAILED_PRECONDITION"}}, status)

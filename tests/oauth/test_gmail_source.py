@@ -1,0 +1,158 @@
+"""GmailSource: drafts on the thread (never doubled), sent replies, thread URLs, and the
+source in a configured project (registry, capability matrix, resolution)."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from mailtriage.backends.contract import DraftRequest, Op, ThreadId
+from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported
+from mailtriage.backends.gmail.source import GmailSource
+from tests.oauth.fixtures import google_account, save_google_sign_in
+from tests.oauth.mail import BASE, make_mail
+
+
+def at(minutes):
+    return (BASE + timedelta(minutes=minutes)).timestamp()
+
+
+@pytest.fixture
+def report(google_emulator):
+    """A report, our reply (SENT) and the reporter's answer: one Gmail thread."""
+    emulator = google_emulator
+    root = emulator.add_message(make_mail(1, subject="Heap overflow"), date=at(1))
+    emulator.add_message(make_mail(2, subject="Re: Heap overflow", sender="Me <me@example.org>",
+                                   in_reply_to="<m1@example.net>", references="<m1@example.net>"),
+                         labels=("SENT",), date=at(2))
+    emulator.add_message(make_mail(3, subject="Re: Heap overflow", in_reply_to="<m2@example.net>",
+                                   references="<m1@example.net> <m2@example.net>"), date=at(3))
+    return emulator.messages[root].thread_id
+
+
+@pytest.fixture
+def source(gmail_account):
+    src = GmailSource("gmail", {"list": "security@example.org"}, account=gmail_account)
+    yield src
+    src.close()
+
+
+def test_create_draft_replies_on_the_thread_and_is_listed(google_emulator, report, source):
+    thread = ThreadId("gmail", report)
+    draft = source.create_draft(DraftRequest(thread, "Thanks, we are on it.", ("reporter@example.net",),
+                                             cc=("security@example.org",)))
+    assert draft.subject == "Re: Heap overflow" and draft.in_reply_to == "<m3@example.net>"
+    stored = [m for m in google_emulator.messages.values() if "DRAFT" in m.labels]
+    assert len(stored) == 1 and stored[0].thread_id == report  # Gmail accepted it into the thread
+    assert stored[0].header("References") == "<m1@example.net> <m2@example.net> <m3@example.net>"
+    assert [d.draft_ref for d in source.list_drafts(thread)] == [draft.draft_ref]
+    # The draft is not part of the thread's history, and nothing was sent.
+    assert [m.message_id for m in source.read_thread(thread).messages] == ["<m1@example.net>", "<m2@example.net>",
+                                                                          "<m3@example.net>"]
+    assert sum("SENT" in m.labels for m in google_emulator.messages.values()) == 1
+
+
+def test_create_draft_never_doubles_a_pending_draft(google_emulator, report, source):
+    thread = ThreadId("gmail", report)
+    request = DraftRequest(thread, "Thanks.", ("reporter@example.net",))
+    first = source.create_draft(request)
+    assert source.create_draft(request).draft_ref == first.draft_ref  # a retry finds its own draft
+    with pytest.raises(DraftAlreadyPending) as caught:
+        source.create_draft(DraftRequest(thread, "Another text.", ("reporter@example.net",)))
+    assert caught.value.drafts == [first.draft_ref]
+    second = source.create_draft(DraftRequest(thread, "Another text.", ("reporter@example.net",),
+                                              allow_second_draft=True))
+    assert second.draft_ref != first.draft_ref and len(google_emulator.drafts) == 2
+
+
+def test_create_draft_answers_the_named_message(report, source):
+    draft = source.create_draft(DraftRequest(ThreadId("gmail", report), "x", ("a@example.net",),
+                                             in_reply_to="<m1@example.net>"))
+    assert draft.in_reply_to == "<m1@example.net>"
+
+
+def test_read_access_declines_create_draft(google_emulator, report, memory_keyring):
+    account = google_account(google_emulator, access="read")
+    save_google_sign_in(google_emulator, account)
+    source = GmailSource("gmail", {}, account=account)
+    assert Op.CREATE_DRAFT not in source.capabilities and Op.LIST_DRAFTS in source.capabilities
+    with pytest.raises(NotSupported):
+        source.create_draft(DraftRequest(ThreadId("gmail", report), "x", ("a@example.net",)))
+    assert google_emulator.drafts == {}
+
+
+def test_list_sent_since_reads_the_sent_label(report, source):
+    thread = ThreadId("gmail", report)
+    assert [m.message_id for m in source.list_sent_since(thread, BASE)] == ["<m2@example.net>"]
+    assert source.list_sent_since(thread, BASE + timedelta(minutes=5)) == []
+
+
+def test_thread_url_opens_the_gmail_web_ui(google_emulator, report, source):
+    url = source.thread_url(ThreadId("gmail", report))
+    assert url == f"{google_emulator.base_url}/mail/?authuser=me@example.org#all/{report}"
+
+
+def test_an_unknown_thread_is_a_clear_failure(source):
+    with pytest.raises(BackendFailure) as caught:
+        source.read_thread(ThreadId("gmail", "18e0deadbeef"))
+    assert "18e0deadbeef" in str(caught.value)
+
+
+PROJECT = """# Project
+
+## Mail sources
+
+| Backend | Role | Mandatory | Notes |
+|---|---|---|---|
+| `gmail` | primary | yes | Triager Gmail account |
+
+## Configuration
+
+```yaml
+security_list: security@example.org
+mail_sources:
+  gmail:
+    account: me
+    list: security@example.org
+```
+"""
+
+
+def write_config(tmp_path, emulator, monkeypatch, **account):
+    import tomli_w
+
+    config_dir = tmp_path / "config"
+    config_dir.mkdir()
+    (config_dir / "config.toml").write_text(tomli_w.dumps({"accounts": {"me": emulator.account_settings(**account)}}))
+    monkeypatch.setenv("MAILTRIAGE_CONFIG_DIR", str(config_dir))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "project.md").write_text(PROJECT)
+    return project
+
+
+def test_a_configured_gmail_source_joins_the_matrix_and_resolution(google_emulator, memory_keyring, tmp_path,
+                                                                   monkeypatch, capsys):
+    from mailtriage.cli.main import main
+
+    project = write_config(tmp_path, google_emulator, monkeypatch, access="draft")
+    save_google_sign_in(google_emulator, google_account(google_emulator, access="draft"))
+    assert main(["--project", str(project), "sources", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = doc["backends"]
+    assert row["kind"] == "gmail" and row["thread_id_kind"] == "gmail" and row["available"] is True
+    assert all(row["capabilities"].values())
+    assert all(r["chosen"] == "gmail" for r in doc["resolution"].values())
+
+
+def test_a_configured_gmail_source_without_sign_in_says_so(google_emulator, memory_keyring, tmp_path,
+                                                            monkeypatch, capsys):
+    from mailtriage.cli.main import main
+
+    project = write_config(tmp_path, google_emulator, monkeypatch, access="read")
+    assert main(["--project", str(project), "sources", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["backends"]
+    assert row["available"] is False and "sign-in needed" in row["reason"] and "account login me" in row["reason"]
+    assert row["capabilities"]["create_draft"] is False

@@ -1,0 +1,135 @@
+"""New-report alerts on an mbox archive: silent baseline, news, acknowledge-after-shown."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from mailtriage.backends.registry import SourceSet
+from mailtriage.core.projectconfig import ConfigError
+from mailtriage.workflows.alerts import NewReportPoller, poll_seconds, run_poll_loop
+from tests.workflows.conftest import REPORT, mail, write_mbox
+
+
+def _poller(env):
+    return NewReportPoller(SourceSet(env.config()))
+
+
+def _new_report(env, n: int, date: str = "Mon, 02 Nov 2026 10:00:00 +0000"):
+    write_mbox(env.archive, [mail(f"<new-{n}@reporter.example>", "Nina <nina@reporter.example>",
+                                  f"Secret report {n}", "details\n", date)])
+
+
+@pytest.fixture
+def recent_env(mbox_env):
+    # alerts look at recent mail: the archive's report is dated today
+    mbox_env.archive.unlink()
+    write_mbox(mbox_env.archive, [mail(REPORT, "Rita <rita@reporter.example>", "Old report", "x\n",
+                                       time.strftime("%a, %d %b %Y %H:%M:%S +0000", time.gmtime()))])
+    return mbox_env
+
+
+def _now_date(offset: int = 0) -> str:
+    return time.strftime("%a, %d %b %Y %H:%M:%S +0000", time.gmtime(time.time() + offset))
+
+
+def test_baseline_is_silent_and_saved_only_on_acknowledge(recent_env):
+    poller = _poller(recent_env)
+    first = poller.poll()
+    assert first.baseline and not first.has_news
+    assert not poller.store.path.exists()
+    poller.acknowledge(first)
+    stored = json.loads(poller.store.path.read_text())
+    assert list(stored["seen"]) == [f"mbox:{REPORT}"]
+    assert "Old report" not in poller.store.path.read_text()  # ids and times only, no content
+
+
+def test_new_thread_is_reported_until_acknowledged(recent_env):
+    poller = _poller(recent_env)
+    poller.acknowledge(poller.poll())
+    _new_report(recent_env, 1, _now_date(60))
+    news = poller.poll()
+    assert not news.baseline
+    assert [t.subject for t in news.new_threads] == ["Secret report 1"]
+    again = poller.poll()  # not acknowledged: shown again, nothing lost
+    assert [t.subject for t in again.new_threads] == ["Secret report 1"]
+    poller.acknowledge(again)
+    assert not poller.poll().has_news
+
+
+def test_reply_marks_a_known_thread_updated(recent_env):
+    poller = _poller(recent_env)
+    poller.acknowledge(poller.poll())
+    write_mbox(recent_env.archive, [mail("<r1@x.example>", "Sam <sam@x.example>", "Re: Old report", "ok\n",
+                                         _now_date(120), in_reply_to=REPORT)])
+    outcome = poller.poll()
+    assert outcome.new_threads == [] and [t.subject for t in outcome.updated_threads] == ["Old report"]
+
+
+def test_unreadable_cursor_means_a_new_silent_baseline(recent_env):
+    poller = _poller(recent_env)
+    poller.store.path.parent.mkdir(parents=True)
+    poller.store.path.write_text("{not json")
+    outcome = poller.poll()
+    assert outcome.baseline and not outcome.has_news
+    assert "unreadable" in outcome.notes[0]
+
+
+def test_cursor_of_another_list_is_not_reused(recent_env):
+    poller = _poller(recent_env)
+    poller.acknowledge(poller.poll())
+    cursor = json.loads(poller.store.path.read_text())
+    cursor["backend"] = "imap"
+    poller.store.path.write_text(json.dumps(cursor))
+    _new_report(recent_env, 1, _now_date(60))
+    outcome = poller.poll()
+    assert outcome.baseline and not outcome.has_news
+
+
+def test_loop_baseline_then_news_while_polling(recent_env):
+    poller = _poller(recent_env)
+    stop = threading.Event()
+    seen = []
+
+    def on_news(outcome):
+        seen.append([t.subject for t in outcome.new_threads])
+        poller.acknowledge(outcome)  # the UI showed them
+        stop.set()
+
+    def arrive():
+        deadline = time.monotonic() + 20
+        while not poller.store.path.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        _new_report(recent_env, 7, _now_date(30))
+
+    writer = threading.Thread(target=arrive)
+    writer.start()
+    polls = run_poll_loop(poller, on_news, stop=stop, interval=0.1, max_polls=200)
+    writer.join()
+    assert seen == [["Secret report 7"]]
+    assert 2 <= polls < 200
+    assert not poller.poll().has_news
+
+
+def test_errors_are_reported_and_the_loop_goes_on(recent_env):
+    poller = _poller(recent_env)
+    recent_env.archive.unlink()
+    errors = []
+    polls = run_poll_loop(poller, lambda o: None, stop=threading.Event(), interval=0.01, max_polls=3,
+                          on_error=errors.append)
+    assert polls == 3 and len(errors) == 3
+    assert "mandatory backend mbox unavailable" in str(errors[0])
+
+
+def test_poll_seconds_setting(recent_env):
+    assert poll_seconds(recent_env.config()) == 120.0
+    recent_env.write_project([("mbox", "primary", "yes")], extra={"mail_sources.mbox": {"path": "security.mbox"},
+                                                                   "alerts.poll_seconds": 30})
+    assert poll_seconds(recent_env.config()) == 30.0
+    recent_env.write_project([("mbox", "primary", "yes")], extra={"alerts.poll_seconds": "soon"})
+    with pytest.raises(ConfigError) as err:
+        poll_seconds(recent_env.config())
+    assert "alerts.poll_seconds" in str(err.value)

@@ -1,0 +1,254 @@
+"""New-report alerts: poll the security list and tell the UI which threads are new.
+
+The poll contract (email-adapter-contract.md, "polling cursors"), on top of the
+mail-source contract's ``list_recent_threads``:
+
+* the first poll — no cursor yet, or the cursor belongs to another backend or list —
+  sets a **silent baseline**: it records the threads there are and reports none;
+* a later poll reports the threads not seen before (``new_threads``: the alert) and the
+  known threads with newer activity (``updated_threads``: the unread marker);
+* :meth:`NewReportPoller.poll` never saves anything. The cursor it returns is persisted
+  by :meth:`NewReportPoller.acknowledge`, which the caller (the TUI) calls only **after**
+  it has shown the new threads. Until then every poll starts from the last acknowledged
+  cursor and reports the same threads again: a crash between a poll and the screen loses
+  no alert.
+
+The cursor lives under ``core.settings.data_dir()/alerts/`` (one small JSON file per
+project and list): thread IDs and their last activity, never subjects or bodies.
+
+:func:`run_poll_loop` runs polls every ``alerts.poll_seconds`` (project.md, default 120)
+in the caller's thread (the TUI runs it in a worker); where the backend offers IMAP IDLE
+(``wait_for_mail``) it waits on the server instead of sleeping, so mail shows up early.
+A poller should own its :class:`SourceSet`: an IDLE connection serves nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from mailtriage.backends.contract import Op, ThreadSummary
+from mailtriage.backends.registry import SourceSet
+from mailtriage.workflows.linking import iso_utc, parse_iso
+
+DEFAULT_POLL_SECONDS = 120.0
+# How far before the newest activity seen each poll looks again: mail whose Date header is
+# older than its arrival (slow relays, clock skew) is still found.
+LOOKBACK = timedelta(days=3)
+# How long a thread stays in the cursor's "seen" set after its last activity.
+RETENTION = timedelta(days=90)
+CURSOR_VERSION = 1
+IDLE_SLICE_SECONDS = 30.0
+
+
+def poll_seconds(config) -> float:
+    """``alerts.poll_seconds`` from project.md (default 120). Raises ConfigError when invalid."""
+    value = config.get("alerts.poll_seconds", DEFAULT_POLL_SECONDS)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1:
+        from mailtriage.core.projectconfig import ConfigError
+
+        raise ConfigError(config.file, "alerts.poll_seconds", f"must be a number of seconds (at least 1), not {value!r}",
+                          "e.g. 120")
+    return float(value)
+
+
+class CursorStore:
+    """One cursor in one JSON file, replaced atomically."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.problem: str | None = None  # why the stored cursor was unreadable (a new baseline follows)
+
+    @classmethod
+    def for_list(cls, config, list_name: str | None) -> "CursorStore":
+        from mailtriage.core.settings import data_dir
+
+        key = hashlib.sha256(f"{Path(config.file).resolve()}\n{list_name or ''}".encode()).hexdigest()[:20]
+        return cls(data_dir() / "alerts" / f"{key}.json")
+
+    def load(self) -> dict | None:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            self.problem = f"the alert cursor {self.path} is unreadable ({exc}); a new silent baseline is set"
+            return None
+        if not isinstance(data, dict) or data.get("v") != CURSOR_VERSION or not isinstance(data.get("seen"), dict):
+            self.problem = f"the alert cursor {self.path} has an unknown shape; a new silent baseline is set"
+            return None
+        return data
+
+    def save(self, cursor: dict) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(cursor, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, self.path)
+
+
+@dataclass
+class PollOutcome:
+    """What one poll found. ``cursor`` is persisted only by ``acknowledge``."""
+
+    backend: str | None
+    baseline: bool
+    new_threads: list[ThreadSummary] = field(default_factory=list)
+    updated_threads: list[ThreadSummary] = field(default_factory=list)
+    cursor: dict | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def has_news(self) -> bool:
+        return bool(self.new_threads or self.updated_threads)
+
+    def to_json(self) -> dict:
+        return {
+            "backend": self.backend,
+            "baseline": self.baseline,
+            "new_threads": [t.to_json() for t in self.new_threads],
+            "updated_threads": [t.to_json() for t in self.updated_threads],
+            "notes": list(self.notes),
+        }
+
+
+def _when(summary: ThreadSummary) -> datetime | None:
+    when = summary.last_activity
+    if when is None:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+class NewReportPoller:
+    """Polls one list through the resolution rule (``list_recent_threads``)."""
+
+    def __init__(self, sources: SourceSet, *, list_name: str | None = None, store: CursorStore | None = None,
+                 clock: Callable[[], datetime] | None = None) -> None:
+        self.sources = sources
+        self.list_name = list_name if list_name is not None else sources.config.get("security_list")
+        self.store = store or CursorStore.for_list(sources.config, self.list_name)
+        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._lock = threading.Lock()
+
+    def poll(self) -> PollOutcome:
+        """One poll; saves nothing.
+
+        Raises MandatoryBackendUnavailable, NoBackendAvailable and the backend's errors
+        (the loop reports them and polls again later).
+        """
+        res = self.sources.resolve(Op.LIST_RECENT_THREADS)
+        res.raise_if_unresolved()
+        backend = res.chosen
+        kind = self.sources.backends[backend].thread_id_kind
+        stored = self.store.load()
+        notes = [self.store.problem] if self.store.problem else []
+        self.store.problem = None
+        now = self._clock()
+        if stored is not None and (stored.get("backend") != backend or stored.get("kind") != kind
+                                   or stored.get("list") != self.list_name):
+            notes.append(f"the alert cursor was set on {stored.get('backend')} for {stored.get('list')}; "
+                         "a new silent baseline is set")
+            stored = None
+        at = parse_iso(str(stored.get("at"))) if stored else None
+        since = (at or now) - LOOKBACK
+        list_name = self.list_name
+        threads = self.sources.dispatch(Op.LIST_RECENT_THREADS,
+                                        lambda b: b.list_recent_threads(list_name, since)).value
+        seen: dict[str, str] = dict(stored["seen"]) if stored else {}
+        new, updated = [], []
+        if stored is not None:
+            for t in threads:
+                key = str(t.thread_id)
+                when = _when(t)
+                if key not in seen:
+                    new.append(t)
+                elif when is not None and (not seen[key] or when > (parse_iso(seen[key]) or when)):
+                    updated.append(t)
+        newest = max([w for w in (_when(t) for t in threads) if w is not None] + ([at] if at else []), default=None)
+        for t in threads:
+            when = _when(t)
+            seen[str(t.thread_id)] = iso_utc(when) if when else ""
+        horizon = (newest or now) - RETENTION
+        seen = {k: v for k, v in seen.items() if not v or (parse_iso(v) or now) >= horizon}
+        cursor = {"v": CURSOR_VERSION, "backend": backend, "kind": kind, "list": self.list_name,
+                  "at": iso_utc(newest or now), "seen": seen}
+        return PollOutcome(backend, stored is None, new, updated, cursor, notes)
+
+    def acknowledge(self, outcome: PollOutcome) -> None:
+        """Persist the outcome's cursor: call only after its threads were shown."""
+        if outcome.cursor is None:
+            return
+        with self._lock:
+            self.store.save(outcome.cursor)
+
+    def idle_waiter(self) -> Callable[[float], bool] | None:
+        """``wait_for_mail(timeout)`` of the chosen backend's mailbox (IMAP IDLE), if any."""
+        res = self.sources.resolve(Op.LIST_RECENT_THREADS)
+        if not res.chosen:
+            return None
+        backend = self.sources.backends[res.chosen]
+        try:
+            mailbox = getattr(backend, "mailbox", None)
+            waiter = getattr(mailbox, "wait_for_mail", None) or getattr(backend, "wait_for_mail", None)
+        except Exception:  # a mailbox that cannot open now: plain sleeping still works
+            return None
+        return waiter if callable(waiter) else None
+
+    def wait(self, seconds: float, stop: threading.Event) -> bool:
+        """Wait up to ``seconds`` (IDLE when offered, in slices so ``stop`` is honoured).
+        True when the server announced new mail early."""
+        waiter = self.idle_waiter()
+        deadline = _monotonic() + seconds
+        while not stop.is_set():
+            remaining = deadline - _monotonic()
+            if remaining <= 0:
+                return False
+            if waiter is None:
+                stop.wait(remaining)
+                continue
+            try:
+                if waiter(min(remaining, IDLE_SLICE_SECONDS)):
+                    return True
+            except Exception:  # IDLE failed (connection dropped): fall back to sleeping this round
+                waiter = None
+        return False
+
+
+def _monotonic() -> float:
+    import time
+
+    return time.monotonic()
+
+
+def run_poll_loop(poller: NewReportPoller, on_news: Callable[[PollOutcome], Any], *, stop: threading.Event,
+                  interval: float | None = None, on_error: Callable[[Exception], Any] | None = None,
+                  max_polls: int | None = None) -> int:
+    """Poll until ``stop`` is set (or ``max_polls`` polls ran); returns the number of polls.
+
+    A baseline or a poll with nothing new is acknowledged at once (there is nothing to
+    show). A poll with news goes to ``on_news``; the caller calls ``poller.acknowledge``
+    once the threads are on screen. Errors go to ``on_error`` and the loop goes on.
+    """
+    seconds = interval if interval is not None else poll_seconds(poller.sources.config)
+    polls = 0
+    while not stop.is_set():
+        try:
+            outcome = poller.poll()
+        except Exception as exc:  # a failed poll is reported; the next one may succeed
+            if on_error is not None:
+                on_error(exc)
+        else:
+            if outcome.has_news and not outcome.baseline:
+                on_news(outcome)
+            else:
+                poller.acknowledge(outcome)
+        polls += 1
+        if max_polls is not None and polls >= max_polls:
+            break
+        poller.wait(seconds, stop)
+    return polls

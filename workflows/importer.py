@@ -1,0 +1,243 @@
+"""Import a report: one proposal from a thread on the security list.
+
+The proposal holds, in the order they are written:
+
+(a) a tracker issue — title from the subject, a body with the ``### Heading`` fields the
+    project declares (``tracker.fields``): the thread URL from ``thread_url`` (the key that
+    finds the issue again), the reporter, the received date, affected versions left blank
+    for the triager — and the labels of ``import.labels`` that the project declares;
+(b) a status-rollup entry ``Import``;
+(c) a receipt-of-confirmation reply as a *draft* on the thread (the project's
+    ``templates.receipt``), with the security CC resolved and any fallback warning shown,
+    through :func:`mailtriage.workflows.reply.propose_reply`: a pending draft is shown
+    instead of a new one, and a thread the team already answered gets no receipt;
+(d) the recap of which backend serves each operation.
+
+Nothing is written until the proposal is applied with ``confirmed=True``. Every write
+checks again, when it runs, whether its part already exists, so running the import a
+second time after a failure part-way completes it without duplicates: the thread URL in
+the tracker is the key.
+"""
+
+from __future__ import annotations
+
+from datetime import timezone
+from typing import Any
+
+from mailtriage.backends.contract import Message, Op, Thread, ThreadId
+from mailtriage.backends.errors import MandatoryBackendUnavailable, NoBackendAvailable
+from mailtriage.backends.registry import SourceSet
+from mailtriage.trackers.contract import Tracker
+from mailtriage.workflows import linking
+from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.workflows.reply import propose_reply
+from mailtriage.workflows.templates import receipt_body
+from mailtriage.workflows.text import display_address, markdown_inert, one_line
+
+DEFAULT_IMPORT_LABELS = ("needs triage", "needs-triage")
+
+
+def import_labels(config, tracker: Tracker, warnings: list[str]) -> list[str]:
+    """``import.labels`` that the project declares; undeclared ones are left out with a
+    warning (a flow never invents a label). Without ``import.labels``: "needs triage" (or
+    "needs-triage") when declared, else none."""
+    declared = tracker.policy.labels or ()
+    wanted = config.get("import.labels")
+    if wanted is None:
+        return [next(label for label in DEFAULT_IMPORT_LABELS if label in declared)] \
+            if any(label in declared for label in DEFAULT_IMPORT_LABELS) else []
+    if isinstance(wanted, str):
+        wanted = [wanted]
+    out = []
+    for label in wanted if isinstance(wanted, list) else []:
+        label = str(label)
+        if label in declared:
+            out.append(label)
+        else:
+            warnings.append(f"import.labels names {label!r}, which tracker.labels does not declare; left out")
+    return out
+
+
+def issue_title(thread: Thread) -> str:
+    """The subject as one visible line (the tracker refuses control and bidi characters)."""
+    title = one_line(thread.subject, 200)
+    return title or f"Report from {display_address(thread.messages[0].sender.name, thread.messages[0].sender.email)}"
+
+
+def _when(message: Message) -> str:
+    if message.date is None:
+        return "(no date)"
+    return message.date.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def issue_body(config, thread: Thread, link: str) -> str:
+    """The new issue's body: one line of context, then every declared field."""
+    root = thread.messages[0]
+    values = {
+        linking.THREAD_FIELD.lower(): link,
+        "reporter": markdown_inert(display_address(root.sender.name, root.sender.email)),
+        "received": _when(root),
+    }
+    parts = ["Report received on the security list; imported by mailtriage."]
+    for name in linking.declared_fields(config):
+        value = values.get(name.lower(), "")
+        parts.append(f"### {name}\n\n{value}".rstrip() + "\n")
+    return "\n\n".join(p.rstrip("\n") for p in parts) + "\n"
+
+
+def import_entry(thread: Thread, thread_id: ThreadId, link: str) -> str:
+    root = thread.messages[0]
+    newest = max((m.date for m in thread.messages if m.date), default=None)
+    lines = [
+        f"Imported from the security list: {link}",
+        linking.thread_line(thread_id),
+        f"Reported by {markdown_inert(display_address(root.sender.name, root.sender.email))} on {_when(root)}; "
+        f"{len(thread.messages)} message(s) in the thread.",
+    ]
+    if newest:
+        lines.append(linking.covers_line(newest))
+    return "\n".join(lines)
+
+
+def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
+                   user: str | None = None, sender_name: str | None = None,
+                   thread: Thread | None = None) -> Proposal:
+    """The import proposal for ``thread_id``; writes nothing.
+
+    ``thread`` may be given when the caller already read it (the TUI has it open).
+    ``facts`` of the result: ``issue`` (the existing issue, if any), ``imported``,
+    ``thread_url``, ``already_replied``, ``pending_drafts``.
+
+    Raises:
+        the backend's errors when the thread cannot be read (BackendFailure,
+        Unavailable, NoBackendAvailable), and the tracker's errors when the tracker
+        cannot be searched (an import that cannot look for the existing issue would
+        risk a duplicate).
+    """
+    config = sources.config
+    proposal = Proposal(f"Import report {thread_id}")
+    try:
+        sources.preflight()
+    except MandatoryBackendUnavailable as exc:
+        proposal.blocked = str(exc)
+        proposal.facts["blocked_by"] = "mandatory"
+        return proposal
+
+    if thread is None:
+        read = linking.dispatch_thread_op(sources, Op.READ_THREAD, thread_id, lambda b: b.read_thread(thread_id))
+        thread = read.value
+        proposal.recap.append(read.resolution)
+    else:
+        proposal.recap.append(sources.resolve(Op.READ_THREAD))
+    if not thread.messages:
+        proposal.blocked = f"thread {thread_id} has no messages"
+        return proposal
+    proposal.title = f"Import report: {one_line(thread.subject, 100)}"
+
+    try:
+        got = linking.dispatch_thread_op(sources, Op.THREAD_URL, thread_id, lambda b: b.thread_url(thread_id))
+        link = str(got.value)
+        proposal.recap.append(got.resolution)
+    except NoBackendAvailable as exc:
+        link = str(thread_id)
+        proposal.recap.append(sources.resolve(Op.THREAD_URL))
+        proposal.notes.append(f"{exc}: the thread ID {link} is recorded as the thread link instead")
+    proposal.facts["thread_url"] = link
+
+    user = user or config.get("tracker.user") or None
+    state: dict[str, Any] = {"issue": linking.find_issue_for_thread(tracker, link, thread_id)}
+    existing = state["issue"]
+    imported = False
+    if existing:
+        rollup = linking.rollup_state(tracker, existing)
+        if rollup.problem:
+            proposal.warnings.append(rollup.problem)
+        imported = rollup.imported
+        proposal.notes.append(f"this thread is already in the tracker as {existing}"
+                              + ("; its Import entry is there" if imported else "; its Import entry is missing"))
+    proposal.facts.update(issue=existing, imported=imported)
+
+    labels = import_labels(config, tracker, proposal.warnings)
+    title = issue_title(thread)
+    body = issue_body(config, thread, link)
+    entry = import_entry(thread, thread_id, link)
+    tracker_name = f"tracker:{tracker.kind}"
+
+    if not existing:
+        def create(write: Write) -> dict:
+            # Another run may have created it since the proposal was made: never a second issue.
+            again = linking.find_issue_for_thread(tracker, link, thread_id)
+            if again:
+                state["issue"] = again
+                return {"id": again, "existing": True}
+            made = tracker.create(title, body, labels)
+            state["issue"] = made["id"]
+            return made
+
+        proposal.writes.append(Write(
+            WriteKind.TRACKER, tracker_name, f"create the tracker issue \"{title}\"",
+            [Field("Title", title), Field("Labels", ", ".join(labels) or "(none)"),
+             Field("Body", body, multiline=True)],
+            create))
+
+    if not imported:
+        def append_import(write: Write) -> dict:
+            issue = state["issue"]
+            if issue is None:
+                raise RuntimeError("no tracker issue to add the Import entry to")
+            if linking.rollup_state(tracker, issue).imported:
+                return {"id": issue, "existing": True}
+            return tracker.rollup_append(issue, linking.IMPORT_ACTION, entry, user=user)
+
+        proposal.writes.append(Write(
+            WriteKind.TRACKER, tracker_name,
+            f"status rollup entry {linking.IMPORT_ACTION} on {existing or 'the new issue'}",
+            [Field("Action", linking.IMPORT_ACTION), Field("User", user or tracker.default_user()),
+             Field("Entry", entry, multiline=True)],
+            append_import))
+
+    _add_receipt(proposal, sources, thread, sender_name)
+    root = getattr(tracker, "root", None)
+    proposal.recap.append(f"tracker → {tracker.kind}" + (f" ({root.resolve()})" if root is not None else ""))
+    if proposal.empty and not proposal.blocked:
+        proposal.notes.append("nothing left to write: this report is imported and its receipt is handled")
+    return proposal
+
+
+def _add_receipt(proposal: Proposal, sources: SourceSet, thread: Thread, sender_name: str | None) -> None:
+    rendered = receipt_body(sources.config, thread, sender_name=sender_name)
+    if rendered.note:
+        proposal.notes.append(rendered.note)
+    reporter = thread.messages[0].sender.email.lower()
+    # The receipt answers the reporter: their newest message, not a team member's reply.
+    target = next((m for m in reversed(thread.messages) if m.sender.email.lower() == reporter), thread.messages[0])
+    others = sorted({m.sender.email for m in thread.messages[1:] if m.sender.email.lower() != reporter})
+    if others:
+        proposal.notes.append(f"the thread already has replies from {', '.join(others[:5])}"
+                              + (" …" if len(others) > 5 else "") + "; check whether the reporter was answered")
+    reply = propose_reply(sources, thread, rendered.text, title="Receipt-of-confirmation draft", reply_to=target)
+    proposal.warnings += [w for w in reply.warnings if w not in proposal.warnings]
+    proposal.notes += reply.notes
+    proposal.recap += reply.recap
+    proposal.existing += reply.existing
+    proposal.preview += reply.preview
+    for key in ("pending_drafts", "already_replied", "security_cc", "cc_fallback"):
+        if key in reply.facts:
+            proposal.facts[key] = reply.facts[key]
+    blocked_by = reply.facts.get("blocked_by")
+    if blocked_by == "mandatory":
+        proposal.blocked = reply.blocked
+        proposal.facts["blocked_by"] = "mandatory"
+        return
+    if blocked_by == "security_cc":
+        # Drafts are blocked until configuration is corrected; the tracker part may go on.
+        proposal.warnings.append(f"receipt draft omitted: {reply.blocked}")
+        return
+    if blocked_by == "pending_draft":
+        return  # shown in `existing` instead of a new one
+    if reply.facts.get("already_replied"):
+        return  # the ball is in the reporter's court: no receipt on top of a reply
+    for write in reply.writes:
+        write.summary = f"receipt-of-confirmation {write.summary}"
+    proposal.writes += reply.writes
+

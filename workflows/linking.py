@@ -1,0 +1,223 @@
+"""How a tracker issue is linked to a mail thread, and how a flow finds that link again.
+
+The link is the ``### Security mailing list thread`` field of the issue body, holding the
+URL that ``thread_url`` gave at import (the thread ID ``kind:value`` when no backend
+serves ``thread_url``). That URL is the key: importing the same thread twice finds the
+issue instead of creating a second one.
+
+The ``Import`` and ``Sync`` status-rollup entries written by the flows also carry two
+plain lines a person can read and a flow can parse:
+
+    Thread: `mbox:<root@example.org>`
+    Covers mail up to: 2026-09-04T10:00:00Z
+
+``Thread`` tells sync which thread to read (a URL does not always lead back to an ID)
+and keeps two threads apart whose archive links coincide (a Pipermail month index);
+``Covers mail up to`` is the newest message an entry summarised, so the next sync
+starts after it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+from mailtriage.backends.contract import MailSource, Op, ThreadId
+from mailtriage.backends.errors import NoBackendAvailable
+from mailtriage.backends.registry import Dispatch, SourceSet
+from mailtriage.backends.threading import synthetic_kind
+from mailtriage.trackers import rollup as rollupmod
+from mailtriage.trackers.contract import NotFound, Tracker
+
+THREAD_FIELD = "Security mailing list thread"
+DEFAULT_FIELDS = (THREAD_FIELD, "Reporter", "Received", "Affected versions")
+IMPORT_ACTION = "Import"
+RECENT_CHECK = 30  # issues whose link is read directly on a server tracker (see find_issue_for_thread)
+SYNC_ACTION = "Sync"
+
+_THREAD_LINE = re.compile(r"^Thread: `([^`\s]+)`\s*$", re.MULTILINE)
+_COVERS_LINE = re.compile(r"^Covers mail up to: (\S+)\s*$", re.MULTILINE)
+
+
+def declared_fields(config) -> list[str]:
+    """The ``### Heading`` fields of a new issue, in order: ``tracker.fields`` when the
+    project declares them (the thread field is always kept, first when missing)."""
+    value = config.get("tracker.fields")
+    if not isinstance(value, list) or not value:
+        return list(DEFAULT_FIELDS)
+    names = [str(v).strip() for v in value if str(v).strip()]
+    if not any(n.lower() == THREAD_FIELD.lower() for n in names):
+        names.insert(0, THREAD_FIELD)
+    return names
+
+
+def thread_line(thread_id: ThreadId) -> str:
+    return f"Thread: `{thread_id}`"
+
+
+def covers_line(when: datetime) -> str:
+    return f"Covers mail up to: {iso_utc(when)}"
+
+
+def iso_utc(when: datetime) -> str:
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.astimezone(timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_iso(text: str) -> datetime | None:
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+# -- the rollup ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RollupState:
+    """What the status rollup of an issue says (entries oldest first)."""
+
+    entries: tuple[rollupmod.Entry, ...]
+    problem: str | None = None  # the rollup could not be parsed (it is never rewritten then)
+
+    @property
+    def imported(self) -> bool:
+        return any(e.action == IMPORT_ACTION for e in self.entries)
+
+    @property
+    def latest(self) -> rollupmod.Entry | None:
+        return self.entries[-1] if self.entries else None
+
+    def thread_id(self) -> ThreadId | None:
+        """The thread an Import/Sync entry names (the newest naming one wins)."""
+        for entry in reversed(self.entries):
+            m = _THREAD_LINE.search(entry.body)
+            if m:
+                try:
+                    return ThreadId.parse(m.group(1))
+                except ValueError:
+                    continue
+        return None
+
+    def covered_until(self) -> tuple[datetime | None, bool, str | None]:
+        """(instant, strict, source): the newest ``Covers mail up to`` of any entry
+        (strict: mail *after* it is new), else the start of the latest entry's day (not
+        strict, over-inclusive: that day's mail is shown again), else (None, False, None)."""
+        for entry in reversed(self.entries):
+            m = _COVERS_LINE.search(entry.body)
+            if m:
+                when = parse_iso(m.group(1))
+                if when:
+                    return when, True, f"the {entry.action} entry of {entry.date}"
+        if self.latest is not None:
+            try:
+                day = datetime.fromisoformat(self.latest.date).replace(tzinfo=timezone.utc)
+            except ValueError:
+                return None, False, None
+            return day, False, f"the start of {self.latest.date} (the latest entry records no time)"
+        return None, False, None
+
+
+def rollup_state(tracker: Tracker, issue_id: str) -> RollupState:
+    """Raises NotFound, BackendError (the tracker's errors)."""
+    view = tracker.view(issue_id, comments=True)
+    text = next((c.get("body") for c in view.get("comments") or [] if c.get("kind") == "rollup"), None)
+    if not text:
+        return RollupState(())
+    try:
+        return RollupState(tuple(rollupmod.entries(text)))
+    except rollupmod.MalformedRollup as exc:
+        return RollupState((), f"the status rollup of {issue_id} cannot be read ({exc}); fix it by hand")
+
+
+# -- finding the issue of a thread --------------------------------------------------------------
+
+def _same_link(value: str | None, key: str) -> bool:
+    if not value:
+        return False
+    for line in value.splitlines():
+        line = line.strip().strip("`").strip()
+        if line.startswith("<") and line.endswith(">"):
+            line = line[1:-1].strip()
+        if line == key:
+            return True
+    return False
+
+
+def _search_words(text: str) -> str:
+    # --search takes plain words; ':' would read as a qualifier. Every word must occur,
+    # and each piece of the key is a substring of the key, so the real issue is found.
+    return " ".join(w for w in re.split(r"[\s:<>`]+", text) if w)
+
+
+def find_issue_for_thread(tracker: Tracker, key: str, thread_id: ThreadId | None = None) -> str | None:
+    """The ID of the issue whose thread field holds ``key`` (open or closed), or None.
+
+    A candidate whose rollup names *another* thread of the same kind is not a match (two
+    threads can share an archive link). When no issue holds the key and ``thread_id`` is
+    given, an issue whose rollup names that thread is found too (its URL changed, e.g.
+    an IMAP folder was reset).
+
+    Raises the tracker's errors (BackendError, …): a lookup that cannot run must stop an
+    import rather than risk a duplicate.
+    """
+    for item in tracker.list(state="all", search=_search_words(key), limit=50).items:
+        try:
+            value = tracker.field_get(item["id"], THREAD_FIELD)["value"]
+        except NotFound:
+            continue
+        if not _same_link(value, key):
+            continue
+        if thread_id is not None:
+            named = rollup_state(tracker, item["id"]).thread_id()
+            if named is not None and named.kind == thread_id.kind and named != thread_id:
+                continue
+        return item["id"]
+    if thread_id is not None:
+        for item in tracker.list(state="all", search=_search_words(str(thread_id)), limit=50).items:
+            if rollup_state(tracker, item["id"]).thread_id() == thread_id:
+                return item["id"]
+    if tracker.kind != "local-files":
+        # A server's search index lags (GitHub's by up to a minute) and splits URLs into
+        # words its own way: also read the link of the most recently updated issues, where
+        # an import made moments ago is.
+        for item in tracker.list(state="all", limit=RECENT_CHECK).items:
+            try:
+                value = tracker.field_get(item["id"], THREAD_FIELD)["value"]
+            except NotFound:
+                continue
+            if _same_link(value, key):
+                return item["id"]
+    return None
+
+
+# -- dispatching a thread op to a backend that reads that kind of ID ---------------------------
+
+def _accepts(backend: MailSource, thread_id: ThreadId) -> bool:
+    return thread_id.kind in (backend.thread_id_kind, synthetic_kind(backend.thread_id_kind))
+
+
+def dispatch_thread_op(sources: SourceSet, op: Op, thread_id: ThreadId,
+                       call: Callable[[MailSource], Any]) -> Dispatch:
+    """Dispatch ``op`` by the resolution rule; when the chosen backend emits another kind
+    of thread ID (the project switched from mbox to IMAP, say), use the first configured,
+    available backend that supports ``op`` and reads this kind. IDs never cross kinds.
+
+    Raises MandatoryBackendUnavailable, NoBackendAvailable, and the backend's errors.
+    """
+    res = sources.resolve(op)
+    if res.chosen and _accepts(sources.backends[res.chosen], thread_id):
+        return sources.dispatch(op, call)
+    for entry in sources.entries:
+        backend = sources.backends[entry.name]
+        if entry.role == "optional" or not backend.supports(op) or not _accepts(backend, thread_id):
+            continue
+        if sources.availability.reason(entry.name) is None:
+            return sources.dispatch(op, call, backend=entry.name)
+    if not res.chosen:
+        res.raise_if_unresolved()
+    raise NoBackendAvailable(f"{op.value} for a thread id of kind {thread_id.kind!r}")

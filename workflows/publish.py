@@ -1,0 +1,198 @@
+"""Publish review: the pending changes of a local-files tracker, shown, then published on confirm.
+
+A local-files tracker changes files in a working copy; nothing is shared until it is
+published (git commit of the tracker root + push, or svn commit). The end of any flow
+that wrote offers this review:
+
+* the changed files (and unpushed commits);
+* the diff — tracked changes from the VCS, new files as additions;
+* a proposed commit message that says what the flows did, e.g.
+  ``security: import SEC-0012, SEC-0013; sync SEC-0003`` (editable), with the project's
+  commit attribution (``tracker.commit_attribution``; the asf profile supplies
+  ``Generated-by: mailtriage``) as a trailer;
+* where it goes (the branch's upstream, or "commit only" when there is no remote).
+
+GitHub and Jira trackers write straight to the server: there is nothing to review and
+the proposal is empty with a note saying so.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+
+from mailtriage.trackers import vcs
+from mailtriage.trackers.contract import Tracker
+from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+
+MAX_DIFF_CHARS = 200_000
+_ISSUE_FILE = re.compile(r"(?:^|/)([A-Z][A-Z0-9]*-\d+)\.md$")
+_ATTACHMENT = re.compile(r"(?:^|/)([A-Z][A-Z0-9]*-\d+)\.attachments/")
+# an entry summary line the diff adds (the format of trackers/rollup.py)
+_ADDED_SUMMARY = re.compile(r"^\+<details><summary>\d{4}-\d{2}-\d{2} · @\S+ · (.+?)</summary>\s*$", re.MULTILINE)
+_GIT_FILE = re.compile(r"^diff --git a/(.+?) b/", re.MULTILINE)
+_SVN_FILE = re.compile(r"^Index: (.+)$", re.MULTILINE)
+_NEW = ("untracked", "added")
+
+
+def attribution(config) -> list[str]:
+    """``tracker.commit_attribution`` as a list of trailers (a string or a list)."""
+    value = config.get("tracker.commit_attribution")
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        return [value.strip()]
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if str(v).strip()]
+    from mailtriage.core.projectconfig import ConfigError
+
+    raise ConfigError(config.file, "tracker.commit_attribution", "must be a trailer line or a list of them",
+                      "e.g. \"Generated-by: mailtriage\"")
+
+
+def _new_file_diff(wc_root: Path, rel: str) -> str:
+    path = wc_root / rel
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return f"diff --git a/{rel} b/{rel}\nnew file (cannot read: {exc.strerror})\n"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"diff --git a/{rel} b/{rel}\nnew file\nBinary file {rel} ({len(data)} bytes)\n"
+    lines = difflib.unified_diff([], text.splitlines(keepends=True), "/dev/null", f"b/{rel}", lineterm="\n")
+    body = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    return f"diff --git a/{rel} b/{rel}\nnew file\n{body}"
+
+
+def pending_diff(tracker, changes: list[dict]) -> str:
+    """The diff of the pending changes under the tracker root (tracked + new files).
+
+    Raises BackendError (the VCS failed)."""
+    wc = tracker.working_copy()
+    rel = wc.rel(tracker.root)
+    parts: list[str] = []
+    if wc.kind == "git":
+        if vcs.git_has_head(wc):
+            parts.append(vcs.run(["git", "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff",
+                                  "HEAD", "--", rel], wc.root).stdout)
+        new = [c["path"] for c in changes if c["status"] == "untracked"
+               or (c["status"] == "added" and not vcs.git_has_head(wc))]
+    else:
+        parts.append(vcs.run(["svn", "diff", "--non-interactive", "--", rel], wc.root).stdout)
+        new = [c["path"] for c in changes if c["status"] == "untracked"]
+    for path in new:
+        if (wc.root / path).is_file():
+            parts.append(_new_file_diff(wc.root, path))
+    return "".join(p if p.endswith("\n") or not p else p + "\n" for p in parts)
+
+
+def _file_chunks(diff: str) -> dict[str, str]:
+    marks = [(m.start(), m.group(1).strip()) for m in _GIT_FILE.finditer(diff)] \
+        + [(m.start(), m.group(1).strip()) for m in _SVN_FILE.finditer(diff)]
+    marks.sort()
+    chunks: dict[str, str] = {}
+    for i, (start, path) in enumerate(marks):
+        end = marks[i + 1][0] if i + 1 < len(marks) else len(diff)
+        chunks[path] = chunks.get(path, "") + diff[start:end]
+    return chunks
+
+
+def commit_message(changes: list[dict], diff: str) -> str:
+    """``security: import SEC-0012, SEC-0013; sync SEC-0003`` from what changed.
+
+    A new issue file is an import; a changed one is named by the rollup actions its diff
+    adds (``Sync``, ``Import``, …), else "update".
+    """
+    chunks = _file_chunks(diff)
+    actions: dict[str, list[str]] = {}
+
+    def add(action: str, issue: str) -> None:
+        ids = actions.setdefault(action, [])
+        if issue not in ids:
+            ids.append(issue)
+
+    for change in sorted(changes, key=lambda c: c["path"]):
+        path = change["path"]
+        m = _ISSUE_FILE.search(path)
+        if m:
+            if change["status"] in _NEW:
+                add("import", m.group(1))
+                continue
+            named = [a.strip().lower() for a in _ADDED_SUMMARY.findall(chunks.get(path, ""))]
+            for action in named or ["update"]:
+                add(action, m.group(1))
+            continue
+        m = _ATTACHMENT.search(path)
+        if m:
+            add("attach files to", m.group(1))
+        elif path.endswith("tracker-format.yaml"):
+            actions.setdefault("update the tracker format descriptor", [])
+        else:
+            add("update", path.rsplit("/", 1)[-1])
+    if not actions:
+        return "security: update the tracker"
+    parts = [f"{action} {', '.join(ids)}".strip() for action, ids in actions.items()]
+    return "security: " + "; ".join(parts)
+
+
+def propose_publish(tracker: Tracker, config, *, message: str | None = None) -> Proposal:
+    """The publish review of a local-files tracker; an empty proposal (with a note) when
+    there is nothing to publish or the tracker writes straight to a server.
+
+    Raises the tracker's errors (NotFound: no tracker folder; BackendError: VCS failure).
+    """
+    proposal = Proposal("Publish the tracker changes")
+    if tracker.kind != "local-files":
+        proposal.notes.append(f"the {tracker.kind} tracker writes straight to the server: nothing to publish")
+        proposal.facts["needs_publish"] = False
+        return proposal
+    pending = tracker.pending()
+    changes = pending["changes"]
+    unpushed = pending["unpushed_commits"]
+    proposal.facts.update(needs_publish=pending["needs_publish"], files=[c["path"] for c in changes],
+                          unpushed_commits=len(unpushed))
+    if not pending["needs_publish"]:
+        proposal.notes.append("nothing to publish: the tracker has no pending changes")
+        return proposal
+
+    wc = tracker.working_copy()
+    diff = pending_diff(tracker, changes)
+    trailers = attribution(config)
+    text = message or commit_message(changes, diff)
+    remotes = vcs.git_remotes(wc) if wc.kind == "git" else {}
+    push = wc.kind == "git" and bool(remotes)
+    if wc.kind == "git":
+        upstream = vcs.git_upstream(wc)
+        target = (f"commit, then push to {upstream[0]}/{upstream[1]}" if upstream
+                  else f"commit, then push to {next(iter(remotes))}" if len(remotes) == 1
+                  else "commit, then push (fails: no upstream and not exactly one remote)" if remotes
+                  else "commit only (the working copy has no remote)")
+    else:
+        target = f"svn commit to {vcs.svn_repos_root(wc) or 'the repository'}"
+
+    shown_diff = diff if len(diff) <= MAX_DIFF_CHARS else diff[:MAX_DIFF_CHARS] + "\n… (diff cut here)\n"
+    if len(diff) > MAX_DIFF_CHARS:
+        proposal.notes.append(f"the diff is {len(diff)} characters long; the first {MAX_DIFF_CHARS} are shown")
+    fields = [Field("Files", "\n".join(f"{c['status']}: {c['path']}" for c in changes) or "(none)", multiline=True)]
+    if unpushed:
+        fields.append(Field("Unpushed commits",
+                            "\n".join(f"{c['revision'][:12]} {c['subject']}" for c in unpushed), multiline=True))
+    fields += [Field("Commit message", text, multiline=True),
+               Field("Attribution", ", ".join(trailers) or "(none: tracker.commit_attribution is not set)"),
+               Field("Publish", target),
+               Field("Diff", shown_diff or "(no textual change)", multiline=True)]
+    if not changes:
+        proposal.notes.append("no file changed; publishing pushes the unpushed commits only")
+
+    def publish(write: Write) -> dict:
+        final = write.body if write.body is not None and write.body.strip() else text
+        return tracker.publish(final, trailers, push=push)
+
+    proposal.writes.append(Write(WriteKind.PUBLISH, f"tracker:{pending['backend']}",
+                                 f"publish {len(changes)} changed file(s)" + (" and push" if push else ""),
+                                 fields, publish, editable_body=True, body=text))
+    proposal.recap.append(f"publish → {pending['backend']} at {wc.root}")
+    return proposal
+

@@ -1,0 +1,462 @@
+"""The feedback sweep's email source (specs/feedback-sweep-email-source.md): read-only.
+
+Given a mailbox or query, a cursor (a received-date instant) and the sweep's
+config-entry id, map every feedback email received at or after the cursor to the
+sweep's item schema and report the list. Facts only:
+
+* **Availability probe**, once, before any fetch: one cheap read of the configured
+  mailbox. No way to read it → exactly :data:`UNAVAILABLE`, and the run stops with no
+  items. Readable, but no acknowledgment primitive the identity can set and read back →
+  exactly :data:`NO_ACK_PRIMITIVE`, and every item is ``ack_deferred``. On IMAP the
+  primitive is a keyword (``$MailtriageAck`` by default): it counts when the server
+  keeps new keywords (``\\*`` in PERMANENTFLAGS, or the keyword itself listed there) in a
+  folder selected read-write. ``existing_ack`` / ``existing_closeout`` are read from the
+  keywords and from nothing else — never inferred from what a mail says.
+* **Items**: ``id`` (the Message-ID), ``source`` (the config-entry id), ``origin``
+  (a URL that reads the message again), ``author_class``, ``body`` (a summary: subject,
+  sender and the first words of the new text, as data), ``media`` (attachment names,
+  types, sizes), ``existing_ack``, ``existing_closeout``, ``ack_deferred``, plus
+  ``received`` and ``subject``.
+* **Skipped**, with the rule that matched: bounces (DSN ``multipart/report``,
+  ``X-Failed-Recipients``, MAILER-DAEMON / postmaster), auto-replies (``Auto-Submitted``
+  other than ``no``, ``X-Autoreply`` / ``X-Autorespond``, ``Precedence: auto_reply``),
+  and system notifications (``Precedence: bulk | junk``, no-reply senders, read
+  receipts). ``Precedence: list`` alone is *kept*: a person writing through a mailing
+  list is feedback, and the spec says be over-inclusive when unsure.
+* **Over-inclusive, deduped by Message-ID**, oldest first; at ``cap`` items the result is
+  marked ``truncated`` instead of silently dropping the rest.
+* **Never writes**: no STORE, APPEND, COPY, MOVE or EXPUNGE; bodies are read with
+  ``BODY.PEEK`` so not even ``\\Seen`` changes. The cursor is echoed, never moved.
+"""
+
+from __future__ import annotations
+
+import mailbox as stdlib_mailbox
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Iterator, Protocol
+from urllib.parse import parse_qs, quote
+
+from mailtriage.backends.contract import Message
+from mailtriage.workflows.linking import iso_utc
+from mailtriage.workflows.text import display_address, excerpt, one_line
+
+UNAVAILABLE = "Email tools unavailable — source skipped this run."
+NO_ACK_PRIMITIVE = ("Email acknowledgment primitive unavailable — items from this source are always marked "
+                    "ack_deferred; the orchestrator records acknowledgment in state only.")
+DEFAULT_ACK_KEYWORD = "$MailtriageAck"
+DEFAULT_CLOSEOUT_KEYWORD = "$MailtriageCloseout"
+BODY_SUMMARY_CHARS = 600
+QUERY_KEYS = ("text", "from")
+_KEYWORD = re.compile(r"^[!#-'*+\-.0-9:<-Z^-z|~$]{1,64}$")  # an IMAP atom without specials
+
+
+class SourceError(ValueError):
+    """``--source`` cannot be understood (a usage error)."""
+
+
+@dataclass(frozen=True)
+class SweepSource:
+    """What ``--source`` names: an IMAP account folder (with an optional query) or an archive."""
+
+    kind: str  # "imap" | "mbox" | "maildir"
+    account: str | None = None
+    folder: str = "INBOX"
+    text: str | None = None
+    sender: str | None = None
+    path: Path | None = None
+
+    def describe(self) -> str:
+        if self.kind != "imap":
+            return f"{self.kind}:{self.path}"
+        query = [f"{k}={v}" for k, v in (("text", self.text), ("from", self.sender)) if v]
+        return f"{self.account}/{self.folder}" + (f"?{'&'.join(query)}" if query else "")
+
+
+def parse_source(text: str) -> SweepSource:
+    """``ACCOUNT[/FOLDER][?text=…&from=…]``, ``mbox:PATH`` or ``maildir:PATH``.
+
+    Raises SourceError naming what is wrong."""
+    value = (text or "").strip()
+    if not value:
+        raise SourceError("--source is empty: give ACCOUNT/FOLDER (e.g. work/INBOX), mbox:PATH or maildir:PATH")
+    for kind in ("mbox", "maildir"):
+        if value.startswith(kind + ":"):
+            path = value[len(kind) + 1:].strip()
+            if not path:
+                raise SourceError(f"--source {value!r}: {kind}: needs a path")
+            return SweepSource(kind, path=Path(path).expanduser())
+    location, _, query = value.partition("?")
+    account, _, folder = location.partition("/")
+    if not account.strip():
+        raise SourceError(f"--source {value!r}: the account id is missing (ACCOUNT/FOLDER)")
+    params = parse_qs(query, keep_blank_values=False) if query else {}
+    unknown = sorted(set(params) - set(QUERY_KEYS))
+    if unknown:
+        raise SourceError(f"--source {value!r}: unknown query key(s) {', '.join(unknown)} "
+                          f"(valid: {', '.join(QUERY_KEYS)})")
+    first = {k: v[0] for k, v in params.items() if v}
+    return SweepSource("imap", account=account.strip(), folder=folder.strip() or "INBOX",
+                       text=first.get("text"), sender=first.get("from"))
+
+
+def parse_cursor(text: str) -> datetime:
+    """The cursor: an ISO 8601 instant (a date means its midnight UTC). Raises SourceError."""
+    try:
+        value = datetime.fromisoformat((text or "").strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise SourceError(f"--cursor {text!r} is not an ISO 8601 instant (e.g. 2026-11-01T00:00:00Z)") from None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+# -- classification -----------------------------------------------------------------------------
+
+_NO_REPLY_LOCAL = re.compile(r"no[-_.]?reply|do[-_.]?not[-_.]?reply|^(notifications?|notify|bounces?)(\+.*)?$",
+                             re.IGNORECASE)
+# Out-of-office replies that carry only "Auto-Submitted: auto-generated" (Exchange does).
+_OOF_SUBJECT = re.compile(r"^\s*(automatic reply|auto(matische antwort)?|autoreply|out of (the )?office|"
+                          r"r[ée]ponse automatique|abwesenheitsnotiz)\b", re.IGNORECASE)
+
+
+def classify(message: Message) -> tuple[str, str] | None:
+    """(reason, rule) when the message is not feedback, else None. Reads headers only,
+    never the text: a person's mail that *talks* about bounces is still feedback."""
+
+    def header(name: str) -> str:
+        return one_line(message.header(name) or "", 300).lower()
+
+    content_type = header("content-type")
+    local = message.sender.email.split("@", 1)[0].lower() if message.sender.email else ""
+    if content_type.startswith("multipart/report"):
+        if "disposition-notification" in content_type:
+            return "system notification", "Content-Type: multipart/report; report-type=disposition-notification"
+        return "bounce", "Content-Type: multipart/report (delivery status notification)"
+    if message.header("X-Failed-Recipients"):
+        return "bounce", "X-Failed-Recipients"
+    if local in ("mailer-daemon", "postmaster"):
+        return "bounce", f"sender {message.sender.email}"
+    auto = header("auto-submitted")
+    if auto and not auto.startswith("no"):
+        if auto.startswith("auto-replied"):
+            return "auto-reply", f"Auto-Submitted: {auto}"
+        if message.header("X-Auto-Response-Suppress") or _OOF_SUBJECT.match(message.subject or ""):
+            return "auto-reply", f"Auto-Submitted: {auto} on an out-of-office reply"
+        return "system notification", f"Auto-Submitted: {auto}"
+    for name in ("X-Autoreply", "X-Autorespond", "X-Autoresponder"):
+        if message.header(name):
+            return "auto-reply", name
+    precedence = header("precedence")
+    if precedence in ("auto_reply", "auto-reply"):
+        return "auto-reply", f"Precedence: {precedence}"
+    if precedence in ("bulk", "junk"):
+        return "system notification", f"Precedence: {precedence}"
+    if header("return-path") == "<>":
+        return "bounce", "Return-Path: <> (null sender)"
+    if local and _NO_REPLY_LOCAL.match(local):
+        return "system notification", f"no-reply sender {message.sender.email}"
+    return None
+
+
+def author_class(message: Message, internal_domains: frozenset[str]) -> str:
+    """``internal`` (a configured internal domain), ``external``, or ``unknown`` (no address)."""
+    address = message.sender.email or ""
+    if "@" not in address:
+        return "unknown"
+    domain = address.rsplit("@", 1)[1].lower()
+    if any(domain == d or domain.endswith("." + d) for d in internal_domains):
+        return "internal"
+    return "external"
+
+
+def summary(message: Message) -> str:
+    """Subject, sender and the first words of the new text, as one line of data."""
+    who = display_address(message.sender.name, message.sender.email)
+    subject = one_line(message.subject, 160) or "(no subject)"
+    words = excerpt(message.body_text, BODY_SUMMARY_CHARS) or "(no text)"
+    return f"Email from {who}, subject “{subject}”. Text (quoted as data): “{words}”"
+
+
+# -- readers -----------------------------------------------------------------------------------------
+
+@dataclass
+class Probe:
+    available: bool
+    ack_primitive: bool = False
+    detail: str = ""
+
+
+@dataclass
+class Candidate:
+    """One message received at or after the cursor, read in full."""
+
+    message: Message
+    received: datetime | None
+    origin: str
+    keywords: frozenset[str] = frozenset()
+
+
+class Reader(Protocol):
+    def probe(self, ack_keyword: str) -> Probe: ...
+    def candidates(self, cursor: datetime) -> Iterator[Candidate]: ...
+    def pending(self) -> int: ...
+    def close(self) -> None: ...
+
+
+class ArchiveReader:
+    """An mbox file or a Maildir, read with the stdlib ``mailbox`` module, read-only.
+    An archive has no acknowledgment primitive: every item is ack_deferred."""
+
+    def __init__(self, source: SweepSource) -> None:
+        self.source = source
+        self._left = 0
+
+    def probe(self, ack_keyword: str) -> Probe:
+        path = self.source.path
+        try:
+            if self.source.kind == "mbox":
+                with open(path, "rb") as fh:
+                    fh.read(5)  # the single cheap read
+            else:
+                if not (path / "cur").is_dir():
+                    return Probe(False, detail=f"{path} is not a Maildir (no cur/ folder)")
+                next(iter((path / "cur").iterdir()), None)
+        except OSError as exc:
+            return Probe(False, detail=f"{path}: {exc.strerror or exc}")
+        return Probe(True, False, "an archive has no keyword or flag to read an acknowledgment from")
+
+    def _box(self):
+        path = str(self.source.path)
+        if self.source.kind == "mbox":
+            return stdlib_mailbox.mbox(path, create=False)
+        return stdlib_mailbox.Maildir(path, factory=None, create=False)
+
+    def candidates(self, cursor: datetime) -> Iterator[Candidate]:
+        from mailtriage.backends.mime import parse_message
+
+        box = self._box()
+        try:
+            found = []
+            for key in box.iterkeys():
+                received = self._received(box.get_message(key))
+                if received is not None and received < cursor:
+                    continue
+                found.append((received or cursor, key, received))
+            found.sort(key=lambda item: item[0])
+            self._left = len(found)
+            for _order, key, received in found:
+                self._left -= 1
+                message = parse_message(box.get_bytes(key))
+                origin = f"{Path(self.source.path).resolve().as_uri()}#{quote(message.message_id, safe='')}"
+                yield Candidate(message, received, origin)
+        finally:
+            box.close()
+
+    def _received(self, msg) -> datetime | None:
+        """Maildir: the delivery time. mbox: the ``From`` line's date, else the Date header."""
+        if self.source.kind == "maildir":
+            stamp = msg.get_date()
+            return datetime.fromtimestamp(stamp, timezone.utc) if stamp else None
+        parts = (msg.get_from() or "").split(None, 1)
+        if len(parts) == 2:
+            try:
+                return datetime.strptime(" ".join(parts[1].split()), "%a %b %d %H:%M:%S %Y").replace(
+                    tzinfo=timezone.utc)
+            except ValueError:
+                pass
+        try:
+            when = parsedate_to_datetime(str(msg.get("Date", "")))
+        except (TypeError, ValueError, IndexError):
+            return None
+        return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+    def pending(self) -> int:
+        return self._left
+
+    def close(self) -> None:
+        pass
+
+
+class ImapReader:
+    """One folder of an IMAP account (the user settings' ``[accounts.<id>]``), read with
+    SEARCH, FETCH and ``BODY.PEEK[]`` only."""
+
+    PAGE = 500
+
+    def __init__(self, source: SweepSource, settings=None) -> None:
+        self.source = source
+        self.settings = settings
+        self.mb = None
+        self._state = None
+        self._left = 0
+
+    def probe(self, ack_keyword: str) -> Probe:
+        from mailtriage.backends.errors import MailError
+        from mailtriage.backends.imap.account import load_account
+        from mailtriage.backends.imap.adapter import ImapMailbox
+        from mailtriage.core.projectconfig import ConfigError
+
+        try:
+            account = load_account(self.source.account, self.settings)
+        except ConfigError as exc:
+            return Probe(False, detail=str(exc))
+        self.mb = ImapMailbox(account)
+        try:
+            self._state = self.mb.conn.select(self.source.folder)  # the single cheap read
+        except MailError as exc:
+            return Probe(False, detail=str(exc))
+        perm = {f.lower() for f in self._state.permanent_flags}
+        settable = self._state.writable and ("\\*" in perm or ack_keyword.lower() in perm)
+        why = ("the server keeps keywords in this folder" if settable else
+               "the folder is read-only" if not self._state.writable else
+               "the server keeps no new keywords (no \\* in PERMANENTFLAGS)")
+        return Probe(True, settable, why)
+
+    def candidates(self, cursor: datetime) -> Iterator[Candidate]:
+        from mailtriage.backends.imap.messages import fetch_full
+        from mailtriage.backends.mailbox import MailQuery
+
+        mb, folder = self.mb, self.source.folder
+        headers = []
+        page = 0
+        while True:
+            result = mb.list(MailQuery(folder=folder, page=page, page_size=self.PAGE, since=cursor,
+                                       text=self.source.text, from_=self.source.sender))
+            headers += list(result.messages)
+            page += 1
+            if not result.messages or page * self.PAGE >= result.total:
+                break
+        # IMAP SINCE is whole days on servers without WITHIN: keep the exact instant here.
+        wanted = [h for h in headers if h.date is None or h.date >= cursor]
+        wanted.sort(key=lambda h: (h.date or cursor, mb.ref(h.id).uid))
+        self._left = len(wanted)
+        state = mb.conn.select(folder)
+        account = mb.account
+        chunk = 50
+        for start in range(0, len(wanted), chunk):
+            part = wanted[start:start + chunk]
+            uids = [mb.ref(h.id).uid for h in part]
+            full = {mb.ref(f.header.id).uid: f for f in fetch_full(mb, folder, state.uidvalidity, uids)}
+            for h in part:
+                self._left -= 1
+                ref = mb.ref(h.id)
+                item = full.get(ref.uid)
+                if item is None:
+                    continue  # expunged meanwhile by someone else
+                origin = (f"imap://{quote(account.username, safe='')}@{account.host}:{account.port}/"
+                          f"{quote(folder, safe='')};UIDVALIDITY={ref.uidvalidity}/;UID={ref.uid}")
+                keywords = frozenset(k.lower() for k in item.header.labels)
+                yield Candidate(item.parsed().content, h.date, origin, keywords)
+
+    def pending(self) -> int:
+        return self._left
+
+    def close(self) -> None:
+        if self.mb is not None:
+            self.mb.close()
+
+
+def open_reader(source: SweepSource, settings=None) -> Reader:
+    return ArchiveReader(source) if source.kind in ("mbox", "maildir") else ImapReader(source, settings)
+
+
+# -- the sweep ----------------------------------------------------------------------------------------------
+
+@dataclass
+class SweepResult:
+    entry: str
+    source: str
+    cursor: datetime
+    available: bool
+    ack_primitive: bool = False
+    notices: list[str] = field(default_factory=list)
+    items: list[dict] = field(default_factory=list)
+    skipped: list[dict] = field(default_factory=list)
+    truncated: bool = False
+    cap: int | None = None
+    probe_detail: str = ""
+
+    def to_json(self) -> dict:
+        return {
+            "source": self.entry,
+            "mailbox": self.source,
+            "cursor": iso_utc(self.cursor),  # echoed: the sweep never moves it
+            "available": self.available,
+            "ack_primitive": self.ack_primitive,
+            "probe": self.probe_detail,
+            "notices": list(self.notices),
+            "items": list(self.items),
+            "skipped": list(self.skipped),
+            "truncated": self.truncated,
+            "cap": self.cap,
+            "count": len(self.items),
+        }
+
+
+def check_keyword(name: str, option: str) -> str:
+    if not _KEYWORD.match(name or "") or name.startswith("\\"):
+        raise SourceError(f"{option} {name!r} is not an IMAP keyword (letters, digits and $ . _ - …, no spaces)")
+    return name
+
+
+def run_sweep(reader: Reader, *, entry: str, cursor: datetime, source: str, cap: int | None = None,
+              ack_keyword: str = DEFAULT_ACK_KEYWORD, closeout_keyword: str = DEFAULT_CLOSEOUT_KEYWORD,
+              internal_domains: frozenset[str] = frozenset()) -> SweepResult:
+    """Probe, then map every message received at or after ``cursor``; reads only."""
+    from mailtriage.backends.errors import MailError
+
+    if cap is not None and cap < 1:
+        raise SourceError("--cap must be at least 1")
+    result = SweepResult(entry, source, cursor, available=False, cap=cap)
+    probe = reader.probe(ack_keyword)
+    result.probe_detail = probe.detail
+    if not probe.available:
+        result.notices.append(UNAVAILABLE)
+        return result
+    result.available = True
+    result.ack_primitive = probe.ack_primitive
+    if not probe.ack_primitive:
+        result.notices.append(NO_ACK_PRIMITIVE)
+    ack, closeout = ack_keyword.lower(), closeout_keyword.lower()
+    seen: set[str] = set()
+    try:
+        for candidate in reader.candidates(cursor):
+            message = candidate.message
+            received = iso_utc(candidate.received) if candidate.received else None
+            if message.message_id in seen:
+                result.skipped.append({"id": message.message_id, "reason": "duplicate", "rule": "same Message-ID",
+                                       "received": received})
+                continue
+            seen.add(message.message_id)
+            skip = classify(message)
+            if skip:
+                result.skipped.append({"id": message.message_id, "reason": skip[0], "rule": skip[1],
+                                       "received": received})
+                continue
+            if cap is not None and len(result.items) >= cap:
+                result.truncated = True
+                break
+            result.items.append({
+                "id": message.message_id,
+                "source": entry,
+                "origin": candidate.origin,
+                "author_class": author_class(message, internal_domains),
+                "body": summary(message),
+                "media": [{"name": one_line(a.filename, 200) or "(unnamed)", "content_type": a.content_type,
+                           "size": a.size} for a in message.attachments],
+                "existing_ack": (ack in candidate.keywords) if probe.ack_primitive else None,
+                "existing_closeout": (closeout in candidate.keywords) if probe.ack_primitive else None,
+                "ack_deferred": not probe.ack_primitive,
+                "received": received,
+                "subject": one_line(message.subject, 200),
+                "synthetic_id": message.synthetic_id,
+            })
+    except MailError as exc:
+        # A failure mid-fetch: report what was mapped, marked truncated, rather than nothing.
+        result.truncated = True
+        result.notices.append(f"the fetch stopped early: {exc}")
+    finally:
+        reader.close()
+    return result

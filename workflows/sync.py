@@ -1,0 +1,318 @@
+"""Sync: bring tracker issues up to date with the mail on their threads.
+
+For each tracker issue linked to a thread (its ``Security mailing list thread`` field and
+the ``Thread:`` line of its Import entry), read the thread and take the messages newer
+than what the status rollup already covers (the newest ``Covers mail up to`` line, else
+the start of the latest entry's day). For each issue with new mail, propose a ``Sync``
+rollup entry that says who wrote what (date, sender, the first words of the new text).
+
+Signals in the new mail — CVE IDs, credit wording, a CVE review, status words (fixed,
+released, duplicate, not a vulnerability, …) — are *shown* to the triager next to the
+entry. The code decides nothing from them: label and state changes are only those the
+triager picks (:class:`Picks`), checked against the labels the project declares.
+
+:func:`collect_sync` reads (no writes) and returns one :class:`SyncItem` per issue, so
+the TUI can show them and let the triager pick; :func:`propose_sync` turns items and
+picks into one proposal.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Iterable, Sequence
+from urllib.parse import unquote, urlsplit
+
+from mailtriage.backends.contract import Message, Op, Thread, ThreadId
+from mailtriage.backends.errors import MailError
+from mailtriage.backends.registry import SourceSet
+from mailtriage.trackers.contract import CLOSE_REASONS, EditRequest, Tracker, TrackerError
+from mailtriage.workflows import linking
+from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.workflows.text import display_address, excerpt, markdown_inert, one_line, plain_lines
+
+
+@dataclass
+class Picks:
+    """Label and state changes the triager picked for one issue."""
+
+    add_labels: list[str] = field(default_factory=list)
+    remove_labels: list[str] = field(default_factory=list)
+    close: str | None = None  # completed | not-planned
+    reopen: bool = False
+
+    def empty(self) -> bool:
+        return not (self.add_labels or self.remove_labels or self.close or self.reopen)
+
+
+@dataclass
+class SyncItem:
+    """One tracker issue and what its thread says since the rollup's last word."""
+
+    issue_id: str
+    title: str
+    state: str
+    labels: list[str]
+    link: str | None = None
+    thread_id: ThreadId | None = None
+    since: datetime | None = None
+    since_source: str | None = None
+    new_messages: list[Message] = field(default_factory=list)
+    undated: int = 0
+    signals: list[str] = field(default_factory=list)
+    entry: str | None = None  # the proposed Sync entry body
+    problem: str | None = None  # why this issue could not be synced
+
+    def to_json(self) -> dict:
+        return {
+            "issue": self.issue_id, "title": self.title, "state": self.state, "labels": list(self.labels),
+            "link": self.link, "thread_id": str(self.thread_id) if self.thread_id else None,
+            "since": linking.iso_utc(self.since) if self.since else None, "since_source": self.since_source,
+            "new_messages": [{"message_id": m.message_id, "from": m.sender.to_json(),
+                              "date": m.date.isoformat() if m.date else None} for m in self.new_messages],
+            "undated": self.undated, "signals": list(self.signals), "entry": self.entry, "problem": self.problem,
+        }
+
+
+# -- signals: shown to the triager, never acted upon --------------------------------------------
+
+_CVE = re.compile(r"\bCVE-\d{4}-\d{4,7}\b", re.IGNORECASE)
+_CREDIT = re.compile(r"\b(credit(ed|s)?|acknowledg\w*|thanks? to|reported by|discovered by|found by|finder)\b",
+                     re.IGNORECASE)
+_REVIEW = re.compile(r"\b(cve\b.{0,40}\breview\w*|review\w*.{0,40}\bcve)\b", re.IGNORECASE)
+_STATUS = re.compile(
+    r"\b(fix(ed|es)?|patch(ed|es)?|commit(ted)?|releas(e|ed|ing)|advisory|disclos\w*|embargo\w*|duplicate|"
+    r"not a (security )?(issue|vulnerability|bug)|invalid|won'?t fix|reject\w*|cannot reproduce|reproduc\w*|"
+    r"confirm(ed|s)?)\b", re.IGNORECASE)
+
+
+def _new_text(message: Message) -> list[str]:
+    """The lines the sender wrote (quoted lines and the signature left out)."""
+    lines = []
+    for line in plain_lines(message.body_text).split("\n"):
+        if line in ("-- ", "--"):
+            break
+        if not line.lstrip().startswith(">") and line.strip():
+            lines.append(line.strip())
+    return lines
+
+
+def signals_of(messages: Iterable[Message], reviewer: str | None = None) -> list[str]:
+    """What a triager may want to act on, each with who wrote it and the line that says so."""
+    found: list[str] = []
+
+    def add(kind: str, who: str, line: str) -> None:
+        text = f"{kind}: {who}: «{one_line(line, 160)}»"
+        if text not in found:
+            found.append(text)
+
+    for message in messages:
+        who = display_address(message.sender.name, message.sender.email)
+        if reviewer and message.sender.email.lower() == reviewer.lower():
+            add("CVE reviewer", who, excerpt(message.body_text, 160) or message.subject)
+        for line in _new_text(message):
+            for cve in dict.fromkeys(m.group(0).upper() for m in _CVE.finditer(line)):
+                add(f"CVE {cve}", who, line)
+            if _REVIEW.search(line):
+                add("CVE review", who, line)
+            if _CREDIT.search(line):
+                add("credit", who, line)
+            m = _STATUS.search(line)
+            if m:
+                add(f"status ({m.group(0).lower()})", who, line)
+    return found
+
+
+# -- reading --------------------------------------------------------------------------------------
+
+def _thread_id_from_link(link: str | None, sources: SourceSet) -> ThreadId | None:
+    """A thread ID from the recorded link when no rollup entry names one: ``kind:value``
+    as recorded without ``thread_url``, or the Message-ID in an mbox ``file://…#<id>`` link."""
+    if not link:
+        return None
+    text = link.strip()
+    if text.startswith("file:"):
+        fragment = unquote(urlsplit(text).fragment)
+        if fragment.startswith("<") and fragment.endswith(">"):
+            kinds = [b.thread_id_kind for b in sources.backends.values() if b.kind == "mbox"]
+            return ThreadId(kinds[0] if kinds else "mbox", fragment)
+        return None
+    if "://" in text:
+        return None
+    try:
+        return ThreadId.parse(text)
+    except ValueError:
+        return None
+
+
+def _issue_list(tracker: Tracker, issue_ids: Sequence[str] | None) -> list[dict]:
+    if issue_ids:
+        out = []
+        for issue_id in issue_ids:
+            view = tracker.view(issue_id)
+            out.append({"id": view["id"], "title": view["title"], "state": view["state"], "labels": view["labels"]})
+        return out
+    return tracker.list(state="open").items
+
+
+def collect_sync(sources: SourceSet, tracker: Tracker, issue_ids: Sequence[str] | None = None) -> list[SyncItem]:
+    """Read every linked issue's thread; one item per issue (problems recorded per item).
+
+    ``issue_ids`` limits the run (default: every open issue).
+
+    Raises the tracker's errors when the issues cannot be listed (NotFound for an
+    unknown ``issue_ids`` entry) and MandatoryBackendUnavailable.
+    """
+    sources.preflight()
+    reviewer = sources.config.get("security_inbox.foundation_security_address")
+    items: list[SyncItem] = []
+    for summary in _issue_list(tracker, issue_ids):
+        item = SyncItem(summary["id"], summary["title"], summary["state"], list(summary["labels"]))
+        items.append(item)
+        try:
+            item.link = tracker.field_get(item.issue_id, linking.THREAD_FIELD)["value"]
+            rollup = linking.rollup_state(tracker, item.issue_id)
+        except TrackerError as exc:
+            item.problem = f"cannot read {item.issue_id}: {exc}"
+            continue
+        if rollup.problem:
+            item.problem = rollup.problem
+            continue
+        item.thread_id = rollup.thread_id() or _thread_id_from_link(item.link, sources)
+        if item.thread_id is None:
+            item.problem = (f"{item.issue_id} is not linked to a thread mailtriage can read "
+                            f"({'no link' if not item.link else 'link ' + one_line(item.link, 120)})")
+            continue
+        tid = item.thread_id
+        try:
+            thread: Thread = linking.dispatch_thread_op(sources, Op.READ_THREAD, tid,
+                                                        lambda b: b.read_thread(tid)).value
+        except MailError as exc:
+            item.problem = f"cannot read thread {tid} of {item.issue_id}: {exc}"
+            continue
+        since, strict, item.since_source = rollup.covered_until()
+        item.since = since
+        for message in thread.messages:
+            if message.date is None:
+                item.undated += 1
+                continue
+            when = message.date if message.date.tzinfo else message.date.replace(tzinfo=timezone.utc)
+            if since is None or when > since or (not strict and when >= since):
+                item.new_messages.append(message)
+        if item.new_messages:
+            reporter = thread.messages[0].sender.email.lower() if thread.messages else ""
+            item.signals = signals_of(item.new_messages, reviewer if isinstance(reviewer, str) else None)
+            item.entry = sync_entry(item, reporter)
+    return items
+
+
+def sync_entry(item: SyncItem, reporter: str) -> str:
+    """The Sync entry body: one line per new message (when, who, the first words)."""
+    since = f"since {linking.iso_utc(item.since)}" if item.since else "in the thread"
+    lines = [f"{len(item.new_messages)} new message(s) {since}:"]
+    for m in item.new_messages:
+        who = markdown_inert(display_address(m.sender.name, m.sender.email))
+        role = " (reporter)" if m.sender.email.lower() == reporter else ""
+        words = markdown_inert(excerpt(m.body_text, 200)) or "(no text)"
+        when = m.date.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        lines.append(f"- {when} · {who}{role}: {words}")
+    newest = max(m.date for m in item.new_messages)
+    lines += [linking.thread_line(item.thread_id), linking.covers_line(newest)]
+    return "\n".join(lines)
+
+
+# -- proposing ---------------------------------------------------------------------------------------
+
+def propose_sync(tracker: Tracker, items: Sequence[SyncItem], picks: dict[str, Picks] | None = None, *,
+                 user: str | None = None) -> Proposal:
+    """Sync entries for the items with new mail, then the picked label/state changes."""
+    proposal = Proposal("Sync tracker issues with their threads")
+    picks = dict(picks or {})
+    declared = tracker.policy.labels or ()
+    proposal.facts["items"] = [i.to_json() for i in items]
+    proposal.facts["declared_labels"] = list(declared)
+    tracker_name = f"tracker:{tracker.kind}"
+    known = {i.issue_id: i for i in items}
+    for item in items:
+        if item.problem:
+            proposal.notes.append(item.problem)
+            continue
+        if item.undated:
+            proposal.notes.append(f"{item.issue_id}: {item.undated} undated message(s) are not summarised")
+        if not item.new_messages:
+            proposal.notes.append(f"{item.issue_id}: no new mail since {item.since_source or 'the import'}")
+            continue
+        proposal.writes.append(_entry_write(tracker, item, tracker_name, user))
+    for issue_id, pick in picks.items():
+        if issue_id not in known:
+            proposal.warnings.append(f"picks for {issue_id} ignored: it is not part of this sync")
+            continue
+        proposal.writes += _pick_writes(tracker, known[issue_id], pick, declared, tracker_name, proposal)
+    if proposal.empty:
+        proposal.notes.append("nothing to write: no issue has new mail and nothing was picked")
+    return proposal
+
+
+def _entry_write(tracker: Tracker, item: SyncItem, tracker_name: str, user: str | None) -> Write:
+    newest = max(m.date for m in item.new_messages)
+
+    def append(write: Write) -> dict:
+        # Another run may have synced the same mail meanwhile: never the same entry twice.
+        covered, strict, _ = linking.rollup_state(tracker, item.issue_id).covered_until()
+        if covered is not None and strict and covered >= newest:
+            return {"id": item.issue_id, "existing": True}
+        body = write.body if write.body and write.body.strip() else item.entry
+        return tracker.rollup_append(item.issue_id, linking.SYNC_ACTION, body, user=user)
+
+    fields = [Field("Issue", f"{item.issue_id} · {one_line(item.title, 120)} · {item.state}"
+                    + (f" · {', '.join(item.labels)}" if item.labels else "")),
+              Field("Signals (yours to judge)", "\n".join(item.signals) or "(none found)", multiline=True),
+              Field("Entry", item.entry or "", multiline=True)]
+    return Write(WriteKind.TRACKER, tracker_name, f"status rollup entry {linking.SYNC_ACTION} on {item.issue_id}",
+                 fields, append, editable_body=True, body=item.entry)
+
+
+def _pick_writes(tracker: Tracker, item: SyncItem, pick: Picks, declared: Sequence[str], tracker_name: str,
+                 proposal: Proposal) -> list[Write]:
+    """Writes for what the triager picked; a pick that would change nothing is noted, not written."""
+    issue_id = item.issue_id
+    writes: list[Write] = []
+    add = []
+    for label in pick.add_labels:
+        if label not in declared:
+            proposal.warnings.append(f"label {label!r} for {issue_id} left out: tracker.labels does not declare it")
+        elif label in item.labels:
+            proposal.notes.append(f"{issue_id} already has the label {label!r}")
+        elif label not in add:
+            add.append(label)
+    remove = []
+    for label in pick.remove_labels:
+        if label not in item.labels:
+            proposal.notes.append(f"{issue_id} has no label {label!r} to remove")
+        elif label not in remove:
+            remove.append(label)
+    if add or remove:
+        change = ", ".join([f"+{x}" for x in add] + [f"-{x}" for x in remove])
+        writes.append(Write(
+            WriteKind.TRACKER, tracker_name, f"labels of {issue_id}: {change}",
+            [Field("Add labels", ", ".join(add) or "(none)"), Field("Remove labels", ", ".join(remove) or "(none)")],
+            lambda w, a=tuple(add), r=tuple(remove): tracker.edit(issue_id, EditRequest(add_labels=list(a),
+                                                                                        remove_labels=list(r)))))
+    if pick.close:
+        if pick.close not in CLOSE_REASONS:
+            proposal.warnings.append(f"close reason {pick.close!r} for {issue_id} left out "
+                                     f"(valid: {', '.join(CLOSE_REASONS)})")
+        elif item.state == "closed":
+            proposal.notes.append(f"{issue_id} is already closed")
+        else:
+            writes.append(Write(WriteKind.TRACKER, tracker_name, f"close {issue_id} ({pick.close})",
+                                [Field("Reason", pick.close)],
+                                lambda w, reason=pick.close: tracker.close(issue_id, reason)))
+    if pick.reopen:
+        if item.state == "open":
+            proposal.notes.append(f"{issue_id} is already open")
+        else:
+            writes.append(Write(WriteKind.TRACKER, tracker_name, f"reopen {issue_id}", [],
+                                lambda w: tracker.reopen(issue_id)))
+    return writes
