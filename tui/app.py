@@ -26,11 +26,14 @@ from mailtriage.themes import DEFAULT_THEME, THEMES, canonical_name, theme_css_p
 from mailtriage.tui import bindings
 from mailtriage.tui.commands import MailtriageCommands
 from mailtriage.tui.messages import (ProposalApplied, ProposalReady, SessionFailed, SessionOpened, SettingsSaved,
-                                     SourcesChecked, ThreadLoaded, ThreadsLoaded, ThreadUrlReady, WorkFailed)
+                                     SourcesChecked, ThreadLoaded, ThreadsLoaded, ThreadUrlReady, TrackerIssueLoaded,
+                                     TrackerLoaded, WorkFailed)
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.session import Session
 
 HERE = Path(__file__).parent
+#: Threads asked for first from a backend that can list the newest ones fast (IMAP).
+FIRST_PAGE = 200
 
 
 class MailTriageApp(App[int], inherit_bindings=False):
@@ -39,6 +42,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
     TITLE = "mailtriage"
     COMMANDS = App.COMMANDS | {MailtriageCommands}
     NOTIFICATION_TIMEOUT = 8
+    first_page = FIRST_PAGE
 
     def __init__(self, project_dir: Path, *, demo: bool = False, settings=None, cursor_blink: bool = True) -> None:
         from mailtriage.core.projectconfig import ConfigError
@@ -67,7 +71,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self._current_list: str | None = None
         self._open_summary = None
         self._theme_ready = False
-        self._started = False
+        self._main_ready = False
+        self._deferred: list = []
 
         for theme in THEMES:
             self.register_theme(theme)
@@ -109,12 +114,23 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self.sub_title = "demo" if self.session.demo else ""
         for problem in self.startup_problems:
             self.notify(problem, title="Settings", severity="warning", markup=False)
+        # Backend work starts now, while Textual is still composing the first screen;
+        # results that arrive before the panes exist wait in _deferred.
+        self._open_session()
 
     def main_screen_ready(self) -> None:
-        """The main screen has mounted its panes: now results have somewhere to go."""
-        if not self._started:
-            self._started = True
-            self._open_session()
+        """The main screen has mounted its panes: deliver what arrived before."""
+        self._main_ready = True
+        deferred, self._deferred = self._deferred, []
+        for handler, message in deferred:
+            handler(message)
+
+    def _defer(self, handler, message) -> bool:
+        """True (and keep the message for later) when the main screen is not ready yet."""
+        if self._main_ready:
+            return False
+        self._deferred.append((handler, message))
+        return True
 
     # -- session -------------------------------------------------------------
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
@@ -137,6 +153,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
                                         missing=message.missing_project))
 
     def on_session_opened(self, message: SessionOpened) -> None:
+        if self._defer(self.on_session_opened, message):
+            return
         session = self.session
         self.title = f"mailtriage · {session.title}"
         main = self.main
@@ -228,7 +246,19 @@ class MailTriageApp(App[int], inherit_bindings=False):
                                          LookupError("security_list is not configured in project.md; "
                                                      "the list read is skipped"), None))
             return
+        from mailtriage.tui.rows import rows_for
+
         try:
+            if session.listing_can_be_limited():
+                # The newest threads first, painted at once; then the whole window.
+                first = session.list_threads(list_name, limit=self.first_page)
+                if worker.is_cancelled:
+                    return
+                if len(first.value) < self.first_page:
+                    self.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution))
+                    return
+                self.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution,
+                                                partial=True))
             result = session.list_threads(list_name)
         except Exception as exc:  # turned into the pane's error state and a notification
             self.post_message(WorkFailed(request, "threads", "Listing threads failed", exc,
@@ -236,11 +266,11 @@ class MailTriageApp(App[int], inherit_bindings=False):
             return
         if worker.is_cancelled:
             return
-        from mailtriage.tui.rows import rows_for
-
         self.post_message(ThreadsLoaded(request, list_name, rows_for(result.value), result.resolution))
 
     def on_sources_checked(self, message: SourcesChecked) -> None:
+        if self._defer(self.on_sources_checked, message):
+            return
         self.last_matrix = message.matrix
         self.last_resolutions = message.resolutions
         self.mandatory_problem = message.mandatory_problem
@@ -254,11 +284,13 @@ class MailTriageApp(App[int], inherit_bindings=False):
                 screen.show_sources(message.matrix, message.resolutions, self.session.cc)
 
     def on_threads_loaded(self, message: ThreadsLoaded) -> None:
+        if self._defer(self.on_threads_loaded, message):
+            return
         if not self._is_current("threads", message.request):
             return
         main = self.main
         if main is not None:
-            main.threads.show_rows(message.rows, message.resolution, message.list_name)
+            main.threads.show_rows(message.rows, message.resolution, message.list_name, partial=message.partial)
 
     # -- reading -------------------------------------------------------------
     def open_thread(self, summary) -> None:
@@ -386,22 +418,87 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self.copy_to_clipboard(message.url)
         self.notify(f"{text}\n(copied to the clipboard; not opened)", title="Thread URL", markup=False)
 
+    # -- tracker ---------------------------------------------------------------
+    def load_tracker(self) -> None:
+        main = self.main
+        if main is None or not self.session.is_open:
+            return
+        from mailtriage.tui.panes.tracker import TrackerPane, tracker_support
+
+        pane = main.query_one(TrackerPane)
+        if tracker_support():
+            return
+        pane.show_loading()
+        self._tracker_list(self._new_request("tracker"))
+
+    @work(thread=True, exclusive=True, group="tracker", exit_on_error=False)
+    def _tracker_list(self, request: int) -> None:
+        from mailtriage.core.projectconfig import ConfigError
+
+        try:
+            issues, problems = self.session.tracker_issues()
+        except ConfigError as exc:
+            # No usable tracker configuration: the pane says so; this is not an app error.
+            self.post_message(TrackerLoaded(request, [], f"no tracker: {exc}", available=False))
+            return
+        except Exception as exc:
+            self.post_message(WorkFailed(request, "tracker", "Listing the tracker failed", exc))
+            return
+        self.post_message(TrackerLoaded(request, issues, self.session.tracker_description, problems))
+
+    def on_tracker_loaded(self, message: TrackerLoaded) -> None:
+        if not self._is_current("tracker", message.request) or self.main is None:
+            return
+        from mailtriage.tui.panes.tracker import TrackerPane
+
+        pane = self.main.query_one(TrackerPane)
+        if not message.available:
+            pane.show_unavailable(message.description)
+            return
+        pane.show_issues(message.issues, message.description, message.problems)
+
+    def open_issue(self, issue_id: str) -> None:
+        self._tracker_view(self._new_request("issue"), issue_id)
+
+    @work(thread=True, exclusive=True, group="issue", exit_on_error=False)
+    def _tracker_view(self, request: int, issue_id: str) -> None:
+        try:
+            issue = self.session.tracker_issue(issue_id)
+        except Exception as exc:
+            self.post_message(WorkFailed(request, "issue", f"Reading {issue_id} failed", exc))
+            return
+        self.post_message(TrackerIssueLoaded(request, issue))
+
+    def on_tracker_issue_loaded(self, message: TrackerIssueLoaded) -> None:
+        if not self._is_current("issue", message.request) or self.main is None:
+            return
+        from mailtriage.tui.panes.tracker import TrackerPane
+
+        self.main.query_one(TrackerPane).show_issue(message.issue)
+
     # -- failures ------------------------------------------------------------
     def on_work_failed(self, message: WorkFailed) -> None:
-        from mailtriage.backends.errors import MandatoryBackendUnavailable, Unavailable
+        if self._defer(self.on_work_failed, message):
+            return
+        from mailtriage.backends.errors import MandatoryBackendUnavailable
 
-        kind = {"threads": "threads", "reader": "reader", "reply": "reply"}.get(message.where)
+        kind = {"threads": "threads", "reader": "reader", "reply": "reply", "tracker": "tracker",
+                "issue": "issue"}.get(message.where)
         if kind and message.request and not self._is_current(kind, message.request):
             return
         error = message.error
         text = message.details or str(error)
-        reconnect = isinstance(error, Unavailable)
+        reconnect = is_connection_problem(error)
         main = self.main
         if main is not None:
             if message.where == "threads":
                 main.threads.show_failure(text, retry_hint=not isinstance(error, LookupError))
             elif message.where == "reply":
                 main.reader.restore_status()
+            elif message.where in ("tracker", "issue"):
+                from mailtriage.tui.panes.tracker import TrackerPane
+
+                main.query_one(TrackerPane).show_failure(text)
             elif message.where == "reader":
                 main.reader.show_status(("⚠ press R to reconnect — " if reconnect else "⚠ ") + text, error=True)
         if isinstance(error, MandatoryBackendUnavailable) or isinstance(error, LookupError):
@@ -475,6 +572,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
         main = self.main
         if main is not None and main.reader.thread is not None and self._open_summary is not None:
             self.open_thread(self._open_summary)
+        if main is not None and main.has_class("-tracker"):
+            self.load_tracker()
 
     def action_toggle_tracker(self) -> None:
         main = self.main
@@ -515,6 +614,19 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self.session.close()
 
 
+def is_connection_problem(error: BaseException) -> bool:
+    """A backend that went away (unavailable, or a connection lost mid-call): retrying may help.
+
+    Backends raise their own BackendFailure subclass for a dropped connection (IMAP's
+    ``ConnectionLost``); it is recognised by name so the UI never imports a backend.
+    """
+    from mailtriage.backends.errors import Unavailable
+
+    if isinstance(error, (Unavailable, ConnectionError)):
+        return True
+    return any(cls.__name__ == "ConnectionLost" for cls in type(error).__mro__)
+
+
 def _op(name: str):
     from mailtriage.backends.contract import Op
 
@@ -533,7 +645,14 @@ def _is_expected(error: BaseException) -> bool:
     from mailtriage.backends.errors import MailError
     from mailtriage.core.projectconfig import ConfigError
 
-    return isinstance(error, (MailError, ConfigError, LookupError))
+    expected: tuple = (MailError, ConfigError, LookupError)
+    try:
+        from mailtriage.trackers.contract import TrackerError
+
+        expected += (TrackerError,)
+    except ImportError:
+        pass
+    return isinstance(error, expected)
 
 
 def run_app(project_dir: Path, demo: bool = False) -> int:

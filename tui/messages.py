@@ -38,10 +38,13 @@ class SourcesChecked(Message):
 
 @dataclass(eq=False)
 class ThreadsLoaded(Message):
+    """Rows of a listing. ``partial``: only the newest threads so far, the rest is coming."""
+
     request: int
     list_name: str | None
     rows: Any  # a ThreadRows
     resolution: Any  # Resolution
+    partial: bool = False
 
 
 @dataclass(eq=False)
@@ -110,9 +113,13 @@ class SettingsSaved(Message):
 
 @dataclass(eq=False)
 class TrackerLoaded(Message):
+    """The tracker's issues; ``available`` False when no tracker is configured (``description`` says why)."""
+
     request: int
     issues: list
     description: str
+    problems: list = field(default_factory=list)
+    available: bool = True
 
 
 @dataclass(eq=False)

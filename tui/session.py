@@ -36,7 +36,11 @@ class Session:
         self.config = None
         self.sources = None
         self._lock = threading.RLock()
+        self._tracker_lock = threading.RLock()
         self.cc = None  # CcResolution, once opened
+        self.tracker = None
+        self.tracker_description = ""
+        self._temp_folders: list[Path] = []
 
     # -- opening ---------------------------------------------------------
     def open(self) -> None:
@@ -128,15 +132,31 @@ class Session:
                 self.sources.availability.forget()
 
     # -- operations (blocking) ---------------------------------------------
-    def list_threads(self, list_name: str | None):
+    def list_threads(self, list_name: str | None, *, limit: int | None = None):
         """Dispatch ``list_recent_threads``; returns the registry's Dispatch.
+
+        ``limit`` asks for the newest threads only, from a backend whose listing takes
+        a ``limit`` keyword (IMAP walks the folder newest first and stops early); other
+        backends ignore it and return everything.
 
         Raises:
             MandatoryBackendUnavailable, NoBackendAvailable, and the backend's errors.
         """
         since = self.since()
+
+        def call(backend):
+            if limit and accepts_limit(backend):
+                return backend.list_recent_threads(list_name, since, limit=limit)
+            return backend.list_recent_threads(list_name, since)
+
         with self._lock:
-            return self.sources.dispatch(Op.LIST_RECENT_THREADS, lambda b: b.list_recent_threads(list_name, since))
+            return self.sources.dispatch(Op.LIST_RECENT_THREADS, call)
+
+    def listing_can_be_limited(self) -> bool:
+        """True when the backend that lists threads can return the newest ones first, fast."""
+        with self._lock:
+            chosen = self.sources.resolve(Op.LIST_RECENT_THREADS).chosen
+            return bool(chosen) and accepts_limit(self.sources.backends[chosen])
 
     def read_thread(self, thread_id: ThreadId):
         with self._lock:
@@ -184,10 +204,76 @@ class Session:
             default_kind = self.sources.backends[backend].thread_id_kind
         return ThreadId.parse(text.strip(), default_kind)
 
+    # -- tracker (blocking) -----------------------------------------------------
+    def open_tracker(self):
+        """The project's tracker (``tracker.platform``), built once.
+
+        With ``--demo`` and no tracker folder configured, a local-files tracker is made
+        in a temporary git repository (removed when the app closes).
+
+        Raises:
+            ConfigError: the tracker settings are incomplete (names file and key).
+            TrackerError: the tracker cannot be opened.
+            OSError: the demo repository could not be made (git missing).
+        """
+        with self._tracker_lock:
+            if self.tracker is not None:
+                return self.tracker
+            if self.demo and not self.config.get("tracker.local.path"):
+                import tempfile
+
+                from mailtriage.demo.tracker import make_demo_tracker
+
+                folder = Path(tempfile.mkdtemp(prefix="mailtriage-demo-tracker-"))
+                self._temp_folders.append(folder)
+                self.tracker = make_demo_tracker(self.config, folder)
+                self.tracker_description = "local-files (demo: a temporary git repository)"
+            else:
+                from mailtriage.trackers.registry import open_tracker
+
+                self.tracker = open_tracker(self.config)
+                self.tracker_description = str(getattr(self.tracker, "kind", "tracker"))
+            return self.tracker
+
+    def tracker_issues(self, state: str = "all") -> tuple[list[dict], list[str]]:
+        """Issues newest-updated first and the problems met while listing (malformed files)."""
+        tracker = self.open_tracker()
+        with self._tracker_lock:
+            result = tracker.list(state=state, limit=500)
+        return list(result.items), list(result.problems)
+
+    def tracker_issue(self, issue_id: str) -> dict:
+        tracker = self.open_tracker()
+        with self._tracker_lock:
+            return tracker.view(issue_id, comments=True)
+
     def close(self) -> None:
+        import shutil
+
         with self._lock:
             if self.sources is not None:
                 self.sources.close()
+        with self._tracker_lock:
+            closer = getattr(self.tracker, "close_backend", None)
+            if callable(closer):
+                try:
+                    closer()
+                except Exception:  # closing must never fail the app's exit
+                    pass
+            self.tracker = None
+            for folder in self._temp_folders:
+                shutil.rmtree(folder, ignore_errors=True)
+            self._temp_folders = []
+
+
+def accepts_limit(backend) -> bool:
+    """Whether ``backend.list_recent_threads`` takes a ``limit`` keyword (an extension of the contract)."""
+    import inspect
+
+    try:
+        return "limit" in inspect.signature(backend.list_recent_threads).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _parse_since(text: str | None) -> datetime | None:

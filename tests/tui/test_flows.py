@@ -220,3 +220,53 @@ async def test_backend_console_shows_ops_and_runs_one_by_hand(tmp_path):
         assert '"op": "read_thread"' in result and '"backend": "mbox"' in result
         assert "Will 3.4 get the fix?" in result
         assert oplog.row_count == 3  # the op run by hand is logged live
+
+
+async def test_html_mail_is_shown_as_text_and_nothing_remote_is_fetched(tmp_path):
+    import threading
+    from email.message import EmailMessage
+    from email.policy import default
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    requests = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            requests.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    remote = f"http://127.0.0.1:{server.server_address[1]}"
+    html = EmailMessage(policy=default)
+    html["From"] = "Zoë Reporter <zoe@example.com>"
+    html["To"] = "security@frob.example"
+    html["Subject"] = "Reflected XSS in /console/search"
+    html["Date"] = "Tue, 03 Nov 2026 10:00:00 +0000"
+    html["Message-ID"] = "<xss-1@example.com>"
+    html["List-Unsubscribe"] = f"<{remote}/unsubscribe>"
+    html.set_content("<html><body><p>The <b>q</b> parameter is reflected:</p>"
+                     "<table><tr><td>payload</td><td>&lt;script&gt;alert(1)&lt;/script&gt;</td></tr></table>"
+                     f"<img src='{remote}/pixel.gif'><link rel='stylesheet' href='{remote}/style.css'>"
+                     "</body></html>", subtype="html")
+    try:
+        app = make_app(mbox_project(tmp_path / "p", messages=[html]))
+        async with app.run_test(size=(140, 40)) as pilot:
+            await settle(pilot)
+            await pilot.press("enter")
+            await settle(pilot)
+            text = reader_text(app)
+            assert "[HTML shown as text]" in text
+            assert "<script>alert(1)</script>" in text  # the page's markup is text here
+            assert "<html>" not in text and "<table>" not in text
+            assert f"{remote}/unsubscribe  (shown, never fetched)" in text
+            await pilot.press("r")  # a reply proposal reads the thread again: still nothing fetched
+            await settle(pilot)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert requests == []

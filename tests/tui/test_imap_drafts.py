@@ -155,3 +155,19 @@ async def test_a_pending_draft_blocks_a_second_one(imap_project, dovecot, doveco
         await pilot.press("escape")
     assert len(drafts(dovecot, dovecot_user)) == 1
 
+
+
+async def test_imap_listing_paints_the_newest_threads_first_then_the_rest(imap_project, dovecot, dovecot_user):
+    for n in (2, 3):
+        dovecot.append(dovecot_user, "INBOX", REPORT.replace(b"overflow-1@", f"report-{n}@".encode())
+                       .replace(b"Heap overflow", f"Report {n}:".encode()), when=WHEN)
+    app = make_app(imap_project)
+    app.first_page = 2
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        from mailtriage.tui.panes.thread_list import ThreadList
+
+        assert len(app.screen.query_one(ThreadList).rows) == 3
+        assert "3 threads · via list_recent_threads → imap (primary)" in screen_text(app)
+    listings = [r.size for r in OPLOG.items() if r.op == "list_recent_threads"]
+    assert listings == [2, 3]  # the newest two first (limit), then the whole window

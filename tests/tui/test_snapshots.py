@@ -137,3 +137,11 @@ def test_confirmable_draft_proposal_on_imap(snap_compare, imap_project):
         await pilot.pause()
 
     assert snap_compare(make_app(imap_project), terminal_size=(120, 40), run_before=run_before)
+
+
+def test_tracker_pane_wide_dark(snap_compare, workdir):
+    from tests.tui.test_tracker_pane import tracker_project
+
+    tracker_project(workdir / "p")
+    app = make_app(Path("p"))
+    assert snap_compare(app, terminal_size=(150, 40), run_before=shot("t", "j", "enter"))

@@ -55,6 +55,7 @@ class ThreadPane(Vertical):
         self.base_rows: ThreadRows | None = None
         self.resolution_text = ""
         self._list_name: str | None = None
+        self.partial = False
 
     def compose(self) -> ComposeResult:
         yield ThreadList(id="thread-list")
@@ -74,16 +75,24 @@ class ThreadPane(Vertical):
 
     def show_loading(self, list_name: str | None) -> None:
         self._list_name = list_name
-        self.border_title = f"Threads · {list_name}" if list_name else "Threads"
+        self.border_title = Text(f"Threads · {list_name}" if list_name else "Threads")
         self.show_message(f"loading threads of {list_name or '(no list)'} … (Esc cancels)")
 
-    def show_rows(self, rows: ThreadRows, resolution, list_name: str | None) -> None:
+    def show_rows(self, rows: ThreadRows, resolution, list_name: str | None, *, partial: bool = False) -> None:
+        """Show a listing. A full listing that follows a partial one keeps the cursor
+        where it was (the newest threads come first in both)."""
+        follows_partial = self.partial and list_name == self._list_name and self.base_rows is not None
         self._list_name = list_name
         self.base_rows = rows
+        self.partial = partial
         self.resolution_text = resolution.summary() if resolution is not None else ""
-        self.border_title = f"Threads · {list_name}" if list_name else "Threads"
+        self.border_title = Text(f"Threads · {list_name}" if list_name else "Threads")
         self.thread_list.remove_class("-stale")
-        self.thread_list.set_rows(rows)
+        if follows_partial and self.thread_list.filtered:
+            # Keep the user's search on screen; it covers the first rows only until run again.
+            self._update_status()
+            return
+        self.thread_list.set_rows(rows, keep_cursor=follows_partial)
         self._update_status()
 
     def show_failure(self, text: str, *, retry_hint: bool = True) -> None:
@@ -97,6 +106,8 @@ class ThreadPane(Vertical):
         total = len(tl.rows)
         position = f"{(tl.cursor + 1) if total else 0}/{total}"
         what = f"{total} thread{'s' if total != 1 else ''}"
+        if self.partial:
+            what = f"newest {total} threads, loading the rest …"
         if tl.filtered:
             what += f" matching {getattr(tl.rows, 'query', '')!r} of {len(self.base_rows or [])}"
         parts = [position, what]

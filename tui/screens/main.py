@@ -67,6 +67,7 @@ class MainScreen(Screen, inherit_bindings=False):
     def action_focus_pane(self, name: str) -> None:
         if name == "tracker":
             self.set_class(True, "-tracker")
+            self._load_tracker_once()
         if name in ("sources", "folders"):
             self.set_class(False, "-narrow")
         widget = self.query_one(self.PANE_FOCUS[name])
@@ -79,9 +80,17 @@ class MainScreen(Screen, inherit_bindings=False):
         show = not self.has_class("-tracker")
         self.set_class(show, "-tracker")
         if show:
+            self._load_tracker_once()
             self.call_after_refresh(self.query_one(TrackerList).focus)
-        elif self.focused is not None and self.focused.has_class("tracker-focus"):
+        elif isinstance(self.focused, TrackerList):
             self.query_one(ThreadList).focus()
+
+    def _load_tracker_once(self) -> None:
+        if not self.query_one(TrackerPane).loaded:
+            self.app.load_tracker()
+
+    def on_tracker_pane_issue_chosen(self, message: TrackerPane.IssueChosen) -> None:
+        self.app.open_issue(message.issue_id)
 
     # -- intents from panes ------------------------------------------------
     def on_thread_list_opened(self, message: ThreadList.Opened) -> None:

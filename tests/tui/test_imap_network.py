@@ -1,0 +1,176 @@
+"""Long work and lost connections, on a real Dovecot behind a loopback proxy we control.
+
+The proxy forwards bytes unchanged; the tests can hold the server's answers (a slow
+server), refuse new connections and cut the open ones (a network gone away).
+"""
+
+import select
+import socket
+import threading
+import time
+
+import pytest
+
+from mailtriage.tui.panes.reader import ReaderPane
+from mailtriage.tui.panes.thread_list import ThreadList
+from tests.servers.fixtures import *  # noqa: F401,F403
+from tests.servers.ports import free_port
+from tests.tui.helpers import make_app, screen_text, settle
+from tests.tui.test_imap_drafts import REPORT, WHEN, imap_project  # noqa: F401 (fixture)
+
+
+class Proxy:
+    """Loopback TCP proxy: ``hold()`` delays server answers, ``go_down()`` cuts and refuses."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream = ("127.0.0.1", upstream_port)
+        self.port = free_port()
+        self.flowing = threading.Event()
+        self.flowing.set()
+        self.up = True
+        self._conns: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._listener = socket.create_server(("127.0.0.1", self.port))
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def hold(self) -> None:
+        self.flowing.clear()
+
+    def release(self) -> None:
+        self.flowing.set()
+
+    def go_down(self) -> None:
+        self.up = False
+        with self._lock:
+            for conn in self._conns:
+                try:
+                    conn.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                conn.close()
+            self._conns.clear()
+
+    def come_back(self) -> None:
+        self.up = True
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            if not self.up:
+                client.close()
+                continue
+            server = socket.create_connection(self.upstream)
+            with self._lock:
+                self._conns += [client, server]
+            threading.Thread(target=self._pump, args=(client, server, False), daemon=True).start()
+            threading.Thread(target=self._pump, args=(server, client, True), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket, from_server: bool) -> None:
+        try:
+            while True:
+                ready, _, _ = select.select([source], [], [], 0.2)
+                if not ready:
+                    continue
+                data = source.recv(65536)
+                if not data:
+                    break
+                if from_server:
+                    self.flowing.wait()
+                sink.sendall(data)
+        except (OSError, ValueError):  # the other direction closed the sockets (go_down)
+            pass
+        finally:
+            for sock in (source, sink):
+                try:
+                    sock.close()
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self.release()
+        self.go_down()
+        self._listener.close()
+
+
+@pytest.fixture
+def proxied_project(imap_project, user_config, dovecot, dovecot_user):
+    """The IMAP project, its account reaching Dovecot through the proxy; two report threads."""
+    dovecot.append(dovecot_user, "INBOX", REPORT.replace(b"overflow-1@", b"second@")
+                   .replace(b"Heap overflow in the frob parser", b"Second report"), when=WHEN)
+    proxy = Proxy(dovecot.port)
+    settings = user_config / "config.toml"
+    settings.write_text(settings.read_text().replace(f"port = {dovecot.port}", f"port = {proxy.port}"))
+    try:
+        yield imap_project, proxy
+    finally:
+        proxy.close()
+
+
+async def wait_until(pilot, predicate, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached")
+        await pilot.pause(0.05)
+
+
+def reader_status(app) -> str:
+    return str(app.screen.query_one("#reader-status").render())
+
+
+async def test_esc_cancels_a_slow_read_and_its_late_answer_is_ignored(proxied_project):
+    project, proxy = proxied_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        proxy.hold()
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        assert "loading thread" in reader_status(app)  # the UI answers while the server does not
+        await pilot.press("j", "k")  # and keeps answering keys
+        await pilot.press("escape")
+        await pilot.pause()
+        assert "loading cancelled" in reader_status(app)
+        proxy.release()
+        await settle(pilot)
+        assert app.screen.query_one(ReaderPane).thread is None  # the late answer was dropped
+        assert "loading cancelled" in reader_status(app)
+
+
+async def test_opening_another_thread_supersedes_the_pending_one(proxied_project):
+    project, proxy = proxied_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        first, second = (app.screen.query_one(ThreadList).rows.peek(i).subject for i in (0, 1))
+        proxy.hold()
+        await pilot.press("enter", "j", "enter")
+        await pilot.pause(0.2)
+        proxy.release()
+        await settle(pilot)
+        shown = app.screen.query_one(ReaderPane).thread
+        assert shown is not None and shown.subject == second != first
+
+
+async def test_a_lost_connection_shows_a_reconnect_state_and_R_reconnects(proxied_project):
+    project, proxy = proxied_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        proxy.go_down()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "press R to reconnect" in reader_status(app)
+        await wait_until(pilot, lambda: "✗ imap" in screen_text(app))
+        assert app.errors and "connection to 127.0.0.1" in app.errors[-1].message
+        proxy.come_back()
+        await pilot.press("R")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "✓ imap" in shown and "2 threads · via list_recent_threads → imap" in shown
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen.query_one(ReaderPane).thread is not None

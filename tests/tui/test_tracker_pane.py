@@ -1,0 +1,77 @@
+"""The tracker pane on a real local-files tracker in a git repository."""
+
+from pathlib import Path
+
+from mailtriage.core.projectconfig import load_project
+from mailtriage.demo.tracker import make_demo_tracker
+from mailtriage.tui.panes.tracker import TrackerList, TrackerPane
+from mailtriage.tui.session import Session
+from tests.tui.helpers import make_app, mbox_project, screen_text, settle
+
+TRACKER = {"platform": "local-files", "prefix": "SEC", "local": {"path": "repo/security-tracker"},
+           "labels": ["needs triage", "valid", "invalid", "cve allocated", "fix released", "embargoed",
+                      "important", "critical"]}
+
+
+def tracker_project(folder: Path) -> Path:
+    project = mbox_project(folder, extra_config={"tracker": TRACKER})
+    make_demo_tracker(load_project(project), project / "repo")
+    return project
+
+
+def pane_text(app) -> str:
+    from textual.widgets import Static
+
+    pane = app.screen.query_one(TrackerPane)
+    options = pane.query_one(TrackerList)
+    prompts = [getattr(options.get_option_at_index(i).prompt, "plain", "") for i in range(options.option_count)]
+    return "\n".join(prompts + [getattr(w.content, "plain", str(w.content)) for w in pane.query(Static)])
+
+
+async def test_tracker_pane_lists_issues_and_shows_fields_and_rollup(tmp_path):
+    app = make_app(tracker_project(tmp_path / "p"))
+    async with app.run_test(size=(160, 44)) as pilot:
+        await settle(pilot)
+        assert not app.screen.query_one(TrackerPane).display  # hidden, and not opened, until asked
+        assert app.session.tracker is None
+        await pilot.press("t")
+        await settle(pilot)
+        tracker_list = app.screen.query_one(TrackerList)
+        assert app.focused is tracker_list and tracker_list.option_count == 3
+        assert "3 issues · local-files" in pane_text(app)
+        await pilot.press("j", "enter")  # SEC-0002, the open one
+        await settle(pilot)
+        detail = pane_text(app)
+        assert "SEC-0002 · open" in detail
+        assert "CVE: CVE-2026-41355" in detail and "Severity: critical" in detail
+        assert "2026-10-14 · @dwhitfield · Validated" in detail
+        assert "Confirmed with an LDAP realm" in detail
+        await pilot.press("t")
+        assert not app.screen.query_one(TrackerPane).display
+
+
+async def test_without_a_tracker_configuration_the_pane_says_why(tmp_path):
+    app = make_app(mbox_project(tmp_path / "p"))  # tracker.platform defaults to github, with no repo
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        text = pane_text(app)
+        assert "no tracker:" in text and "tracker.github" in text
+        assert app.errors == []  # not an error of the app: the project has no tracker yet
+        assert "tracker: not available" in screen_text(app)
+
+
+def test_demo_tracker_lives_in_a_temporary_git_repository_removed_on_close(user_config):
+    from mailtriage.core.settings import load_settings
+    from mailtriage.demo import demo_project_dir
+
+    session = Session(demo_project_dir(), demo=True, settings=load_settings())
+    session.open()
+    issues, problems = session.tracker_issues()
+    assert [i["id"] for i in issues] == ["SEC-0003", "SEC-0002", "SEC-0001"] and problems == []
+    root = Path(session.tracker.root)
+    assert (root.parent / ".git").is_dir() and (root / "tracker-format.yaml").is_file()
+    assert session.tracker.pending()["needs_publish"] is False
+    session.close()
+    assert not root.exists()
