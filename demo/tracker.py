@@ -1,11 +1,9 @@
-"""The demo's local-files tracker: created in a temporary git repository for one run.
+"""The demo's local-files tracker content: three filed reports.
 
-The demo project declares ``tracker.platform: local-files`` but no folder: the app (with
-``--demo``) calls :func:`make_demo_tracker`, which makes a throw-away git repository,
-initialises the tracker there (``access_restricted: true`` is honest: the repository
-exists only on this machine, for this run) and files three reports from the demo
-archive, with their fields and status rollups, so the tracker pane has something to
-show. Everything goes through the tracker contract, like any other write.
+:func:`file_demo_issues` files them (with fields, status rollups and close reasons) into
+the demo workspace's tracker (``demo/workspace.py``); :func:`make_demo_tracker` makes a
+stand-alone repository with them for tests. Everything goes through the tracker
+contract, like any other write.
 
 Raises from :func:`make_demo_tracker`: ``OSError`` when git is missing or the folder
 cannot be written, and the tracker errors of ``mailtriage.trackers.contract``.
@@ -83,6 +81,18 @@ def _git(folder: Path, *args: str) -> None:
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+def file_demo_issues(tracker) -> None:
+    """File the demo issues, with their fields, rollups and close reasons, into ``tracker``."""
+    for issue in DEMO_ISSUES:
+        body = "\n\n".join(f"### {heading}\n\n{value}" if value else f"### {heading}\n"
+                           for heading, value in issue["fields"].items()) + "\n"
+        created = tracker.create(issue["title"], body, labels=issue["labels"])
+        for date, user, action, text in issue["rollup"]:
+            tracker.rollup_append(created["id"], action, text, user=user, now=date)
+        if issue["close"]:
+            tracker.close(created["id"], issue["close"])
+
+
 def make_demo_tracker(config, folder: Path):
     """A local-files tracker with the demo issues, in a new git repository at ``folder``."""
     from mailtriage.trackers.contract import Policy
@@ -93,14 +103,7 @@ def make_demo_tracker(config, folder: Path):
     root = folder / "security-tracker"
     tracker = LocalFilesTracker(root, Policy.from_config(config), user="demo")
     tracker.init(str(config.get("tracker.prefix") or "SEC"), access_restricted=True)
-    for issue in DEMO_ISSUES:
-        body = "\n\n".join(f"### {heading}\n\n{value}" if value else f"### {heading}\n"
-                           for heading, value in issue["fields"].items()) + "\n"
-        created = tracker.create(issue["title"], body, labels=issue["labels"])
-        for date, user, action, text in issue["rollup"]:
-            tracker.rollup_append(created["id"], action, text, user=user, now=date)
-        if issue["close"]:
-            tracker.close(created["id"], issue["close"])
+    file_demo_issues(tracker)
     _git(folder, "add", "-A")
     _git(folder, "commit", "-q", "-m", "demo tracker")
     return tracker

@@ -14,6 +14,7 @@ first-run screens are imported when first opened.
 from __future__ import annotations
 
 import itertools
+import subprocess
 import traceback
 from pathlib import Path
 
@@ -181,11 +182,16 @@ class MailTriageApp(App[int], inherit_bindings=False):
 
     def open_demo(self) -> None:
         try:
-            from mailtriage.demo import demo_project_dir
+            from mailtriage.demo.workspace import ensure_demo_workspace
         except ImportError:
             self.notify("The demo data is not part of this build of mailtriage.", severity="error", markup=False)
             return
-        self.session = Session(demo_project_dir(), demo=True, settings=self.settings)
+        try:
+            workspace = ensure_demo_workspace()
+        except (OSError, subprocess.CalledProcessError) as exc:
+            self.notify(f"The demo workspace could not be made: {exc}", severity="error", markup=False)
+            return
+        self.session = Session(workspace, demo=True, settings=self.settings)
         self.sub_title = "demo"
         self.reopen()
 

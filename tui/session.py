@@ -40,7 +40,6 @@ class Session:
         self.cc = None  # CcResolution, once opened
         self.tracker = None
         self.tracker_description = ""
-        self._temp_folders: list[Path] = []
 
     # -- opening ---------------------------------------------------------
     def open(self) -> None:
@@ -208,31 +207,21 @@ class Session:
     def open_tracker(self):
         """The project's tracker (``tracker.platform``), built once.
 
-        With ``--demo`` and no tracker folder configured, a local-files tracker is made
-        in a temporary git repository (removed when the app closes).
+        With ``--demo`` it is the demo workspace's local-files tracker (demo/workspace.py).
 
         Raises:
             ConfigError: the tracker settings are incomplete (names file and key).
             TrackerError: the tracker cannot be opened.
-            OSError: the demo repository could not be made (git missing).
         """
         with self._tracker_lock:
             if self.tracker is not None:
                 return self.tracker
-            if self.demo and not self.config.get("tracker.local.path"):
-                import tempfile
+            from mailtriage.trackers.registry import open_tracker
 
-                from mailtriage.demo.tracker import make_demo_tracker
-
-                folder = Path(tempfile.mkdtemp(prefix="mailtriage-demo-tracker-"))
-                self._temp_folders.append(folder)
-                self.tracker = make_demo_tracker(self.config, folder)
-                self.tracker_description = "local-files (demo: a temporary git repository)"
-            else:
-                from mailtriage.trackers.registry import open_tracker
-
-                self.tracker = open_tracker(self.config)
-                self.tracker_description = str(getattr(self.tracker, "kind", "tracker"))
+            self.tracker = open_tracker(self.config)
+            self.tracker_description = str(getattr(self.tracker, "kind", "tracker"))
+            if self.demo:
+                self.tracker_description += " (demo: a temporary git repository)"
             return self.tracker
 
     def tracker_issues(self, state: str = "all") -> tuple[list[dict], list[str]]:
@@ -248,8 +237,6 @@ class Session:
             return tracker.view(issue_id, comments=True)
 
     def close(self) -> None:
-        import shutil
-
         with self._lock:
             if self.sources is not None:
                 self.sources.close()
@@ -261,9 +248,6 @@ class Session:
                 except Exception:  # closing must never fail the app's exit
                     pass
             self.tracker = None
-            for folder in self._temp_folders:
-                shutil.rmtree(folder, ignore_errors=True)
-            self._temp_folders = []
 
 
 def accepts_limit(backend) -> bool:

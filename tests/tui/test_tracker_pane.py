@@ -62,16 +62,19 @@ async def test_without_a_tracker_configuration_the_pane_says_why(tmp_path):
         assert "tracker: not available" in screen_text(app)
 
 
-def test_demo_tracker_lives_in_a_temporary_git_repository_removed_on_close(user_config):
+def test_demo_tracker_lives_in_the_demo_workspace_git_repository(user_config, tmp_path, monkeypatch):
     from mailtriage.core.settings import load_settings
-    from mailtriage.demo import demo_project_dir
+    from mailtriage.demo.workspace import ensure_demo_workspace
 
-    session = Session(demo_project_dir(), demo=True, settings=load_settings())
+    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
+    workspace = ensure_demo_workspace()
+    session = Session(workspace, demo=True, settings=load_settings())
     session.open()
     issues, problems = session.tracker_issues()
     assert [i["id"] for i in issues] == ["SEC-0003", "SEC-0002", "SEC-0001"] and problems == []
     root = Path(session.tracker.root)
-    assert (root.parent / ".git").is_dir() and (root / "tracker-format.yaml").is_file()
+    assert root == workspace / "tracker"
+    assert (workspace / ".git").is_dir() and (root / "tracker-format.yaml").is_file()
     assert session.tracker.pending()["needs_publish"] is False
     session.close()
-    assert not root.exists()
+    assert root.exists()  # kept between runs, so CLI commands and the app see the same tracker
