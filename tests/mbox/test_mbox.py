@@ -171,7 +171,7 @@ def test_two_process_scan_and_small_chunks_index_exactly_like_one_pass(generated
     # Tiny chunks: many seams and messages larger than a chunk (attachments).
     split_small = index_mbox(path, parallel=True, parallel_min_bytes=0, chunk=8192)
     assert len(one) > 1500
-    for column in ("locations", "message_ids", "synthetic", "dates", "subjects", "senders", "ends"):
+    for column in ("locations", "message_ids", "synthetic", "dates", "subjects", "senders", "emails", "ends"):
         assert getattr(split_small, column) == getattr(one, column), column
     assert split_small.notes == one.notes
     # The child's threading links, merged with the parent's, are those of one pass.
