@@ -606,6 +606,8 @@ def sniff_archive(path: Path) -> str:
         if has_eml:
             return "eml"
         raise ValueError(f"folder {path} is neither a Maildir (cur/ and new/) nor a folder of .eml files")
+    if not path.is_file():  # a FIFO or a device would block or never end
+        raise ValueError(f"{path} is neither a regular file nor a folder")
     try:
         with open(path, "rb") as handle:
             head = handle.read(5)

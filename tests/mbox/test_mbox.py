@@ -497,3 +497,10 @@ def test_mangled_archives_list_the_same_threads_fast_and_slow(tmp_path, seed):
         assert key_fields(fast) == key_fields(slow_summaries(path, EPOCH)), (seed, trial)
         small_chunks = index_mbox(path, parallel=True, parallel_min_bytes=0, chunk=512)
         assert small_chunks.message_ids == index_mbox(path, parallel=False).message_ids
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "pipe.mbox"
+    os.mkfifo(fifo)
+    with pytest.raises(Unavailable, match="neither a regular file nor a folder"):
+        source_for(fifo).check_available()
