@@ -109,6 +109,7 @@ _BARE_ID = re.compile(rb"[^\s<>,;\"()]+@[^\s<>,;\"()]+")
 # asctime in an mbox From_ line: "From sender Tue Jan  2 10:00:00 2024"
 _ENVELOPE_DATE = re.compile(rb"From \S*\s+[A-Za-z]{3}\s+([A-Za-z]{3})\s+(\d{1,2})\s+(\d{1,2}:\d{2}(?::\d{2})?)\s+(\d{4})")
 _MAILDIR_TIME = re.compile(r"^(\d{9,11})\.")
+NO_DATE = float("-inf")  # the date of a message with no usable date: before every other
 
 
 # ---------------------------------------------------------------------------
@@ -141,54 +142,39 @@ class ArchiveIndex:
     stay undecoded until a thread is shown; References and In-Reply-To are not kept,
     only the threading ``links`` made from them. ``dates`` are epoch seconds from the
     Date header or, when it is missing or unreadable, the archive's delivery time
-    (mbox From_ line, Maildir file name, file mtime); ``notes`` holds per-message
-    notes by row.
+    (mbox From_ line, Maildir file name, file mtime), and :data:`NO_DATE` (-inf)
+    when there is neither; ``emails`` are the senders' addresses, lower-cased;
+    ``notes`` holds per-message notes by row.
     """
 
     format: str
     locations: list[Any] = field(default_factory=list)
     message_ids: list[bytes] = field(default_factory=list)
     synthetic: list[bool] = field(default_factory=list)
-    dates: list[float | None] = field(default_factory=list)
+    dates: list[float] = field(default_factory=list)
     subjects: list[bytes | None] = field(default_factory=list)
     senders: list[bytes | None] = field(default_factory=list)
+    emails: list[str] = field(default_factory=list)
     notes: dict[int, list[str]] = field(default_factory=dict)
     ends: list[int] = field(default_factory=list)  # mbox: end offset of each message
     # Threading links from every message's References / In-Reply-To, worked out
     # while scanning, so those fields need not be kept.
     links: Links = field(default_factory=Links)
-    _comparable: list[float] | None = field(default=None, repr=False)
-    _emails: list[str] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.message_ids)
 
-    def sender_emails(self) -> list[str]:
-        """Every row's sender address, lower-cased ("" when none); parsed once per distinct header."""
-        if self._emails is None or len(self._emails) != len(self.senders):
-            cache = _EMAIL_CACHE
-            emails = list(map(cache.get, self.senders))
-            if None in emails:
-                for row, email in enumerate(emails):
-                    if email is None:
-                        raw = self.senders[row]
-                        email = emails[row] = _sender(raw).email.lower()
-                        if len(cache) < 100_000:
-                            cache[raw] = email
-            self._emails = emails
-        return self._emails
-
-    def comparable_dates(self) -> list[float]:
-        """``dates`` with undated rows as -inf, so ``max`` works in C."""
-        if self._comparable is None or len(self._comparable) != len(self.dates):
-            self._comparable = [d if d is not None else float("-inf") for d in self.dates]
-        return self._comparable
-
     def threads(self) -> list[ThreadGroup]:
         return group_ids(self.message_ids, self.synthetic, self.links)
 
+    def sender_emails(self) -> list[str]:
+        return self.emails
+
+    def comparable_dates(self) -> list[float]:
+        return self.dates
+
     def extend(self, columns: tuple) -> None:
-        locations, mids, synthetic, dates, subjects, senders, notes = columns
+        locations, mids, synthetic, dates, subjects, senders, emails, notes = columns
         base = len(self.message_ids)
         self.locations += locations
         self.message_ids += mids
@@ -196,6 +182,7 @@ class ArchiveIndex:
         self.dates += dates
         self.subjects += subjects
         self.senders += senders
+        self.emails += emails
         for row, note in notes:
             self.notes.setdefault(base + row, []).append(note)
 
@@ -262,7 +249,7 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple, links
     comprehensions; the rare rows (no Message-ID, a bare ID, CR line ends, no usable
     date) are found with C-level checks and fixed one by one after.
     """
-    locations, mids, synthetic, dates, subjects, senders, notes = out
+    locations, mids, synthetic, dates, subjects, senders, emails, notes = out
     matches = list(_HEADER_BLOCK.finditer(buf, 0, stop))
     count = len(matches)
     if not count:
@@ -345,11 +332,14 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple, links
                 row_synthetic[i] = True
             notes.append((first_row + i, f"headers could not be read ({type(exc).__name__}: {exc})"))
     link_records(zip(row_mids, row_refs, row_irts, row_synthetic), links)
+    if None in row_dates:
+        row_dates = [NO_DATE if d is None else d for d in row_dates]
     mids += row_mids
     synthetic += row_synthetic
     dates += row_dates
     subjects += col_subject
     senders += col_from
+    emails += _sender_emails(col_from)
 
 
 def _message_bytes(buf: bytearray, start: int, end: int, data_end: int) -> bytes:
@@ -363,7 +353,7 @@ def _message_bytes(buf: bytearray, start: int, end: int, data_end: int) -> bytes
 
 
 def _new_columns() -> tuple:
-    return ([], [], [], [], [], [], [])
+    return ([], [], [], [], [], [], [], [])
 
 
 def _next_boundary(fd: int, offset: int, end: int, buf: bytearray) -> int:
@@ -547,7 +537,7 @@ def _read_header(path: Path) -> bytes:
 
 def _index_files(fmt: str, files: Sequence[Path], delivery_time) -> ArchiveIndex:
     out = _new_columns()
-    locations, mids, synthetic, dates, subjects, senders, notes = out
+    locations, mids, synthetic, dates, subjects, senders, emails, notes = out
     records = []
     for row, path in enumerate(files):
         row_notes: list[str] = []
@@ -562,9 +552,10 @@ def _index_files(fmt: str, files: Sequence[Path], delivery_time) -> ArchiveIndex
         mids.append(values[0])
         synthetic.append(values[1])
         records.append((values[0], values[2], values[3], values[1]))
-        dates.append(values[4])
+        dates.append(NO_DATE if values[4] is None else values[4])
         subjects.append(values[5])
         senders.append(values[6])
+        emails += _sender_emails([values[6]])
         notes.extend((row, n) for n in row_notes)
     index = ArchiveIndex(fmt, links=link_records(records))
     index.extend(out)
@@ -615,6 +606,8 @@ def sniff_archive(path: Path) -> str:
         if has_eml:
             return "eml"
         raise ValueError(f"folder {path} is neither a Maildir (cur/ and new/) nor a folder of .eml files")
+    if not path.is_file():  # a FIFO or a device would block or never end
+        raise ValueError(f"{path} is neither a regular file nor a folder")
     try:
         with open(path, "rb") as handle:
             head = handle.read(5)
@@ -664,6 +657,20 @@ def _sender(raw: bytes | None) -> Address:
         if len(_ADDRESS_CACHE) < 50_000:
             _ADDRESS_CACHE[raw] = found
     return found
+
+
+def _sender_emails(raw_senders: list[bytes | None]) -> list[str]:
+    """Lower-cased sender addresses ("" when none), parsed once per distinct header."""
+    cache = _EMAIL_CACHE
+    emails = list(map(cache.get, raw_senders))
+    if None in emails:
+        for row, email in enumerate(emails):
+            if email is None:
+                raw = raw_senders[row]
+                email = emails[row] = _sender(raw).email.lower()
+                if len(cache) < 100_000:
+                    cache[raw] = email
+    return emails
 
 
 class MboxSource(MailSource):
@@ -882,7 +889,7 @@ class MboxSource(MailSource):
             if mids[member] == group.root_id:
                 return member
         dates = index.dates
-        return min(group.members, key=lambda m: (dates[m] is None, dates[m] or 0.0, m))
+        return min(group.members, key=lambda m: (dates[m] == NO_DATE, dates[m], m))
 
     def _find_group(self, thread_id: ThreadId) -> tuple[ArchiveIndex, ThreadGroup]:
         self._accepts(thread_id)
@@ -904,7 +911,7 @@ class MboxSource(MailSource):
         messages = []
         for member in group.members:
             messages.append((index.dates[member], member, self._read_message(index, member)))
-        messages.sort(key=lambda item: (item[0] is None, item[0] or 0.0, item[1]))
+        messages.sort(key=lambda item: (item[0], item[1]))  # oldest first; undated ones before all
         head = self._head_member(index, group)
         subject, _ = decode_header_text(index.subjects[head])
         notes = []

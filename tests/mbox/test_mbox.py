@@ -171,7 +171,7 @@ def test_two_process_scan_and_small_chunks_index_exactly_like_one_pass(generated
     # Tiny chunks: many seams and messages larger than a chunk (attachments).
     split_small = index_mbox(path, parallel=True, parallel_min_bytes=0, chunk=8192)
     assert len(one) > 1500
-    for column in ("locations", "message_ids", "synthetic", "dates", "subjects", "senders", "ends"):
+    for column in ("locations", "message_ids", "synthetic", "dates", "subjects", "senders", "emails", "ends"):
         assert getattr(split_small, column) == getattr(one, column), column
     assert split_small.notes == one.notes
     # The child's threading links, merged with the parent's, are those of one pass.
@@ -497,3 +497,10 @@ def test_mangled_archives_list_the_same_threads_fast_and_slow(tmp_path, seed):
         assert key_fields(fast) == key_fields(slow_summaries(path, EPOCH)), (seed, trial)
         small_chunks = index_mbox(path, parallel=True, parallel_min_bytes=0, chunk=512)
         assert small_chunks.message_ids == index_mbox(path, parallel=False).message_ids
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "pipe.mbox"
+    os.mkfifo(fifo)
+    with pytest.raises(Unavailable, match="neither a regular file nor a folder"):
+        source_for(fifo).check_available()
