@@ -1,14 +1,9 @@
-"""The demo's local-files tracker: created in a temporary git repository for one run.
+"""A local-files tracker with three filed reports, for the tracker pane tests.
 
-The demo project declares ``tracker.platform: local-files`` but no folder: the app (with
-``--demo``) calls :func:`make_demo_tracker`, which makes a throw-away git repository,
-initialises the tracker there (``access_restricted: true`` is honest: the repository
-exists only on this machine, for this run) and files three reports from the demo
-archive, with their fields and status rollups, so the tracker pane has something to
-show. Everything goes through the tracker contract, like any other write.
-
-Raises from :func:`make_demo_tracker`: ``OSError`` when git is missing or the folder
-cannot be written, and the tracker errors of ``mailtriage.trackers.contract``.
+:func:`make_demo_tracker` makes a git repository, initialises a real local-files tracker
+in it (``access_restricted: true``: the repository exists only in the test's temp dir)
+and files three reports of the demo archive with their fields and status rollups,
+through the tracker contract like any other write.
 """
 
 from __future__ import annotations
@@ -83,16 +78,28 @@ def _git(folder: Path, *args: str) -> None:
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def make_demo_tracker(config, folder: Path):
-    """A local-files tracker with the demo issues, in a new git repository at ``folder``."""
+def make_empty_tracker(config, folder: Path):
+    """An empty local-files tracker in a new git repository at ``folder`` (committed)."""
     from mailtriage.trackers.contract import Policy
     from mailtriage.trackers.localfiles import LocalFilesTracker
 
     folder.mkdir(parents=True, exist_ok=True)
     _git(folder, "init", "-q")
+    # The repository's own identity, so the publish commits of the tests never depend
+    # on the machine's git configuration.
+    _git(folder, "config", "user.name", "Test Triager")
+    _git(folder, "config", "user.email", "triager@example.org")
     root = folder / "security-tracker"
     tracker = LocalFilesTracker(root, Policy.from_config(config), user="demo")
     tracker.init(str(config.get("tracker.prefix") or "SEC"), access_restricted=True)
+    _git(folder, "add", "-A")
+    _git(folder, "commit", "-q", "-m", "empty tracker")
+    return tracker
+
+
+def make_demo_tracker(config, folder: Path):
+    """A local-files tracker with the demo issues, in a new git repository at ``folder``."""
+    tracker = make_empty_tracker(config, folder)
     for issue in DEMO_ISSUES:
         body = "\n\n".join(f"### {heading}\n\n{value}" if value else f"### {heading}\n"
                            for heading, value in issue["fields"].items()) + "\n"
