@@ -151,6 +151,13 @@ class ProposalDialog(ModalScreen[bool]):
             self.query_one("#cancel", Button).focus()
 
     # -- actions -------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "edit_in_editor":
+            return True if self._editors else None  # shown disabled: nothing here is editable
+        if action == "confirm":
+            return True if self.can_confirm else None  # shown disabled; the banner says why
+        return True
+
     def action_confirm(self) -> None:
         if not self.can_confirm:
             self.notify("This proposal cannot be written: " + (self.proposal.blocked or "nothing to write"),
