@@ -325,70 +325,111 @@ class MailTriageApp(App[int], inherit_bindings=False):
         if main is not None:
             main.reader.show_thread(message.thread, message.resolution)
 
-    # -- reply ---------------------------------------------------------------
-    def reply_to(self, summary) -> None:
-        """Propose a reply draft on ``summary``'s thread (None: the thread in the reading pane)."""
+    # -- proposals: reply, import, publish, sync ------------------------------
+    FLOW_TITLES = {"reply": "Preparing the reply failed", "import": "Preparing the import failed",
+                   "publish": "Preparing the publish review failed", "sync": "Preparing the sync failed"}
+
+    def _thread_for(self, summary):
+        """(open thread or None, thread id or None) for a flow on ``summary`` (None: the open thread)."""
         main = self.main
         thread = main.reader.thread if main is not None else None
         if summary is not None and (thread is None or thread.thread_id != summary.thread_id):
             thread = None
-        if thread is None and summary is None:
+        thread_id = summary.thread_id if summary is not None else (thread.thread_id if thread else None)
+        return thread, thread_id
+
+    def reply_to(self, summary) -> None:
+        """Propose a reply draft on ``summary``'s thread (None: the thread in the reading pane)."""
+        thread, thread_id = self._thread_for(summary)
+        if thread_id is None:
             self.notify("Open a thread first (Enter), then reply with r.", severity="warning", markup=False)
             return
+        self._start_flow("reply", "preparing the reply proposal …", thread=thread, thread_id=thread_id)
+
+    def import_thread(self, summary) -> None:
+        """Propose importing ``summary``'s thread (None: the open one) into the tracker."""
+        thread, thread_id = self._thread_for(summary)
+        if thread_id is None:
+            self.notify("Open a thread first (Enter), then import it with i.", severity="warning", markup=False)
+            return
+        self._start_flow("import", "preparing the import proposal …", thread=thread, thread_id=thread_id)
+
+    def action_publish(self) -> None:
+        self._start_flow("publish", "preparing the publish review …")
+
+    def action_sync(self) -> None:
+        self._start_flow("sync", "collecting new mail on the tracker's threads …")
+
+    def _start_flow(self, flow: str, status: str, **kwargs) -> None:
+        if not self.session.is_open:
+            return
+        main = self.main
         if main is not None:
-            main.reader.show_status("preparing the reply proposal … (Esc cancels)")
-        self._propose(self._new_request("reply"), thread, summary.thread_id if summary is not None else None)
+            main.reader.show_status(f"{status} (Esc cancels)")
+        self._build_proposal(self._new_request("reply"), flow, kwargs)
 
     @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
-    def _propose(self, request: int, thread, thread_id) -> None:
-        from mailtriage.tui.session import reply_body
+    def _build_proposal(self, request: int, flow: str, args: dict) -> None:
+        from mailtriage.core.projectconfig import ConfigError
 
         worker = get_current_worker()
         session = self.session
         try:
-            if thread is None:
-                thread = session.read_thread(thread_id).value
-            own = {a.lower() for a in [getattr(session.cc, "security_cc", None)] if a}
-            name = self.settings.data.get("name")
-            body, note = reply_body(thread, own, config=session.config,
-                                    sender_name=str(name) if isinstance(name, str) and name.strip() else None)
-            proposal = session.propose_reply(thread, body)
-            if note:
-                proposal.notes.append(note)
+            if flow == "publish":
+                proposal = session.propose_publish()
+            elif flow == "sync":
+                proposal = session.propose_sync()
+            else:
+                thread = args.get("thread")
+                if flow == "import":
+                    proposal = session.propose_import(args["thread_id"], thread)
+                else:
+                    from mailtriage.workflows.templates import receipt_body
+
+                    if thread is None:
+                        thread = session.read_thread(args["thread_id"]).value
+                    rendered = receipt_body(session.config, thread, sender_name=session.sender_name())
+                    proposal = session.propose_reply(thread, rendered.text)
+                    if rendered.note:
+                        proposal.notes.append(rendered.note)
+        except ConfigError as exc:
+            self.post_message(WorkFailed(request, "reply", self.FLOW_TITLES[flow], exc))
+            return
         except Exception as exc:
-            self.post_message(WorkFailed(request, "reply", "Preparing the reply failed", exc,
-                                         session.sources.resolve(_op("create_draft"))))
+            op = "create_draft" if flow == "reply" else "read_thread"
+            resolution = session.sources.resolve(_op(op)) if flow in ("reply", "import") else None
+            self.post_message(WorkFailed(request, "reply", self.FLOW_TITLES[flow], exc, resolution))
             return
         if not worker.is_cancelled:
-            self.post_message(ProposalReady(request, proposal))
+            self.post_message(ProposalReady(request, proposal, flow))
 
     def on_proposal_ready(self, message: ProposalReady) -> None:
         if not self._is_current("reply", message.request):
             return
         if self.main is not None:
             self.main.reader.restore_status()
-        self.show_proposal(message.proposal)
+        self.show_proposal(message.proposal, message.flow)
 
-    def show_proposal(self, proposal) -> None:
+    def show_proposal(self, proposal, flow: str = "reply") -> None:
         from mailtriage.tui.dialogs.proposal import ProposalDialog
 
         def decided(confirmed: bool | None) -> None:
             if confirmed:
                 self.notify("writing …", markup=False, timeout=3)
-                self._apply(proposal)
+                self._apply(proposal, flow)
             else:
                 self.notify("Cancelled: nothing was written.", markup=False)
 
         self.push_screen(ProposalDialog(proposal, cursor_blink=self.cursor_blink), decided)
 
     @work(thread=True, group="apply", exit_on_error=False)
-    def _apply(self, proposal) -> None:
+    def _apply(self, proposal, flow: str = "reply") -> None:
         try:
             report = self.session.apply(proposal)
         except Exception as exc:
             self.post_message(WorkFailed(0, "apply", "Writing failed", exc))
             return
-        self.post_message(ProposalApplied(proposal, report))
+        self.post_message(ProposalApplied(proposal, report, flow))
 
     def on_proposal_applied(self, message: ProposalApplied) -> None:
         report = message.report
@@ -397,6 +438,24 @@ class MailTriageApp(App[int], inherit_bindings=False):
         else:
             self.report_error("Writing failed", RuntimeError(report.failed[1]), where="apply",
                               details=report.describe())
+        if message.flow in ("import", "sync"):
+            main = self.main
+            if main is not None and main.has_class("-tracker"):
+                self.load_tracker()
+            if report.written:
+                # A local-files tracker publishes separately, after its own confirmation.
+                self._offer_publish(self._new_request("reply"))
+
+    @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
+    def _offer_publish(self, request: int) -> None:
+        try:
+            if not self.session.needs_publish():
+                return
+            proposal = self.session.propose_publish()
+        except Exception as exc:
+            self.post_message(WorkFailed(request, "reply", self.FLOW_TITLES["publish"], exc))
+            return
+        self.post_message(ProposalReady(request, proposal, "publish"))
 
     # -- thread URL ----------------------------------------------------------
     def show_thread_url(self) -> None:
@@ -587,7 +646,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
             main.toggle_tracker()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("refresh", "toggle_tracker"):
+        if action in ("refresh", "toggle_tracker", "publish", "sync"):
             return self.session.is_open or action == "refresh"
         return True
 

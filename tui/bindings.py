@@ -34,6 +34,8 @@ APP = [
     _b("exclamation_mark", "show_errors", "Error details", "app.errors", show=False, key_display="!"),
     _b("R", "refresh", "Refresh / reconnect", "app.refresh", show=False),
     _b("t", "toggle_tracker", "Tracker pane", "app.tracker", show=False),
+    _b("P", "publish", "Publish tracker changes", "app.publish", show=False),
+    _b("S", "sync", "Sync tracker with threads", "app.sync", show=False),
     _b("ctrl+c", "help_quit", "Copy / how to quit", "app.help_quit", show=False),
 ]
 
@@ -55,6 +57,7 @@ THREAD_LIST = [
     _b("pageup,ctrl+b", "page_up", "Page up", "threads.page_up", show=False),
     _b("enter", "open", "Open", "threads.open"),
     _b("r", "reply", "Reply", "threads.reply"),
+    _b("i", "import_thread", "Import to tracker", "threads.import"),
     _b("slash", "search", "Search", "threads.search", key_display="/"),
     _b("escape", "clear_search", "Clear search", "threads.clear_search"),
 ]
@@ -73,6 +76,7 @@ READER = [
     _b("n", "next_message", "Next message", "reader.next_message"),
     _b("p", "previous_message", "Previous message", "reader.previous_message"),
     _b("r", "reply", "Reply", "reader.reply"),
+    _b("i", "import_thread", "Import to tracker", "reader.import"),
     _b("u", "thread_url", "Thread URL", "reader.url"),
     _b("q,escape", "back", "Back to list", "reader.back"),
 ]

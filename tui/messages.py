@@ -68,14 +68,18 @@ class WorkFailed(Message):
 
 @dataclass(eq=False)
 class ProposalReady(Message):
+    """A flow built its proposal (``flow``: reply, import, publish, sync); nothing written yet."""
+
     request: int
     proposal: Any  # workflows Proposal
+    flow: str = "reply"
 
 
 @dataclass(eq=False)
 class ProposalApplied(Message):
     proposal: Any
     report: Any  # ApplyReport
+    flow: str = "reply"
 
 
 @dataclass(eq=False)

@@ -207,22 +207,54 @@ class Session:
     def open_tracker(self):
         """The project's tracker (``tracker.platform``), built once.
 
-        With ``--demo`` it is the demo workspace's local-files tracker (demo/workspace.py).
-
         Raises:
             ConfigError: the tracker settings are incomplete (names file and key).
             TrackerError: the tracker cannot be opened.
         """
         with self._tracker_lock:
-            if self.tracker is not None:
-                return self.tracker
-            from mailtriage.trackers.registry import open_tracker
+            if self.tracker is None:
+                from mailtriage.trackers.registry import open_tracker
 
-            self.tracker = open_tracker(self.config)
-            self.tracker_description = str(getattr(self.tracker, "kind", "tracker"))
-            if self.demo:
-                self.tracker_description += " (demo: a temporary git repository)"
+                self.tracker = open_tracker(self.config)
+                self.tracker_description = str(getattr(self.tracker, "kind", "tracker"))
             return self.tracker
+
+    # -- triage flows (blocking; each returns a Proposal, writes nothing) -----------
+    def sender_name(self) -> str | None:
+        name = self.settings.data.get("name")
+        return name.strip() if isinstance(name, str) and name.strip() else None
+
+    def propose_import(self, thread_id: ThreadId, thread: Thread | None = None):
+        """The import proposal (tracker issue, Import rollup entry, receipt draft)."""
+        from mailtriage.workflows.importer import propose_import
+
+        tracker = self.open_tracker()
+        with self._lock, self._tracker_lock:
+            return propose_import(self.sources, tracker, thread_id, thread=thread, sender_name=self.sender_name())
+
+    def propose_publish(self):
+        """The publish review of a local-files tracker (files, diff, commit message)."""
+        from mailtriage.workflows.publish import propose_publish
+
+        tracker = self.open_tracker()
+        with self._tracker_lock:
+            return propose_publish(tracker, self.config)
+
+    def propose_sync(self):
+        """Sync entries for tracker issues whose threads have new mail."""
+        from mailtriage.workflows.sync import collect_sync, propose_sync
+
+        tracker = self.open_tracker()
+        with self._lock, self._tracker_lock:
+            items = collect_sync(self.sources, tracker)
+            return propose_sync(tracker, items)
+
+    def needs_publish(self) -> bool:
+        with self._tracker_lock:
+            tracker = self.tracker
+            if tracker is None or getattr(tracker, "kind", "") != "local-files":
+                return False
+            return bool(tracker.pending().get("needs_publish"))
 
     def tracker_issues(self, state: str = "all") -> tuple[list[dict], list[str]]:
         """Issues newest-updated first and the problems met while listing (malformed files)."""
@@ -268,62 +300,3 @@ def _parse_since(text: str | None) -> datetime | None:
         return datetime.now(timezone.utc) - timedelta(days=int(text[:-1]))
     value = datetime.fromisoformat(text)
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-
-
-class _KeepUnknown(dict):
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
-
-
-def reply_body(thread: Thread, own_addresses: set[str] | None = None, *, config=None,
-               sender_name: str | None = None) -> tuple[str, str | None]:
-    """The receipt-of-confirmation text proposed for a reply, and a note when the
-    project's template could not be used.
-
-    The project's ``templates.receipt`` file (relative to the project folder) is filled
-    with ``{reporter_name}``, ``{subject}``, ``{project}``, ``{security_list}`` and
-    ``{sender_name}``; unknown placeholders stay as written. Values taken from the mail
-    are made inert first, so a reply never carries hidden characters back out.
-    """
-    from mailtriage.backends.contract import reply_subject
-    from mailtriage.tui.sanitize import inert
-
-    own = own_addresses or set()
-    # The message the reply answers: the newest one not written by us (as propose_reply picks it).
-    target = next((m for m in reversed(thread.messages) if m.sender.email.lower() not in own),
-                  thread.messages[0] if thread.messages else None)
-    reporter = inert(target.sender.name or target.sender.email) if target is not None else "reporter"
-    subject = inert(reply_subject(thread.subject)[len("Re: "):])
-    project = config.title if config is not None and config.title else "project"
-    values = _KeepUnknown(
-        reporter_name=reporter,
-        subject=subject,
-        project=project,
-        security_list=str(config.get("security_list") or "") if config is not None else "",
-        sender_name=sender_name or _default_sender_name(),
-    )
-    note = None
-    template_path = config.get("templates.receipt") if config is not None else None
-    if template_path:
-        try:
-            template = config.resolve_path(str(template_path)).read_text(encoding="utf-8")
-            return template.format_map(values), None
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            note = f"the receipt template {template_path} could not be used ({exc}); a default text is proposed"
-    text = (
-        "Hi {reporter_name},\n\n"
-        "Thank you for your report \"{subject}\". The {project} security team has received it and is "
-        "looking into it; we will keep you informed of our progress.\n\n"
-        "Please keep the details private until a fix is released.\n\n"
-        "{sender_name}\n"
-    )
-    return text.format_map(values), note
-
-
-def _default_sender_name() -> str:
-    import getpass
-
-    try:
-        return getpass.getuser()
-    except Exception:  # no user name in this environment
-        return "The security team"

@@ -35,6 +35,21 @@ def field_text(label: str, value: str, marker: str | None) -> Text:
     return text
 
 
+def editable_field(write):
+    """The field a person may edit before confirming: the draft's Body, or the multiline
+    field holding the write's text (a commit message); None when nothing is editable."""
+    if not write.editable_body:
+        return None
+    multiline = [f for f in write.fields if f.multiline]
+    for field in multiline:
+        if field.label.lower() == "body":
+            return field
+    for field in multiline:
+        if write.body is not None and field.value == write.body:
+            return field
+    return None
+
+
 class ProposalDialog(ModalScreen[bool]):
     BINDINGS = bindings.PROPOSAL
 
@@ -75,11 +90,12 @@ class ProposalDialog(ModalScreen[bool]):
                         if field.marker and "fallback" in field.marker.lower():
                             classes += " -fallback"
                         yield Static(field_text(field.label, field.value, field.marker), classes=classes)
+                    editable = editable_field(write)
                     for field in write.fields:
                         if not field.multiline:
                             continue
                         yield Static(Text(f"{field.label}:", "bold"), classes="write-field")
-                        if write.editable_body and field.label.lower() == "body":
+                        if field is editable:
                             area = TextArea(write.body if write.body is not None else field.value,
                                             id=f"body-{index}", classes="body-editor", soft_wrap=True,
                                             show_line_numbers=False)
@@ -135,6 +151,13 @@ class ProposalDialog(ModalScreen[bool]):
             self.query_one("#cancel", Button).focus()
 
     # -- actions -------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "edit_in_editor":
+            return True if self._editors else None  # shown disabled: nothing here is editable
+        if action == "confirm":
+            return True if self.can_confirm else None  # shown disabled; the banner says why
+        return True
+
     def action_confirm(self) -> None:
         if not self.can_confirm:
             self.notify("This proposal cannot be written: " + (self.proposal.blocked or "nothing to write"),

@@ -120,6 +120,10 @@ class ThreadView(VerticalScroll, can_focus=True):
         pass
 
     @dataclass(eq=False)
+    class ImportRequested(TextualMessage):
+        pass
+
+    @dataclass(eq=False)
     class BackRequested(TextualMessage):
         pass
 
@@ -164,6 +168,9 @@ class ThreadView(VerticalScroll, can_focus=True):
     def action_reply(self) -> None:
         self.post_message(self.ReplyRequested())
 
+    def action_import_thread(self) -> None:
+        self.post_message(self.ImportRequested())
+
     def action_thread_url(self) -> None:
         self.post_message(self.UrlRequested())
 
@@ -171,7 +178,7 @@ class ThreadView(VerticalScroll, can_focus=True):
         self.post_message(self.BackRequested())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("reply", "thread_url", "next_message", "previous_message"):
+        if action in ("reply", "import_thread", "thread_url", "next_message", "previous_message"):
             return True if self.has_class("-has-thread") else None
         return True
 

@@ -100,6 +100,10 @@ class ThreadList(ScrollView, can_focus=True):
         summary: ThreadSummary | None
 
     @dataclass(eq=False)
+    class ImportRequested(Message):
+        summary: ThreadSummary | None
+
+    @dataclass(eq=False)
     class PageLoaded(Message):
         rows: object
         error: str | None = None
@@ -244,6 +248,9 @@ class ThreadList(ScrollView, can_focus=True):
     def action_reply(self) -> None:
         self.post_message(self.ReplyRequested(self.current))
 
+    def action_import_thread(self) -> None:
+        self.post_message(self.ImportRequested(self.current))
+
     def action_search(self) -> None:
         self.post_message(self.SearchRequested())
 
@@ -253,7 +260,7 @@ class ThreadList(ScrollView, can_focus=True):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "clear_search":
             return self.filtered
-        if action in ("open", "reply"):
+        if action in ("open", "reply", "import_thread"):
             return True if len(self.rows) else None
         return True
 

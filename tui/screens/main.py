@@ -102,6 +102,12 @@ class MainScreen(Screen, inherit_bindings=False):
     def on_thread_view_reply_requested(self, message: ThreadView.ReplyRequested) -> None:
         self.app.reply_to(None)
 
+    def on_thread_list_import_requested(self, message: ThreadList.ImportRequested) -> None:
+        self.app.import_thread(message.summary)
+
+    def on_thread_view_import_requested(self, message: ThreadView.ImportRequested) -> None:
+        self.app.import_thread(None)
+
     def on_thread_view_url_requested(self, message: ThreadView.UrlRequested) -> None:
         self.app.show_thread_url()
 

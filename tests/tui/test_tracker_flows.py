@@ -1,0 +1,91 @@
+"""Import a report into a real local-files tracker (git), then publish, from the app."""
+
+import subprocess
+from pathlib import Path
+
+from textual.widgets import TextArea
+
+from mailtriage.core.projectconfig import load_project
+from mailtriage.tui.dialogs.proposal import ProposalDialog
+from tests.tui.helpers import make_app, mbox_project, screen_text, settle
+from tests.tui.test_tracker_pane import TRACKER
+from tests.tui.tracker_data import make_empty_tracker
+
+FIELDS = ["Security mailing list thread", "Reporter", "Received", "Affected versions", "CVE", "Severity"]
+
+
+def project_with_tracker(folder: Path) -> Path:
+    project = mbox_project(folder, extra_config={"tracker": {**TRACKER, "fields": FIELDS,
+                                                             "commit_attribution": "Generated-by: mailtriage"}})
+    make_empty_tracker(load_project(project), project / "repo")
+    return project
+
+
+def git(project: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=project / "repo", check=True, capture_output=True, text=True).stdout
+
+
+async def test_import_then_publish_writes_the_issue_and_commits_it(tmp_path):
+    project = project_with_tracker(tmp_path / "p")
+    app = make_app(project)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("G", "enter")  # the heap overflow report
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        shown = screen_text(app)
+        assert "Import report: Heap overflow in the frob parser" in shown
+        assert "1. TRACKER · will be written by backend tracker:local-files" in shown
+        assert "Labels: needs triage" in shown
+        assert "2. TRACKER" in shown and "Action: Import" in shown
+        whole = app.screen.proposal.render_text()  # the dialog scrolls; this is all of it
+        assert "no backend available for create_draft" in whole  # the receipt: a preview (mbox)
+        assert "Cc: security@frob.example  <-- security CC" in whole
+        assert git(project, "status", "--porcelain") == ""  # nothing written yet
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        # The import is written; the publish review follows, confirmed on its own.
+        assert isinstance(app.screen, ProposalDialog)
+        shown = screen_text(app)
+        assert "Publish the tracker changes" in shown
+        assert "1. PUBLISH · will be written by backend tracker:local-files:git" in shown
+        assert "security-tracker/SEC-0001.md" in shown
+        message = app.screen.query_one(TextArea)
+        assert message.text == app.screen.proposal.writes[0].body  # the commit message is editable
+        message.load_text("security: import SEC-0001 (heap overflow)\n")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert not isinstance(app.screen, ProposalDialog)
+    log = git(project, "log", "-1", "--format=%B")
+    assert log.startswith("security: import SEC-0001 (heap overflow)")
+    assert "Generated-by: mailtriage" in log
+    assert git(project, "status", "--porcelain") == ""
+    issue = (project / "repo" / "security-tracker" / "SEC-0001.md").read_text()
+    assert 'title: "Heap overflow in the frob parser"' in issue and "status rollup v1" in issue
+
+
+async def test_cancelling_the_publish_review_leaves_the_changes_pending(tmp_path):
+    project = project_with_tracker(tmp_path / "p")
+    app = make_app(project)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("G", "enter")
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await pilot.press("escape")  # the publish review
+        await settle(pilot)
+        assert any("nothing was written" in n.message for n in app._notifications)
+        before = git(project, "rev-parse", "HEAD")
+        # P opens the review again later.
+        await pilot.press("P")
+        await settle(pilot)
+        assert "Publish the tracker changes" in screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
+    assert git(project, "rev-parse", "HEAD") == before
+    assert "SEC-0001.md" in git(project, "status", "--porcelain")
