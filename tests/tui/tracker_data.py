@@ -1,9 +1,36 @@
-"""A local-files tracker with the demo's three filed reports, for the tracker pane tests.
+"""Local-files trackers in real git repositories, for the tracker pane and flow tests.
 
-The seed data is the demo workspace's own (``mailtriage.demo.tracker``), so the tests and
-``--demo`` show the same issues.
+The filed reports are the demo workspace's own (``mailtriage.demo.tracker``), so the tests
+and ``--demo`` show the same issues.
 """
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
 
 from mailtriage.demo.tracker import DEMO_ISSUES, make_demo_tracker
 
-__all__ = ["DEMO_ISSUES", "make_demo_tracker"]
+__all__ = ["DEMO_ISSUES", "make_demo_tracker", "make_empty_tracker"]
+
+
+def _git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "init.defaultBranch=main", *args], cwd=folder, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def make_empty_tracker(config, folder: Path):
+    """An empty local-files tracker in a new git repository at ``folder`` (committed)."""
+    from mailtriage.trackers.contract import Policy
+    from mailtriage.trackers.localfiles import LocalFilesTracker
+
+    folder.mkdir(parents=True, exist_ok=True)
+    _git(folder, "init", "-q")
+    _git(folder, "config", "user.name", "Test Triager")
+    _git(folder, "config", "user.email", "triager@example.org")
+    root = folder / "security-tracker"
+    tracker = LocalFilesTracker(root, Policy.from_config(config), user="demo")
+    tracker.init(str(config.get("tracker.prefix") or "SEC"), access_restricted=True)
+    _git(folder, "add", "-A")
+    _git(folder, "commit", "-q", "-m", "empty tracker")
+    return tracker
