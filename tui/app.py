@@ -180,12 +180,18 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self._open_session()
 
     def open_demo(self) -> None:
+        """First-run ``d``: the demo project, from the same working copy ``--demo`` uses."""
         try:
-            from mailtriage.demo import demo_project_dir
+            from mailtriage.cli.demo_workspace import ensure_demo_workspace
+
+            folder = ensure_demo_workspace()
         except ImportError:
             self.notify("The demo data is not part of this build of mailtriage.", severity="error", markup=False)
             return
-        self.session = Session(demo_project_dir(), demo=True, settings=self.settings)
+        except Exception as exc:  # git missing or failing, temp folder not writable: say so, stay here
+            self.notify(f"The demo could not be prepared: {exc}", severity="error", markup=False)
+            return
+        self.session = Session(folder, demo=True, settings=self.settings)
         self.sub_title = "demo"
         self.reopen()
 

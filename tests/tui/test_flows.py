@@ -210,7 +210,6 @@ async def test_backend_console_shows_ops_and_runs_one_by_hand(tmp_path):
         assert [(r[1], r[2], r[4]) for r in ops] == [("mbox", "list_recent_threads", "3"), ("mbox", "read_thread", "1")]
         # Run read_thread by hand on the named backend.
         await pilot.press("f5")
-        tid = app.screen.query_one(ThreadList) if False else None  # noqa: F841 (the console is on top)
         console.query_one("#run-op", Select).value = "read_thread"
         console.query_one("#run-backend", Select).value = "mbox"
         console.query_one("#run-thread").value = "mbox:<question-1@example.net>"
