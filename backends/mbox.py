@@ -35,12 +35,15 @@ once and the index is reused while the file's size and mtime stay the same.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import gc
 import marshal
 import os
 import re
 import select
 import signal
+import sys
 import threading
 from bisect import bisect_left
 from dataclasses import dataclass, field, replace
@@ -72,7 +75,7 @@ from mailtriage.backends.mime import (
     split_header_block,
     synthetic_message_id,
 )
-from mailtriage.backends.threading import Links, ThreadGroup, group_records, link_records, synthetic_kind
+from mailtriage.backends.threading import Links, ThreadGroup, group_ids, link_records, synthetic_kind
 
 __all__ = ["MboxSource", "ArchiveIndex", "index_archive", "sniff_archive"]
 
@@ -106,11 +109,29 @@ _BARE_ID = re.compile(rb"[^\s<>,;\"()]+@[^\s<>,;\"()]+")
 # asctime in an mbox From_ line: "From sender Tue Jan  2 10:00:00 2024"
 _ENVELOPE_DATE = re.compile(rb"From \S*\s+[A-Za-z]{3}\s+([A-Za-z]{3})\s+(\d{1,2})\s+(\d{1,2}:\d{2}(?::\d{2})?)\s+(\d{4})")
 _MAILDIR_TIME = re.compile(r"^(\d{9,11})\.")
+NO_DATE = float("-inf")  # the date of a message with no usable date: before every other
 
 
 # ---------------------------------------------------------------------------
 # The index: one row per message, in archive order
 # ---------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Pause the cyclic garbage collector while building many small acyclic objects.
+
+    Indexing creates about a million tuples, lists and bytes that all survive, so
+    the collector would walk them over and over (about a tenth of the scan time)
+    and free nothing. Reference counting still frees everything as usual.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
 
 @dataclass
 class ArchiveIndex:
@@ -118,54 +139,50 @@ class ArchiveIndex:
 
     ``locations`` are byte offsets of the From_ line (mbox) or file paths (Maildir,
     .eml folder). IDs are raw bytes with angle brackets; ``subjects`` and ``senders``
-    stay undecoded until a thread is shown. ``dates`` are epoch seconds from the
+    stay undecoded until a thread is shown; References and In-Reply-To are not kept,
+    only the threading ``links`` made from them. ``dates`` are epoch seconds from the
     Date header or, when it is missing or unreadable, the archive's delivery time
-    (mbox From_ line, Maildir file name, file mtime); ``notes`` holds per-message
-    notes by row.
+    (mbox From_ line, Maildir file name, file mtime), and :data:`NO_DATE` (-inf)
+    when there is neither; ``emails`` are the senders' addresses, lower-cased;
+    ``notes`` holds per-message notes by row.
     """
 
     format: str
     locations: list[Any] = field(default_factory=list)
     message_ids: list[bytes] = field(default_factory=list)
     synthetic: list[bool] = field(default_factory=list)
-    references: list[Sequence[bytes]] = field(default_factory=list)
-    in_reply_to: list[bytes | None] = field(default_factory=list)
-    dates: list[float | None] = field(default_factory=list)
+    dates: list[float] = field(default_factory=list)
     subjects: list[bytes | None] = field(default_factory=list)
     senders: list[bytes | None] = field(default_factory=list)
+    emails: list[str] = field(default_factory=list)
     notes: dict[int, list[str]] = field(default_factory=dict)
     ends: list[int] = field(default_factory=list)  # mbox: end offset of each message
-    links: Links | None = None  # threading links, when the scan worked them out already
-    _comparable: list[float] | None = field(default=None, repr=False)
+    # Threading links from every message's References / In-Reply-To, worked out
+    # while scanning, so those fields need not be kept.
+    links: Links = field(default_factory=Links)
 
     def __len__(self) -> int:
         return len(self.message_ids)
 
-    def comparable_dates(self) -> list[float]:
-        """``dates`` with undated rows as -inf, so ``max`` works in C."""
-        if self._comparable is None or len(self._comparable) != len(self.dates):
-            self._comparable = [d if d is not None else float("-inf") for d in self.dates]
-        return self._comparable
-
-    def records(self) -> list[tuple]:
-        """Rows shaped like ``threading.ThreadRecord`` for the threading functions."""
-        return list(zip(self.message_ids, self.references, self.in_reply_to, self.synthetic))
-
     def threads(self) -> list[ThreadGroup]:
-        records = self.records()
-        return group_records(records, self.links if self.links is not None else link_records(records))
+        return group_ids(self.message_ids, self.synthetic, self.links)
+
+    def sender_emails(self) -> list[str]:
+        return self.emails
+
+    def comparable_dates(self) -> list[float]:
+        return self.dates
 
     def extend(self, columns: tuple) -> None:
-        locations, mids, synthetic, refs, irts, dates, subjects, senders, notes = columns
+        locations, mids, synthetic, dates, subjects, senders, emails, notes = columns
         base = len(self.message_ids)
         self.locations += locations
         self.message_ids += mids
         self.synthetic += synthetic
-        self.references += refs
-        self.in_reply_to += irts
         self.dates += dates
         self.subjects += subjects
         self.senders += senders
+        self.emails += emails
         for row, note in notes:
             self.notes.setdefault(base + row, []).append(note)
 
@@ -223,7 +240,7 @@ def _row_from_fields(fields: Mapping[bytes, bytes], header_block: bytes,
 # mbox: the fast scan
 # ---------------------------------------------------------------------------
 
-def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple) -> None:
+def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple, links: Links) -> None:
     """Index every message whose header block starts in ``buf[:stop]``.
 
     ``buf[0]`` is a newline standing before file offset ``base``; so a From_ line
@@ -232,7 +249,7 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple) -> No
     comprehensions; the rare rows (no Message-ID, a bare ID, CR line ends, no usable
     date) are found with C-level checks and fixed one by one after.
     """
-    locations, mids, synthetic, refs, irts, dates, subjects, senders, notes = out
+    locations, mids, synthetic, dates, subjects, senders, emails, notes = out
     matches = list(_HEADER_BLOCK.finditer(buf, 0, stop))
     count = len(matches)
     if not count:
@@ -276,43 +293,67 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple) -> No
         fix.update(i for i, v in enumerate(row_dates) if v is None)
     if row_irts.count(None) != col_irt.count(b""):
         fix.update(i for i, (v, raw) in enumerate(zip(row_irts, col_irt)) if v is None and raw)
-    if b"\r" in joined:
-        fix.update(i for i, block in enumerate(blocks) if b"\r" in block)
+    careful: set[int] = set()
+    if buf.find(b"\r", 0, stop) != -1:
+        starts = [m.start() for m in matches] + [stop]
+        careful = {i for i in range(count) if buf.find(b"\r", starts[i], starts[i + 1]) != -1}
+        fix |= careful
     for i in sorted(fix):
         block = blocks[i]
-        from_line_end = block.index(b"\n", 1)
-        if b"\r" in block:
-            # CRLF or CR-only mail: read this one's headers the careful way.
-            header, _ = split_header_block(normalize_line_ends(block[from_line_end + 1:])[0])
-            row_notes: list[str] = []
-            values = _row_from_fields(header_fields(header), header, _envelope_epoch(block[1:from_line_end]),
-                                      row_notes)
-            (row_mids[i], row_synthetic[i], row_refs[i], row_irts[i], row_dates[i],
-             col_subject[i], col_from[i]) = values
-            notes.extend((first_row + i, n) for n in row_notes)
-            continue
-        if row_mids[i] is None:
-            row_mids[i] = _first_id(col_mid[i])
+        from_line_end = block.find(b"\n", 1)
+        if from_line_end < 0:
+            from_line_end = len(block)
+        envelope = _envelope_epoch(block[1:from_line_end])
+        try:
+            if i in careful:
+                # CR in this message (CRLF or CR-only mail): read its headers exactly as
+                # a full parse of the whole message would.
+                raw = _message_bytes(buf, starts[i] + 1 + from_line_end, starts[i + 1], stop)
+                header, _ = split_header_block(normalize_line_ends(raw)[0])
+                row_notes: list[str] = []
+                (row_mids[i], row_synthetic[i], row_refs[i], row_irts[i], row_dates[i],
+                 col_subject[i], col_from[i]) = _row_from_fields(header_fields(header), header, envelope, row_notes)
+                notes.extend((first_row + i, n) for n in row_notes)
+                continue
             if row_mids[i] is None:
-                row_mids[i] = synthetic_message_id(block[from_line_end + 1:]).encode("ascii")
+                row_mids[i] = _first_id(col_mid[i])
+                if row_mids[i] is None:
+                    row_mids[i] = synthetic_message_id(block[from_line_end + 1:]).encode("ascii")
+                    row_synthetic[i] = True
+            if row_irts[i] is None and col_irt[i]:
+                row_irts[i] = _first_id(col_irt[i])
+            if row_dates[i] is None:
+                row_dates[i] = envelope
+                if envelope is not None:
+                    notes.append((first_row + i, "no usable Date header; the archive's delivery time is used"))
+        except Exception as exc:  # noqa: BLE001 - one bad message must not lose the list
+            if row_mids[i] is None:
+                row_mids[i] = synthetic_message_id(block).encode("ascii")
                 row_synthetic[i] = True
-        if row_irts[i] is None and col_irt[i]:
-            row_irts[i] = _first_id(col_irt[i])
-        if row_dates[i] is None:
-            row_dates[i] = _envelope_epoch(block[1:from_line_end])
-            if row_dates[i] is not None:
-                notes.append((first_row + i, "no usable Date header; the archive's delivery time is used"))
+            notes.append((first_row + i, f"headers could not be read ({type(exc).__name__}: {exc})"))
+    link_records(zip(row_mids, row_refs, row_irts, row_synthetic), links)
+    if None in row_dates:
+        row_dates = [NO_DATE if d is None else d for d in row_dates]
     mids += row_mids
     synthetic += row_synthetic
-    refs += row_refs
-    irts += row_irts
     dates += row_dates
     subjects += col_subject
     senders += col_from
+    emails += _sender_emails(col_from)
+
+
+def _message_bytes(buf: bytearray, start: int, end: int, data_end: int) -> bytes:
+    """One message's bytes after its From_ line, cut as ``mailbox.mbox`` cuts them.
+
+    ``end`` is the newline before the next From_ line (or ``data_end``): it ends the
+    message's last line, unless that line is the blank separator, which is dropped.
+    """
+    raw = bytes(buf[start : end + 1 if end < data_end else end])
+    return raw[:-1] if raw.endswith(b"\n\n") else raw
 
 
 def _new_columns() -> tuple:
-    return ([], [], [], [], [], [], [], [], [])
+    return ([], [], [], [], [], [], [], [])
 
 
 def _next_boundary(fd: int, offset: int, end: int, buf: bytearray) -> int:
@@ -332,12 +373,14 @@ def _next_boundary(fd: int, offset: int, end: int, buf: bytearray) -> int:
     return end
 
 
-def scan_mbox_range(fd: int, start: int, end: int, chunk: int = _CHUNK) -> tuple:
+def scan_mbox_range(fd: int, start: int, end: int, chunk: int = _CHUNK) -> tuple[tuple, Links]:
     """Index the messages whose From_ line starts in ``[start, end)`` of an open mbox.
 
-    ``start`` must be 0 or the offset of a From_ line. Returns marshal-able columns.
+    ``start`` must be 0 or the offset of a From_ line. Returns marshal-able columns
+    and the threading links of those messages.
     """
     out = _new_columns()
+    links = Links()
     buf = bytearray(chunk + 1)
     view = memoryview(buf)
     position = start
@@ -352,15 +395,28 @@ def scan_mbox_range(fd: int, start: int, end: int, chunk: int = _CHUNK) -> tuple
             last = buf.rfind(b"\nFrom ", 1, limit)
             if last <= 0:
                 # One message bigger than the buffer: index its headers, skip its body.
-                _index_header_blocks(buf, limit, position, out)
+                _index_header_blocks(buf, limit, position, out, links)
                 position = _next_boundary(fd, position + got - 5, end, buf)
                 continue
-            _index_header_blocks(buf, last, position, out)
+            _index_header_blocks(buf, last, position, out, links)
             position += last
         else:
-            _index_header_blocks(buf, limit, position, out)
+            _index_header_blocks(buf, limit, position, out, links)
             position += got
-    return out
+    return out, links
+
+
+def _may_fork() -> bool:
+    """Whether the scan may fork a child here.
+
+    The child only runs the scan (no locks, no imports, ``os._exit`` at the end),
+    which is safe after a fork even beside other threads; but Python 3.12 and later
+    warn about forking a multi-threaded process, so there the scan forks only from
+    a single-threaded one (the CLI) and runs in one process inside the TUI.
+    """
+    if not hasattr(os, "fork"):
+        return False
+    return sys.version_info < (3, 12) or threading.active_count() == 1
 
 
 def _split_point(fd: int, size: int) -> int | None:
@@ -385,8 +441,8 @@ def _scan_in_child(fd: int, start: int, end: int, chunk: int) -> tuple[int, int]
         status = 1
         try:
             os.close(read_end)
-            columns = scan_mbox_range(fd, start, end, chunk)
-            data = marshal.dumps((columns, _links_of(columns).to_plain()))
+            columns, links = scan_mbox_range(fd, start, end, chunk)
+            data = marshal.dumps((columns, links.to_plain()))
             view = memoryview(data)
             while view:
                 view = view[os.write(write_end, view):]
@@ -397,11 +453,6 @@ def _scan_in_child(fd: int, start: int, end: int, chunk: int) -> tuple[int, int]
             os._exit(status)
     os.close(write_end)
     return pid, read_end
-
-
-def _links_of(columns: tuple) -> Links:
-    _, mids, synthetic, refs, irts = columns[:5]
-    return link_records(list(zip(mids, refs, irts, synthetic)))
 
 
 def _collect_child(pid: int, read_end: int) -> tuple | None:
@@ -441,7 +492,7 @@ def index_mbox(path: Path, *, parallel: bool = True, parallel_min_bytes: int = _
     try:
         size = os.fstat(fd).st_size
         split = None
-        if parallel and size >= parallel_min_bytes and hasattr(os, "fork"):
+        if parallel and size >= parallel_min_bytes and _may_fork():
             split = _split_point(fd, size)
         pid = None
         if split is not None:
@@ -450,15 +501,14 @@ def index_mbox(path: Path, *, parallel: bool = True, parallel_min_bytes: int = _
             except OSError:
                 pid = None
         if pid is None:
-            index.extend(scan_mbox_range(fd, 0, size, chunk))
+            columns, index.links = scan_mbox_range(fd, 0, size, chunk)
+            index.extend(columns)
         else:
             # Scan and link the second half here while the child does the first.
-            second_half = scan_mbox_range(fd, split, size, chunk)
-            second_links = _links_of(second_half)
+            second_half, second_links = scan_mbox_range(fd, split, size, chunk)
             first = _collect_child(pid, read_end)
             if first is None:  # the child failed: do its part here, lose nothing
-                columns = scan_mbox_range(fd, 0, split, chunk)
-                first = columns, _links_of(columns)
+                first = scan_mbox_range(fd, 0, split, chunk)
             index.extend(first[0])
             index.extend(second_half)
             index.links = first[1].then(second_links)
@@ -487,7 +537,8 @@ def _read_header(path: Path) -> bytes:
 
 def _index_files(fmt: str, files: Sequence[Path], delivery_time) -> ArchiveIndex:
     out = _new_columns()
-    locations, mids, synthetic, refs, irts, dates, subjects, senders, notes = out
+    locations, mids, synthetic, dates, subjects, senders, emails, notes = out
+    records = []
     for row, path in enumerate(files):
         row_notes: list[str] = []
         try:
@@ -500,13 +551,13 @@ def _index_files(fmt: str, files: Sequence[Path], delivery_time) -> ArchiveIndex
         locations.append(str(path))
         mids.append(values[0])
         synthetic.append(values[1])
-        refs.append(values[2])
-        irts.append(values[3])
-        dates.append(values[4])
+        records.append((values[0], values[2], values[3], values[1]))
+        dates.append(NO_DATE if values[4] is None else values[4])
         subjects.append(values[5])
         senders.append(values[6])
+        emails += _sender_emails([values[6]])
         notes.extend((row, n) for n in row_notes)
-    index = ArchiveIndex(fmt)
+    index = ArchiveIndex(fmt, links=link_records(records))
     index.extend(out)
     return index
 
@@ -555,6 +606,8 @@ def sniff_archive(path: Path) -> str:
         if has_eml:
             return "eml"
         raise ValueError(f"folder {path} is neither a Maildir (cur/ and new/) nor a folder of .eml files")
+    if not path.is_file():  # a FIFO or a device would block or never end
+        raise ValueError(f"{path} is neither a regular file nor a folder")
     try:
         with open(path, "rb") as handle:
             head = handle.read(5)
@@ -568,11 +621,12 @@ def sniff_archive(path: Path) -> str:
 def index_archive(path: Path, *, parallel: bool = True) -> ArchiveIndex:
     """Sniff ``path`` and index it. Raises ValueError when it is not an archive."""
     fmt = sniff_archive(path)
-    if fmt == "mbox":
-        return index_mbox(path, parallel=parallel)
-    if fmt == "maildir":
-        return _index_files("maildir", maildir_files(path), _maildir_time)
-    return _index_files("eml", eml_files(path), _mtime)
+    with _collector_paused():
+        if fmt == "mbox":
+            return index_mbox(path, parallel=parallel)
+        if fmt == "maildir":
+            return _index_files("maildir", maildir_files(path), _maildir_time)
+        return _index_files("eml", eml_files(path), _mtime)
 
 
 # ---------------------------------------------------------------------------
@@ -591,6 +645,7 @@ def _normalize_list(name: str) -> str:
 
 
 _ADDRESS_CACHE: dict[bytes, Address] = {}
+_EMAIL_CACHE: dict[bytes | None, str] = {}
 
 
 def _sender(raw: bytes | None) -> Address:
@@ -602,6 +657,20 @@ def _sender(raw: bytes | None) -> Address:
         if len(_ADDRESS_CACHE) < 50_000:
             _ADDRESS_CACHE[raw] = found
     return found
+
+
+def _sender_emails(raw_senders: list[bytes | None]) -> list[str]:
+    """Lower-cased sender addresses ("" when none), parsed once per distinct header."""
+    cache = _EMAIL_CACHE
+    emails = list(map(cache.get, raw_senders))
+    if None in emails:
+        for row, email in enumerate(emails):
+            if email is None:
+                raw = raw_senders[row]
+                email = emails[row] = _sender(raw).email.lower()
+                if len(cache) < 100_000:
+                    cache[raw] = email
+    return emails
 
 
 class MboxSource(MailSource):
@@ -712,7 +781,8 @@ class MboxSource(MailSource):
         with self._lock:
             index = self.load_index()
             if self._groups is None:
-                self._groups = index.threads()
+                with _collector_paused():
+                    self._groups = index.threads()
             return index, self._groups
 
     def _check_list(self, list_name: str | None) -> None:
@@ -744,52 +814,72 @@ class MboxSource(MailSource):
         index, groups = self._threads()
         date_of = index.comparable_dates().__getitem__
         rows = []
-        for group in groups:
+        for position, group in enumerate(groups):
             members = group.members
             latest = date_of(members[0]) if len(members) == 1 else max(map(date_of, members))
             if latest >= since_epoch:
-                rows.append((latest, group))
-        rows.sort(key=lambda item: (-item[0], item[1].root_id))
-        return [self._summary(index, group, latest) for latest, group in rows]
+                rows.append((-latest, group.root_id, position, group))
+        rows.sort()  # newest first; ties by root ID, then archive order
+        summarize = self._summarizer(index)
+        with _collector_paused():
+            return [summarize(group, -negative) for negative, _, _, group in rows]
 
-    def _summary(self, index: ArchiveIndex, group: ThreadGroup, latest: float) -> ThreadSummary:
-        members = group.members
-        head = self._head_member(index, group)
-        subject, subject_notes = decode_header_text(index.subjects[head])
+    def _summarizer(self, index: ArchiveIndex):
+        """A function building one ThreadSummary; the index's columns bound once (it runs per row)."""
+        emails = index.sender_emails()
+        stamps = index.comparable_dates()
+        mids = index.message_ids
+        subjects = index.subjects
         senders = index.senders
-        if len(members) == 1:
-            email = _sender(senders[head]).email.lower()
-            participants: tuple[str, ...] = (email,) if email else ()
-        else:
-            dates = index.dates
-            in_date_order = sorted(members, key=lambda m: (dates[m] is None, dates[m] or 0.0, m))
-            participants = tuple(dict.fromkeys(
-                e for e in (_sender(senders[m]).email.lower() for m in in_date_order) if e))
-        notes = [f"subject: {n}" for n in subject_notes] if subject_notes else []
-        if len(members) > 1:
-            mids = [index.message_ids[m] for m in members]
-            if len(set(mids)) != len(mids):
+        row_notes = index.notes
+        real_kind, synthetic_kind_ = self.thread_id_kind, self._synthetic_kind
+        utc = timezone.utc
+
+        def summarize(group: ThreadGroup, latest: float) -> ThreadSummary:
+            members = group.members
+            head = members[0] if mids[members[0]] == group.root_id else self._head_member(index, group)
+            subject, subject_notes = decode_header_text(subjects[head])
+            count = len(members)
+            if count == 1:
+                email = emails[head]
+                participants: tuple[str, ...] = (email,) if email else ()
+            elif count == 2:
+                first, second = members
+                if stamps[second] < stamps[first]:
+                    first, second = second, first
+                participants = tuple(filter(None, dict.fromkeys((emails[first], emails[second]))))
+            else:
+                # In date order (undated first), ties in archive order; archives are
+                # mostly in order already, so check before sorting.
+                order_stamps = list(map(stamps.__getitem__, members))
+                order = members if order_stamps == sorted(order_stamps) else \
+                    [m for _, m in sorted(zip(order_stamps, members))]
+                participants = tuple(filter(None, dict.fromkeys(map(emails.__getitem__, order))))
+            notes = [f"subject: {n}" for n in subject_notes] if subject_notes else []
+            if count > 1 and len(set(map(mids.__getitem__, members))) != count:
                 counts: dict[bytes, int] = {}
-                for mid in mids:
-                    counts[mid] = counts.get(mid, 0) + 1
+                for member in members:
+                    counts[mids[member]] = counts.get(mids[member], 0) + 1
                 notes += [f"{n} messages share Message-ID {_id_text(mid)}; all are kept"
                           for mid, n in counts.items() if n > 1]
-        if index.notes:
-            for member in members:
-                for note in index.notes.get(member, ()):
-                    if note not in notes:
-                        notes.append(note)
-        root = _id_text(group.root_id)
-        return ThreadSummary(
-            thread_id=ThreadId(self._synthetic_kind if group.synthetic else self.thread_id_kind, root),
-            subject=subject,
-            root_message_id=root,
-            sender=_sender(senders[head]),
-            last_activity=datetime.fromtimestamp(latest, tz=timezone.utc),
-            message_count=len(members),
-            participants=participants,
-            notes=tuple(notes),
-        )
+            if row_notes and not row_notes.keys().isdisjoint(members):
+                for member in members:
+                    for note in row_notes.get(member, ()):
+                        if note not in notes:
+                            notes.append(note)
+            root = _id_text(group.root_id)
+            return ThreadSummary(
+                thread_id=ThreadId(synthetic_kind_ if group.synthetic else real_kind, root),
+                subject=subject,
+                root_message_id=root,
+                sender=_sender(senders[head]),
+                last_activity=datetime.fromtimestamp(latest, tz=utc),
+                message_count=count,
+                participants=participants,
+                notes=tuple(notes),
+            )
+
+        return summarize
 
     @staticmethod
     def _head_member(index: ArchiveIndex, group: ThreadGroup) -> int:
@@ -799,7 +889,7 @@ class MboxSource(MailSource):
             if mids[member] == group.root_id:
                 return member
         dates = index.dates
-        return min(group.members, key=lambda m: (dates[m] is None, dates[m] or 0.0, m))
+        return min(group.members, key=lambda m: (dates[m] == NO_DATE, dates[m], m))
 
     def _find_group(self, thread_id: ThreadId) -> tuple[ArchiveIndex, ThreadGroup]:
         self._accepts(thread_id)
@@ -821,7 +911,7 @@ class MboxSource(MailSource):
         messages = []
         for member in group.members:
             messages.append((index.dates[member], member, self._read_message(index, member)))
-        messages.sort(key=lambda item: (item[0] is None, item[0] or 0.0, item[1]))
+        messages.sort(key=lambda item: (item[0], item[1]))  # oldest first; undated ones before all
         head = self._head_member(index, group)
         subject, _ = decode_header_text(index.subjects[head])
         notes = []

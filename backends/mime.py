@@ -100,8 +100,15 @@ def split_header_block(raw: bytes) -> tuple[bytes, int]:
 
     The header block runs up to (not including) the first blank line; ``body_offset``
     is where the body starts (``len(raw)`` when there is no body). CRLF, LF and
-    CR-only line ends are all recognised.
+    CR-only line ends are all recognised. A message that starts with an empty line
+    has no headers.
     """
+    if raw[:1] == b"\n":
+        return b"", 1
+    if raw[:2] == b"\r\n":
+        return b"", 2
+    if raw[:1] == b"\r":
+        return b"", 1
     if b"\r" not in raw:
         end = raw.find(b"\n\n")
         if end < 0:
@@ -301,15 +308,25 @@ def _date_part(day: bytes, mon: bytes, year: bytes) -> int | None:
 
 
 def _clock_seconds(clock: bytes) -> int | None:
-    match = _CLOCK.fullmatch(clock)
-    value = None
-    if match is not None:
-        h, m, s = int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
-        if h < 24 and m < 60 and s < 60:
-            value = h * 3600 + m * 60 + s
-    if len(_CLOCK_SECONDS) < 100_000:
-        _CLOCK_SECONDS[clock] = value
-    return value
+    """Seconds into the day of ``H:MM[:SS]``; hours and minutes are cached (1,440 of them)."""
+    minutes = _CLOCK_SECONDS.get(clock[:-3] if clock.count(b":") == 2 else clock, -1)
+    if minutes == -1:
+        match = _CLOCK.fullmatch(clock)
+        if match is None:
+            return None
+        h, m = int(match.group(1)), int(match.group(2))
+        minutes = h * 3600 + m * 60 if h < 24 and m < 60 else None
+        if len(_CLOCK_SECONDS) < 10_000:
+            _CLOCK_SECONDS[match.group(1) + b":" + match.group(2)] = minutes
+    if minutes is None:
+        return None
+    if clock.count(b":") == 2:
+        tail = clock[-3:]
+        if tail[0] != 58 or not tail[1:].isdigit():  # ":SS"
+            return None
+        seconds = int(tail[1:])
+        return minutes + seconds if seconds < 60 else None
+    return minutes
 
 
 def _zone_offset(zone: bytes) -> int | None:
@@ -349,9 +366,7 @@ def parse_date_epoch(value: bytes | str | None) -> float | None:
             day = _DATE_PART.get((tokens[0], tokens[1], tokens[2]), -1)
             if day == -1:
                 day = _date_part(tokens[0], tokens[1], tokens[2])
-            clock = _CLOCK_SECONDS.get(tokens[3], -1)
-            if clock == -1:
-                clock = _clock_seconds(tokens[3])
+            clock = _clock_seconds(tokens[3])
             if day is not None and clock is not None:
                 if len(tokens) == 4:
                     return float(day + clock)
@@ -369,7 +384,7 @@ def parse_date_epoch(value: bytes | str | None) -> float | None:
 # One Date value per line, in the shape almost all mail uses (single spaces); every
 # other line matches the empty second branch and goes through parse_date_epoch.
 _DATE_LINE = re.compile(
-    rb"^(?:[A-Za-z]{3},? )?(\d{1,2} [A-Za-z]{3}[a-z]* \d{4}) (\d{1,2}:\d{2}(?::\d{2})?)(?: ([+-]\d{4}))?$|^.*$",
+    rb"^(?:[A-Za-z]{3},? )?(\d{1,2} [A-Za-z]{3}[a-z]* \d{4}) (\d{1,2}:\d{2})(?::(\d{2}))?(?: ([+-]\d{4}))?$|^.*$",
     re.MULTILINE,
 )
 _DAY_KEY: dict[bytes, int | None] = {}
@@ -388,11 +403,11 @@ def parse_date_epochs(values: list[bytes | None]) -> list[float | None]:
     if parts is None or len(parts) != len(lines):
         return [parse_date_epoch(v) for v in values]
     day_key = _DAY_KEY
-    clock_seconds = _CLOCK_SECONDS
+    minute_of_day = _CLOCK_SECONDS
     zone_offset = _ZONE_OFFSET
     result: list[float | None] = []
     append = result.append
-    for (day_text, clock, zone), value in zip(parts, lines):
+    for (day_text, hour_minute, second, zone), value in zip(parts, lines):
         if day_text:
             day = day_key.get(day_text, -1)
             if day == -1:
@@ -400,9 +415,11 @@ def parse_date_epochs(values: list[bytes | None]) -> list[float | None]:
                 day = _date_part(day_number, mon, year)
                 if len(day_key) < 100_000:
                     day_key[day_text] = day
-            seconds = clock_seconds.get(clock, -1)
+            seconds = minute_of_day.get(hour_minute, -1)
             if seconds == -1:
-                seconds = _clock_seconds(clock)
+                seconds = _clock_seconds(hour_minute)
+            if seconds is not None and second:
+                seconds = seconds + int(second) if second < b"60" else None
             if day is not None and seconds is not None:
                 if not zone or zone == b"-0000":
                     append(float(day + seconds))
@@ -440,7 +457,7 @@ def _codec_name(label: str | None) -> str | None:
         return None
     try:
         return codecs.lookup(label).name
-    except LookupError:
+    except (LookupError, ValueError):  # ValueError: a NUL in the label
         return None
 
 
@@ -480,7 +497,7 @@ def decode_bytes(data: bytes, label: str | None) -> tuple[str, str | None]:
 
 def _decode_encoded_word(charset: str, encoding: str, payload: str) -> tuple[str, str | None]:
     charset = charset.split("*", 1)[0]  # RFC 2231 language suffix: utf-8*en
-    data = payload.encode("ascii", "surrogateescape")
+    data = payload.encode("utf-8", "surrogateescape")  # raw 8-bit inside a word: keep its bytes
     note = None
     if encoding in "bB":
         padded = data + b"=" * (-len(data) % 4)
@@ -533,6 +550,11 @@ def decode_header_text(value: bytes | str | None) -> tuple[str, list[str]]:
     return _ENCODED_WORD.sub(replace, text), notes
 
 
+_ADDR_SPEC = r'[^\s<>"(),;:@\[\]\\]+@[^\s<>"(),;:@\[\]\\]+'
+_NAME_ADDR = re.compile(r'\s*([^"(),;:<>@\[\]\\]*?)\s*<(' + _ADDR_SPEC + r')>\s*')
+_BARE_ADDR = re.compile(r"\s*(" + _ADDR_SPEC + r")\s*")
+
+
 def parse_address(value: bytes | str | None) -> Address:
     """The first address of a From-like header; ``Address('', '')`` when there is none."""
     addresses = parse_address_list(value)
@@ -548,7 +570,17 @@ def parse_address_list(value: bytes | str | None) -> tuple[Address, ...]:
     if not value:
         return ()
     raw_text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
-    raw_text = re.sub(r"\r?\n|\r", "", raw_text)
+    if "\n" in raw_text or "\r" in raw_text:
+        raw_text = re.sub(r"\r?\n|\r", "", raw_text)
+    # The common single-address shapes, read as getaddresses reads them (a test
+    # checks that on many generated values); anything else goes to getaddresses.
+    match = _NAME_ADDR.fullmatch(raw_text)
+    if match is not None:
+        display, _ = decode_header_text(" ".join(match.group(1).split()))
+        return (Address(display.strip(), match.group(2)),)
+    match = _BARE_ADDR.fullmatch(raw_text)
+    if match is not None:
+        return (Address("", match.group(1)),)
     try:
         pairs = getaddresses([raw_text])
     except (TypeError, ValueError, IndexError):
@@ -777,6 +809,22 @@ def _attach(part: EmailMessage, result: _Walk, extra_notes: list[str] | None = N
 
 
 def _walk_into(part: EmailMessage, result: _Walk, depth: int) -> None:
+    """Walk one part; a part the stdlib cannot read becomes raw text with a note."""
+    try:
+        _walk_part(part, result, depth)
+    except Exception as exc:  # noqa: BLE001 - e.g. a NUL in a parameter makes the header classes raise
+        note = f"a MIME part could not be read ({type(exc).__name__}: {exc}); its raw text is shown"
+        result.notes.append(note)
+        try:
+            raw = part.get_payload(decode=False)
+        except Exception:  # noqa: BLE001
+            raw = None
+        if isinstance(raw, str):
+            text, charset_note = decode_bytes(raw.encode("utf-8", "surrogateescape"), None)
+            result.text_parts.append(TextPart("text/plain", text, note="; ".join(filter(None, (note, charset_note)))))
+
+
+def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
     if depth > 50:
         result.notes.append("MIME nesting deeper than 50 levels; the rest is not shown")
         return
@@ -892,7 +940,11 @@ def parse_message(raw: bytes, *, backend_ref: str | None = None, max_bytes: int 
         body = raw[len(header_block):]
         text, note = decode_bytes(body, None)
         return _replace(base, text_parts=(TextPart("text/plain", text, note=note),))
-    base = _message_from_headers(header_block, notes, backend_ref, parsed=msg)
+    try:
+        base = _message_from_headers(header_block, notes, backend_ref, parsed=msg)
+    except Exception as exc:  # noqa: BLE001 - fall back to the byte-level header scan
+        notes.append(f"headers could not be parsed ({type(exc).__name__}: {exc})")
+        base = _message_from_headers(header_block, notes, backend_ref, parsed=None, use_parser=False)
     walk = _walk(msg)
     notes.extend(walk.notes)
     return _replace(base, text_parts=tuple(walk.text_parts), attachments=tuple(walk.attachments),
@@ -921,8 +973,8 @@ def parse_message_headers(raw: bytes, *, backend_ref: str | None = None) -> Mess
 
 
 def _message_from_headers(header_block: bytes, notes: list[str], backend_ref: str | None,
-                          parsed: EmailMessage | None = None) -> Message:
-    if parsed is None:
+                          parsed: EmailMessage | None = None, use_parser: bool = True) -> Message:
+    if parsed is None and use_parser:
         try:
             parsed = _HEADER_PARSER.parsebytes(header_block + b"\n", headersonly=True)
         except Exception as exc:  # noqa: BLE001

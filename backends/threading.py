@@ -45,6 +45,7 @@ from mailtriage.backends.contract import Message, ThreadId
 __all__ = [
     "Links",
     "ThreadGroup",
+    "group_ids",
     "group_records",
     "link_records",
     "ThreadRecord",
@@ -130,10 +131,16 @@ class Links:
         return cls(guessed, own)
 
 
-def link_records(records: Sequence[Any]) -> Links:
-    """The parent links of ``records`` (steps 1-3 of the module docstring)."""
-    guessed: dict[Any, Any] = {}
-    own: dict[Any, Any] = {}
+def link_records(records: Iterable[Any], links: Links | None = None) -> Links:
+    """The parent links of ``records`` (steps 1-3 of the module docstring).
+
+    With ``links``, the records are linked after those already in it (in place),
+    so a long input can be linked chunk by chunk without keeping it.
+    """
+    if links is None:
+        links = Links()
+    guessed = links.guessed
+    own = links.own
     for record in records:
         refs = record[1]
         irt = record[2]
@@ -160,11 +167,20 @@ def link_records(records: Sequence[Any]) -> Links:
                     guessed[ref] = previous
                 previous = ref
         own[key] = refs[-1]
-    return Links(guessed, own)
+    return links
 
 
 def group_records(records: Sequence[Any], links: Links) -> list[ThreadGroup]:
     """Group ``records`` by the root their links lead to (step 4)."""
+    return group_ids([r[0] for r in records], [r[3] for r in records], links)
+
+
+def group_ids(message_ids: Sequence[Any], synthetic: Sequence[bool], links: Links) -> list[ThreadGroup]:
+    """Group messages, given as parallel lists of IDs and synthetic flags, by root.
+
+    Only the links are needed besides the IDs: References and In-Reply-To have
+    done their work once linked.
+    """
     parent = dict(links.guessed)
     parent.update(links.own)
     roots: dict[Any, Any] = {}
@@ -198,8 +214,9 @@ def group_records(records: Sequence[Any], links: Links) -> list[ThreadGroup]:
     get_root = roots.get
     get_parent = parent.get
     get_group = groups.get
-    for index, record in enumerate(records):
-        key = _Synthetic((record[0],)) if record[3] else record[0]
+    for index, (key, is_synthetic) in enumerate(zip(message_ids, synthetic)):
+        if is_synthetic:
+            key = _Synthetic((key,))
         root = get_root(key)
         if root is None:
             up = get_parent(key)

@@ -122,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def project_dir(args: argparse.Namespace) -> Path:
     if getattr(args, "demo", False):
-        from mailtriage.cli.demo_workspace import ensure_demo_workspace
+        from mailtriage.demo.workspace import ensure_demo_workspace
 
         return ensure_demo_workspace()
     if getattr(args, "project", None):

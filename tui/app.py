@@ -14,6 +14,7 @@ first-run screens are imported when first opened.
 from __future__ import annotations
 
 import itertools
+import subprocess
 import traceback
 from pathlib import Path
 
@@ -182,16 +183,16 @@ class MailTriageApp(App[int], inherit_bindings=False):
     def open_demo(self) -> None:
         """First-run ``d``: the demo project, from the same working copy ``--demo`` uses."""
         try:
-            from mailtriage.cli.demo_workspace import ensure_demo_workspace
-
-            folder = ensure_demo_workspace()
+            from mailtriage.demo.workspace import ensure_demo_workspace
         except ImportError:
             self.notify("The demo data is not part of this build of mailtriage.", severity="error", markup=False)
             return
-        except Exception as exc:  # git missing or failing, temp folder not writable: say so, stay here
-            self.notify(f"The demo could not be prepared: {exc}", severity="error", markup=False)
+        try:
+            workspace = ensure_demo_workspace()
+        except (OSError, subprocess.CalledProcessError) as exc:
+            self.notify(f"The demo workspace could not be made: {exc}", severity="error", markup=False)
             return
-        self.session = Session(folder, demo=True, settings=self.settings)
+        self.session = Session(workspace, demo=True, settings=self.settings)
         self.sub_title = "demo"
         self.reopen()
 

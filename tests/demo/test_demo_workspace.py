@@ -32,17 +32,18 @@ def test_demo_import_writes_the_demo_tracker_once_and_offers_publish(env, tmp_pa
     thread_id = next(t["thread_id"] for t in threads if t["subject"].startswith("CSRF"))
     first = run(env, "--demo", "import", thread_id, "--yes")
     assert first.returncode == 0, first.stderr
-    issues = json.loads(run(env, "--demo", "tracker", "list").stdout)
-    assert [i["id"] for i in issues] == ["SEC-0001"]
-    assert issues[0]["title"].startswith("CSRF")
+    issues = json.loads(run(env, "--demo", "tracker", "list", "--state", "all").stdout)
+    # The workspace starts with three filed reports; the import adds the fourth.
+    assert sorted(i["id"] for i in issues) == ["SEC-0001", "SEC-0002", "SEC-0003", "SEC-0004"]
+    assert next(i for i in issues if i["id"] == "SEC-0004")["title"].startswith("CSRF")
 
     again = run(env, "--demo", "import", thread_id, "--yes")
     assert again.returncode == 0, again.stderr
-    assert [i["id"] for i in json.loads(run(env, "--demo", "tracker", "list").stdout)] == ["SEC-0001"]
+    assert len(json.loads(run(env, "--demo", "tracker", "list", "--state", "all").stdout)) == 4
 
     pending = json.loads(run(env, "--demo", "tracker", "pending").stdout)
     assert pending["needs_publish"] is True
-    assert [c["path"] for c in pending["changes"]] == ["tracker/SEC-0001.md"]
+    assert [c["path"] for c in pending["changes"]] == ["tracker/SEC-0004.md"]
     # The packaged demo folder itself was never written.
     from mailtriage.demo import demo_project_dir
 

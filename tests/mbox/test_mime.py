@@ -350,6 +350,8 @@ def test_split_header_block_line_end_styles():
     assert split_header_block(b"A: 1\r\nB: 2\r\n\r\nbody") == (b"A: 1\r\nB: 2\r\n", 14)
     assert split_header_block(b"A: 1\rB: 2\r\rbody") == (b"A: 1\rB: 2\r", 11)
     assert split_header_block(b"A: 1\n") == (b"A: 1\n", 5)
+    assert split_header_block(b"\nA: 1\n\nbody") == (b"", 1)  # an empty first line: no headers
+    assert split_header_block(b"\r\nA: 1\r\n") == (b"", 2)
 
 
 def test_parse_date_fast_path_agrees_with_stdlib():
@@ -428,3 +430,65 @@ def test_parse_date_epoch_equals_parse_date_timestamp():
     expected += [None, None, parse_date("Tue, 02 Jan 2024 10:00:00 +0100").timestamp()]
     assert mime.parse_date_epochs(values) == expected
     assert mime.parse_date_epochs(values[:-1]) == expected[:-1]
+
+
+def test_parse_address_fast_shapes_read_like_getaddresses():
+    from email.utils import getaddresses
+
+    from mailtriage.backends.mime import parse_address
+
+    rng = random.Random(9)
+    alphabet = "abcXYZ .'-_=?!#$%&*+/^`{|}~öü\t0123\"(),;:<>@[]\\"
+    for _ in range(20_000):
+        name = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 12)))
+        local = "".join(rng.choice("abc.+-_XY09=?/'!#$%&*^`{|}~") for _ in range(rng.randrange(1, 8)))
+        domain = "".join(rng.choice("abc.-X09") for _ in range(rng.randrange(1, 8)))
+        value = rng.choice([f"{name} <{local}@{domain}>", f"{local}@{domain}", f" <{local}@{domain}> ",
+                            f"{name}<{local}@{domain}>", f"=?utf-8?q?{name}?= <{local}@{domain}>"])
+        pairs = [(n, e) for n, e in getaddresses([value]) if n or e]
+        if not pairs:
+            expected = None
+        else:
+            name_text, _ = decode_header_text(pairs[0][0])
+            expected = (name_text.strip(), pairs[0][1].strip())
+        got = parse_address(value)
+        if expected is not None:
+            assert (got.name, got.email) == expected, value
+
+
+def test_encoded_word_with_raw_8bit_payload_does_not_raise():
+    text, _ = decode_header_text("=?utf-8?q?J=C3=B6rg_ü?= <x@y>".encode())
+    assert text.startswith("Jörg ü")
+
+
+def test_mangled_mail_never_raises():
+    """Truncated and bit-flipped copies of every awkward mail still parse to a Message."""
+    from mailtriage.backends.mime import parse_address_list
+
+    rng = random.Random(21)
+    pieces = b"=?<>@\"\\()[];:,\r\n\t \x00\xff\xc3=?utf-8?b?=?x?q?_=ZZ--boundary\nContent-Type: multipart/mixed; boundary="
+    for raw in awkward.ALL.values():
+        for _ in range(40):
+            data = bytearray(raw)
+            for _ in range(rng.randrange(1, 12)):
+                at = rng.randrange(len(data))
+                roll = rng.random()
+                if roll < 0.4:
+                    data[at] = rng.randrange(256)
+                elif roll < 0.7:
+                    data[at:at] = rng.choice([pieces[i:i + 6] for i in range(0, len(pieces), 6)])
+                else:
+                    del data[at: at + rng.randrange(1, 40)]
+            if rng.random() < 0.3:
+                data = data[: rng.randrange(len(data) + 1)]
+            message = parse_message(bytes(data))
+            assert message.message_id.startswith("<")
+            parse_message_headers(bytes(data))
+            block, _ = split_header_block(bytes(data))
+            for value in header_fields(block).values():
+                decode_header_text(value)
+                parse_address_list(value)
+                parse_date(value)
+                mime.parse_date_epoch(value)
+            for index in range(len(message.attachments)):
+                attachment_bytes(bytes(data), index)

@@ -1,7 +1,9 @@
 """The demo workspace: the bundled demo project copied into a temporary git repository.
 
-``--demo`` runs on this copy so the demo's local-files tracker can really be written,
-reviewed and committed without touching the installed package. The workspace lives in
+``--demo`` (CLI and app alike) runs on this copy so the demo's local-files tracker can
+really be written, reviewed and committed without touching the installed package. The
+tracker starts with three filed reports (``demo/tracker.py``) so the tracker pane has
+something to show. The workspace lives in
 the system temp folder (``mailtriage-demo-<uid>``, or ``$MAILTRIAGE_DEMO_DIR``) and is
 kept between commands, so ``mailtriage --demo import …`` followed by
 ``mailtriage --demo tracker list`` sees the imported issue. Delete the folder to start over.
@@ -43,13 +45,20 @@ def ensure_demo_workspace() -> Path:
         _git(staging, "init", "-q", "-b", "main")
         _git(staging, "config", "user.name", "Demo Triager")
         _git(staging, "config", "user.email", "triager@example.org")
+        from mailtriage.core.projectconfig import load_project
+        from mailtriage.demo.tracker import file_demo_issues
+        from mailtriage.trackers.contract import Policy
         from mailtriage.trackers.localfiles import LocalFilesTracker
 
+        config = load_project(staging)
+        tracker = LocalFilesTracker(config.resolve_path(str(config.get("tracker.local.path"))),
+                                    Policy.from_config(config), user="demo")
         # A local repository with no remote: only this machine's user can read it.
-        LocalFilesTracker(staging / "tracker").init("SEC", access_restricted=True)
+        tracker.init(str(config.get("tracker.prefix") or "SEC"), access_restricted=True)
+        file_demo_issues(tracker)
         (staging / ".gitignore").write_text(f"{READY_MARK}\n", encoding="utf-8")
         _git(staging, "add", "-A")
-        _git(staging, "commit", "-q", "-m", "demo project and an empty security tracker")
+        _git(staging, "commit", "-q", "-m", "demo project and its security tracker")
         (staging / READY_MARK).write_text("ok\n", encoding="utf-8")
         try:
             staging.rename(target)

@@ -1,0 +1,109 @@
+"""The demo's local-files tracker content: three filed reports.
+
+:func:`file_demo_issues` files them (with fields, status rollups and close reasons) into
+the demo workspace's tracker (``demo/workspace.py``); :func:`make_demo_tracker` makes a
+stand-alone repository with them for tests. Everything goes through the tracker
+contract, like any other write.
+
+Raises from :func:`make_demo_tracker`: ``OSError`` when git is missing or the folder
+cannot be written, and the tracker errors of ``mailtriage.trackers.contract``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+DEMO_ISSUES: list[dict[str, Any]] = [
+    {
+        "title": "Path traversal in archive import allows writing outside the workspace",
+        "labels": ["valid", "cve allocated", "fix released", "important"],
+        "fields": {
+            "Security mailing list thread": "Path traversal in archive import allows writing outside the workspace "
+                                            "(security@frobnicator.apache.org)",
+            "Reporter": "José Müller <jose.mueller@example.com>",
+            "Received": "2026-09-02",
+            "Affected versions": "3.0.0 to 3.4.1",
+            "CVE": "CVE-2026-41017",
+            "Severity": "important",
+        },
+        "rollup": [
+            ("2026-09-02", "praman", "Imported", "Imported from the security list; receipt sent."),
+            ("2026-09-09", "mkowalczyk", "Validated", "Reproduced on 3.4.1; fix in review."),
+            ("2026-10-06", "praman", "Fix released", "Fixed in 3.4.2; advisory published."),
+        ],
+        "close": "completed",
+    },
+    {
+        "title": "Authentication bypass: empty bearer token accepted by the REST API with an LDAP realm",
+        "labels": ["valid", "cve allocated", "embargoed", "critical"],
+        "fields": {
+            "Security mailing list thread": "Authentication bypass: empty bearer token accepted by the REST API "
+                                            "with an LDAP realm (security@frobnicator.apache.org)",
+            "Reporter": "Ana Costa <ana.costa@redteam.example.com>",
+            "Received": "2026-10-12",
+            "Affected versions": "3.2.0 to 3.4.2",
+            "CVE": "CVE-2026-41355",
+            "Severity": "critical",
+        },
+        "rollup": [
+            ("2026-10-12", "nokafor", "Imported", "Imported from the security list; receipt sent."),
+            ("2026-10-14", "dwhitfield", "Validated", "Confirmed with an LDAP realm; fix planned for 3.5.0."),
+        ],
+        "close": None,
+    },
+    {
+        "title": "RCE: an administrator can upload a plugin that runs arbitrary code",
+        "labels": ["invalid"],
+        "fields": {
+            "Security mailing list thread": "RCE: an administrator can upload a plugin that runs arbitrary code "
+                                            "(security@frobnicator.apache.org)",
+            "Reporter": "Wei Zhang <wei.zhang@example.net>",
+            "Received": "2026-10-20",
+            "Affected versions": "",
+            "CVE": "",
+            "Severity": "",
+        },
+        "rollup": [
+            ("2026-10-20", "mkowalczyk", "Imported", "Imported from the security list; receipt sent."),
+            ("2026-10-21", "mkowalczyk", "Not a vulnerability",
+             "Administrators are trusted to install plugins (see the security model)."),
+        ],
+        "close": "not-planned",
+    },
+]
+
+
+def _git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=mailtriage demo", "-c", "user.email=demo@mailtriage.invalid",
+                    "-c", "init.defaultBranch=main", *args], cwd=folder, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def file_demo_issues(tracker) -> None:
+    """File the demo issues, with their fields, rollups and close reasons, into ``tracker``."""
+    for issue in DEMO_ISSUES:
+        body = "\n\n".join(f"### {heading}\n\n{value}" if value else f"### {heading}\n"
+                           for heading, value in issue["fields"].items()) + "\n"
+        created = tracker.create(issue["title"], body, labels=issue["labels"])
+        for date, user, action, text in issue["rollup"]:
+            tracker.rollup_append(created["id"], action, text, user=user, now=date)
+        if issue["close"]:
+            tracker.close(created["id"], issue["close"])
+
+
+def make_demo_tracker(config, folder: Path):
+    """A local-files tracker with the demo issues, in a new git repository at ``folder``."""
+    from mailtriage.trackers.contract import Policy
+    from mailtriage.trackers.localfiles import LocalFilesTracker
+
+    folder.mkdir(parents=True, exist_ok=True)
+    _git(folder, "init", "-q")
+    root = folder / "security-tracker"
+    tracker = LocalFilesTracker(root, Policy.from_config(config), user="demo")
+    tracker.init(str(config.get("tracker.prefix") or "SEC"), access_restricted=True)
+    file_demo_issues(tracker)
+    _git(folder, "add", "-A")
+    _git(folder, "commit", "-q", "-m", "demo tracker")
+    return tracker
