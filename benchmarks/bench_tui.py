@@ -144,7 +144,10 @@ SYNTHETIC_APP = textwrap.dedent('''
 
 
 def cold_start_ours(config_dir: str) -> float:
-    term = Terminal([PYTHON, "-m", "mailtriage.cli.main", "--demo"], {"MAILTRIAGE_CONFIG_DIR": config_dir})
+    # The demo workspace of this run (made by the warm-up start), not the user's.
+    demo_dir = str(Path(config_dir).parent / "demo-workspace")
+    term = Terminal([PYTHON, "-m", "mailtriage.cli.main", "--demo"],
+                    {"MAILTRIAGE_CONFIG_DIR": config_dir, "MAILTRIAGE_DEMO_DIR": demo_dir})
     try:
         painted = term.read_until(re.compile(rb"\d+ threads? \xc2\xb7 via"))
         return painted - term.started

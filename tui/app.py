@@ -181,6 +181,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self._open_session()
 
     def open_demo(self) -> None:
+        """First-run ``d``: the demo project, from the same working copy ``--demo`` uses."""
         try:
             from mailtriage.demo.workspace import ensure_demo_workspace
         except ImportError:

@@ -207,6 +207,8 @@ class Session:
     def open_tracker(self):
         """The project's tracker (``tracker.platform``), built once.
 
+        With ``--demo`` it is the demo workspace's local-files tracker (demo/workspace.py).
+
         Raises:
             ConfigError: the tracker settings are incomplete (names file and key).
             TrackerError: the tracker cannot be opened.
@@ -217,6 +219,8 @@ class Session:
 
                 self.tracker = open_tracker(self.config)
                 self.tracker_description = str(getattr(self.tracker, "kind", "tracker"))
+                if self.demo:
+                    self.tracker_description += " (demo: a temporary git repository)"
             return self.tracker
 
     # -- triage flows (blocking; each returns a Proposal, writes nothing) -----------

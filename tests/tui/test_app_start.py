@@ -84,3 +84,18 @@ async def test_unreadable_settings_are_reported_and_never_overwritten(tmp_path, 
         app.theme = "mailtriage-light"
         await settle(pilot)
     assert (user_config / "config.toml").read_text(encoding="utf-8") == broken
+
+
+async def test_first_run_d_opens_the_demo_workspace(tmp_path, monkeypatch):
+    from mailtriage.tui.panes.thread_list import ThreadList
+
+    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo-workspace"))
+    app = make_app(tmp_path / "nowhere")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, FirstRunScreen)
+        await pilot.press("d")
+        await settle(pilot)
+        assert not isinstance(app.screen, FirstRunScreen)
+        assert len(app.screen.query_one(ThreadList).rows) == 41
+        assert app.session.project_dir == tmp_path / "demo-workspace"

@@ -210,7 +210,6 @@ async def test_backend_console_shows_ops_and_runs_one_by_hand(tmp_path):
         assert [(r[1], r[2], r[4]) for r in ops] == [("mbox", "list_recent_threads", "3"), ("mbox", "read_thread", "1")]
         # Run read_thread by hand on the named backend.
         await pilot.press("f5")
-        tid = app.screen.query_one(ThreadList) if False else None  # noqa: F841 (the console is on top)
         console.query_one("#run-op", Select).value = "read_thread"
         console.query_one("#run-backend", Select).value = "mbox"
         console.query_one("#run-thread").value = "mbox:<question-1@example.net>"
@@ -270,3 +269,23 @@ async def test_html_mail_is_shown_as_text_and_nothing_remote_is_fetched(tmp_path
         server.shutdown()
         server.server_close()
     assert requests == []
+
+
+async def test_every_bound_action_is_in_the_command_palette(tmp_path):
+    from mailtriage.tui import bindings
+    from mailtriage.tui.commands import SKIP_ACTIONS, MailtriageCommands
+
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        provider = MailtriageCommands(app.screen)
+        titles = {title for title, _, _ in provider._commands()}
+        main_contexts = [c for c in bindings.CONTEXTS if c.screen in (None, "MainScreen")]
+        expected = {f"{c.title}: {b.description}" for c in main_contexts for b in c.bindings
+                    if b.action not in SKIP_ACTIONS}
+        assert expected <= titles
+        assert "Theme: mailtriage-high-contrast" in titles
+        # And a command runs its action: the backend console opens.
+        await pilot.press("ctrl+p", *"backends", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ConsoleScreen)

@@ -3,8 +3,9 @@
 from pathlib import Path
 
 from mailtriage.core.projectconfig import load_project
-from tests.tui.tracker_data import make_demo_tracker
+from mailtriage.demo.tracker import make_demo_tracker
 from mailtriage.tui.panes.tracker import TrackerList, TrackerPane
+from mailtriage.tui.session import Session
 from tests.tui.helpers import make_app, mbox_project, screen_text, settle
 
 TRACKER = {"platform": "local-files", "prefix": "SEC", "local": {"path": "repo/security-tracker"},
@@ -59,3 +60,21 @@ async def test_without_a_tracker_configuration_the_pane_says_why(tmp_path):
         assert "no tracker:" in text and "tracker.github" in text
         assert app.errors == []  # not an error of the app: the project has no tracker yet
         assert "tracker: not available" in screen_text(app)
+
+
+def test_demo_tracker_lives_in_the_demo_workspace_git_repository(user_config, tmp_path, monkeypatch):
+    from mailtriage.core.settings import load_settings
+    from mailtriage.demo.workspace import ensure_demo_workspace
+
+    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
+    workspace = ensure_demo_workspace()
+    session = Session(workspace, demo=True, settings=load_settings())
+    session.open()
+    issues, problems = session.tracker_issues()
+    assert [i["id"] for i in issues] == ["SEC-0003", "SEC-0002", "SEC-0001"] and problems == []
+    root = Path(session.tracker.root)
+    assert root == workspace / "tracker"
+    assert (workspace / ".git").is_dir() and (root / "tracker-format.yaml").is_file()
+    assert session.tracker.pending()["needs_publish"] is False
+    session.close()
+    assert root.exists()  # kept between runs, so CLI commands and the app see the same tracker

@@ -1,17 +1,14 @@
-"""Local-files trackers in real git repositories, for the tracker pane and flow tests.
+"""An empty local-files tracker in its own git repository, for the import/publish tests.
 
-The filed reports are the demo workspace's own (``mailtriage.demo.tracker``), so the tests
-and ``--demo`` show the same issues.
+The repository gets its own committer identity, so the publish commits of the tests
+never depend on the machine's git configuration. (The three demo reports live in
+``mailtriage.demo.tracker``.)
 """
 
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-
-from mailtriage.demo.tracker import DEMO_ISSUES, make_demo_tracker
-
-__all__ = ["DEMO_ISSUES", "make_demo_tracker", "make_empty_tracker"]
 
 
 def _git(folder: Path, *args: str) -> None:
