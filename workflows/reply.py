@@ -23,11 +23,22 @@ ALREADY_REPLIED = "we already replied; the ball is in the reporter's court"
 
 
 def _reply_target(thread: Thread, own_addresses: set[str]) -> Message:
-    """The newest message not written by us; the root when every message is ours."""
+    """The reporter's newest message; else the newest message not written by us; else the root.
+
+    The reporter is whoever opened the thread. Team members write from their own
+    addresses, which configuration does not list, so "not from the list" alone would
+    answer a colleague instead of the reporter.
+    """
+    root = thread.messages[0]
+    reporter = root.sender.email.lower()
+    if reporter and reporter not in own_addresses:
+        for message in reversed(thread.messages):
+            if message.sender.email.lower() == reporter:
+                return message
     for message in reversed(thread.messages):
         if message.sender.email.lower() not in own_addresses:
             return message
-    return thread.messages[0]
+    return root
 
 
 def propose_reply(

@@ -14,6 +14,7 @@ import getpass
 from dataclasses import dataclass
 
 from mailtriage.backends.contract import Thread, reply_subject
+from mailtriage.backends.security_cc import resolve_security_cc
 from mailtriage.workflows.text import one_line
 
 DEFAULT_RECEIPT = (
@@ -64,7 +65,8 @@ def receipt_body(config, thread: Thread, *, sender_name: str | None = None) -> R
         reporter_name=reporter or "reporter",
         subject=subject,
         project=one_line(config.title, 120) or "project",
-        security_list=str(config.get("security_list") or "").strip(),
+        # The resolved security CC: the list, or the fallback address when the list is unset.
+        security_list=resolve_security_cc(config).security_cc or "",
         sender_name=sender_name or sender_name_default(),
     )
     template_path = config.get("templates.receipt")
