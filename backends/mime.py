@@ -555,6 +555,13 @@ _NAME_ADDR = re.compile(r'\s*([^"(),;:<>@\[\]\\]*?)\s*<(' + _ADDR_SPEC + r')>\s*
 _BARE_ADDR = re.compile(r"\s*(" + _ADDR_SPEC + r")\s*")
 
 
+def is_plain_address(text: str) -> bool:
+    """Is ``text`` one bare addr-spec (no quotes, commas, encoded words, names)? Only such
+    a value may become a recipient: anything else can turn into other recipients once a
+    header is serialised (an encoded word decodes to ``a@x, b@y``)."""
+    return re.fullmatch(_ADDR_SPEC, text) is not None and "=?" not in text
+
+
 def parse_address(value: bytes | str | None) -> Address:
     """The first address of a From-like header; ``Address('', '')`` when there is none."""
     addresses = parse_address_list(value)
