@@ -31,7 +31,6 @@ from email import policy as _policy
 from email.message import EmailMessage
 from email.parser import BytesParser
 from email.utils import getaddresses, parsedate_to_datetime
-from typing import Iterator
 
 from mailtriage.backends.contract import Address, AttachmentInfo, Message, TextPart
 
@@ -1042,10 +1041,3 @@ def attachment_bytes(raw: bytes, index: int) -> bytes:
         raise AttachmentNotFound(f"no attachment {index}; the message has {len(walk.attachment_parts)}")
     data, _ = _payload_bytes(walk.attachment_parts[index])
     return data
-
-
-def iter_text(message: Message) -> Iterator[str]:
-    """Every readable text of a message (for search), parts in display order."""
-    yield message.subject
-    for part in message.text_parts:
-        yield part.text
