@@ -209,9 +209,8 @@ class GmailSource(AccountSource):
         message_id = self._draft_message_id(request, subject)
         pending = self._drafts_of(value)
         for draft in pending:
-            existing = self._draft(request.thread_id, str(draft["id"]))
-            if self._draft_has_id(draft, message_id):
-                return existing
+            if self._draft_has_id(draft, message_id):  # a retried request: the draft is already there
+                return self._draft(request.thread_id, str(draft["id"]))
         if pending and not request.allow_second_draft:
             raise DraftAlreadyPending(self.name, str(request.thread_id), [str(d["id"]) for d in pending])
         references = [*source_message.references, source_message.message_id]
