@@ -10,7 +10,10 @@ from __future__ import annotations
 import base64
 import hashlib
 from datetime import datetime, timezone
-from typing import Any, Callable, ClassVar
+from email import policy
+from email.message import EmailMessage
+from email.utils import format_datetime
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from mailtriage.backends.contract import DraftRequest, MailSource, Op, ThreadId
 from mailtriage.backends.errors import NotSupported, Unavailable
@@ -85,3 +88,23 @@ class AccountSource(MailSource):
         domain = self.account.from_address.rpartition("@")[2] or "mailtriage.invalid"
         return f"<mailtriage-draft-{token}@{domain}>"
 
+    def _compose_reply(self, request: DraftRequest, subject: str, message_id: str, in_reply_to: str | None,
+                       references: Sequence[str], extra_headers: Mapping[str, str] | None = None) -> bytes:
+        """The reply draft as RFC 5322 bytes, From the account's address."""
+        msg = EmailMessage(policy=policy.SMTP)
+        if self.account.from_address:
+            msg["From"] = self.account.from_address
+        msg["To"] = ", ".join(request.to)
+        if request.cc:
+            msg["Cc"] = ", ".join(request.cc)
+        msg["Subject"] = subject
+        msg["Date"] = format_datetime(datetime.now(timezone.utc))
+        msg["Message-ID"] = message_id
+        if in_reply_to:
+            msg["In-Reply-To"] = in_reply_to
+        if references:
+            msg["References"] = " ".join(references)
+        for name, value in (extra_headers or {}).items():
+            msg[name] = value
+        msg.set_content(request.body)
+        return msg.as_bytes()

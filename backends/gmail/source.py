@@ -17,9 +17,6 @@ message answered, and never sent. ``thread_url`` opens the thread in Gmail's web
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from email import policy
-from email.message import EmailMessage
-from email.utils import format_datetime
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
 
@@ -215,7 +212,10 @@ class GmailSource(AccountSource):
             raise DraftAlreadyPending(self.name, str(request.thread_id), [str(d["id"]) for d in pending])
         references = [*source_message.references, source_message.message_id]
         references = [r for r in dict.fromkeys(references) if r and not r.endswith("@mailtriage.invalid>")]
-        raw = self._compose(request, subject, message_id, source_message.message_id, references)
+        in_reply_to = source_message.message_id
+        # A synthetic ID (the answered mail had no Message-ID) names nothing outside mailtriage.
+        raw = self._compose_reply(request, subject, message_id,
+                                  None if in_reply_to.endswith("@mailtriage.invalid>") else in_reply_to, references)
         created = self.api.post(f"{USER}/drafts", {"message": {"raw": b64encode(raw), "threadId": value}},
                                 "drafts.create") or {}
         return self._draft(request.thread_id, str(created.get("id")))
@@ -240,24 +240,6 @@ class GmailSource(AccountSource):
         """The message a reply answers by default: the latest that is not ours (not SENT)."""
         inbound = [m for m in candidates if "SENT" not in (m.get("labelIds") or ())]
         return (inbound or candidates)[-1]
-
-    def _compose(self, request: DraftRequest, subject: str, message_id: str, in_reply_to: str,
-                 references: list[str]) -> bytes:
-        msg = EmailMessage(policy=policy.SMTP)
-        if self.account.address:
-            msg["From"] = self.account.address
-        msg["To"] = ", ".join(request.to)
-        if request.cc:
-            msg["Cc"] = ", ".join(request.cc)
-        msg["Subject"] = subject
-        msg["Date"] = format_datetime(datetime.now(timezone.utc))
-        msg["Message-ID"] = message_id
-        if not in_reply_to.endswith("@mailtriage.invalid>"):
-            msg["In-Reply-To"] = in_reply_to
-        if references:
-            msg["References"] = " ".join(references)
-        msg.set_content(request.body)
-        return msg.as_bytes()
 
     # -- thread_url ------------------------------------------------------------------------------
     def thread_url(self, thread_id: ThreadId) -> str:

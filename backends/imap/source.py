@@ -24,10 +24,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from email.message import EmailMessage
-from email import policy
-from email.utils import format_datetime
+from datetime import datetime
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
 
@@ -308,30 +305,13 @@ class ImapSource(AccountSource):
         if pending and not request.allow_second_draft:
             raise DraftAlreadyPending(self.name, str(request.thread_id), [p.header.id for p in pending])
 
-        raw = self._compose(request, subject, message_id, in_reply_to, references)
+        raw = self._compose_reply(request, subject, message_id, in_reply_to, references,
+                                  {"X-Mailtriage-Thread": request.thread_id.value})
         response = self.mailbox.conn.call(f"APPEND {folder}", lambda c: c.append(folder, raw, flags=(b"\\Draft", b"\\Seen")))
         created = [p for p in messages.thread_members(self.mailbox, folder, root) if p.header.message_id == message_id]
         if not created:
             raise BackendFailure(self.name, f"APPEND to {folder!r} answered {response!r} but the draft is not there")
         return self._draft(request.thread_id, created[0])
-
-    def _compose(self, request: DraftRequest, subject: str, message_id: str, in_reply_to: str,
-                 references: tuple[str, ...]) -> bytes:
-        msg = EmailMessage(policy=policy.SMTP)
-        if self.account.from_address:
-            msg["From"] = self.account.from_address
-        msg["To"] = ", ".join(request.to)
-        if request.cc:
-            msg["Cc"] = ", ".join(request.cc)
-        msg["Subject"] = subject
-        msg["Date"] = format_datetime(datetime.now(timezone.utc))
-        msg["Message-ID"] = message_id
-        msg["In-Reply-To"] = in_reply_to
-        if references:
-            msg["References"] = " ".join(references)
-        msg["X-Mailtriage-Thread"] = request.thread_id.value
-        msg.set_content(request.body)
-        return msg.as_bytes()
 
     # -- thread_url -----------------------------------------------------------------------
     def thread_url(self, thread_id: ThreadId) -> str:
