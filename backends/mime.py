@@ -31,7 +31,6 @@ from email import policy as _policy
 from email.message import EmailMessage
 from email.parser import BytesParser
 from email.utils import getaddresses, parsedate_to_datetime
-from typing import Iterator
 
 from mailtriage.backends.contract import Address, AttachmentInfo, Message, TextPart
 
@@ -555,6 +554,13 @@ _NAME_ADDR = re.compile(r'\s*([^"(),;:<>@\[\]\\]*?)\s*<(' + _ADDR_SPEC + r')>\s*
 _BARE_ADDR = re.compile(r"\s*(" + _ADDR_SPEC + r")\s*")
 
 
+def is_plain_address(text: str) -> bool:
+    """Is ``text`` one bare addr-spec (no quotes, commas, encoded words, names)? Only such
+    a value may become a recipient: anything else can turn into other recipients once a
+    header is serialised (an encoded word decodes to ``a@x, b@y``)."""
+    return re.fullmatch(_ADDR_SPEC, text) is not None and "=?" not in text
+
+
 def parse_address(value: bytes | str | None) -> Address:
     """The first address of a From-like header; ``Address('', '')`` when there is none."""
     addresses = parse_address_list(value)
@@ -1035,10 +1041,3 @@ def attachment_bytes(raw: bytes, index: int) -> bytes:
         raise AttachmentNotFound(f"no attachment {index}; the message has {len(walk.attachment_parts)}")
     data, _ = _payload_bytes(walk.attachment_parts[index])
     return data
-
-
-def iter_text(message: Message) -> Iterator[str]:
-    """Every readable text of a message (for search), parts in display order."""
-    yield message.subject
-    for part in message.text_parts:
-        yield part.text

@@ -45,14 +45,3 @@ def provider_for(account_id: str, settings=None) -> Callable[[object], str] | No
 
     microsoft = MicrosoftSignIn(MicrosoftAccount.from_settings(account_id, body, settings.path))
     return lambda _account: microsoft.access_token()
-
-
-def register_oauth_provider(account_id: str, settings=None) -> bool:
-    """Register :func:`provider_for`'s provider with the IMAP connection. True when one was."""
-    from mailtriage.backends.imap.connection import register_token_provider
-
-    provider = provider_for(account_id, settings)
-    if provider is None:
-        return False
-    register_token_provider(account_id, provider)
-    return True

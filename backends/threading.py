@@ -260,7 +260,3 @@ def find_thread(records: Sequence[Any], thread_id: ThreadId, kind: str) -> Threa
         if group.root_id == thread_id.value and group.synthetic == want_synthetic:
             return group
     return None
-
-
-def records_from_messages(messages: Iterable[Message]) -> list[ThreadRecord]:
-    return [ThreadRecord.from_message(m) for m in messages]

@@ -113,10 +113,6 @@ class MasAddress:
     def is_intake(self) -> bool:
         return self.resource_id is None
 
-    @property
-    def handoff_requested(self) -> bool:
-        return self.mode is not None
-
     def without_mode(self) -> "MasAddress":
         return MasAddress(self.resource_type, self.resource_id, None, self.domain, self.domain_display)
 

@@ -39,7 +39,3 @@ class ManualClock:
 def stamp(when: datetime) -> str:
     """A sortable text form for SQLite (UTC, fixed width)."""
     return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def unstamp(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)

@@ -94,10 +94,6 @@ def is_rollup(text: str | None) -> bool:
     return False
 
 
-def new_rollup(nl: str = "\n") -> str:
-    return MARKER + nl
-
-
 def check_entry_body(body: str) -> None:
     """Raise BadEntryBody when a body line would read as an entry summary or an entry's end."""
     for line in body.replace("\r\n", "\n").split("\n"):

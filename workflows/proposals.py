@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 
 class WriteKind(str, enum.Enum):
@@ -214,7 +214,3 @@ def confirm_interactively(proposal: Proposal, *, yes: bool, ask: Callable[[str],
     except EOFError:
         return False
     return answer.strip().lower() in ("y", "yes")
-
-
-def writes_of(proposal: Proposal, kind: WriteKind) -> Sequence[Write]:
-    return [w for w in proposal.writes if w.kind == kind]

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta, timezone
 
 from mailtriage.backends.contract import DraftRequest, Message, Op, Thread, reply_subject
 from mailtriage.backends.errors import MailError, MandatoryBackendUnavailable, NoBackendAvailable
+from mailtriage.backends.mime import is_plain_address
 from mailtriage.backends.registry import SourceSet
 from mailtriage.backends.security_cc import merge_cc, resolve_security_cc
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
@@ -99,6 +100,11 @@ def propose_reply(
         proposal.notes.append(ALREADY_REPLIED)
 
     target = reply_to if reply_to is not None else _reply_target(thread, own)
+    if not is_plain_address(target.sender.email):
+        proposal.blocked = (f"the sender address {target.sender.email!r} is not one plain address; "
+                            "write this reply by hand")
+        proposal.facts["blocked_by"] = "recipient"
+        return proposal
     to = (target.sender.email,)
     cc_list = tuple(merge_cc([], cc.security_cc, exclude=to))
     references = tuple(dict.fromkeys([*target.references, target.message_id]))

@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from mailtriage.backends.account_table import ACCESS_LEVELS, AccountTable
 from mailtriage.core.projectconfig import ConfigError
 
-ACCESS_LEVELS = ("read", "draft", "send")
 DEFAULT_AUTH_URI = "https://accounts.google.com/o/oauth2/v2/auth"
 DEFAULT_TOKEN_URI = "https://oauth2.googleapis.com/token"
 DEFAULT_API_BASE = "https://gmail.googleapis.com"
@@ -112,18 +112,8 @@ class GoogleAccount:
     def from_settings(cls, account_id: str, body: Mapping[str, Any], file: Path | str) -> "GoogleAccount":
         """Validate one ``[accounts.<id>]`` table. Raises ConfigError naming file and key."""
 
-        def key(name: str) -> str:
-            return f"accounts.{account_id}.{name}"
-
-        def text(name: str, default: str | None = None, required: bool = False) -> str | None:
-            value = body.get(name, default)
-            if value is None:
-                if required:
-                    raise ConfigError(file, key(name), "missing", f"a {name} string")
-                return None
-            if not isinstance(value, str) or not value.strip():
-                raise ConfigError(file, key(name), f"must be a non-empty string, not {value!r}", f"a {name} string")
-            return value.strip()
+        table = AccountTable(account_id, body, file)
+        key, text, number = table.key, table.text, table.number
 
         def url(name: str, default: str) -> str:
             value = text(name, default) or default
@@ -132,22 +122,12 @@ class GoogleAccount:
                                   default)
             return value.rstrip("/") if name in ("api_base",) else value
 
-        def number(name: str, default, kind=int, minimum=0):
-            value = body.get(name, default)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
-                raise ConfigError(file, key(name), f"must be a number >= {minimum}, not {value!r}", f"e.g. {default}")
-            return kind(value)
-
         kind = body.get("kind", "gmail")
         imap = kind == "imap"
         if kind not in ("gmail", "imap"):
             raise ConfigError(file, key("kind"), f"not a Google account (kind = {kind!r})", "gmail")
-        access = body.get("access", "read")
-        if access not in ACCESS_LEVELS:
-            raise ConfigError(file, key("access"), f"unknown value {access!r}", " | ".join(ACCESS_LEVELS))
-        organize = body.get("organize", False)
-        if not isinstance(organize, bool):
-            raise ConfigError(file, key("organize"), f"must be true or false, not {organize!r}", "true | false")
+        access = table.choice("access", ACCESS_LEVELS, "read")
+        organize = table.flag("organize")
         address = text("address") or (text("username") if imap else None) or ""
         return cls(
             id=account_id,

@@ -16,17 +16,13 @@ message answered, and never sent. ``thread_url`` opens the thread in Gmail's web
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from datetime import datetime, timezone
-from email import policy
-from email.message import EmailMessage
-from email.utils import format_datetime
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
 
 from mailtriage.backends import mime
-from mailtriage.backends.contract import (Draft, DraftRequest, MailSource, Message, Op, Thread, ThreadId,
+from mailtriage.backends.account_source import EPOCH, AccountSource
+from mailtriage.backends.contract import (Draft, DraftRequest, Message, Op, Thread, ThreadId,
                                           ThreadSummary, reply_subject)
 from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported, Unavailable
 from mailtriage.backends.gmail.account import GoogleAccount, load_google_account
@@ -34,49 +30,26 @@ from mailtriage.backends.gmail.api import USER, GmailNotFound
 from mailtriage.backends.gmail.mailbox import GmailMailbox, b64decode, b64encode, header_block, internal_date
 from mailtriage.backends.imap.headers import thread_root
 from mailtriage.backends.threading import synthetic_kind
-from mailtriage.core.projectconfig import ConfigError
 
 THREAD_KIND = "gmail"
 LIST_HEADERS = ("Message-ID", "References", "In-Reply-To", "Subject", "From", "Date")
 
 
-class GmailSource(MailSource):
+class GmailSource(AccountSource):
     kind = "gmail"
     thread_id_kind = THREAD_KIND
+    account_label = "Google"
+    account_table_hint = "the id of an [accounts.<id>] table with kind = \"gmail\""
+    load_account = staticmethod(load_google_account)
 
     def __init__(self, name: str, settings: Mapping[str, Any] | None = None, *,
                  account: GoogleAccount | None = None, mailbox: GmailMailbox | None = None) -> None:
         super().__init__(name, settings)
         self.list_address = (str(self.settings.get("list") or "").strip().lower()) or None
         self.extra_query = str(self.settings.get("query") or "").strip()
-        self._config_problem: str | None = None
-        self._account = account or (mailbox.account if mailbox else None)
         self._mailbox = mailbox
-        if self._account is None:
-            try:
-                self._account = self._load_account()
-            except ConfigError as exc:
-                self._config_problem = str(exc)
-        caps = set(Op)
-        if self._account is not None and not self._account.can_draft:
-            caps.discard(Op.CREATE_DRAFT)
-        self.capabilities = frozenset(caps)  # type: ignore[misc]
-
-    # -- configuration -------------------------------------------------------------------
-    def _load_account(self) -> GoogleAccount:
-        account_id = self.settings.get("account")
-        if not account_id or not isinstance(account_id, str):
-            raise ConfigError(str(self.settings.get("_project_dir", ".")) + "/project.md",
-                              f"mail_sources.{self.name}.account", "missing: which Google account holds this list",
-                              "the id of an [accounts.<id>] table with kind = \"gmail\"")
-        context = self.settings.get("_context") or {}
-        return load_google_account(account_id, context.get("user_settings") if isinstance(context, dict) else None)
-
-    @property
-    def account(self) -> GoogleAccount:
-        if self._account is None:
-            raise Unavailable(self.name, self._config_problem or "no Google account configured")
-        return self._account
+        self._init_account(account or (mailbox.account if mailbox else None))
+        self.capabilities = self._declared_capabilities()  # type: ignore[misc]
 
     @property
     def mailbox(self) -> GmailMailbox:
@@ -91,11 +64,6 @@ class GmailSource(MailSource):
     def check_available(self) -> None:
         """A token (refreshed if due) and a profile read. Raises SignInNeeded / Unavailable."""
         self.api.get(f"{USER}/profile", "getProfile")
-
-    def _thread_value(self, thread_id: ThreadId) -> str:
-        if thread_id.kind not in (THREAD_KIND, synthetic_kind(THREAD_KIND)):
-            self._check_kind(thread_id)
-        return thread_id.value
 
     # -- list_recent_threads -------------------------------------------------------------------
     def _search(self, list_name: str | None, since: datetime) -> str:
@@ -127,8 +95,7 @@ class GmailSource(MailSource):
             summary = self._summary(thread, since)
             if summary is not None:
                 out.append(summary)
-        epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
-        out.sort(key=lambda s: (s.last_activity or epoch, s.root_message_id), reverse=True)
+        out.sort(key=lambda s: (s.last_activity or EPOCH, s.root_message_id), reverse=True)
         return out
 
     def _summary(self, thread: dict, since: datetime) -> ThreadSummary | None:
@@ -225,9 +192,7 @@ class GmailSource(MailSource):
         the account's access is ``read``.
         """
         if Op.CREATE_DRAFT not in self.capabilities:
-            raise NotSupported(self.name, Op.CREATE_DRAFT.value, f"account {self.account.id} has access = "
-                                                                 f"{self.account.access!r}; drafts need \"draft\" "
-                                                                 "or \"send\"")
+            raise self._read_only(Op.CREATE_DRAFT)
         value = self._thread_value(request.thread_id)
         if not request.to:
             raise BackendFailure(self.name, "a draft needs at least one recipient")
@@ -241,14 +206,16 @@ class GmailSource(MailSource):
         message_id = self._draft_message_id(request, subject)
         pending = self._drafts_of(value)
         for draft in pending:
-            existing = self._draft(request.thread_id, str(draft["id"]))
-            if self._draft_has_id(draft, message_id):
-                return existing
+            if self._draft_has_id(draft, message_id):  # a retried request: the draft is already there
+                return self._draft(request.thread_id, str(draft["id"]))
         if pending and not request.allow_second_draft:
             raise DraftAlreadyPending(self.name, str(request.thread_id), [str(d["id"]) for d in pending])
         references = [*source_message.references, source_message.message_id]
         references = [r for r in dict.fromkeys(references) if r and not r.endswith("@mailtriage.invalid>")]
-        raw = self._compose(request, subject, message_id, source_message.message_id, references)
+        in_reply_to = source_message.message_id
+        # A synthetic ID (the answered mail had no Message-ID) names nothing outside mailtriage.
+        raw = self._compose_reply(request, subject, message_id,
+                                  None if in_reply_to.endswith("@mailtriage.invalid>") else in_reply_to, references)
         created = self.api.post(f"{USER}/drafts", {"message": {"raw": b64encode(raw), "threadId": value}},
                                 "drafts.create") or {}
         return self._draft(request.thread_id, str(created.get("id")))
@@ -273,33 +240,6 @@ class GmailSource(MailSource):
         """The message a reply answers by default: the latest that is not ours (not SENT)."""
         inbound = [m for m in candidates if "SENT" not in (m.get("labelIds") or ())]
         return (inbound or candidates)[-1]
-
-    def _draft_message_id(self, request: DraftRequest, subject: str) -> str:
-        digest = hashlib.sha256("\0".join([
-            str(request.thread_id), ",".join(request.to), ",".join(request.cc), subject, request.body,
-            "second" if request.allow_second_draft else "first",
-        ]).encode("utf-8")).digest()
-        token = base64.b32encode(digest[:15]).decode().lower()
-        domain = self.account.address.rpartition("@")[2] or "mailtriage.invalid"
-        return f"<mailtriage-draft-{token}@{domain}>"
-
-    def _compose(self, request: DraftRequest, subject: str, message_id: str, in_reply_to: str,
-                 references: list[str]) -> bytes:
-        msg = EmailMessage(policy=policy.SMTP)
-        if self.account.address:
-            msg["From"] = self.account.address
-        msg["To"] = ", ".join(request.to)
-        if request.cc:
-            msg["Cc"] = ", ".join(request.cc)
-        msg["Subject"] = subject
-        msg["Date"] = format_datetime(datetime.now(timezone.utc))
-        msg["Message-ID"] = message_id
-        if not in_reply_to.endswith("@mailtriage.invalid>"):
-            msg["In-Reply-To"] = in_reply_to
-        if references:
-            msg["References"] = " ".join(references)
-        msg.set_content(request.body)
-        return msg.as_bytes()
 
     # -- thread_url ------------------------------------------------------------------------------
     def thread_url(self, thread_id: ThreadId) -> str:

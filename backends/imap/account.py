@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from mailtriage.backends.account_table import ACCESS_LEVELS, AccountTable
 from mailtriage.core.projectconfig import ConfigError
 
 SECURITIES = ("tls", "starttls", "plain")
-ACCESS_LEVELS = ("read", "draft", "send")
 AUTH_METHODS = ("password", "xoauth2", "oauthbearer")
 ROLES = ("drafts", "sent", "trash", "junk", "archive")
 _ACCOUNT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -109,31 +109,8 @@ class ImapAccount:
     def from_settings(cls, account_id: str, body: Mapping[str, Any], file: Path | str) -> "ImapAccount":
         """Validate one ``[accounts.<id>]`` table. Raises ConfigError naming file and key."""
 
-        def key(name: str) -> str:
-            return f"accounts.{account_id}.{name}"
-
-        def text(name: str, default: str | None = None, required: bool = False) -> str | None:
-            value = body.get(name, default)
-            if value is None:
-                if required:
-                    raise ConfigError(file, key(name), "missing", f"a {name} string")
-                return None
-            if not isinstance(value, str) or not value.strip():
-                raise ConfigError(file, key(name), f"must be a non-empty string, not {value!r}", f"a {name} string")
-            return value.strip()
-
-        def choice(name: str, options: tuple[str, ...], default: str) -> str:
-            value = body.get(name, default)
-            if value not in options:
-                raise ConfigError(file, key(name), f"unknown value {value!r}", " | ".join(options))
-            return value
-
-        def number(name: str, default, kind=int, minimum=0):
-            value = body.get(name, default)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
-                raise ConfigError(file, key(name), f"must be a number >= {minimum}, not {value!r}", f"e.g. {default}")
-            return kind(value)
-
+        table = AccountTable(account_id, body, file)
+        key, text, choice, number = table.key, table.text, table.choice, table.number
         if not _ACCOUNT_ID.match(account_id):
             raise ConfigError(file, f"accounts.{account_id}", "account id has characters other than letters, "
                               "digits, '.', '_' and '-'", "e.g. [accounts.work]")

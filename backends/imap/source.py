@@ -24,17 +24,15 @@ from __future__ import annotations
 import base64
 import hashlib
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from email.message import EmailMessage
-from email import policy
-from email.utils import format_datetime
+from datetime import datetime
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
 
 from imapclient.exceptions import ProtocolError
 
 from mailtriage.backends import mime
-from mailtriage.backends.contract import (Address, Draft, DraftRequest, MailSource, Message, Op, Thread, ThreadId,
+from mailtriage.backends.account_source import EPOCH, AccountSource
+from mailtriage.backends.contract import (Address, Draft, DraftRequest, Message, Op, Thread, ThreadId,
                                           ThreadSummary, reply_subject)
 from mailtriage.backends.errors import (BackendFailure, DraftAlreadyPending, MailError, NotSupported,
                                         Unavailable)
@@ -74,42 +72,24 @@ class _Row:
     header_block: bytes
 
 
-class ImapSource(MailSource):
+class ImapSource(AccountSource):
     kind = "imap"
     thread_id_kind = THREAD_KIND
+    account_label = "IMAP"
+    load_account = staticmethod(load_account)
 
     def __init__(self, name: str, settings: Mapping[str, Any] | None = None, *,
                  account: ImapAccount | None = None) -> None:
         super().__init__(name, settings)
         self.folder = str(self.settings.get("folder") or "INBOX")
         self.list_address = (str(self.settings["list"]).strip().lower() or None) if self.settings.get("list") else None
-        self._config_problem: str | None = None
-        self._account = account
         self._mailbox: ImapMailbox | None = None
         self._drafts_folder: str | None | bool = False  # False: not probed yet
         self.archive = self._archive_settings()
-        if self._account is None:
-            try:
-                self._account = self._load_account()
-            except ConfigError as exc:
-                self._config_problem = str(exc)
-        caps = set(Op)
-        if self._account is not None and not self._account.can_draft:
-            caps.discard(Op.CREATE_DRAFT)
-        self._declared = frozenset(caps)
+        self._init_account(account)
+        self._declared = self._declared_capabilities()
 
     # -- configuration ---------------------------------------------------------------
-    def _project_file(self) -> str:
-        return str(self.settings.get("_project_dir", ".")) + "/project.md"
-
-    def _load_account(self) -> ImapAccount:
-        account_id = self.settings.get("account")
-        if not account_id or not isinstance(account_id, str):
-            raise ConfigError(self._project_file(), f"mail_sources.{self.name}.account",
-                              "missing: which IMAP account holds this list", "the id of an [accounts.<id>] table")
-        context = self.settings.get("_context") or {}
-        return load_account(account_id, context.get("user_settings") if isinstance(context, dict) else None)
-
     def _archive_settings(self) -> dict | None:
         archive = self.settings.get("archive")
         if archive is None:
@@ -122,12 +102,6 @@ class ImapSource(MailSource):
             raise ConfigError(self._project_file(), key, "an archive link needs the list address",
                               f"mail_sources.{self.name}.list or archive.list")
         return dict(archive)
-
-    @property
-    def account(self) -> ImapAccount:
-        if self._account is None:
-            raise Unavailable(self.name, self._config_problem or "no IMAP account configured")
-        return self._account
 
     @property
     def mailbox(self) -> ImapMailbox:
@@ -176,17 +150,11 @@ class ImapSource(MailSource):
 
     def _require_drafts(self, op: Op) -> str:
         if op not in self._declared:
-            raise NotSupported(self.name, op.value, f"account {self.account.id} has access = "
-                                                    f"{self.account.access!r}; drafts need \"draft\" or \"send\"")
+            raise self._read_only(op)
         folder = self._drafts()
         if folder is None:
             raise NotSupported(self.name, op.value, f"{self.account.host} has no writable Drafts folder")
         return folder
-
-    def _root(self, thread_id: ThreadId) -> str:
-        if thread_id.kind not in (THREAD_KIND, synthetic_kind(THREAD_KIND)):
-            self._check_kind(thread_id)
-        return thread_id.value
 
     # -- list_recent_threads ---------------------------------------------------------------
     def list_recent_threads(self, list_name: str | None, since: datetime, *,
@@ -259,14 +227,13 @@ class ImapSource(MailSource):
                 participants=participants,
                 unread=any(not m.seen for m in members),
             ))
-        epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
-        out.sort(key=lambda s: (s.last_activity or epoch, s.root_message_id), reverse=True)
+        out.sort(key=lambda s: (s.last_activity or EPOCH, s.root_message_id), reverse=True)
         return out
 
     # -- read_thread, list_sent_since ---------------------------------------------------------
     def read_thread(self, thread_id: ThreadId) -> Thread:
         """The thread across the list folder and Sent, chronological. BackendFailure if not found."""
-        root = self._root(thread_id)
+        root = self._thread_value(thread_id)
         members = messages.thread_of(self.mailbox, root, self.folder)
         if not members:
             raise BackendFailure(self.name, f"no message of thread {thread_id} in {self.folder!r} or Sent")
@@ -275,7 +242,7 @@ class ImapSource(MailSource):
         return Thread(thread_id, first.subject, tuple(parsed))
 
     def list_sent_since(self, thread_id: ThreadId, since: datetime) -> Sequence[Message]:
-        root = self._root(thread_id)
+        root = self._thread_value(thread_id)
         sent = self.mailbox.folders.role_folder("sent")
         if sent is None:
             raise NotSupported(self.name, Op.LIST_SENT_SINCE.value, f"{self.account.host} has no Sent folder")
@@ -292,7 +259,7 @@ class ImapSource(MailSource):
 
     # -- drafts ---------------------------------------------------------------------------
     def list_drafts(self, thread_id: ThreadId) -> Sequence[Draft]:
-        root = self._root(thread_id)
+        root = self._thread_value(thread_id)
         folder = self._require_drafts(Op.LIST_DRAFTS)
         return [self._draft(thread_id, m) for m in messages.thread_members(self.mailbox, folder, root)]
 
@@ -318,7 +285,7 @@ class ImapSource(MailSource):
         without a writable Drafts folder or with ``access = "read"``.
         """
         folder = self._require_drafts(Op.CREATE_DRAFT)
-        root = self._root(request.thread_id)
+        root = self._thread_value(request.thread_id)
         if not request.to:
             raise BackendFailure(self.name, "a draft needs at least one recipient")
         thread = messages.thread_of(self.mailbox, root, self.folder)
@@ -338,44 +305,18 @@ class ImapSource(MailSource):
         if pending and not request.allow_second_draft:
             raise DraftAlreadyPending(self.name, str(request.thread_id), [p.header.id for p in pending])
 
-        raw = self._compose(request, subject, message_id, in_reply_to, references)
+        raw = self._compose_reply(request, subject, message_id, in_reply_to, references,
+                                  {"X-Mailtriage-Thread": request.thread_id.value})
         response = self.mailbox.conn.call(f"APPEND {folder}", lambda c: c.append(folder, raw, flags=(b"\\Draft", b"\\Seen")))
         created = [p for p in messages.thread_members(self.mailbox, folder, root) if p.header.message_id == message_id]
         if not created:
             raise BackendFailure(self.name, f"APPEND to {folder!r} answered {response!r} but the draft is not there")
         return self._draft(request.thread_id, created[0])
 
-    def _draft_message_id(self, request: DraftRequest, subject: str) -> str:
-        digest = hashlib.sha256("\0".join([
-            str(request.thread_id), ",".join(request.to), ",".join(request.cc), subject, request.body,
-            "second" if request.allow_second_draft else "first",
-        ]).encode("utf-8")).digest()
-        token = base64.b32encode(digest[:15]).decode().lower()
-        domain = self.account.from_address.rpartition("@")[2] or "mailtriage.invalid"
-        return f"<mailtriage-draft-{token}@{domain}>"
-
-    def _compose(self, request: DraftRequest, subject: str, message_id: str, in_reply_to: str,
-                 references: tuple[str, ...]) -> bytes:
-        msg = EmailMessage(policy=policy.SMTP)
-        if self.account.from_address:
-            msg["From"] = self.account.from_address
-        msg["To"] = ", ".join(request.to)
-        if request.cc:
-            msg["Cc"] = ", ".join(request.cc)
-        msg["Subject"] = subject
-        msg["Date"] = format_datetime(datetime.now(timezone.utc))
-        msg["Message-ID"] = message_id
-        msg["In-Reply-To"] = in_reply_to
-        if references:
-            msg["References"] = " ".join(references)
-        msg["X-Mailtriage-Thread"] = request.thread_id.value
-        msg.set_content(request.body)
-        return msg.as_bytes()
-
     # -- thread_url -----------------------------------------------------------------------
     def thread_url(self, thread_id: ThreadId) -> str:
         """An archive link when ``archive`` is configured, else ``imap://`` (RFC 5092) to the root."""
-        root = self._root(thread_id)
+        root = self._thread_value(thread_id)
         if self.archive is not None:
             return self._archive_url(root)
         members = messages.thread_members(self.mailbox, self.folder, root)

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from mailtriage.backends.account_table import ACCESS_LEVELS, AccountTable
 from mailtriage.core.projectconfig import ConfigError
 
-ACCESS_LEVELS = ("read", "draft", "send")
 DEFAULT_LOGIN = "https://login.microsoftonline.com"
 DEFAULT_GRAPH = "https://graph.microsoft.com/v1.0"
 DEFAULT_TIMEOUT = 30.0
@@ -89,34 +89,13 @@ class MicrosoftAccount:
 
     @classmethod
     def from_settings(cls, account_id: str, body: Mapping[str, Any], file: Path | str) -> "MicrosoftAccount":
-        def key(name: str) -> str:
-            return f"accounts.{account_id}.{name}"
-
-        def text(name: str, default: str | None = None, required: bool = False) -> str | None:
-            value = body.get(name, default)
-            if value is None:
-                if required:
-                    raise ConfigError(file, key(name), "missing", f"a {name} string")
-                return None
-            if not isinstance(value, str) or not value.strip():
-                raise ConfigError(file, key(name), f"must be a non-empty string, not {value!r}", f"a {name} string")
-            return value.strip()
-
-        def number(name: str, default, kind=int, minimum=0):
-            value = body.get(name, default)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
-                raise ConfigError(file, key(name), f"must be a number >= {minimum}, not {value!r}", f"e.g. {default}")
-            return kind(value)
-
+        table = AccountTable(account_id, body, file)
+        key, text, number = table.key, table.text, table.number
         kind = body.get("kind", "microsoft")
         if kind not in ("microsoft", "graph", "imap"):
             raise ConfigError(file, key("kind"), f"not a Microsoft account (kind = {kind!r})", "microsoft")
-        access = body.get("access", "read")
-        if access not in ACCESS_LEVELS:
-            raise ConfigError(file, key("access"), f"unknown value {access!r}", " | ".join(ACCESS_LEVELS))
-        organize = body.get("organize", False)
-        if not isinstance(organize, bool):
-            raise ConfigError(file, key("organize"), f"must be true or false, not {organize!r}", "true | false")
+        access = table.choice("access", ACCESS_LEVELS, "read")
+        organize = table.flag("organize")
         tenant = text("tenant", "organizations")
         authority = (text("authority") or f"{DEFAULT_LOGIN}/{tenant}").rstrip("/")
         if not authority.startswith("https://"):

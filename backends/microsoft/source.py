@@ -21,7 +21,8 @@ from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
 from mailtriage.backends import mime
-from mailtriage.backends.contract import (Draft, DraftRequest, MailSource, Message, Op, Thread, ThreadId,
+from mailtriage.backends.account_source import EPOCH, AccountSource
+from mailtriage.backends.contract import (Draft, DraftRequest, Message, Op, Thread, ThreadId,
                                           ThreadSummary, reply_subject)
 from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported, Unavailable
 from mailtriage.backends.imap.headers import thread_root
@@ -30,48 +31,25 @@ from mailtriage.backends.microsoft.api import GraphNotFound
 from mailtriage.backends.microsoft.mailbox import (SELECT, GraphMailbox, address, graph_time, header_map,
                                                    odata_string, parse_time, recipients)
 from mailtriage.backends.threading import synthetic_kind
-from mailtriage.core.projectconfig import ConfigError
 
 THREAD_KIND = "graph"
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
-class GraphSource(MailSource):
+class GraphSource(AccountSource):
     kind = "graph"
     thread_id_kind = THREAD_KIND
+    account_label = "Microsoft"
+    account_table_hint = "the id of an [accounts.<id>] table with kind = \"microsoft\""
+    load_account = staticmethod(load_microsoft_account)
 
     def __init__(self, name: str, settings: Mapping[str, Any] | None = None, *,
                  account: MicrosoftAccount | None = None, mailbox: GraphMailbox | None = None) -> None:
         super().__init__(name, settings)
         self.folder = str(self.settings.get("folder") or "inbox")
         self.list_address = (str(self.settings.get("list") or "").strip().lower()) or None
-        self._config_problem: str | None = None
-        self._account = account or (mailbox.account if mailbox else None)
         self._mailbox = mailbox
-        if self._account is None:
-            try:
-                self._account = self._load_account()
-            except ConfigError as exc:
-                self._config_problem = str(exc)
-        caps = set(Op)
-        if self._account is not None and not self._account.can_draft:
-            caps.discard(Op.CREATE_DRAFT)
-        self.capabilities = frozenset(caps)  # type: ignore[misc]
-
-    def _load_account(self) -> MicrosoftAccount:
-        account_id = self.settings.get("account")
-        if not account_id or not isinstance(account_id, str):
-            raise ConfigError(str(self.settings.get("_project_dir", ".")) + "/project.md",
-                              f"mail_sources.{self.name}.account", "missing: which Microsoft account holds this list",
-                              "the id of an [accounts.<id>] table with kind = \"microsoft\"")
-        context = self.settings.get("_context") or {}
-        return load_microsoft_account(account_id, context.get("user_settings") if isinstance(context, dict) else None)
-
-    @property
-    def account(self) -> MicrosoftAccount:
-        if self._account is None:
-            raise Unavailable(self.name, self._config_problem or "no Microsoft account configured")
-        return self._account
+        self._init_account(account or (mailbox.account if mailbox else None))
+        self.capabilities = self._declared_capabilities()  # type: ignore[misc]
 
     @property
     def mailbox(self) -> GraphMailbox:
@@ -89,11 +67,6 @@ class GraphSource(MailSource):
             self.api.get(f"/me/mailFolders/{self.folder}", "mailFolders.get", **{"$select": "id"})
         except GraphNotFound:
             raise Unavailable(self.name, f"account {self.account.id} has no folder {self.folder!r}") from None
-
-    def _conversation(self, thread_id: ThreadId) -> str:
-        if thread_id.kind not in (THREAD_KIND, synthetic_kind(THREAD_KIND)):
-            self._check_kind(thread_id)
-        return thread_id.value
 
     # -- list_recent_threads ------------------------------------------------------------------------
     def _on_list(self, message: dict, wanted: str | None) -> bool:
@@ -124,7 +97,7 @@ class GraphSource(MailSource):
                 break
             groups.setdefault(conversation, []).append(message)
         out = [self._summary(conversation, members) for conversation, members in groups.items()]
-        out.sort(key=lambda s: (s.last_activity or _EPOCH, s.root_message_id), reverse=True)
+        out.sort(key=lambda s: (s.last_activity or EPOCH, s.root_message_id), reverse=True)
         return out
 
     def _summary(self, conversation: str, members: list[dict]) -> ThreadSummary:
@@ -146,7 +119,7 @@ class GraphSource(MailSource):
         return mime.parse_message(self.mailbox.raw(graph_id), backend_ref=self.mailbox.mid(graph_id))
 
     def _members(self, thread_id: ThreadId, *, drafts: bool = False) -> list[dict]:
-        members = self.mailbox.conversation(self._conversation(thread_id), drafts=drafts)
+        members = self.mailbox.conversation(self._thread_value(thread_id), drafts=drafts)
         if not members:
             raise BackendFailure(self.name, f"Graph has no conversation {thread_id}")
         return members
@@ -158,7 +131,7 @@ class GraphSource(MailSource):
 
     def list_sent_since(self, thread_id: ThreadId, since: datetime) -> Sequence[Message]:
         since = since if since.tzinfo else since.replace(tzinfo=timezone.utc)
-        conversation = self._conversation(thread_id)
+        conversation = self._thread_value(thread_id)
         found = self.api.pages("/me/mailFolders/sentitems/messages", "messages.sent", **{
             "$filter": f"conversationId eq {odata_string(conversation)} and sentDateTime ge {graph_time(since)}",
             "$select": SELECT, "$top": 100})
@@ -179,7 +152,7 @@ class GraphSource(MailSource):
                      date=parsed.date or parse_time(message.get("receivedDateTime")))
 
     def list_drafts(self, thread_id: ThreadId) -> Sequence[Draft]:
-        return [self._draft(thread_id, m) for m in self._pending(self._conversation(thread_id))]
+        return [self._draft(thread_id, m) for m in self._pending(self._thread_value(thread_id))]
 
     def create_draft(self, request: DraftRequest) -> Draft:
         """createReply on the message answered, then the body and recipients; never sends.
@@ -190,12 +163,10 @@ class GraphSource(MailSource):
         read-only account.
         """
         if Op.CREATE_DRAFT not in self.capabilities:
-            raise NotSupported(self.name, Op.CREATE_DRAFT.value, f"account {self.account.id} has access = "
-                                                                 f"{self.account.access!r}; drafts need \"draft\" "
-                                                                 "or \"send\"")
+            raise self._read_only(Op.CREATE_DRAFT)
         if not request.to:
             raise BackendFailure(self.name, "a draft needs at least one recipient")
-        conversation = self._conversation(request.thread_id)
+        conversation = self._thread_value(request.thread_id)
         members = self._members(request.thread_id)
         source = self._source(members, request.in_reply_to)
         subject = request.subject or reply_subject(str(source.get("subject") or ""))

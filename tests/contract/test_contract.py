@@ -11,7 +11,8 @@ from datetime import datetime
 
 import pytest
 
-from mailtriage.backends.contract import ALL_OPS, DraftRequest, MailSource, Message, Op, Thread, ThreadId
+from mailtriage.backends.contract import (ALL_OPS, Draft, DraftRequest, MailSource, Message, Op, Thread, ThreadId,
+                                          ThreadSummary)
 from mailtriage.backends.errors import BackendFailure, NotSupported
 from mailtriage.backends.threading import synthetic_kind
 from tests.contract.corpus import (
@@ -89,11 +90,20 @@ def test_every_undeclared_op_declines_with_not_supported(source, harness):
 def test_every_declared_read_op_answers(source, harness):
     thread_id = t1_id(source, harness.list_name) if Op.LIST_RECENT_THREADS in source.capabilities \
         else ThreadId(source.thread_id_kind, T1)
+    answer_types = {Op.LIST_RECENT_THREADS: ThreadSummary, Op.READ_THREAD: Thread, Op.LIST_DRAFTS: Draft,
+                    Op.LIST_SENT_SINCE: Message, Op.THREAD_URL: str}
     for op in sorted(source.capabilities & READ_OPS, key=lambda o: o.value):
         try:
-            call(source, op, thread_id, harness.list_name)
+            answer = call(source, op, thread_id, harness.list_name)
         except NotSupported:  # pragma: no cover - the failure message says it all
             pytest.fail(f"{harness.name} declares {op.value} but declined it")
+        # An answer of the contract's type: one item, or a sequence of items (never None or a dict).
+        wanted = answer_types[op]
+        if wanted in (Thread, str):
+            assert isinstance(answer, wanted), (op, answer)
+        else:
+            assert not isinstance(answer, (str, dict)) and all(isinstance(a, wanted) for a in answer), (op, answer)
+    assert source.capabilities & READ_OPS, f"{harness.name} declares no read op"
 
 
 # --- listing ----------------------------------------------------------------------

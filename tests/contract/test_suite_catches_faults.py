@@ -50,6 +50,11 @@ class AcceptsAnyKind(MboxSource):
         return "file:///x#" + thread_id.value
 
 
+class AnswersWithJson(MboxSource):
+    def read_thread(self, thread_id):  # a declared op that answers with a dict, not a Thread
+        return super().read_thread(thread_id).to_json()
+
+
 class WritesWhileReading(MboxSource):
     def read_thread(self, thread_id):
         with open(self.path, "ab") as handle:
@@ -71,6 +76,7 @@ def load(cls, tmp_path: Path) -> Loaded:
         s, MBOX, "<t1-root@reporter.example>")),
     (AcceptsAnyKind, lambda s, l: suite.test_thread_id_of_another_kind_is_refused(s, MBOX)),
     (WritesWhileReading, lambda s, l: suite.test_reads_leave_the_source_unchanged(l, MBOX)),
+    (AnswersWithJson, lambda s, l: suite.test_every_declared_read_op_answers(s, MBOX)),
 ], ids=lambda v: v.__name__ if isinstance(v, type) else "")
 def test_contract_suite_fails_a_broken_backend(tmp_path, cls, check):
     loaded = load(cls, tmp_path)
@@ -86,3 +92,4 @@ def test_the_unbroken_backend_passes_the_same_checks(tmp_path):
     suite.test_read_thread_is_chronological_with_the_expected_messages(loaded.source, MBOX, "<t1-root@reporter.example>")
     suite.test_thread_id_of_another_kind_is_refused(loaded.source, MBOX)
     suite.test_reads_leave_the_source_unchanged(loaded, MBOX)
+    suite.test_every_declared_read_op_answers(loaded.source, MBOX)

@@ -67,6 +67,26 @@ def test_create_draft_never_doubles_a_pending_draft(google_emulator, report, sou
     assert second.draft_ref != first.draft_ref and len(google_emulator.drafts) == 2
 
 
+def test_create_draft_reads_only_the_pending_draft_it_returns(google_emulator, report, source):
+    # Idempotency checks each pending draft's Message-ID (metadata); the whole draft is
+    # fetched only for the one returned, not for every pending draft of the thread.
+    from mailtriage.core.trace import TRACE
+
+    thread = ThreadId("gmail", report)
+    other = source.create_draft(DraftRequest(thread, "Another text.", ("reporter@example.net",)))
+    request = DraftRequest(thread, "Thanks.", ("reporter@example.net",), allow_second_draft=True)
+    first = source.create_draft(request)
+    sent: list[str] = []
+    unsubscribe = TRACE.subscribe(lambda line: sent.append(line.text) if line.direction == ">" else None)
+    try:
+        assert source.create_draft(request).draft_ref == first.draft_ref
+    finally:
+        unsubscribe()
+    draft_reads = [t for t in sent if t.startswith("GET ") and "/drafts/" in t]
+    assert len(draft_reads) == 1 and f"/drafts/{first.draft_ref}" in draft_reads[0], draft_reads
+    assert other.draft_ref != first.draft_ref
+
+
 def test_create_draft_answers_the_named_message(report, source):
     draft = source.create_draft(DraftRequest(ThreadId("gmail", report), "x", ("a@example.net",),
                                              in_reply_to="<m1@example.net>"))

@@ -140,6 +140,23 @@ def test_hostile_subject_and_name_stay_inert(mbox_env):
     assert "\\### CVE" in tracker.field_get(issue, "Reporter")["value"]
 
 
+def test_sender_that_is_not_one_plain_address_gets_no_receipt(mbox_env):
+    # An encoded word standing alone in From: decodes to two addresses once a draft's
+    # To header is serialised; the reporter's mail must not pick the draft's recipients.
+    import base64
+    from email import message_from_bytes, policy
+
+    word = "=?utf-8?b?" + base64.b64encode(b"evil@attacker.example, rita@reporter.example").decode() + "?="
+    root = "<encoded-from@attacker.example>"
+    raw = (f"Message-ID: {root}\r\nFrom: {word}\r\nTo: security@frobnicator.example.org\r\n"
+           "Subject: Heap overflow\r\nDate: Tue, 01 Sep 2026 10:00:00 +0000\r\n\r\nDetails.\r\n").encode()
+    write_mbox(mbox_env.archive, [message_from_bytes(raw, policy=policy.default)])
+    proposal = _propose(mbox_env, ThreadId("mbox", root))
+    assert any(w.startswith("receipt draft omitted:") and "not one plain address" in w for w in proposal.warnings)
+    assert not any(f.label == "To" for f in proposal.preview)
+    assert len(proposal.writes) == 2  # the tracker part goes on
+
+
 def test_undeclared_import_label_is_left_out_with_a_warning(mbox_env):
     mbox_env.write_project([("mbox", "primary", "yes")], extra={
         "mail_sources.mbox": {"path": "security.mbox"}, "import.labels": ["valid", "urgent"]})

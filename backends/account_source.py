@@ -1,0 +1,110 @@
+"""What the mail sources over a personal account (IMAP, Gmail, Microsoft Graph) share.
+
+Each is configured by ``mail_sources.<name>.account``, naming an ``[accounts.<id>]``
+table of the user settings. A broken or missing account makes the source unavailable
+with the config error as the reason, instead of failing the whole source set.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from datetime import datetime, timezone
+from email import policy
+from email.message import EmailMessage
+from email.utils import format_datetime
+from typing import Any, Callable, ClassVar, Mapping, Sequence
+
+from mailtriage.backends.contract import DraftRequest, MailSource, Op, ThreadId
+from mailtriage.backends.errors import NotSupported, Unavailable
+from mailtriage.backends.threading import synthetic_kind
+from mailtriage.core.projectconfig import ConfigError
+
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+class AccountSource(MailSource):
+    """A MailSource whose data lives in one user account (``self.account``).
+
+    Subclasses set ``account_label`` (for messages), ``account_table_hint`` (what a valid
+    ``account`` value is) and ``load_account`` (account id, user settings -> account).
+    """
+
+    account_label: ClassVar[str] = ""
+    account_table_hint: ClassVar[str] = "the id of an [accounts.<id>] table"
+    load_account: Callable[[str, Any], Any]  # a staticmethod in each subclass
+
+    def _init_account(self, account: Any | None) -> None:
+        self._config_problem: str | None = None
+        self._account = account
+        if self._account is None:
+            try:
+                self._account = self._account_from_settings()
+            except ConfigError as exc:
+                self._config_problem = str(exc)
+
+    def _declared_capabilities(self) -> frozenset[Op]:
+        """All six ops, less ``create_draft`` when the account's access is ``read``."""
+        caps = set(Op)
+        if self._account is not None and not self._account.can_draft:
+            caps.discard(Op.CREATE_DRAFT)
+        return frozenset(caps)
+
+    def _project_file(self) -> str:
+        return str(self.settings.get("_project_dir", ".")) + "/project.md"
+
+    def _account_from_settings(self) -> Any:
+        account_id = self.settings.get("account")
+        if not account_id or not isinstance(account_id, str):
+            raise ConfigError(self._project_file(), f"mail_sources.{self.name}.account",
+                              f"missing: which {self.account_label} account holds this list", self.account_table_hint)
+        context = self.settings.get("_context") or {}
+        return self.load_account(account_id, context.get("user_settings") if isinstance(context, dict) else None)
+
+    @property
+    def account(self) -> Any:
+        """The account. Raises Unavailable when it could not be configured."""
+        if self._account is None:
+            raise Unavailable(self.name, self._config_problem or f"no {self.account_label} account configured")
+        return self._account
+
+    def _thread_value(self, thread_id: ThreadId) -> str:
+        """The provider's thread reference. Raises BackendFailure for another backend's ID."""
+        if thread_id.kind not in (self.thread_id_kind, synthetic_kind(self.thread_id_kind)):
+            self._check_kind(thread_id)
+        return thread_id.value
+
+    def _read_only(self, op: Op) -> NotSupported:
+        return NotSupported(self.name, op.value, f"account {self.account.id} has access = "
+                                                 f"{self.account.access!r}; drafts need \"draft\" or \"send\"")
+
+    def _draft_message_id(self, request: DraftRequest, subject: str) -> str:
+        """A Message-ID derived from the request, so a retried request finds the draft it made."""
+        digest = hashlib.sha256("\0".join([
+            str(request.thread_id), ",".join(request.to), ",".join(request.cc), subject, request.body,
+            "second" if request.allow_second_draft else "first",
+        ]).encode("utf-8")).digest()
+        token = base64.b32encode(digest[:15]).decode().lower()
+        domain = self.account.from_address.rpartition("@")[2] or "mailtriage.invalid"
+        return f"<mailtriage-draft-{token}@{domain}>"
+
+    def _compose_reply(self, request: DraftRequest, subject: str, message_id: str, in_reply_to: str | None,
+                       references: Sequence[str], extra_headers: Mapping[str, str] | None = None) -> bytes:
+        """The reply draft as RFC 5322 bytes, From the account's address."""
+        msg = EmailMessage(policy=policy.SMTP)
+        if self.account.from_address:
+            msg["From"] = self.account.from_address
+        msg["To"] = ", ".join(request.to)
+        if request.cc:
+            msg["Cc"] = ", ".join(request.cc)
+        msg["Subject"] = subject
+        msg["Date"] = format_datetime(datetime.now(timezone.utc))
+        msg["Message-ID"] = message_id
+        if in_reply_to:
+            msg["In-Reply-To"] = in_reply_to
+        if references:
+            msg["References"] = " ".join(references)
+        for name, value in (extra_headers or {}).items():
+            msg[name] = value
+        msg.set_content(request.body)
+        return msg.as_bytes()
