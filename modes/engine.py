@@ -195,6 +195,17 @@ class ModesEngine:
     def status_fields(self, envelope: Envelope) -> dict[str, Any]:
         return {k: envelope.get(k) for k in ("needs", "at", "outcome", "reason", "detail") if k in envelope.body}
 
+    def record_mode_status(self, envelope: Envelope, case: Case) -> tuple[Handoff, str, dict[str, Any]] | None:
+        """Record the handoff.status a mode sent on ``case``: (handoff, status, fields), or None
+        when it is stale. Raises ProtocolError (unknown handoff, a transition the machine refuses)."""
+        handoff = self.handoff_of(envelope, case)
+        if not self.accept_status(envelope, handoff):
+            return None
+        status = envelope.get("status")
+        fields = self.status_fields(envelope)
+        handoff = self.record_status(handoff, status, source="mode", seq=envelope.get("seq"), fields=fields)
+        return handoff, status, fields
+
     def enqueue(self, message: dict[str, Any], url: str, *, handoff_id: str | None = None,
                 intake_ref: str | None = None) -> None:
         self.store.enqueue(message, url, self.clock.now(), handoff_id=handoff_id, intake_ref=intake_ref)

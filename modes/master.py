@@ -109,12 +109,10 @@ class MasterRole:
 
     def on_status(self, envelope: Envelope, case: Case) -> dict[str, Any]:
         engine = self.engine
-        handoff = engine.handoff_of(envelope, case)
-        if not engine.accept_status(envelope, handoff):
+        recorded = engine.record_mode_status(envelope, case)
+        if recorded is None:
             return ok(ignored="stale")
-        status = envelope.get("status")
-        fields = engine.status_fields(envelope)
-        handoff = engine.record_status(handoff, status, source="mode", seq=envelope.get("seq"), fields=fields)
+        handoff, status, fields = recorded
         if status == "negotiating":
             self.store.update_handoff(handoff.handoff_id, engine.clock.now(), needs=fields["needs"])
             engine.queue_negotiation(case, handoff, fields["needs"])

@@ -229,12 +229,10 @@ class SlaveRole:
 
     def on_status(self, envelope: Envelope, case: Case) -> dict[str, Any]:
         engine = self.engine
-        handoff = engine.handoff_of(envelope, case)
-        if not engine.accept_status(envelope, handoff):
+        recorded = engine.record_mode_status(envelope, case)
+        if recorded is None:
             return ok(ignored="stale")
-        status = envelope.get("status")
-        fields = engine.status_fields(envelope)
-        handoff = engine.record_status(handoff, status, source="mode", seq=envelope.get("seq"), fields=fields)
+        handoff, status, fields = recorded
         self.relay(case, handoff, status, fields)
         if status == "negotiating":
             self.store.update_handoff(handoff.handoff_id, engine.clock.now(), needs=fields["needs"])
