@@ -448,8 +448,9 @@ class LocalFilesTracker(Tracker):
         revision = None
         committed = False
         if files:
-            # a pathspec commit takes only the tracker root, whatever else is staged
-            vcs.run(["git", "commit", "-q", "--no-verify", "-F", "-", "--only", "--", rel], wc.root, input=text)
+            # a pathspec commit takes only the tracker root, whatever else is staged; the
+            # repository's own hooks (e.g. secret scanning) still run and can refuse it
+            vcs.run(["git", "commit", "-q", "-F", "-", "--only", "--", rel], wc.root, input=text)
             committed = True
         if vcs.git_has_head(wc):
             revision = vcs.run(["git", "rev-parse", "HEAD"], wc.root).stdout.strip()

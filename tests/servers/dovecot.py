@@ -92,7 +92,10 @@ class DovecotServer:
             os.chown(self.mail_root, pwd.getpwnam("nobody").pw_uid, self._mail_gid())
         self.passwd.mkdir(mode=0o700, exist_ok=True)
         last_error = ""
-        for _attempt in range(3):
+        # A restart (after kill_master) must come back on the same ports: the tests hold
+        # accounts that point at them. Only a first start may move to fresh ports.
+        restarting = bool(self.port)
+        for _attempt in range(8 if restarting else 3):
             if not self.port:
                 self.port, self.tls_port = free_port(), free_port()
             self.conf.write_text(self._config(), encoding="utf-8")
@@ -108,7 +111,10 @@ class DovecotServer:
             except TimeoutError:
                 last_error = self.log_text() + (self.root / "stderr.log").read_text(errors="replace")
                 self._terminate()
-                self.port = self.tls_port = 0  # maybe a port was taken meanwhile: pick new ones
+                if restarting:
+                    time.sleep(0.5)  # the killed server's children may still hold the sockets
+                else:
+                    self.port = self.tls_port = 0  # maybe a port was taken meanwhile: pick new ones
         raise RuntimeError(f"dovecot did not start:\n{last_error}")
 
     def stop(self) -> None:
