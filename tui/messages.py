@@ -130,3 +130,12 @@ class TrackerLoaded(Message):
 class TrackerIssueLoaded(Message):
     request: int
     issue: dict
+
+
+@dataclass(eq=False)
+class AccountFoldersLoaded(Message):
+    """A personal account's folders (MailFolder list), for the folders pane."""
+
+    request: int
+    account_id: str
+    folders: Any
