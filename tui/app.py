@@ -563,6 +563,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
                 main.threads.show_failure(text, retry_hint=not isinstance(error, LookupError))
             elif message.where == "reply":
                 main.reader.restore_status()
+            elif message.where == "folders":
+                main.folders.show_account_failure(text)
             elif message.where in ("tracker", "issue"):
                 from mailtriage.tui.panes.tracker import TrackerPane
 
@@ -706,16 +708,31 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self.main.folders.show_folders(message.account_id, message.folders)
 
     def open_folder(self, account_id: str, folder_id: str, name: str | None = None, *, keep: bool = False) -> None:
-        """Page a folder, newest first, into the thread list (``list(MailQuery)`` pages)."""
+        """Page a folder, newest first, into the thread list (``list(MailQuery)`` pages).
+
+        ``keep``: a refresh after a write — the rows stay until the new ones arrive and
+        the cursor stays on the same position."""
         self._open_folder = (account_id, folder_id, name or folder_id)
         label = f"{account_id} · {name or folder_id}"
         main = self.main
-        if main is not None and not keep:
-            main.threads.show_loading(label)
-        self._list_folder(self._new_request("threads"), account_id, folder_id, label)
+        cursor = 0
+        if main is not None:
+            if keep:
+                cursor = main.threads.thread_list.cursor
+            else:
+                main.threads.show_loading(label)
+        self._list_folder(self._new_request("threads"), account_id, folder_id, label, cursor)
+
+    def on_folder_listed(self, message) -> None:
+        if not self._is_current("threads", message.request) or self.main is None:
+            return
+        threads = self.main.threads
+        threads.show_rows(message.rows, None, message.label)
+        if message.cursor and len(message.rows):
+            threads.thread_list.cursor = min(message.cursor, len(message.rows) - 1)
 
     @work(thread=True, exclusive=True, group="threads", exit_on_error=False)
-    def _list_folder(self, request: int, account_id: str, folder_id: str, label: str) -> None:
+    def _list_folder(self, request: int, account_id: str, folder_id: str, label: str, cursor: int = 0) -> None:
         from mailtriage.tui.mailbox_rows import FOLDER_PAGE, FolderRows
 
         session = self.session
@@ -726,7 +743,9 @@ class MailTriageApp(App[int], inherit_bindings=False):
             return
         rows = FolderRows(account_id, folder_id, first,
                           lambda page, size: session.account_page(account_id, folder_id, page, size))
-        self.post_message(ThreadsLoaded(request, label, rows, None))
+        from mailtriage.tui.messages import FolderListed
+
+        self.post_message(FolderListed(request, label, rows, cursor))
 
     def open_mailbox_message(self, summary) -> None:
         """Read one message of a personal account; \\Seen is left as it is (BODY.PEEK)."""

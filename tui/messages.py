@@ -139,3 +139,13 @@ class AccountFoldersLoaded(Message):
     request: int
     account_id: str
     folders: Any
+
+
+@dataclass(eq=False)
+class FolderListed(Message):
+    """A personal account's folder, as rows; ``cursor``: the row to put the cursor on."""
+
+    request: int
+    label: str
+    rows: Any  # a FolderRows
+    cursor: int = 0

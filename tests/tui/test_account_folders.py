@@ -136,23 +136,24 @@ async def test_flag_confirmed_writes_flagged_and_refreshes(account_project, dove
     app = make_app(account_project)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
-        await pilot.press("f")
+        await pilot.press("j", "f")  # the second (older) message
         await settle(pilot)
         assert isinstance(app.screen, ProposalDialog)
         shown = screen_text(app)
         assert "FLAG · will be written by backend account work" in shown
         assert "Change: flag (add \\Flagged)" in shown
-        assert "Message: Path traversal in frob-serve — from Ana Reporter <ana@example.com> — in INBOX" in shown
-        assert b"\\Flagged" not in inbox_flags(dovecot, dovecot_user)["Path traversal in frob-serve"]
+        assert "Message: Heap overflow in the frob parser — from Ana Reporter <ana@example.com> — in INBOX" in shown
+        assert b"\\Flagged" not in inbox_flags(dovecot, dovecot_user)["Heap overflow in the frob parser"]
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert not isinstance(app.screen, ProposalDialog)
-        rows = app.main.threads.thread_list.rows
-        assert rows.peek(0).header.flagged and rows.peek(0).subject.startswith("⚑ ")
+        thread_list = app.main.threads.thread_list
+        assert thread_list.cursor == 1  # the refreshed list keeps the cursor on the flagged message
+        assert thread_list.current.header.flagged and thread_list.current.subject.startswith("⚑ ")
     flags = inbox_flags(dovecot, dovecot_user)
-    assert b"\\Flagged" in flags["Path traversal in frob-serve"]
-    assert b"\\Flagged" not in flags["Heap overflow in the frob parser"]
-    assert b"\\Seen" not in flags["Path traversal in frob-serve"]
+    assert b"\\Flagged" in flags["Heap overflow in the frob parser"]
+    assert b"\\Flagged" not in flags["Path traversal in frob-serve"]
+    assert b"\\Seen" not in flags["Heap overflow in the frob parser"]
 
 
 async def test_cancelled_flag_and_mark_read_change_nothing(account_project, dovecot, dovecot_user):
@@ -211,3 +212,55 @@ async def test_a_read_only_account_shows_the_refusal(tmp_path, user_config, dove
         await pilot.press("escape")
         await settle(pilot)
     assert all(b"\\Flagged" not in flags for flags in inbox_flags(dovecot, dovecot_user).values())
+
+
+async def test_a_large_folder_is_paged_as_you_scroll(account_project, dovecot, dovecot_user):
+    from mailtriage.tui.mailbox_rows import FOLDER_PAGE
+
+    count = FOLDER_PAGE + 30
+    with dovecot.client(dovecot_user) as client:
+        client.create_folder("Lists")
+        for n in range(count):
+            client.append("Lists", report(3, f"Bulk message {n:03d}"),
+                          msg_time=datetime(2026, 9, 1, 0, n % 60, n // 60, tzinfo=timezone.utc))
+    app = make_app(account_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot)
+        await pilot.press("1")
+        await settle(pilot)
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        folder_list = app.screen.query_one(FolderList)
+        index = next(i for i in range(folder_list.option_count)
+                     if "Lists" in str(folder_list.get_option_at_index(i).prompt))
+        folder_list.highlighted = index
+        await pilot.press("enter")
+        await settle(pilot)
+        rows = app.main.threads.thread_list.rows
+        assert len(rows) == count and rows.loaded_pages() == 1  # only the first page was fetched
+        assert rows.peek(count - 1) is None
+        await pilot.press("G")
+        await settle(pilot)
+        assert rows.loaded_pages() == 2
+        assert rows.peek(count - 1).subject == "Bulk message 000"  # the oldest, last
+
+
+async def test_an_account_that_cannot_be_browsed_says_so_in_the_folders_pane(account_project, user_config):
+    with (user_config / "config.toml").open("a", encoding="utf-8") as settings:
+        settings.write('\n[accounts.outlook]\nkind = "graph"\n')
+    app = make_app(account_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot)
+        await pilot.press("1")
+        await settle(pilot)
+        await pilot.press("down", "down", "enter")  # backend, work, outlook
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "Folders · outlook" in shown
+        status = str(app.screen.query_one("#folders-status").render())
+        assert "← project lists" in shown and "⚠" in shown
+        assert status.startswith("⚠") and "accounts of kind 'graph' cannot be browsed yet" in status
+        assert "loading folders" not in shown
+        await pilot.press("enter")  # back to the project's lists
+        await settle(pilot)
+        assert "Folders · outlook" not in screen_text(app)

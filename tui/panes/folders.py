@@ -113,3 +113,13 @@ class FoldersPane(Vertical):
         status = self.query_one("#folders-status", Static)
         status.update(Text(f"{len(self._folders)} folders · unread/total"))
         status.set_class(False, "-warning")
+
+    def show_account_failure(self, text: str) -> None:
+        """The folders could not be listed: say why, keep the way back to the lists."""
+        self._folders = []
+        folder_list = self.query_one(FolderList)
+        folder_list.set_options([Option(Text("← project lists", "italic"), id="back-to-lists")])
+        folder_list.highlighted = 0
+        status = self.query_one("#folders-status", Static)
+        status.update(inert_text(f"⚠ {text}"))
+        status.set_class(True, "-warning")
