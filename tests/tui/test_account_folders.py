@@ -264,3 +264,14 @@ async def test_an_account_that_cannot_be_browsed_says_so_in_the_folders_pane(acc
         await pilot.press("enter")  # back to the project's lists
         await settle(pilot)
         assert "Folders · outlook" not in screen_text(app)
+
+
+def test_snapshot_of_an_account_folder_with_a_message_open(snap_compare, account_project):
+    async def run_before(pilot):
+        await open_inbox(pilot.app, pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(make_app(account_project), terminal_size=(130, 36), run_before=run_before)
