@@ -439,6 +439,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
         else:
             self.report_error("Writing failed", RuntimeError(report.failed[1]), where="apply",
                               details=report.describe())
+        if message.flow == "organize":
+            self._after_organize()
         if message.flow in ("import", "sync"):
             main = self.main
             if main is not None and main.has_class("-tracker"):
@@ -549,7 +551,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
         from mailtriage.backends.errors import MandatoryBackendUnavailable
 
         kind = {"threads": "threads", "reader": "reader", "reply": "reply", "tracker": "tracker",
-                "issue": "issue"}.get(message.where)
+                "issue": "issue", "folders": "folders"}.get(message.where)
         if kind and message.request and not self._is_current(kind, message.request):
             return
         error = message.error
@@ -561,6 +563,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
                 main.threads.show_failure(text, retry_hint=not isinstance(error, LookupError))
             elif message.where == "reply":
                 main.reader.restore_status()
+            elif message.where == "folders":
+                main.folders.show_account_failure(text)
             elif message.where in ("tracker", "issue"):
                 from mailtriage.tui.panes.tracker import TrackerPane
 
@@ -678,6 +682,125 @@ class MailTriageApp(App[int], inherit_bindings=False):
 
     def on_unmount(self) -> None:
         self.session.close()
+
+    # -- personal accounts: folders, messages, flag and move (every write via a proposal) --
+    def open_account(self, account_id: str) -> None:
+        """List the account's folders in the folders pane (in a worker)."""
+        main = self.main
+        if main is not None:
+            main.folders.show_account_loading(account_id)
+        self._account_folders(self._new_request("folders"), account_id)
+
+    @work(thread=True, exclusive=True, group="folders", exit_on_error=False)
+    def _account_folders(self, request: int, account_id: str) -> None:
+        from mailtriage.tui.messages import AccountFoldersLoaded
+
+        try:
+            folders = self.session.account_folders(account_id)
+        except Exception as exc:
+            self.post_message(WorkFailed(request, "folders", f"Listing the folders of {account_id} failed", exc))
+            return
+        self.post_message(AccountFoldersLoaded(request, account_id, folders))
+
+    def on_account_folders_loaded(self, message) -> None:
+        if not self._is_current("folders", message.request) or self.main is None:
+            return
+        self.main.folders.show_folders(message.account_id, message.folders)
+
+    def open_folder(self, account_id: str, folder_id: str, name: str | None = None, *, keep: bool = False) -> None:
+        """Page a folder, newest first, into the thread list (``list(MailQuery)`` pages).
+
+        ``keep``: a refresh after a write — the rows stay until the new ones arrive and
+        the cursor stays on the same position."""
+        self._open_folder = (account_id, folder_id, name or folder_id)
+        label = f"{account_id} · {name or folder_id}"
+        main = self.main
+        cursor = 0
+        if main is not None:
+            if keep:
+                cursor = main.threads.thread_list.cursor
+            else:
+                main.threads.show_loading(label)
+        self._list_folder(self._new_request("threads"), account_id, folder_id, label, cursor)
+
+    def on_folder_listed(self, message) -> None:
+        if not self._is_current("threads", message.request) or self.main is None:
+            return
+        threads = self.main.threads
+        threads.show_rows(message.rows, None, message.label)
+        if message.cursor and len(message.rows):
+            threads.thread_list.cursor = min(message.cursor, len(message.rows) - 1)
+
+    @work(thread=True, exclusive=True, group="threads", exit_on_error=False)
+    def _list_folder(self, request: int, account_id: str, folder_id: str, label: str, cursor: int = 0) -> None:
+        from mailtriage.tui.mailbox_rows import FOLDER_PAGE, FolderRows
+
+        session = self.session
+        try:
+            first = session.account_page(account_id, folder_id, 0, FOLDER_PAGE)
+        except Exception as exc:
+            self.post_message(WorkFailed(request, "threads", f"Listing {label} failed", exc))
+            return
+        rows = FolderRows(account_id, folder_id, first,
+                          lambda page, size: session.account_page(account_id, folder_id, page, size))
+        from mailtriage.tui.messages import FolderListed
+
+        self.post_message(FolderListed(request, label, rows, cursor))
+
+    def open_mailbox_message(self, summary) -> None:
+        """Read one message of a personal account; \\Seen is left as it is (BODY.PEEK)."""
+        main = self.main
+        if main is not None:
+            main.reader.show_loading(summary.subject)
+        self._read_mailbox(self._new_request("reader"), summary.account_id, summary.header.id)
+
+    @work(thread=True, exclusive=True, group="reader", exit_on_error=False)
+    def _read_mailbox(self, request: int, account_id: str, message_id: str) -> None:
+        from mailtriage.backends.contract import Thread, ThreadId
+        from mailtriage.tui.mailbox_rows import MAILBOX_KIND
+
+        try:
+            message = self.session.account_message(account_id, message_id)
+        except Exception as exc:
+            self.post_message(WorkFailed(request, "reader", "Reading the message failed", exc))
+            return
+        thread = Thread(ThreadId(MAILBOX_KIND, message_id), message.header.subject, (message.content,),
+                        notes=tuple(message.header.notes))
+        if not get_current_worker().is_cancelled:
+            self.post_message(ThreadLoaded(request, thread, None))
+
+    def organize(self, summary, action: str) -> None:
+        """m/f/a/d: build the flag or move proposal for the row; nothing is written before confirm."""
+        header = getattr(summary, "header", None)
+        if header is None:
+            self.notify("Mark, flag, archive and trash work on a personal account's messages: open an account "
+                        "in the sources pane first.", severity="warning", markup=False)
+            return
+        if action == "toggle_read":
+            action = "unread" if header.read else "read"
+        elif action == "toggle_flag":
+            action = "unflag" if header.flagged else "flag"
+        self._propose_organize(self._new_request("reply"), summary.account_id, header, action)
+
+    @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
+    def _propose_organize(self, request: int, account_id: str, header, action: str) -> None:
+        try:
+            proposal = self.session.propose_organize(account_id, [header], action)
+        except Exception as exc:
+            self.post_message(WorkFailed(request, "reply", "Preparing the change failed", exc))
+            return
+        self.post_message(ProposalReady(request, proposal, "organize"))
+
+    def _after_organize(self) -> None:
+        """After a flag or move: list the folder again (a move changes IMAP IDs) and its counts."""
+        current = getattr(self, "_open_folder", None)
+        if current is None:
+            return
+        account_id, folder_id, name = current
+        self.open_folder(account_id, folder_id, name, keep=True)
+        main = self.main
+        if main is not None and main.folders.account_id == account_id:
+            self._account_folders(self._new_request("folders"), account_id)
 
 
 def is_connection_problem(error: BaseException) -> bool:

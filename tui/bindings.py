@@ -60,6 +60,10 @@ THREAD_LIST = [
     _b("i", "import_thread", "Import to tracker", "threads.import"),
     _b("slash", "search", "Search", "threads.search", key_display="/"),
     _b("escape", "clear_search", "Clear search", "threads.clear_search"),
+    _b("m", "organize('toggle_read')", "Mark read / unread", "threads.toggle_read", show=False),
+    _b("f", "organize('toggle_flag')", "Flag / unflag", "threads.toggle_flag", show=False),
+    _b("a", "organize('archive')", "Archive", "threads.archive", show=False),
+    _b("d", "organize('trash')", "Move to trash", "threads.trash", show=False),
 ]
 
 SEARCH_BOX = [
@@ -84,13 +88,13 @@ READER = [
 SOURCES = [
     _b("j,down", "cursor_down", "Down", "sources.down", show=False),
     _b("k,up", "cursor_up", "Up", "sources.up", show=False),
-    _b("enter", "select", "Inspect backend", "sources.open"),
+    _b("enter", "select", "Inspect backend / open account", "sources.open"),
 ]
 
 FOLDERS = [
     _b("j,down", "cursor_down", "Down", "folders.down", show=False),
     _b("k,up", "cursor_up", "Up", "folders.up", show=False),
-    _b("enter", "select", "Open list", "folders.open"),
+    _b("enter", "select", "Open list / folder", "folders.open"),
 ]
 
 TRACKER = [

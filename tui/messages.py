@@ -130,3 +130,22 @@ class TrackerLoaded(Message):
 class TrackerIssueLoaded(Message):
     request: int
     issue: dict
+
+
+@dataclass(eq=False)
+class AccountFoldersLoaded(Message):
+    """A personal account's folders (MailFolder list), for the folders pane."""
+
+    request: int
+    account_id: str
+    folders: Any
+
+
+@dataclass(eq=False)
+class FolderListed(Message):
+    """A personal account's folder, as rows; ``cursor``: the row to put the cursor on."""
+
+    request: int
+    label: str
+    rows: Any  # a FolderRows
+    cursor: int = 0

@@ -284,6 +284,67 @@ class Session:
                 except Exception:  # closing must never fail the app's exit
                     pass
             self.tracker = None
+        self.close_mailboxes()
+
+    # -- personal accounts (blocking; one adapter per account, one call at a time) ----
+    def mailbox(self, account_id: str):
+        """The account's mailbox adapter (``[accounts.<id>]``), opened once per run.
+
+        Raises:
+            ConfigError: the account's settings are invalid (names file and key).
+            NotSupported: the account's kind has no mailbox adapter here.
+        """
+        from mailtriage.backends.errors import NotSupported
+
+        with self._lock:
+            boxes = getattr(self, "_mailboxes", None)
+            if boxes is None:
+                boxes = self._mailboxes = {}
+            if account_id not in boxes:
+                kind = str(self.settings.account(account_id).get("kind", "imap"))
+                if kind != "imap":
+                    raise NotSupported(account_id, "list", f"accounts of kind {kind!r} cannot be browsed yet")
+                from mailtriage.backends.imap.account import load_account
+                from mailtriage.backends.imap.adapter import ImapMailbox
+
+                boxes[account_id] = ImapMailbox(load_account(account_id, self.settings))
+            return boxes[account_id]
+
+    def account_folders(self, account_id: str):
+        """The account's folders (role, unread, total)."""
+        with self._lock:
+            return self.mailbox(account_id).list_folders()
+
+    def account_page(self, account_id: str, folder_id: str, page: int, page_size: int):
+        """One page (newest first) of a folder: a MailPage."""
+        from mailtriage.backends.mailbox import MailQuery
+
+        with self._lock:
+            return self.mailbox(account_id).list(MailQuery(folder=folder_id, page=page, page_size=page_size))
+
+    def account_message(self, account_id: str, message_id: str):
+        """One message, read without setting \\Seen (the adapter fetches BODY.PEEK)."""
+        with self._lock:
+            return self.mailbox(account_id).get(message_id)
+
+    def propose_organize(self, account_id: str, headers, action: str):
+        """A flag/move proposal for ``headers`` (writes nothing)."""
+        from mailtriage.workflows.organize import propose_organize
+
+        with self._lock:
+            box = self.mailbox(account_id)
+            folders = box.list_folders() if action in ("archive", "trash") else ()
+            access = str(getattr(getattr(box, "account", None), "access", "read"))
+            return propose_organize(box, headers, action, access=access, folders=folders)
+
+    def close_mailboxes(self) -> None:
+        with self._lock:
+            boxes, self._mailboxes = getattr(self, "_mailboxes", None) or {}, {}
+            for box in boxes.values():
+                try:
+                    box.close()
+                except Exception:  # closing must never fail the app's exit
+                    pass
 
 
 def accepts_limit(backend) -> bool:

@@ -29,10 +29,19 @@ class FoldersPane(Vertical):
     class ListChosen(Message):
         list_name: str | None
 
+    @dataclass(eq=False)
+    class FolderChosen(Message):
+        account_id: str
+        folder_id: str
+        name: str
+
     def __init__(self, **kwargs) -> None:
         super().__init__(classes="pane", **kwargs)
         self.border_title = "Lists"
         self._entries: list = []
+        self._since_text = ""
+        self.account_id: str | None = None
+        self._folders: list = []
 
     def compose(self) -> ComposeResult:
         yield FolderList(id="folder-list")
@@ -40,6 +49,9 @@ class FoldersPane(Vertical):
 
     def show_lists(self, entries, since_text: str) -> None:
         self._entries = list(entries)
+        self._since_text = since_text
+        self.account_id = None
+        self.border_title = "Lists"
         options = []
         for i, entry in enumerate(self._entries):
             text = inert_text(entry.label, style="bold" if entry.list_name else "italic")
@@ -60,3 +72,54 @@ class FoldersPane(Vertical):
         if option_id.startswith("list:"):
             entry = self._entries[int(option_id.partition(":")[2])]
             self.post_message(self.ListChosen(entry.list_name))
+        elif option_id.startswith("folder:") and self.account_id is not None:
+            folder = self._folders[int(option_id.partition(":")[2])]
+            self.post_message(self.FolderChosen(self.account_id, folder.id, folder.name))
+        elif option_id == "back-to-lists":
+            self.show_lists(self._entries, self._since_text)
+
+    # -- a personal account's folders --------------------------------------------
+    def show_account_loading(self, account_id: str) -> None:
+        self.account_id = account_id
+        self._folders = []
+        self.border_title = Text.assemble("Folders · ", inert_text(account_id))
+        self.query_one(FolderList).set_options([Option(Text("loading folders …", "italic"), disabled=True)])
+        self.query_one("#folders-status", Static).update("")
+
+    def show_folders(self, account_id: str, folders) -> None:
+        """Folders with role and unread/total; the cursor stays on the folder it was on."""
+        folder_list = self.query_one(FolderList)
+        previous = None
+        if self.account_id == account_id and folder_list.highlighted is not None and self._folders:
+            option = folder_list.get_option_at_index(folder_list.highlighted)
+            if option.id and option.id.startswith("folder:"):
+                previous = self._folders[int(option.id.partition(":")[2])].id
+        self.account_id = account_id
+        self._folders = list(folders)
+        self.border_title = Text.assemble("Folders · ", inert_text(account_id))
+        options = [Option(Text("← project lists", "italic"), id="back-to-lists")]
+        highlight = None
+        for i, folder in enumerate(self._folders):
+            text = Text(no_wrap=True, overflow="ellipsis")
+            text.append_text(inert_text(folder.name, style="bold" if folder.unread else ""))
+            if folder.role:
+                text.append(f" {folder.role}", "dim")
+            text.append(f" {folder.unread}/{folder.total}", "dim")
+            options.append(Option(text, id=f"folder:{i}", disabled=not folder.selectable))
+            if folder.id == previous or (previous is None and highlight is None and folder.role == "inbox"):
+                highlight = len(options) - 1
+        folder_list.set_options(options)
+        folder_list.highlighted = highlight if highlight is not None else (1 if len(options) > 1 else 0)
+        status = self.query_one("#folders-status", Static)
+        status.update(Text(f"{len(self._folders)} folders · unread/total"))
+        status.set_class(False, "-warning")
+
+    def show_account_failure(self, text: str) -> None:
+        """The folders could not be listed: say why, keep the way back to the lists."""
+        self._folders = []
+        folder_list = self.query_one(FolderList)
+        folder_list.set_options([Option(Text("← project lists", "italic"), id="back-to-lists")])
+        folder_list.highlighted = 0
+        status = self.query_one("#folders-status", Static)
+        status.update(inert_text(f"⚠ {text}"))
+        status.set_class(True, "-warning")

@@ -1,7 +1,7 @@
 """The sources pane: configured mail backends (and user accounts) with availability.
 
 Each backend shows its role and whether it is available now; Enter opens the backend
-console on it. The status line carries the resolved security CC and, when the CC
+console on it. Enter on a personal account (``[accounts.<id>]``) lists its folders. The status line carries the resolved security CC and, when the CC
 fell back, the warning.
 """
 
@@ -28,6 +28,12 @@ class SourcesPane(Vertical):
     @dataclass(eq=False)
     class InspectBackend(Message):
         backend: str
+
+    @dataclass(eq=False)
+    class AccountChosen(Message):
+        """A personal account was selected: its folders go to the folders pane."""
+
+        account_id: str
 
     def __init__(self, **kwargs) -> None:
         super().__init__(classes="pane", **kwargs)
@@ -58,7 +64,7 @@ class SourcesPane(Vertical):
             text.append("• ", "dim")
             text.append_text(inert_text(account_id, style="bold"))
             text.append(f" account ({inert_text(str(body.get('kind', '?'))).plain})", "dim")
-            options.append(Option(text, id=f"account:{account_id}", disabled=True))
+            options.append(Option(text, id=f"account:{account_id}"))
         if not options:
             options.append(Option(Text("no mail sources configured", "italic"), disabled=True))
         source_list = self.query_one(SourceList)
@@ -87,3 +93,5 @@ class SourcesPane(Vertical):
         option_id = event.option.id or ""
         if option_id.startswith("backend:"):
             self.post_message(self.InspectBackend(option_id.partition(":")[2]))
+        elif option_id.startswith("account:"):
+            self.post_message(self.AccountChosen(option_id.partition(":")[2]))

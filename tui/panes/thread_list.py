@@ -104,6 +104,13 @@ class ThreadList(ScrollView, can_focus=True):
         summary: ThreadSummary | None
 
     @dataclass(eq=False)
+    class OrganizeRequested(Message):
+        """m/f/a/d on a personal account's message: ``action`` toggle_read, toggle_flag, archive, trash."""
+
+        summary: ThreadSummary | None
+        action: str
+
+    @dataclass(eq=False)
     class PageLoaded(Message):
         rows: object
         error: str | None = None
@@ -250,6 +257,9 @@ class ThreadList(ScrollView, can_focus=True):
 
     def action_import_thread(self) -> None:
         self.post_message(self.ImportRequested(self.current))
+
+    def action_organize(self, action: str) -> None:
+        self.post_message(self.OrganizeRequested(self.current, action))
 
     def action_search(self) -> None:
         self.post_message(self.SearchRequested())

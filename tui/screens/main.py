@@ -94,6 +94,9 @@ class MainScreen(Screen, inherit_bindings=False):
 
     # -- intents from panes ------------------------------------------------
     def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
+        if getattr(message.summary, "header", None) is not None:  # a personal account's message
+            self.app.open_mailbox_message(message.summary)
+            return
         self.app.open_thread(message.summary)
 
     def on_thread_list_reply_requested(self, message: ThreadList.ReplyRequested) -> None:
@@ -120,6 +123,18 @@ class MainScreen(Screen, inherit_bindings=False):
     def on_folders_pane_list_chosen(self, message: FoldersPane.ListChosen) -> None:
         self.app.load_threads(message.list_name)
         self.query_one(ThreadList).focus()
+
+    # -- personal accounts: folders, messages, flag/move -----------------------
+    def on_sources_pane_account_chosen(self, message: SourcesPane.AccountChosen) -> None:
+        self.app.open_account(message.account_id)
+        self.query_one(FolderList).focus()
+
+    def on_folders_pane_folder_chosen(self, message: FoldersPane.FolderChosen) -> None:
+        self.app.open_folder(message.account_id, message.folder_id, message.name)
+        self.query_one(ThreadList).focus()
+
+    def on_thread_list_organize_requested(self, message: ThreadList.OrganizeRequested) -> None:
+        self.app.organize(message.summary, message.action)
 
     # -- pane access for the app -------------------------------------------
     @property

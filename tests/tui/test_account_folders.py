@@ -1,0 +1,277 @@
+"""Personal accounts in the TUI, against the real Dovecot: browse folders, read a
+message without setting \\Seen, flag / archive / trash through the proposal dialog."""
+
+from datetime import datetime, timezone
+
+import pytest
+
+from mailtriage.backends.imap.account import password_key
+from mailtriage.core.secrets import set_secret
+from mailtriage.tui.dialogs.proposal import ProposalDialog
+from mailtriage.tui.panes.folders import FolderList
+from mailtriage.tui.panes.thread_list import ThreadList
+from tests.servers.fixtures import *  # noqa: F401,F403
+from tests.tui.helpers import make_app, screen_text, settle
+
+LIST = "security@frob.example"
+
+
+def report(n: int, subject: str) -> bytes:
+    return (f"From: Ana Reporter <ana@example.com>\r\nTo: {LIST}\r\nSubject: {subject}\r\n"
+            f"Date: Thu, 0{n} Oct 2026 09:00:00 +0000\r\nMessage-ID: <r{n}@example.com>\r\n"
+            "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
+            f"Body of report {n}.\r\n").encode()
+
+
+def write_project(tmp_path, user_config, dovecot, dovecot_user, access: str):
+    (user_config / "config.toml").write_text(f'''name = "Test Triager"
+
+[accounts.work]
+kind = "imap"
+host = "127.0.0.1"
+port = {dovecot.port}
+security = "plain"
+username = "{dovecot_user.name}"
+access = "{access}"
+''', encoding="utf-8")
+    set_secret(password_key("work"), dovecot_user.password)
+    dovecot.append(dovecot_user, "INBOX", report(1, "Heap overflow in the frob parser"),
+                   when=datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc))
+    dovecot.append(dovecot_user, "INBOX", report(2, "Path traversal in frob-serve"),
+                   when=datetime(2026, 10, 2, 9, 0, tzinfo=timezone.utc))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "project.md").write_text(f"""# Frob project
+
+## Mail sources
+
+| Backend | Role | Mandatory | Notes |
+|---|---|---|---|
+| `imap` | primary | yes | the security list folder |
+
+## Configuration
+
+```yaml
+security_list: {LIST}
+import:
+  since: 2026-01-01
+mail_sources:
+  imap:
+    account: work
+    list: {LIST}
+```
+""", encoding="utf-8")
+    return project
+
+
+@pytest.fixture
+def account_project(tmp_path, user_config, dovecot, dovecot_user, memory_keyring):
+    return write_project(tmp_path, user_config, dovecot, dovecot_user, "draft")
+
+
+def inbox_flags(dovecot, user) -> dict[str, tuple]:
+    """Subject -> flags, read without touching \\Seen."""
+    with dovecot.client(user) as client:
+        client.select_folder("INBOX", readonly=True)
+        uids = client.search("ALL")
+        fetched = client.fetch(uids, ["FLAGS", "BODY.PEEK[HEADER.FIELDS (SUBJECT)]"]) if uids else {}
+        out = {}
+        for data in fetched.values():
+            raw = data[b"BODY[HEADER.FIELDS (SUBJECT)]"].decode().strip()
+            # \Recent belongs to the IMAP session that saw the mail first, not to the message.
+            out[raw.partition(": ")[2]] = tuple(f for f in data[b"FLAGS"] if f != b"\\Recent")
+        return out
+
+
+def folder_subjects(dovecot, user, folder: str) -> list[str]:
+    with dovecot.client(user) as client:
+        client.select_folder(folder, readonly=True)
+        uids = client.search("ALL")
+        fetched = client.fetch(uids, ["BODY.PEEK[HEADER.FIELDS (SUBJECT)]"]) if uids else {}
+        return sorted(d[b"BODY[HEADER.FIELDS (SUBJECT)]"].decode().strip().partition(": ")[2]
+                      for d in fetched.values())
+
+
+async def open_inbox(app, pilot):
+    """Sources pane → the account → its folders → INBOX."""
+    await settle(pilot)
+    await pilot.press("1")
+    await settle(pilot)
+    await pilot.press("down", "enter")  # the backend row first, then the account
+    await settle(pilot)
+    assert isinstance(app.focused, FolderList)
+    await pilot.press("enter")  # INBOX is highlighted first
+    await settle(pilot)
+    assert isinstance(app.focused, ThreadList)
+
+
+async def test_browse_folders_and_read_without_marking_seen(account_project, dovecot, dovecot_user):
+    app = make_app(account_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot)
+        await pilot.press("1")
+        await settle(pilot)
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "Folders · work" in shown
+        assert "INBOX inbox 2/2" in shown
+        assert "Archive archive 0/0" in shown and "Trash trash 0/0" in shown
+        await pilot.press("enter")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "Threads · work · INBOX" in shown
+        rows = app.main.threads.thread_list.rows
+        assert [rows.peek(i).subject for i in range(len(rows))] == [
+            "Path traversal in frob-serve", "Heap overflow in the frob parser"]  # newest first
+        await pilot.press("enter")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "Body of report 2." in shown
+    flags = inbox_flags(dovecot, dovecot_user)
+    assert b"\\Seen" not in flags["Path traversal in frob-serve"]
+
+
+async def test_flag_confirmed_writes_flagged_and_refreshes(account_project, dovecot, dovecot_user):
+    app = make_app(account_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("j", "f")  # the second (older) message
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        shown = screen_text(app)
+        assert "FLAG · will be written by backend account work" in shown
+        assert "Change: flag (add \\Flagged)" in shown
+        assert "Message: Heap overflow in the frob parser — from Ana Reporter <ana@example.com> — in INBOX" in shown
+        assert b"\\Flagged" not in inbox_flags(dovecot, dovecot_user)["Heap overflow in the frob parser"]
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert not isinstance(app.screen, ProposalDialog)
+        thread_list = app.main.threads.thread_list
+        assert thread_list.cursor == 1  # the refreshed list keeps the cursor on the flagged message
+        assert thread_list.current.header.flagged and thread_list.current.subject.startswith("⚑ ")
+    flags = inbox_flags(dovecot, dovecot_user)
+    assert b"\\Flagged" in flags["Heap overflow in the frob parser"]
+    assert b"\\Flagged" not in flags["Path traversal in frob-serve"]
+    assert b"\\Seen" not in flags["Heap overflow in the frob parser"]
+
+
+async def test_cancelled_flag_and_mark_read_change_nothing(account_project, dovecot, dovecot_user):
+    before = inbox_flags(dovecot, dovecot_user)
+    app = make_app(account_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        for key in ("f", "m", "a", "d"):
+            await pilot.press(key)
+            await settle(pilot)
+            assert isinstance(app.screen, ProposalDialog)
+            await pilot.press("escape")
+            await settle(pilot)
+            assert not isinstance(app.screen, ProposalDialog)
+    assert inbox_flags(dovecot, dovecot_user) == before
+    assert folder_subjects(dovecot, dovecot_user, "Archive") == []
+
+
+async def test_archive_and_trash_move_through_the_proposal(account_project, dovecot, dovecot_user):
+    app = make_app(account_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "MOVE · will be written by backend account work" in shown
+        assert "To folder: Archive" in shown
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        rows = app.main.threads.thread_list.rows
+        assert len(rows) == 1 and rows.peek(0).subject == "Heap overflow in the frob parser"
+        await pilot.press("d")
+        await settle(pilot)
+        assert "To folder: Trash" in screen_text(app)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert len(app.main.threads.thread_list.rows) == 0
+        assert "INBOX inbox 0/0" in screen_text(app)
+    assert folder_subjects(dovecot, dovecot_user, "INBOX") == []
+    assert folder_subjects(dovecot, dovecot_user, "Archive") == ["Path traversal in frob-serve"]
+    assert folder_subjects(dovecot, dovecot_user, "Trash") == ["Heap overflow in the frob parser"]
+
+
+async def test_a_read_only_account_shows_the_refusal(tmp_path, user_config, dovecot, dovecot_user, memory_keyring):
+    project = write_project(tmp_path, user_config, dovecot, dovecot_user, "read")
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("f")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        assert "Nothing can be written: account work has access = 'read'" in screen_text(app)
+        assert not app.screen.can_confirm
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+    assert all(b"\\Flagged" not in flags for flags in inbox_flags(dovecot, dovecot_user).values())
+
+
+async def test_a_large_folder_is_paged_as_you_scroll(account_project, dovecot, dovecot_user):
+    from mailtriage.tui.mailbox_rows import FOLDER_PAGE
+
+    count = FOLDER_PAGE + 30
+    with dovecot.client(dovecot_user) as client:
+        client.create_folder("Lists")
+        for n in range(count):
+            client.append("Lists", report(3, f"Bulk message {n:03d}"),
+                          msg_time=datetime(2026, 9, 1, 0, n % 60, n // 60, tzinfo=timezone.utc))
+    app = make_app(account_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot)
+        await pilot.press("1")
+        await settle(pilot)
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        folder_list = app.screen.query_one(FolderList)
+        index = next(i for i in range(folder_list.option_count)
+                     if "Lists" in str(folder_list.get_option_at_index(i).prompt))
+        folder_list.highlighted = index
+        await pilot.press("enter")
+        await settle(pilot)
+        rows = app.main.threads.thread_list.rows
+        assert len(rows) == count and rows.loaded_pages() == 1  # only the first page was fetched
+        assert rows.peek(count - 1) is None
+        await pilot.press("G")
+        await settle(pilot)
+        assert rows.loaded_pages() == 2
+        assert rows.peek(count - 1).subject == "Bulk message 000"  # the oldest, last
+
+
+async def test_an_account_that_cannot_be_browsed_says_so_in_the_folders_pane(account_project, user_config):
+    with (user_config / "config.toml").open("a", encoding="utf-8") as settings:
+        settings.write('\n[accounts.outlook]\nkind = "graph"\n')
+    app = make_app(account_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot)
+        await pilot.press("1")
+        await settle(pilot)
+        await pilot.press("down", "down", "enter")  # backend, work, outlook
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "Folders · outlook" in shown
+        status = str(app.screen.query_one("#folders-status").render())
+        assert "← project lists" in shown and "⚠" in shown
+        assert status.startswith("⚠") and "accounts of kind 'graph' cannot be browsed yet" in status
+        assert "loading folders" not in shown
+        await pilot.press("enter")  # back to the project's lists
+        await settle(pilot)
+        assert "Folders · outlook" not in screen_text(app)
+
+
+def test_snapshot_of_an_account_folder_with_a_message_open(snap_compare, account_project):
+    async def run_before(pilot):
+        await open_inbox(pilot.app, pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(make_app(account_project), terminal_size=(130, 36), run_before=run_before)
