@@ -130,3 +130,18 @@ class TrackerLoaded(Message):
 class TrackerIssueLoaded(Message):
     request: int
     issue: dict
+
+
+@dataclass(eq=False)
+class AlertsFound(Message):
+    """The new-report poll found new or updated threads (a workflows PollOutcome, not saved yet)."""
+
+    outcome: Any
+    list_name: str | None = None
+
+
+@dataclass(eq=False)
+class AlertsFailed(Message):
+    """One poll failed (the loop goes on and polls again later)."""
+
+    error: BaseException
