@@ -29,7 +29,7 @@ from mailtriage.tui.commands import MailtriageCommands
 from mailtriage.tui.messages import (ProposalApplied, ProposalReady, SessionFailed, SessionOpened, SettingsSaved,
                                      SourcesChecked, ThreadLoaded, ThreadsLoaded, ThreadUrlReady, TrackerIssueLoaded,
                                      TrackerLoaded, WorkFailed)
-from mailtriage.tui.messages import AlertsFailed, AlertsFound
+from mailtriage.tui.messages import AlertsFailed, AlertsFound, CaseLoaded
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.session import Session
 
@@ -338,6 +338,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
         main = self.main
         if main is not None:
             main.reader.show_thread(message.thread, message.resolution)
+            self._load_case(message.request, message.thread)
 
     # -- proposals: reply, import, publish, sync ------------------------------
     FLOW_TITLES = {"reply": "Preparing the reply failed", "import": "Preparing the import failed",
@@ -791,6 +792,32 @@ class MailTriageApp(App[int], inherit_bindings=False):
         loop = self._alert_loop
         if loop is not None:
             self.call_after_refresh(self._acknowledge_alerts, loop, done)
+
+    # -- MAS case of the thread being read ----------------------------------
+    @work(thread=True, exclusive=True, group="case", exit_on_error=False)
+    def _load_case(self, request: int, thread) -> None:
+        from mailtriage.tui.case import case_record, modes_database
+
+        try:
+            record = case_record(modes_database(self.settings), thread)
+        except Exception as exc:  # an unreadable record is said in the pane; the thread stays readable
+            self.post_message(CaseLoaded(request, thread, error=f"{type(exc).__name__}: {exc}"))
+            return
+        if record is not None:
+            self.post_message(CaseLoaded(request, thread, record))
+
+    def on_case_loaded(self, message: CaseLoaded) -> None:
+        main = self.main
+        if main is None or not self._is_current("reader", message.request) or main.reader.thread is not message.thread:
+            return
+        from mailtriage.tui.case import case_text
+        from mailtriage.tui.sanitize import inert_text
+
+        if message.error:
+            main.reader.show_case(Text.assemble(("⚠ the modes record could not be read: ", "bold"),
+                                                inert_text(message.error)))
+            return
+        main.reader.show_case(case_text(message.record))
 
     @work(thread=True, group="alerts-ack", exit_on_error=False)
     def _acknowledge_alerts(self, loop, outcomes: list) -> None:

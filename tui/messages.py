@@ -145,3 +145,13 @@ class AlertsFailed(Message):
     """One poll failed (the loop goes on and polls again later)."""
 
     error: BaseException
+
+
+@dataclass(eq=False)
+class CaseLoaded(Message):
+    """The MAS case record of the thread being read (``Store.thread``), or an error reading it."""
+
+    request: int
+    thread: Any
+    record: Any = None
+    error: str | None = None
