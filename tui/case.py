@@ -41,7 +41,12 @@ def case_record(database: Path, thread) -> dict[str, Any] | None:
     """
     if not database.is_file():
         return None
-    from mailtriage.modes.store import Store
+    from mailtriage.modes.store import Store, StoreError
+
+    # Store() would turn an empty or foreign file into a new record: look before opening.
+    with database.open("rb") as head:
+        if head.read(16) != b"SQLite format 3\x00":
+            raise StoreError(f"{database} is not a modes database (not an SQLite file)")
 
     store = Store(database)
     try:

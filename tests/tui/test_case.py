@@ -108,3 +108,13 @@ async def test_unusable_record_is_said_and_the_thread_stays_readable(tmp_path, u
         await _open_oldest_thread(app, pilot)
         shown = reader_text(app)
         assert "the modes record could not be read" in shown and "Thanks Ana" in shown
+
+
+async def test_an_empty_file_is_not_turned_into_a_record(tmp_path, user_data):
+    user_data.mkdir(parents=True, exist_ok=True)
+    (user_data / "modes.sqlite3").write_bytes(b"")
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _open_oldest_thread(app, pilot)
+        assert "not a modes database" in reader_text(app)
+    assert (user_data / "modes.sqlite3").read_bytes() == b""
