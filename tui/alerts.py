@@ -37,6 +37,10 @@ def poll_interval(config, settings) -> float:
     return poll_seconds(config)
 
 
+#: Seconds of one IMAP IDLE wait in the app: the longest a quit or "poll now" waits for it.
+IDLE_SLICE_SECONDS = 2.0
+
+
 class AlertLoop:
     """The poll loop of one session: ``run`` on a worker thread, ``poll_now``/``stop`` from the UI."""
 
@@ -64,8 +68,10 @@ class AlertLoop:
                               on_error=on_error, max_polls=1)
                 if self.stopped.is_set():
                     break
-                # IDLE where the backend offers it; woken early by poll_now() or stop().
-                self.poller.wait(self.interval, self._wake)
+                # IDLE where the backend offers it; woken early by poll_now() or stop(). IDLE
+                # cannot be interrupted mid-slice, so short slices keep quitting and "poll
+                # now" prompt (one IDLE/DONE round trip per slice).
+                self.poller.wait(self.interval, self._wake, slice_seconds=IDLE_SLICE_SECONDS)
         finally:
             try:
                 self.poller.sources.close()
