@@ -727,7 +727,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
 
         def on_news(outcome) -> None:
             if not loop.stopped.is_set():
-                self.post_message(AlertsFound(outcome, list_name))
+                self.post_message(AlertsFound(outcome, list_name, loop))
 
         def on_error(error: Exception) -> None:
             if not loop.stopped.is_set():
@@ -745,7 +745,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
     def on_alerts_found(self, message: AlertsFound) -> None:
         if self._defer(self.on_alerts_found, message):
             return
-        if self._alert_loop is None:  # a stale answer from a stopped loop
+        if self._alert_loop is None or message.loop is not self._alert_loop:  # from a stopped loop
             return
         outcome = message.outcome
         threads = list(outcome.new_threads) + list(outcome.updated_threads)

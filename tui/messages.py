@@ -138,6 +138,7 @@ class AlertsFound(Message):
 
     outcome: Any
     list_name: str | None = None
+    loop: Any = None  # the AlertLoop that polled (an answer from a stopped loop is dropped)
 
 
 @dataclass(eq=False)
