@@ -559,3 +559,12 @@ class Store:
             "notes": [{"kind": n["kind"], "detail": n["detail"], "handoff_id": n["handoff_id"], "at": n["at"]}
                       for n in self.notes(case_key=case_key)],
         }
+
+    def case_key_for_message_ids(self, message_ids: list[str]) -> str | None:
+        """The case one of these Message-IDs (inbound or outbound mail) belongs to, if any."""
+        for message_id in message_ids:
+            row = self._one("SELECT case_key FROM mails WHERE message_id = ? AND case_key IS NOT NULL"
+                            " ORDER BY at, rowid", (message_id,))
+            if row is not None:
+                return str(row["case_key"])
+        return None

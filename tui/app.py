@@ -29,6 +29,7 @@ from mailtriage.tui.commands import MailtriageCommands
 from mailtriage.tui.messages import (ProposalApplied, ProposalReady, SessionFailed, SessionOpened, SettingsSaved,
                                      SourcesChecked, ThreadLoaded, ThreadsLoaded, ThreadUrlReady, TrackerIssueLoaded,
                                      TrackerLoaded, WorkFailed)
+from mailtriage.tui.messages import AlertsFailed, AlertsFound, CaseLoaded
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.session import Session
 
@@ -45,7 +46,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
     NOTIFICATION_TIMEOUT = 8
     first_page = FIRST_PAGE
 
-    def __init__(self, project_dir: Path, *, demo: bool = False, settings=None, cursor_blink: bool = True) -> None:
+    def __init__(self, project_dir: Path, *, demo: bool = False, settings=None, cursor_blink: bool = True,
+                 alerts: bool = True) -> None:
         from mailtriage.core.projectconfig import ConfigError
         from mailtriage.core.settings import UserSettings, load_settings
 
@@ -74,6 +76,11 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self._theme_ready = False
         self._main_ready = False
         self._deferred: list = []
+        # New-report alerts (tui/alerts.py): off in tests that snapshot the screen.
+        self.alerts_enabled = alerts
+        self._alert_loop = None
+        self._alert_marks: set[str] = set()
+        self._alert_pending: list = []  # (list name, PollOutcome) waiting for their rows on screen
 
         for theme in THEMES:
             self.register_theme(theme)
@@ -169,6 +176,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
         if session.cc is not None and session.cc.warnings:
             main.show_banner(Text.assemble(("⚠ ", "bold"), inert(" ".join(session.cc.warnings))),
                              error=session.cc.blocked)
+        self.start_alerts()
 
     def reopen(self) -> None:
         """Try the project again (first-run screen, after fixing project.md)."""
@@ -176,6 +184,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
 
         while isinstance(self.screen, FirstRunScreen):
             self.pop_screen()
+        self.stop_alerts()
         self.session.close()
         self.session = Session(self.session.project_dir, demo=self.session.demo, settings=self.settings)
         self._open_session()
@@ -297,11 +306,15 @@ class MailTriageApp(App[int], inherit_bindings=False):
             return
         main = self.main
         if main is not None:
-            main.threads.show_rows(message.rows, message.resolution, message.list_name, partial=message.partial)
+            rows = self._mark_alerted(message.rows)
+            main.threads.show_rows(rows, message.resolution, message.list_name, partial=message.partial)
+            if not message.partial:
+                self._alerts_rendered(message.list_name)
 
     # -- reading -------------------------------------------------------------
     def open_thread(self, summary) -> None:
         main = self.main
+        self._alert_marks.discard(str(summary.thread_id))
         self._open_summary = summary
         if main is not None:
             main.reader.show_loading(summary.subject)
@@ -325,6 +338,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
         main = self.main
         if main is not None:
             main.reader.show_thread(message.thread, message.resolution)
+            self._load_case(message.request, message.thread)
 
     # -- proposals: reply, import, publish, sync ------------------------------
     FLOW_TITLES = {"reply": "Preparing the reply failed", "import": "Preparing the import failed",
@@ -681,6 +695,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self.exit(0)
 
     def on_unmount(self) -> None:
+        self.stop_alerts()
         self.session.close()
 
     # -- personal accounts: folders, messages, flag and move (every write via a proposal) --
@@ -801,6 +816,138 @@ class MailTriageApp(App[int], inherit_bindings=False):
         main = self.main
         if main is not None and main.folders.account_id == account_id:
             self._account_folders(self._new_request("folders"), account_id)
+
+    # -- new-report alerts ---------------------------------------------------
+    def start_alerts(self) -> None:
+        """Start the poll worker of this session (once; a silent baseline comes first)."""
+        from mailtriage.core.projectconfig import ConfigError
+
+        if not self.alerts_enabled or self._alert_loop is not None or not self.session.is_open:
+            return
+        try:
+            loop = self.session.alert_loop()
+        except ConfigError as exc:
+            self.notify(f"new-report alerts are off: {exc}", title="Alerts", severity="warning", markup=False)
+            return
+        if loop is None:
+            return
+        self._alert_loop = loop
+        self._poll_alerts(loop)
+
+    def stop_alerts(self) -> None:
+        """Stop the poll worker (quit, or the session is replaced); its pending news is dropped
+        unacknowledged, so the next run reports it again."""
+        loop, self._alert_loop = self._alert_loop, None
+        if loop is not None:
+            loop.stop()
+        self.workers.cancel_group(self, "alerts")
+        self._alert_pending = []
+        self._alert_marks = set()
+
+    @work(thread=True, exclusive=True, group="alerts", exit_on_error=False)
+    def _poll_alerts(self, loop) -> None:
+        list_name = loop.poller.list_name
+
+        def on_news(outcome) -> None:
+            if not loop.stopped.is_set():
+                self.post_message(AlertsFound(outcome, list_name, loop))
+
+        def on_error(error: Exception) -> None:
+            if not loop.stopped.is_set():
+                self.post_message(AlertsFailed(error))
+
+        loop.run(on_news, on_error)
+
+    def action_poll_now(self) -> None:
+        if self._alert_loop is None:
+            self.notify("new-report alerts are off (no security_list, or [alerts] poll_seconds = 0)",
+                        title="Alerts", markup=False)
+            return
+        self._alert_loop.poll_now()
+
+    def on_alerts_found(self, message: AlertsFound) -> None:
+        if self._defer(self.on_alerts_found, message):
+            return
+        if self._alert_loop is None or message.loop is not self._alert_loop:  # from a stopped loop
+            return
+        outcome = message.outcome
+        threads = list(outcome.new_threads) + list(outcome.updated_threads)
+        self._alert_marks |= {str(t.thread_id) for t in threads}
+        lines = [inert(t.subject or "(no subject)") for t in outcome.new_threads[:5]]
+        if len(outcome.new_threads) > 5:
+            lines.append(f"… and {len(outcome.new_threads) - 5} more")
+        if outcome.updated_threads:
+            lines.append(f"{len(outcome.updated_threads)} thread(s) with new mail")
+        count = len(outcome.new_threads)
+        title = f"{count} new report{'s' if count != 1 else ''}" if count else "New mail"
+        self.notify("\n".join(lines), title=title, markup=False, timeout=15)
+        self._alert_pending.append((message.list_name, outcome))
+        shown = (self._current_list or "").lower()
+        if self.main is not None and shown == (message.list_name or "").lower():
+            # The new rows appear with the listing; acknowledged once they are painted.
+            self.load_threads(self._current_list)
+        else:
+            # Another list is on screen: the notification is what was shown.
+            self.call_after_refresh(self._alerts_rendered, message.list_name)
+
+    def on_alerts_failed(self, message: AlertsFailed) -> None:
+        if self._alert_loop is None:
+            return
+        from mailtriage.tui.dialogs.error import ErrorRecord
+
+        error = message.error
+        self.errors.append(ErrorRecord("Checking for new reports failed", str(error), "alerts", "", "", ""))
+
+    def _mark_alerted(self, rows):
+        if not self._alert_marks:
+            return rows
+        from mailtriage.tui.alerts import MarkedRows
+
+        return MarkedRows(rows, set(self._alert_marks))
+
+    def _alerts_rendered(self, list_name: str | None) -> None:
+        """Rows of ``list_name`` were handed to the list: acknowledge its news after the paint."""
+        wanted = (list_name or "").lower()
+        done = [o for name, o in self._alert_pending if (name or "").lower() == wanted]
+        if not done:
+            return
+        self._alert_pending = [(n, o) for n, o in self._alert_pending if (n or "").lower() != wanted]
+        loop = self._alert_loop
+        if loop is not None:
+            self.call_after_refresh(self._acknowledge_alerts, loop, done)
+
+    # -- MAS case of the thread being read ----------------------------------
+    @work(thread=True, exclusive=True, group="case", exit_on_error=False)
+    def _load_case(self, request: int, thread) -> None:
+        from mailtriage.tui.case import case_record, modes_database
+
+        try:
+            record = case_record(modes_database(self.settings), thread)
+        except Exception as exc:  # an unreadable record is said in the pane; the thread stays readable
+            self.post_message(CaseLoaded(request, thread, error=f"{type(exc).__name__}: {exc}"))
+            return
+        if record is not None:
+            self.post_message(CaseLoaded(request, thread, record))
+
+    def on_case_loaded(self, message: CaseLoaded) -> None:
+        main = self.main
+        if main is None or not self._is_current("reader", message.request) or main.reader.thread is not message.thread:
+            return
+        from mailtriage.tui.case import case_text
+        from mailtriage.tui.sanitize import inert_text
+
+        if message.error:
+            main.reader.show_case(Text.assemble(("⚠ the modes record could not be read: ", "bold"),
+                                                inert_text(message.error)))
+            return
+        main.reader.show_case(case_text(message.record))
+
+    @work(thread=True, group="alerts-ack", exit_on_error=False)
+    def _acknowledge_alerts(self, loop, outcomes: list) -> None:
+        if loop.stopped.is_set():
+            return
+        for outcome in outcomes:
+            loop.poller.acknowledge(outcome)
 
 
 def is_connection_problem(error: BaseException) -> bool:

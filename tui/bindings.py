@@ -36,6 +36,7 @@ APP = [
     _b("t", "toggle_tracker", "Tracker pane", "app.tracker", show=False),
     _b("P", "publish", "Publish tracker changes", "app.publish", show=False),
     _b("S", "sync", "Sync tracker with threads", "app.sync", show=False),
+    _b("N", "poll_now", "Check for new reports now", "app.poll_now", show=False),
     _b("ctrl+c", "help_quit", "Copy / how to quit", "app.help_quit", show=False),
 ]
 

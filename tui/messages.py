@@ -149,3 +149,29 @@ class FolderListed(Message):
     label: str
     rows: Any  # a FolderRows
     cursor: int = 0
+
+
+@dataclass(eq=False)
+class AlertsFound(Message):
+    """The new-report poll found new or updated threads (a workflows PollOutcome, not saved yet)."""
+
+    outcome: Any
+    list_name: str | None = None
+    loop: Any = None  # the AlertLoop that polled (an answer from a stopped loop is dropped)
+
+
+@dataclass(eq=False)
+class AlertsFailed(Message):
+    """One poll failed (the loop goes on and polls again later)."""
+
+    error: BaseException
+
+
+@dataclass(eq=False)
+class CaseLoaded(Message):
+    """The MAS case record of the thread being read (``Store.thread``), or an error reading it."""
+
+    request: int
+    thread: Any
+    record: Any = None
+    error: str | None = None

@@ -346,6 +346,29 @@ class Session:
                 except Exception:  # closing must never fail the app's exit
                     pass
 
+    # -- new-report alerts ----------------------------------------------------
+    def alert_loop(self):
+        """The new-report poll loop (tui/alerts.py) with mail sources of its own, or None
+        when polling is off (no ``security_list``, or ``[alerts] poll_seconds = 0``).
+
+        Raises:
+            ConfigError: ``alerts.poll_seconds`` is invalid (project.md or the settings file).
+        """
+        from mailtriage.backends.registry import SourceSet
+        from mailtriage.backends.security_cc import configured_address
+        from mailtriage.tui.alerts import AlertLoop, poll_interval
+        from mailtriage.workflows.alerts import NewReportPoller
+
+        config = self.config
+        if config is None:
+            return None
+        interval = poll_interval(config, self.settings)
+        list_name = configured_address(config.get("security_list"))
+        if not interval or not list_name:
+            return None
+        sources = SourceSet(config, {"user_settings": self.settings, "demo": self.demo})
+        return AlertLoop(NewReportPoller(sources, list_name=list_name), interval)
+
 
 def accepts_limit(backend) -> bool:
     """Whether ``backend.list_recent_threads`` takes a ``limit`` keyword (an extension of the contract)."""

@@ -199,9 +199,9 @@ class NewReportPoller:
             return None
         return waiter if callable(waiter) else None
 
-    def wait(self, seconds: float, stop: threading.Event) -> bool:
-        """Wait up to ``seconds`` (IDLE when offered, in slices so ``stop`` is honoured).
-        True when the server announced new mail early."""
+    def wait(self, seconds: float, stop: threading.Event, *, slice_seconds: float = IDLE_SLICE_SECONDS) -> bool:
+        """Wait up to ``seconds`` (IDLE when offered, in slices of ``slice_seconds`` so ``stop``
+        is honoured within one slice). True when the server announced new mail early."""
         waiter = self.idle_waiter()
         deadline = _monotonic() + seconds
         while not stop.is_set():
@@ -212,7 +212,7 @@ class NewReportPoller:
                 stop.wait(remaining)
                 continue
             try:
-                if waiter(min(remaining, IDLE_SLICE_SECONDS)):
+                if waiter(min(remaining, slice_seconds)):
                     return True
             except Exception:  # IDLE failed (connection dropped): fall back to sleeping this round
                 waiter = None

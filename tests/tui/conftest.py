@@ -47,3 +47,11 @@ def clean_feeds():
     OPLOG.clear()
     TRACE.clear()
     TRACE.enabled = enabled
+
+
+@pytest.fixture(autouse=True)
+def user_data(tmp_path, monkeypatch) -> Path:
+    """Alert cursors and other data files go to the test's own folder."""
+    folder = tmp_path / "user-data"
+    monkeypatch.setenv("MAILTRIAGE_DATA_DIR", str(folder))
+    return folder

@@ -11,6 +11,8 @@ from mailtriage.tui.app import MailTriageApp
 
 
 def make_app(project_dir: Path, **kwargs) -> MailTriageApp:
+    # The new-report poller runs for ever (a timer): only the alert tests turn it on.
+    kwargs.setdefault("alerts", False)
     return MailTriageApp(Path(project_dir), cursor_blink=False, **kwargs)
 
 

@@ -239,3 +239,15 @@ class ReaderPane(Vertical):
         self._thread_status = f"{total} message{'s' if total != 1 else ''}" + (f" · via {via}" if via else "")
         self.show_status(self._thread_status)
         view.refresh_bindings()
+
+    def show_case(self, text: Text) -> None:
+        """The Case section (tui/case.py) above the messages of the open thread."""
+        view = self.view
+        for old in view.query(".case-section"):
+            old.remove()
+        section = Static(text, classes="case-section")
+        children = list(view.children)
+        if children:
+            view.mount(section, before=children[0])
+        else:
+            view.mount(section)

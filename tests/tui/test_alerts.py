@@ -1,0 +1,145 @@
+"""New-report alerts in the app, on a real mbox archive that gets a new mail after the baseline."""
+
+from __future__ import annotations
+
+import json
+import mailbox
+from datetime import datetime, timezone
+from email.utils import format_datetime
+from pathlib import Path
+
+from mailtriage.tui.alerts import MarkedRows
+from tests.tui.helpers import HOSTILE_SUBJECT, mail, make_app, mbox_project, screen_text
+
+NEW_SUBJECT = "RCE in the frob uploader"
+NEW_ID = "<rce-1@example.org>"
+
+
+def _cursor_files(data: Path) -> list[Path]:
+    return sorted((data / "alerts").glob("*.json")) if (data / "alerts").is_dir() else []
+
+
+def _seen(data: Path) -> dict:
+    files = _cursor_files(data)
+    return json.loads(files[0].read_text(encoding="utf-8"))["seen"] if files else {}
+
+
+async def _until(pilot, condition, what: str, rounds: int = 400, check=None) -> None:
+    for _ in range(rounds):
+        if check is not None:
+            check()
+        if condition():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _append(path: Path, msg) -> None:
+    box = mailbox.mbox(path)
+    try:
+        box.add(msg)
+        box.flush()
+    finally:
+        box.close()
+
+
+async def test_new_report_after_the_baseline_notifies_marks_and_is_acknowledged_after_the_rows(tmp_path, user_data):
+    folder = tmp_path / "p"
+    mbox_project(folder, extra_config={"alerts": {"poll_seconds": 3600}})
+    app = make_app(folder, alerts=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        # The silent baseline: a cursor with the threads there are, and no alert.
+        await _until(pilot, lambda: bool(_cursor_files(user_data)), "the baseline cursor")
+        # (The standard threads are older than the poll's look-back window, so it may be empty.)
+        assert not any(NEW_ID in key for key in _seen(user_data))
+        assert not any("new report" in (n.title or "") for n in app._notifications)
+
+        hostile_new = mail(NEW_SUBJECT + " " + HOSTILE_SUBJECT, "Eve <eve@example.org>",
+                           format_datetime(datetime.now(timezone.utc)), NEW_ID, "details follow\n")
+        _append(folder / "list.mbox", hostile_new)
+        # Hold the app's listing back (the session's backend lock) to see the state between
+        # the alert and the rows: notified, but nothing saved.
+        app.session._lock.acquire()
+        try:
+            await pilot.press("N")
+            await _until(pilot, lambda: any(n.title == "1 new report" for n in app._notifications), "the alert")
+            await pilot.pause(0.3)
+            assert not any(NEW_ID in key for key in _seen(user_data)), "acknowledged before the rows were shown"
+            assert NEW_SUBJECT not in screen_text(app)
+        finally:
+            app.session._lock.release()
+
+        def row_shown() -> bool:
+            return any(NEW_SUBJECT in line and "●" in line for line in screen_text(app).splitlines())
+
+        def cursor_only_after_rows() -> None:
+            # Never saved before the marked row was on screen.
+            if any(NEW_ID in key for key in _seen(user_data)):
+                assert row_shown(), "the cursor was saved before the new row was shown"
+
+        await _until(pilot, lambda: any(NEW_ID in key for key in _seen(user_data)), "the acknowledgement",
+                     check=cursor_only_after_rows)
+        alert = next(n for n in app._notifications if n.title == "1 new report")
+        assert NEW_SUBJECT in alert.message and "\x1b" not in alert.message and "\u202e" not in alert.message
+        assert not alert.markup
+        assert row_shown()
+        # Only the new thread carries the mark.
+        marked = [line for line in screen_text(app).splitlines() if "●" in line]
+        assert len(marked) == 1
+
+
+async def test_poll_now_without_a_security_list_says_alerts_are_off(tmp_path, user_data):
+    folder = tmp_path / "p"
+    mbox_project(folder, security_list=None)
+    app = make_app(folder, alerts=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _until(pilot, lambda: app.session.is_open and app._main_ready, "the session")
+        await pilot.pause(0.1)
+        await pilot.press("N")
+        await _until(pilot, lambda: any("alerts are off" in n.message for n in app._notifications), "the note")
+    assert not _cursor_files(user_data)
+
+
+def test_marked_rows_mark_only_the_given_threads():
+    from mailtriage.backends.contract import Address, ThreadId, ThreadSummary
+    from mailtriage.tui.rows import ListRows
+
+    def summary(value: str) -> ThreadSummary:
+        return ThreadSummary(thread_id=ThreadId("mbox", value), subject=value, root_message_id=value, sender=Address("a", "a@x.org"),
+                             last_activity=datetime(2026, 1, 1, tzinfo=timezone.utc), message_count=1)
+
+    rows = MarkedRows(ListRows([summary("<a>"), summary("<b>")]), {"mbox:<b>"})
+    assert len(rows) == 2 and rows.page_size == 0
+    assert not rows.peek(0).unread and rows.peek(1).unread
+    assert rows.peek(5) is None
+
+
+def test_poll_interval_user_setting_wins_and_zero_turns_polling_off(tmp_path):
+    import pytest
+
+    from mailtriage.core.projectconfig import ConfigError, load_project
+    from mailtriage.core.settings import UserSettings
+    from mailtriage.tui.alerts import poll_interval
+
+    folder = tmp_path / "p"
+    mbox_project(folder, extra_config={"alerts": {"poll_seconds": 45}})
+    config = load_project(folder)
+    assert poll_interval(config, UserSettings(tmp_path / "c.toml", {})) == 45
+    assert poll_interval(config, UserSettings(tmp_path / "c.toml", {"alerts": {"poll_seconds": 300}})) == 300
+    assert poll_interval(config, UserSettings(tmp_path / "c.toml", {"alerts": {"poll_seconds": 0}})) == 0
+    with pytest.raises(ConfigError) as err:
+        poll_interval(config, UserSettings(tmp_path / "c.toml", {"alerts": {"poll_seconds": "soon"}}))
+    assert err.value.key == "alerts.poll_seconds"
+
+
+async def test_user_setting_zero_starts_no_poller(tmp_path, user_data, user_config):
+    (user_config / "config.toml").write_text('name = "Test Triager"\n[alerts]\npoll_seconds = 0\n', encoding="utf-8")
+    folder = tmp_path / "p"
+    mbox_project(folder)
+    app = make_app(folder, alerts=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _until(pilot, lambda: app.session.is_open and app._main_ready, "the session")
+        await pilot.pause(0.2)
+        assert app._alert_loop is None
+        assert not any(w.group == "alerts" for w in app.workers)
+    assert not _cursor_files(user_data)

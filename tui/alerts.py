@@ -1,0 +1,99 @@
+"""New-report alerts in the app: the poll worker's loop and the unread marks on rows.
+
+The poll itself is :mod:`mailtriage.workflows.alerts` (silent baseline, cursor saved only
+on ``acknowledge``). Here: :func:`poll_forever` runs it on a worker thread with its own
+mail sources (an IMAP IDLE connection serves nothing else), wakes early for "poll now",
+and hands news to the UI through a callback that posts a message; :class:`MarkedRows`
+paints the new threads' rows with the unread mark without copying the listing.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from typing import Any, Callable
+
+from mailtriage.backends.contract import ThreadSummary
+
+
+def poll_interval(config, settings) -> float:
+    """Seconds between polls: the user setting ``[alerts] poll_seconds`` wins over the
+    project's ``alerts.poll_seconds`` (default 120). 0 in the user setting turns polling off.
+
+    Raises:
+        ConfigError: either value is not a number of seconds (names the file and key).
+    """
+    from mailtriage.core.projectconfig import ConfigError
+    from mailtriage.workflows.alerts import poll_seconds
+
+    table = settings.data.get("alerts") if settings is not None else None
+    if isinstance(table, dict) and "poll_seconds" in table:
+        value = table["poll_seconds"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or 0 < value < 1:
+            raise ConfigError(settings.path, "alerts.poll_seconds",
+                              f"must be a number of seconds (0 turns polling off, else at least 1), not {value!r}",
+                              "e.g. 120")
+        return float(value)
+    return poll_seconds(config)
+
+
+#: Seconds of one IMAP IDLE wait in the app: the longest a quit or "poll now" waits for it.
+IDLE_SLICE_SECONDS = 2.0
+
+
+class AlertLoop:
+    """The poll loop of one session: ``run`` on a worker thread, ``poll_now``/``stop`` from the UI."""
+
+    def __init__(self, poller, interval: float) -> None:
+        self.poller = poller
+        self.interval = interval
+        self.stopped = threading.Event()
+        self._wake = threading.Event()
+
+    def poll_now(self) -> None:
+        self._wake.set()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self._wake.set()
+
+    def run(self, on_news: Callable[[Any], Any], on_error: Callable[[Exception], Any]) -> None:
+        """Poll until stopped. Blocks: call from a worker thread. Closes the poller's sources."""
+        from mailtriage.workflows.alerts import run_poll_loop
+
+        try:
+            while not self.stopped.is_set():
+                self._wake.clear()
+                run_poll_loop(self.poller, on_news, stop=self.stopped, interval=self.interval,
+                              on_error=on_error, max_polls=1)
+                if self.stopped.is_set():
+                    break
+                # IDLE where the backend offers it; woken early by poll_now() or stop(). IDLE
+                # cannot be interrupted mid-slice, so short slices keep quitting and "poll
+                # now" prompt (one IDLE/DONE round trip per slice).
+                self.poller.wait(self.interval, self._wake, slice_seconds=IDLE_SLICE_SECONDS)
+        finally:
+            try:
+                self.poller.sources.close()
+            except Exception:  # closing must never fail the worker
+                pass
+
+
+class MarkedRows:
+    """A row source whose rows with the given thread IDs carry the unread mark."""
+
+    def __init__(self, base, marked: set[str]) -> None:
+        self.base = base
+        self.marked = marked
+
+    def __len__(self) -> int:
+        return len(self.base)
+
+    def __getattr__(self, name: str):  # page_size, missing_pages, fetch_page, release, matches …
+        return getattr(self.base, name)
+
+    def peek(self, index: int) -> ThreadSummary | None:
+        row = self.base.peek(index)
+        if row is not None and not row.unread and str(row.thread_id) in self.marked:
+            return replace(row, unread=True)
+        return row

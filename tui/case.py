@@ -1,0 +1,107 @@
+"""The MAS case a thread belongs to, read from the modes thread record (modes/store.py).
+
+Read only, and only when a record exists: the configured ``database`` (user settings
+``[modes] database``, else ``database`` in ``modes.toml`` of the config dir) or the
+default ``<data dir>/modes.sqlite3``. The TUI never creates a record. The case is found
+by the thread's Message-IDs (mails the record holds) or by a case address in To/Cc.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+
+from mailtriage.tui.sanitize import inert_text
+
+
+def modes_database(settings) -> Path:
+    """Where the modes record would be (it may not exist)."""
+    from mailtriage.core.settings import config_dir, data_dir
+
+    table = settings.data.get("modes") if settings is not None else None
+    if isinstance(table, dict) and isinstance(table.get("database"), str) and table["database"].strip():
+        return Path(table["database"]).expanduser()
+    modes_toml = config_dir() / "modes.toml"
+    try:
+        data = tomllib.loads(modes_toml.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    if isinstance(data.get("database"), str) and data["database"].strip():
+        return Path(data["database"]).expanduser()
+    return data_dir() / "modes.sqlite3"
+
+
+def case_record(database: Path, thread) -> dict[str, Any] | None:
+    """``Store.thread`` of the case ``thread`` belongs to, or None (no record, no case).
+
+    Blocking (SQLite): call from a worker. Raises StoreError for an unusable record file.
+    """
+    if not database.is_file():
+        return None
+    from mailtriage.modes.store import Store, StoreError
+
+    # Store() would turn an empty or foreign file into a new record: look before opening.
+    with database.open("rb") as head:
+        if head.read(16) != b"SQLite format 3\x00":
+            raise StoreError(f"{database} is not a modes database (not an SQLite file)")
+
+    store = Store(database)
+    try:
+        ids = [m.message_id for m in thread.messages if m.message_id and not m.synthetic_id]
+        key = store.case_key_for_message_ids(ids)
+        if key is None:
+            for message in thread.messages:
+                for address in (*message.to, *message.cc):
+                    case = store.find_case(address.email) if address.email else None
+                    if case is not None:
+                        key = case.key
+                        break
+                if key is not None:
+                    break
+        return store.thread(key) if key is not None else None
+    finally:
+        store.close()
+
+
+def case_text(record: dict[str, Any]) -> Text:
+    """The reading pane's Case section: address, each handoff with its status history; inert."""
+    out = Text()
+    out.append("Case ", "bold reverse")
+    out.append(" ")
+    out.append_text(inert_text(str(record.get("case", {}).get("address", "")), style="bold"))
+    out.append("\n")
+    out.append("role ", "dim")
+    out.append_text(inert_text(str(record.get("role", ""))))
+    out.append(" · resource ", "dim")
+    out.append_text(inert_text(f"{record.get('resource_type', '')}={record.get('resource_id', '')}"))
+    out.append("\n")
+    handoffs = record.get("handoffs") or []
+    if not handoffs:
+        out.append("no handoffs yet\n", "italic")
+    for handoff in handoffs:
+        out.append("Handoff ", "bold")
+        out.append_text(inert_text(str(handoff.get("handoff_id", ""))))
+        out.append(" · mode ", "dim")
+        out.append_text(inert_text(str(handoff.get("mode", "")), style="bold"))
+        out.append(" · status ", "dim")
+        out.append_text(inert_text(str(handoff.get("status", "")), style="bold"))
+        out.append("\n")
+        for status in handoff.get("statuses") or []:
+            seq = status.get("seq")
+            out.append("  seq ", "dim")
+            out.append(f"{seq if seq is not None else '-':>3}  ")
+            out.append_text(inert_text(str(status.get("status", "")), style="bold"))
+            out.append("  ")
+            out.append_text(inert_text(str(status.get("at", "")), style="dim"))
+            out.append("  ")
+            out.append_text(inert_text(f"({status.get('source', '')})", style="dim"))
+            extra = {k: v for k, v in status.items() if k not in ("status", "seq", "at", "source")}
+            for name, value in extra.items():
+                out.append("  ")
+                out.append_text(inert_text(f"{name}={value}", style="italic"))
+            out.append("\n")
+    out.rstrip()
+    return out
