@@ -315,24 +315,29 @@ def acl_dovecot():
         server.stop()
 
 
-def test_sweep_where_keywords_cannot_be_kept_marks_every_item_deferred(acl_dovecot, memory_keyring):
-    user = acl_dovecot.add_user()
+def sweep_under_acl(server, account: str, rights: str) -> dict:
+    """Sweep a Feedback folder whose owner has only ``rights`` (a Dovecot ACL) over real IMAP."""
+    user = server.add_user()
     for name, _e, data, received in fm.corpus():
-        acl_dovecot.append(user, "Feedback", data, when=received)
-    # The owner may read and set \Seen here, but not store keywords: no \* in PERMANENTFLAGS.
-    (user.maildir / ".Feedback" / "dovecot-acl").write_text("owner lrs\n")
+        server.append(user, "Feedback", data, when=received)
+    (user.maildir / ".Feedback" / "dovecot-acl").write_text(f"owner {rights}\n")
     config_dir = Path(os.environ["MAILTRIAGE_CONFIG_DIR"])
     config_dir.mkdir(exist_ok=True)
     (config_dir / "config.toml").write_text(f"""
-[accounts.ro]
+[accounts.{account}]
 host = "127.0.0.1"
-port = {acl_dovecot.port}
+port = {server.port}
 security = "plain"
 username = "{user.name}"
 """, encoding="utf-8")
-    set_secret(password_key("ro"), user.password)
-    source = parse_source("ro/Feedback")
-    result = run_sweep(open_reader(source), entry="e", cursor=fm.CURSOR, source=source.describe()).to_json()
+    set_secret(password_key(account), user.password)
+    source = parse_source(f"{account}/Feedback")
+    return run_sweep(open_reader(source), entry="e", cursor=fm.CURSOR, source=source.describe()).to_json()
+
+
+def test_sweep_where_keywords_cannot_be_kept_marks_every_item_deferred(acl_dovecot, memory_keyring):
+    # The owner may read and set \Seen here, but not store keywords: no \* in PERMANENTFLAGS.
+    result = sweep_under_acl(acl_dovecot, "ro", "lrs")
     assert result["available"] is True and result["ack_primitive"] is False
     assert result["notices"] == [NO_ACK_PRIMITIVE]
     assert len(result["items"]) == 5
@@ -340,23 +345,8 @@ username = "{user.name}"
 
 
 def test_sweep_reads_a_folder_the_server_grants_only_read_only(acl_dovecot, memory_keyring):
-    user = acl_dovecot.add_user()
-    for name, _e, data, received in fm.corpus():
-        acl_dovecot.append(user, "Feedback", data, when=received)
     # Lookup and read only: Dovecot answers SELECT with [READ-ONLY]; the folder must still be read.
-    (user.maildir / ".Feedback" / "dovecot-acl").write_text("owner lr\n")
-    config_dir = Path(os.environ["MAILTRIAGE_CONFIG_DIR"])
-    config_dir.mkdir(exist_ok=True)
-    (config_dir / "config.toml").write_text(f"""
-[accounts.ro2]
-host = "127.0.0.1"
-port = {acl_dovecot.port}
-security = "plain"
-username = "{user.name}"
-""", encoding="utf-8")
-    set_secret(password_key("ro2"), user.password)
-    source = parse_source("ro2/Feedback")
-    result = run_sweep(open_reader(source), entry="e", cursor=fm.CURSOR, source=source.describe()).to_json()
+    result = sweep_under_acl(acl_dovecot, "ro2", "lr")
     assert result["available"] is True and result["ack_primitive"] is False
     assert result["notices"] == [NO_ACK_PRIMITIVE]
     assert len(result["items"]) == 5
