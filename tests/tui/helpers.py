@@ -136,3 +136,45 @@ def reader_text(app) -> str:
 
     view = app.screen.query_one(ThreadView)
     return "\n".join(getattr(w.content, "plain", str(w.content)) for w in view.query(Static))
+
+
+def write_imap_project(tmp_path, user_config, dovecot, dovecot_user, *, access: str, list_address: str):
+    """An IMAP account ``work`` on the test Dovecot (password in the test keyring) and a
+    project whose primary mail source is that account's security list folder."""
+    from mailtriage.backends.imap.account import password_key
+    from mailtriage.core.secrets import set_secret
+
+    (user_config / "config.toml").write_text(f'''name = "Test Triager"
+
+[accounts.work]
+kind = "imap"
+host = "127.0.0.1"
+port = {dovecot.port}
+security = "plain"
+username = "{dovecot_user.name}"
+access = "{access}"
+''', encoding="utf-8")
+    set_secret(password_key("work"), dovecot_user.password)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "project.md").write_text(f"""# Frob project
+
+## Mail sources
+
+| Backend | Role | Mandatory | Notes |
+|---|---|---|---|
+| `imap` | primary | yes | the security list folder |
+
+## Configuration
+
+```yaml
+security_list: {list_address}
+import:
+  since: 2026-01-01
+mail_sources:
+  imap:
+    account: work
+    list: {list_address}
+```
+""", encoding="utf-8")
+    return project

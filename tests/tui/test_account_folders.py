@@ -5,13 +5,11 @@ from datetime import datetime, timezone
 
 import pytest
 
-from mailtriage.backends.imap.account import password_key
-from mailtriage.core.secrets import set_secret
 from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.panes.folders import FolderList
 from mailtriage.tui.panes.thread_list import ThreadList
 from tests.servers.fixtures import *  # noqa: F401,F403
-from tests.tui.helpers import make_app, screen_text, settle
+from tests.tui.helpers import make_app, screen_text, settle, write_imap_project
 
 LIST = "security@frob.example"
 
@@ -24,43 +22,11 @@ def report(n: int, subject: str) -> bytes:
 
 
 def write_project(tmp_path, user_config, dovecot, dovecot_user, access: str):
-    (user_config / "config.toml").write_text(f'''name = "Test Triager"
-
-[accounts.work]
-kind = "imap"
-host = "127.0.0.1"
-port = {dovecot.port}
-security = "plain"
-username = "{dovecot_user.name}"
-access = "{access}"
-''', encoding="utf-8")
-    set_secret(password_key("work"), dovecot_user.password)
+    project = write_imap_project(tmp_path, user_config, dovecot, dovecot_user, access=access, list_address=LIST)
     dovecot.append(dovecot_user, "INBOX", report(1, "Heap overflow in the frob parser"),
                    when=datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc))
     dovecot.append(dovecot_user, "INBOX", report(2, "Path traversal in frob-serve"),
                    when=datetime(2026, 10, 2, 9, 0, tzinfo=timezone.utc))
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "project.md").write_text(f"""# Frob project
-
-## Mail sources
-
-| Backend | Role | Mandatory | Notes |
-|---|---|---|---|
-| `imap` | primary | yes | the security list folder |
-
-## Configuration
-
-```yaml
-security_list: {LIST}
-import:
-  since: 2026-01-01
-mail_sources:
-  imap:
-    account: work
-    list: {LIST}
-```
-""", encoding="utf-8")
     return project
 
 

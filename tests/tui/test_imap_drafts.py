@@ -10,12 +10,10 @@ from email import message_from_bytes, policy
 import pytest
 from textual.widgets import TextArea
 
-from mailtriage.backends.imap.account import password_key
-from mailtriage.core.secrets import set_secret
 from mailtriage.core.trace import OPLOG
 from mailtriage.tui.dialogs.proposal import ProposalDialog
 from tests.servers.fixtures import *  # noqa: F401,F403
-from tests.tui.helpers import make_app, screen_text, settle
+from tests.tui.helpers import make_app, screen_text, settle, write_imap_project
 
 LIST = "security@frob.example"
 WHEN = datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc)
@@ -35,40 +33,8 @@ REPORT = (
 
 @pytest.fixture
 def imap_project(tmp_path, user_config, dovecot, dovecot_user, memory_keyring):
-    (user_config / "config.toml").write_text(f'''name = "Test Triager"
-
-[accounts.work]
-kind = "imap"
-host = "127.0.0.1"
-port = {dovecot.port}
-security = "plain"
-username = "{dovecot_user.name}"
-access = "draft"
-''', encoding="utf-8")
-    set_secret(password_key("work"), dovecot_user.password)
+    project = write_imap_project(tmp_path, user_config, dovecot, dovecot_user, access="draft", list_address=LIST)
     dovecot.append(dovecot_user, "INBOX", REPORT, when=WHEN)
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "project.md").write_text(f"""# Frob project
-
-## Mail sources
-
-| Backend | Role | Mandatory | Notes |
-|---|---|---|---|
-| `imap` | primary | yes | the security list folder |
-
-## Configuration
-
-```yaml
-security_list: {LIST}
-import:
-  since: 2026-01-01
-mail_sources:
-  imap:
-    account: work
-    list: {LIST}
-```
-""", encoding="utf-8")
     return project
 
 
