@@ -51,3 +51,22 @@ class AccountTable:
         if not isinstance(value, bool):
             raise self.error(name, f"must be true or false, not {value!r}", "true | false")
         return value
+
+
+class AccessLevels:
+    """What an account's ``access`` setting (read | draft | send) allows; shared by every account kind."""
+
+    access: str
+    address: str
+
+    @property
+    def can_draft(self) -> bool:
+        return self.access in ("draft", "send")
+
+    @property
+    def can_send(self) -> bool:
+        return self.access == "send"
+
+    @property
+    def from_address(self) -> str:
+        return self.address

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from mailtriage.backends.account_table import ACCESS_LEVELS, AccountTable
+from mailtriage.backends.account_table import ACCESS_LEVELS, AccessLevels, AccountTable
 from mailtriage.core.projectconfig import ConfigError
 
 DEFAULT_AUTH_URI = "https://accounts.google.com/o/oauth2/v2/auth"
@@ -61,7 +61,7 @@ def client_secret_key(account_id: str) -> str:
 
 
 @dataclass(frozen=True)
-class GoogleAccount:
+class GoogleAccount(AccessLevels):
     id: str
     client_id: str
     address: str = ""
@@ -76,18 +76,6 @@ class GoogleAccount:
     send_cap: int = DEFAULT_SEND_CAP
     authserv_id: str | None = None
     ca_file: str | None = None
-
-    @property
-    def can_draft(self) -> bool:
-        return self.access in ("draft", "send")
-
-    @property
-    def from_address(self) -> str:
-        return self.address
-
-    @property
-    def can_send(self) -> bool:
-        return self.access == "send"
 
     @property
     def scopes(self) -> tuple[str, ...]:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from mailtriage.backends.account_table import ACCESS_LEVELS, AccountTable
+from mailtriage.backends.account_table import ACCESS_LEVELS, AccessLevels, AccountTable
 from mailtriage.core.projectconfig import ConfigError
 
 SECURITIES = ("tls", "starttls", "plain")
@@ -77,7 +77,7 @@ class SmtpSettings:
 
 
 @dataclass(frozen=True)
-class ImapAccount:
+class ImapAccount(AccessLevels):
     id: str
     host: str
     port: int
@@ -93,9 +93,6 @@ class ImapAccount:
     ca_file: str | None = None
     folder_roles: Mapping[str, str] = field(default_factory=dict)
 
-    @property
-    def can_draft(self) -> bool:
-        return self.access in ("draft", "send")
 
     @property
     def can_send(self) -> bool:

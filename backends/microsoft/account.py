@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from mailtriage.backends.account_table import ACCESS_LEVELS, AccountTable
+from mailtriage.backends.account_table import ACCESS_LEVELS, AccessLevels, AccountTable
 from mailtriage.core.projectconfig import ConfigError
 
 DEFAULT_LOGIN = "https://login.microsoftonline.com"
@@ -43,7 +43,7 @@ def cache_key(account_id: str) -> str:
 
 
 @dataclass(frozen=True)
-class MicrosoftAccount:
+class MicrosoftAccount(AccessLevels):
     id: str
     client_id: str
     address: str = ""
@@ -56,18 +56,6 @@ class MicrosoftAccount:
     send_cap: int = DEFAULT_SEND_CAP
     authserv_id: str | None = None
     ca_file: str | None = None
-
-    @property
-    def can_draft(self) -> bool:
-        return self.access in ("draft", "send")
-
-    @property
-    def can_send(self) -> bool:
-        return self.access == "send"
-
-    @property
-    def from_address(self) -> str:
-        return self.address
 
     @property
     def scopes(self) -> tuple[str, ...]:
