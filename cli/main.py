@@ -38,6 +38,28 @@ class UsageError(Exception):
 
 # -- argument parsing -----------------------------------------------------------
 
+def installed_version() -> str:
+    """The version of the installed distribution (wheel, sdist or editable alike)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mailtriage")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the version is looked up only when asked for, not on every start."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest=dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        print(f"mailtriage {installed_version()}")
+        parser.exit(EXIT_OK)
+
+
 def _common(parser: argparse.ArgumentParser, top: bool) -> None:
     default = None if top else argparse.SUPPRESS
     group = parser.add_mutually_exclusive_group()
@@ -56,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
                "(tracker: see 'mailtriage tracker --help').",
     )
     _common(parser, top=True)
+    parser.add_argument("--version", action=_VersionAction, help="print the installed version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("sources", help="show configured mail backends, capabilities, availability and resolution",
