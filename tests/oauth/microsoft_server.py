@@ -206,7 +206,11 @@ class MicrosoftEmulator:
 
     def issue(self, scopes, *, expires_in: float | None = None) -> tuple[str, str]:
         with self.lock:
-            access, refresh = "eyJ0eXAi." + secrets.token_urlsafe(30), "0.AAAA" + secrets.token_urlsafe(40)
+            # Real sizes: a Graph access token is a signed JWT of about 1.5-2.5 KB and an Entra
+            # refresh token an opaque string of about 1-1.5 KB (Microsoft identity platform,
+            # "Access tokens" and "Refresh tokens"), so msal's serialized cache holds 4-7 KB.
+            access = "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9." + secrets.token_urlsafe(1250)
+            refresh = "0.AXEA" + secrets.token_urlsafe(850)
             self.secrets_issued += [access, refresh]
             self.access_tokens[access] = (time.time() + (self.token_lifetime if expires_in is None else expires_in),
                                           frozenset(scopes))
@@ -317,11 +321,12 @@ class MicrosoftEmulator:
         oid, tid = "00000000-0000-0000-66f3-3332eca7ea81", "9188040d-6c67-4c5b-b112-36a304b66dad"
         claims = {"iss": f"{self.authority}/v2.0", "aud": self.client_id, "iat": now, "nbf": now, "exp": now + 3600,
                   "sub": "subject", "oid": oid, "tid": tid, "preferred_username": self.address, "name": "Me",
-                  "ver": "2.0"}
+                  "ver": "2.0", "aio": secrets.token_urlsafe(200), "rh": "0.AXEA" + secrets.token_urlsafe(40),
+                  "uti": secrets.token_urlsafe(16)}
         if nonce:
             claims["nonce"] = nonce
         id_token = ".".join([b64(json.dumps({"typ": "JWT", "alg": "RS256", "kid": "k"}).encode()),
-                             b64(json.dumps(claims).encode()), b64(b"signature")])
+                             b64(json.dumps(claims).encode()), b64(secrets.token_bytes(256))])  # an RS256 signature
         return {"token_type": "Bearer", "scope": " ".join(sorted(scopes)), "expires_in": self.token_lifetime,
                 "ext_expires_in": self.token_lifetime, "access_token": access, "refresh_token": refresh,
                 "id_token": id_token, "client_info": b64(json.dumps({"uid": oid, "utid": tid}).encode())}

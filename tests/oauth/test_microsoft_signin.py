@@ -14,11 +14,12 @@ import pytest
 from mailtriage.backends.errors import SignInNeeded, Unavailable
 from mailtriage.backends.microsoft.account import IMAP_SCOPE, cache_key
 from mailtriage.backends.microsoft.api import GraphApi
-from mailtriage.backends.microsoft.auth import MicrosoftSignIn
+from mailtriage.backends.microsoft.auth import MicrosoftSignIn, forget_cache, load_cache
 from mailtriage.backends.microsoft.source import GraphSource
 from mailtriage.core.secrets import get_secret
 from tests.archives.fakehttp import Reply
 from tests.oauth.fixtures import microsoft_account, sign_in_microsoft
+from tests.servers.keyring_backend import CappedKeyring
 
 
 def test_device_code_sign_in_keeps_the_msal_cache_in_keyring(microsoft_emulator, memory_keyring, tmp_path):
@@ -32,10 +33,54 @@ def test_device_code_sign_in_keeps_the_msal_cache_in_keyring(microsoft_emulator,
     result = MicrosoftSignIn(account).login_device_code(announce=approve, timeout=10)
     assert "microsoft.com/devicelogin" in messages[0]
     assert result["username"] == "me@contoso.com" and result["scopes"] == ["Mail.ReadWrite", "MailboxSettings.Read"]
-    cache = json.loads(get_secret(cache_key(account.id)))
+    cache = json.loads(load_cache(account.id))
     assert cache["RefreshToken"] and cache["AccessToken"]
     assert not list(tmp_path.iterdir())
     # Another process (a new object) uses the cached token without asking the authority.
+    microsoft_emulator.token_calls.clear()
+    GraphSource("m365", {}, account=account).check_available()
+    assert microsoft_emulator.token_calls == []
+
+
+@pytest.fixture
+def windows_keyring():
+    """A keyring with Windows Credential Manager's 2,560-byte cap per entry."""
+    import keyring
+
+    previous = keyring.get_keyring()
+    backend = CappedKeyring()
+    keyring.set_keyring(backend)
+    try:
+        yield backend
+    finally:
+        keyring.set_keyring(previous)
+
+
+def test_a_realistic_msal_cache_fits_a_keyring_capped_like_windows(microsoft_emulator, windows_keyring):
+    account = microsoft_account(microsoft_emulator, access="draft")
+    sign_in_microsoft(microsoft_emulator, account)  # raised "The stub received bad data" when stored whole
+    cache = load_cache(account.id)
+    assert 4000 <= len(cache) <= 7500  # msal's serialized cache at real token sizes
+    assert windows_keyring.largest() <= CappedKeyring.CAP_BYTES
+    assert json.loads(cache)["RefreshToken"]
+    # A refresh rewrites the cache through the same capped store, and a new process reads it back.
+    microsoft_emulator.expire_access_tokens()
+    microsoft_emulator.token_calls.clear()
+    GraphSource("m365", {}, account=account).check_available()
+    assert microsoft_emulator.token_calls == ["refresh_token"]
+    GraphSource("m365", {}, account=account).check_available()
+    assert microsoft_emulator.token_calls == ["refresh_token"]
+    # Signing out removes every piece.
+    forget_cache(account.id)
+    assert not [k for (_s, k) in windows_keyring._secrets if k.startswith(cache_key(account.id))]
+
+
+def test_a_cache_saved_whole_by_an_earlier_version_still_signs_in(microsoft_emulator, memory_keyring):
+    account = microsoft_account(microsoft_emulator)
+    sign_in_microsoft(microsoft_emulator, account)
+    from mailtriage.core.secrets import set_secret
+
+    set_secret(cache_key(account.id), load_cache(account.id))  # one entry, as before the split
     microsoft_emulator.token_calls.clear()
     GraphSource("m365", {}, account=account).check_available()
     assert microsoft_emulator.token_calls == []
