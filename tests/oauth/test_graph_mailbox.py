@@ -303,3 +303,39 @@ def test_a_configured_graph_source_joins_the_matrix(microsoft_emulator, graph_ac
     assert main(["--project", str(tmp_path), "sources", "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["backends"]
     assert row["available"] is False and "sign-in needed" in row["reason"] and "'work'" in row["reason"]
+
+
+def test_an_attachment_of_3_mb_or_more_goes_through_an_upload_session(microsoft_emulator, mailbox, trace_lines):
+    from mailtriage.backends.mailbox import OutgoingAttachment
+
+    root = deliver(microsoft_emulator, 1, subject="Report")
+    big = bytes(range(256)) * (5 * 4096 + 7)  # 5 MB and a bit: over the 3 MB of a plain POST
+    small = b"small proof of concept"
+    draft = mailbox.save_draft(Compose("reply", body="Logs attached", source_id=mailbox.mid(root), attachments=(
+        OutgoingAttachment("capture.pcap", "application/vnd.tcpdump.pcap", big),
+        OutgoingAttachment("poc.txt", "text/plain", small))))
+    stored = microsoft_emulator.messages[mailbox.gid(draft)]
+    assert [a["name"] for a in stored.attachments] == ["capture.pcap", "poc.txt"]
+    assert mailbox.attachment(draft, 0) == big and mailbox.attachment(draft, 1) == small
+    puts = [r for r in microsoft_emulator.server.requests if r.method == "PUT"]
+    assert len(puts) >= 2 and all(len(r.body) <= 4 * 1024 * 1024 for r in puts)
+    assert all("authorization" not in r.headers for r in puts)  # the upload URL carries its own token
+    text = "\n".join(line.text for line in trace_lines)
+    assert "AttachmentSessions" in text
+    assert not any(secret in text for secret in microsoft_emulator.secrets_issued)
+
+
+def test_a_failed_attachment_removes_the_half_made_draft(microsoft_emulator, mailbox):
+    from mailtriage.backends.errors import BackendFailure, Unavailable
+    from mailtriage.backends.mailbox import OutgoingAttachment
+    from tests.archives.fakehttp import Reply
+
+    root = deliver(microsoft_emulator, 1, subject="Report")
+    before = set(microsoft_emulator.messages)
+    microsoft_emulator.server.fail("/AttachmentSessions(", Reply.json(
+        {"error": {"code": "ErrorInternalServerError", "message": "boom"}}, 500), times=None)
+    with pytest.raises((BackendFailure, Unavailable)) as caught:
+        mailbox.save_draft(Compose("reply", body="x", source_id=mailbox.mid(root), attachments=(
+            OutgoingAttachment("capture.pcap", "application/octet-stream", b"\0" * (3 * 1024 * 1024)),)))
+    assert set(microsoft_emulator.messages) == before  # nothing left behind
+    assert "capture.pcap" in str(caught.value) and "removed" in str(caught.value)
