@@ -5,7 +5,7 @@ Configured in project.md as ``mail_sources.<name>``::
     mail_sources:
       gmail:
         account: me                    # an [accounts.me] table with kind = "gmail"
-        list: security@example.org     # the security list (Gmail's list: operator)
+        list: security@example.org     # the security list: List-Id, To, Cc or Delivered-To
         query: "-category:promotions"  # optional: more Gmail search terms
 
 Thread IDs are Gmail thread IDs of kind ``gmail`` (``gmail:18e0f3a2b4c5d6e7``); a thread
@@ -71,7 +71,10 @@ class GmailSource(AccountSource):
         terms = []
         wanted = (list_name or self.list_address or "").strip()
         if wanted:
-            terms.append(f"list:{wanted}")
+            # list: matches only the List-Id header; an alias or a forward carries none. So,
+            # like GraphSource (To, Cc, List-Id), any of them, with braces as Gmail's OR
+            # (support.google.com/mail/answer/7190).
+            terms.append(f"{{list:{wanted} to:{wanted} cc:{wanted} deliveredto:{wanted}}}")
         terms.append(f"after:{max(0, int(since.timestamp()))}")
         if self.extra_query:
             terms.append(self.extra_query)

@@ -510,22 +510,49 @@ def _plain_text(parsed) -> str:
 
 
 _TERM = re.compile(r'(-?)(?:(\w+):)?("[^"]*"|\([^)]*\)|\S+)')
+# Gmail's search box (support.google.com/mail/answer/7190): terms are ANDed; "OR" between
+# two terms, or braces around several, match any of them.
+_TOKEN = re.compile(r'\{[^}]*\}|-?(?:\w+:)?(?:"[^"]*"|\([^)]*\)|[^\s{}]+)')
 
 
 def _matches(message: StoredMessage, q: str) -> bool:
-    for negate, operator, value in _TERM.findall(q):
+    groups: list[list[str]] = []  # ANDed groups of ORed terms
+    join = False
+    for token in _TOKEN.findall(q):
+        if token == "OR":
+            join = True
+            continue
+        terms = _split_braces(token) if token.startswith("{") else [token]
+        if join and groups:
+            groups[-1].extend(terms)
+        else:
+            groups.append(terms)
+        join = False
+    return all(any(_hit(message, term) for term in group) for group in groups)
+
+
+def _split_braces(token: str) -> list[str]:
+    return [m.group(0) for m in re.finditer(r'-?(?:\w+:)?(?:"[^"]*"|\([^)]*\)|\S+)', token[1:-1])]
+
+
+def _hit(message: StoredMessage, term: str) -> bool:
+    for negate, operator, value in _TERM.findall(term):
         value = value.strip('"()').strip('"').lower()
-        hit = _term(message, (operator or "").lower(), value)
-        if hit == bool(negate):
+        if _term(message, (operator or "").lower(), value) == bool(negate):
             return False
     return True
 
 
 def _term(message: StoredMessage, operator: str, value: str) -> bool:
     if operator == "list":
+        # Gmail's list: matches the List-Id header only (list:info@example.com finds mail
+        # whose List-Id is <info.example.com>), never To or Cc.
         dotted = value.replace("@", ".")
-        return (dotted in message.header("List-Id").lower() or value in message.header("To").lower()
-                or value in message.header("Cc").lower())
+        return dotted in message.header("List-Id").lower()
+    if operator in ("to", "cc"):
+        return value in message.header(operator).lower()
+    if operator == "deliveredto":
+        return any(value in v.lower() for k, v in message.headers if k.lower() == "delivered-to")
     if operator in ("after", "before"):
         if value.isdigit():
             stamp = int(value) * 1000

@@ -176,3 +176,21 @@ def test_a_configured_gmail_source_without_sign_in_says_so(google_emulator, memo
     (row,) = json.loads(capsys.readouterr().out)["backends"]
     assert row["available"] is False and "sign-in needed" in row["reason"] and "account login me" in row["reason"]
     assert row["capabilities"]["create_draft"] is False
+
+
+def test_the_list_is_found_by_list_id_to_cc_or_delivered_to_as_on_graph(google_emulator, gmail_account):
+    emulator = google_emulator
+    by_list = emulator.add_message(make_mail(1, subject="Via the list", to="other@example.net",
+                                             extra="List-Id: Security <security.example.org>"), date=at(1))
+    by_alias = emulator.add_message(make_mail(2, subject="To the alias"), date=at(2))  # no List-Id
+    by_cc = emulator.add_message(make_mail(3, subject="Cc the list", to="x@example.net", cc="security@example.org"),
+                                 date=at(3))
+    forwarded = emulator.add_message(make_mail(4, subject="Forwarded", to="me@example.org",
+                                               extra="Delivered-To: security@example.org"), date=at(4))
+    emulator.add_message(make_mail(5, subject="Elsewhere", to="sales@example.org"), date=at(5))
+    source = GmailSource("gmail", {"list": "security@example.org"}, account=gmail_account)
+    found = {t.subject for t in source.list_recent_threads(None, BASE)}
+    assert found == {"Via the list", "To the alias", "Cc the list", "Forwarded"}
+    assert {emulator.messages[i].thread_id for i in (by_list, by_alias, by_cc, forwarded)}
+    queries = [r.query.get("q", [""])[0] for r in emulator.server.requests if r.path.endswith("/threads")]
+    assert all("list:security@example.org" in q and "deliveredto:security@example.org" in q for q in queries)

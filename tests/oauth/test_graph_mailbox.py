@@ -339,3 +339,17 @@ def test_a_failed_attachment_removes_the_half_made_draft(microsoft_emulator, mai
             OutgoingAttachment("capture.pcap", "application/octet-stream", b"\0" * (3 * 1024 * 1024)),)))
     assert set(microsoft_emulator.messages) == before  # nothing left behind
     assert "capture.pcap" in str(caught.value) and "removed" in str(caught.value)
+
+
+def test_the_list_is_matched_as_on_gmail(microsoft_emulator, graph_account):
+    deliver(microsoft_emulator, 1, subject="Via the list", to="other@example.net",
+            extra="List-Id: Security <security.example.org>")
+    deliver(microsoft_emulator, 2, subject="To the alias")
+    deliver(microsoft_emulator, 3, subject="Cc the list", to="x@example.net", cc="security@example.org")
+    deliver(microsoft_emulator, 4, subject="Forwarded", to="me@contoso.com", extra="Delivered-To: security@example.org")
+    deliver(microsoft_emulator, 5, subject="Elsewhere", to="sales@example.org")
+    source = GraphSource("m365", {"list": "security@example.org"}, account=graph_account)
+    from tests.oauth.mail import BASE as base
+
+    assert {t.subject for t in source.list_recent_threads(None, base)} == {"Via the list", "To the alias",
+                                                                            "Cc the list", "Forwarded"}
