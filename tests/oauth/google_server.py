@@ -101,6 +101,12 @@ class GoogleEmulator:
         self.token_delay = 0.0  # seconds the token endpoint takes (to widen races)
         self.rotate_refresh_tokens = False
         self.token_lifetime = 3599
+        # An OAuth app in "Testing" publishing status (Google Cloud console, "OAuth consent
+        # screen"): refresh tokens expire 7 days after they were issued, and only the listed
+        # test users may sign in (others get access_denied). None: a published app.
+        self.test_users: set[str] | None = None
+        self.clock_offset = 0.0  # seconds added to the emulator's clock (to live through a week)
+        self.refresh_issued: dict[str, float] = {}
         self._next = 0x18e0_0000_0000_0000
         self._label_n = 1
         self.server = FakeHttpServer(self.app, ssl_context=ssl_context)
@@ -132,7 +138,11 @@ class GoogleEmulator:
             self.access_tokens[access] = (time.time() + (self.token_lifetime if expires_in is None else expires_in),
                                           scopes)
             self.refresh_tokens[refresh] = scopes
+            self.refresh_issued[refresh] = self.now()
             return access, refresh
+
+    def now(self) -> float:
+        return time.time() + self.clock_offset
 
     def expire_access_tokens(self) -> None:
         with self.lock:
@@ -228,7 +238,7 @@ class GoogleEmulator:
             return Reply.text("Error 400: redirect_uri_mismatch", 400)
         if q.get("response_type") != "code" or q.get("code_challenge_method") != "S256" or not q.get("code_challenge"):
             return Reply.text("Error 400: invalid_request (PKCE S256 required)", 400)
-        if q.get("deny"):
+        if q.get("deny") or (self.test_users is not None and q.get("login_hint") not in self.test_users):
             return Reply(302, b"", {"Location": f"{redirect}?{urlencode({'error': 'access_denied', 'state': q.get('state', '')})}"})
         code = "4/" + secrets.token_urlsafe(24)
         self.secrets_issued.append(code)
@@ -242,6 +252,9 @@ class GoogleEmulator:
             self.token_calls.append({"grant_type": form.get("grant_type")})
         if self.token_delay:
             time.sleep(self.token_delay)
+        if form.get("client_id") == self.client_id and not form.get("client_secret"):
+            # A Desktop-app client must send its secret; Google's answer names the request, not the client.
+            return Reply.json({"error": "invalid_request", "error_description": "client_secret is missing."}, 400)
         if form.get("client_id") != self.client_id or form.get("client_secret") != self.client_secret:
             return Reply.json({"error": "invalid_client", "error_description": "The OAuth client was not found."}, 401)
         with self.lock:
@@ -257,6 +270,9 @@ class GoogleEmulator:
                                    "scope": " ".join(sorted(grant["scopes"])), "token_type": "Bearer"})
             if form.get("grant_type") == "refresh_token":
                 scopes = self.refresh_tokens.get(form.get("refresh_token", ""))
+                issued = self.refresh_issued.get(form.get("refresh_token", ""), self.now())
+                if scopes is not None and self.test_users is not None and self.now() - issued > 7 * 86400:
+                    scopes = None  # Testing status: the refresh token lived its 7 days
                 if scopes is None:
                     return Reply.json({"error": "invalid_grant",
                                        "error_description": "Token has been expired or revoked."}, 400)
@@ -270,6 +286,7 @@ class GoogleEmulator:
                     new = "1//" + secrets.token_urlsafe(32)
                     self.secrets_issued.append(new)
                     self.refresh_tokens[new] = scopes
+                    self.refresh_issued[new] = issued  # a rotated token keeps the grant's age
                     body["refresh_token"] = new
                 return Reply.json(body)
         return Reply.json({"error": "unsupported_grant_type"}, 400)
