@@ -218,7 +218,7 @@ class GmailMailbox(MailboxAdapter):
                 page = {}
                 break
         refs = (page or {}).get("messages") or []
-        headers = [self.header(self.metadata(ref["id"])) for ref in refs]
+        headers = self.api.fetch_all(lambda ref: self.header(self.metadata(ref["id"])), refs)
         headers.sort(key=lambda h: (h.date or datetime.min.replace(tzinfo=timezone.utc)), reverse=True)
         total = max(total, query.offset + len(headers))
         return MailPage(tuple(with_thread_counts(headers)), total, query.page, query.page_size,

@@ -26,7 +26,7 @@ from mailtriage.backends.contract import (Draft, DraftRequest, Message, Op, Thre
                                           ThreadSummary, reply_subject)
 from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported, Unavailable
 from mailtriage.backends.gmail.account import GoogleAccount, load_google_account
-from mailtriage.backends.gmail.api import USER, GmailNotFound
+from mailtriage.backends.gmail.api import FETCH_CONCURRENCY, USER, GmailNotFound  # noqa: F401 - re-exported
 from mailtriage.backends.gmail.mailbox import GmailMailbox, b64decode, b64encode, header_block, internal_date
 from mailtriage.backends.imap.headers import thread_root
 from mailtriage.backends.threading import synthetic_kind
@@ -84,20 +84,22 @@ class GmailSource(AccountSource):
                             limit: int | None = None) -> Sequence[ThreadSummary]:
         """Threads on the list with a message since ``since``, most recent activity first.
 
-        One threads.list walk (ids only) plus one threads.get (metadata) per thread listed.
+        One threads.list walk (ids only), then the threads' metadata, FETCH_CONCURRENCY
+        threads.get at a time (each backs off on Gmail's rate limits).
         """
         since = since if since.tzinfo else since.replace(tzinfo=timezone.utc)
-        out = []
-        for ref in self.api.pages(f"{USER}/threads", "threads", "threads.list", limit=limit,
-                                  q=self._search(list_name, since), maxResults=min(limit or 100, 500)):
+        refs = list(self.api.pages(f"{USER}/threads", "threads", "threads.list", limit=limit,
+                                   q=self._search(list_name, since), maxResults=min(limit or 100, 500)))
+
+        def fetch(ref: dict) -> ThreadSummary | None:
             try:
                 thread = self.api.get(f"{USER}/threads/{ref['id']}", "threads.get", format="metadata",
                                       metadataHeaders=list(LIST_HEADERS))
             except GmailNotFound:
-                continue  # deleted between the list and the read
-            summary = self._summary(thread, since)
-            if summary is not None:
-                out.append(summary)
+                return None  # deleted between the list and the read
+            return self._summary(thread, since)
+
+        out = [summary for summary in self.api.fetch_all(fetch, refs) if summary is not None]
         out.sort(key=lambda s: (s.last_activity or EPOCH, s.root_message_id), reverse=True)
         return out
 

@@ -107,6 +107,18 @@ class GoogleEmulator:
         self.test_users: set[str] | None = None
         self.clock_offset = 0.0  # seconds added to the emulator's clock (to live through a week)
         self.refresh_issued: dict[str, float] = {}
+        # Gmail's usage limits ("Usage limits" and "Resolve errors" of the Gmail API guide):
+        # each method costs quota units; over the per-user rate Gmail answers 429 (or 403
+        # userRateLimitExceeded), too many requests at once 429 "Too many concurrent requests
+        # for user", neither with a Retry-After. None: no limit.
+        self.quota: tuple[int, float] | None = None  # (units, per seconds)
+        self.max_concurrent: int | None = None
+        self.latency = 0.0  # seconds each Gmail call takes (so that overlap can be seen)
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.refused = 0  # calls answered with a rate-limit error
+        self._spent: list[tuple[float, int]] = []
+        self._flight_lock = threading.Lock()
         self._next = 0x18e0_0000_0000_0000
         self._label_n = 1
         self.server = FakeHttpServer(self.app, ssl_context=ssl_context)
@@ -224,9 +236,37 @@ class GoogleEmulator:
             scopes = self._bearer(request)
             if isinstance(scopes, Reply):
                 return scopes
-            with self.lock:
-                return self._gmail(request, path[len(PREFIX):], scopes)
+            limited = self._admit(request, path[len(PREFIX):])
+            if limited is not None:
+                return limited
+            try:
+                if self.latency:
+                    time.sleep(self.latency)
+                with self.lock:
+                    return self._gmail(request, path[len(PREFIX):], scopes)
+            finally:
+                with self._flight_lock:
+                    self.in_flight -= 1
         return _error(404, "Not Found", "notFound")
+
+    def _admit(self, request: Request, path: str) -> Reply | None:
+        """Count the call against the per-user limits; a 429 when over (and not admitted)."""
+        cost = _quota_cost(request.method, path)
+        with self._flight_lock:
+            now = time.monotonic()
+            if self.max_concurrent is not None and self.in_flight >= self.max_concurrent:
+                self.refused += 1
+                return _error(429, "Too many concurrent requests for user", "rateLimitExceeded", "RESOURCE_EXHAUSTED")
+            if self.quota is not None:
+                units, window = self.quota
+                self._spent = [(t, c) for t, c in self._spent if now - t < window]
+                if sum(c for _t, c in self._spent) + cost > units:
+                    self.refused += 1
+                    return _error(429, "User-rate limit exceeded.", "rateLimitExceeded", "RESOURCE_EXHAUSTED")
+                self._spent.append((now, cost))
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        return None
 
     # -- OAuth --------------------------------------------------------------------------------
     def _authorize(self, request: Request) -> Reply:
@@ -516,6 +556,29 @@ class GoogleEmulator:
         if offset + size < len(records):
             body["nextPageToken"] = str(offset + size)
         return Reply.json(body)
+
+
+def _quota_cost(method: str, path: str) -> int:
+    """Quota units of a Gmail method (the Gmail API's "Usage limits" table)."""
+    parts = [p for p in path.split("/") if p]
+    kind = parts[0] if parts else ""
+    if kind == "profile":
+        return 1
+    if kind == "history":
+        return 2
+    if kind == "labels":
+        return 1 if method == "GET" else 5
+    if kind == "threads":
+        return 10
+    if kind == "drafts":
+        return 5 if method == "GET" else 10
+    if kind == "messages":
+        if parts[-1:] == ["send"]:
+            return 100
+        if parts[-1:] == ["batchModify"]:
+            return 50
+        return 5
+    return 5
 
 
 def _plain_text(parsed) -> str:
