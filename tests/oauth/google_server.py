@@ -208,6 +208,14 @@ class GoogleEmulator:
                 return message.thread_id
         return None
 
+    def add_draft(self, raw: bytes, thread_id: str | None = None) -> str:
+        """A draft made elsewhere (Gmail's web UI); returns the draft id."""
+        with self.lock:
+            message = self._insert(raw, ["DRAFT"], thread_id)
+            draft_id = "r" + str(secrets.randbelow(10**18))
+            self.drafts[draft_id] = message.id
+            return draft_id
+
     def add_label(self, name: str, *, color: str | None = None) -> str:
         with self.lock:
             label_id = f"Label_{self._label_n}"
@@ -409,8 +417,12 @@ class GoogleEmulator:
             return Reply.json({"id": parts[1], "historyId": str(max(m.history_id for m in members)),
                                "messages": [self._format(m, request) for m in members]})
         if parts == ["drafts"] and method == "GET":
+            # drafts.list: ids only, 100 a page by default (500 at most), and ``q`` takes
+            # the search box's syntax (rfc822msgid:, OR, braces) over the drafts.
+            q = request.param("q", "") or ""
             drafts = [{"id": d, "message": {"id": m, "threadId": self.messages[m].thread_id}}
-                      for d, m in sorted(self.drafts.items()) if m in self.messages]
+                      for d, m in sorted(self.drafts.items())
+                      if m in self.messages and (not q or _matches(self.messages[m], q))]
             return self._page(request, drafts, "drafts")
         if parts == ["drafts"] and method == "POST":
             if denied := need(DRAFT_SCOPES):
@@ -650,6 +662,7 @@ def _term(message: StoredMessage, operator: str, value: str) -> bool:
     if operator == "rfc822msgid":
         return value.strip("<>") in message.header("Message-ID").lower()
     if operator in ("in", "label"):
+        value = {"drafts": "draft", "chats": "chat"}.get(value, value)  # in:drafts is the DRAFT label
         return value == "anywhere" or value.upper() in message.labels
     text = (message.header("Subject") + "\n" + message.text).lower()
     return value in text
