@@ -6,7 +6,8 @@ Windows Credential Manager (2,560 bytes of UTF-16 per entry); see :func:`save_ca
 * :meth:`MicrosoftSignIn.login_device_code` — the device-code flow (a code to type at a
   Microsoft page; works over SSH).
 * :meth:`MicrosoftSignIn.login_interactive` — the authorization-code flow with PKCE and
-  a loopback redirect (``http://localhost:<port>``), through msal's
+  a loopback redirect (``http://localhost:<port>``, listened on 127.0.0.1 and ::1, the
+  answer a ``form_post`` POST or a GET), through msal's
   ``initiate_auth_code_flow`` / ``acquire_token_by_auth_code_flow`` (msal checks state,
   PKCE and the ID token's nonce).
 * :meth:`MicrosoftSignIn.access_token` — msal's ``acquire_token_silent_with_error``:
@@ -159,16 +160,16 @@ class MicrosoftSignIn:
         """The authorization-code flow with PKCE and a loopback redirect."""
         with self._lock():
             app = self._application()
-            server = LoopbackRedirect(("127.0.0.1", port))
+            # The redirect names localhost (what an app registration's loopback URI names), so
+            # listen where a browser may resolve it: 127.0.0.1 and ::1, on one port.
+            server = LoopbackRedirect(("localhost", port))
             try:
                 redirect_uri = f"http://localhost:{server.server_address[1]}"
-                import warnings
-
-                with warnings.catch_warnings():
-                    # msal suggests response_mode=form_post; a loopback GET redirect is what RFC 8252 describes.
-                    warnings.simplefilter("ignore", UserWarning)
-                    flow = app.initiate_auth_code_flow(list(self.account.scopes), redirect_uri=redirect_uri,
-                                                       login_hint=self.account.address or None)
+                # form_post, as msal recommends: the code comes in a POST body, never in a URL
+                # (browser history); a GET with a query is still taken.
+                flow = app.initiate_auth_code_flow(list(self.account.scopes), redirect_uri=redirect_uri,
+                                                   login_hint=self.account.address or None,
+                                                   response_mode="form_post")
                 announce(flow["auth_uri"])
                 if open_browser:
                     import webbrowser

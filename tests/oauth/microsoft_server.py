@@ -115,6 +115,7 @@ class MicrosoftEmulator:
         self.seq = 0
         self.graph_requests: list[Request] = []
         self.upload_sessions: dict[str, dict] = {}
+        self.form_posts: list[dict] = []  # answers sent as form_post pages (what the browser will POST)
         root = self._folder("msgfolderroot", "Top of Information Store", None)
         for name, display in WELL_KNOWN.items():
             self.folders[self._folder(name, display, root)]["wellKnownName"] = name
@@ -310,7 +311,16 @@ class MicrosoftEmulator:
         self.secrets_issued.append(code)
         self.codes[code] = {"redirect_uri": redirect, "challenge": q["code_challenge"], "nonce": q.get("nonce"),
                             "scopes": self._scopes(q.get("scope", ""))}
-        return Reply(302, b"", {"Location": f"{redirect}?{urlencode({'code': code, 'state': q.get('state', ''), 'session_state': 'x'})}"})
+        answer = {"code": code, "state": q.get("state", ""), "session_state": "x"}
+        if q.get("response_mode") == "form_post":
+            # The Microsoft identity platform's form_post: a page whose form the browser POSTs to
+            # the redirect URI (OAuth 2.0 Form Post Response Mode), not a 302 with a query.
+            self.form_posts.append(answer)
+            fields = "".join(f'<input type="hidden" name="{k}" value="{v}"/>' for k, v in answer.items())
+            page = (f'<html><body onload="document.forms[0].submit()"><form method="POST" name="hiddenform" '
+                    f'action="{redirect}">{fields}</form></body></html>')
+            return Reply.text(page, 200, "text/html; charset=utf-8")
+        return Reply(302, b"", {"Location": f"{redirect}?{urlencode(answer)}"})
 
     def _scopes(self, text: str) -> frozenset[str]:
         return frozenset(s for s in text.split() if s not in RESERVED)

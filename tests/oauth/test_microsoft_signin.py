@@ -103,8 +103,46 @@ def test_interactive_sign_in_with_pkce_and_a_loopback_redirect(microsoft_emulato
     url = urls.get(timeout=10)
     params = httpx.URL(url).params
     assert params["code_challenge_method"] == "S256" and params["redirect_uri"].startswith("http://localhost:")
-    redirect = httpx.get(url, verify=oauth_certificate.client_context(), timeout=5).headers["location"]
-    httpx.get(redirect.replace("localhost", "127.0.0.1"), timeout=5)  # the browser follows the redirect
+    httpx.get(url, verify=oauth_certificate.client_context(), timeout=5)
+    # An answer as a GET with a query (the authority's default response mode) is taken too.
+    redirect = httpx.URL(params["redirect_uri"])
+    httpx.get(f"http://127.0.0.1:{redirect.port}/", params=microsoft_emulator.form_posts[-1], timeout=5)
+    worker.join(10)
+    assert "error" not in outcome, outcome.get("error")
+    assert outcome["result"]["username"] == "me@contoso.com"
+    assert microsoft_emulator.token_calls == ["authorization_code"]
+
+
+def _interactive(account):
+    urls: queue.Queue = queue.Queue()
+    outcome: dict = {}
+
+    def go():
+        try:
+            outcome["result"] = MicrosoftSignIn(account).login_interactive(announce=urls.put, open_browser=False,
+                                                                           timeout=10)
+        except Exception as exc:  # noqa: BLE001
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=go)
+    worker.start()
+    return urls.get(timeout=10), worker, outcome
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "[::1]"])
+def test_interactive_sign_in_takes_a_form_post_on_what_localhost_names(microsoft_emulator, memory_keyring,
+                                                                       oauth_certificate, host):
+    account = microsoft_account(microsoft_emulator)
+    url, worker, outcome = _interactive(account)
+    params = httpx.URL(url).params
+    assert params["response_mode"] == "form_post"  # msal's advice: the code never sits in a URL
+    page = httpx.get(url, verify=oauth_certificate.client_context(), timeout=5)
+    assert page.status_code == 200 and 'method="POST"' in page.text
+    answer = microsoft_emulator.form_posts[-1]
+    port = httpx.URL(params["redirect_uri"]).port
+    # The browser resolves localhost to 127.0.0.1 or to ::1, and POSTs the form there.
+    reply = httpx.post(f"http://{host}:{port}/", data=answer, timeout=5)
+    assert reply.status_code == 200 and "sign-in received" in reply.text
     worker.join(10)
     assert "error" not in outcome, outcome.get("error")
     assert outcome["result"]["username"] == "me@contoso.com"
