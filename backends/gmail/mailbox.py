@@ -240,8 +240,8 @@ class GmailMailbox(MailboxAdapter):
             raise self._not_found(message_id, exc) from None
         thread_id = str(first["threadId"])
         members = self.thread_messages(thread_id)
-        return MailThread(thread_id, tuple(self.full(m["id"])[0] for m in members if "DRAFT" not in
-                                           (m.get("labelIds") or ())))
+        wanted = [m for m in members if "DRAFT" not in (m.get("labelIds") or ())]
+        return MailThread(thread_id, tuple(self.api.fetch_all(lambda m: self.full(m["id"])[0], wanted)))
 
     def thread_messages(self, thread_id: str) -> list[dict]:
         """The thread's messages (id, labelIds, internalDate), oldest first."""

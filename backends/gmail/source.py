@@ -161,7 +161,7 @@ class GmailSource(AccountSource):
         members = [m for m in self._members(thread_id) if "DRAFT" not in (m.get("labelIds") or ())]
         if not members:
             raise BackendFailure(self.name, f"thread {thread_id} holds no message")
-        messages = tuple(self._message(m["id"]) for m in members)
+        messages = tuple(self.api.fetch_all(lambda m: self._message(m["id"]), members))
         return Thread(thread_id, messages[0].subject, messages)
 
     def list_sent_since(self, thread_id: ThreadId, since: datetime) -> Sequence[Message]:

@@ -86,3 +86,17 @@ def test_mailbox_list_fetches_metadata_concurrently(google_emulator, gmail_accou
     page = mailbox.list(MailQuery(folder="INBOX", page_size=20))
     assert [m.subject for m in page.messages] == [f"Message {n}" for n in reversed(range(20))]
     assert 2 <= google_emulator.max_in_flight <= FETCH_CONCURRENCY
+
+
+def test_a_long_thread_is_read_with_bounded_concurrency(google_emulator, gmail_account):
+    from mailtriage.backends.contract import ThreadId
+
+    root = google_emulator.add_message(make_mail(0, subject="Heap overflow"), date=BASE.timestamp())
+    for n in range(1, 12):
+        google_emulator.add_message(make_mail(n, subject="Re: Heap overflow", in_reply_to=f"<m{n - 1}@example.net>",
+                                              references="<m0@example.net>"), date=BASE.timestamp() + 60 * n)
+    google_emulator.latency = 0.03
+    source = GmailSource("gmail", {}, mailbox=GmailMailbox(gmail_account, api=GmailApi(gmail_account, backoff=QUICK)))
+    thread = source.read_thread(ThreadId("gmail", google_emulator.messages[root].thread_id))
+    assert [m.message_id for m in thread.messages] == [f"<m{n}@example.net>" for n in range(12)]  # still in order
+    assert 2 <= google_emulator.max_in_flight <= FETCH_CONCURRENCY
