@@ -143,38 +143,95 @@ class MsalTransport:
 
 # -- the loopback redirect of installed-app sign-ins (RFC 8252) -------------------------------
 
-class LoopbackRedirect(http.server.HTTPServer):
-    """A one-shot loopback HTTP server that receives the OAuth redirect."""
+_PAGE = b"<html><body><p>mailtriage: sign-in received. You can close this window.</p></body></html>"
 
-    def __init__(self, address: tuple[str, int]) -> None:
-        self.result: dict | None = None
-        outer = self
+
+class _Listener(http.server.HTTPServer):
+    """One socket of the redirect listener (IPv4 or IPv6); answers go to ``owner``."""
+
+    def __init__(self, address: tuple[str, int], family: int, owner: "LoopbackRedirect") -> None:
+        self.address_family = family
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def log_message(self, *args) -> None:  # the query holds the code: never logged
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-                query = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
+            def _answer(self, query: dict) -> None:
                 if not ({"code", "error"} & set(query)):
                     self.send_response(404)
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
-                outer.result = query
-                page = (b"<html><body><p>mailtriage: sign-in received. You can close this window.</p>"
-                        b"</body></html>")
+                owner.result = query
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(page)))
+                self.send_header("Content-Length", str(len(_PAGE)))
                 self.end_headers()
-                self.wfile.write(page)
+                self.wfile.write(_PAGE)
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                self._answer({k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()})
+
+            def do_POST(self) -> None:  # noqa: N802 - response_mode=form_post (OAuth 2.0 Form Post Response Mode)
+                length = min(int(self.headers.get("Content-Length") or 0), 64 * 1024)
+                body = self.rfile.read(length).decode("utf-8", "replace") if length else ""
+                kind = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+                form = parse_qs(body) if kind == "application/x-www-form-urlencoded" else {}
+                self._answer({k: v[0] for k, v in form.items()})
 
         super().__init__(address, Handler)
-        self.timeout = 0.25
+
+
+class LoopbackRedirect:
+    """A one-shot loopback HTTP listener that receives the OAuth redirect, as a GET with a
+    query or as a ``form_post`` POST.
+
+    ``address`` names the host the redirect URI will name: an IP literal is bound as it
+    is; ``localhost`` is bound on 127.0.0.1 *and* ::1 on the same port (where the
+    system has IPv6), because a browser may resolve it to either.
+    """
+
+    def __init__(self, address: tuple[str, int]) -> None:
+        import errno
+        import socket
+
+        self.result: dict | None = None
+        host, port = address
+        if host == "localhost":
+            families = [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")]
+        else:
+            families = [(socket.AF_INET6 if ":" in host else socket.AF_INET, host.strip("[]"))]
+        for _attempt in range(20):
+            self._listeners: list[_Listener] = []
+            try:
+                for family, literal in families:
+                    chosen = self._listeners[0].server_address[1] if self._listeners else port
+                    try:
+                        self._listeners.append(_Listener((literal, chosen), family, self))
+                    except OSError as exc:
+                        if not self._listeners or exc.errno in (errno.EADDRINUSE,):
+                            raise
+                        # ::1 cannot be bound (no IPv6 on this system): IPv4 alone then.
+                break
+            except OSError as exc:
+                for listener in self._listeners:
+                    listener.server_close()
+                if exc.errno != errno.EADDRINUSE or port:
+                    raise
+        else:
+            raise OSError(errno.EADDRINUSE, "no free loopback port on both 127.0.0.1 and ::1")
+        self.server_address = (host, self._listeners[0].server_address[1])
 
     def wait(self, timeout: float) -> dict | None:
+        import select
+
         deadline = time.monotonic() + timeout
         while self.result is None and time.monotonic() < deadline:
-            self.handle_request()
+            ready, _w, _x = select.select(self._listeners, [], [], 0.25)
+            for listener in ready:
+                listener.handle_request()
         return self.result
+
+    def server_close(self) -> None:
+        for listener in self._listeners:
+            listener.server_close()

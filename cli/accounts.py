@@ -121,9 +121,12 @@ def logout(args: argparse.Namespace) -> dict:
     provider, account = _provider(args.account)
     if provider == "google":
         from mailtriage.backends.gmail.account import token_key
+
+        delete_secret(token_key(account.id))
     else:
-        from mailtriage.backends.microsoft.account import cache_key as token_key
-    delete_secret(token_key(account.id))
+        from mailtriage.backends.microsoft.auth import forget_cache
+
+        forget_cache(account.id)  # the msal cache is split across several keyring entries
     return {"account": account.id, "provider": provider, "signed_in": False}
 
 

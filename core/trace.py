@@ -133,6 +133,8 @@ _REDACTIONS: list[tuple[re.Pattern, str]] = [
     # OAuth device-code and client-assertion grants (Microsoft sign-in)
     (re.compile(r"(?i)\b(device_code|client_assertion|assertion)=([^&\s\"]+)"), r"\1=[REDACTED]"),
     (re.compile(r"(?i)(\"(?:device_code|client_assertion)\"\s*:\s*)\"[^\"]*\""), r'\1"[REDACTED]"'),
+    # Graph upload-session URLs (attachments from 3 MB) carry their own token
+    (re.compile(r"(?i)\b(authtoken)=([^&\s\"]+)"), r"\1=[REDACTED]"),
     (re.compile(r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+"), r"\1 [REDACTED]"),
 ]
 

@@ -1,28 +1,57 @@
 """The Gmail REST API (v1) over our HTTP client, with the account's OAuth token.
 
 One :class:`GmailApi` per account. Every call carries ``Authorization: Bearer`` (the
-trace redacts it); a 401 refreshes the token once and retries once; 429 and 503 are
-retried by :class:`HttpClient` as Retry-After says. Errors map to the backend errors:
+trace redacts it); a 401 refreshes the token once and retries once.
+
+Gmail reports its per-user limits as 403 ``rateLimitExceeded`` / ``userRateLimitExceeded``
+and 429, and transient faults as 500 ``backendError`` (or 502/503/504), usually without
+Retry-After. Those are retried with truncated exponential backoff and jitter, as the
+Gmail API's "Resolve errors" guide asks (wait 2^n s plus a random fraction, up to a
+maximum), within a total deadline (:class:`Backoff`); a Retry-After is honoured when
+given. Each wait is shown in the backend console: an op-log record ``backoff`` and a
+trace line. 5xx answers are retried for reads only (a write may have happened).
+Errors map to the backend errors:
 
 * 401 after the refresh -> :class:`SignInNeeded` (naming the account);
 * 403 ``insufficientPermissions`` -> :class:`SignInNeeded` (the grant lacks a scope);
-  403 rate limits, 429 and 5xx after the retries, transport failures -> :class:`Unavailable`;
+  rate limits and 5xx past the deadline, transport failures -> :class:`Unavailable`;
 * 404 -> :class:`GmailNotFound`; other 4xx -> :class:`BackendFailure` with Google's message.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator, Mapping
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping
 
 from mailtriage.backends.errors import BackendFailure, SignInNeeded, Unavailable
 from mailtriage.backends.gmail.account import GoogleAccount
 from mailtriage.backends.gmail.auth import GoogleSignIn
 from mailtriage.backends.oauth_http import make_client
-from mailtriage.core.http import HttpClient, HttpError
+from mailtriage.core.http import HttpClient, HttpError, RetryPolicy, retry_after_seconds
+from mailtriage.core.trace import OPLOG, TRACE
 
 USER = "/gmail/v1/users/me"
 _RATE_REASONS = {"rateLimitExceeded", "userRateLimitExceeded", "quotaExceeded", "backendError"}
+_BACK_OFF_REASONS = {"rateLimitExceeded", "userRateLimitExceeded"}  # 403s worth waiting for (not daily quotas)
+# Metadata of a listing is fetched this many requests at a time: well under Gmail's limit of
+# concurrent requests per user, and a listing of 50 threads is not 50 round trips in a row.
+FETCH_CONCURRENCY = 6
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Truncated exponential backoff with jitter: wait ``base * 2**n`` plus up to ``base``
+    at random, at most ``cap`` a wait, and give up once ``deadline`` seconds have passed."""
+
+    base: float = 1.0
+    cap: float = 16.0
+    deadline: float = 60.0
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        return min(self.cap, self.base * 2 ** (attempt - 1) + rng.uniform(0, self.base))
 
 
 class GmailNotFound(BackendFailure):
@@ -31,11 +60,20 @@ class GmailNotFound(BackendFailure):
 
 class GmailApi:
     def __init__(self, account: GoogleAccount, *, signin: GoogleSignIn | None = None,
-                 http: HttpClient | None = None) -> None:
+                 http: HttpClient | None = None, backoff: Backoff | None = None,
+                 sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None) -> None:
         self.account = account
         self.signin = signin or GoogleSignIn(account)
+        # Our client does not retry: the backoff below does, for every limit Gmail reports.
         self.http = http or make_client(f"gmail:{account.id}", account.api_base, timeout=account.timeout,
-                                        ca_file=account.ca_file)
+                                        ca_file=account.ca_file, retry=RetryPolicy(attempts=1))
+        self.backoff = backoff or Backoff()
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+
+    @property
+    def channel(self) -> str:
+        return f"gmail:{self.account.id}"
 
     @property
     def requests_sent(self) -> int:
@@ -44,6 +82,34 @@ class GmailApi:
     def call(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, body: Any = None,
              what: str) -> Any:
         """One API call; returns the decoded JSON (None for an empty 204). See the module doc for errors."""
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            response = self._authorized(method, path, params, body, what)
+            wait = self._wait(method, response, attempt)
+            if wait is None:
+                return self._decode(response, what)
+            spent = time.monotonic() - started
+            if spent + wait > self.backoff.deadline:
+                return self._decode(response, what, gave_up=(attempt, spent))
+            state = (f"{response.status_code} {_reason(response) or _message(response)}: backing off {wait:.2f}s "
+                     f"(try {attempt}, {self.backoff.deadline - spent:.1f}s of {self.backoff.deadline:g}s left)")
+            TRACE.log(self.channel, "!", f"{what}: {state}")
+            with OPLOG.record(self.channel, "backoff", detail=f"{what}: {state}"):
+                self._sleep(wait)
+
+    def _wait(self, method: str, response, attempt: int) -> float | None:
+        """How long to wait before trying again, or None when the answer stands."""
+        status = response.status_code
+        limited = status == 429 or (status == 403 and _reason(response) in _BACK_OFF_REASONS)
+        transient = status in (500, 502, 503, 504) and method == "GET"
+        if not (limited or transient):
+            return None
+        after = retry_after_seconds(response.headers.get("Retry-After"))
+        return after if after is not None else self.backoff.delay(attempt, self._rng)
+
+    def _authorized(self, method: str, path: str, params, body, what: str):
         token = self.signin.access_token()
         response = self._send(method, path, params, body, token, what)
         if response.status_code == 401:
@@ -53,7 +119,7 @@ class GmailApi:
                 raise SignInNeeded(self.account.id, f"Gmail rejected the fresh access token of account "
                                                     f"{self.account.id!r} ({_message(response)}); run "
                                                     f"`mailtriage account login {self.account.id}`")
-        return self._decode(response, what)
+        return response
 
     def _send(self, method: str, path: str, params, body, token: str, what: str):
         headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
@@ -66,7 +132,7 @@ class GmailApi:
         except HttpError as exc:
             raise Unavailable(self.account.id, f"Gmail {what}: {exc.detail}") from None
 
-    def _decode(self, response, what: str) -> Any:
+    def _decode(self, response, what: str, gave_up: tuple[int, float] | None = None) -> Any:
         status = response.status_code
         if 200 <= status < 300:
             if status == 204 or not response.content:
@@ -83,6 +149,9 @@ class GmailApi:
             raise SignInNeeded(self.account.id, f"{text}; the sign-in of account {self.account.id!r} lacks a "
                                                 f"scope for this: run `mailtriage account login {self.account.id}`")
         if status in (429, 503) or status >= 500 or (status == 403 and reason in _RATE_REASONS):
+            if gave_up is not None:
+                text += (f" ({reason or status}; gave up after {gave_up[0]} tries in {gave_up[1]:.1f}s, the "
+                         f"backoff deadline is {self.backoff.deadline:g}s)")
             raise Unavailable(self.account.id, text)
         raise BackendFailure(self.account.id, text)
 
@@ -106,6 +175,17 @@ class GmailApi:
             token = page.get("nextPageToken")
             if not token:
                 return
+
+    def fetch_all(self, fetch: Callable[[Any], Any], items) -> list:
+        """``fetch(item)`` for every item, FETCH_CONCURRENCY at a time, results in order."""
+        items = list(items)
+        if len(items) < 2:
+            return [fetch(item) for item in items]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(FETCH_CONCURRENCY, len(items)),
+                                thread_name_prefix=f"gmail-{self.account.id}") as pool:
+            return list(pool.map(fetch, items))
 
     def close(self) -> None:
         self.http.close()

@@ -14,7 +14,8 @@
   the protocol trace.
 
 Errors: :class:`SignInNeeded` only when Google says the grant is gone or never was
-(``invalid_grant``, no saved sign-in, scopes no longer cover the account's access);
+(``invalid_grant`` -- every 7 days for an app in Testing status --, no saved sign-in,
+scopes no longer cover the account's access, no client secret in keyring at login);
 a token endpoint that is down, throttling or unreachable is :class:`Unavailable`.
 """
 
@@ -168,6 +169,12 @@ class GoogleSignIn:
         summary = str(exc.args[0]) if exc.args else type(exc).__name__
         if getattr(exc, "retryable", False):
             return Unavailable(account.id, f"Google's token endpoint cannot refresh now ({summary})")
+        if error == "invalid_grant":
+            # Refresh tokens of an OAuth app in "Testing" status expire 7 days after the
+            # sign-in (Google Identity, "Using OAuth 2.0": refresh token expiration).
+            return SignInNeeded(account.id, f"Google no longer accepts the saved sign-in of account {account.id!r} "
+                                            f"({summary}): sign in again (Testing-status apps expire every 7 "
+                                            f"days) with `mailtriage account login {account.id}`")
         if error in SIGN_IN_ERRORS or "scopes" in summary.lower():
             return SignInNeeded(account.id, f"Google refused the saved sign-in of account {account.id!r} "
                                             f"({summary}); run `mailtriage account login {account.id}`")
@@ -188,6 +195,12 @@ class GoogleSignIn:
         the token endpoint cannot be reached.
         """
         account = self.account
+        if not get_secret(client_secret_key(account.id)):
+            # Google's token endpoint would refuse the code with a bare "invalid_request"
+            # after the user consented; say what is missing before the browser opens.
+            raise SignInNeeded(account.id, f"no client secret for account {account.id!r} in keyring: store the "
+                                           f"Desktop client's secret first (`keyring set mailtriage "
+                                           f"{client_secret_key(account.id)}`, see docs/gmail.md)")
         verifier = secrets.token_urlsafe(72)[:96]
         challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode("ascii")).digest()).decode().rstrip("=")
         state = secrets.token_urlsafe(24)
@@ -215,6 +228,10 @@ class GoogleSignIn:
         if result.get("state") != state:
             raise SignInNeeded(account.id, "the sign-in answer does not carry our state (a stale or forged "
                                            "redirect); nothing saved")
+        if result.get("error") == "access_denied":
+            raise SignInNeeded(account.id, "Google sign-in refused: access_denied (you declined, or the OAuth app "
+                                           f"is in Testing status and {account.address or 'this account'} is not "
+                                           "one of its test users: add it on the OAuth consent screen)")
         if result.get("error"):
             raise SignInNeeded(account.id, f"Google sign-in refused: {result['error']}")
         if not result.get("code"):

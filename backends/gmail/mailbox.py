@@ -218,7 +218,7 @@ class GmailMailbox(MailboxAdapter):
                 page = {}
                 break
         refs = (page or {}).get("messages") or []
-        headers = [self.header(self.metadata(ref["id"])) for ref in refs]
+        headers = self.api.fetch_all(lambda ref: self.header(self.metadata(ref["id"])), refs)
         headers.sort(key=lambda h: (h.date or datetime.min.replace(tzinfo=timezone.utc)), reverse=True)
         total = max(total, query.offset + len(headers))
         return MailPage(tuple(with_thread_counts(headers)), total, query.page, query.page_size,
@@ -240,8 +240,8 @@ class GmailMailbox(MailboxAdapter):
             raise self._not_found(message_id, exc) from None
         thread_id = str(first["threadId"])
         members = self.thread_messages(thread_id)
-        return MailThread(thread_id, tuple(self.full(m["id"])[0] for m in members if "DRAFT" not in
-                                           (m.get("labelIds") or ())))
+        wanted = [m for m in members if "DRAFT" not in (m.get("labelIds") or ())]
+        return MailThread(thread_id, tuple(self.api.fetch_all(lambda m: self.full(m["id"])[0], wanted)))
 
     def thread_messages(self, thread_id: str) -> list[dict]:
         """The thread's messages (id, labelIds, internalDate), oldest first."""

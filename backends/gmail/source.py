@@ -5,7 +5,7 @@ Configured in project.md as ``mail_sources.<name>``::
     mail_sources:
       gmail:
         account: me                    # an [accounts.me] table with kind = "gmail"
-        list: security@example.org     # the security list (Gmail's list: operator)
+        list: security@example.org     # the security list: List-Id, To, Cc or Delivered-To
         query: "-category:promotions"  # optional: more Gmail search terms
 
 Thread IDs are Gmail thread IDs of kind ``gmail`` (``gmail:18e0f3a2b4c5d6e7``); a thread
@@ -16,6 +16,8 @@ message answered, and never sent. ``thread_url`` opens the thread in Gmail's web
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
@@ -26,13 +28,15 @@ from mailtriage.backends.contract import (Draft, DraftRequest, Message, Op, Thre
                                           ThreadSummary, reply_subject)
 from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported, Unavailable
 from mailtriage.backends.gmail.account import GoogleAccount, load_google_account
-from mailtriage.backends.gmail.api import USER, GmailNotFound
+from mailtriage.backends.gmail.api import FETCH_CONCURRENCY, USER, GmailNotFound  # noqa: F401 - re-exported
 from mailtriage.backends.gmail.mailbox import GmailMailbox, b64decode, b64encode, header_block, internal_date
 from mailtriage.backends.imap.headers import thread_root
 from mailtriage.backends.threading import synthetic_kind
 
 THREAD_KIND = "gmail"
 LIST_HEADERS = ("Message-ID", "References", "In-Reply-To", "Subject", "From", "Date")
+DRAFT_HEADERS = ("Message-ID", "X-Mailtriage-Request")
+DRAFT_SLOTS = 8  # drafts of mailtriage per thread (a second needs a confirmed proposal)
 
 
 class GmailSource(AccountSource):
@@ -71,7 +75,10 @@ class GmailSource(AccountSource):
         terms = []
         wanted = (list_name or self.list_address or "").strip()
         if wanted:
-            terms.append(f"list:{wanted}")
+            # list: matches only the List-Id header; an alias or a forward carries none. So,
+            # like GraphSource (To, Cc, List-Id), any of them, with braces as Gmail's OR
+            # (support.google.com/mail/answer/7190).
+            terms.append(f"{{list:{wanted} to:{wanted} cc:{wanted} deliveredto:{wanted}}}")
         terms.append(f"after:{max(0, int(since.timestamp()))}")
         if self.extra_query:
             terms.append(self.extra_query)
@@ -81,20 +88,22 @@ class GmailSource(AccountSource):
                             limit: int | None = None) -> Sequence[ThreadSummary]:
         """Threads on the list with a message since ``since``, most recent activity first.
 
-        One threads.list walk (ids only) plus one threads.get (metadata) per thread listed.
+        One threads.list walk (ids only), then the threads' metadata, FETCH_CONCURRENCY
+        threads.get at a time (each backs off on Gmail's rate limits).
         """
         since = since if since.tzinfo else since.replace(tzinfo=timezone.utc)
-        out = []
-        for ref in self.api.pages(f"{USER}/threads", "threads", "threads.list", limit=limit,
-                                  q=self._search(list_name, since), maxResults=min(limit or 100, 500)):
+        refs = list(self.api.pages(f"{USER}/threads", "threads", "threads.list", limit=limit,
+                                   q=self._search(list_name, since), maxResults=min(limit or 100, 500)))
+
+        def fetch(ref: dict) -> ThreadSummary | None:
             try:
                 thread = self.api.get(f"{USER}/threads/{ref['id']}", "threads.get", format="metadata",
                                       metadataHeaders=list(LIST_HEADERS))
             except GmailNotFound:
-                continue  # deleted between the list and the read
-            summary = self._summary(thread, since)
-            if summary is not None:
-                out.append(summary)
+                return None  # deleted between the list and the read
+            return self._summary(thread, since)
+
+        out = [summary for summary in self.api.fetch_all(fetch, refs) if summary is not None]
         out.sort(key=lambda s: (s.last_activity or EPOCH, s.root_message_id), reverse=True)
         return out
 
@@ -152,7 +161,7 @@ class GmailSource(AccountSource):
         members = [m for m in self._members(thread_id) if "DRAFT" not in (m.get("labelIds") or ())]
         if not members:
             raise BackendFailure(self.name, f"thread {thread_id} holds no message")
-        messages = tuple(self._message(m["id"]) for m in members)
+        messages = tuple(self.api.fetch_all(lambda m: self._message(m["id"]), members))
         return Thread(thread_id, messages[0].subject, messages)
 
     def list_sent_since(self, thread_id: ThreadId, since: datetime) -> Sequence[Message]:
@@ -166,9 +175,58 @@ class GmailSource(AccountSource):
         return out
 
     # -- drafts ------------------------------------------------------------------------------------
-    def _drafts_of(self, value: str) -> list[dict]:
-        return [d for d in self.api.pages(f"{USER}/drafts", "drafts", "drafts.list", maxResults=500)
-                if str((d.get("message") or {}).get("threadId")) == value]
+    # Gmail threads a draft only when threadId, References/In-Reply-To and the Subject all
+    # match (Gmail API, "Managing threads"); a draft with its own subject, or answering a
+    # message that has no Message-ID, starts a thread of its own. So our drafts carry a
+    # Message-ID made from the thread (one of DRAFT_SLOTS), and are found by it with one
+    # drafts.list search (rfc822msgid:, Gmail's search syntax), together with the drafts
+    # Gmail did thread; the whole drafts list is never walked. X-Mailtriage-Request holds
+    # the request's fingerprint, so a retry is recognised from the metadata alone.
+    def _slot_ids(self, value: str) -> list[str]:
+        digest = hashlib.sha256(f"{self.account.id}\0{value}".encode("utf-8")).digest()
+        token = base64.b32encode(digest[:10]).decode("ascii").lower()
+        domain = self.account.from_address.rpartition("@")[2] or "mailtriage.invalid"
+        return [f"<mailtriage-draft-{token}-{n}@{domain}>" for n in range(1, DRAFT_SLOTS + 1)]
+
+    def _pending(self, value: str) -> list[tuple[str, dict]]:
+        """``(draft id, headers)`` of the thread's drafts: those Gmail put in the thread and
+        ours that it did not. ``headers`` holds message-id and x-mailtriage-request."""
+        try:
+            thread = self.api.get(f"{USER}/threads/{value}", "threads.get", format="metadata",
+                                  metadataHeaders=list(DRAFT_HEADERS)) or {}
+        except GmailNotFound:
+            raise BackendFailure(self.name, f"Gmail has no thread {value}") from None
+        known: dict[str, dict] = {}  # Gmail message id -> headers
+        wanted = list(self._slot_ids(value))
+        unnamed = False
+        for member in thread.get("messages") or ():
+            if "DRAFT" not in (member.get("labelIds") or ()):
+                continue
+            headers = _draft_headers(member)
+            known[str(member["id"])] = headers
+            if headers.get("message-id"):
+                wanted.append(headers["message-id"])
+            else:
+                unnamed = True
+        query = "{" + " ".join(f"rfc822msgid:{m.strip('<>')}" for m in dict.fromkeys(wanted)) + "}"
+        found = {str(d["id"]): str((d.get("message") or {}).get("id"))
+                 for d in self.api.pages(f"{USER}/drafts", "drafts", "drafts.list", q=query, maxResults=100)}
+        if unnamed:  # a draft without Message-ID cannot be searched for: match it by message id
+            found.update({str(d["id"]): str((d.get("message") or {}).get("id"))
+                          for d in self.api.pages(f"{USER}/drafts", "drafts", "drafts.list", q="in:drafts",
+                                                  maxResults=500)
+                          if str((d.get("message") or {}).get("id")) in known})
+        out = []
+        for draft_id, message_id in found.items():
+            headers = known.get(message_id)
+            if headers is None:  # ours, outside the thread
+                try:
+                    headers = _draft_headers(self.api.get(f"{USER}/messages/{message_id}", "messages.get",
+                                                          format="metadata", metadataHeaders=list(DRAFT_HEADERS)))
+                except GmailNotFound:
+                    continue
+            out.append((draft_id, headers))
+        return out
 
     def _draft(self, thread_id: ThreadId, draft_id: str) -> Draft:
         draft = self.api.get(f"{USER}/drafts/{draft_id}", "drafts.get", format="raw") or {}
@@ -181,15 +239,16 @@ class GmailSource(AccountSource):
 
     def list_drafts(self, thread_id: ThreadId) -> Sequence[Draft]:
         value = self._thread_value(thread_id)
-        return [self._draft(thread_id, str(d["id"])) for d in self._drafts_of(value)]
+        return [self._draft(thread_id, draft_id) for draft_id, _headers in self._pending(value)]
 
     def create_draft(self, request: DraftRequest) -> Draft:
         """Create a Gmail draft on the thread; never sends.
 
         Idempotent: a retried request (same thread, recipients, subject and body) returns
-        the draft it already made. Raises DraftAlreadyPending when another draft of the
-        thread is pending and the request does not allow a second one; NotSupported when
-        the account's access is ``read``.
+        the draft it already made, even when Gmail put that draft in a thread of its own.
+        Raises DraftAlreadyPending when another draft of the thread is pending and the
+        request does not allow a second one; NotSupported when the account's access is
+        ``read``; BackendFailure when all DRAFT_SLOTS of the thread hold drafts.
         """
         if Op.CREATE_DRAFT not in self.capabilities:
             raise self._read_only(Op.CREATE_DRAFT)
@@ -203,27 +262,28 @@ class GmailSource(AccountSource):
         source = self._named(candidates, request.in_reply_to) or self._latest_inbound(candidates)
         source_message = self._message(source["id"])
         subject = request.subject or reply_subject(source_message.subject)
-        message_id = self._draft_message_id(request, subject)
-        pending = self._drafts_of(value)
-        for draft in pending:
-            if self._draft_has_id(draft, message_id):  # a retried request: the draft is already there
-                return self._draft(request.thread_id, str(draft["id"]))
+        fingerprint = self._draft_message_id(request, subject)
+        pending = self._pending(value)
+        for draft_id, headers in pending:
+            if headers.get("x-mailtriage-request") == fingerprint:  # a retried request: the draft is there
+                return self._draft(request.thread_id, draft_id)
         if pending and not request.allow_second_draft:
-            raise DraftAlreadyPending(self.name, str(request.thread_id), [str(d["id"]) for d in pending])
+            raise DraftAlreadyPending(self.name, str(request.thread_id), [d for d, _h in pending])
+        taken = {h.get("message-id") for _d, h in pending}
+        message_id = next((m for m in self._slot_ids(value) if m not in taken), None)
+        if message_id is None:
+            raise BackendFailure(self.name, f"thread {request.thread_id} already has {DRAFT_SLOTS} drafts of "
+                                            "mailtriage; send or delete some first")
         references = [*source_message.references, source_message.message_id]
         references = [r for r in dict.fromkeys(references) if r and not r.endswith("@mailtriage.invalid>")]
         in_reply_to = source_message.message_id
         # A synthetic ID (the answered mail had no Message-ID) names nothing outside mailtriage.
         raw = self._compose_reply(request, subject, message_id,
-                                  None if in_reply_to.endswith("@mailtriage.invalid>") else in_reply_to, references)
+                                  None if in_reply_to.endswith("@mailtriage.invalid>") else in_reply_to, references,
+                                  {"X-Mailtriage-Request": fingerprint})
         created = self.api.post(f"{USER}/drafts", {"message": {"raw": b64encode(raw), "threadId": value}},
                                 "drafts.create") or {}
         return self._draft(request.thread_id, str(created.get("id")))
-
-    def _draft_has_id(self, draft: dict, message_id: str) -> bool:
-        message = self.api.get(f"{USER}/messages/{draft['message']['id']}", "messages.get", format="metadata",
-                               metadataHeaders=["Message-ID"])
-        return mime.extract_msgid(mime.header_fields(header_block(message)).get(b"message-id")) == message_id
 
     def _named(self, candidates: list[dict], in_reply_to: str | None) -> dict | None:
         """The thread member whose Message-ID the request names (newest first), if any."""
@@ -253,3 +313,10 @@ class GmailSource(AccountSource):
         if self._mailbox is not None:
             self._mailbox.close()
             self._mailbox = None
+
+
+def _draft_headers(message: dict) -> dict[str, str]:
+    """message-id and x-mailtriage-request of a metadata answer (lower-case keys)."""
+    fields = mime.header_fields(header_block(message), {b"message-id", b"x-mailtriage-request"})
+    return {"message-id": mime.extract_msgid(fields.get(b"message-id")) or "",
+            "x-mailtriage-request": fields.get(b"x-mailtriage-request", b"").decode("utf-8", "replace").strip()}

@@ -18,7 +18,8 @@ Example::
     ca_file = "/path/ca.pem"
 
 Tokens: msal's token cache, serialized into keyring (service ``mailtriage``, key
-``msal-cache:<id>``). Nothing secret goes in this file: a public client has no secret.
+``msal-cache:<id>`` naming the pieces ``msal-cache:<id>:<generation>:<n>``, each small
+enough for Windows Credential Manager). Nothing secret goes in this file: a public client has no secret.
 An IMAP account (Outlook over IMAP with XOAUTH2) names ``oauth = "microsoft"``.
 """
 

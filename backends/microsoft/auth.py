@@ -1,9 +1,13 @@
 """Microsoft sign-in with msal: a ``PublicClientApplication`` whose token cache lives in keyring.
 
+The cache (4-7 KB) is split across keyring entries of at most 1,000 characters, so it fits
+Windows Credential Manager (2,560 bytes of UTF-16 per entry); see :func:`save_cache`.
+
 * :meth:`MicrosoftSignIn.login_device_code` — the device-code flow (a code to type at a
   Microsoft page; works over SSH).
 * :meth:`MicrosoftSignIn.login_interactive` — the authorization-code flow with PKCE and
-  a loopback redirect (``http://localhost:<port>``), through msal's
+  a loopback redirect (``http://localhost:<port>``, listened on 127.0.0.1 and ::1, the
+  answer a ``form_post`` POST or a GET), through msal's
   ``initiate_auth_code_flow`` / ``acquire_token_by_auth_code_flow`` (msal checks state,
   PKCE and the ID token's nonce).
 * :meth:`MicrosoftSignIn.access_token` — msal's ``acquire_token_silent_with_error``:
@@ -64,7 +68,7 @@ class MicrosoftSignIn:
         import msal
 
         cache = msal.SerializableTokenCache()
-        saved = get_secret(cache_key(self.account.id))
+        saved = load_cache(self.account.id)
         if saved:
             try:
                 cache.deserialize(saved)
@@ -90,7 +94,7 @@ class MicrosoftSignIn:
 
     def _save(self) -> None:
         if self._cache is not None and self._cache.has_state_changed:
-            set_secret(cache_key(self.account.id), self._cache.serialize())
+            save_cache(self.account.id, self._cache.serialize())
             self._cache.has_state_changed = False
 
     def _result(self, result: dict | None, what: str) -> str:
@@ -156,16 +160,16 @@ class MicrosoftSignIn:
         """The authorization-code flow with PKCE and a loopback redirect."""
         with self._lock():
             app = self._application()
-            server = LoopbackRedirect(("127.0.0.1", port))
+            # The redirect names localhost (what an app registration's loopback URI names), so
+            # listen where a browser may resolve it: 127.0.0.1 and ::1, on one port.
+            server = LoopbackRedirect(("localhost", port))
             try:
                 redirect_uri = f"http://localhost:{server.server_address[1]}"
-                import warnings
-
-                with warnings.catch_warnings():
-                    # msal suggests response_mode=form_post; a loopback GET redirect is what RFC 8252 describes.
-                    warnings.simplefilter("ignore", UserWarning)
-                    flow = app.initiate_auth_code_flow(list(self.account.scopes), redirect_uri=redirect_uri,
-                                                       login_hint=self.account.address or None)
+                # form_post, as msal recommends: the code comes in a POST body, never in a URL
+                # (browser history); a GET with a query is still taken.
+                flow = app.initiate_auth_code_flow(list(self.account.scopes), redirect_uri=redirect_uri,
+                                                   login_hint=self.account.address or None,
+                                                   response_mode="form_post")
                 announce(flow["auth_uri"])
                 if open_browser:
                     import webbrowser
@@ -198,3 +202,75 @@ def _now() -> float:
     import time
 
     return time.time()
+
+
+
+# -- the cache in keyring, split across entries ---------------------------------------------
+# Windows Credential Manager caps one entry at 2,560 bytes (CRED_MAX_CREDENTIAL_BLOB_SIZE,
+# wincred.h), and keyring's Windows backend stores UTF-16, so 1,280 characters; msal's cache
+# is 4-7 KB. It is kept as pieces of CHUNK_CHARS under ``msal-cache:<id>:<generation>:<n>``,
+# and ``msal-cache:<id>`` names the generation and count. Chosen over msal-extensions, whose
+# persistence is an encrypted *file* (DPAPI, Keychain, libsecret): secrets stay in keyring.
+CHUNK_CHARS = 1000  # the cache is ASCII JSON: 2,000 UTF-16 bytes, a margin under the cap
+_SPLIT = "msal-split:"
+
+
+def _chunk_key(account_id: str, generation: str, index: int) -> str:
+    return f"{cache_key(account_id)}:{generation}:{index}"
+
+
+def _manifest(account_id: str) -> tuple[str, int] | None:
+    head = get_secret(cache_key(account_id))
+    if head is None or not head.startswith(_SPLIT):
+        return None
+    generation, _, count = head[len(_SPLIT):].partition(":")
+    return (generation, int(count)) if count.isdigit() else None
+
+
+def load_cache(account_id: str) -> str | None:
+    """The serialized msal cache of the account, or None when it never signed in.
+
+    A cache saved whole by an earlier version (one entry) is read as it is. A missing
+    piece reads as no cache (the account signs in again) rather than a broken one.
+    """
+    head = get_secret(cache_key(account_id))
+    if head is None or not head.startswith(_SPLIT):
+        return head
+    manifest = _manifest(account_id)
+    if manifest is None:
+        return None
+    generation, count = manifest
+    parts = [get_secret(_chunk_key(account_id, generation, i)) for i in range(count)]
+    return None if any(p is None for p in parts) else "".join(parts)  # type: ignore[arg-type]
+
+
+def save_cache(account_id: str, text: str) -> None:
+    """Store the cache in pieces: new pieces first, then the manifest, then the old pieces
+    go, so an interrupted save leaves the previous cache readable."""
+    import secrets
+
+    old = _manifest(account_id)
+    generation = secrets.token_hex(4)
+    pieces = [text[i:i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)] or [""]
+    for index, piece in enumerate(pieces):
+        set_secret(_chunk_key(account_id, generation, index), piece)
+    set_secret(cache_key(account_id), f"{_SPLIT}{generation}:{len(pieces)}")
+    if old is not None:
+        _drop(account_id, *old)
+
+
+def _drop(account_id: str, generation: str, count: int) -> None:
+    from mailtriage.core.secrets import delete_secret
+
+    for index in range(count):
+        delete_secret(_chunk_key(account_id, generation, index))
+
+
+def forget_cache(account_id: str) -> None:
+    """Remove the cache and every piece of it (``account logout``)."""
+    from mailtriage.core.secrets import delete_secret
+
+    manifest = _manifest(account_id)
+    delete_secret(cache_key(account_id))
+    if manifest is not None:
+        _drop(account_id, *manifest)

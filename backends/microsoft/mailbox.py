@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 from mailtriage.backends import mime
 from mailtriage.backends.contract import Address, reply_subject
-from mailtriage.backends.errors import BackendFailure, NotSupported
+from mailtriage.backends.errors import BackendFailure, NotSupported, Unavailable
 from mailtriage.backends.imap.headers import parse_list_unsubscribe, thread_root
 from mailtriage.backends.mailbox import (Compose, InvalidQuery, LabelList, MailAttachment, MailboxAdapter, MailFolder,
                                          MailHeader, MailLabel, MailMessage, MailPage, MailQuery, MailThread,
@@ -33,11 +33,14 @@ from mailtriage.backends.microsoft.account import MicrosoftAccount
 from mailtriage.backends.microsoft.api import GraphApi, GraphGone, GraphNotFound
 from mailtriage.backends.microsoft.ids import decode_message_id, encode_message_id
 from mailtriage.backends.send_ledger import SendLedger
+from mailtriage.core.http import HttpError
 
 ROLES = {"inbox": "inbox", "drafts": "drafts", "sentitems": "sent", "deleteditems": "trash", "junkemail": "junk",
          "archive": "archive"}
 SELECT = ("id,conversationId,internetMessageId,subject,from,toRecipients,ccRecipients,receivedDateTime,"
           "sentDateTime,isRead,isDraft,flag,hasAttachments,categories,parentFolderId,internetMessageHeaders,webLink")
+LARGE_ATTACHMENT = 3 * 1024 * 1024  # from 3 MB Graph refuses contentBytes: an upload session instead
+UPLOAD_CHUNK = 10 * 320 * 1024  # 3.125 MB per PUT: under Graph's 4 MB a range, a multiple of 320 KiB
 SEARCH_CAP = 1000  # Graph's $search returns at most this many messages
 # Outlook's category presets -> the canonical colour names (MAIL_LABEL_COLORS).
 PRESET_COLORS = ("red", "orange", "orange", "yellow", "green", "teal", "green", "blue", "purple", "pink", "gray",
@@ -536,14 +539,61 @@ class GraphMailbox(MailboxAdapter):
                 update["subject"] = compose.subject
             elif compose.kind != "forward":
                 update["subject"] = reply_subject(source.content.subject)
-            self.api.patch(f"/me/messages/{created['id']}", update, "messages.update")
+            try:
+                self.api.patch(f"/me/messages/{created['id']}", update, "messages.update")
+            except (BackendFailure, Unavailable) as exc:
+                raise self._abandon(str(created["id"]), "setting the draft's body and recipients", exc) from None
         draft_id = str(created["id"])
         for attachment in compose.attachments:
+            try:
+                self._attach(draft_id, attachment)
+            except (BackendFailure, Unavailable) as exc:
+                raise self._abandon(draft_id, f"attaching {attachment.filename!r}", exc) from None
+        return draft_id, source
+
+    def _attach(self, draft_id: str, attachment) -> None:
+        """One file onto the draft: a plain POST under 3 MB, an upload session from 3 MB
+        (Graph, "Attach large files to Outlook messages or events": POST is for files
+        under 3 MB; createUploadSession, then PUTs of at most 4 MB, up to 150 MB)."""
+        data = attachment.data
+        if len(data) < LARGE_ATTACHMENT:
             self.api.post(f"/me/messages/{draft_id}/attachments", {
                 "@odata.type": "#microsoft.graph.fileAttachment", "name": attachment.filename,
                 "contentType": attachment.content_type,
-                "contentBytes": base64.b64encode(attachment.data).decode("ascii")}, "attachments.create")
-        return draft_id, source
+                "contentBytes": base64.b64encode(data).decode("ascii")}, "attachments.create")
+            return
+        session = self.api.post(f"/me/messages/{draft_id}/attachments/createUploadSession", {"AttachmentItem": {
+            "attachmentType": "file", "name": attachment.filename, "size": len(data),
+            "contentType": attachment.content_type}}, "attachments.createUploadSession") or {}
+        url = str(session.get("uploadUrl") or "")
+        if not url.startswith("https://"):
+            raise BackendFailure(self.account_id, "Graph gave no https upload URL for the attachment")
+        for start in range(0, len(data), UPLOAD_CHUNK):
+            chunk = data[start:start + UPLOAD_CHUNK]
+            end = start + len(chunk) - 1
+            # The upload URL carries its own token: no Authorization header (Graph's docs say
+            # sending one may fail the PUT), and our bearer token never leaves graph_base.
+            try:
+                response = self.api.http.request("PUT", url, content=chunk, headers={
+                    "Content-Type": "application/octet-stream", "Content-Range": f"bytes {start}-{end}/{len(data)}"})
+            except HttpError as exc:
+                raise Unavailable(self.account_id, f"Graph attachment upload: {exc.detail}") from None
+            if response.status_code not in (200, 201):
+                raise BackendFailure(self.account_id, f"Graph attachment upload: {response.status_code} at bytes "
+                                                      f"{start}-{end} of {len(data)}")
+
+    def _abandon(self, draft_id: str, step: str, exc: Exception) -> BackendFailure:
+        """A compose failed after the draft was made: remove it, or say exactly what is left."""
+        reason = getattr(exc, "detail", None) or getattr(exc, "reason", None) or str(exc)
+        try:
+            self.api.call("DELETE", f"/me/messages/{draft_id}", what="messages.delete")
+        except (BackendFailure, Unavailable) as failed:
+            left = getattr(failed, "detail", None) or getattr(failed, "reason", None) or str(failed)
+            return BackendFailure(self.account_id, f"{step} failed ({reason}); the incomplete draft "
+                                                   f"{self.mid(draft_id)} is left in Drafts (removing it failed: "
+                                                   f"{left}): delete it in Outlook")
+        return BackendFailure(self.account_id, f"{step} failed ({reason}); the incomplete draft "
+                                               "was removed, nothing is left behind")
 
     def save_draft(self, compose: Compose) -> str:
         if not self.account.can_draft:

@@ -7,7 +7,7 @@ Configured in project.md as ``mail_sources.<name>`` (kind ``graph``, alias ``mic
         kind: graph
         account: work                  # an [accounts.work] table with kind = "microsoft"
         folder: inbox                  # a well-known name or a folder id (default inbox)
-        list: security@example.org     # only mail to the list (To, Cc, List-Id)
+        list: security@example.org     # only mail to the list (To, Cc, List-Id, Delivered-To)
 
 Thread IDs are Graph conversation IDs of kind ``graph``; a conversation whose first
 message has no Message-ID has kind ``graph-synthetic``. Drafts are made with
@@ -75,8 +75,11 @@ class GraphSource(AccountSource):
         local, _, domain = wanted.partition("@")
         people = [address(r).email.lower() for r in (*(message.get("toRecipients") or ()),
                                                      *(message.get("ccRecipients") or ()))]
-        list_id = header_map(message).get("list-id", "").lower()
-        return wanted in people or (bool(domain) and f"{local}.{domain}" in list_id)
+        headers = header_map(message)
+        list_id = headers.get("list-id", "").lower()
+        # The same rule as GmailSource's query: To, Cc, List-Id or Delivered-To (a forward).
+        return (wanted in people or (bool(domain) and f"{local}.{domain}" in list_id)
+                or wanted in headers.get("delivered-to", "").lower())
 
     def list_recent_threads(self, list_name: str | None, since: datetime, *,
                             limit: int | None = None) -> Sequence[ThreadSummary]:

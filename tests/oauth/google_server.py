@@ -101,6 +101,24 @@ class GoogleEmulator:
         self.token_delay = 0.0  # seconds the token endpoint takes (to widen races)
         self.rotate_refresh_tokens = False
         self.token_lifetime = 3599
+        # An OAuth app in "Testing" publishing status (Google Cloud console, "OAuth consent
+        # screen"): refresh tokens expire 7 days after they were issued, and only the listed
+        # test users may sign in (others get access_denied). None: a published app.
+        self.test_users: set[str] | None = None
+        self.clock_offset = 0.0  # seconds added to the emulator's clock (to live through a week)
+        self.refresh_issued: dict[str, float] = {}
+        # Gmail's usage limits ("Usage limits" and "Resolve errors" of the Gmail API guide):
+        # each method costs quota units; over the per-user rate Gmail answers 429 (or 403
+        # userRateLimitExceeded), too many requests at once 429 "Too many concurrent requests
+        # for user", neither with a Retry-After. None: no limit.
+        self.quota: tuple[int, float] | None = None  # (units, per seconds)
+        self.max_concurrent: int | None = None
+        self.latency = 0.0  # seconds each Gmail call takes (so that overlap can be seen)
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.refused = 0  # calls answered with a rate-limit error
+        self._spent: list[tuple[float, int]] = []
+        self._flight_lock = threading.Lock()
         self._next = 0x18e0_0000_0000_0000
         self._label_n = 1
         self.server = FakeHttpServer(self.app, ssl_context=ssl_context)
@@ -132,7 +150,11 @@ class GoogleEmulator:
             self.access_tokens[access] = (time.time() + (self.token_lifetime if expires_in is None else expires_in),
                                           scopes)
             self.refresh_tokens[refresh] = scopes
+            self.refresh_issued[refresh] = self.now()
             return access, refresh
+
+    def now(self) -> float:
+        return time.time() + self.clock_offset
 
     def expire_access_tokens(self) -> None:
         with self.lock:
@@ -186,6 +208,14 @@ class GoogleEmulator:
                 return message.thread_id
         return None
 
+    def add_draft(self, raw: bytes, thread_id: str | None = None) -> str:
+        """A draft made elsewhere (Gmail's web UI); returns the draft id."""
+        with self.lock:
+            message = self._insert(raw, ["DRAFT"], thread_id)
+            draft_id = "r" + str(secrets.randbelow(10**18))
+            self.drafts[draft_id] = message.id
+            return draft_id
+
     def add_label(self, name: str, *, color: str | None = None) -> str:
         with self.lock:
             label_id = f"Label_{self._label_n}"
@@ -214,9 +244,37 @@ class GoogleEmulator:
             scopes = self._bearer(request)
             if isinstance(scopes, Reply):
                 return scopes
-            with self.lock:
-                return self._gmail(request, path[len(PREFIX):], scopes)
+            limited = self._admit(request, path[len(PREFIX):])
+            if limited is not None:
+                return limited
+            try:
+                if self.latency:
+                    time.sleep(self.latency)
+                with self.lock:
+                    return self._gmail(request, path[len(PREFIX):], scopes)
+            finally:
+                with self._flight_lock:
+                    self.in_flight -= 1
         return _error(404, "Not Found", "notFound")
+
+    def _admit(self, request: Request, path: str) -> Reply | None:
+        """Count the call against the per-user limits; a 429 when over (and not admitted)."""
+        cost = _quota_cost(request.method, path)
+        with self._flight_lock:
+            now = time.monotonic()
+            if self.max_concurrent is not None and self.in_flight >= self.max_concurrent:
+                self.refused += 1
+                return _error(429, "Too many concurrent requests for user", "rateLimitExceeded", "RESOURCE_EXHAUSTED")
+            if self.quota is not None:
+                units, window = self.quota
+                self._spent = [(t, c) for t, c in self._spent if now - t < window]
+                if sum(c for _t, c in self._spent) + cost > units:
+                    self.refused += 1
+                    return _error(429, "User-rate limit exceeded.", "rateLimitExceeded", "RESOURCE_EXHAUSTED")
+                self._spent.append((now, cost))
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        return None
 
     # -- OAuth --------------------------------------------------------------------------------
     def _authorize(self, request: Request) -> Reply:
@@ -228,7 +286,7 @@ class GoogleEmulator:
             return Reply.text("Error 400: redirect_uri_mismatch", 400)
         if q.get("response_type") != "code" or q.get("code_challenge_method") != "S256" or not q.get("code_challenge"):
             return Reply.text("Error 400: invalid_request (PKCE S256 required)", 400)
-        if q.get("deny"):
+        if q.get("deny") or (self.test_users is not None and q.get("login_hint") not in self.test_users):
             return Reply(302, b"", {"Location": f"{redirect}?{urlencode({'error': 'access_denied', 'state': q.get('state', '')})}"})
         code = "4/" + secrets.token_urlsafe(24)
         self.secrets_issued.append(code)
@@ -242,6 +300,9 @@ class GoogleEmulator:
             self.token_calls.append({"grant_type": form.get("grant_type")})
         if self.token_delay:
             time.sleep(self.token_delay)
+        if form.get("client_id") == self.client_id and not form.get("client_secret"):
+            # A Desktop-app client must send its secret; Google's answer names the request, not the client.
+            return Reply.json({"error": "invalid_request", "error_description": "client_secret is missing."}, 400)
         if form.get("client_id") != self.client_id or form.get("client_secret") != self.client_secret:
             return Reply.json({"error": "invalid_client", "error_description": "The OAuth client was not found."}, 401)
         with self.lock:
@@ -257,6 +318,9 @@ class GoogleEmulator:
                                    "scope": " ".join(sorted(grant["scopes"])), "token_type": "Bearer"})
             if form.get("grant_type") == "refresh_token":
                 scopes = self.refresh_tokens.get(form.get("refresh_token", ""))
+                issued = self.refresh_issued.get(form.get("refresh_token", ""), self.now())
+                if scopes is not None and self.test_users is not None and self.now() - issued > 7 * 86400:
+                    scopes = None  # Testing status: the refresh token lived its 7 days
                 if scopes is None:
                     return Reply.json({"error": "invalid_grant",
                                        "error_description": "Token has been expired or revoked."}, 400)
@@ -270,6 +334,7 @@ class GoogleEmulator:
                     new = "1//" + secrets.token_urlsafe(32)
                     self.secrets_issued.append(new)
                     self.refresh_tokens[new] = scopes
+                    self.refresh_issued[new] = issued  # a rotated token keeps the grant's age
                     body["refresh_token"] = new
                 return Reply.json(body)
         return Reply.json({"error": "unsupported_grant_type"}, 400)
@@ -352,8 +417,12 @@ class GoogleEmulator:
             return Reply.json({"id": parts[1], "historyId": str(max(m.history_id for m in members)),
                                "messages": [self._format(m, request) for m in members]})
         if parts == ["drafts"] and method == "GET":
+            # drafts.list: ids only, 100 a page by default (500 at most), and ``q`` takes
+            # the search box's syntax (rfc822msgid:, OR, braces) over the drafts.
+            q = request.param("q", "") or ""
             drafts = [{"id": d, "message": {"id": m, "threadId": self.messages[m].thread_id}}
-                      for d, m in sorted(self.drafts.items()) if m in self.messages]
+                      for d, m in sorted(self.drafts.items())
+                      if m in self.messages and (not q or _matches(self.messages[m], q))]
             return self._page(request, drafts, "drafts")
         if parts == ["drafts"] and method == "POST":
             if denied := need(DRAFT_SCOPES):
@@ -501,6 +570,29 @@ class GoogleEmulator:
         return Reply.json(body)
 
 
+def _quota_cost(method: str, path: str) -> int:
+    """Quota units of a Gmail method (the Gmail API's "Usage limits" table)."""
+    parts = [p for p in path.split("/") if p]
+    kind = parts[0] if parts else ""
+    if kind == "profile":
+        return 1
+    if kind == "history":
+        return 2
+    if kind == "labels":
+        return 1 if method == "GET" else 5
+    if kind == "threads":
+        return 10
+    if kind == "drafts":
+        return 5 if method == "GET" else 10
+    if kind == "messages":
+        if parts[-1:] == ["send"]:
+            return 100
+        if parts[-1:] == ["batchModify"]:
+            return 50
+        return 5
+    return 5
+
+
 def _plain_text(parsed) -> str:
     try:
         part = parsed.get_body(("plain", "html"))
@@ -510,22 +602,49 @@ def _plain_text(parsed) -> str:
 
 
 _TERM = re.compile(r'(-?)(?:(\w+):)?("[^"]*"|\([^)]*\)|\S+)')
+# Gmail's search box (support.google.com/mail/answer/7190): terms are ANDed; "OR" between
+# two terms, or braces around several, match any of them.
+_TOKEN = re.compile(r'\{[^}]*\}|-?(?:\w+:)?(?:"[^"]*"|\([^)]*\)|[^\s{}]+)')
 
 
 def _matches(message: StoredMessage, q: str) -> bool:
-    for negate, operator, value in _TERM.findall(q):
+    groups: list[list[str]] = []  # ANDed groups of ORed terms
+    join = False
+    for token in _TOKEN.findall(q):
+        if token == "OR":
+            join = True
+            continue
+        terms = _split_braces(token) if token.startswith("{") else [token]
+        if join and groups:
+            groups[-1].extend(terms)
+        else:
+            groups.append(terms)
+        join = False
+    return all(any(_hit(message, term) for term in group) for group in groups)
+
+
+def _split_braces(token: str) -> list[str]:
+    return [m.group(0) for m in re.finditer(r'-?(?:\w+:)?(?:"[^"]*"|\([^)]*\)|\S+)', token[1:-1])]
+
+
+def _hit(message: StoredMessage, term: str) -> bool:
+    for negate, operator, value in _TERM.findall(term):
         value = value.strip('"()').strip('"').lower()
-        hit = _term(message, (operator or "").lower(), value)
-        if hit == bool(negate):
+        if _term(message, (operator or "").lower(), value) == bool(negate):
             return False
     return True
 
 
 def _term(message: StoredMessage, operator: str, value: str) -> bool:
     if operator == "list":
+        # Gmail's list: matches the List-Id header only (list:info@example.com finds mail
+        # whose List-Id is <info.example.com>), never To or Cc.
         dotted = value.replace("@", ".")
-        return (dotted in message.header("List-Id").lower() or value in message.header("To").lower()
-                or value in message.header("Cc").lower())
+        return dotted in message.header("List-Id").lower()
+    if operator in ("to", "cc"):
+        return value in message.header(operator).lower()
+    if operator == "deliveredto":
+        return any(value in v.lower() for k, v in message.headers if k.lower() == "delivered-to")
     if operator in ("after", "before"):
         if value.isdigit():
             stamp = int(value) * 1000
@@ -543,6 +662,7 @@ def _term(message: StoredMessage, operator: str, value: str) -> bool:
     if operator == "rfc822msgid":
         return value.strip("<>") in message.header("Message-ID").lower()
     if operator in ("in", "label"):
+        value = {"drafts": "draft", "chats": "chat"}.get(value, value)  # in:drafts is the DRAFT label
         return value == "anywhere" or value.upper() in message.labels
     text = (message.header("Subject") + "\n" + message.text).lower()
     return value in text

@@ -42,6 +42,7 @@ WELL_KNOWN = {"inbox": "Inbox", "drafts": "Drafts", "sentitems": "Sent Items", "
               "junkemail": "Junk Email", "archive": "Archive"}
 RESERVED = {"openid", "profile", "offline_access", "email"}
 WRITE_SCOPES = {"Mail.ReadWrite"}
+LARGE_ATTACHMENT = 3 * 1024 * 1024  # from here on Graph wants an upload session
 
 
 def b64(data: bytes) -> str:
@@ -113,6 +114,8 @@ class MicrosoftEmulator:
         self.deltas: dict[str, dict] = {}
         self.seq = 0
         self.graph_requests: list[Request] = []
+        self.upload_sessions: dict[str, dict] = {}
+        self.form_posts: list[dict] = []  # answers sent as form_post pages (what the browser will POST)
         root = self._folder("msgfolderroot", "Top of Information Store", None)
         for name, display in WELL_KNOWN.items():
             self.folders[self._folder(name, display, root)]["wellKnownName"] = name
@@ -206,7 +209,11 @@ class MicrosoftEmulator:
 
     def issue(self, scopes, *, expires_in: float | None = None) -> tuple[str, str]:
         with self.lock:
-            access, refresh = "eyJ0eXAi." + secrets.token_urlsafe(30), "0.AAAA" + secrets.token_urlsafe(40)
+            # Real sizes: a Graph access token is a signed JWT of about 1.5-2.5 KB and an Entra
+            # refresh token an opaque string of about 1-1.5 KB (Microsoft identity platform,
+            # "Access tokens" and "Refresh tokens"), so msal's serialized cache holds 4-7 KB.
+            access = "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9." + secrets.token_urlsafe(1250)
+            refresh = "0.AXEA" + secrets.token_urlsafe(850)
             self.secrets_issued += [access, refresh]
             self.access_tokens[access] = (time.time() + (self.token_lifetime if expires_in is None else expires_in),
                                           frozenset(scopes))
@@ -251,6 +258,9 @@ class MicrosoftEmulator:
             return self._authorize(request)
         if path == f"{prefix}/oauth2/v2.0/token":
             return self._token(request)
+        if path.startswith("/api/v2.0/") and "/AttachmentSessions(" in path:
+            with self.lock:
+                return self._upload(request)
         if path.startswith("/v1.0/me"):
             with self.lock:
                 self.graph_requests.append(request)
@@ -301,7 +311,16 @@ class MicrosoftEmulator:
         self.secrets_issued.append(code)
         self.codes[code] = {"redirect_uri": redirect, "challenge": q["code_challenge"], "nonce": q.get("nonce"),
                             "scopes": self._scopes(q.get("scope", ""))}
-        return Reply(302, b"", {"Location": f"{redirect}?{urlencode({'code': code, 'state': q.get('state', ''), 'session_state': 'x'})}"})
+        answer = {"code": code, "state": q.get("state", ""), "session_state": "x"}
+        if q.get("response_mode") == "form_post":
+            # The Microsoft identity platform's form_post: a page whose form the browser POSTs to
+            # the redirect URI (OAuth 2.0 Form Post Response Mode), not a 302 with a query.
+            self.form_posts.append(answer)
+            fields = "".join(f'<input type="hidden" name="{k}" value="{v}"/>' for k, v in answer.items())
+            page = (f'<html><body onload="document.forms[0].submit()"><form method="POST" name="hiddenform" '
+                    f'action="{redirect}">{fields}</form></body></html>')
+            return Reply.text(page, 200, "text/html; charset=utf-8")
+        return Reply(302, b"", {"Location": f"{redirect}?{urlencode(answer)}"})
 
     def _scopes(self, text: str) -> frozenset[str]:
         return frozenset(s for s in text.split() if s not in RESERVED)
@@ -317,11 +336,12 @@ class MicrosoftEmulator:
         oid, tid = "00000000-0000-0000-66f3-3332eca7ea81", "9188040d-6c67-4c5b-b112-36a304b66dad"
         claims = {"iss": f"{self.authority}/v2.0", "aud": self.client_id, "iat": now, "nbf": now, "exp": now + 3600,
                   "sub": "subject", "oid": oid, "tid": tid, "preferred_username": self.address, "name": "Me",
-                  "ver": "2.0"}
+                  "ver": "2.0", "aio": secrets.token_urlsafe(200), "rh": "0.AXEA" + secrets.token_urlsafe(40),
+                  "uti": secrets.token_urlsafe(16)}
         if nonce:
             claims["nonce"] = nonce
         id_token = ".".join([b64(json.dumps({"typ": "JWT", "alg": "RS256", "kid": "k"}).encode()),
-                             b64(json.dumps(claims).encode()), b64(b"signature")])
+                             b64(json.dumps(claims).encode()), b64(secrets.token_bytes(256))])  # an RS256 signature
         return {"token_type": "Bearer", "scope": " ".join(sorted(scopes)), "expires_in": self.token_lifetime,
                 "ext_expires_in": self.token_lifetime, "access_token": access, "refresh_token": refresh,
                 "id_token": id_token, "client_info": b64(json.dumps({"uid": oid, "utid": tid}).encode())}
@@ -582,7 +602,15 @@ class MicrosoftEmulator:
             return Reply.json(self._message_json(message), 201)
         if action in ("createReply", "createReplyAll", "createForward") and method == "POST":
             return Reply.json(self._message_json(self._draft(message, action, body)), 201)
+        if action == "attachments" and method == "POST" and parts[2:] == ["createUploadSession"]:
+            return self._create_upload_session(message, body)
         if action == "attachments" and method == "POST":
+            # "If the file size is under 3 MB, do a single POST on the attachments navigation
+            # property" (Graph, "Attach large files to Outlook messages"): from 3 MB on, the
+            # request is refused and an upload session is the way.
+            if len(base64.b64decode(body.get("contentBytes") or "")) >= LARGE_ATTACHMENT:
+                return _graph_error(413, "ErrorRequestEntityTooLarge", "The request is larger than the size "
+                                    "allowed for a file attachment; use an upload session.")
             message.attachments.append({"name": body["name"], "contentType": body.get("contentType",
                                                                                        "application/octet-stream"),
                                         "contentBytes": body["contentBytes"]})
@@ -597,6 +625,56 @@ class MicrosoftEmulator:
             message.is_read = True
             return Reply(202)
         return _graph_error(400, "BadRequest", f"Unsupported {method} {'/'.join(parts)}")
+
+    # -- upload sessions (Graph: attachment-createuploadsession, outlook-large-attachments) -----------
+    def _create_upload_session(self, message: GraphMessage, body: dict) -> Reply:
+        item = body.get("AttachmentItem") or {}
+        if item.get("attachmentType") != "file" or not item.get("name") or not isinstance(item.get("size"), int):
+            return _graph_error(400, "ErrorInvalidRequest", "AttachmentItem needs attachmentType, name and size.")
+        if item["size"] > 150 * 1024 * 1024:
+            return _graph_error(400, "ErrorAttachmentSizeLimitExceeded", "The attachment is over 150 MB.")
+        session, token = secrets.token_urlsafe(12), secrets.token_urlsafe(48)
+        self.secrets_issued.append(token)
+        self.upload_sessions[session] = {"message": message.id, "item": item, "data": bytearray(), "token": token}
+        # The real uploadUrl is on outlook.office.com, outside graph_base, and carries its own
+        # authtoken: the PUTs go without the Authorization header.
+        url = (f"{self.base_url}/api/v2.0/Users('{TENANT}')/Messages('{message.id}')/AttachmentSessions('{session}')"
+               f"?authtoken={token}")
+        return Reply.json({"@odata.context": "...#microsoft.graph.uploadSession", "uploadUrl": url,
+                           "expirationDateTime": iso(time.time() + 900), "nextExpectedRanges": ["0-"]}, 201)
+
+    def _upload(self, request: Request) -> Reply:
+        match = re.search(r"AttachmentSessions\('([^']+)'\)$", request.path)
+        session = self.upload_sessions.get(match.group(1)) if match else None
+        if session is None or request.param("authtoken") != session["token"]:
+            return _graph_error(404, "ErrorItemNotFound", "The upload session was not found.")
+        if "authorization" in request.headers:  # the docs: do not send an Authorization header with these PUTs
+            return _graph_error(401, "InvalidAuthenticationToken", "Authorization header not expected.")
+        found = re.match(r"bytes (\d+)-(\d+)/(\d+)$", request.headers.get("content-range", ""))
+        if request.method != "PUT" or not found:
+            return _graph_error(400, "ErrorInvalidRequest", "A PUT with Content-Range is expected.")
+        start, end, total = (int(g) for g in found.groups())
+        chunk = request.body
+        if start != len(session["data"]) or end - start + 1 != len(chunk) or total != session["item"]["size"]:
+            return _graph_error(416, "ErrorInvalidRange", f"Expected the range {len(session['data'])}-.")
+        if len(chunk) > 4 * 1024 * 1024:
+            return _graph_error(413, "ErrorRequestEntityTooLarge", "A range is 4 MB at most.")
+        session["data"] += chunk
+        if len(session["data"]) < total:
+            return Reply.json({"expirationDateTime": iso(time.time() + 900),
+                               "nextExpectedRanges": [f"{len(session['data'])}-"]})
+        message = self.messages.get(session["message"])
+        del self.upload_sessions[match.group(1)]
+        if message is None:
+            return _graph_error(404, "ErrorItemNotFound", "The message was not found.")
+        item = session["item"]
+        message.attachments.append({"name": item["name"], "contentType": item.get("contentType",
+                                                                                   "application/octet-stream"),
+                                    "contentBytes": base64.b64encode(bytes(session["data"])).decode()})
+        message.has_attachments = True
+        attachment_id = "AAMkA" + secrets.token_hex(8)
+        return Reply(201, b"", {"Location": f"{self.base_url}/api/v2.0/Users('{TENANT}')/Messages('{message.id}')"
+                                            f"/Attachments('{attachment_id}')"})
 
     def _draft(self, source: GraphMessage | None, kind: str, body: dict) -> GraphMessage:
         def pairs(items):

@@ -39,6 +39,7 @@ def test_login_status_logout_microsoft_with_a_device_code(microsoft_emulator, me
     assert json.loads(capsys.readouterr().out)["signed_in"] is True
     assert main(["account", "logout", "work"]) == 0
     assert get_secret(cache_key("work")) is None
+    assert not [k for (_s, k) in memory_keyring._secrets if k.startswith(cache_key("work"))]  # no piece left
     assert main(["account", "status", "work"]) == 4
     assert "account login work" in capsys.readouterr().err
 

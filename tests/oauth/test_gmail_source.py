@@ -176,3 +176,62 @@ def test_a_configured_gmail_source_without_sign_in_says_so(google_emulator, memo
     (row,) = json.loads(capsys.readouterr().out)["backends"]
     assert row["available"] is False and "sign-in needed" in row["reason"] and "account login me" in row["reason"]
     assert row["capabilities"]["create_draft"] is False
+
+
+def test_the_list_is_found_by_list_id_to_cc_or_delivered_to_as_on_graph(google_emulator, gmail_account):
+    emulator = google_emulator
+    by_list = emulator.add_message(make_mail(1, subject="Via the list", to="other@example.net",
+                                             extra="List-Id: Security <security.example.org>"), date=at(1))
+    by_alias = emulator.add_message(make_mail(2, subject="To the alias"), date=at(2))  # no List-Id
+    by_cc = emulator.add_message(make_mail(3, subject="Cc the list", to="x@example.net", cc="security@example.org"),
+                                 date=at(3))
+    forwarded = emulator.add_message(make_mail(4, subject="Forwarded", to="me@example.org",
+                                               extra="Delivered-To: security@example.org"), date=at(4))
+    emulator.add_message(make_mail(5, subject="Elsewhere", to="sales@example.org"), date=at(5))
+    source = GmailSource("gmail", {"list": "security@example.org"}, account=gmail_account)
+    found = {t.subject for t in source.list_recent_threads(None, BASE)}
+    assert found == {"Via the list", "To the alias", "Cc the list", "Forwarded"}
+    assert {emulator.messages[i].thread_id for i in (by_list, by_alias, by_cc, forwarded)}
+    queries = [r.query.get("q", [""])[0] for r in emulator.server.requests if r.path.endswith("/threads")]
+    assert all("list:security@example.org" in q and "deliveredto:security@example.org" in q for q in queries)
+
+
+def test_a_draft_with_its_own_subject_falls_out_of_the_thread_but_is_found(google_emulator, report, source):
+    thread = ThreadId("gmail", report)
+    request = DraftRequest(thread, "Can we talk about the embargo?", ("reporter@example.net",),
+                           subject="Embargo for the heap overflow")
+    draft = source.create_draft(request)
+    stored = google_emulator.messages[google_emulator.drafts[draft.draft_ref]]
+    assert stored.thread_id != report  # Gmail's rule: the subject differs, so a new thread
+    assert [d.draft_ref for d in source.list_drafts(thread)] == [draft.draft_ref]
+    assert source.create_draft(request).draft_ref == draft.draft_ref  # a retry finds it: no duplicate
+    assert len(google_emulator.drafts) == 1
+    with pytest.raises(DraftAlreadyPending):
+        source.create_draft(DraftRequest(thread, "Other text", ("reporter@example.net",)))
+
+
+def test_a_draft_answering_a_message_without_message_id_is_found(google_emulator, gmail_account):
+    root = google_emulator.add_message(make_mail(1, subject="No id", message_id=None), date=at(1))
+    thread = ThreadId("gmail-synthetic", google_emulator.messages[root].thread_id)
+    source = GmailSource("gmail", {"list": "security@example.org"}, account=gmail_account)
+    request = DraftRequest(thread, "Thanks.", ("reporter@example.net",))
+    draft = source.create_draft(request)
+    assert google_emulator.messages[google_emulator.drafts[draft.draft_ref]].thread_id != thread.value
+    assert [d.draft_ref for d in source.list_drafts(thread)] == [draft.draft_ref]
+    assert source.create_draft(request).draft_ref == draft.draft_ref and len(google_emulator.drafts) == 1
+
+
+def test_drafts_are_found_by_thread_not_by_listing_every_draft(google_emulator, report, source):
+    for n in range(120):  # the account's other drafts: more than one page of drafts.list
+        google_emulator.add_draft(make_mail(100 + n, subject=f"Unrelated {n}", to="x@example.net"))
+    human = google_emulator.add_draft(make_mail(99, subject="Re: Heap overflow", in_reply_to="<m3@example.net>",
+                                                references="<m1@example.net> <m3@example.net>"), thread_id=report)
+    thread = ThreadId("gmail", report)
+    google_emulator.server.clear()
+    assert [d.draft_ref for d in source.list_drafts(thread)] == [human]
+    lists = [r for r in google_emulator.server.requests if r.path.endswith("/drafts")]
+    assert lists and all(r.query.get("q") for r in lists)  # never the whole drafts list
+    assert len(google_emulator.server.requests) <= 4
+    with pytest.raises(DraftAlreadyPending) as caught:
+        source.create_draft(DraftRequest(thread, "Thanks.", ("reporter@example.net",)))
+    assert caught.value.drafts == [human]

@@ -66,6 +66,7 @@ def test_installed_app_flow_saves_tokens_in_keyring_only(google_emulator, memory
 
 def test_a_redirect_with_another_state_is_refused(google_emulator, memory_keyring):
     account = google_account(google_emulator)
+    set_secret(client_secret_key(account.id), google_emulator.client_secret)
 
     def forged(url):
         redirect = httpx.URL(url).params["redirect_uri"]
@@ -79,6 +80,7 @@ def test_a_redirect_with_another_state_is_refused(google_emulator, memory_keyrin
 
 def test_a_refused_consent_is_sign_in_needed(google_emulator, memory_keyring):
     account = google_account(google_emulator)
+    set_secret(client_secret_key(account.id), google_emulator.client_secret)
     result, error = run_login(GoogleSignIn(account),
                               lambda url: httpx.get(url + "&deny=1", follow_redirects=True, timeout=5))
     assert isinstance(error, SignInNeeded) and "access_denied" in str(error)
@@ -191,7 +193,8 @@ def test_throttling_honours_retry_after(google_emulator, gmail_account, trace_li
     profile = GmailApi(gmail_account).get(f"{USER}/profile", "getProfile")
     assert profile["emailAddress"]
     assert len([r for r in google_emulator.server.requests if r.path.endswith("/profile")]) == 2
-    assert any("429: retrying after 1.0s" in line.text for line in trace_lines)
+    # Gmail's own backoff waits (not the HTTP client's fixed retry), here as Retry-After said.
+    assert any("429" in line.text and "backing off 1.00s" in line.text for line in trace_lines)
 
 
 def test_no_token_or_code_reaches_the_trace(google_emulator, memory_keyring, trace_lines):
@@ -210,3 +213,37 @@ def test_no_token_or_code_reaches_the_trace(google_emulator, memory_keyring, tra
     assert "/token" in text and "/profile" in text  # the exchanges were traced...
     for secret in [*google_emulator.secrets_issued, google_emulator.client_secret]:
         assert secret not in text  # ...without any token, code or client secret
+
+
+def test_a_testing_status_app_says_why_after_its_7_days(google_emulator, memory_keyring):
+    account = google_account(google_emulator)
+    google_emulator.test_users = {google_emulator.address}
+    save_google_sign_in(google_emulator, account, expired=True)
+    GmailSource("gmail", {}, account=account).check_available()  # day 0: the refresh works
+    google_emulator.clock_offset = 8 * 86400
+    google_emulator.expire_access_tokens()
+    with pytest.raises(SignInNeeded) as caught:
+        GmailSource("gmail", {}, account=account).check_available()
+    text = str(caught.value)
+    assert "invalid_grant" in text and "sign in again" in text
+    assert "Testing-status apps expire every 7 days" in text and "mailtriage account login me" in text
+
+
+def test_sign_in_without_the_client_secret_stops_before_the_browser(google_emulator, memory_keyring):
+    account = google_account(google_emulator)
+    announced: list[str] = []
+    with pytest.raises(SignInNeeded) as caught:
+        GoogleSignIn(account).login(announce=announced.append, open_browser=False, timeout=5)
+    assert announced == [] and google_emulator.server.requests == []  # no flow began
+    text = str(caught.value)
+    assert "google-client-secret:me" in text and "invalid_request" not in text
+
+
+def test_a_user_who_is_not_a_test_user_is_told_so(google_emulator, memory_keyring):
+    account = google_account(google_emulator)
+    set_secret(client_secret_key(account.id), google_emulator.client_secret)
+    google_emulator.test_users = {"someone-else@example.org"}
+    result, error = run_login(GoogleSignIn(account),
+                              lambda url: httpx.get(url, follow_redirects=True, timeout=5))
+    assert result is None and isinstance(error, SignInNeeded)
+    assert "access_denied" in str(error) and "test user" in str(error)

@@ -303,3 +303,53 @@ def test_a_configured_graph_source_joins_the_matrix(microsoft_emulator, graph_ac
     assert main(["--project", str(tmp_path), "sources", "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["backends"]
     assert row["available"] is False and "sign-in needed" in row["reason"] and "'work'" in row["reason"]
+
+
+def test_an_attachment_of_3_mb_or_more_goes_through_an_upload_session(microsoft_emulator, mailbox, trace_lines):
+    from mailtriage.backends.mailbox import OutgoingAttachment
+
+    root = deliver(microsoft_emulator, 1, subject="Report")
+    big = bytes(range(256)) * (5 * 4096 + 7)  # 5 MB and a bit: over the 3 MB of a plain POST
+    small = b"small proof of concept"
+    draft = mailbox.save_draft(Compose("reply", body="Logs attached", source_id=mailbox.mid(root), attachments=(
+        OutgoingAttachment("capture.pcap", "application/vnd.tcpdump.pcap", big),
+        OutgoingAttachment("poc.txt", "text/plain", small))))
+    stored = microsoft_emulator.messages[mailbox.gid(draft)]
+    assert [a["name"] for a in stored.attachments] == ["capture.pcap", "poc.txt"]
+    assert mailbox.attachment(draft, 0) == big and mailbox.attachment(draft, 1) == small
+    puts = [r for r in microsoft_emulator.server.requests if r.method == "PUT"]
+    assert len(puts) >= 2 and all(len(r.body) <= 4 * 1024 * 1024 for r in puts)
+    assert all("authorization" not in r.headers for r in puts)  # the upload URL carries its own token
+    text = "\n".join(line.text for line in trace_lines)
+    assert "AttachmentSessions" in text
+    assert not any(secret in text for secret in microsoft_emulator.secrets_issued)
+
+
+def test_a_failed_attachment_removes_the_half_made_draft(microsoft_emulator, mailbox):
+    from mailtriage.backends.errors import BackendFailure, Unavailable
+    from mailtriage.backends.mailbox import OutgoingAttachment
+    from tests.archives.fakehttp import Reply
+
+    root = deliver(microsoft_emulator, 1, subject="Report")
+    before = set(microsoft_emulator.messages)
+    microsoft_emulator.server.fail("/AttachmentSessions(", Reply.json(
+        {"error": {"code": "ErrorInternalServerError", "message": "boom"}}, 500), times=None)
+    with pytest.raises((BackendFailure, Unavailable)) as caught:
+        mailbox.save_draft(Compose("reply", body="x", source_id=mailbox.mid(root), attachments=(
+            OutgoingAttachment("capture.pcap", "application/octet-stream", b"\0" * (3 * 1024 * 1024)),)))
+    assert set(microsoft_emulator.messages) == before  # nothing left behind
+    assert "capture.pcap" in str(caught.value) and "removed" in str(caught.value)
+
+
+def test_the_list_is_matched_as_on_gmail(microsoft_emulator, graph_account):
+    deliver(microsoft_emulator, 1, subject="Via the list", to="other@example.net",
+            extra="List-Id: Security <security.example.org>")
+    deliver(microsoft_emulator, 2, subject="To the alias")
+    deliver(microsoft_emulator, 3, subject="Cc the list", to="x@example.net", cc="security@example.org")
+    deliver(microsoft_emulator, 4, subject="Forwarded", to="me@contoso.com", extra="Delivered-To: security@example.org")
+    deliver(microsoft_emulator, 5, subject="Elsewhere", to="sales@example.org")
+    source = GraphSource("m365", {"list": "security@example.org"}, account=graph_account)
+    from tests.oauth.mail import BASE as base
+
+    assert {t.subject for t in source.list_recent_threads(None, base)} == {"Via the list", "To the alias",
+                                                                            "Cc the list", "Forwarded"}

@@ -14,11 +14,12 @@ import pytest
 from mailtriage.backends.errors import SignInNeeded, Unavailable
 from mailtriage.backends.microsoft.account import IMAP_SCOPE, cache_key
 from mailtriage.backends.microsoft.api import GraphApi
-from mailtriage.backends.microsoft.auth import MicrosoftSignIn
+from mailtriage.backends.microsoft.auth import MicrosoftSignIn, forget_cache, load_cache
 from mailtriage.backends.microsoft.source import GraphSource
 from mailtriage.core.secrets import get_secret
 from tests.archives.fakehttp import Reply
 from tests.oauth.fixtures import microsoft_account, sign_in_microsoft
+from tests.servers.keyring_backend import CappedKeyring
 
 
 def test_device_code_sign_in_keeps_the_msal_cache_in_keyring(microsoft_emulator, memory_keyring, tmp_path):
@@ -32,10 +33,54 @@ def test_device_code_sign_in_keeps_the_msal_cache_in_keyring(microsoft_emulator,
     result = MicrosoftSignIn(account).login_device_code(announce=approve, timeout=10)
     assert "microsoft.com/devicelogin" in messages[0]
     assert result["username"] == "me@contoso.com" and result["scopes"] == ["Mail.ReadWrite", "MailboxSettings.Read"]
-    cache = json.loads(get_secret(cache_key(account.id)))
+    cache = json.loads(load_cache(account.id))
     assert cache["RefreshToken"] and cache["AccessToken"]
     assert not list(tmp_path.iterdir())
     # Another process (a new object) uses the cached token without asking the authority.
+    microsoft_emulator.token_calls.clear()
+    GraphSource("m365", {}, account=account).check_available()
+    assert microsoft_emulator.token_calls == []
+
+
+@pytest.fixture
+def windows_keyring():
+    """A keyring with Windows Credential Manager's 2,560-byte cap per entry."""
+    import keyring
+
+    previous = keyring.get_keyring()
+    backend = CappedKeyring()
+    keyring.set_keyring(backend)
+    try:
+        yield backend
+    finally:
+        keyring.set_keyring(previous)
+
+
+def test_a_realistic_msal_cache_fits_a_keyring_capped_like_windows(microsoft_emulator, windows_keyring):
+    account = microsoft_account(microsoft_emulator, access="draft")
+    sign_in_microsoft(microsoft_emulator, account)  # raised "The stub received bad data" when stored whole
+    cache = load_cache(account.id)
+    assert 4000 <= len(cache) <= 7500  # msal's serialized cache at real token sizes
+    assert windows_keyring.largest() <= CappedKeyring.CAP_BYTES
+    assert json.loads(cache)["RefreshToken"]
+    # A refresh rewrites the cache through the same capped store, and a new process reads it back.
+    microsoft_emulator.expire_access_tokens()
+    microsoft_emulator.token_calls.clear()
+    GraphSource("m365", {}, account=account).check_available()
+    assert microsoft_emulator.token_calls == ["refresh_token"]
+    GraphSource("m365", {}, account=account).check_available()
+    assert microsoft_emulator.token_calls == ["refresh_token"]
+    # Signing out removes every piece.
+    forget_cache(account.id)
+    assert not [k for (_s, k) in windows_keyring._secrets if k.startswith(cache_key(account.id))]
+
+
+def test_a_cache_saved_whole_by_an_earlier_version_still_signs_in(microsoft_emulator, memory_keyring):
+    account = microsoft_account(microsoft_emulator)
+    sign_in_microsoft(microsoft_emulator, account)
+    from mailtriage.core.secrets import set_secret
+
+    set_secret(cache_key(account.id), load_cache(account.id))  # one entry, as before the split
     microsoft_emulator.token_calls.clear()
     GraphSource("m365", {}, account=account).check_available()
     assert microsoft_emulator.token_calls == []
@@ -58,8 +103,46 @@ def test_interactive_sign_in_with_pkce_and_a_loopback_redirect(microsoft_emulato
     url = urls.get(timeout=10)
     params = httpx.URL(url).params
     assert params["code_challenge_method"] == "S256" and params["redirect_uri"].startswith("http://localhost:")
-    redirect = httpx.get(url, verify=oauth_certificate.client_context(), timeout=5).headers["location"]
-    httpx.get(redirect.replace("localhost", "127.0.0.1"), timeout=5)  # the browser follows the redirect
+    httpx.get(url, verify=oauth_certificate.client_context(), timeout=5)
+    # An answer as a GET with a query (the authority's default response mode) is taken too.
+    redirect = httpx.URL(params["redirect_uri"])
+    httpx.get(f"http://127.0.0.1:{redirect.port}/", params=microsoft_emulator.form_posts[-1], timeout=5)
+    worker.join(10)
+    assert "error" not in outcome, outcome.get("error")
+    assert outcome["result"]["username"] == "me@contoso.com"
+    assert microsoft_emulator.token_calls == ["authorization_code"]
+
+
+def _interactive(account):
+    urls: queue.Queue = queue.Queue()
+    outcome: dict = {}
+
+    def go():
+        try:
+            outcome["result"] = MicrosoftSignIn(account).login_interactive(announce=urls.put, open_browser=False,
+                                                                           timeout=10)
+        except Exception as exc:  # noqa: BLE001
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=go)
+    worker.start()
+    return urls.get(timeout=10), worker, outcome
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "[::1]"])
+def test_interactive_sign_in_takes_a_form_post_on_what_localhost_names(microsoft_emulator, memory_keyring,
+                                                                       oauth_certificate, host):
+    account = microsoft_account(microsoft_emulator)
+    url, worker, outcome = _interactive(account)
+    params = httpx.URL(url).params
+    assert params["response_mode"] == "form_post"  # msal's advice: the code never sits in a URL
+    page = httpx.get(url, verify=oauth_certificate.client_context(), timeout=5)
+    assert page.status_code == 200 and 'method="POST"' in page.text
+    answer = microsoft_emulator.form_posts[-1]
+    port = httpx.URL(params["redirect_uri"]).port
+    # The browser resolves localhost to 127.0.0.1 or to ::1, and POSTs the form there.
+    reply = httpx.post(f"http://{host}:{port}/", data=answer, timeout=5)
+    assert reply.status_code == 200 and "sign-in received" in reply.text
     worker.join(10)
     assert "error" not in outcome, outcome.get("error")
     assert outcome["result"]["username"] == "me@contoso.com"

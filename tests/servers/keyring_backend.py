@@ -34,3 +34,26 @@ class MemoryKeyring(KeyringBackend):
         with self._lock:
             if self._secrets.pop((service, username), None) is None:
                 raise PasswordDeleteError(f"no secret for {service}/{username}")
+
+
+class CappedKeyring(MemoryKeyring):
+    """A keyring that refuses an entry over Windows Credential Manager's size, as Windows does.
+
+    Windows caps a credential blob at CRED_MAX_CREDENTIAL_BLOB_SIZE = 5 * 512 = 2,560 bytes
+    (wincred.h, the CREDENTIALW documentation), and keyring's Windows backend stores the
+    password as UTF-16, so 1,280 characters at most. Over it, ``CredWrite`` fails with
+    Win32 error 1783 "The stub received bad data" (jaraco/keyring#355), which keyring lets
+    through as an OSError.
+    """
+
+    CAP_BYTES = 2560
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        if len(password.encode("utf-16-le")) > self.CAP_BYTES:
+            raise OSError(22, "[WinError 1783] The stub received bad data.")
+        super().set_password(service, username, password)
+
+    def largest(self) -> int:
+        """The largest stored entry, in UTF-16 bytes."""
+        with self._lock:
+            return max((len(v.encode("utf-16-le")) for v in self._secrets.values()), default=0)
