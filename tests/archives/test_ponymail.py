@@ -401,3 +401,4 @@ def test_preferences_are_asked_once_per_listing(pm_source, pm_server, now):
     source.list_recent_threads(None, now - timedelta(days=30))  # a refresh asks again: sessions expire
     assert len(endpoint_calls(pm_server, "preferences")) == 2
     assert len(endpoint_calls(pm_server, "stats")) == 2
+
