@@ -191,7 +191,12 @@ class PonyMailArchive:
 
     def thread_struct(self, emails: list[PMEmail]) -> list[dict]:
         """ThreadConstructor: join the thread whose message is named in in-reply-to, or whose
-        normalised subject is shared; otherwise start a new thread."""
+        normalised subject is shared; otherwise start a new thread.
+
+        As in Foal's ``find_root_subject``, the in-reply-to match also requires the parent
+        node's subject to equal the *normalised* ``"<subject>_<list_raw>"`` string, which a
+        raw subject never does: in practice replies join by subject alone, and a reply that
+        changed its subject starts a thread of its own."""
         roots: list[dict] = []
         by_msgid: dict[str, dict] = {}
         by_topic: dict[str, dict] = {}
@@ -199,7 +204,10 @@ class PonyMailArchive:
             topic = _RE_PREFIX.sub("", email.subject) + "_" + email.list_raw
             node = {"children": [], "tid": email.mid, "subject": email.subject, "tsubject": topic,
                     "epoch": email.epoch, "nest": 1}
-            parent = (by_msgid.get(email.in_reply_to) if email.in_reply_to else None) or by_topic.get(topic)
+            named = by_msgid.get(email.in_reply_to) if email.in_reply_to else None
+            if named is not None and named["subject"] != topic:
+                named = None  # Foal compares the raw subject with the normalised one
+            parent = named or by_topic.get(topic)
             if parent is not None:
                 node["nest"] = parent["nest"] + 1
                 parent["children"].append(node)
