@@ -10,7 +10,10 @@ The calls (all ``GET``, always with a page ``limit``):
 * ``<base>/api/list/<list>/threads/?limit=&offset=`` — ``{count, next, previous,
   results}``, newest activity first. Pages are followed only until threads are older
   than ``since``, so the cost grows with what is shown, not with the archive. (Without
-  ``limit`` a stock server answers every thread as one bare array.)
+  ``limit`` a stock server answers every thread as one bare array.) Pages shift while
+  the list is live: rows are kept by thread ID and the head is read again.
+* ``…/email/<hash>/`` of a Message-ID's hash — its ``thread``: how a Message-ID (a
+  root's or a reply's) becomes a thread ID (``resolve_message_id``).
 * ``…/thread/<id>/emails/?limit=&offset=`` — the thread's emails in thread order (short
   form: ``message_id``, ``sender``, ``sender_name``, ``subject``, ``date``, ``parent``,
   ``children``, ``url``). ``?limit=1`` gives a listed thread its starting email.

@@ -12,10 +12,14 @@ The calls (legacy ``GET /api/<name>.lua?…`` form, which the web UI uses):
   allowed to read it, so an anonymous view of a private list is *Unavailable* (with
   the reason), never an empty archive: stats would answer ``hits: 0``.
 * ``stats?list=&domain=&d=lte=<N>d`` — the emails of the last N days (short bodies)
-  and ``thread_struct``; one request lists the threads since ``since``.
+  and ``thread_struct``; one request lists the threads since ``since``. Foal keeps only
+  the newest ``max_hits`` (+1) emails and says nothing; ``hits`` and the uncapped
+  ``active_months`` give it away, and the listing is then marked incomplete.
 * ``thread?id=<mid>&find_parent=true`` — the root with its nested ``children`` tree.
   ``emails`` holds only the root (the docs say otherwise; the code wins), so the tree
-  is walked.
+  is walked. The same request finds the real root of a window's reply whose root is
+  older than ``since``, the thread a Message-ID belongs to (``resolve_message_id``),
+  and the root a ``thread_url`` links to.
 * ``source?id=<mid>`` — each message's raw RFC 5322 text, parsed by
   :func:`mailtriage.backends.mime.parse_message`. When the source cannot be had,
   ``email?id=<mid>`` (JSON) stands in and the message says so.
