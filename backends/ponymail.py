@@ -508,8 +508,10 @@ def _cap_note(stats: Mapping[str, Any], since: datetime, address: str) -> str | 
 
     Foal answers ``hits == len(emails)`` and keeps the newest ``max_hits + 1`` emails
     without a word. Two checks: a ``hits`` larger than what came back (a server that does
-    report the total), and ``active_months`` (counted without the cap): every month that
-    lies wholly inside the window must have come back in full.
+    report the total), and ``active_months`` (counted without the cap): a month wholly
+    inside the window, no newer than the oldest email returned, must have come back in
+    full. (Only those months: the cap cuts from the oldest end, while a shortfall in a
+    newer month is mail an administrator hid, which the histogram still counts.)
     """
     returned = [e for e in stats.get("emails") or [] if isinstance(e, dict)]
     hits = stats.get("hits")
@@ -517,29 +519,30 @@ def _cap_note(stats: Mapping[str, Any], since: datetime, address: str) -> str | 
         return (f"Pony Mail matched {hits} messages on {address} but returned only {len(returned)} (its max_hits "
                 f"cap): threads older than the oldest returned message may be missing")
     months = stats.get("active_months")
-    if not isinstance(months, dict):
+    epochs = sorted(e["epoch"] for e in returned
+                    if isinstance(e.get("epoch"), (int, float)) and not isinstance(e.get("epoch"), bool))
+    if not isinstance(months, dict) or not epochs:
         return None
-    first_whole = None  # the first month that starts at or after since
-    expected = 0
+    oldest = from_epoch(epochs[0])
+    if oldest is None:
+        return None
+    missing = 0
     for key, count in months.items():
         try:
             start = datetime.strptime(str(key), "%Y-%m").replace(tzinfo=timezone.utc)
         except ValueError:
             continue
-        if start >= since and isinstance(count, int) and not isinstance(count, bool):
-            expected += count
-            first_whole = start if first_whole is None else min(first_whole, start)
-    if first_whole is None:
-        return None
-    # A day of slack at the month's start: the archive's month is the mail's Date, not its epoch.
-    floor = (first_whole - timedelta(days=1)).timestamp()
-    got = sum(1 for e in returned if isinstance(e.get("epoch"), (int, float)) and e["epoch"] >= floor)
-    if expected > got:
-        oldest = min((from_epoch(e.get("epoch")) for e in returned if from_epoch(e.get("epoch"))), default=None)
-        since_when = f" before {oldest:%Y-%m-%d %H:%M}" if oldest else ""
+        if not isinstance(count, int) or isinstance(count, bool) or start < since or start > oldest:
+            continue
+        end = (start + timedelta(days=32)).replace(day=1)
+        # A day of slack on each side: the archive's month is the mail's Date, not its epoch.
+        low, high = (start - timedelta(days=1)).timestamp(), (end + timedelta(days=1)).timestamp()
+        got = sum(1 for epoch in epochs if low <= epoch < high)
+        missing += max(0, count - got)
+    if missing:
         return (f"Pony Mail returned only the newest {len(returned)} messages of {address} (its silent max_hits "
-                f"cap): the archive counts {expected} since {first_whole:%Y-%m}, so threads with mail"
-                f"{since_when} may be missing; the listing is incomplete")
+                f"cap): at least {missing} older ones since {since:%Y-%m-%d} were not returned, so threads with "
+                f"mail before {oldest:%Y-%m-%d %H:%M} may be missing; the listing is incomplete")
     return None
 
 
