@@ -389,6 +389,7 @@ def test_an_expired_sign_in_leaves_public_lists_readable(pm_source, pm_server, n
     listing = source.list_recent_threads(None, now - timedelta(days=30))
     assert len(listing) == 2
     assert any("not signed in" in n and "public" in n for n in listing.notes)
+    assert len(endpoint_calls(pm_server, "preferences")) == 1  # not asked again anonymously
     with pytest.raises(SignInNeeded, match="sign in again"):
         pm_source(list="private").check_available()
 
@@ -402,3 +403,12 @@ def test_preferences_are_asked_once_per_listing(pm_source, pm_server, now):
     assert len(endpoint_calls(pm_server, "preferences")) == 2
     assert len(endpoint_calls(pm_server, "stats")) == 2
 
+
+
+def test_a_late_reply_whose_root_cannot_be_looked_up_is_still_listed(pm_source, pm_archive, pm_server, now):
+    add_old_conversation(pm_archive, now)
+    pm_server.fail("/api/thread", Reply.text("API error occurred. Error ID: 9", 500), times=None)
+    listing = pm_source().list_recent_threads(None, now - timedelta(days=30))
+    late = [s for s in listing if s.subject.startswith("Re: RCE in upload")]
+    assert late and all(any("could not be looked up" in n and "HTTP 500" in n for n in s.notes) for s in late)
+    assert len(listing) == 2 + len(late)  # the other threads are listed as before
