@@ -257,8 +257,14 @@ class HyperKittyArchive:
 
     # -- routing ----------------------------------------------------------------------
     def __call__(self, req: Request) -> Reply:
-        for hook in list(self.on_request):
-            hook(req)
+        try:
+            for hook in list(self.on_request):
+                hook(req)
+            return self._route(req)
+        except Exception:  # Django with DEBUG off: the site's 500 page, whatever went wrong
+            return Reply.text(server_error_page(), 500, "text/html; charset=utf-8")
+
+    def _route(self, req: Request) -> Reply:
         if req.method != "GET":
             return Reply.json({"detail": f'Method "{req.method}" not allowed.'}, 405)
         parts = [unquote(p) for p in req.path.split("/") if p]

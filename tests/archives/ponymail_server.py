@@ -314,7 +314,10 @@ class PonyMailArchive:
                     "email": self.email, "source": self.source}.get(handler)
         if endpoint is None or not req.path.startswith("/api/"):
             return Reply.text("API Endpoint not found!", 404)
-        return endpoint(req, data)
+        try:
+            return endpoint(req, data)
+        except Exception:  # server/main.py with tracebacks off: only an error id
+            return Reply.text(f"API error occurred. Error ID: {hashlib.sha1(req.path.encode()).hexdigest()[:8]}", 500)
 
 
 def import_message(archive: PonyMailArchive, list_raw: str, raw: bytes, *, private: bool = False) -> PMEmail:

@@ -523,3 +523,15 @@ def test_a_message_id_is_hashed_into_the_thread_id(hk_source, hk_server, tmp_pat
 
     doc = json.loads(capsys.readouterr()[0])
     assert len(doc["result"]["messages"]) == 3
+
+
+def test_the_emulator_fails_like_hyperkitty_does(hk_archive, hk_server, hk_source, now):
+    # Any error inside the site gives its 500.html page, as Django does with DEBUG off.
+    def broken(req):
+        if req.path.endswith("/threads/"):
+            raise RuntimeError("database is locked")
+
+    hk_archive.on_request.append(broken)
+    with pytest.raises(ArchiveServerError) as info:
+        hk_source().list_recent_threads(None, now - timedelta(days=3))
+    assert "server hiccup" in info.value.detail and "database is locked" not in info.value.detail
