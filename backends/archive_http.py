@@ -15,7 +15,9 @@ server answers into our errors at one boundary, most specific first:
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import threading
 import time
 from datetime import datetime, timezone
@@ -138,8 +140,10 @@ class ArchiveHttp:
     def requests_sent(self) -> int:
         return self.client.requests_sent
 
-    def get(self, url: str, params: Mapping[str, Any] | None, *, what: str):
-        """GET ``url``; returns the 2xx response.
+    def get(self, url: str, params: Mapping[str, Any] | None, *, what: str,
+            forbidden: Callable[[str], str] | None = None):
+        """GET ``url``; returns the 2xx response. ``forbidden`` words a 401/403 for this
+        call (a list other than the configured one), else the session's default does.
 
         Raises:
             Unavailable: the server cannot be reached, or it refused access (401/403).
@@ -160,16 +164,17 @@ class ArchiveHttp:
             return response
         snippet = _snippet(response)
         if status in (401, 403):
-            raise Unavailable(self.backend, self._forbidden(what) + f" (HTTP {status})")
+            raise Unavailable(self.backend, (forbidden or self._forbidden)(what) + f" (HTTP {status})")
         if status == 404:
             raise ArchiveNotFound(self.backend, f"{what}: not found (HTTP 404{snippet})")
         if status == 429 or status >= 500:
             raise ArchiveServerError(self.backend, f"{what}: server error (HTTP {status}{snippet})", status)
         raise ArchiveBadResponse(self.backend, f"{what}: unexpected HTTP {status}{snippet}")
 
-    def get_json(self, url: str, params: Mapping[str, Any] | None, *, what: str) -> Any:
+    def get_json(self, url: str, params: Mapping[str, Any] | None, *, what: str,
+                 forbidden: Callable[[str], str] | None = None) -> Any:
         """GET and decode JSON. Raises as :meth:`get`, plus ArchiveBadResponse for bad JSON."""
-        response = self.get(url, params, what=what)
+        response = self.get(url, params, what=what, forbidden=forbidden)
         return self.decode(response, what=what)
 
     def decode(self, response, *, what: str) -> Any:
@@ -194,21 +199,59 @@ def _cut_off(exc: HttpError) -> bool:
 
 
 def _snippet(response) -> str:
-    """A short, single-line excerpt of an error body (Foal and DRF put the reason there)."""
+    """A short, single-line excerpt of an error body (Foal and DRF put the reason there).
+
+    An HTML error page (HyperKitty's 500.html, a proxy's 502 page, Django's
+    ``<h1>Server Error (500)</h1>``) is summarised as its visible text, never shown as
+    markup. The excerpt is archive data: control and bidi characters are dropped."""
+    content = response.content
+    if _is_html(response):
+        text = html_summary(content)
+        return f': an HTML error page: "{text}"' if text else ": an HTML error page"
     try:
-        text = response.content[:200].decode("utf-8", "replace")
+        text = content[:200].decode("utf-8", "replace")
     except Exception:  # pragma: no cover - content is always bytes
         return ""
-    text = " ".join(text.split())
+    text = _printable(" ".join(text.split()))
     if not text:
         return ""
     try:  # DRF answers {"detail": "..."}
         detail = json.loads(response.content).get("detail")
         if isinstance(detail, str):
-            text = detail
+            text = _printable(detail)
     except (ValueError, AttributeError, UnicodeDecodeError):
         pass
     return f": {text[:120]}"
+
+
+def _is_html(response) -> bool:
+    ctype = str(response.headers.get("content-type", "")).lower()
+    if "html" in ctype:
+        return True
+    head = response.content[:100].lstrip().lower()
+    return head.startswith((b"<!doctype html", b"<html", b"<h1", b"<head", b"<body"))
+
+
+_HIDDEN_BLOCKS = re.compile(rb"<(script|style|head|nav|noscript|form|template)\b.*?</\1\s*>", re.I | re.S)
+_TAG = re.compile(rb"<[^>]*>")
+
+
+def html_summary(content: bytes, limit: int = 160) -> str:
+    """The visible text of an HTML error page, one line, at most ``limit`` characters."""
+    body = _HIDDEN_BLOCKS.sub(b" ", content[:200_000])
+    body = re.sub(rb"<!--.*?-->", b" ", body, flags=re.S)
+    text = html.unescape(_TAG.sub(b" ", body).decode("utf-8", "replace"))
+    text = _printable(" ".join(text.split()))
+    if not text:  # nothing visible: the <title> at least
+        match = re.search(rb"<title[^>]*>(.*?)</title", content[:200_000], re.I | re.S)
+        text = _printable(" ".join(html.unescape(match.group(1).decode("utf-8", "replace")).split())) if match else ""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _printable(text: str) -> str:
+    """Drop control, bidi and zero-width characters from server-supplied text."""
+    return "".join(ch for ch in text if ch.isprintable() and not 0x200B <= ord(ch) <= 0x200F
+                   and not 0x202A <= ord(ch) <= 0x202E and not 0x2066 <= ord(ch) <= 0x2069 and ch != "\ufeff")
 
 
 class AvailabilityMemo:

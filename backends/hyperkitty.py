@@ -10,7 +10,10 @@ The calls (all ``GET``, always with a page ``limit``):
 * ``<base>/api/list/<list>/threads/?limit=&offset=`` — ``{count, next, previous,
   results}``, newest activity first. Pages are followed only until threads are older
   than ``since``, so the cost grows with what is shown, not with the archive. (Without
-  ``limit`` a stock server answers every thread as one bare array.)
+  ``limit`` a stock server answers every thread as one bare array.) Pages shift while
+  the list is live: rows are kept by thread ID and the head is read again.
+* ``…/email/<hash>/`` of a Message-ID's hash — its ``thread``: how a Message-ID (a
+  root's or a reply's) becomes a thread ID (``resolve_message_id``).
 * ``…/thread/<id>/emails/?limit=&offset=`` — the thread's emails in thread order (short
   form: ``message_id``, ``sender``, ``sender_name``, ``subject``, ``date``, ``parent``,
   ``children``, ``url``). ``?limit=1`` gives a listed thread its starting email.
@@ -58,6 +61,7 @@ from mailtriage.backends.contract import (
 from mailtriage.backends.errors import BackendFailure, Unavailable
 
 EMAILS_PAGE_SIZE = 100  # emails of one thread per request
+MAX_HEAD_PAGES = 4  # pages of the head read again after a walk, while they show news
 
 
 class HyperKittySource(MailSource):
@@ -86,9 +90,9 @@ class HyperKittySource(MailSource):
     def _api(self, address: str, tail: str = "") -> str:
         return f"{self.base_url}/api/list/{quote(address, safe='@')}/{tail}"
 
-    def _forbidden(self, what: str) -> str:
-        return (f"{self.list_address} is a private archive at {self.base_url}: HyperKitty refused {what}; "
-                "this backend reads public archives only")
+    def _forbidden(self, what: str, address: str | None = None) -> str:
+        return (f"{address or self.list_address} is a private archive at {self.base_url}: HyperKitty refused "
+                f"{what}; this backend reads public archives only")
 
     # -- availability -----------------------------------------------------------
     def check_available(self) -> None:
@@ -139,22 +143,92 @@ class HyperKittySource(MailSource):
         return ThreadListing(summaries, notes=notes, complete=complete,
                              requests=self.http.requests_sent - before)
 
+    def _threads_page(self, address: str, offset: int) -> Any:
+        """One page of the thread list. A 403/404 names the list that was asked for."""
+        what = f"the thread list of {address} (offset {offset})"
+        try:
+            return self.http.get_json(self._api(address, "threads/"), {"limit": self.page_size, "offset": offset},
+                                      what=what, forbidden=lambda w: self._forbidden(w, address))
+        except ArchiveNotFound as exc:
+            if offset == 0:
+                raise ArchiveNotFound(self.name, f"no list {address} at {self.base_url} (HTTP 404)") from exc
+            raise
+
     def _recent_rows(self, address: str, since: datetime) -> tuple[list[dict], list[str], bool]:
+        """The rows active since ``since``, each thread once, newest first.
+
+        The pages are cut from the live list at each request, so a thread that arrives
+        during the walk pushes a row onto the next page (a repeat) and a thread that gets
+        a reply jumps to page 1 behind us (a miss). Rows are kept by thread ID, and when
+        the walk took more than one page the head is read again for what moved up.
+        """
+        rows, notes, complete, pages = self._walk_pages(address, since)
+        by_id: dict[str, dict] = {}
+        repeats = 0
+        for row in rows:
+            known = by_id.get(row["thread_id"])
+            if known is not None:
+                repeats += 1
+                if parse_datetime(row.get("date_active")) <= parse_datetime(known.get("date_active")):
+                    continue
+            by_id[row["thread_id"]] = row
+        moved = self._reread_head(address, since, by_id, notes) if pages > 1 else 0
+        if repeats or moved:
+            notes.append(f"the thread list of {address} changed while it was read ({repeats} repeated, "
+                         f"{moved} new or moved up); each thread is listed once, as it is now")
+        undated = datetime.min.replace(tzinfo=timezone.utc)
+        ordered = sorted(by_id.values(), key=lambda r: parse_datetime(r.get("date_active")) or undated, reverse=True)
+        return ordered, notes, complete
+
+    def _reread_head(self, address: str, since: datetime, by_id: dict[str, dict], notes: list[str]) -> int:
+        """Read page 1 (and on, while it shows news) again; returns how many rows were new or newer."""
+        changed = 0
+        offset = 0
+        for _ in range(MAX_HEAD_PAGES):
+            try:
+                page = self._threads_page(address, offset)
+            except BackendFailure as exc:
+                notes.append(f"{exc.detail}; threads that moved up during the walk may be missing")
+                return changed
+            results = page.get("results") if isinstance(page, dict) else None
+            if not isinstance(results, list):
+                return changed
+            news = 0
+            for row in results:
+                if not isinstance(row, dict) or not isinstance(row.get("thread_id"), str) or not row["thread_id"]:
+                    continue
+                active = parse_datetime(row.get("date_active"))
+                if active is None:
+                    continue
+                if active < since:
+                    return changed + news
+                known = by_id.get(row["thread_id"])
+                if known is None or active > (parse_datetime(known.get("date_active")) or active):
+                    by_id[row["thread_id"]] = row
+                    news += 1
+            changed += news
+            if not news or not results or not page.get("next"):
+                return changed
+            offset += len(results)
+        return changed
+
+    def _walk_pages(self, address: str, since: datetime) -> tuple[list[dict], list[str], bool, int]:
         rows: list[dict] = []
         notes: list[str] = []
         offset = 0
+        pages = 0
         seen_offsets: set[int] = set()
         while True:
             seen_offsets.add(offset)
             what = f"the thread list of {address} (offset {offset})"
             try:
-                page = self.http.get_json(self._api(address, "threads/"),
-                                          {"limit": self.page_size, "offset": offset}, what=what)
+                page = self._threads_page(address, offset)
+                pages += 1
             except BackendFailure as exc:
                 if offset == 0:
                     raise
                 notes.append(f"{exc.detail}; older threads are not listed")
-                return rows, notes, False
+                return rows, notes, False, pages
             if isinstance(page, list):
                 # The server ignored the limit and sent everything: use it, say so.
                 results, next_url = page, None
@@ -167,7 +241,7 @@ class HyperKittySource(MailSource):
                 if offset == 0:
                     raise problem
                 notes.append(f"{problem.detail}; older threads are not listed")
-                return rows, notes, False
+                return rows, notes, False, pages
             reached_older = False
             for index, row in enumerate(results):
                 where = f"thread row {offset + index} of {address}"
@@ -184,11 +258,11 @@ class HyperKittySource(MailSource):
                     break
                 rows.append(row)
             if reached_older or not results or not next_url:
-                return rows, notes, True
+                return rows, notes, True, pages
             offset = _next_offset(next_url, offset + len(results))
             if offset in seen_offsets:
                 notes.append(f"the thread list of {address} pointed back to offset {offset}; stopped there")
-                return rows, notes, False
+                return rows, notes, False, pages
 
     def _summary(self, address: str, row: dict) -> ThreadSummary:
         thread_id = row["thread_id"]
@@ -236,7 +310,7 @@ class HyperKittySource(MailSource):
             ArchiveServerError / ArchiveBadResponse: the email listing failed.
         """
         self._check_kind(thread_id)
-        value = thread_id.value.strip()
+        value = self._thread_value(thread_id)
         base = self._api(self.list_address, f"thread/{quote(value, safe='')}/emails/")
         emails: list[dict] = []
         notes: list[str] = []
@@ -360,11 +434,46 @@ class HyperKittySource(MailSource):
         encoding = html.get("encoding")
         return html_text_part(response.content, encoding if isinstance(encoding, str) else None)
 
+    # -- Message-IDs -------------------------------------------------------------
+    def resolve_message_id(self, message_id: str) -> ThreadId:
+        """The thread that holds ``message_id`` (a root's or a reply's), by its hash.
+
+        HyperKitty names an email by ``base32(sha1(Message-ID))`` and a thread by its
+        starting email's hash, so one request for the email gives its ``thread``.
+
+        Raises:
+            ArchiveNotFound: no such message in this list's archive.
+            Unavailable / ArchiveServerError / ArchiveBadResponse: as the email request.
+        """
+        from mailtriage.backends.identity import hyperkitty_hash
+
+        wanted = with_brackets(message_id)
+        digest = hyperkitty_hash(wanted)
+        what = f"email {wanted}"
+        try:
+            email = self.http.get_json(self._api(self.list_address, f"email/{digest}/"), None, what=what)
+        except ArchiveNotFound:
+            raise ArchiveNotFound(self.name, f"no message {wanted} in the archive of {self.list_address} "
+                                             "(HTTP 404)") from None
+        thread = _hash_from_url(email.get("thread"), "thread") if isinstance(email, dict) else None
+        if not thread:
+            raise ArchiveBadResponse(self.name, f"{what}: the answer names no thread")
+        return ThreadId(self.thread_id_kind, thread)
+
+    def _thread_value(self, thread_id: ThreadId) -> str:
+        """A thread hash; a Message-ID (``hyperkitty:<id@host>``) is looked up first."""
+        value = thread_id.value.strip()
+        if value.startswith("<") or "@" in value:
+            return self.resolve_message_id(value).value
+        return value
+
     # -- thread_url -------------------------------------------------------------
     def thread_url(self, thread_id: ThreadId) -> str:
-        """``<base>/list/<list>/thread/<id>/``. Raises BackendFailure for another kind's ID."""
+        """``<base>/list/<list>/thread/<id>/``; a Message-ID costs one request to find its
+        thread. Raises BackendFailure for another kind's ID."""
         self._check_kind(thread_id)
-        return f"{self.base_url}/list/{quote(self.list_address, safe='@')}/thread/{quote(thread_id.value, safe='')}/"
+        value = self._thread_value(thread_id)
+        return f"{self.base_url}/list/{quote(self.list_address, safe='@')}/thread/{quote(value, safe='')}/"
 
     def close(self) -> None:
         self.http.close()
@@ -398,12 +507,12 @@ def _sender(email: Mapping[str, Any]) -> Address:
     return Address(name if isinstance(name, str) else "", address if isinstance(address, str) else "")
 
 
-def _hash_from_url(url: Any) -> str | None:
-    """``…/email/<hash>/`` -> ``<hash>``."""
+def _hash_from_url(url: Any, kind: str = "email") -> str | None:
+    """``…/email/<hash>/`` (or ``…/thread/<hash>/``) -> ``<hash>``."""
     if not isinstance(url, str):
         return None
     parts = [p for p in urlsplit(url).path.split("/") if p]
-    if len(parts) >= 2 and parts[-2] == "email":
+    if len(parts) >= 2 and parts[-2] == kind:
         return parts[-1]
     return None
 

@@ -12,10 +12,14 @@ The calls (legacy ``GET /api/<name>.lua?…`` form, which the web UI uses):
   allowed to read it, so an anonymous view of a private list is *Unavailable* (with
   the reason), never an empty archive: stats would answer ``hits: 0``.
 * ``stats?list=&domain=&d=lte=<N>d`` — the emails of the last N days (short bodies)
-  and ``thread_struct``; one request lists the threads since ``since``.
+  and ``thread_struct``; one request lists the threads since ``since``. Foal keeps only
+  the newest ``max_hits`` (+1) emails and says nothing; ``hits`` and the uncapped
+  ``active_months`` give it away, and the listing is then marked incomplete.
 * ``thread?id=<mid>&find_parent=true`` — the root with its nested ``children`` tree.
   ``emails`` holds only the root (the docs say otherwise; the code wins), so the tree
-  is walked.
+  is walked. The same request finds the real root of a window's reply whose root is
+  older than ``since``, the thread a Message-ID belongs to (``resolve_message_id``),
+  and the root a ``thread_url`` links to.
 * ``source?id=<mid>`` — each message's raw RFC 5322 text, parsed by
   :func:`mailtriage.backends.mime.parse_message`. When the source cannot be had,
   ``email?id=<mid>`` (JSON) stands in and the message says so.
@@ -35,7 +39,7 @@ import math
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote, urlsplit
 
@@ -105,7 +109,9 @@ class PonyMailSource(MailSource):
         self._session_note: str | None = None  # why we are anonymous, when keyring failed
         self._signed_in = False
         self._lock = threading.Lock()
-        self._prefs: tuple[float, Any] | None = None  # (when, preferences JSON or Unavailable)
+        # (when, preferences JSON or Unavailable, already used by a listing)
+        self._prefs: tuple[float, Any, bool] | None = None
+        self._session_expired = False
 
     # -- identity of the list ----------------------------------------------------------
     @property
@@ -155,10 +161,20 @@ class PonyMailSource(MailSource):
         """
         self._require_visible(self.list_name, self.domain)
 
-    def _preferences(self) -> dict:
+    def _preferences(self, *, for_listing: bool = False) -> dict:
+        """Foal's preferences: which lists this session sees, and who is signed in.
+
+        Remembered for a minute for availability checks. A listing asks once: it uses
+        an answer fetched since the previous listing (the resolution rule's check just
+        before it) and otherwise asks again, so a session that expired, or a list that
+        became private, shows at the next refresh.
+        """
         with self._lock:
             cached = self._prefs
-        if cached is not None and time.monotonic() - cached[0] < AVAILABILITY_TTL:
+        fresh = cached is not None and time.monotonic() - cached[0] < AVAILABILITY_TTL
+        if fresh and not (for_listing and cached[2]):
+            if for_listing:
+                self._remember(cached[1], used=True, when=cached[0])
             if isinstance(cached[1], Unavailable):
                 raise cached[1]
             return cached[1]
@@ -169,30 +185,40 @@ class PonyMailSource(MailSource):
                                              f"check {self._conf.key('base_url')}")
             login = prefs.get("login")
             credentials = login.get("credentials") if isinstance(login, dict) else None
-            if self._signed_in and not credentials:
-                raise SignInNeeded(self.name, f"the PonyMail session stored in keyring as {self.session_key} "
-                                              f"is not signed in at {self.host} any more; sign in again and "
-                                              "store the new ponymail cookie")
+            # A stored cookie Foal no longer knows reads as anonymous: public lists stay
+            # readable; only a list that needs the session asks for a new sign-in.
+            self._session_expired = bool(self._signed_in and not credentials)
         except BackendFailure as exc:
             error = Unavailable(self.name, exc.detail)
-            self._remember(error)
+            self._remember(error, used=for_listing)
             raise error from None
         except Unavailable as exc:
-            self._remember(exc)
+            self._remember(exc, used=for_listing)
             raise
-        self._remember(prefs)
+        self._remember(prefs, used=for_listing)
         return prefs
 
-    def _remember(self, value: Any) -> None:
+    def _remember(self, value: Any, *, used: bool = False, when: float | None = None) -> None:
         with self._lock:
-            self._prefs = (time.monotonic(), value)
+            self._prefs = (time.monotonic() if when is None else when, value, used)
 
-    def _require_visible(self, list_name: str, domain: str) -> None:
-        prefs = self._preferences()
+    def _expired_text(self) -> str:
+        return (f"the PonyMail session stored in keyring as {self.session_key} is not signed in at {self.host} "
+                "any more")
+
+    def _require_visible(self, list_name: str, domain: str, notes: list[str] | None = None,
+                         *, for_listing: bool = False) -> None:
+        prefs = self._preferences(for_listing=for_listing)
         lists = prefs["lists"].get(domain)
-        if isinstance(lists, dict) and list_name in lists:
-            return
         address = f"{list_name}@{domain}"
+        if isinstance(lists, dict) and list_name in lists:
+            if self._session_expired and notes is not None:
+                notes.append(f"{self._expired_text()}: {address} was read anonymously, so only its public "
+                             "mail is shown; sign in again and store the new ponymail cookie")
+            return
+        if self._session_expired:
+            raise SignInNeeded(self.name, f"{self._expired_text()}, and {address} is not visible anonymously; "
+                                          "sign in again and store the new ponymail cookie")
         if self._signed_in:
             credentials = (prefs.get("login") or {}).get("credentials") or {}
             who = credentials.get("uid") or credentials.get("email") or "this session"
@@ -207,7 +233,11 @@ class PonyMailSource(MailSource):
     def list_recent_threads(self, list_name: str | None, since: datetime) -> Sequence[ThreadSummary]:
         """Threads of the list with a message at or after ``since``, newest first.
 
-        Returns a :class:`ThreadListing` whose ``notes`` name unreadable entries.
+        Returns a :class:`ThreadListing` whose ``notes`` name unreadable entries. A thread
+        is always listed under its real root, whatever ``since`` is: a reply whose root
+        lies before the window is looked up (``thread`` with ``find_parent``). When the
+        server's silent ``max_hits`` cap dropped the oldest mail, the listing is marked
+        incomplete with a note.
 
         Raises:
             Unavailable / SignInNeeded: as :meth:`check_available` (a private list read
@@ -217,7 +247,8 @@ class PonyMailSource(MailSource):
         lname, domain = self._split_list(list_name)
         since = aware(since)
         before = self.http.requests_sent
-        self._require_visible(lname, domain)
+        notes: list[str] = []
+        self._require_visible(lname, domain, notes, for_listing=True)
         # Whole days for Foal's d=lte=Nd; a minute of slack so "30 days ago" computed a
         # moment before this call still asks for 30 days, not 31.
         span = (datetime.now(timezone.utc) - since).total_seconds() - 60
@@ -231,17 +262,98 @@ class PonyMailSource(MailSource):
         if not isinstance(tree, list):
             raise ArchiveBadResponse(self.name, f"{what}: no thread_struct in the answer")
         emails = {e.get("mid"): e for e in stats["emails"] if isinstance(e, dict) and e.get("mid")}
-        notes: list[str] = []
-        summaries: list[ThreadSummary] = []
+        capped = _cap_note(stats, since, f"{lname}@{domain}")
+        if capped:
+            notes.append(capped)
+        summaries: dict[str, ThreadSummary] = {}
+        late_replies: list[dict] = []
         for index, node in enumerate(tree):
             if not isinstance(node, dict) or not isinstance(node.get("tid"), str) or not node["tid"]:
                 notes.append(f"thread {index} of {lname}@{domain}: no tid; skipped")
                 continue
+            if (emails.get(node["tid"]) or {}).get("in-reply-to"):
+                late_replies.append(node)  # its root is older than the window
+            else:
+                summaries.setdefault(node["tid"], self._summary(node, emails))
+        if late_replies:
+            with ThreadPoolExecutor(max_workers=self.parallel) as pool:
+                found = list(pool.map(lambda n: self._under_real_root(n, emails, since), late_replies))
+            for summary in found:
+                known = summaries.get(summary.thread_id.value)
+                if known is None or summary.message_count > known.message_count:
+                    summaries[summary.thread_id.value] = summary
+        listed = [s for s in summaries.values() if s.last_activity is None or s.last_activity >= since]
+        listed.sort(key=lambda s: s.last_activity or datetime.min.replace(tzinfo=timezone.utc), reverse=True)
+        return ThreadListing(listed, notes=notes, complete=not capped, requests=self.http.requests_sent - before)
+
+    def _under_real_root(self, node: dict, emails: dict[str, dict], since: datetime) -> ThreadSummary:
+        """The summary of the whole thread a window's reply belongs to (one thread request)."""
+        irt = str((emails.get(node["tid"]) or {}).get("in-reply-to") or "")
+        try:
+            root = self._thread_root(node["tid"])
+        except Unavailable:
+            raise
+        except BackendFailure as exc:
             summary = self._summary(node, emails)
-            if summary.last_activity is None or summary.last_activity >= since:
-                summaries.append(summary)
-        summaries.sort(key=lambda s: s.last_activity or datetime.min.replace(tzinfo=timezone.utc), reverse=True)
-        return ThreadListing(summaries, notes=notes, requests=self.http.requests_sent - before)
+            return _with_note(summary, f"its first message here answers {irt}, whose thread could not be "
+                                       f"looked up ({exc.detail}); listed under that reply")
+        if root.get("mid") == node["tid"]:
+            summary = self._summary(node, emails)
+            return _with_note(summary, f"its first message answers {irt}, which this archive does not hold")
+        notes: list[str] = []
+        nodes = [n for n in _walk_tree(root, "children", notes) if isinstance(n, dict)]
+        known = [e for e in (from_epoch(n.get("epoch")) for n in nodes) if e is not None]
+        participants: list[str] = []
+        for n in nodes:
+            sender = n.get("from")
+            if isinstance(sender, str) and sender and sender not in participants:
+                participants.append(sender)
+        started = from_epoch(root.get("epoch"))
+        when = f" ({started:%Y-%m-%d})" if started else ""
+        notes.insert(0, f"the thread started before {since:%Y-%m-%d}{when}; listed under its first message")
+        subject = root.get("subject")
+        return ThreadSummary(
+            thread_id=ThreadId(self.thread_id_kind, str(root["mid"])),
+            subject=subject if isinstance(subject, str) else "",
+            root_message_id=with_brackets(str(root.get("message-id") or "")),
+            sender=parse_address(str(root.get("from") or "")),
+            last_activity=max(known) if known else None,
+            message_count=len(nodes),
+            participants=tuple(participants),
+            notes=tuple(notes),
+        )
+
+    def _thread_root(self, ident: str) -> dict:
+        """The root of the thread holding ``ident`` (a permalink, or a Message-ID of this list),
+        with its ``children`` tree: ``thread`` with ``find_parent``.
+
+        Raises ArchiveNotFound (no such message here), ArchiveBadResponse, and the rest
+        as :meth:`ArchiveHttp.get`."""
+        value = ident.strip()
+        params = {"id": value, "find_parent": "true"}
+        if value.startswith("<"):
+            params["listid"] = self.list_id  # Foal needs the list to look a Message-ID up
+        what = f"thread {value}"
+        answer = self.http.get_json(self._api("thread"), params, what=what)
+        root = answer.get("thread") if isinstance(answer, dict) else None
+        if not isinstance(root, dict) or not root.get("mid"):
+            raise ArchiveBadResponse(self.name, f"{what}: no thread in the answer")
+        return root
+
+    def resolve_message_id(self, message_id: str) -> ThreadId:
+        """The thread holding ``message_id`` (a root's or a reply's), by its root's permalink.
+
+        Raises:
+            ArchiveNotFound: the list's archive has no such message.
+            Unavailable / SignInNeeded / ArchiveServerError / ArchiveBadResponse: as the request.
+        """
+        wanted = with_brackets(message_id)
+        try:
+            root = self._thread_root(wanted)
+        except ArchiveNotFound:
+            raise ArchiveNotFound(self.name, f"no message {wanted} in the archive of {self.list_address} "
+                                             "(HTTP 404)") from None
+        return ThreadId(self.thread_id_kind, str(root["mid"]))
 
     def _split_list(self, list_name: str | None) -> tuple[str, str]:
         if not list_name:
@@ -289,18 +401,11 @@ class PonyMailSource(MailSource):
         """
         self._check_kind(thread_id)
         value = thread_id.value.strip()
-        params = {"id": value, "find_parent": "true"}
-        if value.startswith("<"):
-            params["listid"] = self.list_id  # Foal needs the list to look a Message-ID up
-        what = f"thread {value}"
         try:
-            answer = self.http.get_json(self._api("thread"), params, what=what)
+            root = self._thread_root(value)
         except ArchiveNotFound:
             self._require_visible(self.list_name, self.domain)  # private and anonymous: say so
             raise
-        root = answer.get("thread") if isinstance(answer, dict) else None
-        if not isinstance(root, dict) or not root.get("mid"):
-            raise ArchiveBadResponse(self.name, f"{what}: no thread in the answer")
         notes: list[str] = []
         nodes = list(_walk_tree(root, "children", notes))
         nodes = [n for n in nodes if isinstance(n.get("mid"), str) and n["mid"]]
@@ -338,16 +443,29 @@ class PonyMailSource(MailSource):
 
     # -- thread_url ----------------------------------------------------------------------------
     def thread_url(self, thread_id: ThreadId) -> str:
-        """``https://<host>/thread/<mid>``, or ``…/thread/<Message-ID>?<list.id>`` for a Message-ID.
+        """``https://<host>/thread/<root mid>`` of the thread holding the ID (a permalink or a
+        Message-ID, a root's or a reply's).
 
-        Foal's web UI reads the id as a Message-ID whenever a list ID follows ``?``, so
-        the list ID is added only to a Message-ID. Raises BackendFailure for another
-        kind's ID.
+        When the lookup fails for a server error, the web UI's own forms stand in:
+        ``…/thread/<mid>?find_parent=true``, or ``…/thread/<Message-ID>?<list.id>`` (the UI
+        reads the id as a Message-ID whenever a list ID follows ``?``). Raises
+        BackendFailure for another kind's ID, ArchiveNotFound for an unknown one.
         """
         self._check_kind(thread_id)
         value = thread_id.value.strip()
-        if value.startswith("<"):
-            return f"{self.base_url}/thread/{quote(value, safe='')}?{quote(self.list_id, safe='')}"
+        # The page of a reply's permalink shows that reply alone: link the root, which
+        # opens the whole thread (one thread request with find_parent).
+        try:
+            value = str(self._thread_root(value)["mid"])
+        except ArchiveNotFound:
+            raise ArchiveNotFound(self.name, f"thread {value}: no such message in the archive of "
+                                             f"{self.list_address} (HTTP 404)") from None
+        except Unavailable:
+            raise
+        except BackendFailure:  # the API is down now: let the web UI climb to the root itself
+            if value.startswith("<"):
+                return f"{self.base_url}/thread/{quote(value, safe='')}?{quote(self.list_id, safe='')}"
+            return f"{self.base_url}/thread/{quote(value, safe='')}?find_parent=true"
         return f"{self.base_url}/thread/{quote(value, safe='')}"
 
     def close(self) -> None:
@@ -377,6 +495,55 @@ def _walk_tree(node: dict, key: str, notes: list[str], depth: int = 0):
             yield from _walk_tree(child, key, notes, depth + 1)
         else:
             notes.append("an unreadable entry in the thread tree was skipped")
+
+
+def _with_note(summary: ThreadSummary, note: str) -> ThreadSummary:
+    from dataclasses import replace
+
+    return replace(summary, notes=(*summary.notes, note))
+
+
+def _cap_note(stats: Mapping[str, Any], since: datetime, address: str) -> str | None:
+    """Whether Foal's silent ``max_hits`` cap dropped the oldest mail of the window.
+
+    Foal answers ``hits == len(emails)`` and keeps the newest ``max_hits + 1`` emails
+    without a word. Two checks: a ``hits`` larger than what came back (a server that does
+    report the total), and ``active_months`` (counted without the cap): a month wholly
+    inside the window, no newer than the oldest email returned, must have come back in
+    full. (Only those months: the cap cuts from the oldest end, while a shortfall in a
+    newer month is mail an administrator hid, which the histogram still counts.)
+    """
+    returned = [e for e in stats.get("emails") or [] if isinstance(e, dict)]
+    hits = stats.get("hits")
+    if isinstance(hits, int) and not isinstance(hits, bool) and hits > len(returned):
+        return (f"Pony Mail matched {hits} messages on {address} but returned only {len(returned)} (its max_hits "
+                f"cap): threads older than the oldest returned message may be missing")
+    months = stats.get("active_months")
+    epochs = sorted(e["epoch"] for e in returned
+                    if isinstance(e.get("epoch"), (int, float)) and not isinstance(e.get("epoch"), bool))
+    if not isinstance(months, dict) or not epochs:
+        return None
+    oldest = from_epoch(epochs[0])
+    if oldest is None:
+        return None
+    missing = 0
+    for key, count in months.items():
+        try:
+            start = datetime.strptime(str(key), "%Y-%m").replace(tzinfo=timezone.utc)
+        except ValueError:
+            continue
+        if not isinstance(count, int) or isinstance(count, bool) or start < since or start > oldest:
+            continue
+        end = (start + timedelta(days=32)).replace(day=1)
+        # A day of slack on each side: the archive's month is the mail's Date, not its epoch.
+        low, high = (start - timedelta(days=1)).timestamp(), (end + timedelta(days=1)).timestamp()
+        got = sum(1 for epoch in epochs if low <= epoch < high)
+        missing += max(0, count - got)
+    if missing:
+        return (f"Pony Mail returned only the newest {len(returned)} messages of {address} (its silent max_hits "
+                f"cap): at least {missing} older ones since {since:%Y-%m-%d} were not returned, so threads with "
+                f"mail before {oldest:%Y-%m-%d %H:%M} may be missing; the listing is incomplete")
+    return None
 
 
 def _strip_mbox_from_line(raw: bytes) -> bytes:

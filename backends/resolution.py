@@ -75,7 +75,10 @@ class Resolution:
         if self.aborted:
             raise MandatoryBackendUnavailable(self.aborted_backend or "?", self.aborted_reason or "?")
         if not self.chosen:
-            raise NoBackendAvailable(self.op.value, any(s.outcome.startswith("unavailable") for s in self.steps))
+            error = NoBackendAvailable(self.op.value, any(s.outcome.startswith("unavailable") for s in self.steps))
+            if self.note and self.note != str(error):
+                error.args = (self.note,)  # the note names what else was wrong (an optional backend's reason)
+            raise error
 
 
 class AvailabilityCache:
@@ -157,7 +160,14 @@ def resolve(
                 text = f"mandatory backend {entry.name} unavailable: {why}; run aborted"
                 return Resolution(op, None, 4, tuple(steps), aborted=text,
                                   aborted_backend=entry.name, aborted_reason=why)
-    return Resolution(op, None, 4, tuple(steps), note=f"no backend available for {op.value}")
+    note = f"no backend available for {op.value}"
+    # Optional backends are never chosen; when one that offers the op is also down, its
+    # own reason is the useful part of the message.
+    down = [f"{e.name} (optional, never chosen by the rule) is unavailable: {why}" for e in entries
+            if e.role == "optional" and backends[e.name].supports(op) and (why := reason_of(e.name)) is not None]
+    if down:
+        note += "; " + "; ".join(down)
+    return Resolution(op, None, 4, tuple(steps), note=note)
 
 
 def _add_unconsidered(entries, considered, steps, op) -> None:

@@ -39,6 +39,14 @@ MAX_BODY = 1_000_000  # bytes of one incoming message
 EMAIL_SENDS = ("handoff.request", "handoff.update", "case.intake", "case.message", "handoff.requested")
 
 
+class CancelAcknowledged(Exception):
+    """A mode's ``cancelled`` after email's handoff.cancel ended the handoff: taken as an acknowledgement."""
+
+    def __init__(self, handoff: Handoff) -> None:
+        super().__init__(handoff.handoff_id)
+        self.handoff = handoff
+
+
 class ModesEngine:
     def __init__(self, config: ModesConfig, *, clock: Clock | None = None, store: Store | None = None,
                  status_url: str | None = None) -> None:
@@ -127,7 +135,10 @@ class ModesEngine:
         case = self.case_of(envelope)
         if envelope.type == "handoff.status":
             role = self.master if case.role == "master" else self.slave
-            return role.on_status(envelope, case)
+            try:
+                return role.on_status(envelope, case)
+            except CancelAcknowledged:
+                return {"ok": True, "acknowledged": sm.CANCELLED}
         if case.role != "slave":
             raise ProtocolError("unexpected-type", f"{envelope.type} comes from an outside master, but email is the "
                                                    f"master of {case.address}")
@@ -170,6 +181,16 @@ class ModesEngine:
             raise ProtocolError("not-timeout-owner", str(exc)) from None
         if handoff.last_seq is not None and seq <= handoff.last_seq:
             return False
+        if status == sm.CANCELLED:
+            # §4: cancelled comes after handoff.cancel. A mode cancelling on its own is
+            # refused; after our cancel (which already ended the handoff) it is the
+            # mode's acknowledgement.
+            if not self.store.has_queued(handoff.handoff_id, "handoff.cancel"):
+                raise ProtocolError("invalid-transition", f"handoff {handoff.handoff_id}: {handoff.status} -> "
+                                                          "cancelled is not allowed: a mode reports cancelled only "
+                                                          "after email sent handoff.cancel")
+            if sm.is_terminal(handoff.status):
+                raise CancelAcknowledged(handoff)
         try:
             sm.check_transition(handoff.status, status)
         except sm.InvalidTransition as exc:
@@ -197,9 +218,19 @@ class ModesEngine:
 
     def record_mode_status(self, envelope: Envelope, case: Case) -> tuple[Handoff, str, dict[str, Any]] | None:
         """Record the handoff.status a mode sent on ``case``: (handoff, status, fields), or None
-        when it is stale. Raises ProtocolError (unknown handoff, a transition the machine refuses)."""
+        when it is stale. Raises ProtocolError (unknown handoff, a transition the machine refuses)
+        and CancelAcknowledged (the mode's cancelled after our handoff.cancel)."""
         handoff = self.handoff_of(envelope, case)
-        if not self.accept_status(envelope, handoff):
+        try:
+            accepted = self.accept_status(envelope, handoff)
+        except CancelAcknowledged:
+            now = self.clock.now()
+            self.store.update_handoff(handoff.handoff_id, now, last_seq=envelope.get("seq"))
+            self.store.note("cancel-acknowledged", f"the {handoff.mode} mode confirmed handoff.cancel "
+                            f"(seq {envelope.get('seq')}); the handoff stays {handoff.status}", now,
+                            case_key=case.key, handoff_id=handoff.handoff_id)
+            raise
+        if not accepted:
             return None
         status = envelope.get("status")
         fields = self.status_fields(envelope)
@@ -275,9 +306,17 @@ class ModesEngine:
             return 0
         async with self._poll_lock:
             cursor = self.store.cursor(self.inbox.name)
-            uidvalidity, items = await asyncio.to_thread(self.inbox.fetch_after, cursor)
+            fetched = await asyncio.to_thread(self.inbox.fetch_after, cursor)
+            uidvalidity = fetched.uidvalidity
+            if fetched.baseline is not None:
+                # First start, or the mailbox was reset: remember where it stands, process nothing.
+                with self.store.transaction():
+                    self.store.set_cursor(self.inbox.name, uidvalidity, fetched.baseline)
+                log.info("modes: %s: silent baseline at UIDVALIDITY %s, UID %s%s", self.inbox.name, uidvalidity,
+                         fetched.baseline, "" if cursor is None else f" (UIDVALIDITY was {cursor[0]})")
+                return 0
             new = 0
-            for uid, raw in items:
+            for uid, raw in fetched.items:
                 mail = parse_inbound(raw, uid=uid, uidvalidity=uidvalidity, mailbox=self.inbox.server.folder)
                 try:
                     with self.store.transaction():

@@ -157,6 +157,15 @@ def read_fields(text: str, names: tuple[str, ...] | list[str]) -> dict[str, str]
     return found
 
 
+@dataclass
+class Fetched:
+    """What one poll of the mailbox gave: the mails after the cursor, or a baseline."""
+
+    uidvalidity: int
+    items: list[tuple[int, bytes]]
+    baseline: int | None = None  # the last UID, when this poll set a silent baseline
+
+
 class Inbox:
     """Reads new mail from the configured IMAP folder. Blocking: run it in a worker thread."""
 
@@ -167,11 +176,13 @@ class Inbox:
     def name(self) -> str:
         return f"{self.server.username}@{self.server.host}:{self.server.port}/{self.server.folder}"
 
-    def fetch_after(self, cursor: tuple[int, int] | None, limit: int = 200) -> tuple[int, list[tuple[int, bytes]]]:
-        """``(uidvalidity, [(uid, raw), ...])``: at most ``limit`` mails after ``cursor``, oldest first.
+    def fetch_after(self, cursor: tuple[int, int] | None, limit: int = 200) -> Fetched:
+        """At most ``limit`` mails after ``cursor``, oldest first.
 
-        A changed UIDVALIDITY starts from the beginning (Message-IDs dedupe what we saw).
-        Raises MailboxError; the connection is always closed.
+        No cursor (first start) or a changed UIDVALIDITY gives a silent baseline, as the
+        mailbox adapters' poll does: the cursor moves to the last UID and nothing is
+        returned, so mail that was there before we started watching is never taken for
+        new requests. Raises MailboxError; the connection is always closed.
         """
         from imapclient import IMAPClient
         from imapclient.exceptions import IMAPClientError
@@ -186,7 +197,9 @@ class Inbox:
             client.login(server.username or "", mail_password(server) or "")
             info = client.select_folder(server.folder, readonly=True)
             uidvalidity = int(info.get(b"UIDVALIDITY", 0))
-            last = cursor[1] if cursor and cursor[0] == uidvalidity else 0
+            if cursor is None or cursor[0] != uidvalidity:
+                return Fetched(uidvalidity, [], baseline=_last_uid(client, info))
+            last = cursor[1]
             uids = sorted(u for u in client.search(["UID", f"{last + 1}:*"]) if u > last)[:limit]
             found: list[tuple[int, bytes]] = []
             for start in range(0, len(uids), FETCH_CHUNK):
@@ -196,12 +209,20 @@ class Inbox:
                     raw = fetched.get(uid, {}).get(b"BODY[]")
                     if raw is not None:
                         found.append((uid, raw))
-            return uidvalidity, found
+            return Fetched(uidvalidity, found)
         except (OSError, IMAPClientError) as exc:
             raise MailboxError(f"cannot read {self.name}: {exc}") from None
         finally:
             if client is not None:
                 _logout(client)
+
+
+def _last_uid(client, info: dict) -> int:
+    """The highest UID in the selected folder (UIDNEXT - 1 when the server says UIDNEXT)."""
+    uidnext = info.get(b"UIDNEXT")
+    if uidnext:
+        return int(uidnext) - 1
+    return max(client.search(["ALL"]) or [0])
 
 
 def _logout(client) -> None:

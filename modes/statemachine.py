@@ -30,6 +30,7 @@ STATUSES: tuple[str, ...] = (
 REFUSAL_REASONS: tuple[str, ...] = ("mode-unavailable", "mode-not-enabled", "declined", "out-of-hours", "blocked")
 
 TIMED_OUT = "timed-out"
+CANCELLED = "cancelled"
 
 
 class InvalidTransition(Exception):

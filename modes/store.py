@@ -494,6 +494,11 @@ class Store:
                            (stamp(now), handoff_id, *types))
         return cursor.rowcount
 
+    def has_queued(self, handoff_id: str, type_: str) -> bool:
+        """Whether email queued (or sent) a message of this type for the handoff; withdrawn ones do not count."""
+        return self._one("SELECT 1 FROM outbox WHERE handoff_id = ? AND type = ? AND state != 'withdrawn' LIMIT 1",
+                         (handoff_id, type_)) is not None
+
     def outbox_item(self, message_id: str) -> dict[str, Any] | None:
         return _dict(self._one("SELECT * FROM outbox WHERE id = ?", (message_id,)))
 

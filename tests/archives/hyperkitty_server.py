@@ -18,7 +18,16 @@ REST Framework's ``LimitOffsetPagination``:
   attachments[{email, counter, name, content_type, encoding, size, download}]).
 
 Pagination: with ``limit`` the answer is ``{count, next, previous, results}``; without
-it every row comes back as one bare array (a stock setup with no PAGE_SIZE).
+it every row comes back as one bare array (a stock setup with no PAGE_SIZE). Each page is
+cut from the queryset as it is *at that request* (DRF's LimitOffsetPagination slices a
+fresh ``-date_active`` query), so a thread that arrives or gets a reply during a walk
+shifts the pages under the client: ``on_request`` hooks let a test change the archive
+between two pages, as live traffic does.
+
+A server error answers HyperKitty's own ``hyperkitty/500.html`` page (it extends
+``base.html``: a whole HTML document, a ``<style>`` block inside the body, the text
+"Error 500 / Oh No! / Sorry, but the requested page is unavailable due to a server
+hiccup."): :func:`server_error_page`.
 Message-IDs are stored without angle brackets and addresses are obfuscated to
 ``x (a) y``, as HyperKitty does. A private list answers 403, a missing list 404
 (``{"detail": ...}`` as DRF writes it).
@@ -148,6 +157,8 @@ class HyperKittyArchive:
         # Behind a reverse proxy DRF builds absolute URLs from what the proxy forwards,
         # which may not be the address the client used.
         self.public_root: str | None = None
+        # Called with each request before it is answered: live traffic between two pages.
+        self.on_request: list = []
 
     def add_list(self, address: str, archive_policy: str = "public") -> HKList:
         self.lists[address] = HKList(address, archive_policy)
@@ -246,6 +257,14 @@ class HyperKittyArchive:
 
     # -- routing ----------------------------------------------------------------------
     def __call__(self, req: Request) -> Reply:
+        try:
+            for hook in list(self.on_request):
+                hook(req)
+            return self._route(req)
+        except Exception:  # Django with DEBUG off: the site's 500 page, whatever went wrong
+            return Reply.text(server_error_page(), 500, "text/html; charset=utf-8")
+
+    def _route(self, req: Request) -> Reply:
         if req.method != "GET":
             return Reply.json({"detail": f'Method "{req.method}" not allowed.'}, 405)
         parts = [unquote(p) for p in req.path.split("/") if p]
@@ -346,6 +365,56 @@ class HyperKittyArchive:
         else:
             mlist.add(HKThread([email]))
         return email
+
+
+def server_error_page(site_name: str = "Mailing lists") -> bytes:
+    """What a HyperKitty site answers on an unhandled error: ``hyperkitty/500.html``
+    rendered inside ``hyperkitty/base.html`` (head, navigation bar, then the content block
+    with its inline style), served as text/html with status 500."""
+    return f"""<!DOCTYPE HTML>
+<html>
+    <head>
+        <meta http-equiv="Content-Type" content="text/html; charset=UTF-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1.0" />
+        <title>{site_name}</title>
+        <link rel="shortcut icon" href="/static/hyperkitty/img/favicon.ico" />
+        <link rel="stylesheet" href="/static/CACHE/css/output.6b0c2f7e1a2c.css" type="text/css" media="all" />
+        <script src="/static/CACHE/js/output.1e8a0b3c4d5e.js"></script>
+    </head>
+    <body>
+    <nav class="navbar sticky-top navbar-light bg-light navbar-expand-md">
+        <div class="container">
+            <a class="navbar-brand" href="/archives/">{site_name}</a>
+            <form name="search" method="get" action="/archives/search"><input name="q" type="text"
+                placeholder="Search all lists" /></form>
+        </div>
+    </nav>
+    <div class="modal fade" tabindex="-1" role="dialog" id="keyboard-shortcuts"></div>
+    <div class="container">
+        <style>
+            #contentBox
+            {{
+                padding:10px;
+                font-family: 'Times New Roman';
+                font-size:20px;
+            }}
+            .hello {{ font-size:100px; color:#444; }}
+        </style>
+        <div style="margin: 60px 40px 0 40px;">
+            <div id="contentBox" style="width:50%; ">
+                <span class="hello"> Error 500 </span>
+                <br/><br/>
+                <span style="font-size:60px; color:#444;font-family: 'Times New Roman';"> Oh No! </span>
+                <br/><br/>
+                <p>Sorry, but the requested page is unavailable due to a server hiccup.</p>
+                <a href ="/archives/">Go back home</a>
+            </div>
+        </div>
+    </div>
+    <script>$(function() {{ setup_thread_list(); }});</script>
+    </body>
+</html>
+""".encode("utf-8")
 
 
 def serve(archive: HyperKittyArchive) -> FakeHttpServer:

@@ -10,6 +10,14 @@ body merged over the query string): ``preferences``, ``stats``, ``thread``, ``em
   (default 30 days); emails are short summaries (``body`` cut to 200 characters + ``...``)
   sorted by epoch; ``thread_struct`` built like ThreadConstructor (in-reply-to, else the
   normalised subject); a private list read anonymously gives ``hits: 0``.
+  The silent cap of ``server/plugins/messages.py`` ``query()``: documents are scanned
+  newest first (``epoch desc``) and the loop appends before it tests ``hits > query_limit``,
+  so a capped answer holds the newest ``max_hits + 1`` emails and ``hits`` is that same
+  count (``stats.py`` sets ``hits: len(results)``); nothing says the oldest were dropped.
+  ``active_months`` comes from ``get_activity_span`` over the same query *without* the
+  date range and without the cap: ``{"YYYY-MM": n}`` of every visible email of the list.
+  A reply whose root lies before the window is a root of ``thread_struct`` (the
+  constructor sees only the window's emails).
 * thread: ``{thread: root, emails: [root]}`` — the root carries a nested ``children``
   tree of short entries; ``find_parent`` climbs in-reply-to first; 404 ``Content not
   found``.
@@ -109,6 +117,7 @@ class PonyMailArchive:
         self.emails: list[PMEmail] = []
         self.sessions: dict[str, dict] = {}  # cookie -> credentials
         self.now = time.time
+        self.max_hits = 15000  # database.max_hits of ponymail.yaml.example
 
     def add(self, email: PMEmail) -> PMEmail:
         self.emails.append(email)
@@ -182,7 +191,12 @@ class PonyMailArchive:
 
     def thread_struct(self, emails: list[PMEmail]) -> list[dict]:
         """ThreadConstructor: join the thread whose message is named in in-reply-to, or whose
-        normalised subject is shared; otherwise start a new thread."""
+        normalised subject is shared; otherwise start a new thread.
+
+        As in Foal's ``find_root_subject``, the in-reply-to match also requires the parent
+        node's subject to equal the *normalised* ``"<subject>_<list_raw>"`` string, which a
+        raw subject never does: in practice replies join by subject alone, and a reply that
+        changed its subject starts a thread of its own."""
         roots: list[dict] = []
         by_msgid: dict[str, dict] = {}
         by_topic: dict[str, dict] = {}
@@ -190,7 +204,10 @@ class PonyMailArchive:
             topic = _RE_PREFIX.sub("", email.subject) + "_" + email.list_raw
             node = {"children": [], "tid": email.mid, "subject": email.subject, "tsubject": topic,
                     "epoch": email.epoch, "nest": 1}
-            parent = (by_msgid.get(email.in_reply_to) if email.in_reply_to else None) or by_topic.get(topic)
+            named = by_msgid.get(email.in_reply_to) if email.in_reply_to else None
+            if named is not None and named["subject"] != topic:
+                named = None  # Foal compares the raw subject with the normalised one
+            parent = named or by_topic.get(topic)
             if parent is not None:
                 node["nest"] = parent["nest"] + 1
                 parent["children"].append(node)
@@ -230,8 +247,14 @@ class PonyMailArchive:
             return Reply.text("unsupported d= in this emulation", 400)
         list_raw = f"<{lname}.{domain}>"
         since = self.now() - seconds
-        hits = [e for e in self.emails if e.list_raw == list_raw and e.epoch >= since and self._visible(req, e)]
+        visible = [e for e in self.emails if e.list_raw == list_raw and self._visible(req, e)]
+        hits = sorted((e for e in visible if e.epoch >= since), key=lambda e: e.epoch, reverse=True)
+        hits = hits[:self.max_hits + 1]  # messages.query(): append, then test hits > query_limit
         hits.sort(key=lambda e: e.epoch)
+        active_months: dict[str, int] = {}
+        for e in visible:  # get_activity_span: no date range, no cap
+            month = time.strftime("%Y-%m", time.gmtime(e.epoch))
+            active_months[month] = active_months.get(month, 0) + 1
         authors: dict[str, int] = {}
         for e in hits:
             authors[e.sender] = authors.get(e.sender, 0) + 1
@@ -240,7 +263,7 @@ class PonyMailArchive:
                         for a, n in sorted(authors.items(), key=lambda kv: kv[1], reverse=True)[:10]]
         tstruct = self.thread_struct(hits)
         return Reply.json({"firstYear": 2022, "lastYear": 2026, "firstMonth": 1, "lastMonth": 12,
-                           "active_months": {}, "hits": len(hits), "numparts": len(authors),
+                           "active_months": dict(sorted(active_months.items())), "hits": len(hits), "numparts": len(authors),
                            "no_threads": len(tstruct), "emails": [self.summary(req, e) for e in hits],
                            "participants": participants, "searchlist": list_raw, "domain": domain, "name": lname,
                            "list": f"{lname}@{domain}", "searchParams": data, "unixtime": int(self.now()),
@@ -291,7 +314,10 @@ class PonyMailArchive:
                     "email": self.email, "source": self.source}.get(handler)
         if endpoint is None or not req.path.startswith("/api/"):
             return Reply.text("API Endpoint not found!", 404)
-        return endpoint(req, data)
+        try:
+            return endpoint(req, data)
+        except Exception:  # server/main.py with tracebacks off: only an error id
+            return Reply.text(f"API error occurred. Error ID: {hashlib.sha1(req.path.encode()).hexdigest()[:8]}", 500)
 
 
 def import_message(archive: PonyMailArchive, list_raw: str, raw: bytes, *, private: bool = False) -> PMEmail:

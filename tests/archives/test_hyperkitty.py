@@ -65,7 +65,8 @@ def test_paging_stops_at_since_and_always_sends_limit(hk_source, hk_server, now)
     listing = hk_source(page_size=5).list_recent_threads(LIST, now - timedelta(days=19.5))
     assert len(listing) == 3 + 5  # fillers at 12, 13.6, 15.2, 16.8, 18.4 days
     pages = thread_pages(hk_server)
-    assert [r.param("offset") for r in pages] == ["0", "5"]
+    # two pages, then the head once more for threads that moved up during the walk
+    assert [r.param("offset") for r in pages] == ["0", "5", "0"]
     for request in hk_server.requests:
         if request.path.endswith(("/threads/", "/emails/")):
             assert request.param("limit"), f"{request.path} sent without limit"
@@ -365,7 +366,7 @@ def test_urls_built_for_another_host_are_not_followed(hk_source, hk_server, hk_a
     listing = source.list_recent_threads(None, now - timedelta(days=19.5))
     thread = source.read_thread(listing[0].thread_id)
     assert len(listing) == 8 and len(thread.messages) == 3 and thread.messages[0].body_text
-    assert [r.param("offset") for r in thread_pages(hk_server)] == ["0", "5"]
+    assert [r.param("offset") for r in thread_pages(hk_server)] == ["0", "5", "0"]  # the head read again
     assert all(r.host == hk_server.base_url.split("//")[1] for r in hk_server.requests)
 
 
@@ -401,3 +402,136 @@ def test_html_only_email_is_read_from_its_archived_html_part(hk_source, hk_archi
     assert part.from_html and "this" in part.text and "<p>" not in part.text
     assert any("/attachment/2/" in r.path for r in hk_server.requests)
     assert not any("tracker.invalid" in r.host for r in hk_server.requests)
+
+
+# -- a live list, other lists, server error pages, Message-IDs (issue 12 §7, issue 18 §1) ------
+
+
+def _project(tmp_path, hk_server, **extra) -> None:
+    lines = "".join(f"    {k}: {v}\n" for k, v in extra.items())
+    (tmp_path / "project.md").write_text(f"""# CLI project
+
+## Mail sources
+
+| Backend | Role | Mandatory | Notes |
+|---|---|---|---|
+| `archive` | primary | no | Mailman 3 archive |
+
+## Configuration
+
+```yaml
+security_list: {LIST}
+mail_sources:
+  archive:
+    kind: mailman3
+    base_url: {hk_server.base_url}
+    list: {LIST}
+{lines}```
+""", encoding="utf-8")
+
+
+def test_paging_a_live_list_lists_each_thread_once_and_catches_threads_that_moved_up(hk_source, hk_archive,
+                                                                                     hk_server, now):
+    from tests.archives.hyperkitty_server import HKEmail
+
+    moved = hk_archive.lists[LIST].sorted_threads()[15]  # on page 4 of 5-thread pages
+    arrived = []
+
+    def traffic(req):  # while the client reads page 2: a new thread, and a reply to an old one
+        if req.path.endswith("/threads/") and req.param("offset") == "5" and not arrived:
+            arrived.append(hk_archive.add_thread(LIST, [HKEmail("fresh@reporter.example", "dan@reporter.example",
+                                                                "Dan", "Fresh report", now, "new\n")]))
+            hk_archive.lists[LIST].add_email(moved, HKEmail("late-reply@example.org", "bob@example.org", "Bob",
+                                                            "Re: " + moved.subject, now, "still here\n",
+                                                            parent=moved.emails[0].message_id))
+
+    hk_archive.on_request.append(traffic)
+    since = now - timedelta(days=40)
+    listing = hk_source(page_size=5).list_recent_threads(None, since)
+    ids = [s.thread_id.value for s in listing]
+    assert len(ids) == len(set(ids)), "a thread was listed twice"
+    expected = [t.thread_id for t in hk_archive.lists[LIST].sorted_threads() if t.date_active >= since]
+    assert ids == expected  # the new thread and the one that moved up are there, newest first
+    assert arrived and arrived[0].thread_id in ids and moved.thread_id in ids
+    by_id = {s.thread_id.value: s for s in listing}
+    assert by_id[moved.thread_id].message_count == 2
+    assert any("changed while it was read" in n for n in listing.notes)
+
+
+def test_a_list_walked_in_one_page_reads_no_head_again(hk_source, hk_server, now):
+    hk_source(page_size=50).list_recent_threads(None, now - timedelta(days=10))
+    assert [r.param("offset") for r in thread_pages(hk_server)] == ["0"]
+
+
+def test_errors_for_another_list_name_the_list_asked_for(hk_source, now):
+    source = hk_source()  # configured for LIST
+    with pytest.raises(Unavailable) as info:
+        source.list_recent_threads(PRIVATE_LIST, now - timedelta(days=30))
+    assert PRIVATE_LIST in info.value.reason and LIST not in info.value.reason
+    with pytest.raises(ArchiveNotFound) as missing:
+        source.list_recent_threads("nosuch@example.org", now - timedelta(days=30))
+    assert "no list nosuch@example.org" in missing.value.detail and LIST not in missing.value.detail
+
+
+def test_a_500_page_is_summarised_never_printed_as_html(hk_source, hk_server, now):
+    from tests.archives.hyperkitty_server import server_error_page
+
+    hk_server.fail("/threads/", Reply.text(server_error_page(), 500, "text/html; charset=utf-8"), times=None)
+    with pytest.raises(ArchiveServerError) as info:
+        hk_source().list_recent_threads(None, now - timedelta(days=30))
+    detail = info.value.detail
+    assert "HTTP 500" in detail and "server hiccup" in detail
+    assert "<" not in detail and "DOCTYPE" not in detail and "contentBox" not in detail and "$(" not in detail
+    assert len(detail) < 300
+
+
+def test_cli_names_the_asked_list_and_summarises_a_500(tmp_path, hk_server, capsys):
+    from mailtriage.cli.main import main
+    from tests.archives.hyperkitty_server import server_error_page
+
+    _project(tmp_path, hk_server)
+    assert main(["--project", str(tmp_path), "mail", "list-recent-threads", "--list", PRIVATE_LIST]) == 4
+    _, err = capsys.readouterr()
+    assert PRIVATE_LIST in err and LIST not in err
+    hk_server.fail("/threads/", Reply.text(server_error_page(), 500, "text/html; charset=utf-8"), times=None)
+    assert main(["--project", str(tmp_path), "mail", "list-recent-threads"]) == 4
+    _, err = capsys.readouterr()
+    assert "HTTP 500" in err and "server hiccup" in err and "<" not in err
+
+
+def test_a_message_id_is_hashed_into_the_thread_id(hk_source, hk_server, tmp_path, capsys):
+    from mailtriage.backends.identity import hyperkitty_hash
+    from mailtriage.cli.main import main
+
+    source = hk_source()
+    root_hash = hyperkitty_hash("xss-root@reporter.example")
+    thread = source.read_thread(ThreadId("hyperkitty", "<xss-root@reporter.example>"))
+    assert thread.thread_id == ThreadId("hyperkitty", root_hash)
+    assert [m.message_id for m in thread.messages][0] == "<xss-root@reporter.example>"
+    assert len(thread.messages) == 3
+    # A reply's Message-ID finds the thread that holds it (its hash is no thread ID).
+    assert source.read_thread(ThreadId("hyperkitty", "<xss-reply-2@reporter.example>")).thread_id == \
+        ThreadId("hyperkitty", root_hash)
+    assert source.resolve_message_id("<xss-reply-1@example.org>") == ThreadId("hyperkitty", root_hash)
+    assert source.thread_url(ThreadId("hyperkitty", "<xss-reply-1@example.org>")) == \
+        f"{hk_server.base_url}/list/{LIST}/thread/{root_hash}/"
+    with pytest.raises(ArchiveNotFound, match="<nosuch@example.org>"):
+        source.resolve_message_id("<nosuch@example.org>")
+    _project(tmp_path, hk_server)
+    assert main(["--project", str(tmp_path), "mail", "read-thread", "hyperkitty:<xss-root@reporter.example>"]) == 0
+    import json
+
+    doc = json.loads(capsys.readouterr()[0])
+    assert len(doc["result"]["messages"]) == 3
+
+
+def test_the_emulator_fails_like_hyperkitty_does(hk_archive, hk_server, hk_source, now):
+    # Any error inside the site gives its 500.html page, as Django does with DEBUG off.
+    def broken(req):
+        if req.path.endswith("/threads/"):
+            raise RuntimeError("database is locked")
+
+    hk_archive.on_request.append(broken)
+    with pytest.raises(ArchiveServerError) as info:
+        hk_source().list_recent_threads(None, now - timedelta(days=3))
+    assert "server hiccup" in info.value.detail and "database is locked" not in info.value.detail

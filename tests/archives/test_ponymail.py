@@ -97,7 +97,7 @@ def test_signed_in_session_reads_private_list_and_cookie_stays_out_of_trace(pm_s
 def test_expired_session_asks_to_sign_in_again(pm_source, pm_server, memory_keyring):
     set_secret(f"ponymail:{pm_server.base_url.split('//')[1]}", "stale-cookie")
     with pytest.raises(SignInNeeded, match="sign in again"):
-        pm_source().check_available()
+        pm_source(list="private").check_available()  # a public list stays readable (test below)
 
 
 def test_session_key_setting_picks_the_keyring_entry(pm_source, pm_server, now):
@@ -193,11 +193,15 @@ def test_private_thread_anonymously_is_unavailable(pm_source, pm_archive):
 def test_thread_urls(pm_source, pm_server):
     source = pm_source()
     assert source.thread_url(ThreadId("ponymail", SQLI_ROOT)) == f"{pm_server.base_url}/thread/{SQLI_ROOT}"
-    assert source.thread_url(ThreadId("ponymail", "<a+b@x.org>")) == (
-        f"{pm_server.base_url}/thread/%3Ca%2Bb%40x.org%3E?%3Csecurity.example.org%3E")
     with pytest.raises(BackendFailure):
         source.thread_url(ThreadId("hyperkitty", "X"))
-    assert pm_server.requests == []
+    assert len(pm_server.requests) == 1  # one thread lookup finds the root
+    # The API failing now: the web UI's own forms, which climb to the root themselves.
+    pm_server.fail("/api/thread", Reply.text("API error occurred. Error ID: 7", 500), times=None)
+    assert source.thread_url(ThreadId("ponymail", "<a+b@x.org>")) == (
+        f"{pm_server.base_url}/thread/%3Ca%2Bb%40x.org%3E?%3Csecurity.example.org%3E")
+    assert source.thread_url(ThreadId("ponymail", SQLI_REPLY)) == (
+        f"{pm_server.base_url}/thread/{SQLI_REPLY}?find_parent=true")
 
 
 # -- server trouble -------------------------------------------------------------------
@@ -303,3 +307,108 @@ def test_unreadable_keyring_reads_anonymously_and_says_why(pm_source, now):
     assert len(pm_source().list_recent_threads(None, now - timedelta(days=30))) == 2
     with pytest.raises(Unavailable, match="keyring could not be read: NoKeyringError"):
         pm_source(list="private").check_available()
+
+
+# -- the edges of the archive (issue 12 §7, issue 18 §1) ------------------------------------
+
+OLD_ROOT = make_mid(PM_LIST_RAW, "<old-root@reporter.example>")
+
+
+def add_old_conversation(pm_archive, now):
+    """A report 40 days old, answered 2 and 1 days ago (one reply changed the subject)."""
+    from tests.archives.ponymail_server import PMEmail
+
+    epoch = lambda days: int((now - timedelta(days=days)).timestamp())  # noqa: E731
+    pm_archive.add(PMEmail(PM_LIST_RAW, "<old-root@reporter.example>", "Olga Old <olga@reporter.example>",
+                           "RCE in upload", epoch(40), "The upload handler runs what it gets.\n"))
+    pm_archive.add(PMEmail(PM_LIST_RAW, "<old-reply-1@example.org>", "Sam Security <sam@example.org>",
+                           "Re: RCE in upload", epoch(2), "Still open?\n",
+                           in_reply_to="<old-root@reporter.example>", references="<old-root@reporter.example>"))
+    pm_archive.add(PMEmail(PM_LIST_RAW, "<old-reply-2@reporter.example>", "Olga Old <olga@reporter.example>",
+                           "Re: RCE in upload (CVE request)", epoch(1), "Yes.\n",
+                           in_reply_to="<old-reply-1@example.org>",
+                           references="<old-root@reporter.example> <old-reply-1@example.org>"))
+
+
+def test_a_reply_to_a_root_before_since_is_listed_under_its_real_root(pm_source, pm_archive, now):
+    add_old_conversation(pm_archive, now)
+    source = pm_source()
+    listing = source.list_recent_threads(None, now - timedelta(days=30))
+    old = [s for s in listing if s.root_message_id == "<old-root@reporter.example>"]
+    assert len(old) == 1, [str(s.thread_id) for s in listing]  # both replies, one thread
+    assert old[0].thread_id == ThreadId("ponymail", OLD_ROOT)
+    assert old[0].subject == "RCE in upload" and old[0].message_count == 3
+    assert abs((old[0].last_activity - (now - timedelta(days=1))).total_seconds()) < 1
+    assert any("started before" in n for n in old[0].notes)
+    assert len(listing) == 3 and listing.complete
+    # The thread ID does not depend on since.
+    wider = source.list_recent_threads(None, now - timedelta(days=60))
+    assert [s.thread_id for s in wider if s.root_message_id == "<old-root@reporter.example>"] == [old[0].thread_id]
+
+
+def test_the_silent_max_hits_cap_marks_the_listing_incomplete(pm_source, pm_archive, now):
+    from tests.archives.ponymail_server import PMEmail
+
+    for i in range(20):
+        pm_archive.add(PMEmail(PM_LIST_RAW, f"<burst-{i}@example.org>", "Bot <bot@example.org>", f"Burst {i}",
+                               int((now - timedelta(hours=10 + i)).timestamp()), "x\n"))
+    source = pm_source()
+    assert source.list_recent_threads(None, now - timedelta(days=70)).complete  # under the cap: complete
+    pm_archive.max_hits = 10
+    listing = source.list_recent_threads(None, now - timedelta(days=70))
+    assert listing.complete is False
+    assert any("max_hits" in n and "11" in n for n in listing.notes), listing.notes
+    assert "Heap overflow in decoder" not in [s.subject for s in listing]  # dropped by the server
+
+
+def test_thread_url_of_a_reply_opens_the_whole_thread(pm_source, pm_server):
+    source = pm_source()
+    assert source.thread_url(ThreadId("ponymail", SQLI_REPLY)) == f"{pm_server.base_url}/thread/{SQLI_ROOT}"
+    assert source.thread_url(ThreadId("ponymail", "<sqli-reply@example.org>")) == \
+        f"{pm_server.base_url}/thread/{SQLI_ROOT}"
+    assert source.thread_url(ThreadId("ponymail", SQLI_ROOT)) == f"{pm_server.base_url}/thread/{SQLI_ROOT}"
+    with pytest.raises(ArchiveNotFound):
+        source.thread_url(ThreadId("ponymail", "<nosuch@example.org>"))
+
+
+def test_a_root_message_id_resolves_to_its_thread(pm_source, pm_server):
+    source = pm_source()
+    assert source.resolve_message_id("<sqli-root@reporter.example>") == ThreadId("ponymail", SQLI_ROOT)
+    assert source.resolve_message_id("broken@reporter.example") == ThreadId("ponymail", SQLI_ROOT)
+    call = endpoint_calls(pm_server, "thread")[0]
+    assert (call.param("id"), call.param("listid"), call.param("find_parent")) == (
+        "<sqli-root@reporter.example>", PM_LIST_RAW, "true")
+    with pytest.raises(ArchiveNotFound, match="<nosuch@example.org>"):
+        source.resolve_message_id("<nosuch@example.org>")
+
+
+def test_an_expired_sign_in_leaves_public_lists_readable(pm_source, pm_server, now):
+    set_secret(f"ponymail:{pm_server.base_url.split('//')[1]}", "stale-cookie")
+    source = pm_source()
+    source.check_available()
+    listing = source.list_recent_threads(None, now - timedelta(days=30))
+    assert len(listing) == 2
+    assert any("not signed in" in n and "public" in n for n in listing.notes)
+    assert len(endpoint_calls(pm_server, "preferences")) == 1  # not asked again anonymously
+    with pytest.raises(SignInNeeded, match="sign in again"):
+        pm_source(list="private").check_available()
+
+
+def test_preferences_are_asked_once_per_listing(pm_source, pm_server, now):
+    source = pm_source()
+    source.check_available()  # what the resolution rule does before dispatching
+    source.list_recent_threads(None, now - timedelta(days=30))
+    assert len(endpoint_calls(pm_server, "preferences")) == 1
+    source.list_recent_threads(None, now - timedelta(days=30))  # a refresh asks again: sessions expire
+    assert len(endpoint_calls(pm_server, "preferences")) == 2
+    assert len(endpoint_calls(pm_server, "stats")) == 2
+
+
+
+def test_a_late_reply_whose_root_cannot_be_looked_up_is_still_listed(pm_source, pm_archive, pm_server, now):
+    add_old_conversation(pm_archive, now)
+    pm_server.fail("/api/thread", Reply.text("API error occurred. Error ID: 9", 500), times=None)
+    listing = pm_source().list_recent_threads(None, now - timedelta(days=30))
+    late = [s for s in listing if s.subject.startswith("Re: RCE in upload")]
+    assert late and all(any("could not be looked up" in n and "HTTP 500" in n for n in s.notes) for s in late)
+    assert len(listing) == 2 + len(late)  # the other threads are listed as before

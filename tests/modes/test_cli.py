@@ -55,6 +55,21 @@ def wait_for(predicate, timeout: float = 15.0):
     raise AssertionError("timed out waiting")
 
 
+def mailbox_cursor(database: Path):
+    """The stored mailbox cursor rows (empty until the server's first poll)."""
+    import sqlite3
+
+    if not database.exists():
+        return []
+    connection = sqlite3.connect(database)
+    try:
+        return connection.execute("SELECT * FROM cursors").fetchall()
+    except sqlite3.OperationalError:  # the schema is not there yet
+        return []
+    finally:
+        connection.close()
+
+
 @pytest.fixture
 def cli_env(tmp_path):
     env = dict(os.environ)
@@ -95,6 +110,9 @@ url = "{master.url}"
     try:
         served = Served(config, cli_env)
         try:
+            # The first poll is a silent baseline of what the mailbox already holds: mail
+            # appended before it would never be processed. Wait until the cursor is set.
+            wait_for(lambda: mailbox_cursor(tmp_path / "record.sqlite3"))
             raw, _ = build_mail(sender="olga@example.com", to=f"ticket@{DOMAIN}", subject="Hello")
             dovecot.append(dovecot_user, "INBOX", raw)
             intake = wait_for(lambda: [m for m in master.messages() if m["type"] == "case.intake"])[0]

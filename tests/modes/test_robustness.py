@@ -155,3 +155,42 @@ def test_smtp_down_answers_503_and_a_retry_sends_with_the_same_message_id(make_h
         assert len(smtp.log.messages) == 1
     finally:
         smtp.stop()
+
+
+# -- the mailbox cursor: a silent baseline, as the mailbox adapters' poll ------------------
+
+def test_first_start_takes_a_silent_baseline_of_the_mail_already_there(dovecot, dovecot_user, make_harness):
+    for number in range(2):
+        raw, _ = build_mail(sender=f"old{number}@example.com", to=f"ticket!callback@{DOMAIN}", subject="old")
+        dovecot.append(dovecot_user, "INBOX", raw)
+    harness = make_harness("master")  # its first poll meets two mails from before it started
+    assert harness.poll() == 0
+    assert harness.mode.messages() == [] and harness.sent_mail() == []
+    store = harness.store()
+    try:
+        assert store.cases() == [] and store.intakes() == []
+    finally:
+        store.close()
+    harness.deliver(sender="new@example.com", to=f"ticket!callback@{DOMAIN}", subject="new")
+    assert [m["participant"]["address"] for m in harness.mode.messages()] == ["new@example.com"]
+
+
+def test_a_changed_uidvalidity_takes_a_new_baseline_instead_of_reading_everything(make_harness):
+    harness = make_harness("slave")
+    harness.deliver(sender="a@example.com", to=f"ticket@{DOMAIN}", subject="first")
+    assert [m["type"] for m in harness.master.messages()] == ["case.intake"]
+    for number in range(3):
+        raw, _ = build_mail(sender=f"b{number}@example.com", to=f"ticket@{DOMAIN}", subject="before the reset")
+        harness.dovecot.append(harness.user, "INBOX", raw)
+    # The mailbox was reset (restored from backup, recreated): the stored UIDVALIDITY no longer matches.
+    store = harness.store()
+    try:
+        with store.transaction():
+            name = harness.thread.engine.inbox.name
+            store.set_cursor(name, store.cursor(name)[0] + 1000, 1)
+    finally:
+        store.close()
+    assert harness.poll() == 0
+    assert [m["type"] for m in harness.master.messages()] == ["case.intake"]  # nothing re-read
+    harness.deliver(sender="c@example.com", to=f"ticket@{DOMAIN}", subject="after")
+    assert [m["type"] for m in harness.master.messages()] == ["case.intake", "case.intake"]

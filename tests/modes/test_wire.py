@@ -73,7 +73,9 @@ class Handoffs:
 def test_every_transition_the_table_forbids_is_refused(make_harness, role):
     harness = make_harness(role, types={"deadline_seconds": 600})
     handoffs = Handoffs(harness)
-    froms = [s for s in TABLE["statuses"] if role == "master" or s != "timed-out"]
+    # A mode's cancelled comes only after email sent handoff.cancel, and email as master sends
+    # it only together with timed-out: in that role cancelled is never reached.
+    froms = [s for s in TABLE["statuses"] if s != ("cancelled" if role == "master" else "timed-out")]
     # timed-out first: reaching it moves the clock past every open handoff's deadline.
     froms.sort(key=lambda s: s != "timed-out")
     checked = 0
@@ -81,6 +83,11 @@ def test_every_transition_the_table_forbids_is_refused(make_harness, role):
         case, handoff_id = handoffs.new()
         if current == "timed-out":
             harness.tick(601)  # email, the timeout owner, records it
+        elif current == "cancelled":  # the outside master cancels; email forwards it to the mode
+            status, body = harness.post({"mas_modes_version": "0.1", "type": "handoff.cancel",
+                                         "id": f"{handoff_id}-cancel", "case": case, "handoff_id": handoff_id,
+                                         "reason": "master says stop"})
+            assert (status, body) == (200, {"ok": True, "recorded": "cancelled"}), body
         else:
             for step in TABLE["paths"][current]:
                 status, body = handoffs.status(case, handoff_id, step)
@@ -94,6 +101,9 @@ def test_every_transition_the_table_forbids_is_refused(make_harness, role):
             status, body = handoffs.status(case, handoff_id, wanted)
             if wanted == "timed-out":  # a mode never sends it, whatever the state
                 assert (status, body["error"]) == (403, "not-timeout-owner"), (current, wanted, body)
+            elif wanted == "cancelled" and current in ("timed-out", "cancelled"):
+                # email sent handoff.cancel: the mode's cancelled is its acknowledgement, recorded as a note
+                assert (status, body) == (200, {"ok": True, "acknowledged": "cancelled"}), (current, body)
             else:
                 assert (status, body["error"]) == (409, "invalid-transition"), (current, wanted, body)
                 assert current in body["detail"] and wanted in body["detail"]
