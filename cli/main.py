@@ -17,7 +17,6 @@ Imports stay lazy: ``mailtriage tracker …`` and ``mailtriage mail …`` never 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from datetime import date, datetime, timedelta, timezone
@@ -149,12 +148,23 @@ def parse_since(text: str | None, config=None) -> datetime:
 
 
 def _emit(doc: Any) -> None:
-    json.dump(doc, sys.stdout, indent=2, ensure_ascii=False, default=str)
-    sys.stdout.write("\n")
+    """One JSON document on stdout; neutralized characters escaped (lossless, see core.inert)."""
+    from mailtriage.core.inert import json_dumps
+
+    sys.stdout.write(json_dumps(doc) + "\n")
 
 
 def _err(text: str) -> None:
-    sys.stderr.write(f"mailtriage: {text}\n")
+    """One message on stderr. Errors quote subjects, IDs and server text: inert, lines kept."""
+    from mailtriage.core.inert import terminal_text
+
+    sys.stderr.write(f"mailtriage: {terminal_text(text)}\n")
+
+
+def _line(text: Any) -> str:
+    from mailtriage.core.inert import terminal_line
+
+    return terminal_line(text)
 
 
 def load_sources(args: argparse.Namespace):
@@ -184,7 +194,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
                 "security_cc": cc.to_json(),
             })
             return EXIT_OK
-        print(f"Project: {sources.config.title} ({sources.config.file})")
+        print(f"Project: {_line(sources.config.title)} ({_line(sources.config.file)})")
         if not matrix:
             print("No mail sources configured (add a '## Mail sources' table to project.md).")
         header = ["backend", "role", "mand.", *[op.value for op in ALL_OPS], "available"]
@@ -192,17 +202,17 @@ def cmd_sources(args: argparse.Namespace) -> int:
         for row in matrix:
             caps = ["yes" if row["capabilities"][op.value] else "-" for op in ALL_OPS]
             avail = "yes" if row["available"] else f"NO: {row['reason']}"
-            rows.append([f"{row['backend']} ({row['kind']})", row["role"], "yes" if row["mandatory"] else "no",
-                         *caps, avail])
+            rows.append([_line(f"{row['backend']} ({row['kind']})"), _line(row["role"]),
+                         "yes" if row["mandatory"] else "no", *caps, _line(avail)])
         _print_table(header, rows)
         print()
         print("Resolution:")
         for op, res in resolutions.items():
-            print(f"  {res.summary()}")
+            print(f"  {_line(res.summary())}")
         print()
-        print(f"Security CC: {cc.security_cc or '(none)'}" + (" (fallback)" if cc.cc_fallback else ""))
+        print(f"Security CC: {_line(cc.security_cc or '(none)')}" + (" (fallback)" if cc.cc_fallback else ""))
         for warning in cc.warnings:
-            print(f"  !! {warning}")
+            print(f"  !! {_line(warning)}")
         return EXIT_OK
     finally:
         sources.close()
@@ -224,31 +234,17 @@ def cmd_list(args: argparse.Namespace) -> int:
         list_name = args.list_name or sources.config.get("security_list")
         result = sources.dispatch(Op.LIST_RECENT_THREADS, lambda b: b.list_recent_threads(list_name, since))
         threads = result.value
-        print(f"{sources.config.title}: {len(threads)} threads on {list_name or '(no list)'} "
-              f"since {since.date().isoformat()} (via {result.resolution.chosen})")
+        print(f"{_line(sources.config.title)}: {len(threads)} threads on {_line(list_name or '(no list)')} "
+              f"since {since.date().isoformat()} (via {_line(result.resolution.chosen)})")
         for t in threads:
             when = t.last_activity.strftime("%Y-%m-%d %H:%M") if t.last_activity else "????-??-?? ??:??"
-            who = _inert(t.sender.name or t.sender.email)[:24]
-            print(f"{when}  {t.message_count:>3}  {who:<24}  {_inert(t.subject)}")
+            who = _line(t.sender.name or t.sender.email)[:24]
+            print(f"{when}  {t.message_count:>3}  {who:<24}  {_line(t.subject)}")
         for note in getattr(threads, "notes", ()):  # pages or rows a backend could not read
-            _err(f"note: {_inert(note)}")
+            _err(f"note: {_line(note)}")
         return EXIT_OK
     finally:
         sources.close()
-
-
-def _inert(text: str) -> str:
-    """Terminal output of mail content: control, bidi and zero-width characters made visible."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if code < 0x20 or code == 0x7F or 0x80 <= code < 0xA0:
-            out.append(f"\\x{code:02x}")
-        elif 0x200B <= code <= 0x200F or 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069 or code == 0xFEFF:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 def cmd_mail(args: argparse.Namespace) -> int:
