@@ -39,6 +39,10 @@ class UsageError(Exception):
 
 def _common(parser: argparse.ArgumentParser, top: bool) -> None:
     default = None if top else argparse.SUPPRESS
+    # Taken off the command line before parsing (see _take_trace), so every command,
+    # the tracker, account and modes CLIs included, accepts it anywhere; listed for --help.
+    parser.add_argument("--trace", metavar="FILE", default=argparse.SUPPRESS,
+                        help="write the redacted protocol trace (IMAP, SMTP, HTTP) to FILE, - for stderr")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--project", metavar="DIR", default=default,
                        help="project configuration folder holding project.md (default: $MAILTRIAGE_PROJECT or .)")
@@ -227,6 +231,7 @@ def _print_table(header: list[str], rows: list[list[str]]) -> None:
 
 def cmd_list(args: argparse.Namespace) -> int:
     from mailtriage.backends.contract import Op
+    from mailtriage.core.inert import sender_label
 
     sources = load_sources(args)
     try:
@@ -238,7 +243,7 @@ def cmd_list(args: argparse.Namespace) -> int:
               f"since {since.date().isoformat()} (via {_line(result.resolution.chosen)})")
         for t in threads:
             when = t.last_activity.strftime("%Y-%m-%d %H:%M") if t.last_activity else "????-??-?? ??:??"
-            who = _line(t.sender.name or t.sender.email)[:24]
+            who = _line(sender_label(t.sender.name, t.sender.email))[:40 if t.sender.name else 24]
             print(f"{when}  {t.message_count:>3}  {who:<24}  {_line(t.subject)}")
         for note in getattr(threads, "notes", ()):  # pages or rows a backend could not read
             _err(f"note: {_line(note)}")
@@ -361,8 +366,94 @@ def cmd_app(args: argparse.Namespace) -> int:
     return cmd_list(args)
 
 
+def _take_trace(argv: list[str]) -> tuple[list[str], str | None]:
+    """``--trace FILE`` / ``--trace=FILE`` removed from ``argv`` (up to a ``--``)."""
+    out: list[str] = []
+    target = None
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            out += argv[i:]
+            break
+        if arg == "--trace" and i + 1 < len(argv):
+            target = argv[i + 1]
+            i += 2
+            continue
+        if arg.startswith("--trace="):
+            target = arg[len("--trace="):]
+        else:
+            out.append(arg)
+        i += 1
+    return out, target
+
+
+class _TraceWriter:
+    """Writes each protocol-trace line (already redacted by core.trace) and each backend
+    operation to a file or stderr. Server text is untrusted: one inert line each."""
+
+    def __init__(self, target: str) -> None:
+        from mailtriage.core.trace import OPLOG, TRACE
+
+        if target == "-":
+            self.stream, self.owned = sys.stderr, False
+        else:
+            try:  # a trace can hold mail text: private to the user, appended to
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            except OSError as exc:
+                raise UsageError(f"cannot write the trace to {target}: {exc.strerror}") from None
+            self.stream, self.owned = os.fdopen(fd, "a", encoding="utf-8"), True
+        self._was_enabled = TRACE.enabled
+        TRACE.enabled = True
+        self._stops = [TRACE.subscribe(self._line), OPLOG.subscribe(self._op)]
+
+    def _write(self, text: str) -> None:
+        from mailtriage.core.inert import terminal_line
+
+        try:
+            self.stream.write(terminal_line(text) + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # a full disk or closed stream never breaks a backend call
+            pass
+
+    def _line(self, line) -> None:
+        from datetime import datetime as _dt
+
+        when = _dt.fromtimestamp(line.at, timezone.utc).strftime("%H:%M:%S.%f")[:-3]
+        self._write(f"{when} {line.channel} {line.direction} {line.text}")
+
+    def _op(self, rec) -> None:
+        from mailtriage.core.trace import redact
+
+        outcome = f"error {redact(rec.error)}" if rec.error else "ok"
+        self._write(f"op {rec.backend} {rec.op} {rec.duration_ms:.1f}ms {outcome}")
+
+    def close(self) -> None:
+        from mailtriage.core.trace import TRACE
+
+        for stop in self._stops:
+            stop()
+        TRACE.enabled = self._was_enabled
+        if self.owned:
+            self.stream.close()
+
+
 def _main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv, trace = _take_trace(list(sys.argv[1:] if argv is None else argv))
+    if trace is None:
+        return _dispatch(argv)
+    try:
+        writer = _TraceWriter(trace)
+    except UsageError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    try:
+        return _dispatch(argv)
+    finally:
+        writer.close()
+
+
+def _dispatch(argv: list[str]) -> int:
     parser = build_parser()
     # `mailtriage account …` (OAuth sign-in) owns its own arguments too.
     if argv[:1] == ["account"]:

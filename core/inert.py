@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any
 
 #: Exactly the set issue 20 names (C0 here without tab and newline; sinks add them).
@@ -198,3 +199,49 @@ def markdown_block(text: Any) -> str:
         # Four leading spaces would make an indented code block: keep at most three.
         out.append(" " * min(len(line) - len(stripped), 3) + body)
     return "\n".join(out)
+
+
+# -- senders --------------------------------------------------------------------------------
+
+_EMAILISH = re.compile(r"[^\s<>\"'(),;:\[\]]+@[^\s<>\"'(),;:\[\]]+")
+_DOMAINISH = re.compile(r"(?<![\w.-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}(?![\w-])")
+
+
+def sender_mismatch(name: str | None, email: str | None) -> str | None:
+    """Why a display name could pass for an address the mail is not from, or None.
+
+    ``"security@apache.org" <attacker@evil.example>`` shows as a trusted address in any
+    list that shows names. A name that holds an address (``@`` after NFKC, so a fullwidth
+    ``＠`` counts) other than the sender's, or names a domain the sender's address is not
+    in, is a mismatch. The answer quotes the name: show it through a sink."""
+    if not name:
+        return None
+    text = unicodedata.normalize("NFKC", clean_line(name, 0)).casefold()
+    real = clean_line(email, 0).casefold()
+    domain = real.rpartition("@")[2]
+    for found in _EMAILISH.findall(text):
+        found = found.strip(".")
+        if found != real:
+            return f"the name holds the address {found}, the mail is from {real or '(no address)'}"
+    rest = _EMAILISH.sub(" ", text)
+    if "@" in rest:
+        return f"the name holds an @, the mail is from {real or '(no address)'}"
+    for found in _DOMAINISH.findall(rest):
+        if found != domain and not domain.endswith("." + found):
+            return f"the name names {found}, the mail is from {real or '(no address)'}"
+    return None
+
+
+def sender_label(name: str | None, email: str | None) -> str:
+    """A sender in one line for lists: the display name, or — when the name could pass for
+    an address it is not (:func:`sender_mismatch`) — ``⚠ real@address «name»``, the real
+    address first so a narrow column still shows it. Plain text: pass it through a sink."""
+    name = clean_line(name, 0)
+    email = clean_line(email, 0)
+    if not name:
+        return email
+    if sender_mismatch(name, email):
+        return f"⚠ {email} «{name}»"
+    if unicodedata.normalize("NFKC", name).casefold() == email.casefold():
+        return email
+    return name

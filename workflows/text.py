@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from mailtriage.core.inert import clean_line, clean_lines, markdown_block
+from mailtriage.core.inert import clean_line, clean_lines, markdown_block, sender_mismatch
 
 
 def one_line(text: str | None, limit: int = 200) -> str:
@@ -36,6 +36,16 @@ def display_address(name: str | None, email: str | None) -> str:
     if name and email and name.lower() != email.lower():
         return f"{name} ({email})"
     return email or name or "(unknown sender)"
+
+
+def spoof_warning(name: str | None, email: str | None) -> str | None:
+    """The proposal warning for a sender whose display name could pass for an address the
+    mail is not from (``"security@apache.org" <attacker@evil.example>``), or None."""
+    why = sender_mismatch(name, email)
+    if not why:
+        return None
+    return (f"⚠ the sender's name \u201c{one_line(name, 120)}\u201d looks like an address, but it is not "
+            f"the sender's address: the mail is from {one_line(email, 200)} ({why})")
 
 
 _QUOTE_HEADER = re.compile(r"^(on .{0,200}wrote:|-+ ?original message ?-+|from: .+)$", re.IGNORECASE)

@@ -71,3 +71,16 @@ def test_json_escapes_are_lossless(capsys, monkeypatch, hostile_env):
     assert code == 0
     assert "\\u202e" in out
     assert json.loads(out)["result"]["messages"][0]["subject"].startswith("Invoice \u202efdp.exe")
+
+
+@pytest.mark.parametrize("name", ["15-spoofed-address-name.eml", "16-spoofed-fullwidth-at.eml"])
+def test_import_proposal_marks_a_spoofed_sender(capsys, monkeypatch, hostile_env, name):
+    code, out, err = run(capsys, monkeypatch, hostile_env, "import", f"mbox:{thread_root(CASES[name])}")
+    assert code == 0, err
+    proposal = json.loads(out)["proposal"]
+    assert any("attacker@evil.example" in w and "not the sender" in w for w in proposal["warnings"]), proposal
+    assert "attacker@evil.example" in err and "⚠" in err
+    # The receipt draft's To: is the real address, marked.
+    to = [f for w in proposal["writes"] for f in w["fields"] if f["label"] == "To"] + \
+         [f for f in proposal["preview"] if f["label"] == "To"]
+    assert to and all(f["value"] == "attacker@evil.example" and f["marker"] for f in to), to
