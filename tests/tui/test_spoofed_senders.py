@@ -58,7 +58,7 @@ def test_reading_pane_marks_the_mismatch():
                       text_parts=(TextPart("text/plain", "hi"),))
     text = header_text(message, 1, 1).plain
     assert "attacker@evil.example" in text
-    assert "⚠" in text and "not the sender's address" in text
+    assert "⚠" in text and "name is not their address" in text
 
 
 def test_cli_list_shows_the_real_address(capsys, tmp_path):

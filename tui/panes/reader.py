@@ -60,8 +60,7 @@ def header_text(message: Message, index: int, total: int) -> Text:
     spoof = sender_mismatch(message.sender.name, message.sender.email)
     if spoof:
         out.append("⚠ ", MARKER_STYLE)
-        out.append_text(inert_text(f"the sender's name looks like an address that is not the sender's address: "
-                                   f"{spoof}", style="bold"))
+        out.append_text(inert_text(f"sender's name is not their address: {spoof}", style="bold"))
         out.append("\n")
     line("To", ", ".join(str(a) for a in message.to))
     line("Cc", ", ".join(str(a) for a in message.cc))
