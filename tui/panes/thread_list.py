@@ -24,7 +24,7 @@ from textual.strip import Strip
 from textual.worker import get_current_worker
 
 from mailtriage.backends.contract import ThreadSummary
-from mailtriage.core.inert import sender_label
+from mailtriage.core.inert import sender_label, terminal_text
 from mailtriage.tui import bindings
 from mailtriage.tui.rows import ListRows, ThreadRows
 from mailtriage.tui.sanitize import MARKER_STYLE, inert_text
@@ -332,4 +332,6 @@ class ThreadList(ScrollView, can_focus=True):
         if message.rows is self.rows:
             self.refresh()
             if message.error:
-                self.notify(f"could not fetch threads: {message.error}", severity="error", title="Thread list")
+                # Server text: inert, never parsed as markup.
+                self.notify(f"could not fetch threads: {terminal_text(message.error)}", severity="error",
+                            title="Thread list", markup=False)
