@@ -99,3 +99,19 @@ def _help(capsys, argv) -> str:
     with pytest.raises(SystemExit):
         main(argv)
     return capsys.readouterr().out
+
+
+def test_create_draft_recap_is_inert(imap_project, capsys, monkeypatch):
+    """`mail create-draft` prints the proposal recap on stderr: the subject's OSC 0 is a
+    marker there, and the draft is written (issue 20 §1)."""
+    import io
+    import sys
+
+    project, _user = imap_project
+    monkeypatch.setattr(sys, "stdin", io.StringIO("Thanks.\n"))
+    code = main(["--project", str(project), "mail", "create-draft", "imap:<t@r>", "--body-file", "-", "--yes"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "\x1b" not in err and "\x07" not in err and "\x1b" not in out and "\x07" not in out
+    assert "Subject: Re: Bug" in err
+    assert json.loads(out)["written"] is True
