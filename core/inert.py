@@ -39,14 +39,14 @@ import re
 import unicodedata
 from typing import Any
 
-#: Exactly the set issue 20 names (C0 here without tab and newline; sinks add them).
-_C0_C1 = "\x00-\x08\x0b-\x1f\x7f-\x9f"
-NEUTRALIZED = (
-    _C0_C1 +
-    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-    "\u00ad\u200b-\u200d\u2060-\u2064\u206a-\u206f\ufeff"
-    "\U000e0000-\U000e007f"
+_C0_C1 = "\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 without tab and newline (sinks add them), DEL, C1
+_BIDI_INVISIBLE_TAGS = (
+    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidi controls
+    "\u00ad\u200b-\u200d\u2060-\u2064\u206a-\u206f\ufeff"  # zero-width and invisible
+    "\U000e0000-\U000e007f"  # tag characters
 )
+#: Exactly the set issue 20 names, as a regex character-class body.
+NEUTRALIZED = _C0_C1 + _BIDI_INVISIBLE_TAGS
 # What the panes marked before the boundary was shared: every other Cf, Zl, Zp and the
 # default-ignorable fillers, plus lone surrogates (unencodable on any terminal).
 _ALSO = (
@@ -62,7 +62,7 @@ _DANGEROUS = NEUTRALIZED + _ALSO
 _ONE_LINE = re.compile(f"[\t\n{_DANGEROUS}]")
 _MULTI_LINE = re.compile(f"[{_DANGEROUS}]")
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_INVISIBLE = re.compile(f"[{NEUTRALIZED[len(_C0_C1):]}{_ALSO}]")
+_INVISIBLE = re.compile(f"[{_BIDI_INVISIBLE_TAGS}{_ALSO}]")
 _SPACES = re.compile(r"[ \t\r\n]+")
 
 
