@@ -84,3 +84,24 @@ def test_import_proposal_marks_a_spoofed_sender(capsys, monkeypatch, hostile_env
     to = [f for w in proposal["writes"] for f in w["fields"] if f["label"] == "To"] + \
          [f for f in proposal["preview"] if f["label"] == "To"]
     assert to and all(f["value"] == "attacker@evil.example" and f["marker"] for f in to), to
+
+
+@pytest.mark.parametrize("name", ["06-markdown-name.eml", "07-jira-wiki.eml", "09-backtick-message-id.eml"])
+def test_imported_issue_renders_no_markup_from_mail(capsys, monkeypatch, hostile_env, name):
+    """Imported for real (local-files tracker): the issue's Markdown, rendered, holds no
+    image, link or mention from the mail, and the rollup still names the thread."""
+    from markdown_it import MarkdownIt
+
+    from mailtriage.backends.contract import ThreadId
+    from mailtriage.workflows.linking import rollup_state
+
+    mid = thread_root(CASES[name])
+    code, out, err = run(capsys, monkeypatch, hostile_env, "import", f"mbox:{mid}", "--yes", stdin="")
+    assert code == 0, err
+    issue = json.loads(out)["results"][0]["id"]
+    tracker = hostile_env.tracker()
+    body = tracker.body(issue)
+    html = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(body)
+    assert "<img" not in html and "<a " not in html and "<em>" not in html and "<strong>" not in html, html
+    assert "@octocat" not in body
+    assert rollup_state(tracker, issue).thread_id() == ThreadId("mbox", mid)
