@@ -210,7 +210,7 @@ _DOMAINISH = re.compile(r"(?<![\w.-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+
 def sender_mismatch(name: str | None, email: str | None) -> str | None:
     """Why a display name could pass for an address the mail is not from, or None.
 
-    ``"security@apache.org" <attacker@evil.example>`` shows as a trusted address in any
+    ``"security@project.example" <attacker@evil.example>`` shows as a trusted address in any
     list that shows names. A name that holds an address (``@`` after NFKC, so a fullwidth
     ``＠`` counts) other than the sender's, or names a domain the sender's address is not
     in, is a mismatch. The answer quotes the name: show it through a sink."""

@@ -40,7 +40,7 @@ def display_address(name: str | None, email: str | None) -> str:
 
 def spoof_warning(name: str | None, email: str | None) -> str | None:
     """The proposal warning for a sender whose display name could pass for an address the
-    mail is not from (``"security@apache.org" <attacker@evil.example>``), or None."""
+    mail is not from (``"security@project.example" <attacker@evil.example>``), or None."""
     why = sender_mismatch(name, email)
     if not why:
         return None
