@@ -13,8 +13,10 @@ from datetime import datetime, timezone
 from email import policy
 from email.message import EmailMessage
 from email.utils import format_datetime
+from functools import partial
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
+from mailtriage.backends import mime
 from mailtriage.backends.contract import DraftRequest, MailSource, Op, ThreadId
 from mailtriage.backends.errors import NotSupported, Unavailable
 from mailtriage.backends.threading import synthetic_kind
@@ -94,17 +96,19 @@ class AccountSource(MailSource):
         msg = EmailMessage(policy=policy.SMTP)
         if self.account.from_address:
             msg["From"] = self.account.from_address
-        msg["To"] = ", ".join(request.to)
+        # Everything below may come from mail content: cleaned and folded, never raising.
+        put = partial(mime.set_composed_header, msg)
+        put("To", ", ".join(request.to))
         if request.cc:
-            msg["Cc"] = ", ".join(request.cc)
-        msg["Subject"] = subject
+            put("Cc", ", ".join(request.cc))
+        put("Subject", subject)
         msg["Date"] = format_datetime(datetime.now(timezone.utc))
         msg["Message-ID"] = message_id
         if in_reply_to:
-            msg["In-Reply-To"] = in_reply_to
+            put("In-Reply-To", in_reply_to)
         if references:
-            msg["References"] = " ".join(references)
+            put("References", " ".join(references))
         for name, value in (extra_headers or {}).items():
-            msg[name] = value
+            put(name, value)
         msg.set_content(request.body)
         return msg.as_bytes()

@@ -345,5 +345,9 @@ def reply_subject(subject: str | None) -> str:
         if stripped == text:
             break
         text = stripped
-    text = text.strip()
+    # The subject came from mail: one clean line (a CR/LF decoded from an RFC 2047 word
+    # would make the draft's header unserializable, or add a header).
+    from mailtriage.core.inert import header_text
+
+    text = header_text(text)
     return f"Re: {text}" if text else "Re: (no subject)"

@@ -561,6 +561,55 @@ def is_plain_address(text: str) -> bool:
     return re.fullmatch(_ADDR_SPEC, text) is not None and "=?" not in text
 
 
+# -- headers we compose from mail content ----------------------------------------------------
+
+_COMPOSED_ID = re.compile(r"<[^\s<>\x00-\x1f\x7f]{1,250}>")
+_MAX_REFERENCES = 30  # RFC 5322 §3.6.4 allows trimming; keep the root and the newest ones
+
+
+def composed_ids(ids) -> list[str]:
+    """Message-IDs fit for In-Reply-To/References: well-formed ones only, no duplicates,
+    the root plus the newest when there are many (a reporter can send hundreds)."""
+    kept = [i for i in dict.fromkeys(ids or ()) if i and _COMPOSED_ID.fullmatch(i)]
+    if len(kept) > _MAX_REFERENCES:
+        kept = kept[:1] + kept[-(_MAX_REFERENCES - 1):]
+    return kept
+
+
+def composed_addresses(values) -> str:
+    """An address header from recipient strings: display names cleaned to one line (a
+    decoded CR/LF cannot add a header), only plain addr-specs kept."""
+    from email.utils import formataddr
+
+    from mailtriage.core.inert import header_text
+
+    out = []
+    for name, addr in getaddresses([header_text(v, 2000) for v in values or ()]):
+        if addr and is_plain_address(addr):
+            out.append(formataddr((header_text(name, 200), addr)))
+    return ", ".join(out)
+
+
+def set_composed_header(msg: EmailMessage, name: str, value: str) -> None:
+    """Set a header built from mail content. The value is made one clean, bounded line
+    (the serializer folds it), so it never raises; an address header keeps only what
+    parses as addresses."""
+    from mailtriage.core.inert import header_text
+
+    if name.lower() in ("to", "cc", "bcc", "reply-to"):
+        value = composed_addresses([value])
+    elif name.lower() in ("in-reply-to", "references"):
+        value = " ".join(composed_ids(str(value).split()))
+    else:
+        value = header_text(value)
+    if not value and name.lower() != "subject":
+        return
+    try:
+        msg[name] = value
+    except (ValueError, TypeError, IndexError):  # a value the header parser still refuses
+        msg[name] = value.encode("ascii", "replace").decode("ascii")
+
+
 def parse_address(value: bytes | str | None) -> Address:
     """The first address of a From-like header; ``Address('', '')`` when there is none."""
     addresses = parse_address_list(value)

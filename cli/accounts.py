@@ -17,7 +17,6 @@ Exit codes: 0 ok, 2 usage or configuration, 4 sign-in refused or provider unavai
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Sequence
 
@@ -68,7 +67,9 @@ def _provider(account_id: str):
 
 
 def _say(text: str) -> None:
-    sys.stderr.write(text + "\n")
+    from mailtriage.core.inert import terminal_text
+
+    sys.stderr.write(terminal_text(text) + "\n")  # server and provider text is untrusted
     sys.stderr.flush()
 
 
@@ -165,6 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MailError as exc:
         _say(f"mailtriage: {exc}")
         return EXIT_FAILED
-    json.dump(result, sys.stdout, indent=2)
-    sys.stdout.write("\n")
+    from mailtriage.core.inert import json_dumps
+
+    sys.stdout.write(json_dumps(result) + "\n")
     return EXIT_OK

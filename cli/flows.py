@@ -23,9 +23,10 @@ This module imports only argparse at load time; each command loads what it needs
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any, Callable
+
+from mailtriage.core.inert import terminal_line
 
 EXIT_OK, EXIT_USAGE, EXIT_DECLINED, EXIT_FAILED = 0, 2, 3, 4
 COMMANDS = ("import", "sync", "publish", "poll", "sweep")
@@ -162,7 +163,7 @@ def _apply_flow(name: str, proposal, args, helpers, extra: dict | None = None) -
         return EXIT_OK
     else:
         report = proposal.apply(confirmed=True)
-        sys.stderr.write(report.describe() + "\n")
+        sys.stderr.write(report.describe() + "\n")  # describe() is inert
         doc.update(written=bool(report.written), report=report.to_json(), results=_written_values(report),
                    proposal=proposal.to_json())
         if not report.ok:
@@ -190,7 +191,7 @@ def _offer_publish(tracker, config, args, helpers) -> dict:
         helpers._err("not published: the tracker changes stay in the working copy ('mailtriage publish' later)")
         return {"offered": True, "published": False, "proposal": proposal.to_json()}
     report = proposal.apply(confirmed=True)
-    sys.stderr.write(report.describe() + "\n")
+    sys.stderr.write(report.describe() + "\n")  # describe() is inert
     return {"offered": True, "published": report.ok, "report": report.to_json(), "results": _written_values(report)}
 
 
@@ -307,7 +308,8 @@ def _poll(args, helpers) -> int:
         def on_error(exc: Exception) -> None:
             helpers._err(f"poll failed (trying again in {interval:g}s): {exc}")
 
-        sys.stderr.write(f"watching {poller.list_name or '(no list)'} every {interval:g}s; Ctrl-C stops\n")
+        sys.stderr.write(f"watching {terminal_line(poller.list_name or '(no list)')} every {interval:g}s; "
+                         "Ctrl-C stops\n")
         try:
             run_poll_loop(poller, on_news, stop=threading.Event(), interval=interval, on_error=on_error)
         except KeyboardInterrupt:
@@ -336,7 +338,7 @@ def _sweep(args, helpers) -> int:
     result = run_sweep(open_reader(source), entry=args.entry.strip(), cursor=cursor, source=source.describe(),
                        cap=args.cap, ack_keyword=ack, closeout_keyword=closeout, internal_domains=domains)
     for notice in result.notices:
-        sys.stderr.write(notice + "\n")  # the spec's exact sentences, one per line
+        sys.stderr.write(terminal_line(notice) + "\n")  # the spec's exact sentences, one per line
     helpers._emit({"command": "sweep", **result.to_json()})
     return EXIT_OK
 
@@ -358,4 +360,7 @@ def _internal_domains(args, helpers) -> frozenset[str]:
 
 
 def dumps(doc: Any) -> str:
-    return json.dumps(doc, ensure_ascii=False, default=str)
+    """One JSON line (poll --watch); neutralized characters escaped (see core.inert)."""
+    from mailtriage.core.inert import json_dumps
+
+    return json_dumps(doc, indent=None)

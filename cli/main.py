@@ -17,7 +17,6 @@ Imports stay lazy: ``mailtriage tracker …`` and ``mailtriage mail …`` never 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from datetime import date, datetime, timedelta, timezone
@@ -62,6 +61,10 @@ class _VersionAction(argparse.Action):
 
 def _common(parser: argparse.ArgumentParser, top: bool) -> None:
     default = None if top else argparse.SUPPRESS
+    # Taken off the command line before parsing (see _take_trace), so every command,
+    # the tracker, account and modes CLIs included, accepts it anywhere; listed for --help.
+    parser.add_argument("--trace", metavar="FILE", default=argparse.SUPPRESS,
+                        help="write the redacted protocol trace (IMAP, SMTP, HTTP) to FILE, - for stderr")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--project", metavar="DIR", default=default,
                        help="project configuration folder holding project.md (default: $MAILTRIAGE_PROJECT or .)")
@@ -172,12 +175,23 @@ def parse_since(text: str | None, config=None) -> datetime:
 
 
 def _emit(doc: Any) -> None:
-    json.dump(doc, sys.stdout, indent=2, ensure_ascii=False, default=str)
-    sys.stdout.write("\n")
+    """One JSON document on stdout; neutralized characters escaped (lossless, see core.inert)."""
+    from mailtriage.core.inert import json_dumps
+
+    sys.stdout.write(json_dumps(doc) + "\n")
 
 
 def _err(text: str) -> None:
-    sys.stderr.write(f"mailtriage: {text}\n")
+    """One message on stderr. Errors quote subjects, IDs and server text: inert, lines kept."""
+    from mailtriage.core.inert import terminal_text
+
+    sys.stderr.write(f"mailtriage: {terminal_text(text)}\n")
+
+
+def _line(text: Any) -> str:
+    from mailtriage.core.inert import terminal_line
+
+    return terminal_line(text)
 
 
 def load_sources(args: argparse.Namespace):
@@ -207,7 +221,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
                 "security_cc": cc.to_json(),
             })
             return EXIT_OK
-        print(f"Project: {sources.config.title} ({sources.config.file})")
+        print(f"Project: {_line(sources.config.title)} ({_line(sources.config.file)})")
         if not matrix:
             print("No mail sources configured (add a '## Mail sources' table to project.md).")
         header = ["backend", "role", "mand.", *[op.value for op in ALL_OPS], "available"]
@@ -215,17 +229,17 @@ def cmd_sources(args: argparse.Namespace) -> int:
         for row in matrix:
             caps = ["yes" if row["capabilities"][op.value] else "-" for op in ALL_OPS]
             avail = "yes" if row["available"] else f"NO: {row['reason']}"
-            rows.append([f"{row['backend']} ({row['kind']})", row["role"], "yes" if row["mandatory"] else "no",
-                         *caps, avail])
+            rows.append([_line(f"{row['backend']} ({row['kind']})"), _line(row["role"]),
+                         "yes" if row["mandatory"] else "no", *caps, _line(avail)])
         _print_table(header, rows)
         print()
         print("Resolution:")
         for op, res in resolutions.items():
-            print(f"  {res.summary()}")
+            print(f"  {_line(res.summary())}")
         print()
-        print(f"Security CC: {cc.security_cc or '(none)'}" + (" (fallback)" if cc.cc_fallback else ""))
+        print(f"Security CC: {_line(cc.security_cc or '(none)')}" + (" (fallback)" if cc.cc_fallback else ""))
         for warning in cc.warnings:
-            print(f"  !! {warning}")
+            print(f"  !! {_line(warning)}")
         return EXIT_OK
     finally:
         sources.close()
@@ -240,6 +254,7 @@ def _print_table(header: list[str], rows: list[list[str]]) -> None:
 
 def cmd_list(args: argparse.Namespace) -> int:
     from mailtriage.backends.contract import Op
+    from mailtriage.core.inert import sender_label
 
     sources = load_sources(args)
     try:
@@ -247,31 +262,17 @@ def cmd_list(args: argparse.Namespace) -> int:
         list_name = args.list_name or sources.config.get("security_list")
         result = sources.dispatch(Op.LIST_RECENT_THREADS, lambda b: b.list_recent_threads(list_name, since))
         threads = result.value
-        print(f"{sources.config.title}: {len(threads)} threads on {list_name or '(no list)'} "
-              f"since {since.date().isoformat()} (via {result.resolution.chosen})")
+        print(f"{_line(sources.config.title)}: {len(threads)} threads on {_line(list_name or '(no list)')} "
+              f"since {since.date().isoformat()} (via {_line(result.resolution.chosen)})")
         for t in threads:
             when = t.last_activity.strftime("%Y-%m-%d %H:%M") if t.last_activity else "????-??-?? ??:??"
-            who = _inert(t.sender.name or t.sender.email)[:24]
-            print(f"{when}  {t.message_count:>3}  {who:<24}  {_inert(t.subject)}")
+            who = _line(sender_label(t.sender.name, t.sender.email))[:40 if t.sender.name else 24]
+            print(f"{when}  {t.message_count:>3}  {who:<24}  {_line(t.subject)}")
         for note in getattr(threads, "notes", ()):  # pages or rows a backend could not read
-            _err(f"note: {_inert(note)}")
+            _err(f"note: {_line(note)}")
         return EXIT_OK
     finally:
         sources.close()
-
-
-def _inert(text: str) -> str:
-    """Terminal output of mail content: control, bidi and zero-width characters made visible."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if code < 0x20 or code == 0x7F or 0x80 <= code < 0xA0:
-            out.append(f"\\x{code:02x}")
-        elif 0x200B <= code <= 0x200F or 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069 or code == 0xFEFF:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 def cmd_mail(args: argparse.Namespace) -> int:
@@ -388,8 +389,94 @@ def cmd_app(args: argparse.Namespace) -> int:
     return cmd_list(args)
 
 
+def _take_trace(argv: list[str]) -> tuple[list[str], str | None]:
+    """``--trace FILE`` / ``--trace=FILE`` removed from ``argv`` (up to a ``--``)."""
+    out: list[str] = []
+    target = None
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            out += argv[i:]
+            break
+        if arg == "--trace" and i + 1 < len(argv):
+            target = argv[i + 1]
+            i += 2
+            continue
+        if arg.startswith("--trace="):
+            target = arg[len("--trace="):]
+        else:
+            out.append(arg)
+        i += 1
+    return out, target
+
+
+class _TraceWriter:
+    """Writes each protocol-trace line (already redacted by core.trace) and each backend
+    operation to a file or stderr. Server text is untrusted: one inert line each."""
+
+    def __init__(self, target: str) -> None:
+        from mailtriage.core.trace import OPLOG, TRACE
+
+        if target == "-":
+            self.stream, self.owned = sys.stderr, False
+        else:
+            try:  # a trace can hold mail text: private to the user, appended to
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            except OSError as exc:
+                raise UsageError(f"cannot write the trace to {target}: {exc.strerror}") from None
+            self.stream, self.owned = os.fdopen(fd, "a", encoding="utf-8"), True
+        self._was_enabled = TRACE.enabled
+        TRACE.enabled = True
+        self._stops = [TRACE.subscribe(self._line), OPLOG.subscribe(self._op)]
+
+    def _write(self, text: str) -> None:
+        from mailtriage.core.inert import terminal_line
+
+        try:
+            self.stream.write(terminal_line(text) + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # a full disk or closed stream never breaks a backend call
+            pass
+
+    def _line(self, line) -> None:
+        from datetime import datetime as _dt
+
+        when = _dt.fromtimestamp(line.at, timezone.utc).strftime("%H:%M:%S.%f")[:-3]
+        self._write(f"{when} {line.channel} {line.direction} {line.text}")
+
+    def _op(self, rec) -> None:
+        from mailtriage.core.trace import redact
+
+        outcome = f"error {redact(rec.error)}" if rec.error else "ok"
+        self._write(f"op {rec.backend} {rec.op} {rec.duration_ms:.1f}ms {outcome}")
+
+    def close(self) -> None:
+        from mailtriage.core.trace import TRACE
+
+        for stop in self._stops:
+            stop()
+        TRACE.enabled = self._was_enabled
+        if self.owned:
+            self.stream.close()
+
+
 def _main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv, trace = _take_trace(list(sys.argv[1:] if argv is None else argv))
+    if trace is None:
+        return _dispatch(argv)
+    try:
+        writer = _TraceWriter(trace)
+    except UsageError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    try:
+        return _dispatch(argv)
+    finally:
+        writer.close()
+
+
+def _dispatch(argv: list[str]) -> int:
     parser = build_parser()
     # `mailtriage account …` (OAuth sign-in) owns its own arguments too.
     if argv[:1] == ["account"]:

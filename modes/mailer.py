@@ -30,8 +30,9 @@ class MailUnavailable(Exception):
 
 def inert_text(text: object, limit: int = 500) -> str:
     """Text another party gave us, made safe to put in a mail: no control characters, bounded."""
-    value = "".join(ch for ch in str(text) if ch == "\n" or (ord(ch) >= 0x20 and ord(ch) != 0x7F))
-    return value[:limit]
+    from mailtriage.core.inert import clean_lines
+
+    return clean_lines(text)[:limit]
 
 
 @dataclass(frozen=True)

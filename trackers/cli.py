@@ -13,11 +13,11 @@ imported when the command runs.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any, Sequence
 
+from mailtriage.core.inert import json_dumps, terminal_text
 from mailtriage.trackers.contract import (
     CLOSE_REASONS,
     EXIT_NOT_FOUND,
@@ -265,7 +265,7 @@ def _run_command(tracker: Any, command: str, args: argparse.Namespace, inputs: _
     elif command == "list":
         listed = tracker.list(state=args.state, labels=args.label, search=args.search, limit=args.limit)
         for problem in listed.problems:
-            print(f"{PROG} list: skipped {problem}", file=err)
+            print(terminal_text(f"{PROG} list: skipped {problem}"), file=err)
         result = listed.items
     elif command == "labels":
         result = tracker.labels()
@@ -328,7 +328,8 @@ def _run_command(tracker: Any, command: str, args: argparse.Namespace, inputs: _
 
 
 def _print(result: Any, out: Any) -> None:
-    out.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
+    # Titles and bodies come from the tracker and the mail: neutralized characters escaped.
+    out.write(json_dumps(result) + "\n")
 
 
 def run_args(args: argparse.Namespace, *, stdin: Any = None, stdout: Any = None, stderr: Any = None) -> int:
@@ -342,22 +343,22 @@ def run_args(args: argparse.Namespace, *, stdin: Any = None, stdout: Any = None,
     except TrackerError as exc:
         if exc.partial is not None:
             _print(exc.partial, out)
-        print(f"{PROG} {command}: {exc.message}", file=err)
+        print(terminal_text(f"{PROG} {command}: {exc.message}"), file=err)
         return exc.exit_code
     except Exception as exc:  # config, keyring and anything unforeseen: a message, never a traceback
         from mailtriage.core.projectconfig import ConfigError
 
         if isinstance(exc, ConfigError):
-            print(f"{PROG} {command}: {exc}", file=err)
+            print(terminal_text(f"{PROG} {command}: {exc}"), file=err)
             return EXIT_NOT_FOUND if exc.key == "project.md" else EXIT_USAGE
         from mailtriage.core.secrets import SecretMissing
 
         if isinstance(exc, SecretMissing):
-            print(f"{PROG} {command}: {exc} (store it with keyring first)", file=err)
+            print(terminal_text(f"{PROG} {command}: {exc} (store it with keyring first)"), file=err)
             return 5
         if os.environ.get("MAILTRIAGE_DEBUG"):
             raise
-        print(f"{PROG} {command}: unexpected {type(exc).__name__}: {exc}", file=err)
+        print(terminal_text(f"{PROG} {command}: unexpected {type(exc).__name__}: {exc}"), file=err)
         return 5
 
 
@@ -377,7 +378,7 @@ def main(argv: Sequence[str] | None = None, *, stdin: Any = None, stdout: Any = 
     try:
         args = parser.parse_args(argv)
     except _UsageExit as exc:
-        print(exc, file=err)
+        print(terminal_text(exc), file=err)
         return EXIT_USAGE
     except SystemExit as exc:  # --help
         return int(exc.code or 0)

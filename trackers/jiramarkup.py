@@ -26,6 +26,52 @@ _WIKI_NOFORMAT = re.compile(r"^\{noformat\}[ \t]*$")
 
 # -- wiki markup ------------------------------------------------------------------------
 
+# Text lines are *text* in wiki markup: a Markdown backslash escape (how mail-derived text
+# arrives, see core/inert.py) becomes the literal character, and every character that could
+# open wiki markup is escaped, so ``{code}``, ``[~user]``, ``*x*``, ``-x-``, ``!img!``,
+# ``|cell|`` and ``----`` from a reporter stay text. Our own line-start Markdown (headings,
+# fences, ``- `` list items, a ``---`` separator line) still maps.
+_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])|&(lt|gt|amp|#64|#92);")
+_ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "#64": "@", "#92": "\\"}
+_WIKI_ALWAYS = set("{}[]|!^~")
+_WIKI_EDGE = set("*_+-")  # markup only at a word edge: CVE-2025-1 and snake_case stay readable
+_WIKI_LINE_START = re.compile(r"^(\s*)(h[1-6]|bq)\.")
+_WIKI_UNESCAPE = re.compile(r"\\([{}\[\]|!^~*_+\-?#.])|&#92;")
+
+
+def _wiki_text(line: str) -> str:
+    literal: list[tuple[str, bool]] = []  # (char, came from a Markdown escape or entity)
+    pos = 0
+    for m in _MD_ESCAPE.finditer(line):
+        literal += [(c, False) for c in line[pos:m.start()]]
+        literal.append((m.group(1) if m.group(1) else _ENTITIES[m.group(2)], True))
+        pos = m.end()
+    literal += [(c, False) for c in line[pos:]]
+    chars = [c for c, _ in literal]
+    out: list[str] = []
+    for i, c in enumerate(chars):
+        before = chars[i - 1] if i else " "
+        after = chars[i + 1] if i + 1 < len(chars) else " "
+        if c == "\\":
+            out.append("&#92;")  # "\\" is a line break in wiki markup
+        elif c in _WIKI_ALWAYS or (c == "?" and "?" in (before, after)) \
+                or (c == "#" and not "".join(chars[:i]).strip()):
+            out.append("\\" + c)
+        elif c in _WIKI_EDGE and not (before.isalnum() and after.isalnum()):
+            out.append("\\" + c)
+        else:
+            out.append(c)
+    return _WIKI_LINE_START.sub(r"\1\2\\.", "".join(out))
+
+
+def _wiki_line(line: str) -> str:
+    if line.strip() == "---":  # our rollup separator
+        return line
+    if line.startswith("- "):  # our list item; the item's text is text
+        return "- " + _wiki_text(line[2:])
+    return _wiki_text(line)
+
+
 def md_to_wiki(text: str) -> str:
     out: list[str] = []
     fence: str | None = None
@@ -42,7 +88,7 @@ def md_to_wiki(text: str) -> str:
                 out.append(("{code:" + lang + "}" if lang else "{noformat}") + cr)
                 continue
             h = _MD_HEADING.match(bare)
-            out.append(f"h{len(h.group(1))}. {h.group(2)}{cr}" if h else line)
+            out.append(f"h{len(h.group(1))}. {_wiki_text(h.group(2))}{cr}" if h else _wiki_line(bare) + cr)
         else:
             if bare.strip() and bare.strip()[0] == fence[0] and set(bare.strip()) == {fence[0]} \
                     and len(bare.strip()) >= len(fence):
@@ -70,7 +116,8 @@ def wiki_to_md(text: str) -> str:
                 out.append("```" + cr)
                 continue
             h = _WIKI_HEADING.match(bare)
-            out.append("#" * int(h.group(1)) + " " + h.group(2) + cr if h else line)
+            text = _WIKI_UNESCAPE.sub(lambda m: m.group(1) or "\\", h.group(2) if h else bare)
+            out.append("#" * int(h.group(1)) + " " + text + cr if h else text + cr)
         else:
             if (block == "code" and bare.strip() == "{code}") or (block == "noformat" and _WIKI_NOFORMAT.match(bare)):
                 out.append("```" + cr)
@@ -82,9 +129,15 @@ def wiki_to_md(text: str) -> str:
 
 # -- ADF --------------------------------------------------------------------------------
 
+def _plain(line: str) -> str:
+    """A Markdown line as the text it shows: escapes and our entities resolved. ADF text
+    nodes are never parsed as markup, so the text goes in exactly as written."""
+    return _MD_ESCAPE.sub(lambda m: m.group(1) if m.group(1) else _ENTITIES[m.group(2)], line)
+
+
 def _text_nodes(text: str) -> list[dict]:
     nodes: list[dict] = []
-    for n, line in enumerate(text.split("\n")):
+    for n, line in enumerate(_plain(text).split("\n")):
         if n:
             nodes.append({"type": "hardBreak"})
         if line:

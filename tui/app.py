@@ -164,7 +164,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
         if self._defer(self.on_session_opened, message):
             return
         session = self.session
-        self.title = f"mailtriage · {session.title}"
+        self.title = f"mailtriage · {inert(session.title)}"
         main = self.main
         if main is None:
             return
@@ -827,7 +827,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
         try:
             loop = self.session.alert_loop()
         except ConfigError as exc:
-            self.notify(f"new-report alerts are off: {exc}", title="Alerts", severity="warning", markup=False)
+            self.notify(f"new-report alerts are off: {inert(str(exc))}", title="Alerts", severity="warning",
+                        markup=False)
             return
         if loop is None:
             return

@@ -32,7 +32,7 @@ from mailtriage.workflows import linking
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 from mailtriage.workflows.reply import propose_reply
 from mailtriage.workflows.templates import receipt_body
-from mailtriage.workflows.text import display_address, markdown_inert, one_line
+from mailtriage.workflows.text import display_address, markdown_inert, one_line, spoof_warning
 
 DEFAULT_IMPORT_LABELS = ("needs triage", "needs-triage")
 
@@ -212,6 +212,9 @@ def _add_receipt(proposal: Proposal, sources: SourceSet, thread: Thread, sender_
     # The receipt answers the reporter: their newest message, not a team member's reply.
     target = next((m for m in reversed(thread.messages) if m.sender.email.lower() == reporter), thread.messages[0])
     others = sorted({m.sender.email for m in thread.messages[1:] if m.sender.email.lower() != reporter})
+    spoof = spoof_warning(target.sender.name, target.sender.email)
+    if spoof and spoof not in proposal.warnings:
+        proposal.warnings.append(spoof)
     if others:
         proposal.notes.append(f"the thread already has replies from {', '.join(others[:5])}"
                               + (" …" if len(others) > 5 else "") + "; check whether the reporter was answered")

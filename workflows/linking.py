@@ -37,7 +37,9 @@ IMPORT_ACTION = "Import"
 RECENT_CHECK = 30  # issues whose link is read directly on a server tracker (see find_issue_for_thread)
 SYNC_ACTION = "Sync"
 
-_THREAD_LINE = re.compile(r"^Thread: `([^`\s]+)`\s*$", re.MULTILINE)
+# A code span whose fence is longer than any backtick run in the ID (CommonMark), so a
+# backtick in a Message-ID cannot end it early; one space pads an ID touching a backtick.
+_THREAD_LINE = re.compile(r"^Thread: (`+)(?!`)(.+?)(?<!`)\1\s*$", re.MULTILINE)
 _COVERS_LINE = re.compile(r"^Covers mail up to: (\S+)\s*$", re.MULTILINE)
 
 
@@ -54,7 +56,17 @@ def declared_fields(config) -> list[str]:
 
 
 def thread_line(thread_id: ThreadId) -> str:
-    return f"Thread: `{thread_id}`"
+    text = str(thread_id)
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"Thread: {fence}{pad}{text}{pad}{fence}"
+
+
+def _thread_text(m: re.Match) -> str:
+    text = m.group(2)
+    if len(text) > 2 and text.startswith(" ") and text.endswith(" "):
+        text = text[1:-1]
+    return text
 
 
 def covers_line(when: datetime) -> str:
@@ -98,7 +110,7 @@ class RollupState:
             m = _THREAD_LINE.search(entry.body)
             if m:
                 try:
-                    return ThreadId.parse(m.group(1))
+                    return ThreadId.parse(_thread_text(m))
                 except ValueError:
                     continue
         return None

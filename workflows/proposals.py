@@ -17,6 +17,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from mailtriage.core.inert import terminal_line, terminal_text
+
 
 class WriteKind(str, enum.Enum):
     DRAFT = "draft"
@@ -74,10 +76,11 @@ class ApplyReport:
         return self.failed is None
 
     def describe(self) -> str:
-        lines = [f"written: {summary}" for summary, _ in self.written]
+        # Summaries and errors quote subjects and server text: one inert line each.
+        lines = [f"written: {terminal_line(summary)}" for summary, _ in self.written]
         if self.failed:
-            lines.append(f"FAILED: {self.failed[0]}: {self.failed[1]}")
-        lines += [f"not attempted: {s}" for s in self.not_attempted]
+            lines.append(f"FAILED: {terminal_line(self.failed[0])}: {terminal_line(self.failed[1])}")
+        lines += [f"not attempted: {terminal_line(s)}" for s in self.not_attempted]
         return "\n".join(lines) or "nothing to write"
 
     def to_json(self) -> dict:
@@ -162,43 +165,42 @@ class Proposal:
         }
 
     def render_text(self) -> str:
-        """A plain-text rendering for the CLI's interactive confirmation."""
-        out = [f"== {self.title} =="]
+        """A plain-text rendering for the CLI's interactive confirmation.
+
+        Every value passes through the terminal sinks of :mod:`mailtriage.core.inert`:
+        a subject's escape sequence cannot retitle the terminal or write the clipboard,
+        and a CR/LF decoded from it cannot forge a line of the recap.
+        """
+        line = terminal_line
+        out = [f"== {line(self.title)} =="]
         for warning in self.warnings:
-            out.append(f"!! {warning}")
+            out.append(f"!! {line(warning)}")
         if self.blocked:
-            out.append(f"BLOCKED: {self.blocked}")
-        for i, write in enumerate(self.writes, 1):
-            out.append(f"[{i}] {write.kind.value} via {write.backend}: {write.summary}")
-            for f in write.fields:
-                mark = f"  <-- {f.marker}" if f.marker else ""
+            out.append(f"BLOCKED: {line(self.blocked)}")
+
+        def fields(items: list[Field], *, marks: bool = True) -> None:
+            for f in items:
                 if f.multiline:
-                    out.append(f"    {f.label}:")
-                    out += [f"      | {line}" for line in f.value.splitlines() or [""]]
+                    out.append(f"    {line(f.label)}:")
+                    out.extend(f"      | {text}" for text in terminal_text(f.value).split("\n"))
                 else:
-                    out.append(f"    {f.label}: {f.value}{mark}")
+                    mark = f"  <-- {line(f.marker)}" if f.marker and marks else ""
+                    out.append(f"    {line(f.label)}: {line(f.value)}{mark}")
+
+        for i, write in enumerate(self.writes, 1):
+            out.append(f"[{i}] {write.kind.value} via {line(write.backend)}: {line(write.summary)}")
+            fields(write.fields)
         if self.preview:
             out.append("would write (no backend can write it):")
-            for f in self.preview:
-                if f.multiline:
-                    out.append(f"    {f.label}:")
-                    out += [f"      | {line}" for line in f.value.splitlines() or [""]]
-                else:
-                    mark = f"  <-- {f.marker}" if f.marker else ""
-                    out.append(f"    {f.label}: {f.value}{mark}")
+            fields(self.preview)
         if self.existing:
             out.append("already there (shown, not written again):")
-            for f in self.existing:
-                if f.multiline:
-                    out.append(f"    {f.label}:")
-                    out += [f"      | {line}" for line in f.value.splitlines() or [""]]
-                else:
-                    out.append(f"    {f.label}: {f.value}")
+            fields(self.existing, marks=False)
         for note in self.notes:
-            out.append(f"note: {note}")
+            out.append(f"note: {line(note)}")
         if self.recap:
             out.append("backends:")
-            out += [f"  {r.summary() if hasattr(r, 'summary') else r}" for r in self.recap]
+            out += [f"  {line(r.summary() if hasattr(r, 'summary') else r)}" for r in self.recap]
         return "\n".join(out)
 
 

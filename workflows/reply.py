@@ -19,6 +19,7 @@ from mailtriage.backends.mime import is_plain_address
 from mailtriage.backends.registry import SourceSet
 from mailtriage.backends.security_cc import merge_cc, resolve_security_cc
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.workflows.text import spoof_warning
 
 ALREADY_REPLIED = "we already replied; the ball is in the reporter's court"
 
@@ -100,6 +101,9 @@ def propose_reply(
         proposal.notes.append(ALREADY_REPLIED)
 
     target = reply_to if reply_to is not None else _reply_target(thread, own)
+    spoof = spoof_warning(target.sender.name, target.sender.email)
+    if spoof:
+        proposal.warnings.append(spoof)
     if not is_plain_address(target.sender.email):
         proposal.blocked = (f"the sender address {target.sender.email!r} is not one plain address; "
                             "write this reply by hand")
@@ -118,7 +122,8 @@ def propose_reply(
         references=references,
         allow_second_draft=allow_second_draft,
     )
-    fields = [Field("To", ", ".join(request.to))]
+    fields = [Field("To", ", ".join(request.to),
+                    "the sender's name is another address; this is the real one" if spoof else None)]
     for addr in request.cc:
         marker = None
         if cc.security_cc and addr.lower() == cc.security_cc.lower():

@@ -9,42 +9,24 @@ from __future__ import annotations
 
 import re
 
-# C0/C1 controls (keeping \n and \t where the caller allows lines), bidi controls and
-# zero-width characters.
-_INVISIBLE = re.compile(r"[\u200b-\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff\u00ad]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
-_SPACES = re.compile(r"[ \t\r\n]+")
+from mailtriage.core.inert import clean_line, clean_lines, markdown_block, sender_mismatch
 
 
 def one_line(text: str | None, limit: int = 200) -> str:
-    """One line of visible text: controls and invisible characters removed, runs of
-    whitespace collapsed, cut at ``limit`` characters (with an ellipsis)."""
-    value = _INVISIBLE.sub("", _CONTROL.sub(" ", text or ""))
-    value = _SPACES.sub(" ", value).strip()
-    if len(value) > limit:
-        value = value[: limit - 1].rstrip() + "…"
-    return value
+    """One line of visible text (:func:`mailtriage.core.inert.clean_line`)."""
+    return clean_line(text, limit)
 
 
 def plain_lines(text: str | None) -> str:
     """Multi-line text with controls and invisible characters removed (line breaks kept)."""
-    value = (text or "").replace("\r\n", "\n").replace("\r", "\n")
-    value = _INVISIBLE.sub("", _CONTROL.sub(" ", value))
-    return "\n".join(line.rstrip() for line in value.split("\n"))
+    return clean_lines(text)
 
 
 def markdown_inert(text: str) -> str:
     """Text placed in a tracker body that must not become markup there: no headings
-    (a ``### Field`` line would forge a field section), no HTML, no link syntax."""
-    out = []
-    for line in text.split("\n"):
-        # HTML and quote markers become entities; other block markers get a backslash.
-        line = line.replace("<", "&lt;").replace(">", "&gt;")
-        stripped = line.lstrip()
-        if stripped.startswith(("#", "---", "===", "```", "~~~", "|")):
-            line = line[: len(line) - len(stripped)] + "\\" + stripped
-        out.append(line)
-    return "\n".join(out)
+    (a ``### Field`` line would forge a field section), no HTML, links, images,
+    emphasis, code, @mentions or wiki markup (:func:`mailtriage.core.inert.markdown_block`)."""
+    return markdown_block(text)
 
 
 def display_address(name: str | None, email: str | None) -> str:
@@ -54,6 +36,16 @@ def display_address(name: str | None, email: str | None) -> str:
     if name and email and name.lower() != email.lower():
         return f"{name} ({email})"
     return email or name or "(unknown sender)"
+
+
+def spoof_warning(name: str | None, email: str | None) -> str | None:
+    """The proposal warning for a sender whose display name could pass for an address the
+    mail is not from (``"security@project.example" <attacker@evil.example>``), or None."""
+    why = sender_mismatch(name, email)
+    if not why:
+        return None
+    return (f"⚠ the sender's name \u201c{one_line(name, 120)}\u201d looks like an address, but it is not "
+            f"the sender's address: the mail is from {one_line(email, 200)} ({why})")
 
 
 _QUOTE_HEADER = re.compile(r"^(on .{0,200}wrote:|-+ ?original message ?-+|from: .+)$", re.IGNORECASE)

@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from email import policy
 from email.message import EmailMessage
 from email.utils import format_datetime, getaddresses, make_msgid
+from functools import partial
 from typing import Sequence
 
 import aiosmtplib
@@ -31,6 +32,7 @@ from mailtriage.backends.contract import reply_subject
 from mailtriage.backends.errors import BackendFailure, MailError, NotSupported, SignInNeeded, Unavailable
 from mailtriage.backends.imap.account import ImapAccount, password_key, smtp_password_key
 from mailtriage.backends.mailbox import Compose, MailMessage
+from mailtriage.backends.mime import set_composed_header
 from mailtriage.backends.principle10 import SendRefused, check_send
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.secrets import get_secret
@@ -204,18 +206,20 @@ def compose_message(account: ImapAccount, compose: Compose, source: MailMessage 
 
     msg = EmailMessage(policy=policy.SMTP)
     msg["From"] = account.from_address
-    msg["To"] = ", ".join(to)
+    # To, Cc, Subject and threading come from mail content: cleaned and folded, never raising.
+    put = partial(set_composed_header, msg)
+    put("To", ", ".join(to))
     if cc:
-        msg["Cc"] = ", ".join(cc)
+        put("Cc", ", ".join(cc))
     if source is not None and compose.kind in ("reply", "reply_all"):
-        msg["Subject"] = compose.subject or reply_subject(source.content.subject)
-        msg["In-Reply-To"] = source.content.message_id
+        put("Subject", compose.subject or reply_subject(source.content.subject))
+        put("In-Reply-To", source.content.message_id)
         refs = [*source.content.references, source.content.message_id]
-        msg["References"] = " ".join(dict.fromkeys(r for r in refs if not r.endswith("@mailtriage.invalid>")))
+        put("References", " ".join(dict.fromkeys(r for r in refs if not r.endswith("@mailtriage.invalid>"))))
     elif source is not None and compose.kind == "forward":
-        msg["Subject"] = compose.subject or f"Fwd: {source.content.subject}".strip()
+        put("Subject", compose.subject or f"Fwd: {source.content.subject}".strip())
     else:
-        msg["Subject"] = compose.subject or ""
+        put("Subject", compose.subject or "")
     msg["Date"] = format_datetime(datetime.now(timezone.utc))
     domain = own.rpartition("@")[2] or None
     msg["Message-ID"] = make_msgid(domain=domain)

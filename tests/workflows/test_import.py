@@ -137,7 +137,7 @@ def test_hostile_subject_and_name_stay_inert(mbox_env):
     issue = mbox_env.tracker().list(state="all").items[0]["id"]
     tracker = mbox_env.tracker()
     assert tracker.field_get(issue, "CVE")["value"] == ""  # the sender's name did not forge a field
-    assert "\\### CVE" in tracker.field_get(issue, "Reporter")["value"]
+    assert "\\#\\#\\# CVE" in tracker.field_get(issue, "Reporter")["value"]
 
 
 def test_sender_that_is_not_one_plain_address_gets_no_receipt(mbox_env):

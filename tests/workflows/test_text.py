@@ -10,7 +10,7 @@ def test_one_line_removes_controls_and_invisible_characters():
 
 def test_markdown_inert_neutralises_structure():
     text = "### CVE\n<details><summary>x</summary>\n> quote\nplain <b>"
-    assert markdown_inert(text).split("\n") == ["\\### CVE", "&lt;details&gt;&lt;summary&gt;x&lt;/summary&gt;",
+    assert markdown_inert(text).split("\n") == ["\\#\\#\\# CVE", "&lt;details&gt;&lt;summary&gt;x&lt;/summary&gt;",
                                                 "&gt; quote", "plain &lt;b&gt;"]
 
 

@@ -23,7 +23,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Static, TextArea
 
 from mailtriage.tui import bindings
-from mailtriage.tui.sanitize import inert_text
+from mailtriage.tui.sanitize import inert, inert_text
 
 
 def field_text(label: str, value: str, marker: str | None) -> Text:
@@ -160,7 +160,7 @@ class ProposalDialog(ModalScreen[bool]):
 
     def action_confirm(self) -> None:
         if not self.can_confirm:
-            self.notify("This proposal cannot be written: " + (self.proposal.blocked or "nothing to write"),
+            self.notify("This proposal cannot be written: " + inert(self.proposal.blocked or "nothing to write"),
                         severity="warning", markup=False)
             return
         for index, area in self._editors.items():

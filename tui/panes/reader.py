@@ -18,8 +18,9 @@ from textual.message import Message as TextualMessage
 from textual.widgets import Static
 
 from mailtriage.backends.contract import Message, Thread
+from mailtriage.core.inert import sender_mismatch
 from mailtriage.tui import bindings
-from mailtriage.tui.sanitize import has_hidden_characters, inert_text
+from mailtriage.tui.sanitize import MARKER_STYLE, has_hidden_characters, inert_text
 
 #: Bodies longer than this are cut for display (the backend still holds all of it).
 MAX_BODY_CHARS = 200_000
@@ -56,6 +57,11 @@ def header_text(message: Message, index: int, total: int) -> Text:
         out.append("\n")
 
     line("From", str(message.sender))
+    spoof = sender_mismatch(message.sender.name, message.sender.email)
+    if spoof:
+        out.append("⚠ ", MARKER_STYLE)
+        out.append_text(inert_text(f"sender's name is not their address: {spoof}", style="bold"))
+        out.append("\n")
     line("To", ", ".join(str(a) for a in message.to))
     line("Cc", ", ".join(str(a) for a in message.cc))
     line("Date", message.date.strftime("%Y-%m-%d %H:%M %z").strip() if message.date else None)

@@ -24,9 +24,10 @@ from textual.strip import Strip
 from textual.worker import get_current_worker
 
 from mailtriage.backends.contract import ThreadSummary
+from mailtriage.core.inert import sender_label, terminal_text
 from mailtriage.tui import bindings
 from mailtriage.tui.rows import ListRows, ThreadRows
-from mailtriage.tui.sanitize import inert_text
+from mailtriage.tui.sanitize import MARKER_STYLE, inert_text
 
 
 def format_date(row: ThreadSummary, narrow: bool) -> str:
@@ -194,7 +195,11 @@ class ThreadList(ScrollView, can_focus=True):
         text.append(f"{row.message_count:>3}", count_style)
         text.append(" ")
         sender_width = 14 if narrow else 22
-        sender = inert_text(row.sender.name or row.sender.email, style=sender_style)
+        # A name that could pass for another address shows the real address first, marked.
+        label = sender_label(row.sender.name, row.sender.email)
+        sender = inert_text(label, style=sender_style)
+        if label.startswith("⚠ "):
+            sender.stylize(MARKER_STYLE, 0, 1)
         sender.truncate(sender_width, overflow="ellipsis", pad=True)
         text.append_text(sender)
         text.append(" ")
@@ -327,4 +332,6 @@ class ThreadList(ScrollView, can_focus=True):
         if message.rows is self.rows:
             self.refresh()
             if message.error:
-                self.notify(f"could not fetch threads: {message.error}", severity="error", title="Thread list")
+                # Server text: inert, never parsed as markup.
+                self.notify(f"could not fetch threads: {terminal_text(message.error)}", severity="error",
+                            title="Thread list", markup=False)
