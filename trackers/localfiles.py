@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -139,24 +140,58 @@ class LocalFilesTracker(Tracker):
         return canonical, path, issue
 
     # ---- guards and locking ----------------------------------------------------------
-    def require_access_restricted(self) -> None:
+    def require_access_restricted(self, committed: bool = True) -> None:
+        """Refuse writes unless the descriptor records ``access_restricted: true``.
+
+        With ``committed`` (every issue write) the descriptor must say so both on disk and as
+        committed (git: HEAD, svn: BASE): an uncommitted edit of the file on disk unlocks nothing.
+        ``publish`` checks the disk only, because publishing is how the descriptor gets committed.
+        """
         d = self.descriptor()
         if not d.access_restricted:
             raise Refused(
                 f"writes to {self.root} are refused: {fmt.DESCRIPTOR_NAME} does not record "
                 "access_restricted: true. Confirm who can read this repository, then run "
                 "`mailtriage tracker detect --write --access-restricted`.")
+        if not committed:
+            return
+        wc = self.working_copy()
+        if wc is None:
+            return  # no working copy: nothing is ever committed, the file is all there is (doctor says so)
+        text = self._committed_descriptor_text(wc)
+        if text is None:
+            raise Refused(f"writes to {self.root} are refused: {fmt.DESCRIPTOR_NAME} is not committed yet "
+                          f"({'HEAD' if wc.kind == 'git' else 'BASE'} has none). Publish it first "
+                          "(`mailtriage tracker publish`), after checking who can read this repository.")
+        try:
+            committed_d = fmt.parse_descriptor(text, f"{fmt.DESCRIPTOR_NAME} as committed")
+        except MalformedIssue as exc:
+            raise Refused(f"writes to {self.root} are refused: {exc}") from None
+        if not committed_d.access_restricted:
+            raise Refused(f"writes to {self.root} are refused: the committed {fmt.DESCRIPTOR_NAME} does not "
+                          "record access_restricted: true (only an uncommitted edit does). Publish the "
+                          "descriptor after confirming who can read this repository.")
+
+    def _committed_descriptor_text(self, wc: vcs.WorkingCopy) -> str | None:
+        """The descriptor as committed: ``HEAD:<path>`` for git, ``BASE`` for svn; None when absent."""
+        rel = wc.rel(self.descriptor_path)
+        if wc.kind == "git":
+            proc = vcs.run(["git", "cat-file", "blob", f"HEAD:{rel}"], wc.root, check=False)
+        else:
+            # the trailing @ ends the path so an @ inside it is never read as a peg revision
+            proc = vcs.run(["svn", "cat", "--non-interactive", "-r", "BASE", "--", rel + "@"], wc.root, check=False)
+        return proc.stdout if proc.returncode == 0 else None
 
     @contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self, committed: bool = True) -> Iterator[None]:
         """An exclusive flock on the tracker folder: one writer at a time, across processes."""
-        self.require_access_restricted()
+        self.require_access_restricted(committed=False)
         fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             # the descriptor may have changed while this process waited
             self._descriptor = None
-            self.require_access_restricted()
+            self.require_access_restricted(committed=committed)
             yield
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
@@ -418,7 +453,8 @@ class LocalFilesTracker(Tracker):
         wc = self._wc_or_fail()
         rel = wc.rel(self.root)
         if wc.kind == "git":
-            changes = vcs.git_changes(wc, rel)
+            # the same staging publish does, in a scratch index: pending lists exactly what it commits
+            changes = vcs.git_publish_changes(wc, rel)
             unpushed = vcs.git_unpushed(wc)
         else:
             changes = vcs.svn_changes(wc, rel)
@@ -436,22 +472,43 @@ class LocalFilesTracker(Tracker):
         text = _commit_message(message, trailers)
         wc = self._wc_or_fail()
         rel = wc.rel(self.root)
-        with self._locked():
+        with self._locked(committed=False):
             if wc.kind == "git":
                 return self._publish_git(wc, rel, text, push)
             return self._publish_svn(wc, rel, text)
 
     def _publish_git(self, wc: vcs.WorkingCopy, rel: str, text: str, push: bool) -> dict:
-        vcs.run(["git", "add", "-A", "--", rel], wc.root)
-        staged = vcs.run(["git", "diff", "--cached", "--name-only", "-z", "--", rel], wc.root).stdout
-        files = [p for p in staged.split("\0") if p]
-        revision = None
-        committed = False
-        if files:
-            # a pathspec commit takes only the tracker root, whatever else is staged; the
-            # repository's own hooks (e.g. secret scanning) still run and can refuse it
-            vcs.run(["git", "commit", "-q", "-F", "-", "--only", "--", rel], wc.root, input=text)
-            committed = True
+        index = vcs.git_index_path(wc)
+        backup = None
+        if index.exists():
+            fd, backup = tempfile.mkstemp(prefix="index.mailtriage.", dir=str(index.parent))
+            os.close(fd)
+            shutil.copyfile(index, backup)
+        try:
+            vcs.run(["git", "add", "-A", "--", rel], wc.root)
+            files = [c["path"] for c in vcs.git_cached_changes(wc, rel)]
+            revision = None
+            committed = False
+            if files:
+                # a pathspec commit takes only the tracker root, whatever else is staged; the
+                # repository's own hooks (e.g. secret scanning) still run and can refuse it
+                proc = vcs.run(["git", "commit", "-q", "-F", "-", "--only", "--", rel], wc.root, input=text,
+                               check=False)
+                if proc.returncode != 0:
+                    # a refused commit (a pre-commit hook) leaves the index as it was before publish
+                    if backup:
+                        os.replace(backup, index)
+                        backup = None
+                    else:
+                        vcs.run(["git", "rm", "-q", "-r", "--cached", "--ignore-unmatch", "--", rel], wc.root,
+                                check=False)
+                    detail = " / ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:]) or "no output"
+                    raise BackendError(f"git commit refused (exit {proc.returncode}, not retried): {detail}; "
+                                       "nothing was committed and nothing was left staged")
+                committed = True
+        finally:
+            if backup:
+                os.unlink(backup)
         if vcs.git_has_head(wc):
             revision = vcs.run(["git", "rev-parse", "HEAD"], wc.root).stdout.strip()
         result = {"committed": committed, "pushed": False, "revision": revision, "files": files}

@@ -1,0 +1,95 @@
+"""Tracker guards (issue 20 §9): the committed descriptor unlocks writes, publish and pending
+take the tracker root as a literal path, and GitHub's visibility decides "private"."""
+
+from __future__ import annotations
+
+import pytest
+
+from mailtriage.trackers import localformat as fmt
+from tests.trackers.conftest import TrackerEnv, make_git_env, make_svn_env, sh, write_project
+
+
+def tracker_dir(env) -> "Path":  # noqa: F821
+    return env.wc / "security-tracker"
+
+
+# -- the local-files write guard reads the committed descriptor ---------------------------
+
+@pytest.mark.parametrize("make", [make_git_env, make_svn_env], ids=["git", "svn"])
+def test_an_uncommitted_access_restricted_edit_does_not_unlock_writes(tmp_path, make):
+    env = make(tmp_path, restricted=False)  # the committed descriptor says false
+    descriptor = tracker_dir(env) / fmt.DESCRIPTOR_NAME
+    descriptor.write_text(descriptor.read_text().replace("access_restricted: false", "access_restricted: true"))
+    code, out, err = env.cli("create", "--title", "t", "--body-file", "-", stdin="b")
+    assert code == 4 and out is None and "committed" in err
+    assert not list(tracker_dir(env).glob("SEC-*.md"))
+    # publishing (which the user confirms) is how the descriptor gets committed; then writes go through
+    code, out, err = env.cli("publish", "--message-file", "-", stdin="tracker: access restricted\n")
+    assert code == 0 and out["committed"] is True, err
+    code, out, err = env.cli("create", "--title", "t", "--body-file", "-", stdin="b")
+    assert code == 0 and out["id"] == "SEC-0001", err
+    # and the reverse: an uncommitted edit back to false locks again at once
+    descriptor.write_text(descriptor.read_text().replace("access_restricted: true", "access_restricted: false"))
+    code, _, err = env.cli("comment", "1", "--body-file", "-", stdin="hi")
+    assert code == 4 and "access_restricted" in err
+
+
+def test_a_descriptor_never_committed_refuses_writes(tmp_path):
+    wc = tmp_path / "solo"
+    sh(["git", "init", "-q", str(wc)], tmp_path)
+    write_project(wc / "project", {"platform": "local-files", "local": {"path": "../t"}})
+    env = TrackerEnv("local-files-git", wc / "project", None, wc=wc)
+    env.reopen().init("SEC", access_restricted=True)
+    code, _, err = env.cli("create", "--title", "t", "--body-file", "-", stdin="b")
+    assert code == 4 and "not committed" in err
+
+
+# -- publish and pending: literal pathspecs, exactly the same files ---------------------------
+
+def make_odd_root_env(tmp_path, name: str) -> TrackerEnv:
+    env = make_git_env(tmp_path)
+    write_project(env.project, {"platform": "local-files", "local": {"path": f"../{name}"}})
+    tracker = env.reopen()
+    tracker.init("SEC", access_restricted=True)
+    sh(["git", "add", "--", f":(literal){name}"], env.wc)
+    sh(["git", "commit", "-q", "-m", "odd tracker"], env.wc)
+    sh(["git", "push", "-q"], env.wc)
+    return env
+
+
+@pytest.mark.parametrize("name", ["sec[ab]", "sec*", "sec?"])
+def test_publish_commits_only_a_root_named_like_a_glob(tmp_path, name):
+    env = make_odd_root_env(tmp_path, name)
+    # neighbours the root's name would match as a pattern
+    for neighbour in ("seca", "secb", "secX"):
+        (env.wc / neighbour).mkdir()
+        (env.wc / neighbour / "unrelated.md").write_text("not tracker data\n")
+    env.tracker.create("One", "### CVE\n\nnone\n", [])
+    # a file staged and then deleted: git status shows it, publish has nothing of it to commit
+    (env.wc / name / "scratch.md").write_text("x\n")
+    sh(["git", "add", "--", f":(literal){name}/scratch.md"], env.wc)
+    (env.wc / name / "scratch.md").unlink()
+    pending = env.tracker.pending()
+    listed = sorted(c["path"] for c in pending["changes"])
+    assert listed == [f"{name}/SEC-0001.md"]
+    out = env.tracker.publish("import SEC-0001")
+    assert out["committed"] is True
+    shown = sh(["git", "show", "--name-only", "--format=", "HEAD"], env.wc).split()
+    assert shown == listed == sorted(out["files"])
+    status = sh(["git", "status", "--porcelain", "--untracked-files=all"], env.wc)
+    assert "?? seca/unrelated.md" in status and "?? secX/unrelated.md" in status
+
+
+def test_a_pre_commit_hook_refusal_leaves_nothing_staged(git_env):
+    hook = git_env.wc / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'secret scanner: refused' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    (git_env.wc / "README").write_text("the user's own staged change\n")
+    sh(["git", "add", "README"], git_env.wc)
+    before = sh(["git", "diff", "--cached", "--name-only"], git_env.wc)
+    git_env.tracker.create("One", "b", [])
+    code, out, err = git_env.cli("publish", "--message-file", "-", stdin="import\n")
+    assert code == 5 and "secret scanner: refused" in err
+    assert sh(["git", "diff", "--cached", "--name-only"], git_env.wc) == before == "README\n"
+    assert "nothing was committed" in err
+    assert "?? security-tracker/SEC-0001.md" in sh(["git", "status", "--porcelain"], git_env.wc)
