@@ -64,6 +64,7 @@ class GitHubTracker(Tracker):
             headers["Authorization"] = f"Bearer {token}"
         self.http = HttpClient("github", api_url.rstrip("/"), headers=headers, sleep=sleep)
         self._private: bool | None = None
+        self._private_detail = ""
 
     @classmethod
     def from_config(cls, config: Any, policy: Policy) -> "GitHubTracker":
@@ -159,13 +160,13 @@ class GitHubTracker(Tracker):
         return data
 
     def require_private(self) -> None:
-        """Raises Refused unless the repository answers ``private: true``."""
+        """Raises Refused unless the repository is private (see :func:`repository_privacy`)."""
         if self._private is None:
             data = self._request("GET", self._repo_path()).json()
-            self._private = data.get("private") is True
+            self._private, self._private_detail = repository_privacy(data, self.repo)
         if not self._private:
-            raise Refused(f"writes refused: GitHub repository {self.repo} is not private; "
-                          "embargoed issues must not be written there")
+            raise Refused(f"writes refused: GitHub repository {self.repo} is not private "
+                          f"({self._private_detail}); embargoed issues must not be written there")
 
     def _writable_issue(self, issue_id: str) -> tuple[int, dict]:
         number = self._number(issue_id)
@@ -332,12 +333,29 @@ class GitHubTracker(Tracker):
             try:
                 data = self._request("GET", self._repo_path()).json()
                 check("repository", True, f"{data.get('full_name', self.repo)} is reachable")
-                private = data.get("private") is True
-                check("private", private, "the repository is private" if private
-                      else "the repository is PUBLIC: writes are refused")
+                private, detail = repository_privacy(data, self.repo)
+                check("private", private, detail if private else f"{detail}: writes are refused")
             except (BackendError, NotFound) as exc:
                 check("repository", False, str(exc))
         return {"backend": self.kind, "ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+def repository_privacy(data: dict, repo: str) -> tuple[bool, str]:
+    """(private?, why) from GitHub's repository object.
+
+    ``private: true`` alone is not enough: an enterprise ``internal`` repository also answers
+    ``private: true`` and every member of the enterprise can read it. So ``visibility`` must be
+    ``"private"`` when the answer carries it (docs.github.com/rest/repos/repos#get-a-repository).
+    """
+    visibility = data.get("visibility")
+    if visibility is not None and visibility != "private":
+        label = "PUBLIC" if visibility == "public" else str(visibility)[:40]
+        return False, f"GitHub repository {repo} has visibility {label!r}, not 'private'"
+    if data.get("private") is True:
+        return True, f"GitHub repository {repo} is private"
+    if data.get("private") is False:
+        return False, f"GitHub repository {repo} is PUBLIC"
+    return False, f"GitHub's answer for {repo} says neither private nor visibility"
 
 
 def _message(response) -> str:

@@ -616,15 +616,20 @@ def remote_visibility(url: str, api_url: str | None = None) -> tuple[bool, str]:
     except HttpError as exc:
         return False, f"cannot verify: GitHub is not reachable ({exc.detail})"
     if response.status_code == 200:
+        from mailtriage.trackers.github import repository_privacy
+
         try:
-            private = response.json().get("private")
+            data = response.json()
         except ValueError:
-            private = None
-        if private is True:
-            return True, f"GitHub repository {owner}/{repo} is private"
-        if private is False:
-            return False, f"GitHub repository {owner}/{repo} is PUBLIC: embargoed issues must not go there"
-        return False, "cannot verify: GitHub's answer has no 'private' field"
+            data = None
+        if not isinstance(data, dict):
+            return False, "cannot verify: GitHub's answer is not a repository object"
+        ok, detail = repository_privacy(data, f"{owner}/{repo}")
+        if ok:
+            return True, detail
+        if "neither" in detail:
+            return False, f"cannot verify: {detail}"
+        return False, f"{detail}: embargoed issues must not go there"
     if response.status_code in (401, 403, 404):
         return False, (f"cannot verify: GitHub answered {response.status_code} for {owner}/{repo} "
                        f"({'no token in keyring for github:' + owner + '/' + repo if not token else 'check the token'})")

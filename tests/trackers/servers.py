@@ -107,11 +107,14 @@ class GitHubServer(_Base):
     """``/repos/{owner}/{repo}/…``, ``/search/issues`` and ``/user`` for one repository."""
 
     def __init__(self, repo: str = "acme/security", token: str = "ghp-test-token", private: bool = True,
-                 page_size_cap: int = 2) -> None:
+                 page_size_cap: int = 2, visibility: str | None = None) -> None:
         super().__init__()
         self.repo = repo
         self.token = token
-        self.private = private
+        # GitHub's repository object has both: an enterprise "internal" repository answers
+        # private: true with visibility: "internal" (docs.github.com/rest/repos/repos#get-a-repository)
+        self.visibility = visibility or ("private" if private else "public")
+        self.private = private if visibility is None else visibility != "public"
         self.login = "tester"
         # GitHub caps per_page at 100; a small cap here makes every test cross pages
         self.page_size_cap = page_size_cap
@@ -205,6 +208,7 @@ class GitHubServer(_Base):
         if tail == "":
             owner, name = self.repo.split("/")
             return 200, {"id": 1296269, "name": name, "full_name": self.repo, "private": self.private,
+                         "visibility": self.visibility,
                          "owner": self._user(owner), "html_url": f"https://github.com/{self.repo}",
                          "permissions": {"admin": False, "push": True, "pull": True}}, {}
         if tail == "/labels":

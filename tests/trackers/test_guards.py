@@ -93,3 +93,42 @@ def test_a_pre_commit_hook_refusal_leaves_nothing_staged(git_env):
     assert sh(["git", "diff", "--cached", "--name-only"], git_env.wc) == before == "README\n"
     assert "nothing was committed" in err
     assert "?? security-tracker/SEC-0001.md" in sh(["git", "status", "--porcelain"], git_env.wc)
+
+
+# -- GitHub: visibility decides "private" ------------------------------------------------------
+
+def test_an_internal_enterprise_repository_is_not_private(tmp_path):
+    from tests.trackers.conftest import make_github_env
+
+    env = make_github_env(tmp_path)
+    env.server.visibility = "internal"  # private: true, but the whole enterprise can read it
+    try:
+        env.server.add_issue("existing", "body")
+        assert env.tracker.view("1")["title"] == "existing"
+        code, _, err = env.cli("comment", "1", "--body-file", "-", stdin="hello")
+        assert code == 4 and "internal" in err
+        assert env.server.comments[1] == []
+        report = env.tracker.doctor()
+        check = next(c for c in report["checks"] if c["name"] == "private")
+        assert report["ok"] is False and check["ok"] is False and "internal" in check["detail"]
+    finally:
+        env.tracker.close_backend()
+        env.server.stop()
+
+
+@pytest.mark.parametrize("visibility,ok", [("private", True), ("internal", False), ("public", False)])
+def test_local_files_doctor_requires_visibility_private_on_a_github_remote(tmp_path, visibility, ok):
+    from mailtriage.core.secrets import set_secret
+    from tests.trackers.servers import GitHubServer
+
+    server = GitHubServer(visibility=visibility).start()
+    try:
+        env = make_git_env(tmp_path)
+        sh(["git", "remote", "set-url", "origin", f"https://github.com/{server.repo}.git"], env.wc)
+        write_project(env.project, {"platform": "local-files", "local": {"path": "../security-tracker"},
+                                    "github": {"api_url": server.url}})
+        set_secret(f"github:{server.repo}", server.token)
+        remote = next(c for c in env.reopen().doctor()["checks"] if c["name"] == "remote origin")
+        assert remote["ok"] is ok and visibility in remote["detail"].lower()
+    finally:
+        server.stop()
