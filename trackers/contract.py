@@ -105,6 +105,11 @@ class MalformedIssue(TrackerError):
         super().__init__(f"{where}: {problem}")
 
 
+class LostUpdate(Exception):
+    """A rollup write that a concurrent writer undid (or a duplicate rollup it removed again);
+    the contract retries it. Never leaves this module's retry loop."""
+
+
 def refused_op(op: str, backend: str) -> Refused:
     """The refusal for an operation the spec refuses by name (``board-*`` included)."""
     key = "board-*" if op.startswith("board-") else op
@@ -436,7 +441,7 @@ class Tracker:
             with _rollup_errors(issue_id):
                 return rollupmod.append(text, entry)
 
-        return self._mutate_rollup(issue_id, change)
+        return self._rollup_write(issue_id, change)
 
     def rollup_amend_latest(self, issue_id: str, action: str, entry_body: str) -> dict:
         """{id, url}. Replaces the latest entry's body, keeping its date and user.
@@ -453,7 +458,58 @@ class Tracker:
             with _rollup_errors(issue_id):
                 return rollupmod.amend_latest(text, action, entry_body)
 
-        return self._mutate_rollup(issue_id, change)
+        return self._rollup_write(issue_id, change)
+
+    # ---- rollup writes on servers without compare-and-swap -----------------------------
+    #: GitHub and Jira let the last edit of a comment win; their backends set this so a
+    #: rollup write is read back, checked once more after a pause, and redone when lost.
+    verify_rollup_writes: ClassVar[bool] = False
+    rollup_attempts: ClassVar[int] = 12
+    rollup_min_settle: ClassVar[float] = 0.2
+
+    def _rollup_write(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
+        if not self.verify_rollup_writes:
+            return self._mutate_rollup(issue_id, change)
+        import random
+        import time
+
+        mine: rollupmod.Entry | None = None
+        need = 0
+        result: dict = {}
+
+        def kept() -> bool:
+            text = self._read_rollup(issue_id)
+            try:
+                return text is not None and rollupmod.entries(text).count(mine) >= need
+            except rollupmod.MalformedRollup:
+                return False
+
+        for _attempt in range(self.rollup_attempts):
+            started = time.monotonic()
+            # A lost write can come back: a writer that had read it saves it again. Writing it
+            # once more would then record it twice, so a retry first looks whether it is there.
+            if mine is None or not kept():
+                try:
+                    result, written = self._write_rollup(issue_id, change)
+                except LostUpdate:
+                    time.sleep(random.uniform(0.01, 0.1))
+                    continue
+                # Our change is the latest entry of what we wrote (append adds it at the bottom,
+                # amend rewrites the bottom one); it is kept while every copy of it is there.
+                parsed = rollupmod.entries(written)
+                mine, need = parsed[-1], parsed.count(parsed[-1])
+                if not kept():
+                    time.sleep(random.uniform(0.01, 0.1))
+                    continue
+            # A writer that read before our write may still be about to save its older copy;
+            # such a write lands within about one of its own read-and-write cycles, so look
+            # again after twice ours.
+            time.sleep(max(self.rollup_min_settle, 2 * (time.monotonic() - started)))
+            if kept():
+                return result
+            time.sleep(random.uniform(0.01, 0.1))
+        raise BackendError(f"{issue_id}: the status rollup kept changing under concurrent writers; the entry "
+                           f"was not recorded after {self.rollup_attempts} attempts. Check the rollup, then retry")
 
     def attach(self, issue_id: str, data: bytes, name: str) -> dict:
         """{id, name, url}. Raises UsageError (name), NotFound, Refused, BackendError."""
@@ -495,6 +551,15 @@ class Tracker:
 
     def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
         """Apply ``change`` to the rollup text (None when the issue has none); return {id, url}."""
+        raise NotImplementedError
+
+    def _write_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> tuple[dict, str]:
+        """Like ``_mutate_rollup`` but also return the rollup text as the server stored it.
+        Raises LostUpdate when this write created a second rollup (and removed it again)."""
+        raise NotImplementedError
+
+    def _read_rollup(self, issue_id: str) -> str | None:
+        """The current status rollup text, or None when the issue has none."""
         raise NotImplementedError
 
     def _do_view(self, issue_id: str, comments: bool) -> dict:

@@ -25,6 +25,7 @@ from mailtriage.trackers.contract import (
     BackendError,
     EditRequest,
     ListResult,
+    LostUpdate,
     NotFound,
     Policy,
     Refused,
@@ -45,6 +46,7 @@ _LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
 
 class GitHubTracker(Tracker):
     kind = "github"
+    verify_rollup_writes = True  # comment edits are last-write-wins (no If-Match)
 
     def __init__(self, repo: str, policy: Policy | None = None, *, token: str | None, api_url: str = DEFAULT_API,
                  user: str | None = None, sleep: Callable[[float], None] = time.sleep,
@@ -272,17 +274,32 @@ class GitHubTracker(Tracker):
         return str(number)
 
     def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
+        return self._write_rollup(issue_id, change)[0]
+
+    def _rollup_comments(self, number: int) -> list[dict]:
+        return [c for c in self._comments(number) if rollupmod.is_rollup(c.get("body"))]
+
+    def _read_rollup(self, issue_id: str) -> str | None:
+        found = self._rollup_comments(self._number(issue_id))
+        return (found[0].get("body") or "") if found else None
+
+    def _write_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> tuple[dict, str]:
         number, _ = self._writable_issue(issue_id)
-        existing = next((c for c in self._comments(number) if rollupmod.is_rollup(c.get("body"))), None)
-        if existing:
-            text = change(existing.get("body") or "")
-            data = self._request("PATCH", self._repo_path(f"/issues/comments/{existing['id']}"),
+        found = self._rollup_comments(number)
+        if found:
+            text = change(found[0].get("body") or "")
+            data = self._request("PATCH", self._repo_path(f"/issues/comments/{found[0]['id']}"),
                                  json={"body": text}).json()
         else:
             text = change(None)
             data = self._request("POST", self._repo_path(f"/issues/{number}/comments"), json={"body": text},
                                  ok=(201,)).json()
-        return {"id": str(number), "url": data.get("html_url") or ""}
+            first = self._rollup_comments(number)
+            if first and first[0]["id"] != data["id"]:
+                # another writer created the rollup first: remove ours, append to theirs
+                self._request("DELETE", self._repo_path(f"/issues/comments/{data['id']}"), ok=(204, 404))
+                raise LostUpdate(f"#{number}: a concurrent writer created the rollup first")
+        return {"id": str(number), "url": data.get("html_url") or ""}, data.get("body") or text
 
     def _do_comment(self, issue_id: str, body: str, author: str | None) -> dict:
         number, _ = self._writable_issue(issue_id)

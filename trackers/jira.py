@@ -34,6 +34,7 @@ from mailtriage.trackers.contract import (
     BackendError,
     EditRequest,
     ListResult,
+    LostUpdate,
     NotFound,
     Policy,
     Refused,
@@ -55,6 +56,7 @@ _KEY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)-(\d{1,12})$")
 
 class JiraTracker(Tracker):
     kind = "jira"
+    verify_rollup_writes = True  # comment edits are last-write-wins (no version check)
 
     def __init__(self, url: str, project: str, policy: Policy | None = None, *, api_version: int = 3,
                  security_level: str | None, token: str | None, auth: str = "bearer", email: str | None = None,
@@ -396,21 +398,33 @@ class JiraTracker(Tracker):
         return key
 
     def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
+        return self._write_rollup(issue_id, change)[0]
+
+    def _rollup_comments(self, key: str) -> list[dict]:
+        return [c for c in self._comments(key) if rollupmod.is_rollup(self._from_jira(c.get("body")))]
+
+    def _read_rollup(self, issue_id: str) -> str | None:
+        found = self._rollup_comments(self._key(issue_id))
+        return self._from_jira(found[0].get("body")) if found else None
+
+    def _write_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> tuple[dict, str]:
         key, _ = self._writable(issue_id)
-        existing = None
-        for c in self._comments(key):
-            if rollupmod.is_rollup(self._from_jira(c.get("body"))):
-                existing = c
-                break
-        if existing:
-            text = change(self._from_jira(existing.get("body")))
-            self._request("PUT", f"/issue/{key}/comment/{existing['id']}", json={"body": self._to_jira(text)})
-            comment_id = existing["id"]
+        found = self._rollup_comments(key)
+        if found:
+            text = change(self._from_jira(found[0].get("body")))
+            data = self._request("PUT", f"/issue/{key}/comment/{found[0]['id']}",
+                                 json={"body": self._to_jira(text)}).json()
         else:
             text = change(None)
-            comment_id = self._request("POST", f"/issue/{key}/comment", json={"body": self._to_jira(text)},
-                                       ok=(201,)).json()["id"]
-        return {"id": key, "url": f"{self._url(key)}?focusedCommentId={comment_id}"}
+            data = self._request("POST", f"/issue/{key}/comment", json={"body": self._to_jira(text)},
+                                 ok=(201,)).json()
+            first = self._rollup_comments(key)
+            if first and str(first[0]["id"]) != str(data["id"]):
+                # another writer created the rollup first: remove ours, append to theirs
+                self._request("DELETE", f"/issue/{key}/comment/{data['id']}", ok=(204, 404))
+                raise LostUpdate(f"{key}: a concurrent writer created the rollup first")
+        written = self._from_jira(data["body"]) if data.get("body") is not None else text
+        return {"id": key, "url": f"{self._url(key)}?focusedCommentId={data['id']}"}, written
 
     def _do_comment(self, issue_id: str, body: str, author: str | None) -> dict:
         key, _ = self._writable(issue_id)

@@ -226,12 +226,19 @@ class GitHubServer(_Base):
             issue = self.add_issue(body["title"], body.get("body") or "", body.get("labels"))
             return 201, issue, {}
         m = re.fullmatch(r"/issues/comments/(\d+)", tail)
-        if m and method == "PATCH":
+        if m and method in ("GET", "PATCH", "DELETE"):
+            # PATCH replaces the whole body: GitHub has no compare-and-swap on comment edits
+            # (no If-Match), so of two concurrent edits the last one wins and the other is lost
             for number, comments in self.comments.items():
                 for c in comments:
                     if c["id"] == int(m.group(1)):
-                        c["body"] = _json(raw)["body"]
-                        c["updated_at"] = now_iso()
+                        if method == "DELETE":  # docs.github.com/rest/issues/comments#delete-an-issue-comment
+                            comments.remove(c)
+                            self.issues[number]["comments"] -= 1
+                            return 204, None, {}
+                        if method == "PATCH":
+                            c["body"] = _json(raw)["body"]
+                            c["updated_at"] = now_iso()
                         return 200, c, {}
             return 404, {"message": "Not Found"}, {}
         m = re.fullmatch(r"/issues/(\d+)(/.*)?", tail)
@@ -547,7 +554,15 @@ class JiraServer(_Base):
             f["updated"] = self._stamp()
             return 201, comment, {}
         m = re.fullmatch(r"/comment/(\d+)", sub)
+        if m and method == "DELETE":  # DELETE /rest/api/{2,3}/issue/{key}/comment/{id} -> 204
+            for c in self.comments[key]:
+                if c["id"] == m.group(1):
+                    self.comments[key].remove(c)
+                    return 204, None, {}
+            return self._error(404, "Comment not found")
         if m and method == "PUT":
+            # PUT replaces the body; Jira has no version check on comments, so of two
+            # concurrent edits the last one wins
             for c in self.comments[key]:
                 if c["id"] == m.group(1):
                     body = _json(raw).get("body")
