@@ -280,7 +280,8 @@ class JiraTracker(Tracker):
                 page = self._request("POST", "/search/jql", json=body).json()
                 yield from page.get("issues") or []
                 token = page.get("nextPageToken")
-                if page.get("isLast", True) or not token:
+                # isLast is optional; a nextPageToken alone means there is another page
+                if page.get("isLast") is True or not token:
                     return
 
     def _do_list(self, state: str, labels: list[str], words: list[str], limit: int | None) -> ListResult:
@@ -431,26 +432,68 @@ class JiraTracker(Tracker):
         data = self._request("POST", f"/issue/{key}/comment", json={"body": self._to_jira(body)}, ok=(201,)).json()
         return {"id": key, "comment_id": str(data["id"]), "url": f"{self._url(key)}?focusedCommentId={data['id']}"}
 
-    def _transition(self, key: str, done: bool, fields: dict | None = None) -> None:
-        transitions = self._request("GET", f"/issue/{key}/transitions").json().get("transitions") or []
-        match = next((t for t in transitions
-                      if (((t.get("to") or {}).get("statusCategory") or {}).get("key") == "done") == done), None)
-        if match is None:
-            raise BackendError(f"{key}: no workflow transition {'to a done status' if done else 'out of done'} "
-                               "is available to this account")
-        payload: dict[str, Any] = {"transition": {"id": str(match["id"])}}
+    def _transitions(self, key: str) -> list[dict]:
+        # with their screens' fields, so a transition gets only the fields its screen has
+        # (Jira REST "Get transitions", expand=transitions.fields)
+        return self._request("GET", f"/issue/{key}/transitions",
+                             params={"expand": "transitions.fields"}).json().get("transitions") or []
+
+    def _post_transition(self, key: str, transition: dict, fields: dict | None = None) -> None:
+        payload: dict[str, Any] = {"transition": {"id": str(transition["id"])}}
         if fields:
             payload["fields"] = fields
         self._request("POST", f"/issue/{key}/transitions", json=payload, ok=(204, 200))
 
     def _do_close(self, issue_id: str, reason: str) -> dict:
         key, _ = self._writable(issue_id)
-        self._transition(key, True, {"resolution": {"name": self.resolutions[reason]}})
+        want = self.resolutions[reason]
+        transitions = self._transitions(key)
+        done = [t for t in transitions if _category(t.get("to")) == "done"]
+        if not done:
+            raise BackendError(f"{key}: no workflow transition to a done status is available to this account")
+
+        def screen_resolution(t: dict) -> dict | None:
+            return (t.get("fields") or {}).get("resolution")
+
+        def offers(t: dict) -> bool:
+            field = screen_resolution(t)
+            if field is None:
+                return False
+            allowed = field.get("allowedValues")
+            return allowed is None or any(_same(v.get("name"), want) for v in allowed)
+
+        # The transition that fits the reason: one named like the resolution or leading to a status
+        # named so (team-managed "Won't Do"), else one whose screen lets us set that resolution.
+        named = [t for t in done if _same(t.get("name"), want) or _same((t.get("to") or {}).get("name"), want)]
+        choice = next(iter(named), None) or next((t for t in done if offers(t)), None)
+        if choice is None and reason == "completed":
+            choice = done[0]  # a plain done status is what "completed" means
+        if choice is None:
+            names = ", ".join(f"{t.get('name')} -> {(t.get('to') or {}).get('name')}" for t in done)
+            raise Refused(f"{key}: no transition fits the reason {reason!r}: none is named {want!r} and none "
+                          f"lets this account set the resolution {want!r} (done transitions: {names}). Set "
+                          f"tracker.jira.resolutions.{reason} to the name your workflow uses")
+        fields: dict[str, Any] = {}
+        field = screen_resolution(choice)
+        # only what the screen has: no screen, or no Resolution on it, means no resolution sent
+        if field is not None and (offers(choice) or field.get("required")):
+            fields["resolution"] = {"name": want}
+        self._post_transition(key, choice, fields)
         return {"id": key, "state": "closed"}
 
     def _do_reopen(self, issue_id: str) -> dict:
-        key, _ = self._writable(issue_id)
-        self._transition(key, False)
+        key, data = self._writable(issue_id, ["status"])
+        status = (data.get("fields") or {}).get("status") or {}
+        if _category(status) != "done":
+            # the first transition out of an open status would be e.g. "Start Progress": never take it
+            return {"id": key, "state": "open", "changed": False,
+                    "note": f"{key} is already open (status {status.get('name')!r}); nothing changed"}
+        back = [t for t in self._transitions(key) if _category(t.get("to")) != "done"]
+        # prefer a To Do status (category "new") over an in-progress one
+        back.sort(key=lambda t: _category(t.get("to")) != "new")
+        if not back:
+            raise BackendError(f"{key}: no workflow transition out of done is available to this account")
+        self._post_transition(key, back[0])
         return {"id": key, "state": "open"}
 
     def _do_attach(self, issue_id: str, data: bytes, name: str) -> dict:
@@ -488,6 +531,14 @@ class JiraTracker(Tracker):
             except (BackendError, NotFound, Refused) as exc:
                 check("account" if not checks[-1]["name"] == "account" else "security_level_settable", False, str(exc))
         return {"backend": self.kind, "ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+def _category(status: dict | None) -> str | None:
+    return ((status or {}).get("statusCategory") or {}).get("key")
+
+
+def _same(a: Any, b: Any) -> bool:
+    return isinstance(a, str) and isinstance(b, str) and a.strip().casefold() == b.strip().casefold()
 
 
 def _state(fields: dict) -> str:

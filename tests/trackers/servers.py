@@ -43,6 +43,7 @@ class _Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         with server.lock:
             server.requests.append((method, self.path, dict(self.headers)))
+            server.bodies.append((method, parts.path, raw))
             status, body, headers = server.handle(method, parts.path, query, raw, self.headers)
         data = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode("utf-8"))
         self.send_response(status)
@@ -74,6 +75,7 @@ class _Base:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.requests: list[tuple[str, str, dict]] = []
+        self.bodies: list[tuple[str, str, bytes]] = []  # (method, path, request body)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.app = self  # type: ignore[attr-defined]
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -363,6 +365,41 @@ class JiraServer(_Base):
         self.retry_after_next = 0
         self.hidden: set[str] = set()  # keys the caller may not see (answer 404)
         self.account = {"accountId": "5b10a2844c20165700ede21g", "name": "tester", "displayName": "Tess Tester"}
+        # "company": a company-managed workflow whose Done screen asks for the Resolution;
+        # "team": a team-managed one, any status to any other, no transition screens (a
+        # resolution sent there is a 400)
+        self.workflow = "company"
+        self.omit_is_last = False  # Jira Cloud may leave isLast out of a page that has nextPageToken
+
+    STATUSES = {"Open": ("1", "new", "To Do"), "In Progress": ("3", "indeterminate", "In Progress"),
+                "Done": ("10001", "done", "Done"), "Won't Do": ("10002", "done", "Done")}
+    RESOLUTIONS = ["Done", "Won't Do", "Duplicate", "Cannot Reproduce"]
+
+    def _status(self, name: str) -> dict:
+        sid, key, cat = self.STATUSES[name]
+        return {"name": name, "id": sid, "statusCategory": {"key": key, "name": cat}}
+
+    def _transitions(self, issue: dict) -> list[dict]:
+        """The transitions available from the issue's current status, shaped as Jira's
+        ``GET /issue/{key}/transitions?expand=transitions.fields`` answers them."""
+        current = issue["fields"]["status"]["name"]
+        resolution = {"required": True, "schema": {"type": "resolution", "system": "resolution"},
+                      "name": "Resolution", "key": "resolution", "hasDefaultValue": False, "operations": ["set"],
+                      "allowedValues": [{"self": f"{self.url}{self.api}/resolution/{10000 + i}", "id": str(10000 + i),
+                                         "name": n} for i, n in enumerate(self.RESOLUTIONS)]}
+        if self.workflow == "team":
+            plan = [("11", "To Do", "Open", {}), ("21", "In Progress", "In Progress", {}), ("31", "Done", "Done", {}),
+                    ("41", "Won't Do", "Won't Do", {})]
+            plan = [p for p in plan if p[2] != current]
+        elif current in ("Done", "Won't Do"):
+            plan = [("11", "Reopen", "Open", {})]
+        elif current == "In Progress":
+            plan = [("301", "Stop Progress", "Open", {}), ("31", "Done", "Done", {"resolution": resolution})]
+        else:
+            plan = [("21", "Start Progress", "In Progress", {}), ("31", "Done", "Done", {"resolution": resolution})]
+        return [{"id": tid, "name": name, "to": self._status(to), "hasScreen": bool(fields), "isGlobal": False,
+                 "isInitial": False, "isAvailable": True, "isConditional": False, "fields": fields}
+                for tid, name, to, fields in plan]
 
     @property
     def api(self) -> str:
@@ -495,6 +532,8 @@ class JiraServer(_Base):
             out = {"issues": shaped, "isLast": not more}
             if more:
                 out["nextPageToken"] = str(start + size)
+                if self.omit_is_last:
+                    del out["isLast"]  # isLast is optional in the v3 spec; nextPageToken is what says "more"
             return 200, out, {}
         return 200, {"expand": "names,schema", "startAt": start, "maxResults": size, "total": len(items),
                      "issues": shaped}, {}
@@ -573,21 +612,39 @@ class JiraServer(_Base):
                     return 200, c, {}
             return self._error(404, "Comment not found")
         if sub == "/transitions" and method == "GET":
-            return 200, {"expand": "transitions", "transitions": [
-                {"id": "31", "name": "Done", "to": {"name": "Done", "statusCategory": {"key": "done"}}},
-                {"id": "11", "name": "Reopen", "to": {"name": "Open", "statusCategory": {"key": "new"}}},
-            ]}, {}
+            # fields appear only with expand=transitions.fields (Jira REST "Get transitions")
+            expand = "transitions.fields" in (query.get("expand") or "")
+            out = []
+            for t in self._transitions(issue):
+                t = dict(t)
+                if not expand:
+                    t.pop("fields")
+                out.append(t)
+            return 200, {"expand": "transitions", "transitions": out}, {}
         if sub == "/transitions" and method == "POST":
             body = _json(raw)
-            tid = body.get("transition", {}).get("id")
-            if tid == "31":
-                f["status"] = {"name": "Done", "id": "3", "statusCategory": {"key": "done", "name": "Done"}}
-                f["resolution"] = body.get("fields", {}).get("resolution")
-            elif tid == "11":
-                f["status"] = {"name": "Open", "id": "1", "statusCategory": {"key": "new", "name": "To Do"}}
+            tid = str(body.get("transition", {}).get("id"))
+            match = next((t for t in self._transitions(issue) if t["id"] == tid), None)
+            if match is None:
+                return self._error(400, f"Transition id '{tid}' is not valid for this issue.")
+            sent = dict(body.get("fields") or {}, **(body.get("update") or {}))
+            # a field the transition's screen does not have (or no screen at all) is a 400
+            off_screen = {name: f"Field '{name}' cannot be set. It is not on the appropriate screen, or unknown."
+                          for name in sent if name not in match["fields"]}
+            if off_screen:
+                return self._error(400, **off_screen)
+            missing = {name: f"{meta['name']} is required." for name, meta in match["fields"].items()
+                       if meta.get("required") and name not in sent}
+            if missing:
+                return self._error(400, **missing)
+            to = match["to"]
+            f["status"] = {"name": to["name"], "id": to["id"], "statusCategory": dict(to["statusCategory"])}
+            if to["statusCategory"]["key"] != "done":
                 f["resolution"] = None
-            else:
-                return self._error(400, "Transition id is not valid.")
+            elif "resolution" in sent:
+                f["resolution"] = {"name": sent["resolution"].get("name")}
+            else:  # team-managed: the status itself sets the resolution
+                f["resolution"] = {"name": to["name"]}
             f["updated"] = self._stamp()
             return 204, None, {}
         if sub == "/attachments" and method == "POST":
