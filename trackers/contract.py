@@ -330,6 +330,12 @@ class Tracker:
 
     def __init__(self, policy: Policy | None = None) -> None:
         self.policy = policy or Policy()
+        #: Things the operator should know that are not errors (the CLI prints them on stderr).
+        self.notices: list[str] = []
+
+    def notice(self, text: str) -> None:
+        if text not in self.notices:
+            self.notices.append(text)
 
     # ---- reads ----------------------------------------------------------------------
     def view(self, issue_id: str, comments: bool = False) -> dict:

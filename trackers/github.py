@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import time
 from typing import Any, Callable, Iterator
-from urllib.parse import quote
+from urllib.parse import quote, urljoin, urlsplit
 
 from mailtriage.trackers import rollup as rollupmod
 from mailtriage.trackers.contract import (
@@ -42,6 +42,8 @@ DEFAULT_API = "https://api.github.com"
 MAX_ATTACH_CHARS = 60000
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
+REDIRECTS = (301, 302, 303, 307, 308)
+MAX_REDIRECTS = 3
 
 
 class GitHubTracker(Tracker):
@@ -64,8 +66,11 @@ class GitHubTracker(Tracker):
         headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION}
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        self.http = HttpClient("github", api_url.rstrip("/"), headers=headers, sleep=sleep)
+        self.api_url = api_url.rstrip("/")
+        self.http = HttpClient("github", self.api_url, headers=headers, sleep=sleep)
         self._private: bool | None = None
+        self._moved_to: str | None = None  # the repository's new full name when GitHub redirects it
+        self._move_checked = False
         self._private_detail = ""
 
     @classmethod
@@ -84,11 +89,9 @@ class GitHubTracker(Tracker):
         self.http.close()
 
     # ---- HTTP ------------------------------------------------------------------------
-    def _request(self, method: str, path: str, *, ok: tuple[int, ...] = (200,), **kwargs: Any):
+    def _send(self, method: str, path: str, **kwargs: Any):
         from mailtriage.core.http import HttpError
 
-        if not self.token:
-            raise BackendError(f"no GitHub token in keyring for github:{self.repo}")
         for attempt in range(2):
             try:
                 response = self.http.request(method, path, **kwargs)
@@ -102,6 +105,25 @@ class GitHubTracker(Tracker):
                 raise BackendError(f"GitHub rate limit reached; retry in {wait:.0f}s" if wait is not None
                                    else "GitHub rate limit reached")
             break
+        return response
+
+    def _request(self, method: str, path: str, *, ok: tuple[int, ...] = (200,), **kwargs: Any):
+        if not self.token:
+            raise BackendError(f"no GitHub token in keyring for github:{self.repo}")
+        url = path
+        for _hop in range(MAX_REDIRECTS + 1):
+            response = self._send(method, url, **kwargs)
+            if response.status_code not in REDIRECTS:
+                break
+            # A renamed repository or a transferred issue answers 301 (307 for writes): repeat the
+            # request at Location, on the API's own host only, so the token never goes elsewhere.
+            target = self._same_host(method, path, response)
+            if url == path and path.startswith(self._repo_path()):
+                self._check_repo_moved(response.status_code)
+            url = target
+            kwargs.pop("params", None)  # Location carries the query
+        else:
+            raise BackendError(f"GitHub {method} {path}: more than {MAX_REDIRECTS} redirects")
         if response.status_code in ok:
             return response
         message = _message(response)
@@ -110,6 +132,33 @@ class GitHubTracker(Tracker):
         if response.status_code in (404, 410):
             raise NotFound(f"GitHub {method} {path}: {response.status_code} {message}")
         raise BackendError(f"GitHub {method} {path}: {response.status_code} {message}")
+
+    def _same_host(self, method: str, path: str, response) -> str:
+        location = response.headers.get("location")
+        if not location:
+            raise BackendError(f"GitHub {method} {path}: {response.status_code} without a Location")
+        target = urljoin(str(response.request.url), location)
+        base, there = urlsplit(self.api_url), urlsplit(target)
+        if (there.scheme, there.netloc) != (base.scheme, base.netloc):
+            raise BackendError(f"GitHub {method} {path}: {response.status_code} redirect to another host "
+                               f"({there.netloc}) not followed; the token is only sent to {base.netloc}")
+        return target
+
+    def _check_repo_moved(self, status: int) -> None:
+        """After a redirect under /repos/{repo}: is it the repository that moved (renamed or
+        transferred), or only one issue? Say which, once."""
+        if self._move_checked:
+            return
+        self._move_checked = True
+        probe = self._send("GET", self._repo_path())
+        if probe.status_code not in REDIRECTS:
+            return  # the repository answers: only an issue moved (see _issue)
+        data = self._send("GET", self._same_host("GET", self._repo_path(), probe))
+        if data.status_code == 200:
+            self._moved_to = str(data.json().get("full_name") or "") or None
+        self.notice(f"GitHub repository {self.repo} has moved to {self._moved_to or 'a new name'} (GitHub answered "
+                    f"{status}); requests follow it, but set tracker.github.repo to the new name in project.md "
+                    "(and store the token under the new name)")
 
     @staticmethod
     def _rate_limited(response) -> bool:
@@ -159,6 +208,10 @@ class GitHubTracker(Tracker):
             raise NotFound(f"no issue #{number} in {self.repo}") from None
         if "pull_request" in data:
             raise NotFound(f"#{number} in {self.repo} is a pull request, not an issue")
+        home = _repo_of(data)
+        if home and home.lower() not in (self.repo.lower(), (self._moved_to or "").lower()):
+            self.notice(f"#{number} was transferred to {home}#{data.get('number')} ({data.get('html_url')}); "
+                        "GitHub redirects to it")
         return data
 
     def require_private(self) -> None:
@@ -173,7 +226,16 @@ class GitHubTracker(Tracker):
     def _writable_issue(self, issue_id: str) -> tuple[int, dict]:
         number = self._number(issue_id)
         self.require_private()
-        return number, self._issue(number)
+        data = self._issue(number)
+        home = _repo_of(data)
+        if home and home.lower() not in (self.repo.lower(), (self._moved_to or "").lower()):
+            # a transferred issue: the write would land in that repository, which must be private too
+            answer = self._request("GET", f"/repos/{home}").json()
+            private, detail = repository_privacy(answer, home)
+            if not private:
+                raise Refused(f"writes refused: #{number} was transferred to {home}, which is not private "
+                              f"({detail}); embargoed details must not be written there")
+        return number, data
 
     # ---- reads ------------------------------------------------------------------------
     def _comments(self, number: int) -> list[dict]:
@@ -199,10 +261,13 @@ class GitHubTracker(Tracker):
     def _do_list(self, state: str, labels: list[str], words: list[str], limit: int | None) -> ListResult:
         items: list[dict] = []
         if words:
-            q = [f"repo:{self.repo}", "is:issue"] + ([f"state:{state}"] if state != "all" else [])
-            q += [f'label:"{label}"' for label in labels] + words
+            # advanced_search=true: the supported issue search; the legacy one without it is
+            # deprecated (github.blog changelog 2025-03-06). Each word is quoted, so AND, OR, NOT
+            # and parentheses the user typed stay words, not operators.
+            q = [f"repo:{self._moved_to or self.repo}", "is:issue"] + ([f"state:{state}"] if state != "all" else [])
+            q += [f'label:"{label}"' for label in labels] + [_quoted(w) for w in words]
             source = self._paged("/search/issues", {"q": " ".join(q), "per_page": 100, "sort": "updated",
-                                                    "order": "desc"}, key="items")
+                                                    "order": "desc", "advanced_search": "true"}, key="items")
         else:
             params = {"state": state, "per_page": 100, "sort": "updated", "direction": "desc"}
             if labels:
@@ -373,6 +438,16 @@ def repository_privacy(data: dict, repo: str) -> tuple[bool, str]:
     if data.get("private") is False:
         return False, f"GitHub repository {repo} is PUBLIC"
     return False, f"GitHub's answer for {repo} says neither private nor visibility"
+
+
+def _quoted(word: str) -> str:
+    return '"' + word.replace('"', "").replace("\\", "") + '"'
+
+
+def _repo_of(data: dict) -> str | None:
+    """owner/name from an issue's repository_url (…/repos/{owner}/{name})."""
+    m = re.search(r"/repos/([^/]+/[^/]+)/?$", str(data.get("repository_url") or ""))
+    return m.group(1) if m else None
 
 
 def _message(response) -> str:

@@ -127,6 +127,62 @@ class GitHubServer(_Base):
         self.next_number = 1
         self.next_comment = 1000
         self.rate_limit_next = 0
+        self.repo_id = 1296269
+        # A renamed repository keeps answering under its old name with a redirect to
+        # /repositories/{id}/…: 301 for GET, 307 for the other methods (GitHub REST "Follow
+        # redirects"; github.blog 2015-05-26 "Repository redirects are here").
+        self.renamed_from: str | None = None
+        # Issues transferred away: number -> the other repository and the issue's new number there
+        self.transfers: dict[int, dict] = {}
+        self.others: dict[int, dict] = {}  # repository id -> {"full_name", "visibility", "issues", "comments"}
+        self.legacy_search_calls = 0
+        self.redirect_base: str | None = None  # tests only: send Location to another host
+
+    def transfer(self, number: int, full_name: str, visibility: str = "private") -> int:
+        """Move issue ``number`` to another repository (its new number there is returned)."""
+        repo_id = self.repo_id + 1 + len(self.others)
+        issue = dict(self.issues.pop(number))
+        issue["number"] = new = 1
+        issue["url"] = f"https://api.github.com/repos/{full_name}/issues/{new}"
+        issue["repository_url"] = f"https://api.github.com/repos/{full_name}"
+        issue["html_url"] = f"https://github.com/{full_name}/issues/{new}"
+        self.others[repo_id] = {"full_name": full_name, "visibility": visibility, "issues": {new: issue},
+                                "comments": {new: self.comments.pop(number)}}
+        self.transfers[number] = {"repo_id": repo_id, "number": new}
+        return new
+
+    def _redirect(self, method: str, target: str, query: dict):
+        from urllib.parse import urlencode
+
+        location = f"{self.redirect_base or self.url}{target}" + (f"?{urlencode(query)}" if query else "")
+        status = 301 if method == "GET" else 307
+        return status, {"message": "Moved Permanently", "url": location,
+                        "documentation_url": "https://docs.github.com/v3/#http-redirects"}, {"Location": location}
+
+    def _other(self, method, repo_id: int, tail: str, raw):
+        other = self.others[repo_id]
+        if tail == "" and method == "GET":
+            owner, name = other["full_name"].split("/")
+            return 200, {"id": repo_id, "name": name, "full_name": other["full_name"],
+                         "private": other["visibility"] != "public", "visibility": other["visibility"],
+                         "owner": self._user(owner), "html_url": f"https://github.com/{other['full_name']}"}, {}
+        m = re.fullmatch(r"/issues/(\d+)(/comments)?", tail)
+        if not m or int(m.group(1)) not in other["issues"]:
+            return 404, {"message": "Not Found"}, {}
+        n = int(m.group(1))
+        issue = other["issues"][n]
+        if not m.group(2) and method == "GET":
+            return 200, issue, {}
+        if m.group(2) and method == "GET":
+            return 200, other["comments"][n], {}
+        if m.group(2) and method == "POST":
+            self.next_comment += 1
+            comment = {"id": self.next_comment, "body": _json(raw)["body"], "user": self._user(self.login),
+                       "created_at": now_iso(), "updated_at": now_iso(),
+                       "html_url": f"{issue['html_url']}#issuecomment-{self.next_comment}"}
+            other["comments"][n].append(comment)
+            return 201, comment, {}
+        return 404, {"message": "Not Found"}, {}
 
     # -- shapes -----------------------------------------------------------------
     def _user(self, login: str) -> dict:
@@ -203,6 +259,23 @@ class GitHubServer(_Base):
             return 200, self._user(self.login), {}
         if path == "/search/issues":
             return self._search(query, path)
+        if self.renamed_from and (path == f"/repos/{self.renamed_from}" or
+                                  path.startswith(f"/repos/{self.renamed_from}/")):
+            return self._redirect(method, f"/repositories/{self.repo_id}" + path[len(f"/repos/{self.renamed_from}"):],
+                                  query)
+        for rid, other in self.others.items():
+            if path == f"/repos/{other['full_name']}" or path.startswith(f"/repos/{other['full_name']}/"):
+                return self._other(method, rid, path[len(f"/repos/{other['full_name']}"):], raw)
+        m = re.fullmatch(r"/repositories/(\d+)(/.*)?", path)
+        if m and int(m.group(1)) in self.others:
+            return self._other(method, int(m.group(1)), m.group(2) or "", raw)
+        if m and int(m.group(1)) == self.repo_id:
+            path = f"/repos/{self.repo}" + (m.group(2) or "")
+        m = re.fullmatch(rf"/repos/{re.escape(self.repo)}/issues/(\d+)(/.*)?", path)
+        if m and int(m.group(1)) in self.transfers:
+            moved = self.transfers[int(m.group(1))]
+            return self._redirect(method, f"/repositories/{moved['repo_id']}/issues/{moved['number']}"
+                                  + (m.group(2) or ""), query)
         prefix = f"/repos/{self.repo}"
         if not path.startswith(prefix):
             return 404, {"message": "Not Found"}, {}
@@ -262,7 +335,23 @@ class GitHubServer(_Base):
         return 200, chunk, h
 
     def _search(self, query, path):
-        terms = re.findall(r'(\w+:"[^"]*"|\S+)', query.get("q", ""))
+        # Without advanced_search=true this is the legacy issue search GitHub deprecated
+        # (github.blog changelog 2025-03-06; removal announced for 2025-09-04): answer it, but
+        # with the Deprecation and Sunset headers the real one sends, and count the call.
+        legacy = query.get("advanced_search") != "true"
+        if legacy:
+            self.legacy_search_calls += 1
+        status, body, headers = self._search_items(query, path)
+        if legacy:
+            headers = dict(headers, Deprecation="true", Sunset="Thu, 04 Sep 2025 00:00:00 GMT")
+        return status, body, headers
+
+    def _search_items(self, query, path):
+        q = query.get("q", "")
+        bare = re.sub(r'"[^"]*"', "", q)  # inside quotes a parenthesis is text
+        if query.get("advanced_search") == "true" and bare.count("(") != bare.count(")"):
+            return 422, {"message": "Validation Failed", "errors": [{"message": "unbalanced parentheses"}]}, {}
+        terms = re.findall(r'(\w+:"[^"]*"|"[^"]*"|\S+)', q)
         items = list(self.issues.values())
         words = []
         for term in terms:
@@ -278,7 +367,7 @@ class GitHubServer(_Base):
             elif key == "label" and value:
                 items = [i for i in items if value in [x["name"] for x in i["labels"]]]
             else:
-                words.append(term.lower())
+                words.append(term.strip('"').lower())  # a quoted term is one exact word or phrase
         items = [i for i in items if all(w in (i["title"] + " " + (i["body"] or "")).lower() for w in words)]
         items.sort(key=lambda i: i["updated_at"], reverse=True)
         chunk, h = self._page(items, query, path)
