@@ -47,8 +47,11 @@ class LocalFilesTracker(Tracker):
     kind = "local-files"
 
     def __init__(self, root: Path | str, policy: Policy | None = None, *, url_template: str | None = None,
-                 user: str | None = None, github_api_url: str | None = None) -> None:
+                 user: str | None = None, github_api_url: str | None = None,
+                 verified_remotes: Sequence[str] = ()) -> None:
         super().__init__(policy)
+        # remotes the operator checked themselves (tracker.local.verified_remotes in project.md)
+        self.verified_remotes = tuple(v.strip() for v in verified_remotes)
         self.root = Path(root).absolute()
         self.url_template = url_template or None
         self._user = user
@@ -585,6 +588,15 @@ class LocalFilesTracker(Tracker):
                 check("remotes", True, "no remote: nothing leaves this machine until one is added")
             for name, url in remotes.items():
                 ok, detail = remote_visibility(url, self.github_api_url)
+                if not ok and "cannot verify" in detail:
+                    # GitHub said nothing (or this is not GitHub): the operator's own check counts.
+                    # A GitHub repository that answers "public" is never overridden.
+                    if url.strip() in self.verified_remotes:
+                        ok, detail = True, ("checked by the operator (listed in tracker.local.verified_remotes); "
+                                            f"mailtriage could not verify it itself: {detail}")
+                    else:
+                        detail += ("; once you have checked that only the security team can read it, add this "
+                                   "URL to tracker.local.verified_remotes in project.md")
                 check(f"remote {name}", ok, f"{url}: {detail}")
         return {"backend": self.kind, "ok": all(c["ok"] for c in checks), "checks": checks}
 

@@ -132,3 +132,47 @@ def test_local_files_doctor_requires_visibility_private_on_a_github_remote(tmp_p
         assert remote["ok"] is ok and visibility in remote["detail"].lower()
     finally:
         server.stop()
+
+
+# -- local-files doctor: remotes the operator checked themselves --------------------------------
+
+@pytest.mark.parametrize("make", [make_git_env, make_svn_env], ids=["git", "svn"])
+def test_doctor_accepts_a_non_github_remote_the_operator_recorded_as_checked(tmp_path, make):
+    env = make(tmp_path)
+    remote = next(c for c in env.tracker.doctor()["checks"] if c["name"].startswith("remote"))
+    url = remote["detail"].split(": ", 1)[0]
+    assert remote["ok"] is False and "cannot verify" in remote["detail"]
+    assert "verified_remotes" in remote["detail"]  # it says how to record the check
+    write_project(env.project, {"platform": "local-files", "local": {"path": "../security-tracker",
+                                                                      "verified_remotes": [url]}})
+    code, out, err = env.cli("doctor")
+    assert code == 0 and out["ok"] is True, out
+    check = next(c for c in out["checks"] if c["name"].startswith("remote"))
+    assert check["ok"] is True and "operator" in check["detail"]
+
+
+def test_doctor_keeps_failing_a_public_github_remote_even_when_recorded(tmp_path):
+    from mailtriage.core.secrets import set_secret
+    from tests.trackers.servers import GitHubServer
+
+    server = GitHubServer(private=False).start()
+    try:
+        env = make_git_env(tmp_path)
+        url = f"https://github.com/{server.repo}.git"
+        sh(["git", "remote", "set-url", "origin", url], env.wc)
+        write_project(env.project, {"platform": "local-files",
+                                    "local": {"path": "../security-tracker", "verified_remotes": [url]},
+                                    "github": {"api_url": server.url}})
+        set_secret(f"github:{server.repo}", server.token)
+        code, out, _ = env.cli("doctor")
+        remote = next(c for c in out["checks"] if c["name"] == "remote origin")
+        assert code == 4 and remote["ok"] is False and "PUBLIC" in remote["detail"]
+    finally:
+        server.stop()
+
+
+def test_verified_remotes_must_be_a_list_of_urls(git_env):
+    write_project(git_env.project, {"platform": "local-files",
+                                    "local": {"path": "../security-tracker", "verified_remotes": "yes"}})
+    code, _, err = git_env.cli("doctor")
+    assert code == 2 and "verified_remotes" in err
