@@ -175,6 +175,34 @@ def parse_now(now: str | None) -> date:
     return when.date()
 
 
+def parse_now_instant(now: str | None) -> str | None:
+    """``--now`` as a UTC timestamp ``YYYY-MM-DDTHH:MM:SSZ`` (a bare date is its midnight UTC);
+    None when not given. Raises UsageError like :func:`parse_now`."""
+    if not now:
+        return None
+    parse_now(now)  # the same validation and message
+    try:
+        when = datetime.fromisoformat(now.strip())
+    except ValueError:
+        when = datetime.combine(date.fromisoformat(now.strip()), datetime.min.time())
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.astimezone(timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def require_id(issue_id: str | None) -> str:
+    """The stripped issue ID; an empty one is a usage error (exit 2), not a refusal."""
+    raw = (issue_id or "").strip()
+    if not raw:
+        raise UsageError("the issue ID is empty")
+    return raw
+
+
+def ascii_digits(text: str) -> bool:
+    """True for 0-9 only: str.isdigit() and \\d also take full-width and other scripts' digits."""
+    return bool(text) and text.isascii() and text.isdigit()
+
+
 def utc_now_iso() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -330,6 +358,7 @@ class Tracker:
 
     def __init__(self, policy: Policy | None = None) -> None:
         self.policy = policy or Policy()
+        self._rollup_when: str | None = None  # --now of the rollup write in progress
         #: Things the operator should know that are not errors (the CLI prints them on stderr).
         self.notices: list[str] = []
 
@@ -447,7 +476,12 @@ class Tracker:
             with _rollup_errors(issue_id):
                 return rollupmod.append(text, entry)
 
-        return self._rollup_write(issue_id, change)
+        # a backdated entry is a backdated comment where the backend keeps comment times (local-files)
+        self._rollup_when = parse_now_instant(now)
+        try:
+            return self._rollup_write(issue_id, change)
+        finally:
+            self._rollup_when = None
 
     def rollup_amend_latest(self, issue_id: str, action: str, entry_body: str) -> dict:
         """{id, url}. Replaces the latest entry's body, keeping its date and user.

@@ -33,7 +33,9 @@ from mailtriage.trackers.contract import (
     UsageError,
     comment_json,
     issue_json,
+    ascii_digits,
     order_comments,
+    require_id,
     summary_json,
 )
 
@@ -190,11 +192,11 @@ class GitHubTracker(Tracker):
 
     # ---- IDs and guards -------------------------------------------------------------------
     def _number(self, issue_id: str) -> int:
-        raw = (issue_id or "").strip()
+        raw = require_id(issue_id)
         if "/" in raw or "\\" in raw or ".." in raw:
             raise Refused(f"issue ID {issue_id!r} refused: a GitHub issue ID is a number")
         raw = raw.lstrip("#")
-        if not raw.isdigit() or len(raw) > 12:
+        if not ascii_digits(raw) or len(raw) > 12:
             raise NotFound(f"{issue_id!r} is not a GitHub issue number")
         return int(raw)
 

@@ -43,7 +43,9 @@ from mailtriage.trackers.contract import (
     _validate_heading,
     comment_json,
     issue_json,
+    ascii_digits,
     order_comments,
+    require_id,
     summary_json,
 )
 
@@ -51,7 +53,7 @@ VIEW_FIELDS = ["summary", "status", "labels", "assignee", "fixVersions", "report
                "description", "security"]
 LIST_FIELDS = ["summary", "status", "labels", "updated"]
 DEFAULT_RESOLUTIONS = {"completed": "Done", "not-planned": "Won't Do"}
-_KEY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)-(\d{1,12})$")
+_KEY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)-([0-9]{1,12})$", re.ASCII)
 
 
 class JiraTracker(Tracker):
@@ -146,7 +148,14 @@ class JiraTracker(Tracker):
 
     # ---- text in and out -------------------------------------------------------------
     def _to_jira(self, markdown: str) -> Any:
-        return markup.md_to_wiki(markdown) if self.v == 2 else markup.md_to_adf(markdown)
+        if self.v == 2:
+            return markup.md_to_wiki(markdown)
+        doc = markup.md_to_adf(markdown)
+        if not doc.get("content") and markdown.strip(" \t\r\n"):
+            # the converter reads a line of only U+00A0 (or another Unicode space) as blank; such a
+            # body is still a body, so keep it as one paragraph rather than send an empty document
+            doc["content"] = [{"type": "paragraph", "content": [{"type": "text", "text": markdown.strip("\r\n")}]}]
+        return doc
 
     def _from_jira(self, value: Any) -> str:
         if value is None:
@@ -157,10 +166,10 @@ class JiraTracker(Tracker):
 
     # ---- IDs and guards -------------------------------------------------------------------
     def _key(self, issue_id: str) -> str:
-        raw = (issue_id or "").strip()
+        raw = require_id(issue_id)
         if "/" in raw or "\\" in raw or ".." in raw or "?" in raw or "#" in raw:
             raise Refused(f"issue ID {issue_id!r} refused: a Jira issue ID is a key like {self.project}-12 or a number")
-        if raw.isdigit() and len(raw) <= 12:
+        if ascii_digits(raw) and len(raw) <= 12:
             return f"{self.project}-{int(raw)}"
         m = _KEY_RE.match(raw)
         if not m:

@@ -38,6 +38,7 @@ from mailtriage.trackers.contract import (
     comment_json,
     issue_json,
     order_comments,
+    require_id,
     summary_json,
     utc_now_iso,
 )
@@ -103,14 +104,14 @@ class LocalFilesTracker(Tracker):
         Raises Refused for anything that could name a path (separators, ``..``, absolute
         paths, NUL), NotFound for an ID of another shape.
         """
-        raw = (issue_id or "").strip()
-        if not raw or "/" in raw or "\\" in raw or ".." in raw or "\x00" in raw or os.path.isabs(raw) \
+        raw = require_id(issue_id)
+        if "/" in raw or "\\" in raw or ".." in raw or "\x00" in raw or os.path.isabs(raw) \
                 or raw.startswith("~"):
             raise Refused(f"issue ID {issue_id!r} refused: an ID is PREFIX-NNNN or a number, never a path")
         d = self.descriptor()
         if raw.endswith(fmt.ISSUE_SUFFIX):
             raw = raw[: -len(fmt.ISSUE_SUFFIX)]
-        m = re.fullmatch(rf"(?:{re.escape(d.prefix)}-)?(\d{{1,12}})", raw, re.IGNORECASE)
+        m = re.fullmatch(rf"(?:{re.escape(d.prefix)}-)?([0-9]{{1,12}})", raw, re.IGNORECASE | re.ASCII)
         if not m:
             raise NotFound(f"{issue_id!r} is not an issue of this tracker (IDs look like {d.format_id(12)} or 12)")
         return d.format_id(int(m.group(1)))
@@ -332,7 +333,7 @@ class LocalFilesTracker(Tracker):
         with self._updating(issue_id) as (canonical, path, issue):
             existing = issue.rollup()
             new_text = change(existing.text if existing else None)
-            now = utc_now_iso()
+            now = self._rollup_when or utc_now_iso()
             if existing:
                 existing.text = new_text
                 existing.updated = now
