@@ -110,6 +110,10 @@ class LostUpdate(Exception):
     the contract retries it. Never leaves this module's retry loop."""
 
 
+class _AlreadyThere(Exception):
+    """A retried rollup write found its entry already back in place."""
+
+
 def refused_op(op: str, backend: str) -> Refused:
     """The refusal for an operation the spec refuses by name (``board-*`` included)."""
     key = "board-*" if op.startswith("board-") else op
@@ -517,6 +521,16 @@ class Tracker:
         need = 0
         result: dict = {}
 
+        def guarded(text: str | None) -> str:
+            # on a retry, the text this write is based on may already hold the entry again
+            if mine is not None and text is not None:
+                try:
+                    if rollupmod.entries(text).count(mine) >= need:
+                        raise _AlreadyThere()
+                except rollupmod.MalformedRollup:
+                    pass
+            return change(text)
+
         def kept() -> bool:
             text = self._read_rollup(issue_id)
             try:
@@ -530,14 +544,19 @@ class Tracker:
             # once more would then record it twice, so a retry first looks whether it is there.
             if mine is None or not kept():
                 try:
-                    result, written = self._write_rollup(issue_id, change)
+                    result, written = self._write_rollup(issue_id, guarded)
                 except LostUpdate:
                     time.sleep(random.uniform(0.01, 0.1))
                     continue
-                # Our change is the latest entry of what we wrote (append adds it at the bottom,
-                # amend rewrites the bottom one); it is kept while every copy of it is there.
-                parsed = rollupmod.entries(written)
-                mine, need = parsed[-1], parsed.count(parsed[-1])
+                except _AlreadyThere:
+                    written = None
+                if written is None:
+                    pass  # our entry came back between the two reads: nothing to write
+                else:
+                    # Our change is the latest entry of what we wrote (append adds it at the bottom,
+                    # amend rewrites the bottom one); it is kept while every copy of it is there.
+                    parsed = rollupmod.entries(written)
+                    mine, need = parsed[-1], parsed.count(parsed[-1])
                 if not kept():
                     time.sleep(random.uniform(0.01, 0.1))
                     continue
