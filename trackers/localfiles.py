@@ -570,9 +570,12 @@ class LocalFilesTracker(Tracker):
         try:
             d = self.descriptor()
             check("descriptor", True, f"{fmt.DESCRIPTOR_NAME}: prefix {d.prefix}, format version {d.version}")
-            check("access_restricted", d.access_restricted,
-                  "recorded: access_restricted: true" if d.access_restricted
-                  else "not recorded; writes are refused until `detect --write --access-restricted`")
+            try:
+                self.require_access_restricted()
+                check("access_restricted", True, "recorded and committed: access_restricted: true")
+            except Refused as exc:
+                check("access_restricted", False, exc.message if d.access_restricted
+                      else "not recorded; writes are refused until `detect --write --access-restricted`")
         except (NotFound, MalformedIssue) as exc:
             check("descriptor", False, str(exc))
         wc = self.working_copy()

@@ -42,6 +42,8 @@ def test_a_descriptor_never_committed_refuses_writes(tmp_path):
     env.reopen().init("SEC", access_restricted=True)
     code, _, err = env.cli("create", "--title", "t", "--body-file", "-", stdin="b")
     assert code == 4 and "not committed" in err
+    check = next(c for c in env.tracker.doctor()["checks"] if c["name"] == "access_restricted")
+    assert check["ok"] is False and "not committed" in check["detail"]
 
 
 # -- publish and pending: literal pathspecs, exactly the same files ---------------------------

@@ -311,6 +311,9 @@ def test_doctor_without_remote_is_ok(tmp_path):
     write_project(wc / "project", {"platform": "local-files", "local": {"path": "../t"}})
     env = TrackerEnv("local-files-git", wc / "project", None, wc=wc)
     env.reopen().init("SEC", access_restricted=True)
+    assert env.tracker.doctor()["ok"] is False  # the descriptor is not committed yet
+    sh(["git", "-c", "user.name=T", "-c", "user.email=t@example.org", "add", "t"], wc)
+    sh(["git", "-c", "user.name=T", "-c", "user.email=t@example.org", "commit", "-q", "-m", "tracker"], wc)
     report = env.tracker.doctor()
     assert report["ok"] is True, report
     assert any(c["name"] == "remotes" and "no remote" in c["detail"] for c in report["checks"])
