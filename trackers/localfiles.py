@@ -461,7 +461,7 @@ class LocalFilesTracker(Tracker):
             changes = vcs.git_publish_changes(wc, rel)
             unpushed = vcs.git_unpushed(wc)
         else:
-            changes = vcs.svn_changes(wc, rel)
+            changes = vcs.svn_changes(wc, rel, expand_new=True)
             unpushed = []
         return {"backend": f"{self.kind}:{wc.kind}", "changes": changes, "unpushed_commits": unpushed,
                 "needs_publish": bool(changes or unpushed)}

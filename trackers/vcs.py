@@ -200,8 +200,21 @@ def svn_status(wc: WorkingCopy, rel: str) -> list[tuple[str, str]]:
     return entries
 
 
-def svn_changes(wc: WorkingCopy, rel: str) -> list[dict]:
-    return [{"path": path, "status": _SVN_STATUS[code]} for code, path in svn_status(wc, rel)]
+def svn_changes(wc: WorkingCopy, rel: str, expand_new: bool = False) -> list[dict]:
+    """Changed items under ``rel``. With ``expand_new``, an unversioned folder also lists what
+    is inside it, as ``svn add --parents`` (what publish runs) will add and commit it."""
+    changes = []
+    for code, path in svn_status(wc, rel):
+        changes.append({"path": path, "status": _SVN_STATUS[code]})
+        full = wc.root / path
+        if expand_new and code == "?" and full.is_dir() and not full.is_symlink():
+            for folder, dirs, files in os.walk(full):
+                dirs.sort()
+                for name in sorted(dirs) + sorted(files):
+                    inner = (Path(folder) / name).relative_to(wc.root).as_posix()
+                    changes.append({"path": inner, "status": "untracked"})
+            changes.sort(key=lambda c: c["path"])
+    return changes
 
 
 def svn_repos_root(wc: WorkingCopy) -> str | None:

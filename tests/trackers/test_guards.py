@@ -178,3 +178,14 @@ def test_verified_remotes_must_be_a_list_of_urls(git_env):
                                     "local": {"path": "../security-tracker", "verified_remotes": "yes"}})
     code, _, err = git_env.cli("doctor")
     assert code == 2 and "verified_remotes" in err
+
+
+def test_svn_pending_lists_exactly_what_publish_commits(svn_env):
+    t = svn_env.tracker
+    made = t.create("One", "b", [])
+    t.attach(made["id"], b"patch\n", "fix.patch")
+    listed = sorted(c["path"] for c in t.pending()["changes"])
+    out = t.publish("import with a patch")
+    assert out["committed"] is True
+    assert listed == sorted(out["files"])
+    assert "security-tracker/SEC-0001.attachments/fix.patch" in listed
