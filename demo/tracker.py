@@ -103,6 +103,9 @@ def make_demo_tracker(config, folder: Path):
     root = folder / "security-tracker"
     tracker = LocalFilesTracker(root, Policy.from_config(config), user="demo")
     tracker.init(str(config.get("tracker.prefix") or "SEC"), access_restricted=True)
+    # writes need the descriptor committed (the guard reads HEAD, not the file on disk)
+    _git(folder, "add", "-A")
+    _git(folder, "commit", "-q", "-m", "demo tracker descriptor")
     file_demo_issues(tracker)
     _git(folder, "add", "-A")
     _git(folder, "commit", "-q", "-m", "demo tracker")

@@ -55,6 +55,9 @@ def ensure_demo_workspace() -> Path:
                                     Policy.from_config(config), user="demo")
         # A local repository with no remote: only this machine's user can read it.
         tracker.init(str(config.get("tracker.prefix") or "SEC"), access_restricted=True)
+        # writes need the descriptor committed (the guard reads HEAD, not the file on disk)
+        _git(staging, "add", "-A")
+        _git(staging, "commit", "-q", "-m", "demo security tracker descriptor")
         file_demo_issues(tracker)
         (staging / ".gitignore").write_text(f"{READY_MARK}\n", encoding="utf-8")
         _git(staging, "add", "-A")

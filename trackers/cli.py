@@ -246,6 +246,9 @@ def _dispatch(args: argparse.Namespace, inputs: _Inputs, out: Any, err: Any) -> 
     try:
         return _run_command(tracker, command, args, inputs, out, err)
     finally:
+        # what the backend noticed on the way (e.g. a repository that moved): stderr, never stdout
+        for notice in getattr(tracker, "notices", ()):
+            print(f"{PROG} {command}: note: {notice}", file=err)
         tracker.close_backend()
 
 

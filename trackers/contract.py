@@ -105,6 +105,15 @@ class MalformedIssue(TrackerError):
         super().__init__(f"{where}: {problem}")
 
 
+class LostUpdate(Exception):
+    """A rollup write that a concurrent writer undid (or a duplicate rollup it removed again);
+    the contract retries it. Never leaves this module's retry loop."""
+
+
+class _AlreadyThere(Exception):
+    """A retried rollup write found its entry already back in place."""
+
+
 def refused_op(op: str, backend: str) -> Refused:
     """The refusal for an operation the spec refuses by name (``board-*`` included)."""
     key = "board-*" if op.startswith("board-") else op
@@ -168,6 +177,34 @@ def parse_now(now: str | None) -> date:
     if when.tzinfo is not None:
         when = when.astimezone(timezone.utc)
     return when.date()
+
+
+def parse_now_instant(now: str | None) -> str | None:
+    """``--now`` as a UTC timestamp ``YYYY-MM-DDTHH:MM:SSZ`` (a bare date is its midnight UTC);
+    None when not given. Raises UsageError like :func:`parse_now`."""
+    if not now:
+        return None
+    parse_now(now)  # the same validation and message
+    try:
+        when = datetime.fromisoformat(now.strip())
+    except ValueError:
+        when = datetime.combine(date.fromisoformat(now.strip()), datetime.min.time())
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.astimezone(timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def require_id(issue_id: str | None) -> str:
+    """The stripped issue ID; an empty one is a usage error (exit 2), not a refusal."""
+    raw = (issue_id or "").strip()
+    if not raw:
+        raise UsageError("the issue ID is empty")
+    return raw
+
+
+def ascii_digits(text: str) -> bool:
+    """True for 0-9 only: str.isdigit() and \\d also take full-width and other scripts' digits."""
+    return bool(text) and text.isascii() and text.isdigit()
 
 
 def utc_now_iso() -> str:
@@ -325,6 +362,13 @@ class Tracker:
 
     def __init__(self, policy: Policy | None = None) -> None:
         self.policy = policy or Policy()
+        self._rollup_when: str | None = None  # --now of the rollup write in progress
+        #: Things the operator should know that are not errors (the CLI prints them on stderr).
+        self.notices: list[str] = []
+
+    def notice(self, text: str) -> None:
+        if text not in self.notices:
+            self.notices.append(text)
 
     # ---- reads ----------------------------------------------------------------------
     def view(self, issue_id: str, comments: bool = False) -> dict:
@@ -436,7 +480,12 @@ class Tracker:
             with _rollup_errors(issue_id):
                 return rollupmod.append(text, entry)
 
-        return self._mutate_rollup(issue_id, change)
+        # a backdated entry is a backdated comment where the backend keeps comment times (local-files)
+        self._rollup_when = parse_now_instant(now)
+        try:
+            return self._rollup_write(issue_id, change)
+        finally:
+            self._rollup_when = None
 
     def rollup_amend_latest(self, issue_id: str, action: str, entry_body: str) -> dict:
         """{id, url}. Replaces the latest entry's body, keeping its date and user.
@@ -453,7 +502,73 @@ class Tracker:
             with _rollup_errors(issue_id):
                 return rollupmod.amend_latest(text, action, entry_body)
 
-        return self._mutate_rollup(issue_id, change)
+        return self._rollup_write(issue_id, change)
+
+    # ---- rollup writes on servers without compare-and-swap -----------------------------
+    #: GitHub and Jira let the last edit of a comment win; their backends set this so a
+    #: rollup write is read back, checked once more after a pause, and redone when lost.
+    verify_rollup_writes: ClassVar[bool] = False
+    rollup_attempts: ClassVar[int] = 12
+    rollup_min_settle: ClassVar[float] = 0.2
+
+    def _rollup_write(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
+        if not self.verify_rollup_writes:
+            return self._mutate_rollup(issue_id, change)
+        import random
+        import time
+
+        mine: rollupmod.Entry | None = None
+        need = 0
+        result: dict = {}
+
+        def guarded(text: str | None) -> str:
+            # on a retry, the text this write is based on may already hold the entry again
+            if mine is not None and text is not None:
+                try:
+                    if rollupmod.entries(text).count(mine) >= need:
+                        raise _AlreadyThere()
+                except rollupmod.MalformedRollup:
+                    pass
+            return change(text)
+
+        def kept() -> bool:
+            text = self._read_rollup(issue_id)
+            try:
+                return text is not None and rollupmod.entries(text).count(mine) >= need
+            except rollupmod.MalformedRollup:
+                return False
+
+        for _attempt in range(self.rollup_attempts):
+            started = time.monotonic()
+            # A lost write can come back: a writer that had read it saves it again. Writing it
+            # once more would then record it twice, so a retry first looks whether it is there.
+            if mine is None or not kept():
+                try:
+                    result, written = self._write_rollup(issue_id, guarded)
+                except LostUpdate:
+                    time.sleep(random.uniform(0.01, 0.1))
+                    continue
+                except _AlreadyThere:
+                    written = None
+                if written is None:
+                    pass  # our entry came back between the two reads: nothing to write
+                else:
+                    # Our change is the latest entry of what we wrote (append adds it at the bottom,
+                    # amend rewrites the bottom one); it is kept while every copy of it is there.
+                    parsed = rollupmod.entries(written)
+                    mine, need = parsed[-1], parsed.count(parsed[-1])
+                if not kept():
+                    time.sleep(random.uniform(0.01, 0.1))
+                    continue
+            # A writer that read before our write may still be about to save its older copy;
+            # such a write lands within about one of its own read-and-write cycles, so look
+            # again after twice ours.
+            time.sleep(max(self.rollup_min_settle, 2 * (time.monotonic() - started)))
+            if kept():
+                return result
+            time.sleep(random.uniform(0.01, 0.1))
+        raise BackendError(f"{issue_id}: the status rollup kept changing under concurrent writers; the entry "
+                           f"was not recorded after {self.rollup_attempts} attempts. Check the rollup, then retry")
 
     def attach(self, issue_id: str, data: bytes, name: str) -> dict:
         """{id, name, url}. Raises UsageError (name), NotFound, Refused, BackendError."""
@@ -495,6 +610,15 @@ class Tracker:
 
     def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
         """Apply ``change`` to the rollup text (None when the issue has none); return {id, url}."""
+        raise NotImplementedError
+
+    def _write_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> tuple[dict, str]:
+        """Like ``_mutate_rollup`` but also return the rollup text as the server stored it.
+        Raises LostUpdate when this write created a second rollup (and removed it again)."""
+        raise NotImplementedError
+
+    def _read_rollup(self, issue_id: str) -> str | None:
+        """The current status rollup text, or None when the issue has none."""
         raise NotImplementedError
 
     def _do_view(self, issue_id: str, comments: bool) -> dict:

@@ -18,21 +18,24 @@ from __future__ import annotations
 import re
 import time
 from typing import Any, Callable, Iterator
-from urllib.parse import quote
+from urllib.parse import quote, urljoin, urlsplit
 
 from mailtriage.trackers import rollup as rollupmod
 from mailtriage.trackers.contract import (
     BackendError,
     EditRequest,
     ListResult,
+    LostUpdate,
     NotFound,
     Policy,
     Refused,
     Tracker,
     UsageError,
+    ascii_digits,
     comment_json,
     issue_json,
     order_comments,
+    require_id,
     summary_json,
 )
 
@@ -41,10 +44,13 @@ DEFAULT_API = "https://api.github.com"
 MAX_ATTACH_CHARS = 60000
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
+REDIRECTS = (301, 302, 303, 307, 308)
+MAX_REDIRECTS = 3
 
 
 class GitHubTracker(Tracker):
     kind = "github"
+    verify_rollup_writes = True  # comment edits are last-write-wins (no If-Match)
 
     def __init__(self, repo: str, policy: Policy | None = None, *, token: str | None, api_url: str = DEFAULT_API,
                  user: str | None = None, sleep: Callable[[float], None] = time.sleep,
@@ -62,8 +68,12 @@ class GitHubTracker(Tracker):
         headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION}
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        self.http = HttpClient("github", api_url.rstrip("/"), headers=headers, sleep=sleep)
+        self.api_url = api_url.rstrip("/")
+        self.http = HttpClient("github", self.api_url, headers=headers, sleep=sleep)
         self._private: bool | None = None
+        self._moved_to: str | None = None  # the repository's new full name when GitHub redirects it
+        self._move_checked = False
+        self._private_detail = ""
 
     @classmethod
     def from_config(cls, config: Any, policy: Policy) -> "GitHubTracker":
@@ -81,11 +91,9 @@ class GitHubTracker(Tracker):
         self.http.close()
 
     # ---- HTTP ------------------------------------------------------------------------
-    def _request(self, method: str, path: str, *, ok: tuple[int, ...] = (200,), **kwargs: Any):
+    def _send(self, method: str, path: str, **kwargs: Any):
         from mailtriage.core.http import HttpError
 
-        if not self.token:
-            raise BackendError(f"no GitHub token in keyring for github:{self.repo}")
         for attempt in range(2):
             try:
                 response = self.http.request(method, path, **kwargs)
@@ -99,6 +107,25 @@ class GitHubTracker(Tracker):
                 raise BackendError(f"GitHub rate limit reached; retry in {wait:.0f}s" if wait is not None
                                    else "GitHub rate limit reached")
             break
+        return response
+
+    def _request(self, method: str, path: str, *, ok: tuple[int, ...] = (200,), **kwargs: Any):
+        if not self.token:
+            raise BackendError(f"no GitHub token in keyring for github:{self.repo}")
+        url = path
+        for _hop in range(MAX_REDIRECTS + 1):
+            response = self._send(method, url, **kwargs)
+            if response.status_code not in REDIRECTS:
+                break
+            # A renamed repository or a transferred issue answers 301 (307 for writes): repeat the
+            # request at Location, on the API's own host only, so the token never goes elsewhere.
+            target = self._same_host(method, path, response)
+            if url == path and path.startswith(self._repo_path()):
+                self._check_repo_moved(response.status_code)
+            url = target
+            kwargs.pop("params", None)  # Location carries the query
+        else:
+            raise BackendError(f"GitHub {method} {path}: more than {MAX_REDIRECTS} redirects")
         if response.status_code in ok:
             return response
         message = _message(response)
@@ -107,6 +134,33 @@ class GitHubTracker(Tracker):
         if response.status_code in (404, 410):
             raise NotFound(f"GitHub {method} {path}: {response.status_code} {message}")
         raise BackendError(f"GitHub {method} {path}: {response.status_code} {message}")
+
+    def _same_host(self, method: str, path: str, response) -> str:
+        location = response.headers.get("location")
+        if not location:
+            raise BackendError(f"GitHub {method} {path}: {response.status_code} without a Location")
+        target = urljoin(str(response.request.url), location)
+        base, there = urlsplit(self.api_url), urlsplit(target)
+        if (there.scheme, there.netloc) != (base.scheme, base.netloc):
+            raise BackendError(f"GitHub {method} {path}: {response.status_code} redirect to another host "
+                               f"({there.netloc}) not followed; the token is only sent to {base.netloc}")
+        return target
+
+    def _check_repo_moved(self, status: int) -> None:
+        """After a redirect under /repos/{repo}: is it the repository that moved (renamed or
+        transferred), or only one issue? Say which, once."""
+        if self._move_checked:
+            return
+        self._move_checked = True
+        probe = self._send("GET", self._repo_path())
+        if probe.status_code not in REDIRECTS:
+            return  # the repository answers: only an issue moved (see _issue)
+        data = self._send("GET", self._same_host("GET", self._repo_path(), probe))
+        if data.status_code == 200:
+            self._moved_to = str(data.json().get("full_name") or "") or None
+        self.notice(f"GitHub repository {self.repo} has moved to {self._moved_to or 'a new name'} (GitHub answered "
+                    f"{status}); requests follow it, but set tracker.github.repo to the new name in project.md "
+                    "(and store the token under the new name)")
 
     @staticmethod
     def _rate_limited(response) -> bool:
@@ -138,11 +192,11 @@ class GitHubTracker(Tracker):
 
     # ---- IDs and guards -------------------------------------------------------------------
     def _number(self, issue_id: str) -> int:
-        raw = (issue_id or "").strip()
+        raw = require_id(issue_id)
         if "/" in raw or "\\" in raw or ".." in raw:
             raise Refused(f"issue ID {issue_id!r} refused: a GitHub issue ID is a number")
         raw = raw.lstrip("#")
-        if not raw.isdigit() or len(raw) > 12:
+        if not ascii_digits(raw) or len(raw) > 12:
             raise NotFound(f"{issue_id!r} is not a GitHub issue number")
         return int(raw)
 
@@ -156,21 +210,34 @@ class GitHubTracker(Tracker):
             raise NotFound(f"no issue #{number} in {self.repo}") from None
         if "pull_request" in data:
             raise NotFound(f"#{number} in {self.repo} is a pull request, not an issue")
+        home = _repo_of(data)
+        if home and home.lower() not in (self.repo.lower(), (self._moved_to or "").lower()):
+            self.notice(f"#{number} was transferred to {home}#{data.get('number')} ({data.get('html_url')}); "
+                        "GitHub redirects to it")
         return data
 
     def require_private(self) -> None:
-        """Raises Refused unless the repository answers ``private: true``."""
+        """Raises Refused unless the repository is private (see :func:`repository_privacy`)."""
         if self._private is None:
             data = self._request("GET", self._repo_path()).json()
-            self._private = data.get("private") is True
+            self._private, self._private_detail = repository_privacy(data, self.repo)
         if not self._private:
-            raise Refused(f"writes refused: GitHub repository {self.repo} is not private; "
-                          "embargoed issues must not be written there")
+            raise Refused(f"writes refused: GitHub repository {self.repo} is not private "
+                          f"({self._private_detail}); embargoed issues must not be written there")
 
     def _writable_issue(self, issue_id: str) -> tuple[int, dict]:
         number = self._number(issue_id)
         self.require_private()
-        return number, self._issue(number)
+        data = self._issue(number)
+        home = _repo_of(data)
+        if home and home.lower() not in (self.repo.lower(), (self._moved_to or "").lower()):
+            # a transferred issue: the write would land in that repository, which must be private too
+            answer = self._request("GET", f"/repos/{home}").json()
+            private, detail = repository_privacy(answer, home)
+            if not private:
+                raise Refused(f"writes refused: #{number} was transferred to {home}, which is not private "
+                              f"({detail}); embargoed details must not be written there")
+        return number, data
 
     # ---- reads ------------------------------------------------------------------------
     def _comments(self, number: int) -> list[dict]:
@@ -196,10 +263,13 @@ class GitHubTracker(Tracker):
     def _do_list(self, state: str, labels: list[str], words: list[str], limit: int | None) -> ListResult:
         items: list[dict] = []
         if words:
-            q = [f"repo:{self.repo}", "is:issue"] + ([f"state:{state}"] if state != "all" else [])
-            q += [f'label:"{label}"' for label in labels] + words
+            # advanced_search=true: the supported issue search; the legacy one without it is
+            # deprecated (github.blog changelog 2025-03-06). Each word is quoted, so AND, OR, NOT
+            # and parentheses the user typed stay words, not operators.
+            q = [f"repo:{self._moved_to or self.repo}", "is:issue"] + ([f"state:{state}"] if state != "all" else [])
+            q += [f'label:"{label}"' for label in labels] + [_quoted(w) for w in words]
             source = self._paged("/search/issues", {"q": " ".join(q), "per_page": 100, "sort": "updated",
-                                                    "order": "desc"}, key="items")
+                                                    "order": "desc", "advanced_search": "true"}, key="items")
         else:
             params = {"state": state, "per_page": 100, "sort": "updated", "direction": "desc"}
             if labels:
@@ -271,17 +341,32 @@ class GitHubTracker(Tracker):
         return str(number)
 
     def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
+        return self._write_rollup(issue_id, change)[0]
+
+    def _rollup_comments(self, number: int) -> list[dict]:
+        return [c for c in self._comments(number) if rollupmod.is_rollup(c.get("body"))]
+
+    def _read_rollup(self, issue_id: str) -> str | None:
+        found = self._rollup_comments(self._number(issue_id))
+        return (found[0].get("body") or "") if found else None
+
+    def _write_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> tuple[dict, str]:
         number, _ = self._writable_issue(issue_id)
-        existing = next((c for c in self._comments(number) if rollupmod.is_rollup(c.get("body"))), None)
-        if existing:
-            text = change(existing.get("body") or "")
-            data = self._request("PATCH", self._repo_path(f"/issues/comments/{existing['id']}"),
+        found = self._rollup_comments(number)
+        if found:
+            text = change(found[0].get("body") or "")
+            data = self._request("PATCH", self._repo_path(f"/issues/comments/{found[0]['id']}"),
                                  json={"body": text}).json()
         else:
             text = change(None)
             data = self._request("POST", self._repo_path(f"/issues/{number}/comments"), json={"body": text},
                                  ok=(201,)).json()
-        return {"id": str(number), "url": data.get("html_url") or ""}
+            first = self._rollup_comments(number)
+            if first and first[0]["id"] != data["id"]:
+                # another writer created the rollup first: remove ours, append to theirs
+                self._request("DELETE", self._repo_path(f"/issues/comments/{data['id']}"), ok=(204, 404))
+                raise LostUpdate(f"#{number}: a concurrent writer created the rollup first")
+        return {"id": str(number), "url": data.get("html_url") or ""}, data.get("body") or text
 
     def _do_comment(self, issue_id: str, body: str, author: str | None) -> dict:
         number, _ = self._writable_issue(issue_id)
@@ -332,12 +417,39 @@ class GitHubTracker(Tracker):
             try:
                 data = self._request("GET", self._repo_path()).json()
                 check("repository", True, f"{data.get('full_name', self.repo)} is reachable")
-                private = data.get("private") is True
-                check("private", private, "the repository is private" if private
-                      else "the repository is PUBLIC: writes are refused")
+                private, detail = repository_privacy(data, self.repo)
+                check("private", private, detail if private else f"{detail}: writes are refused")
             except (BackendError, NotFound) as exc:
                 check("repository", False, str(exc))
         return {"backend": self.kind, "ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+def repository_privacy(data: dict, repo: str) -> tuple[bool, str]:
+    """(private?, why) from GitHub's repository object.
+
+    ``private: true`` alone is not enough: an enterprise ``internal`` repository also answers
+    ``private: true`` and every member of the enterprise can read it. So ``visibility`` must be
+    ``"private"`` when the answer carries it (docs.github.com/rest/repos/repos#get-a-repository).
+    """
+    visibility = data.get("visibility")
+    if visibility is not None and visibility != "private":
+        label = "PUBLIC" if visibility == "public" else str(visibility)[:40]
+        return False, f"GitHub repository {repo} has visibility {label!r}, not 'private'"
+    if data.get("private") is True:
+        return True, f"GitHub repository {repo} is private"
+    if data.get("private") is False:
+        return False, f"GitHub repository {repo} is PUBLIC"
+    return False, f"GitHub's answer for {repo} says neither private nor visibility"
+
+
+def _quoted(word: str) -> str:
+    return '"' + word.replace('"', "").replace("\\", "") + '"'
+
+
+def _repo_of(data: dict) -> str | None:
+    """owner/name from an issue's repository_url (…/repos/{owner}/{name})."""
+    m = re.search(r"/repos/([^/]+/[^/]+)/?$", str(data.get("repository_url") or ""))
+    return m.group(1) if m else None
 
 
 def _message(response) -> str:

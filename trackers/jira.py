@@ -34,15 +34,18 @@ from mailtriage.trackers.contract import (
     BackendError,
     EditRequest,
     ListResult,
+    LostUpdate,
     NotFound,
     Policy,
     Refused,
     Tracker,
     UsageError,
     _validate_heading,
+    ascii_digits,
     comment_json,
     issue_json,
     order_comments,
+    require_id,
     summary_json,
 )
 
@@ -50,11 +53,12 @@ VIEW_FIELDS = ["summary", "status", "labels", "assignee", "fixVersions", "report
                "description", "security"]
 LIST_FIELDS = ["summary", "status", "labels", "updated"]
 DEFAULT_RESOLUTIONS = {"completed": "Done", "not-planned": "Won't Do"}
-_KEY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)-(\d{1,12})$")
+_KEY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)-([0-9]{1,12})$", re.ASCII)
 
 
 class JiraTracker(Tracker):
     kind = "jira"
+    verify_rollup_writes = True  # comment edits are last-write-wins (no version check)
 
     def __init__(self, url: str, project: str, policy: Policy | None = None, *, api_version: int = 3,
                  security_level: str | None, token: str | None, auth: str = "bearer", email: str | None = None,
@@ -144,7 +148,14 @@ class JiraTracker(Tracker):
 
     # ---- text in and out -------------------------------------------------------------
     def _to_jira(self, markdown: str) -> Any:
-        return markup.md_to_wiki(markdown) if self.v == 2 else markup.md_to_adf(markdown)
+        if self.v == 2:
+            return markup.md_to_wiki(markdown)
+        doc = markup.md_to_adf(markdown)
+        if not doc.get("content") and markdown.strip(" \t\r\n"):
+            # the converter reads a line of only U+00A0 (or another Unicode space) as blank; such a
+            # body is still a body, so keep it as one paragraph rather than send an empty document
+            doc["content"] = [{"type": "paragraph", "content": [{"type": "text", "text": markdown.strip("\r\n")}]}]
+        return doc
 
     def _from_jira(self, value: Any) -> str:
         if value is None:
@@ -155,10 +166,10 @@ class JiraTracker(Tracker):
 
     # ---- IDs and guards -------------------------------------------------------------------
     def _key(self, issue_id: str) -> str:
-        raw = (issue_id or "").strip()
+        raw = require_id(issue_id)
         if "/" in raw or "\\" in raw or ".." in raw or "?" in raw or "#" in raw:
             raise Refused(f"issue ID {issue_id!r} refused: a Jira issue ID is a key like {self.project}-12 or a number")
-        if raw.isdigit() and len(raw) <= 12:
+        if ascii_digits(raw) and len(raw) <= 12:
             return f"{self.project}-{int(raw)}"
         m = _KEY_RE.match(raw)
         if not m:
@@ -278,7 +289,8 @@ class JiraTracker(Tracker):
                 page = self._request("POST", "/search/jql", json=body).json()
                 yield from page.get("issues") or []
                 token = page.get("nextPageToken")
-                if page.get("isLast", True) or not token:
+                # isLast is optional; a nextPageToken alone means there is another page
+                if page.get("isLast") is True or not token:
                     return
 
     def _do_list(self, state: str, labels: list[str], words: list[str], limit: int | None) -> ListResult:
@@ -396,47 +408,101 @@ class JiraTracker(Tracker):
         return key
 
     def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
+        return self._write_rollup(issue_id, change)[0]
+
+    def _rollup_comments(self, key: str) -> list[dict]:
+        return [c for c in self._comments(key) if rollupmod.is_rollup(self._from_jira(c.get("body")))]
+
+    def _read_rollup(self, issue_id: str) -> str | None:
+        found = self._rollup_comments(self._key(issue_id))
+        return self._from_jira(found[0].get("body")) if found else None
+
+    def _write_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> tuple[dict, str]:
         key, _ = self._writable(issue_id)
-        existing = None
-        for c in self._comments(key):
-            if rollupmod.is_rollup(self._from_jira(c.get("body"))):
-                existing = c
-                break
-        if existing:
-            text = change(self._from_jira(existing.get("body")))
-            self._request("PUT", f"/issue/{key}/comment/{existing['id']}", json={"body": self._to_jira(text)})
-            comment_id = existing["id"]
+        found = self._rollup_comments(key)
+        if found:
+            text = change(self._from_jira(found[0].get("body")))
+            data = self._request("PUT", f"/issue/{key}/comment/{found[0]['id']}",
+                                 json={"body": self._to_jira(text)}).json()
         else:
             text = change(None)
-            comment_id = self._request("POST", f"/issue/{key}/comment", json={"body": self._to_jira(text)},
-                                       ok=(201,)).json()["id"]
-        return {"id": key, "url": f"{self._url(key)}?focusedCommentId={comment_id}"}
+            data = self._request("POST", f"/issue/{key}/comment", json={"body": self._to_jira(text)},
+                                 ok=(201,)).json()
+            first = self._rollup_comments(key)
+            if first and str(first[0]["id"]) != str(data["id"]):
+                # another writer created the rollup first: remove ours, append to theirs
+                self._request("DELETE", f"/issue/{key}/comment/{data['id']}", ok=(204, 404))
+                raise LostUpdate(f"{key}: a concurrent writer created the rollup first")
+        written = self._from_jira(data["body"]) if data.get("body") is not None else text
+        return {"id": key, "url": f"{self._url(key)}?focusedCommentId={data['id']}"}, written
 
     def _do_comment(self, issue_id: str, body: str, author: str | None) -> dict:
         key, _ = self._writable(issue_id)
         data = self._request("POST", f"/issue/{key}/comment", json={"body": self._to_jira(body)}, ok=(201,)).json()
         return {"id": key, "comment_id": str(data["id"]), "url": f"{self._url(key)}?focusedCommentId={data['id']}"}
 
-    def _transition(self, key: str, done: bool, fields: dict | None = None) -> None:
-        transitions = self._request("GET", f"/issue/{key}/transitions").json().get("transitions") or []
-        match = next((t for t in transitions
-                      if (((t.get("to") or {}).get("statusCategory") or {}).get("key") == "done") == done), None)
-        if match is None:
-            raise BackendError(f"{key}: no workflow transition {'to a done status' if done else 'out of done'} "
-                               "is available to this account")
-        payload: dict[str, Any] = {"transition": {"id": str(match["id"])}}
+    def _transitions(self, key: str) -> list[dict]:
+        # with their screens' fields, so a transition gets only the fields its screen has
+        # (Jira REST "Get transitions", expand=transitions.fields)
+        return self._request("GET", f"/issue/{key}/transitions",
+                             params={"expand": "transitions.fields"}).json().get("transitions") or []
+
+    def _post_transition(self, key: str, transition: dict, fields: dict | None = None) -> None:
+        payload: dict[str, Any] = {"transition": {"id": str(transition["id"])}}
         if fields:
             payload["fields"] = fields
         self._request("POST", f"/issue/{key}/transitions", json=payload, ok=(204, 200))
 
     def _do_close(self, issue_id: str, reason: str) -> dict:
         key, _ = self._writable(issue_id)
-        self._transition(key, True, {"resolution": {"name": self.resolutions[reason]}})
+        want = self.resolutions[reason]
+        transitions = self._transitions(key)
+        done = [t for t in transitions if _category(t.get("to")) == "done"]
+        if not done:
+            raise BackendError(f"{key}: no workflow transition to a done status is available to this account")
+
+        def screen_resolution(t: dict) -> dict | None:
+            return (t.get("fields") or {}).get("resolution")
+
+        def offers(t: dict) -> bool:
+            field = screen_resolution(t)
+            if field is None:
+                return False
+            allowed = field.get("allowedValues")
+            return allowed is None or any(_same(v.get("name"), want) for v in allowed)
+
+        # The transition that fits the reason: one named like the resolution or leading to a status
+        # named so (team-managed "Won't Do"), else one whose screen lets us set that resolution.
+        named = [t for t in done if _same(t.get("name"), want) or _same((t.get("to") or {}).get("name"), want)]
+        choice = next(iter(named), None) or next((t for t in done if offers(t)), None)
+        if choice is None and reason == "completed":
+            choice = done[0]  # a plain done status is what "completed" means
+        if choice is None:
+            names = ", ".join(f"{t.get('name')} -> {(t.get('to') or {}).get('name')}" for t in done)
+            raise Refused(f"{key}: no transition fits the reason {reason!r}: none is named {want!r} and none "
+                          f"lets this account set the resolution {want!r} (done transitions: {names}). Set "
+                          f"tracker.jira.resolutions.{reason} to the name your workflow uses")
+        fields: dict[str, Any] = {}
+        field = screen_resolution(choice)
+        # only what the screen has: no screen, or no Resolution on it, means no resolution sent
+        if field is not None and (offers(choice) or field.get("required")):
+            fields["resolution"] = {"name": want}
+        self._post_transition(key, choice, fields)
         return {"id": key, "state": "closed"}
 
     def _do_reopen(self, issue_id: str) -> dict:
-        key, _ = self._writable(issue_id)
-        self._transition(key, False)
+        key, data = self._writable(issue_id, ["status"])
+        status = (data.get("fields") or {}).get("status") or {}
+        if _category(status) != "done":
+            # the first transition out of an open status would be e.g. "Start Progress": never take it
+            return {"id": key, "state": "open", "changed": False,
+                    "note": f"{key} is already open (status {status.get('name')!r}); nothing changed"}
+        back = [t for t in self._transitions(key) if _category(t.get("to")) != "done"]
+        # prefer a To Do status (category "new") over an in-progress one
+        back.sort(key=lambda t: _category(t.get("to")) != "new")
+        if not back:
+            raise BackendError(f"{key}: no workflow transition out of done is available to this account")
+        self._post_transition(key, back[0])
         return {"id": key, "state": "open"}
 
     def _do_attach(self, issue_id: str, data: bytes, name: str) -> dict:
@@ -474,6 +540,14 @@ class JiraTracker(Tracker):
             except (BackendError, NotFound, Refused) as exc:
                 check("account" if not checks[-1]["name"] == "account" else "security_level_settable", False, str(exc))
         return {"backend": self.kind, "ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+def _category(status: dict | None) -> str | None:
+    return ((status or {}).get("statusCategory") or {}).get("key")
+
+
+def _same(a: Any, b: Any) -> bool:
+    return isinstance(a, str) and isinstance(b, str) and a.strip().casefold() == b.strip().casefold()
 
 
 def _state(fields: dict) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,6 +38,7 @@ from mailtriage.trackers.contract import (
     comment_json,
     issue_json,
     order_comments,
+    require_id,
     summary_json,
     utc_now_iso,
 )
@@ -46,8 +48,11 @@ class LocalFilesTracker(Tracker):
     kind = "local-files"
 
     def __init__(self, root: Path | str, policy: Policy | None = None, *, url_template: str | None = None,
-                 user: str | None = None, github_api_url: str | None = None) -> None:
+                 user: str | None = None, github_api_url: str | None = None,
+                 verified_remotes: Sequence[str] = ()) -> None:
         super().__init__(policy)
+        # remotes the operator checked themselves (tracker.local.verified_remotes in project.md)
+        self.verified_remotes = tuple(v.strip() for v in verified_remotes)
         self.root = Path(root).absolute()
         self.url_template = url_template or None
         self._user = user
@@ -99,14 +104,14 @@ class LocalFilesTracker(Tracker):
         Raises Refused for anything that could name a path (separators, ``..``, absolute
         paths, NUL), NotFound for an ID of another shape.
         """
-        raw = (issue_id or "").strip()
-        if not raw or "/" in raw or "\\" in raw or ".." in raw or "\x00" in raw or os.path.isabs(raw) \
+        raw = require_id(issue_id)
+        if "/" in raw or "\\" in raw or ".." in raw or "\x00" in raw or os.path.isabs(raw) \
                 or raw.startswith("~"):
             raise Refused(f"issue ID {issue_id!r} refused: an ID is PREFIX-NNNN or a number, never a path")
         d = self.descriptor()
         if raw.endswith(fmt.ISSUE_SUFFIX):
             raw = raw[: -len(fmt.ISSUE_SUFFIX)]
-        m = re.fullmatch(rf"(?:{re.escape(d.prefix)}-)?(\d{{1,12}})", raw, re.IGNORECASE)
+        m = re.fullmatch(rf"(?:{re.escape(d.prefix)}-)?([0-9]{{1,12}})", raw, re.IGNORECASE | re.ASCII)
         if not m:
             raise NotFound(f"{issue_id!r} is not an issue of this tracker (IDs look like {d.format_id(12)} or 12)")
         return d.format_id(int(m.group(1)))
@@ -139,24 +144,58 @@ class LocalFilesTracker(Tracker):
         return canonical, path, issue
 
     # ---- guards and locking ----------------------------------------------------------
-    def require_access_restricted(self) -> None:
+    def require_access_restricted(self, committed: bool = True) -> None:
+        """Refuse writes unless the descriptor records ``access_restricted: true``.
+
+        With ``committed`` (every issue write) the descriptor must say so both on disk and as
+        committed (git: HEAD, svn: BASE): an uncommitted edit of the file on disk unlocks nothing.
+        ``publish`` checks the disk only, because publishing is how the descriptor gets committed.
+        """
         d = self.descriptor()
         if not d.access_restricted:
             raise Refused(
                 f"writes to {self.root} are refused: {fmt.DESCRIPTOR_NAME} does not record "
                 "access_restricted: true. Confirm who can read this repository, then run "
                 "`mailtriage tracker detect --write --access-restricted`.")
+        if not committed:
+            return
+        wc = self.working_copy()
+        if wc is None:
+            return  # no working copy: nothing is ever committed, the file is all there is (doctor says so)
+        text = self._committed_descriptor_text(wc)
+        if text is None:
+            raise Refused(f"writes to {self.root} are refused: {fmt.DESCRIPTOR_NAME} is not committed yet "
+                          f"({'HEAD' if wc.kind == 'git' else 'BASE'} has none). Publish it first "
+                          "(`mailtriage tracker publish`), after checking who can read this repository.")
+        try:
+            committed_d = fmt.parse_descriptor(text, f"{fmt.DESCRIPTOR_NAME} as committed")
+        except MalformedIssue as exc:
+            raise Refused(f"writes to {self.root} are refused: {exc}") from None
+        if not committed_d.access_restricted:
+            raise Refused(f"writes to {self.root} are refused: the committed {fmt.DESCRIPTOR_NAME} does not "
+                          "record access_restricted: true (only an uncommitted edit does). Publish the "
+                          "descriptor after confirming who can read this repository.")
+
+    def _committed_descriptor_text(self, wc: vcs.WorkingCopy) -> str | None:
+        """The descriptor as committed: ``HEAD:<path>`` for git, ``BASE`` for svn; None when absent."""
+        rel = wc.rel(self.descriptor_path)
+        if wc.kind == "git":
+            proc = vcs.run(["git", "cat-file", "blob", f"HEAD:{rel}"], wc.root, check=False)
+        else:
+            # the trailing @ ends the path so an @ inside it is never read as a peg revision
+            proc = vcs.run(["svn", "cat", "--non-interactive", "-r", "BASE", "--", rel + "@"], wc.root, check=False)
+        return proc.stdout if proc.returncode == 0 else None
 
     @contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self, committed: bool = True) -> Iterator[None]:
         """An exclusive flock on the tracker folder: one writer at a time, across processes."""
-        self.require_access_restricted()
+        self.require_access_restricted(committed=False)
         fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             # the descriptor may have changed while this process waited
             self._descriptor = None
-            self.require_access_restricted()
+            self.require_access_restricted(committed=committed)
             yield
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
@@ -294,7 +333,7 @@ class LocalFilesTracker(Tracker):
         with self._updating(issue_id) as (canonical, path, issue):
             existing = issue.rollup()
             new_text = change(existing.text if existing else None)
-            now = utc_now_iso()
+            now = self._rollup_when or utc_now_iso()
             if existing:
                 existing.text = new_text
                 existing.updated = now
@@ -418,10 +457,11 @@ class LocalFilesTracker(Tracker):
         wc = self._wc_or_fail()
         rel = wc.rel(self.root)
         if wc.kind == "git":
-            changes = vcs.git_changes(wc, rel)
+            # the same staging publish does, in a scratch index: pending lists exactly what it commits
+            changes = vcs.git_publish_changes(wc, rel)
             unpushed = vcs.git_unpushed(wc)
         else:
-            changes = vcs.svn_changes(wc, rel)
+            changes = vcs.svn_changes(wc, rel, expand_new=True)
             unpushed = []
         return {"backend": f"{self.kind}:{wc.kind}", "changes": changes, "unpushed_commits": unpushed,
                 "needs_publish": bool(changes or unpushed)}
@@ -436,22 +476,43 @@ class LocalFilesTracker(Tracker):
         text = _commit_message(message, trailers)
         wc = self._wc_or_fail()
         rel = wc.rel(self.root)
-        with self._locked():
+        with self._locked(committed=False):
             if wc.kind == "git":
                 return self._publish_git(wc, rel, text, push)
             return self._publish_svn(wc, rel, text)
 
     def _publish_git(self, wc: vcs.WorkingCopy, rel: str, text: str, push: bool) -> dict:
-        vcs.run(["git", "add", "-A", "--", rel], wc.root)
-        staged = vcs.run(["git", "diff", "--cached", "--name-only", "-z", "--", rel], wc.root).stdout
-        files = [p for p in staged.split("\0") if p]
-        revision = None
-        committed = False
-        if files:
-            # a pathspec commit takes only the tracker root, whatever else is staged; the
-            # repository's own hooks (e.g. secret scanning) still run and can refuse it
-            vcs.run(["git", "commit", "-q", "-F", "-", "--only", "--", rel], wc.root, input=text)
-            committed = True
+        index = vcs.git_index_path(wc)
+        backup = None
+        if index.exists():
+            fd, backup = tempfile.mkstemp(prefix="index.mailtriage.", dir=str(index.parent))
+            os.close(fd)
+            shutil.copyfile(index, backup)
+        try:
+            vcs.run(["git", "add", "-A", "--", rel], wc.root)
+            files = [c["path"] for c in vcs.git_cached_changes(wc, rel)]
+            revision = None
+            committed = False
+            if files:
+                # a pathspec commit takes only the tracker root, whatever else is staged; the
+                # repository's own hooks (e.g. secret scanning) still run and can refuse it
+                proc = vcs.run(["git", "commit", "-q", "-F", "-", "--only", "--", rel], wc.root, input=text,
+                               check=False)
+                if proc.returncode != 0:
+                    # a refused commit (a pre-commit hook) leaves the index as it was before publish
+                    if backup:
+                        os.replace(backup, index)
+                        backup = None
+                    else:
+                        vcs.run(["git", "rm", "-q", "-r", "--cached", "--ignore-unmatch", "--", rel], wc.root,
+                                check=False)
+                    detail = " / ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:]) or "no output"
+                    raise BackendError(f"git commit refused (exit {proc.returncode}, not retried): {detail}; "
+                                       "nothing was committed and nothing was left staged")
+                committed = True
+        finally:
+            if backup:
+                os.unlink(backup)
         if vcs.git_has_head(wc):
             revision = vcs.run(["git", "rev-parse", "HEAD"], wc.root).stdout.strip()
         result = {"committed": committed, "pushed": False, "revision": revision, "files": files}
@@ -509,9 +570,12 @@ class LocalFilesTracker(Tracker):
         try:
             d = self.descriptor()
             check("descriptor", True, f"{fmt.DESCRIPTOR_NAME}: prefix {d.prefix}, format version {d.version}")
-            check("access_restricted", d.access_restricted,
-                  "recorded: access_restricted: true" if d.access_restricted
-                  else "not recorded; writes are refused until `detect --write --access-restricted`")
+            try:
+                self.require_access_restricted()
+                check("access_restricted", True, "recorded and committed: access_restricted: true")
+            except Refused as exc:
+                check("access_restricted", False, exc.message if d.access_restricted
+                      else "not recorded; writes are refused until `detect --write --access-restricted`")
         except (NotFound, MalformedIssue) as exc:
             check("descriptor", False, str(exc))
         wc = self.working_copy()
@@ -528,6 +592,15 @@ class LocalFilesTracker(Tracker):
                 check("remotes", True, "no remote: nothing leaves this machine until one is added")
             for name, url in remotes.items():
                 ok, detail = remote_visibility(url, self.github_api_url)
+                if not ok and "cannot verify" in detail:
+                    # GitHub said nothing (or this is not GitHub): the operator's own check counts.
+                    # A GitHub repository that answers "public" is never overridden.
+                    if url.strip() in self.verified_remotes:
+                        ok, detail = True, ("checked by the operator (listed in tracker.local.verified_remotes); "
+                                            f"mailtriage could not verify it itself: {detail}")
+                    else:
+                        detail += ("; once you have checked that only the security team can read it, add this "
+                                   "URL to tracker.local.verified_remotes in project.md")
                 check(f"remote {name}", ok, f"{url}: {detail}")
         return {"backend": self.kind, "ok": all(c["ok"] for c in checks), "checks": checks}
 
@@ -559,15 +632,20 @@ def remote_visibility(url: str, api_url: str | None = None) -> tuple[bool, str]:
     except HttpError as exc:
         return False, f"cannot verify: GitHub is not reachable ({exc.detail})"
     if response.status_code == 200:
+        from mailtriage.trackers.github import repository_privacy
+
         try:
-            private = response.json().get("private")
+            data = response.json()
         except ValueError:
-            private = None
-        if private is True:
-            return True, f"GitHub repository {owner}/{repo} is private"
-        if private is False:
-            return False, f"GitHub repository {owner}/{repo} is PUBLIC: embargoed issues must not go there"
-        return False, "cannot verify: GitHub's answer has no 'private' field"
+            data = None
+        if not isinstance(data, dict):
+            return False, "cannot verify: GitHub's answer is not a repository object"
+        ok, detail = repository_privacy(data, f"{owner}/{repo}")
+        if ok:
+            return True, detail
+        if "neither" in detail:
+            return False, f"cannot verify: {detail}"
+        return False, f"{detail}: embargoed issues must not go there"
     if response.status_code in (401, 403, 404):
         return False, (f"cannot verify: GitHub answered {response.status_code} for {owner}/{repo} "
                        f"({'no token in keyring for github:' + owner + '/' + repo if not token else 'check the token'})")

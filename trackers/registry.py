@@ -34,10 +34,16 @@ def open_tracker(config: Any) -> Tracker:
         if not path:
             raise ConfigError(config.file, "tracker.local.path", "is not set",
                               "the tracker folder, relative to the project folder")
+        verified = config.get("tracker.local.verified_remotes")
+        if verified is not None and (not isinstance(verified, list)
+                                     or not all(isinstance(v, str) and v.strip() for v in verified)):
+            raise ConfigError(config.file, "tracker.local.verified_remotes", "must be a list of remote URLs",
+                              "the URLs `doctor` prints, each one you checked only the security team can read")
         return LocalFilesTracker(config.resolve_path(str(path)), policy,
                                  url_template=config.get("tracker.local.url_template"),
                                  user=config.get("tracker.user"),
-                                 github_api_url=config.get("tracker.github.api_url"))
+                                 github_api_url=config.get("tracker.github.api_url"),
+                                 verified_remotes=verified or ())
     if platform == "github":
         from mailtriage.trackers.github import GitHubTracker
 

@@ -16,7 +16,10 @@ from pathlib import Path
 
 from mailtriage.trackers.contract import BackendError
 
-_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": "", "LC_ALL": "C"}
+# GIT_LITERAL_PATHSPECS: a tracker root named with *, ? or [ is a path, never a pattern
+# that also matches its neighbours (git-scm.com/docs/git#Documentation/git.txt-codeGITLITERALPATHSPECScode)
+_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": "", "LC_ALL": "C",
+            "GIT_LITERAL_PATHSPECS": "1"}
 
 
 @dataclass(frozen=True)
@@ -48,9 +51,11 @@ def find_working_copy(start: Path) -> WorkingCopy | None:
 
 
 def run(args: list[str], cwd: Path, *, input: str | None = None, check: bool = True,
-        timeout: float = 120) -> subprocess.CompletedProcess:
+        timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    extra = env
     env = dict(os.environ)
     env.update(_GIT_ENV)
+    env.update(extra or {})
     try:
         proc = subprocess.run(args, cwd=str(cwd), input=input, capture_output=True, text=True,
                               env=env, timeout=timeout)
@@ -86,6 +91,47 @@ def git_changes(wc: WorkingCopy, rel: str) -> list[dict]:
             i += 1  # the rename source follows
         code = next((c for c in xy if c not in " "), "?")
         changes.append({"path": path, "status": _GIT_STATUS.get(code, "modified")})
+    return changes
+
+
+def git_index_path(wc: WorkingCopy) -> Path:
+    out = run(["git", "rev-parse", "--git-path", "index"], wc.root).stdout.strip()
+    path = Path(out)
+    return path if path.is_absolute() else wc.root / path
+
+
+def git_cached_changes(wc: WorkingCopy, rel: str, env: dict[str, str] | None = None) -> list[dict]:
+    """Index against HEAD under ``rel``: what a commit of that index would change (no rename pairing)."""
+    out = run(["git", "diff", "--cached", "--no-renames", "--name-status", "-z", "--", rel], wc.root,
+              env=env).stdout
+    items = [x for x in out.split("\0")]
+    changes = []
+    for i in range(0, len(items) - 1, 2):
+        code, path = items[i], items[i + 1]
+        if code and path:
+            changes.append({"path": path, "status": _GIT_STATUS.get(code[0], "modified")})
+    return changes
+
+
+def git_publish_changes(wc: WorkingCopy, rel: str) -> list[dict]:
+    """Exactly what ``publish`` commits under ``rel``: ``git add -A`` into a copy of the index,
+    then that index against HEAD. The real index is not touched."""
+    import shutil
+    import tempfile
+
+    index = git_index_path(wc)
+    with tempfile.TemporaryDirectory(prefix="mailtriage-index-") as tmp:
+        tmp_index = Path(tmp) / "index"
+        if index.exists():
+            shutil.copyfile(index, tmp_index)
+        env = {"GIT_INDEX_FILE": str(tmp_index)}
+        run(["git", "add", "-A", "--", rel], wc.root, env=env)
+        changes = git_cached_changes(wc, rel, env)
+    # keep git status's word for a file publish will add that is not in the index yet
+    indexed = set(run(["git", "ls-files", "--cached", "-z", "--", rel], wc.root).stdout.split("\0"))
+    for change in changes:
+        if change["status"] == "added" and change["path"] not in indexed:
+            change["status"] = "untracked"
     return changes
 
 
@@ -154,8 +200,21 @@ def svn_status(wc: WorkingCopy, rel: str) -> list[tuple[str, str]]:
     return entries
 
 
-def svn_changes(wc: WorkingCopy, rel: str) -> list[dict]:
-    return [{"path": path, "status": _SVN_STATUS[code]} for code, path in svn_status(wc, rel)]
+def svn_changes(wc: WorkingCopy, rel: str, expand_new: bool = False) -> list[dict]:
+    """Changed items under ``rel``. With ``expand_new``, an unversioned folder also lists what
+    is inside it, as ``svn add --parents`` (what publish runs) will add and commit it."""
+    changes = []
+    for code, path in svn_status(wc, rel):
+        changes.append({"path": path, "status": _SVN_STATUS[code]})
+        full = wc.root / path
+        if expand_new and code == "?" and full.is_dir() and not full.is_symlink():
+            for folder, dirs, files in os.walk(full):
+                dirs.sort()
+                for name in sorted(dirs) + sorted(files):
+                    inner = (Path(folder) / name).relative_to(wc.root).as_posix()
+                    changes.append({"path": inner, "status": "untracked"})
+            changes.sort(key=lambda c: c["path"])
+    return changes
 
 
 def svn_repos_root(wc: WorkingCopy) -> str | None:

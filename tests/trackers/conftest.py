@@ -126,6 +126,10 @@ def make_git_env(tmp_path: Path, restricted: bool = True) -> TrackerEnv:
     env = TrackerEnv("local-files-git", project, None, wc=wc, remote=remote)
     tracker = env.reopen()
     tracker.init("SEC", access_restricted=restricted)
+    # the write guard reads the committed descriptor (HEAD), so set-up commits it as a person would
+    sh(["git", "add", "security-tracker"], wc)
+    sh(["git", "commit", "-q", "-m", "tracker descriptor"], wc)
+    sh(["git", "push", "-q"], wc)
     return env
 
 
@@ -141,6 +145,9 @@ def make_svn_env(tmp_path: Path, restricted: bool = True) -> TrackerEnv:
     env = TrackerEnv("local-files-svn", project, None, wc=wc, remote=repo)
     tracker = env.reopen()
     tracker.init("SEC", access_restricted=restricted)
+    # the write guard reads the committed descriptor (BASE), so set-up commits it as a person would
+    sh(["svn", "add", "-q", "security-tracker"], wc)
+    sh(["svn", "commit", "-q", "--non-interactive", "-m", "tracker descriptor"], wc)
     return env
 
 

@@ -43,6 +43,7 @@ class _Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         with server.lock:
             server.requests.append((method, self.path, dict(self.headers)))
+            server.bodies.append((method, parts.path, raw))
             status, body, headers = server.handle(method, parts.path, query, raw, self.headers)
         data = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode("utf-8"))
         self.send_response(status)
@@ -74,6 +75,7 @@ class _Base:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.requests: list[tuple[str, str, dict]] = []
+        self.bodies: list[tuple[str, str, bytes]] = []  # (method, path, request body)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.app = self  # type: ignore[attr-defined]
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -107,11 +109,14 @@ class GitHubServer(_Base):
     """``/repos/{owner}/{repo}/…``, ``/search/issues`` and ``/user`` for one repository."""
 
     def __init__(self, repo: str = "acme/security", token: str = "ghp-test-token", private: bool = True,
-                 page_size_cap: int = 2) -> None:
+                 page_size_cap: int = 2, visibility: str | None = None) -> None:
         super().__init__()
         self.repo = repo
         self.token = token
-        self.private = private
+        # GitHub's repository object has both: an enterprise "internal" repository answers
+        # private: true with visibility: "internal" (docs.github.com/rest/repos/repos#get-a-repository)
+        self.visibility = visibility or ("private" if private else "public")
+        self.private = private if visibility is None else visibility != "public"
         self.login = "tester"
         # GitHub caps per_page at 100; a small cap here makes every test cross pages
         self.page_size_cap = page_size_cap
@@ -122,6 +127,62 @@ class GitHubServer(_Base):
         self.next_number = 1
         self.next_comment = 1000
         self.rate_limit_next = 0
+        self.repo_id = 1296269
+        # A renamed repository keeps answering under its old name with a redirect to
+        # /repositories/{id}/…: 301 for GET, 307 for the other methods (GitHub REST "Follow
+        # redirects"; github.blog 2015-05-26 "Repository redirects are here").
+        self.renamed_from: str | None = None
+        # Issues transferred away: number -> the other repository and the issue's new number there
+        self.transfers: dict[int, dict] = {}
+        self.others: dict[int, dict] = {}  # repository id -> {"full_name", "visibility", "issues", "comments"}
+        self.legacy_search_calls = 0
+        self.redirect_base: str | None = None  # tests only: send Location to another host
+
+    def transfer(self, number: int, full_name: str, visibility: str = "private") -> int:
+        """Move issue ``number`` to another repository (its new number there is returned)."""
+        repo_id = self.repo_id + 1 + len(self.others)
+        issue = dict(self.issues.pop(number))
+        issue["number"] = new = 1
+        issue["url"] = f"https://api.github.com/repos/{full_name}/issues/{new}"
+        issue["repository_url"] = f"https://api.github.com/repos/{full_name}"
+        issue["html_url"] = f"https://github.com/{full_name}/issues/{new}"
+        self.others[repo_id] = {"full_name": full_name, "visibility": visibility, "issues": {new: issue},
+                                "comments": {new: self.comments.pop(number)}}
+        self.transfers[number] = {"repo_id": repo_id, "number": new}
+        return new
+
+    def _redirect(self, method: str, target: str, query: dict):
+        from urllib.parse import urlencode
+
+        location = f"{self.redirect_base or self.url}{target}" + (f"?{urlencode(query)}" if query else "")
+        status = 301 if method == "GET" else 307
+        return status, {"message": "Moved Permanently", "url": location,
+                        "documentation_url": "https://docs.github.com/v3/#http-redirects"}, {"Location": location}
+
+    def _other(self, method, repo_id: int, tail: str, raw):
+        other = self.others[repo_id]
+        if tail == "" and method == "GET":
+            owner, name = other["full_name"].split("/")
+            return 200, {"id": repo_id, "name": name, "full_name": other["full_name"],
+                         "private": other["visibility"] != "public", "visibility": other["visibility"],
+                         "owner": self._user(owner), "html_url": f"https://github.com/{other['full_name']}"}, {}
+        m = re.fullmatch(r"/issues/(\d+)(/comments)?", tail)
+        if not m or int(m.group(1)) not in other["issues"]:
+            return 404, {"message": "Not Found"}, {}
+        n = int(m.group(1))
+        issue = other["issues"][n]
+        if not m.group(2) and method == "GET":
+            return 200, issue, {}
+        if m.group(2) and method == "GET":
+            return 200, other["comments"][n], {}
+        if m.group(2) and method == "POST":
+            self.next_comment += 1
+            comment = {"id": self.next_comment, "body": _json(raw)["body"], "user": self._user(self.login),
+                       "created_at": now_iso(), "updated_at": now_iso(),
+                       "html_url": f"{issue['html_url']}#issuecomment-{self.next_comment}"}
+            other["comments"][n].append(comment)
+            return 201, comment, {}
+        return 404, {"message": "Not Found"}, {}
 
     # -- shapes -----------------------------------------------------------------
     def _user(self, login: str) -> dict:
@@ -198,6 +259,23 @@ class GitHubServer(_Base):
             return 200, self._user(self.login), {}
         if path == "/search/issues":
             return self._search(query, path)
+        if self.renamed_from and (path == f"/repos/{self.renamed_from}" or
+                                  path.startswith(f"/repos/{self.renamed_from}/")):
+            return self._redirect(method, f"/repositories/{self.repo_id}" + path[len(f"/repos/{self.renamed_from}"):],
+                                  query)
+        for rid, other in self.others.items():
+            if path == f"/repos/{other['full_name']}" or path.startswith(f"/repos/{other['full_name']}/"):
+                return self._other(method, rid, path[len(f"/repos/{other['full_name']}"):], raw)
+        m = re.fullmatch(r"/repositories/(\d+)(/.*)?", path)
+        if m and int(m.group(1)) in self.others:
+            return self._other(method, int(m.group(1)), m.group(2) or "", raw)
+        if m and int(m.group(1)) == self.repo_id:
+            path = f"/repos/{self.repo}" + (m.group(2) or "")
+        m = re.fullmatch(rf"/repos/{re.escape(self.repo)}/issues/(\d+)(/.*)?", path)
+        if m and int(m.group(1)) in self.transfers:
+            moved = self.transfers[int(m.group(1))]
+            return self._redirect(method, f"/repositories/{moved['repo_id']}/issues/{moved['number']}"
+                                  + (m.group(2) or ""), query)
         prefix = f"/repos/{self.repo}"
         if not path.startswith(prefix):
             return 404, {"message": "Not Found"}, {}
@@ -205,6 +283,7 @@ class GitHubServer(_Base):
         if tail == "":
             owner, name = self.repo.split("/")
             return 200, {"id": 1296269, "name": name, "full_name": self.repo, "private": self.private,
+                         "visibility": self.visibility,
                          "owner": self._user(owner), "html_url": f"https://github.com/{self.repo}",
                          "permissions": {"admin": False, "push": True, "pull": True}}, {}
         if tail == "/labels":
@@ -222,12 +301,19 @@ class GitHubServer(_Base):
             issue = self.add_issue(body["title"], body.get("body") or "", body.get("labels"))
             return 201, issue, {}
         m = re.fullmatch(r"/issues/comments/(\d+)", tail)
-        if m and method == "PATCH":
+        if m and method in ("GET", "PATCH", "DELETE"):
+            # PATCH replaces the whole body: GitHub has no compare-and-swap on comment edits
+            # (no If-Match), so of two concurrent edits the last one wins and the other is lost
             for number, comments in self.comments.items():
                 for c in comments:
                     if c["id"] == int(m.group(1)):
-                        c["body"] = _json(raw)["body"]
-                        c["updated_at"] = now_iso()
+                        if method == "DELETE":  # docs.github.com/rest/issues/comments#delete-an-issue-comment
+                            comments.remove(c)
+                            self.issues[number]["comments"] -= 1
+                            return 204, None, {}
+                        if method == "PATCH":
+                            c["body"] = _json(raw)["body"]
+                            c["updated_at"] = now_iso()
                         return 200, c, {}
             return 404, {"message": "Not Found"}, {}
         m = re.fullmatch(r"/issues/(\d+)(/.*)?", tail)
@@ -249,7 +335,23 @@ class GitHubServer(_Base):
         return 200, chunk, h
 
     def _search(self, query, path):
-        terms = re.findall(r'(\w+:"[^"]*"|\S+)', query.get("q", ""))
+        # Without advanced_search=true this is the legacy issue search GitHub deprecated
+        # (github.blog changelog 2025-03-06; removal announced for 2025-09-04): answer it, but
+        # with the Deprecation and Sunset headers the real one sends, and count the call.
+        legacy = query.get("advanced_search") != "true"
+        if legacy:
+            self.legacy_search_calls += 1
+        status, body, headers = self._search_items(query, path)
+        if legacy:
+            headers = dict(headers, Deprecation="true", Sunset="Thu, 04 Sep 2025 00:00:00 GMT")
+        return status, body, headers
+
+    def _search_items(self, query, path):
+        q = query.get("q", "")
+        bare = re.sub(r'"[^"]*"', "", q)  # inside quotes a parenthesis is text
+        if query.get("advanced_search") == "true" and bare.count("(") != bare.count(")"):
+            return 422, {"message": "Validation Failed", "errors": [{"message": "unbalanced parentheses"}]}, {}
+        terms = re.findall(r'(\w+:"[^"]*"|"[^"]*"|\S+)', q)
         items = list(self.issues.values())
         words = []
         for term in terms:
@@ -265,7 +367,7 @@ class GitHubServer(_Base):
             elif key == "label" and value:
                 items = [i for i in items if value in [x["name"] for x in i["labels"]]]
             else:
-                words.append(term.lower())
+                words.append(term.strip('"').lower())  # a quoted term is one exact word or phrase
         items = [i for i in items if all(w in (i["title"] + " " + (i["body"] or "")).lower() for w in words)]
         items.sort(key=lambda i: i["updated_at"], reverse=True)
         chunk, h = self._page(items, query, path)
@@ -352,6 +454,41 @@ class JiraServer(_Base):
         self.retry_after_next = 0
         self.hidden: set[str] = set()  # keys the caller may not see (answer 404)
         self.account = {"accountId": "5b10a2844c20165700ede21g", "name": "tester", "displayName": "Tess Tester"}
+        # "company": a company-managed workflow whose Done screen asks for the Resolution;
+        # "team": a team-managed one, any status to any other, no transition screens (a
+        # resolution sent there is a 400)
+        self.workflow = "company"
+        self.omit_is_last = False  # Jira Cloud may leave isLast out of a page that has nextPageToken
+
+    STATUSES = {"Open": ("1", "new", "To Do"), "In Progress": ("3", "indeterminate", "In Progress"),
+                "Done": ("10001", "done", "Done"), "Won't Do": ("10002", "done", "Done")}
+    RESOLUTIONS = ["Done", "Won't Do", "Duplicate", "Cannot Reproduce"]
+
+    def _status(self, name: str) -> dict:
+        sid, key, cat = self.STATUSES[name]
+        return {"name": name, "id": sid, "statusCategory": {"key": key, "name": cat}}
+
+    def _transitions(self, issue: dict) -> list[dict]:
+        """The transitions available from the issue's current status, shaped as Jira's
+        ``GET /issue/{key}/transitions?expand=transitions.fields`` answers them."""
+        current = issue["fields"]["status"]["name"]
+        resolution = {"required": True, "schema": {"type": "resolution", "system": "resolution"},
+                      "name": "Resolution", "key": "resolution", "hasDefaultValue": False, "operations": ["set"],
+                      "allowedValues": [{"self": f"{self.url}{self.api}/resolution/{10000 + i}", "id": str(10000 + i),
+                                         "name": n} for i, n in enumerate(self.RESOLUTIONS)]}
+        if self.workflow == "team":
+            plan = [("11", "To Do", "Open", {}), ("21", "In Progress", "In Progress", {}), ("31", "Done", "Done", {}),
+                    ("41", "Won't Do", "Won't Do", {})]
+            plan = [p for p in plan if p[2] != current]
+        elif current in ("Done", "Won't Do"):
+            plan = [("11", "Reopen", "Open", {})]
+        elif current == "In Progress":
+            plan = [("301", "Stop Progress", "Open", {}), ("31", "Done", "Done", {"resolution": resolution})]
+        else:
+            plan = [("21", "Start Progress", "In Progress", {}), ("31", "Done", "Done", {"resolution": resolution})]
+        return [{"id": tid, "name": name, "to": self._status(to), "hasScreen": bool(fields), "isGlobal": False,
+                 "isInitial": False, "isAvailable": True, "isConditional": False, "fields": fields}
+                for tid, name, to, fields in plan]
 
     @property
     def api(self) -> str:
@@ -484,6 +621,8 @@ class JiraServer(_Base):
             out = {"issues": shaped, "isLast": not more}
             if more:
                 out["nextPageToken"] = str(start + size)
+                if self.omit_is_last:
+                    del out["isLast"]  # isLast is optional in the v3 spec; nextPageToken is what says "more"
             return 200, out, {}
         return 200, {"expand": "names,schema", "startAt": start, "maxResults": size, "total": len(items),
                      "issues": shaped}, {}
@@ -543,7 +682,15 @@ class JiraServer(_Base):
             f["updated"] = self._stamp()
             return 201, comment, {}
         m = re.fullmatch(r"/comment/(\d+)", sub)
+        if m and method == "DELETE":  # DELETE /rest/api/{2,3}/issue/{key}/comment/{id} -> 204
+            for c in self.comments[key]:
+                if c["id"] == m.group(1):
+                    self.comments[key].remove(c)
+                    return 204, None, {}
+            return self._error(404, "Comment not found")
         if m and method == "PUT":
+            # PUT replaces the body; Jira has no version check on comments, so of two
+            # concurrent edits the last one wins
             for c in self.comments[key]:
                 if c["id"] == m.group(1):
                     body = _json(raw).get("body")
@@ -554,21 +701,39 @@ class JiraServer(_Base):
                     return 200, c, {}
             return self._error(404, "Comment not found")
         if sub == "/transitions" and method == "GET":
-            return 200, {"expand": "transitions", "transitions": [
-                {"id": "31", "name": "Done", "to": {"name": "Done", "statusCategory": {"key": "done"}}},
-                {"id": "11", "name": "Reopen", "to": {"name": "Open", "statusCategory": {"key": "new"}}},
-            ]}, {}
+            # fields appear only with expand=transitions.fields (Jira REST "Get transitions")
+            expand = "transitions.fields" in (query.get("expand") or "")
+            out = []
+            for t in self._transitions(issue):
+                t = dict(t)
+                if not expand:
+                    t.pop("fields")
+                out.append(t)
+            return 200, {"expand": "transitions", "transitions": out}, {}
         if sub == "/transitions" and method == "POST":
             body = _json(raw)
-            tid = body.get("transition", {}).get("id")
-            if tid == "31":
-                f["status"] = {"name": "Done", "id": "3", "statusCategory": {"key": "done", "name": "Done"}}
-                f["resolution"] = body.get("fields", {}).get("resolution")
-            elif tid == "11":
-                f["status"] = {"name": "Open", "id": "1", "statusCategory": {"key": "new", "name": "To Do"}}
+            tid = str(body.get("transition", {}).get("id"))
+            match = next((t for t in self._transitions(issue) if t["id"] == tid), None)
+            if match is None:
+                return self._error(400, f"Transition id '{tid}' is not valid for this issue.")
+            sent = dict(body.get("fields") or {}, **(body.get("update") or {}))
+            # a field the transition's screen does not have (or no screen at all) is a 400
+            off_screen = {name: f"Field '{name}' cannot be set. It is not on the appropriate screen, or unknown."
+                          for name in sent if name not in match["fields"]}
+            if off_screen:
+                return self._error(400, **off_screen)
+            missing = {name: f"{meta['name']} is required." for name, meta in match["fields"].items()
+                       if meta.get("required") and name not in sent}
+            if missing:
+                return self._error(400, **missing)
+            to = match["to"]
+            f["status"] = {"name": to["name"], "id": to["id"], "statusCategory": dict(to["statusCategory"])}
+            if to["statusCategory"]["key"] != "done":
                 f["resolution"] = None
-            else:
-                return self._error(400, "Transition id is not valid.")
+            elif "resolution" in sent:
+                f["resolution"] = {"name": sent["resolution"].get("name")}
+            else:  # team-managed: the status itself sets the resolution
+                f["resolution"] = {"name": to["name"]}
             f["updated"] = self._stamp()
             return 204, None, {}
         if sub == "/attachments" and method == "POST":

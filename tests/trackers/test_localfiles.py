@@ -45,6 +45,11 @@ def test_writes_refused_until_access_restricted(tmp_path, make):
     (tracker_dir(env) / fmt.DESCRIPTOR_NAME).unlink()
     code, out, err = env.cli("init", "--prefix", "SEC", "--access-restricted")
     assert code == 0 and out["access_restricted"] is True
+    # writes wait until the descriptor that says so is committed (publish, which the user confirms)
+    code, out, err = env.cli("create", "--title", "t", "--body-file", "-", stdin="b")
+    assert code == 4 and "committed" in err
+    code, out, err = env.cli("publish", "--message-file", "-", stdin="tracker descriptor\n")
+    assert code == 0 and out["committed"] is True, err
     code, out, _ = env.cli("create", "--title", "t", "--body-file", "-", stdin="b")
     assert code == 0 and out["id"] == "SEC-0001"
     code, _, err = env.cli("init", "--prefix", "SEC")
@@ -203,8 +208,7 @@ def test_git_publish_commits_the_tracker_root_only_and_pushes(git_env):
     (git_env.wc / "notes.txt").write_text("untracked, unrelated\n")
     pending = t.pending()
     assert pending["backend"] == "local-files:git" and pending["needs_publish"] is True
-    assert {c["path"] for c in pending["changes"]} == {"security-tracker/SEC-0001.md",
-                                                      "security-tracker/tracker-format.yaml"}
+    assert {c["path"] for c in pending["changes"]} == {"security-tracker/SEC-0001.md"}
     code, out, err = git_env.cli("publish", "--message-file", "-", "--trailer", "Generated-by: mailtriage",
                                  "--push", stdin="security: import SEC-0001\n")
     assert code == 0, err
@@ -213,7 +217,7 @@ def test_git_publish_commits_the_tracker_root_only_and_pushes(git_env):
     status = sh(["git", "status", "--porcelain"], git_env.wc)
     assert "M  README" in status and "?? notes.txt" in status
     shown = sh(["git", "show", "--name-only", "--format=", "HEAD"], git_env.wc).split()
-    assert sorted(shown) == ["security-tracker/SEC-0001.md", "security-tracker/tracker-format.yaml"]
+    assert sorted(shown) == ["security-tracker/SEC-0001.md"]
     after = t.pending()
     assert after == {"backend": "local-files:git", "changes": [], "unpushed_commits": [], "needs_publish": False}
 
@@ -267,7 +271,7 @@ def test_svn_publish_adds_removes_and_commits_the_tracker_root_only(svn_env):
     t.create("Two", BODY, [])
     (svn_env.project / "project.md").write_text((svn_env.project / "project.md").read_text() + "\n<!-- edit -->\n")
     out = t.publish("import SEC-0001, SEC-0002", ["Generated-by: mailtriage"])
-    assert out["committed"] is True and out["pushed"] is True and out["revision"] == "2"
+    assert out["committed"] is True and out["pushed"] is True and out["revision"] == "3"
     (tracker_dir(svn_env) / "SEC-0002.md").unlink()
     t.attach("1", b"patch\n", "fix.patch")
     pending = t.pending()
@@ -275,11 +279,11 @@ def test_svn_publish_adds_removes_and_commits_the_tracker_root_only(svn_env):
     assert statuses["security-tracker/SEC-0002.md"] == "missing"
     assert statuses["security-tracker/SEC-0001.attachments"] == "untracked"
     out = t.publish("remove SEC-0002, attach patch", push=True)
-    assert out["revision"] == "3"
+    assert out["revision"] == "4"
     listing = sh(["svn", "ls", "-R", "--non-interactive", svn_env.remote.as_uri()], svn_env.wc)
     assert "security-tracker/SEC-0001.attachments/fix.patch" in listing
     assert "security-tracker/SEC-0002.md" not in listing
-    log = sh(["svn", "log", "--non-interactive", "-r", "2", svn_env.remote.as_uri()], svn_env.wc)
+    log = sh(["svn", "log", "--non-interactive", "-r", "3", svn_env.remote.as_uri()], svn_env.wc)
     assert "Generated-by: mailtriage" in log
     status = sh(["svn", "status"], svn_env.wc)
     assert "M       project/project.md" in status
@@ -307,6 +311,9 @@ def test_doctor_without_remote_is_ok(tmp_path):
     write_project(wc / "project", {"platform": "local-files", "local": {"path": "../t"}})
     env = TrackerEnv("local-files-git", wc / "project", None, wc=wc)
     env.reopen().init("SEC", access_restricted=True)
+    assert env.tracker.doctor()["ok"] is False  # the descriptor is not committed yet
+    sh(["git", "-c", "user.name=T", "-c", "user.email=t@example.org", "add", "t"], wc)
+    sh(["git", "-c", "user.name=T", "-c", "user.email=t@example.org", "commit", "-q", "-m", "tracker"], wc)
     report = env.tracker.doctor()
     assert report["ok"] is True, report
     assert any(c["name"] == "remotes" and "no remote" in c["detail"] for c in report["checks"])
