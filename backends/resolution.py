@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 
 from mailtriage.backends.contract import MailSource, Op
 from mailtriage.backends.errors import MandatoryBackendUnavailable, NoBackendAvailable, Unavailable
+from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.projectconfig import MailSourceEntry
 
 
@@ -45,6 +46,9 @@ class Resolution:
     note: str | None = None  # the skip note
     aborted_backend: str | None = None
     aborted_reason: str | None = None
+    # The configuration error behind a mandatory abort, or behind every unavailable
+    # backend when none was chosen: raised as is (exit 2).
+    config_error: ConfigError | None = field(default=None, compare=False, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -72,6 +76,8 @@ class Resolution:
         }
 
     def raise_if_unresolved(self) -> None:
+        if not self.chosen and self.config_error is not None:
+            raise self.config_error
         if self.aborted:
             raise MandatoryBackendUnavailable(self.aborted_backend or "?", self.aborted_reason or "?")
         if not self.chosen:
@@ -84,6 +90,12 @@ class AvailabilityCache:
     def __init__(self, backends: dict[str, MailSource]) -> None:
         self._backends = backends
         self._reasons: dict[str, str | None] = {}
+        self._config_errors: dict[str, ConfigError] = {}
+
+    def config_error(self, name: str) -> ConfigError | None:
+        """The configuration error that makes ``name`` unusable, if that is why."""
+        self.reason(name)
+        return self._config_errors.get(name)
 
     def reason(self, name: str) -> str | None:
         """None when available, else the reason it is not."""
@@ -93,6 +105,11 @@ class AvailabilityCache:
                 self._reasons[name] = None
             except Unavailable as exc:
                 self._reasons[name] = exc.reason
+            except ConfigError as exc:
+                # Kept apart: when this backend is needed, the run stops with the
+                # configuration error itself (exit 2), not as an unavailable backend.
+                self._config_errors[name] = exc
+                self._reasons[name] = f"configuration error: {exc}"
             except Exception as exc:  # a broken check is an unavailability, with the error named
                 self._reasons[name] = f"{type(exc).__name__}: {exc}"
         return self._reasons[name]
@@ -100,8 +117,10 @@ class AvailabilityCache:
     def forget(self, name: str | None = None) -> None:
         if name is None:
             self._reasons.clear()
+            self._config_errors.clear()
         else:
             self._reasons.pop(name, None)
+            self._config_errors.pop(name, None)
 
 
 def _role_label(entry: MailSourceEntry) -> str:
@@ -115,6 +134,7 @@ def resolve(
     availability: AvailabilityCache | Callable[[str], str | None],
 ) -> Resolution:
     reason_of = availability.reason if isinstance(availability, AvailabilityCache) else availability
+    config_error_of = availability.config_error if isinstance(availability, AvailabilityCache) else (lambda _: None)
     steps: list[Step] = []
     considered: set[str] = set()
 
@@ -156,8 +176,12 @@ def resolve(
                     steps.append(Step(entry.name, _role_label(entry), f"unavailable: {why}"))
                 text = f"mandatory backend {entry.name} unavailable: {why}; run aborted"
                 return Resolution(op, None, 4, tuple(steps), aborted=text,
-                                  aborted_backend=entry.name, aborted_reason=why)
-    return Resolution(op, None, 4, tuple(steps), note=f"no backend available for {op.value}")
+                                  aborted_backend=entry.name, aborted_reason=why,
+                                  config_error=config_error_of(entry.name))
+    unavailable = [s.backend for s in steps if s.outcome.startswith("unavailable")]
+    errors = [config_error_of(name) for name in unavailable]
+    only_config = errors[0] if errors and all(errors) else None
+    return Resolution(op, None, 4, tuple(steps), note=f"no backend available for {op.value}", config_error=only_config)
 
 
 def _add_unconsidered(entries, considered, steps, op) -> None:
@@ -179,4 +203,6 @@ def mandatory_preflight(
         if entry.mandatory:
             why = reason_of(entry.name)
             if why is not None:
+                if isinstance(availability, AvailabilityCache) and availability.config_error(entry.name):
+                    raise availability.config_error(entry.name)
                 raise MandatoryBackendUnavailable(entry.name, why)

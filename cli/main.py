@@ -176,6 +176,10 @@ def cmd_sources(args: argparse.Namespace) -> int:
         matrix = sources.matrix()
         resolutions = {op.value: sources.resolve(op) for op in ALL_OPS}
         cc = resolve_security_cc(sources.config)
+        # The matrix is shown whole; a mandatory backend that its configuration breaks
+        # still makes this a configuration error (exit 2), as for every other command.
+        config_errors = [sources.availability.config_error(e.name) for e in sources.entries if e.mandatory]
+        config_error = next((e for e in config_errors if e is not None), None)
         if args.json:
             _emit({
                 "project": str(sources.config.file),
@@ -183,6 +187,8 @@ def cmd_sources(args: argparse.Namespace) -> int:
                 "resolution": {op: r.to_json() for op, r in resolutions.items()},
                 "security_cc": cc.to_json(),
             })
+            if config_error is not None:
+                raise config_error
             return EXIT_OK
         print(f"Project: {sources.config.title} ({sources.config.file})")
         if not matrix:
@@ -203,6 +209,8 @@ def cmd_sources(args: argparse.Namespace) -> int:
         print(f"Security CC: {cc.security_cc or '(none)'}" + (" (fallback)" if cc.cc_fallback else ""))
         for warning in cc.warnings:
             print(f"  !! {warning}")
+        if config_error is not None:
+            raise config_error
         return EXIT_OK
     finally:
         sources.close()
