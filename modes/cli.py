@@ -66,7 +66,11 @@ def _config(args: argparse.Namespace):
         overrides["domain"] = args.domain
     if args.database:
         overrides["database"] = str(args.database)
-    return load_config(path, overrides=overrides)
+    config = load_config(path, overrides=overrides)
+    from mailtriage.core.paths import private_dir
+
+    private_dir(Path(config.database).parent)  # the thread record: never in a folder others can write
+    return config
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -196,9 +196,11 @@ class MailTriageApp(App[int], inherit_bindings=False):
         except ImportError:
             self.notify("The demo data is not part of this build of mailtriage.", severity="error", markup=False)
             return
+        from mailtriage.core.projectconfig import ConfigError
+
         try:
             workspace = ensure_demo_workspace()
-        except (OSError, subprocess.CalledProcessError) as exc:
+        except (OSError, subprocess.CalledProcessError, ConfigError) as exc:
             self.notify(f"The demo workspace could not be made: {exc}", severity="error", markup=False)
             return
         self.session = Session(workspace, demo=True, settings=self.settings)
