@@ -68,7 +68,9 @@ def _provider(account_id: str):
 
 
 def _say(text: str) -> None:
-    sys.stderr.write(text + "\n")
+    from mailtriage.core.secrets import scrub
+
+    sys.stderr.write(scrub(text) + "\n")
     sys.stderr.flush()
 
 
@@ -162,6 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MailError as exc:
         _say(f"mailtriage: {exc}")
         return EXIT_FAILED
-    json.dump(result, sys.stdout, indent=2)
-    sys.stdout.write("\n")
+    from mailtriage.core.secrets import scrub, scrub_json
+
+    sys.stdout.write(scrub(json.dumps(scrub_json(result), indent=2)) + "\n")
     return EXIT_OK

@@ -358,4 +358,6 @@ def _internal_domains(args, helpers) -> frozenset[str]:
 
 
 def dumps(doc: Any) -> str:
-    return json.dumps(doc, ensure_ascii=False, default=str)
+    from mailtriage.core.secrets import scrub, scrub_json
+
+    return scrub(json.dumps(scrub_json(doc), ensure_ascii=False, default=str))

@@ -149,12 +149,17 @@ def parse_since(text: str | None, config=None) -> datetime:
 
 
 def _emit(doc: Any) -> None:
-    json.dump(doc, sys.stdout, indent=2, ensure_ascii=False, default=str)
+    from mailtriage.core.secrets import scrub, scrub_json
+
+    # Scrubbed as a document (reasons, errors) and as text (a secret split across keys never is).
+    sys.stdout.write(scrub(json.dumps(scrub_json(doc), indent=2, ensure_ascii=False, default=str)))
     sys.stdout.write("\n")
 
 
 def _err(text: str) -> None:
-    sys.stderr.write(f"mailtriage: {text}\n")
+    from mailtriage.core.secrets import scrub
+
+    sys.stderr.write(f"mailtriage: {scrub(text)}\n")
 
 
 def load_sources(args: argparse.Namespace):

@@ -162,12 +162,15 @@ def _serve(args: argparse.Namespace, config) -> int:
 
 
 def _emit(doc) -> None:
-    json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
+    from mailtriage.core.secrets import scrub, scrub_json
+
+    sys.stdout.write(scrub(json.dumps(scrub_json(doc), indent=2, ensure_ascii=False)) + "\n")
 
 
 def _err(text: str) -> None:
-    sys.stderr.write(f"mailtriage modes: {text}\n")
+    from mailtriage.core.secrets import scrub
+
+    sys.stderr.write(f"mailtriage modes: {scrub(text)}\n")
 
 
 if __name__ == "__main__":  # pragma: no cover

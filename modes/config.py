@@ -338,6 +338,9 @@ def endpoint_token(config: ModesConfig, *, create: bool = True) -> tuple[str, bo
         if not value.strip():
             raise ConfigError(where, "server.token_env", f"the environment variable {config.token_env} is not set",
                               "a variable holding the endpoint token, or server.token_key (keyring)")
+        from mailtriage.core.secrets import remember_secret
+
+        remember_secret(value.strip())
         return value.strip(), False
     import keyring.errors
 
@@ -383,7 +386,11 @@ def check_listen(config: ModesConfig, host: str) -> None:
 def mail_password(server: MailServer) -> str | None:
     """The password of a mailbox/SMTP server: environment variable or keyring. None when unset."""
     if server.password_env:
-        return os.environ.get(server.password_env)
+        from mailtriage.core.secrets import remember_secret
+
+        value = os.environ.get(server.password_env)
+        remember_secret(value)  # so that no error or log line can carry it
+        return value
     if server.password_key:
         from mailtriage.core.secrets import get_secret
 
