@@ -128,3 +128,16 @@ def test_the_modes_record_folder_is_checked(tmp_path):
 
     assert main(["cases", "--config", str(config)]) == 2
     assert not (folder / "modes.sqlite3").exists()
+
+
+def test_the_tui_does_not_show_a_modes_record_from_a_folder_others_can_write(tmp_path):
+    from mailtriage.modes.store import Store, StoreError
+    from mailtriage.tui.case import case_record
+
+    folder = tmp_path / "db"
+    folder.mkdir(mode=0o700)
+    Store(folder / "modes.sqlite3").close()
+    folder.chmod(0o777)
+    with pytest.raises(StoreError) as info:
+        case_record(folder / "modes.sqlite3", None)
+    assert "writable by every user" in str(info.value)
