@@ -37,13 +37,15 @@ class AccountSource(MailSource):
     load_account: Callable[[str, Any], Any]  # a staticmethod in each subclass
 
     def _init_account(self, account: Any | None) -> None:
-        self._config_problem: str | None = None
+        # A configuration error (project.md or config.toml) is kept and raised when the
+        # account is needed: it is a usage error (exit 2), never an "unavailable" backend.
+        self._config_error: ConfigError | None = None
         self._account = account
         if self._account is None:
             try:
                 self._account = self._account_from_settings()
             except ConfigError as exc:
-                self._config_problem = str(exc)
+                self._config_error = exc
 
     def _declared_capabilities(self) -> frozenset[Op]:
         """All six ops, less ``create_draft`` when the account's access is ``read``."""
@@ -65,9 +67,11 @@ class AccountSource(MailSource):
 
     @property
     def account(self) -> Any:
-        """The account. Raises Unavailable when it could not be configured."""
+        """The account. Raises the ConfigError that kept it from being configured."""
         if self._account is None:
-            raise Unavailable(self.name, self._config_problem or f"no {self.account_label} account configured")
+            if self._config_error is not None:
+                raise self._config_error
+            raise Unavailable(self.name, f"no {self.account_label} account configured")
         return self._account
 
     def _thread_value(self, thread_id: ThreadId) -> str:

@@ -8,6 +8,12 @@ outages and timeouts are ``Unavailable`` or ``BackendFailure``, never sign-in.
 
 from __future__ import annotations
 
+from mailtriage.core.secrets import scrub
+
+# Every reason and detail passes through core.secrets.scrub: an exception text from a
+# library (an encode error quoting the LOGIN line, a URL with a token) never carries a
+# secret of the session into a reason, a JSON document or the screen.
+
 
 class MailError(Exception):
     """Root of every mail-backend error."""
@@ -17,7 +23,8 @@ class NotSupported(MailError):
     def __init__(self, backend: str, op: str, detail: str | None = None) -> None:
         self.backend = backend
         self.op = op
-        self.detail = detail
+        self.detail = scrub(detail) if detail is not None else None
+        detail = self.detail
         text = f"backend {backend} does not support {op}"
         super().__init__(f"{text}: {detail}" if detail else text)
 
@@ -25,15 +32,19 @@ class NotSupported(MailError):
 class Unavailable(MailError):
     def __init__(self, backend: str, reason: str) -> None:
         self.backend = backend
-        self.reason = reason
-        super().__init__(f"backend {backend} unavailable: {reason}")
+        self.reason = scrub(reason)
+        super().__init__(f"backend {backend} unavailable: {self.reason}")
 
 
 class SignInNeeded(Unavailable):
-    """Authentication failed or credentials are missing/revoked for an account."""
+    """Authentication failed or credentials are missing/revoked for an account.
+
+    A credentials problem, said as such: never "unavailable" (the server is fine; the
+    password or token is not)."""
 
     def __init__(self, backend: str, reason: str) -> None:
         super().__init__(backend, f"sign-in needed: {reason}")
+        self.args = (f"backend {backend}: {self.reason}",)
 
 
 class BackendFailure(MailError):
@@ -41,8 +52,8 @@ class BackendFailure(MailError):
 
     def __init__(self, backend: str, detail: str) -> None:
         self.backend = backend
-        self.detail = detail
-        super().__init__(f"{backend}: {detail}")
+        self.detail = scrub(detail)
+        super().__init__(f"{backend}: {self.detail}")
 
 
 class MandatoryBackendUnavailable(MailError):
@@ -50,8 +61,8 @@ class MandatoryBackendUnavailable(MailError):
 
     def __init__(self, backend: str, reason: str) -> None:
         self.backend = backend
-        self.reason = reason
-        super().__init__(f"mandatory backend {backend} unavailable: {reason}; run aborted")
+        self.reason = scrub(reason)
+        super().__init__(f"mandatory backend {backend} unavailable: {self.reason}; run aborted")
 
 
 class NoBackendAvailable(MailError):

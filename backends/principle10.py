@@ -9,6 +9,11 @@ A send that answers a received message is refused when that message
 * did not pass DMARC as read from a *trusted* ``Authentication-Results`` header: only
   headers whose authserv-id is the configured one count, and the topmost of them (the
   one our own receiving server added last) decides; no such header means "not passed",
+* passed DMARC for *another* domain: the result's ``header.from`` must align with the
+  domain of the From address we would answer (RFC 7489 §3.1.1 relaxed alignment: the
+  same organizational domain, see :func:`organizational_domain`); a pass that names no
+  ``header.from`` cannot be checked and does not count,
+* has several From addresses or From headers (whom DMARC vouched for is then unclear),
 
 and any send is refused once the send cap is reached.
 
@@ -20,7 +25,9 @@ is the contract's code (``unauthenticated-sender``, ``automated-sender``,
 from __future__ import annotations
 
 import email.utils
+import functools
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable, Sequence
 
 UNAUTHENTICATED = "unauthenticated-sender"
@@ -105,9 +112,14 @@ def _check_original(headers: list[tuple[str, str]], trusted: set[str]) -> SendRe
     for path in _values(headers, "return-path"):
         if "".join(_strip_comments(path).split()) in ("<>", ""):
             return SendRefusal(AUTOMATED, "null-sender", "the message came from the null sender (Return-Path: <>)")
-    senders = [addr for _, addr in email.utils.getaddresses(_values(headers, "from")) if "@" in addr]
+    from_values = _values(headers, "from")
+    senders = [addr for _, addr in email.utils.getaddresses(from_values) if "@" in addr]
     if not senders:
         return SendRefusal(AUTOMATED, "null-sender", "the message has no sender address to answer")
+    if len(senders) > 1 or len(from_values) > 1:
+        # DMARC vouches for one author domain; with several we cannot tell which one.
+        return SendRefusal(UNAUTHENTICATED, "from", f"the message has {len(senders)} From addresses "
+                           f"in {len(from_values)} From header(s); only a single author can be answered")
     for value in _values(headers, "auto-submitted"):
         token = _strip_comments(value).split(";")[0].strip().lower()
         if token != "no":
@@ -116,10 +128,10 @@ def _check_original(headers: list[tuple[str, str]], trusted: set[str]) -> SendRe
         token = _strip_comments(value).strip().lower()
         if token in AUTOMATED_PRECEDENCE:
             return SendRefusal(AUTOMATED, "precedence", f"the message is automated (Precedence: {token})")
-    return _check_dmarc(headers, trusted)
+    return _check_dmarc(headers, trusted, senders[0].rsplit("@", 1)[1])
 
 
-def _check_dmarc(headers: list[tuple[str, str]], trusted: set[str]) -> SendRefusal | None:
+def _check_dmarc(headers: list[tuple[str, str]], trusted: set[str], from_domain: str) -> SendRefusal | None:
     if not trusted:
         return SendRefusal(UNAUTHENTICATED, "dmarc",
                            "no trusted Authentication-Results issuer (authserv-id) is configured")
@@ -129,11 +141,120 @@ def _check_dmarc(headers: list[tuple[str, str]], trusted: set[str]) -> SendRefus
             continue  # anyone can write this header; only our receiving server counts
         dmarc = [result for method, result in results if method == "dmarc"]
         if dmarc and all(result == "pass" for result in dmarc):
-            return None
+            return _check_alignment(value, authserv, from_domain)
         found = ", ".join(f"dmarc={r}" for r in dmarc) or "no dmarc result"
         return SendRefusal(UNAUTHENTICATED, "dmarc", f"the sender did not pass DMARC ({authserv}: {found})")
     return SendRefusal(UNAUTHENTICATED, "dmarc",
                        f"no Authentication-Results from the trusted issuer ({', '.join(sorted(trusted))})")
+
+
+def _check_alignment(value: str, authserv: str, from_domain: str) -> SendRefusal | None:
+    vouched = [props.get("header.from", "") for method, _, props in parse_results_with_properties(value)
+               if method == "dmarc"]
+    if not vouched or not all(vouched):
+        return SendRefusal(UNAUTHENTICATED, "dmarc-alignment",
+                           f"the DMARC pass ({authserv}) names no header.from domain to align with the From address")
+    for domain in vouched:
+        if not domains_align(domain, from_domain):
+            return SendRefusal(UNAUTHENTICATED, "dmarc-alignment",
+                               f"the DMARC pass ({authserv}) is for header.from={domain}, "
+                               f"not for the From address's domain")
+    return None
+
+
+def domains_align(a: str, b: str, suffixes: "PublicSuffixes | None" = None) -> bool:
+    """Relaxed DMARC alignment: both names have the same organizational domain."""
+    a, b = _normalize_domain(a), _normalize_domain(b)
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    return organizational_domain(a, suffixes) == organizational_domain(b, suffixes)
+
+
+def _normalize_domain(value: str) -> str:
+    value = str(value).strip().strip('"').rstrip(".").lower()
+    if "@" in value:  # header.from may be written as an address by some verifiers
+        value = value.rsplit("@", 1)[1]
+    try:
+        return value.encode("idna").decode("ascii") if not value.isascii() else value
+    except UnicodeError:
+        return ""
+
+
+# The public suffix list (https://publicsuffix.org) as Debian's ``publicsuffix`` package
+# installs it. Without it we fall back to *strict* alignment (exact domain match): never
+# looser than DMARC, only stricter for a sub-domain sender.
+PSL_PATHS = (Path("/usr/share/publicsuffix/public_suffix_list.dat"),
+             Path("/usr/local/share/publicsuffix/public_suffix_list.dat"))
+
+
+class PublicSuffixes:
+    """The rules of a public suffix list file (normal, ``*.`` wildcard and ``!`` exception)."""
+
+    def __init__(self, text: str) -> None:
+        self.rules: set[str] = set()
+        self.exceptions: set[str] = set()
+        for line in text.splitlines():
+            rule = line.strip().split()[0] if line.strip() else ""
+            if not rule or rule.startswith("//"):
+                continue
+            rule = _normalize_domain(rule.lstrip("!")) if not rule.startswith("*.") else \
+                "*." + _normalize_domain(rule[2:])
+            (self.exceptions if line.strip().startswith("!") else self.rules).add(rule)
+
+    def suffix_length(self, labels: list[str]) -> int:
+        """How many trailing labels form the public suffix (the algorithm of publicsuffix.org)."""
+        best = 1  # the implicit "*" rule
+        for n in range(1, len(labels) + 1):
+            name = ".".join(labels[-n:])
+            if name in self.exceptions:
+                return n - 1
+            wildcard = "*." + ".".join(labels[-(n - 1):]) if n > 1 else None
+            if name in self.rules or (wildcard and wildcard in self.rules):
+                best = n
+        return best
+
+
+@functools.lru_cache(maxsize=1)
+def system_public_suffixes() -> PublicSuffixes | None:
+    for path in PSL_PATHS:
+        try:
+            return PublicSuffixes(path.read_text(encoding="utf-8"))
+        except OSError:
+            continue
+    return None
+
+
+def organizational_domain(domain: str, suffixes: PublicSuffixes | None = None) -> str:
+    """RFC 7489 §3.2: the public suffix plus one label; the name itself without a list."""
+    domain = _normalize_domain(domain)
+    suffixes = suffixes or system_public_suffixes()
+    if suffixes is None:
+        return domain
+    labels = domain.split(".")
+    keep = suffixes.suffix_length(labels) + 1
+    return ".".join(labels[-keep:]) if len(labels) >= keep else domain
+
+
+def parse_results_with_properties(value: str) -> list[tuple[str, str, dict[str, str]]]:
+    """``[(method, result, {ptype.property: value})]`` of one RFC 8601 header value, lower-cased."""
+    parts = [p.strip() for p in _strip_comments(value).split(";")]
+    out = []
+    for part in parts[1:]:
+        words = part.split()
+        if not words or part.lower() == "none":
+            continue
+        method, eq, result = words[0].partition("=")
+        if not eq:
+            continue
+        props = {}
+        for word in words[1:]:
+            key, peq, val = word.partition("=")
+            if peq:
+                props[key.lower()] = val.strip('"').lower()
+        out.append((method.split("/")[0].lower(), result.lower(), props))
+    return out
 
 
 def parse_authentication_results(value: str) -> tuple[str, list[tuple[str, str]]]:

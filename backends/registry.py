@@ -147,6 +147,7 @@ class SourceSet:
                 "capabilities": {op.value: backend.supports(op) for op in ALL_OPS},
                 "available": reason is None,
                 "reason": reason,
+                "problem": self.availability.problem(entry.name),  # configuration | credentials | unavailable
                 "notes": entry.notes,
             })
         return rows

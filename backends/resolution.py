@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from mailtriage.backends.contract import MailSource, Op
-from mailtriage.backends.errors import MandatoryBackendUnavailable, NoBackendAvailable, Unavailable
+from mailtriage.backends.errors import MandatoryBackendUnavailable, NoBackendAvailable, SignInNeeded, Unavailable
+from mailtriage.core.projectconfig import ConfigError
+from mailtriage.core.secrets import scrub
 from mailtriage.core.projectconfig import MailSourceEntry
 
 
@@ -45,6 +47,9 @@ class Resolution:
     note: str | None = None  # the skip note
     aborted_backend: str | None = None
     aborted_reason: str | None = None
+    # The configuration error (exit 2) or sign-in problem behind a mandatory abort, or
+    # behind every unavailable backend when none was chosen: raised as is.
+    cause: Exception | None = field(default=None, compare=False, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -72,6 +77,8 @@ class Resolution:
         }
 
     def raise_if_unresolved(self) -> None:
+        if not self.chosen and self.cause is not None:
+            raise self.cause
         if self.aborted:
             raise MandatoryBackendUnavailable(self.aborted_backend or "?", self.aborted_reason or "?")
         if not self.chosen:
@@ -87,6 +94,24 @@ class AvailabilityCache:
     def __init__(self, backends: dict[str, MailSource]) -> None:
         self._backends = backends
         self._reasons: dict[str, str | None] = {}
+        self._causes: dict[str, Exception] = {}
+
+    def cause(self, name: str) -> Exception | None:
+        """The ConfigError or SignInNeeded that makes ``name`` unusable, if that is why."""
+        self.reason(name)
+        return self._causes.get(name)
+
+    def config_error(self, name: str) -> ConfigError | None:
+        """The configuration error that makes ``name`` unusable, if that is why."""
+        cause = self.cause(name)
+        return cause if isinstance(cause, ConfigError) else None
+
+    def problem(self, name: str) -> str | None:
+        """What kind of problem keeps ``name`` from serving: configuration, credentials, unavailable."""
+        if self.reason(name) is None:
+            return None
+        cause = self._causes.get(name)
+        return "configuration" if isinstance(cause, ConfigError) else "credentials" if cause else "unavailable"
 
     def reason(self, name: str) -> str | None:
         """None when available, else the reason it is not."""
@@ -94,17 +119,29 @@ class AvailabilityCache:
             try:
                 self._backends[name].check_available()
                 self._reasons[name] = None
+            except SignInNeeded as exc:
+                # Credentials, not an outage: when the backend is needed the run stops
+                # with this error (a sign-in problem), not "mandatory backend unavailable".
+                self._causes[name] = exc
+                self._reasons[name] = exc.reason
             except Unavailable as exc:
                 self._reasons[name] = exc.reason
+            except ConfigError as exc:
+                # Kept apart: when this backend is needed, the run stops with the
+                # configuration error itself (exit 2), not as an unavailable backend.
+                self._causes[name] = exc
+                self._reasons[name] = scrub(f"configuration error: {exc}")
             except Exception as exc:  # a broken check is an unavailability, with the error named
-                self._reasons[name] = f"{type(exc).__name__}: {exc}"
+                self._reasons[name] = scrub(f"{type(exc).__name__}: {exc}")
         return self._reasons[name]
 
     def forget(self, name: str | None = None) -> None:
         if name is None:
             self._reasons.clear()
+            self._causes.clear()
         else:
             self._reasons.pop(name, None)
+            self._causes.pop(name, None)
 
 
 def _role_label(entry: MailSourceEntry) -> str:
@@ -118,6 +155,7 @@ def resolve(
     availability: AvailabilityCache | Callable[[str], str | None],
 ) -> Resolution:
     reason_of = availability.reason if isinstance(availability, AvailabilityCache) else availability
+    cause_of = availability.cause if isinstance(availability, AvailabilityCache) else (lambda _: None)
     steps: list[Step] = []
     considered: set[str] = set()
 
@@ -159,7 +197,8 @@ def resolve(
                     steps.append(Step(entry.name, _role_label(entry), f"unavailable: {why}"))
                 text = f"mandatory backend {entry.name} unavailable: {why}; run aborted"
                 return Resolution(op, None, 4, tuple(steps), aborted=text,
-                                  aborted_backend=entry.name, aborted_reason=why)
+                                  aborted_backend=entry.name, aborted_reason=why,
+                                  cause=cause_of(entry.name))
     note = f"no backend available for {op.value}"
     # Optional backends are never chosen; when one that offers the op is also down, its
     # own reason is the useful part of the message.
@@ -167,7 +206,10 @@ def resolve(
             if e.role == "optional" and backends[e.name].supports(op) and (why := reason_of(e.name)) is not None]
     if down:
         note += "; " + "; ".join(down)
-    return Resolution(op, None, 4, tuple(steps), note=note)
+    unavailable = [s.backend for s in steps if s.outcome.startswith("unavailable")]
+    causes = [cause_of(name) for name in unavailable]
+    return Resolution(op, None, 4, tuple(steps), note=note,
+                      cause=causes[0] if causes and all(causes) else None)
 
 
 def _add_unconsidered(entries, considered, steps, op) -> None:
@@ -189,4 +231,6 @@ def mandatory_preflight(
         if entry.mandatory:
             why = reason_of(entry.name)
             if why is not None:
+                if isinstance(availability, AvailabilityCache) and availability.cause(entry.name):
+                    raise availability.cause(entry.name)
                 raise MandatoryBackendUnavailable(entry.name, why)

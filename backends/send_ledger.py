@@ -51,7 +51,9 @@ class SendLedger:
         with self._lock:
             data = self._load()
             data[account_id] = [*(t for t in data.get(account_id, []) if now - t < self.window), now]
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            from mailtriage.core.paths import private_dir
+
+            private_dir(self.path.parent)  # a ledger others can rewrite would lift the send cap
             tmp = self.path.with_suffix(".tmp")
             tmp.write_text(json.dumps(data), encoding="utf-8")
             os.replace(tmp, self.path)

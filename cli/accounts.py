@@ -68,8 +68,9 @@ def _provider(account_id: str):
 
 def _say(text: str) -> None:
     from mailtriage.core.inert import terminal_text
+    from mailtriage.core.secrets import scrub
 
-    sys.stderr.write(terminal_text(text) + "\n")  # server and provider text is untrusted
+    sys.stderr.write(terminal_text(scrub(text)) + "\n")  # server and provider text is untrusted
     sys.stderr.flush()
 
 
@@ -167,6 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"mailtriage: {exc}")
         return EXIT_FAILED
     from mailtriage.core.inert import json_dumps
+    from mailtriage.core.secrets import scrub, scrub_json
 
-    sys.stdout.write(json_dumps(result) + "\n")
+    sys.stdout.write(scrub(json_dumps(scrub_json(result))) + "\n")
     return EXIT_OK

@@ -360,7 +360,8 @@ def _internal_domains(args, helpers) -> frozenset[str]:
 
 
 def dumps(doc: Any) -> str:
-    """One JSON line (poll --watch); neutralized characters escaped (see core.inert)."""
+    """One JSON line (poll --watch); neutralized characters escaped (see core.inert), secrets masked."""
     from mailtriage.core.inert import json_dumps
+    from mailtriage.core.secrets import scrub, scrub_json
 
-    return json_dumps(doc, indent=None)
+    return scrub(json_dumps(scrub_json(doc), indent=None))

@@ -175,17 +175,22 @@ def parse_since(text: str | None, config=None) -> datetime:
 
 
 def _emit(doc: Any) -> None:
-    """One JSON document on stdout; neutralized characters escaped (lossless, see core.inert)."""
-    from mailtriage.core.inert import json_dumps
+    """One JSON document on stdout; neutralized characters escaped (lossless, see core.inert).
 
-    sys.stdout.write(json_dumps(doc) + "\n")
+    Scrubbed as a document (reasons, errors) and as text (a secret split across keys never is).
+    """
+    from mailtriage.core.inert import json_dumps
+    from mailtriage.core.secrets import scrub, scrub_json
+
+    sys.stdout.write(scrub(json_dumps(scrub_json(doc))) + "\n")
 
 
 def _err(text: str) -> None:
-    """One message on stderr. Errors quote subjects, IDs and server text: inert, lines kept."""
+    """One message on stderr. Errors quote subjects, IDs and server text: inert, lines kept, secrets masked."""
     from mailtriage.core.inert import terminal_text
+    from mailtriage.core.secrets import scrub
 
-    sys.stderr.write(f"mailtriage: {terminal_text(text)}\n")
+    sys.stderr.write(f"mailtriage: {terminal_text(scrub(text))}\n")
 
 
 def _line(text: Any) -> str:
@@ -213,6 +218,10 @@ def cmd_sources(args: argparse.Namespace) -> int:
         matrix = sources.matrix()
         resolutions = {op.value: sources.resolve(op) for op in ALL_OPS}
         cc = resolve_security_cc(sources.config)
+        # The matrix is shown whole; a mandatory backend that its configuration breaks
+        # still makes this a configuration error (exit 2), as for every other command.
+        config_errors = [sources.availability.config_error(e.name) for e in sources.entries if e.mandatory]
+        config_error = next((e for e in config_errors if e is not None), None)
         if args.json:
             _emit({
                 "project": str(sources.config.file),
@@ -220,6 +229,8 @@ def cmd_sources(args: argparse.Namespace) -> int:
                 "resolution": {op: r.to_json() for op, r in resolutions.items()},
                 "security_cc": cc.to_json(),
             })
+            if config_error is not None:
+                raise config_error
             return EXIT_OK
         print(f"Project: {_line(sources.config.title)} ({_line(sources.config.file)})")
         if not matrix:
@@ -240,6 +251,8 @@ def cmd_sources(args: argparse.Namespace) -> int:
         print(f"Security CC: {_line(cc.security_cc or '(none)')}" + (" (fallback)" if cc.cc_fallback else ""))
         for warning in cc.warnings:
             print(f"  !! {_line(warning)}")
+        if config_error is not None:
+            raise config_error
         return EXIT_OK
     finally:
         sources.close()

@@ -259,6 +259,46 @@ def parse_mail_sources(lines: list[str], start: int, end: int, file: Path) -> li
     return entries
 
 
+# project.md often lives in a shared repository: its YAML is untrusted input. Aliases
+# are refused (a "billion laughs" block expands exponentially in whatever walks it, and
+# no key of ours needs them), the block's size is capped, and so is its nesting.
+MAX_CONFIG_BYTES = 256 * 1024
+MAX_CONFIG_DEPTH = 32
+
+
+def _safe_loader():
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def compose_node(self, parent, index):  # type: ignore[override]
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.MarkedYAMLError(None, None, f"YAML aliases (*{event.anchor}) are not allowed",
+                                           event.start_mark)
+            self._depth = getattr(self, "_depth", 0) + 1
+            try:
+                if self._depth > MAX_CONFIG_DEPTH:
+                    event = self.peek_event()
+                    raise yaml.MarkedYAMLError(None, None, f"nested deeper than {MAX_CONFIG_DEPTH} levels",
+                                               event.start_mark)
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+
+    return Loader
+
+
+def safe_yaml(text: str):
+    """``yaml.safe_load`` without aliases and with capped nesting (raises yaml.YAMLError)."""
+    import yaml
+
+    loader = _safe_loader()(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def parse_config_block(lines: list[str], start: int, end: int, file: Path) -> dict[str, Any]:
     import yaml
 
@@ -271,31 +311,154 @@ def parse_config_block(lines: list[str], start: int, end: int, file: Path) -> di
             while j < end and not lines[j].strip().startswith(fence):
                 j += 1
             text = "\n".join(lines[i + 1 : j])
+            if len(text.encode("utf-8")) > MAX_CONFIG_BYTES:
+                raise ConfigError(file, f"Configuration line {i + 1}",
+                                  f"the yaml block is too large ({len(text.encode('utf-8'))} bytes)",
+                                  f"at most {MAX_CONFIG_BYTES // 1024} KiB of key: value lines")
             try:
-                data = yaml.safe_load(text)
+                data = safe_yaml(text)
             except yaml.YAMLError as exc:
                 where = getattr(exc, "problem_mark", None)
                 line = (where.line + i + 2) if where is not None else i + 1
                 raise ConfigError(file, f"Configuration line {line}", f"not valid YAML: {getattr(exc, 'problem', exc)}",
-                                  "key: value lines, nested by indentation") from None
+                                  "key: value lines, nested by indentation, without anchors or aliases") from None
             if data is None:
                 return {}
             if not isinstance(data, dict):
                 raise ConfigError(file, "Configuration", "the yaml block is not a mapping", "key: value lines")
+            validate_config(data, file)
             return data
         i += 1
     return {}
 
 
-def load_org_profile(name: str, file: Path) -> Layer:
-    import yaml
+# -- the type of every key we read ---------------------------------------------------
 
+def _is_text(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _is_name(v: Any) -> bool:
+    return isinstance(v, (str, int, float)) and not isinstance(v, bool)
+
+
+def _text(v: Any) -> bool:
+    return _is_text(v)
+
+
+def _text_or_null(v: Any) -> bool:
+    return v is None or _is_text(v)
+
+
+def _names(v: Any) -> bool:
+    return v is None or (isinstance(v, list) and all(_is_name(x) for x in v))
+
+
+def _whole(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _seconds(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 1
+
+
+def _since(v: Any) -> bool:
+    import datetime as dt
+
+    return v is None or isinstance(v, (str, dt.date))
+
+
+def _one_of(*choices: Any):
+    return lambda v: v is None or v in choices
+
+
+def _text_map(v: Any) -> bool:
+    return v is None or (isinstance(v, dict) and all(_is_name(k) and _is_name(x) for k, x in v.items()))
+
+
+def _attribution(v: Any) -> bool:
+    return v is None or _is_text(v) or (isinstance(v, list) and all(_is_text(x) for x in v))
+
+
+TEXT = (_text, "a text")
+TEXT_OR_NULL = (_text_or_null, "a text, or null")
+ADDRESS = (_text_or_null, "an address such as security@example.org, or null")
+NAMES = (_names, "a list of names, e.g. [needs triage, valid]")
+MAPPING = "a mapping of key: value lines"
+
+# Every key the code reads: dotted key -> (check, what is valid). Parents of a dotted
+# key must be mappings. Keys not listed here are left to their reader (e.g. each
+# backend's own ``mail_sources.<name>.*`` settings, which it checks itself).
+SCHEMA: dict[str, tuple[Any, str]] = {
+    "organization": TEXT_OR_NULL,
+    "security_list": ADDRESS,
+    "security_inbox.foundation_security_address": ADDRESS,
+    "import.since": (_since, "a date (YYYY-MM-DD) or a number of days such as 30d"),
+    "import.since_days": (_whole, "a whole number of days, e.g. 30"),
+    "import.labels": NAMES,
+    "alerts.poll_seconds": (_seconds, "a number of seconds, at least 1"),
+    "sweep.internal_domains": (_names, "a list of domains, e.g. [example.org]"),
+    "templates.receipt": TEXT_OR_NULL,
+    "tracker.platform": (_one_of("github", "jira", "local-files"), "github, jira, local-files"),
+    "tracker.prefix": TEXT,
+    "tracker.user": TEXT_OR_NULL,
+    "tracker.commit_attribution": (_attribution, "a trailer line or a list of them"),
+    "tracker.labels": NAMES,
+    "tracker.milestones": NAMES,
+    "tracker.assignees": NAMES,
+    "tracker.close_reasons": NAMES,
+    "tracker.fields": NAMES,
+    "tracker.local.path": TEXT,
+    "tracker.local.url_template": TEXT_OR_NULL,
+    "tracker.github.repo": TEXT,
+    "tracker.github.api_url": TEXT_OR_NULL,
+    "tracker.jira.url": TEXT,
+    "tracker.jira.project": TEXT,
+    "tracker.jira.email": TEXT_OR_NULL,
+    "tracker.jira.auth": (_one_of("basic", "bearer"), "basic, bearer"),
+    "tracker.jira.issue_type": TEXT_OR_NULL,
+    "tracker.jira.security_level": TEXT_OR_NULL,
+    "tracker.jira.api_version": (_one_of(2, 3), "2, 3"),
+    "tracker.jira.resolutions": (_text_map, "a mapping of close reason: Jira resolution name"),
+    "tracker.jira.accounts": (_text_map, "a mapping of user name: Jira account ID"),
+}
+# Keys that hold a mapping of settings (null allowed), besides the parents above.
+MAPPINGS = ("security_inbox", "import", "alerts", "sweep", "templates", "tracker", "tracker.local",
+            "tracker.github", "tracker.jira", "mail_sources")
+
+
+def _describe(value: Any) -> str:
+    kind = {dict: "a mapping", list: "a list", bool: "true/false", type(None): "null"}.get(type(value))
+    if kind is None:
+        kind = f"{type(value).__name__} {str(value)[:40]!r}"
+    return kind
+
+
+def validate_config(data: dict[str, Any], file: Path | str) -> None:
+    """Refuse a value of the wrong type for any key we read, naming the file, the key and what is valid."""
+    for key in MAPPINGS:
+        value = _dig(data, key)
+        if value is not ABSENT and value is not None and not isinstance(value, dict):
+            raise ConfigError(file, key, f"is {_describe(value)}", MAPPING)
+    sources = data.get("mail_sources")
+    if isinstance(sources, dict):
+        for name, settings in sources.items():
+            if settings is not None and not isinstance(settings, dict):
+                raise ConfigError(file, f"mail_sources.{name}", f"is {_describe(settings)}",
+                                  "a mapping of this backend's settings (path:, account:, list: …)")
+    for key, (check, valid) in SCHEMA.items():
+        value = _dig(data, key)
+        if value is not ABSENT and not check(value):
+            raise ConfigError(file, key, f"is {_describe(value)}", valid)
+
+
+def load_org_profile(name: str, file: Path) -> Layer:
     if not re.fullmatch(r"[a-z0-9_-]+", name or ""):
         raise ConfigError(file, "organization", f"{name!r} is not a profile name", _org_names())
     path = ORG_DIR / f"{name}.yaml"
     if not path.is_file():
         raise ConfigError(file, "organization", f"no organization profile named {name!r}", _org_names())
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = safe_yaml(path.read_text(encoding="utf-8")) or {}
     return Layer(f"organization:{name}", str(path), data)
 
 

@@ -81,7 +81,9 @@ class UserSettings:
     def save(self) -> None:
         import tomli_w
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        from mailtriage.core.paths import private_dir
+
+        private_dir(self.path.parent)
         tmp = self.path.with_suffix(".toml.tmp")
         tmp.write_text(tomli_w.dumps(self.data), encoding="utf-8")
         os.replace(tmp, self.path)

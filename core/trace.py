@@ -92,7 +92,9 @@ class OpLog(_Feed):
         try:
             yield rec
         except BaseException as exc:
-            rec.error = f"{type(exc).__name__}: {exc}"
+            from mailtriage.core.secrets import scrub
+
+            rec.error = scrub(f"{type(exc).__name__}: {exc}")
             raise
         finally:
             rec.duration_ms = (time.perf_counter() - t0) * 1000
@@ -140,9 +142,11 @@ _REDACTIONS: list[tuple[re.Pattern, str]] = [
 
 
 def redact(text: str) -> str:
+    from mailtriage.core.secrets import scrub
+
     for pattern, repl in _REDACTIONS:
         text = pattern.sub(repl, text)
-    return text
+    return scrub(text)  # and any secret the session holds, wherever it appears
 
 
 OPLOG = OpLog()

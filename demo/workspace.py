@@ -3,10 +3,15 @@
 ``--demo`` (CLI and app alike) runs on this copy so the demo's local-files tracker can
 really be written, reviewed and committed without touching the installed package. The
 tracker starts with three filed reports (``demo/tracker.py``) so the tracker pane has
-something to show. The workspace lives in
-the system temp folder (``mailtriage-demo-<uid>``, or ``$MAILTRIAGE_DEMO_DIR``) and is
-kept between commands, so ``mailtriage --demo import …`` followed by
+something to show. The workspace lives in the user's own data folder
+(``<data dir>/demo``, e.g. ``~/.local/share/mailtriage/demo``; ``$MAILTRIAGE_DEMO_DIR``
+overrides) and is kept between commands, so ``mailtriage --demo import …`` followed by
 ``mailtriage --demo tracker list`` sees the imported issue. Delete the folder to start over.
+
+Never a predictable name in a shared folder: another local user could make that folder
+first, with a project and a git hook of their choosing (publish runs the repository's
+hooks). The folder and its parent must be the user's and writable by no one else
+(``core/paths.py``), or the demo refuses to start.
 """
 
 from __future__ import annotations
@@ -24,18 +29,25 @@ def demo_workspace_dir() -> Path:
     override = os.environ.get("MAILTRIAGE_DEMO_DIR")
     if override:
         return Path(override)
-    uid = os.getuid() if hasattr(os, "getuid") else "user"
-    return Path(tempfile.gettempdir()) / f"mailtriage-demo-{uid}"
+    from mailtriage.core.settings import data_dir
+
+    return data_dir() / "demo"
 
 
 def ensure_demo_workspace() -> Path:
-    """Create the workspace when missing (atomically) and return it."""
+    """Create the workspace when missing (atomically) and return it.
+
+    Raises UnsafePath (a ConfigError) when the folder or its parent is not the user's own."""
+    from mailtriage.core.paths import check_private_dir, private_dir
+
     target = demo_workspace_dir()
+    private_dir(target.parent)
+    if os.path.lexists(target):
+        check_private_dir(target)
     if (target / READY_MARK).is_file():
         return target
     from mailtriage.demo import demo_project_dir
 
-    target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
     try:
         source = demo_project_dir()

@@ -3,6 +3,7 @@
     mailtriage modes serve [--host 127.0.0.1] [--port N] [--role master|slave] [--config FILE]
     mailtriage modes cases  [--config FILE]            the cases of the record, JSON
     mailtriage modes thread CASE [--config FILE]       one case's thread (mails, handoffs, statuses), JSON
+    mailtriage modes token [--config FILE]             print the endpoint token (to configure modes and master)
 
 ``--config`` defaults to ``modes.toml`` in the mailtriage config dir. Exit codes: 0 ok,
 2 usage or configuration, 3 no such case, 4 the server could not start.
@@ -48,6 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
     common(thread)
     thread.add_argument("--domain", help=argparse.SUPPRESS)
     thread.add_argument("case", help="case address (ticket=gs-1@D), key or resource id")
+
+    token = sub.add_parser("token", help="print the endpoint token modes and the master must send "
+                                         "(Authorization: Bearer <token>); made and kept in the keyring when missing")
+    common(token)
+    token.add_argument("--domain", help=argparse.SUPPRESS)
     return parser
 
 
@@ -66,7 +72,11 @@ def _config(args: argparse.Namespace):
         overrides["domain"] = args.domain
     if args.database:
         overrides["database"] = str(args.database)
-    return load_config(path, overrides=overrides)
+    config = load_config(path, overrides=overrides)
+    from mailtriage.core.paths import private_dir
+
+    private_dir(Path(config.database).parent)  # the thread record: never in a folder others can write
+    return config
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -78,6 +88,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = _config(args)
         if args.command == "serve":
             return _serve(args, config)
+        if args.command == "token":
+            from mailtriage.modes.config import endpoint_token
+
+            # Printed only on this explicit request, to stdout, for the operator to hand on.
+            sys.stdout.write(endpoint_token(config)[0] + "\n")
+            return EXIT_OK
         from mailtriage.modes.store import Store
 
         store = Store(config.database)
@@ -112,8 +128,12 @@ def _serve(args: argparse.Namespace, config) -> int:
     server = ModesServer(config, host=args.host, port=args.port)
 
     def ready(s: ModesServer) -> None:
+        from mailtriage.modes.config import token_hint
+
         sys.stderr.write(f"mailtriage modes: serving {s.url} (domain {config.domain}, default role {config.role}, "
                          f"record {config.database})\n")
+        made = "a new endpoint token was made and kept in the keyring; " if s.token_generated else ""
+        sys.stderr.write(f"mailtriage modes: {made}{token_hint(config)}\n")
         sys.stderr.flush()
 
     async def run() -> None:
@@ -142,12 +162,15 @@ def _serve(args: argparse.Namespace, config) -> int:
 
 
 def _emit(doc) -> None:
-    json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
+    from mailtriage.core.secrets import scrub, scrub_json
+
+    sys.stdout.write(scrub(json.dumps(scrub_json(doc), indent=2, ensure_ascii=False)) + "\n")
 
 
 def _err(text: str) -> None:
-    sys.stderr.write(f"mailtriage modes: {text}\n")
+    from mailtriage.core.secrets import scrub
+
+    sys.stderr.write(f"mailtriage modes: {scrub(text)}\n")
 
 
 if __name__ == "__main__":  # pragma: no cover

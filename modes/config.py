@@ -10,8 +10,8 @@ Example (every key is described in docs/modes.md)::
     host = "127.0.0.1"               # loopback by default
     port = 8025
     public_url = "http://127.0.0.1:8025/mas-modes"   # status_url given to modes
-    token_key = "modes:endpoint"     # callers send "Authorization: Bearer <token>" (keyring key;
-                                     # or token_env = "VAR"); required to listen beyond loopback
+    token_key = "modes:endpoint"     # callers send "Authorization: Bearer <token>": keyring key
+                                     # (the default; generated on first start) or token_env = "VAR"
     poll_seconds = 30                # mailbox poll interval
     tick_seconds = 5                 # deadline and outbox check interval
 
@@ -321,32 +321,76 @@ def _refuse_secrets(data: Any, where: Path, prefix: str = "") -> None:
             _refuse_secrets(value, where, dotted + ".")
 
 
-def endpoint_token(config: ModesConfig) -> str | None:
-    """The bearer token callers of the endpoint must present (None: no token configured)."""
-    if config.token_env:
-        return os.environ.get(config.token_env) or None
-    if config.token_key:
-        from mailtriage.core.secrets import get_secret
+DEFAULT_TOKEN_KEY = "modes:endpoint"
 
-        return get_secret(config.token_key)
-    return None
+
+def endpoint_token(config: ModesConfig, *, create: bool = True) -> tuple[str, bool]:
+    """The bearer token every state-changing request must present, and whether it was
+    generated just now. There is always one: ``server.token_env`` when set (the variable
+    must hold it), else the keyring entry ``server.token_key`` (default
+    ``modes:endpoint``), generated and stored there on first start.
+
+    Raises ConfigError when the variable is unset or no keyring can keep the token.
+    """
+    where = _where(config.file)
+    if config.token_env:
+        value = os.environ.get(config.token_env, "")
+        if not value.strip():
+            raise ConfigError(where, "server.token_env", f"the environment variable {config.token_env} is not set",
+                              "a variable holding the endpoint token, or server.token_key (keyring)")
+        from mailtriage.core.secrets import remember_secret
+
+        remember_secret(value.strip())
+        return value.strip(), False
+    import keyring.errors
+
+    from mailtriage.core.secrets import get_secret, set_secret
+
+    key = config.token_key or DEFAULT_TOKEN_KEY
+    unusable = ConfigError(where, "server.token_key", f"no keyring can keep the endpoint token ({key})",
+                           'a working system keyring, or server.token_env = "VAR" holding the token')
+    try:
+        value = get_secret(key)
+        if value:
+            return value, False
+        if not create:
+            raise ConfigError(where, "server.token_key", f"no endpoint token stored under {key} yet",
+                              "start `mailtriage modes serve` once, or set server.token_env")
+        import secrets
+
+        value = secrets.token_urlsafe(32)
+        set_secret(key, value)
+    except keyring.errors.KeyringError:
+        raise unusable from None
+    if get_secret(key) != value:  # a keyring that silently drops what it is given
+        raise unusable
+    return value, True
+
+
+def token_hint(config: ModesConfig) -> str:
+    """How to give the token to the modes and the master (never the token itself)."""
+    if config.token_env:
+        where = f"the environment variable {config.token_env}"
+    else:
+        where = f"the keyring (service \"mailtriage\", key \"{config.token_key or DEFAULT_TOKEN_KEY}\")"
+    return (f"modes and the master must send \"Authorization: Bearer <token>\"; the token is in {where}; "
+            f"print it with `mailtriage modes token`")
 
 
 def check_listen(config: ModesConfig, host: str) -> None:
-    """Serving beyond loopback needs a token: anyone who reaches the port could ask for mail.send.
-
-    Raises ConfigError.
-    """
-    if not is_loopback(host) and endpoint_token(config) is None:
-        raise ConfigError(_where(config.file), "server.host",
-                          f"{host} is not loopback, and no token protects the endpoint",
-                          "127.0.0.1, or set server.token_key (keyring) / server.token_env")
+    """Nothing to refuse since every request needs the token; kept for callers. Raises ConfigError
+    only through :func:`endpoint_token`."""
+    endpoint_token(config)
 
 
 def mail_password(server: MailServer) -> str | None:
     """The password of a mailbox/SMTP server: environment variable or keyring. None when unset."""
     if server.password_env:
-        return os.environ.get(server.password_env)
+        from mailtriage.core.secrets import remember_secret
+
+        value = os.environ.get(server.password_env)
+        remember_secret(value)  # so that no error or log line can carry it
+        return value
     if server.password_key:
         from mailtriage.core.secrets import get_secret
 

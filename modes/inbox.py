@@ -187,6 +187,9 @@ class Inbox:
         from imapclient import IMAPClient
         from imapclient.exceptions import IMAPClientError
 
+        from mailtriage.backends.imap.connection import password_login
+        from mailtriage.core.secrets import scrub
+
         server = self.server
         client = None
         try:
@@ -194,7 +197,7 @@ class Inbox:
                                 ssl_context=server.tls_context())
             if server.security == "starttls":
                 client.starttls(server.tls_context())
-            client.login(server.username or "", mail_password(server) or "")
+            password_login(client, server.username or "", mail_password(server) or "")
             info = client.select_folder(server.folder, readonly=True)
             uidvalidity = int(info.get(b"UIDVALIDITY", 0))
             if cursor is None or cursor[0] != uidvalidity:
@@ -210,8 +213,11 @@ class Inbox:
                     if raw is not None:
                         found.append((uid, raw))
             return Fetched(uidvalidity, found)
+        except UnicodeError:  # its text would quote the LOGIN line, password included
+            raise MailboxError(f"cannot read {self.name}: the server offers no AUTHENTICATE PLAIN for the "
+                               "non-ASCII credentials") from None
         except (OSError, IMAPClientError) as exc:
-            raise MailboxError(f"cannot read {self.name}: {exc}") from None
+            raise MailboxError(scrub(f"cannot read {self.name}: {exc}")) from None
         finally:
             if client is not None:
                 _logout(client)

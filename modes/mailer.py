@@ -129,5 +129,7 @@ class Mailer:
                 tls_context=smtp.tls_context() if smtp.security != "plain" else None, timeout=smtp.timeout)
         except (aiosmtplib.SMTPException, OSError) as exc:
             TRACE.log("smtp:modes", "!", f"{type(exc).__name__}: {exc}")
-            raise MailUnavailable(f"SMTP {smtp.host}:{smtp.port}: {exc}") from None
+            from mailtriage.core.secrets import scrub
+
+            raise MailUnavailable(scrub(f"SMTP {smtp.host}:{smtp.port}: {exc}")) from None
         TRACE.log("smtp:modes", "<", "250 accepted")

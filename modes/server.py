@@ -22,7 +22,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 from aiohttp import web
 
 from mailtriage.modes.clock import Clock
-from mailtriage.modes.config import ModesConfig, check_listen, endpoint_token
+from mailtriage.modes.config import ModesConfig, endpoint_token, is_loopback
 from mailtriage.modes.engine import MAX_BODY, ModesEngine
 from mailtriage.modes.envelope import ProtocolError
 from mailtriage.modes.inbox import MailboxError
@@ -42,7 +42,8 @@ class ModesServer:
         self.background = background  # the poll and tick loops (tests drive them by hand)
         self._runner: web.AppRunner | None = None
         self._loops: list[asyncio.Task] = []
-        self._token: str | None = None
+        self.token: str | None = None  # set by start(); every POST must present it
+        self.token_generated = False  # True when start() made and stored a new token
 
     @property
     def url(self) -> str:
@@ -50,16 +51,15 @@ class ModesServer:
         return f"http://{host}:{self.port}{PATH}"
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY)
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[self._check_host])
         app.router.add_post(PATH, self._post)
         app.router.add_get(PATH + "/health", self._health)
         return app
 
     async def start(self) -> None:
-        """Bind and serve. Raises OSError when the address is taken, ConfigError when a
-        non-loopback address has no token."""
-        check_listen(self.config, self.host)
-        self._token = endpoint_token(self.config)
+        """Bind and serve. Raises OSError when the address is taken, ConfigError when no
+        endpoint token can be had (see :func:`endpoint_token`)."""
+        self.token, self.token_generated = endpoint_token(self.config)
         self._runner = web.AppRunner(self.app(), access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
@@ -101,9 +101,32 @@ class ModesServer:
         except MailboxError as exc:
             log.warning("modes: %s", exc)
 
+    def allowed_hosts(self) -> set[str]:
+        """Host header names we answer to: localhost, the bound address, the public URL's host."""
+        from urllib.parse import urlsplit
+
+        names = {"localhost", _host_name(self.host)}
+        if is_loopback(self.host):
+            names |= {"127.0.0.1", "::1"}
+        if self.config.public_url:
+            names.add(_host_name(urlsplit(self.config.public_url).hostname or ""))
+        return names
+
+    @web.middleware
+    async def _check_host(self, request: web.Request, handler):
+        # DNS rebinding: a web page whose name now resolves to 127.0.0.1 reaches us with
+        # its own name in Host. Only our own names are answered.
+        host = _host_name(request.headers.get("Host", ""))
+        wildcard = self.host in ("0.0.0.0", "::", "")
+        if not host or (host not in self.allowed_hosts() and not (wildcard and _is_ip(host))):
+            error = ProtocolError("misdirected-request", "the Host header does not name this endpoint "
+                                                         "(use localhost or the address it listens on)", status=421)
+            return web.json_response(error.body(), status=error.status)
+        return await handler(request)
+
     async def _post(self, request: web.Request) -> web.Response:
-        if self._token is not None and not hmac.compare_digest(
-                request.headers.get("Authorization", "").encode(), f"Bearer {self._token}".encode()):
+        if self.token is None or not hmac.compare_digest(
+                request.headers.get("Authorization", "").encode(), f"Bearer {self.token}".encode()):
             error = ProtocolError("unauthorized", "this endpoint needs Authorization: Bearer <token>")
             return web.json_response(error.body(), status=error.status)
         if request.content_type != "application/json":
@@ -121,6 +144,26 @@ class ModesServer:
     async def _health(self, request: web.Request) -> web.Response:
         return web.json_response({"ok": True, "mas_modes_version": "0.1", "domain": self.config.domain,
                                   "role": self.config.role})
+
+
+def _host_name(value: str) -> str:
+    """The host of a Host header value or address, lower-cased, without port or final dot."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        value = value[1:].partition("]")[0]
+    elif value.count(":") == 1:
+        value = value.partition(":")[0]
+    return value.rstrip(".")
+
+
+def _is_ip(value: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(value)
+        return True
+    except ValueError:
+        return False
 
 
 class ServerThread:

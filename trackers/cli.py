@@ -346,7 +346,7 @@ def run_args(args: argparse.Namespace, *, stdin: Any = None, stdout: Any = None,
     except TrackerError as exc:
         if exc.partial is not None:
             _print(exc.partial, out)
-        print(terminal_text(f"{PROG} {command}: {exc.message}"), file=err)
+        print(terminal_text(f"{PROG} {command}: {_scrub(exc.message)}"), file=err)
         return exc.exit_code
     except Exception as exc:  # config, keyring and anything unforeseen: a message, never a traceback
         from mailtriage.core.projectconfig import ConfigError
@@ -361,8 +361,15 @@ def run_args(args: argparse.Namespace, *, stdin: Any = None, stdout: Any = None,
             return 5
         if os.environ.get("MAILTRIAGE_DEBUG"):
             raise
-        print(terminal_text(f"{PROG} {command}: unexpected {type(exc).__name__}: {exc}"), file=err)
+        print(terminal_text(f"{PROG} {command}: unexpected {type(exc).__name__}: {_scrub(exc)}"), file=err)
         return 5
+
+
+def _scrub(text: Any) -> str:
+    """Library errors (HTTP, keyring) may quote a token: none of the session's secrets is printed."""
+    from mailtriage.core.secrets import scrub
+
+    return scrub(text)
 
 
 def main(argv: Sequence[str] | None = None, *, stdin: Any = None, stdout: Any = None, stderr: Any = None) -> int:

@@ -196,9 +196,11 @@ class MailTriageApp(App[int], inherit_bindings=False):
         except ImportError:
             self.notify("The demo data is not part of this build of mailtriage.", severity="error", markup=False)
             return
+        from mailtriage.core.projectconfig import ConfigError
+
         try:
             workspace = ensure_demo_workspace()
-        except (OSError, subprocess.CalledProcessError) as exc:
+        except (OSError, subprocess.CalledProcessError, ConfigError) as exc:
             self.notify(f"The demo workspace could not be made: {exc}", severity="error", markup=False)
             return
         self.session = Session(workspace, demo=True, settings=self.settings)
@@ -568,8 +570,10 @@ class MailTriageApp(App[int], inherit_bindings=False):
                 "issue": "issue", "folders": "folders"}.get(message.where)
         if kind and message.request and not self._is_current(kind, message.request):
             return
+        from mailtriage.core.secrets import scrub
+
         error = message.error
-        text = message.details or str(error)
+        text = scrub(message.details or str(error))
         reconnect = is_connection_problem(error)
         main = self.main
         if main is not None:
@@ -598,16 +602,19 @@ class MailTriageApp(App[int], inherit_bindings=False):
 
     def report_error(self, title: str, error: BaseException, *, where: str = "", resolution=None, details: str = "",
                      severity: str = "error") -> None:
+        from mailtriage.core.secrets import scrub
         from mailtriage.tui.dialogs.error import ErrorRecord
 
+        # The error list keeps tracebacks: every field is scrubbed of the session's secrets.
         technical = ""
         if error.__traceback__ is not None and not _is_expected(error):
-            technical = "".join(traceback.format_exception(error))
-        record = ErrorRecord(title, f"{type(error).__name__}: {error}" if not _is_expected(error) else str(error),
-                             where, resolution.summary() if resolution is not None and hasattr(resolution, "summary")
-                             else "", details, technical)
+            technical = scrub("".join(traceback.format_exception(error)))
+        record = ErrorRecord(title, scrub(f"{type(error).__name__}: {error}" if not _is_expected(error) else str(error)),
+                             where, scrub(resolution.summary()) if resolution is not None
+                             and hasattr(resolution, "summary") else "", scrub(details), technical)
         self.errors.append(record)
-        self.notify(f"{inert(str(error))}\n(press ! for details)", title=title, severity=severity, markup=False)
+        self.notify(f"{inert(scrub(str(error)))}\n(press ! for details)", title=title, severity=severity,
+                    markup=False)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:

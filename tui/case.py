@@ -41,8 +41,13 @@ def case_record(database: Path, thread) -> dict[str, Any] | None:
     """
     if not database.is_file():
         return None
+    from mailtriage.core.paths import UnsafePath, check_private_dir
     from mailtriage.modes.store import Store, StoreError
 
+    try:  # a record in a folder others can write could be forged: not shown
+        check_private_dir(database.parent)
+    except UnsafePath as exc:
+        raise StoreError(str(exc)) from None
     # Store() would turn an empty or foreign file into a new record: look before opening.
     with database.open("rb") as head:
         if head.read(16) != b"SQLite format 3\x00":

@@ -113,7 +113,8 @@ class Session:
     def check_sources(self):
         """Availability of each backend (cached per run), resolution per op, and the
         MandatoryBackendUnavailable error when a mandatory backend is down (else None)."""
-        from mailtriage.backends.errors import MandatoryBackendUnavailable
+        from mailtriage.backends.errors import MandatoryBackendUnavailable, SignInNeeded
+        from mailtriage.core.projectconfig import ConfigError
 
         with self._lock:
             matrix = self.sources.matrix()
@@ -121,7 +122,7 @@ class Session:
             problem = None
             try:
                 self.sources.preflight()
-            except MandatoryBackendUnavailable as exc:
+            except (MandatoryBackendUnavailable, ConfigError, SignInNeeded) as exc:
                 problem = exc
         return matrix, resolutions, problem
 

@@ -86,7 +86,9 @@ class CursorStore:
         return data
 
     def save(self, cursor: dict) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        from mailtriage.core.paths import private_dir
+
+        private_dir(self.path.parent)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(cursor, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(tmp, self.path)

@@ -228,9 +228,13 @@ class ImapConnection:
                 raise SignInNeeded(self.name, f"no password in keyring (service 'mailtriage', key "
                                               f"'{password_key(account.id)}')")
             try:
-                client.login(account.username, password)
+                password_login(client, account.username, password)
             except imap_errors.LoginError as exc:
                 raise self._login_failure(exc) from None
+            except UnicodeError:
+                # Never let the encode error through: its args quote the whole LOGIN line.
+                raise SignInNeeded(self.name, f"{self.where} offers no AUTHENTICATE PLAIN, and LOGIN cannot carry "
+                                              f"the non-ASCII user name or password of {account.username}") from None
             return
         token = self._token()
         mech = "XOAUTH2" if account.auth == "xoauth2" else "OAUTHBEARER"
@@ -379,6 +383,23 @@ class ImapConnection:
 
         self.state = self.call(f"SELECT {folder}", do_select)
         return self.state
+
+
+def password_login(client: IMAPClient, username: str, password: str) -> None:
+    """Log in with a password, non-ASCII included.
+
+    LOGIN takes ASCII only as imaplib sends it (an encode error would quote the whole
+    command line, password and all). For a non-ASCII user name or password, use
+    AUTHENTICATE PLAIN (RFC 4616: UTF-8, then base64) when the server offers it.
+    Raises imapclient's LoginError when the server rejects the credentials, and
+    UnicodeError when neither way can carry them.
+    """
+    if (username + password).isascii():
+        client.login(username, password)
+    elif client.has_capability("AUTH=PLAIN"):
+        client.plain_login(username, password)
+    else:
+        raise UnicodeError("non-ASCII credentials need AUTH=PLAIN")
 
 
 def _shutdown(client: IMAPClient) -> None:

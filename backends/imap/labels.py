@@ -42,8 +42,10 @@ def _load() -> dict[str, list[str]]:
 
 
 def _save(data: dict[str, list[str]]) -> None:
+    from mailtriage.core.paths import private_dir
+
     path = _registry_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
     os.replace(tmp, path)

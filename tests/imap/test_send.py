@@ -104,6 +104,9 @@ def test_reply_all_copies_the_other_recipients_but_not_us(sender, smtp, seed, do
     ("Return-Path: <>", "automated-sender", "null-sender"),
     (f"Authentication-Results: {MX}; dmarc=fail header.from=example.net", "unauthenticated-sender", "dmarc"),
     ("Authentication-Results: elsewhere.example; dmarc=pass header.from=example.net", "unauthenticated-sender", "dmarc"),
+    # issue 20 §5: the shared guard, so personal sending refuses a pass for another domain too
+    (f"Authentication-Results: {MX}; dmarc=pass header.from=evil.example", "unauthenticated-sender",
+     "dmarc-alignment"),
 ])
 def test_principle_10_refuses_before_smtp_is_contacted(sender, smtp, seed, header, reason, rule):
     seed("INBOX", make_mail(1, message_id="<r1@reporter.net>", extra=header))

@@ -198,7 +198,7 @@ def test_triage_operations_never_send_mail(dovecot, dovecot_user, memory_keyring
 def test_registry_builds_the_source_from_project_and_user_settings(tmp_path, monkeypatch, dovecot, dovecot_user,
                                                                   memory_keyring, report_thread):
     from mailtriage.backends.registry import SourceSet
-    from mailtriage.core.projectconfig import load_project
+    from mailtriage.core.projectconfig import ConfigError, load_project
 
     config_dir = tmp_path / "config"
     config_dir.mkdir()
@@ -244,9 +244,12 @@ mail_sources:
         result = sources.dispatch(Op.LIST_RECENT_THREADS, lambda b: b.list_recent_threads(LIST, NOW - timedelta(days=30)))
         assert len(result.value) == 2
         other = sources.backends["other"]
-        with pytest.raises(Unavailable) as err:
+        # A configuration error, not an unavailable server: it stays a ConfigError (exit 2
+        # when the backend is needed) and shows as a configuration error in the matrix.
+        with pytest.raises(ConfigError) as err:
             other.check_available()
         assert "accounts.missing" in str(err.value)
+        assert sources.availability.reason("other").startswith("configuration error: ")
     finally:
         sources.close()
 

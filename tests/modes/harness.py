@@ -268,7 +268,9 @@ class Harness:
 
     def post(self, message: Any, *, content_type: str = "application/json") -> tuple[int, Any]:
         data = message if isinstance(message, bytes) else json.dumps(message).encode()
-        response = self.http.post(self.url, content=data, headers={"Content-Type": content_type})
+        assert self.thread is not None
+        response = self.http.post(self.url, content=data, headers={
+            "Content-Type": content_type, "Authorization": f"Bearer {self.thread.server.token}"})
         self.settle()
         try:
             return response.status_code, response.json()

@@ -32,9 +32,10 @@ class Served:
         match = re.search(r"serving (http://\S+)", line)
         assert match, f"no 'serving' line: {line!r}"
         self.url = match.group(1)
+        self.token = env.get("MT_TEST_MODES_TOKEN", "")
 
     def post(self, message: dict) -> tuple[int, dict]:
-        response = httpx.post(self.url, json=message, timeout=10)
+        response = httpx.post(self.url, json=message, timeout=10, headers={"Authorization": f"Bearer {self.token}"})
         return response.status_code, response.json()
 
     def stop(self) -> int:
@@ -75,6 +76,8 @@ def cli_env(tmp_path):
     env = dict(os.environ)
     env["MAILTRIAGE_CONFIG_DIR"] = str(tmp_path / "config")
     env["MAILTRIAGE_DATA_DIR"] = str(tmp_path / "data")
+    # The endpoint always needs a token; these processes have no keyring to keep one in.
+    env["MT_TEST_MODES_TOKEN"] = "cli-test-token-0123456789abcdef"
     return env
 
 
@@ -88,6 +91,7 @@ role = "slave"
 database = "{tmp_path / 'record.sqlite3'}"
 
 [server]
+token_env = "MT_TEST_MODES_TOKEN"
 poll_seconds = 0.1
 tick_seconds = 0.1
 
@@ -158,7 +162,8 @@ def test_serve_without_a_usable_configuration_says_which_key(tmp_path, cli_env):
 
 def test_role_flag_and_health(tmp_path, cli_env):
     config = tmp_path / "m.toml"
-    config.write_text(f'domain = "{DOMAIN}"\ndatabase = "{tmp_path / "r.sqlite3"}"\n', encoding="utf-8")
+    config.write_text(f'domain = "{DOMAIN}"\ndatabase = "{tmp_path / "r.sqlite3"}"\n'
+                      '[server]\ntoken_env = "MT_TEST_MODES_TOKEN"\n', encoding="utf-8")
     proc = subprocess.Popen([sys.executable, "-m", "mailtriage.cli.main", "modes", "serve", "--config", str(config),
                              "--port", "0", "--role", "slave"], env=cli_env, stderr=subprocess.PIPE, text=True)
     try:
@@ -171,12 +176,14 @@ def test_role_flag_and_health(tmp_path, cli_env):
         proc.stderr.close()
 
 
-def test_beyond_loopback_needs_a_token_and_the_token_is_checked(tmp_path, cli_env):
+def test_the_token_is_required_everywhere_and_checked(tmp_path, cli_env):
     config = tmp_path / "m.toml"
     config.write_text(f'domain = "{DOMAIN}"\ndatabase = "{tmp_path / "r.sqlite3"}"\n'
                       '[server]\ntoken_env = "MT_TEST_MODES_TOKEN"\n', encoding="utf-8")
-    refused = run_cli("serve", "--config", str(config), "--host", "0.0.0.0", "--port", "0", env=cli_env)
-    assert refused.returncode == 2 and "server.host" in refused.stderr and "token" in refused.stderr
+    del cli_env["MT_TEST_MODES_TOKEN"]
+    for host in ("0.0.0.0", "127.0.0.1"):  # no token, no endpoint: loopback included
+        refused = run_cli("serve", "--config", str(config), "--host", host, "--port", "0", env=cli_env)
+        assert refused.returncode == 2 and "server.token_env" in refused.stderr and "token" in refused.stderr
 
     cli_env["MT_TEST_MODES_TOKEN"] = "s3cret-token"
     served = Served(config, cli_env)

@@ -7,8 +7,11 @@ from email import message_from_string, policy
 import pytest
 
 from mailtriage.backends.principle10 import (
+    PublicSuffixes,
     SendRefused,
     check_send,
+    domains_align,
+    organizational_domain,
     guard_headers,
     parse_authentication_results,
     require_send_allowed,
@@ -56,7 +59,7 @@ def test_comment_saying_pass_does_not_count():
 
 
 def test_authserv_id_is_compared_case_insensitively_and_may_carry_a_version():
-    assert check(headers("Authentication-Results: MX.Mas.Test 1; dmarc=pass")) is None
+    assert check(headers("Authentication-Results: MX.Mas.Test 1; dmarc=pass header.from=example.com")) is None
 
 
 def test_no_trusted_issuer_configured_refuses():
@@ -107,3 +110,69 @@ def test_parse_authentication_results():
     assert parse_authentication_results(
         'mx.example.org 1; spf=pass (sender ok) smtp.mailfrom="a;b@x"; DKIM/1=Pass header.d=x; dmarc=fail'
     ) == ("mx.example.org", [("spf", "pass"), ("dkim", "pass"), ("dmarc", "fail")])
+
+
+# --- DMARC alignment (issue 20 §5): a pass only vouches for the domain it names ---------
+
+@pytest.mark.parametrize("result", [
+    f"Authentication-Results: {TRUSTED}; dmarc=pass header.from=evil.example",
+    # the pass is for a look-alike that merely ends with our sender's name
+    f"Authentication-Results: {TRUSTED}; dmarc=pass header.from=notexample.com",
+    # a pass naming no domain cannot be checked against the From address
+    f"Authentication-Results: {TRUSTED}; dmarc=pass",
+    f"Authentication-Results: {TRUSTED}; dmarc=pass header.from=",
+])
+def test_dmarc_pass_for_another_domain_is_refused(result):
+    refusal = check(headers(result))
+    assert (refusal.reason, refusal.rule) == ("unauthenticated-sender", "dmarc-alignment")
+
+
+def test_dmarc_pass_aligns_on_the_organizational_domain():
+    sub = f"Authentication-Results: {TRUSTED}; dmarc=pass header.from=mail.example.com"
+    assert check(headers(sub, sender="Alice <alice@example.com>")) is None
+    org = f"Authentication-Results: {TRUSTED}; dmarc=pass header.from=Example.COM"
+    assert check(headers(org, sender="Alice <alice@lists.example.com>")) is None
+
+
+@pytest.mark.parametrize("sender", [
+    "Alice <alice@example.com>, Mallory <mallory@evil.example>",
+    "mallory@evil.example, alice@example.com",
+])
+def test_from_with_several_addresses_is_refused(sender):
+    refusal = check(headers(PASS, sender=sender))
+    assert (refusal.reason, refusal.rule) == ("unauthenticated-sender", "from")
+
+
+def test_several_from_headers_are_refused():
+    refusal = check(headers(PASS, "From: Mallory <mallory@evil.example>"))
+    assert (refusal.reason, refusal.rule) == ("unauthenticated-sender", "from")
+
+
+PSL = """// a small public suffix list in the file's own syntax
+com
+uk
+co.uk
+*.ck
+!www.ck
+"""
+
+
+@pytest.mark.parametrize("domain, org", [
+    ("example.com", "example.com"),
+    ("a.b.example.com", "example.com"),
+    ("shop.example.co.uk", "example.co.uk"),
+    ("co.uk", "co.uk"),
+    ("x.y.foo.ck", "y.foo.ck"),
+    ("a.www.ck", "www.ck"),
+    ("host.unknown-tld", "host.unknown-tld"),
+])
+def test_organizational_domain_follows_the_public_suffix_algorithm(domain, org):
+    assert organizational_domain(domain, PublicSuffixes(PSL)) == org
+
+
+def test_public_suffixes_never_align_two_registrants():
+    psl = PublicSuffixes(PSL)
+    assert domains_align("a.example.co.uk", "example.co.uk", psl)
+    assert not domains_align("evil.co.uk", "example.co.uk", psl)
+    assert not domains_align("co.uk", "example.co.uk", psl)
+    assert not domains_align("", "example.com", psl)

@@ -185,7 +185,7 @@ def test_send_is_confirmed_guarded_and_counted(microsoft_emulator, memory_keyrin
     sign_in_microsoft(microsoft_emulator, account)
     mb = GraphMailbox(account)
     ledger = SendLedger(tmp_path / "ledger.json")
-    trusted = deliver(microsoft_emulator, 1, extra="Authentication-Results: mx.example.org; dmarc=pass")
+    trusted = deliver(microsoft_emulator, 1, extra="Authentication-Results: mx.example.org; dmarc=pass header.from=example.net")
     bounce = deliver(microsoft_emulator, 2, extra="Auto-Submitted: auto-replied")
     with pytest.raises(SendNotConfirmed):
         mb.send(Compose("reply", body="x", source_id=mb.mid(trusted)), confirmed=False, ledger=ledger)
