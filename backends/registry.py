@@ -91,10 +91,15 @@ class Dispatch:
 class SourceSet:
     """The configured mail sources of one run: backends, availability and resolution."""
 
-    def __init__(self, config: ProjectConfig, context: dict[str, Any] | None = None) -> None:
+    def __init__(self, config: ProjectConfig, context: dict[str, Any] | None = None, *,
+                 backends: dict[str, MailSource] | None = None) -> None:
+        """``backends`` supplies ready-made backends by name (an embedding caller, the
+        contract suite's backend pairs); the other configured entries are built."""
         self.config = config
         self.entries = list(config.mail_sources)
-        self.backends: dict[str, MailSource] = {e.name: build_backend(config, e, context) for e in self.entries}
+        given = dict(backends or {})
+        self.backends: dict[str, MailSource] = {
+            e.name: given[e.name] if e.name in given else build_backend(config, e, context) for e in self.entries}
         self.availability = AvailabilityCache(self.backends)
 
     def resolve(self, op: Op) -> Resolution:
