@@ -418,7 +418,8 @@ class MailSource:
             found = self.thread_for_message_id(root)
             if found is None:
                 raise BackendFailure(self.name, f"no thread holding {root} on backend {self.name!r}")
-            return found.with_root(root)
+            # A msgid reference may name a reply, not the root: the thread finds its own root.
+            return found if thread_id.is_message_id else found.with_root(root)
         self._check_kind(thread_id)  # raises with the usual wording
         return thread_id
 
