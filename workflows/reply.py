@@ -59,6 +59,13 @@ def propose_reply(
     """
     config = sources.config
     proposal = Proposal(title)
+    abort = sources.mandatory_abort(Op.CREATE_DRAFT)
+    if abort is not None:
+        # The mandatory rule: while a mandatory backend is unavailable nothing is proposed.
+        proposal.recap.append(abort)
+        proposal.blocked = abort.aborted
+        proposal.facts["blocked_by"] = "mandatory"
+        return proposal
     cc = resolve_security_cc(config)
     proposal.warnings += list(cc.warnings)
     proposal.facts["security_cc"] = cc.security_cc

@@ -74,3 +74,74 @@ def _other_report():
 
     return [mail("<only-in-mbox@reporter.example>", "Olga <olga@reporter.example>", "Only in the archive",
                  "Not on the IMAP account.\n", "Tue, 01 Sep 2026 11:00:00 +0000")]
+
+
+# -- §2 the mandatory flag: checked once at the start of the run, for every command ------------
+
+@pytest.fixture
+def backup_down(mbox_env):
+    """mbox primary (fine) and a mandatory fallback archive that is not mounted."""
+    mbox_env.write_project([("mbox", "primary", "no"), ("backup", "fallback", "yes")],
+                           extra={"mail_sources.mbox": {"path": mbox_env.archive.name, "list": LIST_MBOX},
+                                  "mail_sources.backup": {"kind": "mbox", "path": "not-mounted/backup.mbox"}})
+    body = mbox_env.project / "body.txt"
+    body.write_text("Thanks.\n", encoding="utf-8")
+    return mbox_env
+
+
+LIST_MBOX = "security@frobnicator.example.org"
+
+
+@pytest.mark.parametrize("args", [
+    ("mail", "read-thread", f"msgid:{REPORT}"),
+    ("mail", "list-recent-threads", "--since", "3650d"),
+    ("mail", "thread-url", f"msgid:{REPORT}"),
+    ("mail", "read-thread", f"msgid:{REPORT}", "--backend", "mbox"),
+    ("mail", "create-draft", f"msgid:{REPORT}", "--body-file", "BODY", "--yes"),
+])
+def test_a_mandatory_fallback_down_refuses_every_mail_command(backup_down, capsys, monkeypatch, args):
+    args = tuple(str(backup_down.project / "body.txt") if a == "BODY" else a for a in args)
+    code, doc, err = run(capsys, monkeypatch, backup_down.project, *args)
+    assert code == 4
+    assert "mandatory backend backup unavailable" in err and "run aborted" in err
+    assert doc["result"] is None and doc["aborted"].startswith("mandatory backend backup unavailable")
+    # The recap says what was checked: the mandatory backend, not a backend "not tried".
+    assert [s["backend"] for s in doc["resolution"]["chain"]] == ["backup"]
+    assert doc["resolution"]["chain"][0]["outcome"].startswith("mandatory check: unavailable")
+    assert "not tried" not in json.dumps(doc)
+
+
+def test_a_mandatory_fallback_down_refuses_the_listing(backup_down, capsys, monkeypatch):
+    code, doc, err = run(capsys, monkeypatch, backup_down.project, "list")
+    assert code == 4 and "mandatory backend backup unavailable" in err and doc is None
+
+
+def test_the_reply_proposal_is_refused_too(backup_down):
+    """The app and the flows build the same proposal: nothing proposed, the abort recapped."""
+    from mailtriage.backends.contract import Message, Address, Thread, ThreadId
+    from mailtriage.backends.registry import SourceSet
+    from mailtriage.workflows.reply import propose_reply
+
+    sources = SourceSet(backup_down.config())
+    thread = Thread(ThreadId("msgid", REPORT), "s", (Message(REPORT, "s", Address("R", "r@reporter.example")),))
+    proposal = propose_reply(sources, thread, "Thanks.\n")
+    assert proposal.blocked.startswith("mandatory backend backup unavailable") and not proposal.writes
+    assert not proposal.preview and proposal.facts["blocked_by"] == "mandatory"
+
+
+# -- §3 the recap tells the truth ----------------------------------------------------------------
+
+def test_backend_flag_is_recapped_as_named(mbox_env, capsys, monkeypatch):
+    code, doc, err = run(capsys, monkeypatch, mbox_env.project, "mail", "read-thread", f"msgid:{REPORT}",
+                         "--backend", "mbox")
+    assert code == 0, err
+    assert doc["resolution"]["summary"] == "read_thread → mbox (named with --backend)"
+    assert doc["resolution"]["named"] is True
+
+
+def test_a_skipped_op_carries_its_resolution_on_stdout(mbox_env, capsys, monkeypatch):
+    code, doc, err = run(capsys, monkeypatch, mbox_env.project, "mail", "list-drafts", f"msgid:{REPORT}")
+    assert code == 3 and "no backend available for list_drafts" in err
+    assert doc["skipped"] == "no backend available for list_drafts"
+    assert doc["resolution"]["chain"] == [{"backend": "mbox", "role": "primary, mandatory",
+                                           "outcome": "declines list_drafts"}]
