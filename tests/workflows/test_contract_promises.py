@@ -145,3 +145,39 @@ def test_a_skipped_op_carries_its_resolution_on_stdout(mbox_env, capsys, monkeyp
     assert doc["skipped"] == "no backend available for list_drafts"
     assert doc["resolution"]["chain"] == [{"backend": "mbox", "role": "primary, mandatory",
                                            "outcome": "declines list_drafts"}]
+
+
+# -- §4 the security CC, strictly ------------------------------------------------------------------
+
+def _imap_project(env, **extra):
+    env.write_project([("imap", "primary", "no")], extra={"mail_sources.imap": {"account": "work", "list": LIST},
+                                                          **extra})
+    body = env.project / "body.txt"
+    body.write_text("Thanks, we are looking into it.\n", encoding="utf-8")
+    return body
+
+
+@pytest.mark.parametrize("extra", [
+    {"security_list": None, "security_inbox.foundation_security_address": None},
+    {"security_list": None, "security_inbox": None},  # a null parent declares the whole subtree
+], ids=["null fallback", "null security_inbox"])
+def test_a_blocked_proposal_contains_no_draft(imap_env, capsys, monkeypatch, extra):
+    body = _imap_project(imap_env, **extra)
+    code, doc, err = run(capsys, monkeypatch, imap_env.project, "mail", "create-draft", f"msgid:{REPORT}",
+                         "--body-file", str(body), "--yes")
+    assert code == 3
+    assert "BLOCKED: no security CC can be resolved" in err
+    assert doc["written"] is False and doc["proposal"]["writes"] == [] and doc["proposal"]["preview"] == []
+    # No draft text anywhere: not printed, not in the JSON.
+    assert "we are looking into it" not in err and "we are looking into it" not in json.dumps(doc)
+    assert _drafts(imap_env) == []
+
+
+@pytest.mark.parametrize("value", ["security-at-example", "a@x.org, b@y.org"])
+def test_a_security_list_that_is_not_one_address_stops_with_exit_2(imap_env, capsys, monkeypatch, value):
+    body = _imap_project(imap_env, security_list=value)
+    code, doc, err = run(capsys, monkeypatch, imap_env.project, "mail", "create-draft", f"msgid:{REPORT}",
+                         "--body-file", str(body), "--yes")
+    assert code == 2 and doc is None
+    assert "configuration error" in err and "security_list" in err and "is not one email address" in err
+    assert _drafts(imap_env) == []
