@@ -93,6 +93,9 @@ class Labels:
         names += [n for n in self._known() if n not in names]
         return LabelList(supported, False, tuple(MailLabel(n, n) for n in names) if supported else ())
 
+    def require_keywords(self, op: str) -> None:
+        self._require_keywords(op)
+
     def _require_keywords(self, op: str) -> None:
         if not self.list().supported:
             raise NotSupported(self.mb.account_id, op, "the server cannot keep new keywords (no \\* in PERMANENTFLAGS)")
