@@ -10,7 +10,8 @@
   ESEARCH), slices the UIDs newest first and fetches envelopes for that slice only,
   in chunks;
 * ``since`` uses ``YOUNGER`` (WITHIN, exact to the second) when advertised, else
-  ``SINCE`` (whole days, as IMAP defines it);
+  ``SINCE`` (whole days, as IMAP defines it) trimmed by the arrival time of the
+  messages on the boundary days;
 * a ``{label}`` source searches every selectable folder except Trash and Junk and
   merges them with the multi-source rule (first (page+1)*pageSize of each, merge by
   date, slice once, sum totals).
@@ -144,11 +145,36 @@ def folder_window(mb, folder: str, query: MailQuery, start: int, count: int) -> 
             return [headers[u] for u in sorted(headers, reverse=True)], total
     else:
         found, total = conn.call("UID SEARCH", lambda c: protocol.search(c, keys, esearch=conn.has("ESEARCH")))
+        if query.since is not None and not conn.has("WITHIN"):
+            early = _arrived_before(mb, keys, aware(query.since))
+            if early:
+                found = [u for u in found if u not in early]
+                total = len(found)
         uids = sorted(found, reverse=True)[start:start + count]
     if not uids:
         return [], total
     headers = fetch_headers(mb, folder, state.uidvalidity, uids)
     return [headers[u] for u in uids if u in headers], total
+
+
+def _arrived_before(mb, keys: list[bytes], since: datetime) -> set[int]:
+    """UIDs that SINCE (whole days) let in although they arrived before ``since``: only
+    the boundary days can hold them, so only those are searched and their arrival read."""
+    from datetime import timedelta
+
+    conn = mb.conn
+    edge_keys = [*keys, b"BEFORE", protocol.imap_date(since + timedelta(days=2))]
+    edge, _count = conn.call("UID SEARCH boundary", lambda c: protocol.search(c, edge_keys,
+                                                                              esearch=conn.has("ESEARCH")))
+    early: set[int] = set()
+    for chunk in protocol.chunks(edge):
+        seqset = protocol.compress(chunk)
+        data = conn.call("UID FETCH INTERNALDATE", lambda c: protocol.fetch(c, seqset, ["UID", "INTERNALDATE"]))
+        for key, item in data.items():
+            arrived = aware(item.get(b"INTERNALDATE"))
+            if arrived is not None and arrived < since:
+                early.add(int(item.get(b"UID", key)))
+    return early
 
 
 def list_messages(mb, query: MailQuery) -> MailPage:
