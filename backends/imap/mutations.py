@@ -24,9 +24,18 @@ _ATOM = re.compile(r"^[^\s(){%*\"\\\]\x00-\x1f\x7f]+$")
 
 
 def check_keyword(name: str) -> str:
-    if not isinstance(name, str) or not _ATOM.match(name) or name.startswith("\\"):
-        raise InvalidQuery(f"{name!r} cannot be an IMAP keyword label (no spaces, ( ) {{ % * \" \\ ] or a "
-                           "leading backslash)")
+    """A label name as an IMAP keyword: an ASCII atom, no system flag or keyword.
+
+    Checked before anything is sent, so a name the server would refuse (``a b``, non-ASCII)
+    is an InvalidQuery, not a raw BAD; ``$Forwarded`` and friends are the server's, not labels.
+    """
+    from mailtriage.backends.imap.headers import SYSTEM_KEYWORDS
+
+    if not isinstance(name, str) or not name.isascii() or not _ATOM.match(name) or name.startswith("\\"):
+        raise InvalidQuery(f"{name!r} cannot be an IMAP keyword label (ASCII only; no spaces, ( ) {{ % * \" \\ ] "
+                           "or a leading backslash)")
+    if name.lower() in SYSTEM_KEYWORDS:
+        raise InvalidQuery(f"{name!r} is a system keyword the server or mail clients set, not a label")
     return name
 
 

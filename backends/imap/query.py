@@ -34,7 +34,9 @@ def criteria_for(query: MailQuery, *, within: bool, now: datetime | None = None)
     """IMAP SEARCH keys for the filters of ``query`` (empty when unfiltered)."""
     keys: list[bytes] = []
     if query.label is not None:
-        keys += [b"KEYWORD", query.label.encode("utf-8")]
+        from mailtriage.backends.imap.mutations import check_keyword
+
+        keys += [b"KEYWORD", check_keyword(query.label).encode("ascii")]
     if query.text:
         keys += [b"TEXT", protocol.quote(query.text)]
     if query.from_:

@@ -113,3 +113,41 @@ def test_writes_to_vanished_messages_are_reported_stale(dovecot, dovecot_user, m
     assert list(err.value.failed) == [gone]
     assert "no longer" in err.value.failed[gone]
     assert sorted(err.value.done) == sorted(i for i in ids if i != gone)
+
+
+# -- labels: the list agrees with create, rename and delete; names are checked up front ----------
+
+@pytest.fixture
+def labelled(mailbox, seed, tmp_path, monkeypatch):
+    monkeypatch.setenv("MAILTRIAGE_DATA_DIR", str(tmp_path))
+    for n in range(2):
+        seed("INBOX", make_mail(n))
+    return [m.id for m in mailbox.list(MailQuery(folder="INBOX")).messages]
+
+
+def names(mailbox) -> list[str]:
+    return sorted(label.id for label in mailbox.list_labels().labels)
+
+
+def test_the_label_list_follows_rename_and_delete(mailbox, labelled):
+    mailbox.set_labels(labelled, add=["embargo", "triage"], remove=[])
+    assert names(mailbox) == ["embargo", "triage"]
+    mailbox.rename_label("embargo", "embargoed")
+    assert names(mailbox) == ["embargoed", "triage"]  # INBOX's FLAGS still say "embargo"
+    mailbox.delete_label("triage")
+    assert names(mailbox) == ["embargoed"]
+    # Listing by an unknown label makes Dovecot define the keyword: it is still no label.
+    assert mailbox.list(MailQuery(label="phantom")).total == 0
+    assert names(mailbox) == ["embargoed"]
+
+
+@pytest.mark.parametrize("name", ["a b", "prüfung", "$Forwarded", "\\Seen", "$HasAttachment", "", "x)"])
+def test_label_names_the_server_would_refuse_are_invalid_queries(mailbox, labelled, name):
+    from mailtriage.backends.mailbox import InvalidQuery
+
+    with pytest.raises(InvalidQuery):
+        mailbox.create_label(name)
+    with pytest.raises(InvalidQuery):
+        mailbox.set_labels(labelled, add=[name], remove=[])
+    with pytest.raises(InvalidQuery):
+        mailbox.list(MailQuery(label=name))
