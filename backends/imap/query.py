@@ -26,7 +26,8 @@ from imapclient.exceptions import ProtocolError
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.headers import HEADER_ITEMS, header_from_fetch, aware
 from mailtriage.backends.imap.ids import MessageRef
-from mailtriage.backends.mailbox import MailHeader, MailPage, MailQuery, merge_pages, with_thread_counts
+from mailtriage.backends.mailbox import (InvalidQuery, MailHeader, MailPage, MailQuery, merge_pages,
+                                        with_thread_counts)
 from mailtriage.backends.contract import Address
 
 
@@ -183,6 +184,16 @@ def list_messages(mb, query: MailQuery) -> MailPage:
     if query.folder is not None:
         mb.folders.info(query.folder)  # a clear error for an unknown folder
         headers, total = folder_window(mb, query.folder, query, query.offset, query.page_size)
+        return MailPage(tuple(with_thread_counts(headers)), total, query.page, query.page_size)
+    if mb.labels.folder_backed:
+        # Gmail (X-GM-EXT-1): a label *is* a folder; its mail carries no keyword to search.
+        from dataclasses import replace
+
+        info = mb.folders.info(query.label)
+        if not info.selectable:
+            raise InvalidQuery(f"label {query.label!r} is a folder that cannot hold mail")
+        as_folder = replace(query, folder=query.label, label=None)
+        headers, total = folder_window(mb, query.label, as_folder, query.offset, query.page_size)
         return MailPage(tuple(with_thread_counts(headers)), total, query.page, query.page_size)
     # {label}: every selectable folder except Trash and Junk, merged by the multi-source rule.
     pages = []
