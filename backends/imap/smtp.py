@@ -214,6 +214,12 @@ def compose_message(account: ImapAccount, compose: Compose, source: MailMessage 
         msg["References"] = " ".join(dict.fromkeys(r for r in refs if not r.endswith("@mailtriage.invalid>")))
     elif source is not None and compose.kind == "forward":
         msg["Subject"] = compose.subject or f"Fwd: {source.content.subject}".strip()
+        # A forward threads with the forwarded message (as mail clients do), not as new mail.
+        if not source.content.message_id.endswith("@mailtriage.invalid>"):
+            msg["In-Reply-To"] = source.content.message_id
+        refs = [*source.content.references, source.content.message_id]
+        if any(not r.endswith("@mailtriage.invalid>") for r in refs):
+            msg["References"] = " ".join(dict.fromkeys(r for r in refs if not r.endswith("@mailtriage.invalid>")))
     else:
         msg["Subject"] = compose.subject or ""
     msg["Date"] = format_datetime(datetime.now(timezone.utc))
