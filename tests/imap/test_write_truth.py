@@ -151,3 +151,19 @@ def test_label_names_the_server_would_refuse_are_invalid_queries(mailbox, labell
         mailbox.set_labels(labelled, add=[name], remove=[])
     with pytest.raises(InvalidQuery):
         mailbox.list(MailQuery(label=name))
+
+
+def test_a_forwarded_message_is_listed_and_fetched_as_bytes(mailbox, seed):
+    forwarded = (b"From: Rita <rita@reporter.example>\r\nTo: sec@example.org\r\nSubject: Original report\r\n"
+                 b"Message-ID: <orig@reporter.example>\r\n\r\nThe parser overflows.\r\n")
+    raw = (b"From: Fwd <fwd@example.org>\r\nTo: me@example.org\r\nSubject: Fwd: Original report\r\n"
+           b"Message-ID: <fwd@example.org>\r\nMIME-Version: 1.0\r\n"
+           b"Content-Type: multipart/mixed; boundary=b1\r\n\r\n--b1\r\nContent-Type: text/plain\r\n\r\nSee below.\r\n"
+           b"--b1\r\nContent-Type: message/rfc822\r\n\r\n" + forwarded + b"\r\n--b1--\r\n")
+    seed("INBOX", raw)
+    (header,) = mailbox.list(MailQuery(folder="INBOX")).messages
+    message = mailbox.get(header.id)
+    (attachment,) = [a for a in message.attachments if a.content_type == "message/rfc822"]
+    assert attachment.filename == "Original report.eml"
+    data = mailbox.attachment(header.id, attachment.index)
+    assert b"Subject: Original report" in data and b"The parser overflows." in data
