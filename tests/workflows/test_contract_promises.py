@@ -181,3 +181,21 @@ def test_a_security_list_that_is_not_one_address_stops_with_exit_2(imap_env, cap
     assert code == 2 and doc is None
     assert "configuration error" in err and "security_list" in err and "is not one email address" in err
     assert _drafts(imap_env) == []
+
+
+def test_no_draft_is_offered_when_the_pending_draft_check_cannot_run(imap_env, capsys, monkeypatch):
+    """The backend that lists drafts is down: the proposal says so and offers no write."""
+    archive = write_mbox(imap_env.project / "security.mbox", report_thread())
+    imap_env.write_project([("mbox", "primary", "no"), ("gmail", "preferred for list_drafts", "no"),
+                            ("imap", "preferred for create_draft", "no")],
+                           extra={"mail_sources.mbox": {"path": archive.name, "list": LIST},
+                                  "mail_sources.gmail": {"account": "not-configured"},
+                                  "mail_sources.imap": {"account": "work", "list": LIST}})
+    body = imap_env.project / "body.txt"
+    body.write_text("Thanks.\n", encoding="utf-8")
+    code, doc, err = run(capsys, monkeypatch, imap_env.project, "mail", "create-draft", f"msgid:{REPORT}",
+                         "--body-file", str(body), "--yes")
+    assert doc["written"] is False and doc["proposal"]["writes"] == []
+    assert doc["proposal"]["facts"]["blocked_by"] == "pending_check"
+    assert "could not check pending drafts" in err and "no draft is offered" in err
+    assert _drafts(imap_env) == []
