@@ -19,7 +19,6 @@ from typing import Any, Callable, ClassVar, Mapping, Sequence
 from mailtriage.backends import mime
 from mailtriage.backends.contract import DraftRequest, MailSource, Op, ThreadId
 from mailtriage.backends.errors import NotSupported, Unavailable
-from mailtriage.backends.threading import synthetic_kind
 from mailtriage.core.projectconfig import ConfigError
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -75,10 +74,9 @@ class AccountSource(MailSource):
         return self._account
 
     def _thread_value(self, thread_id: ThreadId) -> str:
-        """The provider's thread reference. Raises BackendFailure for another backend's ID."""
-        if thread_id.kind not in (self.thread_id_kind, synthetic_kind(self.thread_id_kind)):
-            self._check_kind(thread_id)
-        return thread_id.value
+        """The provider's thread reference: the value of an ID of this backend's shape, or
+        the thread its root Message-ID resolves to. Raises BackendFailure when neither."""
+        return self.own_thread_id(thread_id).value
 
     def _read_only(self, op: Op) -> NotSupported:
         return NotSupported(self.name, op.value, f"account {self.account.id} has access = "

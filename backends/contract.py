@@ -44,32 +44,89 @@ class Op(str, enum.Enum):
 ALL_OPS: tuple[Op, ...] = tuple(Op)
 
 
+#: The shape of an RFC 5322 Message-ID thread reference (the root Message-ID, <> kept).
+MESSAGE_ID_KIND = "msgid"
+#: A thread rooted at a message without a Message-ID (its synthetic ID, DESIGN.md).
+SYNTHETIC_MESSAGE_ID_KIND = f"{MESSAGE_ID_KIND}-synthetic"
+#: Tags written by older versions, which named the emitting backend instead of the shape.
+#: They are read back as the shape they always had (mbox and IMAP emitted root Message-IDs).
+LEGACY_KINDS = {
+    "mbox": MESSAGE_ID_KIND,
+    "imap": MESSAGE_ID_KIND,
+    "mbox-synthetic": SYNTHETIC_MESSAGE_ID_KIND,
+    "imap-synthetic": SYNTHETIC_MESSAGE_ID_KIND,
+}
+_MESSAGE_ID_SHAPES = (MESSAGE_ID_KIND, SYNTHETIC_MESSAGE_ID_KIND)
+
+
 @dataclass(frozen=True, order=True)
 class ThreadId:
-    """A thread identifier tagged with its kind.
+    """A thread reference: its *shape* (``kind``), the value in that shape, and the root
+    Message-ID whenever it is known.
 
-    Two IDs are equal only when both kind and value are equal, so an ``mbox``
-    Message-ID and a ``hyperkitty`` hash for the same conversation never dedupe
-    together. ``str()`` gives ``kind:value``, which :meth:`parse` reads back.
+    ``kind`` is the contract's ``thread_id_kind``: ``msgid`` (an RFC 5322 root
+    Message-ID), ``gmail`` (a Gmail thread ID), ``graph``, ``ponymail``, ``hyperkitty``
+    (archive hashes)… Two references are equal only when kind and value are equal, so IDs
+    of different shapes never dedupe together; ``root`` does not take part in equality.
+    It is what lets a thread read through one backend be drafted through another: every
+    backend resolves a root Message-ID to its own thread (``MailSource.own_thread_id``).
+
+    ``str()`` gives ``kind:value``, followed by ``<root>`` for a backend-native value
+    whose root is known (``gmail:18c2f3a<root@example.org>``); :meth:`parse` reads it back,
+    and reads old backend tags (``mbox:<…>``, ``imap:<…>``) as ``msgid``.
     """
 
     kind: str
     value: str
+    root: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        kind = LEGACY_KINDS.get(self.kind, self.kind)
+        if kind != self.kind:
+            object.__setattr__(self, "kind", kind)
+        if kind in _MESSAGE_ID_SHAPES:
+            # The value *is* the Message-ID; a root given beside it would only contradict it.
+            object.__setattr__(self, "root", self.value)
+
+    @property
+    def is_message_id(self) -> bool:
+        """True for the Message-ID shapes (the value is itself a Message-ID)."""
+        return self.kind in _MESSAGE_ID_SHAPES
+
+    def with_root(self, root: str | None) -> "ThreadId":
+        """This reference with its root Message-ID recorded (unchanged when already known)."""
+        if not root or self.root or self.is_message_id:
+            return self
+        return ThreadId(self.kind, self.value, root)
 
     def __str__(self) -> str:
+        if self.root and not self.is_message_id:
+            return f"{self.kind}:{self.value}{self.root}"
         return f"{self.kind}:{self.value}"
 
     @classmethod
     def parse(cls, text: str, default_kind: str | None = None) -> "ThreadId":
+        """Read ``kind:value[<root>]``; a bare ``<Message-ID>`` is a ``msgid`` reference."""
+        text = text.strip()
         kind, sep, value = text.partition(":")
         if sep and kind and not kind.startswith("<") and " " not in kind:
+            kind = LEGACY_KINDS.get(kind, kind)
+            if kind in _MESSAGE_ID_SHAPES:
+                return cls(kind, value)
+            native, lt, rest = value.partition("<")
+            if lt and rest.endswith(">"):
+                if not native:  # only a root Message-ID under a native tag: it is a msgid reference
+                    return cls(MESSAGE_ID_KIND, "<" + rest)
+                return cls(kind, native, "<" + rest)
             return cls(kind, value)
+        if text.startswith("<") and text.endswith(">") and "@" in text:
+            return cls(MESSAGE_ID_KIND, text)
         if default_kind is None:
-            raise ValueError(f"thread id {text!r} has no kind; write it as KIND:VALUE")
+            raise ValueError(f"thread id {text!r} has no kind; write it as KIND:VALUE or <root Message-ID>")
         return cls(default_kind, text)
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "value": self.value}
+        return {"kind": self.kind, "value": self.value, "root": self.root}
 
 
 @dataclass(frozen=True)
@@ -180,6 +237,11 @@ class ThreadSummary:
     unread: bool = False
     notes: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        # The reference carries the root Message-ID the summary names (cross-backend identity).
+        if self.root_message_id and not self.root_message_id.endswith("@mailtriage.invalid>"):
+            object.__setattr__(self, "thread_id", self.thread_id.with_root(self.root_message_id))
+
     def to_json(self) -> dict:
         return {
             "thread_id": str(self.thread_id),
@@ -201,6 +263,16 @@ class Thread:
     subject: str
     messages: tuple[Message, ...]
     notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # The reference carries the root Message-ID: the first message's first reference,
+        # else its own ID (the thread-root rule every backend follows).
+        if self.messages and not self.thread_id.root:
+            first = self.messages[0]
+            root = first.references[0] if first.references else first.in_reply_to or (
+                None if first.synthetic_id else first.message_id)
+            if root:
+                object.__setattr__(self, "thread_id", self.thread_id.with_root(root))
 
     def to_json(self) -> dict:
         return {
@@ -270,6 +342,10 @@ class MailSource:
     kind: ClassVar[str] = "abstract"
     thread_id_kind: ClassVar[str] = "abstract"
     capabilities: ClassVar[frozenset[Op]] = frozenset()
+    #: True when :meth:`thread_for_message_id` is implemented, i.e. the backend finds its
+    #: own thread from a root Message-ID, so references of other shapes that carry a root
+    #: reach it too (cross-backend thread identity).
+    resolves_message_ids: ClassVar[bool] = False
 
     def __init__(self, name: str, settings: Mapping[str, object] | None = None) -> None:
         self.name = name
@@ -309,6 +385,51 @@ class MailSource:
 
     def close(self) -> None:
         """Release connections. Safe to call more than once."""
+
+    # -- thread identity across backends --------------------------------
+    def own_kinds(self) -> tuple[str, str]:
+        return (self.thread_id_kind, f"{self.thread_id_kind}-synthetic")
+
+    def accepts(self, thread_id: ThreadId) -> bool:
+        """Can this backend work on ``thread_id``: its own shape, or a root it can resolve."""
+        if thread_id.kind in self.own_kinds():
+            return True
+        return bool(thread_id.root) and (self.resolves_message_ids or self.thread_id_kind == MESSAGE_ID_KIND)
+
+    def own_thread_id(self, thread_id: ThreadId) -> ThreadId:
+        """This backend's own reference for the thread ``thread_id`` names.
+
+        A reference of the backend's own shape is returned as is. Another shape is
+        resolved by its root Message-ID: a ``msgid`` backend takes the root itself; any
+        other calls the :meth:`thread_for_message_id` hook.
+
+        Raises:
+            BackendFailure: another shape without a root Message-ID, a backend that
+                cannot resolve Message-IDs, or no thread of this backend holds the root.
+        """
+        from mailtriage.backends.errors import BackendFailure
+
+        if thread_id.kind in self.own_kinds():
+            return thread_id
+        root = thread_id.root
+        if root and self.thread_id_kind == MESSAGE_ID_KIND:
+            return ThreadId(MESSAGE_ID_KIND, root)
+        if root and self.resolves_message_ids:
+            found = self.thread_for_message_id(root)
+            if found is None:
+                raise BackendFailure(self.name, f"no thread holding {root} on backend {self.name!r}")
+            # A msgid reference may name a reply, not the root: the thread finds its own root.
+            return found if thread_id.is_message_id else found.with_root(root)
+        self._check_kind(thread_id)  # raises with the usual wording
+        return thread_id
+
+    def thread_for_message_id(self, message_id: str) -> ThreadId | None:
+        """Hook: this backend's thread that holds the message ``message_id`` (its root or a
+        reply), or None when it holds no such message. Backends that implement it set
+        ``resolves_message_ids = True`` (IMAP: HEADER Message-ID search; Gmail:
+        ``rfc822msgid:``; Graph: ``internetMessageId``; archives: their own lookup).
+        """
+        raise NotSupported(self.name, "thread_for_message_id")
 
     # -- helpers ------------------------------------------------------
     def _check_kind(self, thread_id: ThreadId) -> None:

@@ -53,6 +53,7 @@ from typing import Any, Mapping, Sequence
 from urllib.parse import quote
 
 from mailtriage.backends.contract import (
+    MESSAGE_ID_KIND,
     Address,
     MailSource,
     Message,
@@ -685,7 +686,8 @@ class MboxSource(MailSource):
     """
 
     kind = "mbox"
-    thread_id_kind = "mbox"
+    thread_id_kind = MESSAGE_ID_KIND  # root Message-IDs; old "mbox:" tags read back as this shape
+    resolves_message_ids = True
     capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})
 
     def __init__(self, name: str, settings: Mapping[str, object] | None = None) -> None:
@@ -792,12 +794,26 @@ class MboxSource(MailSource):
             raise BackendFailure(self.name, f"this archive is a snapshot of {self.archive_list}, "
                                             f"not {list_name} (mail_sources.{self.name}.list)")
 
-    def _accepts(self, thread_id: ThreadId) -> None:
-        if thread_id.kind not in (self.thread_id_kind, synthetic_kind(self.thread_id_kind)):
+    def _accepts(self, thread_id: ThreadId) -> ThreadId:
+        """This archive's reference for ``thread_id``: its own shape, or another backend's
+        reference by its root Message-ID. BackendFailure for anything else."""
+        if thread_id.kind not in (self.thread_id_kind, synthetic_kind(self.thread_id_kind)) and not thread_id.root:
             raise BackendFailure(
                 self.name,
                 f"thread id of kind {thread_id.kind!r} given to backend {self.name!r}, which emits "
                 f"{self.thread_id_kind!r} and {synthetic_kind(self.thread_id_kind)!r} ids")
+        return self.own_thread_id(thread_id)
+
+    def thread_for_message_id(self, message_id: str) -> ThreadId | None:
+        """The thread holding the message ``message_id`` (its root or any reply)."""
+        index, groups = self._threads()
+        mids = index.message_ids
+        for group in groups:
+            if group.synthetic:
+                continue
+            if _id_text(group.root_id) == message_id or any(_id_text(mids[m]) == message_id for m in group.members):
+                return ThreadId(self.thread_id_kind, _id_text(group.root_id))
+        return None
 
     # -- operations ---------------------------------------------------
     def list_recent_threads(self, list_name: str | None, since: datetime) -> list[ThreadSummary]:
@@ -892,12 +908,19 @@ class MboxSource(MailSource):
         return min(group.members, key=lambda m: (dates[m] == NO_DATE, dates[m], m))
 
     def _find_group(self, thread_id: ThreadId) -> tuple[ArchiveIndex, ThreadGroup]:
-        self._accepts(thread_id)
+        thread_id = self._accepts(thread_id)
         index, groups = self._threads()
         want_synthetic = thread_id.kind == synthetic_kind(self.thread_id_kind)
         for group in groups:
             if group.synthetic == want_synthetic and _id_text(group.root_id) == thread_id.value:
                 return index, group
+        if not want_synthetic:
+            # A reply's own Message-ID names the thread that holds it.
+            holder = self.thread_for_message_id(thread_id.value)
+            if holder is not None:
+                for group in groups:
+                    if not group.synthetic and _id_text(group.root_id) == holder.value:
+                        return index, group
         raise BackendFailure(self.name, f"no thread {thread_id} in {self.path}")
 
     def read_thread(self, thread_id: ThreadId) -> Thread:
@@ -917,8 +940,9 @@ class MboxSource(MailSource):
         notes = []
         if not any(index.message_ids[m] == group.root_id for m in group.members):
             notes.append(f"the thread's first message {_id_text(group.root_id)} is not in this archive")
-        return Thread(thread_id=thread_id, subject=subject, messages=tuple(m for _, _, m in messages),
-                      notes=tuple(notes))
+        own_kind = synthetic_kind(self.thread_id_kind) if group.synthetic else self.thread_id_kind
+        return Thread(thread_id=ThreadId(own_kind, _id_text(group.root_id)), subject=subject,
+                      messages=tuple(m for _, _, m in messages), notes=tuple(notes))
 
     def _read_raw(self, index: ArchiveIndex, row: int) -> tuple[bytes, int]:
         """Raw message bytes (capped) and the message's full size."""
@@ -975,7 +999,7 @@ class MboxSource(MailSource):
             Unavailable: the settings are wrong.
             BackendFailure: a thread ID of another kind.
         """
-        self._accepts(thread_id)
+        thread_id = self._accepts(thread_id)
         if self._problem:
             raise Unavailable(self.name, self._problem)
         assert self.path is not None

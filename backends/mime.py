@@ -863,6 +863,34 @@ def _attach(part: EmailMessage, result: _Walk, extra_notes: list[str] | None = N
     result.attachment_parts.append(part)
 
 
+def _message_bytes(part: EmailMessage) -> bytes:
+    """The bytes of the message a message/rfc822 part carries."""
+    children = part.get_payload()
+    inner = children[0] if isinstance(children, list) and children else None
+    if inner is None:
+        return b""
+    try:
+        return inner.as_bytes()
+    except Exception:  # noqa: BLE001 - a broken inner header must not lose the message
+        return inner.as_string().encode("utf-8", "surrogateescape")
+
+
+def _attach_message(part: EmailMessage, result: _Walk) -> None:
+    """List a forwarded message (message/rfc822) as an attachment named after its subject."""
+    data = _message_bytes(part)
+    children = part.get_payload()
+    inner = children[0] if isinstance(children, list) and children else None
+    subject = ""
+    if inner is not None:
+        try:
+            subject, _ = decode_header_text(str(inner.get("subject", "") or ""))
+        except Exception:  # noqa: BLE001
+            subject = ""
+    name = part.get_filename() or (re.sub(r"[\x00-\x1f/\\]+", " ", subject).strip()[:80] or "forwarded message") + ".eml"
+    result.attachments.append(AttachmentInfo(filename=name, content_type="message/rfc822", size=len(data)))
+    result.attachment_parts.append(part)
+
+
 def _walk_into(part: EmailMessage, result: _Walk, depth: int) -> None:
     """Walk one part; a part the stdlib cannot read becomes raw text with a note."""
     try:
@@ -902,6 +930,8 @@ def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
             result.text_parts.append(TextPart(content_type=content_type, text="\n\n".join(blocks) + "\n"))
             return
         if content_type == "message/rfc822" or maintype == "message":
+            if content_type == "message/rfc822":
+                _attach_message(part, result)  # a forwarded message is listed and fetchable, as bytes
             for inner in children:
                 result.text_parts.append(TextPart(
                     content_type="message/rfc822",
@@ -1088,5 +1118,8 @@ def attachment_bytes(raw: bytes, index: int) -> bytes:
     walk = _walk(msg)
     if not 0 <= index < len(walk.attachment_parts):
         raise AttachmentNotFound(f"no attachment {index}; the message has {len(walk.attachment_parts)}")
-    data, _ = _payload_bytes(walk.attachment_parts[index])
+    part = walk.attachment_parts[index]
+    if part.get_content_type() == "message/rfc822" and part.is_multipart():
+        return _message_bytes(part)
+    data, _ = _payload_bytes(part)
     return data

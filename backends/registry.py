@@ -91,10 +91,15 @@ class Dispatch:
 class SourceSet:
     """The configured mail sources of one run: backends, availability and resolution."""
 
-    def __init__(self, config: ProjectConfig, context: dict[str, Any] | None = None) -> None:
+    def __init__(self, config: ProjectConfig, context: dict[str, Any] | None = None, *,
+                 backends: dict[str, MailSource] | None = None) -> None:
+        """``backends`` supplies ready-made backends by name (an embedding caller, the
+        contract suite's backend pairs); the other configured entries are built."""
         self.config = config
         self.entries = list(config.mail_sources)
-        self.backends: dict[str, MailSource] = {e.name: build_backend(config, e, context) for e in self.entries}
+        given = dict(backends or {})
+        self.backends: dict[str, MailSource] = {
+            e.name: given[e.name] if e.name in given else build_backend(config, e, context) for e in self.entries}
         self.availability = AvailabilityCache(self.backends)
 
     def resolve(self, op: Op) -> Resolution:
@@ -112,14 +117,14 @@ class SourceSet:
         Raises MandatoryBackendUnavailable / NoBackendAvailable when unresolved, and
         the backend's own errors otherwise. Every call is recorded in the op log.
         """
+        # The mandatory rule: while a mandatory backend is unavailable the run is refused,
+        # whatever op and whichever backend (checked once per run: availability is cached).
+        self.preflight()
         if backend is not None:
-            if backend not in self.backends:
-                raise ConfigError(self.config.file, "backend", f"no configured backend named {backend!r}",
-                                  ", ".join(self.backends) or "(none configured)")
+            res = self.named(op, backend)
             chosen = self.backends[backend]
             if not chosen.supports(op):
                 raise NotSupported(backend, op.value)
-            res = Resolution(op, backend, None, ())
         else:
             res = self.resolve(op)
             res.raise_if_unresolved()
@@ -132,6 +137,24 @@ class SourceSet:
                 raise
             rec.size = _size_of(value)
         return Dispatch(res, value)
+
+    def named(self, op: Op, backend: str) -> Resolution:
+        """The recap of an op run on a backend named by the user (``--backend``)."""
+        from mailtriage.backends.resolution import Step, _role_label
+
+        if backend not in self.backends:
+            raise ConfigError(self.config.file, "backend", f"no configured backend named {backend!r}",
+                              ", ".join(self.backends) or "(none configured)")
+        entry = next(e for e in self.entries if e.name == backend)
+        outcome = "chosen: named with --backend" if self.backends[backend].supports(op) else f"declines {op.value}"
+        return Resolution(op, backend, None, (Step(backend, _role_label(entry), outcome),), named=True)
+
+    def mandatory_abort(self, op: Op) -> Resolution | None:
+        """The recap of a run refused at start because a mandatory backend is unavailable
+        (every mandatory backend and its outcome), or None when the run may go on."""
+        from mailtriage.backends.resolution import preflight_resolution
+
+        return preflight_resolution(op, self.entries, self.availability)
 
     def matrix(self) -> list[dict[str, Any]]:
         rows = []

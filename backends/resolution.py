@@ -50,12 +50,16 @@ class Resolution:
     # The configuration error (exit 2) or sign-in problem behind a mandatory abort, or
     # behind every unavailable backend when none was chosen: raised as is.
     cause: Exception | None = field(default=None, compare=False, repr=False)
+    named: bool = False  # chosen by name (``--backend``), not by the rule
+
 
     @property
     def ok(self) -> bool:
         return self.chosen is not None
 
     def summary(self) -> str:
+        if self.chosen and self.named:
+            return f"{self.op.value} → {self.chosen} (named with --backend)"
         if self.chosen:
             why = {1: "preferred", 2: "primary", 3: "first available fallback"}[self.rule_step or 3]
             skipped = [f"{s.backend} ({s.outcome})" for s in self.steps if s.outcome != "chosen"]
@@ -73,6 +77,7 @@ class Resolution:
             "chain": [s.to_json() for s in self.steps],
             "aborted": self.aborted,
             "note": self.note,
+            "named": self.named,
             "summary": self.summary(),
         }
 
@@ -192,9 +197,8 @@ def resolve(
         if entry.mandatory:
             why = reason_of(entry.name)
             if why is not None:
-                if not any(s.backend == entry.name and s.outcome.startswith("unavailable") for s in steps):
-                    steps = [s for s in steps if s.backend != entry.name]
-                    steps.append(Step(entry.name, _role_label(entry), f"unavailable: {why}"))
+                # The chain stays as walked (a backend that declined stays "declines");
+                # the abort text names the mandatory backend and why.
                 text = f"mandatory backend {entry.name} unavailable: {why}; run aborted"
                 return Resolution(op, None, 4, tuple(steps), aborted=text,
                                   aborted_backend=entry.name, aborted_reason=why,
@@ -220,6 +224,28 @@ def _add_unconsidered(entries, considered, steps, op) -> None:
             steps.append(Step(entry.name, _role_label(entry), "optional: never in the resolution chain"))
         elif entry.role == "preferred":
             steps.append(Step(entry.name, _role_label(entry), f"preferred only for {', '.join(entry.preferred_ops)}"))
+
+
+def preflight_resolution(
+    op: Op, entries: Sequence[MailSourceEntry], availability: AvailabilityCache | Callable[[str], str | None]
+) -> Resolution | None:
+    """The recap of a run refused at its start: every mandatory backend checked, in
+    declared order, with its outcome. None when every mandatory backend is available."""
+    reason_of = availability.reason if isinstance(availability, AvailabilityCache) else availability
+    steps: list[Step] = []
+    first: tuple[str, str] | None = None
+    for entry in entries:
+        if not entry.mandatory:
+            continue
+        why = reason_of(entry.name)
+        steps.append(Step(entry.name, _role_label(entry),
+                          "mandatory check: available" if why is None else f"mandatory check: unavailable: {why}"))
+        if why is not None and first is None:
+            first = (entry.name, why)
+    if first is None:
+        return None
+    text = f"mandatory backend {first[0]} unavailable: {first[1]}; run aborted"
+    return Resolution(op, None, None, tuple(steps), aborted=text, aborted_backend=first[0], aborted_reason=first[1])
 
 
 def mandatory_preflight(

@@ -9,13 +9,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from mailtriage.core.projectconfig import ProjectConfig
+from mailtriage.core.projectconfig import ConfigError, ProjectConfig
 
 LIST_KEY = "security_list"
 FALLBACK_KEY = "security_inbox.foundation_security_address"
 
+# The documented placeholders (docs/configuration.md), matched against the whole value:
+# literal template tokens, and TODO / TBD / FIXME / CHANGEME alone or followed by a note
+# ("TODO: ask infra"). A word inside an address (TBD@example.org) is an address.
 _PLACEHOLDER = re.compile(
-    r"^(?:<[^<>@]*>|\{\{.*\}\}|\$\{.*\}|@@.*@@|%[A-Za-z_]+%|\[[^\]]*\])$|\bTODO\b|\bTBD\b|\bFIXME\b|\bCHANGEME\b"
+    r"^(?:<[^<>@]*>|\{\{.*\}\}|\$\{.*\}|@@.*@@|%[A-Za-z_]+%|\[[^\]]*\])$"
+    r"|^(?:TODO|TBD|FIXME|CHANGEME)(?:[\s:(\-].*)?$",
+    re.IGNORECASE | re.DOTALL,
 )
 _ADDRESS = re.compile(r"^[^@\s<>(),;:\"\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$")
 
@@ -58,10 +63,33 @@ def configured_address(value: object) -> str | None:
     return text
 
 
+def _is_unconfigured(value: object) -> bool:
+    """Missing, null, blank or a documented placeholder: the key is unconfigured."""
+    if value is None:
+        return True
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    return not text or bool(_PLACEHOLDER.search(text))
+
+
+def _require_one_address(config: ProjectConfig, key: str, declared) -> str | None:
+    """The configured address of ``declared``; None when unconfigured. A value that is
+    neither unconfigured nor one address is a configuration error naming the key."""
+    if declared is None or _is_unconfigured(declared.value):
+        return None
+    address = configured_address(declared.value)
+    if address is None:
+        file = declared.file if getattr(declared, "file", None) else config.file
+        raise ConfigError(file, key, f"is not one email address: {declared.value!r}",
+                          "one address such as security@example.org (or leave it unset / null)")
+    return address
+
+
 def resolve_security_cc(config: ProjectConfig) -> CcResolution:
     """Resolve the security CC once per run from the layered project configuration."""
     declared_list = config.lookup(LIST_KEY)
-    list_addr = configured_address(declared_list.value if declared_list else None)
+    list_addr = _require_one_address(config, LIST_KEY, declared_list)
     list_layer = declared_list.layer if declared_list else None
     if list_addr:
         # Step 2: a configured list wins and clears any fallback from a previous run.
@@ -71,7 +99,7 @@ def resolve_security_cc(config: ProjectConfig) -> CcResolution:
     # Step 3: the fallback key from the first layer that *declares* it, even if blank.
     declared_fb = config.lookup(FALLBACK_KEY)
     if declared_fb is not None:
-        fallback = configured_address(declared_fb.value)
+        fallback = _require_one_address(config, FALLBACK_KEY, declared_fb)
         if fallback:
             warning = (
                 f"CONFIGURATION WARNING: {why_list}; the security CC falls back to {fallback} "

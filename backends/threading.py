@@ -255,7 +255,8 @@ def find_thread(records: Sequence[Any], thread_id: ThreadId, kind: str) -> Threa
     ``kind`` is the backend's thread_id_kind; ``thread_id.kind`` must be it or its
     synthetic kind (callers refuse other kinds before calling).
     """
-    want_synthetic = thread_id.kind == synthetic_kind(kind)
+    # Compared as ThreadId kinds, so an old backend tag ("mbox") names its shape ("msgid").
+    want_synthetic = thread_id.kind == ThreadId(synthetic_kind(kind), "").kind
     for group in thread_records(records):
         if group.root_id == thread_id.value and group.synthetic == want_synthetic:
             return group

@@ -217,6 +217,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
 
         matrix = sources.matrix()
         resolutions = {op.value: sources.resolve(op) for op in ALL_OPS}
+        abort = sources.mandatory_abort(ALL_OPS[0])
         cc = resolve_security_cc(sources.config)
         # The matrix is shown whole; a mandatory backend that its configuration breaks
         # still makes this a configuration error (exit 2), as for every other command.
@@ -227,6 +228,9 @@ def cmd_sources(args: argparse.Namespace) -> int:
                 "project": str(sources.config.file),
                 "backends": matrix,
                 "resolution": {op: r.to_json() for op, r in resolutions.items()},
+                # A run would be refused while this is set (the mandatory rule); this
+                # command is the diagnosis, so it still shows everything.
+                "run_aborted": abort.aborted if abort else None,
                 "security_cc": cc.to_json(),
             })
             if config_error is not None:
@@ -243,6 +247,9 @@ def cmd_sources(args: argparse.Namespace) -> int:
             rows.append([_line(f"{row['backend']} ({row['kind']})"), _line(row["role"]),
                          "yes" if row["mandatory"] else "no", *caps, _line(avail)])
         _print_table(header, rows)
+        if abort is not None:
+            print()
+            print(f"Runs are refused: {abort.aborted}")
         print()
         print("Resolution:")
         for op, res in resolutions.items():
@@ -271,6 +278,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     sources = load_sources(args)
     try:
+        sources.preflight()  # the mandatory rule, at the start of the run
         since = parse_since(args.since, sources.config)
         list_name = args.list_name or sources.config.get("security_list")
         result = sources.dispatch(Op.LIST_RECENT_THREADS, lambda b: b.list_recent_threads(list_name, since))
@@ -291,9 +299,18 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_mail(args: argparse.Namespace) -> int:
     from mailtriage.backends.contract import Op, ThreadId
 
+    from mailtriage.backends.errors import NoBackendAvailable
+
     sources = load_sources(args)
     try:
         op = Op.parse(args.op)
+        # The mandatory rule, checked once at the start of the run: nothing runs, nothing is proposed.
+        abort = sources.mandatory_abort(op)
+        if abort is not None:
+            _err(abort.aborted)
+            _emit({"op": op.value, "backend": None, "aborted": abort.aborted, "resolution": abort.to_json(),
+                   "result": None})
+            return EXIT_BACKEND
 
         def thread_id() -> ThreadId:
             default_kind = None
@@ -322,7 +339,15 @@ def cmd_mail(args: argparse.Namespace) -> int:
         else:
             tid = thread_id()
             call = lambda b: b.thread_url(tid)  # noqa: E731
-        result = sources.dispatch(op, call, backend=args.backend)
+        try:
+            result = sources.dispatch(op, call, backend=args.backend)
+        except NoBackendAvailable as exc:
+            # Skipped: the JSON carries the resolution that says why, not only stderr.
+            res = sources.resolve(op)
+            _err(str(exc))
+            _emit({"op": op.value, "backend": None, "skipped": str(exc), "resolution": res.to_json(),
+                   "result": None})
+            return EXIT_BACKEND if exc.some_unavailable else EXIT_DECLINED
         doc = {
             "op": op.value,
             "backend": result.resolution.chosen,
@@ -344,8 +369,16 @@ def _create_draft(args, sources, tid) -> int:
     from mailtriage.workflows.proposals import confirm_interactively
     from mailtriage.workflows.reply import propose_reply
 
+    from mailtriage.backends.errors import NoBackendAvailable
+
     body = _read_file_arg(args.body_file)
-    read = sources.dispatch(Op.READ_THREAD, lambda b: b.read_thread(tid), backend=args.backend)
+    try:
+        read = sources.dispatch(Op.READ_THREAD, lambda b: b.read_thread(tid), backend=args.backend)
+    except NoBackendAvailable as exc:
+        _err(f"nothing written: {exc}")
+        _emit({"op": "create_draft", "written": False, "skipped": str(exc),
+               "resolution": sources.resolve(Op.READ_THREAD).to_json()})
+        return EXIT_BACKEND if exc.some_unavailable else EXIT_DECLINED
     proposal = propose_reply(sources, read.value, body, allow_second_draft=args.second_draft)
     sys.stderr.write(proposal.render_text() + "\n")
     if proposal.blocked:

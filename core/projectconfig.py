@@ -125,6 +125,9 @@ class ProjectConfig:
             value = _dig(layer.data, key)
             if value is not ABSENT:
                 return Declared(value, layer.name, layer.file)
+            if _null_parent(layer.data, key):
+                # A null parent (``security_inbox: null``) declares its whole subtree null.
+                return Declared(None, layer.name, layer.file)
         return None
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -147,6 +150,17 @@ class ProjectConfig:
     def resolve_path(self, value: str) -> Path:
         path = Path(str(value)).expanduser()
         return path if path.is_absolute() else (self.directory / path)
+
+
+def _null_parent(data: Any, key: str) -> bool:
+    node = data
+    for part in key.split(".")[:-1]:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+        if node is None:
+            return True
+    return False
 
 
 def _dig(data: Any, key: str) -> Any:

@@ -33,7 +33,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from mailtriage.backends.contract import Op, ThreadSummary
+from mailtriage.backends.contract import Op, ThreadId, ThreadSummary
 from mailtriage.backends.registry import SourceSet
 from mailtriage.workflows.linking import iso_utc, parse_iso
 
@@ -151,7 +151,7 @@ class NewReportPoller:
         notes = [self.store.problem] if self.store.problem else []
         self.store.problem = None
         now = self._clock()
-        if stored is not None and (stored.get("backend") != backend or stored.get("kind") != kind
+        if stored is not None and (stored.get("backend") != backend or _shape(stored.get("kind")) != kind
                                    or stored.get("list") != self.list_name):
             notes.append(f"the alert cursor was set on {stored.get('backend')} for {stored.get('list')}; "
                          "a new silent baseline is set")
@@ -161,11 +161,12 @@ class NewReportPoller:
         list_name = self.list_name
         threads = self.sources.dispatch(Op.LIST_RECENT_THREADS,
                                         lambda b: b.list_recent_threads(list_name, since)).value
-        seen: dict[str, str] = dict(stored["seen"]) if stored else {}
+        # Keys are kind:value (shape tags; old backend tags such as "mbox:" read back as theirs).
+        seen: dict[str, str] = {_seen_key(k): v for k, v in stored["seen"].items()} if stored else {}
         new, updated = [], []
         if stored is not None:
             for t in threads:
-                key = str(t.thread_id)
+                key = _seen_key(t.thread_id)
                 when = _when(t)
                 if key not in seen:
                     new.append(t)
@@ -174,7 +175,7 @@ class NewReportPoller:
         newest = max([w for w in (_when(t) for t in threads) if w is not None] + ([at] if at else []), default=None)
         for t in threads:
             when = _when(t)
-            seen[str(t.thread_id)] = iso_utc(when) if when else ""
+            seen[_seen_key(t.thread_id)] = iso_utc(when) if when else ""
         horizon = (newest or now) - RETENTION
         seen = {k: v for k, v in seen.items() if not v or (parse_iso(v) or now) >= horizon}
         cursor = {"v": CURSOR_VERSION, "backend": backend, "kind": kind, "list": self.list_name,
@@ -254,3 +255,18 @@ def run_poll_loop(poller: NewReportPoller, on_news: Callable[[PollOutcome], Any]
             break
         poller.wait(seconds, stop)
     return polls
+
+
+def _shape(kind: object) -> str:
+    """A stored kind as today's shape tag ("mbox"/"imap" cursors were written before shapes)."""
+    return ThreadId(str(kind), "").kind if kind else ""
+
+
+def _seen_key(thread_id: "ThreadId | str") -> str:
+    """The cursor key of a thread: ``kind:value`` without the root, so it stays stable."""
+    if isinstance(thread_id, str):
+        try:
+            thread_id = ThreadId.parse(thread_id)
+        except ValueError:
+            return thread_id
+    return f"{thread_id.kind}:{thread_id.value}"

@@ -232,8 +232,10 @@ def _add_receipt(proposal: Proposal, sources: SourceSet, thread: Thread, sender_
         proposal.blocked = reply.blocked
         proposal.facts["blocked_by"] = "mandatory"
         return
-    if blocked_by in ("security_cc", "recipient"):
-        # No draft until configuration is corrected (or for a sender we cannot answer); the tracker part may go on.
+    if blocked_by in ("security_cc", "recipient", "pending_check", "thread"):
+        # No draft until configuration is corrected (or for a sender we cannot answer, or when
+        # the pending-draft check cannot run, or the drafting backend lacks the thread); the
+        # tracker part may go on.
         proposal.warnings.append(f"receipt draft omitted: {reply.blocked}")
         return
     if blocked_by == "pending_draft":

@@ -27,7 +27,6 @@ from typing import Any, Callable
 from mailtriage.backends.contract import MailSource, Op, ThreadId
 from mailtriage.backends.errors import NoBackendAvailable
 from mailtriage.backends.registry import Dispatch, SourceSet
-from mailtriage.backends.threading import synthetic_kind
 from mailtriage.trackers import rollup as rollupmod
 from mailtriage.trackers.contract import NotFound, Tracker
 
@@ -210,14 +209,15 @@ def find_issue_for_thread(tracker: Tracker, key: str, thread_id: ThreadId | None
 # -- dispatching a thread op to a backend that reads that kind of ID ---------------------------
 
 def _accepts(backend: MailSource, thread_id: ThreadId) -> bool:
-    return thread_id.kind in (backend.thread_id_kind, synthetic_kind(backend.thread_id_kind))
+    # Its own shape, or a reference whose root Message-ID it resolves (thread identity).
+    return backend.accepts(thread_id)
 
 
 def dispatch_thread_op(sources: SourceSet, op: Op, thread_id: ThreadId,
                        call: Callable[[MailSource], Any]) -> Dispatch:
-    """Dispatch ``op`` by the resolution rule; when the chosen backend emits another kind
-    of thread ID (the project switched from mbox to IMAP, say), use the first configured,
-    available backend that supports ``op`` and reads this kind. IDs never cross kinds.
+    """Dispatch ``op`` by the resolution rule; when the chosen backend cannot read this
+    reference (another shape without a root it can resolve), use the first configured,
+    available backend that supports ``op`` and can.
 
     Raises MandatoryBackendUnavailable, NoBackendAvailable, and the backend's errors.
     """

@@ -60,32 +60,48 @@ def propose_reply(
     """
     config = sources.config
     proposal = Proposal(title)
+    abort = sources.mandatory_abort(Op.CREATE_DRAFT)
+    if abort is not None:
+        # The mandatory rule: while a mandatory backend is unavailable nothing is proposed.
+        proposal.recap.append(abort)
+        proposal.blocked = abort.aborted
+        proposal.facts["blocked_by"] = "mandatory"
+        return proposal
     cc = resolve_security_cc(config)
     proposal.warnings += list(cc.warnings)
-    if cc.blocked:
-        proposal.blocked = "no security CC can be resolved; drafts are blocked until configuration is corrected"
-        proposal.facts["blocked_by"] = "security_cc"
     proposal.facts["security_cc"] = cc.security_cc
     proposal.facts["cc_fallback"] = cc.cc_fallback
-
-    own = {a.lower() for a in filter(None, [cc.security_cc, config.get("security_list")]) if isinstance(a, str)}
     for res_op in (Op.LIST_DRAFTS, Op.LIST_SENT_SINCE, Op.CREATE_DRAFT):
         proposal.recap.append(sources.resolve(res_op))
+    if cc.blocked:
+        # Blocked means blocked: no draft, no preview, no text to copy (CLI and app alike).
+        proposal.blocked = "no security CC can be resolved; drafts are blocked until configuration is corrected"
+        proposal.facts["blocked_by"] = "security_cc"
+        return proposal
 
-    # Idempotency: a pending draft is shown instead of a new one.
+    draft_res = sources.resolve(Op.CREATE_DRAFT)
+    if draft_res.aborted:
+        proposal.blocked = draft_res.aborted
+        proposal.facts["blocked_by"] = "mandatory"
+        return proposal
+
+    own = {a.lower() for a in filter(None, [cc.security_cc, config.get("security_list")]) if isinstance(a, str)}
+    # Idempotency: a pending draft is shown instead of a new one. A check that cannot run
+    # is said, and then no draft is offered (it could duplicate one we cannot see).
+    pending_unknown: str | None = None
     try:
         pending = sources.dispatch(Op.LIST_DRAFTS, lambda b: b.list_drafts(thread.thread_id)).value
     except (NoBackendAvailable, MandatoryBackendUnavailable, MailError) as exc:
         pending = []
+        pending_unknown = str(exc)
         proposal.notes.append(f"could not check pending drafts: {exc}")
-    proposal.facts["pending_drafts"] = len(pending)
+    proposal.facts["pending_drafts"] = None if pending_unknown else len(pending)
     if pending and not allow_second_draft:
         for draft in pending:
             proposal.notes.append(f"a draft is already pending on this thread: {draft.subject} → {', '.join(draft.to)}")
             proposal.existing += pending_draft_fields(draft)
-        if not proposal.blocked:
-            proposal.blocked = "a draft is already pending on this thread"
-            proposal.facts["blocked_by"] = "pending_draft"
+        proposal.blocked = "a draft is already pending on this thread"
+        proposal.facts["blocked_by"] = "pending_draft"
         return proposal
 
     window = since or (datetime.now(timezone.utc) - timedelta(days=90))
@@ -135,17 +151,23 @@ def propose_reply(
         Field("Body", body, multiline=True),
     ]
 
-    draft_res = sources.resolve(Op.CREATE_DRAFT)
-    if draft_res.aborted:
-        proposal.blocked = draft_res.aborted
-        proposal.facts["blocked_by"] = "mandatory"
-        return proposal
     if not draft_res.chosen:
         proposal.preview = fields
         proposal.notes.append(
             "no backend available for create_draft — reply proposal omitted, "
             "please draft the receipt-of-confirmation reply by hand"
         )
+        return proposal
+    if pending_unknown is not None:
+        proposal.blocked = ("could not check for a pending draft on this thread, so no draft is offered "
+                            f"(it could duplicate one): {pending_unknown}")
+        proposal.facts["blocked_by"] = "pending_check"
+        return proposal
+    problem = _thread_problem(sources.backends[draft_res.chosen], thread, target)
+    if problem:
+        # Never offer a write the chosen backend cannot do for this thread.
+        proposal.blocked = f"backend {draft_res.chosen} cannot draft on this thread: {problem}"
+        proposal.facts["blocked_by"] = "thread"
         return proposal
 
     def apply(write: Write):
@@ -157,6 +179,25 @@ def propose_reply(
               editable_body=True, body=body)
     )
     return proposal
+
+
+def _thread_problem(backend, thread: Thread, target: Message) -> str | None:
+    """Why ``backend`` cannot draft a reply on ``thread`` (None when it can).
+
+    The backend resolves the thread reference to its own thread (DESIGN.md: thread
+    identity across backends); a Message-ID backend must also hold the thread's root or
+    the message answered, or the draft could not be threaded.
+    """
+    try:
+        own_id = backend.own_thread_id(thread.thread_id)
+        if own_id.is_message_id and backend.resolves_message_ids:
+            wanted = [mid for mid in dict.fromkeys([own_id.value, target.message_id])
+                      if mid and not mid.endswith("@mailtriage.invalid>")]
+            if wanted and not any(backend.thread_for_message_id(mid) is not None for mid in wanted):
+                return f"it holds no message of the thread {own_id.value}"
+    except MailError as exc:
+        return str(exc)
+    return None
 
 
 def pending_draft_fields(draft) -> list[Field]:

@@ -134,7 +134,7 @@ class GmailSource(AccountSource):
                 participants.append(sender.email)
         kind = synthetic_kind(THREAD_KIND) if synthetic and root == own_id else THREAD_KIND
         return ThreadSummary(
-            thread_id=ThreadId(kind, str(thread["id"])),
+            thread_id=ThreadId(kind, str(thread["id"]), root),
             subject=subject,
             root_message_id=root,
             sender=mime.parse_address(fields.get(b"from")),
@@ -156,8 +156,21 @@ class GmailSource(AccountSource):
         message, raw = self.mailbox.raw(gmail_id)
         return mime.parse_message(raw, backend_ref=self.mailbox.mid(gmail_id))
 
+    # Cross-backend thread identity: a reference of another shape reaches Gmail by its root.
+    resolves_message_ids = True
+
+    def thread_for_message_id(self, message_id: str) -> ThreadId | None:
+        """The Gmail thread holding ``message_id``: one messages.list with ``rfc822msgid:``."""
+        page = self.api.get(f"{USER}/messages", "messages.list", q=f"rfc822msgid:{message_id.strip('<>')}",
+                            maxResults=10) or {}
+        for found in page.get("messages") or ():
+            if found.get("threadId"):
+                return ThreadId(THREAD_KIND, str(found["threadId"]))
+        return None
+
     def read_thread(self, thread_id: ThreadId) -> Thread:
         """The Gmail thread, oldest first, drafts left out. Read state is not changed."""
+        thread_id = self.own_thread_id(thread_id)
         members = [m for m in self._members(thread_id) if "DRAFT" not in (m.get("labelIds") or ())]
         if not members:
             raise BackendFailure(self.name, f"thread {thread_id} holds no message")

@@ -175,11 +175,29 @@ class Folders:
         self.forget()
 
     def mark_read(self, folder_id: str) -> None:
+        """Mark the folder's unseen mail read. Raises BackendFailure when the server would
+        drop the change (a read-only folder, \\Seen not kept) or did not keep it."""
         state = self.conn.select(folder_id)
         if state.exists == 0:
             return
-        self.conn.call(f"STORE \\Seen in {folder_id}",
-                       lambda c: protocol.store(c, "1:*", "+FLAGS.SILENT", [b"\\Seen"]))
+        if not state.writable or not {"\\seen", "\\*"} & {f.lower() for f in state.permanent_flags}:
+            why = "is read-only for this account" if not state.writable else "does not keep \\Seen"
+            raise BackendFailure(self.mb.account_id, f"markFolderRead: folder {folder_id!r} {why}; nothing changed")
+        esearch = self.conn.has("ESEARCH")
+        unseen, _count = self.conn.call("UID SEARCH UNSEEN", lambda c: protocol.search(c, [b"UNSEEN"],
+                                                                                       esearch=esearch))
+        if not unseen:
+            return
+        for chunk in protocol.chunks(unseen):
+            seqset = protocol.compress(chunk)
+            self.conn.call(f"STORE \\Seen in {folder_id}",
+                           lambda c: protocol.store(c, seqset, "+FLAGS.SILENT", [b"\\Seen"]))
+        # Read back: those exact UIDs must be seen now (mail arriving meanwhile is not ours to judge).
+        still, count = self.conn.call("UID SEARCH UNSEEN", lambda c: protocol.search(
+            c, [b"UNSEEN", b"UID", protocol.compress(unseen).encode()], esearch=esearch))
+        if count:
+            raise BackendFailure(self.mb.account_id, f"markFolderRead: {count} message(s) of {folder_id!r} are "
+                                                     "still unread; the server did not keep the change")
 
     def empty(self, folder_id: str) -> None:
         """Permanently remove every message of a native Trash/Junk folder (never child folders).

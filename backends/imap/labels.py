@@ -91,9 +91,25 @@ class Labels:
         self.mb.conn.state = None  # FLAGS may have grown since the folder was selected
         state = self.mb.conn.select(self.mb.folders.role_folder("inbox") or "INBOX")
         supported = "\\*" in state.permanent_flags
-        names = [f for f in state.flags if not f.startswith("\\") and f.lower() not in SYSTEM_KEYWORDS]
-        names += [n for n in self._known() if n not in names]
-        return LabelList(supported, False, tuple(MailLabel(n, n) for n in names) if supported else ())
+        if not supported:
+            return LabelList(False, False, ())
+        # The inbox's FLAGS only ever grow (Dovecot keeps deleted and renamed keywords, and
+        # even one a search merely named): a keyword there is a label only while a message
+        # carries it. Names created here are kept by our registry until deleted or renamed.
+        known = self._known()
+        names = list(known)
+        esearch = self.mb.conn.has("ESEARCH")
+        for flag in state.flags:
+            if flag.startswith("\\") or flag.lower() in SYSTEM_KEYWORDS or flag in names:
+                continue
+            _uids, count = self.mb.conn.call("UID SEARCH KEYWORD", lambda c: protocol.search(
+                c, [b"KEYWORD", flag.encode("utf-8", "replace")], esearch=esearch))
+            if count:
+                names.append(flag)
+        return LabelList(True, False, tuple(MailLabel(n, n) for n in names))
+
+    def require_keywords(self, op: str) -> None:
+        self._require_keywords(op)
 
     def _require_keywords(self, op: str) -> None:
         if not self.list().supported:

@@ -24,9 +24,18 @@ _ATOM = re.compile(r"^[^\s(){%*\"\\\]\x00-\x1f\x7f]+$")
 
 
 def check_keyword(name: str) -> str:
-    if not isinstance(name, str) or not _ATOM.match(name) or name.startswith("\\"):
-        raise InvalidQuery(f"{name!r} cannot be an IMAP keyword label (no spaces, ( ) {{ % * \" \\ ] or a "
-                           "leading backslash)")
+    """A label name as an IMAP keyword: an ASCII atom, no system flag or keyword.
+
+    Checked before anything is sent, so a name the server would refuse (``a b``, non-ASCII)
+    is an InvalidQuery, not a raw BAD; ``$Forwarded`` and friends are the server's, not labels.
+    """
+    from mailtriage.backends.imap.headers import SYSTEM_KEYWORDS
+
+    if not isinstance(name, str) or not name.isascii() or not _ATOM.match(name) or name.startswith("\\"):
+        raise InvalidQuery(f"{name!r} cannot be an IMAP keyword label (ASCII only; no spaces, ( ) {{ % * \" \\ ] "
+                           "or a leading backslash)")
+    if name.lower() in SYSTEM_KEYWORDS:
+        raise InvalidQuery(f"{name!r} is a system keyword the server or mail clients set, not a label")
     return name
 
 
@@ -37,9 +46,20 @@ def _by_folder(refs: list[MessageRef]) -> dict[str, list[MessageRef]]:
     return groups
 
 
-def run_bulk(mb, op: str, ids: Sequence[str], action: Callable[[str, list[MessageRef]], None]) -> None:
-    """Decode, group by folder, verify UIDVALIDITY, run ``action(folder, refs)`` per folder,
-    and raise PartialFailure when anything failed."""
+# What a write does not get done: the reason stored for each ID that failed.
+GONE = "no longer in {folder!r}: moved or deleted by another client (refresh and retry)"
+READ_ONLY = ("folder {folder!r} is read-only for this account (the server granted [READ-ONLY]); "
+             "nothing was changed")
+
+
+def run_bulk(mb, op: str, ids: Sequence[str],
+             action: Callable[[str, list[MessageRef], "object"], dict[int, str] | None]) -> None:
+    """Decode, group by folder, verify UIDVALIDITY, run ``action(folder, refs, state)`` per
+    folder, and raise PartialFailure when anything failed.
+
+    ``action`` returns the UIDs it could not change, with why (None or {} when every
+    one was changed): only what the server really did is reported as done.
+    """
     refs = decode_many(check_bulk(ids), mb.account_id)
     failed: dict[str, str] = {}
     done: list[str] = []
@@ -59,30 +79,78 @@ def run_bulk(mb, op: str, ids: Sequence[str], action: Callable[[str, list[Messag
         if not usable:
             continue
         try:
-            action(folder, usable)
-            done.extend(str(r) for r in usable)
+            missed = action(folder, usable, state) or {}
         except NotSupported:
             raise
         except MailError as exc:
             failed.update({str(r): str(exc) for r in usable})
+            continue
+        for ref in usable:
+            if ref.uid in missed:
+                failed[str(ref)] = missed[ref.uid]
+            else:
+                done.append(str(ref))
     if failed:
         raise PartialFailure(mb.account_id, op, failed, done)
 
 
-def _store(mb, refs: list[MessageRef], op: str, flags: list[bytes]) -> None:
-    for chunk in protocol.chunks(sorted(r.uid for r in refs)):
+def _kept(state, flag: bytes) -> bool:
+    """Does the selected folder keep ``flag`` (PERMANENTFLAGS; ``\\*`` covers new keywords)?"""
+    text = flag.decode("utf-8", "replace")
+    permanent = {f.lower() for f in state.permanent_flags}
+    return text.lower() in permanent or (not text.startswith("\\") and "\\*" in permanent)
+
+
+def _refusal(state, folder: str, flags: list[bytes]) -> str | None:
+    """Why a STORE of ``flags`` would be dropped silently in ``folder``, or None."""
+    if not state.writable:
+        return READ_ONLY.format(folder=folder)
+    lost = [f.decode("utf-8", "replace") for f in flags if not _kept(state, f)]
+    if lost:
+        return (f"the server does not keep {', '.join(lost)} in {folder!r} (not in its PERMANENTFLAGS); "
+                "nothing was changed")
+    return None
+
+
+def _store(mb, folder: str, refs: list[MessageRef], op: str, flags: list[bytes]) -> dict[int, str]:
+    """UID STORE, then read the flags back (FETCH FLAGS): a UID that is gone or whose
+    flags did not change as asked is returned with why. The server's OK alone proves
+    nothing: Dovecot answers OK for UIDs that no longer exist and for dropped changes."""
+    uids = sorted(r.uid for r in refs)
+    for chunk in protocol.chunks(uids):
         seqset = protocol.compress(chunk)
         mb.conn.call(f"UID STORE {op}", lambda c: protocol.store(c, seqset, op, flags))
+    seen: dict[int, set[str]] = {}
+    for chunk in protocol.chunks(uids):
+        seqset = protocol.compress(chunk)
+        data = mb.conn.call("UID FETCH FLAGS", lambda c: protocol.fetch(c, seqset, ["UID", "FLAGS"]))
+        for key, item in data.items():
+            seen[int(item.get(b"UID", key))] = {(f.decode("utf-8", "replace") if isinstance(f, bytes) else str(f)).lower()
+                                                for f in item.get(b"FLAGS", ())}
+    adding = op.startswith("+")
+    wanted = {f.decode("utf-8", "replace").lower() for f in flags}
+    missed: dict[int, str] = {}
+    for uid in uids:
+        if uid not in seen:
+            missed[uid] = GONE.format(folder=folder)
+        elif (wanted <= seen[uid]) != adding:
+            missed[uid] = f"the server did not keep the change ({op} {' '.join(sorted(wanted))}) in {folder!r}"
+    return missed
 
 
 def set_flags(mb, ids: Sequence[str], *, read: bool | None = None, flagged: bool | None = None) -> None:
     if read is None and flagged is None:
         raise InvalidQuery("setFlags needs at least one of read, flagged")
+    changes = [(value, flag) for value, flag in ((read, b"\\Seen"), (flagged, b"\\Flagged")) if value is not None]
 
-    def action(folder: str, refs: list[MessageRef]) -> None:
-        for value, flag in ((read, b"\\Seen"), (flagged, b"\\Flagged")):
-            if value is not None:
-                _store(mb, refs, "+FLAGS.SILENT" if value else "-FLAGS.SILENT", [flag])
+    def action(folder: str, refs: list[MessageRef], state) -> dict[int, str]:
+        why = _refusal(state, folder, [flag for _v, flag in changes])
+        if why:
+            return {r.uid: why for r in refs}
+        missed: dict[int, str] = {}
+        for value, flag in changes:
+            missed.update(_store(mb, folder, refs, "+FLAGS" if value else "-FLAGS", [flag]))
+        return missed
 
     run_bulk(mb, "setFlags", ids, action)
 
@@ -98,15 +166,57 @@ def set_labels(mb, ids: Sequence[str], add: Sequence[str], remove: Sequence[str]
         add_b = [check_keyword(a).encode() for a in add]
         remove_b = [check_keyword(r).encode() for r in remove]
         item = "FLAGS"
+        # listLabels and setLabels agree: a server that cannot keep keywords declines both.
+        mb.labels.require_keywords("setLabels")
 
-    def action(folder: str, refs: list[MessageRef]) -> None:
+    def action(folder: str, refs: list[MessageRef], state) -> dict[int, str]:
+        if item == "X-GM-LABELS":
+            if add_b:
+                _plain_store(mb, refs, f"+{item}.SILENT", add_b)
+            if remove_b:
+                _plain_store(mb, refs, f"-{item}.SILENT", remove_b)
+            return {}
+        why = _refusal(state, folder, [*add_b, *remove_b])
+        if why:
+            return {r.uid: why for r in refs}
+        missed: dict[int, str] = {}
         if add_b:
-            _store(mb, refs, f"+{item}.SILENT", add_b)
+            missed.update(_store(mb, folder, refs, f"+{item}", add_b))
         if remove_b:
-            _store(mb, refs, f"-{item}.SILENT", remove_b)
+            missed.update(_store(mb, folder, refs, f"-{item}", remove_b))
+        return missed
 
     run_bulk(mb, "setLabels", ids, action)
     mb.labels.remember(add)
+
+
+def _plain_store(mb, refs: list[MessageRef], op: str, flags: list[bytes]) -> None:
+    for chunk in protocol.chunks(sorted(r.uid for r in refs)):
+        seqset = protocol.compress(chunk)
+        mb.conn.call(f"UID STORE {op}", lambda c: protocol.store(c, seqset, op, flags))
+
+
+def _present(mb, uids: list[int]) -> set[int]:
+    """The UIDs of the selected folder that still exist (one UID FETCH)."""
+    present: set[int] = set()
+    for chunk in protocol.chunks(sorted(uids)):
+        seqset = protocol.compress(chunk)
+        data = mb.conn.call("UID FETCH UID", lambda c: protocol.fetch(c, seqset, ["UID"]))
+        present |= {int(item.get(b"UID", key)) for key, item in data.items()}
+    return present
+
+
+_COPYUID = re.compile(rb"\[COPYUID \d+ ([0-9:,]+) [0-9:,]+\]", re.IGNORECASE)
+
+
+def _copied(responses) -> set[int] | None:
+    """Source UIDs a COPYUID answer names (MOVE / COPY with UIDPLUS), or None without one."""
+    found = None
+    for line in responses if isinstance(responses, (list, tuple)) else [responses]:
+        raw = line if isinstance(line, bytes) else str(line).encode()
+        for m in _COPYUID.finditer(raw):
+            found = (found or set()) | set(protocol.expand(m.group(1).decode()))
+    return found
 
 
 def move(mb, ids: Sequence[str], folder_id: str, *, op: str = "move") -> None:
@@ -118,17 +228,25 @@ def move(mb, ids: Sequence[str], folder_id: str, *, op: str = "move") -> None:
         raise NotSupported(mb.account_id, op, "the server has neither MOVE nor UIDPLUS; moving would need a "
                                               "plain EXPUNGE, which could remove other mail; refused")
 
-    def action(folder: str, refs: list[MessageRef]) -> None:
+    def action(folder: str, refs: list[MessageRef], state) -> dict[int, str]:
         if folder == folder_id:
-            return
-        for chunk in protocol.chunks(sorted(r.uid for r in refs)):
+            return {}
+        if not state.writable:
+            return {r.uid: READ_ONLY.format(folder=folder) for r in refs}
+        # Only UIDs that exist are moved; the server's COPYUID answer says which it moved.
+        present = _present(mb, [r.uid for r in refs])
+        moved: set[int] = set()
+        for chunk in protocol.chunks(sorted(present)):
             seqset = protocol.compress(chunk)
             if can_move:
-                mb.conn.call(f"UID MOVE {folder_id}", lambda c: c._raw_command_untagged(
+                answer = mb.conn.call(f"UID MOVE {folder_id}", lambda c: c._raw_command_untagged(
                     b"MOVE", [seqset.encode(), c._normalise_folder(folder_id)], response_name="OK"))
             else:
-                mb.conn.call(f"UID COPY {folder_id}", lambda c: c.copy([int(u) for u in chunk], folder_id))
+                answer = mb.conn.call(f"UID COPY {folder_id}", lambda c: c.copy([int(u) for u in chunk], folder_id))
                 mb.expunge_uids(folder, chunk)
+            named = _copied(answer)
+            moved |= set(chunk) if named is None else (named & set(chunk))
+        return {r.uid: GONE.format(folder=folder) for r in refs if r.uid not in moved}
 
     run_bulk(mb, op, ids, action)
 
@@ -159,4 +277,9 @@ def delete_permanently(mb, ids: Sequence[str]) -> None:
     if not mb.conn.has("UIDPLUS"):
         raise NotSupported(mb.account_id, "deletePermanently",
                            "the server lacks UIDPLUS; a plain EXPUNGE could remove other mail, so refused")
-    run_bulk(mb, "deletePermanently", ids, lambda folder, group: mb.expunge_uids(folder, [r.uid for r in group]))
+    def action(folder: str, group: list[MessageRef], state) -> dict[int, str]:
+        present = _present(mb, [r.uid for r in group])
+        mb.expunge_uids(folder, sorted(present))
+        return {r.uid: GONE.format(folder=folder) for r in group if r.uid not in present}
+
+    run_bulk(mb, "deletePermanently", ids, action)

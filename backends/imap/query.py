@@ -10,7 +10,8 @@
   ESEARCH), slices the UIDs newest first and fetches envelopes for that slice only,
   in chunks;
 * ``since`` uses ``YOUNGER`` (WITHIN, exact to the second) when advertised, else
-  ``SINCE`` (whole days, as IMAP defines it);
+  ``SINCE`` (whole days, as IMAP defines it) trimmed by the arrival time of the
+  messages on the boundary days;
 * a ``{label}`` source searches every selectable folder except Trash and Junk and
   merges them with the multi-source rule (first (page+1)*pageSize of each, merge by
   date, slice once, sum totals).
@@ -25,7 +26,8 @@ from imapclient.exceptions import ProtocolError
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.headers import HEADER_ITEMS, header_from_fetch, aware
 from mailtriage.backends.imap.ids import MessageRef
-from mailtriage.backends.mailbox import MailHeader, MailPage, MailQuery, merge_pages, with_thread_counts
+from mailtriage.backends.mailbox import (InvalidQuery, MailHeader, MailPage, MailQuery, merge_pages,
+                                        with_thread_counts)
 from mailtriage.backends.contract import Address
 
 
@@ -33,7 +35,9 @@ def criteria_for(query: MailQuery, *, within: bool, now: datetime | None = None)
     """IMAP SEARCH keys for the filters of ``query`` (empty when unfiltered)."""
     keys: list[bytes] = []
     if query.label is not None:
-        keys += [b"KEYWORD", query.label.encode("utf-8")]
+        from mailtriage.backends.imap.mutations import check_keyword
+
+        keys += [b"KEYWORD", check_keyword(query.label).encode("ascii")]
     if query.text:
         keys += [b"TEXT", protocol.quote(query.text)]
     if query.from_:
@@ -144,6 +148,11 @@ def folder_window(mb, folder: str, query: MailQuery, start: int, count: int) -> 
             return [headers[u] for u in sorted(headers, reverse=True)], total
     else:
         found, total = conn.call("UID SEARCH", lambda c: protocol.search(c, keys, esearch=conn.has("ESEARCH")))
+        if query.since is not None and not conn.has("WITHIN"):
+            early = _arrived_before(mb, keys, aware(query.since))
+            if early:
+                found = [u for u in found if u not in early]
+                total = len(found)
         uids = sorted(found, reverse=True)[start:start + count]
     if not uids:
         return [], total
@@ -151,10 +160,40 @@ def folder_window(mb, folder: str, query: MailQuery, start: int, count: int) -> 
     return [headers[u] for u in uids if u in headers], total
 
 
+def _arrived_before(mb, keys: list[bytes], since: datetime) -> set[int]:
+    """UIDs that SINCE (whole days) let in although they arrived before ``since``: only
+    the boundary days can hold them, so only those are searched and their arrival read."""
+    from datetime import timedelta
+
+    conn = mb.conn
+    edge_keys = [*keys, b"BEFORE", protocol.imap_date(since + timedelta(days=2))]
+    edge, _count = conn.call("UID SEARCH boundary", lambda c: protocol.search(c, edge_keys,
+                                                                              esearch=conn.has("ESEARCH")))
+    early: set[int] = set()
+    for chunk in protocol.chunks(edge):
+        seqset = protocol.compress(chunk)
+        data = conn.call("UID FETCH INTERNALDATE", lambda c: protocol.fetch(c, seqset, ["UID", "INTERNALDATE"]))
+        for key, item in data.items():
+            arrived = aware(item.get(b"INTERNALDATE"))
+            if arrived is not None and arrived < since:
+                early.add(int(item.get(b"UID", key)))
+    return early
+
+
 def list_messages(mb, query: MailQuery) -> MailPage:
     if query.folder is not None:
         mb.folders.info(query.folder)  # a clear error for an unknown folder
         headers, total = folder_window(mb, query.folder, query, query.offset, query.page_size)
+        return MailPage(tuple(with_thread_counts(headers)), total, query.page, query.page_size)
+    if mb.labels.folder_backed:
+        # Gmail (X-GM-EXT-1): a label *is* a folder; its mail carries no keyword to search.
+        from dataclasses import replace
+
+        info = mb.folders.info(query.label)
+        if not info.selectable:
+            raise InvalidQuery(f"label {query.label!r} is a folder that cannot hold mail")
+        as_folder = replace(query, folder=query.label, label=None)
+        headers, total = folder_window(mb, query.label, as_folder, query.offset, query.page_size)
         return MailPage(tuple(with_thread_counts(headers)), total, query.page, query.page_size)
     # {label}: every selectable folder except Trash and Junk, merged by the multi-source rule.
     pages = []

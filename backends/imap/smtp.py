@@ -218,6 +218,12 @@ def compose_message(account: ImapAccount, compose: Compose, source: MailMessage 
         put("References", " ".join(dict.fromkeys(r for r in refs if not r.endswith("@mailtriage.invalid>"))))
     elif source is not None and compose.kind == "forward":
         put("Subject", compose.subject or f"Fwd: {source.content.subject}".strip())
+        # A forward threads with the forwarded message (as mail clients do), not as new mail.
+        if not source.content.message_id.endswith("@mailtriage.invalid>"):
+            put("In-Reply-To", source.content.message_id)
+        refs = [*source.content.references, source.content.message_id]
+        if any(not r.endswith("@mailtriage.invalid>") for r in refs):
+            put("References", " ".join(dict.fromkeys(r for r in refs if not r.endswith("@mailtriage.invalid>"))))
     else:
         put("Subject", compose.subject or "")
     msg["Date"] = format_datetime(datetime.now(timezone.utc))

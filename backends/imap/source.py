@@ -32,8 +32,8 @@ from imapclient.exceptions import ProtocolError
 
 from mailtriage.backends import mime
 from mailtriage.backends.account_source import EPOCH, AccountSource
-from mailtriage.backends.contract import (Address, Draft, DraftRequest, Message, Op, Thread, ThreadId,
-                                          ThreadSummary, reply_subject)
+from mailtriage.backends.contract import (MESSAGE_ID_KIND, Address, Draft, DraftRequest, Message, Op, Thread,
+                                          ThreadId, ThreadSummary, reply_subject)
 from mailtriage.backends.errors import (BackendFailure, DraftAlreadyPending, MailError, NotSupported,
                                         Unavailable)
 from mailtriage.backends.imap import messages, protocol
@@ -45,7 +45,7 @@ from mailtriage.backends.mailbox import MailQuery
 from mailtriage.backends.threading import ThreadRecord, synthetic_kind, thread_records
 from mailtriage.core.projectconfig import ConfigError
 
-THREAD_KIND = "imap"
+THREAD_KIND = MESSAGE_ID_KIND  # root Message-IDs (old "imap:" tags read back as this shape)
 ARCHIVE_KINDS = ("hyperkitty", "pipermail", "ponymail")
 RECENT_FIELDS = ("MESSAGE-ID", "REFERENCES", "IN-REPLY-TO", "SUBJECT", "FROM", "DATE", "TO", "CC", "LIST-ID",
                  "LIST-POST")
@@ -231,9 +231,42 @@ class ImapSource(AccountSource):
         return out
 
     # -- read_thread, list_sent_since ---------------------------------------------------------
+    resolves_message_ids = True
+
+    def thread_for_message_id(self, message_id: str) -> ThreadId | None:
+        """The thread holding ``message_id`` (root or reply): a ``HEADER Message-ID`` search
+        in the list folder, then Sent; the root is the found message's first reference."""
+        sent = self.mailbox.folders.role_folder("sent")
+        for folder in dict.fromkeys(f for f in (self.folder, sent) if f):
+            state = self.mailbox.conn.select(folder)
+            if state.exists == 0:
+                continue
+            esearch = self.mailbox.conn.has("ESEARCH")
+            keys = [b"HEADER", b"Message-ID", protocol.quote(message_id)]
+            uids, _count = self.mailbox.conn.call("UID SEARCH Message-ID",
+                                                  lambda c: protocol.search(c, keys, esearch=esearch))
+            for found in messages.fetch_full(self.mailbox, folder, state.uidvalidity, uids[:5]):
+                if found.header.message_id == message_id:
+                    header = found.header
+                    return ThreadId(MESSAGE_ID_KIND, thread_root(header.message_id, header.references,
+                                                                 header.in_reply_to))
+        return None
+
+    def _root(self, thread_id: ThreadId) -> tuple[ThreadId, str]:
+        """The thread's own reference and root: a reply's Message-ID leads to its thread's root."""
+        own = self.own_thread_id(thread_id)
+        if own.is_message_id and own.kind == MESSAGE_ID_KIND:
+            found = self.thread_for_message_id(own.value)
+            if found is not None and found.value != own.value:
+                own = found
+        return own, own.value
+
     def read_thread(self, thread_id: ThreadId) -> Thread:
-        """The thread across the list folder and Sent, chronological. BackendFailure if not found."""
-        root = self._thread_value(thread_id)
+        """The thread across the list folder and Sent, chronological. BackendFailure if not found.
+
+        ``thread_id`` may name any message of the thread (a reply's own Message-ID finds
+        the thread that holds it) or be another backend's reference with a root."""
+        thread_id, root = self._root(thread_id)
         members = messages.thread_of(self.mailbox, root, self.folder)
         if not members:
             raise BackendFailure(self.name, f"no message of thread {thread_id} in {self.folder!r} or Sent")

@@ -112,7 +112,7 @@ class GraphSource(AccountSource):
         participants = tuple(dict.fromkeys(address(m.get("from")).email for m in members
                                            if address(m.get("from")).email))
         kind = synthetic_kind(THREAD_KIND) if header.synthetic_id and root == header.message_id else THREAD_KIND
-        return ThreadSummary(thread_id=ThreadId(kind, conversation), subject=header.subject, root_message_id=root,
+        return ThreadSummary(thread_id=ThreadId(kind, conversation, root), subject=header.subject, root_message_id=root,
                              sender=header.sender, last_activity=max(arrivals) if arrivals else None,
                              message_count=len(members), participants=participants,
                              unread=any(not m.get("isRead") for m in members))
@@ -127,8 +127,21 @@ class GraphSource(AccountSource):
             raise BackendFailure(self.name, f"Graph has no conversation {thread_id}")
         return members
 
+    # Cross-backend thread identity: a reference of another shape reaches Graph by its root.
+    resolves_message_ids = True
+
+    def thread_for_message_id(self, message_id: str) -> ThreadId | None:
+        """The conversation holding ``message_id``: ``$filter=internetMessageId eq …``."""
+        for found in self.api.pages("/me/messages", "messages.byInternetMessageId", **{
+                "$filter": f"internetMessageId eq {odata_string(message_id)}",
+                "$select": "id,conversationId", "$top": 10}):
+            if found.get("conversationId"):
+                return ThreadId(THREAD_KIND, str(found["conversationId"]))
+        return None
+
     def read_thread(self, thread_id: ThreadId) -> Thread:
         """The conversation across folders (inbox, Sent Items, …), oldest first, drafts left out."""
+        thread_id = self.own_thread_id(thread_id)
         messages = tuple(self._message(str(m["id"])) for m in self._members(thread_id))
         return Thread(thread_id, messages[0].subject, messages)
 

@@ -227,3 +227,15 @@ def test_reads_leave_the_source_unchanged(loaded, harness):
             if op in source.capabilities:
                 call(source, op, row.thread_id, harness.list_name)
     assert loaded.snapshot() == before
+
+
+def test_a_replys_own_message_id_finds_the_thread_that_holds_it(source, harness):
+    """read_thread on a reply's Message-ID reads the thread that holds it (not "no thread")."""
+    if Op.READ_THREAD not in source.capabilities:
+        pytest.skip(f"{harness.name} does not read threads (checked by the NotSupported test)")
+    if not source.accepts(ThreadId("msgid", T1)):
+        pytest.skip(f"{harness.name} does not resolve Message-IDs (MailSource.thread_for_message_id)")
+    for mid in ("<t1-reply@example.org>", "<t1-nested@reporter.example>", T1):
+        thread = source.read_thread(ThreadId("msgid", mid))
+        assert tuple(m.message_id for m in thread.messages) == EXPECTED_THREADS[T1][1], mid
+        assert thread.thread_id.root == T1

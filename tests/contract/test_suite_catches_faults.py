@@ -26,9 +26,9 @@ class FakesDrafts(MboxSource):
         return []
 
 
-class WrongKind(MboxSource):
+class WrongKind(MboxSource):  # emits another shape (a Gmail thread ID) than it declares
     def list_recent_threads(self, list_name, since):
-        return [replace(r, thread_id=ThreadId("imap", r.thread_id.value)) for r in super().list_recent_threads(list_name, since)]
+        return [replace(r, thread_id=ThreadId("gmail", r.thread_id.value)) for r in super().list_recent_threads(list_name, since)]
 
 
 class IgnoresSince(MboxSource):
@@ -43,8 +43,8 @@ class ReverseOrder(MboxSource):
 
 
 class AcceptsAnyKind(MboxSource):
-    def _accepts(self, thread_id):
-        pass
+    def _accepts(self, thread_id):  # takes any shape as its own, root or not
+        return thread_id
 
     def thread_url(self, thread_id):
         return "file:///x#" + thread_id.value

@@ -5,14 +5,37 @@ from mailtriage.backends.errors import NotSupported
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 
 
-def test_thread_ids_of_different_kinds_never_dedupe():
+def test_thread_ids_of_different_shapes_never_dedupe():
     mid = "<abc@example.org>"
-    ids = {ThreadId("mbox", mid), ThreadId("imap", mid), ThreadId("mbox", mid)}
+    ids = {ThreadId("msgid", mid), ThreadId("hyperkitty", mid), ThreadId("msgid", mid)}
     assert len(ids) == 2
-    assert ThreadId.parse("mbox:<abc@example.org>") == ThreadId("mbox", mid)
-    assert ThreadId.parse("<abc@example.org>", default_kind="imap") == ThreadId("imap", mid)
+    assert ThreadId.parse("msgid:<abc@example.org>") == ThreadId("msgid", mid)
+    # A bare Message-ID is a msgid reference, whatever backend would read it.
+    assert ThreadId.parse("<abc@example.org>", default_kind="gmail") == ThreadId("msgid", mid)
     with pytest.raises(ValueError, match="has no kind"):
-        ThreadId.parse("<abc@example.org>")
+        ThreadId.parse("abc")
+
+
+def test_thread_id_kind_is_the_shape_and_old_backend_tags_read_back():
+    """mbox and IMAP both emit root Message-IDs: one shape, so an ID read through one is
+    drafted through the other. Stored IDs written with the old backend tags read back."""
+    mid = "<abc@example.org>"
+    assert ThreadId("mbox", mid) == ThreadId("imap", mid) == ThreadId("msgid", mid)
+    assert ThreadId.parse("mbox:<abc@example.org>") == ThreadId.parse("imap:<abc@example.org>")
+    assert str(ThreadId.parse("imap:<abc@example.org>")) == "msgid:<abc@example.org>"
+    assert ThreadId.parse("imap-synthetic:<s@mailtriage.invalid>").kind == "msgid-synthetic"
+    assert ThreadId("msgid", mid).root == mid
+
+
+def test_a_native_reference_carries_its_root_and_prints_it():
+    tid = ThreadId("gmail", "18c2f3a", "<root@example.org>")
+    assert str(tid) == "gmail:18c2f3a<root@example.org>"
+    back = ThreadId.parse(str(tid))
+    assert back == tid and back.root == "<root@example.org>"
+    # The root does not take part in equality: the same Gmail thread, root known or not.
+    assert ThreadId("gmail", "18c2f3a") == tid
+    assert ThreadId.parse("gmail:18c2f3a").root is None
+    assert tid.to_json() == {"kind": "gmail", "value": "18c2f3a", "root": "<root@example.org>"}
 
 
 @pytest.mark.parametrize("subject, expected", [

@@ -147,3 +147,44 @@ def test_resolution_json_is_the_recap(tmp_path):
     assert doc["chosen"] == "pony" and doc["rule_step"] == 3
     assert doc["chain"][0] == {"backend": "gmail", "role": "primary, mandatory", "outcome": "unavailable: offline"}
     assert doc["summary"].startswith("read_thread → pony (first available fallback)")
+
+
+def test_step4_abort_keeps_the_chain_as_walked(tmp_path):
+    """The recap shows exactly what the rule walked, in order: a backend that declined
+    stays "declines", even when it is the mandatory one whose absence aborts the run."""
+    entries, bs, av = setup(tmp_path, [("mbox", "primary", "yes"), ("pony", "fallback", "no")],
+                            [backend("mbox", READ_ONLY, down="not mounted"), backend("pony", READ_ONLY)])
+    res = resolve(Op.CREATE_DRAFT, entries, bs, av)
+    assert res.aborted == "mandatory backend mbox unavailable: not mounted; run aborted"
+    assert [(s.backend, s.outcome) for s in res.steps] == [("mbox", "declines create_draft"),
+                                                           ("pony", "declines create_draft")]
+
+
+def _source_set(tmp_path, rows, backends):
+    from mailtriage.backends.registry import SourceSet
+
+    config = load_project(write_project(tmp_path, rows))
+    return SourceSet(config, backends={b.name: b for b in backends})
+
+
+def test_a_mandatory_fallback_down_refuses_every_dispatch(tmp_path):
+    """The mandatory rule at run start: nothing runs, even an op the primary could serve."""
+    sources = _source_set(tmp_path, [("mbox", "primary", "no"), ("backup", "fallback", "yes")],
+                          [backend("mbox", FULL), backend("backup", READ_ONLY, down="not mounted")])
+    called = []
+    for op in (Op.READ_THREAD, Op.LIST_RECENT_THREADS, Op.CREATE_DRAFT):
+        with pytest.raises(MandatoryBackendUnavailable, match="mandatory backend backup unavailable"):
+            sources.dispatch(op, called.append)
+        with pytest.raises(MandatoryBackendUnavailable):
+            sources.dispatch(op, called.append, backend="mbox")
+    assert called == []
+
+
+def test_a_named_backend_is_recapped_as_named(tmp_path):
+    sources = _source_set(tmp_path, [("gmail", "primary", "no"), ("pony", "fallback", "no")],
+                          [backend("gmail", FULL), backend("pony", READ_ONLY)])
+    res = sources.dispatch(Op.READ_THREAD, lambda b: b.name, backend="gmail").resolution
+    assert res.chosen == "gmail" and res.rule_step is None
+    assert res.summary() == "read_thread → gmail (named with --backend)"
+    assert "fallback" not in res.summary()
+    assert res.to_json()["chain"] == [{"backend": "gmail", "role": "primary", "outcome": "chosen: named with --backend"}]

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from mailtriage.backends.security_cc import configured_address, merge_cc, resolve_security_cc
-from mailtriage.core.projectconfig import load_project
+from mailtriage.core.projectconfig import ConfigError, load_project
 
 from .helpers import write_project
 
@@ -30,7 +30,6 @@ CASES = [
     ("list literal placeholder", "organization: asf\nsecurity_list: <security-list>\n", ASF, ASF, False,
      ["not a usable address", ASF]),
     ("list template braces", "organization: asf\nsecurity_list: '{{security_list}}'\n", ASF, ASF, False, [ASF]),
-    ("list not an address", "organization: asf\nsecurity_list: security team\n", ASF, ASF, False, [ASF]),
     ("project blanks the fallback while org supplies one",
      "organization: asf\nsecurity_inbox:\n  foundation_security_address: ''\n", None, None, True,
      ["no security CC can be resolved", "project disabled the fallback", "Drafts are blocked"]),
@@ -46,6 +45,11 @@ CASES = [
      f"organization: asf\nsecurity_inbox:\n  foundation_security_address: {OWN}\n", OWN, OWN, False, [OWN]),
     ("nothing configured anywhere", "{}\n", None, None, True,
      ["no security CC can be resolved", "not set in any layer"]),
+    ("project nulls the whole security_inbox while org supplies the fallback",
+     "organization: asf\nsecurity_inbox: null\n", None, None, True,
+     ["no security CC can be resolved", "null in project"]),
+    ("a placeholder word inside an address is an address", "security_list: TBD@example.org\n",
+     "TBD@example.org", None, False, []),
     ("no configuration block at all", None, None, None, True, ["security_list is missing"]),
 ]
 
@@ -93,3 +97,25 @@ def test_only_the_asf_profile_names_the_asf_address():
                 if ASF in path.read_text(encoding="utf-8", errors="replace"):
                     offenders.append(str(path.relative_to(root)))
     assert offenders == []
+
+
+@pytest.mark.parametrize("value", ["security-at-example", "a@x.org, b@y.org", "security team", "a@x.org b@y.org"])
+@pytest.mark.parametrize("key", ["security_list", "security_inbox.foundation_security_address"])
+def test_a_value_that_is_not_one_address_is_a_configuration_error(tmp_path, key, value):
+    """Not a placeholder and not one address: a configuration error naming the key, never
+    a silent fall back to the organization's address."""
+    if key == "security_list":
+        raw = f"organization: asf\nsecurity_list: '{value}'\n"
+    else:
+        raw = f"organization: asf\nsecurity_inbox:\n  foundation_security_address: '{value}'\n"
+    write_project(tmp_path, [("mbox", "primary", "no")], raw_config=raw)
+    with pytest.raises(ConfigError) as info:
+        resolve_security_cc(load_project(tmp_path))
+    text = str(info.value)
+    assert key in text and "project.md" in text and "one address" in text
+
+
+@pytest.mark.parametrize("value", ["TBD@example.org", "todo@example.org", "fixme@example.org",
+                                   "changeme@example.org"])
+def test_placeholder_words_are_placeholders_only_as_the_whole_value(value):
+    assert configured_address(value) == value

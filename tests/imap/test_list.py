@@ -125,6 +125,18 @@ def test_since_is_exact(dovecot, dovecot_user, mailbox, seed):
     assert [m.message_id for m in page.messages] == ["<m2@example.net>"] and page.total == 1
 
 
+def test_since_is_exact_without_within(dovecot_minimal, minimal_user, minimal_mailbox):
+    """SINCE is whole days: mail that arrived earlier the same day (or the day before, by
+    the server's clock) is trimmed by its arrival time, and the total follows."""
+    since = datetime(2026, 3, 10, 15, 0, tzinfo=timezone.utc)
+    for n, when in enumerate([since - timedelta(days=2), since - timedelta(hours=14), since - timedelta(hours=1),
+                              since + timedelta(hours=1), since + timedelta(days=1)]):
+        dovecot_minimal.append(minimal_user, "INBOX", make_mail(n), when=when)
+    assert not minimal_mailbox.conn.has("WITHIN")
+    page = minimal_mailbox.list(MailQuery(folder="INBOX", since=since))
+    assert [m.message_id for m in page.messages] == ["<m4@example.net>", "<m3@example.net>"] and page.total == 2
+
+
 def test_filtered_paging_slices_newest_first(dovecot, dovecot_user, mailbox):
     seed_many(dovecot, dovecot_user, "INBOX", [make_mail(n, sender=f"s{n % 2}@example.net") for n in range(10)])
     page = mailbox.list(MailQuery(folder="INBOX", from_="s1@", page=1, page_size=2))

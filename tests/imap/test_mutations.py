@@ -156,3 +156,25 @@ def test_gmail_labels_are_folder_backed_even_on_a_password_account(gmail_like, m
         assert all(label.id not in ("INBOX", "Drafts", "Sent", "Trash", "Junk", "Archive") for label in labels.labels)
     finally:
         mb.close()
+
+
+def test_a_label_source_on_a_folder_backed_account_lists_the_labels_folder(gmail_like, memory_keyring):
+    """Gmail's labels are folders (X-GM-EXT-1): a {label} source reads that folder, not keywords."""
+    from mailtriage.backends.imap.account import password_key
+    from mailtriage.backends.imap.adapter import ImapMailbox
+    from mailtriage.core.secrets import set_secret
+    from tests.imap.conftest import account_for
+
+    user = gmail_like.add_user()
+    gmail_like.append(user, "Projects/Alpha", make_mail(1))
+    gmail_like.append(user, "Projects/Alpha", make_mail(2))
+    gmail_like.append(user, "INBOX", make_mail(3))
+    acct = account_for(gmail_like, user)
+    set_secret(password_key(acct.id), user.password)
+    mb = ImapMailbox(acct)
+    try:
+        page = mb.list(MailQuery(label="Projects/Alpha"))
+        assert page.total == 2
+        assert sorted(m.message_id for m in page.messages) == ["<m1@example.net>", "<m2@example.net>"]
+    finally:
+        mb.close()

@@ -181,6 +181,17 @@ def test_smtp_errors_are_translated(sender, smtp, memory_keyring):
     assert not isinstance(err.value, SignInNeeded)
 
 
+def test_a_forward_draft_threads_with_the_forwarded_message(sender, smtp, seed):
+    seed("INBOX", make_mail(1, subject="Re: Report", message_id="<f1@reporter.net>",
+                            references="<root@reporter.net>"))
+    draft_id = sender.save_draft(Compose("forward", to=("colleague@example.org",), body="FYI\n",
+                                         source_id=inbox_id(sender, "<f1@reporter.net>")))
+    draft = sender.get(draft_id)
+    assert draft.content.in_reply_to == "<f1@reporter.net>"
+    assert draft.content.references == ("<root@reporter.net>", "<f1@reporter.net>")
+    assert smtp.log.connections == 0
+
+
 def test_personal_drafts_are_saved_not_sent(sender, smtp, seed):
     seed("INBOX", make_mail(1, subject="Question", message_id="<q@reporter.net>"))
     draft_id = sender.save_draft(Compose("reply", body="Draft answer\n", source_id=inbox_id(sender, "<q@reporter.net>")))

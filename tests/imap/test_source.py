@@ -56,7 +56,7 @@ def test_list_recent_threads(source, report_thread):
     threads = source.list_recent_threads(LIST, NOW - timedelta(days=30))
     assert [t.root_message_id for t in threads] == ["<other@x.net>", "<r1@reporter.net>"]
     report = threads[1]
-    assert report.thread_id == report_thread and str(report.thread_id) == "imap:<r1@reporter.net>"
+    assert report.thread_id == report_thread and str(report.thread_id) == "msgid:<r1@reporter.net>"
     assert report.subject == "XSS in login" and report.message_count == 2 and report.unread
     assert report.last_activity == NOW - timedelta(hours=3)
     assert [t.root_message_id for t in source.list_recent_threads(None, NOW - timedelta(days=30))] == [
@@ -287,7 +287,7 @@ def test_a_message_without_message_id_is_a_synthetic_thread_of_its_own(source, s
     seed("INBOX", make_mail(2, message_id=None, subject="another one"), when=NOW - timedelta(hours=2))
     rows = {r.subject: r for r in source.list_recent_threads(LIST, NOW - timedelta(days=1))}
     row = rows["anonymous report"]
-    assert row.thread_id.kind == "imap-synthetic" and row.root_message_id.endswith("@mailtriage.invalid>")
+    assert row.thread_id.kind == "msgid-synthetic" and row.root_message_id.endswith("@mailtriage.invalid>")
     thread = source.read_thread(row.thread_id)
     assert [m.subject for m in thread.messages] == ["anonymous report"]
     assert thread.messages[0].message_id == row.root_message_id  # list and full parse agree

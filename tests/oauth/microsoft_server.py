@@ -751,7 +751,7 @@ def _filter(m: GraphMessage, expression: str) -> bool:
         actual = {"receivedDateTime": m.received, "sentDateTime": m.sent or m.received, "isRead": m.is_read,
                   "isDraft": m.is_draft, "hasAttachments": m.has_attachments, "flag/flagStatus": m.flag,
                   "from/emailAddress/address": m.sender[1].lower(), "conversationId": m.conversation_id,
-                  "parentFolderId": m.folder}[prop]
+                  "parentFolderId": m.folder, "internetMessageId": m.message_id or ""}[prop]
         if isinstance(value, str) and prop == "from/emailAddress/address":
             value = value.lower()
         ok = {"eq": actual == value, "ne": actual != value, "ge": actual >= value, "gt": actual > value,

@@ -17,12 +17,23 @@ from tests.servers.dovecot import DovecotServer, DovecotUser
 from tests.servers.keyring_backend import MemoryKeyring
 from tests.servers.smtp import SmtpServer
 
-__all__ = ["dovecot", "dovecot_minimal", "dovecot_user", "smtp_server", "smtp_tls_server", "memory_keyring", "test_certificate"]
+__all__ = ["dovecot", "dovecot_acl", "dovecot_minimal", "dovecot_user", "smtp_server", "smtp_tls_server", "memory_keyring", "test_certificate"]
 
 
 @pytest.fixture(scope="session")
 def dovecot():
     server = DovecotServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def dovecot_acl():
+    """A Dovecot with the ``acl`` and ``imap_acl`` plugins: folders can be read-only to
+    their owner (``server.set_rights(user, folder, "lr")``)."""
+    server = DovecotServer(acl=True).start()
     try:
         yield server
     finally:

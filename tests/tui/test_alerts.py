@@ -108,7 +108,7 @@ def test_marked_rows_mark_only_the_given_threads():
         return ThreadSummary(thread_id=ThreadId("mbox", value), subject=value, root_message_id=value, sender=Address("a", "a@x.org"),
                              last_activity=datetime(2026, 1, 1, tzinfo=timezone.utc), message_count=1)
 
-    rows = MarkedRows(ListRows([summary("<a>"), summary("<b>")]), {"mbox:<b>"})
+    rows = MarkedRows(ListRows([summary("<a>"), summary("<b>")]), {"msgid:<b>"})  # marks are str(thread_id)
     assert len(rows) == 2 and rows.page_size == 0
     assert not rows.peek(0).unread and rows.peek(1).unread
     assert rows.peek(5) is None

@@ -43,8 +43,20 @@ def test_baseline_is_silent_and_saved_only_on_acknowledge(recent_env):
     assert not poller.store.path.exists()
     poller.acknowledge(first)
     stored = json.loads(poller.store.path.read_text())
-    assert list(stored["seen"]) == [f"mbox:{REPORT}"]
+    assert list(stored["seen"]) == [f"msgid:{REPORT}"]
     assert "Old report" not in poller.store.path.read_text()  # ids and times only, no content
+
+
+def test_a_cursor_written_with_the_old_backend_tag_reads_back(recent_env):
+    """Before thread IDs were tagged by shape, the cursor said "mbox" and "mbox:<…>"."""
+    poller = _poller(recent_env)
+    poller.acknowledge(poller.poll())
+    stored = json.loads(poller.store.path.read_text())
+    stored["kind"] = "mbox"
+    stored["seen"] = {f"mbox:{k.partition(':')[2]}": v for k, v in stored["seen"].items()}
+    poller.store.path.write_text(json.dumps(stored))
+    again = poller.poll()
+    assert not again.baseline and not again.has_news, again.notes
 
 
 def test_new_thread_is_reported_until_acknowledged(recent_env):

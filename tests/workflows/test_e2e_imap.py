@@ -138,14 +138,14 @@ def test_tracker_write_broken_part_way_then_resumed(imap_env):
     sources.close()
     assert [s for s, _ in report.written] == ['create the tracker issue "Heap overflow in the frob parser"']
     assert report.failed[0] == "status rollup entry Import on the new issue"
-    assert report.not_attempted == [f"receipt-of-confirmation draft reply on imap:{REPORT}"]
+    assert report.not_attempted == [f"receipt-of-confirmation draft reply on msgid:{REPORT}"]
     assert _drafts(imap_env) == []
 
     descriptor.write_text(good)
     sources, resumed = _propose(imap_env)
     issue = report.written[0][1]["id"]
     assert [w.summary for w in resumed.writes] == [f"status rollup entry Import on {issue}",
-                                                   f"receipt-of-confirmation draft reply on imap:{REPORT}"]
+                                                   f"receipt-of-confirmation draft reply on msgid:{REPORT}"]
     assert resumed.apply(confirmed=True).ok
     sources.close()
     tracker = imap_env.tracker()
@@ -368,7 +368,7 @@ def test_every_flow_from_the_command_line_and_nothing_is_sent(imap_env, capsys, 
 
     assert cli("poll")["baseline"] is True
     doc = cli("import", REPORT, "--yes")  # a bare Message-ID takes the imap kind
-    assert doc["report"]["written"][2] == f"receipt-of-confirmation draft reply on imap:{REPORT}"
+    assert doc["report"]["written"][2] == f"receipt-of-confirmation draft reply on msgid:{REPORT}"
     assert [t["subject"] for t in cli("poll")["new_threads"]] == []
     when = NOW - timedelta(minutes=30)
     imap_env.seed(mail("<followup-9@reporter.example>", "Rita Reporter <rita@reporter.example>",

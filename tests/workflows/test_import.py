@@ -41,7 +41,7 @@ def test_proposal_holds_issue_rollup_receipt_and_recap(mbox_env):
     assert "### Received\n\n2026-09-01 10:00 UTC\n" in body
     assert "### Affected versions\n\n### CVE\n" in body  # left blank for the triager
     entry = _write_fields(proposal.writes[1])["Entry"]
-    assert f"Thread: `mbox:{REPORT}`" in entry and "Covers mail up to: 2026-09-01T10:00:00Z" in entry
+    assert f"Thread: `msgid:{REPORT}`" in entry and "Covers mail up to: 2026-09-01T10:00:00Z" in entry
     # mbox cannot write drafts: the receipt is shown as a preview, with the security CC
     preview = {f.label: f for f in proposal.preview}
     assert preview["To"].value == "rita@reporter.example"

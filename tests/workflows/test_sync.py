@@ -50,7 +50,7 @@ def test_new_reply_becomes_a_sync_entry_with_signals_shown(mbox_env):
         "- 2026-09-03 12:00 UTC · Rita Reporter (rita@reporter.example) (reporter): I wrote a patch; please "
         "credit me as Rita R. Is CVE-2026-12345 reserved?",
         "- 2026-09-04 08:30 UTC · Sam Security (sam@frobnicator.example.org): Confirmed on 1.2.3, fixed in trunk.",
-        f"Thread: `mbox:{REPORT}`",
+        f"Thread: `msgid:{REPORT}`",
         "Covers mail up to: 2026-09-04T08:30:00Z",
     ]
 
@@ -149,5 +149,5 @@ def test_unreadable_thread_is_reported_and_others_continue(mbox_env):
     tracker = mbox_env.tracker()
     other = tracker.create("Other", "### Security mailing list thread\n\nmbox:<gone@example.org>\n", [])["id"]
     items = {i.issue_id: i for i in _collect(mbox_env)}
-    assert "cannot read thread mbox:<gone@example.org>" in items[other].problem
+    assert "cannot read thread msgid:<gone@example.org>" in items[other].problem  # old tag read back
     assert items[issue].problem is None

@@ -104,7 +104,8 @@ class ProposalDialog(ModalScreen[bool]):
                             yield area
                         else:
                             yield Static(inert_text(field.value, multiline=True), classes="write-multiline")
-                if p.preview:
+                # Blocked means blocked: no text to copy by hand either.
+                if p.preview and not p.blocked:
                     yield Static(Text.assemble(("Would write", "bold"),
                                                " — no configured backend can write it (see below); "
                                                "copy the text to draft it by hand:"), classes="write-head")
