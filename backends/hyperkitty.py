@@ -69,6 +69,7 @@ class HyperKittySource(MailSource):
 
     kind = "mailman3"
     thread_id_kind = "hyperkitty"
+    resolves_message_ids = True  # the Message-ID hash (see thread_for_message_id)
     capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})
 
     def __init__(self, name: str, settings: Mapping[str, object] | None = None) -> None:
@@ -309,7 +310,7 @@ class HyperKittySource(MailSource):
             ArchiveNotFound: no such thread or list.
             ArchiveServerError / ArchiveBadResponse: the email listing failed.
         """
-        self._check_kind(thread_id)
+        thread_id = self.own_thread_id(thread_id)  # another shape: found by its root Message-ID
         value = self._thread_value(thread_id)
         base = self._api(self.list_address, f"thread/{quote(value, safe='')}/emails/")
         emails: list[dict] = []
@@ -435,6 +436,14 @@ class HyperKittySource(MailSource):
         return html_text_part(response.content, encoding if isinstance(encoding, str) else None)
 
     # -- Message-IDs -------------------------------------------------------------
+    def thread_for_message_id(self, message_id: str) -> ThreadId | None:
+        """Cross-backend thread identity: the thread holding ``message_id``, None when the
+        archive has no such message (see :meth:`resolve_message_id`)."""
+        try:
+            return self.resolve_message_id(message_id)
+        except ArchiveNotFound:
+            return None
+
     def resolve_message_id(self, message_id: str) -> ThreadId:
         """The thread that holds ``message_id`` (a root's or a reply's), by its hash.
 
@@ -471,7 +480,7 @@ class HyperKittySource(MailSource):
     def thread_url(self, thread_id: ThreadId) -> str:
         """``<base>/list/<list>/thread/<id>/``; a Message-ID costs one request to find its
         thread. Raises BackendFailure for another kind's ID."""
-        self._check_kind(thread_id)
+        thread_id = self.own_thread_id(thread_id)  # another shape: found by its root Message-ID
         value = self._thread_value(thread_id)
         return f"{self.base_url}/list/{quote(self.list_address, safe='@')}/thread/{quote(value, safe='')}/"
 

@@ -76,6 +76,7 @@ class PonyMailSource(MailSource):
 
     kind = "ponymail"
     thread_id_kind = "ponymail"
+    resolves_message_ids = True  # thread.lua with find_parent (see thread_for_message_id)
     capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})
 
     def __init__(self, name: str, settings: Mapping[str, object] | None = None) -> None:
@@ -340,6 +341,14 @@ class PonyMailSource(MailSource):
             raise ArchiveBadResponse(self.name, f"{what}: no thread in the answer")
         return root
 
+    def thread_for_message_id(self, message_id: str) -> ThreadId | None:
+        """Cross-backend thread identity: the thread holding ``message_id``, None when the
+        archive has no such message (see :meth:`resolve_message_id`)."""
+        try:
+            return self.resolve_message_id(message_id)
+        except ArchiveNotFound:
+            return None
+
     def resolve_message_id(self, message_id: str) -> ThreadId:
         """The thread holding ``message_id`` (a root's or a reply's), by its root's permalink.
 
@@ -399,7 +408,7 @@ class PonyMailSource(MailSource):
             ArchiveNotFound: no such thread on this list.
             ArchiveServerError / ArchiveBadResponse: the thread request failed.
         """
-        self._check_kind(thread_id)
+        thread_id = self.own_thread_id(thread_id)  # another shape: found by its root Message-ID
         value = thread_id.value.strip()
         try:
             root = self._thread_root(value)
@@ -451,7 +460,7 @@ class PonyMailSource(MailSource):
         reads the id as a Message-ID whenever a list ID follows ``?``). Raises
         BackendFailure for another kind's ID, ArchiveNotFound for an unknown one.
         """
-        self._check_kind(thread_id)
+        thread_id = self.own_thread_id(thread_id)  # another shape: found by its root Message-ID
         value = thread_id.value.strip()
         # The page of a reply's permalink shows that reply alone: link the root, which
         # opens the whole thread (one thread request with find_parent).
