@@ -447,6 +447,13 @@ _BETWEEN_WORDS = re.compile(r"(\?=)\s+(?==\?[^?\s]+\?[bBqQ]\?[^?\s]*\?=)")
 _QP_ESCAPE = re.compile(rb"=([0-9A-Fa-f]{2})")
 
 
+# Labels whose text is usually written in a superset (GB2312 mail is mostly GBK or
+# GB18030 in practice, and GB18030 decodes all of them), or that Python spells
+# differently.
+_CHARSET_ALIASES = {"gb2312": "gb18030", "gbk": "gb18030", "euc-cn": "gb18030", "x-gbk": "gb18030",
+                    "cp936": "gb18030", "x-utf-7": "utf-7", "x-utf7": "utf-7"}
+
+
 def _codec_name(label: str | None) -> str | None:
     """Python codec name for a charset label, or None when unknown/meaningless."""
     if label is None:
@@ -454,10 +461,35 @@ def _codec_name(label: str | None) -> str | None:
     label = label.strip().strip('"').lower()
     if label in _MEANINGLESS_CHARSETS:
         return None
+    label = _CHARSET_ALIASES.get(label, label)
     try:
-        return codecs.lookup(label).name
+        name = codecs.lookup(label).name
     except (LookupError, ValueError):  # ValueError: a NUL in the label
         return None
+    return _CHARSET_ALIASES.get(name, name)
+
+
+# A part in a multibyte charset with a few bad bytes is still that charset: decode it
+# with replacement characters rather than as latin-1 mojibake (at most this share of
+# the bytes may be bad).
+_REPLACE_AT_MOST = 0.02
+_UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xf4][\x80-\xbf]+")
+
+
+def _decode_with_replacement(data: bytes, codec: str) -> tuple[str, int] | None:
+    """``data`` decoded in ``codec`` with U+FFFD for bad bytes, when few are bad; else None."""
+    if codec in ("ascii", "latin-1", "iso8859-1", "cp1252", "utf-7"):
+        return None  # single-byte labels are better served by the fallback charsets
+    if codec == "utf-8" and _UTF8_MULTIBYTE.search(data) is None:
+        return None  # no valid multibyte sequence at all: not utf-8, a mislabel
+    try:
+        text = data.decode(codec, "replace")
+    except LookupError:
+        return None
+    bad = text.count("\ufffd") - data.decode(codec, "ignore").count("\ufffd")
+    if bad <= 0 or bad > max(1, int(len(data) * _REPLACE_AT_MOST)):
+        return None
+    return text, bad
 
 
 def decode_bytes(data: bytes, label: str | None) -> tuple[str, str | None]:
@@ -472,6 +504,11 @@ def decode_bytes(data: bytes, label: str | None) -> tuple[str, str | None]:
             return data.decode(codec), None
         except (UnicodeDecodeError, LookupError):
             pass
+        replaced = _decode_with_replacement(data, codec)
+        if replaced is not None:
+            text, bad = replaced
+            return text, (f"{bad} byte{'s' if bad > 1 else ''} invalid in the declared charset {label}; "
+                          "replaced with U+FFFD")
     elif label is None or label.strip().lower() in _MEANINGLESS_CHARSETS:
         try:
             return data.decode("ascii"), None
@@ -494,30 +531,53 @@ def decode_bytes(data: bytes, label: str | None) -> tuple[str, str | None]:
     return data.decode("latin-1"), None  # unreachable: latin-1 decodes every byte
 
 
-def _decode_encoded_word(charset: str, encoding: str, payload: str) -> tuple[str, str | None]:
-    charset = charset.split("*", 1)[0]  # RFC 2231 language suffix: utf-8*en
+def _encoded_word_bytes(encoding: str, payload: str) -> bytes | None:
+    """The bytes an encoded word carries; None when its base64 is broken."""
     data = payload.encode("utf-8", "surrogateescape")  # raw 8-bit inside a word: keep its bytes
-    note = None
     if encoding in "bB":
         padded = data + b"=" * (-len(data) % 4)
         try:
-            raw = base64.b64decode(padded, validate=False)
+            return base64.b64decode(padded, validate=False)
         except (binascii.Error, ValueError):
-            return f"=?{charset}?{encoding}?{payload}?=", "a base64 encoded-word in a header is broken; shown as is"
-    else:
-        raw = _QP_ESCAPE.sub(lambda m: bytes([int(m.group(1), 16)]), data.replace(b"_", b" "))
-    text, charset_note = decode_bytes(raw, charset)
-    if charset_note:
-        note = f"encoded-word: {charset_note}"
-    return text, note
+            return None
+    return _QP_ESCAPE.sub(lambda m: bytes([int(m.group(1), 16)]), data.replace(b"_", b" "))
 
 
-def decode_header_text(value: bytes | str | None) -> tuple[str, list[str]]:
+def _decode_encoded_word(charset: str, encoding: str, payload: str) -> tuple[str, str | None]:
+    raw = _encoded_word_bytes(encoding, payload)
+    if raw is None:
+        return f"=?{charset}?{encoding}?{payload}?=", "a base64 encoded-word in a header is broken; shown as is"
+    text, charset_note = decode_bytes(raw, charset.split("*", 1)[0])  # RFC 2231 language suffix: utf-8*en
+    return text, (f"encoded-word: {charset_note}" if charset_note else None)
+
+
+def _decode_raw_header(value: bytes, charset: str | None, notes: list[str]) -> str:
+    """A header with raw 8-bit bytes: the body's declared charset, then utf-8, then windows-1252."""
+    codec = _codec_name(charset)
+    if codec is not None and codec not in ("ascii", "utf-8"):
+        try:
+            text = value.decode(codec)
+            notes.append(f"raw 8-bit characters in the header; read as {charset}, the body's charset")
+            return text
+        except (UnicodeDecodeError, LookupError):
+            pass
+    try:
+        text = value.decode("utf-8")
+        notes.append("raw 8-bit characters in the header; read as utf-8")
+    except UnicodeDecodeError:
+        text = value.decode("windows-1252", "replace")
+        notes.append("raw 8-bit characters in the header, not utf-8; read as windows-1252")
+    return text
+
+
+def decode_header_text(value: bytes | str | None, charset: str | None = None) -> tuple[str, list[str]]:
     """Decode an unstructured header (Subject, a display name) into text and notes.
 
-    Handles RFC 2047 encoded-words in any charset Python knows, falls back (with a
-    note) for unknown or mislabelled charsets, decodes raw 8-bit headers (utf-8,
-    else windows-1252) with a note, and unfolds continuation lines.
+    Handles RFC 2047 encoded-words in any charset Python knows (adjacent words in one
+    charset are joined before decoding, RFC 2047 section 6.2, so a character split
+    over two words survives), falls back (with a note) for unknown or mislabelled
+    charsets, decodes raw 8-bit headers (``charset``, the body's declared charset,
+    then utf-8, then windows-1252) with a note, and unfolds continuation lines.
     """
     notes: list[str] = []
     if value is None:
@@ -527,26 +587,40 @@ def decode_header_text(value: bytes | str | None) -> tuple[str, list[str]]:
     try:
         text = value.decode("ascii")
     except UnicodeDecodeError:
-        try:
-            text = value.decode("utf-8")
-            notes.append("raw 8-bit characters in the header; read as utf-8")
-        except UnicodeDecodeError:
-            text = value.decode("windows-1252", "replace")
-            notes.append("raw 8-bit characters in the header, not utf-8; read as windows-1252")
+        text = _decode_raw_header(value, charset, notes)
     if "\n" in text or "\r" in text:
         text = re.sub(r"\r?\n|\r", "", text)
     text = text.strip()
     if "=?" not in text:
         return text, notes
     text = _BETWEEN_WORDS.sub(r"\1", text)
-
-    def replace(match: re.Match[str]) -> str:
-        decoded, note = _decode_encoded_word(match.group(1), match.group(2), match.group(3))
+    out: list[str] = []
+    position = 0
+    matches = list(_ENCODED_WORD.finditer(text))
+    i = 0
+    while i < len(matches):
+        match = matches[i]
+        out.append(text[position:match.start()])
+        charset_label, encoding = match.group(1), match.group(2)
+        # Adjacent words of one charset form one run of bytes.
+        run = [match]
+        while (i + len(run) < len(matches) and matches[i + len(run)].start() == run[-1].end()
+               and matches[i + len(run)].group(1).lower() == charset_label.lower()):
+            run.append(matches[i + len(run)])
+        chunks = [_encoded_word_bytes(m.group(2), m.group(3)) for m in run]
+        if len(run) > 1 and None not in chunks:
+            decoded, charset_note = decode_bytes(b"".join(chunks), charset_label.split("*", 1)[0])
+            note = f"encoded-word: {charset_note}" if charset_note else None
+        else:
+            run = [match]
+            decoded, note = _decode_encoded_word(charset_label, encoding, match.group(3))
         if note and note not in notes:
             notes.append(note)
-        return decoded
-
-    return _ENCODED_WORD.sub(replace, text), notes
+        out.append(decoded)
+        position = run[-1].end()
+        i += len(run)
+    out.append(text[position:])
+    return "".join(out), notes
 
 
 _ADDR_SPEC = r'[^\s<>"(),;:@\[\]\\]+@[^\s<>"(),;:@\[\]\\]+'
@@ -561,43 +635,83 @@ def is_plain_address(text: str) -> bool:
     return re.fullmatch(_ADDR_SPEC, text) is not None and "=?" not in text
 
 
-def parse_address(value: bytes | str | None) -> Address:
+def parse_address(value: bytes | str | None, charset: str | None = None) -> Address:
     """The first address of a From-like header; ``Address('', '')`` when there is none."""
-    addresses = parse_address_list(value)
+    addresses = parse_address_list(value, charset)
     return addresses[0] if addresses else Address("", "")
 
 
-def parse_address_list(value: bytes | str | None) -> tuple[Address, ...]:
+# An obsolete source route (RFC 5322 obs-route): "<@a.example,@b.example:user@host>".
+_SOURCE_ROUTE = re.compile(r"<\s*@[^<>:\s,]+(?:\s*,\s*@[^<>:\s,]+)*\s*:\s*")
+# Pipermail's obfuscation: "user at example.com (Name)".
+_PIPERMAIL = re.compile(r"\s*([^\s@<>()\",;:]+) at ([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)\s*(?:\((.*)\))?\s*")
+
+
+def _clean_email(email: str, charset: str | None) -> str:
+    """Raw 8-bit bytes in an address are kept as surrogates while parsing; decode them."""
+    if email.isascii():
+        return email
+    raw = email.encode("utf-8", "surrogateescape")
+    return raw.decode("utf-8") if raw.isascii() else _decode_raw_header(raw, charset, [])
+
+
+def _address_of_text(text: str) -> Address:
+    """An address read from decoded text (a From that was only an encoded word)."""
+    match = _NAME_ADDR.fullmatch(text)
+    if match is not None:
+        return Address(" ".join(match.group(1).split()).strip('" '), match.group(2))
+    match = _BARE_ADDR.fullmatch(text)
+    if match is not None:
+        return Address("", match.group(1))
+    return Address(text.strip(), "")
+
+
+def parse_address_list(value: bytes | str | None, charset: str | None = None) -> tuple[Address, ...]:
     """Every address in a To/Cc-like header, display names decoded (never raises).
 
     The raw value is split first and display names decoded after, so an encoded
-    comma inside a name cannot split an address.
+    comma inside a name cannot split an address. ``charset`` is the body's declared
+    charset, tried first for raw 8-bit display names. Source routes are dropped
+    (the mailbox is what follows the colon), pipermail's ``user at host (Name)`` is
+    read as ``user@host``, and a value that is only an encoded word is decoded
+    before it is read (never lower-cased or trimmed first).
     """
     if not value:
         return ()
-    raw_text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+    raw_text = value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
     if "\n" in raw_text or "\r" in raw_text:
         raw_text = re.sub(r"\r?\n|\r", "", raw_text)
+    if "<@" in raw_text or "< @" in raw_text:
+        raw_text = _SOURCE_ROUTE.sub("<", raw_text)
     # The common single-address shapes, read as getaddresses reads them (a test
     # checks that on many generated values); anything else goes to getaddresses.
     match = _NAME_ADDR.fullmatch(raw_text)
     if match is not None:
-        display, _ = decode_header_text(" ".join(match.group(1).split()))
-        return (Address(display.strip(), match.group(2)),)
+        display, _ = decode_header_text(" ".join(match.group(1).split()), charset)
+        return (Address(display.strip(), _clean_email(match.group(2), charset)),)
     match = _BARE_ADDR.fullmatch(raw_text)
     if match is not None:
-        return (Address("", match.group(1)),)
+        return (Address("", _clean_email(match.group(1), charset)),)
+    if "@" not in raw_text:
+        match = _PIPERMAIL.fullmatch(raw_text)
+        if match is not None:
+            display, _ = decode_header_text(match.group(3) or "", charset)
+            return (Address(display.strip(), f"{match.group(1)}@{match.group(2)}"),)
+        if "=?" in raw_text:
+            decoded, _ = decode_header_text(raw_text, charset)
+            if "=?" not in decoded:
+                return (_address_of_text(decoded),)
     try:
         pairs = getaddresses([raw_text])
     except (TypeError, ValueError, IndexError):
-        text, _ = decode_header_text(raw_text)
+        text, _ = decode_header_text(raw_text, charset)
         return (Address(text.strip(), ""),)
     result = []
     for name, email in pairs:
         if not name and not email:
             continue
-        display, _ = decode_header_text(name)
-        result.append(Address(display.strip(), email.strip()))
+        display, _ = decode_header_text(name, charset)
+        result.append(Address(display.strip(), _clean_email(email.strip(), charset)))
     return tuple(result)
 
 
