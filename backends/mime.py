@@ -124,21 +124,49 @@ def split_header_block(raw: bytes) -> tuple[bytes, int]:
     return raw[: match.start() + (2 if raw[match.start()] == 13 else 1)], match.end()
 
 
-def synthetic_message_id(header_block: bytes) -> str:
-    """A stable Message-ID for a message that has none: a hash of its raw headers.
+# How much of a body the synthetic ID hashes: enough to tell messages apart, bounded
+# so every reader (including the mbox scan, which sees a message in one buffer) can.
+_SYNTHETIC_BODY_BYTES = 256 * 1024
+
+
+def synthetic_message_id(header_block: bytes, body: bytes = b"") -> str:
+    """A stable Message-ID for a message that has none: a hash of its headers and body.
 
     Line ends are normalised first so the same message gives the same ID whether
-    it was stored with LF, CRLF or CR line ends. The domain ``mailtriage.invalid``
-    can never collide with a real Message-ID.
+    it was stored with LF, CRLF or CR line ends, in an mbox, a Maildir or a
+    ``.eml`` file (the mbox reader hashes the body after undoing ``>From ``
+    quoting). The body counts too, so two alerts with identical headers stay two
+    messages. The domain ``mailtriage.invalid`` can never collide with a real Message-ID.
     """
     normalized = header_block.replace(b"\r\n", b"\n").replace(b"\r", b"\n").rstrip(b"\n")
-    digest = hashlib.sha256(normalized).hexdigest()[:24]
+    text = body[: 4 * _SYNTHETIC_BODY_BYTES]
+    text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")[:_SYNTHETIC_BODY_BYTES].strip(b"\n")
+    digest = hashlib.sha256(normalized + b"\n\n" + text).hexdigest()[:24]
     return f"<synthetic-{digest}@{SYNTHETIC_DOMAIN}>"
 
 
 # A header field: name at the start of a line, optional blanks, colon, then the value
-# with its continuation lines (their line breaks kept; decoding unfolds them).
-_HEADER_FIELD = re.compile(rb"^([!-9;-~]+)[ \t]*:[ \t]*(.*(?:\n[ \t].*)*)", re.MULTILINE)
+# with its continuation lines (their line breaks kept; decoding unfolds them). A name
+# folded away from its colon ("From\n : <x@y>", seen in the wild) is the same field.
+_HEADER_FIELD = re.compile(rb"^([!-9;-~]+)[ \t]*(?:\n[ \t]+)?:[ \t]*(.*(?:\n[ \t].*)*)", re.MULTILINE)
+# A line of the header block that is neither a field nor a continuation: a strict
+# reader (the stdlib parser, RFC 5322) ends the header block there, so nothing after
+# it may become a header (a "From:" after it is body text, not a sender).
+_NOT_A_FIELD = re.compile(rb"^(?![!-9;-~]+[ \t]*(?:\n[ \t]+)?:|[ \t])[^\n]+", re.MULTILINE)
+_FOLDED_NAME = re.compile(rb"^([!-9;-~]+)[ \t]*\n[ \t]+:", re.MULTILINE)
+
+
+def malformed_header_line(header_block: bytes) -> int | None:
+    """Offset (in the LF form of the block) of the first line that is not a header field.
+
+    A leading mbox ``From `` line is not counted. None when the block is well formed.
+    """
+    block = header_block
+    if b"\r" in block:
+        block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    start = block.find(b"\n") + 1 if block.startswith(b"From ") else 0
+    match = _NOT_A_FIELD.search(block, start) if start or block else None
+    return match.start() if match is not None else None
 
 
 def header_fields(header_block: bytes, wanted: frozenset[bytes] | set[bytes] | None = None) -> dict[bytes, bytes]:
@@ -146,19 +174,47 @@ def header_fields(header_block: bytes, wanted: frozenset[bytes] | set[bytes] | N
 
     The value keeps folded line breaks; no decoding happens here, callers decode
     only what they show. ``wanted`` (lowercased names) limits what is kept. Line
-    ends may be LF, CRLF or CR. Lines that are not fields (an mbox ``From `` line,
-    junk) are skipped. The mbox fast path reads the same fields with the same
-    rules, so both agree on every ID, date and subject.
+    ends may be LF, CRLF or CR. A leading mbox ``From `` line is skipped; the block
+    ends at the first other line that is not a field (as for a strict parser), so a
+    lenient reading never finds a header a strict one does not. The mbox fast path
+    reads the same fields with the same rules, so both agree on every ID, date and
+    subject.
     """
     block = header_block
     if b"\r" in block:
         block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    end = malformed_header_line(block)
+    if end is not None:
+        block = block[:end]
     fields: dict[bytes, bytes] = {}
     for match in _HEADER_FIELD.finditer(block):
         name = match.group(1).lower()
         if (wanted is None or name in wanted) and name not in fields:
             fields[name] = match.group(2)
     return fields
+
+
+def header_values(header_block: bytes, name: bytes) -> list[bytes]:
+    """Every value of header ``name`` (lowercase) in the block, in order (same rules as header_fields)."""
+    block = header_block
+    if b"\r" in block:
+        block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    end = malformed_header_line(block)
+    if end is not None:
+        block = block[:end]
+    return [m.group(2) for m in _HEADER_FIELD.finditer(block) if m.group(1).lower() == name]
+
+
+def unfold_header_names(raw: bytes) -> tuple[bytes, bool]:
+    """Join a header name folded away from its colon (``From\\n : x``) in the header block."""
+    header, offset = split_header_block(raw)
+    if b":" not in header or _FOLDED_NAME.search(header.replace(b"\r\n", b"\n")) is None:
+        return raw, False
+    crlf = b"\r\n" in header
+    fixed = _FOLDED_NAME.sub(rb"\1:", header.replace(b"\r\n", b"\n"))
+    if crlf:
+        fixed = fixed.replace(b"\n", b"\r\n")
+    return fixed + raw[len(header):], True
 
 
 # ---------------------------------------------------------------------------
@@ -176,17 +232,23 @@ def _id_text(raw: bytes) -> str:
         return raw.decode("utf-8", "replace")
 
 
-def extract_msgid(value: bytes | str | None) -> str | None:
+# A reference must look like a Message-ID (RFC 5322: id-left "@" id-right). Values
+# such as git-send-email's leftover "<yes>" would otherwise join unrelated threads.
+REFERENCE_ID = re.compile(rb"<[^<>\s@]*+@[^<>\s]++>")
+
+
+def extract_msgid(value: bytes | str | None, *, reference: bool = False) -> str | None:
     """The Message-ID in a header value, angle brackets kept; None when there is none.
 
     Takes the first ``<...>`` token; a bare ``local@domain`` (seen from broken
-    clients) is wrapped in brackets. Anything else is no ID.
+    clients) is wrapped in brackets. Anything else is no ID. With ``reference``
+    (an In-Reply-To value) a token without ``@`` is no ID either.
     """
     if not value:
         return None
     if isinstance(value, str):
         value = value.encode("utf-8", "surrogateescape")
-    match = _BRACKETED_ID.search(value)
+    match = (REFERENCE_ID if reference else _BRACKETED_ID).search(value)
     if match is not None:
         return _id_text(match.group())
     match = _BARE_ID.search(value)
@@ -196,15 +258,27 @@ def extract_msgid(value: bytes | str | None) -> str | None:
 
 
 def extract_msgids(value: bytes | str | None) -> tuple[str, ...]:
-    """Every ``<...>`` Message-ID in a References / In-Reply-To value, in order, deduplicated."""
+    """Every ``<...@...>`` Message-ID in a References value, in order, deduplicated.
+
+    Tokens without ``@`` are not Message-IDs and are left out (see :func:`ignored_references`).
+    """
     if not value:
         return ()
     if isinstance(value, str):
         value = value.encode("utf-8", "surrogateescape")
     seen: dict[str, None] = {}
-    for token in _BRACKETED_ID.findall(value):
+    for token in REFERENCE_ID.findall(value):
         seen.setdefault(_id_text(token), None)
     return tuple(seen)
+
+
+def ignored_references(value: bytes | str | None) -> list[str]:
+    """The ``<...>`` tokens of a References / In-Reply-To value that are not Message-IDs (no ``@``)."""
+    if not value:
+        return []
+    if isinstance(value, str):
+        value = value.encode("utf-8", "surrogateescape")
+    return [_id_text(t) for t in _BRACKETED_ID.findall(value) if b"@" not in t]
 
 
 # ---------------------------------------------------------------------------
@@ -254,7 +328,30 @@ def parse_date(value: bytes | str | None) -> datetime | None:
         return None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=timezone.utc)
+    if 100 <= parsed.year < 1000:  # RFC 5322 section 4.3: a three-digit year is 1900 + it
+        try:
+            parsed = parsed.replace(year=parsed.year + 1900)
+        except ValueError:  # 29 Feb of a year that is no leap year once moved
+            return None
     return parsed
+
+
+# Dates outside this window are probably wrong (a clock at 1970, a typo, a spoof).
+PLAUSIBLE_SINCE = datetime(1990, 1, 1, tzinfo=timezone.utc).timestamp()
+PLAUSIBLE_AHEAD_SECONDS = 86400.0
+
+
+def implausible_date(epoch: float | None, now: float | None = None) -> str | None:
+    """Why a date is implausible (before 1990, more than a day ahead), or None."""
+    if epoch is None or epoch == float("-inf"):
+        return None
+    if epoch < PLAUSIBLE_SINCE:
+        return "before 1990"
+    if now is None:
+        now = datetime.now(timezone.utc).timestamp()
+    if epoch > now + PLAUSIBLE_AHEAD_SECONDS:
+        return "more than a day ahead of now"
+    return None
 
 
 _DAY_EPOCH: dict[tuple[bytes, bytes, bytes], int | None] = {}
@@ -747,9 +844,9 @@ def list_unsubscribe(value: str | bytes | None) -> dict[str, list[str]]:
 # ---------------------------------------------------------------------------
 
 _PARSER = BytesParser(policy=_POLICY)
-_KEY_FIELDS = frozenset((b"message-id", b"references", b"in-reply-to", b"date", b"subject", b"from", b"to", b"cc"))
 _HEADER_PARSER = BytesParser(policy=_POLICY)
-_KEY_FIELDS = frozenset((b"message-id", b"references", b"in-reply-to", b"date", b"subject", b"from", b"to", b"cc"))
+_KEY_FIELDS = frozenset((b"message-id", b"references", b"in-reply-to", b"date", b"subject", b"from", b"to", b"cc",
+                         b"content-type"))
 _ADDRESS_HEADERS = ("to", "cc")
 
 
@@ -773,13 +870,17 @@ def _raw_header_items(msg: EmailMessage) -> list[tuple[str, bytes]]:
     return items
 
 
-def _display_header(name: str, raw: bytes, notes: list[str]) -> str:
+def _address_text(address: Address) -> str:
+    return f"{address.name} <{address.email}>" if address.name else (address.email or "(no address)")
+
+
+def _display_header(name: str, raw: bytes, notes: list[str], charset: str | None = None) -> str:
     lname = name.lower()
     if lname in ("message-id", "in-reply-to", "references", "date", "received", "dkim-signature",
                  "arc-seal", "arc-message-signature", "authentication-results"):
         text = raw.decode("utf-8", "replace")
         return re.sub(r"\r?\n|\r", "", text)
-    text, header_notes = decode_header_text(raw)
+    text, header_notes = decode_header_text(raw, charset)
     for note in header_notes:
         notes.append(f"{name}: {note}")
     return text
@@ -856,21 +957,111 @@ def _salvage_base64(part: EmailMessage) -> tuple[bytes, int] | None:
         return None
 
 
+# Inline styles that hide text from the reader while a filter (or a model) still sees it.
+_HIDDEN_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0*(?:\.0+)?(?:px|pt|em|rem|%)?\s*(?:;|$|!)"
+    r"|(?<![-\w])color\s*:\s*(?:#fff(?:fff)?\b|white\b|rgba?\(\s*255\s*,\s*255\s*,\s*255)"
+    r"|opacity\s*:\s*0(?:\.0+)?\s*(?:;|$)",
+    re.IGNORECASE)
+_DARK_BACKGROUND = re.compile(r"background(?:-color)?\s*:\s*(?!#fff|white|transparent|none)[#\w]", re.IGNORECASE)
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>")
+_STYLE_ATTR = re.compile(r"""\bstyle\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+_FONT_WHITE = re.compile(r"""\bcolor\s*=\s*["']?\s*(?:#fff(?:fff)?|white)\b""", re.IGNORECASE)
+_VOID_TAGS = frozenset(("br", "img", "hr", "meta", "link", "input", "col", "area", "base", "wbr", "source"))
+HIDDEN_OPEN, HIDDEN_CLOSE = "[hidden text: ", "]"
+
+
+def _is_hidden(tag: str, attrs: str) -> bool:
+    match = _STYLE_ATTR.search(attrs)
+    style = next((g for g in match.groups() if g is not None), "") if match else ""
+    if style and _HIDDEN_STYLE.search(style) and not (
+            "color" in style.lower() and _DARK_BACKGROUND.search(style) and not _HIDDEN_STYLE.search(
+                _DARK_BACKGROUND.sub("", style).replace("color", "", 0))):
+        return True
+    if re.search(r"(?:^|\s)hidden(?:\s|=|$)", attrs, re.IGNORECASE):
+        return True
+    return tag == "font" and _FONT_WHITE.search(attrs) is not None
+
+
+def _mark_hidden(html: str) -> tuple[str, int]:
+    """Wrap the text of elements hidden by their style in visible markers; count them."""
+    if "<" not in html:
+        return html, 0
+    out: list[str] = []
+    position = 0
+    stack: list[tuple[str, bool]] = []
+    hidden_depth = 0
+    count = 0
+    for match in _TAG.finditer(html):
+        closing, tag, attrs = match.group(1), match.group(2).lower(), match.group(3)
+        if tag in ("style", "script", "head", "title"):
+            continue
+        if not closing:
+            if tag in _VOID_TAGS or attrs.rstrip().endswith("/"):
+                continue
+            hidden = hidden_depth == 0 and _is_hidden(tag, attrs)
+            stack.append((tag, hidden))
+            if hidden:
+                hidden_depth += 1
+                count += 1
+                out.append(html[position:match.end()])
+                out.append(HIDDEN_OPEN)
+                position = match.end()
+            continue
+        # A closing tag closes the nearest open element of that name (and any left open inside it).
+        for depth in range(len(stack) - 1, -1, -1):
+            if stack[depth][0] == tag:
+                closed = stack[depth:]
+                del stack[depth:]
+                if any(h for _, h in closed):
+                    hidden_depth = 0
+                    out.append(html[position:match.start()])
+                    out.append(HIDDEN_CLOSE)
+                    position = match.start()
+                break
+    out.append(html[position:])
+    if hidden_depth:
+        out.append(HIDDEN_CLOSE)
+    return "".join(out), count
+
+
 def _html_to_text(html: str) -> tuple[str, str | None]:
-    """HTML to readable text. html2text only rewrites markup; nothing is fetched."""
+    """HTML to readable text. html2text only rewrites markup; nothing is fetched.
+
+    Text the HTML hides from its reader (display:none, zero-size fonts, white text,
+    ...) is kept and wrapped in ``[hidden text: ...]`` with a note: it is what a
+    lure hides from a person and shows to a filter.
+    """
+    notes = []
+    try:
+        html, hidden = _mark_hidden(html)
+    except Exception:  # noqa: BLE001 - marking is best effort; the text itself must not be lost
+        hidden = 0
+    if hidden:
+        notes.append(f"the HTML hides text from its reader ({hidden} element{'s' if hidden > 1 else ''}: "
+                     "display:none, zero-size, white or invisible); shown marked [hidden text: ...]")
     try:
         import html2text
     except ImportError:  # pragma: no cover - a declared dependency
-        return re.sub(r"<[^>]+>", "", html), "html2text is not installed; tags stripped"
+        notes.append("html2text is not installed; tags stripped")
+        return re.sub(r"<[^>]+>", "", html), "; ".join(notes)
     converter = html2text.HTML2Text()
     converter.body_width = 0
     converter.ignore_images = False  # keep alt text and the target visible, never load it
     converter.images_to_alt = True
     converter.unicode_snob = True
     try:
-        return converter.handle(html).strip("\n") + "\n", None
+        return converter.handle(html).strip("\n") + "\n", "; ".join(notes) or None
     except Exception as exc:  # noqa: BLE001 - hostile HTML must not lose the message
-        return re.sub(r"<[^>]+>", "", html), f"HTML could not be converted ({exc}); tags stripped"
+        notes.append(f"HTML could not be converted ({exc}); tags stripped")
+        return re.sub(r"<[^>]+>", "", html), "; ".join(notes)
+
+
+def _strip_cr(text: str) -> str:
+    """Line ends of decoded text as LF: CRs left over from CRLF files (inside base64, say) go."""
+    if "\r" not in text:
+        return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _text_part(part: EmailMessage, content_type: str) -> TextPart:
@@ -881,13 +1072,40 @@ def _text_part(part: EmailMessage, content_type: str) -> TextPart:
     text, charset_note = decode_bytes(data, label if isinstance(label, str) else None)
     if charset_note:
         notes.append(charset_note)
+    text = _strip_cr(text)
     from_html = False
     if content_type == "text/html":
         text, html_note = _html_to_text(text)
+        text = _strip_cr(text)
         from_html = True
         if html_note:
             notes.append(html_note)
     return TextPart(content_type=content_type, text=text, note="; ".join(notes) or None, from_html=from_html)
+
+
+_HREF = re.compile(r"""\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+
+
+def _html_only_links(html_part: EmailMessage, plain_text: str) -> list[str]:
+    """Link targets of an HTML alternative that its text/plain sibling does not show."""
+    try:
+        data, _ = _payload_bytes(html_part)
+        label = html_part.get_param("charset")
+        html, _ = decode_bytes(data, label if isinstance(label, str) else None)
+    except Exception:  # noqa: BLE001 - a comparison only; never lose the message over it
+        return []
+    plain = " ".join(plain_text.split())
+    links = []
+    for match in _HREF.finditer(html):
+        target = next(g for g in match.groups() if g is not None).strip()
+        if not target or target.startswith("#") or target.lower().startswith("mailto:"):
+            continue
+        import html as _html
+
+        target = _html.unescape(target)
+        if target not in plain and target.rstrip("/") not in plain and target not in links:
+            links.append(target)
+    return links
 
 
 def _header_summary_text(msg: EmailMessage) -> str:
@@ -975,7 +1193,32 @@ def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
             return
         if content_type == "multipart/alternative" and children:
             chosen = _choose_alternative(children)
+            html = next((c for c in children if c.get_content_type() == "text/html"
+                         and c.get_content_disposition() != "attachment"), None)
+            before = len(result.text_parts)
             _walk_into(chosen, result, depth + 1)
+            if html is not None and chosen is not html and chosen.get_content_type() == "text/plain" \
+                    and len(result.text_parts) == before + 1:
+                plain = result.text_parts[-1]
+                if not plain.text.strip():
+                    # An empty text alternative hides the message: show the HTML one.
+                    del result.text_parts[-1]
+                    _walk_into(html, result, depth + 1)
+                    if len(result.text_parts) == before + 1:
+                        shown = result.text_parts[-1]
+                        note = "the text/plain alternative is empty; the HTML alternative is shown"
+                        result.text_parts[-1] = TextPart(shown.content_type, shown.text,
+                                                         note="; ".join(filter(None, (note, shown.note))),
+                                                         from_html=shown.from_html)
+                else:
+                    extra = _html_only_links(html, plain.text)
+                    if extra:
+                        listed = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+                        note = (f"the alternatives differ: links only in the HTML alternative "
+                                f"(not shown here): {listed}")
+                        result.text_parts[-1] = TextPart(plain.content_type, plain.text,
+                                                         note="; ".join(filter(None, (plain.note, note))),
+                                                         from_html=plain.from_html)
             for other in children:
                 # Alternatives that are not text (e.g. a calendar invite) stay reachable.
                 if other is not chosen and other.get_content_maintype() not in ("text", "multipart"):
@@ -1048,23 +1291,26 @@ def parse_message(raw: bytes, *, backend_ref: str | None = None, max_bytes: int 
     raw, line_note = normalize_line_ends(raw)
     if line_note:
         notes.append(line_note)
+    raw = _fix_header_block(raw, notes)
+    header_block, body_offset = split_header_block(raw)
+    body_head = raw[body_offset: body_offset + 4 * _SYNTHETIC_BODY_BYTES]  # for a synthetic ID, before any cap
     if max_bytes is not None and len(raw) > max_bytes:
         raw, cap_note = _truncate(raw, max_bytes)
         notes.append(cap_note)
-    header_block, _ = split_header_block(raw)
     try:
         msg = _PARSER.parsebytes(raw)
     except Exception as exc:  # noqa: BLE001 - the stdlib parser is lenient; keep the mail anyway
         notes.append(f"MIME structure could not be parsed ({exc}); body shown as raw text")
-        base = _message_from_headers(header_block, notes, backend_ref)
+        base = _message_from_headers(header_block, notes, backend_ref, body=body_head)
         body = raw[len(header_block):]
         text, note = decode_bytes(body, None)
-        return _replace(base, text_parts=(TextPart("text/plain", text, note=note),))
+        return _replace(base, text_parts=(TextPart("text/plain", _strip_cr(text), note=note),))
     try:
-        base = _message_from_headers(header_block, notes, backend_ref, parsed=msg)
+        base = _message_from_headers(header_block, notes, backend_ref, parsed=msg, body=body_head)
     except Exception as exc:  # noqa: BLE001 - fall back to the byte-level header scan
         notes.append(f"headers could not be parsed ({type(exc).__name__}: {exc})")
-        base = _message_from_headers(header_block, notes, backend_ref, parsed=None, use_parser=False)
+        base = _message_from_headers(header_block, notes, backend_ref, parsed=None, use_parser=False,
+                                     body=body_head)
     walk = _walk(msg)
     notes.extend(walk.notes)
     return _replace(base, text_parts=tuple(walk.text_parts), attachments=tuple(walk.attachments),
@@ -1088,12 +1334,40 @@ def parse_message_headers(raw: bytes, *, backend_ref: str | None = None) -> Mess
     raw, line_note = normalize_line_ends(raw)
     if line_note:
         notes.append(line_note)
+    raw = _fix_header_block(raw, notes)
+    header_block, body_offset = split_header_block(raw)
+    return _message_from_headers(header_block, notes, backend_ref, body=raw[body_offset:])
+
+
+def _fix_header_block(raw: bytes, notes: list[str]) -> bytes:
+    """Unfold header names folded away from their colon, and say when the block is malformed."""
+    raw, unfolded = unfold_header_names(raw)
+    if unfolded:
+        notes.append("the header block is malformed: a field name is folded over lines; read as one field")
     header_block, _ = split_header_block(raw)
-    return _message_from_headers(header_block, notes, backend_ref)
+    bad = malformed_header_line(header_block)
+    if bad is not None:
+        block = header_block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        line = block[bad:].split(b"\n", 1)[0][:60].decode("utf-8", "replace")
+        notes.append(f"the header block is malformed: the line {line!r} is not a header field; "
+                     "the headers end there and the rest is read as the body")
+    return raw
+
+
+_CHARSET_PARAM = re.compile(rb"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
+
+
+def _body_charset(content_type: bytes | None) -> str | None:
+    """The charset a message's top Content-Type declares (for raw 8-bit headers)."""
+    if not content_type:
+        return None
+    match = _CHARSET_PARAM.search(content_type)
+    return match.group(1).decode("ascii", "replace") if match else None
 
 
 def _message_from_headers(header_block: bytes, notes: list[str], backend_ref: str | None,
-                          parsed: EmailMessage | None = None, use_parser: bool = True) -> Message:
+                          parsed: EmailMessage | None = None, use_parser: bool = True,
+                          body: bytes = b"") -> Message:
     if parsed is None and use_parser:
         try:
             parsed = _HEADER_PARSER.parsebytes(header_block + b"\n", headersonly=True)
@@ -1105,27 +1379,39 @@ def _message_from_headers(header_block: bytes, notes: list[str], backend_ref: st
         for defect in parsed.defects:
             if type(defect).__name__ in ("MissingHeaderBodySeparatorDefect",):
                 notes.append(f"message: {_defect_text(defect)}")
-    headers = tuple((name, _display_header(name, value, notes)) for name, value in items)
     # The fields that identify and place a message come from the byte-level scan the
     # listing fast paths use too, so a listed message and its full parse agree.
     first = {k.decode("ascii"): v for k, v in header_fields(header_block, _KEY_FIELDS).items()}
+    charset = _body_charset(first.get("content-type"))
+    headers = tuple((name, _display_header(name, value, notes, charset)) for name, value in items)
 
     message_id = extract_msgid(first.get("message-id"))
     synthetic = False
     if message_id is None:
         if "message-id" in first:
             notes.append("the Message-ID header is unreadable; a synthetic ID stands in")
-        message_id = synthetic_message_id(header_block)
+        message_id = synthetic_message_id(header_block, body)
         synthetic = True
-    subject, subject_notes = decode_header_text(first.get("subject"))
-    sender = parse_address(first.get("from"))
-    to = parse_address_list(first.get("to"))
-    cc = parse_address_list(first.get("cc"))
+    subject, subject_notes = decode_header_text(first.get("subject"), charset)
+    sender = parse_address(first.get("from"), charset)
+    senders = header_values(header_block, b"from")
+    if len(senders) > 1:
+        shown = "; ".join(_address_text(parse_address(v, charset)) for v in senders)
+        notes.append(f"the message has {len(senders)} From headers: {shown}; the first is shown as the sender")
+    to = parse_address_list(first.get("to"), charset)
+    cc = parse_address_list(first.get("cc"), charset)
     date = parse_date(first.get("date"))
     if first.get("date") and date is None:
         notes.append(f"the Date header is not a date: {first['date'].decode('utf-8', 'replace')!r}")
-    in_reply_to = extract_msgid(first.get("in-reply-to"))
+    odd = implausible_date(date.timestamp() if date is not None else None)
+    if odd:
+        notes.append(f"the Date header ({date.isoformat()}) is {odd}; it may be wrong")
+    in_reply_to = extract_msgid(first.get("in-reply-to"), reference=True)
     references = extract_msgids(first.get("references"))
+    ignored = ignored_references(first.get("in-reply-to")) + ignored_references(first.get("references"))
+    if ignored:
+        notes.append(f"reference values that are not Message-IDs (no @) are ignored: "
+                     f"{', '.join(dict.fromkeys(ignored))}")
     return Message(
         message_id=message_id,
         subject=subject,
