@@ -179,6 +179,10 @@ class ThreadSummary:
     participants: tuple[str, ...] = ()
     unread: bool = False
     notes: tuple[str, ...] = ()
+    # "" when last_activity is the Date header of a plausible date; "undated" when it
+    # is the archive's own delivery time (no usable Date); "implausible" when the date
+    # is before 1990 or more than a day ahead. Lists show a marker for the last two.
+    date_marker: str = ""
 
     def to_json(self) -> dict:
         return {
@@ -192,6 +196,7 @@ class ThreadSummary:
             "participants": list(self.participants),
             "unread": self.unread,
             "notes": list(self.notes),
+            "date_marker": self.date_marker,
         }
 
 
