@@ -184,6 +184,11 @@ class ThreadSummary:
     # is before 1990 or more than a day ahead. Lists show a marker for the last two.
     date_marker: str = ""
 
+    @property
+    def date_mark(self) -> str:
+        """One character after the date in list rows: "?" undated, "!" implausible, else a space."""
+        return {"undated": "?", "implausible": "!"}.get(self.date_marker, " ")
+
     def to_json(self) -> dict:
         return {
             "thread_id": str(self.thread_id),

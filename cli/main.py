@@ -229,7 +229,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         for t in threads:
             when = t.last_activity.strftime("%Y-%m-%d %H:%M") if t.last_activity else "????-??-?? ??:??"
             who = _inert(t.sender.name or t.sender.email)[:24]
-            print(f"{when}  {t.message_count:>3}  {who:<24}  {_inert(t.subject)}")
+            print(f"{when}{t.date_mark} {t.message_count:>3}  {who:<24}  {_inert(t.subject)}")
         for note in getattr(threads, "notes", ()):  # pages or rows a backend could not read
             _err(f"note: {_inert(note)}")
         return EXIT_OK

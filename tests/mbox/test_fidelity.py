@@ -343,3 +343,19 @@ def test_synthetic_ids_hash_the_body_and_agree_across_forms(tmp_path):
         assert {r.root_message_id for r in rows} == ids, path
         for thread in read_all(path):
             assert thread.messages[0].message_id == thread.thread_id.value
+
+
+def test_cli_list_marks_undated_and_implausible_rows(tmp_path, capsys):
+    from mailtriage.cli.main import main
+    from tests.core.helpers import write_project
+
+    undated = b"From: a@example.com\nSubject: undated one\nMessage-ID: <u1@example.com>\n\nx\n"
+    old = b"From: a@example.com\nSubject: old one\nMessage-ID: <o1@example.com>\nDate: Thu, 01 Jan 1970 00:00:00 +0000\n\nx\n"
+    fine = b"From: a@example.com\nSubject: fine one\nMessage-ID: <f1@example.com>\nDate: Tue, 02 Jan 2024 10:00:00 +0000\n\nx\n"
+    write_mbox(tmp_path / "a.mbox", [undated, old, fine], [from_line(when="Fri Jan  5 12:30:00 2024")] * 3)
+    write_project(tmp_path, [("mbox", "primary", "no")], {"mail_sources": {"mbox": {"path": "a.mbox"}}})
+    assert main(["--project", str(tmp_path), "list", "--since", "100000d"]) == 0
+    lines = {line.split("a@example.com")[-1].strip(): line for line in capsys.readouterr().out.splitlines()[1:]}
+    assert lines["undated one"].startswith("2024-01-05 12:30? ")
+    assert lines["old one"].startswith("1970-01-01 00:00! ")
+    assert lines["fine one"].startswith("2024-01-02 10:00  ")

@@ -190,7 +190,7 @@ class ThreadList(ScrollView, can_focus=True):
         text.append("●" if row.unread else " ", unread)
         text.append(" ")
         text.append(format_date(row, narrow), muted)
-        text.append(" ")
+        text.append(row.date_mark, muted)  # "?" undated (archive's date), "!" implausible date
         text.append(f"{row.message_count:>3}", count_style)
         text.append(" ")
         sender_width = 14 if narrow else 22
