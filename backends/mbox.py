@@ -782,16 +782,14 @@ def _index_files(fmt: str, files: Sequence[Path], delivery_time) -> ArchiveIndex
 
 
 def _not_mail(head: bytes | None, fields: Mapping[bytes, bytes]) -> str | None:
-    """What a file in a mail folder is when it is no mail (empty, binary, no headers), else None."""
+    """What a file in a mail folder is when it is no mail (empty, or binary without headers), else None."""
     if head is None:
         return None  # unreadable: said by its own note
     if not head.strip():
         return "the file is empty" if not head else "the file is empty (only blank lines)"
     sample = head[:4096]
-    if b"\x00" in sample or sum(b < 9 or 13 < b < 32 for b in sample) > len(sample) // 20:
+    if not fields and (b"\x00" in sample or sum(b < 9 or 13 < b < 32 for b in sample) > len(sample) // 20):
         return "a binary file"
-    if not fields:
-        return "the file has no header fields"
     return None
 
 

@@ -789,6 +789,11 @@ def parse_address_list(value: bytes | str | None, charset: str | None = None) ->
     match = _BARE_ADDR.fullmatch(raw_text)
     if match is not None:
         return (Address("", _clean_email(match.group(1), charset)),)
+    if "<" not in raw_text and "," not in raw_text and ";" not in raw_text and "(" not in raw_text:
+        tokens = raw_text.split()
+        if len(tokens) > 1 and all(_BARE_ADDR.fullmatch(t) for t in tokens):
+            # Addresses listed without commas ("a@x b@y"): each is an address.
+            return tuple(Address("", _clean_email(t, charset)) for t in tokens)
     if "@" not in raw_text:
         match = _PIPERMAIL.fullmatch(raw_text)
         if match is not None:
@@ -1083,7 +1088,7 @@ def _text_part(part: EmailMessage, content_type: str) -> TextPart:
     return TextPart(content_type=content_type, text=text, note="; ".join(notes) or None, from_html=from_html)
 
 
-_HREF = re.compile(r"""\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+_HREF = re.compile(r"""\bhref\s*=\s*(?:"([^"<>]*)"|'([^'<>]*)'|([^\s>"']+))""", re.IGNORECASE)
 
 
 def _html_only_links(html_part: EmailMessage, plain_text: str) -> list[str]:
