@@ -595,8 +595,17 @@ def _split_point(fd: int, size: int) -> int | None:
     The child gets slightly less: it also has to send its columns over a pipe.
     """
     buf = bytearray(1024 * 1024)
-    boundary = _next_boundary(fd, size * 47 // 100, size, buf)
-    return boundary if 0 < boundary < size else None
+    position = size * 47 // 100
+    for _ in range(1000):
+        boundary = _next_boundary(fd, position, size, buf)
+        if not 0 < boundary < size:
+            return None
+        # Only a real message start: a "From " line of body text belongs to the message before it.
+        head = b"\n" + os.pread(fd, _HEADER_READ, boundary)
+        if _HEADER_BLOCK.match(head) is not None:
+            return boundary
+        position = boundary + 1
+    return None
 
 
 def _scan_in_child(fd: int, start: int, end: int, chunk: int) -> tuple[int, int]:
