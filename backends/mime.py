@@ -234,7 +234,7 @@ def _id_text(raw: bytes) -> str:
 
 # A reference must look like a Message-ID (RFC 5322: id-left "@" id-right). Values
 # such as git-send-email's leftover "<yes>" would otherwise join unrelated threads.
-REFERENCE_ID = re.compile(rb"<[^<>\s@]*+@[^<>\s]++>")
+REFERENCE_ID = re.compile(rb"<[^<>@ \t\n\r\f\v]*+@[^<> \t\n\r\f\v]++>")  # \s spelt out: faster
 
 
 def extract_msgid(value: bytes | str | None, *, reference: bool = False) -> str | None:
