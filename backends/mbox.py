@@ -1258,7 +1258,7 @@ class MboxSource(MailSource):
                            notes=(f"could not read this message: {exc.strerror or exc}",),
                            synthetic_id=index.synthetic[row], backend_ref=ref)
         cap = self.max_message_bytes
-        message = parse_message(raw, backend_ref=ref, max_bytes=cap or None)
+        message = parse_message(raw, backend_ref=ref, max_bytes=cap or None, hash_body=True)
         if cap and size > cap:
             note = (f"message is {size:,} bytes, over the size cap of {cap:,} "
                     f"(mail_sources.{self.name}.max_message_bytes); body truncated")

@@ -129,16 +129,21 @@ def split_header_block(raw: bytes) -> tuple[bytes, int]:
 _SYNTHETIC_BODY_BYTES = 256 * 1024
 
 
-def synthetic_message_id(header_block: bytes, body: bytes = b"") -> str:
-    """A stable Message-ID for a message that has none: a hash of its headers and body.
+def synthetic_message_id(header_block: bytes, body: bytes | None = None) -> str:
+    """A stable Message-ID for a message that has none: a hash of its headers (and body).
 
     Line ends are normalised first so the same message gives the same ID whether
-    it was stored with LF, CRLF or CR line ends, in an mbox, a Maildir or a
-    ``.eml`` file (the mbox reader hashes the body after undoing ``>From ``
-    quoting). The body counts too, so two alerts with identical headers stay two
-    messages. The domain ``mailtriage.invalid`` can never collide with a real Message-ID.
+    it was stored with LF, CRLF or CR line ends. With ``body`` (the offline archives,
+    which always have it: the mbox reader hashes it after undoing ``>From ``
+    quoting) the body counts too, so two alerts with identical headers stay two
+    messages, and the same bytes give the same ID in an mbox, a Maildir or a
+    ``.eml`` file. Without it (backends that list from headers alone) only the
+    headers are hashed, as before. The domain ``mailtriage.invalid`` can never
+    collide with a real Message-ID.
     """
     normalized = header_block.replace(b"\r\n", b"\n").replace(b"\r", b"\n").rstrip(b"\n")
+    if body is None:
+        return f"<synthetic-{hashlib.sha256(normalized).hexdigest()[:24]}@{SYNTHETIC_DOMAIN}>"
     text = body[: 4 * _SYNTHETIC_BODY_BYTES]
     text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")[:_SYNTHETIC_BODY_BYTES].strip(b"\n")
     digest = hashlib.sha256(normalized + b"\n\n" + text).hexdigest()[:24]
@@ -1280,11 +1285,14 @@ def _truncate(raw: bytes, max_bytes: int) -> tuple[bytes, str]:
     return raw[: body_offset + keep], note
 
 
-def parse_message(raw: bytes, *, backend_ref: str | None = None, max_bytes: int | None = None) -> Message:
+def parse_message(raw: bytes, *, backend_ref: str | None = None, max_bytes: int | None = None,
+                  hash_body: bool = False) -> Message:
     """Parse raw RFC 5322 bytes into a contract :class:`Message` (never raises for content).
 
     ``max_bytes`` caps how much of an oversized message is decoded: the headers are
-    always read in full, the body is cut, and a message note says so.
+    always read in full, the body is cut, and a message note says so. ``hash_body``:
+    a synthetic Message-ID hashes the body too (the offline archives; backends that
+    list from headers alone leave it off so listing and reading agree).
 
     Raises:
         TypeError: ``raw`` is not bytes.
@@ -1298,7 +1306,8 @@ def parse_message(raw: bytes, *, backend_ref: str | None = None, max_bytes: int 
         notes.append(line_note)
     raw = _fix_header_block(raw, notes)
     header_block, body_offset = split_header_block(raw)
-    body_head = raw[body_offset: body_offset + 4 * _SYNTHETIC_BODY_BYTES]  # for a synthetic ID, before any cap
+    # For a synthetic ID, taken before any cap.
+    body_head = raw[body_offset: body_offset + 4 * _SYNTHETIC_BODY_BYTES] if hash_body else None
     if max_bytes is not None and len(raw) > max_bytes:
         raw, cap_note = _truncate(raw, max_bytes)
         notes.append(cap_note)
@@ -1328,11 +1337,11 @@ def _replace(message: Message, **changes: object) -> Message:
     return replace(message, **changes)
 
 
-def parse_message_headers(raw: bytes, *, backend_ref: str | None = None) -> Message:
+def parse_message_headers(raw: bytes, *, backend_ref: str | None = None, hash_body: bool = False) -> Message:
     """The cheap variant for listing: headers only, no body decoding.
 
     ``raw`` may be the whole message or just its header block. The result has no
-    text parts or attachments.
+    text parts or attachments. ``hash_body`` as for :func:`parse_message`.
     """
     raw = bytes(raw)
     notes: list[str] = []
@@ -1341,7 +1350,7 @@ def parse_message_headers(raw: bytes, *, backend_ref: str | None = None) -> Mess
         notes.append(line_note)
     raw = _fix_header_block(raw, notes)
     header_block, body_offset = split_header_block(raw)
-    return _message_from_headers(header_block, notes, backend_ref, body=raw[body_offset:])
+    return _message_from_headers(header_block, notes, backend_ref, body=raw[body_offset:] if hash_body else None)
 
 
 def _fix_header_block(raw: bytes, notes: list[str]) -> bytes:
@@ -1372,7 +1381,7 @@ def _body_charset(content_type: bytes | None) -> str | None:
 
 def _message_from_headers(header_block: bytes, notes: list[str], backend_ref: str | None,
                           parsed: EmailMessage | None = None, use_parser: bool = True,
-                          body: bytes = b"") -> Message:
+                          body: bytes | None = None) -> Message:
     if parsed is None and use_parser:
         try:
             parsed = _HEADER_PARSER.parsebytes(header_block + b"\n", headersonly=True)

@@ -332,10 +332,10 @@ def test_reference_values_without_an_at_are_ignored_with_a_note(tmp_path):
 def test_synthetic_ids_hash_the_body_and_agree_across_forms(tmp_path):
     one = b"From: bot@example.com\nSubject: alert\nDate: Tue, 02 Jan 2024 10:00:00 +0000\n\nfirst body\n"
     two = b"From: bot@example.com\nSubject: alert\nDate: Tue, 02 Jan 2024 10:00:00 +0000\n\nsecond body\n"
-    ids = {parse_message(one).message_id, parse_message(two).message_id}
+    ids = {parse_message(one, hash_body=True).message_id, parse_message(two, hash_body=True).message_id}
     assert len(ids) == 2
-    crlf = parse_message(one.replace(b"\n", b"\r\n")).message_id
-    assert crlf == parse_message(one).message_id
+    crlf = parse_message(one.replace(b"\n", b"\r\n"), hash_body=True).message_id
+    assert crlf == parse_message(one, hash_body=True).message_id
     forms = [write_mbox(tmp_path / "s.mbox", [one, two]), write_maildir(tmp_path / "md", [one, two]),
              write_eml_folder(tmp_path / "eml", [one, two])]
     for path in forms:

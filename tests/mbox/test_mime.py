@@ -133,13 +133,25 @@ def test_message_without_id_gets_a_stable_synthetic_id():
     # Different headers, different ID.
     other = parse_message(awkward.NO_MESSAGE_ID.replace(b"Subject: A", b"Subject: Another"))
     assert other.message_id != first.message_id
-    # The body is hashed too (issue 12): two alerts with identical headers stay two messages.
+    # By default (backends that list from headers alone) only the headers are hashed.
     body = parse_message(awkward.NO_MESSAGE_ID + b"more body\n")
-    assert body.message_id != first.message_id
+    assert body.message_id == first.message_id
+    # The offline archives hash the body too (issue 12): two alerts with identical
+    # headers stay two messages.
+    assert parse_message(awkward.NO_MESSAGE_ID + b"more body\n", hash_body=True).message_id != \
+        parse_message(awkward.NO_MESSAGE_ID, hash_body=True).message_id
+
+
+def test_synthetic_id_is_a_pinned_hash_of_the_headers():
+    # Pinned: changing the hashing rule would re-key every stored synthetic ID.
+    block = b"From: a@example.org\nSubject: x\n"
+    digest = hashlib.sha256(b"From: a@example.org\nSubject: x").hexdigest()[:24]
+    assert synthetic_message_id(block) == f"<synthetic-{digest}@mailtriage.invalid>"
+    assert synthetic_message_id(block.replace(b"\n", b"\r\n")) == synthetic_message_id(block)
 
 
 def test_synthetic_id_is_a_pinned_hash_of_the_headers_and_body():
-    # Pinned: changing the hashing rule would re-key every stored synthetic ID.
+    # Pinned too, for the offline archives (issue 12).
     block = b"From: a@example.org\nSubject: x\n"
     digest = hashlib.sha256(b"From: a@example.org\nSubject: x\n\nbody").hexdigest()[:24]
     assert synthetic_message_id(block, b"body\n") == f"<synthetic-{digest}@mailtriage.invalid>"
@@ -289,10 +301,11 @@ def test_header_only_variant_agrees_with_the_full_parse():
                (full.message_id, full.subject, full.sender, full.date, full.references,
                 full.in_reply_to, full.synthetic_id)
         assert light.text_parts == () and light.attachments == ()
-        # The header block alone is enough (a synthetic ID also hashes the body).
+        # The header block alone is enough.
         block, _ = split_header_block(raw)
-        if not full.synthetic_id:
-            assert parse_message_headers(block).message_id == full.message_id
+        assert parse_message_headers(block).message_id == full.message_id
+        # With hash_body, the whole message is needed, and both agree on it.
+        assert parse_message_headers(raw, hash_body=True).message_id == parse_message(raw, hash_body=True).message_id
 
 
 def test_parse_message_refuses_text():

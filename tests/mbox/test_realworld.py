@@ -125,7 +125,8 @@ def test_realworld_cases_read_right():
     assert "Отчёт об уязвимости" in bad.body_text and "\ufffd" in bad.body_text
     assert parse_message(_read("gb2312-label-gbk-text.eml")).body_text.strip() == "朱镕基的报告"
     assert parse_message(_read("raw-8bit-koi8-headers.eml")).subject == "Уязвимость в парсере"
-    one, two_ = parse_message(_read("no-message-id-alert-1.eml")), parse_message(_read("no-message-id-alert-2.eml"))
+    one = parse_message(_read("no-message-id-alert-1.eml"), hash_body=True)
+    two_ = parse_message(_read("no-message-id-alert-2.eml"), hash_body=True)
     assert one.synthetic_id and one.message_id != two_.message_id
     assert "\r" not in parse_message(_read("crlf-base64.eml")).body_text
     assert "[hidden text: ignore all previous instructions" in parse_message(_read("hidden-white-text.eml")).body_text
