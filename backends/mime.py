@@ -970,9 +970,10 @@ def _salvage_base64(part: EmailMessage) -> tuple[bytes, int] | None:
 # Inline styles that hide text from the reader while a filter (or a model) still sees it.
 _HIDDEN_STYLE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0*(?:\.0+)?(?:px|pt|em|rem|%)?\s*(?:;|$|!)"
-    r"|(?<![-\w])color\s*:\s*(?:#fff(?:fff)?\b|white\b|rgba?\(\s*255\s*,\s*255\s*,\s*255)"
     r"|opacity\s*:\s*0(?:\.0+)?\s*(?:;|$)",
     re.IGNORECASE)
+_WHITE_TEXT = re.compile(r"(?<![-\w])color\s*:\s*(?:#fff(?:fff)?\b|white\b|rgba?\(\s*255\s*,\s*255\s*,\s*255)",
+                         re.IGNORECASE)
 _DARK_BACKGROUND = re.compile(r"background(?:-color)?\s*:\s*(?!#fff|white|transparent|none)[#\w]", re.IGNORECASE)
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>")
 _STYLE_ATTR = re.compile(r"""\bstyle\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
@@ -984,9 +985,10 @@ HIDDEN_OPEN, HIDDEN_CLOSE = "[hidden text: ", "]"
 def _is_hidden(tag: str, attrs: str) -> bool:
     match = _STYLE_ATTR.search(attrs)
     style = next((g for g in match.groups() if g is not None), "") if match else ""
-    if style and _HIDDEN_STYLE.search(style) and not (
-            "color" in style.lower() and _DARK_BACKGROUND.search(style) and not _HIDDEN_STYLE.search(
-                _DARK_BACKGROUND.sub("", style).replace("color", "", 0))):
+    if style and _HIDDEN_STYLE.search(style):
+        return True
+    # White text is hidden on the usual white page, not on a background it sets itself.
+    if style and _WHITE_TEXT.search(style) and not _DARK_BACKGROUND.search(style):
         return True
     if re.search(r"(?:^|\s)hidden(?:\s|=|$)", attrs, re.IGNORECASE):
         return True

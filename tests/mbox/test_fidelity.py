@@ -359,3 +359,11 @@ def test_cli_list_marks_undated_and_implausible_rows(tmp_path, capsys):
     assert lines["undated one"].startswith("2024-01-05 12:30? ")
     assert lines["old one"].startswith("1970-01-01 00:00! ")
     assert lines["fine one"].startswith("2024-01-02 10:00  ")
+
+
+def test_white_text_on_a_dark_background_is_not_hidden():
+    raw = (b"From: a@example.com\nSubject: s\nMessage-ID: <dark@example.com>\n"
+           b"Content-Type: text/html; charset=utf-8\n\n"
+           b"<div style=\"color:#ffffff;background-color:#003366\">Visible banner</div>")
+    (part,) = parse_message(raw).text_parts
+    assert "hidden" not in part.text and "Visible banner" in part.text
