@@ -100,14 +100,14 @@ _SYNTHETIC_READ = 2 * 1024 * 1024
 # line, the next "From " line, a CR line (the blank line of CRLF mail), or a broken
 # line (a strict parser ends the headers there too, so nothing after it can become
 # a header). A "From " line only starts a message when a header field follows it, or
-# when it ends in a year like a real From_ line; any other "From " line is body text
+# when it ends in a clock and a year like a real From_ line; any other "From " line is body text
 # of an mboxo archive that did not quote it, and stays in the message before it.
 # Each line is matched with the newline *before* it, so a block never swallows the
 # newline that starts the next message's "\nFrom " (a message with no blank line).
 # Possessive repeats: nothing here backtracks.
 _FIELD_LINE = rb"[!-9;-~]++[ \t]*+(?:\n[ \t]++)?:"
 _HEADER_BLOCK = re.compile(
-    rb"\nFrom [^\n]*+(?:(?=\n" + _FIELD_LINE + rb")|(?:(?<=\d\d\d\d)|(?<=\d\d\d\d\r))(?=\n|\Z))"
+    rb"\nFrom [^\n]*+(?:(?=\n" + _FIELD_LINE + rb")|(?:(?<=:\d\d \d\d\d\d)|(?<=:\d\d \d\d\d\d\r))(?=\n|\Z))"
     # The first branch is the common line ("Name:" with no blank before the colon); it
     # is tried first because it makes the loop as cheap as a plain line match.
     rb"(?:\n(?:[!-9;-~]++:|[ \t]|" + _FIELD_LINE + rb")[^\n]*+)*+")

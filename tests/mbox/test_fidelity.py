@@ -367,3 +367,12 @@ def test_white_text_on_a_dark_background_is_not_hidden():
            b"<div style=\"color:#ffffff;background-color:#003366\">Visible banner</div>")
     (part,) = parse_message(raw).text_parts
     assert "hidden" not in part.text and "Visible banner" in part.text
+
+
+def test_a_body_line_ending_in_a_year_does_not_start_a_message(tmp_path):
+    first = MSG_A + b"\nFrom 2019 to 2024\nthe numbers grew.\n"
+    path = tmp_path / "y.mbox"
+    path.write_bytes(from_line() + first + b"\n" + from_line() + MSG_B + b"\n")
+    assert sorted(r.subject for r in listing(path)) == ["first", "second"]
+    thread = next(t for t in read_all(path) if t.subject == "first")
+    assert "From 2019 to 2024\nthe numbers grew." in thread.messages[0].body_text

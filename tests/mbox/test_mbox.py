@@ -103,13 +103,13 @@ _CONTINUED_COLON = re.compile(rb"[ \t]+:")
 
 def _starts_message(lines: list[bytes], at: int) -> bool:
     """The documented rule: a "From " line starts a message when a header field follows
-    it (a name folded away from its colon counts) or when it ends in a year."""
+    it (a name folded away from its colon counts) or when it ends in a clock and a year."""
     following = lines[at + 1] if at + 1 < len(lines) else b""
     if _FIELD_START.match(following):
         return True
     if _NAME_ONLY.fullmatch(following) and at + 2 < len(lines) and _CONTINUED_COLON.match(lines[at + 2]):
         return True
-    return re.search(rb"\d{4}\r?$", lines[at]) is not None
+    return re.search(rb":\d\d \d{4}\r?$", lines[at]) is not None
 
 
 def reference_messages(data: bytes) -> list[tuple[bytes, bytes]]:
