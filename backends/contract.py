@@ -236,6 +236,15 @@ class ThreadSummary:
     participants: tuple[str, ...] = ()
     unread: bool = False
     notes: tuple[str, ...] = ()
+    # "" when last_activity is the Date header of a plausible date; "undated" when it
+    # is the archive's own delivery time (no usable Date); "implausible" when the date
+    # is before 1990 or more than a day ahead. Lists show a marker for the last two.
+    date_marker: str = ""
+
+    @property
+    def date_mark(self) -> str:
+        """One character after the date in list rows: "?" undated, "!" implausible, else a space."""
+        return {"undated": "?", "implausible": "!"}.get(self.date_marker, " ")
 
     def __post_init__(self) -> None:
         # The reference carries the root Message-ID the summary names (cross-backend identity).
@@ -254,6 +263,7 @@ class ThreadSummary:
             "participants": list(self.participants),
             "unread": self.unread,
             "notes": list(self.notes),
+            "date_marker": self.date_marker,
         }
 
 

@@ -64,7 +64,14 @@ from mailtriage.backends.contract import (
 )
 from mailtriage.backends.errors import BackendFailure, Unavailable
 from mailtriage.backends.mime import (
+    PLAUSIBLE_AHEAD_SECONDS,
+    PLAUSIBLE_SINCE,
+    REFERENCE_ID,
     AttachmentNotFound,
+    _body_charset,
+    ignored_references,
+    implausible_date,
+    unfold_header_names,
     attachment_bytes,
     decode_header_text,
     header_fields,
@@ -87,25 +94,41 @@ _CHILD_TIMEOUT_SECONDS = 300
 _HEADER_READ = 64 * 1024
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 _MAX_HEADER_BYTES = 1024 * 1024
+_SYNTHETIC_READ = 2 * 1024 * 1024
 
-# One message's header block: its From_ line and every line up to the first blank
-# one. A line starting "From " is a message boundary in mbox (as for the stdlib
-# ``mailbox.mbox``), so it ends the block too, and so does a line starting with CR
-# (the blank line of CRLF mail). Each line is matched with the newline *before* it,
-# so a block never swallows the newline that starts the next message's "\nFrom "
-# (a message with no blank line). Possessive repeats: nothing here backtracks.
-_HEADER_BLOCK = re.compile(rb"\nFrom [^\n]*+(?:\n(?!From )[^\r\n][^\n]*+)*+")
+# One message's header block: its From_ line and every header line after it (a
+# field, or a continuation), ending at the first line that is neither: the blank
+# line, the next "From " line, a CR line (the blank line of CRLF mail), or a broken
+# line (a strict parser ends the headers there too, so nothing after it can become
+# a header). A "From " line only starts a message when a header field follows it, or
+# when it ends in a clock and a year like a real From_ line; any other "From " line is body text
+# of an mboxo archive that did not quote it, and stays in the message before it.
+# Each line is matched with the newline *before* it, so a block never swallows the
+# newline that starts the next message's "\nFrom " (a message with no blank line).
+# Possessive repeats: nothing here backtracks.
+_FIELD_LINE = rb"[!-9;-~]++[ \t]*+(?:\n[ \t]++)?:"
+_HEADER_BLOCK = re.compile(
+    rb"\nFrom [^\n]*+(?:(?=\n" + _FIELD_LINE + rb")|(?:(?<=:\d\d \d\d\d\d)|(?<=:\d\d \d\d\d\d\r))(?=\n|\Z))"
+    # The first branch is the common line ("Name:" with no blank before the colon); it
+    # is tried first because it makes the loop as cheap as a plain line match.
+    rb"(?:\n(?:[!-9;-~]++:|[ \t]|" + _FIELD_LINE + rb")[^\n]*+)*+")
 # The fields listing needs, over the header blocks of a chunk joined by "\n": a
 # block never holds an empty line, so an empty line separates messages (the
-# separator matches with an empty name). Same value rule as mime.header_fields. The
-# lookahead lets most lines (Received, DKIM, continuations) fail on their first byte.
+# separator matches with an empty name). Same value rule as mime.header_fields
+# (including a name folded away from its colon). The lookahead lets most lines
+# (Received, DKIM, continuations) fail on their first byte.
 _FIELDS = re.compile(
-    rb"\n(?=[\nmridsfMRIDSF])(?:\n|(message-id|references|in-reply-to|date|subject|from)[ \t]*+:[ \t]*+"
-    rb"(.*+(?:\n[ \t].*+)*+))",
+    rb"\n(?=[\nmridsfMRIDSF])(?:\n|(message-id|references|in-reply-to|date|subject|from)[ \t]*+(?:\n[ \t]++)?:"
+    rb"[ \t]*+(.*+(?:\n[ \t].*+)*+))",
     re.IGNORECASE,
 )
 _FIELD_COLUMN = {b"message-id": 0, b"references": 1, b"in-reply-to": 2, b"date": 3, b"subject": 4, b"from": 5}
-_ID = re.compile(rb"<[^<>\s]+>")
+# Whitespace spelt out (\s as a set is slower in the scans hot loop; same bytes).
+_ID = re.compile(rb"<[^<> \t\n\r\f\v]+>")
+_REF_ID = REFERENCE_ID  # a reference must hold an "@" (mime.extract_msgids' rule)
+_CONTENT_LENGTH = re.compile(rb"\ncontent-length[ \t]*:[ \t]*(\d{1,12})[ \t\r]*(?=\n|\Z)", re.IGNORECASE)
+_MBOXRD_QUOTED = re.compile(rb"^>(>*From )", re.MULTILINE)
+_UNDATED_NOTE = "no usable Date header; the archive's delivery time is used"
 _BARE_ID = re.compile(rb"[^\s<>,;\"()]+@[^\s<>,;\"()]+")
 # asctime in an mbox From_ line: "From sender Tue Jan  2 10:00:00 2024"
 _ENVELOPE_DATE = re.compile(rb"From \S*\s+[A-Za-z]{3}\s+([A-Za-z]{3})\s+(\d{1,2})\s+(\d{1,2}:\d{2}(?::\d{2})?)\s+(\d{4})")
@@ -158,6 +181,12 @@ class ArchiveIndex:
     emails: list[str] = field(default_factory=list)
     notes: dict[int, list[str]] = field(default_factory=dict)
     ends: list[int] = field(default_factory=list)  # mbox: end offset of each message
+    # Notes about the whole archive (a BOM before the first From line, CR-only line
+    # ends), shown on every thread; rows that are no mail at all (empty or binary
+    # files in a folder); "cr" when the mbox uses CR-only line ends.
+    archive_notes: list[str] = field(default_factory=list)
+    not_mail: set[int] = field(default_factory=set)
+    line_ends: str = "lf"
     # Threading links from every message's References / In-Reply-To, worked out
     # while scanning, so those fields need not be kept.
     links: Links = field(default_factory=Links)
@@ -185,7 +214,9 @@ class ArchiveIndex:
         self.senders += senders
         self.emails += emails
         for row, note in notes:
-            self.notes.setdefault(base + row, []).append(note)
+            row_notes = self.notes.setdefault(base + row, [])
+            if note not in row_notes:
+                row_notes.append(note)
 
 
 def _first_id(value: bytes | None) -> bytes | None:
@@ -219,21 +250,66 @@ def _envelope_epoch(from_line: bytes) -> float | None:
         return None
 
 
+def _first_ref(value: bytes | None) -> bytes | None:
+    """Same rule as ``mime.extract_msgid(reference=True)``: the first <...@...>, else a bare a@b."""
+    if not value:
+        return None
+    match = _REF_ID.search(value)
+    if match is not None:
+        return match.group()
+    match = _BARE_ID.search(value)
+    return b"<" + match.group() + b">" if match is not None else None
+
+
+def _ignored_note(irt: bytes | None, refs: bytes | None) -> str | None:
+    """mime's note for reference values without "@" (the same text, so notes dedupe)."""
+    ignored = ignored_references(irt) + ignored_references(refs)
+    if not ignored:
+        return None
+    return f"reference values that are not Message-IDs (no @) are ignored: {', '.join(dict.fromkeys(ignored))}"
+
+
+def mbox_unquote(message: bytes) -> bytes:
+    """One message of an mbox as it was before it was stored: ``>From `` quoting undone.
+
+    mboxrd quotes every ``>*From `` body line with one more ``>``; mboxo quotes
+    ``From `` lines only. Removing one ``>`` from ``>+From `` lines is right for both
+    at the common depth (``>From `` -> ``From ``). Only the body is touched.
+    """
+    if b">From " not in message and b">>From " not in message:
+        return message
+    _, offset = split_header_block(message)
+    return message[:offset] + _MBOXRD_QUOTED.sub(rb"\1", message[offset:])
+
+
+def synthetic_id_of(raw: bytes) -> bytes:
+    """The synthetic Message-ID ``mime.parse_message`` gives these message bytes."""
+    raw = unfold_header_names(normalize_line_ends(raw)[0])[0]
+    header, offset = split_header_block(raw)
+    return synthetic_message_id(header, raw[offset:]).encode("ascii")
+
+
 def _row_from_fields(fields: Mapping[bytes, bytes], header_block: bytes,
-                     fallback_epoch: float | None, notes: list[str]) -> tuple:
-    """(mid, synthetic, refs, irt, date, subject, sender) from header fields (the careful path)."""
+                     fallback_epoch: float | None, notes: list[str], raw: bytes | None = None) -> tuple:
+    """(mid, synthetic, refs, irt, date, subject, sender) from header fields (the careful path).
+
+    ``raw`` is the whole message (for a synthetic ID, which hashes the body too).
+    """
     mid = _first_id(fields.get(b"message-id"))
     synthetic = mid is None
     if synthetic:
-        mid = synthetic_message_id(header_block).encode("ascii")
+        mid = synthetic_id_of(raw if raw is not None else header_block)
     refs_raw = fields.get(b"references")
-    refs = tuple(_ID.findall(refs_raw)) if refs_raw else ()
-    irt = _first_id(fields.get(b"in-reply-to"))
+    refs = tuple(_REF_ID.findall(refs_raw)) if refs_raw else ()
+    irt = _first_ref(fields.get(b"in-reply-to"))
+    ignored = _ignored_note(fields.get(b"in-reply-to"), refs_raw)
+    if ignored:
+        notes.append(ignored)
     date = parse_date_epoch(fields.get(b"date"))
     if date is None:
         date = fallback_epoch
         if fallback_epoch is not None:
-            notes.append("no usable Date header; the archive's delivery time is used")
+            notes.append(_UNDATED_NOTE)
     return mid, synthetic, refs, irt, date, fields.get(b"subject"), fields.get(b"from")
 
 
@@ -241,21 +317,83 @@ def _row_from_fields(fields: Mapping[bytes, bytes], header_block: bytes,
 # mbox: the fast scan
 # ---------------------------------------------------------------------------
 
-def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple, links: Links) -> None:
+@dataclass
+class ScanState:
+    """What the scan carries from one chunk to the next.
+
+    ``content_length``: the archive is mboxcl/mboxcl2 (its first message has a
+    Content-Length header), so each message's Content-Length says where it ends and
+    "From " lines inside that length are body text. ``skip_until``: the file offset
+    before which no new message starts (the end of the last such body).
+    """
+
+    content_length: bool = False
+    skip_until: int = 0
+    fd: int = -1  # the open archive, to read a message that runs past the buffer
+    end: int = 0
+    cr_only: bool = False
+
+    def message_head(self, offset: int) -> bytes | None:
+        """Up to 1 MB (plus headers) of the message whose From_ line starts at ``offset``,
+        cut where the next message starts: enough for its synthetic ID."""
+        if self.fd < 0:
+            return None
+        data = os.pread(self.fd, min(_SYNTHETIC_READ, max(0, self.end - offset)), offset)
+        if self.cr_only:
+            data = data.replace(b"\r", b"\n")
+        following = _HEADER_BLOCK.search(b"\n" + data, 1)
+        if following is not None and (not self.content_length or offset + following.start() >= self.skip_until):
+            data = data[: following.start()]  # the "\n" before the next From_ line, as _message_bytes keeps it
+            data = data[:-1] if data.endswith(b"\n\n") else data
+        newline = data.find(b"\n")
+        return data[newline + 1:] if newline >= 0 else b""
+
+
+def _apply_content_length(buf: bytearray, matches: list, base: int, state: ScanState,
+                          notes: list, first_row: int) -> list:
+    """Drop the "messages" that start inside the Content-Length of the one before."""
+    kept = []
+    for match in matches:
+        start = base + match.start()
+        if start < state.skip_until:
+            continue
+        length = _CONTENT_LENGTH.search(match.group())
+        if length is not None:
+            end = match.end()
+            body = end + 2 if buf[end:end + 2] == b"\n\n" else end + 3 if buf[end:end + 3] == b"\n\r\n" else None
+            if body is not None:
+                stop = body + int(length.group(1))
+                tail = bytes(buf[stop:stop + 7])
+                # Trust the length only where it ends at a message boundary (or past this buffer).
+                if stop >= len(buf) - 1 or tail.startswith(b"\nFrom ") or tail.startswith(b"\n\nFrom ") \
+                        or tail.strip(b"\r\n\x00") == b"" and stop + 7 > len(buf):
+                    state.skip_until = base + stop
+                else:
+                    notes.append((first_row + len(kept), "the Content-Length header does not match the "
+                                  "message; the message is cut at the next From line instead"))
+        kept.append(match)
+    return kept
+
+
+def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple, links: Links,
+                         state: ScanState | None = None, open_end: bool = False) -> None:
     """Index every message whose header block starts in ``buf[:stop]``.
 
     ``buf[0]`` is a newline standing before file offset ``base``; so a From_ line
     found at buffer index ``i + 1`` starts at file offset ``base + i``. This is the
     hot loop of listing: the common case runs in C-level ``map`` calls and list
     comprehensions; the rare rows (no Message-ID, a bare ID, CR line ends, no usable
-    date) are found with C-level checks and fixed one by one after.
+    date, references that are no Message-IDs) are found with C-level checks and
+    fixed one by one after.
     """
     locations, mids, synthetic, dates, subjects, senders, emails, notes = out
     matches = list(_HEADER_BLOCK.finditer(buf, 0, stop))
+    first_row = len(mids)
+    if state is not None and state.content_length:
+        matches = _apply_content_length(buf, matches, base, state, notes, first_row)
     count = len(matches)
     if not count:
         return
-    first_row = len(mids)
     locations += [base + m.start() for m in matches]
     blocks = [m.group() for m in matches]
     joined = b"\n".join(blocks)
@@ -281,8 +419,8 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple, links
         column[row] = value
     search = _ID.search
     row_mids = [m and m.group() for m in map(search, col_mid)]
-    row_irts = [m and m.group() for m in map(search, col_irt)]
-    row_refs = list(map(_ID.findall, col_refs))
+    row_irts = [m and m.group() for m in map(_REF_ID.search, col_irt)]
+    row_refs = list(map(_REF_ID.findall, col_refs))
     row_dates = parse_date_epochs(col_date)
     row_synthetic = [False] * count
 
@@ -294,9 +432,19 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple, links
         fix.update(i for i, v in enumerate(row_dates) if v is None)
     if row_irts.count(None) != col_irt.count(b""):
         fix.update(i for i, (v, raw) in enumerate(zip(row_irts, col_irt)) if v is None and raw)
+    # References holding tokens without "@" (git-send-email's "<yes>"): noted.
+    if b"".join(col_refs).count(b"<") != sum(map(len, row_refs)):
+        for i, (raw, found) in enumerate(zip(col_refs, row_refs)):
+            if raw.count(b"<") != len(found):
+                note = _ignored_note(col_irt[i], raw)
+                if note:
+                    notes.append((first_row + i, note))
     careful: set[int] = set()
-    if buf.find(b"\r", 0, stop) != -1:
-        starts = [m.start() for m in matches] + [stop]
+    has_cr = buf.find(b"\r", 0, stop) != -1
+    # Message bounds, only for rows read whole: CR in the chunk, or no Message-ID at all.
+    needs_raw = has_cr or any(row_mids[i] is None and _first_id(col_mid[i]) is None for i in fix)
+    starts = [m.start() for m in matches] + [stop] if needs_raw else []
+    if has_cr:
         careful = {i for i in range(count) if buf.find(b"\r", starts[i], starts[i + 1]) != -1}
         fix |= careful
     for i in sorted(fix):
@@ -306,27 +454,33 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple, links
             from_line_end = len(block)
         envelope = _envelope_epoch(block[1:from_line_end])
         try:
-            if i in careful:
-                # CR in this message (CRLF or CR-only mail): read its headers exactly as
-                # a full parse of the whole message would.
-                raw = _message_bytes(buf, starts[i] + 1 + from_line_end, starts[i + 1], stop)
-                header, _ = split_header_block(normalize_line_ends(raw)[0])
+            if i in careful or row_mids[i] is None and _first_id(col_mid[i]) is None:
+                # CR in this message (CRLF or CR-only mail), or no Message-ID (the synthetic
+                # one hashes the body): read the message exactly as a full parse would.
+                raw = None
+                if open_end and i == count - 1 and state is not None:
+                    raw = state.message_head(base + starts[i])  # the message runs past this buffer
+                if raw is None:
+                    raw = _message_bytes(buf, starts[i] + 1 + from_line_end, starts[i + 1], stop)
+                raw = mbox_unquote(raw)
+                header, _ = split_header_block(unfold_header_names(normalize_line_ends(raw)[0])[0])
                 row_notes: list[str] = []
                 (row_mids[i], row_synthetic[i], row_refs[i], row_irts[i], row_dates[i],
-                 col_subject[i], col_from[i]) = _row_from_fields(header_fields(header), header, envelope, row_notes)
+                 col_subject[i], col_from[i]) = _row_from_fields(header_fields(header), header, envelope,
+                                                                 row_notes, raw)
                 notes.extend((first_row + i, n) for n in row_notes)
                 continue
             if row_mids[i] is None:
                 row_mids[i] = _first_id(col_mid[i])
-                if row_mids[i] is None:
-                    row_mids[i] = synthetic_message_id(block[from_line_end + 1:]).encode("ascii")
-                    row_synthetic[i] = True
             if row_irts[i] is None and col_irt[i]:
-                row_irts[i] = _first_id(col_irt[i])
+                row_irts[i] = _first_ref(col_irt[i])
+                note = _ignored_note(col_irt[i], col_refs[i])
+                if note:
+                    notes.append((first_row + i, note))
             if row_dates[i] is None:
                 row_dates[i] = envelope
                 if envelope is not None:
-                    notes.append((first_row + i, "no usable Date header; the archive's delivery time is used"))
+                    notes.append((first_row + i, _UNDATED_NOTE))
         except Exception as exc:  # noqa: BLE001 - one bad message must not lose the list
             if row_mids[i] is None:
                 row_mids[i] = synthetic_message_id(block).encode("ascii")
@@ -357,7 +511,7 @@ def _new_columns() -> tuple:
     return ([], [], [], [], [], [], [], [])
 
 
-def _next_boundary(fd: int, offset: int, end: int, buf: bytearray) -> int:
+def _next_boundary(fd: int, offset: int, end: int, buf: bytearray, marker: bytes = b"\nFrom ") -> int:
     """File offset of the next From_ line at or after ``offset`` (``end`` when none)."""
     view = memoryview(buf)
     position = max(offset - 1, 0)
@@ -365,7 +519,7 @@ def _next_boundary(fd: int, offset: int, end: int, buf: bytearray) -> int:
         got = os.preadv(fd, [view[: min(len(buf), end - position)]], position)
         if got <= 0:
             return end
-        found = buf.find(b"\nFrom ", 0, got)
+        found = buf.find(marker, 0, got)
         if found >= 0:
             return min(position + found + 1, end)
         if position + got >= end:
@@ -374,14 +528,35 @@ def _next_boundary(fd: int, offset: int, end: int, buf: bytearray) -> int:
     return end
 
 
-def scan_mbox_range(fd: int, start: int, end: int, chunk: int = _CHUNK) -> tuple[tuple, Links]:
+def _last_message_start(buf: bytearray, limit: int, newline: bytes = b"\n") -> int:
+    """Index of the last "\\nFrom " in ``buf[1:limit]`` that starts a message (-1 when none).
+
+    A "From " line that is body text (no header block after it) is not a place to
+    cut: the message it sits in goes on past it.
+    """
+    undecided = -1
+    last = buf.rfind(b"\nFrom ", 1, limit)
+    while last > 0 and _HEADER_BLOCK.match(buf, last, limit) is None:
+        if undecided < 0 and buf.count(b"\n", last + 1, limit) < 3:
+            undecided = last  # its lines run past the buffer: a cut only if nothing better
+        last = buf.rfind(b"\nFrom ", 1, last)
+    return last if last > 0 else undecided
+
+
+def scan_mbox_range(fd: int, start: int, end: int, chunk: int = _CHUNK,
+                    state: ScanState | None = None, cr_only: bool = False) -> tuple[tuple, Links]:
     """Index the messages whose From_ line starts in ``[start, end)`` of an open mbox.
 
     ``start`` must be 0 or the offset of a From_ line. Returns marshal-able columns
-    and the threading links of those messages.
+    and the threading links of those messages. ``cr_only``: the file's line ends are
+    CR alone; each chunk is read with CR as the line separator (CR and LF are one
+    byte each, so offsets stay the file's own).
     """
     out = _new_columns()
     links = Links()
+    if state is None:
+        state = ScanState()
+    state.fd, state.end, state.cr_only = fd, end, cr_only
     buf = bytearray(chunk + 1)
     view = memoryview(buf)
     position = start
@@ -391,18 +566,21 @@ def scan_mbox_range(fd: int, start: int, end: int, chunk: int = _CHUNK) -> tuple
         got = os.preadv(fd, [view[1 : 1 + want]], position)
         if got <= 0:
             break
+        if cr_only:
+            buf[1 : 1 + got] = bytes(buf[1 : 1 + got]).replace(b"\r", b"\n")
         limit = got + 1
         if position + got < end:
-            last = buf.rfind(b"\nFrom ", 1, limit)
+            last = _last_message_start(buf, limit)
             if last <= 0:
                 # One message bigger than the buffer: index its headers, skip its body.
-                _index_header_blocks(buf, limit, position, out, links)
-                position = _next_boundary(fd, position + got - 5, end, buf)
+                _index_header_blocks(buf, limit, position, out, links, state, open_end=True)
+                position = _next_boundary(fd, position + got - 5, end, buf, b"\rFrom " if cr_only else b"\nFrom ")
                 continue
-            _index_header_blocks(buf, last, position, out, links)
+            _index_header_blocks(buf, last, position, out, links, state,
+                                 open_end=_HEADER_BLOCK.match(buf, last, limit) is None)
             position += last
         else:
-            _index_header_blocks(buf, limit, position, out, links)
+            _index_header_blocks(buf, limit, position, out, links, state)
             position += got
     return out, links
 
@@ -426,8 +604,17 @@ def _split_point(fd: int, size: int) -> int | None:
     The child gets slightly less: it also has to send its columns over a pipe.
     """
     buf = bytearray(1024 * 1024)
-    boundary = _next_boundary(fd, size * 47 // 100, size, buf)
-    return boundary if 0 < boundary < size else None
+    position = size * 47 // 100
+    for _ in range(1000):
+        boundary = _next_boundary(fd, position, size, buf)
+        if not 0 < boundary < size:
+            return None
+        # Only a real message start: a "From " line of body text belongs to the message before it.
+        head = b"\n" + os.pread(fd, _HEADER_READ, boundary)
+        if _HEADER_BLOCK.match(head) is not None:
+            return boundary
+        position = boundary + 1
+    return None
 
 
 def _scan_in_child(fd: int, start: int, end: int, chunk: int) -> tuple[int, int]:
@@ -492,31 +679,65 @@ def index_mbox(path: Path, *, parallel: bool = True, parallel_min_bytes: int = _
     fd = os.open(path, os.O_RDONLY)
     try:
         size = os.fstat(fd).st_size
+        head = os.pread(fd, _HEADER_READ, 0)
+        start, prefix_note = _mbox_prefix(head)
+        if prefix_note:
+            index.archive_notes.append(prefix_note)
+        cr_only = b"\n" not in head and b"\r" in head
+        if cr_only:
+            index.line_ends = "cr"
+            head = head.replace(b"\r", b"\n")
+            index.archive_notes.append("the archive uses CR-only line ends (old Mac); read with CR as the line end")
+        state = ScanState(content_length=_CONTENT_LENGTH.search(
+            b"\n" + split_header_block(head[start:])[0]) is not None)
         split = None
-        if parallel and size >= parallel_min_bytes and _may_fork():
+        # mboxcl2 and CR-only archives are read in one pass: a cut in the middle must
+        # know where the message before it ends.
+        if parallel and size >= parallel_min_bytes and _may_fork() and not cr_only and not state.content_length:
             split = _split_point(fd, size)
         pid = None
         if split is not None:
             try:
-                pid, read_end = _scan_in_child(fd, 0, split, chunk)
+                pid, read_end = _scan_in_child(fd, start, split, chunk)
             except OSError:
                 pid = None
         if pid is None:
-            columns, index.links = scan_mbox_range(fd, 0, size, chunk)
+            columns, index.links = scan_mbox_range(fd, start, size, chunk, state, cr_only)
             index.extend(columns)
         else:
             # Scan and link the second half here while the child does the first.
             second_half, second_links = scan_mbox_range(fd, split, size, chunk)
             first = _collect_child(pid, read_end)
             if first is None:  # the child failed: do its part here, lose nothing
-                first = scan_mbox_range(fd, 0, split, chunk)
+                first = scan_mbox_range(fd, start, split, chunk)
             index.extend(first[0])
             index.extend(second_half)
             index.links = first[1].then(second_links)
         index.ends = index.locations[1:] + [size]
+        if state.content_length:
+            index.archive_notes.append("mboxcl2 archive: each message's Content-Length says where it ends")
     finally:
         os.close(fd)
     return index
+
+
+_PREFIX = re.compile(rb"(\xef\xbb\xbf)?([\r\n \t]*)")
+
+
+def _mbox_prefix(head: bytes) -> tuple[int, str | None]:
+    """Where the first "From " line starts, past a UTF-8 BOM and blank lines, and a note about them."""
+    match = _PREFIX.match(head)
+    start = match.end()
+    if start == 0 or not head.startswith(b"From ", start):
+        return 0, None
+    what = []
+    if match.group(1):
+        what.append("a UTF-8 byte order mark")
+    blank = match.group(2)
+    if blank:
+        lines = max(blank.count(b"\n"), blank.count(b"\r"))
+        what.append(f"{lines} blank line{'s' if lines != 1 else ''}" if lines else "blanks")
+    return start, f"the archive has {' and '.join(what)} before the first From line; skipped"
 
 
 # ---------------------------------------------------------------------------
@@ -540,15 +761,29 @@ def _index_files(fmt: str, files: Sequence[Path], delivery_time) -> ArchiveIndex
     out = _new_columns()
     locations, mids, synthetic, dates, subjects, senders, emails, notes = out
     records = []
+    not_mail: set[int] = set()
     for row, path in enumerate(files):
         row_notes: list[str] = []
         try:
             head = _read_header(path)
         except OSError as exc:
-            head = b""
+            head = None
             row_notes.append(f"could not read {path.name}: {exc.strerror or exc}")
-        header, _ = split_header_block(normalize_line_ends(head)[0])
-        values = _row_from_fields(header_fields(header), header, delivery_time(path), row_notes)
+        header, _ = split_header_block(unfold_header_names(normalize_line_ends(head or b"")[0])[0])
+        fields = header_fields(header)
+        what = _not_mail(head, fields)
+        if what is not None:
+            not_mail.add(row)
+            row_notes.append(f"{path.name} is not a mail message: {what}")
+        raw = None
+        if not _first_id(fields.get(b"message-id")):
+            try:  # a synthetic ID hashes the body too
+                raw = path.read_bytes()
+            except OSError:
+                raw = head
+        values = _row_from_fields(fields, header, delivery_time(path), row_notes, raw)
+        if what is not None:
+            values = values[:5] + (f"({what})".encode(), values[6])
         locations.append(str(path))
         mids.append(values[0])
         synthetic.append(values[1])
@@ -560,7 +795,20 @@ def _index_files(fmt: str, files: Sequence[Path], delivery_time) -> ArchiveIndex
         notes.extend((row, n) for n in row_notes)
     index = ArchiveIndex(fmt, links=link_records(records))
     index.extend(out)
+    index.not_mail = not_mail
     return index
+
+
+def _not_mail(head: bytes | None, fields: Mapping[bytes, bytes]) -> str | None:
+    """What a file in a mail folder is when it is no mail (empty, or binary without headers), else None."""
+    if head is None:
+        return None  # unreadable: said by its own note
+    if not head.strip():
+        return "the file is empty" if not head else "the file is empty (only blank lines)"
+    sample = head[:4096]
+    if not fields and (b"\x00" in sample or sum(b < 9 or 13 < b < 32 for b in sample) > len(sample) // 20):
+        return "a binary file"
+    return None
 
 
 def _mtime(path: Path) -> float | None:
@@ -616,6 +864,14 @@ def sniff_archive(path: Path) -> str:
         raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from exc
     if head == b"" or head == b"From ":
         return "mbox"
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    start, _ = _mbox_prefix(head)
+    if start:  # a BOM or blank lines before the first From line: read it, with a note
+        return "mbox"
     raise ValueError(f"{path} is not an mbox file (it does not start with a 'From ' line)")
 
 
@@ -649,9 +905,11 @@ _ADDRESS_CACHE: dict[bytes, Address] = {}
 _EMAIL_CACHE: dict[bytes | None, str] = {}
 
 
-def _sender(raw: bytes | None) -> Address:
+def _sender(raw: bytes | None, charset: str | None = None) -> Address:
     if raw is None:
         return Address("", "")
+    if charset is not None:
+        return parse_address(raw, charset)
     found = _ADDRESS_CACHE.get(raw)
     if found is None:
         found = parse_address(raw)
@@ -851,10 +1109,18 @@ class MboxSource(MailSource):
         real_kind, synthetic_kind_ = self.thread_id_kind, self._synthetic_kind
         utc = timezone.utc
 
+        archive_notes = index.archive_notes
+        now = datetime.now(utc).timestamp()
+        plausible_since, plausible_until = PLAUSIBLE_SINCE, now + PLAUSIBLE_AHEAD_SECONDS
+
         def summarize(group: ThreadGroup, latest: float) -> ThreadSummary:
             members = group.members
             head = members[0] if mids[members[0]] == group.root_id else self._head_member(index, group)
-            subject, subject_notes = decode_header_text(subjects[head])
+            raw_subject, raw_sender = subjects[head], senders[head]
+            charset = None
+            if not (raw_subject or b"").isascii() or not (raw_sender or b"").isascii():
+                charset = self._row_charset(index, head)  # raw 8-bit header: the body's charset first
+            subject, subject_notes = decode_header_text(raw_subject, charset)
             count = len(members)
             if count == 1:
                 email = emails[head]
@@ -878,24 +1144,54 @@ class MboxSource(MailSource):
                     counts[mids[member]] = counts.get(mids[member], 0) + 1
                 notes += [f"{n} messages share Message-ID {_id_text(mid)}; all are kept"
                           for mid, n in counts.items() if n > 1]
+            marker = ""
+            if (latest < plausible_since or latest > plausible_until) and implausible_date(latest, now):
+                odd = implausible_date(latest, now)
+                marker = "implausible"
+                notes.append(f"the latest date ({datetime.fromtimestamp(latest, tz=utc).isoformat()}) "
+                             f"is {odd}; it may be wrong")
             if row_notes and not row_notes.keys().isdisjoint(members):
                 for member in members:
-                    for note in row_notes.get(member, ()):
+                    member_notes = row_notes.get(member, ())
+                    if not marker and stamps[member] == latest and _UNDATED_NOTE in member_notes:
+                        marker = "undated"
+                    for note in member_notes:
                         if note not in notes:
                             notes.append(note)
+            if archive_notes:
+                notes += [n for n in archive_notes if n not in notes]
             root = _id_text(group.root_id)
             return ThreadSummary(
                 thread_id=ThreadId(synthetic_kind_ if group.synthetic else real_kind, root),
                 subject=subject,
                 root_message_id=root,
-                sender=_sender(senders[head]),
+                sender=_sender(raw_sender, charset),
                 last_activity=datetime.fromtimestamp(latest, tz=utc),
                 message_count=count,
                 participants=participants,
                 notes=tuple(notes),
+                date_marker=marker,
             )
 
         return summarize
+
+    def _row_charset(self, index: ArchiveIndex, row: int) -> str | None:
+        """The charset the message's Content-Type declares (read from the archive; None on failure)."""
+        try:
+            if index.format == "mbox":
+                assert self.path is not None
+                with open(self.path, "rb") as handle:
+                    handle.seek(index.locations[row])
+                    head = handle.read(min(_HEADER_READ, index.ends[row] - index.locations[row]))
+                if index.line_ends == "cr":
+                    head = head.replace(b"\r", b"\n")
+                head = head.split(b"\n", 1)[1] if head.startswith(b"From ") and b"\n" in head else head
+            else:
+                head = _read_header(Path(index.locations[row]))
+        except OSError:
+            return None
+        header, _ = split_header_block(normalize_line_ends(head)[0])
+        return _body_charset(header_fields(header, {b"content-type"}).get(b"content-type"))
 
     @staticmethod
     def _head_member(index: ArchiveIndex, group: ThreadGroup) -> int:
@@ -936,8 +1232,10 @@ class MboxSource(MailSource):
             messages.append((index.dates[member], member, self._read_message(index, member)))
         messages.sort(key=lambda item: (item[0], item[1]))  # oldest first; undated ones before all
         head = self._head_member(index, group)
-        subject, _ = decode_header_text(index.subjects[head])
-        notes = []
+        raw_subject = index.subjects[head]
+        charset = self._row_charset(index, head) if raw_subject and not raw_subject.isascii() else None
+        subject, _ = decode_header_text(raw_subject, charset)
+        notes = list(index.archive_notes)
         if not any(index.message_ids[m] == group.root_id for m in group.members):
             notes.append(f"the thread's first message {_id_text(group.root_id)} is not in this archive")
         own_kind = synthetic_kind(self.thread_id_kind) if group.synthetic else self.thread_id_kind
@@ -954,11 +1252,13 @@ class MboxSource(MailSource):
             with open(self.path, "rb") as handle:
                 handle.seek(start)
                 data = handle.read(min(size, cap + _HEADER_READ) if cap else size)
+            if index.line_ends == "cr":
+                data = data.replace(b"\r", b"\n")
             if len(data) == size and data.endswith(b"\n\n"):
                 data = data[:-1]  # the blank line before the next From_ line is the separator's
             newline = data.find(b"\n")
             data = data[newline + 1 :] if data.startswith(b"From ") and newline >= 0 else data
-            return data, size - (newline + 1 if newline >= 0 else 0)
+            return mbox_unquote(data), size - (newline + 1 if newline >= 0 else 0)
         path = Path(index.locations[row])
         size = path.stat().st_size
         with open(path, "rb") as handle:
@@ -982,7 +1282,7 @@ class MboxSource(MailSource):
                            notes=(f"could not read this message: {exc.strerror or exc}",),
                            synthetic_id=index.synthetic[row], backend_ref=ref)
         cap = self.max_message_bytes
-        message = parse_message(raw, backend_ref=ref, max_bytes=cap or None)
+        message = parse_message(raw, backend_ref=ref, max_bytes=cap or None, hash_body=True)
         if cap and size > cap:
             note = (f"message is {size:,} bytes, over the size cap of {cap:,} "
                     f"(mail_sources.{self.name}.max_message_bytes); body truncated")
@@ -990,6 +1290,8 @@ class MboxSource(MailSource):
         extra = tuple(n for n in index.notes.get(row, ()) if n not in message.notes)
         if extra:
             message = replace(message, notes=message.notes + extra)
+        if row in index.not_mail and not message.subject:
+            message = replace(message, subject=decode_header_text(index.subjects[row])[0])
         return message
 
     def thread_url(self, thread_id: ThreadId) -> str:

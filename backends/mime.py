@@ -124,21 +124,54 @@ def split_header_block(raw: bytes) -> tuple[bytes, int]:
     return raw[: match.start() + (2 if raw[match.start()] == 13 else 1)], match.end()
 
 
-def synthetic_message_id(header_block: bytes) -> str:
-    """A stable Message-ID for a message that has none: a hash of its raw headers.
+# How much of a body the synthetic ID hashes: enough to tell messages apart, bounded
+# so every reader (including the mbox scan, which sees a message in one buffer) can.
+_SYNTHETIC_BODY_BYTES = 256 * 1024
+
+
+def synthetic_message_id(header_block: bytes, body: bytes | None = None) -> str:
+    """A stable Message-ID for a message that has none: a hash of its headers (and body).
 
     Line ends are normalised first so the same message gives the same ID whether
-    it was stored with LF, CRLF or CR line ends. The domain ``mailtriage.invalid``
-    can never collide with a real Message-ID.
+    it was stored with LF, CRLF or CR line ends. With ``body`` (the offline archives,
+    which always have it: the mbox reader hashes it after undoing ``>From ``
+    quoting) the body counts too, so two alerts with identical headers stay two
+    messages, and the same bytes give the same ID in an mbox, a Maildir or a
+    ``.eml`` file. Without it (backends that list from headers alone) only the
+    headers are hashed, as before. The domain ``mailtriage.invalid`` can never
+    collide with a real Message-ID.
     """
     normalized = header_block.replace(b"\r\n", b"\n").replace(b"\r", b"\n").rstrip(b"\n")
-    digest = hashlib.sha256(normalized).hexdigest()[:24]
+    if body is None:
+        return f"<synthetic-{hashlib.sha256(normalized).hexdigest()[:24]}@{SYNTHETIC_DOMAIN}>"
+    text = body[: 4 * _SYNTHETIC_BODY_BYTES]
+    text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")[:_SYNTHETIC_BODY_BYTES].strip(b"\n")
+    digest = hashlib.sha256(normalized + b"\n\n" + text).hexdigest()[:24]
     return f"<synthetic-{digest}@{SYNTHETIC_DOMAIN}>"
 
 
 # A header field: name at the start of a line, optional blanks, colon, then the value
-# with its continuation lines (their line breaks kept; decoding unfolds them).
-_HEADER_FIELD = re.compile(rb"^([!-9;-~]+)[ \t]*:[ \t]*(.*(?:\n[ \t].*)*)", re.MULTILINE)
+# with its continuation lines (their line breaks kept; decoding unfolds them). A name
+# folded away from its colon ("From\n : <x@y>", seen in the wild) is the same field.
+_HEADER_FIELD = re.compile(rb"^([!-9;-~]+)[ \t]*(?:\n[ \t]+)?:[ \t]*(.*(?:\n[ \t].*)*)", re.MULTILINE)
+# A line of the header block that is neither a field nor a continuation: a strict
+# reader (the stdlib parser, RFC 5322) ends the header block there, so nothing after
+# it may become a header (a "From:" after it is body text, not a sender).
+_NOT_A_FIELD = re.compile(rb"^(?![!-9;-~]+[ \t]*(?:\n[ \t]+)?:|[ \t])[^\n]+", re.MULTILINE)
+_FOLDED_NAME = re.compile(rb"^([!-9;-~]+)[ \t]*\n[ \t]+:", re.MULTILINE)
+
+
+def malformed_header_line(header_block: bytes) -> int | None:
+    """Offset (in the LF form of the block) of the first line that is not a header field.
+
+    A leading mbox ``From `` line is not counted. None when the block is well formed.
+    """
+    block = header_block
+    if b"\r" in block:
+        block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    start = block.find(b"\n") + 1 if block.startswith(b"From ") else 0
+    match = _NOT_A_FIELD.search(block, start) if start or block else None
+    return match.start() if match is not None else None
 
 
 def header_fields(header_block: bytes, wanted: frozenset[bytes] | set[bytes] | None = None) -> dict[bytes, bytes]:
@@ -146,19 +179,47 @@ def header_fields(header_block: bytes, wanted: frozenset[bytes] | set[bytes] | N
 
     The value keeps folded line breaks; no decoding happens here, callers decode
     only what they show. ``wanted`` (lowercased names) limits what is kept. Line
-    ends may be LF, CRLF or CR. Lines that are not fields (an mbox ``From `` line,
-    junk) are skipped. The mbox fast path reads the same fields with the same
-    rules, so both agree on every ID, date and subject.
+    ends may be LF, CRLF or CR. A leading mbox ``From `` line is skipped; the block
+    ends at the first other line that is not a field (as for a strict parser), so a
+    lenient reading never finds a header a strict one does not. The mbox fast path
+    reads the same fields with the same rules, so both agree on every ID, date and
+    subject.
     """
     block = header_block
     if b"\r" in block:
         block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    end = malformed_header_line(block)
+    if end is not None:
+        block = block[:end]
     fields: dict[bytes, bytes] = {}
     for match in _HEADER_FIELD.finditer(block):
         name = match.group(1).lower()
         if (wanted is None or name in wanted) and name not in fields:
             fields[name] = match.group(2)
     return fields
+
+
+def header_values(header_block: bytes, name: bytes) -> list[bytes]:
+    """Every value of header ``name`` (lowercase) in the block, in order (same rules as header_fields)."""
+    block = header_block
+    if b"\r" in block:
+        block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    end = malformed_header_line(block)
+    if end is not None:
+        block = block[:end]
+    return [m.group(2) for m in _HEADER_FIELD.finditer(block) if m.group(1).lower() == name]
+
+
+def unfold_header_names(raw: bytes) -> tuple[bytes, bool]:
+    """Join a header name folded away from its colon (``From\\n : x``) in the header block."""
+    header, offset = split_header_block(raw)
+    if b":" not in header or _FOLDED_NAME.search(header.replace(b"\r\n", b"\n")) is None:
+        return raw, False
+    crlf = b"\r\n" in header
+    fixed = _FOLDED_NAME.sub(rb"\1:", header.replace(b"\r\n", b"\n"))
+    if crlf:
+        fixed = fixed.replace(b"\n", b"\r\n")
+    return fixed + raw[len(header):], True
 
 
 # ---------------------------------------------------------------------------
@@ -176,17 +237,23 @@ def _id_text(raw: bytes) -> str:
         return raw.decode("utf-8", "replace")
 
 
-def extract_msgid(value: bytes | str | None) -> str | None:
+# A reference must look like a Message-ID (RFC 5322: id-left "@" id-right). Values
+# such as git-send-email's leftover "<yes>" would otherwise join unrelated threads.
+REFERENCE_ID = re.compile(rb"<[^<>@ \t\n\r\f\v]*+@[^<> \t\n\r\f\v]++>")  # \s spelt out: faster
+
+
+def extract_msgid(value: bytes | str | None, *, reference: bool = False) -> str | None:
     """The Message-ID in a header value, angle brackets kept; None when there is none.
 
     Takes the first ``<...>`` token; a bare ``local@domain`` (seen from broken
-    clients) is wrapped in brackets. Anything else is no ID.
+    clients) is wrapped in brackets. Anything else is no ID. With ``reference``
+    (an In-Reply-To value) a token without ``@`` is no ID either.
     """
     if not value:
         return None
     if isinstance(value, str):
         value = value.encode("utf-8", "surrogateescape")
-    match = _BRACKETED_ID.search(value)
+    match = (REFERENCE_ID if reference else _BRACKETED_ID).search(value)
     if match is not None:
         return _id_text(match.group())
     match = _BARE_ID.search(value)
@@ -196,15 +263,27 @@ def extract_msgid(value: bytes | str | None) -> str | None:
 
 
 def extract_msgids(value: bytes | str | None) -> tuple[str, ...]:
-    """Every ``<...>`` Message-ID in a References / In-Reply-To value, in order, deduplicated."""
+    """Every ``<...@...>`` Message-ID in a References value, in order, deduplicated.
+
+    Tokens without ``@`` are not Message-IDs and are left out (see :func:`ignored_references`).
+    """
     if not value:
         return ()
     if isinstance(value, str):
         value = value.encode("utf-8", "surrogateescape")
     seen: dict[str, None] = {}
-    for token in _BRACKETED_ID.findall(value):
+    for token in REFERENCE_ID.findall(value):
         seen.setdefault(_id_text(token), None)
     return tuple(seen)
+
+
+def ignored_references(value: bytes | str | None) -> list[str]:
+    """The ``<...>`` tokens of a References / In-Reply-To value that are not Message-IDs (no ``@``)."""
+    if not value:
+        return []
+    if isinstance(value, str):
+        value = value.encode("utf-8", "surrogateescape")
+    return [_id_text(t) for t in _BRACKETED_ID.findall(value) if b"@" not in t]
 
 
 # ---------------------------------------------------------------------------
@@ -254,7 +333,30 @@ def parse_date(value: bytes | str | None) -> datetime | None:
         return None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=timezone.utc)
+    if 100 <= parsed.year < 1000:  # RFC 5322 section 4.3: a three-digit year is 1900 + it
+        try:
+            parsed = parsed.replace(year=parsed.year + 1900)
+        except ValueError:  # 29 Feb of a year that is no leap year once moved
+            return None
     return parsed
+
+
+# Dates outside this window are probably wrong (a clock at 1970, a typo, a spoof).
+PLAUSIBLE_SINCE = datetime(1990, 1, 1, tzinfo=timezone.utc).timestamp()
+PLAUSIBLE_AHEAD_SECONDS = 86400.0
+
+
+def implausible_date(epoch: float | None, now: float | None = None) -> str | None:
+    """Why a date is implausible (before 1990, more than a day ahead), or None."""
+    if epoch is None or epoch == float("-inf"):
+        return None
+    if epoch < PLAUSIBLE_SINCE:
+        return "before 1990"
+    if now is None:
+        now = datetime.now(timezone.utc).timestamp()
+    if epoch > now + PLAUSIBLE_AHEAD_SECONDS:
+        return "more than a day ahead of now"
+    return None
 
 
 _DAY_EPOCH: dict[tuple[bytes, bytes, bytes], int | None] = {}
@@ -447,6 +549,13 @@ _BETWEEN_WORDS = re.compile(r"(\?=)\s+(?==\?[^?\s]+\?[bBqQ]\?[^?\s]*\?=)")
 _QP_ESCAPE = re.compile(rb"=([0-9A-Fa-f]{2})")
 
 
+# Labels whose text is usually written in a superset (GB2312 mail is mostly GBK or
+# GB18030 in practice, and GB18030 decodes all of them), or that Python spells
+# differently.
+_CHARSET_ALIASES = {"gb2312": "gb18030", "gbk": "gb18030", "euc-cn": "gb18030", "x-gbk": "gb18030",
+                    "cp936": "gb18030", "x-utf-7": "utf-7", "x-utf7": "utf-7"}
+
+
 def _codec_name(label: str | None) -> str | None:
     """Python codec name for a charset label, or None when unknown/meaningless."""
     if label is None:
@@ -454,10 +563,35 @@ def _codec_name(label: str | None) -> str | None:
     label = label.strip().strip('"').lower()
     if label in _MEANINGLESS_CHARSETS:
         return None
+    label = _CHARSET_ALIASES.get(label, label)
     try:
-        return codecs.lookup(label).name
+        name = codecs.lookup(label).name
     except (LookupError, ValueError):  # ValueError: a NUL in the label
         return None
+    return _CHARSET_ALIASES.get(name, name)
+
+
+# A part in a multibyte charset with a few bad bytes is still that charset: decode it
+# with replacement characters rather than as latin-1 mojibake (at most this share of
+# the bytes may be bad).
+_REPLACE_AT_MOST = 0.02
+_UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xf4][\x80-\xbf]+")
+
+
+def _decode_with_replacement(data: bytes, codec: str) -> tuple[str, int] | None:
+    """``data`` decoded in ``codec`` with U+FFFD for bad bytes, when few are bad; else None."""
+    if codec in ("ascii", "latin-1", "iso8859-1", "cp1252", "utf-7"):
+        return None  # single-byte labels are better served by the fallback charsets
+    if codec == "utf-8" and _UTF8_MULTIBYTE.search(data) is None:
+        return None  # no valid multibyte sequence at all: not utf-8, a mislabel
+    try:
+        text = data.decode(codec, "replace")
+    except LookupError:
+        return None
+    bad = text.count("\ufffd") - data.decode(codec, "ignore").count("\ufffd")
+    if bad <= 0 or bad > max(1, int(len(data) * _REPLACE_AT_MOST)):
+        return None
+    return text, bad
 
 
 def decode_bytes(data: bytes, label: str | None) -> tuple[str, str | None]:
@@ -472,6 +606,11 @@ def decode_bytes(data: bytes, label: str | None) -> tuple[str, str | None]:
             return data.decode(codec), None
         except (UnicodeDecodeError, LookupError):
             pass
+        replaced = _decode_with_replacement(data, codec)
+        if replaced is not None:
+            text, bad = replaced
+            return text, (f"{bad} byte{'s' if bad > 1 else ''} invalid in the declared charset {label}; "
+                          "replaced with U+FFFD")
     elif label is None or label.strip().lower() in _MEANINGLESS_CHARSETS:
         try:
             return data.decode("ascii"), None
@@ -494,30 +633,53 @@ def decode_bytes(data: bytes, label: str | None) -> tuple[str, str | None]:
     return data.decode("latin-1"), None  # unreachable: latin-1 decodes every byte
 
 
-def _decode_encoded_word(charset: str, encoding: str, payload: str) -> tuple[str, str | None]:
-    charset = charset.split("*", 1)[0]  # RFC 2231 language suffix: utf-8*en
+def _encoded_word_bytes(encoding: str, payload: str) -> bytes | None:
+    """The bytes an encoded word carries; None when its base64 is broken."""
     data = payload.encode("utf-8", "surrogateescape")  # raw 8-bit inside a word: keep its bytes
-    note = None
     if encoding in "bB":
         padded = data + b"=" * (-len(data) % 4)
         try:
-            raw = base64.b64decode(padded, validate=False)
+            return base64.b64decode(padded, validate=False)
         except (binascii.Error, ValueError):
-            return f"=?{charset}?{encoding}?{payload}?=", "a base64 encoded-word in a header is broken; shown as is"
-    else:
-        raw = _QP_ESCAPE.sub(lambda m: bytes([int(m.group(1), 16)]), data.replace(b"_", b" "))
-    text, charset_note = decode_bytes(raw, charset)
-    if charset_note:
-        note = f"encoded-word: {charset_note}"
-    return text, note
+            return None
+    return _QP_ESCAPE.sub(lambda m: bytes([int(m.group(1), 16)]), data.replace(b"_", b" "))
 
 
-def decode_header_text(value: bytes | str | None) -> tuple[str, list[str]]:
+def _decode_encoded_word(charset: str, encoding: str, payload: str) -> tuple[str, str | None]:
+    raw = _encoded_word_bytes(encoding, payload)
+    if raw is None:
+        return f"=?{charset}?{encoding}?{payload}?=", "a base64 encoded-word in a header is broken; shown as is"
+    text, charset_note = decode_bytes(raw, charset.split("*", 1)[0])  # RFC 2231 language suffix: utf-8*en
+    return text, (f"encoded-word: {charset_note}" if charset_note else None)
+
+
+def _decode_raw_header(value: bytes, charset: str | None, notes: list[str]) -> str:
+    """A header with raw 8-bit bytes: the body's declared charset, then utf-8, then windows-1252."""
+    codec = _codec_name(charset)
+    if codec is not None and codec not in ("ascii", "utf-8"):
+        try:
+            text = value.decode(codec)
+            notes.append(f"raw 8-bit characters in the header; read as {charset}, the body's charset")
+            return text
+        except (UnicodeDecodeError, LookupError):
+            pass
+    try:
+        text = value.decode("utf-8")
+        notes.append("raw 8-bit characters in the header; read as utf-8")
+    except UnicodeDecodeError:
+        text = value.decode("windows-1252", "replace")
+        notes.append("raw 8-bit characters in the header, not utf-8; read as windows-1252")
+    return text
+
+
+def decode_header_text(value: bytes | str | None, charset: str | None = None) -> tuple[str, list[str]]:
     """Decode an unstructured header (Subject, a display name) into text and notes.
 
-    Handles RFC 2047 encoded-words in any charset Python knows, falls back (with a
-    note) for unknown or mislabelled charsets, decodes raw 8-bit headers (utf-8,
-    else windows-1252) with a note, and unfolds continuation lines.
+    Handles RFC 2047 encoded-words in any charset Python knows (adjacent words in one
+    charset are joined before decoding, RFC 2047 section 6.2, so a character split
+    over two words survives), falls back (with a note) for unknown or mislabelled
+    charsets, decodes raw 8-bit headers (``charset``, the body's declared charset,
+    then utf-8, then windows-1252) with a note, and unfolds continuation lines.
     """
     notes: list[str] = []
     if value is None:
@@ -527,26 +689,40 @@ def decode_header_text(value: bytes | str | None) -> tuple[str, list[str]]:
     try:
         text = value.decode("ascii")
     except UnicodeDecodeError:
-        try:
-            text = value.decode("utf-8")
-            notes.append("raw 8-bit characters in the header; read as utf-8")
-        except UnicodeDecodeError:
-            text = value.decode("windows-1252", "replace")
-            notes.append("raw 8-bit characters in the header, not utf-8; read as windows-1252")
+        text = _decode_raw_header(value, charset, notes)
     if "\n" in text or "\r" in text:
         text = re.sub(r"\r?\n|\r", "", text)
     text = text.strip()
     if "=?" not in text:
         return text, notes
     text = _BETWEEN_WORDS.sub(r"\1", text)
-
-    def replace(match: re.Match[str]) -> str:
-        decoded, note = _decode_encoded_word(match.group(1), match.group(2), match.group(3))
+    out: list[str] = []
+    position = 0
+    matches = list(_ENCODED_WORD.finditer(text))
+    i = 0
+    while i < len(matches):
+        match = matches[i]
+        out.append(text[position:match.start()])
+        charset_label, encoding = match.group(1), match.group(2)
+        # Adjacent words of one charset form one run of bytes.
+        run = [match]
+        while (i + len(run) < len(matches) and matches[i + len(run)].start() == run[-1].end()
+               and matches[i + len(run)].group(1).lower() == charset_label.lower()):
+            run.append(matches[i + len(run)])
+        chunks = [_encoded_word_bytes(m.group(2), m.group(3)) for m in run]
+        if len(run) > 1 and None not in chunks:
+            decoded, charset_note = decode_bytes(b"".join(chunks), charset_label.split("*", 1)[0])
+            note = f"encoded-word: {charset_note}" if charset_note else None
+        else:
+            run = [match]
+            decoded, note = _decode_encoded_word(charset_label, encoding, match.group(3))
         if note and note not in notes:
             notes.append(note)
-        return decoded
-
-    return _ENCODED_WORD.sub(replace, text), notes
+        out.append(decoded)
+        position = run[-1].end()
+        i += len(run)
+    out.append(text[position:])
+    return "".join(out), notes
 
 
 _ADDR_SPEC = r'[^\s<>"(),;:@\[\]\\]+@[^\s<>"(),;:@\[\]\\]+'
@@ -610,43 +786,88 @@ def set_composed_header(msg: EmailMessage, name: str, value: str) -> None:
         msg[name] = value.encode("ascii", "replace").decode("ascii")
 
 
-def parse_address(value: bytes | str | None) -> Address:
+def parse_address(value: bytes | str | None, charset: str | None = None) -> Address:
     """The first address of a From-like header; ``Address('', '')`` when there is none."""
-    addresses = parse_address_list(value)
+    addresses = parse_address_list(value, charset)
     return addresses[0] if addresses else Address("", "")
 
 
-def parse_address_list(value: bytes | str | None) -> tuple[Address, ...]:
+# An obsolete source route (RFC 5322 obs-route): "<@a.example,@b.example:user@host>".
+_SOURCE_ROUTE = re.compile(r"<\s*@[^<>:\s,]+(?:\s*,\s*@[^<>:\s,]+)*\s*:\s*")
+# Pipermail's obfuscation: "user at example.com (Name)".
+_PIPERMAIL = re.compile(r"\s*([^\s@<>()\",;:]+) at ([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)\s*(?:\((.*)\))?\s*")
+
+
+def _clean_email(email: str, charset: str | None) -> str:
+    """Raw 8-bit bytes in an address are kept as surrogates while parsing; decode them."""
+    if email.isascii():
+        return email
+    raw = email.encode("utf-8", "surrogateescape")
+    return raw.decode("utf-8") if raw.isascii() else _decode_raw_header(raw, charset, [])
+
+
+def _address_of_text(text: str) -> Address:
+    """An address read from decoded text (a From that was only an encoded word)."""
+    match = _NAME_ADDR.fullmatch(text)
+    if match is not None:
+        return Address(" ".join(match.group(1).split()).strip('" '), match.group(2))
+    match = _BARE_ADDR.fullmatch(text)
+    if match is not None:
+        return Address("", match.group(1))
+    return Address(text.strip(), "")
+
+
+def parse_address_list(value: bytes | str | None, charset: str | None = None) -> tuple[Address, ...]:
     """Every address in a To/Cc-like header, display names decoded (never raises).
 
     The raw value is split first and display names decoded after, so an encoded
-    comma inside a name cannot split an address.
+    comma inside a name cannot split an address. ``charset`` is the body's declared
+    charset, tried first for raw 8-bit display names. Source routes are dropped
+    (the mailbox is what follows the colon), pipermail's ``user at host (Name)`` is
+    read as ``user@host``, and a value that is only an encoded word is decoded
+    before it is read (never lower-cased or trimmed first).
     """
     if not value:
         return ()
-    raw_text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+    raw_text = value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
     if "\n" in raw_text or "\r" in raw_text:
         raw_text = re.sub(r"\r?\n|\r", "", raw_text)
+    if "<@" in raw_text or "< @" in raw_text:
+        raw_text = _SOURCE_ROUTE.sub("<", raw_text)
     # The common single-address shapes, read as getaddresses reads them (a test
     # checks that on many generated values); anything else goes to getaddresses.
     match = _NAME_ADDR.fullmatch(raw_text)
     if match is not None:
-        display, _ = decode_header_text(" ".join(match.group(1).split()))
-        return (Address(display.strip(), match.group(2)),)
+        display, _ = decode_header_text(" ".join(match.group(1).split()), charset)
+        return (Address(display.strip(), _clean_email(match.group(2), charset)),)
     match = _BARE_ADDR.fullmatch(raw_text)
     if match is not None:
-        return (Address("", match.group(1)),)
+        return (Address("", _clean_email(match.group(1), charset)),)
+    if "<" not in raw_text and "," not in raw_text and ";" not in raw_text and "(" not in raw_text:
+        tokens = raw_text.split()
+        if len(tokens) > 1 and all(_BARE_ADDR.fullmatch(t) for t in tokens):
+            # Addresses listed without commas ("a@x b@y"): each is an address.
+            return tuple(Address("", _clean_email(t, charset)) for t in tokens)
+    if "@" not in raw_text:
+        match = _PIPERMAIL.fullmatch(raw_text)
+        if match is not None:
+            display, _ = decode_header_text(match.group(3) or "", charset)
+            return (Address(display.strip(), f"{match.group(1)}@{match.group(2)}"),)
+        if "=?" in raw_text:
+            decoded, _ = decode_header_text(raw_text, charset)
+            if "=?" not in decoded:
+                return (_address_of_text(decoded),)
     try:
         pairs = getaddresses([raw_text])
     except (TypeError, ValueError, IndexError):
-        text, _ = decode_header_text(raw_text)
+        text, _ = decode_header_text(raw_text, charset)
         return (Address(text.strip(), ""),)
     result = []
     for name, email in pairs:
         if not name and not email:
             continue
-        display, _ = decode_header_text(name)
-        result.append(Address(display.strip(), email.strip()))
+        display, _ = decode_header_text(name, charset)
+        result.append(Address(display.strip(), _clean_email(email.strip(), charset)))
     return tuple(result)
 
 
@@ -682,9 +903,9 @@ def list_unsubscribe(value: str | bytes | None) -> dict[str, list[str]]:
 # ---------------------------------------------------------------------------
 
 _PARSER = BytesParser(policy=_POLICY)
-_KEY_FIELDS = frozenset((b"message-id", b"references", b"in-reply-to", b"date", b"subject", b"from", b"to", b"cc"))
 _HEADER_PARSER = BytesParser(policy=_POLICY)
-_KEY_FIELDS = frozenset((b"message-id", b"references", b"in-reply-to", b"date", b"subject", b"from", b"to", b"cc"))
+_KEY_FIELDS = frozenset((b"message-id", b"references", b"in-reply-to", b"date", b"subject", b"from", b"to", b"cc",
+                         b"content-type"))
 _ADDRESS_HEADERS = ("to", "cc")
 
 
@@ -708,13 +929,17 @@ def _raw_header_items(msg: EmailMessage) -> list[tuple[str, bytes]]:
     return items
 
 
-def _display_header(name: str, raw: bytes, notes: list[str]) -> str:
+def _address_text(address: Address) -> str:
+    return f"{address.name} <{address.email}>" if address.name else (address.email or "(no address)")
+
+
+def _display_header(name: str, raw: bytes, notes: list[str], charset: str | None = None) -> str:
     lname = name.lower()
     if lname in ("message-id", "in-reply-to", "references", "date", "received", "dkim-signature",
                  "arc-seal", "arc-message-signature", "authentication-results"):
         text = raw.decode("utf-8", "replace")
         return re.sub(r"\r?\n|\r", "", text)
-    text, header_notes = decode_header_text(raw)
+    text, header_notes = decode_header_text(raw, charset)
     for note in header_notes:
         notes.append(f"{name}: {note}")
     return text
@@ -791,21 +1016,113 @@ def _salvage_base64(part: EmailMessage) -> tuple[bytes, int] | None:
         return None
 
 
+# Inline styles that hide text from the reader while a filter (or a model) still sees it.
+_HIDDEN_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0*(?:\.0+)?(?:px|pt|em|rem|%)?\s*(?:;|$|!)"
+    r"|opacity\s*:\s*0(?:\.0+)?\s*(?:;|$)",
+    re.IGNORECASE)
+_WHITE_TEXT = re.compile(r"(?<![-\w])color\s*:\s*(?:#fff(?:fff)?\b|white\b|rgba?\(\s*255\s*,\s*255\s*,\s*255)",
+                         re.IGNORECASE)
+_DARK_BACKGROUND = re.compile(r"background(?:-color)?\s*:\s*(?!#fff|white|transparent|none)[#\w]", re.IGNORECASE)
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>")
+_STYLE_ATTR = re.compile(r"""\bstyle\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+_FONT_WHITE = re.compile(r"""\bcolor\s*=\s*["']?\s*(?:#fff(?:fff)?|white)\b""", re.IGNORECASE)
+_VOID_TAGS = frozenset(("br", "img", "hr", "meta", "link", "input", "col", "area", "base", "wbr", "source"))
+HIDDEN_OPEN, HIDDEN_CLOSE = "[hidden text: ", "]"
+
+
+def _is_hidden(tag: str, attrs: str) -> bool:
+    match = _STYLE_ATTR.search(attrs)
+    style = next((g for g in match.groups() if g is not None), "") if match else ""
+    if style and _HIDDEN_STYLE.search(style):
+        return True
+    # White text is hidden on the usual white page, not on a background it sets itself.
+    if style and _WHITE_TEXT.search(style) and not _DARK_BACKGROUND.search(style):
+        return True
+    if re.search(r"(?:^|\s)hidden(?:\s|=|$)", attrs, re.IGNORECASE):
+        return True
+    return tag == "font" and _FONT_WHITE.search(attrs) is not None
+
+
+def _mark_hidden(html: str) -> tuple[str, int]:
+    """Wrap the text of elements hidden by their style in visible markers; count them."""
+    if "<" not in html:
+        return html, 0
+    out: list[str] = []
+    position = 0
+    stack: list[tuple[str, bool]] = []
+    hidden_depth = 0
+    count = 0
+    for match in _TAG.finditer(html):
+        closing, tag, attrs = match.group(1), match.group(2).lower(), match.group(3)
+        if tag in ("style", "script", "head", "title"):
+            continue
+        if not closing:
+            if tag in _VOID_TAGS or attrs.rstrip().endswith("/"):
+                continue
+            hidden = hidden_depth == 0 and _is_hidden(tag, attrs)
+            stack.append((tag, hidden))
+            if hidden:
+                hidden_depth += 1
+                count += 1
+                out.append(html[position:match.end()])
+                out.append(HIDDEN_OPEN)
+                position = match.end()
+            continue
+        # A closing tag closes the nearest open element of that name (and any left open inside it).
+        for depth in range(len(stack) - 1, -1, -1):
+            if stack[depth][0] == tag:
+                closed = stack[depth:]
+                del stack[depth:]
+                if any(h for _, h in closed):
+                    hidden_depth = 0
+                    out.append(html[position:match.start()])
+                    out.append(HIDDEN_CLOSE)
+                    position = match.start()
+                break
+    out.append(html[position:])
+    if hidden_depth:
+        out.append(HIDDEN_CLOSE)
+    return "".join(out), count
+
+
 def _html_to_text(html: str) -> tuple[str, str | None]:
-    """HTML to readable text. html2text only rewrites markup; nothing is fetched."""
+    """HTML to readable text. html2text only rewrites markup; nothing is fetched.
+
+    Text the HTML hides from its reader (display:none, zero-size fonts, white text,
+    ...) is kept and wrapped in ``[hidden text: ...]`` with a note: it is what a
+    lure hides from a person and shows to a filter.
+    """
+    notes = []
+    try:
+        html, hidden = _mark_hidden(html)
+    except Exception:  # noqa: BLE001 - marking is best effort; the text itself must not be lost
+        hidden = 0
+    if hidden:
+        notes.append(f"the HTML hides text from its reader ({hidden} element{'s' if hidden > 1 else ''}: "
+                     "display:none, zero-size, white or invisible); shown marked [hidden text: ...]")
     try:
         import html2text
     except ImportError:  # pragma: no cover - a declared dependency
-        return re.sub(r"<[^>]+>", "", html), "html2text is not installed; tags stripped"
+        notes.append("html2text is not installed; tags stripped")
+        return re.sub(r"<[^>]+>", "", html), "; ".join(notes)
     converter = html2text.HTML2Text()
     converter.body_width = 0
     converter.ignore_images = False  # keep alt text and the target visible, never load it
     converter.images_to_alt = True
     converter.unicode_snob = True
     try:
-        return converter.handle(html).strip("\n") + "\n", None
+        return converter.handle(html).strip("\n") + "\n", "; ".join(notes) or None
     except Exception as exc:  # noqa: BLE001 - hostile HTML must not lose the message
-        return re.sub(r"<[^>]+>", "", html), f"HTML could not be converted ({exc}); tags stripped"
+        notes.append(f"HTML could not be converted ({exc}); tags stripped")
+        return re.sub(r"<[^>]+>", "", html), "; ".join(notes)
+
+
+def _strip_cr(text: str) -> str:
+    """Line ends of decoded text as LF: CRs left over from CRLF files (inside base64, say) go."""
+    if "\r" not in text:
+        return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _text_part(part: EmailMessage, content_type: str) -> TextPart:
@@ -816,13 +1133,40 @@ def _text_part(part: EmailMessage, content_type: str) -> TextPart:
     text, charset_note = decode_bytes(data, label if isinstance(label, str) else None)
     if charset_note:
         notes.append(charset_note)
+    text = _strip_cr(text)
     from_html = False
     if content_type == "text/html":
         text, html_note = _html_to_text(text)
+        text = _strip_cr(text)
         from_html = True
         if html_note:
             notes.append(html_note)
     return TextPart(content_type=content_type, text=text, note="; ".join(notes) or None, from_html=from_html)
+
+
+_HREF = re.compile(r"""\bhref\s*=\s*(?:"([^"<>]*)"|'([^'<>]*)'|([^\s>"']+))""", re.IGNORECASE)
+
+
+def _html_only_links(html_part: EmailMessage, plain_text: str) -> list[str]:
+    """Link targets of an HTML alternative that its text/plain sibling does not show."""
+    try:
+        data, _ = _payload_bytes(html_part)
+        label = html_part.get_param("charset")
+        html, _ = decode_bytes(data, label if isinstance(label, str) else None)
+    except Exception:  # noqa: BLE001 - a comparison only; never lose the message over it
+        return []
+    plain = " ".join(plain_text.split())
+    links = []
+    for match in _HREF.finditer(html):
+        target = next(g for g in match.groups() if g is not None).strip()
+        if not target or target.startswith("#") or target.lower().startswith("mailto:"):
+            continue
+        import html as _html
+
+        target = _html.unescape(target)
+        if target not in plain and target.rstrip("/") not in plain and target not in links:
+            links.append(target)
+    return links
 
 
 def _header_summary_text(msg: EmailMessage) -> str:
@@ -940,7 +1284,32 @@ def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
             return
         if content_type == "multipart/alternative" and children:
             chosen = _choose_alternative(children)
+            html = next((c for c in children if c.get_content_type() == "text/html"
+                         and c.get_content_disposition() != "attachment"), None)
+            before = len(result.text_parts)
             _walk_into(chosen, result, depth + 1)
+            if html is not None and chosen is not html and chosen.get_content_type() == "text/plain" \
+                    and len(result.text_parts) == before + 1:
+                plain = result.text_parts[-1]
+                if not plain.text.strip():
+                    # An empty text alternative hides the message: show the HTML one.
+                    del result.text_parts[-1]
+                    _walk_into(html, result, depth + 1)
+                    if len(result.text_parts) == before + 1:
+                        shown = result.text_parts[-1]
+                        note = "the text/plain alternative is empty; the HTML alternative is shown"
+                        result.text_parts[-1] = TextPart(shown.content_type, shown.text,
+                                                         note="; ".join(filter(None, (note, shown.note))),
+                                                         from_html=shown.from_html)
+                else:
+                    extra = _html_only_links(html, plain.text)
+                    if extra:
+                        listed = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+                        note = (f"the alternatives differ: links only in the HTML alternative "
+                                f"(not shown here): {listed}")
+                        result.text_parts[-1] = TextPart(plain.content_type, plain.text,
+                                                         note="; ".join(filter(None, (plain.note, note))),
+                                                         from_html=plain.from_html)
             for other in children:
                 # Alternatives that are not text (e.g. a calendar invite) stay reachable.
                 if other is not chosen and other.get_content_maintype() not in ("text", "multipart"):
@@ -997,11 +1366,14 @@ def _truncate(raw: bytes, max_bytes: int) -> tuple[bytes, str]:
     return raw[: body_offset + keep], note
 
 
-def parse_message(raw: bytes, *, backend_ref: str | None = None, max_bytes: int | None = None) -> Message:
+def parse_message(raw: bytes, *, backend_ref: str | None = None, max_bytes: int | None = None,
+                  hash_body: bool = False) -> Message:
     """Parse raw RFC 5322 bytes into a contract :class:`Message` (never raises for content).
 
     ``max_bytes`` caps how much of an oversized message is decoded: the headers are
-    always read in full, the body is cut, and a message note says so.
+    always read in full, the body is cut, and a message note says so. ``hash_body``:
+    a synthetic Message-ID hashes the body too (the offline archives; backends that
+    list from headers alone leave it off so listing and reading agree).
 
     Raises:
         TypeError: ``raw`` is not bytes.
@@ -1013,23 +1385,27 @@ def parse_message(raw: bytes, *, backend_ref: str | None = None, max_bytes: int 
     raw, line_note = normalize_line_ends(raw)
     if line_note:
         notes.append(line_note)
+    raw = _fix_header_block(raw, notes)
+    header_block, body_offset = split_header_block(raw)
+    # For a synthetic ID, taken before any cap.
+    body_head = raw[body_offset: body_offset + 4 * _SYNTHETIC_BODY_BYTES] if hash_body else None
     if max_bytes is not None and len(raw) > max_bytes:
         raw, cap_note = _truncate(raw, max_bytes)
         notes.append(cap_note)
-    header_block, _ = split_header_block(raw)
     try:
         msg = _PARSER.parsebytes(raw)
     except Exception as exc:  # noqa: BLE001 - the stdlib parser is lenient; keep the mail anyway
         notes.append(f"MIME structure could not be parsed ({exc}); body shown as raw text")
-        base = _message_from_headers(header_block, notes, backend_ref)
+        base = _message_from_headers(header_block, notes, backend_ref, body=body_head)
         body = raw[len(header_block):]
         text, note = decode_bytes(body, None)
-        return _replace(base, text_parts=(TextPart("text/plain", text, note=note),))
+        return _replace(base, text_parts=(TextPart("text/plain", _strip_cr(text), note=note),))
     try:
-        base = _message_from_headers(header_block, notes, backend_ref, parsed=msg)
+        base = _message_from_headers(header_block, notes, backend_ref, parsed=msg, body=body_head)
     except Exception as exc:  # noqa: BLE001 - fall back to the byte-level header scan
         notes.append(f"headers could not be parsed ({type(exc).__name__}: {exc})")
-        base = _message_from_headers(header_block, notes, backend_ref, parsed=None, use_parser=False)
+        base = _message_from_headers(header_block, notes, backend_ref, parsed=None, use_parser=False,
+                                     body=body_head)
     walk = _walk(msg)
     notes.extend(walk.notes)
     return _replace(base, text_parts=tuple(walk.text_parts), attachments=tuple(walk.attachments),
@@ -1042,23 +1418,51 @@ def _replace(message: Message, **changes: object) -> Message:
     return replace(message, **changes)
 
 
-def parse_message_headers(raw: bytes, *, backend_ref: str | None = None) -> Message:
+def parse_message_headers(raw: bytes, *, backend_ref: str | None = None, hash_body: bool = False) -> Message:
     """The cheap variant for listing: headers only, no body decoding.
 
     ``raw`` may be the whole message or just its header block. The result has no
-    text parts or attachments.
+    text parts or attachments. ``hash_body`` as for :func:`parse_message`.
     """
     raw = bytes(raw)
     notes: list[str] = []
     raw, line_note = normalize_line_ends(raw)
     if line_note:
         notes.append(line_note)
+    raw = _fix_header_block(raw, notes)
+    header_block, body_offset = split_header_block(raw)
+    return _message_from_headers(header_block, notes, backend_ref, body=raw[body_offset:] if hash_body else None)
+
+
+def _fix_header_block(raw: bytes, notes: list[str]) -> bytes:
+    """Unfold header names folded away from their colon, and say when the block is malformed."""
+    raw, unfolded = unfold_header_names(raw)
+    if unfolded:
+        notes.append("the header block is malformed: a field name is folded over lines; read as one field")
     header_block, _ = split_header_block(raw)
-    return _message_from_headers(header_block, notes, backend_ref)
+    bad = malformed_header_line(header_block)
+    if bad is not None:
+        block = header_block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        line = block[bad:].split(b"\n", 1)[0][:60].decode("utf-8", "replace")
+        notes.append(f"the header block is malformed: the line {line!r} is not a header field; "
+                     "the headers end there and the rest is read as the body")
+    return raw
+
+
+_CHARSET_PARAM = re.compile(rb"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
+
+
+def _body_charset(content_type: bytes | None) -> str | None:
+    """The charset a message's top Content-Type declares (for raw 8-bit headers)."""
+    if not content_type:
+        return None
+    match = _CHARSET_PARAM.search(content_type)
+    return match.group(1).decode("ascii", "replace") if match else None
 
 
 def _message_from_headers(header_block: bytes, notes: list[str], backend_ref: str | None,
-                          parsed: EmailMessage | None = None, use_parser: bool = True) -> Message:
+                          parsed: EmailMessage | None = None, use_parser: bool = True,
+                          body: bytes | None = None) -> Message:
     if parsed is None and use_parser:
         try:
             parsed = _HEADER_PARSER.parsebytes(header_block + b"\n", headersonly=True)
@@ -1070,27 +1474,39 @@ def _message_from_headers(header_block: bytes, notes: list[str], backend_ref: st
         for defect in parsed.defects:
             if type(defect).__name__ in ("MissingHeaderBodySeparatorDefect",):
                 notes.append(f"message: {_defect_text(defect)}")
-    headers = tuple((name, _display_header(name, value, notes)) for name, value in items)
     # The fields that identify and place a message come from the byte-level scan the
     # listing fast paths use too, so a listed message and its full parse agree.
     first = {k.decode("ascii"): v for k, v in header_fields(header_block, _KEY_FIELDS).items()}
+    charset = _body_charset(first.get("content-type"))
+    headers = tuple((name, _display_header(name, value, notes, charset)) for name, value in items)
 
     message_id = extract_msgid(first.get("message-id"))
     synthetic = False
     if message_id is None:
         if "message-id" in first:
             notes.append("the Message-ID header is unreadable; a synthetic ID stands in")
-        message_id = synthetic_message_id(header_block)
+        message_id = synthetic_message_id(header_block, body)
         synthetic = True
-    subject, subject_notes = decode_header_text(first.get("subject"))
-    sender = parse_address(first.get("from"))
-    to = parse_address_list(first.get("to"))
-    cc = parse_address_list(first.get("cc"))
+    subject, subject_notes = decode_header_text(first.get("subject"), charset)
+    sender = parse_address(first.get("from"), charset)
+    senders = header_values(header_block, b"from")
+    if len(senders) > 1:
+        shown = "; ".join(_address_text(parse_address(v, charset)) for v in senders)
+        notes.append(f"the message has {len(senders)} From headers: {shown}; the first is shown as the sender")
+    to = parse_address_list(first.get("to"), charset)
+    cc = parse_address_list(first.get("cc"), charset)
     date = parse_date(first.get("date"))
     if first.get("date") and date is None:
         notes.append(f"the Date header is not a date: {first['date'].decode('utf-8', 'replace')!r}")
-    in_reply_to = extract_msgid(first.get("in-reply-to"))
+    odd = implausible_date(date.timestamp() if date is not None else None)
+    if odd:
+        notes.append(f"the Date header ({date.isoformat()}) is {odd}; it may be wrong")
+    in_reply_to = extract_msgid(first.get("in-reply-to"), reference=True)
     references = extract_msgids(first.get("references"))
+    ignored = ignored_references(first.get("in-reply-to")) + ignored_references(first.get("references"))
+    if ignored:
+        notes.append(f"reference values that are not Message-IDs (no @) are ignored: "
+                     f"{', '.join(dict.fromkeys(ignored))}")
     return Message(
         message_id=message_id,
         subject=subject,

@@ -288,7 +288,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         for t in threads:
             when = t.last_activity.strftime("%Y-%m-%d %H:%M") if t.last_activity else "????-??-?? ??:??"
             who = _line(sender_label(t.sender.name, t.sender.email))[:40 if t.sender.name else 24]
-            print(f"{when}  {t.message_count:>3}  {who:<24}  {_line(t.subject)}")
+            print(f"{when}{t.date_mark} {t.message_count:>3}  {who:<24}  {_line(t.subject)}")
         for note in getattr(threads, "notes", ()):  # pages or rows a backend could not read
             _err(f"note: {_line(note)}")
         return EXIT_OK

@@ -94,3 +94,15 @@ async def test_click_opens_a_row():
     async with app.run_test(size=(100, 20)) as pilot:
         await pilot.click(ThreadList, offset=(10, 3))
         assert app.opened == ["Report number 3"]
+
+
+async def test_rows_mark_undated_and_implausible_dates():
+    from dataclasses import replace
+
+    rows = [replace(summary(0), subject="undated", date_marker="undated"),
+            replace(summary(1), subject="odd", date_marker="implausible"), summary(2)]
+    app = ListHost(ListRows(rows))
+    async with app.run_test(size=(100, 10)):
+        lines = painted(app.query_one(ThreadList))
+        assert "2026-11-27 12:00? " in lines[0] and "2026-11-27 11:59! " in lines[1]
+        assert "2026-11-27 11:58  " in lines[2]

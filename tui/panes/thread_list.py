@@ -191,7 +191,11 @@ class ThreadList(ScrollView, can_focus=True):
         text.append("●" if row.unread else " ", unread)
         text.append(" ")
         text.append(format_date(row, narrow), muted)
-        text.append(" ")
+        mark = row.date_mark  # "?" undated (the archive's date), "!" implausible date, else " "
+        if mark != " ":
+            text.append(mark, muted)
+        else:
+            text.append(" ")
         text.append(f"{row.message_count:>3}", count_style)
         text.append(" ")
         sender_width = 14 if narrow else 22
