@@ -90,6 +90,15 @@ def remember_secret(value: Any) -> None:
             _forms[:] = sorted(set(_forms), key=len, reverse=True)
 
 
+def forget_remembered_secrets() -> None:
+    """Drop every remembered value. The keyring is untouched; a process that serves several
+    sessions in turn (the test suite does) calls this so one session's words are not masked in
+    the next."""
+    with _lock:
+        _known.clear()
+        _forms.clear()
+
+
 def _json_secrets(data: Any):
     if isinstance(data, dict):
         for key, item in data.items():

@@ -61,7 +61,9 @@ def test_backoff_grows_with_jitter_and_stops_at_the_deadline(google_emulator, gm
     assert elapsed < 1.5  # the deadline holds
     waits = [float(line.text.split("backing off ")[1].split("s")[0]) for line in trace_lines
              if "backing off" in line.text]
-    assert len(waits) >= 3 and waits[1] > waits[0] and max(waits) <= 0.3 + 0.05
+    # The trace prints two decimals and the jitter is up to ``base``, so the first two waits
+    # (0.05-0.10 and 0.10-0.15) may print alike; from the third on they must have grown.
+    assert len(waits) >= 3 and waits[1] >= waits[0] and waits[2] > waits[0] and max(waits) <= 0.3 + 0.05
     assert "gave up after" in str(caught.value) and "429" in str(caught.value)
 
 

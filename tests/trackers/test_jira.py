@@ -123,7 +123,7 @@ def test_retry_after_is_honoured(jira):
 
 
 def test_wrong_credentials(jira):
-    set_secret(f"jira:{jira.server.url.split('://')[1]}", "nope")
+    set_secret(f"jira:{jira.server.url.split('://')[1]}", "wrong-password-7731")
     code, _, err = jira.cli("list")
     assert code == 5 and "401" in err
 
