@@ -179,6 +179,9 @@ class ThreadSummary:
     participants: tuple[str, ...] = ()
     unread: bool = False
     notes: tuple[str, ...] = ()
+    # True when the thread started before the listing's ``since`` (the rows are replies to an
+    # older thread): an alert calls it an update, not a new report. False when unknown.
+    continued: bool = False
 
     def to_json(self) -> dict:
         return {
@@ -192,6 +195,7 @@ class ThreadSummary:
             "participants": list(self.participants),
             "unread": self.unread,
             "notes": list(self.notes),
+            "continued": self.continued,
         }
 
 
