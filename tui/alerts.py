@@ -82,6 +82,8 @@ class AlertLoop:
 class MarkedRows:
     """A row source whose rows with the given thread IDs carry the unread mark."""
 
+    same_rows_as_base = True  # row i is the base's row i (tui.rows.plain_rows looks through it)
+
     def __init__(self, base, marked: set[str]) -> None:
         self.base = base
         self.marked = marked
