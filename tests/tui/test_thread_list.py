@@ -94,3 +94,39 @@ async def test_click_opens_a_row():
     async with app.run_test(size=(100, 20)) as pilot:
         await pilot.click(ThreadList, offset=(10, 3))
         assert app.opened == ["Report number 3"]
+
+
+async def test_news_merged_into_the_list_keeps_the_cursor_thread_and_the_screen_in_place():
+    from dataclasses import replace
+
+    from mailtriage.tui.rows import merge_news
+
+    items = [summary(i) for i in range(1000)]
+    app = ListHost(ListRows(items))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        tl = app.query_one(ThreadList)
+        tl.cursor = 500
+        await pilot.pause()
+        held, line = tl.current.thread_id, tl.cursor - tl.scroll_offset.y
+        before = painted(tl)
+        # Three new threads and an update that moves row 900 to the top: all above the screen.
+        news = [summary(-1), summary(-2), summary(-3), replace(items[900], last_activity=BASE + timedelta(hours=1))]
+        tl.replace_rows(ListRows(merge_news(items, news)))
+        await pilot.pause()
+        assert tl.current.thread_id == held and tl.cursor == 504
+        assert tl.cursor - tl.scroll_offset.y == line
+        assert painted(tl) == before  # nothing moved on screen
+        assert tl.rows.peek(0).thread_id == items[900].thread_id
+
+        # At the top of the list the arrivals show, and the cursor follows its thread.
+        await pilot.press("g")
+        await pilot.press("j")
+        await pilot.pause()
+        held = tl.current.thread_id
+        merged = merge_news(tl.rows.items, [summary(-10), summary(-11)])
+        tl.replace_rows(ListRows(merged))
+        await pilot.pause()
+        assert tl.scroll_offset.y == 0 and tl.current.thread_id == held and tl.cursor == 3
+        top = "\n".join(painted(tl)[:3])
+        assert "Report number -11" in top and "Report number -10" in top
