@@ -39,6 +39,10 @@ def poll_interval(config, settings) -> float:
 
 #: Seconds of one IMAP IDLE wait in the app: the longest a quit or "poll now" waits for it.
 IDLE_SLICE_SECONDS = 2.0
+#: At least this long between the starts of two polls woken by IDLE: during a burst the
+#: server announces mail all the time, and polling back to back would list the same
+#: window over and over (notifications are coalesced over longer than this anyway).
+MIN_POLL_GAP_SECONDS = 2.0
 
 
 class AlertLoop:
@@ -61,9 +65,12 @@ class AlertLoop:
         """Poll until stopped. Blocks: call from a worker thread. Closes the poller's sources."""
         from mailtriage.workflows.alerts import run_poll_loop
 
+        import time
+
         try:
             while not self.stopped.is_set():
                 self._wake.clear()
+                started = time.monotonic()
                 run_poll_loop(self.poller, on_news, stop=self.stopped, interval=self.interval,
                               on_error=on_error, max_polls=1)
                 if self.stopped.is_set():
@@ -71,7 +78,12 @@ class AlertLoop:
                 # IDLE where the backend offers it; woken early by poll_now() or stop(). IDLE
                 # cannot be interrupted mid-slice, so short slices keep quitting and "poll
                 # now" prompt (one IDLE/DONE round trip per slice).
-                self.poller.wait(self.interval, self._wake, slice_seconds=IDLE_SLICE_SECONDS)
+                if self.poller.wait(self.interval, self._wake, slice_seconds=IDLE_SLICE_SECONDS) \
+                        and not self._wake.is_set():
+                    # New mail announced by the server: wait out the gap (poll_now skips it).
+                    gap = min(MIN_POLL_GAP_SECONDS, self.interval) - (time.monotonic() - started)
+                    if gap > 0:
+                        self._wake.wait(gap)
         finally:
             try:
                 self.poller.sources.close()
