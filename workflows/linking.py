@@ -125,7 +125,11 @@ class RollupState:
 
 def rollup_state(tracker: Tracker, issue_id: str) -> RollupState:
     """Raises NotFound, BackendError (the tracker's errors)."""
-    view = tracker.view(issue_id, comments=True)
+    return rollup_state_of(tracker.view(issue_id, comments=True), issue_id)
+
+
+def rollup_state_of(view: dict, issue_id: str) -> RollupState:
+    """The rollup of an issue already viewed with its comments."""
     text = next((c.get("body") for c in view.get("comments") or [] if c.get("kind") == "rollup"), None)
     if not text:
         return RollupState(())
