@@ -328,6 +328,8 @@ class MailTriageApp(App[int], inherit_bindings=False):
                     rows = ListRows(merge_news(items, self._alert_live.values()))
             main.threads.show_rows(self._mark_alerted(rows), message.resolution, message.list_name,
                                    partial=message.partial)
+            if not message.partial:
+                self._alert_live = {}  # in the rows now; later news is applied to them directly
 
     # -- reading -------------------------------------------------------------
     def open_thread(self, summary) -> None:

@@ -46,6 +46,9 @@ LOOKBACK = timedelta(days=3)
 RETENTION = timedelta(days=90)
 CURSOR_VERSION = 2
 IDLE_SLICE_SECONDS = 30.0
+# At least this long between the starts of two polls woken early by IDLE: during a burst the
+# server announces mail all the time, and back-to-back polls would list the same window.
+MIN_POLL_GAP_SECONDS = 2.0
 
 
 def poll_seconds(config) -> float:
@@ -344,6 +347,7 @@ def run_poll_loop(poller: NewReportPoller, on_news: Callable[[PollOutcome], Any]
     seconds = interval if interval is not None else poll_seconds(poller.sources.config)
     polls = 0
     while not stop.is_set():
+        started = _monotonic()
         try:
             outcome = poller.poll()
         except Exception as exc:  # a failed poll is reported; the next one may succeed
@@ -357,5 +361,8 @@ def run_poll_loop(poller: NewReportPoller, on_news: Callable[[PollOutcome], Any]
         polls += 1
         if max_polls is not None and polls >= max_polls:
             break
-        poller.wait(seconds, stop)
+        if poller.wait(seconds, stop):
+            gap = min(MIN_POLL_GAP_SECONDS, seconds) - (_monotonic() - started)
+            if gap > 0:
+                stop.wait(gap)
     return polls
