@@ -130,3 +130,34 @@ async def test_news_merged_into_the_list_keeps_the_cursor_thread_and_the_screen_
         assert tl.scroll_offset.y == 0 and tl.current.thread_id == held and tl.cursor == 3
         top = "\n".join(painted(tl)[:3])
         assert "Report number -11" in top and "Report number -10" in top
+
+
+async def test_a_reload_keeps_the_cursor_thread_and_another_list_starts_at_the_top():
+    from mailtriage.tui.panes.threads import ThreadPane
+
+    class PaneHost(App):
+        def compose(self) -> ComposeResult:
+            yield ThreadPane()
+
+    first = [summary(i) for i in range(100)]
+    other = [summary(i) for i in range(1000, 1100)]
+    app = PaneHost()
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(ThreadPane)
+        tl = pane.thread_list
+        pane.show_loading("a")
+        pane.show_rows(ListRows(first), None, "a")
+        await pilot.pause()
+        tl.cursor = 40
+        await pilot.pause()
+        held = tl.current.thread_id
+        # A reload of the same list (R) with two new threads on top: still on its thread.
+        pane.show_loading("a")
+        pane.show_rows(ListRows([summary(-2), summary(-1)] + first), None, "a")
+        await pilot.pause()
+        assert tl.current.thread_id == held and tl.cursor == 42
+        # Another list starts at its first row.
+        pane.show_loading("b")
+        pane.show_rows(ListRows(other), None, "b")
+        await pilot.pause()
+        assert tl.cursor == 0 and tl.scroll_offset.y == 0

@@ -55,6 +55,7 @@ class ThreadPane(Vertical):
         self.base_rows: ThreadRows | None = None
         self.resolution_text = ""
         self._list_name: str | None = None
+        self._rows_list: str | None = None
         self.partial = False
 
     def compose(self) -> ComposeResult:
@@ -81,9 +82,10 @@ class ThreadPane(Vertical):
     def show_rows(self, rows: ThreadRows, resolution, list_name: str | None, *, partial: bool = False) -> None:
         """Show a listing. A listing of the list already shown (the full one after the
         newest threads, or a reload) keeps the cursor on its thread and the scroll position."""
-        same_list = self.base_rows is not None and list_name == self._list_name
+        # The list whose rows are on screen (show_loading already names the one on its way).
+        same_list = self.base_rows is not None and list_name == self._rows_list
         follows_partial = self.partial and same_list
-        self._list_name = list_name
+        self._list_name = self._rows_list = list_name
         self.base_rows = rows
         self.partial = partial
         self.resolution_text = resolution.summary() if resolution is not None else ""
