@@ -98,6 +98,7 @@ async def _drive(variant: str, project: Path, expected: int) -> dict:
 
     cls = _naive_app_class() if variant == "naive" else MailTriageApp
     app = cls(project, cursor_blink=False, alerts=variant != "fresh")
+    app.freeze_gc_after_start = True  # as run_app (the mailtriage command) sets it
     out: dict = {"variant": variant}
     go, end = threading.Event(), threading.Event()
 

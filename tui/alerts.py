@@ -81,7 +81,7 @@ class AlertLoop:
                 if self.poller.wait(self.interval, self._wake, slice_seconds=IDLE_SLICE_SECONDS) \
                         and not self._wake.is_set():
                     # New mail announced by the server: wait out the gap (poll_now skips it).
-                    gap = min(MIN_POLL_GAP_SECONDS, self.interval) - (time.monotonic() - started)
+                    gap = MIN_POLL_GAP_SECONDS - (time.monotonic() - started)
                     if gap > 0:
                         self._wake.wait(gap)
         finally:

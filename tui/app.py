@@ -47,6 +47,10 @@ class MailTriageApp(App[int], inherit_bindings=False):
     first_page = FIRST_PAGE
     #: At most one new-report notification this often (seconds); news in between is coalesced.
     alert_notice_seconds = 5.0
+    #: run_app sets it: once the main screen is up, what start-up built (modules, widgets) is
+    #: moved out of the collector's way (gc.freeze), so a full collection during a burst of
+    #: mail walks only the newer objects and the UI does not stall on it.
+    freeze_gc_after_start = False
 
     def __init__(self, project_dir: Path, *, demo: bool = False, settings=None, cursor_blink: bool = True,
                  alerts: bool = True) -> None:
@@ -140,6 +144,10 @@ class MailTriageApp(App[int], inherit_bindings=False):
     def main_screen_ready(self) -> None:
         """The main screen has mounted its panes: deliver what arrived before."""
         self._main_ready = True
+        if self.freeze_gc_after_start:
+            import gc
+
+            gc.freeze()
         deferred, self._deferred = self._deferred, []
         for handler, message in deferred:
             handler(message)
@@ -1064,5 +1072,6 @@ def _is_expected(error: BaseException) -> bool:
 def run_app(project_dir: Path, demo: bool = False) -> int:
     """Run the app on a terminal; returns the exit code."""
     app = MailTriageApp(Path(project_dir), demo=demo)
+    app.freeze_gc_after_start = True
     result = app.run()
     return int(result or 0) if app.return_code in (None, 0) else int(app.return_code)
