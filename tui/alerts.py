@@ -39,10 +39,6 @@ def poll_interval(config, settings) -> float:
 
 #: Seconds of one IMAP IDLE wait in the app: the longest a quit or "poll now" waits for it.
 IDLE_SLICE_SECONDS = 2.0
-#: At least this long between the starts of two polls woken by IDLE: during a burst the
-#: server announces mail all the time, and polling back to back would list the same
-#: window over and over (notifications are coalesced over longer than this anyway).
-MIN_POLL_GAP_SECONDS = 2.0
 
 
 class AlertLoop:
@@ -63,9 +59,9 @@ class AlertLoop:
 
     def run(self, on_news: Callable[[Any], Any], on_error: Callable[[Exception], Any]) -> None:
         """Poll until stopped. Blocks: call from a worker thread. Closes the poller's sources."""
-        from mailtriage.workflows.alerts import run_poll_loop
-
         import time
+
+        from mailtriage.workflows.alerts import MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR, run_poll_loop
 
         try:
             while not self.stopped.is_set():
@@ -73,6 +69,7 @@ class AlertLoop:
                 started = time.monotonic()
                 run_poll_loop(self.poller, on_news, stop=self.stopped, interval=self.interval,
                               on_error=on_error, max_polls=1)
+                took = time.monotonic() - started
                 if self.stopped.is_set():
                     break
                 # IDLE where the backend offers it; woken early by poll_now() or stop(). IDLE
@@ -80,8 +77,9 @@ class AlertLoop:
                 # now" prompt (one IDLE/DONE round trip per slice).
                 if self.poller.wait(self.interval, self._wake, slice_seconds=IDLE_SLICE_SECONDS) \
                         and not self._wake.is_set():
-                    # New mail announced by the server: wait out the gap (poll_now skips it).
-                    gap = MIN_POLL_GAP_SECONDS - (time.monotonic() - started)
+                    # New mail announced by the server: wait out the gap (workflows.alerts
+                    # MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR); poll_now skips it.
+                    gap = max(MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR * took) - (time.monotonic() - started)
                     if gap > 0:
                         self._wake.wait(gap)
         finally:

@@ -47,8 +47,11 @@ RETENTION = timedelta(days=90)
 CURSOR_VERSION = 2
 IDLE_SLICE_SECONDS = 30.0
 # At least this long between the starts of two polls woken early by IDLE: during a burst the
-# server announces mail all the time, and back-to-back polls would list the same window.
+# server announces mail all the time, and back-to-back polls would list the same window ...
 MIN_POLL_GAP_SECONDS = 2.0
+# ... and at least this many times as long as the last poll took, so listing a window that a
+# burst keeps growing uses at most about a fifth of the time (and of a core).
+POLL_GAP_FACTOR = 4.0
 
 
 def poll_seconds(config) -> float:
@@ -353,7 +356,9 @@ def run_poll_loop(poller: NewReportPoller, on_news: Callable[[PollOutcome], Any]
         except Exception as exc:  # a failed poll is reported; the next one may succeed
             if on_error is not None:
                 on_error(exc)
-        else:
+            outcome = None
+        took = _monotonic() - started
+        if outcome is not None:
             if outcome.has_news and not outcome.baseline:
                 on_news(outcome)
             else:
@@ -362,7 +367,8 @@ def run_poll_loop(poller: NewReportPoller, on_news: Callable[[PollOutcome], Any]
         if max_polls is not None and polls >= max_polls:
             break
         if poller.wait(seconds, stop):
-            gap = min(MIN_POLL_GAP_SECONDS, seconds) - (_monotonic() - started)
+            # Woken early by the server: not again before the gap (see MIN_POLL_GAP_SECONDS).
+            gap = max(MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR * took) - (_monotonic() - started)
             if gap > 0:
                 stop.wait(gap)
     return polls
