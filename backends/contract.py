@@ -250,6 +250,9 @@ class ThreadSummary:
         # The reference carries the root Message-ID the summary names (cross-backend identity).
         if self.root_message_id and not self.root_message_id.endswith("@mailtriage.invalid>"):
             object.__setattr__(self, "thread_id", self.thread_id.with_root(self.root_message_id))
+    # True when the thread started before the listing's ``since`` (the rows are replies to an
+    # older thread): an alert calls it an update, not a new report. False when unknown.
+    continued: bool = False
 
     def to_json(self) -> dict:
         return {
@@ -264,6 +267,7 @@ class ThreadSummary:
             "unread": self.unread,
             "notes": list(self.notes),
             "date_marker": self.date_marker,
+            "continued": self.continued,
         }
 
 

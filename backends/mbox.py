@@ -1094,11 +1094,11 @@ class MboxSource(MailSource):
             if latest >= since_epoch:
                 rows.append((-latest, group.root_id, position, group))
         rows.sort()  # newest first; ties by root ID, then archive order
-        summarize = self._summarizer(index)
+        summarize = self._summarizer(index, since_epoch)
         with _collector_paused():
             return [summarize(group, -negative) for negative, _, _, group in rows]
 
-    def _summarizer(self, index: ArchiveIndex):
+    def _summarizer(self, index: ArchiveIndex, since_epoch: float | None = None):
         """A function building one ThreadSummary; the index's columns bound once (it runs per row)."""
         emails = index.sender_emails()
         stamps = index.comparable_dates()
@@ -1161,6 +1161,8 @@ class MboxSource(MailSource):
             if archive_notes:
                 notes += [n for n in archive_notes if n not in notes]
             root = _id_text(group.root_id)
+            # A thread whose first message is older than `since` is a reply to an older thread.
+            continued = since_epoch is not None and count > 1 and min(map(stamps.__getitem__, members)) < since_epoch
             return ThreadSummary(
                 thread_id=ThreadId(synthetic_kind_ if group.synthetic else real_kind, root),
                 subject=subject,
@@ -1171,6 +1173,7 @@ class MboxSource(MailSource):
                 participants=participants,
                 notes=tuple(notes),
                 date_marker=marker,
+                continued=continued,
             )
 
         return summarize

@@ -59,19 +59,29 @@ class AlertLoop:
 
     def run(self, on_news: Callable[[Any], Any], on_error: Callable[[Exception], Any]) -> None:
         """Poll until stopped. Blocks: call from a worker thread. Closes the poller's sources."""
-        from mailtriage.workflows.alerts import run_poll_loop
+        import time
+
+        from mailtriage.workflows.alerts import MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR, run_poll_loop
 
         try:
             while not self.stopped.is_set():
                 self._wake.clear()
+                started = time.monotonic()
                 run_poll_loop(self.poller, on_news, stop=self.stopped, interval=self.interval,
                               on_error=on_error, max_polls=1)
+                took = time.monotonic() - started
                 if self.stopped.is_set():
                     break
                 # IDLE where the backend offers it; woken early by poll_now() or stop(). IDLE
                 # cannot be interrupted mid-slice, so short slices keep quitting and "poll
                 # now" prompt (one IDLE/DONE round trip per slice).
-                self.poller.wait(self.interval, self._wake, slice_seconds=IDLE_SLICE_SECONDS)
+                if self.poller.wait(self.interval, self._wake, slice_seconds=IDLE_SLICE_SECONDS) \
+                        and not self._wake.is_set():
+                    # New mail announced by the server: wait out the gap (workflows.alerts
+                    # MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR); poll_now skips it.
+                    gap = max(MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR * took) - (time.monotonic() - started)
+                    if gap > 0:
+                        self._wake.wait(gap)
         finally:
             try:
                 self.poller.sources.close()
@@ -81,6 +91,8 @@ class AlertLoop:
 
 class MarkedRows:
     """A row source whose rows with the given thread IDs carry the unread mark."""
+
+    same_rows_as_base = True  # row i is the base's row i (tui.rows.plain_rows looks through it)
 
     def __init__(self, base, marked: set[str]) -> None:
         self.base = base

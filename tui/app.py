@@ -45,6 +45,12 @@ class MailTriageApp(App[int], inherit_bindings=False):
     COMMANDS = App.COMMANDS | {MailtriageCommands}
     NOTIFICATION_TIMEOUT = 8
     first_page = FIRST_PAGE
+    #: At most one new-report notification this often (seconds); news in between is coalesced.
+    alert_notice_seconds = 5.0
+    #: run_app sets it: once the main screen is up, what start-up built (modules, widgets) is
+    #: moved out of the collector's way (gc.freeze), so a full collection during a burst of
+    #: mail walks only the newer objects and the UI does not stall on it.
+    freeze_gc_after_start = False
 
     def __init__(self, project_dir: Path, *, demo: bool = False, settings=None, cursor_blink: bool = True,
                  alerts: bool = True) -> None:
@@ -80,7 +86,16 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self.alerts_enabled = alerts
         self._alert_loop = None
         self._alert_marks: set[str] = set()
-        self._alert_pending: list = []  # (list name, PollOutcome) waiting for their rows on screen
+        # News not announced yet (coalesced): thread key -> summary, and the outcomes whose
+        # cursors the next notification acknowledges.
+        self._alert_new: dict[str, object] = {}
+        self._alert_updated: dict[str, object] = {}
+        self._alert_unacked: list = []
+        self._alert_last_notice = float("-inf")  # time.monotonic() of the last alert notification
+        self._alert_timer = None
+        self._alert_notice = None  # the alert notification on screen (replaced by the next)
+        # News that arrived since the listing on its way was asked for: merged into it.
+        self._alert_live: dict[str, object] = {}
 
         for theme in THEMES:
             self.register_theme(theme)
@@ -129,6 +144,10 @@ class MailTriageApp(App[int], inherit_bindings=False):
     def main_screen_ready(self) -> None:
         """The main screen has mounted its panes: deliver what arrived before."""
         self._main_ready = True
+        if self.freeze_gc_after_start:
+            import gc
+
+            gc.freeze()
         deferred, self._deferred = self._deferred, []
         for handler, message in deferred:
             handler(message)
@@ -238,6 +257,7 @@ class MailTriageApp(App[int], inherit_bindings=False):
     # -- listing -------------------------------------------------------------
     def load_threads(self, list_name: str | None) -> None:
         self._current_list = list_name
+        self._alert_live = {}
         main = self.main
         if main is not None:
             main.threads.show_loading(list_name)
@@ -308,10 +328,18 @@ class MailTriageApp(App[int], inherit_bindings=False):
             return
         main = self.main
         if main is not None:
-            rows = self._mark_alerted(message.rows)
-            main.threads.show_rows(rows, message.resolution, message.list_name, partial=message.partial)
+            rows = message.rows
+            if self._alert_live and _same_name(message.list_name, self._alert_list()):
+                # News that arrived while this listing was on its way.
+                from mailtriage.tui.rows import ListRows, merge_news, plain_rows
+
+                items = plain_rows(rows)
+                if items is not None:
+                    rows = ListRows(merge_news(items, self._alert_live.values()))
+            main.threads.show_rows(self._mark_alerted(rows), message.resolution, message.list_name,
+                                   partial=message.partial)
             if not message.partial:
-                self._alerts_rendered(message.list_name)
+                self._alert_live = {}  # in the rows now; later news is applied to them directly
 
     # -- reading -------------------------------------------------------------
     def open_thread(self, summary) -> None:
@@ -843,14 +871,18 @@ class MailTriageApp(App[int], inherit_bindings=False):
         self._poll_alerts(loop)
 
     def stop_alerts(self) -> None:
-        """Stop the poll worker (quit, or the session is replaced); its pending news is dropped
-        unacknowledged, so the next run reports it again."""
+        """Stop the poll worker (quit, or the session is replaced); news not announced yet is
+        dropped unacknowledged, so the next run reports it again."""
         loop, self._alert_loop = self._alert_loop, None
         if loop is not None:
             loop.stop()
         self.workers.cancel_group(self, "alerts")
-        self._alert_pending = []
+        if self._alert_timer is not None:
+            self._alert_timer.stop()
+            self._alert_timer = None
+        self._alert_new, self._alert_updated, self._alert_unacked = {}, {}, []
         self._alert_marks = set()
+        self._alert_live = {}
 
     @work(thread=True, exclusive=True, group="alerts", exit_on_error=False)
     def _poll_alerts(self, loop) -> None:
@@ -873,30 +905,84 @@ class MailTriageApp(App[int], inherit_bindings=False):
             return
         self._alert_loop.poll_now()
 
+    def _alert_list(self) -> str | None:
+        loop = self._alert_loop
+        return loop.poller.list_name if loop is not None else None
+
     def on_alerts_found(self, message: AlertsFound) -> None:
+        """News from one poll: applied to the list at once, announced coalesced (at most one
+        notification every ``alert_notice_seconds``), acknowledged when announced."""
         if self._defer(self.on_alerts_found, message):
             return
-        if self._alert_loop is None or message.loop is not self._alert_loop:  # from a stopped loop
+        loop = self._alert_loop
+        if loop is None or message.loop is not loop:  # from a stopped loop
             return
-        outcome = message.outcome
-        threads = list(outcome.new_threads) + list(outcome.updated_threads)
-        self._alert_marks |= {str(t.thread_id) for t in threads}
-        lines = [inert(t.subject or "(no subject)") for t in outcome.new_threads[:5]]
-        if len(outcome.new_threads) > 5:
-            lines.append(f"… and {len(outcome.new_threads) - 5} more")
-        if outcome.updated_threads:
-            lines.append(f"{len(outcome.updated_threads)} thread(s) with new mail")
-        count = len(outcome.new_threads)
-        title = f"{count} new report{'s' if count != 1 else ''}" if count else "New mail"
-        self.notify("\n".join(lines), title=title, markup=False, timeout=15)
-        self._alert_pending.append((message.list_name, outcome))
-        shown = (self._current_list or "").lower()
-        if self.main is not None and shown == (message.list_name or "").lower():
-            # The new rows appear with the listing; acknowledged once they are painted.
-            self.load_threads(self._current_list)
-        else:
-            # Another list is on screen: the notification is what was shown.
-            self.call_after_refresh(self._alerts_rendered, message.list_name)
+        outcome = loop.poller.fresh(message.outcome)  # less what an announcement acknowledged meanwhile
+        self._alert_unacked.append(outcome)
+        for t in outcome.new_threads:
+            key = str(t.thread_id)
+            self._alert_new[key] = t
+            self._alert_updated.pop(key, None)
+        for t in outcome.updated_threads:
+            key = str(t.thread_id)
+            if key not in self._alert_new:
+                self._alert_updated[key] = t
+        news = list(outcome.new_threads) + list(outcome.updated_threads)
+        self._alert_marks |= {str(t.thread_id) for t in news}
+        if news and _same_name(message.list_name, self._current_list):
+            for t in news:
+                self._alert_live[str(t.thread_id)] = t
+            self._apply_news(news)
+        import time
+
+        wait = self._alert_last_notice + self.alert_notice_seconds - time.monotonic()
+        if wait <= 0:
+            self._announce_alerts()
+        elif self._alert_timer is None:
+            self._alert_timer = self.set_timer(wait, self._announce_alerts)
+
+    def _apply_news(self, news: list) -> None:
+        """Insert, move and update the rows the news is about, keeping the user's place."""
+        main = self.main
+        if main is None:
+            return
+        from mailtriage.tui.rows import ListRows, merge_news, plain_rows
+
+        pane = main.threads
+        items = plain_rows(pane.base_rows) if pane.base_rows is not None else None
+        if items is None:
+            return  # nothing listed yet, or rows not all at hand: the listing on its way brings them
+        pane.update_rows(self._mark_alerted(ListRows(merge_news(items, news))))
+
+    def _announce_alerts(self) -> None:
+        """One notification for everything since the last one; its news is acknowledged now."""
+        import time
+
+        from textual.notifications import Notification, Notify
+
+        self._alert_timer = None
+        loop = self._alert_loop
+        new, updated, outcomes = self._alert_new, self._alert_updated, self._alert_unacked
+        self._alert_new, self._alert_updated, self._alert_unacked = {}, {}, []
+        if loop is None or not outcomes:
+            return
+        if new or updated:
+            lines = [inert(t.subject or "(no subject)") for t in list(new.values())[:5]]
+            if len(new) > 5:
+                lines.append(f"… and {len(new) - 5} more")
+            if updated:
+                lines.append(f"{len(updated)} thread(s) with new mail")
+            count = len(new)
+            title = f"{count} new report{'s' if count != 1 else ''}" if count else "New mail"
+            # One alert notification on screen at a time: the new one replaces the last.
+            if self._alert_notice is not None and self._alert_notice in self._notifications:
+                self._unnotify(self._alert_notice, refresh=False)
+            self._alert_notice = Notification("\n".join(lines), title, "information", 15, markup=False)
+            self.post_message(Notify(self._alert_notice))
+            self._alert_last_notice = time.monotonic()
+        for outcome in outcomes:
+            loop.poller.acknowledge(outcome, save=False)  # in memory now: the next poll builds on it
+        self._save_alert_cursor(loop)
 
     def on_alerts_failed(self, message: AlertsFailed) -> None:
         if self._alert_loop is None:
@@ -913,16 +999,11 @@ class MailTriageApp(App[int], inherit_bindings=False):
 
         return MarkedRows(rows, set(self._alert_marks))
 
-    def _alerts_rendered(self, list_name: str | None) -> None:
-        """Rows of ``list_name`` were handed to the list: acknowledge its news after the paint."""
-        wanted = (list_name or "").lower()
-        done = [o for name, o in self._alert_pending if (name or "").lower() == wanted]
-        if not done:
+    @work(thread=True, group="alerts-ack", exit_on_error=False)
+    def _save_alert_cursor(self, loop) -> None:
+        if loop.stopped.is_set():
             return
-        self._alert_pending = [(n, o) for n, o in self._alert_pending if (n or "").lower() != wanted]
-        loop = self._alert_loop
-        if loop is not None:
-            self.call_after_refresh(self._acknowledge_alerts, loop, done)
+        loop.poller.save()
 
     # -- MAS case of the thread being read ----------------------------------
     @work(thread=True, exclusive=True, group="case", exit_on_error=False)
@@ -950,13 +1031,6 @@ class MailTriageApp(App[int], inherit_bindings=False):
             return
         main.reader.show_case(case_text(message.record))
 
-    @work(thread=True, group="alerts-ack", exit_on_error=False)
-    def _acknowledge_alerts(self, loop, outcomes: list) -> None:
-        if loop.stopped.is_set():
-            return
-        for outcome in outcomes:
-            loop.poller.acknowledge(outcome)
-
 
 def is_connection_problem(error: BaseException) -> bool:
     """A backend that went away (unavailable, or a connection lost mid-call): retrying may help.
@@ -969,6 +1043,10 @@ def is_connection_problem(error: BaseException) -> bool:
     if isinstance(error, (Unavailable, ConnectionError)):
         return True
     return any(cls.__name__ == "ConnectionLost" for cls in type(error).__mro__)
+
+
+def _same_name(a: str | None, b: str | None) -> bool:
+    return (a or "").lower() == (b or "").lower()
 
 
 def _op(name: str):
@@ -1002,5 +1080,6 @@ def _is_expected(error: BaseException) -> bool:
 def run_app(project_dir: Path, demo: bool = False) -> int:
     """Run the app on a terminal; returns the exit code."""
     app = MailTriageApp(Path(project_dir), demo=demo)
+    app.freeze_gc_after_start = True
     result = app.run()
     return int(result or 0) if app.return_code in (None, 0) else int(app.return_code)

@@ -13,8 +13,11 @@ UIDs whose envelopes are fetched on demand); the app wraps it in :class:`PagedRo
 
 from __future__ import annotations
 
+import heapq
 import threading
-from typing import Callable, Protocol, Sequence
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import Callable, Iterable, Protocol, Sequence
 
 from mailtriage.backends.contract import ThreadSummary
 
@@ -52,6 +55,10 @@ class ListRows:
 
     def __len__(self) -> int:
         return len(self._rows)
+
+    @property
+    def items(self) -> Sequence[ThreadSummary]:
+        return self._rows
 
     def peek(self, index: int) -> ThreadSummary | None:
         if 0 <= index < len(self._rows):
@@ -191,3 +198,86 @@ def rows_for(value: object) -> ThreadRows:
     if callable(fetch):
         return PagedRows(len(value), fetch)  # type: ignore[arg-type]
     return ListRows(list(value) if not isinstance(value, (list, tuple)) else value)  # type: ignore[arg-type]
+
+
+def plain_rows(rows: object) -> Sequence[ThreadSummary] | None:
+    """The in-memory rows behind ``rows`` (through wrappers such as the alert marks), or None
+    when they are not all at hand (a paged or filtered source)."""
+    while not isinstance(rows, ListRows):
+        # A wrapper row-for-row over its base (e.g. the alert marks) says so; a filter does not.
+        rows = getattr(rows, "base", None) if getattr(rows, "same_rows_as_base", False) else None
+        if rows is None:
+            return None
+    return rows.items
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _order(row: ThreadSummary) -> tuple:
+    when = row.last_activity
+    if when is not None and when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return (when or _EPOCH, row.root_message_id)
+
+
+def _combined(old: ThreadSummary, new: ThreadSummary) -> ThreadSummary:
+    """A known row with the news of a poll. The poll looked at a short window only, so a
+    thread that started before it keeps what the full listing said about its start."""
+    keep_head = new.continued or new.message_count < old.message_count
+    return replace(
+        new,
+        subject=old.subject if keep_head else new.subject,
+        root_message_id=old.root_message_id,
+        sender=old.sender if keep_head else new.sender,
+        message_count=max(old.message_count, new.message_count),
+        participants=tuple(dict.fromkeys(old.participants + new.participants)),
+        unread=old.unread or new.unread,
+        continued=False,
+        notes=tuple(dict.fromkeys(old.notes + new.notes)),
+    )
+
+
+def merge_news(rows: Sequence[ThreadSummary], news: Iterable[ThreadSummary]) -> list[ThreadSummary]:
+    """``rows`` (newest activity first) with ``news`` applied: new threads inserted, known ones
+    updated and moved to their new place; one pass over the rows, no backend call."""
+    incoming: dict[str, ThreadSummary] = {}
+    for row in news:
+        key = str(row.thread_id)
+        known = incoming.get(key)
+        incoming[key] = row if known is None or _order(row) >= _order(known) else known
+    if not incoming:
+        return list(rows)
+    rest = []
+    for row in rows:
+        key = str(row.thread_id)
+        update = incoming.get(key)
+        if update is None:
+            rest.append(row)
+        elif _order(row) <= _order(update):
+            incoming[key] = _combined(row, update)
+        else:  # the list already knows newer activity than this poll (a later listing)
+            incoming[key] = row
+    fresh = sorted(incoming.values(), key=_order, reverse=True)
+    return list(heapq.merge(fresh, rest, key=_order, reverse=True))
+
+
+def index_of(rows: ThreadRows, thread_id, hint: int = 0) -> int | None:
+    """Where the row of ``thread_id`` is in ``rows`` (rows at hand only), searching out from ``hint``."""
+    items = plain_rows(rows)
+    total = len(rows)
+    if items is not None:
+        # Most updates move a row by a few places: look near the hint first.
+        lo, hi = max(0, hint - 64), min(total, hint + 64)
+        for i in range(lo, hi):
+            if items[i].thread_id == thread_id:
+                return i
+        for i in range(total):
+            if items[i].thread_id == thread_id:
+                return i
+        return None
+    for i in range(total):
+        row = rows.peek(i)
+        if row is not None and row.thread_id == thread_id:
+            return i
+    return None

@@ -14,7 +14,8 @@ mail-source contract's ``list_recent_threads``:
   no alert.
 
 The cursor lives under ``core.settings.data_dir()/alerts/`` (one small JSON file per
-project and list): thread IDs and their last activity, never subjects or bodies.
+project and list): thread IDs and their last activity, and when the last poll ran; never
+subjects or bodies. The CLI ``poll`` and the app use the same poller and cursor.
 
 :func:`run_poll_loop` runs polls every ``alerts.poll_seconds`` (project.md, default 120)
 in the caller's thread (the TUI runs it in a worker); where the backend offers IMAP IDLE
@@ -43,8 +44,14 @@ DEFAULT_POLL_SECONDS = 120.0
 LOOKBACK = timedelta(days=3)
 # How long a thread stays in the cursor's "seen" set after its last activity.
 RETENTION = timedelta(days=90)
-CURSOR_VERSION = 1
+CURSOR_VERSION = 2
 IDLE_SLICE_SECONDS = 30.0
+# At least this long between the starts of two polls woken early by IDLE: during a burst the
+# server announces mail all the time, and back-to-back polls would list the same window ...
+MIN_POLL_GAP_SECONDS = 2.0
+# ... and at least this many times as long as the last poll took, so listing a window that a
+# burst keeps growing uses at most about a fifth of the time (and of a core).
+POLL_GAP_FACTOR = 4.0
 
 
 def poll_seconds(config) -> float:
@@ -80,7 +87,7 @@ class CursorStore:
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             self.problem = f"the alert cursor {self.path} is unreadable ({exc}); a new silent baseline is set"
             return None
-        if not isinstance(data, dict) or data.get("v") != CURSOR_VERSION or not isinstance(data.get("seen"), dict):
+        if not isinstance(data, dict) or data.get("v") not in (1, CURSOR_VERSION) or not isinstance(data.get("seen"), dict):
             self.problem = f"the alert cursor {self.path} has an unknown shape; a new silent baseline is set"
             return None
         return data
@@ -119,6 +126,39 @@ class PollOutcome:
         }
 
 
+def _newer(summary: ThreadSummary, seen_when: str) -> bool:
+    """The thread has activity after ``seen_when`` (an ISO time, or "" when it had none)."""
+    when = _when(summary)
+    if when is None:
+        return False
+    before = parse_iso(seen_when) if seen_when else None
+    return before is None or when.replace(microsecond=0) > before
+
+
+def _later(a: str, b: str) -> str:
+    """The later of two ISO UTC times ("" is earliest); same-format strings compare as times."""
+    return a if a >= b else b
+
+
+def _same_list(cursor: dict, backend: str, kind: str, list_name: str | None) -> bool:
+    return (cursor.get("backend") == backend and _shape(cursor.get("kind")) == _shape(kind)
+            and cursor.get("list") == list_name)
+
+
+def _same_cursor(a: dict, b: dict) -> bool:
+    return _same_list(a, b.get("backend"), b.get("kind"), b.get("list"))
+
+
+def _upgrade(cursor: dict) -> dict:
+    """A version 1 cursor (``at`` = newest activity seen) read as version 2."""
+    if cursor.get("v") == 1:
+        cursor = {**cursor, "v": CURSOR_VERSION, "checked": cursor.get("at")}
+        cursor.pop("at", None)
+    # Keys are kind:value (shape tags; old backend tags such as "mbox:" read back as theirs).
+    seen = cursor.get("seen") or {}
+    return {**cursor, "seen": {_seen_key(k): v for k, v in seen.items()}}
+
+
 def _when(summary: ThreadSummary) -> datetime | None:
     when = summary.last_activity
     if when is None:
@@ -127,7 +167,21 @@ def _when(summary: ThreadSummary) -> datetime | None:
 
 
 class NewReportPoller:
-    """Polls one list through the resolution rule (``list_recent_threads``)."""
+    """Polls one list through the resolution rule (``list_recent_threads``).
+
+    The cursor says exactly what was seen: each thread's root and its last activity, and
+    when the last poll ran (``checked``). A poll lists the threads active since ``checked``
+    less :data:`LOOKBACK` (mail dated before its arrival is still found), so the windows
+    of successive polls overlap and cover everything since the baseline. Then a thread is
+
+    * **new** when its root was never seen and it started inside the window;
+    * **updated** when it was seen and has newer activity, or when it was never seen but
+      started before the window (``ThreadSummary.continued``: a reply to an older thread).
+
+    The acknowledged cursor is also kept in memory, so a poll that ran while another
+    outcome was being acknowledged never reports what that acknowledgement covered
+    (:meth:`fresh`), and acknowledgements merge (a late one never takes the cursor back).
+    """
 
     def __init__(self, sources: SourceSet, *, list_name: str | None = None, store: CursorStore | None = None,
                  clock: Callable[[], datetime] | None = None) -> None:
@@ -136,6 +190,23 @@ class NewReportPoller:
         self.store = store or CursorStore.for_list(sources.config, self.list_name)
         self._clock = clock or (lambda: datetime.now(timezone.utc))
         self._lock = threading.Lock()
+        self._acked: dict | None = None  # the acknowledged cursor, as last saved or loaded
+        self._acked_stamp: int | None = None  # the file's mtime when it was read (another process may write it)
+        self._dirty = False  # acknowledged in memory, not saved yet
+
+    def _acknowledged(self) -> dict | None:
+        """The acknowledged cursor (call with the lock held): re-read only when the file changed."""
+        try:
+            stamp = self.store.path.stat().st_mtime_ns
+        except OSError:
+            stamp = None
+        if stamp is None:
+            return self._acked
+        if stamp != self._acked_stamp:
+            loaded = self.store.load()
+            self._acked = _upgrade(loaded) if loaded is not None else None
+            self._acked_stamp = stamp
+        return self._acked
 
     def poll(self) -> PollOutcome:
         """One poll; saves nothing.
@@ -147,47 +218,91 @@ class NewReportPoller:
         res.raise_if_unresolved()
         backend = res.chosen
         kind = self.sources.backends[backend].thread_id_kind
-        stored = self.store.load()
-        notes = [self.store.problem] if self.store.problem else []
-        self.store.problem = None
+        with self._lock:
+            stored = self._acknowledged()
+            notes = [self.store.problem] if self.store.problem else []
+            self.store.problem = None
         now = self._clock()
-        if stored is not None and (stored.get("backend") != backend or _shape(stored.get("kind")) != kind
-                                   or stored.get("list") != self.list_name):
+        if stored is not None and not _same_list(stored, backend, kind, self.list_name):
             notes.append(f"the alert cursor was set on {stored.get('backend')} for {stored.get('list')}; "
                          "a new silent baseline is set")
             stored = None
-        at = parse_iso(str(stored.get("at"))) if stored else None
-        since = (at or now) - LOOKBACK
+        checked = parse_iso(str(stored.get("checked"))) if stored else None
+        since = (min(checked, now) if checked else now) - LOOKBACK
         list_name = self.list_name
         threads = self.sources.dispatch(Op.LIST_RECENT_THREADS,
                                         lambda b: b.list_recent_threads(list_name, since)).value
-        # Keys are kind:value (shape tags; old backend tags such as "mbox:" read back as theirs).
-        seen: dict[str, str] = {_seen_key(k): v for k, v in stored["seen"].items()} if stored else {}
+        with self._lock:
+            # Against the newest acknowledgement: one made while the listing ran counts too.
+            current = self._acknowledged() if stored is not None else None
+            if current is not None and _same_list(current, backend, kind, self.list_name):
+                stored = current
+            seen: dict[str, str] = dict(stored["seen"]) if stored else {}
         new, updated = [], []
         if stored is not None:
             for t in threads:
                 key = _seen_key(t.thread_id)
-                when = _when(t)
                 if key not in seen:
-                    new.append(t)
-                elif when is not None and (not seen[key] or when > (parse_iso(seen[key]) or when)):
+                    (updated if t.continued else new).append(t)
+                elif _newer(t, seen[key]):
                     updated.append(t)
-        newest = max([w for w in (_when(t) for t in threads) if w is not None] + ([at] if at else []), default=None)
+        newest = max([w for w in (_when(t) for t in threads) if w is not None], default=None)
         for t in threads:
             when = _when(t)
-            seen[_seen_key(t.thread_id)] = iso_utc(when) if when else ""
-        horizon = (newest or now) - RETENTION
+            seen[_seen_key(t.thread_id)] = _later(seen.get(_seen_key(t.thread_id), ""), iso_utc(when) if when else "")
+        horizon = max(newest or now, now) - RETENTION
         seen = {k: v for k, v in seen.items() if not v or (parse_iso(v) or now) >= horizon}
         cursor = {"v": CURSOR_VERSION, "backend": backend, "kind": kind, "list": self.list_name,
-                  "at": iso_utc(newest or now), "seen": seen}
+                  "checked": iso_utc(now), "seen": seen}
         return PollOutcome(backend, stored is None, new, updated, cursor, notes)
 
-    def acknowledge(self, outcome: PollOutcome) -> None:
-        """Persist the outcome's cursor: call only after its threads were shown."""
+    def fresh(self, outcome: PollOutcome) -> PollOutcome:
+        """``outcome`` less what was acknowledged since it was computed (cheap: its news only)."""
+        with self._lock:
+            acked = self._acked
+        if acked is None or outcome.cursor is None or not _same_cursor(acked, outcome.cursor):
+            return outcome
+        seen = acked["seen"]
+        new = [t for t in outcome.new_threads if _seen_key(t.thread_id) not in seen]
+        updated = [t for t in outcome.updated_threads
+                   if _seen_key(t.thread_id) not in seen or _newer(t, seen[_seen_key(t.thread_id)])]
+        if len(new) == len(outcome.new_threads) and len(updated) == len(outcome.updated_threads):
+            return outcome
+        return PollOutcome(outcome.backend, outcome.baseline, new, updated, outcome.cursor, list(outcome.notes))
+
+    def acknowledge(self, outcome: PollOutcome, *, save: bool = True) -> None:
+        """Merge the outcome's cursor into the acknowledged one (in memory at once) and save
+        it (``save=False``: call :meth:`save` later, e.g. off the UI thread). Call only
+        after its threads were shown, or announced."""
         if outcome.cursor is None:
             return
         with self._lock:
-            self.store.save(outcome.cursor)
+            self._acknowledged()
+            acked = self._acked
+            if acked is None or not _same_cursor(acked, outcome.cursor):
+                merged = outcome.cursor
+            else:
+                seen = dict(acked["seen"])
+                for key, when in outcome.cursor["seen"].items():
+                    seen[key] = _later(seen.get(key, ""), when)
+                merged = {**outcome.cursor, "seen": seen,
+                          "checked": max(acked.get("checked") or "", outcome.cursor.get("checked") or "")}
+            self._acked = merged
+            self._dirty = True
+        if save:
+            self.save()
+
+    def save(self) -> None:
+        """Write the acknowledged cursor (if it changed since the last save)."""
+        with self._lock:
+            if not self._dirty or self._acked is None:
+                return
+            self.store.save(self._acked)
+            self._dirty = False
+            try:
+                self._acked_stamp = self.store.path.stat().st_mtime_ns
+            except OSError:
+                self._acked_stamp = None
 
     def idle_waiter(self) -> Callable[[float], bool] | None:
         """``wait_for_mail(timeout)`` of the chosen backend's mailbox (IMAP IDLE), if any."""
@@ -240,12 +355,15 @@ def run_poll_loop(poller: NewReportPoller, on_news: Callable[[PollOutcome], Any]
     seconds = interval if interval is not None else poll_seconds(poller.sources.config)
     polls = 0
     while not stop.is_set():
+        started = _monotonic()
         try:
             outcome = poller.poll()
         except Exception as exc:  # a failed poll is reported; the next one may succeed
             if on_error is not None:
                 on_error(exc)
-        else:
+            outcome = None
+        took = _monotonic() - started
+        if outcome is not None:
             if outcome.has_news and not outcome.baseline:
                 on_news(outcome)
             else:
@@ -253,7 +371,11 @@ def run_poll_loop(poller: NewReportPoller, on_news: Callable[[PollOutcome], Any]
         polls += 1
         if max_polls is not None and polls >= max_polls:
             break
-        poller.wait(seconds, stop)
+        if poller.wait(seconds, stop):
+            # Woken early by the server: not again before the gap (see MIN_POLL_GAP_SECONDS).
+            gap = max(MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR * took) - (_monotonic() - started)
+            if gap > 0:
+                stop.wait(gap)
     return polls
 
 

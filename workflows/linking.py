@@ -20,6 +20,7 @@ starts after it.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable
@@ -135,7 +136,11 @@ class RollupState:
 
 def rollup_state(tracker: Tracker, issue_id: str) -> RollupState:
     """Raises NotFound, BackendError (the tracker's errors)."""
-    view = tracker.view(issue_id, comments=True)
+    return rollup_state_of(tracker.view(issue_id, comments=True), issue_id)
+
+
+def rollup_state_of(view: dict, issue_id: str) -> RollupState:
+    """The rollup of an issue already viewed with its comments."""
     text = next((c.get("body") for c in view.get("comments") or [] if c.get("kind") == "rollup"), None)
     if not text:
         return RollupState(())
@@ -159,6 +164,34 @@ def _same_link(value: str | None, key: str) -> bool:
     return False
 
 
+def _find_in_index(tracker: Tracker, key: str, thread_id: ThreadId | None) -> str | None:
+    """find_issue_for_thread's checks, on the candidates of the thread index only."""
+    from mailtriage.workflows.threadindex import for_root
+
+    if not tracker.root.is_dir():
+        tracker.list(state="all", limit=1)  # the tracker's own error for a missing folder
+    candidates = for_root(tracker.root).candidates(key, thread_id)
+    by_thread = []
+    for issue_id in candidates:
+        try:
+            value = tracker.field_get(issue_id, THREAD_FIELD)["value"]
+        except NotFound:
+            continue
+        if not _same_link(value, key):
+            by_thread.append(issue_id)
+            continue
+        if thread_id is not None:
+            named = rollup_state(tracker, issue_id).thread_id()
+            if named is not None and named.kind == thread_id.kind and named != thread_id:
+                continue
+        return issue_id
+    if thread_id is not None:
+        for issue_id in by_thread:
+            if rollup_state(tracker, issue_id).thread_id() == thread_id:
+                return issue_id
+    return None
+
+
 def _search_words(text: str) -> str:
     # --search takes plain words; ':' would read as a qualifier. Every word must occur,
     # and each piece of the key is a substring of the key, so the real issue is found.
@@ -173,9 +206,15 @@ def find_issue_for_thread(tracker: Tracker, key: str, thread_id: ThreadId | None
     given, an issue whose rollup names that thread is found too (its URL changed, e.g.
     an IMAP folder was reset).
 
+    A local-files tracker answers from the thread index (:mod:`threadindex`): only the
+    candidates it names are read, so the cost follows the issues that name the thread,
+    not the size of the tracker.
+
     Raises the tracker's errors (BackendError, …): a lookup that cannot run must stop an
     import rather than risk a duplicate.
     """
+    if tracker.kind == "local-files" and isinstance(getattr(tracker, "root", None), Path):
+        return _find_in_index(tracker, key, thread_id)
     for item in tracker.list(state="all", search=_search_words(key), limit=50).items:
         try:
             value = tracker.field_get(item["id"], THREAD_FIELD)["value"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import textwrap
 from pathlib import Path
 
 from mailtriage.trackers import vcs
@@ -27,6 +28,7 @@ from mailtriage.trackers.contract import Tracker
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 
 MAX_DIFF_CHARS = 200_000
+SUBJECT_MAX = 72  # a commit subject longer than this becomes counts + first IDs, the full list in the body
 _ISSUE_FILE = re.compile(r"(?:^|/)([A-Z][A-Z0-9]*-\d+)\.md$")
 _ATTACHMENT = re.compile(r"(?:^|/)([A-Z][A-Z0-9]*-\d+)\.attachments/")
 # an entry summary line the diff adds (the format of trackers/rollup.py)
@@ -100,7 +102,9 @@ def _file_chunks(diff: str) -> dict[str, str]:
 
 
 def commit_message(changes: list[dict], diff: str) -> str:
-    """``security: import SEC-0012, SEC-0013; sync SEC-0003`` from what changed.
+    """``security: import SEC-0012, SEC-0013; sync SEC-0003`` from what changed; when that
+    is longer than a subject line, ``security: import 401, sync 100 issues (SEC-0001, …)``
+    and every ID in the body, one wrapped list per action.
 
     A new issue file is an import; a changed one is named by the rollup actions its diff
     adds (``Sync``, ``Import``, …), else "update".
@@ -134,7 +138,26 @@ def commit_message(changes: list[dict], diff: str) -> str:
     if not actions:
         return "security: update the tracker"
     parts = [f"{action} {', '.join(ids)}".strip() for action, ids in actions.items()]
-    return "security: " + "; ".join(parts)
+    full = "security: " + "; ".join(parts)
+    if len(full) <= SUBJECT_MAX:
+        return full
+    # Too long for a subject line (git tools show one line): counts and the first few IDs
+    # there, every ID in the body.
+    counted = [f"{action} {len(ids)}" if ids else action for action, ids in actions.items()]
+    total = sum(len(ids) for ids in actions.values())
+    subject = "security: " + ", ".join(counted) + (f" issue{'s' if total != 1 else ''}" if total else "")
+    first = [i for ids in actions.values() for i in ids]
+    for shown in range(min(3, len(first)), 0, -1):
+        candidate = f"{subject} ({', '.join(first[:shown])}{', …' if len(first) > shown else ''})"
+        if len(candidate) <= SUBJECT_MAX:
+            subject = candidate
+            break
+    if len(subject) > SUBJECT_MAX:
+        subject = subject[:SUBJECT_MAX - 1] + "…"
+    body = [textwrap.fill(f"{action[:1].upper()}{action[1:]}: {', '.join(ids)}" if ids else action,
+                          width=SUBJECT_MAX, break_on_hyphens=False, break_long_words=False)
+            for action, ids in actions.items()]
+    return subject + "\n\n" + "\n".join(body)
 
 
 def propose_publish(tracker: Tracker, config, *, message: str | None = None) -> Proposal:

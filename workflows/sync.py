@@ -28,6 +28,7 @@ from mailtriage.backends.contract import Message, Op, Thread, ThreadId
 from mailtriage.backends.errors import MailError
 from mailtriage.backends.registry import SourceSet
 from mailtriage.trackers.contract import CLOSE_REASONS, EditRequest, Tracker, TrackerError
+from mailtriage.trackers.fields import get_field
 from mailtriage.workflows import linking
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 from mailtriage.workflows.text import display_address, excerpt, markdown_inert, one_line, plain_lines
@@ -171,8 +172,14 @@ def collect_sync(sources: SourceSet, tracker: Tracker, issue_ids: Sequence[str] 
         item = SyncItem(summary["id"], summary["title"], summary["state"], list(summary["labels"]))
         items.append(item)
         try:
-            item.link = tracker.field_get(item.issue_id, linking.THREAD_FIELD)["value"]
-            rollup = linking.rollup_state(tracker, item.issue_id)
+            if tracker.kind == "local-files":
+                # One read of the issue file gives both (its body is stored as written).
+                view = tracker.view(item.issue_id, comments=True)
+                item.link = get_field(view["body"] or "", linking.THREAD_FIELD, tracker.field_syntax)
+                rollup = linking.rollup_state_of(view, item.issue_id)
+            else:
+                item.link = tracker.field_get(item.issue_id, linking.THREAD_FIELD)["value"]
+                rollup = linking.rollup_state(tracker, item.issue_id)
         except TrackerError as exc:
             item.problem = f"cannot read {item.issue_id}: {exc}"
             continue

@@ -214,7 +214,10 @@ class ImapSource(AccountSource):
         out = []
         for group in thread_records(records):
             members = [rows[i] for i in group.members]
-            root = next((m for m in members if m.message_id == group.root_id), members[0])
+            root = next((m for m in members if m.message_id == group.root_id), None)
+            # Without its root the walk holds replies only: the thread started before `since`.
+            continued = root is None
+            root = root or members[0]
             arrivals = [m.arrived for m in members if m.arrived is not None]
             participants = tuple(dict.fromkeys(m.sender.email for m in members if m.sender.email))
             out.append(ThreadSummary(
@@ -226,6 +229,7 @@ class ImapSource(AccountSource):
                 message_count=len(members),
                 participants=participants,
                 unread=any(not m.seen for m in members),
+                continued=continued,
             ))
         out.sort(key=lambda s: (s.last_activity or EPOCH, s.root_message_id), reverse=True)
         return out

@@ -106,3 +106,70 @@ async def test_rows_mark_undated_and_implausible_dates():
         lines = painted(app.query_one(ThreadList))
         assert "2026-11-27 12:00? " in lines[0] and "2026-11-27 11:59! " in lines[1]
         assert "2026-11-27 11:58  " in lines[2]
+
+
+async def test_news_merged_into_the_list_keeps_the_cursor_thread_and_the_screen_in_place():
+    from dataclasses import replace
+
+    from mailtriage.tui.rows import merge_news
+
+    items = [summary(i) for i in range(1000)]
+    app = ListHost(ListRows(items))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        tl = app.query_one(ThreadList)
+        tl.cursor = 500
+        await pilot.pause()
+        held, line = tl.current.thread_id, tl.cursor - tl.scroll_offset.y
+        before = painted(tl)
+        # Three new threads and an update that moves row 900 to the top: all above the screen.
+        news = [summary(-1), summary(-2), summary(-3), replace(items[900], last_activity=BASE + timedelta(hours=1))]
+        tl.replace_rows(ListRows(merge_news(items, news)))
+        await pilot.pause()
+        assert tl.current.thread_id == held and tl.cursor == 504
+        assert tl.cursor - tl.scroll_offset.y == line
+        assert painted(tl) == before  # nothing moved on screen
+        assert tl.rows.peek(0).thread_id == items[900].thread_id
+
+        # At the top of the list the arrivals show, and the cursor follows its thread.
+        await pilot.press("g")
+        await pilot.press("j")
+        await pilot.pause()
+        held = tl.current.thread_id
+        merged = merge_news(tl.rows.items, [summary(-10), summary(-11)])
+        tl.replace_rows(ListRows(merged))
+        await pilot.pause()
+        assert tl.scroll_offset.y == 0 and tl.current.thread_id == held and tl.cursor == 3
+        top = "\n".join(painted(tl)[:3])
+        assert "Report number -11" in top and "Report number -10" in top
+
+
+async def test_a_reload_keeps_the_cursor_thread_and_another_list_starts_at_the_top():
+    from mailtriage.tui.panes.threads import ThreadPane
+
+    class PaneHost(App):
+        def compose(self) -> ComposeResult:
+            yield ThreadPane()
+
+    first = [summary(i) for i in range(100)]
+    other = [summary(i) for i in range(1000, 1100)]
+    app = PaneHost()
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(ThreadPane)
+        tl = pane.thread_list
+        pane.show_loading("a")
+        pane.show_rows(ListRows(first), None, "a")
+        await pilot.pause()
+        tl.cursor = 40
+        await pilot.pause()
+        held = tl.current.thread_id
+        # A reload of the same list (R) with two new threads on top: still on its thread.
+        pane.show_loading("a")
+        pane.show_rows(ListRows([summary(-2), summary(-1)] + first), None, "a")
+        await pilot.pause()
+        assert tl.current.thread_id == held and tl.cursor == 42
+        # Another list starts at its first row.
+        pane.show_loading("b")
+        pane.show_rows(ListRows(other), None, "b")
+        await pilot.pause()
+        assert tl.cursor == 0 and tl.scroll_offset.y == 0

@@ -145,3 +145,34 @@ def test_poll_seconds_setting(recent_env):
     with pytest.raises(ConfigError) as err:
         poll_seconds(recent_env.config())
     assert "alerts.poll_seconds" in str(err.value)
+
+
+def test_quiet_spell_then_a_reply_to_a_thread_older_than_the_look_back_is_an_update(mbox_env):
+    # The archive's report is ten days old; another went quiet four days ago: nothing in
+    # the baseline's window. A later poll must not call either new.
+    write_mbox(mbox_env.archive, [mail("<quiet@reporter.example>", "Quinn <quinn@reporter.example>", "Quiet report",
+                                       "x\n", _now_date(-4 * 86400))])
+    poller = _poller(mbox_env)
+    poller.acknowledge(poller.poll())
+    assert not poller.poll().has_news
+    write_mbox(mbox_env.archive, [mail("<r2@x.example>", "Sam <sam@x.example>", "Re: Quiet report", "ok\n",
+                                       _now_date(60), in_reply_to="<quiet@reporter.example>")])
+    _new_report(mbox_env, 3, _now_date(60))
+    outcome = poller.poll()
+    assert [t.subject for t in outcome.new_threads] == ["Secret report 3"]
+    assert [t.subject for t in outcome.updated_threads] == ["Quiet report"]
+
+
+def test_an_acknowledgement_made_during_a_poll_is_not_reported_again(recent_env):
+    poller = _poller(recent_env)
+    poller.acknowledge(poller.poll())
+    _new_report(recent_env, 4, _now_date(60))
+    first = poller.poll()
+    second = poller.poll()  # computed before the first was acknowledged
+    poller.acknowledge(first)
+    assert poller.fresh(second).new_threads == []
+    poller.acknowledge(second)
+    assert not poller.poll().has_news
+    # A late acknowledgement of an older outcome never takes the cursor back.
+    poller.acknowledge(first)
+    assert not poller.poll().has_news

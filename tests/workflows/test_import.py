@@ -221,3 +221,44 @@ def test_import_twice_on_a_github_tracker(mbox_env, memory_keyring):
         assert len(server.issues) == 1
     finally:
         server.stop()
+
+
+def test_finding_a_threads_issue_follows_the_candidates_not_the_tracker_size(tmp_path):
+    """An import looks up the thread's issue twice; with thousands of issues that must not
+    read every issue file (measured beside one ``list --search`` scan, in the same run)."""
+    import time
+
+    from benchmarks.bench_workflows import generate, pony_thread
+    from mailtriage.backends.contract import ThreadId
+    from mailtriage.core.projectconfig import load_project
+    from mailtriage.trackers.registry import open_tracker
+    from mailtriage.workflows.linking import _search_words, find_issue_for_thread
+
+    count = 2000
+    key = generate(tmp_path / "big", count)
+    tracker = open_tracker(load_project(tmp_path / "big" / "project"))
+    wanted = pony_thread(count // 2)
+    assert find_issue_for_thread(tracker, key, wanted) == f"SEC-{count // 2:04d}"
+    tracker.list(state="all", limit=1)  # both warm
+
+    def best(fn, runs=3):
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    new_key = "https://lists.example.org/thread/new?security@example.org"
+    scan = best(lambda: tracker.list(state="all", search=_search_words(new_key)))
+    ours = best(lambda: find_issue_for_thread(tracker, new_key, ThreadId("ponymail", "0new0hash0", "<new@x>")))
+    assert ours < scan / 3, (ours, scan)
+    assert find_issue_for_thread(tracker, key, wanted) == f"SEC-{count // 2:04d}"
+    # The index follows the files: an issue written behind its back is found, an edited link moves.
+    path = tracker.root / f"SEC-{count // 2:04d}.md"
+    moved = "https://lists.example.org/thread/moved?security@example.org"
+    path.write_text(path.read_text(encoding="utf-8").replace(key, moved), encoding="utf-8")
+    assert find_issue_for_thread(tracker, moved) == f"SEC-{count // 2:04d}"
+    assert find_issue_for_thread(tracker, key) is None
+    # ... and through the rollup's thread line, as before, when the link changed.
+    assert find_issue_for_thread(tracker, key, wanted) == f"SEC-{count // 2:04d}"

@@ -107,3 +107,19 @@ def test_svn_working_copy(tmp_path):
     assert proposal.apply(confirmed=True).ok
     log = sh(["svn", "log", "-l", "1", "--non-interactive", repo.as_uri()], tmp_path)
     assert f"security: import {made}" in log and "Generated-by: mailtriage" in log
+
+
+def test_commit_subject_stays_short_with_counts_and_the_full_list_in_the_body():
+    changes = [{"path": f"security-tracker/SEC-{n:04d}.md", "status": "untracked"} for n in range(1, 402)]
+    changes += [{"path": f"security-tracker/SEC-{n:04d}.md", "status": "modified"} for n in range(402, 502)]
+    diff = "".join(f"diff --git a/security-tracker/SEC-{n:04d}.md b/security-tracker/SEC-{n:04d}.md\n"
+                   "+<details><summary>2026-11-02 · @sam · Sync</summary>\n" for n in range(402, 502))
+    message = commit_message(changes, diff)
+    subject, blank, *body = message.split("\n")
+    assert len(subject) <= 72 and blank == ""
+    assert subject.startswith("security: import 401, sync 100 issues")
+    assert "SEC-0001, SEC-0002, SEC-0003" in subject
+    listed = " ".join(body)
+    assert all(f"SEC-{n:04d}" in listed for n in range(1, 502))
+    assert all(len(line) <= 72 for line in body)
+    assert listed.index("SEC-0402") > listed.index("Sync:") > listed.index("SEC-0401") > listed.index("Import:")

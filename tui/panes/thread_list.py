@@ -141,6 +141,35 @@ class ThreadList(ScrollView, can_focus=True):
         self.refresh_bindings()
         self._request_visible_pages()
 
+    def replace_rows(self, rows: ThreadRows) -> None:
+        """New rows for the same list (news applied, or a reload) that keep the user's place:
+        the cursor stays on its thread and on the same screen line. At the top of the list
+        the top stays in view, so arrivals show, as long as the cursor's thread stays visible."""
+        from mailtriage.tui.rows import index_of
+
+        current = self.current
+        old_cursor, old_top = self.cursor, self.scroll_offset.y
+        new_cursor = index_of(rows, current.thread_id, old_cursor) if current is not None else None
+        if new_cursor is None:
+            new_cursor = min(old_cursor, max(len(rows) - 1, 0))
+        height = max(self.scrollable_content_region.height, 1)
+        if old_top == 0 and new_cursor < height:
+            new_top = 0
+        else:
+            new_top = max(0, new_cursor - max(0, old_cursor - old_top))
+        self.rows = rows
+        self._generation += 1
+        self._cache.clear()
+        self.virtual_size = Size(0, len(rows))
+        self.scroll_to(y=new_top, animate=False, immediate=True)
+        if new_cursor != self.cursor:
+            self.cursor = new_cursor
+        else:
+            self._announce()
+        self.refresh()
+        self.refresh_bindings()
+        self._request_visible_pages()
+
     @property
     def current(self) -> ThreadSummary | None:
         return self.rows.peek(self.cursor) if len(self.rows) else None

@@ -55,6 +55,7 @@ class ThreadPane(Vertical):
         self.base_rows: ThreadRows | None = None
         self.resolution_text = ""
         self._list_name: str | None = None
+        self._rows_list: str | None = None
         self.partial = False
 
     def compose(self) -> ComposeResult:
@@ -79,10 +80,12 @@ class ThreadPane(Vertical):
         self.show_message(f"loading threads of {list_name or '(no list)'} … (Esc cancels)")
 
     def show_rows(self, rows: ThreadRows, resolution, list_name: str | None, *, partial: bool = False) -> None:
-        """Show a listing. A full listing that follows a partial one keeps the cursor
-        where it was (the newest threads come first in both)."""
-        follows_partial = self.partial and list_name == self._list_name and self.base_rows is not None
-        self._list_name = list_name
+        """Show a listing. A listing of the list already shown (the full one after the
+        newest threads, or a reload) keeps the cursor on its thread and the scroll position."""
+        # The list whose rows are on screen (show_loading already names the one on its way).
+        same_list = self.base_rows is not None and list_name == self._rows_list
+        follows_partial = self.partial and same_list
+        self._list_name = self._rows_list = list_name
         self.base_rows = rows
         self.partial = partial
         self.resolution_text = resolution.summary() if resolution is not None else ""
@@ -92,7 +95,18 @@ class ThreadPane(Vertical):
             # Keep the user's search on screen; it covers the first rows only until run again.
             self._update_status()
             return
-        self.thread_list.set_rows(rows, keep_cursor=follows_partial)
+        if same_list and not self.thread_list.filtered:
+            self.thread_list.replace_rows(rows)
+        else:
+            self.thread_list.set_rows(rows, keep_cursor=follows_partial)
+        self._update_status()
+
+    def update_rows(self, rows: ThreadRows) -> None:
+        """The shown list with news applied (no reload): the user's place is kept. A search
+        on screen stays as it is; clearing it shows the updated rows."""
+        self.base_rows = rows
+        if not self.thread_list.filtered:
+            self.thread_list.replace_rows(rows)
         self._update_status()
 
     def show_failure(self, text: str, *, retry_hint: bool = True) -> None:

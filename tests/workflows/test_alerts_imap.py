@@ -1,0 +1,85 @@
+"""The alert cursor on a real Dovecot: after a quiet spell and a silent baseline, exactly the
+new reports are new and replies to old threads are updates, for the poller and the CLI alike."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from datetime import timedelta
+
+from mailtriage.workflows.alerts import NewReportPoller
+from tests.servers.fixtures import *  # noqa: F401,F403
+from tests.workflows.conftest import REPORT, mail
+from tests.workflows.test_e2e_imap import LIST, NOW, _sources, imap_env  # noqa: F401  (the fixture)
+
+OLD_ROOT = "<old-root@reporter.example>"
+
+
+def _date(when) -> str:
+    return when.strftime("%a, %d %b %Y %H:%M:%S +0000")
+
+
+def _seed_quiet_history(env) -> None:
+    """A thread started ten days ago (before any look-back window) and one that went quiet
+    a little more than three days ago: the list was quiet for three days before the baseline."""
+    ten_days = NOW - timedelta(days=10)
+    env.seed(mail(OLD_ROOT, "Olga <olga@reporter.example>", "Old race in frobd", "x\n", _date(ten_days), to=LIST),
+             when=ten_days)
+    quiet = NOW - timedelta(days=3, hours=2)
+    env.seed(mail("<quiet-1@reporter.example>", "Quinn <quinn@reporter.example>", "Quiet report", "x\n",
+                  _date(quiet), to=LIST), when=quiet)
+
+
+def _seed_news(env) -> None:
+    now = NOW + timedelta(seconds=5)
+    env.seed(mail("<fresh-1@reporter.example>", "Nina <nina@reporter.example>", "Fresh report", "x\n", _date(now),
+                  to=LIST), when=now)
+    env.seed(mail("<old-reply@reporter.example>", "Olga <olga@reporter.example>", "Re: Old race in frobd", "y\n",
+                  _date(now), to=LIST, in_reply_to=OLD_ROOT), when=now)
+    env.seed(mail("<report-reply@reporter.example>", "Rita <rita@reporter.example>", "Re: Heap overflow", "z\n",
+                  _date(now), to=LIST, in_reply_to=REPORT), when=now)
+
+
+def test_after_a_quiet_spell_only_new_reports_are_new_and_replies_are_updates(imap_env):
+    _seed_quiet_history(imap_env)
+    sources = _sources(imap_env)
+    try:
+        poller = NewReportPoller(sources)
+        baseline = poller.poll()
+        assert baseline.baseline and not baseline.has_news
+        poller.acknowledge(baseline)
+        # Nothing arrived: nothing is new, not even threads older than the baseline's window.
+        quiet = poller.poll()
+        assert not quiet.has_news, [t.subject for t in quiet.new_threads]
+        poller.acknowledge(quiet)
+        _seed_news(imap_env)
+        news = poller.poll()
+        assert [str(t.thread_id.value) for t in news.new_threads] == ["<fresh-1@reporter.example>"]
+        assert sorted(str(t.thread_id.value) for t in news.updated_threads) == sorted([OLD_ROOT, REPORT])
+        poller.acknowledge(news)
+        assert not poller.poll().has_news
+    finally:
+        sources.close()
+
+
+def test_the_cli_poll_follows_the_same_cursor(imap_env, capsys, monkeypatch):
+    from mailtriage.cli.main import main
+
+    def cli(*args):
+        monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+        code = main(["--project", str(imap_env.project), *args])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        return json.loads(out)
+
+    _seed_quiet_history(imap_env)
+    assert cli("poll")["baseline"] is True
+    quiet = cli("poll")
+    assert quiet["new_threads"] == [] and quiet["updated_threads"] == []
+    _seed_news(imap_env)
+    news = cli("poll")
+    assert [t["thread_id"] for t in news["new_threads"]] == ["msgid:<fresh-1@reporter.example>"]
+    assert sorted(t["thread_id"] for t in news["updated_threads"]) == sorted([f"msgid:{OLD_ROOT}", f"msgid:{REPORT}"])
+    again = cli("poll")
+    assert again["new_threads"] == [] and again["updated_threads"] == []
