@@ -83,7 +83,7 @@ from mailtriage.backends.mime import (
     split_header_block,
     synthetic_message_id,
 )
-from mailtriage.backends.threading import Links, ThreadGroup, group_ids, link_records, synthetic_kind
+from mailtriage.backends.thread_reconstruction import Links, ThreadGroup, group_ids, link_records, synthetic_kind
 
 __all__ = ["MboxSource", "ArchiveIndex", "index_archive", "sniff_archive"]
 

@@ -1,6 +1,6 @@
 """The send cap's memory: timestamps of sends per account, for Principle 10's cap.
 
-:func:`mailtriage.backends.principle10.check_send` takes ``sent_recently`` (sends inside
+:func:`mailtriage.backends.send_policy.check_send` takes ``sent_recently`` (sends inside
 the cap window); this ledger counts them. It keeps only timestamps, per account, in a
 small JSON file in the data dir (``send-ledger.json``) — nothing about the mail itself.
 An unreadable ledger refuses sending rather than resetting the cap to zero.
@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from mailtriage.backends.principle10 import CAP_REACHED, SendRefusal, SendRefused
+from mailtriage.backends.send_policy import CAP_REACHED, SendRefusal, SendRefused
 
 WINDOW_SECONDS = 24 * 3600
 

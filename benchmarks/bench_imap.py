@@ -111,7 +111,7 @@ def main() -> int:
     from mailtriage.backends.imap.account import ImapAccount, password_key
     from mailtriage.backends.imap.adapter import ImapMailbox
     from mailtriage.backends.imap.source import ImapSource
-    from mailtriage.backends.mailbox import MailQuery
+    from mailtriage.backends.mailbox_contract import MailQuery
     from mailtriage.core.secrets import set_secret
 
     server = DovecotServer().start()

@@ -110,7 +110,7 @@ def run_baseline(path: str, since_epoch: float, policy_name: str) -> dict:
         split_header_block,
         synthetic_message_id,
     )
-    from mailtriage.backends.threading import thread_records
+    from mailtriage.backends.thread_reconstruction import thread_records
 
     chosen = policy.default if policy_name == "default" else policy.compat32
     cpu = _cpu_seconds()

@@ -125,7 +125,7 @@ def main() -> int:
         t0 = time.perf_counter()
         generate(base, ns.issues)
         print(f"generated {ns.issues} issues in {time.perf_counter() - t0:.1f}s under {base}")
-        cli = [sys.executable, "-m", "mailtriage.trackers.cli", "--project", str(base / "project")]
+        cli = [sys.executable, "-m", "mailtriage.cli.tracker", "--project", str(base / "project")]
         tracker = str(base / "security-tracker")
         view_id = f"SEC-{ns.issues // 2:04d}"
 

@@ -107,9 +107,9 @@ def status(args: argparse.Namespace) -> dict:
             MicrosoftSignIn(account).access_token()
         return {"account": account.id, "provider": provider, "signed_in": True, "scopes": list(account.scopes)}
     if provider == "google":
-        from mailtriage.backends.gmail.mailbox import GmailMailbox as Mailbox
+        from mailtriage.backends.gmail.adapter import GmailMailbox as Mailbox
     else:
-        from mailtriage.backends.microsoft.mailbox import GraphMailbox as Mailbox  # type: ignore[assignment]
+        from mailtriage.backends.microsoft.adapter import GraphMailbox as Mailbox  # type: ignore[assignment]
     mailbox = Mailbox(account)
     try:
         return {"provider": provider, "signed_in": True, **mailbox.verify()}

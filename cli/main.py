@@ -529,9 +529,9 @@ def _dispatch(argv: list[str]) -> int:
         from mailtriage.cli.accounts import main as accounts_main
 
         return accounts_main(argv[1:])
-    # The modes CLI (mailtriage.modes.cli) owns its own arguments, like the tracker CLI below.
+    # The modes CLI (mailtriage.cli.modes) owns its own arguments, like the tracker CLI below.
     if argv[:1] == ["modes"]:
-        from mailtriage.modes.cli import main as modes_main
+        from mailtriage.cli.modes import main as modes_main
 
         return modes_main(argv[1:])
     # The tracker CLI owns its own arguments; hand them over untouched.
@@ -545,7 +545,7 @@ def _dispatch(argv: list[str]) -> int:
         elif pre.project:
             rest = ["--project", pre.project, *rest]
         try:
-            from mailtriage.trackers.cli import main as tracker_main
+            from mailtriage.cli.tracker import main as tracker_main
         except ImportError as exc:
             if not (exc.name or "").startswith("mailtriage.trackers"):
                 raise

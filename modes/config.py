@@ -70,7 +70,7 @@ from typing import Any, Mapping
 
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.modes.addresses import AddressError, normalize_domain, valid_token
-from mailtriage.modes.messages import _transfers
+from mailtriage.modes.protocol_messages import _transfers
 
 ROLES = ("master", "slave")
 SECURITIES = ("tls", "starttls", "plain")

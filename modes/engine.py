@@ -29,7 +29,7 @@ from mailtriage.modes.envelope import CaseRef, Envelope, ProtocolError, build, n
 from mailtriage.modes.inbox import Inbox, InboundMail, parse_inbound, read_fields
 from mailtriage.modes.mailer import Mailer, MailUnavailable
 from mailtriage.modes.master import MasterRole
-from mailtriage.modes.messages import parse_message
+from mailtriage.modes.protocol_messages import parse_message
 from mailtriage.modes.slave import SlaveRole
 from mailtriage.modes.store import Case, Handoff, Store
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 
-from mailtriage.backends.principle10 import guard_headers
+from mailtriage.backends.send_policy import guard_headers
 from mailtriage.modes.addresses import AddressError, MasAddress, same_domain
 from mailtriage.modes.config import MailServer, mail_password
 

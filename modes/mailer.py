@@ -2,8 +2,8 @@
 
 Every send of the modes package — a master's ``mail.send``, email's own resume and
 negotiation mails as master, acknowledgements and questions under an autonomous
-policy — goes through :meth:`Mailer.send`, which runs :func:`principle10_refusal`
-(the shared guard of ``mailtriage.backends.principle10``) right before talking SMTP.
+policy — goes through :meth:`Mailer.send`, which runs :func:`send_policy_refusal`
+(the shared guard of ``mailtriage.backends.send_policy``) right before talking SMTP.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from datetime import timedelta
 from email.message import EmailMessage
 
 from mailtriage.backends.contract import reply_subject
-from mailtriage.backends.principle10 import SendRefusal, check_send
+from mailtriage.backends.send_policy import SendRefusal, check_send
 from mailtriage.core.trace import TRACE
 from mailtriage.modes.clock import Clock, stamp
 from mailtriage.modes.config import ModesConfig, mail_password
@@ -42,7 +42,7 @@ class SendOutcome:
     message_id: str | None = None
 
 
-def principle10_refusal(original: dict | None, *, config: ModesConfig, sent_recently: int) -> SendRefusal | None:
+def send_policy_refusal(original: dict | None, *, config: ModesConfig, sent_recently: int) -> SendRefusal | None:
     """The one place the modes package asks the shared Principle 10 guard."""
     headers = (original.get("guard_headers") or []) if original else None
     return check_send(headers, authserv_id=config.authserv_id,
@@ -80,7 +80,7 @@ class Mailer:
         if row["state"] == "sent":
             return SendOutcome(True, None, row["message_id"])
         original = self.store.mail(row["in_reply_to"]) if row["in_reply_to"] else None
-        refusal = principle10_refusal(original, config=self.config, sent_recently=self.sent_recently(ref))
+        refusal = send_policy_refusal(original, config=self.config, sent_recently=self.sent_recently(ref))
         if refusal is not None:
             with self.store.transaction():
                 self.store.set_mail_state(ref, "refused", f"{refusal.reason}: {refusal.detail}")

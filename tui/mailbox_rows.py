@@ -22,7 +22,7 @@ FOLDER_PAGE = 100
 
 @dataclass(frozen=True)
 class MailboxRow(ThreadSummary):
-    header: Any = None  # backends.mailbox.MailHeader
+    header: Any = None  # backends.mailbox_contract.MailHeader
     account_id: str = ""
 
 

@@ -318,7 +318,7 @@ class Session:
 
     def account_page(self, account_id: str, folder_id: str, page: int, page_size: int):
         """One page (newest first) of a folder: a MailPage."""
-        from mailtriage.backends.mailbox import MailQuery
+        from mailtriage.backends.mailbox_contract import MailQuery
 
         with self._lock:
             return self.mailbox(account_id).list(MailQuery(folder=folder_id, page=page, page_size=page_size))

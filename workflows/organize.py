@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from mailtriage.backends.mailbox import MailFolder, MailHeader
+from mailtriage.backends.mailbox_contract import MailFolder, MailHeader
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 
 #: action -> (write kind, what the user reads, set_flags keywords or the target role)

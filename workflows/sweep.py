@@ -315,8 +315,8 @@ class ImapReader:
         return Probe(True, settable, why)
 
     def candidates(self, cursor: datetime) -> Iterator[Candidate]:
-        from mailtriage.backends.imap.messages import fetch_full
-        from mailtriage.backends.mailbox import MailQuery
+        from mailtriage.backends.imap.message_reads import fetch_full
+        from mailtriage.backends.mailbox_contract import MailQuery
 
         mb, folder = self.mb, self.source.folder
         headers = []

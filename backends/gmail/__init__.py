@@ -14,7 +14,7 @@ def __getattr__(name: str):
 
         return GmailSource
     if name == "GmailMailbox":
-        from mailtriage.backends.gmail.mailbox import GmailMailbox
+        from mailtriage.backends.gmail.adapter import GmailMailbox
 
         return GmailMailbox
     raise AttributeError(name)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from mailtriage.backends.mailbox import ForeignMessageId
+from mailtriage.backends.mailbox_contract import ForeignMessageId
 
 PROVIDER = "gmail"
 _GMAIL_ID = re.compile(r"^[0-9A-Za-z_-]{1,64}$")

@@ -29,9 +29,9 @@ from mailtriage.backends.contract import (Draft, DraftRequest, Message, Op, Thre
 from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported, Unavailable
 from mailtriage.backends.gmail.account import GoogleAccount, load_google_account
 from mailtriage.backends.gmail.api import FETCH_CONCURRENCY, USER, GmailNotFound  # noqa: F401 - re-exported
-from mailtriage.backends.gmail.mailbox import GmailMailbox, b64decode, b64encode, header_block, internal_date
+from mailtriage.backends.gmail.adapter import GmailMailbox, b64decode, b64encode, header_block, internal_date
 from mailtriage.backends.imap.headers import thread_root
-from mailtriage.backends.threading import synthetic_kind
+from mailtriage.backends.thread_reconstruction import synthetic_kind
 
 THREAD_KIND = "gmail"
 LIST_HEADERS = ("Message-ID", "References", "In-Reply-To", "Subject", "From", "Date")

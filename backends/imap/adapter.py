@@ -17,7 +17,7 @@ from mailtriage.backends.imap.connection import FolderState, ImapConnection, Tok
 from mailtriage.backends.imap.folders import Folders
 from mailtriage.backends.imap.ids import MessageRef, decode_message_id
 from mailtriage.backends.imap.labels import Labels
-from mailtriage.backends.mailbox import (Compose, LabelList, MailboxAdapter, MailFolder, MailLabel, MailMessage,
+from mailtriage.backends.mailbox_contract import (Compose, LabelList, MailboxAdapter, MailFolder, MailLabel, MailMessage,
                                          MailPage, MailQuery, MailThread, PollResult)
 from mailtriage.backends.send_ledger import SendLedger
 
@@ -55,17 +55,17 @@ class ImapMailbox(MailboxAdapter):
         return list_messages(self, query)
 
     def get(self, message_id: str) -> MailMessage:
-        from mailtriage.backends.imap.messages import get_message
+        from mailtriage.backends.imap.message_reads import get_message
 
         return get_message(self, message_id)
 
     def thread(self, message_id: str) -> MailThread:
-        from mailtriage.backends.imap.messages import thread
+        from mailtriage.backends.imap.message_reads import thread
 
         return thread(self, message_id)
 
     def attachment(self, message_id: str, index: int) -> bytes:
-        from mailtriage.backends.imap.messages import attachment_bytes
+        from mailtriage.backends.imap.message_reads import attachment_bytes
 
         return attachment_bytes(self, message_id, index)
 
@@ -142,7 +142,7 @@ class ImapMailbox(MailboxAdapter):
         """
         from email import policy as email_policy
 
-        from mailtriage.backends.imap import messages
+        from mailtriage.backends.imap import message_reads
         from mailtriage.backends.imap.smtp import compose_message
 
         if not self.account.can_draft:
@@ -154,9 +154,9 @@ class ImapMailbox(MailboxAdapter):
         source = source_raw = None
         if compose.kind != "new":
             ref, state = self.open_ref(compose.source_id)
-            found = messages.fetch_full(self, ref.folder, state.uidvalidity, [ref.uid])
+            found = message_reads.fetch_full(self, ref.folder, state.uidvalidity, [ref.uid])
             if not found:
-                from mailtriage.backends.mailbox import StaleMessageId
+                from mailtriage.backends.mailbox_contract import StaleMessageId
 
                 raise StaleMessageId(self.account_id, compose.source_id, "the source message is gone")
             source, source_raw = found[0].parsed(), found[0].raw

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from imapclient.util import to_unicode
 
 from mailtriage.backends.errors import BackendFailure, NotSupported
-from mailtriage.backends.mailbox import InvalidQuery, MailFolder
+from mailtriage.backends.mailbox_contract import InvalidQuery, MailFolder
 from mailtriage.backends.imap import protocol
 
 _SPECIAL_USE = {"\\drafts": "drafts", "\\sent": "sent", "\\trash": "trash", "\\junk": "junk", "\\archive": "archive"}

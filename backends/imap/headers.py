@@ -17,7 +17,7 @@ from mailtriage.backends import mime
 from mailtriage.backends.mime import decode_header_text, split_header_block
 from mailtriage.backends.mime import synthetic_message_id as _mime_synthetic
 from mailtriage.backends.imap.ids import MessageRef
-from mailtriage.backends.mailbox import ListUnsubscribe, MailHeader
+from mailtriage.backends.mailbox_contract import ListUnsubscribe, MailHeader
 
 # The header fields fetched for every listed message. They are parsed with the same
 # helpers as the full MIME parse (backends.mime), so a list row and the opened message

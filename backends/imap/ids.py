@@ -16,7 +16,7 @@ import binascii
 import re
 from dataclasses import dataclass
 
-from mailtriage.backends.mailbox import ForeignMessageId, StaleMessageId
+from mailtriage.backends.mailbox_contract import ForeignMessageId, StaleMessageId
 
 PROVIDER = "imap"
 _DECIMAL = re.compile(r"^[1-9][0-9]{0,19}$")

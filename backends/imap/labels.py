@@ -23,7 +23,7 @@ from mailtriage.backends.errors import NotSupported
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.headers import SYSTEM_KEYWORDS
 from mailtriage.backends.imap.mutations import check_keyword
-from mailtriage.backends.mailbox import LabelList, MailLabel
+from mailtriage.backends.mailbox_contract import LabelList, MailLabel
 
 _LOCK = threading.Lock()
 

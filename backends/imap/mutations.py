@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 from mailtriage.backends.errors import MailError, NotSupported
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.ids import MessageRef, decode_many
-from mailtriage.backends.mailbox import InvalidQuery, PartialFailure, check_bulk
+from mailtriage.backends.mailbox_contract import InvalidQuery, PartialFailure, check_bulk
 
 # An IMAP keyword is an atom: no spaces, parentheses, braces, quotes, %, *, ] or controls.
 _ATOM = re.compile(r"^[^\s(){%*\"\\\]\x00-\x1f\x7f]+$")

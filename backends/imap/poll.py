@@ -13,7 +13,7 @@ import re
 
 from mailtriage.backends.errors import BackendFailure
 from mailtriage.backends.imap import protocol
-from mailtriage.backends.mailbox import PollResult
+from mailtriage.backends.mailbox_contract import PollResult
 
 _CURSOR = re.compile(r"^imap:([1-9][0-9]*):([0-9]+)$")
 MAX_PER_POLL = 500

@@ -26,7 +26,7 @@ from imapclient.exceptions import ProtocolError
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.headers import HEADER_ITEMS, header_from_fetch, aware
 from mailtriage.backends.imap.ids import MessageRef
-from mailtriage.backends.mailbox import (InvalidQuery, MailHeader, MailPage, MailQuery, merge_pages,
+from mailtriage.backends.mailbox_contract import (InvalidQuery, MailHeader, MailPage, MailQuery, merge_pages,
                                         with_thread_counts)
 from mailtriage.backends.contract import Address
 

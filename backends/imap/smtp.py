@@ -2,7 +2,7 @@
 
 Sending exists only for personal compose (reply, reply-all, forward, new), only through
 a confirmed proposal, only on an account whose ``access`` is ``send``, and every send
-passes the Principle 10 guard first (:func:`mailtriage.backends.principle10.check_send`,
+passes the Principle 10 guard first (:func:`mailtriage.backends.send_policy.check_send`,
 with the cap counted by :class:`mailtriage.backends.send_ledger.SendLedger`). The
 triage operations never come here.
 
@@ -31,9 +31,9 @@ from aiosmtplib.typing import Default
 from mailtriage.backends.contract import reply_subject
 from mailtriage.backends.errors import BackendFailure, MailError, NotSupported, SignInNeeded, Unavailable
 from mailtriage.backends.imap.account import ImapAccount, password_key, smtp_password_key
-from mailtriage.backends.mailbox import Compose, MailMessage
+from mailtriage.backends.mailbox_contract import Compose, MailMessage
 from mailtriage.backends.mime import set_composed_header
-from mailtriage.backends.principle10 import SendRefused, check_send
+from mailtriage.backends.send_policy import SendRefused, check_send
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.secrets import get_secret
 from mailtriage.core.trace import TRACE
@@ -259,10 +259,10 @@ def send(mb, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = N
         raise NotSupported(account.id, "send", "the account has no SMTP server (smtp_host)")
     source = source_raw = None
     if compose.kind != "new":
-        from mailtriage.backends.imap import messages
+        from mailtriage.backends.imap import message_reads
 
         ref, state = mb.open_ref(compose.source_id)
-        found = messages.fetch_full(mb, ref.folder, state.uidvalidity, [ref.uid])
+        found = message_reads.fetch_full(mb, ref.folder, state.uidvalidity, [ref.uid])
         if not found:
             raise BackendFailure(account.id, f"the source message {compose.source_id} is gone; nothing was sent")
         source, source_raw = found[0].parsed(), found[0].raw

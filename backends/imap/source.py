@@ -36,13 +36,13 @@ from mailtriage.backends.contract import (MESSAGE_ID_KIND, Address, Draft, Draft
                                           ThreadId, ThreadSummary, reply_subject)
 from mailtriage.backends.errors import (BackendFailure, DraftAlreadyPending, MailError, NotSupported,
                                         Unavailable)
-from mailtriage.backends.imap import messages, protocol
+from mailtriage.backends.imap import message_reads, protocol
 from mailtriage.backends.imap.account import ImapAccount, load_account
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.imap.headers import aware, mime_synthetic_id, thread_root
 from mailtriage.backends.imap.query import criteria_for
-from mailtriage.backends.mailbox import MailQuery
-from mailtriage.backends.threading import ThreadRecord, synthetic_kind, thread_records
+from mailtriage.backends.mailbox_contract import MailQuery
+from mailtriage.backends.thread_reconstruction import ThreadRecord, synthetic_kind, thread_records
 from mailtriage.core.projectconfig import ConfigError
 
 THREAD_KIND = MESSAGE_ID_KIND  # root Message-IDs (old "imap:" tags read back as this shape)
@@ -249,7 +249,7 @@ class ImapSource(AccountSource):
             keys = [b"HEADER", b"Message-ID", protocol.quote(message_id)]
             uids, _count = self.mailbox.conn.call("UID SEARCH Message-ID",
                                                   lambda c: protocol.search(c, keys, esearch=esearch))
-            for found in messages.fetch_full(self.mailbox, folder, state.uidvalidity, uids[:5]):
+            for found in message_reads.fetch_full(self.mailbox, folder, state.uidvalidity, uids[:5]):
                 if found.header.message_id == message_id:
                     header = found.header
                     return ThreadId(MESSAGE_ID_KIND, thread_root(header.message_id, header.references,
@@ -271,7 +271,7 @@ class ImapSource(AccountSource):
         ``thread_id`` may name any message of the thread (a reply's own Message-ID finds
         the thread that holds it) or be another backend's reference with a root."""
         thread_id, root = self._root(thread_id)
-        members = messages.thread_of(self.mailbox, root, self.folder)
+        members = message_reads.thread_of(self.mailbox, root, self.folder)
         if not members:
             raise BackendFailure(self.name, f"no message of thread {thread_id} in {self.folder!r} or Sent")
         parsed = [m.parsed().content for m in members]
@@ -285,7 +285,7 @@ class ImapSource(AccountSource):
             raise NotSupported(self.name, Op.LIST_SENT_SINCE.value, f"{self.account.host} has no Sent folder")
         since = aware(since)
         keys = criteria_for(MailQuery(folder=sent, since=since), within=self.mailbox.conn.has("WITHIN"))
-        found = messages.thread_members(self.mailbox, sent, root, keys)
+        found = message_reads.thread_members(self.mailbox, sent, root, keys)
         out = []
         for item in sorted(found, key=lambda m: m.sort_key):
             # When it reached Sent is when it was sent (the Date header is the sender's clock).
@@ -298,9 +298,9 @@ class ImapSource(AccountSource):
     def list_drafts(self, thread_id: ThreadId) -> Sequence[Draft]:
         root = self._thread_value(thread_id)
         folder = self._require_drafts(Op.LIST_DRAFTS)
-        return [self._draft(thread_id, m) for m in messages.thread_members(self.mailbox, folder, root)]
+        return [self._draft(thread_id, m) for m in message_reads.thread_members(self.mailbox, folder, root)]
 
-    def _draft(self, thread_id: ThreadId, item: messages.FullMessage) -> Draft:
+    def _draft(self, thread_id: ThreadId, item: message_reads.FullMessage) -> Draft:
         content = item.parsed().content
         return Draft(
             thread_id=thread_id,
@@ -325,7 +325,7 @@ class ImapSource(AccountSource):
         root = self._thread_value(request.thread_id)
         if not request.to:
             raise BackendFailure(self.name, "a draft needs at least one recipient")
-        thread = messages.thread_of(self.mailbox, root, self.folder)
+        thread = message_reads.thread_of(self.mailbox, root, self.folder)
         source = _source_message(thread, request.in_reply_to, self.folder)
         in_reply_to = source.header.message_id if source else request.in_reply_to
         if in_reply_to is None:
@@ -335,7 +335,7 @@ class ImapSource(AccountSource):
         subject = request.subject or reply_subject(source.header.subject if source else None)
         message_id = self._draft_message_id(request, subject)
 
-        pending = messages.thread_members(self.mailbox, folder, root)
+        pending = message_reads.thread_members(self.mailbox, folder, root)
         for item in pending:
             if item.header.message_id == message_id:
                 return self._draft(request.thread_id, item)  # a retry: the draft is already there
@@ -345,7 +345,7 @@ class ImapSource(AccountSource):
         raw = self._compose_reply(request, subject, message_id, in_reply_to, references,
                                   {"X-Mailtriage-Thread": request.thread_id.value})
         response = self.mailbox.conn.call(f"APPEND {folder}", lambda c: c.append(folder, raw, flags=(b"\\Draft", b"\\Seen")))
-        created = [p for p in messages.thread_members(self.mailbox, folder, root) if p.header.message_id == message_id]
+        created = [p for p in message_reads.thread_members(self.mailbox, folder, root) if p.header.message_id == message_id]
         if not created:
             raise BackendFailure(self.name, f"APPEND to {folder!r} answered {response!r} but the draft is not there")
         return self._draft(request.thread_id, created[0])
@@ -356,7 +356,7 @@ class ImapSource(AccountSource):
         root = self._thread_value(thread_id)
         if self.archive is not None:
             return self._archive_url(root)
-        members = messages.thread_members(self.mailbox, self.folder, root)
+        members = message_reads.thread_members(self.mailbox, self.folder, root)
         if not members:
             raise BackendFailure(self.name, f"no message of thread {thread_id} in {self.folder!r}")
         first = next((m for m in members if m.header.message_id == root), min(members, key=lambda m: m.sort_key))
@@ -376,7 +376,7 @@ class ImapSource(AccountSource):
         if kind == "ponymail":
             return f"{base}/thread/{quote(root, safe='')}?{list_address}"
         # pipermail: no per-message permalink exists; link the month's thread index of the root.
-        members = messages.thread_members(self.mailbox, self.folder, root)
+        members = message_reads.thread_members(self.mailbox, self.folder, root)
         if not members:
             raise BackendFailure(self.name, f"no message of thread {root} in {self.folder!r} to date the archive link")
         first = next((m for m in members if m.header.message_id == root), min(members, key=lambda m: m.sort_key))
@@ -436,8 +436,8 @@ def _on_list(block: bytes, address: str) -> bool:
     return any(n in haystack for n in needles)
 
 
-def _source_message(thread: list[messages.FullMessage], in_reply_to: str | None,
-                    folder: str) -> messages.FullMessage | None:
+def _source_message(thread: list[message_reads.FullMessage], in_reply_to: str | None,
+                    folder: str) -> message_reads.FullMessage | None:
     """The message a reply answers: the one the request names, else the thread's latest
     message in the list folder (not our own copy in Sent, not a draft)."""
     if in_reply_to:
@@ -450,7 +450,7 @@ def _source_message(thread: list[messages.FullMessage], in_reply_to: str | None,
     return pool[-1] if pool else None
 
 
-def _references(source: messages.FullMessage | None, request: DraftRequest, root: str) -> tuple[str, ...]:
+def _references(source: message_reads.FullMessage | None, request: DraftRequest, root: str) -> tuple[str, ...]:
     if source is not None:
         chain = [*source.header.references, source.header.message_id]
     else:

@@ -13,7 +13,7 @@ def __getattr__(name: str):
 
         return GraphSource
     if name == "GraphMailbox":
-        from mailtriage.backends.microsoft.mailbox import GraphMailbox
+        from mailtriage.backends.microsoft.adapter import GraphMailbox
 
         return GraphMailbox
     raise AttributeError(name)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from mailtriage.backends.mailbox import ForeignMessageId
+from mailtriage.backends.mailbox_contract import ForeignMessageId
 
 PROVIDER = "graph"
 _GRAPH_ID = re.compile(r"^[A-Za-z0-9_=+/-]{1,512}$")

@@ -28,9 +28,9 @@ from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotS
 from mailtriage.backends.imap.headers import thread_root
 from mailtriage.backends.microsoft.account import MicrosoftAccount, load_microsoft_account
 from mailtriage.backends.microsoft.api import GraphNotFound
-from mailtriage.backends.microsoft.mailbox import (SELECT, GraphMailbox, address, graph_time, header_map,
+from mailtriage.backends.microsoft.adapter import (SELECT, GraphMailbox, address, graph_time, header_map,
                                                    odata_string, parse_time, recipients)
-from mailtriage.backends.threading import synthetic_kind
+from mailtriage.backends.thread_reconstruction import synthetic_kind
 
 THREAD_KIND = "graph"
 

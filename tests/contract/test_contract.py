@@ -14,7 +14,7 @@ import pytest
 from mailtriage.backends.contract import (ALL_OPS, Draft, DraftRequest, MailSource, Message, Op, Thread, ThreadId,
                                           ThreadSummary)
 from mailtriage.backends.errors import BackendFailure, NotSupported
-from mailtriage.backends.threading import synthetic_kind
+from mailtriage.backends.thread_reconstruction import synthetic_kind
 from tests.contract.corpus import (
     EXPECTED_THREADS,
     EXPECTED_THREADS_ORPHAN_APART,

@@ -124,7 +124,7 @@ def test_the_modes_record_folder_is_checked(tmp_path):
     folder.chmod(0o777)
     config = tmp_path / "modes.toml"
     config.write_text(f'domain = "mas.test"\ndatabase = "{folder}/modes.sqlite3"\n')
-    from mailtriage.modes.cli import main
+    from mailtriage.cli.modes import main
 
     assert main(["cases", "--config", str(config)]) == 2
     assert not (folder / "modes.sqlite3").exists()

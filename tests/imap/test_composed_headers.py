@@ -15,7 +15,7 @@ from mailtriage.backends.imap.account import password_key
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.imap.smtp import compose_message
 from mailtriage.backends.imap.source import ImapSource
-from mailtriage.backends.mailbox import Compose, MailQuery
+from mailtriage.backends.mailbox_contract import Compose, MailQuery
 from mailtriage.core.secrets import set_secret
 from tests.imap.conftest import account_for, make_mail
 

@@ -13,7 +13,7 @@ from mailtriage.backends.imap.account import ImapAccount, password_key, token_ke
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.imap.connection import (ConnectionLost, ImapConnection, register_token_provider,
                                                  unregister_token_provider)
-from mailtriage.backends.mailbox import MailQuery
+from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.secrets import set_secret
 from mailtriage.core.trace import TRACE
@@ -202,7 +202,7 @@ def test_an_open_connection_is_reused(account, mailbox, seed):
 def test_trace_shows_message_literals_only_by_size(account, trace_lines):
     from dataclasses import replace
 
-    from mailtriage.backends.mailbox import Compose
+    from mailtriage.backends.mailbox_contract import Compose
 
     mailbox = ImapMailbox(replace(account, address="me@example.org"))
     try:

@@ -6,7 +6,7 @@ import pytest
 
 from mailtriage.backends.errors import NotSupported
 from mailtriage.backends.imap.adapter import ImapMailbox
-from mailtriage.backends.mailbox import InvalidQuery, MailQuery
+from mailtriage.backends.mailbox_contract import InvalidQuery, MailQuery
 from mailtriage.core.trace import TRACE
 from tests.imap.conftest import make_mail
 

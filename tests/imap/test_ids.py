@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mailtriage.backends.imap.ids import MessageRef, decode_message_id, parse_message_id
-from mailtriage.backends.mailbox import ForeignMessageId, MailQuery, StaleMessageId
+from mailtriage.backends.mailbox_contract import ForeignMessageId, MailQuery, StaleMessageId
 from tests.imap.conftest import make_mail
 
 

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from mailtriage.backends.mailbox import InvalidQuery, MailQuery
+from mailtriage.backends.mailbox_contract import InvalidQuery, MailQuery
 from mailtriage.core.trace import TRACE
 from tests.imap.conftest import BASE_TIME, make_mail
 

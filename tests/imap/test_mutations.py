@@ -6,7 +6,7 @@ import pytest
 
 from mailtriage.backends.errors import NotSupported
 from mailtriage.backends.imap.ids import MessageRef
-from mailtriage.backends.mailbox import ForeignMessageId, InvalidQuery, MailQuery, PartialFailure
+from mailtriage.backends.mailbox_contract import ForeignMessageId, InvalidQuery, MailQuery, PartialFailure
 from mailtriage.core.trace import TRACE
 from tests.imap.conftest import make_mail
 

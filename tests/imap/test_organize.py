@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from mailtriage.backends.imap.adapter import ImapMailbox
-from mailtriage.backends.mailbox import MailQuery
+from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.workflows.organize import propose_organize
 from mailtriage.workflows.proposals import WriteKind
 from tests.imap.conftest import make_mail

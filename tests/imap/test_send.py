@@ -9,9 +9,9 @@ import pytest
 from mailtriage.backends.errors import NotSupported, SignInNeeded, Unavailable
 from mailtriage.backends.imap.account import SmtpSettings, password_key, smtp_password_key
 from mailtriage.backends.imap.adapter import ImapMailbox
-from mailtriage.backends.mailbox import Compose, MailQuery, OutgoingAttachment
+from mailtriage.backends.mailbox_contract import Compose, MailQuery, OutgoingAttachment
 from mailtriage.backends.imap.smtp import SendNotConfirmed
-from mailtriage.backends.principle10 import SendRefused
+from mailtriage.backends.send_policy import SendRefused
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.secrets import set_secret
 from mailtriage.core.trace import TRACE

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mailtriage.backends.principle10 import SendRefused, check_send
+from mailtriage.backends.send_policy import SendRefused, check_send
 from mailtriage.backends.send_ledger import SendLedger
 
 

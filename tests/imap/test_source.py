@@ -12,7 +12,7 @@ from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotS
 from mailtriage.backends.imap.account import password_key
 from mailtriage.backends.imap.connection import ConnectionLost
 from mailtriage.backends.imap.source import ImapSource
-from mailtriage.backends.mailbox import MailQuery
+from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.core.secrets import set_secret
 from tests.imap.conftest import BASE_TIME, account_for, make_mail
 from tests.servers.faultproxy import FaultProxy

@@ -14,7 +14,7 @@ from mailtriage.backends.errors import MailError, NotSupported
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.account import password_key
 from mailtriage.backends.imap.adapter import ImapMailbox
-from mailtriage.backends.mailbox import MailQuery, PartialFailure
+from mailtriage.backends.mailbox_contract import MailQuery, PartialFailure
 from mailtriage.core.secrets import set_secret
 from tests.imap.conftest import account_for, make_mail
 
@@ -143,7 +143,7 @@ def test_the_label_list_follows_rename_and_delete(mailbox, labelled):
 
 @pytest.mark.parametrize("name", ["a b", "prüfung", "$Forwarded", "\\Seen", "$HasAttachment", "", "x)"])
 def test_label_names_the_server_would_refuse_are_invalid_queries(mailbox, labelled, name):
-    from mailtriage.backends.mailbox import InvalidQuery
+    from mailtriage.backends.mailbox_contract import InvalidQuery
 
     with pytest.raises(InvalidQuery):
         mailbox.create_label(name)

@@ -14,7 +14,7 @@ from mailtriage.backends.contract import Op, ThreadId, ThreadSummary
 from mailtriage.backends.errors import BackendFailure, NotSupported, Unavailable
 from mailtriage.backends.mbox import MboxSource, index_mbox, mbox_unquote
 from mailtriage.backends.mime import parse_message_headers
-from mailtriage.backends.threading import ThreadRecord, thread_records
+from mailtriage.backends.thread_reconstruction import ThreadRecord, thread_records
 from tests.mbox import awkward
 from tests.mbox.mboxes import from_line, snapshot, write_eml_folder, write_maildir, write_mbox
 

@@ -1,4 +1,4 @@
-"""backends/threading.py: thread identity by root Message-ID, JWZ-style parents."""
+"""backends/thread_reconstruction.py: thread identity by root Message-ID, JWZ-style parents."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 from mailtriage.backends.contract import ThreadId
 from mailtriage.backends.mime import parse_message
-from mailtriage.backends.threading import (
+from mailtriage.backends.thread_reconstruction import (
     ThreadRecord,
     find_thread,
     synthetic_kind,
@@ -193,7 +193,7 @@ def test_duplicate_references_are_read_once():
 
 
 def test_links_of_pieces_merge_exactly_into_the_links_of_the_whole():
-    from mailtriage.backends.threading import Links, group_records, link_records
+    from mailtriage.backends.thread_reconstruction import Links, group_records, link_records
 
     rng = random.Random(5)
     ids = [f"<m{i}@x>" for i in range(300)]

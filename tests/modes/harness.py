@@ -27,7 +27,7 @@ import httpx
 from mailtriage.modes.clock import ManualClock
 from mailtriage.modes.config import parse_config
 from mailtriage.modes.envelope import ProtocolError
-from mailtriage.modes.messages import parse_message
+from mailtriage.modes.protocol_messages import parse_message
 from mailtriage.modes.server import ModesServer, ServerThread
 from mailtriage.modes.store import Store
 

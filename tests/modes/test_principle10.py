@@ -1,4 +1,4 @@
-"""backends/principle10.py: every rule of §6, on header lists as a received message carries them."""
+"""backends/send_policy.py: every rule of §6, on header lists as a received message carries them."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from email import message_from_string, policy
 
 import pytest
 
-from mailtriage.backends.principle10 import (
+from mailtriage.backends.send_policy import (
     PublicSuffixes,
     SendRefused,
     check_send,

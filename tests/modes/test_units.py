@@ -10,7 +10,7 @@ import yaml
 from mailtriage.modes import statemachine as sm
 from mailtriage.modes.addresses import AddressError, MasAddress, equivalence_key
 from mailtriage.modes.envelope import ProtocolError
-from mailtriage.modes.messages import MESSAGE_TYPES, parse_message
+from mailtriage.modes.protocol_messages import MESSAGE_TYPES, parse_message
 
 CONFORMANCE = Path(__file__).parent / "conformance"
 TABLE = yaml.safe_load((CONFORMANCE / "transitions.yaml").read_text())

@@ -11,9 +11,9 @@ import pytest
 
 from mailtriage.backends.errors import Unavailable
 from mailtriage.backends.gmail.api import USER, Backoff, GmailApi
-from mailtriage.backends.gmail.mailbox import GmailMailbox
+from mailtriage.backends.gmail.adapter import GmailMailbox
 from mailtriage.backends.gmail.source import FETCH_CONCURRENCY, GmailSource
-from mailtriage.backends.mailbox import MailQuery
+from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.core.trace import OPLOG
 from tests.archives.fakehttp import Reply
 from tests.oauth.mail import BASE, make_mail

@@ -8,10 +8,10 @@ from datetime import timedelta
 import pytest
 
 from mailtriage.backends.errors import NotSupported
-from mailtriage.backends.gmail.mailbox import GmailMailbox, nearest_color
+from mailtriage.backends.gmail.adapter import GmailMailbox, nearest_color
 from mailtriage.backends.imap.smtp import SendNotConfirmed
-from mailtriage.backends.mailbox import Compose, ForeignMessageId, InvalidQuery, MailQuery
-from mailtriage.backends.principle10 import SendRefused
+from mailtriage.backends.mailbox_contract import Compose, ForeignMessageId, InvalidQuery, MailQuery
+from mailtriage.backends.send_policy import SendRefused
 from mailtriage.backends.send_ledger import SendLedger
 from tests.oauth.fixtures import google_account, save_google_sign_in
 from tests.oauth.mail import BASE, make_mail

@@ -11,10 +11,10 @@ import pytest
 from mailtriage.backends.contract import DraftRequest, Op, ThreadId
 from mailtriage.backends.errors import DraftAlreadyPending, NotSupported
 from mailtriage.backends.imap.smtp import SendNotConfirmed
-from mailtriage.backends.mailbox import Compose, ForeignMessageId, MailQuery
-from mailtriage.backends.microsoft.mailbox import GraphMailbox, preset_color
+from mailtriage.backends.mailbox_contract import Compose, ForeignMessageId, MailQuery
+from mailtriage.backends.microsoft.adapter import GraphMailbox, preset_color
 from mailtriage.backends.microsoft.source import GraphSource
-from mailtriage.backends.principle10 import SendRefused
+from mailtriage.backends.send_policy import SendRefused
 from mailtriage.backends.send_ledger import SendLedger
 from tests.oauth.fixtures import microsoft_account, sign_in_microsoft
 from tests.oauth.mail import BASE, make_mail
@@ -306,7 +306,7 @@ def test_a_configured_graph_source_joins_the_matrix(microsoft_emulator, graph_ac
 
 
 def test_an_attachment_of_3_mb_or_more_goes_through_an_upload_session(microsoft_emulator, mailbox, trace_lines):
-    from mailtriage.backends.mailbox import OutgoingAttachment
+    from mailtriage.backends.mailbox_contract import OutgoingAttachment
 
     root = deliver(microsoft_emulator, 1, subject="Report")
     big = bytes(range(256)) * (5 * 4096 + 7)  # 5 MB and a bit: over the 3 MB of a plain POST
@@ -327,7 +327,7 @@ def test_an_attachment_of_3_mb_or_more_goes_through_an_upload_session(microsoft_
 
 def test_a_failed_attachment_removes_the_half_made_draft(microsoft_emulator, mailbox):
     from mailtriage.backends.errors import BackendFailure, Unavailable
-    from mailtriage.backends.mailbox import OutgoingAttachment
+    from mailtriage.backends.mailbox_contract import OutgoingAttachment
     from tests.archives.fakehttp import Reply
 
     root = deliver(microsoft_emulator, 1, subject="Report")

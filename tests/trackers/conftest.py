@@ -20,7 +20,7 @@ import pytest
 from keyring.backend import KeyringBackend
 
 from mailtriage.core.projectconfig import load_project
-from mailtriage.trackers.cli import main as tracker_main
+from mailtriage.cli.tracker import main as tracker_main
 from mailtriage.trackers.registry import open_tracker
 
 LABELS = ["needs-triage", "bug", "cve-allocated"]
@@ -220,5 +220,5 @@ def run_cli_process(project: Path, *args: str, stdin: str = "", env: dict | None
     """The real console entry point in a child process."""
     full_env = dict(os.environ)
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "mailtriage.trackers.cli", "--project", str(project), *args],
+    return subprocess.run([sys.executable, "-m", "mailtriage.cli.tracker", "--project", str(project), *args],
                           input=stdin, capture_output=True, text=True, env=full_env, timeout=60)

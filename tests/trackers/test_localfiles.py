@@ -342,7 +342,7 @@ def test_cli_process_exit_codes_and_streams(git_env):
     proc = run_cli_process(git_env.project.parent / "nowhere", "list")
     assert proc.returncode == 3 and "project.md" in proc.stderr
     env = {"MAILTRIAGE_PROJECT": str(git_env.project)}
-    proc = subprocess.run([sys.executable, "-m", "mailtriage.trackers.cli", "body", "1"], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "mailtriage.cli.tracker", "body", "1"], capture_output=True,
                           text=True, env={**os.environ, **env}, cwd=git_env.wc, timeout=60)
     assert proc.returncode == 0 and proc.stdout == "### CVE\n\nCVE-1\n"
 
@@ -360,7 +360,7 @@ def test_cli_mounts_under_a_parent_parser(git_env):
     import argparse
     import io
 
-    from mailtriage.trackers.cli import register
+    from mailtriage.cli.tracker import register
 
     top = argparse.ArgumentParser(prog="mailtriage")
     sub = top.add_subparsers(dest="command")

@@ -26,7 +26,7 @@ from mailtriage.backends.gmail.account import GoogleAccount
 from mailtriage.backends.gmail.api import USER, GmailApi, GmailNotFound
 from mailtriage.backends.gmail.ids import decode_message_id, encode_message_id
 from mailtriage.backends.imap.headers import parse_list_unsubscribe, thread_root
-from mailtriage.backends.mailbox import (MAIL_LABEL_COLORS, Compose, LabelList, MailboxAdapter, MailFolder, MailHeader,
+from mailtriage.backends.mailbox_contract import (MAIL_LABEL_COLORS, Compose, LabelList, MailboxAdapter, MailFolder, MailHeader,
                                          MailLabel, MailMessage, MailPage, MailQuery, MailThread, PollResult,
                                          StaleMessageId, check_bulk, with_thread_counts)
 from mailtriage.backends.send_ledger import SendLedger
@@ -189,7 +189,7 @@ class GmailMailbox(MailboxAdapter):
         message, raw = self.raw(gmail_id)
         header = self.header(message, raw)
         content = mime.parse_message(raw, backend_ref=header.id)
-        from mailtriage.backends.mailbox import MailAttachment
+        from mailtriage.backends.mailbox_contract import MailAttachment
 
         attachments = tuple(MailAttachment(i, a.filename, a.content_type, a.size)
                             for i, a in enumerate(content.attachments))
@@ -419,7 +419,7 @@ class GmailMailbox(MailboxAdapter):
 
     def set_flags(self, ids: Sequence[str], *, read: bool | None = None, flagged: bool | None = None) -> None:
         if read is None and flagged is None:
-            from mailtriage.backends.mailbox import InvalidQuery
+            from mailtriage.backends.mailbox_contract import InvalidQuery
 
             raise InvalidQuery("setFlags needs at least one of read, flagged")
         add, remove = [], []
@@ -457,7 +457,7 @@ class GmailMailbox(MailboxAdapter):
             except BackendFailure as exc:
                 failed[message_id] = str(exc)
         if failed:
-            from mailtriage.backends.mailbox import PartialFailure
+            from mailtriage.backends.mailbox_contract import PartialFailure
 
             raise PartialFailure(self.account_id, "trash", failed, done)
 
@@ -503,7 +503,7 @@ class GmailMailbox(MailboxAdapter):
         Raises SendNotConfirmed, SendRefused (Principle 10), NotSupported (access is not send).
         """
         from mailtriage.backends.imap.smtp import SendNotConfirmed
-        from mailtriage.backends.principle10 import SendRefused, check_send
+        from mailtriage.backends.send_policy import SendRefused, check_send
 
         if not confirmed:
             raise SendNotConfirmed(self.account_id)

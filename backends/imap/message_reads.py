@@ -3,7 +3,7 @@
 Threads follow DESIGN.md's thread identity: the root Message-ID; a message belongs to
 the thread when its own ID is the root or the root is in its References /
 In-Reply-To. Candidates come from one server-side header SEARCH per folder (the
-source folder and Sent); the shared client-side threading (:mod:`backends.threading`)
+source folder and Sent); the shared client-side threading (:mod:`backends.thread_reconstruction`)
 then keeps exactly the messages whose thread root is that ID.
 """
 
@@ -19,8 +19,8 @@ from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.headers import HEADER_ITEMS, header_from_fetch, mime_synthetic_id
 from mailtriage.backends.mime import SYNTHETIC_DOMAIN
 from mailtriage.backends.imap.ids import MessageRef
-from mailtriage.backends.mailbox import MailAttachment, MailHeader, MailMessage, MailThread, StaleMessageId
-from mailtriage.backends.threading import ThreadRecord, thread_records
+from mailtriage.backends.mailbox_contract import MailAttachment, MailHeader, MailMessage, MailThread, StaleMessageId
+from mailtriage.backends.thread_reconstruction import ThreadRecord, thread_records
 
 FULL_ITEMS = [*HEADER_ITEMS, "BODY.PEEK[]"]
 FULL_CHUNK = 50  # whole messages per FETCH: bounded memory per round trip

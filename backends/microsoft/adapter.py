@@ -26,7 +26,7 @@ from mailtriage.backends import mime
 from mailtriage.backends.contract import Address, reply_subject
 from mailtriage.backends.errors import BackendFailure, NotSupported, Unavailable
 from mailtriage.backends.imap.headers import parse_list_unsubscribe, thread_root
-from mailtriage.backends.mailbox import (Compose, InvalidQuery, LabelList, MailAttachment, MailboxAdapter, MailFolder,
+from mailtriage.backends.mailbox_contract import (Compose, InvalidQuery, LabelList, MailAttachment, MailboxAdapter, MailFolder,
                                          MailHeader, MailLabel, MailMessage, MailPage, MailQuery, MailThread,
                                          PartialFailure, PollResult, StaleMessageId, check_bulk, with_thread_counts)
 from mailtriage.backends.microsoft.account import MicrosoftAccount
@@ -604,7 +604,7 @@ class GraphMailbox(MailboxAdapter):
     def send(self, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = None) -> str:
         """Send after Principle 10 (a draft is made, then sent). Returns the message's ID."""
         from mailtriage.backends.imap.smtp import SendNotConfirmed
-        from mailtriage.backends.principle10 import SendRefused, check_send
+        from mailtriage.backends.send_policy import SendRefused, check_send
 
         if not confirmed:
             raise SendNotConfirmed(self.account_id)
