@@ -338,6 +338,20 @@ class Draft:
         }
 
 
+@dataclass(frozen=True)
+class SourceFeatures:
+    """What a mail source offers beyond its operations: declared by each backend class,
+    never discovered by probing (a signature, a kind name). Front ends and flows branch
+    on these, not on ``kind``."""
+
+    #: ``list_recent_threads(..., limit=N)`` is accepted: the listing stops once N threads
+    #: are known (a first screen costs what it shows, not what the list holds).
+    listing_limit: bool = False
+    #: Threads are read from a local archive file or folder (mbox, Maildir); their links
+    #: are ``file:`` URLs whose fragment is the root Message-ID.
+    local_archive: bool = False
+
+
 class MailSource:
     """Base class of every mail-source backend.
 
@@ -360,6 +374,7 @@ class MailSource:
     #: own thread from a root Message-ID, so references of other shapes that carry a root
     #: reach it too (cross-backend thread identity).
     resolves_message_ids: ClassVar[bool] = False
+    features: ClassVar[SourceFeatures] = SourceFeatures()
 
     def __init__(self, name: str, settings: Mapping[str, object] | None = None) -> None:
         self.name = name

@@ -53,6 +53,7 @@ from typing import Any, Mapping, Sequence
 from urllib.parse import quote
 
 from mailtriage.backends.contract import (
+    SourceFeatures,
     MESSAGE_ID_KIND,
     Address,
     MailSource,
@@ -944,6 +945,7 @@ class MboxSource(MailSource):
     """
 
     kind = "mbox"
+    features = SourceFeatures(local_archive=True)
     thread_id_kind = MESSAGE_ID_KIND  # root Message-IDs; old "mbox:" tags read back as this shape
     resolves_message_ids = True
     capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})

@@ -178,7 +178,7 @@ def _apply_flow(name: str, proposal, args, helpers, extra: dict | None = None) -
 def _offer_publish(tracker, config, args, helpers) -> dict:
     from mailtriage.workflows.publish import propose_publish
 
-    if tracker.kind != "local-files":
+    if not tracker.features.publishes_changes:
         return {"offered": False, "why": f"the {tracker.kind} tracker writes straight to the server"}
     proposal = propose_publish(tracker, config)
     if proposal.empty:

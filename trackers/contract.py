@@ -348,6 +348,25 @@ def order_comments(comments: list[dict]) -> list[dict]:
 # -- the contract ---------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class TrackerFeatures:
+    """What a tracker offers beyond the contract's operations: declared by each tracker
+    class, never inferred from its ``kind``. Flows and front ends branch on these."""
+
+    #: Writes land in a local working copy (git or svn) and reach others only when
+    #: published (``pending()``/``publish``); False: every write goes straight to a server.
+    publishes_changes: bool = False
+    #: ``view`` returns each body exactly as stored, so a field and the rollup can be read
+    #: from one view (no second read per issue).
+    bodies_as_stored: bool = False
+    #: Issues are files under ``root`` that a derived local index can follow (the thread
+    #: index); False: lookups go through the tracker's own search.
+    local_issue_files: bool = False
+    #: The server's search lags behind writes (GitHub's by up to a minute): a lookup must
+    #: also read the most recently updated issues.
+    search_lags: bool = True
+
+
 class Tracker:
     """Base class of every tracker backend.
 
@@ -357,6 +376,7 @@ class Tracker:
     """
 
     kind: ClassVar[str] = "tracker"
+    features: ClassVar[TrackerFeatures] = TrackerFeatures()
     #: The heading syntax stored bodies use (``fields.MARKDOWN`` or ``fields.JIRA_WIKI``).
     field_syntax: ClassVar[fieldsmod.Syntax] = fieldsmod.MARKDOWN
 

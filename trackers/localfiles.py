@@ -25,7 +25,7 @@ from typing import Callable, Iterator, Sequence
 
 from mailtriage.trackers import localformat as fmt
 from mailtriage.trackers import localindex, vcs
-from mailtriage.trackers.contract import (
+from mailtriage.trackers.contract import (TrackerFeatures, 
     BackendError,
     EditRequest,
     ListResult,
@@ -46,6 +46,8 @@ from mailtriage.trackers.contract import (
 
 class LocalFilesTracker(Tracker):
     kind = "local-files"
+    features = TrackerFeatures(publishes_changes=True, bodies_as_stored=True, local_issue_files=True,
+                               search_lags=False)
 
     def __init__(self, root: Path | str, policy: Policy | None = None, *, url_template: str | None = None,
                  user: str | None = None, github_api_url: str | None = None,

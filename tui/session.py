@@ -257,7 +257,7 @@ class Session:
     def needs_publish(self) -> bool:
         with self._tracker_lock:
             tracker = self.tracker
-            if tracker is None or getattr(tracker, "kind", "") != "local-files":
+            if tracker is None or not tracker.features.publishes_changes:
                 return False
             return bool(tracker.pending().get("needs_publish"))
 
@@ -373,12 +373,7 @@ class Session:
 
 def accepts_limit(backend) -> bool:
     """Whether ``backend.list_recent_threads`` takes a ``limit`` keyword (an extension of the contract)."""
-    import inspect
-
-    try:
-        return "limit" in inspect.signature(backend.list_recent_threads).parameters
-    except (TypeError, ValueError):
-        return False
+    return backend.features.listing_limit
 
 
 def _parse_since(text: str | None) -> datetime | None:

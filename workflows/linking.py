@@ -213,7 +213,7 @@ def find_issue_for_thread(tracker: Tracker, key: str, thread_id: ThreadId | None
     Raises the tracker's errors (BackendError, …): a lookup that cannot run must stop an
     import rather than risk a duplicate.
     """
-    if tracker.kind == "local-files" and isinstance(getattr(tracker, "root", None), Path):
+    if tracker.features.local_issue_files:
         return _find_in_index(tracker, key, thread_id)
     for item in tracker.list(state="all", search=_search_words(key), limit=50).items:
         try:
@@ -231,7 +231,7 @@ def find_issue_for_thread(tracker: Tracker, key: str, thread_id: ThreadId | None
         for item in tracker.list(state="all", search=_search_words(str(thread_id)), limit=50).items:
             if rollup_state(tracker, item["id"]).thread_id() == thread_id:
                 return item["id"]
-    if tracker.kind != "local-files":
+    if tracker.features.search_lags:
         # A server's search index lags (GitHub's by up to a minute) and splits URLs into
         # words its own way: also read the link of the most recently updated issues, where
         # an import made moments ago is.

@@ -167,7 +167,7 @@ def propose_publish(tracker: Tracker, config, *, message: str | None = None) -> 
     Raises the tracker's errors (NotFound: no tracker folder; BackendError: VCS failure).
     """
     proposal = Proposal("Publish the tracker changes")
-    if tracker.kind != "local-files":
+    if not tracker.features.publishes_changes:
         proposal.notes.append(f"the {tracker.kind} tracker writes straight to the server: nothing to publish")
         proposal.facts["needs_publish"] = False
         return proposal

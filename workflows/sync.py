@@ -136,7 +136,7 @@ def _thread_id_from_link(link: str | None, sources: SourceSet) -> ThreadId | Non
     if text.startswith("file:"):
         fragment = unquote(urlsplit(text).fragment)
         if fragment.startswith("<") and fragment.endswith(">"):
-            kinds = [b.thread_id_kind for b in sources.backends.values() if b.kind == "mbox"]
+            kinds = [b.thread_id_kind for b in sources.backends.values() if b.features.local_archive]
             return ThreadId(kinds[0] if kinds else "mbox", fragment)
         return None
     if "://" in text:
@@ -172,7 +172,7 @@ def collect_sync(sources: SourceSet, tracker: Tracker, issue_ids: Sequence[str] 
         item = SyncItem(summary["id"], summary["title"], summary["state"], list(summary["labels"]))
         items.append(item)
         try:
-            if tracker.kind == "local-files":
+            if tracker.features.bodies_as_stored:
                 # One read of the issue file gives both (its body is stored as written).
                 view = tracker.view(item.issue_id, comments=True)
                 item.link = get_field(view["body"] or "", linking.THREAD_FIELD, tracker.field_syntax)

@@ -24,7 +24,7 @@ from urllib.parse import quote
 
 from mailtriage.backends import mime
 from mailtriage.backends.account_source import EPOCH, AccountSource
-from mailtriage.backends.contract import (Draft, DraftRequest, Message, Op, Thread, ThreadId,
+from mailtriage.backends.contract import (SourceFeatures, Draft, DraftRequest, Message, Op, Thread, ThreadId,
                                           ThreadSummary, reply_subject)
 from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported, Unavailable
 from mailtriage.backends.gmail.account import GoogleAccount, load_google_account
@@ -41,6 +41,7 @@ DRAFT_SLOTS = 8  # drafts of mailtriage per thread (a second needs a confirmed p
 
 class GmailSource(AccountSource):
     kind = "gmail"
+    features = SourceFeatures(listing_limit=True)
     thread_id_kind = THREAD_KIND
     account_label = "Google"
     account_table_hint = "the id of an [accounts.<id>] table with kind = \"gmail\""

@@ -32,7 +32,7 @@ from imapclient.exceptions import ProtocolError
 
 from mailtriage.backends import mime
 from mailtriage.backends.account_source import EPOCH, AccountSource
-from mailtriage.backends.contract import (MESSAGE_ID_KIND, Address, Draft, DraftRequest, Message, Op, Thread,
+from mailtriage.backends.contract import (SourceFeatures, MESSAGE_ID_KIND, Address, Draft, DraftRequest, Message, Op, Thread,
                                           ThreadId, ThreadSummary, reply_subject)
 from mailtriage.backends.errors import (BackendFailure, DraftAlreadyPending, MailError, NotSupported,
                                         Unavailable)
@@ -74,6 +74,7 @@ class _Row:
 
 class ImapSource(AccountSource):
     kind = "imap"
+    features = SourceFeatures(listing_limit=True)
     thread_id_kind = THREAD_KIND
     account_label = "IMAP"
     load_account = staticmethod(load_account)

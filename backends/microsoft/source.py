@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 
 from mailtriage.backends import mime
 from mailtriage.backends.account_source import EPOCH, AccountSource
-from mailtriage.backends.contract import (Draft, DraftRequest, Message, Op, Thread, ThreadId,
+from mailtriage.backends.contract import (SourceFeatures, Draft, DraftRequest, Message, Op, Thread, ThreadId,
                                           ThreadSummary, reply_subject)
 from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported, Unavailable
 from mailtriage.backends.imap.headers import thread_root
@@ -37,6 +37,7 @@ THREAD_KIND = "graph"
 
 class GraphSource(AccountSource):
     kind = "graph"
+    features = SourceFeatures(listing_limit=True)
     thread_id_kind = THREAD_KIND
     account_label = "Microsoft"
     account_table_hint = "the id of an [accounts.<id>] table with kind = \"microsoft\""

@@ -1,0 +1,31 @@
+"""Capabilities are declared, not discovered: each backend's declared features agree with
+what its class does, so a front end may trust the declaration (issue 19 §3)."""
+
+import inspect
+
+import pytest
+
+from mailtriage.backends.registry import BACKEND_KINDS, backend_class
+from mailtriage.trackers.github import GitHubTracker
+from mailtriage.trackers.jira import JiraTracker
+from mailtriage.trackers.localfiles import LocalFilesTracker
+
+
+@pytest.mark.parametrize("kind", sorted(BACKEND_KINDS))
+def test_a_declared_listing_limit_is_one_the_listing_takes(kind):
+    cls = backend_class(kind)
+    takes_limit = "limit" in inspect.signature(cls.list_recent_threads).parameters
+    assert cls.features.listing_limit == takes_limit
+
+
+def test_only_local_archives_declare_file_links():
+    local = {kind for kind in BACKEND_KINDS if backend_class(kind).features.local_archive}
+    assert local == {"mbox"}
+
+
+def test_only_the_working_copy_tracker_publishes_and_keeps_issue_files():
+    assert LocalFilesTracker.features.publishes_changes and LocalFilesTracker.features.local_issue_files
+    assert not LocalFilesTracker.features.search_lags
+    for server in (GitHubTracker, JiraTracker):
+        assert not server.features.publishes_changes and not server.features.local_issue_files
+        assert server.features.search_lags
