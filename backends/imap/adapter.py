@@ -13,10 +13,11 @@ from typing import Sequence
 from mailtriage.backends.errors import BackendFailure, NotSupported
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.account import ImapAccount
-from mailtriage.backends.imap.connection import FolderState, ImapConnection, TokenProvider
+from mailtriage.backends.imap.connection import FolderState, ImapConnection, PasswordProvider, TokenProvider
 from mailtriage.backends.imap.folders import Folders
 from mailtriage.backends.imap.ids import MessageRef, decode_message_id
 from mailtriage.backends.imap.labels import Labels
+from mailtriage.backends.imap.poll import NewMail, read_new
 from mailtriage.backends.mailbox_contract import (Compose, LabelList, MailboxAdapter, MailFolder, MailLabel, MailMessage,
                                          MailPage, MailQuery, MailThread, PollResult)
 from mailtriage.backends.send_ledger import SendLedger
@@ -24,10 +25,12 @@ from mailtriage.backends.send_ledger import SendLedger
 
 class ImapMailbox(MailboxAdapter):
     def __init__(self, account: ImapAccount, *, token_provider: TokenProvider | None = None,
+                 password_provider: PasswordProvider | None = None,
                  ssl_context: ssl.SSLContext | None = None) -> None:
         self.account = account
         self.account_id = account.id
-        self.conn = ImapConnection(account, token_provider=token_provider, ssl_context=ssl_context)
+        self.conn = ImapConnection(account, token_provider=token_provider, password_provider=password_provider,
+                                   ssl_context=ssl_context)
         self.folders = Folders(self)
         self.labels = Labels(self)
 
@@ -73,6 +76,11 @@ class ImapMailbox(MailboxAdapter):
         from mailtriage.backends.imap.poll import poll
 
         return poll(self, cursor)
+
+    def read_new(self, folder: str, after: tuple[int, int] | None, *, limit: int) -> NewMail:
+        """Whole messages of ``folder`` after ``after`` (UIDVALIDITY, last UID), read-only;
+        a silent baseline when there is no cursor or the folder was reset."""
+        return read_new(self, folder, after, limit)
 
     def wait_for_mail(self, timeout: float) -> bool:
         """Block up to ``timeout`` s for new inbox mail (IDLE when advertised)."""
