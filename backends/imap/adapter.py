@@ -7,6 +7,7 @@ it in ``finally``.
 
 from __future__ import annotations
 
+import re
 import ssl
 from typing import Sequence
 
@@ -19,8 +20,11 @@ from mailtriage.backends.imap.ids import MessageRef, decode_message_id
 from mailtriage.backends.imap.labels import Labels
 from mailtriage.backends.imap.poll import NewMail, read_new
 from mailtriage.backends.mailbox_contract import (Compose, LabelList, MailboxAdapter, MailFolder, MailLabel, MailMessage,
-                                         MailPage, MailQuery, MailThread, PollResult)
+                                         MailPage, MailQuery, MailThread, PollResult, StaleMessageId)
+from mailtriage.backends.outgoing import as_bytes
 from mailtriage.backends.send_ledger import SendLedger
+
+_APPENDUID = re.compile(r"APPENDUID (\d+) (\d+)")
 
 
 class ImapMailbox(MailboxAdapter):
@@ -148,8 +152,6 @@ class ImapMailbox(MailboxAdapter):
         Needs ``access = "draft"`` or ``"send"`` and a Drafts folder (else NotSupported).
         Returns the draft's message ID. Nothing is sent.
         """
-        from email import policy as email_policy
-
         from mailtriage.backends.imap import message_reads
         from mailtriage.backends.imap.smtp import compose_message
 
@@ -164,22 +166,29 @@ class ImapMailbox(MailboxAdapter):
             ref, state = self.open_ref(compose.source_id)
             found = message_reads.fetch_full(self, ref.folder, state.uidvalidity, [ref.uid])
             if not found:
-                from mailtriage.backends.mailbox_contract import StaleMessageId
-
                 raise StaleMessageId(self.account_id, compose.source_id, "the source message is gone")
             source, source_raw = found[0].parsed(), found[0].raw
         outgoing = compose_message(self.account, compose, source, source_raw)
-        raw = outgoing.message.as_bytes(policy=email_policy.SMTP)
-        response = self.conn.call(f"APPEND {folder}", lambda c: c.append(folder, raw, flags=(b"\\Draft", b"\\Seen")))
-        text = response.decode("utf-8", "replace") if isinstance(response, bytes) else str(response)
-        import re
+        return self.append_draft(folder, as_bytes(outgoing.message), outgoing.message["Message-ID"])
 
-        match = re.search(r"APPENDUID (\d+) (\d+)", text)
+    # -- APPEND ----------------------------------------------------------------------------
+    def append(self, folder: str, raw: bytes, flags: Sequence[bytes]) -> str:
+        """APPEND ``raw`` to ``folder`` with ``flags``: the only APPEND of the IMAP backend.
+        Returns the server's answer as text (``[APPENDUID v uid]`` with UIDPLUS)."""
+        response = self.conn.call(f"APPEND {folder}", lambda c: c.append(folder, raw, flags=tuple(flags)))
+        return response.decode("utf-8", "replace") if isinstance(response, bytes) else str(response)
+
+    def append_draft(self, folder: str, raw: bytes, message_id: str) -> str:
+        """Store a composed draft in ``folder`` with ``\\Draft`` and ``\\Seen``; nothing is sent.
+        Returns the draft's message ID, from APPENDUID or, without UIDPLUS, by its Message-ID.
+        Raises BackendFailure when the server answered but the draft cannot be found."""
+        text = self.append(folder, raw, (b"\\Draft", b"\\Seen"))
+        match = _APPENDUID.search(text)
         if match:
             return str(self.make_ref(folder, int(match.group(1)), int(match.group(2))))
         state = self.conn.select(folder)  # no UIDPLUS: find it by its Message-ID
         uids, _count = self.conn.call("UID SEARCH draft", lambda c: protocol.search(
-            c, [b"HEADER", b"Message-ID", protocol.quote(outgoing.message["Message-ID"])], esearch=self.conn.has("ESEARCH")))
+            c, [b"HEADER", b"Message-ID", protocol.quote(message_id)], esearch=self.conn.has("ESEARCH")))
         if not uids:
             raise BackendFailure(self.account_id, f"APPEND to {folder!r} answered {text!r} but the draft is not there")
         return str(self.make_ref(folder, state.uidvalidity, uids[-1]))
