@@ -1,4 +1,8 @@
-"""``ImapMailbox``: the full personal-account adapter (email-adapter-contract.md) over IMAP.
+"""``ImapMailbox``: the full personal-account mailbox adapter over IMAP.
+
+It is the one way the application reaches an IMAP server: the personal account's panes,
+the IMAP mail source, the feedback sweep and the modes gateway's mailbox all read and
+write through it (one connection class, :class:`ImapConnection`; one APPEND, :meth:`append`).
 
 One instance holds one account's connection. It is not thread-safe: callers (TUI
 workers, CLI) use one instance per worker, acquire it for an operation and ``close()``
@@ -10,6 +14,7 @@ from __future__ import annotations
 import re
 import ssl
 from typing import Sequence
+from urllib.parse import quote
 
 from mailtriage.backends.errors import BackendFailure, NotSupported
 from mailtriage.backends.imap import protocol
@@ -75,6 +80,48 @@ class ImapMailbox(MailboxAdapter):
         from mailtriage.backends.imap.message_reads import attachment_bytes
 
         return attachment_bytes(self, message_id, index)
+
+    def get_many(self, message_ids: Sequence[str]) -> dict[str, MailMessage]:
+        """Whole messages by ID, a few FETCHes per folder (never one per message).
+
+        A message that is gone, or whose folder was reset since the ID was made, is left out
+        rather than failing the rest. Raises ForeignMessageId for another account's ID.
+        """
+        from mailtriage.backends.imap.message_reads import fetch_full
+
+        by_folder: dict[str, list[MessageRef]] = {}
+        for message_id in message_ids:
+            ref = self.ref(message_id)
+            by_folder.setdefault(ref.folder, []).append(ref)
+        found: dict[str, MailMessage] = {}
+        for folder, refs in by_folder.items():
+            state = self.conn.select(folder)
+            uids = [r.uid for r in refs if r.uidvalidity == state.uidvalidity]
+            for item in fetch_full(self, folder, state.uidvalidity, uids):
+                found[item.header.id] = item.parsed()
+        return found
+
+    def message_url(self, message_id: str) -> str:
+        """The message's ``imap://`` URL (RFC 5092): server, folder, UIDVALIDITY and UID."""
+        ref = self.ref(message_id)
+        account = self.account
+        return (f"imap://{quote(account.username, safe='')}@{account.host}:{account.port}/"
+                f"{quote(ref.folder, safe='')};UIDVALIDITY={ref.uidvalidity}/;UID={ref.uid}")
+
+    def keyword_support(self, folder: str, keyword: str) -> tuple[bool, str]:
+        """Whether ``folder`` keeps ``keyword`` on its messages, and why (one SELECT).
+
+        It does when the folder is selected read-write and the server keeps new keywords
+        there (``\\*`` in PERMANENTFLAGS) or lists this one. Raises MailError when the folder
+        cannot be opened.
+        """
+        state = self.conn.select(folder)
+        permanent = {f.lower() for f in state.permanent_flags}
+        kept = state.writable and ("\\*" in permanent or keyword.lower() in permanent)
+        why = ("the server keeps keywords in this folder" if kept else
+               "the folder is read-only" if not state.writable else
+               "the server keeps no new keywords (no \\* in PERMANENTFLAGS)")
+        return kept, why
 
     def poll(self, cursor: str | None) -> PollResult:
         from mailtriage.backends.imap.poll import poll

@@ -1,6 +1,6 @@
 """Reading whole messages and threads. Always ``BODY.PEEK[]``: reading never sets ``\\Seen``.
 
-Threads follow DESIGN.md's thread identity: the root Message-ID; a message belongs to
+A thread is named by its root Message-ID; a message belongs to
 the thread when its own ID is the root or the root is in its References /
 In-Reply-To. Candidates come from one server-side header SEARCH per folder (the
 source folder and Sent); the shared client-side threading (:mod:`backends.thread_reconstruction`)

@@ -361,10 +361,7 @@ class ImapSource(AccountSource):
         if not members:
             raise BackendFailure(self.name, f"no message of thread {thread_id} in {self.folder!r}")
         first = next((m for m in members if m.header.message_id == root), min(members, key=lambda m: m.sort_key))
-        ref = self.mailbox.ref(first.header.id)
-        account = self.account
-        return (f"imap://{quote(account.username, safe='')}@{account.host}:{account.port}/"
-                f"{quote(ref.folder, safe='')};UIDVALIDITY={ref.uidvalidity}/;UID={ref.uid}")
+        return self.mailbox.message_url(first.header.id)
 
     def _archive_url(self, root: str) -> str:
         archive = self.archive or {}
