@@ -99,3 +99,47 @@ def test_the_scan_sees_the_whole_installed_tree():
     names = {p.relative_to(ROOT).parts[0] for p in source_files()}
     assert {"backends", "cli", "core", "modes", "trackers", "tui", "workflows"} <= names
     assert "tests" not in names and "benchmarks" not in names
+
+
+# -- one path each ------------------------------------------------------------------------------
+# Inside the adapters, each kind of server talk has one home: one IMAP connection class, one
+# IMAP APPEND, one SMTP client, one composer of outgoing mail.
+
+def calls_named(path: Path, name: str) -> list[ast.Call]:
+    """Calls of ``name(...)`` or ``anything.name(...)`` in a file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if called == name:
+                found.append(node)
+    return found
+
+
+def homes(predicate, root: Path = ROOT) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in source_files(root) if predicate(p)}
+
+
+def test_one_imap_connection_class():
+    assert homes(lambda p: bool(calls_named(p, "IMAPClient"))) == {"backends/imap/connection.py"}
+
+
+def test_one_imap_append():
+    # An IMAP APPEND is the only append() call that passes flags.
+    def appends(path: Path) -> bool:
+        return any(any(k.arg == "flags" for k in call.keywords) for call in calls_named(path, "append"))
+
+    assert homes(appends) == {"backends/imap/adapter.py"}
+
+
+def test_one_smtp_client():
+    assert homes(lambda p: any(is_server_client(m) and m.split(".")[0] in ("aiosmtplib", "smtplib")
+                               for m in imports_of(p))) == {"backends/imap/smtp.py"}
+
+
+def test_one_composer_of_outgoing_mail():
+    # demo/ writes the sample archive the demo reads (incoming mail), not mail we send.
+    composers = homes(lambda p: bool(calls_named(p, "EmailMessage")))
+    assert {c for c in composers if not c.startswith("demo/")} == {"backends/outgoing.py"}
