@@ -14,7 +14,7 @@ from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from mailtriage.backends.contract import DraftRequest, MailSource, Op, ThreadId
 from mailtriage.backends.errors import NotSupported, Unavailable
-from mailtriage.backends.outgoing import as_bytes, compose
+from mailtriage.backends.outgoing import as_bytes, build_message
 from mailtriage.core.projectconfig import ConfigError
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -91,6 +91,6 @@ class AccountSource(MailSource):
     def _compose_reply(self, request: DraftRequest, subject: str, message_id: str, in_reply_to: str | None,
                        references: Sequence[str], extra_headers: Mapping[str, str] | None = None) -> bytes:
         """The reply draft as RFC 5322 bytes, From the account's address."""
-        return as_bytes(compose(sender=self.account.from_address, to=request.to, cc=request.cc, subject=subject,
-                                body=request.body, message_id=message_id, in_reply_to=in_reply_to,
-                                references=references, extra_headers=extra_headers))
+        return as_bytes(build_message(sender=self.account.from_address, to=request.to, cc=request.cc,
+                                      subject=subject, body=request.body, message_id=message_id,
+                                      in_reply_to=in_reply_to, references=references, extra_headers=extra_headers))

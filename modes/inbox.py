@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 
+import html2text
+
 from mailtriage.backends.errors import MailError
 from mailtriage.backends.imap.account import ImapAccount
 from mailtriage.backends.imap.adapter import ImapMailbox
@@ -122,8 +124,6 @@ def _plain_text(message: EmailMessage, notes: list[str]) -> str:
         payload = part.get_payload(decode=True) or b""
         text = payload.decode("utf-8", "replace")
     if part.get_content_type() == "text/html":
-        import html2text
-
         converter = html2text.HTML2Text()
         converter.ignore_images = True
         text = converter.handle(text)

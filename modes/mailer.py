@@ -19,7 +19,7 @@ from email.message import EmailMessage
 from mailtriage.backends.contract import reply_subject
 from mailtriage.backends.errors import MailError
 from mailtriage.backends.imap.smtp import SmtpEndpoint, deliver
-from mailtriage.backends.outgoing import compose
+from mailtriage.backends.outgoing import build_message
 from mailtriage.backends.send_policy import SendRefusal, check_send
 from mailtriage.core.inert import clean_lines
 from mailtriage.core.secrets import scrub
@@ -105,7 +105,7 @@ class Mailer:
 
     def _compose(self, row: dict, original: dict | None, subject: str, body: str) -> EmailMessage:
         extra = {"Auto-Submitted": "auto-replied"} if row["purpose"] in AUTOMATIC_PURPOSES else None
-        return compose(
+        return build_message(
             sender=row["sender"], to=[row["recipient"]],
             subject=subject if subject else reply_subject(original["subject"] if original else ""),
             body=body, message_id=row["message_id"], date=self.clock.now(),

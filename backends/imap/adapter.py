@@ -17,13 +17,15 @@ from typing import Sequence
 from urllib.parse import quote
 
 from mailtriage.backends.errors import BackendFailure, NotSupported
-from mailtriage.backends.imap import protocol
+from mailtriage.backends.imap import message_reads, mutations, protocol, smtp
+from mailtriage.backends.imap import poll as poll_module
+from mailtriage.backends.imap import query as query_module
 from mailtriage.backends.imap.account import ImapAccount
 from mailtriage.backends.imap.connection import FolderState, ImapConnection, PasswordProvider, TokenProvider
 from mailtriage.backends.imap.folders import Folders
 from mailtriage.backends.imap.ids import MessageRef, decode_message_id
 from mailtriage.backends.imap.labels import Labels
-from mailtriage.backends.imap.poll import NewMail, read_new
+from mailtriage.backends.imap.poll import NewMail
 from mailtriage.backends.mailbox_contract import (Compose, LabelList, MailboxAdapter, MailFolder, MailLabel, MailMessage,
                                          MailPage, MailQuery, MailThread, PollResult, StaleMessageId)
 from mailtriage.backends.outgoing import as_bytes
@@ -62,24 +64,16 @@ class ImapMailbox(MailboxAdapter):
 
     # -- reads -------------------------------------------------------------------
     def list(self, query: MailQuery) -> MailPage:
-        from mailtriage.backends.imap.query import list_messages
-
-        return list_messages(self, query)
+        return query_module.list_messages(self, query)
 
     def get(self, message_id: str) -> MailMessage:
-        from mailtriage.backends.imap.message_reads import get_message
-
-        return get_message(self, message_id)
+        return message_reads.get_message(self, message_id)
 
     def thread(self, message_id: str) -> MailThread:
-        from mailtriage.backends.imap.message_reads import thread
-
-        return thread(self, message_id)
+        return message_reads.thread(self, message_id)
 
     def attachment(self, message_id: str, index: int) -> bytes:
-        from mailtriage.backends.imap.message_reads import attachment_bytes
-
-        return attachment_bytes(self, message_id, index)
+        return message_reads.attachment_bytes(self, message_id, index)
 
     def get_many(self, message_ids: Sequence[str]) -> dict[str, MailMessage]:
         """Whole messages by ID, a few FETCHes per folder (never one per message).
@@ -87,8 +81,6 @@ class ImapMailbox(MailboxAdapter):
         A message that is gone, or whose folder was reset since the ID was made, is left out
         rather than failing the rest. Raises ForeignMessageId for another account's ID.
         """
-        from mailtriage.backends.imap.message_reads import fetch_full
-
         by_folder: dict[str, list[MessageRef]] = {}
         for message_id in message_ids:
             ref = self.ref(message_id)
@@ -97,7 +89,7 @@ class ImapMailbox(MailboxAdapter):
         for folder, refs in by_folder.items():
             state = self.conn.select(folder)
             uids = [r.uid for r in refs if r.uidvalidity == state.uidvalidity]
-            for item in fetch_full(self, folder, state.uidvalidity, uids):
+            for item in message_reads.fetch_full(self, folder, state.uidvalidity, uids):
                 found[item.header.id] = item.parsed()
         return found
 
@@ -124,20 +116,16 @@ class ImapMailbox(MailboxAdapter):
         return kept, why
 
     def poll(self, cursor: str | None) -> PollResult:
-        from mailtriage.backends.imap.poll import poll
-
-        return poll(self, cursor)
+        return poll_module.poll(self, cursor)
 
     def read_new(self, folder: str, after: tuple[int, int] | None, *, limit: int) -> NewMail:
         """Whole messages of ``folder`` after ``after`` (UIDVALIDITY, last UID), read-only;
         a silent baseline when there is no cursor or the folder was reset."""
-        return read_new(self, folder, after, limit)
+        return poll_module.read_new(self, folder, after, limit)
 
     def wait_for_mail(self, timeout: float) -> bool:
         """Block up to ``timeout`` s for new inbox mail (IDLE when advertised)."""
-        from mailtriage.backends.imap.poll import wait_for_mail
-
-        return wait_for_mail(self, timeout)
+        return poll_module.wait_for_mail(self, timeout)
 
     # -- labels -----------------------------------------------------------------------
     def list_labels(self) -> LabelList:
@@ -157,41 +145,27 @@ class ImapMailbox(MailboxAdapter):
 
     # -- bulk writes --------------------------------------------------------------------
     def set_flags(self, ids: Sequence[str], *, read: bool | None = None, flagged: bool | None = None) -> None:
-        from mailtriage.backends.imap import mutations
-
         mutations.set_flags(self, ids, read=read, flagged=flagged)
 
     def set_labels(self, ids: Sequence[str], add: Sequence[str], remove: Sequence[str]) -> None:
-        from mailtriage.backends.imap import mutations
-
         mutations.set_labels(self, ids, add, remove)
 
     def move(self, ids: Sequence[str], folder_id: str) -> None:
-        from mailtriage.backends.imap import mutations
-
         mutations.move(self, ids, folder_id)
 
     def archive(self, ids: Sequence[str]) -> None:
-        from mailtriage.backends.imap import mutations
-
         mutations.archive(self, ids)
 
     def trash(self, ids: Sequence[str]) -> None:
-        from mailtriage.backends.imap import mutations
-
         mutations.trash(self, ids)
 
     def delete_permanently(self, ids: Sequence[str]) -> None:
-        from mailtriage.backends.imap import mutations
-
         mutations.delete_permanently(self, ids)
 
     # -- compose --------------------------------------------------------------------------
     def send(self, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = None) -> str:
         """Send through SMTP after Principle 10; see :func:`mailtriage.backends.imap.smtp.send`."""
-        from mailtriage.backends.imap.smtp import send
-
-        return send(self, compose, confirmed=confirmed, ledger=ledger)
+        return smtp.send(self, compose, confirmed=confirmed, ledger=ledger)
 
     def save_draft(self, compose: Compose) -> str:
         """Save a personal compose (new, reply, reply-all, forward) to Drafts with ``\\Draft``.
@@ -199,9 +173,6 @@ class ImapMailbox(MailboxAdapter):
         Needs ``access = "draft"`` or ``"send"`` and a Drafts folder (else NotSupported).
         Returns the draft's message ID. Nothing is sent.
         """
-        from mailtriage.backends.imap import message_reads
-        from mailtriage.backends.imap.smtp import compose_message
-
         if not self.account.can_draft:
             raise NotSupported(self.account_id, "createDraft", f"account access is {self.account.access!r}; "
                                                                "drafts need \"draft\" or \"send\"")
@@ -215,7 +186,7 @@ class ImapMailbox(MailboxAdapter):
             if not found:
                 raise StaleMessageId(self.account_id, compose.source_id, "the source message is gone")
             source, source_raw = found[0].parsed(), found[0].raw
-        outgoing = compose_message(self.account, compose, source, source_raw)
+        outgoing = smtp.compose_message(self.account, compose, source, source_raw)
         return self.append_draft(folder, as_bytes(outgoing.message), outgoing.message["Message-ID"])
 
     # -- APPEND ----------------------------------------------------------------------------
@@ -243,15 +214,13 @@ class ImapMailbox(MailboxAdapter):
     def verify(self) -> dict:
         """The connection verifier: a real IMAP login (and, for a send account, SMTP EHLO +
         AUTH); always closes. Raises SignInNeeded only for rejected credentials."""
-        from mailtriage.backends.imap.smtp import verify_smtp
-
         try:
             caps = sorted(self.conn.capabilities)
             folders = len(self.folders.infos())
         finally:
             self.close()
         if self.account.access == "send" and self.account.smtp is not None:
-            verify_smtp(self.account)
+            smtp.verify_smtp(self.account)
         return {"account": self.account_id, "capabilities": caps, "folders": folders,
                 "smtp": self.account.access == "send" and self.account.smtp is not None}
 

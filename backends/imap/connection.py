@@ -32,6 +32,7 @@ from imapclient.util import to_unicode
 
 from mailtriage.backends.errors import BackendFailure, MailError, SignInNeeded, Unavailable
 from mailtriage.backends.imap.account import ImapAccount, password_key, token_key
+from mailtriage.backends.oauth_imap import provider_for
 from mailtriage.core.secrets import get_secret
 from mailtriage.core.trace import TRACE
 
@@ -264,8 +265,6 @@ class ImapConnection:
         if provider is None:
             # An account whose settings name an OAuth provider (oauth = "google" | "microsoft")
             # signs in through it (mailtriage.backends.oauth_imap).
-            from mailtriage.backends.oauth_imap import provider_for
-
             provider = provider_for(self.account.id)
         if provider is not None:
             return provider(self.account)

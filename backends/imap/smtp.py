@@ -19,28 +19,21 @@ import asyncio
 import ssl
 from dataclasses import dataclass
 from email.message import EmailMessage
-from email.utils import getaddresses
 from typing import Sequence
 
 import aiosmtplib
 from aiosmtplib.typing import Default
 
-from mailtriage.backends.contract import reply_subject
-from mailtriage.backends.errors import BackendFailure, MailError, NotSupported, SignInNeeded, Unavailable
+from mailtriage.backends.errors import BackendFailure, NotSupported, SignInNeeded, Unavailable
+from mailtriage.backends.imap import message_reads, protocol
 from mailtriage.backends.imap.account import ImapAccount, password_key, smtp_password_key
 from mailtriage.backends.mailbox_contract import Compose, MailMessage
-from mailtriage.backends.outgoing import as_bytes, compose as compose_outgoing, new_message_id
+# SendNotConfirmed and compose_message live with the composer; they are imported from here too.
+from mailtriage.backends.outgoing import Outgoing, SendNotConfirmed, as_bytes, compose_message  # noqa: F401
 from mailtriage.backends.send_policy import SendRefused, check_send
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.secrets import get_secret
 from mailtriage.core.trace import TRACE
-
-
-class SendNotConfirmed(MailError):
-    """A send was asked for without a confirmed proposal: nothing was sent."""
-
-    def __init__(self, account_id: str) -> None:
-        super().__init__(f"{account_id}: a send happens only through a confirmed proposal; nothing was sent")
 
 
 class _TracedSMTP(aiosmtplib.SMTP):
@@ -201,65 +194,6 @@ def transmit(account: ImapAccount, message: EmailMessage, recipients: Sequence[s
     _run(deliver(account_endpoint(account), message, sender=account.from_address, recipients=recipients))
 
 
-# -- composing -------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Outgoing:
-    message: EmailMessage
-    recipients: tuple[str, ...]
-    replying_to: MailMessage | None
-
-
-def _addresses(values: Sequence[str]) -> list[str]:
-    return [addr for _name, addr in getaddresses(list(values)) if addr and "@" in addr]
-
-
-def _real_ids(ids: Sequence[str]) -> list[str]:
-    """The IDs in order without duplicates, leaving out the synthetic ones we made up."""
-    return list(dict.fromkeys(i for i in ids if not i.endswith("@mailtriage.invalid>")))
-
-
-def compose_message(account: ImapAccount, compose: Compose, source: MailMessage | None,
-                    source_raw: bytes | None = None) -> Outgoing:
-    """Build the outgoing message. Replies answer ``source``'s sender (Reply-To honoured),
-    reply-all adds its To/Cc without our own address; threading comes from ``source``."""
-    own = account.from_address.lower()
-    to, cc = list(compose.to), list(compose.cc)
-    replying_to = None
-    if compose.kind in ("reply", "reply_all"):
-        if source is None:
-            raise BackendFailure(account.id, f"a {compose.kind} needs its source message")
-        replying_to = source
-        if not to:
-            reply_to = source.content.header("Reply-To")
-            to = _addresses([reply_to]) if reply_to else [source.content.sender.email]
-        if compose.kind == "reply_all" and not compose.cc:
-            others = [a.email for a in (*source.content.to, *source.content.cc)]
-            cc = [a for a in dict.fromkeys(others) if a.lower() != own and a not in to]
-    recipients = tuple(dict.fromkeys(_addresses([*to, *cc, *compose.bcc])))
-    if not recipients:
-        raise BackendFailure(account.id, "the message has no recipient")
-    if not account.from_address:
-        raise BackendFailure(account.id, "the account has no From address (set address = \"…\")")
-
-    subject, in_reply_to, references = compose.subject or "", None, []
-    if source is not None and compose.kind in ("reply", "reply_all"):
-        subject = compose.subject or reply_subject(source.content.subject)
-        in_reply_to = source.content.message_id
-        references = _real_ids([*source.content.references, source.content.message_id])
-    elif source is not None and compose.kind == "forward":
-        subject = compose.subject or f"Fwd: {source.content.subject}".strip()
-        # A forward threads with the forwarded message (as mail clients do), not as new mail.
-        forwarded_id = source.content.message_id
-        in_reply_to = None if forwarded_id.endswith("@mailtriage.invalid>") else forwarded_id
-        references = _real_ids([*source.content.references, source.content.message_id])
-    msg = compose_outgoing(sender=account.from_address, to=to, cc=cc, subject=subject, body=compose.body,
-                           message_id=new_message_id(own), in_reply_to=in_reply_to, references=references,
-                           forwarded=source_raw if compose.kind == "forward" else None,
-                           attachments=compose.attachments)
-    return Outgoing(msg, recipients, replying_to)
-
-
 def send(mb, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = None) -> str:
     """Send a personal compose. Returns the sent Message-ID.
 
@@ -278,8 +212,6 @@ def send(mb, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = N
         raise NotSupported(account.id, "send", "the account has no SMTP server (smtp_host)")
     source = source_raw = None
     if compose.kind != "new":
-        from mailtriage.backends.imap import message_reads
-
         ref, state = mb.open_ref(compose.source_id)
         found = message_reads.fetch_full(mb, ref.folder, state.uidvalidity, [ref.uid])
         if not found:
@@ -303,8 +235,6 @@ def send(mb, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = N
 def _after_send(mb, outgoing: Outgoing, source: MailMessage | None) -> None:
     """Keep a copy in Sent and mark the source answered. The mail is already sent: a failure
     here is reported, never turned into a second send."""
-    from mailtriage.backends.imap import protocol
-
     sent = mb.folders.role_folder("sent")
     problems = []
     if sent is not None:
