@@ -15,7 +15,7 @@ newest-first messages plus a message total; there is no list cursor. Headers car
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Sequence
 
@@ -325,8 +325,6 @@ def merge_pages(pages: Sequence[MailPage], page: int, page_size: int) -> MailPag
 
 def with_thread_counts(headers: Sequence[MailHeader]) -> list[MailHeader]:
     """Set ``thread_count`` to the number of page members sharing (account, thread_key)."""
-    from dataclasses import replace
-
     counts: dict[tuple[str, str], int] = {}
     for h in headers:
         counts[(h.account_id, h.thread_key)] = counts.get((h.account_id, h.thread_key), 0) + 1
