@@ -1,4 +1,9 @@
-"""Sending personal mail over SMTP (aiosmtplib), and the SMTP half of the connection verifier.
+"""The one SMTP path (aiosmtplib): personal sends, the modes gateway's mail, and the SMTP
+half of the connection verifier.
+
+:func:`deliver` is the only place mail leaves over SMTP: :func:`transmit` (a personal
+account, from a worker thread) and the modes mailer (on its event loop) both call it with
+an :class:`SmtpEndpoint`. Messages are built by :mod:`mailtriage.backends.outgoing`.
 
 Sending exists only for personal compose (reply, reply-all, forward, new), only through
 a confirmed proposal, only on an account whose ``access`` is ``send``, and every send
