@@ -1,4 +1,4 @@
-"""``GmailMailbox``: the personal-account adapter (email-adapter-contract.md) over the Gmail API.
+"""``GmailMailbox``: the personal-account mailbox adapter over the Gmail API.
 
 Gmail has labels, not folders: the system labels INBOX, DRAFT, SENT, SPAM and TRASH
 are the role folders, "All Mail" (no label) is the archive, and user labels are both

@@ -1,4 +1,4 @@
-"""``GraphMailbox``: the personal-account adapter (email-adapter-contract.md) over Microsoft Graph.
+"""``GraphMailbox``: the personal-account mailbox adapter over Microsoft Graph.
 
 * Folders are Graph mail folders with ``unreadItemCount``/``totalItemCount`` and their
   child folders; roles come from the well-known names (inbox, drafts, sentitems,
