@@ -26,10 +26,9 @@ import hashlib
 import json
 import secrets
 import threading
-import time
 from datetime import datetime, timedelta, timezone
 from typing import Callable, ClassVar
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import urlencode
 
 from mailtriage.backends.errors import SignInNeeded, Unavailable
 from mailtriage.backends.gmail.account import GoogleAccount, client_secret_key, token_key
