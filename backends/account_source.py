@@ -10,15 +10,11 @@ from __future__ import annotations
 import base64
 import hashlib
 from datetime import datetime, timezone
-from email import policy
-from email.message import EmailMessage
-from email.utils import format_datetime
-from functools import partial
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
-from mailtriage.backends import mime
 from mailtriage.backends.contract import DraftRequest, MailSource, Op, ThreadId
 from mailtriage.backends.errors import NotSupported, Unavailable
+from mailtriage.backends.outgoing import as_bytes, build_message
 from mailtriage.core.projectconfig import ConfigError
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -95,22 +91,6 @@ class AccountSource(MailSource):
     def _compose_reply(self, request: DraftRequest, subject: str, message_id: str, in_reply_to: str | None,
                        references: Sequence[str], extra_headers: Mapping[str, str] | None = None) -> bytes:
         """The reply draft as RFC 5322 bytes, From the account's address."""
-        msg = EmailMessage(policy=policy.SMTP)
-        if self.account.from_address:
-            msg["From"] = self.account.from_address
-        # Everything below may come from mail content: cleaned and folded, never raising.
-        put = partial(mime.set_composed_header, msg)
-        put("To", ", ".join(request.to))
-        if request.cc:
-            put("Cc", ", ".join(request.cc))
-        put("Subject", subject)
-        msg["Date"] = format_datetime(datetime.now(timezone.utc))
-        msg["Message-ID"] = message_id
-        if in_reply_to:
-            put("In-Reply-To", in_reply_to)
-        if references:
-            put("References", " ".join(references))
-        for name, value in (extra_headers or {}).items():
-            put(name, value)
-        msg.set_content(request.body)
-        return msg.as_bytes()
+        return as_bytes(build_message(sender=self.account.from_address, to=request.to, cc=request.cc,
+                                      subject=subject, body=request.body, message_id=message_id,
+                                      in_reply_to=in_reply_to, references=references, extra_headers=extra_headers))

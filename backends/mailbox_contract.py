@@ -1,4 +1,4 @@
-"""The personal-account mailbox adapter contract (email-adapter-contract.md), in Python.
+"""The personal-account mailbox adapter contract: what every mailbox adapter offers.
 
 The mail-source contract (:mod:`mailtriage.backends.contract`) covers the six triage
 operations. Personal accounts (IMAP, Google, Microsoft) also offer a full mailbox:
@@ -7,7 +7,7 @@ attachment bytes, drafts, sending and polling. This module holds the types of th
 surface and :class:`MailboxAdapter`, whose methods decline with ``NotSupported`` until
 an adapter implements them. It imports nothing from Textual or ``mailtriage.tui``.
 
-Spec mapping: pages are zero-based (offset = page * page_size); pages hold ungrouped,
+Paging: pages are zero-based (offset = page * page_size); pages hold ungrouped,
 newest-first messages plus a message total; there is no list cursor. Headers carry
 ``labels``, ``flagged``, ``has_attachments``, ``thread_key`` and ``thread_count``
 (page members with the same key) and a nullable ``list_unsubscribe``.
@@ -15,7 +15,7 @@ newest-first messages plus a message total; there is no list cursor. Headers car
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Sequence
 
@@ -325,8 +325,6 @@ def merge_pages(pages: Sequence[MailPage], page: int, page_size: int) -> MailPag
 
 def with_thread_counts(headers: Sequence[MailHeader]) -> list[MailHeader]:
     """Set ``thread_count`` to the number of page members sharing (account, thread_key)."""
-    from dataclasses import replace
-
     counts: dict[tuple[str, str], int] = {}
     for h in headers:
         counts[(h.account_id, h.thread_key)] = counts.get((h.account_id, h.thread_key), 0) + 1

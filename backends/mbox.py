@@ -86,7 +86,7 @@ from mailtriage.backends.mime import (
 )
 from mailtriage.backends.thread_reconstruction import Links, ThreadGroup, group_ids, link_records, synthetic_kind
 
-__all__ = ["MboxSource", "ArchiveIndex", "index_archive", "sniff_archive"]
+__all__ = ["MboxSource", "ArchiveIndex", "ArchivedMessage", "index_archive", "sniff_archive"]
 
 DEFAULT_MAX_MESSAGE_BYTES = 25 * 1024 * 1024
 _CHUNK = 16 * 1024 * 1024
@@ -933,6 +933,15 @@ def _sender_emails(raw_senders: list[bytes | None]) -> list[str]:
     return emails
 
 
+@dataclass(frozen=True)
+class ArchivedMessage:
+    """One message of an archive as :meth:`MboxSource.received_since` found it."""
+
+    row: int
+    received: datetime | None
+    index: ArchiveIndex = field(repr=False, compare=False)
+
+
 class MboxSource(MailSource):
     """A read-only archive snapshot: an mbox file, a Maildir or a folder of ``.eml`` files.
 
@@ -1269,6 +1278,50 @@ class MboxSource(MailSource):
         with open(path, "rb") as handle:
             data = handle.read(min(size, cap + _HEADER_READ) if cap else size)
         return data, size
+
+    # -- reading every message (the feedback sweep) ------------------------------
+    def archive_format(self) -> str:
+        """``mbox``, ``maildir`` or ``eml``. Raises Unavailable when the path is no archive."""
+        self.check_available()
+        assert self.path is not None
+        return sniff_archive(self.path)
+
+    def received_since(self, since: datetime) -> list[ArchivedMessage]:
+        """Every message received at or after ``since``, in archive order; a message with
+        no time at all is kept too (``received`` None).
+
+        Received is the archive's delivery time, else the Date header: the mbox From_ line;
+        for a file (Maildir, .eml) its mtime, where Dovecot keeps a Maildir message's
+        received date (INTERNALDATE) and the standard library's Maildir writes it. (Listing
+        falls back to the Maildir file name's time instead, for undated mail only.)
+        Raises Unavailable.
+        """
+        index = self.load_index()
+        assert self.path is not None
+        floor = since.timestamp()
+        found = []
+        with contextlib.ExitStack() as stack:
+            handle = stack.enter_context(open(self.path, "rb")) if index.format == "mbox" else None
+            for row in range(len(index)):
+                epoch = self._delivery_epoch(index, row, handle)
+                if epoch is None and index.dates[row] != NO_DATE:
+                    epoch = index.dates[row]
+                if epoch is not None and epoch < floor:
+                    continue
+                received = datetime.fromtimestamp(epoch, timezone.utc) if epoch is not None else None
+                found.append(ArchivedMessage(row, received, index))
+        return found
+
+    def _delivery_epoch(self, index: ArchiveIndex, row: int, handle) -> float | None:
+        if index.format == "mbox":
+            handle.seek(index.locations[row])
+            line = handle.readline(_HEADER_READ)
+            return _envelope_epoch(line.split(b"\r", 1)[0] if index.line_ends == "cr" else line)
+        return _mtime(Path(index.locations[row]))
+
+    def archived_bytes(self, message: ArchivedMessage) -> bytes:
+        """The message's bytes as sent (mbox quoting undone), capped at ``max_message_bytes``."""
+        return self._read_raw(message.index, message.row)[0]
 
     def _message_ref(self, index: ArchiveIndex, row: int) -> str:
         if index.format == "mbox":

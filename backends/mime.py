@@ -24,15 +24,17 @@ import base64
 import binascii
 import codecs
 import hashlib
+import html as _html
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from email import policy as _policy
 from email.message import EmailMessage
 from email.parser import BytesParser
-from email.utils import getaddresses, parsedate_to_datetime
+from email.utils import formataddr, getaddresses, parsedate_to_datetime
 
 from mailtriage.backends.contract import Address, AttachmentInfo, Message, TextPart
+from mailtriage.core.inert import header_text
 
 __all__ = [
     "SYNTHETIC_DOMAIN",
@@ -755,10 +757,6 @@ def composed_ids(ids) -> list[str]:
 def composed_addresses(values) -> str:
     """An address header from recipient strings: display names cleaned to one line (a
     decoded CR/LF cannot add a header), only plain addr-specs kept."""
-    from email.utils import formataddr
-
-    from mailtriage.core.inert import header_text
-
     out = []
     for name, addr in getaddresses([header_text(v, 2000) for v in values or ()]):
         if addr and is_plain_address(addr):
@@ -770,8 +768,6 @@ def set_composed_header(msg: EmailMessage, name: str, value: str) -> None:
     """Set a header built from mail content. The value is made one clean, bounded line
     (the serializer folds it), so it never raises; an address header keeps only what
     parses as addresses."""
-    from mailtriage.core.inert import header_text
-
     if name.lower() in ("to", "cc", "bcc", "reply-to"):
         value = composed_addresses([value])
     elif name.lower() in ("in-reply-to", "references"):
@@ -1102,6 +1098,7 @@ def _html_to_text(html: str) -> tuple[str, str | None]:
         notes.append(f"the HTML hides text from its reader ({hidden} element{'s' if hidden > 1 else ''}: "
                      "display:none, zero-size, white or invisible); shown marked [hidden text: ...]")
     try:
+        # Lazy: html2text costs about 50 ms to import and only HTML-only mail needs it.
         import html2text
     except ImportError:  # pragma: no cover - a declared dependency
         notes.append("html2text is not installed; tags stripped")
@@ -1161,8 +1158,6 @@ def _html_only_links(html_part: EmailMessage, plain_text: str) -> list[str]:
         target = next(g for g in match.groups() if g is not None).strip()
         if not target or target.startswith("#") or target.lower().startswith("mailto:"):
             continue
-        import html as _html
-
         target = _html.unescape(target)
         if target not in plain and target.rstrip("/") not in plain and target not in links:
             links.append(target)
@@ -1413,8 +1408,6 @@ def parse_message(raw: bytes, *, backend_ref: str | None = None, max_bytes: int 
 
 
 def _replace(message: Message, **changes: object) -> Message:
-    from dataclasses import replace
-
     return replace(message, **changes)
 
 

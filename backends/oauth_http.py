@@ -15,12 +15,18 @@ and URLs pass through ``trace.redact`` (``code=``, ``access_token=`` … are hid
 
 from __future__ import annotations
 
+import errno
 import http.server
 import json
+import select
+import socket
 import ssl
 import time
 from typing import Any, Mapping
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+from google.auth import exceptions as google_exceptions
+from google.auth.transport import Request as GoogleRequest
 
 from mailtriage.core.http import HttpClient, HttpError, RetryPolicy
 
@@ -33,7 +39,7 @@ def make_client(channel: str, base_url: str = "", *, timeout: float, ca_file: st
     """
     transport = None
     if ca_file:
-        import httpx
+        import httpx  # lazy, as in core.http: httpx costs over 0.1 s to import
 
         context = ssl.create_default_context()
         context.load_verify_locations(cafile=ca_file)
@@ -62,25 +68,15 @@ class GoogleTransport:
 
     def __call__(self, url: str, method: str = "GET", body: bytes | None = None,
                  headers: Mapping[str, str] | None = None, timeout: float | None = None, **kwargs: Any):
-        from google.auth import exceptions
-
         try:
             response = self.client.request(method, url, content=body, headers=dict(headers or {}))
         except HttpError as exc:
-            raise exceptions.TransportError(str(exc)) from exc
+            raise google_exceptions.TransportError(str(exc)) from exc
         return _GoogleResponse(response)
 
 
-# Register as a virtual subclass so google-auth's isinstance checks (if any) accept it.
-def _register_google() -> None:
-    try:
-        from google.auth.transport import Request
-    except ImportError:  # pragma: no cover - google-auth is a dependency
-        return
-    Request.register(GoogleTransport)
-
-
-_register_google()
+# Registered as a virtual subclass so google-auth's isinstance checks (if any) accept it.
+GoogleRequest.register(GoogleTransport)
 
 
 # -- msal --------------------------------------------------------------------------------------
@@ -192,9 +188,6 @@ class LoopbackRedirect:
     """
 
     def __init__(self, address: tuple[str, int]) -> None:
-        import errno
-        import socket
-
         self.result: dict | None = None
         host, port = address
         if host == "localhost":
@@ -223,8 +216,6 @@ class LoopbackRedirect:
         self.server_address = (host, self._listeners[0].server_address[1])
 
     def wait(self, timeout: float) -> dict | None:
-        import select
-
         deadline = time.monotonic() + timeout
         while self.result is None and time.monotonic() < deadline:
             ready, _w, _x = select.select(self._listeners, [], [], 0.25)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 from mailtriage.core.projectconfig import ConfigError
+from mailtriage.core.settings import load_settings
 
 PROVIDERS = ("google", "microsoft")
 
@@ -21,8 +22,6 @@ def provider_for(account_id: str, settings=None) -> Callable[[object], str] | No
 
     Raises ConfigError when the account names a provider but its settings are invalid.
     """
-    from mailtriage.core.settings import load_settings
-
     try:
         settings = settings or load_settings()
         body = settings.accounts().get(account_id)
@@ -34,6 +33,8 @@ def provider_for(account_id: str, settings=None) -> Callable[[object], str] | No
     if provider not in PROVIDERS:
         raise ConfigError(settings.path, f"accounts.{account_id}.oauth", f"unknown provider {provider!r}",
                           " | ".join(PROVIDERS))
+    # Lazy: every IMAP connection imports this module, and the two sign-ins (with the OAuth
+    # HTTP transports) add about 45 ms; an account loads only the provider it names.
     if provider == "google":
         from mailtriage.backends.gmail.account import GoogleAccount
         from mailtriage.backends.gmail.auth import GoogleSignIn

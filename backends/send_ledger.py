@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 
 from mailtriage.backends.send_policy import CAP_REACHED, SendRefusal, SendRefused
+from mailtriage.core.paths import private_dir
+from mailtriage.core.settings import data_dir
 
 WINDOW_SECONDS = 24 * 3600
 
@@ -22,8 +24,6 @@ WINDOW_SECONDS = 24 * 3600
 class SendLedger:
     def __init__(self, path: Path | None = None, window: float = WINDOW_SECONDS) -> None:
         if path is None:
-            from mailtriage.core.settings import data_dir
-
             path = data_dir() / "send-ledger.json"
         self.path = path
         self.window = window
@@ -51,8 +51,6 @@ class SendLedger:
         with self._lock:
             data = self._load()
             data[account_id] = [*(t for t in data.get(account_id, []) if now - t < self.window), now]
-            from mailtriage.core.paths import private_dir
-
             private_dir(self.path.parent)  # a ledger others can rewrite would lift the send cap
             tmp = self.path.with_suffix(".tmp")
             tmp.write_text(json.dumps(data), encoding="utf-8")

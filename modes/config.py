@@ -63,12 +63,16 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import secrets
+import ssl
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from mailtriage.core.projectconfig import ConfigError
+from mailtriage.core.secrets import get_secret, remember_secret, set_secret
+from mailtriage.core.settings import data_dir
 from mailtriage.modes.addresses import AddressError, normalize_domain, valid_token
 from mailtriage.modes.protocol_messages import _transfers
 
@@ -117,8 +121,6 @@ class MailServer:
     ca_file: str | None = None  # extra CA to trust (self-hosted servers)
 
     def tls_context(self):
-        import ssl
-
         return ssl.create_default_context(cafile=self.ca_file) if self.ca_file else ssl.create_default_context()
 
 
@@ -199,8 +201,6 @@ def parse_config(data: Mapping[str, Any], file: Path | None = None) -> ModesConf
     role = reader.choice(data, "role", ROLES, default="master")
     database = data.get("database")
     if database is None:
-        from mailtriage.core.settings import data_dir
-
         database_path = data_dir() / "modes.sqlite3"
     else:
         database_path = Path(reader.string(data, "database"))
@@ -338,13 +338,11 @@ def endpoint_token(config: ModesConfig, *, create: bool = True) -> tuple[str, bo
         if not value.strip():
             raise ConfigError(where, "server.token_env", f"the environment variable {config.token_env} is not set",
                               "a variable holding the endpoint token, or server.token_key (keyring)")
-        from mailtriage.core.secrets import remember_secret
-
         remember_secret(value.strip())
         return value.strip(), False
+    # keyring loads its backends on import (about 0.1 s); like core.secrets, only a
+    # command that needs a secret pays for it.
     import keyring.errors
-
-    from mailtriage.core.secrets import get_secret, set_secret
 
     key = config.token_key or DEFAULT_TOKEN_KEY
     unusable = ConfigError(where, "server.token_key", f"no keyring can keep the endpoint token ({key})",
@@ -356,8 +354,6 @@ def endpoint_token(config: ModesConfig, *, create: bool = True) -> tuple[str, bo
         if not create:
             raise ConfigError(where, "server.token_key", f"no endpoint token stored under {key} yet",
                               "start `mailtriage modes serve` once, or set server.token_env")
-        import secrets
-
         value = secrets.token_urlsafe(32)
         set_secret(key, value)
     except keyring.errors.KeyringError:
@@ -386,14 +382,10 @@ def check_listen(config: ModesConfig, host: str) -> None:
 def mail_password(server: MailServer) -> str | None:
     """The password of a mailbox/SMTP server: environment variable or keyring. None when unset."""
     if server.password_env:
-        from mailtriage.core.secrets import remember_secret
-
         value = os.environ.get(server.password_env)
         remember_secret(value)  # so that no error or log line can carry it
         return value
     if server.password_key:
-        from mailtriage.core.secrets import get_secret
-
         return get_secret(server.password_key)
     return None
 

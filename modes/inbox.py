@@ -1,8 +1,9 @@
 """Inbound mail: reading the MAS mailbox over IMAP and normalizing each mail.
 
 The MAS addresses of the domain deliver into one mailbox. :class:`Inbox` reads the
-messages after a cursor (UIDVALIDITY + last UID) with ``BODY.PEEK[]`` on a read-only
-SELECT, so read state never changes. :func:`parse_inbound` turns the bytes into an
+messages after a cursor (UIDVALIDITY + last UID) through the IMAP adapter
+(:meth:`mailtriage.backends.imap.adapter.ImapMailbox.read_new`): ``BODY.PEEK[]`` on a
+read-only EXAMINE, so read state never changes. :func:`parse_inbound` turns the bytes into an
 :class:`InboundMail` and :func:`mail_event` into the normalized gateway event we put
 in ``case.intake`` / ``case.message``.
 
@@ -18,13 +19,18 @@ from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 
+import html2text
+
+from mailtriage.backends.errors import MailError
+from mailtriage.backends.imap.account import ImapAccount
+from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.send_policy import guard_headers
+from mailtriage.core.secrets import scrub
 from mailtriage.modes.addresses import AddressError, MasAddress, same_domain
 from mailtriage.modes.config import MailServer, mail_password
 
 # Where the address a mail was delivered to can be read, most reliable first.
 RECIPIENT_HEADERS = ("delivered-to", "x-original-to", "envelope-to", "to", "cc")
-FETCH_CHUNK = 100
 
 
 class MailboxError(Exception):
@@ -118,8 +124,6 @@ def _plain_text(message: EmailMessage, notes: list[str]) -> str:
         payload = part.get_payload(decode=True) or b""
         text = payload.decode("utf-8", "replace")
     if part.get_content_type() == "text/html":
-        import html2text
-
         converter = html2text.HTML2Text()
         converter.ignore_images = True
         text = converter.handle(text)
@@ -167,7 +171,11 @@ class Fetched:
 
 
 class Inbox:
-    """Reads new mail from the configured IMAP folder. Blocking: run it in a worker thread."""
+    """Reads new mail from the configured IMAP folder through the IMAP adapter.
+    Blocking: run it in a worker thread."""
+
+    # The adapter's account id: it names the protocol-trace channel (``imap:modes``).
+    ACCOUNT_ID = "modes"
 
     def __init__(self, server: MailServer) -> None:
         self.server = server
@@ -176,63 +184,29 @@ class Inbox:
     def name(self) -> str:
         return f"{self.server.username}@{self.server.host}:{self.server.port}/{self.server.folder}"
 
+    def account(self) -> ImapAccount:
+        """The mailbox as an IMAP account of the adapter (read-only, password login)."""
+        server = self.server
+        return ImapAccount(id=self.ACCOUNT_ID, host=server.host, port=server.port, security=server.security,
+                           username=server.username or "", access="read", auth="password",
+                           timeout=server.timeout, ca_file=server.ca_file)
+
     def fetch_after(self, cursor: tuple[int, int] | None, limit: int = 200) -> Fetched:
         """At most ``limit`` mails after ``cursor``, oldest first.
 
         No cursor (first start) or a changed UIDVALIDITY gives a silent baseline, as the
         mailbox adapters' poll does: the cursor moves to the last UID and nothing is
         returned, so mail that was there before we started watching is never taken for
-        new requests. Raises MailboxError; the connection is always closed.
+        new requests. The folder is opened read-only. Raises MailboxError; the connection
+        is always closed.
         """
-        from imapclient import IMAPClient
-        from imapclient.exceptions import IMAPClientError
-
-        from mailtriage.backends.imap.connection import password_login
-        from mailtriage.core.secrets import scrub
-
-        server = self.server
-        client = None
+        # The password comes from the modes configuration (keyring or environment), not
+        # from the personal accounts' keyring entry.
+        mailbox = ImapMailbox(self.account(), password_provider=lambda _account: mail_password(self.server) or "")
         try:
-            client = IMAPClient(server.host, server.port, ssl=server.security == "tls", timeout=server.timeout,
-                                ssl_context=server.tls_context())
-            if server.security == "starttls":
-                client.starttls(server.tls_context())
-            password_login(client, server.username or "", mail_password(server) or "")
-            info = client.select_folder(server.folder, readonly=True)
-            uidvalidity = int(info.get(b"UIDVALIDITY", 0))
-            if cursor is None or cursor[0] != uidvalidity:
-                return Fetched(uidvalidity, [], baseline=_last_uid(client, info))
-            last = cursor[1]
-            uids = sorted(u for u in client.search(["UID", f"{last + 1}:*"]) if u > last)[:limit]
-            found: list[tuple[int, bytes]] = []
-            for start in range(0, len(uids), FETCH_CHUNK):
-                chunk = uids[start:start + FETCH_CHUNK]
-                fetched = client.fetch(chunk, ["BODY.PEEK[]"])
-                for uid in chunk:
-                    raw = fetched.get(uid, {}).get(b"BODY[]")
-                    if raw is not None:
-                        found.append((uid, raw))
-            return Fetched(uidvalidity, found)
-        except UnicodeError:  # its text would quote the LOGIN line, password included
-            raise MailboxError(f"cannot read {self.name}: the server offers no AUTHENTICATE PLAIN for the "
-                               "non-ASCII credentials") from None
-        except (OSError, IMAPClientError) as exc:
-            raise MailboxError(scrub(f"cannot read {self.name}: {exc}")) from None
+            new = mailbox.read_new(self.server.folder, cursor, limit=limit)
+        except MailError as exc:
+            raise MailboxError(scrub(f"cannot read {self.name}: {exc}")) from exc
         finally:
-            if client is not None:
-                _logout(client)
-
-
-def _last_uid(client, info: dict) -> int:
-    """The highest UID in the selected folder (UIDNEXT - 1 when the server says UIDNEXT)."""
-    uidnext = info.get(b"UIDNEXT")
-    if uidnext:
-        return int(uidnext) - 1
-    return max(client.search(["ALL"]) or [0])
-
-
-def _logout(client) -> None:
-    try:
-        client.logout()
-    except Exception:  # noqa: BLE001 - closing a broken connection
-        pass
+            mailbox.close()
+        return Fetched(new.uidvalidity, list(new.items), baseline=new.baseline)

@@ -1,9 +1,12 @@
-"""Sending mail from a case address over SMTP (aiosmtplib), always behind Principle 10.
+"""Sending mail from a case address, always behind Principle 10.
 
 Every send of the modes package — a master's ``mail.send``, email's own resume and
 negotiation mails as master, acknowledgements and questions under an autonomous
 policy — goes through :meth:`Mailer.send`, which runs :func:`send_policy_refusal`
-(the shared guard of ``mailtriage.backends.send_policy``) right before talking SMTP.
+(the shared guard of ``mailtriage.backends.send_policy``) right before sending. The
+mail is built by the one composer (:mod:`mailtriage.backends.outgoing`) and goes out
+through the one SMTP path (:func:`mailtriage.backends.imap.smtp.deliver`), traced on
+the channel ``smtp:modes``.
 """
 
 from __future__ import annotations
@@ -14,8 +17,12 @@ from datetime import timedelta
 from email.message import EmailMessage
 
 from mailtriage.backends.contract import reply_subject
+from mailtriage.backends.errors import MailError
+from mailtriage.backends.imap.smtp import SmtpEndpoint, deliver
+from mailtriage.backends.outgoing import build_message
 from mailtriage.backends.send_policy import SendRefusal, check_send
-from mailtriage.core.trace import TRACE
+from mailtriage.core.inert import clean_lines
+from mailtriage.core.secrets import scrub
 from mailtriage.modes.clock import Clock, stamp
 from mailtriage.modes.config import ModesConfig, mail_password
 from mailtriage.modes.store import Store
@@ -30,8 +37,6 @@ class MailUnavailable(Exception):
 
 def inert_text(text: object, limit: int = 500) -> str:
     """Text another party gave us, made safe to put in a mail: no control characters, bounded."""
-    from mailtriage.core.inert import clean_lines
-
     return clean_lines(text)[:limit]
 
 
@@ -99,37 +104,22 @@ class Mailer:
         return SendOutcome(True, None, row["message_id"])
 
     def _compose(self, row: dict, original: dict | None, subject: str, body: str) -> EmailMessage:
-        message = EmailMessage()
-        message["From"] = row["sender"]
-        message["To"] = row["recipient"]
-        message["Subject"] = subject if subject else reply_subject(original["subject"] if original else "")
-        message["Date"] = email.utils.format_datetime(self.clock.now())
-        message["Message-ID"] = row["message_id"]
-        if original:
-            message["In-Reply-To"] = original["message_id"]
-            message["References"] = original["message_id"]
-        if row["purpose"] in AUTOMATIC_PURPOSES:
-            message["Auto-Submitted"] = "auto-replied"
-        message.set_content(body)
-        return message
+        extra = {"Auto-Submitted": "auto-replied"} if row["purpose"] in AUTOMATIC_PURPOSES else None
+        return build_message(
+            sender=row["sender"], to=[row["recipient"]],
+            subject=subject if subject else reply_subject(original["subject"] if original else ""),
+            body=body, message_id=row["message_id"], date=self.clock.now(),
+            in_reply_to=original["message_id"] if original else None,
+            references=[original["message_id"]] if original else (), extra_headers=extra)
 
     async def _transmit(self, message: EmailMessage, row: dict) -> None:
-        import aiosmtplib
-
         smtp = self.config.smtp
         if smtp is None:
             raise MailUnavailable("no [smtp] server is configured")
-        password = mail_password(smtp)
-        TRACE.log("smtp:modes", ">", f"MAIL FROM:<{row['sender']}> RCPT TO:<{row['recipient']}> {row['message_id']}")
+        endpoint = SmtpEndpoint(name="modes", host=smtp.host, port=smtp.port, security=smtp.security,
+                                username=smtp.username, password=mail_password(smtp), timeout=smtp.timeout,
+                                tls_context=smtp.tls_context() if smtp.security != "plain" else None)
         try:
-            await aiosmtplib.send(
-                message, hostname=smtp.host, port=smtp.port, sender=row["sender"], recipients=[row["recipient"]],
-                username=smtp.username if password is not None else None, password=password,
-                use_tls=smtp.security == "tls", start_tls=True if smtp.security == "starttls" else False,
-                tls_context=smtp.tls_context() if smtp.security != "plain" else None, timeout=smtp.timeout)
-        except (aiosmtplib.SMTPException, OSError) as exc:
-            TRACE.log("smtp:modes", "!", f"{type(exc).__name__}: {exc}")
-            from mailtriage.core.secrets import scrub
-
-            raise MailUnavailable(scrub(f"SMTP {smtp.host}:{smtp.port}: {exc}")) from None
-        TRACE.log("smtp:modes", "<", "250 accepted")
+            await deliver(endpoint, message, sender=row["sender"], recipients=[row["recipient"]])
+        except MailError as exc:
+            raise MailUnavailable(scrub(f"SMTP {smtp.host}:{smtp.port}: {exc}")) from exc

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import ipaddress
 import logging
 import threading
 from concurrent.futures import Future
 from typing import Any, Awaitable, Callable, TypeVar
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -103,8 +105,6 @@ class ModesServer:
 
     def allowed_hosts(self) -> set[str]:
         """Host header names we answer to: localhost, the bound address, the public URL's host."""
-        from urllib.parse import urlsplit
-
         names = {"localhost", _host_name(self.host)}
         if is_loopback(self.host):
             names |= {"127.0.0.1", "::1"}
@@ -157,8 +157,6 @@ def _host_name(value: str) -> str:
 
 
 def _is_ip(value: str) -> bool:
-    import ipaddress
-
     try:
         ipaddress.ip_address(value)
         return True

@@ -1,6 +1,8 @@
-"""The feedback sweep's email source (specs/feedback-sweep-email-source.md): read-only.
+"""The feedback sweep's email source: read-only.
 
-Given a mailbox or query, a cursor (a received-date instant) and the sweep's
+It reads through the mail backends: an IMAP folder through the IMAP adapter
+(:class:`mailtriage.backends.imap.adapter.ImapMailbox`), an mbox file or a Maildir through
+the archive backend (:class:`mailtriage.backends.mbox.MboxSource`). Given a mailbox or query, a cursor (a received-date instant) and the sweep's
 config-entry id, map every feedback email received at or after the cursor to the
 sweep's item schema and report the list. Facts only:
 
@@ -31,16 +33,21 @@ sweep's item schema and report the list. Facts only:
 
 from __future__ import annotations
 
-import mailbox as stdlib_mailbox
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Iterator, Protocol
 from urllib.parse import parse_qs, quote
 
 from mailtriage.backends.contract import Message
+from mailtriage.backends.errors import MailError, Unavailable
+from mailtriage.backends.imap.account import load_account
+from mailtriage.backends.imap.adapter import ImapMailbox
+from mailtriage.backends.mailbox_contract import MailQuery
+from mailtriage.backends.mbox import MboxSource
+from mailtriage.backends.mime import parse_message
+from mailtriage.core.projectconfig import ConfigError
 from mailtriage.workflows.linking import iso_utc
 from mailtriage.workflows.text import display_address, excerpt, one_line
 
@@ -59,21 +66,40 @@ class SourceError(ValueError):
 
 
 @dataclass(frozen=True)
-class SweepSource:
-    """What ``--source`` names: an IMAP account folder (with an optional query) or an archive."""
+class MailboxLocation:
+    """``--source ACCOUNT[/FOLDER][?text=…&from=…]``: a folder of an IMAP account, with an
+    optional query."""
 
-    kind: str  # "imap" | "mbox" | "maildir"
-    account: str | None = None
+    account: str
     folder: str = "INBOX"
     text: str | None = None
     sender: str | None = None
-    path: Path | None = None
 
     def describe(self) -> str:
-        if self.kind != "imap":
-            return f"{self.kind}:{self.path}"
         query = [f"{k}={v}" for k, v in (("text", self.text), ("from", self.sender)) if v]
         return f"{self.account}/{self.folder}" + (f"?{'&'.join(query)}" if query else "")
+
+    def open(self, settings=None) -> Reader:
+        return ImapReader(self, settings)
+
+
+@dataclass(frozen=True)
+class ArchiveLocation:
+    """``--source mbox:PATH`` or ``maildir:PATH``: an archive on disk."""
+
+    format: str  # "mbox" | "maildir"
+    path: Path
+
+    def describe(self) -> str:
+        return f"{self.format}:{self.path}"
+
+    def open(self, settings=None) -> Reader:
+        return ArchiveReader(self)
+
+
+# What ``--source`` names.
+SweepSource = MailboxLocation | ArchiveLocation
+ARCHIVE_FORMATS = ("mbox", "maildir")
 
 
 def parse_source(text: str) -> SweepSource:
@@ -83,12 +109,12 @@ def parse_source(text: str) -> SweepSource:
     value = (text or "").strip()
     if not value:
         raise SourceError("--source is empty: give ACCOUNT/FOLDER (e.g. work/INBOX), mbox:PATH or maildir:PATH")
-    for kind in ("mbox", "maildir"):
-        if value.startswith(kind + ":"):
-            path = value[len(kind) + 1:].strip()
+    for archive_format in ARCHIVE_FORMATS:
+        if value.startswith(archive_format + ":"):
+            path = value[len(archive_format) + 1:].strip()
             if not path:
-                raise SourceError(f"--source {value!r}: {kind}: needs a path")
-            return SweepSource(kind, path=Path(path).expanduser())
+                raise SourceError(f"--source {value!r}: {archive_format}: needs a path")
+            return ArchiveLocation(archive_format, Path(path).expanduser())
     location, _, query = value.partition("?")
     account, _, folder = location.partition("/")
     if not account.strip():
@@ -99,8 +125,8 @@ def parse_source(text: str) -> SweepSource:
         raise SourceError(f"--source {value!r}: unknown query key(s) {', '.join(unknown)} "
                           f"(valid: {', '.join(QUERY_KEYS)})")
     first = {k: v[0] for k, v in params.items() if v}
-    return SweepSource("imap", account=account.strip(), folder=folder.strip() or "INBOX",
-                       text=first.get("text"), sender=first.get("from"))
+    return MailboxLocation(account=account.strip(), folder=folder.strip() or "INBOX",
+                           text=first.get("text"), sender=first.get("from"))
 
 
 def parse_cursor(text: str) -> datetime:
@@ -206,71 +232,34 @@ class Reader(Protocol):
 
 
 class ArchiveReader:
-    """An mbox file or a Maildir, read with the stdlib ``mailbox`` module, read-only.
-    An archive has no acknowledgment primitive: every item is ack_deferred."""
+    """An mbox file or a Maildir, read through the archive backend
+    (:class:`mailtriage.backends.mbox.MboxSource`), which only ever reads. An archive
+    has no acknowledgment primitive: every item is ack_deferred."""
 
-    def __init__(self, source: SweepSource) -> None:
+    def __init__(self, source: ArchiveLocation) -> None:
         self.source = source
+        # No size cap: the sweep reports every attachment's real size.
+        self.archive = MboxSource("sweep", {"path": str(source.path), "max_message_bytes": 0})
         self._left = 0
 
     def probe(self, ack_keyword: str) -> Probe:
-        path = self.source.path
         try:
-            if self.source.kind == "mbox":
-                with open(path, "rb") as fh:
-                    fh.read(5)  # the single cheap read
-            else:
-                if not (path / "cur").is_dir():
-                    return Probe(False, detail=f"{path} is not a Maildir (no cur/ folder)")
-                next(iter((path / "cur").iterdir()), None)
-        except OSError as exc:
-            return Probe(False, detail=f"{path}: {exc.strerror or exc}")
+            found = self.archive.archive_format()  # the single cheap read
+        except Unavailable as exc:
+            return Probe(False, detail=exc.reason)
+        if found != self.source.format:
+            return Probe(False, detail=f"{self.source.path} is not an {self.source.format} archive (it is {found})")
         return Probe(True, False, "an archive has no keyword or flag to read an acknowledgment from")
 
-    def _box(self):
-        path = str(self.source.path)
-        if self.source.kind == "mbox":
-            return stdlib_mailbox.mbox(path, create=False)
-        return stdlib_mailbox.Maildir(path, factory=None, create=False)
-
     def candidates(self, cursor: datetime) -> Iterator[Candidate]:
-        from mailtriage.backends.mime import parse_message
-
-        box = self._box()
-        try:
-            found = []
-            for key in box.iterkeys():
-                received = self._received(box.get_message(key))
-                if received is not None and received < cursor:
-                    continue
-                found.append((received or cursor, key, received))
-            found.sort(key=lambda item: item[0])
-            self._left = len(found)
-            for _order, key, received in found:
-                self._left -= 1
-                message = parse_message(box.get_bytes(key))
-                origin = f"{Path(self.source.path).resolve().as_uri()}#{quote(message.message_id, safe='')}"
-                yield Candidate(message, received, origin)
-        finally:
-            box.close()
-
-    def _received(self, msg) -> datetime | None:
-        """Maildir: the delivery time. mbox: the ``From`` line's date, else the Date header."""
-        if self.source.kind == "maildir":
-            stamp = msg.get_date()
-            return datetime.fromtimestamp(stamp, timezone.utc) if stamp else None
-        parts = (msg.get_from() or "").split(None, 1)
-        if len(parts) == 2:
-            try:
-                return datetime.strptime(" ".join(parts[1].split()), "%a %b %d %H:%M:%S %Y").replace(
-                    tzinfo=timezone.utc)
-            except ValueError:
-                pass
-        try:
-            when = parsedate_to_datetime(str(msg.get("Date", "")))
-        except (TypeError, ValueError, IndexError):
-            return None
-        return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+        found = self.archive.received_since(cursor)
+        found.sort(key=lambda item: item.received or cursor)  # stable: archive order among equals
+        self._left = len(found)
+        base = Path(self.source.path).resolve().as_uri()
+        for item in found:
+            self._left -= 1
+            message = parse_message(self.archive.archived_bytes(item))
+            yield Candidate(message, item.received, f"{base}#{quote(message.message_id, safe='')}")
 
     def pending(self) -> int:
         return self._left
@@ -280,45 +269,33 @@ class ArchiveReader:
 
 
 class ImapReader:
-    """One folder of an IMAP account (the user settings' ``[accounts.<id>]``), read with
-    SEARCH, FETCH and ``BODY.PEEK[]`` only."""
+    """One folder of an IMAP account (the user settings' ``[accounts.<id>]``), read through
+    the IMAP adapter with SEARCH, FETCH and ``BODY.PEEK[]`` only."""
 
     PAGE = 500
+    CHUNK = 50  # whole messages per adapter call
 
-    def __init__(self, source: SweepSource, settings=None) -> None:
+    def __init__(self, source: MailboxLocation, settings=None) -> None:
         self.source = source
         self.settings = settings
-        self.mb = None
-        self._state = None
+        self.mb: ImapMailbox | None = None
         self._left = 0
 
     def probe(self, ack_keyword: str) -> Probe:
-        from mailtriage.backends.errors import MailError
-        from mailtriage.backends.imap.account import load_account
-        from mailtriage.backends.imap.adapter import ImapMailbox
-        from mailtriage.core.projectconfig import ConfigError
-
         try:
             account = load_account(self.source.account, self.settings)
         except ConfigError as exc:
             return Probe(False, detail=str(exc))
         self.mb = ImapMailbox(account)
         try:
-            self._state = self.mb.conn.select(self.source.folder)  # the single cheap read
+            kept, why = self.mb.keyword_support(self.source.folder, ack_keyword)  # the single cheap read
         except MailError as exc:
             return Probe(False, detail=str(exc))
-        perm = {f.lower() for f in self._state.permanent_flags}
-        settable = self._state.writable and ("\\*" in perm or ack_keyword.lower() in perm)
-        why = ("the server keeps keywords in this folder" if settable else
-               "the folder is read-only" if not self._state.writable else
-               "the server keeps no new keywords (no \\* in PERMANENTFLAGS)")
-        return Probe(True, settable, why)
+        return Probe(True, kept, why)
 
     def candidates(self, cursor: datetime) -> Iterator[Candidate]:
-        from mailtriage.backends.imap.message_reads import fetch_full
-        from mailtriage.backends.mailbox_contract import MailQuery
-
         mb, folder = self.mb, self.source.folder
+        assert mb is not None, "probe() first"
         headers = []
         page = 0
         while True:
@@ -332,23 +309,16 @@ class ImapReader:
         wanted = [h for h in headers if h.date is None or h.date >= cursor]
         wanted.sort(key=lambda h: (h.date or cursor, mb.ref(h.id).uid))
         self._left = len(wanted)
-        state = mb.conn.select(folder)
-        account = mb.account
-        chunk = 50
-        for start in range(0, len(wanted), chunk):
-            part = wanted[start:start + chunk]
-            uids = [mb.ref(h.id).uid for h in part]
-            full = {mb.ref(f.header.id).uid: f for f in fetch_full(mb, folder, state.uidvalidity, uids)}
+        for start in range(0, len(wanted), self.CHUNK):
+            part = wanted[start:start + self.CHUNK]
+            full = mb.get_many([h.id for h in part])
             for h in part:
                 self._left -= 1
-                ref = mb.ref(h.id)
-                item = full.get(ref.uid)
+                item = full.get(h.id)
                 if item is None:
                     continue  # expunged meanwhile by someone else
-                origin = (f"imap://{quote(account.username, safe='')}@{account.host}:{account.port}/"
-                          f"{quote(folder, safe='')};UIDVALIDITY={ref.uidvalidity}/;UID={ref.uid}")
                 keywords = frozenset(k.lower() for k in item.header.labels)
-                yield Candidate(item.parsed().content, h.date, origin, keywords)
+                yield Candidate(item.content, h.date, mb.message_url(h.id), keywords)
 
     def pending(self) -> int:
         return self._left
@@ -359,7 +329,8 @@ class ImapReader:
 
 
 def open_reader(source: SweepSource, settings=None) -> Reader:
-    return ArchiveReader(source) if source.kind in ("mbox", "maildir") else ImapReader(source, settings)
+    """The reader of a parsed ``--source``."""
+    return source.open(settings)
 
 
 # -- the sweep ----------------------------------------------------------------------------------------------
@@ -405,8 +376,6 @@ def run_sweep(reader: Reader, *, entry: str, cursor: datetime, source: str, cap:
               ack_keyword: str = DEFAULT_ACK_KEYWORD, closeout_keyword: str = DEFAULT_CLOSEOUT_KEYWORD,
               internal_domains: frozenset[str] = frozenset()) -> SweepResult:
     """Probe, then map every message received at or after ``cursor``; reads only."""
-    from mailtriage.backends.errors import MailError
-
     if cap is not None and cap < 1:
         raise SourceError("--cap must be at least 1")
     result = SweepResult(entry, source, cursor, available=False, cap=cap)

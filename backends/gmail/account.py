@@ -36,6 +36,7 @@ from typing import Any, Mapping
 
 from mailtriage.backends.account_table import ACCESS_LEVELS, AccessLevels, AccountTable
 from mailtriage.core.projectconfig import ConfigError
+from mailtriage.core.settings import load_settings
 
 DEFAULT_AUTH_URI = "https://accounts.google.com/o/oauth2/v2/auth"
 DEFAULT_TOKEN_URI = "https://oauth2.googleapis.com/token"
@@ -136,7 +137,5 @@ class GoogleAccount(AccessLevels):
 
 
 def load_google_account(account_id: str, settings=None) -> GoogleAccount:
-    from mailtriage.core.settings import load_settings
-
     settings = settings or load_settings()
     return GoogleAccount.from_settings(account_id, settings.account(account_id), settings.path)

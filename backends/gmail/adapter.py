@@ -1,4 +1,4 @@
-"""``GmailMailbox``: the personal-account adapter (email-adapter-contract.md) over the Gmail API.
+"""``GmailMailbox``: the personal-account mailbox adapter over the Gmail API.
 
 Gmail has labels, not folders: the system labels INBOX, DRAFT, SENT, SPAM and TRASH
 are the role folders, "All Mail" (no label) is the archive, and user labels are both
@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import colorsys
 from datetime import datetime, timezone
-from email import policy
 from typing import Any, Sequence
 
 from mailtriage.backends import mime
@@ -26,10 +25,13 @@ from mailtriage.backends.gmail.account import GoogleAccount
 from mailtriage.backends.gmail.api import USER, GmailApi, GmailNotFound
 from mailtriage.backends.gmail.ids import decode_message_id, encode_message_id
 from mailtriage.backends.imap.headers import parse_list_unsubscribe, thread_root
-from mailtriage.backends.mailbox_contract import (MAIL_LABEL_COLORS, Compose, LabelList, MailboxAdapter, MailFolder, MailHeader,
-                                         MailLabel, MailMessage, MailPage, MailQuery, MailThread, PollResult,
-                                         StaleMessageId, check_bulk, with_thread_counts)
+from mailtriage.backends.mailbox_contract import (MAIL_LABEL_COLORS, Compose, InvalidQuery, LabelList, MailAttachment,
+                                                  MailboxAdapter, MailFolder, MailHeader, MailLabel, MailMessage, MailPage,
+                                                  MailQuery, MailThread, PartialFailure, PollResult, StaleMessageId,
+                                                  check_bulk, with_thread_counts)
+from mailtriage.backends.outgoing import SendNotConfirmed, as_bytes, compose_message
 from mailtriage.backends.send_ledger import SendLedger
+from mailtriage.backends.send_policy import SendRefused, check_send
 
 # (label id, display name, role) of the role folders; ALL is Gmail's "All Mail" (no label).
 SYSTEM_FOLDERS = (("INBOX", "Inbox", "inbox"), ("DRAFT", "Drafts", "drafts"), ("SENT", "Sent", "sent"),
@@ -189,8 +191,6 @@ class GmailMailbox(MailboxAdapter):
         message, raw = self.raw(gmail_id)
         header = self.header(message, raw)
         content = mime.parse_message(raw, backend_ref=header.id)
-        from mailtriage.backends.mailbox_contract import MailAttachment
-
         attachments = tuple(MailAttachment(i, a.filename, a.content_type, a.size)
                             for i, a in enumerate(content.attachments))
         return MailMessage(header, content, attachments), raw
@@ -419,8 +419,6 @@ class GmailMailbox(MailboxAdapter):
 
     def set_flags(self, ids: Sequence[str], *, read: bool | None = None, flagged: bool | None = None) -> None:
         if read is None and flagged is None:
-            from mailtriage.backends.mailbox_contract import InvalidQuery
-
             raise InvalidQuery("setFlags needs at least one of read, flagged")
         add, remove = [], []
         if read is not None:
@@ -457,8 +455,6 @@ class GmailMailbox(MailboxAdapter):
             except BackendFailure as exc:
                 failed[message_id] = str(exc)
         if failed:
-            from mailtriage.backends.mailbox_contract import PartialFailure
-
             raise PartialFailure(self.account_id, "trash", failed, done)
 
     def delete_permanently(self, ids: Sequence[str]) -> None:
@@ -469,8 +465,6 @@ class GmailMailbox(MailboxAdapter):
 
     # -- compose ------------------------------------------------------------------------
     def _outgoing(self, compose: Compose):
-        from mailtriage.backends.imap.smtp import compose_message
-
         source = source_raw = None
         thread_id = None
         if compose.kind != "new":
@@ -491,7 +485,7 @@ class GmailMailbox(MailboxAdapter):
             raise NotSupported(self.account_id, "createDraft", f"account access is {self.account.access!r}; "
                                                                "drafts need \"draft\" or \"send\"")
         outgoing, thread_id = self._outgoing(compose)
-        message: dict[str, Any] = {"raw": b64encode(outgoing.message.as_bytes(policy=policy.SMTP))}
+        message: dict[str, Any] = {"raw": b64encode(as_bytes(outgoing.message))}
         if thread_id:
             message["threadId"] = thread_id
         draft = self.api.post(f"{USER}/drafts", {"message": message}, "drafts.create") or {}
@@ -502,9 +496,6 @@ class GmailMailbox(MailboxAdapter):
 
         Raises SendNotConfirmed, SendRefused (Principle 10), NotSupported (access is not send).
         """
-        from mailtriage.backends.imap.smtp import SendNotConfirmed
-        from mailtriage.backends.send_policy import SendRefused, check_send
-
         if not confirmed:
             raise SendNotConfirmed(self.account_id)
         if not self.account.can_send:
@@ -517,7 +508,7 @@ class GmailMailbox(MailboxAdapter):
                              sent_recently=ledger.count(self.account_id), send_cap=self.account.send_cap)
         if refusal is not None:
             raise SendRefused(refusal)
-        body: dict[str, Any] = {"raw": b64encode(outgoing.message.as_bytes(policy=policy.SMTP))}
+        body: dict[str, Any] = {"raw": b64encode(as_bytes(outgoing.message))}
         if thread_id:
             body["threadId"] = thread_id
         sent = self.api.post(f"{USER}/messages/send", body, "messages.send") or {}

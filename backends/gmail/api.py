@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
@@ -181,8 +182,6 @@ class GmailApi:
         items = list(items)
         if len(items) < 2:
             return [fetch(item) for item in items]
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(max_workers=min(FETCH_CONCURRENCY, len(items)),
                                 thread_name_prefix=f"gmail-{self.account.id}") as pool:
             return list(pool.map(fetch, items))

@@ -26,10 +26,9 @@ import hashlib
 import json
 import secrets
 import threading
-import time
 from datetime import datetime, timedelta, timezone
 from typing import Callable, ClassVar
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import urlencode
 
 from mailtriage.backends.errors import SignInNeeded, Unavailable
 from mailtriage.backends.gmail.account import GoogleAccount, client_secret_key, token_key
@@ -135,6 +134,7 @@ class GoogleSignIn:
             return self._refresh(data)
 
     def _refresh(self, data: dict) -> str:
+        # Lazy: google-auth's credentials cost over 0.1 s to import; only a token refresh needs them.
         from google.auth import exceptions
         from google.oauth2.credentials import Credentials
 
@@ -217,7 +217,7 @@ class GoogleSignIn:
             url = f"{account.auth_uri}?{urlencode(params)}"
             announce(url)
             if open_browser:
-                import webbrowser
+                import webbrowser  # lazy: only an interactive sign-in opens a browser (~50 ms)
 
                 webbrowser.open(url)
             result = server.wait(timeout)

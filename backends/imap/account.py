@@ -38,6 +38,7 @@ from typing import Any, Mapping
 
 from mailtriage.backends.account_table import ACCESS_LEVELS, AccessLevels, AccountTable
 from mailtriage.core.projectconfig import ConfigError
+from mailtriage.core.settings import load_settings
 
 SECURITIES = ("tls", "starttls", "plain")
 AUTH_METHODS = ("password", "xoauth2", "oauthbearer")
@@ -150,7 +151,5 @@ class ImapAccount(AccessLevels):
 
 def load_account(account_id: str, settings=None) -> ImapAccount:
     """The IMAP account ``account_id`` from the user settings (loaded when not given)."""
-    from mailtriage.core.settings import load_settings
-
     settings = settings or load_settings()
     return ImapAccount.from_settings(account_id, settings.account(account_id), settings.path)

@@ -1,4 +1,8 @@
-"""``ImapMailbox``: the full personal-account adapter (email-adapter-contract.md) over IMAP.
+"""``ImapMailbox``: the full personal-account mailbox adapter over IMAP.
+
+It is the one way the application reaches an IMAP server: the personal account's panes,
+the IMAP mail source, the feedback sweep and the modes gateway's mailbox all read and
+write through it (one connection class, :class:`ImapConnection`; one APPEND, :meth:`append`).
 
 One instance holds one account's connection. It is not thread-safe: callers (TUI
 workers, CLI) use one instance per worker, acquire it for an operation and ``close()``
@@ -7,27 +11,37 @@ it in ``finally``.
 
 from __future__ import annotations
 
+import re
 import ssl
 from typing import Sequence
+from urllib.parse import quote
 
 from mailtriage.backends.errors import BackendFailure, NotSupported
-from mailtriage.backends.imap import protocol
+from mailtriage.backends.imap import message_reads, mutations, protocol, smtp
+from mailtriage.backends.imap import poll as poll_module
+from mailtriage.backends.imap import query as query_module
 from mailtriage.backends.imap.account import ImapAccount
-from mailtriage.backends.imap.connection import FolderState, ImapConnection, TokenProvider
+from mailtriage.backends.imap.connection import FolderState, ImapConnection, PasswordProvider, TokenProvider
 from mailtriage.backends.imap.folders import Folders
 from mailtriage.backends.imap.ids import MessageRef, decode_message_id
 from mailtriage.backends.imap.labels import Labels
+from mailtriage.backends.imap.poll import NewMail
 from mailtriage.backends.mailbox_contract import (Compose, LabelList, MailboxAdapter, MailFolder, MailLabel, MailMessage,
-                                         MailPage, MailQuery, MailThread, PollResult)
+                                         MailPage, MailQuery, MailThread, PollResult, StaleMessageId)
+from mailtriage.backends.outgoing import as_bytes
 from mailtriage.backends.send_ledger import SendLedger
+
+_APPENDUID = re.compile(r"APPENDUID (\d+) (\d+)")
 
 
 class ImapMailbox(MailboxAdapter):
     def __init__(self, account: ImapAccount, *, token_provider: TokenProvider | None = None,
+                 password_provider: PasswordProvider | None = None,
                  ssl_context: ssl.SSLContext | None = None) -> None:
         self.account = account
         self.account_id = account.id
-        self.conn = ImapConnection(account, token_provider=token_provider, ssl_context=ssl_context)
+        self.conn = ImapConnection(account, token_provider=token_provider, password_provider=password_provider,
+                                   ssl_context=ssl_context)
         self.folders = Folders(self)
         self.labels = Labels(self)
 
@@ -50,35 +64,68 @@ class ImapMailbox(MailboxAdapter):
 
     # -- reads -------------------------------------------------------------------
     def list(self, query: MailQuery) -> MailPage:
-        from mailtriage.backends.imap.query import list_messages
-
-        return list_messages(self, query)
+        return query_module.list_messages(self, query)
 
     def get(self, message_id: str) -> MailMessage:
-        from mailtriage.backends.imap.message_reads import get_message
-
-        return get_message(self, message_id)
+        return message_reads.get_message(self, message_id)
 
     def thread(self, message_id: str) -> MailThread:
-        from mailtriage.backends.imap.message_reads import thread
-
-        return thread(self, message_id)
+        return message_reads.thread(self, message_id)
 
     def attachment(self, message_id: str, index: int) -> bytes:
-        from mailtriage.backends.imap.message_reads import attachment_bytes
+        return message_reads.attachment_bytes(self, message_id, index)
 
-        return attachment_bytes(self, message_id, index)
+    def get_many(self, message_ids: Sequence[str]) -> dict[str, MailMessage]:
+        """Whole messages by ID, a few FETCHes per folder (never one per message).
+
+        A message that is gone, or whose folder was reset since the ID was made, is left out
+        rather than failing the rest. Raises ForeignMessageId for another account's ID.
+        """
+        by_folder: dict[str, list[MessageRef]] = {}
+        for message_id in message_ids:
+            ref = self.ref(message_id)
+            by_folder.setdefault(ref.folder, []).append(ref)
+        found: dict[str, MailMessage] = {}
+        for folder, refs in by_folder.items():
+            state = self.conn.select(folder)
+            uids = [r.uid for r in refs if r.uidvalidity == state.uidvalidity]
+            for item in message_reads.fetch_full(self, folder, state.uidvalidity, uids):
+                found[item.header.id] = item.parsed()
+        return found
+
+    def message_url(self, message_id: str) -> str:
+        """The message's ``imap://`` URL (RFC 5092): server, folder, UIDVALIDITY and UID."""
+        ref = self.ref(message_id)
+        account = self.account
+        return (f"imap://{quote(account.username, safe='')}@{account.host}:{account.port}/"
+                f"{quote(ref.folder, safe='')};UIDVALIDITY={ref.uidvalidity}/;UID={ref.uid}")
+
+    def keyword_support(self, folder: str, keyword: str) -> tuple[bool, str]:
+        """Whether ``folder`` keeps ``keyword`` on its messages, and why (one SELECT).
+
+        It does when the folder is selected read-write and the server keeps new keywords
+        there (``\\*`` in PERMANENTFLAGS) or lists this one. Raises MailError when the folder
+        cannot be opened.
+        """
+        state = self.conn.select(folder)
+        permanent = {f.lower() for f in state.permanent_flags}
+        kept = state.writable and ("\\*" in permanent or keyword.lower() in permanent)
+        why = ("the server keeps keywords in this folder" if kept else
+               "the folder is read-only" if not state.writable else
+               "the server keeps no new keywords (no \\* in PERMANENTFLAGS)")
+        return kept, why
 
     def poll(self, cursor: str | None) -> PollResult:
-        from mailtriage.backends.imap.poll import poll
+        return poll_module.poll(self, cursor)
 
-        return poll(self, cursor)
+    def read_new(self, folder: str, after: tuple[int, int] | None, *, limit: int) -> NewMail:
+        """Whole messages of ``folder`` after ``after`` (UIDVALIDITY, last UID), read-only;
+        a silent baseline when there is no cursor or the folder was reset."""
+        return poll_module.read_new(self, folder, after, limit)
 
     def wait_for_mail(self, timeout: float) -> bool:
         """Block up to ``timeout`` s for new inbox mail (IDLE when advertised)."""
-        from mailtriage.backends.imap.poll import wait_for_mail
-
-        return wait_for_mail(self, timeout)
+        return poll_module.wait_for_mail(self, timeout)
 
     # -- labels -----------------------------------------------------------------------
     def list_labels(self) -> LabelList:
@@ -98,41 +145,27 @@ class ImapMailbox(MailboxAdapter):
 
     # -- bulk writes --------------------------------------------------------------------
     def set_flags(self, ids: Sequence[str], *, read: bool | None = None, flagged: bool | None = None) -> None:
-        from mailtriage.backends.imap import mutations
-
         mutations.set_flags(self, ids, read=read, flagged=flagged)
 
     def set_labels(self, ids: Sequence[str], add: Sequence[str], remove: Sequence[str]) -> None:
-        from mailtriage.backends.imap import mutations
-
         mutations.set_labels(self, ids, add, remove)
 
     def move(self, ids: Sequence[str], folder_id: str) -> None:
-        from mailtriage.backends.imap import mutations
-
         mutations.move(self, ids, folder_id)
 
     def archive(self, ids: Sequence[str]) -> None:
-        from mailtriage.backends.imap import mutations
-
         mutations.archive(self, ids)
 
     def trash(self, ids: Sequence[str]) -> None:
-        from mailtriage.backends.imap import mutations
-
         mutations.trash(self, ids)
 
     def delete_permanently(self, ids: Sequence[str]) -> None:
-        from mailtriage.backends.imap import mutations
-
         mutations.delete_permanently(self, ids)
 
     # -- compose --------------------------------------------------------------------------
     def send(self, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = None) -> str:
         """Send through SMTP after Principle 10; see :func:`mailtriage.backends.imap.smtp.send`."""
-        from mailtriage.backends.imap.smtp import send
-
-        return send(self, compose, confirmed=confirmed, ledger=ledger)
+        return smtp.send(self, compose, confirmed=confirmed, ledger=ledger)
 
     def save_draft(self, compose: Compose) -> str:
         """Save a personal compose (new, reply, reply-all, forward) to Drafts with ``\\Draft``.
@@ -140,11 +173,6 @@ class ImapMailbox(MailboxAdapter):
         Needs ``access = "draft"`` or ``"send"`` and a Drafts folder (else NotSupported).
         Returns the draft's message ID. Nothing is sent.
         """
-        from email import policy as email_policy
-
-        from mailtriage.backends.imap import message_reads
-        from mailtriage.backends.imap.smtp import compose_message
-
         if not self.account.can_draft:
             raise NotSupported(self.account_id, "createDraft", f"account access is {self.account.access!r}; "
                                                                "drafts need \"draft\" or \"send\"")
@@ -156,22 +184,29 @@ class ImapMailbox(MailboxAdapter):
             ref, state = self.open_ref(compose.source_id)
             found = message_reads.fetch_full(self, ref.folder, state.uidvalidity, [ref.uid])
             if not found:
-                from mailtriage.backends.mailbox_contract import StaleMessageId
-
                 raise StaleMessageId(self.account_id, compose.source_id, "the source message is gone")
             source, source_raw = found[0].parsed(), found[0].raw
-        outgoing = compose_message(self.account, compose, source, source_raw)
-        raw = outgoing.message.as_bytes(policy=email_policy.SMTP)
-        response = self.conn.call(f"APPEND {folder}", lambda c: c.append(folder, raw, flags=(b"\\Draft", b"\\Seen")))
-        text = response.decode("utf-8", "replace") if isinstance(response, bytes) else str(response)
-        import re
+        outgoing = smtp.compose_message(self.account, compose, source, source_raw)
+        return self.append_draft(folder, as_bytes(outgoing.message), outgoing.message["Message-ID"])
 
-        match = re.search(r"APPENDUID (\d+) (\d+)", text)
+    # -- APPEND ----------------------------------------------------------------------------
+    def append(self, folder: str, raw: bytes, flags: Sequence[bytes]) -> str:
+        """APPEND ``raw`` to ``folder`` with ``flags``: the only APPEND of the IMAP backend.
+        Returns the server's answer as text (``[APPENDUID v uid]`` with UIDPLUS)."""
+        response = self.conn.call(f"APPEND {folder}", lambda c: c.append(folder, raw, flags=tuple(flags)))
+        return response.decode("utf-8", "replace") if isinstance(response, bytes) else str(response)
+
+    def append_draft(self, folder: str, raw: bytes, message_id: str) -> str:
+        """Store a composed draft in ``folder`` with ``\\Draft`` and ``\\Seen``; nothing is sent.
+        Returns the draft's message ID, from APPENDUID or, without UIDPLUS, by its Message-ID.
+        Raises BackendFailure when the server answered but the draft cannot be found."""
+        text = self.append(folder, raw, (b"\\Draft", b"\\Seen"))
+        match = _APPENDUID.search(text)
         if match:
             return str(self.make_ref(folder, int(match.group(1)), int(match.group(2))))
         state = self.conn.select(folder)  # no UIDPLUS: find it by its Message-ID
         uids, _count = self.conn.call("UID SEARCH draft", lambda c: protocol.search(
-            c, [b"HEADER", b"Message-ID", protocol.quote(outgoing.message["Message-ID"])], esearch=self.conn.has("ESEARCH")))
+            c, [b"HEADER", b"Message-ID", protocol.quote(message_id)], esearch=self.conn.has("ESEARCH")))
         if not uids:
             raise BackendFailure(self.account_id, f"APPEND to {folder!r} answered {text!r} but the draft is not there")
         return str(self.make_ref(folder, state.uidvalidity, uids[-1]))
@@ -179,15 +214,13 @@ class ImapMailbox(MailboxAdapter):
     def verify(self) -> dict:
         """The connection verifier: a real IMAP login (and, for a send account, SMTP EHLO +
         AUTH); always closes. Raises SignInNeeded only for rejected credentials."""
-        from mailtriage.backends.imap.smtp import verify_smtp
-
         try:
             caps = sorted(self.conn.capabilities)
             folders = len(self.folders.infos())
         finally:
             self.close()
         if self.account.access == "send" and self.account.smtp is not None:
-            verify_smtp(self.account)
+            smtp.verify_smtp(self.account)
         return {"account": self.account_id, "capabilities": caps, "folders": folders,
                 "smtp": self.account.access == "send" and self.account.smtp is not None}
 

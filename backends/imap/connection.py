@@ -32,11 +32,15 @@ from imapclient.util import to_unicode
 
 from mailtriage.backends.errors import BackendFailure, MailError, SignInNeeded, Unavailable
 from mailtriage.backends.imap.account import ImapAccount, password_key, token_key
+from mailtriage.backends.oauth_imap import provider_for
 from mailtriage.core.secrets import get_secret
 from mailtriage.core.trace import TRACE
 
 T = TypeVar("T")
 TokenProvider = Callable[[ImapAccount], str]
+# Where a password login finds the password when it is not the keyring's ``imap:<account>``
+# (the modes mailbox keeps its own, in keyring or an environment variable).
+PasswordProvider = Callable[[ImapAccount], str]
 
 _TOKEN_PROVIDERS: dict[str, TokenProvider] = {}
 _LOCK = threading.Lock()
@@ -73,6 +77,7 @@ class FolderState:
     writable: bool
     flags: tuple[str, ...] = ()  # FLAGS: the flags and keywords defined in the folder
     permanent_flags: tuple[str, ...] = ()  # PERMANENTFLAGS; "\\*" means new keywords can be kept
+    examined: bool = False  # opened read-only on request (EXAMINE), so nothing, not even \Recent, changes
 
 
 _UNTAGGED_COUNT = re.compile(rb"^\* (\d+) (EXISTS|EXPUNGE)\s*$", re.IGNORECASE)
@@ -153,11 +158,13 @@ class ImapConnection:
     """A lazily opened, self-healing IMAP session for one account (not thread-safe)."""
 
     def __init__(self, account: ImapAccount, *, token_provider: TokenProvider | None = None,
+                 password_provider: PasswordProvider | None = None,
                  ssl_context: ssl.SSLContext | None = None) -> None:
         self.account = account
         self.name = account.id
         self.channel = f"imap:{account.id}"
         self._token_provider = token_provider
+        self._password_provider = password_provider
         self._ssl_context = ssl_context
         self._client: IMAPClient | None = None
         self._caps: frozenset[str] = frozenset()
@@ -223,7 +230,10 @@ class ImapConnection:
     def _authenticate(self, client: IMAPClient) -> None:
         account = self.account
         if account.auth == "password":
-            password = get_secret(password_key(account.id))
+            if self._password_provider is not None:
+                password = self._password_provider(account)
+            else:
+                password = get_secret(password_key(account.id))
             if password is None:
                 raise SignInNeeded(self.name, f"no password in keyring (service 'mailtriage', key "
                                               f"'{password_key(account.id)}')")
@@ -255,8 +265,6 @@ class ImapConnection:
         if provider is None:
             # An account whose settings name an OAuth provider (oauth = "google" | "microsoft")
             # signs in through it (mailtriage.backends.oauth_imap).
-            from mailtriage.backends.oauth_imap import provider_for
-
             provider = provider_for(self.account.id)
         if provider is not None:
             return provider(self.account)
@@ -347,25 +355,24 @@ class ImapConnection:
         elif kind == b"EXPUNGE":
             state.exists = max(0, state.exists - 1)
 
-    def select(self, folder: str) -> FolderState:
+    def select(self, folder: str, *, readonly: bool = False) -> FolderState:
         """Select ``folder`` (read-write, or read-only when that is all the server grants),
-        or, when it already is, sync it with one NOOP.
+        or, when it already is, sync it with one NOOP. ``readonly`` opens it with EXAMINE:
+        a reader that must leave no trace, not even on ``\\Recent``.
 
         Raises BackendFailure when the folder does not exist.
         """
         state = self.state
-        if state is not None and state.name == folder and self.is_open:
+        if state is not None and state.name == folder and state.examined == readonly and self.is_open:
             self.call(f"NOOP ({folder})", lambda c: c.noop())
             if self.state is not None:
                 return self.state
         self.state = None
 
         def do_select(client: IMAPClient) -> FolderState:
-            from imapclient.exceptions import IMAPClientReadOnlyError
-
             try:
-                info = client.select_folder(folder)
-            except IMAPClientReadOnlyError:
+                info = client.select_folder(folder, readonly=readonly)
+            except imap_errors.IMAPClientReadOnlyError:
                 # The server granted the folder read-only (e.g. an ACL without write
                 # rights): reading still works, so open it with EXAMINE instead of failing.
                 info = client.select_folder(folder, readonly=True)
@@ -379,6 +386,7 @@ class ImapConnection:
                 writable=b"READ-WRITE" in info,
                 flags=tuple(to_unicode(f) for f in info.get(b"FLAGS", ())),
                 permanent_flags=tuple(to_unicode(f) for f in info.get(b"PERMANENTFLAGS", ())),
+                examined=readonly,
             )
 
         self.state = self.call(f"SELECT {folder}", do_select)

@@ -61,7 +61,7 @@ def synthetic_message_id(ref: MessageRef) -> str:
 
 
 def thread_root(message_id: str, references: tuple[str, ...], in_reply_to: str | None) -> str:
-    """The root Message-ID of a message's thread (DESIGN.md: thread identity)."""
+    """The root Message-ID of a message's thread (a thread is named by its root)."""
     if references:
         return references[0]
     if in_reply_to:

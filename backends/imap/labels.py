@@ -24,13 +24,13 @@ from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.headers import SYSTEM_KEYWORDS
 from mailtriage.backends.imap.mutations import check_keyword
 from mailtriage.backends.mailbox_contract import LabelList, MailLabel
+from mailtriage.core.paths import private_dir
+from mailtriage.core.settings import data_dir
 
 _LOCK = threading.Lock()
 
 
 def _registry_path() -> Path:
-    from mailtriage.core.settings import data_dir
-
     return data_dir() / "imap-labels.json"
 
 
@@ -42,8 +42,6 @@ def _load() -> dict[str, list[str]]:
 
 
 def _save(data: dict[str, list[str]]) -> None:
-    from mailtriage.core.paths import private_dir
-
     path = _registry_path()
     private_dir(path.parent)
     tmp = path.with_suffix(".tmp")

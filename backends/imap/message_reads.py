@@ -1,6 +1,6 @@
 """Reading whole messages and threads. Always ``BODY.PEEK[]``: reading never sets ``\\Seen``.
 
-Threads follow DESIGN.md's thread identity: the root Message-ID; a message belongs to
+A thread is named by its root Message-ID; a message belongs to
 the thread when its own ID is the root or the root is in its References /
 In-Reply-To. Candidates come from one server-side header SEARCH per folder (the
 source folder and Sent); the shared client-side threading (:mod:`backends.thread_reconstruction`)
@@ -10,7 +10,7 @@ then keeps exactly the messages whose thread root is that ID.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Iterable
 
 from mailtriage.backends import mime
@@ -131,8 +131,6 @@ def _synthetic_members(mb, folder: str, state, root: str, since_keys, esearch: b
 
 def _server_thread(mb, uids: list[int], esearch: bool) -> list[int]:
     """``uids`` plus every message the server threads with them (THREAD=REFERENCES, SINCE-bounded)."""
-    from datetime import timedelta
-
     dates = mb.conn.call("UID FETCH INTERNALDATE", lambda c: protocol.fetch(
         c, protocol.compress(uids), ["UID", "INTERNALDATE"]))
     known = [item[b"INTERNALDATE"] for item in dates.values() if item.get(b"INTERNALDATE")]

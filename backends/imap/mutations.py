@@ -18,6 +18,7 @@ from mailtriage.backends.errors import MailError, NotSupported
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.ids import MessageRef, decode_many
 from mailtriage.backends.mailbox_contract import InvalidQuery, PartialFailure, check_bulk
+from mailtriage.backends.imap.headers import SYSTEM_KEYWORDS
 
 # An IMAP keyword is an atom: no spaces, parentheses, braces, quotes, %, *, ] or controls.
 _ATOM = re.compile(r"^[^\s(){%*\"\\\]\x00-\x1f\x7f]+$")
@@ -29,8 +30,6 @@ def check_keyword(name: str) -> str:
     Checked before anything is sent, so a name the server would refuse (``a b``, non-ASCII)
     is an InvalidQuery, not a raw BAD; ``$Forwarded`` and friends are the server's, not labels.
     """
-    from mailtriage.backends.imap.headers import SYSTEM_KEYWORDS
-
     if not isinstance(name, str) or not name.isascii() or not _ATOM.match(name) or name.startswith("\\"):
         raise InvalidQuery(f"{name!r} cannot be an IMAP keyword label (ASCII only; no spaces, ( ) {{ % * \" \\ ] "
                            "or a leading backslash)")

@@ -5,14 +5,22 @@ silent baseline (no messages). A later poll returns the headers of mail whose UI
 above the cursor, and the cursor after them; the caller persists it only after
 delivering them. When the inbox was reset (UIDVALIDITY changed) the old UIDs mean
 nothing, so the poll sets a new silent baseline instead of guessing.
+
+:func:`read_new` is the same walk for a reader that wants whole messages of any folder
+(the modes gateway's mailbox): it opens the folder read-only and returns the bytes.
 """
 
 from __future__ import annotations
 
 import re
+import time
+from dataclasses import dataclass
 
 from mailtriage.backends.errors import BackendFailure
 from mailtriage.backends.imap import protocol
+from mailtriage.backends.imap.connection import FolderState
+from mailtriage.backends.imap.message_reads import fetch_full
+from mailtriage.backends.imap.query import fetch_headers
 from mailtriage.backends.mailbox_contract import PollResult
 
 _CURSOR = re.compile(r"^imap:([1-9][0-9]*):([0-9]+)$")
@@ -32,28 +40,62 @@ def _last_uid(mb, state) -> int:
     return max((item[b"UID"] for item in data.values() if b"UID" in item), default=0)
 
 
-def poll(mb, cursor: str | None) -> PollResult:
-    folder = _inbox(mb)
+def _new_uids(mb, folder: str, after: tuple[int, int] | None, limit: int, *,
+              readonly: bool = False) -> tuple[FolderState, int | None, list[int]]:
+    """The folder freshly selected, and either a silent baseline (the last UID, when there is
+    no ``after`` or its UIDVALIDITY is gone) or the UIDs above ``after``, at most ``limit``."""
     mb.conn.state = None  # a fresh SELECT: UIDNEXT and UIDVALIDITY as of now
-    state = mb.conn.select(folder)
-    if cursor is None:
-        return PollResult(f"imap:{state.uidvalidity}:{_last_uid(mb, state)}", (), baseline=True)
-    match = _CURSOR.match(cursor)
-    if not match:
-        raise BackendFailure(mb.account_id, f"not an IMAP poll cursor: {cursor!r} (imap:<uidvalidity>:<uid>)")
-    validity, last = int(match.group(1)), int(match.group(2))
-    if validity != state.uidvalidity:
-        return PollResult(f"imap:{state.uidvalidity}:{_last_uid(mb, state)}", (), baseline=True)
+    state = mb.conn.select(folder, readonly=readonly)
+    if after is None or after[0] != state.uidvalidity:
+        return state, _last_uid(mb, state), []
+    last = after[1]
     found, _count = mb.conn.call("UID SEARCH new", lambda c: protocol.search(
         c, [b"UID", f"{last + 1}:*".encode()], esearch=mb.conn.has("ESEARCH")))
-    new = sorted(uid for uid in found if uid > last)[:MAX_PER_POLL]  # "n:*" always matches the last UID
+    return state, None, sorted(uid for uid in found if uid > last)[:limit]  # "n:*" always matches the last UID
+
+
+def poll(mb, cursor: str | None) -> PollResult:
+    folder = _inbox(mb)
+    after = None
+    if cursor is not None:
+        match = _CURSOR.match(cursor)
+        if not match:
+            # Checked after the SELECT, as before: a bad cursor on an unreachable server is an outage first.
+            mb.conn.state = None
+            mb.conn.select(folder)
+            raise BackendFailure(mb.account_id, f"not an IMAP poll cursor: {cursor!r} (imap:<uidvalidity>:<uid>)")
+        after = (int(match.group(1)), int(match.group(2)))
+    state, baseline, new = _new_uids(mb, folder, after, MAX_PER_POLL)
+    if baseline is not None:
+        return PollResult(f"imap:{state.uidvalidity}:{baseline}", (), baseline=True)
     if not new:
         return PollResult(cursor, (), baseline=False)
-    from mailtriage.backends.imap.query import fetch_headers
-
     headers = fetch_headers(mb, folder, state.uidvalidity, new)
     ordered = tuple(headers[uid] for uid in new if uid in headers)
     return PollResult(f"imap:{state.uidvalidity}:{new[-1]}", ordered, baseline=False)
+
+
+@dataclass(frozen=True)
+class NewMail:
+    """What one read of a folder after a cursor gave: whole messages, or a silent baseline."""
+
+    uidvalidity: int
+    items: tuple[tuple[int, bytes], ...]  # (UID, the message's bytes), oldest first
+    baseline: int | None = None  # the last UID, when this read set a baseline instead
+
+
+def read_new(mb, folder: str, after: tuple[int, int] | None, limit: int) -> NewMail:
+    """The whole messages of ``folder`` above ``after`` (UIDVALIDITY, last UID), at most
+    ``limit``, read under EXAMINE with ``BODY.PEEK[]``: nothing in the folder changes.
+
+    No ``after``, or a UIDVALIDITY that changed, gives a silent baseline as :func:`poll`
+    does, so mail that was there before anyone watched is never taken for new.
+    """
+    state, baseline, new = _new_uids(mb, folder, after, limit, readonly=True)
+    if baseline is not None:
+        return NewMail(state.uidvalidity, (), baseline=baseline)
+    by_uid = {mb.ref(item.header.id).uid: item.raw for item in fetch_full(mb, folder, state.uidvalidity, new)}
+    return NewMail(state.uidvalidity, tuple((uid, by_uid[uid]) for uid in new if uid in by_uid))
 
 
 def wait_for_mail(mb, timeout: float) -> bool:
@@ -67,8 +109,6 @@ def wait_for_mail(mb, timeout: float) -> bool:
         return (mb.conn.state.exists if mb.conn.state else before) > before
 
     def idle(client) -> bool:
-        import time
-
         deadline = time.monotonic() + timeout
         client.idle()
         try:

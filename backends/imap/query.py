@@ -19,24 +19,25 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 
 from imapclient.exceptions import ProtocolError
 
 from mailtriage.backends.imap import protocol
-from mailtriage.backends.imap.headers import HEADER_ITEMS, header_from_fetch, aware
+from mailtriage.backends.imap.headers import (HEADER_ITEMS, aware, header_from_fetch, mime_synthetic_id,
+                                              synthetic_message_id, thread_root)
 from mailtriage.backends.imap.ids import MessageRef
 from mailtriage.backends.mailbox_contract import (InvalidQuery, MailHeader, MailPage, MailQuery, merge_pages,
                                         with_thread_counts)
 from mailtriage.backends.contract import Address
+from mailtriage.backends.imap.mutations import check_keyword
 
 
 def criteria_for(query: MailQuery, *, within: bool, now: datetime | None = None) -> list[bytes]:
     """IMAP SEARCH keys for the filters of ``query`` (empty when unfiltered)."""
     keys: list[bytes] = []
     if query.label is not None:
-        from mailtriage.backends.imap.mutations import check_keyword
-
         keys += [b"KEYWORD", check_keyword(query.label).encode("ascii")]
     if query.text:
         keys += [b"TEXT", protocol.quote(query.text)]
@@ -74,10 +75,6 @@ def complete_synthetic(mb, headers: dict[int, MailHeader], uidvalidity: int) -> 
                                                                          ["UID", "BODY.PEEK[HEADER]"]))
     except ProtocolError:
         return headers
-    from dataclasses import replace
-
-    from mailtriage.backends.imap.headers import mime_synthetic_id, thread_root
-
     for key, item in data.items():
         uid = item.get(b"UID", key)
         block = item.get(b"BODY[HEADER]")
@@ -113,8 +110,6 @@ def fetch_headers(mb, folder: str, uidvalidity: int, uids: list[int]) -> dict[in
 
 
 def placeholder(ref: MessageRef, note: str) -> MailHeader:
-    from mailtriage.backends.imap.headers import synthetic_message_id
-
     mid = synthetic_message_id(ref)
     return MailHeader(str(ref), ref.account_id, ref.folder, "", Address("", ""), (), (), None, None, mid, None, (),
                       False, False, False, False, (), False, mid, 1, None, None, True, (note,))
@@ -163,8 +158,6 @@ def folder_window(mb, folder: str, query: MailQuery, start: int, count: int) -> 
 def _arrived_before(mb, keys: list[bytes], since: datetime) -> set[int]:
     """UIDs that SINCE (whole days) let in although they arrived before ``since``: only
     the boundary days can hold them, so only those are searched and their arrival read."""
-    from datetime import timedelta
-
     conn = mb.conn
     edge_keys = [*keys, b"BEFORE", protocol.imap_date(since + timedelta(days=2))]
     edge, _count = conn.call("UID SEARCH boundary", lambda c: protocol.search(c, edge_keys,
@@ -187,8 +180,6 @@ def list_messages(mb, query: MailQuery) -> MailPage:
         return MailPage(tuple(with_thread_counts(headers)), total, query.page, query.page_size)
     if mb.labels.folder_backed:
         # Gmail (X-GM-EXT-1): a label *is* a folder; its mail carries no keyword to search.
-        from dataclasses import replace
-
         info = mb.folders.info(query.label)
         if not info.selectable:
             raise InvalidQuery(f"label {query.label!r} is a folder that cannot hold mail")

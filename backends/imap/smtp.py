@@ -1,4 +1,9 @@
-"""Sending personal mail over SMTP (aiosmtplib), and the SMTP half of the connection verifier.
+"""The one SMTP path (aiosmtplib): personal sends, the modes gateway's mail, and the SMTP
+half of the connection verifier.
+
+:func:`deliver` is the only place mail leaves over SMTP: :func:`transmit` (a personal
+account, from a worker thread) and the modes mailer (on its event loop) both call it with
+an :class:`SmtpEndpoint`. Messages are built by :mod:`mailtriage.backends.outgoing`.
 
 Sending exists only for personal compose (reply, reply-all, forward, new), only through
 a confirmed proposal, only on an account whose ``access`` is ``send``, and every send
@@ -18,32 +23,22 @@ from __future__ import annotations
 import asyncio
 import ssl
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from email import policy
 from email.message import EmailMessage
-from email.utils import format_datetime, getaddresses, make_msgid
-from functools import partial
 from typing import Sequence
 
 import aiosmtplib
 from aiosmtplib.typing import Default
 
-from mailtriage.backends.contract import reply_subject
-from mailtriage.backends.errors import BackendFailure, MailError, NotSupported, SignInNeeded, Unavailable
+from mailtriage.backends.errors import BackendFailure, NotSupported, SignInNeeded, Unavailable
+from mailtriage.backends.imap import message_reads, protocol
 from mailtriage.backends.imap.account import ImapAccount, password_key, smtp_password_key
 from mailtriage.backends.mailbox_contract import Compose, MailMessage
-from mailtriage.backends.mime import set_composed_header
+# SendNotConfirmed and compose_message live with the composer; they are imported from here too.
+from mailtriage.backends.outgoing import Outgoing, SendNotConfirmed, as_bytes, compose_message  # noqa: F401
 from mailtriage.backends.send_policy import SendRefused, check_send
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.secrets import get_secret
 from mailtriage.core.trace import TRACE
-
-
-class SendNotConfirmed(MailError):
-    """A send was asked for without a confirmed proposal: nothing was sent."""
-
-    def __init__(self, account_id: str) -> None:
-        super().__init__(f"{account_id}: a send happens only through a confirmed proposal; nothing was sent")
 
 
 class _TracedSMTP(aiosmtplib.SMTP):
@@ -86,6 +81,62 @@ class _TracedSMTP(aiosmtplib.SMTP):
         return await super().data(message, timeout=timeout)
 
 
+@dataclass(frozen=True)
+class SmtpEndpoint:
+    """One SMTP server as a send needs it. ``name`` names the sender in errors and the
+    trace channel (``smtp:<name>``); no ``password`` means no AUTH."""
+
+    name: str
+    host: str
+    port: int
+    security: str  # tls | starttls | plain
+    username: str | None
+    password: str | None
+    timeout: float
+    tls_context: ssl.SSLContext | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def client(self) -> _TracedSMTP:
+        return _TracedSMTP(
+            hostname=self.host, port=self.port,
+            username=self.username if self.password is not None else None, password=self.password,
+            use_tls=self.security == "tls", start_tls=self.security == "starttls",
+            tls_context=self.tls_context if self.security != "plain" else None,
+            timeout=self.timeout, channel=f"smtp:{self.name}",
+        )
+
+
+def _translate(endpoint: SmtpEndpoint, what: str, exc: Exception) -> Exception:
+    where = endpoint.where
+    if isinstance(exc, aiosmtplib.SMTPAuthenticationError):
+        return SignInNeeded(endpoint.name, f"{where} rejected the SMTP credentials: {exc.code} {exc.message}")
+    if isinstance(exc, (aiosmtplib.SMTPConnectError, aiosmtplib.SMTPConnectTimeoutError,
+                        aiosmtplib.SMTPServerDisconnected, aiosmtplib.SMTPTimeoutError,
+                        aiosmtplib.SMTPReadTimeoutError, ConnectionError, TimeoutError, ssl.SSLError, OSError)):
+        return Unavailable(endpoint.name, f"SMTP {what} with {where} failed: {exc}")
+    if isinstance(exc, aiosmtplib.SMTPException):
+        return BackendFailure(endpoint.name, f"SMTP {what} with {where} failed: {exc}")
+    return exc
+
+
+async def deliver(endpoint: SmtpEndpoint, message: EmailMessage, *, sender: str, recipients: Sequence[str]) -> None:
+    """The one SMTP send: connect (TLS or STARTTLS as configured), AUTH when there is a
+    password, MAIL/RCPT/DATA, QUIT; every exchange in the protocol trace.
+
+    Raises SignInNeeded (credentials rejected), Unavailable (unreachable, timed out, TLS)
+    or BackendFailure (the server refused the mail).
+    """
+    try:
+        client = endpoint.client()
+        async with client:
+            await client.send_message(message, sender=sender, recipients=list(recipients))
+    except (aiosmtplib.SMTPException, OSError, ssl.SSLError) as exc:
+        raise _translate(endpoint, "send", exc) from exc
+
+
 def _tls_context(account: ImapAccount) -> ssl.SSLContext:
     ctx = ssl.create_default_context()
     if account.ca_file:
@@ -101,29 +152,14 @@ def _password(account: ImapAccount) -> str:
     return password
 
 
-def _client(account: ImapAccount) -> _TracedSMTP:
+def account_endpoint(account: ImapAccount) -> SmtpEndpoint:
+    """The SMTP server of a personal account, its password from keyring."""
     smtp = account.smtp
     if smtp is None:
         raise NotSupported(account.id, "send", "the account has no SMTP server (smtp_host)")
-    return _TracedSMTP(
-        hostname=smtp.host, port=smtp.port, username=smtp.username, password=_password(account),
-        use_tls=smtp.security == "tls", start_tls=smtp.security == "starttls",
-        tls_context=_tls_context(account) if smtp.security != "plain" else None,
-        timeout=account.timeout, channel=f"smtp:{account.id}",
-    )
-
-
-def _translate(account: ImapAccount, what: str, exc: Exception) -> Exception:
-    where = f"{account.smtp.host}:{account.smtp.port}" if account.smtp else "?"
-    if isinstance(exc, aiosmtplib.SMTPAuthenticationError):
-        return SignInNeeded(account.id, f"{where} rejected the SMTP credentials: {exc.code} {exc.message}")
-    if isinstance(exc, (aiosmtplib.SMTPConnectError, aiosmtplib.SMTPConnectTimeoutError,
-                        aiosmtplib.SMTPServerDisconnected, aiosmtplib.SMTPTimeoutError,
-                        aiosmtplib.SMTPReadTimeoutError, ConnectionError, TimeoutError, ssl.SSLError, OSError)):
-        return Unavailable(account.id, f"SMTP {what} with {where} failed: {exc}")
-    if isinstance(exc, aiosmtplib.SMTPException):
-        return BackendFailure(account.id, f"SMTP {what} with {where} failed: {exc}")
-    return exc
+    return SmtpEndpoint(name=account.id, host=smtp.host, port=smtp.port, security=smtp.security,
+                        username=smtp.username, password=_password(account), timeout=account.timeout,
+                        tls_context=_tls_context(account) if smtp.security != "plain" else None)
 
 
 def _run(coro):
@@ -132,15 +168,17 @@ def _run(coro):
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
+    coro.close()
     raise RuntimeError("SMTP calls are synchronous; run them in a worker thread, not on an event loop")
 
 
 def verify_smtp(account: ImapAccount) -> None:
     """Really connect, EHLO, STARTTLS when configured, AUTH, QUIT. Raises SignInNeeded only
     for rejected credentials; Unavailable for an unreachable or broken server."""
+    endpoint = account_endpoint(account)
 
     async def go() -> None:
-        client = _client(account)
+        client = endpoint.client()
         try:
             await client.connect()  # EHLO, STARTTLS and AUTH happen here
         finally:
@@ -153,92 +191,12 @@ def verify_smtp(account: ImapAccount) -> None:
     try:
         _run(go())
     except (aiosmtplib.SMTPException, OSError, ssl.SSLError) as exc:
-        raise _translate(account, "verification", exc) from None
+        raise _translate(endpoint, "verification", exc) from None
 
 
 def transmit(account: ImapAccount, message: EmailMessage, recipients: Sequence[str]) -> None:
-    async def go() -> None:
-        client = _client(account)
-        async with client:
-            await client.send_message(message, sender=account.from_address, recipients=list(recipients))
-
-    try:
-        _run(go())
-    except (aiosmtplib.SMTPException, OSError, ssl.SSLError) as exc:
-        raise _translate(account, "send", exc) from None
-
-
-# -- composing -------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Outgoing:
-    message: EmailMessage
-    recipients: tuple[str, ...]
-    replying_to: MailMessage | None
-
-
-def _addresses(values: Sequence[str]) -> list[str]:
-    return [addr for _name, addr in getaddresses(list(values)) if addr and "@" in addr]
-
-
-def compose_message(account: ImapAccount, compose: Compose, source: MailMessage | None,
-                    source_raw: bytes | None = None) -> Outgoing:
-    """Build the outgoing message. Replies answer ``source``'s sender (Reply-To honoured),
-    reply-all adds its To/Cc without our own address; threading comes from ``source``."""
-    own = account.from_address.lower()
-    to, cc = list(compose.to), list(compose.cc)
-    replying_to = None
-    if compose.kind in ("reply", "reply_all"):
-        if source is None:
-            raise BackendFailure(account.id, f"a {compose.kind} needs its source message")
-        replying_to = source
-        if not to:
-            reply_to = source.content.header("Reply-To")
-            to = _addresses([reply_to]) if reply_to else [source.content.sender.email]
-        if compose.kind == "reply_all" and not compose.cc:
-            others = [a.email for a in (*source.content.to, *source.content.cc)]
-            cc = [a for a in dict.fromkeys(others) if a.lower() != own and a not in to]
-    recipients = tuple(dict.fromkeys(_addresses([*to, *cc, *compose.bcc])))
-    if not recipients:
-        raise BackendFailure(account.id, "the message has no recipient")
-    if not account.from_address:
-        raise BackendFailure(account.id, "the account has no From address (set address = \"…\")")
-
-    msg = EmailMessage(policy=policy.SMTP)
-    msg["From"] = account.from_address
-    # To, Cc, Subject and threading come from mail content: cleaned and folded, never raising.
-    put = partial(set_composed_header, msg)
-    put("To", ", ".join(to))
-    if cc:
-        put("Cc", ", ".join(cc))
-    if source is not None and compose.kind in ("reply", "reply_all"):
-        put("Subject", compose.subject or reply_subject(source.content.subject))
-        put("In-Reply-To", source.content.message_id)
-        refs = [*source.content.references, source.content.message_id]
-        put("References", " ".join(dict.fromkeys(r for r in refs if not r.endswith("@mailtriage.invalid>"))))
-    elif source is not None and compose.kind == "forward":
-        put("Subject", compose.subject or f"Fwd: {source.content.subject}".strip())
-        # A forward threads with the forwarded message (as mail clients do), not as new mail.
-        if not source.content.message_id.endswith("@mailtriage.invalid>"):
-            put("In-Reply-To", source.content.message_id)
-        refs = [*source.content.references, source.content.message_id]
-        if any(not r.endswith("@mailtriage.invalid>") for r in refs):
-            put("References", " ".join(dict.fromkeys(r for r in refs if not r.endswith("@mailtriage.invalid>"))))
-    else:
-        put("Subject", compose.subject or "")
-    msg["Date"] = format_datetime(datetime.now(timezone.utc))
-    domain = own.rpartition("@")[2] or None
-    msg["Message-ID"] = make_msgid(domain=domain)
-    msg.set_content(compose.body)
-    if compose.kind == "forward" and source_raw is not None:
-        from email import message_from_bytes
-
-        msg.add_attachment(message_from_bytes(source_raw, policy=policy.default))
-    for attachment in compose.attachments:
-        maintype, _, subtype = attachment.content_type.partition("/")
-        msg.add_attachment(attachment.data, maintype=maintype or "application", subtype=subtype or "octet-stream",
-                           filename=attachment.filename)
-    return Outgoing(msg, recipients, replying_to)
+    """Send a personal account's message from synchronous code (a worker thread)."""
+    _run(deliver(account_endpoint(account), message, sender=account.from_address, recipients=recipients))
 
 
 def send(mb, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = None) -> str:
@@ -259,8 +217,6 @@ def send(mb, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = N
         raise NotSupported(account.id, "send", "the account has no SMTP server (smtp_host)")
     source = source_raw = None
     if compose.kind != "new":
-        from mailtriage.backends.imap import message_reads
-
         ref, state = mb.open_ref(compose.source_id)
         found = message_reads.fetch_full(mb, ref.folder, state.uidvalidity, [ref.uid])
         if not found:
@@ -284,14 +240,11 @@ def send(mb, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = N
 def _after_send(mb, outgoing: Outgoing, source: MailMessage | None) -> None:
     """Keep a copy in Sent and mark the source answered. The mail is already sent: a failure
     here is reported, never turned into a second send."""
-    from mailtriage.backends.imap import protocol
-
     sent = mb.folders.role_folder("sent")
     problems = []
     if sent is not None:
-        raw = outgoing.message.as_bytes(policy=policy.SMTP)
         try:
-            mb.conn.call(f"APPEND {sent}", lambda c: c.append(sent, raw, flags=(b"\\Seen",)))
+            mb.append(sent, as_bytes(outgoing.message), (b"\\Seen",))
         except Exception as exc:  # noqa: BLE001
             problems.append(f"copy to {sent!r} failed: {exc}")
     if source is not None and outgoing.replying_to is not None:

@@ -345,10 +345,10 @@ class ImapSource(AccountSource):
 
         raw = self._compose_reply(request, subject, message_id, in_reply_to, references,
                                   {"X-Mailtriage-Thread": request.thread_id.value})
-        response = self.mailbox.conn.call(f"APPEND {folder}", lambda c: c.append(folder, raw, flags=(b"\\Draft", b"\\Seen")))
+        draft_ref = self.mailbox.append_draft(folder, raw, message_id)
         created = [p for p in message_reads.thread_members(self.mailbox, folder, root) if p.header.message_id == message_id]
         if not created:
-            raise BackendFailure(self.name, f"APPEND to {folder!r} answered {response!r} but the draft is not there")
+            raise BackendFailure(self.name, f"the draft {draft_ref} in {folder!r} is not in its thread")
         return self._draft(request.thread_id, created[0])
 
     # -- thread_url -----------------------------------------------------------------------
@@ -361,10 +361,7 @@ class ImapSource(AccountSource):
         if not members:
             raise BackendFailure(self.name, f"no message of thread {thread_id} in {self.folder!r}")
         first = next((m for m in members if m.header.message_id == root), min(members, key=lambda m: m.sort_key))
-        ref = self.mailbox.ref(first.header.id)
-        account = self.account
-        return (f"imap://{quote(account.username, safe='')}@{account.host}:{account.port}/"
-                f"{quote(ref.folder, safe='')};UIDVALIDITY={ref.uidvalidity}/;UID={ref.uid}")
+        return self.mailbox.message_url(first.header.id)
 
     def _archive_url(self, root: str) -> str:
         archive = self.archive or {}

@@ -31,6 +31,7 @@ from typing import Any, Mapping
 
 from mailtriage.backends.account_table import ACCESS_LEVELS, AccessLevels, AccountTable
 from mailtriage.core.projectconfig import ConfigError
+from mailtriage.core.settings import load_settings
 
 DEFAULT_LOGIN = "https://login.microsoftonline.com"
 DEFAULT_GRAPH = "https://graph.microsoft.com/v1.0"
@@ -103,7 +104,5 @@ class MicrosoftAccount(AccessLevels):
 
 
 def load_microsoft_account(account_id: str, settings=None) -> MicrosoftAccount:
-    from mailtriage.core.settings import load_settings
-
     settings = settings or load_settings()
     return MicrosoftAccount.from_settings(account_id, settings.account(account_id), settings.path)

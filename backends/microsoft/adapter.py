@@ -1,4 +1,4 @@
-"""``GraphMailbox``: the personal-account adapter (email-adapter-contract.md) over Microsoft Graph.
+"""``GraphMailbox``: the personal-account mailbox adapter over Microsoft Graph.
 
 * Folders are Graph mail folders with ``unreadItemCount``/``totalItemCount`` and their
   child folders; roles come from the well-known names (inbox, drafts, sentitems,
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 from datetime import datetime, timezone
+from email.utils import getaddresses
 from typing import Any, Sequence
 
 from mailtriage.backends import mime
@@ -32,7 +33,9 @@ from mailtriage.backends.mailbox_contract import (Compose, InvalidQuery, LabelLi
 from mailtriage.backends.microsoft.account import MicrosoftAccount
 from mailtriage.backends.microsoft.api import GraphApi, GraphGone, GraphNotFound
 from mailtriage.backends.microsoft.ids import decode_message_id, encode_message_id
+from mailtriage.backends.outgoing import SendNotConfirmed
 from mailtriage.backends.send_ledger import SendLedger
+from mailtriage.backends.send_policy import SendRefused, check_send
 from mailtriage.core.http import HttpError
 
 ROLES = {"inbox": "inbox", "drafts": "drafts", "sentitems": "sent", "deleteditems": "trash", "junkemail": "junk",
@@ -84,8 +87,6 @@ def address(item: dict | None) -> Address:
 
 
 def recipients(values: Sequence[str]) -> list[dict]:
-    from email.utils import getaddresses
-
     return [{"emailAddress": {"address": addr, **({"name": name} if name else {})}}
             for name, addr in getaddresses(list(values)) if addr]
 
@@ -603,9 +604,6 @@ class GraphMailbox(MailboxAdapter):
 
     def send(self, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = None) -> str:
         """Send after Principle 10 (a draft is made, then sent). Returns the message's ID."""
-        from mailtriage.backends.imap.smtp import SendNotConfirmed
-        from mailtriage.backends.send_policy import SendRefused, check_send
-
         if not confirmed:
             raise SendNotConfirmed(self.account_id)
         if not self.account.can_send:

@@ -26,14 +26,16 @@ cache); a token endpoint that is down or throttling, or unreachable, is an outag
 
 from __future__ import annotations
 
+import secrets
 import threading
+import time
 from typing import Callable, ClassVar
 
 from mailtriage.backends.errors import SignInNeeded, Unavailable
 from mailtriage.backends.microsoft.account import MicrosoftAccount, cache_key
 from mailtriage.backends.oauth_http import HttpStatusError, LoopbackRedirect, MsalTransport, make_client
 from mailtriage.core.http import HttpError, RetryPolicy
-from mailtriage.core.secrets import get_secret, set_secret
+from mailtriage.core.secrets import delete_secret, get_secret, set_secret
 from mailtriage.core.trace import TRACE
 
 SIGN_IN_ERRORS = frozenset({"invalid_grant", "interaction_required", "login_required", "consent_required",
@@ -65,6 +67,8 @@ class MicrosoftSignIn:
     # -- msal plumbing ----------------------------------------------------------------------
     def _application(self):
         """The PublicClientApplication, its cache (re)loaded from keyring. Raises Unavailable."""
+        # Lazy here and below: msal costs over 0.1 s to import; only a signed-in Microsoft
+        # account pays for it, not every start of the app.
         import msal
 
         cache = msal.SerializableTokenCache()
@@ -172,7 +176,7 @@ class MicrosoftSignIn:
                                                    response_mode="form_post")
                 announce(flow["auth_uri"])
                 if open_browser:
-                    import webbrowser
+                    import webbrowser  # lazy: only an interactive sign-in opens a browser (~50 ms)
 
                     webbrowser.open(flow["auth_uri"])
                 answer = server.wait(timeout)
@@ -199,8 +203,6 @@ class MicrosoftSignIn:
 
 
 def _now() -> float:
-    import time
-
     return time.time()
 
 
@@ -247,8 +249,6 @@ def load_cache(account_id: str) -> str | None:
 def save_cache(account_id: str, text: str) -> None:
     """Store the cache in pieces: new pieces first, then the manifest, then the old pieces
     go, so an interrupted save leaves the previous cache readable."""
-    import secrets
-
     old = _manifest(account_id)
     generation = secrets.token_hex(4)
     pieces = [text[i:i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)] or [""]
@@ -260,16 +260,12 @@ def save_cache(account_id: str, text: str) -> None:
 
 
 def _drop(account_id: str, generation: str, count: int) -> None:
-    from mailtriage.core.secrets import delete_secret
-
     for index in range(count):
         delete_secret(_chunk_key(account_id, generation, index))
 
 
 def forget_cache(account_id: str) -> None:
     """Remove the cache and every piece of it (``account logout``)."""
-    from mailtriage.core.secrets import delete_secret
-
     manifest = _manifest(account_id)
     delete_secret(cache_key(account_id))
     if manifest is not None:

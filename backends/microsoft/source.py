@@ -18,6 +18,7 @@ the conversation), never sent. ``thread_url`` is the first message's Outlook ``w
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from email.utils import getaddresses
 from typing import Any, Mapping, Sequence
 
 from mailtriage.backends import mime
@@ -204,8 +205,6 @@ class GraphSource(AccountSource):
     @staticmethod
     def _same(draft: Draft, request: DraftRequest, subject: str) -> bool:
         def emails(values):
-            from email.utils import getaddresses
-
             return sorted(a.lower() for _n, a in getaddresses(list(values)))
 
         return (draft.subject == subject and draft.body.strip() == request.body.strip()

@@ -7,6 +7,9 @@ import threading
 import pytest
 
 from mailtriage.backends.errors import BackendFailure
+from mailtriage.core.trace import TRACE
+from mailtriage.modes.config import MailServer
+from mailtriage.modes.inbox import Inbox
 from tests.imap.conftest import make_mail
 
 
@@ -53,3 +56,31 @@ def test_idle_wakes_on_new_mail(dovecot, dovecot_user, mailbox, seed):
     finally:
         timer.join()
     assert mailbox.wait_for_mail(0.2) is False
+
+
+def test_the_modes_inbox_reads_whole_mail_through_the_adapter_read_only(dovecot, dovecot_user, seed, monkeypatch):
+    # The modes gateway's mailbox is read by ImapMailbox.read_new: one traced connection,
+    # EXAMINE (not SELECT) and BODY.PEEK[], so not even \Seen or \Recent changes.
+    monkeypatch.setenv("MT_TEST_MODES_INBOX", dovecot_user.password)
+    server = MailServer(host="127.0.0.1", port=dovecot.port, security="plain", username=dovecot_user.name,
+                        password_key=None, password_env="MT_TEST_MODES_INBOX", timeout=10)
+    seed("INBOX", make_mail(1))
+    lines = []
+    unsubscribe = TRACE.subscribe(lines.append)
+    try:
+        first = Inbox(server).fetch_after(None)
+        assert first.items == [] and first.baseline is not None
+        seed("INBOX", make_mail(2))
+        seed("INBOX", make_mail(3))
+        second = Inbox(server).fetch_after((first.uidvalidity, first.baseline))
+    finally:
+        unsubscribe()
+    assert [uid for uid, _raw in second.items] == [first.baseline + 1, first.baseline + 2]
+    assert b"<m2@example.net>" in second.items[0][1] and b"<m3@example.net>" in second.items[1][1]
+    sent = [line.text.split()[1].upper() for line in lines
+            if line.channel == "imap:modes" and line.direction == ">" and len(line.text.split()) > 1]
+    assert "EXAMINE" in sent and "SELECT" not in sent, sent
+    with dovecot.client(dovecot_user) as client:
+        client.select_folder("INBOX", readonly=True)
+        flags = client.fetch(client.search(["ALL"]), ["FLAGS"])
+    assert all(b"\\Seen" not in item[b"FLAGS"] for item in flags.values())

@@ -139,3 +139,36 @@ def test_cli_prints_one_document_and_the_sentence(capsys, monkeypatch, archive, 
     assert code == 0 and doc["notices"] == [UNAVAILABLE] and UNAVAILABLE + "\n" in err
     code, doc, err = _cli(capsys, monkeypatch, "sweep", "--source", "work/INBOX", "--cursor", "soon", "--entry", "x")
     assert code == 2 and "--cursor" in err
+
+
+def write_maildir(path, entries):
+    box = mailbox.Maildir(str(path), create=True)
+    try:
+        for raw, when in entries:
+            msg = mailbox.MaildirMessage(raw)
+            msg.set_date(when.timestamp())  # the file's mtime: the received date
+            box.add(msg)
+    finally:
+        box.close()
+    return path
+
+
+def test_sweep_reads_a_maildir_by_its_received_dates(tmp_path):
+    entries = [fm.before_cursor()] + [(raw, when) for _, _, raw, when in fm.corpus()]
+    path = write_maildir(tmp_path / "Feedback", entries)
+    source = parse_source(f"maildir:{path}")
+    result = run_sweep(open_reader(source), entry="email:feedback", cursor=fm.CURSOR, source=source.describe()).to_json()
+    assert result["available"] is True and result["notices"] == [NO_ACK_PRIMITIVE]
+    assert [i["id"] for i in result["items"]] == ["<human-1@customer.example>", "<human-2@users.example>",
+                                                  "<human-3@customer.example>", "<human-4@customer.example>",
+                                                  "<human-5@evil.example>"]
+    assert all(i["received"] >= "2026-11-02T08:00:00Z" for i in result["items"])
+    assert result["items"][3]["media"] == [{"name": "crash.png", "content_type": "image/png", "size": 70}]
+
+
+def test_an_archive_of_the_other_format_is_unavailable(tmp_path, archive):
+    maildir = write_maildir(tmp_path / "box", [(fm.customer_plain(fm.BASE), fm.BASE)])
+    for text in (f"mbox:{maildir}", f"maildir:{archive}"):
+        source = parse_source(text)
+        result = run_sweep(open_reader(source), entry="e", cursor=fm.CURSOR, source=source.describe()).to_json()
+        assert result["available"] is False and result["notices"] == [UNAVAILABLE], text
