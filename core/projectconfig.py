@@ -58,6 +58,10 @@ class ConfigError(Exception):
         super().__init__(text)
 
 
+class ProjectFileError(ConfigError):
+    """project.md itself cannot be read: missing, or not UTF-8 text."""
+
+
 class _Absent:
     _instance = None
 
@@ -484,11 +488,12 @@ def load_project(directory: Path | str) -> ProjectConfig:
     directory = Path(directory).expanduser()
     file = directory / PROJECT_FILE
     if not file.is_file():
-        raise ConfigError(file, "project.md", "file not found", "a folder holding project.md")
+        raise ProjectFileError(file, "project.md", "file not found", "a folder holding project.md")
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(file, "project.md", f"not UTF-8 ({exc.reason} at byte {exc.start})", "UTF-8 text") from None
+        raise ProjectFileError(file, "project.md", f"not UTF-8 ({exc.reason} at byte {exc.start})",
+                               "UTF-8 text") from exc
     lines = text.splitlines()
     title = next((m.group(2) for m in map(_HEADING.match, lines) if m and len(m.group(1)) == 1), directory.name)
     sources: list[MailSourceEntry] = []

@@ -12,8 +12,8 @@ hold for every backend *before* a hook runs:
   rollup keeps the exact format of DESIGN.md (``rollup.py``).
 
 Each public method returns the JSON-ready ``dict`` (or ``list``) the CLI prints. Errors are
-:class:`TrackerError` subclasses whose ``exit_code`` is the spec's: 2 usage, 3 not found,
-4 refused, 5 backend error.
+:class:`TrackerError` subclasses: a usage error, not found, refused by a guard, a backend
+failure. They say what went wrong; the command line decides the exit code by their type.
 
 This module imports nothing from Textual, ``mailtriage.tui`` or ``mailtriage.backends``.
 """
@@ -28,12 +28,6 @@ from typing import Any, Callable, ClassVar, Iterable, Iterator, Sequence
 
 from mailtriage.trackers import fields as fieldsmod
 from mailtriage.trackers import rollup as rollupmod
-
-EXIT_OK = 0
-EXIT_USAGE = 2
-EXIT_NOT_FOUND = 3
-EXIT_REFUSED = 4
-EXIT_BACKEND = 5
 
 STATES = ("open", "closed", "all")
 CLOSE_REASONS = ("completed", "not-planned")
@@ -55,13 +49,11 @@ REFUSED_OPS: dict[str, str] = {
 
 
 class TrackerError(Exception):
-    """Root of every tracker error; ``exit_code`` is what the CLI exits with.
+    """Root of every tracker error.
 
     ``partial`` optionally carries a JSON-ready result of work that did happen before the
     failure (e.g. a commit made before a push failed), which the CLI prints on stdout.
     """
-
-    exit_code = EXIT_BACKEND
 
     def __init__(self, message: str, *, partial: Any = None) -> None:
         self.message = message
@@ -70,34 +62,24 @@ class TrackerError(Exception):
 
 
 class UsageError(TrackerError):
-    """Bad arguments: a malformed title, an unknown state, an unreadable --*-file (exit 2)."""
-
-    exit_code = EXIT_USAGE
+    """Bad arguments: a malformed title, an unknown state, an unreadable --*-file."""
 
 
 class NotFound(TrackerError):
-    """No such tracker, issue or section (exit 3)."""
-
-    exit_code = EXIT_NOT_FOUND
+    """No such tracker, issue or section."""
 
 
 class Refused(TrackerError):
     """A guard said no: undeclared value, tracker not shown access-restricted, amend mismatch,
-    an ID escaping the tracker, an operation with no counterpart (exit 4)."""
-
-    exit_code = EXIT_REFUSED
+    an ID escaping the tracker, an operation with no counterpart."""
 
 
 class BackendError(TrackerError):
-    """I/O, HTTP or VCS failure (exit 5)."""
-
-    exit_code = EXIT_BACKEND
+    """I/O, HTTP or VCS failure."""
 
 
 class MalformedIssue(TrackerError):
     """One issue's stored form cannot be read; reported for that issue, the rest keeps working."""
-
-    exit_code = EXIT_BACKEND
 
     def __init__(self, where: str, problem: str) -> None:
         self.where = where
@@ -683,7 +665,7 @@ def _check_entry_body(body: str) -> None:
 
 @contextmanager
 def _rollup_errors(issue_id: str) -> Iterator[None]:
-    """Rollup problems as contract errors: a mismatch or nothing to amend is a refusal (exit 4)."""
+    """Rollup problems as contract errors: a mismatch or nothing to amend is a refusal."""
     try:
         yield
     except (rollupmod.ActionMismatch, rollupmod.NoEntry) as exc:

@@ -1,5 +1,0 @@
-"""Errors shared below the backend and tracker layers."""
-
-from mailtriage.core.projectconfig import ConfigError
-
-__all__ = ["ConfigError"]
