@@ -56,8 +56,9 @@ _export("mailtriage.backends.microsoft.account", "MicrosoftAccount")
 _export("mailtriage.backends.microsoft.adapter", "GraphMailbox")
 _export("mailtriage.backends.microsoft.auth", "MicrosoftSignIn", "forget_cache")
 # -- trackers
-_export("mailtriage.trackers.contract", "CLOSE_REASONS", "STATES", "REFUSED_OPS", "EditRequest", "NotFound",
-        "Refused", "TrackerError", "MalformedIssue", "Tracker", "TrackerFeatures", "refused_op",
+_export("mailtriage.trackers.contract", "CLOSE_REASONS", "STATES", "REFUSED_OPS", "EditRequest", "Tracker",
+        "TrackerFeatures", "refused_op")
+_export("mailtriage.trackers.errors", "NotFound", "Refused", "TrackerError", "MalformedIssue",
         TrackerUsageError="UsageError", TrackerBackendError="BackendError")
 _export("mailtriage.trackers.registry", "open_tracker")
 _export("mailtriage.trackers.fields", "get_field", "sections", "split_lines")
@@ -74,7 +75,8 @@ _export("mailtriage.workflows.reply", "propose_reply")
 _export("mailtriage.workflows.sync", "collect_sync", "propose_sync")
 _export("mailtriage.workflows.templates", "receipt_body")
 # -- configuration and the one inert-text module
-_export("mailtriage.core.projectconfig", "ConfigError", "ProjectFileError", "ProjectConfig", "load_project")
+_export("mailtriage.core.errors", "ConfigError", "ProjectFileError")
+_export("mailtriage.core.projectconfig", "ProjectConfig", "load_project")
 _export("mailtriage.core.secrets", "SecretMissing")
 _export("mailtriage.core", inert="inert")
 _export("mailtriage.core.inert", "terminal_line", "terminal_text", "json_dumps", "sender_label", "sender_mismatch",

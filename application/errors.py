@@ -23,16 +23,11 @@ from mailtriage.backends.errors import (
     SignInNeeded,
     Unavailable,
 )
-from mailtriage.core.projectconfig import ConfigError, ProjectFileError
+from mailtriage.core.errors import ConfigError, ProjectFileError
 from mailtriage.core.secrets import SecretMissing
-from mailtriage.trackers.contract import (
-    BackendError as TrackerBackendError,
-    MalformedIssue,
-    NotFound,
-    Refused,
-    TrackerError,
-    UsageError as TrackerUsageError,
-)
+from mailtriage.trackers.errors import BackendError as TrackerBackendError
+from mailtriage.trackers.errors import MalformedIssue, NotFound, Refused, TrackerError
+from mailtriage.trackers.errors import UsageError as TrackerUsageError
 
 __all__ = [
     "ApplicationError", "UsageError",

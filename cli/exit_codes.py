@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from mailtriage.application import StoreError
-
 from mailtriage.application.errors import (
     ConfigError,
     MailError,
@@ -69,11 +67,17 @@ TRACKER: dict[type[BaseException], ExitCode] = {
     Exception: ExitCode.TRACKER_FAILED,  # never a traceback: a message and 5
 }
 
-# ``mailtriage modes`` (a case that is not there is DECLINED, decided where it is looked up).
-MODES: dict[type[BaseException], ExitCode] = {
-    ConfigError: ExitCode.USAGE,
-    StoreError: ExitCode.FAILED,
-}
+
+def modes_table() -> dict[type[BaseException], ExitCode]:
+    """``mailtriage modes`` (a case that is not there is DECLINED, decided where it is looked up)."""
+    # Lazy: the thread record's module (sqlite3 and the modes package) would add about 80 ms
+    # to every command's start (python -X importtime), for the one command that needs it.
+    from mailtriage.application import StoreError
+
+    return {
+        ConfigError: ExitCode.USAGE,
+        StoreError: ExitCode.FAILED,
+    }
 
 # ``mailtriage account``.
 ACCOUNT: dict[type[BaseException], ExitCode] = {

@@ -22,7 +22,6 @@ import argparse
 import os
 import sys
 from datetime import datetime, timezone
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Sequence
 
 import mailtriage.application as application
@@ -44,6 +43,10 @@ MAIL_OPS = ("list-recent-threads", "read-thread", "list-drafts", "list-sent-sinc
 
 def installed_version() -> str:
     """The version of the installed distribution (wheel, sdist or editable alike)."""
+    # Lazy: importlib.metadata costs about as much as the rest of the command line's start
+    # (python -X importtime), and only --version asks for it.
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("mailtriage")
     except PackageNotFoundError:

@@ -22,7 +22,7 @@ from typing import Sequence
 
 import mailtriage.application as application
 from mailtriage.application.errors import ConfigError
-from mailtriage.cli.exit_codes import MODES, ExitCode, exit_code, handled
+from mailtriage.cli.exit_codes import ExitCode, exit_code, handled, modes_table
 from mailtriage.core.paths import private_dir
 from mailtriage.core.secrets import scrub, scrub_json
 from mailtriage.core.settings import config_dir
@@ -81,6 +81,7 @@ def _config(args: argparse.Namespace):
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    table = modes_table()
     try:
         config = _config(args)
         if args.command == "serve":
@@ -104,9 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return ExitCode.OK
         finally:
             store.close()
-    except handled(MODES) as exc:
+    except handled(table) as exc:
         _err(f"configuration error: {exc}" if isinstance(exc, ConfigError) else str(exc))
-        return exit_code(exc, MODES)
+        return exit_code(exc, table)
 
 
 def _serve(args: argparse.Namespace, config) -> int:
@@ -140,7 +141,7 @@ def _serve(args: argparse.Namespace, config) -> int:
         pass
     except ConfigError as exc:
         _err(f"configuration error: {exc}")
-        return exit_code(exc, MODES)
+        return exit_code(exc, modes_table())
     except OSError as exc:
         _err(f"cannot serve on {args.host or config.host}:{config.port if args.port is None else args.port}: {exc}")
         return ExitCode.FAILED

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from mailtriage.core.errors import ConfigError, ProjectFileError  # noqa: F401  (importable from here too)
+
 PROJECT_FILE = "project.md"
 ORG_DIR = Path(__file__).with_name("orgs")
 
@@ -42,24 +44,6 @@ FRAMEWORK_DEFAULTS: dict[str, Any] = {
     "import": {"since_days": 30},
     "alerts": {"poll_seconds": 120},
 }
-
-
-class ConfigError(Exception):
-    """A configuration problem, always naming the file, the key and what is valid."""
-
-    def __init__(self, file: Path | str, key: str, problem: str, valid: str | None = None) -> None:
-        self.file = str(file)
-        self.key = key
-        self.problem = problem
-        self.valid = valid
-        text = f"{self.file}: {key}: {problem}"
-        if valid:
-            text += f" (valid: {valid})"
-        super().__init__(text)
-
-
-class ProjectFileError(ConfigError):
-    """project.md itself cannot be read: missing, or not UTF-8 text."""
 
 
 class _Absent:

@@ -28,6 +28,14 @@ from typing import Any, Callable, ClassVar, Iterable, Iterator, Sequence
 
 from mailtriage.trackers import fields as fieldsmod
 from mailtriage.trackers import rollup as rollupmod
+from mailtriage.trackers.errors import (  # noqa: F401  (the contract's errors, importable from here too)
+    BackendError,
+    MalformedIssue,
+    NotFound,
+    Refused,
+    TrackerError,
+    UsageError,
+)
 
 STATES = ("open", "closed", "all")
 CLOSE_REASONS = ("completed", "not-planned")
@@ -46,45 +54,6 @@ REFUSED_OPS: dict[str, str] = {
 
 
 # -- errors ---------------------------------------------------------------------------
-
-
-class TrackerError(Exception):
-    """Root of every tracker error.
-
-    ``partial`` optionally carries a JSON-ready result of work that did happen before the
-    failure (e.g. a commit made before a push failed), which the CLI prints on stdout.
-    """
-
-    def __init__(self, message: str, *, partial: Any = None) -> None:
-        self.message = message
-        self.partial = partial
-        super().__init__(message)
-
-
-class UsageError(TrackerError):
-    """Bad arguments: a malformed title, an unknown state, an unreadable --*-file."""
-
-
-class NotFound(TrackerError):
-    """No such tracker, issue or section."""
-
-
-class Refused(TrackerError):
-    """A guard said no: undeclared value, tracker not shown access-restricted, amend mismatch,
-    an ID escaping the tracker, an operation with no counterpart."""
-
-
-class BackendError(TrackerError):
-    """I/O, HTTP or VCS failure."""
-
-
-class MalformedIssue(TrackerError):
-    """One issue's stored form cannot be read; reported for that issue, the rest keeps working."""
-
-    def __init__(self, where: str, problem: str) -> None:
-        self.where = where
-        self.problem = problem
-        super().__init__(f"{where}: {problem}")
 
 
 class LostUpdate(Exception):
