@@ -17,7 +17,15 @@ from mailtriage.backends.errors import (
     NotSupported,
     Unavailable,
 )
-from mailtriage.backends.resolution import AvailabilityCache, Resolution, mandatory_preflight, resolve
+from mailtriage.backends.resolution import (
+    AvailabilityCache,
+    Resolution,
+    Step,
+    _role_label,
+    mandatory_preflight,
+    preflight_resolution,
+    resolve,
+)
 from mailtriage.core.projectconfig import ConfigError, MailSourceEntry, ProjectConfig
 from mailtriage.core.trace import OPLOG
 
@@ -164,8 +172,6 @@ class SourceSet:
 
     def named(self, op: Op, backend: str) -> Resolution:
         """The recap of an op run on a backend named by the user (``--backend``)."""
-        from mailtriage.backends.resolution import Step, _role_label
-
         if backend not in self.backends:
             raise ConfigError(self.config.file, "backend", f"no configured backend named {backend!r}",
                               ", ".join(self.backends) or "(none configured)")
@@ -176,8 +182,6 @@ class SourceSet:
     def mandatory_abort(self, op: Op) -> Resolution | None:
         """The recap of a run refused at start because a mandatory backend is unavailable
         (every mandatory backend and its outcome), or None when the run may go on."""
-        from mailtriage.backends.resolution import preflight_resolution
-
         return preflight_resolution(op, self.entries, self.availability)
 
     def matrix(self) -> list[dict[str, Any]]:

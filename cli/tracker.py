@@ -194,7 +194,7 @@ class _Inputs:
             with open(path, "rb") as fh:
                 return fh.read()
         except OSError as exc:
-            raise UsageError(f"{flag} {path}: {exc.strerror}") from None
+            raise UsageError(f"{flag} {path}: {exc.strerror}") from exc
 
     def read_text(self, path: str | None, flag: str) -> str | None:
         if path is None:
@@ -203,7 +203,7 @@ class _Inputs:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise UsageError(f"{flag}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+            raise UsageError(f"{flag}: not UTF-8 ({exc.reason} at byte {exc.start})") from exc
         return text[1:] if text.startswith("\ufeff") else text
 
     def read_title(self, title: str | None, title_file: str | None) -> str | None:
@@ -306,7 +306,7 @@ def _run_command(tracker: Any, command: str, args: argparse.Namespace, inputs: _
         _print(result, out)
         return ExitCode.OK if result.get("ok") else ExitCode.FAILED
     elif command in ("init", "detect"):
-        if not hasattr(tracker, command):
+        if not tracker.features.set_up_locally:
             raise Refused(f"{command} is local-files only; the {tracker.kind} tracker is set up on its server")
         if command == "init":
             result = tracker.init(args.prefix, digits=args.digits, access_restricted=args.access_restricted)

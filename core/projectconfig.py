@@ -18,10 +18,13 @@ shipped in ``core/orgs/``) → framework default. For each key the first layer t
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
+
+import yaml
 
 from mailtriage.core.errors import ConfigError, ProjectFileError  # noqa: F401  (importable from here too)
 
@@ -269,8 +272,6 @@ MAX_CONFIG_DEPTH = 32
 
 
 def _safe_loader():
-    import yaml
-
     class Loader(yaml.SafeLoader):
         def compose_node(self, parent, index):  # type: ignore[override]
             if self.check_event(yaml.AliasEvent):
@@ -292,8 +293,6 @@ def _safe_loader():
 
 def safe_yaml(text: str):
     """``yaml.safe_load`` without aliases and with capped nesting (raises yaml.YAMLError)."""
-    import yaml
-
     loader = _safe_loader()(text)
     try:
         return loader.get_single_data()
@@ -302,8 +301,6 @@ def safe_yaml(text: str):
 
 
 def parse_config_block(lines: list[str], start: int, end: int, file: Path) -> dict[str, Any]:
-    import yaml
-
     i = start
     while i < end:
         m = _FENCE.match(lines[i])
@@ -365,8 +362,6 @@ def _seconds(v: Any) -> bool:
 
 
 def _since(v: Any) -> bool:
-    import datetime as dt
-
     return v is None or isinstance(v, (str, dt.date))
 
 

@@ -1,15 +1,15 @@
-"""The tracker contract: operations, errors with their exit codes, and the guards every backend shares.
+"""The tracker contract: operations, errors, and the guards every backend shares.
 
 A tracker backend (local-files, github, jira) subclasses :class:`Tracker` and fills in the
-``_do_*`` hooks. The public methods here are the contract operations of
-``specs/tracker-backend-contract.md``; they validate their input and apply the guards that
-hold for every backend *before* a hook runs:
+``_do_*`` hooks. The public methods here are the operations every tracker offers (view,
+list, create, edit, fields, comments, close/reopen, the status rollup, attachments); they
+validate their input and apply the guards that hold for every backend *before* a hook runs:
 
 * titles are one validated line; rollup actions and users are one line;
 * labels, milestones, assignees and close reasons must be values the project declares
   (:class:`Policy`); a backend never invents a label;
 * ``field-get`` / ``field-set`` address ``### Heading`` sections (``fields.py``), and the status
-  rollup keeps the exact format of DESIGN.md (``rollup.py``).
+  rollup keeps its one exact format, entry by entry (``rollup.py``).
 
 Each public method returns the JSON-ready ``dict`` (or ``list``) the CLI prints. Errors are
 :class:`TrackerError` subclasses: a usage error, not found, refused by a guard, a backend
@@ -20,12 +20,16 @@ This module imports nothing from Textual, ``mailtriage.tui`` or ``mailtriage.bac
 
 from __future__ import annotations
 
+import getpass
+import random
 import re
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any, Callable, ClassVar, Iterable, Iterator, Sequence
 
+from mailtriage.core.errors import ConfigError
 from mailtriage.trackers import fields as fieldsmod
 from mailtriage.trackers import rollup as rollupmod
 from mailtriage.trackers.errors import (  # noqa: F401  (the contract's errors, importable from here too)
@@ -185,8 +189,6 @@ class Policy:
 
         Raises ConfigError (from core.projectconfig) naming the key when a value is not a list.
         """
-        from mailtriage.core.projectconfig import ConfigError
-
         def names(key: str) -> tuple[str, ...] | None:
             value = config.get(key)
             if value is None:
@@ -316,6 +318,9 @@ class TrackerFeatures:
     #: The server's search lags behind writes (GitHub's by up to a minute): a lookup must
     #: also read the most recently updated issues.
     search_lags: bool = True
+    #: The tracker is set up where it is kept: ``init`` lays out its folder and ``detect``
+    #: infers the format of an existing one. False: it is set up on its server.
+    set_up_locally: bool = False
 
 
 class Tracker:
@@ -485,9 +490,6 @@ class Tracker:
     def _rollup_write(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
         if not self.verify_rollup_writes:
             return self._mutate_rollup(issue_id, change)
-        import random
-        import time
-
         mine: rollupmod.Entry | None = None
         need = 0
         result: dict = {}
@@ -558,8 +560,6 @@ class Tracker:
 
     def default_user(self) -> str:
         """Who a rollup entry names when --user is not given."""
-        import getpass
-
         return getpass.getuser()
 
     def close_backend(self) -> None:
