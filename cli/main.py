@@ -34,7 +34,6 @@ from mailtriage.cli.output import jsonable as _jsonable
 from mailtriage.cli.output import line as _line
 from mailtriage.cli.output import read_file_arg as _read_file_arg
 from mailtriage.core.inert import terminal_line
-from mailtriage.core.trace import OPLOG, TRACE, redact
 
 MAIL_OPS = ("list-recent-threads", "read-thread", "list-drafts", "list-sent-since", "create-draft", "thread-url")
 
@@ -368,6 +367,11 @@ class _TraceWriter:
     operation to a file or stderr. Server text is untrusted: one inert line each."""
 
     def __init__(self, target: str) -> None:
+        # Lazy: the trace module loads only with --trace (a quarter of the command line's own
+        # import time otherwise, python -X importtime).
+        from mailtriage.core import trace
+
+        self.trace = trace
         if target == "-":
             self.stream, self.owned = sys.stderr, False
         else:
@@ -376,9 +380,9 @@ class _TraceWriter:
             except OSError as exc:
                 raise UsageError(f"cannot write the trace to {target}: {exc.strerror}") from exc
             self.stream, self.owned = os.fdopen(fd, "a", encoding="utf-8"), True
-        self._was_enabled = TRACE.enabled
-        TRACE.enabled = True
-        self._stops = [TRACE.subscribe(self._line), OPLOG.subscribe(self._op)]
+        self._was_enabled = trace.TRACE.enabled
+        trace.TRACE.enabled = True
+        self._stops = [trace.TRACE.subscribe(self._line), trace.OPLOG.subscribe(self._op)]
 
     def _write(self, text: str) -> None:
         try:
@@ -392,13 +396,13 @@ class _TraceWriter:
         self._write(f"{when} {line.channel} {line.direction} {line.text}")
 
     def _op(self, rec) -> None:
-        outcome = f"error {redact(rec.error)}" if rec.error else "ok"
+        outcome = f"error {self.trace.redact(rec.error)}" if rec.error else "ok"
         self._write(f"op {rec.backend} {rec.op} {rec.duration_ms:.1f}ms {outcome}")
 
     def close(self) -> None:
         for stop in self._stops:
             stop()
-        TRACE.enabled = self._was_enabled
+        self.trace.TRACE.enabled = self._was_enabled
         if self.owned:
             self.stream.close()
 

@@ -13,29 +13,20 @@ from __future__ import annotations
 import threading
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mailtriage.application import (
-    ImportFlow,
-    ListEntry,
-    Mailboxes,
-    Op,
-    OpArgs,
-    OrganizeFlow,
-    PollFlow,
-    Project,
-    PublishFlow,
-    ReplyFlow,
-    SyncFlow,
-    Thread,
-    ThreadId,
-    UsageError,
-    configured_since,
-)
+import mailtriage.application as application
 from mailtriage.core.settings import UserSettings
 from mailtriage.tui.alerts import AlertLoop, poll_interval
 
-__all__ = ["ListEntry", "Session"]
+if TYPE_CHECKING:
+    from mailtriage.application import ListEntry, Mailboxes, Op, Project, Thread, ThreadId
+
+__all__ = ["Session"]
+
+# The application's names are read as ``application.X`` when first used: a flow, its
+# workflows and the mailbox adapters load in the worker that needs them, not while the
+# app starts (python -X importtime: about a fifth of the app's import time otherwise).
 
 
 class Session:
@@ -50,7 +41,7 @@ class Session:
         self._tracker_lock = threading.RLock()
         self.cc = None  # CcResolution, once opened
         self.tracker_description = ""
-        self._mailboxes = Mailboxes(settings)
+        self._opened_mailboxes: Mailboxes | None = None
 
     def _context(self) -> dict[str, Any]:
         # Backends that need the user settings (an IMAP account) get the app's copy.
@@ -63,7 +54,7 @@ class Session:
         Raises:
             ConfigError: project.md is missing or invalid (the error names file and key).
         """
-        project = Project.open(self.project_dir, context=self._context())
+        project = application.Project.open(self.project_dir, context=self._context())
         with self._lock:
             self.project, self.config, self.sources = project, project.config, project.sources
             self.cc = project.security_cc()
@@ -84,15 +75,15 @@ class Session:
         return self.project.tracker if self.project is not None else None
 
     # -- what the panes show ------------------------------------------------
-    def lists(self) -> list[ListEntry]:
+    def lists(self) -> list["ListEntry"]:
         """The security list first; then the lists the configured archives say they hold."""
         if self.project is None:
-            return [ListEntry("(no security list)", None, "security_list is not configured in project.md")]
+            return [application.ListEntry("(no security list)", None, "security_list is not configured in project.md")]
         return self.project.lists()
 
     def since(self) -> datetime:
         """Start of the listing window: ``import.since`` or ``import.since_days`` (default 30)."""
-        return _value_error(lambda: configured_since(self.config))
+        return _value_error(lambda: application.configured_since(self.config))
 
     def check_sources(self):
         """Availability of each backend (cached per run), resolution per op, and the
@@ -135,7 +126,7 @@ class Session:
 
     def propose_reply(self, thread: Thread, body: str):
         with self._lock:
-            return ReplyFlow(self.project).propose(thread, body)
+            return application.ReplyFlow(self.project).propose(thread, body)
 
     def apply(self, proposal):
         with self._lock:
@@ -150,14 +141,15 @@ class Session:
         project = self.project
 
         def op_args() -> OpArgs:
-            if op is Op.LIST_RECENT_THREADS:
-                return OpArgs(list_name=project.list_name(args.get("list")), since=project.since(args.get("since")))
-            if op is Op.LIST_SENT_SINCE:
+            if op is application.Op.LIST_RECENT_THREADS:
+                return application.OpArgs(list_name=project.list_name(args.get("list")),
+                                          since=project.since(args.get("since")))
+            if op is application.Op.LIST_SENT_SINCE:
                 tid = project.thread_id(args.get("thread_id"), backend)
-                return OpArgs(thread_id=tid, since=project.since(args.get("since")))
-            if op is Op.CREATE_DRAFT:
+                return application.OpArgs(thread_id=tid, since=project.since(args.get("since")))
+            if op is application.Op.CREATE_DRAFT:
                 raise ValueError("create_draft is proposed and confirmed from a thread (press r), never run blind")
-            return OpArgs(thread_id=project.thread_id(args.get("thread_id"), backend))
+            return application.OpArgs(thread_id=project.thread_id(args.get("thread_id"), backend))
 
         call_args = _value_error(op_args)
         with self._lock:
@@ -182,8 +174,8 @@ class Session:
                     self.tracker_description += " (demo: a temporary git repository)"
             return tracker
 
-    def _publish_flow(self) -> PublishFlow:
-        return PublishFlow(self.open_tracker(), self.config)
+    def _publish_flow(self):
+        return application.PublishFlow(self.open_tracker(), self.config)
 
     # -- triage flows (blocking; each returns a Proposal, writes nothing) -----------
     def sender_name(self) -> str | None:
@@ -194,7 +186,8 @@ class Session:
         """The import proposal (tracker issue, Import rollup entry, receipt draft)."""
         self.open_tracker()
         with self._lock, self._tracker_lock:
-            return ImportFlow(self.project).propose(thread_id, thread=thread, sender_name=self.sender_name())
+            return application.ImportFlow(self.project).propose(thread_id, thread=thread,
+                                                                 sender_name=self.sender_name())
 
     def propose_publish(self):
         """The publish review of a tracker that keeps changes to publish (files, diff, commit message)."""
@@ -206,14 +199,14 @@ class Session:
         """Sync entries for tracker issues whose threads have new mail."""
         self.open_tracker()
         with self._lock, self._tracker_lock:
-            return SyncFlow(self.project).propose()
+            return application.SyncFlow(self.project).propose()
 
     def needs_publish(self) -> bool:
         with self._tracker_lock:
             tracker = self.tracker
             if tracker is None:
                 return False
-            return PublishFlow(tracker, self.config).needs_publish()
+            return application.PublishFlow(tracker, self.config).needs_publish()
 
     def tracker_issues(self, state: str = "all") -> tuple[list[dict], list[str]]:
         """Issues newest-updated first and the problems met while listing (malformed files)."""
@@ -240,6 +233,12 @@ class Session:
         self.close_mailboxes()
 
     # -- personal accounts (blocking; one adapter per account, one call at a time) ----
+    @property
+    def _mailboxes(self) -> "Mailboxes":
+        if self._opened_mailboxes is None:
+            self._opened_mailboxes = application.Mailboxes(self.settings)
+        return self._opened_mailboxes
+
     def mailbox(self, account_id: str):
         """The account's mailbox adapter (``[accounts.<id>]``), opened once per run.
 
@@ -268,11 +267,12 @@ class Session:
     def propose_organize(self, account_id: str, headers, action: str):
         """A flag/move proposal for ``headers`` (writes nothing)."""
         with self._lock:
-            return OrganizeFlow(self._mailboxes.get(account_id)).propose(headers, action)
+            return application.OrganizeFlow(self._mailboxes.get(account_id)).propose(headers, action)
 
     def close_mailboxes(self) -> None:
         with self._lock:
-            self._mailboxes.close()
+            if self._opened_mailboxes is not None:
+                self._opened_mailboxes.close()
 
     # -- new-report alerts ----------------------------------------------------
     def alert_loop(self):
@@ -288,7 +288,7 @@ class Session:
         interval = poll_interval(config, self.settings)
         if not interval:
             return None
-        flow = PollFlow.for_alerts(config, self._context())
+        flow = application.PollFlow.for_alerts(config, self._context())
         if flow is None:
             return None
         return AlertLoop(flow.poller, interval)
@@ -298,5 +298,5 @@ def _value_error(read):
     """``read()``, with the application's UsageError raised as the ValueError the UI shows."""
     try:
         return read()
-    except UsageError as exc:
+    except application.UsageError as exc:
         raise ValueError(str(exc)) from exc
