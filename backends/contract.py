@@ -11,11 +11,13 @@ This module imports nothing from Textual or ``mailtriage.tui``.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import ClassVar, Mapping, Sequence
 
-from mailtriage.backends.errors import NotSupported
+from mailtriage.backends.errors import BackendFailure, NotSupported
+from mailtriage.core.inert import header_text
 
 
 class Op(str, enum.Enum):
@@ -46,7 +48,7 @@ ALL_OPS: tuple[Op, ...] = tuple(Op)
 
 #: The shape of an RFC 5322 Message-ID thread reference (the root Message-ID, <> kept).
 MESSAGE_ID_KIND = "msgid"
-#: A thread rooted at a message without a Message-ID (its synthetic ID, DESIGN.md).
+#: A thread rooted at a message without a Message-ID (it gets a synthetic ID).
 SYNTHETIC_MESSAGE_ID_KIND = f"{MESSAGE_ID_KIND}-synthetic"
 #: Tags written by older versions, which named the emitting backend instead of the shape.
 #: They are read back as the shape they always had (mbox and IMAP emitted root Message-IDs).
@@ -436,8 +438,6 @@ class MailSource:
             BackendFailure: another shape without a root Message-ID, a backend that
                 cannot resolve Message-IDs, or no thread of this backend holds the root.
         """
-        from mailtriage.backends.errors import BackendFailure
-
         if thread_id.kind in self.own_kinds():
             return thread_id
         root = thread_id.root
@@ -463,8 +463,6 @@ class MailSource:
     # -- helpers ------------------------------------------------------
     def _check_kind(self, thread_id: ThreadId) -> None:
         """Refuse a thread ID of another kind: IDs never cross backends silently."""
-        from mailtriage.backends.errors import BackendFailure
-
         if thread_id.kind != self.thread_id_kind:
             raise BackendFailure(
                 self.name,
@@ -485,9 +483,7 @@ class OpResult:
 
 
 def reply_subject(subject: str | None) -> str:
-    """Reply subject rule from DESIGN.md: strip leading re/fwd/aw/sv (with [n]), prefix ``Re: ``."""
-    import re
-
+    """The reply's subject: leading re/fwd/aw/sv markers (with [n]) stripped, then ``Re: `` prefixed."""
     text = (subject or "").strip()
     prefix = re.compile(r"^\s*(?:re|fwd?|aw|sv)\s*(?:\[\d+\])?\s*:\s*", re.IGNORECASE)
     while True:
@@ -497,7 +493,5 @@ def reply_subject(subject: str | None) -> str:
         text = stripped
     # The subject came from mail: one clean line (a CR/LF decoded from an RFC 2047 word
     # would make the draft's header unserializable, or add a header).
-    from mailtriage.core.inert import header_text
-
     text = header_text(text)
     return f"Re: {text}" if text else "Re: (no subject)"

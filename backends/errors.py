@@ -1,4 +1,4 @@
-"""Errors of the mail backends.
+"""Errors of the mail backends: one root, :class:`MailError`, for everything below it.
 
 ``NotSupported`` (the backend declines an op) and ``Unavailable`` (the backend cannot
 serve now, with a reason) drive the resolution rule; ``BackendFailure`` is one call
@@ -8,7 +8,12 @@ outages and timeouts are ``Unavailable`` or ``BackendFailure``, never sign-in.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mailtriage.core.secrets import scrub
+
+if TYPE_CHECKING:  # the refusal's dataclass lives with the send policy that decides it
+    from mailtriage.backends.send_policy import SendRefusal
 
 # Every reason and detail passes through core.secrets.scrub: an exception text from a
 # library (an encode error quoting the LOGIN line, a URL with a token) never carries a
@@ -56,6 +61,14 @@ class BackendFailure(MailError):
         super().__init__(f"{backend}: {self.detail}")
 
 
+class ConnectionLost(BackendFailure):
+    """The connection dropped during a call; the next call reconnects, so retrying may help.
+
+    A backend's own "connection lost" error derives from this class, so a front end tells a
+    dropped connection by its type.
+    """
+
+
 class MandatoryBackendUnavailable(MailError):
     """A mandatory backend is unavailable: the run aborts without proposing anything."""
 
@@ -75,6 +88,14 @@ class NoBackendAvailable(MailError):
         super().__init__(f"no backend available for {op}")
 
 
+class NoBackendReachable(NoBackendAvailable):
+    """No backend can serve the op *because* one that offers it is unavailable: a failure,
+    where a plain :class:`NoBackendAvailable` (nobody offers the op) is a decline."""
+
+    def __init__(self, op: str) -> None:
+        super().__init__(op, some_unavailable=True)
+
+
 class DraftAlreadyPending(MailError):
     """``create_draft`` refused: a draft for this thread is already pending.
 
@@ -88,3 +109,11 @@ class DraftAlreadyPending(MailError):
         self.drafts = list(drafts)
         super().__init__(f"{backend}: a draft for thread {thread} is already pending ({', '.join(drafts)}); "
                          "not creating a second one unless the proposal allows it and it is confirmed")
+
+
+class SendRefused(MailError):
+    """A send the send policy refused (nothing was sent); ``refusal`` says which rule refused."""
+
+    def __init__(self, refusal: "SendRefusal") -> None:
+        self.refusal = refusal
+        super().__init__(f"send refused ({refusal.reason}): {refusal.detail}")

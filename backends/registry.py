@@ -17,7 +17,15 @@ from mailtriage.backends.errors import (
     NotSupported,
     Unavailable,
 )
-from mailtriage.backends.resolution import AvailabilityCache, Resolution, mandatory_preflight, resolve
+from mailtriage.backends.resolution import (
+    AvailabilityCache,
+    Resolution,
+    Step,
+    _role_label,
+    mandatory_preflight,
+    preflight_resolution,
+    resolve,
+)
 from mailtriage.core.projectconfig import ConfigError, MailSourceEntry, ProjectConfig
 from mailtriage.core.trace import OPLOG
 
@@ -30,6 +38,13 @@ BACKEND_KINDS: dict[str, str] = {
     "gmail": "mailtriage.backends.gmail:GmailSource",
     "graph": "mailtriage.backends.microsoft:GraphSource",
     "microsoft": "mailtriage.backends.microsoft:GraphSource",
+}
+
+# Personal-account kind -> ("module:MailboxAdapterClass", "module:account_loader"): the
+# accounts whose folders the app can browse and organize. The loader takes the account id
+# and the user settings and returns the account object the adapter is built on.
+MAILBOX_KINDS: dict[str, tuple[str, str]] = {
+    "imap": ("mailtriage.backends.imap.adapter:ImapMailbox", "mailtriage.backends.imap.account:load_account"),
 }
 
 T = TypeVar("T")
@@ -55,9 +70,7 @@ def backend_class(kind: str) -> type[MailSource]:
     target = BACKEND_KINDS.get(kind)
     if target is None:
         raise KeyError(kind)
-    module_name, _, cls_name = target.partition(":")
-    module = importlib.import_module(module_name)
-    return getattr(module, cls_name)
+    return _load(target)
 
 
 def build_backend(config: ProjectConfig, entry: MailSourceEntry, context: dict[str, Any] | None = None) -> MailSource:
@@ -78,6 +91,25 @@ def build_backend(config: ProjectConfig, entry: MailSourceEntry, context: dict[s
                                   f"the {kind} backend is not part of this build of mailtriage")
         raise
     return cls(entry.name, settings)
+
+
+def _load(target: str) -> Any:
+    module_name, _, name = target.partition(":")
+    return getattr(importlib.import_module(module_name), name)
+
+
+def open_mailbox(account_id: str, settings: Any):
+    """The mailbox adapter of the ``[accounts.<account_id>]`` table of ``settings``.
+
+    Raises:
+        ConfigError: the account's settings are invalid (names file and key).
+        NotSupported: the account's kind has no mailbox adapter (see :data:`MAILBOX_KINDS`).
+    """
+    kind = str(settings.account(account_id).get("kind", "imap"))
+    if kind not in MAILBOX_KINDS:
+        raise NotSupported(account_id, "list", f"accounts of kind {kind!r} cannot be browsed yet")
+    adapter, loader = MAILBOX_KINDS[kind]
+    return _load(adapter)(_load(loader)(account_id, settings))
 
 
 @dataclass
@@ -140,8 +172,6 @@ class SourceSet:
 
     def named(self, op: Op, backend: str) -> Resolution:
         """The recap of an op run on a backend named by the user (``--backend``)."""
-        from mailtriage.backends.resolution import Step, _role_label
-
         if backend not in self.backends:
             raise ConfigError(self.config.file, "backend", f"no configured backend named {backend!r}",
                               ", ".join(self.backends) or "(none configured)")
@@ -152,8 +182,6 @@ class SourceSet:
     def mandatory_abort(self, op: Op) -> Resolution | None:
         """The recap of a run refused at start because a mandatory backend is unavailable
         (every mandatory backend and its outcome), or None when the run may go on."""
-        from mailtriage.backends.resolution import preflight_resolution
-
         return preflight_resolution(op, self.entries, self.availability)
 
     def matrix(self) -> list[dict[str, Any]]:

@@ -19,7 +19,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from mailtriage.backends.contract import MailSource, Op
-from mailtriage.backends.errors import MandatoryBackendUnavailable, NoBackendAvailable, SignInNeeded, Unavailable
+from mailtriage.backends.errors import (
+    MandatoryBackendUnavailable,
+    NoBackendAvailable,
+    NoBackendReachable,
+    SignInNeeded,
+    Unavailable,
+)
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.secrets import scrub
 from mailtriage.core.projectconfig import MailSourceEntry
@@ -87,7 +93,8 @@ class Resolution:
         if self.aborted:
             raise MandatoryBackendUnavailable(self.aborted_backend or "?", self.aborted_reason or "?")
         if not self.chosen:
-            error = NoBackendAvailable(self.op.value, any(s.outcome.startswith("unavailable") for s in self.steps))
+            unavailable = any(s.outcome.startswith("unavailable") for s in self.steps)
+            error = NoBackendReachable(self.op.value) if unavailable else NoBackendAvailable(self.op.value)
             if self.note and self.note != str(error):
                 error.args = (self.note,)  # the note names what else was wrong (an optional backend's reason)
             raise error

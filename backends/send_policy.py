@@ -30,6 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+# Raised by :func:`require_send_allowed`; it lives under the mail error root and stays
+# importable from here.
+from mailtriage.backends.errors import SendRefused  # noqa: F401
+
 UNAUTHENTICATED = "unauthenticated-sender"
 AUTOMATED = "automated-sender"
 CAP_REACHED = "send-cap-reached"
@@ -53,12 +57,6 @@ class SendRefusal:
         return {"reason": self.reason, "rule": self.rule, "detail": self.detail}
 
 
-class SendRefused(Exception):
-    """Raised by :func:`require_send_allowed`; ``refusal`` says which rule refused."""
-
-    def __init__(self, refusal: SendRefusal) -> None:
-        self.refusal = refusal
-        super().__init__(f"send refused ({refusal.reason}): {refusal.detail}")
 
 
 def guard_headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:

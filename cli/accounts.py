@@ -17,10 +17,15 @@ Exit codes: 0 ok, 2 usage or configuration, 4 sign-in refused or provider unavai
 from __future__ import annotations
 
 import argparse
+import getpass
 import sys
 from typing import Sequence
 
-EXIT_OK, EXIT_USAGE, EXIT_FAILED = 0, 2, 4
+from mailtriage.application import accounts
+from mailtriage.application.errors import ConfigError, MailError
+from mailtriage.cli.exit_codes import ACCOUNT, ExitCode, exit_code
+from mailtriage.core.inert import json_dumps, terminal_text
+from mailtriage.core.secrets import scrub, scrub_json
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,130 +50,41 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _provider(account_id: str):
-    """('google' | 'microsoft', account object) for an account of the user settings."""
-    from mailtriage.core.projectconfig import ConfigError
-    from mailtriage.core.settings import load_settings
-
-    settings = load_settings()
-    body = settings.account(account_id)
-    kind = body.get("kind", "imap")
-    provider = {"gmail": "google", "microsoft": "microsoft", "graph": "microsoft"}.get(kind) or body.get("oauth")
-    if provider == "google":
-        from mailtriage.backends.gmail.account import GoogleAccount
-
-        return provider, GoogleAccount.from_settings(account_id, body, settings.path)
-    if provider == "microsoft":
-        from mailtriage.backends.microsoft.account import MicrosoftAccount
-
-        return provider, MicrosoftAccount.from_settings(account_id, body, settings.path)
-    raise ConfigError(settings.path, f"accounts.{account_id}", f"kind {kind!r} does not sign in with OAuth",
-                      "kind = \"gmail\" | \"microsoft\", or an IMAP account with oauth = \"google\" | \"microsoft\"")
-
-
 def _say(text: str) -> None:
-    from mailtriage.core.inert import terminal_text
-    from mailtriage.core.secrets import scrub
-
     sys.stderr.write(terminal_text(scrub(text)) + "\n")  # server and provider text is untrusted
     sys.stderr.flush()
 
 
 def login(args: argparse.Namespace) -> dict:
-    provider, account = _provider(args.account)
-    if provider == "google":
-        from mailtriage.backends.gmail.auth import GoogleSignIn
-
-        return GoogleSignIn(account).login(
-            announce=lambda url: _say(f"Sign in to Google as {account.address or account.id}: open\n{url}"),
-            open_browser=not args.no_browser, timeout=args.timeout)
-    from mailtriage.backends.microsoft.auth import MicrosoftSignIn
-
-    signin = MicrosoftSignIn(account)
-    try:
-        if args.interactive:
-            return signin.login_interactive(announce=lambda url: _say(f"Sign in to Microsoft: open\n{url}"),
-                                            open_browser=not args.no_browser, timeout=args.timeout)
-        return signin.login_device_code(announce=_say, timeout=args.timeout)
-    finally:
-        signin.close()
+    return accounts.login(args.account, announce=_say, open_browser=not args.no_browser,
+                          interactive=args.interactive, timeout=args.timeout)
 
 
 def status(args: argparse.Namespace) -> dict:
-    provider, account = _provider(args.account)
-    if account.imap:
-        if provider == "google":
-            from mailtriage.backends.gmail.auth import GoogleSignIn
-
-            GoogleSignIn(account).access_token()
-        else:
-            from mailtriage.backends.microsoft.auth import MicrosoftSignIn
-
-            MicrosoftSignIn(account).access_token()
-        return {"account": account.id, "provider": provider, "signed_in": True, "scopes": list(account.scopes)}
-    if provider == "google":
-        from mailtriage.backends.gmail.adapter import GmailMailbox as Mailbox
-    else:
-        from mailtriage.backends.microsoft.adapter import GraphMailbox as Mailbox  # type: ignore[assignment]
-    mailbox = Mailbox(account)
-    try:
-        return {"provider": provider, "signed_in": True, **mailbox.verify()}
-    finally:
-        mailbox.close()
+    return accounts.status(args.account)
 
 
 def logout(args: argparse.Namespace) -> dict:
-    from mailtriage.core.secrets import delete_secret
-
-    provider, account = _provider(args.account)
-    if provider == "google":
-        from mailtriage.backends.gmail.account import token_key
-
-        delete_secret(token_key(account.id))
-    else:
-        from mailtriage.backends.microsoft.auth import forget_cache
-
-        forget_cache(account.id)  # the msal cache is split across several keyring entries
-    return {"account": account.id, "provider": provider, "signed_in": False}
+    return accounts.logout(args.account)
 
 
 def set_password(args: argparse.Namespace) -> dict:
-    from mailtriage.backends.imap.account import password_key, smtp_password_key
-    from mailtriage.core.projectconfig import ConfigError
-    from mailtriage.core.secrets import set_secret
-    from mailtriage.core.settings import load_settings
-
-    settings = load_settings()
-    settings.account(args.account)  # a ConfigError naming the valid accounts when unknown
+    accounts.check_account(args.account)  # a ConfigError naming the valid accounts when unknown
     if sys.stdin.isatty():
-        import getpass
-
         secret = getpass.getpass(f"{'SMTP' if args.smtp else 'IMAP'} password for {args.account}: ")
     else:
         secret = sys.stdin.readline().rstrip("\r\n")
-    if not secret:
-        raise ConfigError("(stdin)", "password", "is empty", "a non-empty password")
-    key = smtp_password_key(args.account) if args.smtp else password_key(args.account)
-    set_secret(key, secret)
-    return {"account": args.account, "stored": key}
+    return accounts.set_password(args.account, secret, smtp=args.smtp)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from mailtriage.backends.errors import MailError
-    from mailtriage.core.projectconfig import ConfigError
-
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
         actions = {"login": login, "status": status, "logout": logout, "set-password": set_password}
         result = actions[args.action](args)
-    except ConfigError as exc:
-        _say(f"mailtriage: configuration error: {exc}")
-        return EXIT_USAGE
-    except MailError as exc:
-        _say(f"mailtriage: {exc}")
-        return EXIT_FAILED
-    from mailtriage.core.inert import json_dumps
-    from mailtriage.core.secrets import scrub, scrub_json
-
+    except (ConfigError, MailError) as exc:
+        prefix = "configuration error: " if isinstance(exc, ConfigError) else ""
+        _say(f"mailtriage: {prefix}{exc}")
+        return exit_code(exc, ACCOUNT)
     sys.stdout.write(scrub(json_dumps(scrub_json(result))) + "\n")
-    return EXIT_OK
+    return ExitCode.OK

@@ -17,7 +17,8 @@ Exit codes: 0 ok (also when not confirmed), 2 usage or configuration, 3 declined
 error, a mandatory backend down, a write that failed part-way: the JSON says exactly what
 was written and what was not).
 
-This module imports only argparse at load time; each command loads what it needs.
+Each command builds its proposal with a flow object of ``mailtriage.application``; this
+module reads the arguments, shows, confirms and prints.
 """
 
 from __future__ import annotations
@@ -26,9 +27,12 @@ import argparse
 import sys
 from typing import Any, Callable
 
+import mailtriage.application as application
+from mailtriage.application.errors import UsageError
+from mailtriage.cli.exit_codes import ExitCode
+from mailtriage.cli.output import dumps, emit, err, read_file_arg
 from mailtriage.core.inert import terminal_line
 
-EXIT_OK, EXIT_USAGE, EXIT_DECLINED, EXIT_FAILED = 0, 2, 3, 4
 COMMANDS = ("import", "sync", "publish", "poll", "sweep")
 
 
@@ -95,23 +99,10 @@ def register(sub, common: Callable[[argparse.ArgumentParser, bool], None]) -> No
                    help="IMAP keyword that marks a message closed out (default $MailtriageCloseout)")
 
 
-def run(args: argparse.Namespace, helpers) -> int:
-    """Run one flow command. ``helpers`` is the ``cli.main`` module (project_dir, _emit, …)."""
-    from mailtriage.trackers.contract import NotFound, TrackerError
-    from mailtriage.trackers.contract import UsageError as TrackerUsage
-
-    try:
-        return {"import": _import, "sync": _sync, "publish": _publish, "poll": _poll,
-                "sweep": _sweep}[args.command](args, helpers)
-    except TrackerUsage as exc:
-        helpers._err(f"tracker: {exc}")
-        return EXIT_USAGE
-    except NotFound as exc:
-        helpers._err(f"tracker: {exc}")
-        return EXIT_DECLINED
-    except TrackerError as exc:
-        helpers._err(f"tracker: {exc}")
-        return EXIT_FAILED
+def run(args: argparse.Namespace) -> int:
+    """Run one flow command; errors go up to ``cli.main``, which maps them to exit codes."""
+    return {"import": _import, "sync": _sync, "publish": _publish, "poll": _poll,
+            "sweep": _sweep}[args.command](args)
 
 
 # -- confirmation -----------------------------------------------------------------------------
@@ -127,9 +118,7 @@ def _ask(prompt: str) -> str:
 
 
 def _confirm(proposal, yes: bool) -> bool:
-    from mailtriage.workflows.proposals import confirm_interactively
-
-    return confirm_interactively(proposal, yes=yes, ask=_ask)
+    return application.confirm_interactively(proposal, yes=yes, ask=_ask)
 
 
 def _show(proposal) -> None:
@@ -143,225 +132,160 @@ def _written_values(report) -> list:
     return out
 
 
-def _apply_flow(name: str, proposal, args, helpers, extra: dict | None = None) -> int:
-    """Show, confirm, apply; then offer the publish review. One JSON document on stdout."""
+def _apply_flow(name: str, proposal, args, publish=None, extra: dict | None = None) -> int:
+    """Show, confirm, apply; then offer the publish review (``publish``, a PublishFlow). One JSON
+    document on stdout."""
     doc: dict[str, Any] = {"command": name, **(extra or {})}
     _show(proposal)
-    code = EXIT_OK
+    code = ExitCode.OK
     if proposal.blocked:
-        helpers._err(f"nothing written: {proposal.blocked}")
+        err(f"nothing written: {proposal.blocked}")
         doc.update(written=False, proposal=proposal.to_json())
-        code = EXIT_FAILED if proposal.facts.get("blocked_by") == "mandatory" else EXIT_DECLINED
-        helpers._emit(doc)
+        code = ExitCode.FAILED if proposal.facts.get("blocked_by") == "mandatory" else ExitCode.DECLINED
+        emit(doc)
         return code
     if proposal.empty:
         doc.update(written=False, proposal=proposal.to_json())
     elif not _confirm(proposal, args.yes):
-        helpers._err("not confirmed: nothing written")
+        err("not confirmed: nothing written")
         doc.update(written=False, proposal=proposal.to_json())
-        helpers._emit(doc)
-        return EXIT_OK
+        emit(doc)
+        return ExitCode.OK
     else:
         report = proposal.apply(confirmed=True)
         sys.stderr.write(report.describe() + "\n")  # describe() is inert
         doc.update(written=bool(report.written), report=report.to_json(), results=_written_values(report),
                    proposal=proposal.to_json())
         if not report.ok:
-            helpers._err("the run stopped part-way; run the same command again to complete it")
-            code = EXIT_FAILED
-    if code == EXIT_OK and getattr(args, "_tracker", None) is not None:
-        doc["publish"] = _offer_publish(args._tracker, args._config, args, helpers)
-    helpers._emit(doc)
+            err("the run stopped part-way; run the same command again to complete it")
+            code = ExitCode.FAILED
+    if code == ExitCode.OK and publish is not None:
+        doc["publish"] = _offer_publish(publish, args)
+    emit(doc)
     return code
 
 
-def _offer_publish(tracker, config, args, helpers) -> dict:
-    from mailtriage.workflows.publish import propose_publish
-
-    if not tracker.features.publishes_changes:
-        return {"offered": False, "why": f"the {tracker.kind} tracker writes straight to the server"}
-    proposal = propose_publish(tracker, config)
+def _offer_publish(publish, args) -> dict:
+    if not publish.offered:
+        return {"offered": False, "why": publish.why_not_offered()}
+    proposal = publish.propose()
     if proposal.empty:
         return {"offered": False, "why": "; ".join(proposal.notes)}
     _show(proposal)
     if args.yes and not getattr(args, "publish", False):
-        helpers._err("tracker changes are pending; publish them with 'mailtriage publish' (or --yes --publish)")
+        err("tracker changes are pending; publish them with 'mailtriage publish' (or --yes --publish)")
         return {"offered": True, "published": False, "proposal": proposal.to_json()}
     if not _confirm(proposal, args.yes):
-        helpers._err("not published: the tracker changes stay in the working copy ('mailtriage publish' later)")
+        err("not published: the tracker changes stay in the working copy ('mailtriage publish' later)")
         return {"offered": True, "published": False, "proposal": proposal.to_json()}
     report = proposal.apply(confirmed=True)
     sys.stderr.write(report.describe() + "\n")  # describe() is inert
     return {"offered": True, "published": report.ok, "report": report.to_json(), "results": _written_values(report)}
 
 
-def _open(args, helpers):
-    from mailtriage.trackers.registry import open_tracker
+def _project_dir(args):
+    return application.project_dir(getattr(args, "project", None), demo=bool(getattr(args, "demo", False)))
 
-    sources = helpers.load_sources(args)
-    tracker = open_tracker(sources.config)
-    args._tracker, args._config = tracker, sources.config
-    return sources, tracker
+
+def _open(args):
+    """The project and its tracker, opened for one flow command (close the project when done)."""
+    project = application.Project.open(_project_dir(args))
+    try:
+        tracker = project.open_tracker()
+    except BaseException:
+        project.close()
+        raise
+    return project, application.PublishFlow(tracker, project.config)
 
 
 # -- commands ---------------------------------------------------------------------------------
 
-def _import(args, helpers) -> int:
-    from mailtriage.backends.contract import Op, ThreadId
-    from mailtriage.workflows.importer import propose_import
-
-    sources, tracker = _open(args, helpers)
+def _import(args) -> int:
+    project, publish = _open(args)
     try:
-        res = sources.resolve(Op.READ_THREAD)
-        default_kind = sources.backends[res.chosen].thread_id_kind if res.chosen else None
-        try:
-            thread_id = ThreadId.parse(args.thread_id.strip(), default_kind)
-        except ValueError as exc:
-            raise helpers.UsageError(str(exc)) from None
-        proposal = propose_import(sources, tracker, thread_id, sender_name=args.sender_name)
-        return _apply_flow("import", proposal, args, helpers, {"thread_id": str(thread_id)})
+        thread_id = project.thread_id_for(args.thread_id, application.Op.READ_THREAD)
+        proposal = application.ImportFlow(project).propose(thread_id, sender_name=args.sender_name)
+        return _apply_flow("import", proposal, args, publish, {"thread_id": str(thread_id)})
     finally:
-        sources.close()
-        tracker.close_backend()
+        project.close()
 
 
-def _publish(args, helpers) -> int:
-    from mailtriage.core.projectconfig import load_project
-    from mailtriage.trackers.registry import open_tracker
-    from mailtriage.workflows.publish import propose_publish
-
-    config = load_project(helpers.project_dir(args))
-    tracker = open_tracker(config)
+def _publish(args) -> int:
+    config = application.Project.load_config(_project_dir(args))
+    tracker = application.open_tracker(config)
     try:
-        message = helpers._read_file_arg(args.message_file) if args.message_file else None
-        proposal = propose_publish(tracker, config, message=message)
-        return _apply_flow("publish", proposal, args, helpers)
+        message = read_file_arg(args.message_file) if args.message_file else None
+        proposal = application.PublishFlow(tracker, config).propose(message)
+        return _apply_flow("publish", proposal, args)
     finally:
         tracker.close_backend()
 
 
-def _pairs(values: list[str], option: str, helpers) -> list[tuple[str, str]]:
+def _pairs(values: list[str], option: str) -> list[tuple[str, str]]:
     out = []
     for value in values:
         issue, sep, what = value.partition("=")
         if not sep or not issue.strip() or not what.strip():
-            raise helpers.UsageError(f"{option} {value!r}: write ISSUE=VALUE, e.g. SEC-0003=valid")
+            raise UsageError(f"{option} {value!r}: write ISSUE=VALUE, e.g. SEC-0003=valid")
         out.append((issue.strip(), what.strip()))
     return out
 
 
-def _sync(args, helpers) -> int:
-    from mailtriage.workflows.sync import Picks, collect_sync, propose_sync
-
-    sources, tracker = _open(args, helpers)
+def _sync(args) -> int:
+    project, publish = _open(args)
     try:
-        picks: dict[str, Picks] = {}
-
-        def pick(issue: str) -> Picks:
-            canonical = tracker.view(issue)["id"]  # 3, SEC-3 and SEC-0003 name one issue
-            return picks.setdefault(canonical, Picks())
-
-        for issue, label in _pairs(args.add_label, "--add-label", helpers):
-            pick(issue).add_labels.append(label)
-        for issue, label in _pairs(args.remove_label, "--remove-label", helpers):
-            pick(issue).remove_labels.append(label)
-        for issue, reason in _pairs(args.close, "--close", helpers):
-            pick(issue).close = reason
+        flow = application.SyncFlow(project)
+        for issue, label in _pairs(args.add_label, "--add-label"):
+            flow.pick(issue).add_labels.append(label)
+        for issue, label in _pairs(args.remove_label, "--remove-label"):
+            flow.pick(issue).remove_labels.append(label)
+        for issue, reason in _pairs(args.close, "--close"):
+            flow.pick(issue).close = reason
         for issue in args.reopen:
-            pick(issue).reopen = True
-        issue_ids = list(dict.fromkeys(args.issue)) or None
-        if issue_ids is None and picks:
-            # picked issues take part even when they are closed (a reopen, say)
-            open_ids = [i["id"] for i in tracker.list(state="open").items]
-            issue_ids = list(dict.fromkeys(open_ids + list(picks)))
-        items = collect_sync(sources, tracker, issue_ids)
-        proposal = propose_sync(tracker, items, picks)
-        return _apply_flow("sync", proposal, args, helpers)
+            flow.pick(issue).reopen = True
+        proposal = flow.propose(args.issue)
+        return _apply_flow("sync", proposal, args, publish)
     finally:
-        sources.close()
-        tracker.close_backend()
+        project.close()
 
 
-def _poll(args, helpers) -> int:
-    import threading
-
-    from mailtriage.workflows.alerts import NewReportPoller, poll_seconds, run_poll_loop
-
-    sources = helpers.load_sources(args)
+def _poll(args) -> int:
+    project = application.Project.open(_project_dir(args))
     try:
-        poller = NewReportPoller(sources, list_name=args.list_name)
+        flow = application.PollFlow(project.sources, list_name=args.list_name)
         if not args.watch:
-            outcome = poller.poll()
-            helpers._emit({"command": "poll", **outcome.to_json()})
+            outcome = flow.poll()
+            emit({"command": "poll", **outcome.to_json()})
             sys.stdout.flush()
-            poller.acknowledge(outcome)  # printed = shown: only now the cursor moves
-            return EXIT_OK
-        interval = args.interval if args.interval is not None else poll_seconds(sources.config)
-        if interval < 0.01:
-            raise helpers.UsageError("--interval must be a positive number of seconds")
+            flow.acknowledge(outcome)  # printed = shown: only now the cursor moves
+            return ExitCode.OK
+        interval = flow.interval(args.interval)
 
         def on_news(outcome) -> None:
             sys.stdout.write(dumps({"command": "poll", **outcome.to_json()}) + "\n")
             sys.stdout.flush()
-            poller.acknowledge(outcome)
+            flow.acknowledge(outcome)
 
         def on_error(exc: Exception) -> None:
-            helpers._err(f"poll failed (trying again in {interval:g}s): {exc}")
+            err(f"poll failed (trying again in {interval:g}s): {exc}")
 
-        sys.stderr.write(f"watching {terminal_line(poller.list_name or '(no list)')} every {interval:g}s; "
+        sys.stderr.write(f"watching {terminal_line(flow.list_name or '(no list)')} every {interval:g}s; "
                          "Ctrl-C stops\n")
         try:
-            run_poll_loop(poller, on_news, stop=threading.Event(), interval=interval, on_error=on_error)
+            flow.watch(on_news, interval=interval, on_error=on_error)
         except KeyboardInterrupt:
             pass
-        return EXIT_OK
+        return ExitCode.OK
     finally:
-        sources.close()
+        project.close()
 
 
-def _sweep(args, helpers) -> int:
-    from mailtriage.workflows.sweep import (DEFAULT_ACK_KEYWORD, DEFAULT_CLOSEOUT_KEYWORD, SourceError,
-                                            check_keyword, open_reader, parse_cursor, parse_source, run_sweep)
-
-    try:
-        source = parse_source(args.source)
-        cursor = parse_cursor(args.cursor)
-        ack = check_keyword(args.ack_keyword or DEFAULT_ACK_KEYWORD, "--ack-keyword")
-        closeout = check_keyword(args.closeout_keyword or DEFAULT_CLOSEOUT_KEYWORD, "--closeout-keyword")
-        if args.cap is not None and args.cap < 1:
-            raise SourceError("--cap must be at least 1")
-        if not args.entry.strip():
-            raise SourceError("--entry is empty")
-    except SourceError as exc:
-        raise helpers.UsageError(str(exc)) from None
-    domains = _internal_domains(args, helpers)
-    result = run_sweep(open_reader(source), entry=args.entry.strip(), cursor=cursor, source=source.describe(),
-                       cap=args.cap, ack_keyword=ack, closeout_keyword=closeout, internal_domains=domains)
+def _sweep(args) -> int:
+    flow = application.SweepFlow
+    request = flow.request(args.source, args.cursor, args.entry, cap=args.cap, ack_keyword=args.ack_keyword,
+                           closeout_keyword=args.closeout_keyword)
+    result = flow.run(request, flow.internal_domains(_project_dir(args)))
     for notice in result.notices:
         sys.stderr.write(terminal_line(notice) + "\n")  # the spec's exact sentences, one per line
-    helpers._emit({"command": "sweep", **result.to_json()})
-    return EXIT_OK
-
-
-def _internal_domains(args, helpers) -> frozenset[str]:
-    """``sweep.internal_domains`` of project.md when there is one (optional for a sweep)."""
-    from mailtriage.core.projectconfig import ConfigError, load_project
-
-    try:
-        config = load_project(helpers.project_dir(args))
-    except ConfigError:
-        return frozenset()
-    value = config.get("sweep.internal_domains") or []
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list):
-        raise ConfigError(config.file, "sweep.internal_domains", "must be a list of domains", "[example.org]")
-    return frozenset(str(v).strip().lower().lstrip("@") for v in value if str(v).strip())
-
-
-def dumps(doc: Any) -> str:
-    """One JSON line (poll --watch); neutralized characters escaped (see core.inert), secrets masked."""
-    from mailtriage.core.inert import json_dumps
-    from mailtriage.core.secrets import scrub, scrub_json
-
-    return scrub(json_dumps(scrub_json(doc), indent=None))
+    emit({"command": "sweep", **result.to_json()})
+    return ExitCode.OK

@@ -7,11 +7,13 @@
     mailtriage [--project DIR | --demo] import|sync|publish|poll|sweep …  the triage flows (docs/workflows.md)
     mailtriage account login|status|logout ACCOUNT      OAuth sign-in (see docs/gmail.md, docs/microsoft.md)
 
-Exit codes of ``mail`` and ``sources``: 0 ok, 2 usage or configuration, 3 declined
+Exit codes (see cli/exit_codes.py): 0 ok, 2 usage or configuration, 3 declined
 (NotSupported, or no configured backend offers the op), 4 backend failure
 (unavailable, mandatory backend down, an error mid-call).
 
-Imports stay lazy: ``mailtriage tracker …`` and ``mailtriage mail …`` never load Textual.
+Everything below the command line is reached through ``mailtriage.application``, whose
+names load on first use: ``mailtriage tracker …`` and ``mailtriage mail …`` never load
+Textual, and ``mailtriage --version`` loads no backend.
 """
 
 from __future__ import annotations
@@ -19,26 +21,29 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from datetime import date, datetime, timedelta, timezone
-from pathlib import Path
+from datetime import datetime, timezone
 from typing import Any, Sequence
 
-EXIT_OK = 0
-EXIT_USAGE = 2
-EXIT_DECLINED = 3
-EXIT_BACKEND = 4
+import mailtriage.application as application
+from mailtriage.application.errors import ConfigError, TrackerError, UsageError
+from mailtriage.cli import flows
+from mailtriage.cli.exit_codes import MAIN, ExitCode, exit_code, handled
+from mailtriage.cli.output import emit as _emit
+from mailtriage.cli.output import err as _err
+from mailtriage.cli.output import jsonable as _jsonable
+from mailtriage.cli.output import line as _line
+from mailtriage.cli.output import read_file_arg as _read_file_arg
+from mailtriage.core.inert import terminal_line
 
 MAIL_OPS = ("list-recent-threads", "read-thread", "list-drafts", "list-sent-since", "create-draft", "thread-url")
-
-
-class UsageError(Exception):
-    pass
 
 
 # -- argument parsing -----------------------------------------------------------
 
 def installed_version() -> str:
     """The version of the installed distribution (wheel, sdist or editable alike)."""
+    # Lazy: importlib.metadata costs about as much as the rest of the command line's start
+    # (python -X importtime), and only --version asks for it.
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -56,7 +61,7 @@ class _VersionAction(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
         print(f"mailtriage {installed_version()}")
-        parser.exit(EXIT_OK)
+        parser.exit(ExitCode.OK)
 
 
 def _common(parser: argparse.ArgumentParser, top: bool) -> None:
@@ -128,8 +133,6 @@ def build_parser() -> argparse.ArgumentParser:
     q = op_parser("thread-url", "a human-clickable URL for a thread")
     q.add_argument("thread_id")
 
-    from mailtriage.cli import flows  # argparse only: import, sync, publish, poll, sweep
-
     flows.register(sub, _common)
 
     tracker = sub.add_parser("tracker", help="tracker operations (see 'mailtriage tracker --help')", add_help=False)
@@ -146,86 +149,33 @@ def build_parser() -> argparse.ArgumentParser:
 
 # -- helpers ----------------------------------------------------------------------
 
-def project_dir(args: argparse.Namespace) -> Path:
-    if getattr(args, "demo", False):
-        from mailtriage.demo.workspace import ensure_demo_workspace
-
-        return ensure_demo_workspace()
-    if getattr(args, "project", None):
-        return Path(args.project)
-    env = os.environ.get("MAILTRIAGE_PROJECT")
-    return Path(env) if env else Path.cwd()
+def project_dir(args: argparse.Namespace):
+    """The project folder of ``--demo``, ``--project``, ``$MAILTRIAGE_PROJECT`` or the current folder."""
+    return application.project_dir(getattr(args, "project", None), demo=bool(getattr(args, "demo", False)))
 
 
-def parse_since(text: str | None, config=None) -> datetime:
-    if text is None and config is not None:
-        configured = config.get("import.since")
-        if configured:
-            text = configured.isoformat() if isinstance(configured, (date, datetime)) else str(configured)
-        else:
-            text = f"{int(config.get('import.since_days', 30))}d"
-    text = (text or "30d").strip()
-    if text.endswith("d") and text[:-1].isdigit():
-        return datetime.now(timezone.utc) - timedelta(days=int(text[:-1]))
-    try:
-        value = datetime.fromisoformat(text)
-    except ValueError:
-        raise UsageError(f"--since {text!r} is neither an ISO date/instant nor Nd (e.g. 30d)") from None
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-
-
-def _emit(doc: Any) -> None:
-    """One JSON document on stdout; neutralized characters escaped (lossless, see core.inert).
-
-    Scrubbed as a document (reasons, errors) and as text (a secret split across keys never is).
-    """
-    from mailtriage.core.inert import json_dumps
-    from mailtriage.core.secrets import scrub, scrub_json
-
-    sys.stdout.write(scrub(json_dumps(scrub_json(doc))) + "\n")
-
-
-def _err(text: str) -> None:
-    """One message on stderr. Errors quote subjects, IDs and server text: inert, lines kept, secrets masked."""
-    from mailtriage.core.inert import terminal_text
-    from mailtriage.core.secrets import scrub
-
-    sys.stderr.write(f"mailtriage: {terminal_text(scrub(text))}\n")
-
-
-def _line(text: Any) -> str:
-    from mailtriage.core.inert import terminal_line
-
-    return terminal_line(text)
-
-
-def load_sources(args: argparse.Namespace):
-    from mailtriage.backends.registry import SourceSet
-    from mailtriage.core.projectconfig import load_project
-
-    config = load_project(project_dir(args))
-    return SourceSet(config)
+def open_project(args: argparse.Namespace):
+    """The project of ``args`` with its mail sources (close it when done)."""
+    return application.Project.open(project_dir(args))
 
 
 # -- commands ---------------------------------------------------------------------
 
 def cmd_sources(args: argparse.Namespace) -> int:
-    sources = load_sources(args)
+    project = open_project(args)
     try:
-        from mailtriage.backends.contract import ALL_OPS
-        from mailtriage.backends.security_cc import resolve_security_cc
-
+        sources = project.sources
+        all_ops = application.ALL_OPS
         matrix = sources.matrix()
-        resolutions = {op.value: sources.resolve(op) for op in ALL_OPS}
-        abort = sources.mandatory_abort(ALL_OPS[0])
-        cc = resolve_security_cc(sources.config)
+        resolutions = {op.value: sources.resolve(op) for op in all_ops}
+        abort = sources.mandatory_abort(all_ops[0])
+        cc = project.security_cc()
         # The matrix is shown whole; a mandatory backend that its configuration breaks
         # still makes this a configuration error (exit 2), as for every other command.
-        config_errors = [sources.availability.config_error(e.name) for e in sources.entries if e.mandatory]
-        config_error = next((e for e in config_errors if e is not None), None)
+        config_error = project.mandatory_config_error()
         if args.json:
             _emit({
-                "project": str(sources.config.file),
+                "project": str(project.config.file),
                 "backends": matrix,
                 "resolution": {op: r.to_json() for op, r in resolutions.items()},
                 # A run would be refused while this is set (the mandatory rule); this
@@ -235,14 +185,14 @@ def cmd_sources(args: argparse.Namespace) -> int:
             })
             if config_error is not None:
                 raise config_error
-            return EXIT_OK
-        print(f"Project: {_line(sources.config.title)} ({_line(sources.config.file)})")
+            return ExitCode.OK
+        print(f"Project: {_line(project.config.title)} ({_line(project.config.file)})")
         if not matrix:
             print("No mail sources configured (add a '## Mail sources' table to project.md).")
-        header = ["backend", "role", "mand.", *[op.value for op in ALL_OPS], "available"]
+        header = ["backend", "role", "mand.", *[op.value for op in all_ops], "available"]
         rows = []
         for row in matrix:
-            caps = ["yes" if row["capabilities"][op.value] else "-" for op in ALL_OPS]
+            caps = ["yes" if row["capabilities"][op.value] else "-" for op in all_ops]
             avail = "yes" if row["available"] else f"NO: {row['reason']}"
             rows.append([_line(f"{row['backend']} ({row['kind']})"), _line(row["role"]),
                          "yes" if row["mandatory"] else "no", *caps, _line(avail)])
@@ -260,9 +210,9 @@ def cmd_sources(args: argparse.Namespace) -> int:
             print(f"  !! {_line(warning)}")
         if config_error is not None:
             raise config_error
-        return EXIT_OK
+        return ExitCode.OK
     finally:
-        sources.close()
+        project.close()
 
 
 def _print_table(header: list[str], rows: list[list[str]]) -> None:
@@ -273,81 +223,60 @@ def _print_table(header: list[str], rows: list[list[str]]) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from mailtriage.backends.contract import Op
-    from mailtriage.core.inert import sender_label
-
-    sources = load_sources(args)
+    project = open_project(args)
     try:
-        sources.preflight()  # the mandatory rule, at the start of the run
-        since = parse_since(args.since, sources.config)
-        list_name = args.list_name or sources.config.get("security_list")
-        result = sources.dispatch(Op.LIST_RECENT_THREADS, lambda b: b.list_recent_threads(list_name, since))
+        project.sources.preflight()  # the mandatory rule, at the start of the run
+        since = project.since(args.since, label="--since")
+        list_name = project.list_name(args.list_name)
+        result = project.list_threads(list_name, since)
         threads = result.value
-        print(f"{_line(sources.config.title)}: {len(threads)} threads on {_line(list_name or '(no list)')} "
+        print(f"{_line(project.config.title)}: {len(threads)} threads on {_line(list_name or '(no list)')} "
               f"since {since.date().isoformat()} (via {_line(result.resolution.chosen)})")
         for t in threads:
             when = t.last_activity.strftime("%Y-%m-%d %H:%M") if t.last_activity else "????-??-?? ??:??"
-            who = _line(sender_label(t.sender.name, t.sender.email))[:40 if t.sender.name else 24]
+            who = _line(application.sender_label(t.sender.name, t.sender.email))[:40 if t.sender.name else 24]
             print(f"{when}{t.date_mark} {t.message_count:>3}  {who:<24}  {_line(t.subject)}")
         for note in getattr(threads, "notes", ()):  # pages or rows a backend could not read
             _err(f"note: {_line(note)}")
-        return EXIT_OK
+        return ExitCode.OK
     finally:
-        sources.close()
+        project.close()
+
+
+def _op_args(op, args: argparse.Namespace, project):
+    """The arguments of one ``mail`` operation, read from the command line."""
+    Op = application.Op
+    if op is Op.LIST_RECENT_THREADS:
+        return application.OpArgs(list_name=project.list_name(args.list_name),
+                                   since=project.since(args.since, label="--since"))
+    thread_id = project.thread_id(args.thread_id, args.backend)
+    if op is Op.LIST_SENT_SINCE:
+        return application.OpArgs(thread_id=thread_id, since=project.since(args.since, label="--since"))
+    return application.OpArgs(thread_id=thread_id)
 
 
 def cmd_mail(args: argparse.Namespace) -> int:
-    from mailtriage.backends.contract import Op, ThreadId
-
-    from mailtriage.backends.errors import NoBackendAvailable
-
-    sources = load_sources(args)
+    project = open_project(args)
     try:
-        op = Op.parse(args.op)
+        op = application.Op.parse(args.op)
         # The mandatory rule, checked once at the start of the run: nothing runs, nothing is proposed.
-        abort = sources.mandatory_abort(op)
+        abort = project.sources.mandatory_abort(op)
         if abort is not None:
             _err(abort.aborted)
             _emit({"op": op.value, "backend": None, "aborted": abort.aborted, "resolution": abort.to_json(),
                    "result": None})
-            return EXIT_BACKEND
-
-        def thread_id() -> ThreadId:
-            default_kind = None
-            if args.backend and args.backend in sources.backends:
-                default_kind = sources.backends[args.backend].thread_id_kind
-            try:
-                return ThreadId.parse(args.thread_id, default_kind)
-            except ValueError as exc:
-                raise UsageError(str(exc)) from None
-
-        if op is Op.CREATE_DRAFT:
-            return _create_draft(args, sources, thread_id())
-        if op is Op.LIST_RECENT_THREADS:
-            since = parse_since(args.since, sources.config)
-            list_name = args.list_name or sources.config.get("security_list")
-            call = lambda b: b.list_recent_threads(list_name, since)  # noqa: E731
-        elif op is Op.READ_THREAD:
-            tid = thread_id()
-            call = lambda b: b.read_thread(tid)  # noqa: E731
-        elif op is Op.LIST_DRAFTS:
-            tid = thread_id()
-            call = lambda b: b.list_drafts(tid)  # noqa: E731
-        elif op is Op.LIST_SENT_SINCE:
-            tid, since = thread_id(), parse_since(args.since)
-            call = lambda b: b.list_sent_since(tid, since)  # noqa: E731
-        else:
-            tid = thread_id()
-            call = lambda b: b.thread_url(tid)  # noqa: E731
+            return ExitCode.FAILED
+        if op is application.Op.CREATE_DRAFT:
+            return _create_draft(args, project, project.thread_id(args.thread_id, args.backend))
+        op_args = _op_args(op, args, project)
         try:
-            result = sources.dispatch(op, call, backend=args.backend)
-        except NoBackendAvailable as exc:
+            result = project.run(op, op_args, backend=args.backend)
+        except application.NoBackendAvailable as exc:
             # Skipped: the JSON carries the resolution that says why, not only stderr.
-            res = sources.resolve(op)
             _err(str(exc))
-            _emit({"op": op.value, "backend": None, "skipped": str(exc), "resolution": res.to_json(),
-                   "result": None})
-            return EXIT_BACKEND if exc.some_unavailable else EXIT_DECLINED
+            _emit({"op": op.value, "backend": None, "skipped": str(exc),
+                   "resolution": project.sources.resolve(op).to_json(), "result": None})
+            return exit_code(exc, MAIN)
         doc = {
             "op": op.value,
             "backend": result.resolution.chosen,
@@ -359,71 +288,47 @@ def cmd_mail(args: argparse.Namespace) -> int:
             doc["notes"] = list(result.value.notes)
             doc["complete"] = bool(getattr(result.value, "complete", True))
         _emit(doc)
-        return EXIT_OK
+        return ExitCode.OK
     finally:
-        sources.close()
+        project.close()
 
 
-def _create_draft(args, sources, tid) -> int:
-    from mailtriage.backends.contract import Op
-    from mailtriage.workflows.proposals import confirm_interactively
-    from mailtriage.workflows.reply import propose_reply
-
-    from mailtriage.backends.errors import NoBackendAvailable
-
+def _create_draft(args, project, tid) -> int:
+    Op = application.Op
     body = _read_file_arg(args.body_file)
     try:
-        read = sources.dispatch(Op.READ_THREAD, lambda b: b.read_thread(tid), backend=args.backend)
-    except NoBackendAvailable as exc:
+        read = project.read_thread(tid, backend=args.backend)
+    except application.NoBackendAvailable as exc:
         _err(f"nothing written: {exc}")
         _emit({"op": "create_draft", "written": False, "skipped": str(exc),
-               "resolution": sources.resolve(Op.READ_THREAD).to_json()})
-        return EXIT_BACKEND if exc.some_unavailable else EXIT_DECLINED
-    proposal = propose_reply(sources, read.value, body, allow_second_draft=args.second_draft)
+               "resolution": project.sources.resolve(Op.READ_THREAD).to_json()})
+        return exit_code(exc, MAIN)
+    proposal = application.ReplyFlow(project).propose(read.value, body, allow_second_draft=args.second_draft)
     sys.stderr.write(proposal.render_text() + "\n")
     if proposal.blocked:
         _err(f"nothing written: {proposal.blocked}")
         _emit({"op": "create_draft", "written": False, "proposal": proposal.to_json()})
-        return EXIT_BACKEND if "mandatory backend" in proposal.blocked else EXIT_DECLINED
+        return ExitCode.FAILED if proposal.facts.get("blocked_by") == "mandatory" else ExitCode.DECLINED
     if proposal.empty:
         _err("nothing written: " + "; ".join(proposal.notes))
         _emit({"op": "create_draft", "written": False, "proposal": proposal.to_json()})
-        return EXIT_DECLINED
+        return ExitCode.DECLINED
     ask = None if sys.stdin.isatty() or args.body_file != "-" else (lambda _p: "n")
-    if not confirm_interactively(proposal, yes=args.yes, ask=ask):
+    if not application.confirm_interactively(proposal, yes=args.yes, ask=ask):
         _err("not confirmed: nothing written")
         _emit({"op": "create_draft", "written": False, "proposal": proposal.to_json()})
-        return EXIT_OK
+        return ExitCode.OK
     report = proposal.apply(confirmed=True)
     drafts = [_jsonable(value) for _, value in report.written]
     _emit({"op": "create_draft", "written": report.ok, "report": report.to_json(), "drafts": drafts,
            "proposal": proposal.to_json()})
-    return EXIT_OK if report.ok else EXIT_BACKEND
-
-
-def _read_file_arg(name: str) -> str:
-    if name == "-":
-        return sys.stdin.read()
-    try:
-        return Path(name).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read {name}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{name} is not UTF-8 text") from None
-
-
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "to_json"):
-        return value.to_json()
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return value
+    return ExitCode.OK if report.ok else ExitCode.FAILED
 
 
 def cmd_app(args: argparse.Namespace) -> int:
     """Open the TUI on a terminal; print the readable listing otherwise or before the TUI exists."""
     if sys.stdout.isatty() and sys.stdin.isatty():
-        try:
+        try:  # Textual loads only for the app: every other command starts without it
             from mailtriage.tui.app import run_app
         except ImportError as exc:
             if not (exc.name or "").startswith("mailtriage.tui"):
@@ -462,23 +367,24 @@ class _TraceWriter:
     operation to a file or stderr. Server text is untrusted: one inert line each."""
 
     def __init__(self, target: str) -> None:
-        from mailtriage.core.trace import OPLOG, TRACE
+        # Lazy: the trace module loads only with --trace (a quarter of the command line's own
+        # import time otherwise, python -X importtime).
+        from mailtriage.core import trace
 
+        self.trace = trace
         if target == "-":
             self.stream, self.owned = sys.stderr, False
         else:
             try:  # a trace can hold mail text: private to the user, appended to
                 fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             except OSError as exc:
-                raise UsageError(f"cannot write the trace to {target}: {exc.strerror}") from None
+                raise UsageError(f"cannot write the trace to {target}: {exc.strerror}") from exc
             self.stream, self.owned = os.fdopen(fd, "a", encoding="utf-8"), True
-        self._was_enabled = TRACE.enabled
-        TRACE.enabled = True
-        self._stops = [TRACE.subscribe(self._line), OPLOG.subscribe(self._op)]
+        self._was_enabled = trace.TRACE.enabled
+        trace.TRACE.enabled = True
+        self._stops = [trace.TRACE.subscribe(self._line), trace.OPLOG.subscribe(self._op)]
 
     def _write(self, text: str) -> None:
-        from mailtriage.core.inert import terminal_line
-
         try:
             self.stream.write(terminal_line(text) + "\n")
             self.stream.flush()
@@ -486,23 +392,17 @@ class _TraceWriter:
             pass
 
     def _line(self, line) -> None:
-        from datetime import datetime as _dt
-
-        when = _dt.fromtimestamp(line.at, timezone.utc).strftime("%H:%M:%S.%f")[:-3]
+        when = datetime.fromtimestamp(line.at, timezone.utc).strftime("%H:%M:%S.%f")[:-3]
         self._write(f"{when} {line.channel} {line.direction} {line.text}")
 
     def _op(self, rec) -> None:
-        from mailtriage.core.trace import redact
-
-        outcome = f"error {redact(rec.error)}" if rec.error else "ok"
+        outcome = f"error {self.trace.redact(rec.error)}" if rec.error else "ok"
         self._write(f"op {rec.backend} {rec.op} {rec.duration_ms:.1f}ms {outcome}")
 
     def close(self) -> None:
-        from mailtriage.core.trace import TRACE
-
         for stop in self._stops:
             stop()
-        TRACE.enabled = self._was_enabled
+        self.trace.TRACE.enabled = self._was_enabled
         if self.owned:
             self.stream.close()
 
@@ -515,7 +415,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         writer = _TraceWriter(trace)
     except UsageError as exc:
         _err(str(exc))
-        return EXIT_USAGE
+        return ExitCode.USAGE
     try:
         return _dispatch(argv)
     finally:
@@ -526,12 +426,12 @@ def _dispatch(argv: list[str]) -> int:
     parser = build_parser()
     # `mailtriage account …` (OAuth sign-in) owns its own arguments too.
     if argv[:1] == ["account"]:
-        from mailtriage.cli.accounts import main as accounts_main
+        from mailtriage.cli.accounts import main as accounts_main  # the sign-in modules load only for this
 
         return accounts_main(argv[1:])
     # The modes CLI (mailtriage.cli.modes) owns its own arguments, like the tracker CLI below.
     if argv[:1] == ["modes"]:
-        from mailtriage.cli.modes import main as modes_main
+        from mailtriage.cli.modes import main as modes_main  # asyncio and the server load only for modes
 
         return modes_main(argv[1:])
     # The tracker CLI owns its own arguments; hand them over untouched.
@@ -550,19 +450,9 @@ def _dispatch(argv: list[str]) -> int:
             if not (exc.name or "").startswith("mailtriage.trackers"):
                 raise
             _err("the tracker CLI is not part of this build")
-            return EXIT_USAGE
+            return ExitCode.USAGE
         return tracker_main(rest)
     args = parser.parse_args(argv)
-    from mailtriage.backends.errors import (
-        BackendFailure,
-        MailError,
-        MandatoryBackendUnavailable,
-        NoBackendAvailable,
-        NotSupported,
-        Unavailable,
-    )
-    from mailtriage.core.projectconfig import ConfigError
-
     try:
         if args.command == "sources":
             return cmd_sources(args)
@@ -570,29 +460,21 @@ def _dispatch(argv: list[str]) -> int:
             return cmd_mail(args)
         if args.command == "list":
             return cmd_list(args)
-        if args.command in ("import", "sync", "publish", "poll", "sweep"):
-            from mailtriage.cli import flows
-
-            return flows.run(args, sys.modules[__name__])
+        if args.command in flows.COMMANDS:
+            return flows.run(args)
         return cmd_app(args)
-    except UsageError as exc:
-        _err(str(exc))
-        return EXIT_USAGE
-    except ConfigError as exc:
-        _err(f"configuration error: {exc}")
-        return EXIT_USAGE
-    except NotSupported as exc:
-        _err(str(exc))
-        return EXIT_DECLINED
-    except NoBackendAvailable as exc:
-        _err(str(exc))
-        return EXIT_BACKEND if exc.some_unavailable else EXIT_DECLINED
-    except MandatoryBackendUnavailable as exc:
-        _err(str(exc))
-        return EXIT_BACKEND
-    except (Unavailable, BackendFailure, MailError) as exc:
-        _err(str(exc))
-        return EXIT_BACKEND
+    except handled(MAIN) as exc:
+        _err(_message(exc))
+        return exit_code(exc, MAIN)
+
+
+def _message(error: BaseException) -> str:
+    """What the user reads for an error the command line expects (the exit code says the rest)."""
+    if isinstance(error, ConfigError):
+        return f"configuration error: {error}"
+    if isinstance(error, TrackerError):
+        return f"tracker: {error}"
+    return str(error)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -602,7 +484,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (e.g. `| head`): not an error of ours; silence the flush at exit.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_OK
+        return ExitCode.OK
 
 
 if __name__ == "__main__":  # pragma: no cover

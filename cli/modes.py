@@ -20,7 +20,12 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-EXIT_OK, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_FAILED = 0, 2, 3, 4
+import mailtriage.application as application
+from mailtriage.application.errors import ConfigError
+from mailtriage.cli.exit_codes import ExitCode, exit_code, handled, modes_table
+from mailtriage.core.paths import private_dir
+from mailtriage.core.secrets import scrub, scrub_json
+from mailtriage.core.settings import config_dir
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,9 +63,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _config(args: argparse.Namespace):
-    from mailtriage.core.settings import config_dir
-    from mailtriage.modes.config import load_config
-
     path = args.config
     if path is None:
         default = config_dir() / "modes.toml"
@@ -72,68 +74,53 @@ def _config(args: argparse.Namespace):
         overrides["domain"] = args.domain
     if args.database:
         overrides["database"] = str(args.database)
-    config = load_config(path, overrides=overrides)
-    from mailtriage.core.paths import private_dir
-
+    config = application.load_modes_config(path, overrides=overrides)
     private_dir(Path(config.database).parent)  # the thread record: never in a folder others can write
     return config
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from mailtriage.core.projectconfig import ConfigError
-    from mailtriage.modes.store import StoreError
-
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    table = modes_table()
     try:
         config = _config(args)
         if args.command == "serve":
             return _serve(args, config)
         if args.command == "token":
-            from mailtriage.modes.config import endpoint_token
-
             # Printed only on this explicit request, to stdout, for the operator to hand on.
-            sys.stdout.write(endpoint_token(config)[0] + "\n")
-            return EXIT_OK
-        from mailtriage.modes.store import Store
-
-        store = Store(config.database)
+            sys.stdout.write(application.endpoint_token(config)[0] + "\n")
+            return ExitCode.OK
+        store = application.Store(config.database)
         try:
             if args.command == "cases":
                 _emit([{"address": c.address, "key": c.key, "role": c.role, "participant": c.participant,
                         "handoffs": [{"handoff_id": h.handoff_id, "mode": h.mode, "status": h.status}
                                      for h in store.handoffs(c.key)]} for c in store.cases()])
-                return EXIT_OK
+                return ExitCode.OK
             case = store.find_case(args.case)
             if case is None:
                 _err(f"no case {args.case!r} in {config.database}")
-                return EXIT_NOT_FOUND
+                return ExitCode.DECLINED
             _emit(store.thread(case.key))
-            return EXIT_OK
+            return ExitCode.OK
         finally:
             store.close()
-    except ConfigError as exc:
-        _err(f"configuration error: {exc}")
-        return EXIT_USAGE
-    except StoreError as exc:
-        _err(str(exc))
-        return EXIT_FAILED
+    except handled(table) as exc:
+        _err(f"configuration error: {exc}" if isinstance(exc, ConfigError) else str(exc))
+        return exit_code(exc, table)
 
 
 def _serve(args: argparse.Namespace, config) -> int:
-    from mailtriage.core.projectconfig import ConfigError
-    from mailtriage.modes.server import ModesServer, serve_forever
-
+    ModesServer = application.ModesServer
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="mailtriage modes: %(message)s")
     server = ModesServer(config, host=args.host, port=args.port)
 
     def ready(s: ModesServer) -> None:
-        from mailtriage.modes.config import token_hint
-
         sys.stderr.write(f"mailtriage modes: serving {s.url} (domain {config.domain}, default role {config.role}, "
                          f"record {config.database})\n")
         made = "a new endpoint token was made and kept in the keyring; " if s.token_generated else ""
-        sys.stderr.write(f"mailtriage modes: {made}{token_hint(config)}\n")
+        sys.stderr.write(f"mailtriage modes: {made}{application.token_hint(config)}\n")
         sys.stderr.flush()
 
     async def run() -> None:
@@ -144,7 +131,7 @@ def _serve(args: argparse.Namespace, config) -> int:
                 loop.add_signal_handler(sig, task.cancel)  # type: ignore[union-attr]
             except (NotImplementedError, RuntimeError):
                 pass
-        await serve_forever(server, ready)
+        await application.serve_forever(server, ready)
 
     try:
         asyncio.run(run())
@@ -154,22 +141,18 @@ def _serve(args: argparse.Namespace, config) -> int:
         pass
     except ConfigError as exc:
         _err(f"configuration error: {exc}")
-        return EXIT_USAGE
+        return exit_code(exc, modes_table())
     except OSError as exc:
         _err(f"cannot serve on {args.host or config.host}:{config.port if args.port is None else args.port}: {exc}")
-        return EXIT_FAILED
-    return EXIT_OK
+        return ExitCode.FAILED
+    return ExitCode.OK
 
 
 def _emit(doc) -> None:
-    from mailtriage.core.secrets import scrub, scrub_json
-
     sys.stdout.write(scrub(json.dumps(scrub_json(doc), indent=2, ensure_ascii=False)) + "\n")
 
 
 def _err(text: str) -> None:
-    from mailtriage.core.secrets import scrub
-
     sys.stderr.write(f"mailtriage modes: {scrub(text)}\n")
 
 

@@ -6,8 +6,8 @@ titles, values and messages arrive through ``--*-file`` (``-`` is stdin); ``--ti
 one validated line. Mount it with :func:`register` under a parent parser, or call
 :func:`main` with the arguments after ``tracker``.
 
-Start-up stays small: only argparse and json load here; the chosen backend module is
-imported when the command runs.
+Start-up stays small: the tracker contract and the chosen backend module load when the
+command runs (``mailtriage.application`` loads names on first use).
 """
 
 from __future__ import annotations
@@ -17,20 +17,13 @@ import os
 import sys
 from typing import Any, Sequence
 
+import mailtriage.application as application
+from mailtriage.application import CLOSE_REASONS, REFUSED_OPS, STATES
+from mailtriage.application.errors import ConfigError, Refused, SecretMissing, TrackerError
+from mailtriage.application.errors import TrackerUsageError as UsageError
+from mailtriage.cli.exit_codes import TRACKER, ExitCode, exit_code
 from mailtriage.core.inert import json_dumps, terminal_text
-from mailtriage.trackers.contract import (
-    CLOSE_REASONS,
-    EXIT_NOT_FOUND,
-    EXIT_REFUSED,
-    EXIT_USAGE,
-    REFUSED_OPS,
-    STATES,
-    EditRequest,
-    Refused,
-    TrackerError,
-    UsageError,
-    refused_op,
-)
+from mailtriage.core.secrets import scrub
 
 PROG = "mailtriage tracker"
 
@@ -201,7 +194,7 @@ class _Inputs:
             with open(path, "rb") as fh:
                 return fh.read()
         except OSError as exc:
-            raise UsageError(f"{flag} {path}: {exc.strerror}") from None
+            raise UsageError(f"{flag} {path}: {exc.strerror}") from exc
 
     def read_text(self, path: str | None, flag: str) -> str | None:
         if path is None:
@@ -210,7 +203,7 @@ class _Inputs:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise UsageError(f"{flag}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+            raise UsageError(f"{flag}: not UTF-8 ({exc.reason} at byte {exc.start})") from exc
         return text[1:] if text.startswith("\ufeff") else text
 
     def read_title(self, title: str | None, title_file: str | None) -> str | None:
@@ -232,16 +225,13 @@ def _project_dir(args: argparse.Namespace) -> str:
 
 
 def _open(args: argparse.Namespace):
-    from mailtriage.core.projectconfig import load_project
-    from mailtriage.trackers.registry import open_tracker
-
-    return open_tracker(load_project(_project_dir(args)))
+    return application.open_tracker(application.load_project(_project_dir(args)))
 
 
 def _dispatch(args: argparse.Namespace, inputs: _Inputs, out: Any, err: Any) -> int:
     command = args.tracker_command
     if command in REFUSED_OPS or command.startswith("board-"):
-        raise refused_op(command, _platform_name(args))
+        raise application.refused_op(command, _platform_name(args))
     tracker = _open(args)
     try:
         return _run_command(tracker, command, args, inputs, out, err)
@@ -254,9 +244,7 @@ def _dispatch(args: argparse.Namespace, inputs: _Inputs, out: Any, err: Any) -> 
 
 def _platform_name(args: argparse.Namespace) -> str:
     try:
-        from mailtriage.core.projectconfig import load_project
-
-        return str(load_project(_project_dir(args)).get("tracker.platform") or "github")
+        return str(application.load_project(_project_dir(args)).get("tracker.platform") or "github")
     except Exception:
         return "configured"
 
@@ -279,7 +267,7 @@ def _run_command(tracker: Any, command: str, args: argparse.Namespace, inputs: _
         body = inputs.read_text(args.body_file, "--body-file")
         result = tracker.create(title, body or "", args.label)
     elif command == "edit":
-        change = EditRequest(
+        change = application.EditRequest(
             add_labels=args.add_label, remove_labels=args.remove_label, add_assignees=args.add_assignee,
             remove_assignees=args.remove_assignee, milestone=args.milestone, clear_milestone=args.clear_milestone,
             title=inputs.read_title(args.title, args.title_file),
@@ -316,9 +304,9 @@ def _run_command(tracker: Any, command: str, args: argparse.Namespace, inputs: _
     elif command == "doctor":
         result = tracker.doctor()
         _print(result, out)
-        return 0 if result.get("ok") else EXIT_REFUSED
+        return ExitCode.OK if result.get("ok") else ExitCode.FAILED
     elif command in ("init", "detect"):
-        if not hasattr(tracker, command):
+        if not tracker.features.set_up_locally:
             raise Refused(f"{command} is local-files only; the {tracker.kind} tracker is set up on its server")
         if command == "init":
             result = tracker.init(args.prefix, digits=args.digits, access_restricted=args.access_restricted)
@@ -343,33 +331,29 @@ def run_args(args: argparse.Namespace, *, stdin: Any = None, stdout: Any = None,
     command = getattr(args, "tracker_command", "?")
     try:
         return _dispatch(args, inputs, out, err)
-    except TrackerError as exc:
-        if exc.partial is not None:
-            _print(exc.partial, out)
-        print(terminal_text(f"{PROG} {command}: {_scrub(exc.message)}"), file=err)
-        return exc.exit_code
-    except Exception as exc:  # config, keyring and anything unforeseen: a message, never a traceback
-        from mailtriage.core.projectconfig import ConfigError
-
-        if isinstance(exc, ConfigError):
-            print(terminal_text(f"{PROG} {command}: {exc}"), file=err)
-            return EXIT_NOT_FOUND if exc.key == "project.md" else EXIT_USAGE
-        from mailtriage.core.secrets import SecretMissing
-
-        if isinstance(exc, SecretMissing):
-            print(terminal_text(f"{PROG} {command}: {exc} (store it with keyring first)"), file=err)
-            return 5
-        if os.environ.get("MAILTRIAGE_DEBUG"):
+    except Exception as exc:  # config, keyring and anything unforeseen too: a message, never a traceback
+        if not isinstance(exc, _EXPECTED) and os.environ.get("MAILTRIAGE_DEBUG"):
             raise
-        print(terminal_text(f"{PROG} {command}: unexpected {type(exc).__name__}: {_scrub(exc)}"), file=err)
-        return 5
+        if isinstance(exc, TrackerError) and exc.partial is not None:
+            _print(exc.partial, out)
+        print(terminal_text(f"{PROG} {command}: {_message(exc)}"), file=err)
+        return exit_code(exc, TRACKER)
 
 
-def _scrub(text: Any) -> str:
-    """Library errors (HTTP, keyring) may quote a token: none of the session's secrets is printed."""
-    from mailtriage.core.secrets import scrub
+# Errors the tracker CLI explains by their message; anything else is "unexpected".
+_EXPECTED = (TrackerError, ConfigError, SecretMissing)
 
-    return scrub(text)
+
+def _message(error: BaseException) -> str:
+    """The message for ``error``; library errors (HTTP, keyring) may quote a token: none of the
+    session's secrets is printed."""
+    if isinstance(error, TrackerError):
+        return scrub(error.message)
+    if isinstance(error, ConfigError):
+        return str(error)
+    if isinstance(error, SecretMissing):
+        return f"{error} (store it with keyring first)"
+    return f"unexpected {type(error).__name__}: {scrub(error)}"
 
 
 def main(argv: Sequence[str] | None = None, *, stdin: Any = None, stdout: Any = None, stderr: Any = None) -> int:
@@ -389,7 +373,7 @@ def main(argv: Sequence[str] | None = None, *, stdin: Any = None, stdout: Any = 
         args = parser.parse_args(argv)
     except _UsageExit as exc:
         print(terminal_text(exc), file=err)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
     finally:

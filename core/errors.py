@@ -1,5 +1,29 @@
-"""Errors shared below the backend and tracker layers."""
+"""The configuration errors, shared by every layer.
 
-from mailtriage.core.projectconfig import ConfigError
+They live apart from the configuration reader so that a front end can name them (to
+explain them, or to choose an exit code) without loading the reader and its YAML parser.
+"""
 
-__all__ = ["ConfigError"]
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["ConfigError", "ProjectFileError"]
+
+
+class ConfigError(Exception):
+    """A configuration problem, always naming the file, the key and what is valid."""
+
+    def __init__(self, file: Path | str, key: str, problem: str, valid: str | None = None) -> None:
+        self.file = str(file)
+        self.key = key
+        self.problem = problem
+        self.valid = valid
+        text = f"{self.file}: {key}: {problem}"
+        if valid:
+            text += f" (valid: {valid})"
+        super().__init__(text)
+
+
+class ProjectFileError(ConfigError):
+    """project.md itself cannot be read: missing, or not UTF-8 text."""

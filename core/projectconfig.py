@@ -18,10 +18,15 @@ shipped in ``core/orgs/``) → framework default. For each key the first layer t
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
+
+import yaml
+
+from mailtriage.core.errors import ConfigError, ProjectFileError  # noqa: F401  (importable from here too)
 
 PROJECT_FILE = "project.md"
 ORG_DIR = Path(__file__).with_name("orgs")
@@ -42,20 +47,6 @@ FRAMEWORK_DEFAULTS: dict[str, Any] = {
     "import": {"since_days": 30},
     "alerts": {"poll_seconds": 120},
 }
-
-
-class ConfigError(Exception):
-    """A configuration problem, always naming the file, the key and what is valid."""
-
-    def __init__(self, file: Path | str, key: str, problem: str, valid: str | None = None) -> None:
-        self.file = str(file)
-        self.key = key
-        self.problem = problem
-        self.valid = valid
-        text = f"{self.file}: {key}: {problem}"
-        if valid:
-            text += f" (valid: {valid})"
-        super().__init__(text)
 
 
 class _Absent:
@@ -281,8 +272,6 @@ MAX_CONFIG_DEPTH = 32
 
 
 def _safe_loader():
-    import yaml
-
     class Loader(yaml.SafeLoader):
         def compose_node(self, parent, index):  # type: ignore[override]
             if self.check_event(yaml.AliasEvent):
@@ -304,8 +293,6 @@ def _safe_loader():
 
 def safe_yaml(text: str):
     """``yaml.safe_load`` without aliases and with capped nesting (raises yaml.YAMLError)."""
-    import yaml
-
     loader = _safe_loader()(text)
     try:
         return loader.get_single_data()
@@ -314,8 +301,6 @@ def safe_yaml(text: str):
 
 
 def parse_config_block(lines: list[str], start: int, end: int, file: Path) -> dict[str, Any]:
-    import yaml
-
     i = start
     while i < end:
         m = _FENCE.match(lines[i])
@@ -377,8 +362,6 @@ def _seconds(v: Any) -> bool:
 
 
 def _since(v: Any) -> bool:
-    import datetime as dt
-
     return v is None or isinstance(v, (str, dt.date))
 
 
@@ -484,11 +467,12 @@ def load_project(directory: Path | str) -> ProjectConfig:
     directory = Path(directory).expanduser()
     file = directory / PROJECT_FILE
     if not file.is_file():
-        raise ConfigError(file, "project.md", "file not found", "a folder holding project.md")
+        raise ProjectFileError(file, "project.md", "file not found", "a folder holding project.md")
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(file, "project.md", f"not UTF-8 ({exc.reason} at byte {exc.start})", "UTF-8 text") from None
+        raise ProjectFileError(file, "project.md", f"not UTF-8 ({exc.reason} at byte {exc.start})",
+                               "UTF-8 text") from exc
     lines = text.splitlines()
     title = next((m.group(2) for m in map(_HEADING.match, lines) if m and len(m.group(1)) == 1), directory.name)
     sources: list[MailSourceEntry] = []

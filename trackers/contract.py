@@ -1,39 +1,45 @@
-"""The tracker contract: operations, errors with their exit codes, and the guards every backend shares.
+"""The tracker contract: operations, errors, and the guards every backend shares.
 
 A tracker backend (local-files, github, jira) subclasses :class:`Tracker` and fills in the
-``_do_*`` hooks. The public methods here are the contract operations of
-``specs/tracker-backend-contract.md``; they validate their input and apply the guards that
-hold for every backend *before* a hook runs:
+``_do_*`` hooks. The public methods here are the operations every tracker offers (view,
+list, create, edit, fields, comments, close/reopen, the status rollup, attachments); they
+validate their input and apply the guards that hold for every backend *before* a hook runs:
 
 * titles are one validated line; rollup actions and users are one line;
 * labels, milestones, assignees and close reasons must be values the project declares
   (:class:`Policy`); a backend never invents a label;
 * ``field-get`` / ``field-set`` address ``### Heading`` sections (``fields.py``), and the status
-  rollup keeps the exact format of DESIGN.md (``rollup.py``).
+  rollup keeps its one exact format, entry by entry (``rollup.py``).
 
 Each public method returns the JSON-ready ``dict`` (or ``list``) the CLI prints. Errors are
-:class:`TrackerError` subclasses whose ``exit_code`` is the spec's: 2 usage, 3 not found,
-4 refused, 5 backend error.
+:class:`TrackerError` subclasses: a usage error, not found, refused by a guard, a backend
+failure. They say what went wrong; the command line decides the exit code by their type.
 
 This module imports nothing from Textual, ``mailtriage.tui`` or ``mailtriage.backends``.
 """
 
 from __future__ import annotations
 
+import getpass
+import random
 import re
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any, Callable, ClassVar, Iterable, Iterator, Sequence
 
+from mailtriage.core.errors import ConfigError
 from mailtriage.trackers import fields as fieldsmod
 from mailtriage.trackers import rollup as rollupmod
-
-EXIT_OK = 0
-EXIT_USAGE = 2
-EXIT_NOT_FOUND = 3
-EXIT_REFUSED = 4
-EXIT_BACKEND = 5
+from mailtriage.trackers.errors import (  # noqa: F401  (the contract's errors, importable from here too)
+    BackendError,
+    MalformedIssue,
+    NotFound,
+    Refused,
+    TrackerError,
+    UsageError,
+)
 
 STATES = ("open", "closed", "all")
 CLOSE_REASONS = ("completed", "not-planned")
@@ -52,57 +58,6 @@ REFUSED_OPS: dict[str, str] = {
 
 
 # -- errors ---------------------------------------------------------------------------
-
-
-class TrackerError(Exception):
-    """Root of every tracker error; ``exit_code`` is what the CLI exits with.
-
-    ``partial`` optionally carries a JSON-ready result of work that did happen before the
-    failure (e.g. a commit made before a push failed), which the CLI prints on stdout.
-    """
-
-    exit_code = EXIT_BACKEND
-
-    def __init__(self, message: str, *, partial: Any = None) -> None:
-        self.message = message
-        self.partial = partial
-        super().__init__(message)
-
-
-class UsageError(TrackerError):
-    """Bad arguments: a malformed title, an unknown state, an unreadable --*-file (exit 2)."""
-
-    exit_code = EXIT_USAGE
-
-
-class NotFound(TrackerError):
-    """No such tracker, issue or section (exit 3)."""
-
-    exit_code = EXIT_NOT_FOUND
-
-
-class Refused(TrackerError):
-    """A guard said no: undeclared value, tracker not shown access-restricted, amend mismatch,
-    an ID escaping the tracker, an operation with no counterpart (exit 4)."""
-
-    exit_code = EXIT_REFUSED
-
-
-class BackendError(TrackerError):
-    """I/O, HTTP or VCS failure (exit 5)."""
-
-    exit_code = EXIT_BACKEND
-
-
-class MalformedIssue(TrackerError):
-    """One issue's stored form cannot be read; reported for that issue, the rest keeps working."""
-
-    exit_code = EXIT_BACKEND
-
-    def __init__(self, where: str, problem: str) -> None:
-        self.where = where
-        self.problem = problem
-        super().__init__(f"{where}: {problem}")
 
 
 class LostUpdate(Exception):
@@ -234,8 +189,6 @@ class Policy:
 
         Raises ConfigError (from core.projectconfig) naming the key when a value is not a list.
         """
-        from mailtriage.core.projectconfig import ConfigError
-
         def names(key: str) -> tuple[str, ...] | None:
             value = config.get(key)
             if value is None:
@@ -365,6 +318,9 @@ class TrackerFeatures:
     #: The server's search lags behind writes (GitHub's by up to a minute): a lookup must
     #: also read the most recently updated issues.
     search_lags: bool = True
+    #: The tracker is set up where it is kept: ``init`` lays out its folder and ``detect``
+    #: infers the format of an existing one. False: it is set up on its server.
+    set_up_locally: bool = False
 
 
 class Tracker:
@@ -534,9 +490,6 @@ class Tracker:
     def _rollup_write(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
         if not self.verify_rollup_writes:
             return self._mutate_rollup(issue_id, change)
-        import random
-        import time
-
         mine: rollupmod.Entry | None = None
         need = 0
         result: dict = {}
@@ -607,8 +560,6 @@ class Tracker:
 
     def default_user(self) -> str:
         """Who a rollup entry names when --user is not given."""
-        import getpass
-
         return getpass.getuser()
 
     def close_backend(self) -> None:
@@ -683,7 +634,7 @@ def _check_entry_body(body: str) -> None:
 
 @contextmanager
 def _rollup_errors(issue_id: str) -> Iterator[None]:
-    """Rollup problems as contract errors: a mismatch or nothing to amend is a refusal (exit 4)."""
+    """Rollup problems as contract errors: a mismatch or nothing to amend is a refusal."""
     try:
         yield
     except (rollupmod.ActionMismatch, rollupmod.NoEntry) as exc:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mailtriage.core.errors import ConfigError
 from mailtriage.trackers.contract import Policy, Tracker
 
 PLATFORMS = ("github", "local-files", "jira")
@@ -23,11 +24,10 @@ PLATFORMS = ("github", "local-files", "jira")
 
 def open_tracker(config: Any) -> Tracker:
     """Build the project's tracker. Raises ConfigError naming the file and key."""
-    from mailtriage.core.projectconfig import ConfigError
-
     platform = str(config.get("tracker.platform") or "github")
     policy = Policy.from_config(config)
     if platform == "local-files":
+        # Lazy, one platform each: only the chosen backend loads (httpx only for github and jira).
         from mailtriage.trackers.localfiles import LocalFilesTracker
 
         path = config.get("tracker.local.path")

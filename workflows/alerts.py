@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -36,6 +37,8 @@ from typing import Any, Callable
 
 from mailtriage.backends.contract import Op, ThreadId, ThreadSummary
 from mailtriage.backends.registry import SourceSet
+from mailtriage.core import paths, settings
+from mailtriage.core.errors import ConfigError
 from mailtriage.workflows.linking import iso_utc, parse_iso
 
 DEFAULT_POLL_SECONDS = 120.0
@@ -58,8 +61,6 @@ def poll_seconds(config) -> float:
     """``alerts.poll_seconds`` from project.md (default 120). Raises ConfigError when invalid."""
     value = config.get("alerts.poll_seconds", DEFAULT_POLL_SECONDS)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1:
-        from mailtriage.core.projectconfig import ConfigError
-
         raise ConfigError(config.file, "alerts.poll_seconds", f"must be a number of seconds (at least 1), not {value!r}",
                           "e.g. 120")
     return float(value)
@@ -74,10 +75,8 @@ class CursorStore:
 
     @classmethod
     def for_list(cls, config, list_name: str | None) -> "CursorStore":
-        from mailtriage.core.settings import data_dir
-
         key = hashlib.sha256(f"{Path(config.file).resolve()}\n{list_name or ''}".encode()).hexdigest()[:20]
-        return cls(data_dir() / "alerts" / f"{key}.json")
+        return cls(settings.data_dir() / "alerts" / f"{key}.json")
 
     def load(self) -> dict | None:
         try:
@@ -93,9 +92,7 @@ class CursorStore:
         return data
 
     def save(self, cursor: dict) -> None:
-        from mailtriage.core.paths import private_dir
-
-        private_dir(self.path.parent)
+        paths.private_dir(self.path.parent)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(cursor, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(tmp, self.path)
@@ -338,8 +335,6 @@ class NewReportPoller:
 
 
 def _monotonic() -> float:
-    import time
-
     return time.monotonic()
 
 

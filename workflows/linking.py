@@ -30,6 +30,7 @@ from mailtriage.backends.errors import NoBackendAvailable
 from mailtriage.backends.registry import Dispatch, SourceSet
 from mailtriage.trackers import rollup as rollupmod
 from mailtriage.trackers.contract import NotFound, Tracker
+from mailtriage.workflows.threadindex import for_root
 
 THREAD_FIELD = "Security mailing list thread"
 DEFAULT_FIELDS = (THREAD_FIELD, "Reporter", "Received", "Affected versions")
@@ -166,8 +167,6 @@ def _same_link(value: str | None, key: str) -> bool:
 
 def _find_in_index(tracker: Tracker, key: str, thread_id: ThreadId | None) -> str | None:
     """find_issue_for_thread's checks, on the candidates of the thread index only."""
-    from mailtriage.workflows.threadindex import for_root
-
     if not tracker.root.is_dir():
         tracker.list(state="all", limit=1)  # the tracker's own error for a missing folder
     candidates = for_root(tracker.root).candidates(key, thread_id)

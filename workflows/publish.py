@@ -23,6 +23,7 @@ import re
 import textwrap
 from pathlib import Path
 
+from mailtriage.core.errors import ConfigError
 from mailtriage.trackers import vcs
 from mailtriage.trackers.contract import Tracker
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
@@ -47,8 +48,6 @@ def attribution(config) -> list[str]:
         return [value.strip()]
     if isinstance(value, list):
         return [str(v).strip() for v in value if str(v).strip()]
-    from mailtriage.core.projectconfig import ConfigError
-
     raise ConfigError(config.file, "tracker.commit_attribution", "must be a trailer line or a list of them",
                       "e.g. \"Generated-by: mailtriage\"")
 

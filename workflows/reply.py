@@ -184,8 +184,8 @@ def propose_reply(
 def _thread_problem(backend, thread: Thread, target: Message) -> str | None:
     """Why ``backend`` cannot draft a reply on ``thread`` (None when it can).
 
-    The backend resolves the thread reference to its own thread (DESIGN.md: thread
-    identity across backends); a Message-ID backend must also hold the thread's root or
+    The backend resolves the thread reference to its own thread (a thread keeps its
+    identity across backends through its root Message-ID); a Message-ID backend must also hold the thread's root or
     the message answered, or the draft could not be threaded.
     """
     try:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from mailtriage.backends.contract import Thread, reply_subject
 from mailtriage.backends.security_cc import resolve_security_cc
+from mailtriage.core import settings
 from mailtriage.workflows.text import one_line
 
 DEFAULT_RECEIPT = (
@@ -43,9 +44,7 @@ def sender_name_default() -> str:
     """The triager's name when the caller gives none: ``name`` in the user settings,
     else the login name."""
     try:
-        from mailtriage.core.settings import load_settings
-
-        name = load_settings().data.get("name")
+        name = settings.load_settings().data.get("name")
         if isinstance(name, str) and name.strip():
             return one_line(name, 120)
     except Exception:  # unreadable settings never stop a proposal; the login name stands in

@@ -23,6 +23,9 @@ import re
 import threading
 from pathlib import Path
 
+from mailtriage.backends.contract import ThreadId
+from mailtriage.core import settings
+
 _ISSUE_FILE = re.compile(r"^([A-Z][A-Z0-9]*-\d+)\.md$")
 _THREAD_LINE = re.compile(r"^Thread: `([^`\s]+)`\s*$", re.MULTILINE)
 VERSION = 2  # 2: thread keys without the root Message-ID
@@ -43,8 +46,6 @@ def normalise(line: str) -> str:
 def thread_key(thread_id: object) -> str:
     """The index key of a thread reference: shape and value, without the root Message-ID (a
     rollup line may carry it where a lookup does not, and the other way round)."""
-    from mailtriage.backends.contract import ThreadId
-
     if not isinstance(thread_id, ThreadId):
         try:
             thread_id = ThreadId.parse(str(thread_id))
@@ -156,10 +157,8 @@ def for_root(root: Path) -> ThreadIndex:
         index = _cache.get(root)
         if index is None:
             try:
-                from mailtriage.core.settings import data_dir
-
                 digest = hashlib.sha256(str(root).encode()).hexdigest()[:20]
-                path: Path | None = data_dir() / "tracker-threads" / f"{digest}.json"
+                path: Path | None = settings.data_dir() / "tracker-threads" / f"{digest}.json"
             except Exception:  # no data dir: an in-memory index only
                 path = None
             index = _cache[root] = ThreadIndex(root, path)

@@ -29,3 +29,9 @@ def test_only_the_working_copy_tracker_publishes_and_keeps_issue_files():
     for server in (GitHubTracker, JiraTracker):
         assert not server.features.publishes_changes and not server.features.local_issue_files
         assert server.features.search_lags
+
+
+def test_a_tracker_set_up_locally_has_init_and_detect():
+    for cls in (LocalFilesTracker, GitHubTracker, JiraTracker):
+        assert cls.features.set_up_locally == (callable(getattr(cls, "init", None))
+                                               and callable(getattr(cls, "detect", None))), cls

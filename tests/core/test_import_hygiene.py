@@ -1,4 +1,9 @@
-"""The dependency direction of DESIGN.md, enforced on the source text and at run time."""
+"""The dependency direction of the layers, enforced on the source text and at run time.
+
+The same rules, and the front ends' own, are declared for import-linter in ``.importlinter``
+(tests/core/test_import_contracts.py); this scan needs nothing installed and also reads
+imports inside functions.
+"""
 
 import ast
 import subprocess
@@ -23,11 +28,17 @@ def imported_modules(folder: str, root: Path = ROOT) -> list[tuple[str, str]]:
 
 
 FORBIDDEN = {
-    "backends": ("textual", "rich", "mailtriage.tui", "mailtriage.workflows", "mailtriage.cli", "mailtriage.trackers"),
-    "trackers": ("textual", "rich", "mailtriage.tui", "mailtriage.backends", "mailtriage.workflows", "mailtriage.cli"),
-    "core": ("textual", "rich", "mailtriage.tui", "mailtriage.backends", "mailtriage.trackers", "mailtriage.workflows"),
-    "workflows": ("textual", "rich", "mailtriage.tui"),
-    "modes": ("textual", "rich", "mailtriage.tui", "mailtriage.workflows", "mailtriage.cli", "mailtriage.trackers"),
+    "backends": ("textual", "rich", "mailtriage.tui", "mailtriage.workflows", "mailtriage.cli", "mailtriage.trackers",
+                 "mailtriage.application"),
+    "trackers": ("textual", "rich", "mailtriage.tui", "mailtriage.backends", "mailtriage.workflows", "mailtriage.cli",
+                 "mailtriage.application"),
+    "core": ("textual", "rich", "mailtriage.tui", "mailtriage.backends", "mailtriage.trackers", "mailtriage.workflows",
+             "mailtriage.application", "mailtriage.cli"),
+    "workflows": ("textual", "rich", "mailtriage.tui", "mailtriage.cli", "mailtriage.application"),
+    "application": ("textual", "rich", "mailtriage.tui", "mailtriage.cli"),
+    "cli": ("mailtriage.backends", "mailtriage.trackers", "mailtriage.workflows"),
+    "modes": ("textual", "rich", "mailtriage.tui", "mailtriage.workflows", "mailtriage.cli", "mailtriage.trackers",
+              "mailtriage.application"),
 }
 
 

@@ -1,0 +1,227 @@
+"""One object per triage flow: each builds its proposal and writes nothing.
+
+A flow wraps the functions of ``mailtriage.workflows`` with what a front end has at hand
+(the open :class:`~mailtriage.application.project.Project`, a tracker, a mailbox) and
+returns a :class:`~mailtriage.workflows.proposals.Proposal`. The front end shows it, asks
+for confirmation and applies it; a new flow is a class here and a command or pane there.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from mailtriage.application.errors import UsageError
+from mailtriage.application.project import Project
+from mailtriage.backends.contract import Thread, ThreadId
+from mailtriage.backends.mailbox_contract import MailHeader
+from mailtriage.backends.registry import SourceSet
+from mailtriage.backends.security_cc import configured_address
+from mailtriage.core.projectconfig import ConfigError, ProjectConfig, load_project
+from mailtriage.trackers.contract import Tracker
+from mailtriage.workflows import sweep as sweep_flow
+from mailtriage.workflows.alerts import NewReportPoller, PollOutcome, poll_seconds, run_poll_loop
+from mailtriage.workflows.importer import propose_import
+from mailtriage.workflows.organize import propose_organize
+from mailtriage.workflows.proposals import Proposal
+from mailtriage.workflows.publish import propose_publish
+from mailtriage.workflows.reply import propose_reply
+from mailtriage.workflows.sync import Picks, collect_sync, propose_sync
+
+
+class ImportFlow:
+    """A report imported: tracker issue, Import rollup entry and receipt draft."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+
+    def propose(self, thread_id: ThreadId, *, thread: Thread | None = None,
+                sender_name: str | None = None) -> Proposal:
+        """``thread`` may be given when the caller already read it."""
+        tracker = self.project.open_tracker()
+        return propose_import(self.project.sources, tracker, thread_id, thread=thread, sender_name=sender_name)
+
+
+class ReplyFlow:
+    """A reply draft on a thread, security CC resolved."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+
+    def propose(self, thread: Thread, body: str, *, allow_second_draft: bool = False) -> Proposal:
+        return propose_reply(self.project.sources, thread, body, allow_second_draft=allow_second_draft)
+
+
+class SyncFlow:
+    """Sync rollup entries for tracker issues whose threads have new mail, with the label
+    and state changes the user picked."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.picks: dict[str, Picks] = {}
+
+    def pick(self, issue: str) -> Picks:
+        """The picks of ``issue`` under its canonical id (3, SEC-3 and SEC-0003 name one issue)."""
+        canonical = self.project.open_tracker().view(issue)["id"]
+        return self.picks.setdefault(canonical, Picks())
+
+    def propose(self, issue_ids: Sequence[str] | None = None) -> Proposal:
+        """For ``issue_ids`` (all open issues linked to threads when None); picked issues take
+        part even when they are closed (a reopen, say)."""
+        tracker = self.project.open_tracker()
+        ids = list(dict.fromkeys(issue_ids or [])) or None
+        if ids is None and self.picks:
+            open_ids = [i["id"] for i in tracker.list(state="open").items]
+            ids = list(dict.fromkeys(open_ids + list(self.picks)))
+        items = collect_sync(self.project.sources, tracker, ids)
+        return propose_sync(tracker, items, self.picks)
+
+
+class PublishFlow:
+    """The review of a tracker that keeps changes to publish (a local-files tracker)."""
+
+    def __init__(self, tracker: Tracker, config: ProjectConfig) -> None:
+        self.tracker = tracker
+        self.config = config
+
+    @property
+    def offered(self) -> bool:
+        """Whether this tracker has changes to publish at all (declared by the tracker)."""
+        return self.tracker.features.publishes_changes
+
+    def why_not_offered(self) -> str:
+        return f"the {self.tracker.kind} tracker writes straight to the server"
+
+    def needs_publish(self) -> bool:
+        return self.offered and bool(self.tracker.pending().get("needs_publish"))
+
+    def propose(self, message: str | None = None) -> Proposal:
+        return propose_publish(self.tracker, self.config, message=message)
+
+
+class OrganizeFlow:
+    """Flag or move messages of a personal mailbox."""
+
+    def __init__(self, mailbox: Any) -> None:
+        self.mailbox = mailbox
+
+    def propose(self, headers: Sequence[MailHeader], action: str) -> Proposal:
+        box = self.mailbox
+        folders = box.list_folders() if action in ("archive", "trash") else ()
+        access = str(getattr(getattr(box, "account", None), "access", "read"))
+        return propose_organize(box, headers, action, access=access, folders=folders)
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """A checked sweep request (see :meth:`SweepFlow.request`)."""
+
+    source: Any
+    cursor: datetime
+    entry: str
+    cap: int | None
+    ack_keyword: str
+    closeout_keyword: str
+
+
+class SweepFlow:
+    """The read-only feedback sweep of one mailbox or archive since a cursor."""
+
+    DEFAULT_ACK_KEYWORD = sweep_flow.DEFAULT_ACK_KEYWORD
+    DEFAULT_CLOSEOUT_KEYWORD = sweep_flow.DEFAULT_CLOSEOUT_KEYWORD
+
+    @staticmethod
+    def request(source: str, cursor: str, entry: str, *, cap: int | None = None, ack_keyword: str | None = None,
+                closeout_keyword: str | None = None) -> SweepRequest:
+        """Read the sweep's inputs.
+
+        Raises:
+            UsageError: a source, cursor, keyword, cap or entry that cannot be used.
+        """
+        try:
+            parsed = sweep_flow.parse_source(source)
+            when = sweep_flow.parse_cursor(cursor)
+            ack = sweep_flow.check_keyword(ack_keyword or sweep_flow.DEFAULT_ACK_KEYWORD, "--ack-keyword")
+            closeout = sweep_flow.check_keyword(closeout_keyword or sweep_flow.DEFAULT_CLOSEOUT_KEYWORD,
+                                                "--closeout-keyword")
+            if cap is not None and cap < 1:
+                raise sweep_flow.SourceError("--cap must be at least 1")
+            if not entry.strip():
+                raise sweep_flow.SourceError("--entry is empty")
+        except sweep_flow.SourceError as exc:
+            raise UsageError(str(exc)) from exc
+        return SweepRequest(parsed, when, entry.strip(), cap, ack, closeout)
+
+    @staticmethod
+    def internal_domains(directory: Path) -> frozenset[str]:
+        """``sweep.internal_domains`` of project.md when there is one (optional for a sweep).
+
+        Raises:
+            ConfigError: the setting is not a list of domains.
+        """
+        try:
+            config = load_project(directory)
+        except ConfigError:
+            return frozenset()
+        value = config.get("sweep.internal_domains") or []
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list):
+            raise ConfigError(config.file, "sweep.internal_domains", "must be a list of domains", "[example.org]")
+        return frozenset(str(v).strip().lower().lstrip("@") for v in value if str(v).strip())
+
+    @staticmethod
+    def run(request: SweepRequest, internal_domains: frozenset[str] = frozenset()):
+        """Probe the source, then map every message received at or after the cursor; reads only."""
+        return sweep_flow.run_sweep(sweep_flow.open_reader(request.source), entry=request.entry,
+                                    cursor=request.cursor, source=request.source.describe(), cap=request.cap,
+                                    ack_keyword=request.ack_keyword, closeout_keyword=request.closeout_keyword,
+                                    internal_domains=internal_domains)
+
+
+class PollFlow:
+    """New threads on the security list since the last acknowledged poll."""
+
+    def __init__(self, sources: SourceSet, list_name: str | None = None) -> None:
+        self.poller = NewReportPoller(sources, list_name=list_name)
+
+    @classmethod
+    def for_alerts(cls, config: ProjectConfig, context: dict[str, Any] | None = None) -> "PollFlow | None":
+        """A poll of the configured security list with mail sources of its own (it runs beside
+        the front end's), or None when there is no security list."""
+        list_name = configured_address(config.get("security_list"))
+        if not list_name:
+            return None
+        return cls(SourceSet(config, context), list_name=list_name)
+
+    @property
+    def list_name(self) -> str | None:
+        return self.poller.list_name
+
+    def interval(self, override: float | None = None) -> float:
+        """Seconds between polls: ``override`` or ``alerts.poll_seconds``.
+
+        Raises:
+            UsageError: ``override`` is not a positive number of seconds.
+            ConfigError: ``alerts.poll_seconds`` is invalid.
+        """
+        if override is None:
+            return poll_seconds(self.poller.sources.config)
+        if override < 0.01:
+            raise UsageError("--interval must be a positive number of seconds")
+        return override
+
+    def poll(self) -> PollOutcome:
+        return self.poller.poll()
+
+    def acknowledge(self, outcome: PollOutcome) -> None:
+        """The outcome was shown: only now the cursor moves."""
+        self.poller.acknowledge(outcome)
+
+    def watch(self, on_news: Callable[[PollOutcome], Any], *, interval: float, stop: threading.Event | None = None,
+              on_error: Callable[[Exception], Any] | None = None) -> int:
+        return run_poll_loop(self.poller, on_news, stop=stop or threading.Event(), interval=interval,
+                             on_error=on_error)

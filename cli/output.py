@@ -1,0 +1,69 @@
+"""What the command line prints: one JSON document on stdout, messages on stderr.
+
+Mail, tracker and server text is untrusted: it goes out through the one inert-text
+module (neutralized characters escaped, lines kept where they may be), and no secret the
+session holds is ever printed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from mailtriage.application.errors import UsageError
+from mailtriage.core.inert import json_dumps, terminal_line, terminal_text
+from mailtriage.core.secrets import scrub, scrub_json
+
+
+def emit(doc: Any) -> None:
+    """One JSON document on stdout; neutralized characters escaped (lossless).
+
+    Scrubbed as a document (reasons, errors) and as text (a secret split across keys never is).
+    """
+    sys.stdout.write(scrub(json_dumps(scrub_json(doc))) + "\n")
+
+
+def dumps(doc: Any) -> str:
+    """One JSON line (``poll --watch``); neutralized characters escaped, secrets masked."""
+    return scrub(json_dumps(scrub_json(doc), indent=None))
+
+
+def err(text: str) -> None:
+    """One message on stderr. Errors quote subjects, IDs and server text: inert, lines kept, secrets masked."""
+    sys.stderr.write(f"mailtriage: {terminal_text(scrub(text))}\n")
+
+
+def line(text: Any) -> str:
+    """One inert line for a table or a heading."""
+    return terminal_line(text)
+
+
+def say(text: str) -> None:
+    """A line for the user on stderr (stdout carries only JSON): inert, secrets masked."""
+    sys.stderr.write(terminal_line(text) + "\n")
+
+
+def read_file_arg(name: str) -> str:
+    """The text of a ``--*-file`` argument (``-`` is stdin).
+
+    Raises:
+        UsageError: the file cannot be read or is not UTF-8.
+    """
+    if name == "-":
+        return sys.stdin.read()
+    try:
+        return Path(name).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {name}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{name} is not UTF-8 text") from exc
+
+
+def jsonable(value: Any) -> Any:
+    """A contract value (or a list of them) as JSON-ready data."""
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    return value
