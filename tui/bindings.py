@@ -12,6 +12,7 @@ the app applies it with :meth:`textual.app.App.set_keymap`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from textual.binding import Binding
 
@@ -135,6 +136,13 @@ FIRST_RUN = [
     _b("R", "retry", "Try again", "first_run.retry"),
     _b("q", "quit", "Quit", "first_run.quit"),
 ]
+
+
+class KeyContext:
+    """A screen of mailtriage: ``key_context`` is the ``Context.screen`` its bindings belong to
+    (the command palette offers a context's bindings only on its screen)."""
+
+    key_context: ClassVar[str] = ""
 
 
 @dataclass(frozen=True)

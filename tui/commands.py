@@ -25,7 +25,8 @@ class MailtriageCommands(Provider):
         out: list[tuple[str, str, object]] = []
         seen: set[str] = set()
         for context in bindings.CONTEXTS:
-            if context.screen is not None and type(screen).__name__ != context.screen:
+            if context.screen is not None and (not isinstance(screen, bindings.KeyContext)
+                                               or screen.key_context != context.screen):
                 continue
             if context.target == "app":
                 node = app

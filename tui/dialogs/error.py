@@ -29,7 +29,8 @@ class ErrorRecord:
     hints: list[str] = field(default_factory=list)
 
 
-class ErrorDialog(ModalScreen[None]):
+class ErrorDialog(ModalScreen[None], bindings.KeyContext):
+    key_context = "ErrorDialog"
     BINDINGS = bindings.ERROR_DIALOG
 
     def __init__(self, records: list[ErrorRecord]) -> None:

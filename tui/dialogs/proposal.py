@@ -50,7 +50,8 @@ def editable_field(write):
     return None
 
 
-class ProposalDialog(ModalScreen[bool]):
+class ProposalDialog(ModalScreen[bool], bindings.KeyContext):
+    key_context = "ProposalDialog"
     BINDINGS = bindings.PROPOSAL
 
     def __init__(self, proposal, *, cursor_blink: bool = True) -> None:

@@ -38,7 +38,8 @@ class HelpView(VerticalScroll, can_focus=True):
     pass
 
 
-class HelpScreen(Screen):
+class HelpScreen(Screen, bindings.KeyContext):
+    key_context = "HelpScreen"
     BINDINGS = bindings.HELP
 
     def compose(self) -> ComposeResult:
