@@ -40,7 +40,7 @@ HERE = Path(__file__).parent
 FIRST_PAGE = 200
 
 
-class MailTriageApp(App[int], inherit_bindings=False):
+class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
     CSS_PATH = [HERE / "app.tcss", HERE / "dialogs.tcss", HERE / "console.tcss", *theme_css_paths()]
     BINDINGS = bindings.APP
     TITLE = "mailtriage"

@@ -21,7 +21,7 @@ from mailtriage.tui.session import Session
 
 if TYPE_CHECKING:
     from mailtriage.backends.contract import Thread, ThreadId, ThreadSummary
-    from mailtriage.workflows.proposals import Proposal
+    from mailtriage.workflows.proposals import ApplyReport, Proposal
 
 
 @dataclass(frozen=True)
@@ -187,14 +187,12 @@ class ProposalsController(ControllerBase):
         else:
             self.shell.report_error("Writing failed", RuntimeError(report.failed[1]), where="apply",
                                     details=report.describe())
-        if message.flow == "organize":
-            self.after_organize()
-        if message.flow in ("import", "sync"):
-            if self.has_class("-tracker"):
-                self.load_tracker()
-            if report.written:
-                # A local-files tracker publishes separately, after its own confirmation.
-                self._offer_publish(self.new_request("reply"))
+        after = AFTER_APPLY.get(message.flow)
+        if after is not None:
+            after(self, report)
+
+    def offer_publish(self) -> None:
+        self._offer_publish(self.new_request("reply"))
 
     @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
     def _offer_publish(self, request: int) -> None:
@@ -206,6 +204,27 @@ class ProposalsController(ControllerBase):
             self.post_message(ProposalFailed(request, FLOWS["publish"].failure_title, exc))
             return
         self.post_message(ProposalReady(request, proposal, "publish"))
+
+
+def _after_tracker_write(screen: ProposalsController, report: ApplyReport) -> None:
+    """After an import or a sync: the tracker pane lists again, and publishing is offered."""
+    if screen.has_class("-tracker"):
+        screen.load_tracker()
+    if report.written:
+        # A local-files tracker publishes separately, after its own confirmation.
+        screen.offer_publish()
+
+
+def _after_organize(screen: ProposalsController, report: ApplyReport) -> None:
+    screen.after_organize()
+
+
+#: What follows a confirmed write, by flow (a flow not named here: nothing).
+AFTER_APPLY: dict[str, Callable[[ProposalsController, ApplyReport], None]] = {
+    "import": _after_tracker_write,
+    "sync": _after_tracker_write,
+    "organize": _after_organize,
+}
 
 
 def _op(name: str):

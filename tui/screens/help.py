@@ -43,7 +43,7 @@ class HelpScreen(Screen, bindings.KeyContext):
     BINDINGS = bindings.HELP
 
     def compose(self) -> ComposeResult:
-        keymap = dict(getattr(self.app, "user_keymap", {}))
+        keymap = bindings.keymap_of(self.app)
         with HelpView(id="help-view"):
             yield Static(Text.assemble(
                 ("mailtriage keys", "bold"), "\n",
