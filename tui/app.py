@@ -25,8 +25,7 @@ from mailtriage.core.secrets import scrub
 from mailtriage.themes import DEFAULT_THEME, THEMES, canonical_name, theme_css_paths
 from mailtriage.tui import bindings
 from mailtriage.tui.commands import MailtriageCommands
-from mailtriage.tui.dialogs.error import ErrorRecord
-from mailtriage.tui.errors import error_line, is_expected
+from mailtriage.tui.errors import ErrorRecord, error_line, is_expected
 from mailtriage.tui.messages import SessionFailed, SessionOpened, SettingsSaved
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.screens.main import MainScreen

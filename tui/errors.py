@@ -3,9 +3,26 @@
 :func:`is_connection_problem` decides whether a failure shows the reconnect state,
 :func:`is_expected` whether the error list needs a traceback, and :func:`error_line`
 is the one place that puts an error's class name in front of its message for display.
+:class:`ErrorRecord` is one entry of the error list (kept here, light, so start-up does
+not load the error dialog).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ErrorRecord:
+    """One entry of the app's error list (``!`` shows them); every field is already scrubbed."""
+
+    title: str
+    message: str
+    where: str = ""
+    resolution: str = ""
+    details: str = ""
+    technical: str = ""
+    hints: list[str] = field(default_factory=list)
 
 
 def is_connection_problem(error: BaseException) -> bool:

@@ -11,7 +11,7 @@ from textual.timer import Timer
 
 from mailtriage.tui.alerts import AlertLoop, MarkedRows
 from mailtriage.tui.controllers.base import ControllerBase
-from mailtriage.tui.dialogs.error import ErrorRecord
+from mailtriage.tui.errors import ErrorRecord
 from mailtriage.tui.messages import AlertsFailed, AlertsFound
 from mailtriage.tui.rows import ListRows, ThreadRows, merge_news, plain_rows
 from mailtriage.tui.sanitize import inert
