@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from mailtriage.tui.app import MailTriageApp
 
 M = TypeVar("M")
+W = TypeVar("W", bound=WorkFailed)
 
 
 class SourcesView:
@@ -53,7 +54,7 @@ class ControllerBase(Screen):
         self._current: dict[str, int] = {}
         #: True once the panes are mounted; answers that come earlier wait in ``_deferred``.
         self.panes_ready = False
-        self._deferred: list[tuple[Callable[[M], None], object]] = []
+        self._deferred: list[tuple[Callable[..., None], object]] = []
 
     # -- the app and its session ------------------------------------------------
     @property
@@ -111,7 +112,7 @@ class ControllerBase(Screen):
         return True
 
     # -- failures ------------------------------------------------------------------
-    def accept_failure(self, handler: Callable[[M], None], message: WorkFailed) -> bool:
+    def accept_failure(self, handler: Callable[[W], None], message: W) -> bool:
         """False when the failure waits for the panes, or answers a superseded request."""
         if self.defer(handler, message):
             return False
