@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from mailtriage.backends.contract import ThreadSummary
+    from mailtriage.backends.resolution import Resolution
     from mailtriage.tui.rows import ThreadRows
     from mailtriage.backends.security_cc import CcResolution
     from mailtriage.tui.app import MailTriageApp
@@ -65,6 +66,12 @@ class ControllerBase(Screen):
     @property
     def session(self) -> Session:
         return self.shell.session
+
+    def resolve(self, op_name: str) -> Resolution:
+        """Which backend serves ``op_name`` (named in a failure's details)."""
+        from mailtriage.backends.contract import Op
+
+        return self.session.sources.resolve(Op(op_name))
 
     # -- panes ---------------------------------------------------------------------
     @property

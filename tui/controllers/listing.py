@@ -96,7 +96,7 @@ class ListingController(ControllerBase):
             result = session.list_threads(list_name)
         except Exception as exc:  # turned into the pane's error state and a notification
             self.post_message(ThreadsFailed(request, "Listing threads failed", exc,
-                                            session.sources.resolve(_op("list_recent_threads"))))
+                                            self.resolve("list_recent_threads")))
             return
         if worker.is_cancelled:
             return
@@ -139,12 +139,6 @@ class ListingController(ControllerBase):
     def _recheck(self) -> None:
         matrix, resolutions, problem = self.session.check_sources()
         self.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
-
-
-def _op(name: str):
-    from mailtriage.backends.contract import Op
-
-    return Op(name)
 
 
 def _accounts(settings) -> dict:

@@ -136,7 +136,7 @@ class ProposalsController(ControllerBase):
             self.post_message(ProposalFailed(request, flow.failure_title, exc))
             return
         except Exception as exc:
-            resolution = session.sources.resolve(_op(flow.failure_op)) if flow.failure_op else None
+            resolution = self.resolve(flow.failure_op) if flow.failure_op else None
             self.post_message(ProposalFailed(request, flow.failure_title, exc, resolution))
             return
         if not worker.is_cancelled:
@@ -225,9 +225,3 @@ AFTER_APPLY: dict[str, Callable[[ProposalsController, ApplyReport], None]] = {
     "sync": _after_tracker_write,
     "organize": _after_organize,
 }
-
-
-def _op(name: str):
-    from mailtriage.backends.contract import Op
-
-    return Op(name)

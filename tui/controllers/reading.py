@@ -54,7 +54,7 @@ class ReadingController(ControllerBase):
             result = self.session.read_thread(thread_id)
         except Exception as exc:
             self.post_message(ReaderFailed(request, "Reading the thread failed", exc,
-                                           self.session.sources.resolve(_op("read_thread"))))
+                                           self.resolve("read_thread")))
             return
         if not worker.is_cancelled:
             self.post_message(ThreadLoaded(request, result.value, result.resolution))
@@ -106,7 +106,7 @@ class ReadingController(ControllerBase):
         try:
             result = self.session.thread_url(thread_id)
         except Exception as exc:
-            self.post_message(UrlFailed(0, "No thread URL", exc, self.session.sources.resolve(_op("thread_url"))))
+            self.post_message(UrlFailed(0, "No thread URL", exc, self.resolve("thread_url")))
             return
         self.post_message(ThreadUrlReady(str(result.value), result.resolution))
 
@@ -144,9 +144,3 @@ class ReadingController(ControllerBase):
                                                 inert_text(message.error)))
             return
         self.reader.show_case(case_text(message.record))
-
-
-def _op(name: str):
-    from mailtriage.backends.contract import Op
-
-    return Op(name)
