@@ -179,3 +179,26 @@ def test_the_relay_scan_catches_a_relay():
               "    def on_thread_list_reply_requested(self, message):\n"
               "        self.app.reply_to(message.summary)\n")
     assert _relays(source, "main.py") == ["main.py:2 on_thread_list_reply_requested"]
+
+
+def kind_checks(source: str, filename: str = "<source>") -> list[str]:
+    """Comparisons on a backend's or tracker's ``.kind`` (behaviour must follow declared features)."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename=filename)):
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                if (isinstance(side, ast.Attribute) and side.attr == "kind") or (
+                        isinstance(side, ast.Name) and side.id == "kind"):
+                    found.append(f"{filename}:{node.lineno}")
+    return found
+
+
+def test_tui_branches_on_declared_features_not_on_kind():
+    assert kind_checks("if backend.kind != 'imap': pass", "example.py")
+    assert kind_checks("kind = account['kind']\nif kind != 'imap': pass", "example.py")
+    found = []
+    for path in tui_modules():
+        if _rel(path) in PENDING:
+            continue
+        found += kind_checks(path.read_text(encoding="utf-8"), _rel(path))
+    assert found == [], "use SourceFeatures / TrackerFeatures instead of kind: " + ", ".join(found)
