@@ -202,3 +202,31 @@ def test_tui_branches_on_declared_features_not_on_kind():
             continue
         found += kind_checks(path.read_text(encoding="utf-8"), _rel(path))
     assert found == [], "use SourceFeatures / TrackerFeatures instead of kind: " + ", ".join(found)
+
+
+def untyped_message_fields(source: str, filename: str = "<source>") -> list[str]:
+    """Fields of Message classes (wherever they are declared) typed as Any, object or a bare container.
+    (A JSON document may be ``Mapping[str, object]``: its values are read after an isinstance test.)"""
+    found = []
+    for node in ast.walk(ast.parse(source, filename=filename)):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        bases = {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "" for b in node.bases}
+        if not ({"Message", "WorkFailed"} & bases):
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign):
+                text = ast.unparse(stmt.annotation).replace(" ", "")
+                if (re.search(r"\bAny\b", text) or re.fullmatch(r"(None\|)?object(\|None)?", text) or "list[dict" in text
+                        or re.search(r"(^|\|)(list|dict)($|\|)", text)):
+                    found.append(f"{filename}:{stmt.lineno} {text}")
+    return found
+
+
+def test_every_tui_message_has_typed_fields():
+    assert untyped_message_fields("class M(Message):\n    rows: object\n    items: list | None\n", "x.py") == [
+        "x.py:2 object", "x.py:3 list|None"]
+    found = []
+    for path in tui_modules():
+        found += untyped_message_fields(path.read_text(encoding="utf-8"), _rel(path))
+    assert found == [], "type the fields of these messages: " + ", ".join(found)

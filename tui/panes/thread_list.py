@@ -114,7 +114,7 @@ class ThreadList(ScrollView, can_focus=True):
 
     @dataclass(eq=False)
     class PageLoaded(Message):
-        rows: object
+        rows: ThreadRows
         error: str | None = None
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:

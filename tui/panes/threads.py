@@ -45,9 +45,9 @@ class ThreadPane(Vertical):
 
     @dataclass(eq=False)
     class SearchDone(Message):
-        base: object
+        base: ThreadRows
         query: str
-        indexes: list | None
+        indexes: list[int] | None
 
     def __init__(self, **kwargs) -> None:
         super().__init__(classes="pane", **kwargs)
