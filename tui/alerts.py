@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from mailtriage.backends.contract import ThreadSummary
 from mailtriage.tui.rows import SameRows, ThreadRows
+
+if TYPE_CHECKING:
+    from mailtriage.workflows.alerts import PollOutcome
 
 
 def poll_interval(config, settings) -> float:
@@ -58,7 +61,7 @@ class AlertLoop:
         self.stopped.set()
         self._wake.set()
 
-    def run(self, on_news: Callable[[Any], Any], on_error: Callable[[Exception], Any]) -> None:
+    def run(self, on_news: Callable[[PollOutcome], None], on_error: Callable[[Exception], None]) -> None:
         """Poll until stopped. Blocks: call from a worker thread. Closes the poller's sources."""
         import time
 
