@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from mailtriage.backends.contract import ThreadSummary
+from mailtriage.tui.rows import SameRows, ThreadRows
+
+if TYPE_CHECKING:
+    from mailtriage.workflows.alerts import PollOutcome
 
 
 def poll_interval(config, settings) -> float:
@@ -57,7 +61,7 @@ class AlertLoop:
         self.stopped.set()
         self._wake.set()
 
-    def run(self, on_news: Callable[[Any], Any], on_error: Callable[[Exception], Any]) -> None:
+    def run(self, on_news: Callable[[PollOutcome], None], on_error: Callable[[Exception], None]) -> None:
         """Poll until stopped. Blocks: call from a worker thread. Closes the poller's sources."""
         import time
 
@@ -89,20 +93,33 @@ class AlertLoop:
                 pass
 
 
-class MarkedRows:
-    """A row source whose rows with the given thread IDs carry the unread mark."""
+class MarkedRows(SameRows):
+    """A row source whose rows with the given thread IDs carry the unread mark; everything
+    else is its base's (row i is the base's row i, so tui.rows.plain_rows looks through it)."""
 
-    same_rows_as_base = True  # row i is the base's row i (tui.rows.plain_rows looks through it)
-
-    def __init__(self, base, marked: set[str]) -> None:
+    def __init__(self, base: ThreadRows, marked: set[str]) -> None:
         self.base = base
         self.marked = marked
 
     def __len__(self) -> int:
         return len(self.base)
 
-    def __getattr__(self, name: str):  # page_size, missing_pages, fetch_page, release, matches …
-        return getattr(self.base, name)
+    @property
+    def page_size(self) -> int:
+        return self.base.page_size
+
+    def missing_pages(self, start: int, stop: int) -> list[int]:
+        return self.base.missing_pages(start, stop)
+
+    def fetch_page(self, page: int) -> None:
+        self.base.fetch_page(page)
+
+    def release(self, pages: list[int]) -> None:
+        self.base.release(pages)
+
+    def matches(self, query: str, cancelled: Callable[[], bool],
+                progress: Callable[[int, int], None]) -> list[int] | None:
+        return self.base.matches(query, cancelled, progress)
 
     def peek(self, index: int) -> ThreadSummary | None:
         row = self.base.peek(index)

@@ -12,6 +12,7 @@ the app applies it with :meth:`textual.app.App.set_keymap`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from textual.binding import Binding
 
@@ -135,6 +136,31 @@ FIRST_RUN = [
     _b("R", "retry", "Try again", "first_run.retry"),
     _b("q", "quit", "Quit", "first_run.quit"),
 ]
+
+
+class KeymapHost:
+    """The app as the palette and the help screen see it: the user's validated key map and
+    mailtriage's own theme names (set when the app starts)."""
+
+    user_keymap: dict[str, str]
+    mailtriage_themes: list[str]
+
+
+def keymap_of(app: object) -> dict[str, str]:
+    """The user's key map of ``app`` (empty for an app that is not mailtriage's, e.g. in a test)."""
+    return dict(app.user_keymap) if isinstance(app, KeymapHost) else {}
+
+
+def themes_of(app: object) -> list[str]:
+    """mailtriage's theme names of ``app``, first in the theme picker."""
+    return list(app.mailtriage_themes) if isinstance(app, KeymapHost) else []
+
+
+class KeyContext:
+    """A screen of mailtriage: ``key_context`` is the ``Context.screen`` its bindings belong to
+    (the command palette offers a context's bindings only on its screen)."""
+
+    key_context: ClassVar[str] = ""
 
 
 @dataclass(frozen=True)

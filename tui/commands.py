@@ -21,11 +21,12 @@ class MailtriageCommands(Provider):
     def _commands(self) -> list[tuple[str, str, object]]:
         screen = self.screen
         app = self.app
-        keymap = dict(getattr(app, "user_keymap", {}))
+        keymap = bindings.keymap_of(app)
         out: list[tuple[str, str, object]] = []
         seen: set[str] = set()
         for context in bindings.CONTEXTS:
-            if context.screen is not None and type(screen).__name__ != context.screen:
+            if context.screen is not None and (not isinstance(screen, bindings.KeyContext)
+                                               or screen.key_context != context.screen):
                 continue
             if context.target == "app":
                 node = app
@@ -43,7 +44,7 @@ class MailtriageCommands(Provider):
                                  bindings.effective_keys(binding, keymap))
                 title = f"{context.title}: {binding.description}"
                 out.append((title, f"{keys}  ·  {binding.id}", partial(self._run, node, binding.action)))
-        for theme in getattr(app, "mailtriage_themes", ()):
+        for theme in bindings.themes_of(app):
             out.append((f"Theme: {theme}", "switch theme (saved to your settings)", partial(self._set_theme, theme)))
         return out
 
@@ -69,7 +70,7 @@ class ThemeCommands(Provider):
     """Ctrl+t: the themes only, mailtriage's first."""
 
     def _themes(self) -> list[str]:
-        ours = list(getattr(self.app, "mailtriage_themes", ()))
+        ours = bindings.themes_of(self.app)
         others = sorted(name for name in self.app.available_themes if name not in ours)
         return ours + others
 

@@ -10,10 +10,13 @@ keeps the adapter's ``MailHeader`` (what reading, flagging and moving need).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from mailtriage.backends.contract import ThreadId, ThreadSummary
 from mailtriage.tui.rows import PagedRows
+
+if TYPE_CHECKING:
+    from mailtriage.backends.mailbox_contract import MailHeader, MailPage
 
 #: ThreadId kind of a personal account's message (the value is the adapter's message ID).
 MAILBOX_KIND = "mailbox"
@@ -22,11 +25,11 @@ FOLDER_PAGE = 100
 
 @dataclass(frozen=True)
 class MailboxRow(ThreadSummary):
-    header: Any = None  # backends.mailbox_contract.MailHeader
+    header: MailHeader | None = None
     account_id: str = ""
 
 
-def row_for(header, account_id: str) -> MailboxRow:
+def row_for(header: MailHeader, account_id: str) -> MailboxRow:
     subject = header.subject or "(no subject)"
     if header.flagged:
         subject = "⚑ " + subject
@@ -38,7 +41,7 @@ def row_for(header, account_id: str) -> MailboxRow:
 class FolderRows(PagedRows):
     """One folder of one account; ``first`` is its page 0 (fetched to learn the total)."""
 
-    def __init__(self, account_id: str, folder_id: str, first, load_page: Callable[[int, int], Any],
+    def __init__(self, account_id: str, folder_id: str, first: MailPage, load_page: Callable[[int, int], MailPage],
                  page_size: int = FOLDER_PAGE) -> None:
         self.account_id = account_id
         self.folder_id = folder_id

@@ -1,17 +1,54 @@
-"""Messages between workers, panes and the app, as dataclasses.
+"""Messages between workers, panes and screens, as dataclasses with typed fields.
 
 Workers run backend calls on threads; they never touch a widget. They post one of
-these messages to the app (``post_message`` is thread-safe) and the handler, on the
-UI thread, updates the panes. ``request`` numbers let a handler drop the answer to a
-request that a newer one superseded.
+these messages to the screen that owns them (``post_message`` is thread-safe) and the
+handler, on the UI thread, updates the panes. ``request`` numbers let a handler drop
+the answer to a request that a newer one superseded.
+
+A failed call is a subclass of :class:`WorkFailed`, one per area (threads, reader,
+proposals, tracker …): Textual calls the handler named after the class, so the type of
+the message, not a string inside it, decides which pane shows the failure.
+
+The domain types are imported for type checking only: the messages carry them, and
+importing them here at run time would only slow the start-up.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, ClassVar, Mapping, TypedDict
 
 from textual.message import Message
+
+if TYPE_CHECKING:
+    from mailtriage.backends.contract import Op, Thread
+    from mailtriage.backends.mailbox_contract import MailFolder
+    from mailtriage.backends.resolution import Resolution
+    from mailtriage.core.trace import OpRecord, TraceLine
+    from mailtriage.tui.alerts import AlertLoop
+    from mailtriage.tui.mailbox_rows import FolderRows
+    from mailtriage.tui.rows import ThreadRows
+    from mailtriage.workflows.alerts import PollOutcome
+    from mailtriage.workflows.proposals import ApplyReport, Proposal
+
+
+class SourceRow(TypedDict):
+    """One configured backend in the availability matrix (what ``SourceSet.matrix`` returns)."""
+
+    backend: str
+    kind: str
+    role: str
+    mandatory: bool
+    thread_id_kind: str
+    capabilities: dict[str, bool]
+    available: bool
+    reason: str | None
+    problem: str | None
+    notes: list[str]
+
+
+#: A tracker issue as the tracker lists or shows it (JSON-shaped).
+IssueDocument = Mapping[str, object]
 
 
 @dataclass(eq=False)
@@ -31,8 +68,8 @@ class SessionFailed(Message):
 class SourcesChecked(Message):
     """Availability of every configured backend and the resolution of every op."""
 
-    matrix: list[dict]
-    resolutions: dict  # Op -> Resolution
+    matrix: list[SourceRow]
+    resolutions: dict[Op, Resolution]
     mandatory_problem: str | None = None
 
 
@@ -42,62 +79,111 @@ class ThreadsLoaded(Message):
 
     request: int
     list_name: str | None
-    rows: Any  # a ThreadRows
-    resolution: Any  # Resolution
+    rows: ThreadRows
+    resolution: Resolution | None
     partial: bool = False
 
 
 @dataclass(eq=False)
 class ThreadLoaded(Message):
     request: int
-    thread: Any  # contract Thread
-    resolution: Any
+    thread: Thread
+    resolution: Resolution | None
 
 
+# -- failures, one type per area ------------------------------------------------
 @dataclass(eq=False)
 class WorkFailed(Message):
-    """A backend call failed. ``where`` is the pane it was for (threads, reader, reply …)."""
+    """A backend call failed. Never posted itself: each area posts its own subclass.
+
+    ``area`` names the area in the error list (what the user reads under "where"), and
+    is the request kind a newer request of the same area supersedes.
+    """
+
+    area: ClassVar[str] = ""
 
     request: int
-    where: str
     title: str
     error: BaseException
-    resolution: Any = None
+    resolution: Resolution | None = None
     details: str = ""
 
 
 @dataclass(eq=False)
+class ThreadsFailed(WorkFailed):
+    area: ClassVar[str] = "threads"
+
+
+@dataclass(eq=False)
+class ReaderFailed(WorkFailed):
+    area: ClassVar[str] = "reader"
+
+
+@dataclass(eq=False)
+class ProposalFailed(WorkFailed):
+    """Building a proposal (reply, import, publish, sync, organize) failed; nothing was written."""
+
+    area: ClassVar[str] = "reply"
+
+
+@dataclass(eq=False)
+class ApplyFailed(WorkFailed):
+    area: ClassVar[str] = "apply"
+
+
+@dataclass(eq=False)
+class UrlFailed(WorkFailed):
+    area: ClassVar[str] = "url"
+
+
+@dataclass(eq=False)
+class TrackerFailed(WorkFailed):
+    area: ClassVar[str] = "tracker"
+
+
+@dataclass(eq=False)
+class IssueFailed(WorkFailed):
+    area: ClassVar[str] = "issue"
+
+
+@dataclass(eq=False)
+class FoldersFailed(WorkFailed):
+    area: ClassVar[str] = "folders"
+
+
+# -- proposals --------------------------------------------------------------------
+@dataclass(eq=False)
 class ProposalReady(Message):
-    """A flow built its proposal (``flow``: reply, import, publish, sync); nothing written yet."""
+    """A flow built its proposal (``flow``: reply, import, publish, sync, organize); nothing written yet."""
 
     request: int
-    proposal: Any  # workflows Proposal
+    proposal: Proposal
     flow: str = "reply"
 
 
 @dataclass(eq=False)
 class ProposalApplied(Message):
-    proposal: Any
-    report: Any  # ApplyReport
+    proposal: Proposal
+    report: ApplyReport
     flow: str = "reply"
 
 
 @dataclass(eq=False)
 class ThreadUrlReady(Message):
     url: str
-    resolution: Any
+    resolution: Resolution
 
 
 @dataclass(eq=False)
 class OpRecorded(Message):
     """One backend operation finished (from the op log; posted from any thread)."""
 
-    record: Any  # core.trace.OpRecord
+    record: OpRecord
 
 
 @dataclass(eq=False)
 class TraceRecorded(Message):
-    line: Any  # core.trace.TraceLine
+    line: TraceLine
 
 
 @dataclass(eq=False)
@@ -105,7 +191,7 @@ class ConsoleResult(Message):
     """The JSON result of an operation run by hand in the backend console."""
 
     request: int
-    document: dict = field(default_factory=dict)
+    document: dict[str, object] = field(default_factory=dict)
     ok: bool = True
 
 
@@ -120,25 +206,25 @@ class TrackerLoaded(Message):
     """The tracker's issues; ``available`` False when no tracker is configured (``description`` says why)."""
 
     request: int
-    issues: list
+    issues: list[IssueDocument]
     description: str
-    problems: list = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
     available: bool = True
 
 
 @dataclass(eq=False)
 class TrackerIssueLoaded(Message):
     request: int
-    issue: dict
+    issue: IssueDocument
 
 
 @dataclass(eq=False)
 class AccountFoldersLoaded(Message):
-    """A personal account's folders (MailFolder list), for the folders pane."""
+    """A personal account's folders, for the folders pane."""
 
     request: int
     account_id: str
-    folders: Any
+    folders: list[MailFolder]
 
 
 @dataclass(eq=False)
@@ -147,17 +233,17 @@ class FolderListed(Message):
 
     request: int
     label: str
-    rows: Any  # a FolderRows
+    rows: FolderRows
     cursor: int = 0
 
 
 @dataclass(eq=False)
 class AlertsFound(Message):
-    """The new-report poll found new or updated threads (a workflows PollOutcome, not saved yet)."""
+    """The new-report poll found new or updated threads (not acknowledged yet)."""
 
-    outcome: Any
-    list_name: str | None = None
-    loop: Any = None  # the AlertLoop that polled (an answer from a stopped loop is dropped)
+    outcome: PollOutcome
+    list_name: str | None
+    loop: AlertLoop  # the loop that polled (an answer from a stopped loop is dropped)
 
 
 @dataclass(eq=False)
@@ -169,9 +255,9 @@ class AlertsFailed(Message):
 
 @dataclass(eq=False)
 class CaseLoaded(Message):
-    """The MAS case record of the thread being read (``Store.thread``), or an error reading it."""
+    """The MAS case record of the thread being read, or an error reading it."""
 
     request: int
-    thread: Any
-    record: Any = None
+    thread: Thread
+    record: Mapping[str, object] | None = None
     error: str | None = None

@@ -17,12 +17,16 @@ import heapq
 import threading
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Callable, Iterable, Protocol, Sequence
+from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 from mailtriage.backends.contract import ThreadSummary
+from mailtriage.tui.errors import error_line
 
 
 class ThreadRows(Protocol):
+    #: Rows per page of a paged source; 0 when every row is at hand.
+    page_size: int
+
     def __len__(self) -> int: ...
 
     def peek(self, index: int) -> ThreadSummary | None:
@@ -33,6 +37,9 @@ class ThreadRows(Protocol):
 
     def fetch_page(self, page: int) -> None:
         """Fetch one page (blocking: call from a worker thread)."""
+
+    def release(self, pages: list[int]) -> None:
+        """Give back pages claimed by :meth:`missing_pages` but not fetched."""
 
     def matches(self, query: str, cancelled: Callable[[], bool],
                 progress: Callable[[int, int], None]) -> list[int] | None:
@@ -69,6 +76,9 @@ class ListRows:
         return []
 
     def fetch_page(self, page: int) -> None:
+        return None
+
+    def release(self, pages: list[int]) -> None:
         return None
 
     def matches(self, query, cancelled, progress) -> list[int] | None:
@@ -131,7 +141,7 @@ class PagedRows:
             self._pages[page] = list(rows)
             self.errors.pop(page, None)
         except Exception as exc:  # shown on the placeholder rows; the next scroll retries
-            self.errors[page] = f"{type(exc).__name__}: {exc}"
+            self.errors[page] = error_line(exc)
             raise
         finally:
             with self._lock:
@@ -163,7 +173,7 @@ class FilteredRows:
         self.base = base
         self.indexes = indexes
         self.query = query
-        self.page_size = getattr(base, "page_size", 0)
+        self.page_size = base.page_size
 
     def __len__(self) -> int:
         return len(self.indexes)
@@ -179,6 +189,9 @@ class FilteredRows:
     def fetch_page(self, page: int) -> None:
         return None
 
+    def release(self, pages: list[int]) -> None:
+        return None
+
     def matches(self, query, cancelled, progress) -> list[int] | None:
         needle = query.casefold()
         found = []
@@ -192,11 +205,27 @@ class FilteredRows:
         return found
 
 
+@runtime_checkable
+class LazyListing(Protocol):
+    """A listing a backend may return instead of a sequence: its length, and its rows
+    fetched on demand (e.g. sorted UIDs whose envelopes are fetched page by page)."""
+
+    def __len__(self) -> int: ...
+
+    def fetch_page(self, offset: int, limit: int) -> Sequence[ThreadSummary]: ...
+
+
+class SameRows:
+    """A wrapper whose row i is its base's row i (e.g. the alert marks): :func:`plain_rows`
+    looks through it. A filter is not one."""
+
+    base: ThreadRows
+
+
 def rows_for(value: object) -> ThreadRows:
     """Wrap what ``list_recent_threads`` returned in a row source."""
-    fetch = getattr(value, "fetch_page", None)
-    if callable(fetch):
-        return PagedRows(len(value), fetch)  # type: ignore[arg-type]
+    if isinstance(value, LazyListing):
+        return PagedRows(len(value), value.fetch_page)
     return ListRows(list(value) if not isinstance(value, (list, tuple)) else value)  # type: ignore[arg-type]
 
 
@@ -204,10 +233,9 @@ def plain_rows(rows: object) -> Sequence[ThreadSummary] | None:
     """The in-memory rows behind ``rows`` (through wrappers such as the alert marks), or None
     when they are not all at hand (a paged or filtered source)."""
     while not isinstance(rows, ListRows):
-        # A wrapper row-for-row over its base (e.g. the alert marks) says so; a filter does not.
-        rows = getattr(rows, "base", None) if getattr(rows, "same_rows_as_base", False) else None
-        if rows is None:
+        if not isinstance(rows, SameRows):
             return None
+        rows = rows.base
     return rows.items
 
 

@@ -90,7 +90,7 @@ async def test_poll_now_without_a_security_list_says_alerts_are_off(tmp_path, us
     mbox_project(folder, security_list=None)
     app = make_app(folder, alerts=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        await _until(pilot, lambda: app.session.is_open and app._main_ready, "the session")
+        await _until(pilot, lambda: app.session.is_open and app.main.panes_ready, "the session")
         await pilot.pause(0.1)
         await pilot.press("N")
         await _until(pilot, lambda: any("alerts are off" in n.message for n in app._notifications), "the note")
@@ -135,8 +135,8 @@ async def test_user_setting_zero_starts_no_poller(tmp_path, user_data, user_conf
     mbox_project(folder)
     app = make_app(folder, alerts=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        await _until(pilot, lambda: app.session.is_open and app._main_ready, "the session")
+        await _until(pilot, lambda: app.session.is_open and app.main.panes_ready, "the session")
         await pilot.pause(0.2)
-        assert app._alert_loop is None
+        assert app.main.alert_loop is None
         assert not any(w.group == "alerts" for w in app.workers)
     assert not _cursor_files(user_data)

@@ -6,8 +6,6 @@ A traceback is shown only folded, as text, for a developer to copy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -15,21 +13,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Collapsible, Footer, Static
 
 from mailtriage.tui import bindings
+from mailtriage.tui.errors import ErrorRecord
 from mailtriage.tui.sanitize import inert_text
 
-
-@dataclass
-class ErrorRecord:
-    title: str
-    message: str
-    where: str = ""
-    resolution: str = ""
-    details: str = ""
-    technical: str = ""
-    hints: list[str] = field(default_factory=list)
+__all__ = ["ErrorDialog", "ErrorRecord"]
 
 
-class ErrorDialog(ModalScreen[None]):
+class ErrorDialog(ModalScreen[None], bindings.KeyContext):
+    key_context = "ErrorDialog"
     BINDINGS = bindings.ERROR_DIALOG
 
     def __init__(self, records: list[ErrorRecord]) -> None:

@@ -50,7 +50,8 @@ def editable_field(write):
     return None
 
 
-class ProposalDialog(ModalScreen[bool]):
+class ProposalDialog(ModalScreen[bool], bindings.KeyContext):
+    key_context = "ProposalDialog"
     BINDINGS = bindings.PROPOSAL
 
     def __init__(self, proposal, *, cursor_blink: bool = True) -> None:
@@ -132,7 +133,7 @@ class ProposalDialog(ModalScreen[bool]):
                     recap = Text("Backends (resolution):\n", "bold")
                     for res in p.recap:
                         recap.append("  ")
-                        summary = res.summary() if hasattr(res, "summary") else str(res)
+                        summary = res if isinstance(res, str) else res.summary()  # a Resolution, or a line
                         recap.append_text(inert_text(summary, style="not bold"))
                         recap.append("\n")
                     recap.rstrip()

@@ -26,6 +26,7 @@ from textual.worker import get_current_worker
 from mailtriage.backends.contract import ThreadSummary
 from mailtriage.core.inert import sender_label, terminal_text
 from mailtriage.tui import bindings
+from mailtriage.tui.errors import error_line
 from mailtriage.tui.rows import ListRows, ThreadRows
 from mailtriage.tui.sanitize import MARKER_STYLE, inert_text
 
@@ -113,7 +114,7 @@ class ThreadList(ScrollView, can_focus=True):
 
     @dataclass(eq=False)
     class PageLoaded(Message):
-        rows: object
+        rows: ThreadRows
         error: str | None = None
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
@@ -332,7 +333,7 @@ class ThreadList(ScrollView, can_focus=True):
         self._request_visible_pages()
 
     def _request_visible_pages(self) -> None:
-        page_size = getattr(self.rows, "page_size", 0)
+        page_size = self.rows.page_size
         if not page_size:
             return
         top = self.scroll_offset.y
@@ -349,15 +350,13 @@ class ThreadList(ScrollView, can_focus=True):
         worker = get_current_worker()
         for i, page in enumerate(pages):
             if worker.is_cancelled or rows is not self.rows:
-                release = getattr(rows, "release", None)
-                if release:
-                    release(pages[i:])
+                rows.release(pages[i:])
                 return
             error = None
             try:
                 rows.fetch_page(page)
             except Exception as exc:  # the placeholder rows say so; scrolling retries
-                error = f"{type(exc).__name__}: {exc}"
+                error = error_line(exc)
             self.post_message(self.PageLoaded(rows, error))
 
     def on_thread_list_page_loaded(self, message: PageLoaded) -> None:

@@ -45,9 +45,9 @@ class ThreadPane(Vertical):
 
     @dataclass(eq=False)
     class SearchDone(Message):
-        base: object
+        base: ThreadRows
         query: str
-        indexes: list | None
+        indexes: list[int] | None
 
     def __init__(self, **kwargs) -> None:
         super().__init__(classes="pane", **kwargs)
@@ -123,7 +123,8 @@ class ThreadPane(Vertical):
         if self.partial:
             what = f"newest {total} threads, loading the rest …"
         if tl.filtered:
-            what += f" matching {getattr(tl.rows, 'query', '')!r} of {len(self.base_rows or [])}"
+            query = tl.rows.query if isinstance(tl.rows, FilteredRows) else ""
+            what += f" matching {query!r} of {len(self.base_rows or [])}"
         parts = [position, what]
         if self.resolution_text:
             parts.append(f"via {self.resolution_text}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Protocol, runtime_checkable
 
 from rich.text import Text
 from textual import work
@@ -24,7 +25,10 @@ from textual.worker import get_current_worker
 from mailtriage.backends.contract import ALL_OPS, Op
 from mailtriage.core.trace import OPLOG, TRACE
 from mailtriage.tui import bindings
-from mailtriage.tui.messages import ConsoleResult, OpRecorded, TraceRecorded
+from mailtriage.tui.app import MailTriageApp
+from mailtriage.tui.controllers.base import SourcesView
+from mailtriage.tui.errors import error_name
+from mailtriage.tui.messages import ConsoleResult, OpRecorded, SourceRow, TraceRecorded
 from mailtriage.tui.sanitize import inert, inert_text
 
 OP_SHORT = {
@@ -36,6 +40,22 @@ OP_SHORT = {
     Op.THREAD_URL: "url",
 }
 RESOLVED = "(resolution rule)"
+
+
+@runtime_checkable
+class JsonShaped(Protocol):
+    """A contract value that says how it is written as JSON (threads, summaries, drafts …)."""
+
+    def to_json(self) -> object: ...
+
+
+def _json(value: object) -> object:
+    """An op's result as the CLI prints it: contract values through their ``to_json``."""
+    if isinstance(value, JsonShaped):
+        return value.to_json()
+    if isinstance(value, (list, tuple)):
+        return [v.to_json() if isinstance(v, JsonShaped) else v for v in value]
+    return value
 
 
 def resolution_text(resolutions: dict) -> Text:
@@ -51,8 +71,16 @@ def resolution_text(resolutions: dict) -> Text:
     return text
 
 
-class ConsoleScreen(Screen):
+class ConsoleScreen(Screen, bindings.KeyContext, SourcesView):
+    key_context = "ConsoleScreen"
     BINDINGS = bindings.CONSOLE
+
+    @classmethod
+    def open(cls, app: MailTriageApp, backend: str | None) -> None:
+        """Open the console (on ``backend``'s row), unless it is the screen already."""
+        if isinstance(app.screen, ConsoleScreen):
+            return
+        app.push_screen(ConsoleScreen(focus_backend=backend, cursor_blink=app.cursor_blink))
 
     def __init__(self, *, focus_backend: str | None = None, cursor_blink: bool = True) -> None:
         super().__init__()
@@ -118,8 +146,9 @@ class ConsoleScreen(Screen):
             TRACE.subscribe(lambda line: self.post_message(TraceRecorded(line))),
         ]
         app = self.app
-        if getattr(app, "last_matrix", None) is not None:
-            self.show_sources(app.last_matrix, app.last_resolutions, getattr(app.session, "cc", None))
+        main = app.main if isinstance(app, MailTriageApp) else None
+        if main is not None and main.last_matrix is not None:
+            self.show_sources(main.last_matrix, main.last_resolutions, app.session.cc)
         self.query_one("#matrix", DataTable).focus()
 
     def on_unmount(self) -> None:
@@ -128,7 +157,7 @@ class ConsoleScreen(Screen):
         self._unsubscribe = []
 
     # -- backends tab --------------------------------------------------------
-    def show_sources(self, matrix: list[dict], resolutions: dict, cc) -> None:
+    def show_sources(self, matrix: list[SourceRow], resolutions: dict, cc) -> None:
         table = self.query_one("#matrix", DataTable)
         table.clear()
         focus_row = None
@@ -222,13 +251,11 @@ class ConsoleScreen(Screen):
                 "op": op.value,
                 "backend": result.resolution.chosen,
                 "resolution": result.resolution.to_json(),
-                "result": value.to_json() if hasattr(value, "to_json") else
-                [v.to_json() if hasattr(v, "to_json") else v for v in value] if isinstance(value, (list, tuple))
-                else value,
+                "result": _json(value),
             }
             ok = True
         except Exception as exc:  # shown as the JSON result, like the CLI prints it
-            document = {"op": op.value, "error": type(exc).__name__, "message": str(exc)}
+            document = {"op": op.value, "error": error_name(exc), "message": str(exc)}
             ok = False
         if not worker.is_cancelled:
             self.post_message(ConsoleResult(request, document, ok))

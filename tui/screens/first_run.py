@@ -57,7 +57,8 @@ keyring.
 """
 
 
-class FirstRunScreen(Screen):
+class FirstRunScreen(Screen, bindings.KeyContext):
+    key_context = "FirstRunScreen"
     BINDINGS = bindings.FIRST_RUN
 
     def __init__(self, project_dir: Path, problem: str | None, settings_path: Path, *, missing: bool) -> None:

@@ -38,11 +38,12 @@ class HelpView(VerticalScroll, can_focus=True):
     pass
 
 
-class HelpScreen(Screen):
+class HelpScreen(Screen, bindings.KeyContext):
+    key_context = "HelpScreen"
     BINDINGS = bindings.HELP
 
     def compose(self) -> ComposeResult:
-        keymap = dict(getattr(self.app, "user_keymap", {}))
+        keymap = bindings.keymap_of(self.app)
         with HelpView(id="help-view"):
             yield Static(Text.assemble(
                 ("mailtriage keys", "bold"), "\n",

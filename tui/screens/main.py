@@ -1,8 +1,9 @@
 """The main screen: sources and lists on the left, threads over the reading pane, tracker on the right.
 
-Panes post intents (open this thread, reply, inspect that backend); the screen hands
-them to the app, which runs the backend work in workers and feeds results back.
-Below 100 columns the sidebar folds away (Tab still reaches every visible pane).
+The screen owns the work of its panes. Panes post intents (open this thread, reply,
+inspect that backend); the controller of that area (``tui/controllers/``) handles the
+intent, runs the backend call in a worker on this screen and feeds the result back to
+the pane. Below 100 columns the sidebar folds away (Tab still reaches every visible pane).
 """
 
 from __future__ import annotations
@@ -10,10 +11,16 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
+from textual.worker import Worker, WorkerState
 
 from mailtriage.tui import bindings
+from mailtriage.tui.controllers.accounts import AccountsController
+from mailtriage.tui.controllers.alerts import AlertsController
+from mailtriage.tui.controllers.listing import ListingController
+from mailtriage.tui.controllers.proposals import ProposalsController
+from mailtriage.tui.controllers.reading import ReadingController
+from mailtriage.tui.controllers.tracker import TrackerController
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
@@ -23,9 +30,14 @@ from mailtriage.tui.panes.tracker import TrackerList, TrackerPane
 
 NARROW_WIDTH = 100
 
+#: Esc cancels these (request kind, worker group); their answers are then ignored.
+CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"))
 
-class MainScreen(Screen, inherit_bindings=False):
+
+class MainScreen(ListingController, ReadingController, ProposalsController, TrackerController,
+                 AccountsController, AlertsController, bindings.KeyContext, inherit_bindings=False):
     BINDINGS = bindings.MAIN
+    key_context = "MainScreen"
 
     def compose(self) -> ComposeResult:
         yield Header(icon="✉")
@@ -43,10 +55,20 @@ class MainScreen(Screen, inherit_bindings=False):
     def on_mount(self) -> None:
         self.set_class(self.app.size.width < NARROW_WIDTH, "-narrow")
         self.query_one(ThreadList).focus()
-        self.app.main_screen_ready()
+        self.shell.main_screen_ready()
+        self.panes_mounted()
+
+    def on_unmount(self) -> None:
+        self.stop_alerts()
 
     def on_resize(self, event) -> None:
         self.set_class(event.size.width < NARROW_WIDTH, "-narrow")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker of this screen raised: the app's error list has it."""
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.shell.report_error(f"Unexpected error in {event.worker.name or 'a background task'}",
+                                    event.worker.error)
 
     # -- banner ------------------------------------------------------------
     def show_banner(self, text: Text | None, *, error: bool = False) -> None:
@@ -67,88 +89,50 @@ class MainScreen(Screen, inherit_bindings=False):
     def action_focus_pane(self, name: str) -> None:
         if name == "tracker":
             self.set_class(True, "-tracker")
-            self._load_tracker_once()
+            self.load_tracker_once()
         if name in ("sources", "folders"):
             self.set_class(False, "-narrow")
         widget = self.query_one(self.PANE_FOCUS[name])
         self.call_after_refresh(widget.focus)
 
-    def action_cancel_work(self) -> None:
-        self.app.cancel_work()
-
     def toggle_tracker(self) -> None:
         show = not self.has_class("-tracker")
         self.set_class(show, "-tracker")
         if show:
-            self._load_tracker_once()
+            self.load_tracker_once()
             self.call_after_refresh(self.query_one(TrackerList).focus)
         elif isinstance(self.focused, TrackerList):
             self.query_one(ThreadList).focus()
 
-    def _load_tracker_once(self) -> None:
-        if not self.query_one(TrackerPane).loaded:
-            self.app.load_tracker()
+    # -- the whole screen ------------------------------------------------------
+    def action_cancel_work(self) -> None:
+        """Esc: drop the pending listing / thread / proposal (their answers are ignored)."""
+        cancelled = []
+        for kind, group in CANCELLABLE:
+            if any(w.group == group and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
+                   for w in self.workers):
+                self.workers.cancel_group(self, group)
+                self.new_request(kind)
+                cancelled.append(kind)
+        if "threads" in cancelled:
+            self.threads.show_message("loading cancelled — press R to load again")
+        if "reader" in cancelled:
+            self.reader.show_status("loading cancelled")
+        elif "reply" in cancelled:
+            self.reader.restore_status()
+        if cancelled:
+            self.notify("cancelled: " + ", ".join(cancelled), markup=False)
 
-    def on_tracker_pane_issue_chosen(self, message: TrackerPane.IssueChosen) -> None:
-        self.app.open_issue(message.issue_id)
-
-    # -- intents from panes ------------------------------------------------
-    def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
-        if getattr(message.summary, "header", None) is not None:  # a personal account's message
-            self.app.open_mailbox_message(message.summary)
-            return
-        self.app.open_thread(message.summary)
-
-    def on_thread_list_reply_requested(self, message: ThreadList.ReplyRequested) -> None:
-        self.app.reply_to(message.summary)
-
-    def on_thread_view_reply_requested(self, message: ThreadView.ReplyRequested) -> None:
-        self.app.reply_to(None)
-
-    def on_thread_list_import_requested(self, message: ThreadList.ImportRequested) -> None:
-        self.app.import_thread(message.summary)
-
-    def on_thread_view_import_requested(self, message: ThreadView.ImportRequested) -> None:
-        self.app.import_thread(None)
-
-    def on_thread_view_url_requested(self, message: ThreadView.UrlRequested) -> None:
-        self.app.show_thread_url()
-
-    def on_thread_view_back_requested(self, message: ThreadView.BackRequested) -> None:
-        self.query_one(ThreadList).focus()
+    def refresh_all(self) -> None:
+        """R: check the sources again, list again, read the open thread again, and the tracker."""
+        self.session.forget_availability()
+        self.load_threads(self.current_list)
+        if self.reader.thread is not None and self.open_summary is not None:
+            self.open_thread(self.open_summary)
+        if self.has_class("-tracker"):
+            self.load_tracker()
 
     def on_sources_pane_inspect_backend(self, message: SourcesPane.InspectBackend) -> None:
-        self.app.open_console(message.backend)
+        from mailtriage.tui.screens.console import ConsoleScreen  # lazy: only when first opened (start-up)
 
-    def on_folders_pane_list_chosen(self, message: FoldersPane.ListChosen) -> None:
-        self.app.load_threads(message.list_name)
-        self.query_one(ThreadList).focus()
-
-    # -- personal accounts: folders, messages, flag/move -----------------------
-    def on_sources_pane_account_chosen(self, message: SourcesPane.AccountChosen) -> None:
-        self.app.open_account(message.account_id)
-        self.query_one(FolderList).focus()
-
-    def on_folders_pane_folder_chosen(self, message: FoldersPane.FolderChosen) -> None:
-        self.app.open_folder(message.account_id, message.folder_id, message.name)
-        self.query_one(ThreadList).focus()
-
-    def on_thread_list_organize_requested(self, message: ThreadList.OrganizeRequested) -> None:
-        self.app.organize(message.summary, message.action)
-
-    # -- pane access for the app -------------------------------------------
-    @property
-    def threads(self) -> ThreadPane:
-        return self.query_one(ThreadPane)
-
-    @property
-    def reader(self) -> ReaderPane:
-        return self.query_one(ReaderPane)
-
-    @property
-    def sources(self) -> SourcesPane:
-        return self.query_one(SourcesPane)
-
-    @property
-    def folders(self) -> FoldersPane:
-        return self.query_one(FoldersPane)
+        ConsoleScreen.open(self.app, message.backend)

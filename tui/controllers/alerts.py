@@ -1,0 +1,190 @@
+"""Alerts controller: the new-report poll worker of the session, and what its news does
+to the thread list (rows inserted and marked unread) and the notifications."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from textual import work
+from textual.timer import Timer
+
+from mailtriage.tui.alerts import AlertLoop, MarkedRows
+from mailtriage.tui.controllers.base import ControllerBase
+from mailtriage.tui.errors import ErrorRecord
+from mailtriage.tui.messages import AlertsFailed, AlertsFound
+from mailtriage.tui.rows import ListRows, ThreadRows, merge_news, plain_rows
+from mailtriage.tui.sanitize import inert
+
+if TYPE_CHECKING:
+    from mailtriage.backends.contract import ThreadSummary
+    from mailtriage.workflows.alerts import PollOutcome
+
+
+class AlertsController(ControllerBase):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.alert_loop: AlertLoop | None = None
+        self._alert_marks: set[str] = set()
+        # News not announced yet (coalesced): thread key -> summary, and the outcomes whose
+        # cursors the next notification acknowledges.
+        self._alert_new: dict[str, ThreadSummary] = {}
+        self._alert_updated: dict[str, ThreadSummary] = {}
+        self._alert_unacked: list[PollOutcome] = []
+        self._alert_last_notice = float("-inf")  # time.monotonic() of the last alert notification
+        self._alert_timer: Timer | None = None
+        # News that arrived since the listing on its way was asked for: merged into it.
+        self._alert_live: dict[str, ThreadSummary] = {}
+
+    def start_alerts(self) -> None:
+        """Start the poll worker of this session (once; a silent baseline comes first)."""
+        from mailtriage.core.projectconfig import ConfigError
+
+        if not self.shell.alerts_enabled or self.alert_loop is not None or not self.session.is_open:
+            return
+        try:
+            loop = self.session.alert_loop()
+        except ConfigError as exc:
+            self.notify(f"new-report alerts are off: {inert(str(exc))}", title="Alerts", severity="warning",
+                        markup=False)
+            return
+        if loop is None:
+            return
+        self.alert_loop = loop
+        self._poll_alerts(loop)
+
+    def stop_alerts(self) -> None:
+        """Stop the poll worker (quit, or the session is replaced); news not announced yet is
+        dropped unacknowledged, so the next run reports it again."""
+        loop, self.alert_loop = self.alert_loop, None
+        if loop is not None:
+            loop.stop()
+        self.workers.cancel_group(self, "alerts")
+        if self._alert_timer is not None:
+            self._alert_timer.stop()
+            self._alert_timer = None
+        self._alert_new, self._alert_updated, self._alert_unacked = {}, {}, []
+        self._alert_marks = set()
+        self._alert_live = {}
+
+    @work(thread=True, exclusive=True, group="alerts", exit_on_error=False)
+    def _poll_alerts(self, loop: AlertLoop) -> None:
+        list_name = loop.poller.list_name
+
+        def on_news(outcome) -> None:
+            if not loop.stopped.is_set():
+                self.post_message(AlertsFound(outcome, list_name, loop))
+
+        def on_error(error: Exception) -> None:
+            if not loop.stopped.is_set():
+                self.post_message(AlertsFailed(error))
+
+        loop.run(on_news, on_error)
+
+    def poll_now(self) -> None:
+        if self.alert_loop is None:
+            self.notify("new-report alerts are off (no security_list, or [alerts] poll_seconds = 0)",
+                        title="Alerts", markup=False)
+            return
+        self.alert_loop.poll_now()
+
+    def _alert_list(self) -> str | None:
+        loop = self.alert_loop
+        return loop.poller.list_name if loop is not None else None
+
+    def on_alerts_found(self, message: AlertsFound) -> None:
+        """News from one poll: applied to the list at once, announced coalesced (at most one
+        notification every ``alert_notice_seconds``), acknowledged when announced."""
+        if self.defer(self.on_alerts_found, message):
+            return
+        loop = self.alert_loop
+        if loop is None or message.loop is not loop:  # from a stopped loop
+            return
+        outcome = loop.poller.fresh(message.outcome)  # less what an announcement acknowledged meanwhile
+        self._alert_unacked.append(outcome)
+        for t in outcome.new_threads:
+            key = str(t.thread_id)
+            self._alert_new[key] = t
+            self._alert_updated.pop(key, None)
+        for t in outcome.updated_threads:
+            key = str(t.thread_id)
+            if key not in self._alert_new:
+                self._alert_updated[key] = t
+        news = list(outcome.new_threads) + list(outcome.updated_threads)
+        self._alert_marks |= {str(t.thread_id) for t in news}
+        if news and _same_name(message.list_name, self.current_list):
+            for t in news:
+                self._alert_live[str(t.thread_id)] = t
+            self._apply_news(news)
+        wait = self._alert_last_notice + self.shell.alert_notice_seconds - time.monotonic()
+        if wait <= 0:
+            self._announce_alerts()
+        elif self._alert_timer is None:
+            self._alert_timer = self.set_timer(wait, self._announce_alerts)
+
+    def _apply_news(self, news: list[ThreadSummary]) -> None:
+        """Insert, move and update the rows the news is about, keeping the user's place."""
+        pane = self.threads
+        items = plain_rows(pane.base_rows) if pane.base_rows is not None else None
+        if items is None:
+            return  # nothing listed yet, or rows not all at hand: the listing on its way brings them
+        pane.update_rows(self.mark_alerted(ListRows(merge_news(items, news))))
+
+    def _announce_alerts(self) -> None:
+        """One notification for everything since the last one; its news is acknowledged now."""
+        self._alert_timer = None
+        loop = self.alert_loop
+        new, updated, outcomes = self._alert_new, self._alert_updated, self._alert_unacked
+        self._alert_new, self._alert_updated, self._alert_unacked = {}, {}, []
+        if loop is None or not outcomes:
+            return
+        if new or updated:
+            lines = [inert(t.subject or "(no subject)") for t in list(new.values())[:5]]
+            if len(new) > 5:
+                lines.append(f"… and {len(new) - 5} more")
+            if updated:
+                lines.append(f"{len(updated)} thread(s) with new mail")
+            count = len(new)
+            title = f"{count} new report{'s' if count != 1 else ''}" if count else "New mail"
+            self.shell.show_alert_notice("\n".join(lines), title)
+            self._alert_last_notice = time.monotonic()
+        for outcome in outcomes:
+            loop.poller.acknowledge(outcome, save=False)  # in memory now: the next poll builds on it
+        self._save_alert_cursor(loop)
+
+    def on_alerts_failed(self, message: AlertsFailed) -> None:
+        if self.alert_loop is None:
+            return
+        error = message.error
+        self.shell.errors.append(ErrorRecord("Checking for new reports failed", str(error), "alerts", "", "", ""))
+
+    # -- the thread list ----------------------------------------------------------------
+    def mark_alerted(self, rows: ThreadRows) -> ThreadRows:
+        if not self._alert_marks:
+            return rows
+        return MarkedRows(rows, set(self._alert_marks))
+
+    def forget_alert_mark(self, summary: ThreadSummary) -> None:
+        """The thread was opened: its row is no longer marked as news."""
+        self._alert_marks.discard(str(summary.thread_id))
+
+    def with_live_news(self, rows: ThreadRows, list_name: str | None) -> ThreadRows:
+        """A listing that was on its way while news arrived, with that news merged in."""
+        if self._alert_live and _same_name(list_name, self._alert_list()):
+            items = plain_rows(rows)
+            if items is not None:
+                return ListRows(merge_news(items, self._alert_live.values()))
+        return rows
+
+    def forget_live_news(self) -> None:
+        self._alert_live = {}
+
+    @work(thread=True, group="alerts-ack", exit_on_error=False)
+    def _save_alert_cursor(self, loop: AlertLoop) -> None:
+        if loop.stopped.is_set():
+            return
+        loop.poller.save()
+
+
+def _same_name(a: str | None, b: str | None) -> bool:
+    return (a or "").lower() == (b or "").lower()

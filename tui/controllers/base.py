@@ -1,0 +1,183 @@
+"""What every controller of the main screen shares.
+
+The main screen is composed of controllers (threads, reading, proposals, tracker,
+personal accounts, alerts), one module each. Each is a mixin over :class:`ControllerBase`,
+so its workers run on the main screen and its handlers receive the messages those
+workers post to it. The base holds what they share: the session, request numbers (a
+newer request of a kind supersedes an older one), the deferral of answers that arrive
+before the panes are mounted, and the reporting of a failed call.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Callable, TypeVar
+
+from textual.screen import Screen
+
+from mailtriage.core.secrets import scrub
+from mailtriage.tui.errors import is_connection_problem
+from mailtriage.tui.messages import SourceRow, WorkFailed
+from mailtriage.tui.panes.folders import FoldersPane
+from mailtriage.tui.panes.reader import ReaderPane
+from mailtriage.tui.panes.sources import SourcesPane
+from mailtriage.tui.panes.threads import ThreadPane
+from mailtriage.tui.panes.tracker import TrackerPane
+from mailtriage.tui.session import Session
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from mailtriage.backends.contract import ThreadSummary
+    from mailtriage.backends.resolution import Resolution
+    from mailtriage.tui.rows import ThreadRows
+    from mailtriage.backends.security_cc import CcResolution
+    from mailtriage.tui.app import MailTriageApp
+
+M = TypeVar("M")
+W = TypeVar("W", bound=WorkFailed)
+
+
+class SourcesView:
+    """A screen that shows the sources check (the backend console): every new check is
+    handed to each such screen on the stack."""
+
+    def show_sources(self, matrix: list[SourceRow], resolutions: dict, cc: CcResolution | None) -> None:
+        raise NotImplementedError
+
+
+class ControllerBase(Screen):
+    """The shared state and helpers of the main screen's controllers."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._requests = itertools.count(1)
+        self._current: dict[str, int] = {}
+        #: True once the panes are mounted; answers that come earlier wait in ``_deferred``.
+        self.panes_ready = False
+        self._deferred: list[tuple[Callable[..., None], object]] = []
+
+    # -- the app and its session ------------------------------------------------
+    @property
+    def shell(self) -> MailTriageApp:
+        """The app (lifecycle, settings, the error list)."""
+        return self.app  # type: ignore[return-value]
+
+    @property
+    def session(self) -> Session:
+        return self.shell.session
+
+    def resolve(self, op_name: str) -> Resolution:
+        """Which backend serves ``op_name`` (named in a failure's details)."""
+        from mailtriage.backends.contract import Op
+
+        return self.session.sources.resolve(Op(op_name))
+
+    # -- panes ---------------------------------------------------------------------
+    @property
+    def threads(self) -> ThreadPane:
+        return self.query_one(ThreadPane)
+
+    @property
+    def reader(self) -> ReaderPane:
+        return self.query_one(ReaderPane)
+
+    @property
+    def sources(self) -> SourcesPane:
+        return self.query_one(SourcesPane)
+
+    @property
+    def folders(self) -> FoldersPane:
+        return self.query_one(FoldersPane)
+
+    @property
+    def tracker(self) -> TrackerPane:
+        return self.query_one(TrackerPane)
+
+    # -- requests ------------------------------------------------------------------
+    def new_request(self, kind: str) -> int:
+        request = next(self._requests)
+        self._current[kind] = request
+        return request
+
+    def is_current(self, kind: str, request: int) -> bool:
+        return self._current.get(kind) == request
+
+    # -- readiness -----------------------------------------------------------------
+    def panes_mounted(self) -> None:
+        """The panes are mounted: deliver what arrived before."""
+        self.panes_ready = True
+        deferred, self._deferred = self._deferred, []
+        for handler, message in deferred:
+            handler(message)
+
+    def defer(self, handler: Callable[[M], None], message: M) -> bool:
+        """True (and keep the message for later) when the panes are not mounted yet."""
+        if self.panes_ready:
+            return False
+        self._deferred.append((handler, message))
+        return True
+
+    # -- failures ------------------------------------------------------------------
+    def accept_failure(self, handler: Callable[[W], None], message: W) -> bool:
+        """False when the failure waits for the panes, or answers a superseded request."""
+        if self.defer(handler, message):
+            return False
+        return not (message.request and not self.is_current(message.area, message.request))
+
+    @staticmethod
+    def failure_text(message: WorkFailed) -> str:
+        return scrub(message.details or str(message.error))
+
+    def report_failure(self, message: WorkFailed) -> None:
+        """The notification and error-list entry of a failed call; a backend that went away
+        also makes the sources be checked again, so the sources pane shows it."""
+        from mailtriage.backends.errors import MandatoryBackendUnavailable
+
+        error = message.error
+        if isinstance(error, (MandatoryBackendUnavailable, LookupError)):
+            severity = "error" if isinstance(error, MandatoryBackendUnavailable) else "warning"
+            self.shell.report_error(message.title, error, where=message.area, resolution=message.resolution,
+                                    severity=severity)
+            return
+        if is_connection_problem(error):
+            self.session.forget_availability()
+            self.recheck_sources()
+        self.shell.report_error(message.title, error, where=message.area, resolution=message.resolution)
+
+    # -- what one controller asks of another (each is defined by the controller named) --
+    current_list: str | None  # listing: the mailing list in the thread list
+
+    def recheck_sources(self) -> None:
+        """listing: check every source again, in a worker."""
+        raise NotImplementedError
+
+    def show_banner(self, text: Text | None, *, error: bool = False) -> None:
+        """main screen: the banner above the panes."""
+        raise NotImplementedError
+
+    def start_alerts(self) -> None:
+        """alerts: start the new-report poll of the session."""
+        raise NotImplementedError
+
+    def mark_alerted(self, rows: ThreadRows) -> ThreadRows:
+        """alerts: ``rows`` with the news marked unread."""
+        raise NotImplementedError
+
+    def with_live_news(self, rows: ThreadRows, list_name: str | None) -> ThreadRows:
+        """alerts: a listing with the news that arrived while it was on its way."""
+        raise NotImplementedError
+
+    def forget_live_news(self) -> None:
+        raise NotImplementedError
+
+    def forget_alert_mark(self, summary: ThreadSummary) -> None:
+        raise NotImplementedError
+
+    def load_tracker(self) -> None:
+        """tracker: list the tracker's issues into the tracker pane."""
+        raise NotImplementedError
+
+    def after_organize(self) -> None:
+        """accounts: list the folder again after a flag or move."""
+        raise NotImplementedError

@@ -1,0 +1,148 @@
+"""Threads controller: the sources check and the listing of a mailing list into the thread pane.
+
+A listing first asks every backend whether it is there (the sources pane shows the
+matrix), then lists the window: a backend that can list the newest threads fast
+(declared by the session) paints a first page at once, then the whole window.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+from textual.worker import get_current_worker
+
+from mailtriage.tui.controllers.base import ControllerBase, SourcesView
+from mailtriage.tui.messages import (SessionOpened, SourceRow, SourcesChecked, ThreadsFailed, ThreadsLoaded)
+from mailtriage.tui.panes.folders import FoldersPane
+from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.sanitize import inert
+
+
+class ListingController(ControllerBase):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.current_list: str | None = None
+        #: The last sources check (the backend console shows it when opened).
+        self.last_matrix: list[SourceRow] | None = None
+        self.last_resolutions: dict = {}
+        self.mandatory_problem: str | None = None
+
+    # -- the session opened ---------------------------------------------------------
+    def start_first_listing(self) -> None:
+        """Called by the app's session worker as soon as the project is open."""
+        self._check_and_list(self.new_request("threads"), None, first=True)
+
+    def on_session_opened(self, message: SessionOpened) -> None:
+        if self.defer(self.on_session_opened, message):
+            return
+        session = self.session
+        self.shell.title = f"mailtriage · {inert(session.title)}"
+        lists = session.lists()
+        self.folders.show_lists(lists, session.since().strftime("%Y-%m-%d"))
+        self.sources.show_cc(session.cc)
+        self.current_list = lists[0].list_name if lists else None
+        self.threads.show_loading(self.current_list)
+        if session.cc is not None and session.cc.warnings:
+            self.show_banner(Text.assemble(("⚠ ", "bold"), inert(" ".join(session.cc.warnings))),
+                             error=session.cc.blocked)
+        self.start_alerts()
+
+    # -- listing ---------------------------------------------------------------------
+    def on_folders_pane_list_chosen(self, message: FoldersPane.ListChosen) -> None:
+        self.load_threads(message.list_name)
+        self.query_one(ThreadList).focus()
+
+    def load_threads(self, list_name: str | None) -> None:
+        self.current_list = list_name
+        self.forget_live_news()
+        self.threads.show_loading(list_name)
+        self._check_and_list(self.new_request("threads"), list_name)
+
+    @work(thread=True, exclusive=True, group="threads", exit_on_error=False)
+    def _check_and_list(self, request: int, list_name: str | None, first: bool = False) -> None:
+        worker = get_current_worker()
+        session = self.session
+        matrix, resolutions, problem = session.check_sources()
+        self.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
+        if worker.is_cancelled:
+            return
+        if first:
+            # Start-up reads the security list only; without one the read is skipped.
+            lists = session.lists()
+            list_name = lists[0].list_name if lists else None
+        if problem:
+            # The contract: a mandatory backend that is unavailable stops the run.
+            self.post_message(ThreadsFailed(request, "Run stopped", problem))
+            return
+        if list_name is None:
+            self.post_message(ThreadsFailed(request, "No list to read",
+                                            LookupError("security_list is not configured in project.md; "
+                                                        "the list read is skipped"), None))
+            return
+        from mailtriage.tui.rows import rows_for
+
+        first_page = self.shell.first_page
+        try:
+            if session.listing_can_be_limited():
+                # The newest threads first, painted at once; then the whole window.
+                first = session.list_threads(list_name, limit=first_page)
+                if worker.is_cancelled:
+                    return
+                if len(first.value) < first_page:
+                    self.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution))
+                    return
+                self.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution,
+                                                partial=True))
+            result = session.list_threads(list_name)
+        except Exception as exc:  # turned into the pane's error state and a notification
+            self.post_message(ThreadsFailed(request, "Listing threads failed", exc,
+                                            self.resolve("list_recent_threads")))
+            return
+        if worker.is_cancelled:
+            return
+        self.post_message(ThreadsLoaded(request, list_name, rows_for(result.value), result.resolution))
+
+    def on_sources_checked(self, message: SourcesChecked) -> None:
+        if self.defer(self.on_sources_checked, message):
+            return
+        self.last_matrix = message.matrix
+        self.last_resolutions = message.resolutions
+        self.mandatory_problem = message.mandatory_problem
+        self.sources.show_matrix(message.matrix, _accounts(self.shell.settings))
+        if message.mandatory_problem:
+            self.show_banner(Text.assemble(("⛔ ", "bold"), inert(message.mandatory_problem)), error=True)
+        for screen in self.app.screen_stack:
+            if isinstance(screen, SourcesView):
+                screen.show_sources(message.matrix, message.resolutions, self.session.cc)
+
+    def on_threads_loaded(self, message: ThreadsLoaded) -> None:
+        if self.defer(self.on_threads_loaded, message):
+            return
+        if not self.is_current("threads", message.request):
+            return
+        rows = self.with_live_news(message.rows, message.list_name)
+        self.threads.show_rows(self.mark_alerted(rows), message.resolution, message.list_name,
+                               partial=message.partial)
+        if not message.partial:
+            self.forget_live_news()  # in the rows now; later news is applied to them directly
+
+    def on_threads_failed(self, message: ThreadsFailed) -> None:
+        if not self.accept_failure(self.on_threads_failed, message):
+            return
+        self.threads.show_failure(self.failure_text(message), retry_hint=not isinstance(message.error, LookupError))
+        self.report_failure(message)
+
+    def recheck_sources(self) -> None:
+        self._recheck()
+
+    @work(thread=True, exclusive=True, group="check", exit_on_error=False)
+    def _recheck(self) -> None:
+        matrix, resolutions, problem = self.session.check_sources()
+        self.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
+
+
+def _accounts(settings) -> dict:
+    try:
+        return settings.accounts()
+    except Exception:  # a broken accounts table is reported at start-up, not here
+        return {}

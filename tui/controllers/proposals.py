@@ -1,0 +1,227 @@
+"""Proposals controller: reply, import, publish and sync proposals, their confirmation and their writing.
+
+Each flow is an entry of :data:`FLOWS`: how its proposal is built from the session, what
+the reading pane says meanwhile and what a failure is titled. Nothing is written before
+the user confirms the proposal dialog.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from textual import work
+from textual.worker import get_current_worker
+
+from mailtriage.tui.controllers.base import ControllerBase
+from mailtriage.tui.messages import ApplyFailed, ProposalApplied, ProposalFailed, ProposalReady
+from mailtriage.tui.panes.reader import ThreadView
+from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.session import Session
+
+if TYPE_CHECKING:
+    from mailtriage.backends.contract import Thread, ThreadId, ThreadSummary
+    from mailtriage.workflows.proposals import ApplyReport, Proposal
+
+
+@dataclass(frozen=True)
+class FlowTarget:
+    """The thread a flow works on: the open one (``thread``) or only its id."""
+
+    thread: Thread | None = None
+    thread_id: ThreadId | None = None
+
+
+@dataclass(frozen=True)
+class Flow:
+    """One proposal flow: ``build`` runs on a worker thread and writes nothing."""
+
+    name: str
+    status: str  # what the reading pane says while the proposal is built
+    failure_title: str
+    build: Callable[[Session, FlowTarget], Proposal]
+    #: The op whose resolution a failure names (None: the flow is not about one op).
+    failure_op: str | None = None
+
+
+def _build_reply(session: Session, target: FlowTarget) -> Proposal:
+    from mailtriage.workflows.templates import receipt_body
+
+    thread = target.thread
+    if thread is None:
+        thread = session.read_thread(target.thread_id).value
+    rendered = receipt_body(session.config, thread, sender_name=session.sender_name())
+    proposal = session.propose_reply(thread, rendered.text)
+    if rendered.note:
+        proposal.notes.append(rendered.note)
+    return proposal
+
+
+def _build_import(session: Session, target: FlowTarget) -> Proposal:
+    return session.propose_import(target.thread_id, target.thread)
+
+
+def _build_publish(session: Session, target: FlowTarget) -> Proposal:
+    return session.propose_publish()
+
+
+def _build_sync(session: Session, target: FlowTarget) -> Proposal:
+    return session.propose_sync()
+
+
+FLOWS: dict[str, Flow] = {flow.name: flow for flow in (
+    Flow("reply", "preparing the reply proposal …", "Preparing the reply failed", _build_reply, "create_draft"),
+    Flow("import", "preparing the import proposal …", "Preparing the import failed", _build_import, "read_thread"),
+    Flow("publish", "preparing the publish review …", "Preparing the publish review failed", _build_publish),
+    Flow("sync", "collecting new mail on the tracker's threads …", "Preparing the sync failed", _build_sync),
+)}
+
+
+class ProposalsController(ControllerBase):
+    # -- intents from the panes ------------------------------------------------------
+    def on_thread_list_reply_requested(self, message: ThreadList.ReplyRequested) -> None:
+        self.reply_to(message.summary)
+
+    def on_thread_view_reply_requested(self, message: ThreadView.ReplyRequested) -> None:
+        self.reply_to(None)
+
+    def on_thread_list_import_requested(self, message: ThreadList.ImportRequested) -> None:
+        self.import_thread(message.summary)
+
+    def on_thread_view_import_requested(self, message: ThreadView.ImportRequested) -> None:
+        self.import_thread(None)
+
+    # -- starting a flow ------------------------------------------------------------------
+    def _target(self, summary: ThreadSummary | None) -> FlowTarget:
+        """The open thread (if it is ``summary``'s) and the thread id for a flow on ``summary``
+        (None: the thread in the reading pane)."""
+        thread = self.reader.thread
+        if summary is not None and (thread is None or thread.thread_id != summary.thread_id):
+            thread = None
+        thread_id = summary.thread_id if summary is not None else (thread.thread_id if thread else None)
+        return FlowTarget(thread, thread_id)
+
+    def reply_to(self, summary: ThreadSummary | None) -> None:
+        """Propose a reply draft on ``summary``'s thread (None: the thread in the reading pane)."""
+        target = self._target(summary)
+        if target.thread_id is None:
+            self.notify("Open a thread first (Enter), then reply with r.", severity="warning", markup=False)
+            return
+        self.start_flow("reply", target)
+
+    def import_thread(self, summary: ThreadSummary | None) -> None:
+        """Propose importing ``summary``'s thread (None: the open one) into the tracker."""
+        target = self._target(summary)
+        if target.thread_id is None:
+            self.notify("Open a thread first (Enter), then import it with i.", severity="warning", markup=False)
+            return
+        self.start_flow("import", target)
+
+    def start_flow(self, name: str, target: FlowTarget | None = None) -> None:
+        if not self.session.is_open:
+            return
+        flow = FLOWS[name]
+        self.reader.show_status(f"{flow.status} (Esc cancels)")
+        self._build_proposal(self.new_request("reply"), flow, target or FlowTarget())
+
+    @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
+    def _build_proposal(self, request: int, flow: Flow, target: FlowTarget) -> None:
+        from mailtriage.core.projectconfig import ConfigError
+
+        worker = get_current_worker()
+        session = self.session
+        try:
+            proposal = flow.build(session, target)
+        except ConfigError as exc:
+            self.post_message(ProposalFailed(request, flow.failure_title, exc))
+            return
+        except Exception as exc:
+            resolution = self.resolve(flow.failure_op) if flow.failure_op else None
+            self.post_message(ProposalFailed(request, flow.failure_title, exc, resolution))
+            return
+        if not worker.is_cancelled:
+            self.post_message(ProposalReady(request, proposal, flow.name))
+
+    def on_proposal_ready(self, message: ProposalReady) -> None:
+        if not self.is_current("reply", message.request):
+            return
+        self.reader.restore_status()
+        self.show_proposal(message.proposal, message.flow)
+
+    def on_proposal_failed(self, message: ProposalFailed) -> None:
+        if not self.accept_failure(self.on_proposal_failed, message):
+            return
+        self.reader.restore_status()
+        self.report_failure(message)
+
+    # -- confirming and writing -------------------------------------------------------------
+    def show_proposal(self, proposal: Proposal, flow: str = "reply") -> None:
+        from mailtriage.tui.dialogs.proposal import ProposalDialog
+
+        def decided(confirmed: bool | None) -> None:
+            if confirmed:
+                self.notify("writing …", markup=False, timeout=3)
+                self._apply(proposal, flow)
+            else:
+                self.notify("Cancelled: nothing was written.", markup=False)
+
+        self.app.push_screen(ProposalDialog(proposal, cursor_blink=self.shell.cursor_blink), decided)
+
+    @work(thread=True, group="apply", exit_on_error=False)
+    def _apply(self, proposal: Proposal, flow: str = "reply") -> None:
+        try:
+            report = self.session.apply(proposal)
+        except Exception as exc:
+            self.post_message(ApplyFailed(0, "Writing failed", exc))
+            return
+        self.post_message(ProposalApplied(proposal, report, flow))
+
+    def on_apply_failed(self, message: ApplyFailed) -> None:
+        if self.accept_failure(self.on_apply_failed, message):
+            self.report_failure(message)
+
+    def on_proposal_applied(self, message: ProposalApplied) -> None:
+        report = message.report
+        if report.ok:
+            self.notify(report.describe(), title="Written", markup=False)
+        else:
+            self.shell.report_error("Writing failed", RuntimeError(report.failed[1]), where="apply",
+                                    details=report.describe())
+        after = AFTER_APPLY.get(message.flow)
+        if after is not None:
+            after(self, report)
+
+    def offer_publish(self) -> None:
+        self._offer_publish(self.new_request("reply"))
+
+    @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
+    def _offer_publish(self, request: int) -> None:
+        try:
+            if not self.session.needs_publish():
+                return
+            proposal = self.session.propose_publish()
+        except Exception as exc:
+            self.post_message(ProposalFailed(request, FLOWS["publish"].failure_title, exc))
+            return
+        self.post_message(ProposalReady(request, proposal, "publish"))
+
+
+def _after_tracker_write(screen: ProposalsController, report: ApplyReport) -> None:
+    """After an import or a sync: the tracker pane lists again, and publishing is offered."""
+    if screen.has_class("-tracker"):
+        screen.load_tracker()
+    if report.written:
+        # A local-files tracker publishes separately, after its own confirmation.
+        screen.offer_publish()
+
+
+def _after_organize(screen: ProposalsController, report: ApplyReport) -> None:
+    screen.after_organize()
+
+
+#: What follows a confirmed write, by flow (a flow not named here: nothing).
+AFTER_APPLY: dict[str, Callable[[ProposalsController, ApplyReport], None]] = {
+    "import": _after_tracker_write,
+    "sync": _after_tracker_write,
+    "organize": _after_organize,
+}

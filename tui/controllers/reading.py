@@ -1,0 +1,146 @@
+"""Reading controller: a thread (or a personal account's message) into the reading pane,
+its thread URL, and the MAS case the thread belongs to."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import work
+from textual.worker import get_current_worker
+
+from mailtriage.tui.controllers.base import ControllerBase
+from mailtriage.tui.errors import error_line, is_connection_problem
+from mailtriage.tui.mailbox_rows import MailboxRow
+from mailtriage.tui.messages import CaseLoaded, ReaderFailed, ThreadLoaded, ThreadUrlReady, UrlFailed
+from mailtriage.tui.panes.reader import ThreadView
+from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.sanitize import inert
+
+if TYPE_CHECKING:
+    from mailtriage.backends.contract import ThreadSummary
+
+
+class ReadingController(ControllerBase):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        #: The row the open thread came from (R reads it again).
+        self.open_summary: ThreadSummary | None = None
+
+    # -- intents from the panes ------------------------------------------------------
+    def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
+        if isinstance(message.summary, MailboxRow) and message.summary.header is not None:
+            self.open_mailbox_message(message.summary)  # a personal account's message
+            return
+        self.open_thread(message.summary)
+
+    def on_thread_view_url_requested(self, message: ThreadView.UrlRequested) -> None:
+        self.show_thread_url()
+
+    def on_thread_view_back_requested(self, message: ThreadView.BackRequested) -> None:
+        self.query_one(ThreadList).focus()
+
+    # -- reading ------------------------------------------------------------------------
+    def open_thread(self, summary: ThreadSummary) -> None:
+        self.forget_alert_mark(summary)
+        self.open_summary = summary
+        self.reader.show_loading(summary.subject)
+        self._read(self.new_request("reader"), summary.thread_id)
+
+    @work(thread=True, exclusive=True, group="reader", exit_on_error=False)
+    def _read(self, request: int, thread_id) -> None:
+        worker = get_current_worker()
+        try:
+            result = self.session.read_thread(thread_id)
+        except Exception as exc:
+            self.post_message(ReaderFailed(request, "Reading the thread failed", exc,
+                                           self.resolve("read_thread")))
+            return
+        if not worker.is_cancelled:
+            self.post_message(ThreadLoaded(request, result.value, result.resolution))
+
+    def on_thread_loaded(self, message: ThreadLoaded) -> None:
+        if not self.is_current("reader", message.request):
+            return
+        self.reader.show_thread(message.thread, message.resolution)
+        self._load_case(message.request, message.thread)
+
+    def on_reader_failed(self, message: ReaderFailed) -> None:
+        if not self.accept_failure(self.on_reader_failed, message):
+            return
+        reconnect = is_connection_problem(message.error)
+        self.reader.show_status(("⚠ press R to reconnect — " if reconnect else "⚠ ") + self.failure_text(message),
+                                error=True)
+        self.report_failure(message)
+
+    # -- a personal account's message ----------------------------------------------------
+    def open_mailbox_message(self, summary: MailboxRow) -> None:
+        """Read one message of a personal account; \\Seen is left as it is (BODY.PEEK)."""
+        self.reader.show_loading(summary.subject)
+        self._read_mailbox(self.new_request("reader"), summary.account_id, summary.header.id)
+
+    @work(thread=True, exclusive=True, group="reader", exit_on_error=False)
+    def _read_mailbox(self, request: int, account_id: str, message_id: str) -> None:
+        from mailtriage.backends.contract import Thread, ThreadId
+        from mailtriage.tui.mailbox_rows import MAILBOX_KIND
+
+        try:
+            message = self.session.account_message(account_id, message_id)
+        except Exception as exc:
+            self.post_message(ReaderFailed(request, "Reading the message failed", exc))
+            return
+        thread = Thread(ThreadId(MAILBOX_KIND, message_id), message.header.subject, (message.content,),
+                        notes=tuple(message.header.notes))
+        if not get_current_worker().is_cancelled:
+            self.post_message(ThreadLoaded(request, thread, None))
+
+    # -- thread URL ------------------------------------------------------------------------
+    def show_thread_url(self) -> None:
+        thread = self.reader.thread
+        if thread is None:
+            return
+        self._thread_url(thread.thread_id)
+
+    @work(thread=True, exclusive=True, group="url", exit_on_error=False)
+    def _thread_url(self, thread_id) -> None:
+        try:
+            result = self.session.thread_url(thread_id)
+        except Exception as exc:
+            self.post_message(UrlFailed(0, "No thread URL", exc, self.resolve("thread_url")))
+            return
+        self.post_message(ThreadUrlReady(str(result.value), result.resolution))
+
+    def on_thread_url_ready(self, message: ThreadUrlReady) -> None:
+        text = inert(message.url)
+        self.reader.show_status(f"URL: {text} · via {message.resolution.summary()}")
+        self.app.copy_to_clipboard(message.url)
+        self.notify(f"{text}\n(copied to the clipboard; not opened)", title="Thread URL", markup=False)
+
+    def on_url_failed(self, message: UrlFailed) -> None:
+        if self.accept_failure(self.on_url_failed, message):
+            self.report_failure(message)
+
+    # -- MAS case of the thread being read ---------------------------------------------
+    @work(thread=True, exclusive=True, group="case", exit_on_error=False)
+    def _load_case(self, request: int, thread) -> None:
+        from mailtriage.tui.case import case_record, modes_database
+
+        try:
+            record = case_record(modes_database(self.shell.settings), thread)
+        except Exception as exc:  # an unreadable record is said in the pane; the thread stays readable
+            self.post_message(CaseLoaded(request, thread, error=error_line(exc)))
+            return
+        if record is not None:
+            self.post_message(CaseLoaded(request, thread, record))
+
+    def on_case_loaded(self, message: CaseLoaded) -> None:
+        if not self.is_current("reader", message.request) or self.reader.thread is not message.thread:
+            return
+        from mailtriage.tui.case import case_text
+        from mailtriage.tui.sanitize import inert_text
+
+        if message.error:
+            self.reader.show_case(Text.assemble(("⚠ the modes record could not be read: ", "bold"),
+                                                inert_text(message.error)))
+            return
+        self.reader.show_case(case_text(message.record))
