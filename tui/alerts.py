@@ -13,11 +13,11 @@ import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable
 
-from mailtriage.backends.contract import ThreadSummary
+from mailtriage.application import ThreadSummary
 from mailtriage.tui.rows import SameRows, ThreadRows
 
 if TYPE_CHECKING:
-    from mailtriage.workflows.alerts import PollOutcome
+    from mailtriage.application import PollOutcome
 
 
 def poll_interval(config, settings) -> float:
@@ -28,7 +28,7 @@ def poll_interval(config, settings) -> float:
         ConfigError: either value is not a number of seconds (names the file and key).
     """
     from mailtriage.core.projectconfig import ConfigError
-    from mailtriage.workflows.alerts import poll_seconds
+    from mailtriage.application import poll_seconds
 
     table = settings.data.get("alerts") if settings is not None else None
     if isinstance(table, dict) and "poll_seconds" in table:
@@ -65,7 +65,7 @@ class AlertLoop:
         """Poll until stopped. Blocks: call from a worker thread. Closes the poller's sources."""
         import time
 
-        from mailtriage.workflows.alerts import MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR, run_poll_loop
+        from mailtriage.application import MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR, run_poll_loop
 
         try:
             while not self.stopped.is_set():

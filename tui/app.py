@@ -32,7 +32,7 @@ from mailtriage.tui.screens.main import MainScreen
 from mailtriage.tui.session import Session
 
 if TYPE_CHECKING:
-    from mailtriage.backends.resolution import Resolution
+    from mailtriage.application import Resolution
 
 HERE = Path(__file__).parent
 #: Threads asked for first from a backend that can list the newest ones fast (IMAP).

@@ -27,22 +27,21 @@ class ErrorRecord:
 
 def is_connection_problem(error: BaseException) -> bool:
     """A backend that went away (unavailable, or a connection lost mid-call): retrying may help."""
-    from mailtriage.backends.errors import Unavailable
-    # Lazy: the IMAP connection module pulls in imapclient (about 0.2 s of start-up), and a
-    # failure is the only moment this question is asked.
-    from mailtriage.backends.imap.connection import ConnectionLost
+    # Every backend's "connection lost" derives from backends.errors.ConnectionLost, which
+    # loads no protocol library: the type answers for IMAP and the others alike.
+    from mailtriage.application import ConnectionLost, Unavailable
 
     return isinstance(error, (Unavailable, ConnectionError, ConnectionLost))
 
 
 def is_expected(error: BaseException) -> bool:
     """Errors of the backend/config layers are explained by their message; no traceback needed."""
-    from mailtriage.backends.errors import MailError
+    from mailtriage.application import MailError
     from mailtriage.core.projectconfig import ConfigError
 
     expected: tuple = (MailError, ConfigError, LookupError)
     try:
-        from mailtriage.trackers.contract import TrackerError
+        from mailtriage.application import TrackerError
 
         expected += (TrackerError,)
     except ImportError:

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from mailtriage.backends.contract import ThreadId, ThreadSummary
+from mailtriage.application import ThreadId, ThreadSummary
 from mailtriage.tui.rows import PagedRows
 
 if TYPE_CHECKING:
-    from mailtriage.backends.mailbox_contract import MailHeader, MailPage
+    from mailtriage.application import MailHeader, MailPage
 
 #: ThreadId kind of a personal account's message (the value is the adapter's message ID).
 MAILBOX_KIND = "mailbox"

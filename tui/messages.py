@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING, ClassVar, Mapping, TypedDict
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from mailtriage.backends.contract import Op, Thread
-    from mailtriage.backends.mailbox_contract import MailFolder
-    from mailtriage.backends.resolution import Resolution
+    from mailtriage.application import Op, Thread
+    from mailtriage.application import MailFolder
+    from mailtriage.application import Resolution
     from mailtriage.core.trace import OpRecord, TraceLine
     from mailtriage.tui.alerts import AlertLoop
     from mailtriage.tui.mailbox_rows import FolderRows
     from mailtriage.tui.rows import ThreadRows
-    from mailtriage.workflows.alerts import PollOutcome
-    from mailtriage.workflows.proposals import ApplyReport, Proposal
+    from mailtriage.application import PollOutcome
+    from mailtriage.application import ApplyReport, Proposal
 
 
 class SourceRow(TypedDict):

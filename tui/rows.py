@@ -19,7 +19,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
 
-from mailtriage.backends.contract import ThreadSummary
+from mailtriage.application import ThreadSummary
 from mailtriage.tui.errors import error_line
 
 

@@ -31,6 +31,7 @@ from imapclient import exceptions as imap_errors
 from imapclient.util import to_unicode
 
 from mailtriage.backends.errors import BackendFailure, MailError, SignInNeeded, Unavailable
+from mailtriage.backends.errors import ConnectionLost as BaseConnectionLost
 from mailtriage.backends.imap.account import ImapAccount, password_key, token_key
 from mailtriage.backends.oauth_imap import provider_for
 from mailtriage.core.secrets import get_secret
@@ -61,7 +62,7 @@ def unregister_token_provider(account_id: str) -> None:
         _TOKEN_PROVIDERS.pop(account_id, None)
 
 
-class ConnectionLost(BackendFailure):
+class ConnectionLost(BaseConnectionLost):
     """The connection dropped during a command. The next call opens a new one."""
 
 

@@ -17,8 +17,8 @@ from mailtriage.tui.rows import ListRows, ThreadRows, merge_news, plain_rows
 from mailtriage.tui.sanitize import inert
 
 if TYPE_CHECKING:
-    from mailtriage.backends.contract import ThreadSummary
-    from mailtriage.workflows.alerts import PollOutcome
+    from mailtriage.application import ThreadSummary
+    from mailtriage.application import PollOutcome
 
 
 class AlertsController(ControllerBase):

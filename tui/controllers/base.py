@@ -28,10 +28,10 @@ from mailtriage.tui.session import Session
 if TYPE_CHECKING:
     from rich.text import Text
 
-    from mailtriage.backends.contract import ThreadSummary
-    from mailtriage.backends.resolution import Resolution
+    from mailtriage.application import ThreadSummary
+    from mailtriage.application import Resolution
     from mailtriage.tui.rows import ThreadRows
-    from mailtriage.backends.security_cc import CcResolution
+    from mailtriage.application import CcResolution
     from mailtriage.tui.app import MailTriageApp
 
 M = TypeVar("M")
@@ -69,7 +69,7 @@ class ControllerBase(Screen):
 
     def resolve(self, op_name: str) -> Resolution:
         """Which backend serves ``op_name`` (named in a failure's details)."""
-        from mailtriage.backends.contract import Op
+        from mailtriage.application import Op
 
         return self.session.sources.resolve(Op(op_name))
 
@@ -132,7 +132,7 @@ class ControllerBase(Screen):
     def report_failure(self, message: WorkFailed) -> None:
         """The notification and error-list entry of a failed call; a backend that went away
         also makes the sources be checked again, so the sources pane shows it."""
-        from mailtriage.backends.errors import MandatoryBackendUnavailable
+        from mailtriage.application import MandatoryBackendUnavailable
 
         error = message.error
         if isinstance(error, (MandatoryBackendUnavailable, LookupError)):

@@ -20,8 +20,8 @@ from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.session import Session
 
 if TYPE_CHECKING:
-    from mailtriage.backends.contract import Thread, ThreadId, ThreadSummary
-    from mailtriage.workflows.proposals import ApplyReport, Proposal
+    from mailtriage.application import Thread, ThreadId, ThreadSummary
+    from mailtriage.application import ApplyReport, Proposal
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class Flow:
 
 
 def _build_reply(session: Session, target: FlowTarget) -> Proposal:
-    from mailtriage.workflows.templates import receipt_body
+    from mailtriage.application import receipt_body
 
     thread = target.thread
     if thread is None:

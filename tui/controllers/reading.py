@@ -18,7 +18,7 @@ from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.sanitize import inert
 
 if TYPE_CHECKING:
-    from mailtriage.backends.contract import ThreadSummary
+    from mailtriage.application import ThreadSummary
 
 
 class ReadingController(ControllerBase):
@@ -81,7 +81,7 @@ class ReadingController(ControllerBase):
 
     @work(thread=True, exclusive=True, group="reader", exit_on_error=False)
     def _read_mailbox(self, request: int, account_id: str, message_id: str) -> None:
-        from mailtriage.backends.contract import Thread, ThreadId
+        from mailtriage.application import Thread, ThreadId
         from mailtriage.tui.mailbox_rows import MAILBOX_KIND
 
         try:

@@ -17,7 +17,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message as TextualMessage
 from textual.widgets import Static
 
-from mailtriage.backends.contract import Message, Thread
+from mailtriage.application import Message, Thread
 from mailtriage.core.inert import sender_mismatch
 from mailtriage.tui import bindings
 from mailtriage.tui.sanitize import MARKER_STYLE, has_hidden_characters, inert_text

@@ -23,7 +23,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import get_current_worker
 
-from mailtriage.backends.contract import ThreadSummary
+from mailtriage.application import ThreadSummary
 from mailtriage.core.inert import sender_label, terminal_text
 from mailtriage.tui import bindings
 from mailtriage.tui.errors import error_line

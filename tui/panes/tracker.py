@@ -24,7 +24,7 @@ from mailtriage.tui.sanitize import inert_text
 def tracker_support() -> str | None:
     """None when the tracker backends are part of this build, else why not."""
     try:
-        import mailtriage.trackers.registry  # noqa: F401
+        from mailtriage.application import open_tracker  # noqa: F401
     except ImportError:
         return "No tracker is available in this build of mailtriage (the tracker backends are not installed)."
     return None
@@ -32,14 +32,14 @@ def tracker_support() -> str | None:
 
 def issue_fields(body: str) -> list[tuple[str, str]]:
     """(heading, value) of every ``### Heading`` section, in order."""
-    from mailtriage.trackers.fields import get_field, sections, split_lines
+    from mailtriage.application import get_field, sections, split_lines
 
     lines = split_lines(body or "")
     return [(s.heading, get_field(body, s.heading) or "") for s in sections(lines)]
 
 
 def rollup_entries(issue: dict) -> list:
-    from mailtriage.trackers import rollup
+    from mailtriage.application import rollup
 
     for comment in issue.get("comments") or []:
         if comment.get("kind") == "rollup":

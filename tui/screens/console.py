@@ -22,7 +22,7 @@ from textual.widgets import (Button, DataTable, Footer, Header, Input, Label, Lo
                              TabPane, TextArea)
 from textual.worker import get_current_worker
 
-from mailtriage.backends.contract import ALL_OPS, Op
+from mailtriage.application import ALL_OPS, Op
 from mailtriage.core.trace import OPLOG, TRACE
 from mailtriage.tui import bindings
 from mailtriage.tui.app import MailTriageApp
