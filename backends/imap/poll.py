@@ -102,8 +102,14 @@ def wait_for_mail(mb, timeout: float) -> bool:
     """Block up to ``timeout`` seconds for new inbox mail (IMAP IDLE when advertised, else
     one NOOP). True when the server announced new mail."""
     folder = _inbox(mb)
+    # What this connection last knew of the folder (the poll's listing selected it). Mail that
+    # arrived since then, before IDLE starts, is new mail too; IDLE alone announces only later
+    # arrivals, so it would wait a whole poll interval.
+    known = mb.conn.state.exists if mb.conn.state is not None and mb.conn.state.name == folder else None
     state = mb.conn.select(folder)
     before = state.exists
+    if known is not None and before > known:
+        return True
     if not mb.conn.has("IDLE"):
         mb.conn.select(folder)
         return (mb.conn.state.exists if mb.conn.state else before) > before

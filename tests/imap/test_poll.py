@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -84,3 +85,14 @@ def test_the_modes_inbox_reads_whole_mail_through_the_adapter_read_only(dovecot,
         client.select_folder("INBOX", readonly=True)
         flags = client.fetch(client.search(["ALL"]), ["FLAGS"])
     assert all(b"\\Seen" not in item[b"FLAGS"] for item in flags.values())
+
+
+def test_mail_that_arrived_between_the_listing_and_idle_is_new_mail(dovecot, dovecot_user, mailbox, seed):
+    # The poll looked at INBOX; a report lands before the poller starts waiting. IDLE alone
+    # would announce only later arrivals, so this one would wait a whole poll interval.
+    mailbox.conn.select("INBOX")
+    seed("INBOX", make_mail(11))
+    started = time.monotonic()
+    assert mailbox.wait_for_mail(5.0) is True
+    assert time.monotonic() - started < 2.0
+    assert mailbox.wait_for_mail(0.2) is False  # and it is announced once
