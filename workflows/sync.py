@@ -18,15 +18,20 @@ picks into one proposal.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Iterable, Sequence
 from urllib.parse import unquote, urlsplit
 
-from mailtriage.backends.contract import Message, Op, Thread, ThreadId
+from mailtriage.backends.contract import Message, Op, Thread, ThreadId, ThreadSummary
 from mailtriage.backends.errors import MailError
 from mailtriage.backends.registry import SourceSet
+from mailtriage.core import settings
 from mailtriage.trackers.contract import CLOSE_REASONS, EditRequest, Tracker, TrackerError
 from mailtriage.trackers.fields import get_field
 from mailtriage.workflows import linking
@@ -162,12 +167,18 @@ def collect_sync(sources: SourceSet, tracker: Tracker, issue_ids: Sequence[str] 
 
     ``issue_ids`` limits the run (default: every open issue).
 
+    The cost follows the threads that changed: on a whole-tracker run whose threads are
+    read from a local archive, the archive is listed once and a thread is read only when
+    the listing cannot show that reading it would add nothing (see :class:`_QuietThreads`).
+    The items are the same either way.
+
     Raises the tracker's errors when the issues cannot be listed (NotFound for an
     unknown ``issue_ids`` entry) and MandatoryBackendUnavailable.
     """
     sources.preflight()
     reviewer = sources.config.get("security_inbox.foundation_security_address")
     items: list[SyncItem] = []
+    linked: list[tuple[SyncItem, linking.RollupState]] = []
     for summary in _issue_list(tracker, issue_ids):
         item = SyncItem(summary["id"], summary["title"], summary["state"], list(summary["labels"]))
         items.append(item)
@@ -191,15 +202,25 @@ def collect_sync(sources: SourceSet, tracker: Tracker, issue_ids: Sequence[str] 
             item.problem = (f"{item.issue_id} is not linked to a thread mailtriage can read "
                             f"({'no link' if not item.link else 'link ' + one_line(item.link, 120)})")
             continue
+        linked.append((item, rollup))
+    quiet = _QuietThreads.listed(sources, tracker) if not issue_ids and linked else None
+    for item, rollup in linked:
         tid = item.thread_id
+        assert tid is not None
+        since, strict, since_source = rollup.covered_until()
+        undated = quiet.undated_if_quiet(tid, since, strict) if quiet is not None else None
+        if undated is not None:
+            # Nothing in this thread is newer than the rollup's coverage: the read would
+            # add no message, and the undated ones are counted as the last read counted them.
+            item.since, item.since_source, item.undated = since, since_source, undated
+            continue
         try:
             thread: Thread = linking.dispatch_thread_op(sources, Op.READ_THREAD, tid,
                                                         lambda b: b.read_thread(tid)).value
         except MailError as exc:
             item.problem = f"cannot read thread {tid} of {item.issue_id}: {exc}"
             continue
-        since, strict, item.since_source = rollup.covered_until()
-        item.since = since
+        item.since, item.since_source = since, since_source
         for message in thread.messages:
             if message.date is None:
                 item.undated += 1
@@ -207,11 +228,131 @@ def collect_sync(sources: SourceSet, tracker: Tracker, issue_ids: Sequence[str] 
             when = message.date if message.date.tzinfo else message.date.replace(tzinfo=timezone.utc)
             if since is None or when > since or (not strict and when >= since):
                 item.new_messages.append(message)
+        if quiet is not None:
+            quiet.remember(tid, thread, item.undated)
         if item.new_messages:
             reporter = thread.messages[0].sender.email.lower() if thread.messages else ""
             item.signals = signals_of(item.new_messages, reviewer if isinstance(reviewer, str) else None)
             item.entry = sync_entry(item, reporter)
+    if quiet is not None:
+        quiet.save()
     return items
+
+
+_EVERYTHING = datetime.min.replace(tzinfo=timezone.utc)  # a listing "since" that keeps every dated thread
+_READS_VERSION = 1
+
+
+class _QuietThreads:
+    """Which linked threads a sync need not read: their archive listing shows nothing newer
+    than the issue's coverage.
+
+    Taken only where skipping the read is exactly equivalent:
+
+    - the backend that would read the threads keeps a local archive (its listing covers
+      every thread a read can reach) and lists; the listing is of *every* thread, so a
+      thread that is gone from the archive is not listed and is read (its problem kept);
+    - the issue names the thread in that backend's own shape, listed exactly once (a
+      reference to a reply, or of another shape, is resolved by a read as before);
+    - the thread's summary carries no note and no date marker (no message dated by the
+      archive's delivery time instead of its Date header, no odd date) and its last
+      activity is covered: at or before a strict coverage, before a day's start;
+    - the number of undated messages is known: a thread is skipped only after a full
+      read of it was recorded with the same message count and last activity (a message
+      with no date at all moves neither the listing's date nor its notes, but it counts).
+
+    The record of those reads is derived data kept under ``core.settings.data_dir()``
+    (thread references, counts and dates; no content); losing it only costs a full read.
+    """
+
+    def __init__(self, backend: str, summaries: dict[ThreadId, ThreadSummary], own_kinds: tuple[str, ...],
+                 path: Path | None) -> None:
+        self.backend = backend
+        self.summaries = summaries
+        self.own_kinds = own_kinds
+        self.path = path
+        self.reads: dict[str, list] = {}
+        self.changed = False
+        if path is not None:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                if isinstance(data, dict) and data.get("v") == _READS_VERSION and isinstance(data.get("reads"), dict):
+                    self.reads = data["reads"]
+            except (OSError, ValueError, UnicodeDecodeError):
+                pass
+
+    @classmethod
+    def listed(cls, sources: SourceSet, tracker: Tracker) -> "_QuietThreads | None":
+        """The listing of the backend that reads threads, or None (then every thread is read)."""
+        res = sources.resolve(Op.READ_THREAD)
+        if not res.chosen:
+            return None
+        backend = sources.backends[res.chosen]
+        if not backend.features.local_archive or not backend.supports(Op.LIST_RECENT_THREADS):
+            return None
+        try:
+            listing = sources.dispatch(Op.LIST_RECENT_THREADS, lambda b: b.list_recent_threads(None, _EVERYTHING),
+                                       backend=backend.name).value
+        except MailError:
+            return None
+        summaries: dict[ThreadId, ThreadSummary] = {}
+        twice: set[ThreadId] = set()
+        for summary in listing:
+            if summary.thread_id in summaries:
+                twice.add(summary.thread_id)
+            summaries[summary.thread_id] = summary
+        for tid in twice:
+            del summaries[tid]
+        try:
+            digest = hashlib.sha256(f"{Path(tracker.root).resolve()}\0{backend.name}".encode()).hexdigest()[:20]
+            path: Path | None = settings.data_dir() / "sync-reads" / f"{digest}.json"
+        except Exception:  # no data dir (or a tracker without a folder): nothing is remembered
+            path = None
+        return cls(backend.name, summaries, tuple(backend.own_kinds()), path)
+
+    def _summary(self, tid: ThreadId) -> ThreadSummary | None:
+        if tid.kind not in self.own_kinds:
+            return None
+        summary = self.summaries.get(tid)
+        if summary is None or summary.notes or summary.date_marker or summary.last_activity is None:
+            return None
+        return summary
+
+    def undated_if_quiet(self, tid: ThreadId, since: datetime | None, strict: bool) -> int | None:
+        """The undated count of a thread with nothing past ``since``; None when it must be read."""
+        summary = self._summary(tid)
+        if summary is None or since is None:
+            return None
+        last = summary.last_activity
+        assert last is not None
+        if not (last <= since if strict else last < since):
+            return None
+        known = self.reads.get(str(tid))
+        if not known or known[:2] != [summary.message_count, last.isoformat()]:
+            return None
+        return int(known[2])
+
+    def remember(self, tid: ThreadId, thread: Thread, undated: int) -> None:
+        summary = self._summary(tid)
+        if summary is None or summary.message_count != len(thread.messages):
+            return
+        assert summary.last_activity is not None
+        record = [summary.message_count, summary.last_activity.isoformat(), undated]
+        if self.reads.get(str(tid)) != record:
+            self.reads[str(tid)] = record
+            self.changed = True
+
+    def save(self) -> None:
+        if self.path is None or not self.changed:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"v": _READS_VERSION, "reads": self.reads}, separators=(",", ":")),
+                           encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # not remembered: the next sync reads these threads again
 
 
 def sync_entry(item: SyncItem, reporter: str) -> str:
