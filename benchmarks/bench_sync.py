@@ -31,8 +31,11 @@ THREAD_FIELD = "Security mailing list thread"
 BASE = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 
 
-def _message(mid: str, sender: str, subject: str, body: str, when: datetime | None, irt: str | None = None) -> str:
-    head = [f"From {sender} {(when or BASE).strftime('%a %b %d %H:%M:%S %Y')}", f"Message-ID: {mid}",
+def _message(mid: str, sender: str, subject: str, body: str, when: datetime | None, irt: str | None = None,
+             envelope: bool = True) -> str:
+    """One mbox message; ``when`` None leaves out the Date header, ``envelope`` False the From_ line's date."""
+    stamp = f" {(when or BASE).strftime('%a %b %d %H:%M:%S %Y')}" if envelope else ""
+    head = [f"From {sender}{stamp}", f"Message-ID: {mid}",
             f"From: {sender}", "To: security@example.org", f"Subject: {subject}"]
     if when is not None:
         head.append(f"Date: {format_datetime(when)}")
@@ -72,6 +75,9 @@ def generate(root: Path, count: int, active: int) -> list[str]:
         if n == 3:  # an undated reply (no Date header): counted, never summarised
             chunks.append(_message(f"<u{n}@example.org>", "sam@example.org", f"Re: Report {n}", "Undated.", None,
                                    root_id))
+        if n == 5:  # a reply with no date at all (neither a Date header nor a dated From_ line)
+            chunks.append(_message(f"<nd{n}@example.org>", "sam@example.org", f"Re: Report {n}", "No date.", None,
+                                   root_id, envelope=False))
         if n == 4:  # a broken link: the rollup names a thread the archive does not hold
             root_id = f"<missing{n}@reporter.example>"
         covered = when + timedelta(hours=1)
@@ -90,7 +96,7 @@ def generate(root: Path, count: int, active: int) -> list[str]:
                                      rollup.append(None, entry))])
         (tracker / f"SEC-{n:05d}.md").write_text(fmt.render_issue(issue), encoding="utf-8")
     for n in range(step, count + 1, step):
-        if n in (3, 4):
+        if n in (3, 4, 5):
             continue
         if len(changed) == active:
             break
@@ -213,7 +219,7 @@ def main() -> int:
         ours, got, our_reads = measure(lambda: collect_sync(sources, tracker), ns.runs, ns.profile, "ours")
         old, want, old_reads = measure(lambda: baseline_collect(sources, tracker), ns.runs, ns.profile, "baseline")
         assert [i.to_json() for i in got] == [i.to_json() for i in want], "ours and the baseline disagree"
-        assert sum(1 for i in got if i.problem) == 1 and sum(i.undated for i in got) == 1
+        assert sum(1 for i in got if i.problem) == 1 and sum(i.undated for i in got) == 2
         assert sorted(i.issue_id for i in got if i.new_messages) == sorted(changed)
         print(f"\n{'median of ' + str(ns.runs) + ' runs, in process, warm':44} {'ours':>9} {'baseline':>9} {'faster':>7}")
         print(f"{'collect_sync over ' + str(ns.issues) + ' open issues':44} {ours:8.3f}s {old:8.3f}s {old / ours:6.1f}x")
