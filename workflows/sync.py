@@ -178,36 +178,37 @@ def collect_sync(sources: SourceSet, tracker: Tracker, issue_ids: Sequence[str] 
     sources.preflight()
     reviewer = sources.config.get("security_inbox.foundation_security_address")
     items: list[SyncItem] = []
-    linked: list[tuple[SyncItem, linking.RollupState]] = []
+    linked: list[tuple[SyncItem, _Facts]] = []
+    known = _IssueFacts.of(tracker)
     for summary in _issue_list(tracker, issue_ids):
         item = SyncItem(summary["id"], summary["title"], summary["state"], list(summary["labels"]))
         items.append(item)
         try:
-            if tracker.features.bodies_as_stored:
-                # One read of the issue file gives both (its body is stored as written).
-                view = tracker.view(item.issue_id, comments=True)
-                item.link = get_field(view["body"] or "", linking.THREAD_FIELD, tracker.field_syntax)
-                rollup = linking.rollup_state_of(view, item.issue_id)
-            else:
-                item.link = tracker.field_get(item.issue_id, linking.THREAD_FIELD)["value"]
-                rollup = linking.rollup_state(tracker, item.issue_id)
+            facts = known.get(item.issue_id) if known is not None else None
+            if facts is None:
+                facts = _read_facts(tracker, item.issue_id)
+                if known is not None:
+                    known.put(item.issue_id, facts)
         except TrackerError as exc:
             item.problem = f"cannot read {item.issue_id}: {exc}"
             continue
-        if rollup.problem:
-            item.problem = rollup.problem
+        item.link = facts.link
+        if facts.problem:
+            item.problem = facts.problem
             continue
-        item.thread_id = rollup.thread_id() or _thread_id_from_link(item.link, sources)
+        item.thread_id = facts.thread_id() or _thread_id_from_link(item.link, sources)
         if item.thread_id is None:
             item.problem = (f"{item.issue_id} is not linked to a thread mailtriage can read "
                             f"({'no link' if not item.link else 'link ' + one_line(item.link, 120)})")
             continue
-        linked.append((item, rollup))
+        linked.append((item, facts))
+    if known is not None:
+        known.save()
     quiet = _QuietThreads.listed(sources, tracker) if not issue_ids and linked else None
-    for item, rollup in linked:
+    for item, facts in linked:
         tid = item.thread_id
         assert tid is not None
-        since, strict, since_source = rollup.covered_until()
+        since, strict, since_source = facts.covered
         undated = quiet.undated_if_quiet(tid, since, strict) if quiet is not None else None
         if undated is not None:
             # Nothing in this thread is newer than the rollup's coverage: the read would
@@ -237,6 +238,125 @@ def collect_sync(sources: SourceSet, tracker: Tracker, issue_ids: Sequence[str] 
     if quiet is not None:
         quiet.save()
     return items
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What sync needs of an issue file: its thread link and what its status rollup says."""
+
+    link: str | None
+    thread_text: str | None  # the thread reference the rollup names, as written (parsed on use)
+    covered: tuple[datetime | None, bool, str | None]  # RollupState.covered_until()
+    problem: str | None
+
+    def thread_id(self) -> ThreadId | None:
+        return ThreadId.parse(self.thread_text) if self.thread_text is not None else None
+
+    def to_json(self) -> list:
+        since, strict, source = self.covered
+        return [self.link, self.thread_text, since.isoformat() if since else None, strict, source, self.problem]
+
+    @classmethod
+    def from_json(cls, data: list) -> "_Facts":
+        link, thread_text, since, strict, source, problem = data
+        return cls(link, thread_text, (datetime.fromisoformat(since) if since else None, bool(strict), source),
+                   problem)
+
+
+def _read_facts(tracker: Tracker, issue_id: str) -> _Facts:
+    """Read through the tracker (raises its errors)."""
+    if tracker.features.bodies_as_stored:
+        # One read of the issue file gives both (its body is stored as written).
+        view = tracker.view(issue_id, comments=True)
+        link = get_field(view["body"] or "", linking.THREAD_FIELD, tracker.field_syntax)
+        rollup = linking.rollup_state_of(view, issue_id)
+    else:
+        link = tracker.field_get(issue_id, linking.THREAD_FIELD)["value"]
+        rollup = linking.rollup_state(tracker, issue_id)
+    if rollup.problem:
+        return _Facts(link, None, (None, False, None), rollup.problem)
+    return _Facts(link, rollup.thread_text(), rollup.covered_until(), None)
+
+
+_FACTS_VERSION = 1
+
+
+class _IssueFacts:
+    """The sync facts of a local-files tracker's issue files, refreshed by stat.
+
+    Derived data, never a source of truth (like the thread index): a fact is reused only
+    while its file keeps the size and modification time it had when the tracker read it,
+    and is a plain regular file (a symlinked issue file goes through the tracker, which
+    refuses it); anything else is read through the tracker as before. Kept under
+    ``core.settings.data_dir()/sync-issues/`` (links, thread references, coverage dates).
+    """
+
+    def __init__(self, root: Path, path: Path | None) -> None:
+        self.root = root
+        self.path = path
+        self.facts: dict[str, list] = {}
+        self.changed = False
+        self.stats: dict[str, tuple[int, int]] = {}
+        if path is not None:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                if isinstance(data, dict) and data.get("v") == _FACTS_VERSION and isinstance(data.get("files"), dict):
+                    self.facts = data["files"]
+            except (OSError, ValueError, UnicodeDecodeError):
+                pass
+        try:
+            with os.scandir(root) as it:
+                for entry in it:
+                    if entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                        st = entry.stat(follow_symlinks=False)
+                        self.stats[entry.name] = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            self.stats = {}
+
+    @classmethod
+    def of(cls, tracker: Tracker) -> "_IssueFacts | None":
+        if not (tracker.features.local_issue_files and tracker.features.bodies_as_stored):
+            return None
+        try:
+            root = Path(tracker.root).resolve()
+            digest = hashlib.sha256(str(root).encode()).hexdigest()[:20]
+            path: Path | None = settings.data_dir() / "sync-issues" / f"{digest}.json"
+        except Exception:  # no data dir: read through the tracker
+            return None
+        return cls(root, path)
+
+    def get(self, issue_id: str) -> _Facts | None:
+        name = issue_id + ".md"
+        stat = self.stats.get(name)
+        known = self.facts.get(name)
+        if stat is None or not known or known[:2] != list(stat):
+            return None
+        try:
+            return _Facts.from_json(known[2])
+        except (TypeError, ValueError):
+            return None
+
+    def put(self, issue_id: str, facts: _Facts) -> None:
+        name = issue_id + ".md"
+        stat = self.stats.get(name)
+        if stat is None:
+            return
+        # The stat was taken before the read: a file written meanwhile is stale here and
+        # is read again next time (its stat will differ).
+        self.facts[name] = [stat[0], stat[1], facts.to_json()]
+        self.changed = True
+
+    def save(self) -> None:
+        if self.path is None or not self.changed:
+            return
+        files = {name: f for name, f in self.facts.items() if name in self.stats}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"v": _FACTS_VERSION, "files": files}, separators=(",", ":")), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
 
 
 _EVERYTHING = datetime.min.replace(tzinfo=timezone.utc)  # a listing "since" that keeps every dated thread
