@@ -11,9 +11,15 @@ released, duplicate, not a vulnerability, …) — are *shown* to the triager ne
 entry. The code decides nothing from them: label and state changes are only those the
 triager picks (:class:`Picks`), checked against the labels the project declares.
 
-:func:`collect_sync` reads (no writes) and returns one :class:`SyncItem` per issue, so
-the TUI can show them and let the triager pick; :func:`propose_sync` turns items and
-picks into one proposal.
+:func:`collect_sync` reads (it writes nothing to the tracker or the mail) and returns one
+:class:`SyncItem` per issue, so the TUI can show them and let the triager pick;
+:func:`propose_sync` turns items and picks into one proposal.
+
+Its cost follows what changed, not the size of the tracker: on a local-files tracker each
+issue's link and coverage come from a record refreshed by stat (an issue file is parsed
+again only when it changed), and with a local archive a thread is read only when the
+archive's listing shows mail past the issue's coverage. Both records are derived data
+under the user's data folder; the items are those a read of every file and thread gives.
 """
 
 from __future__ import annotations
