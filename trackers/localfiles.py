@@ -85,13 +85,17 @@ class LocalFilesTracker(Tracker):
             self._wc = vcs.find_working_copy(self.root) if self.root.exists() else None
         return self._wc  # type: ignore[return-value]
 
-    def _rel(self, path: Path) -> str:
+    def _rel_base(self) -> Path:
         wc = self.working_copy()
-        base = wc.root if wc else self.root.parent
-        return path.resolve().relative_to(base.resolve()).as_posix()
+        return (wc.root if wc else self.root.parent).resolve()
 
-    def url_for(self, issue_id: str, path: Path) -> str:
-        rel = self._rel(path)
+    def _rel(self, path: Path, base: Path | None = None) -> str:
+        """``path`` relative to the working copy; ``base`` is ``_rel_base()`` when the caller
+        already resolved it (a listing resolves it once, not once per issue)."""
+        return path.resolve().relative_to(base if base is not None else self._rel_base()).as_posix()
+
+    def url_for(self, issue_id: str, path: Path, base: Path | None = None) -> str:
+        rel = self._rel(path, base)
         if self.url_template:
             return self.url_template.replace("{id}", issue_id).replace("{path}", rel)
         return rel
@@ -269,8 +273,9 @@ class LocalFilesTracker(Tracker):
         rows.sort(key=lambda r: (r[1]["updated"] or "", r[1]["id"]), reverse=True)
         if limit:
             rows = rows[:limit]
+        base = self._rel_base()
         items = [summary_json(id=s["id"], title=s["title"], state=s["state"], labels=s["labels"],
-                              updated=s["updated"], url=self.url_for(s["id"], self.root / n)) for n, s in rows]
+                              updated=s["updated"], url=self.url_for(s["id"], self.root / n, base)) for n, s in rows]
         return ListResult(items, problems)
 
     def _do_labels(self) -> list[str]:

@@ -116,6 +116,19 @@ class RollupState:
                     continue
         return None
 
+    def thread_text(self) -> str | None:
+        """The reference :meth:`thread_id` parses, as written (None when no entry names one)."""
+        for entry in reversed(self.entries):
+            m = _THREAD_LINE.search(entry.body)
+            if m:
+                text = _thread_text(m)
+                try:
+                    ThreadId.parse(text)
+                except ValueError:
+                    continue
+                return text
+        return None
+
     def covered_until(self) -> tuple[datetime | None, bool, str | None]:
         """(instant, strict, source): the newest ``Covers mail up to`` of any entry
         (strict: mail *after* it is new), else the start of the latest entry's day (not

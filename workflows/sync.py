@@ -11,22 +11,33 @@ released, duplicate, not a vulnerability, …) — are *shown* to the triager ne
 entry. The code decides nothing from them: label and state changes are only those the
 triager picks (:class:`Picks`), checked against the labels the project declares.
 
-:func:`collect_sync` reads (no writes) and returns one :class:`SyncItem` per issue, so
-the TUI can show them and let the triager pick; :func:`propose_sync` turns items and
-picks into one proposal.
+:func:`collect_sync` reads (it writes nothing to the tracker or the mail) and returns one
+:class:`SyncItem` per issue, so the TUI can show them and let the triager pick;
+:func:`propose_sync` turns items and picks into one proposal.
+
+Its cost follows what changed, not the size of the tracker: on a local-files tracker each
+issue's link and coverage come from a record refreshed by stat (an issue file is parsed
+again only when it changed), and with a local archive a thread is read only when the
+archive's listing shows mail past the issue's coverage. Both records are derived data
+under the user's data folder; the items are those a read of every file and thread gives.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Iterable, Sequence
 from urllib.parse import unquote, urlsplit
 
-from mailtriage.backends.contract import Message, Op, Thread, ThreadId
+from mailtriage.backends.contract import Message, Op, Thread, ThreadId, ThreadSummary
 from mailtriage.backends.errors import MailError
 from mailtriage.backends.registry import SourceSet
+from mailtriage.core import settings
 from mailtriage.trackers.contract import CLOSE_REASONS, EditRequest, Tracker, TrackerError
 from mailtriage.trackers.fields import get_field
 from mailtriage.workflows import linking
@@ -162,44 +173,61 @@ def collect_sync(sources: SourceSet, tracker: Tracker, issue_ids: Sequence[str] 
 
     ``issue_ids`` limits the run (default: every open issue).
 
+    The cost follows the threads that changed: on a whole-tracker run whose threads are
+    read from a local archive, the archive is listed once and a thread is read only when
+    the listing cannot show that reading it would add nothing (see :class:`_QuietThreads`).
+    The items are the same either way.
+
     Raises the tracker's errors when the issues cannot be listed (NotFound for an
     unknown ``issue_ids`` entry) and MandatoryBackendUnavailable.
     """
     sources.preflight()
     reviewer = sources.config.get("security_inbox.foundation_security_address")
     items: list[SyncItem] = []
+    linked: list[tuple[SyncItem, _Facts]] = []
+    known = _IssueFacts.of(tracker)
     for summary in _issue_list(tracker, issue_ids):
         item = SyncItem(summary["id"], summary["title"], summary["state"], list(summary["labels"]))
         items.append(item)
         try:
-            if tracker.features.bodies_as_stored:
-                # One read of the issue file gives both (its body is stored as written).
-                view = tracker.view(item.issue_id, comments=True)
-                item.link = get_field(view["body"] or "", linking.THREAD_FIELD, tracker.field_syntax)
-                rollup = linking.rollup_state_of(view, item.issue_id)
-            else:
-                item.link = tracker.field_get(item.issue_id, linking.THREAD_FIELD)["value"]
-                rollup = linking.rollup_state(tracker, item.issue_id)
+            facts = known.get(item.issue_id) if known is not None else None
+            if facts is None:
+                facts = _read_facts(tracker, item.issue_id)
+                if known is not None:
+                    known.put(item.issue_id, facts)
         except TrackerError as exc:
             item.problem = f"cannot read {item.issue_id}: {exc}"
             continue
-        if rollup.problem:
-            item.problem = rollup.problem
+        item.link = facts.link
+        if facts.problem:
+            item.problem = facts.problem
             continue
-        item.thread_id = rollup.thread_id() or _thread_id_from_link(item.link, sources)
+        item.thread_id = facts.thread_id() or _thread_id_from_link(item.link, sources)
         if item.thread_id is None:
             item.problem = (f"{item.issue_id} is not linked to a thread mailtriage can read "
                             f"({'no link' if not item.link else 'link ' + one_line(item.link, 120)})")
             continue
+        linked.append((item, facts))
+    if known is not None:
+        known.save()
+    quiet = _QuietThreads.listed(sources, tracker) if not issue_ids and linked else None
+    for item, facts in linked:
         tid = item.thread_id
+        assert tid is not None
+        since, strict, since_source = facts.covered
+        undated = quiet.undated_if_quiet(tid, since, strict) if quiet is not None else None
+        if undated is not None:
+            # Nothing in this thread is newer than the rollup's coverage: the read would
+            # add no message, and the undated ones are counted as the last read counted them.
+            item.since, item.since_source, item.undated = since, since_source, undated
+            continue
         try:
             thread: Thread = linking.dispatch_thread_op(sources, Op.READ_THREAD, tid,
                                                         lambda b: b.read_thread(tid)).value
         except MailError as exc:
             item.problem = f"cannot read thread {tid} of {item.issue_id}: {exc}"
             continue
-        since, strict, item.since_source = rollup.covered_until()
-        item.since = since
+        item.since, item.since_source = since, since_source
         for message in thread.messages:
             if message.date is None:
                 item.undated += 1
@@ -207,11 +235,250 @@ def collect_sync(sources: SourceSet, tracker: Tracker, issue_ids: Sequence[str] 
             when = message.date if message.date.tzinfo else message.date.replace(tzinfo=timezone.utc)
             if since is None or when > since or (not strict and when >= since):
                 item.new_messages.append(message)
+        if quiet is not None:
+            quiet.remember(tid, thread, item.undated)
         if item.new_messages:
             reporter = thread.messages[0].sender.email.lower() if thread.messages else ""
             item.signals = signals_of(item.new_messages, reviewer if isinstance(reviewer, str) else None)
             item.entry = sync_entry(item, reporter)
+    if quiet is not None:
+        quiet.save()
     return items
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What sync needs of an issue file: its thread link and what its status rollup says."""
+
+    link: str | None
+    thread_text: str | None  # the thread reference the rollup names, as written (parsed on use)
+    covered: tuple[datetime | None, bool, str | None]  # RollupState.covered_until()
+    problem: str | None
+
+    def thread_id(self) -> ThreadId | None:
+        return ThreadId.parse(self.thread_text) if self.thread_text is not None else None
+
+    def to_json(self) -> list:
+        since, strict, source = self.covered
+        return [self.link, self.thread_text, since.isoformat() if since else None, strict, source, self.problem]
+
+    @classmethod
+    def from_json(cls, data: list) -> "_Facts":
+        link, thread_text, since, strict, source, problem = data
+        return cls(link, thread_text, (datetime.fromisoformat(since) if since else None, bool(strict), source),
+                   problem)
+
+
+def _read_facts(tracker: Tracker, issue_id: str) -> _Facts:
+    """Read through the tracker (raises its errors)."""
+    if tracker.features.bodies_as_stored:
+        # One read of the issue file gives both (its body is stored as written).
+        view = tracker.view(issue_id, comments=True)
+        link = get_field(view["body"] or "", linking.THREAD_FIELD, tracker.field_syntax)
+        rollup = linking.rollup_state_of(view, issue_id)
+    else:
+        link = tracker.field_get(issue_id, linking.THREAD_FIELD)["value"]
+        rollup = linking.rollup_state(tracker, issue_id)
+    if rollup.problem:
+        return _Facts(link, None, (None, False, None), rollup.problem)
+    return _Facts(link, rollup.thread_text(), rollup.covered_until(), None)
+
+
+_FACTS_VERSION = 1
+
+
+class _IssueFacts:
+    """The sync facts of a local-files tracker's issue files, refreshed by stat.
+
+    Derived data, never a source of truth (like the thread index): a fact is reused only
+    while its file keeps the size and modification time it had when the tracker read it,
+    and is a plain regular file (a symlinked issue file goes through the tracker, which
+    refuses it); anything else is read through the tracker as before. Kept under
+    ``core.settings.data_dir()/sync-issues/`` (links, thread references, coverage dates).
+    """
+
+    def __init__(self, root: Path, path: Path | None) -> None:
+        self.root = root
+        self.path = path
+        self.facts: dict[str, list] = {}
+        self.changed = False
+        self.stats: dict[str, tuple[int, int]] = {}
+        if path is not None:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                if isinstance(data, dict) and data.get("v") == _FACTS_VERSION and isinstance(data.get("files"), dict):
+                    self.facts = data["files"]
+            except (OSError, ValueError, UnicodeDecodeError):
+                pass
+        try:
+            with os.scandir(root) as it:
+                for entry in it:
+                    if entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                        st = entry.stat(follow_symlinks=False)
+                        self.stats[entry.name] = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            self.stats = {}
+
+    @classmethod
+    def of(cls, tracker: Tracker) -> "_IssueFacts | None":
+        if not (tracker.features.local_issue_files and tracker.features.bodies_as_stored):
+            return None
+        try:
+            root = Path(tracker.root).resolve()
+            digest = hashlib.sha256(str(root).encode()).hexdigest()[:20]
+            path: Path | None = settings.data_dir() / "sync-issues" / f"{digest}.json"
+        except Exception:  # no data dir: read through the tracker
+            return None
+        return cls(root, path)
+
+    def get(self, issue_id: str) -> _Facts | None:
+        name = issue_id + ".md"
+        stat = self.stats.get(name)
+        known = self.facts.get(name)
+        if stat is None or not known or known[:2] != list(stat):
+            return None
+        try:
+            return _Facts.from_json(known[2])
+        except (TypeError, ValueError):
+            return None
+
+    def put(self, issue_id: str, facts: _Facts) -> None:
+        name = issue_id + ".md"
+        stat = self.stats.get(name)
+        if stat is None:
+            return
+        # The stat was taken before the read: a file written meanwhile is stale here and
+        # is read again next time (its stat will differ).
+        self.facts[name] = [stat[0], stat[1], facts.to_json()]
+        self.changed = True
+
+    def save(self) -> None:
+        if self.path is None or not self.changed:
+            return
+        files = {name: f for name, f in self.facts.items() if name in self.stats}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"v": _FACTS_VERSION, "files": files}, separators=(",", ":")), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
+
+
+_EVERYTHING = datetime.min.replace(tzinfo=timezone.utc)  # a listing "since" that keeps every dated thread
+_READS_VERSION = 1
+
+
+class _QuietThreads:
+    """Which linked threads a sync need not read: their archive listing shows nothing newer
+    than the issue's coverage.
+
+    Taken only where skipping the read is exactly equivalent:
+
+    - the backend that would read the threads keeps a local archive (its listing covers
+      every thread a read can reach) and lists; the listing is of *every* thread, so a
+      thread that is gone from the archive is not listed and is read (its problem kept);
+    - the issue names the thread in that backend's own shape, listed exactly once (a
+      reference to a reply, or of another shape, is resolved by a read as before);
+    - the thread's summary carries no note and no date marker (no message dated by the
+      archive's delivery time instead of its Date header, no odd date) and its last
+      activity is covered: at or before a strict coverage, before a day's start;
+    - the number of undated messages is known: a thread is skipped only after a full
+      read of it was recorded with the same message count and last activity (a message
+      with no date at all moves neither the listing's date nor its notes, but it counts).
+
+    The record of those reads is derived data kept under ``core.settings.data_dir()``
+    (thread references, counts and dates; no content); losing it only costs a full read.
+    """
+
+    def __init__(self, backend: str, summaries: dict[ThreadId, ThreadSummary], own_kinds: tuple[str, ...],
+                 path: Path | None) -> None:
+        self.backend = backend
+        self.summaries = summaries
+        self.own_kinds = own_kinds
+        self.path = path
+        self.reads: dict[str, list] = {}
+        self.changed = False
+        if path is not None:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                if isinstance(data, dict) and data.get("v") == _READS_VERSION and isinstance(data.get("reads"), dict):
+                    self.reads = data["reads"]
+            except (OSError, ValueError, UnicodeDecodeError):
+                pass
+
+    @classmethod
+    def listed(cls, sources: SourceSet, tracker: Tracker) -> "_QuietThreads | None":
+        """The listing of the backend that reads threads, or None (then every thread is read)."""
+        res = sources.resolve(Op.READ_THREAD)
+        if not res.chosen:
+            return None
+        backend = sources.backends[res.chosen]
+        if not backend.features.local_archive or not backend.supports(Op.LIST_RECENT_THREADS):
+            return None
+        try:
+            listing = sources.dispatch(Op.LIST_RECENT_THREADS, lambda b: b.list_recent_threads(None, _EVERYTHING),
+                                       backend=backend.name).value
+        except MailError:
+            return None
+        summaries: dict[ThreadId, ThreadSummary] = {}
+        twice: set[ThreadId] = set()
+        for summary in listing:
+            if summary.thread_id in summaries:
+                twice.add(summary.thread_id)
+            summaries[summary.thread_id] = summary
+        for tid in twice:
+            del summaries[tid]
+        try:
+            digest = hashlib.sha256(f"{Path(tracker.root).resolve()}\0{backend.name}".encode()).hexdigest()[:20]
+            path: Path | None = settings.data_dir() / "sync-reads" / f"{digest}.json"
+        except Exception:  # no data dir (or a tracker without a folder): nothing is remembered
+            path = None
+        return cls(backend.name, summaries, tuple(backend.own_kinds()), path)
+
+    def _summary(self, tid: ThreadId) -> ThreadSummary | None:
+        if tid.kind not in self.own_kinds:
+            return None
+        summary = self.summaries.get(tid)
+        if summary is None or summary.notes or summary.date_marker or summary.last_activity is None:
+            return None
+        return summary
+
+    def undated_if_quiet(self, tid: ThreadId, since: datetime | None, strict: bool) -> int | None:
+        """The undated count of a thread with nothing past ``since``; None when it must be read."""
+        summary = self._summary(tid)
+        if summary is None or since is None:
+            return None
+        last = summary.last_activity
+        assert last is not None
+        if not (last <= since if strict else last < since):
+            return None
+        known = self.reads.get(str(tid))
+        if not known or known[:2] != [summary.message_count, last.isoformat()]:
+            return None
+        return int(known[2])
+
+    def remember(self, tid: ThreadId, thread: Thread, undated: int) -> None:
+        summary = self._summary(tid)
+        if summary is None or summary.message_count != len(thread.messages):
+            return
+        assert summary.last_activity is not None
+        record = [summary.message_count, summary.last_activity.isoformat(), undated]
+        if self.reads.get(str(tid)) != record:
+            self.reads[str(tid)] = record
+            self.changed = True
+
+    def save(self) -> None:
+        if self.path is None or not self.changed:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"v": _READS_VERSION, "reads": self.reads}, separators=(",", ":")),
+                           encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # not remembered: the next sync reads these threads again
 
 
 def sync_entry(item: SyncItem, reporter: str) -> str:

@@ -1,0 +1,233 @@
+"""Benchmark: preparing a sync (``workflows.sync.collect_sync``) over a local-files tracker of
+10,000 open issues, each linked to its own thread of an mbox archive, few of which have
+new mail since their rollup last covered them. Ours beside a baseline measured in the same run.
+
+    .venv/bin/python benchmarks/bench_sync.py [--issues 10000] [--active 25] [--runs 3] [--profile]
+
+Baseline: the previous way of collecting, kept here as ``baseline_collect`` (read every issue
+file through the tracker, then read every linked thread through the mail source). Ours:
+``collect_sync`` as shipped. Both must give the same items (checked), and the line
+``read_thread calls`` counts the thread reads each one made (from the operation log).
+``--profile`` prints the top of a cProfile of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
+from pathlib import Path
+
+THREAD_FIELD = "Security mailing list thread"
+BASE = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+
+def _message(mid: str, sender: str, subject: str, body: str, when: datetime | None, irt: str | None = None,
+             envelope: bool = True) -> str:
+    """One mbox message; ``when`` None leaves out the Date header, ``envelope`` False the From_ line's date."""
+    stamp = f" {(when or BASE).strftime('%a %b %d %H:%M:%S %Y')}" if envelope else ""
+    head = [f"From {sender}{stamp}", f"Message-ID: {mid}",
+            f"From: {sender}", "To: security@example.org", f"Subject: {subject}"]
+    if when is not None:
+        head.append(f"Date: {format_datetime(when)}")
+    if irt:
+        head += [f"In-Reply-To: {irt}", f"References: {irt}"]
+    return "\n".join(head) + "\n\n" + body + "\n\n"
+
+
+def generate(root: Path, count: int, active: int) -> list[str]:
+    """A project with an mbox archive of ``count`` threads and a tracker of ``count`` open
+    issues linked to them, each rollup covering its thread up to its last message; then
+    ``active`` threads get a reply after that. Returns the IDs of the issues with new mail."""
+    from mailtriage.trackers import localformat as fmt
+    from mailtriage.trackers import rollup
+
+    tracker = root / "security-tracker"
+    tracker.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    project = root / "project"
+    project.mkdir()
+    (project / "project.md").write_text(
+        "# Bench\n\n## Mail sources\n\n| Backend | Role | Mandatory | Notes |\n|---|---|---|---|\n"
+        "| `mbox` | primary | yes | bench |\n\n## Configuration\n\n```yaml\ntracker:\n  platform: local-files\n"
+        "  local:\n    path: ../security-tracker\n  labels: [needs triage]\nmail_sources:\n  mbox:\n"
+        "    path: security.mbox\n```\n", encoding="utf-8")
+    (tracker / fmt.DESCRIPTOR_NAME).write_text(fmt.Descriptor("SEC", 5, True).render(), encoding="utf-8")
+    chunks = []
+    step = max(1, count // max(1, active))
+    changed = []
+    for n in range(1, count + 1):
+        root_id = f"<r{n}@reporter.example>"
+        when = BASE + timedelta(minutes=n)
+        chunks.append(_message(root_id, f"reporter{n}@reporter.example", f"Report {n}",
+                               f"Report number {n}: the parser overflows.", when))
+        chunks.append(_message(f"<a{n}@example.org>", "sam@example.org", f"Re: Report {n}",
+                               "Thanks, we are looking.", when + timedelta(hours=1), root_id))
+        if n == 3:  # an undated reply (no Date header): counted, never summarised
+            chunks.append(_message(f"<u{n}@example.org>", "sam@example.org", f"Re: Report {n}", "Undated.", None,
+                                   root_id))
+        if n == 5:  # a reply with no date at all (neither a Date header nor a dated From_ line)
+            chunks.append(_message(f"<nd{n}@example.org>", "sam@example.org", f"Re: Report {n}", "No date.", None,
+                                   root_id, envelope=False))
+        if n == 4:  # a broken link: the rollup names a thread the archive does not hold
+            root_id = f"<missing{n}@reporter.example>"
+        covered = when + timedelta(hours=1)
+        link = f"file://{project}/security.mbox#{root_id}"
+        body = (f"Report received on the security list.\n\n### {THREAD_FIELD}\n\n{link}\n\n"
+                f"### Reporter\n\nreporter{n}@reporter.example\n")
+        day = covered.strftime("%Y-%m-%d")
+        entry = rollup.Entry(day, "tess", "Import", f"Imported from the security list: {link}\n"
+                                                    f"Thread: `msgid:{root_id}`\n"
+                                                    f"Covers mail up to: {covered.strftime('%Y-%m-%dT%H:%M:%SZ')}")
+        issue = fmt.IssueFile(
+            {"id": f"SEC-{n:05d}", "title": f"Report {n}", "state": "open", "labels": ["needs triage"],
+             "assignees": [], "milestone": None, "author": "tess", "created": f"{day}T10:00:00Z",
+             "updated": f"{day}T10:00:00Z", "close_reason": None},
+            body, [fmt.StoredComment(1, "rollup", "tess", f"{day}T10:00:00Z", f"{day}T10:00:00Z",
+                                     rollup.append(None, entry))])
+        (tracker / f"SEC-{n:05d}.md").write_text(fmt.render_issue(issue), encoding="utf-8")
+    for n in range(step, count + 1, step):
+        if n in (3, 4, 5):
+            continue
+        if len(changed) == active:
+            break
+        chunks.append(_message(f"<new{n}@reporter.example>", f"reporter{n}@reporter.example", f"Re: Report {n}",
+                               "Fixed in trunk, CVE-2026-1234 please.", BASE + timedelta(days=60, minutes=n),
+                               f"<r{n}@reporter.example>"))
+        changed.append(f"SEC-{n:05d}")
+    (project / "security.mbox").write_text("".join(chunks), encoding="utf-8")
+    return changed
+
+
+def baseline_collect(sources, tracker, issue_ids=None):
+    """collect_sync as it was before issue 21 §5: every issue file, then every linked thread."""
+    from mailtriage.backends.contract import Op
+    from mailtriage.backends.errors import MailError
+    from mailtriage.trackers.contract import TrackerError
+    from mailtriage.trackers.fields import get_field
+    from mailtriage.workflows import linking
+    from mailtriage.workflows.sync import SyncItem, _issue_list, _thread_id_from_link, signals_of, sync_entry
+    from mailtriage.workflows.text import one_line
+
+    sources.preflight()
+    reviewer = sources.config.get("security_inbox.foundation_security_address")
+    items = []
+    for summary in _issue_list(tracker, issue_ids):
+        item = SyncItem(summary["id"], summary["title"], summary["state"], list(summary["labels"]))
+        items.append(item)
+        try:
+            if tracker.features.bodies_as_stored:
+                view = tracker.view(item.issue_id, comments=True)
+                item.link = get_field(view["body"] or "", linking.THREAD_FIELD, tracker.field_syntax)
+                rollup = linking.rollup_state_of(view, item.issue_id)
+            else:
+                item.link = tracker.field_get(item.issue_id, linking.THREAD_FIELD)["value"]
+                rollup = linking.rollup_state(tracker, item.issue_id)
+        except TrackerError as exc:
+            item.problem = f"cannot read {item.issue_id}: {exc}"
+            continue
+        if rollup.problem:
+            item.problem = rollup.problem
+            continue
+        item.thread_id = rollup.thread_id() or _thread_id_from_link(item.link, sources)
+        if item.thread_id is None:
+            item.problem = (f"{item.issue_id} is not linked to a thread mailtriage can read "
+                            f"({'no link' if not item.link else 'link ' + one_line(item.link, 120)})")
+            continue
+        tid = item.thread_id
+        try:
+            thread = linking.dispatch_thread_op(sources, Op.READ_THREAD, tid, lambda b: b.read_thread(tid)).value
+        except MailError as exc:
+            item.problem = f"cannot read thread {tid} of {item.issue_id}: {exc}"
+            continue
+        since, strict, item.since_source = rollup.covered_until()
+        item.since = since
+        for message in thread.messages:
+            if message.date is None:
+                item.undated += 1
+                continue
+            when = message.date if message.date.tzinfo else message.date.replace(tzinfo=timezone.utc)
+            if since is None or when > since or (not strict and when >= since):
+                item.new_messages.append(message)
+        if item.new_messages:
+            reporter = thread.messages[0].sender.email.lower() if thread.messages else ""
+            item.signals = signals_of(item.new_messages, reviewer if isinstance(reviewer, str) else None)
+            item.entry = sync_entry(item, reporter)
+    return items
+
+
+def measure(fn, runs: int, profile: bool, label: str):
+    """Median time of ``fn``, its last result, and the read_thread calls of its last run
+    (counted by a listener on the op log: the log itself keeps only the last 5,000 records)."""
+    from mailtriage.core.trace import OPLOG
+
+    samples, result, reads = [], None, 0
+    for _ in range(runs):
+        seen = []
+        unsubscribe = OPLOG.subscribe(lambda rec: seen.append(1) if rec.op == "read_thread" else None)
+        try:
+            t0 = time.perf_counter()
+            result = fn()
+            samples.append(time.perf_counter() - t0)
+        finally:
+            unsubscribe()
+        reads = len(seen)
+    if profile:
+        prof = cProfile.Profile()
+        prof.runcall(fn)
+        print(f"\n--- cProfile: {label} (cumulative, top 18) ---")
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(18)
+    return statistics.median(samples), result, reads
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--issues", type=int, default=10000)
+    ap.add_argument("--active", type=int, default=25)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--profile", action="store_true")
+    ns = ap.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="mt-bench-sync-"))
+    os.environ["MAILTRIAGE_DATA_DIR"] = str(base / "data")  # derived indexes: not the user's
+    try:
+        from mailtriage.backends.registry import SourceSet
+        from mailtriage.core.projectconfig import load_project
+        from mailtriage.trackers.registry import open_tracker
+        from mailtriage.workflows.sync import collect_sync
+
+        t0 = time.perf_counter()
+        changed = generate(base, ns.issues, ns.active)
+        print(f"generated {ns.issues} linked issues and their threads ({len(changed)} with new mail) "
+              f"in {time.perf_counter() - t0:.1f}s under {base}")
+        config = load_project(base / "project")
+        tracker = open_tracker(config)
+        sources = SourceSet(config)
+        # A first run builds the archive's index and the derived records (shared by both).
+        first = time.perf_counter()
+        collect_sync(sources, tracker)
+        cold = time.perf_counter() - first
+        ours, got, our_reads = measure(lambda: collect_sync(sources, tracker), ns.runs, ns.profile, "ours")
+        old, want, old_reads = measure(lambda: baseline_collect(sources, tracker), ns.runs, ns.profile, "baseline")
+        assert [i.to_json() for i in got] == [i.to_json() for i in want], "ours and the baseline disagree"
+        assert sum(1 for i in got if i.problem) == 1 and sum(i.undated for i in got) == 2
+        assert sorted(i.issue_id for i in got if i.new_messages) == sorted(changed)
+        print(f"\n{'median of ' + str(ns.runs) + ' runs, in process, warm':44} {'ours':>9} {'baseline':>9} {'faster':>7}")
+        print(f"{'collect_sync over ' + str(ns.issues) + ' open issues':44} {ours:8.3f}s {old:8.3f}s {old / ours:6.1f}x")
+        print(f"{'read_thread calls':44} {our_reads:9d} {old_reads:9d}")
+        print(f"{'  ours, first run (no derived records yet)':44} {cold:8.3f}s")
+        return 0
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
