@@ -326,6 +326,8 @@ class ScanState:
     Content-Length header), so each message's Content-Length says where it ends and
     "From " lines inside that length are body text. ``skip_until``: the file offset
     before which no new message starts (the end of the last such body).
+    ``data_end``: how much of the chunk buffer holds bytes of this read (past it are
+    stale bytes of an earlier, longer read).
     """
 
     content_length: bool = False
@@ -333,6 +335,20 @@ class ScanState:
     fd: int = -1  # the open archive, to read a message that runs past the buffer
     end: int = 0
     cr_only: bool = False
+    data_end: int = -1
+
+    def tail_at(self, buf: bytearray, index: int, base: int) -> bytes:
+        """The 7 bytes of the archive that ``buf[index:index + 7]`` stands for (fewer at its end).
+
+        Read from the buffer when it holds them, else from the file, so a decision
+        about them does not depend on where a chunk happens to end.
+        """
+        data_end = len(buf) if self.data_end < 0 else self.data_end
+        if index + 7 <= data_end or self.fd < 0:
+            return bytes(buf[index:min(index + 7, data_end)])
+        offset = base + index - 1  # buf[0] is the newline before file offset base
+        data = os.pread(self.fd, max(0, min(7, self.end - offset)), offset)
+        return data.replace(b"\r", b"\n") if self.cr_only else data
 
     def message_head(self, offset: int) -> bytes | None:
         """Up to 1 MB (plus headers) of the message whose From_ line starts at ``offset``,
@@ -342,8 +358,10 @@ class ScanState:
         data = os.pread(self.fd, min(_SYNTHETIC_READ, max(0, self.end - offset)), offset)
         if self.cr_only:
             data = data.replace(b"\r", b"\n")
-        following = _HEADER_BLOCK.search(b"\n" + data, 1)
-        if following is not None and (not self.content_length or offset + following.start() >= self.skip_until):
+        # In mboxcl2, From_ lines inside a trusted Content-Length are body text.
+        begin = max(1, self.skip_until - offset) if self.content_length else 1
+        following = _HEADER_BLOCK.search(b"\n" + data, begin)
+        if following is not None:
             data = data[: following.start()]  # the "\n" before the next From_ line, as _message_bytes keeps it
             data = data[:-1] if data.endswith(b"\n\n") else data
         newline = data.find(b"\n")
@@ -364,10 +382,13 @@ def _apply_content_length(buf: bytearray, matches: list, base: int, state: ScanS
             body = end + 2 if buf[end:end + 2] == b"\n\n" else end + 3 if buf[end:end + 3] == b"\n\r\n" else None
             if body is not None:
                 stop = body + int(length.group(1))
-                tail = bytes(buf[stop:stop + 7])
-                # Trust the length only where it ends at a message boundary (or past this buffer).
-                if stop >= len(buf) - 1 or tail.startswith(b"\nFrom ") or tail.startswith(b"\n\nFrom ") \
-                        or tail.strip(b"\r\n\x00") == b"" and stop + 7 > len(buf):
+                # Trust the length only where it ends at a message boundary: a From_ line
+                # or the end of the file (blank lines allowed). The bytes there are read
+                # from the file when this chunk does not hold them, so every chunk size
+                # decides the same way.
+                tail = state.tail_at(buf, stop, base)
+                if tail.startswith(b"\nFrom ") or tail.startswith(b"\n\nFrom ") \
+                        or len(tail) < 7 and base + stop - 1 + len(tail) >= state.end and tail.strip(b"\r\n") == b"":
                     state.skip_until = base + stop
                 else:
                     notes.append((first_row + len(kept), "the Content-Length header does not match the "
@@ -570,6 +591,7 @@ def scan_mbox_range(fd: int, start: int, end: int, chunk: int = _CHUNK,
         if cr_only:
             buf[1 : 1 + got] = bytes(buf[1 : 1 + got]).replace(b"\r", b"\n")
         limit = got + 1
+        state.data_end = limit
         if position + got < end:
             last = _last_message_start(buf, limit)
             if last <= 0:
