@@ -320,6 +320,22 @@ def test_a_content_length_past_the_chunk_is_checked_against_the_file(tmp_path):
         assert (index.locations, index.message_ids, index.notes) == (whole.locations, whole.message_ids, whole.notes)
 
 
+@pytest.mark.parametrize("line_end", [b"\n", b"\r\n", b"\r"])
+def test_a_header_block_longer_than_the_chunk_is_read_whole(tmp_path, line_end):
+    # Found by fuzzing: the chunk ended inside the Message-ID line, and the cut value
+    # ("<fuzz@example.or") became the message's ID. The block is read whole from the file.
+    mail = (b"From fuzz Mon Jan  1 00:00:00 2024\n" + b"Received: by relay.example.net\n" * 12
+            + b"Subject: long\nMessage-ID: <long@example.org>\nReferences: <root@example.org>\n\nbody\n")
+    path = tmp_path / "long.mbox"
+    path.write_bytes((mail + b"\n" + from_line() + MSG_B).replace(b"\n", line_end))
+    whole = index_mbox(path, parallel=False)
+    assert whole.message_ids == [b"<long@example.org>", b"<b@example.com>"]
+    for chunk in (256, 300, 333, 400, 460):
+        index = index_mbox(path, parallel=True, parallel_min_bytes=0, chunk=chunk)
+        assert (index.locations, index.message_ids, index.notes) == (whole.locations, whole.message_ids, whole.notes)
+        assert index.links == whole.links
+
+
 def test_unquoted_from_line_without_a_header_block_keeps_the_text_together(tmp_path):
     first = MSG_A + b"\nI wrote this:\nFrom here on the text goes on\nand ends here.\n"
     path = tmp_path / "o.mbox"

@@ -50,6 +50,10 @@ def messages(draw):
 # trusted and the From_ line after it starts a message, whatever the chunk size.
 @example(mails=[b"From: Reporter <reporter@example.org>\n" * 5 + b"Content-Length: 12\n\nFrom x Mon Jan  1 00:00:00 2024\n"],
          noise=b"")
+# Found by fuzzing: a header block longer than the 256-byte chunk, its Message-ID cut by
+# the chunk's end ("<fuzz@example.or"); the block is read whole from the file.
+@example(mails=[b"From: Reporter <reporter@example.org>\n" * 4 + b"Content-Type: text/plain; charset=gb2312\n"
+                b"Message-ID: <fuzz@example.org>\n\n\n"], noise=b"")
 def test_every_byte_of_an_mbox_belongs_to_a_listed_message(tmp_path_factory, mails, noise):
     path = tmp_path_factory.mktemp("fuzz") / "f.mbox"
     # Any bytes after a first From_ line: the splitter must keep all of them somewhere.
