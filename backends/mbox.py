@@ -326,6 +326,8 @@ class ScanState:
     Content-Length header), so each message's Content-Length says where it ends and
     "From " lines inside that length are body text. ``skip_until``: the file offset
     before which no new message starts (the end of the last such body).
+    ``data_end``: how much of the chunk buffer holds bytes of this read (past it are
+    stale bytes of an earlier, longer read).
     """
 
     content_length: bool = False
@@ -333,6 +335,38 @@ class ScanState:
     fd: int = -1  # the open archive, to read a message that runs past the buffer
     end: int = 0
     cr_only: bool = False
+    data_end: int = -1
+
+    def tail_at(self, buf: bytearray, index: int, base: int) -> bytes:
+        """The 7 bytes of the archive that ``buf[index:index + 7]`` stands for (fewer at its end).
+
+        Read from the buffer when it holds them, else from the file, so a decision
+        about them does not depend on where a chunk happens to end.
+        """
+        data_end = len(buf) if self.data_end < 0 else self.data_end
+        if index + 7 <= data_end or self.fd < 0:
+            return bytes(buf[index:min(index + 7, data_end)])
+        offset = base + index - 1  # buf[0] is the newline before file offset base
+        data = os.pread(self.fd, max(0, min(7, self.end - offset)), offset)
+        return data.replace(b"\r", b"\n") if self.cr_only else data
+
+    def header_block(self, offset: int) -> bytes | None:
+        """The whole header block of the message whose From_ line starts at ``offset``,
+        as ``_HEADER_BLOCK`` matches it with the newline before it (up to 16 MB, the
+        default chunk, so a small chunk reads what the default one does); None when
+        there is none there."""
+        size = _HEADER_READ
+        while True:
+            want = max(0, min(size, self.end - offset))
+            data = b"\n" + os.pread(self.fd, want, offset)
+            if self.cr_only:
+                data = data.replace(b"\r", b"\n")
+            block = _HEADER_BLOCK.match(data)
+            if block is None:
+                return None
+            if block.end() < len(data) or want < size or size >= _CHUNK:
+                return block.group()
+            size = min(size * 4, _CHUNK)
 
     def message_head(self, offset: int) -> bytes | None:
         """Up to 1 MB (plus headers) of the message whose From_ line starts at ``offset``,
@@ -342,38 +376,50 @@ class ScanState:
         data = os.pread(self.fd, min(_SYNTHETIC_READ, max(0, self.end - offset)), offset)
         if self.cr_only:
             data = data.replace(b"\r", b"\n")
-        following = _HEADER_BLOCK.search(b"\n" + data, 1)
-        if following is not None and (not self.content_length or offset + following.start() >= self.skip_until):
+        # In mboxcl2, From_ lines inside a trusted Content-Length are body text.
+        begin = max(1, self.skip_until - offset) if self.content_length else 1
+        following = _HEADER_BLOCK.search(b"\n" + data, begin)
+        if following is not None:
             data = data[: following.start()]  # the "\n" before the next From_ line, as _message_bytes keeps it
             data = data[:-1] if data.endswith(b"\n\n") else data
         newline = data.find(b"\n")
         return data[newline + 1:] if newline >= 0 else b""
 
 
-def _apply_content_length(buf: bytearray, matches: list, base: int, state: ScanState,
-                          notes: list, first_row: int) -> list:
-    """Drop the "messages" that start inside the Content-Length of the one before."""
+def _apply_content_length(buf: bytearray, starts: list, blocks: list, base: int, state: ScanState,
+                          notes: list, first_row: int) -> tuple[list, list]:
+    """Drop the "messages" that start inside the Content-Length of the one before.
+
+    ``starts`` and ``blocks``: each header block's buffer index and bytes; returns
+    those of the messages kept.
+    """
+    kept_starts: list[int] = []
     kept = []
-    for match in matches:
-        start = base + match.start()
+    for at, block in zip(starts, blocks):
+        start = base + at
         if start < state.skip_until:
             continue
-        length = _CONTENT_LENGTH.search(match.group())
+        length = _CONTENT_LENGTH.search(block)
         if length is not None:
-            end = match.end()
-            body = end + 2 if buf[end:end + 2] == b"\n\n" else end + 3 if buf[end:end + 3] == b"\n\r\n" else None
+            end = at + len(block)
+            after = state.tail_at(buf, end, base)
+            body = end + 2 if after.startswith(b"\n\n") else end + 3 if after.startswith(b"\n\r\n") else None
             if body is not None:
                 stop = body + int(length.group(1))
-                tail = bytes(buf[stop:stop + 7])
-                # Trust the length only where it ends at a message boundary (or past this buffer).
-                if stop >= len(buf) - 1 or tail.startswith(b"\nFrom ") or tail.startswith(b"\n\nFrom ") \
-                        or tail.strip(b"\r\n\x00") == b"" and stop + 7 > len(buf):
+                # Trust the length only where it ends at a message boundary: a From_ line
+                # or the end of the file (blank lines allowed). The bytes there are read
+                # from the file when this chunk does not hold them, so every chunk size
+                # decides the same way.
+                tail = state.tail_at(buf, stop, base)
+                if tail.startswith(b"\nFrom ") or tail.startswith(b"\n\nFrom ") \
+                        or len(tail) < 7 and base + stop - 1 + len(tail) >= state.end and tail.strip(b"\r\n") == b"":
                     state.skip_until = base + stop
                 else:
                     notes.append((first_row + len(kept), "the Content-Length header does not match the "
                                   "message; the message is cut at the next From line instead"))
-        kept.append(match)
-    return kept
+        kept_starts.append(at)
+        kept.append(block)
+    return kept_starts, kept
 
 
 def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple, links: Links,
@@ -390,13 +436,23 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple, links
     locations, mids, synthetic, dates, subjects, senders, emails, notes = out
     matches = list(_HEADER_BLOCK.finditer(buf, 0, stop))
     first_row = len(mids)
+    starts = [m.start() for m in matches]
+    blocks = [m.group() for m in matches]
+    reread = False
+    if open_end and state is not None and state.fd >= 0 and stop == state.data_end and matches:
+        # A message bigger than this buffer (rare: the chunk is 16 MB): where its header
+        # block ends may depend on lines past the buffer's end (a line cut in its name
+        # ends the block early), so read the block whole from the file, and its fields
+        # do not depend on where the chunk ends.
+        whole = state.header_block(base + starts[-1])
+        if whole is not None:
+            blocks[-1], reread = whole, True
     if state is not None and state.content_length:
-        matches = _apply_content_length(buf, matches, base, state, notes, first_row)
-    count = len(matches)
+        starts, blocks = _apply_content_length(buf, starts, blocks, base, state, notes, first_row)
+    count = len(blocks)
     if not count:
         return
-    locations += [base + m.start() for m in matches]
-    blocks = [m.group() for m in matches]
+    locations += [base + at for at in starts]
     joined = b"\n".join(blocks)
     # b"" stands for "no such field" (an empty field reads the same everywhere).
     col_mid = [b""] * count
@@ -444,9 +500,13 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple, links
     has_cr = buf.find(b"\r", 0, stop) != -1
     # Message bounds, only for rows read whole: CR in the chunk, or no Message-ID at all.
     needs_raw = has_cr or any(row_mids[i] is None and _first_id(col_mid[i]) is None for i in fix)
-    starts = [m.start() for m in matches] + [stop] if needs_raw else []
+    if reread and b"\r" in blocks[-1]:
+        has_cr = needs_raw = True
+    starts = starts + [stop] if needs_raw else []
     if has_cr:
         careful = {i for i in range(count) if buf.find(b"\r", starts[i], starts[i + 1]) != -1}
+        if reread and b"\r" in blocks[-1]:
+            careful.add(count - 1)
         fix |= careful
     for i in sorted(fix):
         block = blocks[i]
@@ -570,6 +630,7 @@ def scan_mbox_range(fd: int, start: int, end: int, chunk: int = _CHUNK,
         if cr_only:
             buf[1 : 1 + got] = bytes(buf[1 : 1 + got]).replace(b"\r", b"\n")
         limit = got + 1
+        state.data_end = limit
         if position + got < end:
             last = _last_message_start(buf, limit)
             if last <= 0:

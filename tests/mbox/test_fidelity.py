@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mailtriage.backends.mbox import MboxSource
+from mailtriage.backends.mbox import MboxSource, index_mbox
 from mailtriage.backends.mime import (
     decode_header_text,
     extract_msgids,
@@ -263,6 +263,77 @@ def test_content_length_keeps_an_unquoted_from_line_in_the_body(tmp_path):
     (thread,) = [t for t in read_all(path) if t.subject == "first"]
     assert "still the body" in thread.messages[0].body_text
     assert "From: attacker@example.net" in thread.messages[0].body_text
+
+
+CL_MISMATCH = "the Content-Length header does not match the message; the message is cut at the next From line instead"
+# Chunk sizes that cut the archives below in different places (each holds a whole header
+# block, as the real 16 MB chunk always does), and the whole file at once.
+CHUNKS = [None, 64 * 1024, 512, 300, 256, 250]
+
+
+def _index_every_way(path: Path):
+    indexes = [index_mbox(path, parallel=False)]
+    indexes += [index_mbox(path, parallel=p, parallel_min_bytes=0, chunk=c) for c in CHUNKS[1:] for p in (False, True)]
+    return indexes
+
+
+def test_a_content_length_ending_mid_line_is_not_trusted_whatever_the_chunk_size(tmp_path):
+    # Found by fuzzing: 12 bytes end inside the From_ line after the blank line, which is
+    # no message boundary, so the length is not trusted (with a note) and that From_
+    # line starts the next message. A 256-byte chunk ended inside that From_ line and
+    # trusted the length, so the same file listed one message instead of two.
+    mail = b"From: Reporter <reporter@example.org>\n" * 5 + b"Content-Length: 12\n\nFrom x Mon Jan  1 00:00:00 2024\n"
+    data = b"From fuzz Mon Jan  1 00:00:00 2024\n" + mail
+    path = tmp_path / "cl.mbox"
+    path.write_bytes(data)
+    for index in _index_every_way(path):
+        assert index.locations == [0, data.index(b"\nFrom x") + 1]
+        assert index.ends == index.locations[1:] + [len(data)]
+        assert CL_MISMATCH in index.notes[0]
+        assert index.message_ids == _index_every_way(path)[0].message_ids
+
+
+@pytest.mark.parametrize("after", [b"", b"\n", b"\n\n"])
+def test_a_content_length_ending_at_the_end_of_the_file_is_trusted(tmp_path, after):
+    # The last message's length ends at the end of the file (blank lines may follow):
+    # a message boundary, so no "does not match" note, in any chunk size.
+    body = b"Hello,\nFrom the logs:\nFrom: attacker@example.net\n\nstill the body\n"
+    length = b"Content-Length: " + str(len(body)).encode() + b"\n\n"
+    path = tmp_path / "cl-end.mbox"
+    path.write_bytes(from_line() + MSG_A + length + body + b"\n" + from_line() + MSG_B.replace(b"\n\nB body\n", b"\n")
+                     + length + body + after)
+    for index in _index_every_way(path):
+        assert len(index) == 2
+        assert not any(CL_MISMATCH in notes for notes in index.notes.values())
+
+
+def test_a_content_length_past_the_chunk_is_checked_against_the_file(tmp_path):
+    # The length runs past the chunk and ends inside body text: the chunked scan reads
+    # the bytes there from the file and agrees with the whole-file scan.
+    body = b"line of body text\n" * 20
+    first = MSG_A + b"Content-Length: " + str(len(body) - 7).encode() + b"\n\n" + body
+    path = tmp_path / "cl-long.mbox"
+    path.write_bytes(from_line() + first + b"\n" + from_line() + MSG_B + b"\n")
+    whole, *others = _index_every_way(path)
+    assert len(whole) == 2 and CL_MISMATCH in whole.notes[0]
+    for index in others:
+        assert (index.locations, index.message_ids, index.notes) == (whole.locations, whole.message_ids, whole.notes)
+
+
+@pytest.mark.parametrize("line_end", [b"\n", b"\r\n", b"\r"])
+def test_a_header_block_longer_than_the_chunk_is_read_whole(tmp_path, line_end):
+    # Found by fuzzing: the chunk ended inside the Message-ID line, and the cut value
+    # ("<fuzz@example.or") became the message's ID. The block is read whole from the file.
+    mail = (b"From fuzz Mon Jan  1 00:00:00 2024\n" + b"Received: by relay.example.net\n" * 12
+            + b"Subject: long\nMessage-ID: <long@example.org>\nReferences: <root@example.org>\n\nbody\n")
+    path = tmp_path / "long.mbox"
+    path.write_bytes((mail + b"\n" + from_line() + MSG_B).replace(b"\n", line_end))
+    whole = index_mbox(path, parallel=False)
+    assert whole.message_ids == [b"<long@example.org>", b"<b@example.com>"]
+    for chunk in (256, 300, 333, 400, 460):
+        index = index_mbox(path, parallel=True, parallel_min_bytes=0, chunk=chunk)
+        assert (index.locations, index.message_ids, index.notes) == (whole.locations, whole.message_ids, whole.notes)
+        assert index.links == whole.links
 
 
 def test_unquoted_from_line_without_a_header_block_keeps_the_text_together(tmp_path):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mailtriage.backends.mbox import MboxSource, index_mbox
@@ -45,6 +45,15 @@ def messages(draw):
 
 @FUZZ
 @given(st.lists(messages(), min_size=1, max_size=6), st.binary(max_size=300))
+# Found by fuzzing: a Content-Length that ends mid-line, in a "From " line that the
+# 256-byte chunk cuts. The length does not end at a message boundary, so it is not
+# trusted and the From_ line after it starts a message, whatever the chunk size.
+@example(mails=[b"From: Reporter <reporter@example.org>\n" * 5 + b"Content-Length: 12\n\nFrom x Mon Jan  1 00:00:00 2024\n"],
+         noise=b"")
+# Found by fuzzing: a header block longer than the 256-byte chunk, its Message-ID cut by
+# the chunk's end ("<fuzz@example.or"); the block is read whole from the file.
+@example(mails=[b"From: Reporter <reporter@example.org>\n" * 4 + b"Content-Type: text/plain; charset=gb2312\n"
+                b"Message-ID: <fuzz@example.org>\n\n\n"], noise=b"")
 def test_every_byte_of_an_mbox_belongs_to_a_listed_message(tmp_path_factory, mails, noise):
     path = tmp_path_factory.mktemp("fuzz") / "f.mbox"
     # Any bytes after a first From_ line: the splitter must keep all of them somewhere.
