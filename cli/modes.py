@@ -149,11 +149,12 @@ def _serve(args: argparse.Namespace, config) -> int:
 
 
 def _emit(doc) -> None:
-    sys.stdout.write(scrub(json.dumps(scrub_json(doc), indent=2, ensure_ascii=False)) + "\n")
+    # Case records hold mail text: through the one inert-text boundary, like every other command.
+    sys.stdout.write(scrub(application.json_dumps(scrub_json(doc))) + "\n")
 
 
 def _err(text: str) -> None:
-    sys.stderr.write(f"mailtriage modes: {scrub(text)}\n")
+    sys.stderr.write(f"mailtriage modes: {application.terminal_text(scrub(text))}\n")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,6 +18,8 @@ import pytest
 from tests.modes.harness import DOMAIN, TRUSTED, Party, build_mail
 
 
+HOSTILE_SUBJECT = "Hello \u202egnp.exe \x1b]0;pwned\x07"
+
 def run_cli(*args: str, env: dict) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mailtriage.cli.main", "modes", *args], env=env,
                           capture_output=True, text=True, timeout=60)
@@ -117,7 +119,7 @@ url = "{master.url}"
             # The first poll is a silent baseline of what the mailbox already holds: mail
             # appended before it would never be processed. Wait until the cursor is set.
             wait_for(lambda: mailbox_cursor(tmp_path / "record.sqlite3"))
-            raw, _ = build_mail(sender="olga@example.com", to=f"ticket@{DOMAIN}", subject="Hello")
+            raw, _ = build_mail(sender="olga@example.com", to=f"ticket@{DOMAIN}", subject=HOSTILE_SUBJECT)
             dovecot.append(dovecot_user, "INBOX", raw)
             intake = wait_for(lambda: [m for m in master.messages() if m["type"] == "case.intake"])[0]
             assign = {"mas_modes_version": "0.1", "type": "case.assign", "id": "assign-cli",
@@ -143,6 +145,10 @@ url = "{master.url}"
     thread = json.loads(shown.stdout)
     assert thread["case"]["address"] == f"ticket=CLI-1@{DOMAIN}" and thread["role"] == "slave"
     assert [m["sender"] for m in thread["mails"]] == ["olga@example.com"]
+    # Mail text reaches the terminal inert: no raw escape or bidi override in the output,
+    # while the JSON still decodes to what the mail said.
+    assert "\x1b" not in shown.stdout and "\u202e" not in shown.stdout
+    assert [m["subject"] for m in thread["mails"]] == [HOSTILE_SUBJECT]
     listed = run_cli("cases", "--config", str(config), env=cli_env)
     assert [c["key"] for c in json.loads(listed.stdout)] == [f"ticket=CLI-1@{DOMAIN}"]
     missing = run_cli("thread", "ticket=NOPE@mas.test", "--config", str(config), env=cli_env)
