@@ -15,6 +15,45 @@ from tests.servers.fixtures import *  # noqa: F401,F403
 BASE_TIME = datetime(2026, 1, 10, 9, 0, tzinfo=timezone.utc)
 
 
+def write_work_account(config_dir, server: DovecotServer, user: DovecotUser):
+    """``config.toml`` with the IMAP account ``work`` (draft access) on ``server``; returns the folder."""
+    config_dir.mkdir(exist_ok=True)
+    (config_dir / "config.toml").write_text(f"""
+[accounts.work]
+kind = "imap"
+host = "127.0.0.1"
+port = {server.port}
+security = "plain"
+username = "{user.name}"
+access = "draft"
+""", encoding="utf-8")
+    return config_dir
+
+
+def write_imap_project(project, list_name: str, *, extra_rows: str = "", extra_sources: str = ""):
+    """A ``project.md`` whose mandatory primary source is the ``work`` account's ``list_name`` folder."""
+    project.mkdir(exist_ok=True)
+    (project / "project.md").write_text(f"""# Project
+
+## Mail sources
+
+| Backend | Role | Mandatory | Notes |
+|---|---|---|---|
+| `imap` | primary | yes | the security list folder |
+{extra_rows}
+## Configuration
+
+```yaml
+security_list: {list_name}
+mail_sources:
+  imap:
+    account: work
+    list: {list_name}
+{extra_sources}```
+""", encoding="utf-8")
+    return project
+
+
 def make_mail(n: int = 0, *, subject: str | None = None, sender: str = "Reporter <reporter@example.net>",
               to: str = "security@example.org", cc: str | None = None, message_id: str | None = "auto",
               references: str | None = None, in_reply_to: str | None = None, date: datetime | None = None,

@@ -12,47 +12,18 @@ from mailtriage.backends.imap.account import password_key
 from mailtriage.cli.main import main
 from mailtriage.core.secrets import set_secret
 from mailtriage.core.trace import TRACE
-from tests.imap.conftest import make_mail
+from tests.imap.conftest import make_mail, write_imap_project, write_work_account
 
 LIST = "security@example.org"
 
 
 @pytest.fixture
 def imap_project(tmp_path, monkeypatch, dovecot, dovecot_user, memory_keyring):
-    config_dir = tmp_path / "config"
-    config_dir.mkdir()
-    (config_dir / "config.toml").write_text(f"""
-[accounts.work]
-kind = "imap"
-host = "127.0.0.1"
-port = {dovecot.port}
-security = "plain"
-username = "{dovecot_user.name}"
-access = "draft"
-""")
+    config_dir = write_work_account(tmp_path / "config", dovecot, dovecot_user)
     monkeypatch.setenv("MAILTRIAGE_CONFIG_DIR", str(config_dir))
     set_secret(password_key("work"), dovecot_user.password)
     dovecot.append(dovecot_user, "INBOX", make_mail(1, subject="Bug \x1b]0;t\x07 report", message_id="<t@r>"))
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "project.md").write_text(f"""# Project
-
-## Mail sources
-
-| Backend | Role | Mandatory | Notes |
-|---|---|---|---|
-| `imap` | primary | yes | the list folder |
-
-## Configuration
-
-```yaml
-security_list: {LIST}
-mail_sources:
-  imap:
-    account: work
-    list: {LIST}
-```
-""")
+    project = write_imap_project(tmp_path / "project", LIST)
     yield project, dovecot_user
     TRACE.enabled = False
 

@@ -22,7 +22,7 @@ from mailtriage.core.secrets import MASK, remember_secret, scrub, set_secret
 from mailtriage.core.trace import redact
 from mailtriage.modes.config import MailServer
 from mailtriage.modes.inbox import Inbox
-from tests.imap.conftest import account_for
+from tests.imap.conftest import account_for, write_imap_project, write_work_account
 from tests.servers.smtp import SmtpServer
 
 LIST = "security@example.org"
@@ -86,38 +86,8 @@ def test_the_library_error_that_leaked_the_password_is_scrubbed(dovecot, umlaut_
 
 
 def write_setup(tmp_path, dovecot, user):
-    config_dir = tmp_path / "config"
-    config_dir.mkdir()
-    (config_dir / "config.toml").write_text(f"""
-[accounts.work]
-kind = "imap"
-host = "127.0.0.1"
-port = {dovecot.port}
-security = "plain"
-username = "{user.name}"
-access = "draft"
-""", encoding="utf-8")
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "project.md").write_text(f"""# Project
-
-## Mail sources
-
-| Backend | Role | Mandatory | Notes |
-|---|---|---|---|
-| `imap` | primary | yes | the security list folder |
-
-## Configuration
-
-```yaml
-security_list: {LIST}
-mail_sources:
-  imap:
-    account: work
-    list: {LIST}
-```
-""", encoding="utf-8")
-    return config_dir, project
+    return (write_work_account(tmp_path / "config", dovecot, user),
+            write_imap_project(tmp_path / "project", LIST))
 
 
 def run_cli(capsys, monkeypatch, *args):

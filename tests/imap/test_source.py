@@ -14,7 +14,7 @@ from mailtriage.backends.imap.connection import ConnectionLost
 from mailtriage.backends.imap.source import ImapSource
 from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.core.secrets import set_secret
-from tests.imap.conftest import BASE_TIME, account_for, make_mail
+from tests.imap.conftest import BASE_TIME, account_for, make_mail, write_imap_project, write_work_account
 from tests.servers.faultproxy import FaultProxy
 
 LIST = "security@example.org"
@@ -200,43 +200,12 @@ def test_registry_builds_the_source_from_project_and_user_settings(tmp_path, mon
     from mailtriage.backends.registry import SourceSet
     from mailtriage.core.projectconfig import ConfigError, load_project
 
-    config_dir = tmp_path / "config"
-    config_dir.mkdir()
-    (config_dir / "config.toml").write_text(f"""
-[accounts.work]
-kind = "imap"
-host = "127.0.0.1"
-port = {dovecot.port}
-security = "plain"
-username = "{dovecot_user.name}"
-access = "draft"
-""")
+    config_dir = write_work_account(tmp_path / "config", dovecot, dovecot_user)
     monkeypatch.setenv("MAILTRIAGE_CONFIG_DIR", str(config_dir))
     set_secret(password_key("work"), dovecot_user.password)
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "project.md").write_text(f"""# Project
-
-## Mail sources
-
-| Backend | Role | Mandatory | Notes |
-|---|---|---|---|
-| `imap` | primary | yes | the security list folder |
-| `other` | fallback | no | misconfigured on purpose |
-
-## Configuration
-
-```yaml
-security_list: {LIST}
-mail_sources:
-  imap:
-    account: work
-    list: {LIST}
-  other:
-    kind: imap
-    account: missing
-```
-""")
+    project = write_imap_project(tmp_path / "project", LIST,
+                                 extra_rows="| `other` | fallback | no | misconfigured on purpose |\n",
+                                 extra_sources="  other:\n    kind: imap\n    account: missing\n")
     sources = SourceSet(load_project(project))
     try:
         resolution = sources.resolve(Op.CREATE_DRAFT)
