@@ -189,13 +189,13 @@ class PollFlow:
         self.poller = NewReportPoller(sources, list_name=list_name)
 
     @classmethod
-    def for_alerts(cls, config: ProjectConfig, context: dict[str, Any] | None = None) -> "PollFlow | None":
+    def for_alerts(cls, config: ProjectConfig, user_settings: Any = None) -> "PollFlow | None":
         """A poll of the configured security list with mail sources of its own (it runs beside
         the front end's), or None when there is no security list."""
         list_name = configured_address(config.get("security_list"))
         if not list_name:
             return None
-        return cls(SourceSet(config, context), list_name=list_name)
+        return cls(SourceSet(config, user_settings), list_name=list_name)
 
     @property
     def list_name(self) -> str | None:

@@ -56,17 +56,17 @@ class Project:
         self.tracker: Tracker | None = None
 
     @classmethod
-    def open(cls, directory: str | os.PathLike, *, context: dict[str, Any] | None = None) -> "Project":
+    def open(cls, directory: str | os.PathLike, *, user_settings: Any = None) -> "Project":
         """Load project.md from ``directory`` and build its mail sources.
 
-        ``context`` is handed to backends that need the run's surroundings (the user
-        settings, the demo flag).
+        ``user_settings`` (the settings file) is handed to sources that read an
+        ``[accounts.<id>]`` table.
 
         Raises:
             ConfigError: project.md is missing or invalid (the error names file and key).
         """
         config = load_project(directory)
-        return cls(config, SourceSet(config, context))
+        return cls(config, SourceSet(config, user_settings))
 
     @staticmethod
     def load_config(directory: str | os.PathLike) -> ProjectConfig:

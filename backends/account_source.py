@@ -50,15 +50,14 @@ class AccountSource(MailSource):
         return frozenset(caps)
 
     def _project_file(self) -> str:
-        return str(self.settings.get("_project_dir", ".")) + "/project.md"
+        return self.origin.project_file
 
     def _account_from_settings(self) -> Any:
         account_id = self.settings.get("account")
         if not account_id or not isinstance(account_id, str):
             raise ConfigError(self._project_file(), f"mail_sources.{self.name}.account",
                               f"missing: which {self.account_label} account holds this list", self.account_table_hint)
-        context = self.settings.get("_context") or {}
-        return self.load_account(account_id, context.get("user_settings") if isinstance(context, dict) else None)
+        return self.load_account(account_id, self.origin.user_settings)
 
     @property
     def account(self) -> Any:

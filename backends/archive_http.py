@@ -21,7 +21,6 @@ import re
 import threading
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import urlsplit
 
@@ -76,11 +75,10 @@ class ThreadListing(list):
 class SourceSettings:
     """Reads ``mail_sources.<name>.<key>`` values; every error names file and key."""
 
-    def __init__(self, name: str, settings: Mapping[str, Any]) -> None:
+    def __init__(self, name: str, settings: Mapping[str, Any], project_file: str = PROJECT_FILE) -> None:
         self.name = name
         self.settings = settings
-        project_dir = settings.get("_project_dir")
-        self.file = str(Path(str(project_dir)) / PROJECT_FILE) if project_dir else PROJECT_FILE
+        self.file = project_file
 
     def key(self, key: str) -> str:
         return f"mail_sources.{self.name}.{key}"

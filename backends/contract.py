@@ -14,7 +14,8 @@ import enum
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import ClassVar, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Mapping, Sequence
 
 from mailtriage.backends.errors import BackendFailure, NotSupported
 from mailtriage.core.inert import header_text
@@ -354,6 +355,26 @@ class SourceFeatures:
     local_archive: bool = False
 
 
+@dataclass(frozen=True)
+class SourceOrigin:
+    """Where a mail source was configured, handed to its constructor beside its settings:
+    the project directory (relative paths resolve against it, and configuration errors
+    name its project.md), the entry's notes, and the user settings that hold the
+    ``[accounts.<id>]`` tables an account-backed source reads."""
+
+    project_dir: Path | None = None
+    notes: str = ""
+    user_settings: Any = None
+
+    @property
+    def project_file(self) -> str:
+        return str(self.project_dir / "project.md") if self.project_dir is not None else "project.md"
+
+    def resolve(self, path: Path) -> Path:
+        """``path`` made absolute against the project directory (or the working directory)."""
+        return path if path.is_absolute() else (self.project_dir or Path(".")) / path
+
+
 class MailSource:
     """Base class of every mail-source backend.
 
@@ -378,9 +399,11 @@ class MailSource:
     resolves_message_ids: ClassVar[bool] = False
     features: ClassVar[SourceFeatures] = SourceFeatures()
 
-    def __init__(self, name: str, settings: Mapping[str, object] | None = None) -> None:
+    def __init__(self, name: str, settings: Mapping[str, object] | None = None, *,
+                 origin: SourceOrigin | None = None) -> None:
         self.name = name
         self.settings = dict(settings or {})
+        self.origin = origin or SourceOrigin()
 
     # -- availability -------------------------------------------------
     def check_available(self) -> None:

@@ -47,7 +47,7 @@ from mailtriage.backends.archive_http import (
     parse_datetime,
     with_brackets,
 )
-from mailtriage.backends.contract import (
+from mailtriage.backends.contract import (SourceOrigin, 
     Address,
     AttachmentInfo,
     MailSource,
@@ -72,10 +72,11 @@ class HyperKittySource(MailSource):
     resolves_message_ids = True  # the Message-ID hash (see thread_for_message_id)
     capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})
 
-    def __init__(self, name: str, settings: Mapping[str, object] | None = None) -> None:
+    def __init__(self, name: str, settings: Mapping[str, object] | None = None, *,
+                 origin: SourceOrigin | None = None) -> None:
         """Raises ConfigError (naming project.md and the key) for a bad setting."""
-        super().__init__(name, settings)
-        conf = SourceSettings(name, self.settings)
+        super().__init__(name, settings, origin=origin)
+        conf = SourceSettings(name, self.settings, self.origin.project_file)
         self._conf = conf
         self.base_url = conf.base_url()
         address = conf.text("list", required=True, valid="the list address, e.g. security@example.org") or ""

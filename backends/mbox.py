@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
 
-from mailtriage.backends.contract import (
+from mailtriage.backends.contract import (SourceOrigin, 
     SourceFeatures,
     MESSAGE_ID_KIND,
     Address,
@@ -1020,11 +1020,11 @@ class MboxSource(MailSource):
     resolves_message_ids = True
     capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})
 
-    def __init__(self, name: str, settings: Mapping[str, object] | None = None) -> None:
-        super().__init__(name, settings)
+    def __init__(self, name: str, settings: Mapping[str, object] | None = None, *,
+                 origin: SourceOrigin | None = None) -> None:
+        super().__init__(name, settings, origin=origin)
         self._problem: str | None = None
-        project_dir = Path(str(self.settings.get("_project_dir") or "."))
-        self._config_file = project_dir / "project.md"
+        self._config_file = self.origin.project_file
         raw_path = self.settings.get("path")
         self.path: Path | None = None
         if raw_path is None or not str(raw_path).strip():
@@ -1032,7 +1032,7 @@ class MboxSource(MailSource):
                                                   "a path to an mbox file, a Maildir or a folder of .eml files")
         else:
             path = Path(str(raw_path)).expanduser()
-            self.path = (path if path.is_absolute() else project_dir / path).resolve()
+            self.path = self.origin.resolve(path).resolve()
         archive_list = self.settings.get("list")
         if archive_list is not None and not isinstance(archive_list, str):
             self._problem = self._setting_problem("list", f"must be a list address, not {archive_list!r}",

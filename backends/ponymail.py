@@ -55,7 +55,7 @@ from mailtriage.backends.archive_http import (
     html_text_part,
     with_brackets,
 )
-from mailtriage.backends.contract import (
+from mailtriage.backends.contract import (SourceOrigin, 
     AttachmentInfo,
     MailSource,
     Message,
@@ -79,10 +79,11 @@ class PonyMailSource(MailSource):
     resolves_message_ids = True  # thread.lua with find_parent (see thread_for_message_id)
     capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})
 
-    def __init__(self, name: str, settings: Mapping[str, object] | None = None) -> None:
+    def __init__(self, name: str, settings: Mapping[str, object] | None = None, *,
+                 origin: SourceOrigin | None = None) -> None:
         """Raises ConfigError (naming project.md and the key) for a bad setting."""
-        super().__init__(name, settings)
-        conf = SourceSettings(name, self.settings)
+        super().__init__(name, settings, origin=origin)
+        conf = SourceSettings(name, self.settings, self.origin.project_file)
         self._conf = conf
         self.base_url = conf.base_url()
         self.host = urlsplit(self.base_url).netloc

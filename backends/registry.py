@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from mailtriage.backends.contract import ALL_OPS, MailSource, Op
+from mailtriage.backends.contract import ALL_OPS, MailSource, Op, SourceOrigin
 from mailtriage.backends.errors import (
     MailError,
     NotSupported,
@@ -73,13 +74,12 @@ def backend_class(kind: str) -> type[MailSource]:
     return _load(target)
 
 
-def build_backend(config: ProjectConfig, entry: MailSourceEntry, context: dict[str, Any] | None = None) -> MailSource:
+def build_backend(config: ProjectConfig, entry: MailSourceEntry, user_settings: Any = None) -> MailSource:
+    """The backend of one ``mail_sources`` entry. ``user_settings`` (the settings file)
+    holds the ``[accounts.<id>]`` tables an account-backed source reads."""
     kind = config.source_kind(entry)
     settings = config.source_settings(entry.name)
-    settings.setdefault("_project_dir", str(config.directory))
-    settings.setdefault("_notes", entry.notes)
-    if context:
-        settings.setdefault("_context", context)
+    origin = SourceOrigin(project_dir=Path(config.directory), notes=entry.notes, user_settings=user_settings)
     if kind not in BACKEND_KINDS:
         raise ConfigError(config.file, f"Mail sources {entry.name}", f"unknown backend kind {kind!r}",
                           ", ".join(sorted(BACKEND_KINDS)) + " (or set mail_sources.<name>.kind)")
@@ -90,7 +90,7 @@ def build_backend(config: ProjectConfig, entry: MailSourceEntry, context: dict[s
             return MissingBackend(entry.name, settings, kind,
                                   f"the {kind} backend is not part of this build of mailtriage")
         raise
-    return cls(entry.name, settings)
+    return cls(entry.name, settings, origin=origin)
 
 
 def _load(target: str) -> Any:
@@ -123,7 +123,7 @@ class Dispatch:
 class SourceSet:
     """The configured mail sources of one run: backends, availability and resolution."""
 
-    def __init__(self, config: ProjectConfig, context: dict[str, Any] | None = None, *,
+    def __init__(self, config: ProjectConfig, user_settings: Any = None, *,
                  backends: dict[str, MailSource] | None = None) -> None:
         """``backends`` supplies ready-made backends by name (an embedding caller, the
         contract suite's backend pairs); the other configured entries are built."""
@@ -131,7 +131,7 @@ class SourceSet:
         self.entries = list(config.mail_sources)
         given = dict(backends or {})
         self.backends: dict[str, MailSource] = {
-            e.name: given[e.name] if e.name in given else build_backend(config, e, context) for e in self.entries}
+            e.name: given[e.name] if e.name in given else build_backend(config, e, user_settings) for e in self.entries}
         self.availability = AvailabilityCache(self.backends)
 
     def resolve(self, op: Op) -> Resolution:

@@ -75,10 +75,11 @@ def _digest(rows: list[tuple]) -> str:
 def run_ours(path: str, since_epoch: float) -> dict:
     from datetime import datetime, timezone
 
+    from mailtriage.backends.contract import SourceOrigin
     from mailtriage.backends.mbox import MboxSource
 
     since = datetime.fromtimestamp(since_epoch, tz=timezone.utc)
-    source = MboxSource("bench", {"path": path, "_project_dir": str(HERE)})
+    source = MboxSource("bench", {"path": path}, origin=SourceOrigin(project_dir=Path(HERE)))
     cpu = _cpu_seconds()
     start = time.perf_counter()
     rows = source.list_recent_threads(None, since)

@@ -43,10 +43,6 @@ class Session:
         self.tracker_description = ""
         self._opened_mailboxes: Mailboxes | None = None
 
-    def _context(self) -> dict[str, Any]:
-        # Backends that need the user settings (an IMAP account) get the app's copy.
-        return {"user_settings": self.settings, "demo": self.demo}
-
     # -- opening ---------------------------------------------------------
     def open(self) -> None:
         """Load project.md and build the mail sources.
@@ -54,7 +50,7 @@ class Session:
         Raises:
             ConfigError: project.md is missing or invalid (the error names file and key).
         """
-        project = application.Project.open(self.project_dir, context=self._context())
+        project = application.Project.open(self.project_dir, user_settings=self.settings)
         with self._lock:
             self.project, self.config, self.sources = project, project.config, project.sources
             self.cc = project.security_cc()
@@ -288,7 +284,7 @@ class Session:
         interval = poll_interval(config, self.settings)
         if not interval:
             return None
-        flow = application.PollFlow.for_alerts(config, self._context())
+        flow = application.PollFlow.for_alerts(config, self.settings)
         if flow is None:
             return None
         return AlertLoop(flow.poller, interval)

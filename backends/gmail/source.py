@@ -24,7 +24,7 @@ from urllib.parse import quote
 
 from mailtriage.backends import mime
 from mailtriage.backends.account_source import EPOCH, AccountSource
-from mailtriage.backends.contract import (SourceFeatures, Draft, DraftRequest, Message, Op, Thread, ThreadId,
+from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, Draft, DraftRequest, Message, Op, Thread, ThreadId,
                                           ThreadSummary, reply_subject)
 from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported, Unavailable
 from mailtriage.backends.gmail.account import GoogleAccount, load_google_account
@@ -48,8 +48,9 @@ class GmailSource(AccountSource):
     load_account = staticmethod(load_google_account)
 
     def __init__(self, name: str, settings: Mapping[str, Any] | None = None, *,
-                 account: GoogleAccount | None = None, mailbox: GmailMailbox | None = None) -> None:
-        super().__init__(name, settings)
+                 account: GoogleAccount | None = None, mailbox: GmailMailbox | None = None,
+                 origin: SourceOrigin | None = None) -> None:
+        super().__init__(name, settings, origin=origin)
         self.list_address = (str(self.settings.get("list") or "").strip().lower()) or None
         self.extra_query = str(self.settings.get("query") or "").strip()
         self._mailbox = mailbox

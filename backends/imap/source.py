@@ -32,7 +32,7 @@ from imapclient.exceptions import ProtocolError
 
 from mailtriage.backends import mime
 from mailtriage.backends.account_source import EPOCH, AccountSource
-from mailtriage.backends.contract import (SourceFeatures, MESSAGE_ID_KIND, Address, Draft, DraftRequest, Message, Op, Thread,
+from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, MESSAGE_ID_KIND, Address, Draft, DraftRequest, Message, Op, Thread,
                                           ThreadId, ThreadSummary, reply_subject)
 from mailtriage.backends.errors import (BackendFailure, DraftAlreadyPending, MailError, NotSupported,
                                         Unavailable)
@@ -80,8 +80,8 @@ class ImapSource(AccountSource):
     load_account = staticmethod(load_account)
 
     def __init__(self, name: str, settings: Mapping[str, Any] | None = None, *,
-                 account: ImapAccount | None = None) -> None:
-        super().__init__(name, settings)
+                 account: ImapAccount | None = None, origin: SourceOrigin | None = None) -> None:
+        super().__init__(name, settings, origin=origin)
         self.folder = str(self.settings.get("folder") or "INBOX")
         self.list_address = (str(self.settings["list"]).strip().lower() or None) if self.settings.get("list") else None
         self._mailbox: ImapMailbox | None = None

@@ -64,8 +64,9 @@ class GraphApi:
             token = self.signin.access_token(rejected=token)
             response = self._send(method, url, params, body, token, what, headers)
             if response.status_code == 401:
+                code, message = _error(response)
                 raise SignInNeeded(self.account.id, f"Graph rejected the fresh access token of account "
-                                                    f"{self.account.id!r} ({_message(response)}); run "
+                                                    f"{self.account.id!r} ({code}: {message}); run "
                                                     f"`mailtriage account login {self.account.id}`")
         return self._decode(response, what, raw)
 

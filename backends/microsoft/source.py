@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 
 from mailtriage.backends import mime
 from mailtriage.backends.account_source import EPOCH, AccountSource
-from mailtriage.backends.contract import (SourceFeatures, Draft, DraftRequest, Message, Op, Thread, ThreadId,
+from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, Draft, DraftRequest, Message, Op, Thread, ThreadId,
                                           ThreadSummary, reply_subject)
 from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported, Unavailable
 from mailtriage.backends.imap.headers import thread_root
@@ -45,8 +45,9 @@ class GraphSource(AccountSource):
     load_account = staticmethod(load_microsoft_account)
 
     def __init__(self, name: str, settings: Mapping[str, Any] | None = None, *,
-                 account: MicrosoftAccount | None = None, mailbox: GraphMailbox | None = None) -> None:
-        super().__init__(name, settings)
+                 account: MicrosoftAccount | None = None, mailbox: GraphMailbox | None = None,
+                 origin: SourceOrigin | None = None) -> None:
+        super().__init__(name, settings, origin=origin)
         self.folder = str(self.settings.get("folder") or "inbox")
         self.list_address = (str(self.settings.get("list") or "").strip().lower()) or None
         self._mailbox = mailbox

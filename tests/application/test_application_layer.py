@@ -195,3 +195,22 @@ def test_a_mailbox_kind_without_an_adapter_is_declined(tmp_path):
     assert "imap" in MAILBOX_KINDS
     with pytest.raises(application.NotSupported, match="cannot be browsed yet"):
         open_mailbox("me", Settings())
+
+
+def test_sources_learn_where_they_were_configured_from_a_typed_origin(tmp_path):
+    """No hidden ``_project_dir``/``_notes``/``_context`` keys ride in a backend's settings:
+    the project directory, the entry's notes and the user settings come as a SourceOrigin,
+    and a relative archive path resolves against the project directory."""
+    (tmp_path / "archive.mbox").write_bytes(b"")
+    (tmp_path / "project.md").write_text(
+        "# P\n\n## Mail sources\n\n| Backend | Role | Mandatory | Notes |\n|---|---|---|---|\n"
+        "| `mbox` | primary | yes | the list archive |\n\n## Configuration\n\n```yaml\nmail_sources:\n"
+        "  mbox:\n    path: archive.mbox\n    list: security@example.org\n```\n")
+    marker = object()
+    project = application.Project.open(tmp_path, user_settings=marker)
+    (backend,) = project.sources.backends.values()
+    assert not [key for key in backend.settings if key.startswith("_")]
+    assert backend.origin.project_dir == tmp_path and backend.origin.user_settings is marker
+    assert backend.origin.notes == "the list archive"
+    assert backend.origin.project_file == str(tmp_path / "project.md")
+    assert backend.path == (tmp_path / "archive.mbox").resolve()

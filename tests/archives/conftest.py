@@ -72,14 +72,15 @@ def hk_server(hk_archive):
 @pytest.fixture
 def hk_source(hk_server, tmp_path):
     """Build HyperKittySource objects against the emulated server; closed after the test."""
+    from mailtriage.backends.contract import SourceOrigin
     from mailtriage.backends.hyperkitty import HyperKittySource
 
     made = []
 
     def make(name: str = "archive", **overrides):
-        settings = {"base_url": hk_server.base_url, "list": LIST, "page_size": 5, "_project_dir": str(tmp_path)}
+        settings = {"base_url": hk_server.base_url, "list": LIST, "page_size": 5}
         settings.update(overrides)
-        source = HyperKittySource(name, settings)
+        source = HyperKittySource(name, settings, origin=SourceOrigin(project_dir=tmp_path))
         made.append(source)
         return source
 
@@ -154,15 +155,15 @@ def memory_keyring(request):
 @pytest.fixture
 def pm_source(pm_server, tmp_path, memory_keyring):
     """Build PonyMailSource objects against the emulated server; closed after the test."""
+    from mailtriage.backends.contract import SourceOrigin
     from mailtriage.backends.ponymail import PonyMailSource
 
     made = []
 
     def make(name: str = "pony", **overrides):
-        settings = {"base_url": pm_server.base_url, "list": PM_LIST, "domain": PM_DOMAIN,
-                    "_project_dir": str(tmp_path)}
+        settings = {"base_url": pm_server.base_url, "list": PM_LIST, "domain": PM_DOMAIN}
         settings.update(overrides)
-        source = PonyMailSource(name, settings)
+        source = PonyMailSource(name, settings, origin=SourceOrigin(project_dir=tmp_path))
         made.append(source)
         return source
 

@@ -22,6 +22,7 @@ def _snapshot(server: FakeHttpServer, data):
 
 
 def load_hyperkitty(request: pytest.FixtureRequest, tmp: Path, corpus):
+    from mailtriage.backends.contract import SourceOrigin
     from mailtriage.backends.hyperkitty import HyperKittySource
     from tests.archives.hyperkitty_server import HyperKittyArchive
     from tests.contract.corpus import LIST
@@ -32,8 +33,8 @@ def load_hyperkitty(request: pytest.FixtureRequest, tmp: Path, corpus):
         archive.import_message(LIST, message.raw)  # refuses mail without a Message-ID, as HyperKitty does
     server = FakeHttpServer(archive).start()
     request.addfinalizer(server.stop)
-    source = HyperKittySource("mailman3", {"base_url": server.base_url, "list": LIST, "page_size": 3,
-                                           "_project_dir": str(tmp)})
+    source = HyperKittySource("mailman3", {"base_url": server.base_url, "list": LIST, "page_size": 3},
+                              origin=SourceOrigin(project_dir=Path(tmp)))
     from tests.contract.conftest import Loaded
 
     stored = lambda: {a: (m.archive_policy, [t.emails for t in m.threads])  # noqa: E731 - not the caches
@@ -42,6 +43,7 @@ def load_hyperkitty(request: pytest.FixtureRequest, tmp: Path, corpus):
 
 
 def load_ponymail(request: pytest.FixtureRequest, tmp: Path, corpus):
+    from mailtriage.backends.contract import SourceOrigin
     from mailtriage.backends.ponymail import PonyMailSource
     from tests.archives.keyrings import use_memory_keyring
     from tests.archives.ponymail_server import PonyMailArchive, import_message
@@ -54,5 +56,5 @@ def load_ponymail(request: pytest.FixtureRequest, tmp: Path, corpus):
         import_message(archive, "<" + LIST.replace("@", ".") + ">", message.raw)
     server = FakeHttpServer(archive).start()
     request.addfinalizer(server.stop)
-    source = PonyMailSource("ponymail", {"base_url": server.base_url, "list": LIST, "_project_dir": str(tmp)})
+    source = PonyMailSource("ponymail", {"base_url": server.base_url, "list": LIST}, origin=SourceOrigin(project_dir=Path(tmp)))
     return Loaded(source, _snapshot(server, lambda: archive.emails))

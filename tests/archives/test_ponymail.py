@@ -6,6 +6,9 @@ from datetime import timedelta
 
 import pytest
 
+from pathlib import Path
+
+from mailtriage.backends.contract import SourceOrigin
 from mailtriage.backends.archive_http import ArchiveBadResponse, ArchiveNotFound, ArchiveServerError
 from mailtriage.backends.contract import DraftRequest, Op, ThreadId
 from mailtriage.backends.errors import BackendFailure, NotSupported, SignInNeeded, Unavailable
@@ -246,7 +249,7 @@ def test_config_errors_name_file_and_key(tmp_path, settings, key):
     from mailtriage.backends.ponymail import PonyMailSource
 
     with pytest.raises(ConfigError) as info:
-        PonyMailSource("pony", {**settings, "_project_dir": str(tmp_path)})
+        PonyMailSource("pony", {**settings}, origin=SourceOrigin(project_dir=Path(tmp_path)))
     assert info.value.key == key and info.value.file == str(tmp_path / "project.md")
 
 

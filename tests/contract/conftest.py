@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import pytest
 
+from mailtriage.backends.contract import SourceOrigin
 from mailtriage.backends.contract import MailSource
 from tests.contract.corpus import CORPUS, LIST, CorpusMessage
 
@@ -56,7 +57,7 @@ def load_mbox(request: pytest.FixtureRequest, tmp: Path, corpus: tuple[CorpusMes
     path = tmp / "security.mbox"
     path.write_bytes(b"".join(b"From archive@example.org Mon Jan  1 00:00:00 2024\n" + m.raw + b"\n"
                               for m in corpus))
-    source = MboxSource("mbox", {"path": path.name, "list": LIST, "_project_dir": str(tmp)})
+    source = MboxSource("mbox", {"path": path.name, "list": LIST}, origin=SourceOrigin(project_dir=Path(tmp)))
     return Loaded(source, _mbox_snapshot(path))
 
 

@@ -8,6 +8,9 @@ from datetime import datetime, timezone
 
 import pytest
 
+from pathlib import Path
+
+from mailtriage.backends.contract import SourceOrigin
 from mailtriage.backends.contract import reply_subject
 from mailtriage.backends.mbox import MboxSource
 from mailtriage.core.inert import json_dumps, markdown_block, markdown_inline, sender_label
@@ -31,7 +34,7 @@ def archive(request, tmp_path):
 
 
 def test_every_case_is_read_and_printed_inert(archive):
-    source = MboxSource("hostile", {"path": str(archive), "_project_dir": str(archive.parent)})
+    source = MboxSource("hostile", {"path": str(archive)}, origin=SourceOrigin(project_dir=Path(archive.parent)))
     try:
         threads = source.list_recent_threads(None, SINCE)
         seen = set()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from mailtriage.backends.contract import SourceOrigin
 from mailtriage.backends.mbox import MboxSource, index_mbox
 from mailtriage.backends.mime import (
     decode_header_text,
@@ -25,7 +26,7 @@ from tests.mbox.mboxes import from_line, write_eml_folder, write_maildir, write_
 
 
 def source_for(path: Path) -> MboxSource:
-    return MboxSource("archive", {"path": str(path), "_project_dir": str(path.parent)})
+    return MboxSource("archive", {"path": str(path)}, origin=SourceOrigin(project_dir=Path(path.parent)))
 
 
 LONG_AGO = datetime(1900, 1, 1, tzinfo=timezone.utc)

@@ -14,6 +14,9 @@ from datetime import datetime, timezone
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from pathlib import Path
+
+from mailtriage.backends.contract import SourceOrigin
 from mailtriage.backends.mbox import MboxSource, index_mbox
 from mailtriage.backends.mime import parse_message
 from tests.mbox.test_realworld import write_mboxrd
@@ -65,7 +68,7 @@ def test_every_byte_of_an_mbox_belongs_to_a_listed_message(tmp_path_factory, mai
     assert all(a < b for a, b in zip(index.locations, index.locations[1:]))
     small = index_mbox(path, parallel=True, parallel_min_bytes=0, chunk=256)
     assert small.locations == index.locations and small.message_ids == index.message_ids
-    source = MboxSource("f", {"path": str(path), "_project_dir": str(path.parent)})
+    source = MboxSource("f", {"path": str(path)}, origin=SourceOrigin(project_dir=Path(path.parent)))
     rows = source.list_recent_threads(None, LONG_AGO)
     listed = sum(r.message_count for r in rows)
     undated = sum(1 for d in index.dates if d == float("-inf"))
@@ -81,7 +84,7 @@ def test_mboxrd_round_trip_keeps_every_message_and_its_text(tmp_path_factory, ma
     path = write_mboxrd(tmp_path_factory.mktemp("rd") / "rd.mbox", mails)
     index = index_mbox(path, parallel=False)
     assert len(index) == len(mails)
-    source = MboxSource("rd", {"path": str(path), "_project_dir": str(path.parent)})
+    source = MboxSource("rd", {"path": str(path)}, origin=SourceOrigin(project_dir=Path(path.parent)))
     for row, raw in enumerate(mails):
         got = source._read_message(index, row)
         want = parse_message(raw, hash_body=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import mboxgen
+from mailtriage.backends.contract import SourceOrigin
 from mailtriage.backends.contract import Op, ThreadId, ThreadSummary
 from mailtriage.backends.errors import BackendFailure, NotSupported, Unavailable
 from mailtriage.backends.mbox import MboxSource, index_mbox, mbox_unquote
@@ -90,7 +91,7 @@ def archive(tmp_path) -> Path:
 
 
 def source_for(path: Path, **settings) -> MboxSource:
-    return MboxSource("archive", {"path": str(path), "_project_dir": str(path.parent), **settings})
+    return MboxSource("archive", {"path": str(path), **settings}, origin=SourceOrigin(project_dir=path.parent))
 
 
 # --- the reference: stdlib mailbox + full header parse ------------------------
@@ -467,7 +468,7 @@ def test_empty_mbox_lists_nothing(tmp_path):
 
 
 def test_relative_path_is_read_from_the_project_folder(archive):
-    source = MboxSource("archive", {"path": archive.name, "_project_dir": str(archive.parent)})
+    source = MboxSource("archive", {"path": archive.name}, origin=SourceOrigin(project_dir=Path(archive.parent)))
     assert source.path == archive.resolve()
     assert source.list_recent_threads(None, EPOCH)
 
@@ -480,7 +481,7 @@ def test_relative_path_is_read_from_the_project_folder(archive):
     ({"path": "x.mbox", "parallel": "yes"}, "parallel"),
 ])
 def test_bad_settings_make_the_backend_unavailable_naming_file_and_key(tmp_path, settings, key):
-    source = MboxSource("arch", {"_project_dir": str(tmp_path), **settings})
+    source = MboxSource("arch", {**settings}, origin=SourceOrigin(project_dir=tmp_path))
     with pytest.raises(Unavailable) as caught:
         source.check_available()
     reason = caught.value.reason

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from mailtriage.backends.contract import SourceOrigin
 from mailtriage.backends.mbox import MboxSource
 from mailtriage.backends.mime import parse_message
 from tests.mbox.mboxes import from_line, write_eml_folder, write_maildir
@@ -52,7 +53,7 @@ def write_mboxrd(path: Path, messages: list[bytes]) -> Path:
 
 def view(path: Path) -> tuple[list, dict]:
     """(threads, messages by Message-ID) as the backend shows them, without form-specific parts."""
-    source = MboxSource("archive", {"path": str(path), "_project_dir": str(path.parent)})
+    source = MboxSource("archive", {"path": str(path)}, origin=SourceOrigin(project_dir=Path(path.parent)))
     rows = source.list_recent_threads(None, LONG_AGO)
     threads = sorted((str(r.thread_id), r.message_count, r.subject, r.sender) for r in rows)
     messages = {}

@@ -353,3 +353,19 @@ def test_the_list_is_matched_as_on_gmail(microsoft_emulator, graph_account):
 
     assert {t.subject for t in source.list_recent_threads(None, base)} == {"Via the list", "To the alias",
                                                                             "Cc the list", "Forwarded"}
+
+
+def test_a_fresh_token_graph_still_rejects_asks_for_a_new_sign_in(microsoft_emulator, mailbox):
+    """Graph answers 401 to the token msal just refreshed (a revoked session, a Conditional
+    Access policy): the account needs a new sign-in, said with Graph's reason and no token."""
+    from mailtriage.backends.errors import SignInNeeded
+
+    deliver(microsoft_emulator, 1, subject="Report")
+    microsoft_emulator.token_lifetime = -60  # every token it issues is already expired
+    microsoft_emulator.expire_access_tokens()
+    with pytest.raises(SignInNeeded) as caught:
+        mailbox.list(MailQuery(folder="inbox"))
+    text = str(caught.value)
+    assert "rejected the fresh access token" in text and "InvalidAuthenticationToken" in text
+    assert "mailtriage account login" in text
+    assert not any(token in text for token in microsoft_emulator.secrets_issued)
