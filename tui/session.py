@@ -136,7 +136,7 @@ class Session:
         """
         project = self.project
 
-        def op_args() -> OpArgs:
+        def op_args() -> application.OpArgs:
             if op is application.Op.LIST_RECENT_THREADS:
                 return application.OpArgs(list_name=project.list_name(args.get("list")),
                                           since=project.since(args.get("since")))

@@ -20,7 +20,6 @@ starts after it.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable

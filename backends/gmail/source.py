@@ -26,7 +26,7 @@ from mailtriage.backends import mime
 from mailtriage.backends.account_source import EPOCH, AccountSource
 from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, Draft, DraftRequest, Message, Op, Thread, ThreadId,
                                           ThreadSummary, reply_subject)
-from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported, Unavailable
+from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending
 from mailtriage.backends.gmail.account import GoogleAccount, load_google_account
 from mailtriage.backends.gmail.api import FETCH_CONCURRENCY, USER, GmailNotFound  # noqa: F401 - re-exported
 from mailtriage.backends.gmail.adapter import GmailMailbox, b64decode, b64encode, header_block, internal_date

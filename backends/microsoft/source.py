@@ -25,7 +25,7 @@ from mailtriage.backends import mime
 from mailtriage.backends.account_source import EPOCH, AccountSource
 from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, Draft, DraftRequest, Message, Op, Thread, ThreadId,
                                           ThreadSummary, reply_subject)
-from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported, Unavailable
+from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, Unavailable
 from mailtriage.backends.imap.headers import thread_root
 from mailtriage.backends.microsoft.account import MicrosoftAccount, load_microsoft_account
 from mailtriage.backends.microsoft.api import GraphNotFound
