@@ -190,6 +190,7 @@ class ArchiveHttp:
 
 def _cut_off(exc: HttpError) -> bool:
     """The server answered but closed the connection before the whole body arrived."""
+    # httpx is loaded by now (a request failed); importing it here keeps this module cheap to import
     import httpx
 
     cause = exc.__cause__
@@ -331,6 +332,7 @@ def with_brackets(message_id: str) -> str:
 def html_text_part(html: bytes | str, charset: str | None = None) -> TextPart:
     """An archived HTML body as readable text, decoded exactly as the MIME parser does
     for HTML mail (html2text; nothing remote is fetched)."""
+    # lazy: the MIME parser and html2text (about 0.3 s) load only when an archive serves HTML
     from mailtriage.backends.mime import parse_message
 
     data = html.encode("utf-8") if isinstance(html, str) else bytes(html)

@@ -47,7 +47,7 @@ from mailtriage.backends.archive_http import (
     parse_datetime,
     with_brackets,
 )
-from mailtriage.backends.contract import (SourceOrigin, 
+from mailtriage.backends.contract import (SourceOrigin,
     Address,
     AttachmentInfo,
     MailSource,
@@ -59,6 +59,7 @@ from mailtriage.backends.contract import (SourceOrigin,
     ThreadSummary,
 )
 from mailtriage.backends.errors import BackendFailure, Unavailable
+from mailtriage.backends.identity import hyperkitty_hash
 
 EMAILS_PAGE_SIZE = 100  # emails of one thread per request
 MAX_HEAD_PAGES = 4  # pages of the head read again after a walk, while they show news
@@ -455,8 +456,6 @@ class HyperKittySource(MailSource):
             ArchiveNotFound: no such message in this list's archive.
             Unavailable / ArchiveServerError / ArchiveBadResponse: as the email request.
         """
-        from mailtriage.backends.identity import hyperkitty_hash
-
         wanted = with_brackets(message_id)
         digest = hyperkitty_hash(wanted)
         what = f"email {wanted}"

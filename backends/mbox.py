@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
 
-from mailtriage.backends.contract import (SourceOrigin, 
+from mailtriage.backends.contract import (SourceOrigin,
     SourceFeatures,
     MESSAGE_ID_KIND,
     Address,

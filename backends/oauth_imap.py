@@ -36,11 +36,13 @@ def provider_for(account_id: str, settings=None) -> Callable[[object], str] | No
     # Lazy: every IMAP connection imports this module, and the two sign-ins (with the OAuth
     # HTTP transports) add about 45 ms; an account loads only the provider it names.
     if provider == "google":
+        # lazy, as above: the Google sign-in loads only for a Google account
         from mailtriage.backends.gmail.account import GoogleAccount
         from mailtriage.backends.gmail.auth import GoogleSignIn
 
         google = GoogleSignIn(GoogleAccount.from_settings(account_id, body, settings.path))
         return lambda _account: google.access_token()
+    # lazy, as above: the Microsoft sign-in loads only for a Microsoft account
     from mailtriage.backends.microsoft.account import MicrosoftAccount
     from mailtriage.backends.microsoft.auth import MicrosoftSignIn
 

@@ -39,6 +39,7 @@ import math
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote, urlsplit
@@ -55,7 +56,7 @@ from mailtriage.backends.archive_http import (
     html_text_part,
     with_brackets,
 )
-from mailtriage.backends.contract import (SourceOrigin, 
+from mailtriage.backends.contract import (SourceOrigin,
     AttachmentInfo,
     MailSource,
     Message,
@@ -66,6 +67,7 @@ from mailtriage.backends.contract import (SourceOrigin,
     ThreadSummary,
 )
 from mailtriage.backends.errors import BackendFailure, SignInNeeded, Unavailable
+from mailtriage.core.secrets import get_secret
 from mailtriage.backends.mime import extract_msgids, parse_address, parse_address_list, parse_message
 
 MAX_TREE_DEPTH = 250  # Foal's own bound on thread walks
@@ -139,8 +141,6 @@ class PonyMailSource(MailSource):
             return self._http
 
     def _read_cookie(self) -> str | None:
-        from mailtriage.core.secrets import get_secret
-
         try:
             value = get_secret(self.session_key)
         except Exception as exc:  # no keyring backend, locked keyring, …: read anonymously
@@ -508,8 +508,6 @@ def _walk_tree(node: dict, key: str, notes: list[str], depth: int = 0):
 
 
 def _with_note(summary: ThreadSummary, note: str) -> ThreadSummary:
-    from dataclasses import replace
-
     return replace(summary, notes=(*summary.notes, note))
 
 

@@ -71,6 +71,7 @@ class HttpClient:
         sleep: Callable[[float], None] = time.sleep,
         transport: Any = None,
     ) -> None:
+        # lazy: httpx costs about 0.15 s at import; only a backend that makes a request pays it
         import httpx
 
         self.channel = channel
@@ -89,6 +90,7 @@ class HttpClient:
         self.requests_sent = 0
 
     def request(self, method: str, url: str, **kwargs: Any):
+        # lazy: httpx costs about 0.15 s at import; only a backend that makes a request pays it
         import httpx
 
         attempt = 0

@@ -16,6 +16,7 @@ import base64
 import json
 import threading
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 SERVICE = "mailtriage"
 MASK = "[secret]"
@@ -37,6 +38,7 @@ class SecretMissing(Exception):
 
 
 def get_secret(key: str) -> str | None:
+    # lazy: keyring probes its backends at import (about 0.4 s); only a secret lookup pays it
     import keyring
 
     value = keyring.get_password(SERVICE, key)
@@ -53,6 +55,7 @@ def require_secret(key: str) -> str:
 
 
 def set_secret(key: str, value: str) -> None:
+    # lazy: keyring probes its backends at import (about 0.4 s); only a secret lookup pays it
     import keyring
 
     remember_secret(value)
@@ -60,6 +63,7 @@ def set_secret(key: str, value: str) -> None:
 
 
 def delete_secret(key: str) -> None:
+    # lazy: keyring probes its backends at import (about 0.4 s); only a secret lookup pays it
     import keyring
     from keyring.errors import PasswordDeleteError
 
@@ -112,8 +116,6 @@ def _json_secrets(data: Any):
 
 
 def _variants(value: str) -> list[str]:
-    from urllib.parse import quote, quote_plus
-
     raw = value.encode("utf-8")
     forms = [
         value,

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import platformdirs
+
+from mailtriage.core.paths import private_dir
 from mailtriage.core.projectconfig import ConfigError
 
 SETTINGS_FILE = "config.toml"
@@ -22,8 +25,6 @@ def config_dir() -> Path:
     override = os.environ.get("MAILTRIAGE_CONFIG_DIR")
     if override:
         return Path(override)
-    import platformdirs
-
     return Path(platformdirs.user_config_dir("mailtriage"))
 
 
@@ -31,8 +32,6 @@ def data_dir() -> Path:
     override = os.environ.get("MAILTRIAGE_DATA_DIR")
     if override:
         return Path(override)
-    import platformdirs
-
     return Path(platformdirs.user_data_dir("mailtriage"))
 
 
@@ -79,9 +78,8 @@ class UserSettings:
         self.data[key] = value
 
     def save(self) -> None:
+        # lazy: only saving settings writes TOML, so tomli_w loads only then
         import tomli_w
-
-        from mailtriage.core.paths import private_dir
 
         private_dir(self.path.parent)
         tmp = self.path.with_suffix(".toml.tmp")

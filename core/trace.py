@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
+from mailtriage.core.secrets import scrub
+
 _MAX = 5000
 
 
@@ -92,8 +94,6 @@ class OpLog(_Feed):
         try:
             yield rec
         except BaseException as exc:
-            from mailtriage.core.secrets import scrub
-
             rec.error = scrub(f"{type(exc).__name__}: {exc}")
             raise
         finally:
@@ -142,8 +142,6 @@ _REDACTIONS: list[tuple[re.Pattern, str]] = [
 
 
 def redact(text: str) -> str:
-    from mailtriage.core.secrets import scrub
-
     for pattern, repl in _REDACTIONS:
         text = pattern.sub(repl, text)
     return scrub(text)  # and any secret the session holds, wherever it appears

@@ -20,6 +20,9 @@ import time
 from typing import Any, Callable, Iterator
 from urllib.parse import quote, urljoin, urlsplit
 
+from mailtriage.core.http import HttpClient, HttpError, retry_after_seconds
+from mailtriage.core.projectconfig import ConfigError
+from mailtriage.core.secrets import get_secret
 from mailtriage.trackers import rollup as rollupmod
 from mailtriage.trackers.contract import (
     BackendError,
@@ -56,8 +59,6 @@ class GitHubTracker(Tracker):
                  user: str | None = None, sleep: Callable[[float], None] = time.sleep,
                  max_rate_wait: float = 60.0) -> None:
         super().__init__(policy)
-        from mailtriage.core.http import HttpClient
-
         if not _REPO_RE.match(repo or ""):
             raise UsageError(f"tracker.github.repo {repo!r} is not owner/name")
         self.repo = repo
@@ -77,9 +78,6 @@ class GitHubTracker(Tracker):
 
     @classmethod
     def from_config(cls, config: Any, policy: Policy) -> "GitHubTracker":
-        from mailtriage.core.projectconfig import ConfigError
-        from mailtriage.core.secrets import get_secret
-
         repo = config.get("tracker.github.repo")
         if not repo or not _REPO_RE.match(str(repo)):
             raise ConfigError(config.file, "tracker.github.repo", f"is {repo!r}", "owner/name of the private tracker")
@@ -92,8 +90,6 @@ class GitHubTracker(Tracker):
 
     # ---- HTTP ------------------------------------------------------------------------
     def _send(self, method: str, path: str, **kwargs: Any):
-        from mailtriage.core.http import HttpError
-
         for attempt in range(2):
             try:
                 response = self.http.request(method, path, **kwargs)
@@ -168,8 +164,6 @@ class GitHubTracker(Tracker):
 
     @staticmethod
     def _rate_wait(response) -> float | None:
-        from mailtriage.core.http import retry_after_seconds
-
         wait = retry_after_seconds(response.headers.get("retry-after"))
         if wait is not None:
             return wait

@@ -27,6 +27,9 @@ import time
 from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
+from mailtriage.core.http import HttpClient, HttpError
+from mailtriage.core.projectconfig import ConfigError
+from mailtriage.core.secrets import get_secret
 from mailtriage.trackers import fields as fieldsmod
 from mailtriage.trackers import jiramarkup as markup
 from mailtriage.trackers import rollup as rollupmod
@@ -65,8 +68,6 @@ class JiraTracker(Tracker):
                  issue_type: str = "Bug", resolutions: dict | None = None, accounts: dict | None = None,
                  user: str | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
         super().__init__(policy)
-        from mailtriage.core.http import HttpClient
-
         if api_version not in (2, 3):
             raise UsageError(f"tracker.jira.api_version {api_version!r}: valid versions are 2 and 3")
         self.base = url.rstrip("/")
@@ -93,9 +94,6 @@ class JiraTracker(Tracker):
 
     @classmethod
     def from_config(cls, config: Any, policy: Policy) -> "JiraTracker":
-        from mailtriage.core.projectconfig import ConfigError
-        from mailtriage.core.secrets import get_secret
-
         url = config.get("tracker.jira.url")
         project = config.get("tracker.jira.project")
         if not url or not str(url).startswith(("https://", "http://")):
@@ -129,8 +127,6 @@ class JiraTracker(Tracker):
         return f"/rest/api/{self.v}"
 
     def _request(self, method: str, path: str, *, ok: tuple[int, ...] = (200,), **kwargs: Any):
-        from mailtriage.core.http import HttpError
-
         if not self.token:
             raise BackendError(f"no Jira token in keyring for jira:{urlsplit(self.base).netloc}")
         try:

@@ -623,6 +623,7 @@ def remote_visibility(url: str, api_url: str | None = None) -> tuple[bool, str]:
     if not m:
         return False, "cannot verify who can read this remote (not a GitHub repository); check its access yourself"
     owner, repo = m.group(1), m.group(2)
+    # lazy: the HTTP client and keyring load only to check a remote; the demo's local tracker never does
     from mailtriage.core.http import HttpClient, HttpError
     from mailtriage.core.secrets import get_secret
 
@@ -639,6 +640,7 @@ def remote_visibility(url: str, api_url: str | None = None) -> tuple[bool, str]:
     except HttpError as exc:
         return False, f"cannot verify: GitHub is not reachable ({exc.detail})"
     if response.status_code == 200:
+        # lazy: GitHub's privacy reading loads only when a GitHub remote answered
         from mailtriage.trackers.github import repository_privacy
 
         try:

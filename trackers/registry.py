@@ -45,10 +45,12 @@ def open_tracker(config: Any) -> Tracker:
                                  github_api_url=config.get("tracker.github.api_url"),
                                  verified_remotes=verified or ())
     if platform == "github":
+        # lazy: only the configured platform's tracker module loads
         from mailtriage.trackers.github import GitHubTracker
 
         return GitHubTracker.from_config(config, policy)
     if platform == "jira":
+        # lazy: only the configured platform's tracker module loads
         from mailtriage.trackers.jira import JiraTracker
 
         return JiraTracker.from_config(config, policy)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,9 +118,6 @@ def git_cached_changes(wc: WorkingCopy, rel: str, env: dict[str, str] | None = N
 def git_publish_changes(wc: WorkingCopy, rel: str) -> list[dict]:
     """Exactly what ``publish`` commits under ``rel``: ``git add -A`` into a copy of the index,
     then that index against HEAD. The real index is not touched."""
-    import shutil
-    import tempfile
-
     index = git_index_path(wc)
     with tempfile.TemporaryDirectory(prefix="mailtriage-index-") as tmp:
         tmp_index = Path(tmp) / "index"

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 
 def __getattr__(name: str):
-    # Lazy: importing the package (e.g. for the account model) does not load the backend.
     if name == "GmailSource":
+        # lazy: the account model is importable without the backend
         from mailtriage.backends.gmail.source import GmailSource
 
         return GmailSource
     if name == "GmailMailbox":
+        # lazy: the REST adapter pulls in google-auth (about 0.5 s)
         from mailtriage.backends.gmail.adapter import GmailMailbox
 
         return GmailMailbox

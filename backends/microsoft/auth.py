@@ -118,6 +118,7 @@ class MicrosoftSignIn:
         raise Unavailable(account, f"Microsoft {what} failed ({error or 'no token'}: {description})")
 
     def _call(self, what: str, fn):
+        # msal (about 0.7 s) is loaded only once a sign-in runs; its exceptions with it
         from msal.exceptions import MsalServiceError
 
         try:
