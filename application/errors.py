@@ -30,7 +30,7 @@ from mailtriage.trackers.errors import MalformedIssue, NotFound, Refused, Tracke
 from mailtriage.trackers.errors import UsageError as TrackerUsageError
 
 __all__ = [
-    "ApplicationError", "UsageError",
+    "ApplicationError", "UsageError", "AttachmentError",
     "MailError", "BackendFailure", "ConnectionLost", "DraftAlreadyPending", "MandatoryBackendUnavailable",
     "NoBackendAvailable", "NoBackendReachable", "NotSupported", "SendRefused", "SignInNeeded", "Unavailable",
     "TrackerError", "TrackerBackendError", "TrackerUsageError", "MalformedIssue", "NotFound", "Refused",
@@ -44,3 +44,8 @@ class ApplicationError(Exception):
 
 class UsageError(ApplicationError):
     """What the user asked for cannot be read: a malformed thread id, window, option or file."""
+
+
+class AttachmentError(ApplicationError):
+    """An attachment cannot be saved or handed to the user's own command (the folder, the disk,
+    the program)."""

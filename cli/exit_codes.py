@@ -17,6 +17,7 @@ from __future__ import annotations
 from enum import IntEnum
 
 from mailtriage.application.errors import (
+    AttachmentError,
     ConfigError,
     MailError,
     MandatoryBackendUnavailable,
@@ -45,6 +46,7 @@ class ExitCode(IntEnum):
 MAIN: dict[type[BaseException], ExitCode] = {
     UsageError: ExitCode.USAGE,
     ConfigError: ExitCode.USAGE,
+    AttachmentError: ExitCode.FAILED,
     NotSupported: ExitCode.DECLINED,
     NoBackendAvailable: ExitCode.DECLINED,
     NoBackendReachable: ExitCode.FAILED,

@@ -35,3 +35,11 @@ def test_a_tracker_set_up_locally_has_init_and_detect():
     for cls in (LocalFilesTracker, GitHubTracker, JiraTracker):
         assert cls.features.set_up_locally == (callable(getattr(cls, "init", None))
                                                and callable(getattr(cls, "detect", None))), cls
+
+
+@pytest.mark.parametrize("kind", sorted(BACKEND_KINDS))
+def test_declared_attachment_bytes_are_served_by_the_class(kind):
+    from mailtriage.backends.contract import MailSource
+
+    cls = backend_class(kind)
+    assert cls.features.attachment_bytes == (cls.attachment is not MailSource.attachment), kind
