@@ -80,7 +80,7 @@ _export("mailtriage.workflows.templates", "receipt_body")
 # -- configuration and the one inert-text module
 _export("mailtriage.core.errors", "ConfigError", "ProjectFileError")
 _export("mailtriage.core.projectconfig", "ProjectConfig", "load_project")
-_export("mailtriage.core.secrets", "SecretMissing")
+_export("mailtriage.core.secrets", "SecretMissing", "SecretUnavailable", "KeyringUnavailable", "SecretCommandFailed")
 _export("mailtriage.core.safe_names", "safe_name", "SavedFile", "SaveError")
 _export("mailtriage.core", inert="inert")
 _export("mailtriage.core.inert", "terminal_line", "terminal_text", "json_dumps", "sender_label", "sender_mismatch",

@@ -24,7 +24,7 @@ from mailtriage.backends.errors import (
     Unavailable,
 )
 from mailtriage.core.errors import ConfigError, ProjectFileError
-from mailtriage.core.secrets import SecretMissing
+from mailtriage.core.secrets import KeyringUnavailable, SecretCommandFailed, SecretMissing, SecretUnavailable
 from mailtriage.trackers.errors import BackendError as TrackerBackendError
 from mailtriage.trackers.errors import MalformedIssue, NotFound, Refused, TrackerError
 from mailtriage.trackers.errors import UsageError as TrackerUsageError
@@ -34,7 +34,8 @@ __all__ = [
     "MailError", "BackendFailure", "ConnectionLost", "DraftAlreadyPending", "MandatoryBackendUnavailable",
     "NoBackendAvailable", "NoBackendReachable", "NotSupported", "SendRefused", "SignInNeeded", "Unavailable",
     "TrackerError", "TrackerBackendError", "TrackerUsageError", "MalformedIssue", "NotFound", "Refused",
-    "ConfigError", "ProjectFileError", "SecretMissing",
+    "ConfigError", "ProjectFileError", "SecretMissing", "SecretUnavailable", "KeyringUnavailable",
+    "SecretCommandFailed",
 ]
 
 

@@ -28,6 +28,7 @@ from mailtriage.application.errors import (
     ProjectFileError,
     Refused,
     SecretMissing,
+    SecretUnavailable,
     TrackerError,
     TrackerUsageError,
     UsageError,
@@ -47,6 +48,7 @@ MAIN: dict[type[BaseException], ExitCode] = {
     UsageError: ExitCode.USAGE,
     ConfigError: ExitCode.USAGE,
     AttachmentError: ExitCode.FAILED,
+    SecretUnavailable: ExitCode.USAGE,  # no keyring service / password_command: the machine's set-up
     NotSupported: ExitCode.DECLINED,
     NoBackendAvailable: ExitCode.DECLINED,
     NoBackendReachable: ExitCode.FAILED,
@@ -84,6 +86,7 @@ def modes_table() -> dict[type[BaseException], ExitCode]:
 # ``mailtriage account``.
 ACCOUNT: dict[type[BaseException], ExitCode] = {
     ConfigError: ExitCode.USAGE,
+    SecretUnavailable: ExitCode.USAGE,  # no keyring service: the message lists the options
     MailError: ExitCode.FAILED,
 }
 
