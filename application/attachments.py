@@ -15,6 +15,7 @@ import os
 import shlex
 import subprocess
 import tempfile
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -52,26 +53,22 @@ class AttachmentView:
     def text(self) -> str:
         return self.data.decode("utf-8", "replace")
 
-    def hex_lines(self, start: int = 0, count: int | None = None) -> list[str]:
-        """Lines of a hex dump (offset, 16 bytes in hex, the printable ASCII), from line ``start``."""
-        return hex_lines(self.data, start, count)
-
-    @property
-    def hex_line_count(self) -> int:
-        return (len(self.data) + HEX_WIDTH - 1) // HEX_WIDTH
+    def hex_lines(self, start: int = 0, count: int | None = None, width: int = HEX_WIDTH) -> list[str]:
+        """Lines of a hex dump (offset, ``width`` bytes in hex, the printable ASCII), from line ``start``."""
+        return hex_lines(self.data, start, count, width)
 
 
-def hex_lines(data: bytes, start: int = 0, count: int | None = None) -> list[str]:
+def hex_lines(data: bytes, start: int = 0, count: int | None = None, width: int = HEX_WIDTH) -> list[str]:
     """``data`` as ``xxd``-like lines: ``00000010  41 42 … |AB..|``. Only ASCII 0x20-0x7e is shown
     as itself, so the dump is inert whatever the bytes are."""
-    total = (len(data) + HEX_WIDTH - 1) // HEX_WIDTH
+    total = (len(data) + width - 1) // width
     stop = total if count is None else min(total, start + count)
     out = []
     for line in range(max(0, start), stop):
-        chunk = data[line * HEX_WIDTH:(line + 1) * HEX_WIDTH]
+        chunk = data[line * width:(line + 1) * width]
         hexes = " ".join(f"{b:02x}" for b in chunk)
         shown = "".join(chr(b) if 0x20 <= b < 0x7f else "." for b in chunk)
-        out.append(f"{line * HEX_WIDTH:08x}  {hexes:<{HEX_WIDTH * 3 - 1}}  |{shown}|")
+        out.append(f"{line * width:08x}  {hexes:<{width * 3 - 1}}  |{shown}|")
     return out
 
 
@@ -104,6 +101,8 @@ class AttachmentSet:
         self.items: list[AttachmentItem] = thread_attachments(thread)
         self.source = source
         self._fetch = fetch
+        #: Held around each backend call (a front end that shares backends between threads sets it).
+        self.guard: AbstractContextManager = nullcontext()
 
     def __len__(self) -> int:
         return len(self.items)
@@ -117,7 +116,7 @@ class AttachmentSet:
         if not item.message_ref:
             raise NotSupported(self.source, "attachment", "the backend gave this message no reference to "
                                                           "fetch its parts by")
-        with OPLOG.record(self.source, "attachment", f"{item.key} {item.size} bytes"):
+        with self.guard, OPLOG.record(self.source, "attachment", f"{item.key} {item.size} bytes"):
             return self._fetch(item.message_ref, item.index)
 
     def view(self, item: AttachmentItem, limit: int = VIEW_LIMIT) -> AttachmentView:
