@@ -84,7 +84,7 @@ READER = [
     _b("r", "reply", "Reply", "reader.reply"),
     _b("i", "import_thread", "Import to tracker", "reader.import"),
     _b("u", "thread_url", "Thread URL", "reader.url"),
-    _b("e", "attachments", "Attachments", "reader.attachments"),
+    _b("e", "attachments", "Attachments", "reader.attachments", show=False),
     _b("q,escape", "back", "Back to list", "reader.back"),
 ]
 
@@ -129,7 +129,7 @@ PROPOSAL = [
 ]
 
 ATTACHMENTS = [
-    _b("escape,q", "close", "Close (Esc in the folder box: cancel saving)", "attachments.close"),
+    _b("escape,q", "close", "Close / cancel saving", "attachments.close"),
     _b("j,down", "cursor(1)", "Next attachment", "attachments.down", show=False),
     _b("k,up", "cursor(-1)", "Previous attachment", "attachments.up", show=False),
     _b("enter,v", "view", "View", "attachments.view"),

@@ -254,7 +254,10 @@ class ReaderPane(Vertical):
         view.add_class("-has-thread")
         self.border_title = Text.assemble("Reading · ", inert_text(thread.subject or "(no subject)"))
         via = resolution.summary() if resolution is not None else ""
-        self._thread_status = f"{total} message{'s' if total != 1 else ''}" + (f" · via {via}" if via else "")
+        attached = sum(len(m.attachments) for m in thread.messages)
+        self._thread_status = (f"{total} message{'s' if total != 1 else ''}"
+                               + (f" · {attached} attachment{'s' if attached != 1 else ''} (e)" if attached else "")
+                               + (f" · via {via}" if via else ""))
         self.show_status(self._thread_status)
         view.refresh_bindings()
 
