@@ -116,3 +116,24 @@ def test_save_attachments_usage_errors(imap_project, tmp_path, capsys, monkeypat
     code, out, err = run(capsys, monkeypatch, "--project", str(imap_project), "mail", "save-attachments",
                          "msgid:<poc@example.net>", "--to", str(tmp_path), "--name", "nope.txt", "--yes")
     assert code == 2 and "no attachment named" in err and "1.1 bashrc" in err
+
+
+def test_a_personal_account_message_gives_its_attachments_through_the_mailbox(tmp_path, dovecot, seeded,
+                                                                             memory_keyring):
+    from mailtriage.application import Mailboxes, Thread, ThreadId, attachments_for_mailbox
+    from mailtriage.backends.mailbox_contract import MailQuery
+    from mailtriage.core.settings import load_settings
+
+    config = write_work_account(tmp_path / "config", dovecot, seeded)
+    set_secret(password_key("work"), seeded.password)
+    boxes = Mailboxes(load_settings(config / "config.toml"))
+    try:
+        (header,) = boxes.get("work").list(MailQuery(folder="INBOX")).messages
+        message = boxes.message("work", header.id)
+        thread = Thread(ThreadId("mailbox", header.id), header.subject, (message.content,))
+        attachments = attachments_for_mailbox(boxes, "work", thread)
+        assert [i.key for i in attachments.items] == ["1.1", "1.2"]
+        assert attachments.data(attachments.items[1]) == BINARY
+        assert attachments.view(attachments.items[0]).is_text and not attachments.view(attachments.items[1]).is_text
+    finally:
+        boxes.close()
