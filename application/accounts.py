@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from mailtriage.backends.imap.account import password_key, smtp_password_key
+from mailtriage.backends.imap.account import load_account, password_key, smtp_password_key
 from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.backends.registry import open_mailbox
 from mailtriage.core.projectconfig import ConfigError
@@ -144,7 +144,6 @@ def status(account_id: str) -> dict:
 
 def _imap_status(account_id: str, settings: UserSettings) -> dict:
     # imapclient and the IMAP adapter load only for this command, not for every account command.
-    from mailtriage.backends.imap.account import load_account
     from mailtriage.backends.imap.adapter import ImapMailbox
 
     account = load_account(account_id, settings)

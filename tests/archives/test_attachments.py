@@ -3,6 +3,8 @@ Pony Mail's raw source, against the emulated servers on loopback."""
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from mailtriage.application import AttachmentSet
@@ -23,7 +25,7 @@ def test_hyperkitty_gives_the_archived_attachment_bytes(hk_archive, hk_source, t
            b"Content-Type: text/plain\r\n\r\nSee attached.\r\n--b\r\n"
            b"Content-Type: application/octet-stream; name=\"../../poc.bin\"\r\n"
            b"Content-Disposition: attachment; filename=\"../../poc.bin\"\r\nContent-Transfer-Encoding: base64\r\n\r\n"
-           + __import__("base64").encodebytes(PAYLOAD).replace(b"\n", b"\r\n") + b"--b--\r\n")
+           + base64.encodebytes(PAYLOAD).replace(b"\n", b"\r\n") + b"--b--\r\n")
     hk_archive.import_message(LIST, raw)
     source = hk_source()
     assert source.features.attachment_bytes

@@ -5,6 +5,7 @@ import inspect
 
 import pytest
 
+from mailtriage.backends.contract import MailSource
 from mailtriage.backends.registry import BACKEND_KINDS, backend_class
 from mailtriage.trackers.github import GitHubTracker
 from mailtriage.trackers.jira import JiraTracker
@@ -39,7 +40,5 @@ def test_a_tracker_set_up_locally_has_init_and_detect():
 
 @pytest.mark.parametrize("kind", sorted(BACKEND_KINDS))
 def test_declared_attachment_bytes_are_served_by_the_class(kind):
-    from mailtriage.backends.contract import MailSource
-
     cls = backend_class(kind)
     assert cls.features.attachment_bytes == (cls.attachment is not MailSource.attachment), kind

@@ -12,11 +12,14 @@ from email.message import EmailMessage
 
 import pytest
 
+from mailtriage.application import Mailboxes, Thread, attachments_for_mailbox
 from mailtriage.backends.contract import ThreadId
+from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.backends.imap.account import password_key
 from mailtriage.backends.imap.source import ImapSource
 from mailtriage.cli.main import main
 from mailtriage.core.secrets import set_secret
+from mailtriage.core.settings import load_settings
 from tests.imap.conftest import write_imap_project, write_work_account
 
 LIST = "security@example.org"
@@ -120,10 +123,6 @@ def test_save_attachments_usage_errors(imap_project, tmp_path, capsys, monkeypat
 
 def test_a_personal_account_message_gives_its_attachments_through_the_mailbox(tmp_path, dovecot, seeded,
                                                                              memory_keyring):
-    from mailtriage.application import Mailboxes, Thread, ThreadId, attachments_for_mailbox
-    from mailtriage.backends.mailbox_contract import MailQuery
-    from mailtriage.core.settings import load_settings
-
     config = write_work_account(tmp_path / "config", dovecot, seeded)
     set_secret(password_key("work"), seeded.password)
     boxes = Mailboxes(load_settings(config / "config.toml"))
