@@ -25,6 +25,7 @@ from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 import mailtriage.application as application
+from mailtriage.core.secrets import scrub
 from mailtriage.tui import bindings
 from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.messages import (AttachmentFailed, AttachmentLoaded, ApplyFailed, ProposalApplied,
@@ -119,7 +120,8 @@ class AttachmentsDialog(ModalScreen[None], bindings.KeyContext):
         self._status(f"via {self.attachments.source} · e/Enter view · x hex/text · s save · A save all")
 
     def _status(self, text: str) -> None:
-        self.query_one("#attachment-status", Static).update(Text(inert(text)))
+        # Errors quote server text: inert, and never a secret the session holds.
+        self.query_one("#attachment-status", Static).update(Text(inert(scrub(text))))
 
     @property
     def selected(self):
