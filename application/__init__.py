@@ -30,7 +30,10 @@ def _export(module: str, *names: str, **renamed: str) -> None:
 
 
 # -- the application layer itself
-_export("mailtriage.application.errors", "ApplicationError", "UsageError")
+_export("mailtriage.application.errors", "ApplicationError", "UsageError", "AttachmentError")
+_export("mailtriage.application.attachments", "AttachmentSet", "AttachmentView", "hex_lines", "looks_like_text",
+        "run_command", "command_argv", "save_all", "VIEW_LIMIT", attachments_for_source="for_source",
+        attachments_for_mailbox="for_mailbox")
 _export("mailtriage.application.window", "parse_since", "configured_since")
 _export("mailtriage.application.operations", "OpArgs", "operation_call", "limitable")
 _export("mailtriage.application.project", "Project", "ListEntry", "project_dir")
@@ -77,7 +80,8 @@ _export("mailtriage.workflows.templates", "receipt_body")
 # -- configuration and the one inert-text module
 _export("mailtriage.core.errors", "ConfigError", "ProjectFileError")
 _export("mailtriage.core.projectconfig", "ProjectConfig", "load_project")
-_export("mailtriage.core.secrets", "SecretMissing")
+_export("mailtriage.core.secrets", "SecretMissing", "SecretUnavailable", "KeyringUnavailable", "SecretCommandFailed")
+_export("mailtriage.core.safe_names", "safe_name", "SavedFile", "SaveError")
 _export("mailtriage.core", inert="inert")
 _export("mailtriage.core.inert", "terminal_line", "terminal_text", "json_dumps", "sender_label", "sender_mismatch",
         "has_hidden_characters", "marker", "pattern", "clean_line", "clean_lines", "header_text")

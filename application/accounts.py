@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from mailtriage.backends.imap.account import password_key, smtp_password_key
+from mailtriage.backends.imap.account import load_account, password_key, smtp_password_key
 from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.backends.registry import open_mailbox
 from mailtriage.core.projectconfig import ConfigError
-from mailtriage.core.secrets import delete_secret, set_secret
+from mailtriage.core.secrets import delete_secret, store_secret
 from mailtriage.core.settings import UserSettings, load_settings
 
 
@@ -109,7 +109,19 @@ def login(account_id: str, *, announce: Callable[[str], None], open_browser: boo
 
 
 def status(account_id: str) -> dict:
-    """Check the saved sign-in with a real call."""
+    """Check the saved sign-in with a real call: an IMAP account with a password logs in
+    (and, for a send account, checks SMTP AUTH); an OAuth account asks its provider.
+
+    Raises:
+        ConfigError: unknown or invalid account.
+        SignInNeeded: the server rejected the credentials, no password is stored, or the
+            password command failed (the message never holds the password).
+        Unavailable: the server cannot be reached.
+    """
+    settings = load_settings()
+    body = settings.account(account_id)
+    if body.get("kind", "imap") == "imap" and not body.get("oauth"):
+        return _imap_status(account_id, settings)
     name, account = provider(account_id)
     if account.imap:
         if name == "google":
@@ -135,6 +147,16 @@ def status(account_id: str) -> dict:
         mailbox.close()
 
 
+def _imap_status(account_id: str, settings: UserSettings) -> dict:
+    # imapclient and the IMAP adapter load only for this command, not for every account command.
+    from mailtriage.backends.imap.adapter import ImapMailbox
+
+    account = load_account(account_id, settings)
+    checked = ImapMailbox(account).verify()  # a real LOGIN; always closes
+    return {"provider": "imap", "signed_in": True, "host": account.host, "username": account.username,
+            "password_from": "password_command" if account.password_command else "keyring", **checked}
+
+
 def logout(account_id: str) -> dict:
     """Forget the saved sign-in (keyring)."""
     name, account = provider(account_id)
@@ -156,11 +178,13 @@ def set_password(account_id: str, secret: str, *, smtp: bool = False) -> dict:
 
     Raises:
         ConfigError: an empty password.
+        KeyringUnavailable: no usable keyring service; the message says what the options are
+            (``password_command``, a Secret Service, another keyring backend).
     """
     if not secret:
         raise ConfigError("(stdin)", "password", "is empty", "a non-empty password")
     key = smtp_password_key(account_id) if smtp else password_key(account_id)
-    set_secret(key, secret)
+    store_secret(key, secret, account_id)  # KeyringUnavailable (with the options) on a headless machine
     return {"account": account_id, "stored": key}
 
 

@@ -24,17 +24,18 @@ from mailtriage.backends.errors import (
     Unavailable,
 )
 from mailtriage.core.errors import ConfigError, ProjectFileError
-from mailtriage.core.secrets import SecretMissing
+from mailtriage.core.secrets import KeyringUnavailable, SecretCommandFailed, SecretMissing, SecretUnavailable
 from mailtriage.trackers.errors import BackendError as TrackerBackendError
 from mailtriage.trackers.errors import MalformedIssue, NotFound, Refused, TrackerError
 from mailtriage.trackers.errors import UsageError as TrackerUsageError
 
 __all__ = [
-    "ApplicationError", "UsageError",
+    "ApplicationError", "UsageError", "AttachmentError",
     "MailError", "BackendFailure", "ConnectionLost", "DraftAlreadyPending", "MandatoryBackendUnavailable",
     "NoBackendAvailable", "NoBackendReachable", "NotSupported", "SendRefused", "SignInNeeded", "Unavailable",
     "TrackerError", "TrackerBackendError", "TrackerUsageError", "MalformedIssue", "NotFound", "Refused",
-    "ConfigError", "ProjectFileError", "SecretMissing",
+    "ConfigError", "ProjectFileError", "SecretMissing", "SecretUnavailable", "KeyringUnavailable",
+    "SecretCommandFailed",
 ]
 
 
@@ -44,3 +45,8 @@ class ApplicationError(Exception):
 
 class UsageError(ApplicationError):
     """What the user asked for cannot be read: a malformed thread id, window, option or file."""
+
+
+class AttachmentError(ApplicationError):
+    """An attachment cannot be saved or handed to the user's own command (the folder, the disk,
+    the program)."""

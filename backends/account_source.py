@@ -49,6 +49,11 @@ class AccountSource(MailSource):
             caps.discard(Op.CREATE_DRAFT)
         return frozenset(caps)
 
+    def attachment(self, message_ref: str, index: int) -> bytes:
+        """Attachment bytes through the account's mailbox adapter: a read message's
+        ``backend_ref`` is the adapter's own message ID."""
+        return self.mailbox.attachment(message_ref, index)
+
     def _project_file(self) -> str:
         return self.origin.project_file
 

@@ -353,6 +353,9 @@ class SourceFeatures:
     #: Threads are read from a local archive file or folder (mbox, Maildir); their links
     #: are ``file:`` URLs whose fragment is the root Message-ID.
     local_archive: bool = False
+    #: ``attachment(message.backend_ref, index)`` gives the decoded bytes of a read
+    #: message's attachment (numbered as in ``Message.attachments``).
+    attachment_bytes: bool = False
 
 
 @dataclass(frozen=True)
@@ -439,6 +442,18 @@ class MailSource:
 
     def close(self) -> None:
         """Release connections. Safe to call more than once."""
+
+    # -- beyond the contract -------------------------------------------
+    def attachment(self, message_ref: str, index: int) -> bytes:
+        """The decoded bytes of attachment ``index`` of the message whose ``backend_ref`` is
+        ``message_ref``, as ``read_thread`` numbered them in ``Message.attachments``. Offered
+        when ``features.attachment_bytes`` is declared; never written to disk here.
+
+        Raises:
+            NotSupported: the backend cannot read parts.
+            BackendFailure: the reference or the index is unknown.
+        """
+        raise NotSupported(self.name, "attachment")
 
     # -- thread identity across backends --------------------------------
     def own_kinds(self) -> tuple[str, str]:

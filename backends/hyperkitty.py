@@ -47,10 +47,12 @@ from mailtriage.backends.archive_http import (
     parse_datetime,
     with_brackets,
 )
-from mailtriage.backends.contract import (SourceOrigin,
+from mailtriage.backends.contract import (
+    SourceOrigin,
     Address,
     AttachmentInfo,
     MailSource,
+    SourceFeatures,
     Message,
     Op,
     TextPart,
@@ -72,6 +74,7 @@ class HyperKittySource(MailSource):
     thread_id_kind = "hyperkitty"
     resolves_message_ids = True  # the Message-ID hash (see thread_for_message_id)
     capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})
+    features = SourceFeatures(attachment_bytes=True)  # the archive's attachment download route
 
     def __init__(self, name: str, settings: Mapping[str, object] | None = None, *,
                  origin: SourceOrigin | None = None) -> None:
@@ -436,6 +439,34 @@ class HyperKittySource(MailSource):
             return None
         encoding = html.get("encoding")
         return html_text_part(response.content, encoding if isinstance(encoding, str) else None)
+
+    # -- attachment bytes ---------------------------------------------------------
+    def attachment(self, message_ref: str, index: int) -> bytes:
+        """Bytes of attachment ``index`` of the email whose hash is ``message_ref`` (a read
+        message's ``backend_ref``): the email's ``attachments`` entry, then its ``download``
+        (HyperKitty's ``/list/<list>/message/<hash>/attachment/<counter>/<name>`` route).
+
+        Raises:
+            BackendFailure: no such attachment (ArchiveNotFound: no such email).
+            Unavailable / ArchiveServerError / ArchiveBadResponse: as the requests.
+        """
+        digest = (message_ref or "").strip()
+        if not digest:
+            raise BackendFailure(self.name, "no message reference for the attachment")
+        what = f"email {digest}"
+        email = self.http.get_json(self._api(self.list_address, f"email/{quote(digest, safe='')}/"), None, what=what)
+        listed = email.get("attachments") if isinstance(email, dict) else None
+        items = [a for a in listed if isinstance(a, dict)] if isinstance(listed, list) else []
+        if not 0 <= index < len(items):
+            raise BackendFailure(self.name, f"{what}: no attachment {index}; the email has {len(items)}")
+        item = items[index]
+        # The archive's own route, built here rather than taken from ``download``: that link
+        # could name another host, and the sender's file name in it keeps its "/" and "..",
+        # which a client resolves as path segments. The name is one quoted segment.
+        url = (f"{self.base_url}/list/{quote(self.list_address, safe='@')}/message/{quote(digest, safe='')}/"
+               f"attachment/{quote(str(item.get('counter')), safe='')}/"
+               f"{quote(str(item.get('name') or 'attachment'), safe='')}")
+        return bytes(self.http.get(url, None, what=f"attachment {index} of {what}").content)
 
     # -- Message-IDs -------------------------------------------------------------
     def thread_for_message_id(self, message_id: str) -> ThreadId | None:

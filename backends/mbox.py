@@ -52,7 +52,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
 
-from mailtriage.backends.contract import (SourceOrigin,
+from mailtriage.backends.contract import (
+    SourceOrigin,
     SourceFeatures,
     MESSAGE_ID_KIND,
     Address,
@@ -1015,7 +1016,7 @@ class MboxSource(MailSource):
     """
 
     kind = "mbox"
-    features = SourceFeatures(local_archive=True)
+    features = SourceFeatures(local_archive=True, attachment_bytes=True)
     thread_id_kind = MESSAGE_ID_KIND  # root Message-IDs; old "mbox:" tags read back as this shape
     resolves_message_ids = True
     capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})

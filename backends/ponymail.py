@@ -56,9 +56,11 @@ from mailtriage.backends.archive_http import (
     html_text_part,
     with_brackets,
 )
-from mailtriage.backends.contract import (SourceOrigin,
+from mailtriage.backends.contract import (
+    SourceOrigin,
     AttachmentInfo,
     MailSource,
+    SourceFeatures,
     Message,
     Op,
     TextPart,
@@ -67,8 +69,9 @@ from mailtriage.backends.contract import (SourceOrigin,
     ThreadSummary,
 )
 from mailtriage.backends.errors import BackendFailure, SignInNeeded, Unavailable
+from mailtriage.backends.mime import (AttachmentNotFound, attachment_bytes, extract_msgids, parse_address,
+                                     parse_address_list, parse_message)
 from mailtriage.core.secrets import get_secret
-from mailtriage.backends.mime import extract_msgids, parse_address, parse_address_list, parse_message
 
 MAX_TREE_DEPTH = 250  # Foal's own bound on thread walks
 
@@ -80,6 +83,7 @@ class PonyMailSource(MailSource):
     thread_id_kind = "ponymail"
     resolves_message_ids = True  # thread.lua with find_parent (see thread_for_message_id)
     capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})
+    features = SourceFeatures(attachment_bytes=True)  # from the message's raw source (source.lua)
 
     def __init__(self, name: str, settings: Mapping[str, object] | None = None, *,
                  origin: SourceOrigin | None = None) -> None:
@@ -450,6 +454,28 @@ class PonyMailSource(MailSource):
             raise
         except BackendFailure as exc:
             return _message_from_json(node, mid, [problem, f"email unavailable too: {exc.detail}"])
+
+    # -- attachment bytes ------------------------------------------------------------------
+    def attachment(self, message_ref: str, index: int) -> bytes:
+        """Bytes of attachment ``index`` of the email whose permalink is ``message_ref`` (a
+        read message's ``backend_ref``), decoded from its raw source (``source?id=``).
+
+        Raises:
+            BackendFailure: no such attachment, or the source cannot be had (a message shown
+                from the archive's JSON has no source to take parts from).
+            Unavailable / SignInNeeded: as :meth:`check_available`.
+        """
+        mid = (message_ref or "").strip()
+        if not mid:
+            raise BackendFailure(self.name, "no message reference for the attachment")
+        response = self.http.get(self._api("source"), {"id": mid}, what=f"the source of {mid}")
+        raw = _strip_mbox_from_line(response.content)
+        if not raw.strip():
+            raise ArchiveBadResponse(self.name, f"the source of {mid} is empty")
+        try:
+            return attachment_bytes(raw, index)
+        except AttachmentNotFound as exc:
+            raise BackendFailure(self.name, f"{mid}: {exc}") from None
 
     # -- thread_url ----------------------------------------------------------------------------
     def thread_url(self, thread_id: ThreadId) -> str:

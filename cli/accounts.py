@@ -3,6 +3,13 @@
     mailtriage account login ACCOUNT [--no-browser] [--interactive] [--timeout S]
     mailtriage account status ACCOUNT
     mailtriage account logout ACCOUNT
+    mailtriage account set-password ACCOUNT [--smtp]
+
+``status`` checks an account with a real call: an IMAP account logs in with its password
+(from ``password_command`` or the keyring), an OAuth account asks its provider.
+``set-password`` keeps an IMAP or SMTP password in the system keyring; on a machine
+without a keyring service it says what the options are (``password_command`` in the
+account's table, a Secret Service, another keyring backend) instead of failing.
 
 ``login`` runs the provider's flow for an ``[accounts.ACCOUNT]`` table of the user settings:
 Google (``kind = "gmail"``, or an IMAP account with ``oauth = "google"``) prints a sign-in
@@ -11,7 +18,8 @@ Microsoft (``kind = "microsoft"``, or ``oauth = "microsoft"``) prints a device c
 enter at Microsoft's page (``--interactive`` uses a browser and a loopback redirect
 instead). Tokens go to keyring only; stdout gets one JSON document without any token.
 
-Exit codes: 0 ok, 2 usage or configuration, 4 sign-in refused or provider unavailable.
+Exit codes: 0 ok, 2 usage or configuration (no keyring service included), 4 sign-in refused
+or provider unavailable.
 """
 
 from __future__ import annotations
@@ -22,8 +30,8 @@ import sys
 from typing import Sequence
 
 from mailtriage.application import accounts
-from mailtriage.application.errors import ConfigError, MailError
-from mailtriage.cli.exit_codes import ACCOUNT, ExitCode, exit_code
+from mailtriage.application.errors import ConfigError
+from mailtriage.cli.exit_codes import ACCOUNT, ExitCode, exit_code, handled
 from mailtriage.core.inert import json_dumps, terminal_text
 from mailtriage.core.secrets import scrub, scrub_json
 
@@ -82,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         actions = {"login": login, "status": status, "logout": logout, "set-password": set_password}
         result = actions[args.action](args)
-    except (ConfigError, MailError) as exc:
+    except handled(ACCOUNT) as exc:
         prefix = "configuration error: " if isinstance(exc, ConfigError) else ""
         _say(f"mailtriage: {prefix}{exc}")
         return exit_code(exc, ACCOUNT)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from enum import IntEnum
 
 from mailtriage.application.errors import (
+    AttachmentError,
     ConfigError,
     MailError,
     MandatoryBackendUnavailable,
@@ -27,6 +28,7 @@ from mailtriage.application.errors import (
     ProjectFileError,
     Refused,
     SecretMissing,
+    SecretUnavailable,
     TrackerError,
     TrackerUsageError,
     UsageError,
@@ -45,6 +47,8 @@ class ExitCode(IntEnum):
 MAIN: dict[type[BaseException], ExitCode] = {
     UsageError: ExitCode.USAGE,
     ConfigError: ExitCode.USAGE,
+    AttachmentError: ExitCode.FAILED,
+    SecretUnavailable: ExitCode.USAGE,  # no keyring service / password_command: the machine's set-up
     NotSupported: ExitCode.DECLINED,
     NoBackendAvailable: ExitCode.DECLINED,
     NoBackendReachable: ExitCode.FAILED,
@@ -82,6 +86,7 @@ def modes_table() -> dict[type[BaseException], ExitCode]:
 # ``mailtriage account``.
 ACCOUNT: dict[type[BaseException], ExitCode] = {
     ConfigError: ExitCode.USAGE,
+    SecretUnavailable: ExitCode.USAGE,  # no keyring service: the message lists the options
     MailError: ExitCode.FAILED,
 }
 

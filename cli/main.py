@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 import mailtriage.application as application
 from mailtriage.application.errors import ConfigError, TrackerError, UsageError
-from mailtriage.cli import flows
+from mailtriage.cli import attachments, flows
 from mailtriage.cli.exit_codes import MAIN, ExitCode, exit_code, handled
 from mailtriage.cli.output import emit as _emit
 from mailtriage.cli.output import err as _err
@@ -132,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="allow a second pending draft on the same thread (otherwise refused)")
     q = op_parser("thread-url", "a human-clickable URL for a thread")
     q.add_argument("thread_id")
+    attachments.register(op_parser)
 
     flows.register(sub, _common)
 
@@ -258,6 +259,8 @@ def _op_args(op, args: argparse.Namespace, project):
 def cmd_mail(args: argparse.Namespace) -> int:
     project = open_project(args)
     try:
+        if args.op == attachments.OP:  # not a contract op: reads the thread, then saves after confirmation
+            return attachments.run(args, project)
         op = application.Op.parse(args.op)
         # The mandatory rule, checked once at the start of the run: nothing runs, nothing is proposed.
         abort = project.sources.mandatory_abort(op)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import base64
 import json
+import shlex
+import subprocess
 import threading
 from typing import Any
 from urllib.parse import quote, quote_plus
@@ -35,6 +37,110 @@ class SecretMissing(Exception):
     def __init__(self, key: str) -> None:
         self.key = key
         super().__init__(f"no secret stored in keyring for {key}")
+
+
+class SecretUnavailable(Exception):
+    """A secret cannot be stored or read: no usable keyring service, or the user's
+    ``password_command`` failed. The message says what to do and never holds the secret."""
+
+
+class KeyringUnavailable(SecretUnavailable):
+    """No usable system keyring (a headless machine without a Secret Service, say)."""
+
+    def __init__(self, problem: str, account: str | None = None, *, what: str = "keep the password") -> None:
+        self.problem = problem
+        who = account or "<id>"
+        super().__init__(
+            f"no usable system keyring to {what} ({problem}). Options: "
+            f"(1) read it from a password manager: password_command = \"pass show mail/{who}\" in "
+            f"[accounts.{who}] of config.toml (any command that prints the password on its first line; run "
+            f"without a shell, its output never logged); "
+            f"(2) run a Secret Service keyring in this session (GNOME Keyring, KWallet, KeePassXC) and try again; "
+            f"(3) choose another keyring backend with PYTHON_KEYRING_BACKEND (see 'python -m keyring diagnose'). "
+            f"mailtriage never writes a password to its own files.")
+
+
+class SecretCommandFailed(SecretUnavailable):
+    """The user's ``password_command`` did not give a password (its output is never quoted)."""
+
+
+#: Seconds a ``password_command`` may take (a password manager may ask for its own passphrase).
+COMMAND_TIMEOUT = 60.0
+
+
+def _keyring_problem(exc: BaseException) -> str | None:
+    """What is wrong with the keyring when ``exc`` is keyring's own error, else None."""
+    import keyring.errors  # keyring loads only once a secret is touched, as in get_secret (start-up cost)
+
+    if isinstance(exc, keyring.errors.KeyringError):
+        first = str(exc).split(". ")[0].strip()
+        return type(exc).__name__ + (f": {first}" if first else "")
+    return None
+
+
+def lookup_secret(key: str, account: str | None = None) -> str | None:
+    """:func:`get_secret`, with a keyring that cannot be used raised as :class:`KeyringUnavailable`
+    (which says what the options are) instead of keyring's own error."""
+    try:
+        return get_secret(key)
+    except Exception as exc:
+        problem = _keyring_problem(exc)
+        if problem is None:
+            raise
+        raise KeyringUnavailable(problem, account, what="read the password") from None
+
+
+def store_secret(key: str, value: str, account: str | None = None) -> None:
+    """:func:`set_secret`, with a keyring that cannot be used raised as :class:`KeyringUnavailable`."""
+    try:
+        set_secret(key, value)
+    except Exception as exc:
+        problem = _keyring_problem(exc)
+        if problem is None:
+            raise
+        raise KeyringUnavailable(problem, account) from None
+
+
+def command_secret(command: str, *, timeout: float = COMMAND_TIMEOUT, what: str = "password_command") -> str:
+    """The first line a user's ``password_command`` prints (``pass show mail/work``).
+
+    The command is split like a shell would (``shlex``) and run without one, stdin and stderr
+    closed, for at most ``timeout`` seconds. The line is remembered as a secret (so
+    :func:`scrub` masks it), and neither it nor anything else the command printed appears in
+    an error.
+
+    Raises:
+        SecretCommandFailed: the command cannot be read or run, fails, times out, or prints
+            no line.
+    """
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise SecretCommandFailed(f"{what} cannot be read: {exc}") from None
+    if not argv:
+        raise SecretCommandFailed(f"{what} is empty")
+    program = argv[0]
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              timeout=timeout, shell=False, check=False)
+    except FileNotFoundError:
+        raise SecretCommandFailed(f"{what}: no program {program!r} found") from None
+    except subprocess.TimeoutExpired:
+        raise SecretCommandFailed(f"{what}: {program!r} did not finish within {timeout:g} s") from None
+    except OSError as exc:
+        raise SecretCommandFailed(f"{what}: {program!r} could not run ({exc.strerror})") from None
+    if done.returncode != 0:
+        raise SecretCommandFailed(f"{what}: {program!r} failed with exit status {done.returncode} "
+                                  "(its output is not shown)")
+    try:
+        text = done.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SecretCommandFailed(f"{what}: {program!r} printed something that is not UTF-8 text") from None
+    first = text.splitlines()[0] if text.splitlines() else ""
+    if not first:
+        raise SecretCommandFailed(f"{what}: {program!r} printed no password on its first line")
+    remember_secret(first)
+    return first
 
 
 def get_secret(key: str) -> str | None:

@@ -84,6 +84,7 @@ READER = [
     _b("r", "reply", "Reply", "reader.reply"),
     _b("i", "import_thread", "Import to tracker", "reader.import"),
     _b("u", "thread_url", "Thread URL", "reader.url"),
+    _b("e", "attachments", "Attachments", "reader.attachments", show=False),
     _b("q,escape", "back", "Back to list", "reader.back"),
 ]
 
@@ -125,6 +126,19 @@ PROPOSAL = [
     _b("ctrl+s", "confirm", "Confirm and write", "proposal.confirm", priority=True),
     _b("escape", "cancel", "Cancel (write nothing)", "proposal.cancel", priority=True),
     _b("ctrl+o", "edit_in_editor", "Edit in $EDITOR", "proposal.editor", priority=True),
+]
+
+ATTACHMENTS = [
+    _b("escape,q", "close", "Close / cancel saving", "attachments.close"),
+    _b("j,down", "cursor(1)", "Next attachment", "attachments.down", show=False),
+    _b("k,up", "cursor(-1)", "Previous attachment", "attachments.up", show=False),
+    _b("enter,v", "view", "View", "attachments.view"),
+    _b("x", "toggle_hex", "Hex / text", "attachments.hex"),
+    _b("right_square_bracket,pagedown", "page(1)", "Next page", "attachments.next_page", key_display="]"),
+    _b("left_square_bracket,pageup", "page(-1)", "Previous page", "attachments.previous_page", key_display="["),
+    _b("s", "save", "Save…", "attachments.save"),
+    _b("A", "save_all", "Save all…", "attachments.save_all"),
+    _b("o", "open_command", "Open with attachment_command", "attachments.open", show=False),
 ]
 
 ERROR_DIALOG = [
@@ -190,6 +204,7 @@ CONTEXTS: tuple[Context, ...] = (
     Context("Backend console", CONSOLE, "screen", "ConsoleScreen"),
     Context("Help", HELP, "screen", "HelpScreen"),
     Context("Proposal dialog", PROPOSAL, "screen", "ProposalDialog"),
+    Context("Attachments dialog", ATTACHMENTS, "screen", "AttachmentsDialog"),
     Context("Error details", ERROR_DIALOG, "screen", "ErrorDialog"),
     Context("First run", FIRST_RUN, "screen", "FirstRunScreen"),
 )
@@ -226,6 +241,7 @@ def effective_keys(binding: Binding, keymap: dict[str, str]) -> list[str]:
 
 def _display(key: str) -> str:
     names = {"question_mark": "?", "exclamation_mark": "!", "slash": "/", "minus": "-", "space": "space",
+             "right_square_bracket": "]", "left_square_bracket": "[",
              "enter": "Enter", "escape": "Esc", "tab": "Tab", "shift+tab": "Shift+Tab", "pagedown": "PgDn",
              "pageup": "PgUp", "home": "Home", "end": "End", "down": "↓", "up": "↑"}
     if key in names:

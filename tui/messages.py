@@ -89,6 +89,7 @@ class ThreadLoaded(Message):
     request: int
     thread: Thread
     resolution: Resolution | None
+    account_id: str | None = None  # a personal account's message: the account that holds it
 
 
 # -- failures, one type per area ------------------------------------------------
@@ -261,3 +262,21 @@ class CaseLoaded(Message):
     thread: Thread
     record: Mapping[str, object] | None = None
     error: str | None = None
+
+
+@dataclass(eq=False)
+class AttachmentLoaded(Message):
+    """The first bytes of an attachment, read for the attachments dialog's viewer."""
+
+    request: int
+    key: str
+    data: bytes
+    total: int  # the attachment's whole size
+    is_text: bool
+
+
+@dataclass(eq=False)
+class AttachmentFailed(WorkFailed):
+    """Reading, saving or opening an attachment failed."""
+
+    area: ClassVar[str] = "attachments"

@@ -260,6 +260,33 @@ class Session:
         with self._lock:
             return self._mailboxes.message(account_id, message_id)
 
+    def attachments(self, thread: Thread, *, backend: str | None = None, account_id: str | None = None):
+        """The attachments of ``thread`` as ``backend`` read it (or, with ``account_id``, as that
+        personal account's mailbox did): an AttachmentSet whose backend calls take this
+        session's lock. No network call here; the bytes are read when asked for.
+
+        Raises:
+            NotSupported: the backend cannot read message parts (its declared features).
+        """
+        with self._lock:
+            if account_id is not None:
+                found = application.attachments_for_mailbox(self._mailboxes, account_id, thread)
+            else:
+                found = application.attachments_for_source(self.project, thread, backend)
+        found.guard = self._lock
+        return found
+
+    def attachment_settings(self) -> tuple[str | None, str]:
+        """``attachment_command`` (None: nothing is ever opened outside the app) and the folder
+        the save dialog offers first (``attachment_folder``, default ``~/Downloads`` when it
+        exists, else the home folder), from the user settings."""
+        command = self.settings.data.get("attachment_command")
+        folder = self.settings.data.get("attachment_folder")
+        if not isinstance(folder, str) or not folder.strip():
+            downloads = Path.home() / "Downloads"
+            folder = str(downloads) if downloads.is_dir() else str(Path.home())
+        return (command if isinstance(command, (str, list)) and command else None), folder
+
     def propose_organize(self, account_id: str, headers, action: str):
         """A flag/move proposal for ``headers`` (writes nothing)."""
         with self._lock:

@@ -27,6 +27,7 @@ class WriteKind(str, enum.Enum):
     TRACKER = "tracker"
     PUBLISH = "publish"
     SEND = "send"
+    SAVE = "save"  # a file written to a folder the user chose (attachments)
 
 
 @dataclass(frozen=True)

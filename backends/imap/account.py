@@ -16,6 +16,9 @@ Example::
     smtp_port = 587
     smtp_security = "starttls" # tls | starttls | plain (plain only to loopback)
     smtp_username = "me@example.org"  # default: username
+    password_command = "pass show mail/work"  # instead of the keyring: the first line it prints
+    smtp_password_command = "pass show mail/work-smtp"  # default: password_command
+    password_command_timeout = 60     # seconds
     send_cap = 20              # sends per rolling 24 hours (Principle 10)
     authserv_id = "mx.example.org"    # the only Authentication-Results trusted
     ca_file = "/path/ca.pem"   # extra CA to trust (self-hosted servers)
@@ -25,19 +28,25 @@ Example::
 Secrets never go in this file. The IMAP password is in keyring under service
 ``mailtriage``, key ``imap:<account-id>``; the SMTP password under ``smtp:<account-id>``
 (falling back to the IMAP one); a static OAuth access token under
-``imap-token:<account-id>`` when no token provider is registered.
+``imap-token:<account-id>`` when no token provider is registered. With
+``password_command`` (a machine without a keyring service, or a password manager such as
+``pass``) the password is the first line that command prints instead: it runs without a
+shell (split like a shell would), stdin and stderr closed, within
+``password_command_timeout`` seconds, and its output is never logged or shown.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from mailtriage.backends.account_table import ACCESS_LEVELS, AccessLevels, AccountTable
 from mailtriage.core.projectconfig import ConfigError
+from mailtriage.core.secrets import COMMAND_TIMEOUT, command_secret, lookup_secret
 from mailtriage.core.settings import load_settings
 
 SECURITIES = ("tls", "starttls", "plain")
@@ -93,7 +102,9 @@ class ImapAccount(AccessLevels):
     authserv_id: str | None = None
     ca_file: str | None = None
     folder_roles: Mapping[str, str] = field(default_factory=dict)
-
+    password_command: str | None = None
+    smtp_password_command: str | None = None
+    password_command_timeout: float = COMMAND_TIMEOUT
 
     @property
     def can_send(self) -> bool:
@@ -140,12 +151,25 @@ class ImapAccount(AccessLevels):
             raise ConfigError(file, key("folders"), f"must map roles to folder names, not {roles!r}",
                               ", ".join(ROLES) + " = \"Folder\"")
         ca_file = text("ca_file")
+        commands = {}
+        for name in ("password_command", "smtp_password_command"):
+            value = text(name)
+            if value is not None:
+                try:
+                    if not shlex.split(value):
+                        raise ValueError("no program")
+                except ValueError as exc:
+                    raise ConfigError(file, key(name), f"cannot be read as a command: {exc}",
+                                      "a command line, e.g. \"pass show mail/work\" (run without a shell)") from None
+            commands[name] = value
         return cls(
             id=account_id, host=host, port=port, security=security, username=username, access=access, auth=auth,
             address=text("address") or "",
             timeout=number("timeout", DEFAULT_TIMEOUT, float, minimum=1),
             smtp=smtp, send_cap=number("send_cap", DEFAULT_SEND_CAP),
             authserv_id=text("authserv_id"), ca_file=ca_file, folder_roles=dict(roles),
+            password_command=commands["password_command"], smtp_password_command=commands["smtp_password_command"],
+            password_command_timeout=number("password_command_timeout", COMMAND_TIMEOUT, float, minimum=1),
         )
 
 
@@ -153,3 +177,29 @@ def load_account(account_id: str, settings=None) -> ImapAccount:
     """The IMAP account ``account_id`` from the user settings (loaded when not given)."""
     settings = settings or load_settings()
     return ImapAccount.from_settings(account_id, settings.account(account_id), settings.path)
+
+
+def imap_password(account: ImapAccount) -> str | None:
+    """The IMAP password: the first line of ``password_command``, else the keyring's
+    ``imap:<id>`` (None when the keyring holds none).
+
+    Raises:
+        SecretCommandFailed: the password command failed (its output is never quoted).
+        KeyringUnavailable: no usable keyring (the message says what the options are).
+    """
+    if account.password_command:
+        return command_secret(account.password_command, timeout=account.password_command_timeout,
+                              what=f"accounts.{account.id}.password_command")
+    return lookup_secret(password_key(account.id), account.id)
+
+
+def smtp_password(account: ImapAccount) -> str | None:
+    """The SMTP password: ``smtp_password_command``, else ``password_command``, else the
+    keyring's ``smtp:<id>`` falling back to ``imap:<id>``. Raises as :func:`imap_password`."""
+    if account.smtp_password_command:
+        return command_secret(account.smtp_password_command, timeout=account.password_command_timeout,
+                              what=f"accounts.{account.id}.smtp_password_command")
+    if account.password_command:
+        return imap_password(account)
+    return lookup_secret(smtp_password_key(account.id), account.id) or lookup_secret(password_key(account.id),
+                                                                                    account.id)

@@ -32,9 +32,9 @@ from imapclient.util import to_unicode
 
 from mailtriage.backends.errors import BackendFailure, MailError, SignInNeeded, Unavailable
 from mailtriage.backends.errors import ConnectionLost as BaseConnectionLost
-from mailtriage.backends.imap.account import ImapAccount, password_key, token_key
+from mailtriage.backends.imap.account import ImapAccount, imap_password, password_key, token_key
 from mailtriage.backends.oauth_imap import provider_for
-from mailtriage.core.secrets import get_secret
+from mailtriage.core.secrets import SecretUnavailable, get_secret
 from mailtriage.core.trace import TRACE
 
 T = TypeVar("T")
@@ -234,10 +234,13 @@ class ImapConnection:
             if self._password_provider is not None:
                 password = self._password_provider(account)
             else:
-                password = get_secret(password_key(account.id))
+                try:
+                    password = imap_password(account)
+                except SecretUnavailable as exc:  # no keyring service, or password_command failed
+                    raise SignInNeeded(self.name, str(exc)) from None
             if password is None:
                 raise SignInNeeded(self.name, f"no password in keyring (service 'mailtriage', key "
-                                              f"'{password_key(account.id)}')")
+                                              f"'{password_key(account.id)}'; or set password_command)")
             try:
                 password_login(client, account.username, password)
             except imap_errors.LoginError as exc:

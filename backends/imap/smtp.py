@@ -31,13 +31,13 @@ from aiosmtplib.typing import Default
 
 from mailtriage.backends.errors import BackendFailure, NotSupported, SignInNeeded, Unavailable
 from mailtriage.backends.imap import message_reads, protocol
-from mailtriage.backends.imap.account import ImapAccount, password_key, smtp_password_key
+from mailtriage.backends.imap.account import ImapAccount, password_key, smtp_password, smtp_password_key
 from mailtriage.backends.mailbox_contract import Compose, MailMessage
 # SendNotConfirmed and compose_message live with the composer; they are imported from here too.
 from mailtriage.backends.outgoing import Outgoing, SendNotConfirmed, as_bytes, compose_message  # noqa: F401
 from mailtriage.backends.send_policy import SendRefused, check_send
 from mailtriage.backends.send_ledger import SendLedger
-from mailtriage.core.secrets import get_secret
+from mailtriage.core.secrets import SecretUnavailable
 from mailtriage.core.trace import TRACE
 
 
@@ -145,7 +145,10 @@ def _tls_context(account: ImapAccount) -> ssl.SSLContext:
 
 
 def _password(account: ImapAccount) -> str:
-    password = get_secret(smtp_password_key(account.id)) or get_secret(password_key(account.id))
+    try:
+        password = smtp_password(account)
+    except SecretUnavailable as exc:  # no keyring service, or the password command failed
+        raise SignInNeeded(account.id, str(exc)) from None
     if password is None:
         raise SignInNeeded(account.id, f"no SMTP password in keyring (key '{smtp_password_key(account.id)}' "
                                        f"or '{password_key(account.id)}')")

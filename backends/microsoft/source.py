@@ -38,7 +38,7 @@ THREAD_KIND = "graph"
 
 class GraphSource(AccountSource):
     kind = "graph"
-    features = SourceFeatures(listing_limit=True)
+    features = SourceFeatures(listing_limit=True, attachment_bytes=True)
     thread_id_kind = THREAD_KIND
     account_label = "Microsoft"
     account_table_hint = "the id of an [accounts.<id>] table with kind = \"microsoft\""

@@ -77,6 +77,8 @@ CASES_MAIN = [
     (errors.SendRefused(SendRefusal("send-cap-reached", "send-cap", "")), 4),
     (errors.TrackerUsageError("x"), 2), (errors.NotFound("x"), 3), (errors.Refused("x"), 4),
     (errors.TrackerBackendError("x"), 4),
+    (errors.AttachmentError("disk full"), 4), (errors.KeyringUnavailable("NoKeyringError"), 2),
+    (errors.SecretCommandFailed("pass failed"), 2),
 ]
 
 
@@ -103,6 +105,7 @@ def test_account_and_modes_commands():
 
     assert exit_code(errors.ConfigError("f", "k", "bad"), ACCOUNT) == 2
     assert exit_code(errors.SignInNeeded("b", "x"), ACCOUNT) == 4
+    assert exit_code(errors.KeyringUnavailable("NoKeyringError", "work"), ACCOUNT) == 2
     assert exit_code(StoreError("locked"), modes_table()) == 4
     assert exit_code(errors.ConfigError("f", "k", "bad"), modes_table()) == 2
 

@@ -5,6 +5,7 @@ import inspect
 
 import pytest
 
+from mailtriage.backends.contract import MailSource
 from mailtriage.backends.registry import BACKEND_KINDS, backend_class
 from mailtriage.trackers.github import GitHubTracker
 from mailtriage.trackers.jira import JiraTracker
@@ -35,3 +36,9 @@ def test_a_tracker_set_up_locally_has_init_and_detect():
     for cls in (LocalFilesTracker, GitHubTracker, JiraTracker):
         assert cls.features.set_up_locally == (callable(getattr(cls, "init", None))
                                                and callable(getattr(cls, "detect", None))), cls
+
+
+@pytest.mark.parametrize("kind", sorted(BACKEND_KINDS))
+def test_declared_attachment_bytes_are_served_by_the_class(kind):
+    cls = backend_class(kind)
+    assert cls.features.attachment_bytes == (cls.attachment is not MailSource.attachment), kind

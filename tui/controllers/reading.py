@@ -10,6 +10,7 @@ from textual import work
 from textual.worker import get_current_worker
 
 from mailtriage.tui.controllers.base import ControllerBase
+from mailtriage.tui.dialogs.attachments import AttachmentsDialog
 from mailtriage.tui.errors import error_line, is_connection_problem
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import CaseLoaded, ReaderFailed, ThreadLoaded, ThreadUrlReady, UrlFailed
@@ -40,6 +41,31 @@ class ReadingController(ControllerBase):
     def on_thread_view_back_requested(self, message: ThreadView.BackRequested) -> None:
         self.query_one(ThreadList).focus()
 
+    def on_thread_view_attachments_requested(self, message: ThreadView.AttachmentsRequested) -> None:
+        self.show_attachments()
+
+    # -- attachments ----------------------------------------------------------------------
+    def show_attachments(self) -> None:
+        """The attachments dialog for the open thread (or personal account's message)."""
+        reader = self.reader
+        thread = reader.thread
+        if thread is None:
+            return
+        if not any(m.attachments for m in thread.messages):
+            self.notify("This thread has no attachments.", markup=False)
+            return
+        backend = reader.resolution.chosen if reader.resolution is not None else None
+        try:
+            attachments = self.session.attachments(thread, backend=backend, account_id=reader.account_id)
+        except Exception as exc:  # a backend that cannot read parts (declared), or none read it
+            self.shell.report_error("No attachments from this backend", exc, where="attachments")
+            return
+        command, folder = self.session.attachment_settings()
+        self.app.push_screen(AttachmentsDialog(
+            attachments, self.session, title=thread.subject or "(no subject)",
+            report=lambda title, exc: self.shell.report_error(title, exc, where="attachments"),
+            command=command, folder=folder, cursor_blink=self.shell.cursor_blink))
+
     # -- reading ------------------------------------------------------------------------
     def open_thread(self, summary: ThreadSummary) -> None:
         self.forget_alert_mark(summary)
@@ -62,7 +88,7 @@ class ReadingController(ControllerBase):
     def on_thread_loaded(self, message: ThreadLoaded) -> None:
         if not self.is_current("reader", message.request):
             return
-        self.reader.show_thread(message.thread, message.resolution)
+        self.reader.show_thread(message.thread, message.resolution, message.account_id)
         self._load_case(message.request, message.thread)
 
     def on_reader_failed(self, message: ReaderFailed) -> None:
@@ -92,7 +118,7 @@ class ReadingController(ControllerBase):
         thread = Thread(ThreadId(MAILBOX_KIND, message_id), message.header.subject, (message.content,),
                         notes=tuple(message.header.notes))
         if not get_current_worker().is_cancelled:
-            self.post_message(ThreadLoaded(request, thread, None))
+            self.post_message(ThreadLoaded(request, thread, None, account_id))
 
     # -- thread URL ------------------------------------------------------------------------
     def show_thread_url(self) -> None:

@@ -133,6 +133,10 @@ class ThreadView(VerticalScroll, can_focus=True):
     class BackRequested(TextualMessage):
         pass
 
+    @dataclass(eq=False)
+    class AttachmentsRequested(TextualMessage):
+        pass
+
     def action_page_down(self) -> None:
         self.scroll_page_down(animate=False)
 
@@ -183,8 +187,11 @@ class ThreadView(VerticalScroll, can_focus=True):
     def action_back(self) -> None:
         self.post_message(self.BackRequested())
 
+    def action_attachments(self) -> None:
+        self.post_message(self.AttachmentsRequested())
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("reply", "import_thread", "thread_url", "next_message", "previous_message"):
+        if action in ("reply", "import_thread", "thread_url", "next_message", "previous_message", "attachments"):
             return True if self.has_class("-has-thread") else None
         return True
 
@@ -194,6 +201,10 @@ class ReaderPane(Vertical):
         super().__init__(classes="pane", **kwargs)
         self.border_title = "Reading pane"
         self.thread: Thread | None = None
+        #: How the open thread was read: the resolution (which backend), or None for a personal
+        #: account's message (``account_id`` names the account then).
+        self.resolution = None
+        self.account_id: str | None = None
         self._thread_status = ""
 
     def compose(self) -> ComposeResult:
@@ -218,8 +229,9 @@ class ReaderPane(Vertical):
         self.show_status("loading thread … (Esc cancels)")
         self.border_title = Text.assemble("Reading · ", inert_text(subject))
 
-    def show_thread(self, thread: Thread, resolution) -> None:
+    def show_thread(self, thread: Thread, resolution, account_id: str | None = None) -> None:
         self.thread = thread
+        self.resolution, self.account_id = resolution, account_id
         view = self.view
         view.remove_children()
         widgets: list[Static] = []
@@ -242,7 +254,10 @@ class ReaderPane(Vertical):
         view.add_class("-has-thread")
         self.border_title = Text.assemble("Reading · ", inert_text(thread.subject or "(no subject)"))
         via = resolution.summary() if resolution is not None else ""
-        self._thread_status = f"{total} message{'s' if total != 1 else ''}" + (f" · via {via}" if via else "")
+        attached = sum(len(m.attachments) for m in thread.messages)
+        self._thread_status = (f"{total} message{'s' if total != 1 else ''}"
+                               + (f" · {attached} attachment{'s' if attached != 1 else ''} (e)" if attached else "")
+                               + (f" · via {via}" if via else ""))
         self.show_status(self._thread_status)
         view.refresh_bindings()
 

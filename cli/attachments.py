@@ -1,0 +1,89 @@
+"""``mailtriage mail save-attachments KIND:ID --to DIR [--name NAME] [--yes]``.
+
+Reads the thread through the resolution rule (or ``--backend``), proposes saving its
+attachments (or the one ``NAME`` names: a real name, a safe name or ``<message>.<n>``)
+into ``DIR`` under safe names, shows the proposal on stderr, and writes after
+confirmation (``--yes`` or ``y`` at the prompt). stdout gets one JSON document: what was
+written (real name, saved path, size, sha256), the backend and the resolution. Real names
+are untrusted mail text: JSON escapes their control, bidi and zero-width characters.
+
+Exit codes as every ``mail`` command: 0 ok (also "not confirmed, nothing written" and "no
+attachments"), 2 usage (``--to`` is not a folder, ``NAME`` names nothing), 3 the backend
+cannot read message parts, 4 a backend failed or a file could not be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import mailtriage.application as application
+from mailtriage.application.errors import UsageError
+from mailtriage.cli.exit_codes import MAIN, ExitCode, exit_code
+from mailtriage.cli.output import emit, err
+
+OP = "save-attachments"
+
+
+def register(op_parser) -> None:
+    """The ``mail save-attachments`` sub-command (``op_parser`` is the ``mail`` command's factory)."""
+    q = op_parser(OP, "save a thread's attachments (or one) into a folder under safe names, after confirmation")
+    q.add_argument("thread_id", help="KIND:VALUE, e.g. msgid:<root@example.org>")
+    q.add_argument("--to", required=True, metavar="DIR", help="the folder to save into (must exist)")
+    q.add_argument("--name", dest="attachment_name", metavar="NAME",
+                   help="only the attachment with this real name, safe name or key (<message>.<n>)")
+    q.add_argument("--yes", action="store_true", help="confirm without asking (the proposal is still printed)")
+
+
+def _ask(prompt: str) -> str:
+    """The confirmation prompt on stderr (stdout carries only the JSON document); the answer from stdin."""
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    if not answer:
+        raise EOFError
+    return answer
+
+
+def run(args: argparse.Namespace, project) -> int:
+    Op = application.Op
+    abort = project.sources.mandatory_abort(Op.READ_THREAD)
+    if abort is not None:
+        err(abort.aborted)
+        emit({"op": "save_attachments", "backend": None, "aborted": abort.aborted, "resolution": abort.to_json(),
+              "written": False, "saved": []})
+        return ExitCode.FAILED
+    folder = Path(args.to).expanduser()
+    if not folder.is_dir():
+        raise UsageError(f"--to {folder}: not an existing folder")
+    thread_id = project.thread_id(args.thread_id, args.backend)
+    try:
+        read = project.read_thread(thread_id, backend=args.backend)
+    except application.NoBackendAvailable as exc:
+        err(f"nothing written: {exc}")
+        emit({"op": "save_attachments", "backend": None, "skipped": str(exc),
+              "resolution": project.sources.resolve(Op.READ_THREAD).to_json(), "written": False, "saved": []})
+        return exit_code(exc, MAIN)
+    attachments = application.attachments_for_source(project, read.value, read.resolution.chosen)
+    items = attachments.select(args.attachment_name)
+    proposal = attachments.propose_save(folder, items)
+    doc = {"op": "save_attachments", "backend": read.resolution.chosen, "resolution": read.resolution.to_json(),
+           "thread_id": str(read.value.thread_id), "to": str(folder),
+           "attachments": [item.to_json() for item in attachments.items]}
+    if proposal.empty:
+        err("nothing to save: the thread has no attachments")
+        emit({**doc, "written": False, "saved": []})
+        return ExitCode.OK
+    sys.stderr.write(proposal.render_text() + "\n")
+    if not application.confirm_interactively(proposal, yes=args.yes, ask=_ask):
+        err("not confirmed: nothing written")
+        emit({**doc, "written": False, "saved": [], "proposal": proposal.to_json()})
+        return ExitCode.OK
+    report = proposal.apply(confirmed=True)
+    saved = [value.to_json() for _summary, value in report.written]
+    emit({**doc, "written": report.ok, "saved": saved, "report": report.to_json()})
+    if not report.ok:
+        err(f"saving stopped: {report.failed[0]}: {report.failed[1]}")
+        return ExitCode.FAILED
+    return ExitCode.OK

@@ -1,0 +1,174 @@
+"""Saving a stranger's file under a safe name inside a folder the user chose (UI-free).
+
+An attachment's file name is untrusted: it may try path traversal (``../../x``), an
+absolute path (``/etc/cron.d/x``, ``C:\\x``), a right-to-left override that hides the
+real extension (``invoice\\u202efdp.exe``), control characters, a Windows device name
+(``CON``, ``NUL``, ``COM1.txt``), an empty or dot name, a name longer than the file
+system takes, or a name that already exists. :func:`safe_name` turns any of these into
+one plain file name; :func:`save_bytes` writes the bytes as a new file directly inside
+the target folder, never through a symlink and never over an existing file
+(``O_CREAT | O_EXCL | O_NOFOLLOW`` relative to the folder's descriptor), adding
+`` (1)``, `` (2)``… before the extension on a collision.
+
+The real name is never lost: callers show it (inert) beside the safe one.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Bytes of UTF-8 a safe name may take (NAME_MAX is 255; room is kept for `` (NNNN)``).
+MAX_NAME_BYTES = 200
+#: Bytes of an extension that are kept when a long name is cut.
+MAX_EXTENSION_BYTES = 24
+#: What an empty name becomes.
+FALLBACK_NAME = "attachment"
+#: Collisions tried before giving up.
+MAX_COLLISIONS = 10_000
+
+# Windows device names, reserved with any extension (CON.txt is CON) and any case.
+_DEVICES = {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", "CLOCK$",
+            *(f"COM{c}" for c in "0123456789¹²³"), *(f"LPT{c}" for c in "0123456789¹²³")}
+# Characters no Windows file name may hold, and the path separators of every system.
+_RESERVED = set('<>:"|?*\\/')
+
+
+def _plain(ch: str) -> str:
+    """One character of a name: dropped (format/bidi/zero-width, surrogates), replaced
+    (controls, separators, reserved punctuation) or kept."""
+    category = unicodedata.category(ch)
+    if category in ("Cf", "Cs", "Co", "Cn"):
+        return ""  # bidi controls, zero-width and tag characters, surrogates, unassigned
+    if category.startswith("C") or category in ("Zl", "Zp") or ch in _RESERVED:
+        return "_"
+    if category == "Zs":
+        return " "
+    return ch
+
+
+def _last_component(name: str) -> str:
+    """The last non-empty component of a path written with ``/`` or ``\\`` (a drive dropped)."""
+    parts = [p for p in name.replace("\\", "/").split("/") if p.strip() not in ("", ".", "..")]
+    last = parts[-1] if parts else ""
+    if len(last) >= 2 and last[1] == ":" and last[0].isascii() and last[0].isalpha():
+        last = last[2:]  # C:name (a drive-relative path)
+    return last
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` bytes of UTF-8, on a character boundary."""
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    return data[:limit].decode("utf-8", "ignore")
+
+
+def _split_extension(name: str) -> tuple[str, str]:
+    stem, dot, ext = name.rpartition(".")
+    if not dot or not stem or len(ext.encode("utf-8")) > MAX_EXTENSION_BYTES or " " in ext:
+        return name, ""
+    return stem, "." + ext
+
+
+def safe_name(real_name: str | None) -> str:
+    """A plain file name for ``real_name``: one component, no separators, controls, bidi or
+    zero-width characters, no leading dot, no Windows device name, at most
+    :data:`MAX_NAME_BYTES` bytes of UTF-8, never empty, ``.`` or ``..``."""
+    text = unicodedata.normalize("NFC", real_name or "")
+    text = _last_component(text)
+    text = "".join(_plain(ch) for ch in text)
+    text = " ".join(text.split())  # runs of spaces become one; ends trimmed
+    text = text.strip(" .")  # no hidden files, no trailing dots (Windows drops them)
+    if not text:
+        text = FALLBACK_NAME
+    stem, ext = _split_extension(text)
+    if stem.split(".")[0].strip().upper() in _DEVICES:
+        stem = "_" + stem
+    if len((stem + ext).encode("utf-8")) > MAX_NAME_BYTES:
+        stem = _cut(stem, MAX_NAME_BYTES - len(ext.encode("utf-8"))).rstrip(" .") or FALLBACK_NAME
+    return stem + ext
+
+
+def numbered(name: str, n: int) -> str:
+    """``name`` with `` (n)`` before its extension (``poc (2).py``)."""
+    if n == 0:
+        return name
+    stem, ext = _split_extension(name)
+    return f"{stem} ({n}){ext}"
+
+
+@dataclass(frozen=True)
+class SavedFile:
+    """One file written by :func:`save_bytes`."""
+
+    real_name: str  # the name the sender gave (untrusted: show it inert)
+    path: Path  # where it was written: a plain child of the target folder
+    size: int
+    sha256: str
+
+    @property
+    def safe_name(self) -> str:
+        return self.path.name
+
+    def to_json(self) -> dict:
+        return {"real_name": self.real_name, "saved_as": self.path.name, "path": str(self.path),
+                "size": self.size, "sha256": self.sha256}
+
+
+class SaveError(OSError):
+    """The target folder cannot take the file (not a folder, not writable, too many collisions)."""
+
+
+def save_bytes(target_dir: str | os.PathLike, real_name: str | None, data: bytes, *,
+               name: str | None = None, mode: int = 0o600) -> SavedFile:
+    """Write ``data`` as a new file directly inside ``target_dir``, under the safe form of
+    ``name`` (or of ``real_name``), numbered on a collision. Never follows a symlink (the
+    folder is opened once, the file created with ``O_EXCL | O_NOFOLLOW`` relative to it)
+    and never replaces a file. The file is private (``mode``, 0600 by default).
+
+    Raises:
+        SaveError: ``target_dir`` is not a folder, cannot be written, or every numbered
+            name is taken.
+    """
+    folder = Path(target_dir)
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+    try:
+        dir_fd = os.open(folder, flags)
+    except OSError as exc:
+        raise SaveError(exc.errno, f"cannot open the folder {folder}: {exc.strerror}") from None
+    try:
+        if not stat.S_ISDIR(os.fstat(dir_fd).st_mode):
+            raise SaveError(errno.ENOTDIR, f"{folder} is not a folder")
+        base = safe_name(name if name is not None else real_name)
+        create = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        for n in range(MAX_COLLISIONS):
+            candidate = numbered(base, n)
+            try:
+                fd = os.open(candidate, create, mode, dir_fd=dir_fd)
+            except FileExistsError:
+                continue  # a file, a folder or a symlink of that name: never written through
+            except OSError as exc:
+                raise SaveError(exc.errno, f"cannot write {candidate!r} in {folder}: {exc.strerror}") from None
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    out.write(data)
+            except OSError as exc:
+                _unlink(candidate, dir_fd)
+                raise SaveError(exc.errno, f"cannot write {candidate!r} in {folder}: {exc.strerror}") from None
+            return SavedFile(real_name or "", folder / candidate, len(data), hashlib.sha256(data).hexdigest())
+        raise SaveError(errno.EEXIST, f"{folder} already holds {MAX_COLLISIONS} files named like {base!r}")
+    finally:
+        os.close(dir_fd)
+
+
+def _unlink(name: str, dir_fd: int) -> None:
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except OSError:
+        pass

@@ -1,0 +1,98 @@
+"""``mailtriage mail save-attachments`` on the mbox backend with hostile attachment names
+(issue 14 §1): every file lands as a new plain child of ``--to`` under a safe name, the
+real name is reported inert, and nothing is written without confirmation."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import sys
+from email.message import EmailMessage
+
+import pytest
+
+from mailtriage.cli.main import main
+from tests.hostile.corpus import assert_inert, cases
+from tests.mbox.mboxes import write_mbox
+
+LIST = "security@frobnicator.example.org"
+NAMES = ["../../x", "/etc/passwd", "CON", "..", "\x1b]0;owned\x07.txt", "poc.py", "poc.py"]
+
+
+def hostile_names_mail() -> bytes:
+    msg = EmailMessage()
+    msg["From"] = "Mallory <mallory@reporter.example>"
+    msg["To"] = LIST
+    msg["Subject"] = "Many PoCs"
+    msg["Date"] = "Tue, 01 Sep 2026 10:00:00 +0000"
+    msg["Message-ID"] = "<names@reporter.example>"
+    msg.set_content("see attached\n")
+    for n, name in enumerate(NAMES):
+        msg.add_attachment(f"file {n}\n".encode(), maintype="application", subtype="octet-stream", filename=name)
+    return msg.as_bytes()
+
+
+@pytest.fixture
+def archive_env(env, tmp_path):
+    raws = [hostile_names_mail(), cases()["14-bidi-attachment.eml"].replace(b"\r\n", b"\n")]
+    archive = write_mbox(env.project / "hostile.mbox", raws)
+    env.write_project([("mbox", "primary", "yes")], extra={"mail_sources.mbox": {"path": archive.name, "list": LIST}})
+    target = tmp_path / "downloads"
+    target.mkdir()
+    env.target = target
+    return env
+
+
+def run(capsys, monkeypatch, env, *args, stdin="n\n"):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    code = main(["--project", str(env.project), "mail", "save-attachments", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_every_hostile_name_is_saved_inside_the_folder(capsys, monkeypatch, archive_env, tmp_path):
+    code, out, err = run(capsys, monkeypatch, archive_env, "mbox:<names@reporter.example>",
+                         "--to", str(archive_env.target), "--yes")
+    assert code == 0, err
+    assert_inert(out, "stdout")
+    assert_inert(err, "stderr")
+    doc = json.loads(out)
+    assert doc["backend"] == "mbox" and doc["written"] is True
+    assert [s["real_name"] for s in doc["saved"]] == NAMES
+    assert [s["saved_as"] for s in doc["saved"]] == ["x", "passwd", "_CON", "attachment", "_]0;owned_.txt",
+                                                     "poc.py", "poc (1).py"]
+    for n, saved in enumerate(doc["saved"]):
+        data = f"file {n}\n".encode()
+        assert saved["size"] == len(data) and saved["sha256"] == hashlib.sha256(data).hexdigest()
+        assert os.path.dirname(saved["path"]) == str(archive_env.target)
+    assert sorted(os.listdir(archive_env.target)) == sorted(s["saved_as"] for s in doc["saved"])
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_bidi_name_is_reported_escaped_and_saved_without_the_override(capsys, monkeypatch, archive_env):
+    code, out, err = run(capsys, monkeypatch, archive_env, "mbox:<hostile-14@reporter.example>",
+                         "--to", str(archive_env.target), "--name", "invoice\u202efdp.exe", "--yes")
+    assert code == 0, err
+    assert_inert(out + err, "bidi")
+    (saved,) = json.loads(out)["saved"]
+    assert saved["real_name"] == "invoice\u202efdp.exe" and "\\u202e" in out
+    assert saved["saved_as"] == "invoicefdp.exe"
+    assert (archive_env.target / "invoicefdp.exe").read_bytes() == b"MZ\x90\x00"
+
+
+def test_nothing_is_written_without_confirmation(capsys, monkeypatch, archive_env):
+    code, out, err = run(capsys, monkeypatch, archive_env, "mbox:<names@reporter.example>",
+                         "--to", str(archive_env.target))
+    assert code == 0 and "not confirmed" in err
+    assert json.loads(out)["written"] is False and os.listdir(archive_env.target) == []
+
+
+def test_a_thread_without_attachments_writes_nothing(capsys, monkeypatch, env, tmp_path):
+    raw = cases()["01-osc0-title.eml"].replace(b"\r\n", b"\n")
+    archive = write_mbox(env.project / "plain.mbox", [raw])
+    env.write_project([("mbox", "primary", "yes")], extra={"mail_sources.mbox": {"path": archive.name, "list": LIST}})
+    mid = raw.split(b"Message-ID: ", 1)[1].split(b"\n", 1)[0].decode()
+    code, out, err = run(capsys, monkeypatch, env, f"mbox:{mid}", "--to", str(tmp_path), "--yes")
+    assert code == 0 and json.loads(out)["saved"] == [] and "no attachments" in err

@@ -1,0 +1,136 @@
+"""Saving attachments: a proposal that names every file it would write (UI-free).
+
+A thread's attachments are listed from what ``read_thread`` gave (``Message.attachments``);
+their bytes are fetched only when a confirmed proposal writes them, or when a front end
+shows one. Each write of :func:`propose_save` shows the sender's real name (untrusted; every
+front end shows it inert), the safe name it will be saved under
+(:func:`mailtriage.core.safe_names.safe_name`, numbered when the folder already holds it)
+and the folder. Applying writes with ``O_EXCL`` through
+:func:`mailtriage.core.safe_names.save_bytes`: nothing is ever replaced or written through
+a symlink.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from mailtriage.core.safe_names import SavedFile, numbered, safe_name, save_bytes
+from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+
+
+@dataclass(frozen=True)
+class AttachmentItem:
+    """One attachment of a read thread: which message, which part, and what the sender says it is."""
+
+    message_number: int  # 1-based position of the message in the thread
+    index: int  # position among the message's attachments (the backend's numbering)
+    message_id: str
+    message_ref: str | None  # the message's backend_ref: what the backend fetches the bytes by
+    filename: str  # the sender's name for it (untrusted)
+    content_type: str
+    size: int
+    note: str | None = None
+
+    @property
+    def safe_name(self) -> str:
+        return safe_name(self.filename)
+
+    @property
+    def key(self) -> str:
+        """``<message number>.<index>``: how a user names one attachment of a thread."""
+        return f"{self.message_number}.{self.index + 1}"
+
+    def to_json(self) -> dict:
+        return {"key": self.key, "message_id": self.message_id, "index": self.index, "real_name": self.filename,
+                "safe_name": self.safe_name, "content_type": self.content_type, "size": self.size,
+                "note": self.note}
+
+
+def thread_attachments(thread) -> list[AttachmentItem]:
+    """Every attachment of ``thread`` (a contract ``Thread``), in message order."""
+    items = []
+    for number, message in enumerate(thread.messages, 1):
+        for index, info in enumerate(message.attachments):
+            items.append(AttachmentItem(number, index, message.message_id, message.backend_ref, info.filename,
+                                        info.content_type, info.size, info.note))
+    return items
+
+
+def select(items: Sequence[AttachmentItem], name: str | None) -> list[AttachmentItem]:
+    """The items ``name`` names: a real name, a safe name or a ``<message>.<n>`` key (all when None)."""
+    if name is None:
+        return list(items)
+    return [i for i in items if name in (i.filename, i.safe_name, i.key)]
+
+
+def planned_names(folder: str | os.PathLike, items: Iterable[AttachmentItem],
+                  name: str | None = None) -> list[str]:
+    """The name each item would get in ``folder`` now: its safe name, numbered past the
+    files already there and past the names planned before it."""
+    try:
+        taken = set(os.listdir(folder))
+    except OSError:
+        taken = set()
+    planned = []
+    for item in items:
+        base = safe_name(name if name is not None else item.filename)
+        n = 0
+        while numbered(base, n) in taken:
+            n += 1
+        chosen = numbered(base, n)
+        taken.add(chosen)
+        planned.append(chosen)
+    return planned
+
+
+@dataclass(frozen=True)
+class SavedAttachment:
+    """What one confirmed write put on disk, with the attachment it came from."""
+
+    item: AttachmentItem
+    saved: SavedFile
+
+    def to_json(self) -> dict:
+        return {"key": self.item.key, "message_id": self.item.message_id, "real_name": self.item.filename,
+                "content_type": self.item.content_type, **{k: v for k, v in self.saved.to_json().items()
+                                                              if k != "real_name"}}
+
+
+def propose_save(items: Sequence[AttachmentItem], folder: str | os.PathLike,
+                 fetch: Callable[[AttachmentItem], bytes], *, source: str,
+                 name: str | None = None) -> Proposal:
+    """A proposal that saves ``items`` into ``folder``: one write each, showing the real name,
+    the safe name and the folder. ``name`` (one item only) replaces the real name as the
+    name to make safe. Blocked when ``folder`` is not a folder; empty when there is nothing."""
+    target = Path(folder).expanduser()
+    proposal = Proposal(title=f"Save {len(items)} attachment{'s' if len(items) != 1 else ''} to {target}")
+    if not items:
+        proposal.notes.append("the thread has no attachments to save")
+        return proposal
+    if name is not None and len(items) != 1:
+        proposal.blocked = "a name for the saved file is given, but more than one attachment is selected"
+        return proposal
+    if not target.is_dir():
+        proposal.blocked = f"{target} is not a folder"
+        return proposal
+    for item, planned in zip(items, planned_names(target, items, name)):
+        fields = [Field("Real name", item.filename), Field("Saved as", planned),
+                  Field("Folder", str(target)), Field("Type", item.content_type),
+                  Field("Size", f"{item.size:,} bytes"),
+                  Field("From message", f"{item.message_number}: {item.message_id}")]
+        if planned != item.filename:
+            fields[1] = Field("Saved as", planned, "safe name: differs from the real name")
+        if item.note:
+            fields.append(Field("Note", item.note))
+
+        def apply(_write: Write, item: AttachmentItem = item) -> SavedAttachment:
+            data = fetch(item)
+            return SavedAttachment(item, save_bytes(target, item.filename, data, name=name))
+
+        proposal.writes.append(Write(WriteKind.SAVE, source, f"save {planned} ({item.key})", fields, apply))
+    proposal.notes.append("files are created new (never replacing one, never through a symlink), readable "
+                          "by you only; nothing is opened or run")
+    return proposal
