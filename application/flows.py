@@ -103,16 +103,18 @@ class PublishFlow:
 
 
 class OrganizeFlow:
-    """Flag or move messages of a personal mailbox."""
+    """Flag or move messages of a personal mailbox: one message or a batch (tagged rows) of
+    any size, written in bulk calls of at most ``MAX_BULK``; a toggle action
+    (``toggle_read``, ``toggle_flag``) picks its direction from the whole set."""
 
     def __init__(self, mailbox: Any) -> None:
         self.mailbox = mailbox
 
-    def propose(self, headers: Sequence[MailHeader], action: str) -> Proposal:
+    def propose(self, headers: Sequence[MailHeader], action: str, *, folder_id: str | None = None) -> Proposal:
         box = self.mailbox
-        folders = box.list_folders() if action in ("archive", "trash") else ()
+        folders = box.list_folders() if action in ("archive", "trash", "move") else ()
         access = str(getattr(getattr(box, "account", None), "access", "read"))
-        return propose_organize(box, headers, action, access=access, folders=folders)
+        return propose_organize(box, headers, action, access=access, folders=folders, folder_id=folder_id)
 
 
 @dataclass(frozen=True)

@@ -264,10 +264,11 @@ class Session:
         with self._lock:
             return self._mailboxes.message(account_id, message_id)
 
-    def propose_organize(self, account_id: str, headers, action: str):
-        """A flag/move proposal for ``headers`` (writes nothing)."""
+    def propose_organize(self, account_id: str, headers, action: str, folder_id: str | None = None):
+        """A flag/move proposal for ``headers``, one message or a tagged batch (writes nothing)."""
         with self._lock:
-            return application.OrganizeFlow(self._mailboxes.get(account_id)).propose(headers, action)
+            return application.OrganizeFlow(self._mailboxes.get(account_id)).propose(headers, action,
+                                                                                     folder_id=folder_id)
 
     def close_mailboxes(self) -> None:
         with self._lock:
