@@ -136,7 +136,7 @@ def propose_organize(mailbox, headers: Sequence[MailHeader], action: str, *, acc
     def apply(write: Write):
         done: list[str] = []
         failed: dict[str, str] = {}
-        outcome = {"done": done, "failed": failed}
+        outcome: dict = {"done": done, "failed": failed, "lines": []}
         proposal.facts["outcome"] = outcome
         batches = chunks(ids)
         for index, batch in enumerate(batches):
@@ -155,6 +155,10 @@ def propose_organize(mailbox, headers: Sequence[MailHeader], action: str, *, acc
                 failed.update({i: f"not attempted: an earlier batch failed ({exc})" for i in rest})
                 break
         if failed:
+            by_id = {h.id: h for h in headers}
+            outcome["lines"] = [f"done: {len(done)} of {len(ids)} messages"] + [
+                f"FAILED: {terminal_line(by_id[i].subject or '(no subject)')} — from "
+                f"{terminal_line(_sender(by_id[i]))}: {terminal_line(why)}" for i, why in failed.items() if i in by_id]
             raise PartialFailure(account_id, action, failed, done)
         return ids
 
@@ -167,6 +171,13 @@ def propose_organize(mailbox, headers: Sequence[MailHeader], action: str, *, acc
     if folder_id is not None:
         proposal.facts["folder"] = folder_id
     return proposal
+
+
+def outcome_lines(proposal: Proposal) -> list[str]:
+    """What a batch write did, message by message (the failed ones with why); empty for a
+    proposal that is not a batch or was not applied, or a batch that fully succeeded."""
+    outcome = proposal.facts.get("outcome")
+    return list(outcome.get("lines", ())) if isinstance(outcome, dict) else []
 
 
 def _sender(header: MailHeader) -> str:

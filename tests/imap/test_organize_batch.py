@@ -6,7 +6,7 @@ import pytest
 
 from mailtriage.backends.mailbox_contract import MAX_BULK, MailQuery
 from mailtriage.backends.imap.ids import decode_message_id
-from mailtriage.workflows.organize import propose_organize, resolve_toggle
+from mailtriage.workflows.organize import outcome_lines, propose_organize, resolve_toggle
 from tests.imap.conftest import make_mail
 
 
@@ -71,6 +71,9 @@ def test_a_message_expunged_by_another_client_is_reported_and_the_rest_is_writte
     assert "moved or deleted by another client" in outcome["failed"][gone.id]
     assert sorted(outcome["done"]) == sorted([headers[0].id, headers[2].id])
     assert all(h.flagged for h in listing(mailbox))
+    lines = outcome_lines(proposal)
+    assert lines[0] == "done: 2 of 3 messages"
+    assert lines[1].startswith("FAILED: Report 001 — from Reporter <reporter@example.net>: no longer in 'INBOX'")
 
 
 def test_a_move_to_a_folder_names_it_and_moves_the_batch(mailbox, dovecot, dovecot_user):
