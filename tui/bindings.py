@@ -66,6 +66,11 @@ THREAD_LIST = [
     _b("f", "organize('toggle_flag')", "Flag / unflag", "threads.toggle_flag", show=False),
     _b("a", "organize('archive')", "Archive", "threads.archive", show=False),
     _b("d", "organize('trash')", "Move to trash", "threads.trash", show=False),
+    _b("v", "tag_toggle", "Tag / untag and move down", "threads.tag"),
+    _b("V", "tags_clear", "Clear all tags", "threads.untag_all", show=False),
+    _b("T", "tag_all", "Tag all listed", "threads.tag_all", show=False),
+    _b("M", "move", "Move to folder", "threads.move", show=False),
+    _b("u", "next_unread", "Next unread", "threads.next_unread", show=False),
 ]
 
 SEARCH_BOX = [
@@ -125,6 +130,10 @@ PROPOSAL = [
     _b("ctrl+s", "confirm", "Confirm and write", "proposal.confirm", priority=True),
     _b("escape", "cancel", "Cancel (write nothing)", "proposal.cancel", priority=True),
     _b("ctrl+o", "edit_in_editor", "Edit in $EDITOR", "proposal.editor", priority=True),
+]
+
+FOLDER_PICKER = [
+    _b("escape", "cancel", "Cancel (move nothing)", "folder_picker.cancel"),
 ]
 
 ERROR_DIALOG = [
@@ -190,6 +199,7 @@ CONTEXTS: tuple[Context, ...] = (
     Context("Backend console", CONSOLE, "screen", "ConsoleScreen"),
     Context("Help", HELP, "screen", "HelpScreen"),
     Context("Proposal dialog", PROPOSAL, "screen", "ProposalDialog"),
+    Context("Folder picker (move)", FOLDER_PICKER, "screen", "FolderPicker"),
     Context("Error details", ERROR_DIALOG, "screen", "ErrorDialog"),
     Context("First run", FIRST_RUN, "screen", "FirstRunScreen"),
 )

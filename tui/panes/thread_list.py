@@ -27,8 +27,12 @@ from mailtriage.application import ThreadSummary
 from mailtriage.core.inert import sender_label, terminal_text
 from mailtriage.tui import bindings
 from mailtriage.tui.errors import error_line
-from mailtriage.tui.rows import ListRows, ThreadRows
+from mailtriage.tui.rows import ListRows, ThreadRows, index_of
 from mailtriage.tui.sanitize import MARKER_STYLE, inert_text
+from mailtriage.tui.tagging import Tags, loaded_rows
+
+#: The mark of a tagged row (mutt's and aerc's ``*``), in the column after the unread dot.
+TAG_MARK = "*"
 
 
 def format_date(row: ThreadSummary, narrow: bool) -> str:
@@ -50,6 +54,7 @@ class ThreadList(ScrollView, can_focus=True):
         "thread-list--count",
         "thread-list--sender",
         "thread-list--placeholder",
+        "thread-list--tagged",
     }
 
     DEFAULT_CSS = """
@@ -73,6 +78,7 @@ class ThreadList(ScrollView, can_focus=True):
     ThreadList > .thread-list--count { color: $text-muted; }
     ThreadList > .thread-list--sender { color: $text-secondary; }
     ThreadList > .thread-list--placeholder { color: $text-disabled; }
+    ThreadList > .thread-list--tagged { color: $accent; text-style: bold; }
     """
 
     cursor: reactive[int] = reactive(0, init=False)
@@ -113,6 +119,18 @@ class ThreadList(ScrollView, can_focus=True):
         action: str
 
     @dataclass(eq=False)
+    class BatchRequested(Message):
+        """An action on several rows (the tagged ones) or a move (``M``, which asks for a folder):
+        ``action`` toggle_read, toggle_flag, archive, trash, move or import."""
+
+        rows: tuple[ThreadSummary, ...]
+        action: str
+
+    @dataclass(eq=False)
+    class TagsChanged(Message):
+        count: int
+
+    @dataclass(eq=False)
     class PageLoaded(Message):
         rows: ThreadRows
         error: str | None = None
@@ -123,6 +141,7 @@ class ThreadList(ScrollView, can_focus=True):
         self.filtered = False
         self._cache: LRUCache[tuple, Strip] = LRUCache(512)
         self._generation = 0
+        self.tags = Tags()
 
     # -- data ------------------------------------------------------------
     def set_rows(self, rows: ThreadRows, *, filtered: bool = False, keep_cursor: bool = False) -> None:
@@ -146,8 +165,6 @@ class ThreadList(ScrollView, can_focus=True):
         """New rows for the same list (news applied, or a reload) that keep the user's place:
         the cursor stays on its thread and on the same screen line. At the top of the list
         the top stays in view, so arrivals show, as long as the cursor's thread stays visible."""
-        from mailtriage.tui.rows import index_of
-
         current = self.current
         old_cursor, old_top = self.cursor, self.scroll_offset.y
         new_cursor = index_of(rows, current.thread_id, old_cursor) if current is not None else None
@@ -194,16 +211,17 @@ class ThreadList(ScrollView, can_focus=True):
         if index >= len(self.rows) or width <= 0:
             return Strip.blank(width, self.rich_style)
         is_cursor = index == self.cursor
-        key = (index, width, is_cursor, self.has_focus, self._generation)
+        row = self.rows.peek(index)
+        tagged = row is not None and bool(self.tags) and row in self.tags
+        key = (index, width, is_cursor, self.has_focus, self._generation, tagged)
         strip = self._cache.get(key)
         if strip is None:
-            row = self.rows.peek(index)
-            strip = self._paint(row, width, is_cursor)
+            strip = self._paint(row, width, is_cursor, tagged)
             if row is not None:  # placeholders are repainted once their page arrives
                 self._cache[key] = strip
         return strip
 
-    def _paint(self, row: ThreadSummary | None, width: int, is_cursor: bool) -> Strip:
+    def _paint(self, row: ThreadSummary | None, width: int, is_cursor: bool, tagged: bool = False) -> Strip:
         base = self.rich_style
         if is_cursor:
             base = base + self.get_component_rich_style("thread-list--cursor")
@@ -219,7 +237,7 @@ class ThreadList(ScrollView, can_focus=True):
         unread = self.get_component_rich_style("thread-list--unread", partial=True) if row.unread else Style()
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         text.append("●" if row.unread else " ", unread)
-        text.append(" ")
+        text.append(TAG_MARK if tagged else " ", self.get_component_rich_style("thread-list--tagged") if tagged else "")
         text.append(format_date(row, narrow), muted)
         mark = row.date_mark  # "?" undated (the archive's date), "!" implausible date, else " "
         if mark != " ":
@@ -295,10 +313,79 @@ class ThreadList(ScrollView, can_focus=True):
         self.post_message(self.ReplyRequested(self.current))
 
     def action_import_thread(self) -> None:
+        if self.tags:
+            self.post_message(self.BatchRequested(tuple(self.tags.rows()), "import"))
+            return
         self.post_message(self.ImportRequested(self.current))
 
     def action_organize(self, action: str) -> None:
+        if self.tags:
+            self.post_message(self.BatchRequested(tuple(self.tags.rows()), action))
+            return
         self.post_message(self.OrganizeRequested(self.current, action))
+
+    # -- tags (v V T) and the batch move (M) ---------------------------------
+    def action_tag_toggle(self) -> None:
+        """v: tag or untag the row under the cursor, then move down (mutt's t, aerc's v)."""
+        row = self.current
+        if row is None:
+            return
+        self.tags.toggle(row)
+        self.refresh_line(self.cursor)
+        self._tags_changed()
+        self._move(1)
+
+    def action_tags_clear(self) -> None:
+        """V: untag every row."""
+        if self.tags.clear():
+            self._repaint_tags()
+
+    def action_tag_all(self) -> None:
+        """T: tag every listed row at hand; rows of a large folder not fetched yet are not
+        fetched for this (the cost stays with what was listed) and the status says so."""
+        rows, missing = loaded_rows(self.rows)
+        self.tags.add(rows)
+        self._repaint_tags()
+        if missing:
+            self.notify(f"tagged the {len(rows):,} rows listed so far; {missing:,} more are not fetched yet "
+                        "(scroll down to list them, then T again)", markup=False)
+
+    def action_move(self) -> None:
+        """M: move the tagged rows (or the current one) to a folder picked next."""
+        rows = tuple(self.tags.rows()) if self.tags else ((self.current,) if self.current is not None else ())
+        if rows:
+            self.post_message(self.BatchRequested(rows, "move"))
+
+    def untag(self, thread_ids) -> None:
+        """Drop the tags of ``thread_ids`` (a batch write did them)."""
+        self.tags.drop(thread_ids)
+        self._repaint_tags()
+
+    def clear_tags(self) -> None:
+        if self.tags.clear():
+            self._repaint_tags()
+
+    def _repaint_tags(self) -> None:
+        self._cache.clear()
+        self.refresh()
+        self._tags_changed()
+
+    def _tags_changed(self) -> None:
+        self.post_message(self.TagsChanged(len(self.tags)))
+
+    # -- next unread (u) ------------------------------------------------------
+    def action_next_unread(self) -> None:
+        """u: the next unread row after the cursor among the rows at hand, wrapping to the top."""
+        total = len(self.rows)
+        for step in range(1, total + 1):
+            index = (self.cursor + step) % total
+            row = self.rows.peek(index)
+            if row is not None and row.unread:
+                if index <= self.cursor:
+                    self.notify("wrapped to the top", markup=False, timeout=2)
+                self.cursor = index
+                return
+        self.notify("no unread", markup=False, timeout=3)
 
     def action_search(self) -> None:
         self.post_message(self.SearchRequested())

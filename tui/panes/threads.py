@@ -95,6 +95,10 @@ class ThreadPane(Vertical):
             # Keep the user's search on screen; it covers the first rows only until run again.
             self._update_status()
             return
+        if not same_list:
+            self.thread_list.clear_tags()  # tags belong to one folder or list
+        else:
+            self.thread_list.tags.refresh(rows)
         if same_list and not self.thread_list.filtered:
             self.thread_list.replace_rows(rows)
         else:
@@ -126,11 +130,16 @@ class ThreadPane(Vertical):
             query = tl.rows.query if isinstance(tl.rows, FilteredRows) else ""
             what += f" matching {query!r} of {len(self.base_rows or [])}"
         parts = [position, what]
+        if tl.tags:
+            parts.append(f"{len(tl.tags):,} tagged")
         if self.resolution_text:
             parts.append(f"via {self.resolution_text}")
         self.show_message(" · ".join(parts))
 
     def on_thread_list_highlighted(self, message: ThreadList.Highlighted) -> None:
+        self._update_status()
+
+    def on_thread_list_tags_changed(self, message: ThreadList.TagsChanged) -> None:
         self._update_status()
 
     # -- search ------------------------------------------------------------
