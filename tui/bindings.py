@@ -66,7 +66,7 @@ THREAD_LIST = [
     _b("f", "organize('toggle_flag')", "Flag / unflag", "threads.toggle_flag", show=False),
     _b("a", "organize('archive')", "Archive", "threads.archive", show=False),
     _b("d", "organize('trash')", "Move to trash", "threads.trash", show=False),
-    _b("v", "tag_toggle", "Tag / untag and move down", "threads.tag"),
+    _b("v", "tag_toggle", "Tag / untag and move down", "threads.tag", show=False),
     _b("V", "tags_clear", "Clear all tags", "threads.untag_all", show=False),
     _b("T", "tag_all", "Tag all listed", "threads.tag_all", show=False),
     _b("M", "move", "Move to folder", "threads.move", show=False),
