@@ -189,6 +189,12 @@ class Session:
             return application.ImportFlow(self.project).propose(thread_id, thread=thread,
                                                                  sender_name=self.sender_name())
 
+    def propose_imports(self, thread_ids):
+        """ONE proposal importing every thread of ``thread_ids`` (tagged rows), one import each."""
+        self.open_tracker()
+        with self._lock, self._tracker_lock:
+            return application.ImportFlow(self.project).propose_many(thread_ids, sender_name=self.sender_name())
+
     def propose_publish(self):
         """The publish review of a tracker that keeps changes to publish (files, diff, commit message)."""
         flow = self._publish_flow()
