@@ -71,6 +71,10 @@ THREAD_LIST = [
     _b("T", "tag_all", "Tag all listed", "threads.tag_all", show=False),
     _b("M", "move", "Move to folder", "threads.move", show=False),
     _b("u", "next_unread", "Next unread", "threads.next_unread", show=False),
+    _b("o", "sort_next", "Sort by the next key", "threads.sort", show=False),
+    _b("O", "sort_reverse", "Reverse the sort", "threads.sort_reverse", show=False),
+    _b("z", "tree_toggle", "Thread tree / collapse thread", "threads.tree_toggle", show=False),
+    _b("Z", "tree_all", "Collapse / expand all threads", "threads.tree_all", show=False),
 ]
 
 SEARCH_BOX = [

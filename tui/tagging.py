@@ -74,3 +74,75 @@ def loaded_rows(rows: ThreadRows) -> tuple[list[ThreadSummary], int]:
     how many are not fetched yet."""
     found = [row for row in (rows.peek(i) for i in range(len(rows))) if row is not None]
     return found, len(rows) - len(found)
+
+
+class TagKeys:
+    """The thread list's tag keys (v V T), the move key (M) and next unread (u); mixed into
+    :class:`~mailtriage.tui.panes.thread_list.ThreadList`, whose rows, cursor and messages they use."""
+
+    tags: Tags
+    rows: ThreadRows
+    cursor: int
+
+    # -- tags (v V T) and the batch move (M) ---------------------------------
+    def action_tag_toggle(self) -> None:
+        """v: tag or untag the row under the cursor, then move down (mutt's t, aerc's v)."""
+        row = self.current
+        if row is None:
+            return
+        self.tags.toggle(row)
+        self.refresh_line(self.cursor)
+        self._tags_changed()
+        self._move(1)
+
+    def action_tags_clear(self) -> None:
+        """V: untag every row."""
+        if self.tags.clear():
+            self._repaint_tags()
+
+    def action_tag_all(self) -> None:
+        """T: tag every listed row at hand; rows of a large folder not fetched yet are not
+        fetched for this (the cost stays with what was listed) and the status says so."""
+        rows, missing = loaded_rows(self.rows)
+        self.tags.add(rows)
+        self._repaint_tags()
+        if missing:
+            self.notify(f"tagged the {len(rows):,} rows listed so far; {missing:,} more are not fetched yet "
+                        "(scroll down to list them, then T again)", markup=False)
+
+    def action_move(self) -> None:
+        """M: move the tagged rows (or the current one) to a folder picked next."""
+        rows = tuple(self.tags.rows()) if self.tags else ((self.current,) if self.current is not None else ())
+        if rows:
+            self.post_message(self.BatchRequested(rows, "move"))
+
+    def untag(self, thread_ids) -> None:
+        """Drop the tags of ``thread_ids`` (a batch write did them)."""
+        self.tags.drop(thread_ids)
+        self._repaint_tags()
+
+    def clear_tags(self) -> None:
+        if self.tags.clear():
+            self._repaint_tags()
+
+    def _repaint_tags(self) -> None:
+        self._cache.clear()
+        self.refresh()
+        self._tags_changed()
+
+    def _tags_changed(self) -> None:
+        self.post_message(self.TagsChanged(len(self.tags)))
+
+    # -- next unread (u) ------------------------------------------------------
+    def action_next_unread(self) -> None:
+        """u: the next unread row after the cursor among the rows at hand, wrapping to the top."""
+        total = len(self.rows)
+        for step in range(1, total + 1):
+            index = (self.cursor + step) % total
+            row = self.rows.peek(index)
+            if row is not None and row.unread:
+                if index <= self.cursor:
+                    self.notify("wrapped to the top", markup=False, timeout=2)
+                self.cursor = index
+                return
+        self.notify("no unread", markup=False, timeout=3)

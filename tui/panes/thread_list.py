@@ -26,10 +26,11 @@ from textual.worker import get_current_worker
 from mailtriage.application import ThreadSummary
 from mailtriage.core.inert import sender_label, terminal_text
 from mailtriage.tui import bindings
+from mailtriage.tui.arrange import ArrangeKeys, Arrangement, ArrangedRows
 from mailtriage.tui.errors import error_line
 from mailtriage.tui.rows import ListRows, ThreadRows, index_of
 from mailtriage.tui.sanitize import MARKER_STYLE, inert_text
-from mailtriage.tui.tagging import Tags, loaded_rows
+from mailtriage.tui.tagging import TagKeys, Tags
 
 #: The mark of a tagged row (mutt's and aerc's ``*``), in the column after the unread dot.
 TAG_MARK = "*"
@@ -42,7 +43,7 @@ def format_date(row: ThreadSummary, narrow: bool) -> str:
     return row.last_activity.strftime("%m-%d" if narrow else "%Y-%m-%d %H:%M")
 
 
-class ThreadList(ScrollView, can_focus=True):
+class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
     """Thread summaries, one per line, newest first as the backend returned them."""
 
     BINDINGS = bindings.THREAD_LIST
@@ -131,6 +132,10 @@ class ThreadList(ScrollView, can_focus=True):
         count: int
 
     @dataclass(eq=False)
+    class ArrangementChanged(Message):
+        """The sort or the tree changed (the status line says which)."""
+
+    @dataclass(eq=False)
     class PageLoaded(Message):
         rows: ThreadRows
         error: str | None = None
@@ -142,10 +147,11 @@ class ThreadList(ScrollView, can_focus=True):
         self._cache: LRUCache[tuple, Strip] = LRUCache(512)
         self._generation = 0
         self.tags = Tags()
+        self.arrangement = Arrangement()
 
     # -- data ------------------------------------------------------------
     def set_rows(self, rows: ThreadRows, *, filtered: bool = False, keep_cursor: bool = False) -> None:
-        self.rows = rows
+        self.rows = rows = self._arranged(rows)
         self.filtered = filtered
         self._generation += 1
         self._cache.clear()
@@ -165,6 +171,7 @@ class ThreadList(ScrollView, can_focus=True):
         """New rows for the same list (news applied, or a reload) that keep the user's place:
         the cursor stays on its thread and on the same screen line. At the top of the list
         the top stays in view, so arrivals show, as long as the cursor's thread stays visible."""
+        rows = self._arranged(rows)
         current = self.current
         old_cursor, old_top = self.cursor, self.scroll_offset.y
         new_cursor = index_of(rows, current.thread_id, old_cursor) if current is not None else None
@@ -216,12 +223,14 @@ class ThreadList(ScrollView, can_focus=True):
         key = (index, width, is_cursor, self.has_focus, self._generation, tagged)
         strip = self._cache.get(key)
         if strip is None:
-            strip = self._paint(row, width, is_cursor, tagged)
+            decoration = self.rows.decoration(index) if isinstance(self.rows, ArrangedRows) else ""
+            strip = self._paint(row, width, is_cursor, tagged, decoration)
             if row is not None:  # placeholders are repainted once their page arrives
                 self._cache[key] = strip
         return strip
 
-    def _paint(self, row: ThreadSummary | None, width: int, is_cursor: bool, tagged: bool = False) -> Strip:
+    def _paint(self, row: ThreadSummary | None, width: int, is_cursor: bool, tagged: bool = False,
+               decoration: str = "") -> Strip:
         base = self.rich_style
         if is_cursor:
             base = base + self.get_component_rich_style("thread-list--cursor")
@@ -255,6 +264,8 @@ class ThreadList(ScrollView, can_focus=True):
         sender.truncate(sender_width, overflow="ellipsis", pad=True)
         text.append_text(sender)
         text.append(" ")
+        if decoration:  # the thread tree's mark (ours, not mail text)
+            text.append(decoration, muted)
         subject = inert_text(row.subject or "(no subject)")
         subject.stylize(unread)
         text.append_text(subject)
@@ -324,69 +335,6 @@ class ThreadList(ScrollView, can_focus=True):
             return
         self.post_message(self.OrganizeRequested(self.current, action))
 
-    # -- tags (v V T) and the batch move (M) ---------------------------------
-    def action_tag_toggle(self) -> None:
-        """v: tag or untag the row under the cursor, then move down (mutt's t, aerc's v)."""
-        row = self.current
-        if row is None:
-            return
-        self.tags.toggle(row)
-        self.refresh_line(self.cursor)
-        self._tags_changed()
-        self._move(1)
-
-    def action_tags_clear(self) -> None:
-        """V: untag every row."""
-        if self.tags.clear():
-            self._repaint_tags()
-
-    def action_tag_all(self) -> None:
-        """T: tag every listed row at hand; rows of a large folder not fetched yet are not
-        fetched for this (the cost stays with what was listed) and the status says so."""
-        rows, missing = loaded_rows(self.rows)
-        self.tags.add(rows)
-        self._repaint_tags()
-        if missing:
-            self.notify(f"tagged the {len(rows):,} rows listed so far; {missing:,} more are not fetched yet "
-                        "(scroll down to list them, then T again)", markup=False)
-
-    def action_move(self) -> None:
-        """M: move the tagged rows (or the current one) to a folder picked next."""
-        rows = tuple(self.tags.rows()) if self.tags else ((self.current,) if self.current is not None else ())
-        if rows:
-            self.post_message(self.BatchRequested(rows, "move"))
-
-    def untag(self, thread_ids) -> None:
-        """Drop the tags of ``thread_ids`` (a batch write did them)."""
-        self.tags.drop(thread_ids)
-        self._repaint_tags()
-
-    def clear_tags(self) -> None:
-        if self.tags.clear():
-            self._repaint_tags()
-
-    def _repaint_tags(self) -> None:
-        self._cache.clear()
-        self.refresh()
-        self._tags_changed()
-
-    def _tags_changed(self) -> None:
-        self.post_message(self.TagsChanged(len(self.tags)))
-
-    # -- next unread (u) ------------------------------------------------------
-    def action_next_unread(self) -> None:
-        """u: the next unread row after the cursor among the rows at hand, wrapping to the top."""
-        total = len(self.rows)
-        for step in range(1, total + 1):
-            index = (self.cursor + step) % total
-            row = self.rows.peek(index)
-            if row is not None and row.unread:
-                if index <= self.cursor:
-                    self.notify("wrapped to the top", markup=False, timeout=2)
-                self.cursor = index
-                return
-        self.notify("no unread", markup=False, timeout=3)
-
     def action_search(self) -> None:
         self.post_message(self.SearchRequested())
 
@@ -449,6 +397,9 @@ class ThreadList(ScrollView, can_focus=True):
     def on_thread_list_page_loaded(self, message: PageLoaded) -> None:
         message.stop()
         if message.rows is self.rows:
+            if isinstance(self.rows, ArrangedRows):  # sort the new page in, cursor on its row
+                self.replace_rows(self.rows.base)
+                self.post_message(self.ArrangementChanged())
             self.refresh()
             if message.error:
                 # Server text: inert, never parsed as markup.
