@@ -7,6 +7,7 @@ import pytest
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, settle
 from tests.tui.test_account_folders import open_inbox
+from tests.tui.test_sort_and_tree import thread_project  # noqa: F401 (fixture)
 from tests.tui.test_tags import tags_project  # noqa: F401 (fixture)
 
 SIZES = {"narrow": (80, 24), "wide": (160, 45)}
@@ -37,3 +38,8 @@ def test_batch_proposal(snap_compare, tags_project, size):  # noqa: F811
 @pytest.mark.parametrize("size", SIZES)
 def test_move_folder_picker(snap_compare, tags_project, size):  # noqa: F811
     assert snap_compare(make_app(tags_project), terminal_size=SIZES[size], run_before=shot("T", "M"))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_thread_tree_sorted_by_sender(snap_compare, thread_project, size):  # noqa: F811
+    assert snap_compare(make_app(thread_project), terminal_size=SIZES[size], run_before=shot("o", "o", "z", "v"))
