@@ -94,15 +94,24 @@ SORTERS: dict[str, Callable[[ThreadSummary], object]] = {
 }
 
 
-def at_hand(rows: ThreadRows) -> list[tuple[int, ThreadSummary]]:
-    """(index, row) of every row of ``rows`` fetched so far, in order."""
+def has_sizes(rows: ThreadRows) -> bool:
+    """Whether the rows carry sizes (a personal account's messages do; threads do not): the
+    first row at hand tells."""
+    first = next(iter(at_hand(rows, limit=1)), None)
+    return first is not None and size_of(first[1]) is not None
+
+
+def at_hand(rows: ThreadRows, limit: int | None = None) -> list[tuple[int, ThreadSummary]]:
+    """(index, row) of the rows of ``rows`` fetched so far (the first ``limit``), in order."""
     if isinstance(rows, PagedRows):
-        return rows.items_at_hand()
+        return rows.items_at_hand()[:limit]
     found = []
     for index in range(len(rows)):
         row = rows.peek(index)
         if row is not None:
             found.append((index, row))
+            if limit is not None and len(found) >= limit:
+                break
     return found
 
 
@@ -261,9 +270,7 @@ class ArrangeKeys:
 
     def action_sort_next(self) -> None:
         """o: sort by the next key (date, sender, subject, size where the rows have sizes)."""
-        has_size = isinstance(self.rows, ArrangedRows) and self.rows.has_size or \
-            ArrangedRows(self.base_rows, Arrangement(sort="size")).has_size
-        self._rearrange(self.arrangement.next_sort(has_size))
+        self._rearrange(self.arrangement.next_sort(has_sizes(self.base_rows)))
 
     def action_sort_reverse(self) -> None:
         """O: reverse the order."""
@@ -271,6 +278,8 @@ class ArrangeKeys:
 
     def action_tree_toggle(self) -> None:
         """z: turn the thread tree on; with it on, collapse or expand the current thread."""
+        if not self._tree_applies():
+            return
         if not self.arrangement.tree:
             self._rearrange(replace(self.arrangement, tree=True))
             return
@@ -283,12 +292,22 @@ class ArrangeKeys:
 
     def action_tree_all(self) -> None:
         """Z: collapse every thread, or expand them all when they are collapsed."""
+        if not self._tree_applies():
+            return
         arrangement = self.arrangement
         row = self.current
         collapse = not arrangement.tree or not arrangement.collapse_all or bool(arrangement.toggled)
         self._rearrange(replace(arrangement, tree=True, collapse_all=collapse, toggled=frozenset()))
         if row is not None:
             self._cursor_to_thread(thread_key(row), row)
+
+    def _tree_applies(self) -> bool:
+        """The tree groups a personal account's messages; a list of threads has none."""
+        if isinstance(self.current, MailboxRow):
+            return True
+        self.notify("The thread tree groups a personal account's messages; these rows are threads already.",
+                    markup=False, timeout=4)
+        return False
 
     def _cursor_to_thread(self, key: str, row: ThreadSummary) -> None:
         """After a collapse the cursor's row may be hidden: put the cursor on its thread's root."""

@@ -6,8 +6,9 @@ from datetime import datetime, timezone
 import pytest
 
 from mailtriage.tui.arrange import ArrangedRows
+from mailtriage.tui.mailbox_rows import FOLDER_PAGE
 from tests.servers.fixtures import *  # noqa: F401,F403
-from tests.tui.helpers import make_app, settle, write_imap_project
+from tests.tui.helpers import make_app, mbox_project, settle, write_imap_project
 from tests.tui.test_account_folders import open_inbox
 
 LIST = "security@frob.example"
@@ -114,8 +115,6 @@ async def test_thread_tree_collapses_and_expands(thread_project):
 
 
 async def test_sorting_a_paged_folder_sorts_what_is_loaded_and_says_so(thread_project, dovecot, dovecot_user):
-    from mailtriage.tui.mailbox_rows import FOLDER_PAGE
-
     with dovecot.client(dovecot_user) as client:
         for n in range(FOLDER_PAGE + 20):
             client.append("INBOX", mail(5, f"Bulk {n:03d}", "Zed <z@example.com>"),
@@ -141,3 +140,24 @@ async def test_sorting_a_paged_folder_sorts_what_is_loaded_and_says_so(thread_pr
         assert [arranged.peek(i).sender.name for i in range(4)] == [
             "Ana Reporter", "Ana Reporter", "Bo Finder", "Priya Raman"]
         assert arranged.peek(FOLDER_PAGE + 23).sender.name == "Zed"
+
+
+async def test_a_mailing_list_sorts_by_subject_and_has_no_tree(tmp_path):
+    project = mbox_project(tmp_path / "p")
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot)
+        thread_list = app.main.threads.thread_list
+        before = [thread_list.rows.peek(i).subject for i in range(len(thread_list.rows))]
+        await pilot.press("o", "o", "o")  # date, sender, subject (threads carry no size)
+        await settle(pilot)
+        assert "sorted by subject ↑" in status(app)
+        after = [thread_list.rows.peek(i).subject for i in range(len(thread_list.rows))]
+        assert sorted(after) == sorted(before) and after != before
+        await pilot.press("o")  # no size key here: back to date
+        await settle(pilot)
+        assert "sorted by date ↓" in status(app)
+        await pilot.press("z")
+        await settle(pilot)
+        assert "thread tree" not in status(app)
+        assert any("rows are threads already" in n.message for n in app._notifications)
