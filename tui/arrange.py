@@ -247,7 +247,7 @@ class ArrangeKeys:
 
     # -- sort (o O) and the thread tree (z Z) ---------------------------------
     @property
-    def base_rows(self) -> ThreadRows:
+    def listed_rows(self) -> ThreadRows:
         """The rows as listed, under the sort and tree."""
         return self.rows.base if isinstance(self.rows, ArrangedRows) else self.rows
 
@@ -265,12 +265,12 @@ class ArrangeKeys:
 
     def _rearrange(self, arrangement: Arrangement) -> None:
         self.arrangement = arrangement
-        self.replace_rows(self.base_rows)
+        self.replace_rows(self.listed_rows)
         self.post_message(self.ArrangementChanged())
 
     def action_sort_next(self) -> None:
         """o: sort by the next key (date, sender, subject, size where the rows have sizes)."""
-        self._rearrange(self.arrangement.next_sort(has_sizes(self.base_rows)))
+        self._rearrange(self.arrangement.next_sort(has_sizes(self.listed_rows)))
 
     def action_sort_reverse(self) -> None:
         """O: reverse the order."""

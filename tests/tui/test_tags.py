@@ -175,3 +175,32 @@ async def test_next_unread_wraps_and_says_when_there_is_none(tags_project, dovec
         await settle(pilot)
         assert app.main.threads.thread_list.cursor == 0
         assert any("no unread" in n.message for n in app._notifications)
+
+
+async def test_tag_all_of_a_paged_folder_and_flag_over_max_bulk_in_one_proposal(tags_project, dovecot, dovecot_user):
+    with dovecot.client(dovecot_user) as client:
+        for n in range(146):  # with the 4 reports: 150, two pages, two bulk calls
+            client.append("INBOX", report(5, f"Bulk {n:03d}"),
+                          msg_time=datetime(2026, 9, 1, 0, n % 60, n // 60, tzinfo=timezone.utc))
+    app = make_app(tags_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("T")  # only the first page is fetched: T says so
+        await settle(pilot)
+        assert len(tagged_subjects(app)) == 100
+        assert any("50 more are not fetched yet" in n.message for n in app._notifications)
+        await pilot.press("G")
+        await settle(pilot)
+        await pilot.press("T")
+        await settle(pilot)
+        assert len(tagged_subjects(app)) == 150 and "150 tagged" in status(app)
+        await pilot.press("f")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        shown = screen_text(app)
+        assert "Flag: 150 messages in account work" in shown and "Batches: 2 calls of at most 100 messages" in shown
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert tagged_subjects(app) == []
+    flags = inbox_flags(dovecot, dovecot_user)
+    assert len(flags) == 150 and all(b"\\Flagged" in f for f in flags.values())

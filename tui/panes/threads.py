@@ -128,7 +128,7 @@ class ThreadPane(Vertical):
         if self.partial:
             what = f"newest {total} threads, loading the rest …"
         if tl.filtered:
-            query = tl.base_rows.query if isinstance(tl.base_rows, FilteredRows) else ""
+            query = tl.listed_rows.query if isinstance(tl.listed_rows, FilteredRows) else ""
             what += f" matching {query!r} of {len(self.base_rows or [])}"
         parts = [position, what]
         if tl.tags:
