@@ -8,7 +8,7 @@ import pytest
 from mailtriage.tui.dialogs.folder_picker import FolderPicker
 from mailtriage.tui.dialogs.proposal import ProposalDialog
 from tests.servers.fixtures import *  # noqa: F401,F403
-from tests.tui.helpers import make_app, screen_text, settle, write_imap_project
+from tests.tui.helpers import make_app, mbox_project, screen_text, settle, write_imap_project
 from tests.tui.test_account_folders import folder_subjects, inbox_flags, open_inbox
 
 LIST = "security@frob.example"
@@ -204,3 +204,19 @@ async def test_tag_all_of_a_paged_folder_and_flag_over_max_bulk_in_one_proposal(
         assert tagged_subjects(app) == []
     flags = inbox_flags(dovecot, dovecot_user)
     assert len(flags) == 150 and all(b"\\Flagged" in f for f in flags.values())
+
+
+async def test_flag_and_move_on_tagged_list_threads_say_they_need_an_account(tmp_path):
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot)
+        await pilot.press("v", "v")
+        await settle(pilot)
+        assert len(tagged_subjects(app)) == 2
+        for key in ("f", "M"):
+            app.clear_notifications()
+            await pilot.press(key)
+            await settle(pilot)
+            assert not isinstance(app.screen, (ProposalDialog, FolderPicker))
+            assert any("personal account's messages" in n.message for n in app._notifications)
+        assert len(tagged_subjects(app)) == 2  # nothing happened: the tags stay
