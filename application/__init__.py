@@ -72,7 +72,7 @@ _export("mailtriage.workflows.alerts", "NewReportPoller", "PollOutcome", "poll_s
         "MIN_POLL_GAP_SECONDS", "POLL_GAP_FACTOR")
 _export("mailtriage.workflows.sync", "Picks")
 _export("mailtriage.workflows.importer", "propose_import")
-_export("mailtriage.workflows.organize", "propose_organize")
+_export("mailtriage.workflows.organize", "propose_organize", "outcome_lines")
 _export("mailtriage.workflows.publish", "propose_publish")
 _export("mailtriage.workflows.reply", "propose_reply")
 _export("mailtriage.workflows.sync", "collect_sync", "propose_sync")

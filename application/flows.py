@@ -9,7 +9,7 @@ for confirmation and applies it; a new flow is a class here and a command or pan
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -43,6 +43,52 @@ class ImportFlow:
         """``thread`` may be given when the caller already read it."""
         tracker = self.project.open_tracker()
         return propose_import(self.project.sources, tracker, thread_id, thread=thread, sender_name=sender_name)
+
+    def propose_many(self, thread_ids: Sequence[ThreadId], *, sender_name: str | None = None) -> Proposal:
+        """ONE proposal importing every thread of ``thread_ids`` (the tagged rows): each thread's
+        writes in order, numbered ``[k/n]``. A thread that cannot be imported (blocked, or its
+        thread or the tracker cannot be read) is named in a warning and left out; the others
+        are proposed. Applying stops at the first failed write like any proposal, and
+        re-running completes the rest without duplicates (an import finds its issue again).
+        ``facts["flow"]`` is ``"imports"`` and ``facts["threads"]`` lists what each thread got."""
+        tracker = self.project.open_tracker()
+        ids = list(dict.fromkeys(thread_ids))
+        total = len(ids)
+        merged = Proposal(f"Import {total} report{'s' if total != 1 else ''}")
+        merged.facts.update(flow="imports", threads=[])
+        seen_recap: set[str] = set()
+        for number, thread_id in enumerate(ids, 1):
+            tag = f"[{number}/{total}]"
+            try:
+                one = propose_import(self.project.sources, tracker, thread_id, sender_name=sender_name)
+            except Exception as exc:  # reported for this thread; the others are still proposed
+                merged.warnings.append(f"{tag} {thread_id}: not imported: {type(exc).__name__}: {exc}")
+                merged.facts["threads"].append({"thread": str(thread_id), "error": str(exc)})
+                continue
+            title = one.title.removeprefix("Import report: ")
+            merged.facts["threads"].append({"thread": str(thread_id), "title": title,
+                                            "writes": len(one.writes), "blocked": one.blocked,
+                                            "issue": one.facts.get("issue")})
+            if one.blocked:
+                if one.facts.get("blocked_by") == "mandatory":
+                    merged.blocked = one.blocked
+                merged.warnings.append(f"{tag} {title}: not imported: {one.blocked}")
+                continue
+            merged.warnings += [f"{tag} {title}: {w}" for w in one.warnings if f"{tag} {title}: {w}" not in merged.warnings]
+            merged.notes += [f"{tag} {title}: {n}" for n in one.notes]
+            if one.empty:
+                merged.notes.append(f"{tag} {title}: nothing to write (imported already)")
+            for write in one.writes:
+                write.summary = f"{tag} {write.summary}"
+                merged.writes.append(write)
+            merged.preview += [replace(f, label=f"{tag} {f.label}") for f in one.preview]
+            merged.existing += [replace(f, label=f"{tag} {f.label}") for f in one.existing]
+            for resolution in one.recap:
+                key = resolution.summary() if hasattr(resolution, "summary") else str(resolution)
+                if key not in seen_recap:
+                    seen_recap.add(key)
+                    merged.recap.append(resolution)
+        return merged
 
 
 class ReplyFlow:
@@ -103,16 +149,18 @@ class PublishFlow:
 
 
 class OrganizeFlow:
-    """Flag or move messages of a personal mailbox."""
+    """Flag or move messages of a personal mailbox: one message or a batch (tagged rows) of
+    any size, written in bulk calls of at most ``MAX_BULK``; a toggle action
+    (``toggle_read``, ``toggle_flag``) picks its direction from the whole set."""
 
     def __init__(self, mailbox: Any) -> None:
         self.mailbox = mailbox
 
-    def propose(self, headers: Sequence[MailHeader], action: str) -> Proposal:
+    def propose(self, headers: Sequence[MailHeader], action: str, *, folder_id: str | None = None) -> Proposal:
         box = self.mailbox
-        folders = box.list_folders() if action in ("archive", "trash") else ()
+        folders = box.list_folders() if action in ("archive", "trash", "move") else ()
         access = str(getattr(getattr(box, "account", None), "access", "read"))
-        return propose_organize(box, headers, action, access=access, folders=folders)
+        return propose_organize(box, headers, action, access=access, folders=folders, folder_id=folder_id)
 
 
 @dataclass(frozen=True)

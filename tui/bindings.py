@@ -66,6 +66,15 @@ THREAD_LIST = [
     _b("f", "organize('toggle_flag')", "Flag / unflag", "threads.toggle_flag", show=False),
     _b("a", "organize('archive')", "Archive", "threads.archive", show=False),
     _b("d", "organize('trash')", "Move to trash", "threads.trash", show=False),
+    _b("v", "tag_toggle", "Tag / untag and move down", "threads.tag", show=False),
+    _b("V", "tags_clear", "Clear all tags", "threads.untag_all", show=False),
+    _b("T", "tag_all", "Tag all listed", "threads.tag_all", show=False),
+    _b("M", "move", "Move to folder", "threads.move", show=False),
+    _b("u", "next_unread", "Next unread", "threads.next_unread", show=False),
+    _b("o", "sort_next", "Sort by the next key", "threads.sort", show=False),
+    _b("O", "sort_reverse", "Reverse the sort", "threads.sort_reverse", show=False),
+    _b("z", "tree_toggle", "Thread tree / collapse thread", "threads.tree_toggle", show=False),
+    _b("Z", "tree_all", "Collapse / expand all threads", "threads.tree_all", show=False),
 ]
 
 SEARCH_BOX = [
@@ -141,6 +150,10 @@ ATTACHMENTS = [
     _b("o", "open_command", "Open with attachment_command", "attachments.open", show=False),
 ]
 
+FOLDER_PICKER = [
+    _b("escape", "cancel", "Cancel (move nothing)", "folder_picker.cancel"),
+]
+
 ERROR_DIALOG = [
     _b("escape,q,enter", "close", "Close", "error.close"),
 ]
@@ -205,6 +218,7 @@ CONTEXTS: tuple[Context, ...] = (
     Context("Help", HELP, "screen", "HelpScreen"),
     Context("Proposal dialog", PROPOSAL, "screen", "ProposalDialog"),
     Context("Attachments dialog", ATTACHMENTS, "screen", "AttachmentsDialog"),
+    Context("Folder picker (move)", FOLDER_PICKER, "screen", "FolderPicker"),
     Context("Error details", ERROR_DIALOG, "screen", "ErrorDialog"),
     Context("First run", FIRST_RUN, "screen", "FirstRunScreen"),
 )

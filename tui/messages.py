@@ -22,7 +22,7 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from mailtriage.application import Op, Thread
-    from mailtriage.application import MailFolder
+    from mailtriage.application import MailFolder, MailHeader
     from mailtriage.application import Resolution
     from mailtriage.core.trace import OpRecord, TraceLine
     from mailtriage.tui.alerts import AlertLoop
@@ -280,3 +280,20 @@ class AttachmentFailed(WorkFailed):
     """Reading, saving or opening an attachment failed."""
 
     area: ClassVar[str] = "attachments"
+# -- batches of tagged rows ---------------------------------------------------------
+@dataclass(eq=False)
+class BatchReady(Message):
+    """The one proposal over a batch (the tagged rows); nothing written yet."""
+
+    request: int
+    proposal: Proposal
+
+
+@dataclass(eq=False)
+class BatchFoldersReady(Message):
+    """The folders a batch may be moved to (``M``), for the folder picker."""
+
+    request: int
+    account_id: str
+    headers: tuple[MailHeader, ...]
+    folders: list[MailFolder]

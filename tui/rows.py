@@ -150,6 +150,14 @@ class PagedRows:
     def loaded_pages(self) -> int:
         return len(self._pages)
 
+    def items_at_hand(self) -> list[tuple[int, ThreadSummary]]:
+        """(index, row) of every fetched row, in order (the pages fetched, not the folder)."""
+        out = []
+        for page in sorted(self._pages):
+            start = page * self.page_size
+            out.extend((start + offset, row) for offset, row in enumerate(self._pages[page]))
+        return out
+
     def matches(self, query, cancelled, progress) -> list[int] | None:
         needle = query.casefold()
         found: list[int] = []

@@ -185,6 +185,12 @@ class Session:
             return application.ImportFlow(self.project).propose(thread_id, thread=thread,
                                                                  sender_name=self.sender_name())
 
+    def propose_imports(self, thread_ids):
+        """ONE proposal importing every thread of ``thread_ids`` (tagged rows), one import each."""
+        self.open_tracker()
+        with self._lock, self._tracker_lock:
+            return application.ImportFlow(self.project).propose_many(thread_ids, sender_name=self.sender_name())
+
     def propose_publish(self):
         """The publish review of a tracker that keeps changes to publish (files, diff, commit message)."""
         flow = self._publish_flow()
@@ -287,10 +293,11 @@ class Session:
             folder = str(downloads) if downloads.is_dir() else str(Path.home())
         return (command if isinstance(command, (str, list)) and command else None), folder
 
-    def propose_organize(self, account_id: str, headers, action: str):
-        """A flag/move proposal for ``headers`` (writes nothing)."""
+    def propose_organize(self, account_id: str, headers, action: str, folder_id: str | None = None):
+        """A flag/move proposal for ``headers``, one message or a tagged batch (writes nothing)."""
         with self._lock:
-            return application.OrganizeFlow(self._mailboxes.get(account_id)).propose(headers, action)
+            return application.OrganizeFlow(self._mailboxes.get(account_id)).propose(headers, action,
+                                                                                     folder_id=folder_id)
 
     def close_mailboxes(self) -> None:
         with self._lock:

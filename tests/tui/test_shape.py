@@ -120,7 +120,7 @@ def test_message_fields_are_typed(cls):
 def _typing_namespace() -> dict:
     """The names messages.py imports for type checking only, resolved for get_type_hints."""
     from mailtriage.backends.contract import Op, Thread
-    from mailtriage.backends.mailbox_contract import MailFolder
+    from mailtriage.backends.mailbox_contract import MailFolder, MailHeader
     from mailtriage.backends.resolution import Resolution
     from mailtriage.core.trace import OpRecord, TraceLine
     from mailtriage.tui.alerts import AlertLoop

@@ -89,3 +89,37 @@ async def test_cancelling_the_publish_review_leaves_the_changes_pending(tmp_path
         await settle(pilot)
     assert git(project, "rev-parse", "HEAD") == before
     assert "SEC-0001.md" in git(project, "status", "--porcelain")
+
+
+async def test_tagged_threads_are_imported_in_one_proposal_one_import_each(tmp_path):
+    project = project_with_tracker(tmp_path / "p")
+    app = make_app(project)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("G", "k", "v", "v")  # the last two threads
+        await settle(pilot)
+        tagged = [row.subject for row in app.main.threads.thread_list.tags.rows()]
+        assert len(tagged) == 2 and "Heap overflow in the frob parser" in tagged
+        await pilot.press("i")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        proposal = app.screen.proposal
+        assert proposal.title == "Import 2 reports"
+        summaries = [w.summary for w in proposal.writes]
+        creates = [s for s in summaries if "create the tracker issue" in s]
+        assert [s[:6] for s in creates] == ["[1/2] ", "[2/2] "]
+        assert creates[1] == '[2/2] create the tracker issue "Heap overflow in the frob parser"'
+        assert "Import 2 reports" in screen_text(app)
+        assert git(project, "status", "--porcelain") == ""  # nothing written yet
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)  # the publish review follows
+        assert "Publish the tracker changes" in screen_text(app)
+        assert app.main.threads.thread_list.tags.rows() == []  # both imported: no tag left
+        await pilot.press("escape")
+        await settle(pilot)
+    pending = git(project, "status", "--porcelain")
+    assert "SEC-0001.md" in pending and "SEC-0002.md" in pending
+    titles = {(project / "repo" / "security-tracker" / f"SEC-000{n}.md").read_text().split('title: "')[1].split('"')[0]
+              for n in (1, 2)}
+    assert "Heap overflow in the frob parser" in titles and len(titles) == 2

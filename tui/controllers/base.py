@@ -147,6 +147,7 @@ class ControllerBase(Screen):
 
     # -- what one controller asks of another (each is defined by the controller named) --
     current_list: str | None  # listing: the mailing list in the thread list
+    batch_proposal: object | None  # batch: the batch proposal on screen or being written
 
     def recheck_sources(self) -> None:
         """listing: check every source again, in a worker."""
@@ -180,4 +181,12 @@ class ControllerBase(Screen):
 
     def after_organize(self) -> None:
         """accounts: list the folder again after a flag or move."""
+        raise NotImplementedError
+
+    def after_batch(self, report) -> None:
+        """batch: tags of what was done cleared, the folder listed again."""
+        raise NotImplementedError
+
+    def show_proposal(self, proposal, flow: str = "reply") -> None:
+        """proposals: the proposal dialog, and the write once confirmed."""
         raise NotImplementedError

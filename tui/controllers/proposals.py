@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable
 from textual import work
 from textual.worker import get_current_worker
 
+from mailtriage.application import outcome_lines
 from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.messages import ApplyFailed, ProposalApplied, ProposalFailed, ProposalReady
 from mailtriage.tui.panes.reader import ThreadView
@@ -185,8 +186,10 @@ class ProposalsController(ControllerBase):
         if report.ok:
             self.notify(report.describe(), title="Written", markup=False)
         else:
+            # A batch says what it did message by message (each failed one with why).
+            details = "\n".join([report.describe(), *outcome_lines(message.proposal)])
             self.shell.report_error("Writing failed", RuntimeError(report.failed[1]), where="apply",
-                                    details=report.describe())
+                                    details=details)
         after = AFTER_APPLY.get(message.flow)
         if after is not None:
             after(self, report)
@@ -219,9 +222,18 @@ def _after_organize(screen: ProposalsController, report: ApplyReport) -> None:
     screen.after_organize()
 
 
+def _after_batch(screen: ProposalsController, report: ApplyReport) -> None:
+    """A batch of tagged rows: its tags and the folder (organize), or the tracker (imports)."""
+    proposal = screen.batch_proposal
+    if proposal is not None and proposal.facts.get("flow") == "imports":
+        _after_tracker_write(screen, report)
+    screen.after_batch(report)
+
+
 #: What follows a confirmed write, by flow (a flow not named here: nothing).
 AFTER_APPLY: dict[str, Callable[[ProposalsController, ApplyReport], None]] = {
     "import": _after_tracker_write,
     "sync": _after_tracker_write,
     "organize": _after_organize,
+    "batch": _after_batch,
 }

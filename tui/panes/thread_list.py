@@ -26,9 +26,14 @@ from textual.worker import get_current_worker
 from mailtriage.application import ThreadSummary
 from mailtriage.core.inert import sender_label, terminal_text
 from mailtriage.tui import bindings
+from mailtriage.tui.arrange import ArrangeKeys, Arrangement, ArrangedRows
 from mailtriage.tui.errors import error_line
-from mailtriage.tui.rows import ListRows, ThreadRows
+from mailtriage.tui.rows import ListRows, ThreadRows, index_of
 from mailtriage.tui.sanitize import MARKER_STYLE, inert_text
+from mailtriage.tui.tagging import TagKeys, Tags
+
+#: The mark of a tagged row (mutt's and aerc's ``*``), in the column after the unread dot.
+TAG_MARK = "*"
 
 
 def format_date(row: ThreadSummary, narrow: bool) -> str:
@@ -38,7 +43,7 @@ def format_date(row: ThreadSummary, narrow: bool) -> str:
     return row.last_activity.strftime("%m-%d" if narrow else "%Y-%m-%d %H:%M")
 
 
-class ThreadList(ScrollView, can_focus=True):
+class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
     """Thread summaries, one per line, newest first as the backend returned them."""
 
     BINDINGS = bindings.THREAD_LIST
@@ -50,6 +55,7 @@ class ThreadList(ScrollView, can_focus=True):
         "thread-list--count",
         "thread-list--sender",
         "thread-list--placeholder",
+        "thread-list--tagged",
     }
 
     DEFAULT_CSS = """
@@ -73,6 +79,7 @@ class ThreadList(ScrollView, can_focus=True):
     ThreadList > .thread-list--count { color: $text-muted; }
     ThreadList > .thread-list--sender { color: $text-secondary; }
     ThreadList > .thread-list--placeholder { color: $text-disabled; }
+    ThreadList > .thread-list--tagged { color: $accent; text-style: bold; }
     """
 
     cursor: reactive[int] = reactive(0, init=False)
@@ -113,6 +120,22 @@ class ThreadList(ScrollView, can_focus=True):
         action: str
 
     @dataclass(eq=False)
+    class BatchRequested(Message):
+        """An action on several rows (the tagged ones) or a move (``M``, which asks for a folder):
+        ``action`` toggle_read, toggle_flag, archive, trash, move or import."""
+
+        rows: tuple[ThreadSummary, ...]
+        action: str
+
+    @dataclass(eq=False)
+    class TagsChanged(Message):
+        count: int
+
+    @dataclass(eq=False)
+    class ArrangementChanged(Message):
+        """The sort or the tree changed (the status line says which)."""
+
+    @dataclass(eq=False)
     class PageLoaded(Message):
         rows: ThreadRows
         error: str | None = None
@@ -123,10 +146,12 @@ class ThreadList(ScrollView, can_focus=True):
         self.filtered = False
         self._cache: LRUCache[tuple, Strip] = LRUCache(512)
         self._generation = 0
+        self.tags = Tags()
+        self.arrangement = Arrangement()
 
     # -- data ------------------------------------------------------------
     def set_rows(self, rows: ThreadRows, *, filtered: bool = False, keep_cursor: bool = False) -> None:
-        self.rows = rows
+        self.rows = rows = self._arranged(rows)
         self.filtered = filtered
         self._generation += 1
         self._cache.clear()
@@ -146,8 +171,7 @@ class ThreadList(ScrollView, can_focus=True):
         """New rows for the same list (news applied, or a reload) that keep the user's place:
         the cursor stays on its thread and on the same screen line. At the top of the list
         the top stays in view, so arrivals show, as long as the cursor's thread stays visible."""
-        from mailtriage.tui.rows import index_of
-
+        rows = self._arranged(rows)
         current = self.current
         old_cursor, old_top = self.cursor, self.scroll_offset.y
         new_cursor = index_of(rows, current.thread_id, old_cursor) if current is not None else None
@@ -194,16 +218,19 @@ class ThreadList(ScrollView, can_focus=True):
         if index >= len(self.rows) or width <= 0:
             return Strip.blank(width, self.rich_style)
         is_cursor = index == self.cursor
-        key = (index, width, is_cursor, self.has_focus, self._generation)
+        row = self.rows.peek(index)
+        tagged = row is not None and bool(self.tags) and row in self.tags
+        key = (index, width, is_cursor, self.has_focus, self._generation, tagged)
         strip = self._cache.get(key)
         if strip is None:
-            row = self.rows.peek(index)
-            strip = self._paint(row, width, is_cursor)
+            decoration = self.rows.decoration(index) if isinstance(self.rows, ArrangedRows) else ""
+            strip = self._paint(row, width, is_cursor, tagged, decoration)
             if row is not None:  # placeholders are repainted once their page arrives
                 self._cache[key] = strip
         return strip
 
-    def _paint(self, row: ThreadSummary | None, width: int, is_cursor: bool) -> Strip:
+    def _paint(self, row: ThreadSummary | None, width: int, is_cursor: bool, tagged: bool = False,
+               decoration: str = "") -> Strip:
         base = self.rich_style
         if is_cursor:
             base = base + self.get_component_rich_style("thread-list--cursor")
@@ -219,7 +246,7 @@ class ThreadList(ScrollView, can_focus=True):
         unread = self.get_component_rich_style("thread-list--unread", partial=True) if row.unread else Style()
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         text.append("●" if row.unread else " ", unread)
-        text.append(" ")
+        text.append(TAG_MARK if tagged else " ", self.get_component_rich_style("thread-list--tagged") if tagged else "")
         text.append(format_date(row, narrow), muted)
         mark = row.date_mark  # "?" undated (the archive's date), "!" implausible date, else " "
         if mark != " ":
@@ -237,6 +264,8 @@ class ThreadList(ScrollView, can_focus=True):
         sender.truncate(sender_width, overflow="ellipsis", pad=True)
         text.append_text(sender)
         text.append(" ")
+        if decoration:  # the thread tree's mark (ours, not mail text)
+            text.append(decoration, muted)
         subject = inert_text(row.subject or "(no subject)")
         subject.stylize(unread)
         text.append_text(subject)
@@ -295,9 +324,15 @@ class ThreadList(ScrollView, can_focus=True):
         self.post_message(self.ReplyRequested(self.current))
 
     def action_import_thread(self) -> None:
+        if self.tags:
+            self.post_message(self.BatchRequested(tuple(self.tags.rows()), "import"))
+            return
         self.post_message(self.ImportRequested(self.current))
 
     def action_organize(self, action: str) -> None:
+        if self.tags:
+            self.post_message(self.BatchRequested(tuple(self.tags.rows()), action))
+            return
         self.post_message(self.OrganizeRequested(self.current, action))
 
     def action_search(self) -> None:
@@ -362,6 +397,9 @@ class ThreadList(ScrollView, can_focus=True):
     def on_thread_list_page_loaded(self, message: PageLoaded) -> None:
         message.stop()
         if message.rows is self.rows:
+            if isinstance(self.rows, ArrangedRows):  # sort the new page in, cursor on its row
+                self.replace_rows(self.rows.base)
+                self.post_message(self.ArrangementChanged())
             self.refresh()
             if message.error:
                 # Server text: inert, never parsed as markup.

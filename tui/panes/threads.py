@@ -95,6 +95,11 @@ class ThreadPane(Vertical):
             # Keep the user's search on screen; it covers the first rows only until run again.
             self._update_status()
             return
+        if not same_list:
+            self.thread_list.clear_tags()  # tags, sort and tree belong to one folder or list
+            self.thread_list.reset_arrangement()
+        else:
+            self.thread_list.tags.refresh(rows)
         if same_list and not self.thread_list.filtered:
             self.thread_list.replace_rows(rows)
         else:
@@ -123,14 +128,26 @@ class ThreadPane(Vertical):
         if self.partial:
             what = f"newest {total} threads, loading the rest …"
         if tl.filtered:
-            query = tl.rows.query if isinstance(tl.rows, FilteredRows) else ""
+            query = tl.listed_rows.query if isinstance(tl.listed_rows, FilteredRows) else ""
             what += f" matching {query!r} of {len(self.base_rows or [])}"
         parts = [position, what]
+        if tl.tags:
+            parts.append(f"{len(tl.tags):,} tagged")
+        arranged = tl.arrangement_text()
+        if arranged:
+            parts.append(arranged)
         if self.resolution_text:
             parts.append(f"via {self.resolution_text}")
         self.show_message(" · ".join(parts))
 
     def on_thread_list_highlighted(self, message: ThreadList.Highlighted) -> None:
+        self._update_status()
+
+    def on_thread_list_tags_changed(self, message: ThreadList.TagsChanged) -> None:
+        self._update_status()
+
+    def on_thread_list_arrangement_changed(self, message: ThreadList.ArrangementChanged) -> None:
+        message.stop()
         self._update_status()
 
     # -- search ------------------------------------------------------------

@@ -1,0 +1,222 @@
+"""Tags and batches in the thread list, against the real Dovecot: tag rows (v V T), act on the
+tagged set in ONE proposal (m f M a d), see an honest partial failure; next unread (u)."""
+
+from datetime import datetime, timezone
+
+import pytest
+
+from mailtriage.tui.dialogs.folder_picker import FolderPicker
+from mailtriage.tui.dialogs.proposal import ProposalDialog
+from tests.servers.fixtures import *  # noqa: F401,F403
+from tests.tui.helpers import make_app, mbox_project, screen_text, settle, write_imap_project
+from tests.tui.test_account_folders import folder_subjects, inbox_flags, open_inbox
+
+LIST = "security@frob.example"
+SUBJECTS = ["Heap overflow in the frob parser", "Path traversal in frob-serve", "Race in the frob cache",
+            "Crash on empty frob file"]
+
+
+def report(n: int, subject: str) -> bytes:
+    return (f"From: Ana Reporter <ana@example.com>\r\nTo: {LIST}\r\nSubject: {subject}\r\n"
+            f"Date: Thu, 0{n} Oct 2026 09:00:00 +0000\r\nMessage-ID: <r{n}@example.com>\r\n"
+            "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
+            f"Body of report {n}.\r\n").encode()
+
+
+@pytest.fixture
+def tags_project(tmp_path, user_config, dovecot, dovecot_user, memory_keyring):
+    project = write_imap_project(tmp_path, user_config, dovecot, dovecot_user, access="draft", list_address=LIST)
+    for n, subject in enumerate(SUBJECTS, 1):  # newest last: the list shows them in reverse
+        dovecot.append(dovecot_user, "INBOX", report(n, subject), when=datetime(2026, 10, n, 9, 0, tzinfo=timezone.utc))
+    with dovecot.client(dovecot_user) as client:
+        client.create_folder("Lists")
+    return project
+
+
+def tagged_subjects(app) -> list[str]:
+    return [row.subject for row in app.main.threads.thread_list.tags.rows()]
+
+
+def status(app) -> str:
+    return str(app.main.query_one("#threads-status").render())
+
+
+async def test_tag_three_rows_and_flag_them_in_one_proposal(tags_project, dovecot, dovecot_user):
+    app = make_app(tags_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("v", "v", "j", "v")  # rows 1, 2 and 4 (newest first); v moves down
+        await settle(pilot)
+        assert tagged_subjects(app) == [SUBJECTS[3], SUBJECTS[2], SUBJECTS[0]]
+        assert "3 tagged" in status(app)
+        shown = screen_text(app)
+        assert sum(1 for line in shown.splitlines() if "●*" in line) == 3
+        await pilot.press("f")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)  # ONE proposal for the three
+        shown = screen_text(app)
+        assert "Flag: 3 messages in account work" in shown
+        assert "FLAG · will be written by backend account work" in shown
+        for subject in (SUBJECTS[3], SUBJECTS[2], SUBJECTS[0]):
+            assert f"{subject} — from Ana Reporter <ana@example.com> — in INBOX — now unread" in shown
+        assert SUBJECTS[1] not in shown
+        assert not any(b"\\Flagged" in f for f in inbox_flags(dovecot, dovecot_user).values())
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert not isinstance(app.screen, ProposalDialog)
+        assert tagged_subjects(app) == []  # every one was done
+        assert "tagged" not in status(app)
+    flags = inbox_flags(dovecot, dovecot_user)
+    assert {s for s, f in flags.items() if b"\\Flagged" in f} == {SUBJECTS[0], SUBJECTS[2], SUBJECTS[3]}
+    assert not any(b"\\Seen" in f for f in flags.values())
+
+
+async def test_a_message_expunged_between_tag_and_confirm_stays_tagged_and_is_reported(
+        tags_project, dovecot, dovecot_user):
+    app = make_app(tags_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("v", "v", "v")
+        await settle(pilot)
+        await pilot.press("m")  # a mixed set (all unread here): mark read
+        await settle(pilot)
+        assert "Mark read: 3 messages in account work" in screen_text(app)
+        with dovecot.client(dovecot_user) as other:  # another client deletes one meanwhile
+            other.select_folder("INBOX")
+            gone = other.search(["SUBJECT", SUBJECTS[2]])
+            other.delete_messages(gone)
+            other.expunge()
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert tagged_subjects(app) == [SUBJECTS[2]]  # the failed one stays tagged
+        record = app.errors[-1]
+        assert record.title == "Writing failed" and "1 of 3" in record.message
+        assert "done: 2 of 3 messages" in record.details
+        assert f"FAILED: {SUBJECTS[2]} — from Ana Reporter <ana@example.com>: no longer in 'INBOX'" in record.details
+        rows = app.main.threads.thread_list.rows
+        assert [rows.peek(i).subject for i in range(len(rows))] == [SUBJECTS[3], SUBJECTS[1], SUBJECTS[0]]
+    flags = inbox_flags(dovecot, dovecot_user)
+    assert b"\\Seen" in flags[SUBJECTS[3]] and b"\\Seen" in flags[SUBJECTS[1]]
+    assert b"\\Seen" not in flags[SUBJECTS[0]]
+
+
+async def test_tag_all_clear_and_cancel_write_nothing(tags_project, dovecot, dovecot_user):
+    before = inbox_flags(dovecot, dovecot_user)
+    app = make_app(tags_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("T")
+        await settle(pilot)
+        assert len(tagged_subjects(app)) == 4 and "4 tagged" in status(app)
+        await pilot.press("d")
+        await settle(pilot)
+        assert "Move to the trash folder: 4 messages" in screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(tagged_subjects(app)) == 4  # cancelled: the tags stay
+        await pilot.press("V")
+        await settle(pilot)
+        assert tagged_subjects(app) == [] and "tagged" not in status(app)
+        await pilot.press("f")  # no tags: the row under the cursor, as before
+        await settle(pilot)
+        assert "Flag: 1 message in account work" in screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
+    assert inbox_flags(dovecot, dovecot_user) == before
+
+
+async def test_move_the_tagged_messages_to_a_picked_folder(tags_project, dovecot, dovecot_user):
+    app = make_app(tags_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("v", "v", "M")
+        await settle(pilot)
+        assert isinstance(app.screen, FolderPicker)
+        shown = screen_text(app)
+        assert "Move 2 messages to" in shown and "(the messages are here)" in shown
+        options = app.screen.query_one("#folder-picker-list")
+        options.highlighted = next(i for i in range(options.option_count)
+                                   if options.get_option_at_index(i).id == "Lists")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        assert "To folder: Lists" in screen_text(app)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        rows = app.main.threads.thread_list.rows
+        assert [rows.peek(i).subject for i in range(len(rows))] == [SUBJECTS[1], SUBJECTS[0]]
+        assert tagged_subjects(app) == []
+    assert folder_subjects(dovecot, dovecot_user, "Lists") == sorted(SUBJECTS[2:])
+
+
+async def test_next_unread_wraps_and_says_when_there_is_none(tags_project, dovecot, dovecot_user):
+    with dovecot.client(dovecot_user) as client:
+        client.select_folder("INBOX")
+        client.add_flags(client.search(["SUBJECT", SUBJECTS[3]]) + client.search(["SUBJECT", SUBJECTS[1]]),
+                         [b"\\Seen"])
+    app = make_app(tags_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        thread_list = app.main.threads.thread_list
+        assert thread_list.cursor == 0
+        await pilot.press("u")
+        assert thread_list.current.subject == SUBJECTS[2]
+        await pilot.press("u")
+        assert thread_list.current.subject == SUBJECTS[0]
+        await pilot.press("u")  # wraps to the top
+        assert thread_list.current.subject == SUBJECTS[2]
+    with dovecot.client(dovecot_user) as client:
+        client.select_folder("INBOX")
+        client.add_flags(client.search(["ALL"]), [b"\\Seen"])
+    app = make_app(tags_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("u")
+        await settle(pilot)
+        assert app.main.threads.thread_list.cursor == 0
+        assert any("no unread" in n.message for n in app._notifications)
+
+
+async def test_tag_all_of_a_paged_folder_and_flag_over_max_bulk_in_one_proposal(tags_project, dovecot, dovecot_user):
+    with dovecot.client(dovecot_user) as client:
+        for n in range(146):  # with the 4 reports: 150, two pages, two bulk calls
+            client.append("INBOX", report(5, f"Bulk {n:03d}"),
+                          msg_time=datetime(2026, 9, 1, 0, n % 60, n // 60, tzinfo=timezone.utc))
+    app = make_app(tags_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("T")  # only the first page is fetched: T says so
+        await settle(pilot)
+        assert len(tagged_subjects(app)) == 100
+        assert any("50 more are not fetched yet" in n.message for n in app._notifications)
+        await pilot.press("G")
+        await settle(pilot)
+        await pilot.press("T")
+        await settle(pilot)
+        assert len(tagged_subjects(app)) == 150 and "150 tagged" in status(app)
+        await pilot.press("f")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        shown = screen_text(app)
+        assert "Flag: 150 messages in account work" in shown and "Batches: 2 calls of at most 100 messages" in shown
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert tagged_subjects(app) == []
+    flags = inbox_flags(dovecot, dovecot_user)
+    assert len(flags) == 150 and all(b"\\Flagged" in f for f in flags.values())
+
+
+async def test_flag_and_move_on_tagged_list_threads_say_they_need_an_account(tmp_path):
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot)
+        await pilot.press("v", "v")
+        await settle(pilot)
+        assert len(tagged_subjects(app)) == 2
+        for key in ("f", "M"):
+            app.clear_notifications()
+            await pilot.press(key)
+            await settle(pilot)
+            assert not isinstance(app.screen, (ProposalDialog, FolderPicker))
+            assert any("personal account's messages" in n.message for n in app._notifications)
+        assert len(tagged_subjects(app)) == 2  # nothing happened: the tags stay

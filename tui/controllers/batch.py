@@ -1,0 +1,122 @@
+"""Batch controller: the action keys on the tagged rows, in ONE proposal.
+
+With tags set in the thread list, ``m f a d`` (and ``M``, which asks for a folder first)
+on a personal account's messages build one organize proposal over every tagged message
+(the application layer writes it in bulk calls of at most 100 IDs); ``i`` on a project
+source's threads builds one proposal holding one import per thread. Nothing is written
+before the proposal dialog is confirmed. After the write the folder is listed again, the
+tags of the messages that were done are cleared and the failed ones stay tagged; a partial
+failure is reported message by message (``!`` shows each failed message and why).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import work
+
+from mailtriage.application import ThreadId
+from mailtriage.tui.controllers.base import ControllerBase
+from mailtriage.tui.dialogs.folder_picker import FolderPicker
+from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
+from mailtriage.tui.messages import BatchFoldersReady, BatchReady, ProposalFailed
+from mailtriage.tui.panes.thread_list import ThreadList
+
+if TYPE_CHECKING:
+    from mailtriage.application import ApplyReport, MailHeader, Proposal, ThreadSummary
+
+
+class BatchController(ControllerBase):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        #: The batch proposal on screen (or being written): its outcome decides which tags stay.
+        self.batch_proposal: Proposal | None = None
+
+    def on_thread_list_batch_requested(self, message: ThreadList.BatchRequested) -> None:
+        rows, action = message.rows, message.action
+        if action == "import":
+            self.import_batch(rows)
+            return
+        messages = [r for r in rows if isinstance(r, MailboxRow) and r.header is not None]
+        if not messages or len(messages) != len(rows):
+            self.notify("Mark, flag, move, archive and trash work on a personal account's messages: open an "
+                        "account in the sources pane first.", severity="warning", markup=False)
+            return
+        accounts = {r.account_id for r in messages}
+        if len(accounts) != 1:
+            self.notify("The tagged messages belong to more than one account: tag one account's messages.",
+                        severity="warning", markup=False)
+            return
+        account_id = accounts.pop()
+        headers = tuple(r.header for r in messages)
+        if action == "move":
+            self._batch_folders(self.new_request("reply"), account_id, headers)
+        else:
+            self._propose_batch(self.new_request("reply"), account_id, headers, action)
+
+    # -- building the proposal --------------------------------------------------------
+    @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
+    def _propose_batch(self, request: int, account_id: str, headers: tuple[MailHeader, ...], action: str,
+                       folder_id: str | None = None) -> None:
+        try:
+            proposal = self.session.propose_organize(account_id, list(headers), action, folder_id)
+        except Exception as exc:
+            self.post_message(ProposalFailed(request, "Preparing the change failed", exc))
+            return
+        self.post_message(BatchReady(request, proposal))
+
+    @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
+    def _batch_folders(self, request: int, account_id: str, headers: tuple[MailHeader, ...]) -> None:
+        try:
+            folders = self.session.account_folders(account_id)
+        except Exception as exc:
+            self.post_message(ProposalFailed(request, f"Listing the folders of {account_id} failed", exc))
+            return
+        self.post_message(BatchFoldersReady(request, account_id, headers, folders))
+
+    def on_batch_folders_ready(self, message: BatchFoldersReady) -> None:
+        if not self.is_current("reply", message.request):
+            return
+        headers = message.headers
+
+        def picked(folder_id: str | None) -> None:
+            if folder_id:
+                self._propose_batch(self.new_request("reply"), message.account_id, headers, "move", folder_id)
+
+        self.app.push_screen(FolderPicker(message.folders, current=headers[0].folder_id, count=len(headers),
+                                          account_id=message.account_id), picked)
+
+    def on_batch_ready(self, message: BatchReady) -> None:
+        if not self.is_current("reply", message.request):
+            return
+        self.batch_proposal = message.proposal
+        self.show_proposal(message.proposal, "batch")
+
+    # -- import: one import per tagged thread ---------------------------------------------
+    def import_batch(self, rows: tuple[ThreadSummary, ...]) -> None:
+        if any(isinstance(r, MailboxRow) for r in rows):
+            self.notify("Import works on a project source's threads; the tagged rows are a personal account's "
+                        "messages.", severity="warning", markup=False)
+            return
+        self._propose_imports(self.new_request("reply"), tuple(r.thread_id for r in rows))
+
+    @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
+    def _propose_imports(self, request: int, thread_ids: tuple[ThreadId, ...]) -> None:
+        try:
+            proposal = self.session.propose_imports(list(thread_ids))
+        except Exception as exc:
+            self.post_message(ProposalFailed(request, "Preparing the imports failed", exc))
+            return
+        self.post_message(BatchReady(request, proposal))
+
+    # -- after the write -------------------------------------------------------------------
+    def after_batch(self, report: ApplyReport) -> None:
+        """Clear the tags of what was done (failed messages stay tagged) and list again."""
+        proposal, self.batch_proposal = self.batch_proposal, None
+        thread_list = self.threads.thread_list
+        outcome = proposal.facts.get("outcome") if proposal is not None else None
+        if isinstance(outcome, dict):
+            thread_list.untag(ThreadId(MAILBOX_KIND, i) for i in outcome.get("done", ()))
+            self.after_organize()
+        elif report.ok:  # imports: every thread was written
+            thread_list.clear_tags()

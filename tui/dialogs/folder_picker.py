@@ -1,0 +1,66 @@
+"""The folder picker of a move (``M``): the account's folders, Enter picks, Esc cancels.
+
+Folder names come from the server: they are shown inert. The folder the messages are in
+is listed but cannot be picked; folders that cannot hold mail are left out. Dismisses
+with the picked folder's ID, or None (nothing happens).
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from mailtriage.tui import bindings
+from mailtriage.tui.sanitize import inert_text
+
+
+class FolderPicker(ModalScreen[str | None], bindings.KeyContext):
+    key_context = "FolderPicker"
+    BINDINGS = bindings.FOLDER_PICKER
+
+    def __init__(self, folders, *, current: str | None, count: int, account_id: str) -> None:
+        super().__init__()
+        self.folders = [f for f in folders if f.selectable]
+        self.current = current
+        self.count = count
+        self.account_id = account_id
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="folder-picker-box", classes="dialog"):
+            title = Text(f"Move {self.count} message{'s' if self.count != 1 else ''} to … ", "bold")
+            title.append_text(inert_text(f"(account {self.account_id})", style="not bold"))
+            yield Static(title, classes="dialog-title")
+            options = []
+            for folder in self.folders:
+                label = inert_text(folder.name)
+                if folder.role:
+                    label.append(f"  {folder.role}", "dim")
+                if folder.id == self.current:
+                    label.append("  (the messages are here)", "italic")
+                options.append(Option(label, id=folder.id, disabled=folder.id == self.current))
+            yield OptionList(*options, id="folder-picker-list")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(Text("Cancel (esc)"), id="cancel", variant="primary")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        options.focus()
+        first = next((i for i, f in enumerate(self.folders) if f.id != self.current), None)
+        if first is not None:
+            options.highlighted = first
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(None)

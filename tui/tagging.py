@@ -1,0 +1,148 @@
+"""Tags of the thread list, aerc/mutt style: the set of rows the next action works on.
+
+``v`` tags or untags the row under the cursor, ``V`` clears every tag, ``T`` tags every
+listed row. With tags set, the action keys (``m f M a d i``) act on the tagged set in one
+proposal. Tags are kept by thread id (a personal account's row: its message ID), so they
+survive paging, a search and a refresh of the same folder; opening another folder or list
+clears them. After a batch write the tags of the messages that were done are cleared and
+the failed ones stay tagged, ready for a retry.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from mailtriage.application import ThreadId, ThreadSummary
+from mailtriage.tui.rows import ThreadRows
+
+
+class Tags:
+    """The tagged rows, in the order they were tagged (that is the proposal's order)."""
+
+    def __init__(self) -> None:
+        self._rows: dict[ThreadId, ThreadSummary] = {}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __bool__(self) -> bool:
+        return bool(self._rows)
+
+    def __contains__(self, row: object) -> bool:
+        return isinstance(row, ThreadSummary) and row.thread_id in self._rows
+
+    def rows(self) -> list[ThreadSummary]:
+        return list(self._rows.values())
+
+    def toggle(self, row: ThreadSummary) -> bool:
+        """Tag ``row``, or untag it when it is tagged; True when it is tagged now."""
+        if row.thread_id in self._rows:
+            del self._rows[row.thread_id]
+            return False
+        self._rows[row.thread_id] = row
+        return True
+
+    def add(self, rows: Iterable[ThreadSummary]) -> int:
+        """Tag ``rows``; returns how many were not tagged before."""
+        before = len(self._rows)
+        for row in rows:
+            self._rows.setdefault(row.thread_id, row)
+        return len(self._rows) - before
+
+    def clear(self) -> int:
+        count = len(self._rows)
+        self._rows.clear()
+        return count
+
+    def drop(self, thread_ids: Iterable[ThreadId]) -> None:
+        for thread_id in thread_ids:
+            self._rows.pop(thread_id, None)
+
+    def refresh(self, rows: ThreadRows) -> None:
+        """Take the newest state of tagged rows that ``rows`` has at hand (flags change after
+        a write; what a toggle decides must see them)."""
+        if not self._rows:
+            return
+        for index in range(len(rows)):
+            row = rows.peek(index)
+            if row is not None and row.thread_id in self._rows:
+                self._rows[row.thread_id] = row
+
+
+def loaded_rows(rows: ThreadRows) -> tuple[list[ThreadSummary], int]:
+    """The rows of ``rows`` at hand (a paged source fetches pages as they are painted), and
+    how many are not fetched yet."""
+    found = [row for row in (rows.peek(i) for i in range(len(rows))) if row is not None]
+    return found, len(rows) - len(found)
+
+
+class TagKeys:
+    """The thread list's tag keys (v V T), the move key (M) and next unread (u); mixed into
+    :class:`~mailtriage.tui.panes.thread_list.ThreadList`, whose rows, cursor and messages they use."""
+
+    tags: Tags
+    rows: ThreadRows
+    cursor: int
+
+    # -- tags (v V T) and the batch move (M) ---------------------------------
+    def action_tag_toggle(self) -> None:
+        """v: tag or untag the row under the cursor, then move down (mutt's t, aerc's v)."""
+        row = self.current
+        if row is None:
+            return
+        self.tags.toggle(row)
+        self.refresh_line(self.cursor)
+        self._tags_changed()
+        self._move(1)
+
+    def action_tags_clear(self) -> None:
+        """V: untag every row."""
+        if self.tags.clear():
+            self._repaint_tags()
+
+    def action_tag_all(self) -> None:
+        """T: tag every listed row at hand; rows of a large folder not fetched yet are not
+        fetched for this (the cost stays with what was listed) and the status says so."""
+        rows, missing = loaded_rows(self.rows)
+        self.tags.add(rows)
+        self._repaint_tags()
+        if missing:
+            self.notify(f"tagged the {len(rows):,} rows listed so far; {missing:,} more are not fetched yet "
+                        "(scroll down to list them, then T again)", markup=False)
+
+    def action_move(self) -> None:
+        """M: move the tagged rows (or the current one) to a folder picked next."""
+        rows = tuple(self.tags.rows()) if self.tags else ((self.current,) if self.current is not None else ())
+        if rows:
+            self.post_message(self.BatchRequested(rows, "move"))
+
+    def untag(self, thread_ids) -> None:
+        """Drop the tags of ``thread_ids`` (a batch write did them)."""
+        self.tags.drop(thread_ids)
+        self._repaint_tags()
+
+    def clear_tags(self) -> None:
+        if self.tags.clear():
+            self._repaint_tags()
+
+    def _repaint_tags(self) -> None:
+        self._cache.clear()
+        self.refresh()
+        self._tags_changed()
+
+    def _tags_changed(self) -> None:
+        self.post_message(self.TagsChanged(len(self.tags)))
+
+    # -- next unread (u) ------------------------------------------------------
+    def action_next_unread(self) -> None:
+        """u: the next unread row after the cursor among the rows at hand, wrapping to the top."""
+        total = len(self.rows)
+        for step in range(1, total + 1):
+            index = (self.cursor + step) % total
+            row = self.rows.peek(index)
+            if row is not None and row.unread:
+                if index <= self.cursor:
+                    self.notify("wrapped to the top", markup=False, timeout=2)
+                self.cursor = index
+                return
+        self.notify("no unread", markup=False, timeout=3)
