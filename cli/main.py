@@ -27,6 +27,7 @@ from typing import Any, Sequence
 import mailtriage.application as application
 from mailtriage.application.errors import ConfigError, TrackerError, UsageError
 from mailtriage.cli import flows
+from mailtriage.cli import search as search_command
 from mailtriage.cli.exit_codes import MAIN, ExitCode, exit_code, handled
 from mailtriage.cli.output import emit as _emit
 from mailtriage.cli.output import err as _err
@@ -132,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="allow a second pending draft on the same thread (otherwise refused)")
     q = op_parser("thread-url", "a human-clickable URL for a thread")
     q.add_argument("thread_id")
+    search_command.add_parser(op_parser)
 
     flows.register(sub, _common)
 
@@ -256,6 +258,8 @@ def _op_args(op, args: argparse.Namespace, project):
 
 
 def cmd_mail(args: argparse.Namespace) -> int:
+    if args.op == "search":  # not one of the contract's six ops: cli/search.py
+        return search_command.run(args, open_project)
     project = open_project(args)
     try:
         op = application.Op.parse(args.op)
