@@ -133,6 +133,15 @@ class ThreadView(VerticalScroll, can_focus=True):
     class BackRequested(TextualMessage):
         pass
 
+    @dataclass(eq=False)
+    class MatchStepRequested(TextualMessage):
+        """n / N while a search is shown: open the next (+1) or previous (-1) match."""
+
+        step: int
+
+    #: Set by the screen while search results are what the thread list shows.
+    search_active: bool = False
+
     def action_page_down(self) -> None:
         self.scroll_page_down(animate=False)
 
@@ -171,6 +180,12 @@ class ThreadView(VerticalScroll, can_focus=True):
                 return
         self.scroll_home(animate=False)
 
+    def action_next_match(self) -> None:
+        self.post_message(self.MatchStepRequested(1))
+
+    def action_previous_match(self) -> None:
+        self.post_message(self.MatchStepRequested(-1))
+
     def action_reply(self) -> None:
         self.post_message(self.ReplyRequested())
 
@@ -184,6 +199,8 @@ class ThreadView(VerticalScroll, can_focus=True):
         self.post_message(self.BackRequested())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("next_match", "previous_match"):
+            return self.search_active and self.has_class("-has-thread")
         if action in ("reply", "import_thread", "thread_url", "next_message", "previous_message"):
             return True if self.has_class("-has-thread") else None
         return True

@@ -306,8 +306,15 @@ class ThreadList(ScrollView, can_focus=True):
     def action_clear_search(self) -> None:
         self.post_message(self.SearchCleared())
 
+    # -- search matches (n / N): every row of a search result is a match --------------------
+    def action_next_match(self) -> None:
+        self._move(1)
+
+    def action_previous_match(self) -> None:
+        self._move(-1)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "clear_search":
+        if action in ("clear_search", "next_match", "previous_match"):
             return self.filtered
         if action in ("open", "reply", "import_thread"):
             return True if len(self.rows) else None

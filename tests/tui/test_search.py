@@ -1,0 +1,157 @@
+"""``/`` searches on the server (issue 14 §4): results paged into the thread list, the status line
+names the backend that answered, ``n``/``N`` move between matches in the list and, while a search
+is shown, in the reading pane; ``ctrl+n`` is "poll now"; snapshots of the results list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mailtriage.core.trace import OPLOG
+from mailtriage.tui.bindings import APP, READER, THREAD_LIST
+from mailtriage.tui.panes.reader import ReaderPane, ThreadView
+from mailtriage.tui.panes.thread_list import ThreadList
+from tests.tui.helpers import make_app, mail, mbox_project, reader_text, screen_text, settle
+
+NARROW = (80, 24)
+WIDE = (160, 45)
+
+
+def search_messages():
+    return [
+        mail("Heap overflow in the frob parser", "Ana Reporter <ana@example.com>",
+             "Thu, 01 Oct 2026 09:00:00 +0000", "<overflow-1@example.com>", "A crafted file overflows.\n"),
+        mail("Re: Heap overflow in the frob parser", "Priya Raman <priya@frob.example>",
+             "Thu, 01 Oct 2026 11:30:00 +0000", "<overflow-2@frob.example>", "Looking into it.\n",
+             in_reply_to="<overflow-1@example.com>"),
+        mail("Question about 3.4 fixes", "Bob Builder <bob@example.net>",
+             "Mon, 02 Nov 2026 14:00:00 +0100", "<question-1@example.net>", "Will 3.4 get the fix?\n"),
+        mail("Stack overflow in the frob CLI", "Carl Finder <carl@example.org>",
+             "Tue, 03 Nov 2026 08:00:00 +0000", "<overflow-3@example.org>", "Deep recursion.\n"),
+        mail("Unrelated note", "Dee <dee@example.org>",
+             "Wed, 04 Nov 2026 08:00:00 +0000", "<note-1@example.org>", "the word overflow is only here\n"),
+    ]
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MAILTRIAGE_CONFIG_DIR", "config")
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text('name = "Test Triager"\n', encoding="utf-8")
+    mbox_project(tmp_path / "p", messages=search_messages())
+    return tmp_path
+
+
+async def search(pilot, text: str) -> None:
+    await pilot.press("slash")
+    for ch in text:
+        await pilot.press(ch)
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+def subjects(thread_list: ThreadList) -> list[str]:
+    return [thread_list.rows.peek(i).subject for i in range(len(thread_list.rows))]
+
+
+def test_keys_poll_now_moved_to_ctrl_n_and_n_is_search():
+    keys = {b.id: b.key for b in APP + THREAD_LIST + READER}
+    assert keys["app.poll_now"] == "ctrl+n"
+    assert keys["threads.next_match"] == "n" and keys["threads.previous_match"] == "N"
+    assert keys["reader.next_match"] == "n" and keys["reader.previous_match"] == "N"
+    ids = [b.id for b in READER]
+    assert ids.index("reader.next_match") < ids.index("reader.next_message")  # n is a match while searching
+
+
+async def test_slash_searches_on_the_server_and_n_moves_between_matches(workdir):
+    app = make_app(Path("p"))
+    ops = []
+    stop = OPLOG.subscribe(lambda rec: ops.append((rec.backend, rec.op)))
+    try:
+        async with app.run_test(size=WIDE) as pilot:
+            await settle(pilot)
+            thread_list = app.screen.query_one(ThreadList)
+            assert len(thread_list.rows) == 4  # threads of the list
+            await search(pilot, "overflow")
+            # Every message with the word (body too), newest first; not the thread rows.
+            assert subjects(thread_list) == ["Unrelated note", "Stack overflow in the frob CLI",
+                                             "Re: Heap overflow in the frob parser", "Heap overflow in the frob parser"]
+            assert ("mbox", "search") in ops
+            text = screen_text(app)
+            assert "4 matches for 'overflow'" in text and "via mbox" in text
+            assert thread_list.has_focus and thread_list.cursor == 0
+            await pilot.press("n")
+            await pilot.press("n")
+            assert thread_list.cursor == 2
+            await pilot.press("N")
+            assert thread_list.cursor == 1
+            # In the reader, n / N open the next / previous match.
+            await pilot.press("enter")
+            await settle(pilot)
+            assert "Stack overflow in the frob CLI" in reader_text(app)
+            app.screen.query_one(ThreadView).focus()
+            await pilot.press("n")
+            await settle(pilot)
+            assert thread_list.cursor == 2 and "Looking into it." in reader_text(app)
+            assert app.screen.query_one(ThreadView).has_focus
+            await pilot.press("N")
+            await settle(pilot)
+            assert thread_list.cursor == 1 and "Deep recursion." in reader_text(app)
+            # Esc in the list ends the search: the threads are back, n in the reader is "next message".
+            thread_list.focus()
+            await pilot.press("escape")
+            await settle(pilot)
+            assert len(thread_list.rows) == 4 and "matches for" not in screen_text(app)
+            assert not app.screen.query_one(ThreadView).search_active
+    finally:
+        stop()
+
+
+async def test_reader_n_is_next_message_when_no_search_is_shown(workdir):
+    app = make_app(Path("p"))
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        thread_list = app.screen.query_one(ThreadList)
+        target = subjects(thread_list).index("Heap overflow in the frob parser")
+        thread_list.cursor = target
+        await pilot.press("enter")
+        await settle(pilot)
+        view = app.screen.query_one(ThreadView)
+        view.focus()
+        await pilot.press("n")
+        await settle(pilot)
+        assert thread_list.cursor == target  # not moved: n scrolled to the next message
+        assert app.screen.query_one(ReaderPane).thread is not None
+
+
+async def test_a_search_without_matches_says_so_and_esc_restores(workdir):
+    app = make_app(Path("p"))
+    async with app.run_test(size=NARROW) as pilot:
+        await settle(pilot)
+        await search(pilot, "zzzz-nothing")
+        thread_list = app.screen.query_one(ThreadList)
+        assert len(thread_list.rows) == 0
+        assert "0 matches for 'zzzz-nothing'" in screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(thread_list.rows) == 4
+
+
+def shot(text: str):
+    async def run_before(pilot):
+        await settle(pilot)
+        await search(pilot, text)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    return run_before
+
+
+def test_snapshot_results_narrow(snap_compare, workdir):
+    assert snap_compare(make_app(Path("p")), terminal_size=NARROW, run_before=shot("overflow"))
+
+
+def test_snapshot_results_wide(snap_compare, workdir):
+    assert snap_compare(make_app(Path("p")), terminal_size=WIDE, run_before=shot("overflow"))
