@@ -91,6 +91,8 @@ def search_project(project, request: SearchRequest, *, backend: str | None = Non
     with OPLOG.record(chosen.name, "search") as rec:
         try:
             page = chosen.search(request)
+        except InvalidQuery as exc:
+            raise UsageError(f"{chosen.name}: {exc}") from exc
         except Unavailable:
             sources.availability.forget(chosen.name)  # as every dispatched op: checked again next time
             raise
