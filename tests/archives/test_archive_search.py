@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 
+from mailtriage.backends.hyperkitty import hyperkitty_query
 from mailtriage.backends.mailbox_contract import InvalidQuery
 from mailtriage.backends.ponymail import ponymail_search_params
 from mailtriage.backends.search import SearchField, SearchRequest
@@ -64,3 +65,51 @@ def test_ponymail_pages_locally(pm_source):
     first = source.search(SearchRequest("sql", page_size=2))
     second = source.search(SearchRequest("sql", page_size=2, page=1))
     assert len(first.items) == 2 and first.more and len(second.items) == 1 and not second.more
+
+
+# -- HyperKitty ---------------------------------------------------------------------------
+
+def search_calls(server):
+    return [r for r in server.requests if r.path == "/search"]
+
+
+def test_hyperkitty_query_is_one_phrase():
+    assert hyperkitty_query(SearchRequest("xss login")) == '"xss login"'
+    assert hyperkitty_query(SearchRequest('-a "b" --c')) == '"a b c"'
+    with pytest.raises(InvalidQuery):
+        hyperkitty_query(SearchRequest('"-"'))
+
+
+def test_hyperkitty_search_reads_the_results_page_then_each_email(hk_source, hk_server, now):
+    source = hk_source()
+    assert source.features.server_search and source.features.server_search_fields == ("text",)
+    page = source.search(SearchRequest("xss"))
+    assert [s.subject for s in page.items] == ["Re: [SECURITY] XSS in login form", "Re: [SECURITY] XSS in login form",
+                                               "[SECURITY] XSS in login form"]
+    assert page.total == 3 and not page.more and page.method == "HyperKitty search"
+    call = search_calls(hk_server)[-1]
+    assert call.param("q") == '"xss"' and call.param("mlist") == source.list_address
+    assert call.param("sort") == "date-desc" and call.param("page") == "1"
+    thread = {s.thread_id for s in page.items}
+    assert len(thread) == 1 and next(iter(thread)).kind == "hyperkitty"  # one thread, by its hash
+    assert page.items[-1].root_message_id == "<xss-root@reporter.example>"
+    assert page.items[0].sender.name == "Alice Reporter"
+    assert source.read_thread(page.items[0].thread_id).messages[0].message_id == "<xss-root@reporter.example>"
+
+
+def test_hyperkitty_pages_and_past_the_end(hk_source):
+    source = hk_source()
+    first = source.search(SearchRequest("filler", page_size=10))
+    assert first.total == 30 and len(first.items) == 10 and first.more
+    assert first.items[0].subject == "Filler thread 0"  # newest first
+    last = source.search(SearchRequest("filler", page_size=10, page=2))
+    assert [s.subject for s in last.items][-1] == "Filler thread 29" and not last.more
+    beyond = source.search(SearchRequest("filler", page_size=10, page=7))
+    assert beyond.items == ()  # Django's paginator answers the last page: not taken for page 8
+
+
+def test_hyperkitty_hostile_text_is_no_syntax(hk_source, hk_server):
+    source = hk_source()
+    page = source.search(SearchRequest('xss -login "'))
+    assert page.total == 0  # as syntax, -login would exclude and xss alone match three
+    assert search_calls(hk_server)[-1].param("q") == '"xss login"'
