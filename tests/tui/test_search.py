@@ -4,6 +4,7 @@ is shown, in the reading pane; ``ctrl+n`` is "poll now"; snapshots of the result
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,8 @@ from mailtriage.core.trace import OPLOG
 from mailtriage.tui.bindings import APP, READER, THREAD_LIST
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
-from tests.tui.helpers import make_app, mail, mbox_project, reader_text, screen_text, settle
+from tests.servers.fixtures import *  # noqa: F401,F403
+from tests.tui.helpers import make_app, mail, mbox_project, reader_text, screen_text, settle, write_imap_project
 
 NARROW = (80, 24)
 WIDE = (160, 45)
@@ -155,3 +157,52 @@ def test_snapshot_results_narrow(snap_compare, workdir):
 
 def test_snapshot_results_wide(snap_compare, workdir):
     assert snap_compare(make_app(Path("p")), terminal_size=WIDE, run_before=shot("overflow"))
+
+
+# -- on a real Dovecot: the list's IMAP source, and a personal account's folder ------------------
+
+LIST = "security@frob.example"
+
+
+def report(n: int, subject: str, body: str) -> bytes:
+    return (f"From: Reporter {n} <r{n}@example.com>\r\nTo: {LIST}\r\nSubject: {subject}\r\n"
+            f"Date: Thu, 0{n} Oct 2026 09:00:00 +0000\r\nMessage-ID: <imap-{n}@example.com>\r\n"
+            "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n" + body).encode("utf-8")
+
+
+@pytest.fixture
+def imap_search_project(tmp_path, user_config, dovecot, dovecot_user, memory_keyring):
+    project = write_imap_project(tmp_path, user_config, dovecot, dovecot_user, access="read", list_address=LIST)
+    when = datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc)
+    for n, (subject, body) in enumerate([("Heap overflow", "crafted file\r\n"), ("Unrelated", "nothing\r\n"),
+                                         ("Größenüberlauf", "ein Überlauf im Parser\r\n")], start=1):
+        dovecot.append(dovecot_user, "INBOX", report(n, subject, body), when=when + timedelta(hours=n))
+    return project
+
+
+async def test_slash_on_an_imap_list_searches_on_dovecot(imap_search_project):
+    app = make_app(imap_search_project)
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        await search(pilot, "Überlauf")
+        thread_list = app.screen.query_one(ThreadList)
+        assert subjects(thread_list) == ["Größenüberlauf"]
+        text = screen_text(app)
+        assert "1 match for 'Überlauf'" in text and "via imap (IMAP UID SEARCH" in text
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "ein Überlauf im Parser" in reader_text(app)
+
+
+async def test_slash_in_an_account_folder_searches_that_folder(imap_search_project, dovecot, dovecot_user):
+    dovecot.append(dovecot_user, "Archive", report(4, "Heap overflow, archived", "old\r\n"))
+    app = make_app(imap_search_project)
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        app.screen.open_folder("work", "Archive", "Archive")
+        await settle(pilot)
+        app.screen.query_one(ThreadList).focus()
+        await search(pilot, "overflow")
+        thread_list = app.screen.query_one(ThreadList)
+        assert subjects(thread_list) == ["Heap overflow, archived"]  # that folder only, not INBOX
+        assert "via work (IMAP UID SEARCH" in screen_text(app)
