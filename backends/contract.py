@@ -14,13 +14,10 @@ import enum
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, ClassVar, Mapping, Sequence
+from typing import ClassVar, Mapping, Sequence
 
 from mailtriage.backends.errors import BackendFailure, NotSupported
 from mailtriage.core.inert import header_text
-
-if TYPE_CHECKING:  # backends.search imports the mailbox contract, which imports this module
-    from mailtriage.backends.search import SearchPage, SearchRequest
 
 
 class Op(str, enum.Enum):
@@ -349,12 +346,6 @@ class SourceFeatures:
     never discovered by probing (a signature, a kind name). Front ends and flows branch
     on these, not on ``kind``."""
 
-    #: ``list_recent_threads(..., limit=N)`` is accepted: the listing stops once N threads
-    #: are known (a first screen costs what it shows, not what the list holds).
-    listing_limit: bool = False
-    #: Threads are read from a local archive file or folder (mbox, Maildir); their links
-    #: are ``file:`` URLs whose fragment is the root Message-ID.
-    local_archive: bool = False
     #: ``search(SearchRequest)`` runs on the server (IMAP SEARCH, Gmail ``q``, Graph
     #: ``$search``, an archive's own search) or scans the local index (mbox): the app's
     #: ``/`` and ``mailtriage mail search`` use it. ``server_search_fields`` lists the
@@ -363,6 +354,13 @@ class SourceFeatures:
     server_search_fields: tuple[str, ...] = ("text", "body", "from", "subject")
     #: The backend searches every folder of its account when asked (``all_folders``).
     search_all_folders: bool = False
+
+    #: ``list_recent_threads(..., limit=N)`` is accepted: the listing stops once N threads
+    #: are known (a first screen costs what it shows, not what the list holds).
+    listing_limit: bool = False
+    #: Threads are read from a local archive file or folder (mbox, Maildir); their links
+    #: are ``file:`` URLs whose fragment is the root Message-ID.
+    local_archive: bool = False
 
 
 class MailSource:
@@ -425,8 +423,8 @@ class MailSource:
     def thread_url(self, thread_id: ThreadId) -> str:
         raise self._decline(Op.THREAD_URL)
 
-    def search(self, request: "SearchRequest") -> "SearchPage":
-        """One page of messages matching ``request``, newest first, each as the
+    def search(self, request):
+        """One ``SearchPage`` of messages matching the ``SearchRequest``, newest first, each as the
         ``ThreadSummary`` of the thread that holds it (see :mod:`mailtriage.backends.search`).
         Backends that implement it declare ``features.server_search``."""
         raise NotSupported(self.name, "search", "this backend declares no server search")

@@ -74,12 +74,12 @@ MAX_HEAD_PAGES = 4  # pages of the head read again after a walk, while they show
 class HyperKittySource(MailSource):
     """A Mailman 3 archive read through HyperKitty's JSON API."""
 
+    # HyperKitty's search is full text (subject, content, sender); no field restrictions.
+    features = SourceFeatures(server_search=True, server_search_fields=("text",))
     kind = "mailman3"
     thread_id_kind = "hyperkitty"
     resolves_message_ids = True  # the Message-ID hash (see thread_for_message_id)
     capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})
-    # HyperKitty's search is full text (subject, content, sender); no field restrictions.
-    features = SourceFeatures(server_search=True, server_search_fields=("text",))
 
     def __init__(self, name: str, settings: Mapping[str, object] | None = None) -> None:
         """Raises ConfigError (naming project.md and the key) for a bad setting."""

@@ -77,11 +77,11 @@ MAX_TREE_DEPTH = 250  # Foal's own bound on thread walks
 class PonyMailSource(MailSource):
     """A Pony Mail Foal archive read through its JSON API."""
 
+    features = SourceFeatures(server_search=True)
     kind = "ponymail"
     thread_id_kind = "ponymail"
     resolves_message_ids = True  # thread.lua with find_parent (see thread_for_message_id)
     capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})
-    features = SourceFeatures(server_search=True)
 
     def __init__(self, name: str, settings: Mapping[str, object] | None = None) -> None:
         """Raises ConfigError (naming project.md and the key) for a bad setting."""

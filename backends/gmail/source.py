@@ -27,10 +27,10 @@ from mailtriage.backends.account_source import EPOCH, AccountSource
 from mailtriage.backends.contract import (SourceFeatures, Draft, DraftRequest, Message, Op, Thread, ThreadId,
                                           ThreadSummary, reply_subject)
 from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported, Unavailable
-from mailtriage.backends.gmail import search as gmail_search
 from mailtriage.backends.gmail.account import GoogleAccount, load_google_account
 from mailtriage.backends.gmail.api import FETCH_CONCURRENCY, USER, GmailNotFound  # noqa: F401 - re-exported
 from mailtriage.backends.gmail.adapter import GmailMailbox, b64decode, b64encode, header_block, internal_date
+from mailtriage.backends.gmail import search as gmail_search
 from mailtriage.backends.imap.headers import thread_root
 from mailtriage.backends.search import SearchPage, SearchRequest
 from mailtriage.backends.thread_reconstruction import synthetic_kind
