@@ -23,16 +23,33 @@ def rows_of(page: SearchPage, account_id: str | None) -> list[ThreadSummary]:
 
 
 class SearchRows(PagedRows):
-    """Every result of one search; ``first`` is its page 0. A backend that gives no total
-    shows its first page only (the status line says more exist)."""
+    """Every result of one search; ``first`` is its page 0.
+
+    When the backend has not counted the results yet (IMAP's first page of a large folder,
+    Graph), the rows are those known plus one page of placeholders while more exist; each
+    page fetched tells the new length (the exact total once a backend gives it)."""
 
     def __init__(self, first: SearchPage, load_page: Callable[[int], SearchPage], account_id: str | None) -> None:
         size = first.page_size
-        total = first.total if first.total is not None else len(first.items)
+        self.total_known = first.total is not None
 
         def loader(offset: int, limit: int) -> Sequence[ThreadSummary]:
-            return rows_of(load_page(offset // size), account_id)
+            page = load_page(offset // size)
+            self._learn(page)
+            return rows_of(page, account_id)
 
-        super().__init__(total, loader, page_size=size)
-        if total:
+        super().__init__(self._length(first), loader, page_size=size)
+        if first.items:
             self._pages[0] = rows_of(first, account_id)
+
+    @staticmethod
+    def _length(page: SearchPage) -> int:
+        if page.total is not None:
+            return page.total
+        return page.request.offset + len(page.items) + (page.page_size if page.more else 0)
+
+    def _learn(self, page: SearchPage) -> None:
+        if page.total is not None:
+            self.total, self.total_known = page.total, True
+        elif not self.total_known:
+            self.total = max(self.total if page.more else 0, self._length(page))

@@ -8,9 +8,12 @@ folder (RFC 3501 §2.3.1.1), the order the folder listing uses too. ``SORT (REVE
 ARRIVAL)`` is not used: it breaks ties by ascending sequence number, so mail that arrived
 in the same second would come oldest first, and it costs the server a sort for nothing.
 
-Only the requested page's headers are fetched. The ordered UIDs are kept per folder
-state (UIDVALIDITY, UIDNEXT, EXISTS), so the next page runs no second search while the
-folder is unchanged. Across the folders of an account every selectable folder is
+Only the requested page's headers are fetched. The first page of a large folder is
+searched newest first in growing windows of sequence numbers (``UID SEARCH … 98001:100000
+SUBJECT …``, then the 4,000 before, …) until it is full, so it costs what it shows, not
+what the folder holds; its total is then unknown (``None``) until the next page, which
+searches the whole folder once. The ordered UIDs are kept per folder state (UIDVALIDITY,
+UIDNEXT, EXISTS), so later pages run no second search while the folder is unchanged. Across the folders of an account every selectable folder is
 examined in turn (``\\Noselect`` skipped); a folder that fails is named with why and the
 others still answer, merged newest first by the multi-source rule.
 
@@ -39,6 +42,10 @@ from mailtriage.backends.search import SearchField, SearchPage, SearchRequest
 _KEYS = {SearchField.TEXT: b"TEXT", SearchField.BODY: b"BODY", SearchField.FROM: b"FROM",
          SearchField.SUBJECT: b"SUBJECT"}
 _CACHE_SIZE = 16
+#: The first page is searched in windows of the newest messages, from this many up.
+FIRST_WINDOW = 2000
+#: … and at least this many messages per result wanted (a rare word needs a wide window).
+WINDOW_PER_RESULT = 40
 
 # Per mailbox object: (folder, folder state, criteria) -> (UIDs newest first, method).
 _CACHES: "weakref.WeakKeyDictionary[object, OrderedDict]" = weakref.WeakKeyDictionary()
@@ -111,13 +118,7 @@ def folder_matches(mb, folder: str, request: SearchRequest) -> tuple[list[int], 
     state = conn.select(folder, readonly=True)
     if state.exists == 0:
         return [], state.uidvalidity, method_of(conn)
-    since_key = request.since.isoformat() if request.since else None
-    key = (folder, state.uidvalidity, state.uidnext, state.exists, request.field, request.query, since_key)
-    cache = _cache(mb)
-    with _CACHE_LOCK:
-        hit = cache.get(key)
-        if hit is not None:
-            cache.move_to_end(key)
+    hit = _cached(mb, folder, state, request)
     if hit is not None:
         return hit[0], state.uidvalidity, hit[1]
     keys = criteria(request, within=conn.has("WITHIN"))
@@ -130,11 +131,69 @@ def folder_matches(mb, folder: str, request: SearchRequest) -> tuple[list[int], 
     if request.since is not None and not conn.has("WITHIN"):
         uids = _drop_early(mb, uids, aware(request.since))
     method = method_of(conn)
+    _keep(mb, _key(folder, state, request), uids, method)
+    return uids, state.uidvalidity, method
+
+
+def newest_matches(mb, folder: str, request: SearchRequest, need: int) -> tuple[list[int], int, str, bool]:
+    """At least ``need`` of the newest matches in ``folder`` (fewer only when the folder has
+    no more), searched newest first in growing windows of sequence numbers, so the first page
+    costs what it shows rather than what the folder holds; and whether every match is known.
+
+    Returns (UIDs newest first, UIDVALIDITY, method, complete). A complete answer is kept like
+    :func:`folder_matches`' (the next page runs no search); otherwise the next page searches
+    the whole folder once, for the exact total.
+    """
+    conn = mb.conn
+    state = conn.select(folder, readonly=True)
+    if state.exists <= 2 * FIRST_WINDOW or _cached(mb, folder, state, request) is not None:
+        uids, uidvalidity, method = folder_matches(mb, folder, request)
+        return uids, uidvalidity, method, True
+    keys = criteria(request, within=conn.has("WITHIN"))
+    found: list[int] = []
+    hi, window = state.exists, max(FIRST_WINDOW, WINDOW_PER_RESULT * need)
+    lo = hi + 1
+    while hi >= 1 and len(found) < need:
+        lo = max(1, hi - window + 1)
+        seqset = f"{lo}:{hi}".encode()
+        try:
+            found.extend(_run(conn, [seqset, *keys]))
+        except BackendFailure as exc:
+            if isinstance(exc, ConnectionLost):
+                raise
+            raise BackendFailure(mb.account_id, f"the search in {folder!r} failed: {exc.detail}") from None
+        hi, window = lo - 1, window * 2
+    found = list(dict.fromkeys(found))  # a window never overlaps another, unless mail was expunged meanwhile
+    complete = lo <= 1
+    if request.since is not None and not conn.has("WITHIN"):
+        found = _drop_early(mb, found, aware(request.since))
+    method = method_of(conn) + (" (newest first, in windows)" if not complete else "")
+    if complete:
+        _keep(mb, _key(folder, state, request), found, method_of(conn))
+    return found, state.uidvalidity, method, complete
+
+
+def _key(folder: str, state, request: SearchRequest) -> tuple:
+    since_key = request.since.isoformat() if request.since else None
+    return (folder, state.uidvalidity, state.uidnext, state.exists, request.field, request.query, since_key)
+
+
+def _cached(mb, folder: str, state, request: SearchRequest):
+    cache = _cache(mb)
+    key = _key(folder, state, request)
+    with _CACHE_LOCK:
+        hit = cache.get(key)
+        if hit is not None:
+            cache.move_to_end(key)
+    return hit
+
+
+def _keep(mb, key: tuple, uids: list[int], method: str) -> None:
+    cache = _cache(mb)
     with _CACHE_LOCK:
         cache[key] = (uids, method)
         while len(cache) > _CACHE_SIZE:
             cache.popitem(last=False)
-    return uids, state.uidvalidity, method
 
 
 def _drop_early(mb, uids: list[int], since: datetime) -> list[int]:
@@ -170,6 +229,16 @@ def search_folders(mb, folders: list[str], request: SearchRequest, backend: str)
     matches, merged newest first, sliced once; totals summed. A folder that fails is
     listed in ``failed`` with why; when every folder fails, the first error is raised.
     """
+    if len(folders) == 1 and request.page == 0:
+        # The first page: the newest matches, searched in windows from the top of the folder.
+        folder = folders[0]
+        uids, uidvalidity, method, complete = newest_matches(mb, folder, request, request.page_size + 1)
+        window = uids[:request.page_size]
+        headers = fetch_headers(mb, folder, uidvalidity, window) if window else {}
+        items = tuple(with_thread_counts([headers[u] for u in window if u in headers]))
+        notes = () if complete else ("the newest matches first; the total is counted with the next page",)
+        return SearchPage(backend, request, items, len(uids) if complete else None, len(uids) > request.page_size,
+                          method=method, searched=(folder,), notes=notes)
     if len(folders) == 1:
         headers, total, method = folder_window(mb, folders[0], request, request.offset, request.page_size)
         return SearchPage(backend, request, tuple(with_thread_counts(headers)), total,

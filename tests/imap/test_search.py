@@ -12,6 +12,7 @@ import pytest
 from mailtriage.backends.errors import MailError
 from mailtriage.backends.imap.account import password_key
 from mailtriage.backends.imap.adapter import ImapMailbox
+from mailtriage.backends.imap import search as search_module
 from mailtriage.backends.imap.search import search_string
 from mailtriage.backends.imap.source import ImapSource
 from mailtriage.backends.mailbox_contract import InvalidQuery
@@ -257,3 +258,23 @@ def test_the_source_declares_search_and_searches_its_list_folder(dovecot, doveco
         assert sorted(s.subject for s in everywhere.items) == ["needle elsewhere", "needle on the list"]
     finally:
         source.close()
+
+
+def test_a_large_folder_gives_its_first_page_from_the_newest_windows(dovecot, dovecot_user, mailbox, monkeypatch):
+    monkeypatch.setattr(search_module, "FIRST_WINDOW", 4)  # "large" at 9 messages: windows of 4, 8, …
+    monkeypatch.setattr(search_module, "WINDOW_PER_RESULT", 1)
+    raws = [make_mail(n, subject=f"needle {n}" if n % 4 == 0 else f"hay {n}") for n in range(40)]
+    seed_many(dovecot, dovecot_user, "INBOX", raws)
+    with Sent() as sent:
+        first = mailbox.search(SearchRequest("needle", field=SearchField.SUBJECT, page_size=2))
+    assert subjects(first) == ["needle 36", "needle 32"] and first.more
+    assert first.total is None and "windows" in first.method and first.notes  # not counted yet
+    windows = [line for line in sent.having("SEARCH")]
+    assert windows and all(":" in line.split("UTF-8", 1)[1].split()[0] for line in windows)  # seq windows
+    assert not any("1:40" in line for line in windows)  # the whole folder was not searched
+    second = mailbox.search(SearchRequest("needle", field=SearchField.SUBJECT, page=1, page_size=2))
+    assert subjects(second) == ["needle 28", "needle 24"] and second.total == 10  # exact from page 2 on
+    again = mailbox.search(SearchRequest("needle", field=SearchField.SUBJECT, page_size=2))
+    assert again.total == 10  # the whole list is known now: the first page says so too
+    few = mailbox.search(SearchRequest("needle 4", field=SearchField.SUBJECT, page_size=5))
+    assert subjects(few) == ["needle 4"] and few.total == 1 and not few.more  # every window searched: complete

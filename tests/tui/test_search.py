@@ -141,24 +141,6 @@ async def test_a_search_without_matches_says_so_and_esc_restores(workdir):
         assert len(thread_list.rows) == 4
 
 
-def shot(text: str):
-    async def run_before(pilot):
-        await settle(pilot)
-        await search(pilot, text)
-        pilot.app.clear_notifications()
-        await pilot.pause()
-
-    return run_before
-
-
-def test_snapshot_results_narrow(snap_compare, workdir):
-    assert snap_compare(make_app(Path("p")), terminal_size=NARROW, run_before=shot("overflow"))
-
-
-def test_snapshot_results_wide(snap_compare, workdir):
-    assert snap_compare(make_app(Path("p")), terminal_size=WIDE, run_before=shot("overflow"))
-
-
 # -- on a real Dovecot: the list's IMAP source, and a personal account's folder ------------------
 
 LIST = "security@frob.example"

@@ -369,6 +369,9 @@ class ThreadList(ScrollView, can_focus=True):
     def on_thread_list_page_loaded(self, message: PageLoaded) -> None:
         message.stop()
         if message.rows is self.rows:
+            if self.virtual_size.height != len(self.rows):  # a search learnt how many results it has
+                self.virtual_size = Size(0, len(self.rows))
+                self._announce()
             self.refresh()
             if message.error:
                 # Server text: inert, never parsed as markup.

@@ -19,6 +19,7 @@ from textual.worker import get_current_worker
 from mailtriage.tui import bindings
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.rows import FilteredRows, ThreadRows
+from mailtriage.tui.search_rows import SearchRows
 
 
 class SearchBox(Input):
@@ -227,7 +228,10 @@ class ThreadPane(Vertical):
 
     def _search_status(self, position: str, total: int) -> str:
         query, answered = self.search_label or ("", "")
-        matches = f"{total} match{'es' if total != 1 else ''} for {query!r}"
+        rows = self.thread_list.rows
+        counted = not isinstance(rows, SearchRows) or rows.total_known
+        count = f"{total}" if counted else f"{rows.loaded_pages() * rows.page_size}+"
+        matches = f"{count} match{'es' if total != 1 or not counted else ''} for {query!r}"
         return f"{position} · {matches} · n/N next/previous · Esc clears · via {answered}"
 
     def _filter_locally(self, query: str) -> None:
