@@ -4,9 +4,12 @@ Builds the folder by writing Maildir files directly (as bench_imap.py and bench_
 starts a real Dovecot on loopback (the test fixture's), warms its index and header cache
 once, then measures on an open connection, each figure the median of ``--repeat`` runs:
 
-  ours  ImapMailbox.search(SearchRequest(...)) first page of 50, newest first — one
-        EXAMINE, one ``UID SEARCH RETURN (ALL COUNT) CHARSET UTF-8``, one FETCH of 50
-        headers. Our kept UID list is dropped before every run, so each run searches.
+  ours  ImapMailbox.search(SearchRequest(...)) first page of 50, newest first — EXAMINE,
+        ``UID SEARCH RETURN (ALL COUNT) CHARSET UTF-8 <seq window> <key> <text>`` over the
+        newest 2,000 messages, then wider windows until 51 matches are known, one FETCH of
+        50 headers. Our kept UID lists are dropped before every run, so each run searches.
+  count ours, the exact total: the second page, which searches the whole folder once
+        (kept lists dropped first), and fetches its 50 headers
   (1)   baseline "client-side filter": fetch the subject and sender of every message of
         the folder and filter locally (what searching the listing costs without the server)
   (2)   baseline "plain SEARCH + FETCH all": ``UID SEARCH`` then the headers of every match
@@ -111,6 +114,10 @@ def main() -> int:
             def next_page():
                 return mailbox.search(SearchRequest(text, field=field, page=1, page_size=50))
 
+            def counted():
+                search_module._CACHES.clear()
+                return next_page()
+
             def client_filter():
                 needle = text.lower()
                 found = []
@@ -130,12 +137,13 @@ def main() -> int:
                 return sorted(fetched, reverse=True)[:50]
 
             t_ours, page = median_of(ours, args.repeat)
-            ours()
-            t_next, _ = median_of(next_page, args.repeat)
-            t_filter, _ = median_of(client_filter, max(1, args.repeat // 3))
+            t_count, second = median_of(counted, args.repeat)
+            t0 = time.perf_counter()
+            client_filter()  # one run: it reads every message's headers, the slowest by far
+            t_filter = time.perf_counter() - t0
             t_plain, plain = median_of(search_fetch_all, args.repeat)
-            assert page.total is not None and len(page.items) == min(50, page.total) == len(plain)
-            rows.append((label, page.total, t_ours, t_next, t_filter, t_plain))
+            assert len(page.items) == len(plain) and second.total is not None
+            rows.append((label, second.total, t_ours, t_count, t_filter, t_plain))
         mailbox.close()
         baseline.logout()
     finally:
@@ -144,10 +152,10 @@ def main() -> int:
     print()
     print(f"{args.messages:,}-message Dovecot folder, first page of 50 newest matches "
           f"(median of {args.repeat}; machine shared and loaded):")
-    print(f"{'query':24} {'matches':>8} {'ours':>8} {'next pg':>8} {'(1) filter':>11} {'(2) SEARCH+FETCH':>17}  goal")
-    for label, total, t_ours, t_next, t_filter, t_plain in rows:
+    print(f"{'query':24} {'matches':>8} {'ours':>8} {'count':>8} {'(1) filter':>11} {'(2) SEARCH+FETCH':>17}  goal")
+    for label, total, t_ours, t_count, t_filter, t_plain in rows:
         verdict = "meets" if t_ours <= 0.5 else "MISSES"
-        print(f"{label:24} {total:>8,} {t_ours:8.3f} {t_next:8.3f} {t_filter:11.3f} {t_plain:17.3f}  "
+        print(f"{label:24} {total:>8,} {t_ours:8.3f} {t_count:8.3f} {t_filter:11.3f} {t_plain:17.3f}  "
               f"{verdict} <= 0.5 s ({t_filter / t_ours:.0f}x / {t_plain / t_ours:.1f}x faster)")
     return 0
 
