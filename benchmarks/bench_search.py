@@ -6,7 +6,8 @@ once, then measures on an open connection, each figure the median of ``--repeat`
 
   ours  ImapMailbox.search(SearchRequest(...)) first page of 50, newest first — EXAMINE,
         ``UID SEARCH RETURN (ALL COUNT) CHARSET UTF-8 <seq window> <key> <text>`` over the
-        newest 2,000 messages, then wider windows until 51 matches are known, one FETCH of
+        newest 2,040 messages, then a window sized from the density of the matches until 51
+        are known, one FETCH of
         50 headers. Our kept UID lists are dropped before every run, so each run searches.
   count ours, the exact total: the second page, which searches the whole folder once
         (kept lists dropped first), and fetches its 50 headers

@@ -9,9 +9,9 @@ ARRIVAL)`` is not used: it breaks ties by ascending sequence number, so mail tha
 in the same second would come oldest first, and it costs the server a sort for nothing.
 
 Only the requested page's headers are fetched. The first page of a large folder is
-searched newest first in growing windows of sequence numbers (``UID SEARCH … 98001:100000
-SUBJECT …``, then the 4,000 before, …) until it is full, so it costs what it shows, not
-what the folder holds; its total is then unknown (``None``) until the next page, which
+searched newest first in windows of sequence numbers (``UID SEARCH … 97961:100000
+SUBJECT …``, then a window sized from the matches' density so far) until it is full, so
+it costs what it shows, not what the folder holds; its total is then unknown (``None``) until the next page, which
 searches the whole folder once. The ordered UIDs are kept per folder state (UIDVALIDITY,
 UIDNEXT, EXISTS), so later pages run no second search while the folder is unchanged. Across the folders of an account every selectable folder is
 examined in turn (``\\Noselect`` skipped); a folder that fails is named with why and the
@@ -137,7 +137,7 @@ def folder_matches(mb, folder: str, request: SearchRequest) -> tuple[list[int], 
 
 def newest_matches(mb, folder: str, request: SearchRequest, need: int) -> tuple[list[int], int, str, bool]:
     """At least ``need`` of the newest matches in ``folder`` (fewer only when the folder has
-    no more), searched newest first in growing windows of sequence numbers, so the first page
+    no more), searched newest first in windows of sequence numbers, so the first page
     costs what it shows rather than what the folder holds; and whether every match is known.
 
     Returns (UIDs newest first, UIDVALIDITY, method, complete). A complete answer is kept like
@@ -153,6 +153,7 @@ def newest_matches(mb, folder: str, request: SearchRequest, need: int) -> tuple[
     found: list[int] = []
     hi, window = state.exists, max(FIRST_WINDOW, WINDOW_PER_RESULT * need)
     lo = hi + 1
+    searched = 0
     while hi >= 1 and len(found) < need:
         lo = max(1, hi - window + 1)
         seqset = f"{lo}:{hi}".encode()
@@ -162,7 +163,11 @@ def newest_matches(mb, folder: str, request: SearchRequest, need: int) -> tuple[
             if isinstance(exc, ConnectionLost):
                 raise
             raise BackendFailure(mb.account_id, f"the search in {folder!r} failed: {exc.detail}") from None
-        hi, window = lo - 1, window * 2
+        searched += hi - lo + 1
+        hi = lo - 1
+        # The next window from the matches' density so far (half as much again, to land in
+        # one more search); eight times as wide when nothing matched yet.
+        window = (int((need - len(found)) * searched / len(found) * 1.5) + 1 if found else searched * 8)
     found = list(dict.fromkeys(found))  # a window never overlaps another, unless mail was expunged meanwhile
     complete = lo <= 1
     if request.since is not None and not conn.has("WITHIN"):
