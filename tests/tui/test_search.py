@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from mailtriage.application import SearchPage, SearchRequest, ThreadId, ThreadSummary
+from mailtriage.backends.contract import Address
 from mailtriage.core.trace import OPLOG
 from mailtriage.tui.bindings import APP, READER, THREAD_LIST
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.search_rows import SearchRows
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, mail, mbox_project, reader_text, screen_text, settle, write_imap_project
 
@@ -188,3 +191,21 @@ async def test_slash_in_an_account_folder_searches_that_folder(imap_search_proje
         thread_list = app.screen.query_one(ThreadList)
         assert subjects(thread_list) == ["Heap overflow, archived"]  # that folder only, not INBOX
         assert "via work (IMAP UID SEARCH" in screen_text(app)
+
+
+def test_search_rows_grow_until_the_backend_counts_them():
+    def summary(n: int) -> ThreadSummary:
+        return ThreadSummary(ThreadId("msgid", f"<m{n}@x>"), f"hit {n}", f"<m{n}@x>", Address("", "a@x"),
+                             datetime(2026, 10, 1, tzinfo=timezone.utc), 1)
+
+    def page(number: int, count: int, total, more: bool) -> SearchPage:
+        request = SearchRequest("hit", page=number, page_size=2)
+        items = tuple(summary(number * 2 + i) for i in range(count))
+        return SearchPage("imap", request, items, total, more)
+
+    answers = {1: page(1, 2, 5, True), 2: page(2, 1, 5, False)}
+    rows = SearchRows(page(0, 2, None, True), answers.__getitem__, None)
+    assert len(rows) == 4 and not rows.total_known  # two known, a page of placeholders
+    assert rows.peek(1).subject == "hit 1" and rows.peek(2) is None
+    rows.fetch_page(1)
+    assert len(rows) == 5 and rows.total_known and rows.peek(3).subject == "hit 3"
