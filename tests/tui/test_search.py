@@ -209,3 +209,17 @@ def test_search_rows_grow_until_the_backend_counts_them():
     assert rows.peek(1).subject == "hit 1" and rows.peek(2) is None
     rows.fetch_page(1)
     assert len(rows) == 5 and rows.total_known and rows.peek(3).subject == "hit 3"
+
+
+async def test_server_words_in_the_status_line_are_inert(workdir):
+    app = make_app(Path("p"))
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        await search(pilot, "overflow")
+        pane = app.screen.threads
+        pane.show_search_results(pane.thread_list.rows, "q\u202e", "imap", "IMAP \x1b[31mSEARCH",
+                                 failed=(("Lists/\x1b]0;evil\x07dev", "denied"),), notes=("a\u200bnote",))
+        await pilot.pause()
+        status = str(pane.query_one("#threads-status").render())
+        assert "not searched: Lists/" in status
+        assert not any(ch in status for ch in ("\x1b", "\x07", "\u202e", "\u200b"))

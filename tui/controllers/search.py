@@ -16,6 +16,7 @@ from __future__ import annotations
 from textual import work
 from textual.worker import get_current_worker
 
+from mailtriage.core.inert import terminal_text
 from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.messages import SearchFailed, SearchLoaded, SearchUnsupported
 from mailtriage.tui.panes.reader import ThreadView
@@ -96,8 +97,8 @@ class SearchController(ControllerBase):
             return
         self.threads.show_search_results(message.rows, message.query, message.backend, message.method,
                                          failed=message.failed, notes=message.notes, complete=message.total_known)
-        for folder, why in message.failed:
-            self.notify(f"{folder}: {why}", title="Not searched", severity="warning", markup=False)
+        for folder, why in message.failed:  # server text: inert
+            self.notify(terminal_text(f"{folder}: {why}"), title="Not searched", severity="warning", markup=False)
 
     def on_search_unsupported(self, message: SearchUnsupported) -> None:
         if self.is_current("search", message.request):

@@ -16,6 +16,7 @@ from textual.message import Message
 from textual.widgets import Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
+from mailtriage.core.inert import terminal_line
 from mailtriage.tui import bindings
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.rows import FilteredRows, ThreadRows
@@ -210,7 +211,9 @@ class ThreadPane(Vertical):
         if not complete:
             extra.append("more results exist: refine the query")
         extra += list(notes)
-        self.search_label = (query, f"{backend} ({method})" + "".join(f" · {e}" for e in extra))
+        # Folder names, notes and the backend's words come from the server: one inert line.
+        answered = terminal_line(f"{backend} ({method})" + "".join(f" · {e}" for e in extra))
+        self.search_label = (terminal_line(query), answered)
         self.thread_list.set_rows(rows, filtered=True)
         self.post_message(self.SearchState(True))
         self._update_status()
