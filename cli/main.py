@@ -27,13 +27,13 @@ from typing import Any, Sequence
 import mailtriage.application as application
 from mailtriage.application.errors import ConfigError, TrackerError, UsageError
 from mailtriage.cli import flows
-from mailtriage.cli import search as search_command
 from mailtriage.cli.exit_codes import MAIN, ExitCode, exit_code, handled
 from mailtriage.cli.output import emit as _emit
 from mailtriage.cli.output import err as _err
 from mailtriage.cli.output import jsonable as _jsonable
 from mailtriage.cli.output import line as _line
 from mailtriage.cli.output import read_file_arg as _read_file_arg
+from mailtriage.cli import search as search_command
 from mailtriage.core.inert import terminal_line
 
 MAIL_OPS = ("list-recent-threads", "read-thread", "list-drafts", "list-sent-since", "create-draft", "thread-url")
@@ -115,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--backend", help="run on this configured backend instead of the resolved one")
         return q
 
+    search_command.add_parser(op_parser)  # not a contract op: cli/search.py
     q = op_parser("list-recent-threads", "threads on LIST newer than SINCE")
     q.add_argument("--list", dest="list_name", help="list address (default: security_list from project.md)")
     q.add_argument("--since", help="ISO date/instant or Nd (days); default from project.md import.since")
@@ -133,7 +134,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="allow a second pending draft on the same thread (otherwise refused)")
     q = op_parser("thread-url", "a human-clickable URL for a thread")
     q.add_argument("thread_id")
-    search_command.add_parser(op_parser)
 
     flows.register(sub, _common)
 

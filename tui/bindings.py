@@ -83,8 +83,8 @@ READER = [
     _b("G,end", "scroll_end", "Bottom", "reader.bottom", show=False),
     # While a search is shown, n / N open the next / previous match; otherwise n is the
     # next message of the thread (the first binding of a key that applies wins).
-    _b("n", "next_match", "Next search match", "reader.next_match"),
-    _b("N", "previous_match", "Previous search match", "reader.previous_match"),
+    _b("n", "next_match", "Next search match", "reader.next_match", show=False),
+    _b("N", "previous_match", "Previous search match", "reader.previous_match", show=False),
     _b("n", "next_message", "Next message", "reader.next_message"),
     _b("p", "previous_message", "Previous message", "reader.previous_message"),
     _b("r", "reply", "Reply", "reader.reply"),

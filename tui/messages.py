@@ -237,32 +237,6 @@ class FolderListed(Message):
     cursor: int = 0
 
 
-@dataclass(eq=False)
-class AlertsFound(Message):
-    """The new-report poll found new or updated threads (not acknowledged yet)."""
-
-    outcome: PollOutcome
-    list_name: str | None
-    loop: AlertLoop  # the loop that polled (an answer from a stopped loop is dropped)
-
-
-@dataclass(eq=False)
-class AlertsFailed(Message):
-    """One poll failed (the loop goes on and polls again later)."""
-
-    error: BaseException
-
-
-@dataclass(eq=False)
-class CaseLoaded(Message):
-    """The MAS case record of the thread being read, or an error reading it."""
-
-    request: int
-    thread: Thread
-    record: Mapping[str, object] | None = None
-    error: str | None = None
-
-
 # -- server search (tui/controllers/search.py) ------------------------------------------
 @dataclass(eq=False)
 class SearchLoaded(Message):
@@ -293,3 +267,30 @@ class SearchUnsupported(Message):
     request: int
     query: str
     why: str
+
+
+@dataclass(eq=False)
+class AlertsFound(Message):
+    """The new-report poll found new or updated threads (not acknowledged yet)."""
+
+    outcome: PollOutcome
+    list_name: str | None
+    loop: AlertLoop  # the loop that polled (an answer from a stopped loop is dropped)
+
+
+@dataclass(eq=False)
+class AlertsFailed(Message):
+    """One poll failed (the loop goes on and polls again later)."""
+
+    error: BaseException
+
+
+@dataclass(eq=False)
+class CaseLoaded(Message):
+    """The MAS case record of the thread being read, or an error reading it."""
+
+    request: int
+    thread: Thread
+    record: Mapping[str, object] | None = None
+    error: str | None = None
+

@@ -5,9 +5,7 @@ import inspect
 
 import pytest
 
-from mailtriage.backends.contract import MailSource
-from mailtriage.backends.mailbox_contract import MailboxAdapter
-from mailtriage.backends.registry import BACKEND_KINDS, MAILBOX_KINDS, _load, backend_class
+from mailtriage.backends.registry import BACKEND_KINDS, backend_class
 from mailtriage.trackers.github import GitHubTracker
 from mailtriage.trackers.jira import JiraTracker
 from mailtriage.trackers.localfiles import LocalFilesTracker
@@ -37,18 +35,3 @@ def test_a_tracker_set_up_locally_has_init_and_detect():
     for cls in (LocalFilesTracker, GitHubTracker, JiraTracker):
         assert cls.features.set_up_locally == (callable(getattr(cls, "init", None))
                                                and callable(getattr(cls, "detect", None))), cls
-
-
-@pytest.mark.parametrize("kind", sorted(BACKEND_KINDS))
-def test_a_declared_server_search_is_one_the_class_implements(kind):
-    """server_search is declared exactly by the classes that override ``search`` (issue 14 §4)."""
-    cls = backend_class(kind)
-    implements = cls.search is not MailSource.search
-    assert cls.features.server_search == implements, kind
-    assert set(cls.features.server_search_fields) <= {"text", "body", "from", "subject"}
-
-
-def test_a_mailbox_that_declares_search_implements_it():
-    for adapter, _loader in MAILBOX_KINDS.values():
-        cls = _load(adapter)
-        assert cls.server_search == (cls.search is not MailboxAdapter.search), adapter
