@@ -293,4 +293,3 @@ class CaseLoaded(Message):
     thread: Thread
     record: Mapping[str, object] | None = None
     error: str | None = None
-

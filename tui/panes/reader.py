@@ -143,7 +143,6 @@ class ThreadView(VerticalScroll, can_focus=True):
     class BackRequested(TextualMessage):
         pass
 
-
     def action_page_down(self) -> None:
         self.scroll_page_down(animate=False)
 
