@@ -36,6 +36,8 @@ from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 from urllib.parse import parse_qs, quote, urlsplit
 
+from mailtriage.backends.mailbox_contract import InvalidQuery
+from mailtriage.backends.search import SearchPage, SearchRequest
 from mailtriage.backends.archive_http import (
     ArchiveBadResponse,
     ArchiveHttp,
@@ -61,8 +63,6 @@ from mailtriage.backends.contract import (
     ThreadSummary,
 )
 from mailtriage.backends.errors import BackendFailure, Unavailable
-from mailtriage.backends.mailbox_contract import InvalidQuery
-from mailtriage.backends.search import SearchPage, SearchRequest
 
 # The search results page: "<n> messages" in the header, one link per matching email.
 _SEARCH_TOTAL = re.compile(r'class="icomoon discussion"></span>\s*(\d+)\s')

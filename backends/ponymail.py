@@ -43,6 +43,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote, urlsplit
 
+from mailtriage.backends.mailbox_contract import InvalidQuery
+from mailtriage.backends.search import SearchField, SearchPage, SearchRequest, page_of
 from mailtriage.backends.archive_http import (
     AVAILABILITY_TTL,
     ArchiveBadResponse,
@@ -67,8 +69,6 @@ from mailtriage.backends.contract import (
     ThreadSummary,
 )
 from mailtriage.backends.errors import BackendFailure, SignInNeeded, Unavailable
-from mailtriage.backends.mailbox_contract import InvalidQuery
-from mailtriage.backends.search import SearchField, SearchPage, SearchRequest, page_of
 from mailtriage.backends.mime import extract_msgids, parse_address, parse_address_list, parse_message
 
 MAX_TREE_DEPTH = 250  # Foal's own bound on thread walks
