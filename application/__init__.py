@@ -40,6 +40,8 @@ _export("mailtriage.application.project", "Project", "ListEntry", "project_dir")
 _export("mailtriage.application.flows", "ImportFlow", "ReplyFlow", "SyncFlow", "PublishFlow", "OrganizeFlow",
         "SweepFlow", "SweepRequest", "PollFlow")
 _export("mailtriage.application.accounts", "Mailboxes")
+_export("mailtriage.application.search", "SearchField", "SearchPage", "SearchRequest", "SearchResult",
+        "search_request", "search_project", "search_mailbox", "search_account", "source_can_search")
 # -- mail: the contract's types and errors
 _export("mailtriage.backends.contract", "ALL_OPS", "Op", "Thread", "ThreadId", "ThreadSummary", "Message",
         "DraftRequest", "MailSource", "SourceFeatures")

@@ -347,6 +347,15 @@ class SourceFeatures:
     never discovered by probing (a signature, a kind name). Front ends and flows branch
     on these, not on ``kind``."""
 
+    #: ``search(SearchRequest)`` runs on the server (IMAP SEARCH, Gmail ``q``, Graph
+    #: ``$search``, an archive's own search) or scans the local index (mbox): the app's
+    #: ``/`` and ``mailtriage mail search`` use it. ``server_search_fields`` lists the
+    #: fields (``text``, ``body``, ``from``, ``subject``) the backend can search.
+    server_search: bool = False
+    server_search_fields: tuple[str, ...] = ("text", "body", "from", "subject")
+    #: The backend searches every folder of its account when asked (``all_folders``).
+    search_all_folders: bool = False
+
     #: ``list_recent_threads(..., limit=N)`` is accepted: the listing stops once N threads
     #: are known (a first screen costs what it shows, not what the list holds).
     listing_limit: bool = False
@@ -439,6 +448,12 @@ class MailSource:
 
     def thread_url(self, thread_id: ThreadId) -> str:
         raise self._decline(Op.THREAD_URL)
+
+    def search(self, request):
+        """One ``SearchPage`` of messages matching the ``SearchRequest``, newest first, each as the
+        ``ThreadSummary`` of the thread that holds it (see :mod:`mailtriage.backends.search`).
+        Backends that implement it declare ``features.server_search``."""
+        raise NotSupported(self.name, "search", "this backend declares no server search")
 
     def close(self) -> None:
         """Release connections. Safe to call more than once."""

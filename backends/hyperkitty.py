@@ -30,11 +30,14 @@ Settings (``mail_sources.<name>`` in project.md): ``base_url`` (required), ``lis
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 from urllib.parse import parse_qs, quote, urlsplit
 
+from mailtriage.backends.mailbox_contract import InvalidQuery
+from mailtriage.backends.search import SearchPage, SearchRequest
 from mailtriage.backends.archive_http import (
     ArchiveBadResponse,
     ArchiveHttp,
@@ -55,6 +58,7 @@ from mailtriage.backends.contract import (
     SourceFeatures,
     Message,
     Op,
+    SourceFeatures,
     TextPart,
     Thread,
     ThreadId,
@@ -63,6 +67,9 @@ from mailtriage.backends.contract import (
 from mailtriage.backends.errors import BackendFailure, Unavailable
 from mailtriage.backends.identity import hyperkitty_hash
 
+# The search results page: "<n> messages" in the header, one link per matching email.
+_SEARCH_TOTAL = re.compile(r'class="icomoon discussion"></span>\s*(\d+)\s')
+_SEARCH_HIT = re.compile(r'href="[^"]*/message/([A-Z0-9]{32})/"')
 EMAILS_PAGE_SIZE = 100  # emails of one thread per request
 MAX_HEAD_PAGES = 4  # pages of the head read again after a walk, while they show news
 
@@ -70,11 +77,13 @@ MAX_HEAD_PAGES = 4  # pages of the head read again after a walk, while they show
 class HyperKittySource(MailSource):
     """A Mailman 3 archive read through HyperKitty's JSON API."""
 
+    # HyperKitty's search is full text (subject, content, sender); no field restrictions.
+    # search: its web search page; attachments: the archive's attachment download route
+    features = SourceFeatures(server_search=True, server_search_fields=("text",), attachment_bytes=True)
     kind = "mailman3"
     thread_id_kind = "hyperkitty"
     resolves_message_ids = True  # the Message-ID hash (see thread_for_message_id)
     capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})
-    features = SourceFeatures(attachment_bytes=True)  # the archive's attachment download route
 
     def __init__(self, name: str, settings: Mapping[str, object] | None = None, *,
                  origin: SourceOrigin | None = None) -> None:
@@ -302,6 +311,48 @@ class HyperKittySource(MailSource):
             notes=tuple(notes),
         )
 
+    # -- search -------------------------------------------------------------------------
+    def search(self, request: SearchRequest) -> SearchPage:
+        """HyperKitty's own search. It has no search in its REST API: the web search page
+        (``<base>/search?q=&mlist=&page=&count=&sort=date-desc``) is read for the hashes of
+        the matching emails and its ``<n> messages`` total, then each email is read from the
+        REST API (``…/email/<hash>/``, a few at a time) for its thread, sender and date."""
+        address = request.list_name or self.list_address
+        what = f"the search of {address}"
+        response = self.http.get(f"{self.base_url}/search", {
+            "q": hyperkitty_query(request), "mlist": address, "page": request.page + 1,
+            "count": request.page_size, "sort": "date-desc"}, what=what)
+        text = response.content.decode("utf-8", "replace")
+        found = _SEARCH_TOTAL.search(text)
+        if found is None:
+            raise ArchiveBadResponse(self.name, f"{what}: not HyperKitty's search results page (no message count)")
+        total = int(found.group(1))
+        hashes = list(dict.fromkeys(_SEARCH_HIT.findall(text)))
+        if request.offset >= total:
+            hashes = []  # the paginator answers the last page for a page past the end
+        with ThreadPoolExecutor(max_workers=self.parallel) as pool:
+            items = list(pool.map(lambda digest: self._hit(address, digest), hashes))
+        since = aware(request.since) if request.since is not None else None
+        kept = [i for i in items if since is None or i.last_activity is None or i.last_activity >= since]
+        notes = ("the window (since) is applied to each page's results: HyperKitty's search has no date "
+                 "filter",) if since is not None else ()
+        return SearchPage(self.name, request, tuple(kept), total, request.offset + request.page_size < total,
+                          method="HyperKitty search", searched=(address,), notes=notes)
+
+    def _hit(self, address: str, digest: str) -> ThreadSummary:
+        email = self.http.get_json(self._api(address, f"email/{quote(digest, safe='')}/"), None,
+                                   what=f"email {digest}")
+        if not isinstance(email, dict):
+            raise ArchiveBadResponse(self.name, f"email {digest}: not an email")
+        thread = _hash_from_url(email.get("thread"), "thread") or digest
+        reply = bool(email.get("parent"))
+        subject = email.get("subject")
+        return ThreadSummary(thread_id=ThreadId(self.thread_id_kind, thread),
+                             subject=subject if isinstance(subject, str) else "",
+                             root_message_id="" if reply else with_brackets(str(email.get("message_id") or "")),
+                             sender=_sender(email), last_activity=parse_datetime(email.get("date")),
+                             message_count=1)
+
     # -- read_thread ----------------------------------------------------------------
     def read_thread(self, thread_id: ThreadId) -> Thread:
         """Every email of the thread, in thread order, with content and attachments.
@@ -520,6 +571,16 @@ class HyperKittySource(MailSource):
 
 
 # -- helpers --------------------------------------------------------------------
+
+
+def hyperkitty_query(request: SearchRequest) -> str:
+    """The text as one quoted phrase for haystack's auto_query: quotes and leading dashes
+    (exclusions) taken out, so nothing typed becomes search syntax."""
+    words = [w.lstrip("-") for w in request.query.replace('"', " ").split()]
+    text = " ".join(w for w in words if w)
+    if not text:
+        raise InvalidQuery("nothing is left to search for once HyperKitty's search syntax (quotes, -) is taken out")
+    return f'"{text}"'
 
 
 def _next_offset(next_url: Any, fallback: int) -> int:

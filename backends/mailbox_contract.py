@@ -357,6 +357,8 @@ class MailboxAdapter:
     """
 
     account_id: str
+    #: ``search(SearchRequest)`` runs on the server (declared, never probed).
+    server_search: bool = False
 
     def _decline(self, op: str) -> NotSupported:
         return NotSupported(getattr(self, "account_id", "mailbox"), op)
@@ -376,6 +378,12 @@ class MailboxAdapter:
 
     def poll(self, cursor: str | None) -> PollResult:
         raise self._decline("poll")
+
+    def search(self, request):
+        """One ``SearchPage`` of ``MailHeader`` items matching a ``SearchRequest`` (see
+        :mod:`mailtriage.backends.search`), newest first; adapters that implement it set
+        ``server_search``."""
+        raise self._decline("search")
 
     # folders
     def list_folders(self) -> list[MailFolder]:

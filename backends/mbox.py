@@ -65,6 +65,8 @@ from mailtriage.backends.contract import (
     ThreadSummary,
 )
 from mailtriage.backends.errors import BackendFailure, Unavailable
+from mailtriage.backends.mbox_search import search_archive
+from mailtriage.backends.search import SearchPage, SearchRequest
 from mailtriage.backends.mime import (
     PLAUSIBLE_AHEAD_SECONDS,
     PLAUSIBLE_SINCE,
@@ -1016,7 +1018,7 @@ class MboxSource(MailSource):
     """
 
     kind = "mbox"
-    features = SourceFeatures(local_archive=True, attachment_bytes=True)
+    features = SourceFeatures(local_archive=True, attachment_bytes=True, server_search=True)
     thread_id_kind = MESSAGE_ID_KIND  # root Message-IDs; old "mbox:" tags read back as this shape
     resolves_message_ids = True
     capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})
@@ -1413,6 +1415,11 @@ class MboxSource(MailSource):
         if row in index.not_mail and not message.subject:
             message = replace(message, subject=decode_header_text(index.subjects[row])[0])
         return message
+
+    def search(self, request: SearchRequest) -> SearchPage:
+        """A scan of the archive index (subjects, senders) and, for body text, of the
+        newest candidate messages (bounded); see :mod:`mailtriage.backends.mbox_search`."""
+        return search_archive(self, request, sender_of=_sender, id_text=_id_text)
 
     def thread_url(self, thread_id: ThreadId) -> str:
         """``file://<absolute archive path>#<url-quoted root Message-ID>`` (no archive read).

@@ -44,6 +44,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote, urlsplit
 
+from mailtriage.backends.mailbox_contract import InvalidQuery
+from mailtriage.backends.search import SearchField, SearchPage, SearchRequest, page_of
 from mailtriage.backends.archive_http import (
     AVAILABILITY_TTL,
     ArchiveBadResponse,
@@ -63,6 +65,7 @@ from mailtriage.backends.contract import (
     SourceFeatures,
     Message,
     Op,
+    SourceFeatures,
     TextPart,
     Thread,
     ThreadId,
@@ -79,11 +82,12 @@ MAX_TREE_DEPTH = 250  # Foal's own bound on thread walks
 class PonyMailSource(MailSource):
     """A Pony Mail Foal archive read through its JSON API."""
 
+    # search: stats.lua with q; attachments: from the message's raw source (source.lua)
+    features = SourceFeatures(server_search=True, attachment_bytes=True)
     kind = "ponymail"
     thread_id_kind = "ponymail"
     resolves_message_ids = True  # thread.lua with find_parent (see thread_for_message_id)
     capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})
-    features = SourceFeatures(attachment_bytes=True)  # from the message's raw source (source.lua)
 
     def __init__(self, name: str, settings: Mapping[str, object] | None = None, *,
                  origin: SourceOrigin | None = None) -> None:
@@ -400,6 +404,41 @@ class PonyMailSource(MailSource):
             notes=tuple(notes),
         )
 
+    # -- search --------------------------------------------------------------------------------
+    def search(self, request: SearchRequest) -> SearchPage:
+        """Foal's own search: ``stats`` with ``q`` (from, body and subject) or ``header_from`` /
+        ``header_subject`` / ``header_body``, ``emailsOnly``; every hit in one answer (capped
+        silently at the server's ``max_hits``, said in a note), paged here newest first. Each
+        hit is the row of its thread (read from the real root, ``find_parent``)."""
+        lname, domain = self._split_list(request.list_name)
+        self._require_visible(lname, domain)
+        days = 36500
+        if request.since is not None:
+            days = max(1, math.ceil(((datetime.now(timezone.utc) - aware(request.since)).total_seconds() - 60) / 86400))
+        params = {"list": lname, "domain": domain, "d": f"lte={days}d", "emailsOnly": "true",
+                  **ponymail_search_params(request)}
+        what = f"the search of {lname}@{domain}"
+        stats = self.http.get_json(self._api("stats"), params, what=what)
+        if not isinstance(stats, dict) or not isinstance(stats.get("emails"), list):
+            raise ArchiveBadResponse(self.name, f"{what}: not a stats answer (no emails list)")
+        hits = [e for e in stats["emails"] if isinstance(e, dict) and e.get("mid")]
+        since = aware(request.since) if request.since is not None else None
+        hits = [e for e in hits if since is None or (from_epoch(e.get("epoch")) or since) >= since]
+        hits.sort(key=lambda e: (from_epoch(e.get("epoch")) or datetime.min.replace(tzinfo=timezone.utc)),
+                  reverse=True)
+        capped = _cap_note(stats, since or datetime(1970, 1, 1, tzinfo=timezone.utc), f"{lname}@{domain}")
+        return page_of(self.name, request, [self._hit(e) for e in hits], method="Pony Mail stats q",
+                       searched=(f"{lname}@{domain}",), notes=(capped,) if capped else ())
+
+    def _hit(self, email: dict) -> ThreadSummary:
+        reply = bool(email.get("in-reply-to"))
+        subject = email.get("subject")
+        return ThreadSummary(thread_id=ThreadId(self.thread_id_kind, str(email["mid"])),
+                             subject=subject if isinstance(subject, str) else "",
+                             root_message_id="" if reply else with_brackets(str(email.get("message-id") or "")),
+                             sender=parse_address(email.get("from") or ""),
+                             last_activity=from_epoch(email.get("epoch")), message_count=1)
+
     # -- read_thread ------------------------------------------------------------------------
     def read_thread(self, thread_id: ThreadId) -> Thread:
         """The whole thread (from its real root), each message parsed from its raw source.
@@ -512,6 +551,18 @@ class PonyMailSource(MailSource):
 
 
 # -- helpers -------------------------------------------------------------------------------
+
+
+def ponymail_search_params(request: SearchRequest) -> dict[str, str]:
+    """The request's text as Foal's parameters. ``q`` is split shell-style by Foal (``-word``
+    excludes, quotes group, ``:`` is dropped), so the text goes as one quoted phrase with its
+    quotes, backslashes and leading dashes removed: nothing typed becomes Foal syntax."""
+    text = " ".join(request.query.replace('"', " ").replace("\\", " ").replace(":", " ").split()).lstrip("-").strip()
+    if not text:
+        raise InvalidQuery("nothing is left to search for once Pony Mail's own syntax (quotes, -, :) is taken out")
+    if request.field is SearchField.TEXT:
+        return {"q": f'"{text}"'}
+    return {f"header_{request.field.value}": text}
 
 
 def _walk_tree(node: dict, key: str, notes: list[str], depth: int = 0):

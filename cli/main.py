@@ -33,6 +33,7 @@ from mailtriage.cli.output import err as _err
 from mailtriage.cli.output import jsonable as _jsonable
 from mailtriage.cli.output import line as _line
 from mailtriage.cli.output import read_file_arg as _read_file_arg
+from mailtriage.cli import search as search_command
 from mailtriage.core.inert import terminal_line
 
 MAIL_OPS = ("list-recent-threads", "read-thread", "list-drafts", "list-sent-since", "create-draft", "thread-url")
@@ -114,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--backend", help="run on this configured backend instead of the resolved one")
         return q
 
+    search_command.add_parser(op_parser)  # not a contract op: cli/search.py
     q = op_parser("list-recent-threads", "threads on LIST newer than SINCE")
     q.add_argument("--list", dest="list_name", help="list address (default: security_list from project.md)")
     q.add_argument("--since", help="ISO date/instant or Nd (days); default from project.md import.since")
@@ -257,6 +259,8 @@ def _op_args(op, args: argparse.Namespace, project):
 
 
 def cmd_mail(args: argparse.Namespace) -> int:
+    if args.op == "search":  # not one of the contract's six ops: cli/search.py
+        return search_command.run(args, open_project)
     project = open_project(args)
     try:
         if args.op == attachments.OP:  # not a contract op: reads the thread, then saves after confirmation

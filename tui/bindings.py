@@ -37,7 +37,7 @@ APP = [
     _b("t", "toggle_tracker", "Tracker pane", "app.tracker", show=False),
     _b("P", "publish", "Publish tracker changes", "app.publish", show=False),
     _b("S", "sync", "Sync tracker with threads", "app.sync", show=False),
-    _b("N", "poll_now", "Check for new reports now", "app.poll_now", show=False),
+    _b("ctrl+n", "poll_now", "Check for new reports now", "app.poll_now", show=False),
     _b("ctrl+c", "help_quit", "Copy / how to quit", "app.help_quit", show=False),
 ]
 
@@ -62,6 +62,8 @@ THREAD_LIST = [
     _b("i", "import_thread", "Import to tracker", "threads.import"),
     _b("slash", "search", "Search", "threads.search", key_display="/"),
     _b("escape", "clear_search", "Clear search", "threads.clear_search"),
+    _b("n", "next_match", "Next search match", "threads.next_match"),
+    _b("N", "previous_match", "Previous search match", "threads.previous_match"),
     _b("m", "organize('toggle_read')", "Mark read / unread", "threads.toggle_read", show=False),
     _b("f", "organize('toggle_flag')", "Flag / unflag", "threads.toggle_flag", show=False),
     _b("a", "organize('archive')", "Archive", "threads.archive", show=False),
@@ -88,6 +90,10 @@ READER = [
     _b("minus,pageup", "page_up", "Page up", "reader.page_up", show=False),
     _b("g,home", "scroll_home", "Top", "reader.top", show=False),
     _b("G,end", "scroll_end", "Bottom", "reader.bottom", show=False),
+    # While a search is shown, n / N open the next / previous match; otherwise n is the
+    # next message of the thread (the first binding of a key that applies wins).
+    _b("n", "next_match", "Next search match", "reader.next_match", show=False),
+    _b("N", "previous_match", "Previous search match", "reader.previous_match", show=False),
     _b("n", "next_message", "Next message", "reader.next_message"),
     _b("p", "previous_message", "Previous message", "reader.previous_message"),
     _b("r", "reply", "Reply", "reader.reply"),

@@ -238,6 +238,38 @@ class FolderListed(Message):
     cursor: int = 0
 
 
+# -- server search (tui/controllers/search.py) ------------------------------------------
+@dataclass(eq=False)
+class SearchLoaded(Message):
+    """The first page of a server search as rows (the rest pages in on demand).
+
+    ``backend`` names who answered, ``method`` what it was asked; ``failed`` the folders
+    that could not be searched (folder, why); ``notes`` what the backend said beside."""
+
+    request: int
+    query: str
+    rows: ThreadRows
+    backend: str
+    method: str
+    failed: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()
+    total_known: bool = True
+
+
+@dataclass(eq=False)
+class SearchFailed(WorkFailed):
+    area: ClassVar[str] = "search"
+
+
+@dataclass(eq=False)
+class SearchUnsupported(Message):
+    """The backend declares no server search: the listed rows are filtered locally instead."""
+
+    request: int
+    query: str
+    why: str
+
+
 @dataclass(eq=False)
 class AlertsFound(Message):
     """The new-report poll found new or updated threads (not acknowledged yet)."""

@@ -299,6 +299,36 @@ class Session:
             return application.OrganizeFlow(self._mailboxes.get(account_id)).propose(headers, action,
                                                                                      folder_id=folder_id)
 
+    # -- search (blocking) ----------------------------------------------------------
+    def can_search_sources(self) -> bool:
+        """True when the backend that lists the threads declares a server search."""
+        with self._lock:
+            return self.project is not None and application.source_can_search(self.project)
+
+    def can_search_account(self, account_id: str) -> bool:
+        with self._lock:
+            return bool(self._mailboxes.get(account_id).server_search)
+
+    def search_sources(self, query: str, list_name: str | None, *, page: int = 0, page_size: int = 50):
+        """One page of the server search of the listed backend (a SearchResult of thread rows).
+
+        Raises:
+            ValueError: the query cannot be searched (empty, a NUL, too long).
+            MandatoryBackendUnavailable, NotSupported, and the backend's errors.
+        """
+        request = _value_error(lambda: application.search_request(query, list_name=list_name, page=page,
+                                                                  page_size=page_size))
+        with self._lock:
+            return application.search_project(self.project, request)
+
+    def search_account(self, account_id: str, folder_id: str | None, query: str, *, page: int = 0,
+                       page_size: int = 50):
+        """One page of the server search of an account's folder (a SearchResult of MailHeaders)."""
+        request = _value_error(lambda: application.search_request(query, folder=folder_id, page=page,
+                                                                  page_size=page_size))
+        with self._lock:
+            return application.search_mailbox(self._mailboxes.get(account_id), request)
+
     def close_mailboxes(self) -> None:
         with self._lock:
             if self._opened_mailboxes is not None:

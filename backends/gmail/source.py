@@ -30,7 +30,9 @@ from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending
 from mailtriage.backends.gmail.account import GoogleAccount, load_google_account
 from mailtriage.backends.gmail.api import FETCH_CONCURRENCY, USER, GmailNotFound  # noqa: F401 - re-exported
 from mailtriage.backends.gmail.adapter import GmailMailbox, b64decode, b64encode, header_block, internal_date
+from mailtriage.backends.gmail import search as gmail_search
 from mailtriage.backends.imap.headers import thread_root
+from mailtriage.backends.search import SearchPage, SearchRequest
 from mailtriage.backends.thread_reconstruction import synthetic_kind
 
 THREAD_KIND = "gmail"
@@ -41,7 +43,8 @@ DRAFT_SLOTS = 8  # drafts of mailtriage per thread (a second needs a confirmed p
 
 class GmailSource(AccountSource):
     kind = "gmail"
-    features = SourceFeatures(listing_limit=True, attachment_bytes=True)
+    features = SourceFeatures(listing_limit=True, attachment_bytes=True, server_search=True,
+                              server_search_fields=gmail_search.FIELDS)
     thread_id_kind = THREAD_KIND
     account_label = "Google"
     account_table_hint = "the id of an [accounts.<id>] table with kind = \"gmail\""
@@ -145,6 +148,28 @@ class GmailSource(AccountSource):
             participants=tuple(participants),
             unread=any("UNREAD" in (m.get("labelIds") or ()) for m in members),
         )
+
+    # -- search ------------------------------------------------------------------------------------
+    def search(self, request: SearchRequest) -> SearchPage:
+        """Gmail's own search (``messages.list`` with ``q``) within the list's mail; each
+        matching message becomes the row of its Gmail thread (see backends/gmail/search.py)."""
+        wanted = (request.list_name or self.list_address or "").strip()
+        scope = f"{{list:{wanted} to:{wanted} cc:{wanted} deliveredto:{wanted}}}" if wanted else ""
+        if self.extra_query:
+            scope = f"{scope} {self.extra_query}".strip()
+        refs, estimate, more, _q = gmail_search.message_page(self.api, request, scope)
+        headers = self.api.fetch_all(lambda ref: self.mailbox.header(self.mailbox.metadata(ref["id"])), refs)
+        items = [self._hit(header, ref) for header, ref in zip(headers, refs)]
+        return gmail_search.search_page(self.name, request, items, estimate, more)
+
+    def _hit(self, header, ref: dict) -> ThreadSummary:
+        root = thread_root(header.message_id, header.references, header.in_reply_to)
+        kind = synthetic_kind(THREAD_KIND) if header.synthetic_id and root == header.message_id else THREAD_KIND
+        return ThreadSummary(thread_id=ThreadId(kind, str(ref.get("threadId") or header.thread_key), root),
+                             subject=header.subject, root_message_id=root, sender=header.sender,
+                             last_activity=header.date, message_count=1,
+                             participants=(header.sender.email,) if header.sender.email else (),
+                             unread=not header.read, notes=header.notes)
 
     # -- read_thread, list_sent_since -------------------------------------------------------------
     def _members(self, thread_id: ThreadId) -> list[dict]:

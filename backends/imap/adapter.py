@@ -20,6 +20,7 @@ from mailtriage.backends.errors import BackendFailure, NotSupported
 from mailtriage.backends.imap import message_reads, mutations, protocol, smtp
 from mailtriage.backends.imap import poll as poll_module
 from mailtriage.backends.imap import query as query_module
+from mailtriage.backends.imap import search as search_module
 from mailtriage.backends.imap.account import ImapAccount
 from mailtriage.backends.imap.connection import FolderState, ImapConnection, PasswordProvider, TokenProvider
 from mailtriage.backends.imap.folders import Folders
@@ -29,12 +30,15 @@ from mailtriage.backends.imap.poll import NewMail
 from mailtriage.backends.mailbox_contract import (Compose, LabelList, MailboxAdapter, MailFolder, MailLabel, MailMessage,
                                          MailPage, MailQuery, MailThread, PollResult, StaleMessageId)
 from mailtriage.backends.outgoing import as_bytes
+from mailtriage.backends.search import SearchPage, SearchRequest
 from mailtriage.backends.send_ledger import SendLedger
 
 _APPENDUID = re.compile(r"APPENDUID (\d+) (\d+)")
 
 
 class ImapMailbox(MailboxAdapter):
+    server_search = True
+
     def __init__(self, account: ImapAccount, *, token_provider: TokenProvider | None = None,
                  password_provider: PasswordProvider | None = None,
                  ssl_context: ssl.SSLContext | None = None) -> None:
@@ -68,6 +72,17 @@ class ImapMailbox(MailboxAdapter):
 
     def get(self, message_id: str) -> MailMessage:
         return message_reads.get_message(self, message_id)
+
+    def search(self, request: SearchRequest) -> SearchPage:
+        """Server search (``SEARCH CHARSET UTF-8`` / ``SORT``) in ``request.folder`` (INBOX
+        when None) or, with ``all_folders``, every selectable folder; MailHeader items."""
+        if request.all_folders:
+            folders = search_module.account_folders(self)
+        else:
+            folder = request.folder or "INBOX"
+            self.folders.info(folder)  # a clear error for an unknown folder
+            folders = [folder]
+        return search_module.search_folders(self, folders, request, self.account_id)
 
     def thread(self, message_id: str) -> MailThread:
         return message_reads.thread(self, message_id)

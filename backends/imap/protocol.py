@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Iterable, Iterator, Sequence
 
 from imapclient import IMAPClient
+from imapclient.imapclient import _literal  # imapclient's marker for "always send as a literal"
 from imapclient.response_parser import parse_fetch_response, parse_message_list, parse_response
 
 CHUNK = 500
@@ -75,7 +76,9 @@ def quote(text: str) -> bytes:
     """An IMAP string argument: quoted when ASCII, raw bytes (sent as a literal) when 8-bit."""
     raw = text.encode("utf-8")
     if any(b > 127 for b in raw) or b"\r" in raw or b"\n" in raw:
-        return raw  # imapclient sends 8-bit arguments as literals
+        # A literal: imapclient sends only 8-bit bytes as literals by itself, so a CR/LF
+        # in plain ASCII would otherwise go inline and end the command.
+        return _literal(raw)
     return b'"' + raw.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
@@ -37,11 +37,13 @@ from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, MESSAGE_
 from mailtriage.backends.errors import (BackendFailure, DraftAlreadyPending, MailError, NotSupported,
                                         Unavailable)
 from mailtriage.backends.imap import message_reads, protocol
+from mailtriage.backends.imap import search as imap_search
 from mailtriage.backends.imap.account import ImapAccount, load_account
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.imap.headers import aware, mime_synthetic_id, thread_root
 from mailtriage.backends.imap.query import criteria_for
 from mailtriage.backends.mailbox_contract import MailQuery
+from mailtriage.backends.search import SearchPage, SearchRequest
 from mailtriage.backends.thread_reconstruction import ThreadRecord, synthetic_kind, thread_records
 from mailtriage.core.projectconfig import ConfigError
 
@@ -74,7 +76,7 @@ class _Row:
 
 class ImapSource(AccountSource):
     kind = "imap"
-    features = SourceFeatures(listing_limit=True, attachment_bytes=True)
+    features = SourceFeatures(listing_limit=True, attachment_bytes=True, server_search=True, search_all_folders=True)
     thread_id_kind = THREAD_KIND
     account_label = "IMAP"
     load_account = staticmethod(load_account)
@@ -235,6 +237,19 @@ class ImapSource(AccountSource):
         out.sort(key=lambda s: (s.last_activity or EPOCH, s.root_message_id), reverse=True)
         return out
 
+    # -- search ----------------------------------------------------------------------------
+    def search(self, request: SearchRequest) -> SearchPage:
+        """Server search in the list folder (or ``request.folder``, or every folder of the
+        account with ``all_folders``); each matching message becomes the row of its thread."""
+        mb = self.mailbox
+        if request.all_folders:
+            folders = imap_search.account_folders(mb)
+        else:
+            folders = [request.folder or self.folder]
+            mb.folders.info(folders[0])
+        page = imap_search.search_folders(mb, folders, request, self.name)
+        return replace(page, items=tuple(_summary_of(h) for h in page.items))
+
     # -- read_thread, list_sent_since ---------------------------------------------------------
     resolves_message_ids = True
 
@@ -386,6 +401,23 @@ class ImapSource(AccountSource):
         if self._mailbox is not None:
             self._mailbox.close()
         self._drafts_folder = False
+
+
+def _summary_of(header) -> ThreadSummary:
+    """A search hit as a thread row: the thread (by its root) that holds the matching message."""
+    root = header.thread_key
+    synthetic = root.endswith("@mailtriage.invalid>")
+    return ThreadSummary(
+        thread_id=ThreadId(synthetic_kind(THREAD_KIND) if synthetic else THREAD_KIND, root),
+        subject=header.subject,
+        root_message_id=root,
+        sender=header.sender,
+        last_activity=header.date or header.sent_date,
+        message_count=1,
+        participants=(header.sender.email,) if header.sender.email else (),
+        unread=not header.read,
+        notes=tuple(header.notes) + ((f"found in {header.folder_id}",) if header.folder_id else ()),
+    )
 
 
 def _fetch_recent(client, lo: int, hi: int) -> dict[int, dict]:

@@ -28,9 +28,11 @@ from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, Draft, D
 from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, Unavailable
 from mailtriage.backends.imap.headers import thread_root
 from mailtriage.backends.microsoft.account import MicrosoftAccount, load_microsoft_account
+from mailtriage.backends.microsoft import search as graph_search
 from mailtriage.backends.microsoft.api import GraphNotFound
 from mailtriage.backends.microsoft.adapter import (SELECT, GraphMailbox, address, graph_time, header_map,
                                                    odata_string, parse_time, recipients)
+from mailtriage.backends.search import SearchPage, SearchRequest
 from mailtriage.backends.thread_reconstruction import synthetic_kind
 
 THREAD_KIND = "graph"
@@ -38,7 +40,8 @@ THREAD_KIND = "graph"
 
 class GraphSource(AccountSource):
     kind = "graph"
-    features = SourceFeatures(listing_limit=True, attachment_bytes=True)
+    features = SourceFeatures(listing_limit=True, attachment_bytes=True, server_search=True,
+                              search_all_folders=True)
     thread_id_kind = THREAD_KIND
     account_label = "Microsoft"
     account_table_hint = "the id of an [accounts.<id>] table with kind = \"microsoft\""
@@ -119,6 +122,39 @@ class GraphSource(AccountSource):
                              sender=header.sender, last_activity=max(arrivals) if arrivals else None,
                              message_count=len(members), participants=participants,
                              unread=any(not m.get("isRead") for m in members))
+
+    # -- search ------------------------------------------------------------------------------------------
+    def search(self, request: SearchRequest) -> SearchPage:
+        """Graph's ``$search`` on the list folder (``request.folder``, or all mail with
+        ``all_folders``); the list scope and ``since`` apply to the results (Graph does not
+        combine ``$search`` with ``$filter``). See backends/microsoft/search.py."""
+        wanted = (request.list_name or self.list_address or "").strip().lower() or None
+        since = request.since
+        path = "/me/messages" if request.all_folders else f"/me/mailFolders/{request.folder or self.folder}/messages"
+
+        def keep(message: dict) -> bool:
+            if message.get("isDraft") or not self._on_list(message, wanted):
+                return False
+            received = parse_time(message.get("receivedDateTime"))
+            return since is None or received is None or received >= since
+
+        found, ended = graph_search.walk(self.api, path, request, keep, SELECT)
+        window = found[request.offset:request.offset + request.page_size]
+        items = tuple(self._hit(m) for m in window)
+        notes = () if ended else ("Graph gives no count for a search: more results follow",)
+        return SearchPage(self.name, request, items, len(found) if ended else None, not ended,
+                          method="Microsoft Graph $search", searched=("all mail",) if request.all_folders
+                          else (request.folder or self.folder,), notes=notes)
+
+    def _hit(self, message: dict) -> ThreadSummary:
+        header = self.mailbox.header(message)
+        root = thread_root(header.message_id, header.references, header.in_reply_to)
+        kind = synthetic_kind(THREAD_KIND) if header.synthetic_id and root == header.message_id else THREAD_KIND
+        return ThreadSummary(thread_id=ThreadId(kind, str(message.get("conversationId")), root),
+                             subject=header.subject, root_message_id=root, sender=header.sender,
+                             last_activity=parse_time(message.get("receivedDateTime")), message_count=1,
+                             participants=(header.sender.email,) if header.sender.email else (),
+                             unread=not message.get("isRead"), notes=header.notes)
 
     # -- reads ---------------------------------------------------------------------------------------------
     def _message(self, graph_id: str) -> Message:

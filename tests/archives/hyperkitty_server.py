@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email import policy as email_policy
@@ -268,6 +270,8 @@ class HyperKittyArchive:
         if req.method != "GET":
             return Reply.json({"detail": f'Method "{req.method}" not allowed.'}, 405)
         parts = [unquote(p) for p in req.path.split("/") if p]
+        if parts == ["search"]:
+            return self.search(req)
         if len(parts) == 7 and parts[0] == "list" and parts[2] == "message" and parts[4] == "attachment":
             return self.attachment(parts[1], parts[3], parts[5])
         if len(parts) < 3 or parts[:2] != ["api", "list"]:
@@ -302,6 +306,43 @@ class HyperKittyArchive:
             return Reply.json(self.email_json(req, mlist, *found))
         return Reply.text("<h1>Not Found</h1>", 404, "text/html")
 
+
+    def search(self, req: Request) -> Reply:
+        """The web search ``/search?q=&mlist=&page=&count=&sort=`` (views/search.py with the
+        search_results.html and messages/summary_message.html templates): HTML only, there is
+        no search in the REST API. Each result links ``/list/<list>/message/<hash>/``; the
+        header says ``<n> messages``; ``page`` past the end is the last page (Django's
+        paginator as HyperKitty uses it). A quoted query is a phrase; ``-word`` excludes
+        (haystack's auto_query); here a substring of subject, content and sender name."""
+        mlist = self.lists.get(req.param("mlist") or "")
+        if mlist is None:
+            return Reply.text("<h1>Not Found</h1>", 404, "text/html")
+        if mlist.archive_policy == "private":
+            return Reply.text("<h1>Private archive</h1>", 403, "text/html")
+        query = req.param("q") or ""
+        phrases = [m.group(1) or m.group(2) for m in re.finditer(r'"([^"]*)"|(\S+)', query)]
+        must = [p.lower() for p in phrases if p and not p.startswith("-")]
+        must_not = [p[1:].lower() for p in phrases if p.startswith("-") and len(p) > 1]
+        found = []
+        for thread in mlist.threads:
+            for email in thread.emails:
+                text = "\n".join((email.subject, email.content, email.sender_name)).lower()
+                if all(w in text for w in must) and not any(w in text for w in must_not):
+                    found.append(email)
+        found.sort(key=lambda e: e.date, reverse=req.param("sort") != "date-asc")
+        count = max(1, min(int(req.param("count") or 10), 50))
+        pages = max(1, -(-len(found) // count))
+        page = min(max(1, int(req.param("page") or 1)), pages)
+        items = "".join(
+            f'<div class="thread"><div><span class="thread-title"><a name="{e.hash}" '
+            f'href="/list/{mlist.address}/message/{e.hash}/">{html.escape(e.subject)}</a></span>'
+            f'<span class="thread-date">2 days, 3 hours</span></div></div>\n'
+            for e in found[(page - 1) * count:page * count]) or "<p>Sorry no email could be found for this query.</p>"
+        body = (f'<html><body><div id="thread-list" class="search-results col-sm-10">'
+                f'<ul class="list-unstyled list-stats"><li><span class="icomoon discussion"></span>\n'
+                f'{len(found)} messages\n</li></ul>{items}'
+                f'<ul class="pagination"><li class="active"><a href="#">{page}</a></li></ul></div></body></html>')
+        return Reply.text(body, 200, "text/html; charset=utf-8")
 
     def attachment(self, address: str, digest: str, counter: str) -> Reply:
         """The web route ``/list/<list>/message/<hash>/attachment/<counter>/<name>``."""

@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 import time
 from dataclasses import dataclass, field
 from email import policy as email_policy
@@ -248,7 +249,11 @@ class PonyMailArchive:
         list_raw = f"<{lname}.{domain}>"
         since = self.now() - seconds
         visible = [e for e in self.emails if e.list_raw == list_raw and self._visible(req, e)]
-        hits = sorted((e for e in visible if e.epoch >= since), key=lambda e: e.epoch, reverse=True)
+        try:
+            wanted = _text_query(data)
+        except ValueError:  # shlex on an unbalanced quote: Foal's handler raises, main.py answers 500
+            return Reply.text(f"API error occurred. Error ID: {hashlib.sha1(req.path.encode()).hexdigest()[:8]}", 500)
+        hits = sorted((e for e in visible if e.epoch >= since and wanted(e)), key=lambda e: e.epoch, reverse=True)
         hits = hits[:self.max_hits + 1]  # messages.query(): append, then test hits > query_limit
         hits.sort(key=lambda e: e.epoch)
         active_months: dict[str, int] = {}
@@ -262,6 +267,12 @@ class PonyMailArchive:
                          "gravatar": hashlib.md5(parseaddr(a)[1].encode()).hexdigest()}
                         for a, n in sorted(authors.items(), key=lambda kv: kv[1], reverse=True)[:10]]
         tstruct = self.thread_struct(hits)
+        if "emailsOnly" in data:  # no thread_struct or cloud, participants {}
+            return Reply.json({"firstYear": 2022, "lastYear": 2026, "active_months": dict(sorted(active_months.items())),
+                               "hits": len(hits), "numparts": len(authors),
+                               "emails": [self.summary(req, e) for e in hits], "participants": {},
+                               "searchlist": list_raw, "domain": domain, "name": lname, "list": f"{lname}@{domain}",
+                               "searchParams": data, "unixtime": int(self.now())}, indent=2)
         return Reply.json({"firstYear": 2022, "lastYear": 2026, "firstMonth": 1, "lastMonth": 12,
                            "active_months": dict(sorted(active_months.items())), "hits": len(hits), "numparts": len(authors),
                            "no_threads": len(tstruct), "emails": [self.summary(req, e) for e in hits],
@@ -318,6 +329,29 @@ class PonyMailArchive:
             return endpoint(req, data)
         except Exception:  # server/main.py with tracebacks off: only an error id
             return Reply.text(f"API error occurred. Error ID: {hashlib.sha1(req.path.encode()).hexdigest()[:8]}", 500)
+
+
+def _text_query(data: dict):
+    """plugins/defuzzer.py's text filters: ``q`` split shell-style (``-word`` excludes, quotes keep a
+    phrase, ``:`` removed), each word a phrase match over from, body and subject; ``header_from``,
+    ``header_subject``, ``header_body`` match one field. (A substring match stands in for
+    Elasticsearch's analysed phrase match.)"""
+    must: list[str] = []
+    must_not: list[str] = []
+    q = str(data.get("q") or "").replace(":", "")
+    for word in shlex.split(q):
+        (must_not if word.startswith("-") else must).append(word.lstrip("-").lower())
+    fields = {name: str(data[f"header_{name}"]).lower() for name in ("from", "subject", "body")
+              if data.get(f"header_{name}")}
+
+    def wanted(email: PMEmail) -> bool:
+        text = "\n".join((email.sender, email.body, email.subject)).lower()
+        if any(w not in text for w in must) or any(w in text for w in must_not):
+            return False
+        own = {"from": email.sender, "subject": email.subject, "body": email.body}
+        return all(v in own[name].lower() for name, v in fields.items())
+
+    return wanted
 
 
 def import_message(archive: PonyMailArchive, list_raw: str, raw: bytes, *, private: bool = False) -> PMEmail:

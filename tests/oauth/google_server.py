@@ -114,6 +114,7 @@ class GoogleEmulator:
         self.quota: tuple[int, float] | None = None  # (units, per seconds)
         self.max_concurrent: int | None = None
         self.latency = 0.0  # seconds each Gmail call takes (so that overlap can be seen)
+        self.queries: list[str] = []  # every q of messages.list / threads.list, as received
         self.in_flight = 0
         self.max_in_flight = 0
         self.refused = 0  # calls answered with a rate-limit error
@@ -542,6 +543,7 @@ class GoogleEmulator:
                 continue
             if _matches(message, request.param("q", "") or ""):
                 found.append(message)
+        self.queries.append(request.param("q", "") or "")
         found.sort(key=lambda m: m.internal_date, reverse=True)
         return found
 
@@ -655,6 +657,9 @@ def _term(message: StoredMessage, operator: str, value: str) -> bool:
         return message.internal_date >= stamp if operator == "after" else message.internal_date < stamp
     if operator == "from":
         return value in message.header("From").lower()
+    if operator == "subject":
+        # subject: matches the Subject header only (support.google.com/mail/answer/7190).
+        return value in message.header("Subject").lower()
     if operator == "is":
         return {"unread": "UNREAD", "starred": "STARRED"}.get(value, value.upper()) in message.labels
     if operator == "has":
@@ -664,7 +669,10 @@ def _term(message: StoredMessage, operator: str, value: str) -> bool:
     if operator in ("in", "label"):
         value = {"drafts": "draft", "chats": "chat"}.get(value, value)  # in:drafts is the DRAFT label
         return value == "anywhere" or value.upper() in message.labels
-    text = (message.header("Subject") + "\n" + message.text).lower()
+    # A bare term matches the sender and recipients too, not only subject and body (a search
+    # for a reporter's name finds their mail; support.google.com/mail/answer/7190).
+    text = "\n".join([message.header("From"), message.header("To"), message.header("Cc"),
+                      message.header("Subject"), message.text]).lower()
     return value in text
 
 

@@ -98,6 +98,7 @@ class MicrosoftEmulator:
         self.address = address
         self.certificate = certificate
         self.lock = threading.RLock()
+        self.searches: list[str] = []  # every $search value received, as sent
         self.server = FakeHttpServer(self.app, ssl_context=certificate.server_context())
         self.folders: dict[str, dict] = {}
         self.messages: dict[str, GraphMessage] = {}
@@ -499,6 +500,8 @@ class MicrosoftEmulator:
 
     def _list(self, request: Request, messages: list[GraphMessage]) -> Reply:
         filt, search = request.param("$filter"), request.param("$search")
+        if search:
+            self.searches.append(search)
         if search and (filt or request.param("$orderby") or request.param("$skip")):
             return _graph_error(400, "ErrorInvalidUrlQuery", "The query parameter '$search' cannot be combined "
                                                             "with '$filter', '$orderby' or '$skip'.")
@@ -762,12 +765,16 @@ def _filter(m: GraphMessage, expression: str) -> bool:
 
 
 def _search(m: GraphMessage, expression: str) -> bool:
+    # "Using $search on message collections": a bare value searches from, subject and body;
+    # from:, subject: and body: restrict it to that property.
     text = expression.strip().strip('"')
     for term in text.split(" AND "):
         term = term.strip().strip('"')
-        if term.lower().startswith("from:"):
-            if term[5:].lower() not in (m.sender[1] + " " + m.sender[0]).lower():
-                return False
-        elif term.lower() not in (m.subject + "\n" + m.body + "\n" + m.sender[1]).lower():
+        prop, colon, value = term.partition(":")
+        prop = prop.lower() if colon else ""
+        fields = {"from": m.sender[1] + " " + m.sender[0], "subject": m.subject, "body": m.body}
+        haystack = fields[prop] if prop in fields else "\n".join((m.subject, m.body, m.sender[1], m.sender[0]))
+        needle = value if prop in fields else term
+        if needle.lower() not in haystack.lower():
             return False
     return True

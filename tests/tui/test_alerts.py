@@ -71,7 +71,7 @@ async def test_new_report_after_the_baseline_is_announced_acknowledged_and_inser
         # from the alert itself, inserted into the list, not from a reload.
         app.session._lock.acquire()
         try:
-            await pilot.press("N")
+            await pilot.press("ctrl+n")
             await _until(pilot, lambda: any(NEW_ID in key for key in _seen(user_data)), "the acknowledgement",
                          check=acknowledged_only_once_announced)
             await _until(pilot, row_shown, "the inserted row")
@@ -92,7 +92,7 @@ async def test_poll_now_without_a_security_list_says_alerts_are_off(tmp_path, us
     async with app.run_test(size=(140, 40)) as pilot:
         await _until(pilot, lambda: app.session.is_open and app.main.panes_ready, "the session")
         await pilot.pause(0.1)
-        await pilot.press("N")
+        await pilot.press("ctrl+n")
         await _until(pilot, lambda: any("alerts are off" in n.message for n in app._notifications), "the note")
     assert not _cursor_files(user_data)
 

@@ -204,14 +204,16 @@ async def test_lost_archive_shows_reconnect_state_and_R_recovers(tmp_path):
         assert "Reading the thread failed" in screen_text(app)
 
 
-async def test_search_filters_the_list(tmp_path):
+async def test_search_runs_on_the_backend_and_esc_restores_the_list(tmp_path):
+    # / searches where the mail is (issue 14 §4; tests/tui/test_search.py has the rest): each
+    # matching message, newest first, and the status names the backend that answered.
     app = make_app(mbox_project(tmp_path / "p"))
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await pilot.press("slash", *"overflow", "enter")
         await settle(pilot)
         rows = app.screen.query_one(ThreadList).rows
-        assert len(rows) == 1 and "1 thread matching 'overflow' of 3" in screen_text(app)
+        assert len(rows) == 2 and "2 matches for 'overflow'" in screen_text(app) and "via mbox" in screen_text(app)
         await pilot.press("escape")
         await pilot.pause()
         assert len(app.screen.query_one(ThreadList).rows) == 3

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from rich.text import Text
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message as TextualMessage
@@ -117,6 +118,15 @@ def body_text(message: Message) -> Text:
 class ThreadView(VerticalScroll, can_focus=True):
     BINDINGS = bindings.READER
 
+    #: Set by the screen while search results are what the thread list shows.
+    search_active: bool = False
+
+    @dataclass(eq=False)
+    class MatchStepRequested(TextualMessage):
+        """n / N while a search is shown: open the next (+1) or previous (-1) match."""
+
+        step: int
+
     @dataclass(eq=False)
     class ReplyRequested(TextualMessage):
         pass
@@ -154,6 +164,19 @@ class ThreadView(VerticalScroll, can_focus=True):
 
     def action_scroll_end(self) -> None:
         self.scroll_end(animate=False)
+
+    # n / N: while a search is shown, the next / previous match; otherwise the key goes on to
+    # the next binding of n (the next message of the thread) — SkipAction hands it over.
+    def action_next_match(self) -> None:
+        self._match_step(1)
+
+    def action_previous_match(self) -> None:
+        self._match_step(-1)
+
+    def _match_step(self, step: int) -> None:
+        if not (self.search_active and self.has_class("-has-thread")):
+            raise SkipAction()
+        self.post_message(self.MatchStepRequested(step))
 
     def _headers(self) -> list[Static]:
         return list(self.query(".message-header"))

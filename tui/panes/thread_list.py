@@ -341,8 +341,15 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
     def action_clear_search(self) -> None:
         self.post_message(self.SearchCleared())
 
+    # -- search matches (n / N): every row of a search result is a match --------------------
+    def action_next_match(self) -> None:
+        self._move(1)
+
+    def action_previous_match(self) -> None:
+        self._move(-1)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "clear_search":
+        if action in ("clear_search", "next_match", "previous_match"):
             return self.filtered
         if action in ("open", "reply", "import_thread"):
             return True if len(self.rows) else None
@@ -400,6 +407,9 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
             if isinstance(self.rows, ArrangedRows):  # sort the new page in, cursor on its row
                 self.replace_rows(self.rows.base)
                 self.post_message(self.ArrangementChanged())
+            elif self.virtual_size.height != len(self.rows):  # a search learnt how many results it has
+                self.virtual_size = Size(0, len(self.rows))
+                self._announce()
             self.refresh()
             if message.error:
                 # Server text: inert, never parsed as markup.

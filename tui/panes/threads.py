@@ -16,13 +16,15 @@ from textual.message import Message
 from textual.widgets import Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
+from mailtriage.core.inert import terminal_line
 from mailtriage.tui import bindings
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.rows import FilteredRows, ThreadRows
+from mailtriage.tui.search_rows import SearchRows
 
 
 class SearchBox(Input):
-    """``/`` opens it; Enter filters the list; Escape closes it."""
+    """``/`` opens it; Enter searches on the server (see tui/controllers/search.py); Escape closes it."""
 
     BINDINGS = bindings.SEARCH_BOX
 
@@ -49,6 +51,18 @@ class ThreadPane(Vertical):
         query: str
         indexes: list[int] | None
 
+    @dataclass(eq=False)
+    class SearchSubmitted(Message):
+        """Enter in the search box: the screen runs the server search."""
+
+        query: str
+
+    @dataclass(eq=False)
+    class SearchState(Message):
+        """Search results are (or are no longer) what the list shows."""
+
+        active: bool
+
     def __init__(self, **kwargs) -> None:
         super().__init__(classes="pane", **kwargs)
         self.border_title = "Threads"
@@ -57,10 +71,13 @@ class ThreadPane(Vertical):
         self._list_name: str | None = None
         self._rows_list: str | None = None
         self.partial = False
+        #: The search on screen: (query, what answered) — None when the list is not a search.
+        self.search_label: tuple[str, str] | None = None
 
     def compose(self) -> ComposeResult:
         yield ThreadList(id="thread-list")
-        yield SearchBox(placeholder="search subject or sender, Enter to filter, Esc to close", id="thread-search")
+        yield SearchBox(placeholder="search on the server (subject, sender, body); Enter to search, Esc to close",
+                        id="thread-search")
         yield ProgressBar(id="search-progress", show_eta=False)
         yield Static(id="threads-status", classes="pane-status")
 
@@ -103,6 +120,9 @@ class ThreadPane(Vertical):
         if same_list and not self.thread_list.filtered:
             self.thread_list.replace_rows(rows)
         else:
+            if self.search_label is not None or self.thread_list.filtered:
+                self.search_label = None  # another list: the search was of the one before
+                self.post_message(self.SearchState(False))
             self.thread_list.set_rows(rows, keep_cursor=follows_partial)
         self._update_status()
 
@@ -127,6 +147,9 @@ class ThreadPane(Vertical):
         what = f"{total} thread{'s' if total != 1 else ''}"
         if self.partial:
             what = f"newest {total} threads, loading the rest …"
+        if tl.filtered and self.search_label is not None:
+            self.show_message(self._search_status(position, total))
+            return
         if tl.filtered:
             query = tl.listed_rows.query if isinstance(tl.listed_rows, FilteredRows) else ""
             what += f" matching {query!r} of {len(self.base_rows or [])}"
@@ -159,6 +182,8 @@ class ThreadPane(Vertical):
 
     def on_thread_list_search_cleared(self, message: ThreadList.SearchCleared) -> None:
         message.stop()
+        self.search_label = None
+        self.post_message(self.SearchState(False))
         if self.base_rows is not None:
             self.thread_list.set_rows(self.base_rows)
             self._update_status()
@@ -180,10 +205,56 @@ class ThreadPane(Vertical):
         if self.base_rows is None:
             return
         if not query:
+            self.search_label = None
+            self.post_message(self.SearchState(False))
             self.thread_list.set_rows(self.base_rows)
             self._hide_search()
             self._update_status()
             return
+        self.post_message(self.SearchSubmitted(query))
+
+    # -- server search (the screen's search controller runs it) ----------------------------
+    def show_searching(self, query: str, where: str) -> None:
+        self._hide_search()
+        self.show_message(f"searching {where} for {query!r} on the server … (Esc cancels)")
+
+    def show_search_results(self, rows: ThreadRows, query: str, backend: str, method: str, *,
+                            failed: tuple[tuple[str, str], ...] = (), notes: tuple[str, ...] = (),
+                            complete: bool = True) -> None:
+        """Results replace the list until Esc; the status line names who answered and how."""
+        extra = []
+        if failed:
+            extra.append(f"⚠ not searched: {', '.join(folder for folder, _ in failed)}")
+        if not complete:
+            extra.append("more results exist: refine the query")
+        extra += list(notes)
+        # Folder names, notes and the backend's words come from the server: one inert line.
+        answered = terminal_line(f"{backend} ({method})" + "".join(f" · {e}" for e in extra))
+        self.search_label = (terminal_line(query), answered)
+        self.thread_list.set_rows(rows, filtered=True)
+        self.post_message(self.SearchState(True))
+        self._update_status()
+
+    def show_search_failure(self, text: str) -> None:
+        self.show_message(f"⚠ search failed: {text} — the list is unchanged", error=True)
+
+    def local_filter(self, query: str, why: str) -> None:
+        """The backend cannot search on the server: filter the rows already listed."""
+        if self.base_rows is None:
+            return
+        self.search_label = None
+        self.notify(f"{why}: filtering the listed threads instead", title="Search", markup=False)
+        self._filter_locally(query)
+
+    def _search_status(self, position: str, total: int) -> str:
+        query, answered = self.search_label or ("", "")
+        rows = self.thread_list.rows
+        counted = not isinstance(rows, SearchRows) or rows.total_known
+        count = f"{total}" if counted else f"{rows.loaded_pages() * rows.page_size}+"
+        matches = f"{count} match{'es' if total != 1 or not counted else ''} for {query!r}"
+        return f"{position} · {matches} · n/N next/previous · Esc clears · via {answered}"
+
+    def _filter_locally(self, query: str) -> None:
         bar = self.query_one("#search-progress", ProgressBar)
         bar.update(total=max(len(self.base_rows), 1), progress=0)
         bar.add_class("-visible")
@@ -206,5 +277,6 @@ class ThreadPane(Vertical):
         if message.base is not self.base_rows or message.indexes is None:
             return
         self.thread_list.set_rows(FilteredRows(message.base, message.indexes, message.query), filtered=True)
+        self.post_message(self.SearchState(True))
         self._hide_search()
         self._update_status()

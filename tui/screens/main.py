@@ -21,6 +21,7 @@ from mailtriage.tui.controllers.batch import BatchController
 from mailtriage.tui.controllers.listing import ListingController
 from mailtriage.tui.controllers.proposals import ProposalsController
 from mailtriage.tui.controllers.reading import ReadingController
+from mailtriage.tui.controllers.search import SearchController
 from mailtriage.tui.controllers.tracker import TrackerController
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
@@ -32,11 +33,12 @@ from mailtriage.tui.panes.tracker import TrackerList, TrackerPane
 NARROW_WIDTH = 100
 
 #: Esc cancels these (request kind, worker group); their answers are then ignored.
-CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"))
+CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"), ("search", "search-server"))
 
 
 class MainScreen(ListingController, ReadingController, ProposalsController, TrackerController,
-                 AccountsController, AlertsController, BatchController, bindings.KeyContext, inherit_bindings=False):
+                 AccountsController, AlertsController, BatchController, SearchController, bindings.KeyContext,
+                 inherit_bindings=False):
     BINDINGS = bindings.MAIN
     key_context = "MainScreen"
 
@@ -121,6 +123,8 @@ class MainScreen(ListingController, ReadingController, ProposalsController, Trac
             self.reader.show_status("loading cancelled")
         elif "reply" in cancelled:
             self.reader.restore_status()
+        if "search" in cancelled:
+            self.threads.show_message("search cancelled — the list is unchanged")
         if cancelled:
             self.notify("cancelled: " + ", ".join(cancelled), markup=False)
 
