@@ -63,7 +63,11 @@ from mailtriage.backends.contract import (
     ThreadId,
     ThreadSummary,
 )
+from mailtriage.backends import mbox_index_store as index_store
 from mailtriage.backends.errors import BackendFailure, Unavailable
+from mailtriage.core.errors import ConfigError
+from mailtriage.core.paths import user_allows_caches
+from mailtriage.core.settings import load_settings
 from mailtriage.backends.mime import (
     PLAUSIBLE_AHEAD_SECONDS,
     PLAUSIBLE_SINCE,
@@ -937,6 +941,35 @@ def sniff_archive(path: Path) -> str:
     raise ValueError(f"{path} is not an mbox file (it does not start with a 'From ' line)")
 
 
+_PERSISTED_FIELDS = ("format", "locations", "message_ids", "synthetic", "dates", "subjects", "senders", "emails",
+                     "notes", "ends", "archive_notes", "line_ends")
+
+
+def _index_fields(index: ArchiveIndex) -> dict:
+    """The index's columns as plain data for the persisted index (no bodies: offsets and headers)."""
+    fields = {name: getattr(index, name) for name in _PERSISTED_FIELDS}
+    fields["not_mail"] = sorted(index.not_mail)
+    return fields
+
+
+def _index_from_fields(fields: dict, links: Links) -> ArchiveIndex:
+    values = {name: fields[name] for name in _PERSISTED_FIELDS}
+    return ArchiveIndex(**values, not_mail=set(fields["not_mail"]), links=links)
+
+
+def _appended_since(fd: int, old: index_store.ArchiveStamp, now: index_store.ArchiveStamp, fields: dict) -> bool:
+    """Whether the archive is the indexed one plus messages appended after it: same file,
+    longer, the old tail unchanged, and a From_ line right where the old file ended."""
+    if now.inode != old.inode or now.size <= old.size or old.size == 0:
+        return False
+    if fields.get("line_ends") != "lf" or any("mboxcl2" in n for n in fields.get("archive_notes", ())):
+        return False  # Content-Length and CR-only archives are read in one pass only
+    if index_store.tail_digest(fd, old.size) != old.tail:
+        return False
+    head = os.pread(fd, _HEADER_READ, old.size - 1)
+    return head[:6] == b"\nFrom " and _HEADER_BLOCK.match(head) is not None
+
+
 def index_archive(path: Path, *, parallel: bool = True) -> ArchiveIndex:
     """Sniff ``path`` and index it. Raises ValueError when it is not an archive."""
     fmt = sniff_archive(path)
@@ -1003,6 +1036,18 @@ class ArchivedMessage:
     index: ArchiveIndex = field(repr=False, compare=False)
 
 
+def _user_allows_caches(settings: Mapping[str, object]) -> bool:
+    """False when the user settings say ``[settings] cache_summaries = false`` (no mail
+    metadata on disk). A user settings file that cannot be read allows nothing."""
+    context = settings.get("_context")
+    user = context.get("user_settings") if isinstance(context, dict) else None
+    try:
+        user = user or load_settings()
+    except ConfigError:
+        return False
+    return user_allows_caches(user.data)
+
+
 class MboxSource(MailSource):
     """A read-only archive snapshot: an mbox file, a Maildir or a folder of ``.eml`` files.
 
@@ -1051,6 +1096,13 @@ class MboxSource(MailSource):
             self._problem = self._setting_problem("parallel", f"must be true or false, not {parallel!r}", "true, false")
             parallel = True
         self.parallel = parallel
+        persist = self.settings.get("persist_index", True)
+        if not isinstance(persist, bool):
+            self._problem = self._setting_problem("persist_index", f"must be true or false, not {persist!r}",
+                                                  "true, false")
+            persist = True
+        self._persist_setting = persist
+        self._persist: bool | None = None
         self._synthetic_kind = synthetic_kind(self.thread_id_kind)
         self._index: ArchiveIndex | None = None
         self._index_key: tuple | None = None
@@ -1100,14 +1152,67 @@ class MboxSource(MailSource):
         try:
             key = self._archive_key()
             if self._index is None or key != self._index_key:
-                self._index = index_archive(self.path, parallel=self.parallel)
+                self._index, self._groups = self._open_index()
                 self._index_key = key
-                self._groups = None
         except ValueError as exc:
             raise Unavailable(self.name, str(exc)) from None
         except OSError as exc:
             raise Unavailable(self.name, f"cannot read {self.path}: {exc.strerror or exc}") from None
         return self._index
+
+    @property
+    def persist_index(self) -> bool:
+        """Whether the index is persisted in the cache folder (``persist_index`` and the
+        user's ``[settings] cache_summaries``, both true by default)."""
+        if self._persist is None:
+            self._persist = self._persist_setting and _user_allows_caches(self.settings)
+        return self._persist
+
+    def _open_index(self) -> tuple[ArchiveIndex, list[ThreadGroup] | None]:
+        """The index (and, when known, its thread groups): from the persisted index when it
+        still describes the archive, extended by the appended tail when the archive grew,
+        else scanned (and persisted). See :mod:`backends.mbox_index_store`."""
+        assert self.path is not None
+        if not self.persist_index or sniff_archive(self.path) != "mbox":
+            return index_archive(self.path, parallel=self.parallel), None
+        path = self.path
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            stamp = index_store.stamp_of(fd)
+            stored = index_store.load(path)
+            if stored is not None:
+                old = stored.stamp
+                if old == stamp:
+                    return _index_from_fields(stored.fields, stored.links), stored.groups
+                if _appended_since(fd, old, stamp, stored.fields):
+                    index = _index_from_fields(stored.fields, stored.links)
+                    with _collector_paused():
+                        columns, links = scan_mbox_range(fd, old.size, stamp.size)
+                        before = len(index)
+                        index.extend(columns)
+                        index.links = index.links.then(links)
+                        index.ends = index.locations[1:] + [stamp.size]
+                        groups = index.threads()
+                    index_store.note(f"{path.name}: {len(index) - before} appended message(s) indexed "
+                                     f"(bytes {old.size}-{stamp.size}); the rest from the persisted index")
+                    index_store.save(path, stamp, _index_fields(index), index.links, groups)
+                    return index, groups
+                index_store.note(f"{path.name} changed on disk (not by an append); its index is rebuilt")
+        finally:
+            os.close(fd)
+        index = index_archive(path, parallel=self.parallel)
+        with _collector_paused():
+            groups = index.threads()
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            after = index_store.stamp_of(fd)
+        finally:
+            os.close(fd)
+        # Saved only when the file did not move under the scan (else the next open rebuilds).
+        scanned = index.ends[-1] if index.ends else after.size
+        if scanned == after.size and (after.inode, after.size) == (stamp.inode, stamp.size):
+            index_store.save(path, after, _index_fields(index), index.links, groups)
+        return index, groups
 
     def _threads(self) -> tuple[ArchiveIndex, list[ThreadGroup]]:
         with self._lock:
