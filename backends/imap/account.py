@@ -19,6 +19,7 @@ Example::
     send_cap = 20              # sends per rolling 24 hours (Principle 10)
     authserv_id = "mx.example.org"    # the only Authentication-Results trusted
     ca_file = "/path/ca.pem"   # extra CA to trust (self-hosted servers)
+    cache_summaries = true     # keep the summary cache on disk (default: [settings] cache_summaries, else true)
     [accounts.work.folders]    # role overrides when the server has no SPECIAL-USE
     drafts = "Entwürfe"
 
@@ -32,11 +33,12 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
 from mailtriage.backends.account_table import ACCESS_LEVELS, AccessLevels, AccountTable
+from mailtriage.core.paths import user_allows_caches
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.settings import load_settings
 
@@ -93,6 +95,7 @@ class ImapAccount(AccessLevels):
     authserv_id: str | None = None
     ca_file: str | None = None
     folder_roles: Mapping[str, str] = field(default_factory=dict)
+    cache_summaries: bool = True  # the persisted summary cache (backends/imap/summary_cache.py)
 
 
     @property
@@ -140,16 +143,25 @@ class ImapAccount(AccessLevels):
             raise ConfigError(file, key("folders"), f"must map roles to folder names, not {roles!r}",
                               ", ".join(ROLES) + " = \"Folder\"")
         ca_file = text("ca_file")
+        cache_summaries = body.get("cache_summaries", True)
+        if not isinstance(cache_summaries, bool):
+            raise ConfigError(file, key("cache_summaries"), f"must be true or false, not {cache_summaries!r}",
+                              "true | false")
         return cls(
             id=account_id, host=host, port=port, security=security, username=username, access=access, auth=auth,
             address=text("address") or "",
             timeout=number("timeout", DEFAULT_TIMEOUT, float, minimum=1),
             smtp=smtp, send_cap=number("send_cap", DEFAULT_SEND_CAP),
             authserv_id=text("authserv_id"), ca_file=ca_file, folder_roles=dict(roles),
+            cache_summaries=cache_summaries,
         )
 
 
 def load_account(account_id: str, settings=None) -> ImapAccount:
     """The IMAP account ``account_id`` from the user settings (loaded when not given)."""
     settings = settings or load_settings()
-    return ImapAccount.from_settings(account_id, settings.account(account_id), settings.path)
+    body = settings.account(account_id)
+    account = ImapAccount.from_settings(account_id, body, settings.path)
+    if not user_allows_caches(settings.data, body):  # [settings] cache_summaries = false
+        account = replace(account, cache_summaries=False)
+    return account
