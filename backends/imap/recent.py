@@ -316,7 +316,8 @@ def reconcile(conn, state, cache: sc.FolderCache, note: Callable[[str], None]) -
     if uidnext > cache.uidnext:
         first = max(cache.uidnext, cache.floor_uid)
         data = conn.call("UID FETCH new", lambda c: fetch_recent(c, f"{first}:*", uid=True))
-        fresh = [row_from_fetch(item) for item in data.values() if b"UID" in item and int(item[b"UID"]) >= first]
+        fresh = [row_from_fetch({**item, b"UID": int(item.get(b"UID", key))}) for key, item in data.items()
+                 if int(item.get(b"UID", key)) >= first]  # keyed by UID (imapclient drops the UID item then)
         complete_synthetic(conn, fresh)
         for row in fresh:
             cache.rows[row.uid] = row.to_plain()
