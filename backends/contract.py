@@ -352,6 +352,9 @@ class SourceFeatures:
     #: Threads are read from a local archive file or folder (mbox, Maildir); their links
     #: are ``file:`` URLs whose fragment is the root Message-ID.
     local_archive: bool = False
+    #: ``cached_recent_threads(...)`` answers from a persisted summary cache without asking
+    #: the server (stale rows to paint at once; ``list_recent_threads`` then reconciles).
+    cached_listing: bool = False
 
 
 class MailSource:
@@ -459,6 +462,13 @@ class MailSource:
         ``rfc822msgid:``; Graph: ``internetMessageId``; archives: their own lookup).
         """
         raise NotSupported(self.name, "thread_for_message_id")
+
+    def cached_recent_threads(self, list_name: str | None, since: datetime, *,
+                              limit: int | None = None) -> Sequence[ThreadSummary] | None:
+        """Hook: the threads as a persisted summary cache last saw them, read without a
+        round trip (stale), or None when there is none. Backends that implement it declare
+        ``SourceFeatures(cached_listing=True)``."""
+        return None
 
     # -- helpers ------------------------------------------------------
     def _check_kind(self, thread_id: ThreadId) -> None:

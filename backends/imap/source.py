@@ -47,7 +47,7 @@ _DRAFT_OPS = frozenset({Op.LIST_DRAFTS, Op.CREATE_DRAFT})
 
 class ImapSource(AccountSource):
     kind = "imap"
-    features = SourceFeatures(listing_limit=True)
+    features = SourceFeatures(listing_limit=True, cached_listing=True)
     thread_id_kind = THREAD_KIND
     account_label = "IMAP"
     load_account = staticmethod(load_account)

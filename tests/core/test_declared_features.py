@@ -5,6 +5,7 @@ import inspect
 
 import pytest
 
+from mailtriage.backends.contract import MailSource
 from mailtriage.backends.registry import BACKEND_KINDS, backend_class
 from mailtriage.trackers.github import GitHubTracker
 from mailtriage.trackers.jira import JiraTracker
@@ -16,6 +17,13 @@ def test_a_declared_listing_limit_is_one_the_listing_takes(kind):
     cls = backend_class(kind)
     takes_limit = "limit" in inspect.signature(cls.list_recent_threads).parameters
     assert cls.features.listing_limit == takes_limit
+
+
+@pytest.mark.parametrize("kind", sorted(BACKEND_KINDS))
+def test_a_declared_cached_listing_is_one_the_class_implements(kind):
+    cls = backend_class(kind)
+    implements = cls.cached_recent_threads is not MailSource.cached_recent_threads
+    assert cls.features.cached_listing == implements
 
 
 def test_only_local_archives_declare_file_links():
