@@ -8,12 +8,14 @@ Deleting the cache folder is always safe.
 
 A file is::
 
-    MAGIC  tag-length(2)  tag  payload-length(8)  blake2b-128(payload)  payload
+    MAGIC  tag-length(2)  tag  section-count(2)  (length(8) crc32(4)) per section  sections…
 
 where ``tag`` names the cache kind, its format version, the Python version and the
-marshal version, and ``payload`` is ``marshal.dumps`` of plain data (tuples, lists, dicts,
-bytes, str, numbers). The checksum is checked before ``marshal.loads`` ever sees the
-bytes, so a torn or damaged file is never parsed.
+marshal version, and each section is ``marshal.dumps`` of plain data (tuples, lists,
+dicts, bytes, str, numbers). Every section's CRC is checked before ``marshal.loads``
+ever sees its bytes, so a torn or damaged file is never parsed. (A CRC, not a
+cryptographic digest: it guards against damage; the folder is private to the user.)
+A caller may decode a section only when it needs it (:func:`read_sections`).
 
 Writes go to a temporary file in the same folder (created ``0600`` by ``mkstemp``) that
 is then renamed over the old one: a reader sees the old file or the new one, never a mix,
@@ -23,17 +25,17 @@ consistent on its own).
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 import struct
 import sys
 import tempfile
+import zlib
 from pathlib import Path
 from typing import Any
 
-MAGIC = b"MTCACHE\x00"
-_DIGEST = 16
+MAGIC = b"MTCACHE\x01"
+_ENTRY = struct.Struct(">QI")
 
 
 def tag_for(kind: str, version: int) -> bytes:
@@ -41,19 +43,22 @@ def tag_for(kind: str, version: int) -> bytes:
     return f"{kind}/v{version}/py{py}/marshal{marshal.version}".encode("ascii")
 
 
-def write(path: Path, kind: str, version: int, payload: Any) -> int:
-    """Write ``payload`` to ``path`` atomically (mode 0600). Returns the bytes written.
+def write(path: Path, kind: str, version: int, payload: Any, *more: Any) -> int:
+    """Write ``payload`` (and any further sections) to ``path`` atomically, mode 0600.
+    Returns the bytes written.
 
     Raises OSError when the folder cannot be written (callers treat a cache that cannot be
     saved as no cache)."""
-    data = marshal.dumps(payload)
+    sections = [marshal.dumps(p) for p in (payload, *more)]
     tag = tag_for(kind, version)
-    head = MAGIC + struct.pack(">H", len(tag)) + tag + struct.pack(">Q", len(data)) + _digest(data)
+    head = [MAGIC, struct.pack(">H", len(tag)), tag, struct.pack(">H", len(sections))]
+    head += [_ENTRY.pack(len(data), zlib.crc32(data)) for data in sections]
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(head)
-            handle.write(data)
+            handle.write(b"".join(head))
+            for data in sections:
+                handle.write(data)
         os.chmod(tmp, 0o600)
         os.replace(tmp, path)
     except BaseException:
@@ -62,12 +67,29 @@ def write(path: Path, kind: str, version: int, payload: Any) -> int:
         except OSError:
             pass
         raise
-    return len(head) + len(data)
+    return sum(map(len, head)) + sum(map(len, sections))
 
 
 def read(path: Path, kind: str, version: int) -> tuple[Any, str | None]:
-    """``(payload, None)``, or ``(None, why)`` when the file cannot be used (``why`` is None
-    when there simply is no file)."""
+    """``(first section, None)``, or ``(None, why)`` when the file cannot be used (``why``
+    is None when there simply is no file)."""
+    sections, why = read_sections(path, kind, version)
+    if sections is None:
+        return None, why
+    return decode(sections[0], path)
+
+
+def decode(section: bytes | memoryview, path: Path) -> tuple[Any, str | None]:
+    """One section's value, or ``(None, why)``."""
+    try:
+        return marshal.loads(section), None
+    except (ValueError, EOFError, TypeError) as exc:  # pragma: no cover - the CRC catches damage first
+        return None, f"{path.name} could not be decoded ({exc}); rebuilt"
+
+
+def read_sections(path: Path, kind: str, version: int) -> tuple[list[memoryview] | None, str | None]:
+    """The checked, still-encoded sections of ``path`` (decode each with :func:`decode`), or
+    ``(None, why)``; ``why`` is None when there is no file."""
     try:
         with open(path, "rb") as handle:
             blob = handle.read()
@@ -76,7 +98,7 @@ def read(path: Path, kind: str, version: int) -> tuple[Any, str | None]:
     except OSError as exc:
         return None, f"cannot read {path.name}: {exc.strerror or exc}"
     if not blob.startswith(MAGIC) or len(blob) < len(MAGIC) + 2:
-        return None, f"{path.name} is not a mailtriage cache file (or is truncated); rebuilt"
+        return None, f"{path.name} is not a mailtriage cache file of this version (or is truncated); rebuilt"
     at = len(MAGIC)
     (tag_len,) = struct.unpack_from(">H", blob, at)
     at += 2
@@ -85,25 +107,26 @@ def read(path: Path, kind: str, version: int) -> tuple[Any, str | None]:
     if tag != tag_for(kind, version):
         shown = tag.decode("ascii", "replace")[:80]
         return None, f"{path.name} was written by another version ({shown}); rebuilt"
-    if len(blob) < at + 8 + _DIGEST:
+    if len(blob) < at + 2:
         return None, f"{path.name} is truncated; rebuilt"
-    (length,) = struct.unpack_from(">Q", blob, at)
-    at += 8
-    digest = blob[at:at + _DIGEST]
-    at += _DIGEST
-    data = blob[at:]
-    if len(data) != length:
-        return None, f"{path.name} is truncated ({len(data)} of {length} bytes); rebuilt"
-    if _digest(data) != digest:
-        return None, f"{path.name} is corrupt (checksum mismatch); rebuilt"
-    try:
-        return marshal.loads(data), None
-    except (ValueError, EOFError, TypeError) as exc:  # pragma: no cover - the checksum catches damage first
-        return None, f"{path.name} could not be decoded ({exc}); rebuilt"
-
-
-def _digest(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=_DIGEST).digest()
+    (count,) = struct.unpack_from(">H", blob, at)
+    at += 2
+    if len(blob) < at + count * _ENTRY.size:
+        return None, f"{path.name} is truncated; rebuilt"
+    entries = [_ENTRY.unpack_from(blob, at + i * _ENTRY.size) for i in range(count)]
+    at += count * _ENTRY.size
+    expected = at + sum(length for length, _crc in entries)
+    if len(blob) != expected:
+        return None, f"{path.name} is truncated or padded ({len(blob)} of {expected} bytes); rebuilt"
+    view = memoryview(blob)
+    sections = []
+    for length, crc in entries:
+        data = view[at:at + length]
+        if zlib.crc32(data) != crc:
+            return None, f"{path.name} is corrupt (checksum mismatch); rebuilt"
+        sections.append(data)
+        at += length
+    return sections, None
 
 
 def remove(path: Path) -> None:

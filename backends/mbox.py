@@ -89,6 +89,7 @@ from mailtriage.backends.mime import (
     synthetic_message_id,
 )
 from mailtriage.backends.thread_reconstruction import Links, ThreadGroup, group_ids, link_records, synthetic_kind
+from mailtriage.backends.thread_reconstruction import _Synthetic  # the key shape of synthetic IDs in Links
 
 __all__ = ["MboxSource", "ArchiveIndex", "ArchivedMessage", "index_archive", "sniff_archive"]
 
@@ -195,11 +196,18 @@ class ArchiveIndex:
     # Threading links from every message's References / In-Reply-To, worked out
     # while scanning, so those fields need not be kept.
     links: Links = field(default_factory=Links)
+    # A persisted index's links are decoded only when needed (see threads()).
+    links_loader: Any = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.message_ids)
 
     def threads(self) -> list[ThreadGroup]:
+        if self.links_loader is not None:  # links of a persisted index, decoded now
+            loaded = self.links_loader()
+            if loaded is None:
+                raise ValueError("the persisted index's threading links cannot be read; it is rebuilt")
+            self.links, self.links_loader = loaded, None
         return group_ids(self.message_ids, self.synthetic, self.links)
 
     def sender_emails(self) -> list[str]:
@@ -957,6 +965,53 @@ def _index_from_fields(fields: dict, links: Links) -> ArchiveIndex:
     return ArchiveIndex(**values, not_mail=set(fields["not_mail"]), links=links)
 
 
+def _extend_groups(groups: list[ThreadGroup], old_links: Links, new_links: Links, old_ids: Sequence[bytes],
+                   new_ids: Sequence[bytes], new_synthetic: Sequence[bool], base: int) -> list[ThreadGroup] | None:
+    """``groups`` (of the first ``base`` messages) with the appended messages added, exactly
+    as :func:`group_ids` over all of them would group them; or None when the appended mail
+    re-links mail already grouped (a new parent for a known ID, a known ID again, a loop):
+    the caller then groups everything again. ``groups`` is extended in place."""
+    old_own, old_guessed = old_links.own, old_links.guessed
+    combined = old_links.then(new_links)
+    own, guessed = combined.own, combined.guessed
+
+    def parent(links_own: dict, links_guessed: dict, key: Any) -> Any:
+        up = links_own.get(key)
+        return links_guessed.get(key) if up is None else up
+
+    # IDs whose parent the tail sets or changes (own links override guesses, first guess wins).
+    changed = [k for k in dict.fromkeys([*new_links.own, *new_links.guessed])
+               if parent(old_own, old_guessed, k) != parent(own, guessed, k)]
+    if changed:
+        known = set(old_ids)
+        known.update(old_own, old_guessed, old_own.values(), old_guessed.values())
+        for key in changed:
+            if key in known or (type(key) is _Synthetic and key[0] in known):
+                return None
+    index_of = {(g.root_id, g.synthetic): i for i, g in enumerate(groups)}
+    for offset, (mid, synthetic) in enumerate(zip(new_ids, new_synthetic)):
+        node = _Synthetic((mid,)) if synthetic else mid
+        seen = {node}
+        while True:
+            up = own.get(node)
+            if up is None:
+                up = guessed.get(node)
+            if up is None:
+                break
+            if up in seen:
+                return None  # a reference loop: group_ids cuts it, and so must a full pass
+            seen.add(up)
+            node = up
+        root_synthetic = type(node) is _Synthetic
+        key = (node[0] if root_synthetic else node, root_synthetic)
+        at = index_of.get(key)
+        if at is None:
+            at = index_of[key] = len(groups)
+            groups.append(ThreadGroup(key[0], root_synthetic))
+        groups[at].members.append(base + offset)
+    return groups
+
+
 def _appended_since(fd: int, old: index_store.ArchiveStamp, now: index_store.ArchiveStamp, fields: dict) -> bool:
     """Whether the archive is the indexed one plus messages appended after it: same file,
     longer, the old tail unchanged, and a From_ line right where the old file ended."""
@@ -1183,20 +1238,29 @@ class MboxSource(MailSource):
             if stored is not None:
                 old = stored.stamp
                 if old == stamp:
-                    return _index_from_fields(stored.fields, stored.links), stored.groups
-                if _appended_since(fd, old, stamp, stored.fields):
-                    index = _index_from_fields(stored.fields, stored.links)
+                    index = _index_from_fields(stored.fields, Links())
+                    index.links_loader = stored.links  # decoded only if the groups must be redone
+                    return index, stored.groups
+                old_links = stored.links() if _appended_since(fd, old, stamp, stored.fields) else None
+                if old_links is not None:
+                    index = _index_from_fields(stored.fields, old_links)
+                    groups = stored.groups
                     with _collector_paused():
                         columns, links = scan_mbox_range(fd, old.size, stamp.size)
                         before = len(index)
+                        old_ids = index.message_ids
                         index.extend(columns)
-                        index.links = index.links.then(links)
+                        grown = _extend_groups(groups, old_links, links, old_ids[:before], index.message_ids[before:],
+                                               index.synthetic[before:], before)
+                        index.links = old_links.then(links)
                         index.ends = index.locations[1:] + [stamp.size]
-                        groups = index.threads()
+                        how = "threads extended"
+                        if grown is None:
+                            grown, how = index.threads(), "threads regrouped (the new mail links older mail)"
                     index_store.note(f"{path.name}: {len(index) - before} appended message(s) indexed "
-                                     f"(bytes {old.size}-{stamp.size}); the rest from the persisted index")
-                    index_store.save(path, stamp, _index_fields(index), index.links, groups)
-                    return index, groups
+                                     f"(bytes {old.size}-{stamp.size}; {how}); the rest from the persisted index")
+                    index_store.save(path, stamp, _index_fields(index), index.links, grown)
+                    return index, grown
                 index_store.note(f"{path.name} changed on disk (not by an append); its index is rebuilt")
         finally:
             os.close(fd)

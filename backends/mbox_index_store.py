@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ from mailtriage.core.paths import private_cache_dir
 from mailtriage.core.trace import TRACE
 
 KIND = "mbox-index"
-VERSION = 1
+VERSION = 2
 TAIL = 4096
 CHANNEL = "cache:mbox"
 
@@ -77,14 +78,70 @@ def note(text: str) -> None:
     TRACE.log(CHANNEL, "!", text)
 
 
-@dataclass
-class Stored:
-    """A persisted index as read back: the archive stamp it was made from and its parts."""
+_NUMBERS = {"locations": "q", "ends": "q", "dates": "d"}
 
-    stamp: ArchiveStamp
-    fields: dict[str, Any]
-    links: Links
-    groups: list[ThreadGroup] | None
+
+def pack_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """Numeric columns as machine arrays (a fast load), flags as bytes; the rest as is."""
+    out = dict(fields)
+    for name, code in _NUMBERS.items():
+        out[name] = array(code, fields[name]).tobytes()
+    out["synthetic"] = bytes(bytearray(fields["synthetic"]))
+    return out
+
+
+def unpack_fields(packed: dict[str, Any]) -> dict[str, Any]:
+    out = dict(packed)
+    for name, code in _NUMBERS.items():
+        column = array(code)
+        column.frombytes(packed[name])
+        out[name] = column.tolist()
+    out["synthetic"] = [flag == 1 for flag in packed["synthetic"]]
+    return out
+
+
+def pack_groups(groups: list[ThreadGroup]) -> tuple:
+    members = array("i")
+    bounds = array("q", [0])
+    for group in groups:
+        members.extend(group.members)
+        bounds.append(len(members))
+    return ([g.root_id for g in groups], bytes(bytearray(g.synthetic for g in groups)), members.tobytes(),
+            bounds.tobytes())
+
+
+def unpack_groups(packed: tuple) -> list[ThreadGroup]:
+    roots, synthetic, members_bytes, bounds_bytes = packed
+    members, bounds = array("i"), array("q")
+    members.frombytes(members_bytes)
+    bounds.frombytes(bounds_bytes)
+    flat, edges = members.tolist(), bounds.tolist()
+    if len(roots) != len(synthetic) or len(edges) != len(roots) + 1:
+        raise ValueError("thread groups of inconsistent lengths")
+    return [ThreadGroup(root, flag == 1, flat[edges[i]:edges[i + 1]])
+            for i, (root, flag) in enumerate(zip(roots, synthetic))]
+
+
+class Stored:
+    """A persisted index as read back: the archive stamp it was made from and its parts.
+    The threading links are decoded only when asked for (an append needs them; a listing
+    does not)."""
+
+    def __init__(self, path: Path, stamp: ArchiveStamp, fields: dict[str, Any], groups: list[ThreadGroup],
+                 links_section) -> None:
+        self.path, self.stamp, self.fields, self.groups = path, stamp, fields, groups
+        self._links_section = links_section
+
+    def links(self) -> Links | None:
+        plain, why = cache_file.decode(self._links_section, self.path)
+        if why:
+            note(why)
+            return None
+        try:
+            return Links.from_plain(plain)
+        except (TypeError, ValueError) as exc:
+            note(f"{self.path.name}: unexpected threading links ({exc}); rebuilt")
+            return None
 
 
 def load(archive: Path) -> Stored | None:
@@ -94,21 +151,22 @@ def load(archive: Path) -> Stored | None:
     except (OSError, ConfigError) as exc:
         note(f"no mbox index cache folder: {exc}")
         return None
-    payload, why = cache_file.read(path, KIND, VERSION)
+    sections, why = cache_file.read_sections(path, KIND, VERSION)
+    if sections is not None and len(sections) != 2:
+        sections, why = None, f"{path.name} has {len(sections)} sections, not 2; rebuilt"
+    main = None
+    if sections is not None:
+        main, why = cache_file.decode(sections[0], path)
     if why:
         note(f"mbox index of {archive.name}: {why}")
         cache_file.remove(path)
-    if payload is None:
+    if main is None:
         return None
     try:
-        where, stamp, fields, links, groups = payload
+        where, stamp, fields, groups = main
         if where != str(archive):
             return None
-        parsed_groups = None
-        if groups is not None:
-            roots, synthetic, members = groups
-            parsed_groups = [ThreadGroup(r, s, m) for r, s, m in zip(roots, synthetic, members)]
-        return Stored(ArchiveStamp.from_plain(stamp), fields, Links.from_plain(links), parsed_groups)
+        return Stored(path, ArchiveStamp.from_plain(stamp), unpack_fields(fields), unpack_groups(groups), sections[1])
     except (TypeError, ValueError, KeyError) as exc:
         note(f"mbox index of {archive.name} has an unexpected shape ({exc}); rebuilt")
         cache_file.remove(path)
@@ -116,13 +174,11 @@ def load(archive: Path) -> Stored | None:
 
 
 def save(archive: Path, stamp: ArchiveStamp, fields: dict[str, Any], links: Links,
-         groups: list[ThreadGroup] | None) -> None:
+         groups: list[ThreadGroup]) -> None:
     """Persist the index (atomically). A cache that cannot be written is only noted."""
-    plain_groups = None
-    if groups is not None:
-        plain_groups = ([g.root_id for g in groups], [g.synthetic for g in groups], [g.members for g in groups])
     try:
         cache_file.write(store_path(archive), KIND, VERSION,
-                         (str(archive), stamp.to_plain(), fields, links.to_plain(), plain_groups))
+                         (str(archive), stamp.to_plain(), pack_fields(fields), pack_groups(groups)),
+                         links.to_plain())
     except (OSError, ValueError, ConfigError) as exc:
         note(f"mbox index of {archive.name} not saved: {exc}")

@@ -37,6 +37,7 @@ import multiprocessing
 import os
 import pwd
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -52,7 +53,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 import bench_mbox  # noqa: E402
+import bench_tui  # noqa: E402
 from bench_imap import LIST  # noqa: E402
+from file_keyring import FileKeyring  # noqa: E402
+from tests.servers.dovecot import DovecotServer  # noqa: E402
 
 PYTHON = sys.executable
 
@@ -118,7 +122,7 @@ def bench_mbox_part(data_dir: Path, runs: int) -> None:
             answers.add(answer["threads"])
             with open(work, "ab") as handle:  # a new thread, appended as an MDA would
                 handle.write((f"From bench@example.org Mon Jan  1 00:00:00 2024\nFrom: New <new{n}@example.net>\n"
-                              f"To: {LIST}\nSubject: Appended {n}\nDate: {time.strftime('%a, %d %b %Y %H:%M:%S +0000', time.gmtime(last + 60))}\n"
+                              f"To: {LIST}\nSubject: Appended {n}\nDate: {time.strftime('%a, %d %b %Y %H:%M:%S +0000', time.gmtime())}\n"
                               f"Message-ID: <appended{n}@bench>\n\nNew report.\n\n").encode())
             t, answer = child(True)
             appended.append(t)
@@ -221,10 +225,6 @@ SORT_CHILD = textwrap.dedent('''
 
 
 def bench_imap_part(messages: int, dense: int, runs: int, tui: bool) -> None:
-    from file_keyring import FileKeyring
-
-    from tests.servers.dovecot import DovecotServer
-
     tmp = Path(tempfile.mkdtemp(prefix="mailtriage-bench-launch-"))
     server = DovecotServer().start()
     try:
@@ -308,10 +308,6 @@ def bench_imap_part(messages: int, dense: int, runs: int, tui: bool) -> None:
 
 def bench_tui_part(server, users, tmp: Path, runs: int) -> None:
     """The app on a pseudo-terminal (bench_tui.py's method): cold and warm summary cache."""
-    import re
-
-    import bench_tui
-
     baseline = tmp / "bare_imap.py"
     baseline.write_text(bench_tui.IMAP_BASELINE_APP, encoding="utf-8")
     since = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 30 * 86400))

@@ -3,7 +3,9 @@ rebuilt when it cannot be trusted, private, and never holding a message body."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import shutil
 import stat
 from datetime import datetime, timezone
 from pathlib import Path
@@ -93,7 +95,7 @@ def test_an_appended_message_is_indexed_incrementally(tmp_path, cache, monkeypat
     assert scanned == [(size, archive.stat().st_size)]  # only the new tail
     counts = {root: count for root, _subject, count, _sender in rows}
     assert counts == {"<m0@example.net>": 2, "<m1@example.net>": 1, "<m3@example.net>": 1}
-    assert any("2 appended message(s) indexed" in n for n in notes)
+    assert any("2 appended message(s) indexed" in n and "threads extended" in n for n in notes), notes
     # The extended index is persisted: a third open scans nothing.
     scanned.clear()
     assert listing(archive) == rows and scanned == []
@@ -102,6 +104,40 @@ def test_an_appended_message_is_indexed_incrementally(tmp_path, cache, monkeypat
         path.unlink()
     monkeypatch.undo()
     assert listing(archive) == rows
+
+
+LINKS_OLD = b"""From: Late <late@example.net>
+To: security@example.org
+Subject: Re: Report 0
+Date: Tue, 09 Jan 2024 10:00:00 +0000
+Message-ID: <late@example.net>
+References: <earlier@example.net> <m0@example.net>
+
+The root <m0> turns out to answer <earlier>: every message of its thread moves.
+"""
+
+SAME_ID_AGAIN = b"""From: Dup <dup@example.net>
+To: security@example.org
+Subject: Duplicate of report 1
+Date: Tue, 09 Jan 2024 11:00:00 +0000
+Message-ID: <m1@example.net>
+In-Reply-To: <m2@example.net>
+
+A second message with an ID already indexed.
+"""
+
+
+@pytest.mark.parametrize("tail", [LINKS_OLD, SAME_ID_AGAIN], ids=["new-parent-for-old-root", "known-id-again"])
+def test_an_append_that_relinks_older_mail_regroups_like_a_full_scan(tmp_path, cache, notes, tail):
+    archive = write_mbox(tmp_path / "a.mbox", [message(0), message(3, reply_to=0), message(1), message(2)])
+    listing(archive)
+    with open(archive, "ab") as handle:
+        handle.write(mbox_bytes([tail]))
+    incremental = listing(archive)
+    assert any("threads regrouped" in n for n in notes), notes
+    for path in index_files(cache):
+        path.unlink()
+    assert listing(archive) == incremental  # what a full scan says
 
 
 @pytest.mark.parametrize("change", ["rewritten", "truncated", "replaced", "grown-not-at-a-boundary"])
@@ -163,8 +199,6 @@ def test_index_files_are_private_and_hold_no_bodies(tmp_path, cache):
 
 
 def test_deleting_the_cache_folder_is_safe(tmp_path, cache):
-    import shutil
-
     archive = write_mbox(tmp_path / "a.mbox", [message(0), message(1)])
     src = source(archive)
     expected = [t.root_message_id for t in src.list_recent_threads(None, SINCE)]
@@ -195,8 +229,6 @@ def _writer(path: str, seed: int, rounds: int) -> None:
 
 
 def test_two_instances_writing_one_cache_never_corrupt_it(tmp_path):
-    import multiprocessing
-
     target = tmp_path / "shared.idx"
     cache_file.write(target, "race", 1, {"writer": -1, "n": 0, "rows": []})
     ctx = multiprocessing.get_context("fork")
@@ -214,3 +246,56 @@ def test_two_instances_writing_one_cache_never_corrupt_it(tmp_path):
         assert w.exitcode == 0
     assert reads > 0
     assert [p.name for p in tmp_path.iterdir()] == ["shared.idx"]  # no temporary file left behind
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_extending_groups_equals_grouping_everything(seed):
+    """Random archives (replies to earlier, later and missing messages, duplicate IDs,
+    synthetic IDs, loops), split at a random point: extending the first part's groups with
+    the tail gives group_ids over everything, or declines (None)."""
+    import random
+
+    from mailtriage.backends.thread_reconstruction import group_ids, link_records
+
+    rnd = random.Random(seed)
+    count = rnd.randrange(2, 60)
+    # Mostly fresh IDs (as in a real archive), some repeated; references to earlier messages,
+    # later ones and missing ones.
+    ids = [f"<{i if rnd.random() < 0.9 else rnd.randrange(count)}@x>".encode() for i in range(count)]
+
+    def some_id() -> bytes:
+        return f"<{rnd.randrange(count + 5)}@x>".encode()
+
+    records = []
+    for i, mid in enumerate(ids):
+        roll = rnd.random()
+        if roll < 0.6 and records:  # a reply as mail clients write it: the parent's chain
+            parent = records[rnd.randrange(len(records))]
+            refs, irt = [*parent[1], parent[0]][-rnd.choice((1, 3, 10)):], parent[0]
+        elif roll < 0.75:  # noise: any IDs, earlier, later or missing
+            refs = [some_id() for _ in range(rnd.choice((1, 2, 3)))]
+            irt = some_id() if rnd.random() < 0.5 else None
+        else:
+            refs, irt = [], None
+        records.append((mid, refs, irt, rnd.random() < 0.05))
+    split = max(1, count - rnd.randrange(1, 4)) if seed % 2 else rnd.randrange(1, count)  # small tails, as appends are
+    mids = [r[0] for r in records]
+    synthetic = [r[3] for r in records]
+    whole = [(g.root_id, g.synthetic, g.members) for g in group_ids(mids, synthetic, link_records(records))]
+    old_links, new_links = link_records(records[:split]), link_records(records[split:])
+    groups = group_ids(mids[:split], synthetic[:split], old_links)
+    grown = mbox_module._extend_groups(groups, old_links, new_links, mids[:split], mids[split:], synthetic[split:],
+                                       split)
+    if grown is not None:
+        assert [(g.root_id, g.synthetic, g.members) for g in grown] == whole
+    EXTENDED.append(grown is not None)
+
+
+EXTENDED: list[bool] = []
+
+
+def test_random_appends_were_mostly_extended_not_regrouped():
+    """The property above must not pass by declining every time."""
+    for seed in range(200):
+        test_extending_groups_equals_grouping_everything(seed)
+    assert sum(EXTENDED) >= 0.2 * len(EXTENDED), f"{sum(EXTENDED)} of {len(EXTENDED)}"
