@@ -1244,7 +1244,7 @@ class MboxSource(MailSource):
                 old_links = stored.links() if _appended_since(fd, old, stamp, stored.fields) else None
                 if old_links is not None:
                     index = _index_from_fields(stored.fields, old_links)
-                    groups = stored.groups
+                    groups = stored.groups.as_list()
                     with _collector_paused():
                         columns, links = scan_mbox_range(fd, old.size, stamp.size)
                         before = len(index)
@@ -1327,13 +1327,20 @@ class MboxSource(MailSource):
             since = since.replace(tzinfo=timezone.utc)
         since_epoch = since.timestamp()
         index, groups = self._threads()
-        date_of = index.comparable_dates().__getitem__
         rows = []
-        for position, group in enumerate(groups):
-            members = group.members
-            latest = date_of(members[0]) if len(members) == 1 else max(map(date_of, members))
-            if latest >= since_epoch:
-                rows.append((-latest, group.root_id, position, group))
+        if isinstance(groups, index_store.PackedGroups):
+            # A persisted index knows each thread's latest date: only the window's groups are made.
+            roots = groups.roots
+            for position, latest in enumerate(groups.latest):
+                if latest >= since_epoch:
+                    rows.append((-latest, roots[position], position, groups[position]))
+        else:
+            date_of = index.comparable_dates().__getitem__
+            for position, group in enumerate(groups):
+                members = group.members
+                latest = date_of(members[0]) if len(members) == 1 else max(map(date_of, members))
+                if latest >= since_epoch:
+                    rows.append((-latest, group.root_id, position, group))
         rows.sort()  # newest first; ties by root ID, then archive order
         summarize = self._summarizer(index, since_epoch)
         with _collector_paused():

@@ -27,7 +27,7 @@ import os
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from mailtriage.backends import cache_file
 from mailtriage.backends.thread_reconstruction import Links, ThreadGroup
@@ -36,7 +36,7 @@ from mailtriage.core.paths import private_cache_dir
 from mailtriage.core.trace import TRACE
 
 KIND = "mbox-index"
-VERSION = 2
+VERSION = 3
 TAIL = 4096
 CHANNEL = "cache:mbox"
 
@@ -100,26 +100,62 @@ def unpack_fields(packed: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def pack_groups(groups: list[ThreadGroup]) -> tuple:
+def pack_groups(groups: Sequence[ThreadGroup], dates: Sequence[float]) -> tuple:
+    """The groups as flat arrays, with each group's latest date (a listing picks its window
+    from those without building a group object per thread)."""
+    if isinstance(groups, PackedGroups):
+        return groups.packed()
     members = array("i")
     bounds = array("q", [0])
+    latest = array("d")
     for group in groups:
         members.extend(group.members)
         bounds.append(len(members))
+        latest.append(max(dates[m] for m in group.members))
     return ([g.root_id for g in groups], bytes(bytearray(g.synthetic for g in groups)), members.tobytes(),
-            bounds.tobytes())
+            bounds.tobytes(), latest.tobytes())
 
 
-def unpack_groups(packed: tuple) -> list[ThreadGroup]:
-    roots, synthetic, members_bytes, bounds_bytes = packed
-    members, bounds = array("i"), array("q")
+class PackedGroups(Sequence):
+    """Thread groups read back from a persisted index: a sequence of :class:`ThreadGroup`
+    made one by one as they are read, plus ``roots`` and ``latest`` (each group's newest
+    date) as plain lists."""
+
+    def __init__(self, roots: list, synthetic: bytes, members: list[int], edges: list[int],
+                 latest: list[float]) -> None:
+        if not len(roots) == len(synthetic) == len(latest) == len(edges) - 1:
+            raise ValueError("thread groups of inconsistent lengths")
+        self.roots, self.synthetic, self.members, self.edges, self.latest = roots, synthetic, members, edges, latest
+
+    def __len__(self) -> int:
+        return len(self.roots)
+
+    def __getitem__(self, position):  # type: ignore[override]
+        if isinstance(position, slice):
+            return [self[i] for i in range(*position.indices(len(self)))]
+        edges = self.edges
+        return ThreadGroup(self.roots[position], self.synthetic[position] == 1,
+                           self.members[edges[position]:edges[position + 1]])
+
+    def __iter__(self):
+        for position in range(len(self.roots)):
+            yield self[position]
+
+    def packed(self) -> tuple:
+        return (self.roots, self.synthetic, array("i", self.members).tobytes(), array("q", self.edges).tobytes(),
+                array("d", self.latest).tobytes())
+
+    def as_list(self) -> list[ThreadGroup]:
+        return list(self)
+
+
+def unpack_groups(packed: tuple) -> PackedGroups:
+    roots, synthetic, members_bytes, bounds_bytes, latest_bytes = packed
+    members, bounds, latest = array("i"), array("q"), array("d")
     members.frombytes(members_bytes)
     bounds.frombytes(bounds_bytes)
-    flat, edges = members.tolist(), bounds.tolist()
-    if len(roots) != len(synthetic) or len(edges) != len(roots) + 1:
-        raise ValueError("thread groups of inconsistent lengths")
-    return [ThreadGroup(root, flag == 1, flat[edges[i]:edges[i + 1]])
-            for i, (root, flag) in enumerate(zip(roots, synthetic))]
+    latest.frombytes(latest_bytes)
+    return PackedGroups(roots, synthetic, members.tolist(), bounds.tolist(), latest.tolist())
 
 
 class Stored:
@@ -127,7 +163,7 @@ class Stored:
     The threading links are decoded only when asked for (an append needs them; a listing
     does not)."""
 
-    def __init__(self, path: Path, stamp: ArchiveStamp, fields: dict[str, Any], groups: list[ThreadGroup],
+    def __init__(self, path: Path, stamp: ArchiveStamp, fields: dict[str, Any], groups: PackedGroups,
                  links_section) -> None:
         self.path, self.stamp, self.fields, self.groups = path, stamp, fields, groups
         self._links_section = links_section
@@ -174,11 +210,11 @@ def load(archive: Path) -> Stored | None:
 
 
 def save(archive: Path, stamp: ArchiveStamp, fields: dict[str, Any], links: Links,
-         groups: list[ThreadGroup]) -> None:
+         groups: Sequence[ThreadGroup]) -> None:
     """Persist the index (atomically). A cache that cannot be written is only noted."""
     try:
         cache_file.write(store_path(archive), KIND, VERSION,
-                         (str(archive), stamp.to_plain(), pack_fields(fields), pack_groups(groups)),
+                         (str(archive), stamp.to_plain(), pack_fields(fields), pack_groups(groups, fields["dates"])),
                          links.to_plain())
     except (OSError, ValueError, ConfigError) as exc:
         note(f"mbox index of {archive.name} not saved: {exc}")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from imapclient.exceptions import ProtocolError
 from imapclient.response_parser import parse_fetch_response, parse_response
@@ -139,28 +139,28 @@ def window_size(limit: int | None) -> int:
     return min(WINDOW, max(100, 3 * limit)) if limit else WINDOW
 
 
-def pick(rows_newest_first: list[Row], since: datetime, wanted: str | None, limit: int | None,
+def pick(rows_newest_first: Iterable[Row], since: datetime, wanted: str | None, limit: int | None,
          *, exhausted: bool) -> list[Row] | None:
     """The rows a newest-first walk in windows keeps, read from rows already known
-    (``rows_newest_first`` holds every message from the top of the folder down).
+    (``rows_newest_first`` holds every message from the top of the folder down; it is
+    consumed only as far as the walk goes).
 
     Returns None when the known rows end before the walk would stop and ``exhausted``
     is false (more, older messages are on the server only)."""
     window = window_size(limit)
     out: list[Row] = []
     roots: set[str] = set()
-    for start in range(0, len(rows_newest_first), window):
-        reached_older = False
-        for row in rows_newest_first[start:start + window]:
-            if row.arrived is not None and row.arrived < since:
-                reached_older = True
-                continue
-            if wanted and not on_list(row, wanted):
-                continue
+    reached_older = False
+    for seen, row in enumerate(rows_newest_first, 1):
+        if row.arrived is not None and row.arrived < since:
+            reached_older = True
+        elif not wanted or on_list(row, wanted):
             out.append(row)
             roots.add(thread_root(row.message_id, row.references, row.in_reply_to))
-        if reached_older or (limit and len(roots) >= limit):
-            return out
+        if seen % window == 0 and (reached_older or (limit and len(roots) >= limit)):
+            return out  # the end of a window where the walk stops
+    if reached_older or (limit and len(roots) >= limit):
+        return out
     return out if exhausted else None
 
 
@@ -337,8 +337,10 @@ def _changed_flags(client, seqset: str, modseq: int) -> dict[int, dict]:
     return dict(parse_fetch_response(data, False, True))
 
 
-def newest_first(cache: sc.FolderCache) -> list[Row]:
-    return [Row.from_plain(cache.rows[uid]) for uid in sorted(cache.rows, reverse=True)]
+def newest_first(cache: sc.FolderCache) -> Iterator[Row]:
+    """The cached rows, newest first, made into rows only as they are read."""
+    rows = cache.rows
+    return (Row.from_plain(rows[uid]) for uid in sorted(rows, reverse=True))
 
 
 def answer_from_cache(cache: sc.FolderCache, since: datetime, wanted: str | None,
@@ -347,10 +349,15 @@ def answer_from_cache(cache: sc.FolderCache, since: datetime, wanted: str | None
     cache does not reach back far enough."""
     since_epoch = since.timestamp()
     complete = cache.complete_since is not None and cache.complete_since <= since_epoch
-    if not complete and not limit:
-        return None
-    rows = newest_first(cache)
-    return pick(rows, since, wanted, limit, exhausted=complete or cache.floor_uid <= 1)
+    if not limit:
+        if not complete:
+            return None
+        # Every cached message that arrived since (arrival is not always UID order).
+        rows = cache.rows
+        fresh = (rows[uid] for uid in sorted(rows, reverse=True))
+        found = [Row.from_plain(p) for p in fresh if p[sc.ARRIVED] is None or p[sc.ARRIVED] >= since_epoch]
+        return [r for r in found if on_list(r, wanted)] if wanted else found
+    return pick(newest_first(cache), since, wanted, limit, exhausted=complete or cache.floor_uid <= 1)
 
 
 def cache_from_walk(state, result: Walk, since: datetime) -> sc.FolderCache:
