@@ -1243,7 +1243,8 @@ class MboxSource(MailSource):
                     return index, stored.groups
                 old_links = stored.links() if _appended_since(fd, old, stamp, stored.fields) else None
                 if old_links is not None:
-                    index = _index_from_fields(stored.fields, old_links)
+                    lists = {name: list(stored.fields[name]) for name in index_store.TEXT_COLUMNS}
+                    index = _index_from_fields({**stored.fields, **lists}, old_links)
                     groups = stored.groups.as_list()
                     with _collector_paused():
                         columns, links = scan_mbox_range(fd, old.size, stamp.size)

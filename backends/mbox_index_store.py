@@ -36,7 +36,7 @@ from mailtriage.core.paths import private_cache_dir
 from mailtriage.core.trace import TRACE
 
 KIND = "mbox-index"
-VERSION = 3
+VERSION = 4
 TAIL = 4096
 CHANNEL = "cache:mbox"
 
@@ -81,21 +81,79 @@ def note(text: str) -> None:
 _NUMBERS = {"locations": "q", "ends": "q", "dates": "d"}
 
 
+TEXT_COLUMNS = _TEXTS = ("message_ids", "subjects", "senders", "emails")
+
+
+class BlobColumn(Sequence):
+    """A column of bytes (or str) values kept as one blob and its offsets: loading it costs a
+    copy, not an object per message; a value is made when it is read."""
+
+    def __init__(self, blob: bytes, edges: array, nones: bytes, text: bool) -> None:
+        if len(edges) < 1 or (nones and len(nones) != len(edges) - 1) or edges[-1] != len(blob):
+            raise ValueError("a packed column of inconsistent lengths")
+        self.blob, self.edges, self.nones, self.text = blob, edges, nones, text
+
+    def __len__(self) -> int:
+        return len(self.edges) - 1
+
+    def __getitem__(self, row):  # type: ignore[override]
+        if isinstance(row, slice):
+            return [self[i] for i in range(*row.indices(len(self)))]
+        if row < 0:
+            row += len(self)
+        if self.nones and self.nones[row]:
+            return None
+        value = self.blob[self.edges[row]:self.edges[row + 1]]
+        return value.decode("utf-8", "surrogateescape") if self.text else value
+
+    def __iter__(self):
+        for row in range(len(self)):
+            yield self[row]
+
+    @classmethod
+    def pack(cls, values: Sequence) -> tuple:
+        text = any(isinstance(v, str) for v in values)
+        raw = [(v.encode("utf-8", "surrogateescape") if text else v) if v is not None else b"" for v in values]
+        edges = array("q", [0])
+        total = 0
+        for value in raw:
+            total += len(value)
+            edges.append(total)
+        nones = bytes(bytearray(v is None for v in values)) if any(v is None for v in values) else b""
+        return (text, b"".join(raw), edges.tobytes(), nones)
+
+    @classmethod
+    def unpack(cls, packed: tuple) -> "BlobColumn":
+        text, blob, edges_bytes, nones = packed
+        edges = array("q")
+        edges.frombytes(edges_bytes)
+        return cls(blob, edges, nones, text)
+
+
 def pack_fields(fields: dict[str, Any]) -> dict[str, Any]:
-    """Numeric columns as machine arrays (a fast load), flags as bytes; the rest as is."""
+    """Numeric columns as machine arrays, text columns as blobs (a fast load), flags as
+    bytes; the rest as is."""
     out = dict(fields)
     for name, code in _NUMBERS.items():
         out[name] = array(code, fields[name]).tobytes()
+    for name in _TEXTS:
+        column = fields[name]
+        out[name] = ((column.text, column.blob, column.edges.tobytes(), column.nones)
+                     if isinstance(column, BlobColumn) else BlobColumn.pack(column))
     out["synthetic"] = bytes(bytearray(fields["synthetic"]))
     return out
 
 
-def unpack_fields(packed: dict[str, Any]) -> dict[str, Any]:
+def unpack_fields(packed: dict[str, Any], *, as_lists: bool = False) -> dict[str, Any]:
+    """The columns back; text columns stay blobs unless ``as_lists`` (to be extended)."""
     out = dict(packed)
     for name, code in _NUMBERS.items():
         column = array(code)
         column.frombytes(packed[name])
         out[name] = column.tolist()
+    for name in _TEXTS:
+        column = BlobColumn.unpack(packed[name])
+        out[name] = list(column) if as_lists else column
     out["synthetic"] = [flag == 1 for flag in packed["synthetic"]]
     return out
 

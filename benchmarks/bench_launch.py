@@ -56,6 +56,7 @@ import bench_mbox  # noqa: E402
 import bench_tui  # noqa: E402
 from bench_imap import LIST  # noqa: E402
 from file_keyring import FileKeyring  # noqa: E402
+from imapclient import IMAPClient  # noqa: E402
 from tests.servers.dovecot import DovecotServer  # noqa: E402
 
 PYTHON = sys.executable
@@ -242,7 +243,9 @@ def bench_imap_part(messages: int, dense: int, runs: int, tui: bool) -> None:
                 nobody = pwd.getpwnam("nobody")
                 for path in (user.home, user.home / "Maildir"):
                     os.chown(path, nobody.pw_uid, nobody.pw_gid)
-            with server.client(user) as client:  # warm Dovecot's index and header cache, as bench_imap does
+            client = IMAPClient("127.0.0.1", server.port, ssl=False, timeout=1800)
+            client.login(user.name, user.password)
+            with client:  # warm Dovecot's index and header cache, as bench_imap does
                 client.select_folder("INBOX", readonly=True)
                 uids = client.sort(["REVERSE DATE"])
                 for i in range(0, len(uids), 5000):
