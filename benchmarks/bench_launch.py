@@ -38,6 +38,7 @@ import os
 import pwd
 import random
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -62,20 +63,33 @@ from tests.servers.dovecot import DovecotServer  # noqa: E402
 PYTHON = sys.executable
 
 
-def run_child(code: str, env: dict[str, str]) -> tuple[float, dict]:
-    """Spawn ``python -c code``; return the whole process's wall time and its JSON answer."""
+CPU: dict[str, list[float]] = {}  # CPU seconds of each child, by label (less noisy than wall time on a loaded machine)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_child(code: str, env: dict[str, str], label: str = "") -> tuple[float, dict]:
+    """Spawn ``python -c code``; return the whole process's wall time and its JSON answer
+    (its CPU time goes to ``CPU[label]``)."""
+    cpu = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, env={**os.environ, **env},
                           cwd=ROOT, check=False)
     elapsed = time.perf_counter() - started
+    CPU.setdefault(label, []).append(_children_cpu() - cpu)
     if done.returncode != 0:
         raise SystemExit(f"child failed:\n{done.stderr[-3000:]}")
     return elapsed, json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def summary(label: str, values: list[float], goal: float | None = None, extra: str = "") -> str:
+def summary(label: str, values: list[float], goal: float | None = None, extra: str = "", cpu: str = "") -> str:
     med = statistics.median(values)
     text = f"  {label:<44} {med:7.3f} s  (min {min(values):.3f}, max {max(values):.3f})"
+    if CPU.get(cpu):
+        text += f"  cpu {statistics.median(CPU[cpu]):.3f} s"
     if goal is not None:
         text += f"  goal <= {goal:.2f} s: {'met' if med <= goal else 'MISSED'}"
     return text + extra
@@ -105,37 +119,39 @@ def bench_mbox_part(data_dir: Path, runs: int) -> None:
         bench_mbox.warm_page_cache(work)
         env = {"MAILTRIAGE_CACHE_DIR": str(cache)}
 
-        def child(persist: bool) -> tuple[float, dict]:
-            return run_child(MBOX_CHILD.format(path=str(work), since=since, persist=persist), env)
+        def child(persist: bool, label: str) -> tuple[float, dict]:
+            return run_child(MBOX_CHILD.format(path=str(work), since=since, persist=persist), env, label)
 
         previous, first, second, appended = [], [], [], []
         answers = set()
         for n in range(runs):
-            t, answer = child(False)
+            t, answer = child(False, "previous")
             previous.append(t)
             answers.add(answer["threads"])
             shutil.rmtree(cache, ignore_errors=True)
-            t, answer = child(True)
+            t, answer = child(True, "first")
             first.append(t)
             answers.add(answer["threads"])
-            t, answer = child(True)
+            t, answer = child(True, "second")
             second.append(t)
             answers.add(answer["threads"])
             with open(work, "ab") as handle:  # a new thread, appended as an MDA would
                 handle.write((f"From bench@example.org Mon Jan  1 00:00:00 2024\nFrom: New <new{n}@example.net>\n"
                               f"To: {LIST}\nSubject: Appended {n}\nDate: {time.strftime('%a, %d %b %Y %H:%M:%S +0000', time.gmtime())}\n"
                               f"Message-ID: <appended{n}@bench>\n\nNew report.\n\n").encode())
-            t, answer = child(True)
+            t, answer = child(True, "appended")
             appended.append(t)
             assert answer["newest"] == f"<appended{n}@bench>", answer
         print(f"mbox: {path.stat().st_size / 1e6:.0f} MB, {bench_mbox.MESSAGES:,} messages, 30-day window; "
               f"{runs} runs, fresh processes (whole process: spawn, imports, listing, exit); "
               f"load average {os.getloadavg()[0]:.2f}")
-        print(summary("previous path (no persisted index)", previous))
-        print(summary("first open (scan + save the index)", first))
-        print(summary("second open (persisted index)", second, 0.25,
-                      f"  {statistics.median(previous) / statistics.median(second):.1f}x faster than previous"))
-        print(summary("open after one appended message", appended, 0.35))
+        print(summary("previous path (no persisted index)", previous, cpu="previous"))
+        print(summary("first open (scan + save the index)", first, cpu="first"))
+        print(summary("second open (persisted index)", second, 0.25, cpu="second",
+                      extra=f"  {statistics.median(previous) / statistics.median(second):.1f}x faster than previous"))
+        print(summary("open after one appended message", appended, 0.35, cpu="appended"))
+        t, _ = run_child("import mailtriage.backends.mbox", env, "imports")
+        print(summary("for scale: python -c 'import mailtriage.backends.mbox'", [t], cpu="imports"))
         size = sum(p.stat().st_size for p in (cache / "mbox").glob("*.idx"))
         print(f"  index file: {size / 1e6:.1f} MB; thread counts seen: {sorted(answers)}")
     finally:
@@ -266,11 +282,12 @@ def bench_imap_part(messages: int, dense: int, runs: int, tui: bool) -> None:
             user = users[label]
             code = IMAP_CHILD.format(bench=str(HERE), mode=mode, limit=limit, account=f"bench-{label}",
                                      port=server.port, user=user.name, list=LIST)
-            return run_child(code, env)
+            return run_child(code, env, f"{label} {mode} {limit}")
 
         def sort_baseline(label: str) -> float:
             user = users[label]
-            return run_child(SORT_CHILD.format(port=server.port, user=user.name, password=user.password), env)[0]
+            return run_child(SORT_CHILD.format(port=server.port, user=user.name, password=user.password), env,
+                             f"{label} sort")[0]
 
         results: dict[tuple, list[float]] = {}
         counts: dict[tuple, set] = {}
@@ -289,11 +306,13 @@ def bench_imap_part(messages: int, dense: int, runs: int, tui: bool) -> None:
         for label in users:
             print(f" {label} folder ({folders[label][0]:,} messages; threads in the window: "
                   f"{sorted(counts[(label, None)])}):")
-            print(summary("bare imapclient: SORT + 50 envelopes (baseline)", results[(label, "sort")]))
+            print(summary("bare imapclient: SORT + 50 envelopes (baseline)", results[(label, "sort")],
+                          cpu=f"{label} sort"))
             for mode in ("previous", "uncached", "cached"):
-                print(summary(f"{mode}: first page (200 threads)", results[(label, mode, 200)]))
+                print(summary(f"{mode}: first page (200 threads)", results[(label, mode, 200)],
+                              cpu=f"{label} {mode} 200"))
                 goal = 2.0 if label == "dense" else None
-                print(summary(f"{mode}: whole window", results[(label, mode, None)], goal))
+                print(summary(f"{mode}: whole window", results[(label, mode, None)], goal, cpu=f"{label} {mode} None"))
         flat = statistics.median(results[("dense", "cached", 200)]) / statistics.median(results[("sparse", "cached", 200)])
         print(f" cached first page, dense / sparse: {flat:.2f}x (goal <= 1.2x)")
         base = statistics.median(results[("sparse", "sort")])
