@@ -291,3 +291,28 @@ def test_a_server_without_condstore_gets_no_cache(dovecot_minimal, minimal_user,
     finally:
         src.close()
     assert cache_files(cache) == []
+
+
+def test_the_whole_window_starts_where_esearch_says_and_falls_back_without_it(
+        make_source, mail, cache, trace, dovecot_minimal, minimal_user, memory_keyring, account):
+    """With ESEARCH and WITHIN one SEARCH says where the window starts; a younger message
+    stored below an older one (arrival is not UID order) is still listed."""
+    listed = rows(make_source(replace(account, cache_summaries=False)).list_recent_threads(LIST, SINCE))
+    assert any("SEARCH RETURN (MIN COUNT) YOUNGER" in c for c in sent(trace)), sent(trace)
+    acct = account_for(dovecot_minimal, minimal_user)
+    set_secret(password_key(acct.id), minimal_user.password)
+    for n, (mid, when) in enumerate([("<r1@x>", 6), ("<r2@x>", 5), ("<s1@x>", 4), ("<p@x>", 3)]):
+        extra = {"references": "<r1@x>", "in_reply_to": "<r1@x>"} if mid == "<r2@x>" else {}
+        to = "someone@else.org" if mid == "<p@x>" else "security@example.org"
+        subject = {"<r1@x>": "XSS in login", "<r2@x>": "Re: XSS in login", "<s1@x>": "SQL injection"}.get(mid, "P")
+        dovecot_minimal.append(minimal_user, "INBOX", make_mail(n, subject=subject, message_id=mid, to=to, **extra),
+                               when=NOW - timedelta(hours=when))
+    dovecot_minimal.append(minimal_user, "INBOX", make_mail(9, subject="Ancient", message_id="<old@x>"),
+                           when=NOW - timedelta(days=90))
+    trace.clear()
+    src = ImapSource("imap", {"folder": "INBOX", "list": LIST}, account=acct)
+    try:
+        assert rows(src.list_recent_threads(LIST, SINCE)) == listed
+    finally:
+        src.close()
+    assert not any("YOUNGER" in c for c in sent(trace))  # the minimal server walks in windows
