@@ -965,7 +965,7 @@ def _index_from_fields(fields: dict, links: Links) -> ArchiveIndex:
     return ArchiveIndex(**values, not_mail=set(fields["not_mail"]), links=links)
 
 
-def _extend_groups(groups: list[ThreadGroup], old_links: Links, new_links: Links, old_ids: Sequence[bytes],
+def _extend_groups(groups: list[ThreadGroup], old_links: Links, new_links: Links,
                    new_ids: Sequence[bytes], new_synthetic: Sequence[bool], base: int) -> list[ThreadGroup] | None:
     """``groups`` (of the first ``base`` messages) with the appended messages added, exactly
     as :func:`group_ids` over all of them would group them; or None when the appended mail
@@ -982,13 +982,13 @@ def _extend_groups(groups: list[ThreadGroup], old_links: Links, new_links: Links
     # IDs whose parent the tail sets or changes (own links override guesses, first guess wins).
     changed = [k for k in dict.fromkeys([*new_links.own, *new_links.guessed])
                if parent(old_own, old_guessed, k) != parent(own, guessed, k)]
-    if changed:
-        known = set(old_ids)
-        known.update(old_own, old_guessed, old_own.values(), old_guessed.values())
-        for key in changed:
-            if key in known or (type(key) is _Synthetic and key[0] in known):
-                return None
     index_of = {(g.root_id, g.synthetic): i for i, g in enumerate(groups)}
+    # An ID the older mail knows has a parent (own or guessed) or is the root of a group: every
+    # older message and every ID it references is one or the other.
+    for key in changed:
+        synthetic_key = type(key) is _Synthetic
+        if key in old_own or key in old_guessed or (key[0] if synthetic_key else key, synthetic_key) in index_of:
+            return None
     for offset, (mid, synthetic) in enumerate(zip(new_ids, new_synthetic)):
         node = _Synthetic((mid,)) if synthetic else mid
         seen = {node}
@@ -1243,15 +1243,13 @@ class MboxSource(MailSource):
                     return index, stored.groups
                 old_links = stored.links() if _appended_since(fd, old, stamp, stored.fields) else None
                 if old_links is not None:
-                    lists = {name: list(stored.fields[name]) for name in index_store.TEXT_COLUMNS}
-                    index = _index_from_fields({**stored.fields, **lists}, old_links)
+                    index = _index_from_fields(stored.fields, old_links)
                     groups = stored.groups.as_list()
                     with _collector_paused():
                         columns, links = scan_mbox_range(fd, old.size, stamp.size)
                         before = len(index)
-                        old_ids = index.message_ids
                         index.extend(columns)
-                        grown = _extend_groups(groups, old_links, links, old_ids[:before], index.message_ids[before:],
+                        grown = _extend_groups(groups, old_links, links, index.message_ids[before:],
                                                index.synthetic[before:], before)
                         index.links = old_links.then(links)
                         index.ends = index.locations[1:] + [stamp.size]

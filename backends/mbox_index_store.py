@@ -110,6 +110,20 @@ class BlobColumn(Sequence):
         for row in range(len(self)):
             yield self[row]
 
+    def __iadd__(self, values: Sequence) -> "BlobColumn":
+        """This column with ``values`` appended (a new column: the blob is shared by nobody)."""
+        if not values:
+            return self
+        text, blob, edges_bytes, nones = BlobColumn.pack(values)
+        added = array("q")
+        added.frombytes(edges_bytes)
+        base = self.edges[-1]
+        edges = array("q", self.edges)
+        edges.extend(base + e for e in added[1:])
+        if self.nones or nones:
+            nones = (self.nones or bytes(len(self))) + (nones or bytes(len(values)))
+        return BlobColumn(self.blob + blob, edges, nones, self.text or text)
+
     @classmethod
     def pack(cls, values: Sequence) -> tuple:
         text = any(isinstance(v, str) for v in values)

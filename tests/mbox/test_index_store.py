@@ -284,7 +284,7 @@ def test_extending_groups_equals_grouping_everything(seed):
     whole = [(g.root_id, g.synthetic, g.members) for g in group_ids(mids, synthetic, link_records(records))]
     old_links, new_links = link_records(records[:split]), link_records(records[split:])
     groups = group_ids(mids[:split], synthetic[:split], old_links)
-    grown = mbox_module._extend_groups(groups, old_links, new_links, mids[:split], mids[split:], synthetic[split:],
+    grown = mbox_module._extend_groups(groups, old_links, new_links, mids[split:], synthetic[split:],
                                        split)
     if grown is not None:
         assert [(g.root_id, g.synthetic, g.members) for g in grown] == whole
@@ -299,3 +299,14 @@ def test_random_appends_were_mostly_extended_not_regrouped():
     for seed in range(200):
         test_extending_groups_equals_grouping_everything(seed)
     assert sum(EXTENDED) >= 0.2 * len(EXTENDED), f"{sum(EXTENDED)} of {len(EXTENDED)}"
+
+
+def test_a_blob_column_reads_back_and_grows_like_a_list():
+    values = [b"<a@x>", None, b"", "caf\u00e9".encode(), b"<b@x>"]
+    column = mbox_index_store.BlobColumn.unpack(mbox_index_store.BlobColumn.pack(values))
+    assert list(column) == values and column[1] is None and column[-1] == b"<b@x>" and column[1:3] == [None, b""]
+    column += [None, b"<c@x>"]
+    assert list(column) == [*values, None, b"<c@x>"] and len(column) == 7
+    texts = mbox_index_store.BlobColumn.unpack(mbox_index_store.BlobColumn.pack(["a@x", "", "\u00e9@x"]))
+    texts += ["new@x"]
+    assert list(texts) == ["a@x", "", "\u00e9@x", "new@x"]
