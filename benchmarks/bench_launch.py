@@ -150,7 +150,7 @@ def bench_mbox_part(data_dir: Path, runs: int) -> None:
         print(summary("second open (persisted index)", second, 0.25, cpu="second",
                       extra=f"  {statistics.median(previous) / statistics.median(second):.1f}x faster than previous"))
         print(summary("open after one appended message", appended, 0.35, cpu="appended"))
-        t, _ = run_child("import mailtriage.backends.mbox", env, "imports")
+        t, _ = run_child("import mailtriage.backends.mbox; print('{}')", env, "imports")
         print(summary("for scale: python -c 'import mailtriage.backends.mbox'", [t], cpu="imports"))
         size = sum(p.stat().st_size for p in (cache / "mbox").glob("*.idx"))
         print(f"  index file: {size / 1e6:.1f} MB; thread counts seen: {sorted(answers)}")
