@@ -1091,11 +1091,15 @@ class ArchivedMessage:
     index: ArchiveIndex = field(repr=False, compare=False)
 
 
-def _user_allows_caches(settings: Mapping[str, object]) -> bool:
+def _user_allows_caches(source: MailSource) -> bool:
     """False when the user settings say ``[settings] cache_summaries = false`` (no mail
     metadata on disk). A user settings file that cannot be read allows nothing."""
-    context = settings.get("_context")
-    user = context.get("user_settings") if isinstance(context, dict) else None
+    # The user settings the application opened, when it handed them over (``origin`` on
+    # newer sources, the ``_context`` setting before); else the user's own file.
+    user = getattr(getattr(source, "origin", None), "user_settings", None)
+    context = source.settings.get("_context")
+    if user is None and isinstance(context, dict):
+        user = context.get("user_settings")
     try:
         user = user or load_settings()
     except ConfigError:
@@ -1220,7 +1224,7 @@ class MboxSource(MailSource):
         """Whether the index is persisted in the cache folder (``persist_index`` and the
         user's ``[settings] cache_summaries``, both true by default)."""
         if self._persist is None:
-            self._persist = self._persist_setting and _user_allows_caches(self.settings)
+            self._persist = self._persist_setting and _user_allows_caches(self)
         return self._persist
 
     def _open_index(self) -> tuple[ArchiveIndex, list[ThreadGroup] | None]:

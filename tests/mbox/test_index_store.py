@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import random
 import shutil
 import stat
 from datetime import datetime, timezone
@@ -16,6 +17,7 @@ from mailtriage.backends import cache_file, mbox_index_store
 from mailtriage.backends import mbox as mbox_module
 from mailtriage.backends.errors import Unavailable
 from mailtriage.backends.mbox import MboxSource
+from mailtriage.backends.thread_reconstruction import group_ids, link_records
 from mailtriage.core.trace import TRACE
 from tests.mbox.mboxes import mbox_bytes, write_mbox
 
@@ -253,10 +255,6 @@ def test_extending_groups_equals_grouping_everything(seed):
     """Random archives (replies to earlier, later and missing messages, duplicate IDs,
     synthetic IDs, loops), split at a random point: extending the first part's groups with
     the tail gives group_ids over everything, or declines (None)."""
-    import random
-
-    from mailtriage.backends.thread_reconstruction import group_ids, link_records
-
     rnd = random.Random(seed)
     count = rnd.randrange(2, 60)
     # Mostly fresh IDs (as in a real archive), some repeated; references to earlier messages,
