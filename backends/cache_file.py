@@ -17,7 +17,7 @@ ever sees its bytes, so a torn or damaged file is never parsed. (A CRC, not a
 cryptographic digest: it guards against damage; the folder is private to the user.)
 A caller may decode a section only when it needs it (:func:`read_sections`).
 
-Writes go to a temporary file in the same folder (created ``0600`` by ``mkstemp``) that
+Writes go to a new temporary file in the same folder (created ``0600``, exclusively) that
 is then renamed over the old one: a reader sees the old file or the new one, never a mix,
 so two app instances on one cache never corrupt it (the last writer wins; each file is
 consistent on its own).
@@ -29,7 +29,6 @@ import marshal
 import os
 import struct
 import sys
-import tempfile
 import zlib
 from pathlib import Path
 from typing import Any
@@ -53,7 +52,8 @@ def write(path: Path, kind: str, version: int, payload: Any, *more: Any) -> int:
     tag = tag_for(kind, version)
     head = [MAGIC, struct.pack(">H", len(tag)), tag, struct.pack(">H", len(sections))]
     head += [_ENTRY.pack(len(data), zlib.crc32(data)) for data in sections]
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(b"".join(head))

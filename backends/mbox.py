@@ -67,7 +67,6 @@ from mailtriage.backends import mbox_index_store as index_store
 from mailtriage.backends.errors import BackendFailure, Unavailable
 from mailtriage.core.errors import ConfigError
 from mailtriage.core.paths import user_allows_caches
-from mailtriage.core.settings import load_settings
 from mailtriage.backends.mime import (
     PLAUSIBLE_AHEAD_SECONDS,
     PLAUSIBLE_SINCE,
@@ -1100,6 +1099,9 @@ def _user_allows_caches(source: MailSource) -> bool:
     context = source.settings.get("_context")
     if user is None and isinstance(context, dict):
         user = context.get("user_settings")
+    # Loaded here, not at import: core.settings brings yaml in, which listing an archive does not need.
+    from mailtriage.core.settings import load_settings  # noqa: PLC0415
+
     try:
         user = user or load_settings()
     except ConfigError:

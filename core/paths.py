@@ -20,7 +20,7 @@ from pathlib import Path
 
 import platformdirs
 
-from mailtriage.core.projectconfig import ConfigError
+from mailtriage.core.errors import ConfigError  # not core.projectconfig: that loads yaml, which a cache path does not need
 
 VALID = "a folder you own that no one else can write (remove it, or chmod go-w it)"
 
