@@ -231,8 +231,10 @@ def walk(conn, state, since: datetime, wanted: str | None, limit: int | None) ->
                 continue
             roots.add(thread_root(row.message_id, row.references, row.in_reply_to))
         hi = lo - 1
-        if start is not None and hi < start:
-            reached_older = True  # the server said where the window starts
+        if start is not None:
+            # The server said where the window starts: read down to it, whatever the arrival
+            # times on the way (arrival is not always UID order).
+            reached_older = hi < start
         if reached_older:
             complete = True
             break

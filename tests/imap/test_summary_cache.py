@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mailtriage.backends import cache_file
-from mailtriage.backends.imap import summary_cache
+from mailtriage.backends.imap import recent, summary_cache
 from mailtriage.backends.imap.account import load_account, password_key
 from mailtriage.backends.imap.source import ImapSource
 from mailtriage.core.secrets import set_secret
@@ -316,3 +316,16 @@ def test_the_whole_window_starts_where_esearch_says_and_falls_back_without_it(
     finally:
         src.close()
     assert not any("YOUNGER" in c for c in sent(trace))  # the minimal server walks in windows
+
+
+def test_a_window_read_in_bulk_does_not_stop_at_an_older_message_on_the_way(
+        make_source, seed, account, monkeypatch):
+    """ESEARCH said where the window starts: an old message high in the folder (appended
+    late with an old date) must not end the read before the window's start."""
+    monkeypatch.setattr(recent, "BULK", 3)  # several FETCHes for this small window
+    for n in range(8):
+        seed("INBOX", make_mail(n, subject=f"R{n}", message_id=f"<b{n}@x>"), when=NOW - timedelta(hours=20 - n))
+    seed("INBOX", make_mail(50, subject="Old", message_id="<old@x>"), when=NOW - timedelta(days=60))
+    seed("INBOX", make_mail(51, subject="Newest", message_id="<new@x>"), when=NOW - timedelta(minutes=5))
+    listed = make_source(replace(account, cache_summaries=False)).list_recent_threads(LIST, SINCE)
+    assert [t.root_message_id for t in listed] == ["<new@x>", *[f"<b{n}@x>" for n in reversed(range(8))]]
