@@ -365,6 +365,9 @@ class SourceFeatures:
     #: ``attachment(message.backend_ref, index)`` gives the decoded bytes of a read
     #: message's attachment (numbered as in ``Message.attachments``).
     attachment_bytes: bool = False
+    #: ``cached_recent_threads(...)`` answers from a persisted summary cache without asking
+    #: the server (stale rows to paint at once; ``list_recent_threads`` then reconciles).
+    cached_listing: bool = False
 
 
 @dataclass(frozen=True)
@@ -512,6 +515,13 @@ class MailSource:
         ``rfc822msgid:``; Graph: ``internetMessageId``; archives: their own lookup).
         """
         raise NotSupported(self.name, "thread_for_message_id")
+
+    def cached_recent_threads(self, list_name: str | None, since: datetime, *,
+                              limit: int | None = None) -> Sequence[ThreadSummary] | None:
+        """Hook: the threads as a persisted summary cache last saw them, read without a
+        round trip (stale), or None when there is none. Backends that implement it declare
+        ``SourceFeatures(cached_listing=True)``."""
+        return None
 
     # -- helpers ------------------------------------------------------
     def _check_kind(self, thread_id: ThreadId) -> None:

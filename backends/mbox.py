@@ -64,9 +64,12 @@ from mailtriage.backends.contract import (
     ThreadId,
     ThreadSummary,
 )
+from mailtriage.backends import mbox_index_store as index_store
 from mailtriage.backends.errors import BackendFailure, Unavailable
 from mailtriage.backends.mbox_search import search_archive
 from mailtriage.backends.search import SearchPage, SearchRequest
+from mailtriage.core.errors import ConfigError
+from mailtriage.core.paths import user_allows_caches
 from mailtriage.backends.mime import (
     PLAUSIBLE_AHEAD_SECONDS,
     PLAUSIBLE_SINCE,
@@ -88,6 +91,7 @@ from mailtriage.backends.mime import (
     synthetic_message_id,
 )
 from mailtriage.backends.thread_reconstruction import Links, ThreadGroup, group_ids, link_records, synthetic_kind
+from mailtriage.backends.thread_reconstruction import _Synthetic  # the key shape of synthetic IDs in Links
 
 __all__ = ["MboxSource", "ArchiveIndex", "ArchivedMessage", "index_archive", "sniff_archive"]
 
@@ -194,11 +198,18 @@ class ArchiveIndex:
     # Threading links from every message's References / In-Reply-To, worked out
     # while scanning, so those fields need not be kept.
     links: Links = field(default_factory=Links)
+    # A persisted index's links are decoded only when needed (see threads()).
+    links_loader: Any = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.message_ids)
 
     def threads(self) -> list[ThreadGroup]:
+        if self.links_loader is not None:  # links of a persisted index, decoded now
+            loaded = self.links_loader()
+            if loaded is None:
+                raise ValueError("the persisted index's threading links cannot be read; it is rebuilt")
+            self.links, self.links_loader = loaded, None
         return group_ids(self.message_ids, self.synthetic, self.links)
 
     def sender_emails(self) -> list[str]:
@@ -940,6 +951,82 @@ def sniff_archive(path: Path) -> str:
     raise ValueError(f"{path} is not an mbox file (it does not start with a 'From ' line)")
 
 
+_PERSISTED_FIELDS = ("format", "locations", "message_ids", "synthetic", "dates", "subjects", "senders", "emails",
+                     "notes", "ends", "archive_notes", "line_ends")
+
+
+def _index_fields(index: ArchiveIndex) -> dict:
+    """The index's columns as plain data for the persisted index (no bodies: offsets and headers)."""
+    fields = {name: getattr(index, name) for name in _PERSISTED_FIELDS}
+    fields["not_mail"] = sorted(index.not_mail)
+    return fields
+
+
+def _index_from_fields(fields: dict, links: Links) -> ArchiveIndex:
+    values = {name: fields[name] for name in _PERSISTED_FIELDS}
+    return ArchiveIndex(**values, not_mail=set(fields["not_mail"]), links=links)
+
+
+def _extend_groups(groups: list[ThreadGroup], old_links: Links, new_links: Links,
+                   new_ids: Sequence[bytes], new_synthetic: Sequence[bool], base: int) -> list[ThreadGroup] | None:
+    """``groups`` (of the first ``base`` messages) with the appended messages added, exactly
+    as :func:`group_ids` over all of them would group them; or None when the appended mail
+    re-links mail already grouped (a new parent for a known ID, a known ID again, a loop):
+    the caller then groups everything again. ``groups`` is extended in place."""
+    old_own, old_guessed = old_links.own, old_links.guessed
+    combined = old_links.then(new_links)
+    own, guessed = combined.own, combined.guessed
+
+    def parent(links_own: dict, links_guessed: dict, key: Any) -> Any:
+        up = links_own.get(key)
+        return links_guessed.get(key) if up is None else up
+
+    # IDs whose parent the tail sets or changes (own links override guesses, first guess wins).
+    changed = [k for k in dict.fromkeys([*new_links.own, *new_links.guessed])
+               if parent(old_own, old_guessed, k) != parent(own, guessed, k)]
+    index_of = {(g.root_id, g.synthetic): i for i, g in enumerate(groups)}
+    # An ID the older mail knows has a parent (own or guessed) or is the root of a group: every
+    # older message and every ID it references is one or the other.
+    for key in changed:
+        synthetic_key = type(key) is _Synthetic
+        if key in old_own or key in old_guessed or (key[0] if synthetic_key else key, synthetic_key) in index_of:
+            return None
+    for offset, (mid, synthetic) in enumerate(zip(new_ids, new_synthetic)):
+        node = _Synthetic((mid,)) if synthetic else mid
+        seen = {node}
+        while True:
+            up = own.get(node)
+            if up is None:
+                up = guessed.get(node)
+            if up is None:
+                break
+            if up in seen:
+                return None  # a reference loop: group_ids cuts it, and so must a full pass
+            seen.add(up)
+            node = up
+        root_synthetic = type(node) is _Synthetic
+        key = (node[0] if root_synthetic else node, root_synthetic)
+        at = index_of.get(key)
+        if at is None:
+            at = index_of[key] = len(groups)
+            groups.append(ThreadGroup(key[0], root_synthetic))
+        groups[at].members.append(base + offset)
+    return groups
+
+
+def _appended_since(fd: int, old: index_store.ArchiveStamp, now: index_store.ArchiveStamp, fields: dict) -> bool:
+    """Whether the archive is the indexed one plus messages appended after it: same file,
+    longer, the old tail unchanged, and a From_ line right where the old file ended."""
+    if now.inode != old.inode or now.size <= old.size or old.size == 0:
+        return False
+    if fields.get("line_ends") != "lf" or any("mboxcl2" in n for n in fields.get("archive_notes", ())):
+        return False  # Content-Length and CR-only archives are read in one pass only
+    if index_store.tail_digest(fd, old.size) != old.tail:
+        return False
+    head = os.pread(fd, _HEADER_READ, old.size - 1)
+    return head[:6] == b"\nFrom " and _HEADER_BLOCK.match(head) is not None
+
+
 def index_archive(path: Path, *, parallel: bool = True) -> ArchiveIndex:
     """Sniff ``path`` and index it. Raises ValueError when it is not an archive."""
     fmt = sniff_archive(path)
@@ -1006,6 +1093,21 @@ class ArchivedMessage:
     index: ArchiveIndex = field(repr=False, compare=False)
 
 
+def _user_allows_caches(source: MailSource) -> bool:
+    """False when the user settings say ``[settings] cache_summaries = false`` (no mail
+    metadata on disk). A user settings file that cannot be read allows nothing."""
+    # The user settings the application opened, when it handed them over; else the user's own file.
+    user = source.origin.user_settings
+    # Loaded here, not at import: core.settings brings yaml in, which listing an archive does not need.
+    from mailtriage.core.settings import load_settings  # noqa: PLC0415
+
+    try:
+        user = user or load_settings()
+    except ConfigError:
+        return False
+    return user_allows_caches(user.data)
+
+
 class MboxSource(MailSource):
     """A read-only archive snapshot: an mbox file, a Maildir or a folder of ``.eml`` files.
 
@@ -1054,6 +1156,13 @@ class MboxSource(MailSource):
             self._problem = self._setting_problem("parallel", f"must be true or false, not {parallel!r}", "true, false")
             parallel = True
         self.parallel = parallel
+        persist = self.settings.get("persist_index", True)
+        if not isinstance(persist, bool):
+            self._problem = self._setting_problem("persist_index", f"must be true or false, not {persist!r}",
+                                                  "true, false")
+            persist = True
+        self._persist_setting = persist
+        self._persist: bool | None = None
         self._synthetic_kind = synthetic_kind(self.thread_id_kind)
         self._index: ArchiveIndex | None = None
         self._index_key: tuple | None = None
@@ -1103,14 +1212,75 @@ class MboxSource(MailSource):
         try:
             key = self._archive_key()
             if self._index is None or key != self._index_key:
-                self._index = index_archive(self.path, parallel=self.parallel)
+                self._index, self._groups = self._open_index()
                 self._index_key = key
-                self._groups = None
         except ValueError as exc:
             raise Unavailable(self.name, str(exc)) from None
         except OSError as exc:
             raise Unavailable(self.name, f"cannot read {self.path}: {exc.strerror or exc}") from None
         return self._index
+
+    @property
+    def persist_index(self) -> bool:
+        """Whether the index is persisted in the cache folder (``persist_index`` and the
+        user's ``[settings] cache_summaries``, both true by default)."""
+        if self._persist is None:
+            self._persist = self._persist_setting and _user_allows_caches(self)
+        return self._persist
+
+    def _open_index(self) -> tuple[ArchiveIndex, list[ThreadGroup] | None]:
+        """The index (and, when known, its thread groups): from the persisted index when it
+        still describes the archive, extended by the appended tail when the archive grew,
+        else scanned (and persisted). See :mod:`backends.mbox_index_store`."""
+        assert self.path is not None
+        if not self.persist_index or sniff_archive(self.path) != "mbox":
+            return index_archive(self.path, parallel=self.parallel), None
+        path = self.path
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            stamp = index_store.stamp_of(fd)
+            stored = index_store.load(path)
+            if stored is not None:
+                old = stored.stamp
+                if old == stamp:
+                    index = _index_from_fields(stored.fields, Links())
+                    index.links_loader = stored.links  # decoded only if the groups must be redone
+                    return index, stored.groups
+                old_links = stored.links() if _appended_since(fd, old, stamp, stored.fields) else None
+                if old_links is not None:
+                    index = _index_from_fields(stored.fields, old_links)
+                    groups = stored.groups.as_list()
+                    with _collector_paused():
+                        columns, links = scan_mbox_range(fd, old.size, stamp.size)
+                        before = len(index)
+                        index.extend(columns)
+                        grown = _extend_groups(groups, old_links, links, index.message_ids[before:],
+                                               index.synthetic[before:], before)
+                        index.links = old_links.then(links)
+                        index.ends = index.locations[1:] + [stamp.size]
+                        how = "threads extended"
+                        if grown is None:
+                            grown, how = index.threads(), "threads regrouped (the new mail links older mail)"
+                    index_store.note(f"{path.name}: {len(index) - before} appended message(s) indexed "
+                                     f"(bytes {old.size}-{stamp.size}; {how}); the rest from the persisted index")
+                    index_store.save(path, stamp, _index_fields(index), index.links, grown)
+                    return index, grown
+                index_store.note(f"{path.name} changed on disk (not by an append); its index is rebuilt")
+        finally:
+            os.close(fd)
+        index = index_archive(path, parallel=self.parallel)
+        with _collector_paused():
+            groups = index.threads()
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            after = index_store.stamp_of(fd)
+        finally:
+            os.close(fd)
+        # Saved only when the file did not move under the scan (else the next open rebuilds).
+        scanned = index.ends[-1] if index.ends else after.size
+        if scanned == after.size and (after.inode, after.size) == (stamp.inode, stamp.size):
+            index_store.save(path, after, _index_fields(index), index.links, groups)
+        return index, groups
 
     def _threads(self) -> tuple[ArchiveIndex, list[ThreadGroup]]:
         with self._lock:
@@ -1161,13 +1331,20 @@ class MboxSource(MailSource):
             since = since.replace(tzinfo=timezone.utc)
         since_epoch = since.timestamp()
         index, groups = self._threads()
-        date_of = index.comparable_dates().__getitem__
         rows = []
-        for position, group in enumerate(groups):
-            members = group.members
-            latest = date_of(members[0]) if len(members) == 1 else max(map(date_of, members))
-            if latest >= since_epoch:
-                rows.append((-latest, group.root_id, position, group))
+        if isinstance(groups, index_store.PackedGroups):
+            # A persisted index knows each thread's latest date: only the window's groups are made.
+            roots = groups.roots
+            for position, latest in enumerate(groups.latest):
+                if latest >= since_epoch:
+                    rows.append((-latest, roots[position], position, groups[position]))
+        else:
+            date_of = index.comparable_dates().__getitem__
+            for position, group in enumerate(groups):
+                members = group.members
+                latest = date_of(members[0]) if len(members) == 1 else max(map(date_of, members))
+                if latest >= since_epoch:
+                    rows.append((-latest, group.root_id, position, group))
         rows.sort()  # newest first; ties by root ID, then archive order
         summarize = self._summarizer(index, since_epoch)
         with _collector_paused():

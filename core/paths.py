@@ -7,6 +7,9 @@ send ledger reset to zero). Every folder mailtriage keeps state in goes through
 the user and not writable by others (group write only for the user's own primary
 group); a symlink must be the user's too. Its ancestors must belong to the user or to
 root, and any of them that others can write must have the sticky bit (like ``/tmp``).
+
+Caches (the IMAP summary cache, the mbox index) live under :func:`cache_dir`: derived data
+only, so deleting that folder is always safe.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import os
 import stat
 from pathlib import Path
 
-from mailtriage.core.projectconfig import ConfigError
+import platformdirs
+
+from mailtriage.core.errors import ConfigError  # not core.projectconfig: that loads yaml, which a cache path does not need
 
 VALID = "a folder you own that no one else can write (remove it, or chmod go-w it)"
 
@@ -77,3 +82,30 @@ def private_dir(path: Path | str) -> Path:
         except FileExistsError:
             pass  # made meanwhile (by us or by someone else): the check below decides
     return check_private_dir(path)
+
+
+def cache_dir() -> Path:
+    """The folder for caches that are safe to delete at any time (``MAILTRIAGE_CACHE_DIR``
+    overrides the platformdirs user cache folder). Not created here: see :func:`private_cache_dir`."""
+    override = os.environ.get("MAILTRIAGE_CACHE_DIR")
+    if override:
+        return Path(override)
+    return Path(platformdirs.user_cache_dir("mailtriage"))
+
+
+def private_cache_dir(*parts: str) -> Path:
+    """``cache_dir()/parts…``, each level created ``0700`` (or checked private); returns it."""
+    path = private_dir(cache_dir())
+    for part in parts:
+        path = private_dir(path / part)
+    return path
+
+
+def user_allows_caches(data: dict, account: dict | None = None) -> bool:
+    """Whether mail metadata may be cached on disk: ``cache_summaries`` of the account table
+    (``[accounts.<id>]``) when it says, else of the ``[settings]`` table of the user settings;
+    true by default."""
+    for table in (account, data.get("settings")):
+        if isinstance(table, dict) and "cache_summaries" in table:
+            return table["cache_summaries"] is not False
+    return True

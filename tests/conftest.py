@@ -22,3 +22,17 @@ def _secrets_of_one_test_only():
     be masked in the next test's messages."""
     yield
     forget_remembered_secrets()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _caches_of_this_session_only(tmp_path_factory):
+    """Persisted caches (IMAP summaries, mbox indexes) go to a folder of this test session,
+    never to the user's cache folder; child processes (CLI tests) inherit it."""
+    folder = tmp_path_factory.mktemp("cache")
+    old = os.environ.get("MAILTRIAGE_CACHE_DIR")
+    os.environ["MAILTRIAGE_CACHE_DIR"] = str(folder)
+    yield folder
+    if old is None:
+        os.environ.pop("MAILTRIAGE_CACHE_DIR", None)
+    else:
+        os.environ["MAILTRIAGE_CACHE_DIR"] = old

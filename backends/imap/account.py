@@ -22,6 +22,7 @@ Example::
     send_cap = 20              # sends per rolling 24 hours (Principle 10)
     authserv_id = "mx.example.org"    # the only Authentication-Results trusted
     ca_file = "/path/ca.pem"   # extra CA to trust (self-hosted servers)
+    cache_summaries = true     # keep the summary cache on disk (default: [settings] cache_summaries, else true)
     [accounts.work.folders]    # role overrides when the server has no SPECIAL-USE
     drafts = "Entwürfe"
 
@@ -40,11 +41,12 @@ from __future__ import annotations
 import ipaddress
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
 from mailtriage.backends.account_table import ACCESS_LEVELS, AccessLevels, AccountTable
+from mailtriage.core.paths import user_allows_caches
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.secrets import COMMAND_TIMEOUT, command_secret, lookup_secret
 from mailtriage.core.settings import load_settings
@@ -105,6 +107,8 @@ class ImapAccount(AccessLevels):
     password_command: str | None = None
     smtp_password_command: str | None = None
     password_command_timeout: float = COMMAND_TIMEOUT
+    cache_summaries: bool = True  # the persisted summary cache (backends/imap/summary_cache.py)
+
 
     @property
     def can_send(self) -> bool:
@@ -162,6 +166,10 @@ class ImapAccount(AccessLevels):
                     raise ConfigError(file, key(name), f"cannot be read as a command: {exc}",
                                       "a command line, e.g. \"pass show mail/work\" (run without a shell)") from None
             commands[name] = value
+        cache_summaries = body.get("cache_summaries", True)
+        if not isinstance(cache_summaries, bool):
+            raise ConfigError(file, key("cache_summaries"), f"must be true or false, not {cache_summaries!r}",
+                              "true | false")
         return cls(
             id=account_id, host=host, port=port, security=security, username=username, access=access, auth=auth,
             address=text("address") or "",
@@ -170,13 +178,18 @@ class ImapAccount(AccessLevels):
             authserv_id=text("authserv_id"), ca_file=ca_file, folder_roles=dict(roles),
             password_command=commands["password_command"], smtp_password_command=commands["smtp_password_command"],
             password_command_timeout=number("password_command_timeout", COMMAND_TIMEOUT, float, minimum=1),
+            cache_summaries=cache_summaries,
         )
 
 
 def load_account(account_id: str, settings=None) -> ImapAccount:
     """The IMAP account ``account_id`` from the user settings (loaded when not given)."""
     settings = settings or load_settings()
-    return ImapAccount.from_settings(account_id, settings.account(account_id), settings.path)
+    body = settings.account(account_id)
+    account = ImapAccount.from_settings(account_id, body, settings.path)
+    if not user_allows_caches(settings.data, body):  # [settings] cache_summaries = false
+        account = replace(account, cache_summaries=False)
+    return account
 
 
 def imap_password(account: ImapAccount) -> str | None:

@@ -218,6 +218,13 @@ class ImapConnection:
             self._authenticate(client)
             hook.auth_tag = None
             self._caps = frozenset(to_unicode(c).upper() for c in client.capabilities())
+            if "CONDSTORE" in self._caps and "ENABLE" in self._caps:
+                # Every SELECT then reports HIGHESTMODSEQ (the summary cache's key). Not
+                # QRESYNC: that would turn EXPUNGE responses, which the session counts, into VANISHED.
+                try:
+                    client.enable("CONDSTORE")
+                except imap_errors.IMAPClientError:
+                    pass  # no HIGHESTMODSEQ then: listings go without the summary cache
         except MailError:
             _shutdown(client)
             raise
@@ -358,6 +365,12 @@ class ImapConnection:
             state.exists = number
         elif kind == b"EXPUNGE":
             state.exists = max(0, state.exists - 1)
+
+    def reselect(self, folder: str) -> FolderState:
+        """SELECT ``folder`` again even when it is selected: a fresh UIDVALIDITY, UIDNEXT and
+        HIGHESTMODSEQ (a NOOP updates EXISTS only)."""
+        self.state = None
+        return self.select(folder)
 
     def select(self, folder: str, *, readonly: bool = False) -> FolderState:
         """Select ``folder`` (read-write, or read-only when that is all the server grants),

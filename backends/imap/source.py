@@ -23,60 +23,36 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
 
-from imapclient.exceptions import ProtocolError
-
-from mailtriage.backends import mime
-from mailtriage.backends.account_source import EPOCH, AccountSource
-from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, MESSAGE_ID_KIND, Address, Draft, DraftRequest, Message, Op, Thread,
-                                          ThreadId, ThreadSummary, reply_subject)
+from mailtriage.backends.account_source import AccountSource
+from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, MESSAGE_ID_KIND, Draft, DraftRequest, Message, Op,
+                                          Thread, ThreadId, ThreadSummary, reply_subject)
 from mailtriage.backends.errors import (BackendFailure, DraftAlreadyPending, MailError, NotSupported,
                                         Unavailable)
-from mailtriage.backends.imap import message_reads, protocol
+from mailtriage.backends.imap import message_reads, protocol, recent, summary_cache
 from mailtriage.backends.imap import search as imap_search
 from mailtriage.backends.imap.account import ImapAccount, load_account
 from mailtriage.backends.imap.adapter import ImapMailbox
-from mailtriage.backends.imap.headers import aware, mime_synthetic_id, thread_root
+from mailtriage.backends.imap.headers import aware, thread_root
 from mailtriage.backends.imap.query import criteria_for
 from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.backends.search import SearchPage, SearchRequest
-from mailtriage.backends.thread_reconstruction import ThreadRecord, synthetic_kind, thread_records
+from mailtriage.backends.thread_reconstruction import synthetic_kind
 from mailtriage.core.projectconfig import ConfigError
 
 THREAD_KIND = MESSAGE_ID_KIND  # root Message-IDs (old "imap:" tags read back as this shape)
 ARCHIVE_KINDS = ("hyperkitty", "pipermail", "ponymail")
-RECENT_FIELDS = ("MESSAGE-ID", "REFERENCES", "IN-REPLY-TO", "SUBJECT", "FROM", "DATE", "TO", "CC", "LIST-ID",
-                 "LIST-POST")
-_RECENT_ITEM = f"BODY.PEEK[HEADER.FIELDS ({' '.join(RECENT_FIELDS)})]"
-_RECENT_KEY = f"BODY[HEADER.FIELDS ({' '.join(RECENT_FIELDS)})]".encode()
-_RECENT_ITEMS = ["UID", "FLAGS", "INTERNALDATE", _RECENT_ITEM]
-_WINDOW = 500  # messages per FETCH while walking a folder newest first
 _DRAFT_OPS = frozenset({Op.LIST_DRAFTS, Op.CREATE_DRAFT})
-
-
-@dataclass
-class _Row:
-    """One message seen by list_recent_threads (headers only)."""
-
-    uid: int
-    message_id: str
-    references: tuple[str, ...]
-    in_reply_to: str | None
-    synthetic: bool
-    subject: str
-    sender: Address
-    arrived: datetime | None
-    seen: bool
-    header_block: bytes
 
 
 class ImapSource(AccountSource):
     kind = "imap"
-    features = SourceFeatures(listing_limit=True, attachment_bytes=True, server_search=True, search_all_folders=True)
+    features = SourceFeatures(listing_limit=True, attachment_bytes=True, server_search=True, search_all_folders=True,
+                              cached_listing=True)
     thread_id_kind = THREAD_KIND
     account_label = "IMAP"
     load_account = staticmethod(load_account)
@@ -88,6 +64,8 @@ class ImapSource(AccountSource):
         self.list_address = (str(self.settings["list"]).strip().lower() or None) if self.settings.get("list") else None
         self._mailbox: ImapMailbox | None = None
         self._drafts_folder: str | None | bool = False  # False: not probed yet
+        self._store: summary_cache.SummaryStore | None = None
+        self._cache: summary_cache.FolderCache | None = None
         self.archive = self._archive_settings()
         self._init_account(account)
         self._declared = self._declared_capabilities()
@@ -160,82 +138,78 @@ class ImapSource(AccountSource):
         return folder
 
     # -- list_recent_threads ---------------------------------------------------------------
+    @property
+    def caches_summaries(self) -> bool:
+        """Whether listings keep the persisted summary cache (``cache_summaries``)."""
+        return self._account is not None and self._account.cache_summaries
+
+    def _summary_store(self) -> summary_cache.SummaryStore:
+        if self._store is None:
+            self._store = summary_cache.SummaryStore(self.account, self.folder, self.mailbox.conn.channel)
+        return self._store
+
     def list_recent_threads(self, list_name: str | None, since: datetime, *,
                             limit: int | None = None) -> Sequence[ThreadSummary]:
         """Threads of the list folder with activity since ``since``, most recent activity first.
 
-        Walks the folder newest first in windows of headers only, so the cost follows what
-        is returned. With ``limit``, stops once ``limit`` threads are known: counts and
-        participants then cover the messages walked (back to the oldest listed activity).
+        Reads the rows from the summary cache brought up to date with the server (only what
+        changed is read), else walks the folder newest first in windows of headers only, so
+        the cost follows what is returned (see :mod:`backends.imap.recent`). With ``limit``,
+        stops once ``limit`` threads are known: counts and participants then cover the
+        messages walked (back to the oldest listed activity).
         """
-        mb = self.mailbox
         since = aware(since)
         wanted = (list_name or self.list_address or "").strip().lower() or None
-        state = mb.conn.select(self.folder)
-        rows: list[_Row] = []
-        roots: set[str] = set()
-        hi = state.exists
-        window = min(_WINDOW, max(100, 3 * limit)) if limit else _WINDOW
-        while hi >= 1:
-            lo = max(1, hi - window + 1)
-            data = mb.conn.call("FETCH recent headers", lambda c: _fetch_recent(c, lo, hi))
-            reached_older = False
-            for seq in sorted(data, reverse=True):
-                item = data[seq]
-                if not lo <= seq <= hi or b"UID" not in item:
-                    continue
-                arrived = aware(item.get(b"INTERNALDATE"))
-                if arrived is not None and arrived < since:
-                    reached_older = True
-                    continue
-                row = _row(item)
-                if wanted and not _on_list(row.header_block, wanted):
-                    continue
-                rows.append(row)
-                roots.add(thread_root(row.message_id, row.references, row.in_reply_to))
-            if reached_older or (limit and len(roots) >= limit):
-                break
-            hi = lo - 1
-        self._complete_synthetic(rows)
-        summaries = self._summaries(rows)
-        return summaries[:limit] if limit else summaries
+        conn = self.mailbox.conn
+        state = conn.reselect(self.folder)  # a fresh SELECT: the HIGHESTMODSEQ of now
+        cache = self._reconciled_cache(state)
+        rows = recent.answer_from_cache(cache, since, wanted, limit) if cache is not None else None
+        if rows is None:
+            walked = recent.walk(conn, state, since, wanted, limit)
+            if self.caches_summaries and state.highestmodseq is not None:
+                self._cache = recent.cache_from_walk(state, walked, since)
+                self._summary_store().save(self._cache)
+            rows = recent.pick(walked.rows, since, wanted, limit, exhausted=True) or []
+        found = recent.summaries(rows, THREAD_KIND)
+        return found[:limit] if limit else found
 
-    def _complete_synthetic(self, rows: list[_Row]) -> None:
-        missing = [r for r in rows if r.synthetic]
-        if not missing:
-            return
-        uids = protocol.compress(r.uid for r in missing)
-        data = self.mailbox.conn.call("UID FETCH header", lambda c: protocol.fetch(c, uids, ["UID", "BODY.PEEK[HEADER]"]))
-        blocks = {item.get(b"UID", k): item.get(b"BODY[HEADER]") for k, item in data.items()}
-        for row in missing:
-            if blocks.get(row.uid):
-                row.message_id = mime_synthetic_id(blocks[row.uid])
+    def _reconciled_cache(self, state) -> summary_cache.FolderCache | None:
+        """The summary cache brought up to the server's ``state``, or None (off, none yet,
+        no CONDSTORE, or dropped after a UIDVALIDITY change)."""
+        if not self.caches_summaries or state.highestmodseq is None:
+            return None
+        store = self._summary_store()
+        cache = self._cache if self._cache is not None else store.load()
+        if cache is None:
+            return None
+        outcome = recent.reconcile(self.mailbox.conn, state, cache, store.note)
+        if outcome == "drop":
+            self._cache = None
+            store.drop("not used")
+            return None
+        if outcome == "changed":
+            store.save(cache)
+        self._cache = cache
+        return cache
 
-    def _summaries(self, rows: list[_Row]) -> list[ThreadSummary]:
-        rows = sorted(rows, key=lambda r: r.uid)  # oldest first: the first member is the earliest seen
-        records = [ThreadRecord(r.message_id, r.references, r.in_reply_to, r.synthetic) for r in rows]
-        out = []
-        for group in thread_records(records):
-            members = [rows[i] for i in group.members]
-            root = next((m for m in members if m.message_id == group.root_id), None)
-            # Without its root the walk holds replies only: the thread started before `since`.
-            continued = root is None
-            root = root or members[0]
-            arrivals = [m.arrived for m in members if m.arrived is not None]
-            participants = tuple(dict.fromkeys(m.sender.email for m in members if m.sender.email))
-            out.append(ThreadSummary(
-                thread_id=ThreadId(synthetic_kind(THREAD_KIND) if group.synthetic else THREAD_KIND, group.root_id),
-                subject=root.subject,
-                root_message_id=group.root_id,
-                sender=root.sender,
-                last_activity=max(arrivals) if arrivals else None,
-                message_count=len(members),
-                participants=participants,
-                unread=any(not m.seen for m in members),
-                continued=continued,
-            ))
-        out.sort(key=lambda s: (s.last_activity or EPOCH, s.root_message_id), reverse=True)
-        return out
+    def cached_recent_threads(self, list_name: str | None, since: datetime, *,
+                              limit: int | None = None) -> Sequence[ThreadSummary] | None:
+        """The threads as the summary cache last saw them, without asking the server (stale:
+        to paint at once while :meth:`list_recent_threads` reconciles), or None when the
+        cache is off, empty, or does not reach back to ``since``."""
+        if not self.caches_summaries:
+            return None
+        cache = self._cache if self._cache is not None else self._summary_store().load()
+        if cache is None:
+            return None
+        self._cache = cache
+        since = aware(since)
+        wanted = (list_name or self.list_address or "").strip().lower() or None
+        rows = recent.answer_from_cache(cache, since, wanted, limit)
+        if rows is None:
+            return None
+        found = recent.summaries(rows, THREAD_KIND)
+        return found[:limit] if limit else found
 
     # -- search ----------------------------------------------------------------------------
     def search(self, request: SearchRequest) -> SearchPage:
@@ -418,52 +392,6 @@ def _summary_of(header) -> ThreadSummary:
         unread=not header.read,
         notes=tuple(header.notes) + ((f"found in {header.folder_id}",) if header.folder_id else ()),
     )
-
-
-def _fetch_recent(client, lo: int, hi: int) -> dict[int, dict]:
-    try:
-        return protocol.fetch(client, f"{lo}:{hi}", _RECENT_ITEMS, uid=False)
-    except ProtocolError:
-        # One message the parser chokes on must not hide the others: go one by one.
-        out: dict[int, dict] = {}
-        for seq in range(lo, hi + 1):
-            try:
-                out.update(protocol.fetch(client, str(seq), _RECENT_ITEMS, uid=False))
-            except ProtocolError:
-                continue
-        return out
-
-
-def _row(item: dict) -> _Row:
-    block = item.get(_RECENT_KEY) or b""
-    fields = mime.header_fields(block)
-    message_id = mime.extract_msgid(fields.get(b"message-id"))
-    subject, _notes = mime.decode_header_text(fields.get(b"subject"))
-    flags = {f.lower() for f in item.get(b"FLAGS", ())}
-    return _Row(
-        uid=int(item[b"UID"]),
-        # Without a Message-ID: a stand-in now, the MIME parser's synthetic ID once the full header is read.
-        message_id=message_id or mime_synthetic_id(block),
-        references=mime.extract_msgids(fields.get(b"references")),
-        in_reply_to=mime.extract_msgid(fields.get(b"in-reply-to")),
-        synthetic=message_id is None,
-        subject=subject,
-        sender=mime.parse_address(fields.get(b"from")),
-        arrived=aware(item.get(b"INTERNALDATE")),
-        seen=b"\\seen" in flags,
-        header_block=block,
-    )
-
-
-def _on_list(block: bytes, address: str) -> bool:
-    """Is the message to (or archived by) the list? To, Cc, List-Post and List-Id are checked."""
-    fields = mime.header_fields(block, {b"to", b"cc", b"list-id", b"list-post"})
-    local, _, domain = address.partition("@")
-    needles = [address.encode()]
-    if domain:
-        needles.append(f"{local}.{domain}".encode())  # List-Id: <security.example.org>
-    haystack = b" ".join(fields.values()).lower()
-    return any(n in haystack for n in needles)
 
 
 def _source_message(thread: list[message_reads.FullMessage], in_reply_to: str | None,

@@ -19,6 +19,13 @@ def test_a_declared_listing_limit_is_one_the_listing_takes(kind):
     assert cls.features.listing_limit == takes_limit
 
 
+@pytest.mark.parametrize("kind", sorted(BACKEND_KINDS))
+def test_a_declared_cached_listing_is_one_the_class_implements(kind):
+    cls = backend_class(kind)
+    implements = cls.cached_recent_threads is not MailSource.cached_recent_threads
+    assert cls.features.cached_listing == implements
+
+
 def test_only_local_archives_declare_file_links():
     local = {kind for kind in BACKEND_KINDS if backend_class(kind).features.local_archive}
     assert local == {"mbox"}

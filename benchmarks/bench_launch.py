@@ -1,0 +1,425 @@
+"""Launch benchmarks of issue 15: the persisted caches, each beside a baseline from the same run.
+
+    .venv/bin/python benchmarks/bench_launch.py mbox [--data-dir /dev/shm/mailtriage-bench] [--runs 5]
+    .venv/bin/python benchmarks/bench_launch.py imap [--messages 100000] [--dense 43000] [--runs 5] [--tui]
+
+Every figure is a fresh process (``python -c`` for the backend figures, the real app on a
+pseudo-terminal for ``--tui``), timed from spawn to the answer: interpreter start-up and
+imports included. Caches go to a temporary ``MAILTRIAGE_CACHE_DIR`` of this run.
+
+mbox (the 100,000-message archive of ``bench_mbox.py``, ~450 MB):
+  * previous path: no persisted index (``persist_index: false``): a full scan every open;
+  * first open: the scan plus saving the index;
+  * second open: the persisted index (goal: at most 0.25 s, whole process);
+  * after an append: one message appended since the last open (goal: at most 0.35 s).
+
+IMAP (a real Dovecot, the test fixture's, folders written as Maildir files):
+  * a "sparse" folder of N messages, one every 10 minutes (≈ 4,300 in 30 days), and a
+    "dense" one whose 30-day window holds ``--dense`` messages (43,000 by default);
+  * for each: ``list_recent_threads`` first page (200 threads, what the app paints first)
+    and the whole 30-day window, three ways: the previous path (no cache, the walk in
+    windows of 500 messages), uncached (the window's start from ESEARCH, read in large
+    FETCHes) and cached (the summary cache of a previous run, reconciled);
+  * baseline, same run: a bare imapclient process that logs in, runs ``SORT (REVERSE DATE)``
+    and fetches the 50 newest envelopes (no threading: the least a client can do).
+  * ``--tui``: the app itself (``bench_tui.py``'s pseudo-terminal method) to the newest
+    threads painted and to the whole window, with a cold and a warm cache, beside
+    ``bench_tui.py``'s bare Textual + SORT app.
+Goals: the whole dense window in at most 2 s; the cached first page flat between the
+sparse and the dense folder (within 1.2x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import pwd
+import random
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+import bench_mbox  # noqa: E402
+import bench_tui  # noqa: E402
+from bench_imap import LIST  # noqa: E402
+from file_keyring import FileKeyring  # noqa: E402
+from imapclient import IMAPClient  # noqa: E402
+from tests.servers.dovecot import DovecotServer  # noqa: E402
+
+PYTHON = sys.executable
+
+
+CPU: dict[str, list[float]] = {}  # CPU seconds of each child, by label (less noisy than wall time on a loaded machine)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_child(code: str, env: dict[str, str], label: str = "") -> tuple[float, dict]:
+    """Spawn ``python -c code``; return the whole process's wall time and its JSON answer
+    (its CPU time goes to ``CPU[label]``)."""
+    cpu = _children_cpu()
+    started = time.perf_counter()
+    done = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, env={**os.environ, **env},
+                          cwd=ROOT, check=False)
+    elapsed = time.perf_counter() - started
+    CPU.setdefault(label, []).append(_children_cpu() - cpu)
+    if done.returncode != 0:
+        raise SystemExit(f"child failed:\n{done.stderr[-3000:]}")
+    return elapsed, json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def summary(label: str, values: list[float], goal: float | None = None, extra: str = "", cpu: str = "") -> str:
+    med = statistics.median(values)
+    text = f"  {label:<44} {med:7.3f} s  (min {min(values):.3f}, max {max(values):.3f})"
+    if CPU.get(cpu):
+        text += f"  cpu {statistics.median(CPU[cpu]):.3f} s"
+    if goal is not None:
+        text += f"  goal <= {goal:.2f} s: {'met' if med <= goal else 'MISSED'}"
+    return text + extra
+
+
+# -- mbox -------------------------------------------------------------------------------------
+
+MBOX_CHILD = textwrap.dedent('''
+    import json, sys, time
+    from datetime import datetime, timezone
+    from mailtriage.backends.mbox import MboxSource
+    path, since, persist = {path!r}, {since!r}, {persist!r}
+    source = MboxSource("bench", {{"path": path, "persist_index": persist}})
+    rows = source.list_recent_threads(None, datetime.fromtimestamp(since, tz=timezone.utc))
+    print(json.dumps({{"threads": len(rows), "newest": rows[0].root_message_id if rows else None}}))
+''')
+
+
+def bench_mbox_part(data_dir: Path, runs: int) -> None:
+    path, last = bench_mbox.ensure_archive(data_dir)
+    bench_mbox.warm_page_cache(path)
+    since = last - 30 * 86400
+    cache = Path(tempfile.mkdtemp(prefix="mailtriage-bench-cache-"))
+    work = data_dir / "bench-append.mbox"  # a copy we may append to
+    try:
+        shutil.copyfile(path, work)
+        bench_mbox.warm_page_cache(work)
+        env = {"MAILTRIAGE_CACHE_DIR": str(cache)}
+
+        def child(persist: bool, label: str) -> tuple[float, dict]:
+            return run_child(MBOX_CHILD.format(path=str(work), since=since, persist=persist), env, label)
+
+        previous, first, second, appended = [], [], [], []
+        answers = set()
+        for n in range(runs):
+            t, answer = child(False, "previous")
+            previous.append(t)
+            answers.add(answer["threads"])
+            shutil.rmtree(cache, ignore_errors=True)
+            t, answer = child(True, "first")
+            first.append(t)
+            answers.add(answer["threads"])
+            t, answer = child(True, "second")
+            second.append(t)
+            answers.add(answer["threads"])
+            with open(work, "ab") as handle:  # a new thread, appended as an MDA would
+                handle.write((f"From bench@example.org Mon Jan  1 00:00:00 2024\nFrom: New <new{n}@example.net>\n"
+                              f"To: {LIST}\nSubject: Appended {n}\nDate: {time.strftime('%a, %d %b %Y %H:%M:%S +0000', time.gmtime())}\n"
+                              f"Message-ID: <appended{n}@bench>\n\nNew report.\n\n").encode())
+            t, answer = child(True, "appended")
+            appended.append(t)
+            assert answer["newest"] == f"<appended{n}@bench>", answer
+        print(f"mbox: {path.stat().st_size / 1e6:.0f} MB, {bench_mbox.MESSAGES:,} messages, 30-day window; "
+              f"{runs} runs, fresh processes (whole process: spawn, imports, listing, exit); "
+              f"load average {os.getloadavg()[0]:.2f}")
+        print(summary("previous path (no persisted index)", previous, cpu="previous"))
+        print(summary("first open (scan + save the index)", first, cpu="first"))
+        print(summary("second open (persisted index)", second, 0.25, cpu="second",
+                      extra=f"  {statistics.median(previous) / statistics.median(second):.1f}x faster than previous"))
+        print(summary("open after one appended message", appended, 0.35, cpu="appended"))
+        t, _ = run_child("import mailtriage.backends.mbox; print('{}')", env, "imports")
+        print(summary("for scale: python -c 'import mailtriage.backends.mbox'", [t], cpu="imports"))
+        size = sum(p.stat().st_size for p in (cache / "mbox").glob("*.idx"))
+        print(f"  index file: {size / 1e6:.1f} MB; thread counts seen: {sorted(answers)}")
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+        work.unlink(missing_ok=True)
+
+
+# -- IMAP -------------------------------------------------------------------------------------
+
+def write_maildir(maildir: Path, count: int, interval: float, seed: int = 1) -> None:
+    """``count`` messages, one every ``interval`` seconds up to now (bench_imap's shapes:
+    60% replies to recent threads, 90% to the security list)."""
+    cur = maildir / "cur"
+    for sub in ("cur", "new", "tmp"):
+        (maildir / sub).mkdir(parents=True, exist_ok=True)
+    rnd = random.Random(seed)
+    now = time.time()
+    start = now - count * interval
+    open_threads: list[list[str]] = []
+    owner = pwd.getpwnam("nobody") if os.geteuid() == 0 else None
+    for i in range(count):
+        ts = start + i * interval
+        mid = f"<m{i}.{seed}@reporter.example.net>"
+        if open_threads and rnd.random() < 0.6:
+            thread = open_threads[-1 - rnd.randrange(min(50, len(open_threads)))]
+            refs = f"References: {thread[0]} {thread[2]}\nIn-Reply-To: {thread[2]}\n"
+            subject = "Re: " + thread[1]
+            thread[2] = mid
+        else:
+            subject = f"Report {i}: overflow in component {i % 97}"
+            open_threads.append([mid, subject, mid])
+            if len(open_threads) > 200:
+                del open_threads[:100]
+            refs = ""
+        to = LIST if rnd.random() < 0.9 else "someone@example.org"
+        date = time.strftime("%a, %d %b %Y %H:%M:%S +0000", time.gmtime(ts))
+        data = (f"From: User {i % 300} <user{i % 300}@reporter.example.net>\nTo: {to}\nSubject: {subject}\n"
+                f"Date: {date}\nMessage-ID: {mid}\n{refs}List-Id: <security.example.org>\nMIME-Version: 1.0\n"
+                f"Content-Type: text/plain; charset=utf-8\n\nDetails of report {i}.\n" + "x" * 300 + "\n").encode()
+        path = cur / f"{int(ts)}.M{i}P{os.getpid()}.bench,S={len(data)}:2,S"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, data)
+            if owner:
+                os.fchown(fd, owner.pw_uid, owner.pw_gid)
+        finally:
+            os.close(fd)
+        os.utime(path, (ts, ts))
+    if owner:
+        for dirpath in [maildir, *(maildir / s for s in ("cur", "new", "tmp"))]:
+            os.chown(dirpath, owner.pw_uid, owner.pw_gid)
+
+
+IMAP_CHILD = textwrap.dedent('''
+    import json, os, sys, time
+    sys.path.insert(0, {bench!r})
+    import keyring
+    from file_keyring import FileKeyring
+    keyring.set_keyring(FileKeyring())
+    from datetime import datetime, timedelta, timezone
+    from mailtriage.backends.imap import recent
+    from mailtriage.backends.imap.account import ImapAccount
+    from mailtriage.backends.imap.source import ImapSource
+    mode, limit = {mode!r}, {limit!r}
+    if mode == "previous":
+        recent.window_start = lambda conn, since: None  # the walk in windows of 500, as before
+    account = ImapAccount(id={account!r}, host="127.0.0.1", port={port!r}, security="plain", username={user!r},
+                          timeout=600, cache_summaries=(mode == "cached"))
+    source = ImapSource("bench", {{"list": {list!r}}}, account=account)
+    since = datetime.now(timezone.utc) - timedelta(days=30)
+    t0 = time.perf_counter()
+    threads = source.list_recent_threads({list!r}, since, limit=limit)
+    took = time.perf_counter() - t0
+    print(json.dumps({{"threads": len(threads), "call": took,
+                       "newest": threads[0].root_message_id if threads else None}}))
+''')
+
+SORT_CHILD = textwrap.dedent('''
+    import json
+    from imapclient import IMAPClient
+    client = IMAPClient("127.0.0.1", {port!r}, ssl=False, timeout=600)
+    client.login({user!r}, {password!r})
+    client.select_folder("INBOX", readonly=True)
+    uids = client.sort(["REVERSE DATE"])[:50]
+    data = client.fetch(uids, ["ENVELOPE"])
+    print(json.dumps({{"envelopes": len(data)}}))
+''')
+
+
+def bench_imap_part(messages: int, dense: int, runs: int, tui: bool) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="mailtriage-bench-launch-"))
+    server = DovecotServer().start()
+    try:
+        folders = {"sparse": (messages, 600.0), "dense": (messages, 30 * 86400 / dense)}
+        users = {}
+        for label, (count, interval) in folders.items():
+            user = server.add_user(f"bench{label}")
+            server.mail_root.mkdir(exist_ok=True)
+            t0 = time.perf_counter()
+            child = multiprocessing.get_context("fork").Process(target=write_maildir,
+                                                                args=(user.home / "Maildir", count, interval))
+            child.start()
+            child.join()
+            if os.geteuid() == 0:
+                nobody = pwd.getpwnam("nobody")
+                for path in (user.home, user.home / "Maildir"):
+                    os.chown(path, nobody.pw_uid, nobody.pw_gid)
+            client = IMAPClient("127.0.0.1", server.port, ssl=False, timeout=1800)
+            client.login(user.name, user.password)
+            with client:  # warm Dovecot's index and header cache, as bench_imap does
+                client.select_folder("INBOX", readonly=True)
+                uids = client.sort(["REVERSE DATE"])
+                for i in range(0, len(uids), 5000):
+                    client.fetch(uids[i:i + 5000], ["UID", "FLAGS", "INTERNALDATE", "RFC822.SIZE",
+                                                     "BODY.PEEK[HEADER.FIELDS (FROM TO CC SUBJECT DATE MESSAGE-ID "
+                                                     "IN-REPLY-TO REFERENCES LIST-ID LIST-POST)]"])
+            print(f"IMAP {label}: {count:,} messages, one every {interval:.0f} s, written and warmed in "
+                  f"{time.perf_counter() - t0:.0f} s")
+            users[label] = user
+        keyring_file = tmp / "keyring.json"
+        os.environ["MAILTRIAGE_BENCH_KEYRING"] = str(keyring_file)
+        cache = tmp / "cache"
+        env = {"MAILTRIAGE_BENCH_KEYRING": str(keyring_file), "MAILTRIAGE_CACHE_DIR": str(cache)}
+        for label, user in users.items():
+            FileKeyring().set_password("mailtriage", f"imap:bench-{label}", user.password)
+
+        def ours(label: str, mode: str, limit: int | None) -> tuple[float, dict]:
+            user = users[label]
+            code = IMAP_CHILD.format(bench=str(HERE), mode=mode, limit=limit, account=f"bench-{label}",
+                                     port=server.port, user=user.name, list=LIST)
+            return run_child(code, env, f"{label} {mode} {limit}")
+
+        def sort_baseline(label: str) -> float:
+            user = users[label]
+            return run_child(SORT_CHILD.format(port=server.port, user=user.name, password=user.password), env,
+                             f"{label} sort")[0]
+
+        results: dict[tuple, list[float]] = {}
+        counts: dict[tuple, set] = {}
+        for label in users:
+            ours(label, "cached", None)  # fill the cache once (a previous run of the app)
+        for _ in range(runs):
+            for label in users:
+                results.setdefault((label, "sort"), []).append(sort_baseline(label))
+                for mode in ("previous", "uncached", "cached"):
+                    for limit in (200, None):
+                        took, answer = ours(label, mode, limit)
+                        results.setdefault((label, mode, limit), []).append(took)
+                        counts.setdefault((label, limit), set()).add(answer["threads"])
+        print(f"IMAP list_recent_threads, 30-day window, median of {runs} fresh processes (whole process: "
+              f"spawn, imports, login, listing); load average {os.getloadavg()[0]:.2f}")
+        for label in users:
+            print(f" {label} folder ({folders[label][0]:,} messages; threads in the window: "
+                  f"{sorted(counts[(label, None)])}):")
+            print(summary("bare imapclient: SORT + 50 envelopes (baseline)", results[(label, "sort")],
+                          cpu=f"{label} sort"))
+            for mode in ("previous", "uncached", "cached"):
+                print(summary(f"{mode}: first page (200 threads)", results[(label, mode, 200)],
+                              cpu=f"{label} {mode} 200"))
+                goal = 2.0 if label == "dense" else None
+                print(summary(f"{mode}: whole window", results[(label, mode, None)], goal, cpu=f"{label} {mode} None"))
+        flat = statistics.median(results[("dense", "cached", 200)]) / statistics.median(results[("sparse", "cached", 200)])
+        print(f" cached first page, dense / sparse: {flat:.2f}x (goal <= 1.2x)")
+        base = statistics.median(results[("sparse", "sort")])
+        for label in users:
+            print(f" {label}: cached first page / bare SORT baseline: "
+                  f"{statistics.median(results[(label, 'cached', 200)]) / base:.2f}x; "
+                  f"cached whole window / previous whole window: "
+                  f"{statistics.median(results[(label, 'cached', None)]) / statistics.median(results[(label, 'previous', None)]):.2f}x")
+        if tui:
+            bench_tui_part(server, users, tmp, runs)
+    finally:
+        server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def bench_tui_part(server, users, tmp: Path, runs: int) -> None:
+    """The app on a pseudo-terminal (bench_tui.py's method): cold and warm summary cache."""
+    baseline = tmp / "bare_imap.py"
+    baseline.write_text(bench_tui.IMAP_BASELINE_APP, encoding="utf-8")
+    since = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 30 * 86400))
+    for label, user in users.items():
+        config = tmp / f"config-{label}"
+        config.mkdir(exist_ok=True)
+        (config / "config.toml").write_text(textwrap.dedent(f'''
+            [accounts.bench-{label}]
+            kind = "imap"
+            host = "127.0.0.1"
+            port = {server.port}
+            security = "plain"
+            username = "{user.name}"
+            access = "read"
+            timeout = 600
+        '''), encoding="utf-8")
+        project = tmp / f"project-{label}"
+        project.mkdir(exist_ok=True)
+        (project / "project.md").write_text(textwrap.dedent(f'''
+            # IMAP {label}
+
+            ## Mail sources
+
+            | Backend | Role | Mandatory | Notes |
+            |---|---|---|---|
+            | `imap` | primary | yes | the benchmark folder |
+
+            ## Configuration
+
+            ```yaml
+            security_list: {LIST}
+            import:
+              since: {since}
+            mail_sources:
+              imap:
+                account: bench-{label}
+                list: {LIST}
+            ```
+        '''), encoding="utf-8")
+        cache = tmp / f"tui-cache-{label}"
+        env = {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_CACHE_DIR": str(cache),
+               "MAILTRIAGE_DATA_DIR": str(tmp / f"data-{label}"),
+               "MAILTRIAGE_BENCH_KEYRING": os.environ["MAILTRIAGE_BENCH_KEYRING"],
+               "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring", "PYTHONPATH": str(HERE)}
+        figures: dict[str, list[float]] = {}
+
+        def launch(kind: str) -> None:
+            term = bench_tui.Terminal([PYTHON, "-m", "mailtriage.cli.main", "--project", str(project)], env)
+            try:
+                figures.setdefault(f"{kind} newest", []).append(term.read_until(
+                    re.compile(rb"threads[^\x1b]{0,40} \xc2\xb7 via list_recent"), timeout=300) - term.started)
+                figures.setdefault(f"{kind} whole", []).append(term.read_until(
+                    re.compile(rb"\d threads \xc2\xb7 via list_recent"), timeout=600) - term.started)
+            finally:
+                term.close()
+
+        for _ in range(runs):
+            term = bench_tui.Terminal([PYTHON, str(baseline), str(server.port), user.name, user.password])
+            try:
+                figures.setdefault("bare", []).append(
+                    term.read_until(re.compile(rb"newest-envelopes-painted"), timeout=300) - term.started)
+            finally:
+                term.close()
+            shutil.rmtree(cache, ignore_errors=True)
+            launch("cold")
+            launch("warm")
+        print(f" app on a pseudo-terminal, {label} folder, median of {runs} launches:")
+        print(summary("bare Textual + SORT, 50 envelopes (baseline)", figures["bare"]))
+        for kind in ("cold", "warm"):
+            print(summary(f"mailtriage, {kind} cache: newest threads", figures[f"{kind} newest"],
+                          0.40 if kind == "warm" else None))
+            print(summary(f"mailtriage, {kind} cache: whole window", figures[f"{kind} whole"]))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("part", choices=("mbox", "imap", "all"))
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--data-dir", type=Path,
+                        default=Path("/dev/shm/mailtriage-bench") if Path("/dev/shm").is_dir() else HERE / "data")
+    parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--dense", type=int, default=43_000, help="messages in the dense folder's 30-day window")
+    parser.add_argument("--tui", action="store_true", help="also launch the app on a pseudo-terminal")
+    args = parser.parse_args()
+    if args.part in ("mbox", "all"):
+        bench_mbox_part(args.data_dir, args.runs)
+    if args.part in ("imap", "all"):
+        bench_imap_part(args.messages, args.dense, args.runs, args.tui)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,331 @@
+"""The persisted IMAP summary cache (backends/imap/summary_cache.py, backends/imap/recent.py)
+against a real Dovecot: a second listing is served from the cache after reading only what
+changed; the cache is never trusted across a UIDVALIDITY change or a HIGHESTMODSEQ it has not
+seen; damaged files are rebuilt with a note; files are private and hold no bodies."""
+
+from __future__ import annotations
+
+import shutil
+import stat
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from mailtriage.backends import cache_file
+from mailtriage.backends.imap import recent, summary_cache
+from mailtriage.backends.imap.account import load_account, password_key
+from mailtriage.backends.imap.source import ImapSource
+from mailtriage.core.secrets import set_secret
+from mailtriage.core.settings import load_settings
+from mailtriage.core.trace import TRACE
+from tests.imap.conftest import account_for, make_mail
+
+LIST = "security@example.org"
+NOW = datetime.now(timezone.utc).replace(microsecond=0)
+SINCE = NOW - timedelta(days=30)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("MAILTRIAGE_CACHE_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def trace():
+    """Every protocol line and note, as (direction, text)."""
+    lines: list[tuple[str, str]] = []
+    unsubscribe = TRACE.subscribe(lambda line: lines.append((line.direction, line.text)))
+    yield lines
+    unsubscribe()
+
+
+@pytest.fixture
+def make_source(account):
+    made: list[ImapSource] = []
+
+    def make(acct=None, **settings) -> ImapSource:
+        src = ImapSource("imap", {"folder": "INBOX", "list": LIST, **settings}, account=acct or account)
+        made.append(src)
+        return src
+
+    yield make
+    for src in made:
+        src.close()
+
+
+@pytest.fixture
+def mail(seed):
+    """Three threads on the list, one private message, one too old; bodies carry a secret."""
+    seed("INBOX", make_mail(1, subject="XSS in login", message_id="<r1@x>", body="BODY-SECRET one\n"),
+         when=NOW - timedelta(hours=6))
+    seed("INBOX", make_mail(2, subject="Re: XSS in login", message_id="<r2@x>", references="<r1@x>",
+                            in_reply_to="<r1@x>", body="BODY-SECRET two\n"), when=NOW - timedelta(hours=5))
+    seed("INBOX", make_mail(3, subject="SQL injection", message_id="<s1@x>", body="BODY-SECRET three\n"),
+         when=NOW - timedelta(hours=4))
+    seed("INBOX", make_mail(4, subject="Private", to="someone@else.org", message_id="<p@x>"),
+         when=NOW - timedelta(hours=3))
+    seed("INBOX", make_mail(5, subject="Ancient", message_id="<old@x>"), when=NOW - timedelta(days=90))
+
+
+def rows(threads) -> list[tuple]:
+    return [(t.root_message_id, t.subject, t.message_count, t.unread) for t in threads]
+
+
+def cache_files(cache: Path) -> list[Path]:
+    folder = cache / "imap"
+    return sorted(folder.glob("*.cache")) if folder.exists() else []
+
+
+def sent(trace) -> list[str]:
+    return [text for direction, text in trace if direction == ">"]
+
+
+def notes(trace) -> list[str]:
+    return [text for direction, text in trace if direction == "!" and "summary cache" in text]
+
+
+def test_the_test_dovecot_offers_condstore_and_qresync(mailbox):
+    assert {"CONDSTORE", "QRESYNC", "ESEARCH", "WITHIN", "ENABLE"} <= mailbox.conn.capabilities
+    assert mailbox.conn.reselect("INBOX").highestmodseq is not None  # ENABLE CONDSTORE at login
+
+
+def test_a_second_listing_is_served_from_the_cache(make_source, mail, cache, trace):
+    first = make_source().list_recent_threads(LIST, SINCE)
+    assert rows(first) == [("<s1@x>", "SQL injection", 1, True), ("<r1@x>", "XSS in login", 2, True)]
+    assert len(cache_files(cache)) == 1
+    trace.clear()
+    again = make_source().list_recent_threads(LIST, SINCE)  # a new source: as in a fresh process
+    assert rows(again) == rows(first)
+    commands = sent(trace)
+    assert not [c for c in commands if "FETCH" in c or "SEARCH" in c], commands  # one SELECT, nothing read
+    assert any("SELECT" in c for c in commands)
+
+
+def test_a_first_page_from_the_cache_equals_the_uncached_one(make_source, seed, cache, account):
+    for n in range(30):
+        seed("INBOX", make_mail(10 + n, subject=f"Report {n}", message_id=f"<t{n}@x>"),
+             when=NOW - timedelta(hours=40 - n))
+    uncached = make_source(replace(account, cache_summaries=False)).list_recent_threads(LIST, SINCE, limit=5)
+    assert cache_files(cache) == []
+    make_source().list_recent_threads(LIST, SINCE)
+    assert rows(make_source().list_recent_threads(LIST, SINCE, limit=5)) == rows(uncached)
+
+
+def test_only_what_changed_is_read_and_shown(make_source, mail, seed, dovecot, dovecot_user, cache, trace):
+    make_source().list_recent_threads(LIST, SINCE)
+    with dovecot.client(dovecot_user) as client:
+        client.select_folder("INBOX")
+        by_mid = {mid: client.search(["HEADER", "Message-ID", mid])[0] for mid in ("<r1@x>", "<r2@x>", "<s1@x>")}
+        client.add_flags([by_mid["<r1@x>"], by_mid["<r2@x>"]], [b"\\Seen"])  # the XSS thread read elsewhere
+        client.delete_messages([by_mid["<s1@x>"]])
+        client.expunge()  # the SQL report removed elsewhere
+    seed("INBOX", make_mail(6, subject="CSRF in settings", message_id="<c1@x>"), when=NOW - timedelta(hours=1))
+    trace.clear()
+    listed = make_source().list_recent_threads(LIST, SINCE)
+    assert rows(listed) == [("<c1@x>", "CSRF in settings", 1, True), ("<r1@x>", "XSS in login", 2, False)]
+    commands = sent(trace)
+    assert any("CHANGEDSINCE" in c for c in commands), commands
+    fetches = [c for c in commands if "FETCH" in c]
+    assert len(fetches) == 2, fetches  # the flag changes and the one new message, nothing else
+    assert any("reconciled: 1 new, 2 flag change(s), 1 expunged" in n for n in notes(trace)), notes(trace)
+    # The reconciled cache was saved: the next listing reads nothing.
+    trace.clear()
+    assert rows(make_source().list_recent_threads(LIST, SINCE)) == rows(listed)
+    assert not [c for c in sent(trace) if "FETCH" in c]
+
+
+def _forge(path: Path, **changes) -> None:
+    payload, why = cache_file.read(path, summary_cache.KIND, summary_cache.VERSION)
+    assert why is None
+    forged = replace(summary_cache.FolderCache.from_plain(payload), **changes)
+    cache_file.write(path, summary_cache.KIND, summary_cache.VERSION, forged.to_plain())
+
+
+def _ghost_rows(cache_path: Path) -> dict:
+    payload, _ = cache_file.read(cache_path, summary_cache.KIND, summary_cache.VERSION)
+    old = summary_cache.FolderCache.from_plain(payload)
+    uid, row = max(old.rows.items())
+    ghost = list(row)
+    ghost[summary_cache.MESSAGE_ID] = "<ghost@x>"
+    ghost[summary_cache.SUBJECT] = "GHOST from another UIDVALIDITY"
+    return {**old.rows, uid: tuple(ghost)}
+
+
+def test_never_served_after_a_uidvalidity_change(make_source, mail, cache, trace):
+    make_source().list_recent_threads(LIST, SINCE)
+    (path,) = cache_files(cache)
+    payload, _ = cache_file.read(path, summary_cache.KIND, summary_cache.VERSION)
+    real = summary_cache.FolderCache.from_plain(payload)
+    # A cache of the same folder under another UIDVALIDITY, whose newest row is a ghost.
+    _forge(path, uidvalidity=real.uidvalidity + 1, rows=_ghost_rows(path))
+    src = make_source()
+    listed = src.list_recent_threads(LIST, SINCE)
+    assert "<ghost@x>" not in [t.root_message_id for t in listed]
+    assert rows(listed)[0][0] == "<s1@x>"
+    assert any("UIDVALIDITY changed" in n for n in notes(trace)), notes(trace)
+    # Replaced by a cache of the real folder.
+    payload, _ = cache_file.read(path, summary_cache.KIND, summary_cache.VERSION)
+    assert summary_cache.FolderCache.from_plain(payload).uidvalidity == real.uidvalidity
+
+
+def test_never_served_at_a_highestmodseq_it_has_not_seen(make_source, mail, dovecot, dovecot_user, cache, trace):
+    make_source().list_recent_threads(LIST, SINCE)
+    (path,) = cache_files(cache)
+    # The server moved on (a flag changed): the cached "unread" must not be served.
+    with dovecot.client(dovecot_user) as client:
+        client.select_folder("INBOX")
+        client.add_flags(client.search(["HEADER", "Message-ID", "<s1@x>"]), [b"\\Seen"])
+    assert rows(make_source().list_recent_threads(LIST, SINCE))[0] == ("<s1@x>", "SQL injection", 1, False)
+    # A cache that claims a HIGHESTMODSEQ ahead of the server's is not trusted at all.
+    payload, _ = cache_file.read(path, summary_cache.KIND, summary_cache.VERSION)
+    real = summary_cache.FolderCache.from_plain(payload)
+    _forge(path, highestmodseq=real.highestmodseq + 1000, rows=_ghost_rows(path))
+    listed = make_source().list_recent_threads(LIST, SINCE)
+    assert "<ghost@x>" not in [t.root_message_id for t in listed]
+    assert any("HIGHESTMODSEQ went back" in n for n in notes(trace)), notes(trace)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped", "other-version", "garbage", "wrong-shape"])
+def test_a_damaged_cache_is_rebuilt_with_a_note(make_source, mail, cache, trace, damage):
+    expected = rows(make_source().list_recent_threads(LIST, SINCE))
+    (path,) = cache_files(cache)
+    blob = path.read_bytes()
+    if damage == "truncated":
+        path.write_bytes(blob[: len(blob) * 2 // 3])
+    elif damage == "flipped":
+        path.write_bytes(blob[:-5] + bytes([blob[-5] ^ 0x55]) + blob[-4:])
+    elif damage == "other-version":
+        cache_file.write(path, summary_cache.KIND, summary_cache.VERSION + 1, ("old", "format"))
+    elif damage == "garbage":
+        path.write_bytes(b"\x00\xff" * 300)
+    else:
+        cache_file.write(path, summary_cache.KIND, summary_cache.VERSION, ("not", "a", "cache"))
+    trace.clear()
+    assert rows(make_source().list_recent_threads(LIST, SINCE)) == expected
+    assert notes(trace), "the rebuild is noted in the backend console"
+    payload, why = cache_file.read(path, summary_cache.KIND, summary_cache.VERSION)
+    assert why is None and summary_cache.FolderCache.from_plain(payload).rows  # rebuilt
+
+
+def test_cache_files_are_private_and_hold_no_bodies(make_source, mail, cache):
+    make_source().list_recent_threads(LIST, SINCE)
+    (path,) = cache_files(cache)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE((cache / "imap").stat().st_mode) == 0o700
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    blob = path.read_bytes()
+    assert b"SQL injection" in blob  # summaries are there (so the check below can fail)
+    assert b"BODY-SECRET" not in blob and b"Content-Type" not in blob
+
+
+def test_deleting_the_cache_folder_is_always_safe(make_source, mail, seed, cache):
+    src = make_source()
+    src.list_recent_threads(LIST, SINCE)
+    shutil.rmtree(cache)
+    seed("INBOX", make_mail(7, subject="New one", message_id="<n@x>"), when=NOW - timedelta(minutes=5))
+    assert rows(src.list_recent_threads(LIST, SINCE))[0][0] == "<n@x>"
+    shutil.rmtree(cache)
+    assert rows(make_source().list_recent_threads(LIST, SINCE))[0][0] == "<n@x>"
+    assert cache_files(cache)
+
+
+def test_cached_threads_paint_at_once_then_reconcile(make_source, mail, seed, cache, trace):
+    assert make_source().cached_recent_threads(LIST, SINCE) is None  # nothing cached yet
+    make_source().list_recent_threads(LIST, SINCE)
+    seed("INBOX", make_mail(8, subject="Arrived meanwhile", message_id="<m@x>"), when=NOW - timedelta(minutes=1))
+    src = make_source()
+    trace.clear()
+    stale = src.cached_recent_threads(LIST, SINCE, limit=10)
+    assert trace == []  # not a byte to or from the server
+    assert [t.root_message_id for t in stale] == ["<s1@x>", "<r1@x>"]
+    fresh = src.list_recent_threads(LIST, SINCE, limit=10)
+    assert [t.root_message_id for t in fresh] == ["<m@x>", "<s1@x>", "<r1@x>"]
+    # The first walk reached the folder's first message: any window is answered from the cache.
+    year = src.cached_recent_threads(LIST, NOW - timedelta(days=365))
+    assert [t.root_message_id for t in year] == ["<m@x>", "<s1@x>", "<r1@x>", "<old@x>"]
+
+
+def test_a_window_the_cache_does_not_reach_is_read_from_the_server(make_source, seed, cache, trace):
+    for n in range(130):  # more than one walking window of a first page (100 messages)
+        seed("INBOX", make_mail(n, subject=f"Report {n}", message_id=f"<w{n}@x>"), when=NOW - timedelta(hours=200 - n))
+    src = make_source()
+    page = src.list_recent_threads(LIST, SINCE, limit=3)
+    assert [t.root_message_id for t in page] == ["<w129@x>", "<w128@x>", "<w127@x>"]
+    assert src.cached_recent_threads(LIST, SINCE) is None  # the first page's walk stopped early
+    assert [t.root_message_id for t in src.cached_recent_threads(LIST, SINCE, limit=3)] == \
+        [t.root_message_id for t in page]
+    trace.clear()
+    whole = make_source().list_recent_threads(LIST, SINCE)
+    assert len(whole) == 130
+    assert [c for c in sent(trace) if "FETCH" in c]  # read from the server this time
+    assert len(make_source().cached_recent_threads(LIST, SINCE)) == 130
+
+
+def test_the_setting_keeps_summaries_off_disk(make_source, mail, cache, account, tmp_path, monkeypatch):
+    assert rows(make_source(replace(account, cache_summaries=False)).list_recent_threads(LIST, SINCE))
+    assert cache_files(cache) == []
+    config = tmp_path / "config"
+    config.mkdir()
+    toml = (f'[settings]\ncache_summaries = false\n\n[accounts.work]\nkind = "imap"\nhost = "127.0.0.1"\n'
+            f'port = {account.port}\nsecurity = "plain"\nusername = "{account.username}"\n')
+    (config / "config.toml").write_text(toml, encoding="utf-8")
+    assert load_account("work", load_settings(config / "config.toml")).cache_summaries is False
+    (config / "config.toml").write_text(toml + "cache_summaries = true\n", encoding="utf-8")
+    assert load_account("work", load_settings(config / "config.toml")).cache_summaries is True  # the account says
+    (config / "config.toml").write_text(toml.replace("[settings]\ncache_summaries = false\n", ""), encoding="utf-8")
+    assert load_account("work", load_settings(config / "config.toml")).cache_summaries is True  # the default
+
+
+def test_a_server_without_condstore_gets_no_cache(dovecot_minimal, minimal_user, memory_keyring, seed, cache):
+    acct = account_for(dovecot_minimal, minimal_user)
+    set_secret(password_key(acct.id), minimal_user.password)
+    dovecot_minimal.append(minimal_user, "INBOX", make_mail(1, subject="Plain", message_id="<p1@x>"),
+                           when=NOW - timedelta(hours=1))
+    src = ImapSource("imap", {"folder": "INBOX", "list": LIST}, account=acct)
+    try:
+        assert [t.root_message_id for t in src.list_recent_threads(LIST, SINCE)] == ["<p1@x>"]
+    finally:
+        src.close()
+    assert cache_files(cache) == []
+
+
+def test_the_whole_window_starts_where_esearch_says_and_falls_back_without_it(
+        make_source, mail, cache, trace, dovecot_minimal, minimal_user, memory_keyring, account):
+    """With ESEARCH and WITHIN one SEARCH says where the window starts; a younger message
+    stored below an older one (arrival is not UID order) is still listed."""
+    listed = rows(make_source(replace(account, cache_summaries=False)).list_recent_threads(LIST, SINCE))
+    assert any("SEARCH RETURN (MIN COUNT) YOUNGER" in c for c in sent(trace)), sent(trace)
+    acct = account_for(dovecot_minimal, minimal_user)
+    set_secret(password_key(acct.id), minimal_user.password)
+    for n, (mid, when) in enumerate([("<r1@x>", 6), ("<r2@x>", 5), ("<s1@x>", 4), ("<p@x>", 3)]):
+        extra = {"references": "<r1@x>", "in_reply_to": "<r1@x>"} if mid == "<r2@x>" else {}
+        to = "someone@else.org" if mid == "<p@x>" else "security@example.org"
+        subject = {"<r1@x>": "XSS in login", "<r2@x>": "Re: XSS in login", "<s1@x>": "SQL injection"}.get(mid, "P")
+        dovecot_minimal.append(minimal_user, "INBOX", make_mail(n, subject=subject, message_id=mid, to=to, **extra),
+                               when=NOW - timedelta(hours=when))
+    dovecot_minimal.append(minimal_user, "INBOX", make_mail(9, subject="Ancient", message_id="<old@x>"),
+                           when=NOW - timedelta(days=90))
+    trace.clear()
+    src = ImapSource("imap", {"folder": "INBOX", "list": LIST}, account=acct)
+    try:
+        assert rows(src.list_recent_threads(LIST, SINCE)) == listed
+    finally:
+        src.close()
+    assert not any("YOUNGER" in c for c in sent(trace))  # the minimal server walks in windows
+
+
+def test_a_window_read_in_bulk_does_not_stop_at_an_older_message_on_the_way(
+        make_source, seed, account, monkeypatch):
+    """ESEARCH said where the window starts: an old message high in the folder (appended
+    late with an old date) must not end the read before the window's start."""
+    monkeypatch.setattr(recent, "BULK", 3)  # several FETCHes for this small window
+    for n in range(8):
+        seed("INBOX", make_mail(n, subject=f"R{n}", message_id=f"<b{n}@x>"), when=NOW - timedelta(hours=20 - n))
+    seed("INBOX", make_mail(50, subject="Old", message_id="<old@x>"), when=NOW - timedelta(days=60))
+    seed("INBOX", make_mail(51, subject="Newest", message_id="<new@x>"), when=NOW - timedelta(minutes=5))
+    listed = make_source(replace(account, cache_summaries=False)).list_recent_threads(LIST, SINCE)
+    assert [t.root_message_id for t in listed] == ["<new@x>", *[f"<b{n}@x>" for n in reversed(range(8))]]
