@@ -25,7 +25,7 @@ def _b(keys: str, action: str, description: str, id: str, *, show: bool = True, 
 
 APP = [
     _b("q", "quit", "Quit", "app.quit"),
-    _b("ctrl+q", "quit", "Quit now", "app.quit_now", show=False, priority=True),
+    _b("ctrl+q", "quit_now", "Quit now", "app.quit_now", show=False, priority=True),
     _b("question_mark,f1", "help", "Help", "app.help", key_display="?"),
     _b("ctrl+p", "command_palette", "Commands", "app.command_palette", priority=True, show=False),
     _b("tab", "app.focus_next", "Next pane", "app.focus_next", show=False),
@@ -127,6 +127,20 @@ PROPOSAL = [
     _b("ctrl+o", "edit_in_editor", "Edit in $EDITOR", "proposal.editor", priority=True),
 ]
 
+PROPOSAL_BODY = [
+    _b("j,down", "scroll_down", "Scroll down", "proposal.down", show=False),
+    _b("k,up", "scroll_up", "Scroll up", "proposal.up", show=False),
+    _b("space,pagedown", "page_down", "Page down", "proposal.page_down", show=False),
+    _b("pageup", "page_up", "Page up", "proposal.page_up", show=False),
+    _b("g,home", "scroll_home", "Top", "proposal.top", show=False),
+    _b("G,end", "scroll_end", "Bottom", "proposal.bottom", show=False),
+]
+
+QUIT_DIALOG = [
+    _b("y", "quit_anyway", "Quit anyway", "quit.confirm"),
+    _b("n,escape", "stay", "Stay", "quit.cancel"),
+]
+
 ERROR_DIALOG = [
     _b("escape,q,enter", "close", "Close", "error.close"),
 ]
@@ -190,6 +204,8 @@ CONTEXTS: tuple[Context, ...] = (
     Context("Backend console", CONSOLE, "screen", "ConsoleScreen"),
     Context("Help", HELP, "screen", "HelpScreen"),
     Context("Proposal dialog", PROPOSAL, "screen", "ProposalDialog"),
+    Context("Proposal content", PROPOSAL_BODY, "ProposalBody", "ProposalDialog"),
+    Context("Quit with work pending", QUIT_DIALOG, "screen", "QuitDialog"),
     Context("Error details", ERROR_DIALOG, "screen", "ErrorDialog"),
     Context("First run", FIRST_RUN, "screen", "FirstRunScreen"),
 )

@@ -70,6 +70,7 @@ class _Row:
     arrived: datetime | None
     seen: bool
     header_block: bytes
+    sent: datetime | None = None  # the Date header, as the sender wrote it
 
 
 class ImapSource(AccountSource):
@@ -220,6 +221,7 @@ class ImapSource(AccountSource):
             continued = root is None
             root = root or members[0]
             arrivals = [m.arrived for m in members if m.arrived is not None]
+            latest = max((m for m in members if m.arrived is not None), key=lambda m: m.arrived, default=None)
             participants = tuple(dict.fromkeys(m.sender.email for m in members if m.sender.email))
             out.append(ThreadSummary(
                 thread_id=ThreadId(synthetic_kind(THREAD_KIND) if group.synthetic else THREAD_KIND, group.root_id),
@@ -227,6 +229,7 @@ class ImapSource(AccountSource):
                 root_message_id=group.root_id,
                 sender=root.sender,
                 last_activity=max(arrivals) if arrivals else None,
+                sent=latest.sent if latest is not None else None,
                 message_count=len(members),
                 participants=participants,
                 unread=any(not m.seen for m in members),
@@ -420,6 +423,7 @@ def _row(item: dict) -> _Row:
         arrived=aware(item.get(b"INTERNALDATE")),
         seen=b"\\seen" in flags,
         header_block=block,
+        sent=mime.parse_date(fields.get(b"date")),
     )
 
 

@@ -31,11 +31,15 @@ from mailtriage.tui.rows import ListRows, ThreadRows
 from mailtriage.tui.sanitize import MARKER_STYLE, inert_text
 
 
-def format_date(row: ThreadSummary, narrow: bool) -> str:
-    """The row's date as written in the data (its own zone): no clock, no local TZ."""
-    if row.last_activity is None:
+def format_date(row: ThreadSummary, narrow: bool, column: str = "sent") -> str:
+    """The row's date as written in the data (its own zone): no clock, no local TZ.
+
+    ``column`` "sent" shows the sender's ``Date:`` where the backend lists by arrival
+    (``row.sent``), "arrival" the time the mail arrived (``last_activity``)."""
+    when = row.sent if column == "sent" and row.sent is not None else row.last_activity
+    if when is None:
         return "?" * (5 if narrow else 16)
-    return row.last_activity.strftime("%m-%d" if narrow else "%Y-%m-%d %H:%M")
+    return when.strftime("%m-%d" if narrow else "%Y-%m-%d %H:%M")
 
 
 class ThreadList(ScrollView, can_focus=True):
@@ -123,6 +127,8 @@ class ThreadList(ScrollView, can_focus=True):
         self.filtered = False
         self._cache: LRUCache[tuple, Strip] = LRUCache(512)
         self._generation = 0
+        #: "sent" (the sender's Date:, the default) or "arrival" (the settings' date_column).
+        self.date_column = "sent"
 
     # -- data ------------------------------------------------------------
     def set_rows(self, rows: ThreadRows, *, filtered: bool = False, keep_cursor: bool = False) -> None:
@@ -220,7 +226,7 @@ class ThreadList(ScrollView, can_focus=True):
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         text.append("●" if row.unread else " ", unread)
         text.append(" ")
-        text.append(format_date(row, narrow), muted)
+        text.append(format_date(row, narrow, self.date_column), muted)
         mark = row.date_mark  # "?" undated (the archive's date), "!" implausible date, else " "
         if mark != " ":
             text.append(mark, muted)

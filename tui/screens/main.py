@@ -27,6 +27,7 @@ from mailtriage.tui.panes.sources import SourceList, SourcesPane
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.panes.threads import ThreadPane
 from mailtriage.tui.panes.tracker import TrackerList, TrackerPane
+from mailtriage.tui.sanitize import inert
 
 NARROW_WIDTH = 100
 
@@ -54,7 +55,9 @@ class MainScreen(ListingController, ReadingController, ProposalsController, Trac
 
     def on_mount(self) -> None:
         self.set_class(self.app.size.width < NARROW_WIDTH, "-narrow")
-        self.query_one(ThreadList).focus()
+        thread_list = self.query_one(ThreadList)
+        thread_list.date_column = self.shell.date_column
+        thread_list.focus()
         self.shell.main_screen_ready()
         self.panes_mounted()
 
@@ -63,6 +66,20 @@ class MainScreen(ListingController, ReadingController, ProposalsController, Trac
 
     def on_resize(self, event) -> None:
         self.set_class(event.size.width < NARROW_WIDTH, "-narrow")
+        self._fold_tracker(not self._tracker_has_focus())
+
+    # -- the tracker pane below 100 columns ------------------------------------
+    # Beside the threads it would leave the subjects two characters: narrow, it takes the
+    # body while it has the focus and folds away (still open) when another pane gets it.
+    def _tracker_has_focus(self) -> bool:
+        focused = self.focused
+        return focused is not None and self.query_one(TrackerPane) in focused.ancestors_with_self
+
+    def _fold_tracker(self, folded: bool) -> None:
+        self.set_class(folded, "-tracker-folded")
+
+    def on_descendant_focus(self, event) -> None:
+        self._fold_tracker(not self._tracker_has_focus())
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker of this screen raised: the app's error list has it."""
@@ -77,6 +94,15 @@ class MainScreen(ListingController, ReadingController, ProposalsController, Trac
         banner.set_class(bool(text), "-visible")
         banner.set_class(error, "-error")
 
+    def clear_run_aborted(self) -> None:
+        """The mandatory backend is back (``R``): the "run aborted" banner goes; the
+        security-CC warning, when there is one, stays."""
+        cc = self.session.cc
+        if cc is not None and cc.warnings:
+            self.show_banner(Text.assemble(("⚠ ", "bold"), inert(" ".join(cc.warnings))), error=cc.blocked)
+        else:
+            self.show_banner(None)
+
     # -- focus -------------------------------------------------------------
     PANE_FOCUS = {
         "sources": SourceList,
@@ -87,6 +113,7 @@ class MainScreen(ListingController, ReadingController, ProposalsController, Trac
     }
 
     def action_focus_pane(self, name: str) -> None:
+        self._fold_tracker(name != "tracker")
         if name == "tracker":
             self.set_class(True, "-tracker")
             self.load_tracker_once()
@@ -96,12 +123,14 @@ class MainScreen(ListingController, ReadingController, ProposalsController, Trac
         self.call_after_refresh(widget.focus)
 
     def toggle_tracker(self) -> None:
-        show = not self.has_class("-tracker")
+        # Folded away (narrow): t brings it back rather than closing what cannot be seen.
+        show = not self.has_class("-tracker") or (self.has_class("-narrow") and self.has_class("-tracker-folded"))
         self.set_class(show, "-tracker")
+        self._fold_tracker(not show)
         if show:
             self.load_tracker_once()
             self.call_after_refresh(self.query_one(TrackerList).focus)
-        elif isinstance(self.focused, TrackerList):
+        elif self._tracker_has_focus():
             self.query_one(ThreadList).focus()
 
     # -- the whole screen ------------------------------------------------------
