@@ -66,6 +66,7 @@ THREAD_LIST = [
     _b("f", "organize('toggle_flag')", "Flag / unflag", "threads.toggle_flag", show=False),
     _b("a", "organize('archive')", "Archive", "threads.archive", show=False),
     _b("d", "organize('trash')", "Move to trash", "threads.trash", show=False),
+    _b("s", "jump_issue", "Tracker issue of this thread", "threads.issue", show=False),
 ]
 
 SEARCH_BOX = [
@@ -85,6 +86,7 @@ READER = [
     _b("i", "import_thread", "Import to tracker", "reader.import"),
     _b("u", "thread_url", "Thread URL", "reader.url"),
     _b("q,escape", "back", "Back to list", "reader.back"),
+    _b("s", "jump_issue", "Tracker issue of this thread", "reader.issue", show=False),
 ]
 
 SOURCES = [
@@ -103,6 +105,7 @@ TRACKER = [
     _b("j,down", "cursor_down", "Down", "tracker.down", show=False),
     _b("k,up", "cursor_up", "Up", "tracker.up", show=False),
     _b("enter", "select", "Open issue", "tracker.open"),
+    _b("s", "jump_thread", "Thread of this issue", "tracker.thread", show=False),
 ]
 
 CONSOLE = [
@@ -134,6 +137,7 @@ PROPOSAL_BODY = [
     _b("pageup", "page_up", "Page up", "proposal.page_up", show=False),
     _b("g,home", "scroll_home", "Top", "proposal.top", show=False),
     _b("G,end", "scroll_end", "Bottom", "proposal.bottom", show=False),
+    _b("q", "app.quit", "Quit (asks first: the proposal is not written)", "proposal.quit", show=False),
 ]
 
 QUIT_DIALOG = [

@@ -133,6 +133,10 @@ class ThreadView(VerticalScroll, can_focus=True):
     class BackRequested(TextualMessage):
         pass
 
+    @dataclass(eq=False)
+    class IssueRequested(TextualMessage):
+        """``s``: jump to the tracker issue of the open thread."""
+
     def action_page_down(self) -> None:
         self.scroll_page_down(animate=False)
 
@@ -183,8 +187,11 @@ class ThreadView(VerticalScroll, can_focus=True):
     def action_back(self) -> None:
         self.post_message(self.BackRequested())
 
+    def action_jump_issue(self) -> None:
+        self.post_message(self.IssueRequested())
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("reply", "import_thread", "thread_url", "next_message", "previous_message"):
+        if action in ("reply", "import_thread", "thread_url", "next_message", "previous_message", "jump_issue"):
             return True if self.has_class("-has-thread") else None
         return True
 

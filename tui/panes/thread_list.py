@@ -27,7 +27,7 @@ from mailtriage.application import ThreadSummary
 from mailtriage.core.inert import sender_label, terminal_text
 from mailtriage.tui import bindings
 from mailtriage.tui.errors import error_line
-from mailtriage.tui.rows import ListRows, ThreadRows
+from mailtriage.tui.rows import ListRows, ThreadRows, status_mark
 from mailtriage.tui.sanitize import MARKER_STYLE, inert_text
 
 
@@ -54,6 +54,7 @@ class ThreadList(ScrollView, can_focus=True):
         "thread-list--count",
         "thread-list--sender",
         "thread-list--placeholder",
+        "thread-list--status",
     }
 
     DEFAULT_CSS = """
@@ -77,6 +78,7 @@ class ThreadList(ScrollView, can_focus=True):
     ThreadList > .thread-list--count { color: $text-muted; }
     ThreadList > .thread-list--sender { color: $text-secondary; }
     ThreadList > .thread-list--placeholder { color: $text-disabled; }
+    ThreadList > .thread-list--status { color: $text-accent; text-style: bold; }
     """
 
     cursor: reactive[int] = reactive(0, init=False)
@@ -117,6 +119,12 @@ class ThreadList(ScrollView, can_focus=True):
         action: str
 
     @dataclass(eq=False)
+    class IssueRequested(Message):
+        """``s``: jump to the tracker issue of this thread."""
+
+        summary: ThreadSummary | None
+
+    @dataclass(eq=False)
     class PageLoaded(Message):
         rows: ThreadRows
         error: str | None = None
@@ -129,6 +137,8 @@ class ThreadList(ScrollView, can_focus=True):
         self._generation = 0
         #: "sent" (the sender's Date:, the default) or "arrival" (the settings' date_column).
         self.date_column = "sent"
+        #: The triage overview of rows on screen (ThreadId -> ThreadStatus), kept by the screen.
+        self.statuses: dict = {}
 
     # -- data ------------------------------------------------------------
     def set_rows(self, rows: ThreadRows, *, filtered: bool = False, keep_cursor: bool = False) -> None:
@@ -180,6 +190,19 @@ class ThreadList(ScrollView, can_focus=True):
     @property
     def current(self) -> ThreadSummary | None:
         return self.rows.peek(self.cursor) if len(self.rows) else None
+
+    def visible_rows(self) -> list[ThreadSummary]:
+        """The rows on screen that are at hand (what the overview marks are computed for)."""
+        top = self.scroll_offset.y
+        height = max(self.scrollable_content_region.height, 1)
+        return [row for i in range(top, min(top + height, len(self.rows))) if (row := self.rows.peek(i)) is not None]
+
+    def set_statuses(self, statuses: dict) -> None:
+        """New overview marks: the rows are painted again."""
+        self.statuses = statuses
+        self._generation += 1
+        self._cache.clear()
+        self.refresh()
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -243,6 +266,11 @@ class ThreadList(ScrollView, can_focus=True):
         sender.truncate(sender_width, overflow="ellipsis", pad=True)
         text.append_text(sender)
         text.append(" ")
+        mark = status_mark(self.statuses.get(row.thread_id)) if self.statuses else ""
+        if mark:  # the issue ID comes from our tracker's file names; inert all the same
+            text.append_text(inert_text(mark, style=Style() if is_cursor else
+                                        self.get_component_rich_style("thread-list--status")))
+            text.append(" ")
         subject = inert_text(row.subject or "(no subject)")
         subject.stylize(unread)
         text.append_text(subject)
@@ -302,6 +330,9 @@ class ThreadList(ScrollView, can_focus=True):
 
     def action_import_thread(self) -> None:
         self.post_message(self.ImportRequested(self.current))
+
+    def action_jump_issue(self) -> None:
+        self.post_message(self.IssueRequested(self.current))
 
     def action_organize(self, action: str) -> None:
         self.post_message(self.OrganizeRequested(self.current, action))

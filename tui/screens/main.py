@@ -18,6 +18,7 @@ from mailtriage.tui import bindings
 from mailtriage.tui.controllers.accounts import AccountsController
 from mailtriage.tui.controllers.alerts import AlertsController
 from mailtriage.tui.controllers.listing import ListingController
+from mailtriage.tui.controllers.overview import OverviewController
 from mailtriage.tui.controllers.proposals import ProposalsController
 from mailtriage.tui.controllers.reading import ReadingController
 from mailtriage.tui.controllers.tracker import TrackerController
@@ -36,7 +37,8 @@ CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"))
 
 
 class MainScreen(ListingController, ReadingController, ProposalsController, TrackerController,
-                 AccountsController, AlertsController, bindings.KeyContext, inherit_bindings=False):
+                 AccountsController, AlertsController, OverviewController, bindings.KeyContext,
+                 inherit_bindings=False):
     BINDINGS = bindings.MAIN
     key_context = "MainScreen"
 
@@ -155,6 +157,8 @@ class MainScreen(ListingController, ReadingController, ProposalsController, Trac
     def refresh_all(self) -> None:
         """R: check the sources again, list again, read the open thread again, and the tracker."""
         self.session.forget_availability()
+        self.row_status = {}  # overview marks: asked for again once the rows are listed
+        self.query_one(ThreadList).set_statuses(self.row_status)
         self.load_threads(self.current_list)
         if self.reader.thread is not None and self.open_summary is not None:
             self.open_thread(self.open_summary)
