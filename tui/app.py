@@ -22,6 +22,7 @@ from textual.notifications import Notification, Notify
 from textual.worker import Worker, WorkerState
 
 from mailtriage.core.secrets import scrub
+from mailtriage.core.trace import TRACE
 from mailtriage.themes import DEFAULT_THEME, THEMES, canonical_name, theme_css_paths
 from mailtriage.tui import bindings
 from mailtriage.tui.commands import MailtriageCommands
@@ -118,6 +119,8 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
 
     def on_mount(self) -> None:
         self._theme_ready = True
+        # The protocol trace keeps its ring buffer from start-up (the console shows it).
+        TRACE.enabled = True
         self.sub_title = "demo" if self.session.demo else ""
         for problem in self.startup_problems:
             self.notify(problem, title="Settings", severity="warning", markup=False)

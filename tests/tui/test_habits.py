@@ -209,3 +209,68 @@ async def test_filed_mark_jump_between_thread_and_issue_and_unpublished_changes(
         await settle(pilot)
         assert app.return_code is None and not isinstance(app.screen, QuitDialog)
     assert "SEC-0001.md" in git(project, "status", "--porcelain")
+
+
+# -- the backend console ------------------------------------------------------------------------
+
+def test_trace_lines_filter_and_fold_keepalive_runs():
+    from mailtriage.core.trace import TraceLine
+    from mailtriage.tui.screens.console import trace_lines
+
+    lines = [TraceLine("imap:work", ">", "A1 SELECT INBOX", 0.0)]
+    for n in range(12):
+        lines += [TraceLine("imap:work", ">", f"A{n + 2} IDLE", 1.0 + n), TraceLine("imap:work", "<", "+ idling", 1.0 + n),
+                  TraceLine("imap:work", ">", "DONE", 2.0 + n), TraceLine("imap:work", "<", f"A{n + 2} OK Idle completed.", 2.0 + n)]
+    lines += [TraceLine("imap:work", "<", "* 4 EXISTS", 20.0), TraceLine("http:gh", ">", "GET /repos/x", 21.0)]
+    shown = trace_lines(lines)
+    assert len(shown) == 4 and "SELECT INBOX" in shown[0] and "… 48 keep-alive lines" in shown[1]
+    assert "* 4 EXISTS" in shown[2]  # news is never folded
+    assert [s for s in trace_lines(lines, "GET") if "GET" in s] == trace_lines(lines, "get")
+    assert len(trace_lines(lines, "http")) == 1
+    # One keep-alive line alone is shown as it is.
+    assert "A1 NOOP" in trace_lines([TraceLine("imap:work", ">", "A1 NOOP", 0.0)])[0]
+
+
+async def test_console_op_log_has_time_and_caller_and_the_trace_is_kept_from_start_up(tmp_path):
+    from textual.widgets import DataTable, Input, Log
+
+    from mailtriage.core.trace import OPLOG, TRACE
+
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert TRACE.enabled  # recording from start-up, before the console ever opened
+        TRACE.log("imap:work", ">", "A1 LOGIN ana secret-password")
+        for n in range(5):
+            TRACE.log("imap:work", ">", f"A{n + 2} NOOP")
+            TRACE.log("imap:work", "<", f"A{n + 2} OK NOOP completed (0.001 + 0.000 secs).")
+        await pilot.press("b", "f3")
+        await settle(pilot)
+        table = app.screen.query_one("#oplog", DataTable)
+        assert table.row_count == len(OPLOG.items()) > 0
+        first = [str(c) for c in table.get_row_at(0)]
+        assert first[1].count(":") == 2 and first[2] == "you" and first[4] == "list_recent_threads"
+        await pilot.press("f4")
+        await settle(pilot)
+        log = app.screen.query_one("#trace-log", Log)
+        text = "\n".join(log.lines)
+        assert "LOGIN ana [REDACTED]" in text and "secret-password" not in text
+        assert "… 10 keep-alive lines" in text and "NOOP completed" not in text
+        app.screen.query_one("#trace-filter", Input).value = "LOGIN"
+        await settle(pilot)
+        assert "\n".join(log.lines).count("\n") == 0 and "LOGIN" in log.lines[0]
+
+
+async def test_the_pollers_operations_are_marked_as_the_pollers(tmp_path):
+    from mailtriage.core.trace import OPLOG
+
+    folder = tmp_path / "p"
+    mbox_project(folder, extra_config={"alerts": {"poll_seconds": 3600}})
+    app = make_app(folder, alerts=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        for _ in range(400):
+            if any(r.caller == "poller" for r in OPLOG.items()):
+                break
+            await pilot.pause(0.02)
+        callers = {r.caller for r in OPLOG.items()}
+        assert "poller" in callers and "you" in callers

@@ -20,6 +20,7 @@ from textual import work
 from textual.timer import Timer
 from textual.worker import WorkerState, get_current_worker
 
+from mailtriage.core.trace import calling_as
 from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import (IssueOfThreadFound, JumpFailed, PublishPendingChecked, RowStatusLoaded,
@@ -99,14 +100,15 @@ class OverviewController(ControllerBase, PendingWork):
         from mailtriage.application import ThreadStatus
 
         worker = get_current_worker()
-        for thread_id in thread_ids:
-            if worker.is_cancelled:
-                return
-            try:
-                status = self.session.thread_status(thread_id)
-            except Exception:  # a mark is a hint: unknown, never an error on screen
-                status = ThreadStatus()
-            self.post_message(RowStatusLoaded(request, thread_id, status))
+        with calling_as("overview"):  # the console's op log says who asked
+            for thread_id in thread_ids:
+                if worker.is_cancelled:
+                    return
+                try:
+                    status = self.session.thread_status(thread_id)
+                except Exception:  # a mark is a hint: unknown, never an error on screen
+                    status = ThreadStatus()
+                self.post_message(RowStatusLoaded(request, thread_id, status))
 
     def on_row_status_loaded(self, message: RowStatusLoaded) -> None:
         self.row_status[message.thread_id] = message.status
