@@ -51,6 +51,10 @@ def editable_field(write):
     return None
 
 
+#: Fields shown in the pinned summary too (who a publish commits as).
+PINNED_FIELDS = ("Commits as",)
+
+
 def security_cc_fields(proposal) -> list:
     """The fields marked as the security CC (a write's Cc, or the preview's), in order."""
     fields = [f for w in proposal.writes for f in w.fields]
@@ -76,6 +80,10 @@ def summary_text(proposal) -> Text:
         out.append("  ")
         out.append_text(inert_text(write.summary))
         out.append("\n")
+        for field in write.fields:
+            if field.label in PINNED_FIELDS:
+                out.append_text(field_text(field.label, field.value, field.marker))
+                out.append("\n")
     if not proposal.writes and proposal.preview:
         out.append("Preview only: no configured backend can write it\n", "bold")
     out.rstrip()
