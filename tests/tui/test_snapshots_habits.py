@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mailtriage.core.projectconfig import load_project
-from tests.tui.helpers import make_app, mail, mbox_project
+from tests.tui.helpers import make_app, mail, mbox_project, settle
 from tests.tui.test_snapshots import shot
 from tests.tui.test_tracker_flows import FIELDS
 from tests.tui.test_tracker_pane import TRACKER
@@ -53,8 +53,16 @@ def test_tracker_folded_at_80x24_after_going_back_to_the_threads(snap_compare, w
 def test_overview_marks_after_an_import(snap_compare, workdir):
     """The row of the imported thread says SEC-0001, the status line "filed as SEC-0001",
     the title that tracker changes wait to be published."""
-    assert snap_compare(make_app(tracker_project(workdir)), terminal_size=LARGE,
-                        run_before=shot("G", "i", "ctrl+s", "escape", "R"))
+    keys = shot("G", "i", "ctrl+s", "escape")
+
+    async def run_before(pilot):
+        await keys(pilot)
+        await pilot.pause(0.6)  # the marks wait for the cursor to rest (ROW_STATUS_DELAY)
+        await settle(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(make_app(tracker_project(workdir)), terminal_size=LARGE, run_before=run_before)
 
 
 @pytest.mark.parametrize("size", [NARROW, LARGE], ids=["80x24", "160x45"])
