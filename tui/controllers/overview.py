@@ -97,7 +97,7 @@ class OverviewController(ControllerBase, PendingWork):
 
     @work(thread=True, exclusive=True, group="row-status", exit_on_error=False)
     def _row_status(self, request: int, thread_ids: list[ThreadId]) -> None:
-        from mailtriage.application import ThreadStatus
+        from mailtriage.application import ThreadStatus  # lazy: loads the flows and trackers (start-up)
 
         worker = get_current_worker()
         with calling_as("overview"):  # the console's op log says who asked
