@@ -71,3 +71,31 @@ async def test_a_bad_date_column_is_reported_and_the_default_used(imap_project, 
         await settle(pilot)
         assert app.date_column == "sent"
         assert any("date_column" in p and "arrival" in p for p in app.startup_problems)
+
+
+REPLY = (
+    "From: Test Triager <triager@frob.example>\r\n"
+    "To: Ana Reporter <ana@example.com>\r\n"
+    f"Cc: {LIST}\r\n"
+    "Subject: Re: Heap overflow in the frob parser\r\n"
+    "Date: Fri, 02 Oct 2026 10:00:00 +0000\r\n"
+    "Message-ID: <reply-1@frob.example>\r\n"
+    "In-Reply-To: <overflow-1@example.com>\r\n"
+    "References: <overflow-1@example.com>\r\n"
+    "Content-Type: text/plain; charset=utf-8\r\n"
+    "\r\n"
+    "Thanks Ana, confirmed.\r\n"
+).encode()
+
+
+async def test_replied_mark_from_the_sent_folder(imap_project, dovecot, dovecot_user):
+    dovecot.append(dovecot_user, "Sent", REPLY, flags=(b"\\Seen",),
+                   when=datetime(2026, 10, 2, 10, 0, tzinfo=timezone.utc))
+    app = make_app(imap_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.5)  # the marks wait for the cursor to rest
+        await settle(pilot)
+        heap = next(r for r in rows(app) if "Heap overflow" in r)
+        assert "↩" in heap and "✎" not in heap
+        assert "replied" in screen_text(app)
