@@ -179,6 +179,12 @@ async def test_filed_mark_jump_between_thread_and_issue_and_unpublished_changes(
         await settle(pilot)
         await pilot.press("ctrl+s")
         await settle(pilot)
+        # The publish review: who commits is pinned above the content, the file summary above the diff.
+        assert isinstance(app.screen, ProposalDialog) and "Publish the tracker changes" in screen_text(app)
+        pinned = str(app.screen.query_one("#proposal-summary", Static).render())
+        assert "Commits as: " in pinned
+        labels = [f.label for f in app.screen.proposal.writes[0].fields]
+        assert labels[labels.index("Diff") - 1] == "Summary"
         await pilot.press("escape")  # the publish review: not now
         await settle(pilot)
         await pilot.pause(0.5)  # the marks wait for the cursor to rest
