@@ -19,6 +19,20 @@ from tests.tui.helpers import make_app, mbox_project, screen_text, settle
 from tests.tui.test_tracker_flows import git, project_with_tracker
 
 
+async def marks_ready(pilot) -> None:
+    """Wait (up to ~20 s on a loaded machine) until every row on screen has its overview mark."""
+    from mailtriage.tui.mailbox_rows import MailboxRow
+
+    main = pilot.app.main
+    for _ in range(1000):
+        rows = main.query_one(ThreadList).visible_rows()
+        if rows and all(isinstance(r, MailboxRow) or r.thread_id in main.row_status for r in rows):
+            await settle(pilot)
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("the overview marks did not arrive")
+
+
 def row_texts(app) -> list[str]:
     tl = app.screen.query_one(ThreadList)
     return [tl.render_line(y).text for y in range(min(len(tl.rows), tl.scrollable_content_region.height))]
@@ -187,8 +201,7 @@ async def test_filed_mark_jump_between_thread_and_issue_and_unpublished_changes(
         assert labels[labels.index("Diff") - 1] == "Summary"
         await pilot.press("escape")  # the publish review: not now
         await settle(pilot)
-        await pilot.pause(0.5)  # the marks wait for the cursor to rest
-        await settle(pilot)
+        await marks_ready(pilot)  # the marks wait for the cursor to rest
         heap = next(r for r in row_texts(app) if "Heap overflow" in r)
         assert "SEC-0001" in heap
         assert "filed as SEC-0001" in screen_text(app)  # the cursor row, in words

@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 from mailtriage.tui.panes.thread_list import ThreadList
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, screen_text, settle
+from tests.tui.test_habits import marks_ready
 from tests.tui.test_imap_drafts import LIST, imap_project  # noqa: F401 (fixture)
 
 ARRIVED = datetime(2026, 10, 3, 18, 30, tzinfo=timezone.utc)
@@ -49,15 +50,13 @@ async def test_draft_pending_mark_after_a_confirmed_reply(imap_project, dovecot,
     app = make_app(imap_project)
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(pilot)
-        await pilot.pause(0.5)  # the marks wait for the cursor to rest
-        await settle(pilot)
+        await marks_ready(pilot)  # the marks wait for the cursor to rest
         assert "✎" not in rows(app)[0]
         await pilot.press("r")
         await settle(pilot)
         await pilot.press("ctrl+s")
         await settle(pilot)
-        await pilot.pause(0.5)
-        await settle(pilot)
+        await marks_ready(pilot)
         assert "✎" in rows(app)[0]
         assert "draft pending" in screen_text(app)
 
@@ -94,8 +93,7 @@ async def test_replied_mark_from_the_sent_folder(imap_project, dovecot, dovecot_
     app = make_app(imap_project)
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(pilot)
-        await pilot.pause(0.5)  # the marks wait for the cursor to rest
-        await settle(pilot)
+        await marks_ready(pilot)  # the marks wait for the cursor to rest
         heap = next(r for r in rows(app) if "Heap overflow" in r)
         assert "↩" in heap and "✎" not in heap
         assert "replied" in screen_text(app)

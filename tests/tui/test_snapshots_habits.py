@@ -9,6 +9,7 @@ import pytest
 
 from mailtriage.core.projectconfig import load_project
 from tests.tui.helpers import make_app, mail, mbox_project, settle
+from tests.tui.test_habits import marks_ready
 from tests.tui.test_snapshots import shot
 from tests.tui.test_tracker_flows import FIELDS
 from tests.tui.test_tracker_pane import TRACKER
@@ -57,8 +58,7 @@ def test_overview_marks_after_an_import(snap_compare, workdir):
 
     async def run_before(pilot):
         await keys(pilot)
-        await pilot.pause(0.6)  # the marks wait for the cursor to rest (ROW_STATUS_DELAY)
-        await settle(pilot)
+        await marks_ready(pilot)  # the marks wait for the cursor to rest (ROW_STATUS_DELAY)
         pilot.app.clear_notifications()
         await pilot.pause()
 
