@@ -47,6 +47,8 @@ class OverviewController(ControllerBase, PendingWork):
         self.publish_pending = False
         self.row_status: dict[ThreadId, ThreadStatus] = {}
         self._row_timer: Timer | None = None
+        #: The issue ``s`` jumped to, selected in the tracker list once it is listed.
+        self.pending_issue: str | None = None
 
     # -- what a quit would drop ---------------------------------------------------------
     def pending_work(self) -> list[str]:
@@ -171,8 +173,6 @@ class OverviewController(ControllerBase, PendingWork):
             self.select_pending_issue()
         self.open_issue(issue_id)
         self.call_after_refresh(self.query_one(TrackerList).focus)
-
-    pending_issue: str | None = None
 
     def select_pending_issue(self) -> None:
         """The tracker list is shown: put its cursor on the issue ``s`` jumped to."""

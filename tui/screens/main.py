@@ -9,6 +9,7 @@ the pane. Below 100 columns the sidebar folds away (Tab still reaches every visi
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Static
@@ -80,7 +81,7 @@ class MainScreen(ListingController, ReadingController, ProposalsController, Trac
     def _fold_tracker(self, folded: bool) -> None:
         self.set_class(folded, "-tracker-folded")
 
-    def on_descendant_focus(self, event) -> None:
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         self._fold_tracker(not self._tracker_has_focus())
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
