@@ -74,3 +74,11 @@ def test_proposal_scrolled_to_the_bottom_keeps_the_security_cc_pinned(snap_compa
 def test_quit_with_a_proposal_open(snap_compare, workdir, size):
     assert snap_compare(make_app(mbox_project(workdir / "p") and Path("p")), terminal_size=size,
                         run_before=shot("r", "q"))
+
+
+@pytest.mark.parametrize("size", [NARROW, LARGE], ids=["80x24", "160x45"])
+def test_console_trace_tab_with_its_filter(snap_compare, workdir, size):
+    """The trace tab: kept from start-up, a filter above it (the mbox project speaks no protocol,
+    so no time stamp reaches the shot; the op log's times would, so it is covered by pilots)."""
+    assert snap_compare(make_app(mbox_project(workdir / "p") and Path("p")), terminal_size=size,
+                        run_before=shot("b", "f4"))
