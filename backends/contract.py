@@ -256,6 +256,10 @@ class ThreadSummary:
     # True when the thread started before the listing's ``since`` (the rows are replies to an
     # older thread): an alert calls it an update, not a new report. False when unknown.
     continued: bool = False
+    # The sender's ``Date:`` of the message that gave ``last_activity``, where the backend
+    # lists by arrival (IMAP INTERNALDATE): the thread list shows it by default
+    # (``date_column = "sent"``). None: ``last_activity`` is already the sender's date.
+    sent: datetime | None = None
 
     def to_json(self) -> dict:
         return {

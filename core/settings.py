@@ -18,6 +18,8 @@ from mailtriage.core.paths import private_dir
 from mailtriage.core.projectconfig import ConfigError
 
 SETTINGS_FILE = "config.toml"
+#: What the thread list's date column shows: the sender's ``Date:`` or when the mail arrived.
+DATE_COLUMNS = ("sent", "arrival")
 _SECRET_KEYS = {"password", "token", "access_token", "refresh_token", "client_secret", "secret", "cookie"}
 
 
@@ -51,6 +53,14 @@ class UserSettings:
         if not isinstance(keys, dict):
             raise ConfigError(self.path, "keys", "must be a table of binding-id = \"key\"", "[keys] table")
         return {str(k): str(v) for k, v in keys.items()}
+
+    @property
+    def date_column(self) -> str:
+        """``date_column = "sent"`` (default: the sender's ``Date:``) or ``"arrival"``."""
+        value = self.data.get("date_column", "sent")
+        if value not in DATE_COLUMNS:
+            raise ConfigError(self.path, "date_column", f"unknown value {value!r}", '"sent" or "arrival"')
+        return str(value)
 
     def accounts(self) -> dict[str, dict[str, Any]]:
         accounts = self.data.get("accounts", {})

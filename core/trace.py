@@ -18,6 +18,34 @@ from mailtriage.core.secrets import scrub
 
 _MAX = 5000
 
+# Who asked for an operation: "you" unless the calling thread says otherwise (the new-report
+# poller, the overview of the rows on screen), so the console can tell them apart.
+_who = threading.local()
+
+
+@contextmanager
+def calling_as(name: str) -> Iterator[None]:
+    """Operations recorded on this thread inside the block are attributed to ``name``."""
+    previous = getattr(_who, "name", None)
+    _who.name = name
+    try:
+        yield
+    finally:
+        _who.name = previous
+
+
+def current_caller() -> str:
+    return getattr(_who, "name", None) or "you"
+
+
+#: Protocol lines that only keep an idle connection alive (IMAP NOOP, IDLE/DONE and their
+#: plain completions); the console folds a run of them into one line.
+KEEPALIVE = re.compile(r"(?i)^(?:\S+ (?:NOOP|IDLE)(?: .*)?|DONE|\+ idling.*|\S+ OK (?:NOOP|IDLE)\b.*)$")
+
+
+def is_keepalive(line: "TraceLine") -> bool:
+    return bool(KEEPALIVE.match(line.text.strip()))
+
 
 @dataclass
 class OpRecord:
@@ -28,9 +56,11 @@ class OpRecord:
     size: int | None = None
     error: str | None = None
     detail: str = ""
+    caller: str = "you"  # who asked: "you", "poller", "overview" (see calling_as)
 
     def to_json(self) -> dict:
         return {
+            "caller": self.caller,
             "backend": self.backend,
             "op": self.op,
             "duration_ms": round(self.duration_ms, 2),
@@ -89,7 +119,7 @@ class OpLog(_Feed):
 
     @contextmanager
     def record(self, backend: str, op: str, detail: str = "") -> Iterator[OpRecord]:
-        rec = OpRecord(backend, op, time.time(), detail=detail)
+        rec = OpRecord(backend, op, time.time(), detail=detail, caller=current_caller())
         t0 = time.perf_counter()
         try:
             yield rec

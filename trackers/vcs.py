@@ -173,6 +173,18 @@ def git_upstream(wc: WorkingCopy) -> tuple[str, str] | None:
     return remote, branch
 
 
+def git_identity(wc: WorkingCopy) -> tuple[str | None, str]:
+    """Who a commit in this working copy is made by, as git resolves it there (environment,
+    repository, user and system config): ``("Name <email>", "")``, or ``(None, why)`` when
+    git cannot tell (a commit would then fail)."""
+    proc = run(["git", "var", "GIT_COMMITTER_IDENT"], wc.root, check=False)
+    if proc.returncode != 0:
+        lines = [line.strip() for line in (proc.stderr or proc.stdout).splitlines() if line.strip()]
+        return None, lines[-1] if lines else "git cannot tell who commits"
+    # "Name <email> 1767225600 +0000": the identity without the time stamp
+    return proc.stdout.strip().rsplit(" ", 2)[0], ""
+
+
 def git_user(wc: WorkingCopy) -> str | None:
     proc = run(["git", "config", "user.name"], wc.root, check=False)
     name = proc.stdout.strip()

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Callable
 
 from mailtriage.application import ThreadSummary
+from mailtriage.core.trace import calling_as
 from mailtriage.tui.rows import SameRows, ThreadRows
 
 if TYPE_CHECKING:
@@ -62,30 +63,32 @@ class AlertLoop:
         self._wake.set()
 
     def run(self, on_news: Callable[[PollOutcome], None], on_error: Callable[[Exception], None]) -> None:
-        """Poll until stopped. Blocks: call from a worker thread. Closes the poller's sources."""
+        """Poll until stopped. Blocks: call from a worker thread. Closes the poller's sources.
+        Its operations are the poller's in the backend console's log."""
         import time
 
         from mailtriage.application import MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR, run_poll_loop
 
         try:
-            while not self.stopped.is_set():
-                self._wake.clear()
-                started = time.monotonic()
-                run_poll_loop(self.poller, on_news, stop=self.stopped, interval=self.interval,
-                              on_error=on_error, max_polls=1)
-                took = time.monotonic() - started
-                if self.stopped.is_set():
-                    break
-                # IDLE where the backend offers it; woken early by poll_now() or stop(). IDLE
-                # cannot be interrupted mid-slice, so short slices keep quitting and "poll
-                # now" prompt (one IDLE/DONE round trip per slice).
-                if self.poller.wait(self.interval, self._wake, slice_seconds=IDLE_SLICE_SECONDS) \
-                        and not self._wake.is_set():
-                    # New mail announced by the server: wait out the gap (workflows.alerts
-                    # MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR); poll_now skips it.
-                    gap = max(MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR * took) - (time.monotonic() - started)
-                    if gap > 0:
-                        self._wake.wait(gap)
+            with calling_as("poller"):
+                while not self.stopped.is_set():
+                    self._wake.clear()
+                    started = time.monotonic()
+                    run_poll_loop(self.poller, on_news, stop=self.stopped, interval=self.interval,
+                                  on_error=on_error, max_polls=1)
+                    took = time.monotonic() - started
+                    if self.stopped.is_set():
+                        break
+                    # IDLE where the backend offers it; woken early by poll_now() or stop(). IDLE
+                    # cannot be interrupted mid-slice, so short slices keep quitting and "poll
+                    # now" prompt (one IDLE/DONE round trip per slice).
+                    if self.poller.wait(self.interval, self._wake, slice_seconds=IDLE_SLICE_SECONDS) \
+                            and not self._wake.is_set():
+                        # New mail announced by the server: wait out the gap (workflows.alerts
+                        # MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR); poll_now skips it.
+                        gap = max(MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR * took) - (time.monotonic() - started)
+                        if gap > 0:
+                            self._wake.wait(gap)
         finally:
             try:
                 self.poller.sources.close()

@@ -22,11 +22,13 @@ from textual.notifications import Notification, Notify
 from textual.worker import Worker, WorkerState
 
 from mailtriage.core.secrets import scrub
+from mailtriage.core.trace import TRACE
 from mailtriage.themes import DEFAULT_THEME, THEMES, canonical_name, theme_css_paths
 from mailtriage.tui import bindings
 from mailtriage.tui.commands import MailtriageCommands
 from mailtriage.tui.errors import ErrorRecord, error_line, is_expected
 from mailtriage.tui.messages import SessionFailed, SessionOpened, SettingsSaved
+from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.screens.main import MainScreen
 from mailtriage.tui.session import Session
@@ -93,6 +95,12 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
         except ConfigError as exc:
             keymap = {}
             self.startup_problems.append(str(exc))
+        try:
+            #: The thread list's date column: the sender's Date: ("sent") or the arrival time.
+            self.date_column = settings.date_column
+        except ConfigError as exc:
+            self.date_column = "sent"
+            self.startup_problems.append(str(exc))
         self.user_keymap, problems = bindings.validate_keymap(keymap)
         self.startup_problems += problems
         if self.user_keymap:
@@ -111,6 +119,8 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
 
     def on_mount(self) -> None:
         self._theme_ready = True
+        # The protocol trace keeps its ring buffer from start-up (the console shows it).
+        TRACE.enabled = True
         self.sub_title = "demo" if self.session.demo else ""
         for problem in self.startup_problems:
             self.notify(problem, title="Settings", severity="warning", markup=False)
@@ -284,7 +294,33 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
             self.notify(f"theme not saved: {message.error}", severity="warning", markup=False)
 
     async def action_quit(self) -> None:
+        """``q`` at the top level: quit, or first ask when something is pending."""
+        pending = self.pending_work()
+        if not pending:
+            self.exit(0)
+            return
+        from mailtriage.tui.dialogs.quit import QuitDialog  # lazy: only when quitting with work pending (start-up)
+
+        if isinstance(self.screen, QuitDialog):
+            return
+
+        def decided(quit_anyway: bool | None) -> None:
+            if quit_anyway:
+                self.exit(0)
+
+        self.push_screen(QuitDialog(pending), decided)
+
+    def action_quit_now(self) -> None:
         self.exit(0)
+
+    def pending_work(self) -> list[str]:
+        """What a quit would drop now: the main screen's writes and unpublished tracker
+        changes, and each screen on the stack that holds work (an open proposal, a draft)."""
+        pending: list[str] = []
+        for screen in self.screen_stack:
+            if isinstance(screen, PendingWork):
+                pending += screen.pending_work()
+        return pending
 
     def on_unmount(self) -> None:
         main = self.main

@@ -25,7 +25,7 @@ def _b(keys: str, action: str, description: str, id: str, *, show: bool = True, 
 
 APP = [
     _b("q", "quit", "Quit", "app.quit"),
-    _b("ctrl+q", "quit", "Quit now", "app.quit_now", show=False, priority=True),
+    _b("ctrl+q", "quit_now", "Quit now", "app.quit_now", show=False, priority=True),
     _b("question_mark,f1", "help", "Help", "app.help", key_display="?"),
     _b("ctrl+p", "command_palette", "Commands", "app.command_palette", priority=True, show=False),
     _b("tab", "app.focus_next", "Next pane", "app.focus_next", show=False),
@@ -77,6 +77,7 @@ THREAD_LIST = [
     _b("O", "sort_reverse", "Reverse the sort", "threads.sort_reverse", show=False),
     _b("z", "tree_toggle", "Thread tree / collapse thread", "threads.tree_toggle", show=False),
     _b("Z", "tree_all", "Collapse / expand all threads", "threads.tree_all", show=False),
+    _b("s", "jump_issue", "Tracker issue of this thread", "threads.issue", show=False),
 ]
 
 SEARCH_BOX = [
@@ -101,6 +102,7 @@ READER = [
     _b("u", "thread_url", "Thread URL", "reader.url"),
     _b("e", "attachments", "Attachments", "reader.attachments", show=False),
     _b("q,escape", "back", "Back to list", "reader.back"),
+    _b("s", "jump_issue", "Tracker issue of this thread", "reader.issue", show=False),
 ]
 
 SOURCES = [
@@ -119,6 +121,7 @@ TRACKER = [
     _b("j,down", "cursor_down", "Down", "tracker.down", show=False),
     _b("k,up", "cursor_up", "Up", "tracker.up", show=False),
     _b("enter", "select", "Open issue", "tracker.open"),
+    _b("s", "jump_thread", "Thread of this issue", "tracker.thread", show=False),
 ]
 
 CONSOLE = [
@@ -158,6 +161,21 @@ ATTACHMENTS = [
 
 FOLDER_PICKER = [
     _b("escape", "cancel", "Cancel (move nothing)", "folder_picker.cancel"),
+]
+
+PROPOSAL_BODY = [
+    _b("j,down", "scroll_down", "Scroll down", "proposal.down", show=False),
+    _b("k,up", "scroll_up", "Scroll up", "proposal.up", show=False),
+    _b("space,pagedown", "page_down", "Page down", "proposal.page_down", show=False),
+    _b("pageup", "page_up", "Page up", "proposal.page_up", show=False),
+    _b("g,home", "scroll_home", "Top", "proposal.top", show=False),
+    _b("G,end", "scroll_end", "Bottom", "proposal.bottom", show=False),
+    _b("q", "app.quit", "Quit (asks first: the proposal is not written)", "proposal.quit", show=False),
+]
+
+QUIT_DIALOG = [
+    _b("y", "quit_anyway", "Quit anyway", "quit.confirm"),
+    _b("n,escape", "stay", "Stay", "quit.cancel"),
 ]
 
 ERROR_DIALOG = [
@@ -225,6 +243,8 @@ CONTEXTS: tuple[Context, ...] = (
     Context("Proposal dialog", PROPOSAL, "screen", "ProposalDialog"),
     Context("Attachments dialog", ATTACHMENTS, "screen", "AttachmentsDialog"),
     Context("Folder picker (move)", FOLDER_PICKER, "screen", "FolderPicker"),
+    Context("Proposal content", PROPOSAL_BODY, "ProposalBody", "ProposalDialog"),
+    Context("Quit with work pending", QUIT_DIALOG, "screen", "QuitDialog"),
     Context("Error details", ERROR_DIALOG, "screen", "ErrorDialog"),
     Context("First run", FIRST_RUN, "screen", "FirstRunScreen"),
 )

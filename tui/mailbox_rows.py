@@ -34,7 +34,7 @@ def row_for(header: MailHeader, account_id: str) -> MailboxRow:
     if header.flagged:
         subject = "⚑ " + subject
     return MailboxRow(thread_id=ThreadId(MAILBOX_KIND, header.id), subject=subject, root_message_id=header.message_id,
-                      sender=header.sender, last_activity=header.date, message_count=header.thread_count or 1,
+                      sender=header.sender, last_activity=header.date, sent=header.sent_date, message_count=header.thread_count or 1,
                       unread=not header.read, header=header, account_id=account_id)
 
 

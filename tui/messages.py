@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from mailtriage.tui.rows import ThreadRows
     from mailtriage.application import PollOutcome
     from mailtriage.application import ApplyReport, Proposal
+    from mailtriage.application import ThreadId, ThreadStatus
 
 
 class SourceRow(TypedDict):
@@ -329,3 +330,43 @@ class BatchFoldersReady(Message):
     account_id: str
     headers: tuple[MailHeader, ...]
     folders: list[MailFolder]
+
+
+# -- the triage overview (habits §6: row marks, thread ↔ issue, unpublished changes) ----
+@dataclass(eq=False)
+class RowStatusLoaded(Message):
+    """Filed / draft pending / replied of one thread on screen."""
+
+    request: int
+    thread_id: ThreadId
+    status: ThreadStatus
+
+
+@dataclass(eq=False)
+class PublishPendingChecked(Message):
+    """Whether the tracker keeps local changes that are not published."""
+
+    pending: bool
+
+
+@dataclass(eq=False)
+class IssueOfThreadFound(Message):
+    """``s`` on a thread: the tracker issue that holds it (None: none found)."""
+
+    request: int
+    thread_id: ThreadId
+    issue_id: str | None
+
+
+@dataclass(eq=False)
+class ThreadOfIssueFound(Message):
+    """``s`` on a tracker issue: the thread its rollup names (None: none)."""
+
+    request: int
+    issue_id: str
+    thread_id: ThreadId | None
+
+
+@dataclass(eq=False)
+class JumpFailed(WorkFailed):
+    area: ClassVar[str] = "jump"

@@ -317,3 +317,20 @@ def index_of(rows: ThreadRows, thread_id, hint: int = 0) -> int | None:
         if row is not None and row.thread_id == thread_id:
             return i
     return None
+
+
+# -- the triage overview mark of a row (habits §6: filed / draft pending / replied) --------
+
+def status_mark(status) -> str:
+    """The short mark a row shows for its ``ThreadStatus`` (None: not known yet):
+    the issue that holds it, ``✎`` a draft pending, ``↩`` replied."""
+    if status is None:
+        return ""
+    parts = []
+    if status.issue:
+        parts.append(status.issue)
+    if status.drafts:
+        parts.append("✎")
+    if status.replied:
+        parts.append("↩")
+    return " ".join(parts)

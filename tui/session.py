@@ -210,6 +210,25 @@ class Session:
                 return False
             return application.PublishFlow(tracker, self.config).needs_publish()
 
+    # -- the triage overview (blocking) ------------------------------------------
+    def thread_status(self, thread_id: ThreadId):
+        """Filed / draft pending / replied of one thread (the tracker only once it is open)."""
+        since = self.since()
+        with self._lock, self._tracker_lock:
+            return application.thread_status(self.project, thread_id, since, tracker=self.tracker)
+
+    def thread_issue(self, thread_id: ThreadId) -> str | None:
+        """The tracker issue whose rollup names the thread (opens the tracker)."""
+        tracker = self.open_tracker()
+        with self._tracker_lock:
+            return application.filed_issue(tracker, thread_id)
+
+    def issue_thread(self, issue_id: str):
+        """The thread an issue's rollup names, or None (opens the tracker)."""
+        tracker = self.open_tracker()
+        with self._tracker_lock:
+            return application.issue_thread(tracker, issue_id)
+
     def tracker_issues(self, state: str = "all") -> tuple[list[dict], list[str]]:
         """Issues newest-updated first and the problems met while listing (malformed files)."""
         tracker = self.open_tracker()

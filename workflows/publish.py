@@ -100,6 +100,22 @@ def _file_chunks(diff: str) -> dict[str, str]:
     return chunks
 
 
+def file_summary(changes: list[dict], diff: str) -> str:
+    """One line per changed file with the lines it adds and removes, then the totals: what
+    the review shows above the diff."""
+    chunks = _file_chunks(diff)
+    lines, added, removed = [], 0, 0
+    for change in sorted(changes, key=lambda c: c["path"]):
+        chunk = chunks.get(change["path"], "").splitlines()
+        plus = sum(1 for line in chunk if line.startswith("+") and not line.startswith("+++"))
+        minus = sum(1 for line in chunk if line.startswith("-") and not line.startswith("---"))
+        added, removed = added + plus, removed + minus
+        lines.append(f"{change['status']:<10} {change['path']}  +{plus} -{minus}")
+    count = len(changes)
+    lines.append(f"{count} file{'s' if count != 1 else ''} changed, +{added} -{removed} lines")
+    return "\n".join(lines)
+
+
 def commit_message(changes: list[dict], diff: str) -> str:
     """``security: import SEC-0012, SEC-0013; sync SEC-0003`` from what changed; when that
     is longer than a subject line, ``security: import 401, sync 100 issues (SEC-0001, …)``
@@ -193,6 +209,15 @@ def propose_publish(tracker: Tracker, config, *, message: str | None = None) -> 
                   else "commit only (the working copy has no remote)")
     else:
         target = f"svn commit to {vcs.svn_repos_root(wc) or 'the repository'}"
+    if wc.kind == "git":
+        identity, why = vcs.git_identity(wc)
+        if identity is None:
+            proposal.warnings.append(f"git cannot tell who commits in {wc.root} ({why}): set user.name and "
+                                     "user.email there, or the commit fails")
+        committer = identity or f"unknown ({why})"
+    else:
+        committer = "the user svn authenticates as (svn auth)"
+    proposal.facts["committer"] = committer
 
     shown_diff = diff if len(diff) <= MAX_DIFF_CHARS else diff[:MAX_DIFF_CHARS] + "\n… (diff cut here)\n"
     if len(diff) > MAX_DIFF_CHARS:
@@ -203,7 +228,9 @@ def propose_publish(tracker: Tracker, config, *, message: str | None = None) -> 
                             "\n".join(f"{c['revision'][:12]} {c['subject']}" for c in unpushed), multiline=True))
     fields += [Field("Commit message", text, multiline=True),
                Field("Attribution", ", ".join(trailers) or "(none: tracker.commit_attribution is not set)"),
+               Field("Commits as", committer),
                Field("Publish", target),
+               Field("Summary", file_summary(changes, diff) if changes else "(no file changed)", multiline=True),
                Field("Diff", shown_diff or "(no textual change)", multiline=True)]
     if not changes:
         proposal.notes.append("no file changed; publishing pushes the unpushed commits only")

@@ -61,18 +61,21 @@ class Row:
     arrived: datetime | None
     seen: bool
     list_fields: bytes  # To, Cc, List-Id, List-Post, lower-cased: to tell list mail apart
+    sent: datetime | None = None  # the Date header, as the sender wrote it
 
     def to_plain(self) -> tuple:
         return (self.uid, self.message_id, self.references, self.in_reply_to, self.synthetic, self.subject,
                 self.sender.name, self.sender.email, self.arrived.timestamp() if self.arrived else None, self.seen,
-                self.list_fields)
+                self.list_fields, self.sent.isoformat() if self.sent else None)
 
     @classmethod
     def from_plain(cls, p: tuple) -> "Row":
         arrived = datetime.fromtimestamp(p[sc.ARRIVED], timezone.utc) if p[sc.ARRIVED] is not None else None
+        # The sender's own offset is kept (an ISO text): the list shows the date as written.
+        sent = datetime.fromisoformat(p[sc.SENT]) if p[sc.SENT] else None
         return cls(p[sc.UID], p[sc.MESSAGE_ID], tuple(p[sc.REFERENCES]), p[sc.IN_REPLY_TO], p[sc.SYNTHETIC],
                    p[sc.SUBJECT], Address(p[sc.SENDER_NAME], p[sc.SENDER_EMAIL]), arrived, p[sc.SEEN],
-                   p[sc.LIST_FIELDS])
+                   p[sc.LIST_FIELDS], sent)
 
 
 def row_from_fetch(item: dict) -> Row:
@@ -93,6 +96,7 @@ def row_from_fetch(item: dict) -> Row:
         arrived=aware(item.get(b"INTERNALDATE")),
         seen=b"\\seen" in flags,
         list_fields=b" ".join(v for k, v in fields.items() if k in _LIST_FIELDS).lower(),
+        sent=mime.parse_date(fields.get(b"date")),
     )
 
 
@@ -175,6 +179,7 @@ def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
         continued = root is None
         root = root or members[0]
         arrivals = [m.arrived for m in members if m.arrived is not None]
+        latest = max((m for m in members if m.arrived is not None), key=lambda m: m.arrived, default=None)
         participants = tuple(dict.fromkeys(m.sender.email for m in members if m.sender.email))
         out.append(ThreadSummary(
             thread_id=ThreadId(synthetic_kind(kind) if group.synthetic else kind, group.root_id),
@@ -182,6 +187,7 @@ def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
             root_message_id=group.root_id,
             sender=root.sender,
             last_activity=max(arrivals) if arrivals else None,
+            sent=latest.sent if latest is not None else None,
             message_count=len(members),
             participants=participants,
             unread=any(not m.seen for m in members),

@@ -37,11 +37,11 @@ from mailtriage.core.paths import private_cache_dir
 from mailtriage.core.trace import TRACE
 
 KIND = "imap-summaries"
-VERSION = 1
+VERSION = 2  # 2: the sender's Date: (SENT) is kept beside the arrival time
 
 # One cached row (a tuple, for a compact file and a fast load):
-UID, MESSAGE_ID, REFERENCES, IN_REPLY_TO, SYNTHETIC, SUBJECT, SENDER_NAME, SENDER_EMAIL, ARRIVED, SEEN, LIST_FIELDS = \
-    range(11)
+(UID, MESSAGE_ID, REFERENCES, IN_REPLY_TO, SYNTHETIC, SUBJECT, SENDER_NAME, SENDER_EMAIL, ARRIVED, SEEN, LIST_FIELDS,
+ SENT) = range(12)
 
 
 @dataclass

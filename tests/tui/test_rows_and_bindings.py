@@ -95,7 +95,8 @@ def test_classes_use_the_registry_lists():
     from mailtriage.tui.dialogs.attachments import AttachmentsDialog
     from mailtriage.tui.dialogs.error import ErrorDialog
     from mailtriage.tui.dialogs.folder_picker import FolderPicker
-    from mailtriage.tui.dialogs.proposal import ProposalDialog
+    from mailtriage.tui.dialogs.proposal import ProposalBody, ProposalDialog
+    from mailtriage.tui.dialogs.quit import QuitDialog
     from mailtriage.tui.panes.folders import FolderList
     from mailtriage.tui.panes.reader import ThreadView
     from mailtriage.tui.panes.sources import SourceList
@@ -110,6 +111,7 @@ def test_classes_use_the_registry_lists():
     classes = {c.__name__: c for c in (MailTriageApp, MainScreen, ThreadList, SearchBox, ThreadView, SourceList,
                                        FolderList, TrackerList, ConsoleScreen, HelpScreen, ProposalDialog,
                                        ErrorDialog, FirstRunScreen, AttachmentsDialog, FolderPicker)}
+    classes |= {c.__name__: c for c in (ProposalBody, QuitDialog)}  # habits: proposal scrolling, quit
     for context in bindings.CONTEXTS:
         owner = context.target if context.target not in ("app", "screen") else (context.screen or "MailTriageApp")
         assert classes[owner].BINDINGS is context.bindings, context.title

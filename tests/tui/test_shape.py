@@ -128,6 +128,8 @@ def _typing_namespace() -> dict:
     from mailtriage.tui.rows import ThreadRows
     from mailtriage.workflows.alerts import PollOutcome
     from mailtriage.workflows.proposals import ApplyReport, Proposal
+    from mailtriage.application.overview import ThreadStatus  # habits: the triage overview
+    from mailtriage.backends.contract import ThreadId
 
     return dict(locals())
 

@@ -123,3 +123,36 @@ def test_commit_subject_stays_short_with_counts_and_the_full_list_in_the_body():
     assert all(f"SEC-{n:04d}" in listed for n in range(1, 502))
     assert all(len(line) <= 72 for line in body)
     assert listed.index("SEC-0402") > listed.index("Sync:") > listed.index("SEC-0401") > listed.index("Import:")
+
+
+def test_review_names_the_git_identity_that_commits_and_summarises_the_files_above_the_diff(env, monkeypatch):
+    tracker = env.tracker()
+    first = tracker.create("Heap overflow", "### CVE\n\n", ["needs triage"])["id"]
+    proposal = propose_publish(env.tracker(), env.config())
+    fields = _fields(proposal)
+    # As git resolves it in that working copy (its own config here).
+    assert fields["Commits as"] == "Tess Tester <tess@example.org>"
+    labels = [f.label for f in proposal.writes[0].fields]
+    assert labels.index("Summary") == labels.index("Diff") - 1
+    added = fields["Diff"].count("\n+") - 1  # the +++ line
+    assert fields["Summary"].splitlines() == [f"untracked  security-tracker/{first}.md  +{added} -0",
+                                              f"1 file changed, +{added} -0 lines"]
+    # The environment wins over the config, as in git itself.
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Env Person")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "env@example.org")
+    assert _fields(propose_publish(env.tracker(), env.config()))["Commits as"] == "Env Person <env@example.org>"
+
+
+def test_review_warns_when_git_cannot_tell_who_commits(env, monkeypatch, tmp_path):
+    env.tracker().create("Heap overflow", "x\n", [])
+    env.git("config", "--unset", "user.name")
+    env.git("config", "--unset", "user.email")
+    env.git("config", "user.useConfigOnly", "true")  # never a guess from the host name
+    for name in ("GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "EMAIL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.gitconfig
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    proposal = propose_publish(env.tracker(), env.config())
+    assert _fields(proposal)["Commits as"].startswith("unknown (")
+    assert any("git cannot tell who commits" in w for w in proposal.warnings)

@@ -189,4 +189,14 @@ class ControllerBase(Screen):
 
     def show_proposal(self, proposal, flow: str = "reply") -> None:
         """proposals: the proposal dialog, and the write once confirmed."""
+    def select_pending_issue(self) -> None:
+        """overview: the tracker list is shown; select the issue ``s`` jumped to."""
+        raise NotImplementedError
+
+    def check_publish_pending(self) -> None:
+        """overview: ask whether the tracker keeps local changes to publish."""
+        raise NotImplementedError
+
+    def forget_row_status(self) -> None:
+        """overview: drop the rows' triage marks (after a write, on R)."""
         raise NotImplementedError

@@ -107,10 +107,12 @@ class ListingController(ControllerBase):
             return
         self.last_matrix = message.matrix
         self.last_resolutions = message.resolutions
-        self.mandatory_problem = message.mandatory_problem
         self.sources.show_matrix(message.matrix, _accounts(self.shell.settings))
+        previous, self.mandatory_problem = self.mandatory_problem, message.mandatory_problem
         if message.mandatory_problem:
             self.show_banner(Text.assemble(("⛔ ", "bold"), inert(message.mandatory_problem)), error=True)
+        elif previous:
+            self.clear_run_aborted()  # the backend recovered: the "run aborted" banner goes
         for screen in self.app.screen_stack:
             if isinstance(screen, SourcesView):
                 screen.show_sources(message.matrix, message.resolutions, self.session.cc)
@@ -134,6 +136,10 @@ class ListingController(ControllerBase):
 
     def recheck_sources(self) -> None:
         self._recheck()
+
+    def clear_run_aborted(self) -> None:
+        """main screen: the mandatory backend is back; the banner says so no longer."""
+        raise NotImplementedError
 
     @work(thread=True, exclusive=True, group="check", exit_on_error=False)
     def _recheck(self) -> None:

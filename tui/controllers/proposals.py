@@ -193,6 +193,9 @@ class ProposalsController(ControllerBase):
         after = AFTER_APPLY.get(message.flow)
         if after is not None:
             after(self, report)
+        # overview: the rows' marks (filed, draft pending) and the unpublished-changes mark
+        self.forget_row_status()
+        self.check_publish_pending()
 
     def offer_publish(self) -> None:
         self._offer_publish(self.new_request("reply"))

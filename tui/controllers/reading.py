@@ -73,6 +73,12 @@ class ReadingController(ControllerBase):
         self.reader.show_loading(summary.subject)
         self._read(self.new_request("reader"), summary.thread_id)
 
+    def open_thread_id(self, thread_id) -> None:
+        """Read a thread that is not a row of the list (``s`` from a tracker issue)."""
+        self.open_summary = None
+        self.reader.show_loading(str(thread_id))
+        self._read(self.new_request("reader"), thread_id)
+
     @work(thread=True, exclusive=True, group="reader", exit_on_error=False)
     def _read(self, request: int, thread_id) -> None:
         worker = get_current_worker()

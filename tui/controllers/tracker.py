@@ -47,6 +47,8 @@ class TrackerController(ControllerBase):
             self.tracker.show_unavailable(message.description)
             return
         self.tracker.show_issues(message.issues, message.description, message.problems)
+        self.select_pending_issue()  # overview: the issue s jumped to
+        self.check_publish_pending()  # overview: the title marks unpublished changes
 
     def on_tracker_failed(self, message: TrackerFailed) -> None:
         if not self.accept_failure(self.on_tracker_failed, message):

@@ -23,6 +23,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Static, TextArea
 
 from mailtriage.tui import bindings
+from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.sanitize import inert, inert_text
 
 
@@ -50,9 +51,75 @@ def editable_field(write):
     return None
 
 
-class ProposalDialog(ModalScreen[bool], bindings.KeyContext):
+#: Fields shown in the pinned summary too (who a publish commits as).
+PINNED_FIELDS = ("Commits as",)
+
+
+def security_cc_fields(proposal) -> list:
+    """The fields marked as the security CC (a write's Cc, or the preview's), in order."""
+    fields = [f for w in proposal.writes for f in w.fields]
+    fields += list(proposal.preview)
+    return [f for f in fields if f.marker and "security cc" in f.marker.lower()]
+
+
+def summary_text(proposal) -> Text:
+    """The pinned summary: what is written by which backend, and the security-CC line,
+    always in view whatever the scroll of the content below."""
+    out = Text()
+    # The security CC first: however many writes follow, it is never cut from the pin.
+    cc_fields = security_cc_fields(proposal)
+    for field in cc_fields[:2]:  # one per draft is the usual; more would crowd the pin
+        out.append_text(field_text(field.label, field.value, field.marker))
+        out.append("\n")
+    if len(cc_fields) > 2:
+        out.append(f"… and {len(cc_fields) - 2} more Cc lines below\n", "dim")
+    for index, write in enumerate(proposal.writes):
+        out.append(f"{index + 1}. {write.kind.value.upper()}", "bold")
+        out.append(" → ")
+        out.append_text(inert_text(write.backend, style="bold"))
+        out.append("  ")
+        out.append_text(inert_text(write.summary))
+        out.append("\n")
+        for field in write.fields:
+            if field.label in PINNED_FIELDS:
+                out.append_text(field_text(field.label, field.value, field.marker))
+                out.append("\n")
+    if not proposal.writes and proposal.preview:
+        out.append("Preview only: no configured backend can write it\n", "bold")
+    out.rstrip()
+    return out
+
+
+class ProposalBody(VerticalScroll, can_focus=True):
+    """The proposal's content: focused when the dialog opens, scrolled from the keyboard."""
+
+    BINDINGS = bindings.PROPOSAL_BODY
+
+    def action_scroll_down(self) -> None:
+        self.scroll_relative(y=1, animate=False)
+
+    def action_scroll_up(self) -> None:
+        self.scroll_relative(y=-1, animate=False)
+
+    def action_page_down(self) -> None:
+        self.scroll_page_down(animate=False)
+
+    def action_page_up(self) -> None:
+        self.scroll_page_up(animate=False)
+
+    def action_scroll_home(self) -> None:
+        self.scroll_home(animate=False)
+
+    def action_scroll_end(self) -> None:
+        self.scroll_end(animate=False)
+
+
+class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
     key_context = "ProposalDialog"
     BINDINGS = bindings.PROPOSAL
+
+    def pending_work(self) -> list[str]:
+        return [f"a proposal is open and not confirmed: {self.proposal.title}"]
 
     def __init__(self, proposal, *, cursor_blink: bool = True) -> None:
         super().__init__()
@@ -73,7 +140,10 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext):
             if p.blocked:
                 yield Static(Text.assemble(("⛔ Nothing can be written: ", "bold"), inert_text(p.blocked)),
                              classes="blocked-banner")
-            with VerticalScroll(id="proposal-body"):
+            summary = summary_text(p)
+            if summary.plain:
+                yield Static(summary, id="proposal-summary", classes="proposal-summary")
+            with ProposalBody(id="proposal-body"):
                 if p.empty and not p.blocked and not p.preview:
                     yield Static(Text("Nothing to write.", "italic"))
                 for index, write in enumerate(p.writes):
@@ -147,10 +217,8 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext):
         yield Footer()
 
     def on_mount(self) -> None:
-        if self._editors:
-            next(iter(self._editors.values())).focus()
-        else:
-            self.query_one("#cancel", Button).focus()
+        # The content first, so it scrolls from the keyboard; Tab reaches the editable body.
+        self.query_one(ProposalBody).focus()
 
     # -- actions -------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -24,6 +24,33 @@ class FolderList(OptionList, inherit_bindings=False):
     BINDINGS = bindings.FOLDERS
 
 
+def folder_paths(folders) -> list[tuple[object, str]]:
+    """Each folder with its full path (``Lists/dev``, not ``dev``), the inbox first, then by path.
+
+    The path is built from the folders' ``parent_id`` chain, so it is the same for every
+    backend whatever its own delimiter; a parent that is not listed ends the chain.
+    """
+    by_id = {folder.id: folder for folder in folders}
+
+    def path(folder) -> str:
+        parts, seen = [folder.name], {folder.id}
+        parent = by_id.get(folder.parent_id) if folder.parent_id else None
+        while parent is not None and parent.id not in seen:
+            seen.add(parent.id)
+            parts.append(parent.name)
+            parent = by_id.get(parent.parent_id) if parent.parent_id else None
+        return "/".join(reversed(parts))
+
+    paths = [(folder, path(folder)) for folder in folders]
+
+    def order(item) -> tuple:
+        folder, full = item
+        inbox = folder.role == "inbox" or (folder.parent_id is None and folder.name.upper() == "INBOX")
+        return (0 if inbox else 1, full.casefold())
+
+    return sorted(paths, key=order)
+
+
 class FoldersPane(Vertical):
     @dataclass(eq=False)
     class ListChosen(Message):
@@ -42,6 +69,7 @@ class FoldersPane(Vertical):
         self._since_text = ""
         self.account_id: str | None = None
         self._folders: list = []
+        self._paths: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield FolderList(id="folder-list")
@@ -74,7 +102,8 @@ class FoldersPane(Vertical):
             self.post_message(self.ListChosen(entry.list_name))
         elif option_id.startswith("folder:") and self.account_id is not None:
             folder = self._folders[int(option_id.partition(":")[2])]
-            self.post_message(self.FolderChosen(self.account_id, folder.id, folder.name))
+            index = int(option_id.partition(":")[2])
+            self.post_message(self.FolderChosen(self.account_id, folder.id, self._paths[index]))
         elif option_id == "back-to-lists":
             self.show_lists(self._entries, self._since_text)
 
@@ -95,13 +124,15 @@ class FoldersPane(Vertical):
             if option.id and option.id.startswith("folder:"):
                 previous = self._folders[int(option.id.partition(":")[2])].id
         self.account_id = account_id
-        self._folders = list(folders)
+        ordered = folder_paths(list(folders))
+        self._folders = [folder for folder, _path in ordered]
+        self._paths = [path for _folder, path in ordered]
         self.border_title = Text.assemble("Folders · ", inert_text(account_id))
         options = [Option(Text("← project lists", "italic"), id="back-to-lists")]
         highlight = None
-        for i, folder in enumerate(self._folders):
+        for i, (folder, path) in enumerate(ordered):
             text = Text(no_wrap=True, overflow="ellipsis")
-            text.append_text(inert_text(folder.name, style="bold" if folder.unread else ""))
+            text.append_text(inert_text(path, style="bold" if folder.unread else ""))
             if folder.role:
                 text.append(f" {folder.role}", "dim")
             text.append(f" {folder.unread}/{folder.total}", "dim")

@@ -147,6 +147,9 @@ class ThreadView(VerticalScroll, can_focus=True):
     class AttachmentsRequested(TextualMessage):
         pass
 
+    class IssueRequested(TextualMessage):
+        """``s``: jump to the tracker issue of the open thread."""
+
     def action_page_down(self) -> None:
         self.scroll_page_down(animate=False)
 
@@ -213,8 +216,12 @@ class ThreadView(VerticalScroll, can_focus=True):
     def action_attachments(self) -> None:
         self.post_message(self.AttachmentsRequested())
 
+    def action_jump_issue(self) -> None:
+        self.post_message(self.IssueRequested())
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("reply", "import_thread", "thread_url", "next_message", "previous_message", "attachments"):
+        if action in ("reply", "import_thread", "thread_url", "next_message", "previous_message", "attachments",
+                      "jump_issue"):
             return True if self.has_class("-has-thread") else None
         return True
 

@@ -28,7 +28,7 @@ from mailtriage.core.inert import sender_label, terminal_text
 from mailtriage.tui import bindings
 from mailtriage.tui.arrange import ArrangeKeys, Arrangement, ArrangedRows
 from mailtriage.tui.errors import error_line
-from mailtriage.tui.rows import ListRows, ThreadRows, index_of
+from mailtriage.tui.rows import ListRows, ThreadRows, index_of, status_mark
 from mailtriage.tui.sanitize import MARKER_STYLE, inert_text
 from mailtriage.tui.tagging import TagKeys, Tags
 
@@ -36,11 +36,15 @@ from mailtriage.tui.tagging import TagKeys, Tags
 TAG_MARK = "*"
 
 
-def format_date(row: ThreadSummary, narrow: bool) -> str:
-    """The row's date as written in the data (its own zone): no clock, no local TZ."""
-    if row.last_activity is None:
+def format_date(row: ThreadSummary, narrow: bool, column: str = "sent") -> str:
+    """The row's date as written in the data (its own zone): no clock, no local TZ.
+
+    ``column`` "sent" shows the sender's ``Date:`` where the backend lists by arrival
+    (``row.sent``), "arrival" the time the mail arrived (``last_activity``)."""
+    when = row.sent if column == "sent" and row.sent is not None else row.last_activity
+    if when is None:
         return "?" * (5 if narrow else 16)
-    return row.last_activity.strftime("%m-%d" if narrow else "%Y-%m-%d %H:%M")
+    return when.strftime("%m-%d" if narrow else "%Y-%m-%d %H:%M")
 
 
 class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
@@ -56,6 +60,7 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
         "thread-list--sender",
         "thread-list--placeholder",
         "thread-list--tagged",
+        "thread-list--status",
     }
 
     DEFAULT_CSS = """
@@ -80,6 +85,7 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
     ThreadList > .thread-list--sender { color: $text-secondary; }
     ThreadList > .thread-list--placeholder { color: $text-disabled; }
     ThreadList > .thread-list--tagged { color: $accent; text-style: bold; }
+    ThreadList > .thread-list--status { color: $text-accent; text-style: bold; }
     """
 
     cursor: reactive[int] = reactive(0, init=False)
@@ -136,6 +142,12 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
         """The sort or the tree changed (the status line says which)."""
 
     @dataclass(eq=False)
+    class IssueRequested(Message):
+        """``s``: jump to the tracker issue of this thread."""
+
+        summary: ThreadSummary | None
+
+    @dataclass(eq=False)
     class PageLoaded(Message):
         rows: ThreadRows
         error: str | None = None
@@ -148,6 +160,10 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
         self._generation = 0
         self.tags = Tags()
         self.arrangement = Arrangement()
+        #: "sent" (the sender's Date:, the default) or "arrival" (the settings' date_column).
+        self.date_column = "sent"
+        #: The triage overview of rows on screen (ThreadId -> ThreadStatus), kept by the screen.
+        self.statuses: dict = {}
 
     # -- data ------------------------------------------------------------
     def set_rows(self, rows: ThreadRows, *, filtered: bool = False, keep_cursor: bool = False) -> None:
@@ -199,6 +215,19 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
     def current(self) -> ThreadSummary | None:
         return self.rows.peek(self.cursor) if len(self.rows) else None
 
+    def visible_rows(self) -> list[ThreadSummary]:
+        """The rows on screen that are at hand (what the overview marks are computed for)."""
+        top = self.scroll_offset.y
+        height = max(self.scrollable_content_region.height, 1)
+        return [row for i in range(top, min(top + height, len(self.rows))) if (row := self.rows.peek(i)) is not None]
+
+    def set_statuses(self, statuses: dict) -> None:
+        """New overview marks: the rows are painted again."""
+        self.statuses = statuses
+        self._generation += 1
+        self._cache.clear()
+        self.refresh()
+
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._cache.clear()
@@ -247,7 +276,7 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         text.append("●" if row.unread else " ", unread)
         text.append(TAG_MARK if tagged else " ", self.get_component_rich_style("thread-list--tagged") if tagged else "")
-        text.append(format_date(row, narrow), muted)
+        text.append(format_date(row, narrow, self.date_column), muted)
         mark = row.date_mark  # "?" undated (the archive's date), "!" implausible date, else " "
         if mark != " ":
             text.append(mark, muted)
@@ -266,6 +295,11 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
         text.append(" ")
         if decoration:  # the thread tree's mark (ours, not mail text)
             text.append(decoration, muted)
+        mark = status_mark(self.statuses.get(row.thread_id)) if self.statuses else ""
+        if mark:  # the issue ID comes from our tracker's file names; inert all the same
+            text.append_text(inert_text(mark, style=Style() if is_cursor else
+                                        self.get_component_rich_style("thread-list--status")))
+            text.append(" ")
         subject = inert_text(row.subject or "(no subject)")
         subject.stylize(unread)
         text.append_text(subject)
@@ -328,6 +362,9 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
             self.post_message(self.BatchRequested(tuple(self.tags.rows()), "import"))
             return
         self.post_message(self.ImportRequested(self.current))
+
+    def action_jump_issue(self) -> None:
+        self.post_message(self.IssueRequested(self.current))
 
     def action_organize(self, action: str) -> None:
         if self.tags:

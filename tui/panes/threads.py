@@ -153,7 +153,7 @@ class ThreadPane(Vertical):
         if tl.filtered:
             query = tl.listed_rows.query if isinstance(tl.listed_rows, FilteredRows) else ""
             what += f" matching {query!r} of {len(self.base_rows or [])}"
-        parts = [position, what]
+        parts = [position, *self._status_words(tl), what]
         if tl.tags:
             parts.append(f"{len(tl.tags):,} tagged")
         arranged = tl.arrangement_text()
@@ -162,6 +162,13 @@ class ThreadPane(Vertical):
         if self.resolution_text:
             parts.append(f"via {self.resolution_text}")
         self.show_message(" · ".join(parts))
+
+    @staticmethod
+    def _status_words(tl: ThreadList) -> list[str]:
+        """The cursor row's triage overview in words (filed as SEC-0003, draft pending, replied)."""
+        current = tl.current
+        status = tl.statuses.get(current.thread_id) if current is not None else None
+        return status.words if status is not None else []
 
     def on_thread_list_highlighted(self, message: ThreadList.Highlighted) -> None:
         self._update_status()

@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from mailtriage.tui import bindings
 from mailtriage.tui.sanitize import inert_text
@@ -92,10 +92,24 @@ def issue_text(issue: dict) -> Text:
 class TrackerList(OptionList, inherit_bindings=False):
     BINDINGS = bindings.TRACKER
 
+    def action_jump_thread(self) -> None:
+        """``s``: to the thread of the highlighted issue (the pane posts the request)."""
+        if self.highlighted is None:
+            return
+        option_id = self.get_option_at_index(self.highlighted).id or ""
+        if option_id.startswith("issue:"):
+            self.post_message(TrackerPane.ThreadRequested(option_id.partition(":")[2]))
+
 
 class TrackerPane(Vertical):
     @dataclass(eq=False)
     class IssueChosen(Message):
+        issue_id: str
+
+    @dataclass(eq=False)
+    class ThreadRequested(Message):
+        """``s`` on an issue: show the thread its rollup names."""
+
         issue_id: str
 
     def __init__(self, **kwargs) -> None:
@@ -151,6 +165,16 @@ class TrackerPane(Vertical):
         count = f"{len(issues)} issue{'s' if len(issues) != 1 else ''}"
         extra = f" · {len(problems)} unreadable" if problems else ""
         self._status(f"{count} · {description}{extra}", error=bool(problems))
+
+    def select_issue(self, issue_id: str) -> bool:
+        """Put the cursor on ``issue_id``'s row; False when it is not listed."""
+        tracker_list = self.query_one(TrackerList)
+        try:
+            index = tracker_list.get_option_index(f"issue:{issue_id}")
+        except OptionDoesNotExist:  # not listed (yet)
+            return False
+        tracker_list.highlighted = index
+        return True
 
     def show_issue(self, issue: dict) -> None:
         self.query_one("#issue-detail", Static).update(issue_text(issue))

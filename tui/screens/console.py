@@ -23,7 +23,7 @@ from textual.widgets import (Button, DataTable, Footer, Header, Input, Label, Lo
 from textual.worker import get_current_worker
 
 from mailtriage.application import ALL_OPS, Op
-from mailtriage.core.trace import OPLOG, TRACE
+from mailtriage.core.trace import OPLOG, TRACE, is_keepalive
 from mailtriage.tui import bindings
 from mailtriage.tui.app import MailTriageApp
 from mailtriage.tui.controllers.base import SourcesView
@@ -40,6 +40,44 @@ OP_SHORT = {
     Op.THREAD_URL: "url",
 }
 RESOLVED = "(resolution rule)"
+#: A run of at least this many keep-alive lines (NOOP, IDLE/DONE) shows as one line.
+KEEPALIVE_FOLD = 2
+#: Seconds a run of keep-alive lines waits before its folded line is written (it may go on).
+KEEPALIVE_FLUSH_SECONDS = 5.0
+
+
+def trace_text(line) -> str:
+    stamp = time.strftime("%H:%M:%S", time.localtime(line.at))
+    return f"{stamp} {inert(line.channel)} {line.direction} {inert(line.text)}"
+
+
+def folded(count: int, lines: list) -> list[str]:
+    """A run of keep-alive lines: each line when short, else one "… N keep-alive lines"."""
+    if count < KEEPALIVE_FOLD:
+        return [trace_text(line) for line in lines]
+    return [f"… {count} keep-alive lines ({inert(lines[0].channel)}, until "
+            f"{time.strftime('%H:%M:%S', time.localtime(lines[-1].at))})"]
+
+
+def trace_lines(lines, query: str = "") -> list[str]:
+    """The trace as the console shows it: lines matching ``query`` (channel or text, any
+    case), with each run of idle keep-alive lines folded into one."""
+    needle = query.casefold().strip()
+    out: list[str] = []
+    run: list = []
+    for line in lines:
+        if needle and needle not in line.channel.casefold() and needle not in line.text.casefold():
+            continue
+        if is_keepalive(line):
+            run.append(line)
+            continue
+        if run:
+            out += folded(len(run), run)
+            run = []
+        out.append(trace_text(line))
+    if run:
+        out += folded(len(run), run)
+    return out
 
 
 @runtime_checkable
@@ -89,6 +127,8 @@ class ConsoleScreen(Screen, bindings.KeyContext, SourcesView):
         self._unsubscribe: list = []
         self._request = 0
         self._op_rows = 0
+        self._trace_filter = ""
+        self._idle_run: list = []  # live keep-alive lines not written yet (folded when the run ends)
 
     def compose(self) -> ComposeResult:
         yield Header(icon="✉")
@@ -101,8 +141,9 @@ class ConsoleScreen(Screen, bindings.KeyContext, SourcesView):
             with TabPane("Operations", id="operations"):
                 yield DataTable(id="oplog", cursor_type="row", zebra_stripes=True)
             with TabPane("Trace", id="trace"):
-                yield Static(Text("Protocol lines (IMAP, HTTP …), secrets redacted. Recording since this console "
-                                  "first opened.", "italic"), classes="console-hint")
+                yield Static(Text("Protocol lines (IMAP, HTTP …), secrets redacted, kept since start-up (the last "
+                                  "5000); runs of keep-alive lines are folded.", "italic"), classes="console-hint")
+                yield Input(placeholder="filter: channel or text (e.g. imap, SEARCH, 401)", id="trace-filter")
                 yield Log(id="trace-log", max_lines=5000)
             with TabPane("Run", id="run"):
                 with Vertical(id="run-form"):
@@ -134,13 +175,12 @@ class ConsoleScreen(Screen, bindings.KeyContext, SourcesView):
         matrix.add_columns("backend", "kind", "role", "mand.", *(OP_SHORT[op] for op in ALL_OPS),
                            "available", "reason")
         oplog = self.query_one("#oplog", DataTable)
-        oplog.add_columns("#", "backend", "op", "ms", "size", "error")
+        oplog.add_columns("#", "time", "by", "backend", "op", "ms", "size", "error")
         for record in OPLOG.items():
             self._add_op(record)
         TRACE.enabled = True
-        log = self.query_one("#trace-log", Log)
-        for line in TRACE.items():
-            log.write_line(self._trace_line(line))
+        self._show_trace()
+        self.set_interval(KEEPALIVE_FLUSH_SECONDS, self._flush_idle_run)
         self._unsubscribe = [
             OPLOG.subscribe(lambda rec: self.post_message(OpRecorded(rec))),
             TRACE.subscribe(lambda line: self.post_message(TraceRecorded(line))),
@@ -193,7 +233,8 @@ class ConsoleScreen(Screen, bindings.KeyContext, SourcesView):
         self._op_rows += 1
         table = self.query_one("#oplog", DataTable)
         table.add_row(
-            str(self._op_rows), inert_text(record.backend), inert_text(record.op),
+            str(self._op_rows), time.strftime("%H:%M:%S", time.localtime(record.started)),
+            inert_text(record.caller), inert_text(record.backend), inert_text(record.op),
             f"{record.duration_ms:.1f}", "" if record.size is None else str(record.size),
             inert_text(record.error or ""),
         )
@@ -203,13 +244,34 @@ class ConsoleScreen(Screen, bindings.KeyContext, SourcesView):
     def on_op_recorded(self, message: OpRecorded) -> None:
         self._add_op(message.record)
 
-    @staticmethod
-    def _trace_line(line) -> str:
-        stamp = time.strftime("%H:%M:%S", time.localtime(line.at))
-        return f"{stamp} {inert(line.channel)} {line.direction} {inert(line.text)}"
+    def _show_trace(self) -> None:
+        """The whole ring buffer again, through the filter (on open and when it changes)."""
+        log = self.query_one("#trace-log", Log)
+        log.clear()
+        self._idle_run = []
+        log.write_lines(trace_lines(TRACE.items(), self._trace_filter))
+
+    def _flush_idle_run(self) -> None:
+        if self._idle_run:
+            run, self._idle_run = self._idle_run, []
+            self.query_one("#trace-log", Log).write_lines(folded(len(run), run))
 
     def on_trace_recorded(self, message: TraceRecorded) -> None:
-        self.query_one("#trace-log", Log).write_line(self._trace_line(message.line))
+        line = message.line
+        needle = self._trace_filter.casefold().strip()
+        if needle and needle not in line.channel.casefold() and needle not in line.text.casefold():
+            return
+        if is_keepalive(line):
+            self._idle_run.append(line)
+            return
+        self._flush_idle_run()
+        self.query_one("#trace-log", Log).write_line(trace_text(line))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "trace-filter":
+            event.stop()
+            self._trace_filter = event.value
+            self._show_trace()
 
     # -- actions -------------------------------------------------------------
     def action_back(self) -> None:
@@ -224,6 +286,7 @@ class ConsoleScreen(Screen, bindings.KeyContext, SourcesView):
         self.query_one("#oplog", DataTable).clear()
         self._op_rows = 0
         self.query_one("#trace-log", Log).clear()
+        self._idle_run = []
 
     def action_run_op(self) -> None:
         self.query_one(TabbedContent).active = "run"
@@ -273,4 +336,5 @@ class ConsoleScreen(Screen, bindings.KeyContext, SourcesView):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.action_run_op()
+        if event.input.id != "trace-filter":
+            self.action_run_op()

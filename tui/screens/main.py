@@ -9,6 +9,7 @@ the pane. Below 100 columns the sidebar folds away (Tab still reaches every visi
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Static
@@ -19,6 +20,7 @@ from mailtriage.tui.controllers.accounts import AccountsController
 from mailtriage.tui.controllers.alerts import AlertsController
 from mailtriage.tui.controllers.batch import BatchController
 from mailtriage.tui.controllers.listing import ListingController
+from mailtriage.tui.controllers.overview import OverviewController
 from mailtriage.tui.controllers.proposals import ProposalsController
 from mailtriage.tui.controllers.reading import ReadingController
 from mailtriage.tui.controllers.search import SearchController
@@ -29,6 +31,7 @@ from mailtriage.tui.panes.sources import SourceList, SourcesPane
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.panes.threads import ThreadPane
 from mailtriage.tui.panes.tracker import TrackerList, TrackerPane
+from mailtriage.tui.sanitize import inert
 
 NARROW_WIDTH = 100
 
@@ -37,7 +40,8 @@ CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"),
 
 
 class MainScreen(ListingController, ReadingController, ProposalsController, TrackerController,
-                 AccountsController, AlertsController, BatchController, SearchController, bindings.KeyContext,
+                 AccountsController, AlertsController, BatchController, SearchController, OverviewController,
+                 bindings.KeyContext,
                  inherit_bindings=False):
     BINDINGS = bindings.MAIN
     key_context = "MainScreen"
@@ -57,7 +61,9 @@ class MainScreen(ListingController, ReadingController, ProposalsController, Trac
 
     def on_mount(self) -> None:
         self.set_class(self.app.size.width < NARROW_WIDTH, "-narrow")
-        self.query_one(ThreadList).focus()
+        thread_list = self.query_one(ThreadList)
+        thread_list.date_column = self.shell.date_column
+        thread_list.focus()
         self.shell.main_screen_ready()
         self.panes_mounted()
 
@@ -66,6 +72,20 @@ class MainScreen(ListingController, ReadingController, ProposalsController, Trac
 
     def on_resize(self, event) -> None:
         self.set_class(event.size.width < NARROW_WIDTH, "-narrow")
+        self._fold_tracker(not self._tracker_has_focus())
+
+    # -- the tracker pane below 100 columns ------------------------------------
+    # Beside the threads it would leave the subjects two characters: narrow, it takes the
+    # body while it has the focus and folds away (still open) when another pane gets it.
+    def _tracker_has_focus(self) -> bool:
+        focused = self.focused
+        return focused is not None and self.query_one(TrackerPane) in focused.ancestors_with_self
+
+    def _fold_tracker(self, folded: bool) -> None:
+        self.set_class(folded, "-tracker-folded")
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._fold_tracker(not self._tracker_has_focus())
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker of this screen raised: the app's error list has it."""
@@ -80,6 +100,15 @@ class MainScreen(ListingController, ReadingController, ProposalsController, Trac
         banner.set_class(bool(text), "-visible")
         banner.set_class(error, "-error")
 
+    def clear_run_aborted(self) -> None:
+        """The mandatory backend is back (``R``): the "run aborted" banner goes; the
+        security-CC warning, when there is one, stays."""
+        cc = self.session.cc
+        if cc is not None and cc.warnings:
+            self.show_banner(Text.assemble(("⚠ ", "bold"), inert(" ".join(cc.warnings))), error=cc.blocked)
+        else:
+            self.show_banner(None)
+
     # -- focus -------------------------------------------------------------
     PANE_FOCUS = {
         "sources": SourceList,
@@ -90,6 +119,7 @@ class MainScreen(ListingController, ReadingController, ProposalsController, Trac
     }
 
     def action_focus_pane(self, name: str) -> None:
+        self._fold_tracker(name != "tracker")
         if name == "tracker":
             self.set_class(True, "-tracker")
             self.load_tracker_once()
@@ -99,12 +129,14 @@ class MainScreen(ListingController, ReadingController, ProposalsController, Trac
         self.call_after_refresh(widget.focus)
 
     def toggle_tracker(self) -> None:
-        show = not self.has_class("-tracker")
+        # Folded away (narrow): t brings it back rather than closing what cannot be seen.
+        show = not self.has_class("-tracker") or (self.has_class("-narrow") and self.has_class("-tracker-folded"))
         self.set_class(show, "-tracker")
+        self._fold_tracker(not show)
         if show:
             self.load_tracker_once()
             self.call_after_refresh(self.query_one(TrackerList).focus)
-        elif isinstance(self.focused, TrackerList):
+        elif self._tracker_has_focus():
             self.query_one(ThreadList).focus()
 
     # -- the whole screen ------------------------------------------------------
@@ -131,6 +163,8 @@ class MainScreen(ListingController, ReadingController, ProposalsController, Trac
     def refresh_all(self) -> None:
         """R: check the sources again, list again, read the open thread again, and the tracker."""
         self.session.forget_availability()
+        self.row_status = {}  # overview marks: asked for again once the rows are listed
+        self.query_one(ThreadList).set_statuses(self.row_status)
         self.load_threads(self.current_list)
         if self.reader.thread is not None and self.open_summary is not None:
             self.open_thread(self.open_summary)

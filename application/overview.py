@@ -1,0 +1,90 @@
+"""The triage overview of a thread: filed in the tracker, a draft pending, replied.
+
+What the thread list shows beside each row on screen (``SEC-0003 ✎ ↩``), and the way
+between a thread and its tracker issue. Each answer costs a few calls, so a front end
+asks only for the rows on screen and keeps the answers:
+
+* **filed**: the tracker issue whose status rollup names the thread, from the thread
+  index of a tracker that keeps its issues as local files (``local_issue_files``): no
+  issue file is read unless it names the thread. A server tracker would need a search
+  per row, so it answers "unknown" here (the import still finds the issue).
+* **draft pending**: ``list_drafts`` on the thread, through the resolution rule.
+* **replied**: ``list_sent_since`` on the thread since the listing window's start.
+
+An operation no backend offers leaves that part unknown (``None``), never an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from mailtriage.application.project import Project
+from mailtriage.backends.contract import Op, ThreadId
+from mailtriage.backends.errors import NoBackendAvailable, NotSupported, Unavailable
+from mailtriage.trackers.contract import Tracker
+from mailtriage.trackers.errors import NotFound
+from mailtriage.workflows import linking
+from mailtriage.workflows.threadindex import thread_key
+
+
+@dataclass(frozen=True)
+class ThreadStatus:
+    """One thread's place in the triage: each part None when it cannot be told."""
+
+    issue: str | None = None  # the tracker issue that holds it ("SEC-0003")
+    drafts: int | None = None  # pending drafts on it
+    replied: bool | None = None  # a reply of ours was sent since the window's start
+
+    @property
+    def words(self) -> list[str]:
+        """What a person reads: "filed as SEC-0003", "draft pending", "replied"."""
+        out = []
+        if self.issue:
+            out.append(f"filed as {self.issue}")
+        if self.drafts:
+            out.append("draft pending" if self.drafts == 1 else f"{self.drafts} drafts pending")
+        if self.replied:
+            out.append("replied")
+        return out
+
+
+def filed_issue(tracker: Tracker | None, thread_id: ThreadId) -> str | None:
+    """The issue whose rollup names ``thread_id``, from the thread index; None when no
+    issue does, or when the tracker is not one of local issue files (see the module)."""
+    if tracker is None or not tracker.features.local_issue_files:
+        return None
+    return linking.find_issue_for_thread(tracker, thread_key(thread_id), thread_id)
+
+
+def issue_thread(tracker: Tracker, issue_id: str) -> ThreadId | None:
+    """The thread an issue's status rollup names (its Import entry), or None.
+
+    Raises:
+        NotFound: no such issue.
+    """
+    return linking.rollup_state(tracker, issue_id).thread_id()
+
+
+def _count(project: Project, op: Op, thread_id: ThreadId, call) -> int | None:
+    try:
+        got = linking.dispatch_thread_op(project.sources, op, thread_id, call)
+    except (NotSupported, NoBackendAvailable, Unavailable):
+        return None
+    return len(got.value)
+
+
+def thread_status(project: Project, thread_id: ThreadId, since: datetime, *,
+                  tracker: Tracker | None = None) -> ThreadStatus:
+    """Filed, drafts pending and replied for one thread (blocking: a few backend calls).
+
+    Raises:
+        MandatoryBackendUnavailable, and a backend's errors other than "not offered".
+    """
+    try:
+        issue = filed_issue(tracker, thread_id)
+    except NotFound:
+        issue = None
+    drafts = _count(project, Op.LIST_DRAFTS, thread_id, lambda b: b.list_drafts(thread_id))
+    sent = _count(project, Op.LIST_SENT_SINCE, thread_id, lambda b: b.list_sent_since(thread_id, since))
+    return ThreadStatus(issue, drafts, None if sent is None else sent > 0)

@@ -1,0 +1,99 @@
+"""Habits and the triage overview on a real Dovecot: the sender's Date: in the rows (arrival
+time as an option), and the "draft pending" mark once a reply draft is written."""
+
+from datetime import datetime, timezone
+
+from mailtriage.tui.panes.thread_list import ThreadList
+from tests.servers.fixtures import *  # noqa: F401,F403
+from tests.tui.helpers import make_app, screen_text, settle
+from tests.tui.test_habits import marks_ready
+from tests.tui.test_imap_drafts import LIST, imap_project  # noqa: F401 (fixture)
+
+ARRIVED = datetime(2026, 10, 3, 18, 30, tzinfo=timezone.utc)
+LATE = (
+    "From: Bob Builder <bob@example.net>\r\n"
+    f"To: {LIST}\r\n"
+    "Subject: Slow mail about the frob uploader\r\n"
+    "Date: Thu, 01 Oct 2026 11:15:00 +0200\r\n"
+    "Message-ID: <late-1@example.net>\r\n"
+    "Content-Type: text/plain; charset=utf-8\r\n"
+    "\r\n"
+    "Sent on the 1st, delivered on the 3rd.\r\n"
+).encode()
+
+
+def rows(app) -> list[str]:
+    tl = app.screen.query_one(ThreadList)
+    return [tl.render_line(y).text for y in range(min(len(tl.rows), tl.scrollable_content_region.height))]
+
+
+async def test_rows_show_the_senders_date_by_default_and_arrival_as_an_option(imap_project, dovecot, dovecot_user,
+                                                                               user_config):
+    dovecot.append(dovecot_user, "INBOX", LATE, when=ARRIVED)
+    app = make_app(imap_project)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        late = next(r for r in rows(app) if "Slow mail" in r)
+        assert "2026-10-01 11:15" in late  # as the sender wrote it, in the sender's zone
+        assert rows(app)[0] == late  # still ordered by arrival (newest first)
+    settings = user_config / "config.toml"
+    settings.write_text(settings.read_text().replace('name = "Test Triager"\n',
+                                                     'name = "Test Triager"\ndate_column = "arrival"\n'))
+    app = make_app(imap_project)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        late = next(r for r in rows(app) if "Slow mail" in r)
+        assert "2026-10-03 18:30" in late and "2026-10-01 11:15" not in late
+
+
+async def test_draft_pending_mark_after_a_confirmed_reply(imap_project, dovecot, dovecot_user):
+    app = make_app(imap_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot)
+        await marks_ready(pilot)  # the marks wait for the cursor to rest
+        assert "✎" not in rows(app)[0]
+        await pilot.press("r")
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await marks_ready(pilot)
+        assert "✎" in rows(app)[0]
+        assert "draft pending" in screen_text(app)
+
+
+async def test_a_bad_date_column_is_reported_and_the_default_used(imap_project, user_config):
+    settings = user_config / "config.toml"
+    settings.write_text(settings.read_text().replace('name = "Test Triager"\n',
+                                                     'name = "Test Triager"\ndate_column = "received"\n'))
+    app = make_app(imap_project)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert app.date_column == "sent"
+        assert any("date_column" in p and "arrival" in p for p in app.startup_problems)
+
+
+REPLY = (
+    "From: Test Triager <triager@frob.example>\r\n"
+    "To: Ana Reporter <ana@example.com>\r\n"
+    f"Cc: {LIST}\r\n"
+    "Subject: Re: Heap overflow in the frob parser\r\n"
+    "Date: Fri, 02 Oct 2026 10:00:00 +0000\r\n"
+    "Message-ID: <reply-1@frob.example>\r\n"
+    "In-Reply-To: <overflow-1@example.com>\r\n"
+    "References: <overflow-1@example.com>\r\n"
+    "Content-Type: text/plain; charset=utf-8\r\n"
+    "\r\n"
+    "Thanks Ana, confirmed.\r\n"
+).encode()
+
+
+async def test_replied_mark_from_the_sent_folder(imap_project, dovecot, dovecot_user):
+    dovecot.append(dovecot_user, "Sent", REPLY, flags=(b"\\Seen",),
+                   when=datetime(2026, 10, 2, 10, 0, tzinfo=timezone.utc))
+    app = make_app(imap_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot)
+        await marks_ready(pilot)  # the marks wait for the cursor to rest
+        heap = next(r for r in rows(app) if "Heap overflow" in r)
+        assert "↩" in heap and "✎" not in heap
+        assert "replied" in screen_text(app)
