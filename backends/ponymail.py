@@ -65,7 +65,6 @@ from mailtriage.backends.contract import (
     SourceFeatures,
     Message,
     Op,
-    SourceFeatures,
     TextPart,
     Thread,
     ThreadId,

@@ -189,6 +189,8 @@ class ControllerBase(Screen):
 
     def show_proposal(self, proposal, flow: str = "reply") -> None:
         """proposals: the proposal dialog, and the write once confirmed."""
+        raise NotImplementedError
+
     def select_pending_issue(self) -> None:
         """overview: the tracker list is shown; select the issue ``s`` jumped to."""
         raise NotImplementedError
