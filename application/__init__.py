@@ -35,7 +35,7 @@ _export("mailtriage.application.window", "parse_since", "configured_since")
 _export("mailtriage.application.operations", "OpArgs", "operation_call", "limitable")
 _export("mailtriage.application.project", "Project", "ListEntry", "project_dir")
 _export("mailtriage.application.flows", "ImportFlow", "ReplyFlow", "SyncFlow", "PublishFlow", "OrganizeFlow",
-        "SweepFlow", "SweepRequest", "PollFlow")
+        "SweepFlow", "SweepRequest", "PollFlow", "ComposeFlow")
 _export("mailtriage.application.accounts", "Mailboxes")
 # -- mail: the contract's types and errors
 _export("mailtriage.backends.contract", "ALL_OPS", "Op", "Thread", "ThreadId", "ThreadSummary", "Message",
@@ -73,7 +73,9 @@ _export("mailtriage.workflows.organize", "propose_organize")
 _export("mailtriage.workflows.publish", "propose_publish")
 _export("mailtriage.workflows.reply", "propose_reply")
 _export("mailtriage.workflows.sync", "collect_sync", "propose_sync")
-_export("mailtriage.workflows.templates", "receipt_body")
+_export("mailtriage.workflows.templates", "receipt_body", "Identity", "identity")
+_export("mailtriage.workflows.compose", "ComposeForm", "AttachmentError", "editor_text", "read_editor_text",
+        "default_reply_kind", "KIND_TITLES", "FORWARD_INLINE", "FORWARD_ATTACHED")
 # -- configuration and the one inert-text module
 _export("mailtriage.core.errors", "ConfigError", "ProjectFileError")
 _export("mailtriage.core.projectconfig", "ProjectConfig", "load_project")

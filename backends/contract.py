@@ -301,8 +301,22 @@ class Thread:
 
 
 @dataclass(frozen=True)
+class OutgoingAttachment:
+    """An attachment of outgoing mail: bytes, never host paths (files are read by the
+    flow when the user confirms, size-limited)."""
+
+    filename: str
+    content_type: str
+    data: bytes
+
+
+@dataclass(frozen=True)
 class DraftRequest:
-    """What ``create_draft`` is asked to write; built by a confirmed proposal."""
+    """What ``create_draft`` is asked to write; built by a confirmed proposal.
+
+    ``from_name`` is the configured display name of the sender (``name`` in the user
+    settings), never the operating system's login name; the address is the backend's.
+    """
 
     thread_id: ThreadId
     body: str
@@ -312,6 +326,8 @@ class DraftRequest:
     in_reply_to: str | None = None
     references: tuple[str, ...] = ()
     allow_second_draft: bool = False
+    from_name: str | None = None
+    attachments: tuple[OutgoingAttachment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -352,6 +368,9 @@ class SourceFeatures:
     #: Threads are read from a local archive file or folder (mbox, Maildir); their links
     #: are ``file:`` URLs whose fragment is the root Message-ID.
     local_archive: bool = False
+    #: Drafts are written to a local mail folder (a Maildir a sync tool such as mbsync or
+    #: offlineimap uploads); a draft's reference is the path of its file.
+    local_drafts: bool = False
 
 
 class MailSource:

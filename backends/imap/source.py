@@ -343,8 +343,7 @@ class ImapSource(AccountSource):
         if pending and not request.allow_second_draft:
             raise DraftAlreadyPending(self.name, str(request.thread_id), [p.header.id for p in pending])
 
-        raw = self._compose_reply(request, subject, message_id, in_reply_to, references,
-                                  {"X-Mailtriage-Thread": request.thread_id.value})
+        raw = self._compose_reply(request, subject, message_id, in_reply_to, references)
         draft_ref = self.mailbox.append_draft(folder, raw, message_id)
         created = [p for p in message_reads.thread_members(self.mailbox, folder, root) if p.header.message_id == message_id]
         if not created:
