@@ -18,7 +18,7 @@ from mailtriage.backends.errors import MailError, MandatoryBackendUnavailable, N
 from mailtriage.backends.mime import is_plain_address
 from mailtriage.backends.registry import SourceSet
 from mailtriage.backends.security_cc import merge_cc, resolve_security_cc
-from mailtriage.workflows.compose import (FORWARD, KIND_TITLES, NEW, RECEIPT, REPLY, REPLY_ALL, ComposeForm,
+from mailtriage.workflows.compose import (FORWARD, KIND_TITLES, RECEIPT, REPLY, REPLY_ALL, ComposeForm,
                                           forward_body, form_problems, quoted_body, read_attachments,
                                           reply_form_subject)
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind

@@ -5,6 +5,7 @@ import inspect
 
 import pytest
 
+from mailtriage.backends.contract import Op
 from mailtriage.backends.registry import BACKEND_KINDS, backend_class
 from mailtriage.trackers.github import GitHubTracker
 from mailtriage.trackers.jira import JiraTracker
@@ -35,3 +36,9 @@ def test_a_tracker_set_up_locally_has_init_and_detect():
     for cls in (LocalFilesTracker, GitHubTracker, JiraTracker):
         assert cls.features.set_up_locally == (callable(getattr(cls, "init", None))
                                                and callable(getattr(cls, "detect", None))), cls
+
+
+def test_only_the_local_maildir_declares_local_drafts_and_it_writes_drafts():
+    local = {kind for kind in BACKEND_KINDS if backend_class(kind).features.local_drafts}
+    assert local == {"maildir"}
+    assert Op.CREATE_DRAFT in backend_class("maildir").capabilities
