@@ -39,7 +39,7 @@ _export("mailtriage.application.flows", "ImportFlow", "ReplyFlow", "SyncFlow", "
 _export("mailtriage.application.accounts", "Mailboxes")
 # -- mail: the contract's types and errors
 _export("mailtriage.backends.contract", "ALL_OPS", "Op", "Thread", "ThreadId", "ThreadSummary", "Message",
-        "DraftRequest", "MailSource", "SourceFeatures")
+        "DraftRequest", "MailSource", "SourceFeatures", "Draft")
 _export("mailtriage.backends.errors", "MailError", "NotSupported", "Unavailable", "SignInNeeded", "BackendFailure",
         "ConnectionLost", "MandatoryBackendUnavailable", "NoBackendAvailable", "NoBackendReachable",
         "DraftAlreadyPending", "SendRefused")

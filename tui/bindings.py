@@ -58,7 +58,10 @@ THREAD_LIST = [
     _b("pagedown,ctrl+f,space", "page_down", "Page down", "threads.page_down", show=False),
     _b("pageup,ctrl+b", "page_up", "Page up", "threads.page_up", show=False),
     _b("enter", "open", "Open", "threads.open"),
-    _b("r", "reply", "Reply", "threads.reply"),
+    _b("r", "reply", "Reply (receipt on a fresh report, else quoted)", "threads.reply"),
+    _b("A", "compose('reply_all')", "Reply to all", "threads.reply_all"),
+    _b("F", "compose('forward')", "Forward", "threads.forward"),
+    _b("C", "compose('new')", "New mail (personal account)", "threads.compose"),
     _b("i", "import_thread", "Import to tracker", "threads.import"),
     _b("slash", "search", "Search", "threads.search", key_display="/"),
     _b("escape", "clear_search", "Clear search", "threads.clear_search"),
@@ -81,7 +84,10 @@ READER = [
     _b("G,end", "scroll_end", "Bottom", "reader.bottom", show=False),
     _b("n", "next_message", "Next message", "reader.next_message"),
     _b("p", "previous_message", "Previous message", "reader.previous_message"),
-    _b("r", "reply", "Reply", "reader.reply"),
+    _b("r", "reply", "Reply (receipt on a fresh report, else quoted)", "reader.reply"),
+    _b("A", "compose('reply_all')", "Reply to all", "reader.reply_all"),
+    _b("F", "compose('forward')", "Forward", "reader.forward"),
+    _b("C", "compose('new')", "New mail (personal account)", "reader.compose"),
     _b("i", "import_thread", "Import to tracker", "reader.import"),
     _b("u", "thread_url", "Thread URL", "reader.url"),
     _b("q,escape", "back", "Back to list", "reader.back"),
@@ -125,6 +131,14 @@ PROPOSAL = [
     _b("ctrl+s", "confirm", "Confirm and write", "proposal.confirm", priority=True),
     _b("escape", "cancel", "Cancel (write nothing)", "proposal.cancel", priority=True),
     _b("ctrl+o", "edit_in_editor", "Edit in $EDITOR", "proposal.editor", priority=True),
+]
+
+COMPOSE = [
+    _b("ctrl+s", "submit", "Review the proposal", "compose.submit", priority=True),
+    _b("escape", "cancel", "Cancel (nothing is written)", "compose.cancel", priority=True),
+    _b("ctrl+o", "edit_in_editor", "Edit headers and text in $EDITOR", "compose.editor", priority=True),
+    _b("ctrl+r", "switch_kind", "Receipt template / quoted reply", "compose.switch_kind", priority=True),
+    _b("ctrl+g", "switch_forward", "Forward inline / as attachment", "compose.switch_forward", priority=True),
 ]
 
 ERROR_DIALOG = [
@@ -189,6 +203,7 @@ CONTEXTS: tuple[Context, ...] = (
     Context("Tracker pane", TRACKER, "TrackerList", "MainScreen"),
     Context("Backend console", CONSOLE, "screen", "ConsoleScreen"),
     Context("Help", HELP, "screen", "HelpScreen"),
+    Context("Compose dialog", COMPOSE, "screen", "ComposeDialog"),
     Context("Proposal dialog", PROPOSAL, "screen", "ProposalDialog"),
     Context("Error details", ERROR_DIALOG, "screen", "ErrorDialog"),
     Context("First run", FIRST_RUN, "screen", "FirstRunScreen"),

@@ -61,6 +61,22 @@ class ComposeForm:
     def with_kind(self, kind: str) -> "ComposeForm":
         return replace(self, kind=kind)
 
+    @property
+    def is_forward(self) -> bool:
+        return self.kind == FORWARD
+
+    @property
+    def is_reply(self) -> bool:
+        """The receipt template or a quoted reply (the two ``r`` switches between)."""
+        return self.kind in (RECEIPT, REPLY)
+
+    @property
+    def title(self) -> str:
+        text = KIND_TITLES.get(self.kind, "Mail")
+        if self.is_forward:
+            text += " · " + ("inline" if self.forward_as == FORWARD_INLINE else "as an attachment")
+        return text
+
 
 # -- how r chooses ------------------------------------------------------------------------
 

@@ -104,7 +104,7 @@ def propose_reply(
     config = sources.config
     if form is not None:
         body = form.body
-        if title == "Reply draft":
+        if title == "Reply draft" and form.kind != RECEIPT:
             title = f"{KIND_TITLES.get(form.kind, 'Reply')} draft"
     proposal = Proposal(title)
     abort = sources.mandatory_abort(Op.CREATE_DRAFT)

@@ -85,12 +85,12 @@ def test_main_mandatory_backend_down(snap_compare, workdir):
 def test_proposal_with_cc_fallback_warning_light(snap_compare, workdir):
     app = make_app(project(workdir, security_list=None))
     assert snap_compare(app, terminal_size=(120, 44),
-                        run_before=shot("2", "enter", "enter", "r", theme="mailtriage-light"))
+                        run_before=shot("2", "enter", "enter", "r", "ctrl+s", theme="mailtriage-light"))
 
 
 def test_proposal_narrow_dark(snap_compare, workdir):
     app = make_app(project(workdir))
-    assert snap_compare(app, terminal_size=NARROW, run_before=shot("r"))
+    assert snap_compare(app, terminal_size=NARROW, run_before=shot("r", "ctrl+s"))
 
 
 def test_console_backends_high_contrast(snap_compare, workdir):

@@ -14,6 +14,7 @@ from textual import work
 from textual.worker import get_current_worker
 
 from mailtriage.tui.controllers.base import ControllerBase
+from mailtriage.tui.controllers.compose import after_compose
 from mailtriage.tui.messages import ApplyFailed, ProposalApplied, ProposalFailed, ProposalReady
 from mailtriage.tui.panes.reader import ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
@@ -78,13 +79,7 @@ FLOWS: dict[str, Flow] = {flow.name: flow for flow in (
 
 
 class ProposalsController(ControllerBase):
-    # -- intents from the panes ------------------------------------------------------
-    def on_thread_list_reply_requested(self, message: ThreadList.ReplyRequested) -> None:
-        self.reply_to(message.summary)
-
-    def on_thread_view_reply_requested(self, message: ThreadView.ReplyRequested) -> None:
-        self.reply_to(None)
-
+    # -- intents from the panes (r, A, F, C: the compose controller) -------------------
     def on_thread_list_import_requested(self, message: ThreadList.ImportRequested) -> None:
         self.import_thread(message.summary)
 
@@ -224,4 +219,5 @@ AFTER_APPLY: dict[str, Callable[[ProposalsController, ApplyReport], None]] = {
     "import": _after_tracker_write,
     "sync": _after_tracker_write,
     "organize": _after_organize,
+    "compose": after_compose,
 }

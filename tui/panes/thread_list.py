@@ -99,7 +99,10 @@ class ThreadList(ScrollView, can_focus=True):
 
     @dataclass(eq=False)
     class ReplyRequested(Message):
+        """r (``kind`` ""), A reply_all, F forward, C new."""
+
         summary: ThreadSummary | None
+        kind: str = ""
 
     @dataclass(eq=False)
     class ImportRequested(Message):
@@ -294,6 +297,9 @@ class ThreadList(ScrollView, can_focus=True):
     def action_reply(self) -> None:
         self.post_message(self.ReplyRequested(self.current))
 
+    def action_compose(self, kind: str) -> None:
+        self.post_message(self.ReplyRequested(self.current, kind))
+
     def action_import_thread(self) -> None:
         self.post_message(self.ImportRequested(self.current))
 
@@ -309,7 +315,7 @@ class ThreadList(ScrollView, can_focus=True):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "clear_search":
             return self.filtered
-        if action in ("open", "reply", "import_thread"):
+        if action in ("open", "reply", "import_thread") or (action == "compose" and parameters != ("new",)):
             return True if len(self.rows) else None
         return True
 

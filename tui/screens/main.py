@@ -17,6 +17,7 @@ from textual.worker import Worker, WorkerState
 from mailtriage.tui import bindings
 from mailtriage.tui.controllers.accounts import AccountsController
 from mailtriage.tui.controllers.alerts import AlertsController
+from mailtriage.tui.controllers.compose import ComposeController
 from mailtriage.tui.controllers.listing import ListingController
 from mailtriage.tui.controllers.proposals import ProposalsController
 from mailtriage.tui.controllers.reading import ReadingController
@@ -34,7 +35,7 @@ NARROW_WIDTH = 100
 CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"))
 
 
-class MainScreen(ListingController, ReadingController, ProposalsController, TrackerController,
+class MainScreen(ListingController, ReadingController, ComposeController, ProposalsController, TrackerController,
                  AccountsController, AlertsController, bindings.KeyContext, inherit_bindings=False):
     BINDINGS = bindings.MAIN
     key_context = "MainScreen"
