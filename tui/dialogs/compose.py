@@ -16,6 +16,7 @@ import os
 import shlex
 import subprocess
 import tempfile
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 
@@ -43,6 +44,7 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         self.forms = dict(forms)
         self.key = next(iter(self.forms))
         self.where = where
+        self._editor_problems: tuple[str, ...] = ()
         self._cursor_blink = cursor_blink
 
     @property
@@ -103,7 +105,10 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         value = lambda name: self.query_one(f"#compose-{name}", Input).value  # noqa: E731
         text = "\n".join(f"{label}: {value(name)}" for name, label in FIELDS)
         body = self.query_one("#compose-body", TextArea).text
-        return read_editor_text(text + "\n\n" + body, self.form)
+        form = read_editor_text(text + "\n\n" + body, self.form)
+        # What the last editor round refused (a header nobody may add) stays refused until
+        # the mail goes through the editor again: the proposal blocks, nothing is dropped silently.
+        return replace(form, problems=tuple(dict.fromkeys((*self._editor_problems, *form.problems))))
 
     # -- actions ------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -124,6 +129,7 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         if other is None:
             return
         self.forms[self.key] = replace(self.current(), problems=())  # keep what was typed, to come back to
+        self._editor_problems = ()
         self.key = other
         self._load(self.form)
         self.refresh_bindings()
@@ -137,13 +143,15 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
     def action_edit_in_editor(self) -> None:
         """The whole mail in ``$EDITOR`` (``$VISUAL`` first), headers at the top; checked on return."""
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        self._editor_problems = ()
         form = self.current()
         with tempfile.TemporaryDirectory(prefix="mail-") as folder:
             path = Path(folder) / "message.eml"
             path.write_text(editor_text(form), encoding="utf-8")
             os.chmod(path, 0o600)
             try:
-                with self.app.suspend():
+                # The app steps aside while the editor runs (a headless app has no terminal to hand over).
+                with nullcontext() if self.app.is_headless else self.app.suspend():
                     result = subprocess.call([*shlex.split(editor), str(path)])
             except Exception as exc:  # no terminal to hand over (headless), or no such editor
                 self.notify(f"could not run {inert(editor)}: {inert(str(exc))}", severity="error", markup=False)
@@ -153,6 +161,7 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
                             severity="warning", markup=False)
                 return
             edited = read_editor_text(path.read_text(encoding="utf-8", errors="replace"), form)
+        self._editor_problems = edited.problems
         self.forms[self.key] = edited
         self._load(edited)
         self.query_one("#compose-body", TextArea).focus()
