@@ -167,7 +167,7 @@ class Session:
     def compose_where(self, account_id: str | None) -> str:
         """Where a compose goes, for the dialog's title line."""
         if account_id is None:
-            return "a draft on the project's drafting backend, after you confirm it (security CC kept)"
+            return "a draft, after you confirm it (security CC kept)"
         with self._lock:
             access = application.ComposeFlow(self._mailboxes.get(account_id), self.settings).access
         return {"send": f"sent from account {account_id} after you confirm it (a copy goes to Sent)",

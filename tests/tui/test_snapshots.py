@@ -145,3 +145,33 @@ def test_tracker_pane_wide_dark(snap_compare, workdir):
     tracker_project(workdir / "p")
     app = make_app(Path("p"))
     assert snap_compare(app, terminal_size=(150, 40), run_before=shot("t", "j", "enter"))
+
+
+def drafting_project(workdir: Path) -> Path:
+    """The snapshot project with a local Maildir that writes drafts (as the demo has)."""
+    mbox_project(workdir / "p", extra_rows=[("drafts", "preferred for create_draft, list_drafts", "no")],
+                 extra_config={"mail_sources": {
+                     "mbox": {"path": "list.mbox", "list": "security@frob.example", "parallel": False},
+                     "drafts": {"kind": "maildir", "path": "Mail", "address": "triager@frob.example"}}})
+    (workdir / "p" / "Mail").mkdir()
+    return Path("p")
+
+
+def test_compose_receipt_narrow_dark(snap_compare, workdir):
+    app = make_app(drafting_project(workdir))
+    assert snap_compare(app, terminal_size=NARROW, run_before=shot("r"))
+
+
+def test_compose_quoted_reply_all_large_light(snap_compare, workdir):
+    app = make_app(drafting_project(workdir))
+    assert snap_compare(app, terminal_size=(160, 45), run_before=shot("G", "enter", "A", theme="mailtriage-light"))
+
+
+def test_compose_forward_proposal_narrow(snap_compare, workdir):
+    app = make_app(drafting_project(workdir))
+    assert snap_compare(app, terminal_size=NARROW, run_before=shot("F", "ctrl+s"))
+
+
+def test_compose_proposal_large(snap_compare, workdir):
+    app = make_app(drafting_project(workdir))
+    assert snap_compare(app, terminal_size=(160, 45), run_before=shot("r", "ctrl+s"))

@@ -71,12 +71,12 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
             area.cursor_blink = self._cursor_blink
             yield area
             with Horizontal(classes="dialog-buttons"):
-                yield Button(Text("Review (ctrl+s)"), id="submit", variant="warning")
-                yield Button(Text("$EDITOR (ctrl+o)"), id="editor")
+                yield Button(Text("Review ^s"), id="submit", variant="warning")
+                yield Button(Text("$EDITOR ^o"), id="editor")
                 if self._alternative() is not None:
-                    label = "Receipt / reply (ctrl+r)" if self.form.is_reply else "Inline / attached (ctrl+g)"
+                    label = "Receipt/reply ^r" if self.form.is_reply else "Inline/attached ^g"
                     yield Button(Text(label), id="switch")
-                yield Button(Text("Cancel (esc)"), id="cancel", variant="primary")
+                yield Button(Text("Cancel esc"), id="cancel", variant="primary")
         yield Footer()
 
     def on_mount(self) -> None:
