@@ -58,7 +58,7 @@ class Identity:
         return self.name or UNNAMED_SENDER
 
 
-def _text_setting(value: Any, limit: int) -> str | None:
+def _text_setting(value: Any) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return None
     return value
@@ -69,14 +69,13 @@ def identity(config=None, user_settings=None) -> Identity:
 
     ``user_settings`` is the front end's copy (loaded here when not given); unreadable
     settings never stop a proposal, they only leave the name and signature unset."""
-    data: dict = {}
     try:
         data = (user_settings or settings.load_settings()).data
     except Exception:  # a broken config.toml is reported where it is used, not by a draft
         data = {}
-    name = _text_setting(data.get("name"), 120)
-    signature = _text_setting(config.get("signature"), SIGNATURE_LIMIT) if config is not None else None
-    signature = signature or _text_setting(data.get("signature"), SIGNATURE_LIMIT)
+    name = _text_setting(data.get("name"))
+    signature = _text_setting(config.get("signature")) if config is not None else None
+    signature = signature or _text_setting(data.get("signature"))
     return Identity(one_line(name, 120) if name else None,
                     plain_lines(signature).strip("\n")[:SIGNATURE_LIMIT] if signature else None)
 
@@ -85,16 +84,6 @@ def sender_name_default() -> str:
     """The triager's name when the caller gives none: ``name`` in the user settings, else
     "The security team" (never the login name)."""
     return identity().sender_name
-
-
-def with_signature(body: str, signature: str | None) -> str:
-    """``body`` with the signature after the usual ``-- `` line (once), ending with a newline."""
-    text = body.rstrip("\n")
-    if signature:
-        block = "-- \n" + signature.strip("\n")
-        if block not in text:
-            text = f"{text}\n\n{block}" if text else block
-    return text + "\n"
 
 
 def receipt_body(config, thread: Thread, *, sender_name: str | None = None) -> Rendered:

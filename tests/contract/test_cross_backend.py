@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from mailtriage.backends.contract import MailSource, Op, ThreadId
+from mailtriage.backends.maildir import MaildirDraftsSource
 from mailtriage.backends.registry import SourceSet
 from mailtriage.core.projectconfig import load_project
 from mailtriage.workflows.reply import propose_reply
@@ -104,3 +105,39 @@ def test_the_drafting_backend_resolves_the_readers_reference(pair):
     again = ThreadId.parse(str(thread_id))
     assert again == thread_id and again.root == T2
     assert pair.drafter.own_thread_id(again) == own
+
+
+@pytest.fixture(params=HARNESSES, ids=lambda h: f"{h.name}->maildir")
+def maildir_pair(request, tmp_path: Path):
+    reader_h = request.param
+    for sub in ("read", "project", "Mail"):
+        (tmp_path / sub).mkdir()
+    reader = reader_h.load(request, tmp_path / "read", CORPUS).source
+    drafter = MaildirDraftsSource("drafter", {"path": str(tmp_path / "Mail"), "address": "triager@example.org"})
+    write_project(tmp_path / "project", [("reader", "primary", "no"),
+                                         ("drafter", "preferred for create_draft, list_drafts", "no")],
+                  config={"security_list": LIST})
+    sources = SourceSet(load_project(tmp_path / "project"), backends={"reader": reader, "drafter": drafter})
+    try:
+        yield Pair(reader, drafter, reader_h, sources)
+    finally:
+        sources.close()
+
+
+def test_every_reader_drafts_into_a_local_maildir(maildir_pair):
+    """The local Maildir drafts (issue 14 §8) on a thread any backend read, by its root Message-ID."""
+    pair = maildir_pair
+    thread_id = _listed(pair, T1)
+    read = pair.sources.dispatch(Op.READ_THREAD, lambda b: b.read_thread(thread_id))
+    proposal = propose_reply(pair.sources, read.value, "Thanks, we are looking into it.\n")
+    assert proposal.facts["pending_drafts"] == 0
+    if pair.reader_harness.name == "mailman3":
+        assert proposal.facts["blocked_by"] == "recipient" and not proposal.writes  # obfuscated senders
+        return
+    assert proposal.blocked is None, proposal.render_text()
+    assert [w.backend for w in proposal.writes] == ["drafter"]
+    assert proposal.apply(confirmed=True).ok
+    drafts = pair.drafter.list_drafts(read.value.thread_id)
+    assert len(drafts) == 1 and LIST in " ".join(drafts[0].cc)
+    again = propose_reply(pair.sources, read.value, "Second try.\n")
+    assert again.facts.get("blocked_by") == "pending_draft" and not again.writes

@@ -16,9 +16,7 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.worker import get_current_worker
 
-from mailtriage.application import Draft
 from mailtriage.tui.controllers.base import ControllerBase
-from mailtriage.tui.dialogs.compose import ComposeDialog
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import ComposeReady, ProposalFailed, ProposalReady
 from mailtriage.tui.panes.reader import ThreadView
@@ -119,6 +117,10 @@ class ComposeController(ControllerBase):
             self.post_message(ComposeReady(request, target, forms, where))
 
     def on_compose_ready(self, message: ComposeReady) -> None:
+        # Start-up: the dialog and the compose workflows (mime, the mailbox contract) load on
+        # first use; imported with the app they were ~1 s of 6 (python -X importtime, loaded machine).
+        from mailtriage.tui.dialogs.compose import ComposeDialog
+
         if not self.is_current(GROUP, message.request):
             return
         self.reader.restore_status()
@@ -152,6 +154,8 @@ class ComposeController(ControllerBase):
 def after_compose(screen: ComposeController, report: ApplyReport) -> None:
     """After a confirmed compose: say where the draft is (a local Maildir draft's file, a
     server draft's reference), and list a personal folder again (Sent, Drafts, answered)."""
+    from mailtriage.application import Draft  # loaded by the write already; not at start-up (see above)
+
     for summary, result in report.written:
         if isinstance(result, Draft):
             screen.reader.show_status(f"✉ draft written: {inert(result.subject)} → {inert(', '.join(result.to))} "
