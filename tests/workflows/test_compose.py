@@ -126,3 +126,14 @@ def test_the_signature_and_name_come_from_settings_never_the_login_name(tmp_path
     config = load_project(project)
     assert identity(config, UserSettings(None, {"signature": "mine"})).signature == "The Frobnicator PMC"
     assert identity(None, UserSettings(None, {"signature": "mine", "name": "Dana"})) .signature == "mine"
+
+
+def test_a_quoted_reply_or_forward_carries_no_hidden_characters_back_out():
+    sources, thread = demo_thread("\x1b[31m\x1b[1mURGENT")
+    hostile = thread.messages[0]
+    assert "\x1b" in hostile.subject + hostile.body_text + hostile.sender.name  # the demo's hostile thread
+    for kind in (REPLY, REPLY_ALL, FORWARD):
+        form = reply_form(sources.config, thread, kind)
+        text = form.subject + form.body + "".join(form.to + form.cc)
+        assert not [ch for ch in text if ch in "\x1b\u202e\u200b\x07" or (ord(ch) < 32 and ch != "\n")], kind
+        assert "leak@attacker.invalid" not in form.cc  # a request in the text is data, not a recipient
