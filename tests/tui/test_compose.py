@@ -286,3 +286,24 @@ async def test_c_writes_new_mail_from_the_open_account(sending_project, dovecot,
     assert mail.rcpt_tos == ["dev@example.net"] and mail.message["Subject"] == "Fix timeline"
     assert sent_subjects(dovecot, dovecot_user) == ["Fix timeline"]
     assert os.environ.get("MAILTRIAGE_DATA_DIR")  # the send ledger went to the test's folder
+
+
+async def test_f_on_a_personal_message_forwards_it_attached_after_ctrl_g(sending_project, dovecot, dovecot_user, smtp):
+    app = make_app(sending_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        dialog = await compose(app, pilot, "F")
+        assert dialog.form.title == "Forward · inline" and "---------- Forwarded message" in \
+            dialog.query_one("#compose-body", TextArea).text
+        await pilot.press("ctrl+g")
+        await settle(pilot)
+        assert dialog.form.title == "Forward · as an attachment"
+        await pilot.press(*"dev@example.net")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert "Forward: the original attached whole" in screen_text(app)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+    [mail] = smtp.log.messages
+    assert mail.message["Subject"] == "Fwd: Path traversal in frob-serve"
+    assert [p.get_content_type() for p in mail.message.iter_attachments()] == ["message/rfc822"]
