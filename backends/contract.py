@@ -371,6 +371,9 @@ class SourceFeatures:
     #: Drafts are written to a local mail folder (a Maildir a sync tool such as mbsync or
     #: offlineimap uploads); a draft's reference is the path of its file.
     local_drafts: bool = False
+    #: ``create_draft`` writes ``DraftRequest.attachments`` into the draft (a backend
+    #: without it refuses a request that carries files, and the proposal is blocked first).
+    draft_attachments: bool = False
 
 
 class MailSource:

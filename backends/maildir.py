@@ -50,7 +50,7 @@ class MaildirDraftsSource(MailSource):
     kind = "maildir"
     thread_id_kind = MESSAGE_ID_KIND
     capabilities = frozenset({Op.LIST_DRAFTS, Op.CREATE_DRAFT})
-    features = SourceFeatures(local_drafts=True)
+    features = SourceFeatures(local_drafts=True, draft_attachments=True)
 
     def __init__(self, name: str, settings: Mapping[str, object] | None = None) -> None:
         super().__init__(name, settings)

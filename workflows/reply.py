@@ -222,6 +222,11 @@ def propose_reply(
                             f"(it could duplicate one): {pending_unknown}")
         proposal.facts["blocked_by"] = "pending_check"
         return proposal
+    if attach and not sources.backends[draft_res.chosen].features.draft_attachments:
+        proposal.blocked = (f"backend {draft_res.chosen} cannot attach files to a draft; "
+                            "leave Attach empty and attach them in your mail client")
+        proposal.facts["blocked_by"] = "attachments"
+        return proposal
     problem = _thread_problem(sources.backends[draft_res.chosen], thread, target)
     if problem:
         # Never offer a write the chosen backend cannot do for this thread.

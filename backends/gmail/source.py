@@ -42,7 +42,7 @@ DRAFT_SLOTS = 8  # drafts of mailtriage per thread (a second needs a confirmed p
 
 class GmailSource(AccountSource):
     kind = "gmail"
-    features = SourceFeatures(listing_limit=True)
+    features = SourceFeatures(listing_limit=True, draft_attachments=True)
     thread_id_kind = THREAD_KIND
     account_label = "Google"
     account_table_hint = "the id of an [accounts.<id>] table with kind = \"gmail\""

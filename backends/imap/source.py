@@ -74,7 +74,7 @@ class _Row:
 
 class ImapSource(AccountSource):
     kind = "imap"
-    features = SourceFeatures(listing_limit=True)
+    features = SourceFeatures(listing_limit=True, draft_attachments=True)
     thread_id_kind = THREAD_KIND
     account_label = "IMAP"
     load_account = staticmethod(load_account)

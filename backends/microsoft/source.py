@@ -182,6 +182,9 @@ class GraphSource(AccountSource):
         """
         if Op.CREATE_DRAFT not in self.capabilities:
             raise self._read_only(Op.CREATE_DRAFT)
+        if request.attachments:  # never drop a file silently (features.draft_attachments is off)
+            raise NotSupported(self.name, Op.CREATE_DRAFT.value, "Graph drafts carry no attachments here; "
+                                                                 "attach the files in Outlook")
         if not request.to:
             raise BackendFailure(self.name, "a draft needs at least one recipient")
         conversation = self._thread_value(request.thread_id)

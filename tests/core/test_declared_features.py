@@ -42,3 +42,8 @@ def test_only_the_local_maildir_declares_local_drafts_and_it_writes_drafts():
     local = {kind for kind in BACKEND_KINDS if backend_class(kind).features.local_drafts}
     assert local == {"maildir"}
     assert Op.CREATE_DRAFT in backend_class("maildir").capabilities
+
+
+def test_the_backends_that_write_files_into_drafts_declare_it():
+    attaching = {kind for kind in BACKEND_KINDS if backend_class(kind).features.draft_attachments}
+    assert attaching == {"imap", "gmail", "maildir"}  # the three that compose the draft's MIME themselves
