@@ -20,10 +20,31 @@ from mailtriage.tui.dialogs.proposal import ProposalDialog
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.servers.smtp import SmtpServer
 from tests.tui.helpers import make_app, mbox_project, screen_text, settle
-from tests.tui.test_account_folders import open_inbox, report
+from mailtriage.tui.panes.folders import FolderList
+from mailtriage.tui.panes.thread_list import ThreadList
 
 LIST = "security@frob.example"
 MX = "mx.example.org"
+
+
+def report(n: int, subject: str) -> bytes:
+    return (f"From: Ana Reporter <ana@example.com>\r\nTo: {LIST}\r\nSubject: {subject}\r\n"
+            f"Date: Thu, 0{n} Oct 2026 09:00:00 +0000\r\nMessage-ID: <r{n}@example.com>\r\n"
+            "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
+            f"Body of report {n}.\r\n").encode()
+
+
+async def open_inbox(app, pilot):
+    """Sources pane → the account → its folders → INBOX (as in test_account_folders)."""
+    await settle(pilot)
+    await pilot.press("1")
+    await settle(pilot)
+    await pilot.press("down", "enter")
+    await settle(pilot)
+    assert isinstance(app.focused, FolderList)
+    await pilot.press("enter")
+    await settle(pilot)
+    assert isinstance(app.focused, ThreadList)
 
 
 def drafting_project(folder):
