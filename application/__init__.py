@@ -38,14 +38,14 @@ _export("mailtriage.application.window", "parse_since", "configured_since")
 _export("mailtriage.application.operations", "OpArgs", "operation_call", "limitable")
 _export("mailtriage.application.project", "Project", "ListEntry", "project_dir")
 _export("mailtriage.application.flows", "ImportFlow", "ReplyFlow", "SyncFlow", "PublishFlow", "OrganizeFlow",
-        "SweepFlow", "SweepRequest", "PollFlow")
+        "SweepFlow", "SweepRequest", "PollFlow", "ComposeFlow")
 _export("mailtriage.application.accounts", "Mailboxes")
 _export("mailtriage.application.search", "SearchField", "SearchPage", "SearchRequest", "SearchResult",
         "search_request", "search_project", "search_mailbox", "search_account", "source_can_search")
 _export("mailtriage.application.overview", "ThreadStatus", "thread_status", "filed_issue", "issue_thread")
 # -- mail: the contract's types and errors
 _export("mailtriage.backends.contract", "ALL_OPS", "Op", "Thread", "ThreadId", "ThreadSummary", "Message",
-        "DraftRequest", "MailSource", "SourceFeatures")
+        "DraftRequest", "MailSource", "SourceFeatures", "Draft")
 _export("mailtriage.backends.errors", "MailError", "NotSupported", "Unavailable", "SignInNeeded", "BackendFailure",
         "ConnectionLost", "MandatoryBackendUnavailable", "NoBackendAvailable", "NoBackendReachable",
         "DraftAlreadyPending", "SendRefused")
@@ -79,7 +79,9 @@ _export("mailtriage.workflows.organize", "propose_organize", "outcome_lines")
 _export("mailtriage.workflows.publish", "propose_publish")
 _export("mailtriage.workflows.reply", "propose_reply")
 _export("mailtriage.workflows.sync", "collect_sync", "propose_sync")
-_export("mailtriage.workflows.templates", "receipt_body")
+_export("mailtriage.workflows.templates", "receipt_body", "Identity", "identity")
+_export("mailtriage.workflows.compose", "ComposeForm", "AttachmentError", "editor_text", "read_editor_text",
+        "default_reply_kind", "KIND_TITLES", "FORWARD_INLINE", "FORWARD_ATTACHED")
 # -- configuration and the one inert-text module
 _export("mailtriage.core.errors", "ConfigError", "ProjectFileError")
 _export("mailtriage.core.projectconfig", "ProjectConfig", "load_project")

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 from mailtriage.application.errors import UsageError
 from mailtriage.application.project import Project
-from mailtriage.backends.contract import Thread, ThreadId
+from mailtriage.backends.contract import Message, Thread, ThreadId
 from mailtriage.backends.mailbox_contract import MailHeader
 from mailtriage.backends.registry import SourceSet
 from mailtriage.backends.security_cc import configured_address
@@ -28,7 +28,9 @@ from mailtriage.workflows.importer import propose_import
 from mailtriage.workflows.organize import propose_organize
 from mailtriage.workflows.proposals import Proposal
 from mailtriage.workflows.publish import propose_publish
-from mailtriage.workflows.reply import propose_reply
+from mailtriage.workflows.compose import ComposeForm, default_reply_kind, personal_form, propose_personal
+from mailtriage.workflows.reply import propose_reply, reply_form
+from mailtriage.workflows.templates import identity
 from mailtriage.workflows.sync import Picks, collect_sync, propose_sync
 
 
@@ -92,13 +94,58 @@ class ImportFlow:
 
 
 class ReplyFlow:
-    """A reply draft on a thread, security CC resolved."""
+    """A reply draft on a thread of a project source, security CC resolved: the receipt
+    template, a free quoted reply, a reply to all or a forward. Drafts only."""
 
-    def __init__(self, project: Project) -> None:
+    def __init__(self, project: Project, user_settings: Any = None) -> None:
         self.project = project
+        self.identity = identity(project.config, user_settings)
 
-    def propose(self, thread: Thread, body: str, *, allow_second_draft: bool = False) -> Proposal:
-        return propose_reply(self.project.sources, thread, body, allow_second_draft=allow_second_draft)
+    def default_kind(self, thread: Thread) -> str:
+        """What ``r`` starts with: the receipt on a fresh report, else a quoted reply."""
+        return default_reply_kind(thread)
+
+    def form(self, thread: Thread, kind: str) -> ComposeForm:
+        """The compose form of ``kind`` on ``thread``, filled in (recipients, subject, body)."""
+        return reply_form(self.project.config, thread, kind, self.identity)
+
+    def propose(self, thread: Thread, body: str | None = None, *, allow_second_draft: bool = False,
+                form: ComposeForm | None = None) -> Proposal:
+        if body is None and form is None:
+            form = self.form(thread, self.default_kind(thread))
+        return propose_reply(self.project.sources, thread, form.body if form else body,
+                             allow_second_draft=allow_second_draft, form=form, from_name=self.identity.name)
+
+
+class ComposeFlow:
+    """Reply, reply-all, forward or new mail on a personal account: sent after
+    confirmation with ``access = "send"`` (Principle 10, a copy in Sent), saved as a
+    draft with ``"draft"``, blocked with ``"read"``."""
+
+    def __init__(self, mailbox: Any, user_settings: Any = None) -> None:
+        self.mailbox = mailbox
+        self.account = getattr(mailbox, "account", None)
+        self.identity = identity(None, user_settings)
+
+    @property
+    def account_id(self) -> str:
+        return str(getattr(self.mailbox, "account_id", "") or getattr(self.account, "id", "account"))
+
+    @property
+    def access(self) -> str:
+        return str(getattr(self.account, "access", "read"))
+
+    @property
+    def from_address(self) -> str:
+        return str(getattr(self.account, "from_address", "") or "")
+
+    def form(self, kind: str, source: Message | None = None, *, forward_as: str = "inline") -> ComposeForm:
+        return personal_form(kind, source, self.from_address, signature=self.identity.signature,
+                             forward_as=forward_as)
+
+    def propose(self, form: ComposeForm, *, source_id: str | None = None) -> Proposal:
+        return propose_personal(self.mailbox, form, account_id=self.account_id, access=self.access,
+                                source_id=source_id, from_name=self.identity.name, from_address=self.from_address)
 
 
 class SyncFlow:

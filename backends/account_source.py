@@ -10,11 +10,11 @@ from __future__ import annotations
 import base64
 import hashlib
 from datetime import datetime, timezone
-from typing import Any, Callable, ClassVar, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 from mailtriage.backends.contract import DraftRequest, MailSource, Op, ThreadId
 from mailtriage.backends.errors import NotSupported, Unavailable
-from mailtriage.backends.outgoing import as_bytes, build_message
+from mailtriage.backends.outgoing import as_bytes, build_message, sender_header
 from mailtriage.core.projectconfig import ConfigError
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -83,18 +83,22 @@ class AccountSource(MailSource):
                                                  f"{self.account.access!r}; drafts need \"draft\" or \"send\"")
 
     def _draft_message_id(self, request: DraftRequest, subject: str) -> str:
-        """A Message-ID derived from the request, so a retried request finds the draft it made."""
+        """A Message-ID derived from the request, so a retried request finds the draft it made.
+
+        It names no tool (no ``mailtriage-`` part, and no ``X-Mailtriage-…`` header on the
+        draft): our drafts are found by the Message-ID we made, in the thread."""
         digest = hashlib.sha256("\0".join([
             str(request.thread_id), ",".join(request.to), ",".join(request.cc), subject, request.body,
             "second" if request.allow_second_draft else "first",
         ]).encode("utf-8")).digest()
         token = base64.b32encode(digest[:15]).decode().lower()
         domain = self.account.from_address.rpartition("@")[2] or "mailtriage.invalid"
-        return f"<mailtriage-draft-{token}@{domain}>"
+        return f"<{token}@{domain}>"
 
     def _compose_reply(self, request: DraftRequest, subject: str, message_id: str, in_reply_to: str | None,
-                       references: Sequence[str], extra_headers: Mapping[str, str] | None = None) -> bytes:
-        """The reply draft as RFC 5322 bytes, From the account's address."""
-        return as_bytes(build_message(sender=self.account.from_address, to=request.to, cc=request.cc,
-                                      subject=subject, body=request.body, message_id=message_id,
-                                      in_reply_to=in_reply_to, references=references, extra_headers=extra_headers))
+                       references: Sequence[str]) -> bytes:
+        """The reply draft as RFC 5322 bytes, From the configured name and the account's address."""
+        return as_bytes(build_message(sender=sender_header(self.account.from_address, request.from_name),
+                                      to=request.to, cc=request.cc, subject=subject, body=request.body,
+                                      message_id=message_id, in_reply_to=in_reply_to, references=references,
+                                      attachments=request.attachments))

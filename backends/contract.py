@@ -306,8 +306,22 @@ class Thread:
 
 
 @dataclass(frozen=True)
+class OutgoingAttachment:
+    """An attachment of outgoing mail: bytes, never host paths (files are read by the
+    flow when the user confirms, size-limited)."""
+
+    filename: str
+    content_type: str
+    data: bytes
+
+
+@dataclass(frozen=True)
 class DraftRequest:
-    """What ``create_draft`` is asked to write; built by a confirmed proposal."""
+    """What ``create_draft`` is asked to write; built by a confirmed proposal.
+
+    ``from_name`` is the configured display name of the sender (``name`` in the user
+    settings), never the operating system's login name; the address is the backend's.
+    """
 
     thread_id: ThreadId
     body: str
@@ -317,6 +331,8 @@ class DraftRequest:
     in_reply_to: str | None = None
     references: tuple[str, ...] = ()
     allow_second_draft: bool = False
+    from_name: str | None = None
+    attachments: tuple[OutgoingAttachment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -372,6 +388,12 @@ class SourceFeatures:
     #: ``cached_recent_threads(...)`` answers from a persisted summary cache without asking
     #: the server (stale rows to paint at once; ``list_recent_threads`` then reconciles).
     cached_listing: bool = False
+    #: Drafts are written to a local mail folder (a Maildir a sync tool such as mbsync or
+    #: offlineimap uploads); a draft's reference is the path of its file.
+    local_drafts: bool = False
+    #: ``create_draft`` writes ``DraftRequest.attachments`` into the draft (a backend
+    #: without it refuses a request that carries files, and the proposal is blocked first).
+    draft_attachments: bool = False
 
 
 @dataclass(frozen=True)

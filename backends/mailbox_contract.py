@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Sequence
 
-from mailtriage.backends.contract import Address, Message
+from mailtriage.backends.contract import Address, Message, OutgoingAttachment
 from mailtriage.backends.errors import BackendFailure, NotSupported
 
 # The canonical label colours (the spec's MAIL_LABEL_COLORS tuple).
@@ -270,17 +270,11 @@ class PollResult:
 
 
 @dataclass(frozen=True)
-class OutgoingAttachment:
-    """Outgoing attachments are bytes, never host paths."""
-
-    filename: str
-    content_type: str
-    data: bytes
-
-
-@dataclass(frozen=True)
 class Compose:
     """A personal compose: ``kind`` new | reply | reply_all | forward.
+
+    ``OutgoingAttachment`` (bytes, never host paths) lives in the mail-source contract
+    and is importable from here too.
 
     Replies, reply-all and forwards name ``source_id`` (a message ID of this account);
     the adapter derives threading (In-Reply-To, References, subject) from that source.
@@ -294,6 +288,10 @@ class Compose:
     body: str = ""
     source_id: str | None = None
     attachments: tuple[OutgoingAttachment, ...] = field(default_factory=tuple)
+    #: The sender's configured display name for ``From:`` (the user settings' ``name``).
+    from_name: str | None = None
+    #: A forward quoting the source in the body instead of attaching it whole.
+    forward_inline: bool = False
 
     KINDS = ("new", "reply", "reply_all", "forward")
 

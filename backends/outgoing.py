@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from email import message_from_bytes, policy
 from email.message import EmailMessage
-from email.utils import format_datetime, getaddresses, make_msgid
+from email.utils import format_datetime, formataddr, getaddresses, make_msgid
 from typing import Mapping, Protocol, Sequence
 
 from mailtriage.backends.contract import reply_subject
 from mailtriage.backends.errors import BackendFailure, MailError
 from mailtriage.backends.mailbox_contract import Compose, MailMessage, OutgoingAttachment
 from mailtriage.backends.mime import set_composed_header
+from mailtriage.core.inert import header_text
 
 # Outgoing bytes: the default policy with CRLF line ends.
 POLICY = policy.SMTP
@@ -41,6 +42,14 @@ class SendNotConfirmed(MailError):
 
     def __init__(self, account_id: str) -> None:
         super().__init__(f"{account_id}: a send happens only through a confirmed proposal; nothing was sent")
+
+
+def sender_header(address: str, name: str | None = None) -> str:
+    """The ``From:`` value: the configured display name (one clean line) and the address.
+
+    The name comes from settings (``name``), never from the operating system's login."""
+    name = header_text(name or "", 200)
+    return formataddr((name, address)) if name and address else address
 
 
 def new_message_id(sender: str) -> str:
@@ -147,8 +156,8 @@ def compose_message(account: AccountAddress, compose: Compose, source: MailMessa
         forwarded_id = source.content.message_id
         in_reply_to = None if forwarded_id.endswith("@mailtriage.invalid>") else forwarded_id
         references = _real_ids([*source.content.references, source.content.message_id])
-    msg = build_message(sender=account.from_address, to=to, cc=cc, subject=subject, body=compose.body,
+    msg = build_message(sender=sender_header(account.from_address, compose.from_name), to=to, cc=cc, subject=subject, body=compose.body,
                         message_id=new_message_id(own), in_reply_to=in_reply_to, references=references,
-                        forwarded=source_raw if compose.kind == "forward" else None,
+                        forwarded=source_raw if compose.kind == "forward" and not compose.forward_inline else None,
                         attachments=compose.attachments)
     return Outgoing(msg, recipients, replying_to)

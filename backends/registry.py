@@ -33,6 +33,7 @@ from mailtriage.core.trace import OPLOG
 # kind -> "module:Class". Later issues add their backends here.
 BACKEND_KINDS: dict[str, str] = {
     "mbox": "mailtriage.backends.mbox:MboxSource",
+    "maildir": "mailtriage.backends.maildir:MaildirDraftsSource",
     "imap": "mailtriage.backends.imap.source:ImapSource",
     "mailman3": "mailtriage.backends.hyperkitty:HyperKittySource",
     "ponymail": "mailtriage.backends.ponymail:PonyMailSource",

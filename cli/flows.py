@@ -184,7 +184,12 @@ def _offer_publish(publish, args) -> dict:
 
 
 def _project_dir(args):
-    return application.project_dir(getattr(args, "project", None), demo=bool(getattr(args, "demo", False)))
+    # --demo-reset remakes the demo workspace once per run, then reads as --demo.
+    reset = bool(getattr(args, "demo_reset", False))
+    if reset:
+        args.demo, args.demo_reset = True, False
+    return application.project_dir(getattr(args, "project", None), demo=bool(getattr(args, "demo", False)),
+                                   demo_reset=reset)
 
 
 def _open(args):

@@ -76,6 +76,9 @@ def _common(parser: argparse.ArgumentParser, top: bool) -> None:
                        help="project configuration folder holding project.md (default: $MAILTRIAGE_PROJECT or .)")
     group.add_argument("--demo", action="store_true", default=False if top else argparse.SUPPRESS,
                        help="use the bundled demo project (no account needed)")
+    group.add_argument("--demo-reset", action="store_true", default=False if top else argparse.SUPPRESS,
+                       help="like --demo, on a fresh copy of the demo workspace (the command line's copy is "
+                            "otherwise kept between commands; the app gets a fresh one each run)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -152,9 +155,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 # -- helpers ----------------------------------------------------------------------
 
-def project_dir(args: argparse.Namespace):
-    """The project folder of ``--demo``, ``--project``, ``$MAILTRIAGE_PROJECT`` or the current folder."""
-    return application.project_dir(getattr(args, "project", None), demo=bool(getattr(args, "demo", False)))
+def project_dir(args: argparse.Namespace, *, session: bool = False):
+    """The project folder of ``--demo``, ``--project``, ``$MAILTRIAGE_PROJECT`` or the current folder.
+
+    ``--demo-reset`` remakes the command line's demo workspace once per run (and means
+    ``--demo``); ``session``: the app's fresh demo workspace of this run."""
+    reset = bool(getattr(args, "demo_reset", False))
+    if reset:
+        args.demo, args.demo_reset = True, False
+    demo = bool(getattr(args, "demo", False))
+    return application.project_dir(getattr(args, "project", None), demo=demo, demo_reset=reset,
+                                   demo_session=session and demo)
 
 
 def open_project(args: argparse.Namespace):
@@ -341,7 +352,8 @@ def cmd_app(args: argparse.Namespace) -> int:
             if not (exc.name or "").startswith("mailtriage.tui"):
                 raise
         else:
-            return run_app(project_dir(args), demo=bool(args.demo))
+            folder = project_dir(args, session=True)  # the app's demo: a fresh workspace each run
+            return run_app(folder, demo=bool(args.demo))
     args.since = None
     args.list_name = None
     return cmd_list(args)
@@ -445,9 +457,9 @@ def _dispatch(argv: list[str]) -> int:
     if "tracker" in argv:
         idx = argv.index("tracker")
         head = argv[:idx]
-        pre = parser.parse_args(head) if head else argparse.Namespace(project=None, demo=False)
+        pre = parser.parse_args(head) if head else argparse.Namespace(project=None, demo=False, demo_reset=False)
         rest = argv[idx + 1 :]
-        if pre.demo:
+        if pre.demo or pre.demo_reset:
             rest = ["--project", str(project_dir(pre)), *rest]
         elif pre.project:
             rest = ["--project", pre.project, *rest]

@@ -396,6 +396,7 @@ SCHEMA: dict[str, tuple[Any, str]] = {
     "alerts.poll_seconds": (_seconds, "a number of seconds, at least 1"),
     "sweep.internal_domains": (_names, "a list of domains, e.g. [example.org]"),
     "templates.receipt": TEXT_OR_NULL,
+    "signature": TEXT_OR_NULL,
     "tracker.platform": (_one_of("github", "jira", "local-files"), "github, jira, local-files"),
     "tracker.prefix": TEXT,
     "tracker.user": TEXT_OR_NULL,

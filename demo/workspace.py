@@ -1,12 +1,23 @@
 """The demo workspace: the bundled demo project copied into a temporary git repository.
 
-``--demo`` (CLI and app alike) runs on this copy so the demo's local-files tracker can
-really be written, reviewed and committed without touching the installed package. The
-tracker starts with three filed reports (``demo/tracker.py``) so the tracker pane has
-something to show. The workspace lives in the user's own data folder
-(``<data dir>/demo``, e.g. ``~/.local/share/mailtriage/demo``; ``$MAILTRIAGE_DEMO_DIR``
-overrides) and is kept between commands, so ``mailtriage --demo import …`` followed by
-``mailtriage --demo tracker list`` sees the imported issue. Delete the folder to start over.
+``--demo`` runs on such a copy so the demo's local-files tracker can really be written,
+reviewed and committed, and reply drafts really written to the local Maildir ``Mail/``
+(the demo's ``drafts`` source), without touching the installed package. The tracker
+starts with three filed reports (``demo/tracker.py``) so the tracker pane has something
+to show.
+
+* **The app** (``mailtriage --demo``, or ``d`` on the first-run screen) gets a fresh
+  workspace for each run (:func:`new_demo_session`): ``<data dir>/demo-sessions/session-…``,
+  so nothing an earlier run committed or drafted shows up again. Sessions older than a day
+  are removed when the next one starts.
+* **The command line** (``mailtriage --demo import …``) keeps one workspace between
+  commands, ``<data dir>/demo`` (e.g. ``~/.local/share/mailtriage/demo``), so
+  ``mailtriage --demo import …`` followed by ``mailtriage --demo tracker list`` sees the
+  imported issue; ``--demo-reset`` starts it over (:func:`ensure_demo_workspace` with
+  ``reset=True``).
+
+``$MAILTRIAGE_DEMO_DIR`` names the command line's workspace; the sessions are made beside
+it (``<that folder>-sessions``).
 
 Never a predictable name in a shared folder: another local user could make that folder
 first, with a project and a git hook of their choosing (publish runs the repository's
@@ -20,61 +31,54 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
+from mailtriage.core.paths import check_private_dir, private_dir
+from mailtriage.core.projectconfig import load_project
+from mailtriage.core.settings import data_dir
+from mailtriage.demo import demo_project_dir
+from mailtriage.demo.tracker import file_demo_issues
+from mailtriage.trackers.contract import Policy
+from mailtriage.trackers.localfiles import LocalFilesTracker
+
 READY_MARK = ".mailtriage-demo-ready"
+#: The local Maildir of the demo's ``drafts`` source (relative to the workspace).
+MAILDIR = "Mail"
+SESSION_PREFIX = "session-"
+#: A session workspace older than this is removed when a new session starts.
+SESSION_MAX_AGE = 24 * 3600.0
 
 
 def demo_workspace_dir() -> Path:
     override = os.environ.get("MAILTRIAGE_DEMO_DIR")
     if override:
         return Path(override)
-    from mailtriage.core.settings import data_dir
-
     return data_dir() / "demo"
 
 
-def ensure_demo_workspace() -> Path:
-    """Create the workspace when missing (atomically) and return it.
+def demo_sessions_dir() -> Path:
+    """Where the app's per-run demo workspaces are made."""
+    shared = demo_workspace_dir()
+    return shared.parent / f"{shared.name}-sessions"
+
+
+def ensure_demo_workspace(*, reset: bool = False) -> Path:
+    """The command line's demo workspace: created when missing (atomically), or made
+    afresh with ``reset`` (``--demo-reset``); returns it.
 
     Raises UnsafePath (a ConfigError) when the folder or its parent is not the user's own."""
-    from mailtriage.core.paths import check_private_dir, private_dir
-
     target = demo_workspace_dir()
     private_dir(target.parent)
     if os.path.lexists(target):
         check_private_dir(target)
+        if reset:
+            shutil.rmtree(target)
     if (target / READY_MARK).is_file():
         return target
-    from mailtriage.demo import demo_project_dir
-
     staging = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
     try:
-        source = demo_project_dir()
-        for name in ("project.md", "security.mbox"):
-            shutil.copy2(source / name, staging / name)
-        shutil.copytree(source / "templates", staging / "templates")
-        _git(staging, "init", "-q", "-b", "main")
-        _git(staging, "config", "user.name", "Demo Triager")
-        _git(staging, "config", "user.email", "triager@example.org")
-        from mailtriage.core.projectconfig import load_project
-        from mailtriage.demo.tracker import file_demo_issues
-        from mailtriage.trackers.contract import Policy
-        from mailtriage.trackers.localfiles import LocalFilesTracker
-
-        config = load_project(staging)
-        tracker = LocalFilesTracker(config.resolve_path(str(config.get("tracker.local.path"))),
-                                    Policy.from_config(config), user="demo")
-        # A local repository with no remote: only this machine's user can read it.
-        tracker.init(str(config.get("tracker.prefix") or "SEC"), access_restricted=True)
-        # writes need the descriptor committed (the guard reads HEAD, not the file on disk)
-        _git(staging, "add", "-A")
-        _git(staging, "commit", "-q", "-m", "demo security tracker descriptor")
-        file_demo_issues(tracker)
-        (staging / ".gitignore").write_text(f"{READY_MARK}\n", encoding="utf-8")
-        _git(staging, "add", "-A")
-        _git(staging, "commit", "-q", "-m", "demo project and its security tracker")
-        (staging / READY_MARK).write_text("ok\n", encoding="utf-8")
+        _build(staging)
         try:
             staging.rename(target)
         except OSError:
@@ -86,6 +90,56 @@ def ensure_demo_workspace() -> Path:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def new_demo_session() -> Path:
+    """A fresh demo workspace for one run of the app (private, in the user's data folder).
+
+    Sessions older than :data:`SESSION_MAX_AGE` are removed first. Raises UnsafePath when
+    the sessions folder or its parent is not the user's own."""
+    sessions = demo_sessions_dir()
+    private_dir(sessions.parent)
+    private_dir(sessions)
+    now = time.time()
+    for old in sessions.glob(f"{SESSION_PREFIX}*"):
+        try:
+            if now - old.lstat().st_mtime > SESSION_MAX_AGE and not old.is_symlink():
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            continue
+    workspace = Path(tempfile.mkdtemp(prefix=SESSION_PREFIX, dir=sessions))  # mode 0700, a new name
+    try:
+        _build(workspace)
+    except BaseException:
+        shutil.rmtree(workspace, ignore_errors=True)
+        raise
+    return workspace
+
+
+def _build(staging: Path) -> None:
+    """The demo project, its git repository, its tracker and its Maildir, in ``staging``."""
+    source = demo_project_dir()
+    for name in ("project.md", "security.mbox"):
+        shutil.copy2(source / name, staging / name)
+    shutil.copytree(source / "templates", staging / "templates")
+    _git(staging, "init", "-q", "-b", "main")
+    _git(staging, "config", "user.name", "Demo Triager")
+    _git(staging, "config", "user.email", "triager@example.org")
+    config = load_project(staging)
+    tracker = LocalFilesTracker(config.resolve_path(str(config.get("tracker.local.path"))),
+                                Policy.from_config(config), user="demo")
+    # A local repository with no remote: only this machine's user can read it.
+    tracker.init(str(config.get("tracker.prefix") or "SEC"), access_restricted=True)
+    # writes need the descriptor committed (the guard reads HEAD, not the file on disk)
+    _git(staging, "add", "-A")
+    _git(staging, "commit", "-q", "-m", "demo security tracker descriptor")
+    file_demo_issues(tracker)
+    # The drafts Maildir is mail, not project history: git never sees it.
+    (staging / ".gitignore").write_text(f"{READY_MARK}\n/{MAILDIR}/\n", encoding="utf-8")
+    private_dir(staging / MAILDIR)
+    _git(staging, "add", "-A")
+    _git(staging, "commit", "-q", "-m", "demo project and its security tracker")
+    (staging / READY_MARK).write_text("ok\n", encoding="utf-8")
 
 
 def _git(cwd: Path, *args: str) -> None:

@@ -171,16 +171,16 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
         self._open_session()
 
     def open_demo(self) -> None:
-        """First-run ``d``: the demo project, from the same working copy ``--demo`` uses."""
+        """First-run ``d``: the demo project, in a fresh workspace of this run (as ``--demo``)."""
         try:
-            from mailtriage.demo.workspace import ensure_demo_workspace
+            from mailtriage.demo.workspace import new_demo_session
         except ImportError:
             self.notify("The demo data is not part of this build of mailtriage.", severity="error", markup=False)
             return
         from mailtriage.core.projectconfig import ConfigError
 
         try:
-            workspace = ensure_demo_workspace()
+            workspace = new_demo_session()
         except (OSError, subprocess.CalledProcessError, ConfigError) as exc:
             self.notify(f"The demo workspace could not be made: {exc}", severity="error", markup=False)
             return

@@ -59,6 +59,9 @@ THREAD_LIST = [
     _b("pageup,ctrl+b", "page_up", "Page up", "threads.page_up", show=False),
     _b("enter", "open", "Open", "threads.open"),
     _b("r", "reply", "Reply", "threads.reply"),
+    _b("A", "compose('reply_all')", "Reply to all", "threads.reply_all", show=False),
+    _b("F", "compose('forward')", "Forward", "threads.forward", show=False),
+    _b("C", "compose('new')", "New mail (personal account)", "threads.compose", show=False),
     _b("i", "import_thread", "Import to tracker", "threads.import"),
     _b("slash", "search", "Search", "threads.search", key_display="/"),
     _b("escape", "clear_search", "Clear search", "threads.clear_search"),
@@ -98,6 +101,9 @@ READER = [
     _b("n", "next_message", "Next message", "reader.next_message"),
     _b("p", "previous_message", "Previous message", "reader.previous_message"),
     _b("r", "reply", "Reply", "reader.reply"),
+    _b("A", "compose('reply_all')", "Reply to all", "reader.reply_all", show=False),
+    _b("F", "compose('forward')", "Forward", "reader.forward", show=False),
+    _b("C", "compose('new')", "New mail (personal account)", "reader.compose", show=False),
     _b("i", "import_thread", "Import to tracker", "reader.import"),
     _b("u", "thread_url", "Thread URL", "reader.url"),
     _b("e", "attachments", "Attachments", "reader.attachments", show=False),
@@ -178,6 +184,14 @@ QUIT_DIALOG = [
     _b("n,escape", "stay", "Stay", "quit.cancel"),
 ]
 
+COMPOSE = [
+    _b("ctrl+s", "submit", "Review the proposal", "compose.submit", priority=True),
+    _b("escape", "cancel", "Cancel (nothing is written)", "compose.cancel", priority=True),
+    _b("ctrl+o", "edit_in_editor", "Edit headers and text in $EDITOR", "compose.editor", priority=True),
+    _b("ctrl+r", "switch_kind", "Receipt template / quoted reply", "compose.switch_kind", priority=True),
+    _b("ctrl+g", "switch_forward", "Forward inline / as attachment", "compose.switch_forward", priority=True),
+]
+
 ERROR_DIALOG = [
     _b("escape,q,enter", "close", "Close", "error.close"),
 ]
@@ -240,6 +254,7 @@ CONTEXTS: tuple[Context, ...] = (
     Context("Tracker pane", TRACKER, "TrackerList", "MainScreen"),
     Context("Backend console", CONSOLE, "screen", "ConsoleScreen"),
     Context("Help", HELP, "screen", "HelpScreen"),
+    Context("Compose dialog", COMPOSE, "screen", "ComposeDialog"),
     Context("Proposal dialog", PROPOSAL, "screen", "ProposalDialog"),
     Context("Attachments dialog", ATTACHMENTS, "screen", "AttachmentsDialog"),
     Context("Folder picker (move)", FOLDER_PICKER, "screen", "FolderPicker"),

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from mailtriage.application import PollOutcome
     from mailtriage.application import ApplyReport, Proposal
     from mailtriage.application import ThreadId, ThreadStatus
+    from mailtriage.application import ComposeForm
+    from mailtriage.tui.controllers.compose import ComposeTarget
 
 
 class SourceRow(TypedDict):
@@ -161,6 +163,16 @@ class ProposalReady(Message):
     request: int
     proposal: Proposal
     flow: str = "reply"
+
+
+@dataclass(eq=False)
+class ComposeReady(Message):
+    """The compose forms of r/A/F/C are filled in (first one shown); nothing written yet."""
+
+    request: int
+    target: ComposeTarget
+    forms: Mapping[str, ComposeForm]
+    where: str
 
 
 @dataclass(eq=False)

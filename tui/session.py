@@ -20,7 +20,7 @@ from mailtriage.core.settings import UserSettings
 from mailtriage.tui.alerts import AlertLoop, poll_interval
 
 if TYPE_CHECKING:
-    from mailtriage.application import ListEntry, Mailboxes, Op, Project, Thread, ThreadId
+    from mailtriage.application import ComposeForm, ListEntry, Mailboxes, Op, Project, Thread, ThreadId
 
 __all__ = ["Session"]
 
@@ -122,7 +122,53 @@ class Session:
 
     def propose_reply(self, thread: Thread, body: str):
         with self._lock:
-            return application.ReplyFlow(self.project).propose(thread, body)
+            return application.ReplyFlow(self.project, self.settings).propose(thread, body)
+
+    # -- compose: replies, forwards and new mail (blocking) -----------------------
+    def reply_forms(self, thread: Thread, what: str) -> dict[str, "ComposeForm"]:
+        """The compose forms on a project thread: ``what`` ("" = what ``r`` picks) first,
+        then the alternative one key away (receipt ↔ quoted reply)."""
+        flow = application.ReplyFlow(self.project, self.settings)
+        with self._lock:
+            first = flow.form(thread, what or flow.default_kind(thread))
+            forms = {first.kind: first}
+            if first.is_reply:
+                other = {"receipt": "reply", "reply": "receipt"}[first.kind]
+                forms[other] = flow.form(thread, other)
+            return forms
+
+    def propose_compose(self, thread: Thread, form: "ComposeForm"):
+        """The draft proposal of a composed reply on a project thread (writes nothing)."""
+        with self._lock:
+            return application.ReplyFlow(self.project, self.settings).propose(thread, form=form)
+
+    def personal_forms(self, account_id: str, message_id: str | None, what: str) -> dict[str, "ComposeForm"]:
+        """The compose forms on a personal account's message (None: new mail); a forward
+        has two, inline and as an attachment."""
+        with self._lock:
+            flow = application.ComposeFlow(self._mailboxes.get(account_id), self.settings)
+            source = self._mailboxes.message(account_id, message_id).content if message_id else None
+            first = flow.form(what or "reply", source)
+            if not first.is_forward:
+                return {what or "reply": first}
+            return {f"forward-{how}": flow.form("forward", source, forward_as=how)
+                    for how in (application.FORWARD_INLINE, application.FORWARD_ATTACHED)}
+
+    def propose_personal(self, account_id: str, form: "ComposeForm", source_id: str | None):
+        """Send (access = "send"), draft ("draft") or blocked ("read"); writes nothing."""
+        with self._lock:
+            flow = application.ComposeFlow(self._mailboxes.get(account_id), self.settings)
+            return flow.propose(form, source_id=source_id)
+
+    def compose_where(self, account_id: str | None) -> str:
+        """Where a compose goes, for the dialog's title line."""
+        if account_id is None:
+            return "a draft, after you confirm it (security CC kept)"
+        with self._lock:
+            access = application.ComposeFlow(self._mailboxes.get(account_id), self.settings).access
+        return {"send": f"sent from account {account_id} after you confirm it (a copy goes to Sent)",
+                "draft": f"saved as a draft in account {account_id} (access = \"draft\")"}.get(
+                    access, f"nothing: account {account_id} is read-only")
 
     def apply(self, proposal):
         with self._lock:

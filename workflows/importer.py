@@ -31,7 +31,7 @@ from mailtriage.trackers.contract import Tracker
 from mailtriage.workflows import linking
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 from mailtriage.workflows.reply import propose_reply
-from mailtriage.workflows.templates import receipt_body
+from mailtriage.workflows.templates import identity, receipt_body
 from mailtriage.workflows.text import display_address, markdown_inert, one_line, spoof_warning
 
 DEFAULT_IMPORT_LABELS = ("needs triage", "needs-triage")
@@ -218,7 +218,8 @@ def _add_receipt(proposal: Proposal, sources: SourceSet, thread: Thread, sender_
     if others:
         proposal.notes.append(f"the thread already has replies from {', '.join(others[:5])}"
                               + (" …" if len(others) > 5 else "") + "; check whether the reporter was answered")
-    reply = propose_reply(sources, thread, rendered.text, title="Receipt-of-confirmation draft", reply_to=target)
+    reply = propose_reply(sources, thread, rendered.text, title="Receipt-of-confirmation draft", reply_to=target,
+                          from_name=identity(sources.config).name)
     proposal.warnings += [w for w in reply.warnings if w not in proposal.warnings]
     proposal.notes += reply.notes
     proposal.recap += reply.recap

@@ -18,7 +18,11 @@ from mailtriage.backends.errors import MailError, MandatoryBackendUnavailable, N
 from mailtriage.backends.mime import is_plain_address
 from mailtriage.backends.registry import SourceSet
 from mailtriage.backends.security_cc import merge_cc, resolve_security_cc
+from mailtriage.workflows.compose import (FORWARD, KIND_TITLES, RECEIPT, REPLY, REPLY_ALL, ComposeForm,
+                                          forward_body, form_problems, quoted_body, read_attachments,
+                                          reply_form_subject)
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.workflows.templates import Identity, receipt_body
 from mailtriage.workflows.text import spoof_warning
 
 ALREADY_REPLIED = "we already replied; the ball is in the reporter's court"
@@ -43,6 +47,40 @@ def _reply_target(thread: Thread, own_addresses: set[str]) -> Message:
     return root
 
 
+def own_addresses(config) -> set[str]:
+    """The addresses that are us on a project: the security list and the resolved CC."""
+    cc = resolve_security_cc(config)
+    return {a.lower() for a in filter(None, [cc.security_cc, config.get("security_list")]) if isinstance(a, str)}
+
+
+def reply_form(config, thread: Thread, kind: str, identity: Identity | None = None, *,
+               forward_as: str = "inline") -> ComposeForm:
+    """The compose form of a reply on a project source, filled in: the receipt template,
+    a quoted reply to the reporter, a reply to all, or a forward (To left for the user).
+    The security CC is in Cc of each; the signature and name come from settings."""
+    identity = identity or Identity()
+    cc = resolve_security_cc(config)
+    own = own_addresses(config)
+    target = _reply_target(thread, own)
+    security = [cc.security_cc] if cc.security_cc else []
+    to: tuple[str, ...] = (target.sender.email,) if target.sender.email else ()
+    if kind == RECEIPT:
+        body = receipt_body(config, thread, sender_name=identity.sender_name).text
+        return ComposeForm(RECEIPT, to, tuple(merge_cc([], cc.security_cc, exclude=to)),
+                           reply_subject(target.subject), body)
+    if kind == REPLY:
+        return ComposeForm(REPLY, to, tuple(merge_cc([], cc.security_cc, exclude=to)),
+                           reply_subject(target.subject), quoted_body(target, identity.signature))
+    if kind == REPLY_ALL:
+        others = [a.email for a in (*target.to, *target.cc) if a.email and a.email.lower() not in own]
+        return ComposeForm(REPLY_ALL, to, tuple(merge_cc(others, cc.security_cc, exclude=to)),
+                           reply_subject(target.subject), quoted_body(target, identity.signature))
+    if kind == FORWARD:
+        return ComposeForm(FORWARD, (), tuple(security), reply_form_subject(FORWARD, target.subject),
+                           forward_body(target, identity.signature, inline=True), forward_as="inline")
+    raise ValueError(f"a project source has no {kind!r} compose (new mail is for personal accounts)")
+
+
 def propose_reply(
     sources: SourceSet,
     thread: Thread,
@@ -52,13 +90,22 @@ def propose_reply(
     since: datetime | None = None,
     allow_second_draft: bool = False,
     reply_to: Message | None = None,
+    form: ComposeForm | None = None,
+    from_name: str | None = None,
 ) -> Proposal:
     """Build the reply-draft proposal for ``thread``; never writes anything.
 
     The reply answers ``reply_to`` when given (the import's receipt answers the
-    reporter), else the newest message not written by us.
+    reporter), else the newest message not written by us. ``form`` is what the person
+    composed (kind, To, Cc, Subject, files to attach, body): its recipients replace the
+    defaults after they are checked, and a removed security CC blocks the proposal.
+    ``from_name`` is the configured display name put in ``From:``.
     """
     config = sources.config
+    if form is not None:
+        body = form.body
+        if title == "Reply draft" and form.kind != RECEIPT:
+            title = f"{KIND_TITLES.get(form.kind, 'Reply')} draft"
     proposal = Proposal(title)
     abort = sources.mandatory_abort(Op.CREATE_DRAFT)
     if abort is not None:
@@ -127,16 +174,27 @@ def propose_reply(
         return proposal
     to = (target.sender.email,)
     cc_list = tuple(merge_cc([], cc.security_cc, exclude=to))
+    subject = reply_subject(target.subject)
+    attach: tuple[str, ...] = ()
+    if form is not None:
+        proposal.facts["compose_kind"] = form.kind
+        problems = form_problems(form, security_cc=cc.security_cc)
+        if problems:
+            proposal.blocked = "; ".join(problems)
+            proposal.facts["blocked_by"] = "compose"
+            return proposal
+        to, cc_list, subject, attach = form.to, form.cc, form.subject or subject, form.attach
     references = tuple(dict.fromkeys([*target.references, target.message_id]))
     request = DraftRequest(
         thread_id=thread.thread_id,
         body=body,
         to=to,
         cc=cc_list,
-        subject=reply_subject(target.subject),
+        subject=subject,
         in_reply_to=target.message_id,
         references=references,
         allow_second_draft=allow_second_draft,
+        from_name=from_name,
     )
     fields = [Field("To", ", ".join(request.to),
                     "the sender's name is another address; this is the real one" if spoof else None)]
@@ -148,8 +206,9 @@ def propose_reply(
     fields += [
         Field("Subject", request.subject or ""),
         Field("In-Reply-To", request.in_reply_to or ""),
-        Field("Body", body, multiline=True),
     ]
+    fields += [Field("Attach", path, "read when you confirm") for path in attach]
+    fields.append(Field("Body", body, multiline=True))
 
     if not draft_res.chosen:
         proposal.preview = fields
@@ -163,6 +222,11 @@ def propose_reply(
                             f"(it could duplicate one): {pending_unknown}")
         proposal.facts["blocked_by"] = "pending_check"
         return proposal
+    if attach and not sources.backends[draft_res.chosen].features.draft_attachments:
+        proposal.blocked = (f"backend {draft_res.chosen} cannot attach files to a draft; "
+                            "leave Attach empty and attach them in your mail client")
+        proposal.facts["blocked_by"] = "attachments"
+        return proposal
     problem = _thread_problem(sources.backends[draft_res.chosen], thread, target)
     if problem:
         # Never offer a write the chosen backend cannot do for this thread.
@@ -171,7 +235,9 @@ def propose_reply(
         return proposal
 
     def apply(write: Write):
-        final = replace(request, body=write.body if write.body is not None else request.body)
+        # Files are read now, when the user confirmed, within the size limits.
+        final = replace(request, body=write.body if write.body is not None else request.body,
+                        attachments=read_attachments(attach))
         return sources.dispatch(Op.CREATE_DRAFT, lambda b: b.create_draft(final), backend=draft_res.chosen).value
 
     proposal.writes.append(

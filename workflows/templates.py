@@ -10,13 +10,13 @@ formatted once, values are never formatted again).
 
 from __future__ import annotations
 
-import getpass
 from dataclasses import dataclass
+from typing import Any
 
 from mailtriage.backends.contract import Thread, reply_subject
 from mailtriage.backends.security_cc import resolve_security_cc
 from mailtriage.core import settings
-from mailtriage.workflows.text import one_line
+from mailtriage.workflows.text import one_line, plain_lines
 
 DEFAULT_RECEIPT = (
     "Hi {reporter_name},\n\n"
@@ -40,19 +40,50 @@ class Rendered:
     note: str | None = None  # why the project's template was not used
 
 
+#: Who signs when no name is configured: never the operating system's login name.
+UNNAMED_SENDER = "The security team"
+SIGNATURE_LIMIT = 2000
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who writes our drafts: the configured display name (``From:`` and ``{sender_name}``)
+    and the signature. Both come from settings, never from the operating system."""
+
+    name: str | None = None
+    signature: str | None = None
+
+    @property
+    def sender_name(self) -> str:
+        return self.name or UNNAMED_SENDER
+
+
+def _text_setting(value: Any) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return value
+
+
+def identity(config=None, user_settings=None) -> Identity:
+    """``name`` of the user settings; ``signature`` of project.md, else of the user settings.
+
+    ``user_settings`` is the front end's copy (loaded here when not given); unreadable
+    settings never stop a proposal, they only leave the name and signature unset."""
+    try:
+        data = (user_settings or settings.load_settings()).data
+    except Exception:  # a broken config.toml is reported where it is used, not by a draft
+        data = {}
+    name = _text_setting(data.get("name"))
+    signature = _text_setting(config.get("signature")) if config is not None else None
+    signature = signature or _text_setting(data.get("signature"))
+    return Identity(one_line(name, 120) if name else None,
+                    plain_lines(signature).strip("\n")[:SIGNATURE_LIMIT] if signature else None)
+
+
 def sender_name_default() -> str:
-    """The triager's name when the caller gives none: ``name`` in the user settings,
-    else the login name."""
-    try:
-        name = settings.load_settings().data.get("name")
-        if isinstance(name, str) and name.strip():
-            return one_line(name, 120)
-    except Exception:  # unreadable settings never stop a proposal; the login name stands in
-        pass
-    try:
-        return getpass.getuser()
-    except Exception:
-        return "The security team"
+    """The triager's name when the caller gives none: ``name`` in the user settings, else
+    "The security team" (never the login name)."""
+    return identity().sender_name
 
 
 def receipt_body(config, thread: Thread, *, sender_name: str | None = None) -> Rendered:

@@ -20,6 +20,7 @@ import base64
 import hashlib
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
+from email.utils import getaddresses
 from urllib.parse import quote
 
 from mailtriage.backends import mime
@@ -37,14 +38,14 @@ from mailtriage.backends.thread_reconstruction import synthetic_kind
 
 THREAD_KIND = "gmail"
 LIST_HEADERS = ("Message-ID", "References", "In-Reply-To", "Subject", "From", "Date")
-DRAFT_HEADERS = ("Message-ID", "X-Mailtriage-Request")
+DRAFT_HEADERS = ("Message-ID",)
 DRAFT_SLOTS = 8  # drafts of mailtriage per thread (a second needs a confirmed proposal)
 
 
 class GmailSource(AccountSource):
     kind = "gmail"
     features = SourceFeatures(listing_limit=True, attachment_bytes=True, server_search=True,
-                              server_search_fields=gmail_search.FIELDS)
+                              server_search_fields=gmail_search.FIELDS, draft_attachments=True)
     thread_id_kind = THREAD_KIND
     account_label = "Google"
     account_table_hint = "the id of an [accounts.<id>] table with kind = \"gmail\""
@@ -220,17 +221,24 @@ class GmailSource(AccountSource):
     # message that has no Message-ID, starts a thread of its own. So our drafts carry a
     # Message-ID made from the thread (one of DRAFT_SLOTS), and are found by it with one
     # drafts.list search (rfc822msgid:, Gmail's search syntax), together with the drafts
-    # Gmail did thread; the whole drafts list is never walked. X-Mailtriage-Request holds
-    # the request's fingerprint, so a retry is recognised from the metadata alone.
+    # Gmail did thread; the whole drafts list is never walked. The draft names no tool (no
+    # X-Mailtriage header): a request's slots are probed in an order made from the request,
+    # so a retry reads the draft it made first and recognises it by its content.
     def _slot_ids(self, value: str) -> list[str]:
         digest = hashlib.sha256(f"{self.account.id}\0{value}".encode("utf-8")).digest()
         token = base64.b32encode(digest[:10]).decode("ascii").lower()
         domain = self.account.from_address.rpartition("@")[2] or "mailtriage.invalid"
-        return [f"<mailtriage-draft-{token}-{n}@{domain}>" for n in range(1, DRAFT_SLOTS + 1)]
+        return [f"<{token}.{n}@{domain}>" for n in range(1, DRAFT_SLOTS + 1)]
+
+    def _probe_order(self, value: str, fingerprint: str) -> list[str]:
+        """The thread's slot IDs, starting at the one the request's fingerprint picks."""
+        slots = self._slot_ids(value)
+        start = int(hashlib.sha256(fingerprint.encode("utf-8")).hexdigest(), 16) % len(slots)
+        return slots[start:] + slots[:start]
 
     def _pending(self, value: str) -> list[tuple[str, dict]]:
         """``(draft id, headers)`` of the thread's drafts: those Gmail put in the thread and
-        ours that it did not. ``headers`` holds message-id and x-mailtriage-request."""
+        ours that it did not. ``headers`` holds the message-id."""
         try:
             thread = self.api.get(f"{USER}/threads/{value}", "threads.get", format="metadata",
                                   metadataHeaders=list(DRAFT_HEADERS)) or {}
@@ -304,23 +312,25 @@ class GmailSource(AccountSource):
         subject = request.subject or reply_subject(source_message.subject)
         fingerprint = self._draft_message_id(request, subject)
         pending = self._pending(value)
-        for draft_id, headers in pending:
-            if headers.get("x-mailtriage-request") == fingerprint:  # a retried request: the draft is there
-                return self._draft(request.thread_id, draft_id)
+        by_id = {h.get("message-id"): d for d, h in pending if h.get("message-id")}
+        probe = self._probe_order(value, fingerprint)
+        for slot in probe:  # a retried request: the draft it made is there (its own slot first)
+            if slot in by_id:
+                draft = self._draft(request.thread_id, by_id[slot])
+                if _same_request(draft, request, subject):
+                    return draft
         if pending and not request.allow_second_draft:
             raise DraftAlreadyPending(self.name, str(request.thread_id), [d for d, _h in pending])
-        taken = {h.get("message-id") for _d, h in pending}
-        message_id = next((m for m in self._slot_ids(value) if m not in taken), None)
+        message_id = next((m for m in probe if m not in by_id), None)
         if message_id is None:
-            raise BackendFailure(self.name, f"thread {request.thread_id} already has {DRAFT_SLOTS} drafts of "
-                                            "mailtriage; send or delete some first")
+            raise BackendFailure(self.name, f"thread {request.thread_id} already has {DRAFT_SLOTS} drafts "
+                                            "made here; send or delete some first")
         references = [*source_message.references, source_message.message_id]
         references = [r for r in dict.fromkeys(references) if r and not r.endswith("@mailtriage.invalid>")]
         in_reply_to = source_message.message_id
         # A synthetic ID (the answered mail had no Message-ID) names nothing outside mailtriage.
         raw = self._compose_reply(request, subject, message_id,
-                                  None if in_reply_to.endswith("@mailtriage.invalid>") else in_reply_to, references,
-                                  {"X-Mailtriage-Request": fingerprint})
+                                  None if in_reply_to.endswith("@mailtriage.invalid>") else in_reply_to, references)
         created = self.api.post(f"{USER}/drafts", {"message": {"raw": b64encode(raw), "threadId": value}},
                                 "drafts.create") or {}
         return self._draft(request.thread_id, str(created.get("id")))
@@ -356,7 +366,16 @@ class GmailSource(AccountSource):
 
 
 def _draft_headers(message: dict) -> dict[str, str]:
-    """message-id and x-mailtriage-request of a metadata answer (lower-case keys)."""
-    fields = mime.header_fields(header_block(message), {b"message-id", b"x-mailtriage-request"})
-    return {"message-id": mime.extract_msgid(fields.get(b"message-id")) or "",
-            "x-mailtriage-request": fields.get(b"x-mailtriage-request", b"").decode("utf-8", "replace").strip()}
+    """The message-id of a metadata answer (lower-case key)."""
+    fields = mime.header_fields(header_block(message), {b"message-id"})
+    return {"message-id": mime.extract_msgid(fields.get(b"message-id")) or ""}
+
+
+def _addresses_of(values) -> list[str]:
+    return sorted(addr.lower() for _name, addr in getaddresses([str(v) for v in values]) if addr)
+
+
+def _same_request(draft: Draft, request: DraftRequest, subject: str) -> bool:
+    """Is ``draft`` what ``request`` writes (a retry)? Recipients, subject and text."""
+    return (_addresses_of(draft.to) == _addresses_of(request.to) and _addresses_of(draft.cc) == _addresses_of(request.cc)
+            and draft.subject == subject and draft.body.strip() == request.body.strip())

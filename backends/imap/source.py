@@ -52,7 +52,7 @@ _DRAFT_OPS = frozenset({Op.LIST_DRAFTS, Op.CREATE_DRAFT})
 class ImapSource(AccountSource):
     kind = "imap"
     features = SourceFeatures(listing_limit=True, attachment_bytes=True, server_search=True, search_all_folders=True,
-                              cached_listing=True)
+                              cached_listing=True, draft_attachments=True)
     thread_id_kind = THREAD_KIND
     account_label = "IMAP"
     load_account = staticmethod(load_account)
@@ -332,8 +332,7 @@ class ImapSource(AccountSource):
         if pending and not request.allow_second_draft:
             raise DraftAlreadyPending(self.name, str(request.thread_id), [p.header.id for p in pending])
 
-        raw = self._compose_reply(request, subject, message_id, in_reply_to, references,
-                                  {"X-Mailtriage-Thread": request.thread_id.value})
+        raw = self._compose_reply(request, subject, message_id, in_reply_to, references)
         draft_ref = self.mailbox.append_draft(folder, raw, message_id)
         created = [p for p in message_reads.thread_members(self.mailbox, folder, root) if p.header.message_id == message_id]
         if not created:

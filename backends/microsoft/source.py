@@ -25,7 +25,7 @@ from mailtriage.backends import mime
 from mailtriage.backends.account_source import EPOCH, AccountSource
 from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, Draft, DraftRequest, Message, Op, Thread, ThreadId,
                                           ThreadSummary, reply_subject)
-from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, Unavailable
+from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported, Unavailable
 from mailtriage.backends.imap.headers import thread_root
 from mailtriage.backends.microsoft.account import MicrosoftAccount, load_microsoft_account
 from mailtriage.backends.microsoft import search as graph_search
@@ -219,6 +219,9 @@ class GraphSource(AccountSource):
         """
         if Op.CREATE_DRAFT not in self.capabilities:
             raise self._read_only(Op.CREATE_DRAFT)
+        if request.attachments:  # never drop a file silently (features.draft_attachments is off)
+            raise NotSupported(self.name, Op.CREATE_DRAFT.value, "Graph drafts carry no attachments here; "
+                                                                 "attach the files in Outlook")
         if not request.to:
             raise BackendFailure(self.name, "a draft needs at least one recipient")
         conversation = self._thread_value(request.thread_id)

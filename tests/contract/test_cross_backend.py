@@ -11,15 +11,18 @@ produce. The reply proposal is built by the same workflow the CLI and the TUI us
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
-from mailtriage.backends.contract import MailSource, Op, ThreadId
+from mailtriage.backends.contract import DraftRequest, MailSource, Op, OutgoingAttachment, ThreadId
+from mailtriage.backends.errors import NotSupported
+from mailtriage.backends.maildir import MaildirDraftsSource
 from mailtriage.backends.registry import SourceSet
 from mailtriage.core.projectconfig import load_project
-from mailtriage.workflows.reply import propose_reply
+from mailtriage.workflows.compose import REPLY
+from mailtriage.workflows.reply import propose_reply, reply_form
 from tests.contract.conftest import HARNESSES, Harness
 from tests.contract.corpus import CORPUS, LIST, T1, T2
 from tests.core.helpers import write_project
@@ -104,3 +107,74 @@ def test_the_drafting_backend_resolves_the_readers_reference(pair):
     again = ThreadId.parse(str(thread_id))
     assert again == thread_id and again.root == T2
     assert pair.drafter.own_thread_id(again) == own
+
+
+@pytest.fixture(params=HARNESSES, ids=lambda h: f"{h.name}->maildir")
+def maildir_pair(request, tmp_path: Path):
+    reader_h = request.param
+    for sub in ("read", "project", "Mail"):
+        (tmp_path / sub).mkdir()
+    reader = reader_h.load(request, tmp_path / "read", CORPUS).source
+    drafter = MaildirDraftsSource("drafter", {"path": str(tmp_path / "Mail"), "address": "triager@example.org"})
+    write_project(tmp_path / "project", [("reader", "primary", "no"),
+                                         ("drafter", "preferred for create_draft, list_drafts", "no")],
+                  config={"security_list": LIST})
+    sources = SourceSet(load_project(tmp_path / "project"), backends={"reader": reader, "drafter": drafter})
+    try:
+        yield Pair(reader, drafter, reader_h, sources)
+    finally:
+        sources.close()
+
+
+def test_every_reader_drafts_into_a_local_maildir(maildir_pair):
+    """The local Maildir drafts (issue 14 §8) on a thread any backend read, by its root Message-ID."""
+    pair = maildir_pair
+    thread_id = _listed(pair, T1)
+    read = pair.sources.dispatch(Op.READ_THREAD, lambda b: b.read_thread(thread_id))
+    proposal = propose_reply(pair.sources, read.value, "Thanks, we are looking into it.\n")
+    assert proposal.facts["pending_drafts"] == 0
+    if pair.reader_harness.name == "mailman3":
+        assert proposal.facts["blocked_by"] == "recipient" and not proposal.writes  # obfuscated senders
+        return
+    assert proposal.blocked is None, proposal.render_text()
+    assert [w.backend for w in proposal.writes] == ["drafter"]
+    assert proposal.apply(confirmed=True).ok
+    drafts = pair.drafter.list_drafts(read.value.thread_id)
+    assert len(drafts) == 1 and LIST in " ".join(drafts[0].cc)
+    again = propose_reply(pair.sources, read.value, "Second try.\n")
+    assert again.facts.get("blocked_by") == "pending_draft" and not again.writes
+
+
+MBOX = next(h for h in HARNESSES if h.name == "mbox")
+
+
+@pytest.fixture(params=DRAFTERS, ids=lambda h: f"mbox->{h.name}")
+def drafter_pair(request, tmp_path: Path):
+    for sub in ("read", "draft", "project"):
+        (tmp_path / sub).mkdir()
+    reader = MBOX.load(request, tmp_path / "read", CORPUS).source
+    drafter = request.param.load(request, tmp_path / "draft", CORPUS).source
+    write_project(tmp_path / "project", [("reader", "primary", "no"), ("drafter", DRAFT_ROLE, "no")],
+                  config={"security_list": LIST})
+    sources = SourceSet(load_project(tmp_path / "project"), backends={"reader": reader, "drafter": drafter})
+    try:
+        yield Pair(reader, drafter, MBOX, sources)
+    finally:
+        sources.close()
+
+
+def test_files_are_attached_only_by_a_drafting_backend_that_declares_it(drafter_pair, tmp_path):
+    pair = drafter_pair
+    thread = pair.sources.dispatch(Op.READ_THREAD, lambda b: b.read_thread(_listed(pair, T1))).value
+    poc = tmp_path / "poc.txt"
+    poc.write_text("proof\n")
+    form = replace(reply_form(pair.sources.config, thread, REPLY), attach=(str(poc),))
+    proposal = propose_reply(pair.sources, thread, form.body, form=form)
+    if pair.drafter.features.draft_attachments:
+        assert proposal.blocked is None and proposal.apply(confirmed=True).ok
+        return
+    # No file is ever dropped silently: the proposal is blocked, and the backend refuses too.
+    assert proposal.facts["blocked_by"] == "attachments" and not proposal.writes
+    with pytest.raises(NotSupported):
+        pair.drafter.create_draft(DraftRequest(thread.thread_id, "x\n", ("a@example.org",),
+                                               attachments=(OutgoingAttachment("poc.txt", "text/plain", b"p"),)))

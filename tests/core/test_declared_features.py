@@ -5,7 +5,7 @@ import inspect
 
 import pytest
 
-from mailtriage.backends.contract import MailSource
+from mailtriage.backends.contract import MailSource, Op
 from mailtriage.backends.registry import BACKEND_KINDS, backend_class
 from mailtriage.trackers.github import GitHubTracker
 from mailtriage.trackers.jira import JiraTracker
@@ -49,3 +49,14 @@ def test_a_tracker_set_up_locally_has_init_and_detect():
 def test_declared_attachment_bytes_are_served_by_the_class(kind):
     cls = backend_class(kind)
     assert cls.features.attachment_bytes == (cls.attachment is not MailSource.attachment), kind
+
+
+def test_only_the_local_maildir_declares_local_drafts_and_it_writes_drafts():
+    local = {kind for kind in BACKEND_KINDS if backend_class(kind).features.local_drafts}
+    assert local == {"maildir"}
+    assert Op.CREATE_DRAFT in backend_class("maildir").capabilities
+
+
+def test_the_backends_that_write_files_into_drafts_declare_it():
+    attaching = {kind for kind in BACKEND_KINDS if backend_class(kind).features.draft_attachments}
+    assert attaching == {"imap", "gmail", "maildir"}  # the three that compose the draft's MIME themselves

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from mailtriage.application import Project, ReplyFlow, project_dir
+
 
 def run(env, *args, stdin=None):
     return subprocess.run([sys.executable, "-m", "mailtriage.cli.main", *args], env=env, input=stdin,
@@ -48,3 +50,42 @@ def test_demo_import_writes_the_demo_tracker_once_and_offers_publish(env, tmp_pa
     from mailtriage.demo import demo_project_dir
 
     assert not (demo_project_dir() / "tracker").exists()
+
+
+def test_demo_reset_starts_the_command_lines_workspace_over(env, tmp_path):
+    listing = json.loads(run(env, "--demo", "mail", "list-recent-threads").stdout)["result"]
+    thread_id = next(t["thread_id"] for t in listing if t["subject"].startswith("CSRF"))
+    assert run(env, "--demo", "import", thread_id, "--yes").returncode == 0
+    assert len(json.loads(run(env, "--demo", "tracker", "list", "--state", "all").stdout)) == 4
+    reset = run(env, "--demo-reset", "tracker", "list", "--state", "all")
+    assert reset.returncode == 0, reset.stderr
+    assert len(json.loads(reset.stdout)) == 3  # the import of the earlier run is gone
+    log = subprocess.run(["git", "log", "--oneline"], cwd=tmp_path / "demo", capture_output=True, text=True).stdout
+    assert len(log.splitlines()) == 2  # only the workspace's own two commits
+
+
+def test_each_app_run_gets_a_fresh_private_workspace_and_r_writes_a_visible_draft(env, monkeypatch, tmp_path):
+    for name, value in env.items():
+        if name.startswith("MAILTRIAGE_"):
+            monkeypatch.setenv(name, value)
+    first = project_dir(demo_session=True)
+    second = project_dir(demo_session=True)
+    assert first != second and first.parent == second.parent == tmp_path / "demo-sessions"
+    assert os.stat(first).st_mode & 0o077 == 0
+    project = Project.open(first)
+    try:
+        threads = project.list_threads(None, project.since(None)).value
+        summary = next(t for t in threads if t.subject.startswith("Open redirect"))
+        thread = project.read_thread(summary.thread_id).value
+        flow = ReplyFlow(project)
+        proposal = flow.propose(thread, form=flow.form(thread, flow.default_kind(thread)))
+        assert not proposal.blocked and proposal.writes[0].backend == "drafts"
+        report = proposal.apply(confirmed=True)
+        assert report.ok, report.describe()
+    finally:
+        project.close()
+    drafts = list((first / "Mail" / "Drafts" / "cur").iterdir())
+    assert len(drafts) == 1 and "> " in drafts[0].read_text(encoding="utf-8")  # a quoted reply on a follow-up
+    assert not (second / "Mail" / "Drafts").exists()  # the other run saw nothing of it
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=first, capture_output=True, text=True).stdout
+    assert status == ""  # the Maildir is not project history

@@ -27,10 +27,13 @@ def test_demo_folder_holds_project_archive_and_templates():
     assert (folder / "templates" / "receipt.md").is_file()
 
 
-def test_one_primary_mandatory_mbox_source(config):
+def test_one_primary_mandatory_mbox_source_and_a_local_maildir_for_drafts(config):
     assert config.title == "Apache Frobnicator (demo)"
-    assert [(e.name, e.role, e.mandatory) for e in config.mail_sources] == [("mbox", "primary", True)]
+    assert [(e.name, e.mandatory) for e in config.mail_sources] == [("mbox", True), ("drafts", False)]
+    assert config.mail_sources[0].role == "primary"
     assert config.source_kind(config.mail_sources[0]) == "mbox"
+    assert config.source_kind(config.mail_sources[1]) == "maildir"
+    assert config.source_settings("drafts")["path"] == "Mail"
 
 
 def test_mbox_source_names_the_bundled_archive(config):

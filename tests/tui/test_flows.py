@@ -105,6 +105,8 @@ async def test_propose_reply_see_cc_warning_and_cancel_writes_nothing(tmp_path):
         await settle(pilot)
         await pilot.press("r")
         await settle(pilot)
+        await pilot.press("ctrl+s")  # the compose dialog: review the proposal
+        await settle(pilot)
         dialog = app.screen
         assert isinstance(dialog, ProposalDialog)
         shown = screen_text(app)
@@ -141,6 +143,8 @@ async def test_blocked_reply_offers_no_text_to_copy(tmp_path):
         await settle(pilot)
         await pilot.press("r")
         await settle(pilot)
+        await pilot.press("ctrl+s")  # the compose dialog: review the proposal
+        await settle(pilot)
         dialog = app.screen
         assert isinstance(dialog, ProposalDialog)
         shown = screen_text(app)
@@ -156,6 +160,8 @@ async def test_reply_from_the_list_reads_the_thread_first(tmp_path):
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(pilot)
         await pilot.press("r")
+        await settle(pilot)
+        await pilot.press("ctrl+s")  # the compose dialog: review the proposal
         await settle(pilot)
         assert isinstance(app.screen, ProposalDialog)
         shown = screen_text(app)
@@ -293,6 +299,8 @@ async def test_html_mail_is_shown_as_text_and_nothing_remote_is_fetched(tmp_path
             assert "<html>" not in text and "<table>" not in text
             assert f"{remote}/unsubscribe  (shown, never fetched)" in text
             await pilot.press("r")  # a reply proposal reads the thread again: still nothing fetched
+            await settle(pilot)
+            await pilot.press("ctrl+s")  # the compose dialog: review the proposal
             await settle(pilot)
     finally:
         server.shutdown()

@@ -55,6 +55,8 @@ async def open_proposal(app, pilot):
     await settle(pilot)
     await pilot.press("r")
     await settle(pilot)
+    await pilot.press("ctrl+s")  # the compose dialog: review the proposal
+    await settle(pilot)
     assert isinstance(app.screen, ProposalDialog)
 
 
@@ -98,6 +100,8 @@ async def test_cancel_writes_nothing_and_a_second_proposal_sees_no_pending_draft
         # Asking again proposes again: the cancelled one left no draft behind.
         await pilot.press("r")
         await settle(pilot)
+        await pilot.press("ctrl+s")  # the compose dialog: review the proposal
+        await settle(pilot)
         assert isinstance(app.screen, ProposalDialog)
         assert "already pending" not in screen_text(app)
         await pilot.press("escape")
@@ -113,6 +117,8 @@ async def test_a_pending_draft_blocks_a_second_one(imap_project, dovecot, doveco
         await pilot.press("ctrl+s")
         await settle(pilot)
         await pilot.press("r")
+        await settle(pilot)
+        await pilot.press("ctrl+s")  # the compose dialog: review the proposal
         await settle(pilot)
         assert isinstance(app.screen, ProposalDialog)
         shown = screen_text(app)

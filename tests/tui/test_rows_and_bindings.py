@@ -93,6 +93,7 @@ def test_classes_use_the_registry_lists():
     # The help screen lists CONTEXTS; every class must bind exactly what CONTEXTS shows.
     from mailtriage.tui.app import MailTriageApp
     from mailtriage.tui.dialogs.attachments import AttachmentsDialog
+    from mailtriage.tui.dialogs.compose import ComposeDialog
     from mailtriage.tui.dialogs.error import ErrorDialog
     from mailtriage.tui.dialogs.folder_picker import FolderPicker
     from mailtriage.tui.dialogs.proposal import ProposalBody, ProposalDialog
@@ -110,7 +111,7 @@ def test_classes_use_the_registry_lists():
 
     classes = {c.__name__: c for c in (MailTriageApp, MainScreen, ThreadList, SearchBox, ThreadView, SourceList,
                                        FolderList, TrackerList, ConsoleScreen, HelpScreen, ProposalDialog,
-                                       ErrorDialog, FirstRunScreen, AttachmentsDialog, FolderPicker)}
+                                       ComposeDialog, ErrorDialog, FirstRunScreen, AttachmentsDialog, FolderPicker)}
     classes |= {c.__name__: c for c in (ProposalBody, QuitDialog)}  # habits: proposal scrolling, quit
     for context in bindings.CONTEXTS:
         owner = context.target if context.target not in ("app", "screen") else (context.screen or "MailTriageApp")

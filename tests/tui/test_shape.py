@@ -124,7 +124,9 @@ def _typing_namespace() -> dict:
     from mailtriage.backends.resolution import Resolution
     from mailtriage.core.trace import OpRecord, TraceLine
     from mailtriage.tui.alerts import AlertLoop
+    from mailtriage.tui.controllers.compose import ComposeTarget
     from mailtriage.tui.mailbox_rows import FolderRows
+    from mailtriage.workflows.compose import ComposeForm
     from mailtriage.tui.rows import ThreadRows
     from mailtriage.workflows.alerts import PollOutcome
     from mailtriage.workflows.proposals import ApplyReport, Proposal

@@ -85,12 +85,12 @@ def test_main_mandatory_backend_down(snap_compare, workdir):
 def test_proposal_with_cc_fallback_warning_light(snap_compare, workdir):
     app = make_app(project(workdir, security_list=None))
     assert snap_compare(app, terminal_size=(120, 44),
-                        run_before=shot("2", "enter", "enter", "r", theme="mailtriage-light"))
+                        run_before=shot("2", "enter", "enter", "r", "ctrl+s", theme="mailtriage-light"))
 
 
 def test_proposal_narrow_dark(snap_compare, workdir):
     app = make_app(project(workdir))
-    assert snap_compare(app, terminal_size=NARROW, run_before=shot("r"))
+    assert snap_compare(app, terminal_size=NARROW, run_before=shot("r", "ctrl+s"))
 
 
 def test_console_backends_high_contrast(snap_compare, workdir):
@@ -145,3 +145,33 @@ def test_tracker_pane_wide_dark(snap_compare, workdir):
     tracker_project(workdir / "p")
     app = make_app(Path("p"))
     assert snap_compare(app, terminal_size=(150, 40), run_before=shot("t", "j", "enter"))
+
+
+def drafting_project(workdir: Path) -> Path:
+    """The snapshot project with a local Maildir that writes drafts (as the demo has)."""
+    mbox_project(workdir / "p", extra_rows=[("drafts", "preferred for create_draft, list_drafts", "no")],
+                 extra_config={"mail_sources": {
+                     "mbox": {"path": "list.mbox", "list": "security@frob.example", "parallel": False},
+                     "drafts": {"kind": "maildir", "path": "Mail", "address": "triager@frob.example"}}})
+    (workdir / "p" / "Mail").mkdir()
+    return Path("p")
+
+
+def test_compose_receipt_narrow_dark(snap_compare, workdir):
+    app = make_app(drafting_project(workdir))
+    assert snap_compare(app, terminal_size=NARROW, run_before=shot("r"))
+
+
+def test_compose_quoted_reply_all_large_light(snap_compare, workdir):
+    app = make_app(drafting_project(workdir))
+    assert snap_compare(app, terminal_size=(160, 45), run_before=shot("G", "enter", "A", theme="mailtriage-light"))
+
+
+def test_compose_forward_proposal_narrow(snap_compare, workdir):
+    app = make_app(drafting_project(workdir))
+    assert snap_compare(app, terminal_size=NARROW, run_before=shot("F", "ctrl+s"))
+
+
+def test_compose_proposal_large(snap_compare, workdir):
+    app = make_app(drafting_project(workdir))
+    assert snap_compare(app, terminal_size=(160, 45), run_before=shot("r", "ctrl+s"))

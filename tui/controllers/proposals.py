@@ -15,6 +15,7 @@ from textual.worker import get_current_worker
 
 from mailtriage.application import outcome_lines
 from mailtriage.tui.controllers.base import ControllerBase
+from mailtriage.tui.controllers.compose import after_compose
 from mailtriage.tui.messages import ApplyFailed, ProposalApplied, ProposalFailed, ProposalReady
 from mailtriage.tui.panes.reader import ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
@@ -79,13 +80,7 @@ FLOWS: dict[str, Flow] = {flow.name: flow for flow in (
 
 
 class ProposalsController(ControllerBase):
-    # -- intents from the panes ------------------------------------------------------
-    def on_thread_list_reply_requested(self, message: ThreadList.ReplyRequested) -> None:
-        self.reply_to(message.summary)
-
-    def on_thread_view_reply_requested(self, message: ThreadView.ReplyRequested) -> None:
-        self.reply_to(None)
-
+    # -- intents from the panes (r, A, F, C: the compose controller) -------------------
     def on_thread_list_import_requested(self, message: ThreadList.ImportRequested) -> None:
         self.import_thread(message.summary)
 
@@ -239,4 +234,5 @@ AFTER_APPLY: dict[str, Callable[[ProposalsController, ApplyReport], None]] = {
     "sync": _after_tracker_write,
     "organize": _after_organize,
     "batch": _after_batch,
+    "compose": after_compose,
 }

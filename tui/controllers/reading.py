@@ -28,6 +28,9 @@ class ReadingController(ControllerBase):
         #: The row the open thread came from (R reads it again).
         self.open_summary: ThreadSummary | None = None
 
+    #: compose: the personal account's message in the reading pane.
+    open_mailbox_row: MailboxRow | None
+
     # -- intents from the panes ------------------------------------------------------
     def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
         if isinstance(message.summary, MailboxRow) and message.summary.header is not None:
@@ -70,6 +73,7 @@ class ReadingController(ControllerBase):
     def open_thread(self, summary: ThreadSummary) -> None:
         self.forget_alert_mark(summary)
         self.open_summary = summary
+        self.open_mailbox_row = None
         self.reader.show_loading(summary.subject)
         self._read(self.new_request("reader"), summary.thread_id)
 
@@ -108,6 +112,7 @@ class ReadingController(ControllerBase):
     # -- a personal account's message ----------------------------------------------------
     def open_mailbox_message(self, summary: MailboxRow) -> None:
         """Read one message of a personal account; \\Seen is left as it is (BODY.PEEK)."""
+        self.open_mailbox_row = summary  # r/A/F in the reading pane answer it
         self.reader.show_loading(summary.subject)
         self._read_mailbox(self.new_request("reader"), summary.account_id, summary.header.id)
 

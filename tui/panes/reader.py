@@ -129,7 +129,9 @@ class ThreadView(VerticalScroll, can_focus=True):
 
     @dataclass(eq=False)
     class ReplyRequested(TextualMessage):
-        pass
+        """r (``kind`` ""), A reply_all, F forward, C new."""
+
+        kind: str = ""
 
     @dataclass(eq=False)
     class UrlRequested(TextualMessage):
@@ -204,6 +206,9 @@ class ThreadView(VerticalScroll, can_focus=True):
     def action_reply(self) -> None:
         self.post_message(self.ReplyRequested())
 
+    def action_compose(self, kind: str) -> None:
+        self.post_message(self.ReplyRequested(kind))
+
     def action_import_thread(self) -> None:
         self.post_message(self.ImportRequested())
 
@@ -221,7 +226,7 @@ class ThreadView(VerticalScroll, can_focus=True):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("reply", "import_thread", "thread_url", "next_message", "previous_message", "attachments",
-                      "jump_issue"):
+                      "jump_issue") or (action == "compose" and parameters != ("new",)):
             return True if self.has_class("-has-thread") else None
         return True
 

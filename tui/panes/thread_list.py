@@ -112,7 +112,10 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
 
     @dataclass(eq=False)
     class ReplyRequested(Message):
+        """r (``kind`` ""), A reply_all, F forward, C new."""
+
         summary: ThreadSummary | None
+        kind: str = ""
 
     @dataclass(eq=False)
     class ImportRequested(Message):
@@ -357,6 +360,9 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
     def action_reply(self) -> None:
         self.post_message(self.ReplyRequested(self.current))
 
+    def action_compose(self, kind: str) -> None:
+        self.post_message(self.ReplyRequested(self.current, kind))
+
     def action_import_thread(self) -> None:
         if self.tags:
             self.post_message(self.BatchRequested(tuple(self.tags.rows()), "import"))
@@ -388,7 +394,7 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("clear_search", "next_match", "previous_match"):
             return self.filtered
-        if action in ("open", "reply", "import_thread"):
+        if action in ("open", "reply", "import_thread") or (action == "compose" and parameters != ("new",)):
             return True if len(self.rows) else None
         return True
 

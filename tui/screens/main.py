@@ -19,6 +19,7 @@ from mailtriage.tui import bindings
 from mailtriage.tui.controllers.accounts import AccountsController
 from mailtriage.tui.controllers.alerts import AlertsController
 from mailtriage.tui.controllers.batch import BatchController
+from mailtriage.tui.controllers.compose import ComposeController
 from mailtriage.tui.controllers.listing import ListingController
 from mailtriage.tui.controllers.overview import OverviewController
 from mailtriage.tui.controllers.proposals import ProposalsController
@@ -39,10 +40,9 @@ NARROW_WIDTH = 100
 CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"), ("search", "search-server"))
 
 
-class MainScreen(ListingController, ReadingController, ProposalsController, TrackerController,
+class MainScreen(ListingController, ReadingController, ComposeController, ProposalsController, TrackerController,
                  AccountsController, AlertsController, BatchController, SearchController, OverviewController,
-                 bindings.KeyContext,
-                 inherit_bindings=False):
+                 bindings.KeyContext, inherit_bindings=False):
     BINDINGS = bindings.MAIN
     key_context = "MainScreen"
 

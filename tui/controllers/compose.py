@@ -1,0 +1,166 @@
+"""Compose controller: r (reply), A (reply to all), F (forward) and C (new mail).
+
+On a thread of a project source every one of them becomes a *draft* proposal with the
+security CC (``r`` starts with the receipt template on a fresh report and a quoted reply
+otherwise; the other is Ctrl+r away in the compose dialog). On a personal account's
+message they are sent after confirmation (``access = "send"``, through the send policy,
+with a copy in Sent), saved as a draft (``"draft"``) or blocked (``"read"``); ``C`` is for
+personal accounts only. The order is always: compose dialog → proposal dialog → write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from textual import work
+from textual.worker import get_current_worker
+
+from mailtriage.tui.controllers.base import ControllerBase
+from mailtriage.tui.mailbox_rows import MailboxRow
+from mailtriage.tui.messages import ComposeReady, ProposalFailed, ProposalReady
+from mailtriage.tui.panes.reader import ThreadView
+from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.sanitize import inert
+
+if TYPE_CHECKING:
+    from mailtriage.application import ApplyReport, ComposeForm, Thread, ThreadId, ThreadSummary
+
+#: The request kind and worker group of compose work (Esc cancels it like a reply).
+GROUP = "reply"
+
+
+@dataclass(frozen=True)
+class ComposeTarget:
+    """What a compose answers: a project thread (``thread`` or ``thread_id``), or a personal
+    account's message (``account_id`` and ``message_id``; no message for new mail)."""
+
+    kind: str
+    thread: Thread | None = None
+    thread_id: ThreadId | None = None
+    account_id: str | None = None
+    message_id: str | None = None
+
+    @property
+    def personal(self) -> bool:
+        return self.account_id is not None
+
+
+class ComposeController(ControllerBase):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        #: The personal account's message in the reading pane (None: a project thread or
+        #: nothing); set by the reading controller.
+        self.open_mailbox_row: MailboxRow | None = None
+
+    #: accounts: the folder in the thread list, (account id, folder id, name) or None.
+    open_folder_key: tuple[str, str, str] | None
+
+    # -- intents from the panes --------------------------------------------------------
+    def on_thread_list_reply_requested(self, message: ThreadList.ReplyRequested) -> None:
+        self.compose_on(message.summary, message.kind)
+
+    def on_thread_view_reply_requested(self, message: ThreadView.ReplyRequested) -> None:
+        self.compose_on(None, message.kind)
+
+    # -- what the compose answers ------------------------------------------------------
+    def _compose_target(self, summary: ThreadSummary | None, what: str) -> ComposeTarget | str:
+        """The target, or what to tell the person when there is none."""
+        thread = self.reader.thread
+        row = summary if isinstance(summary, MailboxRow) and summary.header is not None else None
+        if summary is None and thread is not None and self.open_mailbox_row is not None \
+                and self.open_mailbox_row.header is not None and thread.thread_id.value == self.open_mailbox_row.header.id:
+            row = self.open_mailbox_row
+        if what == "new":
+            account = row.account_id if row is not None else (self.open_folder_key[0] if self.open_folder_key else None)
+            if account is None:
+                return "New mail is written from a personal account: open one of its folders first (C there)."
+            return ComposeTarget("new", account_id=account)
+        if row is not None:
+            return ComposeTarget(what, account_id=row.account_id, message_id=row.header.id)
+        if summary is not None and (thread is None or thread.thread_id != summary.thread_id):
+            thread = None
+        thread_id = summary.thread_id if summary is not None else (thread.thread_id if thread else None)
+        if thread_id is None:
+            return "Open a thread first (Enter), then reply with r, A or F."
+        return ComposeTarget(what, thread=thread, thread_id=thread_id)
+
+    def compose_on(self, summary: ThreadSummary | None, kind: str) -> None:
+        """Open the compose dialog of ``kind`` ("" = what r picks) on ``summary`` (None: the
+        thread or message in the reading pane)."""
+        if not self.session.is_open:
+            return
+        target = self._compose_target(summary, kind)
+        if isinstance(target, str):
+            self.notify(target, severity="warning", markup=False)
+            return
+        self.reader.show_status("preparing the mail … (Esc cancels)")
+        self._prepare_compose(self.new_request(GROUP), target)
+
+    @work(thread=True, exclusive=True, group=GROUP, exit_on_error=False)
+    def _prepare_compose(self, request: int, target: ComposeTarget) -> None:
+        worker = get_current_worker()
+        session = self.session
+        try:
+            if target.personal:
+                forms = session.personal_forms(target.account_id, target.message_id, target.kind)
+                where = session.compose_where(target.account_id)
+            else:
+                thread = target.thread or session.read_thread(target.thread_id).value
+                target = ComposeTarget(target.kind, thread=thread, thread_id=thread.thread_id)
+                forms = session.reply_forms(thread, target.kind)
+                where = session.compose_where(None)
+        except Exception as exc:
+            self.post_message(ProposalFailed(request, "Preparing the mail failed", exc))
+            return
+        if not worker.is_cancelled:
+            self.post_message(ComposeReady(request, target, forms, where))
+
+    def on_compose_ready(self, message: ComposeReady) -> None:
+        # Start-up: the dialog and the compose workflows (mime, the mailbox contract) load on
+        # first use; imported with the app they were ~1 s of 6 (python -X importtime, loaded machine).
+        from mailtriage.tui.dialogs.compose import ComposeDialog
+
+        if not self.is_current(GROUP, message.request):
+            return
+        self.reader.restore_status()
+        target = message.target
+
+        def composed(form: ComposeForm | None) -> None:
+            if form is None:
+                self.notify("Cancelled: nothing was written.", markup=False)
+                return
+            self.reader.show_status("preparing the proposal … (Esc cancels)")
+            self._propose_compose(self.new_request(GROUP), target, form)
+
+        self.app.push_screen(ComposeDialog(dict(message.forms), where=message.where,
+                                           cursor_blink=self.shell.cursor_blink), composed)
+
+    @work(thread=True, exclusive=True, group=GROUP, exit_on_error=False)
+    def _propose_compose(self, request: int, target: ComposeTarget, form: ComposeForm) -> None:
+        worker = get_current_worker()
+        try:
+            if target.personal:
+                proposal = self.session.propose_personal(target.account_id, form, target.message_id)
+            else:
+                proposal = self.session.propose_compose(target.thread, form)
+        except Exception as exc:
+            self.post_message(ProposalFailed(request, "Preparing the mail failed", exc))
+            return
+        if not worker.is_cancelled:
+            self.post_message(ProposalReady(request, proposal, "compose"))
+
+
+def after_compose(screen: ComposeController, report: ApplyReport) -> None:
+    """After a confirmed compose: say where the draft is (a local Maildir draft's file, a
+    server draft's reference), and list a personal folder again (Sent, Drafts, answered)."""
+    from mailtriage.application import Draft  # loaded by the write already; not at start-up (see above)
+
+    for summary, result in report.written:
+        if isinstance(result, Draft):
+            screen.reader.show_status(f"✉ draft written: {inert(result.subject)} → {inert(', '.join(result.to))} "
+                                      f"· {inert(result.draft_ref)}")
+        else:
+            screen.reader.show_status(f"✉ {inert(summary)}")
+    if report.written and screen.open_folder_key is not None:
+        screen.after_organize()

@@ -1,0 +1,173 @@
+"""The compose dialog: a reply, reply-all, forward or new mail, before its proposal.
+
+It shows where the mail goes (a draft on a project source; sent or saved as a draft on a
+personal account), the kind, the editable To, Cc, Subject and Attach fields and the text.
+``Ctrl+o`` hands the whole mail to ``$EDITOR`` as one file, headers at the top, and checks
+it on return; ``Ctrl+r`` switches between the receipt template and a quoted reply, and
+``Ctrl+g`` a forward between inline and attached, when the other is offered. ``Ctrl+s``
+dismisses with the :class:`~mailtriage.application.ComposeForm` the person left (the
+controller then builds the proposal, which is confirmed in the proposal dialog); Esc
+dismisses with None. Nothing is written from here.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+from contextlib import nullcontext
+from dataclasses import replace
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Footer, Input, Label, Static, TextArea
+
+from mailtriage.application import ComposeForm, editor_text, read_editor_text
+from mailtriage.tui import bindings
+from mailtriage.tui.sanitize import inert, inert_text
+
+FIELDS = (("to", "To"), ("cc", "Cc"), ("subject", "Subject"), ("attach", "Attach"))
+
+
+class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
+    key_context = "ComposeDialog"
+    BINDINGS = bindings.COMPOSE
+
+    def __init__(self, forms: dict[str, ComposeForm], *, where: str, cursor_blink: bool = True) -> None:
+        """``forms``: the offered forms by key, the first shown; a second one is the
+        alternative Ctrl+r (receipt ↔ reply) or Ctrl+g (forward inline ↔ attached) loads."""
+        super().__init__()
+        self.forms = dict(forms)
+        self.key = next(iter(self.forms))
+        self.where = where
+        self._editor_problems: tuple[str, ...] = ()
+        self._cursor_blink = cursor_blink
+
+    @property
+    def form(self) -> ComposeForm:
+        return self.forms[self.key]
+
+    def _alternative(self) -> str | None:
+        return next((k for k in self.forms if k != self.key), None)
+
+    def _title(self) -> Text:
+        return Text(self.form.title, "bold")
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="compose-box", classes="dialog"):
+            yield Static(self._title(), id="compose-title", classes="dialog-title")
+            yield Static(Text.assemble(("Goes to: ", "bold"), inert_text(self.where)), id="compose-where",
+                         classes="compose-where")
+            for name, label in FIELDS:
+                with Horizontal(classes="compose-field"):
+                    yield Label(f"{label}:", classes="compose-label")
+                    yield Input(id=f"compose-{name}", classes="compose-input")
+            yield Static("", id="compose-problems", classes="blocked-banner")
+            area = TextArea("", id="compose-body", soft_wrap=True, show_line_numbers=False)
+            area.cursor_blink = self._cursor_blink
+            yield area
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(Text("Review ^s"), id="submit", variant="warning")
+                yield Button(Text("$EDITOR ^o"), id="editor")
+                if self._alternative() is not None:
+                    label = "Receipt/reply ^r" if self.form.is_reply else "Inline/attached ^g"
+                    yield Button(Text(label), id="switch")
+                yield Button(Text("Cancel esc"), id="cancel", variant="primary")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._load(self.form)
+        first = "compose-to" if not self.form.to else "compose-body"
+        self.query_one(f"#{first}").focus()
+
+    # -- the form in the widgets ------------------------------------------------------
+    def _load(self, form: ComposeForm) -> None:
+        self.query_one("#compose-to", Input).value = ", ".join(form.to)
+        self.query_one("#compose-cc", Input).value = ", ".join(form.cc)
+        self.query_one("#compose-subject", Input).value = form.subject
+        self.query_one("#compose-attach", Input).value = ", ".join(form.attach)
+        self.query_one("#compose-body", TextArea).load_text(form.body)
+        self.query_one("#compose-title", Static).update(self._title())
+        self._show_problems(form.problems)
+
+    def _show_problems(self, problems) -> None:
+        banner = self.query_one("#compose-problems", Static)
+        banner.update(Text.assemble(("⚠ ", "bold"), inert_text("; ".join(problems))) if problems else "")
+        banner.display = bool(problems)
+
+    def current(self) -> ComposeForm:
+        """The form as the widgets hold it, read the way the editor file is read (the
+        same checks: addresses, control characters)."""
+        value = lambda name: self.query_one(f"#compose-{name}", Input).value  # noqa: E731
+        text = "\n".join(f"{label}: {value(name)}" for name, label in FIELDS)
+        body = self.query_one("#compose-body", TextArea).text
+        form = read_editor_text(text + "\n\n" + body, self.form)
+        # What the last editor round refused (a header nobody may add) stays refused until
+        # the mail goes through the editor again: the proposal blocks, nothing is dropped silently.
+        return replace(form, problems=tuple(dict.fromkeys((*self._editor_problems, *form.problems))))
+
+    # -- actions ------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "switch_kind":
+            return True if self._alternative() and self.form.is_reply else None
+        if action == "switch_forward":
+            return True if self._alternative() and self.form.is_forward else None
+        return True
+
+    def action_submit(self) -> None:
+        self.dismiss(self.current())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def _switch(self) -> None:
+        other = self._alternative()
+        if other is None:
+            return
+        self.forms[self.key] = replace(self.current(), problems=())  # keep what was typed, to come back to
+        self._editor_problems = ()
+        self.key = other
+        self._load(self.form)
+        self.refresh_bindings()
+
+    def action_switch_kind(self) -> None:
+        self._switch()
+
+    def action_switch_forward(self) -> None:
+        self._switch()
+
+    def action_edit_in_editor(self) -> None:
+        """The whole mail in ``$EDITOR`` (``$VISUAL`` first), headers at the top; checked on return."""
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        self._editor_problems = ()
+        form = self.current()
+        with tempfile.TemporaryDirectory(prefix="mail-") as folder:
+            path = Path(folder) / "message.eml"
+            path.write_text(editor_text(form), encoding="utf-8")
+            os.chmod(path, 0o600)
+            try:
+                # The app steps aside while the editor runs (a headless app has no terminal to hand over).
+                with nullcontext() if self.app.is_headless else self.app.suspend():
+                    result = subprocess.call([*shlex.split(editor), str(path)])
+            except Exception as exc:  # no terminal to hand over (headless), or no such editor
+                self.notify(f"could not run {inert(editor)}: {inert(str(exc))}", severity="error", markup=False)
+                return
+            if result != 0:
+                self.notify(f"{inert(editor)} exited with status {result}; the mail is unchanged",
+                            severity="warning", markup=False)
+                return
+            edited = read_editor_text(path.read_text(encoding="utf-8", errors="replace"), form)
+        self._editor_problems = edited.problems
+        self.forms[self.key] = edited
+        self._load(edited)
+        self.query_one("#compose-body", TextArea).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        actions = {"submit": self.action_submit, "editor": self.action_edit_in_editor, "switch": self._switch,
+                   "cancel": self.action_cancel}
+        actions.get(event.button.id or "", self.action_cancel)()

@@ -1,0 +1,354 @@
+"""Composing a reply, reply-all, forward or new mail: the form a person edits, its editor
+file, and the checks made when it comes back (UI-free).
+
+A :class:`ComposeForm` holds what the compose dialog and ``$EDITOR`` show: the kind, the
+recipients, the subject, the files to attach and the body. :func:`editor_text` writes it
+as a mail-like file (``To:``, ``Cc:``, ``Subject:``, ``Attach:`` at the top, a blank line,
+the body, ending with a newline) and :func:`read_editor_text` reads it back and says what
+is wrong: an address that does not parse as one plain address, a header folded onto a
+second line or holding a control character (CR/LF injection), an unknown header. The
+flows turn the problems into a blocked proposal; files are read only when the user
+confirms (:func:`read_attachments`, size-limited).
+
+How ``r`` chooses (:func:`default_reply_kind`): the receipt template answers a fresh report
+(no one but the reporter has written in the thread yet); any later message gets a free
+quoted reply. The other is one key away in the compose dialog.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import re
+from dataclasses import dataclass, field, replace
+from email.utils import getaddresses
+from pathlib import Path
+
+from mailtriage.backends.contract import Message, OutgoingAttachment, Thread, reply_subject
+from mailtriage.backends.mailbox_contract import Compose
+from mailtriage.backends.mime import is_plain_address
+from mailtriage.core.inert import header_text
+from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.workflows.text import one_line, plain_lines
+
+RECEIPT, REPLY, REPLY_ALL, FORWARD, NEW = "receipt", "reply", "reply_all", "forward", "new"
+KINDS = (RECEIPT, REPLY, REPLY_ALL, FORWARD, NEW)
+KIND_TITLES = {RECEIPT: "Receipt (template)", REPLY: "Reply (quoted)", REPLY_ALL: "Reply all",
+               FORWARD: "Forward", NEW: "New mail"}
+FORWARD_INLINE, FORWARD_ATTACHED = "inline", "attachment"
+
+#: One attached file at most, and all of them together (read when the user confirms).
+MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024
+MAX_TOTAL_ATTACHMENT_BYTES = 20 * 1024 * 1024
+EDITOR_HEADERS = ("To", "Cc", "Subject", "Attach")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+@dataclass(frozen=True)
+class ComposeForm:
+    """What a person edits before a proposal is made. ``attach`` holds host paths, read
+    when the write is confirmed; ``forward_as`` is inline or attachment (forwards)."""
+
+    kind: str
+    to: tuple[str, ...] = ()
+    cc: tuple[str, ...] = ()
+    subject: str = ""
+    body: str = ""
+    attach: tuple[str, ...] = ()
+    forward_as: str = FORWARD_INLINE
+    #: What the last editor round found wrong (the proposal blocks while any remain).
+    problems: tuple[str, ...] = field(default_factory=tuple)
+
+    def with_kind(self, kind: str) -> "ComposeForm":
+        return replace(self, kind=kind)
+
+    @property
+    def is_forward(self) -> bool:
+        return self.kind == FORWARD
+
+    @property
+    def is_reply(self) -> bool:
+        """The receipt template or a quoted reply (the two ``r`` switches between)."""
+        return self.kind in (RECEIPT, REPLY)
+
+    @property
+    def title(self) -> str:
+        text = KIND_TITLES.get(self.kind, "Mail")
+        if self.is_forward:
+            text += " · " + ("inline" if self.forward_as == FORWARD_INLINE else "as an attachment")
+        return text
+
+
+# -- how r chooses ------------------------------------------------------------------------
+
+def default_reply_kind(thread: Thread) -> str:
+    """``receipt`` for a fresh report (only the reporter has written), else ``reply``."""
+    if not thread.messages:
+        return REPLY
+    reporter = thread.messages[0].sender.email.lower()
+    fresh = bool(reporter) and all(m.sender.email.lower() == reporter for m in thread.messages)
+    return RECEIPT if fresh else REPLY
+
+
+# -- bodies ---------------------------------------------------------------------------------
+
+def _who(message: Message) -> str:
+    name = one_line(message.sender.name, 120)
+    email = one_line(message.sender.email, 200)
+    return f"{name} <{email}>" if name and email and name.lower() != email.lower() else (email or name or "someone")
+
+
+def quoted_body(message: Message, signature: str | None = None) -> str:
+    """A free reply: an attribution line and the message quoted with ``> `` (the mail's
+    text made inert: controls and invisible characters removed)."""
+    when = message.date.strftime("%a, %d %b %Y %H:%M %z").strip() if message.date else "an unknown date"
+    lines = plain_lines(message.body_text).rstrip("\n").split("\n")
+    quoted = "\n".join(("> " + line) if line else ">" for line in lines)
+    text = f"\n\nOn {when}, {_who(message)} wrote:\n{quoted}\n"
+    return _signed(text, signature)
+
+
+def forward_body(message: Message, signature: str | None = None, *, inline: bool = True) -> str:
+    """A forward's body: the original's headers and text below a marker (inline), or only
+    a line saying it is attached."""
+    if not inline:
+        return _signed("\n\nThe forwarded message is attached.\n", signature)
+    head = [
+        "---------- Forwarded message ----------",
+        f"From: {_who(message)}",
+        f"Date: {message.date.strftime('%a, %d %b %Y %H:%M %z').strip() if message.date else 'unknown'}",
+        f"Subject: {one_line(message.subject, 300)}",
+    ]
+    to = ", ".join(one_line(str(a), 200) for a in message.to)
+    if to:
+        head.append(f"To: {to}")
+    text = "\n\n" + "\n".join(head) + "\n\n" + plain_lines(message.body_text).rstrip("\n") + "\n"
+    return _signed(text, signature)
+
+
+def _signed(text: str, signature: str | None) -> str:
+    if signature:
+        text = text.rstrip("\n") + "\n\n-- \n" + signature.strip("\n") + "\n"
+    return text
+
+
+def forward_subject(subject: str | None) -> str:
+    text = header_text(subject or "")
+    return text if text.lower().startswith("fwd:") else f"Fwd: {text}".strip()
+
+
+# -- the editor file ------------------------------------------------------------------------
+
+def editor_text(form: ComposeForm) -> str:
+    """The file ``$EDITOR`` opens: headers, a blank line, the body; ends with a newline."""
+    head = [
+        f"To: {', '.join(form.to)}",
+        f"Cc: {', '.join(form.cc)}",
+        f"Subject: {form.subject}",
+        f"Attach: {', '.join(form.attach)}",
+    ]
+    body = form.body if form.body.endswith("\n") else form.body + "\n"
+    return "\n".join(head) + "\n\n" + body
+
+
+def split_addresses(value: str) -> tuple[tuple[str, ...], list[str]]:
+    """Plain addresses of a ``To:``/``Cc:`` value, and what could not be read as one."""
+    problems: list[str] = []
+    out: list[str] = []
+    if not value.strip():
+        return (), problems
+    for part in [p.strip() for p in value.split(",")]:
+        if not part:
+            continue
+        parsed = getaddresses([part])
+        addr = parsed[0][1] if len(parsed) == 1 else ""
+        if not addr or not is_plain_address(addr):
+            problems.append(f"{one_line(part, 120)!r} is not one plain address")
+            continue
+        out.append(addr)
+    return tuple(dict.fromkeys(out)), problems
+
+
+def read_editor_text(text: str, form: ComposeForm) -> ComposeForm:
+    """The form as the person left it in the editor, with ``problems`` saying what is wrong.
+
+    The header block ends at the first empty line. Each line is ``Name: value`` for one of
+    To, Cc, Subject, Attach; a folded line, a control character or an unknown name is a
+    problem (nothing a person types can add a header to the draft)."""
+    text = text.replace("\r\n", "\n")
+    head, sep, body = text.partition("\n\n")
+    if not sep:
+        head, body = text, ""
+    problems: list[str] = []
+    values: dict[str, str] = {}
+    for number, line in enumerate(head.split("\n"), 1):
+        if not line.strip():
+            continue
+        if line[:1] in (" ", "\t"):
+            problems.append(f"line {number}: a header folded onto a second line is not accepted")
+            continue
+        name, colon, value = line.partition(":")
+        name = name.strip()
+        canonical = next((h for h in EDITOR_HEADERS if h.lower() == name.lower()), None)
+        if not colon or canonical is None:
+            problems.append(f"line {number}: {one_line(name, 40)!r} is not one of {', '.join(EDITOR_HEADERS)} "
+                            "(leave an empty line between the headers and the text)")
+            continue
+        if _CONTROL.search(value.replace("\t", " ")) or "\r" in value:
+            problems.append(f"line {number}: {canonical} holds a control character")
+            continue
+        if canonical in values:
+            problems.append(f"line {number}: {canonical} is given twice")
+            continue
+        values[canonical] = value.strip()
+    to, bad_to = split_addresses(values.get("To", ""))
+    cc, bad_cc = split_addresses(values.get("Cc", ""))
+    problems += [f"To: {p}" for p in bad_to] + [f"Cc: {p}" for p in bad_cc]
+    attach = tuple(p.strip() for p in values.get("Attach", "").split(",") if p.strip())
+    if not body.endswith("\n"):
+        body += "\n"
+    return replace(form, to=to, cc=cc, subject=values.get("Subject", ""), attach=attach, body=body,
+                   problems=tuple(problems))
+
+
+def form_problems(form: ComposeForm, *, security_cc: str | None = None) -> list[str]:
+    """What keeps ``form`` from being proposed: the editor's problems, no recipient, and
+    on a project source a security CC that was removed."""
+    problems = list(form.problems)
+    if not form.to:
+        problems.append("the mail has no recipient (To:)")
+    for label, values in (("To", form.to), ("Cc", form.cc)):
+        for addr in values:
+            if not is_plain_address(addr):
+                problems.append(f"{label}: {one_line(addr, 120)!r} is not one plain address")
+    if _CONTROL.search(form.subject):
+        problems.append("Subject: holds a control character")
+    if security_cc and security_cc.lower() not in {a.lower() for a in (*form.to, *form.cc)}:
+        problems.append(f"the security CC {security_cc} was removed; put it back in Cc: "
+                        "(project replies always copy the security list)")
+    return problems
+
+
+# -- attachments ------------------------------------------------------------------------
+
+class AttachmentError(ValueError):
+    """A file to attach cannot be read or is too large (nothing is written)."""
+
+
+def read_attachments(paths, *, limit: int = MAX_ATTACHMENT_BYTES,
+                     total_limit: int = MAX_TOTAL_ATTACHMENT_BYTES) -> tuple[OutgoingAttachment, ...]:
+    """Read the files to attach, when the user confirms. Raises AttachmentError naming the
+    file (a missing file, a folder, one over ``limit`` or all over ``total_limit``)."""
+    out: list[OutgoingAttachment] = []
+    total = 0
+    for raw in paths:
+        path = Path(str(raw)).expanduser()
+        try:
+            size = path.stat().st_size
+            if not path.is_file():
+                raise AttachmentError(f"{path} is not a file")
+            if size > limit:
+                raise AttachmentError(f"{path} is {size} bytes; the limit is {limit} bytes per file")
+            total += size
+            if total > total_limit:
+                raise AttachmentError(f"the attachments are over {total_limit} bytes together")
+            data = path.read_bytes()
+        except OSError as exc:
+            raise AttachmentError(f"{path} cannot be read: {exc.strerror or exc}") from None
+        if len(data) > limit:  # it grew since it was measured
+            raise AttachmentError(f"{path} is over {limit} bytes")
+        content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        out.append(OutgoingAttachment(header_text(path.name, 200) or "attachment", content_type, data))
+    return tuple(out)
+
+
+def reply_form_subject(kind: str, subject: str | None) -> str:
+    if kind == FORWARD:
+        return forward_subject(subject)
+    if kind == NEW:
+        return header_text(subject or "")
+    return reply_subject(subject)
+
+
+# -- personal accounts ------------------------------------------------------------------
+
+def personal_form(kind: str, source: Message | None, own_address: str, *, signature: str | None = None,
+                  forward_as: str = FORWARD_INLINE) -> ComposeForm:
+    """The compose form on a personal account's message (``source``; None for new mail):
+    a reply answers Reply-To or the sender, reply-all adds the others but us, a forward
+    leaves To to the user. No security CC here: this is the user's own mail."""
+    own = own_address.lower()
+    if kind in (NEW,) or source is None:
+        return ComposeForm(NEW, body=_signed("\n", signature))
+    sender = source.sender.email
+    reply_to = source.header("Reply-To")
+    to: tuple[str, ...]
+    if reply_to:
+        to = tuple(a for _n, a in getaddresses([reply_to]) if a and is_plain_address(a)) or (sender,)
+    else:
+        to = (sender,) if sender else ()
+    if kind in (REPLY, RECEIPT):
+        return ComposeForm(REPLY, to, (), reply_subject(source.subject), quoted_body(source, signature))
+    if kind == REPLY_ALL:
+        others = [a.email for a in (*source.to, *source.cc)
+                  if a.email and a.email.lower() != own and a.email not in to]
+        return ComposeForm(REPLY_ALL, to, tuple(dict.fromkeys(others)), reply_subject(source.subject),
+                           quoted_body(source, signature))
+    if kind == FORWARD:
+        return ComposeForm(FORWARD, (), (), forward_subject(source.subject),
+                           forward_body(source, signature, inline=forward_as == FORWARD_INLINE),
+                           forward_as=forward_as)
+    raise ValueError(f"unknown compose kind {kind!r}")
+
+
+def propose_personal(mailbox, form: ComposeForm, *, account_id: str, access: str, source_id: str | None = None,
+                     from_name: str | None = None, from_address: str = "") -> Proposal:
+    """The proposal of a personal compose on ``mailbox`` (an adapter): with ``access =
+    "send"`` a send (Principle 10 is checked by the adapter before anything leaves, and a
+    copy is kept in Sent), with ``"draft"`` a draft in Drafts, with ``"read"`` blocked."""
+    kind = REPLY if form.kind == RECEIPT else form.kind
+    sending = access == "send"
+    proposal = Proposal(f"{KIND_TITLES.get(kind, 'Mail')} — {'send' if sending else 'draft'} from account "
+                        f"{account_id}")
+    proposal.facts.update({"account": account_id, "compose_kind": kind, "access": access})
+    if access not in ("draft", "send"):
+        proposal.blocked = (f"account {account_id} has access = {access!r}: nothing can be sent or saved "
+                            f"(set access = \"draft\" or \"send\" in [accounts.{account_id}])")
+        proposal.facts["blocked_by"] = "access"
+        return proposal
+    problems = form_problems(form)
+    if kind != NEW and not source_id:
+        problems.append(f"a {kind} needs the message it answers")
+    if problems:
+        proposal.blocked = "; ".join(problems)
+        proposal.facts["blocked_by"] = "compose"
+        return proposal
+    compose = Compose(kind=kind, to=form.to, cc=form.cc, subject=form.subject or None, body=form.body,
+                      source_id=source_id if kind != NEW else None, from_name=from_name,
+                      forward_inline=form.forward_as == FORWARD_INLINE)
+    sender = f"{header_text(from_name or '', 200)} <{from_address}>" if from_name and from_address else from_address
+    fields = [Field("From", sender or f"account {account_id}")]
+    fields += [Field("To", a) for a in form.to] + [Field("Cc", a) for a in form.cc]
+    fields.append(Field("Subject", form.subject))
+    if kind == FORWARD:
+        fields.append(Field("Forward", "the original attached whole" if form.forward_as == FORWARD_ATTACHED
+                            else "the original quoted in the text"))
+    fields += [Field("Attach", path, "read when you confirm") for path in form.attach]
+    fields.append(Field("Body", form.body, multiline=True))
+
+    def final(write: Write) -> Compose:
+        # Files are read now, when the user confirmed, within the size limits.
+        return replace(compose, body=write.body if write.body is not None else compose.body,
+                       attachments=read_attachments(form.attach))
+
+    if sending:
+        proposal.writes.append(Write(WriteKind.SEND, f"account {account_id}", f"send: {one_line(form.subject, 120)}",
+                                     fields, lambda w: mailbox.send(final(w), confirmed=True),
+                                     editable_body=True, body=form.body))
+        proposal.notes.append("sent through the account's SMTP server after the send policy (Principle 10) "
+                              "allows it; a copy is kept in Sent")
+    else:
+        proposal.writes.append(Write(WriteKind.DRAFT, f"account {account_id}", f"draft: {one_line(form.subject, 120)}",
+                                     fields, lambda w: mailbox.save_draft(final(w)),
+                                     editable_body=True, body=form.body))
+        proposal.notes.append(f"account {account_id} has access = \"draft\": saved to Drafts, not sent")
+    return proposal
