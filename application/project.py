@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from mailtriage.application.crypto import PgpSupport
 from mailtriage.application.errors import UsageError
 from mailtriage.application.operations import OpArgs, limitable, operation_call
 from mailtriage.application.window import parse_since
@@ -50,10 +51,13 @@ class ListEntry:
 class Project:
     """An open project. Build it with :meth:`open` (or from a loaded config and source set)."""
 
-    def __init__(self, config: ProjectConfig, sources: SourceSet) -> None:
+    def __init__(self, config: ProjectConfig, sources: SourceSet, *, user_settings: Any | None = None) -> None:
         self.config = config
         self.sources = sources
         self.tracker: Tracker | None = None
+        # OpenPGP on every read thread (never on a listing); ``pgp.decrypt = False``: --no-decrypt.
+        self.pgp = PgpSupport(user_settings)
+        sources.thread_opener = self.pgp.open_thread
 
     @classmethod
     def open(cls, directory: str | os.PathLike, *, context: dict[str, Any] | None = None) -> "Project":
@@ -66,7 +70,7 @@ class Project:
             ConfigError: project.md is missing or invalid (the error names file and key).
         """
         config = load_project(directory)
-        return cls(config, SourceSet(config, context))
+        return cls(config, SourceSet(config, context), user_settings=(context or {}).get("user_settings"))
 
     @staticmethod
     def load_config(directory: str | os.PathLike) -> ProjectConfig:

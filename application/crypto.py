@@ -1,0 +1,93 @@
+"""OpenPGP for the front ends: the run's GnuPG, built only when a thread carries OpenPGP.
+
+Per user (config.toml ``[pgp]``): ``gnupg_home`` (when not gpg's default), ``gpg`` (the
+binary), ``pinentry`` (``agent``: the agent's own pinentry, the app suspends for a terminal
+one; ``loopback``: opted in, the app asks), ``timeout`` and ``max_output``. Per project
+(project.md): ``pgp.team_key`` (the team's fingerprint) and ``pgp.encrypt_replies``.
+
+Decryption runs on ``read_thread`` only (the source set's ``thread_opener``); a listing never
+decrypts. ``decrypt = False`` (``--no-decrypt``) says which messages are encrypted and opens none.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from mailtriage.backends import pgp
+from mailtriage.backends.contract import Thread
+from mailtriage.core.projectconfig import ConfigError, ProjectConfig
+from mailtriage.core.settings import load_settings
+
+__all__ = ["ProjectPgp", "PgpSupport", "pgp_settings"]
+
+_PINENTRY = ("agent", "loopback")
+
+
+def pgp_settings(user_settings: Any | None) -> pgp.PgpSettings:
+    """The ``[pgp]`` table of the user settings (defaults when absent).
+
+    Raises:
+        ConfigError: a value of the table has the wrong type (names file and key).
+    """
+    settings = user_settings if user_settings is not None else load_settings()
+    table = settings.data.get("pgp", {}) if settings is not None else {}
+    if not isinstance(table, dict):
+        raise ConfigError(settings.path, "pgp", "must be a table", "[pgp] with gnupg_home = \"…\"")
+    home = table.get("gnupg_home")
+    if home is not None and not isinstance(home, str):
+        raise ConfigError(settings.path, "pgp.gnupg_home", "must be a path", "gnupg_home = \"~/.gnupg\"")
+    pinentry = str(table.get("pinentry", "agent"))
+    if pinentry not in _PINENTRY:
+        raise ConfigError(settings.path, "pgp.pinentry", f"unknown mode {pinentry!r}", " or ".join(_PINENTRY))
+    try:
+        timeout = float(table.get("timeout", pgp.DEFAULT_TIMEOUT))
+        max_output = int(table.get("max_output", pgp.DEFAULT_MAX_OUTPUT))
+    except (TypeError, ValueError):
+        raise ConfigError(settings.path, "pgp.timeout", "timeout and max_output must be numbers",
+                          "timeout = 20, max_output = 16777216") from None
+    return pgp.PgpSettings(gnupg_home=os.path.expanduser(home) if home else None, binary=str(table.get("gpg", "gpg")),
+                           timeout=timeout, max_output=max_output, pinentry=pinentry)
+
+
+class ProjectPgp:
+    """project.md's ``pgp`` block: the team's key and whether replies must be encrypted."""
+
+    def __init__(self, config: ProjectConfig) -> None:
+        team = config.get("pgp.team_key", None)
+        if team is not None and not isinstance(team, str):
+            raise ConfigError(config.file, "pgp.team_key", "must be a key fingerprint", "team_key: 0123…CDEF")
+        self.team_key = "".join(str(team or "").split()).upper() or None
+        encrypt = config.get("pgp.encrypt_replies", True)
+        if not isinstance(encrypt, bool):
+            raise ConfigError(config.file, "pgp.encrypt_replies", "must be true or false", "encrypt_replies: true")
+        self.encrypt_replies = encrypt
+        sign = config.get("pgp.sign_replies", False)
+        self.sign_replies = bool(sign)
+
+
+class PgpSupport:
+    """The run's OpenPGP: the GnuPG session (built on first need) and the decrypt switch."""
+
+    def __init__(self, user_settings: Any | None = None) -> None:
+        self._user_settings = user_settings
+        self._gpg: pgp.GnuPG | None = None
+        self.decrypt = True
+
+    @property
+    def gpg(self) -> pgp.GnuPG:
+        if self._gpg is None:
+            self._gpg = pgp.GnuPG(pgp_settings(self._user_settings))
+        return self._gpg
+
+    def use(self, gpg: pgp.GnuPG) -> None:
+        """Use this GnuPG session (an embedding caller, the tests' throwaway home)."""
+        self._gpg = gpg
+
+    def open_thread(self, thread: Thread) -> Thread:
+        """What ``read_thread`` returns: OpenPGP opened (or, with ``decrypt`` off, only named)."""
+        if not self.decrypt:
+            return pgp.skip_thread(thread)
+        if not pgp.carries_openpgp(thread):
+            return thread
+        return pgp.open_thread(thread, self.gpg)
