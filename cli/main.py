@@ -119,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--since", help="ISO date/instant or Nd (days); default from project.md import.since")
     q = op_parser("read-thread", "full message history of a thread")
     q.add_argument("thread_id", help="KIND:VALUE, e.g. mbox:<root@example.org>")
+    q.add_argument("--no-decrypt", action="store_true",
+                   help="do not decrypt OpenPGP messages (each message's crypto field still says it is encrypted)")
     q = op_parser("list-drafts", "draft replies already attached to a thread")
     q.add_argument("thread_id")
     q = op_parser("list-sent-since", "outbound replies sent on a thread since a date")
@@ -269,6 +271,8 @@ def cmd_mail(args: argparse.Namespace) -> int:
         if op is application.Op.CREATE_DRAFT:
             return _create_draft(args, project, project.thread_id(args.thread_id, args.backend))
         op_args = _op_args(op, args, project)
+        if getattr(args, "no_decrypt", False):
+            project.pgp.decrypt = False
         try:
             result = project.run(op, op_args, backend=args.backend)
         except application.NoBackendAvailable as exc:
