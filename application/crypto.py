@@ -16,10 +16,11 @@ from typing import Any
 
 from mailtriage.backends import pgp
 from mailtriage.backends.contract import Thread
-from mailtriage.core.projectconfig import ConfigError, ProjectConfig
+from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.settings import load_settings
+from mailtriage.workflows.pgp_reply import ProjectPgp, plan_reply_encryption
 
-__all__ = ["ProjectPgp", "PgpSupport", "pgp_settings"]
+__all__ = ["PgpSupport", "pgp_settings"]
 
 _PINENTRY = ("agent", "loopback")
 
@@ -50,22 +51,6 @@ def pgp_settings(user_settings: Any | None) -> pgp.PgpSettings:
                            timeout=timeout, max_output=max_output, pinentry=pinentry)
 
 
-class ProjectPgp:
-    """project.md's ``pgp`` block: the team's key and whether replies must be encrypted."""
-
-    def __init__(self, config: ProjectConfig) -> None:
-        team = config.get("pgp.team_key", None)
-        if team is not None and not isinstance(team, str):
-            raise ConfigError(config.file, "pgp.team_key", "must be a key fingerprint", "team_key: 0123…CDEF")
-        self.team_key = "".join(str(team or "").split()).upper() or None
-        encrypt = config.get("pgp.encrypt_replies", True)
-        if not isinstance(encrypt, bool):
-            raise ConfigError(config.file, "pgp.encrypt_replies", "must be true or false", "encrypt_replies: true")
-        self.encrypt_replies = encrypt
-        sign = config.get("pgp.sign_replies", False)
-        self.sign_replies = bool(sign)
-
-
 class PgpSupport:
     """The run's OpenPGP: the GnuPG session (built on first need) and the decrypt switch."""
 
@@ -83,6 +68,12 @@ class PgpSupport:
     def use(self, gpg: pgp.GnuPG) -> None:
         """Use this GnuPG session (an embedding caller, the tests' throwaway home)."""
         self._gpg = gpg
+
+    def reply_encryption(self, config, *, allow_clear: bool = False):
+        """The reply flow's encryption step for this project (workflows/pgp_reply.py)."""
+        project = ProjectPgp(config)
+        return lambda thread, target: plan_reply_encryption(thread, target, self.gpg, project,
+                                                            allow_clear=allow_clear)
 
     def open_thread(self, thread: Thread) -> Thread:
         """What ``read_thread`` returns: OpenPGP opened (or, with ``decrypt`` off, only named)."""

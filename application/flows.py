@@ -51,8 +51,12 @@ class ReplyFlow:
     def __init__(self, project: Project) -> None:
         self.project = project
 
-    def propose(self, thread: Thread, body: str, *, allow_second_draft: bool = False) -> Proposal:
-        return propose_reply(self.project.sources, thread, body, allow_second_draft=allow_second_draft)
+    def propose(self, thread: Thread, body: str, *, allow_second_draft: bool = False,
+                allow_clear: bool = False) -> Proposal:
+        """``allow_clear``: the user chose to draft in clear a reply to an encrypted report."""
+        return propose_reply(self.project.sources, thread, body, allow_second_draft=allow_second_draft,
+                             encryption=self.project.pgp.reply_encryption(self.project.config,
+                                                                          allow_clear=allow_clear))
 
 
 class SyncFlow:

@@ -130,6 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("thread_id")
     q.add_argument("--body-file", required=True, help="file with the reply body, - for stdin")
     q.add_argument("--yes", action="store_true", help="confirm without asking (the proposal is still printed)")
+    q.add_argument("--allow-clear", action="store_true",
+                   help="draft in clear a reply to an encrypted report when the reporter's key is missing")
     q.add_argument("--second-draft", action="store_true",
                    help="allow a second pending draft on the same thread (otherwise refused)")
     q = op_parser("thread-url", "a human-clickable URL for a thread")
@@ -307,7 +309,8 @@ def _create_draft(args, project, tid) -> int:
         _emit({"op": "create_draft", "written": False, "skipped": str(exc),
                "resolution": project.sources.resolve(Op.READ_THREAD).to_json()})
         return exit_code(exc, MAIN)
-    proposal = application.ReplyFlow(project).propose(read.value, body, allow_second_draft=args.second_draft)
+    proposal = application.ReplyFlow(project).propose(read.value, body, allow_second_draft=args.second_draft,
+                                                      allow_clear=args.allow_clear)
     sys.stderr.write(proposal.render_text() + "\n")
     if proposal.blocked:
         _err(f"nothing written: {proposal.blocked}")

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
+from typing import Callable
 
 from mailtriage.backends.contract import DraftRequest, Message, Op, Thread, reply_subject
 from mailtriage.backends.errors import MailError, MandatoryBackendUnavailable, NoBackendAvailable
 from mailtriage.backends.mime import is_plain_address
 from mailtriage.backends.registry import SourceSet
 from mailtriage.backends.security_cc import merge_cc, resolve_security_cc
+from mailtriage.workflows.pgp_reply import EncryptionPlan
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 from mailtriage.workflows.text import spoof_warning
 
@@ -52,6 +54,7 @@ def propose_reply(
     since: datetime | None = None,
     allow_second_draft: bool = False,
     reply_to: Message | None = None,
+    encryption: Callable[[Thread, Message], EncryptionPlan] | None = None,
 ) -> Proposal:
     """Build the reply-draft proposal for ``thread``; never writes anything.
 
@@ -150,6 +153,15 @@ def propose_reply(
         Field("In-Reply-To", request.in_reply_to or ""),
         Field("Body", body, multiline=True),
     ]
+    # A reply to an encrypted report is encrypted in kind (workflows/pgp_reply.py).
+    plan = encryption(thread, target) if encryption is not None else EncryptionPlan()
+    fields[-1:-1] = plan.fields
+    proposal.notes += plan.notes
+    proposal.facts.update(plan.facts)
+    if plan.blocked:
+        proposal.blocked = plan.blocked
+        proposal.facts["blocked_by"] = "encryption"
+        return proposal
 
     if not draft_res.chosen:
         proposal.preview = fields
@@ -172,6 +184,8 @@ def propose_reply(
 
     def apply(write: Write):
         final = replace(request, body=write.body if write.body is not None else request.body)
+        if plan.encrypt is not None:
+            final = replace(final, body=plan.encrypt(final.body))
         return sources.dispatch(Op.CREATE_DRAFT, lambda b: b.create_draft(final), backend=draft_res.chosen).value
 
     proposal.writes.append(

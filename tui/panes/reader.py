@@ -20,6 +20,7 @@ from textual.widgets import Static
 from mailtriage.application import Message, Thread
 from mailtriage.core.inert import sender_mismatch
 from mailtriage.tui import bindings
+from mailtriage.tui.panes.crypto import crypto_text, part_label
 from mailtriage.tui.sanitize import MARKER_STYLE, has_hidden_characters, inert_text
 
 #: Bodies longer than this are cut for display (the backend still holds all of it).
@@ -78,6 +79,7 @@ def header_text(message: Message, index: int, total: int) -> Text:
             out.append("  ")
             out.append_text(inert_text(att.note, style="italic"))
         out.append("\n")
+    out.append_text(crypto_text(message))
     for note in message.notes:
         out.append("Note: ", "bold")
         out.append_text(inert_text(note, style="italic"))
@@ -98,9 +100,9 @@ def body_text(message: Message) -> Text:
     for i, part in enumerate(message.text_parts):
         if i:
             out.append("\n\n")
-        if part.from_html or len(message.text_parts) > 1:
+        if part.from_html or len(message.text_parts) > 1 or message.crypto is not None:
             kind = "HTML shown as text" if part.from_html else part.content_type
-            out.append(f"[{kind}]\n", "dim italic")
+            out.append(f"[{kind}{part_label(message, i)}]\n", "dim italic")
         if part.note:
             out.append_text(inert_text(f"[{part.note}]", style="dim italic"))
             out.append("\n")
