@@ -37,6 +37,7 @@ _export("mailtriage.application.project", "Project", "ListEntry", "project_dir")
 _export("mailtriage.application.flows", "ImportFlow", "ReplyFlow", "SyncFlow", "PublishFlow", "OrganizeFlow",
         "SweepFlow", "SweepRequest", "PollFlow")
 _export("mailtriage.application.accounts", "Mailboxes")
+_export("mailtriage.application.crypto", "KeyImportFlow", "PgpSupport")
 # -- mail: the contract's types and errors
 _export("mailtriage.backends.contract", "ALL_OPS", "Op", "Thread", "ThreadId", "ThreadSummary", "Message",
         "DraftRequest", "MailSource", "SourceFeatures")

@@ -18,9 +18,10 @@ from mailtriage.backends import pgp
 from mailtriage.backends.contract import Thread
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.settings import load_settings
+from mailtriage.workflows.pgp_keys import propose_key_import
 from mailtriage.workflows.pgp_reply import ProjectPgp, plan_reply_encryption
 
-__all__ = ["PgpSupport", "pgp_settings"]
+__all__ = ["KeyImportFlow", "PgpSupport", "pgp_settings"]
 
 _PINENTRY = ("agent", "loopback")
 
@@ -82,3 +83,13 @@ class PgpSupport:
         if not pgp.carries_openpgp(thread):
             return thread
         return pgp.open_thread(thread, self.gpg)
+
+
+class KeyImportFlow:
+    """Import a key a report offers (an attached key, an Autocrypt header), after confirmation."""
+
+    def __init__(self, project: Any) -> None:
+        self.project = project
+
+    def propose(self, thread: Thread):
+        return propose_key_import(thread, self.project.pgp.gpg)

@@ -84,6 +84,7 @@ READER = [
     _b("r", "reply", "Reply", "reader.reply"),
     _b("i", "import_thread", "Import to tracker", "reader.import"),
     _b("u", "thread_url", "Thread URL", "reader.url"),
+    _b("K", "import_key", "Import offered key", "reader.import_key"),
     _b("q,escape", "back", "Back to list", "reader.back"),
 ]
 
@@ -125,6 +126,11 @@ PROPOSAL = [
     _b("ctrl+s", "confirm", "Confirm and write", "proposal.confirm", priority=True),
     _b("escape", "cancel", "Cancel (write nothing)", "proposal.cancel", priority=True),
     _b("ctrl+o", "edit_in_editor", "Edit in $EDITOR", "proposal.editor", priority=True),
+]
+
+CLEAR_REPLY = [
+    _b("escape,q", "cancel", "Cancel (write nothing)", "clear_reply.cancel"),
+    _b("c", "clear", "Draft in clear", "clear_reply.clear"),
 ]
 
 ERROR_DIALOG = [
@@ -191,6 +197,7 @@ CONTEXTS: tuple[Context, ...] = (
     Context("Help", HELP, "screen", "HelpScreen"),
     Context("Proposal dialog", PROPOSAL, "screen", "ProposalDialog"),
     Context("Error details", ERROR_DIALOG, "screen", "ErrorDialog"),
+    Context("Clear reply choice", CLEAR_REPLY, "screen", "ClearReplyDialog"),
     Context("First run", FIRST_RUN, "screen", "FirstRunScreen"),
 )
 

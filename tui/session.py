@@ -124,9 +124,15 @@ class Session:
         with self._lock:
             return self.project.thread_url(thread_id)
 
-    def propose_reply(self, thread: Thread, body: str):
+    def propose_reply(self, thread: Thread, body: str, *, allow_clear: bool = False):
+        """``allow_clear``: the user chose to draft in clear a reply to an encrypted report."""
         with self._lock:
-            return application.ReplyFlow(self.project).propose(thread, body)
+            return application.ReplyFlow(self.project).propose(thread, body, allow_clear=allow_clear)
+
+    def propose_key_import(self, thread: Thread):
+        """Import a key the thread offers (OpenPGP), after confirmation."""
+        with self._lock:
+            return application.KeyImportFlow(self.project).propose(thread)
 
     def apply(self, proposal):
         with self._lock:

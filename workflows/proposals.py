@@ -27,6 +27,7 @@ class WriteKind(str, enum.Enum):
     TRACKER = "tracker"
     PUBLISH = "publish"
     SEND = "send"
+    KEY = "key"  # an OpenPGP key imported into the user's keyring (workflows/pgp_keys.py)
 
 
 @dataclass(frozen=True)

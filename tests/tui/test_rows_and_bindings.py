@@ -92,6 +92,7 @@ def test_every_binding_has_a_unique_id_and_a_description():
 def test_classes_use_the_registry_lists():
     # The help screen lists CONTEXTS; every class must bind exactly what CONTEXTS shows.
     from mailtriage.tui.app import MailTriageApp
+    from mailtriage.tui.dialogs.clear_reply import ClearReplyDialog
     from mailtriage.tui.dialogs.error import ErrorDialog
     from mailtriage.tui.dialogs.proposal import ProposalDialog
     from mailtriage.tui.panes.folders import FolderList
@@ -107,7 +108,7 @@ def test_classes_use_the_registry_lists():
 
     classes = {c.__name__: c for c in (MailTriageApp, MainScreen, ThreadList, SearchBox, ThreadView, SourceList,
                                        FolderList, TrackerList, ConsoleScreen, HelpScreen, ProposalDialog,
-                                       ErrorDialog, FirstRunScreen)}
+                                       ErrorDialog, FirstRunScreen, ClearReplyDialog)}
     for context in bindings.CONTEXTS:
         owner = context.target if context.target not in ("app", "screen") else (context.screen or "MailTriageApp")
         assert classes[owner].BINDINGS is context.bindings, context.title

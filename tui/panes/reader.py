@@ -132,6 +132,10 @@ class ThreadView(VerticalScroll, can_focus=True):
         pass
 
     @dataclass(eq=False)
+    class KeyImportRequested(TextualMessage):
+        """K: import a key the open thread offers (OpenPGP), through a proposal."""
+
+    @dataclass(eq=False)
     class BackRequested(TextualMessage):
         pass
 
@@ -179,6 +183,9 @@ class ThreadView(VerticalScroll, can_focus=True):
     def action_import_thread(self) -> None:
         self.post_message(self.ImportRequested())
 
+    def action_import_key(self) -> None:
+        self.post_message(self.KeyImportRequested())
+
     def action_thread_url(self) -> None:
         self.post_message(self.UrlRequested())
 
@@ -186,7 +193,7 @@ class ThreadView(VerticalScroll, can_focus=True):
         self.post_message(self.BackRequested())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("reply", "import_thread", "thread_url", "next_message", "previous_message"):
+        if action in ("reply", "import_thread", "thread_url", "next_message", "previous_message", "import_key"):
             return True if self.has_class("-has-thread") else None
         return True
 
