@@ -61,7 +61,7 @@ class SignatureStatus:
 
     def describe(self) -> str:
         who = self.fingerprint or self.key_id or "an unknown key"
-        uid = f" <{self.uids[0]}>" if self.uids else ""
+        uid = f" \"{self.uids[0]}\"" if self.uids else ""
         if self.state == "valid":
             if self.matches_from:
                 return f"signature valid by {who}{uid} (matches From)"

@@ -16,6 +16,7 @@ encrypted by ``gpg``, wrapped into RFC 3156 multipart/signed or multipart/encryp
 
 from __future__ import annotations
 
+import inspect
 import shutil
 import subprocess
 import tempfile
@@ -25,6 +26,18 @@ from pathlib import Path
 import pytest
 
 from mailtriage.backends import pgp
+
+def pytest_collection_modifyitems(items):
+    # The app tests (test_app.py) are async Pilot tests: run them on asyncio through anyio, as tests/tui does.
+    for item in items:
+        if inspect.iscoroutinefunction(getattr(item, "function", None)):
+            item.add_marker(pytest.mark.anyio)
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
 
 TEAM = "Security Team <security@example.org>"
 REPORTER = "Rita Reporter <rita@example.net>"
