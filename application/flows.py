@@ -42,7 +42,8 @@ class ImportFlow:
                 sender_name: str | None = None) -> Proposal:
         """``thread`` may be given when the caller already read it."""
         tracker = self.project.open_tracker()
-        return propose_import(self.project.sources, tracker, thread_id, thread=thread, sender_name=sender_name)
+        return propose_import(self.project.sources, tracker, thread_id, thread=thread, sender_name=sender_name,
+                              encryption=self.project.pgp.reply_encryption(self.project.config))
 
 
 class ReplyFlow:

@@ -24,7 +24,13 @@ from mailtriage.backends.pgp import GnuPG
 from mailtriage.core.projectconfig import ConfigError, ProjectConfig
 from mailtriage.workflows.proposals import Field
 
-__all__ = ["EncryptionPlan", "ProjectPgp", "ReplyEncryptionFailed", "plan_reply_encryption", "thread_was_encrypted"]
+__all__ = ["ENCRYPTED_IMPORT", "EncryptionPlan", "ProjectPgp", "ReplyEncryptionFailed", "plan_reply_encryption", "thread_was_encrypted"]
+
+
+#: What an import proposal of an encrypted report says (the tracker's guard does the refusing).
+ENCRYPTED_IMPORT = ("this report came from an ENCRYPTED mail: the issue gets its subject, reporter and dates (never "
+                    "the decrypted body), and the tracker writes only when it is access-restricted (local files: "
+                    "access_restricted: true; GitHub: a private repository; Jira: the configured security level)")
 
 
 class ReplyEncryptionFailed(RuntimeError):
