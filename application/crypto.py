@@ -76,6 +76,22 @@ class PgpSupport:
         return lambda thread, target: plan_reply_encryption(thread, target, self.gpg, project,
                                                             allow_clear=allow_clear)
 
+    @property
+    def pinentry(self) -> str:
+        """``agent`` (suspend the app for the agent's pinentry) or ``loopback`` (the app asks)."""
+        return self.gpg.settings.pinentry
+
+    def needs_passphrase(self, thread: Thread) -> bool:
+        """Whether a message of ``thread`` stayed encrypted because its key needs a passphrase."""
+        return pgp.locked_ciphertext(thread) is not None
+
+    def unlock(self, thread: Thread, *, passphrase: str | None = None, tty: str | None = None) -> str | None:
+        """Unlock the key ``thread`` needs (see :meth:`pgp.GnuPG.unlock`); None when done, else why not."""
+        data = pgp.locked_ciphertext(thread)
+        if data is None:
+            return None
+        return self.gpg.unlock(data, passphrase=passphrase, tty=tty)
+
     def open_thread(self, thread: Thread) -> Thread:
         """What ``read_thread`` returns: OpenPGP opened (or, with ``decrypt`` off, only named)."""
         if not self.decrypt:

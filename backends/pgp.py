@@ -34,7 +34,7 @@ from mailtriage.backends.contract import AttachmentInfo, Message, TextPart, Thre
 from mailtriage.backends.pgp_status import CryptoStatus, OfferedKey, PartProtection, SignatureStatus
 
 __all__ = ["DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "EncryptResult", "GnuPG", "PgpSettings", "carries_openpgp",
-           "open_message",
+           "locked_ciphertext", "open_message", "PASSPHRASE_NOTE",
            "open_thread", "skip_thread"]
 
 # python-gnupg logs data chunks and the start of verified data at DEBUG: never let that reach a log.
@@ -42,6 +42,7 @@ logging.getLogger("gnupg").setLevel(logging.WARNING)
 
 DEFAULT_TIMEOUT = 20.0
 DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024
+PASSPHRASE_NOTE = "the secret key needs its passphrase and none was given (pinentry: see docs/pgp.md)"
 _MAX_SIGNATURE = 60_000  # a detached signature goes through one pipe write
 _BEGIN_MESSAGE = "-----BEGIN PGP MESSAGE-----"
 _END_MESSAGE = "-----END PGP MESSAGE-----"
@@ -156,7 +157,8 @@ class GnuPG:
             return exc.note
         return None
 
-    def _call(self, args: list[str], data: bytes, *, pass_fds: tuple[int, ...] = (), limit: int | None = None) -> _Run:
+    def _call(self, args: list[str], data: bytes, *, pass_fds: tuple[int, ...] = (), limit: int | None = None,
+              passphrase: str | None = None, env: dict[str, str] | None = None) -> _Run:
         gpg = self._instance()
         received = 0
         over = False
@@ -173,16 +175,21 @@ class GnuPG:
             gpg._pass_fds = pass_fds
             gpg.timed_out = False
             gpg.on_data = on_data
+            saved_env = gpg.env
+            if env is not None:
+                gpg.env = env
             try:
                 result = gpg.result_map["crypt"](gpg)
                 stream = gnupg._make_binary_stream(data, gpg.encoding)
-                gpg._handle_io(args, stream, result, binary=True)
+                # A passphrase goes on the first line of stdin (gpg's loopback pinentry), never argv.
+                gpg._handle_io(args, stream, result, passphrase=passphrase, binary=True)
             except OSError as exc:
                 raise _Failed(f"gpg could not be run ({type(exc).__name__})") from None
             finally:
                 gpg.stop_timers()
                 gpg.on_data = None
                 gpg._pass_fds = ()
+                gpg.env = saved_env
             timed_out = gpg.timed_out
         out = result.data if isinstance(result.data, bytes) else str(result.data).encode()
         status = []
@@ -197,6 +204,21 @@ class GnuPG:
     def decrypt(self, data: bytes) -> _Run:
         limit = self.settings.max_output
         return self._call(["--decrypt", "--max-output", str(limit)], data, limit=limit)
+
+    def unlock(self, data: bytes, *, passphrase: str | None = None, tty: str | None = None) -> str | None:
+        """Have the agent ask for (``tty``: on that terminal, the app suspended) or take
+        (``passphrase``: loopback, the user opted in) the passphrase of the key ``data`` is
+        encrypted to, so the next batch decryption finds it cached. The output is dropped.
+        None when the key is now unlocked, else why not."""
+        env = dict(os.environ, GPG_TTY=tty) if tty else None
+        try:
+            run = self._call(["--decrypt", "--max-output", "1"], data, limit=0, passphrase=passphrase, env=env)
+        except _Failed as exc:
+            return exc.note
+        keys = {key for key, _ in run.status}
+        if "DECRYPTION_OKAY" in keys or "max-output" in run.stderr.lower():
+            return None
+        return _problem_note(run) or "the key could not be unlocked"
 
     def verify_detached(self, signed: bytes, signature: bytes) -> _Run:
         if len(signature) > _MAX_SIGNATURE:
@@ -362,8 +384,10 @@ def _problem_note(run: _Run, limit: int | None = None) -> str | None:
     if "NO_SECKEY" in keys and "DECRYPTION_OKAY" not in keys:
         ids = ", ".join(value.split()[0] for key, value in run.status if key == "NO_SECKEY")
         return f"wrong key: encrypted to {ids}, and no secret key for any of them is in your keyring"
-    if {"MISSING_PASSPHRASE", "BAD_PASSPHRASE"} & keys or "no pinentry" in low or "operation cancelled" in low:
-        return "the secret key needs its passphrase and none was given (pinentry: see docs/pgp.md)"
+    if {"MISSING_PASSPHRASE", "BAD_PASSPHRASE"} & keys or any(
+            word in low for word in ("no pinentry", "operation cancelled", "inappropriate ioctl", "no passphrase given",
+                                     "bad passphrase")):
+        return PASSPHRASE_NOTE
     if "crc error" in low or "invalid armor" in low or "armor header" in low or "invalid radix64" in low:
         return "corrupt armor: the OpenPGP block is damaged (CRC or base64 error)"
     if "NODATA" in keys or "no valid openpgp data" in low:
@@ -402,6 +426,7 @@ class _Opened:
     encrypted_to: tuple[str, ...] = ()
     signatures: list[SignatureStatus] | None = None
     notes: list[str] | None = None
+    needs_passphrase: bool = False
 
     def __post_init__(self) -> None:
         self.signatures = self.signatures or []
@@ -441,7 +466,8 @@ def open_message(message: Message, gpg: GnuPG, *, depth: int = 0) -> Message:
         signatures=tuple(opened.signatures),
         parts=tuple(PartProtection(i, enc, signed) for i, (_, enc, signed) in enumerate(opened.parts)),
         notes=tuple(dict.fromkeys(opened.notes)),
-        offered_keys=tuple(_offered_keys(message, gpg)))
+        offered_keys=tuple(_offered_keys(message, gpg)),
+        needs_passphrase=PASSPHRASE_NOTE in opened.notes)
     return replace(message, text_parts=tuple(p for p, _, _ in opened.parts), attachments=tuple(opened.attachments),
                    crypto=status)
 
@@ -558,6 +584,20 @@ def _offered_keys(message: Message, gpg: GnuPG) -> list[OfferedKey]:
     except _Failed:
         return []
     return out
+
+
+def locked_ciphertext(thread: Thread) -> bytes | None:
+    """The first encrypted piece whose key needs a passphrase (to unlock with), or None."""
+    for message in thread.messages:
+        if message.crypto is not None and message.crypto.needs_passphrase:
+            for material in message.pgp:
+                if material.kind == "encrypted":
+                    return material.data
+            for part in message.text_parts:
+                match = _INLINE.search(part.text)
+                if match and match.group(0).startswith(_BEGIN_MESSAGE):
+                    return match.group(0).encode("utf-8")
+    return None
 
 
 def carries_openpgp(thread: Thread) -> bool:

@@ -128,6 +128,8 @@ class CryptoStatus:
     parts: tuple[PartProtection, ...] = ()
     notes: tuple[str, ...] = ()
     offered_keys: tuple[OfferedKey, ...] = ()
+    # The secret key needs its passphrase and no pinentry could ask (the app offers to unlock).
+    needs_passphrase: bool = False
 
     @property
     def mixed(self) -> bool:
@@ -142,7 +144,7 @@ class CryptoStatus:
     def lines(self) -> list[str]:
         """The status in plain words, one line each (the reader pane and the JSON show these)."""
         out: list[str] = []
-        to = ", ".join(self.encrypted_to) or "an unnamed key"
+        to = ", ".join(self.encrypted_to) or "a key that could not be read"
         if self.encrypted and self.skipped:
             out.append("encrypted: not decrypted (decryption was switched off)")
         elif self.encrypted and self.decrypted:
@@ -173,5 +175,6 @@ class CryptoStatus:
             "mixed": self.mixed,
             "notes": list(self.notes),
             "offered_keys": [k.to_json() for k in self.offered_keys],
+            "needs_passphrase": self.needs_passphrase,
             "summary": self.lines(),
         }

@@ -133,6 +133,11 @@ CLEAR_REPLY = [
     _b("c", "clear", "Draft in clear", "clear_reply.clear"),
 ]
 
+PASSPHRASE = [
+    _b("escape", "cancel", "Not now (leave it encrypted)", "passphrase.cancel"),
+    _b("enter", "unlock", "Unlock", "passphrase.unlock"),
+]
+
 ERROR_DIALOG = [
     _b("escape,q,enter", "close", "Close", "error.close"),
 ]
@@ -198,6 +203,7 @@ CONTEXTS: tuple[Context, ...] = (
     Context("Proposal dialog", PROPOSAL, "screen", "ProposalDialog"),
     Context("Error details", ERROR_DIALOG, "screen", "ErrorDialog"),
     Context("Clear reply choice", CLEAR_REPLY, "screen", "ClearReplyDialog"),
+    Context("Passphrase", PASSPHRASE, "screen", "PassphraseDialog"),
     Context("First run", FIRST_RUN, "screen", "FirstRunScreen"),
 )
 

@@ -129,6 +129,18 @@ class Session:
         with self._lock:
             return application.ReplyFlow(self.project).propose(thread, body, allow_clear=allow_clear)
 
+    def pgp_needs_passphrase(self, thread: Thread) -> bool:
+        return self.project is not None and self.project.pgp.needs_passphrase(thread)
+
+    def pgp_loopback(self) -> bool:
+        """The user opted in to typing the passphrase in the app (``[pgp] pinentry = "loopback"``)."""
+        return self.project.pgp.pinentry == "loopback"
+
+    def pgp_unlock(self, thread: Thread, *, passphrase: str | None = None, tty: str | None = None) -> str | None:
+        """Unlock the key the thread needs; None when done, else why not."""
+        with self._lock:
+            return self.project.pgp.unlock(thread, passphrase=passphrase, tty=tty)
+
     def propose_key_import(self, thread: Thread):
         """Import a key the thread offers (OpenPGP), after confirmation."""
         with self._lock:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from mailtriage.tui.dialogs.clear_reply import ClearReplyDialog
+from mailtriage.tui.dialogs.passphrase import PassphraseDialog
 from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.panes.reader import ThreadView
 from tests.tui.helpers import make_app, mbox_project, reader_text, screen_text, settle
@@ -225,3 +226,32 @@ async def test_k_offers_an_attached_key_and_imports_it_only_on_confirm(workdir, 
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert in_keyring()
+
+
+async def test_a_locked_key_is_unlocked_from_the_app_with_loopback(workdir, fixed_home):
+    (fixed_home / "gpg-agent.conf").write_text("pinentry-program /nonexistent/pinentry\n")
+    kill_agent(fixed_home)
+    done = subprocess.run(["gpg", "--homedir", str(fixed_home), "--batch", "--pinentry-mode", "loopback",
+                           "--passphrase-fd", "0", "--change-passphrase", TEAM_FPR],
+                          input=b"team-pw\n", capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    kill_agent(fixed_home)
+    raw = with_headers(pgp_mime_encrypted(_enc(fixed_home, entity(SECRET)), sender=RITA, mid="p-1",
+                                          subject="Heap overflow in frob"), "Thu, 01 Oct 2026 09:00:00 +0000")
+    folder = project_with(workdir, fixed_home, [raw])
+    with (workdir / "config" / "config.toml").open("a", encoding="utf-8") as out:
+        out.write('pinentry = "loopback"\n')
+    app = make_app(folder)
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, PassphraseDialog)
+        assert "needs its passphrase" in screen_text(app)
+        for key in "team-pw":
+            await pilot.press(key if key != "-" else "minus")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, PassphraseDialog)
+        assert "The frob parser overflows" in reader_text(app)
+        assert "team-pw" not in screen_text(app)

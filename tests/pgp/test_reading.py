@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 from mailtriage.backends import mime, pgp
 from mailtriage.backends.contract import Thread, ThreadId
 
 from .conftest import (
     REPORTER,
+    gpg,
+    kill_agent,
     STRANGER,
     encrypted_entity_part,
     entity,
@@ -200,3 +203,25 @@ def test_nothing_decrypted_is_written_to_disk(homes, tmp_path, monkeypatch):
 def mime_thread(raws):
     messages = tuple(mime.parse_message(r) for r in raws)
     return Thread(ThreadId("msgid", messages[0].message_id), messages[0].subject, messages)
+
+
+def test_a_key_with_a_passphrase_and_no_pinentry_is_said_and_unlocks_by_loopback(homes):
+    (homes.user / "gpg-agent.conf").write_text("pinentry-program /nonexistent/pinentry\n")
+    kill_agent(homes.user)
+    # Protect the team key with a passphrase (loopback: no pinentry needed for the change itself).
+    done = subprocess.run(["gpg", "--homedir", str(homes.user), "--batch", "--pinentry-mode", "loopback",
+                           "--passphrase-fd", "0", "--change-passphrase", homes.fprs["team"]],
+                          input=b"secret-pw\n", capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    kill_agent(homes.user)
+    raw = pgp_mime_encrypted(homes.encrypt(entity(SECRET), "team"))
+    session = homes.session(pinentry="loopback")
+    thread = pgp.open_thread(mime_thread([raw]), session)
+    status = thread.messages[0].crypto
+    assert status.needs_passphrase and not status.decrypted
+    assert any("needs its passphrase" in n for n in status.notes)
+    assert pgp.locked_ciphertext(thread) is not None
+    assert "needs its passphrase" in (session.unlock(pgp.locked_ciphertext(thread), passphrase="wrong") or "")
+    assert session.unlock(pgp.locked_ciphertext(thread), passphrase="secret-pw") is None
+    again = pgp.open_thread(mime_thread([raw]), session)
+    assert SECRET in again.messages[0].body_text and not again.messages[0].crypto.needs_passphrase

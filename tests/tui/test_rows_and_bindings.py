@@ -94,6 +94,7 @@ def test_classes_use_the_registry_lists():
     from mailtriage.tui.app import MailTriageApp
     from mailtriage.tui.dialogs.clear_reply import ClearReplyDialog
     from mailtriage.tui.dialogs.error import ErrorDialog
+    from mailtriage.tui.dialogs.passphrase import PassphraseDialog
     from mailtriage.tui.dialogs.proposal import ProposalDialog
     from mailtriage.tui.panes.folders import FolderList
     from mailtriage.tui.panes.reader import ThreadView
@@ -108,7 +109,8 @@ def test_classes_use_the_registry_lists():
 
     classes = {c.__name__: c for c in (MailTriageApp, MainScreen, ThreadList, SearchBox, ThreadView, SourceList,
                                        FolderList, TrackerList, ConsoleScreen, HelpScreen, ProposalDialog,
-                                       ErrorDialog, FirstRunScreen, ClearReplyDialog)}
+                                       ErrorDialog, FirstRunScreen, ClearReplyDialog,
+                                       PassphraseDialog)}
     for context in bindings.CONTEXTS:
         owner = context.target if context.target not in ("app", "screen") else (context.screen or "MailTriageApp")
         assert classes[owner].BINDINGS is context.bindings, context.title
