@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -225,3 +226,16 @@ def test_a_key_with_a_passphrase_and_no_pinentry_is_said_and_unlocks_by_loopback
     assert session.unlock(pgp.locked_ciphertext(thread), passphrase="secret-pw") is None
     again = pgp.open_thread(mime_thread([raw]), session)
     assert SECRET in again.messages[0].body_text and not again.messages[0].crypto.needs_passphrase
+
+
+def test_an_autocrypt_header_is_offered_never_imported(homes):
+    keydata = gpg(homes.world, "--export", homes.fprs["stranger"]).stdout
+    folded = "\r\n ".join(base64.b64encode(keydata).decode()[i:i + 70] for i in range(0, 10_000, 70)).rstrip()
+    raw = plain("hello", sender=STRANGER, extra=f"Autocrypt: addr=sam@example.com; keydata=\r\n {folded}\r\n")
+    thread = pgp.open_thread(mime_thread([raw]), homes.session())
+    [key] = thread.messages[0].crypto.offered_keys
+    assert key.fingerprint == homes.fprs["stranger"] and key.source == "Autocrypt header"
+    assert not key.in_keyring
+    assert "K to import" in " ".join(thread.messages[0].crypto.lines())
+    listed = gpg(homes.user, "--list-keys", homes.fprs["stranger"], check=False)
+    assert listed.returncode != 0  # offered, not imported

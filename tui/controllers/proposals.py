@@ -14,6 +14,7 @@ from textual import work
 from textual.worker import get_current_worker
 
 from mailtriage.tui.controllers.base import ControllerBase
+from mailtriage.tui.dialogs.clear_reply import ClearReplyDialog
 from mailtriage.tui.messages import ApplyFailed, ProposalApplied, ProposalFailed, ProposalReady
 from mailtriage.tui.panes.reader import ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
@@ -197,8 +198,6 @@ class ProposalsController(ControllerBase):
 
     def _choose_clear_reply(self, proposal: Proposal) -> None:
         """An encrypted report whose reply cannot be encrypted: draft in clear only if chosen."""
-        from mailtriage.tui.dialogs.clear_reply import ClearReplyDialog  # loaded when first needed, as the proposal dialog
-
         target = self._reply_target or self._target(None)
 
         def decided(clear: bool | None) -> None:
