@@ -630,7 +630,7 @@ def skip_thread(thread: Thread) -> Thread:
     """``--no-decrypt``: say which messages carry OpenPGP, open nothing."""
     messages = []
     for message in thread.messages:
-        if message.pgp and any(m.kind == "encrypted" for m in message.pgp):
+        if any(m.kind == "encrypted" for m in message.pgp) or any(_BEGIN_MESSAGE in p.text for p in message.text_parts):
             message = replace(message, crypto=CryptoStatus(encrypted=True, skipped=True))
         messages.append(message)
     return replace(thread, messages=tuple(messages))

@@ -80,3 +80,13 @@ def test_read_thread_without_gpg_says_why_and_still_shows_the_thread(tmp_path, h
     first, second = json.loads(done.stdout)["result"]["messages"]
     assert any("install gnupg" in n for n in first["crypto"]["notes"])
     assert "the clear reply" in second["text_parts"][0]["text"]
+
+
+def test_a_pgp_setting_of_the_wrong_type_is_a_configuration_error(tmp_path, homes):
+    folder, env = project(tmp_path, homes, [plain("x")])
+    text = (folder / "project.md").read_text(encoding="utf-8")
+    (folder / "project.md").write_text(text.replace("pgp:\n", "pgp:\n  encrypt_replies: sometimes\n"),
+                                       encoding="utf-8")
+    done = cli(folder, env, "mail", "read-thread", "msgid:<r1@example.net>")
+    assert done.returncode == 2
+    assert "pgp.encrypt_replies" in done.stderr and "true or false" in done.stderr
