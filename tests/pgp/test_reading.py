@@ -9,6 +9,7 @@ import subprocess
 
 from mailtriage.backends import mime, pgp
 from mailtriage.backends.contract import Thread, ThreadId
+from mailtriage.workflows import sweep
 
 from .conftest import (
     REPORTER,
@@ -239,3 +240,9 @@ def test_an_autocrypt_header_is_offered_never_imported(homes):
     assert "K to import" in " ".join(thread.messages[0].crypto.lines())
     listed = gpg(homes.user, "--list-keys", homes.fprs["stranger"], check=False)
     assert listed.returncode != 0  # offered, not imported
+
+
+def test_the_feedback_sweep_never_decrypts(homes):
+    raw = pgp_mime_encrypted(homes.encrypt(entity(SECRET), "team"))
+    line = sweep.summary(mime.parse_message(raw))  # what the sweep reads: the archive's bytes, parsed
+    assert SECRET not in line and "[encrypted part: not decrypted]" in line

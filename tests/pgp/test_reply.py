@@ -8,9 +8,14 @@ import sys
 
 import pytest
 
+from mailtriage.backends import mime, pgp
+from mailtriage.backends.contract import Thread, ThreadId
 from mailtriage.backends.imap.account import password_key
 from mailtriage.cli.main import main
+from mailtriage.core.projectconfig import load_project
 from mailtriage.core.secrets import set_secret
+from mailtriage.workflows.pgp_reply import ProjectPgp, plan_reply_encryption
+from tests.core.helpers import write_project
 from tests.imap.conftest import make_mail, write_imap_project, write_work_account
 from tests.servers.fixtures import *  # noqa: F401,F403
 
@@ -95,3 +100,15 @@ def test_reply_to_a_clear_report_is_unchanged(reply_project, homes, monkeypatch,
     assert "encryption" not in doc["proposal"]["facts"]
     [draft] = drafts(dovecot, user)
     assert b"BEGIN PGP" not in draft and b"we reproduce the overflow" in draft
+
+
+def test_an_expired_reporter_key_is_not_used_to_encrypt(homes, tmp_path):
+    raw = pgp_mime_encrypted(homes.encrypt(entity(SECRET), "team"), sender="Old Signer <old@example.net>")
+    message = mime.parse_message(raw)
+    thread = pgp.open_thread(Thread(ThreadId("msgid", message.message_id), message.subject, (message,)),
+                             homes.session())
+    plan = plan_reply_encryption(thread, thread.messages[0], homes.session(),
+                                 ProjectPgp(load_project(write_project(tmp_path / "p", [("mbox", "primary", "no")],
+                                                                       {"pgp": {"team_key": homes.fprs["team"]}}))))
+    assert plan.blocked and "no usable OpenPGP key for old@example.net" in plan.blocked
+    assert plan.facts["encryption"] == "no-key"
