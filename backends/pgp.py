@@ -161,6 +161,7 @@ class GnuPG:
                              f"(Debian: apt install gnupg) or put gpg on PATH ({type(exc).__name__})")
             raise _Failed(self._missing) from None
         self._gpg.encoding = "utf-8"
+        self._gpg.buffer_size = 64 * 1024  # python-gnupg reads 1 KiB at a time by default: slow for a report
         return self._gpg
 
     def available(self) -> str | None:
@@ -251,19 +252,33 @@ class GnuPG:
 
     def key_info(self, key_id: str) -> tuple[str, tuple[str, ...]]:
         """(primary fingerprint, user IDs) of a key in the keyring, ("", ()) when absent."""
-        if key_id in self._uid_cache:
-            return self._uid_cache[key_id]
+        if key_id not in self._uid_cache:
+            self.prefetch([key_id])
+        return self._uid_cache.get(key_id, ("", ()))
+
+    def prefetch(self, key_ids: list[str]) -> None:
+        """Look up every key ID or fingerprint not known yet with one gpg call (each spawn costs)."""
+        wanted = [k for k in dict.fromkeys(key_ids) if k and k not in self._uid_cache]
+        if not wanted:
+            return
         gpg = self._instance()
         with self._lock:
             try:
-                keys = gpg.list_keys(keys=[key_id])
+                keys = gpg.list_keys(keys=wanted)
             finally:
                 gpg.stop_timers()
-        info = ("", ())
-        if keys:
-            info = (str(keys[0].get("fingerprint") or ""), tuple(str(u) for u in keys[0].get("uids") or ()))
-        self._uid_cache[key_id] = info
-        return info
+        for key_id in wanted:
+            self._uid_cache[key_id] = ("", ())
+            want = key_id.upper()
+            for key in keys:
+                names = {str(key.get("keyid") or ""), str(key.get("fingerprint") or "")}
+                for sub in key.get("subkeys") or ():
+                    names.update(str(x) for x in sub[:1] + sub[2:3])
+                if any(name and (name.upper() == want or name.upper().endswith(want) or want.endswith(name.upper()))
+                       for name in names):
+                    self._uid_cache[key_id] = (str(key.get("fingerprint") or ""),
+                                               tuple(str(u) for u in key.get("uids") or ()))
+                    break
 
     def encryption_key(self, address: str) -> str | None:
         """The fingerprint of a usable (not expired, not revoked) key for ``address``, or None."""
@@ -333,8 +348,23 @@ _SIG_STATES = {"GOODSIG": "valid", "BADSIG": "bad", "EXPSIG": "expired-signature
                "REVKEYSIG": "revoked-key", "ERRSIG": "error"}
 
 
+def _status_key_ids(run: _Run) -> list[str]:
+    """The key IDs and fingerprints a gpg run names (recipients, signers), to look up at once."""
+    ids = []
+    for key, value in run.status:
+        parts = value.split()
+        if key == "ENC_TO" and parts:
+            ids.append(parts[0])
+        elif key == "VALIDSIG" and parts:
+            ids.append(parts[9] if len(parts) > 9 else parts[0])
+        elif key in ("GOODSIG", "BADSIG", "EXPSIG", "EXPKEYSIG", "REVKEYSIG") and parts:
+            ids.append(parts[0])
+    return ids
+
+
 def _signatures(run: _Run, gpg: GnuPG, sender: str) -> list[SignatureStatus]:
     """One SignatureStatus per signature the status lines report."""
+    gpg.prefetch(_status_key_ids(run))
     sigs: list[dict[str, str]] = []
     for key, value in run.status:
         if key == "NEWSIG":
@@ -418,6 +448,7 @@ def _problem_note(run: _Run, limit: int | None = None) -> str | None:
 
 
 def _encrypted_to(run: _Run, gpg: GnuPG) -> tuple[str, ...]:
+    gpg.prefetch(_status_key_ids(run))
     out = []
     for key, value in run.status:
         if key == "ENC_TO":
