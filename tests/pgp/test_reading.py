@@ -246,3 +246,20 @@ def test_the_feedback_sweep_never_decrypts(homes):
     raw = pgp_mime_encrypted(homes.encrypt(entity(SECRET), "team"))
     line = sweep.summary(mime.parse_message(raw))  # what the sweep reads: the archive's bytes, parsed
     assert SECRET not in line and "[encrypted part: not decrypted]" in line
+
+
+def test_a_signed_multipart_with_an_attachment_verifies(homes):
+    b = "inner-signed"
+    poc = base64.encodebytes(b"\x7fELF" + bytes(range(256)) * 4).replace(b"\n", b"\r\n")
+    signed = (f'Content-Type: multipart/mixed; boundary="{b}";\r\n protected-headers="v1"\r\n\r\n'
+              f"--{b}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n"
+              f"\r\nThe PoC is attached =E2=80=94 run it on 1.2.3.\r\n\r\n--{b}\r\n"
+              f'Content-Type: application/octet-stream; name="poc.bin"\r\nContent-Disposition: attachment;\r\n'
+              f' filename="poc.bin"\r\nContent-Transfer-Encoding: base64\r\n\r\n').encode() + poc \
+        + f"\r\n--{b}--\r\n".encode()
+    message = opened(pgp_mime_signed(signed, homes.detach_sign(signed, "reporter")), homes.session())
+    [sig] = message.crypto.signatures
+    assert sig.state == "valid", message.crypto.lines()
+    assert "The PoC is attached — run it" in message.body_text
+    assert [a.filename for a in message.attachments] == ["poc.bin"]
+    assert all(p.signed for p in message.crypto.parts)

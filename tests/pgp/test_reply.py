@@ -112,3 +112,17 @@ def test_an_expired_reporter_key_is_not_used_to_encrypt(homes, tmp_path):
                                                                        {"pgp": {"team_key": homes.fprs["team"]}}))))
     assert plan.blocked and "no usable OpenPGP key for old@example.net" in plan.blocked
     assert plan.facts["encryption"] == "no-key"
+
+
+def test_a_signed_encrypted_reply_is_signed_by_the_team_key(homes, tmp_path):
+    raw = pgp_mime_encrypted(homes.encrypt(entity(SECRET), "team", sign="reporter"))
+    message = mime.parse_message(raw)
+    thread = pgp.open_thread(Thread(ThreadId("msgid", message.message_id), message.subject, (message,)),
+                             homes.session())
+    config = load_project(write_project(tmp_path / "p", [("mbox", "primary", "no")],
+                                        {"pgp": {"team_key": homes.fprs["team"], "sign_replies": True}}))
+    plan = plan_reply_encryption(thread, thread.messages[0], homes.session(), ProjectPgp(config))
+    assert plan.sign == homes.fprs["team"] and "signed by the team key" in plan.fields[0].value
+    armored = plan.encrypt(BODY)
+    done = gpg(homes.world, "--status-fd", "1", "--decrypt", data=armored.encode())
+    assert b"[GNUPG:] GOODSIG" in done.stdout and BODY.encode() in done.stdout
