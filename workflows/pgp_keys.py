@@ -45,7 +45,9 @@ def propose_key_import(thread: Thread, gpg: GnuPG) -> Proposal:
                               "no Autocrypt header)")
         return proposal
     proposal.notes.append(CHECK_OUT_OF_BAND)
-    home = gpg.settings.gnupg_home or "gpg's default home"
+    # Named by its setting, not its path (a path would differ per machine in every recap).
+    home = ("your GnuPG home (pgp.gnupg_home in your settings)" if gpg.settings.gnupg_home
+            else "gpg's default home ($GNUPGHOME or ~/.gnupg)")
     for sender, key in keys:
         if key.in_keyring:
             proposal.notes.append(f"{key.fingerprint} is already in your keyring")

@@ -229,13 +229,7 @@ async def test_k_offers_an_attached_key_and_imports_it_only_on_confirm(workdir, 
 
 
 async def test_a_locked_key_is_unlocked_from_the_app_with_loopback(workdir, fixed_home):
-    (fixed_home / "gpg-agent.conf").write_text("pinentry-program /nonexistent/pinentry\n")
-    kill_agent(fixed_home)
-    done = subprocess.run(["gpg", "--homedir", str(fixed_home), "--batch", "--pinentry-mode", "loopback",
-                           "--passphrase-fd", "0", "--change-passphrase", TEAM_FPR],
-                          input=b"team-pw\n", capture_output=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    kill_agent(fixed_home)
+    _lock_team_key(fixed_home)
     raw = with_headers(pgp_mime_encrypted(_enc(fixed_home, entity(SECRET)), sender=RITA, mid="p-1",
                                           subject="Heap overflow in frob"), "Thu, 01 Oct 2026 09:00:00 +0000")
     folder = project_with(workdir, fixed_home, [raw])
@@ -255,3 +249,42 @@ async def test_a_locked_key_is_unlocked_from_the_app_with_loopback(workdir, fixe
         assert not isinstance(app.screen, PassphraseDialog)
         assert "The frob parser overflows" in reader_text(app)
         assert "team-pw" not in screen_text(app)
+
+
+def _lock_team_key(home: Path) -> None:
+    (home / "gpg-agent.conf").write_text("pinentry-program /nonexistent/pinentry\n")
+    kill_agent(home)
+    done = subprocess.run(["gpg", "--homedir", str(home), "--batch", "--pinentry-mode", "loopback",
+                           "--passphrase-fd", "0", "--change-passphrase", TEAM_FPR],
+                          input=b"team-pw\n", capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    kill_agent(home)
+
+
+def test_passphrase_dialog_narrow(snap_compare, workdir, fixed_home):
+    _lock_team_key(fixed_home)
+    raw = with_headers(pgp_mime_encrypted(_enc(fixed_home, entity(SECRET)), sender=RITA, mid="p-1",
+                                          subject="Heap overflow in frob"), "Thu, 01 Oct 2026 09:00:00 +0000")
+    folder = project_with(workdir, fixed_home, [raw])
+    with (workdir / "config" / "config.toml").open("a", encoding="utf-8") as out:
+        out.write('pinentry = "loopback"\n')
+    assert snap_compare(make_app(folder), terminal_size=NARROW, run_before=shot("enter"))
+
+
+def test_key_import_proposal_wide(snap_compare, workdir, fixed_home):
+    key = gpg(fixed_home, "--armor", "--export", RITA_FPR).stdout
+    gpg(fixed_home, "--delete-secret-and-public-key", RITA_FPR)
+    b = "kb"
+    raw = (f"From: {RITA}\r\nTo: security@frob.example\r\nSubject: my key\r\nMessage-ID: <k-1@example.net>\r\n"
+           f"Date: Thu, 01 Oct 2026 09:00:00 +0000\r\nMIME-Version: 1.0\r\n"
+           f'Content-Type: multipart/mixed; boundary="{b}"\r\n\r\n--{b}\r\n').encode() + entity("my key\n") \
+        + (f'\r\n--{b}\r\nContent-Type: application/pgp-keys; name="key.asc"\r\nContent-Disposition: attachment; '
+           f'filename="key.asc"\r\n\r\n').encode() + key + f"\r\n--{b}--\r\n".encode()
+
+    async def run_before(pilot):
+        await shot("enter")(pilot)
+        pilot.app.screen.query_one(ThreadView).focus()
+        await shot("K")(pilot)
+
+    assert snap_compare(make_app(project_with(workdir, fixed_home, [raw])), terminal_size=WIDE,
+                        run_before=run_before)
