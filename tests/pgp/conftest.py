@@ -27,10 +27,15 @@ import pytest
 
 from mailtriage.backends import pgp
 
+HERE = Path(__file__).resolve().parent
+
+
 def pytest_collection_modifyitems(items):
-    # The app tests (test_app.py) are async Pilot tests: run them on asyncio through anyio, as tests/tui does.
+    # The app tests (test_app.py) are async Pilot tests: run them on asyncio through anyio, as tests/tui
+    # does for its own (this hook sees the whole session: only this folder's items are marked here).
     for item in items:
-        if inspect.iscoroutinefunction(getattr(item, "function", None)):
+        if HERE in Path(str(item.path)).resolve().parents and \
+                inspect.iscoroutinefunction(getattr(item, "function", None)):
             item.add_marker(pytest.mark.anyio)
 
 
