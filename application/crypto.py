@@ -11,6 +11,7 @@ decrypts. ``decrypt = False`` (``--no-decrypt``) says which messages are encrypt
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
@@ -59,11 +60,14 @@ class PgpSupport:
         self._user_settings = user_settings
         self._gpg: pgp.GnuPG | None = None
         self.decrypt = True
+        # Set by the app: gpg calls made behind its screen never start a terminal pinentry.
+        self.quiet_pinentry = False
 
     @property
     def gpg(self) -> pgp.GnuPG:
         if self._gpg is None:
-            self._gpg = pgp.GnuPG(pgp_settings(self._user_settings))
+            settings = pgp_settings(self._user_settings)
+            self._gpg = pgp.GnuPG(dataclasses.replace(settings, quiet=self.quiet_pinentry))
         return self._gpg
 
     def use(self, gpg: pgp.GnuPG) -> None:

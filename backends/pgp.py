@@ -65,6 +65,9 @@ class PgpSettings:
     # "agent": the agent's own pinentry (the app suspends for a terminal one); "loopback": the
     # app asks and passes the passphrase (the user opted in).
     pinentry: str = "agent"
+    # Inside the app: a gpg call made behind the screen must never start a terminal pinentry on it
+    # (--pinentry-mode error); a key that needs its passphrase is unlocked on request instead.
+    quiet: bool = False
 
 
 class _Failed(Exception):
@@ -216,9 +219,12 @@ class GnuPG:
         return _Run(out if not over else b"", status, text, result.returncode, over, timed_out)
 
     # -- operations -------------------------------------------------------------------
+    def _quiet(self) -> list[str]:
+        return ["--pinentry-mode", "error"] if self.settings.quiet else []
+
     def decrypt(self, data: bytes) -> _Run:
         limit = self.settings.max_output
-        return self._call(["--decrypt", "--max-output", str(limit)], data, limit=limit)
+        return self._call([*self._quiet(), "--decrypt", "--max-output", str(limit)], data, limit=limit)
 
     def unlock(self, data: bytes, *, passphrase: str | None = None, tty: str | None = None) -> str | None:
         """Have the agent ask for (``tty``: on that terminal, the app suspended) or take
@@ -325,7 +331,7 @@ class GnuPG:
 
     def encrypt(self, data: bytes, recipients: list[str], *, sign: str | None = None) -> EncryptResult:
         """Armored OpenPGP message of ``data`` to ``recipients`` (fingerprints)."""
-        args = ["--encrypt", "--armor", "--trust-model", "always"]
+        args = [*self._quiet(), "--encrypt", "--armor", "--trust-model", "always"]
         for fpr in recipients:
             args += ["--recipient", fpr]
         if sign:

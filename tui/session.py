@@ -55,6 +55,7 @@ class Session:
             ConfigError: project.md is missing or invalid (the error names file and key).
         """
         project = application.Project.open(self.project_dir, context=self._context())
+        project.pgp.quiet_pinentry = True  # no terminal pinentry behind the app: unlock on request
         with self._lock:
             self.project, self.config, self.sources = project, project.config, project.sources
             self.cc = project.security_cc()

@@ -263,3 +263,37 @@ def test_a_signed_multipart_with_an_attachment_verifies(homes):
     assert "The PoC is attached — run it" in message.body_text
     assert [a.filename for a in message.attachments] == ["poc.bin"]
     assert all(p.signed for p in message.crypto.parts)
+
+
+FAKE_PINENTRY = """#!/bin/sh
+# A pinentry that answers every GETPIN with the test passphrase (the Assuan protocol, minimal).
+echo "OK Pleased to meet you"
+while read -r cmd rest; do
+  case "$cmd" in
+    GETPIN) echo "D secret-pw"; echo "OK";;
+    BYE) echo "OK closing connection"; exit 0;;
+    *) echo "OK";;
+  esac
+done
+"""
+
+
+def test_inside_the_app_no_pinentry_is_started_behind_the_screen(homes):
+    pinentry = homes.user / "pinentry.sh"
+    pinentry.write_text(FAKE_PINENTRY)
+    pinentry.chmod(0o700)
+    (homes.user / "gpg-agent.conf").write_text(f"pinentry-program {pinentry}\n")
+    kill_agent(homes.user)
+    done = subprocess.run(["gpg", "--homedir", str(homes.user), "--batch", "--pinentry-mode", "loopback",
+                           "--passphrase-fd", "0", "--change-passphrase", homes.fprs["team"]],
+                          input=b"secret-pw\n", capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    kill_agent(homes.user)
+    raw = pgp_mime_encrypted(homes.encrypt(entity(SECRET), "team"))
+    # The app's session (quiet): the pinentry is never asked, the message says the key is locked.
+    quiet = opened(raw, homes.session(quiet=True))
+    assert quiet.crypto.needs_passphrase and SECRET not in quiet.body_text
+    # The command line's session: the agent's pinentry asks (here: answers) as it would on a terminal.
+    kill_agent(homes.user)
+    loud = opened(raw, homes.session())
+    assert loud.crypto.decrypted and SECRET in loud.body_text
