@@ -478,6 +478,7 @@ class _Opened:
     signatures: list[SignatureStatus] | None = None
     notes: list[str] | None = None
     needs_passphrase: bool = False
+    subject: str | None = None  # the protected Subject inside the encrypted part, when there is one
 
     def __post_init__(self) -> None:
         self.signatures = self.signatures or []
@@ -519,8 +520,11 @@ def open_message(message: Message, gpg: GnuPG, *, depth: int = 0) -> Message:
         notes=tuple(dict.fromkeys(opened.notes)),
         offered_keys=tuple(_offered_keys(message, gpg)),
         needs_passphrase=PASSPHRASE_NOTE in opened.notes)
+    if opened.subject and opened.subject != message.subject:
+        status = replace(status, notes=status.notes + (f"the subject shown is the encrypted one (the outer "
+                                                        f"subject was {message.subject!r})",))
     return replace(message, text_parts=tuple(p for p, _, _ in opened.parts), attachments=tuple(opened.attachments),
-                   crypto=status)
+                   crypto=status, subject=opened.subject or message.subject)
 
 
 def _offers_key(message: Message) -> bool:
@@ -546,6 +550,9 @@ def _open_encrypted(material, opened: _Opened, gpg: GnuPG, sender: str, depth: i
     signatures = _signatures(run, gpg, sender)
     opened.signatures.extend(signatures)
     inner = mime.parse_message(run.data)
+    # Protected headers: a client that hides the subject ("...") carries the real one inside.
+    if inner.header("Subject") and inner.subject:
+        opened.subject = inner.subject
     if inner.pgp and depth < 3:
         inner = open_message(replace(inner, sender=replace(inner.sender, email=sender)), gpg, depth=depth + 1)
     inner_signed = {p.index for p in inner.crypto.parts if p.signed} if inner.crypto else set()
@@ -660,7 +667,12 @@ def open_thread(thread: Thread, gpg: GnuPG) -> Thread:
     """The thread with every message's OpenPGP opened (what ``read_thread`` returns)."""
     if not carries_openpgp(thread):
         return thread
-    return replace(thread, messages=tuple(open_message(m, gpg) for m in thread.messages))
+    messages = tuple(open_message(m, gpg) for m in thread.messages)
+    root = thread.messages[0] if thread.messages else None
+    subject = thread.subject
+    if root is not None and messages[0].subject != root.subject and thread.subject == root.subject:
+        subject = messages[0].subject  # the root's protected subject names the thread
+    return replace(thread, messages=messages, subject=subject)
 
 
 def skip_thread(thread: Thread) -> Thread:

@@ -297,3 +297,14 @@ def test_inside_the_app_no_pinentry_is_started_behind_the_screen(homes):
     kill_agent(homes.user)
     loud = opened(raw, homes.session())
     assert loud.crypto.decrypted and SECRET in loud.body_text
+
+
+def test_a_protected_subject_replaces_the_placeholder_and_says_so(homes):
+    inner = (b'Content-Type: text/plain; charset=utf-8; protected-headers="v1"\r\n'
+             b"Subject: RCE in frob 2.3 via crafted header\r\n\r\n" + SECRET.encode() + b"\r\n")
+    raw = pgp_mime_encrypted(homes.encrypt(inner, "team"), subject="...")
+    thread = pgp.open_thread(mime_thread([raw]), homes.session())
+    message = thread.messages[0]
+    assert message.subject == "RCE in frob 2.3 via crafted header" == thread.subject
+    assert any("outer subject was '...'" in n for n in message.crypto.notes)
+    assert SECRET in message.body_text
