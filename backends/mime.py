@@ -1358,10 +1358,15 @@ _CANONICAL = _POLICY.clone(linesep="\r\n", max_line_length=0, refold_source="non
 
 
 def _pgp_mime(part: EmailMessage, children: list[EmailMessage]) -> bool:
+    """An RFC 3156 pair: the protocol parameter and the part it names are both there (else walked as usual)."""
     protocol = _PGP_PROTOCOLS.get(part.get_content_type())
     if protocol is None or len(children) != 2:
         return False
-    return str(part.get_param("protocol", "") or "").strip().lower() == protocol
+    if str(part.get_param("protocol", "") or "").strip().lower() != protocol:
+        return False
+    # multipart/encrypted: the first part is the protocol's; multipart/signed: the second.
+    named = children[0] if part.get_content_type() == "multipart/encrypted" else children[1]
+    return named.get_content_type() == protocol
 
 
 def signed_entity_bytes(part: EmailMessage) -> bytes:

@@ -6,6 +6,9 @@ import base64
 import json
 import os
 import subprocess
+from pathlib import Path
+
+import pytest
 
 from mailtriage.backends import mime, pgp
 from mailtriage.backends.contract import Thread, ThreadId
@@ -308,3 +311,28 @@ def test_a_protected_subject_replaces_the_placeholder_and_says_so(homes):
     assert message.subject == "RCE in frob 2.3 via crafted header" == thread.subject
     assert any("outer subject was '...'" in n for n in message.crypto.notes)
     assert SECRET in message.body_text
+
+
+# Public test vectors: CPython's own email test messages (Debian libpython3.11-testsuite, PSF
+# License), read in place as tests/mbox does; nothing is copied into this repository.
+CPYTHON_EMAIL_DATA = Path("/usr/lib/python3.11/test/test_email/data")
+
+
+def cpython_message(name: str) -> bytes:
+    if not CPYTHON_EMAIL_DATA.is_dir():
+        pytest.fail(f"{CPYTHON_EMAIL_DATA} is missing: install Debian libpython3.11-testsuite (scripts/test does)")
+    return (CPYTHON_EMAIL_DATA / name).read_bytes()
+
+
+def test_cpython_msg_45_a_real_pgp_mime_signature_by_a_key_we_do_not_have(homes):
+    message = opened(cpython_message("msg_45.txt"), homes.session())
+    [sig] = message.crypto.signatures
+    assert sig.state == "unknown-key" and sig.key_id.upper().endswith("461A7AA389BD745B")
+    assert "This is the signed contents." in message.body_text
+    assert message.attachments == ()
+
+
+def test_cpython_msg_33_a_signed_multipart_without_a_signature_part_keeps_both_parts(homes):
+    message = opened(cpython_message("msg_33.txt"), homes.session())
+    assert "part 1" in message.body_text and "part 2" in message.body_text
+    assert message.crypto is None  # nothing OpenPGP in it: no claim either way
