@@ -106,10 +106,12 @@ def _piped_gpg_class() -> type:
     class _PipedGPG(gnupg.GPG):
         def __init__(self, *args: Any, timeout: float, **kwargs: Any) -> None:
             self._pass_fds: tuple[int, ...] = ()
-            self._timeout = timeout
+            self._timeout = max(timeout, 30.0)  # gpg --list-config at start-up is not a decryption
             self._timers: list[threading.Timer] = []
             self.timed_out = False
             super().__init__(*args, **kwargs)
+            self.stop_timers()
+            self._timeout = timeout
 
         def _open_subprocess(self, args, passphrase=False):  # noqa: ANN001 - python-gnupg's signature
             cmd = self.make_args(args, passphrase)
@@ -201,6 +203,8 @@ class GnuPG:
                 stream = io.BytesIO(data)
                 # A passphrase goes on the first line of stdin (gpg's loopback pinentry), never argv.
                 gpg._handle_io(args, stream, result, passphrase=passphrase, binary=True)
+            except BrokenPipeError:
+                pass  # gpg stopped reading (killed at the time limit, or failed early): its status says why
             except OSError as exc:
                 raise _Failed(f"gpg could not be run ({type(exc).__name__})") from None
             finally:

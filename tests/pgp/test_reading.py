@@ -336,3 +336,11 @@ def test_cpython_msg_33_a_signed_multipart_without_a_signature_part_keeps_both_p
     message = opened(cpython_message("msg_33.txt"), homes.session())
     assert "part 1" in message.body_text and "part 2" in message.body_text
     assert message.crypto is None  # nothing OpenPGP in it: no claim either way
+
+
+def test_a_gpg_that_runs_past_the_time_limit_is_stopped_with_a_note(homes):
+    slow = b"Content-Type: text/plain\r\n\r\n" + os.urandom(6 * 1024 * 1024).hex().encode()
+    raw = pgp_mime_encrypted(homes.encrypt(slow, "team", extra=("--compress-algo", "none")))
+    message = opened(raw, homes.session(timeout=0.005, max_output=64 * 1024 * 1024))
+    assert not message.crypto.decrypted
+    assert any("did not finish within the time limit" in n for n in message.crypto.notes), message.crypto.notes
