@@ -87,7 +87,8 @@ class ReadingController(ControllerBase):
                 problem = self.session.pgp_unlock(thread, tty=tty)
             self._after_unlock(problem)
 
-        self.app.push_screen(PassphraseDialog(self.session.pgp_loopback()), decided)
+        self.app.push_screen(PassphraseDialog(self.session.pgp_loopback(), cursor_blink=self.shell.cursor_blink),
+                             decided)
 
     @work(thread=True, group="pgp-unlock", exit_on_error=False)
     def _unlock_loopback(self, thread, passphrase: str) -> None:

@@ -25,9 +25,10 @@ class PassphraseDialog(ModalScreen["str | None"], bindings.KeyContext):
     key_context = "PassphraseDialog"
     BINDINGS = bindings.PASSPHRASE
 
-    def __init__(self, loopback: bool) -> None:
+    def __init__(self, loopback: bool, *, cursor_blink: bool = True) -> None:
         super().__init__()
         self.loopback = loopback
+        self._cursor_blink = cursor_blink
 
     def compose(self) -> ComposeResult:
         with Vertical(id="passphrase-box", classes="dialog"):
@@ -35,7 +36,9 @@ class PassphraseDialog(ModalScreen["str | None"], bindings.KeyContext):
             if self.loopback:
                 yield Static(Text("Type it here (pgp.pinentry = loopback); it goes to gpg on a pipe and is kept "
                                   "nowhere. Enter unlocks, Esc leaves the message encrypted."))
-                yield Input(password=True, placeholder="passphrase", id="passphrase")
+                field = Input(password=True, placeholder="passphrase", id="passphrase")
+                field.cursor_blink = self._cursor_blink
+                yield field
             else:
                 yield Static(Text("Enter suspends the app and lets your GnuPG agent ask (its pinentry, on this "
                                   "terminal); the app comes back afterwards. Esc leaves the message encrypted."))
