@@ -43,6 +43,7 @@ _export("mailtriage.application.accounts", "Mailboxes")
 _export("mailtriage.application.search", "SearchField", "SearchPage", "SearchRequest", "SearchResult",
         "search_request", "search_project", "search_mailbox", "search_account", "source_can_search")
 _export("mailtriage.application.overview", "ThreadStatus", "thread_status", "filed_issue", "issue_thread")
+_export("mailtriage.application.crypto", "KeyImportFlow", "PgpSupport")
 # -- mail: the contract's types and errors
 _export("mailtriage.backends.contract", "ALL_OPS", "Op", "Thread", "ThreadId", "ThreadSummary", "Message",
         "DraftRequest", "MailSource", "SourceFeatures", "Draft")

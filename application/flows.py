@@ -44,7 +44,8 @@ class ImportFlow:
                 sender_name: str | None = None) -> Proposal:
         """``thread`` may be given when the caller already read it."""
         tracker = self.project.open_tracker()
-        return propose_import(self.project.sources, tracker, thread_id, thread=thread, sender_name=sender_name)
+        return propose_import(self.project.sources, tracker, thread_id, thread=thread, sender_name=sender_name,
+                              encryption=self.project.pgp.reply_encryption(self.project.config))
 
     def propose_many(self, thread_ids: Sequence[ThreadId], *, sender_name: str | None = None) -> Proposal:
         """ONE proposal importing every thread of ``thread_ids`` (the tagged rows): each thread's
@@ -110,11 +111,14 @@ class ReplyFlow:
         return reply_form(self.project.config, thread, kind, self.identity)
 
     def propose(self, thread: Thread, body: str | None = None, *, allow_second_draft: bool = False,
-                form: ComposeForm | None = None) -> Proposal:
+                form: ComposeForm | None = None, allow_clear: bool = False) -> Proposal:
+        """``allow_clear``: the user chose to draft in clear a reply to an encrypted report."""
         if body is None and form is None:
             form = self.form(thread, self.default_kind(thread))
         return propose_reply(self.project.sources, thread, form.body if form else body,
-                             allow_second_draft=allow_second_draft, form=form, from_name=self.identity.name)
+                             allow_second_draft=allow_second_draft, form=form, from_name=self.identity.name,
+                             encryption=self.project.pgp.reply_encryption(self.project.config,
+                                                                          allow_clear=allow_clear))
 
 
 class ComposeFlow:

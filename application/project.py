@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from mailtriage.application.crypto import PgpSupport
 from mailtriage.application.errors import UsageError
 from mailtriage.application.operations import OpArgs, limitable, operation_call
 from mailtriage.application.window import parse_since
@@ -55,10 +56,13 @@ class ListEntry:
 class Project:
     """An open project. Build it with :meth:`open` (or from a loaded config and source set)."""
 
-    def __init__(self, config: ProjectConfig, sources: SourceSet) -> None:
+    def __init__(self, config: ProjectConfig, sources: SourceSet, *, user_settings: Any | None = None) -> None:
         self.config = config
         self.sources = sources
         self.tracker: Tracker | None = None
+        # OpenPGP on every read thread (never on a listing); ``pgp.decrypt = False``: --no-decrypt.
+        self.pgp = PgpSupport(user_settings)
+        sources.thread_opener = self.pgp.open_thread
 
     @classmethod
     def open(cls, directory: str | os.PathLike, *, user_settings: Any = None) -> "Project":
@@ -71,7 +75,7 @@ class Project:
             ConfigError: project.md is missing or invalid (the error names file and key).
         """
         config = load_project(directory)
-        return cls(config, SourceSet(config, user_settings))
+        return cls(config, SourceSet(config, user_settings), user_settings=user_settings)
 
     @staticmethod
     def load_config(directory: str | os.PathLike) -> ProjectConfig:

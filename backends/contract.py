@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
 from mailtriage.backends.errors import BackendFailure, NotSupported
+from mailtriage.backends.pgp_status import CryptoStatus, PgpMaterial
 from mailtriage.core.inert import header_text
 
 
@@ -196,6 +197,10 @@ class Message:
     notes: tuple[str, ...] = ()
     synthetic_id: bool = False
     backend_ref: str | None = None
+    # What OpenPGP protected (None: the message carries no OpenPGP); filled on read_thread only.
+    crypto: CryptoStatus | None = None
+    # The OpenPGP pieces the MIME walk found, for the decryption step (ciphertext, signed bytes).
+    pgp: tuple[PgpMaterial, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def body_text(self) -> str:
@@ -223,6 +228,7 @@ class Message:
             "attachments": [a.to_json() for a in self.attachments],
             "notes": list(self.notes),
             "backend_ref": self.backend_ref,
+            "crypto": self.crypto.to_json() if self.crypto else None,
         }
 
 

@@ -26,14 +26,17 @@ import codecs
 import hashlib
 import html as _html
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from email import policy as _policy
+from email.generator import BytesGenerator
 from email.message import EmailMessage
 from email.parser import BytesParser
+from io import BytesIO
 from email.utils import formataddr, getaddresses, parsedate_to_datetime
 
 from mailtriage.backends.contract import Address, AttachmentInfo, Message, TextPart
+from mailtriage.backends.pgp_status import PgpMaterial
 from mailtriage.core.inert import header_text
 
 __all__ = [
@@ -913,6 +916,7 @@ class _Walk:
     attachments: list[AttachmentInfo]
     attachment_parts: list[EmailMessage]
     notes: list[str]
+    pgp: list[PgpMaterial] = field(default_factory=list)  # OpenPGP pieces, for backends/pgp.py
 
 
 def _raw_header_items(msg: EmailMessage) -> list[tuple[str, bytes]]:
@@ -1196,6 +1200,8 @@ def _attach(part: EmailMessage, result: _Walk, extra_notes: list[str] | None = N
         notes.append("the part names no file; name made up")
     data, payload_notes = _payload_bytes(part)
     notes.extend(payload_notes)
+    if part.get_content_type() == "application/pgp-keys":
+        result.pgp.append(PgpMaterial("key", -1, -1, data, label=filename))  # offered for import, on request
     result.attachments.append(AttachmentInfo(
         filename=filename, content_type=part.get_content_type(), size=len(data),
         note="; ".join(notes) or None))
@@ -1310,6 +1316,9 @@ def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
                 if other is not chosen and other.get_content_maintype() not in ("text", "multipart"):
                     _attach(other, result)
             return
+        if _pgp_mime(part, children):
+            _walk_pgp(part, children, result, depth)
+            return
         if not children:
             result.notes.append(f"{content_type} has no parts")
         for child in children:
@@ -1337,6 +1346,60 @@ def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
             note="message/external-body points elsewhere; nothing is fetched"))
         return
     _attach(part, result)
+
+
+# RFC 3156: the protocol parameter names what the second part of the pair holds.
+_PGP_PROTOCOLS = {"multipart/encrypted": "application/pgp-encrypted",
+                  "multipart/signed": "application/pgp-signature"}
+# What an encrypted part shows until backends/pgp.py opens it (or says why it could not).
+ENCRYPTED_PLACEHOLDER = "application/pgp-encrypted"
+# A canonical signed entity: lines end CRLF, headers written back as they came (no refolding).
+_CANONICAL = _POLICY.clone(linesep="\r\n", max_line_length=0, refold_source="none")
+
+
+def _pgp_mime(part: EmailMessage, children: list[EmailMessage]) -> bool:
+    """An RFC 3156 pair: the protocol parameter and the part it names are both there (else walked as usual)."""
+    protocol = _PGP_PROTOCOLS.get(part.get_content_type())
+    if protocol is None or len(children) != 2:
+        return False
+    if str(part.get_param("protocol", "") or "").strip().lower() != protocol:
+        return False
+    # multipart/encrypted: the first part is the protocol's; multipart/signed: the second.
+    named = children[0] if part.get_content_type() == "multipart/encrypted" else children[1]
+    return named.get_content_type() == protocol
+
+
+def signed_entity_bytes(part: EmailMessage) -> bytes:
+    """The bytes a PGP/MIME signature covers: the first part as written, in CRLF form (RFC 3156 §5)."""
+    buffer = BytesIO()
+    BytesGenerator(buffer, mangle_from_=False, policy=_CANONICAL).flatten(part, linesep="\r\n")
+    data = buffer.getvalue()
+    # The generator may leave bare LFs inside a body it kept verbatim.
+    return re.sub(rb"(?<!\r)\n", b"\r\n", data)
+
+
+def _walk_pgp(part: EmailMessage, children: list[EmailMessage], result: _Walk, depth: int) -> None:
+    """RFC 3156 pairs: keep the ciphertext or the signed bytes for the decryption step.
+
+    Nothing is decrypted here (this runs on every parse); an encrypted pair shows as one
+    placeholder part, a signed pair shows its first part as any part and hides the signature.
+    """
+    if part.get_content_type() == "multipart/encrypted":
+        data, _ = _payload_bytes(children[1])
+        first = len(result.text_parts)
+        result.text_parts.append(TextPart(ENCRYPTED_PLACEHOLDER, "[encrypted part: not decrypted]\n",
+                                          note="PGP/MIME encrypted (RFC 3156)"))
+        result.pgp.append(PgpMaterial("encrypted", first, first + 1, data))
+        return
+    first = len(result.text_parts)
+    _walk_into(children[0], result, depth + 1)
+    try:
+        signed = signed_entity_bytes(children[0])
+    except Exception as exc:  # noqa: BLE001 - a part the generator cannot write is still shown
+        result.notes.append(f"the signed part could not be written back for checking ({type(exc).__name__})")
+        return
+    signature, _ = _payload_bytes(children[1])
+    result.pgp.append(PgpMaterial("signed", first, len(result.text_parts), signed, signature))
 
 
 def _choose_alternative(children: list[EmailMessage]) -> EmailMessage:
@@ -1404,7 +1467,7 @@ def parse_message(raw: bytes, *, backend_ref: str | None = None, max_bytes: int 
     walk = _walk(msg)
     notes.extend(walk.notes)
     return _replace(base, text_parts=tuple(walk.text_parts), attachments=tuple(walk.attachments),
-                    notes=tuple(dict.fromkeys(notes)))
+                    notes=tuple(dict.fromkeys(notes)), pgp=tuple(walk.pgp))
 
 
 def _replace(message: Message, **changes: object) -> Message:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from mailtriage.backends.contract import ALL_OPS, MailSource, Op, SourceOrigin
+from mailtriage.backends.contract import ALL_OPS, MailSource, Op, SourceOrigin, Thread
 from mailtriage.backends.errors import (
     MailError,
     NotSupported,
@@ -134,6 +134,8 @@ class SourceSet:
         self.backends: dict[str, MailSource] = {
             e.name: given[e.name] if e.name in given else build_backend(config, e, user_settings) for e in self.entries}
         self.availability = AvailabilityCache(self.backends)
+        # Run on every read thread (never on a listing): the application's OpenPGP step.
+        self.thread_opener: Callable[[Thread], Thread] | None = None
 
     def resolve(self, op: Op) -> Resolution:
         return resolve(op, self.entries, self.backends, self.availability)
@@ -169,6 +171,8 @@ class SourceSet:
                 self.availability.forget(chosen.name)
                 raise
             rec.size = _size_of(value)
+        if op is Op.READ_THREAD and self.thread_opener is not None and isinstance(value, Thread):
+            value = self.thread_opener(value)
         return Dispatch(res, value)
 
     def named(self, op: Op, backend: str) -> Resolution:

@@ -124,6 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--since", help="ISO date/instant or Nd (days); default from project.md import.since")
     q = op_parser("read-thread", "full message history of a thread")
     q.add_argument("thread_id", help="KIND:VALUE, e.g. mbox:<root@example.org>")
+    q.add_argument("--no-decrypt", action="store_true",
+                   help="do not decrypt OpenPGP messages (each message's crypto field still says it is encrypted)")
     q = op_parser("list-drafts", "draft replies already attached to a thread")
     q.add_argument("thread_id")
     q = op_parser("list-sent-since", "outbound replies sent on a thread since a date")
@@ -133,6 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("thread_id")
     q.add_argument("--body-file", required=True, help="file with the reply body, - for stdin")
     q.add_argument("--yes", action="store_true", help="confirm without asking (the proposal is still printed)")
+    q.add_argument("--allow-clear", action="store_true",
+                   help="draft in clear a reply to an encrypted report when the reporter's key is missing")
     q.add_argument("--second-draft", action="store_true",
                    help="allow a second pending draft on the same thread (otherwise refused)")
     q = op_parser("thread-url", "a human-clickable URL for a thread")
@@ -287,6 +291,8 @@ def cmd_mail(args: argparse.Namespace) -> int:
         if op is application.Op.CREATE_DRAFT:
             return _create_draft(args, project, project.thread_id(args.thread_id, args.backend))
         op_args = _op_args(op, args, project)
+        if getattr(args, "no_decrypt", False):
+            project.pgp.decrypt = False
         try:
             result = project.run(op, op_args, backend=args.backend)
         except application.NoBackendAvailable as exc:
@@ -321,7 +327,8 @@ def _create_draft(args, project, tid) -> int:
         _emit({"op": "create_draft", "written": False, "skipped": str(exc),
                "resolution": project.sources.resolve(Op.READ_THREAD).to_json()})
         return exit_code(exc, MAIN)
-    proposal = application.ReplyFlow(project).propose(read.value, body, allow_second_draft=args.second_draft)
+    proposal = application.ReplyFlow(project).propose(read.value, body, allow_second_draft=args.second_draft,
+                                                      allow_clear=args.allow_clear)
     sys.stderr.write(proposal.render_text() + "\n")
     if proposal.blocked:
         _err(f"nothing written: {proposal.blocked}")

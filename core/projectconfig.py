@@ -349,6 +349,10 @@ def _text_or_null(v: Any) -> bool:
     return v is None or _is_text(v)
 
 
+def _flag(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
 def _names(v: Any) -> bool:
     return v is None or (isinstance(v, list) and all(_is_name(x) for x in v))
 
@@ -419,10 +423,14 @@ SCHEMA: dict[str, tuple[Any, str]] = {
     "tracker.jira.api_version": (_one_of(2, 3), "2, 3"),
     "tracker.jira.resolutions": (_text_map, "a mapping of close reason: Jira resolution name"),
     "tracker.jira.accounts": (_text_map, "a mapping of user name: Jira account ID"),
+    # OpenPGP (docs/pgp.md): quote a fingerprint that YAML could read as a number.
+    "pgp.team_key": (_text_or_null, "a key fingerprint (quoted), or null"),
+    "pgp.encrypt_replies": (_flag, "true or false"),
+    "pgp.sign_replies": (_flag, "true or false"),
 }
 # Keys that hold a mapping of settings (null allowed), besides the parents above.
 MAPPINGS = ("security_inbox", "import", "alerts", "sweep", "templates", "tracker", "tracker.local",
-            "tracker.github", "tracker.jira", "mail_sources")
+            "tracker.github", "tracker.jira", "mail_sources", "pgp")
 
 
 def _describe(value: Any) -> str:

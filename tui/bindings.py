@@ -107,6 +107,7 @@ READER = [
     _b("i", "import_thread", "Import to tracker", "reader.import"),
     _b("u", "thread_url", "Thread URL", "reader.url"),
     _b("e", "attachments", "Attachments", "reader.attachments", show=False),
+    _b("K", "import_key", "Import offered key", "reader.import_key"),
     _b("q,escape", "back", "Back to list", "reader.back"),
     _b("s", "jump_issue", "Tracker issue of this thread", "reader.issue", show=False),
 ]
@@ -192,6 +193,16 @@ COMPOSE = [
     _b("ctrl+g", "switch_forward", "Forward inline / as attachment", "compose.switch_forward", priority=True),
 ]
 
+CLEAR_REPLY = [
+    _b("escape,q", "cancel", "Cancel (write nothing)", "clear_reply.cancel"),
+    _b("c", "clear", "Draft in clear", "clear_reply.clear"),
+]
+
+PASSPHRASE = [
+    _b("escape", "cancel", "Not now (leave it encrypted)", "passphrase.cancel"),
+    _b("enter", "unlock", "Unlock", "passphrase.unlock"),
+]
+
 ERROR_DIALOG = [
     _b("escape,q,enter", "close", "Close", "error.close"),
 ]
@@ -261,6 +272,8 @@ CONTEXTS: tuple[Context, ...] = (
     Context("Proposal content", PROPOSAL_BODY, "ProposalBody", "ProposalDialog"),
     Context("Quit with work pending", QUIT_DIALOG, "screen", "QuitDialog"),
     Context("Error details", ERROR_DIALOG, "screen", "ErrorDialog"),
+    Context("Clear reply choice", CLEAR_REPLY, "screen", "ClearReplyDialog"),
+    Context("Passphrase", PASSPHRASE, "screen", "PassphraseDialog"),
     Context("First run", FIRST_RUN, "screen", "FirstRunScreen"),
 )
 

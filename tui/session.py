@@ -51,6 +51,7 @@ class Session:
             ConfigError: project.md is missing or invalid (the error names file and key).
         """
         project = application.Project.open(self.project_dir, user_settings=self.settings)
+        project.pgp.quiet_pinentry = True  # no terminal pinentry behind the app: unlock on request
         with self._lock:
             self.project, self.config, self.sources = project, project.config, project.sources
             self.cc = project.security_cc()
@@ -120,9 +121,10 @@ class Session:
         with self._lock:
             return self.project.thread_url(thread_id)
 
-    def propose_reply(self, thread: Thread, body: str):
+    def propose_reply(self, thread: Thread, body: str, *, allow_clear: bool = False):
+        """``allow_clear``: the user chose to draft in clear a reply to an encrypted report."""
         with self._lock:
-            return application.ReplyFlow(self.project, self.settings).propose(thread, body)
+            return application.ReplyFlow(self.project, self.settings).propose(thread, body, allow_clear=allow_clear)
 
     # -- compose: replies, forwards and new mail (blocking) -----------------------
     def reply_forms(self, thread: Thread, what: str) -> dict[str, "ComposeForm"]:
@@ -137,10 +139,12 @@ class Session:
                 forms[other] = flow.form(thread, other)
             return forms
 
-    def propose_compose(self, thread: Thread, form: "ComposeForm"):
-        """The draft proposal of a composed reply on a project thread (writes nothing)."""
+    def propose_compose(self, thread: Thread, form: "ComposeForm", *, allow_clear: bool = False):
+        """The draft proposal of a composed reply on a project thread (writes nothing).
+        ``allow_clear``: the user chose to draft in clear a reply to an encrypted report."""
         with self._lock:
-            return application.ReplyFlow(self.project, self.settings).propose(thread, form=form)
+            return application.ReplyFlow(self.project, self.settings).propose(thread, form=form,
+                                                                              allow_clear=allow_clear)
 
     def personal_forms(self, account_id: str, message_id: str | None, what: str) -> dict[str, "ComposeForm"]:
         """The compose forms on a personal account's message (None: new mail); a forward
@@ -169,6 +173,23 @@ class Session:
         return {"send": f"sent from account {account_id} after you confirm it (a copy goes to Sent)",
                 "draft": f"saved as a draft in account {account_id} (access = \"draft\")"}.get(
                     access, f"nothing: account {account_id} is read-only")
+
+    def pgp_needs_passphrase(self, thread: Thread) -> bool:
+        return self.project is not None and self.project.pgp.needs_passphrase(thread)
+
+    def pgp_loopback(self) -> bool:
+        """The user opted in to typing the passphrase in the app (``[pgp] pinentry = "loopback"``)."""
+        return self.project.pgp.pinentry == "loopback"
+
+    def pgp_unlock(self, thread: Thread, *, passphrase: str | None = None, tty: str | None = None) -> str | None:
+        """Unlock the key the thread needs; None when done, else why not."""
+        with self._lock:
+            return self.project.pgp.unlock(thread, passphrase=passphrase, tty=tty)
+
+    def propose_key_import(self, thread: Thread):
+        """Import a key the thread offers (OpenPGP), after confirmation."""
+        with self._lock:
+            return application.KeyImportFlow(self.project).propose(thread)
 
     def apply(self, proposal):
         with self._lock:

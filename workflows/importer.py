@@ -22,13 +22,14 @@ the tracker is the key.
 from __future__ import annotations
 
 from datetime import timezone
-from typing import Any
+from typing import Any, Callable
 
 from mailtriage.backends.contract import Message, Op, Thread, ThreadId
 from mailtriage.backends.errors import MandatoryBackendUnavailable, NoBackendAvailable
 from mailtriage.backends.registry import SourceSet
 from mailtriage.trackers.contract import Tracker
 from mailtriage.workflows import linking
+from mailtriage.workflows.pgp_reply import ENCRYPTED_IMPORT, thread_was_encrypted
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 from mailtriage.workflows.reply import propose_reply
 from mailtriage.workflows.templates import identity, receipt_body
@@ -101,7 +102,7 @@ def import_entry(thread: Thread, thread_id: ThreadId, link: str) -> str:
 
 def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
                    user: str | None = None, sender_name: str | None = None,
-                   thread: Thread | None = None) -> Proposal:
+                   thread: Thread | None = None, encryption: Callable | None = None) -> Proposal:
     """The import proposal for ``thread_id``; writes nothing.
 
     ``thread`` may be given when the caller already read it (the TUI has it open).
@@ -133,6 +134,10 @@ def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
         proposal.blocked = f"thread {thread_id} has no messages"
         return proposal
     proposal.title = f"Import report: {one_line(thread.subject, 100)}"
+    if thread_was_encrypted(thread):
+        # The tracker's own guard refuses every write to a tracker not shown access-restricted.
+        proposal.warnings.append(ENCRYPTED_IMPORT)
+        proposal.facts["from_encrypted_mail"] = True
 
     try:
         got = linking.dispatch_thread_op(sources, Op.THREAD_URL, thread_id, lambda b: b.thread_url(thread_id))
@@ -196,7 +201,7 @@ def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
              Field("Entry", entry, multiline=True)],
             append_import))
 
-    _add_receipt(proposal, sources, thread, sender_name)
+    _add_receipt(proposal, sources, thread, sender_name, encryption)
     root = getattr(tracker, "root", None)
     proposal.recap.append(f"tracker → {tracker.kind}" + (f" ({root.resolve()})" if root is not None else ""))
     if proposal.empty and not proposal.blocked:
@@ -204,7 +209,8 @@ def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
     return proposal
 
 
-def _add_receipt(proposal: Proposal, sources: SourceSet, thread: Thread, sender_name: str | None) -> None:
+def _add_receipt(proposal: Proposal, sources: SourceSet, thread: Thread, sender_name: str | None,
+                 encryption: Callable | None = None) -> None:
     rendered = receipt_body(sources.config, thread, sender_name=sender_name)
     if rendered.note:
         proposal.notes.append(rendered.note)
@@ -219,7 +225,8 @@ def _add_receipt(proposal: Proposal, sources: SourceSet, thread: Thread, sender_
         proposal.notes.append(f"the thread already has replies from {', '.join(others[:5])}"
                               + (" …" if len(others) > 5 else "") + "; check whether the reporter was answered")
     reply = propose_reply(sources, thread, rendered.text, title="Receipt-of-confirmation draft", reply_to=target,
-                          from_name=identity(sources.config).name)
+                          from_name=identity(sources.config).name,
+                          encryption=encryption)
     proposal.warnings += [w for w in reply.warnings if w not in proposal.warnings]
     proposal.notes += reply.notes
     proposal.recap += reply.recap
@@ -233,7 +240,7 @@ def _add_receipt(proposal: Proposal, sources: SourceSet, thread: Thread, sender_
         proposal.blocked = reply.blocked
         proposal.facts["blocked_by"] = "mandatory"
         return
-    if blocked_by in ("security_cc", "recipient", "pending_check", "thread"):
+    if blocked_by in ("security_cc", "recipient", "pending_check", "thread", "encryption"):
         # No draft until configuration is corrected (or for a sender we cannot answer, or when
         # the pending-draft check cannot run, or the drafting backend lacks the thread); the
         # tracker part may go on.

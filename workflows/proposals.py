@@ -28,6 +28,7 @@ class WriteKind(str, enum.Enum):
     PUBLISH = "publish"
     SEND = "send"
     SAVE = "save"  # a file written to a folder the user chose (attachments)
+    KEY = "key"  # an OpenPGP key imported into the user's keyring (workflows/pgp_keys.py)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
+from typing import Callable
 
 from mailtriage.backends.contract import DraftRequest, Message, Op, Thread, reply_subject
 from mailtriage.backends.errors import MailError, MandatoryBackendUnavailable, NoBackendAvailable
@@ -21,6 +22,7 @@ from mailtriage.backends.security_cc import merge_cc, resolve_security_cc
 from mailtriage.workflows.compose import (FORWARD, KIND_TITLES, RECEIPT, REPLY, REPLY_ALL, ComposeForm,
                                           forward_body, form_problems, quoted_body, read_attachments,
                                           reply_form_subject)
+from mailtriage.workflows.pgp_reply import EncryptionPlan
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 from mailtriage.workflows.templates import Identity, receipt_body
 from mailtriage.workflows.text import spoof_warning
@@ -92,6 +94,7 @@ def propose_reply(
     reply_to: Message | None = None,
     form: ComposeForm | None = None,
     from_name: str | None = None,
+    encryption: Callable[[Thread, Message], EncryptionPlan] | None = None,
 ) -> Proposal:
     """Build the reply-draft proposal for ``thread``; never writes anything.
 
@@ -209,6 +212,21 @@ def propose_reply(
     ]
     fields += [Field("Attach", path, "read when you confirm") for path in attach]
     fields.append(Field("Body", body, multiline=True))
+    # A reply to an encrypted report is encrypted in kind (workflows/pgp_reply.py).
+    plan = encryption(thread, target) if encryption is not None else EncryptionPlan()
+    fields[-1:-1] = plan.fields
+    proposal.notes += plan.notes
+    proposal.facts.update(plan.facts)
+    if plan.blocked:
+        proposal.blocked = plan.blocked
+        proposal.facts["blocked_by"] = "encryption"
+        return proposal
+    if plan.encrypt is not None and attach:
+        # The reply is encrypted inline; attached files could not be, and must not leave in clear.
+        proposal.blocked = ("a reply to an encrypted report is encrypted inline and files cannot be attached "
+                            "to it: remove the attachments")
+        proposal.facts["blocked_by"] = "compose"
+        return proposal
 
     if not draft_res.chosen:
         proposal.preview = fields
@@ -238,6 +256,8 @@ def propose_reply(
         # Files are read now, when the user confirmed, within the size limits.
         final = replace(request, body=write.body if write.body is not None else request.body,
                         attachments=read_attachments(attach))
+        if plan.encrypt is not None:
+            final = replace(final, body=plan.encrypt(final.body))
         return sources.dispatch(Op.CREATE_DRAFT, lambda b: b.create_draft(final), backend=draft_res.chosen).value
 
     proposal.writes.append(

@@ -488,6 +488,7 @@ def sync_entry(item: SyncItem, reporter: str) -> str:
     for m in item.new_messages:
         who = markdown_inert(display_address(m.sender.name, m.sender.email))
         role = " (reporter)" if m.sender.email.lower() == reporter else ""
+        role += " (encrypted mail)" if m.crypto is not None and m.crypto.encrypted else ""
         words = markdown_inert(excerpt(m.body_text, 200)) or "(no text)"
         when = m.date.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         lines.append(f"- {when} · {who}{role}: {words}")
@@ -517,6 +518,11 @@ def propose_sync(tracker: Tracker, items: Sequence[SyncItem], picks: dict[str, P
         if not item.new_messages:
             proposal.notes.append(f"{item.issue_id}: no new mail since {item.since_source or 'the import'}")
             continue
+        if any(m.crypto is not None and m.crypto.encrypted for m in item.new_messages):
+            proposal.warnings.append(f"{item.issue_id}: new mail was ENCRYPTED: the first words of its decrypted "
+                                     "text go into the Sync entry, which the tracker writes only when it is "
+                                     "access-restricted")
+            proposal.facts.setdefault("from_encrypted_mail", []).append(item.issue_id)
         proposal.writes.append(_entry_write(tracker, item, tracker_name, user))
     for issue_id, pick in picks.items():
         if issue_id not in known:

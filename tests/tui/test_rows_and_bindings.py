@@ -93,9 +93,11 @@ def test_classes_use_the_registry_lists():
     # The help screen lists CONTEXTS; every class must bind exactly what CONTEXTS shows.
     from mailtriage.tui.app import MailTriageApp
     from mailtriage.tui.dialogs.attachments import AttachmentsDialog
+    from mailtriage.tui.dialogs.clear_reply import ClearReplyDialog
     from mailtriage.tui.dialogs.compose import ComposeDialog
     from mailtriage.tui.dialogs.error import ErrorDialog
     from mailtriage.tui.dialogs.folder_picker import FolderPicker
+    from mailtriage.tui.dialogs.passphrase import PassphraseDialog
     from mailtriage.tui.dialogs.proposal import ProposalBody, ProposalDialog
     from mailtriage.tui.dialogs.quit import QuitDialog
     from mailtriage.tui.panes.folders import FolderList
@@ -111,7 +113,8 @@ def test_classes_use_the_registry_lists():
 
     classes = {c.__name__: c for c in (MailTriageApp, MainScreen, ThreadList, SearchBox, ThreadView, SourceList,
                                        FolderList, TrackerList, ConsoleScreen, HelpScreen, ProposalDialog,
-                                       ComposeDialog, ErrorDialog, FirstRunScreen, AttachmentsDialog, FolderPicker)}
+                                       ComposeDialog, ErrorDialog, FirstRunScreen, AttachmentsDialog, FolderPicker,
+                                       ClearReplyDialog, PassphraseDialog)}
     classes |= {c.__name__: c for c in (ProposalBody, QuitDialog)}  # habits: proposal scrolling, quit
     for context in bindings.CONTEXTS:
         owner = context.target if context.target not in ("app", "screen") else (context.screen or "MailTriageApp")

@@ -146,7 +146,7 @@ def test_failures_are_routed_by_type():
 def test_proposal_flows_are_a_registry():
     from mailtriage.tui.controllers.proposals import FLOWS
 
-    assert set(FLOWS) == {"reply", "import", "publish", "sync"}
+    assert set(FLOWS) == {"reply", "import", "publish", "sync", "reply-clear", "import-key"}
     assert all(name == flow.name and callable(flow.build) for name, flow in FLOWS.items())
     source = (TUI / "controllers" / "proposals.py").read_text(encoding="utf-8")
     assert not re.search(r"if\s+[\w.]*flow[\w.]*\s*(==|!=|in\b)", source), "a flow's steps come from its table"

@@ -191,6 +191,10 @@ class ControllerBase(Screen):
         """proposals: the proposal dialog, and the write once confirmed."""
         raise NotImplementedError
 
+    def compose_again_in_clear(self) -> None:
+        """compose: the last composed reply proposed again in clear (the user chose it)."""
+        raise NotImplementedError
+
     def select_pending_issue(self) -> None:
         """overview: the tracker list is shown; select the issue ``s`` jumped to."""
         raise NotImplementedError

@@ -52,6 +52,9 @@ class ComposeController(ControllerBase):
         #: The personal account's message in the reading pane (None: a project thread or
         #: nothing); set by the reading controller.
         self.open_mailbox_row: MailboxRow | None = None
+        #: The last composed reply, proposed again in clear when the user chooses that for
+        #: an encrypted report whose reporter has no key to encrypt to (OpenPGP).
+        self._last_composed: tuple[ComposeTarget, ComposeForm] | None = None
 
     #: accounts: the folder in the thread list, (account id, folder id, name) or None.
     open_folder_key: tuple[str, str, str] | None
@@ -136,14 +139,24 @@ class ComposeController(ControllerBase):
         self.app.push_screen(ComposeDialog(dict(message.forms), where=message.where,
                                            cursor_blink=self.shell.cursor_blink), composed)
 
+    def compose_again_in_clear(self) -> None:
+        """The user chose to draft the last composed reply in clear (an encrypted report)."""
+        if self._last_composed is None:
+            return
+        target, form = self._last_composed
+        self.reader.show_status("preparing the proposal (in clear) … (Esc cancels)")
+        self._propose_compose(self.new_request(GROUP), target, form, allow_clear=True)
+
     @work(thread=True, exclusive=True, group=GROUP, exit_on_error=False)
-    def _propose_compose(self, request: int, target: ComposeTarget, form: ComposeForm) -> None:
+    def _propose_compose(self, request: int, target: ComposeTarget, form: ComposeForm, *,
+                         allow_clear: bool = False) -> None:
         worker = get_current_worker()
+        self._last_composed = (target, form)
         try:
             if target.personal:
                 proposal = self.session.propose_personal(target.account_id, form, target.message_id)
             else:
-                proposal = self.session.propose_compose(target.thread, form)
+                proposal = self.session.propose_compose(target.thread, form, allow_clear=allow_clear)
         except Exception as exc:
             self.post_message(ProposalFailed(request, "Preparing the mail failed", exc))
             return

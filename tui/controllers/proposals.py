@@ -16,6 +16,7 @@ from textual.worker import get_current_worker
 from mailtriage.application import outcome_lines
 from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.controllers.compose import after_compose
+from mailtriage.tui.dialogs.clear_reply import ClearReplyDialog
 from mailtriage.tui.messages import ApplyFailed, ProposalApplied, ProposalFailed, ProposalReady
 from mailtriage.tui.panes.reader import ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
@@ -46,17 +47,27 @@ class Flow:
     failure_op: str | None = None
 
 
-def _build_reply(session: Session, target: FlowTarget) -> Proposal:
+def _build_reply(session: Session, target: FlowTarget, *, allow_clear: bool = False) -> Proposal:
     from mailtriage.application import receipt_body
 
     thread = target.thread
     if thread is None:
         thread = session.read_thread(target.thread_id).value
     rendered = receipt_body(session.config, thread, sender_name=session.sender_name())
-    proposal = session.propose_reply(thread, rendered.text)
+    proposal = session.propose_reply(thread, rendered.text, allow_clear=allow_clear)
     if rendered.note:
         proposal.notes.append(rendered.note)
     return proposal
+
+
+def _build_reply_clear(session: Session, target: FlowTarget) -> Proposal:
+    """The reply the user chose to draft in clear (an encrypted report, no key to encrypt to)."""
+    return _build_reply(session, target, allow_clear=True)
+
+
+def _build_key_import(session: Session, target: FlowTarget) -> Proposal:
+    thread = target.thread if target.thread is not None else session.read_thread(target.thread_id).value
+    return session.propose_key_import(thread)
 
 
 def _build_import(session: Session, target: FlowTarget) -> Proposal:
@@ -73,6 +84,9 @@ def _build_sync(session: Session, target: FlowTarget) -> Proposal:
 
 FLOWS: dict[str, Flow] = {flow.name: flow for flow in (
     Flow("reply", "preparing the reply proposal …", "Preparing the reply failed", _build_reply, "create_draft"),
+    Flow("reply-clear", "preparing the reply proposal (in clear) …", "Preparing the reply failed", _build_reply_clear,
+         "create_draft"),
+    Flow("import-key", "reading the offered key …", "Preparing the key import failed", _build_key_import),
     Flow("import", "preparing the import proposal …", "Preparing the import failed", _build_import, "read_thread"),
     Flow("publish", "preparing the publish review …", "Preparing the publish review failed", _build_publish),
     Flow("sync", "collecting new mail on the tracker's threads …", "Preparing the sync failed", _build_sync),
@@ -80,12 +94,22 @@ FLOWS: dict[str, Flow] = {flow.name: flow for flow in (
 
 
 class ProposalsController(ControllerBase):
+    #: The thread of the last reply asked for (the "draft in clear" choice starts it again).
+    _reply_target: FlowTarget | None = None
+
     # -- intents from the panes (r, A, F, C: the compose controller) -------------------
     def on_thread_list_import_requested(self, message: ThreadList.ImportRequested) -> None:
         self.import_thread(message.summary)
 
     def on_thread_view_import_requested(self, message: ThreadView.ImportRequested) -> None:
         self.import_thread(None)
+
+    def on_thread_view_key_import_requested(self, message: ThreadView.KeyImportRequested) -> None:
+        target = self._target(None)
+        if target.thread_id is None:
+            self.notify("Open a thread first (Enter), then import its key with K.", severity="warning", markup=False)
+            return
+        self.start_flow("import-key", target)
 
     # -- starting a flow ------------------------------------------------------------------
     def _target(self, summary: ThreadSummary | None) -> FlowTarget:
@@ -103,6 +127,7 @@ class ProposalsController(ControllerBase):
         if target.thread_id is None:
             self.notify("Open a thread first (Enter), then reply with r.", severity="warning", markup=False)
             return
+        self._reply_target = target  # for the explicit "draft in clear" choice (OpenPGP)
         self.start_flow("reply", target)
 
     def import_thread(self, summary: ThreadSummary | None) -> None:
@@ -154,6 +179,10 @@ class ProposalsController(ControllerBase):
     def show_proposal(self, proposal: Proposal, flow: str = "reply") -> None:
         from mailtriage.tui.dialogs.proposal import ProposalDialog
 
+        if proposal.facts.get("blocked_by") == "encryption":  # a reply to an encrypted report
+            self._choose_clear_reply(proposal, flow)
+            return
+
         def decided(confirmed: bool | None) -> None:
             if confirmed:
                 self.notify("writing …", markup=False, timeout=3)
@@ -162,6 +191,21 @@ class ProposalsController(ControllerBase):
                 self.notify("Cancelled: nothing was written.", markup=False)
 
         self.app.push_screen(ProposalDialog(proposal, cursor_blink=self.shell.cursor_blink), decided)
+
+    def _choose_clear_reply(self, proposal: Proposal, flow: str = "reply") -> None:
+        """An encrypted report whose reply cannot be encrypted: draft in clear only if chosen.
+        A composed reply is proposed again as composed; the receipt flow starts again."""
+        target = self._reply_target or self._target(None)
+
+        def decided(clear: bool | None) -> None:
+            if not clear:
+                self.notify("Cancelled: nothing was written.", markup=False)
+            elif flow == "compose":
+                self.compose_again_in_clear()
+            elif target.thread_id is not None:
+                self.start_flow("reply-clear", target)
+
+        self.app.push_screen(ClearReplyDialog(proposal.blocked or ""), decided)
 
     @work(thread=True, group="apply", exit_on_error=False)
     def _apply(self, proposal: Proposal, flow: str = "reply") -> None:

@@ -3,6 +3,8 @@ its thread URL, and the MAS case the thread belongs to."""
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -11,6 +13,7 @@ from textual.worker import get_current_worker
 
 from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.dialogs.attachments import AttachmentsDialog
+from mailtriage.tui.dialogs.passphrase import PassphraseDialog
 from mailtriage.tui.errors import error_line, is_connection_problem
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import CaseLoaded, ReaderFailed, ThreadLoaded, ThreadUrlReady, UrlFailed
@@ -100,6 +103,40 @@ class ReadingController(ControllerBase):
             return
         self.reader.show_thread(message.thread, message.resolution, message.account_id)
         self._load_case(message.request, message.thread)
+        self._offer_unlock(message.thread)
+
+    # -- OpenPGP: a key that needs its passphrase -------------------------------------------
+    def _offer_unlock(self, thread) -> None:
+        """A message stayed encrypted because its key needs a passphrase: offer to unlock it."""
+        if not self.session.pgp_needs_passphrase(thread):
+            return
+
+        def decided(value: str | None) -> None:
+            if value is None:
+                return
+            if self.session.pgp_loopback():
+                self._unlock_loopback(thread, value)
+                return
+            # The agent's pinentry may be a terminal one: hand it the terminal, as for $EDITOR.
+            tty = os.ttyname(sys.__stdin__.fileno()) if sys.__stdin__ and sys.__stdin__.isatty() else None
+            with self.app.suspend():
+                problem = self.session.pgp_unlock(thread, tty=tty)
+            self._after_unlock(problem)
+
+        self.app.push_screen(PassphraseDialog(self.session.pgp_loopback(), cursor_blink=self.shell.cursor_blink),
+                             decided)
+
+    @work(thread=True, group="pgp-unlock", exit_on_error=False)
+    def _unlock_loopback(self, thread, passphrase: str) -> None:
+        problem = self.session.pgp_unlock(thread, passphrase=passphrase)
+        self.app.call_from_thread(self._after_unlock, problem)
+
+    def _after_unlock(self, problem: str | None) -> None:
+        if problem:
+            self.notify(inert(f"Not unlocked: {problem}"), severity="warning", markup=False)
+            return
+        if self.open_summary is not None:
+            self.open_thread(self.open_summary)  # read again: the agent now has the passphrase
 
     def on_reader_failed(self, message: ReaderFailed) -> None:
         if not self.accept_failure(self.on_reader_failed, message):

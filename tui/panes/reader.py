@@ -21,6 +21,7 @@ from textual.widgets import Static
 from mailtriage.application import Message, Thread
 from mailtriage.core.inert import sender_mismatch
 from mailtriage.tui import bindings
+from mailtriage.tui.panes.crypto import crypto_text, part_label
 from mailtriage.tui.sanitize import MARKER_STYLE, has_hidden_characters, inert_text
 
 #: Bodies longer than this are cut for display (the backend still holds all of it).
@@ -79,6 +80,7 @@ def header_text(message: Message, index: int, total: int) -> Text:
             out.append("  ")
             out.append_text(inert_text(att.note, style="italic"))
         out.append("\n")
+    out.append_text(crypto_text(message))
     for note in message.notes:
         out.append("Note: ", "bold")
         out.append_text(inert_text(note, style="italic"))
@@ -99,9 +101,9 @@ def body_text(message: Message) -> Text:
     for i, part in enumerate(message.text_parts):
         if i:
             out.append("\n\n")
-        if part.from_html or len(message.text_parts) > 1:
+        if part.from_html or len(message.text_parts) > 1 or message.crypto is not None:
             kind = "HTML shown as text" if part.from_html else part.content_type
-            out.append(f"[{kind}]\n", "dim italic")
+            out.append(f"[{kind}{part_label(message, i)}]\n", "dim italic")
         if part.note:
             out.append_text(inert_text(f"[{part.note}]", style="dim italic"))
             out.append("\n")
@@ -140,6 +142,10 @@ class ThreadView(VerticalScroll, can_focus=True):
     @dataclass(eq=False)
     class ImportRequested(TextualMessage):
         pass
+
+    @dataclass(eq=False)
+    class KeyImportRequested(TextualMessage):
+        """K: import a key the open thread offers (OpenPGP), through a proposal."""
 
     @dataclass(eq=False)
     class BackRequested(TextualMessage):
@@ -212,6 +218,9 @@ class ThreadView(VerticalScroll, can_focus=True):
     def action_import_thread(self) -> None:
         self.post_message(self.ImportRequested())
 
+    def action_import_key(self) -> None:
+        self.post_message(self.KeyImportRequested())
+
     def action_thread_url(self) -> None:
         self.post_message(self.UrlRequested())
 
@@ -226,7 +235,7 @@ class ThreadView(VerticalScroll, can_focus=True):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("reply", "import_thread", "thread_url", "next_message", "previous_message", "attachments",
-                      "jump_issue") or (action == "compose" and parameters != ("new",)):
+                      "jump_issue", "import_key") or (action == "compose" and parameters != ("new",)):
             return True if self.has_class("-has-thread") else None
         return True
 

@@ -1,0 +1,689 @@
+"""OpenPGP with the user's own GnuPG: decrypt, verify, offer keys, encrypt replies (no UI here).
+
+Built on python-gnupg (a kept wrapper around the ``gpg`` binary: the user's keyring, agent and
+smartcard work as they do on the command line). Every call goes through stdin/stdout pipes:
+nothing decrypted is ever written to a file, a cache or the trace (python-gnupg's own debug
+logging, which would echo data, is kept off). A detached signature reaches gpg through an
+inherited pipe (``-&FD``), not a temporary file.
+
+Decryption is bounded: gpg's own ``--max-output`` stops a decompression bomb, a byte counter on
+the pipe stops anything that slips past it, and a timer kills a gpg that runs too long. Every
+failure becomes a plain, specific note on the message's :class:`CryptoStatus` (wrong key,
+corrupt armor, expired key, no agent, no gpg at all, a bomb); the rest of the thread still
+shows.
+
+:func:`open_thread` is what ``read_thread`` runs (never the listing); :class:`GnuPG` is the
+one session object the application keeps per run.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import logging
+import os
+import re
+import subprocess
+import threading
+from dataclasses import dataclass, replace
+from email.utils import parseaddr
+from typing import Any
+
+from mailtriage.backends import mime
+from mailtriage.backends.contract import AttachmentInfo, Message, TextPart, Thread
+from mailtriage.backends.pgp_status import CryptoStatus, OfferedKey, PartProtection, SignatureStatus
+
+__all__ = ["DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "EncryptResult", "GnuPG", "PgpSettings", "carries_openpgp",
+           "locked_ciphertext", "open_message", "PASSPHRASE_NOTE",
+           "open_thread", "skip_thread"]
+
+# python-gnupg logs data chunks and the start of verified data at DEBUG: never let that reach a log.
+logging.getLogger("gnupg").setLevel(logging.WARNING)
+
+DEFAULT_TIMEOUT = 20.0
+DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024
+PASSPHRASE_NOTE = "the secret key needs its passphrase and none was given (pinentry: see docs/pgp.md)"
+_MAX_SIGNATURE = 60_000  # a detached signature goes through one pipe write
+_BEGIN_MESSAGE = "-----BEGIN PGP MESSAGE-----"
+_END_MESSAGE = "-----END PGP MESSAGE-----"
+_BEGIN_SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----"
+_END_SIGNATURE = "-----END PGP SIGNATURE-----"
+_INLINE = re.compile(
+    r"^-----BEGIN PGP MESSAGE-----\r?\n.*?^-----END PGP MESSAGE-----[ \t]*$"
+    r"|^-----BEGIN PGP SIGNED MESSAGE-----\r?\n.*?^-----END PGP SIGNATURE-----[ \t]*$",
+    re.MULTILINE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class PgpSettings:
+    """The user's GnuPG: home (None: gpg's default), binary, limits, pinentry mode."""
+
+    gnupg_home: str | None = None
+    binary: str = "gpg"
+    timeout: float = DEFAULT_TIMEOUT
+    max_output: int = DEFAULT_MAX_OUTPUT
+    # "agent": the agent's own pinentry (the app suspends for a terminal one); "loopback": the
+    # app asks and passes the passphrase (the user opted in).
+    pinentry: str = "agent"
+    # Inside the app: a gpg call made behind the screen must never start a terminal pinentry on it
+    # (--pinentry-mode error); a key that needs its passphrase is unlocked on request instead.
+    quiet: bool = False
+
+
+class _Failed(Exception):
+    """One gpg call could not run; ``note`` says why in plain words."""
+
+    def __init__(self, note: str) -> None:
+        super().__init__(note)
+        self.note = note
+
+
+@dataclass
+class _Run:
+    """What one gpg call returned: output (in memory only), status lines, stderr text."""
+
+    data: bytes
+    status: list[tuple[str, str]]
+    stderr: str
+    returncode: int | None
+    over_limit: bool = False
+    timed_out: bool = False
+
+
+_PIPED_GPG: type | None = None
+
+
+def _piped_gpg_class() -> type:
+    """python-gnupg's GPG with two additions: an inherited pipe (for a detached signature) and a
+    timer that kills a gpg running past the time limit."""
+    global _PIPED_GPG
+    if _PIPED_GPG is not None:
+        return _PIPED_GPG
+    # Start-up cost measured (python -X importtime): python-gnupg adds ~0.15 s to every command
+    # that opens a project; it is loaded on the first gpg call, i.e. only for mail with OpenPGP.
+    import gnupg
+
+    class _PipedGPG(gnupg.GPG):
+        def __init__(self, *args: Any, timeout: float, **kwargs: Any) -> None:
+            self._pass_fds: tuple[int, ...] = ()
+            self._timeout = max(timeout, 30.0)  # gpg --list-config at start-up is not a decryption
+            self._timers: list[threading.Timer] = []
+            self.timed_out = False
+            super().__init__(*args, **kwargs)
+            self.stop_timers()
+            self._timeout = timeout
+
+        def _open_subprocess(self, args, passphrase=False):  # noqa: ANN001 - python-gnupg's signature
+            cmd = self.make_args(args, passphrase)
+            process = subprocess.Popen(cmd, shell=False, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, env=self.env, pass_fds=self._pass_fds)
+
+            def kill() -> None:
+                if process.poll() is None:
+                    self.timed_out = True
+                    process.kill()
+
+            timer = threading.Timer(self._timeout, kill)
+            timer.daemon = True
+            timer.start()
+            self._timers.append(timer)
+            return process
+
+        def stop_timers(self) -> None:
+            for timer in self._timers:
+                timer.cancel()
+            self._timers.clear()
+
+    _PIPED_GPG = _PipedGPG
+    return _PIPED_GPG
+
+
+class GnuPG:
+    """The user's GnuPG for one run: built on first use, one gpg call at a time."""
+
+    def __init__(self, settings: PgpSettings | None = None) -> None:
+        self.settings = settings or PgpSettings()
+        self._gpg: Any = None  # the python-gnupg instance, built on first use
+        self._missing: str | None = None
+        self._lock = threading.Lock()
+        self._uid_cache: dict[str, tuple[str, tuple[str, ...]]] = {}
+
+    # -- the process ------------------------------------------------------------------
+    def _instance(self) -> Any:
+        if self._gpg is not None:
+            return self._gpg
+        if self._missing is not None:
+            raise _Failed(self._missing)
+        home = self.settings.gnupg_home
+        if home and not os.path.isdir(home):
+            self._missing = f"the GnuPG home {home} does not exist (set pgp.gnupg_home in your settings)"
+            raise _Failed(self._missing)
+        try:
+            self._gpg = _piped_gpg_class()(gpgbinary=self.settings.binary, gnupghome=home,
+                                           timeout=self.settings.timeout)
+        except (OSError, ValueError) as exc:
+            self._missing = (f"GnuPG ('{self.settings.binary}') could not be run: install gnupg "
+                             f"(Debian: apt install gnupg) or put gpg on PATH ({type(exc).__name__})")
+            raise _Failed(self._missing) from None
+        self._gpg.encoding = "utf-8"
+        self._gpg.buffer_size = 64 * 1024  # python-gnupg reads 1 KiB at a time by default: slow for a report
+        return self._gpg
+
+    def available(self) -> str | None:
+        """None when gpg runs, else why not."""
+        try:
+            self._instance()
+        except _Failed as exc:
+            return exc.note
+        return None
+
+    def _call(self, args: list[str], data: bytes, *, pass_fds: tuple[int, ...] = (), limit: int | None = None,
+              passphrase: str | None = None, env: dict[str, str] | None = None) -> _Run:
+        gpg = self._instance()
+        received = 0
+        over = False
+
+        def on_data(chunk: bytes) -> bool:
+            nonlocal received, over
+            received += len(chunk)
+            if limit is not None and received > limit:
+                over = True
+                return False  # keep nothing more in memory; gpg is stopped by --max-output
+            return True
+
+        with self._lock:
+            gpg._pass_fds = pass_fds
+            gpg.timed_out = False
+            gpg.on_data = on_data
+            saved_env = gpg.env
+            if env is not None:
+                gpg.env = env
+            try:
+                result = gpg.result_map["crypt"](gpg)
+                stream = io.BytesIO(data)
+                # A passphrase goes on the first line of stdin (gpg's loopback pinentry), never argv.
+                gpg._handle_io(args, stream, result, passphrase=passphrase, binary=True)
+            except BrokenPipeError:
+                pass  # gpg stopped reading (killed at the time limit, or failed early): its status says why
+            except OSError as exc:
+                raise _Failed(f"gpg could not be run ({type(exc).__name__})") from None
+            finally:
+                gpg.stop_timers()
+                gpg.on_data = None
+                gpg._pass_fds = ()
+                gpg.env = saved_env
+            timed_out = gpg.timed_out
+        out = result.data if isinstance(result.data, bytes) else str(result.data).encode()
+        status = []
+        for line in (result.stderr or "").splitlines():
+            if line.startswith("[GNUPG:] "):
+                key, _, value = line[9:].partition(" ")
+                status.append((key, value.strip()))
+        text = "\n".join(line for line in (result.stderr or "").splitlines() if not line.startswith("[GNUPG:]"))
+        return _Run(out if not over else b"", status, text, result.returncode, over, timed_out)
+
+    # -- operations -------------------------------------------------------------------
+    def _quiet(self) -> list[str]:
+        return ["--pinentry-mode", "error"] if self.settings.quiet else []
+
+    def decrypt(self, data: bytes) -> _Run:
+        limit = self.settings.max_output
+        return self._call([*self._quiet(), "--decrypt", "--max-output", str(limit)], data, limit=limit)
+
+    def unlock(self, data: bytes, *, passphrase: str | None = None, tty: str | None = None) -> str | None:
+        """Have the agent ask for (``tty``: on that terminal, the app suspended) or take
+        (``passphrase``: loopback, the user opted in) the passphrase of the key ``data`` is
+        encrypted to, so the next batch decryption finds it cached. The output is dropped.
+        None when the key is now unlocked, else why not."""
+        env = dict(os.environ, GPG_TTY=tty) if tty else None
+        try:
+            run = self._call(["--decrypt", "--max-output", "1"], data, limit=0, passphrase=passphrase, env=env)
+        except _Failed as exc:
+            return exc.note
+        keys = {key for key, _ in run.status}
+        if "DECRYPTION_OKAY" in keys or "max-output" in run.stderr.lower():
+            return None
+        return _problem_note(run) or "the key could not be unlocked"
+
+    def verify_detached(self, signed: bytes, signature: bytes) -> _Run:
+        if len(signature) > _MAX_SIGNATURE:
+            raise _Failed(f"the signature part is {len(signature):,} bytes, too large to be a signature")
+        read_end, write_end = os.pipe()
+        try:
+            os.write(write_end, signature)
+            os.close(write_end)
+            write_end = -1
+            return self._call(["--enable-special-filenames", "--verify", "--", f"-&{read_end}", "-"], signed,
+                              pass_fds=(read_end,))
+        finally:
+            os.close(read_end)
+            if write_end >= 0:
+                os.close(write_end)
+
+    def key_info(self, key_id: str) -> tuple[str, tuple[str, ...]]:
+        """(primary fingerprint, user IDs) of a key in the keyring, ("", ()) when absent."""
+        if key_id not in self._uid_cache:
+            self.prefetch([key_id])
+        return self._uid_cache.get(key_id, ("", ()))
+
+    def prefetch(self, key_ids: list[str]) -> None:
+        """Look up every key ID or fingerprint not known yet with one gpg call (each spawn costs)."""
+        wanted = [k for k in dict.fromkeys(key_ids) if k and k not in self._uid_cache]
+        if not wanted:
+            return
+        gpg = self._instance()
+        with self._lock:
+            try:
+                keys = gpg.list_keys(keys=wanted)
+            finally:
+                gpg.stop_timers()
+        for key_id in wanted:
+            self._uid_cache[key_id] = ("", ())
+            want = key_id.upper()
+            for key in keys:
+                names = {str(key.get("keyid") or ""), str(key.get("fingerprint") or "")}
+                for sub in key.get("subkeys") or ():
+                    names.update(str(x) for x in sub[:1] + sub[2:3])
+                if any(name and (name.upper() == want or name.upper().endswith(want) or want.endswith(name.upper()))
+                       for name in names):
+                    self._uid_cache[key_id] = (str(key.get("fingerprint") or ""),
+                                               tuple(str(u) for u in key.get("uids") or ()))
+                    break
+
+    def encryption_key(self, address: str) -> str | None:
+        """The fingerprint of a usable (not expired, not revoked) key for ``address``, or None."""
+        if not address:
+            return None
+        gpg = self._instance()
+        with self._lock:
+            try:
+                keys = gpg.list_keys(keys=[f"<{address}>"])
+            finally:
+                gpg.stop_timers()
+        for key in keys:
+            if key.get("trust") in ("e", "r", "d", "i"):
+                continue
+            capability = str(key.get("cap") or "")
+            if "E" in capability:
+                return str(key.get("fingerprint"))
+        return None
+
+    def has_key(self, fingerprint: str) -> bool:
+        return bool(fingerprint) and bool(self.key_info(fingerprint)[0])
+
+    def scan_keys(self, data: bytes) -> list[tuple[str, tuple[str, ...]]]:
+        """(fingerprint, user IDs) of each public key in ``data``, nothing imported."""
+        gpg = self._instance()
+        with self._lock:
+            try:
+                found = gpg.scan_keys_mem(data)
+            finally:
+                gpg.stop_timers()
+        return [(str(k.get("fingerprint") or ""), tuple(str(u) for u in k.get("uids") or ())) for k in found
+                if k.get("type") == "pub"]
+
+    def import_keys(self, data: bytes) -> tuple[str, ...]:
+        """Import the public keys in ``data`` (only after the user confirmed); their fingerprints."""
+        gpg = self._instance()
+        with self._lock:
+            try:
+                result = gpg.import_keys(data)
+            finally:
+                gpg.stop_timers()
+        self._uid_cache.clear()
+        return tuple(str(f) for f in result.fingerprints)
+
+    def encrypt(self, data: bytes, recipients: list[str], *, sign: str | None = None) -> EncryptResult:
+        """Armored OpenPGP message of ``data`` to ``recipients`` (fingerprints)."""
+        args = [*self._quiet(), "--encrypt", "--armor", "--trust-model", "always"]
+        for fpr in recipients:
+            args += ["--recipient", fpr]
+        if sign:
+            args += ["--sign", "--local-user", sign]
+        run = self._call(args, data)
+        if run.returncode != 0 or not run.data:
+            return EncryptResult(b"", _problem_note(run) or "gpg could not encrypt")
+        return EncryptResult(run.data, None)
+
+
+@dataclass(frozen=True)
+class EncryptResult:
+    armored: bytes
+    problem: str | None
+
+
+# -- status lines ------------------------------------------------------------------------
+
+_SIG_STATES = {"GOODSIG": "valid", "BADSIG": "bad", "EXPSIG": "expired-signature", "EXPKEYSIG": "expired-key",
+               "REVKEYSIG": "revoked-key", "ERRSIG": "error"}
+
+
+def _status_key_ids(run: _Run) -> list[str]:
+    """The key IDs and fingerprints a gpg run names (recipients, signers), to look up at once."""
+    ids = []
+    for key, value in run.status:
+        parts = value.split()
+        if key == "ENC_TO" and parts:
+            ids.append(parts[0])
+        elif key == "VALIDSIG" and parts:
+            ids.append(parts[9] if len(parts) > 9 else parts[0])
+        elif key in ("GOODSIG", "BADSIG", "EXPSIG", "EXPKEYSIG", "REVKEYSIG") and parts:
+            ids.append(parts[0])
+    return ids
+
+
+def _signatures(run: _Run, gpg: GnuPG, sender: str) -> list[SignatureStatus]:
+    """One SignatureStatus per signature the status lines report."""
+    gpg.prefetch(_status_key_ids(run))
+    sigs: list[dict[str, str]] = []
+    for key, value in run.status:
+        if key == "NEWSIG":
+            sigs.append({})
+        elif key in _SIG_STATES:
+            if not sigs or "state" in sigs[-1]:
+                sigs.append({})
+            parts = value.split()
+            sigs[-1]["state"] = _SIG_STATES[key]
+            sigs[-1]["key_id"] = parts[0] if parts else ""
+            if key == "ERRSIG":
+                sigs[-1]["rc"] = parts[5] if len(parts) > 5 else ""
+                sigs[-1]["fingerprint"] = parts[6] if len(parts) > 6 and parts[6] != "-" else ""
+        elif key == "VALIDSIG" and sigs:
+            parts = value.split()
+            sigs[-1]["fingerprint"] = parts[9] if len(parts) > 9 else (parts[0] if parts else "")
+        elif key == "NO_PUBKEY" and sigs:
+            sigs[-1]["state"] = "unknown-key"
+    out = []
+    for sig in sigs:
+        state = sig.get("state", "error")
+        if state == "error" and sig.get("rc") == "9":
+            state = "unknown-key"
+        if state == "unknown-key" and "state" not in sig:
+            state = "unknown-key"
+        fpr = sig.get("fingerprint", "")
+        uids: tuple[str, ...] = ()
+        matches: bool | None = None
+        if state != "unknown-key":
+            primary, uids = gpg.key_info(fpr or sig.get("key_id", ""))
+            fpr = primary or fpr
+            matches = _uid_matches(uids, sender) if uids else None
+        note = ""
+        if state == "error":
+            note = _problem_note(run) or "gpg could not check it"
+        out.append(SignatureStatus(state, fpr, sig.get("key_id", ""), uids, matches, note))
+    return out
+
+
+def _uid_matches(uids: tuple[str, ...], sender: str) -> bool:
+    address = sender.strip().lower()
+    if not address:
+        return False
+    return any(parseaddr(uid)[1].strip().lower() == address for uid in uids)
+
+
+def _problem_note(run: _Run, limit: int | None = None) -> str | None:
+    """Why a gpg call failed, in plain words; None when nothing failed."""
+    keys = {key for key, _ in run.status}
+    err = run.stderr
+    low = err.lower()
+    if run.timed_out:
+        return "gpg did not finish within the time limit and was stopped"
+    if run.over_limit or "max-output" in low:
+        size = f" of {limit:,} bytes" if limit else ""
+        return (f"the decrypted text is larger than the limit{size} (a compressed bomb?); "
+                "decryption was stopped and nothing is shown")
+    if "no gpg-agent running" in low or "can't connect to the agent" in low or "failed to start agent" in low \
+            or "no agent running" in low:
+        return "the GnuPG agent could not be reached (is gpg-agent installed and may it start?)"
+    if "NO_SECKEY" in keys and "DECRYPTION_OKAY" not in keys:
+        ids = ", ".join(value.split()[0] for key, value in run.status if key == "NO_SECKEY")
+        return f"wrong key: encrypted to {ids}, and no secret key for any of them is in your keyring"
+    if {"MISSING_PASSPHRASE", "BAD_PASSPHRASE"} & keys or any(
+            word in low for word in ("no pinentry", "operation cancelled", "inappropriate ioctl", "no passphrase given",
+                                     "bad passphrase")):
+        return PASSPHRASE_NOTE
+    if "crc error" in low or "invalid armor" in low or "armor header" in low or "invalid radix64" in low:
+        return "corrupt armor: the OpenPGP block is damaged (CRC or base64 error)"
+    if "NODATA" in keys or "no valid openpgp data" in low:
+        return "corrupt armor: no valid OpenPGP data found"
+    if "KEYEXPIRED" in keys or "key expired" in low:
+        return "the key has expired"
+    if "KEYREVOKED" in keys or "key revoked" in low:
+        return "the key has been revoked"
+    if "DECRYPTION_FAILED" in keys or (run.returncode not in (0, None) and "DECRYPTION_OKAY" not in keys
+                                        and "VALIDSIG" not in keys and "BADSIG" not in keys):
+        last = next((line.removeprefix("gpg: ") for line in reversed(err.splitlines()) if line.strip()), "")
+        return f"gpg failed: {last}" if last else "gpg failed"
+    return None
+
+
+def _encrypted_to(run: _Run, gpg: GnuPG) -> tuple[str, ...]:
+    gpg.prefetch(_status_key_ids(run))
+    out = []
+    for key, value in run.status:
+        if key == "ENC_TO":
+            key_id = value.split()[0]
+            _, uids = gpg.key_info(key_id)
+            out.append(f"{key_id} ({uids[0]})" if uids else key_id)
+    return tuple(dict.fromkeys(out))
+
+
+# -- messages --------------------------------------------------------------------------
+
+@dataclass
+class _Opened:
+    """What opening one message built: parts, attachments and the status pieces."""
+
+    parts: list[tuple[TextPart, bool, bool]]  # (part, encrypted, signed)
+    attachments: list[AttachmentInfo]
+    encrypted: bool = False
+    decrypted: bool = False
+    encrypted_to: tuple[str, ...] = ()
+    signatures: list[SignatureStatus] | None = None
+    notes: list[str] | None = None
+    needs_passphrase: bool = False
+    subject: str | None = None  # the protected Subject inside the encrypted part, when there is one
+
+    def __post_init__(self) -> None:
+        self.signatures = self.signatures or []
+        self.notes = self.notes or []
+
+
+def open_message(message: Message, gpg: GnuPG, *, depth: int = 0) -> Message:
+    """``message`` with its encrypted parts opened and its signatures checked (never raises)."""
+    if not _has_pgp(message):
+        offered = _offered_keys(message, gpg)
+        if offered:
+            return replace(message, crypto=CryptoStatus(offered_keys=tuple(offered)))
+        return message
+    sender = message.sender.email or ""
+    opened = _Opened([(p, False, False) for p in message.text_parts], list(message.attachments))
+    # PGP/MIME pieces, last first so the indexes of the earlier ones stay right.
+    for material in sorted(message.pgp, key=lambda m: m.first, reverse=True):
+        try:
+            if material.kind == "encrypted":
+                _open_encrypted(material, opened, gpg, sender, depth)
+            elif material.kind == "signed":
+                run = gpg.verify_detached(material.data, material.signature)
+                sigs = _signatures(run, gpg, sender)
+                if not sigs:
+                    opened.notes.append("signed part: " + (_problem_note(run) or "no signature found"))
+                opened.signatures.extend(sigs)
+                for i in range(material.first, min(material.end, len(opened.parts))):
+                    part, enc, _ = opened.parts[i]
+                    opened.parts[i] = (part, enc, bool(sigs))
+        except _Failed as exc:
+            opened.notes.append(exc.note)
+            if material.kind == "encrypted":
+                opened.encrypted = True
+    _open_inline(opened, gpg, sender)
+    status = CryptoStatus(
+        encrypted=opened.encrypted, decrypted=opened.decrypted, encrypted_to=opened.encrypted_to,
+        signatures=tuple(opened.signatures),
+        parts=tuple(PartProtection(i, enc, signed) for i, (_, enc, signed) in enumerate(opened.parts)),
+        notes=tuple(dict.fromkeys(opened.notes)),
+        offered_keys=tuple(_offered_keys(message, gpg)),
+        needs_passphrase=PASSPHRASE_NOTE in opened.notes)
+    if opened.subject and opened.subject != message.subject:
+        status = replace(status, notes=status.notes + (f"the subject shown is the encrypted one (the outer "
+                                                        f"subject was {message.subject!r})",))
+    return replace(message, text_parts=tuple(p for p, _, _ in opened.parts), attachments=tuple(opened.attachments),
+                   crypto=status, subject=opened.subject or message.subject)
+
+
+def _offers_key(message: Message) -> bool:
+    return any(name.lower() == "autocrypt" for name, _ in message.headers)
+
+
+def _has_pgp(message: Message) -> bool:
+    return bool(message.pgp) or any(_BEGIN_MESSAGE in p.text or _BEGIN_SIGNED in p.text for p in message.text_parts)
+
+
+def _open_encrypted(material, opened: _Opened, gpg: GnuPG, sender: str, depth: int) -> None:
+    opened.encrypted = True
+    run = gpg.decrypt(material.data)
+    opened.encrypted_to = tuple(dict.fromkeys(opened.encrypted_to + _encrypted_to(run, gpg)))
+    problem = _problem_note(run, gpg.settings.max_output)
+    if problem or "DECRYPTION_OKAY" not in {k for k, _ in run.status}:
+        opened.notes.append(problem or "decryption failed")
+        part, _, _ = opened.parts[material.first]
+        opened.parts[material.first] = (TextPart(part.content_type, "[encrypted part: could not be decrypted]\n",
+                                                 note=problem or "decryption failed"), True, False)
+        return
+    opened.decrypted = True
+    signatures = _signatures(run, gpg, sender)
+    opened.signatures.extend(signatures)
+    inner = mime.parse_message(run.data)
+    # Protected headers: a client that hides the subject ("...") carries the real one inside.
+    if inner.header("Subject") and inner.subject:
+        opened.subject = inner.subject
+    if inner.pgp and depth < 3:
+        inner = open_message(replace(inner, sender=replace(inner.sender, email=sender)), gpg, depth=depth + 1)
+    inner_signed = {p.index for p in inner.crypto.parts if p.signed} if inner.crypto else set()
+    if inner.crypto:
+        opened.signatures.extend(inner.crypto.signatures)
+        opened.notes.extend(inner.crypto.notes)
+    new_parts = [(p, True, bool(signatures) or i in inner_signed) for i, p in enumerate(inner.text_parts)]
+    if not new_parts:
+        new_parts = [(TextPart("text/plain", "", note="the encrypted part holds no text"), True, bool(signatures))]
+    opened.parts[material.first:material.end] = new_parts
+    for attachment in inner.attachments:
+        note = "; ".join(filter(None, ("decrypted attachment, kept in memory only (cannot be saved yet)",
+                                       attachment.note)))
+        opened.attachments.append(replace(attachment, note=note))
+    opened.notes.extend(n for n in inner.notes if "MIME-Version" not in n)
+
+
+def _open_inline(opened: _Opened, gpg: GnuPG, sender: str) -> None:
+    """Inline armor inside a text part: split the part into clear / protected / clear pieces."""
+    index = 0
+    while index < len(opened.parts):
+        part, enc, signed = opened.parts[index]
+        match = _INLINE.search(part.text) if not enc else None
+        if match is None:
+            index += 1
+            continue
+        block = match.group(0)
+        before, after = part.text[: match.start()], part.text[match.end():]
+        is_encrypted = block.startswith(_BEGIN_MESSAGE)
+        try:
+            run = gpg.decrypt(block.encode("utf-8"))
+        except _Failed as exc:
+            opened.notes.append(exc.note)
+            if is_encrypted:
+                opened.encrypted = True
+            index += 1
+            continue
+        problem = _problem_note(run, gpg.settings.max_output)
+        sigs = _signatures(run, gpg, sender)
+        opened.signatures.extend(sigs)
+        pieces: list[tuple[TextPart, bool, bool]] = []
+        if before.strip():
+            pieces.append((TextPart(part.content_type, before, note=part.note, from_html=part.from_html), enc, signed))
+        if is_encrypted:
+            opened.encrypted = True
+            opened.encrypted_to = tuple(dict.fromkeys(opened.encrypted_to + _encrypted_to(run, gpg)))
+            if problem or "DECRYPTION_OKAY" not in {k for k, _ in run.status}:
+                opened.notes.append(problem or "decryption failed")
+                pieces.append((TextPart(part.content_type, block, note=problem or "decryption failed"), True, False))
+            else:
+                opened.decrypted = True
+                text, charset_note = mime.decode_bytes(run.data, None)
+                pieces.append((TextPart("text/plain", text.replace("\r\n", "\n"), note=charset_note), True, bool(sigs)))
+        else:
+            if not sigs:
+                opened.notes.append("inline signature: " + (problem or "no signature found"))
+            text, _ = mime.decode_bytes(run.data, None) if run.data else (block, None)
+            pieces.append((TextPart(part.content_type, text.replace("\r\n", "\n")), enc, bool(sigs)))
+        if after.strip():
+            pieces.append((TextPart(part.content_type, after, from_html=part.from_html), enc, signed))
+        opened.parts[index:index + 1] = pieces
+        index += len(pieces)
+
+
+_AUTOCRYPT_KEYDATA = re.compile(r"keydata=([A-Za-z0-9+/=\s]+)", re.IGNORECASE)
+
+
+def _offered_keys(message: Message, gpg: GnuPG) -> list[OfferedKey]:
+    """Keys the message offers: an Autocrypt header, application/pgp-keys attachments (found by mime)."""
+    blobs: list[tuple[str, bytes]] = []
+    for name, value in message.headers:
+        if name.lower() == "autocrypt":
+            match = _AUTOCRYPT_KEYDATA.search(value)
+            if match:
+                try:
+                    blobs.append(("Autocrypt header", base64.b64decode(re.sub(r"\s+", "", match.group(1)))))
+                except (ValueError, base64.binascii.Error):
+                    continue
+    blobs.extend((f"attachment {m.label}", m.data) for m in message.pgp if m.kind == "key")
+    if not blobs:
+        return []
+    out = []
+    try:
+        for source, data in blobs:
+            for fpr, uids in gpg.scan_keys(data):
+                out.append(OfferedKey(source, fpr, uids, data, gpg.has_key(fpr)))
+    except _Failed:
+        return []
+    return out
+
+
+def locked_ciphertext(thread: Thread) -> bytes | None:
+    """The first encrypted piece whose key needs a passphrase (to unlock with), or None."""
+    for message in thread.messages:
+        if message.crypto is not None and message.crypto.needs_passphrase:
+            for material in message.pgp:
+                if material.kind == "encrypted":
+                    return material.data
+            for part in message.text_parts:
+                match = _INLINE.search(part.text)
+                if match and match.group(0).startswith(_BEGIN_MESSAGE):
+                    return match.group(0).encode("utf-8")
+    return None
+
+
+def carries_openpgp(thread: Thread) -> bool:
+    """Whether any message holds OpenPGP pieces or offers a key (cheap: no gpg runs)."""
+    return any(_has_pgp(m) or _offers_key(m) for m in thread.messages)
+
+
+def open_thread(thread: Thread, gpg: GnuPG) -> Thread:
+    """The thread with every message's OpenPGP opened (what ``read_thread`` returns)."""
+    if not carries_openpgp(thread):
+        return thread
+    messages = tuple(open_message(m, gpg) for m in thread.messages)
+    root = thread.messages[0] if thread.messages else None
+    subject = thread.subject
+    if root is not None and messages[0].subject != root.subject and thread.subject == root.subject:
+        subject = messages[0].subject  # the root's protected subject names the thread
+    return replace(thread, messages=messages, subject=subject)
+
+
+def skip_thread(thread: Thread) -> Thread:
+    """``--no-decrypt``: say which messages carry OpenPGP, open nothing."""
+    messages = []
+    for message in thread.messages:
+        if any(m.kind == "encrypted" for m in message.pgp) or any(_BEGIN_MESSAGE in p.text for p in message.text_parts):
+            message = replace(message, crypto=CryptoStatus(encrypted=True, skipped=True))
+        messages.append(message)
+    return replace(thread, messages=tuple(messages))

@@ -1,0 +1,65 @@
+"""From the keyboard: read an encrypted report on a real Dovecot, answer it, and the draft that
+lands in Drafts is encrypted to the reporter and the team (real GnuPG)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from mailtriage.tui.dialogs.proposal import ProposalDialog
+from tests.servers.fixtures import *  # noqa: F401,F403
+from tests.tui.helpers import make_app, reader_text, screen_text, settle, write_imap_project
+
+from .conftest import entity, gpg, pgp_mime_encrypted
+
+LIST = "security@frob.example"
+SECRET = "The frob parser overflows on a 70000-byte header."
+
+
+@pytest.fixture
+def encrypted_imap_project(tmp_path, monkeypatch, dovecot, dovecot_user, memory_keyring, homes):
+    config = tmp_path / "user-config"
+    config.mkdir()
+    monkeypatch.setenv("MAILTRIAGE_CONFIG_DIR", str(config))
+    project = write_imap_project(tmp_path, config, dovecot, dovecot_user, access="draft", list_address=LIST)
+    with (config / "config.toml").open("a", encoding="utf-8") as out:
+        out.write(f'\n[pgp]\ngnupg_home = "{homes.user}"\n')
+    text = (project / "project.md").read_text(encoding="utf-8")
+    (project / "project.md").write_text(text.replace("import:\n", f"pgp:\n  team_key: {homes.fprs['team']}\nimport:\n"),
+                                        encoding="utf-8")
+    raw = pgp_mime_encrypted(homes.encrypt(entity(SECRET), "team", sign="reporter"))
+    raw = raw.replace(b"Tue, 01 Dec 2026 10:00:00 +0000", b"Thu, 01 Oct 2026 09:00:00 +0000").replace(
+        b"To: security@example.org", f"To: {LIST}".encode())
+    dovecot.append(dovecot_user, "INBOX", raw, when=datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc))
+    return project
+
+
+def drafts(dovecot, user) -> list[bytes]:
+    with dovecot.client(user) as client:
+        if not client.folder_exists("Drafts"):
+            return []
+        client.select_folder("Drafts", readonly=True)
+        uids = client.search("ALL")
+        return [data[b"RFC822"] for data in client.fetch(uids, ["RFC822"]).values()] if uids else []
+
+
+async def test_read_and_answer_an_encrypted_report_from_the_keyboard(encrypted_imap_project, dovecot,
+                                                                     dovecot_user, homes):
+    app = make_app(encrypted_imap_project)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        shown = reader_text(app)
+        assert SECRET in shown and "(matches From)" in shown
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        assert "Encryption: inline OpenPGP to rita@example.net" in screen_text(app)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+    [draft] = drafts(dovecot, dovecot_user)
+    assert b"-----BEGIN PGP MESSAGE-----" in draft and SECRET.encode() not in draft
+    armored = draft[draft.index(b"-----BEGIN PGP MESSAGE-----"):]
+    assert b"Rita Reporter" in gpg(homes.world, "--decrypt", data=armored).stdout  # the receipt greets her
