@@ -50,14 +50,14 @@ FRAME_END = b"\x1b[?2026l"
 class Terminal:
     """A child process on a pseudo-terminal of COLS x ROWS."""
 
-    def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> None:
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
         full_env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor", **(env or {})}
         full_env.pop("TEXTUAL", None)
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=full_env,
-                                     start_new_session=True, cwd=ROOT)
+                                     start_new_session=True, cwd=cwd)
         os.close(slave)
         self.fd = master
         self.buffer = b""
