@@ -17,7 +17,7 @@ from mailtriage.application import ThreadSummary
 from mailtriage.tui.rows import SameRows, ThreadRows
 
 if TYPE_CHECKING:
-    from mailtriage.application import PollOutcome
+    from mailtriage.application import NewReportPoller, PollOutcome
 
 
 def poll_interval(config, settings) -> float:
@@ -48,8 +48,14 @@ IDLE_SLICE_SECONDS = 2.0
 class AlertLoop:
     """The poll loop of one session: ``run`` on a worker thread, ``poll_now``/``stop`` from the UI."""
 
-    def __init__(self, poller, interval: float) -> None:
-        self.poller = poller
+    def __init__(self, make_poller: Callable[[], NewReportPoller | None], interval: float,
+                 list_name: str | None) -> None:
+        # The poller (the flows' module and mail sources of its own) is built by ``run`` on
+        # the worker thread: built on the UI thread it cost start-up 0.15-0.35 s of the
+        # main loop before the first rows were painted (benchmarks/bench_startup.py).
+        self._make_poller = make_poller
+        self.poller: NewReportPoller | None = None
+        self.list_name = list_name
         self.interval = interval
         self.stopped = threading.Event()
         self._wake = threading.Event()
@@ -67,6 +73,14 @@ class AlertLoop:
 
         from mailtriage.application import MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR, run_poll_loop
 
+        if self.poller is None:
+            try:
+                self.poller = self._make_poller()
+            except Exception as exc:  # reported like a failed poll; the app goes on without alerts
+                on_error(exc)
+                return
+            if self.poller is None:
+                return
         try:
             while not self.stopped.is_set():
                 self._wake.clear()

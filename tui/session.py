@@ -288,10 +288,16 @@ class Session:
         interval = poll_interval(config, self.settings)
         if not interval:
             return None
-        flow = application.PollFlow.for_alerts(config, self._context())
-        if flow is None:
+        list_name = application.configured_address(config.get("security_list"))
+        if not list_name:
             return None
-        return AlertLoop(flow.poller, interval)
+        context = self._context()
+
+        def make_poller():  # on the loop's worker thread (the flows load there, not at start-up)
+            flow = application.PollFlow.for_alerts(config, context)
+            return flow.poller if flow is not None else None
+
+        return AlertLoop(make_poller, interval, list_name)
 
 
 def _value_error(read):

@@ -45,7 +45,6 @@ class ListingController(ControllerBase):
         if session.cc is not None and session.cc.warnings:
             self.show_banner(Text.assemble(("⚠ ", "bold"), inert(" ".join(session.cc.warnings))),
                              error=session.cc.blocked)
-        self.start_alerts()
 
     # -- listing ---------------------------------------------------------------------
     def on_folders_pane_list_chosen(self, message: FoldersPane.ListChosen) -> None:
@@ -125,12 +124,14 @@ class ListingController(ControllerBase):
                                partial=message.partial)
         if not message.partial:
             self.forget_live_news()  # in the rows now; later news is applied to them directly
+        self.start_alerts()  # once per session: after the first rows, not competing with them
 
     def on_threads_failed(self, message: ThreadsFailed) -> None:
         if not self.accept_failure(self.on_threads_failed, message):
             return
         self.threads.show_failure(self.failure_text(message), retry_hint=not isinstance(message.error, LookupError))
         self.report_failure(message)
+        self.start_alerts()
 
     def recheck_sources(self) -> None:
         self._recheck()
