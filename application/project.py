@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mailtriage.application.errors import UsageError
 from mailtriage.application.operations import OpArgs, limitable, operation_call
@@ -22,20 +21,10 @@ from mailtriage.backends.errors import MandatoryBackendUnavailable, SignInNeeded
 from mailtriage.backends.registry import Dispatch, SourceSet
 from mailtriage.backends.security_cc import CcResolution, configured_address, resolve_security_cc
 from mailtriage.core.projectconfig import ConfigError, ProjectConfig, load_project
-from mailtriage.trackers.contract import Tracker
-from mailtriage.trackers.registry import open_tracker
+from mailtriage.application.location import project_dir  # noqa: F401 (re-exported: its old home)
 
-
-def project_dir(project: str | os.PathLike | None = None, *, demo: bool = False) -> Path:
-    """The project folder: the demo workspace, ``project``, ``$MAILTRIAGE_PROJECT`` or the current folder."""
-    if demo:
-        from mailtriage.demo.workspace import ensure_demo_workspace  # only a --demo run builds it
-
-        return ensure_demo_workspace()
-    if project:
-        return Path(project)
-    env = os.environ.get("MAILTRIAGE_PROJECT")
-    return Path(env) if env else Path.cwd()
+if TYPE_CHECKING:
+    from mailtriage.trackers.contract import Tracker
 
 
 @dataclass(frozen=True)
@@ -189,6 +178,10 @@ class Project:
             TrackerError: the tracker cannot be opened.
         """
         if self.tracker is None:
+            # Lazy: the trackers' contract, fields and registry load when a tracker is first
+            # opened, not with every project (10-20 ms of the app's start, python -X importtime).
+            from mailtriage.trackers.registry import open_tracker
+
             self.tracker = open_tracker(self.config)
         return self.tracker
 

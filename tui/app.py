@@ -86,7 +86,7 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
             self.startup_problems.append(f"theme {settings.theme!r} is unknown; using {DEFAULT_THEME} "
                                          f"(valid: {', '.join(self.mailtriage_themes)})")
             wanted = DEFAULT_THEME
-        self.theme = wanted
+        self._start_with_theme(wanted)
 
         try:
             keymap = settings.bindings
@@ -97,6 +97,23 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
         self.startup_problems += problems
         if self.user_keymap:
             self.set_keymap(self.user_keymap)
+
+    def _start_with_theme(self, name: str) -> None:
+        """The first theme, set before any CSS is parsed.
+
+        ``self.theme = name`` here would run Textual's theme watcher, which queues a
+        ``refresh_css``: a second parse of every stylesheet from scratch, and a restyle of
+        every node, on the main loop before the first paint (about 3 % of the start-up's CPU,
+        benchmarks/bench_startup.py). Nothing is parsed yet, so the watcher's work is done
+        here without it: the theme classes, the ANSI colour filter, the CSS variables.
+        """
+        self.set_reactive(MailTriageApp.theme, name)
+        theme = self.current_theme
+        classes = {cls: False for cls in self.classes if cls.startswith("-theme-")}
+        classes.update({f"-theme-{theme.name}": True, "-dark-mode": theme.dark, "-light-mode": not theme.dark})
+        self.update_classes(classes, update=False)
+        self._refresh_truecolor_filter(self.ansi_theme)
+        self.stylesheet.set_variables(self.get_css_variables())
 
     # -- screens -------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:

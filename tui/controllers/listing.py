@@ -124,14 +124,16 @@ class ListingController(ControllerBase):
                                partial=message.partial)
         if not message.partial:
             self.forget_live_news()  # in the rows now; later news is applied to them directly
-        self.start_alerts()  # once per session: after the first rows, not competing with them
+        # Once per session, after the first rows are painted: the poll's baseline (a second
+        # listing on mail sources of its own) does not compete with the first paint.
+        self.call_after_refresh(self.start_alerts)
 
     def on_threads_failed(self, message: ThreadsFailed) -> None:
         if not self.accept_failure(self.on_threads_failed, message):
             return
         self.threads.show_failure(self.failure_text(message), retry_hint=not isinstance(message.error, LookupError))
         self.report_failure(message)
-        self.start_alerts()
+        self.call_after_refresh(self.start_alerts)
 
     def recheck_sources(self) -> None:
         self._recheck()
