@@ -10,10 +10,13 @@ paints the new threads' rows with the unread mark without copying the listing.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable
 
+import mailtriage.application as application
 from mailtriage.application import ThreadSummary
+from mailtriage.core.errors import ConfigError
 from mailtriage.tui.rows import SameRows, ThreadRows
 
 if TYPE_CHECKING:
@@ -27,9 +30,6 @@ def poll_interval(config, settings) -> float:
     Raises:
         ConfigError: either value is not a number of seconds (names the file and key).
     """
-    from mailtriage.core.projectconfig import ConfigError
-    from mailtriage.application import poll_seconds
-
     table = settings.data.get("alerts") if settings is not None else None
     if isinstance(table, dict) and "poll_seconds" in table:
         value = table["poll_seconds"]
@@ -38,7 +38,7 @@ def poll_interval(config, settings) -> float:
                               f"must be a number of seconds (0 turns polling off, else at least 1), not {value!r}",
                               "e.g. 120")
         return float(value)
-    return poll_seconds(config)
+    return application.poll_seconds(config)  # read on first use: the alerts module loads after the first paint
 
 
 #: Seconds of one IMAP IDLE wait in the app: the longest a quit or "poll now" waits for it.
@@ -69,10 +69,6 @@ class AlertLoop:
 
     def run(self, on_news: Callable[[PollOutcome], None], on_error: Callable[[Exception], None]) -> None:
         """Poll until stopped. Blocks: call from a worker thread. Closes the poller's sources."""
-        import time
-
-        from mailtriage.application import MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR, run_poll_loop
-
         if self.poller is None:
             try:
                 self.poller = self._make_poller()
@@ -85,7 +81,7 @@ class AlertLoop:
             while not self.stopped.is_set():
                 self._wake.clear()
                 started = time.monotonic()
-                run_poll_loop(self.poller, on_news, stop=self.stopped, interval=self.interval,
+                application.run_poll_loop(self.poller, on_news, stop=self.stopped, interval=self.interval,
                               on_error=on_error, max_polls=1)
                 took = time.monotonic() - started
                 if self.stopped.is_set():
@@ -97,7 +93,8 @@ class AlertLoop:
                         and not self._wake.is_set():
                     # New mail announced by the server: wait out the gap (workflows.alerts
                     # MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR); poll_now skips it.
-                    gap = max(MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR * took) - (time.monotonic() - started)
+                    gap = (max(application.MIN_POLL_GAP_SECONDS, application.POLL_GAP_FACTOR * took)
+                           - (time.monotonic() - started))
                     if gap > 0:
                         self._wake.wait(gap)
         finally:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.timer import Timer
 
+from mailtriage.core.errors import ConfigError
 from mailtriage.tui.alerts import AlertLoop, MarkedRows
 from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.errors import ErrorRecord
@@ -42,8 +43,6 @@ class AlertsController(ControllerBase):
 
         The listing calls it once its first answer is shown, so the poll's baseline (a second
         listing, on mail sources of its own) does not compete with the first paint."""
-        from mailtriage.core.projectconfig import ConfigError
-
         if not self.shell.alerts_enabled or self._alerts_asked or not self.session.is_open:
             return
         self._alerts_asked = True

@@ -15,6 +15,7 @@ from mailtriage.tui.controllers.base import ControllerBase, SourcesView
 from mailtriage.tui.messages import (SessionOpened, SourceRow, SourcesChecked, ThreadsFailed, ThreadsLoaded)
 from mailtriage.tui.panes.folders import FoldersPane
 from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.rows import rows_for
 from mailtriage.tui.sanitize import inert
 
 
@@ -78,8 +79,6 @@ class ListingController(ControllerBase):
                                             LookupError("security_list is not configured in project.md; "
                                                         "the list read is skipped"), None))
             return
-        from mailtriage.tui.rows import rows_for
-
         first_page = self.shell.first_page
         try:
             if session.listing_can_be_limited():
