@@ -35,6 +35,7 @@ _export("mailtriage.application.window", "parse_since", "configured_since")
 _export("mailtriage.application.operations", "OpArgs", "operation_call", "limitable")
 _export("mailtriage.application.project", "Project", "ListEntry")
 _export("mailtriage.application.location", "project_dir")
+_export("mailtriage.application.build", "trackers_installed")
 _export("mailtriage.application.flows", "ImportFlow", "ReplyFlow", "SyncFlow", "PublishFlow", "OrganizeFlow",
         "SweepFlow", "SweepRequest", "PollFlow")
 _export("mailtriage.application.accounts", "Mailboxes")

@@ -109,6 +109,34 @@ def test_the_alert_loop_builds_its_poller_on_its_own_thread(tmp_path):
     assert loaded == []
 
 
+FIRST_PAINT = textwrap.dedent("""
+    import asyncio
+
+    import mailtriage.application as application
+    from mailtriage.tui.app import MailTriageApp
+    from mailtriage.tui.panes.thread_list import ThreadList
+
+    async def first_paint():
+        app = MailTriageApp(application.project_dir(demo=True), demo=True, alerts=False, cursor_blink=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            for _ in range(500):
+                if app.main is not None and len(app.main.query_one(ThreadList).rows):
+                    break
+                await pilot.pause(0.02)
+            assert len(app.main.query_one(ThreadList).rows) == 41
+
+    asyncio.run(first_paint())
+""")
+
+
+def test_the_app_paints_the_demo_list_without_loading_flows_trackers_or_dialogs(tmp_path):
+    """The whole start, composed and painted (headless): the hidden tracker pane asks
+    whether trackers are installed without loading them."""
+    _loaded_after(FIRST_PAINT, (), tmp_path)  # the first run makes the demo workspace
+    assert _loaded_after(FIRST_PAINT, NOT_AT_OPEN + ("mailtriage.tui.dialogs", "mailtriage.tui.screens.console",
+                                                     "mailtriage.tui.screens.help"), tmp_path) == []
+
+
 @pytest.mark.parametrize("module", ["mailtriage.tui.app", "mailtriage.tui.screens.main"])
 def test_the_guard_can_fail(tmp_path, module):
     """The check sees a module loaded at import (a heavy import added to the start-up path)."""
