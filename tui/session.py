@@ -5,7 +5,9 @@ sources, the tracker, the personal mailboxes and the flows live there; this clas
 what the UI needs around them. Everything here that touches a backend blocks, so it is
 called from worker threads only. Calls into the backends go through one lock: a backend
 object (an IMAP connection, say) serves one call at a time, and a superseded request
-simply finishes and is ignored by the UI. The tracker has a lock of its own.
+simply finishes and is ignored by the UI. The tracker has a lock of its own, and so have
+the personal accounts' mailboxes (connections of their own): opening an account never waits
+for the project's listing.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ class Session:
         self.sources = None
         self._lock = threading.RLock()
         self._tracker_lock = threading.RLock()
+        # The personal accounts' mailboxes are connections of their own: opening an account
+        # or a folder never waits behind the project's listing (a whole 30-day window).
+        self._mailbox_lock = threading.RLock()
         self.cc = None  # CcResolution, once opened
         self.tracker_description = ""
         self._opened_mailboxes: Mailboxes | None = None
@@ -129,7 +134,9 @@ class Session:
             return application.ReplyFlow(self.project).propose(thread, body)
 
     def apply(self, proposal):
-        with self._lock:
+        # A proposal may write through the project's sources or an account's mailbox (flag,
+        # move): both locks, always in this order.
+        with self._lock, self._mailbox_lock:
             return proposal.apply(confirmed=True)
 
     def run_op(self, op: Op, backend: str | None, args: dict[str, Any]):
@@ -246,31 +253,31 @@ class Session:
             ConfigError: the account's settings are invalid (names file and key).
             NotSupported: the account's kind has no mailbox adapter here.
         """
-        with self._lock:
+        with self._mailbox_lock:
             return self._mailboxes.get(account_id)
 
     def account_folders(self, account_id: str):
         """The account's folders (role, unread, total)."""
-        with self._lock:
+        with self._mailbox_lock:
             return self._mailboxes.folders(account_id)
 
     def account_page(self, account_id: str, folder_id: str, page: int, page_size: int):
         """One page (newest first) of a folder: a MailPage."""
-        with self._lock:
+        with self._mailbox_lock:
             return self._mailboxes.page(account_id, folder_id, page, page_size)
 
     def account_message(self, account_id: str, message_id: str):
         """One message, read without setting \\Seen (the adapter fetches BODY.PEEK)."""
-        with self._lock:
+        with self._mailbox_lock:
             return self._mailboxes.message(account_id, message_id)
 
     def propose_organize(self, account_id: str, headers, action: str):
         """A flag/move proposal for ``headers`` (writes nothing)."""
-        with self._lock:
+        with self._mailbox_lock:
             return application.OrganizeFlow(self._mailboxes.get(account_id)).propose(headers, action)
 
     def close_mailboxes(self) -> None:
-        with self._lock:
+        with self._mailbox_lock:
             if self._opened_mailboxes is not None:
                 self._opened_mailboxes.close()
 
