@@ -15,7 +15,7 @@ with ``python -X importtime``).
 
 from __future__ import annotations
 
-import importlib
+import sys
 from typing import Any
 
 # name -> "module" (same name there) or ("module", "name there")
@@ -36,7 +36,9 @@ _export("mailtriage.application.attachments", "AttachmentSet", "AttachmentView",
         attachments_for_mailbox="for_mailbox")
 _export("mailtriage.application.window", "parse_since", "configured_since")
 _export("mailtriage.application.operations", "OpArgs", "operation_call", "limitable")
-_export("mailtriage.application.project", "Project", "ListEntry", "project_dir")
+_export("mailtriage.application.project", "Project", "ListEntry")
+_export("mailtriage.application.location", "project_dir")
+_export("mailtriage.application.build", "trackers_installed")
 _export("mailtriage.application.flows", "ImportFlow", "ReplyFlow", "SyncFlow", "PublishFlow", "OrganizeFlow",
         "SweepFlow", "SweepRequest", "PollFlow", "ComposeFlow")
 _export("mailtriage.application.accounts", "Mailboxes")
@@ -104,11 +106,16 @@ def __getattr__(name: str) -> Any:
     if target is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module, original = (target, name) if isinstance(target, str) else target
-    loaded = importlib.import_module(module)
+    # __import__, not importlib.import_module: the same import, but ``python -X importtime``
+    # lists it (import_module's pure-Python path is not logged, so a lazy name's cost showed
+    # up as the self time of whichever module first touched it).
+    __import__(module)
+    loaded = sys.modules[module]
     try:
         value = getattr(loaded, original)
     except AttributeError:  # a submodule re-exported by name (trackers.rollup, core.inert)
-        value = importlib.import_module(f"{module}.{original}")
+        __import__(f"{module}.{original}")
+        value = sys.modules[f"{module}.{original}"]
     globals()[name] = value
     return value
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mailtriage.application.crypto import PgpSupport
 from mailtriage.application.errors import UsageError
@@ -23,25 +22,11 @@ from mailtriage.backends.errors import MandatoryBackendUnavailable, SignInNeeded
 from mailtriage.backends.registry import Dispatch, SourceSet
 from mailtriage.backends.security_cc import CcResolution, configured_address, resolve_security_cc
 from mailtriage.core.projectconfig import ConfigError, ProjectConfig, load_project
-from mailtriage.trackers.contract import Tracker
-from mailtriage.trackers.registry import open_tracker
+from mailtriage.application.location import project_dir  # noqa: F401 (re-exported: its old home)
 
+if TYPE_CHECKING:
+    from mailtriage.trackers.contract import Tracker
 
-def project_dir(project: str | os.PathLike | None = None, *, demo: bool = False, demo_reset: bool = False,
-                demo_session: bool = False) -> Path:
-    """The project folder: the demo workspace, ``project``, ``$MAILTRIAGE_PROJECT`` or the current folder.
-
-    ``demo_session``: a fresh demo workspace for this run (the app); otherwise the command
-    line's demo workspace, kept between commands, made afresh with ``demo_reset``."""
-    if demo or demo_reset or demo_session:
-        # Only a --demo run loads (and builds) the workspace: git, the tracker, the demo data.
-        from mailtriage.demo.workspace import ensure_demo_workspace, new_demo_session
-
-        return new_demo_session() if demo_session else ensure_demo_workspace(reset=demo_reset)
-    if project:
-        return Path(project)
-    env = os.environ.get("MAILTRIAGE_PROJECT")
-    return Path(env) if env else Path.cwd()
 
 
 @dataclass(frozen=True)
@@ -198,6 +183,10 @@ class Project:
             TrackerError: the tracker cannot be opened.
         """
         if self.tracker is None:
+            # Lazy: the trackers' contract, fields and registry load when a tracker is first
+            # opened, not with every project (10-20 ms of the app's start, python -X importtime).
+            from mailtriage.trackers.registry import open_tracker
+
             self.tracker = open_tracker(self.config)
         return self.tracker
 

@@ -470,7 +470,7 @@ def _dispatch(argv: list[str]) -> int:
             rest = ["--project", str(project_dir(pre)), *rest]
         elif pre.project:
             rest = ["--project", pre.project, *rest]
-        try:
+        try:  # the trackers load only for this command (and may not be part of the build)
             from mailtriage.cli.tracker import main as tracker_main
         except ImportError as exc:
             if not (exc.name or "").startswith("mailtriage.trackers"):

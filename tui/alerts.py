@@ -10,15 +10,18 @@ paints the new threads' rows with the unread mark without copying the listing.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable
 
+import mailtriage.application as application
 from mailtriage.application import ThreadSummary
 from mailtriage.core.trace import calling_as
+from mailtriage.core.errors import ConfigError
 from mailtriage.tui.rows import SameRows, ThreadRows
 
 if TYPE_CHECKING:
-    from mailtriage.application import PollOutcome
+    from mailtriage.application import NewReportPoller, PollOutcome
 
 
 def poll_interval(config, settings) -> float:
@@ -28,9 +31,6 @@ def poll_interval(config, settings) -> float:
     Raises:
         ConfigError: either value is not a number of seconds (names the file and key).
     """
-    from mailtriage.core.projectconfig import ConfigError
-    from mailtriage.application import poll_seconds
-
     table = settings.data.get("alerts") if settings is not None else None
     if isinstance(table, dict) and "poll_seconds" in table:
         value = table["poll_seconds"]
@@ -39,7 +39,7 @@ def poll_interval(config, settings) -> float:
                               f"must be a number of seconds (0 turns polling off, else at least 1), not {value!r}",
                               "e.g. 120")
         return float(value)
-    return poll_seconds(config)
+    return application.poll_seconds(config)  # read on first use: the alerts module loads after the first paint
 
 
 #: Seconds of one IMAP IDLE wait in the app: the longest a quit or "poll now" waits for it.
@@ -49,8 +49,14 @@ IDLE_SLICE_SECONDS = 2.0
 class AlertLoop:
     """The poll loop of one session: ``run`` on a worker thread, ``poll_now``/``stop`` from the UI."""
 
-    def __init__(self, poller, interval: float) -> None:
-        self.poller = poller
+    def __init__(self, make_poller: Callable[[], NewReportPoller | None], interval: float,
+                 list_name: str | None) -> None:
+        # The poller (the flows' module and mail sources of its own) is built by ``run`` on
+        # the worker thread: built on the UI thread it cost start-up 0.15-0.35 s of the
+        # main loop before the first rows were painted (benchmarks/bench_startup.py).
+        self._make_poller = make_poller
+        self.poller: NewReportPoller | None = None
+        self.list_name = list_name
         self.interval = interval
         self.stopped = threading.Event()
         self._wake = threading.Event()
@@ -65,17 +71,21 @@ class AlertLoop:
     def run(self, on_news: Callable[[PollOutcome], None], on_error: Callable[[Exception], None]) -> None:
         """Poll until stopped. Blocks: call from a worker thread. Closes the poller's sources.
         Its operations are the poller's in the backend console's log."""
-        import time
-
-        from mailtriage.application import MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR, run_poll_loop
-
+        if self.poller is None:
+            try:
+                self.poller = self._make_poller()
+            except Exception as exc:  # reported like a failed poll; the app goes on without alerts
+                on_error(exc)
+                return
+            if self.poller is None:
+                return
         try:
             with calling_as("poller"):
                 while not self.stopped.is_set():
                     self._wake.clear()
                     started = time.monotonic()
-                    run_poll_loop(self.poller, on_news, stop=self.stopped, interval=self.interval,
-                                  on_error=on_error, max_polls=1)
+                    application.run_poll_loop(self.poller, on_news, stop=self.stopped, interval=self.interval,
+                                              on_error=on_error, max_polls=1)
                     took = time.monotonic() - started
                     if self.stopped.is_set():
                         break
@@ -86,7 +96,8 @@ class AlertLoop:
                             and not self._wake.is_set():
                         # New mail announced by the server: wait out the gap (workflows.alerts
                         # MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR); poll_now skips it.
-                        gap = max(MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR * took) - (time.monotonic() - started)
+                        gap = (max(application.MIN_POLL_GAP_SECONDS, application.POLL_GAP_FACTOR * took)
+                               - (time.monotonic() - started))
                         if gap > 0:
                             self._wake.wait(gap)
         finally:

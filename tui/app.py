@@ -11,6 +11,7 @@ first-run screens are imported when first opened.
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import traceback
 from pathlib import Path
@@ -18,14 +19,17 @@ from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App
+from textual.command import CommandPalette
 from textual.notifications import Notification, Notify
 from textual.worker import Worker, WorkerState
 
+from mailtriage.core.errors import ConfigError
 from mailtriage.core.secrets import scrub
 from mailtriage.core.trace import TRACE
+from mailtriage.core.settings import UserSettings, load_settings
 from mailtriage.themes import DEFAULT_THEME, THEMES, canonical_name, theme_css_paths
 from mailtriage.tui import bindings
-from mailtriage.tui.commands import MailtriageCommands
+from mailtriage.tui.commands import MailtriageCommands, ThemeCommands
 from mailtriage.tui.errors import ErrorRecord, error_line, is_expected
 from mailtriage.tui.messages import SessionFailed, SessionOpened, SettingsSaved
 from mailtriage.tui.pending import PendingWork
@@ -57,9 +61,6 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
 
     def __init__(self, project_dir: Path, *, demo: bool = False, settings=None, cursor_blink: bool = True,
                  alerts: bool = True) -> None:
-        from mailtriage.core.projectconfig import ConfigError
-        from mailtriage.core.settings import UserSettings, load_settings
-
         super().__init__()
         self.startup_problems: list[str] = []
         self.settings_writable = True
@@ -88,7 +89,7 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
             self.startup_problems.append(f"theme {settings.theme!r} is unknown; using {DEFAULT_THEME} "
                                          f"(valid: {', '.join(self.mailtriage_themes)})")
             wanted = DEFAULT_THEME
-        self.theme = wanted
+        self._start_with_theme(wanted)
 
         try:
             keymap = settings.bindings
@@ -105,6 +106,23 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
         self.startup_problems += problems
         if self.user_keymap:
             self.set_keymap(self.user_keymap)
+
+    def _start_with_theme(self, name: str) -> None:
+        """The first theme, set before any CSS is parsed.
+
+        ``self.theme = name`` here would run Textual's theme watcher, which queues a
+        ``refresh_css``: a second parse of every stylesheet from scratch, and a restyle of
+        every node, on the main loop before the first paint (about 3 % of the start-up's CPU,
+        benchmarks/bench_startup.py). Nothing is parsed yet, so the watcher's work is done
+        here without it: the theme classes, the ANSI colour filter, the CSS variables.
+        """
+        self.set_reactive(MailTriageApp.theme, name)
+        theme = self.current_theme
+        classes = {cls: False for cls in self.classes if cls.startswith("-theme-")}
+        classes.update({f"-theme-{theme.name}": True, "-dark-mode": theme.dark, "-light-mode": not theme.dark})
+        self.update_classes(classes, update=False)
+        self._refresh_truecolor_filter(self.ansi_theme)
+        self.stylesheet.set_variables(self.get_css_variables())
 
     # -- screens -------------------------------------------------------------
     def get_default_screen(self) -> MainScreen:
@@ -131,15 +149,11 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
     def main_screen_ready(self) -> None:
         """The main screen has mounted its panes."""
         if self.freeze_gc_after_start:
-            import gc
-
             gc.freeze()
 
     # -- session -------------------------------------------------------------
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
     def _open_session(self) -> None:
-        from mailtriage.core.projectconfig import ConfigError
-
         try:
             self.session.open()
         except ConfigError as exc:
@@ -152,14 +166,14 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
             main.start_first_listing()
 
     def on_session_failed(self, message: SessionFailed) -> None:
-        from mailtriage.tui.screens.first_run import FirstRunScreen
+        from mailtriage.tui.screens.first_run import FirstRunScreen  # lazy: only without a project (start-up)
 
         self.push_screen(FirstRunScreen(self.session.project_dir, str(message.error), self.settings.path,
                                         missing=message.missing_project))
 
     def reopen(self) -> None:
         """Try the project again (first-run screen, after fixing project.md)."""
-        from mailtriage.tui.screens.first_run import FirstRunScreen
+        from mailtriage.tui.screens.first_run import FirstRunScreen  # lazy: only without a project (start-up)
 
         while isinstance(self.screen, FirstRunScreen):
             self.pop_screen()
@@ -172,13 +186,11 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
 
     def open_demo(self) -> None:
         """First-run ``d``: the demo project, in a fresh workspace of this run (as ``--demo``)."""
-        try:
+        try:  # lazy: the demo may not be part of the build (and loads only for it)
             from mailtriage.demo.workspace import new_demo_session
         except ImportError:
             self.notify("The demo data is not part of this build of mailtriage.", severity="error", markup=False)
             return
-        from mailtriage.core.projectconfig import ConfigError
-
         try:
             workspace = new_demo_session()
         except (OSError, subprocess.CalledProcessError, ConfigError) as exc:
@@ -215,25 +227,21 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
 
     # -- app actions ---------------------------------------------------------
     def action_help(self) -> None:
-        from mailtriage.tui.screens.help import HelpScreen
+        from mailtriage.tui.screens.help import HelpScreen  # lazy: only when first opened (start-up)
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
     def action_console(self) -> None:
-        from mailtriage.tui.screens.console import ConsoleScreen
+        from mailtriage.tui.screens.console import ConsoleScreen  # lazy: only when first opened (start-up)
 
         ConsoleScreen.open(self, None)
 
     def action_pick_theme(self) -> None:
-        from textual.command import CommandPalette
-
-        from mailtriage.tui.commands import ThemeCommands
-
         self.push_screen(CommandPalette(providers=[ThemeCommands], placeholder="Theme …"))
 
     def action_show_errors(self) -> None:
-        from mailtriage.tui.dialogs.error import ErrorDialog
+        from mailtriage.tui.dialogs.error import ErrorDialog  # lazy: only when first opened (start-up)
 
         self.push_screen(ErrorDialog(self.errors))
 

@@ -5,7 +5,9 @@ sources, the tracker, the personal mailboxes and the flows live there; this clas
 what the UI needs around them. Everything here that touches a backend blocks, so it is
 called from worker threads only. Calls into the backends go through one lock: a backend
 object (an IMAP connection, say) serves one call at a time, and a superseded request
-simply finishes and is ignored by the UI. The tracker has a lock of its own.
+simply finishes and is ignored by the UI. The tracker has a lock of its own, and so have
+the personal accounts' mailboxes (connections of their own): opening an account never waits
+for the project's listing.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ class Session:
         self.sources = None
         self._lock = threading.RLock()
         self._tracker_lock = threading.RLock()
+        # The personal accounts' mailboxes are connections of their own: opening an account
+        # or a folder never waits behind the project's listing (a whole 30-day window).
+        self._mailbox_lock = threading.RLock()
         self.cc = None  # CcResolution, once opened
         self.tracker_description = ""
         self._opened_mailboxes: Mailboxes | None = None
@@ -149,7 +154,7 @@ class Session:
     def personal_forms(self, account_id: str, message_id: str | None, what: str) -> dict[str, "ComposeForm"]:
         """The compose forms on a personal account's message (None: new mail); a forward
         has two, inline and as an attachment."""
-        with self._lock:
+        with self._mailbox_lock:
             flow = application.ComposeFlow(self._mailboxes.get(account_id), self.settings)
             source = self._mailboxes.message(account_id, message_id).content if message_id else None
             first = flow.form(what or "reply", source)
@@ -160,7 +165,7 @@ class Session:
 
     def propose_personal(self, account_id: str, form: "ComposeForm", source_id: str | None):
         """Send (access = "send"), draft ("draft") or blocked ("read"); writes nothing."""
-        with self._lock:
+        with self._mailbox_lock:
             flow = application.ComposeFlow(self._mailboxes.get(account_id), self.settings)
             return flow.propose(form, source_id=source_id)
 
@@ -168,7 +173,7 @@ class Session:
         """Where a compose goes, for the dialog's title line."""
         if account_id is None:
             return "a draft, after you confirm it (security CC kept)"
-        with self._lock:
+        with self._mailbox_lock:
             access = application.ComposeFlow(self._mailboxes.get(account_id), self.settings).access
         return {"send": f"sent from account {account_id} after you confirm it (a copy goes to Sent)",
                 "draft": f"saved as a draft in account {account_id} (access = \"draft\")"}.get(
@@ -192,7 +197,9 @@ class Session:
             return application.KeyImportFlow(self.project).propose(thread)
 
     def apply(self, proposal):
-        with self._lock:
+        # A proposal may write through the project's sources or an account's mailbox (flag,
+        # move): both locks, always in this order.
+        with self._lock, self._mailbox_lock:
             return proposal.apply(confirmed=True)
 
     def run_op(self, op: Op, backend: str | None, args: dict[str, Any]):
@@ -334,22 +341,22 @@ class Session:
             ConfigError: the account's settings are invalid (names file and key).
             NotSupported: the account's kind has no mailbox adapter here.
         """
-        with self._lock:
+        with self._mailbox_lock:
             return self._mailboxes.get(account_id)
 
     def account_folders(self, account_id: str):
         """The account's folders (role, unread, total)."""
-        with self._lock:
+        with self._mailbox_lock:
             return self._mailboxes.folders(account_id)
 
     def account_page(self, account_id: str, folder_id: str, page: int, page_size: int):
         """One page (newest first) of a folder: a MailPage."""
-        with self._lock:
+        with self._mailbox_lock:
             return self._mailboxes.page(account_id, folder_id, page, page_size)
 
     def account_message(self, account_id: str, message_id: str):
         """One message, read without setting \\Seen (the adapter fetches BODY.PEEK)."""
-        with self._lock:
+        with self._mailbox_lock:
             return self._mailboxes.message(account_id, message_id)
 
     def attachments(self, thread: Thread, *, backend: str | None = None, account_id: str | None = None):
@@ -360,11 +367,13 @@ class Session:
         Raises:
             NotSupported: the backend cannot read message parts (its declared features).
         """
-        with self._lock:
-            if account_id is not None:
+        if account_id is not None:  # the account's own connection, under the mailboxes' lock
+            with self._mailbox_lock:
                 found = application.attachments_for_mailbox(self._mailboxes, account_id, thread)
-            else:
-                found = application.attachments_for_source(self.project, thread, backend)
+            found.guard = self._mailbox_lock
+            return found
+        with self._lock:
+            found = application.attachments_for_source(self.project, thread, backend)
         found.guard = self._lock
         return found
 
@@ -381,7 +390,7 @@ class Session:
 
     def propose_organize(self, account_id: str, headers, action: str, folder_id: str | None = None):
         """A flag/move proposal for ``headers``, one message or a tagged batch (writes nothing)."""
-        with self._lock:
+        with self._mailbox_lock:
             return application.OrganizeFlow(self._mailboxes.get(account_id)).propose(headers, action,
                                                                                      folder_id=folder_id)
 
@@ -392,7 +401,7 @@ class Session:
             return self.project is not None and application.source_can_search(self.project)
 
     def can_search_account(self, account_id: str) -> bool:
-        with self._lock:
+        with self._mailbox_lock:
             return bool(self._mailboxes.get(account_id).server_search)
 
     def search_sources(self, query: str, list_name: str | None, *, page: int = 0, page_size: int = 50):
@@ -412,11 +421,11 @@ class Session:
         """One page of the server search of an account's folder (a SearchResult of MailHeaders)."""
         request = _value_error(lambda: application.search_request(query, folder=folder_id, page=page,
                                                                   page_size=page_size))
-        with self._lock:
+        with self._mailbox_lock:
             return application.search_mailbox(self._mailboxes.get(account_id), request)
 
     def close_mailboxes(self) -> None:
-        with self._lock:
+        with self._mailbox_lock:
             if self._opened_mailboxes is not None:
                 self._opened_mailboxes.close()
 
@@ -434,10 +443,16 @@ class Session:
         interval = poll_interval(config, self.settings)
         if not interval:
             return None
-        flow = application.PollFlow.for_alerts(config, self.settings)
-        if flow is None:
+        list_name = application.configured_address(config.get("security_list"))
+        if not list_name:
             return None
-        return AlertLoop(flow.poller, interval)
+        settings = self.settings
+
+        def make_poller():  # on the loop's worker thread (the flows load there, not at start-up)
+            flow = application.PollFlow.for_alerts(config, settings)
+            return flow.poller if flow is not None else None
+
+        return AlertLoop(make_poller, interval, list_name)
 
 
 def _value_error(read):

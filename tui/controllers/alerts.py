@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.timer import Timer
 
+from mailtriage.core.errors import ConfigError
 from mailtriage.tui.alerts import AlertLoop, MarkedRows
 from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.errors import ErrorRecord
@@ -25,6 +26,7 @@ class AlertsController(ControllerBase):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.alert_loop: AlertLoop | None = None
+        self._alerts_asked = False  # start_alerts ran for this session (the listing calls it each time)
         self._alert_marks: set[str] = set()
         # News not announced yet (coalesced): thread key -> summary, and the outcomes whose
         # cursors the next notification acknowledges.
@@ -37,11 +39,13 @@ class AlertsController(ControllerBase):
         self._alert_live: dict[str, ThreadSummary] = {}
 
     def start_alerts(self) -> None:
-        """Start the poll worker of this session (once; a silent baseline comes first)."""
-        from mailtriage.core.projectconfig import ConfigError
+        """Start the poll worker of this session (once; a silent baseline comes first).
 
-        if not self.shell.alerts_enabled or self.alert_loop is not None or not self.session.is_open:
+        The listing calls it once its first answer is shown, so the poll's baseline (a second
+        listing, on mail sources of its own) does not compete with the first paint."""
+        if not self.shell.alerts_enabled or self._alerts_asked or not self.session.is_open:
             return
+        self._alerts_asked = True
         try:
             loop = self.session.alert_loop()
         except ConfigError as exc:
@@ -57,6 +61,7 @@ class AlertsController(ControllerBase):
         """Stop the poll worker (quit, or the session is replaced); news not announced yet is
         dropped unacknowledged, so the next run reports it again."""
         loop, self.alert_loop = self.alert_loop, None
+        self._alerts_asked = False
         if loop is not None:
             loop.stop()
         self.workers.cancel_group(self, "alerts")
@@ -69,7 +74,7 @@ class AlertsController(ControllerBase):
 
     @work(thread=True, exclusive=True, group="alerts", exit_on_error=False)
     def _poll_alerts(self, loop: AlertLoop) -> None:
-        list_name = loop.poller.list_name
+        list_name = loop.list_name
 
         def on_news(outcome) -> None:
             if not loop.stopped.is_set():
@@ -90,7 +95,7 @@ class AlertsController(ControllerBase):
 
     def _alert_list(self) -> str | None:
         loop = self.alert_loop
-        return loop.poller.list_name if loop is not None else None
+        return loop.list_name if loop is not None else None
 
     def on_alerts_found(self, message: AlertsFound) -> None:
         """News from one poll: applied to the list at once, announced coalesced (at most one

@@ -15,6 +15,7 @@ from mailtriage.tui.controllers.base import ControllerBase, SourcesView
 from mailtriage.tui.messages import (SessionOpened, SourceRow, SourcesChecked, ThreadsFailed, ThreadsLoaded)
 from mailtriage.tui.panes.folders import FoldersPane
 from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.rows import rows_for
 from mailtriage.tui.sanitize import inert
 
 
@@ -45,7 +46,6 @@ class ListingController(ControllerBase):
         if session.cc is not None and session.cc.warnings:
             self.show_banner(Text.assemble(("⚠ ", "bold"), inert(" ".join(session.cc.warnings))),
                              error=session.cc.blocked)
-        self.start_alerts()
 
     # -- listing ---------------------------------------------------------------------
     def on_folders_pane_list_chosen(self, message: FoldersPane.ListChosen) -> None:
@@ -79,8 +79,6 @@ class ListingController(ControllerBase):
                                             LookupError("security_list is not configured in project.md; "
                                                         "the list read is skipped"), None))
             return
-        from mailtriage.tui.rows import rows_for
-
         first_page = self.shell.first_page
         try:
             if session.listing_can_be_limited():
@@ -127,12 +125,16 @@ class ListingController(ControllerBase):
                                partial=message.partial)
         if not message.partial:
             self.forget_live_news()  # in the rows now; later news is applied to them directly
+        # Once per session, after the first rows are painted: the poll's baseline (a second
+        # listing on mail sources of its own) does not compete with the first paint.
+        self.call_after_refresh(self.start_alerts)
 
     def on_threads_failed(self, message: ThreadsFailed) -> None:
         if not self.accept_failure(self.on_threads_failed, message):
             return
         self.threads.show_failure(self.failure_text(message), retry_hint=not isinstance(message.error, LookupError))
         self.report_failure(message)
+        self.call_after_refresh(self.start_alerts)
 
     def recheck_sources(self) -> None:
         self._recheck()

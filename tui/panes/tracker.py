@@ -17,17 +17,17 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
+from mailtriage.application import trackers_installed
 from mailtriage.tui import bindings
 from mailtriage.tui.sanitize import inert_text
 
 
 def tracker_support() -> str | None:
-    """None when the tracker backends are part of this build, else why not."""
-    try:
-        from mailtriage.application import open_tracker  # noqa: F401
-    except ImportError:
-        return "No tracker is available in this build of mailtriage (the tracker backends are not installed)."
-    return None
+    """None when the tracker backends are part of this build, else why not (asked without
+    loading them: the pane asks when mounted, at start-up)."""
+    if trackers_installed():
+        return None
+    return "No tracker is available in this build of mailtriage (the tracker backends are not installed)."
 
 
 def issue_fields(body: str) -> list[tuple[str, str]]:

@@ -45,6 +45,10 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
                  bindings.KeyContext, inherit_bindings=False):
     BINDINGS = bindings.MAIN
     key_context = "MainScreen"
+    #: Focus goes to the thread list as soon as the panes are composed: with the default
+    #: (the first focusable widget) focus moved twice at start-up, and each move restyles
+    #: the panes (:focus-within) and recomposes the footer's keys before the first paint.
+    AUTO_FOCUS = "ThreadList"
 
     def compose(self) -> ComposeResult:
         yield Header(icon="✉")

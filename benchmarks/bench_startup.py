@@ -1,0 +1,152 @@
+"""Start-up benchmark: the demo cold start beside a bare Textual DataTable app, same run.
+
+    .venv/bin/python benchmarks/bench_startup.py [--runs 7] [--compare DIR]
+
+Every figure comes from fresh processes, alternated (ours, bare, ours, bare, …) so a
+loaded machine weighs on both alike; the medians are printed with the ratio.
+
+1. Cold start: from spawning ``mailtriage --demo`` on a pseudo-terminal to the end of
+   the first frame that shows the thread list with its rows (the status line
+   "N threads · via …"), measured as ``bench_tui.py`` does (the benchmark plays the
+   terminal). Baseline: a bare Textual app showing a 41-row DataTable (the demo has 41
+   threads). Goal (issue 15): at most 0.40 s, or within 1.6x of the bare app.
+2. Import time: the wall time of a fresh ``python -c "import …"`` for the command line
+   (``mailtriage.cli.main``), the app (``mailtriage.tui.app``) and, as the baseline, what
+   the bare app imports (``textual.app`` and ``textual.widgets.DataTable``).
+
+``--compare DIR`` adds another checkout with its own ``.venv`` (e.g. an older commit, in
+a worktree) to the same alternation, so a before/after pair comes from one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_tui import BASELINE_APP, Terminal  # noqa: E402 (the benchmark folder is not a package on the path)
+
+ROOT = Path(__file__).resolve().parents[1]
+PAINTED = re.compile(rb"\d+ threads? \xc2\xb7 via")
+BARE_PAINTED = re.compile(rb"row 000030 subject")
+GOAL_SECONDS = 0.40
+GOAL_RATIO = 1.6
+BARE = "bare Textual + 41-row DataTable"
+
+IMPORTS = {
+    "mailtriage.cli.main": "import mailtriage.cli.main",
+    "mailtriage.tui.app": "import mailtriage.tui.app",
+    "bare: textual.app + DataTable": "import textual.app; from textual.widgets import DataTable",
+}
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process has used so far (all its threads; Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def _start(term: Terminal, painted: re.Pattern) -> tuple[float, float]:
+    try:
+        wall = term.read_until(painted) - term.started
+        return wall, cpu_seconds(term.proc.pid)
+    finally:
+        term.close()
+
+
+def demo_start(python: str, cwd: Path, workdir: Path) -> tuple[float, float]:
+    """Wall and CPU seconds from spawning ``python -m mailtriage.cli.main --demo`` to its painted list."""
+    env = {"MAILTRIAGE_CONFIG_DIR": str(workdir / "config"), "MAILTRIAGE_DEMO_DIR": str(workdir / "demo-workspace")}
+    return _start(Terminal([python, "-m", "mailtriage.cli.main", "--demo"], env, cwd=cwd), PAINTED)
+
+
+def bare_start(script: Path) -> tuple[float, float]:
+    return _start(Terminal([sys.executable, str(script), "41"]), BARE_PAINTED)
+
+
+def import_time(python: str, code: str, cwd: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run([python, "-c", code], check=True, cwd=cwd)
+    return time.perf_counter() - started
+
+
+def _line(label: str, samples: list[float], extra: str = "") -> str:
+    return (f"  {label:<46} {statistics.median(samples):6.3f} s   "
+            f"(min {min(samples):.3f}, max {max(samples):.3f}){extra}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=7, help="fresh processes of each kind (default 7)")
+    parser.add_argument("--compare", type=Path, metavar="DIR",
+                        help="another checkout with its own .venv, measured in the same alternation")
+    args = parser.parse_args()
+
+    subjects = {"this checkout": (sys.executable, ROOT)}
+    first = "this checkout"
+    if args.compare is not None:
+        other = args.compare.resolve()
+        subjects[f"compare: {other.name}"] = (str(other / ".venv" / "bin" / "python"), other)
+
+    with tempfile.TemporaryDirectory(prefix="mailtriage-bench-startup-") as tmp:
+        tmp_path = Path(tmp)
+        bare_script = tmp_path / "bare_datatable.py"
+        bare_script.write_text(BASELINE_APP, encoding="utf-8")
+        workdirs = {}
+        for i, name in enumerate(subjects):
+            workdirs[name] = tmp_path / f"subject{i}"
+            workdirs[name].mkdir()
+
+        # One warm-up of each: the demo workspace is made, the OS file cache is warm for all.
+        bare_start(bare_script)
+        for name, (python, cwd) in subjects.items():
+            demo_start(python, cwd, workdirs[name])
+
+        walls: dict[str, list[float]] = {name: [] for name in [*subjects, BARE]}
+        cpus: dict[str, list[float]] = {name: [] for name in [*subjects, BARE]}
+        imports: dict[str, list[float]] = {}
+        for _ in range(args.runs):
+            for name, (python, cwd) in subjects.items():
+                for who, run in ((name, lambda: demo_start(python, cwd, workdirs[name])),
+                                 (BARE, lambda: bare_start(bare_script))):
+                    wall, cpu = run()
+                    walls[who].append(wall)
+                    cpus[who].append(cpu)
+            for name, (python, cwd) in subjects.items():
+                for label, code in IMPORTS.items():
+                    if label.startswith("bare") and name != first:
+                        continue
+                    key = label if label.startswith("bare") else f"{label} ({name})"
+                    imports.setdefault(key, []).append(import_time(python, code, cwd))
+
+    print(f"Cold start to the painted thread list (demo, 41 threads), median of {args.runs} fresh "
+          "processes, alternated with the bare app:")
+    for figure, table in (("wall", walls), ("CPU (user+sys, all threads)", cpus)):
+        print(f" {figure}:")
+        bare_median = statistics.median(table[BARE])
+        for name, samples in table.items():
+            extra = ""
+            if name != BARE:
+                extra = f"; {statistics.median(samples) / bare_median:.2f}x the bare app"
+                if figure == "wall":
+                    extra += f" (goal <= {GOAL_SECONDS:.2f} s or <= {GOAL_RATIO}x)"
+            print(_line(name if name == BARE else f"mailtriage --demo, {name}", samples, extra))
+    print(f"Import time (fresh python -c 'import …', wall), median of {args.runs}:")
+    for label, samples in imports.items():
+        print(_line(label, samples))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""The start-up path loads only what the first screen needs (issue 15, goal 2).
+
+A guard without timing: each check runs in a fresh interpreter and looks at ``sys.modules``
+after one step of the start-up. What is listed here was measured as start-up cost (python
+-X importtime, benchmarks/bench_startup.py) and is loaded later, where it is used: the
+flows and their proposal builders when a flow runs, the trackers when the tracker pane
+opens, the server clients when an account or backend needs them, the screens and dialogs
+when first shown, the new-report poller on its own worker thread after the first paint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Never loaded by importing the command line and the app.
+NOT_AT_IMPORT = (
+    # server clients and converters: only adapters load them, in a worker, when used
+    "imapclient", "msal", "google.auth", "httpx", "aiohttp", "aiosmtplib", "html2text", "keyring",
+    # --version only
+    "importlib.metadata",
+    # the project and its backends open on the session's worker thread
+    "mailtriage.application.project", "mailtriage.backends.registry", "mailtriage.backends.mbox",
+    "mailtriage.backends.imap", "mailtriage.backends.gmail", "mailtriage.backends.microsoft",
+    # flows, proposal builders, trackers, the modes endpoint
+    "mailtriage.application.flows", "mailtriage.workflows", "mailtriage.workflows.proposals",
+    "mailtriage.trackers.contract", "mailtriage.trackers.registry", "mailtriage.modes",
+    # screens and dialogs not on the first screen
+    "mailtriage.tui.screens.console", "mailtriage.tui.screens.help", "mailtriage.tui.screens.first_run",
+    "mailtriage.tui.dialogs", "mailtriage.tui.dialogs.proposal", "mailtriage.tui.dialogs.error",
+)
+
+#: Still not loaded once the project is open (what the first listing needs is).
+NOT_AT_OPEN = (
+    "imapclient", "msal", "google.auth", "httpx", "aiohttp", "aiosmtplib", "html2text",
+    "mailtriage.application.flows", "mailtriage.workflows.proposals", "mailtriage.workflows.importer",
+    "mailtriage.trackers.contract", "mailtriage.trackers.registry", "mailtriage.trackers.localfiles",
+)
+
+
+def _loaded_after(code: str, watched: tuple[str, ...], tmp_path: Path) -> list[str]:
+    """Run ``code`` in a fresh interpreter; the watched modules it left in sys.modules."""
+    script = textwrap.dedent(code) + textwrap.dedent(f"""
+        import json, sys
+        print(json.dumps([m for m in {list(watched)!r} if m in sys.modules]))
+    """)
+    env = {**os.environ, "MAILTRIAGE_CONFIG_DIR": str(tmp_path / "config"),
+           "MAILTRIAGE_DEMO_DIR": str(tmp_path / "demo-workspace"), "MAILTRIAGE_DATA_DIR": str(tmp_path / "data")}
+    env.pop("MAILTRIAGE_PROJECT", None)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_importing_the_command_line_and_the_app_loads_nothing_the_first_screen_does_not_need(tmp_path):
+    loaded = _loaded_after("import mailtriage.cli.main\nimport mailtriage.tui.app\n", NOT_AT_IMPORT, tmp_path)
+    assert loaded == []
+
+
+def test_locating_the_demo_project_loads_no_backend(tmp_path):
+    # The first run makes the demo workspace (its tracker too); every later start finds it.
+    code = "import mailtriage.application as application\napplication.project_dir(demo=True)\n"
+    _loaded_after(code, (), tmp_path)
+    loaded = _loaded_after("""
+        import mailtriage.application as application
+        application.project_dir(demo=True)
+    """, ("mailtriage.application.project", "mailtriage.backends.registry", "mailtriage.trackers.contract"),
+        tmp_path)
+    assert loaded == []
+
+
+OPEN_AND_LIST = textwrap.dedent("""
+    from pathlib import Path
+
+    import mailtriage.application as application
+    from mailtriage.core.settings import UserSettings
+    from mailtriage.tui.session import Session
+
+    session = Session(application.project_dir(demo=True), demo=True, settings=UserSettings(Path("config.toml"), {}))
+    session.open()
+    session.check_sources()
+    assert len(session.list_threads(session.lists()[0].list_name).value) > 0
+""")
+
+
+def test_opening_the_project_and_listing_loads_no_flow_and_no_tracker(tmp_path):
+    _loaded_after(OPEN_AND_LIST, (), tmp_path)  # the first run makes the demo workspace
+    assert _loaded_after(OPEN_AND_LIST, NOT_AT_OPEN, tmp_path) == []
+
+
+def test_the_alert_loop_builds_its_poller_on_its_own_thread(tmp_path):
+    """Made on the UI thread (after the first paint), the loop loads no flow: its poller
+    (the flows' module, mail sources of its own) is built by ``run`` on its worker."""
+    _loaded_after(OPEN_AND_LIST, (), tmp_path)
+    loaded = _loaded_after(OPEN_AND_LIST + textwrap.dedent("""
+        loop = session.alert_loop()
+        assert loop is not None and loop.poller is None and loop.list_name
+    """), ("mailtriage.application.flows", "mailtriage.workflows.proposals", "mailtriage.workflows.importer"),
+        tmp_path)
+    assert loaded == []
+
+
+FIRST_PAINT = textwrap.dedent("""
+    import asyncio
+
+    import mailtriage.application as application
+    from mailtriage.tui.app import MailTriageApp
+    from mailtriage.tui.panes.thread_list import ThreadList
+
+    async def first_paint():
+        app = MailTriageApp(application.project_dir(demo=True), demo=True, alerts=False, cursor_blink=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            for _ in range(500):
+                if app.main is not None and len(app.main.query_one(ThreadList).rows):
+                    break
+                await pilot.pause(0.02)
+            assert len(app.main.query_one(ThreadList).rows) == 41
+
+    asyncio.run(first_paint())
+""")
+
+
+def test_the_app_paints_the_demo_list_without_loading_flows_trackers_or_dialogs(tmp_path):
+    """The whole start, composed and painted (headless): the hidden tracker pane asks
+    whether trackers are installed without loading them."""
+    _loaded_after(FIRST_PAINT, (), tmp_path)  # the first run makes the demo workspace
+    assert _loaded_after(FIRST_PAINT, NOT_AT_OPEN + ("mailtriage.tui.dialogs", "mailtriage.tui.screens.console",
+                                                     "mailtriage.tui.screens.help"), tmp_path) == []
+
+
+@pytest.mark.parametrize("module", ["mailtriage.tui.app", "mailtriage.tui.screens.main"])
+def test_the_guard_can_fail(tmp_path, module):
+    """The check sees a module loaded at import (a heavy import added to the start-up path)."""
+    loaded = _loaded_after(f"import {module}\nimport mailtriage.application.flows\n",
+                           ("mailtriage.application.flows",), tmp_path)
+    assert loaded == ["mailtriage.application.flows"]
