@@ -23,10 +23,12 @@ _EXPORTS: dict[str, str | tuple[str, str]] = {}
 
 
 def _export(module: str, *names: str, **renamed: str) -> None:
-    for name in names:
-        _EXPORTS[name] = module
-    for name, original in renamed.items():
-        _EXPORTS[name] = (module, original)
+    targets = {name: module for name in names} | {name: (module, original) for name, original in renamed.items()}
+    for name, target in targets.items():
+        # One name, one thing: a second module exporting the same name would shadow the first.
+        if _EXPORTS.get(name, target) != target:
+            raise ImportError(f"mailtriage.application exports {name!r} from two places: {_EXPORTS[name]} and {target}")
+        _EXPORTS[name] = target
 
 
 # -- the application layer itself
@@ -83,7 +85,7 @@ _export("mailtriage.workflows.publish", "propose_publish")
 _export("mailtriage.workflows.reply", "propose_reply")
 _export("mailtriage.workflows.sync", "collect_sync", "propose_sync")
 _export("mailtriage.workflows.templates", "receipt_body", "Identity", "identity")
-_export("mailtriage.workflows.compose", "ComposeForm", "AttachmentError", "editor_text", "read_editor_text",
+_export("mailtriage.workflows.compose", "ComposeForm", "DraftAttachmentError", "editor_text", "read_editor_text",
         "default_reply_kind", "KIND_TITLES", "FORWARD_INLINE", "FORWARD_ATTACHED")
 # -- configuration and the one inert-text module
 _export("mailtriage.core.errors", "ConfigError", "ProjectFileError")

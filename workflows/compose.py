@@ -230,13 +230,13 @@ def form_problems(form: ComposeForm, *, security_cc: str | None = None) -> list[
 
 # -- attachments ------------------------------------------------------------------------
 
-class AttachmentError(ValueError):
+class DraftAttachmentError(ValueError):
     """A file to attach cannot be read or is too large (nothing is written)."""
 
 
 def read_attachments(paths, *, limit: int = MAX_ATTACHMENT_BYTES,
                      total_limit: int = MAX_TOTAL_ATTACHMENT_BYTES) -> tuple[OutgoingAttachment, ...]:
-    """Read the files to attach, when the user confirms. Raises AttachmentError naming the
+    """Read the files to attach, when the user confirms. Raises DraftAttachmentError naming the
     file (a missing file, a folder, one over ``limit`` or all over ``total_limit``)."""
     out: list[OutgoingAttachment] = []
     total = 0
@@ -245,17 +245,17 @@ def read_attachments(paths, *, limit: int = MAX_ATTACHMENT_BYTES,
         try:
             size = path.stat().st_size
             if not path.is_file():
-                raise AttachmentError(f"{path} is not a file")
+                raise DraftAttachmentError(f"{path} is not a file")
             if size > limit:
-                raise AttachmentError(f"{path} is {size} bytes; the limit is {limit} bytes per file")
+                raise DraftAttachmentError(f"{path} is {size} bytes; the limit is {limit} bytes per file")
             total += size
             if total > total_limit:
-                raise AttachmentError(f"the attachments are over {total_limit} bytes together")
+                raise DraftAttachmentError(f"the attachments are over {total_limit} bytes together")
             data = path.read_bytes()
         except OSError as exc:
-            raise AttachmentError(f"{path} cannot be read: {exc.strerror or exc}") from None
+            raise DraftAttachmentError(f"{path} cannot be read: {exc.strerror or exc}") from None
         if len(data) > limit:  # it grew since it was measured
-            raise AttachmentError(f"{path} is over {limit} bytes")
+            raise DraftAttachmentError(f"{path} is over {limit} bytes")
         content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         out.append(OutgoingAttachment(header_text(path.name, 200) or "attachment", content_type, data))
     return tuple(out)

@@ -131,19 +131,19 @@ def test_reader_encrypted_narrow(snap_compare, workdir, fixed_home):
 
 def test_encrypted_reply_proposal_narrow(snap_compare, workdir, fixed_home):
     app = make_app(project_with(workdir, fixed_home, snapshot_thread(fixed_home)))
-    assert snap_compare(app, terminal_size=NARROW, run_before=shot("enter", "r"))
+    assert snap_compare(app, terminal_size=NARROW, run_before=shot("enter", "r", "ctrl+s"))
 
 
 def test_encrypted_reply_proposal_wide(snap_compare, workdir, fixed_home):
     app = make_app(project_with(workdir, fixed_home, snapshot_thread(fixed_home)))
-    assert snap_compare(app, terminal_size=WIDE, run_before=shot("enter", "r"))
+    assert snap_compare(app, terminal_size=WIDE, run_before=shot("enter", "r", "ctrl+s"))
 
 
 def test_clear_reply_choice_wide(snap_compare, workdir, fixed_home):
     raw = with_headers(pgp_mime_encrypted(_enc(fixed_home, entity(SECRET)), sender=STRANGER, mid="s-1",
                                           subject="Heap overflow in frob"), "Thu, 01 Oct 2026 09:00:00 +0000")
     app = make_app(project_with(workdir, fixed_home, [raw]))
-    assert snap_compare(app, terminal_size=WIDE, run_before=shot("enter", "r"))
+    assert snap_compare(app, terminal_size=WIDE, run_before=shot("enter", "r", "ctrl+s"))
 
 
 async def test_reading_pane_says_what_was_encrypted_and_what_was_not(workdir, fixed_home):
@@ -170,6 +170,8 @@ async def test_no_reporter_key_asks_before_drafting_in_clear(workdir, fixed_home
         await settle(pilot)
         await pilot.press("r")
         await settle(pilot)
+        await pilot.press("ctrl+s")  # the compose dialog: on to the proposal
+        await settle(pilot)
         assert isinstance(app.screen, ClearReplyDialog)
         assert "no usable OpenPGP key for sam@example.com" in screen_text(app)
         await pilot.press("escape")
@@ -177,6 +179,8 @@ async def test_no_reporter_key_asks_before_drafting_in_clear(workdir, fixed_home
         assert not isinstance(app.screen, (ClearReplyDialog, ProposalDialog))
         assert any("nothing was written" in n.message for n in app._notifications)
         await pilot.press("r")
+        await settle(pilot)
+        await pilot.press("ctrl+s")  # the compose dialog: on to the proposal
         await settle(pilot)
         await pilot.press("c")
         await settle(pilot)

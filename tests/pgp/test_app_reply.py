@@ -55,6 +55,8 @@ async def test_read_and_answer_an_encrypted_report_from_the_keyboard(encrypted_i
         assert SECRET in shown and "(matches From)" in shown
         await pilot.press("r")
         await settle(pilot)
+        await pilot.press("ctrl+s")  # the compose dialog: on to the proposal
+        await settle(pilot)
         assert isinstance(app.screen, ProposalDialog)
         assert "Encryption: inline OpenPGP to rita@example.net" in screen_text(app)
         await pilot.press("ctrl+s")

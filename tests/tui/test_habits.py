@@ -63,6 +63,8 @@ async def test_q_with_a_proposal_open_asks_first_and_n_stays(tmp_path):
         await settle(pilot)
         await pilot.press("r")
         await settle(pilot)
+        await pilot.press("ctrl+s")  # the compose dialog: on to the proposal
+        await settle(pilot)
         assert isinstance(app.screen, ProposalDialog)
         await pilot.press("q")
         await settle(pilot)
@@ -102,6 +104,8 @@ async def test_proposal_opens_on_its_content_scrolls_by_key_and_keeps_the_cc_pin
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await pilot.press("r")
+        await settle(pilot)
+        await pilot.press("ctrl+s")  # the compose dialog: on to the proposal
         await settle(pilot)
         dialog = app.screen
         assert isinstance(dialog, ProposalDialog)

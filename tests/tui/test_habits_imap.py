@@ -54,6 +54,8 @@ async def test_draft_pending_mark_after_a_confirmed_reply(imap_project, dovecot,
         assert "✎" not in rows(app)[0]
         await pilot.press("r")
         await settle(pilot)
+        await pilot.press("ctrl+s")  # the compose dialog: on to the proposal
+        await settle(pilot)
         await pilot.press("ctrl+s")
         await settle(pilot)
         await marks_ready(pilot)

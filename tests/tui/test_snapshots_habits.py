@@ -67,13 +67,13 @@ def test_overview_marks_after_an_import(snap_compare, workdir):
 
 @pytest.mark.parametrize("size", [NARROW, LARGE], ids=["80x24", "160x45"])
 def test_proposal_scrolled_to_the_bottom_keeps_the_security_cc_pinned(snap_compare, workdir, size):
-    assert snap_compare(make_app(long_project(workdir)), terminal_size=size, run_before=shot("r", "G"))
+    assert snap_compare(make_app(long_project(workdir)), terminal_size=size, run_before=shot("r", "ctrl+s", "G"))
 
 
 @pytest.mark.parametrize("size", [NARROW, LARGE], ids=["80x24", "160x45"])
 def test_quit_with_a_proposal_open(snap_compare, workdir, size):
     assert snap_compare(make_app(mbox_project(workdir / "p") and Path("p")), terminal_size=size,
-                        run_before=shot("r", "q"))
+                        run_before=shot("r", "ctrl+s", "q"))
 
 
 @pytest.mark.parametrize("size", [NARROW, LARGE], ids=["80x24", "160x45"])

@@ -12,7 +12,7 @@ import pytest
 
 from mailtriage.backends.contract import Op
 from mailtriage.core.settings import UserSettings
-from mailtriage.workflows.compose import (FORWARD, RECEIPT, REPLY, REPLY_ALL, AttachmentError, ComposeForm,
+from mailtriage.workflows.compose import (FORWARD, RECEIPT, REPLY, REPLY_ALL, DraftAttachmentError, ComposeForm,
                                           default_reply_kind, editor_text, read_attachments, read_editor_text)
 from mailtriage.workflows.reply import propose_reply, reply_form
 from mailtriage.workflows.templates import UNNAMED_SENDER, identity, receipt_body
@@ -97,13 +97,13 @@ def test_attachments_are_read_at_confirm_time_within_the_limits(tmp_path):
     small.write_bytes(b"x" * 10)
     [read] = read_attachments([str(small)])
     assert (read.filename, read.content_type, read.data) == ("poc.py", "text/x-python", b"x" * 10)
-    with pytest.raises(AttachmentError, match="limit"):
+    with pytest.raises(DraftAttachmentError, match="limit"):
         read_attachments([str(small)], limit=5)
-    with pytest.raises(AttachmentError, match="together"):
+    with pytest.raises(DraftAttachmentError, match="together"):
         read_attachments([str(small), str(small)], total_limit=15)
-    with pytest.raises(AttachmentError, match="cannot be read"):
+    with pytest.raises(DraftAttachmentError, match="cannot be read"):
         read_attachments([str(tmp_path / "missing")])
-    with pytest.raises(AttachmentError, match="not a file"):
+    with pytest.raises(DraftAttachmentError, match="not a file"):
         read_attachments([str(tmp_path)])
 
 

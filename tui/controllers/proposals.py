@@ -198,12 +198,11 @@ class ProposalsController(ControllerBase):
         target = self._reply_target or self._target(None)
 
         def decided(clear: bool | None) -> None:
-            if not clear:
+            again = IN_CLEAR.get(flow)
+            if clear and again is not None:
+                again(self, target)
+            else:
                 self.notify("Cancelled: nothing was written.", markup=False)
-            elif flow == "compose":
-                self.compose_again_in_clear()
-            elif target.thread_id is not None:
-                self.start_flow("reply-clear", target)
 
         self.app.push_screen(ClearReplyDialog(proposal.blocked or ""), decided)
 
@@ -273,6 +272,13 @@ def _after_batch(screen: ProposalsController, report: ApplyReport) -> None:
 
 
 #: What follows a confirmed write, by flow (a flow not named here: nothing).
+#: How a blocked reply to an encrypted report is proposed again in clear, once the user
+#: chose that: the receipt flow starts over; a composed reply keeps what was composed.
+IN_CLEAR: dict[str, Callable[[ProposalsController, FlowTarget], None]] = {
+    "reply": lambda screen, target: screen.start_flow("reply-clear", target) if target.thread_id else None,
+    "compose": lambda screen, target: screen.compose_again_in_clear(),
+}
+
 AFTER_APPLY: dict[str, Callable[[ProposalsController, ApplyReport], None]] = {
     "import": _after_tracker_write,
     "sync": _after_tracker_write,
