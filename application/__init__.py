@@ -44,7 +44,10 @@ _export("mailtriage.application.build", "trackers_installed")
 _export("mailtriage.application.flows", "ImportFlow", "ReplyFlow", "SyncFlow", "PublishFlow", "OrganizeFlow",
         "SweepFlow", "SweepRequest", "PollFlow", "ComposeFlow")
 _export("mailtriage.application.accounts", "Mailboxes")
-_export("mailtriage.application.search", "SearchField", "SearchPage", "SearchRequest", "SearchResult",
+# the search types from where they live: importing them loads no backend (the thread list
+# imports them at start-up); the search itself from the application's module
+_export("mailtriage.backends.search", "SearchField", "SearchPage", "SearchRequest")
+_export("mailtriage.application.search", "SearchResult",
         "search_request", "search_project", "search_mailbox", "search_account", "source_can_search")
 _export("mailtriage.application.overview", "ThreadStatus", "thread_status", "filed_issue", "issue_thread")
 _export("mailtriage.application.crypto", "KeyImportFlow", "PgpSupport")

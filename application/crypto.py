@@ -19,8 +19,6 @@ from mailtriage.backends import pgp
 from mailtriage.backends.contract import Thread
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.settings import load_settings
-from mailtriage.workflows.pgp_keys import propose_key_import
-from mailtriage.workflows.pgp_reply import ProjectPgp, plan_reply_encryption
 
 __all__ = ["KeyImportFlow", "PgpSupport", "pgp_settings"]
 
@@ -76,6 +74,9 @@ class PgpSupport:
 
     def reply_encryption(self, config, *, allow_clear: bool = False):
         """The reply flow's encryption step for this project (workflows/pgp_reply.py)."""
+        # lazy: the workflows load with the first reply, not when the project opens
+        from mailtriage.workflows.pgp_reply import ProjectPgp, plan_reply_encryption
+
         project = ProjectPgp(config)
         return lambda thread, target: plan_reply_encryption(thread, target, self.gpg, project,
                                                             allow_clear=allow_clear)
@@ -112,4 +113,7 @@ class KeyImportFlow:
         self.project = project
 
     def propose(self, thread: Thread):
+        # lazy: the workflows load with the first proposal, not when the project opens
+        from mailtriage.workflows.pgp_keys import propose_key_import
+
         return propose_key_import(thread, self.project.pgp.gpg)

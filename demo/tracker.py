@@ -95,6 +95,7 @@ def file_demo_issues(tracker) -> None:
 
 def make_demo_tracker(config, folder: Path):
     """A local-files tracker with the demo issues, in a new git repository at ``folder``."""
+    # lazy: the trackers load when the demo's tracker is built, not when the demo starts
     from mailtriage.trackers.contract import Policy
     from mailtriage.trackers.localfiles import LocalFilesTracker
 

@@ -38,9 +38,6 @@ from mailtriage.core.paths import check_private_dir, private_dir
 from mailtriage.core.projectconfig import load_project
 from mailtriage.core.settings import data_dir
 from mailtriage.demo import demo_project_dir
-from mailtriage.demo.tracker import file_demo_issues
-from mailtriage.trackers.contract import Policy
-from mailtriage.trackers.localfiles import LocalFilesTracker
 
 READY_MARK = ".mailtriage-demo-ready"
 #: The local Maildir of the demo's ``drafts`` source (relative to the workspace).
@@ -118,6 +115,12 @@ def new_demo_session() -> Path:
 
 def _build(staging: Path) -> None:
     """The demo project, its git repository, its tracker and its Maildir, in ``staging``."""
+    # lazy: the trackers load only when a workspace is built, never when an existing one is found
+    # (the app finds its project on the UI thread: tests/tui/test_startup_imports.py)
+    from mailtriage.demo.tracker import file_demo_issues
+    from mailtriage.trackers.contract import Policy
+    from mailtriage.trackers.localfiles import LocalFilesTracker
+
     source = demo_project_dir()
     for name in ("project.md", "security.mbox"):
         shutil.copy2(source / name, staging / name)

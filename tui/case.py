@@ -14,13 +14,13 @@ from typing import Any
 
 from rich.text import Text
 
+from mailtriage.core.paths import UnsafePath, check_private_dir
+from mailtriage.core.settings import config_dir, data_dir
 from mailtriage.tui.sanitize import inert_text
 
 
 def modes_database(settings) -> Path:
     """Where the modes record would be (it may not exist)."""
-    from mailtriage.core.settings import config_dir, data_dir
-
     table = settings.data.get("modes") if settings is not None else None
     if isinstance(table, dict) and isinstance(table.get("database"), str) and table["database"].strip():
         return Path(table["database"]).expanduser()
@@ -41,7 +41,7 @@ def case_record(database: Path, thread) -> dict[str, Any] | None:
     """
     if not database.is_file():
         return None
-    from mailtriage.core.paths import UnsafePath, check_private_dir
+    # lazy: the modes record (SQLite) loads only when a thread with a case is read
     from mailtriage.modes.store import Store, StoreError
 
     try:  # a record in a folder others can write could be forged: not shown

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mailtriage.application import MailError
+from mailtriage.core.projectconfig import ConfigError
+
 
 @dataclass
 class ErrorRecord:
@@ -36,11 +39,9 @@ def is_connection_problem(error: BaseException) -> bool:
 
 def is_expected(error: BaseException) -> bool:
     """Errors of the backend/config layers are explained by their message; no traceback needed."""
-    from mailtriage.application import MailError
-    from mailtriage.core.projectconfig import ConfigError
-
     expected: tuple = (MailError, ConfigError, LookupError)
     try:
+        # the trackers may not be part of the build
         from mailtriage.application import TrackerError
 
         expected += (TrackerError,)

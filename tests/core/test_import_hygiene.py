@@ -73,3 +73,45 @@ def test_backends_and_trackers_load_without_textual():
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+PRODUCT_PACKAGES = ("application", "backends", "cli", "core", "demo", "modes", "trackers", "tui", "workflows", "themes")
+
+
+def unexplained_function_imports(path: Path, root: Path = ROOT) -> list[str]:
+    """Imports inside a function with no comment saying why: none on the import itself,
+    none on the import block it belongs to, and none on the line just above that block
+    (a comment line, or ``try:  # why``)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    tree = ast.parse("\n".join(lines), filename=str(path))
+    found = []
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(function):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            first = node.lineno - 1
+            while first > 0 and lines[first - 1].lstrip().startswith(("import ", "from ")):
+                first -= 1  # the top of this block of imports
+            block = lines[first:node.end_lineno]
+            explained = any("#" in line for line in block) or (first > 0 and "#" in lines[first - 1])
+            if not explained:
+                found.append(f"{path.relative_to(root)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    return sorted(set(found))
+
+
+def test_imports_inside_functions_say_why():
+    """Imports sit at module level; one inside a function (a lazy import that measurably
+    helps start-up, or an import cycle) carries a comment saying so."""
+    found = [hit for package in PRODUCT_PACKAGES for path in sorted((ROOT / package).rglob("*.py"))
+             for hit in unexplained_function_imports(path)]
+    assert not found, "imports inside functions without a comment saying why:\n" + "\n".join(found)
+
+
+def test_the_function_import_check_catches_an_unexplained_import(tmp_path):
+    module = tmp_path / "pkg" / "m.py"
+    module.parent.mkdir()
+    module.write_text("def quiet():\n    import json\n\n\ndef explained():\n"
+                      "    # lazy: loads only for this rare command\n    import csv\n    import zlib\n")
+    assert unexplained_function_imports(module, tmp_path) == ["pkg/m.py:2: import json"]

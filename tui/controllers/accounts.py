@@ -84,6 +84,7 @@ class AccountsController(ControllerBase):
 
     @work(thread=True, exclusive=True, group="threads", exit_on_error=False)
     def _list_folder(self, request: int, account_id: str, folder_id: str, label: str, cursor: int = 0) -> None:
+        # lazy: the mailbox rows (and the mailbox contract) load once an account is opened
         from mailtriage.tui.mailbox_rows import FOLDER_PAGE, FolderRows
 
         session = self.session

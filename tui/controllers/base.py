@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 
 from textual.screen import Screen
 
+from mailtriage.application import MandatoryBackendUnavailable, Op
 from mailtriage.core.secrets import scrub
 from mailtriage.tui.errors import is_connection_problem
 from mailtriage.tui.messages import SourceRow, WorkFailed
@@ -69,8 +70,6 @@ class ControllerBase(Screen):
 
     def resolve(self, op_name: str) -> Resolution:
         """Which backend serves ``op_name`` (named in a failure's details)."""
-        from mailtriage.application import Op
-
         return self.session.sources.resolve(Op(op_name))
 
     # -- panes ---------------------------------------------------------------------
@@ -132,8 +131,6 @@ class ControllerBase(Screen):
     def report_failure(self, message: WorkFailed) -> None:
         """The notification and error-list entry of a failed call; a backend that went away
         also makes the sources be checked again, so the sources pane shows it."""
-        from mailtriage.application import MandatoryBackendUnavailable
-
         error = message.error
         if isinstance(error, (MandatoryBackendUnavailable, LookupError)):
             severity = "error" if isinstance(error, MandatoryBackendUnavailable) else "warning"

@@ -17,7 +17,6 @@ from textual import work
 
 from mailtriage.application import ThreadId
 from mailtriage.tui.controllers.base import ControllerBase
-from mailtriage.tui.dialogs.folder_picker import FolderPicker
 from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
 from mailtriage.tui.messages import BatchFoldersReady, BatchReady, ProposalFailed
 from mailtriage.tui.panes.thread_list import ThreadList
@@ -82,6 +81,9 @@ class BatchController(ControllerBase):
         def picked(folder_id: str | None) -> None:
             if folder_id:
                 self._propose_batch(self.new_request("reply"), message.account_id, headers, "move", folder_id)
+
+        # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
+        from mailtriage.tui.dialogs.folder_picker import FolderPicker
 
         self.app.push_screen(FolderPicker(message.folders, current=headers[0].folder_id, count=len(headers),
                                           account_id=message.account_id), picked)

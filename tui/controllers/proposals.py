@@ -13,14 +13,13 @@ from typing import TYPE_CHECKING, Callable
 from textual import work
 from textual.worker import get_current_worker
 
-from mailtriage.application import outcome_lines
 from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.controllers.compose import after_compose
-from mailtriage.tui.dialogs.clear_reply import ClearReplyDialog
 from mailtriage.tui.messages import ApplyFailed, ProposalApplied, ProposalFailed, ProposalReady
 from mailtriage.tui.panes.reader import ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.session import Session
+from mailtriage.core.projectconfig import ConfigError
 
 if TYPE_CHECKING:
     from mailtriage.application import Thread, ThreadId, ThreadSummary
@@ -48,6 +47,7 @@ class Flow:
 
 
 def _build_reply(session: Session, target: FlowTarget, *, allow_clear: bool = False) -> Proposal:
+    # lazy: the workflows (templates, proposals) load with the first proposal, not at start-up
     from mailtriage.application import receipt_body
 
     thread = target.thread
@@ -147,8 +147,6 @@ class ProposalsController(ControllerBase):
 
     @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
     def _build_proposal(self, request: int, flow: Flow, target: FlowTarget) -> None:
-        from mailtriage.core.projectconfig import ConfigError
-
         worker = get_current_worker()
         session = self.session
         try:
@@ -177,6 +175,7 @@ class ProposalsController(ControllerBase):
 
     # -- confirming and writing -------------------------------------------------------------
     def show_proposal(self, proposal: Proposal, flow: str = "reply") -> None:
+        # lazy: the proposal dialog is not on the first screen (tests/tui/test_startup_imports.py)
         from mailtriage.tui.dialogs.proposal import ProposalDialog
 
         if proposal.facts.get("blocked_by") == "encryption":  # a reply to an encrypted report
@@ -204,6 +203,9 @@ class ProposalsController(ControllerBase):
             else:
                 self.notify("Cancelled: nothing was written.", markup=False)
 
+        # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
+        from mailtriage.tui.dialogs.clear_reply import ClearReplyDialog
+
         self.app.push_screen(ClearReplyDialog(proposal.blocked or ""), decided)
 
     @work(thread=True, group="apply", exit_on_error=False)
@@ -225,6 +227,9 @@ class ProposalsController(ControllerBase):
             self.notify(report.describe(), title="Written", markup=False)
         else:
             # A batch says what it did message by message (each failed one with why).
+            # lazy: the organize workflow loads with the first write, not at start-up
+            from mailtriage.application import outcome_lines
+
             details = "\n".join([report.describe(), *outcome_lines(message.proposal)])
             self.shell.report_error("Writing failed", RuntimeError(report.failed[1]), where="apply",
                                     details=details)

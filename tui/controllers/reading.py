@@ -11,15 +11,14 @@ from rich.text import Text
 from textual import work
 from textual.worker import get_current_worker
 
+from mailtriage.application import Thread, ThreadId
 from mailtriage.tui.controllers.base import ControllerBase
-from mailtriage.tui.dialogs.attachments import AttachmentsDialog
-from mailtriage.tui.dialogs.passphrase import PassphraseDialog
 from mailtriage.tui.errors import error_line, is_connection_problem
-from mailtriage.tui.mailbox_rows import MailboxRow
+from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
 from mailtriage.tui.messages import CaseLoaded, ReaderFailed, ThreadLoaded, ThreadUrlReady, UrlFailed
 from mailtriage.tui.panes.reader import ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
-from mailtriage.tui.sanitize import inert
+from mailtriage.tui.sanitize import inert, inert_text
 
 if TYPE_CHECKING:
     from mailtriage.application import ThreadSummary
@@ -67,6 +66,9 @@ class ReadingController(ControllerBase):
             self.shell.report_error("No attachments from this backend", exc, where="attachments")
             return
         command, folder = self.session.attachment_settings()
+        # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
+        from mailtriage.tui.dialogs.attachments import AttachmentsDialog
+
         self.app.push_screen(AttachmentsDialog(
             attachments, self.session, title=thread.subject or "(no subject)",
             report=lambda title, exc: self.shell.report_error(title, exc, where="attachments"),
@@ -123,6 +125,9 @@ class ReadingController(ControllerBase):
                 problem = self.session.pgp_unlock(thread, tty=tty)
             self._after_unlock(problem)
 
+        # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
+        from mailtriage.tui.dialogs.passphrase import PassphraseDialog
+
         self.app.push_screen(PassphraseDialog(self.session.pgp_loopback(), cursor_blink=self.shell.cursor_blink),
                              decided)
 
@@ -155,9 +160,6 @@ class ReadingController(ControllerBase):
 
     @work(thread=True, exclusive=True, group="reader", exit_on_error=False)
     def _read_mailbox(self, request: int, account_id: str, message_id: str) -> None:
-        from mailtriage.application import Thread, ThreadId
-        from mailtriage.tui.mailbox_rows import MAILBOX_KIND
-
         try:
             message = self.session.account_message(account_id, message_id)
         except Exception as exc:
@@ -197,6 +199,7 @@ class ReadingController(ControllerBase):
     # -- MAS case of the thread being read ---------------------------------------------
     @work(thread=True, exclusive=True, group="case", exit_on_error=False)
     def _load_case(self, request: int, thread) -> None:
+        # lazy: the case view (and the modes record) load only when a thread is read
         from mailtriage.tui.case import case_record, modes_database
 
         try:
@@ -210,8 +213,8 @@ class ReadingController(ControllerBase):
     def on_case_loaded(self, message: CaseLoaded) -> None:
         if not self.is_current("reader", message.request) or self.reader.thread is not message.thread:
             return
+        # lazy: as in _load_case
         from mailtriage.tui.case import case_text
-        from mailtriage.tui.sanitize import inert_text
 
         if message.error:
             self.reader.show_case(Text.assemble(("⚠ the modes record could not be read: ", "bold"),

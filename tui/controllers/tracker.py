@@ -27,6 +27,7 @@ class TrackerController(ControllerBase):
 
     @work(thread=True, exclusive=True, group="tracker", exit_on_error=False)
     def _tracker_list(self, request: int) -> None:
+        # a configuration error of the tracker is said in the pane (core.projectconfig is loaded by now)
         from mailtriage.core.projectconfig import ConfigError
 
         try:

@@ -32,6 +32,7 @@ def tracker_support() -> str | None:
 
 def issue_fields(body: str) -> list[tuple[str, str]]:
     """(heading, value) of every ``### Heading`` section, in order."""
+    # lazy: the tracker modules load when the tracker pane is first opened
     from mailtriage.application import get_field, sections, split_lines
 
     lines = split_lines(body or "")
@@ -39,6 +40,7 @@ def issue_fields(body: str) -> list[tuple[str, str]]:
 
 
 def rollup_entries(issue: dict) -> list:
+    # lazy: as in issue_fields
     from mailtriage.application import rollup
 
     for comment in issue.get("comments") or []:

@@ -11,14 +11,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
+from textual.binding import Binding
 from textual.widgets import Footer, Static
 
 from mailtriage.tui import bindings
 
 
 def key_label(app, key: str) -> str:
-    from textual.binding import Binding
-
     return app.get_key_display(Binding(key, ""))
 
 
