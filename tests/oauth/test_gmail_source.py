@@ -72,10 +72,13 @@ def test_create_draft_reads_only_the_pending_draft_it_returns(google_emulator, r
     # fetched only for the one returned, not for every pending draft of the thread.
     from mailtriage.core.trace import TRACE
 
+    # (The request's draft is made first, so it sits in the slot its request probes first;
+    # made after another draft, it may find that slot taken and then sit in the next one.)
     thread = ThreadId("gmail", report)
-    other = source.create_draft(DraftRequest(thread, "Another text.", ("reporter@example.net",)))
-    request = DraftRequest(thread, "Thanks.", ("reporter@example.net",), allow_second_draft=True)
+    request = DraftRequest(thread, "Thanks.", ("reporter@example.net",))
     first = source.create_draft(request)
+    other = source.create_draft(DraftRequest(thread, "Another text.", ("reporter@example.net",),
+                                             allow_second_draft=True))
     sent: list[str] = []
     unsubscribe = TRACE.subscribe(lambda line: sent.append(line.text) if line.direction == ">" else None)
     try:
