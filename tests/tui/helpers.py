@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.pilot import Pilot
-from textual.worker import WorkerState
+from textual.worker import WorkerCancelled, WorkerState
 
 from mailtriage.tui.app import MailTriageApp
 
@@ -26,7 +26,12 @@ async def settle(pilot: Pilot) -> None:
     app = pilot.app
     previous = None
     for _ in range(100):
-        await app.workers.wait_for_complete()
+        try:
+            await app.workers.wait_for_complete()
+        except WorkerCancelled:
+            # An exclusive worker superseded by a newer one (the rows' triage marks restart as
+            # the cursor moves) or cancelled by Esc is finished too; wait for the others again.
+            continue
         await pilot._wait_for_screen()
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
