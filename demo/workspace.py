@@ -27,6 +27,7 @@ hooks). The folder and its parent must be the user's and writable by no one else
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -60,12 +61,32 @@ def demo_sessions_dir() -> Path:
     return shared.parent / f"{shared.name}-sessions"
 
 
+def demo_template_dir() -> Path:
+    """The pristine demo workspace each app session is copied from, built once per version
+    of the demo data (its name carries a stamp of the bundled files)."""
+    shared = demo_workspace_dir()
+    return shared.parent / f"{shared.name}-template-{_demo_stamp()}"
+
+
+def _demo_stamp() -> str:
+    """Size and mtime of the bundled demo files and of the code that builds the workspace."""
+    source = demo_project_dir()
+    files = [source / "project.md", source / "security.mbox", *sorted((source / "templates").rglob("*")),
+             Path(__file__), Path(__file__).with_name("tracker.py")]
+    text = "\n".join(f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files if f.is_file())
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
 def ensure_demo_workspace(*, reset: bool = False) -> Path:
     """The command line's demo workspace: created when missing (atomically), or made
     afresh with ``reset`` (``--demo-reset``); returns it.
 
     Raises UnsafePath (a ConfigError) when the folder or its parent is not the user's own."""
-    target = demo_workspace_dir()
+    return _ensure_built(demo_workspace_dir(), reset=reset)
+
+
+def _ensure_built(target: Path, *, reset: bool = False) -> Path:
+    """``target`` holding a built demo workspace: built (atomically) when missing."""
     private_dir(target.parent)
     if os.path.lexists(target):
         check_private_dir(target)
@@ -104,9 +125,12 @@ def new_demo_session() -> Path:
                 shutil.rmtree(old, ignore_errors=True)
         except OSError:
             continue
+    # Building a workspace runs git a dozen times (about 0.3 s); a session copies the
+    # pristine template instead, so a start of the demo app costs a file copy.
+    template = _ensure_built(demo_template_dir())
     workspace = Path(tempfile.mkdtemp(prefix=SESSION_PREFIX, dir=sessions))  # mode 0700, a new name
     try:
-        _build(workspace)
+        shutil.copytree(template, workspace, symlinks=True, dirs_exist_ok=True)
     except BaseException:
         shutil.rmtree(workspace, ignore_errors=True)
         raise

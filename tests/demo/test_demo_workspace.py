@@ -89,3 +89,29 @@ def test_each_app_run_gets_a_fresh_private_workspace_and_r_writes_a_visible_draf
     assert not (second / "Mail" / "Drafts").exists()  # the other run saw nothing of it
     status = subprocess.run(["git", "status", "--porcelain"], cwd=first, capture_output=True, text=True).stdout
     assert status == ""  # the Maildir is not project history
+
+
+def test_a_session_is_a_copy_of_the_pristine_template_and_never_changes_it(env, monkeypatch, tmp_path):
+    """Sessions start fast (a copy, no git runs); a commit in one never reaches the template
+    or the next session, and each copy is a working repository of its own."""
+    from mailtriage.demo.workspace import demo_template_dir
+
+    for name, value in env.items():
+        if name.startswith("MAILTRIAGE_"):
+            monkeypatch.setenv(name, value)
+
+    def head(repo):
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    first = project_dir(demo_session=True)
+    template = demo_template_dir()
+    assert template.is_dir() and os.stat(template).st_mode & 0o077 == 0
+    before = head(template)
+    assert head(first) == before
+    (first / "note.txt").write_text("a change of this session\n", encoding="utf-8")
+    subprocess.run(["git", "add", "note.txt"], cwd=first, check=True, capture_output=True)
+    subprocess.run(["git", "commit", "-q", "-m", "session change"], cwd=first, check=True, capture_output=True)
+    assert head(first) != before and head(template) == before
+    second = project_dir(demo_session=True)
+    assert head(second) == before and not (second / "note.txt").exists()
