@@ -15,11 +15,13 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 from mailtriage.backends.errors import BackendFailure, NotSupported
-from mailtriage.backends.pgp_status import CryptoStatus, PgpMaterial
 from mailtriage.core.inert import header_text
+
+if TYPE_CHECKING:  # the field types only: OpenPGP's status types load when a message is decrypted
+    from mailtriage.backends.pgp_status import CryptoStatus, PgpMaterial
 
 
 class Op(str, enum.Enum):

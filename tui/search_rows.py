@@ -8,11 +8,14 @@ IMAP folder's ordered UIDs). A personal account's hits are message headers, show
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
-from mailtriage.application import SearchPage, ThreadSummary
+from mailtriage.application import ThreadSummary
 from mailtriage.tui.mailbox_rows import row_for
 from mailtriage.tui.rows import PagedRows
+
+if TYPE_CHECKING:  # annotations only: the search types (and the mailbox contract) load with a search
+    from mailtriage.application import SearchPage
 
 
 def rows_of(page: SearchPage, account_id: str | None) -> list[ThreadSummary]:
