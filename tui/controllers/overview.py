@@ -30,6 +30,7 @@ from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.panes.tracker import TrackerList, TrackerPane
 from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.rows import index_of
+from mailtriage.tui.sanitize import inert
 
 if TYPE_CHECKING:
     from mailtriage.application import ThreadId, ThreadStatus, ThreadSummary
@@ -197,7 +198,7 @@ class OverviewController(ControllerBase, PendingWork):
         if not self.is_current("jump", message.request):
             return
         if message.thread_id is None:
-            self.notify(f"{message.issue_id} names no thread in its status rollup.", markup=False)
+            self.notify(f"{inert(message.issue_id)} names no thread in its status rollup.", markup=False)
             return
         thread_list = self.query_one(ThreadList)
         index = index_of(thread_list.rows, message.thread_id, thread_list.cursor)
