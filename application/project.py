@@ -160,6 +160,12 @@ class Project:
         window = since if since is not None else self.since()
         return self.run(Op.LIST_RECENT_THREADS, OpArgs(list_name=list_name, since=window, limit=limit))
 
+    def cached_threads(self, list_name: str | None, *, limit: int | None = None) -> Dispatch | None:
+        """The newest threads of ``list_name`` as the listing backend's summary cache last saw
+        them (the configured window), read without a round trip; None without a cache.
+        Stale: :meth:`list_threads` then asks the server and reconciles."""
+        return self.sources.cached_listing(list_name, self.since(), limit=limit)
+
     def read_thread(self, thread_id: ThreadId, *, backend: str | None = None) -> Dispatch:
         return self.run(Op.READ_THREAD, OpArgs(thread_id=thread_id), backend=backend)
 

@@ -140,6 +140,34 @@ class SourceSet:
     def resolve(self, op: Op) -> Resolution:
         return resolve(op, self.entries, self.backends, self.availability)
 
+    def cached_listing(self, list_name: str | None, since: Any, *, limit: int | None = None) -> Dispatch | None:
+        """``cached_recent_threads`` of the backend the resolution rule tries first for
+        listing, recorded in the op log; None when that backend keeps no summary cache or
+        the cache has no answer for the window. Nothing is probed and nothing asked of a
+        server: stale rows to paint while the real listing (which probes availability and
+        reconciles the cache) runs."""
+        op = Op.LIST_RECENT_THREADS
+        ordered = [(1, e) for e in self.entries if e.role == "preferred" and op.value in e.preferred_ops]
+        ordered += [(2, e) for e in self.entries if e.role == "primary"]
+        ordered += [(3, e) for e in self.entries if e.role == "fallback"]
+        for rule_step, entry in ordered:
+            backend = self.backends[entry.name]
+            # Checked before supports(): a backend's capabilities may need its server (IMAP
+            # asks for its Drafts folder), a cache never does.
+            if backend.features.cached_listing:
+                break
+            if backend.supports(op):
+                return None  # the first backend to list keeps no cache
+        else:
+            return None
+        with OPLOG.record(backend.name, "cached_recent_threads") as rec:
+            value = backend.cached_recent_threads(list_name, since, limit=limit)
+            rec.size = _size_of(value)
+        if value is None:
+            return None
+        step = Step(entry.name, _role_label(entry), "chosen")  # its summary cache; the server is not asked
+        return Dispatch(Resolution(op, entry.name, rule_step, (step,)), list(value))
+
     def resolve_all(self) -> dict[Op, Resolution]:
         return {op: self.resolve(op) for op in ALL_OPS}
 

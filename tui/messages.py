@@ -78,13 +78,15 @@ class SourcesChecked(Message):
 
 @dataclass(eq=False)
 class ThreadsLoaded(Message):
-    """Rows of a listing. ``partial``: only the newest threads so far, the rest is coming."""
+    """Rows of a listing. ``partial``: only the newest threads so far, the rest is coming.
+    ``cached``: read from the summary cache, the server not asked yet (partial too)."""
 
     request: int
     list_name: str | None
     rows: ThreadRows
     resolution: Resolution | None
     partial: bool = False
+    cached: bool = False
 
 
 @dataclass(eq=False)

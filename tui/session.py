@@ -113,6 +113,12 @@ class Session:
         with self._lock:
             return self.project.list_threads(list_name, since, limit=limit)
 
+    def cached_threads(self, list_name: str | None, *, limit: int | None = None):
+        """The listing backend's cached rows (no round trip; stale), or None: see
+        :meth:`Project.cached_threads`."""
+        with self._lock:
+            return self.project.cached_threads(list_name, limit=limit)
+
     def listing_can_be_limited(self) -> bool:
         """True when the backend that lists threads can return the newest ones first, fast."""
         with self._lock:

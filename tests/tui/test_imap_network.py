@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from mailtriage.core.trace import OPLOG
 from mailtriage.tui.panes.reader import ReaderPane
 from mailtriage.tui.panes.thread_list import ThreadList
 from tests.servers.fixtures import *  # noqa: F401,F403
@@ -113,7 +114,7 @@ async def wait_until(pilot, predicate, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError("condition not reached")
+            raise AssertionError(f"condition not reached; the screen:\n{screen_text(pilot.app)}")
         await pilot.pause(0.05)
 
 
@@ -174,3 +175,64 @@ async def test_a_lost_connection_shows_a_reconnect_state_and_R_reconnects(proxie
         await pilot.press("enter")
         await settle(pilot)
         assert app.screen.query_one(ReaderPane).thread is not None
+
+
+def threads_status(app) -> str:
+    return str(app.screen.query_one("#threads-status").render())
+
+
+async def test_a_second_launch_paints_the_cached_rows_before_the_server_answers(proxied_project):
+    project, proxy = proxied_project
+    first = make_app(project)
+    async with first.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert "2 threads · via list_recent_threads → imap" in threads_status(first)  # lists and fills the cache
+    proxy.hold()  # the server says nothing from now on: only the cache can fill the list
+    OPLOG.clear()
+    second = make_app(project)
+    async with second.run_test(size=(140, 40)) as pilot:
+        try:
+            await wait_until(pilot, lambda: "from the cache" in threads_status(second))
+            assert "2 threads from the cache, asking the server" in threads_status(second)
+            shown = screen_text(second)
+            assert "Heap overflow in the frob parser" in shown and "Second report" in shown
+            assert [r.op for r in OPLOG.items() if r.backend == "imap"][:1] == ["cached_recent_threads"]
+        finally:
+            proxy.release()  # the server answers: its listing replaces the cached rows
+        await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(second))
+        assert "from the cache" not in threads_status(second)
+
+
+async def test_with_the_server_gone_the_cached_rows_stay_marked_stale(proxied_project):
+    project, proxy = proxied_project
+    first = make_app(project)
+    async with first.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+    proxy.go_down()
+    app = make_app(project)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await wait_until(pilot, lambda: "press R to retry" in threads_status(app))
+        thread_list = app.screen.query_one(ThreadList)
+        assert len(thread_list.rows) == 2 and thread_list.has_class("-stale")
+        assert "Second report" in screen_text(app)
+
+
+async def test_without_the_summary_cache_nothing_is_painted_before_the_server_answers(proxied_project, user_config):
+    project, proxy = proxied_project
+    settings = user_config / "config.toml"
+    settings.write_text(settings.read_text().replace("[accounts.", "[settings]\ncache_summaries = false\n\n[accounts.", 1))
+    first = make_app(project)
+    async with first.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert "2 threads · via" in threads_status(first)
+    proxy.hold()
+    app = make_app(project)
+    async with app.run_test(size=(140, 40)) as pilot:
+        try:
+            await pilot.pause(1.0)
+            assert len(app.screen.query_one(ThreadList).rows) == 0
+            assert "loading threads" in threads_status(app)
+        finally:
+            proxy.release()
+        await wait_until(pilot, lambda: "2 threads · via" in threads_status(app))

@@ -12,6 +12,7 @@ from textual import work
 from textual.worker import get_current_worker
 
 from mailtriage.tui.controllers.base import ControllerBase, SourcesView
+from mailtriage.tui.errors import error_line
 from mailtriage.tui.messages import (SessionOpened, SourceRow, SourcesChecked, ThreadsFailed, ThreadsLoaded)
 from mailtriage.tui.panes.folders import FoldersPane
 from mailtriage.tui.panes.thread_list import ThreadList
@@ -53,23 +54,29 @@ class ListingController(ControllerBase):
         self.query_one(ThreadList).focus()
 
     def load_threads(self, list_name: str | None) -> None:
+        other_list = list_name != self.threads.shown_list
         self.current_list = list_name
         self.forget_live_news()
         self.threads.show_loading(list_name)
-        self._check_and_list(self.new_request("threads"), list_name)
+        self._check_and_list(self.new_request("threads"), list_name, cached_first=other_list)
 
     @work(thread=True, exclusive=True, group="threads", exit_on_error=False)
-    def _check_and_list(self, request: int, list_name: str | None, first: bool = False) -> None:
+    def _check_and_list(self, request: int, list_name: str | None, first: bool = False,
+                        cached_first: bool = False) -> None:
+        """``first``: start-up's listing; it and ``cached_first`` (another list than the one
+        on screen) paint the summary cache's rows, if any, before the server is asked."""
         worker = get_current_worker()
         session = self.session
-        matrix, resolutions, problem = session.check_sources()
-        self.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
-        if worker.is_cancelled:
-            return
         if first:
             # Start-up reads the security list only; without one the read is skipped.
             lists = session.lists()
             list_name = lists[0].list_name if lists else None
+        if list_name is not None and (first or cached_first):
+            self._paint_cached(request, list_name)
+        matrix, resolutions, problem = session.check_sources()
+        self.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
+        if worker.is_cancelled:
+            return
         if problem:
             # The contract: a mandatory backend that is unavailable stops the run.
             self.post_message(ThreadsFailed(request, "Run stopped", problem))
@@ -100,6 +107,18 @@ class ListingController(ControllerBase):
             return
         self.post_message(ThreadsLoaded(request, list_name, rows_for(result.value), result.resolution))
 
+    def _paint_cached(self, request: int, list_name: str) -> None:
+        """The rows the summary cache holds, painted before the server is asked (the sources
+        check connects; the listing then reconciles). No cache, no rows: nothing happens."""
+        try:
+            cached = self.session.cached_threads(list_name, limit=self.shell.first_page)
+        except Exception as exc:  # a cache is a head start, never a failure: the listing goes on
+            self.shell.notify(f"summary cache not read: {error_line(exc)}", severity="warning", markup=False)
+            return
+        if cached is not None and cached.value:
+            self.post_message(ThreadsLoaded(request, list_name, rows_for(cached.value), cached.resolution,
+                                            partial=True, cached=True))
+
     def on_sources_checked(self, message: SourcesChecked) -> None:
         if self.defer(self.on_sources_checked, message):
             return
@@ -122,7 +141,7 @@ class ListingController(ControllerBase):
             return
         rows = self.with_live_news(message.rows, message.list_name)
         self.threads.show_rows(self.mark_alerted(rows), message.resolution, message.list_name,
-                               partial=message.partial)
+                               partial=message.partial, cached=message.cached)
         if not message.partial:
             self.forget_live_news()  # in the rows now; later news is applied to them directly
         # Once per session, after the first rows are painted: the poll's baseline (a second

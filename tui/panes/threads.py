@@ -71,6 +71,10 @@ class ThreadPane(Vertical):
         self._list_name: str | None = None
         self._rows_list: str | None = None
         self.partial = False
+        self.cached = False  # the rows on screen came from the summary cache (the server is being asked)
+        # The listing failed while rows stay on screen (stale): the status keeps saying so
+        # (a cursor move re-renders the status) until the next listing arrives.
+        self.failure: str | None = None
         #: The search on screen: (query, what answered) — None when the list is not a search.
         self.search_label: tuple[str, str] | None = None
 
@@ -93,10 +97,17 @@ class ThreadPane(Vertical):
 
     def show_loading(self, list_name: str | None) -> None:
         self._list_name = list_name
+        self.failure = None
         self.border_title = Text(f"Threads · {list_name}" if list_name else "Threads")
         self.show_message(f"loading threads of {list_name or '(no list)'} … (Esc cancels)")
 
-    def show_rows(self, rows: ThreadRows, resolution, list_name: str | None, *, partial: bool = False) -> None:
+    @property
+    def shown_list(self) -> str | None:
+        """The list whose rows are on screen (None before any)."""
+        return self._rows_list if self.base_rows is not None else None
+
+    def show_rows(self, rows: ThreadRows, resolution, list_name: str | None, *, partial: bool = False,
+                  cached: bool = False) -> None:
         """Show a listing. A listing of the list already shown (the full one after the
         newest threads, or a reload) keeps the cursor on its thread and the scroll position."""
         # The list whose rows are on screen (show_loading already names the one on its way).
@@ -104,7 +115,9 @@ class ThreadPane(Vertical):
         follows_partial = self.partial and same_list
         self._list_name = self._rows_list = list_name
         self.base_rows = rows
-        self.partial = partial
+        self.partial = partial or cached
+        self.cached = cached
+        self.failure = None
         self.resolution_text = resolution.summary() if resolution is not None else ""
         self.border_title = Text(f"Threads · {list_name}" if list_name else "Threads")
         self.thread_list.remove_class("-stale")
@@ -138,14 +151,20 @@ class ThreadPane(Vertical):
         # Rows already shown stay (marked stale) so the pane never goes blank or freezes.
         self.thread_list.set_class(self.base_rows is not None, "-stale")
         hint = "press R to retry — " if retry_hint else ""
-        self.show_message(f"⚠ {hint}{text}", error=True)
+        self.failure = f"⚠ {hint}{text}"
+        self.show_message(self.failure, error=True)
 
     def _update_status(self, index: int | None = None) -> None:
+        if self.failure is not None:
+            self.show_message(self.failure, error=True)
+            return
         tl = self.thread_list
         total = len(tl.rows)
         position = f"{(tl.cursor + 1) if total else 0}/{total}"
         what = f"{total} thread{'s' if total != 1 else ''}"
-        if self.partial:
+        if self.cached:
+            what = f"{total} thread{'s' if total != 1 else ''} from the cache, asking the server …"
+        elif self.partial:
             what = f"newest {total} threads, loading the rest …"
         if tl.filtered and self.search_label is not None:
             self.show_message(self._search_status(position, total))
