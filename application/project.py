@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from mailtriage.application.crypto import PgpSupport
 from mailtriage.application.errors import UsageError
 from mailtriage.application.operations import OpArgs, limitable, operation_call
 from mailtriage.application.window import parse_since
@@ -25,6 +24,7 @@ from mailtriage.core.projectconfig import ConfigError, ProjectConfig, load_proje
 from mailtriage.application.location import project_dir  # noqa: F401 (re-exported: its old home)
 
 if TYPE_CHECKING:
+    from mailtriage.application.crypto import PgpSupport
     from mailtriage.trackers.contract import Tracker
 
 
@@ -45,9 +45,24 @@ class Project:
         self.config = config
         self.sources = sources
         self.tracker: Tracker | None = None
-        # OpenPGP on every read thread (never on a listing); ``pgp.decrypt = False``: --no-decrypt.
-        self.pgp = PgpSupport(user_settings)
-        sources.thread_opener = self.pgp.open_thread
+        self._user_settings = user_settings
+        #: Set before the first OpenPGP use (the app): gpg never starts a terminal pinentry.
+        self.pgp_quiet_pinentry = False
+        self._pgp: PgpSupport | None = None
+        # OpenPGP on every read thread (never on a listing).
+        sources.thread_opener = lambda thread: self.pgp.open_thread(thread)
+
+    @property
+    def pgp(self) -> PgpSupport:
+        """The run's OpenPGP (built on first use); ``pgp.decrypt = False``: --no-decrypt."""
+        if self._pgp is None:
+            # lazy: OpenPGP and the MIME code it needs load with the first thread read, not
+            # with the project (about 25 ms of the app's start, python -X importtime)
+            from mailtriage.application.crypto import PgpSupport
+
+            self._pgp = PgpSupport(self._user_settings)
+            self._pgp.quiet_pinentry = self.pgp_quiet_pinentry
+        return self._pgp
 
     @classmethod
     def open(cls, directory: str | os.PathLike, *, user_settings: Any = None) -> "Project":
@@ -160,11 +175,14 @@ class Project:
         window = since if since is not None else self.since()
         return self.run(Op.LIST_RECENT_THREADS, OpArgs(list_name=list_name, since=window, limit=limit))
 
-    def cached_threads(self, list_name: str | None, *, limit: int | None = None) -> Dispatch | None:
-        """The newest threads of ``list_name`` as the listing backend's summary cache last saw
-        them (the configured window), read without a round trip; None without a cache.
-        Stale: :meth:`list_threads` then asks the server and reconciles."""
-        return self.sources.cached_listing(list_name, self.since(), limit=limit)
+    def offline_threads(self, list_name: str | None, *, limit: int | None = None,
+                        local: bool = True) -> tuple[Dispatch, bool] | None:
+        """The newest threads of ``list_name`` (the configured window) read without asking a
+        server, and whether they are stale; None when there is no such answer. Stale rows
+        come from the listing backend's summary cache (:meth:`list_threads` then asks the
+        server and reconciles); with ``local``, a project whose listing and mandatory
+        backends are local archives lists for real. See ``SourceSet.offline_listing``."""
+        return self.sources.offline_listing(list_name, self.since(), limit=limit, local=local)
 
     def read_thread(self, thread_id: ThreadId, *, backend: str | None = None) -> Dispatch:
         return self.run(Op.READ_THREAD, OpArgs(thread_id=thread_id), backend=backend)

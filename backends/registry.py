@@ -140,12 +140,17 @@ class SourceSet:
     def resolve(self, op: Op) -> Resolution:
         return resolve(op, self.entries, self.backends, self.availability)
 
-    def cached_listing(self, list_name: str | None, since: Any, *, limit: int | None = None) -> Dispatch | None:
-        """``cached_recent_threads`` of the backend the resolution rule tries first for
-        listing, recorded in the op log; None when that backend keeps no summary cache or
-        the cache has no answer for the window. Nothing is probed and nothing asked of a
-        server: stale rows to paint while the real listing (which probes availability and
-        reconciles the cache) runs."""
+    def offline_listing(self, list_name: str | None, since: Any, *, limit: int | None = None,
+                        local: bool = True) -> tuple[Dispatch, bool] | None:
+        """The newest threads of ``list_name`` read without asking any server, and whether
+        they are stale (from a summary cache); None when no such answer exists.
+
+        The backend the resolution rule tries first for listing answers if it keeps a
+        summary cache (``cached_recent_threads``: nothing is probed; the real listing then
+        probes availability and reconciles the cache) or, with ``local``, if it reads a
+        local archive and every mandatory backend does too (the ordinary dispatch: its
+        availability checks read files, not servers).
+        """
         op = Op.LIST_RECENT_THREADS
         ordered = [(1, e) for e in self.entries if e.role == "preferred" and op.value in e.preferred_ops]
         ordered += [(2, e) for e in self.entries if e.role == "primary"]
@@ -154,19 +159,23 @@ class SourceSet:
             backend = self.backends[entry.name]
             # Checked before supports(): a backend's capabilities may need its server (IMAP
             # asks for its Drafts folder), a cache never does.
-            if backend.features.cached_listing:
+            if backend.features.cached_listing or backend.supports(op):
                 break
-            if backend.supports(op):
-                return None  # the first backend to list keeps no cache
         else:
             return None
-        with OPLOG.record(backend.name, "cached_recent_threads") as rec:
-            value = backend.cached_recent_threads(list_name, since, limit=limit)
-            rec.size = _size_of(value)
-        if value is None:
-            return None
-        step = Step(entry.name, _role_label(entry), "chosen")  # its summary cache; the server is not asked
-        return Dispatch(Resolution(op, entry.name, rule_step, (step,)), list(value))
+        if backend.features.cached_listing:
+            with OPLOG.record(backend.name, "cached_recent_threads") as rec:
+                value = backend.cached_recent_threads(list_name, since, limit=limit)
+                rec.size = _size_of(value)
+            if value is None:
+                return None
+            step = Step(entry.name, _role_label(entry), "chosen")  # its summary cache; the server is not asked
+            return Dispatch(Resolution(op, entry.name, rule_step, (step,)), list(value)), True
+        all_local = all(self.backends[e.name].features.local_archive for e in self.entries if e.mandatory)
+        if local and backend.features.local_archive and all_local:
+            args = {"limit": limit} if backend.features.listing_limit else {}
+            return self.dispatch(op, lambda b: b.list_recent_threads(list_name, since, **args)), False
+        return None
 
     def resolve_all(self) -> dict[Op, Resolution]:
         return {op: self.resolve(op) for op in ALL_OPS}

@@ -76,8 +76,9 @@ def bare_start(script: Path) -> tuple[float, float]:
 
 
 def import_time(python: str, code: str, cwd: Path) -> float:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as installed: with .pyc files
     started = time.perf_counter()
-    subprocess.run([python, "-c", code], check=True, cwd=cwd)
+    subprocess.run([python, "-c", code], check=True, cwd=cwd, env=env)
     return time.perf_counter() - started
 
 

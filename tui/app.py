@@ -35,7 +35,7 @@ from mailtriage.tui.messages import SessionFailed, SessionOpened, SettingsSaved
 from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.screens.main import MainScreen
-from mailtriage.tui.session import Session
+from mailtriage.tui.session import HeadStart, Session
 
 if TYPE_CHECKING:
     from mailtriage.application import Resolution
@@ -46,7 +46,9 @@ FIRST_PAGE = 200
 
 
 class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
-    CSS_PATH = [HERE / "app.tcss", HERE / "dialogs.tcss", HERE / "console.tcss", *theme_css_paths()]
+    # The dialogs' and the console's stylesheets belong to those screens (their CSS_PATH):
+    # parsed when one first opens, not before the first frame.
+    CSS_PATH = [HERE / "app.tcss", *theme_css_paths()]
     BINDINGS = bindings.APP
     TITLE = "mailtriage"
     COMMANDS = App.COMMANDS | {MailtriageCommands}
@@ -74,6 +76,9 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
                 self.settings_writable = False
         self.settings = settings
         self.session = Session(project_dir, demo=demo, settings=settings)
+        #: run_app sets it (prepare_first_screen): the project opened and the first rows read
+        #: before the first frame, so that frame shows them.
+        self.head_start: HeadStart | None = None
         self.cursor_blink = cursor_blink
         self.errors: list[ErrorRecord] = []
         self._theme_ready = False
@@ -142,9 +147,19 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
         self.sub_title = "demo" if self.session.demo else ""
         for problem in self.startup_problems:
             self.notify(problem, title="Settings", severity="warning", markup=False)
+        if self.head_start is not None:
+            # The first frame shows what prepare_first_screen read; the sources check and
+            # the first listing start once it is drawn, not in competition with it.
+            self.call_after_refresh(self._open_session)
+            return
         # Backend work starts now, while Textual is still composing the first screen;
         # results that arrive before the panes exist wait in the main screen.
         self._open_session()
+
+    def prepare_first_screen(self) -> None:
+        """Before :meth:`run`: open the project and read the rows that need no server, so
+        the first frame shows them (start-up cost is then one frame, not one per answer)."""
+        self.head_start = self.session.head_start(self.first_page)
 
     def main_screen_ready(self) -> None:
         """The main screen has mounted its panes."""
@@ -155,7 +170,8 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
     def _open_session(self) -> None:
         try:
-            self.session.open()
+            if not self.session.is_open:
+                self.session.open()
         except ConfigError as exc:
             missing = exc.key == "project.md" and "not found" in exc.problem
             self.post_message(SessionFailed(exc, missing))
@@ -341,5 +357,6 @@ def run_app(project_dir: Path, demo: bool = False) -> int:
     """Run the app on a terminal; returns the exit code."""
     app = MailTriageApp(Path(project_dir), demo=demo)
     app.freeze_gc_after_start = True
+    app.prepare_first_screen()
     result = app.run()
     return int(result or 0) if app.return_code in (None, 0) else int(app.return_code)

@@ -13,6 +13,7 @@ for the project's listing.
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,18 @@ from mailtriage.tui.alerts import AlertLoop, poll_interval
 if TYPE_CHECKING:
     from mailtriage.application import ComposeForm, ListEntry, Mailboxes, Op, Project, Thread, ThreadId
 
-__all__ = ["Session"]
+__all__ = ["HeadStart", "Session"]
+
+
+@dataclass(frozen=True)
+class HeadStart:
+    """What start-up read before the app's first frame, asking no server: the list the
+    first screen shows and, when they could be read so, its newest threads (``stale``: from
+    the summary cache; the first listing then asks the server)."""
+
+    list_name: str | None
+    listing: Any = None  # the registry's Dispatch, or None
+    stale: bool = False
 
 # The application's names are read as ``application.X`` when first used: a flow, its
 # workflows and the mailbox adapters load in the worker that needs them, not while the
@@ -56,10 +68,29 @@ class Session:
             ConfigError: project.md is missing or invalid (the error names file and key).
         """
         project = application.Project.open(self.project_dir, user_settings=self.settings)
-        project.pgp.quiet_pinentry = True  # no terminal pinentry behind the app: unlock on request
+        project.pgp_quiet_pinentry = True  # no terminal pinentry behind the app: unlock on request
         with self._lock:
             self.project, self.config, self.sources = project, project.config, project.sources
             self.cc = project.security_cc()
+
+    def head_start(self, limit: int) -> HeadStart | None:
+        """Open the project and read the first screen's rows that need no server (see
+        :meth:`offline_threads`), before the app draws anything; None when the project
+        cannot be opened (the app's own opening then reports why). Runs on the main
+        thread before the app starts: nothing here may wait on the network."""
+        try:
+            self.open()
+        except Exception:  # reported by the app's opening, which runs it again
+            return None
+        lists = self.lists()
+        list_name = lists[0].list_name if lists else None
+        if list_name is None:
+            return HeadStart(None)
+        try:
+            offline = self.offline_threads(list_name, limit=limit)
+        except Exception:  # the first listing, which follows at once, reports it
+            offline = None
+        return HeadStart(list_name, *offline) if offline is not None else HeadStart(list_name)
 
     @property
     def is_open(self) -> bool:
@@ -113,11 +144,11 @@ class Session:
         with self._lock:
             return self.project.list_threads(list_name, since, limit=limit)
 
-    def cached_threads(self, list_name: str | None, *, limit: int | None = None):
-        """The listing backend's cached rows (no round trip; stale), or None: see
-        :meth:`Project.cached_threads`."""
+    def offline_threads(self, list_name: str | None, *, limit: int | None = None, local: bool = True):
+        """Rows read without asking a server, and whether they are stale, or None: see
+        :meth:`Project.offline_threads`."""
         with self._lock:
-            return self.project.cached_threads(list_name, limit=limit)
+            return self.project.offline_threads(list_name, limit=limit, local=local)
 
     def listing_can_be_limited(self) -> bool:
         """True when the backend that lists threads can return the newest ones first, fast."""

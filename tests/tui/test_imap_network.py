@@ -236,3 +236,25 @@ async def test_without_the_summary_cache_nothing_is_painted_before_the_server_an
         finally:
             proxy.release()
         await wait_until(pilot, lambda: "2 threads · via" in threads_status(app))
+
+
+async def test_head_start_reads_the_summary_cache_without_the_server(proxied_project):
+    """Start-up's head start (before the first frame) opens the project and reads the cache;
+    with the server gone it still has the rows, stale, and no connection was tried."""
+    from mailtriage.core.settings import load_settings
+    from mailtriage.core.trace import TRACE
+    from mailtriage.tui.session import Session
+
+    project, proxy = proxied_project
+    first = make_app(project)
+    async with first.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+    proxy.go_down()
+    TRACE.clear()
+    TRACE.enabled = True
+    session = Session(project, demo=False, settings=load_settings())
+    head = session.head_start(200)
+    assert head.stale and head.list_name == "security@frob.example"
+    assert {t.subject for t in head.listing.value} == {"Heap overflow in the frob parser", "Second report"}
+    assert TRACE.items() == []  # not a byte to or from the server
+    session.close()

@@ -32,7 +32,20 @@ class ListingController(ControllerBase):
     # -- the session opened ---------------------------------------------------------
     def start_first_listing(self) -> None:
         """Called by the app's session worker as soon as the project is open."""
-        self._check_and_list(self.new_request("threads"), None, first=True)
+        head = self.shell.head_start
+        painted = head is not None and head.listing is not None
+        self._check_and_list(self.new_request("threads"), None, first=True, cached_first=not painted)
+
+    def show_head_start(self) -> None:
+        """Before the first frame (the panes are mounted): what the app read before it
+        started, the project's title, lists and first rows (see ``MailTriageApp.prepare_first_screen``)."""
+        head = self.shell.head_start
+        if head is None:
+            return
+        self.on_session_opened(SessionOpened())
+        if head.listing is not None:
+            self.threads.show_rows(rows_for(head.listing.value), head.listing.resolution, head.list_name,
+                                   partial=head.stale, cached=head.stale)
 
     def on_session_opened(self, message: SessionOpened) -> None:
         if self.defer(self.on_session_opened, message):
@@ -43,7 +56,8 @@ class ListingController(ControllerBase):
         self.folders.show_lists(lists, session.since().strftime("%Y-%m-%d"))
         self.sources.show_cc(session.cc)
         self.current_list = lists[0].list_name if lists else None
-        self.threads.show_loading(self.current_list)
+        if self.threads.shown_list is None or self.threads.shown_list != self.current_list:
+            self.threads.show_loading(self.current_list)
         if session.cc is not None and session.cc.warnings:
             self.show_banner(Text.assemble(("⚠ ", "bold"), inert(" ".join(session.cc.warnings))),
                              error=session.cc.blocked)
@@ -63,15 +77,16 @@ class ListingController(ControllerBase):
     @work(thread=True, exclusive=True, group="threads", exit_on_error=False)
     def _check_and_list(self, request: int, list_name: str | None, first: bool = False,
                         cached_first: bool = False) -> None:
-        """``first``: start-up's listing; it and ``cached_first`` (another list than the one
-        on screen) paint the summary cache's rows, if any, before the server is asked."""
+        """``first``: start-up's listing (of the first list). ``cached_first``: paint the
+        summary cache's rows, if any, before the server is asked (start-up, unless the
+        first frame showed rows already; another list than the one on screen)."""
         worker = get_current_worker()
         session = self.session
         if first:
             # Start-up reads the security list only; without one the read is skipped.
             lists = session.lists()
             list_name = lists[0].list_name if lists else None
-        if list_name is not None and (first or cached_first):
+        if list_name is not None and cached_first:
             self._paint_cached(request, list_name)
         matrix, resolutions, problem = session.check_sources()
         self.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
@@ -111,12 +126,13 @@ class ListingController(ControllerBase):
         """The rows the summary cache holds, painted before the server is asked (the sources
         check connects; the listing then reconciles). No cache, no rows: nothing happens."""
         try:
-            cached = self.session.cached_threads(list_name, limit=self.shell.first_page)
+            # Local archives are not read twice: the listing below is as fast.
+            offline = self.session.offline_threads(list_name, limit=self.shell.first_page, local=False)
         except Exception as exc:  # a cache is a head start, never a failure: the listing goes on
             self.shell.notify(f"summary cache not read: {error_line(exc)}", severity="warning", markup=False)
             return
-        if cached is not None and cached.value:
-            self.post_message(ThreadsLoaded(request, list_name, rows_for(cached.value), cached.resolution,
+        if offline is not None and offline[0].value:
+            self.post_message(ThreadsLoaded(request, list_name, rows_for(offline[0].value), offline[0].resolution,
                                             partial=True, cached=True))
 
     def on_sources_checked(self, message: SourcesChecked) -> None:

@@ -27,6 +27,7 @@ from textual.widgets.option_list import Option
 import mailtriage.application as application
 from mailtriage.core.secrets import scrub
 from mailtriage.tui import bindings
+from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.messages import (AttachmentFailed, AttachmentLoaded, ApplyFailed, ProposalApplied,
                                      ProposalFailed, ProposalReady)
@@ -67,6 +68,7 @@ class FolderInput(Input):
 
 
 class AttachmentsDialog(ModalScreen[None], bindings.KeyContext):
+    CSS_PATH = DIALOG_CSS
     key_context = "AttachmentsDialog"
     BINDINGS = bindings.ATTACHMENTS
 

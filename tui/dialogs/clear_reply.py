@@ -14,12 +14,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Static
 
 from mailtriage.tui import bindings
+from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.sanitize import inert_text
 
 __all__ = ["ClearReplyDialog"]
 
 
 class ClearReplyDialog(ModalScreen[bool], bindings.KeyContext):
+    CSS_PATH = DIALOG_CSS
     key_context = "ClearReplyDialog"
     BINDINGS = bindings.CLEAR_REPLY
 

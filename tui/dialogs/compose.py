@@ -28,12 +28,14 @@ from textual.widgets import Button, Footer, Input, Label, Static, TextArea
 
 from mailtriage.application import ComposeForm, editor_text, read_editor_text
 from mailtriage.tui import bindings
+from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.sanitize import inert, inert_text
 
 FIELDS = (("to", "To"), ("cc", "Cc"), ("subject", "Subject"), ("attach", "Attach"))
 
 
 class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
+    CSS_PATH = DIALOG_CSS
     key_context = "ComposeDialog"
     BINDINGS = bindings.COMPOSE
 

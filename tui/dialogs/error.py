@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Collapsible, Footer, Static
 
 from mailtriage.tui import bindings
+from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.errors import ErrorRecord
 from mailtriage.tui.sanitize import inert_text
 
@@ -20,6 +21,7 @@ __all__ = ["ErrorDialog", "ErrorRecord"]
 
 
 class ErrorDialog(ModalScreen[None], bindings.KeyContext):
+    CSS_PATH = DIALOG_CSS
     key_context = "ErrorDialog"
     BINDINGS = bindings.ERROR_DIALOG
 

@@ -15,10 +15,12 @@ from textual.widgets import Button, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from mailtriage.tui import bindings
+from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.sanitize import inert_text
 
 
 class FolderPicker(ModalScreen[str | None], bindings.KeyContext):
+    CSS_PATH = DIALOG_CSS
     key_context = "FolderPicker"
     BINDINGS = bindings.FOLDER_PICKER
 

@@ -15,12 +15,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Static
 
 from mailtriage.tui import bindings
+from mailtriage.tui.dialogs import DIALOG_CSS
 
 __all__ = ["PassphraseDialog"]
 
 
 class PassphraseDialog(ModalScreen["str | None"], bindings.KeyContext):
     """Dismissed with None (not now), "" (ask with the agent's pinentry) or the passphrase (loopback)."""
+    CSS_PATH = DIALOG_CSS
 
     key_context = "PassphraseDialog"
     BINDINGS = bindings.PASSPHRASE

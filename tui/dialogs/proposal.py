@@ -23,6 +23,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Static, TextArea
 
 from mailtriage.tui import bindings
+from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.sanitize import inert, inert_text
 
@@ -115,6 +116,7 @@ class ProposalBody(VerticalScroll, can_focus=True):
 
 
 class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
+    CSS_PATH = DIALOG_CSS
     key_context = "ProposalDialog"
     BINDINGS = bindings.PROPOSAL
 

@@ -9,10 +9,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Static
 
 from mailtriage.tui import bindings
+from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.sanitize import inert_text
 
 
 class QuitDialog(ModalScreen[bool], bindings.KeyContext):
+    CSS_PATH = DIALOG_CSS
     key_context = "QuitDialog"
     BINDINGS = bindings.QUIT_DIALOG
 

@@ -9,6 +9,8 @@ result. Feed listeners run on backend threads, so they only post messages here.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import json
 import time
 from typing import Protocol, runtime_checkable
@@ -110,6 +112,8 @@ def resolution_text(resolutions: dict) -> Text:
 
 
 class ConsoleScreen(Screen, bindings.KeyContext, SourcesView):
+    #: Read and parsed when the console first opens, not for the first frame.
+    CSS_PATH = Path(__file__).resolve().parent.parent / "console.tcss"
     key_context = "ConsoleScreen"
     BINDINGS = bindings.CONSOLE
 

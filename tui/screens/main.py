@@ -70,6 +70,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         thread_list.focus()
         self.shell.main_screen_ready()
         self.panes_mounted()
+        self.show_head_start()
 
     def on_unmount(self) -> None:
         self.stop_alerts()

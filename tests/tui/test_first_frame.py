@@ -1,0 +1,95 @@
+"""The app's first frame, read off a real terminal: the command runs on a pseudo-terminal
+and the test plays the terminal (it answers Textual's query for synchronized output, so
+every frame is bracketed and "the first frame" has a precise meaning)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+from mailtriage.tui.session import Session
+from mailtriage.core.settings import load_settings
+from tests.tui.helpers import mbox_project
+
+SYNC_QUERY = b"\x1b[?2026$p"
+SYNC_REPLY = b"\x1b[?2026;2$y"
+FRAME = re.compile(rb"\x1b\[\?2026h(.*?)\x1b\[\?2026l", re.S)
+
+
+def frames_until(argv: list[str], env: dict[str, str], wanted: bytes, timeout: float = 30.0) -> list[bytes]:
+    """The frames the app draws until one holds ``wanted``; the app is then quit (ctrl+q)."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 140, 0, 0))
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+                            env={**os.environ, "TERM": "xterm-256color", **env})
+    os.close(slave)
+    seen = b""
+    try:
+        deadline = time.monotonic() + timeout
+        while not any(wanted in frame for frame in FRAME.findall(seen)):
+            assert time.monotonic() < deadline, f"{wanted!r} never drawn; last output: {seen[-600:]!r}"
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if ready:
+                chunk = os.read(master, 65536)
+                assert chunk, f"the app exited; last output: {seen[-600:]!r}"
+                if SYNC_QUERY in chunk:
+                    os.write(master, SYNC_REPLY)
+                seen += chunk
+        return FRAME.findall(seen)
+    finally:
+        os.write(master, b"\x11")  # ctrl+q
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+
+
+def test_the_first_frame_already_shows_the_threads_of_a_local_archive(tmp_path):
+    project = mbox_project(tmp_path / "p")
+    config = tmp_path / "config"
+    config.mkdir()
+    frames = frames_until([sys.executable, "-m", "mailtriage.cli.main", "--project", str(project)],
+                          {"MAILTRIAGE_CONFIG_DIR": str(config)}, b"threads \xc2\xb7 via")
+    first = next(frame for frame in frames if b"Threads" in frame)  # the first frame with the panes
+    assert b"Question about 3.4 fixes" in first and b"Heap overflow in the frob parser" in first
+    assert b"3 threads \xc2\xb7 via list_recent_threads \xe2\x86\x92 mbox (primary)" in first
+
+
+def test_head_start_reads_a_local_archive_and_opens_the_session(tmp_path, user_config):
+    project = mbox_project(tmp_path / "p")
+    session = Session(project, demo=False, settings=load_settings())
+    head = session.head_start(200)
+    assert session.is_open and head.list_name == "security@frob.example" and not head.stale
+    assert [t.subject for t in head.listing.value][:1] == ["Question about 3.4 fixes"]
+    assert head.listing.resolution.chosen == "mbox"
+    session.close()
+
+
+def test_head_start_of_a_broken_project_leaves_the_error_to_the_app(tmp_path, user_config):
+    from tests.core.helpers import write_project
+
+    project = write_project(tmp_path / "p", [("mbox", "sometimes", "no")])
+    session = Session(project, demo=False, settings=load_settings())
+    assert session.head_start(200) is None and not session.is_open
+
+
+def test_head_start_lists_nothing_when_a_mandatory_backend_is_not_local(tmp_path, user_config):
+    """A mandatory network backend would be probed by the listing: start-up leaves it to the app."""
+    project = mbox_project(tmp_path / "p", extra_rows=[("pony", "fallback", "yes")],
+                           extra_config={"mail_sources": {
+                               "mbox": {"path": "list.mbox", "list": "security@frob.example", "parallel": False},
+                               "pony": {"kind": "ponymail", "base_url": "http://127.0.0.1:9", "list": "security@frob.example"}}})
+    session = Session(project, demo=False, settings=load_settings())
+    head = session.head_start(200)
+    assert session.is_open and head.list_name == "security@frob.example" and head.listing is None
+    session.close()
