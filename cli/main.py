@@ -353,14 +353,18 @@ def _create_draft(args, project, tid) -> int:
 def cmd_app(args: argparse.Namespace) -> int:
     """Open the TUI on a terminal; print the readable listing otherwise or before the TUI exists."""
     if sys.stdout.isatty() and sys.stdin.isatty():
-        try:  # Textual loads only for the app: every other command starts without it
-            from mailtriage.tui.app import run_app
+        try:  # the app's start-up, without Textual: every other command starts without it
+            from mailtriage.tui.head_start import ForkedHeadStart
         except ImportError as exc:
             if not (exc.name or "").startswith("mailtriage.tui"):
                 raise
         else:
             folder = project_dir(args, session=True)  # the app's demo: a fresh workspace each run
-            return run_app(folder, demo=bool(args.demo))
+            # Forked before Textual loads: the child opens the project meanwhile (tui/head_start.py).
+            head_start = ForkedHeadStart.start(folder, demo=bool(args.demo))
+            from mailtriage.tui.app import run_app  # Textual loads only for the app (see above)
+
+            return run_app(folder, demo=bool(args.demo), head_start=head_start)
     args.since = None
     args.list_name = None
     return cmd_list(args)

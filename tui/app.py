@@ -35,14 +35,13 @@ from mailtriage.tui.messages import SessionFailed, SessionOpened, SettingsSaved
 from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.screens.main import MainScreen
-from mailtriage.tui.session import HeadStart, Session
+from mailtriage.tui.head_start import FIRST_PAGE, ForkedHeadStart, HeadStart, read_head_start
+from mailtriage.tui.session import Session
 
 if TYPE_CHECKING:
     from mailtriage.application import Resolution
 
 HERE = Path(__file__).parent
-#: Threads asked for first from a backend that can list the newest ones fast (IMAP).
-FIRST_PAGE = 200
 
 
 class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
@@ -76,7 +75,7 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
                 self.settings_writable = False
         self.settings = settings
         self.session = Session(project_dir, demo=demo, settings=settings)
-        #: run_app sets it (prepare_first_screen): the project opened and the first rows read
+        #: run_app sets it (see tui/head_start.py): the project's facts and first rows, read
         #: before the first frame, so that frame shows them.
         self.head_start: HeadStart | None = None
         self.cursor_blink = cursor_blink
@@ -156,10 +155,15 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
         # results that arrive before the panes exist wait in the main screen.
         self._open_session()
 
-    def prepare_first_screen(self) -> None:
-        """Before :meth:`run`: open the project and read the rows that need no server, so
-        the first frame shows them (start-up cost is then one frame, not one per answer)."""
-        self.head_start = self.session.head_start(self.first_page)
+    def prepare_first_screen(self, forked: ForkedHeadStart | None = None) -> None:
+        """Before :meth:`run`: the head start (tui/head_start.py), so the first frame shows
+        the project and its first rows. From ``forked``'s child when there is one (this
+        process's session then opens once that frame is drawn); else read here, which opens
+        this process's session. Without a project, neither: the app's opening reports why."""
+        if forked is not None:
+            self.head_start = forked.result()  # None: no project, or it failed; the opening says why
+            return
+        self.head_start = read_head_start(self.session, self.first_page)
 
     def main_screen_ready(self) -> None:
         """The main screen has mounted its panes."""
@@ -353,10 +357,11 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
         self.session.close()
 
 
-def run_app(project_dir: Path, demo: bool = False) -> int:
-    """Run the app on a terminal; returns the exit code."""
+def run_app(project_dir: Path, demo: bool = False, *, head_start: ForkedHeadStart | None = None) -> int:
+    """Run the app on a terminal; returns the exit code. ``head_start``: the child the
+    command forked before it imported Textual (tui/head_start.py)."""
     app = MailTriageApp(Path(project_dir), demo=demo)
     app.freeze_gc_after_start = True
-    app.prepare_first_screen()
+    app.prepare_first_screen(head_start)
     result = app.run()
     return int(result or 0) if app.return_code in (None, 0) else int(app.return_code)

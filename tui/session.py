@@ -13,7 +13,6 @@ for the project's listing.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,18 +24,7 @@ from mailtriage.tui.alerts import AlertLoop, poll_interval
 if TYPE_CHECKING:
     from mailtriage.application import ComposeForm, ListEntry, Mailboxes, Op, Project, Thread, ThreadId
 
-__all__ = ["HeadStart", "Session"]
-
-
-@dataclass(frozen=True)
-class HeadStart:
-    """What start-up read before the app's first frame, asking no server: the list the
-    first screen shows and, when they could be read so, its newest threads (``stale``: from
-    the summary cache; the first listing then asks the server)."""
-
-    list_name: str | None
-    listing: Any = None  # the registry's Dispatch, or None
-    stale: bool = False
+__all__ = ["Session"]
 
 # The application's names are read as ``application.X`` when first used: a flow, its
 # workflows and the mailbox adapters load in the worker that needs them, not while the
@@ -67,30 +55,13 @@ class Session:
         Raises:
             ConfigError: project.md is missing or invalid (the error names file and key).
         """
-        project = application.Project.open(self.project_dir, user_settings=self.settings)
-        project.pgp_quiet_pinentry = True  # no terminal pinentry behind the app: unlock on request
+        # Under the lock throughout: a call that comes while the project opens (a key
+        # pressed on the head start's rows, see tui/head_start.py) waits for it.
         with self._lock:
+            project = application.Project.open(self.project_dir, user_settings=self.settings)
+            project.pgp_quiet_pinentry = True  # no terminal pinentry behind the app: unlock on request
             self.project, self.config, self.sources = project, project.config, project.sources
             self.cc = project.security_cc()
-
-    def head_start(self, limit: int) -> HeadStart | None:
-        """Open the project and read the first screen's rows that need no server (see
-        :meth:`offline_threads`), before the app draws anything; None when the project
-        cannot be opened (the app's own opening then reports why). Runs on the main
-        thread before the app starts: nothing here may wait on the network."""
-        try:
-            self.open()
-        except Exception:  # reported by the app's opening, which runs it again
-            return None
-        lists = self.lists()
-        list_name = lists[0].list_name if lists else None
-        if list_name is None:
-            return HeadStart(None)
-        try:
-            offline = self.offline_threads(list_name, limit=limit)
-        except Exception:  # the first listing, which follows at once, reports it
-            offline = None
-        return HeadStart(list_name, *offline) if offline is not None else HeadStart(list_name)
 
     @property
     def is_open(self) -> bool:

@@ -15,8 +15,11 @@ import termios
 import time
 from pathlib import Path
 
-from mailtriage.tui.session import Session
+import pytest
+
 from mailtriage.core.settings import load_settings
+from mailtriage.tui.head_start import ForkedHeadStart, read_head_start
+from mailtriage.tui.session import Session
 from tests.tui.helpers import mbox_project
 
 SYNC_QUERY = b"\x1b[?2026$p"
@@ -68,7 +71,7 @@ def test_the_first_frame_already_shows_the_threads_of_a_local_archive(tmp_path):
 def test_head_start_reads_a_local_archive_and_opens_the_session(tmp_path, user_config):
     project = mbox_project(tmp_path / "p")
     session = Session(project, demo=False, settings=load_settings())
-    head = session.head_start(200)
+    head = read_head_start(session, 200)
     assert session.is_open and head.list_name == "security@frob.example" and not head.stale
     assert [t.subject for t in head.listing.value][:1] == ["Question about 3.4 fixes"]
     assert head.listing.resolution.chosen == "mbox"
@@ -80,7 +83,7 @@ def test_head_start_of_a_broken_project_leaves_the_error_to_the_app(tmp_path, us
 
     project = write_project(tmp_path / "p", [("mbox", "sometimes", "no")])
     session = Session(project, demo=False, settings=load_settings())
-    assert session.head_start(200) is None and not session.is_open
+    assert read_head_start(session, 200) is None and not session.is_open
 
 
 def test_head_start_lists_nothing_when_a_mandatory_backend_is_not_local(tmp_path, user_config):
@@ -90,6 +93,33 @@ def test_head_start_lists_nothing_when_a_mandatory_backend_is_not_local(tmp_path
                                "mbox": {"path": "list.mbox", "list": "security@frob.example", "parallel": False},
                                "pony": {"kind": "ponymail", "base_url": "http://127.0.0.1:9", "list": "security@frob.example"}}})
     session = Session(project, demo=False, settings=load_settings())
-    head = session.head_start(200)
+    head = read_head_start(session, 200)
     assert session.is_open and head.list_name == "security@frob.example" and head.listing is None
     session.close()
+
+
+def test_the_forked_head_start_gives_what_this_process_reads(tmp_path, user_config):
+    project = mbox_project(tmp_path / "p")
+    forked = ForkedHeadStart.start(project, demo=False).result()
+    here = read_head_start(Session(project, demo=False, settings=load_settings()))
+    assert forked is not None and forked.listing is not None
+    assert [t.thread_id for t in forked.listing.value] == [t.thread_id for t in here.listing.value]
+    assert (forked.title, forked.lists, forked.since, forked.list_name) == (here.title, here.lists, here.since,
+                                                                            here.list_name)
+    assert forked.listing.resolution.summary() == here.listing.resolution.summary()
+
+
+def test_a_forked_head_start_of_a_broken_project_is_none(tmp_path, user_config):
+    from tests.core.helpers import write_project
+
+    project = write_project(tmp_path / "p", [("mbox", "sometimes", "no")])
+    assert ForkedHeadStart.start(project, demo=False).result() is None
+
+
+def test_a_head_start_child_that_is_late_is_killed_and_the_app_starts_without_it(tmp_path, user_config):
+    project = mbox_project(tmp_path / "p")
+    child = ForkedHeadStart.start(project, demo=False)
+    # 10 ms: less than the child's own imports take, so it is always late here.
+    assert child.result(timeout=0.01) is None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child.pid, os.WNOHANG)  # killed and reaped: no zombie left behind

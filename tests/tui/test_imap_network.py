@@ -243,6 +243,7 @@ async def test_head_start_reads_the_summary_cache_without_the_server(proxied_pro
     with the server gone it still has the rows, stale, and no connection was tried."""
     from mailtriage.core.settings import load_settings
     from mailtriage.core.trace import TRACE
+    from mailtriage.tui.head_start import read_head_start
     from mailtriage.tui.session import Session
 
     project, proxy = proxied_project
@@ -253,7 +254,7 @@ async def test_head_start_reads_the_summary_cache_without_the_server(proxied_pro
     TRACE.clear()
     TRACE.enabled = True
     session = Session(project, demo=False, settings=load_settings())
-    head = session.head_start(200)
+    head = read_head_start(session, 200)
     assert head.stale and head.list_name == "security@frob.example"
     assert {t.subject for t in head.listing.value} == {"Heap overflow in the frob parser", "Second report"}
     assert TRACE.items() == []  # not a byte to or from the server

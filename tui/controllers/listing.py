@@ -42,7 +42,7 @@ class ListingController(ControllerBase):
         head = self.shell.head_start
         if head is None:
             return
-        self.on_session_opened(SessionOpened())
+        self._show_project(head.title, head.lists, head.since, head.cc)
         if head.listing is not None:
             self.threads.show_rows(rows_for(head.listing.value), head.listing.resolution, head.list_name,
                                    partial=head.stale, cached=head.stale)
@@ -51,16 +51,19 @@ class ListingController(ControllerBase):
         if self.defer(self.on_session_opened, message):
             return
         session = self.session
-        self.shell.title = f"mailtriage · {inert(session.title)}"
-        lists = session.lists()
-        self.folders.show_lists(lists, session.since().strftime("%Y-%m-%d"))
-        self.sources.show_cc(session.cc)
+        self._show_project(session.title, session.lists(), session.since(), session.cc)
+
+    def _show_project(self, title: str, lists, since, cc) -> None:
+        """The project's title, lists, window and security CC (again when the session opens
+        after the head start showed them: nothing changes then)."""
+        self.shell.title = f"mailtriage · {inert(title)}"
+        self.folders.show_lists(lists, since.strftime("%Y-%m-%d"))
+        self.sources.show_cc(cc)
         self.current_list = lists[0].list_name if lists else None
         if self.threads.shown_list is None or self.threads.shown_list != self.current_list:
             self.threads.show_loading(self.current_list)
-        if session.cc is not None and session.cc.warnings:
-            self.show_banner(Text.assemble(("⚠ ", "bold"), inert(" ".join(session.cc.warnings))),
-                             error=session.cc.blocked)
+        if cc is not None and cc.warnings:
+            self.show_banner(Text.assemble(("⚠ ", "bold"), inert(" ".join(cc.warnings))), error=cc.blocked)
 
     # -- listing ---------------------------------------------------------------------
     def on_folders_pane_list_chosen(self, message: FoldersPane.ListChosen) -> None:
