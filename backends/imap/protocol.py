@@ -61,6 +61,12 @@ def fetch(client: IMAPClient, seqset: str, items: Sequence[str], *, uid: bool = 
     The result is keyed by UID when ``uid`` else by sequence number; each value also
     carries ``b"UID"`` when asked for. Unsolicited FETCH responses are kept (harmless).
     """
+    return dict(parse_fetch_response(fetch_raw(client, seqset, items, uid=uid), False, uid))
+
+
+def fetch_raw(client: IMAPClient, seqset: str, items: Sequence[str], *, uid: bool = True) -> list:
+    """FETCH ``items`` for ``seqset``; the untagged FETCH responses as imaplib collected
+    them (a bytes line per response, a ``(line, literal)`` tuple before each literal), unparsed."""
     imap = client._imap
     args = ["FETCH", seqset, "(" + " ".join(items) + ")"]
     if uid:
@@ -69,7 +75,7 @@ def fetch(client: IMAPClient, seqset: str, items: Sequence[str], *, uid: bool = 
     typ, data = imap._command_complete("FETCH", tag)
     client._checkok("fetch", typ, data)
     typ, data = imap._untagged_response(typ, data, "FETCH")
-    return dict(parse_fetch_response(data, False, uid))
+    return data
 
 
 def quote(text: str) -> bytes:

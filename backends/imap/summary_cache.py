@@ -37,11 +37,19 @@ from mailtriage.core.paths import private_cache_dir
 from mailtriage.core.trace import TRACE
 
 KIND = "imap-summaries"
-VERSION = 2  # 2: the sender's Date: (SENT) is kept beside the arrival time
+# 2: the sender's Date: (SENT) is kept beside the arrival time.
+# 3: rows laid out as threading records (Message-ID, References, In-Reply-To, synthetic
+#    first) and repeated strings stored once (an older file is rebuilt).
+VERSION = 3
 
-# One cached row (a tuple, for a compact file and a fast load):
-(UID, MESSAGE_ID, REFERENCES, IN_REPLY_TO, SYNTHETIC, SUBJECT, SENDER_NAME, SENDER_EMAIL, ARRIVED, SEEN, LIST_FIELDS,
+# One row (a plain tuple: a compact file, a fast load, and the very object the listing
+# threads and summarises, never copied into another shape). Its first four fields are a
+# threading record (backends.thread_reconstruction). ARRIVED is the INTERNALDATE in
+# seconds since the epoch (None when the server gave none); SENT the sender's Date: as
+# ISO 8601 text with the sender's offset (None when there is no usable date).
+(MESSAGE_ID, REFERENCES, IN_REPLY_TO, SYNTHETIC, UID, SUBJECT, SENDER_NAME, SENDER_EMAIL, ARRIVED, SEEN, LIST_FIELDS,
  SENT) = range(12)
+ROW_FIELDS = 12
 
 
 @dataclass
