@@ -13,7 +13,8 @@
   command, and the next call reconnects.
 * Protocol trace: every line to and from the server goes to ``TRACE`` (channel
   ``imap:<account>``) with LOGIN and AUTHENTICATE secrets redacted and message
-  literals reduced to their size.
+  literals reduced to their size. A bulk read (:func:`summarised_responses`: the
+  listing's FETCH of a whole window) shows its first responses and then their count.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ import re
 import socket
 import ssl
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import Callable, Iterator, TypeVar
 
 from imapclient import IMAPClient
 from imapclient import exceptions as imap_errors
@@ -85,6 +87,7 @@ _UNTAGGED_COUNT = re.compile(rb"^\* (\d+) (EXISTS|EXPUNGE)\s*$", re.IGNORECASE)
 _AUTH_COMMAND = re.compile(rb"^(\S+) (?:UID )?(LOGIN|AUTHENTICATE)\b", re.IGNORECASE)
 _TAGGED = re.compile(rb"^(\S+) (OK|NO|BAD)\b", re.IGNORECASE)
 _MAX_TRACE = 300
+_SHOWN = 3  # responses of a bulk read traced one by one before the rest are counted
 
 
 class _ProtocolHook:
@@ -98,6 +101,14 @@ class _ProtocolHook:
         self._send, self._get_line, self._read = imap.send, imap._get_line, imap.read
         imap.send, imap._get_line, imap.read = self.send, self.get_line, self.read
         imap.debug = 0  # imapclient turns imaplib's own debug logging on; we trace here instead
+        imap.mailtriage_hook = self  # found by summarised_responses()
+        # While a bulk read runs (summarised_responses): its untagged responses of one shape
+        # are counted, not traced one by one (tens of thousands of FETCH lines would cost
+        # seconds of redaction and flush everything else out of the console's ring buffer).
+        self.summarised: re.Pattern | None = None
+        self.summary = [0, 0]  # responses, literal bytes
+        self.showing = True  # the current response is traced
+        self.continued = False  # the next line ends a response that is not
 
     def send(self, data: bytes) -> None:
         if TRACE.active:
@@ -139,6 +150,15 @@ class _ProtocolHook:
         if self.auth_tag is not None and line.startswith(self.auth_tag + b" "):
             self.auth_tag = None
         if TRACE.active:
+            if self.summarised is not None:
+                if self.continued:  # the rest of a response after its literal
+                    self.continued = False
+                    return line
+                if self.summarised.match(line):
+                    self.summary[0] += 1
+                    self.showing = self.summary[0] <= _SHOWN
+                    if not self.showing:
+                        return line
             TRACE.log(self.channel, "<", "+ [REDACTED]" if self.auth_tag is not None and line.startswith(b"+")
                       else _clip(line))
         return line
@@ -146,8 +166,44 @@ class _ProtocolHook:
     def read(self, size: int) -> bytes:
         data = self._read(size)
         if TRACE.active:
+            if self.summarised is not None:
+                self.summary[1] += size
+                if not self.showing:
+                    self.continued = True
+                    return data
             TRACE.log(self.channel, "<", f"[literal {size} bytes]")
         return data
+
+    def summarise(self, kind: bytes) -> None:
+        self.summarised = re.compile(rb"\* \d+ " + re.escape(kind) + rb" ", re.IGNORECASE)
+        self.summary = [0, 0]
+        self.showing = True
+        self.continued = False
+
+    def end_summary(self, kind: bytes) -> None:
+        responses, size = self.summary
+        self.summarised = None
+        self.continued = False
+        if TRACE.active and responses > _SHOWN:
+            TRACE.log(self.channel, "<", f"[{responses - _SHOWN:,} more {kind.decode()} responses, not shown one by "
+                                         f"one ({responses:,} in all, literals {size:,} bytes)]")
+
+
+@contextmanager
+def summarised_responses(client: IMAPClient, kind: bytes) -> Iterator[None]:
+    """While the block runs, untagged ``kind`` responses (``FETCH``) are traced as a count
+    after the first few: a bulk read of tens of thousands stays cheap with the trace on.
+    Every other line (the command, its completion, EXISTS, anything unexpected) is traced
+    as always."""
+    hook = getattr(client._imap, "mailtriage_hook", None)
+    if hook is None:
+        yield
+        return
+    hook.summarise(kind)
+    try:
+        yield
+    finally:
+        hook.end_summary(kind)
 
 
 def _clip(line: bytes) -> str:

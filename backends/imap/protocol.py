@@ -8,7 +8,7 @@ callers pass UIDs in chunks of at most :data:`CHUNK`.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from imapclient import IMAPClient
 from imapclient.imapclient import _literal  # imapclient's marker for "always send as a literal"
@@ -76,6 +76,53 @@ def fetch_raw(client: IMAPClient, seqset: str, items: Sequence[str], *, uid: boo
     client._checkok("fetch", typ, data)
     typ, data = imap._untagged_response(typ, data, "FETCH")
     return data
+
+
+def fetch_stream(client: IMAPClient, seqset: str, items: Sequence[str], consume: Callable[[list], None], *,
+                 uid: bool = True, batch: int = 2000) -> None:
+    """FETCH ``items`` for ``seqset``, handing the untagged FETCH responses to ``consume``
+    (imaplib's shape, as :func:`fetch_raw` returns them) in batches of about ``batch``
+    while the server still sends the rest: a large FETCH is parsed as it arrives, in
+    bounded memory. The command is run as imaplib's ``_command_complete`` runs it (same
+    errors, same handling of every other response)."""
+    imap = client._imap
+    args = ["FETCH", seqset, "(" + " ".join(items) + ")"]
+    if uid:
+        args.insert(0, "UID")
+    tag = imap._command(*args)
+    untagged = imap.untagged_responses
+    pending = imap.tagged_commands
+    failed: list[BaseException] = []
+
+    def hand_over(data: list) -> None:
+        if failed:
+            return
+        try:
+            consume(data)
+        except Exception as exc:  # noqa: BLE001 - raised once the command is over, below
+            failed.append(exc)  # read on to the completion: the connection stays usable
+
+    imap._check_bye()
+    try:
+        while pending[tag] is None:
+            imap._get_response()  # one whole response (its literals included) per call
+            got = untagged.get("FETCH")
+            if got is not None and len(got) >= batch:
+                hand_over(untagged.pop("FETCH"))
+    except imap.abort as exc:
+        raise imap.abort(f"command: FETCH => {exc}") from None
+    except imap.error as exc:
+        raise imap.error(f"command: FETCH => {exc}") from None
+    typ, data = pending.pop(tag)
+    imap._check_bye()
+    if typ == "BAD":
+        raise imap.error(f"FETCH command error: {typ} {data}")
+    client._checkok("fetch", typ, data)
+    rest = untagged.pop("FETCH", None)
+    if rest:
+        hand_over(rest)
+    if failed:
+        raise failed[0]
 
 
 def quote(text: str) -> bytes:

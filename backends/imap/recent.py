@@ -40,6 +40,7 @@ from mailtriage.backends import mime
 from mailtriage.backends.contract import Address, ThreadId, ThreadSummary
 from mailtriage.backends.errors import BackendFailure, ConnectionLost
 from mailtriage.backends.imap import protocol
+from mailtriage.backends.imap.connection import summarised_responses
 from mailtriage.backends.imap import summary_cache as sc
 from mailtriage.backends.imap.headers import mime_synthetic_id, thread_root
 from mailtriage.backends.thread_reconstruction import synthetic_kind, thread_records
@@ -50,7 +51,7 @@ _RECENT_ITEM = f"BODY.PEEK[HEADER.FIELDS ({' '.join(RECENT_FIELDS)})]"
 _RECENT_KEY = f"BODY[HEADER.FIELDS ({' '.join(RECENT_FIELDS)})]".encode()
 RECENT_ITEMS = ["UID", "FLAGS", "INTERNALDATE", _RECENT_ITEM]
 WINDOW = 500  # messages per FETCH while walking a folder newest first
-BULK = 5000  # messages per FETCH when the window's start is known
+BULK = 25000  # messages per FETCH when the window's start is known (parsed as they arrive)
 _LIST_FIELDS = {b"to", b"cc", b"list-id", b"list-post"}
 NO_TIME = float("-inf")
 
@@ -72,6 +73,11 @@ _ITEM = re.compile(rb'(UID|FLAGS|INTERNALDATE|MODSEQ) (?:(\d+)|\(([^()"]*)\)|"([
 _INTERNALDATE = re.compile(rb' ?(\d{1,2})-([A-Za-z]{3})-(\d{4}) (\d\d):(\d\d):(\d\d) ([+-])(\d\d)(\d\d)\Z')
 _MONTHS = {m: i for i, m in enumerate(
     (b"jan", b"feb", b"mar", b"apr", b"may", b"jun", b"jul", b"aug", b"sep", b"oct", b"nov", b"dec"), 1)}
+# A header block where every line is "Name:value" (no folding, CRLF line ends), as servers
+# send HEADER.FIELDS: read by one pattern. Any other block goes to mime.header_fields,
+# which gives the same fields for this shape (the first occurrence of a name wins).
+_PLAIN_HEADER = re.compile(rb"(?:[!-9;-~]+:[^\r\n]*\r\n)*(?:\r\n)?")
+_PLAIN_FIELD = re.compile(rb"([!-9;-~]+):[ \t]*([^\r\n]*)\r\n")
 
 
 class RowMaker:
@@ -86,9 +92,22 @@ class RowMaker:
         self._lists: dict[bytes, bytes] = {}
         self._ids: dict[str, str] = {}
         self._days: dict[tuple, float | None] = {}
+        self._names: dict[bytes, bytes] = {}
+        self._dates: dict[tuple, str | None] = {}
+        self._zones: dict[bytes | None, str | None] = {}
 
     def row(self, uid: int, seen: bool, arrived: float | None, block: bytes) -> Row:
-        fields = mime.header_fields(block)
+        if _PLAIN_HEADER.fullmatch(block) is not None:
+            fields: dict[bytes, bytes] = {}
+            names = self._names
+            for name, value in _PLAIN_FIELD.findall(block):
+                lower = names.get(name)
+                if lower is None:
+                    lower = names[name] = name.lower()
+                if lower not in fields:
+                    fields[lower] = value
+        else:
+            fields = mime.header_fields(block)
         get = fields.get
         intern = self._ids.setdefault
         message_id = mime.extract_msgid(get(b"message-id"))
@@ -115,9 +134,30 @@ class RowMaker:
             sender = self._senders[raw] = (address.name, address.email)
         listed = b" ".join([v for k, v in fields.items() if k in _LIST_FIELDS]).lower()
         listed = self._lists.setdefault(listed, listed)
-        sent = mime.parse_date(get(b"date"))
         return (message_id, references, in_reply_to, synthetic, uid, subject, sender[0], sender[1], arrived, seen,
-                listed, sent.isoformat() if sent is not None else None)
+                listed, self.sent(get(b"date")))
+
+    def sent(self, raw: bytes | None) -> str | None:
+        """``mime.parse_date(raw).isoformat()`` (None when no date), written without the
+        datetime for the common shape: the very pattern of parse_date's own fast path,
+        with the same checks (a date, a time or an offset datetime refuses goes to it)."""
+        if not raw:
+            return None
+        match = mime._RFC5322_DATE.match(raw)  # parse_date's fast path: same pattern, same fields
+        if match is not None:
+            day, month, year, hour, minute, second, zone = match.groups()
+            key = (day, month, year)
+            date = self._dates.get(key, "")
+            if date == "":
+                date = self._dates[key] = _iso_date(day, month, year)
+            offset = self._zones.get(zone, "")
+            if offset == "":
+                offset = self._zones[zone] = _iso_offset(zone)
+            h, m, s = int(hour), int(minute), int(second) if second else 0
+            if date is not None and offset is not None and h < 24 and m < 60 and s < 60:
+                return f"{date}T{h:02d}:{m:02d}:{s:02d}{offset}"
+        when = mime.parse_date(raw)
+        return when.isoformat() if when is not None else None
 
     def arrival(self, raw: bytes) -> float | None:
         """INTERNALDATE in seconds since the epoch, as imapclient reads it (None when it cannot)."""
@@ -160,6 +200,27 @@ def _midnight(day: bytes, month: bytes, year: bytes) -> float | None:
         return None
 
 
+def _iso_date(day: bytes, month: bytes, year: bytes) -> str | None:
+    number = _MONTHS.get(month.lower())
+    if number is None:
+        return None
+    try:
+        return datetime(int(year), number, int(day)).date().isoformat()
+    except ValueError:
+        return None
+
+
+def _iso_offset(zone: bytes | None) -> str | None:
+    """The ISO form of a Date's zone as parse_date makes it (UTC when none or -0000)."""
+    if zone is None or zone == b"-0000":
+        return "+00:00"
+    minutes = int(zone[1:3]) * 60 + int(zone[3:5])
+    if minutes >= 24 * 60:
+        return None  # parse_date's timezone() refuses it: its slower path decides
+    sign = "-" if zone[:1] == b"-" and minutes else "+"
+    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
 def _slow_arrival(raw: bytes) -> float | None:
     try:
         when = parse_to_datetime(raw, normalise=False)
@@ -168,12 +229,14 @@ def _slow_arrival(raw: bytes) -> float | None:
         return None
 
 
-def parse_rows(data: list, maker: RowMaker, *, uid: bool) -> dict[int, Row]:
+def parse_rows(data: list, maker: RowMaker, *, uid: bool, out: dict[int, Row] | None = None) -> dict[int, Row]:
     """Rows from the untagged FETCH responses imaplib collected (``data``), keyed by UID
-    when ``uid`` else by sequence number; a response without the header fields (an
-    unsolicited flag change) updates the row it names, and one that imapclient's parser
-    chokes on is skipped (one bad message must not hide the others)."""
-    out: dict[int, Row] = {}
+    when ``uid`` else by sequence number (added to ``out`` when given); a response
+    without the header fields (an unsolicited flag change) updates the row it names, and
+    one that imapclient's parser chokes on is skipped (one bad message must not hide the
+    others)."""
+    if out is None:
+        out = {}
     common = _FETCH_COMMON.match
     count = len(data)
     i = 0
@@ -232,8 +295,13 @@ def _parse_other(group: list, maker: RowMaker, uid: bool, out: dict[int, Row]) -
 
 def fetch_rows(client, seqset: str, maker: RowMaker, *, uid: bool = False) -> dict[int, Row]:
     """FETCH the listing's items for ``seqset``: rows keyed by UID when ``uid`` else by
-    sequence number."""
-    return parse_rows(protocol.fetch_raw(client, seqset, RECENT_ITEMS, uid=uid), maker, uid=uid)
+    sequence number, parsed while the server sends the rest; the trace shows the first
+    responses and their count."""
+    out: dict[int, Row] = {}
+    with summarised_responses(client, b"FETCH"):
+        protocol.fetch_stream(client, seqset, RECENT_ITEMS, lambda data: parse_rows(data, maker, uid=uid, out=out),
+                              uid=uid)
+    return out
 
 
 def list_needles(address: str) -> tuple[bytes, ...]:
