@@ -14,6 +14,8 @@ from imapclient import IMAPClient
 from imapclient.imapclient import _literal  # imapclient's marker for "always send as a literal"
 from imapclient.response_parser import parse_fetch_response, parse_message_list, parse_response
 
+from mailtriage.backends.imap.connection import stream_fetch
+
 CHUNK = 500
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
@@ -83,46 +85,14 @@ def fetch_stream(client: IMAPClient, seqset: str, items: Sequence[str], consume:
     """FETCH ``items`` for ``seqset``, handing the untagged FETCH responses to ``consume``
     (imaplib's shape, as :func:`fetch_raw` returns them) in batches of about ``batch``
     while the server still sends the rest: a large FETCH is parsed as it arrives, in
-    bounded memory. The command is run as imaplib's ``_command_complete`` runs it (same
-    errors, same handling of every other response)."""
+    bounded memory (see :func:`connection.stream_fetch`)."""
     imap = client._imap
     args = ["FETCH", seqset, "(" + " ".join(items) + ")"]
     if uid:
         args.insert(0, "UID")
     tag = imap._command(*args)
-    untagged = imap.untagged_responses
-    pending = imap.tagged_commands
-    failed: list[BaseException] = []
-
-    def hand_over(data: list) -> None:
-        if failed:
-            return
-        try:
-            consume(data)
-        except Exception as exc:  # noqa: BLE001 - raised once the command is over, below
-            failed.append(exc)  # read on to the completion: the connection stays usable
-
-    imap._check_bye()
-    try:
-        while pending[tag] is None:
-            imap._get_response()  # one whole response (its literals included) per call
-            got = untagged.get("FETCH")
-            if got is not None and len(got) >= batch:
-                hand_over(untagged.pop("FETCH"))
-    except imap.abort as exc:
-        raise imap.abort(f"command: FETCH => {exc}") from None
-    except imap.error as exc:
-        raise imap.error(f"command: FETCH => {exc}") from None
-    typ, data = pending.pop(tag)
-    imap._check_bye()
-    if typ == "BAD":
-        raise imap.error(f"FETCH command error: {typ} {data}")
+    typ, data = stream_fetch(client, tag, consume, batch)
     client._checkok("fetch", typ, data)
-    rest = untagged.pop("FETCH", None)
-    if rest:
-        hand_over(rest)
-    if failed:
-        raise failed[0]
 
 
 def quote(text: str) -> bytes:

@@ -40,7 +40,6 @@ from mailtriage.backends import mime
 from mailtriage.backends.contract import Address, ThreadId, ThreadSummary
 from mailtriage.backends.errors import BackendFailure, ConnectionLost
 from mailtriage.backends.imap import protocol
-from mailtriage.backends.imap.connection import summarised_responses
 from mailtriage.backends.imap import summary_cache as sc
 from mailtriage.backends.imap.headers import mime_synthetic_id, thread_root
 from mailtriage.backends.thread_reconstruction import synthetic_kind, thread_records
@@ -298,9 +297,7 @@ def fetch_rows(client, seqset: str, maker: RowMaker, *, uid: bool = False) -> di
     sequence number, parsed while the server sends the rest; the trace shows the first
     responses and their count."""
     out: dict[int, Row] = {}
-    with summarised_responses(client, b"FETCH"):
-        protocol.fetch_stream(client, seqset, RECENT_ITEMS, lambda data: parse_rows(data, maker, uid=uid, out=out),
-                              uid=uid)
+    protocol.fetch_stream(client, seqset, RECENT_ITEMS, lambda data: parse_rows(data, maker, uid=uid, out=out), uid=uid)
     return out
 
 
