@@ -75,8 +75,7 @@ _MONTHS = {m: i for i, m in enumerate(
 # A header block where every line is "Name:value" (no folding, CRLF line ends), as servers
 # send HEADER.FIELDS: read by one pattern. Any other block goes to mime.header_fields,
 # which gives the same fields for this shape (the first occurrence of a name wins).
-_PLAIN_HEADER = re.compile(rb"(?:[!-9;-~]+:[^\r\n]*\r\n)*(?:\r\n)?")
-_PLAIN_FIELD = re.compile(rb"([!-9;-~]+):[ \t]*([^\r\n]*)\r\n")
+_PLAIN_FIELD = re.compile(rb"^([!-9;-~]+):[ \t]*([^\r\n]*)\r\n", re.MULTILINE)
 
 
 class RowMaker:
@@ -96,10 +95,13 @@ class RowMaker:
         self._zones: dict[bytes | None, str | None] = {}
 
     def row(self, uid: int, seen: bool, arrived: float | None, block: bytes) -> Row:
-        if _PLAIN_HEADER.fullmatch(block) is not None:
+        pairs = _PLAIN_FIELD.findall(block)
+        # Every line a "Name:value" line, then the empty line that ends the block: the
+        # plain shape (each match is a whole line, so the count says none was skipped).
+        if len(pairs) == block.count(b"\n") - 1 and block.endswith(b"\r\n\r\n"):
             fields: dict[bytes, bytes] = {}
             names = self._names
-            for name, value in _PLAIN_FIELD.findall(block):
+            for name, value in pairs:
                 lower = names.get(name)
                 if lower is None:
                     lower = names[name] = name.lower()
@@ -384,36 +386,33 @@ def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
     utc = timezone.utc
     from_timestamp = datetime.fromtimestamp
     from_iso = datetime.fromisoformat
+    message_id_at, arrived_at, seen_at, email_at = sc.MESSAGE_ID, sc.ARRIVED, sc.SEEN, sc.SENDER_EMAIL
     senders: dict[tuple[str, str], Address] = {}
     out: list[ThreadSummary] = []
     order: list[tuple[float, str]] = []
     for group in thread_records(rows):  # a row is a threading record (its first four fields)
         root_id = group.root_id
         indices = group.members
-        if len(indices) == 1:
-            root = latest = rows[indices[0]]
-            continued = root[sc.MESSAGE_ID] != root_id
-            newest = root[sc.ARRIVED]
-            if newest is None:
-                latest = None
-            participants = (root[sc.SENDER_EMAIL],) if root[sc.SENDER_EMAIL] else ()
-            unread = not root[sc.SEEN]
-        else:
-            members = [rows[i] for i in indices]
-            root = next((m for m in members if m[sc.MESSAGE_ID] == root_id), None)
-            # Without its root the walk holds replies only: the thread started before `since`.
-            continued = root is None
-            if root is None:
-                root = members[0]
-            latest = None
-            newest = None
-            for member in members:  # the first of the latest arrivals, as max() picks
-                arrived = member[sc.ARRIVED]
-                if arrived is not None and (newest is None or arrived > newest):
-                    newest, latest = arrived, member
-            participants = tuple(dict.fromkeys([m[sc.SENDER_EMAIL] for m in members if m[sc.SENDER_EMAIL]]))
-            unread = not all([m[sc.SEEN] for m in members])
-        who = (root[sc.SENDER_NAME], root[sc.SENDER_EMAIL])
+        root = latest = newest = None
+        unread = False
+        emails: dict[str, None] = {}
+        for i in indices:
+            member = rows[i]
+            if root is None and member[message_id_at] == root_id:
+                root = member
+            arrived = member[arrived_at]  # the first of the latest arrivals, as max() picks
+            if arrived is not None and (newest is None or arrived > newest):
+                newest, latest = arrived, member
+            if not member[seen_at]:
+                unread = True
+            email = member[email_at]
+            if email:
+                emails[email] = None
+        # Without its root the walk holds replies only: the thread started before `since`.
+        continued = root is None
+        if root is None:
+            root = rows[indices[0]]
+        who = (root[sc.SENDER_NAME], root[email_at])
         sender = senders.get(who)
         if sender is None:
             sender = senders[who] = Address(*who)
@@ -426,7 +425,7 @@ def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
             last_activity=from_timestamp(newest, utc) if newest is not None else None,
             sent=from_iso(sent) if sent else None,
             message_count=len(indices),
-            participants=participants,
+            participants=tuple(emails),
             unread=unread,
             continued=continued,
         ))
