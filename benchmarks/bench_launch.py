@@ -374,14 +374,29 @@ def bench_imap_part(messages: int, dense: int, runs: int, tui: bool, compare: st
                     for mode in ("uncached", "cached") for limit in (None, 200))
                 print(f" {label}: ours faster than --compare by: {ratios}")
         if tui:
-            bench_tui_part(server, users, tmp, runs)
+            bench_tui_part(server, users, tmp, runs, pythons)
     finally:
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def bench_tui_part(server, users, tmp: Path, runs: int) -> None:
-    """The app on a pseudo-terminal (bench_tui.py's method): cold and warm summary cache."""
+def peak_rss_mb(pid: int) -> float | None:
+    """The peak resident set size of a running process so far (Linux: VmHWM), in MB."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def bench_tui_part(server, users, tmp: Path, runs: int, pythons: dict[str, str] | None = None) -> None:
+    """The app on a pseudo-terminal (bench_tui.py's method): cold and warm summary cache,
+    with the app's peak memory once the whole window is listed (ours, and with --compare
+    the other checkout's app, alternately)."""
+    pythons = pythons or {"": PYTHON}
     baseline = tmp / "bare_imap.py"
     baseline.write_text(bench_tui.IMAP_BASELINE_APP, encoding="utf-8")
     since = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 30 * 86400))
@@ -421,20 +436,24 @@ def bench_tui_part(server, users, tmp: Path, runs: int) -> None:
                 list: {LIST}
             ```
         '''), encoding="utf-8")
-        cache = tmp / f"tui-cache-{label}"
-        env = {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_CACHE_DIR": str(cache),
-               "MAILTRIAGE_DATA_DIR": str(tmp / f"data-{label}"),
-               "MAILTRIAGE_BENCH_KEYRING": os.environ["MAILTRIAGE_BENCH_KEYRING"],
-               "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring", "PYTHONPATH": str(HERE)}
+        caches = {who: tmp / f"tui-cache-{label}{'-compare' if who else ''}" for who in pythons}
         figures: dict[str, list[float]] = {}
+        memory: dict[str, list[float]] = {}
 
-        def launch(kind: str) -> None:
-            term = bench_tui.Terminal([PYTHON, "-m", "mailtriage.cli.main", "--project", str(project)], env)
+        def launch(kind: str, who: str) -> None:
+            env = {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_CACHE_DIR": str(caches[who]),
+                   "MAILTRIAGE_DATA_DIR": str(tmp / f"data-{label}{'-compare' if who else ''}"),
+                   "MAILTRIAGE_BENCH_KEYRING": os.environ["MAILTRIAGE_BENCH_KEYRING"],
+                   "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring", "PYTHONPATH": str(HERE)}
+            term = bench_tui.Terminal([pythons[who], "-m", "mailtriage.cli.main", "--project", str(project)], env)
             try:
-                figures.setdefault(f"{kind} newest", []).append(term.read_until(
+                figures.setdefault(f"{who}{kind} newest", []).append(term.read_until(
                     re.compile(rb"threads[^\x1b]{0,40} \xc2\xb7 via list_recent"), timeout=300) - term.started)
-                figures.setdefault(f"{kind} whole", []).append(term.read_until(
+                figures.setdefault(f"{who}{kind} whole", []).append(term.read_until(
                     re.compile(rb"\d threads \xc2\xb7 via list_recent"), timeout=600) - term.started)
+                peak = peak_rss_mb(term.proc.pid)
+                if peak is not None:
+                    memory.setdefault(f"{who}{kind}", []).append(peak)
             finally:
                 term.close()
 
@@ -445,15 +464,25 @@ def bench_tui_part(server, users, tmp: Path, runs: int) -> None:
                     term.read_until(re.compile(rb"newest-envelopes-painted"), timeout=300) - term.started)
             finally:
                 term.close()
-            shutil.rmtree(cache, ignore_errors=True)
-            launch("cold")
-            launch("warm")
-        print(f" app on a pseudo-terminal, {label} folder, median of {runs} launches:")
+            for who in pythons:
+                shutil.rmtree(caches[who], ignore_errors=True)
+                launch("cold", who)
+                launch("warm", who)
+        print(f" app on a pseudo-terminal, {label} folder, median of {runs} launches (peak RSS: the app's "
+              f"largest, read once the whole window is listed):")
         print(summary("bare Textual + SORT, 50 envelopes (baseline)", figures["bare"]))
-        for kind in ("cold", "warm"):
-            print(summary(f"mailtriage, {kind} cache: newest threads", figures[f"{kind} newest"],
-                          0.40 if kind == "warm" else None))
-            print(summary(f"mailtriage, {kind} cache: whole window", figures[f"{kind} whole"]))
+        for who in pythons:
+            for kind in ("cold", "warm"):
+                print(summary(f"{who}mailtriage, {kind} cache: newest threads", figures[f"{who}{kind} newest"],
+                              0.40 if kind == "warm" and not who else None))
+                peak = memory.get(f"{who}{kind}")
+                extra = ""
+                if peak:
+                    extra = f"  app peak RSS {max(peak):.0f} MB"
+                    if not who:
+                        extra += f" (goal < 150 MB: {'met' if max(peak) < 150 else 'MISSED'})"
+                print(summary(f"{who}mailtriage, {kind} cache: whole window", figures[f"{who}{kind} whole"],
+                              extra=extra))
 
 
 def main() -> int:
