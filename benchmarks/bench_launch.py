@@ -126,17 +126,34 @@ def summary(label: str, values: list[float], goal: float | None = None, extra: s
     return text + extra
 
 
+# A child's own peak memory. Not ru_maxrss: Linux carries the parent's peak over fork and
+# exec, so a child of this (large) benchmark process would report ours. VmHWM is the peak
+# of the child's own address space.
+PEAK_RSS = textwrap.dedent('''
+    def peak_rss_mb():
+        try:
+            with open("/proc/self/status", encoding="ascii") as handle:
+                for line in handle:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+''')
+
+
 # -- mbox -------------------------------------------------------------------------------------
 
 MBOX_CHILD = textwrap.dedent('''
     import json, resource, sys, time
+    {peak}
     from datetime import datetime, timezone
     from mailtriage.backends.mbox import MboxSource
     path, since, persist = {path!r}, {since!r}, {persist!r}
     source = MboxSource("bench", {{"path": path, "persist_index": persist}})
     rows = source.list_recent_threads(None, datetime.fromtimestamp(since, tz=timezone.utc))
     print(json.dumps({{"threads": len(rows), "newest": rows[0].root_message_id if rows else None,
-                       "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+                       "maxrss_mb": peak_rss_mb()}}))
 ''')
 
 
@@ -153,7 +170,8 @@ def bench_mbox_part(data_dir: Path, runs: int) -> None:
         warm_up()
 
         def child(persist: bool, label: str) -> tuple[float, dict]:
-            return run_child(MBOX_CHILD.format(path=str(work), since=since, persist=persist), env, label)
+            return run_child(MBOX_CHILD.format(path=str(work), since=since, persist=persist, peak=PEAK_RSS), env,
+                             label)
 
         previous, first, second, appended = [], [], [], []
         answers = set()
@@ -240,6 +258,7 @@ def write_maildir(maildir: Path, count: int, interval: float, seed: int = 1) -> 
 
 IMAP_CHILD = textwrap.dedent('''
     import json, os, resource, sys, time
+    {peak}
     sys.path.insert(0, {bench!r})
     import keyring
     from file_keyring import FileKeyring
@@ -260,7 +279,7 @@ IMAP_CHILD = textwrap.dedent('''
     took = time.perf_counter() - t0
     print(json.dumps({{"threads": len(threads), "call": took,
                        "newest": threads[0].root_message_id if threads else None,
-                       "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+                       "maxrss_mb": peak_rss_mb()}}))
 ''')
 
 SORT_CHILD = textwrap.dedent('''
@@ -318,7 +337,7 @@ def bench_imap_part(messages: int, dense: int, runs: int, tui: bool, compare: st
         def ours(label: str, mode: str, limit: int | None, who: str = "", tag: str = "") -> tuple[float, dict]:
             user = users[label]
             code = IMAP_CHILD.format(bench=str(HERE), mode=mode, limit=limit, account=f"bench-{label}",
-                                     port=server.port, user=user.name, list=LIST)
+                                     port=server.port, user=user.name, list=LIST, peak=PEAK_RSS)
             return run_child(code, envs[who], tag or f"{who}{label} {mode} {limit}", pythons[who])
 
         def sort_baseline(label: str) -> float:
