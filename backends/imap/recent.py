@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from operator import itemgetter
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 from imapclient.datetime_util import parse_to_datetime
 from imapclient.exceptions import ProtocolError
@@ -583,12 +583,6 @@ def _changed_flags(client, seqset: str, modseq: int) -> dict[int, dict]:
     return dict(parse_fetch_response(data, False, True))
 
 
-def newest_first(cache: sc.FolderCache) -> Iterator[Row]:
-    """The cached rows, newest first."""
-    rows = cache.rows
-    return (rows[uid] for uid in sorted(rows, reverse=True))
-
-
 def answer_from_cache(cache: sc.FolderCache, since: datetime, wanted: str | None,
                       limit: int | None) -> list[Row] | None:
     """The rows for (``since``, ``wanted``, ``limit``) from the cache alone, or None when the
@@ -603,7 +597,7 @@ def answer_from_cache(cache: sc.FolderCache, since: datetime, wanted: str | None
         arrived = sc.ARRIVED
         found = [r for r in cache.rows.values() if r[arrived] is None or r[arrived] >= since_epoch]
         return [r for r in found if keep(r)] if keep is not None else found
-    return pick(newest_first(cache), since, wanted, limit, exhausted=complete or cache.floor_uid <= 1)
+    return pick(cache.newest_first(), since, wanted, limit, exhausted=complete or cache.floor_uid <= 1)
 
 
 def cache_from_walk(state, result: Walk, since: datetime) -> sc.FolderCache:

@@ -187,12 +187,12 @@ def test_a_cache_of_the_previous_format_is_rebuilt_with_a_note(source, account, 
     seed("INBOX", make_mail(1, subject="Current", message_id="<c1@x>"), when=NOW - timedelta(hours=2))
     expected = [(t.root_message_id, t.subject) for t in source.list_recent_threads(LIST, SINCE)]
     (path,) = sorted((cache / "imap").glob("*.cache"))
-    payload, _ = cache_file.read(path, summary_cache.KIND, summary_cache.VERSION)
-    state = summary_cache.FolderCache.from_plain(payload)
+    state, _ = summary_cache.read_file(path)
     # What version 2 wrote: rows keyed by UID, the UID first, a ghost a version-3 reader must never show.
     ghost = (max(state.rows), "<ghost@x>", (), None, False, "GHOST of version 2", "G", "g@x", NOW.timestamp(), False,
              LIST.encode(), None)
-    cache_file.write(path, summary_cache.KIND, 2, (*state.to_plain()[:6], {ghost[0]: ghost}))
+    cache_file.write(path, summary_cache.KIND, 2, (state.uidvalidity, state.highestmodseq, state.uidnext, state.exists,
+                                                    state.floor_uid, state.complete_since, {ghost[0]: ghost}))
     notes: list[str] = []
     stop = TRACE.subscribe(lambda line: notes.append(line.text) if line.direction == "!" else None)
     src = ImapSource("imap", {"folder": "INBOX", "list": LIST}, account=account)
@@ -202,6 +202,6 @@ def test_a_cache_of_the_previous_format_is_rebuilt_with_a_note(source, account, 
         stop()
         src.close()
     assert any("written by another version" in n and "v2" in n for n in notes), notes
-    payload, why = cache_file.read(path, summary_cache.KIND, summary_cache.VERSION)
+    rebuilt, why = summary_cache.read_file(path)
     assert why is None and summary_cache.VERSION == 3
-    assert [r[summary_cache.MESSAGE_ID] for r in summary_cache.FolderCache.from_plain(payload).rows.values()] == ["<c1@x>"]
+    assert [r[summary_cache.MESSAGE_ID] for r in rebuilt.rows.values()] == ["<c1@x>"]
