@@ -2,10 +2,14 @@
 
     .venv/bin/python benchmarks/bench_launch.py mbox [--data-dir /dev/shm/mailtriage-bench] [--runs 5]
     .venv/bin/python benchmarks/bench_launch.py imap [--messages 100000] [--dense 43000] [--runs 5] [--tui]
+        [--compare OTHER_PYTHON]
 
 Every figure is a fresh process (``python -c`` for the backend figures, the real app on a
 pseudo-terminal for ``--tui``), timed from spawn to the answer: interpreter start-up and
-imports included. Caches go to a temporary ``MAILTRIAGE_CACHE_DIR`` of this run.
+imports included, with the compiled ``.pyc`` files a user's install has (a warm-up run
+writes them first; ``PYTHONDONTWRITEBYTECODE`` is dropped from the children's
+environment). Each backend figure also gives the process's peak memory (its maximum
+resident set size). Caches go to a temporary ``MAILTRIAGE_CACHE_DIR`` of this run.
 
 mbox (the 100,000-message archive of ``bench_mbox.py``, ~450 MB):
   * previous path: no persisted index (``persist_index: false``): a full scan every open;
@@ -22,11 +26,14 @@ IMAP (a real Dovecot, the test fixture's, folders written as Maildir files):
     FETCHes) and cached (the summary cache of a previous run, reconciled);
   * baseline, same run: a bare imapclient process that logs in, runs ``SORT (REVERSE DATE)``
     and fetches the 50 newest envelopes (no threading: the least a client can do).
+  * ``--compare OTHER_PYTHON``: the same IMAP figures from another checkout's virtualenv
+    (its ``python``, e.g. ``../main/.venv/bin/python``: the code before a change), run
+    alternately with ours in the same run, each with its own cache folder.
   * ``--tui``: the app itself (``bench_tui.py``'s pseudo-terminal method) to the newest
     threads painted and to the whole window, with a cold and a warm cache, beside
     ``bench_tui.py``'s bare Textual + SORT app.
-Goals: the whole dense window in at most 2 s; the cached first page flat between the
-sparse and the dense folder (within 1.2x).
+Goals: the whole dense window in at most 2 s, the process's peak memory under 150 MB; the
+cached first page flat between the sparse and the dense folder (within 1.2x).
 """
 
 from __future__ import annotations
@@ -64,6 +71,7 @@ PYTHON = sys.executable
 
 
 CPU: dict[str, list[float]] = {}  # CPU seconds of each child, by label (less noisy than wall time on a loaded machine)
+RSS: dict[str, list[float]] = {}  # peak resident set size of each child (MB), by label, when the child reports it
 
 
 def _children_cpu() -> float:
@@ -71,40 +79,81 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_child(code: str, env: dict[str, str], label: str = "") -> tuple[float, dict]:
+def child_env(env: dict[str, str]) -> dict[str, str]:
+    """A child's environment: ours plus ``env``, with bytecode written as in a user's install."""
+    full = {**os.environ, **env}
+    full.pop("PYTHONDONTWRITEBYTECODE", None)
+    return full
+
+
+def run_child(code: str, env: dict[str, str], label: str = "", python: str | None = None) -> tuple[float, dict]:
     """Spawn ``python -c code``; return the whole process's wall time and its JSON answer
-    (its CPU time goes to ``CPU[label]``)."""
+    (its CPU time goes to ``CPU[label]``, and its peak RSS to ``RSS[label]`` when the
+    answer carries ``maxrss_mb``)."""
     cpu = _children_cpu()
     started = time.perf_counter()
-    done = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, env={**os.environ, **env},
+    done = subprocess.run([python or PYTHON, "-c", code], capture_output=True, text=True, env=child_env(env),
                           cwd=ROOT, check=False)
     elapsed = time.perf_counter() - started
     CPU.setdefault(label, []).append(_children_cpu() - cpu)
     if done.returncode != 0:
         raise SystemExit(f"child failed:\n{done.stderr[-3000:]}")
-    return elapsed, json.loads(done.stdout.strip().splitlines()[-1])
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    if "maxrss_mb" in answer:
+        RSS.setdefault(label, []).append(answer["maxrss_mb"])
+    return elapsed, answer
 
 
-def summary(label: str, values: list[float], goal: float | None = None, extra: str = "", cpu: str = "") -> str:
+def warm_up(python: str | None = None) -> None:
+    """Import what the children import once, so their ``.pyc`` files exist (as pip writes
+    them at install time) before anything is timed."""
+    subprocess.run([python or PYTHON, "-c", "import mailtriage.backends.imap.source, mailtriage.backends.mbox, "
+                    "mailtriage.cli.main, mailtriage.tui.app"], env=child_env({}), cwd=ROOT, check=True)
+
+
+def summary(label: str, values: list[float], goal: float | None = None, extra: str = "", cpu: str = "",
+            rss_goal: float | None = None) -> str:
     med = statistics.median(values)
     text = f"  {label:<44} {med:7.3f} s  (min {min(values):.3f}, max {max(values):.3f})"
     if CPU.get(cpu):
         text += f"  cpu {statistics.median(CPU[cpu]):.3f} s"
+    if RSS.get(cpu):
+        text += f"  peak RSS {max(RSS[cpu]):.0f} MB"
+        if rss_goal is not None:
+            text += f" (goal < {rss_goal:.0f} MB: {'met' if max(RSS[cpu]) < rss_goal else 'MISSED'})"
     if goal is not None:
         text += f"  goal <= {goal:.2f} s: {'met' if med <= goal else 'MISSED'}"
     return text + extra
 
 
+# A child's own peak memory. Not ru_maxrss: Linux carries the parent's peak over fork and
+# exec, so a child of this (large) benchmark process would report ours. VmHWM is the peak
+# of the child's own address space.
+PEAK_RSS = textwrap.dedent('''
+    def peak_rss_mb():
+        try:
+            with open("/proc/self/status", encoding="ascii") as handle:
+                for line in handle:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+''')
+
+
 # -- mbox -------------------------------------------------------------------------------------
 
 MBOX_CHILD = textwrap.dedent('''
-    import json, sys, time
+    import json, resource, sys, time
+    {peak}
     from datetime import datetime, timezone
     from mailtriage.backends.mbox import MboxSource
     path, since, persist = {path!r}, {since!r}, {persist!r}
     source = MboxSource("bench", {{"path": path, "persist_index": persist}})
     rows = source.list_recent_threads(None, datetime.fromtimestamp(since, tz=timezone.utc))
-    print(json.dumps({{"threads": len(rows), "newest": rows[0].root_message_id if rows else None}}))
+    print(json.dumps({{"threads": len(rows), "newest": rows[0].root_message_id if rows else None,
+                       "maxrss_mb": peak_rss_mb()}}))
 ''')
 
 
@@ -118,9 +167,11 @@ def bench_mbox_part(data_dir: Path, runs: int) -> None:
         shutil.copyfile(path, work)
         bench_mbox.warm_page_cache(work)
         env = {"MAILTRIAGE_CACHE_DIR": str(cache)}
+        warm_up()
 
         def child(persist: bool, label: str) -> tuple[float, dict]:
-            return run_child(MBOX_CHILD.format(path=str(work), since=since, persist=persist), env, label)
+            return run_child(MBOX_CHILD.format(path=str(work), since=since, persist=persist, peak=PEAK_RSS), env,
+                             label)
 
         previous, first, second, appended = [], [], [], []
         answers = set()
@@ -206,7 +257,8 @@ def write_maildir(maildir: Path, count: int, interval: float, seed: int = 1) -> 
 
 
 IMAP_CHILD = textwrap.dedent('''
-    import json, os, sys, time
+    import json, os, resource, sys, time
+    {peak}
     sys.path.insert(0, {bench!r})
     import keyring
     from file_keyring import FileKeyring
@@ -226,7 +278,8 @@ IMAP_CHILD = textwrap.dedent('''
     threads = source.list_recent_threads({list!r}, since, limit=limit)
     took = time.perf_counter() - t0
     print(json.dumps({{"threads": len(threads), "call": took,
-                       "newest": threads[0].root_message_id if threads else None}}))
+                       "newest": threads[0].root_message_id if threads else None,
+                       "maxrss_mb": peak_rss_mb()}}))
 ''')
 
 SORT_CHILD = textwrap.dedent('''
@@ -241,7 +294,7 @@ SORT_CHILD = textwrap.dedent('''
 ''')
 
 
-def bench_imap_part(messages: int, dense: int, runs: int, tui: bool) -> None:
+def bench_imap_part(messages: int, dense: int, runs: int, tui: bool, compare: str | None = None) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="mailtriage-bench-launch-"))
     server = DovecotServer().start()
     try:
@@ -273,63 +326,96 @@ def bench_imap_part(messages: int, dense: int, runs: int, tui: bool) -> None:
             users[label] = user
         keyring_file = tmp / "keyring.json"
         os.environ["MAILTRIAGE_BENCH_KEYRING"] = str(keyring_file)
-        cache = tmp / "cache"
-        env = {"MAILTRIAGE_BENCH_KEYRING": str(keyring_file), "MAILTRIAGE_CACHE_DIR": str(cache)}
         for label, user in users.items():
             FileKeyring().set_password("mailtriage", f"imap:bench-{label}", user.password)
+        # Ours, and with --compare the other checkout's python, each with its own caches
+        # (two cache formats in one folder would rebuild each other's files every run).
+        pythons = {"": PYTHON, **({"compare: ": compare} if compare else {})}
+        envs = {who: {"MAILTRIAGE_BENCH_KEYRING": str(keyring_file),
+                      "MAILTRIAGE_CACHE_DIR": str(tmp / f"cache{'-compare' if who else ''}")} for who in pythons}
 
-        def ours(label: str, mode: str, limit: int | None) -> tuple[float, dict]:
+        def ours(label: str, mode: str, limit: int | None, who: str = "", tag: str = "") -> tuple[float, dict]:
             user = users[label]
             code = IMAP_CHILD.format(bench=str(HERE), mode=mode, limit=limit, account=f"bench-{label}",
-                                     port=server.port, user=user.name, list=LIST)
-            return run_child(code, env, f"{label} {mode} {limit}")
+                                     port=server.port, user=user.name, list=LIST, peak=PEAK_RSS)
+            return run_child(code, envs[who], tag or f"{who}{label} {mode} {limit}", pythons[who])
 
         def sort_baseline(label: str) -> float:
             user = users[label]
-            return run_child(SORT_CHILD.format(port=server.port, user=user.name, password=user.password), env,
+            return run_child(SORT_CHILD.format(port=server.port, user=user.name, password=user.password), envs[""],
                              f"{label} sort")[0]
 
         results: dict[tuple, list[float]] = {}
         counts: dict[tuple, set] = {}
-        for label in users:
-            ours(label, "cached", None)  # fill the cache once (a previous run of the app)
+        for who, python in pythons.items():
+            warm_up(python)
+            for label in users:
+                ours(label, "cached", None, who, tag="fill")  # fill the cache once (a previous run of the app)
         for _ in range(runs):
             for label in users:
                 results.setdefault((label, "sort"), []).append(sort_baseline(label))
                 for mode in ("previous", "uncached", "cached"):
                     for limit in (200, None):
-                        took, answer = ours(label, mode, limit)
-                        results.setdefault((label, mode, limit), []).append(took)
-                        counts.setdefault((label, limit), set()).add(answer["threads"])
+                        for who in pythons:
+                            took, answer = ours(label, mode, limit, who)
+                            results.setdefault((who, label, mode, limit), []).append(took)
+                            counts.setdefault((who, label, limit), set()).add(answer["threads"])
         print(f"IMAP list_recent_threads, 30-day window, median of {runs} fresh processes (whole process: "
-              f"spawn, imports, login, listing); load average {os.getloadavg()[0]:.2f}")
+              f"spawn, imports, login, listing; peak RSS: the largest of the runs); "
+              f"load average {os.getloadavg()[0]:.2f}")
         for label in users:
             print(f" {label} folder ({folders[label][0]:,} messages; threads in the window: "
-                  f"{sorted(counts[(label, None)])}):")
+                  f"{sorted(counts[('', label, None)])}):")
             print(summary("bare imapclient: SORT + 50 envelopes (baseline)", results[(label, "sort")],
                           cpu=f"{label} sort"))
             for mode in ("previous", "uncached", "cached"):
-                print(summary(f"{mode}: first page (200 threads)", results[(label, mode, 200)],
-                              cpu=f"{label} {mode} 200"))
-                goal = 2.0 if label == "dense" else None
-                print(summary(f"{mode}: whole window", results[(label, mode, None)], goal, cpu=f"{label} {mode} None"))
-        flat = statistics.median(results[("dense", "cached", 200)]) / statistics.median(results[("sparse", "cached", 200)])
-        print(f" cached first page, dense / sparse: {flat:.2f}x (goal <= 1.2x)")
+                for who in pythons:
+                    print(summary(f"{who}{mode}: first page (200 threads)", results[(who, label, mode, 200)],
+                                  cpu=f"{who}{label} {mode} 200"))
+                    dense_goal = label == "dense" and not who
+                    print(summary(f"{who}{mode}: whole window", results[(who, label, mode, None)],
+                                  2.0 if dense_goal else None, cpu=f"{who}{label} {mode} None",
+                                  rss_goal=150 if dense_goal else None))
+        for who in pythons:
+            flat = (statistics.median(results[(who, "dense", "cached", 200)])
+                    / statistics.median(results[(who, "sparse", "cached", 200)]))
+            print(f" {who}cached first page, dense / sparse: {flat:.2f}x (goal <= 1.2x)")
         base = statistics.median(results[("sparse", "sort")])
         for label in users:
             print(f" {label}: cached first page / bare SORT baseline: "
-                  f"{statistics.median(results[(label, 'cached', 200)]) / base:.2f}x; "
+                  f"{statistics.median(results[('', label, 'cached', 200)]) / base:.2f}x; "
                   f"cached whole window / previous whole window: "
-                  f"{statistics.median(results[(label, 'cached', None)]) / statistics.median(results[(label, 'previous', None)]):.2f}x")
+                  f"{statistics.median(results[('', label, 'cached', None)]) / statistics.median(results[('', label, 'previous', None)]):.2f}x")
+            if compare:
+                ratios = ", ".join(
+                    f"{mode} {'whole window' if limit is None else 'first page'} "
+                    f"{statistics.median(results[('compare: ', label, mode, limit)]) / statistics.median(results[('', label, mode, limit)]):.2f}x"
+                    for mode in ("uncached", "cached") for limit in (None, 200))
+                print(f" {label}: ours faster than --compare by: {ratios}")
         if tui:
-            bench_tui_part(server, users, tmp, runs)
+            bench_tui_part(server, users, tmp, runs, pythons)
     finally:
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def bench_tui_part(server, users, tmp: Path, runs: int) -> None:
-    """The app on a pseudo-terminal (bench_tui.py's method): cold and warm summary cache."""
+def peak_rss_mb(pid: int) -> float | None:
+    """The peak resident set size of a running process so far (Linux: VmHWM), in MB."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def bench_tui_part(server, users, tmp: Path, runs: int, pythons: dict[str, str] | None = None) -> None:
+    """The app on a pseudo-terminal (bench_tui.py's method): cold and warm summary cache,
+    with the app's peak memory once the whole window is listed (ours, and with --compare
+    the other checkout's app, alternately)."""
+    pythons = pythons or {"": PYTHON}
     baseline = tmp / "bare_imap.py"
     baseline.write_text(bench_tui.IMAP_BASELINE_APP, encoding="utf-8")
     since = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 30 * 86400))
@@ -369,20 +455,24 @@ def bench_tui_part(server, users, tmp: Path, runs: int) -> None:
                 list: {LIST}
             ```
         '''), encoding="utf-8")
-        cache = tmp / f"tui-cache-{label}"
-        env = {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_CACHE_DIR": str(cache),
-               "MAILTRIAGE_DATA_DIR": str(tmp / f"data-{label}"),
-               "MAILTRIAGE_BENCH_KEYRING": os.environ["MAILTRIAGE_BENCH_KEYRING"],
-               "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring", "PYTHONPATH": str(HERE)}
+        caches = {who: tmp / f"tui-cache-{label}{'-compare' if who else ''}" for who in pythons}
         figures: dict[str, list[float]] = {}
+        memory: dict[str, list[float]] = {}
 
-        def launch(kind: str) -> None:
-            term = bench_tui.Terminal([PYTHON, "-m", "mailtriage.cli.main", "--project", str(project)], env)
+        def launch(kind: str, who: str) -> None:
+            env = {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_CACHE_DIR": str(caches[who]),
+                   "MAILTRIAGE_DATA_DIR": str(tmp / f"data-{label}{'-compare' if who else ''}"),
+                   "MAILTRIAGE_BENCH_KEYRING": os.environ["MAILTRIAGE_BENCH_KEYRING"],
+                   "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring", "PYTHONPATH": str(HERE)}
+            term = bench_tui.Terminal([pythons[who], "-m", "mailtriage.cli.main", "--project", str(project)], env)
             try:
-                figures.setdefault(f"{kind} newest", []).append(term.read_until(
+                figures.setdefault(f"{who}{kind} newest", []).append(term.read_until(
                     re.compile(rb"threads[^\x1b]{0,40} \xc2\xb7 via list_recent"), timeout=300) - term.started)
-                figures.setdefault(f"{kind} whole", []).append(term.read_until(
+                figures.setdefault(f"{who}{kind} whole", []).append(term.read_until(
                     re.compile(rb"\d threads \xc2\xb7 via list_recent"), timeout=600) - term.started)
+                peak = peak_rss_mb(term.proc.pid)
+                if peak is not None:
+                    memory.setdefault(f"{who}{kind}", []).append(peak)
             finally:
                 term.close()
 
@@ -393,15 +483,25 @@ def bench_tui_part(server, users, tmp: Path, runs: int) -> None:
                     term.read_until(re.compile(rb"newest-envelopes-painted"), timeout=300) - term.started)
             finally:
                 term.close()
-            shutil.rmtree(cache, ignore_errors=True)
-            launch("cold")
-            launch("warm")
-        print(f" app on a pseudo-terminal, {label} folder, median of {runs} launches:")
+            for who in pythons:
+                shutil.rmtree(caches[who], ignore_errors=True)
+                launch("cold", who)
+                launch("warm", who)
+        print(f" app on a pseudo-terminal, {label} folder, median of {runs} launches (peak RSS: the app's "
+              f"largest, read once the whole window is listed):")
         print(summary("bare Textual + SORT, 50 envelopes (baseline)", figures["bare"]))
-        for kind in ("cold", "warm"):
-            print(summary(f"mailtriage, {kind} cache: newest threads", figures[f"{kind} newest"],
-                          0.40 if kind == "warm" else None))
-            print(summary(f"mailtriage, {kind} cache: whole window", figures[f"{kind} whole"]))
+        for who in pythons:
+            for kind in ("cold", "warm"):
+                print(summary(f"{who}mailtriage, {kind} cache: newest threads", figures[f"{who}{kind} newest"],
+                              0.40 if kind == "warm" and not who else None))
+                peak = memory.get(f"{who}{kind}")
+                extra = ""
+                if peak:
+                    extra = f"  app peak RSS {max(peak):.0f} MB"
+                    if not who:
+                        extra += f" (goal < 150 MB: {'met' if max(peak) < 150 else 'MISSED'})"
+                print(summary(f"{who}mailtriage, {kind} cache: whole window", figures[f"{who}{kind} whole"],
+                              extra=extra))
 
 
 def main() -> int:
@@ -413,11 +513,14 @@ def main() -> int:
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--dense", type=int, default=43_000, help="messages in the dense folder's 30-day window")
     parser.add_argument("--tui", action="store_true", help="also launch the app on a pseudo-terminal")
+    parser.add_argument("--compare", metavar="OTHER_PYTHON",
+                        help="also run the IMAP figures with another checkout's virtualenv python (same run)")
     args = parser.parse_args()
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # every child (the app on --tui too) as in a user's install
     if args.part in ("mbox", "all"):
         bench_mbox_part(args.data_dir, args.runs)
     if args.part in ("imap", "all"):
-        bench_imap_part(args.messages, args.dense, args.runs, args.tui)
+        bench_imap_part(args.messages, args.dense, args.runs, args.tui, args.compare)
     return 0
 
 

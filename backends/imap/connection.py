@@ -13,7 +13,8 @@
   command, and the next call reconnects.
 * Protocol trace: every line to and from the server goes to ``TRACE`` (channel
   ``imap:<account>``) with LOGIN and AUTHENTICATE secrets redacted and message
-  literals reduced to their size.
+  literals reduced to their size. A bulk read (:func:`stream_fetch`: the
+  listing's FETCH of a whole window) shows its first responses and then their count.
 """
 
 from __future__ import annotations
@@ -85,6 +86,8 @@ _UNTAGGED_COUNT = re.compile(rb"^\* (\d+) (EXISTS|EXPUNGE)\s*$", re.IGNORECASE)
 _AUTH_COMMAND = re.compile(rb"^(\S+) (?:UID )?(LOGIN|AUTHENTICATE)\b", re.IGNORECASE)
 _TAGGED = re.compile(rb"^(\S+) (OK|NO|BAD)\b", re.IGNORECASE)
 _MAX_TRACE = 300
+_SHOWN = 3  # responses of a bulk read traced one by one before the rest are counted
+_FETCH_LINE = re.compile(rb"\* (\d+) FETCH (.*)\r\n")  # imaplib's Untagged_status, for FETCH
 
 
 class _ProtocolHook:
@@ -98,6 +101,14 @@ class _ProtocolHook:
         self._send, self._get_line, self._read = imap.send, imap._get_line, imap.read
         imap.send, imap._get_line, imap.read = self.send, self.get_line, self.read
         imap.debug = 0  # imapclient turns imaplib's own debug logging on; we trace here instead
+        imap.mailtriage_hook = self  # found by stream_fetch()
+        # While a bulk read runs (stream_fetch): its untagged responses of one shape
+        # are counted, not traced one by one (tens of thousands of FETCH lines would cost
+        # seconds of redaction and flush everything else out of the console's ring buffer).
+        self.summarised: re.Pattern | None = None
+        self.summary = [0, 0]  # responses, literal bytes
+        self.showing = True  # the current response is traced
+        self.continued = False  # the next line ends a response that is not
 
     def send(self, data: bytes) -> None:
         if TRACE.active:
@@ -131,7 +142,10 @@ class _ProtocolHook:
         self.literal_next = bool(re.search(rb"\{\d+\}$", line)) and len(data) <= len(line) + 2
 
     def get_line(self) -> bytes:
-        line = self._get_line()
+        return self.seen(self._get_line())
+
+    def seen(self, line: bytes) -> bytes:
+        """Follow and trace one line read from the server."""
         if line.startswith(b"* "):
             match = _UNTAGGED_COUNT.match(line)
             if match:
@@ -139,6 +153,15 @@ class _ProtocolHook:
         if self.auth_tag is not None and line.startswith(self.auth_tag + b" "):
             self.auth_tag = None
         if TRACE.active:
+            if self.summarised is not None:
+                if self.continued:  # the rest of a response after its literal
+                    self.continued = False
+                    return line
+                if self.summarised.match(line):
+                    self.summary[0] += 1
+                    self.showing = self.summary[0] <= _SHOWN
+                    if not self.showing:
+                        return line
             TRACE.log(self.channel, "<", "+ [REDACTED]" if self.auth_tag is not None and line.startswith(b"+")
                       else _clip(line))
         return line
@@ -146,8 +169,140 @@ class _ProtocolHook:
     def read(self, size: int) -> bytes:
         data = self._read(size)
         if TRACE.active:
+            if self.summarised is not None:
+                self.summary[1] += size
+                if not self.showing:
+                    self.continued = True
+                    return data
             TRACE.log(self.channel, "<", f"[literal {size} bytes]")
         return data
+
+    def summarise(self, kind: bytes) -> None:
+        self.summarised = re.compile(rb"\* \d+ " + re.escape(kind) + rb" ", re.IGNORECASE)
+        self.summary = [0, 0]
+        self.showing = True
+        self.continued = False
+
+    def end_summary(self, kind: bytes) -> None:
+        responses, size = self.summary
+        self.summarised = None
+        self.continued = False
+        if TRACE.active and responses > _SHOWN:
+            TRACE.log(self.channel, "<", f"[{responses - _SHOWN:,} more {kind.decode()} responses, not shown one by "
+                                         f"one ({responses:,} in all, literals {size:,} bytes)]")
+
+
+def stream_fetch(client: IMAPClient, tag: bytes, consume: Callable[[list], None], batch: int) -> tuple[str, list]:
+    """Read the responses to the FETCH command ``tag`` up to its completion, as imaplib's
+    ``_command_complete`` does (same errors), handing the untagged FETCH responses to
+    ``consume`` in batches of about ``batch`` (imaplib's shape: a ``(line, literal)``
+    tuple before each literal, then the line that ends the response) while the server
+    still sends the rest. Returns the completion's ``(typ, data)``.
+
+    An untagged FETCH line is read here, literals and all, exactly as imaplib's
+    ``_get_response`` reads it, minus its per-line bookkeeping; every other line (the
+    completion, EXISTS, BYE, anything unexpected) is handed to imaplib itself. With the
+    trace on, the first FETCH responses are traced one by one and the rest counted.
+    An exception from ``consume`` is raised once the command is over (the connection
+    stays in step)."""
+    imap = client._imap
+    hook = getattr(imap, "mailtriage_hook", None)
+    tracing = hook is not None and TRACE.active
+    pending = imap.tagged_commands
+    untagged = imap.untagged_responses
+    readline = imap.readline
+    read = hook._read if hook is not None else imap.read
+    literal = imap.Literal.match
+    fetch_line = _FETCH_LINE.fullmatch
+    out: list = []
+    failed: list[BaseException] = []
+
+    def hand_over(data: list) -> None:
+        if not failed:
+            try:
+                consume(data)
+            except Exception as exc:  # noqa: BLE001 - raised below, once the command is over
+                failed.append(exc)
+
+    if hook is not None:
+        hook.summarise(b"FETCH")
+    try:
+        imap._check_bye()
+        try:
+            while pending[tag] is None:
+                raw = readline()
+                match = fetch_line(raw)
+                if match is None or (tracing and hook.summary[0] < _SHOWN):
+                    _replay(imap, hook, raw)  # imaplib reads it (and the hook traces it)
+                    got = untagged.pop("FETCH", None)
+                    if got:
+                        out.extend(got)
+                else:
+                    number, rest = match.groups()
+                    line = number + b" " + rest if rest else number
+                    size = literal(line)
+                    while size is not None:
+                        length = int(size.group("size"))
+                        out.append((line, read(length)))
+                        if tracing:
+                            hook.summary[1] += length
+                        line = _checked(imap, readline())
+                        size = literal(line)
+                    out.append(line)
+                    if tracing:
+                        hook.summary[0] += 1
+                if len(out) >= batch:
+                    hand_over(out)
+                    out = []
+        except imap.abort as exc:
+            raise imap.abort(f"command: FETCH => {exc}") from None
+        except imap.error as exc:
+            raise imap.error(f"command: FETCH => {exc}") from None
+        typ, data = pending.pop(tag)
+        imap._check_bye()
+        if typ == "BAD":
+            raise imap.error(f"FETCH command error: {typ} {data}")
+        out.extend(untagged.pop("FETCH", None) or ())
+        if out:
+            hand_over(out)
+    finally:
+        if hook is not None:
+            hook.end_summary(b"FETCH")
+    if failed:
+        raise failed[0]
+    return typ, data
+
+
+def _checked(imap: imaplib.IMAP4, raw: bytes) -> bytes:
+    """A line as imaplib's ``_get_line`` returns it (CRLF off; EOF and a cut line refused)."""
+    if not raw:
+        raise imap.abort("socket error: EOF")
+    if not raw.endswith(b"\r\n"):
+        raise imap.abort(f"socket error: unterminated line: {raw!r}")
+    return raw[:-2]
+
+
+def _replay(imap: imaplib.IMAP4, hook: _ProtocolHook | None, raw: bytes) -> None:
+    """Let imaplib's ``_get_response`` handle a line already read (the hook sees it as read)."""
+    hooked = imap.__dict__.get("_get_line")
+
+    def once() -> bytes:
+        _restore(imap, hooked)
+        line = _checked(imap, raw)
+        return hook.seen(line) if hook is not None else line
+
+    imap._get_line = once
+    try:
+        imap._get_response()
+    finally:
+        _restore(imap, hooked)
+
+
+def _restore(imap: imaplib.IMAP4, hooked) -> None:
+    if hooked is None:
+        imap.__dict__.pop("_get_line", None)
+    else:
+        imap._get_line = hooked
 
 
 def _clip(line: bytes) -> str:

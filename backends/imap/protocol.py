@@ -8,11 +8,13 @@ callers pass UIDs in chunks of at most :data:`CHUNK`.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from imapclient import IMAPClient
 from imapclient.imapclient import _literal  # imapclient's marker for "always send as a literal"
 from imapclient.response_parser import parse_fetch_response, parse_message_list, parse_response
+
+from mailtriage.backends.imap.connection import stream_fetch
 
 CHUNK = 500
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -61,6 +63,12 @@ def fetch(client: IMAPClient, seqset: str, items: Sequence[str], *, uid: bool = 
     The result is keyed by UID when ``uid`` else by sequence number; each value also
     carries ``b"UID"`` when asked for. Unsolicited FETCH responses are kept (harmless).
     """
+    return dict(parse_fetch_response(fetch_raw(client, seqset, items, uid=uid), False, uid))
+
+
+def fetch_raw(client: IMAPClient, seqset: str, items: Sequence[str], *, uid: bool = True) -> list:
+    """FETCH ``items`` for ``seqset``; the untagged FETCH responses as imaplib collected
+    them (a bytes line per response, a ``(line, literal)`` tuple before each literal), unparsed."""
     imap = client._imap
     args = ["FETCH", seqset, "(" + " ".join(items) + ")"]
     if uid:
@@ -69,7 +77,22 @@ def fetch(client: IMAPClient, seqset: str, items: Sequence[str], *, uid: bool = 
     typ, data = imap._command_complete("FETCH", tag)
     client._checkok("fetch", typ, data)
     typ, data = imap._untagged_response(typ, data, "FETCH")
-    return dict(parse_fetch_response(data, False, uid))
+    return data
+
+
+def fetch_stream(client: IMAPClient, seqset: str, items: Sequence[str], consume: Callable[[list], None], *,
+                 uid: bool = True, batch: int = 2000) -> None:
+    """FETCH ``items`` for ``seqset``, handing the untagged FETCH responses to ``consume``
+    (imaplib's shape, as :func:`fetch_raw` returns them) in batches of about ``batch``
+    while the server still sends the rest: a large FETCH is parsed as it arrives, in
+    bounded memory (see :func:`connection.stream_fetch`)."""
+    imap = client._imap
+    args = ["FETCH", seqset, "(" + " ".join(items) + ")"]
+    if uid:
+        args.insert(0, "UID")
+    tag = imap._command(*args)
+    typ, data = stream_fetch(client, tag, consume, batch)
+    client._checkok("fetch", typ, data)
 
 
 def quote(text: str) -> bytes:

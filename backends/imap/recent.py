@@ -16,25 +16,33 @@ in this order:
 
 With ``limit`` the walk (or the cached rows, read the same way) stops once ``limit``
 threads are known, exactly as an uncached first page would.
+
+A row is a plain tuple laid out as :mod:`summary_cache` says (``sc.UID``…): the walk
+makes it, the cache stores it, threading reads it as a record, so tens of thousands of
+rows are never copied from one shape into another. The FETCH responses of the walk are
+read by a parser of their common shape (:func:`parse_rows`); anything else goes through
+imapclient's parser, so the rows are the same either way, only made faster.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Callable, Iterable, Iterator
+from operator import itemgetter
+from typing import Callable, Iterable
 
+from imapclient.datetime_util import parse_to_datetime
 from imapclient.exceptions import ProtocolError
 from imapclient.response_parser import parse_fetch_response, parse_response
 
 from mailtriage.backends import mime
-from mailtriage.backends.account_source import EPOCH
 from mailtriage.backends.contract import Address, ThreadId, ThreadSummary
 from mailtriage.backends.errors import BackendFailure, ConnectionLost
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap import summary_cache as sc
-from mailtriage.backends.imap.headers import aware, mime_synthetic_id, thread_root
-from mailtriage.backends.thread_reconstruction import ThreadRecord, synthetic_kind, thread_records
+from mailtriage.backends.imap.headers import mime_synthetic_id, thread_root
+from mailtriage.backends.thread_reconstruction import synthetic_kind, thread_records
 
 RECENT_FIELDS = ("MESSAGE-ID", "REFERENCES", "IN-REPLY-TO", "SUBJECT", "FROM", "DATE", "TO", "CC", "LIST-ID",
                  "LIST-POST")
@@ -42,99 +50,298 @@ _RECENT_ITEM = f"BODY.PEEK[HEADER.FIELDS ({' '.join(RECENT_FIELDS)})]"
 _RECENT_KEY = f"BODY[HEADER.FIELDS ({' '.join(RECENT_FIELDS)})]".encode()
 RECENT_ITEMS = ["UID", "FLAGS", "INTERNALDATE", _RECENT_ITEM]
 WINDOW = 500  # messages per FETCH while walking a folder newest first
-BULK = 5000  # messages per FETCH when the window's start is known
+BULK = 25000  # messages per FETCH when the window's start is known (parsed as they arrive)
 _LIST_FIELDS = {b"to", b"cc", b"list-id", b"list-post"}
 NO_TIME = float("-inf")
 
+Row = tuple  # one message seen by list_recent_threads (headers only), laid out as summary_cache says
+_BY_UID = itemgetter(sc.UID)
 
-@dataclass
-class Row:
-    """One message seen by list_recent_threads (headers only)."""
+# -- reading FETCH responses -------------------------------------------------------------------
 
-    uid: int
-    message_id: str
-    references: tuple[str, ...]
-    in_reply_to: str | None
-    synthetic: bool
-    subject: str
-    sender: Address
-    arrived: datetime | None
-    seen: bool
-    list_fields: bytes  # To, Cc, List-Id, List-Post, lower-cased: to tell list mail apart
-    sent: datetime | None = None  # the Date header, as the sender wrote it
-
-    def to_plain(self) -> tuple:
-        return (self.uid, self.message_id, self.references, self.in_reply_to, self.synthetic, self.subject,
-                self.sender.name, self.sender.email, self.arrived.timestamp() if self.arrived else None, self.seen,
-                self.list_fields, self.sent.isoformat() if self.sent else None)
-
-    @classmethod
-    def from_plain(cls, p: tuple) -> "Row":
-        arrived = datetime.fromtimestamp(p[sc.ARRIVED], timezone.utc) if p[sc.ARRIVED] is not None else None
-        # The sender's own offset is kept (an ISO text): the list shows the date as written.
-        sent = datetime.fromisoformat(p[sc.SENT]) if p[sc.SENT] else None
-        return cls(p[sc.UID], p[sc.MESSAGE_ID], tuple(p[sc.REFERENCES]), p[sc.IN_REPLY_TO], p[sc.SYNTHETIC],
-                   p[sc.SUBJECT], Address(p[sc.SENDER_NAME], p[sc.SENDER_EMAIL]), arrived, p[sc.SEEN],
-                   p[sc.LIST_FIELDS], sent)
+# The common shape of one response as imaplib hands it over ("* " and "FETCH" already
+# taken off): the simple items, then the header fields as a literal, then ")". Anything
+# else (another order of items, NIL, a quoted string, more items) goes to imapclient.
+_SIMPLE_ITEMS = rb'(?:UID \d+|FLAGS \([^()"]*\)|INTERNALDATE "[^"]*"|MODSEQ \(\d+\))'
+_FETCH_COMMON = re.compile(rb'(\d+) \(UID (\d+) FLAGS \(([^()"]*)\) INTERNALDATE "([^"]*)" '
+                           rb'BODY\[HEADER\.FIELDS \([^()]*\)\] \{\d+\}\Z')
+_FETCH_HEAD = re.compile(rb'(\d+) \(((?:' + _SIMPLE_ITEMS + rb' )*)BODY\[HEADER\.FIELDS \([^()]*\)\] \{\d+\}\Z')
+_FETCH_TAIL = re.compile(rb'((?: ' + _SIMPLE_ITEMS + rb')*)\)\Z')
+_ITEM = re.compile(rb'(UID|FLAGS|INTERNALDATE|MODSEQ) (?:(\d+)|\(([^()"]*)\)|"([^"]*)")')
+# RFC 3501 date-time: "01-Nov-2026 14:44:47 +0000" (a day below 10 may start with a space).
+_INTERNALDATE = re.compile(rb' ?(\d{1,2})-([A-Za-z]{3})-(\d{4}) (\d\d):(\d\d):(\d\d) ([+-])(\d\d)(\d\d)\Z')
+_MONTHS = {m: i for i, m in enumerate(
+    (b"jan", b"feb", b"mar", b"apr", b"may", b"jun", b"jul", b"aug", b"sep", b"oct", b"nov", b"dec"), 1)}
+# A header block where every line is "Name:value" (no folding, CRLF line ends), as servers
+# send HEADER.FIELDS: read by one pattern. Any other block goes to mime.header_fields,
+# which gives the same fields for this shape (the first occurrence of a name wins).
+_PLAIN_FIELD = re.compile(rb"^([!-9;-~]+):[ \t]*([^\r\n]*)\r\n", re.MULTILINE)
 
 
-def row_from_fetch(item: dict) -> Row:
-    block = item.get(_RECENT_KEY) or b""
-    fields = mime.header_fields(block)
-    message_id = mime.extract_msgid(fields.get(b"message-id"))
-    subject, _notes = mime.decode_header_text(fields.get(b"subject"))
-    flags = {f.lower() for f in item.get(b"FLAGS", ())}
-    return Row(
-        uid=int(item[b"UID"]),
-        # Without a Message-ID: a stand-in now, the MIME parser's synthetic ID once the full header is read.
-        message_id=message_id or mime_synthetic_id(block),
-        references=mime.extract_msgids(fields.get(b"references")),
-        in_reply_to=mime.extract_msgid(fields.get(b"in-reply-to")),
-        synthetic=message_id is None,
-        subject=subject,
-        sender=mime.parse_address(fields.get(b"from")),
-        arrived=aware(item.get(b"INTERNALDATE")),
-        seen=b"\\seen" in flags,
-        list_fields=b" ".join(v for k, v in fields.items() if k in _LIST_FIELDS).lower(),
-        sent=mime.parse_date(fields.get(b"date")),
-    )
+class RowMaker:
+    """Makes rows from FETCH data. Values that repeat (senders, subjects, list fields, the
+    Message-IDs that References name again) are decoded once and then shared, so rows
+    take less memory and the cache file stores each once. Every value is exactly what
+    the MIME helpers give (they are pure: a remembered value is theirs)."""
+
+    def __init__(self) -> None:
+        self._senders: dict[bytes | None, tuple[str, str]] = {}
+        self._subjects: dict[bytes | None, str] = {}
+        self._lists: dict[bytes, bytes] = {}
+        self._ids: dict[str, str] = {}
+        self._days: dict[tuple, float | None] = {}
+        self._names: dict[bytes, bytes] = {}
+        self._dates: dict[tuple, str | None] = {}
+        self._zones: dict[bytes | None, str | None] = {}
+
+    def row(self, uid: int, seen: bool, arrived: float | None, block: bytes) -> Row:
+        pairs = _PLAIN_FIELD.findall(block)
+        # Every line a "Name:value" line, then the empty line that ends the block: the
+        # plain shape (each match is a whole line, so the count says none was skipped).
+        if len(pairs) == block.count(b"\n") - 1 and block.endswith(b"\r\n\r\n"):
+            fields: dict[bytes, bytes] = {}
+            names = self._names
+            for name, value in pairs:
+                lower = names.get(name)
+                if lower is None:
+                    lower = names[name] = name.lower()
+                if lower not in fields:
+                    fields[lower] = value
+        else:
+            fields = mime.header_fields(block)
+        get = fields.get
+        intern = self._ids.setdefault
+        message_id = mime.extract_msgid(get(b"message-id"))
+        synthetic = message_id is None
+        if synthetic:
+            # A stand-in now, the MIME parser's synthetic ID once the full header is read.
+            message_id = mime_synthetic_id(block)
+        else:
+            message_id = intern(message_id, message_id)
+        references = mime.extract_msgids(get(b"references"))
+        if references:
+            references = tuple([intern(r, r) for r in references])
+        in_reply_to = mime.extract_msgid(get(b"in-reply-to"))
+        if in_reply_to is not None:
+            in_reply_to = intern(in_reply_to, in_reply_to)
+        raw = get(b"subject")
+        subject = self._subjects.get(raw)
+        if subject is None:
+            subject = self._subjects[raw] = mime.decode_header_text(raw)[0]
+        raw = get(b"from")
+        sender = self._senders.get(raw)
+        if sender is None:
+            address = mime.parse_address(raw)
+            sender = self._senders[raw] = (address.name, address.email)
+        listed = b" ".join([v for k, v in fields.items() if k in _LIST_FIELDS]).lower()
+        listed = self._lists.setdefault(listed, listed)
+        return (message_id, references, in_reply_to, synthetic, uid, subject, sender[0], sender[1], arrived, seen,
+                listed, self.sent(get(b"date")))
+
+    def sent(self, raw: bytes | None) -> str | None:
+        """``mime.parse_date(raw).isoformat()`` (None when no date), written without the
+        datetime for the common shape: the very pattern of parse_date's own fast path,
+        with the same checks (a date, a time or an offset datetime refuses goes to it)."""
+        if not raw:
+            return None
+        match = mime._RFC5322_DATE.match(raw)  # parse_date's fast path: same pattern, same fields
+        if match is not None:
+            day, month, year, hour, minute, second, zone = match.groups()
+            key = (day, month, year)
+            date = self._dates.get(key, "")
+            if date == "":
+                date = self._dates[key] = _iso_date(day, month, year)
+            offset = self._zones.get(zone, "")
+            if offset == "":
+                offset = self._zones[zone] = _iso_offset(zone)
+            h, m, s = int(hour), int(minute), int(second) if second else 0
+            if date is not None and offset is not None and h < 24 and m < 60 and s < 60:
+                return f"{date}T{h:02d}:{m:02d}:{s:02d}{offset}"
+        when = mime.parse_date(raw)
+        return when.isoformat() if when is not None else None
+
+    def arrival(self, raw: bytes) -> float | None:
+        """INTERNALDATE in seconds since the epoch, as imapclient reads it (None when it cannot)."""
+        match = _INTERNALDATE.match(raw)
+        if match is not None:
+            day, month, year, hour, minute, second, sign, zone_hours, zone_minutes = match.groups()
+            key = (day, month, year)
+            midnight = self._days.get(key, NO_TIME)
+            if midnight == NO_TIME:
+                midnight = self._days[key] = _midnight(day, month, year)
+            h, m, s, zh, zm = int(hour), int(minute), int(second), int(zone_hours), int(zone_minutes)
+            if midnight is not None and h < 24 and m < 60 and s < 60 and zh < 24 and zm < 60:
+                offset = zh * 3600 + zm * 60
+                return midnight + h * 3600 + m * 60 + s - (offset if sign == b"+" else -offset)
+        return _slow_arrival(raw)
+
+    def from_item(self, key: int, item: dict, *, uid: bool) -> Row | None:
+        """A row from one message's imapclient-parsed FETCH data, or None without a UID."""
+        number = key if uid else item.get(b"UID")
+        if number is None:
+            return None
+        block = item.get(_RECENT_KEY)
+        if block is None:
+            block = next((v for k, v in item.items() if k.startswith(b"BODY[HEADER.FIELDS")), None)
+        flags = {f.lower() for f in item.get(b"FLAGS", ())}
+        arrived = item.get(b"INTERNALDATE")
+        if arrived is not None:
+            arrived = (arrived if arrived.tzinfo is not None else arrived.replace(tzinfo=timezone.utc)).timestamp()
+        return self.row(int(number), b"\\seen" in flags, arrived,
+                        block if isinstance(block, bytes) else b"")
 
 
-def on_list(row: Row, address: str) -> bool:
-    """Is the message to (or archived by) the list? To, Cc, List-Post and List-Id are checked."""
+def _midnight(day: bytes, month: bytes, year: bytes) -> float | None:
+    number = _MONTHS.get(month.lower())
+    if number is None or int(year) < 100:  # a 2-digit year: imapclient's century rules
+        return None
+    try:
+        return datetime(int(year), number, int(day), tzinfo=timezone.utc).timestamp()
+    except ValueError:
+        return None
+
+
+def _iso_date(day: bytes, month: bytes, year: bytes) -> str | None:
+    number = _MONTHS.get(month.lower())
+    if number is None:
+        return None
+    try:
+        return datetime(int(year), number, int(day)).date().isoformat()
+    except ValueError:
+        return None
+
+
+def _iso_offset(zone: bytes | None) -> str | None:
+    """The ISO form of a Date's zone as parse_date makes it (UTC when none or -0000)."""
+    if zone is None or zone == b"-0000":
+        return "+00:00"
+    minutes = int(zone[1:3]) * 60 + int(zone[3:5])
+    if minutes >= 24 * 60:
+        return None  # parse_date's timezone() refuses it: its slower path decides
+    sign = "-" if zone[:1] == b"-" and minutes else "+"
+    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def _slow_arrival(raw: bytes) -> float | None:
+    try:
+        when = parse_to_datetime(raw, normalise=False)
+        return (when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)).timestamp()
+    except (ValueError, OverflowError):
+        return None
+
+
+def parse_rows(data: list, maker: RowMaker, *, uid: bool, out: dict[int, Row] | None = None) -> dict[int, Row]:
+    """Rows from the untagged FETCH responses imaplib collected (``data``), keyed by UID
+    when ``uid`` else by sequence number (added to ``out`` when given); a response
+    without the header fields (an unsolicited flag change) updates the row it names, and
+    one that imapclient's parser chokes on is skipped (one bad message must not hide the
+    others)."""
+    if out is None:
+        out = {}
+    common = _FETCH_COMMON.match
+    count = len(data)
+    i = 0
+    while i < count:
+        entry = data[i]
+        if type(entry) is tuple and i + 1 < count and data[i + 1] == b")":
+            match = common(entry[0])
+            if match is not None:
+                seq, number, flags, when, = match.groups()
+                key = int(number) if uid else int(seq)
+                out[key] = maker.row(int(number), b"\\seen" in flags.lower().split(), maker.arrival(when), entry[1])
+                i += 2
+                continue
+        end = i
+        while end < count and type(data[end]) is tuple:
+            end += 1
+        group = data[i:end + 1]
+        i = end + 1
+        if group == [None]:
+            continue
+        _parse_other(group, maker, uid, out)
+    return out
+
+
+def _parse_other(group: list, maker: RowMaker, uid: bool, out: dict[int, Row]) -> None:
+    """One response of another shape: the general pattern, else imapclient's parser."""
+    if len(group) == 2 and type(group[0]) is tuple and type(group[1]) is bytes:
+        head = _FETCH_HEAD.match(group[0][0])
+        tail = _FETCH_TAIL.match(group[1]) if head is not None else None
+        if tail is not None:
+            found: dict[bytes, bytes] = {}
+            items = _ITEM.findall(head.group(2) + tail.group(1))
+            for name, number, listed, quoted in items:
+                found[name] = number or listed or quoted
+            if len(items) == len(found) and {b"UID", b"FLAGS", b"INTERNALDATE"} <= found.keys():
+                number = int(found[b"UID"])
+                key = number if uid else int(head.group(1))
+                out[key] = maker.row(number, b"\\seen" in found[b"FLAGS"].lower().split(),
+                                     maker.arrival(found[b"INTERNALDATE"]), group[0][1])
+                return
+    try:
+        parsed = parse_fetch_response(group, False, uid)
+    except ProtocolError:
+        return
+    for key, item in parsed.items():
+        has_header = any(isinstance(k, bytes) and k.startswith(b"BODY[HEADER.FIELDS") for k in item)
+        if has_header:
+            row = maker.from_item(key, item, uid=uid)
+            if row is not None:
+                out[key] = row
+        elif key in out and b"FLAGS" in item:  # a later flag change of a message already read
+            old = out[key]
+            seen = b"\\seen" in {f.lower() for f in item[b"FLAGS"]}
+            out[key] = (*old[:sc.SEEN], seen, *old[sc.SEEN + 1:])
+
+
+def fetch_rows(client, seqset: str, maker: RowMaker, *, uid: bool = False) -> dict[int, Row]:
+    """FETCH the listing's items for ``seqset``: rows keyed by UID when ``uid`` else by
+    sequence number, parsed while the server sends the rest; the trace shows the first
+    responses and their count."""
+    out: dict[int, Row] = {}
+    protocol.fetch_stream(client, seqset, RECENT_ITEMS, lambda data: parse_rows(data, maker, uid=uid, out=out), uid=uid)
+    return out
+
+
+def list_needles(address: str) -> tuple[bytes, ...]:
+    """What :func:`on_list` looks for: the address, and its List-Id form."""
     local, _, domain = address.partition("@")
     needles = [address.encode()]
     if domain:
         needles.append(f"{local}.{domain}".encode())  # List-Id: <security.example.org>
-    return any(n in row.list_fields for n in needles)
+    return tuple(needles)
 
 
-def fetch_recent(client, seqset: str, *, uid: bool = False) -> dict[int, dict]:
-    """FETCH the listing's items for ``seqset``; a message the parser chokes on is skipped."""
-    try:
-        return protocol.fetch(client, seqset, RECENT_ITEMS, uid=uid)
-    except ProtocolError:
-        # One message the parser chokes on must not hide the others: go one by one.
-        out: dict[int, dict] = {}
-        for number in protocol.expand(seqset):
-            try:
-                out.update(protocol.fetch(client, str(number), RECENT_ITEMS, uid=uid))
-            except ProtocolError:
-                continue
-        return out
+def on_list(row: Row, address: str) -> bool:
+    """Is the message to (or archived by) the list? To, Cc, List-Post and List-Id are checked."""
+    listed = row[sc.LIST_FIELDS]
+    return any(n in listed for n in list_needles(address))
 
 
-def complete_synthetic(conn, rows: Iterable[Row]) -> None:
-    """Give rows without a Message-ID the MIME parser's synthetic ID (one FETCH of their headers)."""
-    missing = [r for r in rows if r.synthetic]
+def _list_filter(wanted: str | None) -> Callable[[Row], bool] | None:
+    if not wanted:
+        return None
+    needles = list_needles(wanted)
+    if len(needles) == 2:
+        first, second = needles
+        return lambda row: first in row[sc.LIST_FIELDS] or second in row[sc.LIST_FIELDS]
+    (only,) = needles
+    return lambda row: only in row[sc.LIST_FIELDS]
+
+
+def complete_synthetic(conn, rows: list[Row]) -> None:
+    """Give rows without a Message-ID the MIME parser's synthetic ID (one FETCH of their
+    headers); ``rows`` is updated in place."""
+    missing = [i for i, r in enumerate(rows) if r[sc.SYNTHETIC]]
     if not missing:
         return
-    uids = protocol.compress(r.uid for r in missing)
+    uids = protocol.compress(rows[i][sc.UID] for i in missing)
     data = conn.call("UID FETCH header", lambda c: protocol.fetch(c, uids, ["UID", "BODY.PEEK[HEADER]"]))
     blocks = {item.get(b"UID", k): item.get(b"BODY[HEADER]") for k, item in data.items()}
-    for row in missing:
-        if blocks.get(row.uid):
-            row.message_id = mime_synthetic_id(blocks[row.uid])
+    for i in missing:
+        row = rows[i]
+        if blocks.get(row[sc.UID]):
+            rows[i] = (mime_synthetic_id(blocks[row[sc.UID]]), *row[1:])
 
 
 # -- choosing rows -------------------------------------------------------------------------
@@ -152,15 +359,19 @@ def pick(rows_newest_first: Iterable[Row], since: datetime, wanted: str | None, 
     Returns None when the known rows end before the walk would stop and ``exhausted``
     is false (more, older messages are on the server only)."""
     window = window_size(limit)
+    since_epoch = since.timestamp()
+    keep = _list_filter(wanted)
     out: list[Row] = []
     roots: set[str] = set()
     reached_older = False
     for seen, row in enumerate(rows_newest_first, 1):
-        if row.arrived is not None and row.arrived < since:
+        arrived = row[sc.ARRIVED]
+        if arrived is not None and arrived < since_epoch:
             reached_older = True
-        elif not wanted or on_list(row, wanted):
+        elif keep is None or keep(row):
             out.append(row)
-            roots.add(thread_root(row.message_id, row.references, row.in_reply_to))
+            if limit:
+                roots.add(thread_root(row[sc.MESSAGE_ID], row[sc.REFERENCES], row[sc.IN_REPLY_TO]))
         if seen % window == 0 and (reached_older or (limit and len(roots) >= limit)):
             return out  # the end of a window where the walk stops
     if reached_older or (limit and len(roots) >= limit):
@@ -169,32 +380,58 @@ def pick(rows_newest_first: Iterable[Row], since: datetime, wanted: str | None, 
 
 
 def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
-    rows = sorted(rows, key=lambda r: r.uid)  # oldest first: the first member is the earliest seen
-    records = [ThreadRecord(r.message_id, r.references, r.in_reply_to, r.synthetic) for r in rows]
-    out = []
-    for group in thread_records(records):
-        members = [rows[i] for i in group.members]
-        root = next((m for m in members if m.message_id == group.root_id), None)
+    """The threads of ``rows``, most recent activity first."""
+    rows = sorted(rows, key=_BY_UID)  # oldest first: the first member is the earliest seen
+    kinds = {False: kind, True: synthetic_kind(kind)}
+    utc = timezone.utc
+    from_timestamp = datetime.fromtimestamp
+    from_iso = datetime.fromisoformat
+    message_id_at, arrived_at, seen_at, email_at = sc.MESSAGE_ID, sc.ARRIVED, sc.SEEN, sc.SENDER_EMAIL
+    senders: dict[tuple[str, str], Address] = {}
+    out: list[ThreadSummary] = []
+    order: list[tuple[float, str]] = []
+    for group in thread_records(rows):  # a row is a threading record (its first four fields)
+        root_id = group.root_id
+        indices = group.members
+        root = latest = newest = None
+        unread = False
+        emails: dict[str, None] = {}
+        for i in indices:
+            member = rows[i]
+            if root is None and member[message_id_at] == root_id:
+                root = member
+            arrived = member[arrived_at]  # the first of the latest arrivals, as max() picks
+            if arrived is not None and (newest is None or arrived > newest):
+                newest, latest = arrived, member
+            if not member[seen_at]:
+                unread = True
+            email = member[email_at]
+            if email:
+                emails[email] = None
         # Without its root the walk holds replies only: the thread started before `since`.
         continued = root is None
-        root = root or members[0]
-        arrivals = [m.arrived for m in members if m.arrived is not None]
-        latest = max((m for m in members if m.arrived is not None), key=lambda m: m.arrived, default=None)
-        participants = tuple(dict.fromkeys(m.sender.email for m in members if m.sender.email))
+        if root is None:
+            root = rows[indices[0]]
+        who = (root[sc.SENDER_NAME], root[email_at])
+        sender = senders.get(who)
+        if sender is None:
+            sender = senders[who] = Address(*who)
+        sent = latest[sc.SENT] if latest is not None else None
         out.append(ThreadSummary(
-            thread_id=ThreadId(synthetic_kind(kind) if group.synthetic else kind, group.root_id),
-            subject=root.subject,
-            root_message_id=group.root_id,
-            sender=root.sender,
-            last_activity=max(arrivals) if arrivals else None,
-            sent=latest.sent if latest is not None else None,
-            message_count=len(members),
-            participants=participants,
-            unread=any(not m.seen for m in members),
+            thread_id=ThreadId(kinds[group.synthetic], root_id),
+            subject=root[sc.SUBJECT],
+            root_message_id=root_id,
+            sender=sender,
+            last_activity=from_timestamp(newest, utc) if newest is not None else None,
+            sent=from_iso(sent) if sent else None,
+            message_count=len(indices),
+            participants=tuple(emails),
+            unread=unread,
             continued=continued,
         ))
-    out.sort(key=lambda s: (s.last_activity or EPOCH, s.root_message_id), reverse=True)
-    return out
+        order.append((newest if newest is not None else 0.0, root_id))  # 0.0: the epoch, for no date
+    ranked = sorted(range(len(out)), key=order.__getitem__, reverse=True)
+    return [out[i] for i in ranked]
 
 
 # -- the walk ----------------------------------------------------------------------------------
@@ -211,6 +448,9 @@ def walk(conn, state, since: datetime, wanted: str | None, limit: int | None) ->
     """Walk the selected folder newest first until ``since`` (or ``limit`` threads)."""
     rows: list[Row] = []
     roots: set[str] = set()
+    since_epoch = since.timestamp()
+    keep = _list_filter(wanted)
+    maker = RowMaker()
     hi = state.exists
     window = window_size(limit)
     start = window_start(conn, since) if not limit else None
@@ -222,20 +462,19 @@ def walk(conn, state, since: datetime, wanted: str | None, limit: int | None) ->
             lo = max(1, start, hi - BULK + 1)
         else:
             lo = max(1, hi - window + 1)
-        data = conn.call("FETCH recent headers", lambda c: fetch_recent(c, f"{lo}:{hi}"))
+        data = conn.call("FETCH recent headers", lambda c: fetch_rows(c, f"{lo}:{hi}", maker))
         reached_older = False
         for seq in sorted(data, reverse=True):
-            item = data[seq]
-            if not lo <= seq <= hi or b"UID" not in item:
+            if not lo <= seq <= hi:
                 continue
-            row = row_from_fetch(item)
+            row = data[seq]
             rows.append(row)
-            if row.arrived is not None and row.arrived < since:
+            arrived = row[sc.ARRIVED]
+            if arrived is not None and arrived < since_epoch:
                 reached_older = True
                 continue
-            if wanted and not on_list(row, wanted):
-                continue
-            roots.add(thread_root(row.message_id, row.references, row.in_reply_to))
+            if limit and (keep is None or keep(row)):
+                roots.add(thread_root(row[sc.MESSAGE_ID], row[sc.REFERENCES], row[sc.IN_REPLY_TO]))
         hi = lo - 1
         if start is not None:
             # The server said where the window starts: read down to it, whatever the arrival
@@ -249,7 +488,7 @@ def walk(conn, state, since: datetime, wanted: str | None, limit: int | None) ->
     if hi < 1:
         complete = bottom = True  # the whole folder
     complete_synthetic(conn, rows)
-    floor = 1 if bottom else min((r.uid for r in rows), default=state.uidnext or 1)
+    floor = 1 if bottom else min((r[sc.UID] for r in rows), default=state.uidnext or 1)
     return Walk(rows, floor, complete, bottom)
 
 
@@ -323,12 +562,11 @@ def reconcile(conn, state, cache: sc.FolderCache, note: Callable[[str], None]) -
                         changed += 1
     if uidnext > cache.uidnext:
         first = max(cache.uidnext, cache.floor_uid)
-        data = conn.call("UID FETCH new", lambda c: fetch_recent(c, f"{first}:*", uid=True))
-        fresh = [row_from_fetch({**item, b"UID": int(item.get(b"UID", key))}) for key, item in data.items()
-                 if int(item.get(b"UID", key)) >= first]  # keyed by UID (imapclient drops the UID item then)
+        data = conn.call("UID FETCH new", lambda c: fetch_rows(c, f"{first}:*", RowMaker(), uid=True))
+        fresh = [row for uid, row in data.items() if uid >= first]
         complete_synthetic(conn, fresh)
         for row in fresh:
-            cache.rows[row.uid] = row.to_plain()
+            cache.rows[row[sc.UID]] = row
         new = len(fresh)
     note(f"reconciled: {new} new, {changed} flag change(s), {gone} expunged "
          f"(HIGHESTMODSEQ {cache.highestmodseq} -> {state.highestmodseq})")
@@ -345,12 +583,6 @@ def _changed_flags(client, seqset: str, modseq: int) -> dict[int, dict]:
     return dict(parse_fetch_response(data, False, True))
 
 
-def newest_first(cache: sc.FolderCache) -> Iterator[Row]:
-    """The cached rows, newest first, made into rows only as they are read."""
-    rows = cache.rows
-    return (Row.from_plain(rows[uid]) for uid in sorted(rows, reverse=True))
-
-
 def answer_from_cache(cache: sc.FolderCache, since: datetime, wanted: str | None,
                       limit: int | None) -> list[Row] | None:
     """The rows for (``since``, ``wanted``, ``limit``) from the cache alone, or None when the
@@ -361,11 +593,11 @@ def answer_from_cache(cache: sc.FolderCache, since: datetime, wanted: str | None
         if not complete:
             return None
         # Every cached message that arrived since (arrival is not always UID order).
-        rows = cache.rows
-        fresh = (rows[uid] for uid in sorted(rows, reverse=True))
-        found = [Row.from_plain(p) for p in fresh if p[sc.ARRIVED] is None or p[sc.ARRIVED] >= since_epoch]
-        return [r for r in found if on_list(r, wanted)] if wanted else found
-    return pick(newest_first(cache), since, wanted, limit, exhausted=complete or cache.floor_uid <= 1)
+        keep = _list_filter(wanted)
+        arrived = sc.ARRIVED
+        found = [r for r in cache.rows.values() if r[arrived] is None or r[arrived] >= since_epoch]
+        return [r for r in found if keep(r)] if keep is not None else found
+    return pick(cache.newest_first(), since, wanted, limit, exhausted=complete or cache.floor_uid <= 1)
 
 
 def cache_from_walk(state, result: Walk, since: datetime) -> sc.FolderCache:
@@ -373,4 +605,4 @@ def cache_from_walk(state, result: Walk, since: datetime) -> sc.FolderCache:
     if result.complete:
         complete_since = NO_TIME if result.bottom else since.timestamp()
     return sc.FolderCache(state.uidvalidity, state.highestmodseq, state.uidnext or 0, state.exists,
-                          result.floor_uid, complete_since, {r.uid: r.to_plain() for r in result.rows})
+                          result.floor_uid, complete_since, {r[sc.UID]: r for r in result.rows})

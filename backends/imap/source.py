@@ -163,7 +163,7 @@ class ImapSource(AccountSource):
         conn = self.mailbox.conn
         state = conn.reselect(self.folder)  # a fresh SELECT: the HIGHESTMODSEQ of now
         cache = self._reconciled_cache(state)
-        rows = recent.answer_from_cache(cache, since, wanted, limit) if cache is not None else None
+        rows = self._answer_from_cache(cache, since, wanted, limit) if cache is not None else None
         if rows is None:
             walked = recent.walk(conn, state, since, wanted, limit)
             if self.caches_summaries and state.highestmodseq is not None:
@@ -182,7 +182,11 @@ class ImapSource(AccountSource):
         cache = self._cache if self._cache is not None else store.load()
         if cache is None:
             return None
-        outcome = recent.reconcile(self.mailbox.conn, state, cache, store.note)
+        try:
+            outcome = recent.reconcile(self.mailbox.conn, state, cache, store.note)
+        except summary_cache.Damaged as exc:
+            outcome = "drop"
+            store.note(f"{exc}; rebuilt")
         if outcome == "drop":
             self._cache = None
             store.drop("not used")
@@ -191,6 +195,16 @@ class ImapSource(AccountSource):
             store.save(cache)
         self._cache = cache
         return cache
+
+    def _answer_from_cache(self, cache: summary_cache.FolderCache, since: datetime, wanted: str | None,
+                           limit: int | None) -> list | None:
+        """The cached rows of a listing, or None (a damaged section drops the cache: rebuilt)."""
+        try:
+            return recent.answer_from_cache(cache, since, wanted, limit)
+        except summary_cache.Damaged as exc:
+            self._cache = None
+            self._summary_store().drop(f"{exc}; rebuilt")
+            return None
 
     def cached_recent_threads(self, list_name: str | None, since: datetime, *,
                               limit: int | None = None) -> Sequence[ThreadSummary] | None:
@@ -205,7 +219,7 @@ class ImapSource(AccountSource):
         self._cache = cache
         since = aware(since)
         wanted = (list_name or self.list_address or "").strip().lower() or None
-        rows = recent.answer_from_cache(cache, since, wanted, limit)
+        rows = self._answer_from_cache(cache, since, wanted, limit)
         if rows is None:
             return None
         found = recent.summaries(rows, THREAD_KIND)

@@ -27,9 +27,8 @@ changed. ``cache_summaries = false`` (per account, or in ``[settings]``) turns i
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from mailtriage.backends import cache_file
 from mailtriage.core.errors import ConfigError
@@ -37,35 +36,142 @@ from mailtriage.core.paths import private_cache_dir
 from mailtriage.core.trace import TRACE
 
 KIND = "imap-summaries"
-VERSION = 2  # 2: the sender's Date: (SENT) is kept beside the arrival time
+# 2: the sender's Date: (SENT) is kept beside the arrival time.
+# 3: rows laid out as threading records (Message-ID, References, In-Reply-To, synthetic
+#    first), repeated strings stored once, rows in sections newest first (a first page
+#    decodes the newest only). An older file is rebuilt.
+VERSION = 3
 
-# One cached row (a tuple, for a compact file and a fast load):
-(UID, MESSAGE_ID, REFERENCES, IN_REPLY_TO, SYNTHETIC, SUBJECT, SENDER_NAME, SENDER_EMAIL, ARRIVED, SEEN, LIST_FIELDS,
+# One row (a plain tuple: a compact file, a fast load, and the very object the listing
+# threads and summarises, never copied into another shape). Its first four fields are a
+# threading record (backends.thread_reconstruction). ARRIVED is the INTERNALDATE in
+# seconds since the epoch (None when the server gave none); SENT the sender's Date: as
+# ISO 8601 text with the sender's offset (None when there is no usable date).
+(MESSAGE_ID, REFERENCES, IN_REPLY_TO, SYNTHETIC, UID, SUBJECT, SENDER_NAME, SENDER_EMAIL, ARRIVED, SEEN, LIST_FIELDS,
  SENT) = range(12)
+ROW_FIELDS = 12
 
 
-@dataclass
+FIRST_CHUNK = 2000  # rows in the file's first section of rows: the newest, more than a first page reads
+CHUNK = 16384  # rows in each further section
+
+
+class Damaged(ValueError):
+    """A section of rows, decoded only when needed, is not what the file's header says."""
+
+
 class FolderCache:
-    uidvalidity: int
-    highestmodseq: int
-    uidnext: int
-    exists: int
-    floor_uid: int
-    complete_since: float | None
-    rows: dict[int, tuple] = field(default_factory=dict)
+    """One folder's cached rows (keyed by UID) and the server state they were reconciled with.
 
-    def to_plain(self) -> tuple:
-        return (self.uidvalidity, self.highestmodseq, self.uidnext, self.exists, self.floor_uid,
-                self.complete_since, self.rows)
+    A cache read from a file keeps its rows as the file's sections, newest first, and
+    decodes them only as they are needed: a first page reads the newest section only,
+    anything that needs every row (:attr:`rows`) decodes the rest."""
+
+    def __init__(self, uidvalidity: int, highestmodseq: int, uidnext: int, exists: int, floor_uid: int,
+                 complete_since: float | None, rows: dict[int, tuple] | None = None, *,
+                 sections: list[tuple[Any, int]] | None = None) -> None:
+        self.uidvalidity = uidvalidity
+        self.highestmodseq = highestmodseq
+        self.uidnext = uidnext
+        self.exists = exists
+        self.floor_uid = floor_uid
+        self.complete_since = complete_since
+        self._pending = list(sections or ())  # (encoded section, its row count), newest first
+        self._decoded: list[tuple] = []  # the sections decoded so far, newest first
+        self._rows = rows if rows is not None else ({} if not self._pending else None)
+
+    @property
+    def rows(self) -> dict[int, tuple]:
+        """Every row by UID (decodes the sections not read yet; raises :class:`Damaged`)."""
+        if self._rows is None:
+            while self._pending:
+                self._decode_next()
+            self._rows = {row[UID]: row for chunk in self._decoded for row in chunk}
+            self._decoded = []
+        return self._rows
+
+    @rows.setter
+    def rows(self, rows: dict[int, tuple]) -> None:
+        self._rows, self._pending, self._decoded = rows, [], []
+
+    def newest_first(self) -> Iterator[tuple]:
+        """The rows, highest UID first, decoded section by section as far as they are read."""
+        if self._rows is not None:
+            rows = self._rows
+            return (rows[uid] for uid in sorted(rows, reverse=True))
+        return self._newest_first_lazily()
+
+    def _newest_first_lazily(self) -> Iterator[tuple]:
+        done = 0
+        below: int | None = None  # the lowest UID yielded so far
+        while True:
+            if self._rows is not None:  # every row was decoded meanwhile: go on from the dict
+                rows = self._rows
+                yield from (rows[uid] for uid in sorted(rows, reverse=True) if below is None or uid < below)
+                return
+            if done < len(self._decoded):
+                chunk = self._decoded[done]
+                done += 1
+                yield from chunk
+                if chunk:
+                    below = chunk[-1][UID]
+            elif self._pending:
+                self._decode_next()
+            else:
+                return
+
+    def _decode_next(self) -> None:
+        data, count = self._pending.pop(0)
+        chunk, why = cache_file.decode(data, Path("cache"))
+        if why or type(chunk) is not tuple or len(chunk) != count or not all(
+                type(row) is tuple and len(row) == ROW_FIELDS for row in chunk):
+            self._pending = []
+            raise Damaged("a section of rows is not what the header says")
+        self._decoded.append(chunk)
+
+    def to_sections(self) -> list:
+        """The file's sections: the state and the row counts, then the rows newest first."""
+        rows = self.rows
+        uids = sorted(rows, reverse=True)
+        bounds = [0, *range(min(FIRST_CHUNK, len(uids)), len(uids), CHUNK), len(uids)] if uids else [0]
+        chunks = [tuple([rows[u] for u in uids[a:b]]) for a, b in zip(bounds, bounds[1:])]
+        head = (self.uidvalidity, self.highestmodseq, self.uidnext, self.exists, self.floor_uid, self.complete_since,
+                tuple(len(c) for c in chunks))
+        return [head, *chunks]
 
     @classmethod
-    def from_plain(cls, plain: Any) -> "FolderCache":
-        uidvalidity, highestmodseq, uidnext, exists, floor_uid, complete_since, rows = plain
+    def from_sections(cls, head: Any, sections: list) -> "FolderCache":
+        """A cache from a file's decoded first section and its other (still encoded) sections."""
+        uidvalidity, highestmodseq, uidnext, exists, floor_uid, complete_since, counts = head
         if not all(isinstance(v, int) for v in (uidvalidity, highestmodseq, uidnext, exists, floor_uid)):
             raise TypeError("state fields are not numbers")
-        if not isinstance(rows, dict) or (complete_since is not None and not isinstance(complete_since, float)):
-            raise TypeError("rows or complete_since of the wrong type")
-        return cls(uidvalidity, highestmodseq, uidnext, exists, floor_uid, complete_since, rows)
+        if complete_since is not None and not isinstance(complete_since, float):
+            raise TypeError("complete_since of the wrong type")
+        if not isinstance(counts, tuple) or len(counts) != len(sections) or not all(
+                isinstance(c, int) for c in counts):
+            raise TypeError("the row sections are not those the header counts")
+        return cls(uidvalidity, highestmodseq, uidnext, exists, floor_uid, complete_since,
+                   sections=list(zip(sections, counts)))
+
+
+def read_file(path: Path) -> tuple[FolderCache | None, str | None]:
+    """The cache in ``path`` (its rows decoded only when needed), or ``(None, why)``;
+    ``why`` is None when there is no file."""
+    sections, why = cache_file.read_sections(path, KIND, VERSION)
+    if sections is None:
+        return None, why
+    head, why = cache_file.decode(sections[0], path)
+    if why:
+        return None, why
+    try:
+        return FolderCache.from_sections(head, sections[1:]), None
+    except (TypeError, ValueError) as exc:
+        return None, f"unexpected contents ({exc}); rebuilt"
+
+
+def write_file(path: Path, cache: FolderCache) -> int:
+    """Write ``cache`` to ``path`` (atomically, 0600); the bytes written."""
+    return cache_file.write(path, KIND, VERSION, *cache.to_sections())
 
 
 class SummaryStore:
@@ -89,22 +195,15 @@ class SummaryStore:
         except (OSError, ConfigError) as exc:
             self.note(f"no cache folder ({exc}); listing without a cache")
             return None
-        payload, why = cache_file.read(path, KIND, VERSION)
+        cache, why = read_file(path)
         if why:
             self.note(why)
             cache_file.remove(path)
-        if payload is None:
-            return None
-        try:
-            return FolderCache.from_plain(payload)
-        except (TypeError, ValueError) as exc:
-            self.note(f"unexpected contents ({exc}); rebuilt")
-            cache_file.remove(path)
-            return None
+        return cache
 
     def save(self, cache: FolderCache) -> None:
         try:
-            cache_file.write(self.path(), KIND, VERSION, cache.to_plain())
+            write_file(self.path(), cache)
         except (OSError, ValueError, ConfigError) as exc:
             self.note(f"not saved: {exc}")
 

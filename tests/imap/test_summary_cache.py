@@ -138,16 +138,21 @@ def test_only_what_changed_is_read_and_shown(make_source, mail, seed, dovecot, d
     assert not [c for c in sent(trace) if "FETCH" in c]
 
 
+def _read(path: Path) -> summary_cache.FolderCache:
+    cache, why = summary_cache.read_file(path)
+    assert why is None and cache is not None
+    return cache
+
+
 def _forge(path: Path, **changes) -> None:
-    payload, why = cache_file.read(path, summary_cache.KIND, summary_cache.VERSION)
-    assert why is None
-    forged = replace(summary_cache.FolderCache.from_plain(payload), **changes)
-    cache_file.write(path, summary_cache.KIND, summary_cache.VERSION, forged.to_plain())
+    forged = _read(path)
+    for name, value in changes.items():
+        setattr(forged, name, value)
+    summary_cache.write_file(path, forged)
 
 
 def _ghost_rows(cache_path: Path) -> dict:
-    payload, _ = cache_file.read(cache_path, summary_cache.KIND, summary_cache.VERSION)
-    old = summary_cache.FolderCache.from_plain(payload)
+    old = _read(cache_path)
     uid, row = max(old.rows.items())
     ghost = list(row)
     ghost[summary_cache.MESSAGE_ID] = "<ghost@x>"
@@ -158,8 +163,7 @@ def _ghost_rows(cache_path: Path) -> dict:
 def test_never_served_after_a_uidvalidity_change(make_source, mail, cache, trace):
     make_source().list_recent_threads(LIST, SINCE)
     (path,) = cache_files(cache)
-    payload, _ = cache_file.read(path, summary_cache.KIND, summary_cache.VERSION)
-    real = summary_cache.FolderCache.from_plain(payload)
+    real = _read(path)
     # A cache of the same folder under another UIDVALIDITY, whose newest row is a ghost.
     _forge(path, uidvalidity=real.uidvalidity + 1, rows=_ghost_rows(path))
     src = make_source()
@@ -168,8 +172,7 @@ def test_never_served_after_a_uidvalidity_change(make_source, mail, cache, trace
     assert rows(listed)[0][0] == "<s1@x>"
     assert any("UIDVALIDITY changed" in n for n in notes(trace)), notes(trace)
     # Replaced by a cache of the real folder.
-    payload, _ = cache_file.read(path, summary_cache.KIND, summary_cache.VERSION)
-    assert summary_cache.FolderCache.from_plain(payload).uidvalidity == real.uidvalidity
+    assert _read(path).uidvalidity == real.uidvalidity
 
 
 def test_never_served_at_a_highestmodseq_it_has_not_seen(make_source, mail, dovecot, dovecot_user, cache, trace):
@@ -181,8 +184,7 @@ def test_never_served_at_a_highestmodseq_it_has_not_seen(make_source, mail, dove
         client.add_flags(client.search(["HEADER", "Message-ID", "<s1@x>"]), [b"\\Seen"])
     assert rows(make_source().list_recent_threads(LIST, SINCE))[0] == ("<s1@x>", "SQL injection", 1, False)
     # A cache that claims a HIGHESTMODSEQ ahead of the server's is not trusted at all.
-    payload, _ = cache_file.read(path, summary_cache.KIND, summary_cache.VERSION)
-    real = summary_cache.FolderCache.from_plain(payload)
+    real = _read(path)
     _forge(path, highestmodseq=real.highestmodseq + 1000, rows=_ghost_rows(path))
     listed = make_source().list_recent_threads(LIST, SINCE)
     assert "<ghost@x>" not in [t.root_message_id for t in listed]
@@ -207,8 +209,7 @@ def test_a_damaged_cache_is_rebuilt_with_a_note(make_source, mail, cache, trace,
     trace.clear()
     assert rows(make_source().list_recent_threads(LIST, SINCE)) == expected
     assert notes(trace), "the rebuild is noted in the backend console"
-    payload, why = cache_file.read(path, summary_cache.KIND, summary_cache.VERSION)
-    assert why is None and summary_cache.FolderCache.from_plain(payload).rows  # rebuilt
+    assert _read(path).rows  # rebuilt
 
 
 def test_cache_files_are_private_and_hold_no_bodies(make_source, mail, cache):
@@ -329,3 +330,49 @@ def test_a_window_read_in_bulk_does_not_stop_at_an_older_message_on_the_way(
     seed("INBOX", make_mail(51, subject="Newest", message_id="<new@x>"), when=NOW - timedelta(minutes=5))
     listed = make_source(replace(account, cache_summaries=False)).list_recent_threads(LIST, SINCE)
     assert [t.root_message_id for t in listed] == ["<new@x>", *[f"<b{n}@x>" for n in reversed(range(8))]]
+
+
+def test_rows_in_many_sections_answer_as_the_server_does(make_source, seed, cache, account, monkeypatch):
+    """The file keeps its rows in sections, newest first: whatever is read from them (a
+    first page, the whole window, after a change) is what an uncached listing says."""
+    monkeypatch.setattr(summary_cache, "FIRST_CHUNK", 4)
+    monkeypatch.setattr(summary_cache, "CHUNK", 7)
+    for n in range(30):
+        refs = {"references": f"<g{n - 3}@x>", "in_reply_to": f"<g{n - 3}@x>"} if n % 4 == 3 else {}
+        seed("INBOX", make_mail(n, subject=f"Report {n}", message_id=f"<g{n}@x>", **refs),
+             when=NOW - timedelta(hours=40 - n))
+    uncached = replace(account, cache_summaries=False)
+    make_source().list_recent_threads(LIST, SINCE)  # fills the cache
+    (path,) = cache_files(cache)
+    sections, why = cache_file.read_sections(path, summary_cache.KIND, summary_cache.VERSION)
+    assert why is None and len(sections) == 1 + 5  # the state, then 4 + 7 + 7 + 7 + 5 rows
+    for limit in (3, 5, None):
+        assert rows(make_source().list_recent_threads(LIST, SINCE, limit=limit)) == \
+            rows(make_source(uncached).list_recent_threads(LIST, SINCE, limit=limit))
+    seed("INBOX", make_mail(99, subject="Later", message_id="<later@x>"), when=NOW - timedelta(minutes=3))
+    assert rows(make_source().list_recent_threads(LIST, SINCE, limit=2)) == \
+        rows(make_source(uncached).list_recent_threads(LIST, SINCE, limit=2))
+    assert rows(make_source().list_recent_threads(LIST, SINCE)) == \
+        rows(make_source(uncached).list_recent_threads(LIST, SINCE))
+
+
+def test_a_first_page_reads_only_the_newest_rows_and_a_damaged_section_is_rebuilt(
+        make_source, seed, cache, trace, monkeypatch):
+    monkeypatch.setattr(summary_cache, "FIRST_CHUNK", 100)  # a first page of 3 threads reads 100 rows
+    monkeypatch.setattr(summary_cache, "CHUNK", 10)
+    for n in range(125):
+        seed("INBOX", make_mail(n, subject=f"Report {n}", message_id=f"<d{n}@x>"), when=NOW - timedelta(hours=150 - n))
+    expected = rows(make_source().list_recent_threads(LIST, SINCE))
+    (path,) = cache_files(cache)
+    head, *chunks = _read(path).to_sections()
+    assert [len(c) for c in chunks] == [100, 10, 10, 5]
+    # The oldest section says it holds 5 rows but holds something else (its checksum is right).
+    cache_file.write(path, summary_cache.KIND, summary_cache.VERSION, head, *chunks[:-1], (("not", "a", "row"),) * 5)
+    trace.clear()
+    page = make_source().list_recent_threads(LIST, SINCE, limit=3)  # the newest section is enough
+    assert rows(page) == expected[:3]
+    assert not [c for c in sent(trace) if "FETCH" in c] and not notes(trace)
+    assert rows(make_source().list_recent_threads(LIST, SINCE)) == expected  # needs every row: rebuilt
+    assert any("not what the header says" in n for n in notes(trace)), notes(trace)
+    assert [c for c in sent(trace) if "FETCH" in c]  # read from the server again
+    assert len(_read(path).rows) == 125  # and saved whole

@@ -1,0 +1,207 @@
+"""The listing's fast reading of FETCH responses (backends/imap/recent.py, connection.stream_fetch)
+against a real Dovecot: it gives exactly the rows the general path (imapclient's parser and the
+MIME helpers) gives, for hostile headers too; the trace shows a bulk read's first responses and
+then their count; a failure while a FETCH streams leaves the connection usable; the cache of the
+previous format is rebuilt with a note."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from mailtriage.backends import cache_file, mime
+from mailtriage.backends.imap import protocol, recent, summary_cache
+from mailtriage.backends.imap.source import ImapSource
+from mailtriage.core.trace import TRACE
+from tests.imap.conftest import make_mail
+
+LIST = "security@example.org"
+NOW = datetime.now(timezone.utc).replace(microsecond=0)
+SINCE = NOW - timedelta(days=30)
+NEVER = re.compile(rb"(?!)", re.MULTILINE)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("MAILTRIAGE_CACHE_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def source(account, cache):
+    src = ImapSource("imap", {"folder": "INBOX", "list": LIST}, account=account)
+    yield src
+    src.close()
+
+
+def raw(*headers: str, body: str = "Body\r\n") -> bytes:
+    return ("\r\n".join(headers) + "\r\n\r\n" + body).encode("utf-8", "surrogateescape")
+
+
+def hostile_mail(seed) -> None:
+    """Headers of every awkward shape the listing reads, arriving over the last days."""
+    mails = [
+        raw("From: Plain <plain@example.net>", f"To: {LIST}", "Subject: Plain report",
+            "Date: Tue, 01 Dec 2026 10:00:00 +0000", "Message-ID: <plain@x>"),
+        raw("From: Folded <folded@example.net>", f"To: {LIST}", "Subject: A long\r\n subject, folded",
+            "Date: Tue, 1 Dec 2026 10:00:00 +0530", "Message-ID: <folded@x>", "References: <plain@x>",
+            "In-Reply-To: <plain@x>"),
+        raw("From: =?utf-8?q?Caf=C3=A9?= <cafe@example.net>", f"Cc: {LIST}", "To: someone@example.org",
+            "Subject: =?utf-8?b?w6l0w6k=?= report", "Date: Tue, 01 Dec 2026 10:00:00 -0000 (UTC)",
+            "Message-ID: <encoded@x>"),
+        raw("From: No Id <noid@example.net>", f"To: {LIST}", "Subject: Without an ID",
+            "Date: 31 Feb 2026 10:00:00 +0000", "References: <plain@x>"),
+        raw("from: lower <lower@example.net>", f"to: {LIST}", "subject: lower-case names",
+            "date: Tue, 01 Dec 26 10:00:00 +0000", "message-id: <lower@x>", "Subject: second subject"),
+        raw("From: Spaced <spaced@example.net>", f"To: {LIST}", "Subject : spaced name",
+            "Date: Tue, 01 Dec 2026 25:00:00 +0000", "Message-ID: <spaced@x>"),
+        raw("From: List-Id only <lid@example.net>", "To: other@example.org", "List-Id: <security.example.org>",
+            "Subject: Archived copy", "Message-ID: <listid@x>", "In-Reply-To: <folded@x>"),
+        raw("From: Off list <off@example.net>", "To: other@example.org", "Subject: Private",
+            "Date: Tue, 01 Dec 2026 10:00:00 +2399", "Message-ID: <private@x>"),
+    ]
+    zones = [timezone.utc, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-8))]
+    for n, mail in enumerate(mails):
+        seed("INBOX", mail, flags=(b"\\Seen",) if n % 2 else (),
+             when=(NOW - timedelta(days=3, hours=n)).astimezone(zones[n % 3]))
+    latin = ("From: Latin <latin@example.net>\r\nTo: security@example.org\r\nSubject: caf\xe9 cr\xe8me\r\n"
+             "Message-ID: <latin@x>\r\n\r\nBody\r\n").encode("latin-1")
+    seed("INBOX", latin, when=NOW - timedelta(days=2))
+
+
+def walked_rows(source) -> list[tuple]:
+    conn = source.mailbox.conn
+    state = conn.reselect("INBOX")
+    return recent.walk(conn, state, SINCE, None, None).rows
+
+
+def test_the_fast_reading_gives_the_rows_the_general_parsers_give(source, seed, monkeypatch):
+    hostile_mail(seed)
+    for n in range(30):  # plain ones too: most of a real folder
+        seed("INBOX", make_mail(100 + n, subject=f"Report {n}", message_id=f"<p{n}@x>"),
+             when=NOW - timedelta(hours=30 - n))
+    fast = walked_rows(source)
+    by_id = {r[summary_cache.MESSAGE_ID]: r for r in fast}
+    # The shapes were read as the MIME helpers read them.
+    assert by_id["<folded@x>"][summary_cache.SUBJECT] == "A long subject, folded"
+    assert by_id["<folded@x>"][summary_cache.SENT] == "2026-12-01T10:00:00+05:30"
+    assert by_id["<encoded@x>"][summary_cache.SENDER_NAME] == "Café"
+    assert by_id["<lower@x>"][summary_cache.SUBJECT] == "lower-case names"
+    assert any(r[summary_cache.SYNTHETIC] and r[summary_cache.MESSAGE_ID].startswith("<synthetic-") for r in fast)
+    # The general path: imapclient's parser for every response, mime.header_fields for every
+    # block, imapclient's date parser for every INTERNALDATE.
+    for name in ("_FETCH_COMMON", "_FETCH_HEAD", "_PLAIN_FIELD", "_INTERNALDATE"):
+        monkeypatch.setattr(recent, name, NEVER)
+    general = walked_rows(source)
+    assert len(fast) == 39
+    assert fast == general
+    assert recent.summaries(fast, "imap") == recent.summaries(general, "imap")
+
+
+_DATES = st.builds(
+    lambda day_name, day, month, year, clock, zone, tail: f"{day_name}{day} {month} {year} {clock}{zone}{tail}".encode(),
+    st.sampled_from(["", "Tue, ", "tue,", "Mon ", "  "]),
+    st.sampled_from(["1", "01", "31", "29", "0", "32", "7"]),
+    st.sampled_from(["Jan", "feb", "FEB", "Febr", "Xyz", "Dec"]),
+    st.sampled_from(["2026", "0000", "1999", "26", "9999"]),
+    st.sampled_from(["10:00:00", "9:05", "23:59:59", "24:00:00", "10:60:00", "10:00:60", "1:2:3"]),
+    st.sampled_from([" +0000", " -0000", " +0530", " -0800", " +2359", " +2399", " -2400", "", " GMT", " +01"]),
+    st.sampled_from(["", " (PST)", "  ", "\r\n", " junk"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_DATES)
+@example(b"Tue, 01 Dec 2026 10:00:00 +0000")
+@example(b"29 Feb 2024 23:59:59 -0000")
+@example(b"29 Feb 2023 23:59:59 +0100")
+def test_sent_dates_are_what_parse_date_gives(value):
+    expected = mime.parse_date(value)
+    assert recent.RowMaker().sent(value) == (expected.isoformat() if expected else None)
+
+
+_ARRIVALS = st.builds(
+    lambda day, month, year, clock, zone: f"{day}-{month}-{year} {clock} {zone}".encode(),
+    st.sampled_from(["01", " 1", "31", "30", "00", "29"]),
+    st.sampled_from(["Jan", "Feb", "feb", "Xyz"]),
+    st.sampled_from(["2026", "2024", "0099", "1969"]),
+    st.sampled_from(["10:00:00", "23:59:59", "24:00:00", "10:61:00", "00:00:60"]),
+    st.sampled_from(["+0000", "-0000", "+0530", "-0800", "+2359", "+0099", "-2500"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ARRIVALS)
+@example(b"01-Dec-2026 10:00:00 +0000")
+def test_arrival_times_are_what_imapclient_gives(value):
+    assert recent.RowMaker().arrival(value) == recent._slow_arrival(value)
+
+
+def test_a_bulk_listing_traces_its_first_fetch_responses_then_their_count(account, cache, seed):
+    for n in range(12):
+        seed("INBOX", make_mail(n, subject=f"Report {n}", message_id=f"<t{n}@x>"), when=NOW - timedelta(hours=20 - n))
+    lines: list[tuple[str, str]] = []
+    stop = TRACE.subscribe(lambda line: lines.append((line.direction, line.text)))
+    src = ImapSource("imap", {"folder": "INBOX", "list": LIST}, account=account)
+    try:
+        assert len(src.list_recent_threads(LIST, SINCE)) == 12
+    finally:
+        stop()
+        src.close()
+    fetched = [text for direction, text in lines if direction == "<" and re.match(r"\* \d+ FETCH ", text)]
+    assert len(fetched) == 3, fetched  # the first three, one by one
+    assert any("9 more FETCH responses, not shown one by one (12 in all" in text for _, text in lines), lines
+    sent = [text for direction, text in lines if direction == ">"]
+    fetch_tag = next(text.split()[0] for text in sent if "FETCH" in text and "HEADER.FIELDS" in text)
+    assert any(text.startswith(f"{fetch_tag} OK") for direction, text in lines if direction == "<")  # completion shown
+
+
+def test_a_failure_while_a_fetch_streams_leaves_the_connection_usable(source, seed):
+    for n in range(6):
+        seed("INBOX", make_mail(n, subject=f"Report {n}", message_id=f"<s{n}@x>"), when=NOW - timedelta(hours=9 - n))
+    conn = source.mailbox.conn
+    conn.reselect("INBOX")
+    batches: list[int] = []
+
+    def consume(data: list) -> None:
+        batches.append(len(data))
+        raise ValueError("a parser bug")
+
+    with pytest.raises(ValueError, match="a parser bug"):
+        conn.call("FETCH", lambda c: protocol.fetch_stream(c, "1:*", recent.RECENT_ITEMS, consume, uid=False, batch=4))
+    assert batches == [4]  # handed over once, then the rest was read and dropped
+    # The session is in step: the next commands get their own answers.
+    assert conn.call("NOOP", lambda c: c.noop())
+    got: list = []
+    conn.call("FETCH", lambda c: protocol.fetch_stream(c, "1:*", recent.RECENT_ITEMS, got.extend, uid=False, batch=4))
+    rows = recent.parse_rows(got, recent.RowMaker(), uid=False)
+    assert sorted(r[summary_cache.MESSAGE_ID] for r in rows.values()) == [f"<s{n}@x>" for n in range(6)]
+
+
+def test_a_cache_of_the_previous_format_is_rebuilt_with_a_note(source, account, seed, cache):
+    seed("INBOX", make_mail(1, subject="Current", message_id="<c1@x>"), when=NOW - timedelta(hours=2))
+    expected = [(t.root_message_id, t.subject) for t in source.list_recent_threads(LIST, SINCE)]
+    (path,) = sorted((cache / "imap").glob("*.cache"))
+    state, _ = summary_cache.read_file(path)
+    # What version 2 wrote: rows keyed by UID, the UID first, a ghost a version-3 reader must never show.
+    ghost = (max(state.rows), "<ghost@x>", (), None, False, "GHOST of version 2", "G", "g@x", NOW.timestamp(), False,
+             LIST.encode(), None)
+    cache_file.write(path, summary_cache.KIND, 2, (state.uidvalidity, state.highestmodseq, state.uidnext, state.exists,
+                                                    state.floor_uid, state.complete_since, {ghost[0]: ghost}))
+    notes: list[str] = []
+    stop = TRACE.subscribe(lambda line: notes.append(line.text) if line.direction == "!" else None)
+    src = ImapSource("imap", {"folder": "INBOX", "list": LIST}, account=account)
+    try:
+        assert [(t.root_message_id, t.subject) for t in src.list_recent_threads(LIST, SINCE)] == expected
+    finally:
+        stop()
+        src.close()
+    assert any("written by another version" in n and "v2" in n for n in notes), notes
+    rebuilt, why = summary_cache.read_file(path)
+    assert why is None and summary_cache.VERSION == 3
+    assert [r[summary_cache.MESSAGE_ID] for r in rebuilt.rows.values()] == ["<c1@x>"]
