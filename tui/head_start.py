@@ -79,7 +79,7 @@ class ForkedHeadStart:
     def start(cls, project_dir: Path, *, demo: bool) -> ForkedHeadStart | None:
         """Fork the child that reads the head start; None where fork is not available.
         Call it before anything starts a thread (fork copies only the calling thread)."""
-        if not hasattr(os, "fork"):
+        if os.name != "posix":
             return None
         read_end, write_end = os.pipe()
         pid = os.fork()
