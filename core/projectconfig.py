@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-import yaml
-
 from mailtriage.core.errors import ConfigError, ProjectFileError  # noqa: F401  (importable from here too)
 
 PROJECT_FILE = "project.md"
@@ -271,7 +269,17 @@ MAX_CONFIG_BYTES = 256 * 1024
 MAX_CONFIG_DEPTH = 32
 
 
+def _yaml():
+    # lazy: PyYAML loads with the first project.md read, not with every import of the
+    # settings (about 13 ms of the app's start, which reads project.md in a child process)
+    import yaml
+
+    return yaml
+
+
 def _safe_loader():
+    yaml = _yaml()
+
     class Loader(yaml.SafeLoader):
         def compose_node(self, parent, index):  # type: ignore[override]
             if self.check_event(yaml.AliasEvent):
@@ -316,7 +324,7 @@ def parse_config_block(lines: list[str], start: int, end: int, file: Path) -> di
                                   f"at most {MAX_CONFIG_BYTES // 1024} KiB of key: value lines")
             try:
                 data = safe_yaml(text)
-            except yaml.YAMLError as exc:
+            except _yaml().YAMLError as exc:
                 where = getattr(exc, "problem_mark", None)
                 line = (where.line + i + 2) if where is not None else i + 1
                 raise ConfigError(file, f"Configuration line {line}", f"not valid YAML: {getattr(exc, 'problem', exc)}",

@@ -27,7 +27,9 @@ NOT_AT_IMPORT = (
     "imapclient", "msal", "google.auth", "httpx", "aiohttp", "aiosmtplib", "html2text", "keyring",
     # --version only
     "importlib.metadata",
-    # the project and its backends open on the session's worker thread
+    # project.md's parser: the head start's child reads it (tui/head_start.py)
+    "yaml",
+    # the project and its backends open in the head start's child, then on the session's worker thread
     "mailtriage.application.project", "mailtriage.backends.registry", "mailtriage.backends.mbox",
     "mailtriage.backends.imap", "mailtriage.backends.gmail", "mailtriage.backends.microsoft",
     # flows, proposal builders, trackers, the modes endpoint
@@ -36,6 +38,8 @@ NOT_AT_IMPORT = (
     # screens and dialogs not on the first screen
     "mailtriage.tui.screens.console", "mailtriage.tui.screens.help", "mailtriage.tui.screens.first_run",
     "mailtriage.tui.dialogs", "mailtriage.tui.dialogs.proposal", "mailtriage.tui.dialogs.error",
+    # OpenPGP: built when a thread is first read
+    "mailtriage.application.crypto", "mailtriage.backends.pgp",
 )
 
 #: Still not loaded once the project is open (what the first listing needs is).
@@ -43,6 +47,7 @@ NOT_AT_OPEN = (
     "imapclient", "msal", "google.auth", "httpx", "aiohttp", "aiosmtplib", "html2text",
     "mailtriage.application.flows", "mailtriage.workflows.proposals", "mailtriage.workflows.importer",
     "mailtriage.trackers.contract", "mailtriage.trackers.registry", "mailtriage.trackers.localfiles",
+    "mailtriage.application.crypto", "mailtriage.backends.pgp",
 )
 
 
