@@ -123,3 +123,35 @@ def test_a_head_start_child_that_is_late_is_killed_and_the_app_starts_without_it
     assert child.result(timeout=0.01) is None
     with pytest.raises(ChildProcessError):
         os.waitpid(child.pid, os.WNOHANG)  # killed and reaped: no zombie left behind
+
+
+def test_the_app_ends_when_its_terminal_hangs_up(tmp_path):
+    """A dropped SSH connection: the terminal goes away and no SIGHUP reaches the app (here it
+    has no controlling terminal). It must end, not spin on the closed terminal."""
+    project = mbox_project(tmp_path / "p")
+    config = tmp_path / "config"
+    config.mkdir()
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 140, 0, 0))
+    proc = subprocess.Popen([sys.executable, "-m", "mailtriage.cli.main", "--project", str(project)],
+                            stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+                            env={**os.environ, "TERM": "xterm-256color", "MAILTRIAGE_CONFIG_DIR": str(config)})
+    os.close(slave)
+    try:
+        seen = b""
+        deadline = time.monotonic() + 30
+        while b"threads \xc2\xb7 via" not in seen:  # drawn: the app is up
+            assert time.monotonic() < deadline, seen[-400:]
+            if select.select([master], [], [], 0.5)[0]:
+                chunk = os.read(master, 65536)
+                if SYNC_QUERY in chunk:
+                    os.write(master, SYNC_REPLY)
+                seen += chunk
+    finally:
+        os.close(master)  # the terminal hangs up
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise AssertionError("the app went on running without its terminal") from None
