@@ -37,11 +37,11 @@ from mailtriage.themes import DEFAULT_THEME, THEMES, canonical_name, theme_css_p
 from mailtriage.tui import bindings
 from mailtriage.tui.commands import MailtriageCommands, ThemeCommands
 from mailtriage.tui.errors import ErrorRecord, error_line, is_expected
+from mailtriage.tui.head_start import FIRST_PAGE, ForkedHeadStart, HeadStart, read_head_start
 from mailtriage.tui.messages import SessionFailed, SessionOpened, SettingsSaved
 from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.screens.main import MainScreen
-from mailtriage.tui.head_start import FIRST_PAGE, ForkedHeadStart, HeadStart, read_head_start
 from mailtriage.tui.session import Session
 
 if TYPE_CHECKING:
@@ -169,7 +169,8 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
         """Before :meth:`run`: the head start (tui/head_start.py), so the first frame shows
         the project and its first rows. From ``forked``'s child when there is one (this
         process's session then opens once that frame is drawn); else read here, which opens
-        this process's session. Without a project, neither: the app's opening reports why."""
+        this process's session. None when the project cannot be opened: the app's own opening
+        then reports why, as it does without a head start."""
         if forked is not None:
             self.head_start = forked.result()  # None: no project, or it failed; the opening says why
             return
@@ -212,6 +213,7 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
             main.stop_alerts()
         self.session.close()
         self.session = Session(self.session.project_dir, demo=self.session.demo, settings=self.settings)
+        self.head_start = None  # start-up's; this opening lists as any other
         self._open_session()
 
     def open_demo(self) -> None:
