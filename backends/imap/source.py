@@ -167,8 +167,9 @@ class ImapSource(AccountSource):
         if rows is None:
             walked = recent.walk(conn, state, since, wanted, limit)
             if self.caches_summaries and state.highestmodseq is not None:
-                self._cache = recent.cache_from_walk(state, walked, since)
-                self._summary_store().save(self._cache)
+                walked_cache = recent.cache_from_walk(state, walked, since)
+                # A wider cache on disk stays; this source then reads (and reconciles) it next time.
+                self._cache = walked_cache if self._summary_store().save_unless_narrower(walked_cache) else None
             rows = recent.pick(walked.rows, since, wanted, limit, exhausted=True) or []
         found = recent.summaries(rows, THREAD_KIND)
         return found[:limit] if limit else found

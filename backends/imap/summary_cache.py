@@ -207,9 +207,26 @@ class SummaryStore:
         except (OSError, ValueError, ConfigError) as exc:
             self.note(f"not saved: {exc}")
 
+    def save_unless_narrower(self, cache: FolderCache) -> bool:
+        """Save ``cache`` (a walk's) unless the file holds one of the same UIDVALIDITY that
+        reaches further back: another listing of a wider window wrote it meanwhile (the
+        new-report poller's short look-back beside the app's window, another app
+        instance). That one stays, and is reconciled when next read. True when saved."""
+        on_disk = self.load()
+        if on_disk is not None and on_disk.uidvalidity == cache.uidvalidity and _reaches_further(on_disk, cache):
+            self.note("kept: the cache on disk reaches further back than this listing")
+            return False
+        self.save(cache)
+        return True
+
     def drop(self, why: str) -> None:
         self.note(why)
         try:
             cache_file.remove(self.path())
         except (OSError, ConfigError):
             pass
+
+
+def _reaches_further(kept: FolderCache, new: FolderCache) -> bool:
+    """Whether ``kept`` is complete back to an older time than ``new`` (None: not complete)."""
+    return kept.complete_since is not None and (new.complete_since is None or kept.complete_since < new.complete_since)

@@ -376,3 +376,17 @@ def test_a_first_page_reads_only_the_newest_rows_and_a_damaged_section_is_rebuil
     assert any("not what the header says" in n for n in notes(trace)), notes(trace)
     assert [c for c in sent(trace) if "FETCH" in c]  # read from the server again
     assert len(_read(path).rows) == 125  # and saved whole
+
+
+def test_a_narrower_listing_never_replaces_a_cache_that_reaches_further_back(make_source, seed, cache):
+    """The app lists the whole window while its new-report poller, with a source of its own,
+    lists a short look-back: the poller's narrower walk must not replace the app's cache on
+    disk (the next start would find no cached first page, and walk the window again)."""
+    for n in range(130):
+        seed("INBOX", make_mail(n, subject=f"Report {n}", message_id=f"<w{n}@x>"), when=NOW - timedelta(hours=200 - n))
+    poller = make_source()
+    poller.list_recent_threads(LIST, SINCE, limit=3)  # a first page: a partial walk, in this source and on disk
+    assert len(make_source().list_recent_threads(LIST, SINCE)) == 130  # the app: the whole window, on disk
+    assert len(poller.list_recent_threads(LIST, NOW - timedelta(hours=73))) == 3  # the poll's short look-back
+    again = make_source().cached_recent_threads(LIST, SINCE)
+    assert again is not None and len(again) == 130
