@@ -49,7 +49,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from urllib.parse import quote
 
 from mailtriage.backends.contract import (
@@ -66,8 +66,6 @@ from mailtriage.backends.contract import (
 )
 from mailtriage.backends import mbox_index_store as index_store
 from mailtriage.backends.errors import BackendFailure, Unavailable
-from mailtriage.backends.mbox_search import search_archive
-from mailtriage.backends.search import SearchPage, SearchRequest
 from mailtriage.core.errors import ConfigError
 from mailtriage.core.paths import user_allows_caches
 from mailtriage.backends.mime import (
@@ -92,6 +90,9 @@ from mailtriage.backends.mime import (
 )
 from mailtriage.backends.thread_reconstruction import Links, ThreadGroup, group_ids, link_records, synthetic_kind
 from mailtriage.backends.thread_reconstruction import _Synthetic  # the key shape of synthetic IDs in Links
+
+if TYPE_CHECKING:
+    from mailtriage.backends.search import SearchPage, SearchRequest
 
 __all__ = ["MboxSource", "ArchiveIndex", "ArchivedMessage", "index_archive", "sniff_archive"]
 
@@ -1596,6 +1597,10 @@ class MboxSource(MailSource):
     def search(self, request: SearchRequest) -> SearchPage:
         """A scan of the archive index (subjects, senders) and, for body text, of the
         newest candidate messages (bounded); see :mod:`mailtriage.backends.mbox_search`."""
+        # lazy: the search code loads with the first search, not with every open of an
+        # archive (about 15 ms of a listing's start, python -X importtime)
+        from mailtriage.backends.mbox_search import search_archive
+
         return search_archive(self, request, sender_of=_sender, id_text=_id_text)
 
     def thread_url(self, thread_id: ThreadId) -> str:
