@@ -418,43 +418,8 @@ def bench_tui_part(server, users, tmp: Path, runs: int, pythons: dict[str, str] 
     pythons = pythons or {"": PYTHON}
     baseline = tmp / "bare_imap.py"
     baseline.write_text(bench_tui.IMAP_BASELINE_APP, encoding="utf-8")
-    since = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 30 * 86400))
     for label, user in users.items():
-        config = tmp / f"config-{label}"
-        config.mkdir(exist_ok=True)
-        (config / "config.toml").write_text(textwrap.dedent(f'''
-            [accounts.bench-{label}]
-            kind = "imap"
-            host = "127.0.0.1"
-            port = {server.port}
-            security = "plain"
-            username = "{user.name}"
-            access = "read"
-            timeout = 600
-        '''), encoding="utf-8")
-        project = tmp / f"project-{label}"
-        project.mkdir(exist_ok=True)
-        (project / "project.md").write_text(textwrap.dedent(f'''
-            # IMAP {label}
-
-            ## Mail sources
-
-            | Backend | Role | Mandatory | Notes |
-            |---|---|---|---|
-            | `imap` | primary | yes | the benchmark folder |
-
-            ## Configuration
-
-            ```yaml
-            security_list: {LIST}
-            import:
-              since: {since}
-            mail_sources:
-              imap:
-                account: bench-{label}
-                list: {LIST}
-            ```
-        '''), encoding="utf-8")
+        config, project = bench_tui.write_project(tmp, label, server.port, user)
         caches = {who: tmp / f"tui-cache-{label}{'-compare' if who else ''}" for who in pythons}
         figures: dict[str, list[float]] = {}
         memory: dict[str, list[float]] = {}
