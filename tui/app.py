@@ -12,13 +12,8 @@ first-run screens are imported when first opened.
 from __future__ import annotations
 
 import gc
-import os
-import signal
 import subprocess
 import sys
-import termios
-import threading
-import time
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,15 +38,12 @@ from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.screens.main import MainScreen
 from mailtriage.tui.session import Session
+from mailtriage.tui.terminal_watch import watch_terminal
 
 if TYPE_CHECKING:
     from mailtriage.application import Resolution
 
 HERE = Path(__file__).parent
-#: How often the app checks that its terminal is still there.
-TERMINAL_CHECK_SECONDS = 1.0
-#: The exit code when the terminal hung up (128 + SIGHUP, as a shell reports a hangup).
-TERMINAL_GONE = 129
 
 
 class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
@@ -173,6 +165,8 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
         then reports why, as it does without a head start."""
         if forked is not None:
             self.head_start = forked.result()  # None: no project, or it failed; the opening says why
+            if self.head_start is not None:
+                self.session.open_later()
             return
         self.head_start = read_head_start(self.session, self.first_page)
 
@@ -375,25 +369,7 @@ def run_app(project_dir: Path, demo: bool = False, *, head_start: ForkedHeadStar
     app = MailTriageApp(Path(project_dir), demo=demo)
     app.freeze_gc_after_start = True
     app.prepare_first_screen(head_start)
-    threading.Thread(target=_watch_terminal, args=(sys.__stdin__.fileno(),), name="terminal-watch",
-                     daemon=True).start()
+    watch_terminal(sys.__stdin__.fileno())
     result = app.run()
     return int(result or 0) if app.return_code in (None, 0) else int(app.return_code)
 
-
-def _watch_terminal(fd: int) -> None:
-    """End the process when its terminal hangs up (an SSH connection dropped, a terminal
-    window closed) and no SIGHUP ended it: Textual's output thread dies on the closed
-    terminal, its input thread then spins at full CPU and the main loop blocks on the full
-    output queue, for as long as the process lives, with its server connections open.
-    Nothing can be shown any more: the process gets the SIGHUP it missed, and where that is
-    ignored (nohup) it ends with 129 (128 + SIGHUP, as a shell reports a hangup)."""
-    while True:
-        time.sleep(TERMINAL_CHECK_SECONDS)
-        try:
-            termios.tcgetattr(fd)
-        except (termios.error, OSError):
-            break
-    os.kill(os.getpid(), signal.SIGHUP)  # the default action ends the process; nohup ignores it
-    time.sleep(2 * TERMINAL_CHECK_SECONDS)
-    os._exit(TERMINAL_GONE)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import mailtriage.application as application
 from mailtriage.core.settings import UserSettings
 from mailtriage.tui.alerts import AlertLoop, poll_interval
+from mailtriage.tui.session_lock import SessionLock
 
 if TYPE_CHECKING:
     from mailtriage.application import ComposeForm, ListEntry, Mailboxes, Op, Project, Thread, ThreadId
@@ -39,7 +40,7 @@ class Session:
         self.project: Project | None = None
         self.config = None
         self.sources = None
-        self._lock = threading.RLock()
+        self._lock = SessionLock()
         self._tracker_lock = threading.RLock()
         # The personal accounts' mailboxes are connections of their own: opening an account
         # or a folder never waits behind the project's listing (a whole 30-day window).
@@ -55,13 +56,20 @@ class Session:
         Raises:
             ConfigError: project.md is missing or invalid (the error names file and key).
         """
-        # Under the lock throughout: a call that comes while the project opens (a key
-        # pressed on the head start's rows, see tui/head_start.py) waits for it.
-        with self._lock:
-            project = application.Project.open(self.project_dir, user_settings=self.settings)
-            project.pgp_quiet_pinentry = True  # no terminal pinentry behind the app: unlock on request
-            self.project, self.config, self.sources = project, project.config, project.sources
-            self.cc = project.security_cc()
+        # The lock itself, past its gate: the calls waiting at the gate go on once this ends.
+        try:
+            with self._lock.lock:
+                project = application.Project.open(self.project_dir, user_settings=self.settings)
+                project.pgp_quiet_pinentry = True  # no terminal pinentry behind the app: unlock on request
+                self.project, self.config, self.sources = project, project.config, project.sources
+                self.cc = project.security_cc()
+        finally:
+            self._lock.open_gate()
+
+    def open_later(self) -> None:
+        """The project opens on a worker once the first frame is drawn (the head start came
+        from the forked child): until :meth:`open` ends, calls that need it wait."""
+        self._lock.close_until_opened()
 
     @property
     def is_open(self) -> bool:
@@ -111,9 +119,8 @@ class Session:
         Raises:
             MandatoryBackendUnavailable, NoBackendAvailable, and the backend's errors.
         """
-        since = self.since()
-        with self._lock:
-            return self.project.list_threads(list_name, since, limit=limit)
+        with self._lock:  # the window too: a session that opens later (head start) has no config yet
+            return self.project.list_threads(list_name, self.since(), limit=limit)
 
     def offline_threads(self, list_name: str | None, *, limit: int | None = None, local: bool = True):
         """Rows read without asking a server, and whether they are stale, or None: see
@@ -324,6 +331,7 @@ class Session:
             return tracker.view(issue_id, comments=True)
 
     def close(self) -> None:
+        self._lock.open_gate()  # never opened (the app ended first): nothing waits for it
         with self._lock:
             if self.sources is not None:
                 self.sources.close()

@@ -8,10 +8,12 @@ import fcntl
 import os
 import re
 import select
+import signal
 import struct
 import subprocess
 import sys
 import termios
+import threading
 import time
 
 import pytest
@@ -154,3 +156,66 @@ def test_the_app_ends_when_its_terminal_hangs_up(tmp_path):
         proc.kill()
         proc.wait()
         raise AssertionError("the app went on running without its terminal") from None
+    # Ended by the SIGHUP it missed (or 129 where that is ignored), not by a crash.
+    assert proc.returncode in (-signal.SIGHUP, 129), proc.returncode
+
+
+async def test_a_key_on_the_head_start_rows_waits_for_the_project_to_open(tmp_path, user_config):
+    """The forked head start's rows are on screen before this process's session opens: Enter
+    on one, pressed while the opening is held back, reads the thread once it is open, with no
+    error (test_calls_wait_for_a_session_that_opens_later pins the waiting itself)."""
+    from mailtriage.tui.panes.thread_list import ThreadList
+    from tests.tui.helpers import make_app, reader_text, settle
+
+    project = mbox_project(tmp_path / "p")
+    app = make_app(project)
+    app.prepare_first_screen(ForkedHeadStart.start(project, demo=False))
+    assert app.head_start is not None and not app.session.is_open
+    hold, held = threading.Event(), threading.Event()
+
+    def holder() -> None:  # the opening cannot finish while another thread holds the lock
+        with app.session._lock.lock:
+            held.set()
+            hold.wait(10)
+
+    threading.Thread(target=holder, daemon=True).start()
+    held.wait(5)
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.pause(0.3)
+            assert len(app.screen.query_one(ThreadList).rows) == 3 and not app.session.is_open
+            await pilot.press("enter")  # on the newest thread, while the project still opens
+            await pilot.pause(0.3)
+            hold.set()
+            await settle(pilot)
+            assert app.errors == []
+            assert "Will 3.4 get the fix?" in reader_text(app)
+    finally:
+        hold.set()
+
+
+def test_calls_wait_for_a_session_that_opens_later(tmp_path, user_config):
+    """After a forked head start the session opens on a worker once the first frame is drawn;
+    a call made before (a key on the head start's rows) waits for it, then succeeds."""
+    project = mbox_project(tmp_path / "p")
+    head = ForkedHeadStart.start(project, demo=False).result()
+    session = Session(project, demo=False, settings=load_settings())
+    session.open_later()
+    answers: dict = {}
+
+    def read_now() -> None:
+        try:
+            answers["listing"] = session.list_threads(head.list_name)
+            answers["thread"] = session.read_thread(head.listing.value[0].thread_id)
+        except Exception as exc:  # what the reading worker would report
+            answers["error"] = exc
+
+    reader = threading.Thread(target=read_now)
+    reader.start()
+    reader.join(0.3)
+    assert reader.is_alive() and answers == {}  # waiting for the opening, not failing
+    session.open()
+    reader.join(5)
+    assert "error" not in answers, answers.get("error")
+    assert len(answers["listing"].value) == 3 and answers["thread"].value.subject == "Question about 3.4 fixes"
+    session.close()

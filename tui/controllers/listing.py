@@ -33,6 +33,10 @@ class ListingController(ControllerBase):
     def start_first_listing(self) -> None:
         """Called by the app's session worker as soon as the project is open."""
         head = self.shell.head_start
+        if head is not None and self.current_list != head.list_name:
+            # Another list was chosen on the head start's screen: that one is listed.
+            self._check_and_list(self.new_request("threads"), self.current_list)
+            return
         painted = head is not None and head.listing is not None
         self._check_and_list(self.new_request("threads"), None, first=True, cached_first=not painted)
 
@@ -50,6 +54,8 @@ class ListingController(ControllerBase):
     def on_session_opened(self, message: SessionOpened) -> None:
         if self.defer(self.on_session_opened, message):
             return
+        if self.shell.head_start is not None:
+            return  # the head start showed the project already (and a list chosen since stays)
         session = self.session
         self._show_project(session.title, session.lists(), session.since(), session.cc)
 
@@ -75,7 +81,9 @@ class ListingController(ControllerBase):
         self.current_list = list_name
         self.forget_live_news()
         self.threads.show_loading(list_name)
-        self._check_and_list(self.new_request("threads"), list_name, cached_first=other_list)
+        # No cached rows while a mandatory backend is known to be down: the run is refused.
+        self._check_and_list(self.new_request("threads"), list_name,
+                             cached_first=other_list and not self.mandatory_problem)
 
     @work(thread=True, exclusive=True, group="threads", exit_on_error=False)
     def _check_and_list(self, request: int, list_name: str | None, first: bool = False,
@@ -164,8 +172,10 @@ class ListingController(ControllerBase):
         if not message.partial:
             self.forget_live_news()  # in the rows now; later news is applied to them directly
         # Once per session, after the first rows are painted: the poll's baseline (a second
-        # listing on mail sources of its own) does not compete with the first paint.
-        self.call_after_refresh(self.start_alerts)
+        # listing on mail sources of its own) does not compete with the first paint, nor with
+        # the listing that follows cached rows.
+        if not message.cached:
+            self.call_after_refresh(self.start_alerts)
 
     def on_threads_failed(self, message: ThreadsFailed) -> None:
         if not self.accept_failure(self.on_threads_failed, message):

@@ -147,6 +147,14 @@ class ThreadPane(Vertical):
             self.thread_list.replace_rows(rows)
         self._update_status()
 
+    def show_cancelled(self, text: str) -> None:
+        """The listing was cancelled (Esc): rows on screen stay, stale, and the status says
+        so until the next listing (not "asking the server", which it no longer does)."""
+        self.cached = False
+        self.thread_list.set_class(self.base_rows is not None, "-stale")
+        self.failure = text
+        self.show_message(text)
+
     def show_failure(self, text: str, *, retry_hint: bool = True) -> None:
         # Rows already shown stay (marked stale) so the pane never goes blank or freezes.
         self.thread_list.set_class(self.base_rows is not None, "-stale")
@@ -155,10 +163,10 @@ class ThreadPane(Vertical):
         self.show_message(self.failure, error=True)
 
     def _update_status(self, index: int | None = None) -> None:
-        if self.failure is not None:
-            self.show_message(self.failure, error=True)
-            return
         tl = self.thread_list
+        if self.failure is not None and not tl.filtered and self.search_label is None:
+            self.show_message(self.failure, error=True)  # a search's status says its own
+            return
         total = len(tl.rows)
         position = f"{(tl.cursor + 1) if total else 0}/{total}"
         what = f"{total} thread{'s' if total != 1 else ''}"

@@ -155,7 +155,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
                 self.new_request(kind)
                 cancelled.append(kind)
         if "threads" in cancelled:
-            self.threads.show_message("loading cancelled — press R to load again")
+            self.threads.show_cancelled("loading cancelled — press R to load again")
         if "reader" in cancelled:
             self.reader.show_status("loading cancelled")
         elif "reply" in cancelled:
