@@ -1,4 +1,4 @@
-"""The session's backend lock (tui/session.py), with a gate for the head start."""
+"""The backend lock of the app's Session (one call into the backends at a time), with a gate for the head start."""
 
 from __future__ import annotations
 
