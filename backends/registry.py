@@ -25,6 +25,7 @@ from mailtriage.backends.resolution import (
     _role_label,
     mandatory_preflight,
     preflight_resolution,
+    resolution_order,
     resolve,
 )
 from mailtriage.core.projectconfig import ConfigError, MailSourceEntry, ProjectConfig
@@ -152,10 +153,7 @@ class SourceSet:
         availability checks read files, not servers).
         """
         op = Op.LIST_RECENT_THREADS
-        ordered = [(1, e) for e in self.entries if e.role == "preferred" and op.value in e.preferred_ops]
-        ordered += [(2, e) for e in self.entries if e.role == "primary"]
-        ordered += [(3, e) for e in self.entries if e.role == "fallback"]
-        for rule_step, entry in ordered:
+        for rule_step, entry in resolution_order(op, self.entries):
             backend = self.backends[entry.name]
             # Checked before supports(): a backend's capabilities may need its server (IMAP
             # asks for its Drafts folder), a cache never does.

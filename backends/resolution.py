@@ -160,6 +160,15 @@ def _role_label(entry: MailSourceEntry) -> str:
     return entry.role_text + (", mandatory" if entry.mandatory else "")
 
 
+def resolution_order(op: Op, entries: Sequence[MailSourceEntry]) -> list[tuple[int, MailSourceEntry]]:
+    """The entries the rule tries for ``op``, in order, each with its rule step: preferred
+    for ``op`` (1), primary (2), fallback (3)."""
+    ordered = [(1, e) for e in entries if e.role == "preferred" and op.value in e.preferred_ops]
+    ordered += [(2, e) for e in entries if e.role == "primary"]
+    ordered += [(3, e) for e in entries if e.role == "fallback"]
+    return ordered
+
+
 def resolve(
     op: Op,
     entries: Sequence[MailSourceEntry],
@@ -184,10 +193,7 @@ def resolve(
         steps.append(Step(entry.name, _role_label(entry), "chosen"))
         return True
 
-    ordered: list[tuple[int, MailSourceEntry]] = []
-    ordered += [(1, e) for e in entries if e.role == "preferred" and op.value in e.preferred_ops]
-    ordered += [(2, e) for e in entries if e.role == "primary"]
-    ordered += [(3, e) for e in entries if e.role == "fallback"]
+    ordered = resolution_order(op, entries)
     for rule_step, entry in ordered:
         if consider(entry):
             chosen = entry.name

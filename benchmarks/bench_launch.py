@@ -212,6 +212,24 @@ def bench_mbox_part(data_dir: Path, runs: int) -> None:
 
 # -- IMAP -------------------------------------------------------------------------------------
 
+def hand_to_dovecot(server, user) -> None:
+    """The user's freshly written Maildir given to Dovecot's user (when we run as root), then
+    read once, headers only, so Dovecot's index and header cache are warm (as bench_imap does)."""
+    if os.geteuid() == 0:
+        nobody = pwd.getpwnam("nobody")
+        for path in (user.home, user.home / "Maildir"):
+            os.chown(path, nobody.pw_uid, nobody.pw_gid)
+    client = IMAPClient("127.0.0.1", server.port, ssl=False, timeout=1800)  # indexing 100k files takes long
+    client.login(user.name, user.password)
+    with client:
+        client.select_folder("INBOX", readonly=True)
+        uids = client.sort(["REVERSE DATE"])
+        for i in range(0, len(uids), 5000):
+            client.fetch(uids[i:i + 5000], ["UID", "FLAGS", "INTERNALDATE", "RFC822.SIZE",
+                                             "BODY.PEEK[HEADER.FIELDS (FROM TO CC SUBJECT DATE MESSAGE-ID "
+                                             "IN-REPLY-TO REFERENCES LIST-ID LIST-POST)]"])
+
+
 def write_maildir(maildir: Path, count: int, interval: float, seed: int = 1) -> None:
     """``count`` messages, one every ``interval`` seconds up to now (bench_imap's shapes:
     60% replies to recent threads, 90% to the security list)."""
@@ -308,19 +326,7 @@ def bench_imap_part(messages: int, dense: int, runs: int, tui: bool, compare: st
                                                                 args=(user.home / "Maildir", count, interval))
             child.start()
             child.join()
-            if os.geteuid() == 0:
-                nobody = pwd.getpwnam("nobody")
-                for path in (user.home, user.home / "Maildir"):
-                    os.chown(path, nobody.pw_uid, nobody.pw_gid)
-            client = IMAPClient("127.0.0.1", server.port, ssl=False, timeout=1800)
-            client.login(user.name, user.password)
-            with client:  # warm Dovecot's index and header cache, as bench_imap does
-                client.select_folder("INBOX", readonly=True)
-                uids = client.sort(["REVERSE DATE"])
-                for i in range(0, len(uids), 5000):
-                    client.fetch(uids[i:i + 5000], ["UID", "FLAGS", "INTERNALDATE", "RFC822.SIZE",
-                                                     "BODY.PEEK[HEADER.FIELDS (FROM TO CC SUBJECT DATE MESSAGE-ID "
-                                                     "IN-REPLY-TO REFERENCES LIST-ID LIST-POST)]"])
+            hand_to_dovecot(server, user)
             print(f"IMAP {label}: {count:,} messages, one every {interval:.0f} s, written and warmed in "
                   f"{time.perf_counter() - t0:.0f} s")
             users[label] = user

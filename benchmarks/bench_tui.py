@@ -314,11 +314,9 @@ def build_folder(server, label: str, count: int, interval: float) -> tuple[objec
     to now, plus the newest one (:func:`add_newest_message`), warmed as bench_imap does.
     Returns the user, the newest subject and how many messages the 30-day window holds."""
     import multiprocessing  # the IMAP part only
-    import pwd
     import uuid
 
-    from bench_launch import write_maildir  # its sparse/dense builder (bench_launch imports this module)
-    from imapclient import IMAPClient
+    from bench_launch import hand_to_dovecot, write_maildir  # its builders (bench_launch imports this module)
 
     user = server.add_user(f"bench{label}")
     server.mail_root.mkdir(exist_ok=True)
@@ -330,20 +328,8 @@ def build_folder(server, label: str, count: int, interval: float) -> tuple[objec
     if child.exitcode != 0:
         raise SystemExit(f"writing the {label} folder failed")
     subject = add_newest_message(user.home / "Maildir", uuid.uuid4().hex[:8])
-    if os.geteuid() == 0:
-        nobody = pwd.getpwnam("nobody")
-        for path in (user.home, user.home / "Maildir"):
-            os.chown(path, nobody.pw_uid, nobody.pw_gid)
     written = time.perf_counter() - t0
-    client = IMAPClient("127.0.0.1", server.port, ssl=False, timeout=1800)  # indexing 100k files takes long
-    client.login(user.name, user.password)
-    with client:  # warm Dovecot's index and header cache, as bench_imap does
-        client.select_folder("INBOX", readonly=True)
-        uids = client.sort(["REVERSE DATE"])
-        for i in range(0, len(uids), 5000):
-            client.fetch(uids[i:i + 5000], ["UID", "FLAGS", "INTERNALDATE", "RFC822.SIZE",
-                                             "BODY.PEEK[HEADER.FIELDS (FROM TO CC SUBJECT DATE MESSAGE-ID "
-                                             "IN-REPLY-TO REFERENCES LIST-ID LIST-POST)]"])
+    hand_to_dovecot(server, user)
     window = min(count, int(30 * 86400 // interval)) + 1
     print(f"IMAP {label}: {count + 1:,} messages, one every {interval:.0f} s ({window:,} in the 30-day "
           f"window); written in {written:.1f} s, warmed in {time.perf_counter() - t0 - written:.1f} s")
