@@ -32,7 +32,8 @@ from mailtriage.themes import DEFAULT_THEME, THEMES, canonical_name, theme_css_p
 from mailtriage.tui import bindings
 from mailtriage.tui.commands import MailtriageCommands, ThemeCommands
 from mailtriage.tui.errors import ErrorRecord, error_line, is_expected
-from mailtriage.tui.head_start import FIRST_PAGE, ForkedHeadStart, HeadStart, read_head_start
+from mailtriage.tui.first_screen import FirstScreen
+from mailtriage.tui.head_start import ForkedHeadStart
 from mailtriage.tui.messages import SessionFailed, SessionOpened, SettingsSaved
 from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.sanitize import inert
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 HERE = Path(__file__).parent
 
 
-class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
+class MailTriageApp(FirstScreen, App[int], bindings.KeymapHost, inherit_bindings=False):
     # The dialogs' and the console's stylesheets belong to those screens (their CSS_PATH):
     # parsed when one first opens, not before the first frame.
     CSS_PATH = [HERE / "app.tcss", *theme_css_paths()]
@@ -54,7 +55,6 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
     TITLE = "mailtriage"
     COMMANDS = App.COMMANDS | {MailtriageCommands}
     NOTIFICATION_TIMEOUT = 8
-    first_page = FIRST_PAGE
     #: At most one new-report notification this often (seconds); news in between is coalesced.
     alert_notice_seconds = 5.0
     #: run_app sets it: once the main screen is up, what start-up built (modules, widgets) is
@@ -77,9 +77,6 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
                 self.settings_writable = False
         self.settings = settings
         self.session = Session(project_dir, demo=demo, settings=settings)
-        #: run_app sets it (see tui/head_start.py): the project's facts and first rows, read
-        #: before the first frame, so that frame shows them.
-        self.head_start: HeadStart | None = None
         self.cursor_blink = cursor_blink
         self.errors: list[ErrorRecord] = []
         self._theme_ready = False
@@ -148,27 +145,11 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
         self.sub_title = "demo" if self.session.demo else ""
         for problem in self.startup_problems:
             self.notify(problem, title="Settings", severity="warning", markup=False)
-        if self.head_start is not None:
-            # The first frame shows what prepare_first_screen read; the sources check and
-            # the first listing start once it is drawn, not in competition with it.
-            self.call_after_refresh(self._open_session)
+        if self.open_after_first_frame():  # the head start's (tui/first_screen.py)
             return
         # Backend work starts now, while Textual is still composing the first screen;
         # results that arrive before the panes exist wait in the main screen.
         self._open_session()
-
-    def prepare_first_screen(self, forked: ForkedHeadStart | None = None) -> None:
-        """Before :meth:`run`: the head start (tui/head_start.py), so the first frame shows
-        the project and its first rows. From ``forked``'s child when there is one (this
-        process's session then opens once that frame is drawn); else read here, which opens
-        this process's session. None when the project cannot be opened: the app's own opening
-        then reports why, as it does without a head start."""
-        if forked is not None:
-            self.head_start = forked.result()  # None: no project, or it failed; the opening says why
-            if self.head_start is not None:
-                self.session.open_later()
-            return
-        self.head_start = read_head_start(self.session, self.first_page)
 
     def main_screen_ready(self) -> None:
         """The main screen has mounted its panes."""
@@ -357,6 +338,7 @@ class MailTriageApp(App[int], bindings.KeymapHost, inherit_bindings=False):
         return pending
 
     def on_unmount(self) -> None:
+        self.cancel_head_start()
         main = self.main
         if main is not None:
             main.stop_alerts()

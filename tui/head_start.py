@@ -18,6 +18,7 @@ import os
 import pickle
 import select
 import signal
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,8 +32,14 @@ if TYPE_CHECKING:
 
 #: Threads asked for first (the first page a backend that can list the newest ones fast returns).
 FIRST_PAGE = 200
-#: How long the parent waits for the child's answer before it starts without one.
-CHILD_TIMEOUT = 2.0
+#: How long the parent waits for the child before it draws its first frame without the head
+#: start (the child is usually done by then: it opens the project while the parent imports
+#: Textual). A later answer is shown when it comes, in a second frame.
+FIRST_FRAME_WAIT = 0.2
+#: How long a late child may take in all before the parent opens the project itself. It does
+#: what the parent would do in its place (open the project, scan an archive the first time),
+#: so the parent waits for it rather than doing the same work beside it.
+CHILD_TIMEOUT = 20.0
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,8 @@ class ForkedHeadStart:
     def __init__(self, pid: int, fd: int) -> None:
         self.pid = pid
         self.fd = fd
+        self._ended = threading.Lock()  # held while the child is being reaped: no kill after that
+        self._reaped = False
 
     @classmethod
     def start(cls, project_dir: Path, *, demo: bool) -> ForkedHeadStart | None:
@@ -85,20 +94,38 @@ class ForkedHeadStart:
         pid = os.fork()
         if pid == 0:  # the child: never returns
             os.close(read_end)
+            os.setpgid(0, 0)  # a group of its own: killing it ends an archive scan's helpers too
             _child(project_dir, demo, write_end)
         os.close(write_end)
+        try:  # here too, so that a cancel() before the child runs finds its group
+            os.setpgid(pid, pid)
+        except OSError:  # the child got there first
+            pass
         return cls(pid, read_end)
 
+    def ready(self, timeout: float) -> bool:
+        """Whether the child has answered (or ended) within ``timeout`` seconds."""
+        return bool(select.select([self.fd], [], [], timeout)[0])
+
+    def cancel(self) -> None:
+        """End the child (and what it started) if it still runs: the app ends before its answer."""
+        with self._ended:
+            if not self._reaped:
+                try:
+                    os.killpg(self.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass  # already gone; result() reaps it
+
     def result(self, timeout: float = CHILD_TIMEOUT) -> HeadStart | None:
-        """The child's head start, or None (it failed, found no project, or took longer than
-        ``timeout``: the app then starts as it would without one)."""
+        """The child's head start, or None (it failed, found no project, was cancelled, or took
+        longer than ``timeout``: the app then opens the project as it would without one)."""
         data = b""
         deadline = time.monotonic() + timeout
         try:
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
-                    os.kill(self.pid, signal.SIGKILL)
+                    self.cancel()
                     return None
                 chunk = os.read(self.fd, 1 << 20)
                 if not chunk:
@@ -106,7 +133,9 @@ class ForkedHeadStart:
                 data += chunk
         finally:
             os.close(self.fd)
-            os.waitpid(self.pid, 0)
+            with self._ended:
+                os.waitpid(self.pid, 0)
+                self._reaped = True
         if not data:
             return None
         try:

@@ -219,3 +219,72 @@ def test_calls_wait_for_a_session_that_opens_later(tmp_path, user_config):
     assert "error" not in answers, answers.get("error")
     assert len(answers["listing"].value) == 3 and answers["thread"].value.subject == "Question about 3.4 fixes"
     session.close()
+
+
+def _slow_head_start(monkeypatch, seconds: float) -> None:
+    """The child (a fork of this process) reads its head start ``seconds`` late."""
+    from mailtriage.tui import head_start
+
+    real = head_start.read_head_start
+
+    def late(session, limit=head_start.FIRST_PAGE):
+        time.sleep(seconds)
+        return real(session, limit)
+
+    monkeypatch.setattr(head_start, "read_head_start", late)
+
+
+async def test_a_late_head_start_does_not_hold_the_first_frame_and_is_shown_when_it_comes(
+        tmp_path, user_config, monkeypatch):
+    from mailtriage.tui.panes.thread_list import ThreadList
+    from tests.tui.helpers import make_app, settle
+
+    project = mbox_project(tmp_path / "p")
+    _slow_head_start(monkeypatch, 1.0)
+    app = make_app(project)
+    started = time.monotonic()
+    app.prepare_first_screen(ForkedHeadStart.start(project, demo=False))
+    assert time.monotonic() - started < 0.8  # it did not wait for the child
+    assert app.head_start is None and not app.session.is_open
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause(0.1)
+        assert len(app.screen.query_one(ThreadList).rows) == 0  # drawn before the child answered
+        await settle(pilot)
+        assert app.head_start is not None and app.session.is_open
+        assert len(app.screen.query_one(ThreadList).rows) == 3
+        assert app.errors == []
+
+
+async def test_quitting_while_a_late_head_start_is_read_ends_the_child(tmp_path, user_config, monkeypatch):
+    from tests.tui.helpers import make_app
+
+    project = mbox_project(tmp_path / "p")
+    _slow_head_start(monkeypatch, 60.0)
+    app = make_app(project)
+    child = ForkedHeadStart.start(project, demo=False)
+    app.prepare_first_screen(child)
+    started = time.monotonic()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause(0.3)
+    deadline = time.monotonic() + 10
+    while True:  # reaped by the app: no zombie, no reader left behind
+        try:
+            os.kill(child.pid, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < deadline, "the head start child outlived the app"
+        time.sleep(0.05)
+    assert time.monotonic() - started < 10
+
+
+async def test_a_late_head_start_that_finds_no_project_leaves_the_error_to_the_app(tmp_path, user_config,
+                                                                                    monkeypatch):
+    from mailtriage.tui.screens.first_run import FirstRunScreen
+    from tests.tui.helpers import make_app, settle
+
+    _slow_head_start(monkeypatch, 0.5)
+    app = make_app(tmp_path / "nowhere")
+    app.prepare_first_screen(ForkedHeadStart.start(tmp_path / "nowhere", demo=False))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, FirstRunScreen)

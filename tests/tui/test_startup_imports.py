@@ -40,6 +40,8 @@ NOT_AT_IMPORT = (
     "mailtriage.tui.dialogs", "mailtriage.tui.dialogs.proposal", "mailtriage.tui.dialogs.error",
     # OpenPGP: built when a thread is first read
     "mailtriage.application.crypto", "mailtriage.backends.pgp",
+    # the search box's progress bar: mounted with the first search (tui/panes/threads.py)
+    "textual.widgets._progress_bar",
 )
 
 #: Still not loaded once the project is open (what the first listing needs is).

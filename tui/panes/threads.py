@@ -13,7 +13,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Input, ProgressBar, Static
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from mailtriage.core.inert import terminal_line
@@ -79,11 +79,26 @@ class ThreadPane(Vertical):
         self.search_label: tuple[str, str] | None = None
 
     def compose(self) -> ComposeResult:
+        # The search box and its progress bar are mounted on the first search: four widgets
+        # fewer to style and lay out before the first frame.
         yield ThreadList(id="thread-list")
-        yield SearchBox(placeholder="search on the server (subject, sender, body); Enter to search, Esc to close",
-                        id="thread-search")
-        yield ProgressBar(id="search-progress", show_eta=False)
         yield Static(id="threads-status", classes="pane-status")
+
+    def _search_box(self) -> SearchBox:
+        """The search box, mounted (with its progress bar) the first time it is asked for."""
+        for box in self.query(SearchBox):
+            return box
+        # Lazy: the progress bar's module (and its clock and ETA) only with the first search.
+        from textual.widgets import ProgressBar
+
+        box = SearchBox(placeholder="search on the server (subject, sender, body); Enter to search, Esc to close",
+                        id="thread-search")
+        self.mount(box, ProgressBar(id="search-progress", show_eta=False), before="#threads-status")
+        return box
+
+    def _progress_bar(self):
+        self._search_box()
+        return self.query_one("#search-progress")
 
     @property
     def thread_list(self) -> ThreadList:
@@ -210,7 +225,7 @@ class ThreadPane(Vertical):
     # -- search ------------------------------------------------------------
     def on_thread_list_search_requested(self, message: ThreadList.SearchRequested) -> None:
         message.stop()
-        box = self.query_one(SearchBox)
+        box = self._search_box()
         box.add_class("-visible")
         box.focus()
 
@@ -228,8 +243,8 @@ class ThreadPane(Vertical):
         self._hide_search()
 
     def _hide_search(self) -> None:
-        self.query_one(SearchBox).remove_class("-visible")
-        self.query_one("#search-progress").remove_class("-visible")
+        for widget in self.query("#thread-search, #search-progress"):
+            widget.remove_class("-visible")
         self.thread_list.focus()
 
     @on(Input.Submitted, "#thread-search")
@@ -289,7 +304,7 @@ class ThreadPane(Vertical):
         return f"{position} · {matches} · n/N next/previous · Esc clears · via {answered}"
 
     def _filter_locally(self, query: str) -> None:
-        bar = self.query_one("#search-progress", ProgressBar)
+        bar = self._progress_bar()
         bar.update(total=max(len(self.base_rows), 1), progress=0)
         bar.add_class("-visible")
         self._search(self.base_rows, query)
@@ -304,7 +319,7 @@ class ThreadPane(Vertical):
 
     def on_thread_pane_search_progress(self, message: SearchProgress) -> None:
         message.stop()
-        self.query_one("#search-progress", ProgressBar).update(total=max(message.total, 1), progress=message.done)
+        self._progress_bar().update(total=max(message.total, 1), progress=message.done)
 
     def on_thread_pane_search_done(self, message: SearchDone) -> None:
         message.stop()

@@ -49,8 +49,12 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
     #: (the first focusable widget) focus moved twice at start-up, and each move restyles
     #: the panes (:focus-within) and recomposes the footer's keys before the first paint.
     AUTO_FOCUS = "ThreadList"
+    #: The tracker starts folded (it has no focus): set before the panes mount, a class the
+    #: first focus or resize would add restyles every pane before the first paint.
+    DEFAULT_CLASSES = "-tracker-folded"
 
     def compose(self) -> ComposeResult:
+        self.set_class(self.app.size.width < NARROW_WIDTH, "-narrow")  # before the panes exist (see above)
         yield Header(icon="✉")
         yield Static(id="banner", classes="warning-banner")
         with Horizontal(id="body"):

@@ -1,0 +1,92 @@
+"""The app's first screen at start-up: the head start (tui/head_start.py) it shows, and when.
+
+The command forks a child that reads the head start while this process imports Textual.
+When the child has answered by the time the app is about to draw (it usually has), the first
+frame shows the project and its first rows. When it is still reading (a large archive's first
+scan), the first frame does not wait: the panes are drawn empty and the child's answer is
+shown when it comes. Either way the project opens in this process only after that (calls made
+meanwhile wait for it), so the child's work is never done twice beside it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import work
+from textual.message import Message
+
+from mailtriage.tui.head_start import FIRST_FRAME_WAIT, FIRST_PAGE, ForkedHeadStart, HeadStart, read_head_start
+
+if TYPE_CHECKING:
+    from mailtriage.tui.screens.main import MainScreen
+    from mailtriage.tui.session import Session
+
+
+class HeadStartArrived(Message):
+    """A head start child that was late has answered (``head``: None when it read nothing)."""
+
+    def __init__(self, head: HeadStart | None) -> None:
+        super().__init__()
+        self.head = head
+
+
+class FirstScreen:
+    """The app's part in start-up (a mixin of MailTriageApp)."""
+
+    session: Session
+    main: MainScreen | None
+    first_page = FIRST_PAGE
+    #: The project's facts and first rows, read before the first frame, so that frame shows them.
+    head_start: HeadStart | None = None
+    #: A child still reading the head start after the first frame.
+    _late_head_start: ForkedHeadStart | None = None
+
+    def prepare_first_screen(self, forked: ForkedHeadStart | None = None) -> None:
+        """Before ``run``: the head start, so the first frame shows the project and its first
+        rows. From ``forked``'s child when there is one (this process's session then opens
+        once the head start is shown); else read here, which opens this process's session.
+        None when the project cannot be opened: the app's own opening then reports why, as it
+        does without a head start."""
+        if forked is None:
+            self.head_start = read_head_start(self.session, self.first_page)
+            return
+        if forked.ready(FIRST_FRAME_WAIT):
+            self.head_start = forked.result()  # None: no project, or it failed; the opening says why
+        else:  # still reading: the first frame does not wait for it
+            self._late_head_start = forked
+        if self.head_start is not None or self._late_head_start is not None:
+            self.session.open_later()
+
+    def open_after_first_frame(self) -> bool:
+        """From the app's mount: wait for a late head start, or open the project once the
+        head start's frame is drawn. False when there is no head start (open it now)."""
+        if self._late_head_start is not None:
+            self._wait_for_head_start(self._late_head_start)
+            return True
+        if self.head_start is not None:
+            # The sources check and the first listing start once the frame is drawn, not in
+            # competition with it.
+            self.call_after_refresh(self._open_session)
+            return True
+        return False
+
+    @work(thread=True, exclusive=True, group="session", exit_on_error=False)
+    def _wait_for_head_start(self, forked: ForkedHeadStart) -> None:
+        self.post_message(HeadStartArrived(forked.result()))
+
+    def on_head_start_arrived(self, message: HeadStartArrived) -> None:
+        """The late child's answer: shown as a head start is, then the project opens here
+        (which says why, when the child found none)."""
+        self._late_head_start = None
+        self.head_start = message.head
+        main = self.main
+        if self.head_start is not None and main is not None:
+            main.show_head_start()
+            self.call_after_refresh(self._open_session)
+        else:
+            self._open_session()
+
+    def cancel_head_start(self) -> None:
+        """The app ends: a child still reading is ended (with what it started)."""
+        if self._late_head_start is not None:
+            self._late_head_start.cancel()
