@@ -15,7 +15,9 @@ marshal version, and each section is ``marshal.dumps`` of plain data (tuples, li
 dicts, bytes, str, numbers). Every section's CRC is checked before ``marshal.loads``
 ever sees its bytes, so a torn or damaged file is never parsed. (A CRC, not a
 cryptographic digest: it guards against damage; the folder is private to the user.)
-A caller may decode a section only when it needs it (:func:`read_sections`).
+A caller may decode a section only when it needs it (:func:`read_sections`): the file is
+mapped, not read, and a section's bytes are touched (and their CRC checked) only when it
+is decoded, so a first page of a large cache costs that page, not the file.
 
 Writes go to a new temporary file in the same folder (created ``0600``, exclusively) that
 is then renamed over the old one: a reader sees the old file or the new one, never a mix,
@@ -26,6 +28,7 @@ consistent on its own).
 from __future__ import annotations
 
 import marshal
+import mmap
 import os
 import struct
 import sys
@@ -35,6 +38,7 @@ from typing import Any
 
 MAGIC = b"MTCACHE\x01"
 _ENTRY = struct.Struct(">QI")
+_HEAD_READ = 64 * 1024  # more than any header (a tag and up to a few hundred section entries)
 
 
 def tag_for(kind: str, version: int) -> bytes:
@@ -79,52 +83,72 @@ def read(path: Path, kind: str, version: int) -> tuple[Any, str | None]:
     return decode(sections[0], path)
 
 
-def decode(section: bytes | memoryview, path: Path) -> tuple[Any, str | None]:
-    """One section's value, or ``(None, why)``."""
+class Section:
+    """One still-encoded section of a file and the CRC its bytes must have."""
+
+    __slots__ = ("data", "crc")
+
+    def __init__(self, data: memoryview, crc: int) -> None:
+        self.data, self.crc = data, crc
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+def decode(section: Section | bytes, path: Path) -> tuple[Any, str | None]:
+    """One section's value (its CRC checked first), or ``(None, why)``."""
+    if isinstance(section, Section):
+        if zlib.crc32(section.data) != section.crc:
+            return None, f"{path.name} is corrupt (checksum mismatch); rebuilt"
+        section = section.data
     try:
         return marshal.loads(section), None
     except (ValueError, EOFError, TypeError) as exc:  # pragma: no cover - the CRC catches damage first
         return None, f"{path.name} could not be decoded ({exc}); rebuilt"
 
 
-def read_sections(path: Path, kind: str, version: int) -> tuple[list[memoryview] | None, str | None]:
-    """The checked, still-encoded sections of ``path`` (decode each with :func:`decode`), or
-    ``(None, why)``; ``why`` is None when there is no file."""
+def read_sections(path: Path, kind: str, version: int) -> tuple[list[Section] | None, str | None]:
+    """The still-encoded sections of ``path`` (decode each with :func:`decode`, which checks
+    its CRC), or ``(None, why)``; ``why`` is None when there is no file. The header and the
+    file's length are checked here."""
     try:
         with open(path, "rb") as handle:
-            blob = handle.read()
+            size = os.fstat(handle.fileno()).st_size
+            head = handle.read(min(size, _HEAD_READ))
+            # Mapped, not read: a section's pages are touched when it is decoded. The mapping
+            # outlives the file's replacement by a writer (a rename), as an open file would.
+            blob = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size > len(head) else head
     except FileNotFoundError:
         return None, None
-    except OSError as exc:
-        return None, f"cannot read {path.name}: {exc.strerror or exc}"
-    if not blob.startswith(MAGIC) or len(blob) < len(MAGIC) + 2:
+    except (OSError, ValueError) as exc:  # ValueError: mmap of a file that shrank to nothing meanwhile
+        return None, f"cannot read {path.name}: {getattr(exc, 'strerror', None) or exc}"
+    if not head.startswith(MAGIC) or len(head) < len(MAGIC) + 2:
         return None, f"{path.name} is not a mailtriage cache file of this version (or is truncated); rebuilt"
     at = len(MAGIC)
-    (tag_len,) = struct.unpack_from(">H", blob, at)
+    (tag_len,) = struct.unpack_from(">H", head, at)
     at += 2
-    tag = blob[at:at + tag_len]
+    tag = head[at:at + tag_len]
     at += tag_len
     if tag != tag_for(kind, version):
         shown = tag.decode("ascii", "replace")[:80]
         return None, f"{path.name} was written by another version ({shown}); rebuilt"
-    if len(blob) < at + 2:
+    if len(head) < at + 2:
         return None, f"{path.name} is truncated; rebuilt"
-    (count,) = struct.unpack_from(">H", blob, at)
+    (count,) = struct.unpack_from(">H", head, at)
     at += 2
-    if len(blob) < at + count * _ENTRY.size:
+    if len(head) < at + count * _ENTRY.size <= len(blob):  # a header longer than the first read
+        head = bytes(blob[:at + count * _ENTRY.size])
+    if len(head) < at + count * _ENTRY.size:
         return None, f"{path.name} is truncated; rebuilt"
-    entries = [_ENTRY.unpack_from(blob, at + i * _ENTRY.size) for i in range(count)]
+    entries = [_ENTRY.unpack_from(head, at + i * _ENTRY.size) for i in range(count)]
     at += count * _ENTRY.size
     expected = at + sum(length for length, _crc in entries)
-    if len(blob) != expected:
-        return None, f"{path.name} is truncated or padded ({len(blob)} of {expected} bytes); rebuilt"
+    if size != expected or len(blob) != expected:
+        return None, f"{path.name} is truncated or padded ({size} of {expected} bytes); rebuilt"
     view = memoryview(blob)
     sections = []
     for length, crc in entries:
-        data = view[at:at + length]
-        if zlib.crc32(data) != crc:
-            return None, f"{path.name} is corrupt (checksum mismatch); rebuilt"
-        sections.append(data)
+        sections.append(Section(view[at:at + length], crc))
         at += length
     return sections, None
 

@@ -174,8 +174,10 @@ def test_a_damaged_index_file_is_rebuilt_with_a_note(tmp_path, cache, damage, no
     blob = path.read_bytes()
     if damage == "truncated":
         path.write_bytes(blob[: len(blob) // 2])
-    elif damage == "flipped":
-        path.write_bytes(blob[:-10] + bytes([blob[-10] ^ 0xFF]) + blob[-9:])
+    elif damage == "flipped":  # in the first section, which every open decodes
+        sections, _ = cache_file.read_sections(path, mbox_index_store.KIND, mbox_index_store.VERSION)
+        at = len(blob) - sum(map(len, sections)) + 5
+        path.write_bytes(blob[:at] + bytes([blob[at] ^ 0xFF]) + blob[at + 1:])
     elif damage == "other-version":
         cache_file.write(path, mbox_index_store.KIND, mbox_index_store.VERSION + 1, ("anything",))
     elif damage == "garbage":
@@ -186,6 +188,24 @@ def test_a_damaged_index_file_is_rebuilt_with_a_note(tmp_path, cache, damage, no
     assert any("rebuilt" in n for n in notes), notes
     # Rebuilt and saved again: usable on the next open.
     assert cache_file.read(path, mbox_index_store.KIND, mbox_index_store.VERSION)[0] is not None
+
+
+def test_damaged_threading_links_are_found_when_an_append_needs_them(tmp_path, cache, notes):
+    """The links section is decoded (and its checksum checked) only when an append needs it:
+    an open of the unchanged archive never reads it; the append finds the damage and rebuilds."""
+    archive = write_mbox(tmp_path / "a.mbox", [message(0), message(1, reply_to=0)])
+    listing(archive)
+    (path,) = index_files(cache)
+    blob = path.read_bytes()
+    path.write_bytes(blob[:-10] + bytes([blob[-10] ^ 0xFF]) + blob[-9:])  # in the last section, the links
+    assert len(listing(archive)) == 1 and notes == []  # not needed, not read
+    with open(archive, "ab") as handle:
+        handle.write(mbox_bytes([message(2, reply_to=1)]))
+    expected = listing(archive, persist_index=False)
+    assert listing(archive) == expected and expected[0][2] == 3
+    assert any("checksum mismatch" in n for n in notes), notes
+    sections, why = cache_file.read_sections(path, mbox_index_store.KIND, mbox_index_store.VERSION)
+    assert why is None and all(cache_file.decode(s, path)[1] is None for s in sections)  # saved whole again
 
 
 def test_index_files_are_private_and_hold_no_bodies(tmp_path, cache):
