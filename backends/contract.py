@@ -495,6 +495,12 @@ class MailSource:
     def close(self) -> None:
         """Release connections. Safe to call more than once."""
 
+    def abort(self) -> None:
+        """From another thread, while a call may be waiting on the server (the app quits):
+        end the connections at once, so that call fails now instead of at its timeout.
+        Never raises; :meth:`close` still follows. Backends without a lasting connection
+        have nothing to end."""
+
     # -- beyond the contract -------------------------------------------
     def attachment(self, message_ref: str, index: int) -> bytes:
         """The decoded bytes of attachment ``index`` of the message whose ``backend_ref`` is

@@ -250,6 +250,11 @@ class SourceSet:
             except MailError:
                 pass
 
+    def abort(self) -> None:
+        """End every backend's connections at once, from another thread (see ``MailSource.abort``)."""
+        for backend in self.backends.values():
+            backend.abort()
+
 
 def _size_of(value: Any) -> int | None:
     if isinstance(value, (list, tuple)):

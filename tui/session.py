@@ -22,6 +22,11 @@ from mailtriage.core.settings import UserSettings
 from mailtriage.tui.alerts import AlertLoop, poll_interval
 from mailtriage.tui.session_lock import SessionLock
 
+#: How long quitting waits for a backend call in progress before it ends its connections,
+#: and then for the call to let go (seconds).
+CLOSE_WAIT = 1.0
+ABORT_WAIT = 3.0
+
 if TYPE_CHECKING:
     from mailtriage.application import ComposeForm, ListEntry, Mailboxes, Op, Project, Thread, ThreadId
 
@@ -332,9 +337,15 @@ class Session:
 
     def close(self) -> None:
         self._lock.open_gate()  # never opened (the app ended first): nothing waits for it
-        with self._lock:
-            if self.sources is not None:
-                self.sources.close()
+        # A call waiting on a server (a slow or silent one) does not hold the quit back until
+        # its timeout: its connections are ended under it, so it fails and lets go.
+        if self._lock.lock.acquire(timeout=CLOSE_WAIT) or self._abort_calls():
+            try:
+                if self.sources is not None:
+                    self.sources.close()
+            finally:
+                self._lock.lock.release()
+        # Else a backend with nothing to end still waits: its sockets go with the process.
         with self._tracker_lock:
             if self.project is not None:
                 try:
@@ -439,6 +450,12 @@ class Session:
                                                                   page_size=page_size))
         with self._mailbox_lock:
             return application.search_mailbox(self._mailboxes.get(account_id), request)
+
+    def _abort_calls(self) -> bool:
+        """End the sources' connections under the call that holds the lock; whether it let go."""
+        if self.sources is not None:
+            self.sources.abort()
+        return self._lock.lock.acquire(timeout=ABORT_WAIT)
 
     def close_mailboxes(self) -> None:
         with self._mailbox_lock:

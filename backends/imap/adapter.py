@@ -278,3 +278,6 @@ class ImapMailbox(MailboxAdapter):
 
     def close(self) -> None:
         self.conn.close()
+
+    def abort(self) -> None:
+        self.conn.abort()

@@ -326,6 +326,7 @@ class ImapConnection:
         self._caps: frozenset[str] = frozenset()
         self.state: FolderState | None = None
         self.connects = 0  # how many sessions were opened (tests and the console show it)
+        self._aborted = False  # abort() was called: the app quits, nothing connects again
 
     # -- connecting -------------------------------------------------------
     @property
@@ -346,6 +347,8 @@ class ImapConnection:
     @property
     def client(self) -> IMAPClient:
         if self._client is None:
+            if self._aborted:  # a retry of the call abort() ended: it must not wait on a new connection
+                raise Unavailable(self.name, f"the connection to {self.where} was ended (the app quits)")
             self._client = self._open()
         return self._client
 
@@ -500,6 +503,22 @@ class ImapConnection:
         if client is not None:
             TRACE.log(self.channel, "!", "connection dropped")
             _shutdown(client)
+
+    def abort(self) -> None:
+        """From another thread: shut the socket down under a call waiting on the server, which
+        then fails at once as a lost connection (and drops the client itself). Only the
+        socket: closing the client's buffered file here would wait for that call's read."""
+        self._aborted = True
+        client = self._client
+        if client is None:
+            return
+        try:
+            # The plain socket's shutdown, also for TLS: SSLSocket.shutdown would drop its TLS
+            # state under the reading thread.
+            socket.socket.shutdown(client.socket(), socket.SHUT_RDWR)
+        except (OSError, AttributeError):  # already closed, or not connected yet
+            pass
+        TRACE.log(self.channel, "!", "connection ended (the app quits)")
 
     def close(self) -> None:
         """Log out and close. Safe to call more than once; never raises."""

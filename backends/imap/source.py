@@ -390,6 +390,11 @@ class ImapSource(AccountSource):
             self._mailbox.close()
         self._drafts_folder = False
 
+    def abort(self) -> None:
+        mailbox = self._mailbox
+        if mailbox is not None:
+            mailbox.abort()
+
 
 def _summary_of(header) -> ThreadSummary:
     """A search hit as a thread row: the thread (by its root) that holds the matching message."""

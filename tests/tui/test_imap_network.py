@@ -259,3 +259,22 @@ async def test_head_start_reads_the_summary_cache_without_the_server(proxied_pro
     assert {t.subject for t in head.listing.value} == {"Heap overflow in the frob parser", "Second report"}
     assert TRACE.items() == []  # not a byte to or from the server
     session.close()
+
+
+async def test_quitting_while_the_server_holds_an_answer_does_not_wait_for_its_timeout(proxied_project):
+    """The account's timeout is 30 s: a quit during a read the server does not answer ends
+    that read's connection and is done in seconds, with the read reported as lost."""
+    project, proxy = proxied_project
+    app = make_app(project)
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await settle(pilot)
+            proxy.hold()
+            await pilot.press("enter")  # the read now waits on the server, holding the backend lock
+            await pilot.pause(0.3)
+            assert "loading thread" in reader_status(app)
+            started = time.monotonic()
+        assert time.monotonic() - started < 6
+        assert app.session.sources is not None  # closed through the lock, not given up on
+    finally:
+        proxy.release()
