@@ -15,6 +15,7 @@ import sys
 import termios
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -221,14 +222,17 @@ def test_calls_wait_for_a_session_that_opens_later(tmp_path, user_config):
     session.close()
 
 
-def _slow_head_start(monkeypatch, seconds: float) -> None:
-    """The child (a fork of this process) reads its head start ``seconds`` late."""
+def _slow_head_start(monkeypatch, seconds: float, until: Path | None = None) -> None:
+    """The child (a fork of this process) reads its head start ``seconds`` late, or once
+    the file ``until`` exists (at most ``seconds``)."""
     from mailtriage.tui import head_start
 
     real = head_start.read_head_start
 
     def late(session, limit=head_start.FIRST_PAGE):
-        time.sleep(seconds)
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not (until is not None and until.exists()):
+            time.sleep(0.02)
         return real(session, limit)
 
     monkeypatch.setattr(head_start, "read_head_start", late)
@@ -240,15 +244,17 @@ async def test_a_late_head_start_does_not_hold_the_first_frame_and_is_shown_when
     from tests.tui.helpers import make_app, settle
 
     project = mbox_project(tmp_path / "p")
-    _slow_head_start(monkeypatch, 1.0)
+    go = tmp_path / "go"
+    _slow_head_start(monkeypatch, 30.0, until=go)
     app = make_app(project)
     started = time.monotonic()
     app.prepare_first_screen(ForkedHeadStart.start(project, demo=False))
-    assert time.monotonic() - started < 0.8  # it did not wait for the child
+    assert time.monotonic() - started < 5  # it did not wait for the child (30 s)
     assert app.head_start is None and not app.session.is_open
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.pause(0.1)
         assert len(app.screen.query_one(ThreadList).rows) == 0  # drawn before the child answered
+        go.touch()  # the child answers now
         await settle(pilot)
         assert app.head_start is not None and app.session.is_open
         assert len(app.screen.query_one(ThreadList).rows) == 3
@@ -259,7 +265,7 @@ async def test_quitting_while_a_late_head_start_is_read_ends_the_child(tmp_path,
     from tests.tui.helpers import make_app
 
     project = mbox_project(tmp_path / "p")
-    _slow_head_start(monkeypatch, 60.0)
+    _slow_head_start(monkeypatch, 60.0)  # never answers while the app runs
     app = make_app(project)
     child = ForkedHeadStart.start(project, demo=False)
     app.prepare_first_screen(child)
