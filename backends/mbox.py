@@ -997,7 +997,8 @@ def _extend_groups(groups: list[ThreadGroup] | index_store.PackedGroups, old_lin
         return old_guessed.get(key) if up is None else up
 
     packed = isinstance(groups, index_store.PackedGroups)
-    index_of = groups.key_index() if packed else {(g.root_id, g.synthetic): i for i, g in enumerate(groups)}
+    index_of = groups.key_index(len(new_own) + len(new_guessed) + len(new_ids)) if packed else \
+        {(g.root_id, g.synthetic): i for i, g in enumerate(groups)}
     # IDs whose parent the tail sets or changes. An ID the older mail knows has a parent (own
     # or guessed) or is the root of a group: every older message and every ID it references
     # is one or the other.

@@ -127,13 +127,18 @@ class BlobColumn(Sequence):
         return len(self.edges) - 1
 
     def __getitem__(self, row):  # type: ignore[override]
-        if isinstance(row, slice):
+        # A listing reads ~8 values per thread: the common case (an int row) is tried first.
+        try:
+            if row < 0:
+                row += len(self.edges) - 1
+        except TypeError:
+            if not isinstance(row, slice):
+                raise
             return [self[i] for i in range(*row.indices(len(self)))]
-        if row < 0:
-            row += len(self)
         if self.nones and self.nones[row]:
             return None
-        value = self.blob[self.edges[row]:self.edges[row + 1]]
+        edges = self.edges
+        value = self.blob[edges[row]:edges[row + 1]]
         return value.decode("utf-8", "surrogateescape") if self.text else value
 
     def __iter__(self):
@@ -295,8 +300,12 @@ class PackedGroups(Sequence):
         for position in range(len(self.roots)):
             yield self[position]
 
-    def key_index(self) -> dict[tuple, int]:
-        """Each group's position by (root ID, synthetic)."""
+    def key_index(self, lookups: int | None = None) -> "dict[tuple, int] | _GroupFinder":
+        """Each group's position by (root ID, synthetic): a dict (``get``, ``in``, item
+        assignment). For a few ``lookups`` (an append of a few messages), a finder with the
+        same methods that searches the roots when asked instead of indexing them all."""
+        if lookups is not None and lookups <= _FEW_LOOKUPS:
+            return _GroupFinder(self.roots, self.synthetic)
         return dict(zip(zip(self.roots, map(bool, self.synthetic)), range(len(self.roots))))
 
     def place(self, position: int, member: int, date: float) -> None:
@@ -360,6 +369,38 @@ class PackedGroups(Sequence):
 
     def as_list(self) -> list[ThreadGroup]:
         return list(self)
+
+
+_FEW_LOOKUPS = 64  # a search of the roots costs about 1/50 of indexing them all
+
+
+class _GroupFinder:
+    """A group's position by (root ID, synthetic), found by searching the roots (C speed,
+    no dict of every group); what was found or set is remembered."""
+
+    def __init__(self, roots: list, synthetic: Sequence[int]) -> None:
+        self.roots, self.synthetic, self.known = roots, synthetic, {}
+
+    def get(self, key: tuple, default: Any = None) -> Any:
+        if key in self.known:
+            return self.known[key]
+        root, synthetic = key
+        roots, flags = self.roots, self.synthetic
+        at = -1
+        while True:
+            try:
+                at = roots.index(root, at + 1)
+            except ValueError:
+                return default
+            if (flags[at] == 1) == synthetic:
+                self.known[key] = at
+                return at
+
+    def __contains__(self, key: tuple) -> bool:
+        return self.get(key) is not None
+
+    def __setitem__(self, key: tuple, position: int) -> None:
+        self.known[key] = position
 
 
 def unpack_groups(packed: tuple) -> PackedGroups:

@@ -252,13 +252,16 @@ def _appended_message(n: int, kind: str, a: int, b: int, known: int) -> bytes:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(start=st.integers(min_value=1, max_value=12), rounds=st.lists(st.lists(APPENDED, min_size=1, max_size=4),
                                                                       min_size=1, max_size=5),
-       compact_share=st.sampled_from([1, 2, 16]))
-def test_base_and_delta_list_what_a_full_scan_lists(tmp_path_factory, start, rounds, compact_share):
+       compact_share=st.sampled_from([1, 2, 16]), few_lookups=st.sampled_from([0, 64]))
+def test_base_and_delta_list_what_a_full_scan_lists(tmp_path_factory, start, rounds, compact_share, few_lookups):
     folder = tmp_path_factory.mktemp("delta")
     cache_dir = os.environ.get("MAILTRIAGE_CACHE_DIR")
     os.environ["MAILTRIAGE_CACHE_DIR"] = str(folder / "cache")
-    saved = mbox_index_store.COMPACT_MIN_ROWS, mbox_index_store.COMPACT_SHARE
+    saved = mbox_index_store.COMPACT_MIN_ROWS, mbox_index_store.COMPACT_SHARE, mbox_index_store._FEW_LOOKUPS
+    # Compaction after every append, past the whole base, past 1/16; the roots searched for
+    # each appended message, or indexed all at once.
     mbox_index_store.COMPACT_MIN_ROWS, mbox_index_store.COMPACT_SHARE = 0, compact_share
+    mbox_index_store._FEW_LOOKUPS = few_lookups
     try:
         archive = write_mbox(folder / "a.mbox", [message(n, reply_to=n - 1 if n % 3 == 2 else None)
                                                  for n in range(start)])
@@ -273,7 +276,7 @@ def test_base_and_delta_list_what_a_full_scan_lists(tmp_path_factory, start, rou
             assert listing(archive) == full_scan(archive)
             assert listing(archive) == full_scan(archive)  # read back from what was persisted
     finally:
-        mbox_index_store.COMPACT_MIN_ROWS, mbox_index_store.COMPACT_SHARE = saved
+        mbox_index_store.COMPACT_MIN_ROWS, mbox_index_store.COMPACT_SHARE, mbox_index_store._FEW_LOOKUPS = saved
         if cache_dir is None:
             os.environ.pop("MAILTRIAGE_CACHE_DIR", None)
         else:
