@@ -1,8 +1,10 @@
 """Offline archive backend: an mbox file, a Maildir or a folder of ``.eml`` files.
 
 Read-only, always: the archive is opened for reading only, nothing is renamed,
-flagged or rewritten, and no index is stored beside it (nor anywhere else: the
-index lives in memory for the life of the backend object).
+flagged or rewritten, and no index is stored beside it. An mbox file's index is
+kept in the private cache folder instead (a base and a delta of appended mail, see
+:mod:`backends.mbox_index_store`; ``persist_index: false`` or the user's
+``cache_summaries = false`` keep it in memory only).
 
 Capabilities: ``list_recent_threads``, ``read_thread``, ``thread_url``. Every
 other op is declined by the base class with ``NotSupported``.
@@ -13,6 +15,7 @@ Settings (``mail_sources.<name>`` in project.md)::
     list: security@example.org       # optional: the list this archive is a snapshot of
     max_message_bytes: 26214400      # optional size cap for reading one message (0 = none)
     parallel: true                   # optional: scan big mbox files on two cores
+    persist_index: true              # optional: keep an mbox file's index in the cache folder
 
 Listing an mbox never builds ``email`` objects. The fast path reads the file in
 16 MB chunks (a copy from the page cache; no memory map, so the resident set
@@ -1322,7 +1325,7 @@ class MboxSource(MailSource):
         if grown is groups and not index_store.wants_compaction(stored, len(index)):
             written = index_store.save_delta(path, stored, stamp, _index_fields(index),
                                              index_store.chain_links(earlier, links), groups)
-            saved = f"saved as a delta of {written or 0:,} bytes"
+            saved = f"saved as a delta of {written:,} bytes" if written is not None else "not saved"
         else:
             index_store.save(path, stamp, _index_fields(index), index.links, grown)
             saved = "the whole index saved again" + ("" if grown is not groups else " (delta compacted)")
