@@ -6,6 +6,7 @@ and base + delta always lists what a full scan lists."""
 from __future__ import annotations
 
 import os
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -281,3 +282,39 @@ def test_base_and_delta_list_what_a_full_scan_lists(tmp_path_factory, start, rou
             os.environ.pop("MAILTRIAGE_CACHE_DIR", None)
         else:
             os.environ["MAILTRIAGE_CACHE_DIR"] = cache_dir
+
+
+def _keep_listing(path: str, rounds: int, failures) -> None:
+    try:
+        for _ in range(rounds):
+            listing(Path(path))
+    except BaseException as exc:  # reported to the parent, which fails the test
+        failures.put(repr(exc))
+        raise
+
+
+def test_processes_appending_and_listing_at_once_never_corrupt_the_index(tmp_path, cache, monkeypatch):
+    """Two processes list a growing archive at once (each extends, writes deltas, compacts,
+    reads the other's files) while a third appends: every listing works, and the index left
+    behind lists what a full scan lists."""
+    import multiprocessing  # here: only this test forks
+
+    monkeypatch.setattr(mbox_index_store, "COMPACT_MIN_ROWS", 4)
+    archive = write_mbox(tmp_path / "a.mbox", [message(n, reply_to=n - 1 if n % 4 else None) for n in range(20)])
+    listing(archive)
+    ctx = multiprocessing.get_context("fork")
+    failures = ctx.Queue()
+    readers = [ctx.Process(target=_keep_listing, args=(str(archive), 25, failures)) for _ in range(2)]
+    for reader in readers:
+        reader.start()
+    n = 20
+    while any(reader.is_alive() for reader in readers) and n < 400:
+        append(archive, message(n, reply_to=(n * 7) % 20 if n % 3 else None))
+        n += 1
+        time.sleep(0.005)  # appends spread over the readers' opens
+    for reader in readers:
+        reader.join()
+    assert failures.empty() and all(reader.exitcode == 0 for reader in readers)
+    assert listing(archive) == full_scan(archive)
+    assert listing(archive) == full_scan(archive)
+    assert not [p.name for p in (cache / "mbox").iterdir() if p.name.endswith(".tmp")]  # no temporary file left
