@@ -116,25 +116,32 @@ TEXT_COLUMNS = _TEXTS = ("message_ids", "subjects", "senders", "emails")
 
 class BlobColumn(Sequence):
     """A column of bytes (or str) values kept as one blob and its offsets: loading it costs a
-    copy, not an object per message; a value is made when it is read."""
+    copy, not an object per message; a value is made when it is read.
 
-    def __init__(self, blob: bytes, edges: array, nones: bytes, text: bool) -> None:
+    Values appended later (an append's rows, a delta's) are kept apart as a plain list
+    (``more``): appending costs what was appended, not a copy of the blob."""
+
+    def __init__(self, blob: bytes, edges: array, nones: bytes, text: bool, more: list | None = None) -> None:
         if len(edges) < 1 or (nones and len(nones) != len(edges) - 1) or edges[-1] != len(blob):
             raise ValueError("a packed column of inconsistent lengths")
         self.blob, self.edges, self.nones, self.text = blob, edges, nones, text
+        self.packed_rows = len(edges) - 1
+        self.more: list = more or []
 
     def __len__(self) -> int:
-        return len(self.edges) - 1
+        return self.packed_rows + len(self.more)
 
     def __getitem__(self, row):  # type: ignore[override]
         # A listing reads ~8 values per thread: the common case (an int row) is tried first.
         try:
             if row < 0:
-                row += len(self.edges) - 1
+                row += len(self)
         except TypeError:
             if not isinstance(row, slice):
                 raise
             return [self[i] for i in range(*row.indices(len(self)))]
+        if row >= self.packed_rows:
+            return self.more[row - self.packed_rows]
         if self.nones and self.nones[row]:
             return None
         edges = self.edges
@@ -146,18 +153,16 @@ class BlobColumn(Sequence):
             yield self[row]
 
     def __iadd__(self, values: Sequence) -> "BlobColumn":
-        """This column with ``values`` appended (a new column: the blob is shared by nobody)."""
-        if not values:
+        """This column with ``values`` appended: a new column (this one is left as it was)
+        sharing the blob."""
+        if not len(values):
             return self
-        text, blob, edges_bytes, nones = BlobColumn.pack(values)
-        added = array("q")
-        added.frombytes(edges_bytes)
-        base = self.edges[-1]
-        edges = array("q", self.edges)
-        edges.extend(base + e for e in added[1:])
-        if self.nones or nones:
-            nones = (self.nones or bytes(len(self))) + (nones or bytes(len(values)))
-        return BlobColumn(self.blob + blob, edges, nones, self.text or text)
+        return BlobColumn(self.blob, self.edges, self.nones, self.text, self.more + list(values))
+
+    def then(self, later: "BlobColumn") -> "BlobColumn":
+        """This column followed by ``later``'s values."""
+        self += later
+        return self
 
     @classmethod
     def pack(cls, values: Sequence) -> tuple:
@@ -171,25 +176,28 @@ class BlobColumn(Sequence):
         nones = bytes(bytearray(v is None for v in values)) if any(v is None for v in values) else b""
         return (text, b"".join(raw), edges.tobytes(), nones)
 
-    def packed_from(self, row: int) -> tuple:
-        """The packed form (:meth:`pack`) of the values from ``row`` on, without a value
-        object per row."""
+    def packed_from(self, row: int = 0) -> tuple:
+        """The packed form (:meth:`pack`) of the values from ``row`` on; the blob's part
+        without a value object per row."""
+        if row >= self.packed_rows or not self.packed_rows:
+            return BlobColumn.pack(self.more[max(0, row - self.packed_rows):])
         start = self.edges[row]
-        edges = array("q", [e - start for e in self.edges[row:]])
-        return (self.text, self.blob[start:], edges.tobytes(), self.nones[row:])
-
-    def then(self, later: "BlobColumn") -> "BlobColumn":
-        """This column followed by ``later`` (this column's offsets are reused: it must not
-        be used afterwards)."""
-        if not len(later):
-            return self
-        base = self.edges[-1]
-        edges = self.edges
-        edges.extend([base + e for e in later.edges[1:]])
-        nones = self.nones
-        if nones or later.nones:
-            nones = (nones or bytes(len(self))) + (later.nones or bytes(len(later)))
-        return BlobColumn(self.blob + later.blob, edges, nones, self.text or later.text)
+        edges = self.edges[row:] if not start else array("q", [e - start for e in self.edges[row:]])
+        packed = (self.text, self.blob[start:] if start else self.blob, edges, self.nones[row:])
+        if not self.more:
+            return packed[:2] + (edges.tobytes(), packed[3])
+        text, blob, edges_bytes, nones = BlobColumn.pack(self.more)
+        if text != self.text and any(v is not None for v in self.more):
+            raise ValueError("a column of bytes and text")
+        added = array("q")
+        added.frombytes(edges_bytes)
+        base = edges[-1]
+        edges = array("q", edges)
+        edges.extend([base + e for e in added[1:]])
+        rows = len(edges) - 1
+        if packed[3] or nones:
+            nones = (packed[3] or bytes(rows - len(self.more))) + (nones or bytes(len(self.more)))
+        return (self.text, packed[1] + blob, edges.tobytes(), nones)
 
     @classmethod
     def unpack(cls, packed: tuple) -> "BlobColumn":
@@ -197,7 +205,6 @@ class BlobColumn(Sequence):
         edges = array("q")
         edges.frombytes(edges_bytes)
         return cls(blob, edges, nones, text)
-
 
 
 def pack_fields(fields: dict[str, Any], start: int = 0) -> dict[str, Any]:
@@ -213,8 +220,7 @@ def pack_fields(fields: dict[str, Any], start: int = 0) -> dict[str, Any]:
     for name in _TEXTS:
         column = fields[name]
         if isinstance(column, BlobColumn):
-            out[name] = column.packed_from(start) if start else (column.text, column.blob, column.edges.tobytes(),
-                                                                 column.nones)
+            out[name] = column.packed_from(start)
         else:
             out[name] = BlobColumn.pack(column[start:] if start else column)
     out["synthetic"] = bytes(bytearray(fields["synthetic"][start:] if start else fields["synthetic"]))

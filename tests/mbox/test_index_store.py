@@ -308,3 +308,25 @@ def test_a_blob_column_reads_back_and_grows_like_a_list():
     texts = mbox_index_store.BlobColumn.unpack(mbox_index_store.BlobColumn.pack(["a@x", "", "\u00e9@x"]))
     texts += ["new@x"]
     assert list(texts) == ["a@x", "", "\u00e9@x", "new@x"]
+
+
+@pytest.mark.parametrize("text", [False, True])
+def test_a_blob_column_with_appended_values_packs_back_whole_and_from_any_row(text):
+    def value(n):
+        if n % 5 == 3:
+            return None
+        raw = f"<v{n}\u00e9@x>" if n % 2 else f"<{n}@x>"
+        return raw if text else raw.encode()
+
+    values = [value(n) for n in range(9)]
+    for packed_rows in range(len(values) + 1):
+        column = mbox_index_store.BlobColumn.unpack(mbox_index_store.BlobColumn.pack(values[:packed_rows]))
+        column.text = column.text or text  # an empty packed part knows no type of its own
+        grown = column
+        for start in range(packed_rows, len(values), 2):
+            grown += values[start:start + 2]
+        assert list(grown) == values and len(grown) == len(values) and grown[-1] == values[-1]
+        assert len(column) == packed_rows  # += made a new column
+        for row in range(len(values) + 1):
+            again = mbox_index_store.BlobColumn.unpack(grown.packed_from(row))
+            assert list(again) == values[row:], (packed_rows, row)
