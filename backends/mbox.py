@@ -1307,7 +1307,9 @@ class MboxSource(MailSource):
         index = _index_from_fields(stored.fields, old_links)
         groups: Any = stored.groups
         with _collector_paused():
-            columns, links = scan_mbox_range(fd, old.size, stamp.size)
+            # A buffer the size of the tail: a zeroed 16 MB one costs 15-35 ms in a fresh process.
+            columns, links = scan_mbox_range(fd, old.size, stamp.size,
+                                             min(_CHUNK, max(_HEADER_READ, stamp.size - old.size)))
             before = len(index)
             index.extend(columns)
             ends = index.ends
@@ -1413,6 +1415,11 @@ class MboxSource(MailSource):
         utc = timezone.utc
 
         archive_notes = index.archive_notes
+        # Many rows' values in one call (a persisted index's columns make a value per read).
+        emails_of = emails.values_at if isinstance(emails, index_store.BlobColumn) else \
+            (lambda rows: list(map(emails.__getitem__, rows)))
+        mids_of = mids.values_at if isinstance(mids, index_store.BlobColumn) else \
+            (lambda rows: list(map(mids.__getitem__, rows)))
         now = datetime.now(utc).timestamp()
         plausible_since, plausible_until = PLAUSIBLE_SINCE, now + PLAUSIBLE_AHEAD_SECONDS
 
@@ -1439,9 +1446,9 @@ class MboxSource(MailSource):
                 order_stamps = list(map(stamps.__getitem__, members))
                 order = members if order_stamps == sorted(order_stamps) else \
                     [m for _, m in sorted(zip(order_stamps, members))]
-                participants = tuple(filter(None, dict.fromkeys(map(emails.__getitem__, order))))
+                participants = tuple(filter(None, dict.fromkeys(emails_of(order))))
             notes = [f"subject: {n}" for n in subject_notes] if subject_notes else []
-            if count > 1 and len(set(map(mids.__getitem__, members))) != count:
+            if count > 1 and len(set(mids_of(members))) != count:
                 counts: dict[bytes, int] = {}
                 for member in members:
                     counts[mids[member]] = counts.get(mids[member], 0) + 1

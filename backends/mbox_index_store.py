@@ -152,6 +152,17 @@ class BlobColumn(Sequence):
         for row in range(len(self)):
             yield self[row]
 
+    def values_at(self, rows: Sequence[int]) -> list:
+        """The values of ``rows`` (non-negative), in one call (a listing reads a thread's
+        participants and Message-IDs this way)."""
+        if self.nones:
+            return [self[row] for row in rows]
+        blob, edges, packed, more = self.blob, self.edges, self.packed_rows, self.more
+        if self.text:
+            return [blob[edges[row]:edges[row + 1]].decode("utf-8", "surrogateescape") if row < packed
+                    else more[row - packed] for row in rows]
+        return [blob[edges[row]:edges[row + 1]] if row < packed else more[row - packed] for row in rows]
+
     def __iadd__(self, values: Sequence) -> "BlobColumn":
         """This column with ``values`` appended: a new column (this one is left as it was)
         sharing the blob."""

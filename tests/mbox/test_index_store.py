@@ -330,3 +330,11 @@ def test_a_blob_column_with_appended_values_packs_back_whole_and_from_any_row(te
         for row in range(len(values) + 1):
             again = mbox_index_store.BlobColumn.unpack(grown.packed_from(row))
             assert list(again) == values[row:], (packed_rows, row)
+
+
+def test_a_blob_column_reads_many_rows_at_once_like_one_by_one():
+    for values in ([b"<a@x>", b"", b"<c@x>"], ["a@x", "\u00e9@x", ""], [b"<a@x>", None, b"<c@x>"]):
+        column = mbox_index_store.BlobColumn.unpack(mbox_index_store.BlobColumn.pack(values))
+        column += [values[0]]
+        rows = [3, 0, 2, 2, 1]
+        assert column.values_at(rows) == [column[row] for row in rows] == [[*values, values[0]][r] for r in rows]
