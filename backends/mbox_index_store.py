@@ -588,6 +588,15 @@ def _load_base(archive: Path) -> Stored | None:
         return None
 
 
+def live_links(links: Links) -> Links:
+    """``links`` without the guesses that can no longer matter: an ID with a parent of its
+    own keeps it (own links are never undone, :meth:`Links.then`), so its guessed parent is
+    never read again. (About a quarter of the links section of a list archive; it decodes
+    that much faster on an append.)"""
+    own = links.own
+    return Links({key: up for key, up in links.guessed.items() if key not in own}, own)
+
+
 def save(archive: Path, stamp: ArchiveStamp, fields: dict[str, Any], links: Links,
          groups: Sequence[ThreadGroup]) -> None:
     """Persist the whole index (atomically) as a new base; a delta of the old base goes.
@@ -597,7 +606,7 @@ def save(archive: Path, stamp: ArchiveStamp, fields: dict[str, Any], links: Link
         cache_file.write(path, KIND, VERSION,
                          (str(archive), os.urandom(16), stamp.to_plain(), pack_fields(fields),
                           pack_groups(groups, fields["dates"])),
-                         links.to_plain())
+                         live_links(links).to_plain())
     except (OSError, ValueError, ConfigError) as exc:
         note(f"mbox index of {archive.name} not saved: {exc}")
         return
@@ -620,7 +629,7 @@ def save_delta(archive: Path, stored: Stored, stamp: ArchiveStamp, fields: dict[
         return cache_file.write(delta_path(stored.path), DELTA_KIND, DELTA_VERSION,
                                 (str(archive), stored.token, stored.base_rows, stamp.to_plain(),
                                  pack_fields(fields, stored.base_rows), groups.overlay()),
-                                links.to_plain())
+                                live_links(links).to_plain())
     except (OSError, ValueError, ConfigError) as exc:
         note(f"appended-mail index of {archive.name} not saved: {exc}")
         return None
