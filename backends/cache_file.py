@@ -12,7 +12,8 @@ A file is::
 
 where ``tag`` names the cache kind, its format version, the Python version and the
 marshal version, and each section is ``marshal.dumps`` of plain data (tuples, lists,
-dicts, bytes, str, numbers). Every section's CRC is checked before ``marshal.loads``
+dicts, bytes, str, numbers), or bytes as they are (a :class:`Raw` section, which a reader
+uses in place, without a copy). Every section's CRC is checked before ``marshal.loads``
 ever sees its bytes, so a torn or damaged file is never parsed. (A CRC, not a
 cryptographic digest: it guards against damage; the folder is private to the user.)
 A caller may decode a section only when it needs it (:func:`read_sections`).
@@ -37,6 +38,14 @@ MAGIC = b"MTCACHE\x01"
 _ENTRY = struct.Struct(">QI")
 
 
+class Raw:
+    """A section written as the bytes it holds (not marshalled); read back, it is those
+    bytes (a memoryview of the file's contents, see :func:`read_sections`)."""
+
+    def __init__(self, data: bytes | bytearray | memoryview) -> None:
+        self.data = data
+
+
 def tag_for(kind: str, version: int) -> bytes:
     py = f"{sys.version_info[0]}.{sys.version_info[1]}"
     return f"{kind}/v{version}/py{py}/marshal{marshal.version}".encode("ascii")
@@ -48,7 +57,7 @@ def write(path: Path, kind: str, version: int, payload: Any, *more: Any) -> int:
 
     Raises OSError when the folder cannot be written (callers treat a cache that cannot be
     saved as no cache)."""
-    sections = [marshal.dumps(p) for p in (payload, *more)]
+    sections = [p.data if isinstance(p, Raw) else marshal.dumps(p) for p in (payload, *more)]
     tag = tag_for(kind, version)
     head = [MAGIC, struct.pack(">H", len(tag)), tag, struct.pack(">H", len(sections))]
     head += [_ENTRY.pack(len(data), zlib.crc32(data)) for data in sections]
@@ -88,8 +97,10 @@ def decode(section: bytes | memoryview, path: Path) -> tuple[Any, str | None]:
 
 
 def read_sections(path: Path, kind: str, version: int) -> tuple[list[memoryview] | None, str | None]:
-    """The checked, still-encoded sections of ``path`` (decode each with :func:`decode`), or
-    ``(None, why)``; ``why`` is None when there is no file."""
+    """The checked, still-encoded sections of ``path`` (decode each with :func:`decode`, or
+    use a :class:`Raw` one as it is), or ``(None, why)``; ``why`` is None when there is no
+    file. Each is a memoryview of one ``bytes`` object holding the whole file (its ``obj``),
+    the sections laid end to end, the last one ending with it."""
     try:
         with open(path, "rb") as handle:
             blob = handle.read()

@@ -8,7 +8,8 @@ of its last 4 KiB. Never a message body.
 
 Two files per archive:
 
-* the **base** (``<name>.idx``): the whole index, with a random token of its own;
+* the **base** (``<name>.idx``): the whole index, with a random token of its own (the text
+  columns' bytes in a raw section that the loaded columns read in place, without a copy);
 * a **delta** (``<name>.dlt``, optional): what messages appended since the base added (their
   rows, their threading links, the members they add to the base's groups and the groups
   they start) and the archive's stamp after them. It names the base token it extends, so it
@@ -121,10 +122,16 @@ class BlobColumn(Sequence):
     Values appended later (an append's rows, a delta's) are kept apart as a plain list
     (``more``): appending costs what was appended, not a copy of the blob."""
 
-    def __init__(self, blob: bytes, edges: array, nones: bytes, text: bool, more: list | None = None) -> None:
-        if len(edges) < 1 or (nones and len(nones) != len(edges) - 1) or edges[-1] != len(blob):
+    def __init__(self, blob: bytes, edges: array, nones: bytes, text: bool, more: list | None = None,
+                 offset: int = 0, length: int | None = None) -> None:
+        # ``blob[offset:offset + length]`` holds the values (a persisted index's columns share
+        # the bytes of the whole file, read once, instead of a copy each).
+        length = len(blob) - offset if length is None else length
+        if (len(edges) < 1 or (nones and len(nones) != len(edges) - 1) or edges[0] != 0 or edges[-1] != length
+                or offset < 0 or offset + length > len(blob)):
             raise ValueError("a packed column of inconsistent lengths")
         self.blob, self.edges, self.nones, self.text = blob, edges, nones, text
+        self.offset, self.length = offset, length
         self.packed_rows = len(edges) - 1
         self.more: list = more or []
 
@@ -144,8 +151,8 @@ class BlobColumn(Sequence):
             return self.more[row - self.packed_rows]
         if self.nones and self.nones[row]:
             return None
-        edges = self.edges
-        value = self.blob[edges[row]:edges[row + 1]]
+        edges, offset = self.edges, self.offset
+        value = self.blob[offset + edges[row]:offset + edges[row + 1]]
         return value.decode("utf-8", "surrogateescape") if self.text else value
 
     def __iter__(self):
@@ -157,18 +164,19 @@ class BlobColumn(Sequence):
         participants and Message-IDs this way)."""
         if self.nones:
             return [self[row] for row in rows]
-        blob, edges, packed, more = self.blob, self.edges, self.packed_rows, self.more
+        blob, edges, packed, more, at = self.blob, self.edges, self.packed_rows, self.more, self.offset
         if self.text:
-            return [blob[edges[row]:edges[row + 1]].decode("utf-8", "surrogateescape") if row < packed
+            return [blob[at + edges[row]:at + edges[row + 1]].decode("utf-8", "surrogateescape") if row < packed
                     else more[row - packed] for row in rows]
-        return [blob[edges[row]:edges[row + 1]] if row < packed else more[row - packed] for row in rows]
+        return [blob[at + edges[row]:at + edges[row + 1]] if row < packed else more[row - packed] for row in rows]
 
     def __iadd__(self, values: Sequence) -> "BlobColumn":
         """This column with ``values`` appended: a new column (this one is left as it was)
         sharing the blob."""
         if not len(values):
             return self
-        return BlobColumn(self.blob, self.edges, self.nones, self.text, self.more + list(values))
+        return BlobColumn(self.blob, self.edges, self.nones, self.text, self.more + list(values), self.offset,
+                          self.length)
 
     def then(self, later: "BlobColumn") -> "BlobColumn":
         """This column followed by ``later``'s values."""
@@ -194,7 +202,9 @@ class BlobColumn(Sequence):
             return BlobColumn.pack(self.more[max(0, row - self.packed_rows):])
         start = self.edges[row]
         edges = self.edges[row:] if not start else array("q", [e - start for e in self.edges[row:]])
-        packed = (self.text, self.blob[start:] if start else self.blob, edges, self.nones[row:])
+        whole = not start and not self.offset and self.length == len(self.blob)
+        packed = (self.text, self.blob if whole else self.blob[self.offset + start:self.offset + self.length], edges,
+                  self.nones[row:])
         if not self.more:
             return packed[:2] + (edges.tobytes(), packed[3])
         text, blob, edges_bytes, nones = BlobColumn.pack(self.more)
@@ -249,7 +259,8 @@ def unpack_fields(packed: dict[str, Any]) -> dict[str, Any]:
         column.frombytes(packed[name])
         out[name] = column
     for name in _TEXTS:
-        out[name] = BlobColumn.unpack(packed[name])
+        column = packed[name]
+        out[name] = column if isinstance(column, BlobColumn) else BlobColumn.unpack(column)
     out["synthetic"] = list(map(bool, packed["synthetic"]))
     return out
 
@@ -566,8 +577,8 @@ def _load_base(archive: Path) -> Stored | None:
         note(f"no mbox index cache folder: {exc}")
         return None
     sections, why = cache_file.read_sections(path, KIND, VERSION)
-    if sections is not None and len(sections) != 2:
-        sections, why = None, f"{path.name} has {len(sections)} sections, not 2; rebuilt"
+    if sections is not None and len(sections) != 3:
+        sections, why = None, f"{path.name} has {len(sections)} sections, not 3; rebuilt"
     main = None
     if sections is not None:
         main, why = cache_file.decode(sections[0], path)
@@ -580,6 +591,7 @@ def _load_base(archive: Path) -> Stored | None:
         where, token, stamp, fields, groups = main
         if where != str(archive):
             return None
+        _blobs_back(fields, sections[2])
         return Stored(path, token, ArchiveStamp.from_plain(stamp), unpack_fields(fields), unpack_groups(groups),
                       sections[1])
     except (TypeError, ValueError, KeyError) as exc:
@@ -597,16 +609,44 @@ def live_links(links: Links) -> Links:
     return Links({key: up for key, up in links.guessed.items() if key not in own}, own)
 
 
+def _blobs_apart(packed: dict[str, Any]) -> cache_file.Raw:
+    """The text columns' blobs of ``packed`` (:func:`pack_fields`) moved to one raw section,
+    each column left with where its values start and end in it."""
+    blobs, at = [], 0
+    for name in _TEXTS:
+        text, blob, edges, nones = packed[name]
+        packed[name] = (text, at, at + len(blob), edges, nones)
+        blobs.append(blob)
+        at += len(blob)
+    return cache_file.Raw(b"".join(blobs))
+
+
+def _blobs_back(packed: dict[str, Any], raw: memoryview) -> None:
+    """The text columns of ``packed`` as columns over the file's own bytes (no copy)."""
+    whole = raw.obj
+    if not isinstance(whole, bytes):
+        raise ValueError("the blobs are not the file's bytes")
+    base = len(whole) - len(raw)  # the raw section is the last one: it ends with the file
+    for name in _TEXTS:
+        text, start, end, edges_bytes, nones = packed[name]
+        if not 0 <= start <= end <= len(raw):
+            raise ValueError("a column outside the file")
+        edges = array("q")
+        edges.frombytes(edges_bytes)
+        packed[name] = BlobColumn(whole, edges, nones, text, offset=base + start, length=end - start)
+
+
 def save(archive: Path, stamp: ArchiveStamp, fields: dict[str, Any], links: Links,
          groups: Sequence[ThreadGroup]) -> None:
     """Persist the whole index (atomically) as a new base; a delta of the old base goes.
     A cache that cannot be written is only noted."""
     try:
         path = store_path(archive)
+        packed = pack_fields(fields)
+        blobs = _blobs_apart(packed)
         cache_file.write(path, KIND, VERSION,
-                         (str(archive), os.urandom(16), stamp.to_plain(), pack_fields(fields),
-                          pack_groups(groups, fields["dates"])),
-                         live_links(links).to_plain())
+                         (str(archive), os.urandom(16), stamp.to_plain(), packed, pack_groups(groups, fields["dates"])),
+                         live_links(links).to_plain(), blobs)
     except (OSError, ValueError, ConfigError) as exc:
         note(f"mbox index of {archive.name} not saved: {exc}")
         return

@@ -338,3 +338,17 @@ def test_a_blob_column_reads_many_rows_at_once_like_one_by_one():
         column += [values[0]]
         rows = [3, 0, 2, 2, 1]
         assert column.values_at(rows) == [column[row] for row in rows] == [[*values, values[0]][r] for r in rows]
+
+
+def test_a_raw_cache_section_reads_back_in_place_and_is_checked(tmp_path):
+    target = tmp_path / "raw.cache"
+    cache_file.write(target, "raw", 1, {"columns": 2}, cache_file.Raw(b"subjects and senders"))
+    sections, why = cache_file.read_sections(target, "raw", 1)
+    assert why is None and cache_file.decode(sections[0], target)[0] == {"columns": 2}
+    assert bytes(sections[1]) == b"subjects and senders"
+    whole = sections[1].obj  # the file's bytes, not a copy of the section
+    assert isinstance(whole, bytes) and whole.endswith(b"subjects and senders")
+    blob = target.read_bytes()
+    target.write_bytes(blob[:-3] + b"X" + blob[-2:])
+    sections, why = cache_file.read_sections(target, "raw", 1)
+    assert sections is None and "checksum" in why
