@@ -12,12 +12,11 @@ A file is::
 
 where ``tag`` names the cache kind, its format version, the Python version and the
 marshal version, and each section is ``marshal.dumps`` of plain data (tuples, lists,
-dicts, bytes, str, numbers). Every section's CRC is checked before ``marshal.loads``
+dicts, bytes, str, numbers), or bytes as they are (a :class:`Raw` section, which a reader
+uses in place, without a copy). Every section's CRC is checked before ``marshal.loads``
 ever sees its bytes, so a torn or damaged file is never parsed. (A CRC, not a
 cryptographic digest: it guards against damage; the folder is private to the user.)
-A caller may decode a section only when it needs it (:func:`read_sections`): the file is
-mapped, not read, and a section's bytes are touched (and their CRC checked) only when it
-is decoded, so a first page of a large cache costs that page, not the file.
+A caller may decode a section only when it needs it (:func:`read_sections`).
 
 Writes go to a new temporary file in the same folder (created ``0600``, exclusively) that
 is then renamed over the old one: a reader sees the old file or the new one, never a mix,
@@ -28,7 +27,6 @@ consistent on its own).
 from __future__ import annotations
 
 import marshal
-import mmap
 import os
 import struct
 import sys
@@ -38,7 +36,14 @@ from typing import Any
 
 MAGIC = b"MTCACHE\x01"
 _ENTRY = struct.Struct(">QI")
-_HEAD_READ = 64 * 1024  # more than any header (a tag and up to a few hundred section entries)
+
+
+class Raw:
+    """A section written as the bytes it holds (not marshalled); read back, it is those
+    bytes (a memoryview of the file's contents, see :func:`read_sections`)."""
+
+    def __init__(self, data: bytes | bytearray | memoryview) -> None:
+        self.data = data
 
 
 def tag_for(kind: str, version: int) -> bytes:
@@ -52,7 +57,7 @@ def write(path: Path, kind: str, version: int, payload: Any, *more: Any) -> int:
 
     Raises OSError when the folder cannot be written (callers treat a cache that cannot be
     saved as no cache)."""
-    sections = [marshal.dumps(p) for p in (payload, *more)]
+    sections = [p.data if isinstance(p, Raw) else marshal.dumps(p) for p in (payload, *more)]
     tag = tag_for(kind, version)
     head = [MAGIC, struct.pack(">H", len(tag)), tag, struct.pack(">H", len(sections))]
     head += [_ENTRY.pack(len(data), zlib.crc32(data)) for data in sections]
@@ -83,72 +88,54 @@ def read(path: Path, kind: str, version: int) -> tuple[Any, str | None]:
     return decode(sections[0], path)
 
 
-class Section:
-    """One still-encoded section of a file and the CRC its bytes must have."""
-
-    __slots__ = ("data", "crc")
-
-    def __init__(self, data: memoryview, crc: int) -> None:
-        self.data, self.crc = data, crc
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-
-def decode(section: Section | bytes, path: Path) -> tuple[Any, str | None]:
-    """One section's value (its CRC checked first), or ``(None, why)``."""
-    if isinstance(section, Section):
-        if zlib.crc32(section.data) != section.crc:
-            return None, f"{path.name} is corrupt (checksum mismatch); rebuilt"
-        section = section.data
+def decode(section: bytes | memoryview, path: Path) -> tuple[Any, str | None]:
+    """One section's value, or ``(None, why)``."""
     try:
         return marshal.loads(section), None
     except (ValueError, EOFError, TypeError) as exc:  # pragma: no cover - the CRC catches damage first
         return None, f"{path.name} could not be decoded ({exc}); rebuilt"
 
 
-def read_sections(path: Path, kind: str, version: int) -> tuple[list[Section] | None, str | None]:
-    """The still-encoded sections of ``path`` (decode each with :func:`decode`, which checks
-    its CRC), or ``(None, why)``; ``why`` is None when there is no file. The header and the
-    file's length are checked here."""
+def read_sections(path: Path, kind: str, version: int) -> tuple[list[memoryview] | None, str | None]:
+    """The checked, still-encoded sections of ``path`` (decode each with :func:`decode`, or
+    use a :class:`Raw` one as it is), or ``(None, why)``; ``why`` is None when there is no
+    file. Each is a memoryview of one ``bytes`` object holding the whole file (its ``obj``),
+    the sections laid end to end, the last one ending with it."""
     try:
         with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            head = handle.read(min(size, _HEAD_READ))
-            # Mapped, not read: a section's pages are touched when it is decoded. The mapping
-            # outlives the file's replacement by a writer (a rename), as an open file would.
-            blob = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size > len(head) else head
+            blob = handle.read()
     except FileNotFoundError:
         return None, None
-    except (OSError, ValueError) as exc:  # ValueError: mmap of a file that shrank to nothing meanwhile
-        return None, f"cannot read {path.name}: {getattr(exc, 'strerror', None) or exc}"
-    if not head.startswith(MAGIC) or len(head) < len(MAGIC) + 2:
+    except OSError as exc:
+        return None, f"cannot read {path.name}: {exc.strerror or exc}"
+    if not blob.startswith(MAGIC) or len(blob) < len(MAGIC) + 2:
         return None, f"{path.name} is not a mailtriage cache file of this version (or is truncated); rebuilt"
     at = len(MAGIC)
-    (tag_len,) = struct.unpack_from(">H", head, at)
+    (tag_len,) = struct.unpack_from(">H", blob, at)
     at += 2
-    tag = head[at:at + tag_len]
+    tag = blob[at:at + tag_len]
     at += tag_len
     if tag != tag_for(kind, version):
         shown = tag.decode("ascii", "replace")[:80]
         return None, f"{path.name} was written by another version ({shown}); rebuilt"
-    if len(head) < at + 2:
+    if len(blob) < at + 2:
         return None, f"{path.name} is truncated; rebuilt"
-    (count,) = struct.unpack_from(">H", head, at)
+    (count,) = struct.unpack_from(">H", blob, at)
     at += 2
-    if len(head) < at + count * _ENTRY.size <= len(blob):  # a header longer than the first read
-        head = bytes(blob[:at + count * _ENTRY.size])
-    if len(head) < at + count * _ENTRY.size:
+    if len(blob) < at + count * _ENTRY.size:
         return None, f"{path.name} is truncated; rebuilt"
-    entries = [_ENTRY.unpack_from(head, at + i * _ENTRY.size) for i in range(count)]
+    entries = [_ENTRY.unpack_from(blob, at + i * _ENTRY.size) for i in range(count)]
     at += count * _ENTRY.size
     expected = at + sum(length for length, _crc in entries)
-    if size != expected or len(blob) != expected:
-        return None, f"{path.name} is truncated or padded ({size} of {expected} bytes); rebuilt"
+    if len(blob) != expected:
+        return None, f"{path.name} is truncated or padded ({len(blob)} of {expected} bytes); rebuilt"
     view = memoryview(blob)
     sections = []
     for length, crc in entries:
-        sections.append(Section(view[at:at + length], crc))
+        data = view[at:at + length]
+        if zlib.crc32(data) != crc:
+            return None, f"{path.name} is corrupt (checksum mismatch); rebuilt"
+        sections.append(data)
         at += length
     return sections, None
 

@@ -1,6 +1,7 @@
 """Launch benchmarks of issue 15: the persisted caches, each beside a baseline from the same run.
 
     .venv/bin/python benchmarks/bench_launch.py mbox [--data-dir /dev/shm/mailtriage-bench] [--runs 5]
+        [--compare OTHER_PYTHON]
     .venv/bin/python benchmarks/bench_launch.py imap [--messages 100000] [--dense 43000] [--runs 5] [--tui]
         [--compare OTHER_PYTHON]
 
@@ -15,7 +16,10 @@ mbox (the 100,000-message archive of ``bench_mbox.py``, ~450 MB):
   * previous path: no persisted index (``persist_index: false``): a full scan every open;
   * first open: the scan plus saving the index;
   * second open: the persisted index (goal: at most 0.25 s, whole process);
-  * after an append: one message appended since the last open (goal: at most 0.35 s).
+  * after an append: one message appended since the last open (goal: at most 0.35 s);
+  * ``--compare OTHER_PYTHON``: the first, second and appended opens of another checkout's
+    virtualenv too (e.g. ``../main/.venv/bin/python``), alternated with ours in the same run,
+    each with its own copy of the archive (``bench-append-compare.mbox``) and its own caches.
 
 IMAP (a real Dovecot, the test fixture's, folders written as Maildir files):
   * a "sparse" folder of N messages, one every 10 minutes (≈ 4,300 in 30 days), and a
@@ -157,57 +161,71 @@ MBOX_CHILD = textwrap.dedent('''
 ''')
 
 
-def bench_mbox_part(data_dir: Path, runs: int) -> None:
+def bench_mbox_part(data_dir: Path, runs: int, compare: str | None = None) -> None:
     path, last = bench_mbox.ensure_archive(data_dir)
     bench_mbox.warm_page_cache(path)
     since = last - 30 * 86400
-    cache = Path(tempfile.mkdtemp(prefix="mailtriage-bench-cache-"))
-    work = data_dir / "bench-append.mbox"  # a copy we may append to
+    # Ours, and with --compare the other checkout's python, each with its own copy of the
+    # archive to append to and its own caches (two index formats in one folder would rebuild
+    # each other's files every run); the runs alternate between the two.
+    pythons = {"": PYTHON, **({"compare: ": compare} if compare else {})}
+    caches = {who: Path(tempfile.mkdtemp(prefix="mailtriage-bench-cache-")) for who in pythons}
+    works = {who: data_dir / f"bench-append{'-compare' if who else ''}.mbox" for who in pythons}
     try:
-        shutil.copyfile(path, work)
-        bench_mbox.warm_page_cache(work)
-        env = {"MAILTRIAGE_CACHE_DIR": str(cache)}
-        warm_up()
+        for who, python in pythons.items():
+            shutil.copyfile(path, works[who])
+            bench_mbox.warm_page_cache(works[who])
+            warm_up(python)
 
-        def child(persist: bool, label: str) -> tuple[float, dict]:
-            return run_child(MBOX_CHILD.format(path=str(work), since=since, persist=persist, peak=PEAK_RSS), env,
-                             label)
+        def child(who: str, persist: bool, label: str) -> tuple[float, dict]:
+            return run_child(MBOX_CHILD.format(path=str(works[who]), since=since, persist=persist, peak=PEAK_RSS),
+                             {"MAILTRIAGE_CACHE_DIR": str(caches[who])}, who + label, pythons[who])
 
-        previous, first, second, appended = [], [], [], []
+        figures: dict[str, list[float]] = {}
         answers = set()
         for n in range(runs):
-            t, answer = child(False, "previous")
-            previous.append(t)
+            t, answer = child("", False, "previous")
+            figures.setdefault("previous", []).append(t)
             answers.add(answer["threads"])
-            shutil.rmtree(cache, ignore_errors=True)
-            t, answer = child(True, "first")
-            first.append(t)
-            answers.add(answer["threads"])
-            t, answer = child(True, "second")
-            second.append(t)
-            answers.add(answer["threads"])
-            with open(work, "ab") as handle:  # a new thread, appended as an MDA would
-                handle.write((f"From bench@example.org Mon Jan  1 00:00:00 2024\nFrom: New <new{n}@example.net>\n"
-                              f"To: {LIST}\nSubject: Appended {n}\nDate: {time.strftime('%a, %d %b %Y %H:%M:%S +0000', time.gmtime())}\n"
-                              f"Message-ID: <appended{n}@bench>\n\nNew report.\n\n").encode())
-            t, answer = child(True, "appended")
-            appended.append(t)
-            assert answer["newest"] == f"<appended{n}@bench>", answer
+            for who in pythons:
+                shutil.rmtree(caches[who], ignore_errors=True)
+                for label in ("first", "second"):
+                    t, answer = child(who, True, label)
+                    figures.setdefault(who + label, []).append(t)
+                    answers.add(answer["threads"])
+                with open(works[who], "ab") as handle:  # a new thread, appended as an MDA would
+                    handle.write((f"From bench@example.org Mon Jan  1 00:00:00 2024\nFrom: New <new{n}@example.net>\n"
+                                  f"To: {LIST}\nSubject: Appended {n}\nDate: {time.strftime('%a, %d %b %Y %H:%M:%S +0000', time.gmtime())}\n"
+                                  f"Message-ID: <appended{n}@bench>\n\nNew report.\n\n").encode())
+                t, answer = child(who, True, "appended")
+                figures.setdefault(who + "appended", []).append(t)
+                assert answer["newest"] == f"<appended{n}@bench>", answer
         print(f"mbox: {path.stat().st_size / 1e6:.0f} MB, {bench_mbox.MESSAGES:,} messages, 30-day window; "
               f"{runs} runs, fresh processes (whole process: spawn, imports, listing, exit); "
               f"load average {os.getloadavg()[0]:.2f}")
-        print(summary("previous path (no persisted index)", previous, cpu="previous"))
-        print(summary("first open (scan + save the index)", first, cpu="first"))
-        print(summary("second open (persisted index)", second, 0.25, cpu="second",
-                      extra=f"  {statistics.median(previous) / statistics.median(second):.1f}x faster than previous"))
-        print(summary("open after one appended message", appended, 0.35, cpu="appended"))
-        t, _ = run_child("import mailtriage.backends.mbox; print('{}')", env, "imports")
+        print(summary("previous path (no persisted index)", figures["previous"], cpu="previous"))
+        for who in pythons:
+            print(summary(f"{who}first open (scan + save the index)", figures[who + "first"], cpu=who + "first"))
+            print(summary(f"{who}second open (persisted index)", figures[who + "second"], 0.25, cpu=who + "second",
+                          extra=f"  {statistics.median(figures['previous']) / statistics.median(figures[who + 'second']):.1f}x"
+                                " faster than previous"))
+            print(summary(f"{who}open after one appended message", figures[who + "appended"], 0.35,
+                          cpu=who + "appended"))
+        if compare:
+            for label in ("second", "appended"):
+                ratio = statistics.median(figures["compare: " + label]) / statistics.median(figures[label])
+                print(f"  {label}: compare / ours (medians) {ratio:.2f}x")
+        t, _ = run_child("import mailtriage.backends.mbox; print('{}')", {}, "imports")
         print(summary("for scale: python -c 'import mailtriage.backends.mbox'", [t], cpu="imports"))
-        size = sum(p.stat().st_size for p in (cache / "mbox").glob("*.idx"))
-        print(f"  index file: {size / 1e6:.1f} MB; thread counts seen: {sorted(answers)}")
+        for who in pythons:
+            files = {p.suffix: p.stat().st_size for p in (caches[who] / "mbox").iterdir() if not p.name.startswith(".")}
+            print(f"  {who}index files after the last append: "
+                  + ", ".join(f"{suffix} {size / 1e6:.3f} MB" for suffix, size in sorted(files.items())))
+        print(f"  thread counts seen: {sorted(answers)}")
     finally:
-        shutil.rmtree(cache, ignore_errors=True)
-        work.unlink(missing_ok=True)
+        for who in pythons:
+            shutil.rmtree(caches[who], ignore_errors=True)
+            works[who].unlink(missing_ok=True)
 
 
 # -- IMAP -------------------------------------------------------------------------------------
@@ -485,11 +503,12 @@ def main() -> int:
     parser.add_argument("--dense", type=int, default=43_000, help="messages in the dense folder's 30-day window")
     parser.add_argument("--tui", action="store_true", help="also launch the app on a pseudo-terminal")
     parser.add_argument("--compare", metavar="OTHER_PYTHON",
-                        help="also run the IMAP figures with another checkout's virtualenv python (same run)")
+                        help="also run the mbox and IMAP figures with another checkout's virtualenv python "
+                             "(same run, alternated)")
     args = parser.parse_args()
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # every child (the app on --tui too) as in a user's install
     if args.part in ("mbox", "all"):
-        bench_mbox_part(args.data_dir, args.runs)
+        bench_mbox_part(args.data_dir, args.runs, args.compare)
     if args.part in ("imap", "all"):
         bench_imap_part(args.messages, args.dense, args.runs, args.tui, args.compare)
     return 0

@@ -174,10 +174,8 @@ def test_a_damaged_index_file_is_rebuilt_with_a_note(tmp_path, cache, damage, no
     blob = path.read_bytes()
     if damage == "truncated":
         path.write_bytes(blob[: len(blob) // 2])
-    elif damage == "flipped":  # in the first section, which every open decodes
-        sections, _ = cache_file.read_sections(path, mbox_index_store.KIND, mbox_index_store.VERSION)
-        at = len(blob) - sum(map(len, sections)) + 5
-        path.write_bytes(blob[:at] + bytes([blob[at] ^ 0xFF]) + blob[at + 1:])
+    elif damage == "flipped":
+        path.write_bytes(blob[:-10] + bytes([blob[-10] ^ 0xFF]) + blob[-9:])
     elif damage == "other-version":
         cache_file.write(path, mbox_index_store.KIND, mbox_index_store.VERSION + 1, ("anything",))
     elif damage == "garbage":
@@ -188,24 +186,6 @@ def test_a_damaged_index_file_is_rebuilt_with_a_note(tmp_path, cache, damage, no
     assert any("rebuilt" in n for n in notes), notes
     # Rebuilt and saved again: usable on the next open.
     assert cache_file.read(path, mbox_index_store.KIND, mbox_index_store.VERSION)[0] is not None
-
-
-def test_damaged_threading_links_are_found_when_an_append_needs_them(tmp_path, cache, notes):
-    """The links section is decoded (and its checksum checked) only when an append needs it:
-    an open of the unchanged archive never reads it; the append finds the damage and rebuilds."""
-    archive = write_mbox(tmp_path / "a.mbox", [message(0), message(1, reply_to=0)])
-    listing(archive)
-    (path,) = index_files(cache)
-    blob = path.read_bytes()
-    path.write_bytes(blob[:-10] + bytes([blob[-10] ^ 0xFF]) + blob[-9:])  # in the last section, the links
-    assert len(listing(archive)) == 1 and notes == []  # not needed, not read
-    with open(archive, "ab") as handle:
-        handle.write(mbox_bytes([message(2, reply_to=1)]))
-    expected = listing(archive, persist_index=False)
-    assert listing(archive) == expected and expected[0][2] == 3
-    assert any("checksum mismatch" in n for n in notes), notes
-    sections, why = cache_file.read_sections(path, mbox_index_store.KIND, mbox_index_store.VERSION)
-    assert why is None and all(cache_file.decode(s, path)[1] is None for s in sections)  # saved whole again
 
 
 def test_index_files_are_private_and_hold_no_bodies(tmp_path, cache):
@@ -328,3 +308,47 @@ def test_a_blob_column_reads_back_and_grows_like_a_list():
     texts = mbox_index_store.BlobColumn.unpack(mbox_index_store.BlobColumn.pack(["a@x", "", "\u00e9@x"]))
     texts += ["new@x"]
     assert list(texts) == ["a@x", "", "\u00e9@x", "new@x"]
+
+
+@pytest.mark.parametrize("text", [False, True])
+def test_a_blob_column_with_appended_values_packs_back_whole_and_from_any_row(text):
+    def value(n):
+        if n % 5 == 3:
+            return None
+        raw = f"<v{n}\u00e9@x>" if n % 2 else f"<{n}@x>"
+        return raw if text else raw.encode()
+
+    values = [value(n) for n in range(9)]
+    for packed_rows in range(len(values) + 1):
+        column = mbox_index_store.BlobColumn.unpack(mbox_index_store.BlobColumn.pack(values[:packed_rows]))
+        column.text = column.text or text  # an empty packed part knows no type of its own
+        grown = column
+        for start in range(packed_rows, len(values), 2):
+            grown += values[start:start + 2]
+        assert list(grown) == values and len(grown) == len(values) and grown[-1] == values[-1]
+        assert len(column) == packed_rows  # += made a new column
+        for row in range(len(values) + 1):
+            again = mbox_index_store.BlobColumn.unpack(grown.packed_from(row))
+            assert list(again) == values[row:], (packed_rows, row)
+
+
+def test_a_blob_column_reads_many_rows_at_once_like_one_by_one():
+    for values in ([b"<a@x>", b"", b"<c@x>"], ["a@x", "\u00e9@x", ""], [b"<a@x>", None, b"<c@x>"]):
+        column = mbox_index_store.BlobColumn.unpack(mbox_index_store.BlobColumn.pack(values))
+        column += [values[0]]
+        rows = [3, 0, 2, 2, 1]
+        assert column.values_at(rows) == [column[row] for row in rows] == [[*values, values[0]][r] for r in rows]
+
+
+def test_a_raw_cache_section_reads_back_in_place_and_is_checked(tmp_path):
+    target = tmp_path / "raw.cache"
+    cache_file.write(target, "raw", 1, {"columns": 2}, cache_file.Raw(b"subjects and senders"))
+    sections, why = cache_file.read_sections(target, "raw", 1)
+    assert why is None and cache_file.decode(sections[0], target)[0] == {"columns": 2}
+    assert bytes(sections[1]) == b"subjects and senders"
+    whole = sections[1].obj  # the file's bytes, not a copy of the section
+    assert isinstance(whole, bytes) and whole.endswith(b"subjects and senders")
+    blob = target.read_bytes()
+    target.write_bytes(blob[:-3] + b"X" + blob[-2:])
+    sections, why = cache_file.read_sections(target, "raw", 1)
+    assert sections is None and "checksum" in why
