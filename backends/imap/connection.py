@@ -326,6 +326,7 @@ class ImapConnection:
         self._caps: frozenset[str] = frozenset()
         self.state: FolderState | None = None
         self.connects = 0  # how many sessions were opened (tests and the console show it)
+        self.calls = 0  # how many calls ran (a reader can tell that nothing else used the connection since)
 
     # -- connecting -------------------------------------------------------
     @property
@@ -480,6 +481,7 @@ class ImapConnection:
             BackendFailure: the server answered NO or BAD.
         """
         client = self.client
+        self.calls += 1
         try:
             return fn(client)
         except MailError:
