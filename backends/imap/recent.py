@@ -481,7 +481,11 @@ def walk(conn, state, since: datetime, wanted: str | None, limit: int | None) ->
             # times on the way (arrival is not always UID order).
             reached_older = hi < start
         if reached_older:
-            complete = True
+            # Complete back to `since`, unless a first page met an older message on a server
+            # that can say where the window starts: the whole window's walk reads on, down
+            # to that start (arrival is not always UID order), so the cache must not answer
+            # for it yet.
+            complete = not limit or not can_find_window(conn)
             break
         if limit and len(roots) >= limit:
             break
@@ -513,11 +517,16 @@ def walk_below(conn, floor_uid: int, since: datetime) -> tuple[int, list[Row]] |
     return first, rows
 
 
+def can_find_window(conn) -> bool:
+    """Whether the server can say where a window starts (ESEARCH and WITHIN)."""
+    return conn.has("ESEARCH") and conn.has("WITHIN")
+
+
 def window_start(conn, since: datetime, *, uid: bool = False) -> int | None:
     """The sequence number (the UID with ``uid``) of the oldest message that arrived since
     ``since`` (ESEARCH + WITHIN: one round trip, exact to the second), or None when the
     server cannot say. 0 when no message arrived since."""
-    if not (conn.has("ESEARCH") and conn.has("WITHIN")):
+    if not can_find_window(conn):
         return None
     seconds = max(1, int((datetime.now(timezone.utc) - since).total_seconds()) + 1)  # inclusive; trimmed later
     try:

@@ -165,7 +165,8 @@ class ImapSource(AccountSource):
         state = self._folder_state(conn)
         cache = self._reconciled_cache(state)
         rows = self._answer_from_cache(cache, since, wanted, limit) if cache is not None else None
-        if rows is None and cache is not None and not limit:
+        if rows is None and cache is not None and self._cache is cache and not limit:
+            # The cache (not dropped as damaged) holds the window's newest part: read the rest.
             rows = self._extended_cache(cache, since, wanted)
         if rows is None:
             walked = recent.walk(conn, state, since, wanted, limit)
