@@ -12,6 +12,9 @@ in this order:
    needed and the cost follows what is returned. With ESEARCH and WITHIN the server first
    says where the window starts (``SEARCH RETURN (MIN COUNT) YOUNGER n``), and the whole
    window is read in a few large FETCHes instead of many small ones.
+   A cache that holds the window's newest part only (the first page's walk: the app lists
+   a first page, then the whole window) is extended instead (:func:`walk_below`): only
+   the messages below its floor are read, so no message is read twice.
 3. The rows are threaded (the shared JWZ threading) into summaries, newest activity first.
 
 With ``limit`` the walk (or the cached rows, read the same way) stops once ``limit``

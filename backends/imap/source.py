@@ -155,7 +155,8 @@ class ImapSource(AccountSource):
 
         Reads the rows from the summary cache brought up to date with the server (only what
         changed is read), else walks the folder newest first in windows of headers only, so
-        the cost follows what is returned (see :mod:`backends.imap.recent`). With ``limit``,
+        the cost follows what is returned (see :mod:`backends.imap.recent`); a cache that
+        holds the window's newest part (a first page's walk) is extended downwards. With ``limit``,
         stops once ``limit`` threads are known: counts and participants then cover the
         messages walked (back to the oldest listed activity).
         """
