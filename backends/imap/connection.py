@@ -327,6 +327,7 @@ class ImapConnection:
         self.state: FolderState | None = None
         self.connects = 0  # how many sessions were opened (tests and the console show it)
         self._aborted = False  # abort() was called: the app quits, nothing connects again
+        self.calls = 0  # how many calls ran (a reader can tell that nothing else used the connection since)
 
     # -- connecting -------------------------------------------------------
     @property
@@ -483,6 +484,7 @@ class ImapConnection:
             BackendFailure: the server answered NO or BAD.
         """
         client = self.client
+        self.calls += 1
         try:
             return fn(client)
         except MailError:

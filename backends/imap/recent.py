@@ -12,6 +12,9 @@ in this order:
    needed and the cost follows what is returned. With ESEARCH and WITHIN the server first
    says where the window starts (``SEARCH RETURN (MIN COUNT) YOUNGER n``), and the whole
    window is read in a few large FETCHes instead of many small ones.
+   A cache that holds the window's newest part only (the first page's walk: the app lists
+   a first page, then the whole window) is extended instead (:func:`walk_below`): only
+   the messages below its floor are read, so no message is read twice.
 3. The rows are threaded (the shared JWZ threading) into summaries, newest activity first.
 
 With ``limit`` the walk (or the cached rows, read the same way) stops once ``limit``
@@ -481,7 +484,11 @@ def walk(conn, state, since: datetime, wanted: str | None, limit: int | None) ->
             # times on the way (arrival is not always UID order).
             reached_older = hi < start
         if reached_older:
-            complete = True
+            # Complete back to `since`, unless a first page met an older message on a server
+            # that can say where the window starts: the whole window's walk reads on, down
+            # to that start (arrival is not always UID order), so the cache must not answer
+            # for it yet.
+            complete = not limit or not can_find_window(conn)
             break
         if limit and len(roots) >= limit:
             break
@@ -492,17 +499,43 @@ def walk(conn, state, since: datetime, wanted: str | None, limit: int | None) ->
     return Walk(rows, floor, complete, bottom)
 
 
-def window_start(conn, since: datetime) -> int | None:
-    """The sequence number of the oldest message that arrived since ``since`` (ESEARCH +
-    WITHIN: one round trip, exact to the second), or None when the server cannot say.
-    0 when no message arrived since."""
-    if not (conn.has("ESEARCH") and conn.has("WITHIN")):
+def walk_below(conn, floor_uid: int, since: datetime) -> tuple[int, list[Row]] | None:
+    """The messages of the window (arrived since ``since``) below ``floor_uid``, for a cache
+    that holds every message from ``floor_uid`` up (a first page's walk): one UID SEARCH
+    for the window's first UID (ESEARCH + WITHIN), then one UID FETCH of the UIDs from it
+    to ``floor_uid - 1``, so nothing the cache holds is read again. Returns the new floor
+    (every message from it up is then known) and the rows read, or None when the server
+    cannot say where the window starts (the caller then walks the whole window)."""
+    if floor_uid <= 1:
+        return floor_uid, []  # the cache holds the whole folder
+    first = window_start(conn, since, uid=True)
+    if first is None:
+        return None
+    if first == 0 or first >= floor_uid:
+        return floor_uid, []  # every message of the window is at or above the floor
+    maker = RowMaker()
+    data = conn.call("UID FETCH older headers", lambda c: fetch_rows(c, f"{first}:{floor_uid - 1}", maker, uid=True))
+    rows = [row for uid, row in data.items() if first <= uid < floor_uid]
+    complete_synthetic(conn, rows)
+    return first, rows
+
+
+def can_find_window(conn) -> bool:
+    """Whether the server can say where a window starts (ESEARCH and WITHIN)."""
+    return conn.has("ESEARCH") and conn.has("WITHIN")
+
+
+def window_start(conn, since: datetime, *, uid: bool = False) -> int | None:
+    """The sequence number (the UID with ``uid``) of the oldest message that arrived since
+    ``since`` (ESEARCH + WITHIN: one round trip, exact to the second), or None when the
+    server cannot say. 0 when no message arrived since."""
+    if not can_find_window(conn):
         return None
     seconds = max(1, int((datetime.now(timezone.utc) - since).total_seconds()) + 1)  # inclusive; trimmed later
     try:
-        data = conn.call("SEARCH window", lambda c: c._raw_command_untagged(
+        data = conn.call("UID SEARCH window" if uid else "SEARCH window", lambda c: c._raw_command_untagged(
             b"SEARCH", [b"RETURN", b"(MIN COUNT)", b"YOUNGER", str(seconds).encode()], response_name="ESEARCH",
-            uid=False))
+            uid=uid))
     except ConnectionLost:
         raise
     except (BackendFailure, ProtocolError):  # refused or unreadable: walk in windows instead

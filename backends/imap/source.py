@@ -66,6 +66,7 @@ class ImapSource(AccountSource):
         self._drafts_folder: str | None | bool = False  # False: not probed yet
         self._store: summary_cache.SummaryStore | None = None
         self._cache: summary_cache.FolderCache | None = None
+        self._listed: tuple[Any, int] | None = None  # the folder state of the last listing, and the call count after it
         self.archive = self._archive_settings()
         self._init_account(account)
         self._declared = self._declared_capabilities()
@@ -154,25 +155,71 @@ class ImapSource(AccountSource):
 
         Reads the rows from the summary cache brought up to date with the server (only what
         changed is read), else walks the folder newest first in windows of headers only, so
-        the cost follows what is returned (see :mod:`backends.imap.recent`). With ``limit``,
+        the cost follows what is returned (see :mod:`backends.imap.recent`); a cache that
+        holds the window's newest part (a first page's walk) is extended downwards. With ``limit``,
         stops once ``limit`` threads are known: counts and participants then cover the
         messages walked (back to the oldest listed activity).
         """
         since = aware(since)
         wanted = (list_name or self.list_address or "").strip().lower() or None
         conn = self.mailbox.conn
-        state = conn.reselect(self.folder)  # a fresh SELECT: the HIGHESTMODSEQ of now
+        state = self._folder_state(conn)
         cache = self._reconciled_cache(state)
         rows = self._answer_from_cache(cache, since, wanted, limit) if cache is not None else None
+        if rows is None and cache is not None and self._cache is cache and not limit:
+            # The cache (not dropped as damaged) holds the window's newest part: read the rest.
+            rows = self._extended_cache(cache, since, wanted)
         if rows is None:
             walked = recent.walk(conn, state, since, wanted, limit)
             if self.caches_summaries and state.highestmodseq is not None:
-                walked_cache = recent.cache_from_walk(state, walked, since)
-                # A wider cache on disk stays; this source then reads (and reconciles) it next time.
-                self._cache = walked_cache if self._summary_store().save_unless_narrower(walked_cache) else None
+                self._keep(recent.cache_from_walk(state, walked, since))
             rows = recent.pick(walked.rows, since, wanted, limit, exhausted=True) or []
+        self._listed = (state, conn.calls)
         found = recent.summaries(rows, THREAD_KIND)
         return found[:limit] if limit else found
+
+    def _folder_state(self, conn):
+        """The list folder's state as of now: a fresh SELECT (the HIGHESTMODSEQ of now), unless
+        this source's previous listing selected it and nothing ran on the connection since
+        (the app lists a first page, then the whole window): then one NOOP that brings no news
+        (no new, expunged or changed message) keeps that state, which the cache is reconciled
+        with, and spares a SELECT (0.15-0.2 s on a 100k Maildir in Dovecot)."""
+        listed = self._listed
+        self._listed = None
+        if listed is not None and conn.state is listed[0] and conn.calls == listed[1] and conn.is_open:
+            _done, news = conn.call(f"NOOP ({self.folder})", lambda c: c.noop())
+            if not news and conn.state is listed[0]:
+                return listed[0]
+        return conn.reselect(self.folder)
+
+    def _keep(self, cache: summary_cache.FolderCache) -> None:
+        """Save a listing's cache, unless a wider one is on disk: that one stays, and this
+        source then reads (and reconciles) it next time."""
+        self._cache = cache if self._summary_store().save_unless_narrower(cache) else None
+
+    def _extended_cache(self, cache: summary_cache.FolderCache, since: datetime, wanted: str | None) -> list | None:
+        """The whole window from a cache that holds its newest part only (the first page's
+        walk, a shorter window's): the messages below the cache's floor are read and added
+        (:func:`recent.walk_below`), so what the cache holds is not read again. None when the
+        server cannot say where the window starts (the caller walks)."""
+        try:
+            below = recent.walk_below(self.mailbox.conn, cache.floor_uid, since)
+            if below is None:
+                return None
+            floor, fresh = below
+            rows = cache.rows
+        except summary_cache.Damaged as exc:
+            self._cache = None
+            self._summary_store().drop(f"{exc}; rebuilt")
+            return None
+        for row in fresh:
+            rows[row[summary_cache.UID]] = row
+        since_epoch = since.timestamp()
+        cache.floor_uid = min(cache.floor_uid, floor)
+        if cache.complete_since is None or cache.complete_since > since_epoch:
+            cache.complete_since = since_epoch
+        self._keep(cache)
+        return recent.answer_from_cache(cache, since, wanted, None)
 
     def _reconciled_cache(self, state) -> summary_cache.FolderCache | None:
         """The summary cache brought up to the server's ``state``, or None (off, none yet,

@@ -5,6 +5,7 @@ seen; damaged files are rebuilt with a note; files are private and hold no bodie
 
 from __future__ import annotations
 
+import re
 import shutil
 import stat
 from dataclasses import replace
@@ -390,3 +391,96 @@ def test_a_narrower_listing_never_replaces_a_cache_that_reaches_further_back(mak
     assert len(poller.list_recent_threads(LIST, NOW - timedelta(hours=73))) == 3  # the poll's short look-back
     again = make_source().cached_recent_threads(LIST, SINCE)
     assert again is not None and len(again) == 130
+
+
+def fetched(trace) -> int:
+    """How many FETCH responses the server sent (the trace shows three, then counts the rest)."""
+    shown = [t for d, t in trace if d == "<" and re.match(r"\* \d+ FETCH \(", t)]
+    counted = [int(m.group(1).replace(",", "")) for d, t in trace if d == "<"
+               for m in [re.match(r"\[([\d,]+) more FETCH responses", t)] if m]
+    return len(shown) + sum(counted)
+
+
+def _many(seed, count: int) -> None:
+    for n in range(count):
+        refs = {"references": f"<w{n - 2}@x>", "in_reply_to": f"<w{n - 2}@x>"} if n % 5 == 4 else {}
+        seed("INBOX", make_mail(n, subject=f"Report {n}", message_id=f"<w{n}@x>", **refs),
+             when=NOW - timedelta(hours=200 - n))
+    seed("INBOX", make_mail(500, subject="Ancient", message_id="<old@x>"), when=NOW - timedelta(days=90))
+
+
+def test_the_whole_window_after_a_first_page_reads_each_message_once(make_source, seed, cache, trace, account):
+    """The app lists a first page, then the whole window (a cold cache): the second listing
+    reads only the messages below what the first walked (one UID FETCH), selects the folder
+    once (a NOOP with no news keeps the state), and lists what an uncached listing lists."""
+    _many(seed, 130)
+    expected = rows(make_source(replace(account, cache_summaries=False)).list_recent_threads(LIST, SINCE))
+    assert len(expected) == 104
+    src = make_source()
+    trace.clear()
+    page = src.list_recent_threads(LIST, SINCE, limit=3)  # walks the newest 100 messages
+    assert fetched(trace) == 100
+    whole = src.list_recent_threads(LIST, SINCE)
+    assert rows(whole) == expected
+    assert rows(page) == expected[:3]
+    assert fetched(trace) == 131  # each message once (the ancient one, stored last, in the first page's walk)
+    commands = sent(trace)
+    assert len([c for c in commands if "SELECT" in c]) == 1, commands
+    assert any(c.endswith(" NOOP") for c in commands), commands
+    assert any(re.search(r"UID FETCH \d+:\d+ ", c) for c in commands), commands
+    # The cache now reaches back to the window's start: the next start reads nothing.
+    trace.clear()
+    assert rows(make_source().list_recent_threads(LIST, SINCE)) == expected
+    assert fetched(trace) == 0
+
+
+def test_a_change_between_the_first_page_and_the_whole_window_is_listed(
+        make_source, seed, cache, trace, account, dovecot, dovecot_user):
+    """Mail that arrives, and flags set elsewhere, between the first page and the whole
+    window: the NOOP brings the news, the folder is selected again, nothing is missed."""
+    _many(seed, 130)
+    src = make_source()
+    src.list_recent_threads(LIST, SINCE, limit=3)
+    with dovecot.client(dovecot_user) as client:
+        client.select_folder("INBOX")
+        client.add_flags(client.search(["HEADER", "Message-ID", "<w0@x>"]), [b"\\Seen"])
+    seed("INBOX", make_mail(600, subject="Arrived meanwhile", message_id="<m@x>"), when=NOW - timedelta(minutes=1))
+    trace.clear()
+    whole = src.list_recent_threads(LIST, SINCE)
+    assert rows(whole) == rows(make_source(replace(account, cache_summaries=False)).list_recent_threads(LIST, SINCE))
+    assert whole[0].root_message_id == "<m@x>"
+    assert [t.unread for t in whole if t.root_message_id == "<w0@x>"] == [False]
+    assert any("SELECT" in c for c in sent(trace)), sent(trace)
+
+
+def test_a_command_on_the_connection_between_two_listings_selects_again(make_source, seed, cache, trace, account):
+    """A change made on the listing's own connection (its responses went to that command,
+    a NOOP shows nothing): the next listing selects the folder again and sees it."""
+    _many(seed, 130)
+    src = make_source()
+    src.list_recent_threads(LIST, SINCE, limit=3)
+    src.mailbox.mark_folder_read("INBOX")
+    trace.clear()
+    whole = src.list_recent_threads(LIST, SINCE)
+    assert len(whole) == 104 and not any(t.unread for t in whole)
+    assert any("SELECT" in c for c in sent(trace)), sent(trace)
+
+
+def test_the_whole_window_after_a_first_page_without_esearch(
+        dovecot_minimal, minimal_user, memory_keyring, cache, trace):
+    """A server that cannot say where the window starts: the whole window is walked, and
+    listed as a fresh listing lists it."""
+    acct = account_for(dovecot_minimal, minimal_user)
+    set_secret(password_key(acct.id), minimal_user.password)
+    for n in range(130):
+        dovecot_minimal.append(minimal_user, "INBOX", make_mail(n, subject=f"Report {n}", message_id=f"<w{n}@x>"),
+                               when=NOW - timedelta(hours=200 - n))
+    made = [ImapSource("imap", {"folder": "INBOX", "list": LIST}, account=acct) for _ in range(2)]
+    try:
+        made[0].list_recent_threads(LIST, SINCE, limit=3)
+        whole = made[0].list_recent_threads(LIST, SINCE)
+        assert rows(whole) == rows(made[1].list_recent_threads(LIST, SINCE))
+        assert len(whole) == 130
+    finally:
+        for src in made:
+            src.close()
