@@ -41,8 +41,9 @@ class AlertsController(ControllerBase):
     def start_alerts(self) -> None:
         """Start the poll worker of this session (once; a silent baseline comes first).
 
-        The listing calls it once its first answer is shown, so the poll's baseline (a second
-        listing, on mail sources of its own) does not compete with the first paint."""
+        The listing calls it once the whole window is shown (not after a first page), so the
+        poll's baseline (a second listing, on mail sources of its own) does not compete with
+        the first paint or the window's walk on two cores."""
         if not self.shell.alerts_enabled or self._alerts_asked or not self.session.is_open:
             return
         self._alerts_asked = True
