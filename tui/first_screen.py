@@ -59,15 +59,17 @@ class FirstScreen:
 
     def open_after_first_frame(self) -> bool:
         """From the app's mount: wait for a late head start, or open the project once the
-        head start's frame is drawn. False when there is no head start (open it now)."""
+        head start's rows are drawn. False when there are no rows to draw first (open it now)."""
         if self._late_head_start is not None:
             self._wait_for_head_start(self._late_head_start)
             return True
-        if self.head_start is not None:
-            # The sources check and the first listing start once the frame is drawn, not in
-            # competition with it.
+        if self.head_start is not None and self.head_start.listing is not None:
+            # The sources check and the first listing start once the frame with the rows is
+            # drawn, not in competition with it.
             self.call_after_refresh(self._open_session)
             return True
+        # No rows to show yet (a cold cache): the project opens now, beside the first frame,
+        # so the login and the first listing start as early as they can.
         return False
 
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
@@ -82,9 +84,10 @@ class FirstScreen:
         main = self.main
         if self.head_start is not None and main is not None:
             main.show_head_start()
-            self.call_after_refresh(self._open_session)
-        else:
-            self._open_session()
+            if self.head_start.listing is not None:  # its rows are drawn first (as above)
+                self.call_after_refresh(self._open_session)
+                return
+        self._open_session()
 
     def cancel_head_start(self) -> None:
         """The app ends: a child still reading is ended (with what it started)."""
