@@ -362,10 +362,7 @@ def cmd_app(args: argparse.Namespace) -> int:
             folder = project_dir(args, session=True)  # the app's demo: a fresh workspace each run
             # Forked before Textual loads: the child opens the project meanwhile (tui/head_start.py).
             head_start = ForkedHeadStart.start(folder, demo=bool(args.demo))
-            from mailtriage.core.gc_pause import collector_paused  # the app's start only
-
-            with collector_paused():  # the import only allocates: ~4% of its CPU went to GC passes
-                from mailtriage.tui.app import run_app  # Textual loads only for the app (see above)
+            from mailtriage.tui.app import run_app  # Textual loads only for the app (see above)
 
             return run_app(folder, demo=bool(args.demo), head_start=head_start)
     args.since = None
