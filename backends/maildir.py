@@ -28,16 +28,22 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import mailbox
 import os
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from mailtriage.backends import mime
 from mailtriage.backends.contract import (MESSAGE_ID_KIND, SourceOrigin, Draft, DraftRequest, MailSource, Op, SourceFeatures,
                                           ThreadId, reply_subject)
 from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, Unavailable
-from mailtriage.backends.outgoing import as_bytes, build_message, sender_header
+
+if TYPE_CHECKING:
+    import mailbox
+
+# The stdlib's mailbox (with email.message, email.generator, socket) and backends.outgoing
+# (email.policy, email.utils) load when a draft is listed or written, not with the backend:
+# a project that lists its mail through another backend builds this one at every start,
+# and those imports cost ~20 ms there (python -X importtime).
 
 DEFAULT_DRAFTS = "Drafts"
 #: Bigger files in the Drafts folder are not read when looking for a thread's drafts.
@@ -85,6 +91,8 @@ class MaildirDraftsSource(MailSource):
         return verbatim
 
     def _folder(self, create: bool) -> mailbox.Maildir | None:
+        import mailbox  # drafts only (see the top)
+
         self.check_available()
         path = self.drafts_folder
         if not create and not _is_maildir(path):
@@ -134,6 +142,10 @@ class MaildirDraftsSource(MailSource):
         DraftAlreadyPending when another draft of the thread is there and the request does
         not allow a second one; BackendFailure without a recipient or when writing fails.
         """
+        import mailbox  # drafts only (see the top)
+
+        from mailtriage.backends.outgoing import as_bytes, build_message, sender_header  # with it
+
         root = self.own_thread_id(request.thread_id).value
         if not request.to:
             raise BackendFailure(self.name, "a draft needs at least one recipient")

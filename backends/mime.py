@@ -24,20 +24,24 @@ import base64
 import binascii
 import codecs
 import hashlib
-import html as _html
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
-from email import policy as _policy
-from email.generator import BytesGenerator
-from email.message import EmailMessage
-from email.parser import BytesParser
-from io import BytesIO
-from email.utils import formataddr, getaddresses, parsedate_to_datetime
+from typing import TYPE_CHECKING
 
 from mailtriage.backends.contract import Address, AttachmentInfo, Message, TextPart
-from mailtriage.backends.pgp_status import PgpMaterial
 from mailtriage.core.inert import header_text
+
+if TYPE_CHECKING:
+    from email.message import EmailMessage
+    from email.policy import EmailPolicy
+
+    from mailtriage.backends.pgp_status import PgpMaterial
+
+# The stdlib's full parser (email.policy, email.parser, email.generator: ~11 ms of imports,
+# python -X importtime), email.utils (~3 ms, with socket) and pgp_status (~3 ms of
+# dataclasses) load where a body is parsed, an unusual address or date is read, or OpenPGP
+# is met, not with this module: listing from headers (mbox, IMAP) needs none of them.
 
 __all__ = [
     "SYNTHETIC_DOMAIN",
@@ -61,7 +65,7 @@ __all__ = [
 
 SYNTHETIC_DOMAIN = "mailtriage.invalid"
 
-_POLICY = _policy.default
+_EMAIL: dict[str, object] = {}  # the policies, made on first use (see _policy)
 
 # Charsets we fall back to, in order, when a label is missing, unknown or wrong.
 # windows-1252 decodes every byte except five, latin-1 decodes every byte: the last
@@ -331,6 +335,8 @@ def parse_date(value: bytes | str | None) -> datetime | None:
                 pass  # e.g. 31 Feb or +9999: let the stdlib have a go
     try:
         text = raw.decode("ascii", "replace")
+        from email.utils import parsedate_to_datetime  # rare dates only; email.utils costs ~3 ms at import
+
         parsed = parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
@@ -760,6 +766,8 @@ def composed_ids(ids) -> list[str]:
 def composed_addresses(values) -> str:
     """An address header from recipient strings: display names cleaned to one line (a
     decoded CR/LF cannot add a header), only plain addr-specs kept."""
+    from email.utils import formataddr, getaddresses  # composing only; email.utils costs ~3 ms at import
+
     out = []
     for name, addr in getaddresses([header_text(v, 2000) for v in values or ()]):
         if addr and is_plain_address(addr):
@@ -856,6 +864,8 @@ def parse_address_list(value: bytes | str | None, charset: str | None = None) ->
             decoded, _ = decode_header_text(raw_text, charset)
             if "=?" not in decoded:
                 return (_address_of_text(decoded),)
+    from email.utils import getaddresses  # unusual address shapes only; email.utils costs ~3 ms at import
+
     try:
         pairs = getaddresses([raw_text])
     except (TypeError, ValueError, IndexError):
@@ -901,8 +911,26 @@ def list_unsubscribe(value: str | bytes | None) -> dict[str, list[str]]:
 # Full parse
 # ---------------------------------------------------------------------------
 
-_PARSER = BytesParser(policy=_POLICY)
-_HEADER_PARSER = BytesParser(policy=_POLICY)
+def _policy(name: str = "default") -> EmailPolicy:
+    """``email.policy.default`` (``"default"``), or the canonical form of a signed entity
+    (``"canonical"``: lines end CRLF, headers written back as they came, no refolding)."""
+    made = _EMAIL.get(name)
+    if made is None:
+        from email import policy  # the first full parse loads it: ~11 ms at import (see the top)
+
+        made = policy.default if name == "default" else policy.default.clone(
+            linesep="\r\n", max_line_length=0, refold_source="none")
+        _EMAIL[name] = made
+    return made  # type: ignore[return-value]
+
+
+def _parse(raw: bytes, headersonly: bool = False) -> EmailMessage:
+    """The stdlib parser with ``policy.default`` (a parser per call: it keeps no state)."""
+    from email.parser import BytesParser  # with email.policy, on the first full parse (see the top)
+
+    return BytesParser(policy=_policy()).parsebytes(raw, headersonly=headersonly)  # type: ignore[return-value]
+
+
 _KEY_FIELDS = frozenset((b"message-id", b"references", b"in-reply-to", b"date", b"subject", b"from", b"to", b"cc",
                          b"content-type"))
 _ADDRESS_HEADERS = ("to", "cc")
@@ -1162,7 +1190,9 @@ def _html_only_links(html_part: EmailMessage, plain_text: str) -> list[str]:
         target = next(g for g in match.groups() if g is not None).strip()
         if not target or target.startswith("#") or target.lower().startswith("mailto:"):
             continue
-        target = _html.unescape(target)
+        from html import unescape  # links of an HTML part only; html.entities costs ~1 ms at import
+
+        target = unescape(target)
         if target not in plain and target.rstrip("/") not in plain and target not in links:
             links.append(target)
     return links
@@ -1201,6 +1231,8 @@ def _attach(part: EmailMessage, result: _Walk, extra_notes: list[str] | None = N
     data, payload_notes = _payload_bytes(part)
     notes.extend(payload_notes)
     if part.get_content_type() == "application/pgp-keys":
+        from mailtriage.backends.pgp_status import PgpMaterial  # OpenPGP pieces only (see the top)
+
         result.pgp.append(PgpMaterial("key", -1, -1, data, label=filename))  # offered for import, on request
     result.attachments.append(AttachmentInfo(
         filename=filename, content_type=part.get_content_type(), size=len(data),
@@ -1353,8 +1385,6 @@ _PGP_PROTOCOLS = {"multipart/encrypted": "application/pgp-encrypted",
                   "multipart/signed": "application/pgp-signature"}
 # What an encrypted part shows until backends/pgp.py opens it (or says why it could not).
 ENCRYPTED_PLACEHOLDER = "application/pgp-encrypted"
-# A canonical signed entity: lines end CRLF, headers written back as they came (no refolding).
-_CANONICAL = _POLICY.clone(linesep="\r\n", max_line_length=0, refold_source="none")
 
 
 def _pgp_mime(part: EmailMessage, children: list[EmailMessage]) -> bool:
@@ -1371,8 +1401,11 @@ def _pgp_mime(part: EmailMessage, children: list[EmailMessage]) -> bool:
 
 def signed_entity_bytes(part: EmailMessage) -> bytes:
     """The bytes a PGP/MIME signature covers: the first part as written, in CRLF form (RFC 3156 §5)."""
+    from email.generator import BytesGenerator  # signed messages only (see the top)
+    from io import BytesIO  # with it
+
     buffer = BytesIO()
-    BytesGenerator(buffer, mangle_from_=False, policy=_CANONICAL).flatten(part, linesep="\r\n")
+    BytesGenerator(buffer, mangle_from_=False, policy=_policy("canonical")).flatten(part, linesep="\r\n")
     data = buffer.getvalue()
     # The generator may leave bare LFs inside a body it kept verbatim.
     return re.sub(rb"(?<!\r)\n", b"\r\n", data)
@@ -1384,6 +1417,8 @@ def _walk_pgp(part: EmailMessage, children: list[EmailMessage], result: _Walk, d
     Nothing is decrypted here (this runs on every parse); an encrypted pair shows as one
     placeholder part, a signed pair shows its first part as any part and hides the signature.
     """
+    from mailtriage.backends.pgp_status import PgpMaterial  # PGP/MIME only (see the top)
+
     if part.get_content_type() == "multipart/encrypted":
         data, _ = _payload_bytes(children[1])
         first = len(result.text_parts)
@@ -1451,7 +1486,7 @@ def parse_message(raw: bytes, *, backend_ref: str | None = None, max_bytes: int 
         raw, cap_note = _truncate(raw, max_bytes)
         notes.append(cap_note)
     try:
-        msg = _PARSER.parsebytes(raw)
+        msg = _parse(raw)
     except Exception as exc:  # noqa: BLE001 - the stdlib parser is lenient; keep the mail anyway
         notes.append(f"MIME structure could not be parsed ({exc}); body shown as raw text")
         base = _message_from_headers(header_block, notes, backend_ref, body=body_head)
@@ -1521,7 +1556,7 @@ def _message_from_headers(header_block: bytes, notes: list[str], backend_ref: st
                           body: bytes | None = None) -> Message:
     if parsed is None and use_parser:
         try:
-            parsed = _HEADER_PARSER.parsebytes(header_block + b"\n", headersonly=True)
+            parsed = _parse(header_block + b"\n", headersonly=True)
         except Exception as exc:  # noqa: BLE001
             notes.append(f"headers could not be parsed ({exc})")
             parsed = None
@@ -1586,7 +1621,7 @@ def attachment_bytes(raw: bytes, index: int) -> bytes:
         AttachmentNotFound: the message has no attachment with that index.
     """
     raw, _ = normalize_line_ends(bytes(raw))
-    msg = _PARSER.parsebytes(raw)
+    msg = _parse(raw)
     walk = _walk(msg)
     if not 0 <= index < len(walk.attachment_parts):
         raise AttachmentNotFound(f"no attachment {index}; the message has {len(walk.attachment_parts)}")

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shlex
-import subprocess
 import threading
 from typing import Any
 from urllib.parse import quote, quote_plus
@@ -113,6 +111,9 @@ def command_secret(command: str, *, timeout: float = COMMAND_TIMEOUT, what: str 
         SecretCommandFailed: the command cannot be read or run, fails, times out, or prints
             no line.
     """
+    import shlex  # a password_command only: shlex and subprocess cost ~3 ms at import (python -X importtime)
+    import subprocess  # with it: every backend imports this module through backends.errors
+
     try:
         argv = shlex.split(command)
     except ValueError as exc:

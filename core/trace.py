@@ -40,11 +40,12 @@ def current_caller() -> str:
 
 #: Protocol lines that only keep an idle connection alive (IMAP NOOP, IDLE/DONE and their
 #: plain completions); the console folds a run of them into one line.
-KEEPALIVE = re.compile(r"(?i)^(?:\S+ (?:NOOP|IDLE)(?: .*)?|DONE|\+ idling.*|\S+ OK (?:NOOP|IDLE)\b.*)$")
+# Source text: compiled by ``re`` on the console's first use, not at import (see _REDACTION_SOURCES).
+_KEEPALIVE = r"(?i)^(?:\S+ (?:NOOP|IDLE)(?: .*)?|DONE|\+ idling.*|\S+ OK (?:NOOP|IDLE)\b.*)$"
 
 
 def is_keepalive(line: "TraceLine") -> bool:
-    return bool(KEEPALIVE.match(line.text.strip()))
+    return bool(re.match(_KEEPALIVE, line.text.strip()))
 
 
 @dataclass
@@ -149,30 +150,43 @@ class ProtocolTrace(_Feed):
         self._publish(TraceLine(channel, direction, redact(text)))
 
 
-_REDACTIONS: list[tuple[re.Pattern, str]] = [
+# The redaction patterns, as source text: compiled when the first line is redacted (a trace
+# switched on, or the console open), not at import, where the dozen of them cost ~3 ms of
+# every start (python -X importtime).
+_REDACTION_SOURCES: list[tuple[str, str]] = [
     # IMAP: tag LOGIN user password  /  tag AUTHENTICATE mech initial-response
-    (re.compile(r"(?i)(\bLOGIN\s+(?:\"[^\"]*\"|\S+)\s+)(\"(?:[^\"\\]|\\.)*\"|\{\d+\+?\}|\S+)"), r"\1[REDACTED]"),
-    (re.compile(r"(?i)(\bAUTHENTICATE\s+\S+)(\s+\S+)?"), r"\1 [REDACTED]"),
+    (r"(?i)(\bLOGIN\s+(?:\"[^\"]*\"|\S+)\s+)(\"(?:[^\"\\]|\\.)*\"|\{\d+\+?\}|\S+)", r"\1[REDACTED]"),
+    (r"(?i)(\bAUTHENTICATE\s+\S+)(\s+\S+)?", r"\1 [REDACTED]"),
     # SMTP AUTH PLAIN/LOGIN initial responses
-    (re.compile(r"(?i)(\bAUTH\s+(?:PLAIN|LOGIN|XOAUTH2|OAUTHBEARER)\b)(\s+\S+)?"), r"\1 [REDACTED]"),
+    (r"(?i)(\bAUTH\s+(?:PLAIN|LOGIN|XOAUTH2|OAUTHBEARER)\b)(\s+\S+)?", r"\1 [REDACTED]"),
     # HTTP headers and query parameters carrying secrets
-    (re.compile(r"(?i)((?:authorization|proxy-authorization)\s*:\s*)(.+)"), r"\1[REDACTED]"),
-    (re.compile(r"(?i)((?:cookie|set-cookie)\s*:\s*)(.+)"), r"\1[REDACTED]"),
-    (re.compile(r"(?i)\b(access_token|refresh_token|id_token|client_secret|password|code|code_verifier|token)=([^&\s\"]+)"),
+    (r"(?i)((?:authorization|proxy-authorization)\s*:\s*)(.+)", r"\1[REDACTED]"),
+    (r"(?i)((?:cookie|set-cookie)\s*:\s*)(.+)", r"\1[REDACTED]"),
+    (r"(?i)\b(access_token|refresh_token|id_token|client_secret|password|code|code_verifier|token)=([^&\s\"]+)",
      r"\1=[REDACTED]"),
-    (re.compile(r"(?i)(\"(?:access_token|refresh_token|id_token|client_secret|password|token)\"\s*:\s*)\"[^\"]*\""),
+    (r"(?i)(\"(?:access_token|refresh_token|id_token|client_secret|password|token)\"\s*:\s*)\"[^\"]*\"",
      r'\1"[REDACTED]"'),
     # OAuth device-code and client-assertion grants (Microsoft sign-in)
-    (re.compile(r"(?i)\b(device_code|client_assertion|assertion)=([^&\s\"]+)"), r"\1=[REDACTED]"),
-    (re.compile(r"(?i)(\"(?:device_code|client_assertion)\"\s*:\s*)\"[^\"]*\""), r'\1"[REDACTED]"'),
+    (r"(?i)\b(device_code|client_assertion|assertion)=([^&\s\"]+)", r"\1=[REDACTED]"),
+    (r"(?i)(\"(?:device_code|client_assertion)\"\s*:\s*)\"[^\"]*\"", r'\1"[REDACTED]"'),
     # Graph upload-session URLs (attachments from 3 MB) carry their own token
-    (re.compile(r"(?i)\b(authtoken)=([^&\s\"]+)"), r"\1=[REDACTED]"),
-    (re.compile(r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+"), r"\1 [REDACTED]"),
+    (r"(?i)\b(authtoken)=([^&\s\"]+)", r"\1=[REDACTED]"),
+    (r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+", r"\1 [REDACTED]"),
 ]
 
 
+_REDACTIONS: tuple[tuple[re.Pattern, str], ...] | None = None
+
+
+def _redactions() -> tuple[tuple[re.Pattern, str], ...]:
+    global _REDACTIONS
+    if _REDACTIONS is None:  # two threads may both compile: the same patterns, either kept
+        _REDACTIONS = tuple((re.compile(source), repl) for source, repl in _REDACTION_SOURCES)
+    return _REDACTIONS
+
+
 def redact(text: str) -> str:
-    for pattern, repl in _REDACTIONS:
+    for pattern, repl in _redactions():
         text = pattern.sub(repl, text)
     return scrub(text)  # and any secret the session holds, wherever it appears
 

@@ -15,10 +15,12 @@ importing them here at run time would only slow the start-up.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, ClassVar, Mapping, TypedDict
 
 from textual.message import Message
+
+from mailtriage.core.lean_dataclass import lean_dataclass as message
 
 if TYPE_CHECKING:
     from mailtriage.application import Op, Thread
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from mailtriage.application import ThreadId, ThreadStatus
     from mailtriage.application import ComposeForm
     from mailtriage.tui.controllers.compose import ComposeTarget
+
 
 
 class SourceRow(TypedDict):
@@ -54,12 +57,12 @@ class SourceRow(TypedDict):
 IssueDocument = Mapping[str, object]
 
 
-@dataclass(eq=False)
+@message
 class SessionOpened(Message):
     """The project configuration loaded and the mail sources were built."""
 
 
-@dataclass(eq=False)
+@message
 class SessionFailed(Message):
     """The project could not be opened (no project.md, or a configuration error)."""
 
@@ -67,7 +70,7 @@ class SessionFailed(Message):
     missing_project: bool = False
 
 
-@dataclass(eq=False)
+@message
 class SourcesChecked(Message):
     """Availability of every configured backend and the resolution of every op."""
 
@@ -76,7 +79,7 @@ class SourcesChecked(Message):
     mandatory_problem: str | None = None
 
 
-@dataclass(eq=False)
+@message
 class ThreadsLoaded(Message):
     """Rows of a listing. ``partial``: only the newest threads so far, the rest is coming.
     ``cached``: read from the summary cache, the server not asked yet (partial too)."""
@@ -89,7 +92,7 @@ class ThreadsLoaded(Message):
     cached: bool = False
 
 
-@dataclass(eq=False)
+@message
 class ThreadLoaded(Message):
     request: int
     thread: Thread
@@ -98,7 +101,7 @@ class ThreadLoaded(Message):
 
 
 # -- failures, one type per area ------------------------------------------------
-@dataclass(eq=False)
+@message
 class WorkFailed(Message):
     """A backend call failed. Never posted itself: each area posts its own subclass.
 
@@ -115,50 +118,50 @@ class WorkFailed(Message):
     details: str = ""
 
 
-@dataclass(eq=False)
+@message
 class ThreadsFailed(WorkFailed):
     area: ClassVar[str] = "threads"
 
 
-@dataclass(eq=False)
+@message
 class ReaderFailed(WorkFailed):
     area: ClassVar[str] = "reader"
 
 
-@dataclass(eq=False)
+@message
 class ProposalFailed(WorkFailed):
     """Building a proposal (reply, import, publish, sync, organize) failed; nothing was written."""
 
     area: ClassVar[str] = "reply"
 
 
-@dataclass(eq=False)
+@message
 class ApplyFailed(WorkFailed):
     area: ClassVar[str] = "apply"
 
 
-@dataclass(eq=False)
+@message
 class UrlFailed(WorkFailed):
     area: ClassVar[str] = "url"
 
 
-@dataclass(eq=False)
+@message
 class TrackerFailed(WorkFailed):
     area: ClassVar[str] = "tracker"
 
 
-@dataclass(eq=False)
+@message
 class IssueFailed(WorkFailed):
     area: ClassVar[str] = "issue"
 
 
-@dataclass(eq=False)
+@message
 class FoldersFailed(WorkFailed):
     area: ClassVar[str] = "folders"
 
 
 # -- proposals --------------------------------------------------------------------
-@dataclass(eq=False)
+@message
 class ProposalReady(Message):
     """A flow built its proposal (``flow``: reply, import, publish, sync, organize); nothing written yet."""
 
@@ -167,7 +170,7 @@ class ProposalReady(Message):
     flow: str = "reply"
 
 
-@dataclass(eq=False)
+@message
 class ComposeReady(Message):
     """The compose forms of r/A/F/C are filled in (first one shown); nothing written yet."""
 
@@ -177,32 +180,32 @@ class ComposeReady(Message):
     where: str
 
 
-@dataclass(eq=False)
+@message
 class ProposalApplied(Message):
     proposal: Proposal
     report: ApplyReport
     flow: str = "reply"
 
 
-@dataclass(eq=False)
+@message
 class ThreadUrlReady(Message):
     url: str
     resolution: Resolution
 
 
-@dataclass(eq=False)
+@message
 class OpRecorded(Message):
     """One backend operation finished (from the op log; posted from any thread)."""
 
     record: OpRecord
 
 
-@dataclass(eq=False)
+@message
 class TraceRecorded(Message):
     line: TraceLine
 
 
-@dataclass(eq=False)
+@message
 class ConsoleResult(Message):
     """The JSON result of an operation run by hand in the backend console."""
 
@@ -211,13 +214,13 @@ class ConsoleResult(Message):
     ok: bool = True
 
 
-@dataclass(eq=False)
+@message
 class SettingsSaved(Message):
     what: str
     error: str | None = None
 
 
-@dataclass(eq=False)
+@message
 class TrackerLoaded(Message):
     """The tracker's issues; ``available`` False when no tracker is configured (``description`` says why)."""
 
@@ -228,13 +231,13 @@ class TrackerLoaded(Message):
     available: bool = True
 
 
-@dataclass(eq=False)
+@message
 class TrackerIssueLoaded(Message):
     request: int
     issue: IssueDocument
 
 
-@dataclass(eq=False)
+@message
 class AccountFoldersLoaded(Message):
     """A personal account's folders, for the folders pane."""
 
@@ -243,7 +246,7 @@ class AccountFoldersLoaded(Message):
     folders: list[MailFolder]
 
 
-@dataclass(eq=False)
+@message
 class FolderListed(Message):
     """A personal account's folder, as rows; ``cursor``: the row to put the cursor on."""
 
@@ -254,7 +257,7 @@ class FolderListed(Message):
 
 
 # -- server search (tui/controllers/search.py) ------------------------------------------
-@dataclass(eq=False)
+@message
 class SearchLoaded(Message):
     """The first page of a server search as rows (the rest pages in on demand).
 
@@ -271,12 +274,12 @@ class SearchLoaded(Message):
     total_known: bool = True
 
 
-@dataclass(eq=False)
+@message
 class SearchFailed(WorkFailed):
     area: ClassVar[str] = "search"
 
 
-@dataclass(eq=False)
+@message
 class SearchUnsupported(Message):
     """The backend declares no server search: the listed rows are filtered locally instead."""
 
@@ -285,7 +288,7 @@ class SearchUnsupported(Message):
     why: str
 
 
-@dataclass(eq=False)
+@message
 class AlertsFound(Message):
     """The new-report poll found new or updated threads (not acknowledged yet)."""
 
@@ -294,14 +297,14 @@ class AlertsFound(Message):
     loop: AlertLoop  # the loop that polled (an answer from a stopped loop is dropped)
 
 
-@dataclass(eq=False)
+@message
 class AlertsFailed(Message):
     """One poll failed (the loop goes on and polls again later)."""
 
     error: BaseException
 
 
-@dataclass(eq=False)
+@message
 class CaseLoaded(Message):
     """The MAS case record of the thread being read, or an error reading it."""
 
@@ -311,7 +314,7 @@ class CaseLoaded(Message):
     error: str | None = None
 
 
-@dataclass(eq=False)
+@message
 class AttachmentLoaded(Message):
     """The first bytes of an attachment, read for the attachments dialog's viewer."""
 
@@ -322,13 +325,13 @@ class AttachmentLoaded(Message):
     is_text: bool
 
 
-@dataclass(eq=False)
+@message
 class AttachmentFailed(WorkFailed):
     """Reading, saving or opening an attachment failed."""
 
     area: ClassVar[str] = "attachments"
 # -- batches of tagged rows ---------------------------------------------------------
-@dataclass(eq=False)
+@message
 class BatchReady(Message):
     """The one proposal over a batch (the tagged rows); nothing written yet."""
 
@@ -336,7 +339,7 @@ class BatchReady(Message):
     proposal: Proposal
 
 
-@dataclass(eq=False)
+@message
 class BatchFoldersReady(Message):
     """The folders a batch may be moved to (``M``), for the folder picker."""
 
@@ -347,7 +350,7 @@ class BatchFoldersReady(Message):
 
 
 # -- the triage overview (habits §6: row marks, thread ↔ issue, unpublished changes) ----
-@dataclass(eq=False)
+@message
 class RowStatusLoaded(Message):
     """Filed / draft pending / replied of one thread on screen."""
 
@@ -356,14 +359,14 @@ class RowStatusLoaded(Message):
     status: ThreadStatus
 
 
-@dataclass(eq=False)
+@message
 class PublishPendingChecked(Message):
     """Whether the tracker keeps local changes that are not published."""
 
     pending: bool
 
 
-@dataclass(eq=False)
+@message
 class IssueOfThreadFound(Message):
     """``s`` on a thread: the tracker issue that holds it (None: none found)."""
 
@@ -372,7 +375,7 @@ class IssueOfThreadFound(Message):
     issue_id: str | None
 
 
-@dataclass(eq=False)
+@message
 class ThreadOfIssueFound(Message):
     """``s`` on a tracker issue: the thread its rollup names (None: none)."""
 
@@ -381,6 +384,6 @@ class ThreadOfIssueFound(Message):
     thread_id: ThreadId | None
 
 
-@dataclass(eq=False)
+@message
 class JumpFailed(WorkFailed):
     area: ClassVar[str] = "jump"

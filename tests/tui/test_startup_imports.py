@@ -5,7 +5,8 @@ after one step of the start-up. What is listed here was measured as start-up cos
 -X importtime, benchmarks/bench_startup.py) and is loaded later, where it is used: the
 flows and their proposal builders when a flow runs, the trackers when the tracker pane
 opens, the server clients when an account or backend needs them, the screens and dialogs
-when first shown, the new-report poller on its own worker thread after the first paint.
+when first shown, the new-report poller on its own worker thread after the first paint,
+the stdlib's MIME parser when a body is read or a draft written.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ NOT_AT_OPEN = (
     "mailtriage.application.flows", "mailtriage.workflows.proposals", "mailtriage.workflows.importer",
     "mailtriage.trackers.contract", "mailtriage.trackers.registry", "mailtriage.trackers.localfiles",
     "mailtriage.application.crypto", "mailtriage.backends.pgp",
+    # the stdlib's MIME parser and writer: a message body read or a draft written loads them
+    # (backends/mime.py, backends/maildir.py), not a listing from headers
+    "email.policy", "email.parser", "email.generator", "mailbox", "mailtriage.backends.outgoing",
+    "mailtriage.backends.pgp_status",
 )
 
 

@@ -7,8 +7,6 @@ with no configured list).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -16,6 +14,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.tui import bindings
 from mailtriage.tui.sanitize import inert_text
 
@@ -52,11 +51,11 @@ def folder_paths(folders) -> list[tuple[object, str]]:
 
 
 class FoldersPane(Vertical):
-    @dataclass(eq=False)
+    @lean_dataclass
     class ListChosen(Message):
         list_name: str | None
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class FolderChosen(Message):
         account_id: str
         folder_id: str

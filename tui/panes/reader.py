@@ -9,7 +9,6 @@ markers. HTML parts arrive as the backend's html2text output and say so.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from rich.text import Text
 from textual.actions import SkipAction
@@ -18,6 +17,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message as TextualMessage
 from textual.widgets import Static
 
+from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.application import Message, Thread
 from mailtriage.core.inert import sender_mismatch
 from mailtriage.tui import bindings
@@ -123,35 +123,35 @@ class ThreadView(VerticalScroll, can_focus=True):
     #: Set by the screen while search results are what the thread list shows.
     search_active: bool = False
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class MatchStepRequested(TextualMessage):
         """n / N while a search is shown: open the next (+1) or previous (-1) match."""
 
         step: int
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class ReplyRequested(TextualMessage):
         """r (``kind`` ""), A reply_all, F forward, C new."""
 
         kind: str = ""
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class UrlRequested(TextualMessage):
         pass
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class ImportRequested(TextualMessage):
         pass
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class KeyImportRequested(TextualMessage):
         """K: import a key the open thread offers (OpenPGP), through a proposal."""
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class BackRequested(TextualMessage):
         pass
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class AttachmentsRequested(TextualMessage):
         pass
 

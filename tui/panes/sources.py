@@ -7,8 +7,6 @@ fell back, the warning.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -16,6 +14,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.tui import bindings
 from mailtriage.tui.sanitize import inert_text
 
@@ -25,11 +24,11 @@ class SourceList(OptionList, inherit_bindings=False):
 
 
 class SourcesPane(Vertical):
-    @dataclass(eq=False)
+    @lean_dataclass
     class InspectBackend(Message):
         backend: str
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class AccountChosen(Message):
         """A personal account was selected: its folders go to the folders pane."""
 

@@ -9,8 +9,6 @@ their pages are fetched by one worker, nearest to the viewport first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -23,6 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import get_current_worker
 
+from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.application import ThreadSummary
 from mailtriage.core.inert import sender_label, terminal_text
 from mailtriage.tui import bindings
@@ -90,45 +89,45 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
 
     cursor: reactive[int] = reactive(0, init=False)
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class Opened(Message):
         """Enter or a click on a row."""
 
         summary: ThreadSummary
         index: int
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class Highlighted(Message):
         index: int
         total: int
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class SearchRequested(Message):
         pass
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class SearchCleared(Message):
         pass
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class ReplyRequested(Message):
         """r (``kind`` ""), A reply_all, F forward, C new."""
 
         summary: ThreadSummary | None
         kind: str = ""
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class ImportRequested(Message):
         summary: ThreadSummary | None
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class OrganizeRequested(Message):
         """m/f/a/d on a personal account's message: ``action`` toggle_read, toggle_flag, archive, trash."""
 
         summary: ThreadSummary | None
         action: str
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class BatchRequested(Message):
         """An action on several rows (the tagged ones) or a move (``M``, which asks for a folder):
         ``action`` toggle_read, toggle_flag, archive, trash, move or import."""
@@ -136,21 +135,21 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
         rows: tuple[ThreadSummary, ...]
         action: str
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class TagsChanged(Message):
         count: int
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class ArrangementChanged(Message):
         """The sort or the tree changed (the status line says which)."""
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class IssueRequested(Message):
         """``s``: jump to the tracker issue of this thread."""
 
         summary: ThreadSummary | None
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class PageLoaded(Message):
         rows: ThreadRows
         error: str | None = None

@@ -6,8 +6,6 @@ skipped (the resolution result), or what went wrong and how to retry.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -16,6 +14,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
+from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.core.inert import terminal_line
 from mailtriage.tui import bindings
 from mailtriage.tui.panes.thread_list import ThreadList
@@ -33,11 +32,11 @@ class SearchBox(Input):
 
 
 class ThreadPane(Vertical):
-    @dataclass(eq=False)
+    @lean_dataclass
     class SearchClosed(Message):
         pass
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class SearchProgress(Message):
         done: int
         total: int
@@ -45,19 +44,19 @@ class ThreadPane(Vertical):
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, ThreadPane.SearchProgress)
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class SearchDone(Message):
         base: ThreadRows
         query: str
         indexes: list[int] | None
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class SearchSubmitted(Message):
         """Enter in the search box: the screen runs the server search."""
 
         query: str
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class SearchState(Message):
         """Search results are (or are no longer) what the list shows."""
 

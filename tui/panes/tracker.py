@@ -8,8 +8,6 @@ are the issue's fields; the status rollup is listed entry by entry.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
@@ -17,6 +15,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
+from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.application import trackers_installed
 from mailtriage.tui import bindings
 from mailtriage.tui.sanitize import inert_text
@@ -104,11 +103,11 @@ class TrackerList(OptionList, inherit_bindings=False):
 
 
 class TrackerPane(Vertical):
-    @dataclass(eq=False)
+    @lean_dataclass
     class IssueChosen(Message):
         issue_id: str
 
-    @dataclass(eq=False)
+    @lean_dataclass
     class ThreadRequested(Message):
         """``s`` on an issue: show the thread its rollup names."""
 
