@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from mailtriage.core.trace import TRACE
+
 CPYTHON_EMAIL_DATA = Path("/usr/lib/python3.11/test/test_email/data")
 
 
@@ -19,3 +21,20 @@ def cpython_email_data() -> Path:
     if not CPYTHON_EMAIL_DATA.is_dir():
         pytest.fail(f"{CPYTHON_EMAIL_DATA} is missing: install Debian libpython3.11-testsuite (scripts/test does)")
     return CPYTHON_EMAIL_DATA
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    """A cache folder of this test's own (the persisted index goes there)."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("MAILTRIAGE_CACHE_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def notes():
+    """The notes of the mbox index (the backend console's ``cache:mbox`` channel) while the test runs."""
+    lines: list[str] = []
+    unsubscribe = TRACE.subscribe(lambda line: lines.append(line.text) if line.channel == "cache:mbox" else None)
+    yield lines
+    unsubscribe()

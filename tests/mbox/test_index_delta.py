@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from mailtriage.backends import cache_file, mbox_index_store
 from mailtriage.backends.mbox import MboxSource
-from mailtriage.core.trace import TRACE
 from tests.mbox.mboxes import mbox_bytes, write_mbox
 
 SINCE = datetime(2000, 1, 1, tzinfo=timezone.utc)
@@ -36,21 +35,6 @@ def message(n: int, *, reply_to: int | None = None, mid: int | None = None, refs
     if reply_to is not None:
         headers.append(f"In-Reply-To: <m{reply_to}@example.net>")
     return ("\n".join(headers) + f"\n\n{body or f'Body {n}.'}\n").encode()
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("MAILTRIAGE_CACHE_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
-def notes():
-    lines: list[str] = []
-    unsubscribe = TRACE.subscribe(lambda line: lines.append(line.text) if line.channel == "cache:mbox" else None)
-    yield lines
-    unsubscribe()
 
 
 def listing(path: Path, **settings) -> list[tuple]:

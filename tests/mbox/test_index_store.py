@@ -18,7 +18,6 @@ from mailtriage.backends import mbox as mbox_module
 from mailtriage.backends.errors import Unavailable
 from mailtriage.backends.mbox import MboxSource
 from mailtriage.backends.thread_reconstruction import group_ids, link_records
-from mailtriage.core.trace import TRACE
 from tests.mbox.mboxes import mbox_bytes, write_mbox
 
 SINCE = datetime(2000, 1, 1, tzinfo=timezone.utc)
@@ -31,21 +30,6 @@ def message(n: int, *, reply_to: int | None = None, body: str | None = None) -> 
     return (f"From: Reporter {n} <r{n}@example.net>\nTo: security@example.org\nSubject: {subject}\n"
             f"Date: Mon, 0{1 + n % 9} Jan 2024 10:00:00 +0000\nMessage-ID: <m{n}@example.net>\n{refs}\n"
             f"{text}").encode()
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("MAILTRIAGE_CACHE_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
-def notes():
-    lines: list[str] = []
-    unsubscribe = TRACE.subscribe(lambda line: lines.append(line.text) if line.channel == "cache:mbox" else None)
-    yield lines
-    unsubscribe()
 
 
 def source(path: Path, **settings) -> MboxSource:
