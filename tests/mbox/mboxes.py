@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Sequence
+
+from mailtriage.backends import cache_file
 
 _FROM_LINE = re.compile(rb"^From ", re.MULTILINE)
 
@@ -55,3 +58,21 @@ def snapshot(path: Path) -> dict[str, tuple[bytes, int]]:
     """Every file under ``path`` (or the file itself): bytes and mtime, to prove nothing changed."""
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
     return {str(p): (p.read_bytes(), p.stat().st_mtime_ns) for p in files}
+
+
+def damage_cache_file(path: Path, how: str, kind: str, version: int) -> None:
+    """Damage a cache file as a crash, a disk or another version would: ``truncated``,
+    ``flipped`` (one byte of the last section), ``other-version``, ``garbage`` or ``empty``."""
+    blob = path.read_bytes()
+    if how == "truncated":
+        path.write_bytes(blob[: len(blob) // 2])
+    elif how == "flipped":
+        path.write_bytes(blob[:-10] + bytes([blob[-10] ^ 0xFF]) + blob[-9:])
+    elif how == "other-version":
+        cache_file.write(path, kind, version + 1, ("anything",))
+    elif how == "garbage":
+        path.write_bytes(os.urandom(len(blob) // 2 or 300))
+    elif how == "empty":
+        path.write_bytes(b"")
+    else:
+        raise ValueError(how)

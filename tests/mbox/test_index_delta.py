@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from mailtriage.backends import cache_file, mbox_index_store
 from mailtriage.backends.mbox import MboxSource
-from tests.mbox.mboxes import mbox_bytes, write_mbox
+from tests.mbox.mboxes import damage_cache_file, mbox_bytes, write_mbox
 
 SINCE = datetime(2000, 1, 1, tzinfo=timezone.utc)
 
@@ -158,17 +158,8 @@ def test_a_damaged_delta_is_dropped_with_a_note_and_the_listing_is_right(tmp_pat
     append(archive, message(6, reply_to=2), message(7))
     listing(archive)
     path = delta_file(cache)
-    blob = path.read_bytes()
-    if damage == "truncated":
-        path.write_bytes(blob[: len(blob) // 2])
-    elif damage == "flipped":
-        path.write_bytes(blob[:-10] + bytes([blob[-10] ^ 0xFF]) + blob[-9:])
-    elif damage == "other-version":
-        cache_file.write(path, mbox_index_store.DELTA_KIND, mbox_index_store.DELTA_VERSION + 1, ("anything",))
-    elif damage == "garbage":
-        path.write_bytes(os.urandom(300))
-    elif damage == "empty":
-        path.write_bytes(b"")
+    if damage != "bad-shape":
+        damage_cache_file(path, damage, mbox_index_store.DELTA_KIND, mbox_index_store.DELTA_VERSION)
     else:  # whole and checksummed, bound to the right base, but naming a group that does not exist
         sections, _ = cache_file.read_sections(path, mbox_index_store.DELTA_KIND, mbox_index_store.DELTA_VERSION)
         main, links = (cache_file.decode(section, path)[0] for section in sections)

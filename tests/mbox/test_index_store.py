@@ -18,7 +18,7 @@ from mailtriage.backends import mbox as mbox_module
 from mailtriage.backends.errors import Unavailable
 from mailtriage.backends.mbox import MboxSource
 from mailtriage.backends.thread_reconstruction import group_ids, link_records
-from tests.mbox.mboxes import mbox_bytes, write_mbox
+from tests.mbox.mboxes import damage_cache_file, mbox_bytes, write_mbox
 
 SINCE = datetime(2000, 1, 1, tzinfo=timezone.utc)
 
@@ -155,17 +155,7 @@ def test_a_damaged_index_file_is_rebuilt_with_a_note(tmp_path, cache, damage, no
     archive = write_mbox(tmp_path / "a.mbox", [message(0), message(1, reply_to=0)])
     expected = listing(archive)
     (path,) = index_files(cache)
-    blob = path.read_bytes()
-    if damage == "truncated":
-        path.write_bytes(blob[: len(blob) // 2])
-    elif damage == "flipped":
-        path.write_bytes(blob[:-10] + bytes([blob[-10] ^ 0xFF]) + blob[-9:])
-    elif damage == "other-version":
-        cache_file.write(path, mbox_index_store.KIND, mbox_index_store.VERSION + 1, ("anything",))
-    elif damage == "garbage":
-        path.write_bytes(os.urandom(500))
-    else:
-        path.write_bytes(b"")
+    damage_cache_file(path, damage, mbox_index_store.KIND, mbox_index_store.VERSION)
     assert listing(archive) == expected
     assert any("rebuilt" in n for n in notes), notes
     # Rebuilt and saved again: usable on the next open.
