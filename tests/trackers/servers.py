@@ -78,6 +78,10 @@ class _Base:
         self.bodies: list[tuple[str, str, bytes]] = []  # (method, path, request body)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.app = self  # type: ignore[attr-defined]
+        # serve_forever accepts after select says a connection waits; should none be there
+        # by then, a blocking accept() would stall the server (seen once under load 7):
+        # with a timeout it gives up and the loop goes on. Accepted sockets still block.
+        self.httpd.socket.settimeout(1.0)
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
