@@ -74,7 +74,11 @@ class FirstScreen:
 
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
     def _wait_for_head_start(self, forked: ForkedHeadStart) -> None:
-        self.post_message(HeadStartArrived(forked.result()))
+        try:
+            head = forked.result()
+        except Exception:  # noqa: BLE001 - whatever failed, the project must still open (here)
+            head = None
+        self.post_message(HeadStartArrived(head))
 
     def on_head_start_arrived(self, message: HeadStartArrived) -> None:
         """The late child's answer: shown as a head start is, then the project opens here
@@ -83,7 +87,8 @@ class FirstScreen:
         self.head_start = message.head
         main = self.main
         if self.head_start is not None and main is not None:
-            main.show_head_start()
+            if main.panes_ready:  # else the main screen shows it as its panes mount
+                main.show_head_start()
             if self.head_start.listing is not None:  # its rows are drawn first (as above)
                 self.call_after_refresh(self._open_session)
                 return

@@ -94,7 +94,6 @@ class ForkedHeadStart:
         pid = os.fork()
         if pid == 0:  # the child: never returns
             os.close(read_end)
-            os.setpgid(0, 0)  # a group of its own: killing it ends an archive scan's helpers too
             _child(project_dir, demo, write_end)
         os.close(write_end)
         try:  # here too, so that a cancel() before the child runs finds its group
@@ -149,6 +148,7 @@ class ForkedHeadStart:
 def _child(project_dir: Path, demo: bool, write_end: int) -> None:
     """Read the head start and write it, pickled, to ``write_end``; then exit at once."""
     try:
+        os.setpgid(0, 0)  # a group of its own: killing it ends an archive scan's helpers too
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):  # the terminal is the parent's: nothing of the child reaches it
             os.dup2(devnull, fd)

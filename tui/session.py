@@ -20,12 +20,7 @@ from typing import TYPE_CHECKING, Any
 import mailtriage.application as application
 from mailtriage.core.settings import UserSettings
 from mailtriage.tui.alerts import AlertLoop, poll_interval
-from mailtriage.tui.session_lock import SessionLock
-
-#: How long quitting waits for a backend call in progress before it ends its connections,
-#: and then for the call to let go (seconds).
-CLOSE_WAIT = 1.0
-ABORT_WAIT = 3.0
+from mailtriage.tui.session_lock import SessionLock, take_or_abort
 
 if TYPE_CHECKING:
     from mailtriage.application import ComposeForm, ListEntry, Mailboxes, Op, Project, Thread, ThreadId
@@ -339,7 +334,7 @@ class Session:
         self._lock.open_gate()  # never opened (the app ended first): nothing waits for it
         # A call waiting on a server (a slow or silent one) does not hold the quit back until
         # its timeout: its connections are ended under it, so it fails and lets go.
-        if self._lock.lock.acquire(timeout=CLOSE_WAIT) or self._abort_calls():
+        if take_or_abort(self._lock.lock, self.sources):
             try:
                 if self.sources is not None:
                     self.sources.close()
@@ -451,16 +446,14 @@ class Session:
         with self._mailbox_lock:
             return application.search_mailbox(self._mailboxes.get(account_id), request)
 
-    def _abort_calls(self) -> bool:
-        """End the sources' connections under the call that holds the lock; whether it let go."""
-        if self.sources is not None:
-            self.sources.abort()
-        return self._lock.lock.acquire(timeout=ABORT_WAIT)
-
     def close_mailboxes(self) -> None:
-        with self._mailbox_lock:
+        if not take_or_abort(self._mailbox_lock, self._opened_mailboxes):  # as close() does
+            return
+        try:
             if self._opened_mailboxes is not None:
                 self._opened_mailboxes.close()
+        finally:
+            self._mailbox_lock.release()
 
     # -- new-report alerts ----------------------------------------------------
     def alert_loop(self):

@@ -1,4 +1,5 @@
-"""The backend lock of the app's Session (one call into the backends at a time), with a gate for the head start."""
+"""The backend lock of the app's Session (one call into the backends at a time), with a gate for the head start,
+and how closing takes it from a call that waits on a server."""
 
 from __future__ import annotations
 
@@ -33,3 +34,20 @@ class SessionLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+#: How long quitting waits for a backend call in progress before it ends its connections,
+#: and then for the call to let go (seconds).
+CLOSE_WAIT = 1.0
+ABORT_WAIT = 3.0
+
+
+def take_or_abort(lock, connections) -> bool:
+    """Take ``lock`` for closing; when a call still holds it after CLOSE_WAIT (it waits on a
+    server), end ``connections`` under it (``abort()``) so it fails and lets go. False when it
+    still holds the lock after ABORT_WAIT (a backend with nothing to end)."""
+    if lock.acquire(timeout=CLOSE_WAIT):
+        return True
+    if connections is not None:
+        connections.abort()
+    return lock.acquire(timeout=ABORT_WAIT)

@@ -80,6 +80,7 @@ class FolderState:
     flags: tuple[str, ...] = ()  # FLAGS: the flags and keywords defined in the folder
     permanent_flags: tuple[str, ...] = ()  # PERMANENTFLAGS; "\\*" means new keywords can be kept
     examined: bool = False  # opened read-only on request (EXAMINE), so nothing, not even \Recent, changes
+    news: int = 0  # EXISTS / EXPUNGE responses since the SELECT (a listing may reuse the state only without)
 
 
 _UNTAGGED_COUNT = re.compile(rb"^\* (\d+) (EXISTS|EXPUNGE)\s*$", re.IGNORECASE)
@@ -350,7 +351,11 @@ class ImapConnection:
         if self._client is None:
             if self._aborted:  # a retry of the call abort() ended: it must not wait on a new connection
                 raise Unavailable(self.name, f"the connection to {self.where} was ended (the app quits)")
-            self._client = self._open()
+            client = self._open()
+            if self._aborted:  # abort() came while it connected: nothing runs on it
+                _shutdown(client)
+                raise Unavailable(self.name, f"the connection to {self.where} was ended (the app quits)")
+            self._client = client
         return self._client
 
     @property
@@ -495,8 +500,9 @@ class ImapConnection:
                                          "the connection was closed") from exc
         except (imap_errors.IMAPClientAbortError, OSError, EOFError) as exc:
             self._drop()
+            after = "ended as the app quits" if self._aborted else "the next call reconnects"
             raise ConnectionLost(self.name, f"connection to {self.where} lost during {what} "
-                                            f"({_text(exc) or type(exc).__name__}); the next call reconnects") from exc
+                                            f"({_text(exc) or type(exc).__name__}); {after}") from exc
         except imap_errors.IMAPClientError as exc:
             raise BackendFailure(self.name, f"{what} failed on {self.where}: {_text(exc)}") from exc
 
@@ -537,6 +543,7 @@ class ImapConnection:
         state = self.state
         if state is None:
             return
+        state.news += 1
         if kind == b"EXISTS":
             state.exists = number
         elif kind == b"EXPUNGE":

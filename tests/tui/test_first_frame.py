@@ -294,3 +294,28 @@ async def test_a_late_head_start_that_finds_no_project_leaves_the_error_to_the_a
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, FirstRunScreen)
+
+
+async def test_a_head_start_without_rows_opens_the_project_at_once_and_lists(tmp_path, user_config, monkeypatch):
+    """A cold cache: the head start has the project but no rows, so the project opens at the
+    app's mount, before the main screen's panes; the first list is listed all the same."""
+    import dataclasses
+
+    from mailtriage.tui import head_start
+    from mailtriage.tui.panes.thread_list import ThreadList
+    from tests.tui.helpers import make_app, settle
+
+    real = head_start.read_head_start
+    monkeypatch.setattr(head_start, "read_head_start",
+                        lambda session, limit=head_start.FIRST_PAGE: dataclasses.replace(real(session, limit),
+                                                                                         listing=None))
+    project = mbox_project(tmp_path / "p")
+    child = ForkedHeadStart.start(project, demo=False)
+    assert child.ready(30)  # answered: the head start is taken before the first frame
+    app = make_app(project)
+    app.prepare_first_screen(child)
+    assert app.head_start is not None and app.head_start.listing is None
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert app.errors == []
+        assert len(app.screen.query_one(ThreadList).rows) == 3

@@ -33,8 +33,9 @@ class ListingController(ControllerBase):
     def start_first_listing(self) -> None:
         """Called by the app's session worker as soon as the project is open."""
         head = self.shell.head_start
-        if head is not None and self.current_list != head.list_name:
-            # Another list was chosen on the head start's screen: that one is listed.
+        if head is not None and self.current_list is not None and self.current_list != head.list_name:
+            # Another list was chosen on the head start's screen: that one is listed. (None:
+            # the head start is not shown yet, when the project opened before the panes.)
             self._check_and_list(self.new_request("threads"), self.current_list)
             return
         painted = head is not None and head.listing is not None

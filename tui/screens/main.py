@@ -73,8 +73,8 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         thread_list.date_column = self.shell.date_column
         thread_list.focus()
         self.shell.main_screen_ready()
+        self.show_head_start()  # before the answers that came earlier: those are newer
         self.panes_mounted()
-        self.show_head_start()
 
     def on_unmount(self) -> None:
         self.stop_alerts()
