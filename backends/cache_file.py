@@ -76,7 +76,33 @@ def write(path: Path, kind: str, version: int, payload: Any, *more: Any) -> int:
         except OSError:
             pass
         raise
+    _sweep_leftovers(path)
     return sum(map(len, head)) + sum(map(len, sections))
+
+
+def _sweep_leftovers(path: Path) -> None:
+    """Remove the temporary files of ``path`` that a writer killed mid-write left behind (the
+    app ends a late head start child; a crash): those of a process no longer running. A
+    running writer's file is left alone. Never raises."""
+    try:
+        leftovers = list(path.parent.glob(f".{path.name}.*.tmp"))
+    except OSError:
+        return
+    for leftover in leftovers:
+        pid = leftover.name[len(path.name) + 2:].split(".", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # still running: maybe writing right now
+        except ProcessLookupError:
+            pass
+        except OSError:  # another user's process (EPERM): running, not ours to judge
+            continue
+        try:
+            os.unlink(leftover)
+        except OSError:
+            pass
 
 
 def read(path: Path, kind: str, version: int) -> tuple[Any, str | None]:

@@ -326,3 +326,23 @@ def test_a_raw_cache_section_reads_back_in_place_and_is_checked(tmp_path):
     target.write_bytes(blob[:-3] + b"X" + blob[-2:])
     sections, why = cache_file.read_sections(target, "raw", 1)
     assert sections is None and "checksum" in why
+
+
+def test_a_write_sweeps_the_temporary_files_of_writers_that_died(tmp_path):
+    """A writer killed mid-write (the app ends a late head start child) leaves its temporary
+    file; the next write of that cache removes it, and leaves a running writer's alone."""
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True)
+    target = tmp_path / "index.idx"
+    died = tmp_path / f".index.idx.{int(dead.stdout)}.0a0b0c.tmp"
+    running = tmp_path / f".index.idx.{os.getppid()}.0d0e0f.tmp"
+    other = tmp_path / f".other.idx.{int(dead.stdout)}.0a0b0c.tmp"
+    for leftover in (died, running, other):
+        leftover.write_bytes(b"half a cache")
+    cache_file.write(target, "sweep", 1, {"rows": [1, 2, 3]})
+    assert not died.exists()
+    assert running.exists() and other.exists()  # a live writer's; another cache's
+    assert cache_file.read(target, "sweep", 1) == ({"rows": [1, 2, 3]}, None)
