@@ -522,12 +522,7 @@ class Stored:
 def _read_delta(stored: Stored, archive: Path) -> None:
     """Apply the delta of ``stored`` when there is one that extends it (else drop it)."""
     path = delta_path(stored.path)
-    sections, why = cache_file.read_sections(path, DELTA_KIND, DELTA_VERSION)
-    if sections is not None and len(sections) != 2:
-        sections, why = None, f"{path.name} has {len(sections)} sections, not 2; rebuilt"
-    main = None
-    if sections is not None:
-        main, why = cache_file.decode(sections[0], path)
+    sections, main, why = _read_file(path, DELTA_KIND, DELTA_VERSION, 2)
     if main is not None and why is None:
         try:
             where, token = main[0], main[1]
@@ -549,6 +544,17 @@ def _read_delta(stored: Stored, archive: Path) -> None:
     if why:
         note(f"appended-mail index of {archive.name}: {why}")
         cache_file.remove(path)
+
+
+def _read_file(path: Path, kind: str, version: int, count: int) -> tuple[list | None, Any, str | None]:
+    """``path``'s checked sections (``count`` of them) and its first one decoded, or why not."""
+    sections, why = cache_file.read_sections(path, kind, version)
+    if sections is not None and len(sections) != count:
+        sections, why = None, f"{path.name} has {len(sections)} sections, not {count}; rebuilt"
+    main = None
+    if sections is not None:
+        main, why = cache_file.decode(sections[0], path)
+    return sections, main, why
 
 
 class _DeltaUnusable(Exception):
@@ -576,12 +582,7 @@ def _load_base(archive: Path) -> Stored | None:
     except (OSError, ConfigError) as exc:
         note(f"no mbox index cache folder: {exc}")
         return None
-    sections, why = cache_file.read_sections(path, KIND, VERSION)
-    if sections is not None and len(sections) != 3:
-        sections, why = None, f"{path.name} has {len(sections)} sections, not 3; rebuilt"
-    main = None
-    if sections is not None:
-        main, why = cache_file.decode(sections[0], path)
+    sections, main, why = _read_file(path, KIND, VERSION, 3)
     if why:
         note(f"mbox index of {archive.name}: {why}")
         cache_file.remove(path)

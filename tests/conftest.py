@@ -36,3 +36,11 @@ def _caches_of_this_session_only(tmp_path_factory):
         os.environ.pop("MAILTRIAGE_CACHE_DIR", None)
     else:
         os.environ["MAILTRIAGE_CACHE_DIR"] = old
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """A cache folder of this test's own (summary caches, mbox indexes), to look into."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("MAILTRIAGE_CACHE_DIR", str(folder))
+    return folder

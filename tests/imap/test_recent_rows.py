@@ -26,13 +26,6 @@ NEVER = re.compile(rb"(?!)", re.MULTILINE)
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("MAILTRIAGE_CACHE_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
 def source(account, cache):
     src = ImapSource("imap", {"folder": "INBOX", "list": LIST}, account=account)
     yield src

@@ -29,13 +29,6 @@ SINCE = NOW - timedelta(days=30)
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("MAILTRIAGE_CACHE_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
 def trace():
     """Every protocol line and note, as (direction, text)."""
     lines: list[tuple[str, str]] = []

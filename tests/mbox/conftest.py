@@ -24,14 +24,6 @@ def cpython_email_data() -> Path:
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch) -> Path:
-    """A cache folder of this test's own (the persisted index goes there)."""
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("MAILTRIAGE_CACHE_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
 def notes():
     """The notes of the mbox index (the backend console's ``cache:mbox`` channel) while the test runs."""
     lines: list[str] = []
