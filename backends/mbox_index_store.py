@@ -1,6 +1,6 @@
 """The persisted mbox index: a second open of a large mbox reads this instead of the archive.
 
-What is stored (under ``<cache dir>/mbox/``, mode 0600, see :mod:`backends.cache_file`): the
+What is stored (under ``<cache dir>/mbox/``, mode 0600, see :mod:`core.cache_file`): the
 :class:`~backends.mbox.ArchiveIndex` columns (byte offsets, Message-IDs, dates, raw subjects
 and senders, sender addresses, per-message notes), the threading links and the thread groups,
 plus what identifies the archive as it was indexed: its path, inode, size, mtime and a digest
@@ -35,7 +35,7 @@ When the index is used:
 A missing, truncated, corrupt or other-version file is rebuilt without fuss (a bad delta is
 dropped and the base extended again from the archive); the reason is noted in the backend
 console (the protocol trace, channel ``cache:mbox``). Each file is written atomically (see
-:mod:`backends.cache_file`), so two processes on one cache never corrupt it: a reader sees
+:mod:`core.cache_file`), so two processes on one cache never corrupt it: a reader sees
 a base and a delta that are each whole, and uses the delta only when it names that base.
 """
 
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from mailtriage.backends import cache_file
+from mailtriage.core import cache_file
 from mailtriage.backends.thread_reconstruction import Links, ThreadGroup
 from mailtriage.core.errors import ConfigError
 from mailtriage.core.paths import private_cache_dir

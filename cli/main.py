@@ -35,6 +35,7 @@ from mailtriage.cli.output import line as _line
 from mailtriage.cli.output import read_file_arg as _read_file_arg
 from mailtriage.cli import search as search_command
 from mailtriage.core.inert import terminal_line
+from mailtriage.core.settings import settings_file
 
 MAIL_OPS = ("list-recent-threads", "read-thread", "list-drafts", "list-sent-since", "create-draft", "thread-url")
 
@@ -359,12 +360,22 @@ def cmd_app(args: argparse.Namespace) -> int:
             if not (exc.name or "").startswith("mailtriage.tui"):
                 raise
         else:
-            folder = project_dir(args, session=True)  # the app's demo: a fresh workspace each run
-            # Forked before Textual loads: the child opens the project meanwhile (tui/head_start.py).
-            head_start = ForkedHeadStart.start(folder, demo=bool(args.demo))
-            from mailtriage.tui.app import run_app  # Textual loads only for the app (see above)
+            from mailtriage.tui import first_paint  # as the head start: the app's start-up only
 
-            return run_app(folder, demo=bool(args.demo), head_start=head_start)
+            folder = project_dir(args, session=True)  # the app's demo: a fresh workspace each run
+            demo = bool(args.demo)
+            # Forked before Textual loads: the child opens the project meanwhile (tui/head_start.py).
+            head_start = ForkedHeadStart.start(folder, demo=demo)
+            # The screen the app drew last time, on the terminal while Textual loads (tui/first_paint.py).
+            shown = first_paint.show(folder, demo=demo, settings_path=settings_file(), fd=sys.__stderr__.fileno())
+            try:
+                from mailtriage.tui.app import run_app  # Textual loads only for the app (see above)
+
+                return run_app(folder, demo=demo, head_start=head_start)
+            except BaseException:
+                if shown is not None:
+                    shown.undo()  # Textual may never have taken the screen over
+                raise
     args.since = None
     args.list_name = None
     return cmd_list(args)

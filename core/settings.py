@@ -97,8 +97,13 @@ class UserSettings:
         os.replace(tmp, self.path)
 
 
+def settings_file() -> Path:
+    """Where the user settings live (they need not exist)."""
+    return config_dir() / SETTINGS_FILE
+
+
 def load_settings(path: Path | None = None) -> UserSettings:
-    path = path or (config_dir() / SETTINGS_FILE)
+    path = path or settings_file()
     if not path.exists():
         return UserSettings(path, {})
     try:

@@ -351,6 +351,7 @@ def run_app(project_dir: Path, demo: bool = False, *, head_start: ForkedHeadStar
     app = MailTriageApp(Path(project_dir), demo=demo)
     app.freeze_gc_after_start = True
     app.prepare_first_screen(head_start)
+    app.first_paint_project = (Path(project_dir), demo)  # the next start shows this start's screen at once
     watch_terminal(sys.__stdin__.fileno())
     result = app.run()
     return int(result or 0) if app.return_code in (None, 0) else int(app.return_code)

@@ -10,14 +10,17 @@ meanwhile wait for it), so the child's work is never done twice beside it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import work
 from textual.message import Message
 
+from mailtriage.tui import first_paint
 from mailtriage.tui.head_start import FIRST_FRAME_WAIT, FIRST_PAGE, ForkedHeadStart, HeadStart, read_head_start
 
 if TYPE_CHECKING:
+    from mailtriage.core.settings import UserSettings
     from mailtriage.tui.screens.main import MainScreen
     from mailtriage.tui.session import Session
 
@@ -34,12 +37,16 @@ class FirstScreen:
     """The app's part in start-up (a mixin of MailTriageApp)."""
 
     session: Session
+    settings: UserSettings
     main: MainScreen | None
     first_page = FIRST_PAGE
     #: The project's facts and first rows, read before the first frame, so that frame shows them.
     head_start: HeadStart | None = None
     #: A child still reading the head start after the first frame.
     _late_head_start: ForkedHeadStart | None = None
+    #: The project whose start screen is kept for the next start's first paint
+    #: (tui/first_paint.py): set by run_app on a real terminal, None elsewhere (tests).
+    first_paint_project: tuple[Path, bool] | None = None
 
     def prepare_first_screen(self, forked: ForkedHeadStart | None = None) -> None:
         """Before ``run``: the head start, so the first frame shows the project and its first
@@ -98,3 +105,31 @@ class FirstScreen:
         """The app ends: a child still reading is ended (with what it started)."""
         if self._late_head_start is not None:
             self._late_head_start.cancel()
+
+    # -- the next start's first paint ---------------------------------------------------------
+    def keep_first_frame(self) -> None:
+        """Once the first whole listing is drawn: keep this screen for the next start's first
+        paint (tui/first_paint.py), if it still is the start screen (the main screen alone, the
+        list at its top, nothing read, no notification on it). Once per run."""
+        target, self.first_paint_project = self.first_paint_project, None
+        main = self.main
+        if target is None or main is None or self.screen is not main or self._notifications or not main.at_start():
+            return
+        # Textual's own full update of the screen, as its first frame writes it. Rendering it
+        # clears the compositor's dirty regions: they are put back for the next refresh.
+        compositor = main._compositor
+        pending = set(compositor._dirty_regions)
+        try:
+            frame = compositor.render_full_update().render_segments(self.console)
+        finally:
+            compositor._dirty_regions.update(pending)
+        self._keep_frame(target, frame, (self.size.width, self.size.height))
+
+    @work(thread=True, group="first-paint", exit_on_error=False)
+    def _keep_frame(self, target: tuple[Path, bool], frame: str, size: tuple[int, int]) -> None:
+        project_dir, demo = target
+        try:
+            first_paint.keep(project_dir, demo=demo, size=size, frame=frame, settings_path=self.settings.path,
+                             settings_data=self.settings.data)
+        except OSError:  # a cache that cannot be written is no cache: the next start draws as without it
+            pass

@@ -5,7 +5,7 @@ seen: UID, Message-ID, References, In-Reply-To, subject, sender, arrival time, t
 ``\\Seen`` flag and the lower-cased To/Cc/List-Id/List-Post fields (to tell list mail
 apart). Never a body, never a whole header block. The file lives in the platformdirs cache
 folder (``<cache>/imap/``, the folder ``0700``, the file ``0600``; see
-:mod:`backends.cache_file` for the framing, the checksum and the atomic write).
+:mod:`core.cache_file` for the framing, the checksum and the atomic write).
 
 What makes a cached row trustworthy (:class:`FolderCache`):
 
@@ -30,7 +30,7 @@ import hashlib
 from pathlib import Path
 from typing import Any, Iterator
 
-from mailtriage.backends import cache_file
+from mailtriage.core import cache_file
 from mailtriage.core.errors import ConfigError
 from mailtriage.core.paths import private_cache_dir
 from mailtriage.core.trace import TRACE

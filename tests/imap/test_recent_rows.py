@@ -13,7 +13,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from mailtriage.backends import cache_file, mime
+from mailtriage.backends import mime
+from mailtriage.core import cache_file
 from mailtriage.backends.imap import protocol, recent, summary_cache
 from mailtriage.backends.imap.source import ImapSource
 from mailtriage.core.trace import TRACE

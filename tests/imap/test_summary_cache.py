@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mailtriage.backends import cache_file
+from mailtriage.core import cache_file
 from mailtriage.backends.imap import recent, summary_cache
 from mailtriage.backends.imap.account import load_account, password_key
 from mailtriage.backends.imap.source import ImapSource

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Sequence
 
-from mailtriage.backends import cache_file
+from mailtriage.core import cache_file
 
 _FROM_LINE = re.compile(rb"^From ", re.MULTILINE)
 

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mailtriage.backends import cache_file, mbox_index_store
+from mailtriage.backends import mbox_index_store
+from mailtriage.core import cache_file
 from mailtriage.backends.mbox import MboxSource
 from tests.mbox.mboxes import damage_cache_file, mbox_bytes, write_mbox
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from mailtriage.backends import cache_file, mbox_index_store
+from mailtriage.backends import mbox_index_store
+from mailtriage.core import cache_file
 from mailtriage.backends import mbox as mbox_module
 from mailtriage.backends.errors import Unavailable
 from mailtriage.backends.mbox import MboxSource

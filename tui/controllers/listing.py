@@ -13,6 +13,7 @@ from textual.worker import get_current_worker
 
 from mailtriage.tui.controllers.base import ControllerBase, SourcesView
 from mailtriage.tui.errors import error_line
+from mailtriage.tui.first_paint import KEEP_AFTER
 from mailtriage.tui.messages import (SessionOpened, SourceRow, SourcesChecked, ThreadsFailed, ThreadsLoaded)
 from mailtriage.tui.panes.folders import FoldersPane
 from mailtriage.tui.panes.thread_list import ThreadList
@@ -177,6 +178,7 @@ class ListingController(ControllerBase):
         # the whole window's walk (two cores: it made a cold dense listing ~0.5 s slower).
         if not message.partial:
             self.call_after_refresh(self.start_alerts)
+            self.set_timer(KEEP_AFTER, self.shell.keep_first_frame)  # the next start paints this at once
 
     def on_threads_failed(self, message: ThreadsFailed) -> None:
         if not self.accept_failure(self.on_threads_failed, message):

@@ -79,6 +79,16 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
     def on_unmount(self) -> None:
         self.stop_alerts()
 
+    def at_start(self) -> bool:
+        """Whether the screen shows only what a start shows: the list at its top with the
+        cursor on its first thread, no search or tags, nothing read or being read (the next
+        start's first paint keeps only such a frame: never a body)."""
+        listing = self.query_one(ThreadList)
+        reader = self.reader
+        return (listing.cursor == 0 and listing.scroll_offset.y == 0 and not listing.filtered and not listing.tags
+                and self.threads.search_label is None and not self.query("#thread-search.-visible")
+                and reader.thread is None and str(reader.border_title) == "Reading pane" and self.focused is listing)
+
     def on_resize(self, event) -> None:
         self.set_class(event.size.width < NARROW_WIDTH, "-narrow")
         self._fold_tracker(not self._tracker_has_focus())

@@ -1,7 +1,7 @@
 """One persisted cache file: framed, checksummed, written atomically, private.
 
-Used by the IMAP summary cache (:mod:`backends.imap.summary_cache`) and the persisted mbox
-index (:mod:`backends.mbox_index_store`). A cache is derived data: when a file is missing,
+Used by the IMAP summary cache (:mod:`backends.imap.summary_cache`), the persisted mbox
+index (:mod:`backends.mbox_index_store`) and the app's kept start screen (tui/first_paint.py). A cache is derived data: when a file is missing,
 truncated, corrupt, or written by another version (of the cache format, of Python's
 ``marshal``), :func:`read` answers "nothing" with a note saying why, and the caller rebuilds.
 Deleting the cache folder is always safe.

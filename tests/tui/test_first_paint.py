@@ -1,0 +1,305 @@
+"""The first paint (tui/first_paint.py): the start screen the app kept, shown before Textual loads.
+
+End to end on a pseudo-terminal (the real command, a real mbox project), and the rules of
+keeping and showing a frame on their own: same terminal and settings only, only when the
+user allows mail metadata on disk, never a body, never a control sequence the app would not
+write itself.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import select
+import stat
+import struct
+import subprocess
+import sys
+import termios
+import time
+import tty
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mailtriage.core import cache_file
+from mailtriage.tui import first_paint
+from tests.tui.helpers import mbox_project
+
+SYNC_QUERY = b"\x1b[?2026$p"
+SYNC_REPLY = b"\x1b[?2026;2$y"
+LIVE = b"\x1b[?1000h"  # Textual has the terminal (it turns mouse reporting on)
+PAINTED = b"threads \xc2\xb7 via"
+FRAME = "\x1b[1;1H\x1b[38;2;216;222;230;48;2;0;4;14m Heap overflow \x1b[0m\n\x1b[2;1H  \u2709 row two"
+
+
+def run_app(project: Path, env: dict[str, str], *, until: bytes, timeout: float = 30.0,
+            linger: Path | None = None) -> bytes:
+    """Start the app on a 140x40 pseudo-terminal, read until ``until`` shows up after the app
+    went live (and, with ``linger``, until that file exists), quit it (ctrl+q); return
+    everything it wrote."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 140, 0, 0))
+    child_env = {**os.environ, "TERM": "xterm-256color", **env}
+    for name in ("COLUMNS", "LINES"):
+        child_env.pop(name, None)
+    proc = subprocess.Popen([sys.executable, "-m", "mailtriage.cli.main", "--project", str(project)],
+                            stdin=slave, stdout=slave, stderr=slave, start_new_session=True, env=child_env)
+    os.close(slave)
+    seen = b""
+    try:
+        deadline = time.monotonic() + timeout
+        while until not in seen[max(seen.find(LIVE), 0):] or LIVE not in seen:
+            assert time.monotonic() < deadline, f"{until!r} never drawn; last output: {seen[-600:]!r}"
+            if select.select([master], [], [], 0.5)[0]:
+                chunk = os.read(master, 65536)
+                assert chunk, f"the app exited; last output: {seen[-600:]!r}"
+                if SYNC_QUERY in chunk:
+                    os.write(master, SYNC_REPLY)
+                seen += chunk
+        while linger is not None and not linger.exists():
+            assert time.monotonic() < deadline, f"{linger} never written"
+            if select.select([master], [], [], 0.05)[0]:
+                seen += os.read(master, 65536)
+        return seen
+    finally:
+        os.write(master, b"\x11")  # ctrl+q
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+
+
+
+
+def test_the_next_start_paints_the_kept_screen_before_the_app_is_live(tmp_path):
+    project = mbox_project(tmp_path / "p")
+    config, cache = tmp_path / "config", tmp_path / "cache"
+    config.mkdir()
+    env = {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_CACHE_DIR": str(cache)}
+    path = cache / "frames" / first_paint.frame_path(project, demo=False).name
+    # Kept a moment after the whole listing is drawn (here after the head start's rows).
+    first = run_app(project, env, until=PAINTED, linger=path)
+    assert first.find(b"Heap overflow in the frob parser") > first.find(LIVE) > 0  # nothing kept before: live only
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    second = run_app(project, env, until=PAINTED)
+    before_live = second[:second.find(LIVE)]
+    # The rows, before Textual loaded: in the alternate screen, with the cursor hidden.
+    assert before_live.startswith(first_paint.ENTER.encode())
+    for subject in (b"Heap overflow in the frob parser", b"Question about 3.4 fixes"):
+        assert subject in before_live
+    assert b"3 threads \xc2\xb7 via list_recent_threads" in before_live
+    assert b"Heap overflow in the frob parser" in second[second.find(LIVE):]  # then the app itself
+
+
+def test_a_kept_screen_holds_no_body_and_shows_hostile_text_inert(tmp_path):
+    project = mbox_project(tmp_path / "p")
+    config, cache = tmp_path / "config", tmp_path / "cache"
+    config.mkdir()
+    env = {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_CACHE_DIR": str(cache)}
+    path = cache / "frames" / first_paint.frame_path(project, demo=False).name
+    run_app(project, env, until=PAINTED, linger=path)
+    data = path.read_bytes()
+    assert b"Heap overflow in the frob parser" in data  # a subject: metadata, as the summary cache holds
+    for body in (b"overflows the parser's heap buffer", b"Will 3.4 get the fix?", b"compromised",
+                 b"leak@attacker.invalid"):
+        assert body not in data
+    kept, _ = cache_file.read(path, first_paint.KIND, first_paint.VERSION)
+    # The hostile subject's escape sequence is not in it: only colours and cursor positions are.
+    assert "\x1b[31mURGENT" not in kept["frame"] and first_paint.SAFE_FRAME.fullmatch(kept["frame"])
+
+
+def test_no_screen_is_kept_when_the_user_keeps_no_mail_metadata_on_disk(tmp_path):
+    project = mbox_project(tmp_path / "p")
+    config, cache = tmp_path / "config", tmp_path / "cache"
+    config.mkdir()
+    (config / "config.toml").write_text("[settings]\ncache_summaries = false\n", encoding="utf-8")
+    env = {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_CACHE_DIR": str(cache)}
+    for _ in range(2):
+        run_app(project, env, until=PAINTED)
+        time.sleep(0.5)
+    assert not (cache / "frames").exists() or not any((cache / "frames").iterdir())
+
+
+# -- keeping and showing, on their own ----------------------------------------------------------
+
+@pytest.fixture
+def terminal(monkeypatch, cache):
+    """A pseudo-terminal of 100x30 (as the app's size is read: COLUMNS and LINES first);
+    yields (the app's end, a reader of what reached the other end)."""
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("LINES", "30")
+    master, slave = os.openpty()
+    tty.setraw(slave)  # the bytes as written (no "\r" added before "\n")
+
+    def written() -> bytes:
+        out = b""
+        while select.select([master], [], [], 0.1)[0]:
+            out += os.read(master, 65536)
+        return out
+
+    yield slave, written
+    os.close(master)
+    os.close(slave)
+
+
+@pytest.fixture
+def settings_path(tmp_path) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text('name = "T"\n', encoding="utf-8")
+    return path
+
+
+def keep(project: Path, settings_path: Path, frame: str = FRAME, size=(100, 30), data: dict | None = None) -> bool:
+    return first_paint.keep(project, demo=False, size=size, frame=frame, settings_path=settings_path,
+                            settings_data={} if data is None else data)
+
+
+def test_a_kept_frame_is_shown_on_the_same_terminal(tmp_path, terminal, settings_path):
+    fd, written = terminal
+    assert keep(tmp_path, settings_path)
+    assert first_paint.show(tmp_path, demo=False, settings_path=settings_path, fd=fd) is not None
+    assert written().decode() == first_paint.ENTER + FRAME + first_paint.LEAVE_SYNC
+
+
+def test_an_app_that_never_starts_gives_the_terminal_back(tmp_path, terminal, settings_path):
+    fd, written = terminal
+    keep(tmp_path, settings_path)
+    shown = first_paint.show(tmp_path, demo=False, settings_path=settings_path, fd=fd)
+    written()
+    shown.undo()
+    assert written() == b"\x1b[?25h\x1b[?1049l"
+
+
+@pytest.mark.parametrize("change", ["size", "settings", "project", "term"])
+def test_a_frame_of_another_terminal_or_settings_is_not_shown_and_removed(tmp_path, terminal, settings_path,
+                                                                         monkeypatch, change):
+    fd, written = terminal
+    (tmp_path / "project.md").write_text("# P\n", encoding="utf-8")
+    keep(tmp_path, settings_path)
+    if change == "size":
+        monkeypatch.setenv("COLUMNS", "101")
+    elif change == "settings":
+        settings_path.write_text('name = "T"\ntheme = "nord"\n', encoding="utf-8")
+    elif change == "project":
+        (tmp_path / "project.md").write_text("# P, renamed\n", encoding="utf-8")
+    else:
+        monkeypatch.setenv("TERM", "vt100")
+    assert first_paint.show(tmp_path, demo=False, settings_path=settings_path, fd=fd) is None
+    assert written() == b""
+    assert not first_paint.frame_path(tmp_path, demo=False).exists()
+
+
+@pytest.mark.parametrize("hostile", [
+    "\x1b]52;c;ZWNobyBwd25lZA==\x07",  # OSC 52: write the clipboard
+    "\x1b[2J",  # clear the screen
+    "\x1b[?1049l",  # leave the alternate screen
+    "\x1bP$q\x1b\\",  # a DCS query, answered into the input
+    "\x9b31m",  # a C1 CSI
+    "\x07",  # bell
+    "\r",
+])
+def test_a_frame_with_any_other_control_sequence_is_never_written(tmp_path, terminal, settings_path, hostile):
+    fd, written = terminal
+    assert not keep(tmp_path, settings_path, frame=FRAME + hostile)
+    assert not first_paint.frame_path(tmp_path, demo=False).exists()
+    # Written by something else than the app (the same file format, the right signature):
+    path = first_paint.frame_path(tmp_path, demo=False)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    key = first_paint.signature(tmp_path, demo=False, size=(100, 30), settings_path=settings_path)
+    cache_file.write(path, first_paint.KIND, first_paint.VERSION, {"signature": key, "frame": FRAME + hostile})
+    assert first_paint.show(tmp_path, demo=False, settings_path=settings_path, fd=fd) is None
+    assert written() == b""
+    assert not path.exists()
+
+
+def test_a_damaged_frame_file_is_not_shown(tmp_path, terminal, settings_path):
+    fd, written = terminal
+    keep(tmp_path, settings_path)
+    path = first_paint.frame_path(tmp_path, demo=False)
+    path.write_bytes(path.read_bytes()[:-7])
+    assert first_paint.show(tmp_path, demo=False, settings_path=settings_path, fd=fd) is None
+    assert written() == b""
+
+
+@pytest.mark.parametrize("settings", [
+    {"settings": {"cache_summaries": False}},
+    {"settings": {"first_paint": False}},
+    {"accounts": {"work": {"kind": "imap", "cache_summaries": False}}},
+])
+def test_no_frame_is_kept_against_the_settings_and_an_older_one_goes(tmp_path, settings_path, settings):
+    assert keep(tmp_path, settings_path)
+    assert not keep(tmp_path, settings_path, data=settings)
+    assert not first_paint.frame_path(tmp_path, demo=False).exists()
+
+
+def test_the_demo_has_one_frame_for_all_its_workspaces(tmp_path):
+    assert first_paint.frame_path(tmp_path / "a", demo=True) == first_paint.frame_path(tmp_path / "b", demo=True)
+    assert first_paint.frame_path(tmp_path / "a", demo=False) != first_paint.frame_path(tmp_path / "b", demo=False)
+
+
+_ALLOWED = st.one_of(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs")), min_size=1),
+                     st.just("\n"), st.from_regex(r"\x1b\[[0-9;]{0,8}[mH]", fullmatch=True))
+
+
+@given(st.lists(_ALLOWED, max_size=12))
+def test_what_textual_writes_for_a_screen_is_a_safe_frame(parts):
+    assert first_paint.SAFE_FRAME.fullmatch("".join(parts))
+
+
+@given(st.text(), st.sampled_from([chr(c) for c in [*range(0, 10), *range(11, 32), *range(0x7f, 0xa0)]]),
+       st.text())
+def test_a_control_character_outside_colours_and_positions_is_refused(before, control, after):
+    text = before + control + after
+    if control == "\x1b":
+        text = before + "\x1b" + "]" + after  # an escape that starts no SGR or cursor position
+    assert first_paint.SAFE_FRAME.fullmatch(text) is None
+
+
+# -- what the app keeps -----------------------------------------------------------------------
+
+async def test_the_app_keeps_its_start_screen_once_the_listing_is_whole(tmp_path, user_config, cache):
+    from tests.tui.helpers import make_app, screen_text, settle
+
+    project = mbox_project(tmp_path / "p")
+    app = make_app(project)
+    app.first_paint_project = (project, False)
+    path = first_paint.frame_path(project, demo=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.pause(first_paint.KEEP_AFTER + 0.3)
+        await settle(pilot)
+        kept, _ = cache_file.read(path, first_paint.KIND, first_paint.VERSION)
+        assert kept is not None and kept["signature"][0] == [140, 40]
+        lines = screen_text(app).splitlines()
+    # The screen as it stands, every line in its place (the footer's keys too).
+    assert [line.rstrip() for line in re_sub_sequences(kept["frame"]).split("\n")] == lines
+    assert "Question about 3.4 fixes" in lines[2] and "q Quit" in lines[-1]
+
+
+async def test_no_screen_is_kept_while_a_thread_is_open(tmp_path, user_config, cache):
+    from tests.tui.helpers import make_app, reader_text, settle
+
+    project = mbox_project(tmp_path / "p")
+    app = make_app(project)
+    path = first_paint.frame_path(project, demo=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "Will 3.4 get the fix?" in reader_text(app)  # a body on screen
+        app.first_paint_project = (project, False)
+        app.keep_first_frame()
+        await settle(pilot)
+    assert not path.exists()
+
+
+def re_sub_sequences(frame: str) -> str:
+    """The frame's text: its colours and cursor positions taken out."""
+    import re
+
+    return re.sub(r"\x1b\[[0-9;]*[mH]", "", frame)

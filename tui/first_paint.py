@@ -1,0 +1,153 @@
+"""The first paint: the main screen as the app last drew it, on the terminal before Textual loads.
+
+Most of a start is importing Textual and building the first frame (about 0.3 s of 0.45 s on
+the 2-core development machine), and none of it can show anything. So when the app has
+listed a project, it keeps the frame of its main screen as it stood then (the list at its
+top, its newest threads, the reading pane empty) in the cache folder. The next start writes
+that frame to the terminal at once, in the alternate screen, before it imports Textual; the
+app's own first frame then replaces it cell for cell (the same screen, now live: keys typed
+meanwhile wait for it). What it shows is what the summary cache holds, one start earlier.
+
+The frame is kept only where it may be:
+
+* when the user allows mail metadata on disk (``[settings] cache_summaries`` and every
+  account's), and ``[settings] first_paint`` is not false;
+* it holds what the start screen shows: subjects, senders, dates and the panes' status,
+  never a body (the reading pane is empty, the app checks that before keeping it);
+* it is shown only on a terminal of the same size and kind (``TERM``, ``COLORTERM``,
+  ``NO_COLOR``), with the same settings file, project file and installed app as when it was
+  kept; otherwise it is removed and the start is as without it;
+* it reaches the terminal only when it is made of printable text, line ends, colours (SGR)
+  and cursor positions: a frame file that anything else wrote cannot send the terminal any
+  other control sequence.
+
+Nothing here imports Textual: it runs before Textual loads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from mailtriage.core import cache_file
+from mailtriage.core.paths import cache_dir, private_cache_dir, user_allows_caches
+
+KIND = "first-paint"
+VERSION = 1
+FOLDER = "frames"
+#: What a kept frame may hold: text without control characters, line ends, SGR (colours and
+#: attributes) and cursor positions; exactly what Textual writes for a full screen update.
+SAFE_FRAME = re.compile(r"(?:[^\x00-\x1f\x7f-\x9f]+|\n|\x1b\[[0-9;]{0,64}[mH])*")
+#: Around the frame: the alternate screen and a hidden cursor, as the app has them, and the
+#: frame as one synchronized update where the terminal supports it.
+ENTER = "\x1b[?1049h\x1b[?25l\x1b[?2026h"
+LEAVE_SYNC = "\x1b[?2026l"
+UNDO = "\x1b[?25h\x1b[?1049l"
+#: How long after the whole listing is drawn the app keeps its screen (the footer's keys and
+#: the panes' last updates are drawn by then).
+KEEP_AFTER = 0.5
+#: A frame is a few tens of KB; anything much larger is not one.
+MAX_BYTES = 4 << 20
+_APP_FILE = Path(__file__).with_name("app.tcss")  # rewritten by every install: stands for the app's version
+
+
+def frame_path(project_dir: Path, *, demo: bool) -> Path:
+    """Where the frame of this project is kept (the demo: one for every demo workspace)."""
+    if demo:
+        name = "demo"
+    else:
+        name = hashlib.sha256(os.fsencode(Path(project_dir).resolve())).hexdigest()[:32]
+    return cache_dir() / FOLDER / f"{name}.frame"
+
+
+def _stat(path: Path) -> list[int] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return [found.st_size, found.st_mtime_ns]
+
+
+def signature(project_dir: Path, *, demo: bool, size: tuple[int, int], settings_path: Path) -> list:
+    """What the frame's look depends on besides the cached rows: a frame is shown only
+    under the signature it was kept with (plain data: it is stored as it is)."""
+    return [
+        list(size),
+        [os.environ.get(name, "") for name in ("TERM", "COLORTERM", "NO_COLOR", "TEXTUAL_COLOR_SYSTEM")],
+        _stat(Path(settings_path)),
+        None if demo else _stat(Path(project_dir) / "project.md"),
+        _stat(_APP_FILE),
+    ]
+
+
+def allowed(settings_data: dict) -> bool:
+    """Whether the user lets the app keep a frame: mail metadata on disk for every account
+    (``cache_summaries``) and ``[settings] first_paint`` not false."""
+    table = settings_data.get("settings")
+    if isinstance(table, dict) and table.get("first_paint") is False:
+        return False
+    accounts = settings_data.get("accounts")
+    accounts = accounts.values() if isinstance(accounts, dict) else ()
+    return user_allows_caches(settings_data) and all(
+        user_allows_caches(settings_data, account) for account in accounts if isinstance(account, dict))
+
+
+def keep(project_dir: Path, *, demo: bool, size: tuple[int, int], frame: str, settings_path: Path,
+         settings_data: dict) -> bool:
+    """Keep ``frame`` (Textual's full update of the start screen) for the next start. False
+    when it may not be kept (the settings say no) or is not a frame that may be shown; then
+    any older one is removed. Raises OSError when the cache folder cannot be written."""
+    path = frame_path(project_dir, demo=demo)
+    if not allowed(settings_data) or len(frame) > MAX_BYTES or SAFE_FRAME.fullmatch(frame) is None:
+        cache_file.remove(path)
+        return False
+    private_cache_dir(FOLDER)
+    key = signature(project_dir, demo=demo, size=size, settings_path=settings_path)
+    cache_file.write(path, KIND, VERSION, {"signature": key, "frame": frame})
+    return True
+
+
+@dataclass
+class Shown:
+    """A kept frame on the terminal (``fd``): the app takes the screen over from it."""
+
+    fd: int
+
+    def undo(self) -> None:
+        """The app never started: the terminal back as it was (main screen, cursor shown)."""
+        try:
+            os.write(self.fd, UNDO.encode())
+        except OSError:
+            pass
+
+
+def show(project_dir: Path, *, demo: bool, settings_path: Path, fd: int) -> Shown | None:
+    """Write the kept frame of this project to the terminal ``fd`` when it fits (see the
+    module's rules); a frame that does not is removed. None when nothing was shown."""
+    path = frame_path(project_dir, demo=demo)
+    try:
+        if not os.path.exists(path):
+            return None
+    except OSError:
+        return None
+    columns, lines = shutil.get_terminal_size()  # as Textual reads it (COLUMNS and LINES first)
+    kept, _why = cache_file.read(path, KIND, VERSION)
+    frame = kept.get("frame") if isinstance(kept, dict) else None
+    fits = (isinstance(frame, str) and len(frame) <= MAX_BYTES
+            and kept.get("signature") == signature(project_dir, demo=demo, size=(columns, lines),
+                                                   settings_path=settings_path))
+    if not fits or SAFE_FRAME.fullmatch(frame) is None:
+        cache_file.remove(path)  # stale (another size, settings, version) or not ours: kept again later
+        return None
+    data = (ENTER + frame + LEAVE_SYNC).encode("utf-8", "replace")
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError:
+        return None
+    return Shown(fd)
