@@ -129,10 +129,7 @@ def show(project_dir: Path, *, demo: bool, settings_path: Path, fd: int) -> Show
     """Write the kept frame of this project to the terminal ``fd`` when it fits (see the
     module's rules); a frame that does not is removed. None when nothing was shown."""
     path = frame_path(project_dir, demo=demo)
-    try:
-        if not os.path.exists(path):
-            return None
-    except OSError:
+    if not os.isatty(fd) or not os.path.exists(path):  # output to a file or a pipe: no screen to paint
         return None
     columns, lines = shutil.get_terminal_size()  # as Textual reads it (COLUMNS and LINES first)
     kept, _why = cache_file.read(path, KIND, VERSION)

@@ -166,6 +166,19 @@ def test_a_kept_frame_is_shown_on_the_same_terminal(tmp_path, terminal, settings
     assert written().decode() == first_paint.ENTER + FRAME + first_paint.LEAVE_SYNC
 
 
+def test_nothing_is_written_where_the_app_draws_to_no_terminal(tmp_path, settings_path, monkeypatch, cache):
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("LINES", "30")
+    keep(tmp_path, settings_path)
+    read_end, write_end = os.pipe()
+    try:
+        assert first_paint.show(tmp_path, demo=False, settings_path=settings_path, fd=write_end) is None
+        os.close(write_end)
+        assert os.read(read_end, 100) == b""
+    finally:
+        os.close(read_end)
+
+
 def test_an_app_that_never_starts_gives_the_terminal_back(tmp_path, terminal, settings_path):
     fd, written = terminal
     keep(tmp_path, settings_path)
