@@ -81,7 +81,8 @@ def demo_start(python: str, cwd: Path, workdir: Path, *, keep: bool = False) -> 
     if keep:
         try:
             term.read_until(PAINTED, live=True)
-            wait_for_kept_frame(workdir / "cache")
+            if not wait_for_kept_frame(workdir / "cache"):
+                print(f"  (warm-up: the app kept no start screen in {workdir / 'cache'}; no first paint follows)")
         finally:
             term.close()
         term = Terminal([python, "-m", "mailtriage.cli.main", "--demo"], env, cwd=cwd)
@@ -169,6 +170,9 @@ def main() -> int:
                 extra = f"; {statistics.median(samples) / bare_median:.2f}x the bare app"
                 if "wall" in figure:
                     extra += f" (goal <= {GOAL_SECONDS:.2f} s or <= {GOAL_RATIO}x)"
+            if name != BARE and "first paint" in figure:
+                shown = sum(first < live for first, live in zip(samples, walls[name]))
+                extra += f"; shown in {shown} of {len(samples)} starts"
             print(_line(name if name == BARE else f"mailtriage --demo, {name}", samples, extra))
     print(f"Import time (fresh python -c 'import …', wall), median of {args.runs}:")
     for label, samples in imports.items():
