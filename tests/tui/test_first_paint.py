@@ -316,3 +316,24 @@ def re_sub_sequences(frame: str) -> str:
     import re
 
     return re.sub(r"\x1b\[[0-9;]*[mH]", "", frame)
+
+
+async def test_no_screen_is_kept_while_another_list_is_shown(tmp_path, user_config, cache):
+    from tests.tui.helpers import make_app, settle
+
+    project = mbox_project(tmp_path / "p", extra_rows=[("other", "fallback", "no")],
+                           extra_config={"mail_sources": {
+                               "mbox": {"path": "list.mbox", "list": "security@frob.example", "parallel": False},
+                               "other": {"kind": "mbox", "path": "list.mbox", "list": "dev@frob.example"}}})
+    app = make_app(project)
+    path = first_paint.frame_path(project, demo=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        folders = app.main.folders
+        assert folders.start_list() == "security@frob.example"
+        app.main.load_threads("dev@frob.example")
+        await settle(pilot)
+        app.first_paint_project = (project, False)
+        app.keep_first_frame()
+        await settle(pilot)
+    assert not path.exists()

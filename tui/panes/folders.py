@@ -93,6 +93,14 @@ class FoldersPane(Vertical):
         status.update(Text(notes[0] if notes else f"since {since_text}"))
         status.set_class(bool(notes), "-warning")
 
+    def start_list(self) -> str | None:
+        """The list a start shows (the project's first), when the pane is as a start leaves
+        it: the project's lists, that one highlighted. None otherwise."""
+        first = next((i for i, entry in enumerate(self._entries) if entry.list_name), None)
+        if self.account_id is not None or first is None or self.query_one(FolderList).highlighted != first:
+            return None
+        return self._entries[first].list_name
+
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         option_id = event.option.id or ""

@@ -85,7 +85,8 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         start's first paint keeps only such a frame: never a body)."""
         listing = self.query_one(ThreadList)
         reader = self.reader
-        return (listing.cursor == 0 and listing.scroll_offset.y == 0 and not listing.filtered and not listing.tags
+        start_list = self.folders.start_list()
+        return (start_list is not None and self.threads.shown_list == start_list and listing.cursor == 0 and listing.scroll_offset.y == 0 and not listing.filtered and not listing.tags
                 and self.threads.search_label is None and not self.query("#thread-search.-visible")
                 and reader.thread is None and str(reader.border_title) == "Reading pane" and self.focused is listing)
 
