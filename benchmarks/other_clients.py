@@ -125,13 +125,10 @@ class Tmux:
         return line
 
     def measure(self, argv: list[str], env: dict[str, str], marks: dict[str, Callable[[str], bool]],
-                timeout: float = 120.0, live: frozenset[str] = frozenset(),
-                before_end: Callable[[], object] | None = None) -> dict[str, float]:
+                timeout: float = 120.0, before_end: Callable[[], object] | None = None) -> dict[str, float]:
         """Start ``argv`` in a new session; return, for each mark, the seconds from launch to
-        the first capture whose screen text satisfies it. The marks in ``live`` count only once
-        the program has turned mouse reporting on (our app: Textual has the terminal; before
-        it the screen may show a kept first paint, tui/first_paint.py). The process is ended
-        afterwards (after ``before_end()``, when given)."""
+        the first capture whose screen text satisfies it. The process is ended afterwards
+        (after ``before_end()``, when given)."""
         self.count += 1
         name = f"run{self.count}"
         settings = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
@@ -142,7 +139,6 @@ class Tmux:
         self.command("new-session", "-d", "-s", name, "-x", str(COLS), "-y", str(ROWS), *settings, *argv)
         try:
             last = None
-            is_live = False
             while True:
                 ok, text = self.command("capture-pane", "-p", "-t", name, check=False)
                 now = time.perf_counter()
@@ -153,11 +149,8 @@ class Tmux:
                     raise RuntimeError(f"{argv[0]} exited before {sorted(set(marks) - set(found))} showed; "
                                        f"last screen:\n{screen}")
                 screen = text
-                if not is_live and any(mark not in found for mark in live):
-                    ok, flag = self.command("display-message", "-p", "-t", name, "#{mouse_any_flag}", check=False)
-                    is_live = ok and flag.strip() == "1"
                 for mark, seen in marks.items():
-                    if mark not in found and (is_live or mark not in live) and seen(screen):
+                    if mark not in found and seen(screen):
                         found[mark] = now - started
                 if len(found) == len(marks):
                     if before_end is not None:

@@ -45,7 +45,9 @@ SAFE_FRAME = re.compile(r"(?:[^\x00-\x1f\x7f-\x9f]+|\n|\x1b\[[0-9;]{0,64}[mH])*"
 #: Around the frame: the alternate screen and a hidden cursor, as the app has them, and the
 #: frame as one synchronized update where the terminal supports it.
 ENTER = "\x1b[?1049h\x1b[?25l\x1b[?2026h"
-LEAVE_SYNC = "\x1b[?2026l"
+#: After it, the cursor goes to the top left corner: a key typed before the app reads keys is
+#: echoed there (the terminal is not raw yet), not in the last cell, where it would scroll.
+LEAVE_SYNC = "\x1b[1;1H\x1b[?2026l"
 UNDO = "\x1b[?25h\x1b[?1049l"
 #: How long after the whole listing is drawn the app keeps its screen (the footer's keys and
 #: the panes' last updates are drawn by then).
