@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from mailtriage.backends import cache_file, mime
 from mailtriage.backends.imap import protocol, recent, summary_cache
+from mailtriage.backends.imap.headers import mime_synthetic_id
 from mailtriage.backends.imap.source import ImapSource
 from mailtriage.core.trace import TRACE
 from tests.imap.conftest import make_mail
@@ -88,12 +89,60 @@ def test_the_fast_reading_gives_the_rows_the_general_parsers_give(source, seed, 
     assert any(r[summary_cache.SYNTHETIC] and r[summary_cache.MESSAGE_ID].startswith("<synthetic-") for r in fast)
     # The general path: imapclient's parser for every response, mime.header_fields for every
     # block, imapclient's date parser for every INTERNALDATE.
-    for name in ("_FETCH_COMMON", "_FETCH_HEAD", "_PLAIN_FIELD", "_INTERNALDATE"):
+    for name in ("_FETCH_COMMON", "_FETCH_HEAD", "_FIELD_NAME", "_INTERNALDATE", "_USUAL_INTERNALDATE",
+                 "_USUAL_DATE", "_BRACKETED_ID"):
         monkeypatch.setattr(recent, name, NEVER)
     general = walked_rows(source)
     assert len(fast) == 39
     assert fast == general
     assert recent.summaries(fast, "imap") == recent.summaries(general, "imap")
+
+
+def general_row(uid: int, seen: bool, arrived: float | None, block: bytes) -> tuple:
+    """A row as the MIME helpers alone make it (no fast path, nothing remembered)."""
+    fields = mime.header_fields(block)
+    get = fields.get
+    message_id = mime.extract_msgid(get(b"message-id"))
+    synthetic = message_id is None
+    if synthetic:
+        message_id = mime_synthetic_id(block)
+    sender = mime.parse_address(get(b"from"))
+    sent = mime.parse_date(get(b"date"))
+    listed = b" ".join([v for k, v in fields.items() if k in (b"to", b"cc", b"list-id", b"list-post")]).lower()
+    return (message_id, mime.extract_msgids(get(b"references")), mime.extract_msgid(get(b"in-reply-to")), synthetic,
+            uid, mime.decode_header_text(get(b"subject"))[0], sender.name, sender.email, arrived, seen, listed,
+            sent.isoformat() if sent is not None else None)
+
+
+_NAMES = st.sampled_from(["From", "from", "FROM", "To", "Cc", "cc", "Subject", "subject", "Date", "Message-ID",
+                          "message-id", "References", "In-Reply-To", "List-Id", "List-Post", "X-Other", "Subject ",
+                          " Subject", "", "Fr\xf6m", "Re:ply"])
+_VALUE_PARTS = st.sampled_from([
+    "", " ", "\t", "<a@x>", "<b@x>", "<a@x> <b@x>", "<yes>", "bare@x.example", "<a@x>,<c@y>", "Name <n@x.example>",
+    "=?utf-8?q?Caf=C3=A9?=", "caf\xe9", "\u20ac", "Tue, 01 Dec 2026 10:00:00 +0000", "1 Dec 2026 23:59:59 -0000",
+    "Mon, 31 Feb 2026 10:00:00 +0530", "Tue, 01 Dec 2026 24:00:00 +0000", "Tue, 01 Dec 2026 10:00:00 +2399",
+    "security@example.org", "<security.example.org>", "Re: report", "\r\n folded", "\n\tfolded", "\r", "\n", ":",
+])
+_LINES = st.lists(st.tuples(_NAMES, st.lists(_VALUE_PARTS, max_size=3).map("".join)), max_size=9)
+
+
+def _block(lines: list[tuple[str, str]], end: str) -> bytes:
+    return ("".join(f"{name}:{value}\r\n" for name, value in lines) + end).encode("utf-8", "surrogateescape")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(_LINES, st.sampled_from(["\r\n", "", "\n", "\r\n\r\n"])), min_size=1, max_size=4))
+@example([([("From", " Plain <plain@example.net>"), ("Subject", " Report"), ("To", " security@example.org"),
+            ("Date", " Tue, 01 Dec 2026 10:00:00 +0000"), ("Message-ID", " <p@x>"), ("References", " <a@x> <a@x>"),
+            ("In-Reply-To", " <a@x>"), ("List-Id", " <security.example.org>"), ("To", " second@example.org")],
+           "\r\n")])
+@example([([("Message-ID", " <a@x>")], "\r\n"), ([("References", "\t<a@x> <b@x>"), ("In-Reply-To", "<a@x>"),
+                                                   ("Cc", " \t Security@Example.org ")], "\r\n")])
+def test_a_row_is_what_the_mime_helpers_make_of_its_header_block(blocks):
+    maker = recent.RowMaker()  # one maker for every block: what it remembers must not change a row
+    for n, (lines, end) in enumerate(blocks):
+        block = _block(lines, end)
+        assert maker.row(n, n % 2 == 0, 1.5 * n, block) == general_row(n, n % 2 == 0, 1.5 * n, block)
 
 
 _DATES = st.builds(
