@@ -6,6 +6,7 @@ previous format is rebuilt with a note."""
 
 from __future__ import annotations
 
+import imaplib
 import re
 from datetime import datetime, timedelta, timezone
 
@@ -14,7 +15,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mailtriage.backends import cache_file, mime
-from mailtriage.backends.imap import protocol, recent, summary_cache
+from mailtriage.backends.imap import connection, protocol, recent, summary_cache
 from mailtriage.backends.imap.headers import mime_synthetic_id
 from mailtriage.backends.imap.source import ImapSource
 from mailtriage.core.trace import TRACE
@@ -247,3 +248,37 @@ def test_a_cache_of_the_previous_format_is_rebuilt_with_a_note(source, account, 
     rebuilt, why = summary_cache.read_file(path)
     assert why is None and summary_cache.VERSION == 3
     assert [r[summary_cache.MESSAGE_ID] for r in rebuilt.rows.values()] == ["<c1@x>"]
+
+
+def test_streamed_fetch_responses_are_what_imaplib_reads(source, seed):
+    # Responses with one literal, with two, and literals whose text ends like a literal's announcement.
+    seed("INBOX", make_mail(1, subject="ends like a literal {12}", message_id="<l1@x>"), when=NOW - timedelta(hours=3))
+    seed("INBOX", make_mail(2, subject="}", message_id="<l2@x>", extra="X-Note: {3}"), when=NOW - timedelta(hours=2))
+    seed("INBOX", make_mail(3, subject="plain", message_id="<l3@x>"), when=NOW - timedelta(hours=1))
+    conn = source.mailbox.conn
+    conn.reselect("INBOX")
+    two = ["UID", "BODY.PEEK[HEADER.FIELDS (SUBJECT)]", "FLAGS", "BODY.PEEK[HEADER.FIELDS (X-NOTE)]"]
+    for items, literals in ((recent.RECENT_ITEMS, 3), (two, 6), (["UID", "FLAGS"], 0)):
+        streamed: list = []
+        conn.call("FETCH", lambda c: protocol.fetch_stream(c, "1:*", items, streamed.extend, uid=False, batch=2))
+        typ, expected = conn.call("FETCH", lambda c: c._imap.fetch("1:*", "(" + " ".join(items) + ")"))
+        assert typ == "OK"
+        assert streamed == expected
+        assert len([e for e in streamed if type(e) is tuple]) == literals
+    assert any(b"{12}" in e[1] for e in streamed_with(conn, recent.RECENT_ITEMS) if type(e) is tuple)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([b"{", b"}", b"0", b"12", b" ", b"a", b"\xd9\xa1", b"\r", b"-", b"+"]), max_size=8).map(b"".join))
+@example(b"5 123}")
+@example(b"12}")
+@example(b"BODY[HEADER.FIELDS (SUBJECT)] {12{34}")
+def test_a_literal_announcement_is_read_as_imaplib_reads_it(line):
+    found = imaplib.Literal.match(line)
+    assert connection._literal_size(line) == (int(found.group("size")) if found else None)
+
+
+def streamed_with(conn, items) -> list:
+    got: list = []
+    conn.call("FETCH", lambda c: protocol.fetch_stream(c, "1:*", items, got.extend, uid=False))
+    return got
