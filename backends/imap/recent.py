@@ -338,6 +338,7 @@ def parse_rows(data: list, maker: RowMaker, *, uid: bool, out: dict[int, Row] | 
     if out is None:
         out = {}
     common = _FETCH_COMMON.match
+    row, arrival = maker.row, maker.arrival
     count = len(data)
     i = 0
     while i < count:
@@ -346,8 +347,9 @@ def parse_rows(data: list, maker: RowMaker, *, uid: bool, out: dict[int, Row] | 
             match = common(entry[0])
             if match is not None:
                 seq, number, flags, when, = match.groups()
-                key = int(number) if uid else int(seq)
-                out[key] = maker.row(int(number), b"\\seen" in flags.lower().split(), maker.arrival(when), entry[1])
+                number = int(number)
+                out[number if uid else int(seq)] = row(number, b"\\seen" in flags.lower().split(), arrival(when),
+                                                       entry[1])
                 i += 2
                 continue
         end = i
