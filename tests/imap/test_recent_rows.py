@@ -269,7 +269,8 @@ def test_streamed_fetch_responses_are_what_imaplib_reads(source, seed):
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from([b"{", b"}", b"0", b"12", b" ", b"a", b"\xd9\xa1", b"\r", b"-", b"+"]), max_size=8).map(b"".join))
+@given(st.lists(st.sampled_from([b"{", b"}", b"0", b"12", b" ", b"a", b"\xd9\xa1", b"\r", b"-", b"+"]),
+                max_size=8).map(b"".join))
 @example(b"5 123}")
 @example(b"12}")
 @example(b"BODY[HEADER.FIELDS (SUBJECT)] {12{34}")
