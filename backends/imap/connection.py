@@ -213,7 +213,6 @@ def stream_fetch(client: IMAPClient, tag: bytes, consume: Callable[[list], None]
     untagged = imap.untagged_responses
     readline = imap.readline
     read = hook._read if hook is not None else imap.read
-    literal = imap.Literal.match
     fetch_line = _FETCH_LINE.fullmatch
     out: list = []
     failed: list[BaseException] = []
@@ -241,14 +240,14 @@ def stream_fetch(client: IMAPClient, tag: bytes, consume: Callable[[list], None]
                 else:
                     number, rest = match.groups()
                     line = number + b" " + rest if rest else number
-                    size = literal(line)
-                    while size is not None:
-                        length = int(size.group("size"))
+                    length = _literal_size(rest)
+                    while length is not None:
                         out.append((line, read(length)))
                         if tracing:
                             hook.summary[1] += length
                         line = _checked(imap, readline())
-                        size = literal(line)
+                        # The usual end of a response, ")", announces no literal.
+                        length = None if line == b")" else _literal_size(line)
                     out.append(line)
                     if tracing:
                         hook.summary[0] += 1
@@ -272,6 +271,17 @@ def stream_fetch(client: IMAPClient, tag: bytes, consume: Callable[[list], None]
     if failed:
         raise failed[0]
     return typ, data
+
+
+def _literal_size(line: bytes) -> int | None:
+    """The size of the literal a line announces at its end (``{123}``), as imaplib's
+    ``Literal`` pattern reads it (the last ``{digits}`` that ends the line), else None.
+    The line holds no LF (it was read up to one and the CRLF taken off)."""
+    if not line.endswith(b"}"):
+        return None
+    brace = line.rfind(b"{")
+    digits = line[brace + 1:-1]
+    return int(digits) if brace >= 0 and digits.isdigit() else None  # bytes.isdigit: ASCII digits only
 
 
 def _checked(imap: imaplib.IMAP4, raw: bytes) -> bytes:

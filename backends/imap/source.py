@@ -164,18 +164,19 @@ class ImapSource(AccountSource):
         wanted = (list_name or self.list_address or "").strip().lower() or None
         conn = self.mailbox.conn
         state = self._folder_state(conn)
-        cache = self._reconciled_cache(state)
-        rows = self._answer_from_cache(cache, since, wanted, limit) if cache is not None else None
-        if rows is None and cache is not None and self._cache is cache and not limit:
-            # The cache (not dropped as damaged) holds the window's newest part: read the rest.
-            rows = self._extended_cache(cache, since, wanted)
-        if rows is None:
-            walked = recent.walk(conn, state, since, wanted, limit)
-            if self.caches_summaries and state.highestmodseq is not None:
-                self._keep(recent.cache_from_walk(state, walked, since))
-            rows = recent.pick(walked.rows, since, wanted, limit, exhausted=True) or []
-        self._listed = (state, conn.calls)
-        found = recent.summaries(rows, THREAD_KIND)
+        with recent.collector_paused():  # tens of thousands of rows and summaries, no cycles
+            cache = self._reconciled_cache(state)
+            rows = self._answer_from_cache(cache, since, wanted, limit) if cache is not None else None
+            if rows is None and cache is not None and self._cache is cache and not limit:
+                # The cache (not dropped as damaged) holds the window's newest part: read the rest.
+                rows = self._extended_cache(cache, since, wanted)
+            if rows is None:
+                walked = recent.walk(conn, state, since, wanted, limit)
+                if self.caches_summaries and state.highestmodseq is not None:
+                    self._keep(recent.cache_from_walk(state, walked, since))
+                rows = recent.pick(walked.rows, since, wanted, limit, exhausted=True) or []
+            self._listed = (state, conn.calls)
+            found = recent.summaries(rows, THREAD_KIND)
         return found[:limit] if limit else found
 
     def _folder_state(self, conn):

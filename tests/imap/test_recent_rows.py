@@ -6,6 +6,7 @@ previous format is rebuilt with a note."""
 
 from __future__ import annotations
 
+import imaplib
 import re
 from datetime import datetime, timedelta, timezone
 
@@ -14,9 +15,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mailtriage.backends import mime
-from mailtriage.core import cache_file
-from mailtriage.backends.imap import protocol, recent, summary_cache
+from mailtriage.backends.imap import connection, protocol, recent, summary_cache
+from mailtriage.backends.imap.headers import mime_synthetic_id
 from mailtriage.backends.imap.source import ImapSource
+from mailtriage.core import cache_file
 from mailtriage.core.trace import TRACE
 from tests.imap.conftest import make_mail
 
@@ -89,12 +91,60 @@ def test_the_fast_reading_gives_the_rows_the_general_parsers_give(source, seed, 
     assert any(r[summary_cache.SYNTHETIC] and r[summary_cache.MESSAGE_ID].startswith("<synthetic-") for r in fast)
     # The general path: imapclient's parser for every response, mime.header_fields for every
     # block, imapclient's date parser for every INTERNALDATE.
-    for name in ("_FETCH_COMMON", "_FETCH_HEAD", "_PLAIN_FIELD", "_INTERNALDATE"):
+    for name in ("_FETCH_COMMON", "_FETCH_HEAD", "_FIELD_NAME", "_INTERNALDATE", "_USUAL_INTERNALDATE",
+                 "_USUAL_DATE", "_BRACKETED_ID"):
         monkeypatch.setattr(recent, name, NEVER)
     general = walked_rows(source)
     assert len(fast) == 39
     assert fast == general
     assert recent.summaries(fast, "imap") == recent.summaries(general, "imap")
+
+
+def general_row(uid: int, seen: bool, arrived: float | None, block: bytes) -> tuple:
+    """A row as the MIME helpers alone make it (no fast path, nothing remembered)."""
+    fields = mime.header_fields(block)
+    get = fields.get
+    message_id = mime.extract_msgid(get(b"message-id"))
+    synthetic = message_id is None
+    if synthetic:
+        message_id = mime_synthetic_id(block)
+    sender = mime.parse_address(get(b"from"))
+    sent = mime.parse_date(get(b"date"))
+    listed = b" ".join([v for k, v in fields.items() if k in (b"to", b"cc", b"list-id", b"list-post")]).lower()
+    return (message_id, mime.extract_msgids(get(b"references")), mime.extract_msgid(get(b"in-reply-to")), synthetic,
+            uid, mime.decode_header_text(get(b"subject"))[0], sender.name, sender.email, arrived, seen, listed,
+            sent.isoformat() if sent is not None else None)
+
+
+_NAMES = st.sampled_from(["From", "from", "FROM", "To", "Cc", "cc", "Subject", "subject", "Date", "Message-ID",
+                          "message-id", "References", "In-Reply-To", "List-Id", "List-Post", "X-Other", "Subject ",
+                          " Subject", "", "Fr\xf6m", "Re:ply"])
+_VALUE_PARTS = st.sampled_from([
+    "", " ", "\t", "<a@x>", "<b@x>", "<a@x> <b@x>", "<yes>", "bare@x.example", "<a@x>,<c@y>", "Name <n@x.example>",
+    "=?utf-8?q?Caf=C3=A9?=", "caf\xe9", "\u20ac", "Tue, 01 Dec 2026 10:00:00 +0000", "1 Dec 2026 23:59:59 -0000",
+    "Mon, 31 Feb 2026 10:00:00 +0530", "Tue, 01 Dec 2026 24:00:00 +0000", "Tue, 01 Dec 2026 10:00:00 +2399",
+    "security@example.org", "<security.example.org>", "Re: report", "\r\n folded", "\n\tfolded", "\r", "\n", ":",
+])
+_LINES = st.lists(st.tuples(_NAMES, st.lists(_VALUE_PARTS, max_size=3).map("".join)), max_size=9)
+
+
+def _block(lines: list[tuple[str, str]], end: str) -> bytes:
+    return ("".join(f"{name}:{value}\r\n" for name, value in lines) + end).encode("utf-8", "surrogateescape")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(_LINES, st.sampled_from(["\r\n", "", "\n", "\r\n\r\n"])), min_size=1, max_size=4))
+@example([([("From", " Plain <plain@example.net>"), ("Subject", " Report"), ("To", " security@example.org"),
+            ("Date", " Tue, 01 Dec 2026 10:00:00 +0000"), ("Message-ID", " <p@x>"), ("References", " <a@x> <a@x>"),
+            ("In-Reply-To", " <a@x>"), ("List-Id", " <security.example.org>"), ("To", " second@example.org")],
+           "\r\n")])
+@example([([("Message-ID", " <a@x>")], "\r\n"), ([("References", "\t<a@x> <b@x>"), ("In-Reply-To", "<a@x>"),
+                                                   ("Cc", " \t Security@Example.org ")], "\r\n")])
+def test_a_row_is_what_the_mime_helpers_make_of_its_header_block(blocks):
+    maker = recent.RowMaker()  # one maker for every block: what it remembers must not change a row
+    for n, (lines, end) in enumerate(blocks):
+        block = _block(lines, end)
+        assert maker.row(n, n % 2 == 0, 1.5 * n, block) == general_row(n, n % 2 == 0, 1.5 * n, block)
 
 
 _DATES = st.builds(
@@ -199,3 +249,38 @@ def test_a_cache_of_the_previous_format_is_rebuilt_with_a_note(source, account, 
     rebuilt, why = summary_cache.read_file(path)
     assert why is None and summary_cache.VERSION == 3
     assert [r[summary_cache.MESSAGE_ID] for r in rebuilt.rows.values()] == ["<c1@x>"]
+
+
+def test_streamed_fetch_responses_are_what_imaplib_reads(source, seed):
+    # Responses with one literal, with two, and literals whose text ends like a literal's announcement.
+    seed("INBOX", make_mail(1, subject="ends like a literal {12}", message_id="<l1@x>"), when=NOW - timedelta(hours=3))
+    seed("INBOX", make_mail(2, subject="}", message_id="<l2@x>", extra="X-Note: {3}"), when=NOW - timedelta(hours=2))
+    seed("INBOX", make_mail(3, subject="plain", message_id="<l3@x>"), when=NOW - timedelta(hours=1))
+    conn = source.mailbox.conn
+    conn.reselect("INBOX")
+    two = ["UID", "BODY.PEEK[HEADER.FIELDS (SUBJECT)]", "FLAGS", "BODY.PEEK[HEADER.FIELDS (X-NOTE)]"]
+    for items, literals in ((recent.RECENT_ITEMS, 3), (two, 6), (["UID", "FLAGS"], 0)):
+        streamed: list = []
+        conn.call("FETCH", lambda c: protocol.fetch_stream(c, "1:*", items, streamed.extend, uid=False, batch=2))
+        typ, expected = conn.call("FETCH", lambda c: c._imap.fetch("1:*", "(" + " ".join(items) + ")"))
+        assert typ == "OK"
+        assert streamed == expected
+        assert len([e for e in streamed if type(e) is tuple]) == literals
+    assert any(b"{12}" in e[1] for e in streamed_with(conn, recent.RECENT_ITEMS) if type(e) is tuple)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([b"{", b"}", b"0", b"12", b" ", b"a", b"\xd9\xa1", b"\r", b"-", b"+"]),
+                max_size=8).map(b"".join))
+@example(b"5 123}")
+@example(b"12}")
+@example(b"BODY[HEADER.FIELDS (SUBJECT)] {12{34}")
+def test_a_literal_announcement_is_read_as_imaplib_reads_it(line):
+    found = imaplib.Literal.match(line)
+    assert connection._literal_size(line) == (int(found.group("size")) if found else None)
+
+
+def streamed_with(conn, items) -> list:
+    got: list = []
+    conn.call("FETCH", lambda c: protocol.fetch_stream(c, "1:*", items, got.extend, uid=False))
+    return got
