@@ -17,7 +17,8 @@ The frame is kept only where it may be:
 * it is shown only on a terminal of the same size and kind (``TERM``, ``COLORTERM``,
   ``NO_COLOR``), with the same settings file, project file and installed app as when it was
   kept; otherwise it is removed and the start is as without it;
-* it reaches the terminal only when it is made of printable text, line ends, colours (SGR)
+* it reaches the terminal only when it is made of printable text (none of the characters
+  core/inert.py neutralizes: controls, bidi controls, invisible ones), line ends, colours (SGR)
   and cursor positions: a frame file that anything else wrote cannot send the terminal any
   other control sequence.
 
@@ -34,14 +35,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mailtriage.core import cache_file
+from mailtriage.core.inert import NEUTRALIZED
 from mailtriage.core.paths import cache_dir, private_cache_dir, user_allows_caches
 
 KIND = "first-paint"
 VERSION = 1
 FOLDER = "frames"
-#: What a kept frame may hold: text without control characters, line ends, SGR (colours and
-#: attributes) and cursor positions; exactly what Textual writes for a full screen update.
-SAFE_FRAME = re.compile(r"(?:[^\x00-\x1f\x7f-\x9f]+|\n|\x1b\[[0-9;]{0,64}[mH])*")
+#: What a kept frame may hold: text without the characters the inert boundary neutralizes
+#: (controls, bidi controls, invisible ones) or a tab, line ends, SGR (colours and attributes)
+#: and cursor positions; exactly what Textual writes for a full update of our screen.
+SAFE_FRAME = re.compile(f"(?:[^{NEUTRALIZED}\t\n]+|\n|\x1b\\[[0-9;]{{0,64}}[mH])*")
 #: Around the frame: the alternate screen and a hidden cursor, as the app has them, and the
 #: frame as one synchronized update where the terminal supports it.
 ENTER = "\x1b[?1049h\x1b[?25l\x1b[?2026h"
