@@ -468,7 +468,7 @@ def bench_tui_part(server, users, tmp: Path, runs: int, pythons: dict[str, str] 
                 if peak is not None:
                     memory.setdefault(f"{who}{kind}", []).append(peak)
                 if kind == "cold":
-                    bench_tui.wait_for_kept_frame(caches[who])  # the warm start's first paint
+                    term.wait_for_kept_frame(caches[who])  # the warm start's first paint
             finally:
                 term.close()
 

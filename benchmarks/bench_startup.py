@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_tui import BASELINE_APP, Terminal, wait_for_kept_frame  # noqa: E402 (the benchmark folder is not a package on the path)
+from bench_tui import BASELINE_APP, Terminal  # noqa: E402 (the benchmark folder is not a package on the path)
 
 ROOT = Path(__file__).resolve().parents[1]
 PAINTED = re.compile(rb"\d+ threads? \xc2\xb7 via")
@@ -81,7 +81,7 @@ def demo_start(python: str, cwd: Path, workdir: Path, *, keep: bool = False) -> 
     if keep:
         try:
             term.read_until(PAINTED, live=True)
-            if not wait_for_kept_frame(workdir / "cache"):
+            if not term.wait_for_kept_frame(workdir / "cache"):
                 print(f"  (warm-up: the app kept no start screen in {workdir / 'cache'}; no first paint follows)")
         finally:
             term.close()

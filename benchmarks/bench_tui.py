@@ -79,11 +79,12 @@ def wait_for_kept_frame(cache_dir: Path, timeout: float = 10.0) -> bool:
     """Wait until the app has kept its start screen in ``cache_dir`` (tui/first_paint.py), so
     that the next start shows it as its first paint. False when none came."""
     deadline = time.perf_counter() + timeout
-    while time.perf_counter() < deadline:
+    while True:
         if any((Path(cache_dir) / "frames").glob("*.frame")):
             return True
+        if time.perf_counter() >= deadline:
+            return False
         time.sleep(0.05)
-    return False
 
 
 class Terminal:
@@ -148,6 +149,26 @@ class Terminal:
         if self.live:
             return first, first
         return first, self.read_until(pattern, timeout, live=True)
+
+    def wait_for_kept_frame(self, cache_dir: Path, timeout: float = 10.0) -> bool:
+        """:func:`wait_for_kept_frame`, reading what the app draws meanwhile (a pseudo-terminal
+        nobody reads fills up, and the app then waits to write, its timers with it)."""
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            if wait_for_kept_frame(cache_dir, timeout=0):
+                return True
+            if select.select([self.fd], [], [], 0.05)[0]:
+                try:
+                    chunk = os.read(self.fd, 65536)
+                except OSError:
+                    return False
+                if not chunk:
+                    return False
+                if SYNC_QUERY in chunk:
+                    os.write(self.fd, SYNC_REPLY)
+                self.live = self.live or LIVE in self.buffer + chunk
+                self.buffer = chunk[-len(LIVE):]
+        return wait_for_kept_frame(cache_dir, timeout=0)
 
     def _drop(self, end: int) -> None:
         """What was read up to ``end`` is done with (whether the app was live by then is kept)."""
@@ -486,7 +507,7 @@ def imap_launch(tmp: Path, messages: int, runs: int, dense: int = 43_000, client
                     newest, live = term.read_painted(NEWEST_PTY, timeout=300)
                     whole = term.read_until(WHOLE_PTY, timeout=600, live=True)
                     if cache_state == "cold":
-                        wait_for_kept_frame(cache)  # the warm start's first paint
+                        term.wait_for_kept_frame(cache)  # the warm start's first paint
                 finally:
                     term.close()
                 if record:
