@@ -35,7 +35,6 @@ from mailtriage.cli.output import line as _line
 from mailtriage.cli.output import read_file_arg as _read_file_arg
 from mailtriage.cli import search as search_command
 from mailtriage.core.inert import terminal_line
-from mailtriage.core.settings import settings_file
 
 MAIL_OPS = ("list-recent-threads", "read-thread", "list-drafts", "list-sent-since", "create-draft", "thread-url")
 
@@ -360,7 +359,9 @@ def cmd_app(args: argparse.Namespace) -> int:
             if not (exc.name or "").startswith("mailtriage.tui"):
                 raise
         else:
-            from mailtriage.tui import first_paint  # as the head start: the app's start-up only
+            # As the head start: the app's start-up only (the settings module is loaded by now).
+            from mailtriage.core.settings import settings_file
+            from mailtriage.tui import first_paint
 
             folder = project_dir(args, session=True)  # the app's demo: a fresh workspace each run
             demo = bool(args.demo)

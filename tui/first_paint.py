@@ -27,11 +27,10 @@ Nothing here imports Textual: it runs before Textual loads.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
-from dataclasses import dataclass
+import zlib
 from pathlib import Path
 
 from mailtriage.core import cache_file
@@ -44,7 +43,8 @@ FOLDER = "frames"
 #: What a kept frame may hold: text without the characters the inert boundary neutralizes
 #: (controls, bidi controls, invisible ones) or a tab, line ends, SGR (colours and attributes)
 #: and cursor positions; exactly what Textual writes for a full update of our screen.
-SAFE_FRAME = re.compile(f"(?:[^{NEUTRALIZED}\t\n]+|\n|\x1b\\[[0-9;]{{0,64}}[mH])*")
+#: (Compiled on first use, by ``re``'s cache: a start without a kept frame never needs it.)
+SAFE_FRAME = f"(?:[^{NEUTRALIZED}\t\n]+|\n|\x1b\\[[0-9;]{{0,64}}[mH])*"
 #: Around the frame: the alternate screen and a hidden cursor, as the app has them, and the
 #: frame as one synchronized update where the terminal supports it.
 ENTER = "\x1b[?1049h\x1b[?25l\x1b[?2026h"
@@ -65,8 +65,19 @@ def frame_path(project_dir: Path, *, demo: bool) -> Path:
     if demo:
         name = "demo"
     else:
-        name = hashlib.sha256(os.fsencode(Path(project_dir).resolve())).hexdigest()[:32]
+        # A name, not a secret: the file says which project it is for (checked before it is shown).
+        where = os.fsencode(_project_key(project_dir, demo=False))
+        name = f"{zlib.crc32(where):08x}{zlib.adler32(where):08x}"
     return cache_dir() / FOLDER / f"{name}.frame"
+
+
+def _project_key(project_dir: Path, *, demo: bool) -> str:
+    return "demo" if demo else str(Path(project_dir).resolve())
+
+
+def is_safe(frame: str) -> bool:
+    """Whether ``frame`` holds only what SAFE_FRAME allows."""
+    return re.fullmatch(SAFE_FRAME, frame) is not None
 
 
 def _stat(path: Path) -> list[int] | None:
@@ -81,6 +92,7 @@ def signature(project_dir: Path, *, demo: bool, size: tuple[int, int], settings_
     """What the frame's look depends on besides the cached rows: a frame is shown only
     under the signature it was kept with (plain data: it is stored as it is)."""
     return [
+        _project_key(project_dir, demo=demo),
         list(size),
         [os.environ.get(name, "") for name in ("TERM", "COLORTERM", "NO_COLOR", "TEXTUAL_COLOR_SYSTEM")],
         _stat(Path(settings_path)),
@@ -107,7 +119,7 @@ def keep(project_dir: Path, *, demo: bool, size: tuple[int, int], frame: str, se
     when it may not be kept (the settings say no) or is not a frame that may be shown; then
     any older one is removed. Raises OSError when the cache folder cannot be written."""
     path = frame_path(project_dir, demo=demo)
-    if not allowed(settings_data) or len(frame) > MAX_BYTES or SAFE_FRAME.fullmatch(frame) is None:
+    if not allowed(settings_data) or len(frame) > MAX_BYTES or not is_safe(frame):
         cache_file.remove(path)
         return False
     private_cache_dir(FOLDER)
@@ -116,11 +128,11 @@ def keep(project_dir: Path, *, demo: bool, size: tuple[int, int], frame: str, se
     return True
 
 
-@dataclass
 class Shown:
     """A kept frame on the terminal (``fd``): the app takes the screen over from it."""
 
-    fd: int
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
 
     def undo(self) -> None:
         """The app never started: the terminal back as it was (main screen, cursor shown)."""
@@ -142,7 +154,7 @@ def show(project_dir: Path, *, demo: bool, settings_path: Path, fd: int) -> Show
     fits = (isinstance(frame, str) and len(frame) <= MAX_BYTES
             and kept.get("signature") == signature(project_dir, demo=demo, size=(columns, lines),
                                                    settings_path=settings_path))
-    if not fits or SAFE_FRAME.fullmatch(frame) is None:
+    if not fits or not is_safe(frame):
         cache_file.remove(path)  # stale (another size, settings, version) or not ours: kept again later
         return None
     data = (ENTER + frame + LEAVE_SYNC).encode("utf-8", "replace")
