@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import gc
 import marshal
 import os
 import re
@@ -69,6 +68,7 @@ from mailtriage.backends.contract import (
 )
 from mailtriage.backends import mbox_index_store as index_store
 from mailtriage.backends.errors import BackendFailure, Unavailable
+from mailtriage.core.collector import collector_paused
 from mailtriage.core.errors import ConfigError
 from mailtriage.core.paths import user_allows_caches
 from mailtriage.backends.mime import (
@@ -151,23 +151,6 @@ NO_DATE = float("-inf")  # the date of a message with no usable date: before eve
 # ---------------------------------------------------------------------------
 # The index: one row per message, in archive order
 # ---------------------------------------------------------------------------
-
-@contextlib.contextmanager
-def _collector_paused():
-    """Pause the cyclic garbage collector while building many small acyclic objects.
-
-    Indexing creates about a million tuples, lists and bytes that all survive, so
-    the collector would walk them over and over (about a tenth of the scan time)
-    and free nothing. Reference counting still frees everything as usual.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
 
 @dataclass
 class ArchiveIndex:
@@ -1054,7 +1037,7 @@ def _appended_since(fd: int, old: index_store.ArchiveStamp, now: index_store.Arc
 def index_archive(path: Path, *, parallel: bool = True) -> ArchiveIndex:
     """Sniff ``path`` and index it. Raises ValueError when it is not an archive."""
     fmt = sniff_archive(path)
-    with _collector_paused():
+    with collector_paused():
         if fmt == "mbox":
             return index_mbox(path, parallel=parallel)
         if fmt == "maildir":
@@ -1279,7 +1262,7 @@ class MboxSource(MailSource):
         finally:
             os.close(fd)
         index = index_archive(path, parallel=self.parallel)
-        with _collector_paused():
+        with collector_paused():
             groups = index.threads()
         fd = os.open(path, os.O_RDONLY)
         try:
@@ -1306,7 +1289,7 @@ class MboxSource(MailSource):
             return None
         index = _index_from_fields(stored.fields, old_links)
         groups: Any = stored.groups
-        with _collector_paused():
+        with collector_paused():
             # A buffer the size of the tail: a zeroed 16 MB one costs 15-35 ms in a fresh process.
             columns, links = scan_mbox_range(fd, old.size, stamp.size,
                                              min(_CHUNK, max(_HEADER_READ, stamp.size - old.size)))
@@ -1339,7 +1322,7 @@ class MboxSource(MailSource):
         with self._lock:
             index = self.load_index()
             if self._groups is None:
-                with _collector_paused():
+                with collector_paused():
                     self._groups = index.threads()
             return index, self._groups
 
@@ -1400,7 +1383,7 @@ class MboxSource(MailSource):
                     rows.append((-latest, group.root_id, position, group))
         rows.sort()  # newest first; ties by root ID, then archive order
         summarize = self._summarizer(index, since_epoch)
-        with _collector_paused():
+        with collector_paused():
             return [summarize(group, -negative) for negative, _, _, group in rows]
 
     def _summarizer(self, index: ArchiveIndex, since_epoch: float | None = None):

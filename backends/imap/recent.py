@@ -29,8 +29,6 @@ imapclient's parser, so the rows are the same either way, only made faster.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -61,22 +59,6 @@ NO_TIME = float("-inf")
 
 Row = tuple  # one message seen by list_recent_threads (headers only), laid out as summary_cache says
 _BY_UID = itemgetter(sc.UID)
-
-
-@contextlib.contextmanager
-def collector_paused():
-    """Pause the cyclic garbage collector while a listing makes its rows and summaries (as
-    the mbox index does): tens of thousands of small acyclic objects that all survive,
-    which the collector would walk again and again (two full collections and some
-    hundred young ones on the 43k-message window, about 0.1 s) and free nothing.
-    Reference counting still frees everything as usual."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 # -- reading FETCH responses -------------------------------------------------------------------

@@ -42,6 +42,7 @@ from mailtriage.backends.imap.query import criteria_for
 from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.backends.search import SearchPage, SearchRequest
 from mailtriage.backends.thread_reconstruction import synthetic_kind
+from mailtriage.core.collector import collector_paused
 from mailtriage.core.projectconfig import ConfigError
 
 THREAD_KIND = MESSAGE_ID_KIND  # root Message-IDs (old "imap:" tags read back as this shape)
@@ -164,7 +165,7 @@ class ImapSource(AccountSource):
         wanted = (list_name or self.list_address or "").strip().lower() or None
         conn = self.mailbox.conn
         state = self._folder_state(conn)
-        with recent.collector_paused():  # tens of thousands of rows and summaries, no cycles
+        with collector_paused():  # tens of thousands of rows and summaries, no cycles
             cache = self._reconciled_cache(state)
             rows = self._answer_from_cache(cache, since, wanted, limit) if cache is not None else None
             if rows is None and cache is not None and self._cache is cache and not limit:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 from textual.pilot import Pilot
@@ -41,6 +43,18 @@ async def settle(pilot: Pilot) -> None:
             return
         previous = state
     raise AssertionError("the app did not settle")
+
+
+def quit_on_pty(proc, master: int) -> None:
+    """Quit the app running on the pseudo-terminal ``master`` (ctrl+q), wait for it (killed
+    after 10 s), and close the terminal."""
+    os.write(master, b"\x11")  # ctrl+q
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    os.close(master)
 
 
 def screen_text(app) -> str:

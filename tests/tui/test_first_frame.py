@@ -22,7 +22,7 @@ import pytest
 from mailtriage.core.settings import load_settings
 from mailtriage.tui.head_start import ForkedHeadStart, read_head_start
 from mailtriage.tui.session import Session
-from tests.tui.helpers import mbox_project
+from tests.tui.helpers import mbox_project, quit_on_pty
 
 SYNC_QUERY = b"\x1b[?2026$p"
 SYNC_REPLY = b"\x1b[?2026;2$y"
@@ -50,13 +50,7 @@ def frames_until(argv: list[str], env: dict[str, str], wanted: bytes, timeout: f
                 seen += chunk
         return FRAME.findall(seen)
     finally:
-        os.write(master, b"\x11")  # ctrl+q
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        os.close(master)
+        quit_on_pty(proc, master)
 
 
 def test_the_first_frame_already_shows_the_threads_of_a_local_archive(tmp_path):

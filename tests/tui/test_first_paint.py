@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from mailtriage.core import cache_file
 from mailtriage.tui import first_paint
-from tests.tui.helpers import mbox_project
+from tests.tui.helpers import mbox_project, quit_on_pty
 
 SYNC_QUERY = b"\x1b[?2026$p"
 SYNC_REPLY = b"\x1b[?2026;2$y"
@@ -65,23 +65,24 @@ def run_app(project: Path, env: dict[str, str], *, until: bytes, timeout: float 
                 seen += os.read(master, 65536)
         return seen
     finally:
-        os.write(master, b"\x11")  # ctrl+q
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        os.close(master)
+        quit_on_pty(proc, master)
 
 
 
 
-def test_the_next_start_paints_the_kept_screen_before_the_app_is_live(tmp_path):
+@pytest.fixture
+def app_env(tmp_path) -> tuple[Path, dict[str, str], Path]:
+    """A project, the environment the app runs in (config and cache folders of its own) and
+    where the app keeps its start screen."""
     project = mbox_project(tmp_path / "p")
     config, cache = tmp_path / "config", tmp_path / "cache"
     config.mkdir()
     env = {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_CACHE_DIR": str(cache)}
-    path = cache / "frames" / first_paint.frame_path(project, demo=False).name
+    return project, env, cache / "frames" / first_paint.frame_path(project, demo=False).name
+
+
+def test_the_next_start_paints_the_kept_screen_before_the_app_is_live(app_env):
+    project, env, path = app_env
     # Kept a moment after the whole listing is drawn (here after the head start's rows).
     first = run_app(project, env, until=PAINTED, linger=path)
     assert first.find(b"Heap overflow in the frob parser") > first.find(LIVE) > 0  # nothing kept before: live only
@@ -96,12 +97,8 @@ def test_the_next_start_paints_the_kept_screen_before_the_app_is_live(tmp_path):
     assert b"Heap overflow in the frob parser" in second[second.find(LIVE):]  # then the app itself
 
 
-def test_a_kept_screen_holds_no_body_and_shows_hostile_text_inert(tmp_path):
-    project = mbox_project(tmp_path / "p")
-    config, cache = tmp_path / "config", tmp_path / "cache"
-    config.mkdir()
-    env = {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_CACHE_DIR": str(cache)}
-    path = cache / "frames" / first_paint.frame_path(project, demo=False).name
+def test_a_kept_screen_holds_no_body_and_shows_hostile_text_inert(app_env):
+    project, env, path = app_env
     run_app(project, env, until=PAINTED, linger=path)
     data = path.read_bytes()
     assert b"Heap overflow in the frob parser" in data  # a subject: metadata, as the summary cache holds
@@ -113,16 +110,14 @@ def test_a_kept_screen_holds_no_body_and_shows_hostile_text_inert(tmp_path):
     assert "\x1b[31mURGENT" not in kept["frame"] and first_paint.is_safe(kept["frame"])
 
 
-def test_no_screen_is_kept_when_the_user_keeps_no_mail_metadata_on_disk(tmp_path):
-    project = mbox_project(tmp_path / "p")
-    config, cache = tmp_path / "config", tmp_path / "cache"
-    config.mkdir()
-    (config / "config.toml").write_text("[settings]\ncache_summaries = false\n", encoding="utf-8")
-    env = {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_CACHE_DIR": str(cache)}
+def test_no_screen_is_kept_when_the_user_keeps_no_mail_metadata_on_disk(app_env):
+    project, env, path = app_env
+    settings = Path(env["MAILTRIAGE_CONFIG_DIR"]) / "config.toml"
+    settings.write_text("[settings]\ncache_summaries = false\n", encoding="utf-8")
     for _ in range(2):
         run_app(project, env, until=PAINTED)
         time.sleep(0.5)
-    assert not (cache / "frames").exists() or not any((cache / "frames").iterdir())
+    assert not path.parent.exists() or not any(path.parent.iterdir())
 
 
 # -- keeping and showing, on their own ----------------------------------------------------------
