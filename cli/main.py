@@ -367,12 +367,17 @@ def cmd_app(args: argparse.Namespace) -> int:
             demo = bool(args.demo)
             # Forked before Textual loads: the child opens the project meanwhile (tui/head_start.py).
             head_start = ForkedHeadStart.start(folder, demo=demo)
-            # The screen the app drew last time, on the terminal while Textual loads (tui/first_paint.py).
-            shown = first_paint.show(folder, demo=demo, settings_path=settings_file(), fd=sys.__stderr__.fileno())
+            shown = None
             try:
+                # The screen the app drew last time, on the terminal while Textual loads (tui/first_paint.py).
+                try:
+                    shown = first_paint.show(folder, demo=demo, settings_path=settings_file(),
+                                             fd=sys.__stderr__.fileno())
+                except OSError:  # the terminal went away: the app finds out itself
+                    shown = None
                 from mailtriage.tui.app import run_app  # Textual loads only for the app (see above)
 
-                return run_app(folder, demo=demo, head_start=head_start)
+                return run_app(folder, demo=demo, head_start=head_start, first_paint=shown)
             except BaseException:
                 if shown is not None:
                     shown.undo()  # Textual may never have taken the screen over

@@ -59,6 +59,9 @@ _ALSO = (
     "\ud800-\udfff"
 )
 _DANGEROUS = NEUTRALIZED + _ALSO
+#: Every character the boundary never lets through as itself (a character-class body): the
+#: neutralized set and the others it marks.
+MARKED = _DANGEROUS
 _ONE_LINE = re.compile(f"[\t\n{_DANGEROUS}]")
 _MULTI_LINE = re.compile(f"[{_DANGEROUS}]")
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")

@@ -43,6 +43,7 @@ from mailtriage.tui.terminal_watch import watch_terminal
 
 if TYPE_CHECKING:
     from mailtriage.application import Resolution
+    from mailtriage.tui.first_paint import Shown
 
 HERE = Path(__file__).parent
 
@@ -204,6 +205,7 @@ class MailTriageApp(FirstScreen, App[int], bindings.KeymapHost, inherit_bindings
             self.notify(f"The demo workspace could not be made: {exc}", severity="error", markup=False)
             return
         self.session = Session(workspace, demo=True, settings=self.settings)
+        self.first_paint_project = None  # the demo's screen is not the project's start screen
         self.sub_title = "demo"
         self.reopen()
 
@@ -345,14 +347,18 @@ class MailTriageApp(FirstScreen, App[int], bindings.KeymapHost, inherit_bindings
         self.session.close()
 
 
-def run_app(project_dir: Path, demo: bool = False, *, head_start: ForkedHeadStart | None = None) -> int:
+def run_app(project_dir: Path, demo: bool = False, *, head_start: ForkedHeadStart | None = None,
+            first_paint: Shown | None = None) -> int:
     """Run the app on a terminal; returns the exit code. ``head_start``: the child the
-    command forked before it imported Textual (tui/head_start.py)."""
+    command forked before it imported Textual (tui/head_start.py); ``first_paint``: the kept
+    screen it wrote meanwhile (tui/first_paint.py), which the app takes over."""
     app = MailTriageApp(Path(project_dir), demo=demo)
     app.freeze_gc_after_start = True
     app.prepare_first_screen(head_start)
     app.first_paint_project = (Path(project_dir), demo)  # the next start shows this start's screen at once
     watch_terminal(sys.__stdin__.fileno())
+    if first_paint is not None:
+        first_paint.hand_over()
     result = app.run()
     return int(result or 0) if app.return_code in (None, 0) else int(app.return_code)
 

@@ -18,9 +18,11 @@ The frame is kept only where it may be:
   ``NO_COLOR``), with the same settings file, project file and installed app as when it was
   kept; otherwise it is removed and the start is as without it;
 * it reaches the terminal only when it is made of printable text (none of the characters
-  core/inert.py neutralizes: controls, bidi controls, invisible ones), line ends, colours (SGR)
+  core/inert.py marks: controls, bidi controls, invisible ones), line ends, colours (SGR)
   and cursor positions: a frame file that anything else wrote cannot send the terminal any
-  other control sequence.
+  other control sequence;
+* until the app takes the terminal over, a stop (ctrl+z) waits and an end gives the terminal
+  back first (:class:`Shown`).
 
 Nothing here imports Textual: it runs before Textual loads.
 """
@@ -30,23 +32,26 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
+import threading
 import zlib
 from pathlib import Path
 
 from mailtriage.core import cache_file
-from mailtriage.core.inert import NEUTRALIZED
+from mailtriage.core.inert import MARKED
 from mailtriage.core.paths import cache_dir, private_cache_dir, user_allows_caches
 
 KIND = "first-paint"
 VERSION = 1
 FOLDER = "frames"
-#: What a kept frame may hold: text without the characters the inert boundary neutralizes
-#: (controls, bidi controls, invisible ones) or a tab, line ends, SGR (colours and attributes)
-#: and cursor positions; exactly what Textual writes for a full update of our screen.
-#: (Compiled on first use, by ``re``'s cache: a start without a kept frame never needs it.)
-SAFE_FRAME = f"(?:[^{NEUTRALIZED}\t\n]+|\n|\x1b\\[[0-9;]{{0,64}}[mH])*"
-#: Around the frame: the alternate screen and a hidden cursor, as the app has them, and the
-#: frame as one synchronized update where the terminal supports it.
+#: What a kept frame may hold: text without the characters the inert boundary never lets
+#: through as themselves (controls, ESC among them, bidi controls, invisible ones) or a tab,
+#: line ends, SGR (colours and attributes) and cursor positions; exactly what Textual writes
+#: for a full update of our screen. Checked in two linear passes (the allowed sequences taken
+#: out, then any forbidden character looked for): no pattern here can backtrack.
+#: (Pattern texts, compiled on first use by ``re``'s cache: a start without a kept frame never needs them.)
+ALLOWED_SEQUENCE = "\x1b\\[[0-9;]{0,64}[mH]"
+FORBIDDEN = f"[{MARKED}\t]"
 ENTER = "\x1b[?1049h\x1b[?25l\x1b[?2026h"
 #: After it, the cursor goes to the top left corner: a key typed before the app reads keys is
 #: echoed there (the terminal is not raw yet), not in the last cell, where it would scroll.
@@ -76,8 +81,10 @@ def _project_key(project_dir: Path, *, demo: bool) -> str:
 
 
 def is_safe(frame: str) -> bool:
-    """Whether ``frame`` holds only what SAFE_FRAME allows."""
-    return re.fullmatch(SAFE_FRAME, frame) is not None
+    """Whether ``frame`` holds only text, line ends, SGR and cursor positions (see FORBIDDEN).
+    An ESC that does not start an allowed sequence stays after they are taken out, and is
+    forbidden."""
+    return re.search(FORBIDDEN, re.sub(ALLOWED_SEQUENCE, "", frame)) is None
 
 
 def _stat(path: Path) -> list[int] | None:
@@ -129,13 +136,36 @@ def keep(project_dir: Path, *, demo: bool, size: tuple[int, int], frame: str, se
 
 
 class Shown:
-    """A kept frame on the terminal (``fd``): the app takes the screen over from it."""
+    """A kept frame on the terminal (``fd``): the app takes the screen over from it.
+
+    Until it does (:meth:`hand_over`), the terminal is not raw yet, so the keys that stop or
+    end a process still work: a stop (ctrl+z) is ignored for that moment (the process would
+    stop with the terminal in the alternate screen, the cursor hidden), and a signal that
+    ends it gives the terminal back first. Ctrl+c raises KeyboardInterrupt, which the command
+    answers with :meth:`undo`."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
+        self._previous: dict[int, object] = {}
+        if threading.current_thread() is not threading.main_thread():
+            return  # (signal handlers are set in the main thread only; the command runs there)
+        self._previous[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, signal.SIG_IGN)
+        for ending in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+            self._previous[ending] = signal.signal(ending, self._ended)
+
+    def _ended(self, signum: int, _frame) -> None:
+        self.undo()
+        os.kill(os.getpid(), signum)  # as it would have ended without us (the handler is undone)
+
+    def hand_over(self) -> None:
+        """The app takes the terminal over now: the signals are handled as before."""
+        previous, self._previous = self._previous, {}
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
     def undo(self) -> None:
         """The app never started: the terminal back as it was (main screen, cursor shown)."""
+        self.hand_over()
         try:
             os.write(self.fd, UNDO.encode())
         except OSError:
@@ -158,10 +188,12 @@ def show(project_dir: Path, *, demo: bool, settings_path: Path, fd: int) -> Show
         cache_file.remove(path)  # stale (another size, settings, version) or not ours: kept again later
         return None
     data = (ENTER + frame + LEAVE_SYNC).encode("utf-8", "replace")
+    shown = Shown(fd)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
-    except OSError:
-        return None
-    return Shown(fd)
+    except BaseException:  # a terminal that went away, ctrl+c mid-write: nothing half-shown stays
+        shown.undo()
+        raise
+    return shown

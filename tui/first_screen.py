@@ -38,6 +38,7 @@ class FirstScreen:
 
     session: Session
     settings: UserSettings
+    settings_writable: bool
     main: MainScreen | None
     first_page = FIRST_PAGE
     #: The project's facts and first rows, read before the first frame, so that frame shows them.
@@ -113,7 +114,9 @@ class FirstScreen:
         list at its top, nothing read, no notification on it). Once per run."""
         target, self.first_paint_project = self.first_paint_project, None
         main = self.main
-        if target is None or main is None or self.screen is not main or self._notifications or not main.at_start():
+        # Not when the settings file could not be read: what it says about caches is unknown.
+        if (target is None or not self.settings_writable or main is None or self.screen is not main
+                or self._notifications or not main.at_start()):
             return
         # Textual's own full update of the screen, as its first frame writes it. Rendering it
         # clears the compositor's dirty regions: they are put back for the next refresh.
