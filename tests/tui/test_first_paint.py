@@ -424,3 +424,23 @@ def test_a_stop_or_an_end_before_the_app_takes_over_leaves_the_terminal_usable(t
     assert written.startswith(first_paint.ENTER.encode()) and b"row" in written
     # Still running after the stop, and the terminal given back before the end.
     assert written.endswith(b"still running" + first_paint.UNDO.encode())
+
+
+async def test_the_demo_opened_from_the_first_run_screen_is_not_kept_as_the_project(tmp_path, monkeypatch,
+                                                                                   user_config, cache):
+    """`d` on the first-run screen lists the demo: its screen is not the missing project's start screen."""
+    from tests.tui.helpers import make_app, settle
+
+    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo-workspace"))
+    missing = tmp_path / "nowhere"
+    app = make_app(missing)
+    app.first_paint_project = (missing, False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        await pilot.pause(first_paint.KEEP_AFTER + 0.3)
+        await settle(pilot)
+        assert len(app.main.threads.thread_list.rows) == 41  # the demo is listed (and would be kept)
+    assert not first_paint.frame_path(missing, demo=False).exists()
+    assert not first_paint.frame_path(missing, demo=True).exists()
