@@ -163,6 +163,7 @@ class ImapSource(AccountSource):
         """
         since = aware(since)
         wanted = (list_name or self.list_address or "").strip().lower() or None
+        self._flush_cache()  # the cache changes below: a write still to come is done first
         conn = self.mailbox.conn
         state = self._folder_state(conn)
         with collector_paused():  # tens of thousands of rows and summaries, no cycles
@@ -196,8 +197,13 @@ class ImapSource(AccountSource):
                 return listed[0]
         return conn.reselect(self.folder)
 
+    def _flush_cache(self) -> None:
+        if self._store is not None:
+            self._store.flush()
+
     def _keep(self, cache: summary_cache.FolderCache) -> None:
-        """Save a listing's cache, unless a wider one is on disk: that one stays, and this
+        """Save a listing's cache (soon: the listing is answered first, see
+        ``summary_cache.SAVE_AFTER``), unless a wider one is on disk: that one stays, and this
         source then reads (and reconciles) it next time."""
         self._cache = cache if self._summary_store().save_unless_narrower(cache) else None
 
@@ -265,6 +271,7 @@ class ImapSource(AccountSource):
         cache is off, empty, or does not reach back to ``since``."""
         if not self.caches_summaries:
             return None
+        self._flush_cache()  # reading a section decodes it into the cache: no write meanwhile
         cache = self._cache if self._cache is not None else self._summary_store().load()
         if cache is None:
             return None
@@ -437,6 +444,7 @@ class ImapSource(AccountSource):
         return f"{base}/{list_address.split('@')[0]}/{month}/thread.html"
 
     def close(self) -> None:
+        self._flush_cache()
         if self._mailbox is not None:
             self._mailbox.close()
         self._drafts_folder = False

@@ -5,10 +5,15 @@ seen; damaged files are rebuilt with a note; files are private and hold no bodie
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import stat
-from dataclasses import replace
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import asdict, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -70,6 +75,9 @@ def rows(threads) -> list[tuple]:
 
 
 def cache_files(cache: Path) -> list[Path]:
+    """The cache files on disk once the listings' writes have landed (each is written a moment
+    after its listing returns; see test_a_listing_is_answered_before_its_cache_is_written)."""
+    summary_cache.flush_all()
     folder = cache / "imap"
     return sorted(folder.glob("*.cache")) if folder.exists() else []
 
@@ -133,6 +141,7 @@ def test_only_what_changed_is_read_and_shown(make_source, mail, seed, dovecot, d
 
 
 def _read(path: Path) -> summary_cache.FolderCache:
+    summary_cache.flush_all()  # what the listings wrote, once their writes have landed
     cache, why = summary_cache.read_file(path)
     assert why is None and cache is not None
     return cache
@@ -477,3 +486,72 @@ def test_the_whole_window_after_a_first_page_without_esearch(
     finally:
         for src in made:
             src.close()
+
+
+WINDOW_IDS = {"<r1@x>", "<r2@x>", "<s1@x>", "<p@x>"}  # the `mail` fixture's messages since SINCE
+
+
+def _ids(path: Path) -> set[str]:
+    return {row[summary_cache.MESSAGE_ID] for row in _read(path).rows.values()}
+
+
+def _on_disk(cache: Path) -> list[Path]:
+    """The cache files as they are on disk now (no pending write forced)."""
+    folder = cache / "imap"
+    return sorted(folder.glob("*.cache")) if folder.exists() else []
+
+
+def test_a_listing_is_answered_before_its_cache_is_written(make_source, mail, cache, monkeypatch):
+    """The app paints the listing first; the file is written a moment later (it cost a dense
+    window 50-80 ms on its way to the screen)."""
+    monkeypatch.setattr(summary_cache, "SAVE_AFTER", 0.3)
+    listed = make_source().list_recent_threads(LIST, SINCE)
+    assert _on_disk(cache) == []
+    deadline = time.monotonic() + 10
+    while not _on_disk(cache) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (path,) = _on_disk(cache)
+    assert WINDOW_IDS <= _ids(path)  # every message of the window, the private one too
+    assert rows(listed)[0][0] == "<s1@x>"
+
+
+def test_a_cache_not_written_yet_is_read_as_written_in_the_same_process(make_source, mail, cache, trace):
+    first = make_source().list_recent_threads(LIST, SINCE)
+    assert _on_disk(cache) == []
+    trace.clear()
+    again = make_source().list_recent_threads(LIST, SINCE)  # another source of this process
+    assert rows(again) == rows(first)
+    assert not [c for c in sent(trace) if "FETCH" in c], sent(trace)  # served from the cache
+
+
+def test_closing_the_source_writes_its_cache(make_source, mail, cache):
+    src = make_source()
+    src.list_recent_threads(LIST, SINCE)
+    assert _on_disk(cache) == []
+    src.close()
+    assert len(_on_disk(cache)) == 1
+
+
+def test_a_process_that_ends_without_closing_writes_its_cache(account, dovecot_user, mail, cache):
+    """The command line lists and ends; the write waiting on its timer is done at the end."""
+    script = textwrap.dedent('''
+        import json, sys
+        from datetime import datetime
+        import keyring
+        from tests.servers.fixtures import MemoryKeyring
+        keyring.set_keyring(MemoryKeyring())
+        from mailtriage.backends.imap.account import ImapAccount, password_key
+        from mailtriage.backends.imap.source import ImapSource
+        from mailtriage.core.secrets import set_secret
+        account = ImapAccount(**json.loads(sys.argv[1]))
+        set_secret(password_key(account.id), sys.argv[2])
+        source = ImapSource("imap", {"folder": "INBOX", "list": sys.argv[3]}, account=account)
+        print(len(source.list_recent_threads(sys.argv[3], datetime.fromisoformat(sys.argv[4]))))
+    ''')
+    done = subprocess.run([sys.executable, "-c", script, json.dumps(asdict(account)), dovecot_user.password, LIST,
+                           SINCE.isoformat()], cwd=Path(__file__).resolve().parents[2], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2"
+    (path,) = _on_disk(cache)
+    assert WINDOW_IDS <= _ids(path)
