@@ -581,25 +581,98 @@ def walk(conn, state, since: datetime, wanted: str | None, limit: int | None) ->
     return Walk(rows, floor, complete, bottom)
 
 
-def walk_below(conn, floor_uid: int, since: datetime) -> tuple[int, list[Row]] | None:
+def walk_below(conn, floor_uid: int, since: datetime, *, guess: int = 0) -> tuple[int, list[Row]] | None:
     """The messages of the window (arrived since ``since``) below ``floor_uid``, for a cache
     that holds every message from ``floor_uid`` up (a first page's walk): one UID SEARCH
-    for the window's first UID (ESEARCH + WITHIN), then one UID FETCH of the UIDs from it
-    to ``floor_uid - 1``, so nothing the cache holds is read again. Returns the new floor
+    for the window's first UID (ESEARCH + WITHIN), and UID FETCHes of the UIDs from it to
+    ``floor_uid - 1``, so nothing the cache holds is read again. Returns the new floor
     (every message from it up is then known) and the rows read, or None when the server
-    cannot say where the window starts (the caller then walks the whole window)."""
+    cannot say where the window starts (the caller then walks the whole window).
+
+    ``guess``: how many messages below the floor the window probably holds
+    (:func:`guess_below`). The FETCH of that many (at most :data:`READ_AHEAD`) goes first, with
+    the SEARCH sent behind it on the same connection: the server looks for the window's start
+    while the rows are parsed (its search cost ~90 ms on a 100k folder, a round trip more on a
+    distant one), and only the rest is fetched after. Rows below the window's start are
+    dropped, as if never read."""
     if floor_uid <= 1:
         return floor_uid, []  # the cache holds the whole folder
-    first = window_start(conn, since, uid=True)
+    if not can_find_window(conn):
+        return None
+    maker = RowMaker()
+    ahead = min(guess, READ_AHEAD, floor_uid - 1)
+    data: dict[int, Row] = {}
+    if ahead > 0:
+        low = floor_uid - ahead
+        data, first = conn.call("UID FETCH older headers + UID SEARCH window",
+                                lambda c: _fetch_finding_window(c, f"{low}:{floor_uid - 1}", maker, since))
+    else:
+        low = floor_uid
+        first = window_start(conn, since, uid=True)
     if first is None:
         return None
     if first == 0 or first >= floor_uid:
         return floor_uid, []  # every message of the window is at or above the floor
-    maker = RowMaker()
-    data = conn.call("UID FETCH older headers", lambda c: fetch_rows(c, f"{first}:{floor_uid - 1}", maker, uid=True))
+    if first < low:
+        data.update(conn.call("UID FETCH older headers",
+                              lambda c: fetch_rows(c, f"{first}:{low - 1}", maker, uid=True)))
     rows = [row for uid, row in data.items() if first <= uid < floor_uid]
     complete_synthetic(conn, rows)
     return first, rows
+
+
+#: The most messages read below a cache's floor before the server has said where the window
+#: starts (:func:`walk_below`): about 0.1 s of parsing, more than the search takes, while a
+#: wrong guess costs at most that.
+READ_AHEAD = 5000
+
+
+def guess_below(rows: Iterable[Row], since: datetime) -> int:
+    """How many messages of the window are probably below the rows a cache holds (the
+    newest of the window): their arrival rate, carried on back to ``since``, a tenth less. 0
+    when the rows cannot tell (fewer than 20 in the window, all at one instant)."""
+    since_epoch = since.timestamp()
+    arrived = sc.ARRIVED
+    times = [t for t in (row[arrived] for row in rows) if t is not None and t >= since_epoch]
+    if len(times) < 20:
+        return 0
+    oldest, newest = min(times), max(times)
+    if newest <= oldest:
+        return 0
+    rate = (len(times) - 1) / (newest - oldest)
+    return max(0, int(0.9 * rate * (oldest - since_epoch)))
+
+
+def _fetch_finding_window(client, uids: str, maker: RowMaker, since: datetime) -> tuple[dict[int, Row], int | None]:
+    """UID FETCH the listing's items for ``uids``, with the window's SEARCH (as
+    :func:`window_start` asks it) sent right behind it, unanswered: the rows by UID, and the
+    window's first UID (0: none, None: the server cannot say). The SEARCH's answer is read
+    whatever the FETCH's end, so the connection stays in step."""
+    imap = client._imap
+    out: dict[int, Row] = {}
+    fetch_tag = imap._command("UID", "FETCH", uids, "(" + " ".join(RECENT_ITEMS) + ")")
+    search_tag = imap._command("UID", "SEARCH", "RETURN", "(MIN COUNT)", "YOUNGER", str(_younger(since)))
+    try:
+        typ, data = protocol.stream_fetch(client, fetch_tag, lambda got: parse_rows(got, maker, uid=True, out=out),
+                                          2000)
+        client._checkok("fetch", typ, data)
+    finally:
+        try:
+            typ, data = imap._command_complete("SEARCH", search_tag)
+        except imap.abort:
+            raise
+        except imap.error:  # BAD: refused (as window_start, the caller walks instead)
+            typ, data = "BAD", []
+    if typ != "OK":
+        return out, None
+    _, found = imap._untagged_response(typ, data, "ESEARCH")
+    minimum = _esearch_min([line for line in found if line])
+    return out, minimum if minimum is not None else 0
+
+
+def _younger(since: datetime) -> int:
+    """``since`` as SEARCH YOUNGER's seconds from now (inclusive; rows are trimmed later)."""
+    return max(1, int((datetime.now(timezone.utc) - since).total_seconds()) + 1)
 
 
 def can_find_window(conn) -> bool:
@@ -613,7 +686,7 @@ def window_start(conn, since: datetime, *, uid: bool = False) -> int | None:
     server cannot say. 0 when no message arrived since."""
     if not can_find_window(conn):
         return None
-    seconds = max(1, int((datetime.now(timezone.utc) - since).total_seconds()) + 1)  # inclusive; trimmed later
+    seconds = _younger(since)
     try:
         data = conn.call("UID SEARCH window" if uid else "SEARCH window", lambda c: c._raw_command_untagged(
             b"SEARCH", [b"RETURN", b"(MIN COUNT)", b"YOUNGER", str(seconds).encode()], response_name="ESEARCH",

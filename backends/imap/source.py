@@ -213,11 +213,12 @@ class ImapSource(AccountSource):
         (:func:`recent.walk_below`), so what the cache holds is not read again. None when the
         server cannot say where the window starts (the caller walks)."""
         try:
-            below = recent.walk_below(self.mailbox.conn, cache.floor_uid, since)
+            rows = cache.rows
+            below = recent.walk_below(self.mailbox.conn, cache.floor_uid, since,
+                                      guess=recent.guess_below(rows.values(), since))
             if below is None:
                 return None
             floor, fresh = below
-            rows = cache.rows
         except summary_cache.Damaged as exc:
             self._cache = None
             self._summary_store().drop(f"{exc}; rebuilt")

@@ -555,3 +555,63 @@ def test_a_process_that_ends_without_closing_writes_its_cache(account, dovecot_u
     assert done.stdout.strip() == "2"
     (path,) = _on_disk(cache)
     assert WINDOW_IDS <= _ids(path)
+
+
+def _seed_at(seed, start: int, times: list[datetime]) -> None:
+    for n, when in enumerate(times, start):
+        seed("INBOX", make_mail(n, subject=f"Report {n}", message_id=f"<g{n}@x>"), when=when)
+
+
+def _uncached(make_source, account) -> list[tuple]:
+    return rows(make_source(replace(account, cache_summaries=False)).list_recent_threads(LIST, SINCE))
+
+
+def test_the_window_search_is_sent_behind_the_fetch_below_the_first_page(make_source, seed, cache, trace, account):
+    """The whole window after a first page: the FETCH of the messages below it goes first and
+    the SEARCH for the window's start right behind it, before any answer is read, so the
+    server searches while the rows are parsed."""
+    _many(seed, 130)
+    expected = _uncached(make_source, account)
+    src = make_source()
+    src.list_recent_threads(LIST, SINCE, limit=3)
+    trace.clear()
+    assert rows(src.list_recent_threads(LIST, SINCE)) == expected
+    order = [(d, t) for d, t in trace if d in "<>"]
+    fetch = next(i for i, (d, t) in enumerate(order) if d == ">" and re.search(r"UID FETCH 1:\d+ ", t))
+    assert order[fetch + 1][0] == ">" and "UID SEARCH RETURN (MIN COUNT) YOUNGER" in order[fetch + 1][1], order
+    assert fetched(trace) == 31  # the messages below the first page, each once
+
+
+def test_a_guess_reaching_below_the_window_keeps_only_the_window(make_source, seed, cache, trace, account):
+    """A first page that arrived in a burst suggests far more messages below it than the window
+    holds: what was read below the window's start is dropped, and the cache starts there."""
+    _seed_at(seed, 1, [NOW - timedelta(days=60, hours=n) for n in range(40)])  # older than the window
+    _seed_at(seed, 41, [SINCE + timedelta(days=1 + n) for n in range(20)])  # a quiet month
+    _seed_at(seed, 61, [NOW - timedelta(minutes=100 - n) for n in range(100)])  # a burst: the first page
+    expected = _uncached(make_source, account)
+    src = make_source()
+    src.list_recent_threads(LIST, SINCE, limit=3)
+    trace.clear()
+    assert rows(src.list_recent_threads(LIST, SINCE)) == expected
+    assert fetched(trace) == 60  # everything below the first page, read once with the search behind it
+    (path,) = cache_files(cache)
+    assert min(_read(path).rows) == 41  # nothing older than the window was kept
+    trace.clear()
+    assert rows(make_source().list_recent_threads(LIST, SINCE)) == expected
+    assert fetched(trace) == 0
+
+
+def test_a_guess_short_of_the_window_reads_the_rest_after_the_search(make_source, seed, cache, trace, account):
+    """A first page spread over weeks suggests few messages below it, but the window's first
+    days were busy: the rest is read once the server has said where the window starts."""
+    _seed_at(seed, 1, [SINCE - timedelta(days=2, minutes=n) for n in range(10)])  # older than the window
+    _seed_at(seed, 11, [SINCE + timedelta(hours=1, seconds=30 * n) for n in range(150)])  # a busy first day
+    _seed_at(seed, 161, [SINCE + timedelta(days=5, hours=6 * n) for n in range(100)])  # then quieter
+    expected = _uncached(make_source, account)
+    src = make_source()
+    src.list_recent_threads(LIST, SINCE, limit=3)
+    trace.clear()
+    assert rows(src.list_recent_threads(LIST, SINCE)) == expected
+    below = [t for t in sent(trace) if re.search(r"UID FETCH \d+:\d+ ", t)]
+    assert len(below) == 2, below  # the guessed part with the search behind it, then the rest
+    assert fetched(trace) == 150
