@@ -263,10 +263,12 @@ class SummaryStore:
             timer, self._timer = self._timer, None
             if timer is not None and timer is not threading.current_thread():
                 timer.cancel()
-            with _STORES_LOCK:
-                _STORES.discard(self)
             if cache is not None:
                 self.save(cache)
+            # Only once written: a reader that finds this store meanwhile waits for the lock,
+            # then reads the new file (not the one this write replaces).
+            with _STORES_LOCK:
+                _STORES.discard(self)
 
     def drop(self, why: str) -> None:
         with self.lock:

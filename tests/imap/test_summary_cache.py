@@ -12,6 +12,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from dataclasses import asdict, replace
 from datetime import datetime, timedelta, timezone
@@ -615,3 +616,32 @@ def test_a_guess_short_of_the_window_reads_the_rest_after_the_search(make_source
     below = [t for t in sent(trace) if re.search(r"UID FETCH \d+:\d+ ", t)]
     assert len(below) == 2, below  # the guessed part with the search behind it, then the rest
     assert fetched(trace) == 150
+
+
+def test_a_listing_meanwhile_reads_the_cache_being_written_not_the_one_it_replaces(
+        make_source, seed, cache, trace, account, monkeypatch):
+    """The app's whole window is being written (its timer fired) when the new-report poller
+    lists its short look-back: the poller waits for that write and reads it, rather than the
+    first page's file it replaces (which made it read 4,300 messages again on the dense folder)."""
+    _many(seed, 130)
+    look_back = NOW - timedelta(hours=73)
+    expected = rows(make_source(replace(account, cache_summaries=False)).list_recent_threads(LIST, look_back))
+    app = make_source()
+    app.list_recent_threads(LIST, SINCE, limit=3)
+    app.list_recent_threads(LIST, SINCE)  # written soon; the first page's file is on disk now
+    real_write, started = summary_cache.write_file, threading.Event()
+
+    def slow_write(path, folder_cache):
+        started.set()
+        time.sleep(0.5)
+        return real_write(path, folder_cache)
+
+    monkeypatch.setattr(summary_cache, "write_file", slow_write)
+    writer = threading.Thread(target=app._store.flush)  # as the timer does
+    writer.start()
+    assert started.wait(5)
+    trace.clear()
+    poller = make_source()
+    assert rows(poller.list_recent_threads(LIST, look_back)) == expected
+    writer.join()
+    assert not [c for c in sent(trace) if "FETCH" in c or "SEARCH" in c], sent(trace)  # the whole window's cache
