@@ -1112,7 +1112,7 @@ def _user_allows_caches(source: MailSource) -> bool:
         user = user or load_settings()
     except ConfigError:
         return False
-    return user_allows_caches(user.data)
+    return user.readable and user_allows_caches(user.data)
 
 
 class MboxSource(MailSource):

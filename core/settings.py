@@ -41,6 +41,9 @@ def data_dir() -> Path:
 class UserSettings:
     path: Path
     data: dict[str, Any] = field(default_factory=dict)
+    #: False for the stand-in a front end uses when the file could not be read: what it says
+    #: is unknown, so nothing it could forbid is allowed (e.g. caching mail metadata on disk).
+    readable: bool = True
 
     @property
     def theme(self) -> str | None:

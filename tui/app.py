@@ -74,7 +74,7 @@ class MailTriageApp(FirstScreen, App[int], bindings.KeymapHost, inherit_bindings
             except ConfigError as exc:
                 # A broken settings file is reported, never overwritten.
                 self.startup_problems.append(f"settings not loaded: {exc}")
-                settings = UserSettings(Path(exc.file), {})
+                settings = UserSettings(Path(exc.file), {}, readable=False)
                 self.settings_writable = False
         self.settings = settings
         self.session = Session(project_dir, demo=demo, settings=settings)

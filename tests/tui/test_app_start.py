@@ -4,6 +4,7 @@ import tomllib
 
 from textual.widgets import Static
 
+import mailtriage.application as application
 from mailtriage.core.settings import load_settings
 from mailtriage.tui.screens.first_run import FirstRunScreen
 from mailtriage.tui.screens.help import HelpScreen
@@ -101,3 +102,25 @@ async def test_first_run_d_opens_the_demo_workspace(tmp_path, monkeypatch):
         # A fresh workspace of this run, beside the command line's one.
         assert app.session.project_dir.parent == tmp_path / "demo-workspace-sessions"
         assert app.session.project_dir.name.startswith("session-")
+
+
+async def test_unreadable_settings_keep_mail_metadata_off_disk(tmp_path, user_config, cache, monkeypatch):
+    """A settings file that cannot be read may be the one that says ``cache_summaries = false``:
+    the app then keeps no archive index on disk (it used to get empty settings and persist it)."""
+    (user_config / "config.toml").write_text('[settings]\ncache_summaries = false\ntheme = "light\n',
+                                            encoding="utf-8")
+    app = make_app(application.project_dir(demo=True), demo=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert any("not valid TOML" in n.message for n in app._notifications)
+        assert "threads" in screen_text(app)  # the demo archive was listed
+    assert not list(cache.rglob("*.idx")), list(cache.rglob("*"))
+
+
+async def test_readable_settings_let_the_archive_index_be_kept(tmp_path, user_config, cache, monkeypatch):
+    """The check above can fail: with the same settings readable and caches allowed, it is kept."""
+    app = make_app(application.project_dir(demo=True), demo=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert "threads" in screen_text(app)
+    assert list(cache.rglob("*.idx"))
