@@ -27,7 +27,9 @@ from mailtriage.backends.imap.source import ImapSource
 from mailtriage.core.secrets import set_secret
 from mailtriage.core.settings import load_settings
 from mailtriage.core.trace import TRACE
+from mailtriage.backends.errors import ConnectionLost
 from tests.imap.conftest import account_for, make_mail
+from tests.servers.faultproxy import FaultProxy
 
 LIST = "security@example.org"
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
@@ -645,3 +647,31 @@ def test_a_listing_meanwhile_reads_the_cache_being_written_not_the_one_it_replac
     assert rows(poller.list_recent_threads(LIST, look_back)) == expected
     writer.join()
     assert not [c for c in sent(trace) if "FETCH" in c or "SEARCH" in c], sent(trace)  # the whole window's cache
+
+
+def test_a_connection_lost_while_the_window_search_is_unanswered_recovers(
+        dovecot, dovecot_user, make_source, seed, cache, account, trace):
+    """The read-ahead FETCH and the window's SEARCH behind it are both on the wire when the
+    connection drops: the listing fails as a lost connection, and the next one lists right."""
+    _many(seed, 130)
+    expected = _uncached(make_source, account)
+    proxy = FaultProxy(dovecot.port)
+    acct = account_for(dovecot, dovecot_user, port=proxy.port)
+    set_secret(password_key(acct.id), dovecot_user.password)
+    src = ImapSource("imap", {"folder": "INBOX", "list": LIST}, account=acct)
+    try:
+        src.list_recent_threads(LIST, SINCE, limit=3)
+        proxy.cut_when_server_sends(b"* ESEARCH")
+        with pytest.raises(ConnectionLost):
+            src.list_recent_threads(LIST, SINCE)
+        assert proxy.cuts == 1
+        assert rows(src.list_recent_threads(LIST, SINCE)) == expected
+        src.close()  # its cache written
+        again = ImapSource("imap", {"folder": "INBOX", "list": LIST}, account=acct)
+        trace.clear()
+        assert rows(again.list_recent_threads(LIST, SINCE)) == expected  # from the cache, sound
+        assert fetched(trace) == 0
+        again.close()
+    finally:
+        src.close()
+        proxy.close()
