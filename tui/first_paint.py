@@ -60,20 +60,36 @@ UNDO = "\x1b[?25h\x1b[?1049l"
 #: How long after the whole listing is drawn the app keeps its screen (the footer's keys and
 #: the panes' last updates are drawn by then).
 KEEP_AFTER = 0.5
+#: Frames kept of one project, one a terminal size: the sizes used last.
+SIZES_KEPT = 3
 #: A frame is a few tens of KB; anything much larger is not one.
 MAX_BYTES = 4 << 20
 _APP_FILE = Path(__file__).with_name("app.tcss")  # rewritten by every install: stands for the app's version
 
 
-def frame_path(project_dir: Path, *, demo: bool) -> Path:
-    """Where the frame of this project is kept (the demo: one for every demo workspace)."""
+def frame_path(project_dir: Path, *, demo: bool, size: tuple[int, int]) -> Path:
+    """Where the frame of this project at this terminal size is kept (the demo: one for every
+    demo workspace). One file a size: two terminals of other sizes on one project each keep
+    their own (they removed each other's before)."""
+    return cache_dir() / FOLDER / f"{_name(project_dir, demo=demo)}-{size[0]}x{size[1]}.frame"
+
+
+def frames_of(project_dir: Path, *, demo: bool) -> list[Path]:
+    """The frames kept of this project, at any size, newest first."""
+    try:
+        found = [(path.stat().st_mtime_ns, path)
+                 for path in (cache_dir() / FOLDER).glob(f"{_name(project_dir, demo=demo)}-*.frame")]
+    except OSError:
+        return []
+    return [path for _, path in sorted(found, reverse=True)]
+
+
+def _name(project_dir: Path, *, demo: bool) -> str:
     if demo:
-        name = "demo"
-    else:
-        # A name, not a secret: the file says which project it is for (checked before it is shown).
-        where = os.fsencode(_project_key(project_dir, demo=False))
-        name = f"{zlib.crc32(where):08x}{zlib.adler32(where):08x}"
-    return cache_dir() / FOLDER / f"{name}.frame"
+        return "demo"
+    # A name, not a secret: the file says which project it is for (checked before it is shown).
+    where = os.fsencode(_project_key(project_dir, demo=False))
+    return f"{zlib.crc32(where):08x}{zlib.adler32(where):08x}"
 
 
 def _project_key(project_dir: Path, *, demo: bool) -> str:
@@ -125,13 +141,19 @@ def keep(project_dir: Path, *, demo: bool, size: tuple[int, int], frame: str, se
     """Keep ``frame`` (Textual's full update of the start screen) for the next start. False
     when it may not be kept (the settings say no) or is not a frame that may be shown; then
     any older one is removed. Raises OSError when the cache folder cannot be written."""
-    path = frame_path(project_dir, demo=demo)
-    if not allowed(settings_data) or len(frame) > MAX_BYTES or not is_safe(frame):
+    path = frame_path(project_dir, demo=demo, size=size)
+    if not allowed(settings_data):
+        for kept in frames_of(project_dir, demo=demo):
+            cache_file.remove(kept)
+        return False
+    if len(frame) > MAX_BYTES or not is_safe(frame):
         cache_file.remove(path)
         return False
     private_cache_dir(FOLDER)
     key = signature(project_dir, demo=demo, size=size, settings_path=settings_path)
     cache_file.write(path, KIND, VERSION, {"signature": key, "frame": frame})
+    for older in frames_of(project_dir, demo=demo)[SIZES_KEPT:]:
+        cache_file.remove(older)
     return True
 
 
@@ -175,17 +197,19 @@ class Shown:
 def show(project_dir: Path, *, demo: bool, settings_path: Path, fd: int) -> Shown | None:
     """Write the kept frame of this project to the terminal ``fd`` when it fits (see the
     module's rules); a frame that does not is removed. None when nothing was shown."""
-    path = frame_path(project_dir, demo=demo)
-    if not os.isatty(fd) or not os.path.exists(path):  # output to a file or a pipe: no screen to paint
+    if not os.isatty(fd):  # output to a file or a pipe: no screen to paint
         return None
     columns, lines = shutil.get_terminal_size()  # as Textual reads it (COLUMNS and LINES first)
+    path = frame_path(project_dir, demo=demo, size=(columns, lines))
+    if not os.path.exists(path):
+        return None
     kept, _why = cache_file.read(path, KIND, VERSION)
     frame = kept.get("frame") if isinstance(kept, dict) else None
     fits = (isinstance(frame, str) and len(frame) <= MAX_BYTES
             and kept.get("signature") == signature(project_dir, demo=demo, size=(columns, lines),
                                                    settings_path=settings_path))
     if not fits or not is_safe(frame):
-        cache_file.remove(path)  # stale (another size, settings, version) or not ours: kept again later
+        cache_file.remove(path)  # stale (settings, version) or not ours: kept again later
         return None
     data = (ENTER + frame + LEAVE_SYNC).encode("utf-8", "replace")
     shown = Shown(fd)

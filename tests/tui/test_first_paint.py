@@ -84,7 +84,7 @@ def app_env(tmp_path) -> tuple[Path, dict[str, str], Path]:
     config, cache = tmp_path / "config", tmp_path / "cache"
     config.mkdir()
     env = {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_CACHE_DIR": str(cache)}
-    return project, env, cache / "frames" / first_paint.frame_path(project, demo=False).name
+    return project, env, cache / "frames" / first_paint.frame_path(project, demo=False, size=(140, 40)).name
 
 
 def test_the_next_start_paints_the_kept_screen_before_the_app_is_live(app_env):
@@ -188,15 +188,13 @@ def test_an_app_that_never_starts_gives_the_terminal_back(tmp_path, terminal, se
     assert written() == b"\x1b[?25h\x1b[?1049l"
 
 
-@pytest.mark.parametrize("change", ["size", "settings", "project", "term"])
+@pytest.mark.parametrize("change", ["settings", "project", "term"])
 def test_a_frame_of_another_terminal_or_settings_is_not_shown_and_removed(tmp_path, terminal, settings_path,
                                                                          monkeypatch, change):
     fd, written = terminal
     (tmp_path / "project.md").write_text("# P\n", encoding="utf-8")
     keep(tmp_path, settings_path)
-    if change == "size":
-        monkeypatch.setenv("COLUMNS", "101")
-    elif change == "settings":
+    if change == "settings":
         settings_path.write_text('name = "T"\ntheme = "nord"\n', encoding="utf-8")
     elif change == "project":
         (tmp_path / "project.md").write_text("# P, renamed\n", encoding="utf-8")
@@ -204,7 +202,34 @@ def test_a_frame_of_another_terminal_or_settings_is_not_shown_and_removed(tmp_pa
         monkeypatch.setenv("TERM", "vt100")
     assert first_paint.show(tmp_path, demo=False, settings_path=settings_path, fd=fd) is None
     assert written() == b""
-    assert not first_paint.frame_path(tmp_path, demo=False).exists()
+    assert not first_paint.frames_of(tmp_path, demo=False)
+
+
+def test_a_frame_of_another_size_is_not_shown_and_stays_for_that_size(tmp_path, terminal, settings_path,
+                                                                      monkeypatch):
+    """Two terminals of other sizes on one project: each start shows its own size's frame (they
+    removed each other's before, so neither had a first paint)."""
+    fd, written = terminal
+    assert keep(tmp_path, settings_path, frame="\x1b[1;1Hat 100x30")
+    assert keep(tmp_path, settings_path, frame="\x1b[1;1Hat 101x30", size=(101, 30))
+    assert first_paint.show(tmp_path, demo=False, settings_path=settings_path, fd=fd) is not None
+    assert "at 100x30" in written().decode()
+    monkeypatch.setenv("COLUMNS", "101")
+    assert first_paint.show(tmp_path, demo=False, settings_path=settings_path, fd=fd) is not None
+    assert "at 101x30" in written().decode()
+    monkeypatch.setenv("COLUMNS", "102")
+    assert first_paint.show(tmp_path, demo=False, settings_path=settings_path, fd=fd) is None
+    assert written() == b""
+    assert len(first_paint.frames_of(tmp_path, demo=False)) == 2
+
+
+def test_only_the_sizes_used_last_are_kept(tmp_path, settings_path):
+    for columns in range(100, 100 + first_paint.SIZES_KEPT + 2):
+        assert keep(tmp_path, settings_path, size=(columns, 30))
+        os.utime(first_paint.frame_path(tmp_path, demo=False, size=(columns, 30)), ns=(columns * 10**9,) * 2)
+    assert first_paint.frames_of(tmp_path, demo=False) == [
+        first_paint.frame_path(tmp_path, demo=False, size=(columns, 30))
+        for columns in range(100 + first_paint.SIZES_KEPT + 1, 100 + 1, -1)]
 
 
 @pytest.mark.parametrize("hostile", [
@@ -222,9 +247,9 @@ def test_a_frame_of_another_terminal_or_settings_is_not_shown_and_removed(tmp_pa
 def test_a_frame_with_any_other_control_sequence_is_never_written(tmp_path, terminal, settings_path, hostile):
     fd, written = terminal
     assert not keep(tmp_path, settings_path, frame=FRAME + hostile)
-    assert not first_paint.frame_path(tmp_path, demo=False).exists()
+    assert not first_paint.frames_of(tmp_path, demo=False)
     # Written by something else than the app (the same file format, the right signature):
-    path = first_paint.frame_path(tmp_path, demo=False)
+    path = first_paint.frame_path(tmp_path, demo=False, size=(100, 30))
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     key = first_paint.signature(tmp_path, demo=False, size=(100, 30), settings_path=settings_path)
     cache_file.write(path, first_paint.KIND, first_paint.VERSION, {"signature": key, "frame": FRAME + hostile})
@@ -236,7 +261,7 @@ def test_a_frame_with_any_other_control_sequence_is_never_written(tmp_path, term
 def test_a_damaged_frame_file_is_not_shown(tmp_path, terminal, settings_path):
     fd, written = terminal
     keep(tmp_path, settings_path)
-    path = first_paint.frame_path(tmp_path, demo=False)
+    path = first_paint.frame_path(tmp_path, demo=False, size=(100, 30))
     path.write_bytes(path.read_bytes()[:-7])
     assert first_paint.show(tmp_path, demo=False, settings_path=settings_path, fd=fd) is None
     assert written() == b""
@@ -250,12 +275,15 @@ def test_a_damaged_frame_file_is_not_shown(tmp_path, terminal, settings_path):
 def test_no_frame_is_kept_against_the_settings_and_an_older_one_goes(tmp_path, settings_path, settings):
     assert keep(tmp_path, settings_path)
     assert not keep(tmp_path, settings_path, data=settings)
-    assert not first_paint.frame_path(tmp_path, demo=False).exists()
+    assert not first_paint.frames_of(tmp_path, demo=False)
 
 
 def test_the_demo_has_one_frame_for_all_its_workspaces(tmp_path):
-    assert first_paint.frame_path(tmp_path / "a", demo=True) == first_paint.frame_path(tmp_path / "b", demo=True)
-    assert first_paint.frame_path(tmp_path / "a", demo=False) != first_paint.frame_path(tmp_path / "b", demo=False)
+    size = (100, 30)
+    assert first_paint.frame_path(tmp_path / "a", demo=True, size=size) == \
+        first_paint.frame_path(tmp_path / "b", demo=True, size=size)
+    assert first_paint.frame_path(tmp_path / "a", demo=False, size=size) != \
+        first_paint.frame_path(tmp_path / "b", demo=False, size=size)
 
 
 # What Textual writes for our screen: mail text as the inert boundary renders it for a
@@ -286,7 +314,7 @@ async def test_the_app_keeps_its_start_screen_once_the_listing_is_whole(tmp_path
     project = mbox_project(tmp_path / "p")
     app = make_app(project)
     app.first_paint_project = (project, False)
-    path = first_paint.frame_path(project, demo=False)
+    path = first_paint.frame_path(project, demo=False, size=(140, 40))
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await pilot.pause(first_paint.KEEP_AFTER + 0.3)
@@ -304,7 +332,7 @@ async def test_no_screen_is_kept_while_a_thread_is_open(tmp_path, user_config, c
 
     project = mbox_project(tmp_path / "p")
     app = make_app(project)
-    path = first_paint.frame_path(project, demo=False)
+    path = first_paint.frame_path(project, demo=False, size=(140, 40))
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await pilot.press("enter")
@@ -313,7 +341,7 @@ async def test_no_screen_is_kept_while_a_thread_is_open(tmp_path, user_config, c
         app.first_paint_project = (project, False)
         app.keep_first_frame()
         await settle(pilot)
-    assert not path.exists()
+    assert not first_paint.frames_of(project, demo=False)
 
 
 def re_sub_sequences(frame: str) -> str:
@@ -331,7 +359,7 @@ async def test_no_screen_is_kept_while_another_list_is_shown(tmp_path, user_conf
                                "mbox": {"path": "list.mbox", "list": "security@frob.example", "parallel": False},
                                "other": {"kind": "mbox", "path": "list.mbox", "list": "dev@frob.example"}}})
     app = make_app(project)
-    path = first_paint.frame_path(project, demo=False)
+    path = first_paint.frame_path(project, demo=False, size=(140, 40))
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         folders = app.main.folders
@@ -341,7 +369,7 @@ async def test_no_screen_is_kept_while_another_list_is_shown(tmp_path, user_conf
         app.first_paint_project = (project, False)
         app.keep_first_frame()
         await settle(pilot)
-    assert not path.exists()
+    assert not first_paint.frames_of(project, demo=False)
 
 
 def test_the_first_paint_is_written_before_textual_loads():
@@ -366,7 +394,7 @@ async def test_no_screen_is_kept_when_the_settings_file_cannot_be_read(tmp_path,
         app.first_paint_project = (project, False)
         app.keep_first_frame()
         await settle(pilot)
-    assert not first_paint.frame_path(project, demo=False).exists()
+    assert not first_paint.frames_of(project, demo=False)
 
 
 def test_checking_a_long_frame_that_fails_ends_at_once():
@@ -442,5 +470,5 @@ async def test_the_demo_opened_from_the_first_run_screen_is_not_kept_as_the_proj
         await pilot.pause(first_paint.KEEP_AFTER + 0.3)
         await settle(pilot)
         assert len(app.main.threads.thread_list.rows) == 41  # the demo is listed (and would be kept)
-    assert not first_paint.frame_path(missing, demo=False).exists()
-    assert not first_paint.frame_path(missing, demo=True).exists()
+    assert not first_paint.frames_of(missing, demo=False)
+    assert not first_paint.frames_of(missing, demo=True)
