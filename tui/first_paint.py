@@ -60,6 +60,8 @@ UNDO = "\x1b[?25h\x1b[?1049l"
 #: How long after the whole listing is drawn the app keeps its screen (the footer's keys and
 #: the panes' last updates are drawn by then).
 KEEP_AFTER = 0.5
+#: How many more times (each KEEP_AFTER later) the keep waits for the footer's keys to be drawn.
+FOOTER_WAITS = 10
 #: Frames kept of one project, one a terminal size: the sizes used last.
 SIZES_KEPT = 3
 #: A frame is a few tens of KB; anything much larger is not one.

@@ -48,6 +48,8 @@ class FirstScreen:
     #: The project whose start screen is kept for the next start's first paint
     #: (tui/first_paint.py): set by run_app on a real terminal, None elsewhere (tests).
     first_paint_project: tuple[Path, bool] | None = None
+    #: How often the keep waited for the footer's keys (at most FOOTER_WAITS times).
+    _footer_waits = 0
 
     def prepare_first_screen(self, forked: ForkedHeadStart | None = None) -> None:
         """Before ``run``: the head start, so the first frame shows the project and its first
@@ -112,8 +114,12 @@ class FirstScreen:
         """Once the first whole listing is drawn: keep this screen for the next start's first
         paint (tui/first_paint.py), if it still is the start screen (the main screen alone, the
         list at its top, nothing read, no notification on it). Once per run."""
-        target, self.first_paint_project = self.first_paint_project, None
         main = self.main
+        if main is not None and not main.footer_drawn() and self._footer_waits < first_paint.FOOTER_WAITS:
+            self._footer_waits += 1  # a busy machine: the footer's keys come later
+            self.set_timer(first_paint.KEEP_AFTER, self.keep_first_frame)
+            return
+        target, self.first_paint_project = self.first_paint_project, None
         # Not when the settings file could not be read: what it says about caches is unknown.
         if (target is None or not self.settings_writable or main is None or self.screen is not main
                 or self._notifications or not main.at_start()):

@@ -317,14 +317,49 @@ async def test_the_app_keeps_its_start_screen_once_the_listing_is_whole(tmp_path
     path = first_paint.frame_path(project, demo=False, size=(140, 40))
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
-        await pilot.pause(first_paint.KEEP_AFTER + 0.3)
-        await settle(pilot)
+        for _ in range(first_paint.FOOTER_WAITS + 2):  # kept once the footer's keys are drawn too
+            await pilot.pause(first_paint.KEEP_AFTER + 0.3)
+            await settle(pilot)
+            if path.exists():
+                break
         kept, _ = cache_file.read(path, first_paint.KIND, first_paint.VERSION)
         assert kept is not None and kept["signature"][1] == [140, 40]
+        assert app.main.footer_drawn()
         lines = screen_text(app).splitlines()
     # The screen as it stands, every line in its place (the footer's keys too).
     assert [line.rstrip() for line in re_sub_sequences(kept["frame"]).split("\n")] == lines
     assert "Question about 3.4 fixes" in lines[2] and "q Quit" in lines[-1]
+
+
+async def test_the_screen_is_kept_only_once_the_footer_shows_its_keys(tmp_path, user_config, cache):
+    """On a busy machine the footer's keys come late: a screen kept before them would paint an
+    empty footer at the next start (seen under load). The keep waits for them."""
+    from textual.widgets import Footer
+
+    from tests.tui.helpers import make_app, settle
+
+    project = mbox_project(tmp_path / "p")
+    app = make_app(project)
+    path = first_paint.frame_path(project, demo=False, size=(140, 40))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        footer = app.main.query_one(Footer)
+        footer.display = False  # its keys not laid out, as before they are drawn
+        await settle(pilot)
+        assert not app.main.footer_drawn()
+        app.first_paint_project = (project, False)
+        app.keep_first_frame()
+        await pilot.pause(first_paint.KEEP_AFTER + 0.3)
+        await settle(pilot)
+        assert not path.exists()
+        footer.display = True
+        for _ in range(5):
+            await pilot.pause(first_paint.KEEP_AFTER + 0.3)
+            await settle(pilot)
+            if path.exists():
+                break
+        kept, _ = cache_file.read(path, first_paint.KIND, first_paint.VERSION)
+    assert kept is not None and "q Quit" in re_sub_sequences(kept["frame"]).split("\n")[-1]
 
 
 async def test_no_screen_is_kept_while_a_thread_is_open(tmp_path, user_config, cache):

@@ -90,6 +90,11 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
                 and self.threads.search_label is None and not self.query("#thread-search.-visible")
                 and reader.thread is None and str(reader.border_title) == "Reading pane" and self.focused is listing)
 
+    def footer_drawn(self) -> bool:
+        """Whether the footer's keys are laid out (they come a frame or more after the rows; a
+        start screen kept before them would show an empty footer)."""
+        return any(key.region for key in self.query("FooterKey"))
+
     def on_resize(self, event) -> None:
         self.set_class(event.size.width < NARROW_WIDTH, "-narrow")
         self._fold_tracker(not self._tracker_has_focus())
