@@ -13,25 +13,29 @@ from __future__ import annotations
 
 import re
 import ssl
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 from urllib.parse import quote
 
 from mailtriage.backends.errors import BackendFailure, NotSupported
-from mailtriage.backends.imap import message_reads, mutations, protocol, smtp
-from mailtriage.backends.imap import poll as poll_module
+from mailtriage.backends.imap import message_reads, mutations, protocol
 from mailtriage.backends.imap import query as query_module
-from mailtriage.backends.imap import search as search_module
 from mailtriage.backends.imap.account import ImapAccount
 from mailtriage.backends.imap.connection import FolderState, ImapConnection, PasswordProvider, TokenProvider
 from mailtriage.backends.imap.folders import Folders
 from mailtriage.backends.imap.ids import MessageRef, decode_message_id
 from mailtriage.backends.imap.labels import Labels
-from mailtriage.backends.imap.poll import NewMail
-from mailtriage.backends.mailbox_contract import (Compose, LabelList, MailboxAdapter, MailFolder, MailLabel, MailMessage,
-                                         MailPage, MailQuery, MailThread, PollResult, StaleMessageId)
-from mailtriage.backends.outgoing import as_bytes
-from mailtriage.backends.search import SearchPage, SearchRequest
-from mailtriage.backends.send_ledger import SendLedger
+from mailtriage.backends.mailbox_contract import MailboxAdapter, StaleMessageId
+
+if TYPE_CHECKING:
+    from mailtriage.backends.imap.poll import NewMail
+    from mailtriage.backends.mailbox_contract import (Compose, LabelList, MailFolder, MailLabel, MailMessage, MailPage,
+                                                      MailQuery, MailThread, PollResult)
+    from mailtriage.backends.search import SearchPage, SearchRequest
+    from mailtriage.backends.send_ledger import SendLedger
+
+# Sending (imap/smtp.py: aiosmtplib, the send policy, the stdlib's MIME writer), server search
+# and polling load when first used: opening a project and listing threads use none of them
+# (about 17 ms of an IMAP project's open, python -X importtime).
 
 _APPENDUID = re.compile(r"APPENDUID (\d+) (\d+)")
 
@@ -76,6 +80,8 @@ class ImapMailbox(MailboxAdapter):
     def search(self, request: SearchRequest) -> SearchPage:
         """Server search (``SEARCH CHARSET UTF-8`` / ``SORT``) in ``request.folder`` (INBOX
         when None) or, with ``all_folders``, every selectable folder; MailHeader items."""
+        from mailtriage.backends.imap import search as search_module  # with the first search (see the top)
+
         if request.all_folders:
             folders = search_module.account_folders(self)
         else:
@@ -131,15 +137,21 @@ class ImapMailbox(MailboxAdapter):
         return kept, why
 
     def poll(self, cursor: str | None) -> PollResult:
+        from mailtriage.backends.imap import poll as poll_module  # with the first poll (see the top)
+
         return poll_module.poll(self, cursor)
 
     def read_new(self, folder: str, after: tuple[int, int] | None, *, limit: int) -> NewMail:
         """Whole messages of ``folder`` after ``after`` (UIDVALIDITY, last UID), read-only;
         a silent baseline when there is no cursor or the folder was reset."""
+        from mailtriage.backends.imap import poll as poll_module  # with the first poll (see the top)
+
         return poll_module.read_new(self, folder, after, limit)
 
     def wait_for_mail(self, timeout: float) -> bool:
         """Block up to ``timeout`` s for new inbox mail (IDLE when advertised)."""
+        from mailtriage.backends.imap import poll as poll_module  # with the first poll (see the top)
+
         return poll_module.wait_for_mail(self, timeout)
 
     # -- labels -----------------------------------------------------------------------
@@ -180,6 +192,8 @@ class ImapMailbox(MailboxAdapter):
     # -- compose --------------------------------------------------------------------------
     def send(self, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = None) -> str:
         """Send through SMTP after Principle 10; see :func:`mailtriage.backends.imap.smtp.send`."""
+        from mailtriage.backends.imap import smtp  # sending only (see the top)
+
         return smtp.send(self, compose, confirmed=confirmed, ledger=ledger)
 
     def save_draft(self, compose: Compose) -> str:
@@ -201,6 +215,9 @@ class ImapMailbox(MailboxAdapter):
             if not found:
                 raise StaleMessageId(self.account_id, compose.source_id, "the source message is gone")
             source, source_raw = found[0].parsed(), found[0].raw
+        from mailtriage.backends.imap import smtp  # composing only (see the top)
+        from mailtriage.backends.outgoing import as_bytes  # with it
+
         outgoing = smtp.compose_message(self.account, compose, source, source_raw)
         return self.append_draft(folder, as_bytes(outgoing.message), outgoing.message["Message-ID"])
 
@@ -235,6 +252,8 @@ class ImapMailbox(MailboxAdapter):
         finally:
             self.close()
         if self.account.access == "send" and self.account.smtp is not None:
+            from mailtriage.backends.imap import smtp  # a send account's check only (see the top)
+
             smtp.verify_smtp(self.account)
         return {"account": self.account_id, "capabilities": caps, "folders": folders,
                 "smtp": self.account.access == "send" and self.account.smtp is not None}

@@ -25,7 +25,7 @@ import base64
 import hashlib
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from urllib.parse import quote
 
 from mailtriage.backends.account_source import AccountSource
@@ -34,16 +34,17 @@ from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, MESSAGE_
 from mailtriage.backends.errors import (BackendFailure, DraftAlreadyPending, MailError, NotSupported,
                                         Unavailable)
 from mailtriage.backends.imap import message_reads, protocol, recent, summary_cache
-from mailtriage.backends.imap import search as imap_search
 from mailtriage.backends.imap.account import ImapAccount, load_account
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.imap.headers import aware, thread_root
 from mailtriage.backends.imap.query import criteria_for
 from mailtriage.backends.mailbox_contract import MailQuery
-from mailtriage.backends.search import SearchPage, SearchRequest
 from mailtriage.backends.thread_reconstruction import synthetic_kind
 from mailtriage.core.collector import collector_paused
 from mailtriage.core.projectconfig import ConfigError
+
+if TYPE_CHECKING:
+    from mailtriage.backends.search import SearchPage, SearchRequest
 
 THREAD_KIND = MESSAGE_ID_KIND  # root Message-IDs (old "imap:" tags read back as this shape)
 ARCHIVE_KINDS = ("hyperkitty", "pipermail", "ponymail")
@@ -289,6 +290,8 @@ class ImapSource(AccountSource):
     def search(self, request: SearchRequest) -> SearchPage:
         """Server search in the list folder (or ``request.folder``, or every folder of the
         account with ``all_folders``); each matching message becomes the row of its thread."""
+        from mailtriage.backends.imap import search as imap_search  # with the first search: not the open's
+
         mb = self.mailbox
         if request.all_folders:
             folders = imap_search.account_folders(mb)
