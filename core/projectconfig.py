@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from mailtriage.core import config_cache
 from mailtriage.core.errors import ConfigError, ProjectFileError  # noqa: F401  (importable from here too)
 
 PROJECT_FILE = "project.md"
@@ -323,7 +324,7 @@ def parse_config_block(lines: list[str], start: int, end: int, file: Path) -> di
                                   f"the yaml block is too large ({len(text.encode('utf-8'))} bytes)",
                                   f"at most {MAX_CONFIG_BYTES // 1024} KiB of key: value lines")
             try:
-                data = safe_yaml(text)
+                data = config_cache.parsed(text, file, safe_yaml)  # PyYAML only for a block not seen before
             except _yaml().YAMLError as exc:
                 where = getattr(exc, "problem_mark", None)
                 line = (where.line + i + 2) if where is not None else i + 1
