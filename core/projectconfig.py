@@ -473,7 +473,7 @@ def load_org_profile(name: str, file: Path) -> Layer:
     path = ORG_DIR / f"{name}.yaml"
     if not path.is_file():
         raise ConfigError(file, "organization", f"no organization profile named {name!r}", _org_names())
-    data = safe_yaml(path.read_text(encoding="utf-8")) or {}
+    data = config_cache.parsed(path.read_text(encoding="utf-8"), path, safe_yaml) or {}  # as project.md's block
     return Layer(f"organization:{name}", str(path), data)
 
 

@@ -139,7 +139,7 @@ def test_a_refused_block_is_refused_every_time_with_the_same_error(tmp_path, cac
 def test_a_second_open_in_a_fresh_process_needs_no_yaml_parser(tmp_path, cache):
     """The app and every CLI command open the project in a new process: the second one
     reads the kept block, the same configuration, and never imports PyYAML."""
-    project = _project(tmp_path / "p", BLOCK)
+    project = _project(tmp_path / "p", "organization: asf  # its profile's YAML is kept too\n" + BLOCK)
     code = textwrap.dedent(f"""
         import json, sys
         from mailtriage.core.projectconfig import load_project

@@ -55,6 +55,8 @@ NOT_AT_OPEN = (
     # (backends/mime.py, backends/maildir.py), not a listing from headers
     "email.policy", "email.parser", "email.generator", "mailbox", "mailtriage.backends.outgoing",
     "mailtriage.backends.pgp_status",
+    # project.md's YAML parser: a project opened before reads its kept block (core/config_cache.py)
+    "yaml",
 )
 
 
