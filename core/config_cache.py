@@ -28,6 +28,7 @@ from mailtriage.core import cache_file
 from mailtriage.core.paths import UnsafePath, private_cache_dir
 
 KIND = "project-config"
+#: Raise it when what ``projectconfig.safe_yaml`` accepts or builds changes: kept values then go.
 VERSION = 1
 
 #: PyYAML's files whose change may change what a block means.
