@@ -100,6 +100,24 @@ def normalize_line_ends(raw: bytes) -> tuple[bytes, str | None]:
     return raw, None
 
 
+class _Later:
+    """A pattern compiled when first used, for what listing mail never needs (HTML parts, the
+    mbox scan's dates): ``_X()`` is the compiled pattern. Compiling them with the module cost
+    2-3 ms of every backend's import (python -X importtime)."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, *args: object) -> None:
+        self._args = args
+        self._compiled: re.Pattern | None = None
+
+    def __call__(self) -> re.Pattern:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(*self._args)  # two threads at once: equal patterns
+        return compiled
+
+
 _BLANK_LINE = re.compile(rb"\r?\n\r?\n")
 
 
@@ -495,7 +513,7 @@ def parse_date_epoch(value: bytes | str | None) -> float | None:
 
 # One Date value per line, in the shape almost all mail uses (single spaces); every
 # other line matches the empty second branch and goes through parse_date_epoch.
-_DATE_LINE = re.compile(
+_DATE_LINE = _Later(
     rb"^(?:[A-Za-z]{3},? )?(\d{1,2} [A-Za-z]{3}[a-z]* \d{4}) (\d{1,2}:\d{2})(?::(\d{2}))?(?: ([+-]\d{4}))?$|^.*$",
     re.MULTILINE,
 )
@@ -511,7 +529,7 @@ def parse_date_epochs(values: list[bytes | None]) -> list[float | None]:
     """
     lines = [v or b"" for v in values]
     joined = b"\n".join(lines)
-    parts = _DATE_LINE.findall(joined) if joined.count(b"\n") == len(lines) - 1 else None
+    parts = _DATE_LINE().findall(joined) if joined.count(b"\n") == len(lines) - 1 else None
     if parts is None or len(parts) != len(lines):
         return [parse_date_epoch(v) for v in values]
     day_key = _DAY_KEY
@@ -1045,31 +1063,31 @@ def _salvage_base64(part: EmailMessage) -> tuple[bytes, int] | None:
 
 
 # Inline styles that hide text from the reader while a filter (or a model) still sees it.
-_HIDDEN_STYLE = re.compile(
+_HIDDEN_STYLE = _Later(
     r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0*(?:\.0+)?(?:px|pt|em|rem|%)?\s*(?:;|$|!)"
     r"|opacity\s*:\s*0(?:\.0+)?\s*(?:;|$)",
     re.IGNORECASE)
-_WHITE_TEXT = re.compile(r"(?<![-\w])color\s*:\s*(?:#fff(?:fff)?\b|white\b|rgba?\(\s*255\s*,\s*255\s*,\s*255)",
+_WHITE_TEXT = _Later(r"(?<![-\w])color\s*:\s*(?:#fff(?:fff)?\b|white\b|rgba?\(\s*255\s*,\s*255\s*,\s*255)",
                          re.IGNORECASE)
-_DARK_BACKGROUND = re.compile(r"background(?:-color)?\s*:\s*(?!#fff|white|transparent|none)[#\w]", re.IGNORECASE)
-_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>")
-_STYLE_ATTR = re.compile(r"""\bstyle\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
-_FONT_WHITE = re.compile(r"""\bcolor\s*=\s*["']?\s*(?:#fff(?:fff)?|white)\b""", re.IGNORECASE)
+_DARK_BACKGROUND = _Later(r"background(?:-color)?\s*:\s*(?!#fff|white|transparent|none)[#\w]", re.IGNORECASE)
+_TAG = _Later(r"<(/?)([A-Za-z][A-Za-z0-9]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>")
+_STYLE_ATTR = _Later(r"""\bstyle\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+_FONT_WHITE = _Later(r"""\bcolor\s*=\s*["']?\s*(?:#fff(?:fff)?|white)\b""", re.IGNORECASE)
 _VOID_TAGS = frozenset(("br", "img", "hr", "meta", "link", "input", "col", "area", "base", "wbr", "source"))
 HIDDEN_OPEN, HIDDEN_CLOSE = "[hidden text: ", "]"
 
 
 def _is_hidden(tag: str, attrs: str) -> bool:
-    match = _STYLE_ATTR.search(attrs)
+    match = _STYLE_ATTR().search(attrs)
     style = next((g for g in match.groups() if g is not None), "") if match else ""
-    if style and _HIDDEN_STYLE.search(style):
+    if style and _HIDDEN_STYLE().search(style):
         return True
     # White text is hidden on the usual white page, not on a background it sets itself.
-    if style and _WHITE_TEXT.search(style) and not _DARK_BACKGROUND.search(style):
+    if style and _WHITE_TEXT().search(style) and not _DARK_BACKGROUND().search(style):
         return True
     if re.search(r"(?:^|\s)hidden(?:\s|=|$)", attrs, re.IGNORECASE):
         return True
-    return tag == "font" and _FONT_WHITE.search(attrs) is not None
+    return tag == "font" and _FONT_WHITE().search(attrs) is not None
 
 
 def _mark_hidden(html: str) -> tuple[str, int]:
@@ -1081,7 +1099,7 @@ def _mark_hidden(html: str) -> tuple[str, int]:
     stack: list[tuple[str, bool]] = []
     hidden_depth = 0
     count = 0
-    for match in _TAG.finditer(html):
+    for match in _TAG().finditer(html):
         closing, tag, attrs = match.group(1), match.group(2).lower(), match.group(3)
         if tag in ("style", "script", "head", "title"):
             continue
@@ -1173,7 +1191,7 @@ def _text_part(part: EmailMessage, content_type: str) -> TextPart:
     return TextPart(content_type=content_type, text=text, note="; ".join(notes) or None, from_html=from_html)
 
 
-_HREF = re.compile(r"""\bhref\s*=\s*(?:"([^"<>]*)"|'([^'<>]*)'|([^\s>"']+))""", re.IGNORECASE)
+_HREF = _Later(r"""\bhref\s*=\s*(?:"([^"<>]*)"|'([^'<>]*)'|([^\s>"']+))""", re.IGNORECASE)
 
 
 def _html_only_links(html_part: EmailMessage, plain_text: str) -> list[str]:
@@ -1186,7 +1204,7 @@ def _html_only_links(html_part: EmailMessage, plain_text: str) -> list[str]:
         return []
     plain = " ".join(plain_text.split())
     links = []
-    for match in _HREF.finditer(html):
+    for match in _HREF().finditer(html):
         target = next(g for g in match.groups() if g is not None).strip()
         if not target or target.startswith("#") or target.lower().startswith("mailto:"):
             continue
