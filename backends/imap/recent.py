@@ -40,7 +40,8 @@ from imapclient.exceptions import ProtocolError
 from imapclient.response_parser import parse_fetch_response, parse_response
 
 from mailtriage.backends import mime
-from mailtriage.backends.contract import LEGACY_KINDS, Address, ThreadId, ThreadSummary
+from mailtriage.backends.contract import (LEGACY_KINDS, MESSAGE_ID_KIND, SYNTHETIC_MESSAGE_ID_KIND, Address, ThreadId,
+                                          ThreadSummary)
 from mailtriage.backends.errors import BackendFailure, ConnectionLost
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap import summary_cache as sc
@@ -487,6 +488,9 @@ def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
     arrival_of, seen_of, email_of = arrivals.__getitem__, seen.__getitem__, emails.__getitem__
     # The kinds as ThreadId spells them (an old backend tag is read as its shape).
     real_kind, synthetic_kind_ = (LEGACY_KINDS.get(k, k) for k in (kind, synthetic_kind(kind)))
+    # Threads named by their root Message-ID (as IMAP's are): made by the contract's fast path.
+    message_id_kinds = (real_kind, synthetic_kind_) == (MESSAGE_ID_KIND, SYNTHETIC_MESSAGE_ID_KIND)
+    of_message_id_root = ThreadSummary._of_message_id_root
     utc = timezone.utc
     from_timestamp = datetime.fromtimestamp
     from_iso = datetime.fromisoformat
@@ -496,9 +500,9 @@ def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
     times: list[float] = []
     for key, indices in grouped.items():
         if any_synthetic and is_synthetic_root(key):
-            root_id, thread_kind = key[0], synthetic_kind_
+            root_id, synthetic_root = key[0], True
         else:
-            root_id, thread_kind = key, real_kind
+            root_id, synthetic_root = key, False
         first = indices[0]
         if len(indices) == 1:
             root = latest = rows[first]
@@ -532,13 +536,16 @@ def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
         if sender is None:
             sender = senders[who] = Address(*who)
         sent = latest[sent_at] if latest is not None else None
-        # Positional, in the order of ThreadSummary's fields (thread_id, subject, root_message_id,
-        # sender, last_activity, message_count, participants, unread, notes, date_marker,
-        # continued, sent); tests/imap/test_summaries.py compares every field.
-        out.append(ThreadSummary(
-            ThreadId(thread_kind, root_id), root[subject_at], root_id, sender,
-            from_timestamp(newest, utc) if newest is not None else None, len(indices), participants, unread,
-            (), "", continued, from_iso(sent) if sent else None))
+        last_activity = from_timestamp(newest, utc) if newest is not None else None
+        if message_id_kinds:
+            out.append(of_message_id_root(synthetic_root, root_id, root[subject_at], sender,
+                                          last_activity, len(indices), participants, unread, continued,
+                                          from_iso(sent) if sent else None))
+        else:
+            out.append(ThreadSummary(
+                thread_id=ThreadId(synthetic_kind_ if synthetic_root else real_kind, root_id), subject=root[subject_at], root_message_id=root_id,
+                sender=sender, last_activity=last_activity, message_count=len(indices), participants=participants,
+                unread=unread, continued=continued, sent=from_iso(sent) if sent else None))
         times.append(newest if newest is not None else 0.0)  # 0.0: the epoch, for no date
     if len(set(times)) == len(times):
         # No two times equal (nor one object twice): the root IDs would break no tie, so
