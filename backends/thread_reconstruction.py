@@ -162,9 +162,15 @@ def link_records(records: Iterable[Any], links: Links | None = None) -> Links:
                 if not refs:
                     continue
         count = len(refs)
-        if count > 1:
-            if count > 2 or refs[0] == refs[1]:
-                refs = list(dict.fromkeys(refs))
+        if count == 2:  # the most common case (a reply to a reply), without a loop
+            first, last = refs
+            if first != last:
+                if last not in guessed:
+                    guessed[last] = first
+            own[key] = last
+            continue
+        if count > 2:
+            refs = list(dict.fromkeys(refs))
             previous = refs[0]
             for ref in refs[1:]:
                 if ref not in guessed:

@@ -513,6 +513,22 @@ def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
             unread = not seen[first]
             email = emails[first]
             participants = (email,) if email else ()
+        elif plain and len(indices) == 2:  # the most common thread (a report and a reply), without builtins
+            second = indices[1]
+            if message_ids[first] == root_id:
+                root, continued = rows[first], False
+            elif message_ids[second] == root_id:
+                root, continued = rows[second], False
+            else:
+                root, continued = rows[first], True
+            newest, later = arrivals[first], arrivals[second]
+            if later > newest:  # else the first of the latest arrivals, as max() picks
+                newest, latest = later, rows[second]
+            else:
+                latest = rows[first]
+            unread = not (seen[first] and seen[second])
+            email, other = emails[first], emails[second]
+            participants = (email,) if email == other else (email, other)
         elif plain:
             if message_ids[first] == root_id:
                 root, continued = rows[first], False

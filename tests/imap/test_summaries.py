@@ -243,6 +243,9 @@ MISSING_ROOT = [row("<r1@x>", ["<gone@x>"], "<gone@x>", uid=5), row("<r2@x>", ["
                 row("<new@x>", uid=7, arrived=1764000000.0)]
 TIES = [row("<t1@x>", uid=1), row("<t2@x>", uid=2), row("<t1@x>", uid=3, seen=False),
         row("<t3@x>", ["<t1@x>"], uid=4, arrived=1764000000)]
+# Two messages of one thread arriving in the same second: the first gives the date sent.
+PAIR_TIE = [(*row("<p1@x>", uid=1)[:11], "2026-12-01T10:00:00+00:00"),
+            (*row("<p2@x>", ["<p1@x>"], uid=2, arrived=1764000000)[:11], "2026-12-01T11:00:00+00:00")]
 SYNTHETIC = [row("<m1@example.org>", uid=1, synthetic=True), row("<m1@example.org>", uid=2),
              row("<s@mailtriage.invalid>", ["<m1@example.org>"], uid=3, synthetic=True),
              row("<u@mailtriage.invalid>", uid=4, synthetic=True, arrived=None, email="")]
@@ -259,6 +262,7 @@ def described(summaries: list[ThreadSummary]) -> list[str]:
 @example(rows=MISSING_ROOT, kind="imap")
 @example(rows=TIES, kind="imap")
 @example(rows=SYNTHETIC, kind="imap")
+@example(rows=PAIR_TIE, kind="imap")
 @example(rows=[], kind="imap")
 def test_summaries_are_those_of_the_reference(rows, kind):
     before = list(rows)
@@ -278,6 +282,8 @@ def test_the_examples_cover_what_they_name():
     assert [(s.root_message_id, s.message_count) for s in recent.summaries(LOOP, "imap")] == [("<b@x>", 3)]
     # Equal times: the root ID breaks the tie, the greater first.
     assert [s.root_message_id for s in recent.summaries(TIES, "imap")] == ["<t2@x>", "<t1@x>"]
+    (pair,) = recent.summaries(PAIR_TIE, "imap")
+    assert pair.sent == datetime(2026, 12, 1, 10, tzinfo=timezone.utc) and pair.message_count == 2
     kinds = sorted((s.thread_id.kind, s.root_message_id) for s in recent.summaries(SYNTHETIC, "imap"))
     assert kinds == [("msgid", "<m1@example.org>"), ("msgid-synthetic", "<m1@example.org>"),
                      ("msgid-synthetic", "<u@mailtriage.invalid>")]
