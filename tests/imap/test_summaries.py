@@ -297,6 +297,9 @@ def groups_of(groups: list[ThreadGroup]) -> list[tuple]:
 @given(rows=rows_lists, as_bytes=st.booleans(), cut=st.integers(0, 3))
 @example(rows=LOOP, as_bytes=False, cut=0)
 @example(rows=SYNTHETIC, as_bytes=True, cut=0)
+# An ID twice in one References guesses no parent; so a later References still can.
+@example(rows=[row("<x@x>", uid=1), row("<a@x>", ["<x@x>", "<x@x>"], uid=2), row("<b@x>", ["<y@x>", "<x@x>"], uid=3),
+               row("<y@x>", uid=4)], as_bytes=False, cut=0)
 def test_threading_is_that_of_the_reference(rows, as_bytes, cut):
     """thread_records and group_ids (shared with mbox, maildir and the archives) group as before,
     for str IDs and the bytes IDs of the mbox fast path, with parallel lists of unequal length too."""
