@@ -472,10 +472,11 @@ def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
     """The threads of ``rows``, most recent activity first.
 
     Threaded as :func:`thread_records` threads them (``rows`` sorted by UID are the
-    records); each group is summed up from columns of the rows with builtins (max, all,
-    dict.fromkeys) rather than a loop over its members, the general loop kept for the
-    rare inputs where those would not give the same (an arrival time missing, an empty
-    sender address)."""
+    records); each group is summed up from columns of the rows (one or two members
+    directly, more with builtins: max, all, dict.fromkeys) rather than a loop over its
+    members; the general loop is kept for the rare inputs where those would not give the
+    same (an arrival time missing, an empty sender address). tests/imap/test_summaries.py
+    compares it with the loop it replaced."""
     rows = sorted(rows, key=_BY_UID)  # oldest first: the first member is the earliest seen
     message_ids = list(map(_MESSAGE_ID, rows))
     synthetic = list(map(_SYNTHETIC, rows))
@@ -559,9 +560,10 @@ def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
                                           from_iso(sent) if sent else None))
         else:
             out.append(ThreadSummary(
-                thread_id=ThreadId(synthetic_kind_ if synthetic_root else real_kind, root_id), subject=root[subject_at], root_message_id=root_id,
-                sender=sender, last_activity=last_activity, message_count=len(indices), participants=participants,
-                unread=unread, continued=continued, sent=from_iso(sent) if sent else None))
+                thread_id=ThreadId(synthetic_kind_ if synthetic_root else real_kind, root_id),
+                subject=root[subject_at], root_message_id=root_id, sender=sender, last_activity=last_activity,
+                message_count=len(indices), participants=participants, unread=unread, continued=continued,
+                sent=from_iso(sent) if sent else None))
         times.append(newest if newest is not None else 0.0)  # 0.0: the epoch, for no date
     if len(set(times)) == len(times):
         # No two times equal (nor one object twice): the root IDs would break no tie, so
