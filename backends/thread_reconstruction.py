@@ -38,6 +38,8 @@ kept, in the same thread.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import count
+from operator import itemgetter
 from typing import Any, Iterable, NamedTuple, Sequence
 
 from mailtriage.backends.contract import Message, ThreadId
@@ -47,7 +49,9 @@ __all__ = [
     "ThreadGroup",
     "group_ids",
     "group_records",
+    "is_synthetic_root",
     "link_records",
+    "root_members",
     "ThreadRecord",
     "find_thread",
     "synthetic_kind",
@@ -158,9 +162,15 @@ def link_records(records: Iterable[Any], links: Links | None = None) -> Links:
                 if not refs:
                     continue
         count = len(refs)
-        if count > 1:
-            if count > 2 or refs[0] == refs[1]:
-                refs = list(dict.fromkeys(refs))
+        if count == 2:  # the most common case (a reply to a reply), without a loop
+            first, last = refs
+            if first != last:
+                if last not in guessed:
+                    guessed[last] = first
+            own[key] = last
+            continue
+        if count > 2:
+            refs = list(dict.fromkeys(refs))
             previous = refs[0]
             for ref in refs[1:]:
                 if ref not in guessed:
@@ -170,9 +180,13 @@ def link_records(records: Iterable[Any], links: Links | None = None) -> Links:
     return links
 
 
+_FIRST = itemgetter(0)
+_FOURTH = itemgetter(3)
+
+
 def group_records(records: Sequence[Any], links: Links) -> list[ThreadGroup]:
     """Group ``records`` by the root their links lead to (step 4)."""
-    return group_ids([r[0] for r in records], [r[3] for r in records], links)
+    return group_ids(list(map(_FIRST, records)), list(map(_FOURTH, records)), links)
 
 
 def group_ids(message_ids: Sequence[Any], synthetic: Sequence[bool], links: Links) -> list[ThreadGroup]:
@@ -181,23 +195,37 @@ def group_ids(message_ids: Sequence[Any], synthetic: Sequence[bool], links: Link
     Only the links are needed besides the IDs: References and In-Reply-To have
     done their work once linked.
     """
+    return [ThreadGroup(root[0], True, members) if type(root) is _Synthetic else ThreadGroup(root, False, members)
+            for root, members in root_members(message_ids, synthetic, links).items()]
+
+
+def root_members(message_ids: Sequence[Any], synthetic: Sequence[bool], links: Links) -> dict[Any, list[int]]:
+    """What :func:`group_ids` gives, as a dict: each group's root key -> its members.
+
+    A root key is the root ID, or for a synthetic root the ID inside a 1-tuple (test it
+    with :func:`is_synthetic_root`). Keys are in :func:`group_ids`' order of groups.
+    """
     parent = dict(links.guessed)
     parent.update(links.own)
-    roots: dict[Any, Any] = {}
+    # Each node whose root is known -> the members of its root's group (a root always has
+    # its group by the end of the turn that found it), so one lookup gives both.
+    group_of: dict[Any, list[int]] = {}
+    members: dict[Any, list[int]] = {}  # root key -> members, in order of the groups
 
-    def root_of(key: Any) -> Any:
+    def group_of_path(key: Any) -> list[int]:
+        """The group of ``key`` whose parent's root is not known yet: walk up."""
         path: list[Any] = []
         on_path: set[Any] = set()
         node = key
         while True:
-            known = roots.get(node)
+            known = group_of.get(node)
             if known is not None:
-                top = known
                 break
             if node in on_path:
                 # References that loop (a broken client): cut the loop where it closes.
                 top = path[-1]
                 del parent[top]
+                known = None
                 break
             path.append(node)
             on_path.add(node)
@@ -206,35 +234,38 @@ def group_ids(message_ids: Sequence[Any], synthetic: Sequence[bool], links: Link
                 top = node
                 break
             node = up
+        if known is None:
+            known = members[top] = []  # a new root: its group starts with this record
         for visited in path:
-            roots[visited] = top
-        return top
+            group_of[visited] = known
+        return known
 
-    groups: dict[Any, ThreadGroup] = {}
-    get_root = roots.get
-    get_parent = parent.get
-    get_group = groups.get
-    for index, (key, is_synthetic) in enumerate(zip(message_ids, synthetic)):
-        if is_synthetic:
-            key = _Synthetic((key,))
-        root = get_root(key)
-        if root is None:
-            up = get_parent(key)
-            if up is None:
-                root = roots[key] = key
-            else:
-                # Archives are mostly in order: the parent's root is usually known.
-                root = get_root(up)
-                if root is None:
-                    root = root_of(key)
-                else:
-                    roots[key] = root
-        group = get_group(root)
+    if len(synthetic) == len(message_ids) and not any(synthetic):
+        keys: Sequence[Any] = message_ids
+    else:
+        keys = [_Synthetic((key,)) if is_synthetic else key for key, is_synthetic in zip(message_ids, synthetic)]
+    get_group = group_of.get
+    # map() is lazy: each parent is looked up at the start of its record's turn, after any
+    # loop an earlier record cut (a key whose link was cut has its group known by then).
+    for index, key, up in zip(count(), keys, map(parent.get, keys)):
+        group = get_group(key)
         if group is None:
-            synthetic = type(root) is _Synthetic
-            group = groups[root] = ThreadGroup(root[0] if synthetic else root, synthetic)
-        group.members.append(index)
-    return list(groups.values())
+            if up is None:
+                group = group_of[key] = members[key] = [index]
+                continue
+            # Archives are mostly in order: the parent's root is usually known.
+            group = get_group(up)
+            if group is None:
+                group = group_of_path(key)
+            else:
+                group_of[key] = group
+        group.append(index)
+    return members
+
+
+def is_synthetic_root(key: Any) -> bool:
+    """Whether a key of :func:`root_members` is a synthetic root (its ID is ``key[0]``)."""
+    return type(key) is _Synthetic
 
 
 def thread_records(records: Sequence[Any]) -> list[ThreadGroup]:

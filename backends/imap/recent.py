@@ -40,12 +40,13 @@ from imapclient.exceptions import ProtocolError
 from imapclient.response_parser import parse_fetch_response, parse_response
 
 from mailtriage.backends import mime
-from mailtriage.backends.contract import Address, ThreadId, ThreadSummary
+from mailtriage.backends.contract import (LEGACY_KINDS, MESSAGE_ID_KIND, SYNTHETIC_MESSAGE_ID_KIND, Address, ThreadId,
+                                          ThreadSummary)
 from mailtriage.backends.errors import BackendFailure, ConnectionLost
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap import summary_cache as sc
 from mailtriage.backends.imap.headers import mime_synthetic_id, thread_root
-from mailtriage.backends.thread_reconstruction import synthetic_kind, thread_records
+from mailtriage.backends.thread_reconstruction import is_synthetic_root, link_records, root_members, synthetic_kind
 
 RECENT_FIELDS = ("MESSAGE-ID", "REFERENCES", "IN-REPLY-TO", "SUBJECT", "FROM", "DATE", "TO", "CC", "LIST-ID",
                  "LIST-POST")
@@ -59,6 +60,9 @@ NO_TIME = float("-inf")
 
 Row = tuple  # one message seen by list_recent_threads (headers only), laid out as summary_cache says
 _BY_UID = itemgetter(sc.UID)
+(_MESSAGE_ID, _SYNTHETIC, _ARRIVED, _SEEN, _SENDER_EMAIL) = (
+    itemgetter(sc.MESSAGE_ID), itemgetter(sc.SYNTHETIC), itemgetter(sc.ARRIVED), itemgetter(sc.SEEN),
+    itemgetter(sc.SENDER_EMAIL))
 
 
 # -- reading FETCH responses -------------------------------------------------------------------
@@ -465,58 +469,133 @@ def pick(rows_newest_first: Iterable[Row], since: datetime, wanted: str | None, 
 
 
 def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
-    """The threads of ``rows``, most recent activity first."""
+    """The threads of ``rows``, most recent activity first.
+
+    Threaded as :func:`thread_records` threads them (``rows`` sorted by UID are the
+    records); each group is summed up from columns of the rows (one or two members
+    directly, more with builtins: max, all, dict.fromkeys) rather than a loop over its
+    members; the general loop is kept for the rare inputs where those would not give the
+    same (an arrival time missing, an empty sender address). tests/imap/test_summaries.py
+    compares it with the loop it replaced."""
     rows = sorted(rows, key=_BY_UID)  # oldest first: the first member is the earliest seen
-    kinds = {False: kind, True: synthetic_kind(kind)}
+    message_ids = list(map(_MESSAGE_ID, rows))
+    synthetic = list(map(_SYNTHETIC, rows))
+    grouped = root_members(message_ids, synthetic, link_records(rows))
+    any_synthetic = any(synthetic)
+    arrivals = list(map(_ARRIVED, rows))
+    seen = list(map(_SEEN, rows))
+    emails = list(map(_SENDER_EMAIL, rows))
+    plain = None not in arrivals and all(emails)  # else some groups take the general loop
+    arrival_of, seen_of, email_of = arrivals.__getitem__, seen.__getitem__, emails.__getitem__
+    # The kinds as ThreadId spells them (an old backend tag is read as its shape).
+    real_kind, synthetic_kind_ = (LEGACY_KINDS.get(k, k) for k in (kind, synthetic_kind(kind)))
+    # Threads named by their root Message-ID (as IMAP's are): made by the contract's fast path.
+    message_id_kinds = (real_kind, synthetic_kind_) == (MESSAGE_ID_KIND, SYNTHETIC_MESSAGE_ID_KIND)
+    of_message_id_root = ThreadSummary._of_message_id_root
     utc = timezone.utc
     from_timestamp = datetime.fromtimestamp
     from_iso = datetime.fromisoformat
-    message_id_at, arrived_at, seen_at, email_at = sc.MESSAGE_ID, sc.ARRIVED, sc.SEEN, sc.SENDER_EMAIL
+    sent_at, name_at, email_at, subject_at = sc.SENT, sc.SENDER_NAME, sc.SENDER_EMAIL, sc.SUBJECT
     senders: dict[tuple[str, str], Address] = {}
     out: list[ThreadSummary] = []
-    order: list[tuple[float, str]] = []
-    for group in thread_records(rows):  # a row is a threading record (its first four fields)
-        root_id = group.root_id
-        indices = group.members
-        root = latest = newest = None
-        unread = False
-        emails: dict[str, None] = {}
-        for i in indices:
-            member = rows[i]
-            if root is None and member[message_id_at] == root_id:
-                root = member
-            arrived = member[arrived_at]  # the first of the latest arrivals, as max() picks
-            if arrived is not None and (newest is None or arrived > newest):
-                newest, latest = arrived, member
-            if not member[seen_at]:
-                unread = True
-            email = member[email_at]
-            if email:
-                emails[email] = None
-        # Without its root the walk holds replies only: the thread started before `since`.
-        continued = root is None
-        if root is None:
-            root = rows[indices[0]]
-        who = (root[sc.SENDER_NAME], root[email_at])
+    times: list[float] = []
+    for key, indices in grouped.items():
+        if any_synthetic and is_synthetic_root(key):
+            root_id, synthetic_root = key[0], True
+        else:
+            root_id, synthetic_root = key, False
+        first = indices[0]
+        if len(indices) == 1:
+            root = latest = rows[first]
+            continued = message_ids[first] != root_id
+            newest = arrivals[first]
+            if newest is None:
+                latest = None
+            unread = not seen[first]
+            email = emails[first]
+            participants = (email,) if email else ()
+        elif plain and len(indices) == 2:  # the most common thread (a report and a reply), without builtins
+            second = indices[1]
+            if message_ids[first] == root_id:
+                root, continued = rows[first], False
+            elif message_ids[second] == root_id:
+                root, continued = rows[second], False
+            else:
+                root, continued = rows[first], True
+            newest, later = arrivals[first], arrivals[second]
+            if later > newest:  # else the first of the latest arrivals, as max() picks
+                newest, latest = later, rows[second]
+            else:
+                latest = rows[first]
+            unread = not (seen[first] and seen[second])
+            email, other = emails[first], emails[second]
+            participants = (email,) if email == other else (email, other)
+        elif plain:
+            if message_ids[first] == root_id:
+                root, continued = rows[first], False
+            else:
+                root = next((rows[i] for i in indices if message_ids[i] == root_id), None)
+                continued = root is None
+                if root is None:
+                    root = rows[first]
+            latest = rows[max(indices, key=arrival_of)]  # the first of the latest arrivals
+            newest = latest[sc.ARRIVED]
+            unread = not all(map(seen_of, indices))
+            participants = tuple(dict.fromkeys(map(email_of, indices)))
+        else:
+            root, latest, newest, unread, participants = _sum_up(rows, indices, root_id)
+            # Without its root the walk holds replies only: the thread started before `since`.
+            continued = root is None
+            if root is None:
+                root = rows[first]
+        who = (root[name_at], root[email_at])
         sender = senders.get(who)
         if sender is None:
             sender = senders[who] = Address(*who)
-        sent = latest[sc.SENT] if latest is not None else None
-        out.append(ThreadSummary(
-            thread_id=ThreadId(kinds[group.synthetic], root_id),
-            subject=root[sc.SUBJECT],
-            root_message_id=root_id,
-            sender=sender,
-            last_activity=from_timestamp(newest, utc) if newest is not None else None,
-            sent=from_iso(sent) if sent else None,
-            message_count=len(indices),
-            participants=tuple(emails),
-            unread=unread,
-            continued=continued,
-        ))
-        order.append((newest if newest is not None else 0.0, root_id))  # 0.0: the epoch, for no date
-    ranked = sorted(range(len(out)), key=order.__getitem__, reverse=True)
-    return [out[i] for i in ranked]
+        sent = latest[sent_at] if latest is not None else None
+        last_activity = from_timestamp(newest, utc) if newest is not None else None
+        if message_id_kinds:
+            out.append(of_message_id_root(synthetic_root, root_id, root[subject_at], sender,
+                                          last_activity, len(indices), participants, unread, continued,
+                                          from_iso(sent) if sent else None))
+        else:
+            out.append(ThreadSummary(
+                thread_id=ThreadId(synthetic_kind_ if synthetic_root else real_kind, root_id),
+                subject=root[subject_at], root_message_id=root_id, sender=sender, last_activity=last_activity,
+                message_count=len(indices), participants=participants, unread=unread, continued=continued,
+                sent=from_iso(sent) if sent else None))
+        times.append(newest if newest is not None else 0.0)  # 0.0: the epoch, for no date
+    if len(set(times)) == len(times):
+        # No two times equal (nor one object twice): the root IDs would break no tie, so
+        # sorting by the times alone gives the very order of (time, root ID) below.
+        ranked = sorted(range(len(out)), key=times.__getitem__, reverse=True)
+    else:
+        order = list(zip(times, (s.root_message_id for s in out)))
+        ranked = sorted(range(len(out)), key=order.__getitem__, reverse=True)
+    return list(map(out.__getitem__, ranked))
+
+
+def _sum_up(rows: list[Row], indices: list[int], root_id: str) -> tuple:
+    """One group's root row (None when absent), latest row (None when no arrival time is
+    known), latest arrival, whether any member is unread and its participants, member by
+    member (the general case of :func:`summaries`)."""
+    message_id_at, arrived_at, seen_at, email_at = sc.MESSAGE_ID, sc.ARRIVED, sc.SEEN, sc.SENDER_EMAIL
+    root = latest = newest = None
+    unread = False
+    emails: dict[str, None] = {}
+    for i in indices:
+        member = rows[i]
+        if root is None and member[message_id_at] == root_id:
+            root = member
+        arrived = member[arrived_at]  # the first of the latest arrivals, as max() picks
+        if arrived is not None and (newest is None or arrived > newest):
+            newest, latest = arrived, member
+        if not member[seen_at]:
+            unread = True
+        email = member[email_at]
+        if email:
+            emails[email] = None
+    return root, latest, newest, unread, tuple(emails)
 
 
 # -- the walk ----------------------------------------------------------------------------------
