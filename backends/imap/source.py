@@ -164,22 +164,28 @@ class ImapSource(AccountSource):
         """
         since = aware(since)
         wanted = (list_name or self.list_address or "").strip().lower() or None
-        self._flush_cache()  # the cache changes below: a write still to come is done first
-        conn = self.mailbox.conn
-        state = self._folder_state(conn)
-        with collector_paused():  # tens of thousands of rows and summaries, no cycles
-            cache = self._reconciled_cache(state)
-            rows = self._answer_from_cache(cache, since, wanted, limit) if cache is not None else None
-            if rows is None and cache is not None and self._cache is cache and not limit:
-                # The cache (not dropped as damaged) holds the window's newest part: read the rest.
-                rows = self._extended_cache(cache, since, wanted)
-            if rows is None:
-                walked = recent.walk(conn, state, since, wanted, limit)
-                if self.caches_summaries and state.highestmodseq is not None:
-                    self._keep(recent.cache_from_walk(state, walked, since))
-                rows = recent.pick(walked.rows, since, wanted, limit, exhausted=True) or []
-            self._listed = (state, conn.calls)
-            found = recent.summaries(rows, THREAD_KIND)
+        # The cache changes below: a write of it still to come is called off (and owed), so a
+        # first page's rows are not written just before the whole window's replace them.
+        owed = self._store is not None and self._store.take_back(self._cache)
+        try:
+            conn = self.mailbox.conn
+            state = self._folder_state(conn)
+            with collector_paused():  # tens of thousands of rows and summaries, no cycles
+                cache = self._reconciled_cache(state)
+                rows = self._answer_from_cache(cache, since, wanted, limit) if cache is not None else None
+                if rows is None and cache is not None and self._cache is cache and not limit:
+                    # The cache (not dropped as damaged) holds the window's newest part: read the rest.
+                    rows = self._extended_cache(cache, since, wanted)
+                if rows is None:
+                    walked = recent.walk(conn, state, since, wanted, limit)
+                    if self.caches_summaries and state.highestmodseq is not None:
+                        self._keep(recent.cache_from_walk(state, walked, since))
+                    rows = recent.pick(walked.rows, since, wanted, limit, exhausted=True) or []
+                self._listed = (state, conn.calls)
+                found = recent.summaries(rows, THREAD_KIND)
+        finally:
+            if owed and self._cache is not None and not self._store.waiting():
+                self._store.save_soon(self._cache)  # not kept anew (answered as it was, or failed)
         return found[:limit] if limit else found
 
     def _folder_state(self, conn):

@@ -256,6 +256,26 @@ class SummaryStore:
                     _STORES.add(self)
                 self._timer.start()
 
+    def take_back(self, cache: FolderCache | None) -> bool:
+        """Cancel the write of ``cache`` still to come: its holder changes it now and saves it
+        again (a first page's, extended to the whole window: written once, whole). True when
+        a write was cancelled (the holder then owes one); False when none was waiting (or it
+        was under way: this waits for it)."""
+        with self.lock:
+            if cache is None or self._unsaved is not cache:
+                return False
+            self._unsaved = None
+            timer, self._timer = self._timer, None
+            if timer is not None:
+                timer.cancel()
+            with _STORES_LOCK:
+                _STORES.discard(self)
+            return True
+
+    def waiting(self) -> bool:
+        """Whether a cache waits to be written."""
+        return self._unsaved is not None
+
     def flush(self) -> None:
         """Write the cache waiting to be written, if any, now (and wait for a write under way)."""
         with self.lock:

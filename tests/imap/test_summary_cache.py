@@ -675,3 +675,45 @@ def test_a_connection_lost_while_the_window_search_is_unanswered_recovers(
     finally:
         src.close()
         proxy.close()
+
+
+def test_a_first_page_then_the_whole_window_write_the_cache_once(make_source, seed, cache, monkeypatch):
+    """The first page's write, still to come when the whole window is listed, is called off:
+    one write of the whole window (written before it, it took the listing's time on the way)."""
+    _many(seed, 130)
+    real_write, written = summary_cache.write_file, []
+
+    def counting_write(path, folder_cache):
+        written.append(len(folder_cache.rows))
+        return real_write(path, folder_cache)
+
+    monkeypatch.setattr(summary_cache, "write_file", counting_write)
+    src = make_source()
+    src.list_recent_threads(LIST, SINCE, limit=3)
+    src.list_recent_threads(LIST, SINCE)
+    summary_cache.flush_all()
+    assert written == [131]
+
+
+def test_a_listing_that_fails_still_writes_the_cache_it_called_off(
+        dovecot, dovecot_user, make_source, seed, cache, account, trace):
+    _many(seed, 130)
+    proxy = FaultProxy(dovecot.port)
+    acct = account_for(dovecot, dovecot_user, port=proxy.port)
+    set_secret(password_key(acct.id), dovecot_user.password)
+    src = ImapSource("imap", {"folder": "INBOX", "list": LIST}, account=acct)
+    try:
+        page = rows(src.list_recent_threads(LIST, SINCE, limit=3))
+        proxy.cut_when_server_sends(b"* ESEARCH")
+        with pytest.raises(ConnectionLost):
+            src.list_recent_threads(LIST, SINCE)
+        (path,) = cache_files(cache)  # the first page's, written after all
+        assert len(_read(path).rows) == 100
+        trace.clear()
+        again = ImapSource("imap", {"folder": "INBOX", "list": LIST}, account=acct)
+        assert rows(again.list_recent_threads(LIST, SINCE, limit=3)) == page
+        assert fetched(trace) == 0
+        again.close()
+    finally:
+        src.close()
+        proxy.close()
