@@ -77,13 +77,22 @@ def frame_path(project_dir: Path, *, demo: bool, size: tuple[int, int]) -> Path:
 
 
 def frames_of(project_dir: Path, *, demo: bool) -> list[Path]:
-    """The frames kept of this project, at any size, newest first."""
+    """The frames kept of this project, at any size, newest first (with one an older version
+    kept under the project's name alone)."""
+    name = _name(project_dir, demo=demo)
     try:
-        found = [(path.stat().st_mtime_ns, path)
-                 for path in (cache_dir() / FOLDER).glob(f"{_name(project_dir, demo=demo)}-*.frame")]
+        folder = cache_dir() / FOLDER
+        found = [(path.stat().st_mtime_ns, path) for pattern in (f"{name}-*.frame", f"{name}.frame")
+                 for path in folder.glob(pattern)]
     except OSError:
         return []
     return [path for _, path in sorted(found, reverse=True)]
+
+
+def _forget(project_dir: Path, *, demo: bool) -> None:
+    """Remove every frame kept of this project (any size)."""
+    for kept in frames_of(project_dir, demo=demo):
+        cache_file.remove(kept)
 
 
 def _name(project_dir: Path, *, demo: bool) -> str:
@@ -145,8 +154,7 @@ def keep(project_dir: Path, *, demo: bool, size: tuple[int, int], frame: str, se
     any older one is removed. Raises OSError when the cache folder cannot be written."""
     path = frame_path(project_dir, demo=demo, size=size)
     if not allowed(settings_data):
-        for kept in frames_of(project_dir, demo=demo):
-            cache_file.remove(kept)
+        _forget(project_dir, demo=demo)
         return False
     if len(frame) > MAX_BYTES or not is_safe(frame):
         cache_file.remove(path)
@@ -156,6 +164,7 @@ def keep(project_dir: Path, *, demo: bool, size: tuple[int, int], frame: str, se
     cache_file.write(path, KIND, VERSION, {"signature": key, "frame": frame})
     for older in frames_of(project_dir, demo=demo)[SIZES_KEPT:]:
         cache_file.remove(older)
+    cache_file.remove(path.with_name(f"{_name(project_dir, demo=demo)}.frame"))  # an older version's
     return True
 
 
@@ -211,7 +220,9 @@ def show(project_dir: Path, *, demo: bool, settings_path: Path, fd: int) -> Show
             and kept.get("signature") == signature(project_dir, demo=demo, size=(columns, lines),
                                                    settings_path=settings_path))
     if not fits or not is_safe(frame):
-        cache_file.remove(path)  # stale (settings, version) or not ours: kept again later
+        # Stale (the settings, the project file, the version changed: so are the other sizes'
+        # frames) or not ours: every frame of the project goes, kept again later.
+        _forget(project_dir, demo=demo)
         return None
     data = (ENTER + frame + LEAVE_SYNC).encode("utf-8", "replace")
     shown = Shown(fd)

@@ -507,3 +507,28 @@ async def test_the_demo_opened_from_the_first_run_screen_is_not_kept_as_the_proj
         assert len(app.main.threads.thread_list.rows) == 41  # the demo is listed (and would be kept)
     assert not first_paint.frames_of(missing, demo=False)
     assert not first_paint.frames_of(missing, demo=True)
+
+
+def test_changed_settings_remove_the_frames_of_every_size(tmp_path, terminal, settings_path):
+    """A review found that only the current size's frame went when the settings changed: the
+    others stayed on disk (with subjects and senders) until a later keep."""
+    fd, written = terminal
+    assert keep(tmp_path, settings_path)
+    assert keep(tmp_path, settings_path, size=(120, 40))
+    settings_path.write_text('name = "T"\n[settings]\nfirst_paint = false\n', encoding="utf-8")
+    assert first_paint.show(tmp_path, demo=False, settings_path=settings_path, fd=fd) is None
+    assert written() == b""
+    assert not first_paint.frames_of(tmp_path, demo=False)
+
+
+def test_the_frame_an_older_version_kept_goes_with_the_others(tmp_path, settings_path):
+    older = first_paint.frame_path(tmp_path, demo=False, size=(100, 30)).with_name(
+        first_paint.frame_path(tmp_path, demo=False, size=(100, 30)).name.split("-")[0] + ".frame")
+    older.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    cache_file.write(older, first_paint.KIND, first_paint.VERSION, {"signature": [], "frame": FRAME})
+    assert first_paint.frames_of(tmp_path, demo=False) == [older]
+    assert not keep(tmp_path, settings_path, data={"settings": {"cache_summaries": False}})
+    assert not older.exists()
+    cache_file.write(older, first_paint.KIND, first_paint.VERSION, {"signature": [], "frame": FRAME})
+    assert keep(tmp_path, settings_path)
+    assert not older.exists()
