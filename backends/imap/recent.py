@@ -735,13 +735,23 @@ def _fetch_finding_window(client, uids: str, maker: RowMaker, since: datetime) -
         typ, data = protocol.stream_fetch(client, fetch_tag, lambda got: parse_rows(got, maker, uid=True, out=out),
                                           2000)
         client._checkok("fetch", typ, data)
-    finally:
+    except (imap.abort, OSError):
+        raise  # the connection is gone (or timed out): the caller drops it, nothing more is read
+    except BaseException:
+        # The server refused the FETCH (or its rows could not be used): the SEARCH's answer is
+        # still read, so the connection stays in step, and dropped with the FETCH's error.
         try:
-            typ, data = imap._command_complete("SEARCH", search_tag)
-        except imap.abort:
-            raise
-        except imap.error:  # BAD: refused (as window_start, the caller walks instead)
-            typ, data = "BAD", []
+            imap._command_complete("SEARCH", search_tag)
+        except imap.error:
+            pass
+        imap.untagged_responses.pop("ESEARCH", None)
+        raise
+    try:
+        typ, data = imap._command_complete("SEARCH", search_tag)
+    except imap.abort:
+        raise
+    except imap.error:  # BAD: refused (as window_start, the caller walks instead)
+        typ, data = "BAD", []
     if typ != "OK":
         return out, None
     _, found = imap._untagged_response(typ, data, "ESEARCH")

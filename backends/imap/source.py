@@ -167,6 +167,7 @@ class ImapSource(AccountSource):
         # The cache changes below: a write of it still to come is called off (and owed), so a
         # first page's rows are not written just before the whole window's replace them.
         owed = self._store is not None and self._store.take_back(self._cache)
+        writes = self._store.writes if self._store is not None else 0
         try:
             conn = self.mailbox.conn
             state = self._folder_state(conn)
@@ -184,8 +185,11 @@ class ImapSource(AccountSource):
                 self._listed = (state, conn.calls)
                 found = recent.summaries(rows, THREAD_KIND)
         finally:
-            if owed and self._cache is not None and not self._store.waiting():
-                self._store.save_soon(self._cache)  # not kept anew (answered as it was, or failed)
+            # Not kept anew (answered as it was, or failed) nor written meanwhile (reconciled):
+            # written as it would have been, unless a wider cache is on disk by now.
+            if owed and self._cache is not None and not self._store.waiting() and self._store.writes == writes:
+                if not self._store.save_unless_narrower(self._cache):
+                    self._cache = None
         return found[:limit] if limit else found
 
     def _folder_state(self, conn):

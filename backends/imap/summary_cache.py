@@ -197,6 +197,7 @@ class SummaryStore:
         self.folder = folder
         self.channel = channel
         self.lock = threading.RLock()
+        self.writes = 0  # files written by this store (a listing tells whether it wrote meanwhile)
         self._unsaved: FolderCache | None = None
         self._timer: threading.Timer | None = None
 
@@ -223,6 +224,7 @@ class SummaryStore:
         with self.lock:
             if self._unsaved is cache:
                 self._unsaved = None  # written now
+            self.writes += 1
             try:
                 write_file(self.path(), cache)
             except (OSError, ValueError, ConfigError) as exc:

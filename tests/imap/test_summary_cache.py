@@ -717,3 +717,21 @@ def test_a_listing_that_fails_still_writes_the_cache_it_called_off(
     finally:
         src.close()
         proxy.close()
+
+
+def test_a_listing_that_reconciled_and_wrote_does_not_write_again(make_source, mail, seed, cache, monkeypatch):
+    """From a review: the write a listing called off was done again a second later even when the
+    listing had written the reconciled cache itself."""
+    src = make_source()
+    src.list_recent_threads(LIST, SINCE)  # its write waits
+    seed("INBOX", make_mail(8, subject="Arrived since", message_id="<a@x>"), when=NOW - timedelta(minutes=2))
+    real_write, written = summary_cache.write_file, []
+
+    def counting_write(path, folder_cache):
+        written.append(path)
+        return real_write(path, folder_cache)
+
+    monkeypatch.setattr(summary_cache, "write_file", counting_write)
+    assert rows(src.list_recent_threads(LIST, SINCE))[0][0] == "<a@x>"  # reconciled, written, answered
+    summary_cache.flush_all()
+    assert len(written) == 1
