@@ -195,6 +195,10 @@ class Project:
     def thread_url(self, thread_id: ThreadId) -> Dispatch:
         return self.run(Op.THREAD_URL, OpArgs(thread_id=thread_id))
 
+    def listing_can_start_early(self) -> bool:
+        """See ``SourceSet.listing_can_start_early``."""
+        return self.sources.listing_can_start_early()
+
     def listing_can_be_limited(self) -> bool:
         """True when the backend that lists threads can return the newest ones first, fast."""
         chosen = self.sources.resolve(Op.LIST_RECENT_THREADS).chosen

@@ -175,6 +175,18 @@ class SourceSet:
             return self.dispatch(op, lambda b: b.list_recent_threads(list_name, since, **args)), False
         return None
 
+    def listing_can_start_early(self) -> bool:
+        """Whether the listing may start in another process of the app before this one is
+        ready (the app's start-up, tui/head_start.py): the backend the resolution rule tries
+        first for listing keeps a summary cache (what that process lists is written there for
+        this one) and signs in without tokens (none is refreshed by two processes at once)."""
+        op = Op.LIST_RECENT_THREADS
+        for _rule_step, entry in resolution_order(op, self.entries):
+            backend = self.backends[entry.name]
+            if backend.features.cached_listing or backend.supports(op):  # as offline_listing
+                return backend.features.cached_listing and backend.signs_in_without_tokens
+        return False
+
     def resolve_all(self) -> dict[Op, Resolution]:
         return {op: self.resolve(op) for op in ALL_OPS}
 

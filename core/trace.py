@@ -106,6 +106,12 @@ class _Feed:
             except Exception:  # a broken listener must never break a backend call
                 pass
 
+    def adopt(self, items: list) -> None:
+        """Publish what another process of the app recorded (start-up's helper, tui/head_start.py)
+        as if recorded here, in its order."""
+        for item in items:
+            self._publish(item)
+
     def items(self) -> list:
         with self._lock:
             return list(self._items)

@@ -26,11 +26,13 @@ if TYPE_CHECKING:
 
 
 class HeadStartArrived(Message):
-    """A head start child that was late has answered (``head``: None when it read nothing)."""
+    """A head start child that was late has answered (``head``: None when it read nothing;
+    ``child``: the child when it goes on to list, see tui/head_start.py)."""
 
-    def __init__(self, head: HeadStart | None) -> None:
+    def __init__(self, head: HeadStart | None, child: ForkedHeadStart | None = None) -> None:
         super().__init__()
         self.head = head
+        self.child = child
 
 
 class FirstScreen:
@@ -45,6 +47,10 @@ class FirstScreen:
     head_start: HeadStart | None = None
     #: A child still reading the head start after the first frame.
     _late_head_start: ForkedHeadStart | None = None
+    #: The child that lists the first list after its head start (a cold start), until the
+    #: first listing takes it (:meth:`take_listing_child`); ended when the app ends.
+    _listing_child: ForkedHeadStart | None = None
+    _listing_child_taken = False
     #: The project whose start screen is kept for the next start's first paint
     #: (tui/first_paint.py): set by run_app on a real terminal, None elsewhere (tests).
     first_paint_project: tuple[Path, bool] | None = None
@@ -62,6 +68,8 @@ class FirstScreen:
             return
         if forked.ready(FIRST_FRAME_WAIT):
             self.head_start = forked.result()  # None: no project, or it failed; the opening says why
+            if self.head_start is not None and self.head_start.listing_follows:
+                self._listing_child = forked
         else:  # still reading: the first frame does not wait for it
             self._late_head_start = forked
         if self.head_start is not None or self._late_head_start is not None:
@@ -88,13 +96,14 @@ class FirstScreen:
             head = forked.result()
         except Exception:  # noqa: BLE001 - whatever failed, the project must still open (here)
             head = None
-        self.post_message(HeadStartArrived(head))
+        self.post_message(HeadStartArrived(head, forked if head is not None and head.listing_follows else None))
 
     def on_head_start_arrived(self, message: HeadStartArrived) -> None:
         """The late child's answer: shown as a head start is, then the project opens here
         (which says why, when the child found none)."""
         self._late_head_start = None
         self.head_start = message.head
+        self._listing_child = message.child
         main = self.main
         if self.head_start is not None and main is not None:
             if main.panes_ready:  # else the main screen shows it as its panes mount
@@ -108,6 +117,15 @@ class FirstScreen:
         """The app ends: a child still reading is ended (with what it started)."""
         if self._late_head_start is not None:
             self._late_head_start.cancel()
+        if self._listing_child is not None:
+            self._listing_child.cancel()  # a listing worker that waits on it then lets go
+
+    def take_listing_child(self) -> ForkedHeadStart | None:
+        """The child listing the first list, for the first listing to wait on (once)."""
+        if self._listing_child_taken:
+            return None
+        self._listing_child_taken = True
+        return self._listing_child
 
     # -- the next start's first paint ---------------------------------------------------------
     def keep_first_frame(self) -> None:

@@ -9,7 +9,19 @@ them at hand when the main screen mounts, start-up costs one frame, not one per 
 child process forked before Textual is imported, so on a machine with two cores the
 project opens while the parent imports Textual (about a fifth of the demo's cold start,
 benchmarks/bench_startup.py); the parent opens its own session once the first frame is
-drawn. Nothing here imports Textual, and nothing here may wait on the network.
+drawn. Nothing here imports Textual, and the head start never waits on the network.
+
+A cold start (no summary cache yet) has no rows to show. When the listing backend allows it
+(``Session.listing_can_start_early``), the child then goes on, after its head start, to list
+the first list from the server, as the app's own first listing would: the first page, then the
+whole window, each sent to the parent (:meth:`ForkedHeadStart.next_listing`), with the
+operations and protocol lines it recorded. It starts about half a second before the parent
+could (the parent is still importing Textual), on the second core, so the first page is there
+when the app is and a dense window's walk is done sooner. What it listed is written to the
+summary cache before it ends, for the parent's later listings and the new-report poll. When it
+fails, the parent lists itself, which reports why.
+
+The pipe carries frames: eight bytes of length, then a pickle.
 """
 
 from __future__ import annotations
@@ -18,13 +30,15 @@ import os
 import pickle
 import select
 import signal
+import struct
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
+from mailtriage.core.collector import collector_paused
 from mailtriage.core.settings import load_settings
 
 if TYPE_CHECKING:
@@ -40,6 +54,13 @@ FIRST_FRAME_WAIT = 0.2
 #: what the parent would do in its place (open the project, scan an archive the first time),
 #: so the parent waits for it rather than doing the same work beside it.
 CHILD_TIMEOUT = 20.0
+#: How long the parent waits for each part of the child's listing before it ends the child and
+#: lists itself (a safety net: a server that stops answering fails the child's call sooner).
+LISTING_TIMEOUT = 600.0
+#: How long the parent waits, after the whole window, for the child to write the summary cache
+#: and end (the poll's baseline, which follows, reads that cache).
+EXIT_WAIT = 5.0
+_FRAME_LENGTH = struct.Struct("!Q")
 
 
 @dataclass(frozen=True)
@@ -54,6 +75,43 @@ class HeadStart:
     list_name: str | None
     listing: Any = None  # the registry's Dispatch, or None
     stale: bool = False
+    #: The child goes on to list ``list_name`` from the server (a cold start; see the module).
+    listing_follows: bool = False
+
+
+@dataclass(frozen=True)
+class ListingPart:
+    """One answer of the child's listing: the first page, or the whole window (``whole``),
+    with the operations and protocol lines the child recorded since its last part. The
+    summaries travel flat (``packed``: backends/summary_wire.py, several times faster to
+    pickle than the objects); ``value`` holds a listing that is not a list of summaries."""
+
+    resolution: Any  # the registry's Resolution
+    whole: bool
+    packed: list | None = None
+    value: Any = None
+    operations: list = field(default_factory=list)  # core.trace OpRecords
+    trace: list = field(default_factory=list)  # core.trace TraceLines
+
+    @classmethod
+    def of(cls, listing: Any, whole: bool, operations: list, trace: list) -> ListingPart:
+        """The part for ``listing`` (the registry's Dispatch)."""
+        from mailtriage.application import pack_summaries  # the child's only: the parent unpacks
+
+        try:
+            return cls(listing.resolution, whole, packed=pack_summaries(listing.value), operations=operations,
+                       trace=trace)
+        except TypeError:  # not a list of summaries (a lazy listing): pickled as it is
+            return cls(listing.resolution, whole, value=listing.value, operations=operations, trace=trace)
+
+    def listing(self) -> Any:
+        """The listing's value: the summaries built back, or the value as it came."""
+        if self.packed is None:
+            return self.value
+        from mailtriage.application import unpack_summaries  # loaded by the listing by now
+
+        with collector_paused():  # tens of thousands of small objects, no cycles
+            return unpack_summaries(self.packed)
 
 
 def read_head_start(session: Session, limit: int = FIRST_PAGE) -> HeadStart | None:
@@ -83,6 +141,7 @@ class ForkedHeadStart:
         self.fd = fd
         self._ended = threading.Lock()  # held while the child is being reaped: no kill after that
         self._reaped = False
+        self._closed = False
 
     @classmethod
     def start(cls, project_dir: Path, *, demo: bool) -> ForkedHeadStart | None:
@@ -117,36 +176,99 @@ class ForkedHeadStart:
 
     def result(self, timeout: float = CHILD_TIMEOUT) -> HeadStart | None:
         """The child's head start, or None (it failed, found no project, was cancelled, or took
-        longer than ``timeout``: the app then opens the project as it would without one)."""
-        data = b""
-        deadline = time.monotonic() + timeout
+        longer than ``timeout``: the app then opens the project as it would without one).
+        When the head start says a listing follows, the child goes on (:meth:`next_listing`);
+        else it is ended here."""
+        head = self._receive(time.monotonic() + timeout)
+        if not isinstance(head, HeadStart):
+            self.abandon()
+            return None
+        if not head.listing_follows:
+            self._end(time.monotonic() + timeout)
+        return head
+
+    def next_listing(self, timeout: float = LISTING_TIMEOUT,
+                     cancelled: Callable[[], bool] = lambda: False) -> ListingPart | None:
+        """The next part of the child's listing, or None: the child failed (this process then
+        lists itself and reports why), took longer than ``timeout``, or ``cancelled()`` became
+        true meanwhile; the child is ended then. After the whole window, waits for the child to
+        write its summary cache and end (at most EXIT_WAIT)."""
+        part = self._receive(time.monotonic() + timeout, cancelled)
+        if not isinstance(part, ListingPart):
+            self.abandon()
+            return None
+        if part.whole:
+            self._end(time.monotonic() + EXIT_WAIT)
+        return part
+
+    def abandon(self) -> None:
+        """End the child now, whatever it still does, and reap it (no-op once ended)."""
+        self.cancel()
+        self._end(time.monotonic() + CHILD_TIMEOUT)
+
+    def _receive(self, deadline: float, cancelled: Callable[[], bool] = lambda: False) -> object | None:
+        """The next frame's object; None when the child ended, failed mid-write, or was late."""
         try:
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
-                    self.cancel()
-                    return None
-                chunk = os.read(self.fd, 1 << 20)
-                if not chunk:
-                    break
-                data += chunk
+            header = self._read(_FRAME_LENGTH.size, deadline, cancelled)
+            if header is None:
+                return None
+            data = self._read(_FRAME_LENGTH.unpack(header)[0], deadline, cancelled)
+            if data is None:
+                return None
+            with collector_paused():  # a listing's part: tens of thousands of tuples, no cycles
+                # From our own child, over a pipe only it and we hold.
+                return pickle.loads(data)
+        except Exception:  # a child that died mid-write, or a closed pipe: start without it
+            return None
+
+    def _read(self, size: int, deadline: float, cancelled: Callable[[], bool]) -> bytes | None:
+        data = bytearray()
+        while len(data) < size:
+            if self._closed or cancelled():
+                return None
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            # In short waits, so that a cancelled listing lets go soon.
+            if not select.select([self.fd], [], [], min(remaining, 0.25))[0]:
+                continue
+            chunk = os.read(self.fd, min(size - len(data), 1 << 20))
+            if not chunk:
+                return None
+            data += chunk
+        return bytes(data)
+
+    def _end(self, deadline: float) -> None:
+        """Wait (until ``deadline``) for the child to end, else kill it; then reap it."""
+        if self._closed:
+            return
+        try:
+            while time.monotonic() < deadline:
+                if select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                    if not os.read(self.fd, 1 << 16):
+                        break  # the child has closed its end: it is exiting
+            else:
+                self.cancel()
         finally:
+            self._closed = True
             os.close(self.fd)
             with self._ended:
-                os.waitpid(self.pid, 0)
-                self._reaped = True
-        if not data:
-            return None
-        try:
-            # From our own child, over a pipe only it and we hold.
-            head = pickle.loads(data)
-        except Exception:  # a child that died mid-write: start without it
-            return None
-        return head if isinstance(head, HeadStart) else None
+                if not self._reaped:
+                    os.waitpid(self.pid, 0)
+                    self._reaped = True
+
+
+def _send(fd: int, value: object) -> None:
+    with collector_paused():
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(_FRAME_LENGTH.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _child(project_dir: Path, demo: bool, write_end: int) -> None:
-    """Read the head start and write it, pickled, to ``write_end``; then exit at once."""
+    """Read the head start and write it to ``write_end``; list on when it had no rows (see the
+    module); then exit at once."""
     try:
         os.setpgid(0, 0)  # a group of its own: killing it ends an archive scan's helpers too
         devnull = os.open(os.devnull, os.O_RDWR)
@@ -158,11 +280,51 @@ def _child(project_dir: Path, demo: bool, write_end: int) -> None:
         session = Session(project_dir, demo=demo, settings=load_settings())
         head = read_head_start(session)
         if head is not None:
-            data = pickle.dumps(head, protocol=pickle.HIGHEST_PROTOCOL)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(write_end, view):]
-    except BaseException:  # the parent starts without a head start
+            follows = head.listing is None and head.list_name is not None and _may_list_early(session)
+            head = replace(head, listing_follows=follows)
+            _send(write_end, head)
+            if follows:
+                _list_first(session, head.list_name, write_end)
+    except BaseException:  # the parent starts without a head start, or lists itself
         pass
     finally:
         os._exit(0)  # no cleanup of the parent's state (atexit handlers, buffered files)
+
+
+def _may_list_early(session: Session) -> bool:
+    try:
+        return session.listing_can_start_early()
+    except Exception:  # the parent's own listing finds out what is wrong
+        return False
+
+
+def _list_first(session: Session, list_name: str, write_end: int) -> None:
+    """The app's first listing (tui/controllers/listing.py), done here: the first page, then
+    the whole window, each part sent as it is read. The summary cache is written before the
+    child ends (it exits without the atexit write). A failure sends nothing more: the parent
+    lists itself."""
+    from mailtriage.core.trace import OPLOG, TRACE
+
+    OPLOG.clear()  # what the parent recorded before the fork is the parent's
+    TRACE.clear()
+    TRACE.enabled = True  # as the app's from its start (the console shows it)
+
+    def part(listing: Any, whole: bool) -> ListingPart:
+        operations, trace = OPLOG.items(), TRACE.items()
+        OPLOG.clear()
+        TRACE.clear()
+        for record in operations:
+            record.detail = record.detail or "start-up's helper process"
+        with collector_paused():
+            return ListingPart.of(listing, whole, operations, trace)
+
+    try:
+        if session.listing_can_be_limited():
+            first = session.list_threads(list_name, limit=FIRST_PAGE)
+            if len(first.value) < FIRST_PAGE:
+                _send(write_end, part(first, True))
+                return
+            _send(write_end, part(first, False))
+        _send(write_end, part(session.list_threads(list_name), True))
+    finally:
+        session.close()  # writes the summary cache now

@@ -128,6 +128,11 @@ class Session:
         with self._lock:
             return self.project.offline_threads(list_name, limit=limit, local=local)
 
+    def listing_can_start_early(self) -> bool:
+        """Whether the start-up's helper process may list the first list (tui/head_start.py)."""
+        with self._lock:
+            return self.project.listing_can_start_early()
+
     def listing_can_be_limited(self) -> bool:
         """True when the backend that lists threads can return the newest ones first, fast."""
         with self._lock:

@@ -142,6 +142,10 @@ class ImapSource(AccountSource):
 
     # -- list_recent_threads ---------------------------------------------------------------
     @property
+    def signs_in_without_tokens(self) -> bool:  # type: ignore[override]
+        return self._account is not None and self._account.auth == "password"
+
+    @property
     def caches_summaries(self) -> bool:
         """Whether listings keep the persisted summary cache (``cache_summaries``)."""
         return self._account is not None and self._account.cache_summaries

@@ -13,7 +13,9 @@ from textual.worker import get_current_worker
 
 from mailtriage.tui.controllers.base import ControllerBase, SourcesView
 from mailtriage.tui.errors import error_line
+from mailtriage.core.trace import OPLOG, TRACE
 from mailtriage.tui.first_paint import KEEP_AFTER
+from mailtriage.tui.head_start import ForkedHeadStart, ListingPart
 from mailtriage.tui.messages import (SessionOpened, SourceRow, SourcesChecked, ThreadsFailed, ThreadsLoaded)
 from mailtriage.tui.panes.folders import FoldersPane
 from mailtriage.tui.panes.thread_list import ThreadList
@@ -34,13 +36,16 @@ class ListingController(ControllerBase):
     def start_first_listing(self) -> None:
         """Called by the app's session worker as soon as the project is open."""
         head = self.shell.head_start
+        child = self.shell.take_listing_child()  # a cold start's: it lists the first list already
         if head is not None and self.current_list is not None and self.current_list != head.list_name:
             # Another list was chosen on the head start's screen: that one is listed. (None:
             # the head start is not shown yet, when the project opened before the panes.)
+            if child is not None:
+                child.abandon()
             self._check_and_list(self.new_request("threads"), self.current_list)
             return
         painted = head is not None and head.listing is not None
-        self._check_and_list(self.new_request("threads"), None, first=True, cached_first=not painted)
+        self._check_and_list(self.new_request("threads"), None, first=True, cached_first=not painted, child=child)
 
     def show_head_start(self) -> None:
         """Before the first frame (the panes are mounted): what the app read before it
@@ -89,17 +94,29 @@ class ListingController(ControllerBase):
 
     @work(thread=True, exclusive=True, group="threads", exit_on_error=False)
     def _check_and_list(self, request: int, list_name: str | None, first: bool = False,
-                        cached_first: bool = False) -> None:
+                        cached_first: bool = False, child: ForkedHeadStart | None = None) -> None:
         """``first``: start-up's listing (of the first list). ``cached_first``: paint the
         summary cache's rows, if any, before the server is asked (start-up, unless the
-        first frame showed rows already; another list than the one on screen)."""
+        first frame showed rows already; another list than the one on screen). ``child``:
+        start-up's child that lists the first list already (tui/head_start.py)."""
+        try:
+            self._check_and_list_now(request, list_name, first, cached_first, child)
+        finally:
+            if child is not None:
+                child.abandon()  # ended already once its listing is taken; else it lists no more
+
+    def _check_and_list_now(self, request: int, list_name: str | None, first: bool, cached_first: bool,
+                            child: ForkedHeadStart | None) -> None:
         worker = get_current_worker()
         session = self.session
         if first:
             # Start-up reads the security list only; without one the read is skipped.
             lists = session.lists()
             list_name = lists[0].list_name if lists else None
-        if list_name is not None and cached_first:
+        # Start-up's child lists already (its first page is likely there): shown before this
+        # process's sources check, which the child's own listing passed already.
+        part = self._post_from_child(worker, request, list_name, child) if child is not None else None
+        if list_name is not None and cached_first and part is None:
             self._paint_cached(request, list_name)
         matrix, resolutions, problem = session.check_sources()
         self.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
@@ -116,7 +133,11 @@ class ListingController(ControllerBase):
             return
         first_page = self.shell.first_page
         try:
-            if session.listing_can_be_limited():
+            if part is not None and not part.whole:  # the first page came: now the whole window
+                part = self._post_from_child(worker, request, list_name, child) or part
+            if (part is not None and part.whole) or worker.is_cancelled:
+                return
+            if part is None and session.listing_can_be_limited():
                 # The newest threads first, painted at once; then the whole window.
                 first = session.list_threads(list_name, limit=first_page)
                 if worker.is_cancelled:
@@ -134,6 +155,20 @@ class ListingController(ControllerBase):
         if worker.is_cancelled:
             return
         self.post_message(ThreadsLoaded(request, list_name, rows_for(result.value), result.resolution))
+
+    def _post_from_child(self, worker, request: int, list_name: str | None,
+                         child: ForkedHeadStart) -> ListingPart | None:
+        """The next part of the first listing as start-up's child reads it (the first page or
+        the whole window), posted with the operations and protocol lines the child recorded
+        (for the console); None when none came (this process lists, and reports what failed)."""
+        part = child.next_listing(cancelled=lambda: worker.is_cancelled)
+        if part is None or worker.is_cancelled:
+            return None
+        OPLOG.adopt(part.operations)
+        TRACE.adopt(part.trace)
+        self.post_message(ThreadsLoaded(request, list_name, rows_for(part.listing()), part.resolution,
+                                        partial=not part.whole))
+        return part
 
     def _paint_cached(self, request: int, list_name: str) -> None:
         """The rows the summary cache holds, painted before the server is asked (the sources
