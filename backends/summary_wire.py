@@ -34,7 +34,7 @@ _MICROSECOND = timedelta(microseconds=1)
 def _moment(value: datetime | None) -> datetime | int | None:
     """A UTC datetime as whole microseconds since the epoch (exact for every date, where a
     float timestamp is not near year 9999); any other value as it is (pickled as such)."""
-    if value is not None and value.tzinfo is _UTC:
+    if value is not None and value.tzinfo is _UTC and not value.fold:  # fold: kept as it is
         return (value - _EPOCH) // _MICROSECOND
     return value
 

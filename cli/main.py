@@ -444,7 +444,8 @@ class _TraceWriter:
 
     def _op(self, rec) -> None:
         outcome = f"error {self.trace.redact(rec.error)}" if rec.error else "ok"
-        self._write(f"op {rec.backend} {rec.op} {rec.duration_ms:.1f}ms {outcome}")
+        by = f" by {rec.caller}" if rec.caller != "you" else ""  # the poller, the app's start-up
+        self._write(f"op {rec.backend} {rec.op} {rec.duration_ms:.1f}ms {outcome}{by}")
 
     def close(self) -> None:
         for stop in self._stops:

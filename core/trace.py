@@ -106,6 +106,12 @@ class _Feed:
             except Exception:  # a broken listener must never break a backend call
                 pass
 
+    def drop_listeners(self) -> None:
+        """Forget every listener: in a forked child of the app, whose listeners are the parent's
+        (a ``--trace`` writer would write the child's records, and then the parent again)."""
+        with self._lock:
+            self._listeners.clear()
+
     def adopt(self, items: list) -> None:
         """Publish what another process of the app recorded (start-up's helper, tui/head_start.py)
         as if recorded here, in its order."""

@@ -61,6 +61,8 @@ LISTING_TIMEOUT = 600.0
 #: and end (the poll's baseline, which follows, reads that cache).
 EXIT_WAIT = 5.0
 _FRAME_LENGTH = struct.Struct("!Q")
+#: Who the child's operations are recorded as (the backend console's "by" column).
+STARTUP_CALLER = "start-up"
 
 
 @dataclass(frozen=True)
@@ -303,28 +305,28 @@ def _list_first(session: Session, list_name: str, write_end: int) -> None:
     the whole window, each part sent as it is read. The summary cache is written before the
     child ends (it exits without the atexit write). A failure sends nothing more: the parent
     lists itself."""
-    from mailtriage.core.trace import OPLOG, TRACE
+    from mailtriage.core.trace import OPLOG, TRACE, calling_as
 
-    OPLOG.clear()  # what the parent recorded before the fork is the parent's
-    TRACE.clear()
+    for feed in (OPLOG, TRACE):
+        feed.clear()  # what the parent recorded before the fork is the parent's
+        feed.drop_listeners()  # the parent's (``--trace``'s writer): it is handed these records
     TRACE.enabled = True  # as the app's from its start (the console shows it)
 
     def part(listing: Any, whole: bool) -> ListingPart:
         operations, trace = OPLOG.items(), TRACE.items()
         OPLOG.clear()
         TRACE.clear()
-        for record in operations:
-            record.detail = record.detail or "start-up's helper process"
         with collector_paused():
             return ListingPart.of(listing, whole, operations, trace)
 
     try:
-        if session.listing_can_be_limited():
-            first = session.list_threads(list_name, limit=FIRST_PAGE)
-            if len(first.value) < FIRST_PAGE:
-                _send(write_end, part(first, True))
-                return
-            _send(write_end, part(first, False))
-        _send(write_end, part(session.list_threads(list_name), True))
+        with calling_as(STARTUP_CALLER):  # the console's "by" column
+            if session.listing_can_be_limited():
+                first = session.list_threads(list_name, limit=FIRST_PAGE)
+                if len(first.value) < FIRST_PAGE:
+                    _send(write_end, part(first, True))
+                    return
+                _send(write_end, part(first, False))
+            _send(write_end, part(session.list_threads(list_name), True))
     finally:
         session.close()  # writes the summary cache now

@@ -116,6 +116,8 @@ class ListingController(ControllerBase):
         # Start-up's child lists already (its first page is likely there): shown before this
         # process's sources check, which the child's own listing passed already.
         part = self._post_from_child(worker, request, list_name, child) if child is not None else None
+        if worker.is_cancelled:  # the app ends (its child with it), or another list was chosen
+            return
         if list_name is not None and cached_first and part is None:
             self._paint_cached(request, list_name)
         matrix, resolutions, problem = session.check_sources()

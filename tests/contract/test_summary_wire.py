@@ -1,0 +1,87 @@
+"""The flat form a listing travels in between the app's processes (backends/summary_wire.py)
+gives back, through pickle, summaries equal to the packed ones in every field, the instance
+dictionaries and the datetimes' time zones included; a field added to the contract's types
+without being added to the flat form fails here."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from mailtriage.backends.contract import Address, ThreadId, ThreadSummary
+from mailtriage.backends.summary_wire import (ADDRESS_FIELDS, FIELDS, THREAD_ID_FIELDS, pack_summaries,
+                                              unpack_summaries)
+
+zones = st.sampled_from([timezone.utc, timezone(timedelta(hours=-5)), timezone(timedelta(hours=5, minutes=30))])
+times = st.none() | st.datetimes(timezones=zones) | st.datetimes()  # aware or naive, year 1 to 9999
+texts = st.text(max_size=10)
+
+summaries = st.builds(
+    ThreadSummary,
+    thread_id=st.builds(ThreadId, st.sampled_from(["msgid", "msgid-synthetic", "gmail", "ponymail"]), texts,
+                        st.none() | texts),
+    subject=texts, root_message_id=st.sampled_from(["", "<a@example.org>", "<x@mailtriage.invalid>"]) | texts,
+    sender=st.builds(Address, texts, texts), last_activity=times, message_count=st.integers(0, 10**6),
+    participants=st.lists(texts, max_size=3).map(tuple), unread=st.booleans(),
+    notes=st.lists(texts, max_size=2).map(tuple), date_marker=st.sampled_from(["", "undated", "implausible"]),
+    continued=st.booleans(), sent=times)
+
+EDGES = [datetime(1, 1, 1, tzinfo=timezone.utc), datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc),
+         datetime(1969, 12, 31, 23, 59, 59, 1, tzinfo=timezone.utc), datetime(2026, 12, 1, 9, 30, 0, 123457,
+                                                                                 tzinfo=timezone.utc)]
+
+
+def through_the_pipe(listing: list[ThreadSummary]) -> list[ThreadSummary]:
+    return unpack_summaries(pickle.loads(pickle.dumps(pack_summaries(listing), protocol=pickle.HIGHEST_PROTOCOL)))
+
+
+def same(a, b) -> None:
+    assert a == b and repr(a) == repr(b)
+    assert vars(a) == vars(b) and list(vars(a)) == list(vars(b))
+    for name in ("thread_id", "sender"):
+        assert vars(getattr(a, name)) == vars(getattr(b, name))
+    for name in ("last_activity", "sent"):
+        if getattr(a, name) is not None:
+            assert getattr(a, name).utcoffset() == getattr(b, name).utcoffset()
+            assert getattr(a, name).tzinfo == getattr(b, name).tzinfo
+
+
+@given(st.lists(summaries, max_size=5))
+@example([ThreadSummary(ThreadId("msgid", "<a@example.org>"), "Report", "<a@example.org>", Address("Ann", "a@x"),
+                        moment, 2, ("a@x",), sent=moment) for moment in EDGES])
+def test_summaries_come_back_equal_field_for_field(listing):
+    back = through_the_pipe(listing)
+    assert len(back) == len(listing)
+    for original, rebuilt in zip(listing, back):
+        same(rebuilt, original)
+        assert hash(rebuilt.thread_id) == hash(original.thread_id)
+
+
+def test_the_flat_form_names_every_field_of_the_contracts_types():
+    assert FIELDS == tuple(f.name for f in dataclasses.fields(ThreadSummary))
+    assert THREAD_ID_FIELDS == tuple(f.name for f in dataclasses.fields(ThreadId))
+    assert ADDRESS_FIELDS == tuple(f.name for f in dataclasses.fields(Address))
+
+
+def test_a_utc_listing_travels_without_datetime_objects():
+    """The point of the flat form: what is pickled is strings, numbers and tuples."""
+    moment = datetime(2026, 12, 1, 9, 30, tzinfo=timezone.utc)
+    packed = pack_summaries([ThreadSummary(ThreadId("msgid", "<a@x>"), "S", "<a@x>", Address("", "a@x"), moment, 1,
+                                           sent=moment)])
+
+    def flat(value) -> bool:
+        if isinstance(value, tuple):
+            return all(flat(item) for item in value)
+        return value is None or isinstance(value, (str, int, bool))
+
+    assert all(flat(row) for row in packed)
+
+
+def test_anything_but_summaries_is_refused():
+    with pytest.raises(TypeError):
+        pack_summaries([{"subject": "not a summary"}])

@@ -1,0 +1,207 @@
+"""A cold start's first listing, done by start-up's helper process (tui/head_start.py).
+
+With no summary cache yet, the child forked before Textual loads has no rows for the first
+frame: it goes on to list the first list from the server (a real Dovecot behind the loopback
+proxy of test_imap_network.py), first page then whole window, and the app shows what it
+hands over, lists itself when the child fails, and ends it when the app ends first.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from mailtriage.core.settings import load_settings
+from mailtriage.core.trace import OPLOG, TRACE
+from mailtriage.tui import head_start
+from mailtriage.tui.head_start import STARTUP_CALLER, ForkedHeadStart
+from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.session import Session
+from tests.servers.fixtures import *  # noqa: F401,F403
+from tests.tui.helpers import make_app, settle
+from tests.tui.test_imap_drafts import imap_project  # noqa: F401 (fixture)
+from tests.tui.test_imap_network import proxied_project, threads_status, wait_until  # noqa: F401 (fixture)
+
+SUBJECTS = {"Heap overflow in the frob parser", "Second report"}
+
+
+def listed_here(project) -> list:
+    """The first list's whole window as this process lists it (the reference)."""
+    session = Session(project, demo=False, settings=load_settings())
+    try:
+        session.open()
+        return list(session.list_threads(session.lists()[0].list_name).value)
+    finally:
+        session.close()
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.fixture
+def one_thread_pages(monkeypatch):
+    """A first page of one thread, so two threads make a page and then the whole window."""
+    monkeypatch.setattr(head_start, "FIRST_PAGE", 1)
+
+
+def test_the_child_of_a_cold_start_lists_the_first_page_then_the_whole_window(proxied_project, one_thread_pages,
+                                                                              dovecot_user):
+    project, _proxy = proxied_project
+    child = ForkedHeadStart.start(project, demo=False)
+    head = child.result()
+    assert head.listing is None and head.listing_follows and head.list_name == "security@frob.example"
+    page = child.next_listing()
+    assert not page.whole and [t.subject for t in page.listing()] == ["Second report"]
+    whole = child.next_listing()
+    assert whole.whole and {t.subject for t in whole.listing()} == SUBJECTS
+    assert whole.resolution.chosen == "imap"
+    # What the child recorded comes along, as the start-up's, for the console.
+    listings = [r for r in page.operations + whole.operations if r.op == "list_recent_threads"]
+    assert [(r.backend, r.caller, r.error) for r in listings] == [("imap", STARTUP_CALLER, None)] * 2
+    assert any("FETCH" in line.text for line in page.trace + whole.trace)
+    assert dovecot_user.password not in " ".join(line.text for line in page.trace + whole.trace)
+    assert gone(child.pid)  # it ended after the whole window, and was reaped
+    # Built back field for field, and its summary cache is on disk for this process.
+    assert whole.listing() == listed_here(project)
+    session = Session(project, demo=False, settings=load_settings())
+    session.open()
+    dispatch, stale = session.offline_threads("security@frob.example")
+    assert stale and {t.subject for t in dispatch.value} == SUBJECTS
+    session.close()
+
+
+def test_with_a_summary_cache_the_head_start_has_rows_and_the_child_lists_nothing(proxied_project):
+    project, _proxy = proxied_project
+    listed_here(project)  # fills the cache
+    child = ForkedHeadStart.start(project, demo=False)
+    head = child.result()
+    assert head.stale and {t.subject for t in head.listing.value} == SUBJECTS
+    assert not head.listing_follows
+    assert gone(child.pid)
+
+
+def test_a_child_that_cannot_list_hands_over_nothing(proxied_project):
+    project, proxy = proxied_project
+    proxy.go_down()
+    child = ForkedHeadStart.start(project, demo=False)
+    head = child.result()
+    assert head.listing_follows  # decided without the server
+    started = time.monotonic()
+    assert child.next_listing() is None
+    assert time.monotonic() - started < 10
+    assert gone(child.pid)
+
+
+async def test_the_app_shows_the_childs_listing_and_does_not_list_again(proxied_project, one_thread_pages):
+    project, _proxy = proxied_project
+    OPLOG.clear()
+    app = make_app(project)
+    app.first_page = 1
+    app.prepare_first_screen(ForkedHeadStart.start(project, demo=False))
+    assert app.head_start is not None and app.head_start.listing_follows
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
+        await settle(pilot)
+        assert len(app.screen.query_one(ThreadList).rows) == 2
+        listings = [r for r in OPLOG.items() if r.op == "list_recent_threads"]
+        assert [r.caller for r in listings] == [STARTUP_CALLER, STARTUP_CALLER]  # none by this process
+        assert any(line.channel.startswith("imap") for line in TRACE.items())
+        assert app.errors == []
+
+
+async def test_the_app_lists_itself_when_its_child_could_not(proxied_project):
+    project, proxy = proxied_project
+    proxy.go_down()  # the child finds no server; by the time the app lists, it is back
+    child = ForkedHeadStart.start(project, demo=False)
+    app = make_app(project)
+    app.prepare_first_screen(child)
+    assert app.head_start.listing_follows
+    assert child.ready(10)  # the pipe's end: the child's listing failed, and it ended
+    proxy.come_back()
+    OPLOG.clear()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
+        await settle(pilot)
+        listings = [r for r in OPLOG.items() if r.op == "list_recent_threads"]
+        assert listings and all(r.caller == "you" for r in listings)
+
+
+async def test_quitting_while_the_child_waits_on_the_server_ends_the_child(proxied_project):
+    project, proxy = proxied_project
+    proxy.hold()  # the child's login waits on the server (its head start needs none)
+    child = ForkedHeadStart.start(project, demo=False)
+    app = make_app(project)
+    app.prepare_first_screen(child)
+    assert app.head_start is not None and app.head_start.listing_follows
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.pause(0.5)
+            assert "loading threads" in threads_status(app)
+            assert not gone(child.pid)
+            started = time.monotonic()
+        assert time.monotonic() - started < 6
+        deadline = time.monotonic() + 5
+        while not gone(child.pid):
+            assert time.monotonic() < deadline, "the child still runs after the app ended"
+            time.sleep(0.05)
+    finally:
+        proxy.release()
+
+
+async def test_a_late_head_start_still_hands_over_its_listing(proxied_project, monkeypatch):
+    from tests.tui.test_first_frame import _slow_head_start
+
+    project, _proxy = proxied_project
+    _slow_head_start(monkeypatch, 0.6)
+    OPLOG.clear()
+    app = make_app(project)
+    app.prepare_first_screen(ForkedHeadStart.start(project, demo=False))
+    assert app.head_start is None  # late: the first frame does not wait for it
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
+        await settle(pilot)
+        assert app.head_start is not None and app.head_start.listing_follows
+        listings = [r for r in OPLOG.items() if r.op == "list_recent_threads"]
+        assert listings and all(r.caller == STARTUP_CALLER for r in listings)
+
+
+def test_no_listing_follows_for_an_account_that_signs_in_with_tokens(imap_project, user_config):
+    """OAuth: the child would refresh and store a token the app refreshes too, so the app lists."""
+    settings = user_config / "config.toml"
+    settings.write_text(settings.read_text().replace('access = "draft"', 'access = "draft"\nauth = "xoauth2"'))
+    head = ForkedHeadStart.start(imap_project, demo=False).result()
+    assert head is not None and head.list_name == "security@frob.example"
+    assert head.listing is None and not head.listing_follows
+
+
+def test_no_listing_follows_for_a_local_archive(tmp_path, user_config):
+    from tests.tui.helpers import mbox_project
+
+    head = ForkedHeadStart.start(mbox_project(tmp_path / "p"), demo=False).result()
+    assert head.listing is not None and not head.listing_follows
+
+
+def test_the_command_shows_a_cold_listing_its_helper_process_read(tmp_path, monkeypatch, dovecot, dovecot_user):
+    """The real command on a terminal: the first list of a project with no summary cache is
+    listed by start-up's child, and the app's ``--trace`` file has each listing once, by it."""
+    from tests.tui.test_first_frame import frames_until
+    from tests.tui.test_startup_imports_imap import imap_project as guard_project
+
+    root = guard_project.__wrapped__(tmp_path, monkeypatch, dovecot, dovecot_user)
+    trace = tmp_path / "trace.txt"
+    env = {"MAILTRIAGE_CONFIG_DIR": str(root / "config"), "MAILTRIAGE_DATA_DIR": str(root / "data")}
+    argv = [sys.executable, "-m", "mailtriage.cli.main", "--trace", str(trace), "--project", os.environ["GUARD_PROJECT"]]
+    frames = frames_until(argv, env, b"2 threads \xc2\xb7 via list_recent_threads")
+    assert any(b"Report 2" in frame for frame in frames)
+    listings = [line for line in trace.read_text().splitlines() if line.startswith("op imap list_recent_threads")]
+    # Listed once, by the child; the new-report poll's baseline (if it ran yet) comes after it.
+    assert listings[0].endswith(f" ok by {STARTUP_CALLER}"), listings
+    assert [line for line in listings[1:] if not line.endswith(" ok by poller")] == [], listings
