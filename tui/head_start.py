@@ -59,7 +59,7 @@ CHILD_TIMEOUT = 20.0
 LISTING_TIMEOUT = 600.0
 #: How long the parent waits, after the whole window, for the child to write the summary cache
 #: and end (the poll's baseline, which follows, reads that cache).
-EXIT_WAIT = 5.0
+END_WAIT = 5.0
 _FRAME_LENGTH = struct.Struct("!Q")
 #: Who the child's operations are recorded as (the backend console's "by" column).
 STARTUP_CALLER = "start-up"
@@ -194,13 +194,13 @@ class ForkedHeadStart:
         """The next part of the child's listing, or None: the child failed (this process then
         lists itself and reports why), took longer than ``timeout``, or ``cancelled()`` became
         true meanwhile; the child is ended then. After the whole window, waits for the child to
-        write its summary cache and end (at most EXIT_WAIT)."""
+        write its summary cache and end (at most END_WAIT)."""
         part = self._receive(time.monotonic() + timeout, cancelled)
         if not isinstance(part, ListingPart):
             self.abandon()
             return None
         if part.whole:
-            self._end(time.monotonic() + EXIT_WAIT)
+            self._end(time.monotonic() + END_WAIT)
         return part
 
     def abandon(self) -> None:
@@ -305,6 +305,7 @@ def _list_first(session: Session, list_name: str, write_end: int) -> None:
     the whole window, each part sent as it is read. The summary cache is written before the
     child ends (it exits without the atexit write). A failure sends nothing more: the parent
     lists itself."""
+    # The child's only: the command loads the trace module only with --trace (cli/main.py).
     from mailtriage.core.trace import OPLOG, TRACE, calling_as
 
     for feed in (OPLOG, TRACE):
