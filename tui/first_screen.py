@@ -120,6 +120,12 @@ class FirstScreen:
         if self._listing_child is not None:
             self._listing_child.cancel()  # a listing worker that waits on it then lets go
 
+    def wait_for_listing_child(self, timeout: float) -> None:
+        """Until the child that listed the first list has ended (its summary cache written),
+        at most ``timeout`` seconds; at once when there is none."""
+        if self._listing_child is not None:
+            self._listing_child.ended.wait(timeout)
+
     def take_listing_child(self) -> ForkedHeadStart | None:
         """The child listing the first list, for the first listing to wait on (once)."""
         if self._listing_child_taken:

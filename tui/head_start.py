@@ -107,13 +107,13 @@ class ListingPart:
             return cls(listing.resolution, whole, value=listing.value, operations=operations, trace=trace)
 
     def listing(self) -> Any:
-        """The listing's value: the summaries built back, or the value as it came."""
+        """The listing's value: the summaries, each built back when first read
+        (backends/summary_wire.py), or the value as it came."""
         if self.packed is None:
             return self.value
-        from mailtriage.application import unpack_summaries  # loaded by the listing by now
+        from mailtriage.application import PackedSummaries  # loaded by the listing by now
 
-        with collector_paused():  # tens of thousands of small objects, no cycles
-            return unpack_summaries(self.packed)
+        return PackedSummaries(self.packed)
 
 
 def read_head_start(session: Session, limit: int = FIRST_PAGE) -> HeadStart | None:
@@ -144,6 +144,8 @@ class ForkedHeadStart:
         self._ended = threading.Lock()  # held while the child is being reaped: no kill after that
         self._reaped = False
         self._closed = False
+        #: Set once the child has ended and been reaped (after a listing: its summary cache is written).
+        self.ended = threading.Event()
 
     @classmethod
     def start(cls, project_dir: Path, *, demo: bool) -> ForkedHeadStart | None:
@@ -168,13 +170,20 @@ class ForkedHeadStart:
         return bool(select.select([self.fd], [], [], timeout)[0])
 
     def cancel(self) -> None:
-        """End the child (and what it started) if it still runs: the app ends before its answer."""
+        """End the child (and what it started) if it still runs, and reap it: the app ends
+        before its answer, or no longer wants it. Its pipe is left to whoever reads it."""
         with self._ended:
             if not self._reaped:
                 try:
                     os.killpg(self.pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
-                    pass  # already gone; result() reaps it
+                    pass  # already gone
+                try:
+                    os.waitpid(self.pid, 0)  # at once: SIGKILL cannot be caught
+                except ChildProcessError:  # reaped elsewhere (not by this class)
+                    pass
+                self._reaped = True
+        self.ended.set()
 
     def result(self, timeout: float = CHILD_TIMEOUT) -> HeadStart | None:
         """The child's head start, or None (it failed, found no project, was cancelled, or took
@@ -193,15 +202,18 @@ class ForkedHeadStart:
                      cancelled: Callable[[], bool] = lambda: False) -> ListingPart | None:
         """The next part of the child's listing, or None: the child failed (this process then
         lists itself and reports why), took longer than ``timeout``, or ``cancelled()`` became
-        true meanwhile; the child is ended then. After the whole window, waits for the child to
-        write its summary cache and end (at most END_WAIT)."""
+        true meanwhile; the child is ended then. After the whole window the child writes its
+        summary cache and ends: :meth:`finish` waits for that."""
         part = self._receive(time.monotonic() + timeout, cancelled)
         if not isinstance(part, ListingPart):
             self.abandon()
             return None
-        if part.whole:
-            self._end(time.monotonic() + END_WAIT)
         return part
+
+    def finish(self) -> None:
+        """After the whole window: wait for the child to write its summary cache and end (at
+        most END_WAIT, then it is ended), and reap it."""
+        self._end(time.monotonic() + END_WAIT)
 
     def abandon(self) -> None:
         """End the child now, whatever it still does, and reap it (no-op once ended)."""
@@ -258,6 +270,7 @@ class ForkedHeadStart:
                 if not self._reaped:
                     os.waitpid(self.pid, 0)
                     self._reaped = True
+            self.ended.set()
 
 
 def _send(fd: int, value: object) -> None:

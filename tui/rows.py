@@ -14,6 +14,7 @@ UIDs whose envelopes are fetched on demand); the app wraps it in :class:`PagedRo
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence as SequenceABC
 import threading
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -234,7 +235,8 @@ def rows_for(value: object) -> ThreadRows:
     """Wrap what ``list_recent_threads`` returned in a row source."""
     if isinstance(value, LazyListing):
         return PagedRows(len(value), value.fetch_page)
-    return ListRows(list(value) if not isinstance(value, (list, tuple)) else value)  # type: ignore[arg-type]
+    # A sequence as it is: a listing handed over by start-up's child builds its rows as read.
+    return ListRows(value if isinstance(value, SequenceABC) else list(value))  # type: ignore[arg-type]
 
 
 def plain_rows(rows: object) -> Sequence[ThreadSummary] | None:

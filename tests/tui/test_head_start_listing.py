@@ -63,14 +63,15 @@ def test_the_child_of_a_cold_start_lists_the_first_page_then_the_whole_window(pr
     whole = child.next_listing()
     assert whole.whole and {t.subject for t in whole.listing()} == SUBJECTS
     assert whole.resolution.chosen == "imap"
+    child.finish()  # it writes the summary cache and ends
     # What the child recorded comes along, as the start-up's, for the console.
     listings = [r for r in page.operations + whole.operations if r.op == "list_recent_threads"]
     assert [(r.backend, r.caller, r.error) for r in listings] == [("imap", STARTUP_CALLER, None)] * 2
     assert any("FETCH" in line.text for line in page.trace + whole.trace)
     assert dovecot_user.password not in " ".join(line.text for line in page.trace + whole.trace)
-    assert gone(child.pid)  # it ended after the whole window, and was reaped
+    assert gone(child.pid) and child.ended.is_set()  # ended, and reaped
     # Built back field for field, and its summary cache is on disk for this process.
-    assert whole.listing() == listed_here(project)
+    assert list(whole.listing()) == listed_here(project)
     session = Session(project, demo=False, settings=load_settings())
     session.open()
     dispatch, stale = session.offline_threads("security@frob.example")
@@ -205,3 +206,30 @@ def test_the_command_shows_a_cold_listing_its_helper_process_read(tmp_path, monk
     # Listed once, by the child; the new-report poll's baseline (if it ran yet) comes after it.
     assert listings[0].endswith(f" ok by {STARTUP_CALLER}"), listings
     assert [line for line in listings[1:] if not line.endswith(" ok by poller")] == [], listings
+
+
+async def test_the_apps_sources_check_does_not_wait_for_a_child_still_listing(proxied_project, monkeypatch):
+    """A child slow to list (here it waits for a file first) holds back neither the sources
+    pane nor the app's own check: a server that never answers would otherwise make the user
+    wait for the child's timeout and then for the app's. Its listing is shown when it comes."""
+    project, _proxy = proxied_project
+    go = project.parent / "go"
+    real = head_start._list_first
+
+    def late(session, list_name, write_end):
+        while not go.exists():
+            time.sleep(0.02)
+        real(session, list_name, write_end)
+
+    monkeypatch.setattr(head_start, "_list_first", late)
+    OPLOG.clear()
+    child = ForkedHeadStart.start(project, demo=False)
+    app = make_app(project)
+    app.prepare_first_screen(child)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(pilot, lambda: app.main is not None and app.main.last_matrix is not None)
+        assert "loading threads" in threads_status(app) and not gone(child.pid)
+        go.touch()
+        await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
+        listings = [r for r in OPLOG.items() if r.op == "list_recent_threads"]
+        assert [r.caller for r in listings] == [STARTUP_CALLER]

@@ -13,6 +13,7 @@ from mailtriage.core.errors import ConfigError
 from mailtriage.tui.alerts import AlertLoop, MarkedRows
 from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.errors import ErrorRecord
+from mailtriage.tui.head_start import END_WAIT
 from mailtriage.tui.messages import AlertsFailed, AlertsFound
 from mailtriage.tui.rows import ListRows, ThreadRows, merge_news, plain_rows
 from mailtriage.tui.sanitize import inert
@@ -76,6 +77,8 @@ class AlertsController(ControllerBase):
     @work(thread=True, exclusive=True, group="alerts", exit_on_error=False)
     def _poll_alerts(self, loop: AlertLoop) -> None:
         list_name = loop.list_name
+        # The baseline reads the summary cache that start-up's child may still be writing.
+        self.shell.wait_for_listing_child(END_WAIT)
 
         def on_news(outcome) -> None:
             if not loop.stopped.is_set():

@@ -113,12 +113,18 @@ class ListingController(ControllerBase):
             # Start-up reads the security list only; without one the read is skipped.
             lists = session.lists()
             list_name = lists[0].list_name if lists else None
-        # Start-up's child lists already (its first page is likely there): shown before this
-        # process's sources check, which the child's own listing passed already.
-        part = self._post_from_child(worker, request, list_name, child) if child is not None else None
+        # Start-up's child lists already: a first page it has sent is shown before this
+        # process's sources check (which the child's own listing passed already). Not waited
+        # for here: a server that does not answer would make the check wait its timeout after
+        # the child's.
+        part = None
+        if child is not None and child.ready(0):
+            part = self._post_from_child(worker, request, list_name, child)
+            if part is None:
+                child = None  # it failed: this process lists
         if worker.is_cancelled:  # the app ends (its child with it), or another list was chosen
             return
-        if list_name is not None and cached_first and part is None:
+        if list_name is not None and cached_first and part is None and child is None:
             self._paint_cached(request, list_name)
         matrix, resolutions, problem = session.check_sources()
         self.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
@@ -135,8 +141,11 @@ class ListingController(ControllerBase):
             return
         first_page = self.shell.first_page
         try:
-            if part is not None and not part.whole:  # the first page came: now the whole window
-                part = self._post_from_child(worker, request, list_name, child) or part
+            while child is not None and (part is None or not part.whole):  # the page, then the whole window
+                came = self._post_from_child(worker, request, list_name, child)
+                if came is None:  # failed (or cancelled): the rest is listed here
+                    break
+                part = came
             if (part is not None and part.whole) or worker.is_cancelled:
                 return
             if part is None and session.listing_can_be_limited():
@@ -170,6 +179,8 @@ class ListingController(ControllerBase):
         TRACE.adopt(part.trace)
         self.post_message(ThreadsLoaded(request, list_name, rows_for(part.listing()), part.resolution,
                                         partial=not part.whole))
+        if part.whole:
+            child.finish()  # it writes the summary cache meanwhile (the poll's baseline waits for it)
         return part
 
     def _paint_cached(self, request: int, list_name: str) -> None:
