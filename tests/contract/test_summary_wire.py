@@ -17,7 +17,9 @@ from mailtriage.backends.contract import Address, ThreadId, ThreadSummary
 from mailtriage.backends.summary_wire import (ADDRESS_FIELDS, FIELDS, THREAD_ID_FIELDS, pack_summaries,
                                               unpack_summaries)
 
-zones = st.sampled_from([timezone.utc, timezone(timedelta(hours=-5)), timezone(timedelta(hours=5, minutes=30))])
+zones = st.sampled_from([timezone.utc, timezone(timedelta(hours=-5)), timezone(timedelta(hours=5, minutes=30)),
+                         timezone(timedelta(hours=1), "UTC+01:00"), timezone(timedelta(0), "GMT"),
+                         timezone(timedelta(hours=-23, minutes=-59, seconds=-59, microseconds=-1))])
 times = st.none() | st.datetimes(timezones=zones) | st.datetimes()  # aware or naive, year 1 to 9999
 texts = st.text(max_size=10)
 
@@ -68,11 +70,14 @@ def test_the_flat_form_names_every_field_of_the_contracts_types():
     assert ADDRESS_FIELDS == tuple(f.name for f in dataclasses.fields(Address))
 
 
-def test_a_utc_listing_travels_without_datetime_objects():
-    """The point of the flat form: what is pickled is strings, numbers and tuples."""
+def test_a_listing_of_fixed_offsets_travels_without_datetime_objects():
+    """The point of the flat form: what is pickled is strings, numbers and tuples (a sender's
+    Date keeps its own offset, as the listing reads it with fromisoformat)."""
     moment = datetime(2026, 12, 1, 9, 30, tzinfo=timezone.utc)
+    sent = datetime.fromisoformat("2026-12-01T10:30:00+01:00")
     packed = pack_summaries([ThreadSummary(ThreadId("msgid", "<a@x>"), "S", "<a@x>", Address("", "a@x"), moment, 1,
-                                           sent=moment)])
+                                           sent=sent)])
+    assert unpack_summaries(packed)[0].sent.tzinfo == sent.tzinfo and repr(unpack_summaries(packed)[0].sent) == repr(sent)
 
     def flat(value) -> bool:
         if isinstance(value, tuple):
@@ -85,3 +90,20 @@ def test_a_utc_listing_travels_without_datetime_objects():
 def test_anything_but_summaries_is_refused():
     with pytest.raises(TypeError):
         pack_summaries([{"subject": "not a summary"}])
+
+
+def test_packed_summaries_build_each_summary_when_first_read_and_keep_it():
+    from mailtriage.backends.summary_wire import PackedSummaries
+
+    moment = datetime(2026, 12, 1, 9, 30, tzinfo=timezone.utc)
+    listing = [ThreadSummary(ThreadId("msgid", f"<{n}@x>"), f"S{n}", f"<{n}@x>", Address("", "a@x"), moment, n)
+               for n in range(1, 6)]
+    lazy = PackedSummaries(pack_summaries(listing))
+    assert len(lazy) == 5 and lazy._summaries == [None] * 5  # nothing built yet
+    assert lazy[1] == listing[1] and lazy[-1] == listing[-1]
+    assert [i for i, built in enumerate(lazy._summaries) if built is not None] == [1, 4]
+    assert lazy[1] is lazy[1]  # kept: the same row is the same object
+    assert lazy[1:3] == listing[1:3] and list(lazy) == listing and lazy == listing and lazy == tuple(listing)
+    assert lazy != listing[:4]
+    with pytest.raises(IndexError):
+        lazy[5]
