@@ -60,6 +60,7 @@ _export("mailtriage.backends.errors", "MailError", "NotSupported", "Unavailable"
 _export("mailtriage.backends.mailbox_contract", "MailQuery", "MailHeader", "MailFolder", "MailPage")
 _export("mailtriage.backends.registry", "SourceSet", "Dispatch", "open_mailbox")
 _export("mailtriage.backends.summary_wire", "pack_summaries", "unpack_summaries", "PackedSummaries")
+_export("mailtriage.backends.imap.summary_cache", flush_summary_caches="flush_all")
 _export("mailtriage.backends.resolution", "Resolution")
 _export("mailtriage.backends.security_cc", "CcResolution", "configured_address", "resolve_security_cc")
 _export("mailtriage.backends.imap.account", "load_account", "password_key", "smtp_password_key")

@@ -486,9 +486,10 @@ class MailSource:
     #: reach it too (cross-backend thread identity).
     resolves_message_ids: ClassVar[bool] = False
     features: ClassVar[SourceFeatures] = SourceFeatures()
-    #: Signing in needs no token that a sign-in refreshes and stores (a password, not OAuth):
-    #: another process of the app may then list on its own connection (see
-    #: ``SourceSet.listing_can_start_early``) without two processes refreshing one token.
+    #: Signing in needs no token that a sign-in refreshes and stores (a password, a stored
+    #: cookie, a local file; not OAuth): another process of the app may then use the backend
+    #: on its own (see ``SourceSet.listing_can_start_early``) without two processes refreshing
+    #: one token. Off unless a backend says so.
     signs_in_without_tokens: bool = False
 
     def __init__(self, name: str, settings: Mapping[str, object] | None = None, *,

@@ -76,6 +76,8 @@ MAX_HEAD_PAGES = 4  # pages of the head read again after a walk, while they show
 class HyperKittySource(MailSource):
     """A Mailman 3 archive read through HyperKitty's JSON API."""
 
+    signs_in_without_tokens = True  # a public archive: read anonymously
+
     # HyperKitty's search is full text (subject, content, sender); no field restrictions.
     # search: its web search page; attachments: the archive's attachment download route
     features = SourceFeatures(server_search=True, server_search_fields=("text",), attachment_bytes=True)

@@ -53,6 +53,8 @@ MAX_DRAFT_BYTES = 25 * 1024 * 1024
 class MaildirDraftsSource(MailSource):
     """Reply drafts written to a local Maildir folder (see the module docstring)."""
 
+    signs_in_without_tokens = True  # a local folder: no sign-in
+
     kind = "maildir"
     thread_id_kind = MESSAGE_ID_KIND
     capabilities = frozenset({Op.LIST_DRAFTS, Op.CREATE_DRAFT})

@@ -1126,6 +1126,8 @@ class MboxSource(MailSource):
         NotSupported: list_drafts, list_sent_since, create_draft.
     """
 
+    signs_in_without_tokens = True  # a local file: no sign-in
+
     kind = "mbox"
     features = SourceFeatures(local_archive=True, attachment_bytes=True, server_search=True)
     thread_id_kind = MESSAGE_ID_KIND  # root Message-IDs; old "mbox:" tags read back as this shape

@@ -81,6 +81,8 @@ MAX_TREE_DEPTH = 250  # Foal's own bound on thread walks
 class PonyMailSource(MailSource):
     """A Pony Mail Foal archive read through its JSON API."""
 
+    signs_in_without_tokens = True  # a session cookie from keyring, read, never refreshed
+
     # search: stats.lua with q; attachments: from the message's raw source (source.lua)
     features = SourceFeatures(server_search=True, attachment_bytes=True)
     kind = "ponymail"

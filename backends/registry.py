@@ -179,12 +179,16 @@ class SourceSet:
         """Whether the listing may start in another process of the app before this one is
         ready (the app's start-up, tui/head_start.py): the backend the resolution rule tries
         first for listing keeps a summary cache (what that process lists is written there for
-        this one) and signs in without tokens (none is refreshed by two processes at once)."""
+        this one), and every configured backend signs in without tokens: that process's
+        listing checks the mandatory backends and may fall back to others, and no token may
+        be refreshed by two processes at once."""
+        if not all(backend.signs_in_without_tokens for backend in self.backends.values()):
+            return False
         op = Op.LIST_RECENT_THREADS
         for _rule_step, entry in resolution_order(op, self.entries):
             backend = self.backends[entry.name]
             if backend.features.cached_listing or backend.supports(op):  # as offline_listing
-                return backend.features.cached_listing and backend.signs_in_without_tokens
+                return backend.features.cached_listing
         return False
 
     def resolve_all(self) -> dict[Op, Resolution]:

@@ -122,8 +122,8 @@ class FirstScreen:
 
     def wait_for_listing_child(self, timeout: float) -> None:
         """Until the child that listed the first list has ended (its summary cache written),
-        at most ``timeout`` seconds; at once when there is none."""
-        if self._listing_child is not None:
+        at most ``timeout`` seconds; at once when there is none, or it listed nothing."""
+        if self._listing_child is not None and self._listing_child.listed:
             self._listing_child.ended.wait(timeout)
 
     def take_listing_child(self) -> ForkedHeadStart | None:

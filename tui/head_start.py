@@ -60,6 +60,11 @@ LISTING_TIMEOUT = 600.0
 #: How long the parent waits, after the whole window, for the child to write the summary cache
 #: and end (the poll's baseline, which follows, reads that cache).
 END_WAIT = 5.0
+#: How long the app's quit waits to reap a child it killed.
+REAP_WAIT = 1.0
+#: The pipe's buffer (Linux; the default is 64 KiB): the child's first page and its protocol
+#: lines fit, so it goes on to the whole window without waiting for the app to read them.
+PIPE_SIZE = 1 << 20
 _FRAME_LENGTH = struct.Struct("!Q")
 #: Who the child's operations are recorded as (the backend console's "by" column).
 STARTUP_CALLER = "start-up"
@@ -79,6 +84,10 @@ class HeadStart:
     stale: bool = False
     #: The child goes on to list ``list_name`` from the server (a cold start; see the module).
     listing_follows: bool = False
+    #: What the child recorded meanwhile (core.trace OpRecords and TraceLines: a damaged cache
+    #: noted and rebuilt, the cache read), for the console; empty when read in this process.
+    operations: list = field(default_factory=list)
+    trace: list = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -144,6 +153,8 @@ class ForkedHeadStart:
         self._ended = threading.Lock()  # held while the child is being reaped: no kill after that
         self._reaped = False
         self._closed = False
+        #: The whole window came: the child writes its summary cache and ends.
+        self.listed = False
         #: Set once the child has ended and been reaped (after a listing: its summary cache is written).
         self.ended = threading.Event()
 
@@ -154,6 +165,12 @@ class ForkedHeadStart:
         if os.name != "posix":
             return None
         read_end, write_end = os.pipe()
+        try:
+            import fcntl  # POSIX only (and this is): the pipe's size, where the system lets it be set
+
+            fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+        except (ImportError, AttributeError, OSError):  # not Linux, or over the system's limit
+            pass
         pid = os.fork()
         if pid == 0:  # the child: never returns
             os.close(read_end)
@@ -178,11 +195,9 @@ class ForkedHeadStart:
                     os.killpg(self.pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass  # already gone
-                try:
-                    os.waitpid(self.pid, 0)  # at once: SIGKILL cannot be caught
-                except ChildProcessError:  # reaped elsewhere (not by this class)
-                    pass
-                self._reaped = True
+                # Reaped at once (SIGKILL cannot be caught), but not waited for long: a child
+                # stuck in the kernel (a hung network mount) must not hold the app's quit.
+                self._reaped = _reap(self.pid, REAP_WAIT)
         self.ended.set()
 
     def result(self, timeout: float = CHILD_TIMEOUT) -> HeadStart | None:
@@ -194,6 +209,7 @@ class ForkedHeadStart:
         if not isinstance(head, HeadStart):
             self.abandon()
             return None
+        _adopt(head.operations, head.trace)
         if not head.listing_follows:
             self._end(time.monotonic() + timeout)
         return head
@@ -208,12 +224,16 @@ class ForkedHeadStart:
         if not isinstance(part, ListingPart):
             self.abandon()
             return None
+        self.listed = self.listed or part.whole
         return part
 
     def finish(self) -> None:
-        """After the whole window: wait for the child to write its summary cache and end (at
-        most END_WAIT, then it is ended), and reap it."""
-        self._end(time.monotonic() + END_WAIT)
+        """Done with the child: after the whole window, wait for it to write its summary cache
+        and end (at most END_WAIT, then it is ended); otherwise end it now. Reaped either way."""
+        if self.listed:
+            self._end(time.monotonic() + END_WAIT)
+        else:
+            self.abandon()
 
     def abandon(self) -> None:
         """End the child now, whatever it still does, and reap it (no-op once ended)."""
@@ -268,9 +288,34 @@ class ForkedHeadStart:
             os.close(self.fd)
             with self._ended:
                 if not self._reaped:
-                    os.waitpid(self.pid, 0)
-                    self._reaped = True
+                    self._reaped = _reap(self.pid, None)
             self.ended.set()
+
+
+def _reap(pid: int, wait: float | None) -> bool:
+    """Reap the ended child ``pid`` (waiting at most ``wait`` seconds; None: as long as it
+    takes); whether it is reaped (or was, elsewhere)."""
+    deadline = None if wait is None else time.monotonic() + wait
+    while True:
+        try:
+            done, _status = os.waitpid(pid, 0 if deadline is None else os.WNOHANG)
+        except ChildProcessError:  # reaped elsewhere
+            return True
+        if done or deadline is None:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+
+
+def _adopt(operations: list, trace: list) -> None:
+    """What the child recorded, published here (the console, ``--trace``) as if recorded here."""
+    if operations or trace:
+        # Not at import: the command loads the trace module only with --trace (cli/main.py).
+        from mailtriage.core.trace import OPLOG, TRACE
+
+        OPLOG.adopt(operations)
+        TRACE.adopt(trace)
 
 
 def _send(fd: int, value: object) -> None:
@@ -286,20 +331,32 @@ def _child(project_dir: Path, demo: bool, write_end: int) -> None:
     module); then exit at once."""
     try:
         os.setpgid(0, 0)  # a group of its own: killing it ends an archive scan's helpers too
+        # A background group now: a password command that reads the terminal gets an error
+        # at once instead of stopping this process (and the listing the app waits for).
+        for stop in (signal.SIGTTIN, signal.SIGTTOU):
+            signal.signal(stop, signal.SIG_IGN)
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):  # the terminal is the parent's: nothing of the child reaches it
             os.dup2(devnull, fd)
-        # Deferred: the child needs the session, the parent's first frame does not.
+        # Deferred: the child needs the session and the trace, the parent's first frame does not.
+        from mailtriage.core.trace import OPLOG, TRACE, calling_as
         from mailtriage.tui.session import Session
 
-        session = Session(project_dir, demo=demo, settings=load_settings())
-        head = read_head_start(session)
-        if head is not None:
-            follows = head.listing is None and head.list_name is not None and _may_list_early(session)
-            head = replace(head, listing_follows=follows)
-            _send(write_end, head)
-            if follows:
-                _list_first(session, head.list_name, write_end)
+        for feed in (OPLOG, TRACE):
+            feed.clear()  # what the parent recorded before the fork is the parent's
+            feed.drop_listeners()  # the parent's (``--trace``'s writer): the parent is handed these records
+        TRACE.enabled = True  # as the app's from its start (the console shows it)
+        with calling_as(STARTUP_CALLER):  # the console's "by" column
+            session = Session(project_dir, demo=demo, settings=load_settings())
+            head = read_head_start(session)
+            if head is not None:
+                follows = head.listing is None and head.list_name is not None and _may_list_early(session)
+                head = replace(head, listing_follows=follows, operations=OPLOG.items(), trace=TRACE.items())
+                OPLOG.clear()
+                TRACE.clear()
+                _send(write_end, head)
+                if follows:
+                    _list_first(session, head.list_name, write_end)
     except BaseException:  # the parent starts without a head start, or lists itself
         pass
     finally:
@@ -316,15 +373,11 @@ def _may_list_early(session: Session) -> bool:
 def _list_first(session: Session, list_name: str, write_end: int) -> None:
     """The app's first listing (tui/controllers/listing.py), done here: the first page, then
     the whole window, each part sent as it is read. The summary cache is written before the
-    child ends (it exits without the atexit write). A failure sends nothing more: the parent
-    lists itself."""
+    child ends, which closes the pipe (it exits without the atexit write, and without a LOGOUT:
+    the app waits for that end, not for a round trip). A failure sends nothing more: the
+    parent lists itself."""
     # The child's only: the command loads the trace module only with --trace (cli/main.py).
-    from mailtriage.core.trace import OPLOG, TRACE, calling_as
-
-    for feed in (OPLOG, TRACE):
-        feed.clear()  # what the parent recorded before the fork is the parent's
-        feed.drop_listeners()  # the parent's (``--trace``'s writer): it is handed these records
-    TRACE.enabled = True  # as the app's from its start (the console shows it)
+    from mailtriage.core.trace import OPLOG, TRACE
 
     def part(listing: Any, whole: bool) -> ListingPart:
         operations, trace = OPLOG.items(), TRACE.items()
@@ -334,13 +387,14 @@ def _list_first(session: Session, list_name: str, write_end: int) -> None:
             return ListingPart.of(listing, whole, operations, trace)
 
     try:
-        with calling_as(STARTUP_CALLER):  # the console's "by" column
-            if session.listing_can_be_limited():
-                first = session.list_threads(list_name, limit=FIRST_PAGE)
-                if len(first.value) < FIRST_PAGE:
-                    _send(write_end, part(first, True))
-                    return
-                _send(write_end, part(first, False))
-            _send(write_end, part(session.list_threads(list_name), True))
+        if session.listing_can_be_limited():
+            first = session.list_threads(list_name, limit=FIRST_PAGE)
+            if len(first.value) < FIRST_PAGE:
+                _send(write_end, part(first, True))
+                return
+            _send(write_end, part(first, False))
+        _send(write_end, part(session.list_threads(list_name), True))
     finally:
-        session.close()  # writes the summary cache now
+        from mailtriage.application import flush_summary_caches  # loaded by the listing by now
+
+        flush_summary_caches()

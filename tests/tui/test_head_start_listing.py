@@ -233,3 +233,118 @@ async def test_the_apps_sources_check_does_not_wait_for_a_child_still_listing(pr
         await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
         listings = [r for r in OPLOG.items() if r.op == "list_recent_threads"]
         assert [r.caller for r in listings] == [STARTUP_CALLER]
+
+
+def test_no_listing_follows_when_another_backend_signs_in_with_tokens(imap_project, user_config, dovecot,
+                                                                      dovecot_user):
+    """The child's listing checks every mandatory backend and may fall back to others: one
+    OAuth account among the project's sources (here a fallback) keeps the listing in the app."""
+    settings = user_config / "config.toml"
+    settings.write_text(settings.read_text() + f'''
+[accounts.oauth]
+kind = "imap"
+host = "127.0.0.1"
+port = {dovecot.port}
+security = "plain"
+username = "{dovecot_user.name}"
+auth = "xoauth2"
+''')
+    text = (imap_project / "project.md").read_text()
+    text = text.replace("| `imap` | primary | yes | the security list folder |",
+                        "| `imap` | primary | yes | the security list folder |\n| `mirror` | fallback | no | OAuth |")
+    text = text.replace("    list: security@frob.example\n```",
+                        "    list: security@frob.example\n  mirror:\n    kind: imap\n    account: oauth\n"
+                        "    list: security@frob.example\n```")
+    (imap_project / "project.md").write_text(text)
+    head = ForkedHeadStart.start(imap_project, demo=False).result()
+    assert head is not None and head.list_name == "security@frob.example"
+    assert head.listing is None and not head.listing_follows
+
+
+def test_a_damaged_cache_is_noted_in_the_apps_console(proxied_project, cache):
+    """A truncated summary cache makes the start cold: the child notes it and rebuilds it, and
+    the note reaches this process's trace (the backend console) with the head start."""
+    project, _proxy = proxied_project
+    listed_here(project)  # fills the cache
+    for file in (cache / "imap").glob("*.cache"):
+        file.write_bytes(file.read_bytes()[:40])
+    TRACE.clear()
+    child = ForkedHeadStart.start(project, demo=False)
+    head = child.result()
+    assert head.listing is None and head.listing_follows  # cold: the damaged cache was dropped
+    notes = [line for line in TRACE.items() if "summary cache" in line.text]
+    assert notes and notes[0].channel.startswith("imap"), [line.text for line in TRACE.items()]
+    while (part := child.next_listing()) is not None and not part.whole:
+        pass
+    child.finish()
+    assert part is not None and {t.subject for t in part.listing()} == SUBJECTS
+
+
+def test_the_child_ends_once_its_cache_is_written_not_after_a_logout(proxied_project, one_thread_pages):
+    """After the whole window the app waits for the child's end (its summary cache written):
+    a server that no longer answers costs nothing there (the child sends no LOGOUT)."""
+    project, proxy = proxied_project
+    child = ForkedHeadStart.start(project, demo=False)
+    assert child.result().listing_follows
+    while (part := child.next_listing()) is not None and not part.whole:
+        pass
+    assert part is not None
+    proxy.hold()
+    try:
+        started = time.monotonic()
+        child.finish()
+        assert time.monotonic() - started < head_start.END_WAIT / 2
+    finally:
+        proxy.release()
+    assert gone(child.pid)
+    assert {t.subject for t in listed_offline(project)} == SUBJECTS  # written before it ended
+
+
+def listed_offline(project) -> list:
+    session = Session(project, demo=False, settings=load_settings())
+    try:
+        session.open()
+        dispatch, stale = session.offline_threads("security@frob.example")
+        assert stale
+        return list(dispatch.value)
+    finally:
+        session.close()
+
+
+def test_a_password_command_that_reads_the_terminal_fails_at_once_in_the_child(proxied_project, user_config,
+                                                                              tmp_path):
+    """On a terminal the child is a background process group: a password command reading the
+    terminal must fail (and the child hand over nothing), not stop the child by job control
+    while the app waits for it."""
+    import json
+    import pty
+    import select
+
+    project, _proxy = proxied_project
+    settings = user_config / "config.toml"
+    settings.write_text(settings.read_text() + "password_command = \"sh -c 'read p </dev/tty; echo $p'\"\n")
+    out = tmp_path / "out.json"
+    pid, master = pty.fork()
+    if pid == 0:  # a session leader whose controlling terminal is the pty, as the app's shell
+        result = {}
+        try:
+            child = ForkedHeadStart.start(project, demo=False)
+            result["follows"] = child.result().listing_follows
+            started = time.monotonic()
+            result["part"] = repr(child.next_listing(timeout=20))
+            result["waited"] = time.monotonic() - started
+        except BaseException as exc:  # noqa: BLE001 - reported to the test below
+            result["error"] = repr(exc)
+        out.write_text(json.dumps(result))
+        os._exit(0)
+    deadline = time.monotonic() + 40
+    while time.monotonic() < deadline and not os.waitpid(pid, os.WNOHANG)[0]:
+        if select.select([master], [], [], 0.2)[0]:
+            try:
+                os.read(master, 4096)
+            except OSError:
+                break
+    os.close(master)
+    result = json.loads(out.read_text())
+    assert result.get("follows") is True, result
+    assert result["part"] == "None" and result["waited"] < 10, result

@@ -103,7 +103,7 @@ class ListingController(ControllerBase):
             self._check_and_list_now(request, list_name, first, cached_first, child)
         finally:
             if child is not None:
-                child.abandon()  # ended already once its listing is taken; else it lists no more
+                child.finish()  # after its whole window: it writes the summary cache; else it lists no more
 
     def _check_and_list_now(self, request: int, list_name: str | None, first: bool, cached_first: bool,
                             child: ForkedHeadStart | None) -> None:
@@ -179,8 +179,6 @@ class ListingController(ControllerBase):
         TRACE.adopt(part.trace)
         self.post_message(ThreadsLoaded(request, list_name, rows_for(part.listing()), part.resolution,
                                         partial=not part.whole))
-        if part.whole:
-            child.finish()  # it writes the summary cache meanwhile (the poll's baseline waits for it)
         return part
 
     def _paint_cached(self, request: int, list_name: str) -> None:
