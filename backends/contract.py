@@ -283,27 +283,38 @@ class ThreadSummary:
         set: a reference of a Message-ID shape has its value as root, so ``with_root`` leaves
         it as it is. tests/contract/test_summary_fast_path.py compares the two field by field
         and fails when a field is added to either class without being added here."""
-        # The summary's fields are written into its attribute dict, as object.__setattr__
-        # would write them (a frozen dataclass refuses setattr) and in the order __init__
-        # sets them: one store each instead of a call each (twice as fast; the dict made
-        # visible costs some 60 bytes a summary, so the small ThreadId keeps the calls).
+        # The summary's fields are stored into its attribute dict (``_of_fields``): one store
+        # each instead of a call each (twice as fast; the dict made visible costs some 60
+        # bytes a summary, so the small ThreadId keeps the calls).
         thread_id = object.__new__(ThreadId)
         set_field = object.__setattr__
         set_field(thread_id, "kind", SYNTHETIC_MESSAGE_ID_KIND if synthetic else MESSAGE_ID_KIND)
         set_field(thread_id, "value", root_id)
         set_field(thread_id, "root", root_id)
+        return cls._of_fields(thread_id, subject, root_id, sender, last_activity, message_count, participants,
+                              unread, (), "", continued, sent)
+
+    @classmethod
+    def _of_fields(cls, thread_id: ThreadId, subject: str, root_message_id: str, sender: Address,
+                   last_activity: datetime | None, message_count: int, participants: tuple[str, ...], unread: bool,
+                   notes: tuple[str, ...], date_marker: str, continued: bool, sent: datetime | None) -> "ThreadSummary":
+        """A summary of exactly these fields, without the generated ``__init__`` and
+        ``__post_init__`` (the caller's ``thread_id`` already carries its root): for the fast
+        paths above and in backends/summary_wire.py, which build thousands at once."""
+        # The fields are written into the attribute dict, as object.__setattr__ would write
+        # them (a frozen dataclass refuses setattr) and in the order __init__ sets them.
         self = object.__new__(cls)
         fields = self.__dict__
         fields["thread_id"] = thread_id
         fields["subject"] = subject
-        fields["root_message_id"] = root_id
+        fields["root_message_id"] = root_message_id
         fields["sender"] = sender
         fields["last_activity"] = last_activity
         fields["message_count"] = message_count
         fields["participants"] = participants
         fields["unread"] = unread
-        fields["notes"] = ()
-        fields["date_marker"] = ""
+        fields["notes"] = notes
+        fields["date_marker"] = date_marker
         fields["continued"] = continued
         fields["sent"] = sent
         return self

@@ -124,9 +124,9 @@ class PackedSummaries(SequenceABC):
 
 
 def _built(row: tuple) -> ThreadSummary:
-    """One packed summary built back without the generated constructors, as
-    ``ThreadSummary._of_message_id_root`` does and for the same reason: each field is set to
-    what the packed summary's constructor had set."""
+    """One packed summary built back without the generated constructors
+    (``ThreadSummary._of_fields``, as the listing's fast path): each field is set to what the
+    packed summary's constructor had set."""
     (kind, value, root, subject, root_message_id, name, email, last_activity, count, participants, unread, notes,
      date_marker, continued, sent) = row
     thread_id = _new(ThreadId)
@@ -136,21 +136,9 @@ def _built(row: tuple) -> ThreadSummary:
     sender = _new(Address)
     _set_field(sender, "name", name)
     _set_field(sender, "email", email)
-    summary = _new(ThreadSummary)
-    fields = summary.__dict__
-    fields["thread_id"] = thread_id
-    fields["subject"] = subject
-    fields["root_message_id"] = root_message_id
-    fields["sender"] = sender
-    fields["last_activity"] = _datetime(last_activity) if last_activity is not None else None
-    fields["message_count"] = count
-    fields["participants"] = participants
-    fields["unread"] = unread
-    fields["notes"] = notes
-    fields["date_marker"] = date_marker
-    fields["continued"] = continued
-    fields["sent"] = _datetime(sent) if sent is not None else None
-    return summary
+    return _of_fields(thread_id, subject, root_message_id, sender,
+                      _datetime(last_activity) if last_activity is not None else None, count, participants, unread,
+                      notes, date_marker, continued, _datetime(sent) if sent is not None else None)
 
 
-_new, _set_field = object.__new__, object.__setattr__
+_new, _set_field, _of_fields = object.__new__, object.__setattr__, ThreadSummary._of_fields
