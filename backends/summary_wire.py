@@ -15,18 +15,11 @@ types and not here). Only the app's own processes exchange this form.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
 from collections.abc import Sequence as SequenceABC
+from datetime import datetime, timedelta, timezone
 from typing import Iterator, Sequence
 
 from mailtriage.backends.contract import Address, ThreadId, ThreadSummary
-
-#: The fields of a ThreadSummary, in the order a packed summary holds them (after the
-#: thread reference's and the sender's parts).
-FIELDS = ("thread_id", "subject", "root_message_id", "sender", "last_activity", "message_count", "participants",
-          "unread", "notes", "date_marker", "continued", "sent")
-THREAD_ID_FIELDS = ("kind", "value", "root")
-ADDRESS_FIELDS = ("name", "email")
 
 _UTC = timezone.utc
 _EPOCH = datetime(1970, 1, 1, tzinfo=_UTC)

@@ -209,7 +209,7 @@ class ForkedHeadStart:
         if not isinstance(head, HeadStart):
             self.abandon()
             return None
-        _adopt(head.operations, head.trace)
+        adopt_records(head.operations, head.trace)
         if not head.listing_follows:
             self._end(time.monotonic() + timeout)
         return head
@@ -308,7 +308,18 @@ def _reap(pid: int, wait: float | None) -> bool:
         time.sleep(0.01)
 
 
-def _adopt(operations: list, trace: list) -> None:
+def _taken_records() -> tuple[list, list]:
+    """In the child: the operations and protocol lines recorded since the last part, taken."""
+    # Loaded by the child's start by now (see _child).
+    from mailtriage.core.trace import OPLOG, TRACE
+
+    operations, trace = OPLOG.items(), TRACE.items()
+    OPLOG.clear()
+    TRACE.clear()
+    return operations, trace
+
+
+def adopt_records(operations: list, trace: list) -> None:
     """What the child recorded, published here (the console, ``--trace``) as if recorded here."""
     if operations or trace:
         # Not at import: the command loads the trace module only with --trace (cli/main.py).
@@ -351,10 +362,8 @@ def _child(project_dir: Path, demo: bool, write_end: int) -> None:
             head = read_head_start(session)
             if head is not None:
                 follows = head.listing is None and head.list_name is not None and _may_list_early(session)
-                head = replace(head, listing_follows=follows, operations=OPLOG.items(), trace=TRACE.items())
-                OPLOG.clear()
-                TRACE.clear()
-                _send(write_end, head)
+                operations, trace = _taken_records()
+                _send(write_end, replace(head, listing_follows=follows, operations=operations, trace=trace))
                 if follows:
                     _list_first(session, head.list_name, write_end)
     except BaseException:  # the parent starts without a head start, or lists itself
@@ -376,15 +385,9 @@ def _list_first(session: Session, list_name: str, write_end: int) -> None:
     child ends, which closes the pipe (it exits without the atexit write, and without a LOGOUT:
     the app waits for that end, not for a round trip). A failure sends nothing more: the
     parent lists itself."""
-    # The child's only: the command loads the trace module only with --trace (cli/main.py).
-    from mailtriage.core.trace import OPLOG, TRACE
-
     def part(listing: Any, whole: bool) -> ListingPart:
-        operations, trace = OPLOG.items(), TRACE.items()
-        OPLOG.clear()
-        TRACE.clear()
         with collector_paused():
-            return ListingPart.of(listing, whole, operations, trace)
+            return ListingPart.of(listing, whole, *_taken_records())
 
     try:
         if session.listing_can_be_limited():

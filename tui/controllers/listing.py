@@ -13,9 +13,8 @@ from textual.worker import get_current_worker
 
 from mailtriage.tui.controllers.base import ControllerBase, SourcesView
 from mailtriage.tui.errors import error_line
-from mailtriage.core.trace import OPLOG, TRACE
 from mailtriage.tui.first_paint import KEEP_AFTER
-from mailtriage.tui.head_start import ForkedHeadStart, ListingPart
+from mailtriage.tui.head_start import ForkedHeadStart, ListingPart, adopt_records
 from mailtriage.tui.messages import (SessionOpened, SourceRow, SourcesChecked, ThreadsFailed, ThreadsLoaded)
 from mailtriage.tui.panes.folders import FoldersPane
 from mailtriage.tui.panes.thread_list import ThreadList
@@ -175,8 +174,7 @@ class ListingController(ControllerBase):
         part = child.next_listing(cancelled=lambda: worker.is_cancelled)
         if part is None or worker.is_cancelled:
             return None
-        OPLOG.adopt(part.operations)
-        TRACE.adopt(part.trace)
+        adopt_records(part.operations, part.trace)
         self.post_message(ThreadsLoaded(request, list_name, rows_for(part.listing()), part.resolution,
                                         partial=not part.whole))
         return part
