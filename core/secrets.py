@@ -154,6 +154,36 @@ def get_secret(key: str) -> str | None:
     return value
 
 
+def origin_secret(purpose: str, url: str, name: str | None = None) -> str | None:
+    """The secret stored for ``purpose`` at the exact origin of ``url`` (see
+    :mod:`mailtriage.core.origins`), or None. Never reads another entry.
+
+    Raises:
+        OriginRefused: ``url`` may not carry a secret (plain http to another host, not http(s)).
+    """
+    from mailtriage.core.origins import secret_key
+
+    return get_secret(secret_key(purpose, url, name))
+
+
+def missing_secret_hint(purpose: str, url: str, name: str | None = None) -> str:
+    """What to do when no secret is stored for the origin: the key, and the command that
+    stores it, or moves an entry kept under the old origin-less key (it is read here only to
+    say so; it is never sent)."""
+    from mailtriage.core.origins import PURPOSES, legacy_key, secret_key, store_command
+
+    key = secret_key(purpose, url, name)
+    old = legacy_key(purpose, url, name)
+    try:
+        has_old = old != key and get_secret(old) is not None
+    except Exception:  # no usable keyring: the plain hint still holds
+        has_old = False
+    if has_old:
+        return (f"the {PURPOSES[purpose]} is stored under the old key {old}, which does not name its origin; "
+                f"bind it to {url} with: {store_command(purpose, url, name, migrate=True)} (key {key})")
+    return f"store the {PURPOSES[purpose]} in keyring as {key}: {store_command(purpose, url, name)}"
+
+
 def require_secret(key: str) -> str:
     value = get_secret(key)
     if value is None:
