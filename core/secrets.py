@@ -184,6 +184,38 @@ def missing_secret_hint(purpose: str, url: str, name: str | None = None) -> str:
     return f"store the {PURPOSES[purpose]} in keyring as {key}: {store_command(purpose, url, name)}"
 
 
+def store_for_origin(purpose: str, url: str, value: str | None, name: str | None = None, *,
+                     from_old_key: bool = False) -> dict:
+    """Store ``purpose``'s secret under the key of ``url``'s origin (the user's own command,
+    ``mailtriage account store-secret``). With ``from_old_key``, the entry kept under the old
+    origin-less key moves there instead (and the old entry goes): the user, not a project
+    file, says which origin it belongs to.
+
+    Raises:
+        OriginRefused: ``url`` may not carry a secret.
+        ValueError: an empty value, GitHub without ``name``, or no old entry to move.
+        KeyringUnavailable: no usable keyring.
+    """
+    from mailtriage.core.origins import legacy_key, secret_key, secret_origin
+
+    if purpose == "github" and not name:
+        raise ValueError("a GitHub token belongs to one repository: give --repo OWNER/NAME")
+    key = secret_key(purpose, url, name)
+    result = {"stored": key, "origin": str(secret_origin(url))}
+    if from_old_key:
+        old = legacy_key(purpose, url, name)
+        value = lookup_secret(old)
+        if value is None:
+            raise ValueError(f"no entry stored under the old key {old}")
+        result["moved_from"] = old
+    if not value:
+        raise ValueError("the secret is empty")
+    store_secret(key, value)
+    if from_old_key:
+        delete_secret(result["moved_from"])
+    return result
+
+
 def require_secret(key: str) -> str:
     value = get_secret(key)
     if value is None:
