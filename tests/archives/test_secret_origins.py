@@ -123,3 +123,23 @@ def test_key_shape_names_purpose_scheme_host_and_port():
     assert secret_key("jira", "http://127.0.0.1:8080/jira") == "jira:http://127.0.0.1:8080"
     assert secret_key("github", "https://api.github.com", "acme/sec") == "github:https://api.github.com:443/acme/sec"
     assert secret_key("ponymail", "http://[::1]:81") == "ponymail:http://[::1]:81"
+
+
+@pytest.mark.parametrize("credential", [{"headers": {"Authorization": "Bearer tok-5521"}},
+                                        {"cookies": {"ponymail": "cookie-5521"}}])
+def test_http_client_sends_no_credential_over_plain_http_to_another_host(credential):
+    from mailtriage.core.http import HttpClient, HttpError
+
+    # 192.0.2.1 (TEST-NET-1) is never reached: the client refuses before connecting
+    with HttpClient("test", "http://192.0.2.1", timeout=30, **credential) as http:
+        with pytest.raises(HttpError, match="plain http") as info:
+            http.get("/api/preferences.lua")
+    assert "5521" not in str(info.value)
+
+
+def test_http_client_sends_credentials_over_plain_http_to_loopback(pm_server):
+    from mailtriage.core.http import HttpClient
+
+    with HttpClient("test", pm_server.base_url, cookies={"ponymail": "cookie-5522"}) as http:
+        http.get("/api/preferences.lua")
+    assert "cookie-5522" in pm_server.requests[-1].headers.get("cookie", "")
