@@ -103,7 +103,8 @@ def command_secret(command: str, *, timeout: float = COMMAND_TIMEOUT, what: str 
     """The first line a user's ``password_command`` prints (``pass show mail/work``).
 
     The command is split like a shell would (``shlex``) and run without one, stdin and stderr
-    closed, for at most ``timeout`` seconds. The line is remembered as a secret (so
+    closed, in its own session, for at most ``timeout`` seconds; on timeout its whole process
+    group is killed (whatever it started too). The line is remembered as a secret (so
     :func:`scrub` masks it), and neither it nor anything else the command printed appears in
     an error.
 
@@ -122,19 +123,27 @@ def command_secret(command: str, *, timeout: float = COMMAND_TIMEOUT, what: str 
         raise SecretCommandFailed(f"{what} is empty")
     program = argv[0]
     try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                              timeout=timeout, shell=False, check=False)
+        # its own session, so a timeout ends the whole process group: a password manager's
+        # helper (or a script's background job) would otherwise outlive us
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                shell=False, start_new_session=True)
     except FileNotFoundError:
         raise SecretCommandFailed(f"{what}: no program {program!r} found") from None
-    except subprocess.TimeoutExpired:
-        raise SecretCommandFailed(f"{what}: {program!r} did not finish within {timeout:g} s") from None
     except OSError as exc:
         raise SecretCommandFailed(f"{what}: {program!r} could not run ({exc.strerror})") from None
-    if done.returncode != 0:
-        raise SecretCommandFailed(f"{what}: {program!r} failed with exit status {done.returncode} "
+    try:
+        stdout, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _end_group(proc)
+        raise SecretCommandFailed(f"{what}: {program!r} did not finish within {timeout:g} s") from None
+    except BaseException:  # KeyboardInterrupt: nothing it started keeps running
+        _end_group(proc)
+        raise
+    if proc.returncode != 0:
+        raise SecretCommandFailed(f"{what}: {program!r} failed with exit status {proc.returncode} "
                                   "(its output is not shown)")
     try:
-        text = done.stdout.decode("utf-8")
+        text = stdout.decode("utf-8")
     except UnicodeDecodeError:
         raise SecretCommandFailed(f"{what}: {program!r} printed something that is not UTF-8 text") from None
     first = text.splitlines()[0] if text.splitlines() else ""
@@ -142,6 +151,19 @@ def command_secret(command: str, *, timeout: float = COMMAND_TIMEOUT, what: str 
         raise SecretCommandFailed(f"{what}: {program!r} printed no password on its first line")
     remember_secret(first)
     return first
+
+
+def _end_group(proc) -> None:
+    """Kill the command's process group (its session) and reap the command."""
+    import os
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.stdout.close()  # a grandchild that escaped the group keeps the pipe: never wait on it
+    proc.wait()
 
 
 def get_secret(key: str) -> str | None:
