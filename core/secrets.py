@@ -155,6 +155,7 @@ def command_secret(command: str, *, timeout: float = COMMAND_TIMEOUT, what: str 
 
 def _end_group(proc) -> None:
     """Kill the command's process group (its session) and reap the command."""
+    # with subprocess above: loaded only when a password_command timed out
     import os
     import signal
 
@@ -183,6 +184,7 @@ def origin_secret(purpose: str, url: str, name: str | None = None) -> str | None
     Raises:
         OriginRefused: ``url`` may not carry a secret (plain http to another host, not http(s)).
     """
+    # lazy: origins loads ipaddress; only a secret looked up by origin pays for it (start-up cost)
     from mailtriage.core.origins import secret_key
 
     return get_secret(secret_key(purpose, url, name))
@@ -192,6 +194,7 @@ def missing_secret_hint(purpose: str, url: str, name: str | None = None) -> str:
     """What to do when no secret is stored for the origin: the key, and the command that
     stores it, or moves an entry kept under the old origin-less key (it is read here only to
     say so; it is never sent)."""
+    # lazy: origins loads ipaddress; only a secret looked up by origin pays for it (start-up cost)
     from mailtriage.core.origins import PURPOSES, legacy_key, secret_key, store_command
 
     key = secret_key(purpose, url, name)
@@ -218,6 +221,7 @@ def store_for_origin(purpose: str, url: str, value: str | None, name: str | None
         ValueError: an empty value, GitHub without ``name``, or no old entry to move.
         KeyringUnavailable: no usable keyring.
     """
+    # lazy: origins loads ipaddress; only a secret looked up by origin pays for it (start-up cost)
     from mailtriage.core.origins import legacy_key, secret_key, secret_origin
 
     if purpose == "github" and not name:

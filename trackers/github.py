@@ -1,6 +1,6 @@
 """github: a private GitHub repository's issues through the REST API (v2022-11-28).
 
-* Token from keyring (``github:<owner>/<repo>``), sent as ``Authorization: Bearer``.
+* Token from keyring (``github:<scheme>://<host>:<port>/<owner>/<repo>`` of the API URL, core/origins.py), sent as ``Authorization: Bearer``.
 * Every write first checks ``GET /repos/{o}/{r}`` → ``private: true``; otherwise it is
   refused (exit 4). The answer is kept for the life of this object.
 * Listing follows the ``Link: rel="next"`` header; pull requests (``pull_request`` key) are

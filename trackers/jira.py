@@ -14,7 +14,7 @@ Guards:
 
 ``### Field`` sections are ``h3.`` headings in wiki markup and level-3 heading nodes in ADF.
 Jira issues have one assignee, so adding a second one is refused. The milestone is the
-issue's fix version. Credentials: keyring ``jira:<host[:port]>``; ``tracker.jira.auth`` is
+issue's fix version. Credentials: keyring ``jira:<scheme>://<host>:<port>`` of the URL (core/origins.py); ``tracker.jira.auth`` is
 ``bearer`` (a Data Center personal access token) or ``basic`` (``tracker.jira.email`` and a
 Cloud API token). Retry-After on 429/503 is honoured by HttpClient.
 """
