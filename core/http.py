@@ -57,11 +57,11 @@ _CREDENTIAL_HEADERS = ("authorization", "cookie", "proxy-authorization")
 
 def _refuse_credentials_in_clear(request, url: str) -> None:
     """A request that carries a credential goes over https, or plain http to loopback only."""
+    if not any(name in request.headers for name in _CREDENTIAL_HEADERS):
+        return
     # lazy: origins loads ipaddress; only a request that carries a credential pays for it
     from mailtriage.core.origins import OriginRefused, secret_origin
 
-    if not any(name in request.headers for name in _CREDENTIAL_HEADERS):
-        return
     try:
         secret_origin(url)
     except OriginRefused as exc:
