@@ -7,7 +7,8 @@ each token carries only its route of the contract (§5).
   handoffs of its own mode on cases of its own type.
 
 A refusal is ``403 forbidden`` and is not remembered under the message id: the same id sent
-with the right token is then processed.
+with the right token is then processed. A repeated id gets its original answer only from a
+caller that may send that message's type (a mode cannot read the master's answers by id).
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ MASTER = Caller()
 
 def forbidden(detail: str) -> ProtocolError:
     return ProtocolError("forbidden", detail, status=403)
+
+
+def may_send(caller: Caller | None, type_name: str | None) -> bool:
+    """Whether ``caller`` may send a message of this type at all (None: in-process, anything)."""
+    if caller is None:
+        return True
+    return (type_name not in MODE_SENDS) if caller.is_master else (type_name in MODE_SENDS)
 
 
 def check_route(envelope: Envelope, caller: Caller | None, store: Store) -> None:

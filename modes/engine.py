@@ -22,7 +22,7 @@ from typing import Any
 from mailtriage.backends.contract import reply_subject
 from mailtriage.modes import statemachine as sm
 from mailtriage.modes.addresses import MasAddress
-from mailtriage.modes.callers import Caller, check_route
+from mailtriage.modes.callers import Caller, check_route, forbidden, may_send
 from mailtriage.modes.client import ACCEPTED, REFUSED, ContractClient, Delivery, Outbox
 from mailtriage.modes.clock import Clock, SystemClock
 from mailtriage.modes.config import ModesConfig, ResourceType
@@ -88,6 +88,9 @@ class ModesEngine:
         if usable_id:
             earlier = self.store.processed(message_id)
             if earlier is not None:
+                if not may_send(caller, self.store.processed_type(message_id)):
+                    error = forbidden(f"id {message_id!r} was used for a message {caller} may not send")
+                    return error.status, error.body()
                 return earlier
             if message_id in self._inflight:  # the same id again while the first is still being answered
                 return await asyncio.shield(self._inflight[message_id])

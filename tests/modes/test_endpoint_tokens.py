@@ -151,3 +151,12 @@ def test_modes_token_prints_the_masters_or_one_modes_token(tmp_path, capsys, mem
     assert master != callback
     assert modes_main(["token", "--config", str(config), "--mode", "ticket.video"]) == 2
     assert "ticket.callback" in capsys.readouterr().err
+
+
+def test_a_mode_cannot_read_the_masters_answer_by_reusing_its_id(served, memory_keyring):  # noqa: F811
+    master = memory_keyring.get_password("mailtriage", DEFAULT_TOKEN_KEY)
+    first = post(served, ASSIGN, master)
+    callback = memory_keyring.get_password("mailtriage", mode_token_key("ticket", "callback"))
+    replay = post(served, {**status("h-cb", "unused"), "id": ASSIGN["id"]}, callback)
+    assert (replay.status_code, replay.json()["error"]) == (403, "forbidden")
+    assert post(served, ASSIGN, master).json() == first.json()  # the master still gets its answer
