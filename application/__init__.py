@@ -101,7 +101,7 @@ _export("mailtriage.core", inert="inert")
 _export("mailtriage.core.inert", "terminal_line", "terminal_text", "json_dumps", "sender_label", "sender_mismatch",
         "has_hidden_characters", "marker", "pattern", "clean_line", "clean_lines", "header_text")
 # -- the MAS modes endpoint (mailtriage modes …)
-_export("mailtriage.modes.config", "endpoint_token", "token_hint", load_modes_config="load_config")
+_export("mailtriage.modes.config", "endpoint_token", "mode_tokens", "token_hint", load_modes_config="load_config")
 _export("mailtriage.modes.server", "ModesServer", "serve_forever")
 _export("mailtriage.modes.store", "Store", "StoreError")
 

@@ -25,12 +25,14 @@ The calls (legacy ``GET /api/<name>.lua?…`` form, which the web UI uses):
   ``email?id=<mid>`` (JSON) stands in and the message says so.
 
 Private lists need the ``ponymail`` session cookie of a signed-in browser session;
-mailtriage reads it from keyring (key ``ponymail:<host>`` unless ``session_key`` says
-otherwise) and never writes it to a file or the trace.
+mailtriage reads it from keyring under the key of ``base_url``'s exact origin,
+``ponymail:<scheme>://<host>:<port>`` (:mod:`mailtriage.core.origins`), and never writes it
+to a file or the trace. project.md cannot name another keyring entry (``session_key`` is
+refused), and plain http carries the cookie to loopback only.
 
 Settings (``mail_sources.<name>`` in project.md): ``base_url`` (required), ``list``
 (required; ``security`` or ``security@example.org``), ``domain`` (required unless
-``list`` carries it), ``session_key``, ``timeout``, ``parallel_requests``.
+``list`` carries it), ``timeout``, ``parallel_requests``.
 """
 
 from __future__ import annotations
@@ -73,7 +75,8 @@ from mailtriage.backends.contract import (
 from mailtriage.backends.errors import BackendFailure, SignInNeeded, Unavailable
 from mailtriage.backends.mime import (AttachmentNotFound, attachment_bytes, extract_msgids, parse_address,
                                      parse_address_list, parse_message)
-from mailtriage.core.secrets import get_secret
+from mailtriage.core.origins import OriginRefused, secret_key
+from mailtriage.core.secrets import missing_secret_hint, origin_secret
 
 MAX_TREE_DEPTH = 250  # Foal's own bound on thread walks
 
@@ -114,12 +117,20 @@ class PonyMailSource(MailSource):
             raise conf.error("domain", f"{domain!r} is not a domain", "e.g. example.org")
         self.list_name = name_part
         self.domain = domain
-        self.session_key = conf.text("session_key", required=False,
-                                     valid="a keyring key name") or f"ponymail:{self.host}"
+        if "session_key" in self.settings:
+            # project.md is team data: it may not pick which keyring entry goes to base_url
+            raise conf.error("session_key", "is refused: a project file may not choose a keyring entry",
+                             "leave it out; the cookie is read from the keyring key of base_url's origin")
+        refused: str | None = None
+        try:
+            self.session_key: str | None = secret_key("ponymail", self.base_url)
+        except OriginRefused as exc:  # plain http to another host: read anonymously, never send a cookie
+            self.session_key, refused = None, str(exc)
         self._timeout = conf.timeout()
         self.parallel = int(conf.number("parallel_requests", 4, low=1, high=8, integer=True))
         self._http: ArchiveHttp | None = None
-        self._session_note: str | None = None  # why we are anonymous, when keyring failed
+        # why we are anonymous: keyring failed, or base_url may not carry a cookie
+        self._session_note: str | None = refused
         self._signed_in = False
         self._lock = threading.Lock()
         # (when, preferences JSON or Unavailable, already used by a listing)
@@ -142,16 +153,24 @@ class PonyMailSource(MailSource):
         """The HTTP session, built on first use with the keyring cookie when there is one."""
         with self._lock:
             if self._http is None:
-                cookie = self._read_cookie()
+                cookie = self.session_cookie()
                 self._signed_in = cookie is not None
                 self._http = ArchiveHttp(self.name, self.base_url, timeout=self._timeout,
                                          cookies={"ponymail": cookie} if cookie else None,
                                          forbidden=lambda what: f"{self.host} refused {what}")
             return self._http
 
-    def _read_cookie(self) -> str | None:
+    @property
+    def session_note(self) -> str | None:
+        """Why the session is anonymous (keyring unreadable, plain http), else None."""
+        return self._session_note
+
+    def session_cookie(self) -> str | None:
+        """The cookie stored for ``base_url``'s origin; None (anonymous) when there is none."""
+        if self.session_key is None:
+            return None
         try:
-            value = get_secret(self.session_key)
+            value = origin_secret("ponymail", self.base_url)
         except Exception as exc:  # no keyring backend, locked keyring, …: read anonymously
             first = str(exc).split(". ")[0].strip()
             self._session_note = f"keyring could not be read: {type(exc).__name__}" + (f": {first}" if first else "")
@@ -217,6 +236,11 @@ class PonyMailSource(MailSource):
         return (f"the PonyMail session stored in keyring as {self.session_key} is not signed in at {self.host} "
                 "any more")
 
+    def _store_hint(self) -> str:
+        if self.session_key is None:
+            return str(self._session_note)
+        return missing_secret_hint("ponymail", self.base_url)
+
     def _require_visible(self, list_name: str, domain: str, notes: list[str] | None = None,
                          *, for_listing: bool = False) -> None:
         prefs = self._preferences(for_listing=for_listing)
@@ -235,10 +259,10 @@ class PonyMailSource(MailSource):
             who = credentials.get("uid") or credentials.get("email") or "this session"
             raise Unavailable(self.name, f"{address} is not visible to {who} at {self.host}: no such list, or "
                                          "the account may not read it")
-        why = f" ({self._session_note})" if self._session_note else ""
+        why = f" ({self._session_note})" if self._session_note and self.session_key else ""
         raise Unavailable(self.name, f"{address} is not visible anonymously at {self.host}: it is a private "
-                                     f"list, or there is no such list; sign in to Pony Mail and store the "
-                                     f"ponymail session cookie in keyring as {self.session_key}{why}")
+                                     f"list, or there is no such list; sign in to Pony Mail, then "
+                                     f"{self._store_hint()}{why}")
 
     # -- list_recent_threads --------------------------------------------------------------
     def list_recent_threads(self, list_name: str | None, since: datetime) -> Sequence[ThreadSummary]:

@@ -31,6 +31,7 @@ from mailtriage.cli.exit_codes import MAIN, ExitCode, exit_code, handled
 from mailtriage.cli.output import emit as _emit
 from mailtriage.cli.output import err as _err
 from mailtriage.cli.output import jsonable as _jsonable
+from mailtriage.cli.output import capped_line
 from mailtriage.cli.output import line as _line
 from mailtriage.cli.output import read_file_arg as _read_file_arg
 from mailtriage.cli import search as search_command
@@ -253,7 +254,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         for t in threads:
             when = t.last_activity.strftime("%Y-%m-%d %H:%M") if t.last_activity else "????-??-?? ??:??"
             who = _line(application.sender_label(t.sender.name, t.sender.email))[:40 if t.sender.name else 24]
-            print(f"{when}{t.date_mark} {t.message_count:>3}  {who:<24}  {_line(t.subject)}")
+            print(f"{when}{t.date_mark} {t.message_count:>3}  {who:<24}  {capped_line(t.subject)}")
         for note in getattr(threads, "notes", ()):  # pages or rows a backend could not read
             _err(f"note: {_line(note)}")
         return ExitCode.OK

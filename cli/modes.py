@@ -3,7 +3,8 @@
     mailtriage modes serve [--host 127.0.0.1] [--port N] [--role master|slave] [--config FILE]
     mailtriage modes cases  [--config FILE]            the cases of the record, JSON
     mailtriage modes thread CASE [--config FILE]       one case's thread (mails, handoffs, statuses), JSON
-    mailtriage modes token [--config FILE]             print the endpoint token (to configure modes and master)
+    mailtriage modes token [--mode TYPE.MODE] [--config FILE]
+                                                       print the master's token, or one mode endpoint's
 
 ``--config`` defaults to ``modes.toml`` in the mailtriage config dir. Exit codes: 0 ok,
 2 usage or configuration, 3 no such case, 4 the server could not start.
@@ -54,9 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     thread.add_argument("--domain", help=argparse.SUPPRESS)
     thread.add_argument("case", help="case address (ticket=gs-1@D), key or resource id")
 
-    token = sub.add_parser("token", help="print the endpoint token modes and the master must send "
-                                         "(Authorization: Bearer <token>); made and kept in the keyring when missing")
+    token = sub.add_parser("token", help="print the token the master (or, with --mode, one mode endpoint) must "
+                                         "send (Authorization: Bearer <token>); made and kept in the keyring when missing")
     common(token)
+    token.add_argument("--mode", metavar="TYPE.MODE", help="the token of this mode endpoint ([types.TYPE.modes.MODE])")
     token.add_argument("--domain", help=argparse.SUPPRESS)
     return parser
 
@@ -87,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _serve(args, config)
         if args.command == "token":
             # Printed only on this explicit request, to stdout, for the operator to hand on.
-            sys.stdout.write(application.endpoint_token(config)[0] + "\n")
+            sys.stdout.write(_token(args, config) + "\n")
             return ExitCode.OK
         store = application.Store(config.database)
         try:
@@ -107,6 +109,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except handled(table) as exc:
         _err(f"configuration error: {exc}" if isinstance(exc, ConfigError) else str(exc))
         return exit_code(exc, table)
+
+
+def _token(args: argparse.Namespace, config) -> str:
+    """The master's token, or with ``--mode`` that mode endpoint's. Raises ConfigError."""
+    master = application.endpoint_token(config)[0]
+    if not args.mode:
+        return master
+    tokens = application.mode_tokens(config, master)
+    type_name, _, mode = args.mode.lower().partition(".")
+    if (type_name, mode) not in tokens:
+        known = ", ".join(f"{t}.{m}" for t, m in sorted(tokens)) or "none configured"
+        raise ConfigError(config.file or "(modes configuration)", "--mode",
+                          f"{args.mode!r} is no mode of a [types.TYPE.modes.MODE] table", known)
+    return tokens[(type_name, mode)]
 
 
 def _serve(args: argparse.Namespace, config) -> int:

@@ -39,6 +39,29 @@ def line(text: Any) -> str:
     return terminal_line(text)
 
 
+#: Characters of untrusted text on one line of a human listing; the rest is cut, and the line
+#: says so (a 200 KB subject would otherwise fill the terminal's scrollback as one line).
+LINE_LIMIT = 300
+
+
+def capped_line(text: Any, limit: int = LINE_LIMIT) -> str:
+    """:func:`line`, at most ``limit`` characters of marked text, then ``… [cut: N characters]``
+    naming the full length. Marked before it is cut, so no marker is split."""
+    value = "" if text is None else str(text)
+    shown = terminal_line(value)
+    if len(shown) <= limit:
+        return shown
+    parts: list[str] = []
+    used = 0
+    for ch in value:  # mark one character at a time, so the cut falls between markers
+        piece = terminal_line(ch)
+        if used + len(piece) > limit:
+            break
+        parts.append(piece)
+        used += len(piece)
+    return "".join(parts) + f" … [cut: {len(value):,} characters]"
+
+
 def say(text: str) -> None:
     """A line for the user on stderr (stdout carries only JSON): inert, secrets masked."""
     sys.stderr.write(terminal_line(text) + "\n")

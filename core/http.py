@@ -52,6 +52,22 @@ def retry_after_seconds(value: str | None, now: Callable[[], float] = time.time)
     return max(0.0, when.timestamp() - now())
 
 
+_CREDENTIAL_HEADERS = ("authorization", "cookie", "proxy-authorization")
+
+
+def _refuse_credentials_in_clear(request, url: str) -> None:
+    """A request that carries a credential goes over https, or plain http to loopback only."""
+    if not any(name in request.headers for name in _CREDENTIAL_HEADERS):
+        return
+    # lazy: origins loads ipaddress; only a request that carries a credential pays for it
+    from mailtriage.core.origins import OriginRefused, secret_origin
+
+    try:
+        secret_origin(url)
+    except OriginRefused as exc:
+        raise HttpError(url, f"a credential is not sent: {exc}") from None
+
+
 class HttpClient:
     """A thin wrapper over ``httpx.Client``; returns ``httpx.Response`` objects.
 
@@ -97,7 +113,9 @@ class HttpClient:
         while True:
             attempt += 1
             self.requests_sent += 1
-            full = str(self._client.build_request(method, url, params=kwargs.get("params")).url)
+            built = self._client.build_request(method, url, params=kwargs.get("params"), headers=kwargs.get("headers"))
+            full = str(built.url)
+            _refuse_credentials_in_clear(built, full)
             TRACE.log(f"http:{self.channel}", ">", f"{method} {full}")
             t0 = time.perf_counter()
             try:

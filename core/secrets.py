@@ -103,7 +103,8 @@ def command_secret(command: str, *, timeout: float = COMMAND_TIMEOUT, what: str 
     """The first line a user's ``password_command`` prints (``pass show mail/work``).
 
     The command is split like a shell would (``shlex``) and run without one, stdin and stderr
-    closed, for at most ``timeout`` seconds. The line is remembered as a secret (so
+    closed, in its own session, for at most ``timeout`` seconds; on timeout its whole process
+    group is killed (whatever it started too). The line is remembered as a secret (so
     :func:`scrub` masks it), and neither it nor anything else the command printed appears in
     an error.
 
@@ -122,19 +123,27 @@ def command_secret(command: str, *, timeout: float = COMMAND_TIMEOUT, what: str 
         raise SecretCommandFailed(f"{what} is empty")
     program = argv[0]
     try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                              timeout=timeout, shell=False, check=False)
+        # its own session, so a timeout ends the whole process group: a password manager's
+        # helper (or a script's background job) would otherwise outlive us
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                shell=False, start_new_session=True)
     except FileNotFoundError:
         raise SecretCommandFailed(f"{what}: no program {program!r} found") from None
-    except subprocess.TimeoutExpired:
-        raise SecretCommandFailed(f"{what}: {program!r} did not finish within {timeout:g} s") from None
     except OSError as exc:
         raise SecretCommandFailed(f"{what}: {program!r} could not run ({exc.strerror})") from None
-    if done.returncode != 0:
-        raise SecretCommandFailed(f"{what}: {program!r} failed with exit status {done.returncode} "
+    try:
+        stdout, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _end_group(proc)
+        raise SecretCommandFailed(f"{what}: {program!r} did not finish within {timeout:g} s") from None
+    except BaseException:  # KeyboardInterrupt: nothing it started keeps running
+        _end_group(proc)
+        raise
+    if proc.returncode != 0:
+        raise SecretCommandFailed(f"{what}: {program!r} failed with exit status {proc.returncode} "
                                   "(its output is not shown)")
     try:
-        text = done.stdout.decode("utf-8")
+        text = stdout.decode("utf-8")
     except UnicodeDecodeError:
         raise SecretCommandFailed(f"{what}: {program!r} printed something that is not UTF-8 text") from None
     first = text.splitlines()[0] if text.splitlines() else ""
@@ -142,6 +151,20 @@ def command_secret(command: str, *, timeout: float = COMMAND_TIMEOUT, what: str 
         raise SecretCommandFailed(f"{what}: {program!r} printed no password on its first line")
     remember_secret(first)
     return first
+
+
+def _end_group(proc) -> None:
+    """Kill the command's process group (its session) and reap the command."""
+    # with subprocess above: loaded only when a password_command timed out
+    import os
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.stdout.close()  # a grandchild that escaped the group keeps the pipe: never wait on it
+    proc.wait()
 
 
 def get_secret(key: str) -> str | None:
@@ -152,6 +175,71 @@ def get_secret(key: str) -> str | None:
     if value is not None:
         remember_secret(value)
     return value
+
+
+def origin_secret(purpose: str, url: str, name: str | None = None) -> str | None:
+    """The secret stored for ``purpose`` at the exact origin of ``url`` (see
+    :mod:`mailtriage.core.origins`), or None. Never reads another entry.
+
+    Raises:
+        OriginRefused: ``url`` may not carry a secret (plain http to another host, not http(s)).
+    """
+    # lazy: origins loads ipaddress; only a secret looked up by origin pays for it (start-up cost)
+    from mailtriage.core.origins import secret_key
+
+    return get_secret(secret_key(purpose, url, name))
+
+
+def missing_secret_hint(purpose: str, url: str, name: str | None = None) -> str:
+    """What to do when no secret is stored for the origin: the key, and the command that
+    stores it, or moves an entry kept under the old origin-less key (it is read here only to
+    say so; it is never sent)."""
+    # lazy: origins loads ipaddress; only a secret looked up by origin pays for it (start-up cost)
+    from mailtriage.core.origins import PURPOSES, legacy_key, secret_key, store_command
+
+    key = secret_key(purpose, url, name)
+    old = legacy_key(purpose, url, name)
+    try:
+        has_old = old != key and get_secret(old) is not None
+    except Exception:  # no usable keyring: the plain hint still holds
+        has_old = False
+    if has_old:
+        return (f"the {PURPOSES[purpose]} is stored under the old key {old}, which does not name its origin; "
+                f"bind it to {url} with: {store_command(purpose, url, name, migrate=True)} (key {key})")
+    return f"store the {PURPOSES[purpose]} in keyring as {key}: {store_command(purpose, url, name)}"
+
+
+def store_for_origin(purpose: str, url: str, value: str | None, name: str | None = None, *,
+                     from_old_key: bool = False) -> dict:
+    """Store ``purpose``'s secret under the key of ``url``'s origin (the user's own command,
+    ``mailtriage account store-secret``). With ``from_old_key``, the entry kept under the old
+    origin-less key moves there instead (and the old entry goes): the user, not a project
+    file, says which origin it belongs to.
+
+    Raises:
+        OriginRefused: ``url`` may not carry a secret.
+        ValueError: an empty value, GitHub without ``name``, or no old entry to move.
+        KeyringUnavailable: no usable keyring.
+    """
+    # lazy: origins loads ipaddress; only a secret looked up by origin pays for it (start-up cost)
+    from mailtriage.core.origins import legacy_key, secret_key, secret_origin
+
+    if purpose == "github" and not name:
+        raise ValueError("a GitHub token belongs to one repository: give --repo OWNER/NAME")
+    key = secret_key(purpose, url, name)
+    result = {"stored": key, "origin": str(secret_origin(url))}
+    if from_old_key:
+        old = legacy_key(purpose, url, name)
+        value = lookup_secret(old)
+        if value is None:
+            raise ValueError(f"no entry stored under the old key {old}")
+        result["moved_from"] = old
+    if not value:
+        raise ValueError("the secret is empty")
+    store_secret(key, value)
+    if from_old_key:
+        delete_secret(result["moved_from"])
+    return result
 
 
 def require_secret(key: str) -> str:

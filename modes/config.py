@@ -94,6 +94,8 @@ def is_loopback(host: str) -> bool:
 class ModeEndpoint:
     endpoint: str | None
     fields: tuple[str, ...] = ()
+    token_key: str | None = None  # keyring key of the token this mode sends us (default: mode_token_key)
+    token_env: str | None = None  # or the environment variable holding it
 
 
 @dataclass(frozen=True)
@@ -256,7 +258,9 @@ def _resource_type(reader: "_Reader", name: str, body: dict, default_role: str) 
             raise ConfigError(reader.file, f"{prefix}.modes.{mode}.fields", "must be a list of field names",
                               '["phone", "time"]')
         modes[mode.lower()] = ModeEndpoint(reader.url(spec, "endpoint", key=f"{prefix}.modes.{mode}.endpoint"),
-                                           tuple(f.lower() for f in fields))
+                                           tuple(f.lower() for f in fields),
+                                           reader.string(spec, "token_key", key=f"{prefix}.modes.{mode}.token_key"),
+                                           reader.string(spec, "token_env", key=f"{prefix}.modes.{mode}.token_env"))
     enabled = body.get("enabled_modes", sorted(modes))
     if not isinstance(enabled, list) or not all(isinstance(m, str) and valid_token(m) for m in enabled):
         raise ConfigError(reader.file, f"{prefix}.enabled_modes", "must be a list of mode names", '["callback"]')
@@ -322,38 +326,76 @@ def _refuse_secrets(data: Any, where: Path, prefix: str = "") -> None:
 
 
 DEFAULT_TOKEN_KEY = "modes:endpoint"
+#: Shorter tokens are refused: a guessable token would hand the endpoint (mail.send included) to
+#: any local process. 32 characters of token_urlsafe carry 192 bits.
+MIN_TOKEN_LENGTH = 32
+
+
+def mode_token_key(resource_type: str, mode: str) -> str:
+    """The default keyring key of the token one mode endpoint sends us."""
+    return f"modes:mode:{resource_type}.{mode}"
 
 
 def endpoint_token(config: ModesConfig, *, create: bool = True) -> tuple[str, bool]:
-    """The bearer token every state-changing request must present, and whether it was
-    generated just now. There is always one: ``server.token_env`` when set (the variable
-    must hold it), else the keyring entry ``server.token_key`` (default
-    ``modes:endpoint``), generated and stored there on first start.
+    """The outside master's bearer token, and whether it was generated just now. There is
+    always one: ``server.token_env`` when set (the variable must hold it), else the keyring
+    entry ``server.token_key`` (default ``modes:endpoint``), generated and stored there on
+    first start. Modes have their own (:func:`mode_tokens`).
 
-    Raises ConfigError when the variable is unset or no keyring can keep the token.
+    Raises ConfigError when the variable is unset, the token is shorter than
+    :data:`MIN_TOKEN_LENGTH`, or no keyring can keep the token.
     """
+    return _token(config, "server", config.token_key or DEFAULT_TOKEN_KEY, config.token_env, create=create)
+
+
+def mode_tokens(config: ModesConfig, master: str, *, create: bool = True) -> dict[tuple[str, str], str]:
+    """The token of every mode endpoint of every type, ``(type, mode) -> token``: the mode's
+    ``token_env``, else its ``token_key`` (default :func:`mode_token_key`), generated on first
+    start. Each differs from the master's and from every other mode's.
+
+    Raises ConfigError as :func:`endpoint_token`, or when two callers share a token.
+    """
+    tokens: dict[tuple[str, str], str] = {}
+    seen = {master: "server"}
+    for type_name, rtype in sorted(config.types.items()):
+        for mode, spec in sorted(rtype.modes.items()):
+            prefix = f"types.{type_name}.modes.{mode}"
+            value, _ = _token(config, prefix, spec.token_key or mode_token_key(type_name, mode), spec.token_env,
+                              create=create)
+            if value in seen:
+                setting = "token_env" if spec.token_env else "token_key"
+                raise ConfigError(_where(config.file), f"{prefix}.{setting}",
+                                  f"gives the same token as {seen[value]}: each caller needs its own",
+                                  "a separate variable or keyring entry for each mode and for the master")
+            seen[value] = prefix
+            tokens[(type_name, mode)] = value
+    return tokens
+
+
+def _token(config: ModesConfig, prefix: str, key: str, env: str | None, *, create: bool) -> tuple[str, bool]:
     where = _where(config.file)
-    if config.token_env:
-        value = os.environ.get(config.token_env, "")
-        if not value.strip():
-            raise ConfigError(where, "server.token_env", f"the environment variable {config.token_env} is not set",
-                              "a variable holding the endpoint token, or server.token_key (keyring)")
-        remember_secret(value.strip())
-        return value.strip(), False
+    if env:
+        value = os.environ.get(env, "").strip()
+        if not value:
+            raise ConfigError(where, f"{prefix}.token_env", f"the environment variable {env} is not set",
+                              f"a variable holding the token, or {prefix}.token_key (keyring)")
+        remember_secret(value)
+        _check_length(where, f"{prefix}.token_env", value, f"the token in {env}")
+        return value, False
     # keyring loads its backends on import (about 0.1 s); like core.secrets, only a
     # command that needs a secret pays for it.
     import keyring.errors
 
-    key = config.token_key or DEFAULT_TOKEN_KEY
-    unusable = ConfigError(where, "server.token_key", f"no keyring can keep the endpoint token ({key})",
-                           'a working system keyring, or server.token_env = "VAR" holding the token')
+    unusable = ConfigError(where, f"{prefix}.token_key", f"no keyring can keep the token ({key})",
+                           f'a working system keyring, or {prefix}.token_env = "VAR" holding the token')
     try:
         value = get_secret(key)
         if value:
+            _check_length(where, f"{prefix}.token_key", value, f"the token stored under {key}")
             return value, False
         if not create:
-            raise ConfigError(where, "server.token_key", f"no endpoint token stored under {key} yet",
-                              "start `mailtriage modes serve` once, or set server.token_env")
+            raise ConfigError(where, f"{prefix}.token_key", f"no token stored under {key} yet",
+                              f"start `mailtriage modes serve` once, or set {prefix}.token_env")
         value = secrets.token_urlsafe(32)
         set_secret(key, value)
     except keyring.errors.KeyringError:
@@ -363,14 +405,24 @@ def endpoint_token(config: ModesConfig, *, create: bool = True) -> tuple[str, bo
     return value, True
 
 
+def _check_length(where: Path, key: str, value: str, what: str) -> None:
+    if len(value) < MIN_TOKEN_LENGTH:
+        raise ConfigError(where, key, f"{what} has {len(value)} characters, too short to keep others out",
+                          f"a random token of at least {MIN_TOKEN_LENGTH} characters "
+                          "(python -c 'import secrets; print(secrets.token_urlsafe(32))')")
+
+
 def token_hint(config: ModesConfig) -> str:
-    """How to give the token to the modes and the master (never the token itself)."""
+    """How to give the tokens to the master and the modes (never a token itself)."""
     if config.token_env:
         where = f"the environment variable {config.token_env}"
     else:
         where = f"the keyring (service \"mailtriage\", key \"{config.token_key or DEFAULT_TOKEN_KEY}\")"
-    return (f"modes and the master must send \"Authorization: Bearer <token>\"; the token is in {where}; "
-            f"print it with `mailtriage modes token`")
+    modes = [f"{t}.{m}" for t, rtype in sorted(config.types.items()) for m in sorted(rtype.modes)]
+    each = (f"; each mode has its own ({', '.join(modes)}): `mailtriage modes token --mode TYPE.MODE`"
+            if modes else "")
+    return (f"the master and each mode send \"Authorization: Bearer <token>\"; the master's token is in {where}; "
+            f"print it with `mailtriage modes token`{each}")
 
 
 def check_listen(config: ModesConfig, host: str) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 from mailtriage.backends.contract import reply_subject
 from mailtriage.modes import statemachine as sm
 from mailtriage.modes.addresses import MasAddress
+from mailtriage.modes.callers import Caller, check_route, forbidden, may_send
 from mailtriage.modes.client import ACCEPTED, REFUSED, ContractClient, Delivery, Outbox
 from mailtriage.modes.clock import Clock, SystemClock
 from mailtriage.modes.config import ModesConfig, ResourceType
@@ -74,8 +75,9 @@ class ModesEngine:
 
     # -- incoming contract messages ----------------------------------------------------
 
-    async def handle(self, raw: bytes) -> tuple[int, dict[str, Any]]:
-        """Process one POSTed body. Returns ``(http_status, response_body)``; never raises."""
+    async def handle(self, raw: bytes, *, caller: Caller | None = None) -> tuple[int, dict[str, Any]]:
+        """Process one POSTed body from ``caller`` (the server authenticated it; None: in-process,
+        unchecked). Returns ``(http_status, response_body)``; never raises."""
         try:
             value = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -86,6 +88,9 @@ class ModesEngine:
         if usable_id:
             earlier = self.store.processed(message_id)
             if earlier is not None:
+                if not may_send(caller, self.store.processed_type(message_id)):
+                    error = forbidden(f"id {message_id!r} was used for a message {caller} may not send")
+                    return error.status, error.body()
                 return earlier
             if message_id in self._inflight:  # the same id again while the first is still being answered
                 return await asyncio.shield(self._inflight[message_id])
@@ -94,7 +99,7 @@ class ModesEngine:
             self._inflight[message_id] = future
         try:
             try:
-                status, body = await self._process(value, message_id if usable_id else None)
+                status, body = await self._process(value, message_id if usable_id else None, caller)
             except Exception as exc:  # noqa: BLE001 - one bad message must not take the endpoint down
                 log.exception("modes: message %s failed", message_id)
                 status, body = 500, ProtocolError("internal-error", f"{type(exc).__name__}: {exc}").body()
@@ -107,7 +112,8 @@ class ModesEngine:
         self.kick()
         return status, body
 
-    async def _process(self, value: Any, message_id: str | None) -> tuple[int, dict[str, Any]]:
+    async def _process(self, value: Any, message_id: str | None,
+                       caller: Caller | None = None) -> tuple[int, dict[str, Any]]:
         try:
             envelope = parse_message(value)
         except ProtocolError as error:
@@ -115,6 +121,10 @@ class ModesEngine:
                 with self.store.transaction():
                     self.store.remember(message_id, str(value.get("type")), error.status, error.body(),
                                         self.clock.now())
+            return error.status, error.body()
+        try:  # not remembered: the same id with the right token is then processed
+            check_route(envelope, caller, self.store)
+        except ProtocolError as error:
             return error.status, error.body()
         if envelope.type == "mail.send":
             return await self.slave.on_mail_send(envelope)

@@ -29,6 +29,7 @@ ERROR_STATUS: dict[str, int] = {
     "unexpected-type": 400,
     "unauthorized": 401,
     "not-timeout-owner": 403,
+    "forbidden": 403,
     "refused": 403,
     "unknown-case": 404,
     "unknown-handoff": 404,

@@ -1,7 +1,9 @@
 """The endpoint: JSON over HTTP POST (aiohttp), loopback by default.
 
 ``POST /mas-modes`` takes every contract message (the ``status_url`` we give modes
-points here too); ``GET /mas-modes/health`` says the server is up. Beside the HTTP
+points here too); ``GET /mas-modes/health`` says the server is up, to a caller with a token.
+The outside master and each mode endpoint have a token of their own, and each may send
+only what its route in the contract allows (:mod:`mailtriage.modes.callers`). Beside the HTTP
 server, two loops run: the mailbox poll (``server.poll_seconds``) and the tick that
 checks deadlines and retries the outbox and queued mails (``server.tick_seconds``),
 both on the injectable clock's terms.
@@ -23,8 +25,9 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from mailtriage.modes.callers import MASTER, Caller
 from mailtriage.modes.clock import Clock
-from mailtriage.modes.config import ModesConfig, endpoint_token, is_loopback
+from mailtriage.modes.config import ModesConfig, endpoint_token, is_loopback, mode_tokens
 from mailtriage.modes.engine import MAX_BODY, ModesEngine
 from mailtriage.modes.envelope import ProtocolError
 from mailtriage.modes.inbox import MailboxError
@@ -44,7 +47,8 @@ class ModesServer:
         self.background = background  # the poll and tick loops (tests drive them by hand)
         self._runner: web.AppRunner | None = None
         self._loops: list[asyncio.Task] = []
-        self.token: str | None = None  # set by start(); every POST must present it
+        self.token: str | None = None  # the outside master's, set by start()
+        self.mode_tokens: dict[tuple[str, str], str] = {}  # (type, mode) -> that mode endpoint's token
         self.token_generated = False  # True when start() made and stored a new token
 
     @property
@@ -62,6 +66,7 @@ class ModesServer:
         """Bind and serve. Raises OSError when the address is taken, ConfigError when no
         endpoint token can be had (see :func:`endpoint_token`)."""
         self.token, self.token_generated = endpoint_token(self.config)
+        self.mode_tokens = mode_tokens(self.config, self.token)
         self._runner = web.AppRunner(self.app(), access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
@@ -124,11 +129,27 @@ class ModesServer:
             return web.json_response(error.body(), status=error.status)
         return await handler(request)
 
+    def caller(self, request: web.Request) -> Caller | None:
+        """Who sent the request, by its bearer token: the master, one mode endpoint, or None."""
+        presented = request.headers.get("Authorization", "").encode()
+        found: Caller | None = None
+        # every token is compared (constant time each), so the answer's timing names no caller
+        if self.token is not None and hmac.compare_digest(presented, f"Bearer {self.token}".encode()):
+            found = MASTER
+        for (type_name, mode), token in self.mode_tokens.items():
+            if hmac.compare_digest(presented, f"Bearer {token}".encode()):
+                found = Caller(type_name, mode)
+        return found
+
+    @staticmethod
+    def _unauthorized() -> web.Response:
+        error = ProtocolError("unauthorized", "this endpoint needs Authorization: Bearer <token>")
+        return web.json_response(error.body(), status=error.status)
+
     async def _post(self, request: web.Request) -> web.Response:
-        if self.token is None or not hmac.compare_digest(
-                request.headers.get("Authorization", "").encode(), f"Bearer {self.token}".encode()):
-            error = ProtocolError("unauthorized", "this endpoint needs Authorization: Bearer <token>")
-            return web.json_response(error.body(), status=error.status)
+        caller = self.caller(request)
+        if caller is None:
+            return self._unauthorized()
         if request.content_type != "application/json":
             error = ProtocolError("unsupported-media-type", f"Content-Type must be application/json, "
                                                             f"not {request.content_type or 'none'}")
@@ -138,10 +159,12 @@ class ModesServer:
         except web.HTTPRequestEntityTooLarge:
             error = ProtocolError("payload-too-large", f"a message is at most {MAX_BODY} bytes")
             return web.json_response(error.body(), status=error.status)
-        status, body = await self.engine.handle(raw)
+        status, body = await self.engine.handle(raw, caller=caller)
         return web.json_response(body, status=status)
 
     async def _health(self, request: web.Request) -> web.Response:
+        if self.caller(request) is None:  # domain and role are for our callers only
+            return self._unauthorized()
         return web.json_response({"ok": True, "mas_modes_version": "0.1", "domain": self.config.domain,
                                   "role": self.config.role})
 

@@ -265,6 +265,11 @@ class Store:
         row = self._one("SELECT http_status, response FROM processed WHERE id = ?", (message_id,))
         return None if row is None else (row["http_status"], json.loads(row["response"]))
 
+    def processed_type(self, message_id: str) -> str | None:
+        """The type of the message first processed under ``message_id`` (as it was sent)."""
+        row = self._one("SELECT type FROM processed WHERE id = ?", (message_id,))
+        return None if row is None else row["type"]
+
     def remember(self, message_id: str, type_: str, http_status: int, response: dict, now: datetime) -> None:
         self._run("INSERT OR IGNORE INTO processed (id, type, http_status, response, at) VALUES (?, ?, ?, ?, ?)",
                   (message_id, type_, http_status, json.dumps(response), stamp(now)))

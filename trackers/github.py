@@ -1,6 +1,6 @@
 """github: a private GitHub repository's issues through the REST API (v2022-11-28).
 
-* Token from keyring (``github:<owner>/<repo>``), sent as ``Authorization: Bearer``.
+* Token from keyring (``github:<scheme>://<host>:<port>/<owner>/<repo>`` of the API URL, core/origins.py), sent as ``Authorization: Bearer``.
 * Every write first checks ``GET /repos/{o}/{r}`` → ``private: true``; otherwise it is
   refused (exit 4). The answer is kept for the life of this object.
 * Listing follows the ``Link: rel="next"`` header; pull requests (``pull_request`` key) are
@@ -22,7 +22,8 @@ from urllib.parse import quote, urljoin, urlsplit
 
 from mailtriage.core.http import HttpClient, HttpError, retry_after_seconds
 from mailtriage.core.projectconfig import ConfigError
-from mailtriage.core.secrets import get_secret
+from mailtriage.core.origins import OriginRefused, origin_of, secret_key
+from mailtriage.core.secrets import missing_secret_hint, origin_secret
 from mailtriage.trackers import rollup as rollupmod
 from mailtriage.trackers.contract import (
     BackendError,
@@ -70,6 +71,10 @@ class GitHubTracker(Tracker):
         if token:
             headers["Authorization"] = f"Bearer {token}"
         self.api_url = api_url.rstrip("/")
+        try:  # the token belongs to this API origin and repository (core/origins.py)
+            self.token_key = secret_key("github", self.api_url, repo)
+        except OriginRefused as exc:
+            raise UsageError(f"tracker.github.api_url: {exc}") from None
         self.http = HttpClient("github", self.api_url, headers=headers, sleep=sleep)
         self._private: bool | None = None
         self._moved_to: str | None = None  # the repository's new full name when GitHub redirects it
@@ -81,9 +86,9 @@ class GitHubTracker(Tracker):
         repo = config.get("tracker.github.repo")
         if not repo or not _REPO_RE.match(str(repo)):
             raise ConfigError(config.file, "tracker.github.repo", f"is {repo!r}", "owner/name of the private tracker")
-        token = get_secret(f"github:{repo}")
-        return cls(str(repo), policy, token=token, api_url=str(config.get("tracker.github.api_url") or DEFAULT_API),
-                   user=config.get("tracker.user"))
+        api_url = str(config.get("tracker.github.api_url") or DEFAULT_API)
+        token = github_token(api_url, str(repo), config.file)
+        return cls(str(repo), policy, token=token, api_url=api_url, user=config.get("tracker.user"))
 
     def close_backend(self) -> None:
         self.http.close()
@@ -107,7 +112,8 @@ class GitHubTracker(Tracker):
 
     def _request(self, method: str, path: str, *, ok: tuple[int, ...] = (200,), **kwargs: Any):
         if not self.token:
-            raise BackendError(f"no GitHub token in keyring for github:{self.repo}")
+            raise BackendError(f"no GitHub token for {self.repo} at {self.api_url}: "
+                               f"{missing_secret_hint('github', self.api_url, self.repo)}")
         url = path
         for _hop in range(MAX_REDIRECTS + 1):
             response = self._send(method, url, **kwargs)
@@ -137,7 +143,11 @@ class GitHubTracker(Tracker):
             raise BackendError(f"GitHub {method} {path}: {response.status_code} without a Location")
         target = urljoin(str(response.request.url), location)
         base, there = urlsplit(self.api_url), urlsplit(target)
-        if (there.scheme, there.netloc) != (base.scheme, base.netloc):
+        try:
+            elsewhere = origin_of(target) != origin_of(self.api_url)
+        except OriginRefused:
+            elsewhere = True
+        if elsewhere:
             raise BackendError(f"GitHub {method} {path}: {response.status_code} redirect to another host "
                                f"({there.netloc}) not followed; the token is only sent to {base.netloc}")
         return target
@@ -405,8 +415,8 @@ class GitHubTracker(Tracker):
         def check(name: str, ok: bool, detail: str) -> None:
             checks.append({"name": name, "ok": ok, "detail": detail})
 
-        check("token", bool(self.token), "token found in keyring" if self.token
-              else f"no token in keyring for github:{self.repo}")
+        check("token", bool(self.token), f"token found in keyring as {self.token_key}" if self.token
+              else f"no token for {self.repo} at {self.api_url}: {missing_secret_hint('github', self.api_url, self.repo)}")
         if self.token:
             try:
                 data = self._request("GET", self._repo_path()).json()
@@ -416,6 +426,20 @@ class GitHubTracker(Tracker):
             except (BackendError, NotFound) as exc:
                 check("repository", False, str(exc))
         return {"backend": self.kind, "ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+def github_token(api_url: str, repo: str, project_file: Any = "project.md") -> str | None:
+    """The token stored for ``repo`` at ``api_url``'s exact origin (never one stored for another
+    API): ``github:<scheme>://<host>:<port>/<owner>/<repo>``.
+
+    Raises:
+        ConfigError: ``api_url`` may not carry a token (plain http to another host, not http(s)).
+    """
+    try:
+        return origin_secret("github", api_url, repo)
+    except OriginRefused as exc:
+        raise ConfigError(project_file, "tracker.github.api_url", str(exc),
+                          "https://api.github.com or a GitHub Enterprise https URL") from None
 
 
 def repository_privacy(data: dict, repo: str) -> tuple[bool, str]:

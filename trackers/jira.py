@@ -14,7 +14,7 @@ Guards:
 
 ``### Field`` sections are ``h3.`` headings in wiki markup and level-3 heading nodes in ADF.
 Jira issues have one assignee, so adding a second one is refused. The milestone is the
-issue's fix version. Credentials: keyring ``jira:<host[:port]>``; ``tracker.jira.auth`` is
+issue's fix version. Credentials: keyring ``jira:<scheme>://<host>:<port>`` of the URL (core/origins.py); ``tracker.jira.auth`` is
 ``bearer`` (a Data Center personal access token) or ``basic`` (``tracker.jira.email`` and a
 Cloud API token). Retry-After on 429/503 is honoured by HttpClient.
 """
@@ -25,11 +25,11 @@ import base64
 import re
 import time
 from typing import Any, Callable, Iterator
-from urllib.parse import urlsplit
 
 from mailtriage.core.http import HttpClient, HttpError
 from mailtriage.core.projectconfig import ConfigError
-from mailtriage.core.secrets import get_secret
+from mailtriage.core.origins import OriginRefused, secret_origin
+from mailtriage.core.secrets import missing_secret_hint, origin_secret
 from mailtriage.trackers import fields as fieldsmod
 from mailtriage.trackers import jiramarkup as markup
 from mailtriage.trackers import rollup as rollupmod
@@ -71,6 +71,10 @@ class JiraTracker(Tracker):
         if api_version not in (2, 3):
             raise UsageError(f"tracker.jira.api_version {api_version!r}: valid versions are 2 and 3")
         self.base = url.rstrip("/")
+        try:
+            secret_origin(self.base)  # a token never travels in clear, whoever built this tracker
+        except OriginRefused as exc:
+            raise UsageError(f"tracker.jira.url: {exc}") from None
         self.project = project.upper()
         self.v = api_version
         self.security_level = str(security_level) if security_level not in (None, "") else None
@@ -98,6 +102,10 @@ class JiraTracker(Tracker):
         project = config.get("tracker.jira.project")
         if not url or not str(url).startswith(("https://", "http://")):
             raise ConfigError(config.file, "tracker.jira.url", f"is {url!r}", "the Jira base URL, https://…")
+        try:  # the token goes to this origin only, and never in clear (core/origins.py)
+            token = origin_secret("jira", str(url))
+        except OriginRefused as exc:
+            raise ConfigError(config.file, "tracker.jira.url", str(exc), "the Jira base URL, https://…") from None
         if not project or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", str(project)):
             raise ConfigError(config.file, "tracker.jira.project", f"is {project!r}", "a project key, e.g. FOOSEC")
         version = config.get("tracker.jira.api_version", 3)
@@ -107,13 +115,12 @@ class JiraTracker(Tracker):
             version = -1
         if version not in (2, 3):
             raise ConfigError(config.file, "tracker.jira.api_version", f"is {version!r}", "2 (Data Center) or 3 (Cloud)")
-        host = urlsplit(str(url)).netloc
         email = config.get("tracker.jira.email")
         auth = str(config.get("tracker.jira.auth") or ("basic" if email else "bearer"))
         if auth not in ("basic", "bearer"):
             raise ConfigError(config.file, "tracker.jira.auth", f"is {auth!r}", "basic, bearer")
         return cls(str(url), str(project), policy, api_version=version,
-                   security_level=config.get("tracker.jira.security_level"), token=get_secret(f"jira:{host}"),
+                   security_level=config.get("tracker.jira.security_level"), token=token,
                    auth=auth, email=email, issue_type=str(config.get("tracker.jira.issue_type") or "Bug"),
                    resolutions=config.get("tracker.jira.resolutions"), accounts=config.get("tracker.jira.accounts"),
                    user=config.get("tracker.user"))
@@ -128,7 +135,7 @@ class JiraTracker(Tracker):
 
     def _request(self, method: str, path: str, *, ok: tuple[int, ...] = (200,), **kwargs: Any):
         if not self.token:
-            raise BackendError(f"no Jira token in keyring for jira:{urlsplit(self.base).netloc}")
+            raise BackendError(f"no Jira token for {self.base}: {missing_secret_hint('jira', self.base)}")
         try:
             response = self.http.request(method, self.api + path, **kwargs)
         except HttpError as exc:
@@ -522,7 +529,7 @@ class JiraTracker(Tracker):
             checks.append({"name": name, "ok": ok, "detail": detail})
 
         check("token", bool(self.token), "credential found in keyring" if self.token
-              else f"no credential in keyring for jira:{urlsplit(self.base).netloc}")
+              else f"no credential for {self.base}: {missing_secret_hint('jira', self.base)}")
         check("security_level", bool(self.security_level), f"configured: {self.security_level}"
               if self.security_level else "tracker.jira.security_level is not set; writes are refused")
         if self.token:

@@ -624,18 +624,23 @@ def remote_visibility(url: str, api_url: str | None = None) -> tuple[bool, str]:
         return False, "cannot verify who can read this remote (not a GitHub repository); check its access yourself"
     owner, repo = m.group(1), m.group(2)
     # lazy: the HTTP client and keyring load only to check a remote; the demo's local tracker never does
+    from mailtriage.core.errors import ConfigError
     from mailtriage.core.http import HttpClient, HttpError
-    from mailtriage.core.secrets import get_secret
+    from mailtriage.core.secrets import missing_secret_hint
+    from mailtriage.trackers.github import DEFAULT_API, github_token
 
+    api_url = api_url or DEFAULT_API
     headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
-    try:
-        token = get_secret(f"github:{owner}/{repo}")
+    try:  # only the token stored for this API's origin (project.md may name any api_url)
+        token = github_token(api_url, f"{owner}/{repo}")
+    except ConfigError as exc:
+        return False, f"cannot verify: {exc.problem}"
     except Exception:  # no usable keyring: an unauthenticated check can still see a public repository
         token = None
     if token:
         headers["Authorization"] = f"Bearer {token}"
     try:
-        with HttpClient("github", api_url or "https://api.github.com", headers=headers, timeout=10) as http:
+        with HttpClient("github", api_url, headers=headers, timeout=10) as http:
             response = http.get(f"/repos/{owner}/{repo}")
     except HttpError as exc:
         return False, f"cannot verify: GitHub is not reachable ({exc.detail})"
@@ -650,6 +655,10 @@ def remote_visibility(url: str, api_url: str | None = None) -> tuple[bool, str]:
         if not isinstance(data, dict):
             return False, "cannot verify: GitHub's answer is not a repository object"
         ok, detail = repository_privacy(data, f"{owner}/{repo}")
+        if ok and not token:
+            # GitHub shows a private repository to its readers only: an anonymous "private" is no proof
+            return False, (f"cannot verify: {api_url} called {owner}/{repo} private without a token; "
+                           f"{missing_secret_hint('github', api_url, f'{owner}/{repo}')}")
         if ok:
             return True, detail
         if "neither" in detail:
@@ -657,7 +666,7 @@ def remote_visibility(url: str, api_url: str | None = None) -> tuple[bool, str]:
         return False, f"{detail}: embargoed issues must not go there"
     if response.status_code in (401, 403, 404):
         return False, (f"cannot verify: GitHub answered {response.status_code} for {owner}/{repo} "
-                       f"({'no token in keyring for github:' + owner + '/' + repo if not token else 'check the token'})")
+                       f"({missing_secret_hint('github', api_url, f'{owner}/{repo}') if not token else 'check the token'})")
     return False, f"cannot verify: GitHub answered {response.status_code}"
 
 

@@ -35,7 +35,7 @@ from mailtriage.backends.errors import SignInNeeded, Unavailable
 from mailtriage.backends.microsoft.account import MicrosoftAccount, cache_key
 from mailtriage.backends.oauth_http import HttpStatusError, LoopbackRedirect, MsalTransport, make_client
 from mailtriage.core.http import HttpError, RetryPolicy
-from mailtriage.core.secrets import delete_secret, get_secret, set_secret
+from mailtriage.core.secrets import delete_secret, get_secret, remember_secret, set_secret
 from mailtriage.core.trace import TRACE
 
 SIGN_IN_ERRORS = frozenset({"invalid_grant", "interaction_required", "login_required", "consent_required",
@@ -244,12 +244,17 @@ def load_cache(account_id: str) -> str | None:
         return None
     generation, count = manifest
     parts = [get_secret(_chunk_key(account_id, generation, i)) for i in range(count)]
-    return None if any(p is None for p in parts) else "".join(parts)  # type: ignore[arg-type]
+    if any(p is None for p in parts):
+        return None
+    text = "".join(parts)  # type: ignore[arg-type]
+    remember_secret(text)  # the tokens span pieces: only the whole JSON names them to the scrubber
+    return text
 
 
 def save_cache(account_id: str, text: str) -> None:
     """Store the cache in pieces: new pieces first, then the manifest, then the old pieces
     go, so an interrupted save leaves the previous cache readable."""
+    remember_secret(text)  # its tokens, whole (each piece alone masks no token)
     old = _manifest(account_id)
     generation = secrets.token_hex(4)
     pieces = [text[i:i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)] or [""]

@@ -13,6 +13,7 @@ from mailtriage.backends.archive_http import ArchiveBadResponse, ArchiveNotFound
 from mailtriage.backends.contract import DraftRequest, Op, ThreadId
 from mailtriage.backends.errors import BackendFailure, NotSupported, SignInNeeded, Unavailable
 from mailtriage.core.projectconfig import ConfigError
+from mailtriage.core.origins import secret_key
 from mailtriage.core.secrets import set_secret
 from mailtriage.core.trace import TRACE
 from tests.archives.conftest import PM_DOMAIN, PM_LIST_RAW, SESSION_COOKIE
@@ -29,7 +30,7 @@ def endpoint_calls(server, name):
 
 
 def sign_in(pm_server):
-    set_secret(f"ponymail:{pm_server.base_url.split('//')[1]}", SESSION_COOKIE)
+    set_secret(secret_key("ponymail", pm_server.base_url), SESSION_COOKIE)
 
 
 def test_capabilities_are_exactly_the_three_read_ops(pm_source, now):
@@ -74,7 +75,7 @@ def test_anonymous_private_list_is_unavailable_not_empty(pm_source, pm_server, n
         source.list_recent_threads(None, now - timedelta(days=30))
     reason = info.value.reason
     assert "private" in reason and "not visible anonymously" in reason
-    assert f"ponymail:{pm_server.base_url.split('//')[1]}" in reason  # where to put the cookie
+    assert secret_key("ponymail", pm_server.base_url) in reason  # where to put the cookie
     assert endpoint_calls(pm_server, "stats") == []  # hits:0 is never taken for "no threads"
     with pytest.raises(Unavailable):
         source.check_available()
@@ -98,16 +99,11 @@ def test_signed_in_session_reads_private_list_and_cookie_stays_out_of_trace(pm_s
 
 
 def test_expired_session_asks_to_sign_in_again(pm_source, pm_server, memory_keyring):
-    set_secret(f"ponymail:{pm_server.base_url.split('//')[1]}", "stale-cookie")
+    set_secret(secret_key("ponymail", pm_server.base_url), "stale-cookie")
     with pytest.raises(SignInNeeded, match="sign in again"):
         pm_source(list="private").check_available()  # a public list stays readable (test below)
 
 
-def test_session_key_setting_picks_the_keyring_entry(pm_source, pm_server, now):
-    set_secret("ponymail:work", SESSION_COOKIE)
-    listing = pm_source(list="private", session_key="ponymail:work").list_recent_threads(
-        None, now - timedelta(days=30))
-    assert len(listing) == 1
 
 
 def test_missing_list_is_unavailable_with_reason(pm_source):
@@ -386,7 +382,7 @@ def test_a_root_message_id_resolves_to_its_thread(pm_source, pm_server):
 
 
 def test_an_expired_sign_in_leaves_public_lists_readable(pm_source, pm_server, now):
-    set_secret(f"ponymail:{pm_server.base_url.split('//')[1]}", "stale-cookie")
+    set_secret(secret_key("ponymail", pm_server.base_url), "stale-cookie")
     source = pm_source()
     source.check_available()
     listing = source.list_recent_threads(None, now - timedelta(days=30))

@@ -270,12 +270,21 @@ class Harness:
         data = message if isinstance(message, bytes) else json.dumps(message).encode()
         assert self.thread is not None
         response = self.http.post(self.url, content=data, headers={
-            "Content-Type": content_type, "Authorization": f"Bearer {self.thread.server.token}"})
+            "Content-Type": content_type, "Authorization": f"Bearer {self.token_for(message)}"})
         self.settle()
         try:
             return response.status_code, response.json()
         except ValueError:
             return response.status_code, response.text
+
+    def token_for(self, message: Any) -> str:
+        """The token of whoever sends ``message``: a status comes from the (one) mode, the
+        rest from the master (each caller has its own token; tests/modes/test_endpoint_tokens.py)."""
+        assert self.thread is not None
+        server = self.thread.server
+        if isinstance(message, dict) and message.get("type") == "handoff.status":
+            return server.mode_tokens[("ticket", "callback")]
+        return server.token  # type: ignore[return-value]
 
     def tick(self, seconds: float) -> None:
         self.clock.advance(seconds)

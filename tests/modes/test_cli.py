@@ -79,7 +79,7 @@ def cli_env(tmp_path):
     env["MAILTRIAGE_CONFIG_DIR"] = str(tmp_path / "config")
     env["MAILTRIAGE_DATA_DIR"] = str(tmp_path / "data")
     # The endpoint always needs a token; these processes have no keyring to keep one in.
-    env["MT_TEST_MODES_TOKEN"] = "cli-test-token-0123456789abcdef"
+    env["MT_TEST_MODES_TOKEN"] = "cli-test-token-0123456789abcdef-0123"
     return env
 
 
@@ -174,7 +174,9 @@ def test_role_flag_and_health(tmp_path, cli_env):
                              "--port", "0", "--role", "slave"], env=cli_env, stderr=subprocess.PIPE, text=True)
     try:
         url = re.search(r"serving (http://\S+)", proc.stderr.readline()).group(1)
-        health = httpx.get(url + "/health", timeout=10).json()
+        assert httpx.get(url + "/health", timeout=10).status_code == 401  # nothing without a token
+        health = httpx.get(url + "/health", timeout=10,
+                           headers={"Authorization": f"Bearer {cli_env['MT_TEST_MODES_TOKEN']}"}).json()
         assert health == {"ok": True, "mas_modes_version": "0.1", "domain": DOMAIN, "role": "slave"}
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -191,7 +193,7 @@ def test_the_token_is_required_everywhere_and_checked(tmp_path, cli_env):
         refused = run_cli("serve", "--config", str(config), "--host", host, "--port", "0", env=cli_env)
         assert refused.returncode == 2 and "server.token_env" in refused.stderr and "token" in refused.stderr
 
-    cli_env["MT_TEST_MODES_TOKEN"] = "s3cret-token"
+    cli_env["MT_TEST_MODES_TOKEN"] = "s3cret-token-0123456789abcdef-0123456789"
     served = Served(config, cli_env)
     try:
         message = {"mas_modes_version": "0.1", "type": "case.assign", "id": "t-1", "intake_ref": "in-x",
@@ -199,7 +201,7 @@ def test_the_token_is_required_everywhere_and_checked(tmp_path, cli_env):
         response = httpx.post(served.url, json=message, timeout=10)
         assert (response.status_code, response.json()["error"]) == (401, "unauthorized")
         response = httpx.post(served.url, json=message, timeout=10,
-                              headers={"Authorization": "Bearer s3cret-token"})
+                              headers={"Authorization": "Bearer s3cret-token-0123456789abcdef-0123456789"})
         assert (response.status_code, response.json()["error"]) == (404, "unknown-intake")
     finally:
         assert served.stop() == 0

@@ -164,11 +164,12 @@ def svn_env(tmp_path):
 # -- servers ----------------------------------------------------------------------------
 
 def make_github_env(tmp_path: Path, private: bool = True) -> TrackerEnv:
+    from mailtriage.core.origins import secret_key
     from mailtriage.core.secrets import set_secret
     from tests.trackers.servers import GitHubServer
 
     server = GitHubServer(private=private).start()
-    set_secret(f"github:{server.repo}", server.token)
+    set_secret(secret_key("github", server.url, server.repo), server.token)
     project = tmp_path / "project"
     write_project(project, {"platform": "github", "github": {"repo": server.repo, "api_url": server.url}})
     env = TrackerEnv("github", project, None, server=server)
@@ -177,12 +178,12 @@ def make_github_env(tmp_path: Path, private: bool = True) -> TrackerEnv:
 
 
 def make_jira_env(tmp_path: Path, version: int, auth: str = "bearer") -> TrackerEnv:
+    from mailtriage.core.origins import secret_key
     from mailtriage.core.secrets import set_secret
     from tests.trackers.servers import JiraServer
 
     server = JiraServer(api_version=version).start()
-    host = server.url.split("://", 1)[1]
-    set_secret(f"jira:{host}", server.token)
+    set_secret(secret_key("jira", server.url), server.token)
     project = tmp_path / "project"
     jira = {"url": server.url, "project": server.project, "api_version": version, "security_level": "Embargoed",
             "auth": auth}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from mailtriage.core.origins import secret_key
 from mailtriage.core.secrets import set_secret
 from mailtriage.trackers.contract import BackendError, NotFound, Refused
 from mailtriage.trackers.github import GitHubTracker
@@ -30,7 +31,7 @@ def test_every_request_carries_the_documented_headers(gh):
 
 
 def test_wrong_or_missing_token(gh, memory_keyring):
-    set_secret(f"github:{gh.server.repo}", "wrong")
+    set_secret(secret_key("github", gh.server.url, gh.server.repo), "wrong")
     code, out, err = gh.cli("list")
     assert code == 5 and out is None and "401" in err
     memory_keyring.store.clear()
@@ -133,7 +134,7 @@ def test_local_files_doctor_checks_a_github_remote(tmp_path, private):
         sh(["git", "remote", "set-url", "origin", f"https://github.com/{server.repo}.git"], env.wc)
         write_project(env.project, {"platform": "local-files", "local": {"path": "../security-tracker"},
                                     "github": {"api_url": server.url}})
-        set_secret(f"github:{server.repo}", server.token)
+        set_secret(secret_key("github", server.url, server.repo), server.token)
         report = env.reopen().doctor()
         remote = next(c for c in report["checks"] if c["name"] == "remote origin")
         assert remote["ok"] is private and report["ok"] is private

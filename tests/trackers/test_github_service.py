@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from mailtriage.core.origins import secret_key
 from mailtriage.core.secrets import set_secret
 from tests.trackers.conftest import TrackerEnv, make_github_env, write_project
 
@@ -37,7 +38,7 @@ def make_renamed_env(tmp_path) -> TrackerEnv:
 
     server = GitHubServer(repo="acme/security-tracker").start()
     server.renamed_from = "acme/security"  # project.md still names the old one
-    set_secret("github:acme/security", server.token)
+    set_secret(secret_key("github", server.url, "acme/security"), server.token)
     project = tmp_path / "project"
     write_project(project, {"platform": "github", "github": {"repo": "acme/security", "api_url": server.url}})
     env = TrackerEnv("github", project, None, server=server)

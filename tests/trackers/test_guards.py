@@ -120,6 +120,7 @@ def test_an_internal_enterprise_repository_is_not_private(tmp_path):
 
 @pytest.mark.parametrize("visibility,ok", [("private", True), ("internal", False), ("public", False)])
 def test_local_files_doctor_requires_visibility_private_on_a_github_remote(tmp_path, visibility, ok):
+    from mailtriage.core.origins import secret_key
     from mailtriage.core.secrets import set_secret
     from tests.trackers.servers import GitHubServer
 
@@ -129,7 +130,7 @@ def test_local_files_doctor_requires_visibility_private_on_a_github_remote(tmp_p
         sh(["git", "remote", "set-url", "origin", f"https://github.com/{server.repo}.git"], env.wc)
         write_project(env.project, {"platform": "local-files", "local": {"path": "../security-tracker"},
                                     "github": {"api_url": server.url}})
-        set_secret(f"github:{server.repo}", server.token)
+        set_secret(secret_key("github", server.url, server.repo), server.token)
         remote = next(c for c in env.reopen().doctor()["checks"] if c["name"] == "remote origin")
         assert remote["ok"] is ok and visibility in remote["detail"].lower()
     finally:
@@ -154,6 +155,7 @@ def test_doctor_accepts_a_non_github_remote_the_operator_recorded_as_checked(tmp
 
 
 def test_doctor_keeps_failing_a_public_github_remote_even_when_recorded(tmp_path):
+    from mailtriage.core.origins import secret_key
     from mailtriage.core.secrets import set_secret
     from tests.trackers.servers import GitHubServer
 
@@ -165,7 +167,7 @@ def test_doctor_keeps_failing_a_public_github_remote_even_when_recorded(tmp_path
         write_project(env.project, {"platform": "local-files",
                                     "local": {"path": "../security-tracker", "verified_remotes": [url]},
                                     "github": {"api_url": server.url}})
-        set_secret(f"github:{server.repo}", server.token)
+        set_secret(secret_key("github", server.url, server.repo), server.token)
         code, out, _ = env.cli("doctor")
         remote = next(c for c in out["checks"] if c["name"] == "remote origin")
         assert code == 4 and remote["ok"] is False and "PUBLIC" in remote["detail"]

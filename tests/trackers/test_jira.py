@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from mailtriage.core.origins import secret_key
 from mailtriage.core.secrets import set_secret
 from mailtriage.trackers.contract import EditRequest, NotFound, Refused
 from mailtriage.trackers.jira import JiraTracker
@@ -123,7 +124,7 @@ def test_retry_after_is_honoured(jira):
 
 
 def test_wrong_credentials(jira):
-    set_secret(f"jira:{jira.server.url.split('://')[1]}", "wrong-password-7731")
+    set_secret(secret_key("jira", jira.server.url), "wrong-password-7731")
     code, _, err = jira.cli("list")
     assert code == 5 and "401" in err
 

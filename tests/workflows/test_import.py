@@ -203,12 +203,13 @@ def test_receipt_answers_the_reporter_even_after_a_team_reply(mbox_env):
 
 
 def test_import_twice_on_a_github_tracker(mbox_env, memory_keyring):
+    from mailtriage.core.origins import secret_key
     from mailtriage.core.secrets import set_secret
     from tests.trackers.servers import GitHubServer
 
     server = GitHubServer().start()
     try:
-        set_secret(f"github:{server.repo}", server.token)
+        set_secret(secret_key("github", server.url, server.repo), server.token)
         mbox_env.write_project([("mbox", "primary", "yes")], extra={
             "mail_sources.mbox": {"path": "security.mbox"},
             "tracker": {"platform": "github", "github": {"repo": server.repo, "api_url": server.url},
