@@ -23,7 +23,9 @@ from mailtriage.application.errors import AttachmentError, UsageError
 from mailtriage.backends.errors import NotSupported
 from mailtriage.core.safe_names import SaveError, save_bytes
 from mailtriage.core.trace import OPLOG
-from mailtriage.workflows.attachments import AttachmentItem, propose_save, select, thread_attachments
+# folder_problem: re-exported as application.attachment_folder_problem (for the command line's --to)
+from mailtriage.workflows.attachments import AttachmentItem, folder_problem, propose_save, select, thread_attachments
+
 
 #: Bytes of one attachment a viewer reads (a bigger part shows its first VIEW_LIMIT bytes).
 VIEW_LIMIT = 1024 * 1024

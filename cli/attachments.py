@@ -57,6 +57,9 @@ def run(args: argparse.Namespace, project) -> int:
     folder = Path(args.to).expanduser()
     if not folder.is_dir():
         raise UsageError(f"--to {folder}: not an existing folder")
+    problem = application.attachment_folder_problem(folder)
+    if problem:
+        raise UsageError(f"--to {problem}")
     thread_id = project.thread_id(args.thread_id, args.backend)
     try:
         read = project.read_thread(thread_id, backend=args.backend)

@@ -19,6 +19,7 @@ targets all go through this module, on read and on write alike:
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import stat
 from pathlib import Path
@@ -199,7 +200,7 @@ def create_atomic(folder: Path | str, names: Iterable[str], data: bytes, *, mode
         _sweep(folder, first)
         tmp, _size = _write_temp(dir_fd, first, [data], mode)
         try:
-            for name in (first, *names):
+            for name in itertools.chain((first,), names):
                 try:
                     os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
                 except FileExistsError:

@@ -5,9 +5,9 @@ their bytes are fetched only when a confirmed proposal writes them, or when a fr
 shows one. Each write of :func:`propose_save` shows the sender's real name (untrusted; every
 front end shows it inert), the safe name it will be saved under
 (:func:`mailtriage.core.safe_names.safe_name`, numbered when the folder already holds it)
-and the folder. Applying writes with ``O_EXCL`` through
-:func:`mailtriage.core.safe_names.save_bytes`: nothing is ever replaced or written through
-a symlink.
+and the folder. Applying writes through :func:`mailtriage.core.safe_names.save_bytes`: only into a folder
+of the user's that no one else can write, whole or not at all, never replacing a file or
+writing through a symlink.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from mailtriage.core.errors import ConfigError
+from mailtriage.core.paths import check_private_dir
 from mailtriage.core.safe_names import SavedFile, numbered, safe_name, save_bytes
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 
@@ -64,6 +66,16 @@ def select(items: Sequence[AttachmentItem], name: str | None) -> list[Attachment
     if name is None:
         return list(items)
     return [i for i in items if name in (i.filename, i.safe_name, i.key)]
+
+
+def folder_problem(folder: str | os.PathLike) -> str | None:
+    """Why ``folder`` may not take saved attachments (another user owns it, or others can
+    write it: core/private_files.py), or None."""
+    try:
+        check_private_dir(folder)
+    except ConfigError as exc:
+        return f"{folder} {exc.problem} (valid: {exc.valid})"
+    return None
 
 
 def planned_names(folder: str | os.PathLike, items: Iterable[AttachmentItem],
@@ -115,6 +127,10 @@ def propose_save(items: Sequence[AttachmentItem], folder: str | os.PathLike,
         return proposal
     if not target.is_dir():
         proposal.blocked = f"{target} is not a folder"
+        return proposal
+    problem = folder_problem(target)
+    if problem:
+        proposal.blocked = problem
         return proposal
     for item, planned in zip(items, planned_names(target, items, name)):
         fields = [Field("Real name", item.filename), Field("Saved as", planned),
