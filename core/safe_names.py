@@ -3,7 +3,8 @@
 An attachment's file name is untrusted: it may try path traversal (``../../x``), an
 absolute path (``/etc/cron.d/x``, ``C:\\x``), a right-to-left override that hides the
 real extension (``invoice\\u202efdp.exe``), control characters, a Windows device name
-(``CON``, ``NUL``, ``COM1.txt``), an empty or dot name, a name longer than the file
+(``CON``, ``NUL``, ``COM1.txt``), invisible fillers (U+3164, U+FFA0, U+115F, U+2800 …: what
+core/inert.py marks, dropped), an empty or dot name, a name longer than the file
 system takes, or a name that already exists. :func:`safe_name` turns any of these into
 one plain file name; :func:`save_bytes` writes the bytes as a new file directly inside
 the target folder (one of the user's, see core/private_files.py), never through a symlink
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from mailtriage.core import private_files
 from mailtriage.core.errors import ConfigError
+from mailtriage.core.inert import is_neutralized
 
 #: Bytes of UTF-8 a safe name may take (NAME_MAX is 255; room is kept for `` (NNNN)``).
 MAX_NAME_BYTES = 200
@@ -40,6 +42,8 @@ _DEVICES = {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", "CLOCK$",
             *(f"COM{c}" for c in "0123456789¹²³"), *(f"LPT{c}" for c in "0123456789¹²³")}
 # Characters no Windows file name may hold, and the path separators of every system.
 _RESERVED = set('<>:"|?*\\/')
+# Letters that draw as nothing though core/inert.py does not mark them (the blank Braille pattern).
+_BLANK_LOOKING = {"\u2800"}
 
 
 def _plain(ch: str) -> str:
@@ -50,6 +54,8 @@ def _plain(ch: str) -> str:
         return ""  # bidi controls, zero-width and tag characters, surrogates, unassigned
     if category.startswith("C") or category in ("Zl", "Zp") or ch in _RESERVED:
         return "_"
+    if is_neutralized(ch) or ch in _BLANK_LOOKING:
+        return ""  # what the output boundary marks as invisible (Hangul fillers …), and blank Braille
     if category == "Zs":
         return " "
     return ch
