@@ -198,3 +198,25 @@ def test_a_target_folder_every_user_can_write_is_refused(capsys, monkeypatch, ar
     assert code == 2, err
     assert "writable by every user" in err
     assert os.listdir(archive_env.target) == []
+
+
+# -- a part cut by a cap (issue 31 item 5) --------------------------------------------------------------
+
+def test_an_attachment_cut_by_the_size_cap_is_refused_with_the_mark(capsys, monkeypatch, env, tmp_path):
+    data = os.urandom(31_457_280)  # over the 25 MiB default cap once base64-encoded in the archive
+    archive = write_mbox(env.project / "cut.mbox", [big_mail(data, mid="<cut@reporter.example>")])
+    env.write_project([("mbox", "primary", "yes")], extra={"mail_sources.mbox": {"path": archive.name, "list": LIST}})
+    target = tmp_path / "downloads"
+    target.mkdir(mode=0o700)
+    env.target = target
+    code, out, err = run(capsys, monkeypatch, env, "mbox:<cut@reporter.example>", "--to", str(target), "--yes")
+    doc = json.loads(out)
+    assert os.listdir(target) == []
+    assert doc["written"] is False and doc["saved"] == []
+    assert code == 4, err
+    (listed,) = doc["attachments"]
+    assert listed["truncated_at"] == 26_214_400
+    (refused,) = doc["refused"]
+    assert refused["key"] == "1.1" and refused["truncated_at"] == 26_214_400
+    assert "truncated at 26,214,400 bytes" in err  # in the proposal shown before confirming
+    assert "truncated at 26,214,400 bytes" in refused["reason"]
