@@ -353,3 +353,27 @@ def test_a_temporary_file_left_by_a_killed_writer_is_removed_by_the_next_write(t
     (folder / f".x.json.{dead}.abcdef.tmp").write_bytes(b"torn")
     private_files.write_atomic(folder / "x.json", b"whole")
     assert [p.name for p in folder.iterdir()] == ["x.json"]
+
+
+@as_root
+def test_a_send_ledger_planted_by_another_user_refuses_sending_rather_than_trusting_it(tmp_path):
+    from mailtriage.backends.send_ledger import SendLedger
+
+    folder = planted_folder(tmp_path, "data")
+    path = folder / "send-ledger.json"
+    path.write_text(json.dumps({"work": []}))  # "nothing sent lately": the cap lifted
+    give_away(path, folder)
+    with pytest.raises(ConfigError) as info:  # the command stops: exit 2, nothing sent
+        SendLedger(path).count("work")
+    assert "owned by uid 65534" in str(info.value)
+
+
+@as_root
+def test_an_imap_label_registry_planted_by_another_user_is_not_read(tmp_path, monkeypatch):
+    from mailtriage.backends.imap import labels
+
+    folder = planted_folder(tmp_path, "data")
+    (folder / "imap-labels.json").write_text(json.dumps({"work": ["planted"]}))
+    give_away(folder / "imap-labels.json", folder)
+    monkeypatch.setenv("MAILTRIAGE_DATA_DIR", str(folder))
+    assert labels._load() == {}
