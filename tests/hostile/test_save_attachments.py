@@ -137,24 +137,23 @@ def save_big(env, target) -> subprocess.Popen:
 
 
 def kill_mid_write(env, target) -> list[str]:
-    """Start a save and SIGKILL it the moment a file of it shows up in ``target`` before the
-    save is done (a temporary file, or the real name still short). None when the save ended
-    first (it was never seen mid-write)."""
+    """Start a save and SIGKILL it the moment a file of it shows up in ``target`` while the real
+    name is not whole yet (a temporary file, or the real name still short); what is left then.
+    None when the save ended first (it was never seen mid-write)."""
     proc = save_big(env, target)
     try:
         while proc.poll() is None:
             names = os.listdir(target)
             if not names:
                 continue
-            for name in names:
-                try:
-                    size = os.stat(target / name).st_size
-                except FileNotFoundError:
-                    continue
-                if name != "poc-big.bin" or size < BIG:
-                    proc.send_signal(signal.SIGKILL)
-                    proc.wait(60)
-                    return sorted(os.listdir(target))
+            try:
+                if os.stat(target / "poc-big.bin").st_size == BIG:
+                    return None  # saved whole before it was seen mid-write: too late for this try
+            except FileNotFoundError:
+                pass
+            proc.send_signal(signal.SIGKILL)  # a file of the save is there, the real name not whole
+            proc.wait(60)
+            return sorted(os.listdir(target))
         return None
     finally:
         if proc.poll() is None:
