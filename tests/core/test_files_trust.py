@@ -377,3 +377,18 @@ def test_an_imap_label_registry_planted_by_another_user_is_not_read(tmp_path, mo
     give_away(folder / "imap-labels.json", folder)
     monkeypatch.setenv("MAILTRIAGE_DATA_DIR", str(folder))
     assert labels._load() == {}
+
+
+def test_the_save_proposal_is_blocked_for_a_folder_every_user_can_write(tmp_path):
+    """The app's save dialog goes through the same proposal as the command line."""
+    from mailtriage.workflows.attachments import AttachmentItem, propose_save
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    item = AttachmentItem(1, 0, "<m@x>", "ref", "poc.py", "text/x-python", 3)
+    proposal = propose_save([item], shared, lambda _item: b"abc", source="mbox")
+    assert proposal.blocked and "writable by every user" in proposal.blocked
+    with pytest.raises(PermissionError):
+        proposal.apply(confirmed=True)
+    assert os.listdir(shared) == []
