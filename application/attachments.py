@@ -23,7 +23,10 @@ from mailtriage.application.errors import AttachmentError, UsageError
 from mailtriage.backends.errors import NotSupported
 from mailtriage.core.safe_names import SaveError, save_bytes
 from mailtriage.core.trace import OPLOG
-from mailtriage.workflows.attachments import AttachmentItem, propose_save, select, thread_attachments
+# folder_problem: re-exported as application.attachment_folder_problem (for the command line's --to)
+from mailtriage.workflows.attachments import (AttachmentItem, folder_problem, propose_save, refusal, select,
+                                              thread_attachments)
+
 
 #: Bytes of one attachment a viewer reads (a bigger part shows its first VIEW_LIMIT bytes).
 VIEW_LIMIT = 1024 * 1024
@@ -203,9 +206,12 @@ def run_command(command: str | Sequence[str], item: AttachmentItem, data: bytes,
 
     Raises:
         UsageError: the command is empty or unreadable.
-        AttachmentError: the file cannot be written, the program is missing or timed out.
+        AttachmentError: the part was cut by a size cap, the file cannot be written, the program
+            is missing or timed out.
     """
     argv = command_argv(command)
+    if item.truncated_at is not None:  # a part a size cap cut: the program would get a file that ends early
+        raise AttachmentError(f"{item.key} {item.safe_name}: {refusal(item)['reason']}")
     folder = tempfile.mkdtemp(prefix="mailtriage-attachment-")
     try:
         saved = save_bytes(folder, item.filename, data)

@@ -59,6 +59,7 @@ from mailtriage.backends.contract import (
     SourceFeatures,
     MESSAGE_ID_KIND,
     Address,
+    AttachmentInfo,
     MailSource,
     Message,
     Op,
@@ -1064,6 +1065,14 @@ _ADDRESS_CACHE: dict[bytes, Address] = {}
 _EMAIL_CACHE: dict[bytes | None, str] = {}
 
 
+def _cut_mark(info: AttachmentInfo, cap: int, size: int, name: str) -> AttachmentInfo:
+    """``info`` marked "truncated at N bytes" (the form workflows/attachments.py reads): its
+    message was read only up to the size cap, so its bytes may end early and are not saved."""
+    mark = (f"truncated at {cap:,} bytes: the message is {size:,} bytes, over "
+            f"mail_sources.{name}.max_message_bytes (raise it to save this part whole)")
+    return replace(info, note=f"{mark}; {info.note}" if info.note else mark)
+
+
 def _sender(raw: bytes | None, charset: str | None = None) -> Address:
     if raw is None:
         return Address("", "")
@@ -1628,7 +1637,8 @@ class MboxSource(MailSource):
         if cap and size > cap:
             note = (f"message is {size:,} bytes, over the size cap of {cap:,} "
                     f"(mail_sources.{self.name}.max_message_bytes); body truncated")
-            message = replace(message, notes=tuple(n for n in message.notes if "size cap" not in n) + (note,))
+            message = replace(message, notes=tuple(n for n in message.notes if "size cap" not in n) + (note,),
+                              attachments=tuple(_cut_mark(a, cap, size, self.name) for a in message.attachments))
         extra = tuple(n for n in index.notes.get(row, ()) if n not in message.notes)
         if extra:
             message = replace(message, notes=message.notes + extra)

@@ -9,13 +9,12 @@ An unreadable ledger refuses sending rather than resetting the cap to zero.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from pathlib import Path
 
 from mailtriage.backends.send_policy import CAP_REACHED, SendRefusal, SendRefused
-from mailtriage.core.paths import private_dir
+from mailtriage.core import private_files
 from mailtriage.core.settings import data_dir
 
 WINDOW_SECONDS = 24 * 3600
@@ -31,7 +30,8 @@ class SendLedger:
 
     def _load(self) -> dict[str, list[float]]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            # The rule of every file of ours: one another user could have planted raises UnsafePath.
+            data = json.loads(private_files.read_text(self.path))
             return {str(k): [float(t) for t in v] for k, v in data.items() if isinstance(v, list)}
         except FileNotFoundError:
             return {}
@@ -51,7 +51,5 @@ class SendLedger:
         with self._lock:
             data = self._load()
             data[account_id] = [*(t for t in data.get(account_id, []) if now - t < self.window), now]
-            private_dir(self.path.parent)  # a ledger others can rewrite would lift the send cap
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(data), encoding="utf-8")
-            os.replace(tmp, self.path)
+            # A ledger others can rewrite would lift the send cap: a private folder, written whole.
+            private_files.write_atomic(self.path, json.dumps(data).encode("utf-8"))

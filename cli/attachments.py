@@ -7,9 +7,14 @@ confirmation (``--yes`` or ``y`` at the prompt). stdout gets one JSON document: 
 written (real name, saved path, size, sha256), the backend and the resolution. Real names
 are untrusted mail text: JSON escapes their control, bidi and zero-width characters.
 
+A part a size cap cut (the mbox archive's ``max_message_bytes``) is never saved: it is listed
+with ``truncated_at`` and under ``refused`` with the reason ("truncated at N bytes"), and the
+proposal says so.
+
 Exit codes as every ``mail`` command: 0 ok (also "not confirmed, nothing written" and "no
-attachments"), 2 usage (``--to`` is not a folder, ``NAME`` names nothing), 3 the backend
-cannot read message parts, 4 a backend failed or a file could not be written.
+attachments"), 2 usage (``--to`` is not a folder, is another user's or others can write it,
+``NAME`` names nothing), 3 the backend cannot read message parts, 4 a backend failed, a file
+could not be written, or every selected part was cut by a size cap.
 """
 
 from __future__ import annotations
@@ -57,6 +62,9 @@ def run(args: argparse.Namespace, project) -> int:
     folder = Path(args.to).expanduser()
     if not folder.is_dir():
         raise UsageError(f"--to {folder}: not an existing folder")
+    problem = application.attachment_folder_problem(folder)
+    if problem:
+        raise UsageError(f"--to {problem}")
     thread_id = project.thread_id(args.thread_id, args.backend)
     try:
         read = project.read_thread(thread_id, backend=args.backend)
@@ -70,7 +78,13 @@ def run(args: argparse.Namespace, project) -> int:
     proposal = attachments.propose_save(folder, items)
     doc = {"op": "save_attachments", "backend": read.resolution.chosen, "resolution": read.resolution.to_json(),
            "thread_id": str(read.value.thread_id), "to": str(folder),
-           "attachments": [item.to_json() for item in attachments.items]}
+           "attachments": [item.to_json() for item in attachments.items],
+           "refused": proposal.facts.get("refused", [])}  # parts a size cap cut: never saved
+    if proposal.blocked:
+        sys.stderr.write(proposal.render_text() + "\n")
+        err(f"nothing written: {proposal.blocked}")
+        emit({**doc, "written": False, "saved": [], "proposal": proposal.to_json()})
+        return ExitCode.FAILED
     if proposal.empty:
         err("nothing to save: the thread has no attachments")
         emit({**doc, "written": False, "saved": []})

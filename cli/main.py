@@ -424,9 +424,11 @@ class _TraceWriter:
             self.stream, self.owned = sys.stderr, False
         else:
             try:  # a trace can hold mail text: private to the user, appended to
-                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+                fd = trace.open_trace_file(target)
+            except ConfigError as exc:  # a folder or file another user could have planted
+                raise UsageError(f"cannot write the trace to {exc}") from None
             except OSError as exc:
-                raise UsageError(f"cannot write the trace to {target}: {exc.strerror}") from exc
+                raise UsageError(f"cannot write the trace to {target}: {exc.strerror or exc}") from None
             self.stream, self.owned = os.fdopen(fd, "a", encoding="utf-8"), True
         self._was_enabled = trace.TRACE.enabled
         trace.TRACE.enabled = True

@@ -18,14 +18,17 @@ ever sees its bytes, so a torn or damaged file is never parsed. (A CRC, not a
 cryptographic digest: it guards against damage; the folder is private to the user.)
 A caller may decode a section only when it needs it (:func:`read_sections`).
 
-Writes go to a new temporary file in the same folder (created ``0600``, exclusively) that
-is then renamed over the old one: a reader sees the old file or the new one, never a mix,
-so two app instances on one cache never corrupt it (the last writer wins; each file is
-consistent on its own).
+Reads and writes follow the one rule of :mod:`mailtriage.core.private_files`: a cache file
+in a folder another user could write, owned by someone else, a symlink or a FIFO is never
+read (the caller rebuilds) nor written through. Writes go to a new temporary file in the
+same folder (created ``0600``, exclusively), synced, then renamed over the old one: a reader
+sees the old file or the new one, never a mix, also after a kill, so two app instances on one
+cache never corrupt it (the last writer wins; each file is consistent on its own).
 """
 
 from __future__ import annotations
 
+import errno
 import marshal
 import os
 import struct
@@ -33,6 +36,9 @@ import sys
 import zlib
 from pathlib import Path
 from typing import Any
+
+from mailtriage.core import private_files
+from mailtriage.core.errors import ConfigError
 
 MAGIC = b"MTCACHE\x01"
 _ENTRY = struct.Struct(">QI")
@@ -55,54 +61,17 @@ def write(path: Path, kind: str, version: int, payload: Any, *more: Any) -> int:
     """Write ``payload`` (and any further sections) to ``path`` atomically, mode 0600.
     Returns the bytes written.
 
-    Raises OSError when the folder cannot be written (callers treat a cache that cannot be
-    saved as no cache)."""
+    Raises OSError when the folder cannot be written or is refused (callers treat a cache that
+    cannot be saved as no cache)."""
     sections = [p.data if isinstance(p, Raw) else marshal.dumps(p) for p in (payload, *more)]
     tag = tag_for(kind, version)
     head = [MAGIC, struct.pack(">H", len(tag)), tag, struct.pack(">H", len(sections))]
     head += [_ENTRY.pack(len(data), zlib.crc32(data)) for data in sections]
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(b"".join(head))
-            for data in sections:
-                handle.write(data)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _sweep_leftovers(path)
+        private_files.write_atomic(path, [b"".join(head), *sections])
+    except ConfigError as exc:  # a folder another user could write: no cache, as for any unwritable one
+        raise PermissionError(errno.EPERM, f"not written: {exc}") from None
     return sum(map(len, head)) + sum(map(len, sections))
-
-
-def _sweep_leftovers(path: Path) -> None:
-    """Remove the temporary files of ``path`` that a writer killed mid-write left behind (the
-    app ends a late head start child; a crash): those of a process no longer running. A
-    running writer's file is left alone. Never raises."""
-    try:
-        leftovers = list(path.parent.glob(f".{path.name}.*.tmp"))
-    except OSError:
-        return
-    for leftover in leftovers:
-        pid = leftover.name[len(path.name) + 2:].split(".", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid), 0)
-            continue  # still running: maybe writing right now
-        except ProcessLookupError:
-            pass
-        except OSError:  # another user's process (EPERM): running, not ours to judge
-            continue
-        try:
-            os.unlink(leftover)
-        except OSError:
-            pass
 
 
 def read(path: Path, kind: str, version: int) -> tuple[Any, str | None]:
@@ -128,10 +97,11 @@ def read_sections(path: Path, kind: str, version: int) -> tuple[list[memoryview]
     file. Each is a memoryview of one ``bytes`` object holding the whole file (its ``obj``),
     the sections laid end to end, the last one ending with it."""
     try:
-        with open(path, "rb") as handle:
-            blob = handle.read()
+        blob = private_files.read_bytes(path)  # the one rule: ours, regular, in a private folder
     except FileNotFoundError:
         return None, None
+    except ConfigError as exc:  # a file or folder another user could have planted: never read
+        return None, f"{path.name} not read: {exc.file} {exc.problem}"
     except OSError as exc:
         return None, f"cannot read {path.name}: {exc.strerror or exc}"
     if not blob.startswith(MAGIC) or len(blob) < len(MAGIC) + 2:

@@ -3,12 +3,14 @@
 An attachment's file name is untrusted: it may try path traversal (``../../x``), an
 absolute path (``/etc/cron.d/x``, ``C:\\x``), a right-to-left override that hides the
 real extension (``invoice\\u202efdp.exe``), control characters, a Windows device name
-(``CON``, ``NUL``, ``COM1.txt``), an empty or dot name, a name longer than the file
+(``CON``, ``NUL``, ``COM1.txt``), invisible fillers (U+3164, U+FFA0, U+115F, U+2800 …: what
+core/inert.py marks, dropped), an empty or dot name, a name longer than the file
 system takes, or a name that already exists. :func:`safe_name` turns any of these into
 one plain file name; :func:`save_bytes` writes the bytes as a new file directly inside
-the target folder, never through a symlink and never over an existing file
-(``O_CREAT | O_EXCL | O_NOFOLLOW`` relative to the folder's descriptor), adding
-`` (1)``, `` (2)``… before the extension on a collision.
+the target folder (one of the user's, see core/private_files.py), never through a symlink
+and never over an existing file (written whole under a temporary name, then linked to the
+name, which fails when the name exists), adding `` (1)``, `` (2)``… before the extension on
+a collision.
 
 The real name is never lost: callers show it (inert) beside the safe one.
 """
@@ -18,10 +20,13 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import stat
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+
+from mailtriage.core import private_files
+from mailtriage.core.errors import ConfigError
+from mailtriage.core.inert import is_neutralized
 
 #: Bytes of UTF-8 a safe name may take (NAME_MAX is 255; room is kept for `` (NNNN)``).
 MAX_NAME_BYTES = 200
@@ -37,6 +42,8 @@ _DEVICES = {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", "CLOCK$",
             *(f"COM{c}" for c in "0123456789¹²³"), *(f"LPT{c}" for c in "0123456789¹²³")}
 # Characters no Windows file name may hold, and the path separators of every system.
 _RESERVED = set('<>:"|?*\\/')
+# Letters that draw as nothing though core/inert.py does not mark them (the blank Braille pattern).
+_BLANK_LOOKING = {"\u2800"}
 
 
 def _plain(ch: str) -> str:
@@ -47,6 +54,8 @@ def _plain(ch: str) -> str:
         return ""  # bidi controls, zero-width and tag characters, surrogates, unassigned
     if category.startswith("C") or category in ("Zl", "Zp") or ch in _RESERVED:
         return "_"
+    if is_neutralized(ch) or ch in _BLANK_LOOKING:
+        return ""  # what the output boundary marks as invisible (Hangul fillers …), and blank Braille
     if category == "Zs":
         return " "
     return ch
@@ -128,47 +137,27 @@ class SaveError(OSError):
 def save_bytes(target_dir: str | os.PathLike, real_name: str | None, data: bytes, *,
                name: str | None = None, mode: int = 0o600) -> SavedFile:
     """Write ``data`` as a new file directly inside ``target_dir``, under the safe form of
-    ``name`` (or of ``real_name``), numbered on a collision. Never follows a symlink (the
-    folder is opened once, the file created with ``O_EXCL | O_NOFOLLOW`` relative to it)
-    and never replaces a file. The file is private (``mode``, 0600 by default).
+    ``name`` (or of ``real_name``), numbered on a collision. The folder must follow the rule of
+    every file of ours (core/private_files.py: owned by the user, writable by no one else).
+    The file is written whole under a temporary name, synced, then linked to its name: a kill
+    leaves no torn file under it (the next save of that name removes the leftover). Never
+    follows a symlink and never replaces a file. The file is private (``mode``, 0600 by default).
 
     Raises:
-        SaveError: ``target_dir`` is not a folder, cannot be written, or every numbered
-            name is taken.
+        SaveError: ``target_dir`` is not a folder, is refused, cannot be written, or every
+            numbered name is taken.
     """
     folder = Path(target_dir)
-    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+    base = safe_name(name if name is not None else real_name)
     try:
-        dir_fd = os.open(folder, flags)
+        saved = private_files.create_atomic(folder, (numbered(base, n) for n in range(MAX_COLLISIONS)), data,
+                                            mode=mode)
+    except ConfigError as exc:
+        raise SaveError(errno.EACCES, f"{folder}: {exc.problem} ({exc.valid})") from None
+    except FileExistsError:
+        raise SaveError(errno.EEXIST, f"{folder} already holds {MAX_COLLISIONS} files named like {base!r}") from None
+    except NotADirectoryError:
+        raise SaveError(errno.ENOTDIR, f"{folder} is not a folder") from None
     except OSError as exc:
-        raise SaveError(exc.errno, f"cannot open the folder {folder}: {exc.strerror}") from None
-    try:
-        if not stat.S_ISDIR(os.fstat(dir_fd).st_mode):
-            raise SaveError(errno.ENOTDIR, f"{folder} is not a folder")
-        base = safe_name(name if name is not None else real_name)
-        create = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-        for n in range(MAX_COLLISIONS):
-            candidate = numbered(base, n)
-            try:
-                fd = os.open(candidate, create, mode, dir_fd=dir_fd)
-            except FileExistsError:
-                continue  # a file, a folder or a symlink of that name: never written through
-            except OSError as exc:
-                raise SaveError(exc.errno, f"cannot write {candidate!r} in {folder}: {exc.strerror}") from None
-            try:
-                with os.fdopen(fd, "wb") as out:
-                    out.write(data)
-            except OSError as exc:
-                _unlink(candidate, dir_fd)
-                raise SaveError(exc.errno, f"cannot write {candidate!r} in {folder}: {exc.strerror}") from None
-            return SavedFile(real_name or "", folder / candidate, len(data), hashlib.sha256(data).hexdigest())
-        raise SaveError(errno.EEXIST, f"{folder} already holds {MAX_COLLISIONS} files named like {base!r}")
-    finally:
-        os.close(dir_fd)
-
-
-def _unlink(name: str, dir_fd: int) -> None:
-    try:
-        os.unlink(name, dir_fd=dir_fd)
-    except OSError:
-        pass
+        raise SaveError(exc.errno, f"cannot write {base!r} in {folder}: {exc.strerror or exc}") from None
+    return SavedFile(real_name or "", folder / saved, len(data), hashlib.sha256(data).hexdigest())

@@ -14,7 +14,7 @@ from typing import Any
 
 import platformdirs
 
-from mailtriage.core.paths import private_dir
+from mailtriage.core import private_files
 from mailtriage.core.projectconfig import ConfigError
 
 SETTINGS_FILE = "config.toml"
@@ -94,10 +94,8 @@ class UserSettings:
         # lazy: only saving settings writes TOML, so tomli_w loads only then
         import tomli_w
 
-        private_dir(self.path.parent)
-        tmp = self.path.with_suffix(".toml.tmp")
-        tmp.write_text(tomli_w.dumps(self.data), encoding="utf-8")
-        os.replace(tmp, self.path)
+        # The one rule (core/private_files.py): a private folder, written whole or not at all.
+        private_files.write_atomic(self.path, tomli_w.dumps(self.data).encode("utf-8"))
 
 
 def settings_file() -> Path:
@@ -106,11 +104,21 @@ def settings_file() -> Path:
 
 
 def load_settings(path: Path | None = None) -> UserSettings:
+    """The settings in ``path`` (default :func:`settings_file`); empty when there is no file.
+
+    The file names programs we run (``password_command``, ``attachment_command``, ``[pgp] gpg``),
+    so it is read only under the rule every file of ours follows (core/private_files.py): a
+    regular file of the user, not a link, in a folder no one else can write.
+
+    Raises:
+        ConfigError: the file is not valid TOML or UTF-8; UnsafePath / UnsafeFile (both
+            ConfigErrors) when another user could have planted it.
+    """
     path = path or settings_file()
-    if not path.exists():
-        return UserSettings(path, {})
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(private_files.read_text(path))
+    except FileNotFoundError:
+        return UserSettings(path, {})
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(path, "(file)", f"not valid TOML: {exc}", "TOML key = value lines") from None
     except UnicodeDecodeError as exc:

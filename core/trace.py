@@ -203,5 +203,19 @@ def redact(text: str) -> str:
     return scrub(text)  # and any secret the session holds, wherever it appears
 
 
+def open_trace_file(target: str) -> int:
+    """A descriptor appending to the ``--trace`` file. It can hold search terms, Message-IDs and
+    folders, so it follows the rule of every file of ours (core/private_files.py): created
+    ``0600``, never through a link or into a FIFO, only in a folder no one else can write.
+
+    Raises:
+        UnsafePath / UnsafeFile (ConfigErrors): another user could have planted it.
+        OSError: it cannot be opened.
+    """
+    from mailtriage.core import private_files  # lazy: only a command run with --trace needs it
+
+    return private_files.open_append(target)
+
+
 OPLOG = OpLog()
 TRACE = ProtocolTrace()

@@ -39,7 +39,8 @@ from pathlib import Path
 
 from mailtriage.core import cache_file
 from mailtriage.core.inert import MARKED
-from mailtriage.core.paths import cache_dir, private_cache_dir, user_allows_caches
+from mailtriage.core.errors import ConfigError
+from mailtriage.core.paths import cache_dir, check_private_dir, private_cache_dir, user_allows_caches
 
 KIND = "first-paint"
 VERSION = 1
@@ -151,7 +152,8 @@ def keep(project_dir: Path, *, demo: bool, size: tuple[int, int], frame: str, se
          settings_data: dict) -> bool:
     """Keep ``frame`` (Textual's full update of the start screen) for the next start. False
     when it may not be kept (the settings say no) or is not a frame that may be shown; then
-    any older one is removed. Raises OSError when the cache folder cannot be written."""
+    any older one is removed, or the cache folder is one another user could write. Raises
+    OSError when the cache folder cannot be written."""
     path = frame_path(project_dir, demo=demo, size=size)
     if not allowed(settings_data):
         _forget(project_dir, demo=demo)
@@ -159,7 +161,10 @@ def keep(project_dir: Path, *, demo: bool, size: tuple[int, int], frame: str, se
     if len(frame) > MAX_BYTES or not is_safe(frame):
         cache_file.remove(path)
         return False
-    private_cache_dir(FOLDER)
+    try:
+        private_cache_dir(FOLDER)
+    except ConfigError:  # a cache folder another user could write: no frame is kept there
+        return False
     key = signature(project_dir, demo=demo, size=size, settings_path=settings_path)
     cache_file.write(path, KIND, VERSION, {"signature": key, "frame": frame})
     for older in frames_of(project_dir, demo=demo)[SIZES_KEPT:]:
@@ -212,9 +217,13 @@ def show(project_dir: Path, *, demo: bool, settings_path: Path, fd: int) -> Show
         return None
     columns, lines = shutil.get_terminal_size()  # as Textual reads it (COLUMNS and LINES first)
     path = frame_path(project_dir, demo=demo, size=(columns, lines))
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         return None
-    kept, _why = cache_file.read(path, KIND, VERSION)
+    try:  # a folder another user could write: what it holds is not ours, so it is neither shown nor removed
+        check_private_dir(path.parent)
+    except ConfigError:
+        return None
+    kept, _why = cache_file.read(path, KIND, VERSION)  # a link, a FIFO, a file of another user: refused
     frame = kept.get("frame") if isinstance(kept, dict) else None
     fits = (isinstance(frame, str) and len(frame) <= MAX_BYTES
             and kept.get("signature") == signature(project_dir, demo=demo, size=(columns, lines),

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from typing import Any, Callable
 
 from mailtriage.backends.contract import Op, ThreadId, ThreadSummary
 from mailtriage.backends.registry import SourceSet
-from mailtriage.core import paths, settings
+from mailtriage.core import private_files, settings
 from mailtriage.core.errors import ConfigError
 from mailtriage.workflows.linking import iso_utc, parse_iso
 
@@ -80,10 +79,10 @@ class CursorStore:
 
     def load(self) -> dict | None:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(private_files.read_text(self.path))  # the same rule as save's
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, UnicodeDecodeError) as exc:
+        except (OSError, ValueError, UnicodeDecodeError, ConfigError) as exc:
             self.problem = f"the alert cursor {self.path} is unreadable ({exc}); a new silent baseline is set"
             return None
         if not isinstance(data, dict) or data.get("v") not in (1, CURSOR_VERSION) or not isinstance(data.get("seen"), dict):
@@ -92,10 +91,7 @@ class CursorStore:
         return data
 
     def save(self, cursor: dict) -> None:
-        paths.private_dir(self.path.parent)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(cursor, indent=1, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self.path)
+        private_files.write_atomic(self.path, json.dumps(cursor, indent=1, sort_keys=True).encode("utf-8"))
 
 
 @dataclass

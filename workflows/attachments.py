@@ -5,20 +5,27 @@ their bytes are fetched only when a confirmed proposal writes them, or when a fr
 shows one. Each write of :func:`propose_save` shows the sender's real name (untrusted; every
 front end shows it inert), the safe name it will be saved under
 (:func:`mailtriage.core.safe_names.safe_name`, numbered when the folder already holds it)
-and the folder. Applying writes with ``O_EXCL`` through
-:func:`mailtriage.core.safe_names.save_bytes`: nothing is ever replaced or written through
-a symlink.
+and the folder. Applying writes through :func:`mailtriage.core.safe_names.save_bytes`: only into a folder
+of the user's that no one else can write, whole or not at all, never replacing a file or
+writing through a symlink.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from mailtriage.core.errors import ConfigError
+from mailtriage.core.paths import check_private_dir
 from mailtriage.core.safe_names import SavedFile, numbered, safe_name, save_bytes
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+
+
+#: How a backend marks a part a cap cut (backends/mbox.py: the archive's message size cap).
+_TRUNCATED = re.compile(r"\btruncated at ([0-9][0-9,]*) bytes\b")
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,13 @@ class AttachmentItem:
         return safe_name(self.filename)
 
     @property
+    def truncated_at(self) -> int | None:
+        """Where a cap cut this part (its backend's note says "truncated at N bytes"), or None:
+        such a part is never saved (its bytes may end early)."""
+        found = _TRUNCATED.search(self.note or "")
+        return int(found.group(1).replace(",", "")) if found else None
+
+    @property
     def key(self) -> str:
         """``<message number>.<index>``: how a user names one attachment of a thread."""
         return f"{self.message_number}.{self.index + 1}"
@@ -46,7 +60,7 @@ class AttachmentItem:
     def to_json(self) -> dict:
         return {"key": self.key, "message_id": self.message_id, "index": self.index, "real_name": self.filename,
                 "safe_name": self.safe_name, "content_type": self.content_type, "size": self.size,
-                "note": self.note}
+                "truncated_at": self.truncated_at, "note": self.note}
 
 
 def thread_attachments(thread) -> list[AttachmentItem]:
@@ -64,6 +78,23 @@ def select(items: Sequence[AttachmentItem], name: str | None) -> list[Attachment
     if name is None:
         return list(items)
     return [i for i in items if name in (i.filename, i.safe_name, i.key)]
+
+
+def refusal(item: AttachmentItem) -> dict:
+    """Why a part a cap cut is not saved, as the proposal and the JSON show it."""
+    return {"key": item.key, "real_name": item.filename, "safe_name": item.safe_name,
+            "truncated_at": item.truncated_at,
+            "reason": f"truncated at {item.truncated_at:,} bytes by a size cap; not saved (it may end early)"}
+
+
+def folder_problem(folder: str | os.PathLike) -> str | None:
+    """Why ``folder`` may not take saved attachments (another user owns it, or others can
+    write it: core/private_files.py), or None."""
+    try:
+        check_private_dir(folder)
+    except ConfigError as exc:
+        return f"{folder} {exc.problem} (valid: {exc.valid})"
+    return None
 
 
 def planned_names(folder: str | os.PathLike, items: Iterable[AttachmentItem],
@@ -116,6 +147,18 @@ def propose_save(items: Sequence[AttachmentItem], folder: str | os.PathLike,
     if not target.is_dir():
         proposal.blocked = f"{target} is not a folder"
         return proposal
+    problem = folder_problem(target)
+    if problem:
+        proposal.blocked = problem
+        return proposal
+    refused = [item for item in items if item.truncated_at is not None]
+    if refused:
+        proposal.facts["refused"] = [refusal(item) for item in refused]
+        proposal.notes += [f"not saved: {r['key']} {r['safe_name']}: {r['reason']}" for r in proposal.facts["refused"]]
+        items = [item for item in items if item.truncated_at is None]
+        if not items:
+            proposal.blocked = "every selected attachment was cut by a size cap: nothing would be saved whole"
+            return proposal
     for item, planned in zip(items, planned_names(target, items, name)):
         fields = [Field("Real name", item.filename), Field("Saved as", planned),
                   Field("Folder", str(target)), Field("Type", item.content_type),

@@ -37,7 +37,8 @@ from urllib.parse import unquote, urlsplit
 from mailtriage.backends.contract import Message, Op, Thread, ThreadId, ThreadSummary
 from mailtriage.backends.errors import MailError
 from mailtriage.backends.registry import SourceSet
-from mailtriage.core import settings
+from mailtriage.core import private_files, settings
+from mailtriage.core.errors import ConfigError
 from mailtriage.trackers.contract import CLOSE_REASONS, EditRequest, Tracker, TrackerError
 from mailtriage.trackers.fields import get_field
 from mailtriage.workflows import linking
@@ -305,11 +306,11 @@ class _IssueFacts:
         self.stats: dict[str, tuple[int, int]] = {}
         if path is not None:
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = json.loads(private_files.read_text(path))
                 if isinstance(data, dict) and data.get("v") == _FACTS_VERSION and isinstance(data.get("files"), dict):
                     self.facts = data["files"]
-            except (OSError, ValueError, UnicodeDecodeError):
-                pass
+            except (OSError, ValueError, UnicodeDecodeError, ConfigError):
+                pass  # (also when another user could have planted it: rebuilt)
         try:
             with os.scandir(root) as it:
                 for entry in it:
@@ -357,11 +358,9 @@ class _IssueFacts:
             return
         files = {name: f for name, f in self.facts.items() if name in self.stats}
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"v": _FACTS_VERSION, "files": files}, separators=(",", ":")), encoding="utf-8")
-            os.replace(tmp, self.path)
-        except OSError:
+            private_files.write_atomic(self.path, json.dumps({"v": _FACTS_VERSION, "files": files},
+                                                             separators=(",", ":")).encode("utf-8"))
+        except (OSError, ConfigError):  # (a folder another user could write is not written)
             pass
 
 
@@ -401,11 +400,11 @@ class _QuietThreads:
         self.changed = False
         if path is not None:
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = json.loads(private_files.read_text(path))
                 if isinstance(data, dict) and data.get("v") == _READS_VERSION and isinstance(data.get("reads"), dict):
                     self.reads = data["reads"]
-            except (OSError, ValueError, UnicodeDecodeError):
-                pass
+            except (OSError, ValueError, UnicodeDecodeError, ConfigError):
+                pass  # (also when another user could have planted it: rebuilt)
 
     @classmethod
     def listed(cls, sources: SourceSet, tracker: Tracker) -> "_QuietThreads | None":
@@ -472,12 +471,9 @@ class _QuietThreads:
         if self.path is None or not self.changed:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"v": _READS_VERSION, "reads": self.reads}, separators=(",", ":")),
-                           encoding="utf-8")
-            os.replace(tmp, self.path)
-        except OSError:
+            private_files.write_atomic(self.path, json.dumps({"v": _READS_VERSION, "reads": self.reads},
+                                                             separators=(",", ":")).encode("utf-8"))
+        except (OSError, ConfigError):  # (a folder another user could write is not written)
             pass  # not remembered: the next sync reads these threads again
 
 

@@ -24,7 +24,8 @@ import threading
 from pathlib import Path
 
 from mailtriage.backends.contract import ThreadId
-from mailtriage.core import settings
+from mailtriage.core import private_files, settings
+from mailtriage.core.errors import ConfigError
 
 _ISSUE_FILE = re.compile(r"^([A-Z][A-Z0-9]*-\d+)\.md$")
 _THREAD_LINE = re.compile(r"^Thread: `([^`\s]+)`\s*$", re.MULTILINE)
@@ -81,9 +82,9 @@ class ThreadIndex:
         if self.path is None:
             return
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError):
-            return  # rebuilt from the files
+            data = json.loads(private_files.read_text(self.path))
+        except (OSError, ValueError, UnicodeDecodeError, ConfigError):
+            return  # rebuilt from the files (also when another user could have planted it)
         if isinstance(data, dict) and data.get("v") == VERSION and isinstance(data.get("files"), dict):
             self.files = data["files"]
 
@@ -127,11 +128,9 @@ class ThreadIndex:
         if self.path is None:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"v": VERSION, "files": self.files}, separators=(",", ":")), encoding="utf-8")
-            os.replace(tmp, self.path)
-        except OSError:
+            private_files.write_atomic(self.path, json.dumps({"v": VERSION, "files": self.files},
+                                                             separators=(",", ":")).encode("utf-8"))
+        except (OSError, ConfigError):  # (a folder another user could write is not written)
             pass  # a cache that cannot be saved is rebuilt next time
 
     def candidates(self, key: str, thread_id: object | None = None) -> list[str]:

@@ -15,7 +15,6 @@ Colours are not IMAP's: ``recolor_label`` is declined.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from pathlib import Path
 
@@ -24,7 +23,8 @@ from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.headers import SYSTEM_KEYWORDS
 from mailtriage.backends.imap.mutations import check_keyword
 from mailtriage.backends.mailbox_contract import LabelList, MailLabel
-from mailtriage.core.paths import private_dir
+from mailtriage.core import private_files
+from mailtriage.core.errors import ConfigError
 from mailtriage.core.settings import data_dir
 
 _LOCK = threading.Lock()
@@ -36,17 +36,13 @@ def _registry_path() -> Path:
 
 def _load() -> dict[str, list[str]]:
     try:
-        return json.loads(_registry_path().read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
+        return json.loads(private_files.read_text(_registry_path()))
+    except (FileNotFoundError, ValueError, ConfigError):  # (a file another user could have planted: none)
         return {}
 
 
 def _save(data: dict[str, list[str]]) -> None:
-    path = _registry_path()
-    private_dir(path.parent)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
+    private_files.write_atomic(_registry_path(), json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
 
 
 class Labels:

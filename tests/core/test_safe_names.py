@@ -142,3 +142,24 @@ def test_any_name_is_saved_as_a_plain_child_of_the_folder(tmp_path, real):
         assert sorted(os.listdir(tmp_path)) == ["t"]
     finally:
         saved.path.unlink()
+
+
+@pytest.mark.parametrize("filler", ["\u3164", "\uffa0", "\u115f", "\u1160", "\u2800"])
+def test_invisible_fillers_are_dropped_from_saved_names(filler):
+    """Hangul and halfwidth fillers and the blank Braille pattern look like nothing: a name
+    keeps none of them (issue 31 item 6), and a name of nothing else becomes the fallback."""
+    assert safe_name(f"report{filler}.pdf{filler}") == "report.pdf"
+    assert safe_name(f"invoice.pdf{filler * 40}.exe") == "invoice.pdf.exe"
+    assert safe_name(filler * 3) == "attachment"
+
+
+_FILLERS = st.sampled_from(["\u3164", "\uffa0", "\u115f", "\u1160", "\u2800", "\u180e", "\u034f", "a", ".", " "])
+
+
+@given(st.lists(st.one_of(_FILLERS, st.text(max_size=10)), max_size=20).map("".join))
+@settings(max_examples=300, deadline=None)
+def test_no_saved_name_holds_a_character_the_output_boundary_marks(real):
+    from mailtriage.core.inert import has_hidden_characters
+
+    assert not has_hidden_characters(safe_name(real))
+    assert "\u2800" not in safe_name(real)
