@@ -258,6 +258,10 @@ def _sync(args) -> int:
 def _poll(args) -> int:
     project = application.Project.open(_project_dir(args))
     try:
+        missing = application.unconfigured_list(project.sources, args.list_name)
+        if missing is not None:  # never the whole folder as if it were the list
+            err(missing.warning)
+            return ExitCode.USAGE if missing.stop else ExitCode.DECLINED
         flow = application.PollFlow(project.sources, list_name=args.list_name)
         if not args.watch:
             outcome = flow.poll()
