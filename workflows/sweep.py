@@ -292,7 +292,7 @@ class ArchiveReader:
         return Probe(True, False, "an archive has no keyword or flag to read an acknowledgment from")
 
     def candidates(self, cursor: SweepCursor) -> Iterator[Candidate]:
-        keyed = [(item, item.index.message_ids[item.row].decode("utf-8", "replace"))
+        keyed = [(item, (item.index.message_ids[item.row] or b"").decode("utf-8", "replace"))
                  for item in self.archive.received_since(cursor.at)]
         found = [(item, key) for item, key in keyed if cursor.admits(item.received, key)]
         found.sort(key=lambda pair: cursor.order(pair[0].received, pair[1]))  # stable: archive order among equals

@@ -570,6 +570,9 @@ def _entry_write(tracker: Tracker, item: SyncItem, tracker_name: str, user: str 
             return tracker.rollup_append(item.issue_id, linking.SYNC_ACTION, sync_entry(item, reporter, left),
                                          user=user)
         body = write.body if edited else item.entry
+        covers = linking.seen_line(m.message_id for m in item.new_messages)
+        if covers not in body.splitlines():
+            body = body.rstrip("\n") + "\n" + covers  # an edit never drops what the entry covers
         return tracker.rollup_append(item.issue_id, linking.SYNC_ACTION, body, user=user)
 
     fields = [Field("Issue", f"{item.issue_id} · {one_line(item.title, 120)} · {item.state}"

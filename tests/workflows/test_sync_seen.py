@@ -152,3 +152,16 @@ def test_imap_late_reply_with_an_older_date(imap_env):
     _seed_reply(imap_env, 2, NOW - timedelta(hours=4), arrived=NOW, body="Greylisted.\n")
     assert _sync(imap_env) == ["<followup-2@reporter.example>"]
     assert _sync(imap_env) == []
+
+
+def test_an_edited_entry_still_names_what_it_covers(mbox_env):
+    issue = _import(mbox_env)
+    _reply(mbox_env, 1, "Thu, 03 Sep 2026 12:00:00 +0000", "Details.\n")
+    sources = SourceSet(mbox_env.config())
+    proposal = propose_sync(mbox_env.tracker(), collect_sync(sources, mbox_env.tracker()))
+    sources.close()
+    proposal.writes[0].body = "Rita sent details; nothing new."  # the triager rewrote the whole entry
+    assert proposal.apply(confirmed=True).ok
+    body = rollup_state(mbox_env.tracker(), issue).entries[-1].body
+    assert body.startswith("Rita sent details; nothing new.")
+    assert _sync(mbox_env) == []  # the reply is covered all the same
