@@ -47,6 +47,7 @@ _export("mailtriage.application.accounts", "Mailboxes")
 # the search types from where they live: importing them loads no backend (the thread list
 # imports them at start-up); the search itself from the application's module
 _export("mailtriage.backends.search", "SearchField", "SearchPage", "SearchRequest")
+_export("mailtriage.application.list_read", "NoList", "unconfigured_list")
 _export("mailtriage.application.search", "SearchResult",
         "search_request", "search_project", "search_mailbox", "search_account", "source_can_search")
 _export("mailtriage.application.overview", "ThreadStatus", "thread_status", "filed_issue", "issue_thread")

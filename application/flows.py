@@ -242,7 +242,7 @@ class SweepFlow:
         """
         try:
             parsed = sweep_flow.parse_source(source)
-            when = sweep_flow.parse_cursor(cursor)
+            when = sweep_flow.parse_sweep_cursor(cursor)  # ISO, or a truncated run's ISO#<message-id>
             ack = sweep_flow.check_keyword(ack_keyword or sweep_flow.DEFAULT_ACK_KEYWORD, "--ack-keyword")
             closeout = sweep_flow.check_keyword(closeout_keyword or sweep_flow.DEFAULT_CLOSEOUT_KEYWORD,
                                                 "--closeout-keyword")

@@ -217,10 +217,12 @@ def resolve(
                                   aborted_backend=entry.name, aborted_reason=why,
                                   cause=cause_of(entry.name))
     note = f"no backend available for {op.value}"
-    # Optional backends are never chosen; when one that offers the op is also down, its
-    # own reason is the useful part of the message.
-    down = [f"{e.name} (optional, never chosen by the rule) is unavailable: {why}" for e in entries
-            if e.role == "optional" and backends[e.name].supports(op) and (why := reason_of(e.name)) is not None]
+    # Why each backend in the chain that offers the op could not serve it: the useful part
+    # of the message (with one backend, the only reason there is). Optional backends are
+    # never chosen; when one that offers the op is also down, its own reason counts too.
+    down = [f"{s.backend} ({s.role}) is {s.outcome}" for s in steps if s.outcome.startswith("unavailable: ")]
+    down += [f"{e.name} (optional, never chosen by the rule) is unavailable: {why}" for e in entries
+             if e.role == "optional" and backends[e.name].supports(op) and (why := reason_of(e.name)) is not None]
     if down:
         note += "; " + "; ".join(down)
     unavailable = [s.backend for s in steps if s.outcome.startswith("unavailable")]

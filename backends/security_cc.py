@@ -16,7 +16,8 @@ FALLBACK_KEY = "security_inbox.foundation_security_address"
 
 # The documented placeholders (docs/configuration.md), matched against the whole value:
 # literal template tokens, and TODO / TBD / FIXME / CHANGEME alone or followed by a note
-# ("TODO: ask infra"). A word inside an address (TBD@example.org) is an address.
+# ("TODO: ask infra"). A word inside an address (TBD@example.org) is an address, also
+# before a dash (todo-security@example.org): see _is_placeholder.
 _PLACEHOLDER = re.compile(
     r"^(?:<[^<>@]*>|\{\{.*\}\}|\$\{.*\}|@@.*@@|%[A-Za-z_]+%|\[[^\]]*\])$"
     r"|^(?:TODO|TBD|FIXME|CHANGEME)(?:[\s:(\-].*)?$",
@@ -45,6 +46,11 @@ class CcResolution:
         }
 
 
+def _is_placeholder(text: str) -> bool:
+    """A documented placeholder; never a value that is one whole email address."""
+    return bool(_PLACEHOLDER.search(text)) and not _ADDRESS.match(text)
+
+
 def configured_address(value: object) -> str | None:
     """Trim and validate a configured address; None when unconfigured.
 
@@ -56,7 +62,7 @@ def configured_address(value: object) -> str | None:
     text = value.strip()
     if text.startswith("<") and text.endswith(">") and "@" in text:
         text = text[1:-1].strip()
-    if not text or _PLACEHOLDER.search(text):
+    if not text or _is_placeholder(text):
         return None
     if not _ADDRESS.match(text):
         return None
@@ -70,7 +76,7 @@ def _is_unconfigured(value: object) -> bool:
     if not isinstance(value, str):
         return False
     text = value.strip()
-    return not text or bool(_PLACEHOLDER.search(text))
+    return not text or _is_placeholder(text)
 
 
 def _require_one_address(config: ProjectConfig, key: str, declared) -> str | None:

@@ -91,7 +91,8 @@ def register(sub, common: Callable[[argparse.ArgumentParser, bool], None]) -> No
     p.add_argument("--source", required=True,
                    help="ACCOUNT/FOLDER of the user settings (e.g. work/INBOX), optionally with a query "
                         "(work/INBOX?from=example.com&text=feedback), or mbox:PATH / maildir:PATH for an archive")
-    p.add_argument("--cursor", required=True, help="ISO 8601 received-date instant to fetch from (inclusive)")
+    p.add_argument("--cursor", required=True, help="ISO 8601 received-date instant to fetch from (inclusive), or "
+                                                   "a truncated run's resume_cursor (ISO#<message-id>)")
     p.add_argument("--entry", required=True, help="the sweep's source config-entry id (copied into each item)")
     p.add_argument("--cap", type=int, help="stop after N items and mark the result truncated")
     p.add_argument("--ack-keyword", help="IMAP keyword that marks a message acknowledged (default $MailtriageAck)")
@@ -257,6 +258,10 @@ def _sync(args) -> int:
 def _poll(args) -> int:
     project = application.Project.open(_project_dir(args))
     try:
+        missing = application.unconfigured_list(project.sources, args.list_name)
+        if missing is not None:  # never the whole folder as if it were the list
+            err(missing.warning)
+            return ExitCode.USAGE if missing.stop else ExitCode.DECLINED
         flow = application.PollFlow(project.sources, list_name=args.list_name)
         if not args.watch:
             outcome = flow.poll()

@@ -245,6 +245,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     project = open_project(args)
     try:
         project.sources.preflight()  # the mandatory rule, at the start of the run
+        missing = application.unconfigured_list(project.sources, args.list_name)
+        if missing is not None:  # never the whole folder as if it were the list
+            _err(missing.warning)
+            return ExitCode.USAGE if missing.stop else ExitCode.DECLINED
         since = project.since(args.since, label="--since")
         list_name = project.list_name(args.list_name)
         result = project.list_threads(list_name, since)
@@ -291,6 +295,13 @@ def cmd_mail(args: argparse.Namespace) -> int:
             return ExitCode.FAILED
         if op is application.Op.CREATE_DRAFT:
             return _create_draft(args, project, project.thread_id(args.thread_id, args.backend))
+        missing = application.unconfigured_list(project.sources, args.list_name) \
+            if op is application.Op.LIST_RECENT_THREADS else None
+        if missing is not None:  # never the whole folder as if it were the list
+            _err(missing.warning)
+            _emit({"op": op.value, "backend": None, ("aborted" if missing.stop else "skipped"): missing.warning,
+                   "result": None})
+            return ExitCode.USAGE if missing.stop else ExitCode.DECLINED
         op_args = _op_args(op, args, project)
         if getattr(args, "no_decrypt", False):
             project.pgp.decrypt = False

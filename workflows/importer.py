@@ -97,6 +97,7 @@ def import_entry(thread: Thread, thread_id: ThreadId, link: str) -> str:
     ]
     if newest:
         lines.append(linking.covers_line(newest))
+    lines.append(linking.seen_line(m.message_id for m in thread.messages))  # what a sync takes as seen
     return "\n".join(lines)
 
 

@@ -10,15 +10,20 @@ plain lines a person can read and a flow can parse:
 
     Thread: `mbox:<root@example.org>`
     Covers mail up to: 2026-09-04T10:00:00Z
+    Covers messages: 3f0c1a2b4d5e6f70 9a8b7c6d5e4f3a2b
 
 ``Thread`` tells sync which thread to read (a URL does not always lead back to an ID)
-and keeps two threads apart whose archive links coincide (a Pipermail month index);
-``Covers mail up to`` is the newest message an entry summarised, so the next sync
-starts after it.
+and keeps two threads apart whose archive links coincide (a Pipermail month index).
+``Covers messages`` names every message the entry summarised (a short digest of each
+Message-ID, synthetic ones included: no sender text goes into the line): sync takes a
+message as new exactly when no entry names it, whatever its Date says. ``Covers mail up
+to`` is the newest Date an entry summarised, for a person; only an entry written before
+``Covers messages`` existed counts by it (every message dated up to it is seen).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -41,6 +46,7 @@ SYNC_ACTION = "Sync"
 # backtick in a Message-ID cannot end it early; one space pads an ID touching a backtick.
 _THREAD_LINE = re.compile(r"^Thread: (`+)(?!`)(.+?)(?<!`)\1\s*$", re.MULTILINE)
 _COVERS_LINE = re.compile(r"^Covers mail up to: (\S+)\s*$", re.MULTILINE)
+_SEEN_LINE = re.compile(r"^Covers messages:((?: +[0-9a-f]{16})*) *$", re.MULTILINE)
 
 
 def declared_fields(config) -> list[str]:
@@ -71,6 +77,17 @@ def _thread_text(m: re.Match) -> str:
 
 def covers_line(when: datetime) -> str:
     return f"Covers mail up to: {iso_utc(when)}"
+
+
+def message_key(message_id: str) -> str:
+    """The key of one message in a ``Covers messages`` line: 16 hex digits of its Message-ID's
+    SHA-256 (the backends key a message without one by a stable synthetic ID)."""
+    return hashlib.sha256(message_id.strip().encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def seen_line(message_ids) -> str:
+    keys = list(dict.fromkeys(message_key(m) for m in message_ids))
+    return "Covers messages:" + "".join(" " + k for k in keys)
 
 
 def iso_utc(when: datetime) -> str:
@@ -128,16 +145,41 @@ class RollupState:
                 return text
         return None
 
-    def covered_until(self) -> tuple[datetime | None, bool, str | None]:
-        """(instant, strict, source): the newest ``Covers mail up to`` of any entry
-        (strict: mail *after* it is new), else the start of the latest entry's day (not
-        strict, over-inclusive: that day's mail is shown again), else (None, False, None)."""
+    def seen(self) -> frozenset[str]:
+        """The :func:`message_key` of every message an entry's ``Covers messages`` names."""
+        keys: set[str] = set()
+        for entry in self.entries:
+            for m in _SEEN_LINE.finditer(entry.body):
+                keys.update(m.group(1).split())
+        return frozenset(keys)
+
+    def seen_source(self) -> str | None:
+        """Which entry last said what it covers (by ``Covers messages`` or a date), for people."""
         for entry in reversed(self.entries):
+            if _SEEN_LINE.search(entry.body) or _COVERS_LINE.search(entry.body):
+                return f"the {entry.action} entry of {entry.date}"
+        return None
+
+    def covered_until(self) -> tuple[datetime | None, bool, str | None]:
+        """(instant, strict, source): what the entries written before ``Covers messages``
+        existed cover by date, on top of :meth:`seen`.
+
+        The newest ``Covers mail up to`` of an entry without a ``Covers messages`` line
+        (strict: mail *after* it is new); else, when no entry says what it covers at all,
+        the start of the latest entry's day (not strict, over-inclusive: that day's mail is
+        shown again); else (None, False, None): only :meth:`seen` counts."""
+        described = False
+        for entry in reversed(self.entries):
+            if _SEEN_LINE.search(entry.body):
+                described = True
+                continue
             m = _COVERS_LINE.search(entry.body)
             if m:
                 when = parse_iso(m.group(1))
                 if when:
                     return when, True, f"the {entry.action} entry of {entry.date}"
+        if described:
+            return None, False, None
         if self.latest is not None:
             try:
                 day = datetime.fromisoformat(self.latest.date).replace(tzinfo=timezone.utc)
@@ -145,6 +187,22 @@ class RollupState:
                 return None, False, None
             return day, False, f"the start of {self.latest.date} (the latest entry records no time)"
         return None, False, None
+
+    def covers(self, message_id: str, date: datetime | None) -> bool:
+        """True when an entry already summarised this message: named by ``Covers messages``,
+        or dated within what :meth:`covered_until` covers."""
+        if message_key(message_id) in self.seen():
+            return True
+        return covered_by_date(date, self.covered_until())
+
+
+def covered_by_date(date: datetime | None, covered: tuple[datetime | None, bool, str | None]) -> bool:
+    """True when ``date`` is within a :meth:`RollupState.covered_until` coverage."""
+    since, strict, _ = covered
+    if date is None or since is None:
+        return False
+    when = date if date.tzinfo else date.replace(tzinfo=timezone.utc)
+    return when <= since if strict else when < since
 
 
 def rollup_state(tracker: Tracker, issue_id: str) -> RollupState:

@@ -25,8 +25,12 @@ sweep's item schema and report the list. Facts only:
   and system notifications (``Precedence: bulk | junk``, no-reply senders, read
   receipts). ``Precedence: list`` alone is *kept*: a person writing through a mailing
   list is feedback, and the spec says be over-inclusive when unsure.
-* **Over-inclusive, deduped by Message-ID**, oldest first; at ``cap`` items the result is
-  marked ``truncated`` instead of silently dropping the rest.
+* **Over-inclusive, deduped by Message-ID**, oldest first (by received second, then by
+  Message-ID); at ``cap`` items the result is marked ``truncated`` instead of silently
+  dropping the rest, and ``resume_cursor`` says where it stopped: the received second and
+  the Message-ID of the last message it looked at (``2026-11-02T09:00:00Z#<id@host>``).
+  Given as ``--cursor``, it starts after that message, so runs with a cap see every
+  message once even when more than ``cap`` were received in the same second.
 * **Never writes**: no STORE, APPEND, COPY, MOVE or EXPUNGE; bodies are read with
   ``BODY.PEEK`` so not even ``\\Seen`` changes. The cursor is echoed, never moved.
 """
@@ -138,6 +142,41 @@ def parse_cursor(text: str) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
+def _second(when: datetime) -> datetime:
+    return when.replace(microsecond=0)
+
+
+@dataclass(frozen=True)
+class SweepCursor:
+    """Where a sweep starts: every message received at or after ``at``; with ``after`` (a
+    resume cursor) only those received after ``at``'s second, or in it with a Message-ID
+    sorting after ``after``. Messages are taken in that same order, so a resume cursor
+    names exactly what the last run looked at."""
+
+    at: datetime
+    after: str | None = None
+
+    def text(self) -> str:
+        return iso_utc(self.at) + (f"#{self.after}" if self.after is not None else "")
+
+    def order(self, received: datetime | None, key: str) -> tuple[datetime, str]:
+        """The sort key of a message (no received time: the cursor's own second, over-inclusive)."""
+        return (_second(received) if received is not None else _second(self.at), key)
+
+    def admits(self, received: datetime | None, key: str) -> bool:
+        if self.after is None:
+            return received is None or received >= self.at
+        return self.order(received, key) > (_second(self.at), self.after)
+
+
+def parse_sweep_cursor(text: str) -> SweepCursor:
+    """``ISO`` or a resume cursor ``ISO#MESSAGE-ID`` as a truncated result gives it. Raises SourceError."""
+    when, mark, after = (text or "").partition("#")
+    if mark and not after.strip():
+        raise SourceError(f"--cursor {text!r}: nothing after '#' (a resume cursor is ISO#<message-id>)")
+    return SweepCursor(parse_cursor(when), after.strip() if mark else None)
+
+
 # -- classification -----------------------------------------------------------------------------
 
 _NO_REPLY_LOCAL = re.compile(r"no[-_.]?reply|do[-_.]?not[-_.]?reply|^(notifications?|notify|bounces?)(\+.*)?$",
@@ -216,17 +255,18 @@ class Probe:
 
 @dataclass
 class Candidate:
-    """One message received at or after the cursor, read in full."""
+    """One message the cursor admits, read in full; ``key`` is its tiebreaker (Message-ID)."""
 
     message: Message
     received: datetime | None
     origin: str
     keywords: frozenset[str] = frozenset()
+    key: str = ""
 
 
 class Reader(Protocol):
     def probe(self, ack_keyword: str) -> Probe: ...
-    def candidates(self, cursor: datetime) -> Iterator[Candidate]: ...
+    def candidates(self, cursor: SweepCursor) -> Iterator[Candidate]: ...
     def pending(self) -> int: ...
     def close(self) -> None: ...
 
@@ -251,15 +291,17 @@ class ArchiveReader:
             return Probe(False, detail=f"{self.source.path} is not an {self.source.format} archive (it is {found})")
         return Probe(True, False, "an archive has no keyword or flag to read an acknowledgment from")
 
-    def candidates(self, cursor: datetime) -> Iterator[Candidate]:
-        found = self.archive.received_since(cursor)
-        found.sort(key=lambda item: item.received or cursor)  # stable: archive order among equals
+    def candidates(self, cursor: SweepCursor) -> Iterator[Candidate]:
+        keyed = [(item, (item.index.message_ids[item.row] or b"").decode("utf-8", "replace"))
+                 for item in self.archive.received_since(cursor.at)]
+        found = [(item, key) for item, key in keyed if cursor.admits(item.received, key)]
+        found.sort(key=lambda pair: cursor.order(pair[0].received, pair[1]))  # stable: archive order among equals
         self._left = len(found)
         base = Path(self.source.path).resolve().as_uri()
-        for item in found:
+        for item, key in found:
             self._left -= 1
             message = parse_message(self.archive.archived_bytes(item))
-            yield Candidate(message, item.received, f"{base}#{quote(message.message_id, safe='')}")
+            yield Candidate(message, item.received, f"{base}#{quote(message.message_id, safe='')}", key=key)
 
     def pending(self) -> int:
         return self._left
@@ -293,21 +335,21 @@ class ImapReader:
             return Probe(False, detail=str(exc))
         return Probe(True, kept, why)
 
-    def candidates(self, cursor: datetime) -> Iterator[Candidate]:
+    def candidates(self, cursor: SweepCursor) -> Iterator[Candidate]:
         mb, folder = self.mb, self.source.folder
         assert mb is not None, "probe() first"
         headers = []
         page = 0
         while True:
-            result = mb.list(MailQuery(folder=folder, page=page, page_size=self.PAGE, since=cursor,
+            result = mb.list(MailQuery(folder=folder, page=page, page_size=self.PAGE, since=cursor.at,
                                        text=self.source.text, from_=self.source.sender))
             headers += list(result.messages)
             page += 1
             if not result.messages or page * self.PAGE >= result.total:
                 break
         # IMAP SINCE is whole days on servers without WITHIN: keep the exact instant here.
-        wanted = [h for h in headers if h.date is None or h.date >= cursor]
-        wanted.sort(key=lambda h: (h.date or cursor, mb.ref(h.id).uid))
+        wanted = [h for h in headers if cursor.admits(h.date, h.message_id)]
+        wanted.sort(key=lambda h: (*cursor.order(h.date, h.message_id), mb.ref(h.id).uid))
         self._left = len(wanted)
         for start in range(0, len(wanted), self.CHUNK):
             part = wanted[start:start + self.CHUNK]
@@ -318,7 +360,7 @@ class ImapReader:
                 if item is None:
                     continue  # expunged meanwhile by someone else
                 keywords = frozenset(k.lower() for k in item.header.labels)
-                yield Candidate(item.content, h.date, mb.message_url(h.id), keywords)
+                yield Candidate(item.content, h.date, mb.message_url(h.id), keywords, h.message_id)
 
     def pending(self) -> int:
         return self._left
@@ -339,7 +381,7 @@ def open_reader(source: SweepSource, settings=None) -> Reader:
 class SweepResult:
     entry: str
     source: str
-    cursor: datetime
+    cursor: SweepCursor
     available: bool
     ack_primitive: bool = False
     notices: list[str] = field(default_factory=list)
@@ -348,12 +390,13 @@ class SweepResult:
     truncated: bool = False
     cap: int | None = None
     probe_detail: str = ""
+    resume: SweepCursor | None = None  # where a truncated run stopped
 
     def to_json(self) -> dict:
         return {
             "source": self.entry,
             "mailbox": self.source,
-            "cursor": iso_utc(self.cursor),  # echoed: the sweep never moves it
+            "cursor": self.cursor.text(),  # echoed: the sweep never moves it
             "available": self.available,
             "ack_primitive": self.ack_primitive,
             "probe": self.probe_detail,
@@ -361,6 +404,8 @@ class SweepResult:
             "items": list(self.items),
             "skipped": list(self.skipped),
             "truncated": self.truncated,
+            # Given as --cursor, the next run starts after the last message this one looked at.
+            "resume_cursor": self.resume.text() if self.truncated and self.resume is not None else None,
             "cap": self.cap,
             "count": len(self.items),
         }
@@ -372,13 +417,15 @@ def check_keyword(name: str, option: str) -> str:
     return name
 
 
-def run_sweep(reader: Reader, *, entry: str, cursor: datetime, source: str, cap: int | None = None,
+def run_sweep(reader: Reader, *, entry: str, cursor: datetime | SweepCursor, source: str, cap: int | None = None,
               ack_keyword: str = DEFAULT_ACK_KEYWORD, closeout_keyword: str = DEFAULT_CLOSEOUT_KEYWORD,
               internal_domains: frozenset[str] = frozenset()) -> SweepResult:
     """Probe, then map every message received at or after ``cursor``; reads only."""
     if cap is not None and cap < 1:
         raise SourceError("--cap must be at least 1")
-    result = SweepResult(entry, source, cursor, available=False, cap=cap)
+    if not isinstance(cursor, SweepCursor):
+        cursor = SweepCursor(cursor)
+    result = SweepResult(entry, source, cursor, available=False, cap=cap, resume=cursor)
     probe = reader.probe(ack_keyword)
     result.probe_detail = probe.detail
     if not probe.available:
@@ -394,6 +441,12 @@ def run_sweep(reader: Reader, *, entry: str, cursor: datetime, source: str, cap:
         for candidate in reader.candidates(cursor):
             message = candidate.message
             received = iso_utc(candidate.received) if candidate.received else None
+            if cap is not None and len(result.items) >= cap and classify(message) is None \
+                    and message.message_id not in seen:
+                result.truncated = True  # this one is the next run's first
+                break
+            # Looked at: a resume starts after it (the next run neither repeats nor skips it).
+            result.resume = SweepCursor(cursor.order(candidate.received, candidate.key)[0], candidate.key)
             if message.message_id in seen:
                 result.skipped.append({"id": message.message_id, "reason": "duplicate", "rule": "same Message-ID",
                                        "received": received})
@@ -404,9 +457,6 @@ def run_sweep(reader: Reader, *, entry: str, cursor: datetime, source: str, cap:
                 result.skipped.append({"id": message.message_id, "reason": skip[0], "rule": skip[1],
                                        "received": received})
                 continue
-            if cap is not None and len(result.items) >= cap:
-                result.truncated = True
-                break
             result.items.append({
                 "id": message.message_id,
                 "source": entry,

@@ -1,10 +1,13 @@
 """Sync: bring tracker issues up to date with the mail on their threads.
 
 For each tracker issue linked to a thread (its ``Security mailing list thread`` field and
-the ``Thread:`` line of its Import entry), read the thread and take the messages newer
-than what the status rollup already covers (the newest ``Covers mail up to`` line, else
-the start of the latest entry's day). For each issue with new mail, propose a ``Sync``
-rollup entry that says who wrote what (date, sender, the first words of the new text).
+the ``Thread:`` line of its Import entry), read the thread and take the messages the status
+rollup has not summarised yet: those no entry names in a ``Covers messages`` line, whatever
+their Date says (a reply dated years ahead hides nothing, a late reply with an old Date is
+still new). An entry written before that line existed covers by date, as it did: every
+message dated up to its ``Covers mail up to`` (else the start of the latest entry's day).
+For each issue with new mail, propose a ``Sync`` rollup entry that says who wrote what
+(date, sender, the first words of the new text) and names the messages it covers.
 
 Signals in the new mail — CVE IDs, credit wording, a CVE review, status words (fixed,
 released, duplicate, not a vulnerability, …) — are *shown* to the triager next to the
@@ -24,14 +27,16 @@ under the user's data folder; the items are those a read of every file and threa
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 from urllib.parse import unquote, urlsplit
 
 from mailtriage.backends.contract import Message, Op, Thread, ThreadId, ThreadSummary
@@ -39,6 +44,7 @@ from mailtriage.backends.errors import MailError
 from mailtriage.backends.registry import SourceSet
 from mailtriage.core import private_files, settings
 from mailtriage.core.errors import ConfigError
+from mailtriage.core.paths import private_dir
 from mailtriage.trackers.contract import CLOSE_REASONS, EditRequest, Tracker, TrackerError
 from mailtriage.trackers.fields import get_field
 from mailtriage.workflows import linking
@@ -76,6 +82,7 @@ class SyncItem:
     signals: list[str] = field(default_factory=list)
     entry: str | None = None  # the proposed Sync entry body
     problem: str | None = None  # why this issue could not be synced
+    reporter: str = field(default="", repr=False, compare=False)  # the thread's first sender, lower-cased
 
     def to_json(self) -> dict:
         return {
@@ -215,11 +222,11 @@ def collect_sync(sources: SourceSet, tracker: Tracker, issue_ids: Sequence[str] 
     for item, facts in linked:
         tid = item.thread_id
         assert tid is not None
-        since, strict, since_source = facts.covered
-        undated = quiet.undated_if_quiet(tid, since, strict) if quiet is not None else None
+        since, since_source = facts.covered[0], facts.source
+        undated = quiet.undated_if_quiet(tid, facts) if quiet is not None else None
         if undated is not None:
-            # Nothing in this thread is newer than the rollup's coverage: the read would
-            # add no message, and the undated ones are counted as the last read counted them.
+            # The thread is as it was when a read under this same coverage found nothing new:
+            # the read would add no message, and the undated ones are counted as it counted them.
             item.since, item.since_source, item.undated = since, since_source, undated
             continue
         try:
@@ -229,19 +236,20 @@ def collect_sync(sources: SourceSet, tracker: Tracker, issue_ids: Sequence[str] 
             item.problem = f"cannot read thread {tid} of {item.issue_id}: {exc}"
             continue
         item.since, item.since_source = since, since_source
+        seen = frozenset(facts.seen)
         for message in thread.messages:
             if message.date is None:
                 item.undated += 1
                 continue
-            when = message.date if message.date.tzinfo else message.date.replace(tzinfo=timezone.utc)
-            if since is None or when > since or (not strict and when >= since):
+            if linking.message_key(message.message_id) not in seen and \
+                    not linking.covered_by_date(message.date, facts.covered):
                 item.new_messages.append(message)
         if quiet is not None:
-            quiet.remember(tid, thread, item.undated)
+            quiet.remember(tid, thread, item.undated, facts, bool(item.new_messages))
         if item.new_messages:
-            reporter = thread.messages[0].sender.email.lower() if thread.messages else ""
+            item.reporter = thread.messages[0].sender.email.lower() if thread.messages else ""
             item.signals = signals_of(item.new_messages, reviewer if isinstance(reviewer, str) else None)
-            item.entry = sync_entry(item, reporter)
+            item.entry = sync_entry(item, item.reporter)
     if quiet is not None:
         quiet.save()
     return items
@@ -255,19 +263,28 @@ class _Facts:
     thread_text: str | None  # the thread reference the rollup names, as written (parsed on use)
     covered: tuple[datetime | None, bool, str | None]  # RollupState.covered_until()
     problem: str | None
+    seen: tuple[str, ...] = ()  # RollupState.seen(), sorted
+    source: str | None = None  # which entry says what is covered, for people
 
     def thread_id(self) -> ThreadId | None:
         return ThreadId.parse(self.thread_text) if self.thread_text is not None else None
 
+    def coverage_token(self) -> str:
+        """Changes whenever what the rollup covers changes."""
+        since, strict, _ = self.covered
+        text = f"{since.isoformat() if since else ''}|{strict}|{' '.join(self.seen)}"
+        return hashlib.sha256(text.encode()).hexdigest()[:20]
+
     def to_json(self) -> list:
         since, strict, source = self.covered
-        return [self.link, self.thread_text, since.isoformat() if since else None, strict, source, self.problem]
+        return [self.link, self.thread_text, since.isoformat() if since else None, strict, source, self.problem,
+                list(self.seen), self.source]
 
     @classmethod
     def from_json(cls, data: list) -> "_Facts":
-        link, thread_text, since, strict, source, problem = data
+        link, thread_text, since, strict, source, problem, seen, described = data
         return cls(link, thread_text, (datetime.fromisoformat(since) if since else None, bool(strict), source),
-                   problem)
+                   problem, tuple(str(k) for k in seen), described)
 
 
 def _read_facts(tracker: Tracker, issue_id: str) -> _Facts:
@@ -282,10 +299,11 @@ def _read_facts(tracker: Tracker, issue_id: str) -> _Facts:
         rollup = linking.rollup_state(tracker, issue_id)
     if rollup.problem:
         return _Facts(link, None, (None, False, None), rollup.problem)
-    return _Facts(link, rollup.thread_text(), rollup.covered_until(), None)
+    covered, seen = rollup.covered_until(), tuple(sorted(rollup.seen()))
+    return _Facts(link, rollup.thread_text(), covered, None, seen, rollup.seen_source() if seen else covered[2])
 
 
-_FACTS_VERSION = 1
+_FACTS_VERSION = 2  # 2: the messages the rollup names (Covers messages)
 
 
 class _IssueFacts:
@@ -365,7 +383,7 @@ class _IssueFacts:
 
 
 _EVERYTHING = datetime.min.replace(tzinfo=timezone.utc)  # a listing "since" that keeps every dated thread
-_READS_VERSION = 1
+_READS_VERSION = 2  # 2: a read is kept only when it found nothing new, with its coverage
 
 
 class _QuietThreads:
@@ -380,11 +398,12 @@ class _QuietThreads:
     - the issue names the thread in that backend's own shape, listed exactly once (a
       reference to a reply, or of another shape, is resolved by a read as before);
     - the thread's summary carries no note and no date marker (no message dated by the
-      archive's delivery time instead of its Date header, no odd date) and its last
-      activity is covered: at or before a strict coverage, before a day's start;
-    - the number of undated messages is known: a thread is skipped only after a full
-      read of it was recorded with the same message count and last activity (a message
-      with no date at all moves neither the listing's date nor its notes, but it counts).
+      archive's delivery time instead of its Date header, no odd date);
+    - a full read of it found nothing new under the very coverage the rollup has now,
+      and the listing still shows the message count and last activity of that read (a
+      late reply with an old Date moves the count; a message with no date at all moves
+      neither the listing's date nor its notes, but it counts). The undated messages
+      are counted as that read counted them.
 
     The record of those reads is derived data kept under ``core.settings.data_dir()``
     (thread references, counts and dates; no content); losing it only costs a full read.
@@ -443,26 +462,26 @@ class _QuietThreads:
             return None
         return summary
 
-    def undated_if_quiet(self, tid: ThreadId, since: datetime | None, strict: bool) -> int | None:
-        """The undated count of a thread with nothing past ``since``; None when it must be read."""
+    def undated_if_quiet(self, tid: ThreadId, facts: _Facts) -> int | None:
+        """The undated count of a thread with nothing new for ``facts``; None when it must be read."""
         summary = self._summary(tid)
-        if summary is None or since is None:
+        if summary is None:
             return None
         last = summary.last_activity
         assert last is not None
-        if not (last <= since if strict else last < since):
-            return None
         known = self.reads.get(str(tid))
-        if not known or known[:2] != [summary.message_count, last.isoformat()]:
+        if not known or known[:2] != [summary.message_count, last.isoformat()] or known[3:] != [facts.coverage_token()]:
             return None
         return int(known[2])
 
-    def remember(self, tid: ThreadId, thread: Thread, undated: int) -> None:
+    def remember(self, tid: ThreadId, thread: Thread, undated: int, facts: _Facts, found_new: bool) -> None:
         summary = self._summary(tid)
-        if summary is None or summary.message_count != len(thread.messages):
+        if found_new or summary is None or summary.message_count != len(thread.messages):
+            if self.reads.pop(str(tid), None) is not None:
+                self.changed = True
             return
         assert summary.last_activity is not None
-        record = [summary.message_count, summary.last_activity.isoformat(), undated]
+        record = [summary.message_count, summary.last_activity.isoformat(), undated, facts.coverage_token()]
         if self.reads.get(str(tid)) != record:
             self.reads[str(tid)] = record
             self.changed = True
@@ -477,19 +496,23 @@ class _QuietThreads:
             pass  # not remembered: the next sync reads these threads again
 
 
-def sync_entry(item: SyncItem, reporter: str) -> str:
-    """The Sync entry body: one line per new message (when, who, the first words)."""
-    since = f"since {linking.iso_utc(item.since)}" if item.since else "in the thread"
-    lines = [f"{len(item.new_messages)} new message(s) {since}:"]
-    for m in item.new_messages:
+def sync_entry(item: SyncItem, reporter: str, messages: Sequence[Message] | None = None) -> str:
+    """The Sync entry body: one line per new message (when, who, the first words), then the
+    lines that say what it covers (``Covers messages`` names each one)."""
+    messages = item.new_messages if messages is None else messages
+    since = (f"since {linking.iso_utc(item.since)}" if item.since else
+             f"since {item.since_source}" if item.since_source else "in the thread")
+    lines = [f"{len(messages)} new message(s) {since}:"]
+    for m in messages:
         who = markdown_inert(display_address(m.sender.name, m.sender.email))
         role = " (reporter)" if m.sender.email.lower() == reporter else ""
         role += " (encrypted mail)" if m.crypto is not None and m.crypto.encrypted else ""
         words = markdown_inert(excerpt(m.body_text, 200)) or "(no text)"
         when = m.date.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         lines.append(f"- {when} · {who}{role}: {words}")
-    newest = max(m.date for m in item.new_messages)
-    lines += [linking.thread_line(item.thread_id), linking.covers_line(newest)]
+    newest = max(m.date for m in messages)
+    lines += [linking.thread_line(item.thread_id), linking.covers_line(newest),
+              linking.seen_line(m.message_id for m in messages)]
     return "\n".join(lines)
 
 
@@ -530,15 +553,54 @@ def propose_sync(tracker: Tracker, items: Sequence[SyncItem], picks: dict[str, P
     return proposal
 
 
-def _entry_write(tracker: Tracker, item: SyncItem, tracker_name: str, user: str | None) -> Write:
-    newest = max(m.date for m in item.new_messages)
+@contextmanager
+def _one_writer(tracker: Tracker, issue_id: str) -> Iterator[None]:
+    """This user's processes check and append one issue's Sync entry one at a time: the
+    check reads the rollup, the append writes it, and two runs between the two would both
+    write the same mail. An flock on a file in the private data folder (no content);
+    without one (no usable data folder) the write goes on as before."""
+    fd = None
+    try:
+        where = f"{tracker.kind}\0{getattr(tracker, 'root', '')}\0{issue_id}"
+        folder = private_dir(private_dir(settings.data_dir()) / "sync-locks")
+        fd = os.open(folder / f"{hashlib.sha256(where.encode()).hexdigest()[:20]}.lock",
+                     os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except Exception:  # UnsafePath, OSError: unserialised, as before
+        if fd is not None:
+            os.close(fd)
+        fd = None
+    try:
+        yield
+    finally:
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
 
+
+def _entry_write(tracker: Tracker, item: SyncItem, tracker_name: str, user: str | None) -> Write:
     def append(write: Write) -> dict:
-        # Another run may have synced the same mail meanwhile: never the same entry twice.
-        covered, strict, _ = linking.rollup_state(tracker, item.issue_id).covered_until()
-        if covered is not None and strict and covered >= newest:
+        with _one_writer(tracker, item.issue_id):
+            return _append_unseen(write)
+
+    def _append_unseen(write: Write) -> dict:
+        # Another run may have synced some of this mail meanwhile: never a message twice.
+        rollup = linking.rollup_state(tracker, item.issue_id)
+        left = [m for m in item.new_messages if not rollup.covers(m.message_id, m.date)]
+        if not left:
             return {"id": item.issue_id, "existing": True}
-        body = write.body if write.body and write.body.strip() else item.entry
+        edited = write.body is not None and write.body.strip() and write.body != item.entry
+        if len(left) < len(item.new_messages):
+            if edited:
+                raise TrackerError(f"another sync summarised {len(item.new_messages) - len(left)} of these messages "
+                                   f"on {item.issue_id} meanwhile; your edited entry was not written (run sync again)")
+            reporter = item.reporter
+            return tracker.rollup_append(item.issue_id, linking.SYNC_ACTION, sync_entry(item, reporter, left),
+                                         user=user)
+        body = write.body if edited else item.entry
+        covers = linking.seen_line(m.message_id for m in item.new_messages)
+        if covers not in body.splitlines():
+            body = body.rstrip("\n") + "\n" + covers  # an edit never drops what the entry covers
         return tracker.rollup_append(item.issue_id, linking.SYNC_ACTION, body, user=user)
 
     fields = [Field("Issue", f"{item.issue_id} · {one_line(item.title, 120)} · {item.state}"

@@ -118,10 +118,12 @@ def test_mandatory_preflight_refuses_the_run(tmp_path):
 def test_skip_note_when_the_only_backend_is_down(tmp_path):
     entries, bs, av = setup(tmp_path, [("imap", "primary", "no")], [backend("imap", FULL, down="connection refused")])
     res = resolve(Op.LIST_DRAFTS, entries, bs, av)
-    assert res.note == "no backend available for list_drafts"
+    # The reason is part of the note (issue 30 §7: it was left out, so stderr never said why).
+    assert res.note == "no backend available for list_drafts; imap (primary) is unavailable: connection refused"
     with pytest.raises(NoBackendAvailable) as info:
         res.raise_if_unresolved()
     assert info.value.some_unavailable is True
+    assert str(info.value) == res.note
 
 
 def test_availability_is_checked_once_per_run(tmp_path):

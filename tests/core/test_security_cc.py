@@ -50,6 +50,8 @@ CASES = [
      ["no security CC can be resolved", "null in project"]),
     ("a placeholder word inside an address is an address", "security_list: TBD@example.org\n",
      "TBD@example.org", None, False, []),
+    ("an address that starts with a placeholder word and a dash is an address",
+     "organization: asf\nsecurity_list: todo-security@example.org\n", "todo-security@example.org", None, False, []),
     ("no configuration block at all", None, None, None, True, ["security_list is missing"]),
 ]
 
@@ -116,6 +118,8 @@ def test_a_value_that_is_not_one_address_is_a_configuration_error(tmp_path, key,
 
 
 @pytest.mark.parametrize("value", ["TBD@example.org", "todo@example.org", "fixme@example.org",
-                                   "changeme@example.org"])
+                                   "changeme@example.org",
+                                   # issue 30 §7: a placeholder word then "-" began a "note" before
+                                   "todo-security@example.org", "TBD-list@example.org", "changeme-soon@example.org"])
 def test_placeholder_words_are_placeholders_only_as_the_whole_value(value):
     assert configured_address(value) == value

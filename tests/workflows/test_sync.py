@@ -5,7 +5,7 @@ from __future__ import annotations
 from mailtriage.backends.contract import ThreadId
 from mailtriage.backends.registry import SourceSet
 from mailtriage.workflows.importer import propose_import
-from mailtriage.workflows.linking import rollup_state
+from mailtriage.workflows.linking import rollup_state, seen_line
 from mailtriage.workflows.sync import Picks, collect_sync, propose_sync
 from tests.workflows.conftest import REPORT, mail, write_mbox
 
@@ -46,12 +46,13 @@ def test_new_reply_becomes_a_sync_entry_with_signals_shown(mbox_env):
     assert "credit: Rita Reporter" in signals
     assert "status (patch): Rita Reporter" in signals and "status (confirmed): Sam Security" in signals
     assert item.entry.splitlines() == [
-        "2 new message(s) since 2026-09-01T10:00:00Z:",
+        f"2 new message(s) since {item.since_source}:",  # the Import entry names what it covers
         "- 2026-09-03 12:00 UTC · Rita Reporter (rita@reporter.example) (reporter): I wrote a patch; please "
         "credit me as Rita R. Is CVE-2026-12345 reserved?",
         "- 2026-09-04 08:30 UTC · Sam Security (sam@frobnicator.example.org): Confirmed on 1.2.3, fixed in trunk.",
         f"Thread: `msgid:{REPORT}`",
         "Covers mail up to: 2026-09-04T08:30:00Z",
+        seen_line(["<followup-1@reporter.example>", "<followup-2@reporter.example>"]),
     ]
 
     proposal = propose_sync(mbox_env.tracker(), [item])
