@@ -87,6 +87,7 @@ from mailtriage.backends.mime import (
     parse_address,
     parse_date_epoch,
     parse_date_epochs,
+    message_synthetic_id,
     parse_message,
     split_header_block,
     synthetic_message_id,
@@ -285,10 +286,9 @@ def mbox_unquote(message: bytes) -> bytes:
 
 
 def synthetic_id_of(raw: bytes) -> bytes:
-    """The synthetic Message-ID ``mime.parse_message`` gives these message bytes."""
-    raw = unfold_header_names(normalize_line_ends(raw)[0])[0]
-    header, offset = split_header_block(raw)
-    return synthetic_message_id(header, raw[offset:]).encode("ascii")
+    """The synthetic Message-ID ``mime.parse_message`` gives these message bytes (the one
+    rule of every backend: ``mime.message_synthetic_id``)."""
+    return message_synthetic_id(raw).encode("ascii")
 
 
 def _row_from_fields(fields: Mapping[bytes, bytes], header_block: bytes,

@@ -16,7 +16,7 @@ from typing import Iterable
 from mailtriage.backends import mime
 from mailtriage.backends.errors import BackendFailure
 from mailtriage.backends.imap import protocol
-from mailtriage.backends.imap.headers import HEADER_ITEMS, header_from_fetch, mime_synthetic_id
+from mailtriage.backends.imap.headers import HEADER_ITEMS, SYNTHETIC_ITEMS, header_from_fetch, synthetic_id_from_fetch
 from mailtriage.backends.mime import SYNTHETIC_DOMAIN
 from mailtriage.backends.imap.ids import MessageRef
 from mailtriage.backends.mailbox_contract import MailAttachment, MailHeader, MailMessage, MailThread, StaleMessageId
@@ -32,7 +32,7 @@ class FullMessage:
     raw: bytes
 
     def parsed(self) -> MailMessage:
-        content = mime.parse_message(self.raw, backend_ref=self.header.id)
+        content = mime.parse_message(self.raw, backend_ref=self.header.id, hash_body=True)
         attachments = tuple(MailAttachment(i, a.filename, a.content_type, a.size)
                             for i, a in enumerate(content.attachments))
         return MailMessage(self.header, content, attachments)
@@ -120,11 +120,9 @@ def _synthetic_members(mb, folder: str, state, root: str, since_keys, esearch: b
     uids, _count = mb.conn.call("UID SEARCH no Message-ID", lambda c: protocol.search(c, keys, esearch=esearch))
     matching = []
     for chunk in protocol.chunks(uids):
-        data = mb.conn.call("UID FETCH header", lambda c: protocol.fetch(c, protocol.compress(chunk),
-                                                                         ["UID", "BODY.PEEK[HEADER]"]))
+        data = mb.conn.call("UID FETCH header", lambda c: protocol.fetch(c, protocol.compress(chunk), SYNTHETIC_ITEMS))
         for key, item in data.items():
-            block = item.get(b"BODY[HEADER]")
-            if block is not None and mime_synthetic_id(block) == root:
+            if synthetic_id_from_fetch(item) == root:
                 matching.append(item.get(b"UID", key))
     return fetch_full(mb, folder, state.uidvalidity, matching) if matching else []
 
@@ -173,15 +171,20 @@ def thread_of(mb, root: str, folder: str, *, include_sent: bool = True) -> list[
     found = thread_members(mb, folder, root)
     sent = mb.folders.role_folder("sent")
     if include_sent and sent and sent != folder:
-        found += thread_members(mb, sent, root)
-    seen: set[str] = set()
-    unique = []
-    for message in sorted(found, key=lambda m: m.sort_key):
-        if message.header.message_id in seen:
-            continue
-        seen.add(message.header.message_id)
-        unique.append(message)
-    return unique
+        found += sent_copies_dropped(found, thread_members(mb, sent, root))
+    return sorted(found, key=lambda m: m.sort_key)
+
+
+def sent_copies_dropped(listed: list[FullMessage], sent: list[FullMessage]) -> list[FullMessage]:
+    """The Sent folder's messages that are not a copy of one in the list folder.
+
+    Within a folder every message counts, two that share a Message-ID included (the
+    offline backends' rule: a phishing run reusing one ID is several messages); only
+    our own reply, stored in Sent and received back through the list, is one message
+    in two folders.
+    """
+    ids = {m.header.message_id for m in listed if not m.header.synthetic_id}
+    return [m for m in sent if m.header.synthetic_id or m.header.message_id not in ids]
 
 
 def thread(mb, message_id: str) -> MailThread:
