@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from mailtriage.backends import mime
 from mailtriage.backends.errors import BackendFailure
@@ -21,6 +21,9 @@ from mailtriage.backends.mime import SYNTHETIC_DOMAIN
 from mailtriage.backends.imap.ids import MessageRef
 from mailtriage.backends.mailbox_contract import MailAttachment, MailHeader, MailMessage, MailThread, StaleMessageId
 from mailtriage.backends.thread_reconstruction import ThreadRecord, thread_records
+
+if TYPE_CHECKING:
+    from mailtriage.backends.imap.listed import ListedThreads, SentRows
 
 FULL_ITEMS = [*HEADER_ITEMS, "BODY.PEEK[]"]
 FULL_CHUNK = 50  # whole messages per FETCH: bounded memory per round trip
@@ -166,9 +169,82 @@ def members_of(messages: list[FullMessage], root: str) -> list[int]:
     return [i for i, m in enumerate(messages) if m.header.message_id == root]
 
 
-def thread_of(mb, root: str, folder: str, *, include_sent: bool = True) -> list[FullMessage]:
-    """The thread across ``folder`` and the Sent folder, chronological, one copy per message."""
-    found = thread_members(mb, folder, root)
+def listed_members(mb, listed: ListedThreads, rows: list, root: str,
+                   synthetic: bool) -> tuple[list[FullMessage], list] | None:
+    """The messages of a listed thread, and their rows: the listing's rows of it (``rows``)
+    and what arrived in its folder since and joins it, fetched by UID (no SEARCH). None
+    when the folder was reset (another UIDVALIDITY) or none of them is there any more
+    (the caller searches)."""
+    from mailtriage.backends.imap import recent  # the listing's row reader (imported by the source already)
+    from mailtriage.backends.imap.listed import thread_rows
+    from mailtriage.backends.imap.summary_cache import UID
+
+    conn = mb.conn
+    state = conn.select(listed.folder)
+    if state.uidvalidity != listed.uidvalidity:
+        return None
+    first = listed.uidnext
+    data = conn.call("UID FETCH new", lambda c: recent.fetch_rows(c, f"{first}:*", recent.RowMaker(), uid=True))
+    fresh = [row for uid, row in data.items() if uid >= first]  # "n:*" names the last message when none is new
+    if fresh:
+        recent.complete_synthetic(conn, fresh)
+        if listed.wanted:
+            fresh = [row for row in fresh if recent.on_list(row, listed.wanted)]
+        rows = thread_rows(rows, fresh, root, synthetic)
+    found = fetch_full(mb, listed.folder, state.uidvalidity, [row[UID] for row in rows])
+    return (found, rows) if found else None
+
+
+def sent_rows(mb, sent: str, kept: SentRows | None) -> SentRows | None:
+    """The Sent folder's header rows, brought up to date (``kept``: those of the last read).
+
+    One STATUS when nothing changed; else Sent is selected and only what is new read
+    (everything when its UIDVALIDITY changed). None when Sent is empty."""
+    from mailtriage.backends.imap import recent
+    from mailtriage.backends.imap.listed import SentRows
+
+    conn = mb.conn
+    status = conn.call(f"STATUS {sent}", lambda c: c.folder_status(sent, [b"MESSAGES", b"UIDNEXT", b"UIDVALIDITY"]))
+    messages, uidnext, uidvalidity = (int(status.get(k) or 0) for k in (b"MESSAGES", b"UIDNEXT", b"UIDVALIDITY"))
+    if messages == 0:
+        return None
+    if kept is not None and kept.current(uidvalidity, uidnext, messages):
+        return kept
+    state = conn.select(sent)
+    if kept is None or kept.uidvalidity != state.uidvalidity:
+        kept = SentRows(state.uidvalidity, 1, {})
+    rows = dict(kept.rows)
+    first = kept.uidnext
+    data = conn.call("UID FETCH Sent", lambda c: recent.fetch_rows(c, f"{first}:*", recent.RowMaker(), uid=True))
+    fresh = [row for uid, row in data.items() if uid >= first]
+    recent.complete_synthetic(conn, fresh)
+    rows.update((row[recent.sc.UID], row) for row in fresh)
+    if len(rows) != state.exists:  # some were expunged: keep those still there
+        present = set(conn.call("UID SEARCH Sent", lambda c: protocol.search(c, [b"ALL"], esearch=conn.has("ESEARCH")))[0])
+        rows = {uid: row for uid, row in rows.items() if uid in present}
+    top = max(rows, default=0) + 1
+    return SentRows(state.uidvalidity, max(state.uidnext or top, top), rows)
+
+
+def sent_replies(mb, sent: str, kept: SentRows, members: list, root: str, synthetic: bool) -> list[FullMessage]:
+    """The messages of Sent that thread with a listed thread's ``members`` rows."""
+    from mailtriage.backends.imap.listed import joining
+    from mailtriage.backends.imap.summary_cache import UID
+
+    uids = [row[UID] for row in joining(members, list(kept.rows.values()), root, synthetic)]
+    if not uids:
+        return []
+    state = mb.conn.select(sent)
+    return fetch_full(mb, sent, state.uidvalidity, uids)
+
+
+def thread_of(mb, root: str, folder: str, *, include_sent: bool = True,
+              found: list[FullMessage] | None = None) -> list[FullMessage]:
+    """The thread across ``folder`` and the Sent folder, chronological, one copy per message.
+
+    ``found``: the thread's messages in ``folder`` when already known (a listed thread)."""
+    if found is None:
+        found = thread_members(mb, folder, root)
     sent = mb.folders.role_folder("sent")
     if include_sent and sent and sent != folder:
         found += sent_copies_dropped(found, thread_members(mb, sent, root))
