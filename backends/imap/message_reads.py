@@ -163,10 +163,16 @@ def members_of(messages: list[FullMessage], root: str) -> list[int]:
     """Indices of ``messages`` whose thread root (shared JWZ threading) is ``root``."""
     records = [ThreadRecord(m.header.message_id, m.header.references, m.header.in_reply_to, m.header.synthetic_id)
                for m in messages]
-    for group in thread_records(records):
+    groups = thread_records(records)
+    for group in groups:
         if group.root_id == root and not group.synthetic:
             return group.members
-    return [i for i, m in enumerate(messages) if m.header.message_id == root]
+    # No thread is rooted there (References that loop were cut elsewhere among these
+    # candidates than in the whole folder): the thread that holds the message itself.
+    for group in groups:
+        if any(messages[i].header.message_id == root for i in group.members):
+            return group.members
+    return []
 
 
 def listed_members(mb, listed: ListedThreads, rows: list, root: str,

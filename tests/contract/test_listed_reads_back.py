@@ -116,3 +116,20 @@ def test_every_listed_thread_reads_back_with_its_messages_and_the_backends_agree
     assert len(imap["msgid:<bare.1234@client.example>"]) == 2
     assert len(imap["msgid:<form-77@site.example>"]) == 2
     assert len(imap["msgid:<never-received@elsewhere.example>"]) == 1
+
+
+def test_a_listed_imap_thread_reads_the_same_by_id_alone(request, mails):
+    """``mail read-thread <id>``: a source that never listed the thread finds it by searching."""
+    lister = imap_source(request, mails)
+    reader = ImapSource("imap", {"folder": "INBOX"}, account=lister.account)
+    try:
+        differ = []
+        for row in lister.list_recent_threads(None, LONG_AGO):
+            listed = sorted(m.message_id for m in lister.read_thread(row.thread_id).messages)
+            by_id = sorted(m.message_id for m in reader.read_thread(row.thread_id).messages)
+            if by_id != listed:
+                differ.append((str(row.thread_id), listed, by_id))
+        assert differ == []
+    finally:
+        lister.close()
+        reader.close()
