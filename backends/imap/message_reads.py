@@ -181,7 +181,8 @@ def listed_members(mb, listed: ListedThreads, rows: list, root: str,
     and what arrived in its folder since and joins it, fetched by UID (no SEARCH). None
     when the folder was reset (another UIDVALIDITY) or none of them is there any more
     (the caller searches)."""
-    from mailtriage.backends.imap import recent  # the listing's row reader (imported by the source already)
+    # lazy: the listing's modules (ImapSource has them loaded); the mailbox alone never needs them
+    from mailtriage.backends.imap import recent
     from mailtriage.backends.imap.listed import thread_rows
     from mailtriage.backends.imap.summary_cache import UID
 
@@ -206,6 +207,7 @@ def sent_rows(mb, sent: str, kept: SentRows | None) -> SentRows | None:
 
     One STATUS when nothing changed; else Sent is selected and only what is new read
     (everything when its UIDVALIDITY changed). None when Sent is empty."""
+    # lazy: the listing's modules (ImapSource has them loaded); the mailbox alone never needs them
     from mailtriage.backends.imap import recent
     from mailtriage.backends.imap.listed import SentRows
 
@@ -226,7 +228,8 @@ def sent_rows(mb, sent: str, kept: SentRows | None) -> SentRows | None:
     recent.complete_synthetic(conn, fresh)
     rows.update((row[recent.sc.UID], row) for row in fresh)
     if len(rows) != state.exists:  # some were expunged: keep those still there
-        present = set(conn.call("UID SEARCH Sent", lambda c: protocol.search(c, [b"ALL"], esearch=conn.has("ESEARCH")))[0])
+        esearch = conn.has("ESEARCH")
+        present = set(conn.call("UID SEARCH Sent", lambda c: protocol.search(c, [b"ALL"], esearch=esearch))[0])
         rows = {uid: row for uid, row in rows.items() if uid in present}
     top = max(rows, default=0) + 1
     return SentRows(state.uidvalidity, max(state.uidnext or top, top), rows)
@@ -234,6 +237,7 @@ def sent_rows(mb, sent: str, kept: SentRows | None) -> SentRows | None:
 
 def sent_replies(mb, sent: str, kept: SentRows, members: list, root: str, synthetic: bool) -> list[FullMessage]:
     """The messages of Sent that thread with a listed thread's ``members`` rows."""
+    # lazy: the listing's modules (ImapSource has them loaded); the mailbox alone never needs them
     from mailtriage.backends.imap.listed import joining
     from mailtriage.backends.imap.summary_cache import UID
 

@@ -106,7 +106,8 @@ def test_every_listed_thread_reads_back_with_its_messages_and_the_backends_agree
         assert sorted(set(imap) - set(other)) == [JUNK_HEADER], f"threads listed by imap only (not {form})"
         (junk,) = set(other) - set(imap)
         assert junk.startswith("msgid-synthetic:") and other[junk] == imap[JUNK_HEADER], form
-        assert [t for t in other if t != junk and imap[t] != other[t]] == [], f"threads read otherwise by imap and {form}"
+        differ = [t for t in other if t != junk and imap[t] != other[t]]
+        assert differ == [], f"threads read otherwise by imap and {form}"
     shared = imap["msgid:<invoice-2024@mailer.invoices.example>"]
     assert len(shared) == 4 and sum(len(files) for *_, files in shared) == 3
     assert sorted(m[1] for m in shared) == ["ap1@invoices1.example", "ap2@invoices2.example",
