@@ -5,7 +5,8 @@ Builds a ``--messages`` folder (bench_imap's generator: one message every 10 min
 ``read_thread`` of listed threads (median over ``--repeat`` threads of 2-8 messages):
 
   listed   the source that listed them opens them (the app's case)
-  by ID    a fresh source opens them by ID alone (``mail read-thread <id>``)
+  by ID    a fresh source opens them by ID alone, no summary cache (``mail read-thread <id>``)
+  cache    the same with the summary cache a listing wrote (``mailtriage list`` before)
 
 and counts the IMAP commands each read sends (from the trace), SEARCHes apart.
 
@@ -20,8 +21,10 @@ import os
 import pwd
 import statistics
 import sys
+import tempfile
 import time
 from collections import Counter
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -39,6 +42,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
 
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="bench-read-cache-")  # never the user's cache
     import keyring
 
     keyring.set_keyring(MemoryKeyring())
@@ -111,6 +115,13 @@ def main() -> int:
         timed(fresh, "by ID")
         lister.close()
         fresh.close()
+        cached = replace(acct, cache_summaries=True)
+        writer = ImapSource("bench", {"list": LIST}, account=cached)
+        writer.list_recent_threads(LIST, since)
+        writer.close()  # the cache is written
+        reader = ImapSource("bench", {"list": LIST}, account=cached)
+        timed(reader, "cache")
+        reader.close()
     finally:
         server.stop()
     return 0

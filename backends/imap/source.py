@@ -346,8 +346,10 @@ class ImapSource(AccountSource):
         """The list folder's messages of a thread the last listing holds, or None (not listed,
         folder reset, all gone). A listed thread without its root (it started before the
         window, or the root never came) is completed by the search by root."""
-        listed = self._listed_threads
-        if listed is None or thread_id.kind not in (THREAD_KIND, synthetic_kind(THREAD_KIND)):
+        if thread_id.kind not in (THREAD_KIND, synthetic_kind(THREAD_KIND)):
+            return None
+        listed = self._listed_threads or self._listed_from_cache()
+        if listed is None:
             return None
         rows = listed.members(thread_id)
         if rows is None:
@@ -369,6 +371,25 @@ class ImapSource(AccountSource):
                                                      synthetic)
                 found += message_reads.sent_copies_dropped(found, replies)
         return found
+
+    def _listed_from_cache(self) -> ListedThreads | None:
+        """The summary cache's rows as a listing (``mail read-thread`` in a new process: what
+        ``mailtriage list`` or the app wrote), or None (no cache, or a damaged one)."""
+        if not self.caches_summaries:
+            return None
+        self._flush_cache()  # reading every section decodes them into the cache: no write meanwhile
+        cache = self._cache if self._cache is not None else self._summary_store().load()
+        if cache is None:
+            return None
+        try:
+            rows = list(cache.rows.values())
+        except summary_cache.Damaged:
+            return None
+        wanted = self.list_address
+        if wanted:
+            rows = [row for row in rows if recent.on_list(row, wanted)]
+        self._remember(cache.uidvalidity, cache.uidnext, rows, wanted)
+        return self._listed_threads
 
     def _remember(self, uidvalidity: int, uidnext: int | None, rows: list, wanted: str | None) -> None:
         """Keep a listing's rows: opening one of its threads then fetches its UIDs."""

@@ -134,3 +134,22 @@ def test_our_replies_in_sent_are_read_without_searching_or_reselecting(source, s
     assert [m.message_id for m in thread.messages] == ["<other@r>"]
     assert [c for _f, c in commands.sent if c.startswith("SELECT")] == ['SELECT "INBOX"']
     assert [c for _f, c in commands.sent if "SEARCH" in c or "THREAD" in c] == []
+
+
+def test_a_thread_read_by_id_uses_the_summary_cache_another_process_wrote(source, account, seed):
+    # `mailtriage list` (or the app's start-up child) listed and wrote the cache; then
+    # `mail read-thread <id>` runs in a new process: a source that never listed anything.
+    _report(seed)
+    source.list_recent_threads(LIST, SINCE)
+    source.close()  # its cache is written
+    seed("INBOX", make_mail(4, subject="Re: Re: RCE", message_id="<rce3@r>", in_reply_to="<rce2@r>"),
+         when=NOW - timedelta(minutes=5))
+    reader = ImapSource("imap", {"folder": "INBOX", "list": LIST}, account=account)
+    try:
+        reader.mailbox.conn.select("INBOX")
+        with Commands(reader) as commands:
+            thread = reader.read_thread(ThreadId("msgid", "<rce@r>"))
+        assert [m.message_id for m in thread.messages] == ["<rce@r>", "<rce2@r>", "<rce3@r>"]
+        assert commands.searches_in("INBOX") == []
+    finally:
+        reader.close()
