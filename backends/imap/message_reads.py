@@ -83,9 +83,14 @@ def attachment_bytes(mb, message_id: str, index: int) -> bytes:
 
 
 def root_criteria(root: str, since_keys: list[bytes] | None = None) -> list[bytes]:
+    """Messages naming ``root``. Message-ID and In-Reply-To are searched without the angle
+    brackets (HEADER matches a substring): one written bare or unterminated is keyed
+    ``<...>`` like any other (the MIME rule) and found too; the client-side threading then
+    keeps the exact ones. References are read only bracketed, so searched so."""
     quoted = protocol.quote(root)
-    keys = [b"OR", b"HEADER", b"Message-ID", quoted, b"OR", b"HEADER", b"References", quoted,
-            b"HEADER", b"In-Reply-To", quoted]
+    bare = protocol.quote(root.strip("<>") or root)
+    keys = [b"OR", b"HEADER", b"Message-ID", bare, b"OR", b"HEADER", b"References", quoted,
+            b"HEADER", b"In-Reply-To", bare]
     return [*keys, *(since_keys or [])]
 
 

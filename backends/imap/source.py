@@ -332,9 +332,14 @@ class ImapSource(AccountSource):
             if state.exists == 0:
                 continue
             esearch = self.mailbox.conn.has("ESEARCH")
-            keys = [b"HEADER", b"Message-ID", protocol.quote(message_id)]
-            uids, _count = self.mailbox.conn.call("UID SEARCH Message-ID",
-                                                  lambda c: protocol.search(c, keys, esearch=esearch))
+            uids: list[int] = []
+            # As written, else without brackets (a bare or unterminated Message-ID, keyed <...>).
+            for written in dict.fromkeys((message_id, message_id.strip("<>") or message_id)):
+                keys = [b"HEADER", b"Message-ID", protocol.quote(written)]
+                uids, _count = self.mailbox.conn.call("UID SEARCH Message-ID",
+                                                      lambda c: protocol.search(c, keys, esearch=esearch))
+                if uids:
+                    break
             for found in message_reads.fetch_full(self.mailbox, folder, state.uidvalidity, uids[:5]):
                 if found.header.message_id == message_id:
                     header = found.header

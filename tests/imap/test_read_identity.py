@@ -8,10 +8,12 @@ without a Message-ID is named by the hash of its headers and body.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from mailtriage.backends.contract import ThreadId
 from mailtriage.backends.imap.source import ImapSource
 from tests.imap.conftest import make_mail
 
@@ -87,3 +89,15 @@ def test_alerts_without_message_id_and_equal_headers_are_two_threads(source, see
     assert bodies == ["host db1", "host web3"]
     for row in rows:
         assert [m.message_id for m in source.read_thread(row.thread_id).messages] == [row.root_message_id]
+
+
+@pytest.mark.parametrize("written", ["bare.1234@client.example", "<form-77@site.example"])
+def test_a_message_id_without_brackets_or_unterminated_is_read_by_id(account, seed, written):
+    # Listed as <...> (the MIME rule); a server HEADER search for "<...>" does not match it.
+    seed("INBOX", make_mail(1, subject="Odd ID", message_id=written), when=NOW - timedelta(hours=1))
+    reader = ImapSource("imap", {"folder": "INBOX", "list": LIST}, account=replace(account, cache_summaries=False))
+    try:
+        thread = reader.read_thread(ThreadId("msgid", "<" + written.strip("<>") + ">"))
+        assert [m.subject for m in thread.messages] == ["Odd ID"]
+    finally:
+        reader.close()
