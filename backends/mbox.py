@@ -88,6 +88,7 @@ from mailtriage.backends.mime import (
     parse_address,
     parse_date_epoch,
     parse_date_epochs,
+    message_synthetic_id,
     parse_message,
     split_header_block,
     synthetic_message_id,
@@ -277,19 +278,24 @@ def mbox_unquote(message: bytes) -> bytes:
 
     mboxrd quotes every ``>*From `` body line with one more ``>``; mboxo quotes
     ``From `` lines only. Removing one ``>`` from ``>+From `` lines is right for both
-    at the common depth (``>From `` -> ``From ``). Only the body is touched.
+    at the common depth (``>From `` -> ``From ``). The body is touched, and the first
+    line: a message stored with its own envelope line has it quoted too, and unquoted
+    before the header split (a ``>From `` line is no header field: it would end the
+    header block at once, losing sender and subject). A leading ``From `` line is then
+    skipped as an envelope line by every header reader.
     """
-    if b">From " not in message and b">>From " not in message:
+    if b">From " not in message:  # also the test for ">>From "
         return message
+    if message.startswith(b">") and _MBOXRD_QUOTED.match(message) is not None:
+        message = message[1:]
     _, offset = split_header_block(message)
     return message[:offset] + _MBOXRD_QUOTED.sub(rb"\1", message[offset:])
 
 
 def synthetic_id_of(raw: bytes) -> bytes:
-    """The synthetic Message-ID ``mime.parse_message`` gives these message bytes."""
-    raw = unfold_header_names(normalize_line_ends(raw)[0])[0]
-    header, offset = split_header_block(raw)
-    return synthetic_message_id(header, raw[offset:]).encode("ascii")
+    """The synthetic Message-ID ``mime.parse_message`` gives these message bytes (the one
+    rule of every backend: ``mime.message_synthetic_id``)."""
+    return message_synthetic_id(raw).encode("ascii")
 
 
 def _row_from_fields(fields: Mapping[bytes, bytes], header_block: bytes,

@@ -55,7 +55,9 @@ from mailtriage.core.paths import private_cache_dir
 from mailtriage.core.trace import TRACE
 
 KIND = "mbox-index"
-VERSION = 5
+# 6: a message whose first line is a quoted ">From " envelope line keeps its header block
+#    (issue 33): an index of 5 holds it without sender, subject or Message-ID.
+VERSION = 6
 DELTA_KIND = "mbox-index-delta"
 DELTA_VERSION = 1
 # Compaction: an append rewrites the base once the delta holds more than 1/COMPACT_SHARE of

@@ -61,6 +61,7 @@ __all__ = [
     "parse_message_headers",
     "split_header_block",
     "synthetic_message_id",
+    "message_synthetic_id",
 ]
 
 SYNTHETIC_DOMAIN = "mailtriage.invalid"
@@ -175,6 +176,18 @@ def synthetic_message_id(header_block: bytes, body: bytes | None = None) -> str:
     text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")[:_SYNTHETIC_BODY_BYTES].strip(b"\n")
     digest = hashlib.sha256(normalized + b"\n\n" + text).hexdigest()[:24]
     return f"<synthetic-{digest}@{SYNTHETIC_DOMAIN}>"
+
+
+def message_synthetic_id(raw: bytes) -> str:
+    """The synthetic Message-ID :func:`parse_message` gives ``raw`` with ``hash_body``.
+
+    ``raw`` is the whole message, or a prefix of it holding the header block and the
+    first MiB of the body (what an IMAP FETCH of ``BODY[HEADER]`` and ``BODY[TEXT]<0.1048576>``
+    gives): the same bytes give the same ID whichever backend read them (issue 33).
+    """
+    raw = unfold_header_names(normalize_line_ends(raw)[0])[0]
+    header, offset = split_header_block(raw)
+    return synthetic_message_id(header, raw[offset: offset + 4 * _SYNTHETIC_BODY_BYTES])
 
 
 # A header field: name at the start of a line, optional blanks, colon, then the value

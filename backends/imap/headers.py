@@ -15,7 +15,6 @@ from urllib.parse import urlsplit
 from mailtriage.backends.contract import Address
 from mailtriage.backends import mime
 from mailtriage.backends.mime import decode_header_text, split_header_block
-from mailtriage.backends.mime import synthetic_message_id as _mime_synthetic
 from mailtriage.backends.imap.ids import MessageRef
 from mailtriage.backends.mailbox_contract import ListUnsubscribe, MailHeader
 
@@ -49,9 +48,23 @@ def decode_text(value: Any, notes: list[str] | None = None, what: str = "header"
 
 
 def mime_synthetic_id(raw: bytes) -> str:
-    """The MIME parser's synthetic ID for a message (or its header block)."""
-    block, _ = split_header_block(raw)
-    return _mime_synthetic(block)
+    """The synthetic ID the offline backends and the full read give a message: the hash of
+    its header block and body (``raw``: the whole message, or HEADER + TEXT from
+    :data:`SYNTHETIC_ITEMS`). Given a header block alone it is only a stand-in."""
+    return mime.message_synthetic_id(raw)
+
+
+# What a message without a Message-ID is fetched with to be named: its header and as much
+# of its body as the synthetic ID hashes.
+SYNTHETIC_ITEMS = ["UID", "BODY.PEEK[HEADER]", "BODY.PEEK[TEXT]<0.1048576>"]
+
+
+def synthetic_id_from_fetch(item: dict) -> str | None:
+    """The synthetic ID of a message from its FETCH of :data:`SYNTHETIC_ITEMS` (None: no header)."""
+    header = item.get(b"BODY[HEADER]")
+    if header is None:
+        return None
+    return mime.message_synthetic_id(header + (item.get(b"BODY[TEXT]<0>") or b""))
 
 
 def synthetic_message_id(ref: MessageRef) -> str:
@@ -140,7 +153,7 @@ def header_from_fetch(ref: MessageRef, data: dict, header_block: bytes | None = 
         message_id = mime_synthetic_id(header_block) if header_block is not None else synthetic_message_id(ref)
         notes.append("no Message-ID; a synthetic one stands in")
     references = mime.extract_msgids(fields.get(b"references"))
-    in_reply_to = mime.extract_msgid(fields.get(b"in-reply-to"))
+    in_reply_to = mime.extract_msgid(fields.get(b"in-reply-to"), reference=True)  # "<yes>" links nothing
     sent_date = mime.parse_date(fields.get(b"date"))
     if fields.get(b"date") and sent_date is None:
         notes.append("the Date header is not a date")

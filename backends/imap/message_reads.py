@@ -11,16 +11,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from mailtriage.backends import mime
 from mailtriage.backends.errors import BackendFailure
 from mailtriage.backends.imap import protocol
-from mailtriage.backends.imap.headers import HEADER_ITEMS, header_from_fetch, mime_synthetic_id
+from mailtriage.backends.imap.headers import HEADER_ITEMS, SYNTHETIC_ITEMS, header_from_fetch, synthetic_id_from_fetch
 from mailtriage.backends.mime import SYNTHETIC_DOMAIN
 from mailtriage.backends.imap.ids import MessageRef
 from mailtriage.backends.mailbox_contract import MailAttachment, MailHeader, MailMessage, MailThread, StaleMessageId
 from mailtriage.backends.thread_reconstruction import ThreadRecord, thread_records
+
+if TYPE_CHECKING:
+    from mailtriage.backends.imap.listed import ListedThreads, SentRows
 
 FULL_ITEMS = [*HEADER_ITEMS, "BODY.PEEK[]"]
 FULL_CHUNK = 50  # whole messages per FETCH: bounded memory per round trip
@@ -32,7 +35,7 @@ class FullMessage:
     raw: bytes
 
     def parsed(self) -> MailMessage:
-        content = mime.parse_message(self.raw, backend_ref=self.header.id)
+        content = mime.parse_message(self.raw, backend_ref=self.header.id, hash_body=True)
         attachments = tuple(MailAttachment(i, a.filename, a.content_type, a.size)
                             for i, a in enumerate(content.attachments))
         return MailMessage(self.header, content, attachments)
@@ -80,9 +83,14 @@ def attachment_bytes(mb, message_id: str, index: int) -> bytes:
 
 
 def root_criteria(root: str, since_keys: list[bytes] | None = None) -> list[bytes]:
+    """Messages naming ``root``. Message-ID and In-Reply-To are searched without the angle
+    brackets (HEADER matches a substring): one written bare or unterminated is keyed
+    ``<...>`` like any other (the MIME rule) and found too; the client-side threading then
+    keeps the exact ones. References are read only bracketed, so searched so."""
     quoted = protocol.quote(root)
-    keys = [b"OR", b"HEADER", b"Message-ID", quoted, b"OR", b"HEADER", b"References", quoted,
-            b"HEADER", b"In-Reply-To", quoted]
+    bare = protocol.quote(root.strip("<>") or root)
+    keys = [b"OR", b"HEADER", b"Message-ID", bare, b"OR", b"HEADER", b"References", quoted,
+            b"HEADER", b"In-Reply-To", bare]
     return [*keys, *(since_keys or [])]
 
 
@@ -120,11 +128,9 @@ def _synthetic_members(mb, folder: str, state, root: str, since_keys, esearch: b
     uids, _count = mb.conn.call("UID SEARCH no Message-ID", lambda c: protocol.search(c, keys, esearch=esearch))
     matching = []
     for chunk in protocol.chunks(uids):
-        data = mb.conn.call("UID FETCH header", lambda c: protocol.fetch(c, protocol.compress(chunk),
-                                                                         ["UID", "BODY.PEEK[HEADER]"]))
+        data = mb.conn.call("UID FETCH header", lambda c: protocol.fetch(c, protocol.compress(chunk), SYNTHETIC_ITEMS))
         for key, item in data.items():
-            block = item.get(b"BODY[HEADER]")
-            if block is not None and mime_synthetic_id(block) == root:
+            if synthetic_id_from_fetch(item) == root:
                 matching.append(item.get(b"UID", key))
     return fetch_full(mb, folder, state.uidvalidity, matching) if matching else []
 
@@ -162,26 +168,114 @@ def members_of(messages: list[FullMessage], root: str) -> list[int]:
     """Indices of ``messages`` whose thread root (shared JWZ threading) is ``root``."""
     records = [ThreadRecord(m.header.message_id, m.header.references, m.header.in_reply_to, m.header.synthetic_id)
                for m in messages]
-    for group in thread_records(records):
+    groups = thread_records(records)
+    for group in groups:
         if group.root_id == root and not group.synthetic:
             return group.members
-    return [i for i, m in enumerate(messages) if m.header.message_id == root]
+    # No thread is rooted there (References that loop were cut elsewhere among these
+    # candidates than in the whole folder): the thread that holds the message itself.
+    for group in groups:
+        if any(messages[i].header.message_id == root for i in group.members):
+            return group.members
+    return []
 
 
-def thread_of(mb, root: str, folder: str, *, include_sent: bool = True) -> list[FullMessage]:
-    """The thread across ``folder`` and the Sent folder, chronological, one copy per message."""
-    found = thread_members(mb, folder, root)
+def listed_members(mb, listed: ListedThreads, rows: list, root: str,
+                   synthetic: bool) -> tuple[list[FullMessage], list] | None:
+    """The messages of a listed thread, and their rows: the listing's rows of it (``rows``)
+    and what arrived in its folder since and joins it, fetched by UID (no SEARCH). None
+    when the folder was reset (another UIDVALIDITY) or none of them is there any more
+    (the caller searches)."""
+    # lazy: the listing's modules (ImapSource has them loaded); the mailbox alone never needs them
+    from mailtriage.backends.imap import recent
+    from mailtriage.backends.imap.listed import thread_rows
+    from mailtriage.backends.imap.summary_cache import UID
+
+    conn = mb.conn
+    state = conn.select(listed.folder)
+    if state.uidvalidity != listed.uidvalidity:
+        return None
+    first = listed.uidnext
+    data = conn.call("UID FETCH new", lambda c: recent.fetch_rows(c, f"{first}:*", recent.RowMaker(), uid=True))
+    fresh = [row for uid, row in data.items() if uid >= first]  # "n:*" names the last message when none is new
+    if fresh:
+        recent.complete_synthetic(conn, fresh)
+        if listed.wanted:
+            fresh = [row for row in fresh if recent.on_list(row, listed.wanted)]
+        rows = thread_rows(rows, fresh, root, synthetic)
+    found = fetch_full(mb, listed.folder, state.uidvalidity, [row[UID] for row in rows])
+    return (found, rows) if found else None
+
+
+def sent_rows(mb, sent: str, kept: SentRows | None) -> SentRows | None:
+    """The Sent folder's header rows, brought up to date (``kept``: those of the last read).
+
+    One STATUS when nothing changed; else Sent is selected and only what is new read
+    (everything when its UIDVALIDITY changed). None when Sent is empty."""
+    # lazy: the listing's modules (ImapSource has them loaded); the mailbox alone never needs them
+    from mailtriage.backends.imap import recent
+    from mailtriage.backends.imap.listed import SentRows
+
+    conn = mb.conn
+    status = conn.call(f"STATUS {sent}", lambda c: c.folder_status(sent, [b"MESSAGES", b"UIDNEXT", b"UIDVALIDITY"]))
+    messages, uidnext, uidvalidity = (int(status.get(k) or 0) for k in (b"MESSAGES", b"UIDNEXT", b"UIDVALIDITY"))
+    if messages == 0:
+        return None
+    if kept is not None and kept.current(uidvalidity, uidnext, messages):
+        return kept
+    state = conn.select(sent)
+    if kept is None or kept.uidvalidity != state.uidvalidity:
+        kept = SentRows(state.uidvalidity, 1, {})
+    rows = dict(kept.rows)
+    first = kept.uidnext
+    data = conn.call("UID FETCH Sent", lambda c: recent.fetch_rows(c, f"{first}:*", recent.RowMaker(), uid=True))
+    fresh = [row for uid, row in data.items() if uid >= first]
+    recent.complete_synthetic(conn, fresh)
+    rows.update((row[recent.sc.UID], row) for row in fresh)
+    if len(rows) != state.exists:  # some were expunged: keep those still there
+        esearch = conn.has("ESEARCH")
+        present = set(conn.call("UID SEARCH Sent", lambda c: protocol.search(c, [b"ALL"], esearch=esearch))[0])
+        rows = {uid: row for uid, row in rows.items() if uid in present}
+    top = max(rows, default=0) + 1
+    return SentRows(state.uidvalidity, max(state.uidnext or top, top), rows)
+
+
+def sent_replies(mb, sent: str, kept: SentRows, members: list, root: str, synthetic: bool) -> list[FullMessage]:
+    """The messages of Sent that thread with a listed thread's ``members`` rows."""
+    # lazy: the listing's modules (ImapSource has them loaded); the mailbox alone never needs them
+    from mailtriage.backends.imap.listed import joining
+    from mailtriage.backends.imap.summary_cache import UID
+
+    uids = [row[UID] for row in joining(members, list(kept.rows.values()), root, synthetic)]
+    if not uids:
+        return []
+    state = mb.conn.select(sent)
+    return fetch_full(mb, sent, state.uidvalidity, uids)
+
+
+def thread_of(mb, root: str, folder: str, *, include_sent: bool = True,
+              found: list[FullMessage] | None = None) -> list[FullMessage]:
+    """The thread across ``folder`` and the Sent folder, chronological, one copy per message.
+
+    ``found``: the thread's messages in ``folder`` when already known (a listed thread)."""
+    if found is None:
+        found = thread_members(mb, folder, root)
     sent = mb.folders.role_folder("sent")
     if include_sent and sent and sent != folder:
-        found += thread_members(mb, sent, root)
-    seen: set[str] = set()
-    unique = []
-    for message in sorted(found, key=lambda m: m.sort_key):
-        if message.header.message_id in seen:
-            continue
-        seen.add(message.header.message_id)
-        unique.append(message)
-    return unique
+        found += sent_copies_dropped(found, thread_members(mb, sent, root))
+    return sorted(found, key=lambda m: m.sort_key)
+
+
+def sent_copies_dropped(listed: list[FullMessage], sent: list[FullMessage]) -> list[FullMessage]:
+    """The Sent folder's messages that are not a copy of one in the list folder.
+
+    Within a folder every message counts, two that share a Message-ID included (the
+    offline backends' rule: a phishing run reusing one ID is several messages); only
+    our own reply, stored in Sent and received back through the list, is one message
+    in two folders.
+    """
+    ids = {m.header.message_id for m in listed if not m.header.synthetic_id}
+    return [m for m in sent if m.header.synthetic_id or m.header.message_id not in ids]
 
 
 def thread(mb, message_id: str) -> MailThread:

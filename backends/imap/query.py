@@ -25,8 +25,8 @@ from datetime import datetime, timedelta, timezone
 from imapclient.exceptions import ProtocolError
 
 from mailtriage.backends.imap import protocol
-from mailtriage.backends.imap.headers import (HEADER_ITEMS, aware, header_from_fetch, mime_synthetic_id,
-                                              synthetic_message_id, thread_root)
+from mailtriage.backends.imap.headers import (HEADER_ITEMS, SYNTHETIC_ITEMS, aware, header_from_fetch,
+                                              synthetic_id_from_fetch, synthetic_message_id, thread_root)
 from mailtriage.backends.imap.ids import MessageRef
 from mailtriage.backends.mailbox_contract import (InvalidQuery, MailHeader, MailPage, MailQuery, merge_pages,
                                         with_thread_counts)
@@ -72,15 +72,14 @@ def complete_synthetic(mb, headers: dict[int, MailHeader], uidvalidity: int) -> 
         return headers
     try:
         data = mb.conn.call("UID FETCH header", lambda c: protocol.fetch(c, protocol.compress(missing),
-                                                                         ["UID", "BODY.PEEK[HEADER]"]))
+                                                                         SYNTHETIC_ITEMS))
     except ProtocolError:
         return headers
     for key, item in data.items():
         uid = item.get(b"UID", key)
-        block = item.get(b"BODY[HEADER]")
-        if uid in missing and block is not None:
+        mid = synthetic_id_from_fetch(item)
+        if uid in missing and mid is not None:
             old = headers[uid]
-            mid = mime_synthetic_id(block)
             headers[uid] = replace(old, message_id=mid, thread_key=thread_root(mid, old.references, old.in_reply_to))
     return headers
 

@@ -45,7 +45,8 @@ from mailtriage.backends.contract import (LEGACY_KINDS, MESSAGE_ID_KIND, SYNTHET
 from mailtriage.backends.errors import BackendFailure, ConnectionLost
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap import summary_cache as sc
-from mailtriage.backends.imap.headers import mime_synthetic_id, thread_root
+from mailtriage.backends.imap.headers import (SYNTHETIC_ITEMS, mime_synthetic_id, synthetic_id_from_fetch,
+                                              thread_root)
 from mailtriage.backends.thread_reconstruction import is_synthetic_root, link_records, root_members, synthetic_kind
 
 RECENT_FIELDS = ("MESSAGE-ID", "REFERENCES", "IN-REPLY-TO", "SUBJECT", "FROM", "DATE", "TO", "CC", "LIST-ID",
@@ -162,7 +163,7 @@ class RowMaker:
             references = tuple(dict.fromkeys(references) if len(references) > 1 else references)
         else:
             references = ()
-        in_reply_to = self.message_id(get(b"in-reply-to"))
+        in_reply_to = self.reference(get(b"in-reply-to"))
         raw = get(b"subject")
         subject = self._subjects.get(raw)
         if subject is None:
@@ -185,6 +186,18 @@ class RowMaker:
         match = _BRACKETED_ID.search(raw)
         if match is None:
             found = mime.extract_msgid(raw)  # a bare local@domain, or no ID
+            return None if found is None else self._ids.setdefault(found, found)
+        token = match.group()
+        return self._tokens.get(token) or self._token(token)
+
+    def reference(self, raw: bytes | None) -> str | None:
+        """``mime.extract_msgid(raw, reference=True)`` (an In-Reply-To: a token without
+        ``@``, such as git-send-email's ``<yes>``, is no ID), shared as :meth:`message_id`."""
+        if not raw:
+            return None
+        match = mime.REFERENCE_ID.search(raw)
+        if match is None:
+            found = mime.extract_msgid(raw, reference=True)  # a bare local@domain, or no ID
             return None if found is None else self._ids.setdefault(found, found)
         token = match.group()
         return self._tokens.get(token) or self._token(token)
@@ -420,17 +433,17 @@ def _list_filter(wanted: str | None) -> Callable[[Row], bool] | None:
 
 def complete_synthetic(conn, rows: list[Row]) -> None:
     """Give rows without a Message-ID the MIME parser's synthetic ID (one FETCH of their
-    headers); ``rows`` is updated in place."""
+    headers and body heads); ``rows`` is updated in place."""
     missing = [i for i, r in enumerate(rows) if r[sc.SYNTHETIC]]
     if not missing:
         return
     uids = protocol.compress(rows[i][sc.UID] for i in missing)
-    data = conn.call("UID FETCH header", lambda c: protocol.fetch(c, uids, ["UID", "BODY.PEEK[HEADER]"]))
-    blocks = {item.get(b"UID", k): item.get(b"BODY[HEADER]") for k, item in data.items()}
+    data = conn.call("UID FETCH header", lambda c: protocol.fetch(c, uids, SYNTHETIC_ITEMS))
+    named = {item.get(b"UID", k): synthetic_id_from_fetch(item) for k, item in data.items()}
     for i in missing:
         row = rows[i]
-        if blocks.get(row[sc.UID]):
-            rows[i] = (mime_synthetic_id(blocks[row[sc.UID]]), *row[1:])
+        if named.get(row[sc.UID]):
+            rows[i] = (named[row[sc.UID]], *row[1:])
 
 
 # -- choosing rows -------------------------------------------------------------------------

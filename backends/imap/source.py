@@ -37,6 +37,7 @@ from mailtriage.backends.imap import message_reads, protocol, recent, summary_ca
 from mailtriage.backends.imap.account import ImapAccount, load_account
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.imap.headers import aware, thread_root
+from mailtriage.backends.imap.listed import ListedThreads, SentRows
 from mailtriage.backends.imap.query import criteria_for
 from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.backends.thread_reconstruction import synthetic_kind
@@ -69,6 +70,8 @@ class ImapSource(AccountSource):
         self._store: summary_cache.SummaryStore | None = None
         self._cache: summary_cache.FolderCache | None = None
         self._listed: tuple[Any, int] | None = None  # the folder state of the last listing, and the call count after it
+        self._listed_threads: ListedThreads | None = None  # the last listing's rows (read_thread fetches by UID)
+        self._sent_rows: SentRows | None = None  # the Sent folder's rows as the last read saw them
         self.archive = self._archive_settings()
         self._init_account(account)
         self._declared = self._declared_capabilities()
@@ -187,6 +190,7 @@ class ImapSource(AccountSource):
                         self._keep(recent.cache_from_walk(state, walked, since))
                     rows = recent.pick(walked.rows, since, wanted, limit, exhausted=True) or []
                 self._listed = (state, conn.calls)
+                self._remember(state.uidvalidity, state.uidnext, rows, wanted)
                 found = recent.summaries(rows, THREAD_KIND)
         finally:
             # Not kept anew (answered as it was, or failed) nor written meanwhile (reconciled):
@@ -297,6 +301,7 @@ class ImapSource(AccountSource):
         rows = self._answer_from_cache(cache, since, wanted, limit)
         if rows is None:
             return None
+        self._remember(cache.uidvalidity, cache.uidnext, rows, wanted)
         found = recent.summaries(rows, THREAD_KIND)
         return found[:limit] if limit else found
 
@@ -327,15 +332,75 @@ class ImapSource(AccountSource):
             if state.exists == 0:
                 continue
             esearch = self.mailbox.conn.has("ESEARCH")
-            keys = [b"HEADER", b"Message-ID", protocol.quote(message_id)]
-            uids, _count = self.mailbox.conn.call("UID SEARCH Message-ID",
-                                                  lambda c: protocol.search(c, keys, esearch=esearch))
+            uids: list[int] = []
+            # As written, else without brackets (a bare or unterminated Message-ID, keyed <...>).
+            for written in dict.fromkeys((message_id, message_id.strip("<>") or message_id)):
+                keys = [b"HEADER", b"Message-ID", protocol.quote(written)]
+                uids, _count = self.mailbox.conn.call("UID SEARCH Message-ID",
+                                                      lambda c: protocol.search(c, keys, esearch=esearch))
+                if uids:
+                    break
             for found in message_reads.fetch_full(self.mailbox, folder, state.uidvalidity, uids[:5]):
                 if found.header.message_id == message_id:
                     header = found.header
                     return ThreadId(MESSAGE_ID_KIND, thread_root(header.message_id, header.references,
                                                                  header.in_reply_to))
         return None
+
+    def _listed_members(self, thread_id: ThreadId) -> list[message_reads.FullMessage] | None:
+        """The list folder's messages of a thread the last listing holds, or None (not listed,
+        folder reset, all gone). A listed thread without its root (it started before the
+        window, or the root never came) is completed by the search by root."""
+        if thread_id.kind not in (THREAD_KIND, synthetic_kind(THREAD_KIND)):
+            return None
+        listed = self._listed_threads or self._listed_from_cache()
+        if listed is None:
+            return None
+        rows = listed.members(thread_id)
+        if rows is None:
+            return None
+        synthetic = thread_id.kind != THREAD_KIND
+        read = message_reads.listed_members(self.mailbox, listed, rows, thread_id.value, synthetic)
+        if read is None:
+            return None
+        found, rows = read
+        if not synthetic and not any(m.header.message_id == thread_id.value for m in found):
+            known = {m.header.id for m in found}
+            found += [m for m in message_reads.thread_members(self.mailbox, self.folder, thread_id.value)
+                      if m.header.id not in known]
+        sent = self.mailbox.folders.role_folder("sent")
+        if sent and sent != self.folder:
+            self._sent_rows = message_reads.sent_rows(self.mailbox, sent, self._sent_rows)
+            if self._sent_rows is not None:
+                replies = message_reads.sent_replies(self.mailbox, sent, self._sent_rows, rows, thread_id.value,
+                                                     synthetic)
+                found += message_reads.sent_copies_dropped(found, replies)
+        return found
+
+    def _listed_from_cache(self) -> ListedThreads | None:
+        """The summary cache's rows as a listing (``mail read-thread`` in a new process: what
+        ``mailtriage list`` or the app wrote), or None (no cache, or a damaged one)."""
+        if not self.caches_summaries:
+            return None
+        self._flush_cache()  # reading every section decodes them into the cache: no write meanwhile
+        cache = self._cache if self._cache is not None else self._summary_store().load()
+        if cache is None:
+            return None
+        try:
+            rows = list(cache.rows.values())
+        except summary_cache.Damaged:
+            return None
+        wanted = self.list_address
+        if wanted:
+            rows = [row for row in rows if recent.on_list(row, wanted)]
+        self._remember(cache.uidvalidity, cache.uidnext, rows, wanted)
+        return self._listed_threads
+
+    def _remember(self, uidvalidity: int, uidnext: int | None, rows: list, wanted: str | None) -> None:
+        """Keep a listing's rows: opening one of its threads then fetches its UIDs."""
+        if uidnext is None:  # a server that does not say: everything up to the highest UID seen
+            uidnext = 1 + max((row[summary_cache.UID] for row in rows), default=0)
+        self._listed_threads = ListedThreads(self.folder, uidvalidity, uidnext, rows, wanted)
 
     def _root(self, thread_id: ThreadId) -> tuple[ThreadId, str]:
         """The thread's own reference and root: a reply's Message-ID leads to its thread's root."""
@@ -349,10 +414,17 @@ class ImapSource(AccountSource):
     def read_thread(self, thread_id: ThreadId) -> Thread:
         """The thread across the list folder and Sent, chronological. BackendFailure if not found.
 
-        ``thread_id`` may name any message of the thread (a reply's own Message-ID finds
-        the thread that holds it) or be another backend's reference with a root."""
-        thread_id, root = self._root(thread_id)
-        members = message_reads.thread_of(self.mailbox, root, self.folder)
+        A thread of this source's last listing is read by the UIDs the listing knows, plus
+        what arrived since (no SEARCH of the list folder: :mod:`backends.imap.listed`).
+        Otherwise ``thread_id`` may name any message of the thread (a reply's own
+        Message-ID finds the thread that holds it) or be another backend's reference with a root."""
+        listed = self._listed_members(thread_id)
+        if listed is not None:
+            root = thread_id.value
+            members = message_reads.thread_of(self.mailbox, root, self.folder, found=listed, include_sent=False)
+        else:
+            thread_id, root = self._root(thread_id)
+            members = message_reads.thread_of(self.mailbox, root, self.folder)
         if not members:
             raise BackendFailure(self.name, f"no message of thread {thread_id} in {self.folder!r} or Sent")
         parsed = [m.parsed().content for m in members]

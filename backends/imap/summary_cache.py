@@ -43,7 +43,9 @@ KIND = "imap-summaries"
 # 3: rows laid out as threading records (Message-ID, References, In-Reply-To, synthetic
 #    first), repeated strings stored once, rows in sections newest first (a first page
 #    decodes the newest only). An older file is rebuilt.
-VERSION = 3
+# 4: In-Reply-To keyed as the MIME parser keys it (no "<yes>"), synthetic IDs hash the
+#    body too (issue 33): rows of an older file would thread otherwise.
+VERSION = 4
 
 # One row (a plain tuple: a compact file, a fast load, and the very object the listing
 # threads and summarises, never copied into another shape). Its first four fields are a

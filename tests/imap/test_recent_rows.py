@@ -111,7 +111,8 @@ def general_row(uid: int, seen: bool, arrived: float | None, block: bytes) -> tu
     sender = mime.parse_address(get(b"from"))
     sent = mime.parse_date(get(b"date"))
     listed = b" ".join([v for k, v in fields.items() if k in (b"to", b"cc", b"list-id", b"list-post")]).lower()
-    return (message_id, mime.extract_msgids(get(b"references")), mime.extract_msgid(get(b"in-reply-to")), synthetic,
+    in_reply_to = mime.extract_msgid(get(b"in-reply-to"), reference=True)  # "<yes>" is no ID
+    return (message_id, mime.extract_msgids(get(b"references")), in_reply_to, synthetic,
             uid, mime.decode_header_text(get(b"subject"))[0], sender.name, sender.email, arrived, seen, listed,
             sent.isoformat() if sent is not None else None)
 
@@ -248,7 +249,7 @@ def test_a_cache_of_the_previous_format_is_rebuilt_with_a_note(source, account, 
         src.close()
     assert any("written by another version" in n and "v2" in n for n in notes), notes
     rebuilt, why = summary_cache.read_file(path)
-    assert why is None and summary_cache.VERSION == 3
+    assert why is None and summary_cache.VERSION == 4
     assert [r[summary_cache.MESSAGE_ID] for r in rebuilt.rows.values()] == ["<c1@x>"]
 
 
