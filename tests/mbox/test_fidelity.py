@@ -425,7 +425,8 @@ def test_cli_list_marks_undated_and_implausible_rows(tmp_path, capsys):
     old = b"From: a@example.com\nSubject: old one\nMessage-ID: <o1@example.com>\nDate: Thu, 01 Jan 1970 00:00:00 +0000\n\nx\n"
     fine = b"From: a@example.com\nSubject: fine one\nMessage-ID: <f1@example.com>\nDate: Tue, 02 Jan 2024 10:00:00 +0000\n\nx\n"
     write_mbox(tmp_path / "a.mbox", [undated, old, fine], [from_line(when="Fri Jan  5 12:30:00 2024")] * 3)
-    write_project(tmp_path, [("mbox", "primary", "no")], {"mail_sources": {"mbox": {"path": "a.mbox"}}})
+    write_project(tmp_path, [("mbox", "primary", "no")],
+                  {"security_list": "security@example.org", "mail_sources": {"mbox": {"path": "a.mbox"}}})
     assert main(["--project", str(tmp_path), "list", "--since", "100000d"]) == 0
     lines = {line.split("a@example.com")[-1].strip(): line for line in capsys.readouterr().out.splitlines()[1:]}
     assert lines["undated one"].startswith("2024-01-05 12:30? ")
