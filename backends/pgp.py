@@ -33,7 +33,8 @@ from mailtriage.backends import mime
 from mailtriage.backends.contract import AttachmentInfo, Message, TextPart, Thread
 from mailtriage.backends.pgp_status import CryptoStatus, OfferedKey, PartProtection, SignatureStatus
 
-__all__ = ["DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "EncryptResult", "GnuPG", "PgpSettings", "carries_openpgp",
+__all__ = ["DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "NO_NETWORK", "EncryptResult", "GnuPG", "PgpSettings",
+           "carries_openpgp",
            "locked_ciphertext", "open_message", "PASSPHRASE_NOTE",
            "open_thread", "skip_thread"]
 
@@ -44,6 +45,11 @@ DEFAULT_TIMEOUT = 20.0
 DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024
 PASSPHRASE_NOTE = "the secret key needs its passphrase and none was given (pinentry: see docs/pgp.md)"
 _MAX_SIGNATURE = 60_000  # a detached signature goes through one pipe write
+# On every gpg call, whatever the user's gpg.conf says: reading a mail never reaches the network
+# (a keyserver, WKD or DANE lookup tells the sender the mail was opened, and a served key carrying
+# the sender's user ID would make a forgery read "valid"), and never imports a key by itself.
+NO_NETWORK = ("--no-auto-key-retrieve", "--keyserver-options", "no-auto-key-retrieve",
+              "--auto-key-locate", "clear,local", "--no-auto-key-import", "--disable-dirmngr")
 _BEGIN_MESSAGE = "-----BEGIN PGP MESSAGE-----"
 _END_MESSAGE = "-----END PGP MESSAGE-----"
 _BEGIN_SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----"
@@ -160,7 +166,7 @@ class GnuPG:
             raise _Failed(self._missing)
         try:
             self._gpg = _piped_gpg_class()(gpgbinary=self.settings.binary, gnupghome=home,
-                                           timeout=self.settings.timeout)
+                                           timeout=self.settings.timeout, options=list(NO_NETWORK))
         except (OSError, ValueError) as exc:
             self._missing = (f"GnuPG ('{self.settings.binary}') could not be run: install gnupg "
                              f"(Debian: apt install gnupg) or put gpg on PATH ({type(exc).__name__})")
