@@ -963,6 +963,7 @@ class _Walk:
     attachment_parts: list[EmailMessage]
     notes: list[str]
     pgp: list[PgpMaterial] = field(default_factory=list)  # OpenPGP pieces, for backends/pgp.py
+    raw: bytes = b""  # the message as parsed: a signature is checked on its original bytes
 
 
 def _raw_header_items(msg: EmailMessage) -> list[tuple[str, bytes]]:
@@ -1226,8 +1227,8 @@ def _header_summary_text(msg: EmailMessage) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _walk(msg: EmailMessage) -> _Walk:
-    result = _Walk([], [], [], [])
+def _walk(msg: EmailMessage, raw: bytes = b"") -> _Walk:
+    result = _Walk([], [], [], [], raw=raw)
     _walk_into(msg, result, depth=0)
     return result
 
@@ -1388,6 +1389,8 @@ def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
     if maintype == "text" or content_type in ("message/rfc822-headers",):
         if content_type in ("text/plain", "text/html") or part.get_filename() is None:
             result.text_parts.append(_text_part(part, content_type))
+            if "-----BEGIN PGP " in result.text_parts[-1].text:
+                _keep_inline_armor(part, result)
             return
     if content_type == "message/external-body":
         result.text_parts.append(TextPart(
@@ -1429,6 +1432,47 @@ def signed_entity_bytes(part: EmailMessage) -> bytes:
     return re.sub(rb"(?<!\r)\n", b"\r\n", data)
 
 
+def _keep_inline_armor(part: EmailMessage, result: _Walk) -> None:
+    """Inline armor: keep the part's transfer-decoded bytes and charset, so gpg checks a clearsigned
+    text on the bytes that were signed (a latin-1 or koi8-r text re-encoded as UTF-8 reads BAD)."""
+    from mailtriage.backends.pgp_status import PgpMaterial  # OpenPGP pieces only (see the top)
+
+    data, _ = _payload_bytes(part)
+    label = part.get_param("charset")
+    if isinstance(label, tuple):  # RFC 2231 charset*=
+        label = label[2]
+    index = len(result.text_parts) - 1
+    result.pgp.append(PgpMaterial("inline", index, index + 1, data, label=label if isinstance(label, str) else ""))
+
+
+def raw_first_part(raw: bytes, part: EmailMessage, first: EmailMessage) -> bytes | None:
+    """The first body part of the multipart ``part`` exactly as ``raw`` carries it, in CRLF form.
+
+    RFC 3156 §5: a signature covers the signed part as sent. The email generator writes a part
+    back in its own way (a space after each colon, an empty value, a final line end), which reads
+    as a BAD signature; so the part is cut out of the raw bytes between its boundaries. The cut
+    is taken only when it parses back to the same part (a boundary string repeated elsewhere in
+    the mail cannot swap in other bytes); None when no cut does.
+    """
+    boundary = part.get_boundary()
+    if not boundary or not raw:
+        return None
+    delimiter = re.escape(b"--" + boundary.encode("utf-8", "surrogateescape"))
+    opening = re.compile(rb"(?:^|(?<=\n))" + delimiter + rb"[ \t]*\r?\n")
+    closing = re.compile(rb"\r?\n" + delimiter)
+    expected = None
+    for start in opening.finditer(raw):
+        end = closing.search(raw, start.end())
+        if end is None:
+            break
+        candidate = raw[start.end():end.start()]
+        if expected is None:
+            expected = signed_entity_bytes(first)
+        if signed_entity_bytes(_parse(candidate)) == expected:
+            return re.sub(rb"(?<!\r)\n", b"\r\n", candidate)
+    return None
+
+
 def _walk_pgp(part: EmailMessage, children: list[EmailMessage], result: _Walk, depth: int) -> None:
     """RFC 3156 pairs: keep the ciphertext or the signed bytes for the decryption step.
 
@@ -1447,7 +1491,7 @@ def _walk_pgp(part: EmailMessage, children: list[EmailMessage], result: _Walk, d
     first = len(result.text_parts)
     _walk_into(children[0], result, depth + 1)
     try:
-        signed = signed_entity_bytes(children[0])
+        signed = raw_first_part(result.raw, part, children[0]) or signed_entity_bytes(children[0])
     except Exception as exc:  # noqa: BLE001 - a part the generator cannot write is still shown
         result.notes.append(f"the signed part could not be written back for checking ({type(exc).__name__})")
         return
@@ -1517,7 +1561,7 @@ def parse_message(raw: bytes, *, backend_ref: str | None = None, max_bytes: int 
         notes.append(f"headers could not be parsed ({type(exc).__name__}: {exc})")
         base = _message_from_headers(header_block, notes, backend_ref, parsed=None, use_parser=False,
                                      body=body_head)
-    walk = _walk(msg)
+    walk = _walk(msg, raw)
     notes.extend(walk.notes)
     return _replace(base, text_parts=tuple(walk.text_parts), attachments=tuple(walk.attachments),
                     notes=tuple(dict.fromkeys(notes)), pgp=tuple(walk.pgp))

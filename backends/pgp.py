@@ -58,6 +58,10 @@ _INLINE = re.compile(
     r"^-----BEGIN PGP MESSAGE-----\r?\n.*?^-----END PGP MESSAGE-----[ \t]*$"
     r"|^-----BEGIN PGP SIGNED MESSAGE-----\r?\n.*?^-----END PGP SIGNATURE-----[ \t]*$",
     re.MULTILINE | re.DOTALL)
+_INLINE_BYTES = re.compile(
+    rb"^-----BEGIN PGP MESSAGE-----\r?\n.*?^-----END PGP MESSAGE-----[ \t]*\r?$"
+    rb"|^-----BEGIN PGP SIGNED MESSAGE-----\r?\n.*?^-----END PGP SIGNATURE-----[ \t]*\r?$",
+    re.MULTILINE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -522,7 +526,9 @@ def open_message(message: Message, gpg: GnuPG, *, depth: int = 0) -> Message:
             opened.notes.append(exc.note)
             if material.kind == "encrypted":
                 opened.encrypted = True
-    _open_inline(opened, gpg, sender)
+    inline = {id(message.text_parts[m.first]): m for m in message.pgp
+              if m.kind == "inline" and 0 <= m.first < len(message.text_parts)}
+    _open_inline(opened, gpg, sender, inline)
     status = CryptoStatus(
         encrypted=opened.encrypted, decrypted=opened.decrypted, encrypted_to=opened.encrypted_to,
         signatures=tuple(opened.signatures),
@@ -580,8 +586,21 @@ def _open_encrypted(material, opened: _Opened, gpg: GnuPG, sender: str, depth: i
     opened.notes.extend(n for n in inner.notes if "MIME-Version" not in n)
 
 
-def _open_inline(opened: _Opened, gpg: GnuPG, sender: str) -> None:
-    """Inline armor inside a text part: split the part into clear / protected / clear pieces."""
+def _original_block(material, block: str) -> tuple[bytes, str | None]:
+    """The armor block as the part's own bytes (its charset, its transfer decoding) and that charset;
+    the block re-encoded as UTF-8 only when the part's bytes are not known."""
+    if material is not None:
+        found = _INLINE_BYTES.search(material.data)
+        if found is not None:
+            return found.group(0), material.label or None
+    return block.encode("utf-8"), None
+
+
+def _open_inline(opened: _Opened, gpg: GnuPG, sender: str, inline: dict) -> None:
+    """Inline armor inside a text part: split the part into clear / protected / clear pieces.
+
+    gpg reads the block in the part's original bytes (``inline``: the material of each original
+    text part), and its output is decoded in the part's charset."""
     index = 0
     while index < len(opened.parts):
         part, enc, signed = opened.parts[index]
@@ -592,8 +611,9 @@ def _open_inline(opened: _Opened, gpg: GnuPG, sender: str) -> None:
         block = match.group(0)
         before, after = part.text[: match.start()], part.text[match.end():]
         is_encrypted = block.startswith(_BEGIN_MESSAGE)
+        data, charset = _original_block(inline.get(id(part)), block)
         try:
-            run = gpg.decrypt(block.encode("utf-8"))
+            run = gpg.decrypt(data)
         except _Failed as exc:
             opened.notes.append(exc.note)
             if is_encrypted:
@@ -614,12 +634,12 @@ def _open_inline(opened: _Opened, gpg: GnuPG, sender: str) -> None:
                 pieces.append((TextPart(part.content_type, block, note=problem or "decryption failed"), True, False))
             else:
                 opened.decrypted = True
-                text, charset_note = mime.decode_bytes(run.data, None)
+                text, charset_note = mime.decode_bytes(run.data, charset)
                 pieces.append((TextPart("text/plain", text.replace("\r\n", "\n"), note=charset_note), True, bool(sigs)))
         else:
             if not sigs:
                 opened.notes.append("inline signature: " + (problem or "no signature found"))
-            text, _ = mime.decode_bytes(run.data, None) if run.data else (block, None)
+            text, _ = mime.decode_bytes(run.data, charset) if run.data else (block, None)
             pieces.append((TextPart(part.content_type, text.replace("\r\n", "\n")), enc, bool(sigs)))
         if after.strip():
             pieces.append((TextPart(part.content_type, after, from_html=part.from_html), enc, signed))

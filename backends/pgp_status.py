@@ -24,10 +24,12 @@ class PgpMaterial:
     """One OpenPGP piece found in a message, before any GnuPG ran.
 
     ``kind``: ``"encrypted"`` (RFC 3156 multipart/encrypted; ``data`` is the armored
-    OpenPGP message), ``"key"`` (an application/pgp-keys attachment) or ``"signed"`` (multipart/signed; ``data`` is the signed entity in
-    canonical CRLF form, ``signature`` the detached signature). ``first``..``end`` are the
+    OpenPGP message), ``"key"`` (an application/pgp-keys attachment), ``"signed"``
+    (multipart/signed; ``data`` is the signed entity as the raw mail carries it, in CRLF form,
+    ``signature`` the detached signature) or ``"inline"`` (a text part holding armor: ``data`` is
+    its transfer-decoded bytes, ``label`` its declared charset). ``first``..``end`` are the
     indexes in ``Message.text_parts`` this piece covers (a placeholder part for an encrypted
-    piece). Inline armor is found in the text parts themselves and needs no material.
+    piece).
     """
 
     kind: str
@@ -35,7 +37,7 @@ class PgpMaterial:
     end: int
     data: bytes = field(repr=False)
     signature: bytes = field(default=b"", repr=False)
-    label: str = ""  # ``"key"``: the attachment's file name
+    label: str = ""  # ``"key"``: the attachment's file name; ``"inline"``: the part's charset
 
 
 @dataclass(frozen=True)
