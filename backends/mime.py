@@ -1406,6 +1406,9 @@ _PGP_PROTOCOLS = {"multipart/encrypted": "application/pgp-encrypted",
                   "multipart/signed": "application/pgp-signature"}
 # What an encrypted part shows until backends/pgp.py opens it (or says why it could not).
 ENCRYPTED_PLACEHOLDER = "application/pgp-encrypted"
+ATTACHED_ENCRYPTED_TEXT = "[attached encrypted part: not decrypted, see the attachments]\n"
+ATTACHED_ENCRYPTED_NOTE = ("an encrypted part inside a clear mail: not decrypted (only an encryption of the whole "
+                           "message is opened)")
 
 
 def _pgp_mime(part: EmailMessage, children: list[EmailMessage]) -> bool:
@@ -1484,9 +1487,17 @@ def _walk_pgp(part: EmailMessage, children: list[EmailMessage], result: _Walk, d
     if part.get_content_type() == "multipart/encrypted":
         data, _ = _payload_bytes(children[1])
         first = len(result.text_parts)
-        result.text_parts.append(TextPart(ENCRYPTED_PLACEHOLDER, "[encrypted part: not decrypted]\n",
-                                          note="PGP/MIME encrypted (RFC 3156)"))
-        result.pgp.append(PgpMaterial("encrypted", first, first + 1, data))
+        if depth == 0:
+            result.text_parts.append(TextPart(ENCRYPTED_PLACEHOLDER, "[encrypted part: not decrypted]\n",
+                                              note="PGP/MIME encrypted (RFC 3156)"))
+            result.pgp.append(PgpMaterial("encrypted", first, first + 1, data))
+            return
+        # Only an encryption of the whole message is the sender's report: one inside a clear mail
+        # (a part, a forwarded message) may be anyone's old ciphertext, wrapped to be decrypted and
+        # quoted back. It is listed as an attachment and never opened into the text.
+        result.text_parts.append(TextPart(ENCRYPTED_PLACEHOLDER, ATTACHED_ENCRYPTED_TEXT, note=ATTACHED_ENCRYPTED_NOTE))
+        _attach(children[1], result, [ATTACHED_ENCRYPTED_NOTE])
+        result.pgp.append(PgpMaterial("attached-encrypted", first, first + 1, data))
         return
     first = len(result.text_parts)
     _walk_into(children[0], result, depth + 1)

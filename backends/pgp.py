@@ -492,7 +492,7 @@ class _Opened:
     signatures: list[SignatureStatus] | None = None
     notes: list[str] | None = None
     needs_passphrase: bool = False
-    subject: str | None = None  # the protected Subject inside the encrypted part, when there is one
+    subject: str | None = None  # the protected Subject inside the whole-message encryption, when there is one
 
     def __post_init__(self) -> None:
         self.signatures = self.signatures or []
@@ -513,6 +513,9 @@ def open_message(message: Message, gpg: GnuPG, *, depth: int = 0) -> Message:
         try:
             if material.kind == "encrypted":
                 _open_encrypted(material, opened, gpg, sender, depth)
+            elif material.kind == "attached-encrypted":
+                opened.notes.append(f"part {material.first + 1}: {mime.ATTACHED_ENCRYPTED_NOTE}; it may be "
+                                    "someone else's old ciphertext, wrapped to be decrypted and quoted back")
             elif material.kind == "signed":
                 run = gpg.verify_detached(material.data, material.signature)
                 sigs = _signatures(run, gpg, sender)
@@ -528,19 +531,20 @@ def open_message(message: Message, gpg: GnuPG, *, depth: int = 0) -> Message:
                 opened.encrypted = True
     inline = {id(message.text_parts[m.first]): m for m in message.pgp
               if m.kind == "inline" and 0 <= m.first < len(message.text_parts)}
-    _open_inline(opened, gpg, sender, inline)
+    # An inline encrypted block is opened only when it is the whole text/plain body.
+    whole = message.text_parts[0] if len(message.text_parts) == 1 and \
+        message.text_parts[0].content_type == "text/plain" and not message.text_parts[0].from_html else None
+    _open_inline(opened, gpg, sender, inline, whole)
     status = CryptoStatus(
         encrypted=opened.encrypted, decrypted=opened.decrypted, encrypted_to=opened.encrypted_to,
         signatures=tuple(opened.signatures),
         parts=tuple(PartProtection(i, enc, signed) for i, (_, enc, signed) in enumerate(opened.parts)),
         notes=tuple(dict.fromkeys(opened.notes)),
         offered_keys=tuple(_offered_keys(message, gpg)),
-        needs_passphrase=PASSPHRASE_NOTE in opened.notes)
-    if opened.subject and opened.subject != message.subject:
-        status = replace(status, notes=status.notes + (f"the subject shown is the encrypted one (the outer "
-                                                        f"subject was {message.subject!r})",))
+        needs_passphrase=PASSPHRASE_NOTE in opened.notes,
+        hidden_subject=opened.subject if opened.subject and opened.subject != message.subject else None)
     return replace(message, text_parts=tuple(p for p, _, _ in opened.parts), attachments=tuple(opened.attachments),
-                   crypto=status, subject=opened.subject or message.subject)
+                   crypto=status)
 
 
 def _offers_key(message: Message) -> bool:
@@ -596,7 +600,12 @@ def _original_block(material, block: str) -> tuple[bytes, str | None]:
     return block.encode("utf-8"), None
 
 
-def _open_inline(opened: _Opened, gpg: GnuPG, sender: str, inline: dict) -> None:
+_INLINE_NOT_WHOLE = ("an inline encrypted block inside a clear text was not decrypted: only an encryption of the "
+                     "whole message is opened (it may be someone else's old ciphertext, wrapped to be decrypted "
+                     "and quoted back)")
+
+
+def _open_inline(opened: _Opened, gpg: GnuPG, sender: str, inline: dict, whole: TextPart | None) -> None:
     """Inline armor inside a text part: split the part into clear / protected / clear pieces.
 
     gpg reads the block in the part's original bytes (``inline``: the material of each original
@@ -611,6 +620,10 @@ def _open_inline(opened: _Opened, gpg: GnuPG, sender: str, inline: dict) -> None
         block = match.group(0)
         before, after = part.text[: match.start()], part.text[match.end():]
         is_encrypted = block.startswith(_BEGIN_MESSAGE)
+        if is_encrypted and (part is not whole or before.strip() or after.strip()):
+            opened.notes.append(_INLINE_NOT_WHOLE)
+            index += 1
+            continue
         data, charset = _original_block(inline.get(id(part)), block)
         try:
             run = gpg.decrypt(data)
@@ -697,12 +710,8 @@ def open_thread(thread: Thread, gpg: GnuPG) -> Thread:
     """The thread with every message's OpenPGP opened (what ``read_thread`` returns)."""
     if not carries_openpgp(thread):
         return thread
-    messages = tuple(open_message(m, gpg) for m in thread.messages)
-    root = thread.messages[0] if thread.messages else None
-    subject = thread.subject
-    if root is not None and messages[0].subject != root.subject and thread.subject == root.subject:
-        subject = messages[0].subject  # the root's protected subject names the thread
-    return replace(thread, messages=messages, subject=subject)
+    # The thread keeps its outer subject: a hidden one is on the message's status only.
+    return replace(thread, messages=tuple(open_message(m, gpg) for m in thread.messages))
 
 
 def skip_thread(thread: Thread) -> Thread:

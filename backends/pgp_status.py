@@ -23,8 +23,9 @@ __all__ = ["CryptoStatus", "OfferedKey", "PartProtection", "PgpMaterial", "Signa
 class PgpMaterial:
     """One OpenPGP piece found in a message, before any GnuPG ran.
 
-    ``kind``: ``"encrypted"`` (RFC 3156 multipart/encrypted; ``data`` is the armored
-    OpenPGP message), ``"key"`` (an application/pgp-keys attachment), ``"signed"``
+    ``kind``: ``"encrypted"`` (RFC 3156 multipart/encrypted that is the whole message; ``data``
+    is the armored OpenPGP message), ``"attached-encrypted"`` (a multipart/encrypted inside a
+    clear mail: listed as an attachment, never decrypted), ``"key"`` (an application/pgp-keys attachment), ``"signed"``
     (multipart/signed; ``data`` is the signed entity as the raw mail carries it, in CRLF form,
     ``signature`` the detached signature) or ``"inline"`` (a text part holding armor: ``data`` is
     its transfer-decoded bytes, ``label`` its declared charset). ``first``..``end`` are the
@@ -132,6 +133,9 @@ class CryptoStatus:
     offered_keys: tuple[OfferedKey, ...] = ()
     # The secret key needs its passphrase and no pinentry could ask (the app offers to unlock).
     needs_passphrase: bool = False
+    # The Subject inside a whole-message encryption (the outer one is often "..."): shown here
+    # only, never made the message's subject (drafts, forwards and issue titles read that one).
+    hidden_subject: str | None = None
 
     @property
     def mixed(self) -> bool:
@@ -153,6 +157,9 @@ class CryptoStatus:
             out.append(f"encrypted to {to}; decrypted")
         elif self.encrypted:
             out.append(f"encrypted to {to}; NOT decrypted")
+        if self.hidden_subject is not None:
+            out.append(f"hidden subject (inside the encryption; never written to a header or an issue): "
+                       f"{self.hidden_subject}")
         out.extend(s.describe() for s in self.signatures)
         for part in () if self.skipped else self.parts:
             if self.encrypted and not part.encrypted:
@@ -178,5 +185,6 @@ class CryptoStatus:
             "notes": list(self.notes),
             "offered_keys": [k.to_json() for k in self.offered_keys],
             "needs_passphrase": self.needs_passphrase,
+            "hidden_subject": self.hidden_subject,
             "summary": self.lines(),
         }

@@ -70,3 +70,18 @@ def test_sync_of_an_encrypted_reply_says_so(env, homes):
         assert "(encrypted mail)" in text and "Fixed in 2.0.1" in text
     finally:
         project.close()
+
+
+def test_the_hidden_subject_of_an_encrypted_report_never_becomes_the_issue_title(env, homes):
+    hidden = "RCE in frob 2.3 via crafted header"
+    inner = (b'Content-Type: text/plain; charset=utf-8; protected-headers="v1"\r\n'
+             + f"Subject: {hidden}\r\n\r\n{SECRET}\r\n".encode())
+    project = _project(env, homes, [pgp_mime_encrypted(homes.encrypt(inner, "team"), subject="...")])
+    try:
+        proposal = application.ImportFlow(project).propose(project.thread_id("msgid:<r1@example.net>"))
+        assert hidden not in proposal.render_text()
+        assert proposal.apply(confirmed=True).ok
+    finally:
+        project.close()
+    written = "".join(p.read_text(encoding="utf-8") for p in env.tracker_root.rglob("*.md"))
+    assert hidden not in written
