@@ -26,11 +26,11 @@ import re
 import subprocess
 import threading
 from dataclasses import dataclass, replace
-from email.utils import parseaddr
 from typing import Any
 
 from mailtriage.backends import mime
 from mailtriage.backends.contract import AttachmentInfo, Message, TextPart, Thread
+from mailtriage.backends.pgp_keyring import VALIDITY, KeyringKey, parse_colons, uid_mailbox
 from mailtriage.backends.pgp_status import CryptoStatus, OfferedKey, PartProtection, SignatureStatus
 
 __all__ = ["DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "NO_NETWORK", "EncryptResult", "GnuPG", "PgpSettings",
@@ -156,7 +156,8 @@ class GnuPG:
         self._gpg: Any = None  # the python-gnupg instance, built on first use
         self._missing: str | None = None
         self._lock = threading.Lock()
-        self._uid_cache: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._keys: dict[str, KeyringKey | None] = {}
+        self._by_address: dict[str, list[KeyringKey]] = {}
 
     # -- the process ------------------------------------------------------------------
     def _instance(self) -> Any:
@@ -270,53 +271,49 @@ class GnuPG:
             if write_end >= 0:
                 os.close(write_end)
 
-    def key_info(self, key_id: str) -> tuple[str, tuple[str, ...]]:
-        """(primary fingerprint, user IDs) of a key in the keyring, ("", ()) when absent."""
-        if key_id not in self._uid_cache:
+    def _list(self, patterns: list[str]) -> list[KeyringKey]:
+        """The public keys matching ``patterns``, as gpg's colon listing gives them."""
+        run = self._call(["--list-keys", "--", *patterns], b"")
+        return parse_colons(run.data.decode("utf-8", "replace"))
+
+    def key(self, key_id: str) -> KeyringKey | None:
+        """The key in the keyring that ``key_id`` (key ID or fingerprint, of a subkey too) names."""
+        if key_id not in self._keys:
             self.prefetch([key_id])
-        return self._uid_cache.get(key_id, ("", ()))
+        return self._keys.get(key_id)
+
+    def key_info(self, key_id: str) -> tuple[str, tuple[str, ...]]:
+        """(primary fingerprint, usable user IDs) of a key in the keyring, ("", ()) when absent."""
+        key = self.key(key_id)
+        return (key.fingerprint, key.uids) if key else ("", ())
 
     def prefetch(self, key_ids: list[str]) -> None:
         """Look up every key ID or fingerprint not known yet with one gpg call (each spawn costs)."""
-        wanted = [k for k in dict.fromkeys(key_ids) if k and k not in self._uid_cache]
+        wanted = [k for k in dict.fromkeys(key_ids) if k and k not in self._keys]
         if not wanted:
             return
-        gpg = self._instance()
-        with self._lock:
-            try:
-                keys = gpg.list_keys(keys=wanted)
-            finally:
-                gpg.stop_timers()
+        keys = self._list(wanted)
         for key_id in wanted:
-            self._uid_cache[key_id] = ("", ())
-            want = key_id.upper()
-            for key in keys:
-                names = {str(key.get("keyid") or ""), str(key.get("fingerprint") or "")}
-                for sub in key.get("subkeys") or ():
-                    names.update(str(x) for x in sub[:1] + sub[2:3])
-                if any(name and (name.upper() == want or name.upper().endswith(want) or want.endswith(name.upper()))
-                       for name in names):
-                    self._uid_cache[key_id] = (str(key.get("fingerprint") or ""),
-                                               tuple(str(u) for u in key.get("uids") or ()))
-                    break
+            self._keys[key_id] = next((k for k in keys if k.named_by(key_id)), None)
+
+    def keys_for(self, address: str) -> list[KeyringKey]:
+        """The usable keys with a valid user ID whose mailbox (as gpg reads it) is ``address``."""
+        address = address.strip().lower()
+        if not address:
+            return []
+        if address not in self._by_address:
+            self._by_address[address] = [k for k in self._list([f"<{address}>"])
+                                         if k.usable and address in k.mailboxes()]
+        return self._by_address[address]
+
+    def encryption_keys(self, address: str) -> list[str]:
+        """The fingerprints of the usable (not expired, not revoked) encryption keys for ``address``."""
+        return [k.fingerprint for k in self.keys_for(address) if "E" in k.capabilities]
 
     def encryption_key(self, address: str) -> str | None:
-        """The fingerprint of a usable (not expired, not revoked) key for ``address``, or None."""
-        if not address:
-            return None
-        gpg = self._instance()
-        with self._lock:
-            try:
-                keys = gpg.list_keys(keys=[f"<{address}>"])
-            finally:
-                gpg.stop_timers()
-        for key in keys:
-            if key.get("trust") in ("e", "r", "d", "i"):
-                continue
-            capability = str(key.get("cap") or "")
-            if "E" in capability:
-                return str(key.get("fingerprint"))
-        return None
+        """The fingerprint of a usable key for ``address`` when exactly one claims it, else None."""
+        found = self.encryption_keys(address)
+        return found[0] if len(found) == 1 else None
 
     def has_key(self, fingerprint: str) -> bool:
         return bool(fingerprint) and bool(self.key_info(fingerprint)[0])
@@ -340,7 +337,8 @@ class GnuPG:
                 result = gpg.import_keys(data)
             finally:
                 gpg.stop_timers()
-        self._uid_cache.clear()
+        self._keys.clear()
+        self._by_address.clear()
         return tuple(str(f) for f in result.fingerprints)
 
     def encrypt(self, data: bytes, recipients: list[str], *, sign: str | None = None) -> EncryptResult:
@@ -403,6 +401,8 @@ def _signatures(run: _Run, gpg: GnuPG, sender: str) -> list[SignatureStatus]:
             sigs[-1]["fingerprint"] = parts[9] if len(parts) > 9 else (parts[0] if parts else "")
         elif key == "NO_PUBKEY" and sigs:
             sigs[-1]["state"] = "unknown-key"
+        elif key in _TRUST and sigs:
+            sigs[-1]["validity"] = _TRUST[key]
     out = []
     for sig in sigs:
         state = sig.get("state", "error")
@@ -413,22 +413,32 @@ def _signatures(run: _Run, gpg: GnuPG, sender: str) -> list[SignatureStatus]:
         fpr = sig.get("fingerprint", "")
         uids: tuple[str, ...] = ()
         matches: bool | None = None
+        validity = sig.get("validity", "")
+        others: tuple[str, ...] = ()
         if state != "unknown-key":
-            primary, uids = gpg.key_info(fpr or sig.get("key_id", ""))
-            fpr = primary or fpr
+            key = gpg.key(fpr or sig.get("key_id", ""))
+            if key is not None:
+                fpr, uids = key.fingerprint, key.uids
+                validity = validity or VALIDITY.get(key.validity, "")
             matches = _uid_matches(uids, sender) if uids else None
+            # A second key claiming the sender's address: which one is really theirs is not ours to guess.
+            others = tuple(k.fingerprint for k in gpg.keys_for(sender) if k.fingerprint != fpr) if sender else ()
         note = ""
         if state == "error":
             note = _problem_note(run) or "gpg could not check it"
-        out.append(SignatureStatus(state, fpr, sig.get("key_id", ""), uids, matches, note))
+        out.append(SignatureStatus(state, fpr, sig.get("key_id", ""), uids, matches, note, validity=validity,
+                                   other_keys=others, address=sender.strip().lower()))
     return out
 
 
+_TRUST = {"TRUST_UNDEFINED": "unknown", "TRUST_NEVER": "never", "TRUST_MARGINAL": "marginal",
+          "TRUST_FULLY": "full", "TRUST_ULTIMATE": "ultimate"}
+
+
 def _uid_matches(uids: tuple[str, ...], sender: str) -> bool:
+    """Whether a (usable) user ID names ``sender``, reading each UID's mailbox as gpg does."""
     address = sender.strip().lower()
-    if not address:
-        return False
-    return any(parseaddr(uid)[1].strip().lower() == address for uid in uids)
+    return bool(address) and any(uid_mailbox(uid) == address for uid in uids)
 
 
 def _problem_note(run: _Run, limit: int | None = None) -> str | None:

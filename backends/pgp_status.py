@@ -56,6 +56,9 @@ class SignatureStatus:
     uids: tuple[str, ...] = ()
     matches_from: bool | None = None
     note: str = ""
+    validity: str = ""  # the key's validity as gpg computes it (unknown, marginal, full, ultimate, ...)
+    other_keys: tuple[str, ...] = ()  # other usable keys in the keyring whose user IDs claim the From address
+    address: str = ""  # the From address the user IDs were matched against
 
     @property
     def trustworthy(self) -> bool:
@@ -63,6 +66,14 @@ class SignatureStatus:
         return self.state == "valid" and self.matches_from is True
 
     def describe(self) -> str:
+        text = self._verdict()
+        if self.validity:
+            text += f"; key validity: {self.validity}"
+        if self.other_keys:
+            text += f"; another key in your keyring also claims {self.address}: {', '.join(self.other_keys)}"
+        return text
+
+    def _verdict(self) -> str:
         who = self.fingerprint or self.key_id or "an unknown key"
         uid = f" \"{self.uids[0]}\"" if self.uids else ""
         if self.state == "valid":
@@ -83,7 +94,7 @@ class SignatureStatus:
     def to_json(self) -> dict:
         return {"state": self.state, "fingerprint": self.fingerprint, "key_id": self.key_id,
                 "uids": list(self.uids), "matches_from": self.matches_from, "note": self.note,
-                "text": self.describe()}
+                "validity": self.validity, "other_keys": list(self.other_keys), "text": self.describe()}
 
 
 @dataclass(frozen=True)

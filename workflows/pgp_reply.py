@@ -55,6 +55,26 @@ class ProjectPgp:
         self.sign_replies = sign
 
 
+_SEVERAL = "several keys in your keyring claim"
+
+
+def _reporter_key(target: Message, gpg: GnuPG) -> tuple[str | None, str | None]:
+    """The reporter's encryption key and None, or None and why not (none, or several claim the address).
+
+    With several keys for one address, the one that made a valid signature on the report is used;
+    otherwise the choice is the user's (replies never go to whichever key was imported first)."""
+    address = target.sender.email or ""
+    found = gpg.encryption_keys(address)
+    if len(found) <= 1:
+        return (found[0] if found else None), None
+    signers = {s.fingerprint for s in (target.crypto.signatures if target.crypto else ()) if s.trustworthy}
+    chosen = [f for f in found if f in signers]
+    if len(chosen) == 1:
+        return chosen[0], None
+    return None, (f"{_SEVERAL} {address}: {', '.join(found)}, and the report is not validly signed by one "
+                  "of them; remove or disable the wrong one (gpg --edit-key) and ask again")
+
+
 def thread_was_encrypted(thread: Thread) -> bool:
     return any(m.crypto is not None and m.crypto.encrypted for m in thread.messages)
 
@@ -86,12 +106,16 @@ def plan_reply_encryption(thread: Thread, target: Message, gpg: GnuPG, project: 
         plan.facts["encryption"] = "off"
         return plan
     problem = gpg.available()
-    reporter = None if problem else gpg.encryption_key(target.sender.email)
+    reporter = None
+    if not problem:
+        reporter, problem = _reporter_key(target, gpg)
     team = project.team_key if project.team_key and not problem and gpg.has_key(project.team_key) else None
     if project.team_key and not team and not problem:
         plan.notes.append(f"the team key {project.team_key} (pgp.team_key) is not in your keyring")
     if reporter is None:
         why = problem or f"no usable OpenPGP key for {target.sender.email} in your keyring"
+        if problem and problem.startswith(_SEVERAL):
+            plan.facts["reporter_keys"] = "several"
         if allow_clear:
             plan.fields.append(Field("Encryption", f"none: {why}", "IN CLEAR (you chose this)"))
             plan.notes.append("the report was encrypted; this reply is drafted IN CLEAR because you chose so")
