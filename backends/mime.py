@@ -964,6 +964,7 @@ class _Walk:
     notes: list[str]
     pgp: list[PgpMaterial] = field(default_factory=list)  # OpenPGP pieces, for backends/pgp.py
     raw: bytes = b""  # the message as parsed: a signature is checked on its original bytes
+    forwarded: int = 0  # how many message/rfc822 levels the walk is inside (a forwarded message's pieces)
 
 
 def _raw_header_items(msg: EmailMessage) -> list[tuple[str, bytes]]:
@@ -1328,11 +1329,13 @@ def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
         if content_type == "message/rfc822" or maintype == "message":
             if content_type == "message/rfc822":
                 _attach_message(part, result)  # a forwarded message is listed and fetchable, as bytes
+            result.forwarded += 1
             for inner in children:
                 result.text_parts.append(TextPart(
                     content_type="message/rfc822",
                     text="---- attached message ----\n" + _header_summary_text(inner)))
                 _walk_into(inner, result, depth + 1)
+            result.forwarded -= 1
             return
         if content_type == "multipart/alternative" and children:
             chosen = _choose_alternative(children)
@@ -1445,7 +1448,8 @@ def _keep_inline_armor(part: EmailMessage, result: _Walk) -> None:
     if isinstance(label, tuple):  # RFC 2231 charset*=
         label = label[2]
     index = len(result.text_parts) - 1
-    result.pgp.append(PgpMaterial("inline", index, index + 1, data, label=label if isinstance(label, str) else ""))
+    result.pgp.append(PgpMaterial("inline", index, index + 1, data, label=label if isinstance(label, str) else "",
+                                  forwarded=result.forwarded > 0))
 
 
 def raw_first_part(raw: bytes, part: EmailMessage, first: EmailMessage) -> bytes | None:
@@ -1507,7 +1511,8 @@ def _walk_pgp(part: EmailMessage, children: list[EmailMessage], result: _Walk, d
         result.notes.append(f"the signed part could not be written back for checking ({type(exc).__name__})")
         return
     signature, _ = _payload_bytes(children[1])
-    result.pgp.append(PgpMaterial("signed", first, len(result.text_parts), signed, signature))
+    result.pgp.append(PgpMaterial("signed", first, len(result.text_parts), signed, signature,
+                                  forwarded=result.forwarded > 0))
 
 
 def _choose_alternative(children: list[EmailMessage]) -> EmailMessage:

@@ -25,6 +25,7 @@ import os
 import re
 import subprocess
 import threading
+import time
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -33,7 +34,7 @@ from mailtriage.backends.contract import AttachmentInfo, Message, TextPart, Thre
 from mailtriage.backends.pgp_keyring import VALIDITY, KeyringKey, parse_colons, uid_mailbox
 from mailtriage.backends.pgp_status import CryptoStatus, OfferedKey, PartProtection, SignatureStatus
 
-__all__ = ["DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "NO_NETWORK", "EncryptResult", "GnuPG", "PgpSettings",
+__all__ = ["DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "MAX_GPG_CALLS", "NO_NETWORK", "EncryptResult", "GnuPG", "PgpSettings",
            "carries_openpgp",
            "locked_ciphertext", "open_message", "PASSPHRASE_NOTE",
            "open_thread", "skip_thread"]
@@ -43,6 +44,9 @@ logging.getLogger("gnupg").setLevel(logging.WARNING)
 
 DEFAULT_TIMEOUT = 20.0
 DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024
+# One message gets at most this many decryptions and verifications, within one ``timeout`` and one
+# ``max_output`` altogether (300 signed parts must not cost 300 gpg runs on every open).
+MAX_GPG_CALLS = 50
 PASSPHRASE_NOTE = "the secret key needs its passphrase and none was given (pinentry: see docs/pgp.md)"
 _MAX_SIGNATURE = 60_000  # a detached signature goes through one pipe write
 # On every gpg call, whatever the user's gpg.conf says: reading a mail never reaches the network
@@ -189,7 +193,8 @@ class GnuPG:
         return None
 
     def _call(self, args: list[str], data: bytes, *, pass_fds: tuple[int, ...] = (), limit: int | None = None,
-              passphrase: str | None = None, env: dict[str, str] | None = None) -> _Run:
+              passphrase: str | None = None, env: dict[str, str] | None = None,
+              timeout: float | None = None) -> _Run:
         gpg = self._instance()
         received = 0
         over = False
@@ -204,6 +209,7 @@ class GnuPG:
 
         with self._lock:
             gpg._pass_fds = pass_fds
+            gpg._timeout = self.settings.timeout if timeout is None else min(timeout, self.settings.timeout)
             gpg.timed_out = False
             gpg.on_data = on_data
             saved_env = gpg.env
@@ -237,9 +243,10 @@ class GnuPG:
     def _quiet(self) -> list[str]:
         return ["--pinentry-mode", "error"] if self.settings.quiet else []
 
-    def decrypt(self, data: bytes) -> _Run:
-        limit = self.settings.max_output
-        return self._call([*self._quiet(), "--decrypt", "--max-output", str(limit)], data, limit=limit)
+    def decrypt(self, data: bytes, *, timeout: float | None = None, limit: int | None = None) -> _Run:
+        limit = self.settings.max_output if limit is None else max(1, min(limit, self.settings.max_output))
+        return self._call([*self._quiet(), "--decrypt", "--max-output", str(limit)], data, limit=limit,
+                          timeout=timeout)
 
     def unlock(self, data: bytes, *, passphrase: str | None = None, tty: str | None = None) -> str | None:
         """Have the agent ask for (``tty``: on that terminal, the app suspended) or take
@@ -256,7 +263,7 @@ class GnuPG:
             return None
         return _problem_note(run) or "the key could not be unlocked"
 
-    def verify_detached(self, signed: bytes, signature: bytes) -> _Run:
+    def verify_detached(self, signed: bytes, signature: bytes, *, timeout: float | None = None) -> _Run:
         if len(signature) > _MAX_SIGNATURE:
             raise _Failed(f"the signature part is {len(signature):,} bytes, too large to be a signature")
         read_end, write_end = os.pipe()
@@ -265,7 +272,7 @@ class GnuPG:
             os.close(write_end)
             write_end = -1
             return self._call(["--enable-special-filenames", "--verify", "--", f"-&{read_end}", "-"], signed,
-                              pass_fds=(read_end,))
+                              pass_fds=(read_end,), timeout=timeout)
         finally:
             os.close(read_end)
             if write_end >= 0:
@@ -490,11 +497,47 @@ def _encrypted_to(run: _Run, gpg: GnuPG) -> tuple[str, ...]:
 
 # -- messages --------------------------------------------------------------------------
 
+class _Budget:
+    """One message's gpg budget: MAX_GPG_CALLS calls within one ``timeout`` (from the first call) and
+    one ``max_output`` of decrypted bytes, shared by the decrypted parts nested in it."""
+
+    def __init__(self, settings: PgpSettings) -> None:
+        self.settings = settings
+        self.calls = MAX_GPG_CALLS
+        self.deadline: float | None = None
+        self.bytes = settings.max_output
+        self.skipped = 0
+
+    def take(self) -> float | None:
+        """The seconds the next gpg call may take, or None (and one more piece skipped) when spent."""
+        now = time.monotonic()
+        if self.deadline is None:
+            self.deadline = now + self.settings.timeout
+        left = self.deadline - now
+        if self.calls <= 0 or left <= 0 or self.bytes <= 0:
+            self.skipped += 1
+            return None
+        self.calls -= 1
+        return left
+
+    def note(self) -> str:
+        return (f"the gpg budget of this message is spent ({MAX_GPG_CALLS} gpg runs, {self.settings.timeout:g} s, "
+                f"{self.settings.max_output:,} bytes decrypted): {self.skipped} more OpenPGP pieces were not "
+                "opened or checked")
+
+
+def _cover(signatures: list[SignatureStatus]) -> str:
+    """What the signatures over a part make of it: "" (none), "signed", or "bad" (none checks out)."""
+    if not signatures:
+        return ""
+    return "bad" if all(s.state in ("bad", "error") for s in signatures) else "signed"
+
+
 @dataclass
 class _Opened:
     """What opening one message built: parts, attachments and the status pieces."""
 
-    parts: list[tuple[TextPart, bool, bool]]  # (part, encrypted, signed)
+    parts: list[tuple[TextPart, bool, str]]  # (part, encrypted, _cover of its signatures)
     attachments: list[AttachmentInfo]
     encrypted: bool = False
     decrypted: bool = False
@@ -503,13 +546,14 @@ class _Opened:
     notes: list[str] | None = None
     needs_passphrase: bool = False
     subject: str | None = None  # the protected Subject inside the whole-message encryption, when there is one
+    budget: _Budget | None = None
 
     def __post_init__(self) -> None:
         self.signatures = self.signatures or []
         self.notes = self.notes or []
 
 
-def open_message(message: Message, gpg: GnuPG, *, depth: int = 0) -> Message:
+def open_message(message: Message, gpg: GnuPG, *, depth: int = 0, budget: _Budget | None = None) -> Message:
     """``message`` with its encrypted parts opened and its signatures checked (never raises)."""
     if not _has_pgp(message):
         offered = _offered_keys(message, gpg)
@@ -517,7 +561,8 @@ def open_message(message: Message, gpg: GnuPG, *, depth: int = 0) -> Message:
             return replace(message, crypto=CryptoStatus(offered_keys=tuple(offered)))
         return message
     sender = message.sender.email or ""
-    opened = _Opened([(p, False, False) for p in message.text_parts], list(message.attachments))
+    opened = _Opened([(p, False, "") for p in message.text_parts], list(message.attachments),
+                     budget=budget or _Budget(gpg.settings))
     # PGP/MIME pieces, last first so the indexes of the earlier ones stay right.
     for material in sorted(message.pgp, key=lambda m: m.first, reverse=True):
         try:
@@ -527,18 +572,14 @@ def open_message(message: Message, gpg: GnuPG, *, depth: int = 0) -> Message:
                 opened.notes.append(f"part {material.first + 1}: {mime.ATTACHED_ENCRYPTED_NOTE}; it may be "
                                     "someone else's old ciphertext, wrapped to be decrypted and quoted back")
             elif material.kind == "signed":
-                run = gpg.verify_detached(material.data, material.signature)
-                sigs = _signatures(run, gpg, sender)
-                if not sigs:
-                    opened.notes.append("signed part: " + (_problem_note(run) or "no signature found"))
-                opened.signatures.extend(sigs)
-                for i in range(material.first, min(material.end, len(opened.parts))):
-                    part, enc, _ = opened.parts[i]
-                    opened.parts[i] = (part, enc, bool(sigs))
+                _verify_signed(material, opened, gpg, sender)
         except _Failed as exc:
             opened.notes.append(exc.note)
             if material.kind == "encrypted":
+                # gpg or its home is missing: the part is encrypted and stays so (never "NOT encrypted").
                 opened.encrypted = True
+                part, _, _ = opened.parts[material.first]
+                opened.parts[material.first] = (part, True, "")
     inline = {id(message.text_parts[m.first]): m for m in message.pgp
               if m.kind == "inline" and 0 <= m.first < len(message.text_parts)}
     # An inline encrypted block is opened only when it is the whole text/plain body.
@@ -548,13 +589,36 @@ def open_message(message: Message, gpg: GnuPG, *, depth: int = 0) -> Message:
     status = CryptoStatus(
         encrypted=opened.encrypted, decrypted=opened.decrypted, encrypted_to=opened.encrypted_to,
         signatures=tuple(opened.signatures),
-        parts=tuple(PartProtection(i, enc, signed) for i, (_, enc, signed) in enumerate(opened.parts)),
-        notes=tuple(dict.fromkeys(opened.notes)),
+        parts=tuple(PartProtection(i, enc, cover == "signed", bad_signature=cover == "bad")
+                    for i, (_, enc, cover) in enumerate(opened.parts)),
+        notes=tuple(dict.fromkeys(opened.notes + ([opened.budget.note()] if depth == 0 and opened.budget.skipped
+                                                  else []))),
         offered_keys=tuple(_offered_keys(message, gpg)),
         needs_passphrase=PASSPHRASE_NOTE in opened.notes,
         hidden_subject=opened.subject if opened.subject and opened.subject != message.subject else None)
     return replace(message, text_parts=tuple(p for p, _, _ in opened.parts), attachments=tuple(opened.attachments),
                    crypto=status)
+
+
+def _verify_signed(material, opened: _Opened, gpg: GnuPG, sender: str) -> None:
+    """A multipart/signed: check it; a forwarded message's signature is said for that message only."""
+    timeout = opened.budget.take()
+    if timeout is None:
+        return
+    run = gpg.verify_detached(material.data, material.signature, timeout=timeout)
+    if material.forwarded:
+        # It speaks for the forwarded message, whose From is not this mail's: never this mail's verdict.
+        for sig in _signatures(run, gpg, ""):
+            opened.notes.append(f"part {material.first + 1} is in a forwarded message; its signature speaks for "
+                                f"that message, not for this mail: {sig.describe()}")
+        return
+    sigs = _signatures(run, gpg, sender)
+    if not sigs:
+        opened.notes.append("signed part: " + (_problem_note(run) or "no signature found"))
+    opened.signatures.extend(sigs)
+    for i in range(material.first, min(material.end, len(opened.parts))):
+        part, enc, _ = opened.parts[i]
+        opened.parts[i] = (part, enc, _cover(sigs))
 
 
 def _offers_key(message: Message) -> bool:
@@ -567,14 +631,20 @@ def _has_pgp(message: Message) -> bool:
 
 def _open_encrypted(material, opened: _Opened, gpg: GnuPG, sender: str, depth: int) -> None:
     opened.encrypted = True
-    run = gpg.decrypt(material.data)
+    timeout = opened.budget.take()
+    if timeout is None:
+        part, _, _ = opened.parts[material.first]
+        opened.parts[material.first] = (part, True, "")
+        return
+    run = gpg.decrypt(material.data, timeout=timeout, limit=opened.budget.bytes)
+    opened.budget.bytes -= len(run.data)
     opened.encrypted_to = tuple(dict.fromkeys(opened.encrypted_to + _encrypted_to(run, gpg)))
     problem = _problem_note(run, gpg.settings.max_output)
     if problem or "DECRYPTION_OKAY" not in {k for k, _ in run.status}:
         opened.notes.append(problem or "decryption failed")
         part, _, _ = opened.parts[material.first]
         opened.parts[material.first] = (TextPart(part.content_type, "[encrypted part: could not be decrypted]\n",
-                                                 note=problem or "decryption failed"), True, False)
+                                                 note=problem or "decryption failed"), True, "")
         return
     opened.decrypted = True
     signatures = _signatures(run, gpg, sender)
@@ -584,14 +654,16 @@ def _open_encrypted(material, opened: _Opened, gpg: GnuPG, sender: str, depth: i
     if inner.header("Subject") and inner.subject:
         opened.subject = inner.subject
     if inner.pgp and depth < 3:
-        inner = open_message(replace(inner, sender=replace(inner.sender, email=sender)), gpg, depth=depth + 1)
-    inner_signed = {p.index for p in inner.crypto.parts if p.signed} if inner.crypto else set()
+        inner = open_message(replace(inner, sender=replace(inner.sender, email=sender)), gpg, depth=depth + 1,
+                             budget=opened.budget)
+    inner_cover = {p.index: "signed" if p.signed else "bad" for p in (inner.crypto.parts if inner.crypto else ())
+                   if p.signed or p.bad_signature}
     if inner.crypto:
         opened.signatures.extend(inner.crypto.signatures)
         opened.notes.extend(inner.crypto.notes)
-    new_parts = [(p, True, bool(signatures) or i in inner_signed) for i, p in enumerate(inner.text_parts)]
+    new_parts = [(p, True, _cover(signatures) or inner_cover.get(i, "")) for i, p in enumerate(inner.text_parts)]
     if not new_parts:
-        new_parts = [(TextPart("text/plain", "", note="the encrypted part holds no text"), True, bool(signatures))]
+        new_parts = [(TextPart("text/plain", "", note="the encrypted part holds no text"), True, _cover(signatures))]
     opened.parts[material.first:material.end] = new_parts
     for attachment in inner.attachments:
         note = "; ".join(filter(None, ("decrypted attachment, kept in memory only (cannot be saved yet)",
@@ -634,19 +706,32 @@ def _open_inline(opened: _Opened, gpg: GnuPG, sender: str, inline: dict, whole: 
             opened.notes.append(_INLINE_NOT_WHOLE)
             index += 1
             continue
-        data, charset = _original_block(inline.get(id(part)), block)
+        material = inline.get(id(part))
+        data, charset = _original_block(material, block)
+        timeout = opened.budget.take()
+        if timeout is None:
+            index += 1
+            continue
         try:
-            run = gpg.decrypt(data)
+            run = gpg.decrypt(data, timeout=timeout, limit=opened.budget.bytes)
         except _Failed as exc:
             opened.notes.append(exc.note)
             if is_encrypted:
                 opened.encrypted = True
             index += 1
             continue
+        opened.budget.bytes -= len(run.data)
         problem = _problem_note(run, gpg.settings.max_output)
+        if material is not None and material.forwarded:
+            # A forwarded message's clearsigned text: its signature is that message's, not this mail's.
+            for sig in _signatures(run, gpg, ""):
+                opened.notes.append(f"part {index + 1} is in a forwarded message; its signature speaks for that "
+                                    f"message, not for this mail: {sig.describe()}")
+            index += 1
+            continue
         sigs = _signatures(run, gpg, sender)
         opened.signatures.extend(sigs)
-        pieces: list[tuple[TextPart, bool, bool]] = []
+        pieces: list[tuple[TextPart, bool, str]] = []
         if before.strip():
             pieces.append((TextPart(part.content_type, before, note=part.note, from_html=part.from_html), enc, signed))
         if is_encrypted:
@@ -654,16 +739,17 @@ def _open_inline(opened: _Opened, gpg: GnuPG, sender: str, inline: dict, whole: 
             opened.encrypted_to = tuple(dict.fromkeys(opened.encrypted_to + _encrypted_to(run, gpg)))
             if problem or "DECRYPTION_OKAY" not in {k for k, _ in run.status}:
                 opened.notes.append(problem or "decryption failed")
-                pieces.append((TextPart(part.content_type, block, note=problem or "decryption failed"), True, False))
+                pieces.append((TextPart(part.content_type, block, note=problem or "decryption failed"), True, ""))
             else:
                 opened.decrypted = True
                 text, charset_note = mime.decode_bytes(run.data, charset)
-                pieces.append((TextPart("text/plain", text.replace("\r\n", "\n"), note=charset_note), True, bool(sigs)))
+                pieces.append((TextPart("text/plain", text.replace("\r\n", "\n"), note=charset_note), True,
+                               _cover(sigs)))
         else:
             if not sigs:
                 opened.notes.append("inline signature: " + (problem or "no signature found"))
             text, _ = mime.decode_bytes(run.data, charset) if run.data else (block, None)
-            pieces.append((TextPart(part.content_type, text.replace("\r\n", "\n")), enc, bool(sigs)))
+            pieces.append((TextPart(part.content_type, text.replace("\r\n", "\n")), enc, _cover(sigs)))
         if after.strip():
             pieces.append((TextPart(part.content_type, after, from_html=part.from_html), enc, signed))
         opened.parts[index:index + 1] = pieces

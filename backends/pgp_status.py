@@ -39,6 +39,7 @@ class PgpMaterial:
     data: bytes = field(repr=False)
     signature: bytes = field(default=b"", repr=False)
     label: str = ""  # ``"key"``: the attachment's file name; ``"inline"``: the part's charset
+    forwarded: bool = False  # inside a forwarded message (message/rfc822): its signature is not this mail's
 
 
 @dataclass(frozen=True)
@@ -103,10 +104,12 @@ class PartProtection:
 
     index: int
     encrypted: bool
-    signed: bool
+    signed: bool  # under a signature that checks (valid, or by a key that is unknown, expired, revoked)
+    bad_signature: bool = False  # under signatures that all read BAD (or could not be checked)
 
     def to_json(self) -> dict:
-        return {"index": self.index, "encrypted": self.encrypted, "signed": self.signed}
+        return {"index": self.index, "encrypted": self.encrypted, "signed": self.signed,
+                "bad_signature": self.bad_signature}
 
 
 @dataclass(frozen=True)
@@ -150,9 +153,11 @@ class CryptoStatus:
 
     @property
     def mixed(self) -> bool:
-        """Some shown parts were protected and some were not."""
-        flags = [p.encrypted for p in self.parts] if self.encrypted else [p.signed for p in self.parts]
-        return any(flags) and not all(flags)
+        """Some shown parts were protected and some were not (encrypted, or signed: an unsigned part
+        inside an encrypted and signed report counts)."""
+        encrypted = [p.encrypted for p in self.parts] if self.encrypted else []
+        signed = [p.signed or p.bad_signature for p in self.parts] if self.signatures else []
+        return (any(encrypted) and not all(encrypted)) or (any(signed) and not all(signed))
 
     @property
     def wholly_encrypted(self) -> bool:
@@ -175,7 +180,7 @@ class CryptoStatus:
         for part in () if self.skipped else self.parts:
             if self.encrypted and not part.encrypted:
                 out.append(f"part {part.index + 1} was NOT encrypted")
-            elif not self.encrypted and self.signatures and not part.signed:
+            if self.signatures and not part.signed and not part.bad_signature:
                 out.append(f"part {part.index + 1} was NOT signed")
         out.extend(self.notes)
         if self.offered_keys:
