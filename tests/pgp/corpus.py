@@ -96,6 +96,21 @@ def cases(homes: Homes) -> list[Case]:
     return out
 
 
+# Public real-world test mail: CPython's own email test messages (Debian libpython3.11-testsuite,
+# PSF License), read in place; nothing is copied into this repository.
+CPYTHON_EMAIL_DATA = Path("/usr/lib/python3.11/test/test_email/data")
+
+
+def real_world_cases() -> list[Case]:
+    """Real signed mail, with the signed part and signature cut out here by hand (RFC 2046
+    delimiters, CRLF form), independently of mailtriage's own cutting."""
+    raw = (CPYTHON_EMAIL_DATA / "msg_45.txt").read_bytes()  # a real GnuPG 2.0.6 PGP/MIME signature
+    pieces = raw.split(b"\n--borderline")
+    data = pieces[1].split(b"\n", 1)[1].replace(b"\n", b"\r\n")
+    body = pieces[2].split(b"\n\n", 1)[1]
+    return [Case("real world: CPython msg_45.txt", raw, data, body, "This is the signed contents.")]
+
+
 _STATES = (("GOODSIG", "valid"), ("BADSIG", "bad"), ("EXPKEYSIG", "expired-key"), ("REVKEYSIG", "revoked-key"),
            ("EXPSIG", "expired-signature"), ("NO_PUBKEY", "unknown-key"), ("ERRSIG", "error"))
 

@@ -10,13 +10,15 @@ import pytest
 
 from mailtriage.backends import mime, pgp
 
-from .corpus import cases, gpg_verdict
+from .corpus import CPYTHON_EMAIL_DATA, cases, gpg_verdict, real_world_cases
 
 
 def test_every_corpus_verdict_is_gpgs(homes):
     session = homes.session()
     differ = []
-    for case in cases(homes):
+    if not CPYTHON_EMAIL_DATA.is_dir():
+        pytest.fail(f"{CPYTHON_EMAIL_DATA} is missing: install Debian libpython3.11-testsuite (scripts/test does)")
+    for case in cases(homes) + real_world_cases():
         expected = gpg_verdict(homes.user, case)
         message = pgp.open_message(mime.parse_message(case.raw), session)
         states = [s.state for s in message.crypto.signatures] if message.crypto else []
