@@ -811,10 +811,15 @@ def open_thread(thread: Thread, gpg: GnuPG) -> Thread:
 
 
 def skip_thread(thread: Thread) -> Thread:
-    """``--no-decrypt``: say which messages carry OpenPGP, open nothing."""
+    """``--no-decrypt``: say which messages are encrypted or signed, open and check nothing."""
     messages = []
     for message in thread.messages:
-        if any(m.kind == "encrypted" for m in message.pgp) or any(_BEGIN_MESSAGE in p.text for p in message.text_parts):
-            message = replace(message, crypto=CryptoStatus(encrypted=True, skipped=True))
+        encrypted = any(m.kind == "encrypted" for m in message.pgp) or any(_BEGIN_MESSAGE in p.text
+                                                                             for p in message.text_parts)
+        # A signature left unchecked is said too: silence would read as "not signed".
+        signed = any(m.kind == "signed" for m in message.pgp) or any(_BEGIN_SIGNED in p.text for p in message.text_parts)
+        if encrypted or signed:
+            notes = ("a signature was NOT checked (decryption and checking were switched off)",) if signed else ()
+            message = replace(message, crypto=CryptoStatus(encrypted=encrypted, skipped=True, notes=notes))
         messages.append(message)
     return replace(thread, messages=tuple(messages))

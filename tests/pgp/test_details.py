@@ -142,3 +142,13 @@ def test_the_reading_pane_labels_a_part_under_a_bad_signature_so(homes):
     raw = pgp_mime_signed(signed.replace(b"10 EUR", b"1000 EUR"), homes.detach_sign(signed, "reporter"))
     message = opened(raw, homes.session())
     assert part_label(message, 0) == " · BAD signature"
+
+
+def test_no_decrypt_says_a_signature_went_unchecked(homes):
+    from mailtriage.backends.contract import Thread, ThreadId
+
+    message = mime.parse_message(_signed_by(homes, "reporter"))
+    thread = pgp.skip_thread(Thread(ThreadId("msgid", message.message_id), message.subject, (message,)))
+    status = thread.messages[0].crypto
+    assert status is not None and status.skipped and not status.encrypted
+    assert any("signature was NOT checked" in line for line in status.lines()), status.lines()
