@@ -672,14 +672,37 @@ def _open_encrypted(material, opened: _Opened, gpg: GnuPG, sender: str, depth: i
     opened.notes.extend(n for n in inner.notes if "MIME-Version" not in n)
 
 
-def _original_block(material, block: str) -> tuple[bytes, str | None]:
-    """The armor block as the part's own bytes (its charset, its transfer decoding) and that charset;
-    the block re-encoded as UTF-8 only when the part's bytes are not known."""
+def _original_block(material, block: str) -> tuple[bytes, str | None, Any]:
+    """The armor block as the part's own bytes (its charset, its transfer decoding), that charset,
+    and the material of the text after it (for a second block); the block re-encoded as UTF-8 only
+    when the part's bytes are not known."""
     if material is not None:
         found = _INLINE_BYTES.search(material.data)
         if found is not None:
-            return found.group(0), material.label or None
-    return block.encode("utf-8"), None
+            return found.group(0), material.label or None, replace(material, data=material.data[found.end():])
+    return block.encode("utf-8"), None, None
+
+
+_ENCRYPTED_PACKETS = frozenset((1, 3, 9, 18, 20))  # session keys, or symmetrically encrypted data
+
+
+def _armor_is_encrypted(block: str) -> bool:
+    """Whether a PGP MESSAGE block is encrypted (its first packet is a session key or encrypted
+    data), not an opaque-signed text; unreadable armor counts as encrypted (the safe side)."""
+    lines = block.replace("\r", "").split("\n")[1:]
+    try:
+        body = lines[lines.index("") + 1:]
+    except ValueError:
+        return True
+    chunk = "".join(line.strip() for line in body[:2] if not line.startswith(("=", "-----")))
+    try:
+        first = base64.b64decode(chunk[: len(chunk) // 4 * 4])[:1]
+    except (ValueError, base64.binascii.Error):
+        return True
+    if not first or not first[0] & 0x80:
+        return True
+    tag = first[0] & 0x3F if first[0] & 0x40 else (first[0] >> 2) & 0x0F
+    return tag in _ENCRYPTED_PACKETS
 
 
 _INLINE_NOT_WHOLE = ("an inline encrypted block inside a clear text was not decrypted: only an encryption of the "
@@ -701,13 +724,13 @@ def _open_inline(opened: _Opened, gpg: GnuPG, sender: str, inline: dict, whole: 
             continue
         block = match.group(0)
         before, after = part.text[: match.start()], part.text[match.end():]
-        is_encrypted = block.startswith(_BEGIN_MESSAGE)
+        is_encrypted = block.startswith(_BEGIN_MESSAGE) and _armor_is_encrypted(block)
         if is_encrypted and (part is not whole or before.strip() or after.strip()):
             opened.notes.append(_INLINE_NOT_WHOLE)
             index += 1
             continue
-        material = inline.get(id(part))
-        data, charset = _original_block(material, block)
+        material = inline.pop(id(part), None)  # used once: a later part may reuse the id
+        data, charset, rest = _original_block(material, block)
         timeout = opened.budget.take()
         if timeout is None:
             index += 1
@@ -751,9 +774,13 @@ def _open_inline(opened: _Opened, gpg: GnuPG, sender: str, inline: dict, whole: 
             text, _ = mime.decode_bytes(run.data, charset) if run.data else (block, None)
             pieces.append((TextPart(part.content_type, text.replace("\r\n", "\n")), enc, _cover(sigs)))
         if after.strip():
-            pieces.append((TextPart(part.content_type, after, from_html=part.from_html), enc, signed))
+            tail = TextPart(part.content_type, after, from_html=part.from_html)
+            pieces.append((tail, enc, signed))
+            if rest is not None:
+                inline[id(tail)] = rest
         opened.parts[index:index + 1] = pieces
-        index += len(pieces)
+        # The text after the block is read again: a second armor block in one part is opened too.
+        index += len(pieces) - (1 if after.strip() else 0)
 
 
 _AUTOCRYPT_KEYDATA = re.compile(r"keydata=([A-Za-z0-9+/=\s]+)", re.IGNORECASE)

@@ -152,3 +152,21 @@ def test_no_decrypt_says_a_signature_went_unchecked(homes):
     status = thread.messages[0].crypto
     assert status is not None and status.skipped and not status.encrypted
     assert any("signature was NOT checked" in line for line in status.lines()), status.lines()
+
+
+def test_opaque_signed_inline_text_is_a_signature_not_a_failed_decryption(homes):
+    armored = gpg(homes.world, "--armor", "--local-user", homes.fprs["reporter"], "--sign",
+                  data=b"Opaque-signed words.\n").stdout.decode()
+    status_and_text = opened(headers().encode() + entity(f"\n{armored}\n"), homes.session())
+    status = status_and_text.crypto
+    assert [s.state for s in status.signatures] == ["valid"], status.lines()
+    assert not status.encrypted and not any("decryption" in n for n in status.notes), status.lines()
+    assert "Opaque-signed words." in status_and_text.body_text
+
+
+def test_a_second_armor_block_in_a_part_is_read_too(homes):
+    first = homes.clearsign("First signed block.\n", "reporter")
+    second = homes.clearsign("Second signed block.\n", "reporter")
+    message = opened(headers().encode() + entity(f"{first}\nin between\n\n{second}"), homes.session())
+    assert [s.state for s in message.crypto.signatures] == ["valid", "valid"], message.crypto.lines()
+    assert "BEGIN PGP" not in message.body_text
