@@ -78,8 +78,8 @@ class PgpSupport:
         from mailtriage.workflows.pgp_reply import ProjectPgp, plan_reply_encryption
 
         project = ProjectPgp(config)
-        return lambda thread, target: plan_reply_encryption(thread, target, self.gpg, project,
-                                                            allow_clear=allow_clear)
+        return lambda thread, target, recipients=None: plan_reply_encryption(
+            thread, target, self.gpg, project, recipients, allow_clear=allow_clear)
 
     @property
     def pinentry(self) -> str:
