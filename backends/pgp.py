@@ -47,6 +47,8 @@ DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024
 # One message gets at most this many decryptions and verifications, within one ``timeout`` and one
 # ``max_output`` altogether (300 signed parts must not cost 300 gpg runs on every open).
 MAX_GPG_CALLS = 50
+SYMMETRIC = "encrypted with a passphrase (symmetric), not to a key"
+HIDDEN_RECIPIENT = "0000000000000000"
 PASSPHRASE_NOTE = "the secret key needs its passphrase and none was given (pinentry: see docs/pgp.md)"
 _MAX_SIGNATURE = 60_000  # a detached signature goes through one pipe write
 # On every gpg call, whatever the user's gpg.conf says: reading a mail never reaches the network
@@ -462,6 +464,9 @@ def _problem_note(run: _Run, limit: int | None = None) -> str | None:
     if "no gpg-agent running" in low or "can't connect to the agent" in low or "failed to start agent" in low \
             or "no agent running" in low:
         return "the GnuPG agent could not be reached (is gpg-agent installed and may it start?)"
+    if "NEED_PASSPHRASE_SYM" in keys and "DECRYPTION_OKAY" not in keys and "ENC_TO" not in keys:
+        return (f"{SYMMETRIC}: decrypt it by hand (gpg --decrypt); mailtriage does not ask for the passphrase "
+                "of a message")
     if "NO_SECKEY" in keys and "DECRYPTION_OKAY" not in keys:
         ids = ", ".join(value.split()[0] for key, value in run.status if key == "NO_SECKEY")
         return f"wrong key: encrypted to {ids}, and no secret key for any of them is in your keyring"
@@ -484,12 +489,20 @@ def _problem_note(run: _Run, limit: int | None = None) -> str | None:
     return None
 
 
+def _symmetric(run: _Run) -> bool:
+    keys = {key for key, _ in run.status}
+    return "NEED_PASSPHRASE_SYM" in keys and "ENC_TO" not in keys
+
+
 def _encrypted_to(run: _Run, gpg: GnuPG) -> tuple[str, ...]:
     gpg.prefetch(_status_key_ids(run))
     out = []
     for key, value in run.status:
         if key == "ENC_TO":
             key_id = value.split()[0]
+            if key_id == HIDDEN_RECIPIENT:
+                out.append(f"a hidden recipient (key ID {key_id}: gpg tried your secret keys)")
+                continue
             _, uids = gpg.key_info(key_id)
             out.append(f"{key_id} ({uids[0]})" if uids else key_id)
     return tuple(dict.fromkeys(out))
@@ -547,6 +560,7 @@ class _Opened:
     needs_passphrase: bool = False
     subject: str | None = None  # the protected Subject inside the whole-message encryption, when there is one
     budget: _Budget | None = None
+    symmetric: bool = False  # a piece was encrypted with a passphrase, to no key
 
     def __post_init__(self) -> None:
         self.signatures = self.signatures or []
@@ -594,7 +608,7 @@ def open_message(message: Message, gpg: GnuPG, *, depth: int = 0, budget: _Budge
         notes=tuple(dict.fromkeys(opened.notes + ([opened.budget.note()] if depth == 0 and opened.budget.skipped
                                                   else []))),
         offered_keys=tuple(_offered_keys(message, gpg)),
-        needs_passphrase=PASSPHRASE_NOTE in opened.notes,
+        needs_passphrase=PASSPHRASE_NOTE in opened.notes, symmetric=opened.symmetric,
         hidden_subject=opened.subject if opened.subject and opened.subject != message.subject else None)
     return replace(message, text_parts=tuple(p for p, _, _ in opened.parts), attachments=tuple(opened.attachments),
                    crypto=status)
@@ -638,6 +652,7 @@ def _open_encrypted(material, opened: _Opened, gpg: GnuPG, sender: str, depth: i
         return
     run = gpg.decrypt(material.data, timeout=timeout, limit=opened.budget.bytes)
     opened.budget.bytes -= len(run.data)
+    opened.symmetric = opened.symmetric or _symmetric(run)
     opened.encrypted_to = tuple(dict.fromkeys(opened.encrypted_to + _encrypted_to(run, gpg)))
     problem = _problem_note(run, gpg.settings.max_output)
     if problem or "DECRYPTION_OKAY" not in {k for k, _ in run.status}:
@@ -759,6 +774,7 @@ def _open_inline(opened: _Opened, gpg: GnuPG, sender: str, inline: dict, whole: 
             pieces.append((TextPart(part.content_type, before, note=part.note, from_html=part.from_html), enc, signed))
         if is_encrypted:
             opened.encrypted = True
+            opened.symmetric = opened.symmetric or _symmetric(run)
             opened.encrypted_to = tuple(dict.fromkeys(opened.encrypted_to + _encrypted_to(run, gpg)))
             if problem or "DECRYPTION_OKAY" not in {k for k, _ in run.status}:
                 opened.notes.append(problem or "decryption failed")

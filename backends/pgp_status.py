@@ -150,6 +150,7 @@ class CryptoStatus:
     # The Subject inside a whole-message encryption (the outer one is often "..."): shown here
     # only, never made the message's subject (drafts, forwards and issue titles read that one).
     hidden_subject: str | None = None
+    symmetric: bool = False  # encrypted with a passphrase, to no key
 
     @property
     def mixed(self) -> bool:
@@ -167,12 +168,14 @@ class CryptoStatus:
         """The status in plain words, one line each (the reader pane and the JSON show these)."""
         out: list[str] = []
         to = ", ".join(self.encrypted_to) or "a key that could not be read"
+        head = ("encrypted with a passphrase (symmetric), not to a key" if self.symmetric and not self.encrypted_to
+                else f"encrypted to {to}")
         if self.encrypted and self.skipped:
             out.append("encrypted: not decrypted (decryption was switched off)")
         elif self.encrypted and self.decrypted:
-            out.append(f"encrypted to {to}; decrypted")
+            out.append(f"{head}; decrypted")
         elif self.encrypted:
-            out.append(f"encrypted to {to}; NOT decrypted")
+            out.append(f"{head}; NOT decrypted")
         if self.hidden_subject is not None:
             out.append(f"hidden subject (inside the encryption; never written to a header or an issue): "
                        f"{self.hidden_subject}")
@@ -202,5 +205,6 @@ class CryptoStatus:
             "offered_keys": [k.to_json() for k in self.offered_keys],
             "needs_passphrase": self.needs_passphrase,
             "hidden_subject": self.hidden_subject,
+            "symmetric": self.symmetric,
             "summary": self.lines(),
         }

@@ -170,3 +170,20 @@ def test_a_second_armor_block_in_a_part_is_read_too(homes):
     message = opened(headers().encode() + entity(f"{first}\nin between\n\n{second}"), homes.session())
     assert [s.state for s in message.crypto.signatures] == ["valid", "valid"], message.crypto.lines()
     assert "BEGIN PGP" not in message.body_text
+
+
+def test_symmetric_and_hidden_recipient_encryption_are_named_as_such(homes):
+    import subprocess
+
+    symmetric = subprocess.run(["gpg", "--homedir", str(homes.world), "--batch", "--pinentry-mode", "loopback",
+                                "--passphrase", "pw", "--armor", "--symmetric"], input=entity("secret"),
+                               capture_output=True, timeout=60, check=True).stdout
+    kill_agent(homes.user)
+    lines = opened(pgp_mime_encrypted(symmetric), homes.session(quiet=True)).crypto.lines()
+    assert any("encrypted with a passphrase (symmetric), not to a key" in line for line in lines), lines
+    assert not any("could not be read" in line or "secret key needs its passphrase" in line for line in lines), lines
+
+    hidden = homes.encrypt(entity("secret"), extra=("--hidden-recipient", homes.fprs["team"]))
+    status = opened(pgp_mime_encrypted(hidden), homes.session()).crypto
+    assert status.decrypted
+    assert any("a hidden recipient" in line for line in status.lines()), status.lines()
