@@ -1373,6 +1373,13 @@ def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
         if _pgp_mime(part, children):
             _walk_pgp(part, children, result, depth)
             return
+        if depth == 0 and content_type == "multipart/mixed" and _exchange_mangled(children):
+            data, _ = _payload_bytes(children[-1])
+            note = ("PGP/MIME encrypted (RFC 3156), rewritten by Exchange into multipart/mixed: "
+                    "read as multipart/encrypted")
+            result.notes.append(note)
+            _whole_encrypted(data, result, note)
+            return
         if not children:
             result.notes.append(f"{content_type} has no parts")
         for child in children:
@@ -1480,6 +1487,29 @@ def raw_first_part(raw: bytes, part: EmailMessage, first: EmailMessage) -> bytes
     return None
 
 
+def _whole_encrypted(data: bytes, result: _Walk, note: str) -> None:
+    """The message is one encryption: a placeholder part and the ciphertext for backends/pgp.py."""
+    from mailtriage.backends.pgp_status import PgpMaterial  # PGP/MIME only (see the top)
+
+    first = len(result.text_parts)
+    result.text_parts.append(TextPart(ENCRYPTED_PLACEHOLDER, "[encrypted part: not decrypted]\n", note=note))
+    result.pgp.append(PgpMaterial("encrypted", first, first + 1, data))
+
+
+def _exchange_mangled(children: list[EmailMessage]) -> bool:
+    """Exchange's rewrite of a multipart/encrypted message: multipart/mixed of an (optional) empty
+    text part, the application/pgp-encrypted version part and the armored ciphertext."""
+    if len(children) == 3:
+        if children[0].get_content_type() != "text/plain" or _payload_bytes(children[0])[0].strip():
+            return False
+        children = children[1:]
+    if len(children) != 2 or children[0].get_content_type() != "application/pgp-encrypted":
+        return False
+    if b"Version: 1" not in _payload_bytes(children[0])[0]:
+        return False
+    return _payload_bytes(children[1])[0].lstrip().startswith(b"-----BEGIN PGP MESSAGE-----")
+
+
 def _walk_pgp(part: EmailMessage, children: list[EmailMessage], result: _Walk, depth: int) -> None:
     """RFC 3156 pairs: keep the ciphertext or the signed bytes for the decryption step.
 
@@ -1492,9 +1522,7 @@ def _walk_pgp(part: EmailMessage, children: list[EmailMessage], result: _Walk, d
         data, _ = _payload_bytes(children[1])
         first = len(result.text_parts)
         if depth == 0:
-            result.text_parts.append(TextPart(ENCRYPTED_PLACEHOLDER, "[encrypted part: not decrypted]\n",
-                                              note="PGP/MIME encrypted (RFC 3156)"))
-            result.pgp.append(PgpMaterial("encrypted", first, first + 1, data))
+            _whole_encrypted(data, result, "PGP/MIME encrypted (RFC 3156)")
             return
         # Only an encryption of the whole message is the sender's report: one inside a clear mail
         # (a part, a forwarded message) may be anyone's old ciphertext, wrapped to be decrypted and

@@ -34,8 +34,8 @@ from mailtriage.backends.contract import AttachmentInfo, Message, TextPart, Thre
 from mailtriage.backends.pgp_keyring import VALIDITY, KeyringKey, parse_colons, uid_mailbox
 from mailtriage.backends.pgp_status import CryptoStatus, OfferedKey, PartProtection, SignatureStatus
 
-__all__ = ["DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "MAX_GPG_CALLS", "NO_NETWORK", "EncryptResult", "GnuPG", "PgpSettings",
-           "carries_openpgp",
+__all__ = ["DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "MAX_GPG_CALLS", "NO_NETWORK", "EncryptResult", "GnuPG",
+           "PgpSettings", "carries_openpgp",
            "locked_ciphertext", "open_message", "PASSPHRASE_NOTE",
            "open_thread", "skip_thread"]
 
@@ -860,7 +860,8 @@ def skip_thread(thread: Thread) -> Thread:
         encrypted = any(m.kind == "encrypted" for m in message.pgp) or any(_BEGIN_MESSAGE in p.text
                                                                              for p in message.text_parts)
         # A signature left unchecked is said too: silence would read as "not signed".
-        signed = any(m.kind == "signed" for m in message.pgp) or any(_BEGIN_SIGNED in p.text for p in message.text_parts)
+        signed = any(m.kind == "signed" for m in message.pgp) or any(_BEGIN_SIGNED in p.text
+                                                                     for p in message.text_parts)
         if encrypted or signed:
             notes = ("a signature was NOT checked (decryption and checking were switched off)",) if signed else ()
             message = replace(message, crypto=CryptoStatus(encrypted=encrypted, skipped=True, notes=notes))

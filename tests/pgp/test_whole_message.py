@@ -16,7 +16,7 @@ from mailtriage.workflows.compose import FORWARD, REPLY, forward_subject
 from mailtriage.workflows.reply import reply_form
 from tests.core.helpers import write_project
 
-from .conftest import encrypted_entity_part, entity, mixed, pgp_mime_encrypted, plain
+from .conftest import encrypted_entity_part, entity, headers, mixed, pgp_mime_encrypted, plain
 
 RITA_SECRET = "Rita's old finding: the overflow is in frob_parse(), 70000 bytes of 'A'."
 MALLORY = "Mallory <mallory@evil.example>"
@@ -107,3 +107,22 @@ def test_a_subject_inside_an_encrypted_part_of_a_clear_mail_is_never_taken(homes
     assert message.subject == "Report" and message.crypto.hidden_subject is None
     assert "wire the bounty" not in " ".join(message.crypto.lines())
 
+
+
+def test_exchange_mangled_pgp_mime_is_read_as_the_whole_message_encryption(homes):
+    # Exchange rewrites multipart/encrypted into multipart/mixed: an empty text part, then the two
+    # RFC 3156 parts as attachments (the layout Enigmail and Thunderbird repair).
+    armored = homes.encrypt(entity(RITA_SECRET), "team", sign="reporter")
+    b = "exch"
+    raw = (headers() + f'Content-Type: multipart/mixed; boundary="{b}"\r\n\r\n'
+           f"--{b}\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\n\r\n"
+           f"--{b}\r\nContent-Type: application/pgp-encrypted\r\nContent-Disposition: attachment;\r\n"
+           f' filename="PGPMIME version identification"\r\n\r\nVersion: 1\r\n\r\n'
+           f'--{b}\r\nContent-Type: application/octet-stream; name="encrypted.asc"\r\n'
+           f'Content-Disposition: attachment; filename="encrypted.asc"\r\n\r\n').encode() \
+        + armored + f"\r\n--{b}--\r\n".encode()
+    message = pgp.open_message(mime.parse_message(raw), homes.session())
+    assert message.crypto.decrypted and message.crypto.wholly_encrypted, message.crypto.lines()
+    assert RITA_SECRET in message.body_text
+    assert message.attachments == ()
+    assert any("Exchange" in n for n in message.crypto.notes + message.notes)
