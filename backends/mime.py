@@ -1399,7 +1399,7 @@ def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
     if maintype == "text" or content_type in ("message/rfc822-headers",):
         if content_type in ("text/plain", "text/html") or part.get_filename() is None:
             result.text_parts.append(_text_part(part, content_type))
-            if "-----BEGIN PGP " in result.text_parts[-1].text:
+            if content_type == "text/plain" and "-----BEGIN PGP " in result.text_parts[-1].text:
                 _keep_inline_armor(part, result)
             return
     if content_type == "message/external-body":
@@ -1459,6 +1459,9 @@ def _keep_inline_armor(part: EmailMessage, result: _Walk) -> None:
                                   forwarded=result.forwarded > 0))
 
 
+_MAX_BOUNDARY_TRIES = 50
+
+
 def raw_first_part(raw: bytes, part: EmailMessage, first: EmailMessage) -> bytes | None:
     """The first body part of the multipart ``part`` exactly as ``raw`` carries it, in CRLF form.
 
@@ -1475,7 +1478,9 @@ def raw_first_part(raw: bytes, part: EmailMessage, first: EmailMessage) -> bytes
     opening = re.compile(rb"(?:^|(?<=\n))" + delimiter + rb"[ \t]*\r?\n")
     closing = re.compile(rb"\r?\n" + delimiter)
     expected = None
-    for start in opening.finditer(raw):
+    for tried, start in enumerate(opening.finditer(raw)):
+        if tried >= _MAX_BOUNDARY_TRIES:
+            break  # a mail full of look-alike delimiters: the generator's bytes are checked instead
         end = closing.search(raw, start.end())
         if end is None:
             break
