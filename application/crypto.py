@@ -20,7 +20,7 @@ from mailtriage.backends.contract import Thread
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.settings import load_settings
 
-__all__ = ["KeyImportFlow", "PgpSupport", "pgp_settings"]
+__all__ = ["KeyImportFlow", "PgpSupport", "editor_folder", "pgp_settings"]
 
 _PINENTRY = ("agent", "loopback")
 
@@ -51,6 +51,29 @@ def pgp_settings(user_settings: Any | None) -> pgp.PgpSettings:
                            timeout=timeout, max_output=max_output, pinentry=pinentry)
 
 
+ON_DISK_EDITOR_NOTE = ("no memory-backed folder (tmpfs) was found: the text goes through a temporary file on disk "
+                       "while the editor runs")
+
+
+def editor_folder() -> str | None:
+    """A memory-backed folder (tmpfs: ``$XDG_RUNTIME_DIR``, ``/dev/shm``) for the file ``$EDITOR``
+    edits, so a decrypted quote never reaches the disk; None when there is none (say so)."""
+    try:
+        with open("/proc/mounts", encoding="utf-8") as mounts_file:
+            mounts = [line.split() for line in mounts_file]
+    except OSError:
+        return None
+    for candidate in (os.environ.get("XDG_RUNTIME_DIR"), "/dev/shm"):
+        if not candidate or not os.path.isdir(candidate) or not os.access(candidate, os.W_OK | os.X_OK):
+            continue
+        real = os.path.realpath(candidate)
+        mount = max((m for m in mounts if len(m) > 2 and (real == m[1] or real.startswith(m[1].rstrip("/") + "/"))),
+                    key=lambda m: len(m[1]), default=None)
+        if mount is not None and mount[2] in ("tmpfs", "ramfs"):
+            return real
+    return None
+
+
 class PgpSupport:
     """The run's OpenPGP: the GnuPG session (built on first need) and the decrypt switch."""
 
@@ -78,8 +101,8 @@ class PgpSupport:
         from mailtriage.workflows.pgp_reply import ProjectPgp, plan_reply_encryption
 
         project = ProjectPgp(config)
-        return lambda thread, target: plan_reply_encryption(thread, target, self.gpg, project,
-                                                            allow_clear=allow_clear)
+        return lambda thread, target, recipients=None: plan_reply_encryption(
+            thread, target, self.gpg, project, recipients, allow_clear=allow_clear)
 
     @property
     def pinentry(self) -> str:

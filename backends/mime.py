@@ -976,6 +976,8 @@ class _Walk:
     attachment_parts: list[EmailMessage]
     notes: list[str]
     pgp: list[PgpMaterial] = field(default_factory=list)  # OpenPGP pieces, for backends/pgp.py
+    raw: bytes = b""  # the message as parsed: a signature is checked on its original bytes
+    forwarded: int = 0  # how many message/rfc822 levels the walk is inside (a forwarded message's pieces)
 
 
 def _raw_header_items(msg: EmailMessage) -> list[tuple[str, bytes]]:
@@ -1239,8 +1241,8 @@ def _header_summary_text(msg: EmailMessage) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _walk(msg: EmailMessage) -> _Walk:
-    result = _Walk([], [], [], [])
+def _walk(msg: EmailMessage, raw: bytes = b"") -> _Walk:
+    result = _Walk([], [], [], [], raw=raw)
     _walk_into(msg, result, depth=0)
     return result
 
@@ -1340,11 +1342,13 @@ def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
         if content_type == "message/rfc822" or maintype == "message":
             if content_type == "message/rfc822":
                 _attach_message(part, result)  # a forwarded message is listed and fetchable, as bytes
+            result.forwarded += 1
             for inner in children:
                 result.text_parts.append(TextPart(
                     content_type="message/rfc822",
                     text="---- attached message ----\n" + _header_summary_text(inner)))
                 _walk_into(inner, result, depth + 1)
+            result.forwarded -= 1
             return
         if content_type == "multipart/alternative" and children:
             chosen = _choose_alternative(children)
@@ -1382,6 +1386,13 @@ def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
         if _pgp_mime(part, children):
             _walk_pgp(part, children, result, depth)
             return
+        if depth == 0 and content_type == "multipart/mixed" and _exchange_mangled(children):
+            data, _ = _payload_bytes(children[-1])
+            note = ("PGP/MIME encrypted (RFC 3156), rewritten by Exchange into multipart/mixed: "
+                    "read as multipart/encrypted")
+            result.notes.append(note)
+            _whole_encrypted(data, result, note)
+            return
         if not children:
             result.notes.append(f"{content_type} has no parts")
         for child in children:
@@ -1401,6 +1412,8 @@ def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
     if maintype == "text" or content_type in ("message/rfc822-headers",):
         if content_type in ("text/plain", "text/html") or part.get_filename() is None:
             result.text_parts.append(_text_part(part, content_type))
+            if content_type == "text/plain" and "-----BEGIN PGP " in result.text_parts[-1].text:
+                _keep_inline_armor(part, result)
             return
     if content_type == "message/external-body":
         result.text_parts.append(TextPart(
@@ -1416,6 +1429,9 @@ _PGP_PROTOCOLS = {"multipart/encrypted": "application/pgp-encrypted",
                   "multipart/signed": "application/pgp-signature"}
 # What an encrypted part shows until backends/pgp.py opens it (or says why it could not).
 ENCRYPTED_PLACEHOLDER = "application/pgp-encrypted"
+ATTACHED_ENCRYPTED_TEXT = "[attached encrypted part: not decrypted, see the attachments]\n"
+ATTACHED_ENCRYPTED_NOTE = ("an encrypted part inside a clear mail: not decrypted (only an encryption of the whole "
+                           "message is opened)")
 
 
 def _pgp_mime(part: EmailMessage, children: list[EmailMessage]) -> bool:
@@ -1442,6 +1458,76 @@ def signed_entity_bytes(part: EmailMessage) -> bytes:
     return re.sub(rb"(?<!\r)\n", b"\r\n", data)
 
 
+def _keep_inline_armor(part: EmailMessage, result: _Walk) -> None:
+    """Inline armor: keep the part's transfer-decoded bytes and charset, so gpg checks a clearsigned
+    text on the bytes that were signed (a latin-1 or koi8-r text re-encoded as UTF-8 reads BAD)."""
+    from mailtriage.backends.pgp_status import PgpMaterial  # OpenPGP pieces only (see the top)
+
+    data, _ = _payload_bytes(part)
+    label = part.get_param("charset")
+    if isinstance(label, tuple):  # RFC 2231 charset*=
+        label = label[2]
+    index = len(result.text_parts) - 1
+    result.pgp.append(PgpMaterial("inline", index, index + 1, data, label=label if isinstance(label, str) else "",
+                                  forwarded=result.forwarded > 0))
+
+
+_MAX_BOUNDARY_TRIES = 50
+
+
+def raw_first_part(raw: bytes, part: EmailMessage, first: EmailMessage) -> bytes | None:
+    """The first body part of the multipart ``part`` exactly as ``raw`` carries it, in CRLF form.
+
+    RFC 3156 §5: a signature covers the signed part as sent. The email generator writes a part
+    back in its own way (a space after each colon, an empty value, a final line end), which reads
+    as a BAD signature; so the part is cut out of the raw bytes between its boundaries. The cut
+    is taken only when it parses back to the same part (a boundary string repeated elsewhere in
+    the mail cannot swap in other bytes); None when no cut does.
+    """
+    boundary = part.get_boundary()
+    if not boundary or not raw:
+        return None
+    delimiter = re.escape(b"--" + boundary.encode("utf-8", "surrogateescape"))
+    opening = re.compile(rb"(?:^|(?<=\n))" + delimiter + rb"[ \t]*\r?\n")
+    closing = re.compile(rb"\r?\n" + delimiter)
+    expected = None
+    for tried, start in enumerate(opening.finditer(raw)):
+        if tried >= _MAX_BOUNDARY_TRIES:
+            break  # a mail full of look-alike delimiters: the generator's bytes are checked instead
+        end = closing.search(raw, start.end())
+        if end is None:
+            break
+        candidate = raw[start.end():end.start()]
+        if expected is None:
+            expected = signed_entity_bytes(first)
+        if signed_entity_bytes(_parse(candidate)) == expected:
+            return re.sub(rb"(?<!\r)\n", b"\r\n", candidate)
+    return None
+
+
+def _whole_encrypted(data: bytes, result: _Walk, note: str) -> None:
+    """The message is one encryption: a placeholder part and the ciphertext for backends/pgp.py."""
+    from mailtriage.backends.pgp_status import PgpMaterial  # PGP/MIME only (see the top)
+
+    first = len(result.text_parts)
+    result.text_parts.append(TextPart(ENCRYPTED_PLACEHOLDER, "[encrypted part: not decrypted]\n", note=note))
+    result.pgp.append(PgpMaterial("encrypted", first, first + 1, data))
+
+
+def _exchange_mangled(children: list[EmailMessage]) -> bool:
+    """Exchange's rewrite of a multipart/encrypted message: multipart/mixed of an (optional) empty
+    text part, the application/pgp-encrypted version part and the armored ciphertext."""
+    if len(children) == 3:
+        if children[0].get_content_type() != "text/plain" or _payload_bytes(children[0])[0].strip():
+            return False
+        children = children[1:]
+    if len(children) != 2 or children[0].get_content_type() != "application/pgp-encrypted":
+        return False
+    if b"Version: 1" not in _payload_bytes(children[0])[0]:
+        return False
+    return _payload_bytes(children[1])[0].lstrip().startswith(b"-----BEGIN PGP MESSAGE-----")
+
+
 def _walk_pgp(part: EmailMessage, children: list[EmailMessage], result: _Walk, depth: int) -> None:
     """RFC 3156 pairs: keep the ciphertext or the signed bytes for the decryption step.
 
@@ -1453,19 +1539,26 @@ def _walk_pgp(part: EmailMessage, children: list[EmailMessage], result: _Walk, d
     if part.get_content_type() == "multipart/encrypted":
         data, _ = _payload_bytes(children[1])
         first = len(result.text_parts)
-        result.text_parts.append(TextPart(ENCRYPTED_PLACEHOLDER, "[encrypted part: not decrypted]\n",
-                                          note="PGP/MIME encrypted (RFC 3156)"))
-        result.pgp.append(PgpMaterial("encrypted", first, first + 1, data))
+        if depth == 0:
+            _whole_encrypted(data, result, "PGP/MIME encrypted (RFC 3156)")
+            return
+        # Only an encryption of the whole message is the sender's report: one inside a clear mail
+        # (a part, a forwarded message) may be anyone's old ciphertext, wrapped to be decrypted and
+        # quoted back. It is listed as an attachment and never opened into the text.
+        result.text_parts.append(TextPart(ENCRYPTED_PLACEHOLDER, ATTACHED_ENCRYPTED_TEXT, note=ATTACHED_ENCRYPTED_NOTE))
+        _attach(children[1], result, [ATTACHED_ENCRYPTED_NOTE])
+        result.pgp.append(PgpMaterial("attached-encrypted", first, first + 1, data))
         return
     first = len(result.text_parts)
     _walk_into(children[0], result, depth + 1)
     try:
-        signed = signed_entity_bytes(children[0])
+        signed = raw_first_part(result.raw, part, children[0]) or signed_entity_bytes(children[0])
     except Exception as exc:  # noqa: BLE001 - a part the generator cannot write is still shown
         result.notes.append(f"the signed part could not be written back for checking ({type(exc).__name__})")
         return
     signature, _ = _payload_bytes(children[1])
-    result.pgp.append(PgpMaterial("signed", first, len(result.text_parts), signed, signature))
+    result.pgp.append(PgpMaterial("signed", first, len(result.text_parts), signed, signature,
+                                  forwarded=result.forwarded > 0))
 
 
 def _choose_alternative(children: list[EmailMessage]) -> EmailMessage:
@@ -1530,7 +1623,7 @@ def parse_message(raw: bytes, *, backend_ref: str | None = None, max_bytes: int 
         notes.append(f"headers could not be parsed ({type(exc).__name__}: {exc})")
         base = _message_from_headers(header_block, notes, backend_ref, parsed=None, use_parser=False,
                                      body=body_head)
-    walk = _walk(msg)
+    walk = _walk(msg, raw)
     notes.extend(walk.notes)
     return _replace(base, text_parts=tuple(walk.text_parts), attachments=tuple(walk.attachments),
                     notes=tuple(dict.fromkeys(notes)), pgp=tuple(walk.pgp))

@@ -25,15 +25,17 @@ import os
 import re
 import subprocess
 import threading
+import time
 from dataclasses import dataclass, replace
-from email.utils import parseaddr
 from typing import Any
 
 from mailtriage.backends import mime
 from mailtriage.backends.contract import AttachmentInfo, Message, TextPart, Thread
+from mailtriage.backends.pgp_keyring import VALIDITY, KeyringKey, parse_colons, uid_mailbox
 from mailtriage.backends.pgp_status import CryptoStatus, OfferedKey, PartProtection, SignatureStatus
 
-__all__ = ["DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "EncryptResult", "GnuPG", "PgpSettings", "carries_openpgp",
+__all__ = ["DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "MAX_GPG_CALLS", "NO_NETWORK", "EncryptResult", "GnuPG",
+           "PgpSettings", "carries_openpgp",
            "locked_ciphertext", "open_message", "PASSPHRASE_NOTE",
            "open_thread", "skip_thread"]
 
@@ -42,8 +44,18 @@ logging.getLogger("gnupg").setLevel(logging.WARNING)
 
 DEFAULT_TIMEOUT = 20.0
 DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024
+# One message gets at most this many decryptions and verifications, within one ``timeout`` and one
+# ``max_output`` altogether (300 signed parts must not cost 300 gpg runs on every open).
+MAX_GPG_CALLS = 50
+SYMMETRIC = "encrypted with a passphrase (symmetric), not to a key"
+HIDDEN_RECIPIENT = "0000000000000000"
 PASSPHRASE_NOTE = "the secret key needs its passphrase and none was given (pinentry: see docs/pgp.md)"
 _MAX_SIGNATURE = 60_000  # a detached signature goes through one pipe write
+# On every gpg call, whatever the user's gpg.conf says: reading a mail never reaches the network
+# (a keyserver, WKD or DANE lookup tells the sender the mail was opened, and a served key carrying
+# the sender's user ID would make a forgery read "valid"), and never imports a key by itself.
+NO_NETWORK = ("--no-auto-key-retrieve", "--keyserver-options", "no-auto-key-retrieve",
+              "--auto-key-locate", "clear,local", "--no-auto-key-import", "--disable-dirmngr")
 _BEGIN_MESSAGE = "-----BEGIN PGP MESSAGE-----"
 _END_MESSAGE = "-----END PGP MESSAGE-----"
 _BEGIN_SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----"
@@ -51,6 +63,10 @@ _END_SIGNATURE = "-----END PGP SIGNATURE-----"
 _INLINE = re.compile(
     r"^-----BEGIN PGP MESSAGE-----\r?\n.*?^-----END PGP MESSAGE-----[ \t]*$"
     r"|^-----BEGIN PGP SIGNED MESSAGE-----\r?\n.*?^-----END PGP SIGNATURE-----[ \t]*$",
+    re.MULTILINE | re.DOTALL)
+_INLINE_BYTES = re.compile(
+    rb"^-----BEGIN PGP MESSAGE-----\r?\n.*?^-----END PGP MESSAGE-----[ \t]*\r?$"
+    rb"|^-----BEGIN PGP SIGNED MESSAGE-----\r?\n.*?^-----END PGP SIGNATURE-----[ \t]*\r?$",
     re.MULTILINE | re.DOTALL)
 
 
@@ -146,7 +162,8 @@ class GnuPG:
         self._gpg: Any = None  # the python-gnupg instance, built on first use
         self._missing: str | None = None
         self._lock = threading.Lock()
-        self._uid_cache: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._keys: dict[str, KeyringKey | None] = {}
+        self._by_address: dict[str, list[KeyringKey]] = {}
 
     # -- the process ------------------------------------------------------------------
     def _instance(self) -> Any:
@@ -160,7 +177,7 @@ class GnuPG:
             raise _Failed(self._missing)
         try:
             self._gpg = _piped_gpg_class()(gpgbinary=self.settings.binary, gnupghome=home,
-                                           timeout=self.settings.timeout)
+                                           timeout=self.settings.timeout, options=list(NO_NETWORK))
         except (OSError, ValueError) as exc:
             self._missing = (f"GnuPG ('{self.settings.binary}') could not be run: install gnupg "
                              f"(Debian: apt install gnupg) or put gpg on PATH ({type(exc).__name__})")
@@ -178,7 +195,8 @@ class GnuPG:
         return None
 
     def _call(self, args: list[str], data: bytes, *, pass_fds: tuple[int, ...] = (), limit: int | None = None,
-              passphrase: str | None = None, env: dict[str, str] | None = None) -> _Run:
+              passphrase: str | None = None, env: dict[str, str] | None = None,
+              timeout: float | None = None) -> _Run:
         gpg = self._instance()
         received = 0
         over = False
@@ -193,6 +211,7 @@ class GnuPG:
 
         with self._lock:
             gpg._pass_fds = pass_fds
+            gpg._timeout = self.settings.timeout if timeout is None else min(timeout, self.settings.timeout)
             gpg.timed_out = False
             gpg.on_data = on_data
             saved_env = gpg.env
@@ -226,9 +245,10 @@ class GnuPG:
     def _quiet(self) -> list[str]:
         return ["--pinentry-mode", "error"] if self.settings.quiet else []
 
-    def decrypt(self, data: bytes) -> _Run:
-        limit = self.settings.max_output
-        return self._call([*self._quiet(), "--decrypt", "--max-output", str(limit)], data, limit=limit)
+    def decrypt(self, data: bytes, *, timeout: float | None = None, limit: int | None = None) -> _Run:
+        limit = self.settings.max_output if limit is None else max(1, min(limit, self.settings.max_output))
+        return self._call([*self._quiet(), "--decrypt", "--max-output", str(limit)], data, limit=limit,
+                          timeout=timeout)
 
     def unlock(self, data: bytes, *, passphrase: str | None = None, tty: str | None = None) -> str | None:
         """Have the agent ask for (``tty``: on that terminal, the app suspended) or take
@@ -245,7 +265,7 @@ class GnuPG:
             return None
         return _problem_note(run) or "the key could not be unlocked"
 
-    def verify_detached(self, signed: bytes, signature: bytes) -> _Run:
+    def verify_detached(self, signed: bytes, signature: bytes, *, timeout: float | None = None) -> _Run:
         if len(signature) > _MAX_SIGNATURE:
             raise _Failed(f"the signature part is {len(signature):,} bytes, too large to be a signature")
         read_end, write_end = os.pipe()
@@ -254,59 +274,55 @@ class GnuPG:
             os.close(write_end)
             write_end = -1
             return self._call(["--enable-special-filenames", "--verify", "--", f"-&{read_end}", "-"], signed,
-                              pass_fds=(read_end,))
+                              pass_fds=(read_end,), timeout=timeout)
         finally:
             os.close(read_end)
             if write_end >= 0:
                 os.close(write_end)
 
-    def key_info(self, key_id: str) -> tuple[str, tuple[str, ...]]:
-        """(primary fingerprint, user IDs) of a key in the keyring, ("", ()) when absent."""
-        if key_id not in self._uid_cache:
+    def _list(self, patterns: list[str]) -> list[KeyringKey]:
+        """The public keys matching ``patterns``, as gpg's colon listing gives them."""
+        run = self._call(["--list-keys", "--", *patterns], b"")
+        return parse_colons(run.data.decode("utf-8", "replace"))
+
+    def key(self, key_id: str) -> KeyringKey | None:
+        """The key in the keyring that ``key_id`` (key ID or fingerprint, of a subkey too) names."""
+        if key_id not in self._keys:
             self.prefetch([key_id])
-        return self._uid_cache.get(key_id, ("", ()))
+        return self._keys.get(key_id)
+
+    def key_info(self, key_id: str) -> tuple[str, tuple[str, ...]]:
+        """(primary fingerprint, usable user IDs) of a key in the keyring, ("", ()) when absent."""
+        key = self.key(key_id)
+        return (key.fingerprint, key.uids) if key else ("", ())
 
     def prefetch(self, key_ids: list[str]) -> None:
         """Look up every key ID or fingerprint not known yet with one gpg call (each spawn costs)."""
-        wanted = [k for k in dict.fromkeys(key_ids) if k and k not in self._uid_cache]
+        wanted = [k for k in dict.fromkeys(key_ids) if k and k not in self._keys]
         if not wanted:
             return
-        gpg = self._instance()
-        with self._lock:
-            try:
-                keys = gpg.list_keys(keys=wanted)
-            finally:
-                gpg.stop_timers()
+        keys = self._list(wanted)
         for key_id in wanted:
-            self._uid_cache[key_id] = ("", ())
-            want = key_id.upper()
-            for key in keys:
-                names = {str(key.get("keyid") or ""), str(key.get("fingerprint") or "")}
-                for sub in key.get("subkeys") or ():
-                    names.update(str(x) for x in sub[:1] + sub[2:3])
-                if any(name and (name.upper() == want or name.upper().endswith(want) or want.endswith(name.upper()))
-                       for name in names):
-                    self._uid_cache[key_id] = (str(key.get("fingerprint") or ""),
-                                               tuple(str(u) for u in key.get("uids") or ()))
-                    break
+            self._keys[key_id] = next((k for k in keys if k.named_by(key_id)), None)
+
+    def keys_for(self, address: str) -> list[KeyringKey]:
+        """The usable keys with a valid user ID whose mailbox (as gpg reads it) is ``address``."""
+        address = address.strip().lower()
+        if not address:
+            return []
+        if address not in self._by_address:
+            self._by_address[address] = [k for k in self._list([f"<{address}>"])
+                                         if k.usable and address in k.mailboxes()]
+        return self._by_address[address]
+
+    def encryption_keys(self, address: str) -> list[str]:
+        """The fingerprints of the usable (not expired, not revoked) encryption keys for ``address``."""
+        return [k.fingerprint for k in self.keys_for(address) if "E" in k.capabilities]
 
     def encryption_key(self, address: str) -> str | None:
-        """The fingerprint of a usable (not expired, not revoked) key for ``address``, or None."""
-        if not address:
-            return None
-        gpg = self._instance()
-        with self._lock:
-            try:
-                keys = gpg.list_keys(keys=[f"<{address}>"])
-            finally:
-                gpg.stop_timers()
-        for key in keys:
-            if key.get("trust") in ("e", "r", "d", "i"):
-                continue
-            capability = str(key.get("cap") or "")
-            if "E" in capability:
-                return str(key.get("fingerprint"))
-        return None
+        """The fingerprint of a usable key for ``address`` when exactly one claims it, else None."""
+        found = self.encryption_keys(address)
+        return found[0] if len(found) == 1 else None
 
     def has_key(self, fingerprint: str) -> bool:
         return bool(fingerprint) and bool(self.key_info(fingerprint)[0])
@@ -330,7 +346,8 @@ class GnuPG:
                 result = gpg.import_keys(data)
             finally:
                 gpg.stop_timers()
-        self._uid_cache.clear()
+        self._keys.clear()
+        self._by_address.clear()
         return tuple(str(f) for f in result.fingerprints)
 
     def encrypt(self, data: bytes, recipients: list[str], *, sign: str | None = None) -> EncryptResult:
@@ -393,6 +410,8 @@ def _signatures(run: _Run, gpg: GnuPG, sender: str) -> list[SignatureStatus]:
             sigs[-1]["fingerprint"] = parts[9] if len(parts) > 9 else (parts[0] if parts else "")
         elif key == "NO_PUBKEY" and sigs:
             sigs[-1]["state"] = "unknown-key"
+        elif key in _TRUST and sigs:
+            sigs[-1]["validity"] = _TRUST[key]
     out = []
     for sig in sigs:
         state = sig.get("state", "error")
@@ -403,22 +422,32 @@ def _signatures(run: _Run, gpg: GnuPG, sender: str) -> list[SignatureStatus]:
         fpr = sig.get("fingerprint", "")
         uids: tuple[str, ...] = ()
         matches: bool | None = None
+        validity = sig.get("validity", "")
+        others: tuple[str, ...] = ()
         if state != "unknown-key":
-            primary, uids = gpg.key_info(fpr or sig.get("key_id", ""))
-            fpr = primary or fpr
+            key = gpg.key(fpr or sig.get("key_id", ""))
+            if key is not None:
+                fpr, uids = key.fingerprint, key.uids
+                validity = validity or VALIDITY.get(key.validity, "")
             matches = _uid_matches(uids, sender) if uids else None
+            # A second key claiming the sender's address: which one is really theirs is not ours to guess.
+            others = tuple(k.fingerprint for k in gpg.keys_for(sender) if k.fingerprint != fpr) if sender else ()
         note = ""
         if state == "error":
             note = _problem_note(run) or "gpg could not check it"
-        out.append(SignatureStatus(state, fpr, sig.get("key_id", ""), uids, matches, note))
+        out.append(SignatureStatus(state, fpr, sig.get("key_id", ""), uids, matches, note, validity=validity,
+                                   other_keys=others, address=sender.strip().lower()))
     return out
 
 
+_TRUST = {"TRUST_UNDEFINED": "unknown", "TRUST_NEVER": "never", "TRUST_MARGINAL": "marginal",
+          "TRUST_FULLY": "full", "TRUST_ULTIMATE": "ultimate"}
+
+
 def _uid_matches(uids: tuple[str, ...], sender: str) -> bool:
+    """Whether a (usable) user ID names ``sender``, reading each UID's mailbox as gpg does."""
     address = sender.strip().lower()
-    if not address:
-        return False
-    return any(parseaddr(uid)[1].strip().lower() == address for uid in uids)
+    return bool(address) and any(uid_mailbox(uid) == address for uid in uids)
 
 
 def _problem_note(run: _Run, limit: int | None = None) -> str | None:
@@ -435,6 +464,9 @@ def _problem_note(run: _Run, limit: int | None = None) -> str | None:
     if "no gpg-agent running" in low or "can't connect to the agent" in low or "failed to start agent" in low \
             or "no agent running" in low:
         return "the GnuPG agent could not be reached (is gpg-agent installed and may it start?)"
+    if "NEED_PASSPHRASE_SYM" in keys and "DECRYPTION_OKAY" not in keys and "ENC_TO" not in keys:
+        return (f"{SYMMETRIC}: decrypt it by hand (gpg --decrypt); mailtriage does not ask for the passphrase "
+                "of a message")
     if "NO_SECKEY" in keys and "DECRYPTION_OKAY" not in keys:
         ids = ", ".join(value.split()[0] for key, value in run.status if key == "NO_SECKEY")
         return f"wrong key: encrypted to {ids}, and no secret key for any of them is in your keyring"
@@ -457,12 +489,20 @@ def _problem_note(run: _Run, limit: int | None = None) -> str | None:
     return None
 
 
+def _symmetric(run: _Run) -> bool:
+    keys = {key for key, _ in run.status}
+    return "NEED_PASSPHRASE_SYM" in keys and "ENC_TO" not in keys
+
+
 def _encrypted_to(run: _Run, gpg: GnuPG) -> tuple[str, ...]:
     gpg.prefetch(_status_key_ids(run))
     out = []
     for key, value in run.status:
         if key == "ENC_TO":
             key_id = value.split()[0]
+            if key_id == HIDDEN_RECIPIENT:
+                out.append(f"a hidden recipient (key ID {key_id}: gpg tried your secret keys)")
+                continue
             _, uids = gpg.key_info(key_id)
             out.append(f"{key_id} ({uids[0]})" if uids else key_id)
     return tuple(dict.fromkeys(out))
@@ -470,11 +510,47 @@ def _encrypted_to(run: _Run, gpg: GnuPG) -> tuple[str, ...]:
 
 # -- messages --------------------------------------------------------------------------
 
+class _Budget:
+    """One message's gpg budget: MAX_GPG_CALLS calls within one ``timeout`` (from the first call) and
+    one ``max_output`` of decrypted bytes, shared by the decrypted parts nested in it."""
+
+    def __init__(self, settings: PgpSettings) -> None:
+        self.settings = settings
+        self.calls = MAX_GPG_CALLS
+        self.deadline: float | None = None
+        self.bytes = settings.max_output
+        self.skipped = 0
+
+    def take(self) -> float | None:
+        """The seconds the next gpg call may take, or None (and one more piece skipped) when spent."""
+        now = time.monotonic()
+        if self.deadline is None:
+            self.deadline = now + self.settings.timeout
+        left = self.deadline - now
+        if self.calls <= 0 or left <= 0 or self.bytes <= 0:
+            self.skipped += 1
+            return None
+        self.calls -= 1
+        return left
+
+    def note(self) -> str:
+        return (f"the gpg budget of this message is spent ({MAX_GPG_CALLS} gpg runs, {self.settings.timeout:g} s, "
+                f"{self.settings.max_output:,} bytes decrypted): {self.skipped} more OpenPGP pieces were not "
+                "opened or checked")
+
+
+def _cover(signatures: list[SignatureStatus]) -> str:
+    """What the signatures over a part make of it: "" (none), "signed", or "bad" (none checks out)."""
+    if not signatures:
+        return ""
+    return "bad" if all(s.state in ("bad", "error") for s in signatures) else "signed"
+
+
 @dataclass
 class _Opened:
     """What opening one message built: parts, attachments and the status pieces."""
 
-    parts: list[tuple[TextPart, bool, bool]]  # (part, encrypted, signed)
+    parts: list[tuple[TextPart, bool, str]]  # (part, encrypted, _cover of its signatures)
     attachments: list[AttachmentInfo]
     encrypted: bool = False
     decrypted: bool = False
@@ -482,14 +558,16 @@ class _Opened:
     signatures: list[SignatureStatus] | None = None
     notes: list[str] | None = None
     needs_passphrase: bool = False
-    subject: str | None = None  # the protected Subject inside the encrypted part, when there is one
+    subject: str | None = None  # the protected Subject inside the whole-message encryption, when there is one
+    budget: _Budget | None = None
+    symmetric: bool = False  # a piece was encrypted with a passphrase, to no key
 
     def __post_init__(self) -> None:
         self.signatures = self.signatures or []
         self.notes = self.notes or []
 
 
-def open_message(message: Message, gpg: GnuPG, *, depth: int = 0) -> Message:
+def open_message(message: Message, gpg: GnuPG, *, depth: int = 0, budget: _Budget | None = None) -> Message:
     """``message`` with its encrypted parts opened and its signatures checked (never raises)."""
     if not _has_pgp(message):
         offered = _offered_keys(message, gpg)
@@ -497,38 +575,64 @@ def open_message(message: Message, gpg: GnuPG, *, depth: int = 0) -> Message:
             return replace(message, crypto=CryptoStatus(offered_keys=tuple(offered)))
         return message
     sender = message.sender.email or ""
-    opened = _Opened([(p, False, False) for p in message.text_parts], list(message.attachments))
+    opened = _Opened([(p, False, "") for p in message.text_parts], list(message.attachments),
+                     budget=budget or _Budget(gpg.settings))
     # PGP/MIME pieces, last first so the indexes of the earlier ones stay right.
     for material in sorted(message.pgp, key=lambda m: m.first, reverse=True):
         try:
             if material.kind == "encrypted":
                 _open_encrypted(material, opened, gpg, sender, depth)
+            elif material.kind == "attached-encrypted":
+                opened.notes.append(f"part {material.first + 1}: {mime.ATTACHED_ENCRYPTED_NOTE}; it may be "
+                                    "someone else's old ciphertext, wrapped to be decrypted and quoted back")
             elif material.kind == "signed":
-                run = gpg.verify_detached(material.data, material.signature)
-                sigs = _signatures(run, gpg, sender)
-                if not sigs:
-                    opened.notes.append("signed part: " + (_problem_note(run) or "no signature found"))
-                opened.signatures.extend(sigs)
-                for i in range(material.first, min(material.end, len(opened.parts))):
-                    part, enc, _ = opened.parts[i]
-                    opened.parts[i] = (part, enc, bool(sigs))
+                _verify_signed(material, opened, gpg, sender)
         except _Failed as exc:
             opened.notes.append(exc.note)
             if material.kind == "encrypted":
+                # gpg or its home is missing: the part is encrypted and stays so (never "NOT encrypted").
                 opened.encrypted = True
-    _open_inline(opened, gpg, sender)
+                part, _, _ = opened.parts[material.first]
+                opened.parts[material.first] = (part, True, "")
+    inline = {id(message.text_parts[m.first]): m for m in message.pgp
+              if m.kind == "inline" and 0 <= m.first < len(message.text_parts)}
+    # An inline encrypted block is opened only when it is the whole text/plain body.
+    whole = message.text_parts[0] if len(message.text_parts) == 1 and \
+        message.text_parts[0].content_type == "text/plain" and not message.text_parts[0].from_html else None
+    _open_inline(opened, gpg, sender, inline, whole)
     status = CryptoStatus(
         encrypted=opened.encrypted, decrypted=opened.decrypted, encrypted_to=opened.encrypted_to,
         signatures=tuple(opened.signatures),
-        parts=tuple(PartProtection(i, enc, signed) for i, (_, enc, signed) in enumerate(opened.parts)),
-        notes=tuple(dict.fromkeys(opened.notes)),
+        parts=tuple(PartProtection(i, enc, cover == "signed", bad_signature=cover == "bad")
+                    for i, (_, enc, cover) in enumerate(opened.parts)),
+        notes=tuple(dict.fromkeys(opened.notes + ([opened.budget.note()] if depth == 0 and opened.budget.skipped
+                                                  else []))),
         offered_keys=tuple(_offered_keys(message, gpg)),
-        needs_passphrase=PASSPHRASE_NOTE in opened.notes)
-    if opened.subject and opened.subject != message.subject:
-        status = replace(status, notes=status.notes + (f"the subject shown is the encrypted one (the outer "
-                                                        f"subject was {message.subject!r})",))
+        needs_passphrase=PASSPHRASE_NOTE in opened.notes, symmetric=opened.symmetric,
+        hidden_subject=opened.subject if opened.subject and opened.subject != message.subject else None)
     return replace(message, text_parts=tuple(p for p, _, _ in opened.parts), attachments=tuple(opened.attachments),
-                   crypto=status, subject=opened.subject or message.subject)
+                   crypto=status)
+
+
+def _verify_signed(material, opened: _Opened, gpg: GnuPG, sender: str) -> None:
+    """A multipart/signed: check it; a forwarded message's signature is said for that message only."""
+    timeout = opened.budget.take()
+    if timeout is None:
+        return
+    run = gpg.verify_detached(material.data, material.signature, timeout=timeout)
+    if material.forwarded:
+        # It speaks for the forwarded message, whose From is not this mail's: never this mail's verdict.
+        for sig in _signatures(run, gpg, ""):
+            opened.notes.append(f"part {material.first + 1} is in a forwarded message; its signature speaks for "
+                                f"that message, not for this mail: {sig.describe()}")
+        return
+    sigs = _signatures(run, gpg, sender)
+    if not sigs:
+        opened.notes.append("signed part: " + (_problem_note(run) or "no signature found"))
+    opened.signatures.extend(sigs)
+    for i in range(material.first, min(material.end, len(opened.parts))):
+        part, enc, _ = opened.parts[i]
+        opened.parts[i] = (part, enc, _cover(sigs))
 
 
 def _offers_key(message: Message) -> bool:
@@ -541,14 +645,21 @@ def _has_pgp(message: Message) -> bool:
 
 def _open_encrypted(material, opened: _Opened, gpg: GnuPG, sender: str, depth: int) -> None:
     opened.encrypted = True
-    run = gpg.decrypt(material.data)
+    timeout = opened.budget.take()
+    if timeout is None:
+        part, _, _ = opened.parts[material.first]
+        opened.parts[material.first] = (part, True, "")
+        return
+    run = gpg.decrypt(material.data, timeout=timeout, limit=opened.budget.bytes)
+    opened.budget.bytes -= len(run.data)
+    opened.symmetric = opened.symmetric or _symmetric(run)
     opened.encrypted_to = tuple(dict.fromkeys(opened.encrypted_to + _encrypted_to(run, gpg)))
     problem = _problem_note(run, gpg.settings.max_output)
     if problem or "DECRYPTION_OKAY" not in {k for k, _ in run.status}:
         opened.notes.append(problem or "decryption failed")
         part, _, _ = opened.parts[material.first]
         opened.parts[material.first] = (TextPart(part.content_type, "[encrypted part: could not be decrypted]\n",
-                                                 note=problem or "decryption failed"), True, False)
+                                                 note=problem or "decryption failed"), True, "")
         return
     opened.decrypted = True
     signatures = _signatures(run, gpg, sender)
@@ -558,14 +669,16 @@ def _open_encrypted(material, opened: _Opened, gpg: GnuPG, sender: str, depth: i
     if inner.header("Subject") and inner.subject:
         opened.subject = inner.subject
     if inner.pgp and depth < 3:
-        inner = open_message(replace(inner, sender=replace(inner.sender, email=sender)), gpg, depth=depth + 1)
-    inner_signed = {p.index for p in inner.crypto.parts if p.signed} if inner.crypto else set()
+        inner = open_message(replace(inner, sender=replace(inner.sender, email=sender)), gpg, depth=depth + 1,
+                             budget=opened.budget)
+    inner_cover = {p.index: "signed" if p.signed else "bad" for p in (inner.crypto.parts if inner.crypto else ())
+                   if p.signed or p.bad_signature}
     if inner.crypto:
         opened.signatures.extend(inner.crypto.signatures)
         opened.notes.extend(inner.crypto.notes)
-    new_parts = [(p, True, bool(signatures) or i in inner_signed) for i, p in enumerate(inner.text_parts)]
+    new_parts = [(p, True, _cover(signatures) or inner_cover.get(i, "")) for i, p in enumerate(inner.text_parts)]
     if not new_parts:
-        new_parts = [(TextPart("text/plain", "", note="the encrypted part holds no text"), True, bool(signatures))]
+        new_parts = [(TextPart("text/plain", "", note="the encrypted part holds no text"), True, _cover(signatures))]
     opened.parts[material.first:material.end] = new_parts
     for attachment in inner.attachments:
         note = "; ".join(filter(None, ("decrypted attachment, kept in memory only (cannot be saved yet)",
@@ -574,8 +687,49 @@ def _open_encrypted(material, opened: _Opened, gpg: GnuPG, sender: str, depth: i
     opened.notes.extend(n for n in inner.notes if "MIME-Version" not in n)
 
 
-def _open_inline(opened: _Opened, gpg: GnuPG, sender: str) -> None:
-    """Inline armor inside a text part: split the part into clear / protected / clear pieces."""
+def _original_block(material, block: str) -> tuple[bytes, str | None, Any]:
+    """The armor block as the part's own bytes (its charset, its transfer decoding), that charset,
+    and the material of the text after it (for a second block); the block re-encoded as UTF-8 only
+    when the part's bytes are not known."""
+    if material is not None:
+        found = _INLINE_BYTES.search(material.data)
+        if found is not None:
+            return found.group(0), material.label or None, replace(material, data=material.data[found.end():])
+    return block.encode("utf-8"), None, None
+
+
+_ENCRYPTED_PACKETS = frozenset((1, 3, 9, 18, 20))  # session keys, or symmetrically encrypted data
+
+
+def _armor_is_encrypted(block: str) -> bool:
+    """Whether a PGP MESSAGE block is encrypted (its first packet is a session key or encrypted
+    data), not an opaque-signed text; unreadable armor counts as encrypted (the safe side)."""
+    lines = block.replace("\r", "").split("\n")[1:]
+    try:
+        body = lines[lines.index("") + 1:]
+    except ValueError:
+        return True
+    chunk = "".join(line.strip() for line in body[:2] if not line.startswith(("=", "-----")))
+    try:
+        first = base64.b64decode(chunk[: len(chunk) // 4 * 4])[:1]
+    except (ValueError, base64.binascii.Error):
+        return True
+    if not first or not first[0] & 0x80:
+        return True
+    tag = first[0] & 0x3F if first[0] & 0x40 else (first[0] >> 2) & 0x0F
+    return tag in _ENCRYPTED_PACKETS
+
+
+_INLINE_NOT_WHOLE = ("an inline encrypted block inside a clear text was not decrypted: only an encryption of the "
+                     "whole message is opened (it may be someone else's old ciphertext, wrapped to be decrypted "
+                     "and quoted back)")
+
+
+def _open_inline(opened: _Opened, gpg: GnuPG, sender: str, inline: dict, whole: TextPart | None) -> None:
+    """Inline armor inside a text part: split the part into clear / protected / clear pieces.
+
+    gpg reads the block in the part's original bytes (``inline``: the material of each original
+    text part), and its output is decoded in the part's charset."""
     index = 0
     while index < len(opened.parts):
         part, enc, signed = opened.parts[index]
@@ -585,40 +739,64 @@ def _open_inline(opened: _Opened, gpg: GnuPG, sender: str) -> None:
             continue
         block = match.group(0)
         before, after = part.text[: match.start()], part.text[match.end():]
-        is_encrypted = block.startswith(_BEGIN_MESSAGE)
+        is_encrypted = block.startswith(_BEGIN_MESSAGE) and _armor_is_encrypted(block)
+        if is_encrypted and (part is not whole or before.strip() or after.strip()):
+            opened.notes.append(_INLINE_NOT_WHOLE)
+            index += 1
+            continue
+        material = inline.pop(id(part), None)  # used once: a later part may reuse the id
+        data, charset, rest = _original_block(material, block)
+        timeout = opened.budget.take()
+        if timeout is None:
+            index += 1
+            continue
         try:
-            run = gpg.decrypt(block.encode("utf-8"))
+            run = gpg.decrypt(data, timeout=timeout, limit=opened.budget.bytes)
         except _Failed as exc:
             opened.notes.append(exc.note)
             if is_encrypted:
                 opened.encrypted = True
             index += 1
             continue
+        opened.budget.bytes -= len(run.data)
         problem = _problem_note(run, gpg.settings.max_output)
+        if material is not None and material.forwarded:
+            # A forwarded message's clearsigned text: its signature is that message's, not this mail's.
+            for sig in _signatures(run, gpg, ""):
+                opened.notes.append(f"part {index + 1} is in a forwarded message; its signature speaks for that "
+                                    f"message, not for this mail: {sig.describe()}")
+            index += 1
+            continue
         sigs = _signatures(run, gpg, sender)
         opened.signatures.extend(sigs)
-        pieces: list[tuple[TextPart, bool, bool]] = []
+        pieces: list[tuple[TextPart, bool, str]] = []
         if before.strip():
             pieces.append((TextPart(part.content_type, before, note=part.note, from_html=part.from_html), enc, signed))
         if is_encrypted:
             opened.encrypted = True
+            opened.symmetric = opened.symmetric or _symmetric(run)
             opened.encrypted_to = tuple(dict.fromkeys(opened.encrypted_to + _encrypted_to(run, gpg)))
             if problem or "DECRYPTION_OKAY" not in {k for k, _ in run.status}:
                 opened.notes.append(problem or "decryption failed")
-                pieces.append((TextPart(part.content_type, block, note=problem or "decryption failed"), True, False))
+                pieces.append((TextPart(part.content_type, block, note=problem or "decryption failed"), True, ""))
             else:
                 opened.decrypted = True
-                text, charset_note = mime.decode_bytes(run.data, None)
-                pieces.append((TextPart("text/plain", text.replace("\r\n", "\n"), note=charset_note), True, bool(sigs)))
+                text, charset_note = mime.decode_bytes(run.data, charset)
+                pieces.append((TextPart("text/plain", text.replace("\r\n", "\n"), note=charset_note), True,
+                               _cover(sigs)))
         else:
             if not sigs:
                 opened.notes.append("inline signature: " + (problem or "no signature found"))
-            text, _ = mime.decode_bytes(run.data, None) if run.data else (block, None)
-            pieces.append((TextPart(part.content_type, text.replace("\r\n", "\n")), enc, bool(sigs)))
+            text, _ = mime.decode_bytes(run.data, charset) if run.data else (block, None)
+            pieces.append((TextPart(part.content_type, text.replace("\r\n", "\n")), enc, _cover(sigs)))
         if after.strip():
-            pieces.append((TextPart(part.content_type, after, from_html=part.from_html), enc, signed))
+            tail = TextPart(part.content_type, after, from_html=part.from_html)
+            pieces.append((tail, enc, signed))
+            if rest is not None:
+                inline[id(tail)] = rest
         opened.parts[index:index + 1] = pieces
-        index += len(pieces)
+        # The text after the block is read again: a second armor block in one part is opened too.
+        index += len(pieces) - (1 if after.strip() else 0)
 
 
 _AUTOCRYPT_KEYDATA = re.compile(r"keydata=([A-Za-z0-9+/=\s]+)", re.IGNORECASE)
@@ -671,19 +849,21 @@ def open_thread(thread: Thread, gpg: GnuPG) -> Thread:
     """The thread with every message's OpenPGP opened (what ``read_thread`` returns)."""
     if not carries_openpgp(thread):
         return thread
-    messages = tuple(open_message(m, gpg) for m in thread.messages)
-    root = thread.messages[0] if thread.messages else None
-    subject = thread.subject
-    if root is not None and messages[0].subject != root.subject and thread.subject == root.subject:
-        subject = messages[0].subject  # the root's protected subject names the thread
-    return replace(thread, messages=messages, subject=subject)
+    # The thread keeps its outer subject: a hidden one is on the message's status only.
+    return replace(thread, messages=tuple(open_message(m, gpg) for m in thread.messages))
 
 
 def skip_thread(thread: Thread) -> Thread:
-    """``--no-decrypt``: say which messages carry OpenPGP, open nothing."""
+    """``--no-decrypt``: say which messages are encrypted or signed, open and check nothing."""
     messages = []
     for message in thread.messages:
-        if any(m.kind == "encrypted" for m in message.pgp) or any(_BEGIN_MESSAGE in p.text for p in message.text_parts):
-            message = replace(message, crypto=CryptoStatus(encrypted=True, skipped=True))
+        encrypted = any(m.kind == "encrypted" for m in message.pgp) or any(_BEGIN_MESSAGE in p.text
+                                                                             for p in message.text_parts)
+        # A signature left unchecked is said too: silence would read as "not signed".
+        signed = any(m.kind == "signed" for m in message.pgp) or any(_BEGIN_SIGNED in p.text
+                                                                     for p in message.text_parts)
+        if encrypted or signed:
+            notes = ("a signature was NOT checked (decryption and checking were switched off)",) if signed else ()
+            message = replace(message, crypto=CryptoStatus(encrypted=encrypted, skipped=True, notes=notes))
         messages.append(message)
     return replace(thread, messages=tuple(messages))

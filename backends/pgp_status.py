@@ -23,11 +23,14 @@ __all__ = ["CryptoStatus", "OfferedKey", "PartProtection", "PgpMaterial", "Signa
 class PgpMaterial:
     """One OpenPGP piece found in a message, before any GnuPG ran.
 
-    ``kind``: ``"encrypted"`` (RFC 3156 multipart/encrypted; ``data`` is the armored
-    OpenPGP message), ``"key"`` (an application/pgp-keys attachment) or ``"signed"`` (multipart/signed; ``data`` is the signed entity in
-    canonical CRLF form, ``signature`` the detached signature). ``first``..``end`` are the
+    ``kind``: ``"encrypted"`` (RFC 3156 multipart/encrypted that is the whole message; ``data``
+    is the armored OpenPGP message), ``"attached-encrypted"`` (a multipart/encrypted inside a
+    clear mail: listed as an attachment, never decrypted), ``"key"`` (an application/pgp-keys attachment), ``"signed"``
+    (multipart/signed; ``data`` is the signed entity as the raw mail carries it, in CRLF form,
+    ``signature`` the detached signature) or ``"inline"`` (a text part holding armor: ``data`` is
+    its transfer-decoded bytes, ``label`` its declared charset). ``first``..``end`` are the
     indexes in ``Message.text_parts`` this piece covers (a placeholder part for an encrypted
-    piece). Inline armor is found in the text parts themselves and needs no material.
+    piece).
     """
 
     kind: str
@@ -35,7 +38,8 @@ class PgpMaterial:
     end: int
     data: bytes = field(repr=False)
     signature: bytes = field(default=b"", repr=False)
-    label: str = ""  # ``"key"``: the attachment's file name
+    label: str = ""  # ``"key"``: the attachment's file name; ``"inline"``: the part's charset
+    forwarded: bool = False  # inside a forwarded message (message/rfc822): its signature is not this mail's
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,9 @@ class SignatureStatus:
     uids: tuple[str, ...] = ()
     matches_from: bool | None = None
     note: str = ""
+    validity: str = ""  # the key's validity as gpg computes it (unknown, marginal, full, ultimate, ...)
+    other_keys: tuple[str, ...] = ()  # other usable keys in the keyring whose user IDs claim the From address
+    address: str = ""  # the From address the user IDs were matched against
 
     @property
     def trustworthy(self) -> bool:
@@ -60,6 +67,14 @@ class SignatureStatus:
         return self.state == "valid" and self.matches_from is True
 
     def describe(self) -> str:
+        text = self._verdict()
+        if self.validity:
+            text += f"; key validity: {self.validity}"
+        if self.other_keys:
+            text += f"; another key in your keyring also claims {self.address}: {', '.join(self.other_keys)}"
+        return text
+
+    def _verdict(self) -> str:
         who = self.fingerprint or self.key_id or "an unknown key"
         uid = f" \"{self.uids[0]}\"" if self.uids else ""
         if self.state == "valid":
@@ -80,7 +95,7 @@ class SignatureStatus:
     def to_json(self) -> dict:
         return {"state": self.state, "fingerprint": self.fingerprint, "key_id": self.key_id,
                 "uids": list(self.uids), "matches_from": self.matches_from, "note": self.note,
-                "text": self.describe()}
+                "validity": self.validity, "other_keys": list(self.other_keys), "text": self.describe()}
 
 
 @dataclass(frozen=True)
@@ -89,10 +104,12 @@ class PartProtection:
 
     index: int
     encrypted: bool
-    signed: bool
+    signed: bool  # under a signature that checks (valid, or by a key that is unknown, expired, revoked)
+    bad_signature: bool = False  # under signatures that all read BAD (or could not be checked)
 
     def to_json(self) -> dict:
-        return {"index": self.index, "encrypted": self.encrypted, "signed": self.signed}
+        return {"index": self.index, "encrypted": self.encrypted, "signed": self.signed,
+                "bad_signature": self.bad_signature}
 
 
 @dataclass(frozen=True)
@@ -130,12 +147,18 @@ class CryptoStatus:
     offered_keys: tuple[OfferedKey, ...] = ()
     # The secret key needs its passphrase and no pinentry could ask (the app offers to unlock).
     needs_passphrase: bool = False
+    # The Subject inside a whole-message encryption (the outer one is often "..."): shown here
+    # only, never made the message's subject (drafts, forwards and issue titles read that one).
+    hidden_subject: str | None = None
+    symmetric: bool = False  # encrypted with a passphrase, to no key
 
     @property
     def mixed(self) -> bool:
-        """Some shown parts were protected and some were not."""
-        flags = [p.encrypted for p in self.parts] if self.encrypted else [p.signed for p in self.parts]
-        return any(flags) and not all(flags)
+        """Some shown parts were protected and some were not (encrypted, or signed: an unsigned part
+        inside an encrypted and signed report counts)."""
+        encrypted = [p.encrypted for p in self.parts] if self.encrypted else []
+        signed = [p.signed or p.bad_signature for p in self.parts] if self.signatures else []
+        return (any(encrypted) and not all(encrypted)) or (any(signed) and not all(signed))
 
     @property
     def wholly_encrypted(self) -> bool:
@@ -145,17 +168,22 @@ class CryptoStatus:
         """The status in plain words, one line each (the reader pane and the JSON show these)."""
         out: list[str] = []
         to = ", ".join(self.encrypted_to) or "a key that could not be read"
+        head = ("encrypted with a passphrase (symmetric), not to a key" if self.symmetric and not self.encrypted_to
+                else f"encrypted to {to}")
         if self.encrypted and self.skipped:
             out.append("encrypted: not decrypted (decryption was switched off)")
         elif self.encrypted and self.decrypted:
-            out.append(f"encrypted to {to}; decrypted")
+            out.append(f"{head}; decrypted")
         elif self.encrypted:
-            out.append(f"encrypted to {to}; NOT decrypted")
+            out.append(f"{head}; NOT decrypted")
+        if self.hidden_subject is not None:
+            out.append(f"hidden subject (inside the encryption; never written to a header or an issue): "
+                       f"{self.hidden_subject}")
         out.extend(s.describe() for s in self.signatures)
         for part in () if self.skipped else self.parts:
             if self.encrypted and not part.encrypted:
                 out.append(f"part {part.index + 1} was NOT encrypted")
-            elif not self.encrypted and self.signatures and not part.signed:
+            if self.signatures and not part.signed and not part.bad_signature:
                 out.append(f"part {part.index + 1} was NOT signed")
         out.extend(self.notes)
         if self.offered_keys:
@@ -176,5 +204,7 @@ class CryptoStatus:
             "notes": list(self.notes),
             "offered_keys": [k.to_json() for k in self.offered_keys],
             "needs_passphrase": self.needs_passphrase,
+            "hidden_subject": self.hidden_subject,
+            "symmetric": self.symmetric,
             "summary": self.lines(),
         }

@@ -21,6 +21,7 @@ from typing import Callable
 
 from mailtriage.backends.contract import Message, Thread
 from mailtriage.backends.pgp import GnuPG
+from mailtriage.backends.security_cc import resolve_security_cc
 from mailtriage.core.projectconfig import ConfigError, ProjectConfig
 from mailtriage.workflows.proposals import Field
 
@@ -53,6 +54,32 @@ class ProjectPgp:
         if not isinstance(sign, bool):
             raise ConfigError(config.file, "pgp.sign_replies", "must be true or false", "sign_replies: false")
         self.sign_replies = sign
+        # Our own addresses (the list, the resolved security CC): the team key speaks for them.
+        cc = resolve_security_cc(config)
+        self.own = {a.lower() for a in (cc.security_cc, config.get("security_list", None))
+                    if isinstance(a, str) and a}
+
+
+_SEVERAL = "several keys in your keyring claim"
+
+
+def _recipient_key(address: str, target: Message, gpg: GnuPG) -> tuple[str | None, str | None]:
+    """The encryption key of ``address`` and None, or None and why not (none, or several claim it).
+
+    With several keys for the reporter's address, the one that made a valid signature on the report
+    is used; otherwise the choice is the user's (never whichever key was imported first)."""
+    found = gpg.encryption_keys(address)
+    if len(found) <= 1:
+        return (found[0] if found else None), (None if found else
+                                               f"no usable OpenPGP key for {address} in your keyring")
+    sender = (target.sender.email or "").lower()
+    signed = target.crypto.signatures if target.crypto and address.lower() == sender else ()
+    signers = {s.fingerprint for s in signed if s.trustworthy}
+    chosen = [f for f in found if f in signers]
+    if len(chosen) == 1:
+        return chosen[0], None
+    return None, (f"{_SEVERAL} {address}: {', '.join(found)}, and the report is not validly signed by one "
+                  "of them; remove or disable the wrong one (gpg --edit-key) and ask again")
 
 
 def thread_was_encrypted(thread: Thread) -> bool:
@@ -72,9 +99,13 @@ class EncryptionPlan:
     facts: dict = field(default_factory=dict)
 
 
-def plan_reply_encryption(thread: Thread, target: Message, gpg: GnuPG, project: ProjectPgp, *,
-                          allow_clear: bool = False) -> EncryptionPlan:
-    """The encryption step for a reply to ``target`` on ``thread`` (no write, no gpg secret-key use)."""
+def plan_reply_encryption(thread: Thread, target: Message, gpg: GnuPG, project: ProjectPgp,
+                          recipients: tuple[str, ...] | None = None, *, allow_clear: bool = False) -> EncryptionPlan:
+    """The encryption step for a reply to ``target`` on ``thread`` (no write, no gpg secret-key use).
+
+    ``recipients``: the draft's To and Cc (default: the reporter). Each one that is not ours gets
+    the text encrypted to their own key — a forward to a third party is encrypted to that party,
+    not to the reporter; our own addresses are served by the team key."""
     plan = EncryptionPlan()
     if not thread_was_encrypted(thread):
         return plan
@@ -86,12 +117,26 @@ def plan_reply_encryption(thread: Thread, target: Message, gpg: GnuPG, project: 
         plan.facts["encryption"] = "off"
         return plan
     problem = gpg.available()
-    reporter = None if problem else gpg.encryption_key(target.sender.email)
+    wanted = [a for a in dict.fromkeys(a.strip().lower() for a in (recipients if recipients is not None
+                                                                  else (target.sender.email,)) if a and a.strip())
+              if a not in project.own]
+    keys: list[tuple[str, str]] = []  # (address, fingerprint)
+    missing: list[str] = []
+    for address in [] if problem else wanted:
+        fpr, why = _recipient_key(address, target, gpg)
+        if fpr is None:
+            missing.append(why or f"no usable OpenPGP key for {address} in your keyring")
+            if why and why.startswith(_SEVERAL):
+                plan.facts["reporter_keys"] = "several"
+        else:
+            keys.append((address, fpr))
     team = project.team_key if project.team_key and not problem and gpg.has_key(project.team_key) else None
     if project.team_key and not team and not problem:
         plan.notes.append(f"the team key {project.team_key} (pgp.team_key) is not in your keyring")
-    if reporter is None:
-        why = problem or f"no usable OpenPGP key for {target.sender.email} in your keyring"
+    if not problem and not missing and not keys and not team:
+        missing.append("no recipient of this draft has a key to encrypt to, and the team key is not usable")
+    if problem or missing:
+        why = problem or "; ".join(missing)
         if allow_clear:
             plan.fields.append(Field("Encryption", f"none: {why}", "IN CLEAR (you chose this)"))
             plan.notes.append("the report was encrypted; this reply is drafted IN CLEAR because you chose so")
@@ -101,10 +146,13 @@ def plan_reply_encryption(thread: Thread, target: Message, gpg: GnuPG, project: 
                         "(K in the reader) or choose explicitly to draft in clear")
         plan.facts["encryption"] = "no-key"
         return plan
-    plan.recipients = tuple(dict.fromkeys(filter(None, (reporter, team))))
+    plan.recipients = tuple(dict.fromkeys(filter(None, (*(fpr for _, fpr in keys), team))))
     plan.sign = team if project.sign_replies and team else None
-    text = f"inline OpenPGP to {target.sender.email} ({reporter})"
-    text += f" and the team key {team}" if team else " (the team key is not used: see the notes)"
+    text = "inline OpenPGP to " + ", ".join(f"{address} ({fpr})" for address, fpr in keys)
+    if team:
+        text += (" and the team key " if keys else "the team key ") + team
+    else:
+        text += " (the team key is not used: see the notes)"
     plan.fields.append(Field("Encryption", text + ("; signed by the team key" if plan.sign else ""), "encrypted"))
     plan.facts["encryption"] = "encrypted"
     plan.facts["encrypted_to"] = list(plan.recipients)

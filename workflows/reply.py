@@ -94,7 +94,7 @@ def propose_reply(
     reply_to: Message | None = None,
     form: ComposeForm | None = None,
     from_name: str | None = None,
-    encryption: Callable[[Thread, Message], EncryptionPlan] | None = None,
+    encryption: Callable[..., EncryptionPlan] | None = None,
 ) -> Proposal:
     """Build the reply-draft proposal for ``thread``; never writes anything.
 
@@ -213,7 +213,8 @@ def propose_reply(
     fields += [Field("Attach", path, "read when you confirm") for path in attach]
     fields.append(Field("Body", body, multiline=True))
     # A reply to an encrypted report is encrypted in kind (workflows/pgp_reply.py).
-    plan = encryption(thread, target) if encryption is not None else EncryptionPlan()
+    # To every actual recipient (a forward or a reply-all is not encrypted to the reporter alone).
+    plan = encryption(thread, target, (*request.to, *request.cc)) if encryption is not None else EncryptionPlan()
     fields[-1:-1] = plan.fields
     proposal.notes += plan.notes
     proposal.facts.update(plan.facts)

@@ -155,6 +155,10 @@ class Homes:
         return gpg(self.world, *extra, "--armor", "--local-user", self.fprs[signer], "--detach-sign",
                    data=data).stdout
 
+    def detach_sign_clear(self, data: bytes, signer: str) -> bytes:
+        """A cleartext signature of ``data`` (bytes in any charset), as gpg writes it."""
+        return gpg(self.world, "--local-user", self.fprs[signer], "--clearsign", data=data).stdout
+
     def clearsign(self, text: str, signer: str) -> str:
         return gpg(self.world, "--local-user", self.fprs[signer], "--clearsign", data=text.encode()).stdout.decode()
 

@@ -155,7 +155,9 @@ async def test_reading_pane_says_what_was_encrypted_and_what_was_not(workdir, fi
         text = reader_text(app)
         assert "The frob parser overflows" in text
         assert f"OpenPGP: signature valid by {RITA_FPR} \"{RITA}\" (matches From)" in text
-        assert "OpenPGP: part 1 was NOT encrypted" in text
+        # Rita's second mail wraps an encrypted part in a clear one: listed, never decrypted into the text.
+        assert "OpenPGP: part 2: an encrypted part inside a clear mail: not decrypted" in text
+        assert "Second PoC, encrypted." not in text
         assert "signature valid but by a key whose user IDs do not match From" in text
         assert "OpenPGP: corrupt armor" in text or "OpenPGP: gpg failed" in text
 

@@ -4,6 +4,7 @@ lands in Drafts is encrypted to the reporter and the team (real GnuPG)."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +66,31 @@ async def test_read_and_answer_an_encrypted_report_from_the_keyboard(encrypted_i
     assert b"-----BEGIN PGP MESSAGE-----" in draft and SECRET.encode() not in draft
     armored = draft[draft.index(b"-----BEGIN PGP MESSAGE-----"):]
     assert b"Rita Reporter" in gpg(homes.world, "--decrypt", data=armored).stdout  # the receipt greets her
+
+
+async def test_the_editor_round_trip_of_a_quoted_reply_stays_in_memory(encrypted_imap_project, tmp_path,
+                                                                      monkeypatch):
+    # $EDITOR gets the decrypted quote in a file: a memory-backed folder (tmpfs), never the disk's /tmp.
+    log = tmp_path / "editor.log"
+    editor = tmp_path / "editor.sh"
+    editor.write_text(f'#!/bin/sh\necho "$1" >> {log}\ngrep -c "frob parser" "$1" >> {log}\nexit 0\n')
+    editor.chmod(0o700)
+    monkeypatch.setenv("EDITOR", str(editor))
+    monkeypatch.delenv("VISUAL", raising=False)
+    app = make_app(encrypted_imap_project)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        await pilot.press("ctrl+r")  # the quoted reply: the decrypted text is in the body
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+    path, count = log.read_text().split()
+    assert int(count) >= 1  # the editor did get the decrypted quote
+    mounts = [line.split() for line in Path("/proc/mounts").read_text().splitlines()]
+    mount = max((m for m in mounts if path.startswith(m[1].rstrip("/") + "/")), key=lambda m: len(m[1]))
+    assert mount[2] in ("tmpfs", "ramfs"), (path, mount)
+    assert not Path(path).exists()

@@ -70,3 +70,47 @@ def test_sync_of_an_encrypted_reply_says_so(env, homes):
         assert "(encrypted mail)" in text and "Fixed in 2.0.1" in text
     finally:
         project.close()
+
+
+def test_the_hidden_subject_of_an_encrypted_report_never_becomes_the_issue_title(env, homes):
+    hidden = "RCE in frob 2.3 via crafted header"
+    inner = (b'Content-Type: text/plain; charset=utf-8; protected-headers="v1"\r\n'
+             + f"Subject: {hidden}\r\n\r\n{SECRET}\r\n".encode())
+    project = _project(env, homes, [pgp_mime_encrypted(homes.encrypt(inner, "team"), subject="...")])
+    try:
+        proposal = application.ImportFlow(project).propose(project.thread_id("msgid:<r1@example.net>"))
+        assert hidden not in proposal.render_text()
+        assert proposal.apply(confirmed=True).ok
+    finally:
+        project.close()
+    written = "".join(p.read_text(encoding="utf-8") for p in env.tracker_root.rglob("*.md"))
+    assert hidden not in written
+
+
+def test_a_forward_and_a_reply_all_are_encrypted_to_their_actual_recipients(env, homes):
+    from mailtriage.workflows.compose import FORWARD, REPLY_ALL, ComposeForm
+
+    from .conftest import gpg
+
+    project = _project(env, homes, [pgp_mime_encrypted(homes.encrypt(entity(SECRET), "team", sign="reporter"))])
+    try:
+        thread = project.read_thread(project.thread_id("msgid:<r1@example.net>")).value
+        flow = application.ReplyFlow(project)
+        forward = ComposeForm(FORWARD, to=("sam@example.com",), cc=("security@example.org",), subject="Fwd: x",
+                              body="see below\n")
+        blocked = flow.propose(thread, form=forward)
+        assert blocked.facts["blocked_by"] == "encryption", blocked.render_text()
+        assert "no usable OpenPGP key for sam@example.com" in blocked.blocked
+
+        # What K does after confirmation: import Sam's key into the user's keyring.
+        project.pgp.gpg.import_keys(gpg(homes.world, "--export", homes.fprs["stranger"]).stdout)
+        ok = application.ReplyFlow(project).propose(thread, form=forward)
+        assert ok.facts["encryption"] == "encrypted", ok.render_text()
+        assert set(ok.facts["encrypted_to"]) == {homes.fprs["stranger"], homes.fprs["team"]}  # not Rita's
+
+        both = ComposeForm(REPLY_ALL, to=("rita@example.net",), cc=("sam@example.com", "security@example.org"),
+                           subject="Re: x", body="thanks\n")
+        all_ = application.ReplyFlow(project).propose(thread, form=both)
+        assert set(all_.facts["encrypted_to"]) == {homes.fprs["reporter"], homes.fprs["stranger"], homes.fprs["team"]}
+    finally:
+        project.close()

@@ -126,3 +126,19 @@ def test_a_signed_encrypted_reply_is_signed_by_the_team_key(homes, tmp_path):
     armored = plan.encrypt(BODY)
     done = gpg(homes.world, "--status-fd", "1", "--decrypt", data=armored.encode())
     assert b"[GNUPG:] GOODSIG" in done.stdout and BODY.encode() in done.stdout
+
+
+def test_a_draft_to_a_report_with_a_hidden_subject_keeps_it_out_of_every_clear_header(reply_project, homes,
+                                                                                     monkeypatch, capsys):
+    project, dovecot, user = reply_project
+    hidden = "RCE in frob 2.3 via crafted header"
+    inner = (b'Content-Type: text/plain; charset=utf-8; protected-headers="v1"\r\n'
+             + f"Subject: {hidden}\r\n\r\n{SECRET}\r\n".encode())
+    dovecot.append(user, "INBOX", pgp_mime_encrypted(homes.encrypt(inner, "team", sign="reporter"), subject="..."))
+    code, doc, err = create_draft(project, monkeypatch, capsys)
+    assert code == 0, err
+    [draft] = drafts(dovecot, user)
+    head = draft.split(b"\r\n\r\n", 1)[0]
+    assert b"\r\nSubject: Re: ...\r\n" in b"\r\n" + head + b"\r\n", head
+    assert hidden.encode() not in draft
+    assert hidden not in json.dumps(doc["proposal"])

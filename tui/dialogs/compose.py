@@ -147,7 +147,13 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         self._editor_problems = ()
         form = self.current()
-        with tempfile.TemporaryDirectory(prefix="mail-") as folder:
+        # The text may hold a decrypted quote: a memory-backed folder keeps it off the disk.
+        from mailtriage.application.crypto import ON_DISK_EDITOR_NOTE, editor_folder  # on Ctrl+o only
+
+        memory = editor_folder()
+        if memory is None:
+            self.notify(ON_DISK_EDITOR_NOTE, severity="warning", markup=False)
+        with tempfile.TemporaryDirectory(prefix="mail-", dir=memory) as folder:
             path = Path(folder) / "message.eml"
             path.write_text(editor_text(form), encoding="utf-8")
             os.chmod(path, 0o600)

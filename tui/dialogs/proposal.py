@@ -247,7 +247,13 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
             return
         index, area = next(iter(self._editors.items()))
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        with tempfile.TemporaryDirectory(prefix="mailtriage-draft-") as folder:
+        # The text may hold a decrypted quote: a memory-backed folder keeps it off the disk.
+        from mailtriage.application.crypto import ON_DISK_EDITOR_NOTE, editor_folder  # on Ctrl+o only
+
+        memory = editor_folder()
+        if memory is None:
+            self.notify(ON_DISK_EDITOR_NOTE, severity="warning", markup=False)
+        with tempfile.TemporaryDirectory(prefix="mailtriage-draft-", dir=memory) as folder:
             path = Path(folder) / "draft.txt"
             path.write_text(area.text, encoding="utf-8")
             os.chmod(path, 0o600)

@@ -38,5 +38,7 @@ def part_label(message: Message, index: int) -> str:
     if crypto.encrypted:
         return " · encrypted" + (" and signed" if part.signed else "") if part.encrypted else " · NOT encrypted"
     if crypto.signatures:
+        if part.bad_signature:
+            return " · BAD signature"
         return " · signed" if part.signed else " · NOT signed"
     return ""
