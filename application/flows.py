@@ -195,8 +195,10 @@ class PublishFlow:
     def needs_publish(self) -> bool:
         return self.offered and bool(self.tracker.pending().get("needs_publish"))
 
-    def propose(self, message: str | None = None) -> Proposal:
-        return propose_publish(self.tracker, self.config, message=message)
+    def propose(self, message: str | None = None, *, only: Sequence[str] | None = None) -> Proposal:
+        """``only``: the paths one flow wrote (``tracker.written_paths()``): review those alone."""
+        return propose_publish(self.tracker, self.config, message=message,
+                               only=list(only) if only is not None else None)
 
 
 class OrganizeFlow:

@@ -239,3 +239,46 @@ _COMMITTED = re.compile(r"Committed revision (\d+)\.")
 def svn_commit_revision(output: str) -> str | None:
     m = _COMMITTED.search(output)
     return m.group(1) if m else None
+
+
+# -- what a publish review saw -------------------------------------------------------
+
+def content_digest(path: Path) -> str:
+    """sha256 of a file's bytes; ``dir`` for a folder, ``-`` for nothing there."""
+    import hashlib
+
+    if path.is_symlink():
+        return "link:" + os.readlink(path)
+    if path.is_dir():
+        return "dir"
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    except FileNotFoundError:
+        return "-"
+
+
+def snapshot(wc: WorkingCopy, changes: list[dict]) -> dict[str, str]:
+    """``{path: "status sha256"}`` of the pending changes: what a review shows, so a later
+    state can be compared with it path by path."""
+    return {c["path"]: f"{c['status']} {content_digest(wc.root / c['path'])}" for c in changes}
+
+
+def snapshot_differences(reviewed: dict[str, str], now: dict[str, str]) -> list[str]:
+    """``new: p`` / ``removed: p`` / ``modified: p`` for each path whose state differs."""
+    out = [f"new: {p}" for p in sorted(set(now) - set(reviewed))]
+    out += [f"removed: {p}" for p in sorted(set(reviewed) - set(now))]
+    out += [f"modified: {p}" for p in sorted(set(now) & set(reviewed)) if now[p] != reviewed[p]]
+    return out
+
+
+def fingerprint(state: dict[str, str]) -> str:
+    import hashlib
+
+    text = "".join(f"{p}\0{state[p]}\n" for p in sorted(state))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def pathspec_input(paths: list[str]) -> str:
+    """stdin of ``--pathspec-from-file=- --pathspec-file-nul``: any number of paths, any name."""
+    return "".join(p + "\0" for p in paths)

@@ -1,0 +1,153 @@
+"""Publish commits exactly what the review showed (issue 30, item 3): a working copy that
+changed between the review and the confirmation is refused and reviewed again."""
+
+from __future__ import annotations
+
+from mailtriage.core.projectconfig import load_project
+from mailtriage.trackers.registry import open_tracker
+from mailtriage.workflows.publish import propose_publish
+from tests.workflows.conftest import sh
+
+
+def _files(proposal) -> list[str]:
+    return [line.split(": ", 1)[1] for w in proposal.writes for f in w.fields if f.label == "Files"
+            for line in f.value.splitlines()]
+
+
+def _committed_files(env) -> list[str]:
+    out = env.git("--git-dir", str(env.remote), "show", "--name-only", "--format=", "main")
+    return sorted(line for line in out.splitlines() if line.strip())
+
+
+def test_a_file_created_after_the_review_is_refused_and_nothing_is_committed(env):
+    tracker = env.tracker()
+    first = tracker.create("Heap overflow", "x\n", [])["id"]
+    second = tracker.create("XSS in admin", "y\n", [])["id"]
+    proposal = propose_publish(env.tracker(), env.config())
+    assert _files(proposal) == [f"security-tracker/{first}.md", f"security-tracker/{second}.md"]
+    before = env.git("--git-dir", str(env.remote), "rev-parse", "main")
+
+    # a second writer (`mailtriage tracker create` in another terminal) while the review waits
+    third = env.tracker().create("Path traversal", "z\n", [])["id"]
+    report = proposal.apply(confirmed=True)
+
+    assert not report.ok
+    assert "changed since the review" in report.failed[1] and f"{third}.md" in report.failed[1]
+    assert env.git("--git-dir", str(env.remote), "rev-parse", "main") == before  # nothing pushed
+    assert env.git("rev-parse", "HEAD") == before  # nothing committed
+    assert env.git("diff", "--cached", "--name-only") == ""  # nothing left staged
+    # reviewed again, it shows all three and publishes exactly those
+    again = propose_publish(env.tracker(), env.config())
+    assert len(_files(again)) == 3
+    assert again.apply(confirmed=True).ok
+    assert _committed_files(env) == sorted(f"security-tracker/{i}.md" for i in (first, second, third))
+
+
+def test_a_reviewed_file_changed_after_the_review_is_refused(env):
+    tracker = env.tracker()
+    first = tracker.create("Heap overflow", "x\n", [])["id"]
+    proposal = propose_publish(env.tracker(), env.config())
+    env.tracker().comment(first, "added after the review")
+    report = proposal.apply(confirmed=True)
+    assert not report.ok and "changed since the review" in report.failed[1]
+    assert f"modified: security-tracker/{first}.md" in report.failed[1]
+    assert env.git("status", "--porcelain").strip() == f"?? security-tracker/{first}.md"
+
+
+def test_a_reviewed_file_removed_after_the_review_is_refused(env):
+    tracker = env.tracker()
+    first = tracker.create("Heap overflow", "x\n", [])["id"]
+    second = tracker.create("XSS", "y\n", [])["id"]
+    proposal = propose_publish(env.tracker(), env.config())
+    (env.tracker_root / f"{second}.md").unlink()
+    report = proposal.apply(confirmed=True)
+    assert not report.ok and "changed since the review" in report.failed[1]
+    assert f"removed: security-tracker/{second}.md" in report.failed[1]
+    assert first  # the first stays pending, uncommitted
+    assert env.git("status", "--porcelain").strip() == f"?? security-tracker/{first}.md"
+
+
+def test_svn_a_file_created_after_the_review_is_refused(tmp_path):
+    repo = tmp_path / "svnrepo"
+    sh(["svnadmin", "create", str(repo)], tmp_path)
+    wc = tmp_path / "wc"
+    sh(["svn", "checkout", "-q", "--non-interactive", repo.as_uri(), str(wc)], tmp_path)
+    project = wc / "project"
+    project.mkdir()
+    (project / "project.md").write_text("# P\n\n## Configuration\n\n```yaml\norganization: asf\ntracker:\n"
+                                        "  platform: local-files\n  local: {path: ../security-tracker}\n```\n")
+    config = load_project(project)
+    open_tracker(config).init("SEC", access_restricted=True)
+    sh(["svn", "add", "-q", "project", "security-tracker"], wc)
+    sh(["svn", "commit", "-q", "--non-interactive", "-m", "start"], wc)
+    first = open_tracker(config).create("Heap overflow", "x\n", [])["id"]
+    second = open_tracker(config).create("XSS", "y\n", [])["id"]
+    proposal = propose_publish(open_tracker(config), config)
+    third = open_tracker(config).create("Path traversal", "z\n", [])["id"]
+
+    report = proposal.apply(confirmed=True)
+    assert not report.ok and "changed since the review" in report.failed[1] and f"{third}.md" in report.failed[1]
+    log = sh(["svn", "log", "-q", "--non-interactive", repo.as_uri()], tmp_path)
+    assert log.count("\nr") == 1  # only the start commit
+    again = propose_publish(open_tracker(config), config)
+    assert again.apply(confirmed=True).ok
+    changed = sh(["svn", "log", "-v", "-l", "1", "--non-interactive", repo.as_uri()], tmp_path)
+    assert all(f"/security-tracker/{i}.md" in changed for i in (first, second, third))
+
+
+def _cli(env, *args: str) -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "mailtriage.cli.main", "--project", str(env.project), *args]
+
+
+def _wait_for(stream_text, needle: str, count: int = 1, bound: float = 60.0) -> None:
+    import time
+
+    deadline = time.monotonic() + bound
+    while stream_text().count(needle) < count:
+        assert time.monotonic() < deadline, f"never saw {needle!r} ({count}x) in:\n{stream_text()}"
+        time.sleep(0.05)
+
+
+def test_cli_publish_re_asks_with_the_new_review_when_a_file_appeared_while_it_waited(env):
+    """`(sleep 12; echo y) | mailtriage publish &` then `mailtriage tracker create`: the
+    review listed 2 files; the confirmation is refused and the new review (3 files) asked."""
+    import json
+    import subprocess
+    import threading
+
+    tracker = env.tracker()
+    first = tracker.create("Heap overflow", "x\n", [])["id"]
+    second = tracker.create("XSS in admin", "y\n", [])["id"]
+    proc = subprocess.Popen(_cli(env, "publish"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    err: list[str] = []
+    # the prompt ends without a newline: read what arrives, not lines
+    reader = threading.Thread(target=lambda: err.extend(iter(lambda: proc.stderr.read(1), "")), daemon=True)
+    reader.start()
+    try:
+        _wait_for(lambda: "".join(err), "Write this? [y/N]")
+        assert "publish 2 changed file(s)" in "".join(err)
+        created = subprocess.run([*_cli(env, "tracker", "create", "--title", "Path traversal", "--body-file", "-")],
+                                 input="z\n", capture_output=True, text=True)
+        assert created.returncode == 0, created.stderr
+        third = json.loads(created.stdout)["id"]
+        proc.stdin.write("y\n")
+        proc.stdin.flush()
+        _wait_for(lambda: "".join(err), "Write this? [y/N]", count=2)
+        text = "".join(err)
+        assert "changed since the review" in text and f"new: security-tracker/{third}.md" in text
+        assert "publish 3 changed file(s)" in text
+        assert env.git("rev-parse", "HEAD") == env.git("--git-dir", str(env.remote), "rev-parse", "main")
+        proc.stdin.write("y\n")
+        proc.stdin.close()
+        out = proc.stdout.read()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, "".join(err)
+    assert json.loads(out)["report"]["ok"] is True
+    assert _committed_files(env) == sorted(f"security-tracker/{i}.md" for i in (first, second, third))
+
