@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
@@ -63,6 +64,9 @@ class LocalFilesTracker(Tracker):
         self._descriptor: fmt.Descriptor | None = None
         self._wc: vcs.WorkingCopy | None | bool = False
         self._written: list[str] = []  # paths this object wrote: what a flow's own publish may commit
+        self._thread_lock = threading.RLock()
+        self._lock_depth = 0
+        self._lock_fd: int | None = None
 
     # ---- where things are ---------------------------------------------------------
     @property
@@ -195,19 +199,48 @@ class LocalFilesTracker(Tracker):
         return proc.stdout if proc.returncode == 0 else None
 
     @contextmanager
+    def locked(self) -> Iterator[None]:
+        """An exclusive flock on the tracker folder: one writer (or publish review) at a time,
+        across processes. Re-entrant within this object, so a find-or-create can hold it
+        around the create."""
+        with self._thread_lock:
+            if self._lock_depth == 0:
+                fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                self._lock_fd = fd
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+                if self._lock_depth == 0:
+                    fd, self._lock_fd = self._lock_fd, None
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                    os.close(fd)
+
+    @contextmanager
     def _locked(self, committed: bool = True) -> Iterator[None]:
-        """An exclusive flock on the tracker folder: one writer at a time, across processes."""
+        """The lock, for a write: the access guard is checked again once it is held."""
         self.require_access_restricted(committed=False)
-        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with self.locked():
             # the descriptor may have changed while this process waited
             self._descriptor = None
             self.require_access_restricted(committed=committed)
             yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+
+    def find_or_create(self, title: str, body: str, labels: Sequence[str], find: Callable[[], str | None]) -> dict:
+        """The issue ``find()`` names, else a new one: both under the tracker lock, so two
+        processes importing one thread make one issue. {id, url} plus ``existing``."""
+        with self._locked():
+            found = find()
+            if found:
+                return {"id": found, "existing": True}
+            made = self.create(title, body, labels)
+            return {**made, "existing": False}
 
     def _write_atomic(self, path: Path, data: bytes, *, exclusive: bool = False) -> None:
         """Write to a temporary file beside ``path``, fsync, then rename over it: a reader (or a

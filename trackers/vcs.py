@@ -20,8 +20,10 @@ from mailtriage.trackers.contract import BackendError
 
 # GIT_LITERAL_PATHSPECS: a tracker root named with *, ? or [ is a path, never a pattern
 # that also matches its neighbours (git-scm.com/docs/git#Documentation/git.txt-codeGITLITERALPATHSPECScode)
+# GIT_OPTIONAL_LOCKS=0: a read (status) never takes index.lock to refresh the index, so a
+# review in one process cannot make another process's commit fail on a held lock
 _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": "", "LC_ALL": "C",
-            "GIT_LITERAL_PATHSPECS": "1"}
+            "GIT_LITERAL_PATHSPECS": "1", "GIT_OPTIONAL_LOCKS": "0"}
 
 
 @dataclass(frozen=True)

@@ -170,12 +170,9 @@ def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
 
     if not existing:
         def create(write: Write) -> dict:
-            # Another run may have created it since the proposal was made: never a second issue.
-            again = linking.find_issue_for_thread(tracker, link, thread_id)
-            if again:
-                state["issue"] = again
-                return {"id": again, "existing": True}
-            made = tracker.create(title, body, labels)
+            # Another run may have created it since the proposal was made, or be creating it
+            # now: found or created once (under the tracker lock, or re-checked and folded).
+            made = linking.find_or_create_issue(tracker, link, thread_id, title, body, labels)
             state["issue"] = made["id"]
             return made
 
@@ -190,9 +187,10 @@ def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
             issue = state["issue"]
             if issue is None:
                 raise RuntimeError("no tracker issue to add the Import entry to")
-            if linking.rollup_state(tracker, issue).imported:
-                return {"id": issue, "existing": True}
-            return tracker.rollup_append(issue, linking.IMPORT_ACTION, entry, user=user)
+            # checked again where the entry is written (under the lock on local files): one
+            # Import entry, however many runs reach this point
+            return tracker.rollup_append(issue, linking.IMPORT_ACTION, entry, user=user,
+                                         unless_action=linking.IMPORT_ACTION)
 
         proposal.writes.append(Write(
             WriteKind.TRACKER, tracker_name,

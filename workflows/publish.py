@@ -83,9 +83,10 @@ def pending_diff(tracker, changes: list[dict], scoped: bool = False) -> str:
                                   "HEAD", "--", *targets], wc.root).stdout)
         new = [c["path"] for c in changes if c["status"] == "untracked"
                or (c["status"] == "added" and not vcs.git_has_head(wc))]
-    elif targets:
-        parts.append(vcs.run(["svn", "diff", "--non-interactive", "--depth", "empty" if scoped else "infinity",
-                              "--", *targets], wc.root).stdout)
+    else:
+        if targets:
+            parts.append(vcs.run(["svn", "diff", "--non-interactive", "--depth", "empty" if scoped else "infinity",
+                                  "--", *targets], wc.root).stdout)
         new = [c["path"] for c in changes if c["status"] == "untracked"]
     for path in new:
         if (wc.root / path).is_file():

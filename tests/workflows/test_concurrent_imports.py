@@ -1,0 +1,148 @@
+"""Imports run by several real processes at once (issue 30, items 3 and 4): each thread is
+imported exactly once, and each `import --publish` commit holds exactly its own issue and
+names only what it holds. Real `mailtriage` CLI processes, real git and svn."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mailtriage.core.projectconfig import load_project
+from mailtriage.trackers.registry import open_tracker
+from tests.workflows.conftest import REPORT, mail, report_thread, sh, write_mbox
+
+RUNS = 5
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_many(project: Path, argvs: list[list[str]], extra_env: dict | None = None) -> list[tuple[int, dict, str]]:
+    """Start every CLI run at once; (exit code, JSON document, stderr) of each."""
+    env = dict(os.environ, **(extra_env or {}))
+    procs = [subprocess.Popen([sys.executable, "-m", "mailtriage.cli.main", "--project", str(project), *argv],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=env) for argv in argvs]
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        results.append((proc.returncode, json.loads(out) if out.strip() else {}, err))
+    return results
+
+
+def threads(count: int):
+    """``count`` separate reports (one message each) for the mbox archive."""
+    return [mail(f"<report-{n}@reporter.example>", f"Reporter {n} <r{n}@reporter.example>", f"Bug number {n}",
+                 f"Report {n}.\n", f"Tue, 01 Sep 2026 10:0{n}:00 +0000") for n in range(count)]
+
+
+def git_commits(env) -> list[tuple[str, list[str]]]:
+    """(message, files) of every commit on the remote after the set-up commit, oldest first."""
+    out = sh(["git", "--git-dir", str(env.remote), "log", "--reverse", "--format=@@%B", "--name-only", "main"], env.wc)
+    commits = []
+    for chunk in out.split("@@")[1:]:
+        lines = [x for x in chunk.splitlines()]
+        files = [x for x in lines if x.startswith("security-tracker/") or x.startswith("project/")]
+        message = "\n".join(x for x in lines if x not in files).strip()
+        commits.append((message, files))
+    return [c for c in commits if c[0].startswith("security:")]  # not the set-up commits
+
+
+def issue_files(root: Path) -> list[str]:
+    return sorted(p.name for p in root.glob("SEC-*.md"))
+
+
+def import_entries(root: Path, name: str) -> int:
+    return len(re.findall(r"· Import</summary>", (root / name).read_text(encoding="utf-8")))
+
+
+def assert_each_commit_holds_what_it_names(commits) -> None:
+    for message, files in commits:
+        named = set(re.findall(r"SEC-\d+", message))
+        held = {re.search(r"SEC-\d+", f).group(0) for f in files}
+        assert named == held, (message, files)
+
+
+def test_five_processes_importing_one_thread_make_one_issue_git(mbox_env):
+    results = run_many(mbox_env.project, [["import", f"mbox:{REPORT}", "--yes", "--publish"]] * RUNS)
+    assert all(code in (0, 4) for code, _, _ in results), [r[2] for r in results]
+    root = mbox_env.tracker_root
+    assert issue_files(root) == ["SEC-0001.md"]
+    assert import_entries(root, "SEC-0001.md") == 1
+    assert_each_commit_holds_what_it_names(git_commits(mbox_env))
+
+
+def test_five_processes_importing_five_threads_commit_each_issue_alone_git(env):
+    archive = write_mbox(env.project / "security.mbox", threads(RUNS))
+    env.write_project([("mbox", "primary", "yes")],
+                      extra={"mail_sources.mbox": {"path": archive.name, "list": "security@frobnicator.example.org"}})
+    env.git("add", "-A")
+    env.git("commit", "-q", "-m", "archive")
+    env.git("push", "-q")
+    results = run_many(env.project, [["import", f"mbox:<report-{n}@reporter.example>", "--yes", "--publish"]
+                                     for n in range(RUNS)])
+    for code, doc, err in results:
+        assert code == 0, err
+        assert doc["publish"]["published"] is True, err
+    commits = git_commits(env)
+    assert len(commits) == RUNS
+    assert_each_commit_holds_what_it_names(commits)
+    assert all(len(files) == 1 for _, files in commits), commits
+    assert issue_files(env.tracker_root) == [f"SEC-{n:04d}.md" for n in range(1, RUNS + 1)]
+    assert env.git("status", "--porcelain") == ""
+
+
+@pytest.fixture
+def svn_mbox_env(tmp_path):
+    from tests.workflows.conftest import RECEIPT, Env
+
+    repo = tmp_path / "svnrepo"
+    sh(["svnadmin", "create", str(repo)], tmp_path)
+    wc = tmp_path / "wc"
+    sh(["svn", "checkout", "-q", "--non-interactive", repo.as_uri(), str(wc)], tmp_path)
+    project = wc / "project"
+    (project / "templates").mkdir(parents=True)
+    (project / "templates" / "receipt.md").write_text(RECEIPT, encoding="utf-8")
+    env = Env(wc, repo, project, wc / "security-tracker")
+    archive = write_mbox(project / "security.mbox", report_thread() + threads(RUNS))
+    env.write_project([("mbox", "primary", "yes")],
+                      extra={"mail_sources.mbox": {"path": archive.name, "list": "security@frobnicator.example.org"}})
+    open_tracker(load_project(project)).init("SEC", access_restricted=True)
+    sh(["svn", "add", "-q", "project", "security-tracker"], wc)
+    sh(["svn", "commit", "-q", "--non-interactive", "-m", "start"], wc)
+    return env
+
+
+def svn_commits(env) -> list[tuple[str, list[str]]]:
+    out = sh(["svn", "log", "-v", "--xml", "--non-interactive", env.remote.as_uri()], env.wc)
+    import xml.etree.ElementTree as ET
+
+    commits = []
+    for entry in ET.fromstring(out).findall("logentry"):
+        files = [p.text for p in entry.find("paths")]
+        commits.append(((entry.findtext("msg") or "").strip(), [f for f in files if f.endswith(".md")]))
+    return [c for c in reversed(commits) if c[0] != "start"]
+
+
+def test_five_processes_importing_one_thread_make_one_issue_svn(svn_mbox_env):
+    results = run_many(svn_mbox_env.project, [["import", f"mbox:{REPORT}", "--yes", "--publish"]] * RUNS)
+    assert all(code in (0, 4) for code, _, _ in results), [r[2] for r in results]
+    assert issue_files(svn_mbox_env.tracker_root) == ["SEC-0001.md"]
+    assert import_entries(svn_mbox_env.tracker_root, "SEC-0001.md") == 1
+    assert_each_commit_holds_what_it_names(svn_commits(svn_mbox_env))
+
+
+def test_five_processes_importing_five_threads_commit_each_issue_alone_svn(svn_mbox_env):
+    results = run_many(svn_mbox_env.project, [["import", f"mbox:<report-{n}@reporter.example>", "--yes", "--publish"]
+                                              for n in range(RUNS)])
+    for code, doc, err in results:
+        assert code == 0, err
+        assert doc["publish"]["published"] is True, err
+    commits = svn_commits(svn_mbox_env)
+    assert len(commits) == RUNS
+    assert_each_commit_holds_what_it_names(commits)
+    assert all(len(files) == 1 for _, files in commits), commits
