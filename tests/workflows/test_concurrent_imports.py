@@ -146,3 +146,90 @@ def test_five_processes_importing_five_threads_commit_each_issue_alone_svn(svn_m
     assert len(commits) == RUNS
     assert_each_commit_holds_what_it_names(commits)
     assert all(len(files) == 1 for _, files in commits), commits
+
+
+# -- GitHub and Jira (loopback emulators whose search lags behind creation) ----------------------
+
+SEARCH_LAG = 3.0  # seconds an issue stays out of the emulator's search after its creation
+
+
+@pytest.fixture
+def child_keyring(tmp_path, monkeypatch):
+    """A keyring the child processes share with this test: one 0600 file (the benchmarks' one)."""
+    import keyring
+
+    from benchmarks.file_keyring import FileKeyring
+
+    monkeypatch.setenv("MAILTRIAGE_BENCH_KEYRING", str(tmp_path / "keyring.json"))
+    previous = keyring.get_keyring()
+    keyring.set_keyring(FileKeyring())
+    yield {"PYTHON_KEYRING_BACKEND": "benchmarks.file_keyring.FileKeyring",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    keyring.set_keyring(previous)
+
+
+def _server_project(env, tracker: dict) -> None:
+    archive = write_mbox(env.project / "security.mbox", report_thread())
+    env.write_project([("mbox", "primary", "yes")],
+                      extra={"mail_sources.mbox": {"path": archive.name, "list": "security@frobnicator.example.org"},
+                             "import.labels": [], **tracker})
+
+
+def _linked(issues: dict, body_of) -> list:
+    """Issues whose thread field still names the thread (a folded duplicate's does not)."""
+    return [k for k, i in issues.items() if "Security mailing list thread" in (body_of(i) or "")
+            and "(duplicate of" not in (body_of(i) or "")]
+
+
+def test_five_processes_importing_one_thread_leave_one_github_issue(mbox_env, child_keyring):
+    from mailtriage.core.secrets import set_secret
+    from tests.trackers.servers import GitHubServer
+
+    server = GitHubServer().start()
+    try:
+        server.search_lag = SEARCH_LAG
+        set_secret(f"github:{server.repo}", server.token)
+        _server_project(mbox_env, {"tracker.platform": "github",
+                                   "tracker.github": {"repo": server.repo, "api_url": server.url}})
+        results = run_many(mbox_env.project, [["import", f"mbox:{REPORT}", "--yes"]] * RUNS, child_keyring)
+        assert all(code == 0 for code, _, _ in results), [r[2] for r in results]
+        kept = _linked(server.issues, lambda i: i["body"])
+        assert len(kept) == 1, {n: (i["state"], i["body"]) for n, i in server.issues.items()}
+        keeper = kept[0]
+        assert server.issues[keeper]["state"] == "open"
+        folded = [n for n in server.issues if n != keeper]
+        for n in folded:  # a duplicate one run made: unlinked, said so, closed as not planned
+            assert server.issues[n]["state"] == "closed" and server.issues[n]["state_reason"] == "not_planned"
+            assert any(f"Duplicate of {keeper}" in c["body"] for c in server.comments[n])
+        rollup = [c["body"] for c in server.comments[keeper] if "status rollup v1" in c["body"]]
+        assert len(rollup) == 1 and rollup[0].count("· Import</summary>") == 1
+        assert {doc["results"][0]["id"] for _, doc, _ in results if doc.get("results")} <= {str(keeper)}
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_five_processes_importing_one_thread_leave_one_jira_issue(mbox_env, child_keyring, version):
+    from mailtriage.core.secrets import set_secret
+    from tests.trackers.servers import JiraServer, _flatten
+
+    server = JiraServer(api_version=version).start()
+    try:
+        server.search_lag = SEARCH_LAG
+        set_secret(f"jira:{server.url.split('://', 1)[1]}", server.token)
+        _server_project(mbox_env, {"tracker.platform": "jira",
+                                   "tracker.jira": {"url": server.url, "project": server.project,
+                                                    "api_version": version, "security_level": "Embargoed",
+                                                    "auth": "bearer"}})
+        results = run_many(mbox_env.project, [["import", f"mbox:{REPORT}", "--yes"]] * RUNS, child_keyring)
+        assert all(code == 0 for code, _, _ in results), [r[2] for r in results]
+        kept = _linked(server.issues, lambda i: _flatten(i["fields"]["description"]))
+        assert len(kept) == 1, {k: _flatten(i["fields"]["description"]) for k, i in server.issues.items()}
+        keeper = kept[0]
+        for key in server.issues:
+            if key != keeper:
+                assert server.issues[key]["fields"]["status"]["statusCategory"]["key"] == "done"
+        rollups = [_flatten(c["body"]) for c in server.comments[keeper] if "status rollup v1" in _flatten(c["body"])]
+        assert len(rollups) == 1 and rollups[0].count("Import") >= 1
+    finally:
+        server.stop()
