@@ -233,3 +233,36 @@ def test_five_processes_importing_one_thread_leave_one_jira_issue(mbox_env, chil
         assert len(rollups) == 1 and rollups[0].count("Import") >= 1
     finally:
         server.stop()
+
+
+def test_a_jira_issue_search_cannot_see_yet_is_found_after_creating_and_ours_folded(mbox_env, child_keyring,
+                                                                                    capsys):
+    """Deterministic form of the race: the first import's issue is not in Jira's search yet,
+    so the second run creates one too; its re-check reads the issue numbered before its own
+    directly, keeps that one and folds its own."""
+    from mailtriage.cli.main import main
+    from mailtriage.core.secrets import set_secret
+    from tests.trackers.servers import JiraServer, _flatten
+
+    server = JiraServer(api_version=2).start()
+    try:
+        server.search_lag = 600.0  # nothing created in this test reaches search
+        set_secret(f"jira:{server.url.split('://', 1)[1]}", server.token)
+        _server_project(mbox_env, {"tracker.platform": "jira",
+                                   "tracker.jira": {"url": server.url, "project": server.project, "api_version": 2,
+                                                    "security_level": "Embargoed", "auth": "bearer"}})
+        args = ["--project", str(mbox_env.project), "import", f"mbox:{REPORT}", "--yes"]
+        assert main(args) == 0
+        first = json.loads(capsys.readouterr().out)
+        assert first["results"][0]["id"] == "FOOSEC-1"
+        assert main(args) == 0
+        second = json.loads(capsys.readouterr().out)
+        assert second["results"][0] == {"id": "FOOSEC-1", "existing": True, "folded": "FOOSEC-2"}
+        assert second["results"][1] == {"id": "FOOSEC-1", "existing": True}  # no second Import entry
+        dup = server.issues["FOOSEC-2"]["fields"]
+        assert "(duplicate of FOOSEC-1)" in _flatten(dup["description"])
+        assert dup["status"]["statusCategory"]["key"] == "done" and dup["resolution"] == {"name": "Won't Do"}
+        assert any("Duplicate of FOOSEC-1" in _flatten(c["body"]) for c in server.comments["FOOSEC-2"])
+        assert server.issues["FOOSEC-1"]["fields"]["status"]["name"] == "Open"
+    finally:
+        server.stop()
