@@ -63,7 +63,7 @@ class ImportFlow:
         for number, thread_id in enumerate(ids, 1):
             tag = f"[{number}/{total}]"
             try:
-                one = propose_import(self.project.sources, tracker, thread_id, sender_name=sender_name)
+                one = propose_import(self.project.sources, tracker, thread_id, sender_name=sender_name, bulk=True)
             except Exception as exc:  # reported for this thread; the others are still proposed
                 merged.warnings.append(f"{tag} {thread_id}: not imported: {type(exc).__name__}: {exc}")
                 merged.facts["threads"].append({"thread": str(thread_id), "error": str(exc)})

@@ -97,3 +97,35 @@ def test_five_processes_importing_one_thread_leave_one_issue_and_one_receipt(ima
     assert issue_files(imap_env.tracker_root) == ["SEC-0001.md"]
     found = drafts(imap_env)
     assert len(found) == 1, found
+
+
+def test_bulk_import_drafts_no_receipt_for_a_thread_the_team_already_answered(imap_env):
+    """Issue 30, item 7: tagged rows imported at once; the thread a team member already
+    answered on the list gets its issue but no receipt (a receipt on top of the team's own
+    answer); the fresh report gets one."""
+    import mailtriage.application as application
+
+    fresh = "<fresh-1@reporter.example>"
+    when = NOW - timedelta(hours=3)
+    date = when.strftime("%a, %d %b %Y %H:%M:%S +0000")
+    imap_env.dovecot.append(imap_env.user, "INBOX", mail(fresh, "Fred Finder <fred@finder.example>", "XSS in admin",
+                                                         "Script runs.\n", date, to=LIST).as_bytes(policy=policy.SMTP),
+                            when=when)
+    later = NOW - timedelta(hours=2)
+    imap_env.dovecot.append(imap_env.user, "INBOX", mail(
+        "<answer-1@frobnicator.example.org>", "Tara Team <tara@frobnicator.example.org>", "Re: Heap overflow",
+        "Thanks, we are on it.\n", later.strftime("%a, %d %b %Y %H:%M:%S +0000"), to=LIST,
+        in_reply_to=REPORT).as_bytes(policy=policy.SMTP), when=later)
+    project = application.Project.open(imap_env.project)
+    try:
+        proposal = application.ImportFlow(project).propose_many(
+            [ThreadId("imap", REPORT), ThreadId("imap", fresh)], sender_name="Sam Security")
+        drafts_proposed = [w for w in proposal.writes if w.kind.value == "draft"]
+        assert len(drafts_proposed) == 1 and drafts_proposed[0].summary.startswith("[2/2]")
+        assert any("[1/2]" in n and "already answered" in n and "tara@frobnicator.example.org" in n
+                   for n in proposal.notes), proposal.notes
+        assert len([w for w in proposal.writes if w.kind.value == "tracker"]) == 4  # both imported
+        assert proposal.apply(confirmed=True).ok
+    finally:
+        project.close()
+    assert len(drafts(imap_env)) == 1

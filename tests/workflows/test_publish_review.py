@@ -151,3 +151,35 @@ def test_cli_publish_re_asks_with_the_new_review_when_a_file_appeared_while_it_w
     assert json.loads(out)["report"]["ok"] is True
     assert _committed_files(env) == sorted(f"security-tracker/{i}.md" for i in (first, second, third))
 
+
+
+TORN_WRITER = r"""
+import resource, signal, sys
+from mailtriage.core.projectconfig import load_project
+from mailtriage.trackers.registry import open_tracker
+from mailtriage.trackers.errors import TrackerError
+
+# the disk fills up part-way through the issue file: a write past 64 KiB fails (EFBIG)
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+tracker = open_tracker(load_project(sys.argv[1]))
+try:
+    tracker.create("Huge report", "### Details\n\n" + "x" * 200_000 + "\n", [])
+except (OSError, TrackerError) as exc:
+    print("failed:", exc)
+    sys.exit(3)
+"""
+
+
+def test_a_create_that_fails_part_way_leaves_no_torn_issue_for_publish(env):
+    """Issue 30, item 7: a create is written to a temporary file, fsynced, then renamed into
+    place; a write that fails part-way leaves nothing that a publish would later offer."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", TORN_WRITER, str(env.project)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert list(env.tracker_root.glob("SEC-*.md")) == []
+    assert [p.name for p in env.tracker_root.iterdir() if p.name.endswith(".tmp")] == []
+    assert propose_publish(env.tracker(), env.config()).empty
