@@ -325,6 +325,10 @@ class TrackerFeatures:
     #: The tracker is set up where it is kept: ``init`` lays out its folder and ``detect``
     #: infers the format of an existing one. False: it is set up on its server.
     set_up_locally: bool = False
+    #: ``find_or_create`` holds a lock every process honours around the lookup and the create,
+    #: so concurrent runs make one issue. False (a server): two runs can both create, and a
+    #: flow re-checks after creating.
+    locked_find_or_create: bool = False
 
 
 class Tracker:
@@ -389,6 +393,14 @@ class Tracker:
         labels = _dedupe(self.policy.check_label(label) for label in labels)
         self._check_body(body)
         return self._do_create(title, body, labels)
+
+    def find_or_create(self, title: str, body: str, labels: Sequence[str], find: Callable[[], str | None]) -> dict:
+        """The issue ``find()`` names ({id, existing: True}), else a new one ({id, url, existing:
+        False}). Atomic across processes only where ``features.locked_find_or_create`` says so."""
+        found = find()
+        if found:
+            return {"id": found, "existing": True}
+        return {**self.create(title, body, labels), "existing": False}
 
     def edit(self, issue_id: str, change: EditRequest) -> dict:
         """{id, url}. Raises UsageError (nothing to change, title), NotFound, Refused, BackendError."""

@@ -49,7 +49,7 @@ from mailtriage.trackers.contract import (TrackerFeatures,
 class LocalFilesTracker(Tracker):
     kind = "local-files"
     features = TrackerFeatures(publishes_changes=True, bodies_as_stored=True, local_issue_files=True,
-                               search_lags=False, set_up_locally=True)
+                               search_lags=False, set_up_locally=True, locked_find_or_create=True)
 
     def __init__(self, root: Path | str, policy: Policy | None = None, *, url_template: str | None = None,
                  user: str | None = None, github_api_url: str | None = None,

@@ -28,7 +28,7 @@ from mailtriage.backends.contract import MailSource, Op, ThreadId
 from mailtriage.backends.errors import NoBackendAvailable
 from mailtriage.backends.registry import Dispatch, SourceSet
 from mailtriage.trackers import rollup as rollupmod
-from mailtriage.trackers.contract import NotFound, Tracker
+from mailtriage.trackers.contract import NotFound, Tracker, TrackerError
 from mailtriage.workflows.threadindex import for_root
 
 THREAD_FIELD = "Security mailing list thread"
@@ -272,13 +272,9 @@ def find_or_create_issue(tracker: Tracker, key: str, thread_id: ThreadId | None,
     one kept, and ours, when it is not that one, is folded into it (:func:`fold_duplicate`).
     Both runs apply the same rule, so exactly one issue stays.
     """
-    locked = getattr(tracker, "find_or_create", None)
-    if locked is not None:
-        return locked(title, body, labels, lambda: find_issue_for_thread(tracker, key, thread_id))
-    found = find_issue_for_thread(tracker, key, thread_id)
-    if found:
-        return {"id": found, "existing": True}
-    made = tracker.create(title, body, labels)
+    made = tracker.find_or_create(title, body, labels, lambda: find_issue_for_thread(tracker, key, thread_id))
+    if made["existing"] or tracker.features.locked_find_or_create:
+        return made
     keeper = _earliest_holding(tracker, key, made["id"])
     if keeper is None:
         return {**made, "existing": False}
@@ -302,8 +298,8 @@ def _earliest_holding(tracker: Tracker, key: str, mine: str) -> str | None:
     for issue_id in _numbered_before(mine, RECHECK_BEFORE):
         try:
             value = tracker.field_get(issue_id, THREAD_FIELD)["value"]
-        except NotFound:
-            continue  # a gap: a pull request, a deleted or hidden issue
+        except TrackerError:
+            continue  # a gap: a deleted, hidden or unreadable issue (ours is made: go on)
         if _same_link(value, key):
             found = issue_id
     return found
