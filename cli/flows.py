@@ -201,6 +201,8 @@ def _apply_flow(name: str, proposal, args, publish=None, extra: dict | None = No
             code = ExitCode.FAILED
     if code == ExitCode.OK and publish is not None:
         doc["publish"] = _offer_publish(publish, args)
+        if doc["publish"].get("report", {}).get("ok") is False:
+            code = ExitCode.FAILED  # the flow was written, its confirmed publish was not
     emit(doc)
     return code
 

@@ -183,3 +183,24 @@ def test_a_create_that_fails_part_way_leaves_no_torn_issue_for_publish(env):
     assert list(env.tracker_root.glob("SEC-*.md")) == []
     assert [p.name for p in env.tracker_root.iterdir() if p.name.endswith(".tmp")] == []
     assert propose_publish(env.tracker(), env.config()).empty
+
+
+def test_import_publish_that_is_refused_exits_non_zero(mbox_env, capsys, monkeypatch):
+    """The import is written, its publish is not: the run says so with exit 4, not 0."""
+    import io
+    import json
+    import sys
+
+    from mailtriage.cli.main import main
+    from tests.workflows.conftest import REPORT
+
+    hook = mbox_env.wc / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'secret scan: refused' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    code = main(["--project", str(mbox_env.project), "import", f"mbox:{REPORT}", "--yes", "--publish"])
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert doc["written"] is True and doc["publish"]["published"] is False
+    assert "secret scan: refused" in err
+    assert code == 4
