@@ -564,7 +564,7 @@ class LocalFilesTracker(Tracker):
         with self._locked(committed=False):
             changes = self._changes(wc, only)
             if review is not None:
-                differences = vcs.snapshot_differences(review, vcs.snapshot(wc, changes))
+                differences = vcs.snapshot_differences(wc, review, vcs.snapshot(wc, changes))
                 if differences:
                     raise ReviewOutdated(
                         "the tracker changed since the review (" + "; ".join(differences[:10])

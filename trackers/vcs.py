@@ -266,10 +266,16 @@ def snapshot(wc: WorkingCopy, changes: list[dict]) -> dict[str, str]:
     return {c["path"]: f"{c['status']} {content_digest(wc.root / c['path'])}" for c in changes}
 
 
-def snapshot_differences(reviewed: dict[str, str], now: dict[str, str]) -> list[str]:
-    """``new: p`` / ``removed: p`` / ``modified: p`` for each path whose state differs."""
+def snapshot_differences(wc: WorkingCopy, reviewed: dict[str, str], now: dict[str, str]) -> list[str]:
+    """``new: p`` / ``removed: p`` / ``modified: p`` for each path whose state differs.
+
+    A reviewed path no longer pending whose file still holds the reviewed content was
+    committed as reviewed (by another run): not a difference, and nothing left to commit."""
+    def committed_as_reviewed(p: str) -> bool:
+        return reviewed[p].split(" ", 1)[1] == content_digest(wc.root / p)
+
     out = [f"new: {p}" for p in sorted(set(now) - set(reviewed))]
-    out += [f"removed: {p}" for p in sorted(set(reviewed) - set(now))]
+    out += [f"removed: {p}" for p in sorted(set(reviewed) - set(now)) if not committed_as_reviewed(p)]
     out += [f"modified: {p}" for p in sorted(set(now) & set(reviewed)) if now[p] != reviewed[p]]
     return out
 

@@ -60,6 +60,14 @@ def import_entries(root: Path, name: str) -> int:
     return len(re.findall(r"· Import</summary>", (root / name).read_text(encoding="utf-8")))
 
 
+def assert_ok_or_outdated(results) -> None:
+    """Every run succeeded, or (exit 4) refused to publish because its file changed after its
+    review (another run of the same thread wrote to it), with nothing committed for it."""
+    for code, doc, err in results:
+        assert code == 0 or (code == 4 and "changed since the review" in err), err
+        assert doc.get("report", {"ok": True})["ok"] is True, err  # the import: written, or nothing left
+
+
 def assert_each_commit_holds_what_it_names(commits) -> None:
     for message, files in commits:
         named = set(re.findall(r"SEC-\d+", message))
@@ -69,7 +77,7 @@ def assert_each_commit_holds_what_it_names(commits) -> None:
 
 def test_five_processes_importing_one_thread_make_one_issue_git(mbox_env):
     results = run_many(mbox_env.project, [["import", f"mbox:{REPORT}", "--yes", "--publish"]] * RUNS)
-    assert all(code in (0, 4) for code, _, _ in results), [r[2] for r in results]
+    assert_ok_or_outdated(results)
     root = mbox_env.tracker_root
     assert issue_files(root) == ["SEC-0001.md"]
     assert import_entries(root, "SEC-0001.md") == 1
@@ -130,7 +138,7 @@ def svn_commits(env) -> list[tuple[str, list[str]]]:
 
 def test_five_processes_importing_one_thread_make_one_issue_svn(svn_mbox_env):
     results = run_many(svn_mbox_env.project, [["import", f"mbox:{REPORT}", "--yes", "--publish"]] * RUNS)
-    assert all(code in (0, 4) for code, _, _ in results), [r[2] for r in results]
+    assert_ok_or_outdated(results)
     assert issue_files(svn_mbox_env.tracker_root) == ["SEC-0001.md"]
     assert import_entries(svn_mbox_env.tracker_root, "SEC-0001.md") == 1
     assert_each_commit_holds_what_it_names(svn_commits(svn_mbox_env))

@@ -204,3 +204,17 @@ def test_import_publish_that_is_refused_exits_non_zero(mbox_env, capsys, monkeyp
     assert doc["written"] is True and doc["publish"]["published"] is False
     assert "secret scan: refused" in err
     assert code == 4
+
+
+def test_a_review_published_meanwhile_by_another_run_as_reviewed_is_not_an_error(env):
+    """Another run committed the very content this review showed: what was confirmed is what
+    is in the repository, so the publish has nothing left to commit and says so, no refusal."""
+    first = env.tracker().create("Heap overflow", "x\n", [])["id"]
+    proposal = propose_publish(env.tracker(), env.config())
+    assert propose_publish(env.tracker(), env.config()).apply(confirmed=True).ok  # the other run
+    head = env.git("rev-parse", "HEAD")
+    report = proposal.apply(confirmed=True)
+    assert report.ok, report.describe()
+    assert report.written[0][1]["committed"] is False
+    assert env.git("rev-parse", "HEAD") == head
+    assert _committed_files(env) == [f"security-tracker/{first}.md"]
