@@ -252,8 +252,9 @@ class LocalFilesTracker(Tracker):
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.chmod(tmp, 0o644)
             if exclusive:
+                # a new issue file gets the mode a plain create would give it (0644 less umask)
+                os.chmod(tmp, 0o644 & ~_umask())
                 os.link(tmp, path)  # atomic and never overwrites
                 os.unlink(tmp)
             else:
@@ -517,8 +518,8 @@ class LocalFilesTracker(Tracker):
         self.descriptor()
         wc = self._wc_or_fail()
         changes = self._changes(wc, only)
-        review = vcs.snapshot(wc, changes)
         unpushed = vcs.git_unpushed(wc) if wc.kind == "git" else []
+        review = vcs.snapshot(wc, changes, unpushed)
         return {"backend": f"{self.kind}:{wc.kind}", "changes": changes, "unpushed_commits": unpushed,
                 "needs_publish": bool(changes or unpushed), "review": review}
 
@@ -564,7 +565,8 @@ class LocalFilesTracker(Tracker):
         with self._locked(committed=False):
             changes = self._changes(wc, only)
             if review is not None:
-                differences = vcs.snapshot_differences(wc, review, vcs.snapshot(wc, changes))
+                unpushed = vcs.git_unpushed(wc) if wc.kind == "git" else []
+                differences = vcs.snapshot_differences(wc, review, vcs.snapshot(wc, changes, unpushed))
                 if differences:
                     raise ReviewOutdated(
                         "the tracker changed since the review (" + "; ".join(differences[:10])
@@ -707,6 +709,18 @@ class LocalFilesTracker(Tracker):
                                    "URL to tracker.local.verified_remotes in project.md")
                 check(f"remote {name}", ok, f"{url}: {detail}")
         return {"backend": self.kind, "ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+def _umask() -> int:
+    """The process umask, read without changing it (Linux /proc; else the usual 022)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
 
 
 def _fsync_folder(folder: Path) -> None:

@@ -260,10 +260,16 @@ def content_digest(path: Path) -> str:
         return "-"
 
 
-def snapshot(wc: WorkingCopy, changes: list[dict]) -> dict[str, str]:
-    """``{path: "status sha256"}`` of the pending changes: what a review shows, so a later
-    state can be compared with it path by path."""
-    return {c["path"]: f"{c['status']} {content_digest(wc.root / c['path'])}" for c in changes}
+_COMMIT_KEY = "commit "  # a snapshot key naming an unpushed commit, not a path
+
+
+def snapshot(wc: WorkingCopy, changes: list[dict], unpushed: list[dict] = ()) -> dict[str, str]:
+    """``{path: "status sha256"}`` of the pending changes, plus ``{"commit <sha>": "unpushed"}``
+    for each commit a push would carry: what a review shows, so a later state can be
+    compared with it entry by entry."""
+    state = {c["path"]: f"{c['status']} {content_digest(wc.root / c['path'])}" for c in changes}
+    state.update({_COMMIT_KEY + c["revision"]: "unpushed" for c in unpushed})
+    return state
 
 
 def snapshot_differences(wc: WorkingCopy, reviewed: dict[str, str], now: dict[str, str]) -> list[str]:
@@ -272,7 +278,8 @@ def snapshot_differences(wc: WorkingCopy, reviewed: dict[str, str], now: dict[st
     A reviewed path no longer pending whose file still holds the reviewed content was
     committed as reviewed (by another run): not a difference, and nothing left to commit."""
     def committed_as_reviewed(p: str) -> bool:
-        return reviewed[p].split(" ", 1)[1] == content_digest(wc.root / p)
+        # a reviewed commit pushed meanwhile leaves nothing unseen to push either
+        return p.startswith(_COMMIT_KEY) or reviewed[p].split(" ", 1)[1] == content_digest(wc.root / p)
 
     out = [f"new: {p}" for p in sorted(set(now) - set(reviewed))]
     out += [f"removed: {p}" for p in sorted(set(reviewed) - set(now)) if not committed_as_reviewed(p)]

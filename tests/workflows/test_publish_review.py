@@ -218,3 +218,18 @@ def test_a_review_published_meanwhile_by_another_run_as_reviewed_is_not_an_error
     assert report.written[0][1]["committed"] is False
     assert env.git("rev-parse", "HEAD") == head
     assert _committed_files(env) == [f"security-tracker/{first}.md"]
+
+
+def test_a_commit_made_after_the_review_is_not_pushed_with_it(env):
+    """The review lists the unpushed commits the push would carry; one made after it (in
+    another terminal) is not pushed unseen: the publish is refused and reviewed again."""
+    first = env.tracker().create("Heap overflow", "x\n", [])["id"]
+    proposal = propose_publish(env.tracker(), env.config())
+    second = env.tracker().create("XSS", "y\n", [])["id"]  # another terminal: create, commit by hand
+    env.git("add", f"security-tracker/{second}.md")
+    env.git("commit", "-q", "-m", "local work, not reviewed")
+    before = env.git("--git-dir", str(env.remote), "rev-parse", "main")
+    report = proposal.apply(confirmed=True)
+    assert not report.ok and "changed since the review" in report.failed[1] and "new: commit" in report.failed[1]
+    assert env.git("--git-dir", str(env.remote), "rev-parse", "main") == before
+    assert env.git("status", "--porcelain").strip() == f"?? security-tracker/{first}.md"
