@@ -285,3 +285,20 @@ def test_a_jira_issue_search_cannot_see_yet_is_found_after_creating_and_ours_fol
         assert server.issues["FOOSEC-1"]["fields"]["status"]["name"] == "Open"
     finally:
         server.stop()
+
+
+def test_an_earlier_runs_unpublished_import_is_not_swept_into_the_next_runs_publish(env, capsys):
+    """`import --publish` reviews the files this run wrote; what an earlier (or a concurrent,
+    perhaps half-done) run left in the working copy is not in its commit; `publish` has it."""
+    from mailtriage.cli.main import main
+
+    archive = write_mbox(env.project / "security.mbox", threads(2))
+    env.write_project([("mbox", "primary", "yes")],
+                      extra={"mail_sources.mbox": {"path": archive.name, "list": "security@frobnicator.example.org"}})
+    base = ["--project", str(env.project), "import"]
+    assert main([*base, "mbox:<report-0@reporter.example>", "--yes"]) == 0  # not published
+    assert main([*base, "mbox:<report-1@reporter.example>", "--yes", "--publish"]) == 0
+    capsys.readouterr()
+    [(message, files)] = git_commits(env)
+    assert message.startswith("security: import SEC-0002\n") and files == ["security-tracker/SEC-0002.md"]
+    assert "?? security-tracker/SEC-0001.md" in env.git("status", "--porcelain")
