@@ -63,7 +63,7 @@ class ImportFlow:
         for number, thread_id in enumerate(ids, 1):
             tag = f"[{number}/{total}]"
             try:
-                one = propose_import(self.project.sources, tracker, thread_id, sender_name=sender_name)
+                one = propose_import(self.project.sources, tracker, thread_id, sender_name=sender_name, bulk=True)
             except Exception as exc:  # reported for this thread; the others are still proposed
                 merged.warnings.append(f"{tag} {thread_id}: not imported: {type(exc).__name__}: {exc}")
                 merged.facts["threads"].append({"thread": str(thread_id), "error": str(exc)})
@@ -195,8 +195,10 @@ class PublishFlow:
     def needs_publish(self) -> bool:
         return self.offered and bool(self.tracker.pending().get("needs_publish"))
 
-    def propose(self, message: str | None = None) -> Proposal:
-        return propose_publish(self.tracker, self.config, message=message)
+    def propose(self, message: str | None = None, *, only: Sequence[str] | None = None) -> Proposal:
+        """``only``: the paths one flow wrote (``tracker.written_paths()``): review those alone."""
+        return propose_publish(self.tracker, self.config, message=message,
+                               only=list(only) if only is not None else None)
 
 
 class OrganizeFlow:

@@ -133,9 +133,42 @@ def _written_values(report) -> list:
     return out
 
 
-def _apply_flow(name: str, proposal, args, publish=None, extra: dict | None = None) -> int:
+REVIEW_ROUNDS = 5  # a working copy that keeps changing under the review: stop asking after this many
+
+
+def _outdated(proposal) -> bool:
+    return bool(proposal.facts.get("review_outdated"))
+
+
+def _review_again(proposal, report, args, again: Callable[[], Any]):
+    """A publish refused because the working copy changed since its review: nothing was
+    committed. Interactively, the new review is shown and asked again; with ``--yes`` nobody
+    has seen it, so the run stops (exit 4) and says so. Returns (proposal, report)."""
+    rounds = 1
+    while not report.ok and _outdated(proposal):
+        if args.yes:
+            err("the tracker changed since the review, so nothing was published; run 'mailtriage publish' "
+                "to review the changes as they are now")
+            return proposal, report
+        if rounds >= REVIEW_ROUNDS:
+            err(f"the tracker kept changing during {rounds} reviews; nothing was published")
+            return proposal, report
+        rounds += 1
+        err("the tracker changed since the review (nothing was committed); here is the review as it is now")
+        proposal = again()
+        _show(proposal)
+        if proposal.empty or not _confirm(proposal, args.yes):
+            err("not published: the tracker changes stay in the working copy ('mailtriage publish' later)")
+            return proposal, None
+        report = proposal.apply(confirmed=True)
+        sys.stderr.write(report.describe() + "\n")  # describe() is inert
+    return proposal, report
+
+
+def _apply_flow(name: str, proposal, args, publish=None, extra: dict | None = None,
+                again: Callable[[], Any] | None = None) -> int:
     """Show, confirm, apply; then offer the publish review (``publish``, a PublishFlow). One JSON
-    document on stdout."""
+    document on stdout. ``again`` rebuilds a publish review that turned out outdated."""
     doc: dict[str, Any] = {"command": name, **(extra or {})}
     _show(proposal)
     code = ExitCode.OK
@@ -155,21 +188,38 @@ def _apply_flow(name: str, proposal, args, publish=None, extra: dict | None = No
     else:
         report = proposal.apply(confirmed=True)
         sys.stderr.write(report.describe() + "\n")  # describe() is inert
+        if again is not None:
+            proposal, report = _review_again(proposal, report, args, again)
+            if report is None:
+                doc.update(written=False, proposal=proposal.to_json())
+                emit(doc)
+                return ExitCode.OK
         doc.update(written=bool(report.written), report=report.to_json(), results=_written_values(report),
                    proposal=proposal.to_json())
         if not report.ok:
-            err("the run stopped part-way; run the same command again to complete it")
+            if not _outdated(proposal):
+                err("the run stopped part-way; run the same command again to complete it")
             code = ExitCode.FAILED
     if code == ExitCode.OK and publish is not None:
         doc["publish"] = _offer_publish(publish, args)
+        if doc["publish"].get("report", {}).get("ok") is False:
+            code = ExitCode.FAILED  # the flow was written, its confirmed publish was not
     emit(doc)
     return code
 
 
 def _offer_publish(publish, args) -> dict:
+    """The publish review after a flow: of the files this run wrote only, so a concurrent
+    run's (perhaps half-written) import is never committed under this run's message."""
     if not publish.offered:
         return {"offered": False, "why": publish.why_not_offered()}
-    proposal = publish.propose()
+    written = getattr(publish.tracker, "written_paths", None)
+    only = written() if written is not None else None
+
+    def again():
+        return publish.propose(only=only)
+
+    proposal = again()
     if proposal.empty:
         return {"offered": False, "why": "; ".join(proposal.notes)}
     _show(proposal)
@@ -181,6 +231,9 @@ def _offer_publish(publish, args) -> dict:
         return {"offered": True, "published": False, "proposal": proposal.to_json()}
     report = proposal.apply(confirmed=True)
     sys.stderr.write(report.describe() + "\n")  # describe() is inert
+    proposal, report = _review_again(proposal, report, args, again)
+    if report is None:
+        return {"offered": True, "published": False, "proposal": proposal.to_json()}
     return {"offered": True, "published": report.ok, "report": report.to_json(), "results": _written_values(report)}
 
 
@@ -221,8 +274,8 @@ def _publish(args) -> int:
     tracker = application.open_tracker(config)
     try:
         message = read_file_arg(args.message_file) if args.message_file else None
-        proposal = application.PublishFlow(tracker, config).propose(message)
-        return _apply_flow("publish", proposal, args)
+        flow = application.PublishFlow(tracker, config)
+        return _apply_flow("publish", flow.propose(message), args, again=lambda: flow.propose(message))
     finally:
         tracker.close_backend()
 

@@ -65,6 +65,10 @@ class LostUpdate(Exception):
     the contract retries it. Never leaves this module's retry loop."""
 
 
+class _Recorded(Exception):
+    """rollup_append(unless_action=…) found an entry with that action: nothing to append."""
+
+
 class _AlreadyThere(Exception):
     """A retried rollup write found its entry already back in place."""
 
@@ -321,6 +325,10 @@ class TrackerFeatures:
     #: The tracker is set up where it is kept: ``init`` lays out its folder and ``detect``
     #: infers the format of an existing one. False: it is set up on its server.
     set_up_locally: bool = False
+    #: ``find_or_create`` holds a lock every process honours around the lookup and the create,
+    #: so concurrent runs make one issue. False (a server): two runs can both create, and a
+    #: flow re-checks after creating.
+    locked_find_or_create: bool = False
 
 
 class Tracker:
@@ -386,6 +394,14 @@ class Tracker:
         self._check_body(body)
         return self._do_create(title, body, labels)
 
+    def find_or_create(self, title: str, body: str, labels: Sequence[str], find: Callable[[], str | None]) -> dict:
+        """The issue ``find()`` names ({id, existing: True}), else a new one ({id, url, existing:
+        False}). Atomic across processes only where ``features.locked_find_or_create`` says so."""
+        found = find()
+        if found:
+            return {"id": found, "existing": True}
+        return {**self.create(title, body, labels), "existing": False}
+
     def edit(self, issue_id: str, change: EditRequest) -> dict:
         """{id, url}. Raises UsageError (nothing to change, title), NotFound, Refused, BackendError."""
         if change.is_empty():
@@ -443,8 +459,11 @@ class Tracker:
         return self._do_reopen(issue_id)
 
     def rollup_append(self, issue_id: str, action: str, entry_body: str, user: str | None = None,
-                      now: str | None = None) -> dict:
-        """{id, url}. Appends one entry at the bottom of the status rollup (created when missing)."""
+                      now: str | None = None, unless_action: str | None = None) -> dict:
+        """{id, url}. Appends one entry at the bottom of the status rollup (created when missing).
+
+        ``unless_action``: append nothing when an entry with that action is there already, as
+        read by the write itself (under the tracker lock on local files); then {id, existing}."""
         action = validate_action(action)
         user = validate_user(user or self.default_user())
         day = parse_now(now)
@@ -453,6 +472,12 @@ class Tracker:
         entry = rollupmod.Entry(day.isoformat(), user, action, entry_body)
 
         def change(text: str | None) -> str:
+            if unless_action is not None and text is not None:
+                try:
+                    if any(e.action == unless_action for e in rollupmod.entries(text)):
+                        raise _Recorded()
+                except rollupmod.MalformedRollup:
+                    pass  # append reports it
             with _rollup_errors(issue_id):
                 return rollupmod.append(text, entry)
 
@@ -460,6 +485,8 @@ class Tracker:
         self._rollup_when = parse_now_instant(now)
         try:
             return self._rollup_write(issue_id, change)
+        except _Recorded:
+            return {"id": issue_id, "existing": True}
         finally:
             self._rollup_when = None
 

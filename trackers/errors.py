@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["BackendError", "MalformedIssue", "NotFound", "Refused", "TrackerError", "UsageError"]
+__all__ = ["BackendError", "MalformedIssue", "NotFound", "Refused", "ReviewOutdated", "TrackerError", "UsageError"]
 
 
 class TrackerError(Exception):
@@ -36,6 +36,15 @@ class NotFound(TrackerError):
 class Refused(TrackerError):
     """A guard said no: undeclared value, tracker not shown access-restricted, amend mismatch,
     an ID escaping the tracker, an operation with no counterpart."""
+
+
+class ReviewOutdated(Refused):
+    """The working copy changed between a publish review and its confirmation: nothing was
+    committed; ``differences`` names each path (``new: p``, ``removed: p``, ``modified: p``)."""
+
+    def __init__(self, message: str, differences: list[str]) -> None:
+        self.differences = differences
+        super().__init__(message)
 
 
 class BackendError(TrackerError):

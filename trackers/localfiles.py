@@ -19,12 +19,14 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from mailtriage.trackers import localformat as fmt
 from mailtriage.trackers import localindex, vcs
+from mailtriage.trackers.errors import ReviewOutdated
 from mailtriage.trackers.contract import (TrackerFeatures, 
     BackendError,
     EditRequest,
@@ -47,7 +49,7 @@ from mailtriage.trackers.contract import (TrackerFeatures,
 class LocalFilesTracker(Tracker):
     kind = "local-files"
     features = TrackerFeatures(publishes_changes=True, bodies_as_stored=True, local_issue_files=True,
-                               search_lags=False, set_up_locally=True)
+                               search_lags=False, set_up_locally=True, locked_find_or_create=True)
 
     def __init__(self, root: Path | str, policy: Policy | None = None, *, url_template: str | None = None,
                  user: str | None = None, github_api_url: str | None = None,
@@ -61,6 +63,10 @@ class LocalFilesTracker(Tracker):
         self.github_api_url = github_api_url
         self._descriptor: fmt.Descriptor | None = None
         self._wc: vcs.WorkingCopy | None | bool = False
+        self._written: list[str] = []  # paths this object wrote: what a flow's own publish may commit
+        self._thread_lock = threading.RLock()
+        self._lock_depth = 0
+        self._lock_fd: int | None = None
 
     # ---- where things are ---------------------------------------------------------
     @property
@@ -193,34 +199,74 @@ class LocalFilesTracker(Tracker):
         return proc.stdout if proc.returncode == 0 else None
 
     @contextmanager
+    def locked(self) -> Iterator[None]:
+        """An exclusive flock on the tracker folder: one writer (or publish review) at a time,
+        across processes. Re-entrant within this object, so a find-or-create can hold it
+        around the create."""
+        with self._thread_lock:
+            if self._lock_depth == 0:
+                fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                self._lock_fd = fd
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+                if self._lock_depth == 0:
+                    fd, self._lock_fd = self._lock_fd, None
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                    os.close(fd)
+
+    @contextmanager
     def _locked(self, committed: bool = True) -> Iterator[None]:
-        """An exclusive flock on the tracker folder: one writer at a time, across processes."""
+        """The lock, for a write: the access guard is checked again once it is held."""
         self.require_access_restricted(committed=False)
-        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with self.locked():
             # the descriptor may have changed while this process waited
             self._descriptor = None
             self.require_access_restricted(committed=committed)
             yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
 
-    def _write_atomic(self, path: Path, data: bytes) -> None:
+    def find_or_create(self, title: str, body: str, labels: Sequence[str], find: Callable[[], str | None]) -> dict:
+        """The issue ``find()`` names, else a new one: both under the tracker lock, so two
+        processes importing one thread make one issue. {id, url} plus ``existing``."""
+        with self._locked():
+            found = find()
+            if found:
+                return {"id": found, "existing": True}
+            made = self.create(title, body, labels)
+            return {**made, "existing": False}
+
+    def _write_atomic(self, path: Path, data: bytes, *, exclusive: bool = False) -> None:
+        """Write to a temporary file beside ``path``, fsync, then rename over it: a reader (or a
+        publish) sees the old file or the whole new one, never a torn one. ``exclusive``: fail
+        with FileExistsError instead of replacing an existing ``path`` (link, not rename)."""
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.replace(tmp, path)
+            if exclusive:
+                # a new issue file gets the mode a plain create would give it (0644 less umask)
+                os.chmod(tmp, 0o644 & ~_umask())
+                os.link(tmp, path)  # atomic and never overwrites
+                os.unlink(tmp)
+            else:
+                os.replace(tmp, path)
+            _fsync_folder(path.parent)
         except BaseException:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
             raise
+        self._note_written(path)
 
     def _save(self, path: Path, issue: fmt.IssueFile, touch: bool = True) -> None:
         if touch:
@@ -306,12 +352,10 @@ class LocalFilesTracker(Tracker):
                  "close_reason": None},
                 body)
             try:
-                # O_EXCL: never overwrite an issue someone else created under the same number
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                # never overwrite an issue someone else created under the same number
+                self._write_atomic(path, fmt.render_issue(issue).encode("utf-8"), exclusive=True)
             except FileExistsError:
                 raise BackendError(f"{canonical} appeared while creating it; try again") from None
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(fmt.render_issue(issue).encode("utf-8"))
         return {"id": canonical, "url": self.url_for(canonical, path)}
 
     def _do_edit(self, issue_id: str, change: EditRequest) -> dict:
@@ -459,52 +503,103 @@ class LocalFilesTracker(Tracker):
             raise BackendError(f"{self.root} is not inside a git or svn working copy")
         return wc
 
-    def pending(self) -> dict:
+    def pending(self, only: Sequence[str] | None = None) -> dict:
+        """What publish would commit: ``changes``, ``unpushed_commits``, ``needs_publish``.
+
+        ``only``: paths relative to the working copy (what one flow wrote); other pending
+        changes are left out (another process's import is not this review's)."""
+        out = self.review_state(only)
+        del out["review"]
+        return out
+
+    def review_state(self, only: Sequence[str] | None = None) -> dict:
+        """:meth:`pending` plus ``review`` (``{path: "status sha256"}``), taken before anything
+        else is read, so a review built from this result can only be older than what it shows."""
         self.descriptor()
         wc = self._wc_or_fail()
+        changes = self._changes(wc, only)
+        unpushed = vcs.git_unpushed(wc) if wc.kind == "git" else []
+        review = vcs.snapshot(wc, changes, unpushed)
+        return {"backend": f"{self.kind}:{wc.kind}", "changes": changes, "unpushed_commits": unpushed,
+                "needs_publish": bool(changes or unpushed), "review": review}
+
+    def _changes(self, wc: vcs.WorkingCopy, only: Sequence[str] | None) -> list[dict]:
         rel = wc.rel(self.root)
         if wc.kind == "git":
             # the same staging publish does, in a scratch index: pending lists exactly what it commits
             changes = vcs.git_publish_changes(wc, rel)
-            unpushed = vcs.git_unpushed(wc)
         else:
             changes = vcs.svn_changes(wc, rel, expand_new=True)
-            unpushed = []
-        return {"backend": f"{self.kind}:{wc.kind}", "changes": changes, "unpushed_commits": unpushed,
-                "needs_publish": bool(changes or unpushed)}
+        if only is None:
+            return changes
+        wanted = set(only)
+        # an svn folder added with a written file inside it is committed with it
+        return [c for c in changes if c["path"] in wanted or any(w.startswith(c["path"] + "/") for w in wanted)]
 
-    def publish(self, message: str, trailers: Sequence[str] = (), push: bool = False) -> dict:
+    def written_paths(self) -> list[str]:
+        """Paths (relative to the working copy) this tracker object wrote, in order."""
+        return list(self._written)
+
+    def _note_written(self, path: Path) -> None:
+        wc = self.working_copy()
+        if wc is not None:
+            rel = wc.rel(path)
+            if rel not in self._written:
+                self._written.append(rel)
+
+    def publish(self, message: str, trailers: Sequence[str] = (), push: bool = False, *,
+                review: dict[str, str] | None = None, only: Sequence[str] | None = None) -> dict:
         """Commit the tracker root only (git: then push when asked; svn: commit publishes).
 
+        With ``review`` (from :meth:`pending`, with the same ``only``): commit exactly the
+        reviewed paths, after checking under the tracker lock that each is as reviewed and
+        nothing else is pending in the review's scope; otherwise raise ReviewOutdated and
+        commit nothing.
+
         Raises UsageError (message, trailer), Refused (not access-restricted; unpushed commits
-        outside the tracker root), BackendError (VCS failure; a failed push carries what was
-        committed in ``partial``).
+        outside the tracker root), ReviewOutdated, BackendError (VCS failure; a failed push
+        carries what was committed in ``partial``).
         """
         text = _commit_message(message, trailers)
         wc = self._wc_or_fail()
-        rel = wc.rel(self.root)
         with self._locked(committed=False):
+            changes = self._changes(wc, only)
+            if review is not None:
+                unpushed = vcs.git_unpushed(wc) if wc.kind == "git" else []
+                differences = vcs.snapshot_differences(wc, review, vcs.snapshot(wc, changes, unpushed))
+                if differences:
+                    raise ReviewOutdated(
+                        "the tracker changed since the review (" + "; ".join(differences[:10])
+                        + (" …" if len(differences) > 10 else "") + "): nothing was committed; review it again",
+                        differences)
+            paths = [c["path"] for c in changes]
             if wc.kind == "git":
-                return self._publish_git(wc, rel, text, push)
-            return self._publish_svn(wc, rel, text)
+                return self._publish_git(wc, wc.rel(self.root), paths, text, push)
+            return self._publish_svn(wc, changes, text)
 
-    def _publish_git(self, wc: vcs.WorkingCopy, rel: str, text: str, push: bool) -> dict:
+    def _publish_git(self, wc: vcs.WorkingCopy, rel: str, paths: list[str], text: str, push: bool) -> dict:
         index = vcs.git_index_path(wc)
         backup = None
         if index.exists():
             fd, backup = tempfile.mkstemp(prefix="index.mailtriage.", dir=str(index.parent))
             os.close(fd)
             shutil.copyfile(index, backup)
+        files: list[str] = []
+        committed = False
         try:
-            vcs.run(["git", "add", "-A", "--", rel], wc.root)
-            files = [c["path"] for c in vcs.git_cached_changes(wc, rel)]
-            revision = None
-            committed = False
-            if files:
-                # a pathspec commit takes only the tracker root, whatever else is staged; the
-                # repository's own hooks (e.g. secret scanning) still run and can refuse it
-                proc = vcs.run(["git", "commit", "-q", "-F", "-", "--only", "--", rel], wc.root, input=text,
-                               check=False)
+            if paths:
+                with tempfile.NamedTemporaryFile("w", prefix="mailtriage-paths-", encoding="utf-8",
+                                                 errors="surrogateescape") as spec:
+                    spec.write(vcs.pathspec_input(paths))
+                    spec.flush()
+                    from_file = ["--pathspec-from-file", spec.name, "--pathspec-file-nul"]
+                    # stage exactly these paths (a deleted one too), nothing else under the root
+                    vcs.run(["git", "add", "-A", *from_file], wc.root)
+                    files = [c["path"] for c in vcs.git_cached_changes(wc, rel) if c["path"] in set(paths)]
+                    # a pathspec commit takes only these paths, whatever else is staged; the
+                    # repository's own hooks (e.g. secret scanning) still run and can refuse it
+                    proc = vcs.run(["git", "commit", "-q", "-F", "-", "--only", *from_file], wc.root,
+                                   input=text, check=False)
                 if proc.returncode != 0:
                     # a refused commit (a pre-commit hook) leaves the index as it was before publish
                     if backup:
@@ -520,6 +615,7 @@ class LocalFilesTracker(Tracker):
         finally:
             if backup:
                 os.unlink(backup)
+        revision = None
         if vcs.git_has_head(wc):
             revision = vcs.run(["git", "rev-parse", "HEAD"], wc.root).stdout.strip()
         result = {"committed": committed, "pushed": False, "revision": revision, "files": files}
@@ -549,17 +645,20 @@ class LocalFilesTracker(Tracker):
         result["pushed"] = True
         return result
 
-    def _publish_svn(self, wc: vcs.WorkingCopy, rel: str, text: str) -> dict:
-        for code, path in vcs.svn_status(wc, rel):
-            if code == "?":
-                vcs.run(["svn", "add", "--non-interactive", "--parents", "--", path], wc.root)
-            elif code == "!":
-                vcs.run(["svn", "rm", "--non-interactive", "--", path], wc.root)
-        files = [c["path"] for c in vcs.svn_changes(wc, rel)]
+    def _publish_svn(self, wc: vcs.WorkingCopy, changes: list[dict], text: str) -> dict:
+        files = [c["path"] for c in changes]
         if not files:
             return {"committed": False, "pushed": False, "revision": None, "files": []}
-        proc = vcs.run(["svn", "commit", "--non-interactive", "-F", "-", "--", rel], wc.root, input=text,
-                       check=False)
+        for change in changes:
+            if change["status"] == "untracked":
+                vcs.run(["svn", "add", "--non-interactive", "--depth", "empty", "--parents", "--",
+                         change["path"] + "@"], wc.root)
+            elif change["status"] == "missing":
+                vcs.run(["svn", "rm", "--non-interactive", "--", change["path"] + "@"], wc.root)
+        # exactly these paths: --depth empty, so a folder named here brings none of its other files
+        targets = [p + "@" for p in files]
+        proc = vcs.run(["svn", "commit", "--non-interactive", "--depth", "empty", "-F", "-", "--", *targets],
+                       wc.root, input=text, check=False)
         if proc.returncode != 0:
             detail = " / ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
             raise BackendError(f"svn commit failed (not retried): {detail}; the changes stay in the working copy",
@@ -610,6 +709,32 @@ class LocalFilesTracker(Tracker):
                                    "URL to tracker.local.verified_remotes in project.md")
                 check(f"remote {name}", ok, f"{url}: {detail}")
         return {"backend": self.kind, "ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+def _umask() -> int:
+    """The process umask, read without changing it (Linux /proc; else the usual 022)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (best effort: some file systems refuse it)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 _GITHUB_URL = re.compile(

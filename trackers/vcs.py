@@ -20,8 +20,10 @@ from mailtriage.trackers.contract import BackendError
 
 # GIT_LITERAL_PATHSPECS: a tracker root named with *, ? or [ is a path, never a pattern
 # that also matches its neighbours (git-scm.com/docs/git#Documentation/git.txt-codeGITLITERALPATHSPECScode)
+# GIT_OPTIONAL_LOCKS=0: a read (status) never takes index.lock to refresh the index, so a
+# review in one process cannot make another process's commit fail on a held lock
 _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": "", "LC_ALL": "C",
-            "GIT_LITERAL_PATHSPECS": "1"}
+            "GIT_LITERAL_PATHSPECS": "1", "GIT_OPTIONAL_LOCKS": "0"}
 
 
 @dataclass(frozen=True)
@@ -239,3 +241,59 @@ _COMMITTED = re.compile(r"Committed revision (\d+)\.")
 def svn_commit_revision(output: str) -> str | None:
     m = _COMMITTED.search(output)
     return m.group(1) if m else None
+
+
+# -- what a publish review saw -------------------------------------------------------
+
+def content_digest(path: Path) -> str:
+    """sha256 of a file's bytes; ``dir`` for a folder, ``-`` for nothing there."""
+    import hashlib
+
+    if path.is_symlink():
+        return "link:" + os.readlink(path)
+    if path.is_dir():
+        return "dir"
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    except FileNotFoundError:
+        return "-"
+
+
+_COMMIT_KEY = "commit "  # a snapshot key naming an unpushed commit, not a path
+
+
+def snapshot(wc: WorkingCopy, changes: list[dict], unpushed: list[dict] = ()) -> dict[str, str]:
+    """``{path: "status sha256"}`` of the pending changes, plus ``{"commit <sha>": "unpushed"}``
+    for each commit a push would carry: what a review shows, so a later state can be
+    compared with it entry by entry."""
+    state = {c["path"]: f"{c['status']} {content_digest(wc.root / c['path'])}" for c in changes}
+    state.update({_COMMIT_KEY + c["revision"]: "unpushed" for c in unpushed})
+    return state
+
+
+def snapshot_differences(wc: WorkingCopy, reviewed: dict[str, str], now: dict[str, str]) -> list[str]:
+    """``new: p`` / ``removed: p`` / ``modified: p`` for each path whose state differs.
+
+    A reviewed path no longer pending whose file still holds the reviewed content was
+    committed as reviewed (by another run): not a difference, and nothing left to commit."""
+    def committed_as_reviewed(p: str) -> bool:
+        # a reviewed commit pushed meanwhile leaves nothing unseen to push either
+        return p.startswith(_COMMIT_KEY) or reviewed[p].split(" ", 1)[1] == content_digest(wc.root / p)
+
+    out = [f"new: {p}" for p in sorted(set(now) - set(reviewed))]
+    out += [f"removed: {p}" for p in sorted(set(reviewed) - set(now)) if not committed_as_reviewed(p)]
+    out += [f"modified: {p}" for p in sorted(set(now) & set(reviewed)) if now[p] != reviewed[p]]
+    return out
+
+
+def fingerprint(state: dict[str, str]) -> str:
+    import hashlib
+
+    text = "".join(f"{p}\0{state[p]}\n" for p in sorted(state))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def pathspec_input(paths: list[str]) -> str:
+    """stdin of ``--pathspec-from-file=- --pathspec-file-nul``: any number of paths, any name."""
+    return "".join(p + "\0" for p in paths)

@@ -103,10 +103,13 @@ def import_entry(thread: Thread, thread_id: ThreadId, link: str) -> str:
 
 def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
                    user: str | None = None, sender_name: str | None = None,
-                   thread: Thread | None = None, encryption: Callable | None = None) -> Proposal:
+                   thread: Thread | None = None, encryption: Callable | None = None,
+                   bulk: bool = False) -> Proposal:
     """The import proposal for ``thread_id``; writes nothing.
 
     ``thread`` may be given when the caller already read it (the TUI has it open).
+    ``bulk``: one of many tagged threads; a thread the team already answered on the list
+    gets no receipt (alone, the import proposes it with a note, for the user to judge).
     ``facts`` of the result: ``issue`` (the existing issue, if any), ``imported``,
     ``thread_url``, ``already_replied``, ``pending_drafts``.
 
@@ -171,12 +174,9 @@ def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
 
     if not existing:
         def create(write: Write) -> dict:
-            # Another run may have created it since the proposal was made: never a second issue.
-            again = linking.find_issue_for_thread(tracker, link, thread_id)
-            if again:
-                state["issue"] = again
-                return {"id": again, "existing": True}
-            made = tracker.create(title, body, labels)
+            # Another run may have created it since the proposal was made, or be creating it
+            # now: found or created once (under the tracker lock, or re-checked and folded).
+            made = linking.find_or_create_issue(tracker, link, thread_id, title, body, labels)
             state["issue"] = made["id"]
             return made
 
@@ -191,9 +191,10 @@ def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
             issue = state["issue"]
             if issue is None:
                 raise RuntimeError("no tracker issue to add the Import entry to")
-            if linking.rollup_state(tracker, issue).imported:
-                return {"id": issue, "existing": True}
-            return tracker.rollup_append(issue, linking.IMPORT_ACTION, entry, user=user)
+            # checked again where the entry is written (under the lock on local files): one
+            # Import entry, however many runs reach this point
+            return tracker.rollup_append(issue, linking.IMPORT_ACTION, entry, user=user,
+                                         unless_action=linking.IMPORT_ACTION)
 
         proposal.writes.append(Write(
             WriteKind.TRACKER, tracker_name,
@@ -202,12 +203,37 @@ def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
              Field("Entry", entry, multiline=True)],
             append_import))
 
-    _add_receipt(proposal, sources, thread, sender_name, encryption)
+    answered = team_answers(thread, config) if bulk else []
+    if answered:
+        proposal.notes.append(f"already answered by the team ({', '.join(answered[:3])}"
+                              + (" …" if len(answered) > 3 else "") + "): no receipt drafted in a bulk import; "
+                              "import this thread alone to draft one anyway")
+        proposal.facts["team_answered"] = True
+    else:
+        _add_receipt(proposal, sources, thread, sender_name, encryption)
     root = getattr(tracker, "root", None)
     proposal.recap.append(f"tracker → {tracker.kind}" + (f" ({root.resolve()})" if root is not None else ""))
     if proposal.empty and not proposal.blocked:
         proposal.notes.append("nothing left to write: this report is imported and its receipt is handled")
     return proposal
+
+
+def team_answers(thread: Thread, config) -> list[str]:
+    """Addresses of the team that wrote in the thread after the report: a sender other than
+    the reporter whose domain is the security list's domain or a parent of it (the list
+    security@frob.example.org, a member sam@example.org or tara@frob.example.org)."""
+    listed = config.get("security_list")
+    domain = listed.rpartition("@")[2].lower() if isinstance(listed, str) and "@" in listed else ""
+    if not domain or not thread.messages:
+        return []
+    reporter = thread.messages[0].sender.email.lower()
+    out: list[str] = []
+    for message in thread.messages[1:]:
+        sender = message.sender.email.lower()
+        own = sender.rpartition("@")[2]
+        if sender != reporter and own and (own == domain or domain.endswith("." + own)) and sender not in out:
+            out.append(sender)
+    return out
 
 
 def _add_receipt(proposal: Proposal, sources: SourceSet, thread: Thread, sender_name: str | None,

@@ -33,7 +33,7 @@ from mailtriage.backends.contract import MailSource, Op, ThreadId
 from mailtriage.backends.errors import NoBackendAvailable
 from mailtriage.backends.registry import Dispatch, SourceSet
 from mailtriage.trackers import rollup as rollupmod
-from mailtriage.trackers.contract import NotFound, Tracker
+from mailtriage.trackers.contract import NotFound, Tracker, TrackerError
 from mailtriage.workflows.threadindex import for_root
 
 THREAD_FIELD = "Security mailing list thread"
@@ -312,6 +312,69 @@ def find_issue_for_thread(tracker: Tracker, key: str, thread_id: ThreadId | None
             if _same_link(value, key):
                 return item["id"]
     return None
+
+
+# -- creating the issue of a thread exactly once -------------------------------------------------
+
+RECHECK_BEFORE = 20  # issues numbered just before a new one that the re-check reads directly
+
+
+def find_or_create_issue(tracker: Tracker, key: str, thread_id: ThreadId | None, title: str, body: str,
+                         labels: list[str]) -> dict:
+    """The issue of the thread ``key`` names, else a new one: {id, existing, folded?}.
+
+    Local files: found or created under the tracker lock (one issue, whatever the number of
+    processes). A server has no such lock and its search lags, so two runs can both find
+    nothing and both create. After creating, the issues numbered just before ours are read
+    directly (never through search): the lowest-numbered issue holding the thread is the
+    one kept, and ours, when it is not that one, is folded into it (:func:`fold_duplicate`).
+    Both runs apply the same rule, so exactly one issue stays.
+    """
+    made = tracker.find_or_create(title, body, labels, lambda: find_issue_for_thread(tracker, key, thread_id))
+    if made["existing"] or tracker.features.locked_find_or_create:
+        return made
+    keeper = _earliest_holding(tracker, key, made["id"])
+    if keeper is None:
+        return {**made, "existing": False}
+    fold_duplicate(tracker, made["id"], keeper)
+    return {"id": keeper, "existing": True, "folded": made["id"]}
+
+
+def _numbered_before(issue_id: str, count: int) -> list[str]:
+    """``FOO-12`` → ``FOO-11``, ``FOO-10``, …; ``12`` → ``11``, … (nearest first)."""
+    m = re.fullmatch(r"(.*?)(\d+)", issue_id)
+    if not m:
+        return []
+    prefix, number = m.group(1), int(m.group(2))
+    return [f"{prefix}{n}" for n in range(number - 1, max(0, number - 1 - count), -1)]
+
+
+def _earliest_holding(tracker: Tracker, key: str, mine: str) -> str | None:
+    """The lowest-numbered issue before ``mine`` whose thread field holds ``key``, read one
+    by one (a direct read is current where search is not), or None."""
+    found = None
+    for issue_id in _numbered_before(mine, RECHECK_BEFORE):
+        try:
+            value = tracker.field_get(issue_id, THREAD_FIELD)["value"]
+        except TrackerError:
+            continue  # a gap: a deleted, hidden or unreadable issue (ours is made: go on)
+        if _same_link(value, key):
+            found = issue_id
+    return found
+
+
+def fold_duplicate(tracker: Tracker, duplicate: str, keeper: str) -> None:
+    """Fold an issue this run created twice: its thread field no longer names the thread (so
+    no later lookup finds it), a comment says whose duplicate it is, and it is closed as not
+    planned. Issues are never deleted: GitHub's REST API cannot, and Jira's DELETE needs a
+    permission a triager rarely has; a closed, relinked issue loses nothing."""
+    note = f"Duplicate of {keeper}: created by a concurrent import of the same thread; folded by mailtriage."
+    tracker.field_set(duplicate, THREAD_FIELD, f"(duplicate of {keeper})")
+    tracker.comment(duplicate, note)
+    try:
+        tracker.close(duplicate, "not-planned")
+    except Exception as exc:  # the project may not declare the reason: the issue is unlinked already
+        tracker.notice(f"{duplicate} (a duplicate of {keeper}) is unlinked but still open: {exc}")
 
 
 # -- dispatching a thread op to a backend that reads that kind of ID ---------------------------

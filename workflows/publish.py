@@ -26,6 +26,7 @@ from pathlib import Path
 from mailtriage.core.errors import ConfigError
 from mailtriage.trackers import vcs
 from mailtriage.trackers.contract import Tracker
+from mailtriage.trackers.errors import ReviewOutdated
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 
 MAX_DIFF_CHARS = 200_000
@@ -67,21 +68,25 @@ def _new_file_diff(wc_root: Path, rel: str) -> str:
     return f"diff --git a/{rel} b/{rel}\nnew file\n{body}"
 
 
-def pending_diff(tracker, changes: list[dict]) -> str:
-    """The diff of the pending changes under the tracker root (tracked + new files).
+def pending_diff(tracker, changes: list[dict], scoped: bool = False) -> str:
+    """The diff of the pending changes under the tracker root (tracked + new files);
+    ``scoped``: of the paths of ``changes`` only (a flow's own writes).
 
     Raises BackendError (the VCS failed)."""
     wc = tracker.working_copy()
     rel = wc.rel(tracker.root)
+    targets = [c["path"] for c in changes if c["status"] not in _NEW] if scoped else [rel]
     parts: list[str] = []
     if wc.kind == "git":
-        if vcs.git_has_head(wc):
+        if vcs.git_has_head(wc) and targets:
             parts.append(vcs.run(["git", "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff",
-                                  "HEAD", "--", rel], wc.root).stdout)
+                                  "HEAD", "--", *targets], wc.root).stdout)
         new = [c["path"] for c in changes if c["status"] == "untracked"
                or (c["status"] == "added" and not vcs.git_has_head(wc))]
     else:
-        parts.append(vcs.run(["svn", "diff", "--non-interactive", "--", rel], wc.root).stdout)
+        if targets:
+            parts.append(vcs.run(["svn", "diff", "--non-interactive", "--depth", "empty" if scoped else "infinity",
+                                  "--", *targets], wc.root).stdout)
         new = [c["path"] for c in changes if c["status"] == "untracked"]
     for path in new:
         if (wc.root / path).is_file():
@@ -175,9 +180,16 @@ def commit_message(changes: list[dict], diff: str) -> str:
     return subject + "\n\n" + "\n".join(body)
 
 
-def propose_publish(tracker: Tracker, config, *, message: str | None = None) -> Proposal:
+def propose_publish(tracker: Tracker, config, *, message: str | None = None,
+                    only: list[str] | None = None) -> Proposal:
     """The publish review of a local-files tracker; an empty proposal (with a note) when
     there is nothing to publish or the tracker writes straight to a server.
+
+    ``only``: the paths one flow wrote (relative to the working copy); the review shows and
+    publishes those alone, never another process's pending changes. What is confirmed is
+    what is committed: the write carries the review's snapshot (``facts["fingerprint"]``),
+    and the tracker refuses (ReviewOutdated, ``facts["review_outdated"]``) when the files
+    differ from it at commit time; nothing is committed then and the review is made again.
 
     Raises the tracker's errors (NotFound: no tracker folder; BackendError: VCS failure).
     """
@@ -186,17 +198,21 @@ def propose_publish(tracker: Tracker, config, *, message: str | None = None) -> 
         proposal.notes.append(f"the {tracker.kind} tracker writes straight to the server: nothing to publish")
         proposal.facts["needs_publish"] = False
         return proposal
-    pending = tracker.pending()
+    pending = tracker.review_state(only=only)
     changes = pending["changes"]
+    review = pending["review"]
     unpushed = pending["unpushed_commits"]
     proposal.facts.update(needs_publish=pending["needs_publish"], files=[c["path"] for c in changes],
-                          unpushed_commits=len(unpushed))
+                          unpushed_commits=len(unpushed), fingerprint=vcs.fingerprint(review),
+                          scope="this run's writes" if only is not None else "the tracker root")
     if not pending["needs_publish"]:
-        proposal.notes.append("nothing to publish: the tracker has no pending changes")
+        proposal.notes.append("nothing to publish: this run changed no tracker file (other pending changes: "
+                              "'mailtriage publish')" if only is not None
+                              else "nothing to publish: the tracker has no pending changes")
         return proposal
 
     wc = tracker.working_copy()
-    diff = pending_diff(tracker, changes)
+    diff = pending_diff(tracker, changes, scoped=only is not None)
     trailers = attribution(config)
     text = message or commit_message(changes, diff)
     remotes = vcs.git_remotes(wc) if wc.kind == "git" else {}
@@ -237,7 +253,11 @@ def propose_publish(tracker: Tracker, config, *, message: str | None = None) -> 
 
     def publish(write: Write) -> dict:
         final = write.body if write.body is not None and write.body.strip() else text
-        return tracker.publish(final, trailers, push=push)
+        try:
+            return tracker.publish(final, trailers, push=push, review=review, only=only)
+        except ReviewOutdated as exc:
+            proposal.facts["review_outdated"] = exc.differences  # the front end reviews again
+            raise
 
     proposal.writes.append(Write(WriteKind.PUBLISH, f"tracker:{pending['backend']}",
                                  f"publish {len(changes)} changed file(s)" + (" and push" if push else ""),

@@ -489,18 +489,30 @@ class ImapSource(AccountSource):
         message_id = self._draft_message_id(request, subject)
 
         pending = message_reads.thread_members(self.mailbox, folder, root)
-        for item in pending:
-            if item.header.message_id == message_id:
-                return self._draft(request.thread_id, item)  # a retry: the draft is already there
+        ours = [p for p in pending if p.header.message_id == message_id]
+        if ours:
+            return self._draft(request.thread_id, self._one_copy(folder, ours))  # a retry: already there
         if pending and not request.allow_second_draft:
             raise DraftAlreadyPending(self.name, str(request.thread_id), [p.header.id for p in pending])
 
         raw = self._compose_reply(request, subject, message_id, in_reply_to, references)
         draft_ref = self.mailbox.append_draft(folder, raw, message_id)
+        # Another run may have passed the pending check too and appended the same draft (the
+        # Message-ID derives from the request): look again, after our APPEND, and keep one.
         created = [p for p in message_reads.thread_members(self.mailbox, folder, root) if p.header.message_id == message_id]
         if not created:
             raise BackendFailure(self.name, f"the draft {draft_ref} in {folder!r} is not in its thread")
-        return self._draft(request.thread_id, created[0])
+        return self._draft(request.thread_id, self._one_copy(folder, created))
+
+    def _one_copy(self, folder: str, copies: list[message_reads.FullMessage]) -> message_reads.FullMessage:
+        """Of copies of one draft (one Message-ID), keep the first appended (lowest UID) and
+        delete the later ones by UID: every run picks the same one, so concurrent runs leave
+        one. Without UIDPLUS nothing is deleted (a plain EXPUNGE could remove other mail)."""
+        ordered = sorted(copies, key=lambda p: self.mailbox.ref(p.header.id).uid)
+        later = [self.mailbox.ref(p.header.id).uid for p in ordered[1:]]
+        if later and self.mailbox.conn.has("UIDPLUS"):
+            self.mailbox.expunge_uids(folder, later)
+        return ordered[0]
 
     # -- thread_url -----------------------------------------------------------------------
     def thread_url(self, thread_id: ThreadId) -> str:

@@ -141,6 +141,11 @@ class GitHubServer(_Base):
         self.others: dict[int, dict] = {}  # repository id -> {"full_name", "visibility", "issues", "comments"}
         self.legacy_search_calls = 0
         self.redirect_base: str | None = None  # tests only: send Location to another host
+        # GitHub's search index lags behind writes ("may take a while", up to about a minute):
+        # an issue created less than search_lag seconds ago is not in /search/issues yet.
+        # The REST list and GET of one issue are current.
+        self.search_lag = 0.0
+        self.created_at: dict[int, float] = {}
 
     def transfer(self, number: int, full_name: str, visibility: str = "private") -> int:
         """Move issue ``number`` to another repository (its new number there is returned)."""
@@ -227,6 +232,7 @@ class GitHubServer(_Base):
                                      "html_url": f"https://github.com/{self.repo}/pull/{n}"}
         self.issues[n] = issue
         self.comments[n] = []
+        self.created_at[n] = time.monotonic()
         return issue
 
     def _touch(self, issue: dict) -> None:
@@ -356,7 +362,8 @@ class GitHubServer(_Base):
         if query.get("advanced_search") == "true" and bare.count("(") != bare.count(")"):
             return 422, {"message": "Validation Failed", "errors": [{"message": "unbalanced parentheses"}]}, {}
         terms = re.findall(r'(\w+:"[^"]*"|"[^"]*"|\S+)', q)
-        items = list(self.issues.values())
+        indexed = time.monotonic() - self.search_lag
+        items = [i for n, i in self.issues.items() if self.created_at.get(n, 0.0) <= indexed]
         words = []
         for term in terms:
             key, _, value = term.partition(":")
@@ -463,6 +470,9 @@ class JiraServer(_Base):
         # resolution sent there is a 400)
         self.workflow = "company"
         self.omit_is_last = False  # Jira Cloud may leave isLast out of a page that has nextPageToken
+        # JQL search reads an index that lags behind writes; GET of one issue is current
+        self.search_lag = 0.0
+        self.created_at: dict[str, float] = {}
 
     STATUSES = {"Open": ("1", "new", "To Do"), "In Progress": ("3", "indeterminate", "In Progress"),
                 "Done": ("10001", "done", "Done"), "Won't Do": ("10002", "done", "Done")}
@@ -535,6 +545,7 @@ class JiraServer(_Base):
         self.issues[key] = issue
         self.comments[key] = []
         self.attachments[key] = []
+        self.created_at[key] = time.monotonic()
         return issue
 
     def _stamp(self) -> str:
@@ -600,7 +611,8 @@ class JiraServer(_Base):
         jql = body.get("jql", "")
         if f'project = "{self.project}"' not in jql:
             return self._error(400, "Unbounded JQL queries are not allowed here.")
-        items = [i for k, i in self.issues.items() if k not in self.hidden]
+        indexed = time.monotonic() - self.search_lag
+        items = [i for k, i in self.issues.items() if k not in self.hidden and self.created_at.get(k, 0.0) <= indexed]
         if "statusCategory != Done" in jql:
             items = [i for i in items if i["fields"]["status"]["statusCategory"]["key"] != "done"]
         if "statusCategory = Done" in jql:
