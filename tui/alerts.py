@@ -22,6 +22,7 @@ from mailtriage.tui.rows import SameRows, ThreadRows
 
 if TYPE_CHECKING:
     from mailtriage.application import NewReportPoller, PollOutcome
+    from mailtriage.workflows.alerts import Outage
 
 
 def poll_interval(config, settings) -> float:
@@ -68,9 +69,11 @@ class AlertLoop:
         self.stopped.set()
         self._wake.set()
 
-    def run(self, on_news: Callable[[PollOutcome], None], on_error: Callable[[Exception], None]) -> None:
+    def run(self, on_news: Callable[[PollOutcome], None], on_error: Callable[[Exception], None],
+            on_recovered: Callable[[Outage], None] | None = None) -> None:
         """Poll until stopped. Blocks: call from a worker thread. Closes the poller's sources.
-        Its operations are the poller's in the backend console's log."""
+        Its operations are the poller's in the backend console's log. Through an outage it
+        keeps polling (a server that comes back is used again, see ``run_poll_loop``)."""
         if self.poller is None:
             try:
                 self.poller = self._make_poller()
@@ -85,7 +88,7 @@ class AlertLoop:
                     self._wake.clear()
                     started = time.monotonic()
                     application.run_poll_loop(self.poller, on_news, stop=self.stopped, interval=self.interval,
-                                              on_error=on_error, max_polls=1)
+                                              on_error=on_error, max_polls=1, on_recovered=on_recovered)
                     took = time.monotonic() - started
                     if self.stopped.is_set():
                         break

@@ -123,6 +123,24 @@ class PollOutcome:
         }
 
 
+@dataclass
+class Outage:
+    """Polls that failed in a row: when the first failed, how many, and the last error's text.
+
+    The watch keeps polling through it: the availability of a backend that was down is
+    checked again after a growing backoff (``AvailabilityCache.retry_outages``), so the
+    first poll after the server is back ends it and announces what arrived meanwhile.
+    """
+
+    started: float  # time.monotonic() of the first failed poll
+    failures: int = 0
+    last_error: str = ""
+
+    @property
+    def seconds(self) -> float:
+        return max(0.0, _monotonic() - self.started)
+
+
 def _newer(summary: ThreadSummary, seen_when: str) -> bool:
     """The thread has activity after ``seen_when`` (an ISO time, or "" when it had none)."""
     when = _when(summary)
@@ -190,6 +208,20 @@ class NewReportPoller:
         self._acked: dict | None = None  # the acknowledged cursor, as last saved or loaded
         self._acked_stamp: int | None = None  # the file's mtime when it was read (another process may write it)
         self._dirty = False  # acknowledged in memory, not saved yet
+        self.outage: Outage | None = None  # the polls failing since the last that worked
+
+    def failed(self, error: Exception) -> Outage:
+        """Note a failed poll: the outage it starts or continues."""
+        if self.outage is None:
+            self.outage = Outage(_monotonic())
+        self.outage.failures += 1
+        self.outage.last_error = str(error)
+        return self.outage
+
+    def worked(self) -> Outage | None:
+        """Note a poll that worked: the outage it ends, if any."""
+        ended, self.outage = self.outage, None
+        return ended
 
     def _acknowledged(self) -> dict | None:
         """The acknowledged cursor (call with the lock held): re-read only when the file changed."""
@@ -340,25 +372,35 @@ def _monotonic() -> float:
 
 def run_poll_loop(poller: NewReportPoller, on_news: Callable[[PollOutcome], Any], *, stop: threading.Event,
                   interval: float | None = None, on_error: Callable[[Exception], Any] | None = None,
-                  max_polls: int | None = None) -> int:
+                  max_polls: int | None = None, on_recovered: Callable[[Outage], Any] | None = None) -> int:
     """Poll until ``stop`` is set (or ``max_polls`` polls ran); returns the number of polls.
 
     A baseline or a poll with nothing new is acknowledged at once (there is nothing to
     show). A poll with news goes to ``on_news``; the caller calls ``poller.acknowledge``
-    once the threads are on screen. Errors go to ``on_error`` and the loop goes on.
+    once the threads are on screen. Errors go to ``on_error`` and the loop goes on
+    (``poller.outage`` counts them); the first poll that works again goes to
+    ``on_recovered`` with the outage it ended, before its news.
+
+    A backend found down is checked again after a backoff of 2, 4, 8 … seconds, at most
+    the interval (and a minute): a server that comes back is used at the next poll.
     """
     seconds = interval if interval is not None else poll_seconds(poller.sources.config)
+    poller.sources.availability.retry_outages(seconds)
     polls = 0
     while not stop.is_set():
         started = _monotonic()
         try:
             outcome = poller.poll()
         except Exception as exc:  # a failed poll is reported; the next one may succeed
+            poller.failed(exc)
             if on_error is not None:
                 on_error(exc)
             outcome = None
         took = _monotonic() - started
         if outcome is not None:
+            ended = poller.worked()
+            if ended is not None and on_recovered is not None:
+                on_recovered(ended)
             if outcome.has_news and not outcome.baseline:
                 on_news(outcome)
             else:
