@@ -162,7 +162,7 @@ def test_a_backend_found_down_is_checked_again_after_a_growing_backoff_until_a_c
         assert "refused the connection" in once.reason("imap")
         server.kill_master()
         retried.forget("imap")  # a dispatch found it down again: the check that worked reset the backoff
-        assert "refused the connection" in retried.reason("imap")
+        assert retried.reason("imap") is not None  # its open connection lost, or refused
         assert retried.retry_in("imap") == pytest.approx(2.0)
         server.start()
     finally:
