@@ -19,7 +19,8 @@ subjects or bodies. The CLI ``poll`` and the app use the same poller and cursor.
 
 :func:`run_poll_loop` runs polls every ``alerts.poll_seconds`` (project.md, default 120)
 in the caller's thread (the TUI runs it in a worker); where the backend offers IMAP IDLE
-(``wait_for_mail``) it waits on the server instead of sleeping, so mail shows up early.
+(``wait_for_mail``) it waits on the server instead of sleeping, so mail shows up early: on
+every folder that holds the list (each IMAP source's list folder, one connection each).
 A poller should own its :class:`SourceSet`: an IDLE connection serves nothing else.
 """
 
@@ -37,6 +38,7 @@ from typing import Any, Callable
 
 from mailtriage.backends.contract import Op, ThreadId, ThreadSummary
 from mailtriage.backends.registry import SourceSet
+from mailtriage.backends.resolution import resolution_order
 from mailtriage.core import paths, settings
 from mailtriage.core.errors import ConfigError
 from mailtriage.workflows.linking import iso_utc, parse_iso
@@ -334,17 +336,28 @@ class NewReportPoller:
                 self._acked_stamp = None
 
     def idle_waiter(self) -> Callable[[float], bool] | None:
-        """``wait_for_mail(timeout)`` of the chosen backend's mailbox (IMAP IDLE), if any."""
-        res = self.sources.resolve(Op.LIST_RECENT_THREADS)
-        if not res.chosen:
+        """``wait(timeout) -> bool`` for new mail in every folder that holds the list: each
+        backend the listing may use (preferred, primary, fallbacks) that is available and can
+        wait (IMAP IDLE on its list folder, on its own connection), all at once; None when
+        none can (then the loop sleeps)."""
+        waiters = []
+        for _step, entry in resolution_order(Op.LIST_RECENT_THREADS, self.sources.entries):
+            backend = self.sources.backends[entry.name]
+            waiter = getattr(backend, "wait_for_mail", None)
+            if not callable(waiter):
+                continue
+            try:
+                if (not backend.supports(Op.LIST_RECENT_THREADS)
+                        or self.sources.availability.reason(entry.name) is not None):
+                    continue
+            except Exception:  # a backend that cannot say now: the others still wait
+                continue
+            waiters.append(waiter)
+        if not waiters:
             return None
-        backend = self.sources.backends[res.chosen]
-        try:
-            mailbox = getattr(backend, "mailbox", None)
-            waiter = getattr(mailbox, "wait_for_mail", None) or getattr(backend, "wait_for_mail", None)
-        except Exception:  # a mailbox that cannot open now: plain sleeping still works
-            return None
-        return waiter if callable(waiter) else None
+        if len(waiters) == 1:
+            return waiters[0]
+        return lambda timeout: _wait_any(waiters, timeout)
 
     def wait(self, seconds: float, stop: threading.Event, *, slice_seconds: float = IDLE_SLICE_SECONDS) -> bool:
         """Wait up to ``seconds`` (IDLE when offered, in slices of ``slice_seconds`` so ``stop``
@@ -368,6 +381,33 @@ class NewReportPoller:
 
 def _monotonic() -> float:
     return time.monotonic()
+
+
+def _wait_any(waiters: list[Callable[..., bool]], timeout: float) -> bool:
+    """Wait on every folder at once (one thread each: each backend has its own connection).
+    True as soon as one announces mail, once the others stopped too (within a moment, see
+    ``poll.CANCEL_CHECK_SECONDS``): their connections serve the next poll. Raises only when
+    every wait failed."""
+    woke = threading.Event()
+    failures: list[Exception] = []
+
+    def one(waiter) -> None:
+        try:
+            if waiter(timeout, woke):
+                woke.set()
+        except Exception as exc:  # this folder's connection dropped: the others go on
+            failures.append(exc)
+
+    threads = [threading.Thread(target=one, args=(w,), name="alerts-idle", daemon=True) for w in waiters]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if woke.is_set():
+        return True
+    if len(failures) == len(waiters):
+        raise failures[0]
+    return False
 
 
 def run_poll_loop(poller: NewReportPoller, on_news: Callable[[PollOutcome], Any], *, stop: threading.Event,
