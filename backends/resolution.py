@@ -107,6 +107,12 @@ RETRY_FIRST_SECONDS = 2.0
 RETRY_MAX_SECONDS = 60.0
 
 
+def retry_delay(failures: int, cap: float) -> float:
+    """The wait before trying again after ``failures`` failures in a row: 2, 4, 8 … seconds,
+    at most ``cap`` and :data:`RETRY_MAX_SECONDS`."""
+    return max(0.0, min(RETRY_FIRST_SECONDS * 2 ** min(max(failures, 1) - 1, 16), cap, RETRY_MAX_SECONDS))
+
+
 class AvailabilityCache:
     """Checks each backend's availability at most once per run, unless outages are retried.
 
@@ -142,8 +148,7 @@ class AvailabilityCache:
             return
         failures = self._failures.get(name, 0) + 1
         self._failures[name] = failures
-        delay = min(RETRY_FIRST_SECONDS * 2 ** min(failures - 1, 16), self._retry_cap)
-        self._expires[name] = self._clock() + delay
+        self._expires[name] = self._clock() + retry_delay(failures, self._retry_cap)
 
     def cause(self, name: str) -> Exception | None:
         """The ConfigError or SignInNeeded that makes ``name`` unusable, if that is why."""

@@ -95,7 +95,8 @@ class AlertLoop:
                     # IDLE where the backend offers it; woken early by poll_now() or stop(). IDLE
                     # cannot be interrupted mid-slice, so short slices keep quitting and "poll
                     # now" prompt (one IDLE/DONE round trip per slice).
-                    if self.poller.wait(self.interval, self._wake, slice_seconds=IDLE_SLICE_SECONDS) \
+                    pause = self.poller.pause_seconds(self.interval)  # shorter during an outage
+                    if self.poller.wait(pause, self._wake, slice_seconds=IDLE_SLICE_SECONDS) \
                             and not self._wake.is_set():
                         # New mail announced by the server: wait out the gap (workflows.alerts
                         # MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR); poll_now skips it.

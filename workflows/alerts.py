@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 from mailtriage.backends.contract import Op, ThreadId, ThreadSummary
 from mailtriage.backends.registry import SourceSet
-from mailtriage.backends.resolution import resolution_order
+from mailtriage.backends.resolution import resolution_order, retry_delay
 from mailtriage.core import paths, settings
 from mailtriage.core.errors import ConfigError
 from mailtriage.workflows.linking import iso_utc, parse_iso
@@ -211,6 +211,7 @@ class NewReportPoller:
         self._acked_stamp: int | None = None  # the file's mtime when it was read (another process may write it)
         self._dirty = False  # acknowledged in memory, not saved yet
         self.outage: Outage | None = None  # the polls failing since the last that worked
+        self._wait_failed = False  # the last wait for mail ended on a dropped connection
 
     def failed(self, error: Exception) -> Outage:
         """Note a failed poll: the outage it starts or continues."""
@@ -224,6 +225,12 @@ class NewReportPoller:
         """Note a poll that worked: the outage it ends, if any."""
         ended, self.outage = self.outage, None
         return ended
+
+    def pause_seconds(self, interval: float) -> float:
+        """How long to wait for the next poll: ``interval``, or during an outage the backoff
+        of the availability check (2, 4, 8 … s, at most ``interval``), so a server that comes
+        back is polled within seconds even with an hour between polls."""
+        return interval if self.outage is None else retry_delay(self.outage.failures, interval)
 
     def _acknowledged(self) -> dict | None:
         """The acknowledged cursor (call with the lock held): re-read only when the file changed."""
@@ -361,7 +368,9 @@ class NewReportPoller:
 
     def wait(self, seconds: float, stop: threading.Event, *, slice_seconds: float = IDLE_SLICE_SECONDS) -> bool:
         """Wait up to ``seconds`` (IDLE when offered, in slices of ``slice_seconds`` so ``stop``
-        is honoured within one slice). True when the server announced new mail early."""
+        is honoured within one slice). True when the loop should poll now: the server
+        announced new mail, or the connection the wait was on dropped (what came meanwhile,
+        perhaps that very announcement, is unknown; the poll reconnects)."""
         waiter = self.idle_waiter()
         deadline = _monotonic() + seconds
         while not stop.is_set():
@@ -372,10 +381,16 @@ class NewReportPoller:
                 stop.wait(remaining)
                 continue
             try:
-                if waiter(min(remaining, slice_seconds)):
+                woke = waiter(min(remaining, slice_seconds))
+            except Exception:  # the connection dropped: poll now, once; if it keeps failing, sleep
+                if not self._wait_failed:
+                    self._wait_failed = True
                     return True
-            except Exception:  # IDLE failed (connection dropped): fall back to sleeping this round
                 waiter = None
+                continue
+            self._wait_failed = False
+            if woke:
+                return True
         return False
 
 
@@ -448,7 +463,7 @@ def run_poll_loop(poller: NewReportPoller, on_news: Callable[[PollOutcome], Any]
         polls += 1
         if max_polls is not None and polls >= max_polls:
             break
-        if poller.wait(seconds, stop):
+        if poller.wait(poller.pause_seconds(seconds), stop):
             # Woken early by the server: not again before the gap (see MIN_POLL_GAP_SECONDS).
             gap = max(MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR * took) - (_monotonic() - started)
             if gap > 0:

@@ -16,6 +16,8 @@ list: the mail source's waiter) with IMAP IDLE on the mailbox's connection.
 from __future__ import annotations
 
 import re
+import select
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -117,6 +119,20 @@ def _arrived_since(seen: FolderState, state: FolderState) -> bool:
     return state.exists > seen.exists
 
 
+def _closed(client) -> bool:
+    """Whether the connection's peer closed it: its socket is readable and a peek at the plain
+    socket reads its end. Never blocks (a socket with a timeout would wait in recv for it)."""
+    sock = client.socket()
+    try:
+        if not select.select([sock], [], [], 0)[0]:
+            return False
+        return socket.socket.recv(sock, 1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except (BlockingIOError, InterruptedError, socket.timeout):
+        return False
+    except (OSError, ValueError):  # closed here, or no longer a socket
+        return True
+
+
 def wait_for_mail(mb, timeout: float, folder: str | None = None, *, seen: FolderState | None = None,
                   cancel: threading.Event | None = None) -> bool:
     """Block up to ``timeout`` seconds for new mail in ``folder`` (the inbox by default): IMAP
@@ -151,7 +167,11 @@ def wait_for_mail(mb, timeout: float, folder: str | None = None, *, seen: Folder
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or (cancel is not None and cancel.is_set()):
                     return False
-                client.idle_check(timeout=min(remaining, CANCEL_CHECK_SECONDS) if cancel is not None else remaining)
+                if not client.idle_check(timeout=min(remaining, CANCEL_CHECK_SECONDS) if cancel is not None
+                                         else remaining) and _closed(client):
+                    # idle_check swallows the end of the connection (and would return at once
+                    # for the rest of the wait): a dropped connection ends the wait now.
+                    raise EOFError("the server closed the connection during IDLE")
                 current = mb.conn.state
                 if current is not None and current.exists > before:
                     return True
