@@ -271,8 +271,8 @@ def _poll(args) -> int:
             sys.stdout.flush()
             flow.acknowledge(outcome)
 
-        def on_error(exc: Exception) -> None:
-            err(f"poll failed (trying again in {interval:g}s): {exc}")
+        def on_error(exc: Exception) -> None:  # during an outage the next try comes sooner than the interval
+            err(f"poll failed (trying again in {flow.poller.pause_seconds(interval):g}s): {exc}")
 
         def on_recovered(outage) -> None:
             err(f"polling works again after {outage.failures} failed poll{'s' if outage.failures != 1 else ''} "

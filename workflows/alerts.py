@@ -401,26 +401,29 @@ def _monotonic() -> float:
 def _wait_any(waiters: list[Callable[..., bool]], timeout: float) -> bool:
     """Wait on every folder at once (one thread each: each backend has its own connection).
     True as soon as one announces mail, once the others stopped too (within a moment, see
-    ``poll.CANCEL_CHECK_SECONDS``): their connections serve the next poll. Raises only when
-    every wait failed."""
-    woke = threading.Event()
+    ``poll.CANCEL_CHECK_SECONDS``): their connections serve the next poll. A wait that fails
+    (its connection dropped) ends the others too and is raised, as a single wait's would be."""
+    woke = threading.Event()  # ends every wait
+    announced = threading.Event()
     failures: list[Exception] = []
 
     def one(waiter) -> None:
         try:
             if waiter(timeout, woke):
+                announced.set()
                 woke.set()
-        except Exception as exc:  # this folder's connection dropped: the others go on
+        except Exception as exc:  # this folder's connection dropped: what came meanwhile is unknown
             failures.append(exc)
+            woke.set()
 
     threads = [threading.Thread(target=one, args=(w,), name="alerts-idle", daemon=True) for w in waiters]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    if woke.is_set():
+    if announced.is_set():
         return True
-    if len(failures) == len(waiters):
+    if failures:
         raise failures[0]
     return False
 

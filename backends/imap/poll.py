@@ -136,7 +136,7 @@ def _closed(client) -> bool:
 def wait_for_mail(mb, timeout: float, folder: str | None = None, *, seen: FolderState | None = None,
                   cancel: threading.Event | None = None) -> bool:
     """Block up to ``timeout`` seconds for new mail in ``folder`` (the inbox by default): IMAP
-    IDLE when advertised, else one NOOP. True when the server announced new mail.
+    IDLE when advertised, else one NOOP after the time. True when the server announced new mail.
 
     ``seen`` is the folder as the caller last read it (its listing's SELECT): mail that came
     since, before IDLE starts, is new mail too. ``cancel`` ends the wait early (within
@@ -155,6 +155,9 @@ def wait_for_mail(mb, timeout: float, folder: str | None = None, *, seen: Folder
     if seen is not None and seen.name == folder and _arrived_since(seen, state):
         return True
     if not mb.conn.has("IDLE"):
+        # No IDLE: wait out the time (a waiter that returned at once would be called again at
+        # once, a NOOP loop), then ask with one NOOP.
+        (cancel or threading.Event()).wait(timeout)
         mb.conn.select(folder)
         return (mb.conn.state.exists if mb.conn.state else before) > before
 

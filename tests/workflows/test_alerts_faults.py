@@ -119,3 +119,40 @@ def test_a_connection_dropped_mid_fetch_is_retried_soon_and_announces_the_report
     finally:
         watch.close()
     assert watch.news == [["Report 1"], ["Report 2"]]  # each once
+
+
+def test_one_folders_connection_dropped_mid_idle_ends_the_wait_on_every_folder(proxied):
+    """The list in two folders (a primary and a fallback source), one IDLE connection each:
+    when one drops, the wait ends at once for all (what came meanwhile is unknown), instead
+    of the others idling out their slice."""
+    env = proxied
+    env.write_project([("imap", "primary", "yes"), ("imap2", "fallback", "no")], extra={
+        "mail_sources.imap": {"account": "work", "list": LIST, "folder": "seclist"},
+        "mail_sources.imap2": {"kind": "imap", "account": "work", "list": LIST, "folder": "seclist-old"}})
+    for folder in ("seclist", "seclist-old"):
+        env.seed(report(0), folder=folder, when=NOW)
+    sources = _sources(env)
+    idles: list[str] = []
+    unsubscribe = TRACE.subscribe(lambda line: idles.append(line.text) if line.direction == ">"
+                                  and line.text.split()[1:2] == ["IDLE"] else None)
+    try:
+        poller = NewReportPoller(sources)
+        poller.acknowledge(poller.poll())
+
+        def deliver() -> None:
+            wait_until(lambda: len(idles) >= 2, "IDLE on both folders")
+            env.proxy.cut_when_server_sends(b"EXISTS")  # the announcement is lost with its connection
+            env.seed(report(1), folder="seclist", when=NOW)  # the listed folder; the other one idles on
+
+        delivery = threading.Thread(target=deliver, daemon=True)
+        delivery.start()
+        started = time.monotonic()
+        assert poller.wait(600, threading.Event(), slice_seconds=120) is True  # poll now
+        took = time.monotonic() - started
+        delivery.join(timeout=60)
+        assert env.proxy.cuts == 1
+        assert took < 60, took  # not the other folder's 120-second slice
+        assert [t.subject for t in poller.poll().new_threads] == ["Report 1"]
+    finally:
+        unsubscribe()
+        sources.close()

@@ -136,21 +136,22 @@ def test_a_backend_found_down_is_checked_again_after_a_growing_backoff_until_a_c
     now = [0.0]
     sources = SourceSet(outage_env.config())
     connects: list[float] = []
+    mine = f"connect 127.0.0.1:{server.port} "  # this test's server: no other test's thread counts
     unsubscribe = TRACE.subscribe(lambda line: connects.append(now[0]) if line.direction == "!"
-                                  and line.text.startswith("connect ") else None)
+                                  and line.text.startswith(mine) else None)
     try:
         once = AvailabilityCache(sources.backends, clock=lambda: now[0])  # a one-shot run's: kept for the run
         retried = AvailabilityCache(sources.backends, clock=lambda: now[0])
         retried.retry_outages(10)
         server.kill_master()
         for cache in (once, retried):
-            assert "refused the connection" in cache.reason("imap")
+            assert cache.reason("imap") is not None  # down (refused; a dying server may time out)
         checked = []
         for step in range(1, 300):  # 29.9 s of the caches' clock, a tenth at a time
             now[0] = step / 10
             before = len(connects)
-            assert "refused the connection" in once.reason("imap")
-            assert "refused the connection" in retried.reason("imap")
+            assert once.reason("imap") is not None
+            assert retried.reason("imap") is not None
             if len(connects) > before:
                 checked.append(now[0])
         # 2, 4, 8 s after each failed check, then at most the cap (10 s); never by the one-shot cache.
@@ -159,7 +160,7 @@ def test_a_backend_found_down_is_checked_again_after_a_growing_backoff_until_a_c
         server.start()
         now[0] = 34.0
         assert retried.reason("imap") is None and retried.retry_in("imap") is None
-        assert "refused the connection" in once.reason("imap")
+        assert once.reason("imap") is not None  # a one-shot run's answer stands
         server.kill_master()
         retried.forget("imap")  # a dispatch found it down again: the check that worked reset the backoff
         assert retried.reason("imap") is not None  # its open connection lost, or refused
