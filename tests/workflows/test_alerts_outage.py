@@ -169,3 +169,47 @@ def test_a_backend_found_down_is_checked_again_after_a_growing_backoff_until_a_c
     finally:
         unsubscribe()
         sources.close()
+
+
+def test_the_cli_watch_resumes_after_the_outage_and_says_so(outage_env, tmp_path):
+    """The issue's own steps: ``mailtriage poll --watch --interval 3``, the server killed and
+    started again on the same port, two reports delivered meanwhile."""
+    import json
+    import stat
+    import subprocess
+    import sys
+
+    server, user = outage_env.server, outage_env.user
+    script = tmp_path / "password.sh"  # the child process has no keyring of ours
+    script.write_text(f"#!/bin/sh\necho '{user.password}'\n", encoding="utf-8")
+    script.chmod(stat.S_IRWXU)
+    config = Path(os.environ["MAILTRIAGE_CONFIG_DIR"]) / "config.toml"
+    config.write_text(config.read_text(encoding="utf-8") + f'password_command = "{script}"\n', encoding="utf-8")
+    data = Path(os.environ["MAILTRIAGE_DATA_DIR"])
+    proc = subprocess.Popen([sys.executable, "-m", "mailtriage.cli.main", "--project", str(outage_env.project),
+                             "poll", "--watch", "--interval", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    out: list[str] = []
+    err: list[str] = []
+    readers = [threading.Thread(target=lambda s=s, into=into: into.extend(iter(s.readline, "")), daemon=True)
+               for s, into in ((proc.stdout, out), (proc.stderr, err))]
+    for reader in readers:
+        reader.start()
+    try:
+        wait_until(lambda: list(data.glob("alerts/*.json")), "the silent baseline")
+        server.kill_master()
+        wait_until(lambda: sum("refused the connection" in line for line in err) >= 2, "two refused polls")
+        server.start()
+        server.append(user, "INBOX", report(1))
+        server.append(user, "INBOX", report(2))
+        wait_until(lambda: out, "the reports delivered after the restart")
+        wait_until(lambda: any("polling works again" in line for line in err), "the end of the outage")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        for reader in readers:
+            reader.join(timeout=10)
+    assert [sorted(t["subject"] for t in json.loads(line)["new_threads"]) for line in out] == [["Report 1", "Report 2"]]
+    failed = [line for line in err if "poll failed" in line]
+    assert failed and all("trying again in" in line for line in failed)
+    assert user.password not in "".join(err)
