@@ -323,6 +323,7 @@ class PollFlow:
         self.poller.acknowledge(outcome)
 
     def watch(self, on_news: Callable[[PollOutcome], Any], *, interval: float, stop: threading.Event | None = None,
-              on_error: Callable[[Exception], Any] | None = None) -> int:
+              on_error: Callable[[Exception], Any] | None = None,
+              on_recovered: Callable[[Any], Any] | None = None) -> int:
         return run_poll_loop(self.poller, on_news, stop=stop or threading.Event(), interval=interval,
-                             on_error=on_error)
+                             on_error=on_error, on_recovered=on_recovered)

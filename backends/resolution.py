@@ -15,6 +15,7 @@ backend was skipped.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -100,13 +101,54 @@ class Resolution:
             raise error
 
 
-class AvailabilityCache:
-    """Checks each backend's availability at most once per run."""
+#: The first wait before an outage's answer is checked again (with :meth:`AvailabilityCache.retry_outages`).
+RETRY_FIRST_SECONDS = 2.0
+#: The longest such wait, whatever the caller's cap.
+RETRY_MAX_SECONDS = 60.0
 
-    def __init__(self, backends: dict[str, MailSource]) -> None:
+
+def retry_delay(failures: int, cap: float) -> float:
+    """The wait before trying again after ``failures`` failures in a row: 2, 4, 8 … seconds,
+    at most ``cap`` and :data:`RETRY_MAX_SECONDS`."""
+    return max(0.0, min(RETRY_FIRST_SECONDS * 2 ** min(max(failures, 1) - 1, 16), cap, RETRY_MAX_SECONDS))
+
+
+class AvailabilityCache:
+    """Checks each backend's availability at most once per run, unless outages are retried.
+
+    A long-running caller (the new-report watch) calls :meth:`retry_outages`: then an
+    outage's answer (the server down, refused, timed out) expires after a backoff that
+    doubles with each failed check (2, 4, 8 … s, at most the cap) and a successful check
+    ends it. Credential and configuration problems stay for the run: retrying them would
+    only repeat a rejected login.
+    """
+
+    def __init__(self, backends: dict[str, MailSource], *, clock: Callable[[], float] = time.monotonic) -> None:
         self._backends = backends
         self._reasons: dict[str, str | None] = {}
         self._causes: dict[str, Exception] = {}
+        self._clock = clock
+        self._retry_cap: float | None = None  # None: an outage's answer stands for the run
+        self._failures: dict[str, int] = {}  # consecutive failed checks of a backend that is down
+        self._expires: dict[str, float] = {}  # when an outage's answer is checked again (clock time)
+
+    def retry_outages(self, cap: float) -> None:
+        """Let an outage's answer expire after a growing backoff of at most ``cap`` seconds
+        (and :data:`RETRY_MAX_SECONDS`)."""
+        self._retry_cap = max(0.0, min(float(cap), RETRY_MAX_SECONDS))
+
+    def retry_in(self, name: str) -> float | None:
+        """Seconds until an outage of ``name`` is checked again (None: not retried, or available)."""
+        expires = self._expires.get(name)
+        return None if expires is None else max(0.0, expires - self._clock())
+
+    def _outage(self, name: str, reason: str) -> None:
+        self._reasons[name] = reason
+        if self._retry_cap is None:
+            return
+        failures = self._failures.get(name, 0) + 1
+        self._failures[name] = failures
+        self._expires[name] = self._clock() + retry_delay(failures, self._retry_cap)
 
     def cause(self, name: str) -> Exception | None:
         """The ConfigError or SignInNeeded that makes ``name`` unusable, if that is why."""
@@ -127,33 +169,41 @@ class AvailabilityCache:
 
     def reason(self, name: str) -> str | None:
         """None when available, else the reason it is not."""
+        expires = self._expires.get(name)
+        if expires is not None and self._clock() >= expires:
+            del self._expires[name]  # the outage's answer expired: checked again now
+            self._reasons.pop(name, None)
         if name not in self._reasons:
             try:
                 self._backends[name].check_available()
                 self._reasons[name] = None
+                self._failures.pop(name, None)  # the outage ended: the next one starts its backoff afresh
             except SignInNeeded as exc:
                 # Credentials, not an outage: when the backend is needed the run stops
                 # with this error (a sign-in problem), not "mandatory backend unavailable".
                 self._causes[name] = exc
                 self._reasons[name] = exc.reason
             except Unavailable as exc:
-                self._reasons[name] = exc.reason
+                self._outage(name, exc.reason)
             except ConfigError as exc:
                 # Kept apart: when this backend is needed, the run stops with the
                 # configuration error itself (exit 2), not as an unavailable backend.
                 self._causes[name] = exc
                 self._reasons[name] = scrub(f"configuration error: {exc}")
             except Exception as exc:  # a broken check is an unavailability, with the error named
-                self._reasons[name] = scrub(f"{type(exc).__name__}: {exc}")
+                self._outage(name, scrub(f"{type(exc).__name__}: {exc}"))
         return self._reasons[name]
 
     def forget(self, name: str | None = None) -> None:
+        """Check again on next use (the count of failed checks stays: the backoff keeps growing)."""
         if name is None:
             self._reasons.clear()
             self._causes.clear()
+            self._expires.clear()
         else:
             self._reasons.pop(name, None)
             self._causes.pop(name, None)
+            self._expires.pop(name, None)
 
 
 def _role_label(entry: MailSourceEntry) -> str:

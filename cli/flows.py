@@ -329,13 +329,17 @@ def _poll(args) -> int:
             sys.stdout.flush()
             flow.acknowledge(outcome)
 
-        def on_error(exc: Exception) -> None:
-            err(f"poll failed (trying again in {interval:g}s): {exc}")
+        def on_error(exc: Exception) -> None:  # during an outage the next try comes sooner than the interval
+            err(f"poll failed (trying again in {flow.poller.pause_seconds(interval):g}s): {exc}")
+
+        def on_recovered(outage) -> None:
+            err(f"polling works again after {outage.failures} failed poll{'s' if outage.failures != 1 else ''} "
+                f"({outage.seconds:.0f}s); mail that arrived meanwhile is reported now")
 
         sys.stderr.write(f"watching {terminal_line(flow.list_name or '(no list)')} every {interval:g}s; "
                          "Ctrl-C stops\n")
         try:
-            flow.watch(on_news, interval=interval, on_error=on_error)
+            flow.watch(on_news, interval=interval, on_error=on_error, on_recovered=on_recovered)
         except KeyboardInterrupt:
             pass
         return ExitCode.OK

@@ -22,6 +22,7 @@ from mailtriage.tui.rows import SameRows, ThreadRows
 
 if TYPE_CHECKING:
     from mailtriage.application import NewReportPoller, PollOutcome
+    from mailtriage.workflows.alerts import Outage
 
 
 def poll_interval(config, settings) -> float:
@@ -68,9 +69,11 @@ class AlertLoop:
         self.stopped.set()
         self._wake.set()
 
-    def run(self, on_news: Callable[[PollOutcome], None], on_error: Callable[[Exception], None]) -> None:
+    def run(self, on_news: Callable[[PollOutcome], None], on_error: Callable[[Exception], None],
+            on_recovered: Callable[[Outage], None] | None = None) -> None:
         """Poll until stopped. Blocks: call from a worker thread. Closes the poller's sources.
-        Its operations are the poller's in the backend console's log."""
+        Its operations are the poller's in the backend console's log. Through an outage it
+        keeps polling (a server that comes back is used again, see ``run_poll_loop``)."""
         if self.poller is None:
             try:
                 self.poller = self._make_poller()
@@ -85,14 +88,15 @@ class AlertLoop:
                     self._wake.clear()
                     started = time.monotonic()
                     application.run_poll_loop(self.poller, on_news, stop=self.stopped, interval=self.interval,
-                                              on_error=on_error, max_polls=1)
+                                              on_error=on_error, max_polls=1, on_recovered=on_recovered)
                     took = time.monotonic() - started
                     if self.stopped.is_set():
                         break
                     # IDLE where the backend offers it; woken early by poll_now() or stop(). IDLE
                     # cannot be interrupted mid-slice, so short slices keep quitting and "poll
                     # now" prompt (one IDLE/DONE round trip per slice).
-                    if self.poller.wait(self.interval, self._wake, slice_seconds=IDLE_SLICE_SECONDS) \
+                    pause = self.poller.pause_seconds(self.interval)  # shorter during an outage
+                    if self.poller.wait(pause, self._wake, slice_seconds=IDLE_SLICE_SECONDS) \
                             and not self._wake.is_set():
                         # New mail announced by the server: wait out the gap (workflows.alerts
                         # MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR); poll_now skips it.

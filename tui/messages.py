@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from mailtriage.tui.mailbox_rows import FolderRows
     from mailtriage.tui.rows import ThreadRows
     from mailtriage.application import PollOutcome
+    from mailtriage.workflows.alerts import Outage
     from mailtriage.application import ApplyReport, Proposal
     from mailtriage.application import ThreadId, ThreadStatus
     from mailtriage.application import ComposeForm
@@ -302,6 +303,14 @@ class AlertsFailed(Message):
     """One poll failed (the loop goes on and polls again later)."""
 
     error: BaseException
+    first: bool = False  # the first failure of an outage (the polls before it worked)
+
+
+@message
+class AlertsResumed(Message):
+    """A poll worked again after an outage (``Outage``: how long, how many polls failed)."""
+
+    outage: Outage
 
 
 @message

@@ -19,7 +19,8 @@ subjects or bodies. The CLI ``poll`` and the app use the same poller and cursor.
 
 :func:`run_poll_loop` runs polls every ``alerts.poll_seconds`` (project.md, default 120)
 in the caller's thread (the TUI runs it in a worker); where the backend offers IMAP IDLE
-(``wait_for_mail``) it waits on the server instead of sleeping, so mail shows up early.
+(``wait_for_mail``) it waits on the server instead of sleeping, so mail shows up early: on
+every folder that holds the list (each IMAP source's list folder, one connection each).
 A poller should own its :class:`SourceSet`: an IDLE connection serves nothing else.
 """
 
@@ -36,7 +37,8 @@ from typing import Any, Callable
 
 from mailtriage.backends.contract import Op, ThreadId, ThreadSummary
 from mailtriage.backends.registry import SourceSet
-from mailtriage.core import private_files, settings
+from mailtriage.backends.resolution import resolution_order, retry_delay
+from mailtriage.core import paths, private_files, settings
 from mailtriage.core.errors import ConfigError
 from mailtriage.workflows.linking import iso_utc, parse_iso
 
@@ -119,6 +121,24 @@ class PollOutcome:
         }
 
 
+@dataclass
+class Outage:
+    """Polls that failed in a row: when the first failed, how many, and the last error's text.
+
+    The watch keeps polling through it: the availability of a backend that was down is
+    checked again after a growing backoff (``AvailabilityCache.retry_outages``), so the
+    first poll after the server is back ends it and announces what arrived meanwhile.
+    """
+
+    started: float  # time.monotonic() of the first failed poll
+    failures: int = 0
+    last_error: str = ""
+
+    @property
+    def seconds(self) -> float:
+        return max(0.0, _monotonic() - self.started)
+
+
 def _newer(summary: ThreadSummary, seen_when: str) -> bool:
     """The thread has activity after ``seen_when`` (an ISO time, or "" when it had none)."""
     when = _when(summary)
@@ -186,6 +206,27 @@ class NewReportPoller:
         self._acked: dict | None = None  # the acknowledged cursor, as last saved or loaded
         self._acked_stamp: int | None = None  # the file's mtime when it was read (another process may write it)
         self._dirty = False  # acknowledged in memory, not saved yet
+        self.outage: Outage | None = None  # the polls failing since the last that worked
+        self._wait_failed = False  # the last wait for mail ended on a dropped connection
+
+    def failed(self, error: Exception) -> Outage:
+        """Note a failed poll: the outage it starts or continues."""
+        if self.outage is None:
+            self.outage = Outage(_monotonic())
+        self.outage.failures += 1
+        self.outage.last_error = str(error)
+        return self.outage
+
+    def worked(self) -> Outage | None:
+        """Note a poll that worked: the outage it ends, if any."""
+        ended, self.outage = self.outage, None
+        return ended
+
+    def pause_seconds(self, interval: float) -> float:
+        """How long to wait for the next poll: ``interval``, or during an outage the backoff
+        of the availability check (2, 4, 8 … s, at most ``interval``), so a server that comes
+        back is polled within seconds even with an hour between polls."""
+        return interval if self.outage is None else retry_delay(self.outage.failures, interval)
 
     def _acknowledged(self) -> dict | None:
         """The acknowledged cursor (call with the lock held): re-read only when the file changed."""
@@ -298,21 +339,34 @@ class NewReportPoller:
                 self._acked_stamp = None
 
     def idle_waiter(self) -> Callable[[float], bool] | None:
-        """``wait_for_mail(timeout)`` of the chosen backend's mailbox (IMAP IDLE), if any."""
-        res = self.sources.resolve(Op.LIST_RECENT_THREADS)
-        if not res.chosen:
+        """``wait(timeout) -> bool`` for new mail in every folder that holds the list: each
+        backend the listing may use (preferred, primary, fallbacks) that is available and can
+        wait (IMAP IDLE on its list folder, on its own connection), all at once; None when
+        none can (then the loop sleeps)."""
+        waiters = []
+        for _step, entry in resolution_order(Op.LIST_RECENT_THREADS, self.sources.entries):
+            backend = self.sources.backends[entry.name]
+            waiter = getattr(backend, "wait_for_mail", None)
+            if not callable(waiter):
+                continue
+            try:
+                if (not backend.supports(Op.LIST_RECENT_THREADS)
+                        or self.sources.availability.reason(entry.name) is not None):
+                    continue
+            except Exception:  # a backend that cannot say now: the others still wait
+                continue
+            waiters.append(waiter)
+        if not waiters:
             return None
-        backend = self.sources.backends[res.chosen]
-        try:
-            mailbox = getattr(backend, "mailbox", None)
-            waiter = getattr(mailbox, "wait_for_mail", None) or getattr(backend, "wait_for_mail", None)
-        except Exception:  # a mailbox that cannot open now: plain sleeping still works
-            return None
-        return waiter if callable(waiter) else None
+        if len(waiters) == 1:
+            return waiters[0]
+        return lambda timeout: _wait_any(waiters, timeout)
 
     def wait(self, seconds: float, stop: threading.Event, *, slice_seconds: float = IDLE_SLICE_SECONDS) -> bool:
         """Wait up to ``seconds`` (IDLE when offered, in slices of ``slice_seconds`` so ``stop``
-        is honoured within one slice). True when the server announced new mail early."""
+        is honoured within one slice). True when the loop should poll now: the server
+        announced new mail, or the connection the wait was on dropped (what came meanwhile,
+        perhaps that very announcement, is unknown; the poll reconnects)."""
         waiter = self.idle_waiter()
         deadline = _monotonic() + seconds
         while not stop.is_set():
@@ -323,10 +377,16 @@ class NewReportPoller:
                 stop.wait(remaining)
                 continue
             try:
-                if waiter(min(remaining, slice_seconds)):
+                woke = waiter(min(remaining, slice_seconds))
+            except Exception:  # the connection dropped: poll now, once; if it keeps failing, sleep
+                if not self._wait_failed:
+                    self._wait_failed = True
                     return True
-            except Exception:  # IDLE failed (connection dropped): fall back to sleeping this round
                 waiter = None
+                continue
+            self._wait_failed = False
+            if woke:
+                return True
         return False
 
 
@@ -334,27 +394,67 @@ def _monotonic() -> float:
     return time.monotonic()
 
 
+def _wait_any(waiters: list[Callable[..., bool]], timeout: float) -> bool:
+    """Wait on every folder at once (one thread each: each backend has its own connection).
+    True as soon as one announces mail, once the others stopped too (within a moment, see
+    ``poll.CANCEL_CHECK_SECONDS``): their connections serve the next poll. A wait that fails
+    (its connection dropped) ends the others too and is raised, as a single wait's would be."""
+    woke = threading.Event()  # ends every wait
+    announced = threading.Event()
+    failures: list[Exception] = []
+
+    def one(waiter) -> None:
+        try:
+            if waiter(timeout, woke):
+                announced.set()
+                woke.set()
+        except Exception as exc:  # this folder's connection dropped: what came meanwhile is unknown
+            failures.append(exc)
+            woke.set()
+
+    threads = [threading.Thread(target=one, args=(w,), name="alerts-idle", daemon=True) for w in waiters]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if announced.is_set():
+        return True
+    if failures:
+        raise failures[0]
+    return False
+
+
 def run_poll_loop(poller: NewReportPoller, on_news: Callable[[PollOutcome], Any], *, stop: threading.Event,
                   interval: float | None = None, on_error: Callable[[Exception], Any] | None = None,
-                  max_polls: int | None = None) -> int:
+                  max_polls: int | None = None, on_recovered: Callable[[Outage], Any] | None = None) -> int:
     """Poll until ``stop`` is set (or ``max_polls`` polls ran); returns the number of polls.
 
     A baseline or a poll with nothing new is acknowledged at once (there is nothing to
     show). A poll with news goes to ``on_news``; the caller calls ``poller.acknowledge``
-    once the threads are on screen. Errors go to ``on_error`` and the loop goes on.
+    once the threads are on screen. Errors go to ``on_error`` and the loop goes on
+    (``poller.outage`` counts them); the first poll that works again goes to
+    ``on_recovered`` with the outage it ended, before its news.
+
+    A backend found down is checked again after a backoff of 2, 4, 8 … seconds, at most
+    the interval (and a minute): a server that comes back is used at the next poll.
     """
     seconds = interval if interval is not None else poll_seconds(poller.sources.config)
+    poller.sources.availability.retry_outages(seconds)
     polls = 0
     while not stop.is_set():
         started = _monotonic()
         try:
             outcome = poller.poll()
         except Exception as exc:  # a failed poll is reported; the next one may succeed
+            poller.failed(exc)
             if on_error is not None:
                 on_error(exc)
             outcome = None
         took = _monotonic() - started
         if outcome is not None:
+            ended = poller.worked()
+            if ended is not None and on_recovered is not None:
+                on_recovered(ended)
             if outcome.has_news and not outcome.baseline:
                 on_news(outcome)
             else:
@@ -362,7 +462,7 @@ def run_poll_loop(poller: NewReportPoller, on_news: Callable[[PollOutcome], Any]
         polls += 1
         if max_polls is not None and polls >= max_polls:
             break
-        if poller.wait(seconds, stop):
+        if poller.wait(poller.pause_seconds(seconds), stop):
             # Woken early by the server: not again before the gap (see MIN_POLL_GAP_SECONDS).
             gap = max(MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR * took) - (_monotonic() - started)
             if gap > 0:

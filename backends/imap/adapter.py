@@ -27,6 +27,8 @@ from mailtriage.backends.imap.labels import Labels
 from mailtriage.backends.mailbox_contract import MailboxAdapter, StaleMessageId
 
 if TYPE_CHECKING:
+    import threading
+
     from mailtriage.backends.imap.poll import NewMail
     from mailtriage.backends.mailbox_contract import (Compose, LabelList, MailFolder, MailLabel, MailMessage, MailPage,
                                                       MailQuery, MailThread, PollResult)
@@ -148,11 +150,13 @@ class ImapMailbox(MailboxAdapter):
 
         return poll_module.read_new(self, folder, after, limit)
 
-    def wait_for_mail(self, timeout: float) -> bool:
-        """Block up to ``timeout`` s for new inbox mail (IDLE when advertised)."""
+    def wait_for_mail(self, timeout: float, folder: str | None = None, *, seen: FolderState | None = None,
+                      cancel: threading.Event | None = None) -> bool:
+        """Block up to ``timeout`` s for new mail in ``folder`` (default: the inbox; IDLE when
+        advertised). See :func:`mailtriage.backends.imap.poll.wait_for_mail`."""
         from mailtriage.backends.imap import poll as poll_module  # with the first poll (see the top)
 
-        return poll_module.wait_for_mail(self, timeout)
+        return poll_module.wait_for_mail(self, timeout, folder, seen=seen, cancel=cancel)
 
     # -- labels -----------------------------------------------------------------------
     def list_labels(self) -> LabelList:

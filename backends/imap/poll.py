@@ -8,11 +8,17 @@ nothing, so the poll sets a new silent baseline instead of guessing.
 
 :func:`read_new` is the same walk for a reader that wants whole messages of any folder
 (the modes gateway's mailbox): it opens the folder read-only and returns the bytes.
+
+:func:`wait_for_mail` waits for new mail in one folder (the inbox, or the folder that holds a
+list: the mail source's waiter) with IMAP IDLE on the mailbox's connection.
 """
 
 from __future__ import annotations
 
 import re
+import select
+import socket
+import threading
 import time
 from dataclasses import dataclass
 
@@ -98,19 +104,60 @@ def read_new(mb, folder: str, after: tuple[int, int] | None, limit: int) -> NewM
     return NewMail(state.uidvalidity, tuple((uid, by_uid[uid]) for uid in new if uid in by_uid))
 
 
-def wait_for_mail(mb, timeout: float) -> bool:
-    """Block up to ``timeout`` seconds for new inbox mail (IMAP IDLE when advertised, else
-    one NOOP). True when the server announced new mail."""
-    folder = _inbox(mb)
+#: While another folder's wait may end this one (``cancel``), IDLE is checked this often.
+CANCEL_CHECK_SECONDS = 0.5
+
+
+def _arrived_since(seen: FolderState, state: FolderState) -> bool:
+    """Whether ``state`` (the folder now) shows mail that came after ``seen`` (a listing's
+    SELECT of it): the same session's state counts EXISTS/EXPUNGE since, a fresh SELECT
+    has a higher UIDNEXT (or, without UIDNEXT, more messages)."""
+    if state is seen:
+        return seen.news > 0  # a change since the listing's SELECT: at worst one poll too many
+    if seen.uidnext is not None and state.uidnext is not None:
+        return state.uidnext > seen.uidnext
+    return state.exists > seen.exists
+
+
+def _closed(client) -> bool:
+    """Whether the connection's peer closed it: its socket is readable and a peek at the plain
+    socket reads its end. Never blocks (a socket with a timeout would wait in recv for it)."""
+    sock = client.socket()
+    try:
+        if not select.select([sock], [], [], 0)[0]:
+            return False
+        return socket.socket.recv(sock, 1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except (BlockingIOError, InterruptedError, socket.timeout):
+        return False
+    except (OSError, ValueError):  # closed here, or no longer a socket
+        return True
+
+
+def wait_for_mail(mb, timeout: float, folder: str | None = None, *, seen: FolderState | None = None,
+                  cancel: threading.Event | None = None) -> bool:
+    """Block up to ``timeout`` seconds for new mail in ``folder`` (the inbox by default): IMAP
+    IDLE when advertised, else one NOOP after the time. True when the server announced new mail.
+
+    ``seen`` is the folder as the caller last read it (its listing's SELECT): mail that came
+    since, before IDLE starts, is new mail too. ``cancel`` ends the wait early (within
+    :data:`CANCEL_CHECK_SECONDS`) with False: another folder's wait announced mail first.
+    """
+    folder = folder or _inbox(mb)
     # What this connection last knew of the folder (the poll's listing selected it). Mail that
     # arrived since then, before IDLE starts, is new mail too; IDLE alone announces only later
     # arrivals, so it would wait a whole poll interval.
-    known = mb.conn.state.exists if mb.conn.state is not None and mb.conn.state.name == folder else None
+    current = mb.conn.state
+    known = current.exists if current is not None and current.name == folder and mb.conn.is_open else None
     state = mb.conn.select(folder)
     before = state.exists
     if known is not None and before > known:
         return True
+    if seen is not None and seen.name == folder and _arrived_since(seen, state):
+        return True
     if not mb.conn.has("IDLE"):
+        # No IDLE: wait out the time (a waiter that returned at once would be called again at
+        # once, a NOOP loop), then ask with one NOOP.
+        (cancel or threading.Event()).wait(timeout)
         mb.conn.select(folder)
         return (mb.conn.state.exists if mb.conn.state else before) > before
 
@@ -121,13 +168,17 @@ def wait_for_mail(mb, timeout: float) -> bool:
             # Other untagged responses (FLAGS, RECENT, "still here") end one check, not the wait.
             while True:
                 remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                if remaining <= 0 or (cancel is not None and cancel.is_set()):
                     return False
-                client.idle_check(timeout=remaining)
+                if not client.idle_check(timeout=min(remaining, CANCEL_CHECK_SECONDS) if cancel is not None
+                                         else remaining) and _closed(client):
+                    # idle_check swallows the end of the connection (and would return at once
+                    # for the rest of the wait): a dropped connection ends the wait now.
+                    raise EOFError("the server closed the connection during IDLE")
                 current = mb.conn.state
                 if current is not None and current.exists > before:
                     return True
         finally:
             client.idle_done()
 
-    return mb.conn.call("IDLE", idle)
+    return mb.conn.call(f"IDLE ({folder})", idle)

@@ -45,6 +45,8 @@ from mailtriage.core.collector import collector_paused
 from mailtriage.core.projectconfig import ConfigError
 
 if TYPE_CHECKING:
+    import threading
+
     from mailtriage.backends.search import SearchPage, SearchRequest
 
 THREAD_KIND = MESSAGE_ID_KIND  # root Message-IDs (old "imap:" tags read back as this shape)
@@ -199,6 +201,13 @@ class ImapSource(AccountSource):
                 if not self._store.save_unless_narrower(self._cache):
                     self._cache = None
         return found[:limit] if limit else found
+
+    def wait_for_mail(self, timeout: float, cancel: threading.Event | None = None) -> bool:
+        """Block up to ``timeout`` s for new mail in the list's folder (IMAP IDLE on this
+        source's connection when the server has it); mail that came since this source's last
+        listing counts too. True when the server announced mail (see ``poll.wait_for_mail``)."""
+        listed = self._listed
+        return self.mailbox.wait_for_mail(timeout, self.folder, seen=listed[0] if listed else None, cancel=cancel)
 
     def _folder_state(self, conn):
         """The list folder's state as of now: a fresh SELECT (the HIGHESTMODSEQ of now), unless

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timezone
 from email.utils import format_datetime
 
+from mailtriage.core.trace import TRACE
+
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, screen_text
-from tests.tui.test_alerts import _cursor_files, _seen, _until
+from tests.tui.test_alerts import _cursor_files, _seen
 from tests.tui.test_imap_drafts import LIST, imap_project  # noqa: F401  (the fixture)
 
 
@@ -24,19 +27,33 @@ def _report(subject: str, message_id: str) -> bytes:
     ).encode()
 
 
+async def until(pilot, condition, what: str, bound: float = 120.0) -> None:
+    """Wait for ``condition`` up to ``bound`` seconds (generous: a loaded machine is slow)."""
+    deadline = time.monotonic() + bound
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {bound:g} s waiting for {what}")
+        await pilot.pause(0.05)
+
+
 async def test_idle_wakes_the_poller_and_the_new_report_is_shown(imap_project, dovecot, dovecot_user, user_config,
                                                                  user_data):
     # An hour between polls: only IMAP IDLE can bring the report in during the test.
     with (user_config / "config.toml").open("a", encoding="utf-8") as f:
         f.write("\n[alerts]\npoll_seconds = 3600\n")
+    idles = []
+    unsubscribe = TRACE.subscribe(lambda line: idles.append(line) if line.direction == ">"
+                                  and line.text.split()[1:2] == ["IDLE"] else None)
     app = make_app(imap_project, alerts=True)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await _until(pilot, lambda: bool(_cursor_files(user_data)), "the baseline cursor", rounds=1000)
-        await pilot.pause(0.5)  # the poller is waiting on IDLE now
-        dovecot.append(dovecot_user, "INBOX", _report("Auth bypass in frobd", "<bypass-1@example.org>"),
-                       when=datetime.now(timezone.utc))
-        await _until(pilot, lambda: any(n.title == "1 new report" for n in app._notifications), "the alert",
-                     rounds=1000)
-        await _until(pilot, lambda: any("<bypass-1@example.org>" in key for key in _seen(user_data)),
-                     "the acknowledgement", rounds=1000)
-        assert any("Auth bypass in frobd" in line and "●" in line for line in screen_text(app).splitlines())
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await until(pilot, lambda: bool(_cursor_files(user_data)), "the baseline cursor")
+            await until(pilot, lambda: bool(idles), "the poller's IDLE")  # the report comes while it waits
+            dovecot.append(dovecot_user, "INBOX", _report("Auth bypass in frobd", "<bypass-1@example.org>"),
+                           when=datetime.now(timezone.utc))
+            await until(pilot, lambda: any(n.title == "1 new report" for n in app._notifications), "the alert")
+            await until(pilot, lambda: any("<bypass-1@example.org>" in key for key in _seen(user_data)),
+                        "the acknowledgement")
+            assert any("Auth bypass in frobd" in line and "●" in line for line in screen_text(app).splitlines())
+    finally:
+        unsubscribe()

@@ -6,9 +6,11 @@ from __future__ import annotations
 import io
 import json
 import sys
+import threading
+import time
 from datetime import timedelta
 
-from mailtriage.workflows.alerts import NewReportPoller
+from mailtriage.workflows.alerts import NewReportPoller, run_poll_loop
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.workflows.conftest import REPORT, mail
 from tests.workflows.test_e2e_imap import LIST, NOW, _sources, imap_env  # noqa: F401  (the fixture)
@@ -83,3 +85,77 @@ def test_the_cli_poll_follows_the_same_cursor(imap_env, capsys, monkeypatch):
     assert sorted(t["thread_id"] for t in news["updated_threads"]) == sorted([f"msgid:{OLD_ROOT}", f"msgid:{REPORT}"])
     again = cli("poll")
     assert again["new_threads"] == [] and again["updated_threads"] == []
+
+
+# -- IDLE on the list's own folder ---------------------------------------------------------------
+
+def _in_folders(env, *folders: str) -> None:
+    """The list in its own folder (as server-side filters put it), and a fallback source on
+    another folder of the same account when two are given."""
+    rows = [("imap", "primary", "yes")] + [(f"imap{n}", "fallback", "no") for n in range(2, len(folders) + 1)]
+    extra = {"mail_sources.imap": {"account": "work", "list": LIST, "folder": folders[0]}}
+    for n, folder in enumerate(folders[1:], start=2):
+        extra[f"mail_sources.imap{n}"] = {"kind": "imap", "account": "work", "list": LIST, "folder": folder}
+    env.write_project(rows, extra=extra)
+    for folder in folders:
+        env.seed(mail(f"<start-{folder}@reporter.example>", "Olga <olga@reporter.example>", f"Old in {folder}",
+                      "x\n", _date(NOW), to=LIST), folder=folder, when=NOW)
+
+
+def _until(condition, what: str, bound: float = 45.0) -> None:
+    deadline = time.monotonic() + bound
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {bound:g} s waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_idle_watches_the_lists_own_folder(imap_env):
+    _in_folders(imap_env, "seclist")
+    sources = _sources(imap_env)
+    poller = NewReportPoller(sources)
+    stop = threading.Event()
+    news, errors = [], []
+
+    def on_news(outcome):
+        news.append([t.subject for t in outcome.new_threads])
+        poller.acknowledge(outcome)
+
+    # An hour between polls: only IDLE on the list's folder can bring the report in.
+    loop = threading.Thread(target=run_poll_loop, args=(poller, on_news), daemon=True,
+                            kwargs={"stop": stop, "interval": 3600, "on_error": errors.append})
+    loop.start()
+    try:
+        _until(poller.store.path.exists, "the silent baseline")
+        imap_env.seed(mail("<seclist-1@reporter.example>", "Nina <nina@reporter.example>", "Report in seclist",
+                           "x\n", _date(NOW), to=LIST), folder="seclist", when=NOW)
+        _until(lambda: news, "the report delivered to seclist")
+    finally:
+        stop.set()
+        sources.abort()  # the IDLE slice ends at once
+        loop.join(timeout=60)
+        sources.close()
+    assert errors == [] and news == [["Report in seclist"]]
+
+
+def test_every_folder_that_holds_a_configured_list_is_watched(imap_env):
+    _in_folders(imap_env, "seclist", "seclist-old")
+    sources = _sources(imap_env)
+    try:
+        poller = NewReportPoller(sources)
+        poller.acknowledge(poller.poll())
+        for folder in ("seclist-old", "seclist"):
+            stop = threading.Event()
+            # Delivered while the poller waits (or just before: mail since the last look counts too).
+            timer = threading.Timer(0.2, lambda f=folder: imap_env.seed(
+                mail(f"<late-{f}@reporter.example>", "Nina <nina@reporter.example>", "Late", "x\n", _date(NOW),
+                     to=LIST), folder=f, when=NOW))
+            timer.start()
+            try:
+                # True only when the server announced mail: a wait that ran out says False.
+                assert poller.wait(90, stop, slice_seconds=90) is True, folder
+            finally:
+                timer.join()
+            poller.acknowledge(poller.poll())
+    finally:
+        sources.close()

@@ -10,11 +10,12 @@ from textual import work
 from textual.timer import Timer
 
 from mailtriage.core.errors import ConfigError
+from mailtriage.core.secrets import scrub
 from mailtriage.tui.alerts import AlertLoop, MarkedRows
 from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.errors import ErrorRecord
 from mailtriage.tui.head_start import END_WAIT
-from mailtriage.tui.messages import AlertsFailed, AlertsFound
+from mailtriage.tui.messages import AlertsFailed, AlertsFound, AlertsResumed
 from mailtriage.tui.rows import ListRows, ThreadRows, merge_news, plain_rows
 from mailtriage.tui.sanitize import inert
 
@@ -86,9 +87,14 @@ class AlertsController(ControllerBase):
 
         def on_error(error: Exception) -> None:
             if not loop.stopped.is_set():
-                self.post_message(AlertsFailed(error))
+                outage = loop.poller.outage if loop.poller is not None else None
+                self.post_message(AlertsFailed(error, outage is None or outage.failures == 1))
 
-        loop.run(on_news, on_error)
+        def on_recovered(outage) -> None:
+            if not loop.stopped.is_set():
+                self.post_message(AlertsResumed(outage))
+
+        loop.run(on_news, on_error, on_recovered)
 
     def poll_now(self) -> None:
         if self.alert_loop is None:
@@ -162,10 +168,24 @@ class AlertsController(ControllerBase):
         self._save_alert_cursor(loop)
 
     def on_alerts_failed(self, message: AlertsFailed) -> None:
+        """Every failed poll goes to the error list; the first of an outage is also said on
+        screen (the loop keeps polling and says when it works again)."""
         if self.alert_loop is None:
             return
         error = message.error
-        self.shell.errors.append(ErrorRecord("Checking for new reports failed", str(error), "alerts", "", "", ""))
+        self.shell.errors.append(ErrorRecord("Checking for new reports failed", scrub(str(error)), "alerts", "", "", ""))
+        if message.first:
+            self.notify(f"{inert(scrub(str(error)))}\nStill checking; you will see when it works again.",
+                        title="New-report alerts paused", severity="warning", timeout=15, markup=False)
+
+    def on_alerts_resumed(self, message: AlertsResumed) -> None:
+        if self.alert_loop is None:
+            return
+        outage = message.outage
+        polls = f"{outage.failures} failed check{'s' if outage.failures != 1 else ''}"
+        self.notify(f"Checking for new reports works again after {polls} ({outage.seconds:.0f} s); "
+                    "what arrived meanwhile is shown now.", title="New-report alerts resumed", timeout=15,
+                    markup=False)
 
     # -- the thread list ----------------------------------------------------------------
     def mark_alerted(self, rows: ThreadRows) -> ThreadRows:
