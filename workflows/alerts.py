@@ -38,7 +38,7 @@ from typing import Any, Callable
 from mailtriage.backends.contract import Op, ThreadId, ThreadSummary
 from mailtriage.backends.registry import SourceSet
 from mailtriage.backends.resolution import resolution_order, retry_delay
-from mailtriage.core import paths, private_files, settings
+from mailtriage.core import private_files, settings
 from mailtriage.core.errors import ConfigError
 from mailtriage.workflows.linking import iso_utc, parse_iso
 
