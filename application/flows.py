@@ -16,7 +16,8 @@ from typing import Any, Callable, Sequence
 
 from mailtriage.application.errors import UsageError
 from mailtriage.application.project import Project
-from mailtriage.backends.contract import Message, Thread, ThreadId
+from mailtriage.backends.contract import MESSAGE_ID_KIND, Message, Thread, ThreadId
+from mailtriage.backends.errors import BackendFailure, ConnectionLost, MailError, NotSupported
 from mailtriage.backends.mailbox_contract import MailHeader
 from mailtriage.backends.registry import SourceSet
 from mailtriage.backends.security_cc import configured_address
@@ -28,7 +29,9 @@ from mailtriage.workflows.importer import propose_import
 from mailtriage.workflows.organize import propose_organize
 from mailtriage.workflows.proposals import Proposal
 from mailtriage.workflows.publish import propose_publish
-from mailtriage.workflows.compose import ComposeForm, default_reply_kind, personal_form, propose_personal
+from mailtriage.workflows.compose import (NEW, ComposeForm, default_reply_kind, personal_form, propose_personal,
+                                          refused_personal)
+from mailtriage.workflows.security_thread import ThreadCheckFailed, Verdict, judge, project_addresses
 from mailtriage.workflows.reply import propose_reply, reply_form
 from mailtriage.workflows.templates import identity
 from mailtriage.workflows.sync import Picks, collect_sync, propose_sync
@@ -121,15 +124,53 @@ class ReplyFlow:
                                                                           allow_clear=allow_clear))
 
 
+class OutgoingRule:
+    """The one rule for outgoing mail over an open project (issue 30): whether answering a
+    message means answering a thread of the security list, decided from the message and
+    the project's sources (``workflows/security_thread.py``), whichever account, folder or
+    search the message was found in."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.addresses = project_addresses(project.config)
+
+    def judge(self, message: Message) -> Verdict:
+        return judge(message, self.addresses, self._thread_holding)
+
+    def _thread_holding(self, message_id: str) -> Thread | None:
+        try:
+            return self.project.read_thread(ThreadId(MESSAGE_ID_KIND, message_id)).value
+        except ConnectionLost as exc:
+            raise ThreadCheckFailed(str(exc)) from exc
+        except (BackendFailure, NotSupported):
+            return None  # the backend holds no such thread (or cannot resolve that reference)
+        except MailError as exc:  # unavailable, no backend, a mandatory backend down
+            raise ThreadCheckFailed(str(exc)) from exc
+
+
 class ComposeFlow:
     """Reply, reply-all, forward or new mail on a personal account: sent after
     confirmation with ``access = "send"`` (Principle 10, a copy in Sent), saved as a
-    draft with ``"draft"``, blocked with ``"read"``."""
+    draft with ``"draft"``, blocked with ``"read"``.
 
-    def __init__(self, mailbox: Any, user_settings: Any = None) -> None:
+    With ``rule`` (the open project's :class:`OutgoingRule`) a reply or forward of a
+    message that answers a thread of the security list is refused here: it leaves only as
+    the project's draft with the security CC (see :meth:`verdict`)."""
+
+    def __init__(self, mailbox: Any, user_settings: Any = None, *, rule: OutgoingRule | None = None) -> None:
         self.mailbox = mailbox
         self.account = getattr(mailbox, "account", None)
         self.identity = identity(None, user_settings)
+        self.rule = rule
+
+    def verdict(self, source_id: str | None, source: Message | None = None) -> Verdict | None:
+        """The rule's verdict on answering the message ``source_id`` (read when ``source``
+        is not given); None for new mail or without a project."""
+        if self.rule is None or not source_id:
+            return None
+        if source is None:
+            source = self.mailbox.get(source_id).content
+        return self.rule.judge(source)
 
     @property
     def account_id(self) -> str:
@@ -148,6 +189,9 @@ class ComposeFlow:
                              forward_as=forward_as)
 
     def propose(self, form: ComposeForm, *, source_id: str | None = None) -> Proposal:
+        verdict = self.verdict(source_id) if form.kind != NEW else None
+        if verdict is not None and not verdict.personal:
+            return refused_personal(form.kind, account_id=self.account_id, verdict=verdict)
         return propose_personal(self.mailbox, form, account_id=self.account_id, access=self.access,
                                 source_id=source_id, from_name=self.identity.name, from_address=self.from_address)
 

@@ -23,7 +23,7 @@ from mailtriage.tui.alerts import AlertLoop, poll_interval
 from mailtriage.tui.session_lock import SessionLock, take_or_abort
 
 if TYPE_CHECKING:
-    from mailtriage.application import ComposeForm, ListEntry, Mailboxes, Op, Project, Thread, ThreadId
+    from mailtriage.application import ComposeForm, ListEntry, Mailboxes, Op, Project, Thread, ThreadId, Verdict
 
 __all__ = ["Session"]
 
@@ -171,6 +171,19 @@ class Session:
             return application.ReplyFlow(self.project, self.settings).propose(thread, form=form,
                                                                               allow_clear=allow_clear)
 
+    def compose_verdict(self, account_id: str, message_id: str) -> "Verdict":
+        """The outgoing rule on answering a personal account's message: the account's own
+        mail, a thread of the security list (then ``verdict.thread`` is the project's thread
+        to draft on), or refused. Decided from the message, not from where it was found."""
+        with self._mailbox_lock:
+            source = self._mailboxes.message(account_id, message_id).content
+        with self._lock:
+            return application.OutgoingRule(self.project).judge(source)
+
+    def refused_compose(self, account_id: str, form: "ComposeForm", verdict: "Verdict"):
+        """The blocked proposal of a compose the outgoing rule refuses (writes nothing)."""
+        return application.refused_personal(form, account_id=account_id, verdict=verdict)
+
     def personal_forms(self, account_id: str, message_id: str | None, what: str) -> dict[str, "ComposeForm"]:
         """The compose forms on a personal account's message (None: new mail); a forward
         has two, inline and as an attachment."""
@@ -184,9 +197,11 @@ class Session:
                     for how in (application.FORWARD_INLINE, application.FORWARD_ATTACHED)}
 
     def propose_personal(self, account_id: str, form: "ComposeForm", source_id: str | None):
-        """Send (access = "send"), draft ("draft") or blocked ("read"); writes nothing."""
-        with self._mailbox_lock:
-            flow = application.ComposeFlow(self._mailboxes.get(account_id), self.settings)
+        """Send (access = "send"), draft ("draft") or blocked ("read", or a message that answers
+        a thread of the security list: the outgoing rule); writes nothing."""
+        with self._lock, self._mailbox_lock:  # the rule asks the project's sources: both, in apply's order
+            flow = application.ComposeFlow(self._mailboxes.get(account_id), self.settings,
+                                           rule=application.OutgoingRule(self.project))
             return flow.propose(form, source_id=source_id)
 
     def compose_where(self, account_id: str | None) -> str:

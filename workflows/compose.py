@@ -300,6 +300,20 @@ def personal_form(kind: str, source: Message | None, own_address: str, *, signat
     raise ValueError(f"unknown compose kind {kind!r}")
 
 
+def refused_personal(kind: str, *, account_id: str, verdict) -> Proposal:
+    """A personal reply or forward the outgoing rule refuses (``verdict``: a
+    :class:`~mailtriage.workflows.security_thread.Verdict` that is not personal): the
+    message answers a thread of the security list, or that could not be checked."""
+    kind = REPLY if kind in (RECEIPT, "") else kind
+    proposal = Proposal(f"{KIND_TITLES.get(kind, 'Mail')} — nothing from account {account_id}")
+    proposal.facts.update({"account": account_id, "compose_kind": kind, "blocked_by": "security_thread",
+                           "security_thread": verdict.security})
+    proposal.blocked = verdict.refused or (
+        f"this message answers a thread of the security list ({verdict.why}): it is answered only as the "
+        f"project's draft with the security CC, never sent from account {account_id}")
+    return proposal
+
+
 def propose_personal(mailbox, form: ComposeForm, *, account_id: str, access: str, source_id: str | None = None,
                      from_name: str | None = None, from_address: str = "") -> Proposal:
     """The proposal of a personal compose on ``mailbox`` (an adapter): with ``access =

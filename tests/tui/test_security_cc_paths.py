@@ -15,7 +15,7 @@ from mailtriage.tui.panes.folders import FolderList
 from mailtriage.tui.panes.thread_list import ThreadList
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, screen_text, settle
-from tests.tui.test_compose import LIST, field, open_inbox, sending_project, smtp  # noqa: F401 (fixtures)
+from tests.tui.test_compose import LIST, field, open_inbox, report, sending_project, smtp  # noqa: F401 (fixtures)
 from tests.tui.test_imap_drafts import drafts
 from tests.tui.test_search import search
 
@@ -68,3 +68,85 @@ async def test_a_reply_from_a_search_after_an_account_folder_is_the_project_draf
     assert smtp.log.messages == []  # nothing sent
     [(draft, _flags)] = drafts(dovecot, dovecot_user)
     assert draft["Cc"] == LIST and draft["In-Reply-To"] == "<r1@example.com>"
+
+
+async def test_r_in_the_personal_view_of_the_projects_mailbox_is_the_project_draft(sending_project, dovecot,
+                                                                                   dovecot_user, smtp):
+    """Item 2: Sources → the account → INBOX → r on a report sent to the security list. It
+    used to be a personal send with no CC and no warning."""
+    app = make_app(sending_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        assert "Threads · work · INBOX" in screen_text(app)
+        await pilot.press("j", "r")  # under the account's own mail: the path traversal report, To: the list
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ComposeDialog)
+        shown = screen_text(app)
+        assert "sent from account" not in shown and "security CC kept" in shown
+        assert field(dialog, "to") == "ana@example.com" and field(dialog, "cc") == LIST
+        proposal = await confirm_twice(app, pilot)
+        assert "DRAFT · will be written by backend imap" in proposal
+        assert f"Cc: {LIST}   ◀ security CC" in proposal
+    assert smtp.log.messages == []
+    [(draft, _flags)] = drafts(dovecot, dovecot_user)
+    assert draft["Cc"] == LIST and draft["In-Reply-To"] == "<r2@example.com>"
+
+
+def archived(raw: bytes, dovecot, dovecot_user) -> None:
+    """A message in the account's Archive, which is no project source."""
+    dovecot.append(dovecot_user, "Archive", raw, when=datetime(2026, 10, 4, 9, 0, tzinfo=timezone.utc))
+
+
+async def open_archive(app, pilot) -> None:
+    await open_inbox(app, pilot)
+    await pilot.press("2")
+    await settle(pilot)
+    await pilot.press("j", "enter")  # INBOX, then Archive
+    await settle(pilot)
+    assert "Threads · work · Archive" in screen_text(app)
+
+
+FOLLOW_UP = (b"From: Ana Reporter <ana@example.com>\r\nTo: me@example.org\r\nSubject: Re: Heap overflow\r\n"
+             b"Date: Sun, 04 Oct 2026 09:00:00 +0000\r\nMessage-ID: <r1-private@example.com>\r\n"
+             b"In-Reply-To: <r1@example.com>\r\nReferences: <r1@example.com>\r\n"
+             b"MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nA PoC, only to you.\r\n")
+
+
+async def test_a_private_follow_up_of_a_report_is_answered_as_the_project_draft(sending_project, dovecot,
+                                                                                dovecot_user, smtp):
+    """Not sent to the list, but its References lead to a thread of the security list: the
+    reply, and a forward too, are the project's drafts with the CC."""
+    archived(FOLLOW_UP, dovecot, dovecot_user)
+    app = make_app(sending_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_archive(app, pilot)
+        await pilot.press("F")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ComposeDialog)
+        assert "(security CC kept) — it answers the thread <r1@example.com> of the security" in screen_text(app)
+        assert field(dialog, "to") == "" and field(dialog, "cc") == LIST
+        dialog.query_one("#compose-to", Input).value = "dev@example.net"
+        proposal = await confirm_twice(app, pilot)
+        assert "DRAFT · will be written by backend imap" in proposal
+    assert smtp.log.messages == []
+    [(draft, _flags)] = drafts(dovecot, dovecot_user)
+    assert draft["To"] == "dev@example.net" and draft["Cc"] == LIST
+
+
+async def test_list_mail_the_project_does_not_hold_is_refused_with_why(sending_project, dovecot, dovecot_user, smtp):
+    """Sent to the security list, but the project's sources hold no thread of it: no
+    personal send (it would lack the CC) and no draft either; the proposal says why."""
+    archived(report(7, "Stray copy of a report"), dovecot, dovecot_user)
+    app = make_app(sending_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_archive(app, pilot)
+        await pilot.press("A")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        shown = screen_text(app)
+        assert "Nothing can be written" in shown and f"sent to the project's list {LIST}" in shown
+        assert "hold no thread of <r7@example.com>" in shown
+        assert not app.screen.can_confirm
+    assert smtp.log.messages == [] and drafts(dovecot, dovecot_user) == []

@@ -2,8 +2,10 @@
 
 On a thread of a project source every one of them becomes a *draft* proposal with the
 security CC (``r`` starts with the receipt template on a fresh report and a quoted reply
-otherwise; the other is Ctrl+r away in the compose dialog). On a personal account's
-message they are sent after confirmation (``access = "send"``, through the send policy,
+otherwise; the other is Ctrl+r away in the compose dialog). So does a personal account's
+message that answers a thread of the security list (the outgoing rule, decided from the
+message: ``Session.compose_verdict``), or it is refused. Any other personal
+message's reply is sent after confirmation (``access = "send"``, through the send policy,
 with a copy in Sent), saved as a draft (``"draft"``) or blocked (``"read"``); ``C`` is for
 personal accounts only. The order is always: compose dialog → proposal dialog → write.
 """
@@ -104,7 +106,19 @@ class ComposeController(ControllerBase):
     def _prepare_compose(self, request: int, target: ComposeTarget) -> None:
         worker = get_current_worker()
         session = self.session
+        why = ""
         try:
+            if target.personal and target.kind != "new":
+                # The outgoing rule decides from the message, not from the account it was found in.
+                verdict = session.compose_verdict(target.account_id, target.message_id)
+                if verdict.thread is not None and verdict.refused is None:
+                    target = ComposeTarget(target.kind, thread=verdict.thread, thread_id=verdict.thread.thread_id)
+                    why = verdict.why
+                elif not verdict.personal:
+                    proposal = session.refused_compose(target.account_id, target.kind, verdict)
+                    if not worker.is_cancelled:
+                        self.post_message(ProposalReady(request, proposal, "compose"))
+                    return
             if target.personal:
                 forms = session.personal_forms(target.account_id, target.message_id, target.kind)
                 where = session.compose_where(target.account_id)
@@ -112,7 +126,7 @@ class ComposeController(ControllerBase):
                 thread = target.thread or session.read_thread(target.thread_id).value
                 target = ComposeTarget(target.kind, thread=thread, thread_id=thread.thread_id)
                 forms = session.reply_forms(thread, target.kind)
-                where = session.compose_where(None)
+                where = session.compose_where(None) + (f" — {why}" if why else "")
         except Exception as exc:
             self.post_message(ProposalFailed(request, "Preparing the mail failed", exc))
             return
