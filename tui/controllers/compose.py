@@ -12,7 +12,7 @@ personal accounts only. The order is always: compose dialog → proposal dialog 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -55,8 +55,11 @@ class ComposeController(ControllerBase):
         #: nothing); set by the reading controller.
         self.open_mailbox_row: MailboxRow | None = None
         #: The last composed reply, proposed again in clear when the user chooses that for
-        #: an encrypted report whose reporter has no key to encrypt to (OpenPGP).
+        #: an encrypted report whose reporter has no key to encrypt to (OpenPGP), and shown
+        #: again after a refusal (what the user wrote is never lost).
         self._last_composed: tuple[ComposeTarget, ComposeForm] | None = None
+        #: The forms and the "Goes to" line of the compose dialog last opened.
+        self._compose_shown: tuple[dict[str, ComposeForm], str] | None = None
 
     #: accounts: the folder in the thread list, (account id, folder id, name) or None.
     open_folder_key: tuple[str, str, str] | None
@@ -100,6 +103,7 @@ class ComposeController(ControllerBase):
             self.notify(target, severity="warning", markup=False)
             return
         self.reader.show_status("preparing the mail … (Esc cancels)")
+        self._last_composed = None  # a refusal of this compose must not bring back an older one
         self._prepare_compose(self.new_request(GROUP), target)
 
     @work(thread=True, exclusive=True, group=GROUP, exit_on_error=False)
@@ -136,12 +140,16 @@ class ComposeController(ControllerBase):
     def on_compose_ready(self, message: ComposeReady) -> None:
         # Start-up: the dialog and the compose workflows (mime, the mailbox contract) load on
         # first use; imported with the app they were ~1 s of 6 (python -X importtime, loaded machine).
-        from mailtriage.tui.dialogs.compose import ComposeDialog
-
         if not self.is_current(GROUP, message.request):
             return
         self.reader.restore_status()
-        target = message.target
+        self._open_compose(message.target, dict(message.forms), message.where)
+
+    def _open_compose(self, target: ComposeTarget, forms: dict[str, ComposeForm], where: str,
+                      note: str | None = None) -> None:
+        from mailtriage.tui.dialogs.compose import ComposeDialog  # lazy, as above
+
+        self._compose_shown = (forms, where)
 
         def composed(form: ComposeForm | None) -> None:
             if form is None:
@@ -150,8 +158,22 @@ class ComposeController(ControllerBase):
             self.reader.show_status("preparing the proposal … (Esc cancels)")
             self._propose_compose(self.new_request(GROUP), target, form)
 
-        self.app.push_screen(ComposeDialog(dict(message.forms), where=message.where,
-                                           cursor_blink=self.shell.cursor_blink), composed)
+        self.app.push_screen(ComposeDialog(forms, where=where, note=note, cursor_blink=self.shell.cursor_blink),
+                             composed)
+
+    def compose_kept(self, why: str, body: str | None = None) -> bool:
+        """After a refusal (a blocked proposal, a send refused at confirm time): the compose
+        dialog again with what the user wrote (``body``: as edited in the proposal), saying
+        why. False when there is no composed mail to bring back."""
+        if self._last_composed is None or self._compose_shown is None:
+            return False
+        target, form = self._last_composed
+        forms, where = self._compose_shown
+        if body is not None:
+            form = replace(form, body=body)
+        others = {k: v for k, v in forms.items() if (v.kind, v.forward_as) != (form.kind, form.forward_as)}
+        self._open_compose(target, {"kept": form, **others}, where, note=f"{why} — what you wrote is kept")
+        return True
 
     def compose_again_in_clear(self) -> None:
         """The user chose to draft the last composed reply in clear (an encrypted report)."""
