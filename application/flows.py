@@ -27,7 +27,7 @@ from mailtriage.workflows import sweep as sweep_flow
 from mailtriage.workflows.alerts import NewReportPoller, PollOutcome, poll_seconds, run_poll_loop
 from mailtriage.workflows.importer import propose_import
 from mailtriage.workflows.organize import propose_organize
-from mailtriage.workflows.proposals import Proposal
+from mailtriage.workflows.proposals import Proposal, WriteKind
 from mailtriage.workflows.publish import propose_publish
 from mailtriage.workflows.compose import (NEW, ComposeForm, default_reply_kind, personal_form, propose_personal,
                                           refused_personal)
@@ -35,6 +35,38 @@ from mailtriage.workflows.security_thread import ThreadCheckFailed, Verdict, jud
 from mailtriage.workflows.reply import propose_reply, reply_form
 from mailtriage.workflows.templates import identity
 from mailtriage.workflows.sync import Picks, collect_sync, propose_sync
+
+
+#: The trackers' own write guards that can tell before a write whether every write will be
+#: refused (local files: the descriptor's access_restricted; GitHub: a private repository;
+#: Jira: a configured security level). Named here until the tracker contract offers one.
+_TRACKER_GUARDS = ("require_access_restricted", "require_private", "_configured_level")
+
+
+def tracker_write_refusal(tracker: Tracker) -> str | None:
+    """Why ``tracker`` will refuse the proposal's tracker writes, when its guard can tell
+    now, else None: shown in the proposal, not after the confirmation (issue 30 §6). The
+    writes still check again under the tracker's lock."""
+    from mailtriage.trackers.errors import Refused  # the trackers load with the tracker
+
+    for name in _TRACKER_GUARDS:
+        guard = getattr(tracker, name, None)
+        if callable(guard):
+            try:
+                guard()
+            except Refused as exc:
+                return str(exc)
+    return None
+
+
+def _block_refused_tracker_writes(proposal: Proposal, tracker: Tracker) -> Proposal:
+    if proposal.blocked or not any(w.kind is WriteKind.TRACKER for w in proposal.writes):
+        return proposal
+    refusal = tracker_write_refusal(tracker)
+    if refusal:
+        proposal.blocked = f"the tracker refuses these writes: {refusal}"
+        proposal.facts["blocked_by"] = "tracker_restriction"
+    return proposal
 
 
 class ImportFlow:
@@ -47,8 +79,9 @@ class ImportFlow:
                 sender_name: str | None = None) -> Proposal:
         """``thread`` may be given when the caller already read it."""
         tracker = self.project.open_tracker()
-        return propose_import(self.project.sources, tracker, thread_id, thread=thread, sender_name=sender_name,
-                              encryption=self.project.pgp.reply_encryption(self.project.config))
+        proposal = propose_import(self.project.sources, tracker, thread_id, thread=thread, sender_name=sender_name,
+                                  encryption=self.project.pgp.reply_encryption(self.project.config))
+        return _block_refused_tracker_writes(proposal, tracker)
 
     def propose_many(self, thread_ids: Sequence[ThreadId], *, sender_name: str | None = None) -> Proposal:
         """ONE proposal importing every thread of ``thread_ids`` (the tagged rows): each thread's
@@ -94,7 +127,7 @@ class ImportFlow:
                 if key not in seen_recap:
                     seen_recap.add(key)
                     merged.recap.append(resolution)
-        return merged
+        return _block_refused_tracker_writes(merged, tracker)
 
 
 class ReplyFlow:

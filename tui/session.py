@@ -42,6 +42,7 @@ class Session:
         self.sources = None
         self._lock = SessionLock()
         self._tracker_lock = threading.RLock()
+        self._tracker_stale = False  # R asked for the tracker to be opened again
         # The personal accounts' mailboxes are connections of their own: opening an account
         # or a folder never waits behind the project's listing (a whole 30-day window).
         self._mailbox_lock = threading.RLock()
@@ -107,6 +108,11 @@ class Session:
         with self._lock:
             if self.project is not None:
                 self.project.forget_availability()
+
+    def forget_tracker(self) -> None:
+        """R: the tracker is opened again on its next use, so a descriptor or a setting fixed
+        meanwhile is read anew (not the one cached when it was first opened). Never waits."""
+        self._tracker_stale = True
 
     # -- operations (blocking) ---------------------------------------------
     def list_threads(self, list_name: str | None, *, limit: int | None = None):
@@ -271,6 +277,9 @@ class Session:
             TrackerError: the tracker cannot be opened.
         """
         with self._tracker_lock:
+            if self._tracker_stale:
+                self._tracker_stale = False
+                self.project.close_tracker()
             opened = self.project.tracker is not None
             tracker = self.project.open_tracker()
             if not opened:

@@ -73,3 +73,44 @@ async def test_a_send_refused_at_confirm_time_brings_the_text_back(sending_proje
         assert dialog.query_one("#compose-body", TextArea).text == WRITTEN + "Edited in the review.\n"
         assert "send cap reached" in screen_text(app)
     assert smtp.log.messages == []
+
+
+# -- a tracker that refuses writes: said in the import proposal; R reads the fixed descriptor ----
+
+def unrestricted_tracker_project(folder):
+    from tests.tui.test_tracker_flows import git, project_with_tracker
+
+    project = project_with_tracker(folder)
+    descriptor = project / "repo" / "security-tracker" / "tracker-format.yaml"
+    descriptor.write_text(descriptor.read_text().replace("access_restricted: true", "access_restricted: false"))
+    git(project, "commit", "-q", "-am", "not restricted")
+    return project, descriptor
+
+
+async def test_a_tracker_that_refuses_writes_says_so_in_the_import_proposal_and_r_rereads_it(tmp_path):
+    from tests.tui.test_tracker_flows import git
+
+    project, descriptor = unrestricted_tracker_project(tmp_path / "p")
+    app = make_app(project)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("G", "i")  # the heap overflow report
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        shown = screen_text(app)
+        assert "Nothing can be written: the tracker refuses these writes" in shown
+        assert "does not record access_restricted: true" in shown
+        assert not app.screen.can_confirm
+        await pilot.press("escape")
+        await settle(pilot)
+        # The operator confirms who can read the repository and records it (committed).
+        descriptor.write_text(descriptor.read_text().replace("access_restricted: false", "access_restricted: true"))
+        git(project, "commit", "-q", "-am", "restricted")
+        await pilot.press("R")
+        await settle(pilot)
+        await pilot.press("G", "i")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog) and app.screen.can_confirm
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+    assert (project / "repo" / "security-tracker" / "SEC-0001.md").exists()
