@@ -42,7 +42,8 @@ _export("mailtriage.application.project", "Project", "ListEntry")
 _export("mailtriage.application.location", "project_dir")
 _export("mailtriage.application.build", "trackers_installed")
 _export("mailtriage.application.flows", "ImportFlow", "ReplyFlow", "SyncFlow", "PublishFlow", "OrganizeFlow",
-        "SweepFlow", "SweepRequest", "PollFlow", "ComposeFlow", "OutgoingRule")
+        "SweepFlow", "SweepRequest", "PollFlow", "ComposeFlow", "OutgoingRule",
+        "ComposeRoute", "route_compose")
 _export("mailtriage.workflows.security_thread", "Verdict")
 _export("mailtriage.application.accounts", "Mailboxes")
 # the search types from where they live: importing them loads no backend (the thread list

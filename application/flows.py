@@ -181,6 +181,52 @@ class OutgoingRule:
             raise ThreadCheckFailed(str(exc)) from exc
 
 
+@dataclass(frozen=True)
+class ComposeRoute:
+    """Where a compose on one row goes: the project's draft on ``thread`` (security CC), the
+    personal account ``account_id`` (``message_id``: the message answered; None for new
+    mail), or nowhere (``refused``: the blocked proposal that says why). ``why``: what decided."""
+
+    kind: str
+    thread: Thread | None = None
+    thread_id: ThreadId | None = None
+    account_id: str | None = None
+    message_id: str | None = None
+    why: str = ""
+    refused: Proposal | None = None
+
+    @property
+    def project(self) -> bool:
+        return self.account_id is None and self.refused is None
+
+
+def route_compose(rule: OutgoingRule, kind: str, *, thread_id: ThreadId | None = None, thread: Thread | None = None,
+                  account_id: str | None = None, message_id: str | None = None,
+                  source: Message | None = None) -> ComposeRoute:
+    """The one rule applied to the row a compose acts on (issue 30): a project thread
+    (``thread_id`` / ``thread``) is the project's draft; a personal account's message
+    (``account_id``, ``message_id``, its content ``source``) is the project's draft when it
+    answers a thread of the security list, refused when that cannot be done or checked, and
+    the account's own mail otherwise; new mail (``kind == "new"``) is the account's.
+    Nothing here depends on the pane, folder or search the row was found in."""
+    if account_id is None:
+        if thread_id is None and thread is None:
+            raise UsageError("a compose needs the thread or the message it answers")
+        return ComposeRoute(kind, thread=thread, thread_id=thread_id or thread.thread_id,
+                            why="a thread of the project's mail sources")
+    if kind == NEW or not message_id:
+        return ComposeRoute(NEW, account_id=account_id, why="new mail from the account")
+    if source is None:
+        raise UsageError("the message answered is needed to apply the outgoing rule")
+    verdict = rule.judge(source)
+    if verdict.thread is not None and verdict.refused is None:
+        return ComposeRoute(kind, thread=verdict.thread, thread_id=verdict.thread.thread_id, why=verdict.why)
+    if verdict.personal:
+        return ComposeRoute(kind, account_id=account_id, message_id=message_id, why=verdict.why)
+    return ComposeRoute(kind, account_id=account_id, message_id=message_id, why=verdict.why,
+                        refused=refused_personal(kind, account_id=account_id, verdict=verdict))
+
+
 class ComposeFlow:
     """Reply, reply-all, forward or new mail on a personal account: sent after
     confirmation with ``access = "send"`` (Principle 10, a copy in Sent), saved as a

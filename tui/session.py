@@ -23,7 +23,7 @@ from mailtriage.tui.alerts import AlertLoop, poll_interval
 from mailtriage.tui.session_lock import SessionLock, take_or_abort
 
 if TYPE_CHECKING:
-    from mailtriage.application import ComposeForm, ListEntry, Mailboxes, Op, Project, Thread, ThreadId, Verdict
+    from mailtriage.application import ComposeForm, ComposeRoute, ListEntry, Mailboxes, Op, Project, Thread, ThreadId
 
 __all__ = ["Session"]
 
@@ -177,18 +177,19 @@ class Session:
             return application.ReplyFlow(self.project, self.settings).propose(thread, form=form,
                                                                               allow_clear=allow_clear)
 
-    def compose_verdict(self, account_id: str, message_id: str) -> "Verdict":
-        """The outgoing rule on answering a personal account's message: the account's own
-        mail, a thread of the security list (then ``verdict.thread`` is the project's thread
-        to draft on), or refused. Decided from the message, not from where it was found."""
-        with self._mailbox_lock:
-            source = self._mailboxes.message(account_id, message_id).content
+    def compose_route(self, kind: str, *, thread_id: ThreadId | None = None, thread: Thread | None = None,
+                      account_id: str | None = None, message_id: str | None = None) -> "ComposeRoute":
+        """Where a compose on this row goes (``application.route_compose``): decided from the
+        row (a project thread, or a personal message and what it answers), not from where
+        it was found."""
+        source = None
+        if account_id is not None and message_id and kind != "new":
+            with self._mailbox_lock:
+                source = self._mailboxes.message(account_id, message_id).content
         with self._lock:
-            return application.OutgoingRule(self.project).judge(source)
-
-    def refused_compose(self, account_id: str, form: "ComposeForm", verdict: "Verdict"):
-        """The blocked proposal of a compose the outgoing rule refuses (writes nothing)."""
-        return application.refused_personal(form, account_id=account_id, verdict=verdict)
+            return application.route_compose(application.OutgoingRule(self.project), kind, thread_id=thread_id,
+                                             thread=thread, account_id=account_id, message_id=message_id,
+                                             source=source)
 
     def personal_forms(self, account_id: str, message_id: str | None, what: str) -> dict[str, "ComposeForm"]:
         """The compose forms on a personal account's message (None: new mail); a forward

@@ -110,27 +110,24 @@ class ComposeController(ControllerBase):
     def _prepare_compose(self, request: int, target: ComposeTarget) -> None:
         worker = get_current_worker()
         session = self.session
-        why = ""
         try:
-            if target.personal and target.kind != "new":
-                # The outgoing rule decides from the message, not from the account it was found in.
-                verdict = session.compose_verdict(target.account_id, target.message_id)
-                if verdict.thread is not None and verdict.refused is None:
-                    target = ComposeTarget(target.kind, thread=verdict.thread, thread_id=verdict.thread.thread_id)
-                    why = verdict.why
-                elif not verdict.personal:
-                    proposal = session.refused_compose(target.account_id, target.kind, verdict)
-                    if not worker.is_cancelled:
-                        self.post_message(ProposalReady(request, proposal, "compose"))
-                    return
-            if target.personal:
-                forms = session.personal_forms(target.account_id, target.message_id, target.kind)
-                where = session.compose_where(target.account_id)
-            else:
-                thread = target.thread or session.read_thread(target.thread_id).value
+            # The outgoing rule decides from the row, not from the pane, account or search it is in.
+            route = session.compose_route(target.kind, thread_id=target.thread_id, thread=target.thread,
+                                          account_id=target.account_id, message_id=target.message_id)
+            if route.refused is not None:
+                if not worker.is_cancelled:
+                    self.post_message(ProposalReady(request, route.refused, "compose"))
+                return
+            if route.project:
+                thread = route.thread or session.read_thread(route.thread_id).value
+                where = session.compose_where(None)
+                if target.personal:  # an account's message that answers a security-list thread: say so
+                    where += f" — {route.why}"
                 target = ComposeTarget(target.kind, thread=thread, thread_id=thread.thread_id)
                 forms = session.reply_forms(thread, target.kind)
-                where = session.compose_where(None) + (f" — {why}" if why else "")
+            else:
+                forms = session.personal_forms(target.account_id, target.message_id, target.kind)
+                where = session.compose_where(target.account_id)
         except Exception as exc:
             self.post_message(ProposalFailed(request, "Preparing the mail failed", exc))
             return
