@@ -89,10 +89,16 @@ def addressed_to(message: Message, addresses: frozenset[str]) -> str | None:
     return None
 
 
+#: References looked up at most besides the root: the nearest ones (a hostile message may
+#: carry thousands, and each is a search in the project's sources).
+NEAREST_REFERENCES = 3
+
+
 def thread_ids(message: Message) -> list[str]:
-    """The Message-IDs that lead to ``message``'s thread, root first: its References, its
-    In-Reply-To, then its own ID (a synthetic ID leads nowhere)."""
-    ids = [*message.references, message.in_reply_to]
+    """The Message-IDs that lead to ``message``'s thread, root first: the first reference,
+    the In-Reply-To, the nearest references, then its own ID (a synthetic ID leads nowhere)."""
+    refs = list(message.references)
+    ids = [*refs[:1], message.in_reply_to, *reversed(refs[1:][-NEAREST_REFERENCES:])]
     if not message.synthetic_id:
         ids.append(message.message_id)
     return [i for i in dict.fromkeys(ids) if i]

@@ -13,7 +13,7 @@ import pytest
 from mailtriage.application import ComposeFlow, OutgoingRule, Project
 from mailtriage.backends.contract import Address, Message
 from mailtriage.core.settings import UserSettings
-from mailtriage.workflows.security_thread import ThreadCheckFailed, judge, project_addresses
+from mailtriage.workflows.security_thread import ThreadCheckFailed, judge, project_addresses, thread_ids
 from tests.imap.conftest import make_mail, seed  # noqa: F401 - the fixture that fills a folder
 from tests.imap.test_send import PASS, inbox_id, sender, smtp  # noqa: F401 - the fixtures of the send tests
 from tests.servers.fixtures import *  # noqa: F401,F403
@@ -107,6 +107,13 @@ def test_a_thread_held_by_the_sources_but_never_on_the_list_stays_personal(tmp_p
     finally:
         opened.close()
     assert verdict.personal
+
+
+def test_a_long_references_chain_costs_a_few_lookups_root_first():
+    chain = tuple(f"<m{n}@example.org>" for n in range(1000))
+    message = mail("<own@example.org>", references=chain, in_reply_to="<m999@example.org>")
+    assert thread_ids(message) == ["<m0@example.org>", "<m999@example.org>", "<m998@example.org>",
+                                   "<m997@example.org>", "<own@example.org>"]
 
 
 # -- the personal flow refuses what the rule gives the project (real Dovecot + aiosmtpd) ---------
