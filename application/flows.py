@@ -142,16 +142,19 @@ class ReplyFlow:
         """What ``r`` starts with: the receipt on a fresh report, else a quoted reply."""
         return default_reply_kind(thread)
 
-    def form(self, thread: Thread, kind: str) -> ComposeForm:
-        """The compose form of ``kind`` on ``thread``, filled in (recipients, subject, body)."""
-        return reply_form(self.project.config, thread, kind, self.identity)
+    def form(self, thread: Thread, kind: str, *, answering: Message | None = None) -> ComposeForm:
+        """The compose form of ``kind`` on ``thread``, filled in (recipients, subject, body);
+        ``answering``: the message chosen (else the reporter's newest)."""
+        return reply_form(self.project.config, thread, kind, self.identity, answering=answering)
 
     def propose(self, thread: Thread, body: str | None = None, *, allow_second_draft: bool = False,
-                form: ComposeForm | None = None, allow_clear: bool = False) -> Proposal:
-        """``allow_clear``: the user chose to draft in clear a reply to an encrypted report."""
+                form: ComposeForm | None = None, allow_clear: bool = False,
+                answering: Message | None = None) -> Proposal:
+        """``allow_clear``: the user chose to draft in clear a reply to an encrypted report.
+        ``answering``: the message the draft answers (else the reporter's newest)."""
         if body is None and form is None:
-            form = self.form(thread, self.default_kind(thread))
-        return propose_reply(self.project.sources, thread, form.body if form else body,
+            form = self.form(thread, self.default_kind(thread), answering=answering)
+        return propose_reply(self.project.sources, thread, form.body if form else body, reply_to=answering,
                              allow_second_draft=allow_second_draft, form=form, from_name=self.identity.name,
                              encryption=self.project.pgp.reply_encryption(self.project.config,
                                                                           allow_clear=allow_clear))
@@ -194,6 +197,8 @@ class ComposeRoute:
     message_id: str | None = None
     why: str = ""
     refused: Proposal | None = None
+    #: The account's message a project draft answers (the one chosen, not only the thread).
+    answering: Message | None = None
 
     @property
     def project(self) -> bool:
@@ -220,7 +225,8 @@ def route_compose(rule: OutgoingRule, kind: str, *, thread_id: ThreadId | None =
         raise UsageError("the message answered is needed to apply the outgoing rule")
     verdict = rule.judge(source)
     if verdict.thread is not None and verdict.refused is None:
-        return ComposeRoute(kind, thread=verdict.thread, thread_id=verdict.thread.thread_id, why=verdict.why)
+        return ComposeRoute(kind, thread=verdict.thread, thread_id=verdict.thread.thread_id, why=verdict.why,
+                            answering=source)
     if verdict.personal:
         return ComposeRoute(kind, account_id=account_id, message_id=message_id, why=verdict.why)
     return ComposeRoute(kind, account_id=account_id, message_id=message_id, why=verdict.why,

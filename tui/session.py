@@ -158,24 +158,26 @@ class Session:
             return application.ReplyFlow(self.project, self.settings).propose(thread, body, allow_clear=allow_clear)
 
     # -- compose: replies, forwards and new mail (blocking) -----------------------
-    def reply_forms(self, thread: Thread, what: str) -> dict[str, "ComposeForm"]:
+    def reply_forms(self, thread: Thread, what: str, answering=None) -> dict[str, "ComposeForm"]:
         """The compose forms on a project thread: ``what`` ("" = what ``r`` picks) first,
-        then the alternative one key away (receipt ↔ quoted reply)."""
+        then the alternative one key away (receipt ↔ quoted reply). ``answering``: the
+        message chosen in an account (else the reporter's newest)."""
         flow = application.ReplyFlow(self.project, self.settings)
         with self._lock:
-            first = flow.form(thread, what or flow.default_kind(thread))
+            first = flow.form(thread, what or flow.default_kind(thread), answering=answering)
             forms = {first.kind: first}
             if first.is_reply:
                 other = {"receipt": "reply", "reply": "receipt"}[first.kind]
-                forms[other] = flow.form(thread, other)
+                forms[other] = flow.form(thread, other, answering=answering)
             return forms
 
-    def propose_compose(self, thread: Thread, form: "ComposeForm", *, allow_clear: bool = False):
+    def propose_compose(self, thread: Thread, form: "ComposeForm", *, allow_clear: bool = False, answering=None):
         """The draft proposal of a composed reply on a project thread (writes nothing).
         ``allow_clear``: the user chose to draft in clear a reply to an encrypted report."""
         with self._lock:
             return application.ReplyFlow(self.project, self.settings).propose(thread, form=form,
-                                                                              allow_clear=allow_clear)
+                                                                              allow_clear=allow_clear,
+                                                                              answering=answering)
 
     def compose_route(self, kind: str, *, thread_id: ThreadId | None = None, thread: Thread | None = None,
                       account_id: str | None = None, message_id: str | None = None) -> "ComposeRoute":

@@ -137,10 +137,10 @@ def test_every_path_keeps_the_security_cc(sending_project, dovecot, dovecot_user
             if route.project:
                 thread = route.thread or project.read_thread(route.thread_id).value
                 flow = application.ReplyFlow(project, user)
-                form = flow.form(thread, kind)
+                form = flow.form(thread, kind, answering=route.answering)
                 if kind == "forward":
                     form = replace(form, to=("dev@example.net",))
-                return flow.propose(thread, form=form)
+                return flow.propose(thread, form=form, answering=route.answering)
             flow = application.ComposeFlow(boxes.get("work"), user, rule=rule_)
             source = boxes.message("work", route.message_id).content if route.message_id else None
             form = flow.form(route.kind, source)

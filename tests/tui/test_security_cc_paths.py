@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 
 from mailtriage.tui.dialogs.compose import ComposeDialog
 from mailtriage.tui.dialogs.proposal import ProposalDialog
@@ -127,12 +127,15 @@ async def test_a_private_follow_up_of_a_report_is_answered_as_the_project_draft(
         assert isinstance(dialog, ComposeDialog)
         assert "(security CC kept) — it answers the thread <r1@example.com> of the security" in screen_text(app)
         assert field(dialog, "to") == "" and field(dialog, "cc") == LIST
+        assert "A PoC, only to you." in dialog.query_one(TextArea).text  # the message chosen, forwarded
         dialog.query_one("#compose-to", Input).value = "dev@example.net"
         proposal = await confirm_twice(app, pilot)
         assert "DRAFT · will be written by backend imap" in proposal
     assert smtp.log.messages == []
     [(draft, _flags)] = drafts(dovecot, dovecot_user)
     assert draft["To"] == "dev@example.net" and draft["Cc"] == LIST
+    # Threaded in the project's thread (the IMAP drafter answers a message it holds), the chosen text forwarded.
+    assert draft["In-Reply-To"] == "<r1@example.com>" and "A PoC, only to you." in draft.get_content()
 
 
 async def test_list_mail_the_project_does_not_hold_is_refused_with_why(sending_project, dovecot, dovecot_user, smtp):

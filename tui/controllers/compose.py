@@ -26,7 +26,7 @@ from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.sanitize import inert
 
 if TYPE_CHECKING:
-    from mailtriage.application import ApplyReport, ComposeForm, Thread, ThreadId, ThreadSummary
+    from mailtriage.application import ApplyReport, ComposeForm, Message, Thread, ThreadId, ThreadSummary
 
 #: The request kind and worker group of compose work (Esc cancels it like a reply).
 GROUP = "reply"
@@ -42,6 +42,8 @@ class ComposeTarget:
     thread_id: ThreadId | None = None
     account_id: str | None = None
     message_id: str | None = None
+    #: A project draft's message answered when it was chosen in an account (the rule's route).
+    answering: Message | None = None
 
     @property
     def personal(self) -> bool:
@@ -123,8 +125,9 @@ class ComposeController(ControllerBase):
                 where = session.compose_where(None)
                 if target.personal:  # an account's message that answers a security-list thread: say so
                     where += f" — {route.why}"
-                target = ComposeTarget(target.kind, thread=thread, thread_id=thread.thread_id)
-                forms = session.reply_forms(thread, target.kind)
+                target = ComposeTarget(target.kind, thread=thread, thread_id=thread.thread_id,
+                                       answering=route.answering)
+                forms = session.reply_forms(thread, target.kind, route.answering)
             else:
                 forms = session.personal_forms(target.account_id, target.message_id, target.kind)
                 where = session.compose_where(target.account_id)
@@ -189,7 +192,8 @@ class ComposeController(ControllerBase):
             if target.personal:
                 proposal = self.session.propose_personal(target.account_id, form, target.message_id)
             else:
-                proposal = self.session.propose_compose(target.thread, form, allow_clear=allow_clear)
+                proposal = self.session.propose_compose(target.thread, form, allow_clear=allow_clear,
+                                                        answering=target.answering)
         except Exception as exc:
             self.post_message(ProposalFailed(request, "Preparing the mail failed", exc))
             return
