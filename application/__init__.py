@@ -42,7 +42,9 @@ _export("mailtriage.application.project", "Project", "ListEntry")
 _export("mailtriage.application.location", "project_dir")
 _export("mailtriage.application.build", "trackers_installed")
 _export("mailtriage.application.flows", "ImportFlow", "ReplyFlow", "SyncFlow", "PublishFlow", "OrganizeFlow",
-        "SweepFlow", "SweepRequest", "PollFlow", "ComposeFlow")
+        "SweepFlow", "SweepRequest", "PollFlow", "ComposeFlow", "OutgoingRule",
+        "ComposeRoute", "route_compose")
+_export("mailtriage.workflows.security_thread", "Verdict")
 _export("mailtriage.application.accounts", "Mailboxes")
 # the search types from where they live: importing them loads no backend (the thread list
 # imports them at start-up); the search itself from the application's module
@@ -92,7 +94,7 @@ _export("mailtriage.workflows.reply", "propose_reply")
 _export("mailtriage.workflows.sync", "collect_sync", "propose_sync")
 _export("mailtriage.workflows.templates", "receipt_body", "Identity", "identity")
 _export("mailtriage.workflows.compose", "ComposeForm", "DraftAttachmentError", "editor_text", "read_editor_text",
-        "default_reply_kind", "KIND_TITLES", "FORWARD_INLINE", "FORWARD_ATTACHED")
+        "default_reply_kind", "KIND_TITLES", "FORWARD_INLINE", "FORWARD_ATTACHED", "refused_personal")
 # -- configuration and the one inert-text module
 _export("mailtriage.core.errors", "ConfigError", "ProjectFileError")
 _export("mailtriage.core.projectconfig", "ProjectConfig", "load_project")

@@ -16,7 +16,8 @@ from typing import Any, Callable, Sequence
 
 from mailtriage.application.errors import UsageError
 from mailtriage.application.project import Project
-from mailtriage.backends.contract import Message, Thread, ThreadId
+from mailtriage.backends.contract import MESSAGE_ID_KIND, Message, Thread, ThreadId
+from mailtriage.backends.errors import BackendFailure, ConnectionLost, MailError, NotSupported
 from mailtriage.backends.mailbox_contract import MailHeader
 from mailtriage.backends.registry import SourceSet
 from mailtriage.backends.security_cc import configured_address
@@ -26,12 +27,46 @@ from mailtriage.workflows import sweep as sweep_flow
 from mailtriage.workflows.alerts import NewReportPoller, PollOutcome, poll_seconds, run_poll_loop
 from mailtriage.workflows.importer import propose_import
 from mailtriage.workflows.organize import propose_organize
-from mailtriage.workflows.proposals import Proposal
+from mailtriage.workflows.proposals import Proposal, WriteKind
 from mailtriage.workflows.publish import propose_publish
-from mailtriage.workflows.compose import ComposeForm, default_reply_kind, personal_form, propose_personal
+from mailtriage.workflows.compose import (NEW, ComposeForm, default_reply_kind, personal_form, propose_personal,
+                                          refused_personal)
+from mailtriage.workflows.security_thread import ThreadCheckFailed, Verdict, judge, project_addresses
 from mailtriage.workflows.reply import propose_reply, reply_form
 from mailtriage.workflows.templates import identity
 from mailtriage.workflows.sync import Picks, collect_sync, propose_sync
+
+
+#: The trackers' own write guards that can tell before a write whether every write will be
+#: refused (local files: the descriptor's access_restricted; GitHub: a private repository;
+#: Jira: a configured security level). Named here until the tracker contract offers one.
+_TRACKER_GUARDS = ("require_access_restricted", "require_private", "_configured_level")
+
+
+def tracker_write_refusal(tracker: Tracker) -> str | None:
+    """Why ``tracker`` will refuse the proposal's tracker writes, when its guard can tell
+    now, else None: shown in the proposal, not after the confirmation (issue 30 §6). The
+    writes still check again under the tracker's lock."""
+    from mailtriage.trackers.errors import Refused  # the trackers load with the tracker
+
+    for name in _TRACKER_GUARDS:
+        guard = getattr(tracker, name, None)
+        if callable(guard):
+            try:
+                guard()
+            except Refused as exc:
+                return str(exc)
+    return None
+
+
+def _block_refused_tracker_writes(proposal: Proposal, tracker: Tracker) -> Proposal:
+    if proposal.blocked or not any(w.kind is WriteKind.TRACKER for w in proposal.writes):
+        return proposal
+    refusal = tracker_write_refusal(tracker)
+    if refusal:
+        proposal.blocked = f"the tracker refuses these writes: {refusal}"
+        proposal.facts["blocked_by"] = "tracker_restriction"
+    return proposal
 
 
 class ImportFlow:
@@ -44,8 +79,9 @@ class ImportFlow:
                 sender_name: str | None = None) -> Proposal:
         """``thread`` may be given when the caller already read it."""
         tracker = self.project.open_tracker()
-        return propose_import(self.project.sources, tracker, thread_id, thread=thread, sender_name=sender_name,
-                              encryption=self.project.pgp.reply_encryption(self.project.config))
+        proposal = propose_import(self.project.sources, tracker, thread_id, thread=thread, sender_name=sender_name,
+                                  encryption=self.project.pgp.reply_encryption(self.project.config))
+        return _block_refused_tracker_writes(proposal, tracker)
 
     def propose_many(self, thread_ids: Sequence[ThreadId], *, sender_name: str | None = None) -> Proposal:
         """ONE proposal importing every thread of ``thread_ids`` (the tagged rows): each thread's
@@ -91,7 +127,7 @@ class ImportFlow:
                 if key not in seen_recap:
                     seen_recap.add(key)
                     merged.recap.append(resolution)
-        return merged
+        return _block_refused_tracker_writes(merged, tracker)
 
 
 class ReplyFlow:
@@ -106,30 +142,120 @@ class ReplyFlow:
         """What ``r`` starts with: the receipt on a fresh report, else a quoted reply."""
         return default_reply_kind(thread)
 
-    def form(self, thread: Thread, kind: str) -> ComposeForm:
-        """The compose form of ``kind`` on ``thread``, filled in (recipients, subject, body)."""
-        return reply_form(self.project.config, thread, kind, self.identity)
+    def form(self, thread: Thread, kind: str, *, answering: Message | None = None) -> ComposeForm:
+        """The compose form of ``kind`` on ``thread``, filled in (recipients, subject, body);
+        ``answering``: the message chosen (else the reporter's newest)."""
+        return reply_form(self.project.config, thread, kind, self.identity, answering=answering)
 
     def propose(self, thread: Thread, body: str | None = None, *, allow_second_draft: bool = False,
-                form: ComposeForm | None = None, allow_clear: bool = False) -> Proposal:
-        """``allow_clear``: the user chose to draft in clear a reply to an encrypted report."""
+                form: ComposeForm | None = None, allow_clear: bool = False,
+                answering: Message | None = None) -> Proposal:
+        """``allow_clear``: the user chose to draft in clear a reply to an encrypted report.
+        ``answering``: the message the draft answers (else the reporter's newest)."""
         if body is None and form is None:
-            form = self.form(thread, self.default_kind(thread))
-        return propose_reply(self.project.sources, thread, form.body if form else body,
+            form = self.form(thread, self.default_kind(thread), answering=answering)
+        return propose_reply(self.project.sources, thread, form.body if form else body, reply_to=answering,
                              allow_second_draft=allow_second_draft, form=form, from_name=self.identity.name,
                              encryption=self.project.pgp.reply_encryption(self.project.config,
                                                                           allow_clear=allow_clear))
 
 
+class OutgoingRule:
+    """The one rule for outgoing mail over an open project (issue 30): whether answering a
+    message means answering a thread of the security list, decided from the message and
+    the project's sources (``workflows/security_thread.py``), whichever account, folder or
+    search the message was found in."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.addresses = project_addresses(project.config)
+
+    def judge(self, message: Message) -> Verdict:
+        return judge(message, self.addresses, self._thread_holding)
+
+    def _thread_holding(self, message_id: str) -> Thread | None:
+        try:
+            return self.project.read_thread(ThreadId(MESSAGE_ID_KIND, message_id)).value
+        except ConnectionLost as exc:
+            raise ThreadCheckFailed(str(exc)) from exc
+        except (BackendFailure, NotSupported):
+            return None  # the backend holds no such thread (or cannot resolve that reference)
+        except MailError as exc:  # unavailable, no backend, a mandatory backend down
+            raise ThreadCheckFailed(str(exc)) from exc
+
+
+@dataclass(frozen=True)
+class ComposeRoute:
+    """Where a compose on one row goes: the project's draft on ``thread`` (security CC), the
+    personal account ``account_id`` (``message_id``: the message answered; None for new
+    mail), or nowhere (``refused``: the blocked proposal that says why). ``why``: what decided."""
+
+    kind: str
+    thread: Thread | None = None
+    thread_id: ThreadId | None = None
+    account_id: str | None = None
+    message_id: str | None = None
+    why: str = ""
+    refused: Proposal | None = None
+    #: The account's message a project draft answers (the one chosen, not only the thread).
+    answering: Message | None = None
+
+    @property
+    def project(self) -> bool:
+        return self.account_id is None and self.refused is None
+
+
+def route_compose(rule: OutgoingRule, kind: str, *, thread_id: ThreadId | None = None, thread: Thread | None = None,
+                  account_id: str | None = None, message_id: str | None = None,
+                  source: Message | None = None) -> ComposeRoute:
+    """The one rule applied to the row a compose acts on (issue 30): a project thread
+    (``thread_id`` / ``thread``) is the project's draft; a personal account's message
+    (``account_id``, ``message_id``, its content ``source``) is the project's draft when it
+    answers a thread of the security list, refused when that cannot be done or checked, and
+    the account's own mail otherwise; new mail (``kind == "new"``) is the account's.
+    Nothing here depends on the pane, folder or search the row was found in."""
+    if account_id is None:
+        if thread_id is None and thread is None:
+            raise UsageError("a compose needs the thread or the message it answers")
+        return ComposeRoute(kind, thread=thread, thread_id=thread_id or thread.thread_id,
+                            why="a thread of the project's mail sources")
+    if kind == NEW or not message_id:
+        return ComposeRoute(NEW, account_id=account_id, why="new mail from the account")
+    if source is None:
+        raise UsageError("the message answered is needed to apply the outgoing rule")
+    verdict = rule.judge(source)
+    if verdict.thread is not None and verdict.refused is None:
+        return ComposeRoute(kind, thread=verdict.thread, thread_id=verdict.thread.thread_id, why=verdict.why,
+                            answering=source)
+    if verdict.personal:
+        return ComposeRoute(kind, account_id=account_id, message_id=message_id, why=verdict.why)
+    return ComposeRoute(kind, account_id=account_id, message_id=message_id, why=verdict.why,
+                        refused=refused_personal(kind, account_id=account_id, verdict=verdict))
+
+
 class ComposeFlow:
     """Reply, reply-all, forward or new mail on a personal account: sent after
     confirmation with ``access = "send"`` (Principle 10, a copy in Sent), saved as a
-    draft with ``"draft"``, blocked with ``"read"``."""
+    draft with ``"draft"``, blocked with ``"read"``.
 
-    def __init__(self, mailbox: Any, user_settings: Any = None) -> None:
+    With ``rule`` (the open project's :class:`OutgoingRule`) a reply or forward of a
+    message that answers a thread of the security list is refused here: it leaves only as
+    the project's draft with the security CC (see :meth:`verdict`)."""
+
+    def __init__(self, mailbox: Any, user_settings: Any = None, *, rule: OutgoingRule | None = None) -> None:
         self.mailbox = mailbox
         self.account = getattr(mailbox, "account", None)
         self.identity = identity(None, user_settings)
+        self.rule = rule
+
+    def verdict(self, source_id: str | None, source: Message | None = None) -> Verdict | None:
+        """The rule's verdict on answering the message ``source_id`` (read when ``source``
+        is not given); None for new mail or without a project."""
+        if self.rule is None or not source_id:
+            return None
+        if source is None:
+            source = self.mailbox.get(source_id).content
+        return self.rule.judge(source)
 
     @property
     def account_id(self) -> str:
@@ -148,6 +274,9 @@ class ComposeFlow:
                              forward_as=forward_as)
 
     def propose(self, form: ComposeForm, *, source_id: str | None = None) -> Proposal:
+        verdict = self.verdict(source_id) if form.kind != NEW else None
+        if verdict is not None and not verdict.personal:
+            return refused_personal(form.kind, account_id=self.account_id, verdict=verdict)
         return propose_personal(self.mailbox, form, account_id=self.account_id, access=self.access,
                                 source_id=source_id, from_name=self.identity.name, from_address=self.from_address)
 

@@ -38,6 +38,8 @@ UNAUTHENTICATED = "unauthenticated-sender"
 AUTOMATED = "automated-sender"
 CAP_REACHED = "send-cap-reached"
 REASONS = (UNAUTHENTICATED, AUTOMATED, CAP_REACHED)
+#: Sends per rolling window when an account names no ``send_cap`` (the accounts' default).
+DEFAULT_SEND_CAP = 20
 AUTOMATED_PRECEDENCE = ("bulk", "list", "junk")
 
 # The headers the guard reads; a caller that keeps headers of a received message for
@@ -85,6 +87,28 @@ def check_send(
             return refusal
     if sent_recently >= send_cap:
         return SendRefusal(CAP_REACHED, "send-cap", f"send cap reached ({sent_recently} of {send_cap} sends in the window)")
+    return None
+
+
+#: The compose kinds that answer the received message's sender (the others answer no one:
+#: only the cap applies), as every adapter's ``send`` judges them.
+ANSWERING_KINDS = ("reply", "reply_all", "receipt")
+
+
+def check_before_confirm(kind: str, original: Headers | None, *, authserv_id: str | Iterable[str] | None,
+                         sent_recently: int, send_cap: int) -> SendRefusal | None:
+    """What :func:`check_send` will say when a ``kind`` compose is sent, asked while its
+    proposal is made, so a refusal known now is shown before the user confirms (issue 30 §6).
+    The send itself checks again (the cap may be reached meanwhile)."""
+    return check_send(original if kind in ANSWERING_KINDS else None, authserv_id=authserv_id,
+                      sent_recently=sent_recently, send_cap=send_cap)
+
+
+def refusal_hint(refusal: SendRefusal, account_id: str) -> str | None:
+    """What the user can change when the refusal comes from configuration, else None."""
+    if refusal.rule == "dmarc" and refusal.detail.startswith("no trusted"):
+        return (f"set authserv_id in [accounts.{account_id}] to the name your receiving server writes first in "
+                "Authentication-Results (e.g. mx.example.org)")
     return None
 
 

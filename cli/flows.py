@@ -175,7 +175,9 @@ def _apply_flow(name: str, proposal, args, publish=None, extra: dict | None = No
     if proposal.blocked:
         err(f"nothing written: {proposal.blocked}")
         doc.update(written=False, proposal=proposal.to_json())
-        code = ExitCode.FAILED if proposal.facts.get("blocked_by") == "mandatory" else ExitCode.DECLINED
+        # A guard's refusal known before the confirmation keeps the exit code of a refused write (4).
+        refused = proposal.facts.get("blocked_by") in ("mandatory", "tracker_restriction")
+        code = ExitCode.FAILED if refused else ExitCode.DECLINED
         emit(doc)
         return code
     if proposal.empty:

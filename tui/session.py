@@ -23,7 +23,7 @@ from mailtriage.tui.alerts import AlertLoop, poll_interval
 from mailtriage.tui.session_lock import SessionLock, take_or_abort
 
 if TYPE_CHECKING:
-    from mailtriage.application import ComposeForm, ListEntry, Mailboxes, Op, Project, Thread, ThreadId
+    from mailtriage.application import ComposeForm, ComposeRoute, ListEntry, Mailboxes, Op, Project, Thread, ThreadId
 
 __all__ = ["Session"]
 
@@ -42,6 +42,7 @@ class Session:
         self.sources = None
         self._lock = SessionLock()
         self._tracker_lock = threading.RLock()
+        self._tracker_stale = False  # R asked for the tracker to be opened again
         # The personal accounts' mailboxes are connections of their own: opening an account
         # or a folder never waits behind the project's listing (a whole 30-day window).
         self._mailbox_lock = threading.RLock()
@@ -108,6 +109,11 @@ class Session:
             if self.project is not None:
                 self.project.forget_availability()
 
+    def forget_tracker(self) -> None:
+        """R: the tracker is opened again on its next use, so a descriptor or a setting fixed
+        meanwhile is read anew (not the one cached when it was first opened). Never waits."""
+        self._tracker_stale = True
+
     # -- operations (blocking) ---------------------------------------------
     def list_threads(self, list_name: str | None, *, limit: int | None = None):
         """Dispatch ``list_recent_threads``; returns the registry's Dispatch.
@@ -152,24 +158,40 @@ class Session:
             return application.ReplyFlow(self.project, self.settings).propose(thread, body, allow_clear=allow_clear)
 
     # -- compose: replies, forwards and new mail (blocking) -----------------------
-    def reply_forms(self, thread: Thread, what: str) -> dict[str, "ComposeForm"]:
+    def reply_forms(self, thread: Thread, what: str, answering=None) -> dict[str, "ComposeForm"]:
         """The compose forms on a project thread: ``what`` ("" = what ``r`` picks) first,
-        then the alternative one key away (receipt ↔ quoted reply)."""
+        then the alternative one key away (receipt ↔ quoted reply). ``answering``: the
+        message chosen in an account (else the reporter's newest)."""
         flow = application.ReplyFlow(self.project, self.settings)
         with self._lock:
-            first = flow.form(thread, what or flow.default_kind(thread))
+            first = flow.form(thread, what or flow.default_kind(thread), answering=answering)
             forms = {first.kind: first}
             if first.is_reply:
                 other = {"receipt": "reply", "reply": "receipt"}[first.kind]
-                forms[other] = flow.form(thread, other)
+                forms[other] = flow.form(thread, other, answering=answering)
             return forms
 
-    def propose_compose(self, thread: Thread, form: "ComposeForm", *, allow_clear: bool = False):
+    def propose_compose(self, thread: Thread, form: "ComposeForm", *, allow_clear: bool = False, answering=None):
         """The draft proposal of a composed reply on a project thread (writes nothing).
         ``allow_clear``: the user chose to draft in clear a reply to an encrypted report."""
         with self._lock:
             return application.ReplyFlow(self.project, self.settings).propose(thread, form=form,
-                                                                              allow_clear=allow_clear)
+                                                                              allow_clear=allow_clear,
+                                                                              answering=answering)
+
+    def compose_route(self, kind: str, *, thread_id: ThreadId | None = None, thread: Thread | None = None,
+                      account_id: str | None = None, message_id: str | None = None) -> "ComposeRoute":
+        """Where a compose on this row goes (``application.route_compose``): decided from the
+        row (a project thread, or a personal message and what it answers), not from where
+        it was found."""
+        source = None
+        if account_id is not None and message_id and kind != "new":
+            with self._mailbox_lock:
+                source = self._mailboxes.message(account_id, message_id).content
+        with self._lock:
+            return application.route_compose(application.OutgoingRule(self.project), kind, thread_id=thread_id,
+                                             thread=thread, account_id=account_id, message_id=message_id,
+                                             source=source)
 
     def personal_forms(self, account_id: str, message_id: str | None, what: str) -> dict[str, "ComposeForm"]:
         """The compose forms on a personal account's message (None: new mail); a forward
@@ -184,9 +206,11 @@ class Session:
                     for how in (application.FORWARD_INLINE, application.FORWARD_ATTACHED)}
 
     def propose_personal(self, account_id: str, form: "ComposeForm", source_id: str | None):
-        """Send (access = "send"), draft ("draft") or blocked ("read"); writes nothing."""
-        with self._mailbox_lock:
-            flow = application.ComposeFlow(self._mailboxes.get(account_id), self.settings)
+        """Send (access = "send"), draft ("draft") or blocked ("read", or a message that answers
+        a thread of the security list: the outgoing rule); writes nothing."""
+        with self._lock, self._mailbox_lock:  # the rule asks the project's sources: both, in apply's order
+            flow = application.ComposeFlow(self._mailboxes.get(account_id), self.settings,
+                                           rule=application.OutgoingRule(self.project))
             return flow.propose(form, source_id=source_id)
 
     def compose_where(self, account_id: str | None) -> str:
@@ -256,6 +280,9 @@ class Session:
             TrackerError: the tracker cannot be opened.
         """
         with self._tracker_lock:
+            if self._tracker_stale:
+                self._tracker_stale = False
+                self.project.close_tracker()
             opened = self.project.tracker is not None
             tracker = self.project.open_tracker()
             if not opened:

@@ -26,6 +26,9 @@ from pathlib import Path
 from mailtriage.backends.contract import Message, OutgoingAttachment, Thread, reply_subject
 from mailtriage.backends.mailbox_contract import Compose
 from mailtriage.backends.mime import is_plain_address
+from mailtriage.backends.send_ledger import SendLedger
+from mailtriage.backends.send_policy import (ANSWERING_KINDS, DEFAULT_SEND_CAP, SendRefused,
+                                             check_before_confirm, refusal_hint)
 from mailtriage.core.inert import header_text
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 from mailtriage.workflows.text import one_line, plain_lines
@@ -300,6 +303,38 @@ def personal_form(kind: str, source: Message | None, own_address: str, *, signat
     raise ValueError(f"unknown compose kind {kind!r}")
 
 
+def _send_refused_now(mailbox, kind: str, source_id: str | None, account_id: str) -> str | None:
+    """Why the send policy (Principle 10) will refuse this send, as far as it is known now
+    (the answered message's headers, the account's authserv_id, the send cap), or None."""
+    account = getattr(mailbox, "account", None)
+    try:
+        original = list(mailbox.get(source_id).content.headers) if source_id and kind in ANSWERING_KINDS else None
+        refusal = check_before_confirm(kind, original, authserv_id=getattr(account, "authserv_id", None),
+                                       sent_recently=SendLedger().count(account_id),
+                                       send_cap=getattr(account, "send_cap", DEFAULT_SEND_CAP))
+    except SendRefused as exc:  # the send ledger cannot be read: the send would be refused too
+        refusal = exc.refusal
+    if refusal is None:
+        return None
+    text = f"the send policy (Principle 10) refuses this send ({refusal.reason}, {refusal.rule}): {refusal.detail}"
+    hint = refusal_hint(refusal, account_id)
+    return f"{text}; {hint}" if hint else text
+
+
+def refused_personal(kind: str, *, account_id: str, verdict) -> Proposal:
+    """A personal reply or forward the outgoing rule refuses (``verdict``: a
+    :class:`~mailtriage.workflows.security_thread.Verdict` that is not personal): the
+    message answers a thread of the security list, or that could not be checked."""
+    kind = REPLY if kind in (RECEIPT, "") else kind
+    proposal = Proposal(f"{KIND_TITLES.get(kind, 'Mail')} — nothing from account {account_id}")
+    proposal.facts.update({"account": account_id, "compose_kind": kind, "blocked_by": "security_thread",
+                           "security_thread": verdict.security})
+    proposal.blocked = verdict.refused or (
+        f"this message answers a thread of the security list ({verdict.why}): it is answered only as the "
+        f"project's draft with the security CC, never sent from account {account_id}")
+    return proposal
+
+
 def propose_personal(mailbox, form: ComposeForm, *, account_id: str, access: str, source_id: str | None = None,
                      from_name: str | None = None, from_address: str = "") -> Proposal:
     """The proposal of a personal compose on ``mailbox`` (an adapter): with ``access =
@@ -322,6 +357,13 @@ def propose_personal(mailbox, form: ComposeForm, *, account_id: str, access: str
         proposal.blocked = "; ".join(problems)
         proposal.facts["blocked_by"] = "compose"
         return proposal
+    if sending:
+        refused = _send_refused_now(mailbox, kind, source_id, account_id)
+        if refused:
+            # Known before the confirmation: said here, not after it (issue 30 §6).
+            proposal.blocked = refused
+            proposal.facts["blocked_by"] = "send_policy"
+            return proposal
     compose = Compose(kind=kind, to=form.to, cc=form.cc, subject=form.subject or None, body=form.body,
                       source_id=source_id if kind != NEW else None, from_name=from_name,
                       forward_inline=form.forward_as == FORWARD_INLINE)

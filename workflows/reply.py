@@ -56,14 +56,16 @@ def own_addresses(config) -> set[str]:
 
 
 def reply_form(config, thread: Thread, kind: str, identity: Identity | None = None, *,
-               forward_as: str = "inline") -> ComposeForm:
+               forward_as: str = "inline", answering: Message | None = None) -> ComposeForm:
     """The compose form of a reply on a project source, filled in: the receipt template,
     a quoted reply to the reporter, a reply to all, or a forward (To left for the user).
-    The security CC is in Cc of each; the signature and name come from settings."""
+    The security CC is in Cc of each; the signature and name come from settings.
+    ``answering``: the message the user chose (found in an account, it may not be in the
+    project's copy of the thread); else the reporter's newest message."""
     identity = identity or Identity()
     cc = resolve_security_cc(config)
     own = own_addresses(config)
-    target = _reply_target(thread, own)
+    target = answering if answering is not None else _reply_target(thread, own)
     security = [cc.security_cc] if cc.security_cc else []
     to: tuple[str, ...] = (target.sender.email,) if target.sender.email else ()
     if kind == RECEIPT:

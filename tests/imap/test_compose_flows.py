@@ -14,6 +14,7 @@ from mailtriage.backends.contract import DraftRequest, OutgoingAttachment
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.imap.source import ImapSource
 from mailtriage.backends.mailbox_contract import MailQuery
+from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.settings import UserSettings
 from mailtriage.workflows.compose import FORWARD_ATTACHED, read_editor_text, editor_text
 from mailtriage.workflows.proposals import WriteKind
@@ -55,14 +56,51 @@ def test_a_confirmed_reply_is_sent_from_the_configured_name_and_copied_to_sent(s
     assert [m.message_id for m in sent] == [mail["Message-ID"]]
 
 
-def test_principle_10_refuses_the_send_and_nothing_leaves(sender, smtp, seed):  # noqa: F811
+def test_principle_10_refuses_the_send_in_the_proposal_and_nothing_leaves(sender, smtp, seed):  # noqa: F811
+    """Issue 30 §6: a refusal known before the confirmation is in the proposal, not after it."""
     seed("INBOX", make_mail(1, message_id="<r1@reporter.net>", extra="Auto-Submitted: auto-replied"))
     source_id = inbox_id(sender, "<r1@reporter.net>")
     flow = ComposeFlow(sender, SETTINGS)
     proposal = flow.propose(flow.form("reply", sender.get(source_id).content), source_id=source_id)
-    report = proposal.apply(confirmed=True)
-    assert not report.ok and "automated" in report.failed[1]
+    assert proposal.facts["blocked_by"] == "send_policy" and not proposal.writes
+    assert proposal.blocked == ("the send policy (Principle 10) refuses this send (automated-sender, "
+                                "auto-submitted): the message is automated (Auto-Submitted: auto-replied)")
+    with pytest.raises(PermissionError):
+        proposal.apply(confirmed=True)
     assert smtp.log.connections == 0 and sender.list(MailQuery(folder="Sent")).total == 0
+
+
+def test_no_authserv_id_is_said_in_the_proposal_with_what_to_set(sender, smtp, seed):  # noqa: F811
+    seed("INBOX", make_mail(1, message_id="<r1@reporter.net>", extra=PASS))
+    source_id = inbox_id(sender, "<r1@reporter.net>")
+    flow = ComposeFlow(replace_account(sender, authserv_id=None), SETTINGS)
+    proposal = flow.propose(flow.form("reply", sender.get(source_id).content), source_id=source_id)
+    assert "no trusted Authentication-Results issuer (authserv-id) is configured" in proposal.blocked
+    assert f"set authserv_id in [accounts.{sender.account_id}]" in proposal.blocked
+    # A forward answers no one: only the cap applies, so it may be sent.
+    forward = replace(flow.form("forward", sender.get(source_id).content), to=("dev@example.net",))
+    assert not flow.propose(forward, source_id=source_id).blocked
+    assert smtp.log.connections == 0
+
+
+def test_the_send_checks_again_when_the_cap_is_reached_after_the_proposal(sender, smtp, seed):  # noqa: F811
+    seed("INBOX", make_mail(1, message_id="<r1@reporter.net>", extra=PASS))
+    source_id = inbox_id(sender, "<r1@reporter.net>")
+    flow = ComposeFlow(sender, SETTINGS)
+    proposal = flow.propose(flow.form("reply", sender.get(source_id).content), source_id=source_id)
+    assert not proposal.blocked
+    ledger = SendLedger()
+    for _ in range(sender.account.send_cap):
+        ledger.record(sender.account_id)  # another process sent meanwhile
+    report = proposal.apply(confirmed=True)
+    assert not report.ok and "send cap reached" in report.failed[1]
+    assert smtp.log.connections == 0
+
+
+def replace_account(mailbox, **changes):
+    """The same mailbox with account settings changed (the adapter reads them when it sends)."""
+    mailbox.account = replace(mailbox.account, **changes)
+    return mailbox
 
 
 def test_forward_as_attachment_and_new_mail_with_a_file(sender, smtp, seed, tmp_path):  # noqa: F811

@@ -192,6 +192,10 @@ class ControllerBase(Screen):
         """compose: the last composed reply proposed again in clear (the user chose it)."""
         raise NotImplementedError
 
+    def compose_kept(self, why: str, body: str | None = None) -> bool:
+        """compose: the compose dialog again with what the user wrote, after a refusal."""
+        raise NotImplementedError
+
     def select_pending_issue(self) -> None:
         """overview: the tracker list is shown; select the issue ``s`` jumped to."""
         raise NotImplementedError

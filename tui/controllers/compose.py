@@ -2,15 +2,17 @@
 
 On a thread of a project source every one of them becomes a *draft* proposal with the
 security CC (``r`` starts with the receipt template on a fresh report and a quoted reply
-otherwise; the other is Ctrl+r away in the compose dialog). On a personal account's
-message they are sent after confirmation (``access = "send"``, through the send policy,
+otherwise; the other is Ctrl+r away in the compose dialog). So does a personal account's
+message that answers a thread of the security list (the outgoing rule, decided from the
+message: ``Session.compose_verdict``), or it is refused. Any other personal
+message's reply is sent after confirmation (``access = "send"``, through the send policy,
 with a copy in Sent), saved as a draft (``"draft"``) or blocked (``"read"``); ``C`` is for
 personal accounts only. The order is always: compose dialog → proposal dialog → write.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -24,7 +26,7 @@ from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.sanitize import inert
 
 if TYPE_CHECKING:
-    from mailtriage.application import ApplyReport, ComposeForm, Thread, ThreadId, ThreadSummary
+    from mailtriage.application import ApplyReport, ComposeForm, Message, Thread, ThreadId, ThreadSummary
 
 #: The request kind and worker group of compose work (Esc cancels it like a reply).
 GROUP = "reply"
@@ -40,6 +42,8 @@ class ComposeTarget:
     thread_id: ThreadId | None = None
     account_id: str | None = None
     message_id: str | None = None
+    #: A project draft's message answered when it was chosen in an account (the rule's route).
+    answering: Message | None = None
 
     @property
     def personal(self) -> bool:
@@ -53,8 +57,11 @@ class ComposeController(ControllerBase):
         #: nothing); set by the reading controller.
         self.open_mailbox_row: MailboxRow | None = None
         #: The last composed reply, proposed again in clear when the user chooses that for
-        #: an encrypted report whose reporter has no key to encrypt to (OpenPGP).
+        #: an encrypted report whose reporter has no key to encrypt to (OpenPGP), and shown
+        #: again after a refusal (what the user wrote is never lost).
         self._last_composed: tuple[ComposeTarget, ComposeForm] | None = None
+        #: The forms and the "Goes to" line of the compose dialog last opened.
+        self._compose_shown: tuple[dict[str, ComposeForm], str] | None = None
 
     #: accounts: the folder in the thread list, (account id, folder id, name) or None.
     open_folder_key: tuple[str, str, str] | None
@@ -98,6 +105,7 @@ class ComposeController(ControllerBase):
             self.notify(target, severity="warning", markup=False)
             return
         self.reader.show_status("preparing the mail … (Esc cancels)")
+        self._last_composed = None  # a refusal of this compose must not bring back an older one
         self._prepare_compose(self.new_request(GROUP), target)
 
     @work(thread=True, exclusive=True, group=GROUP, exit_on_error=False)
@@ -105,14 +113,24 @@ class ComposeController(ControllerBase):
         worker = get_current_worker()
         session = self.session
         try:
-            if target.personal:
+            # The outgoing rule decides from the row, not from the pane, account or search it is in.
+            route = session.compose_route(target.kind, thread_id=target.thread_id, thread=target.thread,
+                                          account_id=target.account_id, message_id=target.message_id)
+            if route.refused is not None:
+                if not worker.is_cancelled:
+                    self.post_message(ProposalReady(request, route.refused, "compose"))
+                return
+            if route.project:
+                thread = route.thread or session.read_thread(route.thread_id).value
+                where = session.compose_where(None)
+                if target.personal:  # an account's message that answers a security-list thread: say so
+                    where += f" — {route.why}"
+                target = ComposeTarget(target.kind, thread=thread, thread_id=thread.thread_id,
+                                       answering=route.answering)
+                forms = session.reply_forms(thread, target.kind, route.answering)
+            else:
                 forms = session.personal_forms(target.account_id, target.message_id, target.kind)
                 where = session.compose_where(target.account_id)
-            else:
-                thread = target.thread or session.read_thread(target.thread_id).value
-                target = ComposeTarget(target.kind, thread=thread, thread_id=thread.thread_id)
-                forms = session.reply_forms(thread, target.kind)
-                where = session.compose_where(None)
         except Exception as exc:
             self.post_message(ProposalFailed(request, "Preparing the mail failed", exc))
             return
@@ -122,12 +140,16 @@ class ComposeController(ControllerBase):
     def on_compose_ready(self, message: ComposeReady) -> None:
         # Start-up: the dialog and the compose workflows (mime, the mailbox contract) load on
         # first use; imported with the app they were ~1 s of 6 (python -X importtime, loaded machine).
-        from mailtriage.tui.dialogs.compose import ComposeDialog
-
         if not self.is_current(GROUP, message.request):
             return
         self.reader.restore_status()
-        target = message.target
+        self._open_compose(message.target, dict(message.forms), message.where)
+
+    def _open_compose(self, target: ComposeTarget, forms: dict[str, ComposeForm], where: str,
+                      note: str | None = None) -> None:
+        from mailtriage.tui.dialogs.compose import ComposeDialog  # lazy, as above
+
+        self._compose_shown = (forms, where)
 
         def composed(form: ComposeForm | None) -> None:
             if form is None:
@@ -136,8 +158,22 @@ class ComposeController(ControllerBase):
             self.reader.show_status("preparing the proposal … (Esc cancels)")
             self._propose_compose(self.new_request(GROUP), target, form)
 
-        self.app.push_screen(ComposeDialog(dict(message.forms), where=message.where,
-                                           cursor_blink=self.shell.cursor_blink), composed)
+        self.app.push_screen(ComposeDialog(forms, where=where, note=note, cursor_blink=self.shell.cursor_blink),
+                             composed)
+
+    def compose_kept(self, why: str, body: str | None = None) -> bool:
+        """After a refusal (a blocked proposal, a send refused at confirm time): the compose
+        dialog again with what the user wrote (``body``: as edited in the proposal), saying
+        why. False when there is no composed mail to bring back."""
+        if self._last_composed is None or self._compose_shown is None:
+            return False
+        target, form = self._last_composed
+        forms, where = self._compose_shown
+        if body is not None:
+            form = replace(form, body=body)
+        others = {k: v for k, v in forms.items() if (v.kind, v.forward_as) != (form.kind, form.forward_as)}
+        self._open_compose(target, {"kept": form, **others}, where, note=f"{why} — what you wrote is kept")
+        return True
 
     def compose_again_in_clear(self) -> None:
         """The user chose to draft the last composed reply in clear (an encrypted report)."""
@@ -156,7 +192,8 @@ class ComposeController(ControllerBase):
             if target.personal:
                 proposal = self.session.propose_personal(target.account_id, form, target.message_id)
             else:
-                proposal = self.session.propose_compose(target.thread, form, allow_clear=allow_clear)
+                proposal = self.session.propose_compose(target.thread, form, allow_clear=allow_clear,
+                                                        answering=target.answering)
         except Exception as exc:
             self.post_message(ProposalFailed(request, "Preparing the mail failed", exc))
             return

@@ -23,6 +23,9 @@ from mailtriage.tui.sanitize import inert
 
 
 class ListingController(ControllerBase):
+    #: accounts: the folder in the thread list (account id, folder id, name), or None.
+    open_folder_key: tuple[str, str, str] | None
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.current_list: str | None = None
@@ -85,6 +88,9 @@ class ListingController(ControllerBase):
     def load_threads(self, list_name: str | None) -> None:
         other_list = list_name != self.threads.shown_list
         self.current_list = list_name
+        # The list replaces a folder in the thread list: search, C and the refresh after a
+        # write act on what is shown, never on the account left behind (issue 30 §1).
+        self.open_folder_key = None
         self.forget_live_news()
         self.threads.show_loading(list_name)
         # No cached rows while a mandatory backend is known to be down: the run is refused.

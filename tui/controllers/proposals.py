@@ -186,6 +186,8 @@ class ProposalsController(ControllerBase):
             if confirmed:
                 self.notify("writing …", markup=False, timeout=3)
                 self._apply(proposal, flow)
+            elif flow == "compose" and proposal.blocked and self.compose_kept(f"Not written: {proposal.blocked}"):
+                return  # back to the compose dialog: what was written is kept, to change
             else:
                 self.notify("Cancelled: nothing was written.", markup=False)
 
@@ -236,6 +238,10 @@ class ProposalsController(ControllerBase):
         after = AFTER_APPLY.get(message.flow)
         if after is not None:
             after(self, report)
+        if message.flow == "compose" and not report.ok:
+            # Refused at confirm time (a send cap reached meanwhile, a server's no): the text stays.
+            edited = next((w.body for w in message.proposal.writes if w.body is not None), None)
+            self.compose_kept(f"Not written: {report.failed[1]}", edited)
         # overview: the rows' marks (filed, draft pending) and the unpublished-changes mark
         self.forget_row_status()
         self.check_publish_pending()

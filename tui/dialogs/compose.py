@@ -39,10 +39,13 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
     key_context = "ComposeDialog"
     BINDINGS = bindings.COMPOSE
 
-    def __init__(self, forms: dict[str, ComposeForm], *, where: str, cursor_blink: bool = True) -> None:
+    def __init__(self, forms: dict[str, ComposeForm], *, where: str, note: str | None = None,
+                 cursor_blink: bool = True) -> None:
         """``forms``: the offered forms by key, the first shown; a second one is the
-        alternative Ctrl+r (receipt ↔ reply) or Ctrl+g (forward inline ↔ attached) loads."""
+        alternative Ctrl+r (receipt ↔ reply) or Ctrl+g (forward inline ↔ attached) loads.
+        ``note``: why the dialog is back (a refusal), shown until the form has problems."""
         super().__init__()
+        self.note = note
         self.forms = dict(forms)
         self.key = next(iter(self.forms))
         self.where = where
@@ -98,8 +101,9 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
 
     def _show_problems(self, problems) -> None:
         banner = self.query_one("#compose-problems", Static)
-        banner.update(Text.assemble(("⚠ ", "bold"), inert_text("; ".join(problems))) if problems else "")
-        banner.display = bool(problems)
+        shown = "; ".join(problems) or self.note or ""
+        banner.update(Text.assemble(("⚠ ", "bold"), inert_text(shown)) if shown else "")
+        banner.display = bool(shown)
 
     def current(self) -> ComposeForm:
         """The form as the widgets hold it, read the way the editor file is read (the

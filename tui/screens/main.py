@@ -188,6 +188,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
     def refresh_all(self) -> None:
         """R: check the sources again, list again, read the open thread again, and the tracker."""
         self.session.forget_availability()
+        self.session.forget_tracker()  # a fixed tracker descriptor is read again (issue 30 §6)
         self.row_status = {}  # overview marks: asked for again once the rows are listed
         self.query_one(ThreadList).set_statuses(self.row_status)
         self.load_threads(self.current_list)
