@@ -143,7 +143,7 @@ class LocalFilesTracker(Tracker):
         canonical = self.canonical_id(issue_id)
         path = self._path(canonical)
         try:
-            data = path.read_bytes()
+            data = fmt.read_tracker_file(path)  # never a link, a FIFO or an endless file
         except FileNotFoundError:
             raise NotFound(f"no issue {canonical} in {self.root}") from None
         except OSError as exc:

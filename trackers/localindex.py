@@ -94,8 +94,7 @@ def scan(root: Path, is_issue_name, cache: Path | None) -> tuple[list[tuple[str,
         else:
             changed = True
             try:
-                with open(entry.path, "rb") as fh:
-                    text = fh.read().decode("utf-8")
+                text = fmt.read_tracker_file(entry.path).decode("utf-8")
                 fm, _ = fmt.split_front_matter(text, entry.name)
                 meta = fmt.parse_front_matter(fm, entry.name)
                 new[entry.name] = key + [summarize(meta), None]

@@ -7,9 +7,11 @@ descriptor did not."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from mailtriage.trackers.contract import MalformedIssue
+from mailtriage.trackers.contract import BackendError, MalformedIssue
 from mailtriage.trackers.localfiles import LocalFilesTracker
 from mailtriage.workflows.threadindex import ThreadIndex
 
@@ -39,3 +41,14 @@ def test_a_descriptor_that_is_a_link_is_refused(git_env, tmp_path):
     with pytest.raises(MalformedIssue) as info:
         LocalFilesTracker(root).descriptor()
     assert "symbolic link" in str(info.value)
+
+
+def test_an_issue_file_over_the_size_bound_is_not_read_whole(git_env):
+    t = git_env.tracker
+    t.create("Heap overflow", "### Affected versions\n\n1.2.3\n", [])
+    path = next(t.root.glob("*-0001.md"))
+    os.truncate(path, 17 * 1024 * 1024)  # sparse: costs no disk
+    with pytest.raises(BackendError) as info:
+        t.view("1")
+    assert "larger than 16,777,216 bytes" in str(info.value)
+    assert any("larger than" in p for p in t.list().problems)
