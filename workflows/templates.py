@@ -10,6 +10,7 @@ formatted once, values are never formatted again).
 
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,16 @@ def sender_name_default() -> str:
     return identity().sender_name
 
 
+def _plain_placeholders(text: str) -> None:
+    """Raise ValueError unless every field is a plain ``{name}``: project.md's template may come
+    from a pull request, and a format spec (``{subject:>999999999}``) builds a huge string while
+    ``{name.attr}``, ``{name[0]}`` and ``!r`` reach into Python objects."""
+    for _literal, name, spec, conversion in string.Formatter().parse(text):
+        if name is not None and (spec or conversion or not name.isidentifier()):
+            raise ValueError(f"{{{name}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}}} "
+                             "is not a plain {name} placeholder")
+
+
 class OutsideProject(Exception):
     """A file project.md names lies outside the project's folder (or is no regular file)."""
 
@@ -122,7 +133,9 @@ def receipt_body(config, thread: Thread, *, sender_name: str | None = None) -> R
     if template_path:
         path = config.resolve_path(str(template_path))
         try:
-            return Rendered(_project_file(config, path).read_text(encoding="utf-8").format_map(values))
+            text = _project_file(config, path).read_text(encoding="utf-8")
+            _plain_placeholders(text)
+            return Rendered(text.format_map(values))
         except OutsideProject as exc:
             note = f"templates.receipt: {exc}; the default text is proposed"
         except (OSError, UnicodeDecodeError) as exc:

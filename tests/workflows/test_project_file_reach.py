@@ -51,3 +51,15 @@ def test_a_receipt_template_inside_the_project_folder_is_used(mbox_env):
     _point_template_at(mbox_env, "templates/team.md")
     body, _notes = _receipt(mbox_env)
     assert body.startswith("Dear Rita Reporter: received.")
+
+
+@pytest.mark.parametrize("field", ["{subject:>20000000}", "{reporter_name.__class__}", "{subject!r}",
+                                   "{reporter_name[0]}"])
+def test_a_receipt_template_takes_plain_placeholders_only(mbox_env, field):
+    # A format spec would let a pull request make one huge string; attribute and index access
+    # reach into Python objects. Only {name} is a placeholder.
+    (mbox_env.project / "templates" / "team.md").write_text(f"Dear {{reporter_name}} {field}\n", encoding="utf-8")
+    _point_template_at(mbox_env, "templates/team.md")
+    body, notes = _receipt(mbox_env)
+    assert body.startswith("Hi Rita Reporter,") and len(body) < 10_000
+    assert any("not a valid template" in n and "{name}" in n for n in notes), notes
