@@ -127,8 +127,9 @@ def _token(args: argparse.Namespace, config) -> str:
 
 def _serve(args: argparse.Namespace, config) -> int:
     ModesServer = application.ModesServer
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="mailtriage modes: %(message)s")
+    handler = logging.StreamHandler()
+    handler.setFormatter(_InertFormatter("mailtriage modes: %(message)s"))
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
     server = ModesServer(config, host=args.host, port=args.port)
 
     def ready(s: ModesServer) -> None:
@@ -166,6 +167,13 @@ def _serve(args: argparse.Namespace, config) -> int:
 def _emit(doc) -> None:
     # Case records hold mail text: through the one inert-text boundary, like every other command.
     sys.stdout.write(scrub(application.json_dumps(scrub_json(doc))) + "\n")
+
+
+class _InertFormatter(logging.Formatter):
+    """Log lines quote server text, Message-IDs and tracebacks: inert, lines kept, secrets masked."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return application.terminal_text(scrub(super().format(record)))
 
 
 def _err(text: str) -> None:

@@ -238,7 +238,7 @@ def _dispatch(args: argparse.Namespace, inputs: _Inputs, out: Any, err: Any) -> 
     finally:
         # what the backend noticed on the way (e.g. a repository that moved): stderr, never stdout
         for notice in getattr(tracker, "notices", ()):
-            print(f"{PROG} {command}: note: {notice}", file=err)
+            print(terminal_text(f"{PROG} {command}: note: {scrub(notice)}"), file=err)  # server text
         tracker.close_backend()
 
 

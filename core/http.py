@@ -18,6 +18,10 @@ from mailtriage.core.trace import TRACE
 USER_AGENT = "mailtriage/0.1 (+terminal triage client)"
 DEFAULT_TIMEOUT = 20.0
 RETRY_STATUSES = (429, 503)
+# The URLs of archives come from project.md (team data): a server there may answer without end.
+# No answer we read is near these (a Gmail raw message is at most ~35 MB as base64).
+MAX_RESPONSE_BYTES = 256 * 1024 * 1024
+MAX_RESPONSE_SECONDS = 900.0  # the timeout above is per read: a slow drip would never trip it
 
 
 class HttpError(Exception):
@@ -119,7 +123,7 @@ class HttpClient:
             TRACE.log(f"http:{self.channel}", ">", f"{method} {full}")
             t0 = time.perf_counter()
             try:
-                response = self._client.request(method, url, **kwargs)
+                response = self._bounded(method, url, full, kwargs)
             except httpx.TimeoutException as exc:
                 TRACE.log(f"http:{self.channel}", "!", f"timeout: {exc}")
                 raise HttpError(full, f"timed out: {exc}") from exc
@@ -141,6 +145,23 @@ class HttpClient:
                                 response.status_code)
             TRACE.log(f"http:{self.channel}", "!", f"{response.status_code}: retrying after {wait:.1f}s")
             self._sleep(wait)
+
+    def _bounded(self, method: str, url: str, full: str, kwargs: dict):
+        """The response, its body read whole, within MAX_RESPONSE_BYTES and MAX_RESPONSE_SECONDS."""
+        deadline = time.monotonic() + MAX_RESPONSE_SECONDS
+        with self._client.stream(method, url, **kwargs) as response:
+            chunks, size = [], 0
+            for chunk in response.iter_bytes():  # decoded: a compression bomb counts as what it becomes
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    TRACE.log(f"http:{self.channel}", "!", f"answer over {MAX_RESPONSE_BYTES} bytes: stopped")
+                    raise HttpError(full, f"the answer is larger than {MAX_RESPONSE_BYTES:,} bytes; not read further")
+                if time.monotonic() > deadline:
+                    TRACE.log(f"http:{self.channel}", "!", f"answer still coming after {MAX_RESPONSE_SECONDS:.0f}s")
+                    raise HttpError(full, f"the answer was still coming after {MAX_RESPONSE_SECONDS:.0f}s; not read further")
+                chunks.append(chunk)
+            response._content = b"".join(chunks)  # what Response.read() sets: .content/.json() work after close
+        return response
 
     def get(self, url: str, **kwargs: Any):
         return self.request("GET", url, **kwargs)

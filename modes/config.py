@@ -70,6 +70,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from mailtriage.core import private_files
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.secrets import get_secret, remember_secret, set_secret
 from mailtriage.core.settings import data_dir
@@ -171,7 +172,8 @@ def load_config(path: Path | None, *, overrides: Mapping[str, Any] | None = None
     data: dict[str, Any] = {}
     if path is not None:
         try:
-            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+            # it names a CA file, password variables and the record's path: the one file rule
+            data = tomllib.loads(private_files.read_text(path))
         except FileNotFoundError:
             raise ConfigError(path, "(file)", "does not exist", "a TOML file (see docs/modes.md)") from None
         except tomllib.TOMLDecodeError as exc:

@@ -79,10 +79,12 @@ class LocalFilesTracker(Tracker):
             if not self.root.is_dir():
                 raise NotFound(f"no local tracker folder at {self.root}")
             try:
-                text = self.descriptor_path.read_text(encoding="utf-8")
+                text = fmt.read_tracker_file(self.descriptor_path).decode("utf-8")
             except FileNotFoundError:
                 raise NotFound(f"{self.root} has no {fmt.DESCRIPTOR_NAME}; run `mailtriage tracker init` "
                                "or `mailtriage tracker detect --write`") from None
+            except OSError as exc:
+                raise MalformedIssue(str(self.descriptor_path), exc.strerror or str(exc)) from None
             self._descriptor = fmt.parse_descriptor(text, str(self.descriptor_path))
         return self._descriptor
 
@@ -141,7 +143,7 @@ class LocalFilesTracker(Tracker):
         canonical = self.canonical_id(issue_id)
         path = self._path(canonical)
         try:
-            data = path.read_bytes()
+            data = fmt.read_tracker_file(path)  # never a link, a FIFO or an endless file
         except FileNotFoundError:
             raise NotFound(f"no issue {canonical} in {self.root}") from None
         except OSError as exc:

@@ -31,12 +31,38 @@ body can forge a comment.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from typing import Any
 
 from mailtriage.trackers.contract import MalformedIssue
+
+MAX_FILE_BYTES = 16 * 1024 * 1024  # far over any issue; bounds what one file can make us hold
+
+
+def read_tracker_file(path: Any) -> bytes:
+    """The bytes of a file in the tracker folder: a regular file, never a link, at most
+    MAX_FILE_BYTES. The folder is team data (a pull request can add a link to ~/.ssh or to
+    /dev/zero; git stores links). Raises OSError naming what is wrong."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "is a symbolic link (never followed in a tracker)") from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "is not a regular file")
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise OSError(errno.EFBIG, f"is larger than {MAX_FILE_BYTES:,} bytes")
+    return data
+
 
 FORMAT_NAME = "mailtriage-local-tracker"
 FORMAT_VERSION = 1

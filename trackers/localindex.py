@@ -9,6 +9,10 @@ titles of embargoed issues, so it must not go to a shared cache folder).
 
 Search does not use the index: it greps each file's raw bytes for the words (fast), and
 only the matches are shown.
+
+Read and written under the one file rule (core/private_files.py): a working copy on a shared
+machine may have a metadata folder others can write, and an index planted there, or a link
+under its name, is treated as missing and not written.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from mailtriage.core import private_files
+from mailtriage.core.errors import ConfigError
 from mailtriage.trackers import localformat as fmt
 from mailtriage.trackers.contract import MalformedIssue
 
@@ -37,9 +43,8 @@ def _load(path: Path | None) -> dict[str, list]:
     if path is None:
         return {}
     try:
-        with open(path, "rb") as fh:
-            data = json.loads(fh.read())
-    except (OSError, ValueError):
+        data = json.loads(private_files.read_bytes(path))
+    except (OSError, ValueError, ConfigError):  # missing, broken or planted: rebuilt
         return {}
     if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
         return {}
@@ -50,14 +55,11 @@ def _load(path: Path | None) -> dict[str, list]:
 def _save(path: Path | None, files: dict[str, list]) -> None:
     if path is None:
         return
+    text = json.dumps({"version": INDEX_VERSION, "files": files}, ensure_ascii=False, separators=(",", ":"))
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump({"version": INDEX_VERSION, "files": files}, fh, ensure_ascii=False, separators=(",", ":"))
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache that cannot be written only costs time
+        private_files.write_atomic(path, text.encode("utf-8"))
+    except (OSError, ConfigError):
+        pass  # a cache that cannot be written (or not safely) only costs time
 
 
 def summarize(meta: dict[str, Any]) -> dict[str, Any]:
@@ -92,8 +94,7 @@ def scan(root: Path, is_issue_name, cache: Path | None) -> tuple[list[tuple[str,
         else:
             changed = True
             try:
-                with open(entry.path, "rb") as fh:
-                    text = fh.read().decode("utf-8")
+                text = fmt.read_tracker_file(entry.path).decode("utf-8")
                 fm, _ = fmt.split_front_matter(text, entry.name)
                 meta = fmt.parse_front_matter(fm, entry.name)
                 new[entry.name] = key + [summarize(meta), None]

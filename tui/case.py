@@ -14,6 +14,8 @@ from typing import Any
 
 from rich.text import Text
 
+from mailtriage.core import private_files
+from mailtriage.core.errors import ConfigError
 from mailtriage.core.paths import UnsafePath, check_private_dir
 from mailtriage.core.settings import config_dir, data_dir
 from mailtriage.tui.sanitize import inert_text
@@ -25,9 +27,9 @@ def modes_database(settings) -> Path:
     if isinstance(table, dict) and isinstance(table.get("database"), str) and table["database"].strip():
         return Path(table["database"]).expanduser()
     modes_toml = config_dir() / "modes.toml"
-    try:
-        data = tomllib.loads(modes_toml.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    try:  # the one file rule: a modes.toml another user could plant names no record for us
+        data = tomllib.loads(private_files.read_text(modes_toml))
+    except (OSError, ValueError, ConfigError):
         data = {}
     if isinstance(data.get("database"), str) and data["database"].strip():
         return Path(data["database"]).expanduser()

@@ -10,7 +10,9 @@ formatted once, values are never formatted again).
 
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from mailtriage.backends.contract import Thread, reply_subject
@@ -86,6 +88,34 @@ def sender_name_default() -> str:
     return identity().sender_name
 
 
+def _plain_placeholders(text: str) -> None:
+    """Raise ValueError unless every field is a plain ``{name}``: project.md's template may come
+    from a pull request, and a format spec (``{subject:>999999999}``) builds a huge string while
+    ``{name.attr}``, ``{name[0]}`` and ``!r`` reach into Python objects."""
+    for _literal, name, spec, conversion in string.Formatter().parse(text):
+        if name is not None and (spec or conversion or not name.isidentifier()):
+            raise ValueError(f"{{{name}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}}} "
+                             "is not a plain {name} placeholder")
+
+
+class OutsideProject(Exception):
+    """A file project.md names lies outside the project's folder (or is no regular file)."""
+
+
+def _project_file(config, path: Path) -> Path:
+    """``path`` resolved, when it is a regular file inside the folder of project.md.
+
+    project.md is team data (an attacker's pull request can change it): a file it names for
+    text we mail out must not be ``~/.ssh/id_ed25519`` or a link to it."""
+    real = path.resolve()
+    folder = Path(config.directory).resolve()
+    if not real.is_relative_to(folder):
+        raise OutsideProject(f"{path} is outside the project folder {folder}")
+    if real.exists() and not real.is_file():  # a FIFO would hang the proposal
+        raise OutsideProject(f"{path} is not a regular file")
+    return real
+
+
 def receipt_body(config, thread: Thread, *, sender_name: str | None = None) -> Rendered:
     """The receipt-of-confirmation text for the report that opened ``thread``."""
     root = thread.messages[0] if thread.messages else None
@@ -103,7 +133,11 @@ def receipt_body(config, thread: Thread, *, sender_name: str | None = None) -> R
     if template_path:
         path = config.resolve_path(str(template_path))
         try:
-            return Rendered(path.read_text(encoding="utf-8").format_map(values))
+            text = _project_file(config, path).read_text(encoding="utf-8")
+            _plain_placeholders(text)
+            return Rendered(text.format_map(values))
+        except OutsideProject as exc:
+            note = f"templates.receipt: {exc}; the default text is proposed"
         except (OSError, UnicodeDecodeError) as exc:
             why = getattr(exc, "strerror", None) or str(exc)
             note = f"the receipt template {path} could not be read ({why}); the default text is proposed"

@@ -26,6 +26,7 @@ from pathlib import Path
 from mailtriage.backends.contract import ThreadId
 from mailtriage.core import private_files, settings
 from mailtriage.core.errors import ConfigError
+from mailtriage.trackers.localformat import read_tracker_file
 
 _ISSUE_FILE = re.compile(r"^([A-Z][A-Z0-9]*-\d+)\.md$")
 _THREAD_LINE = re.compile(r"^Thread: `([^`\s]+)`\s*$", re.MULTILINE)
@@ -106,8 +107,8 @@ class ThreadIndex:
                 if known is not None and known[0] == st.st_mtime_ns and known[1] == st.st_size:
                     seen[entry.name] = known
                     continue
-                try:
-                    text = Path(entry.path).read_text(encoding="utf-8", errors="replace")
+                try:  # team data: a link (to ~/.ssh, /dev/zero, a FIFO) is never followed
+                    text = read_tracker_file(entry.path).decode("utf-8", errors="replace")
                 except OSError:
                     continue
                 seen[entry.name] = [st.st_mtime_ns, st.st_size, keys_of(text)]
