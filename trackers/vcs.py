@@ -8,6 +8,7 @@ its stderr.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -247,8 +248,6 @@ def svn_commit_revision(output: str) -> str | None:
 
 def content_digest(path: Path) -> str:
     """sha256 of a file's bytes; ``dir`` for a folder, ``-`` for nothing there."""
-    import hashlib
-
     if path.is_symlink():
         return "link:" + os.readlink(path)
     if path.is_dir():
@@ -288,8 +287,6 @@ def snapshot_differences(wc: WorkingCopy, reviewed: dict[str, str], now: dict[st
 
 
 def fingerprint(state: dict[str, str]) -> str:
-    import hashlib
-
     text = "".join(f"{p}\0{state[p]}\n" for p in sorted(state))
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from mailtriage.core.origins import secret_key
 from mailtriage.core.projectconfig import load_project
 from mailtriage.trackers.registry import open_tracker
 from tests.workflows.conftest import REPORT, mail, report_thread, sh, write_mbox
@@ -207,7 +208,7 @@ def test_five_processes_importing_one_thread_leave_one_github_issue(mbox_env, ch
     server = GitHubServer().start()
     try:
         server.search_lag = SEARCH_LAG
-        set_secret(f"github:{server.repo}", server.token)
+        set_secret(secret_key("github", server.url, server.repo), server.token)
         _server_project(mbox_env, {"tracker.platform": "github",
                                    "tracker.github": {"repo": server.repo, "api_url": server.url}})
         results = run_many(mbox_env.project, [["import", f"mbox:{REPORT}", "--yes"]] * RUNS, child_keyring)
@@ -235,7 +236,7 @@ def test_five_processes_importing_one_thread_leave_one_jira_issue(mbox_env, chil
     server = JiraServer(api_version=version).start()
     try:
         server.search_lag = SEARCH_LAG
-        set_secret(f"jira:{server.url.split('://', 1)[1]}", server.token)
+        set_secret(secret_key("jira", server.url), server.token)
         _server_project(mbox_env, {"tracker.platform": "jira",
                                    "tracker.jira": {"url": server.url, "project": server.project,
                                                     "api_version": version, "security_level": "Embargoed",
@@ -266,7 +267,7 @@ def test_a_jira_issue_search_cannot_see_yet_is_found_after_creating_and_ours_fol
     server = JiraServer(api_version=2).start()
     try:
         server.search_lag = 600.0  # nothing created in this test reaches search
-        set_secret(f"jira:{server.url.split('://', 1)[1]}", server.token)
+        set_secret(secret_key("jira", server.url), server.token)
         _server_project(mbox_env, {"tracker.platform": "jira",
                                    "tracker.jira": {"url": server.url, "project": server.project, "api_version": 2,
                                                     "security_level": "Embargoed", "auth": "bearer"}})
