@@ -2,12 +2,21 @@
 
 Every request carries ``Authorization: Bearer`` (redacted in the trace) and
 ``Prefer: IdType="ImmutableId"``, so message IDs survive moves between folders. A 401
-asks msal for a fresh token once and retries once; 429 and 503 are retried by
-:class:`HttpClient` as ``Retry-After`` says. Errors:
+asks msal for a fresh token once and retries once.
+
+Throttling (learn.microsoft.com/graph/throttling): Graph answers 429, sometimes 503 or
+504, with ``Retry-After`` when it has one; without it the client is to back off
+exponentially. So 429 and 503 are retried for every method, and 502 and 504 (a gateway
+that may have passed the request on) for the idempotent ones (GET, PATCH, PUT, DELETE):
+the wait is ``Retry-After`` when given, else truncated exponential backoff with jitter
+(:class:`Backoff`), all within a total deadline. A ``Retry-After`` longer than
+:data:`MAX_RETRY_AFTER` is not slept through: the call fails at once, naming the wait
+Graph asked for. Each wait is a trace line and an op-log ``backoff`` record. Errors:
 
 * 401 after the refresh -> :class:`SignInNeeded`; 403 ``ErrorAccessDenied`` ->
   :class:`SignInNeeded` when the grant lacks a scope is the likely cause (named);
-* 429 / 5xx after the retries, transport failures -> :class:`Unavailable`;
+* 429 / 5xx after the retries, transport failures -> :class:`Unavailable` (saying how
+  many tries over how long, or the wait Graph asked for);
 * 404 -> :class:`GraphNotFound`; 410 -> :class:`GraphGone` (an expired delta token);
   other 4xx -> :class:`BackendFailure` with Graph's code and message.
 
@@ -18,15 +27,38 @@ point below the configured ``graph_base``, so a token never goes to another host
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator, Mapping
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping
 
 from mailtriage.backends.errors import BackendFailure, SignInNeeded, Unavailable
 from mailtriage.backends.microsoft.account import MicrosoftAccount
 from mailtriage.backends.microsoft.auth import MicrosoftSignIn
 from mailtriage.backends.oauth_http import make_client
-from mailtriage.core.http import HttpClient, HttpError
+from mailtriage.core.http import HttpClient, HttpError, RetryPolicy, retry_after_seconds
+from mailtriage.core.trace import OPLOG, TRACE
 
 IMMUTABLE = 'IdType="ImmutableId"'
+THROTTLED = (429, 503)  # Graph's throttling answers: the request was not carried out
+GATEWAY = (502, 504)  # may have reached the mailbox: retried for idempotent methods only
+IDEMPOTENT = ("GET", "PATCH", "PUT", "DELETE")
+MAX_RETRY_AFTER = 60.0  # a longer Retry-After fails at once (naming it) rather than hang the user
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Truncated exponential backoff with jitter: ``base * 2**n`` plus up to ``base`` at
+    random, at most ``cap`` a wait, and no wait that would end past ``deadline`` seconds
+    from the first try."""
+
+    base: float = 1.0
+    cap: float = 16.0
+    deadline: float = 90.0
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        return min(self.cap, self.base * 2 ** (attempt - 1) + rng.uniform(0, self.base))
 
 
 class GraphNotFound(BackendFailure):
@@ -39,11 +71,22 @@ class GraphGone(BackendFailure):
 
 class GraphApi:
     def __init__(self, account: MicrosoftAccount, *, signin: MicrosoftSignIn | None = None,
-                 http: HttpClient | None = None) -> None:
+                 http: HttpClient | None = None, backoff: Backoff | None = None,
+                 sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None) -> None:
         self.account = account
         self.signin = signin or MicrosoftSignIn(account)
         self.base = account.graph_base.rstrip("/")
-        self.http = http or make_client(f"graph:{account.id}", timeout=account.timeout, ca_file=account.ca_file)
+        # Our client does not retry: the backoff below does, for every throttling answer.
+        self.http = http or make_client(f"graph:{account.id}", timeout=account.timeout, ca_file=account.ca_file,
+                                        retry=RetryPolicy(attempts=1))
+        self.backoff = backoff or Backoff()
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._rng_lock = threading.Lock()
+
+    @property
+    def channel(self) -> str:
+        return f"graph:{self.account.id}"
 
     def url(self, path: str) -> str:
         return path if path.startswith(("https://", "http://")) else f"{self.base}{path}"
@@ -58,6 +101,42 @@ class GraphApi:
         if not self.owns(url):
             raise BackendFailure(self.account.id, f"Graph {what}: refusing to send the token to {url!r} "
                                                   f"(not under {self.base})")
+        started = time.monotonic()
+        attempt, waited = 0, 0.0
+        while True:
+            attempt += 1
+            response = self._authorized(method, url, params, body, what, headers)
+            wait = self._wait(method, response, attempt)
+            if wait is None:
+                return self._decode(response, what, raw)
+            spent = max(time.monotonic() - started, waited)  # the waits count even when slept elsewhere
+            if wait > MAX_RETRY_AFTER:
+                return self._decode(response, what, raw, note=(
+                    f"Graph asked to wait {wait:.0f}s before trying again, longer than the "
+                    f"{MAX_RETRY_AFTER:g}s mailtriage waits; try again after that"))
+            if spent + wait > self.backoff.deadline:
+                return self._decode(response, what, raw, note=(
+                    f"gave up after {attempt} tries in {spent:.1f}s; the backoff deadline is "
+                    f"{self.backoff.deadline:g}s"))
+            state = (f"{response.status_code}: backing off {wait:.2f}s (try {attempt}, "
+                     f"{self.backoff.deadline - spent:.1f}s of {self.backoff.deadline:g}s left)")
+            TRACE.log(self.channel, "!", f"{what}: {state}")
+            with OPLOG.record(self.channel, "backoff", detail=f"{what}: {state}"):
+                self._sleep(wait)
+            waited += wait
+
+    def _wait(self, method: str, response, attempt: int) -> float | None:
+        """How long to wait before trying again, or None when the answer stands."""
+        status = response.status_code
+        if not (status in THROTTLED or (status in GATEWAY and method in IDEMPOTENT)):
+            return None
+        after = retry_after_seconds(response.headers.get("Retry-After"))
+        if after is not None:
+            return after
+        with self._rng_lock:  # one Random shared by the concurrent readers
+            return self.backoff.delay(attempt, self._rng)
+
+    def _authorized(self, method, url, params, body, what, headers):
         token = self.signin.access_token()
         response = self._send(method, url, params, body, token, what, headers)
         if response.status_code == 401:
@@ -68,7 +147,7 @@ class GraphApi:
                 raise SignInNeeded(self.account.id, f"Graph rejected the fresh access token of account "
                                                     f"{self.account.id!r} ({code}: {message}); run "
                                                     f"`mailtriage account login {self.account.id}`")
-        return self._decode(response, what, raw)
+        return response
 
     def _send(self, method, url, params, body, token, what, extra):
         headers = {"Authorization": f"Bearer {token}", "Prefer": IMMUTABLE, "Accept": "application/json"}
@@ -83,7 +162,7 @@ class GraphApi:
         except HttpError as exc:
             raise Unavailable(self.account.id, f"Graph {what}: {exc.detail}") from None
 
-    def _decode(self, response, what: str, raw: bool) -> Any:
+    def _decode(self, response, what: str, raw: bool, note: str | None = None) -> Any:
         status = response.status_code
         if 200 <= status < 300:
             if raw:
@@ -104,7 +183,7 @@ class GraphApi:
             raise SignInNeeded(self.account.id, f"{text}; the sign-in of account {self.account.id!r} may lack a "
                                                 f"scope for this: run `mailtriage account login {self.account.id}`")
         if status == 429 or status >= 500:
-            raise Unavailable(self.account.id, text)
+            raise Unavailable(self.account.id, f"{text} ({note})" if note else text)
         raise BackendFailure(self.account.id, text)
 
     def get(self, path: str, what: str, **params: Any) -> Any:

@@ -236,6 +236,19 @@ class MicrosoftEmulator:
                 if entry["user_code"] == user_code:
                     entry["approved"] = True
 
+    def throttle(self, times: int | None = 1, *, status: int = 429, retry_after: str | None = None,
+                 match="/v1.0/me") -> None:
+        """Answer the next ``times`` Graph requests (None: every one) matching ``match`` as
+        Graph throttles (learn.microsoft.com/graph/throttling): 429 ``TooManyRequests``, or
+        503 / 504 / 502, with a ``Retry-After`` only when given, as Graph sometimes omits it."""
+        code = {429: "TooManyRequests", 503: "ServiceNotAvailable", 504: "GatewayTimeout",
+                502: "BadGateway"}.get(status, "UnknownError")
+        reply = _graph_error(status, code, "Application is over its MailboxConcurrency limit."
+                             if status == 429 else "The service is temporarily unavailable.")
+        if retry_after is not None:
+            reply.headers["Retry-After"] = retry_after
+        self.server.fail(match, reply, times)
+
     def forget_deltas(self) -> None:
         with self.lock:
             self.deltas.clear()

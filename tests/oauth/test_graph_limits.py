@@ -1,0 +1,89 @@
+"""Graph under its documented limits (learn.microsoft.com/graph/throttling and
+/graph/json-batching): throttling answered with and without Retry-After, 502/503/504,
+a long Retry-After, failures part-way through a bulk write. The emulator answers as
+Graph does; the sleeper is recorded, so no test waits real seconds."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from mailtriage.backends.errors import Unavailable
+from mailtriage.backends.mailbox_contract import MailQuery
+from mailtriage.backends.microsoft.adapter import GraphMailbox
+from mailtriage.backends.microsoft.api import Backoff, GraphApi
+from tests.oauth.test_graph_mailbox import deliver
+
+
+@pytest.fixture
+def waits():
+    return []
+
+
+@pytest.fixture
+def mailbox(graph_account, waits):
+    api = GraphApi(graph_account, sleep=waits.append, rng=random.Random(7))
+    mb = GraphMailbox(graph_account, api=api)
+    yield mb
+    mb.close()
+
+
+def graph_calls(emulator, part: str) -> int:
+    return sum(part in r.path for r in emulator.server.requests)
+
+
+def test_a_429_without_retry_after_backs_off_exponentially(microsoft_emulator, mailbox, waits):
+    deliver(microsoft_emulator, 1)
+    microsoft_emulator.throttle(4, match="/mailFolders/inbox/messages")
+    page = mailbox.list(MailQuery(folder="inbox"))
+    assert [m.subject for m in page.messages] == ["Message 1"]
+    assert len(waits) == 4
+    # base 1 s doubling, each with up to 1 s of jitter
+    for n, wait in enumerate(waits):
+        assert 2 ** n <= wait <= 2 ** n + 1
+    assert graph_calls(microsoft_emulator, "/mailFolders/inbox/messages") == 5
+
+
+@pytest.mark.parametrize("status", [502, 503, 504])
+def test_a_gateway_or_unavailable_answer_to_a_read_is_retried(microsoft_emulator, mailbox, waits, status):
+    deliver(microsoft_emulator, 1)
+    microsoft_emulator.throttle(2, status=status, match="/mailFolders/inbox/messages")
+    assert mailbox.list(MailQuery(folder="inbox")).total == 1
+    assert len(waits) == 2
+
+
+def test_a_504_to_a_move_is_not_repeated(microsoft_emulator, mailbox, waits):
+    # A gateway timeout may have reached the mailbox: a POST is not sent twice.
+    gid = deliver(microsoft_emulator, 1)
+    microsoft_emulator.throttle(1, status=504, match="/move")
+    with pytest.raises(Exception) as failure:
+        mailbox.move([mailbox.mid(gid)], "archive")
+    assert "504" in str(failure.value) and waits == []
+    assert graph_calls(microsoft_emulator, "/move") == 1
+
+
+def test_retry_after_is_honoured(microsoft_emulator, mailbox, waits):
+    deliver(microsoft_emulator, 1)
+    microsoft_emulator.throttle(1, retry_after="7", match="/mailFolders/inbox/messages")
+    assert mailbox.list(MailQuery(folder="inbox")).total == 1
+    assert waits == [7.0]
+
+
+def test_a_long_retry_after_fails_at_once_naming_the_wait(microsoft_emulator, mailbox, waits):
+    microsoft_emulator.throttle(1, retry_after="300", match="/mailFolders/inbox/messages")
+    with pytest.raises(Unavailable) as failure:
+        mailbox.list(MailQuery(folder="inbox"))
+    assert "wait 300s" in str(failure.value) and "429" in str(failure.value)
+    assert waits == [] and graph_calls(microsoft_emulator, "/mailFolders/inbox/messages") == 1
+
+
+def test_throttling_that_never_ends_gives_up_within_the_deadline(microsoft_emulator, graph_account, waits):
+    api = GraphApi(graph_account, sleep=waits.append, rng=random.Random(7),
+                   backoff=Backoff(base=1.0, cap=4.0, deadline=20.0))
+    microsoft_emulator.throttle(None, match="/mailFolders/inbox/messages")
+    with pytest.raises(Unavailable) as failure:
+        api.get("/me/mailFolders/inbox/messages", "messages.list")
+    assert f"gave up after {len(waits) + 1} tries" in str(failure.value)
+    assert 4 <= len(waits) and sum(waits) <= 20.0 and max(waits) <= 4.0
+    api.close()
