@@ -25,13 +25,13 @@ from typing import Any, Sequence
 
 from mailtriage.backends import mime
 from mailtriage.backends.contract import Address, reply_subject
-from mailtriage.backends.errors import BackendFailure, NotSupported, Unavailable
+from mailtriage.backends.errors import BackendFailure, NotSupported, SignInNeeded, Unavailable
 from mailtriage.backends.imap.headers import parse_list_unsubscribe, thread_root
 from mailtriage.backends.mailbox_contract import (Compose, InvalidQuery, LabelList, MailAttachment, MailboxAdapter, MailFolder,
                                          MailHeader, MailLabel, MailMessage, MailPage, MailQuery, MailThread,
                                          PartialFailure, PollResult, StaleMessageId, check_bulk, with_thread_counts)
 from mailtriage.backends.microsoft.account import MicrosoftAccount
-from mailtriage.backends.microsoft.api import GraphApi, GraphGone, GraphNotFound
+from mailtriage.backends.microsoft.api import GraphApi, GraphGone, GraphNotFound, GraphThrottled
 from mailtriage.backends.microsoft.ids import decode_message_id, encode_message_id
 from mailtriage.backends.outgoing import SendNotConfirmed
 from mailtriage.backends.send_ledger import SendLedger
@@ -444,17 +444,35 @@ class GraphMailbox(MailboxAdapter):
 
     # -- bulk writes -------------------------------------------------------------------------------------
     def _each(self, ids: Sequence[str], op: str, action, *, bulk: bool = True) -> None:
-        """Run ``action(graph id)`` per message; never report a batch with failures as done."""
+        """Run ``action(graph id)`` per message; never report a batch with failures as done.
+
+        Says per message what happened (:class:`PartialFailure`: ``done`` changed on the
+        server; ``failed`` maps each other ID to why, starting "not changed", "perhaps
+        changed" or "not attempted"). A message Graph refuses is skipped and the rest go
+        on; an outage (throttling past the backoff, no answer, sign-in needed) stops the
+        batch, and the PartialFailure then carries it as ``stopped_by``. When nothing was
+        attempted but the first call, the outage is raised as it is."""
         ids = check_bulk(ids) if bulk else list(ids)
         graph_ids = [self.gid(i) for i in ids]  # every ID checked before the first request
         failed: dict[str, str] = {}
         done: list[str] = []
-        for message_id, graph_id in zip(ids, graph_ids):
+        for index, (message_id, graph_id) in enumerate(zip(ids, graph_ids)):
             try:
                 action(graph_id)
                 done.append(message_id)
             except BackendFailure as exc:
-                failed[message_id] = str(exc)
+                failed[message_id] = f"not changed: {exc.detail}"
+            except Unavailable as exc:
+                if not done and not failed and index == len(ids) - 1:
+                    raise  # one message, nothing else to report: the outage as it is
+                state = "not changed" if isinstance(exc, (GraphThrottled, SignInNeeded)) else \
+                    "perhaps changed (no clear answer; refresh to see)"
+                failed[message_id] = f"{state}: {exc.reason}"
+                for rest in ids[index + 1:]:
+                    failed[rest] = f"not attempted: the batch stopped ({exc.reason})"
+                partial = PartialFailure(self.account_id, op, failed, done)
+                partial.stopped_by = exc  # type: ignore[attr-defined]  # organize stops its batches too
+                raise partial from None
         if failed:
             raise PartialFailure(self.account_id, op, failed, done)
 

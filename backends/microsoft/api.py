@@ -15,8 +15,9 @@ Graph asked for. Each wait is a trace line and an op-log ``backoff`` record. Err
 
 * 401 after the refresh -> :class:`SignInNeeded`; 403 ``ErrorAccessDenied`` ->
   :class:`SignInNeeded` when the grant lacks a scope is the likely cause (named);
-* 429 / 5xx after the retries, transport failures -> :class:`Unavailable` (saying how
-  many tries over how long, or the wait Graph asked for);
+* 429 / 503 after the retries -> :class:`GraphThrottled` (not carried out); other 5xx and
+  transport failures -> :class:`GraphNoAnswer` (perhaps carried out); both are
+  :class:`Unavailable` and say how many tries over how long, or the wait Graph asked for;
 * 404 -> :class:`GraphNotFound`; 410 -> :class:`GraphGone` (an expired delta token);
   other 4xx -> :class:`BackendFailure` with Graph's code and message.
 
@@ -67,6 +68,15 @@ class GraphNotFound(BackendFailure):
 
 class GraphGone(BackendFailure):
     """410: a delta token Graph no longer knows."""
+
+
+class GraphThrottled(Unavailable):
+    """429 / 503 past the backoff: Graph did not carry the request out."""
+
+
+class GraphNoAnswer(Unavailable):
+    """No answer (timeout, connection cut) or another 5xx: the request may or may not have
+    been carried out."""
 
 
 class GraphApi:
@@ -160,7 +170,7 @@ class GraphApi:
         try:
             return self.http.request(method, url, **kwargs)
         except HttpError as exc:
-            raise Unavailable(self.account.id, f"Graph {what}: {exc.detail}") from None
+            raise GraphNoAnswer(self.account.id, f"Graph {what}: {exc.detail}") from None
 
     def _decode(self, response, what: str, raw: bool, note: str | None = None) -> Any:
         status = response.status_code
@@ -183,7 +193,8 @@ class GraphApi:
             raise SignInNeeded(self.account.id, f"{text}; the sign-in of account {self.account.id!r} may lack a "
                                                 f"scope for this: run `mailtriage account login {self.account.id}`")
         if status == 429 or status >= 500:
-            raise Unavailable(self.account.id, f"{text} ({note})" if note else text)
+            error = GraphThrottled if status in THROTTLED else GraphNoAnswer
+            raise error(self.account.id, f"{text} ({note})" if note else text)
         raise BackendFailure(self.account.id, text)
 
     def get(self, path: str, what: str, **params: Any) -> Any:

@@ -87,3 +87,51 @@ def test_throttling_that_never_ends_gives_up_within_the_deadline(microsoft_emula
     assert f"gave up after {len(waits) + 1} tries" in str(failure.value)
     assert 4 <= len(waits) and sum(waits) <= 20.0 and max(waits) <= 4.0
     api.close()
+
+
+# --- bulk writes that meet an outage part-way -------------------------------------------------
+
+def four_in_the_inbox(emulator, mailbox):
+    gids = [deliver(emulator, n) for n in range(1, 5)]
+    headers = sorted(mailbox.list(MailQuery(folder="inbox")).messages, key=lambda h: h.subject)
+    return gids, headers
+
+
+def test_a_throttled_archive_part_way_reports_what_changed(microsoft_emulator, mailbox, waits):
+    from mailtriage.workflows.organize import outcome_lines, propose_organize
+
+    gids, headers = four_in_the_inbox(microsoft_emulator, mailbox)
+    # Graph throttles from the third message on, asking for a wait longer than we keep.
+    microsoft_emulator.throttle(None, retry_after="300", match=lambda r: r.path.endswith(f"{gids[2]}/move"))
+    proposal = propose_organize(mailbox, headers, "archive", access="draft", folders=mailbox.list_folders())
+    report = proposal.apply(confirmed=True)
+    archive = microsoft_emulator.folder_id("archive")
+    moved = [g for g in gids if microsoft_emulator.messages[g].folder == archive]
+    assert moved == gids[:2]  # what the server did
+    outcome = proposal.facts["outcome"]
+    assert not report.ok
+    assert sorted(outcome["done"]) == sorted(h.id for h in headers[:2])
+    assert outcome["failed"][headers[2].id].startswith("not changed: Graph messages.move: 429")
+    assert outcome["failed"][headers[3].id].startswith("not attempted")
+    lines = outcome_lines(proposal)
+    assert lines[0] == "done: 2 of 4 messages"
+    assert [line.split(":")[0] for line in lines[1:]] == ["FAILED", "FAILED", "changed", "changed"]
+    assert "Message 1" in lines[3] and "Message 2" in lines[4]
+    assert graph_calls(microsoft_emulator, f"{gids[3]}/move") == 0
+
+
+def test_no_answer_part_way_says_the_message_may_have_changed(microsoft_emulator, mailbox):
+    from tests.archives.fakehttp import Reply
+
+    gids, headers = four_in_the_inbox(microsoft_emulator, mailbox)
+    # The answer to the second PATCH is cut off: Graph may or may not have applied it.
+    microsoft_emulator.server.fail(lambda r: r.method == "PATCH" and r.path.endswith(gids[1]),
+                                   Reply.json({"id": gids[1]}, truncate_at=3), times=None)
+    from mailtriage.backends.mailbox_contract import PartialFailure
+
+    with pytest.raises(PartialFailure) as failure:
+        mailbox.set_flags([h.id for h in headers], flagged=True)
+    assert failure.value.done == [headers[0].id]
+    assert failure.value.failed[headers[1].id].startswith("perhaps changed")
+    assert all(failure.value.failed[h.id].startswith("not attempted") for h in headers[2:])
+    assert failure.value.stopped_by is not None
