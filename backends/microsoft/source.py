@@ -181,8 +181,21 @@ class GraphSource(AccountSource):
     def read_thread(self, thread_id: ThreadId) -> Thread:
         """The conversation across folders (inbox, Sent Items, …), oldest first, drafts left out."""
         thread_id = self.own_thread_id(thread_id)
-        messages = tuple(self._message(str(m["id"])) for m in self._members(thread_id))
-        return Thread(thread_id, messages[0].subject, messages)
+        messages, gone = [], 0
+        for member in self._members(thread_id):
+            try:
+                messages.append(self._message(str(member["id"])))
+            except GraphNotFound:  # deleted (in Outlook, on a phone) between the listing and this get
+                gone += 1
+        if not messages:
+            raise BackendFailure(self.name, f"every message of the conversation {thread_id} was deleted while "
+                                            "it was read")
+        notes: tuple[str, ...] = ()
+        if gone == 1:
+            notes = ("1 message of the conversation was deleted while it was read; it is left out",)
+        elif gone:
+            notes = (f"{gone} messages of the conversation were deleted while it was read; they are left out",)
+        return Thread(thread_id, messages[0].subject, tuple(messages), notes=notes)
 
     def list_sent_since(self, thread_id: ThreadId, since: datetime) -> Sequence[Message]:
         since = since if since.tzinfo else since.replace(tzinfo=timezone.utc)

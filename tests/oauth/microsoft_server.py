@@ -116,6 +116,7 @@ class MicrosoftEmulator:
         self.seq = 0
         self.graph_requests: list[Request] = []
         self.upload_sessions: dict[str, dict] = {}
+        self.delete_after_listing: set[str] = set()  # deleted by "another client" once a listing named them
         self.form_posts: list[dict] = []  # answers sent as form_post pages (what the browser will POST)
         root = self._folder("msgfolderroot", "Top of Information Store", None)
         for name, display in WELL_KNOWN.items():
@@ -523,6 +524,10 @@ class MicrosoftEmulator:
                    .endswith("desc"))
         select = set((request.param("$select") or "").split(","))
         items = [self._message_json(m, "internetMessageHeaders" in select) for m in found]
+        for m in found:  # another client deletes it between this list and the next get
+            if m.id in self.delete_after_listing:
+                self.delete_after_listing.discard(m.id)
+                del self.messages[m.id]
         if search:  # $search pages through @odata.nextLink only, up to 1000 results, no count
             top = int(request.param("$top", "10"))
             offset = int(request.param("$skiptoken", "0"))

@@ -13,7 +13,7 @@ from mailtriage.backends.errors import Unavailable
 from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.backends.microsoft.adapter import GraphMailbox
 from mailtriage.backends.microsoft.api import Backoff, GraphApi
-from tests.oauth.test_graph_mailbox import deliver
+from tests.oauth.test_graph_mailbox import conversation, deliver, source  # noqa: F401  (fixtures)
 
 
 @pytest.fixture
@@ -135,3 +135,15 @@ def test_no_answer_part_way_says_the_message_may_have_changed(microsoft_emulator
     assert failure.value.failed[headers[1].id].startswith("perhaps changed")
     assert all(failure.value.failed[h.id].startswith("not attempted") for h in headers[2:])
     assert failure.value.stopped_by is not None
+
+
+# --- read-thread ----------------------------------------------------------------------------------
+
+def test_a_message_deleted_between_list_and_get_is_skipped_with_a_note(microsoft_emulator, conversation, source):
+    from mailtriage.backends.contract import ThreadId
+
+    second = next(m.id for m in microsoft_emulator.messages.values() if m.message_id == "<m2@example.net>")
+    microsoft_emulator.delete_after_listing.add(second)  # deleted in Outlook once listed
+    thread = source.read_thread(ThreadId("graph", conversation))
+    assert [m.message_id for m in thread.messages] == ["<m1@example.net>", "<m3@example.net>"]
+    assert thread.notes == ("1 message of the conversation was deleted while it was read; it is left out",)
