@@ -56,10 +56,13 @@ class Backoff:
 
     base: float = 1.0
     cap: float = 16.0
-    deadline: float = 90.0
+    deadline: float = 60.0
 
     def delay(self, attempt: int, rng: random.Random) -> float:
         return min(self.cap, self.base * 2 ** (attempt - 1) + rng.uniform(0, self.base))
+
+
+DEFAULT_BACKOFF = Backoff()  # a module constant, so a test of a whole flow can make it short
 
 
 class GraphNotFound(BackendFailure):
@@ -89,7 +92,7 @@ class GraphApi:
         # Our client does not retry: the backoff below does, for every throttling answer.
         self.http = http or make_client(f"graph:{account.id}", timeout=account.timeout, ca_file=account.ca_file,
                                         retry=RetryPolicy(attempts=1))
-        self.backoff = backoff or Backoff()
+        self.backoff = backoff or DEFAULT_BACKOFF
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._rng_lock = threading.Lock()
