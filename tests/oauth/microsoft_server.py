@@ -13,8 +13,10 @@ rename, delete), messages (``$filter``, ``$search``, ``$top``/``$skip``, ``$orde
 ``$count``, ``$select`` — ``internetMessageHeaders`` only when selected —, get, ``$value``,
 PATCH, move, DELETE, createReply/createReplyAll/createForward, send, attachments),
 message delta per folder (``changeType=created``, ``$deltatoken`` in ``@odata.deltaLink``,
-410 for a forgotten token) and ``outlook/masterCategories`` (the ``preset0..24`` colours;
-a display name cannot be changed). Every Graph call needs a live bearer token; the
+410 for a forgotten token), ``outlook/masterCategories`` (the ``preset0..24`` colours;
+a display name cannot be changed) and ``$batch`` (20 requests, 4 MB, ``dependsOn``, 424).
+The mailbox takes 4 concurrent requests (a batch's independent requests count each);
+past that it answers 429 ``MailboxConcurrency``, as Outlook does. Every Graph call needs a live bearer token; the
 ``Prefer: IdType="ImmutableId"`` header is recorded (tests assert it was sent).
 """
 
@@ -43,6 +45,8 @@ WELL_KNOWN = {"inbox": "Inbox", "drafts": "Drafts", "sentitems": "Sent Items", "
 RESERVED = {"openid", "profile", "offline_access", "email"}
 WRITE_SCOPES = {"Mail.ReadWrite"}
 LARGE_ATTACHMENT = 3 * 1024 * 1024  # from here on Graph wants an upload session
+BATCH_LIMIT = 20  # JSON batching: at most 20 requests a batch
+MAX_REQUEST_BYTES = 4 * 1024 * 1024  # Graph refuses a request body over 4 MB
 
 
 def b64(data: bytes) -> str:
@@ -116,6 +120,12 @@ class MicrosoftEmulator:
         self.seq = 0
         self.graph_requests: list[Request] = []
         self.upload_sessions: dict[str, dict] = {}
+        self.concurrency_limit = 4  # Outlook: 4 concurrent requests per app and mailbox
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.over_concurrency = 0  # requests refused for going over the limit
+        self.graph_delay = 0.0  # seconds Graph spends on each request (outside the lock)
+        self.batched_requests: list[Request] = []  # the requests inside $batch calls
         self.delete_after_listing: set[str] = set()  # deleted by "another client" once a listing named them
         self.form_posts: list[dict] = []  # answers sent as form_post pages (what the browser will POST)
         root = self._folder("msgfolderroot", "Top of Information Store", None)
@@ -276,15 +286,81 @@ class MicrosoftEmulator:
         if path.startswith("/api/v2.0/") and "/AttachmentSessions(" in path:
             with self.lock:
                 return self._upload(request)
-        if path.startswith("/v1.0/me"):
+        if path.startswith("/v1.0/me") or path == "/v1.0/$batch":
             with self.lock:
                 self.graph_requests.append(request)
-            scopes = self._bearer(request)
-            if isinstance(scopes, Reply):
-                return scopes
-            with self.lock:
-                return self._graph(request, path[len("/v1.0/me"):], scopes)
+                if self.in_flight >= self.concurrency_limit:
+                    self.over_concurrency += 1
+                    return _concurrency_error()
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            try:
+                if self.graph_delay:
+                    time.sleep(self.graph_delay)  # Graph's own time per request, outside the lock
+                scopes = self._bearer(request)
+                if isinstance(scopes, Reply):
+                    return scopes
+                with self.lock:
+                    if path == "/v1.0/$batch":
+                        return self._batch(request)
+                    return self._graph(request, path[len("/v1.0/me"):], scopes)
+            finally:
+                with self.lock:
+                    self.in_flight -= 1
         return Reply.json({"error": "not_found"}, 404)
+
+    # -- JSON batching (learn.microsoft.com/graph/json-batching) --------------------------------------
+    def _batch(self, request: Request) -> Reply:
+        """``POST /$batch``: at most 20 requests, a body of at most 4 MB. Requests without
+        ``dependsOn`` run at once on the mailbox, so each counts against the 4 concurrent
+        requests a mailbox takes (the excess answers 429); a ``dependsOn`` chain runs one
+        after the other, and a request whose dependency failed answers 424. Bodies of
+        non-JSON answers (``$value``) come base64-encoded."""
+        if len(request.body) > MAX_REQUEST_BYTES:
+            return _graph_error(413, "RequestEntityTooLarge", "The request is larger than 4 MB.")
+        requests = (json.loads(request.body) if request.body else {}).get("requests") or []
+        if not requests or len(requests) > BATCH_LIMIT:
+            return _graph_error(400, "BadRequest", f"Number of requests exceeds the limit of {BATCH_LIMIT}."
+                                if requests else "The batch has no requests.")
+        free = self.concurrency_limit - self.in_flight + 1  # this batch's own slot is in in_flight
+        status: dict[str, int] = {}
+        responses = []
+        for item in requests:
+            depends = item.get("dependsOn") or []
+            if any(status.get(d, 424) >= 400 for d in depends):
+                reply = _graph_error(424, "FailedDependency", "A dependency of this request failed.")
+            elif not depends and free <= 0:
+                self.over_concurrency += 1
+                reply = _concurrency_error()
+            else:
+                if not depends:
+                    free -= 1
+                reply = self._inner(request, item)
+            status[str(item.get("id"))] = reply.status
+            content_type = reply.headers.get("Content-Type", "")
+            if content_type.startswith("application/json"):
+                body: object = json.loads(reply.body) if reply.body else None
+            else:
+                body = base64.b64encode(reply.body).decode("ascii") if reply.body else None
+            responses.append({"id": item.get("id"), "status": reply.status, "headers": reply.headers,
+                              **({"body": body} if body is not None else {})})
+        return Reply.json({"responses": responses})
+
+    def _inner(self, outer: Request, item: dict) -> Reply:
+        url = str(item.get("url") or "")
+        path, _, query = url.partition("?")
+        if not path.startswith("/me"):
+            return _graph_error(400, "BadRequest", f"Unsupported batch url {url!r}.")
+        body = item.get("body")
+        inner = Request(method=str(item.get("method") or "GET").upper(), path="/v1.0" + path,
+                        query=parse_qs(query, keep_blank_values=True),
+                        headers={**outer.headers, **{k.lower(): v for k, v in (item.get("headers") or {}).items()}},
+                        body=json.dumps(body).encode() if body is not None else b"", host=outer.host)
+        self.batched_requests.append(inner)
+        scopes = self._bearer(inner)
+        if isinstance(scopes, Reply):
+            return scopes
+        return self._graph(inner, path[len("/me"):], scopes)
 
     # -- authority ------------------------------------------------------------------------------------
     def _openid_configuration(self) -> dict:
@@ -743,6 +819,11 @@ class MicrosoftEmulator:
         self.deltas[new_token] = {**state, "seq": self.seq}
         link = f"{self.base_url}/v1.0/me/mailFolders/{folder_id}/messages/delta?$deltatoken={new_token}"
         return Reply.json({"value": [self._message_json(m) for m in changed], "@odata.deltaLink": link})
+
+
+def _concurrency_error() -> Reply:
+    # Outlook's answer past 4 concurrent requests on a mailbox ("MailboxConcurrency").
+    return _graph_error(429, "ApplicationThrottled", "Application is over its MailboxConcurrency limit.")
 
 
 def _graph_error(status: int, code: str, message: str) -> Reply:

@@ -147,3 +147,65 @@ def test_a_message_deleted_between_list_and_get_is_skipped_with_a_note(microsoft
     thread = source.read_thread(ThreadId("graph", conversation))
     assert [m.message_id for m in thread.messages] == ["<m1@example.net>", "<m3@example.net>"]
     assert thread.notes == ("1 message of the conversation was deleted while it was read; it is left out",)
+
+
+def long_conversation(emulator, count: int) -> str:
+    for n in range(1, count + 1):
+        refs = "<m1@example.net>" + (f" <m{n - 1}@example.net>" if n > 2 else "")
+        deliver(emulator, n, subject="Heap overflow" if n == 1 else "Re: Heap overflow",
+                references=refs if n > 1 else None, in_reply_to=f"<m{n - 1}@example.net>" if n > 1 else None)
+    return next(m.conversation_id for m in emulator.messages.values() if m.message_id == "<m1@example.net>")
+
+
+def test_a_long_thread_is_read_in_batches_of_20_within_4_concurrent_requests(microsoft_emulator, graph_account):
+    from mailtriage.backends.contract import ThreadId
+    from mailtriage.backends.microsoft.source import GraphSource
+
+    conversation = long_conversation(microsoft_emulator, 95)
+    microsoft_emulator.graph_delay = 0.05  # Graph's time per request, so batches overlap
+    source = GraphSource("m365", {}, account=graph_account)
+    microsoft_emulator.graph_requests.clear()
+    thread = source.read_thread(ThreadId("graph", conversation))
+    source.close()
+    assert [m.message_id for m in thread.messages] == [f"<m{n}@example.net>" for n in range(1, 96)]
+    batches = [r for r in microsoft_emulator.graph_requests if r.path == "/v1.0/$batch"]
+    assert len(batches) == 5  # 95 messages: 20 a batch, not 95 requests
+    assert len(microsoft_emulator.batched_requests) == 95
+    assert len([r for r in microsoft_emulator.graph_requests if r.path.endswith("/$value")]) == 0
+    assert microsoft_emulator.over_concurrency == 0 and 2 <= microsoft_emulator.max_in_flight <= 4
+
+
+def test_the_emulator_keeps_graphs_batch_and_concurrency_limits(microsoft_emulator, graph_account):
+    gids = [deliver(microsoft_emulator, n) for n in range(1, 7)]
+    api = GraphApi(graph_account)
+    try:
+        too_many = [{"id": str(n), "method": "GET", "url": f"/me/messages/{gids[0]}"} for n in range(21)]
+        with pytest.raises(Exception, match="limit of 20"):
+            api.post("/$batch", {"requests": too_many}, "batch")
+        # Six requests with no dependsOn run at once on the mailbox: two are over its 4.
+        independent = [{"id": str(n), "method": "GET", "url": f"/me/messages/{gid}"} for n, gid in enumerate(gids)]
+        statuses = [r["status"] for r in api.post("/$batch", {"requests": independent}, "batch")["responses"]]
+        assert sorted(statuses) == [200, 200, 200, 200, 429, 429]
+        # Chained, they run one after the other; after a failure the rest answer 424.
+        chained = [dict(r, **({"dependsOn": [str(n - 1)]} if n else {})) for n, r in enumerate(independent)]
+        chained[2]["url"] = "/me/messages/AAkALMgone"
+        statuses = [r["status"] for r in api.post("/$batch", {"requests": chained}, "batch")["responses"]]
+        assert statuses == [200, 200, 404, 424, 424, 424]
+    finally:
+        api.close()
+
+
+def test_a_thread_read_past_the_mailbox_concurrency_backs_off_and_completes(microsoft_emulator, graph_account,
+                                                                             waits):
+    from mailtriage.backends.contract import ThreadId
+    from mailtriage.backends.microsoft.source import GraphSource
+
+    conversation = long_conversation(microsoft_emulator, 60)
+    microsoft_emulator.concurrency_limit = 1  # a mailbox already busy with other clients
+    microsoft_emulator.graph_delay = 0.05
+    api = GraphApi(graph_account, sleep=waits.append, rng=random.Random(7))
+    source = GraphSource("m365", {}, mailbox=GraphMailbox(graph_account, api=api))
+    thread = source.read_thread(ThreadId("graph", conversation))
+    source.close()
+    assert len(thread.messages) == 60
+    assert microsoft_emulator.over_concurrency >= 1 and waits  # throttled, waited, then read every message
