@@ -44,6 +44,13 @@ from mailtriage.core.trace import TRACE
 # msal itself refreshes an access token with 5 minutes or less to live; so do we.
 REFRESH_MARGIN = 300.0
 
+# AADSTS codes of a tenant that refuses the sign-in itself, not the saved one: a
+# Conditional Access policy (53003 blocked, often the device-code flow; 53000/53001/53002
+# device not compliant, not joined, app not approved) and consent the user cannot give
+# (65001 not consented; 90094/90095 needs an administrator).
+CONDITIONAL_ACCESS_CODES = frozenset({53000, 53001, 53002, 53003})
+CONSENT_CODES = frozenset({65001, 90094, 90095})
+
 SIGN_IN_ERRORS = frozenset({"invalid_grant", "interaction_required", "login_required", "consent_required",
                             "invalid_resource", "unauthorized_client", "access_denied", "expired_token",
                             "authorization_declined", "bad_verification_code"})
@@ -121,10 +128,33 @@ class MicrosoftSignIn:
         if not result:
             raise SignInNeeded(account, f"no Microsoft sign-in saved for account {account!r}; run "
                                         f"`mailtriage account login {account}`")
+        refusal = self._tenant_refusal(result, what, description)
+        if refusal:
+            raise SignInNeeded(account, refusal)
         if error in SIGN_IN_ERRORS:
             raise SignInNeeded(account, f"Microsoft refused the saved sign-in of account {account!r} ({error}: "
                                         f"{description}); run `mailtriage account login {account}`")
         raise Unavailable(account, f"Microsoft {what} failed ({error or 'no token'}: {description})")
+
+    def _tenant_refusal(self, result: dict, what: str, description: str) -> str | None:
+        """What to do when the tenant itself refuses (Conditional Access, consent), or None:
+        signing in the same way again cannot help."""
+        codes = {int(c) for c in result.get("error_codes") or () if str(c).isdigit()}
+        account, client = self.account.id, self.account.client_id
+        consent_url = f"{self.account.authority.rstrip('/')}/adminconsent?client_id={client}"
+        if codes & CONDITIONAL_ACCESS_CODES:
+            instead = (f"sign in with a browser on this machine instead: `mailtriage account login {account} "
+                       f"--interactive`; if that is blocked too, " if what == "device-code sign-in" else "")
+            return (f"Microsoft refused the {what} of account {account!r}: a Conditional Access policy of the "
+                    f"tenant blocked it ({description}). Running the same command again will not help; "
+                    f"{instead}ask your Microsoft 365 admin to allow mailtriage (app {client}) under the "
+                    f"tenant's Conditional Access policies or to grant it admin consent ({consent_url})")
+        if codes & CONSENT_CODES:
+            return (f"Microsoft refused the {what} of account {account!r}: the app {client} needs admin consent "
+                    f"for the scopes it asks ({description}). Ask your Microsoft 365 admin to grant it "
+                    f"({consent_url}), then run `mailtriage account login {account}`"
+                    + (" (or `--interactive`, where the tenant lets users consent)" if 65001 in codes else ""))
+        return None
 
     def _call(self, what: str, fn):
         # msal (about 0.7 s) is loaded only once a sign-in runs; its exceptions with it

@@ -116,6 +116,10 @@ class MicrosoftEmulator:
         self.token_lifetime = 3599
         self.token_delay = 0.0
         self.auto_approve = False  # the user approves every device code at once (CLI tests)
+        # What the tenant does to a device-code sign-in once the user has signed in at the page:
+        # None, "conditional_access" (a policy blocks the device-code flow, AADSTS53003) or
+        # "admin_consent" (the app needs an admin's consent, AADSTS90094).
+        self.device_code_refusal: str | None = None
         self.deltas: dict[str, dict] = {}
         self.seq = 0
         self.graph_requests: list[Request] = []
@@ -416,10 +420,10 @@ class MicrosoftEmulator:
     def _scopes(self, text: str) -> frozenset[str]:
         return frozenset(s for s in text.split() if s not in RESERVED)
 
-    def _aad_error(self, error: str, code: int, text: str, status: int = 400) -> Reply:
+    def _aad_error(self, error: str, code: int, text: str, status: int = 400, suberror: str | None = None) -> Reply:
         return Reply.json({"error": error, "error_description": f"AADSTS{code}: {text}\r\nTrace ID: x",
                            "error_codes": [code], "timestamp": iso(time.time()), "trace_id": "t",
-                           "correlation_id": "c"}, status)
+                           "correlation_id": "c", **({"suberror": suberror} if suberror else {})}, status)
 
     def _tokens(self, scopes: frozenset[str], nonce: str | None = None) -> dict:
         access, refresh = self.issue(scopes)
@@ -456,6 +460,13 @@ class MicrosoftEmulator:
                     return self._aad_error("authorization_pending", 70016, "OAuth 2.0 device flow error. "
                                                                            "Authorization is pending.")
                 del self.device_codes[form["device_code"]]
+                if self.device_code_refusal == "conditional_access":
+                    return self._aad_error("invalid_grant", 53003, "Access has been blocked by Conditional "
+                                           "Access policies. The access policy does not allow token issuance.",
+                                           suberror="message_only")
+                if self.device_code_refusal == "admin_consent":
+                    return self._aad_error("invalid_grant", 90094, "The grant requires admin permission.",
+                                           suberror="consent_required")
                 return Reply.json(self._tokens(entry["scopes"]))
             if grant == "authorization_code":
                 entry = self.codes.pop(form.get("code", ""), None)
