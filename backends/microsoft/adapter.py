@@ -33,6 +33,7 @@ from mailtriage.backends.mailbox_contract import (Compose, InvalidQuery, LabelLi
 from mailtriage.backends.microsoft.account import MicrosoftAccount
 from mailtriage.backends.microsoft.api import GraphApi, GraphGone, GraphNotFound, GraphThrottled
 from mailtriage.backends.microsoft.ids import decode_message_id, encode_message_id
+from mailtriage.backends.microsoft.search import kql_phrase
 from mailtriage.backends.outgoing import SendNotConfirmed
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.backends.send_policy import SendRefused, check_send
@@ -237,9 +238,9 @@ class GraphMailbox(MailboxAdapter):
         return out
 
     def _search_page(self, path: str, clauses: list[str], query: MailQuery) -> MailPage:
-        terms = [" ".join(query.text.replace('"', " ").split())]
+        terms = [kql_phrase(query.text)]  # KQL: each value one phrase, or its words split apart
         if query.from_:
-            terms.append("from:" + query.from_.replace('"', "").strip())
+            terms.append(kql_phrase(query.from_, "from"))
         wanted = query.offset + query.page_size
         matched: list[MailHeader] = []
         exhausted = True

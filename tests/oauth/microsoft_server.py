@@ -874,17 +874,34 @@ def _filter(m: GraphMessage, expression: str) -> bool:
     return True
 
 
+# A KQL term inside $search="…": an optional property, then a phrase in escaped quotes
+# (\"two words\") or one word. Words are separate terms: from:Alice Smith is from:Alice
+# AND Smith anywhere; OR between terms makes alternatives.
+_KQL_TERM = re.compile(r'(?:(\w+):)?(?:\\"((?:[^"\\]|\\[\\"])*)\\"|(\S+))')
+
+
 def _search(m: GraphMessage, expression: str) -> bool:
     # "Using $search on message collections": a bare value searches from, subject and body;
-    # from:, subject: and body: restrict it to that property.
-    text = expression.strip().strip('"')
-    for term in text.split(" AND "):
-        term = term.strip().strip('"')
-        prop, colon, value = term.partition(":")
-        prop = prop.lower() if colon else ""
-        fields = {"from": m.sender[1] + " " + m.sender[0], "subject": m.subject, "body": m.body}
-        haystack = fields[prop] if prop in fields else "\n".join((m.subject, m.body, m.sender[1], m.sender[0]))
-        needle = value if prop in fields else term
-        if needle.lower() not in haystack.lower():
-            return False
-    return True
+    # from:, subject: and body: restrict it to that property. The value is KQL.
+    text = expression.strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        text = text[1:-1]
+    fields = {"from": m.sender[1] + " " + m.sender[0], "subject": m.subject, "body": m.body}
+    anywhere = "\n".join((m.subject, m.body, m.sender[1], m.sender[0]))
+    alternatives: list[list[tuple[str, str]]] = [[]]
+    for match in _KQL_TERM.finditer(text):
+        prop, phrase, word = match.groups()
+        if prop is None and phrase is None and word in ("AND", "OR"):
+            if word == "OR":
+                alternatives.append([])
+            continue
+        value = (phrase if phrase is not None else word).replace('\\"', '"').replace("\\\\", "\\")
+        prop = (prop or "").lower()
+        if prop and prop not in fields:
+            value, prop = f"{prop}:{value}", ""
+        alternatives[-1].append((prop, value))
+
+    def holds(prop: str, value: str) -> bool:
+        return value.lower() in (fields[prop] if prop else anywhere).lower()
+
+    return any(group and all(holds(p, v) for p, v in group) for group in alternatives)
