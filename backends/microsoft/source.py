@@ -6,17 +6,23 @@ Configured in project.md as ``mail_sources.<name>`` (kind ``graph``, alias ``mic
       m365:
         kind: graph
         account: work                  # an [accounts.work] table with kind = "microsoft"
-        folder: inbox                  # a well-known name or a folder id (default inbox)
+        folder: inbox                  # a well-known name, a folder's name or path, or its id
         list: security@example.org     # only mail to the list (To, Cc, List-Id, Delivered-To)
 
 Thread IDs are Graph conversation IDs of kind ``graph``; a conversation whose first
 message has no Message-ID has kind ``graph-synthetic``. Drafts are made with
 createReply on the message answered (Exchange sets In-Reply-To and References and keeps
 the conversation), never sent. ``thread_url`` is the first message's Outlook ``webLink``.
+
+Graph addresses a folder by a well-known name (``inbox``, ``archive`` …) or its opaque ID
+only; a display name in the path is refused (400 ErrorInvalidIdMalformed). So a ``folder``
+that is neither is looked up once among the mailbox's folders by display name (``Embargoed``)
+or path (``Inbox/Embargoed``); no match is an error that lists the folders there are.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from email.utils import getaddresses
 from typing import Any, Mapping, Sequence
@@ -34,8 +40,25 @@ from mailtriage.backends.microsoft.adapter import (SELECT, GraphMailbox, address
                                                    odata_string, parse_time, recipients)
 from mailtriage.backends.search import SearchPage, SearchRequest
 from mailtriage.backends.thread_reconstruction import synthetic_kind
+from mailtriage.core.inert import terminal_line
 
 THREAD_KIND = "graph"
+# Graph's well-known folder names (mailFolder resource, "Use well-known folder names").
+WELL_KNOWN_FOLDERS = frozenset({"archive", "clutter", "conflicts", "conversationhistory", "deleteditems", "drafts",
+                                "inbox", "junkemail", "localfailures", "msgfolderroot", "outbox",
+                                "recoverableitemsdeletions", "scheduled", "searchfolders", "sentitems",
+                                "serverfailures", "syncissues"})
+_ID_SHAPE = re.compile(r"^[A-Za-z0-9_=+-]{24,}$")  # an opaque Graph ID (base64), never a display name
+
+
+def _folder_path(folder, by_id: dict) -> str:
+    names, seen = [folder.name], {folder.id}
+    parent = by_id.get(folder.parent_id) if folder.parent_id else None
+    while parent is not None and parent.id not in seen:
+        names.append(parent.name)
+        seen.add(parent.id)
+        parent = by_id.get(parent.parent_id) if parent.parent_id else None
+    return "/".join(reversed(names))
 
 
 class GraphSource(AccountSource):
@@ -51,7 +74,8 @@ class GraphSource(AccountSource):
                  account: MicrosoftAccount | None = None, mailbox: GraphMailbox | None = None,
                  origin: SourceOrigin | None = None) -> None:
         super().__init__(name, settings, origin=origin)
-        self.folder = str(self.settings.get("folder") or "inbox")
+        self.folder_setting = str(self.settings.get("folder") or "inbox")
+        self._folder_id: str | None = None
         self.list_address = (str(self.settings.get("list") or "").strip().lower()) or None
         self._mailbox = mailbox
         self._init_account(account or (mailbox.account if mailbox else None))
@@ -66,6 +90,37 @@ class GraphSource(AccountSource):
     @property
     def api(self):
         return self.mailbox.api
+
+    @property
+    def folder(self) -> str:
+        """The list folder as Graph addresses it: a well-known name or an ID (resolved once)."""
+        if self._folder_id is None:
+            self._folder_id = self._resolve_folder(self.folder_setting)
+        return self._folder_id
+
+    def _resolve_folder(self, wanted: str) -> str:
+        if wanted.lower() in WELL_KNOWN_FOLDERS:
+            return wanted.lower()
+        folders = self.mailbox.list_folders()
+        by_id = {f.id: f for f in folders}
+        if wanted in by_id:
+            return wanted
+        paths = {f.id: _folder_path(f, by_id) for f in folders}
+        key = wanted.strip("/").lower()
+        found = [fid for fid, path in paths.items() if path.lower() == key] or \
+            [f.id for f in folders if f.name.lower() == key]
+        if len(found) == 1:
+            return found[0]
+        if not found and _ID_SHAPE.match(wanted):
+            return wanted  # an ID of a folder the walk does not show (hidden); Graph decides
+        listed = ", ".join(sorted(terminal_line(p) for p in paths.values()))
+        if found:
+            raise Unavailable(self.name, f"folder {wanted!r} names {len(found)} folders of account "
+                                         f"{self.account.id}: {', '.join(terminal_line(paths[f]) for f in found)}; "
+                                         "give its path (Parent/Name) or its ID")
+        raise Unavailable(self.name, f"account {self.account.id} has no folder {wanted!r}; its folders: {listed} "
+                                     "(folder: takes a well-known name such as inbox, a folder's name or path, or "
+                                     "its ID)")
 
     def check_available(self) -> None:
         """A token (refreshed if due) and the list folder read. Raises SignInNeeded / Unavailable."""

@@ -553,6 +553,8 @@ class MicrosoftEmulator:
         try:
             folder = self.folders[self.folder_id(parts[0])]
         except KeyError:
+            if not parts[0].startswith("AAkAL"):  # neither a well-known name nor an ID: a display name
+                return _graph_error(400, "ErrorInvalidIdMalformed", "Id is malformed.")
             return _graph_error(404, "ErrorItemNotFound", "The specified object was not found in the store.")
         rest = parts[1:]
         if not rest:

@@ -6,6 +6,7 @@ Graph does; the sleeper is recorded, so no test waits real seconds."""
 from __future__ import annotations
 
 import random
+from datetime import timedelta
 
 import pytest
 
@@ -13,6 +14,7 @@ from mailtriage.backends.errors import Unavailable
 from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.backends.microsoft.adapter import GraphMailbox
 from mailtriage.backends.microsoft.api import Backoff, GraphApi
+from tests.oauth.mail import BASE
 from tests.oauth.test_graph_mailbox import conversation, deliver, source  # noqa: F401  (fixtures)
 
 
@@ -209,3 +211,33 @@ def test_a_thread_read_past_the_mailbox_concurrency_backs_off_and_completes(micr
     source.close()
     assert len(thread.messages) == 60
     assert microsoft_emulator.over_concurrency >= 1 and waits  # throttled, waited, then read every message
+
+
+# --- the source's folder ------------------------------------------------------------------------
+
+def test_a_folder_named_by_its_display_name_or_path_is_found(microsoft_emulator, graph_account):
+    from mailtriage.backends.microsoft.source import GraphSource
+
+    inbox = microsoft_emulator.folder_id("inbox")
+    embargoed = microsoft_emulator._folder(None, "Embargoed", inbox)
+    deliver(microsoft_emulator, 1, folder=embargoed, subject="Embargoed report")
+    deliver(microsoft_emulator, 2, subject="Inbox report")
+    for setting in ("Embargoed", "Inbox/Embargoed", embargoed):
+        source = GraphSource("m365", {"folder": setting}, account=graph_account)
+        source.check_available()
+        rows = source.list_recent_threads(None, BASE - timedelta(days=1))
+        source.close()
+        assert [r.subject for r in rows] == ["Embargoed report"], setting
+
+
+def test_an_unknown_folder_lists_the_folders_there_are(microsoft_emulator, graph_account):
+    from mailtriage.backends.microsoft.source import GraphSource
+
+    microsoft_emulator._folder(None, "Embargoed", microsoft_emulator.folder_id("inbox"))
+    source = GraphSource("m365", {"folder": "Embargo"}, account=graph_account)
+    with pytest.raises(Unavailable) as failure:
+        source.check_available()
+    source.close()
+    text = str(failure.value)
+    assert "no folder 'Embargo'" in text and "Inbox/Embargoed" in text and "Sent Items" in text
+    assert "well-known name" in text
