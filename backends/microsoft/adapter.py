@@ -185,9 +185,9 @@ class GraphMailbox(MailboxAdapter):
     def raw(self, graph_id: str) -> bytes:
         return self.api.call("GET", f"/me/messages/{graph_id}/$value", what="messages.$value", raw=True)
 
-    def full(self, graph_id: str, message: dict | None = None) -> MailMessage:
+    def full(self, graph_id: str, message: dict | None = None, raw: bytes | None = None) -> MailMessage:
         message = message or self.metadata(graph_id)
-        raw = self.raw(graph_id)
+        raw = raw if raw is not None else self.raw(graph_id)
         header = self.header(message, raw)
         content = mime.parse_message(raw, backend_ref=header.id)
         attachments = tuple(MailAttachment(i, a.filename, a.content_type, a.size)
@@ -297,7 +297,12 @@ class GraphMailbox(MailboxAdapter):
         except GraphNotFound as exc:
             raise self._gone(message_id, exc) from None
         conversation = str(first.get("conversationId"))
-        return MailThread(conversation, tuple(self.full(str(m["id"]), m) for m in self.conversation(conversation)))
+        members = self.conversation(conversation)
+        # The contents in $batch calls (GraphApi.get_many), not one request a message; a
+        # message deleted since the listing (None) is left out.
+        raws = self.api.get_many([f"/me/messages/{m['id']}/$value" for m in members], "messages.$value", raw=True)
+        return MailThread(conversation, tuple(self.full(str(m["id"]), m, raw) for m in members
+                                              if (raw := raws.get(f"/me/messages/{m['id']}/$value")) is not None))
 
     def attachment(self, message_id: str, index: int) -> bytes:
         graph_id = self.gid(message_id)

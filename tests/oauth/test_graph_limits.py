@@ -241,3 +241,13 @@ def test_an_unknown_folder_lists_the_folders_there_are(microsoft_emulator, graph
     text = str(failure.value)
     assert "no folder 'Embargo'" in text and "Inbox/Embargoed" in text and "Sent Items" in text
     assert "well-known name" in text
+
+
+def test_the_mailbox_thread_view_reads_in_batches_too(microsoft_emulator, mailbox):
+    long_conversation(microsoft_emulator, 25)
+    first = next(m.id for m in microsoft_emulator.messages.values() if m.message_id == "<m1@example.net>")
+    microsoft_emulator.graph_requests.clear()
+    thread = mailbox.thread(mailbox.mid(first))
+    assert [m.header.message_id for m in thread.messages] == [f"<m{n}@example.net>" for n in range(1, 26)]
+    assert sum(r.path == "/v1.0/$batch" for r in microsoft_emulator.graph_requests) == 2
+    assert not any(r.path.endswith("/$value") for r in microsoft_emulator.graph_requests)
