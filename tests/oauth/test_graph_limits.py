@@ -59,7 +59,7 @@ def test_a_504_to_a_move_is_not_repeated(microsoft_emulator, mailbox, waits):
     # A gateway timeout may have reached the mailbox: a POST is not sent twice.
     gid = deliver(microsoft_emulator, 1)
     microsoft_emulator.throttle(1, status=504, match="/move")
-    with pytest.raises(Exception) as failure:
+    with pytest.raises(Unavailable) as failure:
         mailbox.move([mailbox.mid(gid)], "archive")
     assert "504" in str(failure.value) and waits == []
     assert graph_calls(microsoft_emulator, "/move") == 1

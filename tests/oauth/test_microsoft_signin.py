@@ -228,7 +228,9 @@ def test_two_workers_needing_a_refresh_refresh_once(microsoft_emulator, memory_k
 def test_throttling_honours_retry_after(microsoft_emulator, graph_account, trace_lines):
     microsoft_emulator.server.fail("/mailFolders/inbox", Reply.json(
         {"error": {"code": "ApplicationThrottled", "message": "Too many requests"}}, 429, **{"Retry-After": "1"}))
-    assert GraphApi(graph_account).get("/me/mailFolders/inbox", "inbox")["displayName"] == "Inbox"
+    waits = []
+    assert GraphApi(graph_account, sleep=waits.append).get("/me/mailFolders/inbox", "inbox")["displayName"] == "Inbox"
+    assert waits == [1.0]  # the sleeper is recorded: no real second waited
     assert len([r for r in microsoft_emulator.server.requests if r.path.endswith("/mailFolders/inbox")]) == 2
     assert any("429: backing off 1.00s" in line.text for line in trace_lines)
 
