@@ -281,10 +281,11 @@ class GraphMailbox(MailboxAdapter):
         except GraphNotFound as exc:
             raise self._gone(message_id, exc) from None
 
-    def conversation(self, conversation_id: str, *, drafts: bool = False) -> list[dict]:
-        """Every message of a conversation (all folders), oldest first."""
+    def conversation(self, conversation_id: str, *, drafts: bool = False, select: str = SELECT) -> list[dict]:
+        """Every message of a conversation (all folders), oldest first. ``select``: the
+        properties wanted (a read that fetches the contents needs only the ID)."""
         messages = list(self.api.pages("/me/messages", "messages.conversation", **{
-            "$filter": f"conversationId eq {odata_string(conversation_id)}", "$select": SELECT, "$top": 100}))
+            "$filter": f"conversationId eq {odata_string(conversation_id)}", "$select": select, "$top": 100}))
         if not drafts:
             messages = [m for m in messages if not m.get("isDraft")]
         messages.sort(key=lambda m: str(m.get("receivedDateTime") or ""))

@@ -215,8 +215,8 @@ class GraphSource(AccountSource):
     def _message(self, graph_id: str) -> Message:
         return mime.parse_message(self.mailbox.raw(graph_id), backend_ref=self.mailbox.mid(graph_id))
 
-    def _members(self, thread_id: ThreadId, *, drafts: bool = False) -> list[dict]:
-        members = self.mailbox.conversation(self._thread_value(thread_id), drafts=drafts)
+    def _members(self, thread_id: ThreadId, *, drafts: bool = False, select: str = SELECT) -> list[dict]:
+        members = self.mailbox.conversation(self._thread_value(thread_id), drafts=drafts, select=select)
         if not members:
             raise BackendFailure(self.name, f"Graph has no conversation {thread_id}")
         return members
@@ -236,7 +236,8 @@ class GraphSource(AccountSource):
     def read_thread(self, thread_id: ThreadId) -> Thread:
         """The conversation across folders (inbox, Sent Items, …), oldest first, drafts left out."""
         thread_id = self.own_thread_id(thread_id)
-        ids = [str(m["id"]) for m in self._members(thread_id)]
+        # The listing names the members only (no headers: the contents carry them).
+        ids = [str(m["id"]) for m in self._members(thread_id, select="id,isDraft,receivedDateTime")]
         # In $batch calls of 20, four at a time (Graph's limits), not one request a message.
         raws = self.api.get_many([f"/me/messages/{gid}/$value" for gid in ids], "messages.$value", raw=True)
         messages, gone = [], 0

@@ -588,10 +588,13 @@ class MicrosoftEmulator:
         folder_id = self._folder(None, name, parent)
         return Reply.json(self._folder_json(self.folders[folder_id]), 201)
 
-    def _paged(self, request: Request, items: list[dict], *, count: bool = False, limit: int | None = None) -> Reply:
+    def _paged(self, request: Request, items: list, *, count: bool = False, limit: int | None = None,
+               render=None) -> Reply:
         top = int(request.param("$top", "10"))
         skip = int(request.param("$skip", "0"))
         page = items[skip:skip + top]
+        if render is not None:  # only the page is rendered, as a server would
+            page = [render(item) for item in page]
         out: dict = {"value": page}
         if count:
             out["@odata.count"] = len(items)
@@ -612,21 +615,28 @@ class MicrosoftEmulator:
         found.sort(key=lambda m: m.received, reverse=request.param("$orderby", "receivedDateTime desc")
                    .endswith("desc"))
         select = set((request.param("$select") or "").split(","))
-        items = [self._message_json(m, "internetMessageHeaders" in select) for m in found]
-        for m in found:  # another client deletes it between this list and the next get
+        if not search:
+            top, skip = int(request.param("$top", "10")), int(request.param("$skip", "0"))
+            self._deleted_after_listing(found[skip:skip + top])
+            return self._paged(request, found, count=request.param("$count") == "true",
+                               render=lambda m: self._message_json(m, "internetMessageHeaders" in select))
+        # $search pages through @odata.nextLink only, up to 1000 results, no count
+        top = int(request.param("$top", "10"))
+        offset = int(request.param("$skiptoken", "0"))
+        listed = found[offset:offset + top]
+        out: dict = {"value": [self._message_json(m, "internetMessageHeaders" in select) for m in listed]}
+        self._deleted_after_listing(listed)
+        if offset + top < min(len(found), 1000):
+            query = {k: v[0] for k, v in request.query.items()}
+            query["$skiptoken"] = str(offset + top)
+            out["@odata.nextLink"] = f"{self.base_url}{request.path}?{urlencode(query)}"
+        return Reply.json(out)
+
+    def _deleted_after_listing(self, listed: list[GraphMessage]) -> None:
+        for m in listed:  # another client deletes it between this list and the next get
             if m.id in self.delete_after_listing:
                 self.delete_after_listing.discard(m.id)
                 del self.messages[m.id]
-        if search:  # $search pages through @odata.nextLink only, up to 1000 results, no count
-            top = int(request.param("$top", "10"))
-            offset = int(request.param("$skiptoken", "0"))
-            out: dict = {"value": items[offset:offset + top]}
-            if offset + top < min(len(items), 1000):
-                query = {k: v[0] for k, v in request.query.items()}
-                query["$skiptoken"] = str(offset + top)
-                out["@odata.nextLink"] = f"{self.base_url}{request.path}?{urlencode(query)}"
-            return Reply.json(out)
-        return self._paged(request, items, count=request.param("$count") == "true")
 
     def _message_json(self, m: GraphMessage, headers: bool = False) -> dict:
         def recipient(pair):
