@@ -8,10 +8,24 @@ proposal is applied after a confirm. UI-free: the TUI and a CLI show the same ob
 A request may name one message or a batch of any size (the tagged messages of a list):
 the write goes through the adapter's bulk operations in calls of 1 to ``MAX_BULK`` IDs,
 and what it did is recorded item by item in ``proposal.facts["outcome"]``
-(``{"done": [ids], "failed": {id: why}}``). When any message failed the write raises
-:class:`~mailtriage.backends.mailbox_contract.PartialFailure` over the whole batch, so the
-report is never a success; a call that fails as a whole (the server went away) stops the
-batch and the messages after it are reported as not attempted.
+(``{"done": [ids], "failed": {id: why}, "lines": [...]}``). When any message failed the
+write raises :class:`~mailtriage.backends.mailbox_contract.PartialFailure` over the whole
+batch, so the report is never a success; a call that fails as a whole (the server went
+away) stops the batch and the messages after it are reported as not attempted.
+
+What an adapter's bulk call reports, and how it is shown (the shape every adapter
+shares; Graph's bulk writes and Gmail's trash report per message this way):
+
+* ``PartialFailure.done`` — the IDs changed on the server; ``PartialFailure.failed`` —
+  every other ID of the call with why, a reason that starts with "not changed", "perhaps
+  changed" (no clear answer: refresh to see) or "not attempted" when the adapter says so.
+* An optional ``PartialFailure.stopped_by`` (the outage, e.g. throttling past the
+  backoff): the adapter stopped part-way, so the batches after it are not sent either and
+  are reported "not attempted". Without it the next batch goes on. An adapter that sets
+  neither reason prefix nor ``stopped_by`` is read as before.
+* ``outcome["lines"]``: "done: N of M messages", a "FAILED: …" line per failed message with
+  why, then a "changed: …" line per message that did change, so a partial outage says
+  exactly which messages moved.
 
 Writes need an account whose ``access`` is ``draft`` or ``send``: ``read`` means
 list, read and search only (docs/imap.md), so the proposal is blocked and says why.
@@ -146,6 +160,11 @@ def propose_organize(mailbox, headers: Sequence[MailHeader], action: str, *, acc
             except PartialFailure as exc:  # some of this batch: go on with the next one
                 done.extend(exc.done)
                 failed.update(exc.failed)
+                stopped = getattr(exc, "stopped_by", None)
+                if stopped is not None:  # the adapter stopped on an outage: so do we
+                    rest = [i for b in batches[index + 1:] for i in b]
+                    failed.update({i: f"not attempted: an earlier batch failed ({stopped})" for i in rest})
+                    break
             except MailError as exc:  # the whole call failed (server gone, refused): stop here
                 if not done and not failed:  # nothing happened at all: the error as it is
                     failed.update({i: str(exc) for i in ids})
@@ -158,7 +177,9 @@ def propose_organize(mailbox, headers: Sequence[MailHeader], action: str, *, acc
             by_id = {h.id: h for h in headers}
             outcome["lines"] = [f"done: {len(done)} of {len(ids)} messages"] + [
                 f"FAILED: {terminal_line(by_id[i].subject or '(no subject)')} — from "
-                f"{terminal_line(_sender(by_id[i]))}: {terminal_line(why)}" for i, why in failed.items() if i in by_id]
+                f"{terminal_line(_sender(by_id[i]))}: {terminal_line(why)}" for i, why in failed.items() if i in by_id] + [
+                f"changed: {terminal_line(by_id[i].subject or '(no subject)')} — from {terminal_line(_sender(by_id[i]))}"
+                for i in done if i in by_id]
             raise PartialFailure(account_id, action, failed, done)
         return ids
 

@@ -25,14 +25,15 @@ from typing import Any, Sequence
 
 from mailtriage.backends import mime
 from mailtriage.backends.contract import Address, reply_subject
-from mailtriage.backends.errors import BackendFailure, NotSupported, Unavailable
+from mailtriage.backends.errors import BackendFailure, NotSupported, SignInNeeded, Unavailable
 from mailtriage.backends.imap.headers import parse_list_unsubscribe, thread_root
 from mailtriage.backends.mailbox_contract import (Compose, InvalidQuery, LabelList, MailAttachment, MailboxAdapter, MailFolder,
                                          MailHeader, MailLabel, MailMessage, MailPage, MailQuery, MailThread,
                                          PartialFailure, PollResult, StaleMessageId, check_bulk, with_thread_counts)
 from mailtriage.backends.microsoft.account import MicrosoftAccount
-from mailtriage.backends.microsoft.api import GraphApi, GraphGone, GraphNotFound
+from mailtriage.backends.microsoft.api import GraphApi, GraphGone, GraphNotFound, GraphThrottled
 from mailtriage.backends.microsoft.ids import decode_message_id, encode_message_id
+from mailtriage.backends.microsoft.search import kql_phrase
 from mailtriage.backends.outgoing import SendNotConfirmed
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.backends.send_policy import SendRefused, check_send
@@ -184,9 +185,9 @@ class GraphMailbox(MailboxAdapter):
     def raw(self, graph_id: str) -> bytes:
         return self.api.call("GET", f"/me/messages/{graph_id}/$value", what="messages.$value", raw=True)
 
-    def full(self, graph_id: str, message: dict | None = None) -> MailMessage:
+    def full(self, graph_id: str, message: dict | None = None, raw: bytes | None = None) -> MailMessage:
         message = message or self.metadata(graph_id)
-        raw = self.raw(graph_id)
+        raw = raw if raw is not None else self.raw(graph_id)
         header = self.header(message, raw)
         content = mime.parse_message(raw, backend_ref=header.id)
         attachments = tuple(MailAttachment(i, a.filename, a.content_type, a.size)
@@ -237,9 +238,9 @@ class GraphMailbox(MailboxAdapter):
         return out
 
     def _search_page(self, path: str, clauses: list[str], query: MailQuery) -> MailPage:
-        terms = [" ".join(query.text.replace('"', " ").split())]
+        terms = [kql_phrase(query.text)]  # KQL: each value one phrase, or its words split apart
         if query.from_:
-            terms.append("from:" + query.from_.replace('"', "").strip())
+            terms.append(kql_phrase(query.from_, "from"))
         wanted = query.offset + query.page_size
         matched: list[MailHeader] = []
         exhausted = True
@@ -280,10 +281,11 @@ class GraphMailbox(MailboxAdapter):
         except GraphNotFound as exc:
             raise self._gone(message_id, exc) from None
 
-    def conversation(self, conversation_id: str, *, drafts: bool = False) -> list[dict]:
-        """Every message of a conversation (all folders), oldest first."""
+    def conversation(self, conversation_id: str, *, drafts: bool = False, select: str = SELECT) -> list[dict]:
+        """Every message of a conversation (all folders), oldest first. ``select``: the
+        properties wanted (a read that fetches the contents needs only the ID)."""
         messages = list(self.api.pages("/me/messages", "messages.conversation", **{
-            "$filter": f"conversationId eq {odata_string(conversation_id)}", "$select": SELECT, "$top": 100}))
+            "$filter": f"conversationId eq {odata_string(conversation_id)}", "$select": select, "$top": 100}))
         if not drafts:
             messages = [m for m in messages if not m.get("isDraft")]
         messages.sort(key=lambda m: str(m.get("receivedDateTime") or ""))
@@ -296,7 +298,12 @@ class GraphMailbox(MailboxAdapter):
         except GraphNotFound as exc:
             raise self._gone(message_id, exc) from None
         conversation = str(first.get("conversationId"))
-        return MailThread(conversation, tuple(self.full(str(m["id"]), m) for m in self.conversation(conversation)))
+        members = self.conversation(conversation)
+        # The contents in $batch calls (GraphApi.get_many), not one request a message; a
+        # message deleted since the listing (None) is left out.
+        raws = self.api.get_many([f"/me/messages/{m['id']}/$value" for m in members], "messages.$value", raw=True)
+        return MailThread(conversation, tuple(self.full(str(m["id"]), m, raw) for m in members
+                                              if (raw := raws.get(f"/me/messages/{m['id']}/$value")) is not None))
 
     def attachment(self, message_id: str, index: int) -> bytes:
         graph_id = self.gid(message_id)
@@ -444,17 +451,35 @@ class GraphMailbox(MailboxAdapter):
 
     # -- bulk writes -------------------------------------------------------------------------------------
     def _each(self, ids: Sequence[str], op: str, action, *, bulk: bool = True) -> None:
-        """Run ``action(graph id)`` per message; never report a batch with failures as done."""
+        """Run ``action(graph id)`` per message; never report a batch with failures as done.
+
+        Says per message what happened (:class:`PartialFailure`: ``done`` changed on the
+        server; ``failed`` maps each other ID to why, starting "not changed", "perhaps
+        changed" or "not attempted"). A message Graph refuses is skipped and the rest go
+        on; an outage (throttling past the backoff, no answer, sign-in needed) stops the
+        batch, and the PartialFailure then carries it as ``stopped_by``. When nothing was
+        attempted but the first call, the outage is raised as it is."""
         ids = check_bulk(ids) if bulk else list(ids)
         graph_ids = [self.gid(i) for i in ids]  # every ID checked before the first request
         failed: dict[str, str] = {}
         done: list[str] = []
-        for message_id, graph_id in zip(ids, graph_ids):
+        for index, (message_id, graph_id) in enumerate(zip(ids, graph_ids)):
             try:
                 action(graph_id)
                 done.append(message_id)
             except BackendFailure as exc:
-                failed[message_id] = str(exc)
+                failed[message_id] = f"not changed: {exc.detail}"
+            except Unavailable as exc:
+                if not done and not failed and index == len(ids) - 1:
+                    raise  # one message, nothing else to report: the outage as it is
+                state = "not changed" if isinstance(exc, (GraphThrottled, SignInNeeded)) else \
+                    "perhaps changed (no clear answer; refresh to see)"
+                failed[message_id] = f"{state}: {exc.reason}"
+                for rest in ids[index + 1:]:
+                    failed[rest] = f"not attempted: the batch stopped ({exc.reason})"
+                partial = PartialFailure(self.account_id, op, failed, done)
+                partial.stopped_by = exc  # type: ignore[attr-defined]  # organize stops its batches too
+                raise partial from None
         if failed:
             raise PartialFailure(self.account_id, op, failed, done)
 

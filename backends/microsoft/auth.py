@@ -10,10 +10,13 @@ Windows Credential Manager (2,560 bytes of UTF-16 per entry); see :func:`save_ca
   answer a ``form_post`` POST or a GET), through msal's
   ``initiate_auth_code_flow`` / ``acquire_token_by_auth_code_flow`` (msal checks state,
   PKCE and the ID token's nonce).
-* :meth:`MicrosoftSignIn.access_token` — msal's ``acquire_token_silent_with_error``:
-  the cached token, or a refresh. It runs under a per-account lock with the cache
-  reloaded from keyring first, so two workers never refresh at once, and the cache is
-  written back to keyring when msal changed it (rotated refresh tokens included).
+* :meth:`MicrosoftSignIn.access_token` — the access token msal last gave, from memory,
+  while it has more than :data:`REFRESH_MARGIN` to live; otherwise (at start, when a
+  refresh is due, on a 401) msal's ``acquire_token_silent_with_error`` under a
+  per-account lock with the cache reloaded from keyring first, so two workers never
+  refresh at once and a refresh token another process rotated is used; the cache is
+  written back to keyring when msal changed it (rotated refresh tokens included). So a
+  Graph request reads no keyring entry (a Secret Service read opens a D-Bus session).
 
 msal talks HTTP through our client (:class:`mailtriage.backends.oauth_http.MsalTransport`).
 The authority is configuration; instance discovery is off (msal would otherwise ask
@@ -38,6 +41,16 @@ from mailtriage.core.http import HttpError, RetryPolicy
 from mailtriage.core.secrets import delete_secret, get_secret, remember_secret, set_secret
 from mailtriage.core.trace import TRACE
 
+# msal itself refreshes an access token with 5 minutes or less to live; so do we.
+REFRESH_MARGIN = 300.0
+
+# AADSTS codes of a tenant that refuses the sign-in itself, not the saved one: a
+# Conditional Access policy (53003 blocked, often the device-code flow; 53000/53001/53002
+# device not compliant, not joined, app not approved) and consent the user cannot give
+# (65001 not consented; 90094/90095 needs an administrator).
+CONDITIONAL_ACCESS_CODES = frozenset({53000, 53001, 53002, 53003})
+CONSENT_CODES = frozenset({65001, 90094, 90095})
+
 SIGN_IN_ERRORS = frozenset({"invalid_grant", "interaction_required", "login_required", "consent_required",
                             "invalid_resource", "unauthorized_client", "access_denied", "expired_token",
                             "authorization_declined", "bad_verification_code"})
@@ -55,6 +68,7 @@ class MicrosoftSignIn:
                                                                 retry=RetryPolicy(attempts=1)))
         self._app = None
         self._cache = None
+        self._token: tuple[str, float] | None = None  # the last access token msal gave, and when it expires
 
     @property
     def channel(self) -> str:
@@ -105,6 +119,8 @@ class MicrosoftSignIn:
         """The access token of an msal result, or the right error."""
         if result and "access_token" in result:
             self._save()
+            lifetime = float(result.get("expires_in") or 0)
+            self._token = (result["access_token"], _now() + lifetime) if lifetime > 0 else None
             return result["access_token"]
         error = str((result or {}).get("error") or "")
         description = str((result or {}).get("error_description") or "").split("\r\n")[0][:300]
@@ -112,10 +128,33 @@ class MicrosoftSignIn:
         if not result:
             raise SignInNeeded(account, f"no Microsoft sign-in saved for account {account!r}; run "
                                         f"`mailtriage account login {account}`")
+        refusal = self._tenant_refusal(result, what, description)
+        if refusal:
+            raise SignInNeeded(account, refusal)
         if error in SIGN_IN_ERRORS:
             raise SignInNeeded(account, f"Microsoft refused the saved sign-in of account {account!r} ({error}: "
                                         f"{description}); run `mailtriage account login {account}`")
         raise Unavailable(account, f"Microsoft {what} failed ({error or 'no token'}: {description})")
+
+    def _tenant_refusal(self, result: dict, what: str, description: str) -> str | None:
+        """What to do when the tenant itself refuses (Conditional Access, consent), or None:
+        signing in the same way again cannot help."""
+        codes = {int(c) for c in result.get("error_codes") or () if str(c).isdigit()}
+        account, client = self.account.id, self.account.client_id
+        consent_url = f"{self.account.authority.rstrip('/')}/adminconsent?client_id={client}"
+        if codes & CONDITIONAL_ACCESS_CODES:
+            instead = (f"sign in with a browser on this machine instead: `mailtriage account login {account} "
+                       f"--interactive`; if that is blocked too, " if what == "device-code sign-in" else "")
+            return (f"Microsoft refused the {what} of account {account!r}: a Conditional Access policy of the "
+                    f"tenant blocked it ({description}). Running the same command again will not help; "
+                    f"{instead}ask your Microsoft 365 admin to allow mailtriage (app {client}) under the "
+                    f"tenant's Conditional Access policies or to grant it admin consent ({consent_url})")
+        if codes & CONSENT_CODES:
+            return (f"Microsoft refused the {what} of account {account!r}: the app {client} needs admin consent "
+                    f"for the scopes it asks ({description}). Ask your Microsoft 365 admin to grant it "
+                    f"({consent_url}), then run `mailtriage account login {account}`"
+                    + (" (or `--interactive`, where the tenant lets users consent)" if 65001 in codes else ""))
+        return None
 
     def _call(self, what: str, fn):
         # msal (about 0.7 s) is loaded only once a sign-in runs; its exceptions with it
@@ -131,6 +170,11 @@ class MicrosoftSignIn:
     def access_token(self, *, force_refresh: bool = False, rejected: str | None = None) -> str:
         """A valid access token. ``rejected``: Graph answered 401 to this token, so refresh
         unless another worker already did. Raises SignInNeeded / Unavailable."""
+        remembered = self._token
+        if remembered is not None and not force_refresh and remembered[0] != rejected \
+                and remembered[1] - _now() > REFRESH_MARGIN:
+            return remembered[0]  # no keyring read, no msal call
+        self._token = None
         with self._lock():
             app = self._application()
             accounts = self._call("account lookup", lambda: app.get_accounts(username=self.account.address or None)
@@ -222,38 +266,59 @@ def _chunk_key(account_id: str, generation: str, index: int) -> str:
     return f"{cache_key(account_id)}:{generation}:{index}"
 
 
-def _manifest(account_id: str) -> tuple[str, int] | None:
-    head = get_secret(cache_key(account_id))
+LOAD_TRIES = 5  # reads of the index when a save by another process replaced the pieces mid-read
+
+
+def _parse(head: str | None) -> tuple[str, int] | None:
     if head is None or not head.startswith(_SPLIT):
         return None
     generation, _, count = head[len(_SPLIT):].partition(":")
     return (generation, int(count)) if count.isdigit() else None
 
 
+def _manifest(account_id: str) -> tuple[str, int] | None:
+    return _parse(get_secret(cache_key(account_id)))
+
+
 def load_cache(account_id: str) -> str | None:
     """The serialized msal cache of the account, or None when it never signed in.
 
-    A cache saved whole by an earlier version (one entry) is read as it is. A missing
-    piece reads as no cache (the account signs in again) rather than a broken one.
+    A cache saved whole by an earlier version (one entry) is read as it is. The index
+    entry names one generation of pieces; a save (perhaps in another process) writes a
+    new generation, flips the index, then removes the old pieces. So a piece missing
+    while the index has moved on means a save happened mid-read: the new generation is
+    read instead, and the reader sees the old or the new cache whole, never "no sign-in".
+    Only a piece missing under an unchanged index reads as no cache (sign in again).
     """
     head = get_secret(cache_key(account_id))
-    if head is None or not head.startswith(_SPLIT):
-        return head
-    manifest = _manifest(account_id)
-    if manifest is None:
-        return None
-    generation, count = manifest
-    parts = [get_secret(_chunk_key(account_id, generation, i)) for i in range(count)]
-    if any(p is None for p in parts):
-        return None
-    text = "".join(parts)  # type: ignore[arg-type]
-    remember_secret(text)  # the tokens span pieces: only the whole JSON names them to the scrubber
-    return text
+    for _ in range(LOAD_TRIES):
+        if head is None or not head.startswith(_SPLIT):
+            return head
+        manifest = _parse(head)
+        if manifest is None:
+            return None
+        generation, count = manifest
+        parts: list[str] = []
+        for index in range(count):
+            part = get_secret(_chunk_key(account_id, generation, index))
+            if part is None:
+                break
+            parts.append(part)
+        else:
+            text = "".join(parts)
+            remember_secret(text)  # the tokens span pieces: only the whole JSON names them to the scrubber
+            return text
+        now = get_secret(cache_key(account_id))
+        if now == head:
+            return None  # a piece is really missing
+        head = now
+    return None
 
 
 def save_cache(account_id: str, text: str) -> None:
-    """Store the cache in pieces: new pieces first, then the manifest, then the old pieces
-    go, so an interrupted save leaves the previous cache readable."""
+    """Store the cache in pieces: new pieces first under a new generation, then the index
+    entry flips to it (one write), then the old pieces go. An interrupted save leaves the
+    previous cache readable; a reader mid-way follows the flip (:func:`load_cache`)."""
     remember_secret(text)  # its tokens, whole (each piece alone masks no token)
     old = _manifest(account_id)
     generation = secrets.token_hex(4)

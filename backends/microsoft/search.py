@@ -10,8 +10,12 @@ not to messages, and is not sent.)
 
 So the list scope, the window (``since``) and drafts are applied to the results here, the
 page is cut from the walk (stopping one past it to know whether more exist), and the total
-is given only when the walk reached the end. The text is one KQL phrase: its double quotes
-and backslashes are removed, so it cannot close the phrase or add a property restriction.
+is given only when the walk reached the end.
+
+The ``$search`` value is KQL: ``"from:Alice Smith"`` would mean from:Alice AND "Smith"
+anywhere. So the text is sent as one KQL phrase in escaped quotes (OData's ``\"`` inside
+the ``$search`` string): ``"from:\"Alice Smith\""``. Its own double quotes and backslashes
+are removed first, so it cannot close the phrase or add a property restriction or an OR.
 """
 
 from __future__ import annotations
@@ -22,11 +26,15 @@ SEARCH_CAP = 1000  # Graph's $search returns at most this many messages
 _PROPERTY = {SearchField.FROM: "from", SearchField.SUBJECT: "subject", SearchField.BODY: "body"}
 
 
+def kql_phrase(text: str, prop: str | None = None) -> str:
+    """``[prop:]\"text\"``: ``text`` as one KQL phrase (quotes and backslashes dropped)."""
+    text = " ".join(text.replace('"', " ").replace("\\", " ").split())
+    return f'{prop + ":" if prop else ""}\\"{text}\\"'
+
+
 def search_term(request: SearchRequest) -> str:
-    """The ``$search`` value: ``"<property>:<text>"`` or ``"<text>"`` (one KQL phrase)."""
-    text = " ".join(request.query.replace('"', " ").replace("\\", " ").split())
-    prop = _PROPERTY.get(request.field)
-    return f'"{prop}:{text}"' if prop else f'"{text}"'
+    """The ``$search`` value: ``"<property>:\"<text>\""`` or ``"\"<text>\""``."""
+    return f'"{kql_phrase(request.query, _PROPERTY.get(request.field))}"'
 
 
 def walk(api, path: str, request: SearchRequest, keep, select: str) -> tuple[list[dict], bool]:

@@ -6,17 +6,23 @@ Configured in project.md as ``mail_sources.<name>`` (kind ``graph``, alias ``mic
       m365:
         kind: graph
         account: work                  # an [accounts.work] table with kind = "microsoft"
-        folder: inbox                  # a well-known name or a folder id (default inbox)
+        folder: inbox                  # a well-known name, a folder's name or path, or its id
         list: security@example.org     # only mail to the list (To, Cc, List-Id, Delivered-To)
 
 Thread IDs are Graph conversation IDs of kind ``graph``; a conversation whose first
 message has no Message-ID has kind ``graph-synthetic``. Drafts are made with
 createReply on the message answered (Exchange sets In-Reply-To and References and keeps
 the conversation), never sent. ``thread_url`` is the first message's Outlook ``webLink``.
+
+Graph addresses a folder by a well-known name (``inbox``, ``archive`` …) or its opaque ID
+only; a display name in the path is refused (400 ErrorInvalidIdMalformed). So a ``folder``
+that is neither is looked up once among the mailbox's folders by display name (``Embargoed``)
+or path (``Inbox/Embargoed``); no match is an error that lists the folders there are.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from email.utils import getaddresses
 from typing import Any, Mapping, Sequence
@@ -34,8 +40,25 @@ from mailtriage.backends.microsoft.adapter import (SELECT, GraphMailbox, address
                                                    odata_string, parse_time, recipients)
 from mailtriage.backends.search import SearchPage, SearchRequest
 from mailtriage.backends.thread_reconstruction import synthetic_kind
+from mailtriage.core.inert import terminal_line
 
 THREAD_KIND = "graph"
+# Graph's well-known folder names (mailFolder resource, "Use well-known folder names").
+WELL_KNOWN_FOLDERS = frozenset({"archive", "clutter", "conflicts", "conversationhistory", "deleteditems", "drafts",
+                                "inbox", "junkemail", "localfailures", "msgfolderroot", "outbox",
+                                "recoverableitemsdeletions", "scheduled", "searchfolders", "sentitems",
+                                "serverfailures", "syncissues"})
+_ID_SHAPE = re.compile(r"^[A-Za-z0-9_=+-]{24,}$")  # an opaque Graph ID (base64), never a display name
+
+
+def _folder_path(folder, by_id: dict) -> str:
+    names, seen = [folder.name], {folder.id}
+    parent = by_id.get(folder.parent_id) if folder.parent_id else None
+    while parent is not None and parent.id not in seen:
+        names.append(parent.name)
+        seen.add(parent.id)
+        parent = by_id.get(parent.parent_id) if parent.parent_id else None
+    return "/".join(reversed(names))
 
 
 class GraphSource(AccountSource):
@@ -51,7 +74,8 @@ class GraphSource(AccountSource):
                  account: MicrosoftAccount | None = None, mailbox: GraphMailbox | None = None,
                  origin: SourceOrigin | None = None) -> None:
         super().__init__(name, settings, origin=origin)
-        self.folder = str(self.settings.get("folder") or "inbox")
+        self.folder_setting = str(self.settings.get("folder") or "inbox")
+        self._folder_id: str | None = None
         self.list_address = (str(self.settings.get("list") or "").strip().lower()) or None
         self._mailbox = mailbox
         self._init_account(account or (mailbox.account if mailbox else None))
@@ -66,6 +90,37 @@ class GraphSource(AccountSource):
     @property
     def api(self):
         return self.mailbox.api
+
+    @property
+    def folder(self) -> str:
+        """The list folder as Graph addresses it: a well-known name or an ID (resolved once)."""
+        if self._folder_id is None:
+            self._folder_id = self._resolve_folder(self.folder_setting)
+        return self._folder_id
+
+    def _resolve_folder(self, wanted: str) -> str:
+        if wanted.lower() in WELL_KNOWN_FOLDERS:
+            return wanted.lower()
+        folders = self.mailbox.list_folders()
+        by_id = {f.id: f for f in folders}
+        if wanted in by_id:
+            return wanted
+        paths = {f.id: _folder_path(f, by_id) for f in folders}
+        key = wanted.strip("/").lower()
+        found = [fid for fid, path in paths.items() if path.lower() == key] or \
+            [f.id for f in folders if f.name.lower() == key]
+        if len(found) == 1:
+            return found[0]
+        if not found and _ID_SHAPE.match(wanted):
+            return wanted  # an ID of a folder the walk does not show (hidden); Graph decides
+        listed = ", ".join(sorted(terminal_line(p) for p in paths.values()))
+        if found:
+            raise Unavailable(self.name, f"folder {wanted!r} names {len(found)} folders of account "
+                                         f"{self.account.id}: {', '.join(terminal_line(paths[f]) for f in found)}; "
+                                         "give its path (Parent/Name) or its ID")
+        raise Unavailable(self.name, f"account {self.account.id} has no folder {wanted!r}; its folders: {listed} "
+                                     "(folder: takes a well-known name such as inbox, a folder's name or path, or "
+                                     "its ID)")
 
     def check_available(self) -> None:
         """A token (refreshed if due) and the list folder read. Raises SignInNeeded / Unavailable."""
@@ -160,8 +215,8 @@ class GraphSource(AccountSource):
     def _message(self, graph_id: str) -> Message:
         return mime.parse_message(self.mailbox.raw(graph_id), backend_ref=self.mailbox.mid(graph_id))
 
-    def _members(self, thread_id: ThreadId, *, drafts: bool = False) -> list[dict]:
-        members = self.mailbox.conversation(self._thread_value(thread_id), drafts=drafts)
+    def _members(self, thread_id: ThreadId, *, drafts: bool = False, select: str = SELECT) -> list[dict]:
+        members = self.mailbox.conversation(self._thread_value(thread_id), drafts=drafts, select=select)
         if not members:
             raise BackendFailure(self.name, f"Graph has no conversation {thread_id}")
         return members
@@ -181,8 +236,26 @@ class GraphSource(AccountSource):
     def read_thread(self, thread_id: ThreadId) -> Thread:
         """The conversation across folders (inbox, Sent Items, …), oldest first, drafts left out."""
         thread_id = self.own_thread_id(thread_id)
-        messages = tuple(self._message(str(m["id"])) for m in self._members(thread_id))
-        return Thread(thread_id, messages[0].subject, messages)
+        # The listing names the members only (no headers: the contents carry them).
+        ids = [str(m["id"]) for m in self._members(thread_id, select="id,isDraft,receivedDateTime")]
+        # In $batch calls of 20, four at a time (Graph's limits), not one request a message.
+        raws = self.api.get_many([f"/me/messages/{gid}/$value" for gid in ids], "messages.$value", raw=True)
+        messages, gone = [], 0
+        for gid in ids:
+            raw = raws.get(f"/me/messages/{gid}/$value")
+            if raw is None:  # deleted (in Outlook, on a phone) between the listing and this get
+                gone += 1
+                continue
+            messages.append(mime.parse_message(raw, backend_ref=self.mailbox.mid(gid)))
+        if not messages:
+            raise BackendFailure(self.name, f"every message of the conversation {thread_id} was deleted while "
+                                            "it was read")
+        notes: tuple[str, ...] = ()
+        if gone == 1:
+            notes = ("1 message of the conversation was deleted while it was read; it is left out",)
+        elif gone:
+            notes = (f"{gone} messages of the conversation were deleted while it was read; they are left out",)
+        return Thread(thread_id, messages[0].subject, tuple(messages), notes=notes)
 
     def list_sent_since(self, thread_id: ThreadId, since: datetime) -> Sequence[Message]:
         since = since if since.tzinfo else since.replace(tzinfo=timezone.utc)

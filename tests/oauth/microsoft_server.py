@@ -13,8 +13,10 @@ rename, delete), messages (``$filter``, ``$search``, ``$top``/``$skip``, ``$orde
 ``$count``, ``$select`` — ``internetMessageHeaders`` only when selected —, get, ``$value``,
 PATCH, move, DELETE, createReply/createReplyAll/createForward, send, attachments),
 message delta per folder (``changeType=created``, ``$deltatoken`` in ``@odata.deltaLink``,
-410 for a forgotten token) and ``outlook/masterCategories`` (the ``preset0..24`` colours;
-a display name cannot be changed). Every Graph call needs a live bearer token; the
+410 for a forgotten token), ``outlook/masterCategories`` (the ``preset0..24`` colours;
+a display name cannot be changed) and ``$batch`` (20 requests, 4 MB, ``dependsOn``, 424).
+The mailbox takes 4 concurrent requests (a batch's independent requests count each);
+past that it answers 429 ``MailboxConcurrency``, as Outlook does. Every Graph call needs a live bearer token; the
 ``Prefer: IdType="ImmutableId"`` header is recorded (tests assert it was sent).
 """
 
@@ -43,6 +45,8 @@ WELL_KNOWN = {"inbox": "Inbox", "drafts": "Drafts", "sentitems": "Sent Items", "
 RESERVED = {"openid", "profile", "offline_access", "email"}
 WRITE_SCOPES = {"Mail.ReadWrite"}
 LARGE_ATTACHMENT = 3 * 1024 * 1024  # from here on Graph wants an upload session
+BATCH_LIMIT = 20  # JSON batching: at most 20 requests a batch
+MAX_REQUEST_BYTES = 4 * 1024 * 1024  # Graph refuses a request body over 4 MB
 
 
 def b64(data: bytes) -> str:
@@ -112,10 +116,21 @@ class MicrosoftEmulator:
         self.token_lifetime = 3599
         self.token_delay = 0.0
         self.auto_approve = False  # the user approves every device code at once (CLI tests)
+        # What the tenant does to a device-code sign-in once the user has signed in at the page:
+        # None, "conditional_access" (a policy blocks the device-code flow, AADSTS53003) or
+        # "admin_consent" (the app needs an admin's consent, AADSTS90094).
+        self.device_code_refusal: str | None = None
         self.deltas: dict[str, dict] = {}
         self.seq = 0
         self.graph_requests: list[Request] = []
         self.upload_sessions: dict[str, dict] = {}
+        self.concurrency_limit = 4  # Outlook: 4 concurrent requests per app and mailbox
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.over_concurrency = 0  # requests refused for going over the limit
+        self.graph_delay = 0.0  # seconds Graph spends on each request (outside the lock)
+        self.batched_requests: list[Request] = []  # the requests inside $batch calls
+        self.delete_after_listing: set[str] = set()  # deleted by "another client" once a listing named them
         self.form_posts: list[dict] = []  # answers sent as form_post pages (what the browser will POST)
         root = self._folder("msgfolderroot", "Top of Information Store", None)
         for name, display in WELL_KNOWN.items():
@@ -236,6 +251,19 @@ class MicrosoftEmulator:
                 if entry["user_code"] == user_code:
                     entry["approved"] = True
 
+    def throttle(self, times: int | None = 1, *, status: int = 429, retry_after: str | None = None,
+                 match="/v1.0/me") -> None:
+        """Answer the next ``times`` Graph requests (None: every one) matching ``match`` as
+        Graph throttles (learn.microsoft.com/graph/throttling): 429 ``TooManyRequests``, or
+        503 / 504 / 502, with a ``Retry-After`` only when given, as Graph sometimes omits it."""
+        code = {429: "TooManyRequests", 503: "ServiceNotAvailable", 504: "GatewayTimeout",
+                502: "BadGateway"}.get(status, "UnknownError")
+        reply = _graph_error(status, code, "Application is over its MailboxConcurrency limit."
+                             if status == 429 else "The service is temporarily unavailable.")
+        if retry_after is not None:
+            reply.headers["Retry-After"] = retry_after
+        self.server.fail(match, reply, times)
+
     def forget_deltas(self) -> None:
         with self.lock:
             self.deltas.clear()
@@ -262,15 +290,81 @@ class MicrosoftEmulator:
         if path.startswith("/api/v2.0/") and "/AttachmentSessions(" in path:
             with self.lock:
                 return self._upload(request)
-        if path.startswith("/v1.0/me"):
+        if path.startswith("/v1.0/me") or path == "/v1.0/$batch":
             with self.lock:
                 self.graph_requests.append(request)
-            scopes = self._bearer(request)
-            if isinstance(scopes, Reply):
-                return scopes
-            with self.lock:
-                return self._graph(request, path[len("/v1.0/me"):], scopes)
+                if self.in_flight >= self.concurrency_limit:
+                    self.over_concurrency += 1
+                    return _concurrency_error()
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            try:
+                if self.graph_delay:
+                    time.sleep(self.graph_delay)  # Graph's own time per request, outside the lock
+                scopes = self._bearer(request)
+                if isinstance(scopes, Reply):
+                    return scopes
+                with self.lock:
+                    if path == "/v1.0/$batch":
+                        return self._batch(request)
+                    return self._graph(request, path[len("/v1.0/me"):], scopes)
+            finally:
+                with self.lock:
+                    self.in_flight -= 1
         return Reply.json({"error": "not_found"}, 404)
+
+    # -- JSON batching (learn.microsoft.com/graph/json-batching) --------------------------------------
+    def _batch(self, request: Request) -> Reply:
+        """``POST /$batch``: at most 20 requests, a body of at most 4 MB. Requests without
+        ``dependsOn`` run at once on the mailbox, so each counts against the 4 concurrent
+        requests a mailbox takes (the excess answers 429); a ``dependsOn`` chain runs one
+        after the other, and a request whose dependency failed answers 424. Bodies of
+        non-JSON answers (``$value``) come base64-encoded."""
+        if len(request.body) > MAX_REQUEST_BYTES:
+            return _graph_error(413, "RequestEntityTooLarge", "The request is larger than 4 MB.")
+        requests = (json.loads(request.body) if request.body else {}).get("requests") or []
+        if not requests or len(requests) > BATCH_LIMIT:
+            return _graph_error(400, "BadRequest", f"Number of requests exceeds the limit of {BATCH_LIMIT}."
+                                if requests else "The batch has no requests.")
+        free = self.concurrency_limit - self.in_flight + 1  # this batch's own slot is in in_flight
+        status: dict[str, int] = {}
+        responses = []
+        for item in requests:
+            depends = item.get("dependsOn") or []
+            if any(status.get(d, 424) >= 400 for d in depends):
+                reply = _graph_error(424, "FailedDependency", "A dependency of this request failed.")
+            elif not depends and free <= 0:
+                self.over_concurrency += 1
+                reply = _concurrency_error()
+            else:
+                if not depends:
+                    free -= 1
+                reply = self._inner(request, item)
+            status[str(item.get("id"))] = reply.status
+            content_type = reply.headers.get("Content-Type", "")
+            if content_type.startswith("application/json"):
+                body: object = json.loads(reply.body) if reply.body else None
+            else:
+                body = base64.b64encode(reply.body).decode("ascii") if reply.body else None
+            responses.append({"id": item.get("id"), "status": reply.status, "headers": reply.headers,
+                              **({"body": body} if body is not None else {})})
+        return Reply.json({"responses": responses})
+
+    def _inner(self, outer: Request, item: dict) -> Reply:
+        url = str(item.get("url") or "")
+        path, _, query = url.partition("?")
+        if not path.startswith("/me"):
+            return _graph_error(400, "BadRequest", f"Unsupported batch url {url!r}.")
+        body = item.get("body")
+        inner = Request(method=str(item.get("method") or "GET").upper(), path="/v1.0" + path,
+                        query=parse_qs(query, keep_blank_values=True),
+                        headers={**outer.headers, **{k.lower(): v for k, v in (item.get("headers") or {}).items()}},
+                        body=json.dumps(body).encode() if body is not None else b"", host=outer.host)
+        self.batched_requests.append(inner)
+        scopes = self._bearer(inner)
+        if isinstance(scopes, Reply):
+            return scopes
+        return self._graph(inner, path[len("/me"):], scopes)
 
     # -- authority ------------------------------------------------------------------------------------
     def _openid_configuration(self) -> dict:
@@ -326,10 +420,10 @@ class MicrosoftEmulator:
     def _scopes(self, text: str) -> frozenset[str]:
         return frozenset(s for s in text.split() if s not in RESERVED)
 
-    def _aad_error(self, error: str, code: int, text: str, status: int = 400) -> Reply:
+    def _aad_error(self, error: str, code: int, text: str, status: int = 400, suberror: str | None = None) -> Reply:
         return Reply.json({"error": error, "error_description": f"AADSTS{code}: {text}\r\nTrace ID: x",
                            "error_codes": [code], "timestamp": iso(time.time()), "trace_id": "t",
-                           "correlation_id": "c"}, status)
+                           "correlation_id": "c", **({"suberror": suberror} if suberror else {})}, status)
 
     def _tokens(self, scopes: frozenset[str], nonce: str | None = None) -> dict:
         access, refresh = self.issue(scopes)
@@ -366,6 +460,13 @@ class MicrosoftEmulator:
                     return self._aad_error("authorization_pending", 70016, "OAuth 2.0 device flow error. "
                                                                            "Authorization is pending.")
                 del self.device_codes[form["device_code"]]
+                if self.device_code_refusal == "conditional_access":
+                    return self._aad_error("invalid_grant", 53003, "Access has been blocked by Conditional "
+                                           "Access policies. The access policy does not allow token issuance.",
+                                           suberror="message_only")
+                if self.device_code_refusal == "admin_consent":
+                    return self._aad_error("invalid_grant", 90094, "The grant requires admin permission.",
+                                           suberror="consent_required")
                 return Reply.json(self._tokens(entry["scopes"]))
             if grant == "authorization_code":
                 entry = self.codes.pop(form.get("code", ""), None)
@@ -452,6 +553,8 @@ class MicrosoftEmulator:
         try:
             folder = self.folders[self.folder_id(parts[0])]
         except KeyError:
+            if not parts[0].startswith("AAkAL"):  # neither a well-known name nor an ID: a display name
+                return _graph_error(400, "ErrorInvalidIdMalformed", "Id is malformed.")
             return _graph_error(404, "ErrorItemNotFound", "The specified object was not found in the store.")
         rest = parts[1:]
         if not rest:
@@ -485,10 +588,13 @@ class MicrosoftEmulator:
         folder_id = self._folder(None, name, parent)
         return Reply.json(self._folder_json(self.folders[folder_id]), 201)
 
-    def _paged(self, request: Request, items: list[dict], *, count: bool = False, limit: int | None = None) -> Reply:
+    def _paged(self, request: Request, items: list, *, count: bool = False, limit: int | None = None,
+               render=None) -> Reply:
         top = int(request.param("$top", "10"))
         skip = int(request.param("$skip", "0"))
         page = items[skip:skip + top]
+        if render is not None:  # only the page is rendered, as a server would
+            page = [render(item) for item in page]
         out: dict = {"value": page}
         if count:
             out["@odata.count"] = len(items)
@@ -509,17 +615,28 @@ class MicrosoftEmulator:
         found.sort(key=lambda m: m.received, reverse=request.param("$orderby", "receivedDateTime desc")
                    .endswith("desc"))
         select = set((request.param("$select") or "").split(","))
-        items = [self._message_json(m, "internetMessageHeaders" in select) for m in found]
-        if search:  # $search pages through @odata.nextLink only, up to 1000 results, no count
-            top = int(request.param("$top", "10"))
-            offset = int(request.param("$skiptoken", "0"))
-            out: dict = {"value": items[offset:offset + top]}
-            if offset + top < min(len(items), 1000):
-                query = {k: v[0] for k, v in request.query.items()}
-                query["$skiptoken"] = str(offset + top)
-                out["@odata.nextLink"] = f"{self.base_url}{request.path}?{urlencode(query)}"
-            return Reply.json(out)
-        return self._paged(request, items, count=request.param("$count") == "true")
+        if not search:
+            top, skip = int(request.param("$top", "10")), int(request.param("$skip", "0"))
+            self._deleted_after_listing(found[skip:skip + top])
+            return self._paged(request, found, count=request.param("$count") == "true",
+                               render=lambda m: self._message_json(m, "internetMessageHeaders" in select))
+        # $search pages through @odata.nextLink only, up to 1000 results, no count
+        top = int(request.param("$top", "10"))
+        offset = int(request.param("$skiptoken", "0"))
+        listed = found[offset:offset + top]
+        out: dict = {"value": [self._message_json(m, "internetMessageHeaders" in select) for m in listed]}
+        self._deleted_after_listing(listed)
+        if offset + top < min(len(found), 1000):
+            query = {k: v[0] for k, v in request.query.items()}
+            query["$skiptoken"] = str(offset + top)
+            out["@odata.nextLink"] = f"{self.base_url}{request.path}?{urlencode(query)}"
+        return Reply.json(out)
+
+    def _deleted_after_listing(self, listed: list[GraphMessage]) -> None:
+        for m in listed:  # another client deletes it between this list and the next get
+            if m.id in self.delete_after_listing:
+                self.delete_after_listing.discard(m.id)
+                del self.messages[m.id]
 
     def _message_json(self, m: GraphMessage, headers: bool = False) -> dict:
         def recipient(pair):
@@ -727,6 +844,11 @@ class MicrosoftEmulator:
         return Reply.json({"value": [self._message_json(m) for m in changed], "@odata.deltaLink": link})
 
 
+def _concurrency_error() -> Reply:
+    # Outlook's answer past 4 concurrent requests on a mailbox ("MailboxConcurrency").
+    return _graph_error(429, "ApplicationThrottled", "Application is over its MailboxConcurrency limit.")
+
+
 def _graph_error(status: int, code: str, message: str) -> Reply:
     return Reply.json({"error": {"code": code, "message": message,
                                  "innerError": {"date": iso(time.time()), "request-id": "r"}}}, status)
@@ -764,17 +886,34 @@ def _filter(m: GraphMessage, expression: str) -> bool:
     return True
 
 
+# A KQL term inside $search="…": an optional property, then a phrase in escaped quotes
+# (\"two words\") or one word. Words are separate terms: from:Alice Smith is from:Alice
+# AND Smith anywhere; OR between terms makes alternatives.
+_KQL_TERM = re.compile(r'(?:(\w+):)?(?:\\"((?:[^"\\]|\\[\\"])*)\\"|(\S+))')
+
+
 def _search(m: GraphMessage, expression: str) -> bool:
     # "Using $search on message collections": a bare value searches from, subject and body;
-    # from:, subject: and body: restrict it to that property.
-    text = expression.strip().strip('"')
-    for term in text.split(" AND "):
-        term = term.strip().strip('"')
-        prop, colon, value = term.partition(":")
-        prop = prop.lower() if colon else ""
-        fields = {"from": m.sender[1] + " " + m.sender[0], "subject": m.subject, "body": m.body}
-        haystack = fields[prop] if prop in fields else "\n".join((m.subject, m.body, m.sender[1], m.sender[0]))
-        needle = value if prop in fields else term
-        if needle.lower() not in haystack.lower():
-            return False
-    return True
+    # from:, subject: and body: restrict it to that property. The value is KQL.
+    text = expression.strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        text = text[1:-1]
+    fields = {"from": m.sender[1] + " " + m.sender[0], "subject": m.subject, "body": m.body}
+    anywhere = "\n".join((m.subject, m.body, m.sender[1], m.sender[0]))
+    alternatives: list[list[tuple[str, str]]] = [[]]
+    for match in _KQL_TERM.finditer(text):
+        prop, phrase, word = match.groups()
+        if prop is None and phrase is None and word in ("AND", "OR"):
+            if word == "OR":
+                alternatives.append([])
+            continue
+        value = (phrase if phrase is not None else word).replace('\\"', '"').replace("\\\\", "\\")
+        prop = (prop or "").lower()
+        if prop and prop not in fields:
+            value, prop = f"{prop}:{value}", ""
+        alternatives[-1].append((prop, value))
+
+    def holds(prop: str, value: str) -> bool:
+        return value.lower() in (fields[prop] if prop else anywhere).lower()
+
+    return any(group and all(holds(p, v) for p, v in group) for group in alternatives)

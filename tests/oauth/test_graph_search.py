@@ -42,10 +42,18 @@ def mail(microsoft_emulator):
 
 
 def test_the_term_is_one_kql_phrase_with_the_property():
-    assert search_term(SearchRequest("heap overflow")) == '"heap overflow"'
-    assert search_term(SearchRequest("ana", field=SearchField.FROM)) == '"from:ana"'
-    assert search_term(SearchRequest("x", field=SearchField.BODY)) == '"body:x"'
-    assert search_term(SearchRequest('a" OR subject:\\"b')) == '"a OR subject: b"'
+    assert search_term(SearchRequest("heap overflow")) == '"\\"heap overflow\\""'
+    assert search_term(SearchRequest("ana", field=SearchField.FROM)) == '"from:\\"ana\\""'
+    assert search_term(SearchRequest("x", field=SearchField.BODY)) == '"body:\\"x\\""'
+    assert search_term(SearchRequest('a" OR subject:\\"b')) == '"\\"a OR subject: b\\""'
+
+
+def test_a_name_of_two_words_is_one_phrase_of_the_sender(microsoft_emulator, source):
+    # KQL: "from:Alice Smith" is from:Alice AND "Smith" anywhere (Alice Jones writing about Smith).
+    deliver(microsoft_emulator, 1, subject="Report", sender="Alice Smith <alice@example.net>")
+    deliver(microsoft_emulator, 2, subject="About Smith", sender="Alice Jones <jones@example.net>")
+    page = source.search(SearchRequest("Alice Smith", field=SearchField.FROM))
+    assert [s.subject for s in page.items] == ["Report"]
 
 
 def test_search_answers_conversation_rows_within_the_list(mail, source):
@@ -77,7 +85,7 @@ def test_all_folders_and_paging_without_a_count(mail, source):
 def test_never_combined_with_filter_or_orderby_and_hostile_text_stays_a_phrase(mail, source, microsoft_emulator):
     page = source.search(SearchRequest('x" OR from:finder'))
     assert page.items == ()  # as KQL it would have matched "Question"
-    assert microsoft_emulator.searches[-1] == '"x OR from:finder"'
+    assert microsoft_emulator.searches[-1] == '"\\"x OR from:finder\\""'
     source.search(SearchRequest("overflow", since=BASE + timedelta(minutes=2, seconds=30)))
     # The window was applied to the results: the emulator refuses $search with $filter/$orderby (400).
     assert [s.subject for s in source.search(SearchRequest(

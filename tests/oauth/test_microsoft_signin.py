@@ -190,7 +190,10 @@ def test_an_authority_outage_is_an_outage(microsoft_emulator, graph_account):
     assert get_secret(cache_key(graph_account.id))  # the sign-in is kept
 
 
-def test_a_graph_outage_is_an_outage(microsoft_emulator, graph_account):
+def test_a_graph_outage_is_an_outage(microsoft_emulator, graph_account, monkeypatch):
+    from mailtriage.backends.microsoft import api
+
+    monkeypatch.setattr(api, "DEFAULT_BACKOFF", api.Backoff(base=0.01, cap=0.02, deadline=0.1))
     microsoft_emulator.server.fail("/mailFolders", Reply.json({"error": {"code": "ServiceNotAvailable",
                                                                          "message": "down"}}, 503), times=None)
     with pytest.raises(Unavailable) as caught:
@@ -225,9 +228,11 @@ def test_two_workers_needing_a_refresh_refresh_once(microsoft_emulator, memory_k
 def test_throttling_honours_retry_after(microsoft_emulator, graph_account, trace_lines):
     microsoft_emulator.server.fail("/mailFolders/inbox", Reply.json(
         {"error": {"code": "ApplicationThrottled", "message": "Too many requests"}}, 429, **{"Retry-After": "1"}))
-    assert GraphApi(graph_account).get("/me/mailFolders/inbox", "inbox")["displayName"] == "Inbox"
+    waits = []
+    assert GraphApi(graph_account, sleep=waits.append).get("/me/mailFolders/inbox", "inbox")["displayName"] == "Inbox"
+    assert waits == [1.0]  # the sleeper is recorded: no real second waited
     assert len([r for r in microsoft_emulator.server.requests if r.path.endswith("/mailFolders/inbox")]) == 2
-    assert any("429: retrying after 1.0s" in line.text for line in trace_lines)
+    assert any("429: backing off 1.00s" in line.text for line in trace_lines)
 
 
 def test_every_graph_request_asks_for_immutable_ids(microsoft_emulator, graph_account):
