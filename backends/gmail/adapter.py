@@ -485,10 +485,9 @@ class GmailMailbox(MailboxAdapter):
             raise NotSupported(self.account_id, "createDraft", f"account access is {self.account.access!r}; "
                                                                "drafts need \"draft\" or \"send\"")
         outgoing, thread_id = self._outgoing(compose)
-        message: dict[str, Any] = {"raw": b64encode(as_bytes(outgoing.message))}
-        if thread_id:
-            message["threadId"] = thread_id
-        draft = self.api.post(f"{USER}/drafts", {"message": message}, "drafts.create") or {}
+        draft = self.api.upload_message("drafts", as_bytes(outgoing.message),
+                                        {"message": {"threadId": thread_id} if thread_id else {}},
+                                        "drafts.create") or {}
         return self.mid(str((draft.get("message") or {}).get("id")))
 
     def send(self, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = None) -> str:
@@ -508,10 +507,8 @@ class GmailMailbox(MailboxAdapter):
                              sent_recently=ledger.count(self.account_id), send_cap=self.account.send_cap)
         if refusal is not None:
             raise SendRefused(refusal)
-        body: dict[str, Any] = {"raw": b64encode(as_bytes(outgoing.message))}
-        if thread_id:
-            body["threadId"] = thread_id
-        sent = self.api.post(f"{USER}/messages/send", body, "messages.send") or {}
+        sent = self.api.upload_message("messages/send", as_bytes(outgoing.message),
+                                       {"threadId": thread_id} if thread_id else {}, "messages.send") or {}
         ledger.record(self.account_id)
         return self.mid(str(sent.get("id")))
 

@@ -16,16 +16,23 @@ Errors map to the backend errors:
 * 403 ``insufficientPermissions`` -> :class:`SignInNeeded` (the grant lacks a scope);
   rate limits and 5xx past the deadline, transport failures -> :class:`Unavailable`;
 * 404 -> :class:`GmailNotFound`; other 4xx -> :class:`BackendFailure` with Google's message.
+
+Messages (drafts.create, messages.send) go to the media-upload endpoint as raw RFC 822
+bytes (:meth:`GmailApi.upload_message`): the plain endpoint takes JSON with a base64url
+``raw`` (about 1.37x the message, 1.83x an attachment's file) and refuses a body over a
+small limit, while ``/upload`` takes up to 35 MB.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import secrets
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
+from urllib.parse import urlsplit
 
 from mailtriage.backends.errors import BackendFailure, SignInNeeded, Unavailable
 from mailtriage.backends.gmail.account import GoogleAccount
@@ -35,6 +42,11 @@ from mailtriage.core.http import HttpClient, HttpError, RetryPolicy, retry_after
 from mailtriage.core.trace import OPLOG, TRACE
 
 USER = "/gmail/v1/users/me"
+UPLOAD = "/upload" + USER
+# Gmail's media upload ("Uploading attachments"): one multipart request for a small message
+# (the guide: "5 MB or less"), a resumable session above; 35 MB at most a message.
+RESUMABLE_ABOVE = 5 * 1024 * 1024
+MAX_MESSAGE_BYTES = 35 * 1024 * 1024
 _RATE_REASONS = {"rateLimitExceeded", "userRateLimitExceeded", "quotaExceeded", "backendError"}
 _BACK_OFF_REASONS = {"rateLimitExceeded", "userRateLimitExceeded"}  # 403s worth waiting for (not daily quotas)
 # Metadata of a listing is fetched this many requests at a time: well under Gmail's limit of
@@ -81,16 +93,26 @@ class GmailApi:
         return self.http.requests_sent
 
     def call(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, body: Any = None,
-             what: str) -> Any:
-        """One API call; returns the decoded JSON (None for an empty 204). See the module doc for errors."""
+             what: str, content: bytes | None = None, headers: Mapping[str, str] | None = None) -> Any:
+        """One API call; returns the decoded JSON (None for an empty 204). See the module doc for errors.
+
+        ``body`` is sent as JSON; ``content`` (with its Content-Type in ``headers``) as it is."""
+        return self._decode(self.exchange(method, path, params=params, body=body, what=what, content=content,
+                                          headers=headers), what)
+
+    def exchange(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, body: Any = None,
+                 what: str, content: bytes | None = None, headers: Mapping[str, str] | None = None):
+        """One API call with the backoff; returns the successful response (errors as :meth:`call`)."""
+        payload = _Payload(body, content, dict(headers or {}))
         started = time.monotonic()
         attempt = 0
         while True:
             attempt += 1
-            response = self._authorized(method, path, params, body, what)
+            response = self._authorized(method, path, params, payload, what)
             wait = self._wait(method, response, attempt)
             if wait is None:
-                return self._decode(response, what)
+                self._decode(response, what, check_only=True)
+                return response
             spent = time.monotonic() - started
             if spent + wait > self.backoff.deadline:
                 return self._decode(response, what, gave_up=(attempt, spent))
@@ -110,32 +132,36 @@ class GmailApi:
         after = retry_after_seconds(response.headers.get("Retry-After"))
         return after if after is not None else self.backoff.delay(attempt, self._rng)
 
-    def _authorized(self, method: str, path: str, params, body, what: str):
+    def _authorized(self, method: str, path: str, params, payload: "_Payload", what: str):
         token = self.signin.access_token()
-        response = self._send(method, path, params, body, token, what)
+        response = self._send(method, path, params, payload, token, what)
         if response.status_code == 401:
             token = self.signin.refresh_after_rejection(token)
-            response = self._send(method, path, params, body, token, what)
+            response = self._send(method, path, params, payload, token, what)
             if response.status_code == 401:
                 raise SignInNeeded(self.account.id, f"Gmail rejected the fresh access token of account "
                                                     f"{self.account.id!r} ({_message(response)}); run "
                                                     f"`mailtriage account login {self.account.id}`")
         return response
 
-    def _send(self, method: str, path: str, params, body, token: str, what: str):
-        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    def _send(self, method: str, path: str, params, payload: "_Payload", token: str, what: str):
+        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json", **payload.headers}
         kwargs: dict[str, Any] = {"params": _params(params), "headers": headers}
-        if body is not None:
-            kwargs["content"] = json.dumps(body).encode("utf-8")
+        if payload.content is not None:
+            kwargs["content"] = payload.content
+        elif payload.body is not None:
+            kwargs["content"] = json.dumps(payload.body).encode("utf-8")
             headers["Content-Type"] = "application/json"
         try:
             return self.http.request(method, path, **kwargs)
         except HttpError as exc:
             raise Unavailable(self.account.id, f"Gmail {what}: {exc.detail}") from None
 
-    def _decode(self, response, what: str, gave_up: tuple[int, float] | None = None) -> Any:
+    def _decode(self, response, what: str, gave_up: tuple[int, float] | None = None, check_only: bool = False) -> Any:
         status = response.status_code
         if 200 <= status < 300:
+            if check_only:
+                return None
             if status == 204 or not response.content:
                 return None
             try:
@@ -161,6 +187,38 @@ class GmailApi:
 
     def post(self, path: str, body: Any, what: str, **params: Any) -> Any:
         return self.call("POST", path, params=params, body=body, what=what)
+
+    def upload_message(self, resource: str, raw: bytes, metadata: dict, what: str) -> Any:
+        """POST a message to ``/upload/gmail/v1/users/me/<resource>`` (``drafts`` or
+        ``messages/send``) as raw RFC 822 bytes; ``metadata`` is the resource's JSON without
+        ``raw`` (``{"message": {"threadId": …}}`` for a draft, ``{"threadId": …}`` for a send).
+        Returns the created resource. Raises BackendFailure over 35 MB, before any request."""
+        if len(raw) > MAX_MESSAGE_BYTES:
+            raise BackendFailure(self.account.id, f"Gmail {what}: the message is {len(raw) / 2**20:.1f} MB "
+                                                  f"(attachments are base64-encoded, about 1.37x their files); "
+                                                  f"Gmail takes at most 35 MB a message")
+        path = f"{UPLOAD}/{resource}"
+        if len(raw) <= RESUMABLE_ABOVE:
+            boundary = "mailtriage-" + secrets.token_hex(16)
+            content = b"".join([f"--{boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n".encode(),
+                                json.dumps(metadata).encode("utf-8"),
+                                f"\r\n--{boundary}\r\nContent-Type: message/rfc822\r\n\r\n".encode(), raw,
+                                f"\r\n--{boundary}--\r\n".encode()])
+            return self.call("POST", path, params={"uploadType": "multipart"}, content=content, what=what,
+                             headers={"Content-Type": f"multipart/related; boundary={boundary}"})
+        started = self.exchange("POST", path, params={"uploadType": "resumable"}, body=metadata, what=what,
+                                headers={"X-Upload-Content-Type": "message/rfc822",
+                                         "X-Upload-Content-Length": str(len(raw))})
+        session = started.headers.get("Location") or ""
+        if not self._same_origin(session):
+            # The session URI gets our bearer token: only ever on the API's own host.
+            raise BackendFailure(self.account.id, f"Gmail {what}: the upload session is not on the API host "
+                                                  f"{self.account.api_base!r}")
+        return self.call("PUT", session, content=raw, what=what, headers={"Content-Type": "message/rfc822"})
+
+    def _same_origin(self, url: str) -> bool:
+        there, here = urlsplit(url), urlsplit(self.account.api_base)
+        return bool(there.netloc) and (there.scheme, there.netloc) == (here.scheme, here.netloc)
 
     def pages(self, path: str, key: str, what: str, *, limit: int | None = None, **params: Any) -> Iterator[dict]:
         """Items of a paged list (``nextPageToken``), stopping after ``limit`` items."""
@@ -188,6 +246,13 @@ class GmailApi:
 
     def close(self) -> None:
         self.http.close()
+
+
+@dataclass(frozen=True)
+class _Payload:
+    body: Any  # sent as JSON when content is None
+    content: bytes | None
+    headers: dict[str, str]
 
 
 def _params(params: Mapping[str, Any] | None) -> list[tuple[str, str]] | None:

@@ -30,7 +30,7 @@ from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, Draft, D
 from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending
 from mailtriage.backends.gmail.account import GoogleAccount, load_google_account
 from mailtriage.backends.gmail.api import FETCH_CONCURRENCY, USER, GmailNotFound  # noqa: F401 - re-exported
-from mailtriage.backends.gmail.adapter import GmailMailbox, b64decode, b64encode, header_block, internal_date
+from mailtriage.backends.gmail.adapter import GmailMailbox, b64decode, header_block, internal_date
 from mailtriage.backends.gmail import search as gmail_search
 from mailtriage.backends.imap.headers import thread_root
 from mailtriage.backends.search import SearchPage, SearchRequest
@@ -331,8 +331,7 @@ class GmailSource(AccountSource):
         # A synthetic ID (the answered mail had no Message-ID) names nothing outside mailtriage.
         raw = self._compose_reply(request, subject, message_id,
                                   None if in_reply_to.endswith("@mailtriage.invalid>") else in_reply_to, references)
-        created = self.api.post(f"{USER}/drafts", {"message": {"raw": b64encode(raw), "threadId": value}},
-                                "drafts.create") or {}
+        created = self.api.upload_message("drafts", raw, {"message": {"threadId": value}}, "drafts.create") or {}
         return self._draft(request.thread_id, str(created.get("id")))
 
     def _named(self, candidates: list[dict], in_reply_to: str | None) -> dict | None:

@@ -6,7 +6,9 @@ token endpoint (``authorization_code`` and ``refresh_token`` grants, ``invalid_g
 for a revoked or unknown refresh token), and under ``/gmail/v1/users/me``: profile,
 messages (list with ``q``/``labelIds``/paging, get in minimal/metadata/raw formats,
 batchModify, trash, send), threads (list, get), drafts (list, get, create), labels
-(list, get with counts, create, patch, delete) and history (``messageAdded`` records;
+(list, get with counts, create, patch, delete), the media upload of drafts.create and
+messages.send (``/upload/...``, multipart or resumable, 35 MB at most; the plain endpoint
+refuses a JSON body over its small limit) and history (``messageAdded`` records;
 404 for a start ID older than the kept history). Every Gmail call needs a live bearer
 token (401 with Google's error body otherwise) with a scope that allows it (403
 ``insufficientPermissions``).
@@ -38,8 +40,17 @@ DRAFT_SCOPES = {GMAIL + "compose", GMAIL + "modify", "https://mail.google.com/"}
 SEND_SCOPES = {GMAIL + "send", GMAIL + "compose", GMAIL + "modify", "https://mail.google.com/"}
 MODIFY_SCOPES = {GMAIL + "modify", "https://mail.google.com/"}
 LABEL_SCOPES = {GMAIL + "labels", GMAIL + "modify", "https://mail.google.com/"}
+# Gmail's request limits. The plain endpoints take JSON with the message as base64url
+# ``raw``; over a small body they answer 400 badRequest "Request payload size exceeds the
+# limit: 1048576 bytes." (the error Google's client libraries report for messages.send).
+# The media-upload endpoints (``/upload/gmail/v1/...``, uploadType=multipart|resumable)
+# take the raw RFC 822 message up to 35 MB (the reference's "Maximum file size: 35MB").
+PLAIN_REQUEST_LIMIT = 1_048_576
+UPLOAD_LIMIT = 35 * 1024 * 1024
 SYSTEM_LABELS = ("INBOX", "SENT", "DRAFT", "SPAM", "TRASH", "UNREAD", "STARRED", "IMPORTANT")
 PREFIX = "/gmail/v1/users/me"
+UPLOAD_PREFIX = "/upload" + PREFIX
+UPLOADABLE = (["drafts"], ["messages", "send"])  # the upload routes emulated (POST)
 
 
 def b64(data: bytes) -> str:
@@ -120,6 +131,9 @@ class GoogleEmulator:
         self.refused = 0  # calls answered with a rate-limit error
         self._spent: list[tuple[float, int]] = []
         self._flight_lock = threading.Lock()
+        self.plain_request_limit = PLAIN_REQUEST_LIMIT
+        self.upload_limit = UPLOAD_LIMIT
+        self.upload_sessions: dict[str, dict] = {}  # resumable upload id -> route, metadata, length
         self._next = 0x18e0_0000_0000_0000
         self._label_n = 1
         self.server = FakeHttpServer(self.app, ssl_context=ssl_context)
@@ -241,22 +255,74 @@ class GoogleEmulator:
             return self._authorize(request)
         if path == "/token":
             return self._token(request)
-        if path.startswith(PREFIX):
+        upload = path.startswith(UPLOAD_PREFIX)
+        if path.startswith(PREFIX) or upload:
             scopes = self._bearer(request)
             if isinstance(scopes, Reply):
                 return scopes
-            limited = self._admit(request, path[len(PREFIX):])
+            route = path[len(UPLOAD_PREFIX if upload else PREFIX):]
+            if not upload and len(request.body) > self.plain_request_limit:
+                return _error(400, f"Request payload size exceeds the limit: {self.plain_request_limit} bytes.",
+                              "badRequest", "INVALID_ARGUMENT")
+            limited = self._admit(request, route)
             if limited is not None:
                 return limited
             try:
                 if self.latency:
                     time.sleep(self.latency)
+                if upload:
+                    return self._upload(request, route, scopes)
                 with self.lock:
-                    return self._gmail(request, path[len(PREFIX):], scopes)
+                    return self._gmail(request, route, scopes)
             finally:
                 with self._flight_lock:
                     self.in_flight -= 1
         return _error(404, "Not Found", "notFound")
+
+    # -- media upload ("Uploading attachments" of the Gmail API guide) ---------------------------
+    def _upload(self, request: Request, route: str, scopes: frozenset[str]) -> Reply:
+        """``/upload/...``: the raw message as multipart/related (JSON metadata, then the
+        message/rfc822 bytes) in one POST, or a resumable session: a POST with the metadata
+        and X-Upload-Content-Length answers a session URI (Location), a PUT there the bytes."""
+        kind = request.param("uploadType")
+        parts = [p for p in route.split("/") if p]
+        if parts not in UPLOADABLE:
+            return _error(404, f"no emulated upload route {request.method} {route}", "notFound", "NOT_FOUND")
+        if kind == "multipart" and request.method == "POST":
+            split = _multipart_related(request)
+            if split is None:
+                return _error(400, "Invalid multipart request: metadata and media parts expected", "badRequest",
+                              "INVALID_ARGUMENT")
+            metadata, raw = split
+        elif kind == "resumable" and request.method == "POST":
+            declared = int(request.headers.get("x-upload-content-length") or 0)
+            if declared > self.upload_limit:
+                return _too_large(self.upload_limit)
+            session = secrets.token_urlsafe(16)
+            with self.lock:
+                self.upload_sessions[session] = {"route": route, "metadata": json.loads(request.body or b"{}"),
+                                                 "length": declared}
+            location = f"{self.base_url}{UPLOAD_PREFIX}{route}?{urlencode({'uploadType': 'resumable', 'upload_id': session})}"
+            return Reply(200, b"", {"Location": location, "X-GUploader-UploadID": session})
+        elif kind == "resumable" and request.method == "PUT":
+            with self.lock:
+                session = self.upload_sessions.pop(request.param("upload_id") or "", None)
+            if session is None or session["route"] != route:
+                return _error(404, "No such upload session.", "notFound", "NOT_FOUND")
+            metadata, raw = session["metadata"], request.body
+            if session["length"] and len(raw) != session["length"]:
+                return _error(400, "The uploaded length differs from X-Upload-Content-Length.", "badRequest",
+                              "INVALID_ARGUMENT")
+        else:
+            return _error(400, f"Invalid uploadType {kind!r}", "badRequest", "INVALID_ARGUMENT")
+        if len(raw) > self.upload_limit:
+            return _too_large(self.upload_limit)
+        if parts == ["drafts"]:
+            body = {"message": {**(metadata.get("message") or {}), "raw": b64(raw)}}
+        else:
+            body = {**metadata, "raw": b64(raw)}
+        with self.lock:
+            return self._gmail(request, route, scopes, body=body, method="POST")
 
     def _admit(self, request: Request, path: str) -> Reply | None:
         """Count the call against the per-user limits; a 429 when over (and not admitted)."""
@@ -357,9 +423,11 @@ class GoogleEmulator:
         return entry[1]
 
     # -- Gmail ----------------------------------------------------------------------------------
-    def _gmail(self, request: Request, path: str, scopes: frozenset[str]) -> Reply:
-        method = request.method
-        body = json.loads(request.body or b"{}") if request.body else {}
+    def _gmail(self, request: Request, path: str, scopes: frozenset[str], *, body: dict | None = None,
+               method: str | None = None) -> Reply:
+        method = method or request.method
+        if body is None:
+            body = json.loads(request.body or b"{}") if request.body else {}
         parts = [p for p in path.split("/") if p]
 
         def need(allowed: set[str]) -> Reply | None:
@@ -674,6 +742,29 @@ def _term(message: StoredMessage, operator: str, value: str) -> bool:
     text = "\n".join([message.header("From"), message.header("To"), message.header("Cc"),
                       message.header("Subject"), message.text]).lower()
     return value in text
+
+
+def _multipart_related(request: Request) -> tuple[dict, bytes] | None:
+    """(JSON metadata, message bytes) of a multipart/related upload body, or None."""
+    match = re.search(r'boundary="?([^";]+)"?', request.headers.get("content-type", ""))
+    if not request.headers.get("content-type", "").startswith("multipart/related") or match is None:
+        return None
+    delimiter = b"--" + match.group(1).encode()
+    pieces = request.body.split(delimiter)
+    parts = []
+    for piece in pieces[1:]:
+        if piece.startswith(b"--"):
+            break
+        head, _sep, content = piece.partition(b"\r\n\r\n")
+        parts.append((head.lower(), content[:-2] if content.endswith(b"\r\n") else content))
+    if len(parts) != 2 or b"application/json" not in parts[0][0] or b"message/rfc822" not in parts[1][0]:
+        return None
+    return json.loads(parts[0][1] or b"{}"), parts[1][1]
+
+
+def _too_large(limit: int) -> Reply:
+    return _error(413, f"Media larger than the limit of {limit} bytes (35 MB).", "uploadTooLarge",
+                  "FAILED_PRECONDITION")
 
 
 def _error(status: int, message: str, reason: str, state: str | None = None) -> Reply:
