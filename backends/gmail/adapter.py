@@ -22,7 +22,7 @@ from mailtriage.backends import mime
 from mailtriage.backends.contract import Address
 from mailtriage.backends.errors import BackendFailure, NotSupported
 from mailtriage.backends.gmail.account import GoogleAccount
-from mailtriage.backends.gmail.api import USER, GmailApi, GmailNotFound
+from mailtriage.backends.gmail.api import USER, GmailApi, GmailNotFound, deleted_note
 from mailtriage.backends.gmail.ids import decode_message_id, encode_message_id
 from mailtriage.backends.imap.headers import parse_list_unsubscribe, thread_root
 from mailtriage.backends.mailbox_contract import (MAIL_LABEL_COLORS, Compose, InvalidQuery, LabelList, MailAttachment,
@@ -218,11 +218,11 @@ class GmailMailbox(MailboxAdapter):
                 page = {}
                 break
         refs = (page or {}).get("messages") or []
-        headers = self.api.fetch_all(lambda ref: self.header(self.metadata(ref["id"])), refs)
+        headers, gone = self.api.fetch_present(lambda ref: self.header(self.metadata(ref["id"])), refs)
         headers.sort(key=lambda h: (h.date or datetime.min.replace(tzinfo=timezone.utc)), reverse=True)
         total = max(total, query.offset + len(headers))
-        return MailPage(tuple(with_thread_counts(headers)), total, query.page, query.page_size,
-                        notes=("total is Gmail's estimate (resultSizeEstimate)",))
+        notes = ("total is Gmail's estimate (resultSizeEstimate)",) + ((deleted_note(gone),) if gone else ())
+        return MailPage(tuple(with_thread_counts(headers)), total, query.page, query.page_size, notes=notes)
 
     def get(self, message_id: str) -> MailMessage:
         gmail_id = self.gid(message_id)
@@ -241,7 +241,8 @@ class GmailMailbox(MailboxAdapter):
         thread_id = str(first["threadId"])
         members = self.thread_messages(thread_id)
         wanted = [m for m in members if "DRAFT" not in (m.get("labelIds") or ())]
-        return MailThread(thread_id, tuple(self.api.fetch_all(lambda m: self.full(m["id"])[0], wanted)))
+        messages, _gone = self.api.fetch_present(lambda m: self.full(m["id"])[0], wanted)  # deleted meanwhile: left out
+        return MailThread(thread_id, tuple(messages))
 
     def thread_messages(self, thread_id: str) -> list[dict]:
         """The thread's messages (id, labelIds, internalDate), oldest first."""

@@ -244,8 +244,31 @@ class GmailApi:
                                 thread_name_prefix=f"gmail-{self.account.id}") as pool:
             return list(pool.map(fetch, items))
 
+    def fetch_present(self, fetch: Callable[[Any], Any], items) -> tuple[list, int]:
+        """Like :meth:`fetch_all`, leaving out each item whose fetch found nothing (404: deleted
+        since it was listed). Returns (results in order, how many were left out)."""
+        def present(item):
+            try:
+                return fetch(item)
+            except GmailNotFound:
+                return _GONE
+
+        results = self.fetch_all(present, items)
+        kept = [r for r in results if r is not _GONE]
+        return kept, len(results) - len(kept)
+
     def close(self) -> None:
         self.http.close()
+
+
+_GONE = object()
+
+
+def deleted_note(count: int) -> str:
+    """The note of a listing that left out messages deleted between the list and the read."""
+    one = count == 1
+    return (f"{count} message{'' if one else 's'} {'was' if one else 'were'} deleted in Gmail between the listing "
+            f"and the read; left out")
 
 
 @dataclass(frozen=True)

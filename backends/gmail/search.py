@@ -56,8 +56,9 @@ def message_page(api, request: SearchRequest, scope: str) -> tuple[list[dict], i
     return list(page.get("messages") or ()), estimate, token is not None, q
 
 
-def search_page(name: str, request: SearchRequest, items: list, estimate: int, more: bool) -> SearchPage:
+def search_page(name: str, request: SearchRequest, items: list, estimate: int, more: bool,
+                notes: tuple[str, ...] = ()) -> SearchPage:
     items.sort(key=lambda s: s.last_activity or datetime.min.replace(tzinfo=timezone.utc), reverse=True)
     total = max(estimate, request.offset + len(items))
     return SearchPage(name, request, tuple(items), total, more, method="Gmail messages.list q",
-                      notes=("the total is Gmail's estimate (resultSizeEstimate)",), estimate=True)
+                      notes=("the total is Gmail's estimate (resultSizeEstimate)", *notes), estimate=True)

@@ -29,7 +29,7 @@ from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, Draft, D
                                           ThreadSummary, reply_subject)
 from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending
 from mailtriage.backends.gmail.account import GoogleAccount, load_google_account
-from mailtriage.backends.gmail.api import FETCH_CONCURRENCY, USER, GmailNotFound  # noqa: F401 - re-exported
+from mailtriage.backends.gmail.api import FETCH_CONCURRENCY, USER, GmailNotFound, deleted_note  # noqa: F401
 from mailtriage.backends.gmail.adapter import GmailMailbox, b64decode, header_block, internal_date
 from mailtriage.backends.gmail import search as gmail_search
 from mailtriage.backends.imap.headers import thread_root
@@ -159,9 +159,11 @@ class GmailSource(AccountSource):
         if self.extra_query:
             scope = f"{scope} {self.extra_query}".strip()
         refs, estimate, more, _q = gmail_search.message_page(self.api, request, scope)
-        headers = self.api.fetch_all(lambda ref: self.mailbox.header(self.mailbox.metadata(ref["id"])), refs)
-        items = [self._hit(header, ref) for header, ref in zip(headers, refs)]
-        return gmail_search.search_page(self.name, request, items, estimate, more)
+        found, gone = self.api.fetch_present(lambda ref: (self.mailbox.header(self.mailbox.metadata(ref["id"])), ref),
+                                             refs)
+        items = [self._hit(header, ref) for header, ref in found]
+        return gmail_search.search_page(self.name, request, items, estimate, more,
+                                        notes=(deleted_note(gone),) if gone else ())
 
     def _hit(self, header, ref: dict) -> ThreadSummary:
         root = thread_root(header.message_id, header.references, header.in_reply_to)
@@ -202,8 +204,12 @@ class GmailSource(AccountSource):
         members = [m for m in self._members(thread_id) if "DRAFT" not in (m.get("labelIds") or ())]
         if not members:
             raise BackendFailure(self.name, f"thread {thread_id} holds no message")
-        messages = tuple(self.api.fetch_all(lambda m: self._message(m["id"]), members))
-        return Thread(thread_id, messages[0].subject, messages)
+        found, gone = self.api.fetch_present(lambda m: self._message(m["id"]), members)
+        if not found:
+            raise BackendFailure(self.name, f"every message of thread {thread_id} was deleted in Gmail while it "
+                                            "was read")
+        messages = tuple(found)
+        return Thread(thread_id, messages[0].subject, messages, notes=(deleted_note(gone),) if gone else ())
 
     def list_sent_since(self, thread_id: ThreadId, since: datetime) -> Sequence[Message]:
         since = since if since.tzinfo else since.replace(tzinfo=timezone.utc)
@@ -212,7 +218,10 @@ class GmailSource(AccountSource):
             labels = member.get("labelIds") or ()
             when = internal_date(member)
             if "SENT" in labels and "DRAFT" not in labels and (when is None or when >= since):
-                out.append(self._message(member["id"]))
+                try:
+                    out.append(self._message(member["id"]))
+                except GmailNotFound:
+                    continue  # deleted since the thread was listed
         return out
 
     # -- drafts ------------------------------------------------------------------------------------

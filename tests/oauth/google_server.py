@@ -134,6 +134,9 @@ class GoogleEmulator:
         self.plain_request_limit = PLAIN_REQUEST_LIMIT
         self.upload_limit = UPLOAD_LIMIT
         self.upload_sessions: dict[str, dict] = {}  # resumable upload id -> route, metadata, length
+        # Messages another client deletes right after a listing (messages.list, threads.list,
+        # threads.get) named them: the next messages.get of one is Gmail's 404.
+        self.vanishing: set[str] = set()
         self._next = 0x18e0_0000_0000_0000
         self._label_n = 1
         self.server = FakeHttpServer(self.app, ssl_context=ssl_context)
@@ -273,11 +276,27 @@ class GoogleEmulator:
                 if upload:
                     return self._upload(request, route, scopes)
                 with self.lock:
-                    return self._gmail(request, route, scopes)
+                    reply = self._gmail(request, route, scopes)
+                    self._vanish(request, route, reply)
+                    return reply
             finally:
                 with self._flight_lock:
                     self.in_flight -= 1
         return _error(404, "Not Found", "notFound")
+
+    def delete_after_listing(self, *message_ids: str) -> None:
+        """Have these messages deleted (elsewhere) just after the next listing that names them."""
+        with self.lock:
+            self.vanishing.update(message_ids)
+
+    def _vanish(self, request: Request, route: str, reply: Reply) -> None:
+        parts = [p for p in route.split("/") if p]
+        if request.method != "GET" or not (parts in (["messages"], ["threads"]) or parts[:1] == ["threads"]):
+            return
+        for message_id in [m for m in self.vanishing if f'"{m}"'.encode() in reply.body]:
+            self.vanishing.discard(message_id)
+            self.messages.pop(message_id, None)
+            self.drafts = {d: m for d, m in self.drafts.items() if m != message_id}
 
     # -- media upload ("Uploading attachments" of the Gmail API guide) ---------------------------
     def _upload(self, request: Request, route: str, scopes: frozenset[str]) -> Reply:
