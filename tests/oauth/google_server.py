@@ -14,7 +14,8 @@ token (401 with Google's error body otherwise) with a scope that allows it (403
 ``insufficientPermissions``).
 
 Threading follows Gmail's rule: a message joins the thread of a message it references
-(In-Reply-To / References); a draft or send naming ``threadId`` joins it only when its
+(In-Reply-To / References) when the subjects match and that thread holds fewer than 100
+messages, else it starts a new thread (a reply retitled "(CVE-… assigned)"); a draft or send naming ``threadId`` joins it only when its
 References/In-Reply-To name a message of that thread and the subjects match.
 """
 
@@ -47,6 +48,7 @@ LABEL_SCOPES = {GMAIL + "labels", GMAIL + "modify", "https://mail.google.com/"}
 # take the raw RFC 822 message up to 35 MB (the reference's "Maximum file size: 35MB").
 PLAIN_REQUEST_LIMIT = 1_048_576
 UPLOAD_LIMIT = 35 * 1024 * 1024
+THREAD_LIMIT = 100  # Gmail starts a new thread once one holds 100 messages
 SYSTEM_LABELS = ("INBOX", "SENT", "DRAFT", "SPAM", "TRASH", "UNREAD", "STARRED", "IMPORTANT")
 PREFIX = "/gmail/v1/users/me"
 UPLOAD_PREFIX = "/upload" + PREFIX
@@ -218,13 +220,22 @@ class GoogleEmulator:
             return message_id
 
     def _thread_for(self, new: StoredMessage) -> str | None:
+        """Gmail's threading: a message joins the thread of a message it references (or that
+        references it) only when the subjects match (ignoring Re:/Fwd:) and that thread holds
+        fewer than THREAD_LIMIT messages; otherwise it starts a thread of its own."""
         refs = set(_ids(new.header("References")) + _ids(new.header("In-Reply-To")))
         own = _ids(new.header("Message-ID"))
+        subject = _norm_subject(new.header("Subject"))
         for message in sorted(self.messages.values(), key=lambda m: m.internal_date):
             their = _ids(message.header("Message-ID"))
-            if (their and their[0] in refs) or (own and own[0] in _ids(message.header("References"))):
+            if not ((their and their[0] in refs) or (own and own[0] in _ids(message.header("References")))):
+                continue
+            if _norm_subject(message.header("Subject")) == subject and self._room_in(message.thread_id):
                 return message.thread_id
         return None
+
+    def _room_in(self, thread_id: str) -> bool:
+        return sum(m.thread_id == thread_id for m in self.messages.values()) < THREAD_LIMIT
 
     def add_draft(self, raw: bytes, thread_id: str | None = None) -> str:
         """A draft made elsewhere (Gmail's web UI); returns the draft id."""
@@ -576,7 +587,7 @@ class GoogleEmulator:
             members = [m for m in self.messages.values() if m.thread_id == thread_id]
             if any(_ids(m.header("Message-ID"))[:1] and _ids(m.header("Message-ID"))[0] in refs for m in members) \
                     and any(_norm_subject(m.header("Subject")) == _norm_subject(str(parsed.get("Subject", "")))
-                            for m in members):
+                            for m in members) and self._room_in(thread_id):
                 joined = thread_id
         message_id = self.add_message(raw, labels=labels, date=time.time(), thread_id=joined)
         if joined is None:
