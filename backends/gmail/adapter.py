@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from mailtriage.backends import mime
 from mailtriage.backends.contract import Address
-from mailtriage.backends.errors import BackendFailure, NotSupported
+from mailtriage.backends.errors import BackendFailure, NotSupported, SignInNeeded, Unavailable
 from mailtriage.backends.gmail.account import GoogleAccount
 from mailtriage.backends.gmail.api import USER, GmailApi, GmailNotFound, deleted_note
 from mailtriage.backends.gmail.ids import decode_message_id, encode_message_id
@@ -412,11 +412,42 @@ class GmailMailbox(MailboxAdapter):
                                                            "which mailtriage does not request")
 
     # -- bulk writes ----------------------------------------------------------------------
+    # A write that fails as an outage (a 429 past the backoff deadline, a timeout, a 5xx) may
+    # or may not have happened: the labels are read back, so that the error says exactly
+    # which messages changed (PartialFailure: done / failed, as workflows/organize.py reads it).
+    def _labels_now(self, gmail_ids: Sequence[str]) -> dict[str, set[str]] | None:
+        """Each message's labels now (a deleted one left out); None when Gmail cannot be read."""
+        def labels(gmail_id: str):
+            message = self.api.get(f"{USER}/messages/{gmail_id}", "messages.get", format="minimal") or {}
+            return gmail_id, set(message.get("labelIds") or ())
+
+        try:
+            found, _gone = self.api.fetch_present(labels, gmail_ids)
+        except Unavailable:
+            return None
+        return dict(found)
+
     def _modify(self, ids: Sequence[str], add: Sequence[str], remove: Sequence[str], op: str) -> None:
         self._require_organize(op)
         gmail_ids = [self.gid(i) for i in check_bulk(ids)]  # all refused before any request when one is foreign
-        self.api.post(f"{USER}/messages/batchModify", {"ids": gmail_ids, "addLabelIds": list(add),
-                                                       "removeLabelIds": list(remove)}, "messages.batchModify")
+        try:
+            self.api.post(f"{USER}/messages/batchModify", {"ids": gmail_ids, "addLabelIds": list(add),
+                                                           "removeLabelIds": list(remove)}, "messages.batchModify")
+        except SignInNeeded:
+            raise
+        except Unavailable as exc:
+            now = self._labels_now(gmail_ids)
+            if now is None:
+                raise PartialFailure(self.account_id, op, {i: f"unknown whether it changed ({exc}); Gmail could "
+                                                              f"not be read to check" for i in ids}, []) from None
+            changed = [i for i, g in zip(ids, gmail_ids)
+                       if g in now and set(add) <= now[g] and not set(remove) & now[g]]
+            if len(changed) == len(ids):
+                return  # the write happened; only its answer was lost
+            if not changed:
+                raise
+            raise PartialFailure(self.account_id, op, {i: str(exc) for i in ids if i not in changed},
+                                 changed) from None
 
     def set_flags(self, ids: Sequence[str], *, read: bool | None = None, flagged: bool | None = None) -> None:
         if read is None and flagged is None:
@@ -448,13 +479,28 @@ class GmailMailbox(MailboxAdapter):
     def trash(self, ids: Sequence[str]) -> None:
         self._require_organize("trash")
         gmail_ids = [self.gid(i) for i in check_bulk(ids)]
-        failed, done = {}, []
-        for message_id, gmail_id in zip(ids, gmail_ids):
+        failed: dict[str, str] = {}
+        done: list[str] = []
+        pairs = list(zip(ids, gmail_ids))
+        for index, (message_id, gmail_id) in enumerate(pairs):
             try:
                 self.api.post(f"{USER}/messages/{gmail_id}/trash", None, "messages.trash")
                 done.append(message_id)
-            except BackendFailure as exc:
+            except BackendFailure as exc:  # this message (gone, refused): go on with the next
                 failed[message_id] = str(exc)
+            except Unavailable as exc:  # throttled past the deadline, timed out, Gmail away: stop here
+                now = None if isinstance(exc, SignInNeeded) else self._labels_now([gmail_id])
+                if now is not None and "TRASH" in now.get(gmail_id, set()):
+                    done.append(message_id)  # it happened; only the answer was lost
+                elif now is None and not isinstance(exc, SignInNeeded):
+                    failed[message_id] = f"unknown whether it was trashed ({exc}); Gmail could not be read to check"
+                else:
+                    failed[message_id] = str(exc)
+                failed.update({m: f"not attempted: Gmail stopped answering ({exc})" for m, _g in pairs[index + 1:]})
+                if not done and not any(f.startswith("unknown") for f in failed.values()) and \
+                        len(failed) == len(pairs):
+                    raise  # nothing changed at all: the error as it is
+                break
         if failed:
             raise PartialFailure(self.account_id, "trash", failed, done)
 

@@ -139,6 +139,9 @@ class GoogleEmulator:
         # Messages another client deletes right after a listing (messages.list, threads.list,
         # threads.get) named them: the next messages.get of one is Gmail's 404.
         self.vanishing: set[str] = set()
+        # route suffix -> seconds the answer waits *after* the call took effect (a write that
+        # happened, whose answer the client gives up on: a timeout)
+        self.stall_after: dict[str, float] = {}
         self._next = 0x18e0_0000_0000_0000
         self._label_n = 1
         self.server = FakeHttpServer(self.app, ssl_context=ssl_context)
@@ -289,7 +292,10 @@ class GoogleEmulator:
                 with self.lock:
                     reply = self._gmail(request, route, scopes)
                     self._vanish(request, route, reply)
-                    return reply
+                stall = next((t for suffix, t in self.stall_after.items() if route.endswith(suffix)), 0.0)
+                if stall:
+                    time.sleep(stall)
+                return reply
             finally:
                 with self._flight_lock:
                     self.in_flight -= 1
