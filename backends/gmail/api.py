@@ -8,8 +8,8 @@ and 429, and transient faults as 500 ``backendError`` (or 502/503/504), usually 
 Retry-After. Those are retried with truncated exponential backoff and jitter, as the
 Gmail API's "Resolve errors" guide asks (wait 2^n s plus a random fraction, up to a
 maximum), within a total deadline (:class:`Backoff`); a Retry-After is honoured when
-given. Each wait is shown in the backend console: an op-log record ``backoff`` and a
-trace line. 5xx answers are retried for reads only (a write may have happened).
+given. Each wait is shown in the backend console: an op-log record ``backoff`` (written
+as the wait starts) and a trace line. 5xx answers are retried for reads only (a write may have happened).
 Errors map to the backend errors:
 
 * 401 after the refresh -> :class:`SignInNeeded` (naming the account);
@@ -119,8 +119,11 @@ class GmailApi:
             state = (f"{response.status_code} {_reason(response) or _message(response)}: backing off {wait:.2f}s "
                      f"(try {attempt}, {self.backoff.deadline - spent:.1f}s of {self.backoff.deadline:g}s left)")
             TRACE.log(self.channel, "!", f"{what}: {state}")
+            # Recorded as the wait starts (not when it ends), so that a front end can say so
+            # now: the command line prints "Gmail asked us to slow down; retrying in N s".
             with OPLOG.record(self.channel, "backoff", detail=f"{what}: {state}"):
-                self._sleep(wait)
+                pass
+            self._sleep(wait)
 
     def _wait(self, method: str, response, attempt: int) -> float | None:
         """How long to wait before trying again, or None when the answer stands."""
