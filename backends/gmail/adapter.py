@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import base64
 import colorsys
+import threading
+from collections import OrderedDict
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
@@ -39,6 +41,10 @@ SYSTEM_FOLDERS = (("INBOX", "Inbox", "inbox"), ("DRAFT", "Drafts", "drafts"), ("
 ALL_MAIL = "ALL"
 # The labels that place a message (a "move" replaces them); user labels stay.
 PLACEMENT = ("INBOX", "SPAM", "TRASH")
+# Raw messages kept after a read (newest first out), so that saving an attachment of a
+# thread just read does not download the message again. A message's bytes never change in
+# Gmail (its labels do, and are never taken from here).
+RAW_CACHE_BYTES = 64 * 1024 * 1024
 METADATA_HEADERS = ("From", "To", "Cc", "Subject", "Date", "Message-ID", "In-Reply-To", "References",
                     "List-Unsubscribe")
 
@@ -117,6 +123,8 @@ class GmailMailbox(MailboxAdapter):
         self.account_id = account.id
         self.api = api or GmailApi(account)
         self._labels: dict[str, dict] | None = None
+        self._raw_kept: OrderedDict[str, bytes] = OrderedDict()
+        self._raw_lock = threading.Lock()
 
     # -- ids and message reads -----------------------------------------------------------
     def gid(self, message_id: str) -> str:
@@ -134,7 +142,24 @@ class GmailMailbox(MailboxAdapter):
 
     def raw(self, gmail_id: str) -> tuple[dict, bytes]:
         message = self.api.get(f"{USER}/messages/{gmail_id}", "messages.get", format="raw")
-        return message, b64decode(str(message.get("raw") or ""))
+        raw = b64decode(str(message.get("raw") or ""))
+        self._keep(gmail_id, raw)
+        return message, raw
+
+    def _keep(self, gmail_id: str, raw: bytes) -> None:
+        if len(raw) > RAW_CACHE_BYTES:
+            return
+        with self._raw_lock:
+            self._raw_kept[gmail_id] = raw
+            self._raw_kept.move_to_end(gmail_id)
+            while sum(len(r) for r in self._raw_kept.values()) > RAW_CACHE_BYTES:
+                self._raw_kept.popitem(last=False)
+
+    def raw_bytes(self, gmail_id: str) -> bytes:
+        """The message's RFC 822 bytes: kept from a recent read, else downloaded."""
+        with self._raw_lock:
+            kept = self._raw_kept.get(gmail_id)
+        return kept if kept is not None else self.raw(gmail_id)[1]
 
     def header(self, message: dict, raw: bytes | None = None) -> MailHeader:
         """A :class:`MailHeader` from a messages.get answer (metadata, or raw with ``raw``)."""
@@ -254,7 +279,7 @@ class GmailMailbox(MailboxAdapter):
     def attachment(self, message_id: str, index: int) -> bytes:
         gmail_id = self.gid(message_id)
         try:
-            _message, raw = self.raw(gmail_id)
+            raw = self.raw_bytes(gmail_id)
         except GmailNotFound as exc:
             raise self._not_found(message_id, exc) from None
         try:

@@ -258,3 +258,19 @@ def test_the_cli_says_on_stderr_when_gmail_asks_it_to_slow_down(google_emulator,
     notes = [line for line in captured.err.splitlines() if "slow down" in line]
     assert notes == ["mailtriage: Gmail asked us to slow down; retrying in 1 s"] * 2
     assert "Report" in captured.out
+
+
+def test_saving_an_attachment_of_a_read_thread_downloads_the_message_once(google_emulator, gmail_account):
+    # save-attachments read the thread (each message raw), then downloaded the message again.
+    poc = bytes(range(256)) * 64
+    gid = google_emulator.add_message(make_mail(1, subject="PoC", attachment=("poc.bin", poc)), date=BASE.timestamp())
+    source = GmailSource("gmail", {"list": "security@example.org"}, account=gmail_account)
+    try:
+        thread = source.read_thread(ThreadId("gmail", google_emulator.messages[gid].thread_id))
+        (message,) = thread.messages
+        assert source.attachment(message.backend_ref, 0) == poc
+    finally:
+        source.close()
+    raw_gets = [r for r in google_emulator.server.requests
+                if r.path.endswith(f"/messages/{gid}") and r.param("format") == "raw"]
+    assert len(raw_gets) == 1
