@@ -24,7 +24,7 @@ from mailtriage.backends import mime
 from mailtriage.backends.contract import Address
 from mailtriage.backends.errors import BackendFailure, NotSupported, SignInNeeded, Unavailable
 from mailtriage.backends.gmail.account import GoogleAccount
-from mailtriage.backends.gmail.api import USER, GmailApi, GmailNotFound, deleted_note
+from mailtriage.backends.gmail.api import USER, GmailApi, GmailNotFound, PageTokens, deleted_note
 from mailtriage.backends.gmail.ids import decode_message_id, encode_message_id
 from mailtriage.backends.imap.headers import parse_list_unsubscribe, thread_root
 from mailtriage.backends.mailbox_contract import (MAIL_LABEL_COLORS, Compose, InvalidQuery, LabelList, MailAttachment,
@@ -123,6 +123,7 @@ class GmailMailbox(MailboxAdapter):
         self.account_id = account.id
         self.api = api or GmailApi(account)
         self._labels: dict[str, dict] | None = None
+        self.page_tokens = PageTokens()
         self._raw_kept: OrderedDict[str, bytes] = OrderedDict()
         self._raw_lock = threading.Lock()
 
@@ -232,17 +233,8 @@ class GmailMailbox(MailboxAdapter):
             params["q"] = q
         if source in ("SPAM", "TRASH"):
             params["includeSpamTrash"] = True
-        token, page, total = None, None, 0
-        for _ in range(query.page + 1):
-            page = self.api.get(f"{USER}/messages", "messages.list", **params,
-                                **({"pageToken": token} if token else {})) or {}
-            if total == 0:
-                total = int(page.get("resultSizeEstimate") or 0)
-            token = page.get("nextPageToken")
-            if token is None and _ < query.page:
-                page = {}
-                break
-        refs = (page or {}).get("messages") or []
+        page, _more, total = self.page_tokens.page(self.api, f"{USER}/messages", "messages.list", params, query.page)
+        refs = page.get("messages") or []
         headers, gone = self.api.fetch_present(lambda ref: self.header(self.metadata(ref["id"])), refs)
         headers.sort(key=lambda h: (h.date or datetime.min.replace(tzinfo=timezone.utc)), reverse=True)
         total = max(total, query.offset + len(headers))

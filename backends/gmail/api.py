@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import random
 import secrets
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -265,6 +266,40 @@ class GmailApi:
 
 
 _GONE = object()
+
+
+class PageTokens:
+    """The ``nextPageToken`` of each page of recent listings (Gmail has no offset): page N of a
+    listing whose page N-1 was read costs one call, not N+1. ``keep`` listings are kept."""
+
+    def __init__(self, keep: int = 32) -> None:
+        self._keep = keep
+        self._known: dict[tuple, dict[int, str]] = {}
+        self._lock = threading.Lock()
+
+    def page(self, api: "GmailApi", path: str, what: str, params: Mapping[str, Any],
+             number: int) -> tuple[dict, bool, int]:
+        """(page ``number``, empty past the end; whether more follow; Gmail's resultSizeEstimate)."""
+        key = (path, tuple(sorted((k, str(v)) for k, v in params.items())))
+        with self._lock:
+            tokens = dict(self._known.get(key) or {0: ""})
+        start = max(n for n in tokens if n <= number)
+        token, estimate = tokens[start], 0
+        for n in range(start, number + 1):
+            page = api.get(path, what, **params, **({"pageToken": token} if token else {})) or {}
+            estimate = int(page.get("resultSizeEstimate") or estimate)
+            token = page.get("nextPageToken") or ""
+            if token:
+                self._remember(key, n + 1, token)
+            if not token and n < number:
+                return {}, False, estimate
+        return page, bool(token), estimate
+
+    def _remember(self, key: tuple, number: int, token: str) -> None:
+        with self._lock:
+            self._known.setdefault(key, {0: ""})[number] = token
+            while len(self._known) > self._keep:
+                self._known.pop(next(iter(self._known)))
 
 
 def deleted_note(count: int) -> str:

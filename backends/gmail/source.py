@@ -247,7 +247,7 @@ class GmailSource(AccountSource):
         scope = f"{{list:{wanted} to:{wanted} cc:{wanted} deliveredto:{wanted}}}" if wanted else ""
         if self.extra_query:
             scope = f"{scope} {self.extra_query}".strip()
-        refs, estimate, more, _q = gmail_search.message_page(self.api, request, scope)
+        refs, estimate, more, _q = gmail_search.message_page(self.api, request, scope, self.mailbox.page_tokens)
         found, gone = self.api.fetch_present(lambda ref: (self.mailbox.header(self.mailbox.metadata(ref["id"])), ref),
                                              refs)
         items = self._merge_hits([self._hit(header, ref) for header, ref in found])
