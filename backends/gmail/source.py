@@ -42,7 +42,7 @@ THREAD_KIND = "gmail"
 LIST_HEADERS = ("Message-ID", "References", "In-Reply-To", "Subject", "From", "Date")
 DRAFT_HEADERS = ("Message-ID",)
 DRAFT_SLOTS = 8  # drafts of mailtriage per thread (a second needs a confirmed proposal)
-SIBLING_CANDIDATES = 50  # threads looked at when a read looks for the rest of a split conversation
+SIBLING_CANDIDATES = 20  # threads looked at when a read looks for the rest of a split conversation
 _REPLY_PREFIX = re.compile(r"^(\s*(re|fwd?|aw|sv|wg)\s*(\[\d+\])?\s*:\s*)+", re.I)
 
 
@@ -179,7 +179,10 @@ class GmailSource(AccountSource):
         subject = _REPLY_PREFIX.sub("", origin.subject or "").strip()
         if subject:
             after = int((origin.date or first.date or EPOCH).timestamp()) - 86400
-            q = f"subject:({quote_term(subject)}) after:{max(0, after)}"
+            # Within the list's mail when the source has a list: a common subject then finds
+            # few threads that are not the conversation's.
+            q = " ".join(t for t in (_list_scope(self.list_address or ""), f"subject:({quote_term(subject)})",
+                                     f"after:{max(0, after)}") if t)
             refs = [r for r in self.api.pages(f"{USER}/threads", "threads", "threads.list", limit=SIBLING_CANDIDATES,
                                               q=q, maxResults=SIBLING_CANDIDATES) if str(r["id"]) not in values]
 
@@ -243,8 +246,7 @@ class GmailSource(AccountSource):
     def search(self, request: SearchRequest) -> SearchPage:
         """Gmail's own search (``messages.list`` with ``q``) within the list's mail; each
         matching message becomes the row of its Gmail thread (see backends/gmail/search.py)."""
-        wanted = (request.list_name or self.list_address or "").strip()
-        scope = f"{{list:{wanted} to:{wanted} cc:{wanted} deliveredto:{wanted}}}" if wanted else ""
+        scope = _list_scope((request.list_name or self.list_address or "").strip())
         if self.extra_query:
             scope = f"{scope} {self.extra_query}".strip()
         refs, estimate, more, _q = gmail_search.message_page(self.api, request, scope, self.mailbox.page_tokens)
@@ -471,6 +473,11 @@ class GmailSource(AccountSource):
         if self._mailbox is not None:
             self._mailbox.close()
             self._mailbox = None
+
+
+def _list_scope(wanted: str) -> str:
+    """Gmail terms for mail of the list ``wanted`` (List-Id, To, Cc or Delivered-To), or ""."""
+    return f"{{list:{wanted} to:{wanted} cc:{wanted} deliveredto:{wanted}}}" if wanted else ""
 
 
 def _first_arrival(thread: dict) -> datetime:

@@ -87,3 +87,14 @@ def test_a_thread_over_100_messages_is_split_and_merged_again(google_emulator, s
     assert row.message_count == 105 and row.root_message_id == ROOT
     read = source.read_thread(ThreadId("gmail", threads[1]))
     assert [m.message_id for m in read.messages] == [f"<m{n}@example.net>" for n in range(1, 106)]
+
+
+def test_threads_that_only_share_a_subject_stay_apart(google_emulator, source):
+    e = google_emulator
+    first = e.add_message(make_mail(1, subject="Security issue"), date=at(1))
+    e.add_message(make_mail(2, subject="Re: Security issue", in_reply_to=ROOT, references=ROOT), date=at(2))
+    e.add_message(make_mail(3, subject="Security issue"), date=at(3))  # another reporter, another root
+    rows = source.list_recent_threads(None, BASE)
+    assert sorted(row.root_message_id for row in rows) == [ROOT, "<m3@example.net>"]
+    read = source.read_thread(ThreadId("gmail", e.messages[first].thread_id))
+    assert [m.message_id for m in read.messages] == [ROOT, "<m2@example.net>"]
