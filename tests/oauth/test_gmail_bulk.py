@@ -85,3 +85,17 @@ def test_a_batch_modify_refused_by_a_429_changed_nothing_and_says_so(google_emul
         mailbox.archive([mailbox.mid(g) for g in four])
     assert "429" in str(caught.value)
     assert all("INBOX" in google_emulator.messages[g].labels for g in four)
+
+
+def test_the_organize_flow_reports_two_of_four_trashed(google_emulator, mailbox, four):
+    # The case: the organize flow marked the whole batch failed while 2 of 4 had changed.
+    from mailtriage.backends.mailbox_contract import MailQuery
+    from mailtriage.workflows.organize import propose_organize
+
+    headers = mailbox.list(MailQuery(folder="INBOX", page_size=10)).messages  # newest first
+    google_emulator.server.fail(f"/messages/{mailbox.gid(headers[2].id)}/trash", THROTTLED, times=None)
+    proposal = propose_organize(mailbox, headers, "trash", access="draft", folders=mailbox.list_folders())
+    report = proposal.apply(confirmed=True)
+    outcome = proposal.facts["outcome"]
+    assert report.failed is not None and outcome["done"] == [h.id for h in headers[:2]]
+    assert set(outcome["failed"]) == {h.id for h in headers[2:]} and outcome["lines"][0] == "done: 2 of 4 messages"
