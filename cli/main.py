@@ -5,7 +5,7 @@
     mailtriage [--project DIR | --demo] mail <op> …     one mail-source contract operation, JSON out
     mailtriage [--project DIR | --demo] tracker <sub> … the tracker CLI (see docs/trackers.md)
     mailtriage [--project DIR | --demo] import|sync|publish|poll|sweep …  the triage flows (docs/workflows.md)
-    mailtriage [--project DIR | --demo] account login|status|logout ACCOUNT   OAuth sign-in (the options change nothing; docs/gmail.md, docs/microsoft.md)
+    mailtriage [--project DIR | --demo] account login|status|logout ACCOUNT   OAuth sign-in (docs/gmail.md, docs/microsoft.md)
 
 Exit codes (see cli/exit_codes.py): 0 ok, 2 usage or configuration, 3 declined
 (NotSupported, or no configured backend offers the op), 4 backend failure

@@ -15,8 +15,9 @@ token (401 with Google's error body otherwise) with a scope that allows it (403
 
 Threading follows Gmail's rule: a message joins the thread of a message it references
 (In-Reply-To / References) when the subjects match and that thread holds fewer than 100
-messages, else it starts a new thread (a reply retitled "(CVE-… assigned)"); a draft or send naming ``threadId`` joins it only when its
-References/In-Reply-To name a message of that thread and the subjects match.
+messages, else it starts a new thread (a reply retitled "(CVE-… assigned)"); a draft or
+send naming ``threadId`` joins it only when its References/In-Reply-To name a message of
+that thread and the subjects match.
 """
 
 from __future__ import annotations
@@ -338,7 +339,8 @@ class GoogleEmulator:
             with self.lock:
                 self.upload_sessions[session] = {"route": route, "metadata": json.loads(request.body or b"{}"),
                                                  "length": declared}
-            location = f"{self.base_url}{UPLOAD_PREFIX}{route}?{urlencode({'uploadType': 'resumable', 'upload_id': session})}"
+            query = urlencode({"uploadType": "resumable", "upload_id": session})
+            location = f"{self.base_url}{UPLOAD_PREFIX}{route}?{query}"
             return Reply(200, b"", {"Location": location, "X-GUploader-UploadID": session})
         elif kind == "resumable" and request.method == "PUT":
             with self.lock:
