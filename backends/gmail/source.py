@@ -111,9 +111,9 @@ class GmailSource(AccountSource):
             try:
                 thread = self.api.get(f"{USER}/threads/{ref['id']}", "threads.get", format="metadata",
                                       metadataHeaders=list(LIST_HEADERS))
+                summary = self._summary(thread, since)  # may read a message without Message-ID raw
             except GmailNotFound:
                 return None  # deleted between the list and the read
-            summary = self._summary(thread, since)
             return None if summary is None else (summary, _first_arrival(thread))
 
         out = self._merge_rows([row for row in self.api.fetch_all(fetch, refs) if row is not None])
