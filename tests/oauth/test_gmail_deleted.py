@@ -75,3 +75,12 @@ def test_a_thread_whose_every_message_went_is_still_an_error(google_emulator, so
     google_emulator.delete_after_listing(*ids)
     with pytest.raises(BackendFailure):
         source.read_thread(ThreadId("gmail", thread_id))
+
+
+def test_the_listing_leaves_out_a_thread_whose_unnamed_first_message_went(google_emulator, source, thread):
+    # A first message without Message-ID is read raw (for its synthetic ID) after threads.get.
+    gone = google_emulator.add_message(make_mail(9, subject="No id", message_id=None), date=at(9),
+                                       thread_id="18f0000000000001")
+    google_emulator.delete_after_listing(gone)
+    rows = source.list_recent_threads(None, BASE)
+    assert [row.root_message_id for row in rows] == ["<m1@example.net>"]
