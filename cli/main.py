@@ -5,7 +5,7 @@
     mailtriage [--project DIR | --demo] mail <op> …     one mail-source contract operation, JSON out
     mailtriage [--project DIR | --demo] tracker <sub> … the tracker CLI (see docs/trackers.md)
     mailtriage [--project DIR | --demo] import|sync|publish|poll|sweep …  the triage flows (docs/workflows.md)
-    mailtriage account login|status|logout ACCOUNT      OAuth sign-in (see docs/gmail.md, docs/microsoft.md)
+    mailtriage [--project DIR | --demo] account login|status|logout ACCOUNT   OAuth sign-in (docs/gmail.md, docs/microsoft.md)
 
 Exit codes (see cli/exit_codes.py): 0 ok, 2 usage or configuration, 3 declined
 (NotSupported, or no configured backend offers the op), 4 backend failure
@@ -19,7 +19,9 @@ Textual, and ``mailtriage --version`` loads no backend.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import re
 import sys
 from datetime import datetime, timezone
 from typing import Any, Sequence
@@ -515,6 +517,46 @@ def _dispatch(argv: list[str]) -> int:
             return ExitCode.USAGE
         return tracker_main(rest)
     args = parser.parse_args(argv)
+    if args.command in _BACKEND_COMMANDS or args.command in flows.COMMANDS:
+        with _backoff_notes():
+            return _run(args)
+    return _run(args)
+
+
+# Commands that call mail backends (the app has its own console; account/tracker/modes their CLIs).
+_BACKEND_COMMANDS = ("sources", "mail", "list")
+_PROVIDERS = {"gmail": "Gmail", "graph": "Microsoft Graph", "microsoft": "Microsoft Graph"}
+
+
+@contextlib.contextmanager
+def _backoff_notes():
+    """One stderr line per backoff wait a backend starts (an op-log ``backoff`` record), so a
+    throttled command does not sit silent: "Gmail asked us to slow down; retrying in 4 s"."""
+    from mailtriage.core.trace import OPLOG  # loaded by every backend anyway
+
+    def note(rec) -> None:
+        if rec.op != "backoff":
+            return
+        found = re.search(r"backing off (\d+(?:\.\d+)?)s", rec.detail or "")
+        wait = float(found.group(1)) if found else None
+        provider = _PROVIDERS.get(rec.backend.partition(":")[0], rec.backend)
+        when = "" if wait is None else f" in {wait:.0f} s" if wait >= 1 else f" in {wait:.1f} s"
+        _err(terminal_line(f"{provider} asked us to slow down; retrying{when}"))
+
+    stop = OPLOG.subscribe(note)
+    try:
+        yield
+    finally:
+        stop()
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "account":
+        # After global options (`--project DIR account login ID`): sign-in reads the user
+        # settings, not a project, so those options change nothing; never the app.
+        from mailtriage.cli.accounts import main as accounts_main
+
+        return accounts_main(args.rest)
     try:
         if args.command == "sources":
             return cmd_sources(args)

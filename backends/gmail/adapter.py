@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import base64
 import colorsys
+import threading
+from collections import OrderedDict
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
 from mailtriage.backends import mime
 from mailtriage.backends.contract import Address
-from mailtriage.backends.errors import BackendFailure, NotSupported
+from mailtriage.backends.errors import BackendFailure, NotSupported, SignInNeeded, Unavailable
 from mailtriage.backends.gmail.account import GoogleAccount
-from mailtriage.backends.gmail.api import USER, GmailApi, GmailNotFound
+from mailtriage.backends.gmail.api import USER, GmailApi, GmailNotFound, PageTokens, deleted_note
 from mailtriage.backends.gmail.ids import decode_message_id, encode_message_id
 from mailtriage.backends.imap.headers import parse_list_unsubscribe, thread_root
 from mailtriage.backends.mailbox_contract import (MAIL_LABEL_COLORS, Compose, InvalidQuery, LabelList, MailAttachment,
@@ -39,6 +41,10 @@ SYSTEM_FOLDERS = (("INBOX", "Inbox", "inbox"), ("DRAFT", "Drafts", "drafts"), ("
 ALL_MAIL = "ALL"
 # The labels that place a message (a "move" replaces them); user labels stay.
 PLACEMENT = ("INBOX", "SPAM", "TRASH")
+# Raw messages kept after a read (newest first out), so that saving an attachment of a
+# thread just read does not download the message again. A message's bytes never change in
+# Gmail (its labels do, and are never taken from here).
+RAW_CACHE_BYTES = 64 * 1024 * 1024
 METADATA_HEADERS = ("From", "To", "Cc", "Subject", "Date", "Message-ID", "In-Reply-To", "References",
                     "List-Unsubscribe")
 
@@ -117,6 +123,9 @@ class GmailMailbox(MailboxAdapter):
         self.account_id = account.id
         self.api = api or GmailApi(account)
         self._labels: dict[str, dict] | None = None
+        self.page_tokens = PageTokens()
+        self._raw_kept: OrderedDict[str, bytes] = OrderedDict()
+        self._raw_lock = threading.Lock()
 
     # -- ids and message reads -----------------------------------------------------------
     def gid(self, message_id: str) -> str:
@@ -134,7 +143,24 @@ class GmailMailbox(MailboxAdapter):
 
     def raw(self, gmail_id: str) -> tuple[dict, bytes]:
         message = self.api.get(f"{USER}/messages/{gmail_id}", "messages.get", format="raw")
-        return message, b64decode(str(message.get("raw") or ""))
+        raw = b64decode(str(message.get("raw") or ""))
+        self._keep(gmail_id, raw)
+        return message, raw
+
+    def _keep(self, gmail_id: str, raw: bytes) -> None:
+        if len(raw) > RAW_CACHE_BYTES:
+            return
+        with self._raw_lock:
+            self._raw_kept[gmail_id] = raw
+            self._raw_kept.move_to_end(gmail_id)
+            while sum(len(r) for r in self._raw_kept.values()) > RAW_CACHE_BYTES:
+                self._raw_kept.popitem(last=False)
+
+    def raw_bytes(self, gmail_id: str) -> bytes:
+        """The message's RFC 822 bytes: kept from a recent read, else downloaded."""
+        with self._raw_lock:
+            kept = self._raw_kept.get(gmail_id)
+        return kept if kept is not None else self.raw(gmail_id)[1]
 
     def header(self, message: dict, raw: bytes | None = None) -> MailHeader:
         """A :class:`MailHeader` from a messages.get answer (metadata, or raw with ``raw``)."""
@@ -207,22 +233,13 @@ class GmailMailbox(MailboxAdapter):
             params["q"] = q
         if source in ("SPAM", "TRASH"):
             params["includeSpamTrash"] = True
-        token, page, total = None, None, 0
-        for _ in range(query.page + 1):
-            page = self.api.get(f"{USER}/messages", "messages.list", **params,
-                                **({"pageToken": token} if token else {})) or {}
-            if total == 0:
-                total = int(page.get("resultSizeEstimate") or 0)
-            token = page.get("nextPageToken")
-            if token is None and _ < query.page:
-                page = {}
-                break
-        refs = (page or {}).get("messages") or []
-        headers = self.api.fetch_all(lambda ref: self.header(self.metadata(ref["id"])), refs)
+        page, _more, total = self.page_tokens.page(self.api, f"{USER}/messages", "messages.list", params, query.page)
+        refs = page.get("messages") or []
+        headers, gone = self.api.fetch_present(lambda ref: self.header(self.metadata(ref["id"])), refs)
         headers.sort(key=lambda h: (h.date or datetime.min.replace(tzinfo=timezone.utc)), reverse=True)
         total = max(total, query.offset + len(headers))
-        return MailPage(tuple(with_thread_counts(headers)), total, query.page, query.page_size,
-                        notes=("total is Gmail's estimate (resultSizeEstimate)",))
+        notes = ("total is Gmail's estimate (resultSizeEstimate)",) + ((deleted_note(gone),) if gone else ())
+        return MailPage(tuple(with_thread_counts(headers)), total, query.page, query.page_size, notes=notes)
 
     def get(self, message_id: str) -> MailMessage:
         gmail_id = self.gid(message_id)
@@ -241,7 +258,8 @@ class GmailMailbox(MailboxAdapter):
         thread_id = str(first["threadId"])
         members = self.thread_messages(thread_id)
         wanted = [m for m in members if "DRAFT" not in (m.get("labelIds") or ())]
-        return MailThread(thread_id, tuple(self.api.fetch_all(lambda m: self.full(m["id"])[0], wanted)))
+        messages, _gone = self.api.fetch_present(lambda m: self.full(m["id"])[0], wanted)  # deleted meanwhile: left out
+        return MailThread(thread_id, tuple(messages))
 
     def thread_messages(self, thread_id: str) -> list[dict]:
         """The thread's messages (id, labelIds, internalDate), oldest first."""
@@ -253,7 +271,7 @@ class GmailMailbox(MailboxAdapter):
     def attachment(self, message_id: str, index: int) -> bytes:
         gmail_id = self.gid(message_id)
         try:
-            _message, raw = self.raw(gmail_id)
+            raw = self.raw_bytes(gmail_id)
         except GmailNotFound as exc:
             raise self._not_found(message_id, exc) from None
         try:
@@ -411,11 +429,42 @@ class GmailMailbox(MailboxAdapter):
                                                            "which mailtriage does not request")
 
     # -- bulk writes ----------------------------------------------------------------------
+    # A write that fails as an outage (a 429 past the backoff deadline, a timeout, a 5xx) may
+    # or may not have happened: the labels are read back, so that the error says exactly
+    # which messages changed (PartialFailure: done / failed, as workflows/organize.py reads it).
+    def _labels_now(self, gmail_ids: Sequence[str]) -> dict[str, set[str]] | None:
+        """Each message's labels now (a deleted one left out); None when Gmail cannot be read."""
+        def labels(gmail_id: str):
+            message = self.api.get(f"{USER}/messages/{gmail_id}", "messages.get", format="minimal") or {}
+            return gmail_id, set(message.get("labelIds") or ())
+
+        try:
+            found, _gone = self.api.fetch_present(labels, gmail_ids)
+        except Unavailable:
+            return None
+        return dict(found)
+
     def _modify(self, ids: Sequence[str], add: Sequence[str], remove: Sequence[str], op: str) -> None:
         self._require_organize(op)
         gmail_ids = [self.gid(i) for i in check_bulk(ids)]  # all refused before any request when one is foreign
-        self.api.post(f"{USER}/messages/batchModify", {"ids": gmail_ids, "addLabelIds": list(add),
-                                                       "removeLabelIds": list(remove)}, "messages.batchModify")
+        try:
+            self.api.post(f"{USER}/messages/batchModify", {"ids": gmail_ids, "addLabelIds": list(add),
+                                                           "removeLabelIds": list(remove)}, "messages.batchModify")
+        except SignInNeeded:
+            raise
+        except Unavailable as exc:
+            now = self._labels_now(gmail_ids)
+            if now is None:
+                raise PartialFailure(self.account_id, op, {i: f"unknown whether it changed ({exc}); Gmail could "
+                                                              f"not be read to check" for i in ids}, []) from None
+            changed = [i for i, g in zip(ids, gmail_ids)
+                       if g in now and set(add) <= now[g] and not set(remove) & now[g]]
+            if len(changed) == len(ids):
+                return  # the write happened; only its answer was lost
+            if not changed:
+                raise
+            raise PartialFailure(self.account_id, op, {i: str(exc) for i in ids if i not in changed},
+                                 changed) from None
 
     def set_flags(self, ids: Sequence[str], *, read: bool | None = None, flagged: bool | None = None) -> None:
         if read is None and flagged is None:
@@ -447,13 +496,28 @@ class GmailMailbox(MailboxAdapter):
     def trash(self, ids: Sequence[str]) -> None:
         self._require_organize("trash")
         gmail_ids = [self.gid(i) for i in check_bulk(ids)]
-        failed, done = {}, []
-        for message_id, gmail_id in zip(ids, gmail_ids):
+        failed: dict[str, str] = {}
+        done: list[str] = []
+        pairs = list(zip(ids, gmail_ids))
+        for index, (message_id, gmail_id) in enumerate(pairs):
             try:
                 self.api.post(f"{USER}/messages/{gmail_id}/trash", None, "messages.trash")
                 done.append(message_id)
-            except BackendFailure as exc:
+            except BackendFailure as exc:  # this message (gone, refused): go on with the next
                 failed[message_id] = str(exc)
+            except Unavailable as exc:  # throttled past the deadline, timed out, Gmail away: stop here
+                now = None if isinstance(exc, SignInNeeded) else self._labels_now([gmail_id])
+                if now is not None and "TRASH" in now.get(gmail_id, set()):
+                    done.append(message_id)  # it happened; only the answer was lost
+                elif now is None and not isinstance(exc, SignInNeeded):
+                    failed[message_id] = f"unknown whether it was trashed ({exc}); Gmail could not be read to check"
+                else:
+                    failed[message_id] = str(exc)
+                failed.update({m: f"not attempted: Gmail stopped answering ({exc})" for m, _g in pairs[index + 1:]})
+                if not done and not any(f.startswith("unknown") for f in failed.values()) and \
+                        len(failed) == len(pairs):
+                    raise  # nothing changed at all: the error as it is
+                break
         if failed:
             raise PartialFailure(self.account_id, "trash", failed, done)
 
@@ -485,10 +549,9 @@ class GmailMailbox(MailboxAdapter):
             raise NotSupported(self.account_id, "createDraft", f"account access is {self.account.access!r}; "
                                                                "drafts need \"draft\" or \"send\"")
         outgoing, thread_id = self._outgoing(compose)
-        message: dict[str, Any] = {"raw": b64encode(as_bytes(outgoing.message))}
-        if thread_id:
-            message["threadId"] = thread_id
-        draft = self.api.post(f"{USER}/drafts", {"message": message}, "drafts.create") or {}
+        draft = self.api.upload_message("drafts", as_bytes(outgoing.message),
+                                        {"message": {"threadId": thread_id} if thread_id else {}},
+                                        "drafts.create") or {}
         return self.mid(str((draft.get("message") or {}).get("id")))
 
     def send(self, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = None) -> str:
@@ -508,10 +571,8 @@ class GmailMailbox(MailboxAdapter):
                              sent_recently=ledger.count(self.account_id), send_cap=self.account.send_cap)
         if refusal is not None:
             raise SendRefused(refusal)
-        body: dict[str, Any] = {"raw": b64encode(as_bytes(outgoing.message))}
-        if thread_id:
-            body["threadId"] = thread_id
-        sent = self.api.post(f"{USER}/messages/send", body, "messages.send") or {}
+        sent = self.api.upload_message("messages/send", as_bytes(outgoing.message),
+                                       {"threadId": thread_id} if thread_id else {}, "messages.send") or {}
         ledger.record(self.account_id)
         return self.mid(str(sent.get("id")))
 

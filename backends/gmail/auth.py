@@ -14,7 +14,9 @@
   the protocol trace.
 
 Errors: :class:`SignInNeeded` only when Google says the grant is gone or never was
-(``invalid_grant`` -- every 7 days for an app in Testing status --, no saved sign-in,
+(``invalid_grant``: revoked, or 7 days old for an app in Testing status -- the saved
+``signed_in`` time tells which to name --; asked once per refused grant, not once per
+waiting worker), no saved sign-in,
 scopes no longer cover the account's access, no client secret in keyring at login);
 a token endpoint that is down, throttling or unreachable is :class:`Unavailable`.
 """
@@ -50,6 +52,9 @@ class GoogleSignIn:
 
     _locks: ClassVar[dict[tuple[str, str], threading.Lock]] = {}
     _locks_guard: ClassVar[threading.Lock] = threading.Lock()
+    # (account, token URI) -> (digest of a refresh token Google refused, the error said): the
+    # workers waiting on the lock, and later calls, get that answer without asking again.
+    _refused: ClassVar[dict[tuple[str, str], tuple[str, str]]] = {}
 
     def __init__(self, account: GoogleAccount, *, http: HttpClient | None = None) -> None:
         self.account = account
@@ -139,6 +144,11 @@ class GoogleSignIn:
         from google.oauth2.credentials import Credentials
 
         account = self.account
+        key = (account.id, account.token_uri)
+        digest = hashlib.sha256(data["refresh_token"].encode("utf-8")).hexdigest()
+        refused = self._refused.get(key)
+        if refused is not None and refused[0] == digest:
+            raise SignInNeeded(account.id, refused[1])  # one attempt per refused grant, not one per worker
         TRACE.log(self.channel, "!", f"refreshing the access token at {account.token_uri}")
         creds = Credentials(token=None, refresh_token=data["refresh_token"], token_uri=account.token_uri,
                             client_id=account.client_id,
@@ -147,7 +157,10 @@ class GoogleSignIn:
         try:
             creds.refresh(GoogleTransport(self._http))
         except exceptions.RefreshError as exc:
-            raise self._refresh_failure(exc) from None
+            failure = self._refresh_failure(exc, data)
+            if isinstance(failure, SignInNeeded):
+                self._refused[key] = (digest, failure.reason)
+            raise failure from None
         except exceptions.TransportError as exc:
             raise Unavailable(account.id, f"cannot reach Google's token endpoint {account.token_uri}: {exc}") from None
         self.refreshes += 1
@@ -158,11 +171,12 @@ class GoogleSignIn:
             "access_token": creds.token,
             "expiry": expiry.replace(tzinfo=timezone.utc).isoformat(),
             "scopes": granted,
+            **({"signed_in": data["signed_in"]} if data.get("signed_in") else {}),
         })
         TRACE.log(self.channel, "!", "access token refreshed")
         return creds.token
 
-    def _refresh_failure(self, exc: Exception) -> Exception:
+    def _refresh_failure(self, exc: Exception, data: dict) -> Exception:
         account = self.account
         details = exc.args[1] if len(exc.args) > 1 and isinstance(exc.args[1], dict) else {}
         error = str(details.get("error") or "")
@@ -170,11 +184,7 @@ class GoogleSignIn:
         if getattr(exc, "retryable", False):
             return Unavailable(account.id, f"Google's token endpoint cannot refresh now ({summary})")
         if error == "invalid_grant":
-            # Refresh tokens of an OAuth app in "Testing" status expire 7 days after the
-            # sign-in (Google Identity, "Using OAuth 2.0": refresh token expiration).
-            return SignInNeeded(account.id, f"Google no longer accepts the saved sign-in of account {account.id!r} "
-                                            f"({summary}): sign in again (Testing-status apps expire every 7 "
-                                            f"days) with `mailtriage account login {account.id}`")
+            return SignInNeeded(account.id, _invalid_grant(account.id, summary, _age_days(data)))
         if error in SIGN_IN_ERRORS or "scopes" in summary.lower():
             return SignInNeeded(account.id, f"Google refused the saved sign-in of account {account.id!r} "
                                             f"({summary}); run `mailtriage account login {account.id}`")
@@ -264,7 +274,33 @@ class GoogleSignIn:
         granted = str(body.get("scope") or " ".join(account.scopes)).split()
         expiry = datetime.now(timezone.utc) + timedelta(seconds=int(body.get("expires_in") or 3600))
         self._save({"refresh_token": body["refresh_token"], "access_token": body["access_token"],
-                    "expiry": expiry.isoformat(), "scopes": granted})
+                    "expiry": expiry.isoformat(), "scopes": granted,
+                    "signed_in": datetime.now(timezone.utc).isoformat()})  # tells a revoke from the 7-day expiry
         missing = [s for s in account.scopes if s not in granted]
         return {"account": account.id, "provider": "google", "scopes": granted, "missing_scopes": missing,
                 "expires": expiry.isoformat()}
+
+
+def _age_days(data: dict) -> float | None:
+    """Days since the saved sign-in was made (None when it predates the record)."""
+    try:
+        when = datetime.fromisoformat(str(data.get("signed_in")))
+    except ValueError:
+        return None
+    when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    return (datetime.now(timezone.utc) - when).total_seconds() / 86400
+
+
+def _invalid_grant(account_id: str, summary: str, age: float | None) -> str:
+    """Why Google refused the refresh token (``invalid_grant``) and what to do."""
+    again = f"sign in again with `mailtriage account login {account_id}`"
+    summary = summary if "invalid_grant" in summary else f"invalid_grant: {summary}"
+    if age is not None and age < 7:
+        return (f"Google revoked the saved sign-in of account {account_id!r} ({summary}): the "
+                f"access was removed in the Google account's security settings, the password changed, or an "
+                f"administrator revoked it; {again}")
+    # Refresh tokens of an OAuth app in "Testing" status expire 7 days after the sign-in
+    # (Google Identity, "Using OAuth 2.0": refresh token expiration).
+    aged = f"it is {age:.0f} days old, and" if age is not None else "it was revoked, or"
+    return (f"Google no longer accepts the saved sign-in of account {account_id!r} ({summary}): "
+            f"{aged} Testing-status apps expire every 7 days; {again}")

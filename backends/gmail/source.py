@@ -17,7 +17,9 @@ message answered, and never sent. ``thread_url`` opens the thread in Gmail's web
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
+import re
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 from email.utils import getaddresses
@@ -29,8 +31,8 @@ from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, Draft, D
                                           ThreadSummary, reply_subject)
 from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending
 from mailtriage.backends.gmail.account import GoogleAccount, load_google_account
-from mailtriage.backends.gmail.api import FETCH_CONCURRENCY, USER, GmailNotFound  # noqa: F401 - re-exported
-from mailtriage.backends.gmail.adapter import GmailMailbox, b64decode, b64encode, header_block, internal_date
+from mailtriage.backends.gmail.api import FETCH_CONCURRENCY, USER, GmailNotFound, deleted_note  # noqa: F401
+from mailtriage.backends.gmail.adapter import GmailMailbox, b64decode, header_block, internal_date, quote_term
 from mailtriage.backends.gmail import search as gmail_search
 from mailtriage.backends.imap.headers import thread_root
 from mailtriage.backends.search import SearchPage, SearchRequest
@@ -40,6 +42,8 @@ THREAD_KIND = "gmail"
 LIST_HEADERS = ("Message-ID", "References", "In-Reply-To", "Subject", "From", "Date")
 DRAFT_HEADERS = ("Message-ID",)
 DRAFT_SLOTS = 8  # drafts of mailtriage per thread (a second needs a confirmed proposal)
+SIBLING_CANDIDATES = 20  # threads looked at when a read looks for the rest of a split conversation
+_REPLY_PREFIX = re.compile(r"^(\s*(re|fwd?|aw|sv|wg)\s*(\[\d+\])?\s*:\s*)+", re.I)
 
 
 class GmailSource(AccountSource):
@@ -58,6 +62,8 @@ class GmailSource(AccountSource):
         self.list_address = (str(self.settings.get("list") or "").strip().lower()) or None
         self.extra_query = str(self.settings.get("query") or "").strip()
         self._mailbox = mailbox
+        # root Message-ID -> the Gmail threads seen holding that conversation (a split one)
+        self._siblings: dict[str, set[str]] = {}
         self._init_account(account or (mailbox.account if mailbox else None))
         self.capabilities = self._declared_capabilities()  # type: ignore[misc]
 
@@ -101,17 +107,103 @@ class GmailSource(AccountSource):
         refs = list(self.api.pages(f"{USER}/threads", "threads", "threads.list", limit=limit,
                                    q=self._search(list_name, since), maxResults=min(limit or 100, 500)))
 
-        def fetch(ref: dict) -> ThreadSummary | None:
+        def fetch(ref: dict) -> tuple[ThreadSummary, datetime] | None:
             try:
                 thread = self.api.get(f"{USER}/threads/{ref['id']}", "threads.get", format="metadata",
                                       metadataHeaders=list(LIST_HEADERS))
+                summary = self._summary(thread, since)  # may read a message without Message-ID raw
             except GmailNotFound:
                 return None  # deleted between the list and the read
-            return self._summary(thread, since)
+            return None if summary is None else (summary, _first_arrival(thread))
 
-        out = [summary for summary in self.api.fetch_all(fetch, refs) if summary is not None]
+        out = self._merge_rows([row for row in self.api.fetch_all(fetch, refs) if row is not None])
         out.sort(key=lambda s: (s.last_activity or EPOCH, s.root_message_id), reverse=True)
         return out
+
+    # -- split conversations ---------------------------------------------------------------------
+    # Gmail starts a new thread when a reply's subject changes ("… (CVE-… assigned)") or a
+    # thread holds 100 messages, so one conversation (one root Message-ID) can be several
+    # Gmail threads. Rows merge by root and keep the Gmail thread that started first (the
+    # root's); a read of any of them reads them all (_conversation).
+    def _merge_rows(self, rows: list[tuple[ThreadSummary, datetime]]) -> list[ThreadSummary]:
+        groups: dict[str, list[tuple[ThreadSummary, datetime]]] = {}
+        for summary, first in rows:
+            groups.setdefault(summary.root_message_id, []).append((summary, first))
+        out = []
+        for root, group in groups.items():
+            group.sort(key=lambda row: row[1])
+            if len(group) == 1:
+                out.append(group[0][0])
+                continue
+            self._remember(root, [summary.thread_id.value for summary, _first in group])
+            lead = group[0][0]
+            summaries = [summary for summary, _first in group]
+            activity = [s.last_activity for s in summaries if s.last_activity is not None]
+            out.append(dataclasses.replace(
+                lead, message_count=sum(s.message_count for s in summaries),
+                participants=tuple(dict.fromkeys(p for s in summaries for p in s.participants)),
+                unread=any(s.unread for s in summaries), last_activity=max(activity) if activity else None))
+        return out
+
+    def _remember(self, root: str, values) -> None:
+        self._siblings.setdefault(root, set()).update(values)
+
+    def _conversation(self, thread_id: ThreadId) -> tuple[list[dict], str | None]:
+        """The members (minimal) of every Gmail thread of ``thread_id``'s conversation, oldest
+        first, and its root: the thread itself, the thread holding its root Message-ID
+        (``rfc822msgid:``), threads seen holding the root, and threads whose subject holds the
+        root's (a retitled reply keeps it; a thread past 100 messages has it) and whose root
+        is the same."""
+        value = self._thread_value(thread_id)
+        members = self._members(thread_id)
+        inbound = [m for m in members if "DRAFT" not in (m.get("labelIds") or ())]
+        if not inbound:
+            return members, None
+        try:
+            first = self.mailbox.header(self.mailbox.metadata(inbound[0]["id"]))
+        except GmailNotFound:
+            return members, None
+        root = thread_root(first.message_id, first.references, first.in_reply_to)
+        values = {value} | self._siblings.get(root, set())
+        origin = first
+        if root != first.message_id:  # the root is in another thread (or gone)
+            page = self.api.get(f"{USER}/messages", "messages.list", q=f"rfc822msgid:{root.strip('<>')}",
+                                maxResults=10) or {}
+            for found in page.get("messages") or ():
+                values.add(str(found["threadId"]))
+                try:
+                    origin = self.mailbox.header(self.mailbox.metadata(str(found["id"])))
+                except GmailNotFound:
+                    pass
+                break
+        subject = _REPLY_PREFIX.sub("", origin.subject or "").strip()
+        if subject:
+            after = int((origin.date or first.date or EPOCH).timestamp()) - 86400
+            # Within the list's mail when the source has a list: a common subject then finds
+            # few threads that are not the conversation's.
+            q = " ".join(t for t in (_list_scope(self.list_address or ""), f"subject:({quote_term(subject)})",
+                                     f"after:{max(0, after)}") if t)
+            refs = [r for r in self.api.pages(f"{USER}/threads", "threads", "threads.list", limit=SIBLING_CANDIDATES,
+                                              q=q, maxResults=SIBLING_CANDIDATES) if str(r["id"]) not in values]
+
+            def same_root(ref: dict) -> str | None:
+                thread = self.api.get(f"{USER}/threads/{ref['id']}", "threads.get", format="metadata",
+                                      metadataHeaders=list(LIST_HEADERS))
+                summary = self._summary(thread, EPOCH)
+                return str(ref["id"]) if summary is not None and summary.root_message_id == root else None
+
+            found_values, _gone = self.api.fetch_present(same_root, refs)
+            values.update(v for v in found_values if v)
+        if len(values) > 1:
+            self._remember(root, values)
+        for other in sorted(values - {value}):
+            try:
+                members += self.mailbox.thread_messages(other)
+            except GmailNotFound:
+                continue  # deleted meanwhile
+        members = list({str(m["id"]): m for m in members}.values())
+        members.sort(key=lambda m: int(m.get("internalDate") or 0))
+        return members, root
 
     def _summary(self, thread: dict, since: datetime) -> ThreadSummary | None:
         members = [m for m in thread.get("messages") or () if "DRAFT" not in (m.get("labelIds") or ())]
@@ -154,14 +246,15 @@ class GmailSource(AccountSource):
     def search(self, request: SearchRequest) -> SearchPage:
         """Gmail's own search (``messages.list`` with ``q``) within the list's mail; each
         matching message becomes the row of its Gmail thread (see backends/gmail/search.py)."""
-        wanted = (request.list_name or self.list_address or "").strip()
-        scope = f"{{list:{wanted} to:{wanted} cc:{wanted} deliveredto:{wanted}}}" if wanted else ""
+        scope = _list_scope((request.list_name or self.list_address or "").strip())
         if self.extra_query:
             scope = f"{scope} {self.extra_query}".strip()
-        refs, estimate, more, _q = gmail_search.message_page(self.api, request, scope)
-        headers = self.api.fetch_all(lambda ref: self.mailbox.header(self.mailbox.metadata(ref["id"])), refs)
-        items = [self._hit(header, ref) for header, ref in zip(headers, refs)]
-        return gmail_search.search_page(self.name, request, items, estimate, more)
+        refs, estimate, more, _q = gmail_search.message_page(self.api, request, scope, self.mailbox.page_tokens)
+        found, gone = self.api.fetch_present(lambda ref: (self.mailbox.header(self.mailbox.metadata(ref["id"])), ref),
+                                             refs)
+        items = self._merge_hits([self._hit(header, ref) for header, ref in found])
+        return gmail_search.search_page(self.name, request, items, estimate, more,
+                                        notes=(deleted_note(gone),) if gone else ())
 
     def _hit(self, header, ref: dict) -> ThreadSummary:
         root = thread_root(header.message_id, header.references, header.in_reply_to)
@@ -171,6 +264,15 @@ class GmailSource(AccountSource):
                              last_activity=header.date, message_count=1,
                              participants=(header.sender.email,) if header.sender.email else (),
                              unread=not header.read, notes=header.notes)
+
+    def _merge_hits(self, items: list[ThreadSummary]) -> list[ThreadSummary]:
+        """Hits of one conversation in several Gmail threads name one thread: the earliest hit's."""
+        lead: dict[str, ThreadSummary] = {}
+        for item in sorted(items, key=lambda i: i.last_activity or EPOCH):
+            lead.setdefault(item.root_message_id, item)
+            self._remember(item.root_message_id, [item.thread_id.value])
+        return [item if lead[item.root_message_id] is item else
+                dataclasses.replace(item, thread_id=lead[item.root_message_id].thread_id) for item in items]
 
     # -- read_thread, list_sent_since -------------------------------------------------------------
     def _members(self, thread_id: ThreadId) -> list[dict]:
@@ -199,20 +301,29 @@ class GmailSource(AccountSource):
     def read_thread(self, thread_id: ThreadId) -> Thread:
         """The Gmail thread, oldest first, drafts left out. Read state is not changed."""
         thread_id = self.own_thread_id(thread_id)
-        members = [m for m in self._members(thread_id) if "DRAFT" not in (m.get("labelIds") or ())]
+        members, root = self._conversation(thread_id)
+        members = [m for m in members if "DRAFT" not in (m.get("labelIds") or ())]
         if not members:
             raise BackendFailure(self.name, f"thread {thread_id} holds no message")
-        messages = tuple(self.api.fetch_all(lambda m: self._message(m["id"]), members))
-        return Thread(thread_id, messages[0].subject, messages)
+        found, gone = self.api.fetch_present(lambda m: self._message(m["id"]), members)
+        if not found:
+            raise BackendFailure(self.name, f"every message of thread {thread_id} was deleted in Gmail while it "
+                                            "was read")
+        messages = tuple(found)
+        return Thread(thread_id.with_root(root), messages[0].subject, messages,
+                      notes=(deleted_note(gone),) if gone else ())
 
     def list_sent_since(self, thread_id: ThreadId, since: datetime) -> Sequence[Message]:
         since = since if since.tzinfo else since.replace(tzinfo=timezone.utc)
         out = []
-        for member in self._members(thread_id):
+        for member in self._conversation(thread_id)[0]:
             labels = member.get("labelIds") or ()
             when = internal_date(member)
             if "SENT" in labels and "DRAFT" not in labels and (when is None or when >= since):
-                out.append(self._message(member["id"]))
+                try:
+                    out.append(self._message(member["id"]))
+                except GmailNotFound:
+                    continue  # deleted since the thread was listed
         return out
 
     # -- drafts ------------------------------------------------------------------------------------
@@ -331,8 +442,7 @@ class GmailSource(AccountSource):
         # A synthetic ID (the answered mail had no Message-ID) names nothing outside mailtriage.
         raw = self._compose_reply(request, subject, message_id,
                                   None if in_reply_to.endswith("@mailtriage.invalid>") else in_reply_to, references)
-        created = self.api.post(f"{USER}/drafts", {"message": {"raw": b64encode(raw), "threadId": value}},
-                                "drafts.create") or {}
+        created = self.api.upload_message("drafts", raw, {"message": {"threadId": value}}, "drafts.create") or {}
         return self._draft(request.thread_id, str(created.get("id")))
 
     def _named(self, candidates: list[dict], in_reply_to: str | None) -> dict | None:
@@ -363,6 +473,16 @@ class GmailSource(AccountSource):
         if self._mailbox is not None:
             self._mailbox.close()
             self._mailbox = None
+
+
+def _list_scope(wanted: str) -> str:
+    """Gmail terms for mail of the list ``wanted`` (List-Id, To, Cc or Delivered-To), or ""."""
+    return f"{{list:{wanted} to:{wanted} cc:{wanted} deliveredto:{wanted}}}" if wanted else ""
+
+
+def _first_arrival(thread: dict) -> datetime:
+    arrivals = [d for d in (internal_date(m) for m in thread.get("messages") or ()) if d is not None]
+    return min(arrivals) if arrivals else EPOCH
 
 
 def _draft_headers(message: dict) -> dict[str, str]:

@@ -37,12 +37,15 @@ def google_account(emulator: GoogleEmulator, account_id: str = "me", **settings)
     return GoogleAccount.from_settings(account_id, emulator.account_settings(**settings), "test-config.toml")
 
 
-def save_google_sign_in(emulator: GoogleEmulator, account: GoogleAccount, *, expired: bool = False) -> tuple[str, str]:
-    """Store tokens in keyring as a finished sign-in would; returns (access, refresh)."""
+def save_google_sign_in(emulator: GoogleEmulator, account: GoogleAccount, *, expired: bool = False,
+                        signed_in: datetime | None = None) -> tuple[str, str]:
+    """Store tokens in keyring as a finished sign-in would (signed in now, or ``signed_in``);
+    returns (access, refresh)."""
     access, refresh = emulator.issue(account.scopes, expires_in=-1 if expired else None)
     expiry = datetime.now(timezone.utc) + (timedelta(seconds=-10) if expired else timedelta(hours=1))
     set_secret(token_key(account.id), json.dumps({"refresh_token": refresh, "access_token": access,
-                                                  "expiry": expiry.isoformat(), "scopes": list(account.scopes)}))
+                                                  "expiry": expiry.isoformat(), "scopes": list(account.scopes),
+                                                  "signed_in": (signed_in or datetime.now(timezone.utc)).isoformat()}))
     set_secret(client_secret_key(account.id), emulator.client_secret)
     return access, refresh
 

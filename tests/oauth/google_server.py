@@ -6,14 +6,18 @@ token endpoint (``authorization_code`` and ``refresh_token`` grants, ``invalid_g
 for a revoked or unknown refresh token), and under ``/gmail/v1/users/me``: profile,
 messages (list with ``q``/``labelIds``/paging, get in minimal/metadata/raw formats,
 batchModify, trash, send), threads (list, get), drafts (list, get, create), labels
-(list, get with counts, create, patch, delete) and history (``messageAdded`` records;
+(list, get with counts, create, patch, delete), the media upload of drafts.create and
+messages.send (``/upload/...``, multipart or resumable, 35 MB at most; the plain endpoint
+refuses a JSON body over its small limit) and history (``messageAdded`` records;
 404 for a start ID older than the kept history). Every Gmail call needs a live bearer
 token (401 with Google's error body otherwise) with a scope that allows it (403
 ``insufficientPermissions``).
 
 Threading follows Gmail's rule: a message joins the thread of a message it references
-(In-Reply-To / References); a draft or send naming ``threadId`` joins it only when its
-References/In-Reply-To name a message of that thread and the subjects match.
+(In-Reply-To / References) when the subjects match and that thread holds fewer than 100
+messages, else it starts a new thread (a reply retitled "(CVE-… assigned)"); a draft or
+send naming ``threadId`` joins it only when its References/In-Reply-To name a message of
+that thread and the subjects match.
 """
 
 from __future__ import annotations
@@ -38,8 +42,18 @@ DRAFT_SCOPES = {GMAIL + "compose", GMAIL + "modify", "https://mail.google.com/"}
 SEND_SCOPES = {GMAIL + "send", GMAIL + "compose", GMAIL + "modify", "https://mail.google.com/"}
 MODIFY_SCOPES = {GMAIL + "modify", "https://mail.google.com/"}
 LABEL_SCOPES = {GMAIL + "labels", GMAIL + "modify", "https://mail.google.com/"}
+# Gmail's request limits. The plain endpoints take JSON with the message as base64url
+# ``raw``; over a small body they answer 400 badRequest "Request payload size exceeds the
+# limit: 1048576 bytes." (the error Google's client libraries report for messages.send).
+# The media-upload endpoints (``/upload/gmail/v1/...``, uploadType=multipart|resumable)
+# take the raw RFC 822 message up to 35 MB (the reference's "Maximum file size: 35MB").
+PLAIN_REQUEST_LIMIT = 1_048_576
+UPLOAD_LIMIT = 35 * 1024 * 1024
+THREAD_LIMIT = 100  # Gmail starts a new thread once one holds 100 messages
 SYSTEM_LABELS = ("INBOX", "SENT", "DRAFT", "SPAM", "TRASH", "UNREAD", "STARRED", "IMPORTANT")
 PREFIX = "/gmail/v1/users/me"
+UPLOAD_PREFIX = "/upload" + PREFIX
+UPLOADABLE = (["drafts"], ["messages", "send"])  # the upload routes emulated (POST)
 
 
 def b64(data: bytes) -> str:
@@ -120,6 +134,15 @@ class GoogleEmulator:
         self.refused = 0  # calls answered with a rate-limit error
         self._spent: list[tuple[float, int]] = []
         self._flight_lock = threading.Lock()
+        self.plain_request_limit = PLAIN_REQUEST_LIMIT
+        self.upload_limit = UPLOAD_LIMIT
+        self.upload_sessions: dict[str, dict] = {}  # resumable upload id -> route, metadata, length
+        # Messages another client deletes right after a listing (messages.list, threads.list,
+        # threads.get) named them: the next messages.get of one is Gmail's 404.
+        self.vanishing: set[str] = set()
+        # route suffix -> seconds the answer waits *after* the call took effect (a write that
+        # happened, whose answer the client gives up on: a timeout)
+        self.stall_after: dict[str, float] = {}
         self._next = 0x18e0_0000_0000_0000
         self._label_n = 1
         self.server = FakeHttpServer(self.app, ssl_context=ssl_context)
@@ -201,13 +224,22 @@ class GoogleEmulator:
             return message_id
 
     def _thread_for(self, new: StoredMessage) -> str | None:
+        """Gmail's threading: a message joins the thread of a message it references (or that
+        references it) only when the subjects match (ignoring Re:/Fwd:) and that thread holds
+        fewer than THREAD_LIMIT messages; otherwise it starts a thread of its own."""
         refs = set(_ids(new.header("References")) + _ids(new.header("In-Reply-To")))
         own = _ids(new.header("Message-ID"))
+        subject = _norm_subject(new.header("Subject"))
         for message in sorted(self.messages.values(), key=lambda m: m.internal_date):
             their = _ids(message.header("Message-ID"))
-            if (their and their[0] in refs) or (own and own[0] in _ids(message.header("References"))):
+            if not ((their and their[0] in refs) or (own and own[0] in _ids(message.header("References")))):
+                continue
+            if _norm_subject(message.header("Subject")) == subject and self._room_in(message.thread_id):
                 return message.thread_id
         return None
+
+    def _room_in(self, thread_id: str) -> bool:
+        return sum(m.thread_id == thread_id for m in self.messages.values()) < THREAD_LIMIT
 
     def add_draft(self, raw: bytes, thread_id: str | None = None) -> str:
         """A draft made elsewhere (Gmail's web UI); returns the draft id."""
@@ -241,22 +273,94 @@ class GoogleEmulator:
             return self._authorize(request)
         if path == "/token":
             return self._token(request)
-        if path.startswith(PREFIX):
+        upload = path.startswith(UPLOAD_PREFIX)
+        if path.startswith(PREFIX) or upload:
             scopes = self._bearer(request)
             if isinstance(scopes, Reply):
                 return scopes
-            limited = self._admit(request, path[len(PREFIX):])
+            route = path[len(UPLOAD_PREFIX if upload else PREFIX):]
+            if not upload and len(request.body) > self.plain_request_limit:
+                return _error(400, f"Request payload size exceeds the limit: {self.plain_request_limit} bytes.",
+                              "badRequest", "INVALID_ARGUMENT")
+            limited = self._admit(request, route)
             if limited is not None:
                 return limited
             try:
                 if self.latency:
                     time.sleep(self.latency)
+                if upload:
+                    return self._upload(request, route, scopes)
                 with self.lock:
-                    return self._gmail(request, path[len(PREFIX):], scopes)
+                    reply = self._gmail(request, route, scopes)
+                    self._vanish(request, route, reply)
+                stall = next((t for suffix, t in self.stall_after.items() if route.endswith(suffix)), 0.0)
+                if stall:
+                    time.sleep(stall)
+                return reply
             finally:
                 with self._flight_lock:
                     self.in_flight -= 1
         return _error(404, "Not Found", "notFound")
+
+    def delete_after_listing(self, *message_ids: str) -> None:
+        """Have these messages deleted (elsewhere) just after the next listing that names them."""
+        with self.lock:
+            self.vanishing.update(message_ids)
+
+    def _vanish(self, request: Request, route: str, reply: Reply) -> None:
+        parts = [p for p in route.split("/") if p]
+        if request.method != "GET" or not (parts in (["messages"], ["threads"]) or parts[:1] == ["threads"]):
+            return
+        for message_id in [m for m in self.vanishing if f'"{m}"'.encode() in reply.body]:
+            self.vanishing.discard(message_id)
+            self.messages.pop(message_id, None)
+            self.drafts = {d: m for d, m in self.drafts.items() if m != message_id}
+
+    # -- media upload ("Uploading attachments" of the Gmail API guide) ---------------------------
+    def _upload(self, request: Request, route: str, scopes: frozenset[str]) -> Reply:
+        """``/upload/...``: the raw message as multipart/related (JSON metadata, then the
+        message/rfc822 bytes) in one POST, or a resumable session: a POST with the metadata
+        and X-Upload-Content-Length answers a session URI (Location), a PUT there the bytes."""
+        kind = request.param("uploadType")
+        parts = [p for p in route.split("/") if p]
+        if parts not in UPLOADABLE:
+            return _error(404, f"no emulated upload route {request.method} {route}", "notFound", "NOT_FOUND")
+        if kind == "multipart" and request.method == "POST":
+            split = _multipart_related(request)
+            if split is None:
+                return _error(400, "Invalid multipart request: metadata and media parts expected", "badRequest",
+                              "INVALID_ARGUMENT")
+            metadata, raw = split
+        elif kind == "resumable" and request.method == "POST":
+            declared = int(request.headers.get("x-upload-content-length") or 0)
+            if declared > self.upload_limit:
+                return _too_large(self.upload_limit)
+            session = secrets.token_urlsafe(16)
+            with self.lock:
+                self.upload_sessions[session] = {"route": route, "metadata": json.loads(request.body or b"{}"),
+                                                 "length": declared}
+            query = urlencode({"uploadType": "resumable", "upload_id": session})
+            location = f"{self.base_url}{UPLOAD_PREFIX}{route}?{query}"
+            return Reply(200, b"", {"Location": location, "X-GUploader-UploadID": session})
+        elif kind == "resumable" and request.method == "PUT":
+            with self.lock:
+                session = self.upload_sessions.pop(request.param("upload_id") or "", None)
+            if session is None or session["route"] != route:
+                return _error(404, "No such upload session.", "notFound", "NOT_FOUND")
+            metadata, raw = session["metadata"], request.body
+            if session["length"] and len(raw) != session["length"]:
+                return _error(400, "The uploaded length differs from X-Upload-Content-Length.", "badRequest",
+                              "INVALID_ARGUMENT")
+        else:
+            return _error(400, f"Invalid uploadType {kind!r}", "badRequest", "INVALID_ARGUMENT")
+        if len(raw) > self.upload_limit:
+            return _too_large(self.upload_limit)
+        if parts == ["drafts"]:
+            body = {"message": {**(metadata.get("message") or {}), "raw": b64(raw)}}
+        else:
+            body = {**metadata, "raw": b64(raw)}
+        with self.lock:
+            return self._gmail(request, route, scopes, body=body, method="POST")
 
     def _admit(self, request: Request, path: str) -> Reply | None:
         """Count the call against the per-user limits; a 429 when over (and not admitted)."""
@@ -357,9 +461,11 @@ class GoogleEmulator:
         return entry[1]
 
     # -- Gmail ----------------------------------------------------------------------------------
-    def _gmail(self, request: Request, path: str, scopes: frozenset[str]) -> Reply:
-        method = request.method
-        body = json.loads(request.body or b"{}") if request.body else {}
+    def _gmail(self, request: Request, path: str, scopes: frozenset[str], *, body: dict | None = None,
+               method: str | None = None) -> Reply:
+        method = method or request.method
+        if body is None:
+            body = json.loads(request.body or b"{}") if request.body else {}
         parts = [p for p in path.split("/") if p]
 
         def need(allowed: set[str]) -> Reply | None:
@@ -489,7 +595,7 @@ class GoogleEmulator:
             members = [m for m in self.messages.values() if m.thread_id == thread_id]
             if any(_ids(m.header("Message-ID"))[:1] and _ids(m.header("Message-ID"))[0] in refs for m in members) \
                     and any(_norm_subject(m.header("Subject")) == _norm_subject(str(parsed.get("Subject", "")))
-                            for m in members):
+                            for m in members) and self._room_in(thread_id):
                 joined = thread_id
         message_id = self.add_message(raw, labels=labels, date=time.time(), thread_id=joined)
         if joined is None:
@@ -674,6 +780,29 @@ def _term(message: StoredMessage, operator: str, value: str) -> bool:
     text = "\n".join([message.header("From"), message.header("To"), message.header("Cc"),
                       message.header("Subject"), message.text]).lower()
     return value in text
+
+
+def _multipart_related(request: Request) -> tuple[dict, bytes] | None:
+    """(JSON metadata, message bytes) of a multipart/related upload body, or None."""
+    match = re.search(r'boundary="?([^";]+)"?', request.headers.get("content-type", ""))
+    if not request.headers.get("content-type", "").startswith("multipart/related") or match is None:
+        return None
+    delimiter = b"--" + match.group(1).encode()
+    pieces = request.body.split(delimiter)
+    parts = []
+    for piece in pieces[1:]:
+        if piece.startswith(b"--"):
+            break
+        head, _sep, content = piece.partition(b"\r\n\r\n")
+        parts.append((head.lower(), content[:-2] if content.endswith(b"\r\n") else content))
+    if len(parts) != 2 or b"application/json" not in parts[0][0] or b"message/rfc822" not in parts[1][0]:
+        return None
+    return json.loads(parts[0][1] or b"{}"), parts[1][1]
+
+
+def _too_large(limit: int) -> Reply:
+    return _error(413, f"Media larger than the limit of {limit} bytes (35 MB).", "uploadTooLarge",
+                  "FAILED_PRECONDITION")
 
 
 def _error(status: int, message: str, reason: str, state: str | None = None) -> Reply:

@@ -123,3 +123,17 @@ def test_set_password_stores_in_keyring_only(memory_keyring, tmp_path, monkeypat
     # An unknown account is a configuration error naming the valid ones.
     assert main(["account", "set-password", "home"]) == 2
     assert "accounts.home" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("head", [["--project", "PROJECT"], ["--demo"], ["--project=PROJECT"]])
+def test_account_commands_after_the_global_options_run_the_account_cli(google_emulator, memory_keyring, tmp_path,
+                                                                        monkeypatch, capsys, head):
+    # `mailtriage --project DIR account login ID` started the app (a listing off a terminal).
+    settings(tmp_path, monkeypatch, {"me": google_emulator.account_settings(access="read")})
+    save_google_sign_in(google_emulator, google_account(google_emulator, access="read"))
+    (tmp_path / "project").mkdir()
+    head = [part.replace("PROJECT", str(tmp_path / "project")) for part in head]
+    assert main([*head, "account", "status", "me"]) == 0
+    assert json.loads(capsys.readouterr().out)["signed_in"] is True
+    assert main([*head, "account", "login", "nobody", "--no-browser"]) == 2  # the account CLI's own error
+    assert "nobody" in capsys.readouterr().err

@@ -215,3 +215,16 @@ def test_send_is_declined_without_send_access(google_emulator, mailbox, tmp_path
     with pytest.raises(NotSupported):
         mailbox.send(Compose("reply", body="x", source_id=mailbox.mid(gid)), confirmed=True,
                      ledger=SendLedger(tmp_path / "l.json"))
+
+
+def test_paging_forward_costs_one_list_call_a_page(google_emulator, mailbox):
+    # Gmail has no offset: page N was N+1 list calls (every token walked again).
+    for n in range(7):
+        deliver(google_emulator, n)
+    seen = []
+    for number in range(4):
+        seen += [m.subject for m in mailbox.list(MailQuery(folder="INBOX", page=number, page_size=2)).messages]
+    assert seen == [f"Message {n}" for n in reversed(range(7))]
+    lists = [r for r in google_emulator.server.requests if r.path.endswith("/messages") and r.method == "GET"]
+    assert len(lists) == 4
+    assert mailbox.list(MailQuery(folder="INBOX", page=9, page_size=2)).messages == ()

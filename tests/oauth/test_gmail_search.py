@@ -89,3 +89,10 @@ def test_since_is_after_epoch(mail, source):
 def test_application_refuses_a_body_search_on_gmail_naming_it(mail, source):
     with pytest.raises(NotSupported, match="gmail.*body"):
         _check(source.name, source.features, SearchRequest("x", field=SearchField.BODY))
+
+
+def test_search_pages_forward_with_one_list_call_each(mail, source):
+    pages = [source.search(SearchRequest("overflow", page=n, page_size=1)) for n in range(3)]
+    assert [len(p.items) for p in pages] == [1, 1, 1] and [p.more for p in pages] == [True, True, False]
+    lists = [r for r in mail.server.requests if r.path.endswith("/messages") and r.method == "GET"]
+    assert len(lists) == 3

@@ -238,3 +238,39 @@ def test_drafts_are_found_by_thread_not_by_listing_every_draft(google_emulator, 
     with pytest.raises(DraftAlreadyPending) as caught:
         source.create_draft(DraftRequest(thread, "Thanks.", ("reporter@example.net",)))
     assert caught.value.drafts == [human]
+
+
+def test_the_cli_says_on_stderr_when_gmail_asks_it_to_slow_down(google_emulator, memory_keyring, tmp_path,
+                                                                 monkeypatch, capsys):
+    # Gmail's backoff was silent on the command line (51 s without a word, then a failure).
+    from mailtriage.cli.main import main
+    from tests.archives.fakehttp import Reply
+
+    project = write_config(tmp_path, google_emulator, monkeypatch, access="read")
+    save_google_sign_in(google_emulator, google_account(google_emulator, access="read"))
+    google_emulator.add_message(make_mail(1, subject="Report"), date=BASE.timestamp())
+    throttled = Reply.json({"error": {"code": 429, "message": "User-rate limit exceeded.", "status": "RESOURCE_EXHAUSTED",
+                                      "errors": [{"message": "User-rate limit exceeded.", "domain": "usageLimits",
+                                                  "reason": "rateLimitExceeded"}]}}, 429, **{"Retry-After": "1"})
+    google_emulator.server.fail("/threads", throttled, times=2)
+    assert main(["--project", str(project), "mail", "list-recent-threads", "--since", "2026-01-01"]) == 0
+    captured = capsys.readouterr()
+    notes = [line for line in captured.err.splitlines() if "slow down" in line]
+    assert notes == ["mailtriage: Gmail asked us to slow down; retrying in 1 s"] * 2
+    assert "Report" in captured.out
+
+
+def test_saving_an_attachment_of_a_read_thread_downloads_the_message_once(google_emulator, gmail_account):
+    # save-attachments read the thread (each message raw), then downloaded the message again.
+    poc = bytes(range(256)) * 64
+    gid = google_emulator.add_message(make_mail(1, subject="PoC", attachment=("poc.bin", poc)), date=BASE.timestamp())
+    source = GmailSource("gmail", {"list": "security@example.org"}, account=gmail_account)
+    try:
+        thread = source.read_thread(ThreadId("gmail", google_emulator.messages[gid].thread_id))
+        (message,) = thread.messages
+        assert source.attachment(message.backend_ref, 0) == poc
+    finally:
+        source.close()
+    raw_gets = [r for r in google_emulator.server.requests
+                if r.path.endswith(f"/messages/{gid}") and r.param("format") == "raw"]
+    assert len(raw_gets) == 1

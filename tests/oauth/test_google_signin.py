@@ -4,6 +4,7 @@ PKCE, state), scopes, refresh under a lock, rotation, and what is and is not "si
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 import queue
 import threading
 
@@ -218,7 +219,9 @@ def test_no_token_or_code_reaches_the_trace(google_emulator, memory_keyring, tra
 def test_a_testing_status_app_says_why_after_its_7_days(google_emulator, memory_keyring):
     account = google_account(google_emulator)
     google_emulator.test_users = {google_emulator.address}
-    save_google_sign_in(google_emulator, account, expired=True)
+    # Signed in 8 days before the failing refresh, as mailtriage recorded it.
+    save_google_sign_in(google_emulator, account, expired=True,
+                        signed_in=datetime.now(timezone.utc) - timedelta(days=8))
     GmailSource("gmail", {}, account=account).check_available()  # day 0: the refresh works
     google_emulator.clock_offset = 8 * 86400
     google_emulator.expire_access_tokens()
@@ -247,3 +250,23 @@ def test_a_user_who_is_not_a_test_user_is_told_so(google_emulator, memory_keyrin
                               lambda url: httpx.get(url, follow_redirects=True, timeout=5))
     assert result is None and isinstance(error, SignInNeeded)
     assert "access_denied" in str(error) and "test user" in str(error)
+
+
+def test_a_revoked_grant_is_refreshed_once_and_said_to_be_revoked(google_emulator, gmail_account):
+    # A grant revoked while a listing runs: its eight concurrent reads must not make eight
+    # refresh attempts, and a sign-in of today is not blamed on the 7-day Testing expiry.
+    from mailtriage.backends.gmail.api import USER, GmailApi
+
+    google_emulator.revoke_refresh_tokens()
+    api = GmailApi(gmail_account)
+    with pytest.raises(SignInNeeded) as caught:
+        api.fetch_all(lambda _n: api.get(f"{USER}/profile", "getProfile"), range(8))
+    with pytest.raises(SignInNeeded):
+        GmailSource("gmail", {}, account=gmail_account).check_available()  # later calls: no new attempt
+    assert [c["grant_type"] for c in google_emulator.token_calls] == ["refresh_token"]
+    text = str(caught.value)
+    assert "revoked" in text and "invalid_grant" in text and "mailtriage account login me" in text
+    assert "Testing" not in text and "7 days" not in text
+    save_google_sign_in(google_emulator, gmail_account, expired=True)  # signed in again
+    GmailSource("gmail", {}, account=gmail_account).check_available()
+    assert [c["grant_type"] for c in google_emulator.token_calls] == ["refresh_token", "refresh_token"]
