@@ -14,6 +14,7 @@ import re
 from collections import defaultdict
 from typing import Callable, Sequence
 
+from mailtriage.backends import mime
 from mailtriage.backends.errors import MailError, NotSupported
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.ids import MessageRef, decode_many
@@ -218,7 +219,51 @@ def _copied(responses) -> set[int] | None:
     return found
 
 
+_ID_ITEM = "BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)]"
+UNSURE = ("no longer in {folder!r} and it has no Message-ID: it may have been moved to {target!r} before "
+          "the connection dropped, or deleted by another client (look in {target!r})")
+
+
+def _message_ids(mb, uids: list[int]) -> dict[int, str | None]:
+    """The selected folder's UIDs that still exist, with their Message-IDs (one FETCH a chunk):
+    after a move that failed part-way, an ID found again in the target says it was moved."""
+    found: dict[int, str | None] = {}
+    for chunk in protocol.chunks(sorted(uids)):
+        seqset = protocol.compress(chunk)
+        data = mb.conn.call("UID FETCH Message-ID", lambda c: protocol.fetch(c, seqset, ["UID", _ID_ITEM]))
+        for key, item in data.items():
+            block = next((v for k, v in item.items() if isinstance(k, bytes) and k.startswith(b"BODY[")), b"")
+            values = mime.header_values(block or b"", b"message-id")
+            found[int(item.get(b"UID", key))] = mime.extract_msgid(values[0]) if values else None
+    return found
+
+
+def _uidnext(mb, folder: str) -> int:
+    status = mb.conn.call(f"STATUS {folder}", lambda c: c.folder_status(folder, [b"UIDNEXT"]))
+    return int(status.get(b"UIDNEXT") or 1)
+
+
+def _arrived(mb, target: str, floor: int) -> dict[str, int]:
+    """How many messages with each Message-ID reached ``target`` at or above UID ``floor``."""
+    mb.conn.select(target, readonly=True)
+    data = mb.conn.call(f"UID FETCH {target}", lambda c: protocol.fetch(c, f"{floor}:*", ["UID", _ID_ITEM]))
+    counts: dict[str, int] = defaultdict(int)
+    for key, item in data.items():
+        if int(item.get(b"UID", key)) < floor:  # "n:*" names the last message when none is new
+            continue
+        block = next((v for k, v in item.items() if isinstance(k, bytes) and k.startswith(b"BODY[")), b"")
+        values = mime.header_values(block or b"", b"message-id")
+        mid = mime.extract_msgid(values[0]) if values else None
+        if mid:
+            counts[mid] += 1
+    return counts
+
+
 def move(mb, ids: Sequence[str], folder_id: str, *, op: str = "move") -> None:
+    """Move to ``folder_id``. A message another client expunged meanwhile fails alone (the
+    rest is moved); when a MOVE fails part-way (a dropped connection, a NO), what the server
+    did is read back: a message gone from its folder whose Message-ID reached the target
+    since the move began is reported moved, else gone."""
     target = mb.folders.info(folder_id)
     if not target.selectable:
         raise InvalidQuery(f"{folder_id!r} cannot hold mail")
@@ -227,27 +272,69 @@ def move(mb, ids: Sequence[str], folder_id: str, *, op: str = "move") -> None:
         raise NotSupported(mb.account_id, op, "the server has neither MOVE nor UIDPLUS; moving would need a "
                                               "plain EXPUNGE, which could remove other mail; refused")
 
+    def move_chunk(folder: str, chunk: list[int]) -> set[int]:
+        seqset = protocol.compress(chunk)
+        if can_move:
+            answer = mb.conn.call(f"UID MOVE {folder_id}", lambda c: c._raw_command_untagged(
+                b"MOVE", [seqset.encode(), c._normalise_folder(folder_id)], response_name="OK"))
+        else:
+            answer = mb.conn.call(f"UID COPY {folder_id}", lambda c: c.copy([int(u) for u in chunk], folder_id))
+            mb.expunge_uids(folder, chunk)
+        named = _copied(answer)
+        return set(chunk) if named is None else (named & set(chunk))
+
     def action(folder: str, refs: list[MessageRef], state) -> dict[int, str]:
         if folder == folder_id:
             return {}
         if not state.writable:
             return {r.uid: READ_ONLY.format(folder=folder) for r in refs}
         # Only UIDs that exist are moved; the server's COPYUID answer says which it moved.
-        present = _present(mb, [r.uid for r in refs])
+        known = _message_ids(mb, [r.uid for r in refs])
+        floor = _uidnext(mb, folder_id)
         moved: set[int] = set()
-        for chunk in protocol.chunks(sorted(present)):
-            seqset = protocol.compress(chunk)
-            if can_move:
-                answer = mb.conn.call(f"UID MOVE {folder_id}", lambda c: c._raw_command_untagged(
-                    b"MOVE", [seqset.encode(), c._normalise_folder(folder_id)], response_name="OK"))
-            else:
-                answer = mb.conn.call(f"UID COPY {folder_id}", lambda c: c.copy([int(u) for u in chunk], folder_id))
-                mb.expunge_uids(folder, chunk)
-            named = _copied(answer)
-            moved |= set(chunk) if named is None else (named & set(chunk))
-        return {r.uid: GONE.format(folder=folder) for r in refs if r.uid not in moved}
+        missed: dict[int, str] = {}
+        for chunk in protocol.chunks(sorted(known)):
+            for attempt in (1, 2):
+                try:
+                    moved |= move_chunk(folder, chunk)
+                    break
+                except NotSupported:
+                    raise
+                except MailError as exc:
+                    chunk = _read_back(mb, folder, folder_id, state.uidvalidity, chunk, known, floor, exc,
+                                       moved, missed, last=attempt == 2)
+                    if not chunk:
+                        break
+        gone = GONE.format(folder=folder)
+        return {r.uid: missed.get(r.uid, gone) for r in refs if r.uid not in moved}
 
     run_bulk(mb, op, ids, action)
+
+
+def _read_back(mb, folder: str, target: str, uidvalidity: int, chunk: list[int], known: dict[int, str | None],
+               floor: int, error: MailError, moved: set[int], missed: dict[int, str], *, last: bool) -> list[int]:
+    """After a MOVE of ``chunk`` failed: which of it the server moved (into ``moved``), which
+    are gone or cannot be told (into ``missed``); returns the UIDs still to move (on the
+    ``last`` attempt those fail with ``error``). Reconnects when the connection dropped."""
+    arrived = _arrived(mb, target, floor)
+    state = mb.conn.select(folder)
+    if state.uidvalidity != uidvalidity:
+        missed.update({uid: f"{folder!r} was reset (UIDVALIDITY changed) while moving: {error}" for uid in chunk})
+        return []
+    still = set(_present(mb, chunk))
+    left = []
+    for uid in chunk:
+        mid = known.get(uid)
+        if uid in still:
+            left.append(uid)
+            if last:
+                missed[uid] = str(error)
+        elif mid and arrived.get(mid, 0) > 0:
+            arrived[mid] -= 1
+            moved.add(uid)
+        elif not mid:
+            missed[uid] = UNSURE.format(folder=folder, target=target)
+    return [] if last else left
 
 
 def archive(mb, ids: Sequence[str]) -> None:
