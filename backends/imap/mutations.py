@@ -15,7 +15,7 @@ from collections import defaultdict
 from typing import Callable, Sequence
 
 from mailtriage.backends import mime
-from mailtriage.backends.errors import MailError, NotSupported
+from mailtriage.backends.errors import ConnectionLost, MailError, NotSupported
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.ids import MessageRef, decode_many
 from mailtriage.backends.mailbox_contract import InvalidQuery, PartialFailure, check_bulk
@@ -83,7 +83,7 @@ def run_bulk(mb, op: str, ids: Sequence[str],
         except NotSupported:
             raise
         except MailError as exc:
-            failed.update({str(r): str(exc) for r in usable})
+            failed.update({str(r): _reset_or(mb, folder, usable, exc) for r in usable})
             continue
         for ref in usable:
             if ref.uid in missed:
@@ -92,6 +92,24 @@ def run_bulk(mb, op: str, ids: Sequence[str],
                 done.append(str(ref))
     if failed:
         raise PartialFailure(mb.account_id, op, failed, done)
+
+
+def _reset_or(mb, folder: str, refs: list[MessageRef], error: MailError) -> str:
+    """Why a folder's write failed: Dovecot ends the session when the open folder is deleted
+    under it, so a folder re-created by another client shows as a lost connection; reconnected,
+    its new UIDVALIDITY says the IDs are stale. Otherwise the error itself."""
+    if not isinstance(error, ConnectionLost):
+        return str(error)
+    try:
+        now = mb.conn.select(folder).uidvalidity
+    except MailError:
+        return str(error)
+    return _stale(folder, refs[0].uidvalidity, now) if now != refs[0].uidvalidity else str(error)
+
+
+def _stale(folder: str, old: int, new: int) -> str:
+    return (f"stale message id: folder {folder!r} was reset (UIDVALIDITY {old} -> {new}) by another client; "
+            "its old message IDs no longer name the same mail (refresh the list)")
 
 
 def _kept(state, flag: bytes) -> bool:
@@ -319,7 +337,7 @@ def _read_back(mb, folder: str, target: str, uidvalidity: int, chunk: list[int],
     arrived = _arrived(mb, target, floor)
     state = mb.conn.select(folder)
     if state.uidvalidity != uidvalidity:
-        missed.update({uid: f"{folder!r} was reset (UIDVALIDITY changed) while moving: {error}" for uid in chunk})
+        missed.update({uid: _stale(folder, uidvalidity, state.uidvalidity) for uid in chunk})
         return []
     still = set(_present(mb, chunk))
     left = []
