@@ -136,7 +136,8 @@ def propose_organize(mailbox, headers: Sequence[MailHeader], action: str, *, acc
     def apply(write: Write):
         done: list[str] = []
         failed: dict[str, str] = {}
-        outcome: dict = {"done": done, "failed": failed, "lines": []}
+        gone: list[str] = []  # failed ones that name no message any more (the list drops them)
+        outcome: dict = {"done": done, "failed": failed, "gone": gone, "lines": []}
         proposal.facts["outcome"] = outcome
         batches = chunks(ids)
         for index, batch in enumerate(batches):
@@ -146,6 +147,7 @@ def propose_organize(mailbox, headers: Sequence[MailHeader], action: str, *, acc
             except PartialFailure as exc:  # some of this batch: go on with the next one
                 done.extend(exc.done)
                 failed.update(exc.failed)
+                gone.extend(exc.gone)
             except MailError as exc:  # the whole call failed (server gone, refused): stop here
                 if not done and not failed:  # nothing happened at all: the error as it is
                     failed.update({i: str(exc) for i in ids})
@@ -159,7 +161,7 @@ def propose_organize(mailbox, headers: Sequence[MailHeader], action: str, *, acc
             outcome["lines"] = [f"done: {len(done)} of {len(ids)} messages"] + [
                 f"FAILED: {terminal_line(by_id[i].subject or '(no subject)')} — from "
                 f"{terminal_line(_sender(by_id[i]))}: {terminal_line(why)}" for i, why in failed.items() if i in by_id]
-            raise PartialFailure(account_id, action, failed, done)
+            raise PartialFailure(account_id, action, failed, done, gone)
         return ids
 
     proposal.writes.append(Write(kind, f"account {account_id}", f"{change}: {count}", fields, apply))

@@ -63,6 +63,7 @@ def run_bulk(mb, op: str, ids: Sequence[str],
     refs = decode_many(check_bulk(ids), mb.account_id)
     failed: dict[str, str] = {}
     done: list[str] = []
+    gone: list[str] = []  # failed because the ID names no message any more
     for folder, group in _by_folder(refs).items():
         try:
             state = mb.conn.select(folder)
@@ -76,6 +77,7 @@ def run_bulk(mb, op: str, ids: Sequence[str],
                 usable.append(ref)
             except MailError as exc:
                 failed[str(ref)] = str(exc)
+                gone.append(str(ref))
         if not usable:
             continue
         try:
@@ -83,15 +85,21 @@ def run_bulk(mb, op: str, ids: Sequence[str],
         except NotSupported:
             raise
         except MailError as exc:
-            failed.update({str(r): _reset_or(mb, folder, usable, exc) for r in usable})
+            why = _reset_or(mb, folder, usable, exc)
+            failed.update({str(r): why for r in usable})
+            if why.startswith(_STALE):
+                gone += [str(r) for r in usable]
             continue
+        vanished = GONE.format(folder=folder)
         for ref in usable:
             if ref.uid in missed:
                 failed[str(ref)] = missed[ref.uid]
+                if missed[ref.uid] == vanished or missed[ref.uid].startswith(_STALE):
+                    gone.append(str(ref))
             else:
                 done.append(str(ref))
     if failed:
-        raise PartialFailure(mb.account_id, op, failed, done)
+        raise PartialFailure(mb.account_id, op, failed, done, gone)
 
 
 def _reset_or(mb, folder: str, refs: list[MessageRef], error: MailError) -> str:
@@ -107,8 +115,11 @@ def _reset_or(mb, folder: str, refs: list[MessageRef], error: MailError) -> str:
     return _stale(folder, refs[0].uidvalidity, now) if now != refs[0].uidvalidity else str(error)
 
 
+_STALE = "stale message id: "
+
+
 def _stale(folder: str, old: int, new: int) -> str:
-    return (f"stale message id: folder {folder!r} was reset (UIDVALIDITY {old} -> {new}) by another client; "
+    return (f"{_STALE}folder {folder!r} was reset (UIDVALIDITY {old} -> {new}) by another client; "
             "its old message IDs no longer name the same mail (refresh the list)")
 
 

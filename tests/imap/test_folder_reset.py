@@ -40,5 +40,5 @@ def test_a_bulk_write_after_the_open_folder_was_recreated_says_stale_id(mailbox,
         other.create_folder("Reports")
     with pytest.raises(PartialFailure) as err:
         mailbox.move(old, "Archive")
-    assert sorted(err.value.failed) == sorted(old) and err.value.done == []
+    assert sorted(err.value.failed) == sorted(old) and err.value.done == [] and sorted(err.value.gone) == sorted(old)
     assert all("stale message id" in why and "UIDVALIDITY" in why for why in err.value.failed.values()), err.value.failed
