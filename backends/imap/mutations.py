@@ -322,20 +322,27 @@ def move(mb, ids: Sequence[str], folder_id: str, *, op: str = "move") -> None:
         floor = _uidnext(mb, folder_id)
         moved: set[int] = set()
         missed: dict[int, str] = {}
-        for chunk in protocol.chunks(sorted(known)):
-            for attempt in (1, 2):
-                try:
-                    moved |= move_chunk(folder, chunk)
-                    break
-                except NotSupported:
-                    raise
-                except MailError as exc:
-                    chunk = _read_back(mb, folder, folder_id, state.uidvalidity, chunk, known, floor, exc,
-                                       moved, missed, last=attempt == 2)
-                    if not chunk:
+        stopped: str | None = None  # why the rest was not moved (the server cannot be reached)
+        try:
+            for chunk in protocol.chunks(sorted(known)):
+                for attempt in (1, 2):
+                    try:
+                        moved |= move_chunk(folder, chunk)
                         break
+                    except NotSupported:
+                        raise
+                    except MailError as exc:
+                        chunk = _read_back(mb, folder, folder_id, state.uidvalidity, chunk, known, floor, exc,
+                                           moved, missed, last=attempt == 2)
+                        if not chunk:
+                            break
+        except NotSupported:
+            raise
+        except MailError as exc:  # reading back failed too: what was moved before stays done
+            stopped = str(exc)
         gone = GONE.format(folder=folder)
-        return {r.uid: missed.get(r.uid, gone) for r in refs if r.uid not in moved}
+        return {r.uid: missed.get(r.uid, gone if r.uid not in known or stopped is None else stopped)
+                for r in refs if r.uid not in moved}
 
     run_bulk(mb, op, ids, action)
 
