@@ -261,10 +261,15 @@ def _message_ids(mb, uids: list[int]) -> dict[int, str | None]:
         seqset = protocol.compress(chunk)
         data = mb.conn.call("UID FETCH Message-ID", lambda c: protocol.fetch(c, seqset, ["UID", _ID_ITEM]))
         for key, item in data.items():
-            block = next((v for k, v in item.items() if isinstance(k, bytes) and k.startswith(b"BODY[")), b"")
-            values = mime.header_values(block or b"", b"message-id")
-            found[int(item.get(b"UID", key))] = mime.extract_msgid(values[0]) if values else None
+            found[int(item.get(b"UID", key))] = _id_of(item)
     return found
+
+
+def _id_of(item: dict) -> str | None:
+    """The Message-ID in a FETCH answer to ``_ID_ITEM`` (None when the message has none)."""
+    block = next((v for k, v in item.items() if isinstance(k, bytes) and k.startswith(b"BODY[")), b"")
+    values = mime.header_values(block or b"", b"message-id")
+    return mime.extract_msgid(values[0]) if values else None
 
 
 def _uidnext(mb, folder: str) -> int:
@@ -280,9 +285,7 @@ def _arrived(mb, target: str, floor: int) -> dict[str, int]:
     for key, item in data.items():
         if int(item.get(b"UID", key)) < floor:  # "n:*" names the last message when none is new
             continue
-        block = next((v for k, v in item.items() if isinstance(k, bytes) and k.startswith(b"BODY[")), b"")
-        values = mime.header_values(block or b"", b"message-id")
-        mid = mime.extract_msgid(values[0]) if values else None
+        mid = _id_of(item)
         if mid:
             counts[mid] += 1
     return counts
