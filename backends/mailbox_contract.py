@@ -52,12 +52,16 @@ class StaleMessageId(BackendFailure):
 
 class PartialFailure(BackendFailure):
     """A bulk write failed for some IDs. Never reported as success for the batch;
-    ``failed`` maps each failed ID to why, ``done`` lists the IDs that were changed."""
+    ``failed`` maps each failed ID to why, ``done`` lists the IDs that were changed,
+    ``gone`` the failed IDs that name no message any more (expunged or moved by another
+    client, their folder reset): a list drops them rather than offering them again."""
 
-    def __init__(self, account_id: str, op: str, failed: dict[str, str], done: Sequence[str]) -> None:
+    def __init__(self, account_id: str, op: str, failed: dict[str, str], done: Sequence[str],
+                 gone: Sequence[str] = ()) -> None:
         self.op = op
         self.failed = dict(failed)
         self.done = list(done)
+        self.gone = [i for i in gone if i in self.failed]
         first = next(iter(self.failed.items()))
         super().__init__(account_id, f"{op} failed for {len(self.failed)} of {len(self.failed) + len(self.done)} "
                                      f"messages (first: {first[0]}: {first[1]}); refresh before retrying")

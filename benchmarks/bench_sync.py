@@ -3,6 +3,7 @@
 new mail since their rollup last covered them. Ours beside a baseline measured in the same run.
 
     .venv/bin/python benchmarks/bench_sync.py [--issues 10000] [--active 25] [--runs 3] [--profile]
+    .venv/bin/python benchmarks/bench_sync.py --imap [--issues 10000] [--runs 3] [--baseline-runs 1]
 
 Baseline: the previous way of collecting, kept here as ``baseline_collect`` (read every issue
 file through the tracker, then read every linked thread through the mail source). Ours:
@@ -44,10 +45,14 @@ def _message(mid: str, sender: str, subject: str, body: str, when: datetime | No
     return "\n".join(head) + "\n\n" + body + "\n\n"
 
 
-def generate(root: Path, count: int, active: int) -> list[str]:
+def generate(root: Path, count: int, active: int, deliver=None) -> list[str]:
     """A project with an mbox archive of ``count`` threads and a tracker of ``count`` open
     issues linked to them, each rollup covering its thread up to its last message; then
-    ``active`` threads get a reply after that. Returns the IDs of the issues with new mail."""
+    ``active`` threads get a reply after that. Returns the IDs of the issues with new mail.
+
+    ``deliver``: instead of an mbox archive, the primary source is the IMAP account ``work``
+    (its config written by the caller) and ``deliver(messages)`` stores the messages (RFC
+    5322 bytes) in its list folder; the issues link to the threads as ``msgid:<root>``."""
     from mailtriage.trackers import localformat as fmt
     from mailtriage.trackers import rollup
 
@@ -58,9 +63,10 @@ def generate(root: Path, count: int, active: int) -> list[str]:
     project.mkdir()
     (project / "project.md").write_text(
         "# Bench\n\n## Mail sources\n\n| Backend | Role | Mandatory | Notes |\n|---|---|---|---|\n"
-        "| `mbox` | primary | yes | bench |\n\n## Configuration\n\n```yaml\ntracker:\n  platform: local-files\n"
-        "  local:\n    path: ../security-tracker\n  labels: [needs triage]\nmail_sources:\n  mbox:\n"
-        "    path: security.mbox\n```\n", encoding="utf-8")
+        f"| `{'imap' if deliver else 'mbox'}` | primary | yes | bench |\n\n## Configuration\n\n```yaml\n"
+        "tracker:\n  platform: local-files\n  local:\n    path: ../security-tracker\n  labels: [needs triage]\n"
+        + ("mail_sources:\n  imap:\n    account: work\n    list: security@example.org\n" if deliver else
+           "mail_sources:\n  mbox:\n    path: security.mbox\n") + "```\n", encoding="utf-8")
     (tracker / fmt.DESCRIPTOR_NAME).write_text(fmt.Descriptor("SEC", 5, True).render(), encoding="utf-8")
     chunks = []
     step = max(1, count // max(1, active))
@@ -81,7 +87,7 @@ def generate(root: Path, count: int, active: int) -> list[str]:
         if n == 4:  # a broken link: the rollup names a thread the archive does not hold
             root_id = f"<missing{n}@reporter.example>"
         covered = when + timedelta(hours=1)
-        link = f"file://{project}/security.mbox#{root_id}"
+        link = f"msgid:{root_id}" if deliver else f"file://{project}/security.mbox#{root_id}"
         body = (f"Report received on the security list.\n\n### {THREAD_FIELD}\n\n{link}\n\n"
                 f"### Reporter\n\nreporter{n}@reporter.example\n")
         day = covered.strftime("%Y-%m-%d")
@@ -104,8 +110,16 @@ def generate(root: Path, count: int, active: int) -> list[str]:
                                "Fixed in trunk, CVE-2026-1234 please.", BASE + timedelta(days=60, minutes=n),
                                f"<r{n}@reporter.example>"))
         changed.append(f"SEC-{n:05d}")
-    (project / "security.mbox").write_text("".join(chunks), encoding="utf-8")
+    if deliver:
+        deliver([as_rfc5322(chunk) for chunk in chunks])
+    else:
+        (project / "security.mbox").write_text("".join(chunks), encoding="utf-8")
     return changed
+
+
+def as_rfc5322(chunk: str) -> bytes:
+    """An mbox message of :func:`_message` as the message itself (no From_ line, CRLF)."""
+    return chunk.split("\n", 1)[1].rstrip("\n").replace("\n", "\r\n").encode("utf-8") + b"\r\n"
 
 
 def baseline_collect(sources, tracker, issue_ids=None):
@@ -195,7 +209,11 @@ def main() -> int:
     ap.add_argument("--active", type=int, default=25)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--imap", action="store_true", help="the threads in a real Dovecot (started here), read over IMAP")
+    ap.add_argument("--baseline-runs", type=int, default=1, help="with --imap: runs of the previous path (slow)")
     ns = ap.parse_args()
+    if ns.imap:
+        return main_imap(ns)
     base = Path(tempfile.mkdtemp(prefix="mt-bench-sync-"))
     os.environ["MAILTRIAGE_DATA_DIR"] = str(base / "data")  # derived indexes: not the user's
     try:
@@ -226,6 +244,113 @@ def main() -> int:
         print(f"{'  ours, first run (no derived records yet)':44} {cold:8.3f}s")
         return 0
     finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def main_imap(ns) -> int:
+    """Sync over IMAP: the threads in a real Dovecot, each run on a new connection (a new
+    process's sync). Ours: ``collect_sync`` as shipped (the linked threads' messages read at
+    once from a listing of the folder, issue 39). Previous: the same with that batching off,
+    every linked thread read on its own (about eight round trips each)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.servers: the test Dovecot
+    import keyring
+
+    from tests.servers.dovecot import DovecotServer
+    from tests.servers.keyring_backend import MemoryKeyring
+
+    base = Path(tempfile.mkdtemp(prefix="mt-bench-sync-imap-"))
+    for name in ("DATA", "CONFIG", "CACHE"):
+        os.environ[f"MAILTRIAGE_{name}_DIR"] = str(base / name.lower())
+    keyring.set_keyring(MemoryKeyring())
+    server = DovecotServer().start()
+    try:
+        from mailtriage.backends.imap.account import password_key
+        from mailtriage.backends.registry import SourceSet
+        from mailtriage.core.projectconfig import load_project
+        from mailtriage.core.secrets import set_secret
+        from mailtriage.core.trace import OPLOG
+        from mailtriage.trackers.registry import open_tracker
+        from mailtriage.workflows import sync
+
+        user = server.add_user()
+        (base / "config").mkdir()
+        (base / "config" / "config.toml").write_text(
+            f'[accounts.work]\nkind = "imap"\nhost = "127.0.0.1"\nport = {server.port}\nsecurity = "plain"\n'
+            f'username = "{user.name}"\naccess = "draft"\n', encoding="utf-8")
+        set_secret(password_key("work"), user.password)
+
+        def deliver(messages):
+            with server.client(user) as client:
+                for start in range(0, len(messages), 500):  # MULTIAPPEND: one command per 500
+                    client.multiappend("INBOX", messages[start:start + 500])
+
+        t0 = time.perf_counter()
+        changed = generate(base / "bench", ns.issues, ns.active, deliver)
+        print(f"generated {ns.issues} linked issues, their threads in Dovecot ({len(changed)} with new mail) "
+              f"in {time.perf_counter() - t0:.1f}s")
+        config = load_project(base / "bench" / "project")
+        tracker = open_tracker(config)
+        batched = sync._server_heads
+
+        heads_took: list[float] = []
+
+        def timed_heads(sources, linked):
+            t = time.perf_counter()
+            try:
+                return batched(sources, linked)
+            finally:
+                heads_took.append(time.perf_counter() - t)
+
+        def one_run(batching: bool):
+            sync._server_heads = timed_heads if batching else (lambda sources, linked: {})
+            sources = SourceSet(config)
+            reads = []
+            unsubscribe = OPLOG.subscribe(lambda rec: reads.append(1) if rec.op == "read_thread" else None)
+            try:
+                t = time.perf_counter()
+                items = sync.collect_sync(sources, tracker)
+                took = time.perf_counter() - t
+                calls = sources.backends["imap"].mailbox.conn.calls
+            finally:
+                unsubscribe()
+                sources.close()
+                sync._server_heads = batched
+            return took, items, len(reads), calls
+
+        if ns.profile:
+            prof = cProfile.Profile()
+            first = prof.runcall(one_run, True)[0]
+            print("\n--- cProfile: ours, first run (cumulative, top 30) ---")
+            pstats.Stats(prof).sort_stats("cumulative").print_stats(30)
+        else:
+            # The very first sync: neither the tracker's derived records nor the summary cache yet.
+            first = one_run(True)[0]
+        uncached = []
+        for _ in range(ns.runs):  # the tracker's records kept, the IMAP summary cache dropped each time
+            shutil.rmtree(base / "cache", ignore_errors=True)
+            uncached.append(one_run(True)[0])
+        heads_took.clear()
+        ours = [one_run(True) for _ in range(ns.runs)]
+        warm_heads = statistics.median(heads_took)
+        old = [one_run(False) for _ in range(ns.baseline_runs)]
+        got = ours[-1][1]
+        if old:
+            assert [i.to_json() for i in got] == [i.to_json() for i in old[-1][1]], "ours and the previous path disagree"
+        assert sorted(i.issue_id for i in got if i.new_messages) == sorted(changed)
+        med = statistics.median(r[0] for r in ours)
+        prev = statistics.median(r[0] for r in old) if old else float("nan")
+        print(f"\n{'median, each run a new IMAP connection':48} {'ours':>9} {'previous':>9} {'faster':>7}")
+        print(f"{'collect_sync over ' + str(ns.issues) + ' issues, IMAP':48} {med:8.3f}s {prev:8.3f}s "
+              f"{prev / med:6.1f}x")
+        print(f"{'read_thread calls':48} {ours[-1][2]:9d} {old[-1][2] if old else 0:9d}")
+        print(f"{'IMAP commands':48} {ours[-1][3]:9d} {old[-1][3] if old else 0:9d}")
+        print(f"{'  of which the listing and the heads (median)':48} {warm_heads:8.3f}s")
+        print(f"{'  ours, no IMAP summary cache (median)':48} {statistics.median(uncached):8.3f}s")
+        print(f"{'  ours, first sync (no tracker records either)':48} {first:8.3f}s")
+        print(f"runs: ours {ns.runs}, previous {ns.baseline_runs}")
+        return 0
+    finally:
+        server.stop()
         shutil.rmtree(base, ignore_errors=True)
 
 

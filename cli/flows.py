@@ -322,7 +322,12 @@ def _poll(args) -> int:
             outcome = flow.poll()
             emit({"command": "poll", **outcome.to_json()})
             sys.stdout.flush()
-            flow.acknowledge(outcome)  # printed = shown: only now the cursor moves
+            try:
+                flow.acknowledge(outcome)  # printed = shown: only now the cursor moves
+            except OSError as exc:  # a full or read-only data folder: said, not a traceback
+                err(f"poll: the alert cursor could not be saved ({exc.strerror or exc}); what was printed "
+                    "will be printed again by the next poll")
+                return ExitCode.FAILED
             return ExitCode.OK
         interval = flow.interval(args.interval)
 

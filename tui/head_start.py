@@ -54,9 +54,10 @@ FIRST_FRAME_WAIT = 0.2
 #: what the parent would do in its place (open the project, scan an archive the first time),
 #: so the parent waits for it rather than doing the same work beside it.
 CHILD_TIMEOUT = 20.0
-#: How long the parent waits for each part of the child's listing before it ends the child and
-#: lists itself (a safety net: a server that stops answering fails the child's call sooner).
-LISTING_TIMEOUT = 600.0
+#: How long the parent waits for each part of the child's listing before it ends the child,
+#: says it stalled and lists itself (a safety net: a server that stops answering fails the
+#: child's call sooner; a whole window of a large folder read cold takes seconds, not minutes).
+LISTING_TIMEOUT = 60.0
 #: How long the parent waits, after the whole window, for the child to write the summary cache
 #: and end (the poll's baseline, which follows, reads that cache).
 END_WAIT = 5.0
@@ -157,6 +158,8 @@ class ForkedHeadStart:
         self.listed = False
         #: Set once the child has ended and been reaped (after a listing: its summary cache is written).
         self.ended = threading.Event()
+        #: Seconds waited in vain for a part of its listing (it stalled and was ended), else None.
+        self.stalled_after: float | None = None
 
     @classmethod
     def start(cls, project_dir: Path, *, demo: bool) -> ForkedHeadStart | None:
@@ -214,14 +217,19 @@ class ForkedHeadStart:
             self._end(time.monotonic() + timeout)
         return head
 
-    def next_listing(self, timeout: float = LISTING_TIMEOUT,
+    def next_listing(self, timeout: float | None = None,
                      cancelled: Callable[[], bool] = lambda: False) -> ListingPart | None:
         """The next part of the child's listing, or None: the child failed (this process then
-        lists itself and reports why), took longer than ``timeout``, or ``cancelled()`` became
+        lists itself and reports why), took longer than ``timeout`` (default LISTING_TIMEOUT:
+        then :attr:`stalled_after` says how long it was waited for), or ``cancelled()`` became
         true meanwhile; the child is ended then. After the whole window the child writes its
         summary cache and ends: :meth:`finish` waits for that."""
-        part = self._receive(time.monotonic() + timeout, cancelled)
+        timeout = LISTING_TIMEOUT if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        part = self._receive(deadline, cancelled)
         if not isinstance(part, ListingPart):
+            if not cancelled() and not self._closed and time.monotonic() >= deadline:
+                self.stalled_after = timeout
             self.abandon()
             return None
         self.listed = self.listed or part.whole

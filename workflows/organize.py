@@ -150,7 +150,8 @@ def propose_organize(mailbox, headers: Sequence[MailHeader], action: str, *, acc
     def apply(write: Write):
         done: list[str] = []
         failed: dict[str, str] = {}
-        outcome: dict = {"done": done, "failed": failed, "lines": []}
+        gone: list[str] = []  # failed ones that name no message any more (the list drops them)
+        outcome: dict = {"done": done, "failed": failed, "gone": gone, "lines": []}
         proposal.facts["outcome"] = outcome
         batches = chunks(ids)
         for index, batch in enumerate(batches):
@@ -160,6 +161,7 @@ def propose_organize(mailbox, headers: Sequence[MailHeader], action: str, *, acc
             except PartialFailure as exc:  # some of this batch: go on with the next one
                 done.extend(exc.done)
                 failed.update(exc.failed)
+                gone.extend(exc.gone)
                 stopped = getattr(exc, "stopped_by", None)
                 if stopped is not None:  # the adapter stopped on an outage: so do we
                     rest = [i for b in batches[index + 1:] for i in b]
@@ -180,7 +182,7 @@ def propose_organize(mailbox, headers: Sequence[MailHeader], action: str, *, acc
                 f"{terminal_line(_sender(by_id[i]))}: {terminal_line(why)}" for i, why in failed.items() if i in by_id] + [
                 f"changed: {terminal_line(by_id[i].subject or '(no subject)')} — from {terminal_line(_sender(by_id[i]))}"
                 for i in done if i in by_id]
-            raise PartialFailure(account_id, action, failed, done)
+            raise PartialFailure(account_id, action, failed, done, gone)
         return ids
 
     proposal.writes.append(Write(kind, f"account {account_id}", f"{change}: {count}", fields, apply))

@@ -219,13 +219,17 @@ def collect_sync(sources: SourceSet, tracker: Tracker, issue_ids: Sequence[str] 
     if known is not None:
         known.save()
     quiet = _QuietThreads.listed(sources, tracker) if not issue_ids and linked else None
+    heads = _server_heads(sources, linked) if not issue_ids and linked and quiet is None else {}
     for item, facts in linked:
         tid = item.thread_id
         assert tid is not None
         since, since_source = facts.covered[0], facts.source
         undated = quiet.undated_if_quiet(tid, facts) if quiet is not None else None
+        if undated is None and tid in heads:
+            undated = _undated_if_nothing_new(heads[tid], facts)
         if undated is not None:
-            # The thread is as it was when a read under this same coverage found nothing new:
+            # The thread is as it was when a read under this same coverage found nothing new
+            # (or its messages' IDs and dates, read with every other thread's, show none):
             # the read would add no message, and the undated ones are counted as it counted them.
             item.since, item.since_source, item.undated = since, since_source, undated
             continue
@@ -253,6 +257,44 @@ def collect_sync(sources: SourceSet, tracker: Tracker, issue_ids: Sequence[str] 
     if quiet is not None:
         quiet.save()
     return items
+
+
+def _server_heads(sources: SourceSet, linked: list[tuple[SyncItem, "_Facts"]]) -> dict[ThreadId, tuple]:
+    """The Message-ID and Date of each message of the linked threads, read at once by a
+    server source that offers it (IMAP: from one listing of the whole folder, issue 39),
+    so a thread is read whole only when it may hold new mail. {} when the source cannot
+    (every thread is then read, as before)."""
+    res = sources.resolve(Op.READ_THREAD)
+    if not res.chosen:
+        return {}
+    backend = sources.backends[res.chosen]
+    heads_of = getattr(backend, "thread_heads", None)  # an optional hook of server sources
+    if heads_of is None or backend.features.local_archive or not backend.supports(Op.LIST_RECENT_THREADS):
+        return {}
+    own = backend.own_kinds()
+    wanted = [item.thread_id for item, _ in linked if item.thread_id is not None and item.thread_id.kind in own]
+    if not wanted:
+        return {}
+    try:
+        sources.dispatch(Op.LIST_RECENT_THREADS, lambda b: b.list_recent_threads(None, _EVERYTHING),
+                         backend=backend.name)
+        return heads_of(wanted)
+    except MailError:
+        return {}  # each thread is read, and its problem kept
+
+
+def _undated_if_nothing_new(heads: Iterable, facts: "_Facts") -> int | None:
+    """The undated count when none of a thread's messages (their IDs and dates) is new for
+    ``facts``, by the rule a read applies; None when one is (the thread is then read)."""
+    undated = 0
+    seen = frozenset(facts.seen)
+    for head in heads:
+        if head.date is None:
+            undated += 1
+        elif linking.message_key(head.message_id) not in seen and not linking.covered_by_date(head.date,
+                                                                                              facts.covered):
+            return None
+    return undated
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,13 @@ then keeps exactly the messages whose thread root is that ID.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from mailtriage.backends import mime
-from mailtriage.backends.errors import BackendFailure
+from mailtriage.backends.errors import BackendFailure, ConnectionLost, MailError
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.headers import HEADER_ITEMS, SYNTHETIC_ITEMS, header_from_fetch, synthetic_id_from_fetch
 from mailtriage.backends.mime import SYNTHETIC_DOMAIN
@@ -61,10 +62,27 @@ def fetch_full(mb, folder: str, uidvalidity: int, uids: Iterable[int]) -> list[F
     return out
 
 
+@contextmanager
+def telling_a_reset(mb, ref: MessageRef) -> Iterator[None]:
+    """Dovecot ends the session when the open folder is deleted under it, so the read fails
+    as a lost connection. Re-created meanwhile, the folder has another UIDVALIDITY: that is
+    what the caller must hear (StaleMessageId), not the drop. Reconnects to find out."""
+    try:
+        yield
+    except ConnectionLost as lost:
+        try:
+            state = mb.conn.select(ref.folder)
+        except MailError:
+            raise lost from None
+        ref.verify(state.uidvalidity)
+        raise
+
+
 def get_message(mb, message_id: str) -> MailMessage:
     """Raises ForeignMessageId, StaleMessageId (folder reset or message gone)."""
     ref, state = mb.open_ref(message_id)
-    found = fetch_full(mb, ref.folder, state.uidvalidity, [ref.uid])
+    with telling_a_reset(mb, ref):
+        found = fetch_full(mb, ref.folder, state.uidvalidity, [ref.uid])
     if not found:
         raise StaleMessageId(mb.account_id, message_id, f"no message with UID {ref.uid} in {ref.folder!r} any more")
     return found[0].parsed()
@@ -73,7 +91,8 @@ def get_message(mb, message_id: str) -> MailMessage:
 def attachment_bytes(mb, message_id: str, index: int) -> bytes:
     """The decoded bytes of attachment ``index`` of a message (never written to disk)."""
     ref, state = mb.open_ref(message_id)
-    found = fetch_full(mb, ref.folder, state.uidvalidity, [ref.uid])
+    with telling_a_reset(mb, ref):
+        found = fetch_full(mb, ref.folder, state.uidvalidity, [ref.uid])
     if not found:
         raise StaleMessageId(mb.account_id, message_id, f"no message with UID {ref.uid} in {ref.folder!r} any more")
     try:

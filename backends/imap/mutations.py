@@ -14,7 +14,8 @@ import re
 from collections import defaultdict
 from typing import Callable, Sequence
 
-from mailtriage.backends.errors import MailError, NotSupported
+from mailtriage.backends import mime
+from mailtriage.backends.errors import ConnectionLost, MailError, NotSupported
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.ids import MessageRef, decode_many
 from mailtriage.backends.mailbox_contract import InvalidQuery, PartialFailure, check_bulk
@@ -62,6 +63,7 @@ def run_bulk(mb, op: str, ids: Sequence[str],
     refs = decode_many(check_bulk(ids), mb.account_id)
     failed: dict[str, str] = {}
     done: list[str] = []
+    gone: list[str] = []  # failed because the ID names no message any more
     for folder, group in _by_folder(refs).items():
         try:
             state = mb.conn.select(folder)
@@ -75,6 +77,7 @@ def run_bulk(mb, op: str, ids: Sequence[str],
                 usable.append(ref)
             except MailError as exc:
                 failed[str(ref)] = str(exc)
+                gone.append(str(ref))
         if not usable:
             continue
         try:
@@ -82,15 +85,42 @@ def run_bulk(mb, op: str, ids: Sequence[str],
         except NotSupported:
             raise
         except MailError as exc:
-            failed.update({str(r): str(exc) for r in usable})
+            why = _reset_or(mb, folder, usable, exc)
+            failed.update({str(r): why for r in usable})
+            if why.startswith(_STALE):
+                gone += [str(r) for r in usable]
             continue
+        vanished = GONE.format(folder=folder)
         for ref in usable:
             if ref.uid in missed:
                 failed[str(ref)] = missed[ref.uid]
+                if missed[ref.uid] == vanished or missed[ref.uid].startswith(_STALE):
+                    gone.append(str(ref))
             else:
                 done.append(str(ref))
     if failed:
-        raise PartialFailure(mb.account_id, op, failed, done)
+        raise PartialFailure(mb.account_id, op, failed, done, gone)
+
+
+def _reset_or(mb, folder: str, refs: list[MessageRef], error: MailError) -> str:
+    """Why a folder's write failed: Dovecot ends the session when the open folder is deleted
+    under it, so a folder re-created by another client shows as a lost connection; reconnected,
+    its new UIDVALIDITY says the IDs are stale. Otherwise the error itself."""
+    if not isinstance(error, ConnectionLost):
+        return str(error)
+    try:
+        now = mb.conn.select(folder).uidvalidity
+    except MailError:
+        return str(error)
+    return _stale(folder, refs[0].uidvalidity, now) if now != refs[0].uidvalidity else str(error)
+
+
+_STALE = "stale message id: "
+
+
+def _stale(folder: str, old: int, new: int) -> str:
+    return (f"{_STALE}folder {folder!r} was reset (UIDVALIDITY {old} -> {new}) by another client; "
+            "its old message IDs no longer name the same mail (refresh the list)")
 
 
 def _kept(state, flag: bytes) -> bool:
@@ -218,7 +248,54 @@ def _copied(responses) -> set[int] | None:
     return found
 
 
+_ID_ITEM = "BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)]"
+UNSURE = ("no longer in {folder!r} and it has no Message-ID: it may have been moved to {target!r} before "
+          "the connection dropped, or deleted by another client (look in {target!r})")
+
+
+def _message_ids(mb, uids: list[int]) -> dict[int, str | None]:
+    """The selected folder's UIDs that still exist, with their Message-IDs (one FETCH a chunk):
+    after a move that failed part-way, an ID found again in the target says it was moved."""
+    found: dict[int, str | None] = {}
+    for chunk in protocol.chunks(sorted(uids)):
+        seqset = protocol.compress(chunk)
+        data = mb.conn.call("UID FETCH Message-ID", lambda c: protocol.fetch(c, seqset, ["UID", _ID_ITEM]))
+        for key, item in data.items():
+            found[int(item.get(b"UID", key))] = _id_of(item)
+    return found
+
+
+def _id_of(item: dict) -> str | None:
+    """The Message-ID in a FETCH answer to ``_ID_ITEM`` (None when the message has none)."""
+    block = next((v for k, v in item.items() if isinstance(k, bytes) and k.startswith(b"BODY[")), b"")
+    values = mime.header_values(block or b"", b"message-id")
+    return mime.extract_msgid(values[0]) if values else None
+
+
+def _uidnext(mb, folder: str) -> int:
+    status = mb.conn.call(f"STATUS {folder}", lambda c: c.folder_status(folder, [b"UIDNEXT"]))
+    return int(status.get(b"UIDNEXT") or 1)
+
+
+def _arrived(mb, target: str, floor: int) -> dict[str, int]:
+    """How many messages with each Message-ID reached ``target`` at or above UID ``floor``."""
+    mb.conn.select(target, readonly=True)
+    data = mb.conn.call(f"UID FETCH {target}", lambda c: protocol.fetch(c, f"{floor}:*", ["UID", _ID_ITEM]))
+    counts: dict[str, int] = defaultdict(int)
+    for key, item in data.items():
+        if int(item.get(b"UID", key)) < floor:  # "n:*" names the last message when none is new
+            continue
+        mid = _id_of(item)
+        if mid:
+            counts[mid] += 1
+    return counts
+
+
 def move(mb, ids: Sequence[str], folder_id: str, *, op: str = "move") -> None:
+    """Move to ``folder_id``. A message another client expunged meanwhile fails alone (the
+    rest is moved); when a MOVE fails part-way (a dropped connection, a NO), what the server
+    did is read back: a message gone from its folder whose Message-ID reached the target
+    since the move began is reported moved, else gone."""
     target = mb.folders.info(folder_id)
     if not target.selectable:
         raise InvalidQuery(f"{folder_id!r} cannot hold mail")
@@ -227,27 +304,76 @@ def move(mb, ids: Sequence[str], folder_id: str, *, op: str = "move") -> None:
         raise NotSupported(mb.account_id, op, "the server has neither MOVE nor UIDPLUS; moving would need a "
                                               "plain EXPUNGE, which could remove other mail; refused")
 
+    def move_chunk(folder: str, chunk: list[int]) -> set[int]:
+        seqset = protocol.compress(chunk)
+        if can_move:
+            answer = mb.conn.call(f"UID MOVE {folder_id}", lambda c: c._raw_command_untagged(
+                b"MOVE", [seqset.encode(), c._normalise_folder(folder_id)], response_name="OK"))
+        else:
+            answer = mb.conn.call(f"UID COPY {folder_id}", lambda c: c.copy([int(u) for u in chunk], folder_id))
+            mb.expunge_uids(folder, chunk)
+        named = _copied(answer)
+        return set(chunk) if named is None else (named & set(chunk))
+
     def action(folder: str, refs: list[MessageRef], state) -> dict[int, str]:
         if folder == folder_id:
             return {}
         if not state.writable:
             return {r.uid: READ_ONLY.format(folder=folder) for r in refs}
         # Only UIDs that exist are moved; the server's COPYUID answer says which it moved.
-        present = _present(mb, [r.uid for r in refs])
+        known = _message_ids(mb, [r.uid for r in refs])
+        floor = _uidnext(mb, folder_id)
         moved: set[int] = set()
-        for chunk in protocol.chunks(sorted(present)):
-            seqset = protocol.compress(chunk)
-            if can_move:
-                answer = mb.conn.call(f"UID MOVE {folder_id}", lambda c: c._raw_command_untagged(
-                    b"MOVE", [seqset.encode(), c._normalise_folder(folder_id)], response_name="OK"))
-            else:
-                answer = mb.conn.call(f"UID COPY {folder_id}", lambda c: c.copy([int(u) for u in chunk], folder_id))
-                mb.expunge_uids(folder, chunk)
-            named = _copied(answer)
-            moved |= set(chunk) if named is None else (named & set(chunk))
-        return {r.uid: GONE.format(folder=folder) for r in refs if r.uid not in moved}
+        missed: dict[int, str] = {}
+        stopped: str | None = None  # why the rest was not moved (the server cannot be reached)
+        try:
+            for chunk in protocol.chunks(sorted(known)):
+                for attempt in (1, 2):
+                    try:
+                        moved |= move_chunk(folder, chunk)
+                        break
+                    except NotSupported:
+                        raise
+                    except MailError as exc:
+                        chunk = _read_back(mb, folder, folder_id, state.uidvalidity, chunk, known, floor, exc,
+                                           moved, missed, last=attempt == 2)
+                        if not chunk:
+                            break
+        except NotSupported:
+            raise
+        except MailError as exc:  # reading back failed too: what was moved before stays done
+            stopped = str(exc)
+        gone = GONE.format(folder=folder)
+        return {r.uid: missed.get(r.uid, gone if r.uid not in known or stopped is None else stopped)
+                for r in refs if r.uid not in moved}
 
     run_bulk(mb, op, ids, action)
+
+
+def _read_back(mb, folder: str, target: str, uidvalidity: int, chunk: list[int], known: dict[int, str | None],
+               floor: int, error: MailError, moved: set[int], missed: dict[int, str], *, last: bool) -> list[int]:
+    """After a MOVE of ``chunk`` failed: which of it the server moved (into ``moved``), which
+    are gone or cannot be told (into ``missed``); returns the UIDs still to move (on the
+    ``last`` attempt those fail with ``error``). Reconnects when the connection dropped."""
+    arrived = _arrived(mb, target, floor)
+    state = mb.conn.select(folder)
+    if state.uidvalidity != uidvalidity:
+        missed.update({uid: _stale(folder, uidvalidity, state.uidvalidity) for uid in chunk})
+        return []
+    still = set(_present(mb, chunk))
+    left = []
+    for uid in chunk:
+        mid = known.get(uid)
+        if uid in still:
+            left.append(uid)
+            if last:
+                missed[uid] = str(error)
+        elif mid and arrived.get(mid, 0) > 0:
+            arrived[mid] -= 1
+            moved.add(uid)
+        elif not mid:
+            missed[uid] = UNSURE.format(folder=folder, target=target)
+    return [] if last else left
 
 
 def archive(mb, ids: Sequence[str]) -> None:

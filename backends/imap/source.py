@@ -440,6 +440,18 @@ class ImapSource(AccountSource):
         first = next((m for m in parsed if m.message_id == root), parsed[0])
         return Thread(thread_id, first.subject, tuple(parsed))
 
+    def thread_heads(self, thread_ids: Sequence[ThreadId]) -> dict:
+        """The Message-ID and Date of each message of the threads of ``thread_ids`` that this
+        source's last listing holds, read at once (:mod:`backends.imap.thread_heads`): a
+        sync compares them with what its rollups cover. A thread left out must be read."""
+        from mailtriage.backends.imap import thread_heads  # a sync's only: not the open's
+
+        if self._listed_threads is None:
+            return {}
+        heads, self._sent_rows = thread_heads.listed_heads(
+            self.mailbox, self._listed_threads, self.mailbox.folders.role_folder("sent"), self._sent_rows, thread_ids)
+        return heads
+
     def list_sent_since(self, thread_id: ThreadId, since: datetime) -> Sequence[Message]:
         root = self._thread_value(thread_id)
         sent = self.mailbox.folders.role_folder("sent")

@@ -5,7 +5,8 @@ on a personal account's messages build one organize proposal over every tagged m
 (the application layer writes it in bulk calls of at most 100 IDs); ``i`` on a project
 source's threads builds one proposal holding one import per thread. Nothing is written
 before the proposal dialog is confirmed. After the write the folder is listed again, the
-tags of the messages that were done are cleared and the failed ones stay tagged; a partial
+tags of the messages that were done are cleared, and of those that are gone (expunged or
+moved by another client, their folder reset); the other failed ones stay tagged. A partial
 failure is reported message by message (``!`` shows each failed message and why).
 """
 
@@ -113,12 +114,13 @@ class BatchController(ControllerBase):
 
     # -- after the write -------------------------------------------------------------------
     def after_batch(self, report: ApplyReport) -> None:
-        """Clear the tags of what was done (failed messages stay tagged) and list again."""
+        """Clear the tags of what was done or is gone (other failed messages stay tagged) and list again."""
         proposal, self.batch_proposal = self.batch_proposal, None
         thread_list = self.threads.thread_list
         outcome = proposal.facts.get("outcome") if proposal is not None else None
         if isinstance(outcome, dict):
-            thread_list.untag(ThreadId(MAILBOX_KIND, i) for i in outcome.get("done", ()))
+            # Done, or gone (expunged or moved by another client): only what can be retried stays tagged.
+            thread_list.untag(ThreadId(MAILBOX_KIND, i) for i in (*outcome.get("done", ()), *outcome.get("gone", ())))
             self.after_organize()
         elif report.ok:  # imports: every thread was written
             thread_list.clear_tags()

@@ -178,6 +178,9 @@ class ListingController(ControllerBase):
         the whole window), posted with the operations and protocol lines the child recorded
         (for the console); None when none came (this process lists, and reports what failed)."""
         part = child.next_listing(cancelled=lambda: worker.is_cancelled)
+        if part is None and child.stalled_after is not None and not worker.is_cancelled:
+            self.shell.notify(f"Start-up's helper process stalled (no listing in {child.stalled_after:g} s): it "
+                              "was ended; listing here", severity="warning", markup=False)
         if part is None or worker.is_cancelled:
             return None
         adopt_records(part.operations, part.trace)
