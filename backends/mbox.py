@@ -107,8 +107,11 @@ _PARALLEL_MIN_BYTES = 64 * 1024 * 1024
 _CHILD_TIMEOUT_SECONDS = 300
 _HEADER_READ = 64 * 1024
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
-_MAX_HEADER_BYTES = 1024 * 1024
+# A file's header block is read to its end (a mail loop's trace headers pass 1 MiB, and what a
+# listing shows may come after them), bounded only by the largest message a read accepts.
+_MAX_HEADER_BYTES = DEFAULT_MAX_MESSAGE_BYTES
 _SYNTHETIC_READ = 2 * 1024 * 1024
+_BLANK_LINE_AFTER = re.compile(rb"\n\n|\r\n\r\n|\r\r")
 
 # One message's header block: its From_ line and every header line after it (a
 # field, or a continuation), ending at the first line that is neither: the blank
@@ -815,16 +818,17 @@ def _mbox_prefix(head: bytes) -> tuple[int, str | None]:
 # ---------------------------------------------------------------------------
 
 def _read_header(path: Path) -> bytes:
-    """The head of a message file, enough to hold its header block."""
+    """The head of a message file, enough to hold its whole header block."""
     with open(path, "rb") as handle:
-        data = handle.read(_HEADER_READ)
-        while len(data) < _MAX_HEADER_BYTES and b"\n\n" not in data and b"\r\n\r\n" not in data \
-                and b"\r\r" not in data:
+        data = bytearray(handle.read(_HEADER_READ))
+        looked = 0  # what was already searched for the blank line (less 3 bytes that may start one)
+        while len(data) < _MAX_HEADER_BYTES and not _BLANK_LINE_AFTER.search(data, looked):
             more = handle.read(_HEADER_READ)
             if not more:
                 break
+            looked = max(0, len(data) - 3)
             data += more
-    return data
+    return bytes(data)
 
 
 def _index_files(fmt: str, files: Sequence[Path], delivery_time) -> ArchiveIndex:
