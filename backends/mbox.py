@@ -83,6 +83,7 @@ from mailtriage.backends.mime import (
     unfold_header_names,
     attachment_bytes,
     decode_header_text,
+    header_needs_charset,
     header_fields,
     normalize_line_ends,
     parse_address,
@@ -1432,8 +1433,8 @@ class MboxSource(MailSource):
             head = members[0] if mids[members[0]] == group.root_id else self._head_member(index, group)
             raw_subject, raw_sender = subjects[head], senders[head]
             charset = None
-            if not (raw_subject or b"").isascii() or not (raw_sender or b"").isascii():
-                charset = self._row_charset(index, head)  # raw 8-bit header: the body's charset first
+            if header_needs_charset(raw_subject) or header_needs_charset(raw_sender):
+                charset = self._row_charset(index, head)  # raw 8-bit or UTF-7 header: the body's charset first
             subject, subject_notes = decode_header_text(raw_subject, charset)
             count = len(members)
             if count == 1:
@@ -1550,7 +1551,7 @@ class MboxSource(MailSource):
         messages.sort(key=lambda item: (item[0], item[1]))  # oldest first; undated ones before all
         head = self._head_member(index, group)
         raw_subject = index.subjects[head]
-        charset = self._row_charset(index, head) if raw_subject and not raw_subject.isascii() else None
+        charset = self._row_charset(index, head) if header_needs_charset(raw_subject) else None
         subject, _ = decode_header_text(raw_subject, charset)
         notes = list(index.archive_notes)
         if not any(index.message_ids[m] == group.root_id for m in group.members):

@@ -695,8 +695,24 @@ def _decode_encoded_word(charset: str, encoding: str, payload: str) -> tuple[str
     return text, (f"encoded-word: {charset_note}" if charset_note else None)
 
 
+# Raw 8-bit header bytes shaped like a double-byte EUC charset: every run of non-ASCII bytes is
+# pairs of bytes in 0xA1-0xFE. GB2312 (EUC-CN) is the commonest such header in mail and GB18030
+# decodes it (and GBK); EUC-KR and EUC-JP share the shape but cannot be told apart from it, so
+# they are read as GB18030 only when the message declares no charset of its own. Latin text
+# (an accented letter between ASCII ones, a run of odd length or with bytes below 0xA1) is not
+# EUC-shaped and keeps the windows-1252 fallback.
+_HIGH_RUN = re.compile(rb"[\x80-\xff]+")
+_EUC_PAIRS = re.compile(rb"(?:[\xa1-\xfe][\xa1-\xfe])+")
+
+
+def _euc_shaped(value: bytes) -> bool:
+    runs = _HIGH_RUN.findall(value)
+    return bool(runs) and all(_EUC_PAIRS.fullmatch(run) for run in runs)
+
+
 def _decode_raw_header(value: bytes, charset: str | None, notes: list[str]) -> str:
-    """A header with raw 8-bit bytes: the body's declared charset, then utf-8, then windows-1252."""
+    """A header with raw 8-bit bytes: the body's declared charset, then utf-8, then GB18030 when
+    the bytes are EUC-shaped (see ``_euc_shaped``), then windows-1252."""
     codec = _codec_name(charset)
     if codec is not None and codec not in ("ascii", "utf-8"):
         try:
@@ -708,10 +724,43 @@ def _decode_raw_header(value: bytes, charset: str | None, notes: list[str]) -> s
     try:
         text = value.decode("utf-8")
         notes.append("raw 8-bit characters in the header; read as utf-8")
+        return text
     except UnicodeDecodeError:
-        text = value.decode("windows-1252", "replace")
-        notes.append("raw 8-bit characters in the header, not utf-8; read as windows-1252")
+        pass
+    if _euc_shaped(value):
+        try:
+            text = value.decode("gb18030")
+            notes.append("raw 8-bit characters in the header, not utf-8, shaped like GB2312/EUC; "
+                         "read as gb18030 (a guess)")
+            return text
+        except UnicodeDecodeError:
+            pass
+    text = value.decode("windows-1252", "replace")
+    notes.append("raw 8-bit characters in the header, not utf-8; read as windows-1252")
     return text
+
+
+# A UTF-7 shift sequence (``+AD4-`` is ``>``): an ASCII header of a message whose body declares
+# UTF-7 was written in UTF-7 by the same client. Only with the ``-`` that ends it, so ``C++``
+# or ``a+b`` stay as they are.
+_UTF7_SHIFT = re.compile(rb"\+[A-Za-z0-9+/]+-")
+
+
+def header_needs_charset(value: bytes | None) -> bool:
+    """Whether decoding header ``value`` depends on the charset the message body declares
+    (raw 8-bit bytes, or a UTF-7 shift sequence)."""
+    return bool(value) and (not value.isascii() or _UTF7_SHIFT.search(value) is not None)
+
+
+def _decode_utf7_header(text: str, charset: str | None, notes: list[str]) -> str:
+    if charset is None or _codec_name(charset) != "utf-7" or _UTF7_SHIFT.search(text.encode("ascii")) is None:
+        return text
+    try:
+        decoded = text.encode("ascii").decode("utf-7")
+    except UnicodeDecodeError:
+        return text
+    notes.append(f"the header is written in UTF-7, the body's charset ({charset}); decoded")
+    return decoded
 
 
 def decode_header_text(value: bytes | str | None, charset: str | None = None) -> tuple[str, list[str]]:
@@ -721,7 +770,9 @@ def decode_header_text(value: bytes | str | None, charset: str | None = None) ->
     charset are joined before decoding, RFC 2047 section 6.2, so a character split
     over two words survives), falls back (with a note) for unknown or mislabelled
     charsets, decodes raw 8-bit headers (``charset``, the body's declared charset,
-    then utf-8, then windows-1252) with a note, and unfolds continuation lines.
+    then utf-8, then GB18030 for EUC-shaped bytes, then windows-1252) with a note, reads
+    an ASCII header with UTF-7 shift sequences as UTF-7 when ``charset`` is UTF-7, and
+    unfolds continuation lines.
     """
     notes: list[str] = []
     if value is None:
@@ -729,7 +780,7 @@ def decode_header_text(value: bytes | str | None, charset: str | None = None) ->
     if isinstance(value, str):
         value = value.encode("utf-8", "surrogateescape")
     try:
-        text = value.decode("ascii")
+        text = _decode_utf7_header(value.decode("ascii"), charset, notes)
     except UnicodeDecodeError:
         text = _decode_raw_header(value, charset, notes)
     if "\n" in text or "\r" in text:

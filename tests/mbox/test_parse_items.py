@@ -1,0 +1,68 @@
+"""Issue 33, the smaller parsing items, on files (mbox, Maildir, .eml): raw 8-bit CJK and UTF-7
+subjects, message/external-body parts, odd From addresses and the mbox separator's blank line."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from mailtriage.backends.mbox import MboxSource
+from mailtriage.backends.mime import decode_header_text, parse_message
+from tests.mbox.mboxes import write_eml_folder, write_maildir, write_mbox
+
+SINCE = datetime(2000, 1, 1, tzinfo=timezone.utc)
+WRITERS = {"mbox": lambda root, msgs: write_mbox(root / "a.mbox", msgs),
+           "maildir": lambda root, msgs: write_maildir(root / "md", msgs),
+           "eml": lambda root, msgs: write_eml_folder(root / "eml", msgs)}
+
+
+def source_of(tmp_path: Path, kind: str, messages: list[bytes]) -> MboxSource:
+    return MboxSource("archive", {"path": str(WRITERS[kind](tmp_path, messages))})
+
+
+# -- raw 8-bit GB2312 and UTF-7 subjects ----------------------------------------------------------
+
+GB_SUBJECT = "漏洞报告：远程代码执行"
+MULTIPART_GB = (b"From: a@example.cn\nMessage-ID: <gb@example.cn>\nDate: Tue, 02 Jan 2024 10:00:00 +0800\n"
+                b"Subject: " + GB_SUBJECT.encode("gb2312") + b"\nMIME-Version: 1.0\n"
+                b"Content-Type: multipart/mixed; boundary=b\n\n--b\n"
+                b"Content-Type: text/plain; charset=gb2312\n\n" + "正文".encode("gb2312") + b"\n--b--\n")
+UNDECLARED_GB = (b"From: a@example.cn\nMessage-ID: <gb2@example.cn>\nDate: Tue, 02 Jan 2024 10:00:00 +0800\n"
+                 b"Subject: " + GB_SUBJECT.encode("gb2312") + b"\n\nbody\n")
+
+
+@pytest.mark.parametrize("raw", [MULTIPART_GB, UNDECLARED_GB], ids=["multipart", "no-charset"])
+@pytest.mark.parametrize("kind", sorted(WRITERS))
+def test_a_raw_gb2312_subject_without_a_top_level_charset_reads_as_chinese(tmp_path, cache, kind, raw):
+    source = source_of(tmp_path, kind, [raw])
+    (thread,) = source.list_recent_threads(None, SINCE)
+    assert thread.subject == GB_SUBJECT
+    assert source.read_thread(thread.thread_id).messages[0].subject == GB_SUBJECT
+    assert parse_message(raw).subject == GB_SUBJECT
+
+
+def test_latin_1_text_is_not_taken_for_cjk():
+    text, notes = decode_header_text("Résumé für Café".encode("latin-1"))
+    assert text == "Résumé für Café"
+    assert any("windows-1252" in n for n in notes), notes
+
+
+UTF7 = (b"From: a@example.net\nMessage-ID: <u7@example.net>\nDate: Tue, 02 Jan 2024 10:00:00 +0000\n"
+        b"Subject: x +AD4- y, Gr+APwA3w-e\nContent-Type: text/plain; charset=utf-7\n\n"
+        + "Grüße".encode("utf-7") + b"\n")
+
+
+@pytest.mark.parametrize("kind", sorted(WRITERS))
+def test_a_utf7_subject_of_a_utf7_message_is_decoded(tmp_path, cache, kind):
+    assert b"+AD4-" in UTF7
+    source = source_of(tmp_path, kind, [UTF7])
+    (thread,) = source.list_recent_threads(None, SINCE)
+    assert thread.subject == "x > y, Grüße"
+    assert source.read_thread(thread.thread_id).messages[0].subject == "x > y, Grüße"
+
+
+def test_a_plus_in_an_ascii_subject_stays_when_the_body_is_not_utf7():
+    assert decode_header_text(b"C++ +AD4- patch", "utf-8")[0] == "C++ +AD4- patch"
+    assert decode_header_text(b"C++ patch", "utf-7")[0] == "C++ patch"
