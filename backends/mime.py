@@ -1390,6 +1390,9 @@ def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
                 blocks.append("\n".join(f"{k}: {v}" for k, v in block.items()))
             result.text_parts.append(TextPart(content_type=content_type, text="\n\n".join(blocks) + "\n"))
             return
+        if content_type == "message/external-body":
+            result.text_parts.append(_external_reference(part, children))
+            return
         if content_type == "message/rfc822" or maintype == "message":
             if content_type == "message/rfc822":
                 _attach_message(part, result)  # a forwarded message is listed and fetchable, as bytes
@@ -1467,12 +1470,36 @@ def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
                 _keep_inline_armor(part, result)
             return
     if content_type == "message/external-body":
-        result.text_parts.append(TextPart(
-            content_type=content_type,
-            text="(external body, not fetched) " + str(part.get("content-type", "")) + "\n",
-            note="message/external-body points elsewhere; nothing is fetched"))
+        result.text_parts.append(_external_reference(part, []))
         return
     _attach(part, result)
+
+
+# RFC 2046 §5.2.3 / RFC 2017: the parameters that say where an external body is.
+_EXTERNAL_PARAMETERS = ("access-type", "url", "site", "directory", "name", "server", "subject", "mode",
+                        "size", "expiration")
+
+
+def _external_reference(part: EmailMessage, children: list) -> TextPart:
+    """A message/external-body part: where its body is said to be, as text (never fetched, never
+    an attachment: the part holds no bytes, and saving it gave an empty file)."""
+    lines = ["[external reference: the body is not in this message and is not fetched]"]
+    for name in _EXTERNAL_PARAMETERS:
+        value = part.get_param(name, header="content-type")
+        if value:
+            text = value if isinstance(value, str) else str(value[2] if isinstance(value, tuple) else value)
+            lines.append(f"{name}: {' '.join(text.split())}")
+    inner = children[0] if children else None
+    if inner is not None:
+        try:
+            lines.append(f"content-type: {inner.get_content_type()}")
+            filename = inner.get_filename() or part.get_filename()
+        except Exception:  # noqa: BLE001 - a broken inner header: the reference is still shown
+            filename = None
+        if filename:
+            lines.append(f"filename: {' '.join(str(filename).split())}")
+    return TextPart(content_type="message/external-body", text="\n".join(lines) + "\n",
+                    note="message/external-body points elsewhere; nothing is fetched or saved")
 
 
 # RFC 3156: the protocol parameter names what the second part of the pair holds.

@@ -66,3 +66,50 @@ def test_a_utf7_subject_of_a_utf7_message_is_decoded(tmp_path, cache, kind):
 def test_a_plus_in_an_ascii_subject_stays_when_the_body_is_not_utf7():
     assert decode_header_text(b"C++ +AD4- patch", "utf-8")[0] == "C++ +AD4- patch"
     assert decode_header_text(b"C++ patch", "utf-7")[0] == "C++ patch"
+
+
+# -- message/external-body ------------------------------------------------------------------------
+
+EXTERNAL = b"""From: a@example.net
+To: security@example.org
+Subject: PoC over FTP
+Message-ID: <ext@example.net>
+Date: Tue, 02 Jan 2024 10:00:00 +0000
+MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary=b
+
+--b
+Content-Type: text/plain
+
+See the attached PoC.
+--b
+Content-Type: message/external-body; access-type=URL;
+ URL="http://poc.example/\x1b[31mpoc.bin"
+Content-Disposition: attachment; filename="poc.bin"
+
+Content-Type: application/octet-stream
+Content-Disposition: attachment; filename="poc.bin"
+Content-ID: <id1@example.net>
+
+--b
+Content-Type: text/x-python; name="real.py"
+Content-Disposition: attachment; filename="real.py"
+
+print("a real attachment")
+--b--
+"""
+
+
+@pytest.mark.parametrize("kind", sorted(WRITERS))
+def test_an_external_body_is_an_inert_reference_not_an_empty_attachment(tmp_path, cache, kind):
+    source = source_of(tmp_path, kind, [EXTERNAL])
+    (thread,) = source.list_recent_threads(None, SINCE)
+    (message,) = source.read_thread(thread.thread_id).messages
+    # Only the real attachment is listed (and saved): no 0-byte poc.bin.
+    assert [(a.filename, a.size) for a in message.attachments] == [("real.py", 26)]
+    assert source.attachment(message.backend_ref, 0) == b'print("a real attachment")'
+    (reference,) = [p for p in message.text_parts if p.content_type == "message/external-body"]
+    assert "external reference" in reference.text and "not fetched" in reference.text
+    assert "access-type: URL" in reference.text
+    assert "http://poc.example/\x1b[31mpoc.bin" in reference.text  # the data as sent; sinks make it inert
+    assert "filename: poc.bin" in reference.text
