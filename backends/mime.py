@@ -946,20 +946,53 @@ def parse_address_list(value: bytes | str | None, charset: str | None = None) ->
             decoded, _ = decode_header_text(raw_text, charset)
             if "=?" not in decoded:
                 return (_address_of_text(decoded),)
+    if "\\@" in raw_text:  # an escaped "@": getaddresses takes what follows the last "@" for the address
+        return _strict_addresses(raw_text, charset)
     from email.utils import getaddresses  # unusual address shapes only; email.utils costs ~3 ms at import
 
     try:
         pairs = getaddresses([raw_text])
     except (TypeError, ValueError, IndexError):
-        text, _ = decode_header_text(raw_text, charset)
-        return (Address(text.strip(), ""),)
+        return (_unreadable_address(raw_text, charset),)
     result = []
     for name, email in pairs:
         if not name and not email:
             continue
+        email = email.strip()
+        if "@" in email and not _HAS_LOCAL_AND_DOMAIN.fullmatch(email):
+            # "@host" or "user@": a piece of something getaddresses could not read, not an address.
+            return _strict_addresses(raw_text, charset)
         display, _ = decode_header_text(name, charset)
-        result.append(Address(display.strip(), _clean_email(email.strip(), charset)))
+        result.append(Address(display.strip(), _clean_email(email, charset)))
     return tuple(result)
+
+
+_HAS_LOCAL_AND_DOMAIN = re.compile(r".*[^@\s]@[^@\s]+")
+
+
+def _unreadable_address(raw_text: str, charset: str | None) -> Address:
+    """A From-like value with no readable address: its raw text as the name (shown through the
+    inert sinks like any name), no address (never one made from a piece of it)."""
+    text, _ = decode_header_text(" ".join(raw_text.split()), charset)
+    return Address(text.strip(), "")
+
+
+def _strict_addresses(raw_text: str, charset: str | None) -> tuple[Address, ...]:
+    """The addresses ``policy.default`` reads in a value the legacy parser misreads (a quoted-pair
+    outside quotes: ``<Postmaster\\@example.com@xxx.com>`` is ``xxx.com`` to ``getaddresses``).
+    The valid addresses it finds are kept; for an invalid one the raw value stands (after them)
+    as a name with no address."""
+    try:
+        header = _policy().header_factory("to", raw_text)
+        found = [(a.display_name, a.username, a.domain, a.addr_spec) for a in header.addresses]
+        defects = header.defects
+    except Exception:  # noqa: BLE001 - the header classes raise on some inputs
+        return (_unreadable_address(raw_text, charset),)
+    valid = tuple(Address(" ".join(name.split()), _clean_email(spec, charset))
+                  for name, user, domain, spec in found if user and domain)
+    if len(valid) < len(found) or not valid and defects:
+        return valid + (_unreadable_address(raw_text, charset),)
+    return valid
 
 
 # ---------------------------------------------------------------------------

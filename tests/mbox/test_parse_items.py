@@ -113,3 +113,38 @@ def test_an_external_body_is_an_inert_reference_not_an_empty_attachment(tmp_path
     assert "access-type: URL" in reference.text
     assert "http://poc.example/\x1b[31mpoc.bin" in reference.text  # the data as sent; sinks make it inert
     assert "filename: poc.bin" in reference.text
+
+
+# -- an escaped "@" in a From address ---------------------------------------------------------------
+
+@pytest.mark.parametrize("raw_from", [b"<Postmaster\\@example.com@xxx.com>", b"Postmaster\\@example.com@xxx.com",
+                                      b"Mail Delivery <Postmaster\\@example.com@xxx.com>"])
+def test_an_escaped_at_in_a_from_never_gives_a_wrong_domain(raw_from):
+    from mailtriage.backends.mime import parse_address
+
+    address = parse_address(raw_from)
+    # policy.default finds no valid address here: the raw text is shown (as a name, through the
+    # inert sinks), and no address is made up from a piece of it.
+    assert address.email == ""
+    assert "Postmaster\\@example.com@xxx.com" in address.name
+
+
+def test_quoted_and_plain_addresses_still_read_as_policy_default_reads_them():
+    from mailtriage.backends.mime import parse_address, parse_address_list
+
+    assert parse_address(b'"Postmaster@example.com"@xxx.com').email == '"Postmaster@example.com"@xxx.com'
+    assert parse_address(b'"Post\\"master" <p@example.com>').email == "p@example.com"
+    assert [a.email for a in parse_address_list(b"a@example.com, <x\\@y@z.example>")][:1] == ["a@example.com"]
+    assert all(a.email != "z.example" for a in parse_address_list(b"a@example.com, <x\\@y@z.example>"))
+
+
+@pytest.mark.parametrize("kind", sorted(WRITERS))
+def test_a_listed_sender_with_an_escaped_at_is_not_the_trailing_domain(tmp_path, cache, kind):
+    raw = (b"From: <Postmaster\\@example.com@xxx.com>\nMessage-ID: <esc@example.net>\n"
+           b"Date: Tue, 02 Jan 2024 10:00:00 +0000\nSubject: bounce\n\nbody\n")
+    source = source_of(tmp_path, kind, [raw])
+    (thread,) = source.list_recent_threads(None, SINCE)
+    assert thread.sender.email == ""
+    assert "Postmaster\\@example.com@xxx.com" in thread.sender.name
+    (message,) = source.read_thread(thread.thread_id).messages
+    assert message.sender == thread.sender
