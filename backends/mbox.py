@@ -393,7 +393,7 @@ class ScanState:
         following = _HEADER_BLOCK.search(b"\n" + data, begin)
         if following is not None:
             data = data[: following.start()]  # the "\n" before the next From_ line, as _message_bytes keeps it
-            data = data[:-1] if data.endswith(b"\n\n") else data
+            data = drop_separator_line(data)
         newline = data.find(b"\n")
         return data[newline + 1:] if newline >= 0 else b""
 
@@ -576,7 +576,15 @@ def _message_bytes(buf: bytearray, start: int, end: int, data_end: int) -> bytes
     ``end`` is the newline before the next From_ line (or ``data_end``): it ends the
     message's last line, unless that line is the blank separator, which is dropped.
     """
-    raw = bytes(buf[start : end + 1 if end < data_end else end])
+    return drop_separator_line(bytes(buf[start : end + 1 if end < data_end else end]))
+
+
+def drop_separator_line(raw: bytes) -> bytes:
+    """``raw`` without its last line when that line is blank: the blank line before the next
+    From_ line (or at the end of the file) is the separator's, not the body's, whether it ends
+    in LF or in CRLF (an mbox written with CRLF line ends)."""
+    if raw.endswith(b"\n\r\n"):
+        return raw[:-2]
     return raw[:-1] if raw.endswith(b"\n\n") else raw
 
 
@@ -1572,8 +1580,8 @@ class MboxSource(MailSource):
                 data = handle.read(min(size, cap + _HEADER_READ) if cap else size)
             if index.line_ends == "cr":
                 data = data.replace(b"\r", b"\n")
-            if len(data) == size and data.endswith(b"\n\n"):
-                data = data[:-1]  # the blank line before the next From_ line is the separator's
+            if len(data) == size:
+                data = drop_separator_line(data)
             newline = data.find(b"\n")
             data = data[newline + 1 :] if data.startswith(b"From ") and newline >= 0 else data
             return mbox_unquote(data), size - (newline + 1 if newline >= 0 else 0)

@@ -148,3 +148,29 @@ def test_a_listed_sender_with_an_escaped_at_is_not_the_trailing_domain(tmp_path,
     assert "Postmaster\\@example.com@xxx.com" in thread.sender.name
     (message,) = source.read_thread(thread.thread_id).messages
     assert message.sender == thread.sender
+
+
+# -- the mbox separator's blank line ---------------------------------------------------------------
+
+def _poc(n: int, body: bytes, message_id: bool = True) -> bytes:
+    mid = b"Message-ID: <poc%d@example.net>\n" % n if message_id else b""
+    return (b"From: a@example.net\n" + mid + b"Date: Tue, 0%d Jan 2024 10:00:00 +0000\nSubject: poc %d\n" % (n, n)
+            + b"Content-Type: text/x-sh\nContent-Disposition: attachment; filename=poc.sh\n\n" + body)
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"], ids=["lf", "crlf"])
+@pytest.mark.parametrize("message_id", [True, False], ids=["with-id", "synthetic-id"])
+def test_the_blank_line_before_a_from_line_belongs_to_the_separator(tmp_path, cache, eol, message_id):
+    bodies = [b"#!/bin/sh\necho one\n", b"ends with its own blank line\n\n", b"#!/bin/sh\necho last\n"]
+    envelope = b"From a@example.net Tue Jan  2 10:00:00 2024\n"
+    data = b"".join(envelope + _poc(n + 1, body, message_id) + b"\n" for n, body in enumerate(bodies))
+    path = tmp_path / "a.mbox"
+    path.write_bytes(data.replace(b"\n", eol))
+    source = MboxSource("archive", {"path": str(path)})
+    threads = source.list_recent_threads(None, SINCE)
+    assert len(threads) == 3
+    saved = {}
+    for thread in threads:
+        (message,) = source.read_thread(thread.thread_id).messages
+        saved[message.subject] = source.attachment(message.backend_ref, 0)
+    assert saved == {f"poc {n + 1}": body.replace(b"\n", eol) for n, body in enumerate(bodies)}
