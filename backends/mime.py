@@ -1346,6 +1346,7 @@ def _attach(part: EmailMessage, result: _Walk, extra_notes: list[str] | None = N
         filename = f"unnamed-{index + 1}"
         notes.append("the part names no file; name made up")
     data, payload_notes = _payload_bytes(part)
+    data = _as_saved(part, data)
     notes.extend(payload_notes)
     if part.get_content_type() == "application/pgp-keys":
         from mailtriage.backends.pgp_status import PgpMaterial  # OpenPGP pieces only (see the top)
@@ -1864,4 +1865,20 @@ def attachment_bytes(raw: bytes, index: int) -> bytes:
     if part.get_content_type() == "message/rfc822" and part.is_multipart():
         return _message_bytes(part)
     data, _ = _payload_bytes(part)
-    return data
+    return _as_saved(part, data)
+
+
+# Transfer encodings whose line breaks are the wire's (RFC 5322 lines end CRLF; IMAP and a
+# CRLF mbox or .eml keep them), not the sender's file: base64 carries the file's own bytes.
+_LINE_ENCODINGS = frozenset({"", "7bit", "8bit", "binary", "quoted-printable"})
+
+
+def _as_saved(part: EmailMessage, data: bytes) -> bytes:
+    """An attachment's bytes as saved: a text part sent in a line encoding gets LF line ends
+    (the sender's file had them: a Unix PoC's ``#!/bin/sh\r`` shebang would break otherwise),
+    so IMAP, a CRLF mbox and an LF mbox give the same file. Base64 and non-text parts are
+    saved byte for byte."""
+    if part.get_content_maintype() != "text" or b"\r\n" not in data:
+        return data
+    encoding = str(part.get("content-transfer-encoding", "") or "").strip().lower()
+    return data.replace(b"\r\n", b"\n") if encoding in _LINE_ENCODINGS else data

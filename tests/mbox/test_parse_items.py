@@ -155,7 +155,7 @@ def test_a_listed_sender_with_an_escaped_at_is_not_the_trailing_domain(tmp_path,
 def _poc(n: int, body: bytes, message_id: bool = True) -> bytes:
     mid = b"Message-ID: <poc%d@example.net>\n" % n if message_id else b""
     return (b"From: a@example.net\n" + mid + b"Date: Tue, 0%d Jan 2024 10:00:00 +0000\nSubject: poc %d\n" % (n, n)
-            + b"Content-Type: text/x-sh\nContent-Disposition: attachment; filename=poc.sh\n\n" + body)
+            + b"Content-Type: application/x-sh\nContent-Disposition: attachment; filename=poc.sh\n\n" + body)
 
 
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n"], ids=["lf", "crlf"])
