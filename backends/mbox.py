@@ -1441,8 +1441,10 @@ class MboxSource(MailSource):
             head = members[0] if mids[members[0]] == group.root_id else self._head_member(index, group)
             raw_subject, raw_sender = subjects[head], senders[head]
             charset = None
-            if header_needs_charset(raw_subject) or header_needs_charset(raw_sender):
-                charset = self._row_charset(index, head)  # raw 8-bit or UTF-7 header: the body's charset first
+            # A raw 8-bit header (or a UTF-7 subject) reads in the body's charset first. Only the
+            # subject is checked for UTF-7: plus-addressing (a+tag-x@) in senders is common.
+            if header_needs_charset(raw_subject) or not (raw_sender or b"").isascii():
+                charset = self._row_charset(index, head)
             subject, subject_notes = decode_header_text(raw_subject, charset)
             count = len(members)
             if count == 1:
