@@ -272,9 +272,10 @@ class ThreadSummary:
     @classmethod
     def _of_message_id_root(cls, synthetic: bool, root_id: str, subject: str, sender: Address,
                             last_activity: datetime | None, message_count: int, participants: tuple[str, ...],
-                            unread: bool, continued: bool, sent: datetime | None) -> "ThreadSummary":
+                            unread: bool, continued: bool, sent: datetime | None,
+                            date_marker: str = "") -> "ThreadSummary":
         """``cls(ThreadId(kind, root_id), subject, root_id, sender, last_activity, message_count,
-        participants, unread, continued=continued, sent=sent)`` where ``kind`` is ``msgid``
+        participants, unread, date_marker=date_marker, continued=continued, sent=sent)`` where ``kind`` is ``msgid``
         (``msgid-synthetic`` with ``synthetic``), without the generated ``__init__`` and both
         ``__post_init__``: a listing of a dense IMAP window makes some 18,000 at once, and
         these calls were half of the time it took to sum its threads up (backends/imap/recent.py).
@@ -292,7 +293,7 @@ class ThreadSummary:
         set_field(thread_id, "value", root_id)
         set_field(thread_id, "root", root_id)
         return cls._of_fields(thread_id, subject, root_id, sender, last_activity, message_count, participants,
-                              unread, (), "", continued, sent)
+                              unread, (), date_marker, continued, sent)
 
     @classmethod
     def _of_fields(cls, thread_id: ThreadId, subject: str, root_message_id: str, sender: Address,

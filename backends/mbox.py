@@ -83,6 +83,7 @@ from mailtriage.backends.mime import (
     unfold_header_names,
     attachment_bytes,
     decode_header_text,
+    header_needs_charset,
     header_fields,
     normalize_line_ends,
     parse_address,
@@ -107,8 +108,11 @@ _PARALLEL_MIN_BYTES = 64 * 1024 * 1024
 _CHILD_TIMEOUT_SECONDS = 300
 _HEADER_READ = 64 * 1024
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
-_MAX_HEADER_BYTES = 1024 * 1024
+# A file's header block is read to its end (a mail loop's trace headers pass 1 MiB, and what a
+# listing shows may come after them), bounded only by the largest message a read accepts.
+_MAX_HEADER_BYTES = DEFAULT_MAX_MESSAGE_BYTES
 _SYNTHETIC_READ = 2 * 1024 * 1024
+_BLANK_LINE_AFTER = re.compile(rb"\n\n|\r\n\r\n|\r\r")
 
 # One message's header block: its From_ line and every header line after it (a
 # field, or a continuation), ending at the first line that is neither: the blank
@@ -389,7 +393,7 @@ class ScanState:
         following = _HEADER_BLOCK.search(b"\n" + data, begin)
         if following is not None:
             data = data[: following.start()]  # the "\n" before the next From_ line, as _message_bytes keeps it
-            data = data[:-1] if data.endswith(b"\n\n") else data
+            data = drop_separator_line(data)
         newline = data.find(b"\n")
         return data[newline + 1:] if newline >= 0 else b""
 
@@ -572,7 +576,15 @@ def _message_bytes(buf: bytearray, start: int, end: int, data_end: int) -> bytes
     ``end`` is the newline before the next From_ line (or ``data_end``): it ends the
     message's last line, unless that line is the blank separator, which is dropped.
     """
-    raw = bytes(buf[start : end + 1 if end < data_end else end])
+    return drop_separator_line(bytes(buf[start : end + 1 if end < data_end else end]))
+
+
+def drop_separator_line(raw: bytes) -> bytes:
+    """``raw`` without its last line when that line is blank: the blank line before the next
+    From_ line (or at the end of the file) is the separator's, not the body's, whether it ends
+    in LF or in CRLF (an mbox written with CRLF line ends)."""
+    if raw.endswith(b"\n\r\n"):
+        return raw[:-2]
     return raw[:-1] if raw.endswith(b"\n\n") else raw
 
 
@@ -815,16 +827,17 @@ def _mbox_prefix(head: bytes) -> tuple[int, str | None]:
 # ---------------------------------------------------------------------------
 
 def _read_header(path: Path) -> bytes:
-    """The head of a message file, enough to hold its header block."""
+    """The head of a message file, enough to hold its whole header block."""
     with open(path, "rb") as handle:
-        data = handle.read(_HEADER_READ)
-        while len(data) < _MAX_HEADER_BYTES and b"\n\n" not in data and b"\r\n\r\n" not in data \
-                and b"\r\r" not in data:
+        data = bytearray(handle.read(_HEADER_READ))
+        looked = 0  # what was already searched for the blank line (less 3 bytes that may start one)
+        while len(data) < _MAX_HEADER_BYTES and not _BLANK_LINE_AFTER.search(data, looked):
             more = handle.read(_HEADER_READ)
             if not more:
                 break
+            looked = max(0, len(data) - 3)
             data += more
-    return data
+    return bytes(data)
 
 
 def _index_files(fmt: str, files: Sequence[Path], delivery_time) -> ArchiveIndex:
@@ -1428,8 +1441,10 @@ class MboxSource(MailSource):
             head = members[0] if mids[members[0]] == group.root_id else self._head_member(index, group)
             raw_subject, raw_sender = subjects[head], senders[head]
             charset = None
-            if not (raw_subject or b"").isascii() or not (raw_sender or b"").isascii():
-                charset = self._row_charset(index, head)  # raw 8-bit header: the body's charset first
+            # A raw 8-bit header (or a UTF-7 subject) reads in the body's charset first. Only the
+            # subject is checked for UTF-7: plus-addressing (a+tag-x@) in senders is common.
+            if header_needs_charset(raw_subject) or not (raw_sender or b"").isascii():
+                charset = self._row_charset(index, head)
             subject, subject_notes = decode_header_text(raw_subject, charset)
             count = len(members)
             if count == 1:
@@ -1546,7 +1561,7 @@ class MboxSource(MailSource):
         messages.sort(key=lambda item: (item[0], item[1]))  # oldest first; undated ones before all
         head = self._head_member(index, group)
         raw_subject = index.subjects[head]
-        charset = self._row_charset(index, head) if raw_subject and not raw_subject.isascii() else None
+        charset = self._row_charset(index, head) if header_needs_charset(raw_subject) else None
         subject, _ = decode_header_text(raw_subject, charset)
         notes = list(index.archive_notes)
         if not any(index.message_ids[m] == group.root_id for m in group.members):
@@ -1567,8 +1582,8 @@ class MboxSource(MailSource):
                 data = handle.read(min(size, cap + _HEADER_READ) if cap else size)
             if index.line_ends == "cr":
                 data = data.replace(b"\r", b"\n")
-            if len(data) == size and data.endswith(b"\n\n"):
-                data = data[:-1]  # the blank line before the next From_ line is the separator's
+            if len(data) == size:
+                data = drop_separator_line(data)
             newline = data.find(b"\n")
             data = data[newline + 1 :] if data.startswith(b"From ") and newline >= 0 else data
             return mbox_unquote(data), size - (newline + 1 if newline >= 0 else 0)

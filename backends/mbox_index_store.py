@@ -3,8 +3,8 @@
 What is stored (under ``<cache dir>/mbox/``, mode 0600, see :mod:`core.cache_file`): the
 :class:`~backends.mbox.ArchiveIndex` columns (byte offsets, Message-IDs, dates, raw subjects
 and senders, sender addresses, per-message notes), the threading links and the thread groups,
-plus what identifies the archive as it was indexed: its path, inode, size, mtime and a digest
-of its last 4 KiB. Never a message body.
+plus what identifies the archive as it was indexed: its path, inode, size, mtime, change time
+(ctime) and a digest of its last 4 KiB. Never a message body.
 
 Two files per archive:
 
@@ -22,7 +22,7 @@ Two files per archive:
 
 When the index is used:
 
-* same inode, size and mtime, and the tail digest still matches (the delta's stamp when there
+* same inode, size, mtime and ctime, and the tail digest still matches (the delta's stamp when there
   is one, else the base's): as it is;
 * same inode, the file grew, the old tail is unchanged and a From_ line starts exactly where
   the old file ended (a message was appended, as every MDA and list archiver does): only the
@@ -57,9 +57,10 @@ from mailtriage.core.trace import TRACE
 KIND = "mbox-index"
 # 6: a message whose first line is a quoted ">From " envelope line keeps its header block
 #    (issue 33): an index of 5 holds it without sender, subject or Message-ID.
-VERSION = 6
+# 7: the archive stamp holds the ctime too (issue 33): a stamp of 6 has none.
+VERSION = 7
 DELTA_KIND = "mbox-index-delta"
-DELTA_VERSION = 1
+DELTA_VERSION = 2  # 2: the stamp holds the ctime
 # Compaction: an append rewrites the base once the delta holds more than 1/COMPACT_SHARE of
 # the base's rows (and more than COMPACT_MIN_ROWS): 6,250 rows of a 100,000-message archive,
 # about 1.7 MB of delta to load and rewrite on each append, against 27 MB for the base.
@@ -76,10 +77,13 @@ class ArchiveStamp:
     inode: int
     size: int
     mtime_ns: int
+    # A rewrite in place can keep the size and set the mtime back (utime); the ctime cannot be
+    # set back, so it tells such a rewrite (a chmod or a new hard link also moves it: a rebuild).
+    ctime_ns: int
     tail: bytes  # blake2b of the last TAIL bytes before ``size``
 
     def to_plain(self) -> tuple:
-        return (self.inode, self.size, self.mtime_ns, self.tail)
+        return (self.inode, self.size, self.mtime_ns, self.ctime_ns, self.tail)
 
     @classmethod
     def from_plain(cls, plain: tuple) -> "ArchiveStamp":
@@ -93,7 +97,8 @@ def tail_digest(fd: int, size: int) -> bytes:
 
 def stamp_of(fd: int) -> ArchiveStamp:
     info = os.fstat(fd)
-    return ArchiveStamp(info.st_ino, info.st_size, info.st_mtime_ns, tail_digest(fd, info.st_size))
+    return ArchiveStamp(info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns,
+                        tail_digest(fd, info.st_size))
 
 
 def store_path(archive: Path) -> Path:

@@ -695,8 +695,24 @@ def _decode_encoded_word(charset: str, encoding: str, payload: str) -> tuple[str
     return text, (f"encoded-word: {charset_note}" if charset_note else None)
 
 
+# Raw 8-bit header bytes shaped like a double-byte EUC charset: every run of non-ASCII bytes is
+# pairs of bytes in 0xA1-0xFE. GB2312 (EUC-CN) is the commonest such header in mail and GB18030
+# decodes it (and GBK); EUC-KR and EUC-JP share the shape but cannot be told apart from it, so
+# they are read as GB18030 only when the message declares no charset of its own. Latin text
+# (an accented letter between ASCII ones, a run of odd length or with bytes below 0xA1) is not
+# EUC-shaped and keeps the windows-1252 fallback.
+_HIGH_RUN = re.compile(rb"[\x80-\xff]+")
+_EUC_PAIRS = re.compile(rb"(?:[\xa1-\xfe][\xa1-\xfe])+")
+
+
+def _euc_shaped(value: bytes) -> bool:
+    runs = _HIGH_RUN.findall(value)
+    return bool(runs) and all(_EUC_PAIRS.fullmatch(run) for run in runs)
+
+
 def _decode_raw_header(value: bytes, charset: str | None, notes: list[str]) -> str:
-    """A header with raw 8-bit bytes: the body's declared charset, then utf-8, then windows-1252."""
+    """A header with raw 8-bit bytes: the body's declared charset, then utf-8, then GB18030 when
+    the bytes are EUC-shaped (see ``_euc_shaped``), then windows-1252."""
     codec = _codec_name(charset)
     if codec is not None and codec not in ("ascii", "utf-8"):
         try:
@@ -708,10 +724,43 @@ def _decode_raw_header(value: bytes, charset: str | None, notes: list[str]) -> s
     try:
         text = value.decode("utf-8")
         notes.append("raw 8-bit characters in the header; read as utf-8")
+        return text
     except UnicodeDecodeError:
-        text = value.decode("windows-1252", "replace")
-        notes.append("raw 8-bit characters in the header, not utf-8; read as windows-1252")
+        pass
+    if _euc_shaped(value):
+        try:
+            text = value.decode("gb18030")
+            notes.append("raw 8-bit characters in the header, not utf-8, shaped like GB2312/EUC; "
+                         "read as gb18030 (a guess)")
+            return text
+        except UnicodeDecodeError:
+            pass
+    text = value.decode("windows-1252", "replace")
+    notes.append("raw 8-bit characters in the header, not utf-8; read as windows-1252")
     return text
+
+
+# A UTF-7 shift sequence (``+AD4-`` is ``>``): an ASCII header of a message whose body declares
+# UTF-7 was written in UTF-7 by the same client. Only with the ``-`` that ends it, so ``C++``
+# or ``a+b`` stay as they are.
+_UTF7_SHIFT = re.compile(rb"\+[A-Za-z0-9+/]+-")
+
+
+def header_needs_charset(value: bytes | None) -> bool:
+    """Whether decoding header ``value`` depends on the charset the message body declares
+    (raw 8-bit bytes, or a UTF-7 shift sequence)."""
+    return bool(value) and (not value.isascii() or _UTF7_SHIFT.search(value) is not None)
+
+
+def _decode_utf7_header(text: str, charset: str | None, notes: list[str]) -> str:
+    if charset is None or _codec_name(charset) != "utf-7" or _UTF7_SHIFT.search(text.encode("ascii")) is None:
+        return text
+    try:
+        decoded = text.encode("ascii").decode("utf-7")
+    except UnicodeDecodeError:
+        return text
+    notes.append(f"the header is written in UTF-7, the body's charset ({charset}); decoded")
+    return decoded
 
 
 def decode_header_text(value: bytes | str | None, charset: str | None = None) -> tuple[str, list[str]]:
@@ -721,7 +770,9 @@ def decode_header_text(value: bytes | str | None, charset: str | None = None) ->
     charset are joined before decoding, RFC 2047 section 6.2, so a character split
     over two words survives), falls back (with a note) for unknown or mislabelled
     charsets, decodes raw 8-bit headers (``charset``, the body's declared charset,
-    then utf-8, then windows-1252) with a note, and unfolds continuation lines.
+    then utf-8, then GB18030 for EUC-shaped bytes, then windows-1252) with a note, reads
+    an ASCII header with UTF-7 shift sequences as UTF-7 when ``charset`` is UTF-7, and
+    unfolds continuation lines.
     """
     notes: list[str] = []
     if value is None:
@@ -729,7 +780,7 @@ def decode_header_text(value: bytes | str | None, charset: str | None = None) ->
     if isinstance(value, str):
         value = value.encode("utf-8", "surrogateescape")
     try:
-        text = value.decode("ascii")
+        text = _decode_utf7_header(value.decode("ascii"), charset, notes)
     except UnicodeDecodeError:
         text = _decode_raw_header(value, charset, notes)
     if "\n" in text or "\r" in text:
@@ -895,20 +946,53 @@ def parse_address_list(value: bytes | str | None, charset: str | None = None) ->
             decoded, _ = decode_header_text(raw_text, charset)
             if "=?" not in decoded:
                 return (_address_of_text(decoded),)
+    if "\\@" in raw_text:  # an escaped "@": getaddresses takes what follows the last "@" for the address
+        return _strict_addresses(raw_text, charset)
     from email.utils import getaddresses  # unusual address shapes only; email.utils costs ~3 ms at import
 
     try:
         pairs = getaddresses([raw_text])
     except (TypeError, ValueError, IndexError):
-        text, _ = decode_header_text(raw_text, charset)
-        return (Address(text.strip(), ""),)
+        return (_unreadable_address(raw_text, charset),)
     result = []
     for name, email in pairs:
         if not name and not email:
             continue
+        email = email.strip()
+        if "@" in email and not _HAS_LOCAL_AND_DOMAIN.fullmatch(email):
+            # "@host" or "user@": a piece of something getaddresses could not read, not an address.
+            return _strict_addresses(raw_text, charset)
         display, _ = decode_header_text(name, charset)
-        result.append(Address(display.strip(), _clean_email(email.strip(), charset)))
+        result.append(Address(display.strip(), _clean_email(email, charset)))
     return tuple(result)
+
+
+_HAS_LOCAL_AND_DOMAIN = re.compile(r".*[^@\s]@[^@\s]+")
+
+
+def _unreadable_address(raw_text: str, charset: str | None) -> Address:
+    """A From-like value with no readable address: its raw text as the name (shown through the
+    inert sinks like any name), no address (never one made from a piece of it)."""
+    text, _ = decode_header_text(" ".join(raw_text.split()), charset)
+    return Address(text.strip(), "")
+
+
+def _strict_addresses(raw_text: str, charset: str | None) -> tuple[Address, ...]:
+    """The addresses ``policy.default`` reads in a value the legacy parser misreads (a quoted-pair
+    outside quotes: ``<Postmaster\\@example.com@xxx.com>`` is ``xxx.com`` to ``getaddresses``).
+    The valid addresses it finds are kept; for an invalid one the raw value stands (after them)
+    as a name with no address."""
+    try:
+        header = _policy().header_factory("to", raw_text)
+        found = [(a.display_name, a.username, a.domain, a.addr_spec) for a in header.addresses]
+        defects = header.defects
+    except Exception:  # noqa: BLE001 - the header classes raise on some inputs
+        return (_unreadable_address(raw_text, charset),)
+    valid = tuple(Address(" ".join(name.split()), _clean_email(spec, charset))
+                  for name, user, domain, spec in found if user and domain)
+    if len(valid) < len(found) or not valid and defects:
+        return valid + (_unreadable_address(raw_text, charset),)
+    return valid
 
 
 # ---------------------------------------------------------------------------
@@ -1262,6 +1346,7 @@ def _attach(part: EmailMessage, result: _Walk, extra_notes: list[str] | None = N
         filename = f"unnamed-{index + 1}"
         notes.append("the part names no file; name made up")
     data, payload_notes = _payload_bytes(part)
+    data = _as_saved(part, data)
     notes.extend(payload_notes)
     if part.get_content_type() == "application/pgp-keys":
         from mailtriage.backends.pgp_status import PgpMaterial  # OpenPGP pieces only (see the top)
@@ -1338,6 +1423,9 @@ def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
             for block in children:
                 blocks.append("\n".join(f"{k}: {v}" for k, v in block.items()))
             result.text_parts.append(TextPart(content_type=content_type, text="\n\n".join(blocks) + "\n"))
+            return
+        if content_type == "message/external-body":
+            result.text_parts.append(_external_reference(part, children))
             return
         if content_type == "message/rfc822" or maintype == "message":
             if content_type == "message/rfc822":
@@ -1416,12 +1504,36 @@ def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
                 _keep_inline_armor(part, result)
             return
     if content_type == "message/external-body":
-        result.text_parts.append(TextPart(
-            content_type=content_type,
-            text="(external body, not fetched) " + str(part.get("content-type", "")) + "\n",
-            note="message/external-body points elsewhere; nothing is fetched"))
+        result.text_parts.append(_external_reference(part, []))
         return
     _attach(part, result)
+
+
+# RFC 2046 §5.2.3 / RFC 2017: the parameters that say where an external body is.
+_EXTERNAL_PARAMETERS = ("access-type", "url", "site", "directory", "name", "server", "subject", "mode",
+                        "size", "expiration")
+
+
+def _external_reference(part: EmailMessage, children: list) -> TextPart:
+    """A message/external-body part: where its body is said to be, as text (never fetched, never
+    an attachment: the part holds no bytes, and saving it gave an empty file)."""
+    lines = ["[external reference: the body is not in this message and is not fetched]"]
+    for name in _EXTERNAL_PARAMETERS:
+        value = part.get_param(name, header="content-type")
+        if value:
+            text = value if isinstance(value, str) else str(value[2] if isinstance(value, tuple) else value)
+            lines.append(f"{name}: {' '.join(text.split())}")
+    inner = children[0] if children else None
+    if inner is not None:
+        try:
+            lines.append(f"content-type: {inner.get_content_type()}")
+            filename = inner.get_filename() or part.get_filename()
+        except Exception:  # noqa: BLE001 - a broken inner header: the reference is still shown
+            filename = None
+        if filename:
+            lines.append(f"filename: {' '.join(str(filename).split())}")
+    return TextPart(content_type="message/external-body", text="\n".join(lines) + "\n",
+                    note="message/external-body points elsewhere; nothing is fetched or saved")
 
 
 # RFC 3156: the protocol parameter names what the second part of the pair holds.
@@ -1753,4 +1865,20 @@ def attachment_bytes(raw: bytes, index: int) -> bytes:
     if part.get_content_type() == "message/rfc822" and part.is_multipart():
         return _message_bytes(part)
     data, _ = _payload_bytes(part)
-    return data
+    return _as_saved(part, data)
+
+
+# Transfer encodings whose line breaks are the wire's (RFC 5322 lines end CRLF; IMAP and a
+# CRLF mbox or .eml keep them), not the sender's file: base64 carries the file's own bytes.
+_LINE_ENCODINGS = frozenset({"", "7bit", "8bit", "binary", "quoted-printable"})
+
+
+def _as_saved(part: EmailMessage, data: bytes) -> bytes:
+    """An attachment's bytes as saved: a text part sent in a line encoding gets LF line ends
+    (the sender's file had them: a Unix PoC's ``#!/bin/sh\r`` shebang would break otherwise),
+    so IMAP, a CRLF mbox and an LF mbox give the same file. Base64 and non-text parts are
+    saved byte for byte."""
+    if part.get_content_maintype() != "text" or b"\r\n" not in data:
+        return data
+    encoding = str(part.get("content-transfer-encoding", "") or "").strip().lower()
+    return data.replace(b"\r\n", b"\n") if encoding in _LINE_ENCODINGS else data

@@ -53,6 +53,7 @@ from mailtriage.backends.archive_http import (
     ArchiveBadResponse,
     ArchiveHttp,
     ArchiveNotFound,
+    ArchiveServerError,
     SourceSettings,
     ThreadListing,
     aware,
@@ -297,7 +298,7 @@ class PonyMailSource(MailSource):
         if not isinstance(tree, list):
             raise ArchiveBadResponse(self.name, f"{what}: no thread_struct in the answer")
         emails = {e.get("mid"): e for e in stats["emails"] if isinstance(e, dict) and e.get("mid")}
-        capped = _cap_note(stats, since, f"{lname}@{domain}")
+        capped = _cap_note(stats, since, f"{lname}@{domain}") or self._cap_probe(stats, since, lname, domain, notes)
         if capped:
             notes.append(capped)
         summaries: dict[str, ThreadSummary] = {}
@@ -320,6 +321,45 @@ class PonyMailSource(MailSource):
         listed = [s for s in summaries.values() if s.last_activity is None or s.last_activity >= since]
         listed.sort(key=lambda s: s.last_activity or datetime.min.replace(tzinfo=timezone.utc), reverse=True)
         return ThreadListing(listed, notes=notes, complete=not capped, requests=self.http.requests_sent - before)
+
+    def _cap_probe(self, stats: Mapping[str, Any], since: datetime, lname: str, domain: str,
+                   notes: list[str]) -> str | None:
+        """The ``max_hits`` check for any window (``_cap_note`` needs a whole month inside it):
+        one small ``quick`` stats request (epochs only) for the days from ``since`` to the oldest
+        message returned. The cap keeps the newest mail, so any message it finds at or after
+        ``since`` and before that oldest one (or more at its very second than came back) was
+        dropped. Asked only when ``active_months`` leaves room for dropped mail (see
+        ``_months_leave_room``); nothing returned: nothing to check."""
+        returned = [e["epoch"] for e in stats.get("emails") or []
+                    if isinstance(e, dict) and isinstance(e.get("epoch"), (int, float)) and not isinstance(e.get("epoch"), bool)]
+        if not returned:
+            return None
+        oldest_epoch = min(returned)
+        oldest = from_epoch(oldest_epoch)
+        if oldest is None or oldest < since:
+            return None  # the answer reaches back past the window: nothing inside it was cut
+        if not _months_leave_room(stats.get("active_months"), returned, since, oldest):
+            return None
+        address = f"{lname}@{domain}"
+        what = f"the max_hits check of {address}"
+        try:
+            probe = self.http.get_json(self._api("stats"), {
+                "list": lname, "domain": domain, "quick": "1",
+                "d": f"dfr={since:%Y-%m-%d}|dto={oldest:%Y-%m-%d}"}, what=what)
+        except (ArchiveServerError, ArchiveBadResponse) as exc:
+            notes.append(f"could not check whether Pony Mail's max_hits cap cut the listing of {address}: {exc}")
+            return None
+        epochs = [e.get("epoch") for e in (probe.get("emails") if isinstance(probe, dict) else None) or []
+                  if isinstance(e, dict)]
+        epochs = [x for x in epochs if isinstance(x, (int, float)) and not isinstance(x, bool)]
+        since_epoch = since.timestamp()
+        missing = sum(1 for x in epochs if since_epoch <= x < oldest_epoch)
+        missing += max(0, epochs.count(oldest_epoch) - returned.count(oldest_epoch))
+        if not missing:
+            return None
+        return (f"Pony Mail returned only the newest {len(returned)} messages of {address} (its silent max_hits "
+                f"cap): at least {missing} older ones since {since:%Y-%m-%d %H:%M} were not returned, so threads "
+                f"with mail before {oldest:%Y-%m-%d %H:%M} may be missing; the listing is incomplete")
 
     def _under_real_root(self, node: dict, emails: dict[str, dict], since: datetime) -> ThreadSummary:
         """The summary of the whole thread a window's reply belongs to (one thread request)."""
@@ -654,6 +694,27 @@ def _cap_note(stats: Mapping[str, Any], since: datetime, address: str) -> str | 
                 f"cap): at least {missing} older ones since {since:%Y-%m-%d} were not returned, so threads with "
                 f"mail before {oldest:%Y-%m-%d %H:%M} may be missing; the listing is incomplete")
     return None
+
+
+def _months_leave_room(months: Any, returned: list, since: datetime, oldest: datetime) -> bool:
+    """Whether a month from ``since`` to ``oldest`` has more mail (``active_months``, uncapped,
+    whole months) than came back in it: then mail before ``oldest`` may have been cut (or it
+    predates ``since``, or an administrator hid it; the probe tells). When every such month
+    came back whole, nothing was cut; without ``active_months`` the probe always runs."""
+    if not isinstance(months, dict):
+        return True
+    month = since.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    while month <= oldest:
+        following = (month + timedelta(days=32)).replace(day=1)
+        count = months.get(f"{month:%Y-%m}")
+        if isinstance(count, int) and not isinstance(count, bool):
+            # No slack (unlike _cap_note): a message whose Date falls in the next month only
+            # makes the probe run, never hides a cut.
+            low, high = month.timestamp(), following.timestamp()
+            if count > sum(1 for epoch in returned if low <= epoch < high):
+                return True
+        month = following
+    return False
 
 
 def _strip_mbox_from_line(raw: bytes) -> bytes:

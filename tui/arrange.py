@@ -1,10 +1,12 @@
 """Sort keys and the collapsible thread tree of the thread list, over the rows at hand.
 
-A folder is paged lazily (100 messages a page, fetched as the list paints them), so
-sorting never loads the whole folder: :class:`ArrangedRows` sorts (and groups into a
-tree) the rows already fetched, and keeps the rows not fetched yet after them, in the
-server's order, as placeholders that page in as before; each page that arrives is sorted
-in. The status line says so ("sorted by sender ↑ · 100 of 5,000 loaded").
+A folder is paged lazily (100 messages a page, fetched as the list paints them).
+:class:`ArrangedRows` sorts (and groups into a tree) the rows already fetched, and keeps
+the rows not fetched yet after them, in the server's order, as placeholders; each page
+that arrives is sorted in. The status line says so ("sorted by sender ↑ · 100 of 5,000
+loaded"). A sort (``o``/``O``) also fetches the pages not loaded yet in the background and
+sorts them in once they are all there (issue 33: sorting the loaded pages alone left rows
+out of order); the tree alone (``z``) does not.
 
 The tree groups a personal account's messages by their ``thread_key``: the thread's
 oldest message is its root, its replies are indented under it (by ``In-Reply-To`` /
@@ -20,7 +22,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Callable
 
+from textual import work
+from textual.worker import get_current_worker
+
 from mailtriage.application import ThreadSummary
+from mailtriage.tui.errors import error_line
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.rows import PagedRows, ThreadRows
 
@@ -267,6 +273,29 @@ class ArrangeKeys:
         self.arrangement = arrangement
         self.replace_rows(self.listed_rows)
         self.post_message(self.ArrangementChanged())
+        rows = self.rows
+        if isinstance(rows, ArrangedRows) and rows.loaded < rows.total and rows.page_size \
+                and (arrangement.sort is not None or arrangement.reverse):
+            # Issue 33: a sort of the loaded pages alone put rows out of order. The rest is
+            # fetched in the background, then sorted in once (one re-sort, not one a page).
+            self.notify(f"sorting: loading the {rows.total - rows.loaded:,} rows not fetched yet…",
+                        markup=False, timeout=3)
+            self._load_every_page(rows.base)
+
+    @work(thread=True, group="sort-pages", exclusive=True, exit_on_error=False)
+    def _load_every_page(self, base: ThreadRows) -> None:
+        worker = get_current_worker()
+        pages = base.missing_pages(0, len(base))
+        error = None
+        for i, page in enumerate(pages):
+            if worker.is_cancelled or self.listed_rows is not base:
+                base.release(pages[i:])
+                return
+            try:
+                base.fetch_page(page)
+            except Exception as exc:  # noqa: BLE001 - said once; those rows stay at the end
+                error = error or error_line(exc)
+        self.post_message(self.PageLoaded(self.rows, error))
 
     def action_sort_next(self) -> None:
         """o: sort by the next key (date, sender, subject, size where the rows have sizes)."""

@@ -10,7 +10,12 @@ the failed ones stay tagged, ready for a retry.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable
+
+from textual import work
+from textual.message import Message
+from textual.worker import get_current_worker
 
 from mailtriage.application import ThreadId, ThreadSummary
 from mailtriage.tui.rows import ThreadRows
@@ -134,15 +139,62 @@ class TagKeys:
         self.post_message(self.TagsChanged(len(self.tags)))
 
     # -- next unread (u) ------------------------------------------------------
+    @dataclass
+    class UnreadFound(Message):
+        """The page walk of ``u`` ended: ``index`` is the next unread row (None: there is none)."""
+
+        rows: ThreadRows
+        index: int | None
+        wrapped: bool
+
     def action_next_unread(self) -> None:
-        """u: the next unread row after the cursor among the rows at hand, wrapping to the top."""
+        """u: the next unread row after the cursor, wrapping to the top. In a paged folder the
+        rows not fetched yet are looked at too (issue 33: "no unread" while 323 were unread):
+        at the first such row the walk goes on in a worker that fetches page after page and
+        stops at the first unread row."""
         total = len(self.rows)
         for step in range(1, total + 1):
             index = (self.cursor + step) % total
             row = self.rows.peek(index)
+            if row is None and self.rows.page_size:
+                self.notify("looking for unread rows in pages not loaded yet…", markup=False, timeout=2)
+                self._seek_unread(self.rows, self.cursor, step)
+                return
             if row is not None and row.unread:
                 if index <= self.cursor:
                     self.notify("wrapped to the top", markup=False, timeout=2)
                 self.cursor = index
                 return
         self.notify("no unread", markup=False, timeout=3)
+
+    @work(thread=True, group="next-unread", exclusive=True, exit_on_error=False)
+    def _seek_unread(self, rows: ThreadRows, origin: int, first_step: int) -> None:
+        worker = get_current_worker()
+        total = len(rows)
+        for step in range(first_step, total + 1):
+            if worker.is_cancelled or rows is not self.rows:
+                return
+            index = (origin + step) % total
+            row = rows.peek(index)
+            if row is None:
+                try:
+                    rows.fetch_page(index // rows.page_size)
+                except Exception:  # noqa: BLE001 - the page's placeholder rows say why; skip it
+                    continue
+                row = rows.peek(index)
+            if row is not None and row.unread:
+                self.post_message(self.UnreadFound(rows, index, index <= origin))
+                return
+        self.post_message(self.UnreadFound(rows, None, False))
+
+    def on_tag_keys_unread_found(self, message: "TagKeys.UnreadFound") -> None:
+        message.stop()
+        if message.rows is not self.rows:
+            return
+        self.refresh()
+        if message.index is None:
+            self.notify("no unread", markup=False, timeout=3)
+            return
+        if message.wrapped:
+            self.notify("wrapped to the top", markup=False, timeout=2)
+        self.cursor = message.index

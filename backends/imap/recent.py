@@ -567,16 +567,19 @@ def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
             sender = senders[who] = Address(*who)
         sent = latest[sent_at] if latest is not None else None
         last_activity = from_timestamp(newest, utc) if newest is not None else None
+        # The latest message has no usable Date: its row shows the arrival, marked "?" as an
+        # mbox row dated by its delivery time is.
+        marker = "undated" if last_activity is not None and not sent else ""
         if message_id_kinds:
             out.append(of_message_id_root(synthetic_root, root_id, root[subject_at], sender,
                                           last_activity, len(indices), participants, unread, continued,
-                                          from_iso(sent) if sent else None))
+                                          from_iso(sent) if sent else None, marker))
         else:
             out.append(ThreadSummary(
                 thread_id=ThreadId(synthetic_kind_ if synthetic_root else real_kind, root_id),
                 subject=root[subject_at], root_message_id=root_id, sender=sender, last_activity=last_activity,
-                message_count=len(indices), participants=participants, unread=unread, continued=continued,
-                sent=from_iso(sent) if sent else None))
+                message_count=len(indices), participants=participants, unread=unread, date_marker=marker,
+                continued=continued, sent=from_iso(sent) if sent else None))
         times.append(newest if newest is not None else 0.0)  # 0.0: the epoch, for no date
     if len(set(times)) == len(times):
         # No two times equal (nor one object twice): the root IDs would break no tie, so

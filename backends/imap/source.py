@@ -592,6 +592,7 @@ def _summary_of(header) -> ThreadSummary:
         participants=(header.sender.email,) if header.sender.email else (),
         unread=not header.read,
         notes=tuple(header.notes) + ((f"found in {header.folder_id}",) if header.folder_id else ()),
+        date_marker="undated" if header.sent_date is None and header.date is not None else "",
     )
 
 

@@ -7,7 +7,9 @@ body merged over the query string): ``preferences``, ``stats``, ``thread``, ``em
 * preferences: ``{login:{credentials?}, versions:{foal}, lists:{domain:{list:count}}}``;
   a list holding any private document is listed only for a signed-in session.
 * stats: ``list`` and ``domain`` both required (else HTTP 200 ``{}``); ``d=lte=N[dwMy]``
-  (default 30 days); emails are short summaries (``body`` cut to 200 characters + ``...``)
+  or ``d=dfr=YYYY-MM-DD|dto=YYYY-MM-DD`` (``defuzzer.py``: after the first day's 00:00:00,
+  before the last day's 23:59:59, UTC; default 30 days); ``quick`` (emails carry only their
+  ``epoch``, no ``thread_struct``, ``participants`` ``{}``); emails are short summaries (``body`` cut to 200 characters + ``...``)
   sorted by epoch; ``thread_struct`` built like ThreadConstructor (in-reply-to, else the
   normalised subject); a private list read anonymously gives ``hits: 0``.
   The silent cap of ``server/plugins/messages.py`` ``query()``: documents are scanned
@@ -31,6 +33,7 @@ cookie of a known session signs in.
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import json
 import re
@@ -239,11 +242,18 @@ class PonyMailArchive:
         if not lname or not domain:
             return Reply.json({})
         seconds = 30 * 86400
+        until = self.now() + 86400  # defuzzer's default range: gt now-30d, lt now+1d
         d = str(data.get("d") or "")
         match = re.fullmatch(r"lte=(\d+)([dwMy])", d)
-        if match:
+        days = re.fullmatch(r"dfr=(\d{4})-(\d+)-(\d+)\|dto=(\d{4})-(\d+)-(\d+)", d)
+        if match:  # defuzzer.py: gt now-N, no upper bound
             seconds = int(match.group(1)) * {"d": 86400, "w": 7 * 86400, "M": 30 * 86400, "y": 365 * 86400}[
                 match.group(2)]
+            until = float("inf")
+        elif days:  # defuzzer.py: gt "dfr 00:00:00", lt "dto 23:59:59" (UTC)
+            y1, m1, d1, y2, m2, d2 = map(int, days.groups())
+            start = calendar.timegm((y1, m1, d1, 0, 0, 0))
+            seconds, until = self.now() - start - 1, calendar.timegm((y2, m2, d2, 23, 59, 59))
         elif d:
             return Reply.text("unsupported d= in this emulation", 400)
         list_raw = f"<{lname}.{domain}>"
@@ -253,7 +263,8 @@ class PonyMailArchive:
             wanted = _text_query(data)
         except ValueError:  # shlex on an unbalanced quote: Foal's handler raises, main.py answers 500
             return Reply.text(f"API error occurred. Error ID: {hashlib.sha1(req.path.encode()).hexdigest()[:8]}", 500)
-        hits = sorted((e for e in visible if e.epoch >= since and wanted(e)), key=lambda e: e.epoch, reverse=True)
+        hits = sorted((e for e in visible if since <= e.epoch < until and wanted(e)), key=lambda e: e.epoch,
+                      reverse=True)
         hits = hits[:self.max_hits + 1]  # messages.query(): append, then test hits > query_limit
         hits.sort(key=lambda e: e.epoch)
         active_months: dict[str, int] = {}
@@ -266,6 +277,13 @@ class PonyMailArchive:
         participants = [{"email": self._shown(req, parseaddr(a)[1]), "name": parseaddr(a)[0], "count": n,
                          "gravatar": hashlib.md5(parseaddr(a)[1].encode()).hexdigest()}
                         for a, n in sorted(authors.items(), key=lambda kv: kv[1], reverse=True)[:10]]
+        if "quick" in data:  # stats.py: the emails carry only their epoch; no thread_struct, cloud or participants
+            return Reply.json({"firstYear": 2022, "lastYear": 2026, "firstMonth": 1, "lastMonth": 12,
+                               "active_months": dict(sorted(active_months.items())), "hits": len(hits),
+                               "numparts": 0, "no_threads": 0, "emails": [{"epoch": e.epoch} for e in hits],
+                               "participants": {}, "searchlist": list_raw, "domain": domain, "name": lname,
+                               "list": f"{lname}@{domain}", "searchParams": data, "unixtime": int(self.now())},
+                              indent=2)
         tstruct = self.thread_struct(hits)
         if "emailsOnly" in data:  # no thread_struct or cloud, participants {}
             return Reply.json({"firstYear": 2022, "lastYear": 2026, "active_months": dict(sorted(active_months.items())),

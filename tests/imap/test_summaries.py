@@ -197,6 +197,8 @@ def ref_summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
             participants=tuple(emails),
             unread=unread,
             continued=continued,
+            # Issue 33: the latest message has no usable Date: the row is dated by its arrival.
+            date_marker="undated" if newest is not None and not sent else "",
         ))
         order.append((newest if newest is not None else 0.0, root_id))  # 0.0: the epoch, for no date
     ranked = sorted(range(len(out)), key=order.__getitem__, reverse=True)

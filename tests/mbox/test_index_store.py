@@ -347,3 +347,34 @@ def test_a_write_sweeps_the_temporary_files_of_writers_that_died(tmp_path):
     assert not died.exists()
     assert running.exists() and other.exists()  # a live writer's; another cache's
     assert cache_file.read(target, "sweep", 1) == ({"rows": [1, 2, 3]}, None)
+
+
+def _until_ctime_moves_past(path: Path, scratch: Path) -> None:
+    """Wait (on a condition, bounded) until a fresh change time differs from ``path``'s, so a
+    rewrite right after gets another ctime even on a coarse filesystem clock."""
+    before = path.stat().st_ctime_ns
+    for _ in range(100_000):
+        scratch.write_bytes(b"x")
+        if scratch.stat().st_ctime_ns != before:
+            return
+    raise AssertionError("the filesystem's change time never moved")
+
+
+def test_a_rewrite_in_place_that_keeps_size_and_mtime_is_rebuilt(tmp_path, cache, notes):
+    # Issue 33: a tool that rewrites a message in the middle (same length) and puts the mtime
+    # back left the index trusted; the ctime (which no one can set back) now tells.
+    archive = write_mbox(tmp_path / "a.mbox", [message(n) for n in range(200)])
+    assert archive.stat().st_size > 4 * mbox_index_store.TAIL  # the change is outside the tail digest
+    listing(archive)
+    info = archive.stat()
+    _until_ctime_moves_past(archive, tmp_path / "scratch")
+    with open(archive, "r+b") as handle:
+        data = handle.read()
+        handle.seek(0)
+        handle.write(data.replace(b"Subject: Report 1\n", b"Subject: Repurt 1\n"))
+    os.utime(archive, ns=(info.st_atime_ns, info.st_mtime_ns))
+    after = archive.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (info.st_ino, info.st_size, info.st_mtime_ns)
+    subjects = {subject for _r, subject, _c, _s in listing(archive)}
+    assert "Repurt 1" in subjects and "Report 1" not in subjects
+    assert any("rebuilt" in n for n in notes), notes
