@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SYNTHETIC_DOMAIN",
     "AttachmentNotFound",
+    "all_attachment_bytes",
     "attachment_bytes",
     "decode_header_text",
     "extract_msgid",
@@ -1744,12 +1745,24 @@ def attachment_bytes(raw: bytes, index: int) -> bytes:
     Raises:
         AttachmentNotFound: the message has no attachment with that index.
     """
+    parts = _attachment_parts(raw)
+    if not 0 <= index < len(parts):
+        raise AttachmentNotFound(f"no attachment {index}; the message has {len(parts)}")
+    return _attachment_data(parts[index])
+
+
+def all_attachment_bytes(raw: bytes) -> list[bytes]:
+    """The decoded bytes of every attachment, numbered as in ``Message.attachments`` (one parse:
+    what OpenPGP keeps in memory of a decrypted message)."""
+    return [_attachment_data(part) for part in _attachment_parts(raw)]
+
+
+def _attachment_parts(raw: bytes) -> list:
     raw, _ = normalize_line_ends(bytes(raw))
-    msg = _parse(raw)
-    walk = _walk(msg)
-    if not 0 <= index < len(walk.attachment_parts):
-        raise AttachmentNotFound(f"no attachment {index}; the message has {len(walk.attachment_parts)}")
-    part = walk.attachment_parts[index]
+    return _walk(_parse(raw)).attachment_parts
+
+
+def _attachment_data(part) -> bytes:
     if part.get_content_type() == "message/rfc822" and part.is_multipart():
         return _message_bytes(part)
     data, _ = _payload_bytes(part)

@@ -26,13 +26,14 @@ import re
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mailtriage.backends import mime
 from mailtriage.backends.contract import AttachmentInfo, Message, TextPart, Thread
 from mailtriage.backends.pgp_keyring import VALIDITY, KeyringKey, parse_colons, uid_mailbox
-from mailtriage.backends.pgp_status import CryptoStatus, OfferedKey, PartProtection, SignatureStatus
+from mailtriage.backends.pgp_status import (CryptoStatus, DecryptedAttachment, OfferedKey, PartProtection,
+                                            SignatureStatus)
 
 __all__ = ["DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "MAX_GPG_CALLS", "NO_NETWORK", "EncryptResult", "GnuPG",
            "PgpSettings", "carries_openpgp",
@@ -56,6 +57,7 @@ _MAX_SIGNATURE = 60_000  # a detached signature goes through one pipe write
 # the sender's user ID would make a forgery read "valid"), and never imports a key by itself.
 NO_NETWORK = ("--no-auto-key-retrieve", "--keyserver-options", "no-auto-key-retrieve",
               "--auto-key-locate", "clear,local", "--no-auto-key-import", "--disable-dirmngr")
+DECRYPTED_ATTACHMENT_NOTE = "from the encrypted part: decrypted, kept in memory only until saved"
 _BEGIN_MESSAGE = "-----BEGIN PGP MESSAGE-----"
 _END_MESSAGE = "-----END PGP MESSAGE-----"
 _BEGIN_SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----"
@@ -561,6 +563,8 @@ class _Opened:
     subject: str | None = None  # the protected Subject inside the whole-message encryption, when there is one
     budget: _Budget | None = None
     symmetric: bool = False  # a piece was encrypted with a passphrase, to no key
+    # index in ``attachments`` -> the decrypted bytes of an attachment from inside the encryption
+    attachment_data: dict[int, bytes] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.signatures = self.signatures or []
@@ -609,7 +613,8 @@ def open_message(message: Message, gpg: GnuPG, *, depth: int = 0, budget: _Budge
                                                   else []))),
         offered_keys=tuple(_offered_keys(message, gpg)),
         needs_passphrase=PASSPHRASE_NOTE in opened.notes, symmetric=opened.symmetric,
-        hidden_subject=opened.subject if opened.subject and opened.subject != message.subject else None)
+        hidden_subject=opened.subject if opened.subject and opened.subject != message.subject else None,
+        decrypted_attachments=tuple(DecryptedAttachment(i, data) for i, data in opened.attachment_data.items()))
     return replace(message, text_parts=tuple(p for p, _, _ in opened.parts), attachments=tuple(opened.attachments),
                    crypto=status)
 
@@ -680,9 +685,14 @@ def _open_encrypted(material, opened: _Opened, gpg: GnuPG, sender: str, depth: i
     if not new_parts:
         new_parts = [(TextPart("text/plain", "", note="the encrypted part holds no text"), True, _cover(signatures))]
     opened.parts[material.first:material.end] = new_parts
-    for attachment in inner.attachments:
-        note = "; ".join(filter(None, ("decrypted attachment, kept in memory only (cannot be saved yet)",
-                                       attachment.note)))
+    # Their bytes are kept here, in memory: the backend has only the ciphertext to fetch from.
+    clear_bytes = mime.all_attachment_bytes(run.data) if inner.attachments else []
+    for index, attachment in enumerate(inner.attachments):
+        data = inner.crypto.attachment_data(index) if inner.crypto else None
+        if data is None:
+            data = clear_bytes[index] if index < len(clear_bytes) else b""
+        note = "; ".join(filter(None, (DECRYPTED_ATTACHMENT_NOTE, attachment.note)))
+        opened.attachment_data[len(opened.attachments)] = data
         opened.attachments.append(replace(attachment, note=note))
     opened.notes.extend(n for n in inner.notes if "MIME-Version" not in n)
 
