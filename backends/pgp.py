@@ -600,9 +600,12 @@ def open_message(message: Message, gpg: GnuPG, *, depth: int = 0, budget: _Budge
                 opened.parts[material.first] = (part, True, "")
     inline = {id(message.text_parts[m.first]): m for m in message.pgp
               if m.kind == "inline" and 0 <= m.first < len(message.text_parts)}
-    # An inline encrypted block is opened only when it is the whole text/plain body.
-    whole = message.text_parts[0] if len(message.text_parts) == 1 and \
-        message.text_parts[0].content_type == "text/plain" and not message.text_parts[0].from_html else None
+    # An inline encrypted block is opened only when it is the whole body: the one text/plain part, or
+    # the one HTML part whose armor mime extracted (webmail); never an HTML part html2text rendered.
+    only = message.text_parts[0] if len(message.text_parts) == 1 else None
+    whole = only if only is not None and (
+        (only.content_type == "text/plain" and not only.from_html)
+        or (only.content_type == "text/html" and id(only) in inline)) else None
     _open_inline(opened, gpg, sender, inline, whole)
     status = CryptoStatus(
         encrypted=opened.encrypted, decrypted=opened.decrypted, encrypted_to=opened.encrypted_to,
