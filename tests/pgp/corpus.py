@@ -80,21 +80,22 @@ HTML_LAYOUTS = {"gmail <br>": _html_gmail, "<div> per line": _html_div_lines, "<
 
 
 def html_inline(homes: Homes, name: str, layout: str, cte: str = "8bit", tamper: bool = False,
-                encrypt: bool = False) -> Case:
+                encrypt: bool = False, text: str = HTML_TEXT, charset: str = "utf-8") -> Case:
     if encrypt:
-        armor = homes.encrypt(HTML_TEXT.encode(), "team", sign="reporter").decode()
+        armor = homes.encrypt(text.encode(charset), "team", sign="reporter").decode(charset)
     else:
-        armor = homes.detach_sign_clear(HTML_TEXT.encode(), "reporter").decode()
+        armor = homes.detach_sign_clear(text.encode(charset), "reporter").decode(charset)
     markup = HTML_LAYOUTS[layout](armor)
     if tamper:
         markup = markup.replace("twice", "thrice", 1)
-    body = markup.encode()
+    body = markup.encode(charset)
     body = quopri.encodestring(body) if cte == "quoted-printable" else body
-    raw = (headers() + f"Content-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: {cte}\r\n\r\n"
+    raw = (headers() + f"Content-Type: text/html; charset={charset}\r\nContent-Transfer-Encoding: {cte}\r\n\r\n"
            ).encode() + _crlf(body)
-    shown = "thrice" if tamper else 'frob <= 2.3 & "friends" crash on <script>.'
-    return Case(name, raw, armor.replace("twice", "thrice", 1).encode() if tamper else armor.encode(), None,
-                shown, decrypt=encrypt)
+    shown = "thrice" if tamper else text.splitlines()[0] if text != HTML_TEXT else \
+        'frob <= 2.3 & "friends" crash on <script>.'
+    data = (armor.replace("twice", "thrice", 1) if tamper else armor).encode(charset)
+    return Case(name, raw, data, None, shown, decrypt=encrypt)
 
 
 def pgp_mime(homes: Homes, name: str, entity: bytes, shown: str, signer: str = "reporter",
@@ -149,6 +150,11 @@ def cases(homes: Homes) -> list[Case]:
         html_inline(homes, "html clearsigned, tampered", "gmail <br>", tamper=True),
         html_inline(homes, "html encrypted and signed, gmail <br>", "gmail <br>", encrypt=True),
         html_inline(homes, "html encrypted and signed, <div> per line", "<div> per line", encrypt=True),
+        html_inline(homes, "html clearsigned koi8-r, quoted-printable", "gmail <br>", "quoted-printable",
+                    text=KOI8R, charset="koi8-r"),
+        html_inline(homes, "html clearsigned latin-1, <pre>", "<pre>", text=LATIN1, charset="iso-8859-1"),
+        html_inline(homes, "html encrypted and signed koi8-r", "<div> per line", text=KOI8R, charset="koi8-r",
+                    encrypt=True),
     ]
     return out
 
