@@ -760,15 +760,19 @@ def _open_inline(opened: _Opened, gpg: GnuPG, sender: str, inline: dict, whole: 
         material = inline.pop(id(part), None)  # used once: a later part may reuse the id
         data, charset, rest = _original_block(material, block)
         timeout = opened.budget.take()
-        if timeout is None:
-            index += 1
-            continue
-        try:
-            run = gpg.decrypt(data, timeout=timeout, limit=opened.budget.bytes)
-        except _Failed as exc:
-            opened.notes.append(exc.note)
+        failed = None
+        if timeout is not None:
+            try:
+                run = gpg.decrypt(data, timeout=timeout, limit=opened.budget.bytes)
+            except _Failed as exc:
+                failed = exc.note
+        if timeout is None or failed is not None:
+            if failed is not None:
+                opened.notes.append(failed)
             if is_encrypted:
+                # Left closed (no gpg, no home, the budget spent): encrypted still, never "NOT encrypted".
                 opened.encrypted = True
+                opened.parts[index] = (part, True, signed)
             index += 1
             continue
         opened.budget.bytes -= len(run.data)
