@@ -20,7 +20,7 @@ from mailtriage.application.errors import AttachmentError
 from mailtriage.backends import mime, pgp
 from mailtriage.backends.contract import Thread, ThreadId
 
-from .conftest import pgp_mime_encrypted, plain
+from .conftest import pgp_mime_encrypted, pgp_mime_signed, plain
 from .test_cli import cli, project
 
 POC = b"#!/bin/sh\n# the reproducer: never anywhere but the chosen folder\nprintf 'A%.0s' $(seq 70000)\n" \
@@ -122,3 +122,15 @@ def test_a_clear_attachment_of_a_clear_mail_still_comes_from_the_backend(homes):
     assert not item.from_encrypted_part and item.to_json()["from_encrypted_part"] is False
     assert attachments.data(item) == POC
     assert os.fspath(item.safe_name) == "poc.sh"
+
+
+def test_an_attachment_under_a_signature_or_a_second_encryption_inside_the_report_is_saved_whole(homes):
+    inner = _inner_with_attachment()
+    signed = pgp_mime_signed(inner, homes.detach_sign(inner, "reporter"))
+    twice = pgp_mime_encrypted(homes.encrypt(inner, "team"))
+    for entity in (signed[signed.index(b"Content-Type: multipart/signed"):],
+                   twice[twice.index(b"Content-Type: multipart/encrypted"):]):
+        thread = _opened(homes, pgp_mime_encrypted(homes.encrypt(entity, "team")))
+        attachments = application.AttachmentSet(thread, lambda ref, index: b"not the attachment", "test")
+        assert [(i.filename, i.from_encrypted_part) for i in attachments.items] == [("poc.sh", True)]
+        assert attachments.data(attachments.items[0]) == POC
