@@ -1506,6 +1506,10 @@ def _keep_html_armor(part: EmailMessage, result: _Walk) -> None:
     if hidden:
         notes.append(f"the HTML hides text from its reader ({hidden} element{'s' if hidden > 1 else ''}); "
                      "shown marked [hidden text: ...]")
+    links = _html_only_links(part, text)  # the extracted text shows anchor text only: name the real targets
+    if links:
+        listed = ", ".join(links[:5]) + (f" and {len(links) - 5} more" if len(links) > 5 else "")
+        notes.append(f"links in the HTML whose targets the text does not show: {listed}")
     result.text_parts[-1] = TextPart(shown.content_type, text, note="; ".join(dict.fromkeys(filter(None, notes))),
                                      from_html=True)
     try:

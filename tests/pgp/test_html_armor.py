@@ -67,3 +67,13 @@ def test_an_html_alternative_beside_a_text_one_is_not_read_twice(homes):
            f"{_html_gmail(armor)}\r\n--{b}--\r\n").encode()
     message = pgp.open_message(mime.parse_message(raw), homes.session())
     assert [s.state for s in message.crypto.signatures] == ["valid"], message.crypto.lines()
+
+
+def test_a_link_target_the_extracted_text_does_not_show_is_named_in_a_note(homes):
+    armor = homes.detach_sign_clear(b"See https://frob.example/advisory for details.\n", "reporter").decode()
+    markup = _html_gmail(armor).replace("https://frob.example/advisory",
+                                        '<a href="https://evil.example/x">https://frob.example/advisory</a>')
+    message = pgp.open_message(mime.parse_message(_html_mail(markup)), homes.session())
+    assert [s.state for s in message.crypto.signatures] == ["valid"], message.crypto.lines()
+    notes = " ".join(filter(None, (p.note for p in mime.parse_message(_html_mail(markup)).text_parts)))
+    assert "https://evil.example/x" in notes and mime.HTML_ARMOR_NOTE in notes
