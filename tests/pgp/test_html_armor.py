@@ -77,3 +77,12 @@ def test_a_link_target_the_extracted_text_does_not_show_is_named_in_a_note(homes
     assert [s.state for s in message.crypto.signatures] == ["valid"], message.crypto.lines()
     notes = " ".join(filter(None, (p.note for p in mime.parse_message(_html_mail(markup)).text_parts)))
     assert "https://evil.example/x" in notes and mime.HTML_ARMOR_NOTE in notes
+
+
+def test_two_clearsigned_blocks_in_one_html_part_are_each_checked(homes):
+    first = homes.detach_sign_clear("Première partie, Rité.\n".encode(), "reporter").decode()
+    second = homes.detach_sign_clear(b"Pay 10 EUR.\n", "reporter").decode().replace("10 EUR", "1000 EUR")
+    markup = _html_gmail(first) + "<p>and the follow-up:</p>" + _html_gmail(second)
+    message = pgp.open_message(mime.parse_message(_html_mail(markup)), homes.session())
+    assert [s.state for s in message.crypto.signatures] == ["valid", "bad"], message.crypto.lines()
+    assert "Première partie, Rité." in message.body_text and "Pay 1000 EUR." in message.body_text
