@@ -1467,11 +1467,8 @@ def _keep_inline_armor(part: EmailMessage, result: _Walk) -> None:
     from mailtriage.backends.pgp_status import PgpMaterial  # OpenPGP pieces only (see the top)
 
     data, _ = _payload_bytes(part)
-    label = part.get_param("charset")
-    if isinstance(label, tuple):  # RFC 2231 charset*=
-        label = label[2]
     index = len(result.text_parts) - 1
-    result.pgp.append(PgpMaterial("inline", index, index + 1, data, label=label if isinstance(label, str) else "",
+    result.pgp.append(PgpMaterial("inline", index, index + 1, data, label=_part_charset(part),
                                   forwarded=result.forwarded > 0))
 
 
