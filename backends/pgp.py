@@ -874,11 +874,15 @@ def skip_thread(thread: Thread) -> Thread:
     """``--no-decrypt``: say which messages are encrypted or signed, open and check nothing."""
     messages = []
     for message in thread.messages:
-        encrypted = any(m.kind == "encrypted" for m in message.pgp) or any(_BEGIN_MESSAGE in p.text
-                                                                             for p in message.text_parts)
+        # An inline PGP MESSAGE block may be only signed (opaque-signed): a signature, not encryption.
+        blocks = [m.group(0) for p in message.text_parts for m in _INLINE.finditer(p.text)]
+        # A marker without a whole block (cut, damaged) counts as what it announces: the safe side.
+        cut = " ".join(p.text for p in message.text_parts if not _INLINE.search(p.text))
+        encrypted = any(m.kind == "encrypted" for m in message.pgp) or _BEGIN_MESSAGE in cut or any(
+            b.startswith(_BEGIN_MESSAGE) and _armor_is_encrypted(b) for b in blocks)
         # A signature left unchecked is said too: silence would read as "not signed".
-        signed = any(m.kind == "signed" for m in message.pgp) or any(_BEGIN_SIGNED in p.text
-                                                                     for p in message.text_parts)
+        signed = any(m.kind == "signed" for m in message.pgp) or _BEGIN_SIGNED in cut or any(
+            b.startswith(_BEGIN_SIGNED) or not _armor_is_encrypted(b) for b in blocks)
         if encrypted or signed:
             notes = ("a signature was NOT checked (decryption and checking were switched off)",) if signed else ()
             message = replace(message, crypto=CryptoStatus(encrypted=encrypted, skipped=True, notes=notes))

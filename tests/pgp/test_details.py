@@ -212,3 +212,16 @@ def test_an_inline_block_left_unopened_by_the_spent_budget_is_not_read_as_clear(
     assert status.encrypted and not status.decrypted, status.lines()
     assert any("NOT decrypted" in line for line in status.lines()), status.lines()
     assert not any("NOT encrypted" in line for line in status.lines()), status.lines()
+
+
+def test_no_decrypt_reads_an_opaque_signed_inline_block_as_an_unchecked_signature_not_encryption(homes):
+    # Failed first on main: --no-decrypt said "encrypted: not decrypted" and nothing about a signature.
+    from mailtriage.backends.contract import Thread, ThreadId
+
+    armored = gpg(homes.world, "--armor", "--local-user", homes.fprs["reporter"], "--sign",
+                  data=b"Opaque-signed words.\n").stdout.decode()
+    message = mime.parse_message(headers().encode() + entity(f"\n{armored}\n"))
+    thread = pgp.skip_thread(Thread(ThreadId("msgid", message.message_id), message.subject, (message,)))
+    status = thread.messages[0].crypto
+    assert status is not None and status.skipped and not status.encrypted, status.lines()
+    assert any("signature was NOT checked" in line for line in status.lines()), status.lines()
