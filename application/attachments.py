@@ -111,16 +111,28 @@ class AttachmentSet:
         return len(self.items)
 
     def data(self, item: AttachmentItem) -> bytes:
-        """The attachment's decoded bytes (read from the backend; never written to disk).
+        """The attachment's decoded bytes (read from the backend, or for a part that was inside the
+        whole-message encryption from the decryption held in memory; never written to disk).
 
         Raises:
             BackendFailure / Unavailable / NotSupported: as the backend's call.
         """
+        if item.from_encrypted_part:
+            data = self._decrypted(item)
+            if data is not None:
+                return data
         if not item.message_ref:
             raise NotSupported(self.source, "attachment", "the backend gave this message no reference to "
                                                           "fetch its parts by")
         with self.guard, OPLOG.record(self.source, "attachment", f"{item.key} {item.size} bytes"):
             return self._fetch(item.message_ref, item.index)
+
+    def _decrypted(self, item: AttachmentItem) -> bytes | None:
+        messages = self.thread.messages
+        if not 0 < item.message_number <= len(messages):
+            return None
+        crypto = messages[item.message_number - 1].crypto
+        return crypto.attachment_data(item.index) if crypto is not None else None
 
     def view(self, item: AttachmentItem, limit: int = VIEW_LIMIT) -> AttachmentView:
         """The first ``limit`` bytes of the attachment, and whether they read as text."""
@@ -206,10 +218,14 @@ def run_command(command: str | Sequence[str], item: AttachmentItem, data: bytes,
 
     Raises:
         UsageError: the command is empty or unreadable.
-        AttachmentError: the part was cut by a size cap, the file cannot be written, the program
+        AttachmentError: the part came from the encrypted part (never put in a temporary file),
+            was cut by a size cap, the file cannot be written, the program
             is missing or timed out.
     """
     argv = command_argv(command)
+    if item.from_encrypted_part:  # the command reads a file: the decrypted bytes would land in a temporary folder
+        raise AttachmentError(f"{item.key} {item.safe_name}: from the encrypted part; not handed to "
+                              "attachment_command (it would be written to a temporary file): save it instead")
     if item.truncated_at is not None:  # a part a size cap cut: the program would get a file that ends early
         raise AttachmentError(f"{item.key} {item.safe_name}: {refusal(item)['reason']}")
     folder = tempfile.mkdtemp(prefix="mailtriage-attachment-")

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SYNTHETIC_DOMAIN",
     "AttachmentNotFound",
+    "all_attachment_bytes",
     "attachment_bytes",
     "decode_header_text",
     "extract_msgid",
@@ -1502,6 +1503,8 @@ def _walk_part(part: EmailMessage, result: _Walk, depth: int) -> None:
             result.text_parts.append(_text_part(part, content_type))
             if content_type == "text/plain" and "-----BEGIN PGP " in result.text_parts[-1].text:
                 _keep_inline_armor(part, result)
+            elif content_type == "text/html":
+                _keep_html_armor(part, result)
             return
     if content_type == "message/external-body":
         result.text_parts.append(_external_reference(part, []))
@@ -1576,12 +1579,107 @@ def _keep_inline_armor(part: EmailMessage, result: _Walk) -> None:
     from mailtriage.backends.pgp_status import PgpMaterial  # OpenPGP pieces only (see the top)
 
     data, _ = _payload_bytes(part)
+    index = len(result.text_parts) - 1
+    result.pgp.append(PgpMaterial("inline", index, index + 1, data, label=_part_charset(part),
+                                  forwarded=result.forwarded > 0))
+
+
+def _part_charset(part: EmailMessage) -> str:
     label = part.get_param("charset")
     if isinstance(label, tuple):  # RFC 2231 charset*=
         label = label[2]
+    return label if isinstance(label, str) else ""
+
+
+HTML_ARMOR_NOTE = ("OpenPGP armor in HTML: shown as the text extracted from the HTML (entities decoded, <br> and "
+                   "blocks as line ends)")
+
+
+def _keep_html_armor(part: EmailMessage, result: _Walk) -> None:
+    """Inline armor in an HTML part (webmail sends it so): the part shows the text extracted from
+    the HTML, and gpg reads the armor in that text (in the part's charset), as in text/plain.
+    html2text's rendering would rewrap or escape the armor; text the HTML hides is kept, marked."""
+    data, _ = _payload_bytes(part)
+    label = _part_charset(part)
+    markup, _ = decode_bytes(data, label or None)
+    if "BEGIN PGP" not in markup:
+        return
+    marked, hidden = _mark_hidden(markup)
+    text = html_armor_text(marked)
+    if "-----BEGIN PGP " not in text:
+        return
+    from mailtriage.backends.pgp_status import PgpMaterial  # OpenPGP pieces only (see the top)
+
+    shown = result.text_parts[-1]
+    notes = [shown.note, HTML_ARMOR_NOTE]
+    if hidden:
+        notes.append(f"the HTML hides text from its reader ({hidden} element{'s' if hidden > 1 else ''}); "
+                     "shown marked [hidden text: ...]")
+    links = _html_only_links(part, text)  # the extracted text shows anchor text only: name the real targets
+    if links:
+        listed = ", ".join(links[:5]) + (f" and {len(links) - 5} more" if len(links) > 5 else "")
+        notes.append(f"links in the HTML whose targets the text does not show: {listed}")
+    result.text_parts[-1] = TextPart(shown.content_type, text, note="; ".join(dict.fromkeys(filter(None, notes))),
+                                     from_html=True)
+    try:
+        encoded = text.encode(label or "utf-8")
+    except (LookupError, UnicodeError):
+        encoded, label = text.encode("utf-8"), "utf-8"
     index = len(result.text_parts) - 1
-    result.pgp.append(PgpMaterial("inline", index, index + 1, data, label=label if isinstance(label, str) else "",
-                                  forwarded=result.forwarded > 0))
+    result.pgp.append(PgpMaterial("inline", index, index + 1, encoded, label=label, forwarded=result.forwarded > 0))
+
+
+_HTML_DROPPED = _Later(r"<!--.*?(?:-->|$)|<(script|style|head|title)\b[^>]*>.*?(?:</\1\s*>|$)",
+                       re.IGNORECASE | re.DOTALL)
+_HTML_BLOCKS = frozenset(("address", "article", "blockquote", "body", "center", "dd", "div", "dl", "dt", "footer",
+                          "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "html", "li", "ol", "p", "pre",
+                          "section", "table", "td", "th", "tr", "ul"))
+_HTML_SPACE = re.compile(r"[ \t\r\n\f]+")  # not \s: a non-breaking space is never collapsed
+
+
+def html_armor_text(markup: str) -> str:
+    """The text of HTML as a browser lays it out, for reading armor out of it: comments, scripts
+    and styles dropped, whitespace collapsed (kept inside <pre>), <br> as a line end and a block
+    element as the start of a new line, entities decoded, non-breaking spaces as spaces."""
+    from html import unescape  # HTML holding armor only (see _html_only_links)
+
+    out: list[str] = []
+
+    def line_end() -> None:
+        if out and not out[-1].endswith("\n"):
+            out[-1] = out[-1].rstrip(" ")
+            out.append("\n")
+
+    def add(chunk: str, pre: bool) -> None:
+        if not pre:
+            chunk = _HTML_SPACE.sub(" ", chunk)
+            if not out or out[-1].endswith("\n"):
+                chunk = chunk.lstrip(" ")  # a browser shows no space at the start of a line
+        if chunk:
+            out.append(unescape(chunk).replace("\xa0", " "))
+
+    markup = _HTML_DROPPED().sub("", _strip_cr(markup))
+    pre = 0
+    position = 0
+    pre_opened = False
+    for match in _TAG().finditer(markup):
+        chunk = markup[position:match.start()]
+        if pre_opened and chunk.startswith("\n"):
+            chunk = chunk.split("\n", 1)[1]  # a browser does not show the line end right after <pre>
+        add(chunk, pre > 0)
+        position = match.end()
+        closing, tag = match.group(1), match.group(2).lower()
+        pre_opened = tag == "pre" and not closing
+        if tag == "br":
+            if out and not pre:
+                out[-1] = out[-1].rstrip(" ")
+            out.append("\n")
+        elif tag in _HTML_BLOCKS:
+            line_end()
+        if tag == "pre":
+            pre = max(0, pre - 1) if closing else pre + 1
+    add(markup[position:], pre > 0)
+    return "".join(out).strip("\n") + "\n"
 
 
 _MAX_BOUNDARY_TRIES = 50
@@ -1856,12 +1954,24 @@ def attachment_bytes(raw: bytes, index: int) -> bytes:
     Raises:
         AttachmentNotFound: the message has no attachment with that index.
     """
+    parts = _attachment_parts(raw)
+    if not 0 <= index < len(parts):
+        raise AttachmentNotFound(f"no attachment {index}; the message has {len(parts)}")
+    return _attachment_data(parts[index])
+
+
+def all_attachment_bytes(raw: bytes) -> list[bytes]:
+    """The decoded bytes of every attachment, numbered as in ``Message.attachments`` (one parse:
+    what OpenPGP keeps in memory of a decrypted message)."""
+    return [_attachment_data(part) for part in _attachment_parts(raw)]
+
+
+def _attachment_parts(raw: bytes) -> list:
     raw, _ = normalize_line_ends(bytes(raw))
-    msg = _parse(raw)
-    walk = _walk(msg)
-    if not 0 <= index < len(walk.attachment_parts):
-        raise AttachmentNotFound(f"no attachment {index}; the message has {len(walk.attachment_parts)}")
-    part = walk.attachment_parts[index]
+    return _walk(_parse(raw)).attachment_parts
+
+
+def _attachment_data(part) -> bytes:
     if part.get_content_type() == "message/rfc822" and part.is_multipart():
         return _message_bytes(part)
     data, _ = _payload_bytes(part)

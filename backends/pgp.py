@@ -26,13 +26,14 @@ import re
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mailtriage.backends import mime
 from mailtriage.backends.contract import AttachmentInfo, Message, TextPart, Thread
 from mailtriage.backends.pgp_keyring import VALIDITY, KeyringKey, parse_colons, uid_mailbox
-from mailtriage.backends.pgp_status import CryptoStatus, OfferedKey, PartProtection, SignatureStatus
+from mailtriage.backends.pgp_status import (CryptoStatus, DecryptedAttachment, OfferedKey, PartProtection,
+                                            SignatureStatus)
 
 __all__ = ["DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "MAX_GPG_CALLS", "NO_NETWORK", "EncryptResult", "GnuPG",
            "PgpSettings", "carries_openpgp",
@@ -56,6 +57,7 @@ _MAX_SIGNATURE = 60_000  # a detached signature goes through one pipe write
 # the sender's user ID would make a forgery read "valid"), and never imports a key by itself.
 NO_NETWORK = ("--no-auto-key-retrieve", "--keyserver-options", "no-auto-key-retrieve",
               "--auto-key-locate", "clear,local", "--no-auto-key-import", "--disable-dirmngr")
+DECRYPTED_ATTACHMENT_NOTE = "from the encrypted part: decrypted, kept in memory only until saved"
 _BEGIN_MESSAGE = "-----BEGIN PGP MESSAGE-----"
 _END_MESSAGE = "-----END PGP MESSAGE-----"
 _BEGIN_SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----"
@@ -561,6 +563,8 @@ class _Opened:
     subject: str | None = None  # the protected Subject inside the whole-message encryption, when there is one
     budget: _Budget | None = None
     symmetric: bool = False  # a piece was encrypted with a passphrase, to no key
+    # index in ``attachments`` -> the decrypted bytes of an attachment from inside the encryption
+    attachment_data: dict[int, bytes] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.signatures = self.signatures or []
@@ -596,9 +600,12 @@ def open_message(message: Message, gpg: GnuPG, *, depth: int = 0, budget: _Budge
                 opened.parts[material.first] = (part, True, "")
     inline = {id(message.text_parts[m.first]): m for m in message.pgp
               if m.kind == "inline" and 0 <= m.first < len(message.text_parts)}
-    # An inline encrypted block is opened only when it is the whole text/plain body.
-    whole = message.text_parts[0] if len(message.text_parts) == 1 and \
-        message.text_parts[0].content_type == "text/plain" and not message.text_parts[0].from_html else None
+    # An inline encrypted block is opened only when it is the whole body: the one text/plain part, or
+    # the one HTML part whose armor mime extracted (webmail); never an HTML part html2text rendered.
+    only = message.text_parts[0] if len(message.text_parts) == 1 else None
+    whole = only if only is not None and (
+        (only.content_type == "text/plain" and not only.from_html)
+        or (only.content_type == "text/html" and id(only) in inline)) else None
     _open_inline(opened, gpg, sender, inline, whole)
     status = CryptoStatus(
         encrypted=opened.encrypted, decrypted=opened.decrypted, encrypted_to=opened.encrypted_to,
@@ -609,7 +616,8 @@ def open_message(message: Message, gpg: GnuPG, *, depth: int = 0, budget: _Budge
                                                   else []))),
         offered_keys=tuple(_offered_keys(message, gpg)),
         needs_passphrase=PASSPHRASE_NOTE in opened.notes, symmetric=opened.symmetric,
-        hidden_subject=opened.subject if opened.subject and opened.subject != message.subject else None)
+        hidden_subject=opened.subject if opened.subject and opened.subject != message.subject else None,
+        decrypted_attachments=tuple(DecryptedAttachment(i, data) for i, data in opened.attachment_data.items()))
     return replace(message, text_parts=tuple(p for p, _, _ in opened.parts), attachments=tuple(opened.attachments),
                    crypto=status)
 
@@ -680,9 +688,14 @@ def _open_encrypted(material, opened: _Opened, gpg: GnuPG, sender: str, depth: i
     if not new_parts:
         new_parts = [(TextPart("text/plain", "", note="the encrypted part holds no text"), True, _cover(signatures))]
     opened.parts[material.first:material.end] = new_parts
-    for attachment in inner.attachments:
-        note = "; ".join(filter(None, ("decrypted attachment, kept in memory only (cannot be saved yet)",
-                                       attachment.note)))
+    # Their bytes are kept here, in memory: the backend has only the ciphertext to fetch from.
+    clear_bytes = mime.all_attachment_bytes(run.data) if inner.attachments else []
+    for index, attachment in enumerate(inner.attachments):
+        data = inner.crypto.attachment_data(index) if inner.crypto else None
+        if data is None:
+            data = clear_bytes[index] if index < len(clear_bytes) else b""
+        note = "; ".join(filter(None, (DECRYPTED_ATTACHMENT_NOTE, attachment.note)))
+        opened.attachment_data[len(opened.attachments)] = data
         opened.attachments.append(replace(attachment, note=note))
     opened.notes.extend(n for n in inner.notes if "MIME-Version" not in n)
 
@@ -747,15 +760,19 @@ def _open_inline(opened: _Opened, gpg: GnuPG, sender: str, inline: dict, whole: 
         material = inline.pop(id(part), None)  # used once: a later part may reuse the id
         data, charset, rest = _original_block(material, block)
         timeout = opened.budget.take()
-        if timeout is None:
-            index += 1
-            continue
-        try:
-            run = gpg.decrypt(data, timeout=timeout, limit=opened.budget.bytes)
-        except _Failed as exc:
-            opened.notes.append(exc.note)
+        failed = None
+        if timeout is not None:
+            try:
+                run = gpg.decrypt(data, timeout=timeout, limit=opened.budget.bytes)
+            except _Failed as exc:
+                failed = exc.note
+        if timeout is None or failed is not None:
+            if failed is not None:
+                opened.notes.append(failed)
             if is_encrypted:
+                # Left closed (no gpg, no home, the budget spent): encrypted still, never "NOT encrypted".
                 opened.encrypted = True
+                opened.parts[index] = (part, True, signed)
             index += 1
             continue
         opened.budget.bytes -= len(run.data)
@@ -857,11 +874,15 @@ def skip_thread(thread: Thread) -> Thread:
     """``--no-decrypt``: say which messages are encrypted or signed, open and check nothing."""
     messages = []
     for message in thread.messages:
-        encrypted = any(m.kind == "encrypted" for m in message.pgp) or any(_BEGIN_MESSAGE in p.text
-                                                                             for p in message.text_parts)
+        # An inline PGP MESSAGE block may be only signed (opaque-signed): a signature, not encryption.
+        blocks = [m.group(0) for p in message.text_parts for m in _INLINE.finditer(p.text)]
+        # A marker without a whole block (cut, damaged) counts as what it announces: the safe side.
+        cut = " ".join(p.text for p in message.text_parts if not _INLINE.search(p.text))
+        encrypted = any(m.kind == "encrypted" for m in message.pgp) or _BEGIN_MESSAGE in cut or any(
+            b.startswith(_BEGIN_MESSAGE) and _armor_is_encrypted(b) for b in blocks)
         # A signature left unchecked is said too: silence would read as "not signed".
-        signed = any(m.kind == "signed" for m in message.pgp) or any(_BEGIN_SIGNED in p.text
-                                                                     for p in message.text_parts)
+        signed = any(m.kind == "signed" for m in message.pgp) or _BEGIN_SIGNED in cut or any(
+            b.startswith(_BEGIN_SIGNED) or not _armor_is_encrypted(b) for b in blocks)
         if encrypted or signed:
             notes = ("a signature was NOT checked (decryption and checking were switched off)",) if signed else ()
             message = replace(message, crypto=CryptoStatus(encrypted=encrypted, skipped=True, notes=notes))

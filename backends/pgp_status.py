@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["CryptoStatus", "OfferedKey", "PartProtection", "PgpMaterial", "SignatureStatus"]
+__all__ = ["CryptoStatus", "DecryptedAttachment", "OfferedKey", "PartProtection", "PgpMaterial", "SignatureStatus"]
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,15 @@ class OfferedKey:
 
 
 @dataclass(frozen=True)
+class DecryptedAttachment:
+    """The bytes of an attachment that was inside the whole-message encryption, kept in memory
+    only (the backend holds only the ciphertext): ``index`` in ``Message.attachments``."""
+
+    index: int
+    data: bytes = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
 class CryptoStatus:
     """What OpenPGP protected in one message.
 
@@ -151,6 +160,12 @@ class CryptoStatus:
     # only, never made the message's subject (drafts, forwards and issue titles read that one).
     hidden_subject: str | None = None
     symmetric: bool = False  # encrypted with a passphrase, to no key
+    # Attachments that came out of the decryption: their bytes (never in the JSON, never on disk).
+    decrypted_attachments: tuple[DecryptedAttachment, ...] = field(default=(), repr=False, compare=False)
+
+    def attachment_data(self, index: int) -> bytes | None:
+        """The decrypted bytes of attachment ``index``, or None when it did not come from the encryption."""
+        return next((a.data for a in self.decrypted_attachments if a.index == index), None)
 
     @property
     def mixed(self) -> bool:

@@ -40,6 +40,9 @@ class AttachmentItem:
     content_type: str
     size: int
     note: str | None = None
+    # It was inside the message's whole-message encryption: its bytes are the decryption's, held in
+    # memory (Message.crypto), never the backend's (which has only the ciphertext).
+    from_encrypted_part: bool = False
 
     @property
     def safe_name(self) -> str:
@@ -60,16 +63,19 @@ class AttachmentItem:
     def to_json(self) -> dict:
         return {"key": self.key, "message_id": self.message_id, "index": self.index, "real_name": self.filename,
                 "safe_name": self.safe_name, "content_type": self.content_type, "size": self.size,
-                "truncated_at": self.truncated_at, "note": self.note}
+                "truncated_at": self.truncated_at, "note": self.note,
+                "from_encrypted_part": self.from_encrypted_part}
 
 
 def thread_attachments(thread) -> list[AttachmentItem]:
     """Every attachment of ``thread`` (a contract ``Thread``), in message order."""
     items = []
     for number, message in enumerate(thread.messages, 1):
+        crypto = getattr(message, "crypto", None)
         for index, info in enumerate(message.attachments):
+            decrypted = crypto is not None and crypto.attachment_data(index) is not None
             items.append(AttachmentItem(number, index, message.message_id, message.backend_ref, info.filename,
-                                        info.content_type, info.size, info.note))
+                                        info.content_type, info.size, info.note, from_encrypted_part=decrypted))
     return items
 
 
@@ -126,7 +132,8 @@ class SavedAttachment:
 
     def to_json(self) -> dict:
         return {"key": self.item.key, "message_id": self.item.message_id, "real_name": self.item.filename,
-                "content_type": self.item.content_type, **{k: v for k, v in self.saved.to_json().items()
+                "content_type": self.item.content_type, "from_encrypted_part": self.item.from_encrypted_part,
+                **{k: v for k, v in self.saved.to_json().items()
                                                               if k != "real_name"}}
 
 
@@ -166,6 +173,8 @@ def propose_save(items: Sequence[AttachmentItem], folder: str | os.PathLike,
                   Field("From message", f"{item.message_number}: {item.message_id}")]
         if planned != item.filename:
             fields[1] = Field("Saved as", planned, "safe name: differs from the real name")
+        if item.from_encrypted_part:
+            fields.append(Field("Source", "the encrypted part (decrypted, in memory): written only to this folder"))
         if item.note:
             fields.append(Field("Note", item.note))
 

@@ -3,12 +3,14 @@
 Each case builds one mail the way a real client lays it out (the layouts of issue 32 among them)
 and says which bytes gpg itself verifies: for PGP/MIME the signed entity exactly as it sits
 between the boundaries of the raw mail, for inline armor the text part's transfer-decoded bytes
-(what neomutt hands gpg). :func:`gpg_verdict` runs ``gpg --verify`` on those bytes; the suite
-compares mailtriage's verdict with it.
+(what neomutt hands gpg), for inline armor in HTML the armor as gpg wrote it (what the text
+extracted from the HTML must be). :func:`gpg_verdict` runs ``gpg --verify`` (``--decrypt`` for an
+encrypted and signed armor) on those bytes; the suite compares mailtriage's verdict with it.
 """
 
 from __future__ import annotations
 
+import html
 import quopri
 import subprocess
 import tempfile
@@ -30,6 +32,7 @@ class Case:
     signature: bytes | None  # a detached signature, or None for inline
     shown: str  # a piece of text the reader must show
     issue_layout: bool = False  # one of the nine genuine layouts issue 32 found read as BAD
+    decrypt: bool = False  # ``data`` is an encrypted (and signed) armor: gpg --decrypt gives the verdict
 
 
 def _crlf(data: bytes) -> bytes:
@@ -46,6 +49,53 @@ def inline(homes: Homes, name: str, text: str, charset: str, cte: str, signer: s
     raw = (headers() + f"Content-Type: text/plain; charset={charset}\r\nContent-Transfer-Encoding: {cte}\r\n\r\n"
            ).encode() + _crlf(body)
     return Case(name, raw, _crlf(signed), None, text.splitlines()[0], issue_layout=not tamper)
+
+
+# Inline armor in HTML, as webmail sends it. The HTML is written here the way each client writes
+# it; ``data`` is the armor gpg produced, which is what the text extracted from the HTML must be.
+HTML_TEXT = 'Report: frob <= 2.3 & "friends" crash on <script>.\n\nSteps:  run it twice.\n- a dash line\nMerci, Rité\n'
+
+
+def _html_gmail(armor: str) -> str:
+    """Gmail-like: one <div>, lines joined by <br> (a newline after each in the source), runs of
+    spaces as &nbsp;."""
+    lines = [html.escape(line).replace("  ", "&nbsp; ") for line in armor.split("\n")]
+    return '<div dir="ltr">' + "<br>\n".join(lines) + "</div>\n"
+
+
+def _html_div_lines(armor: str) -> str:
+    """A <div> per line, an empty line as <div><br></div> (Outlook on the web, Thunderbird's HTML)."""
+    lines = [html.escape(line).replace("  ", " &nbsp;") or "<br>" for line in armor.rstrip("\n").split("\n")]
+    return "<html><head><style>div { margin: 0 }</style></head><body>\n" + "\n".join(
+        f"<div>{line}</div>" for line in lines) + "\n</body></html>\n"
+
+
+def _html_pre(armor: str) -> str:
+    """The armor in a <pre>, entities for <, > and & only (a webmail's "plain text" mode)."""
+    return "<html><body><!-- -----BEGIN PGP MESSAGE----- in a comment is no armor --><pre>" + html.escape(
+        armor, quote=False) + "</pre></body></html>\n"
+
+
+HTML_LAYOUTS = {"gmail <br>": _html_gmail, "<div> per line": _html_div_lines, "<pre>": _html_pre}
+
+
+def html_inline(homes: Homes, name: str, layout: str, cte: str = "8bit", tamper: bool = False,
+                encrypt: bool = False, text: str = HTML_TEXT, charset: str = "utf-8") -> Case:
+    if encrypt:
+        armor = homes.encrypt(text.encode(charset), "team", sign="reporter").decode(charset)
+    else:
+        armor = homes.detach_sign_clear(text.encode(charset), "reporter").decode(charset)
+    markup = HTML_LAYOUTS[layout](armor)
+    if tamper:
+        markup = markup.replace("twice", "thrice", 1)
+    body = markup.encode(charset)
+    body = quopri.encodestring(body) if cte == "quoted-printable" else body
+    raw = (headers() + f"Content-Type: text/html; charset={charset}\r\nContent-Transfer-Encoding: {cte}\r\n\r\n"
+           ).encode() + _crlf(body)
+    shown = "thrice" if tamper else text.splitlines()[0] if text != HTML_TEXT else \
+        'frob <= 2.3 & "friends" crash on <script>.'
+    data = (armor.replace("twice", "thrice", 1) if tamper else armor).encode(charset)
+    return Case(name, raw, data, None, shown, decrypt=encrypt)
 
 
 def pgp_mime(homes: Homes, name: str, entity: bytes, shown: str, signer: str = "reporter",
@@ -92,6 +142,19 @@ def cases(homes: Homes) -> list[Case]:
         pgp_mime(homes, "pgp/mime by a key not in the keyring",
                  b"Content-Type: text/plain; charset=utf-8\r\n\r\nStranger.\r\n", "Stranger.", signer="stranger"),
         inline(homes, "inline latin-1 tampered", LATIN1, "iso-8859-1", "8bit", tamper=True),
+        # Inline armor in HTML (webmail): verified on the armor extracted from the HTML.
+        html_inline(homes, "html clearsigned, gmail <br>", "gmail <br>"),
+        html_inline(homes, "html clearsigned, gmail <br>, quoted-printable", "gmail <br>", "quoted-printable"),
+        html_inline(homes, "html clearsigned, <div> per line", "<div> per line"),
+        html_inline(homes, "html clearsigned, <pre>", "<pre>"),
+        html_inline(homes, "html clearsigned, tampered", "gmail <br>", tamper=True),
+        html_inline(homes, "html encrypted and signed, gmail <br>", "gmail <br>", encrypt=True),
+        html_inline(homes, "html encrypted and signed, <div> per line", "<div> per line", encrypt=True),
+        html_inline(homes, "html clearsigned koi8-r, quoted-printable", "gmail <br>", "quoted-printable",
+                    text=KOI8R, charset="koi8-r"),
+        html_inline(homes, "html clearsigned latin-1, <pre>", "<pre>", text=LATIN1, charset="iso-8859-1"),
+        html_inline(homes, "html encrypted and signed koi8-r", "<div> per line", text=KOI8R, charset="koi8-r",
+                    encrypt=True),
     ]
     return out
 
@@ -117,10 +180,11 @@ _STATES = (("GOODSIG", "valid"), ("BADSIG", "bad"), ("EXPKEYSIG", "expired-key")
 
 def gpg_verdict(home: Path, case: Case) -> str:
     """What ``gpg --verify`` says of the case's bytes, in mailtriage's state words."""
-    base = ["gpg", "--homedir", str(home), "--batch", "--status-fd", "1", "--no-auto-key-retrieve", "--verify"]
+    base = ["gpg", "--homedir", str(home), "--batch", "--status-fd", "1", "--no-auto-key-retrieve",
+            "--decrypt" if case.decrypt else "--verify"]
     with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
         if case.signature is None:
-            args = [*base, "-"]
+            args = [*base, "-"] if not case.decrypt else [*base, "--output", "/dev/null", "-"]
         else:
             sig = Path(tmp) / "sig.asc"
             sig.write_bytes(case.signature)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from mailtriage.backends import mime, pgp
 
-from .conftest import REPORTER, _make_key, entity, gpg, headers, kill_agent, pgp_mime_encrypted, pgp_mime_signed
+from .conftest import (REPORTER, _make_key, entity, gpg, headers, kill_agent, pgp_mime_encrypted, pgp_mime_signed,
+                       plain)
 
 MALLORY = "Mallory <mallory@evil.example>"
 
@@ -187,3 +188,40 @@ def test_symmetric_and_hidden_recipient_encryption_are_named_as_such(homes):
     status = opened(pgp_mime_encrypted(hidden), homes.session()).crypto
     assert status.decrypted
     assert any("a hidden recipient" in line for line in status.lines()), status.lines()
+
+
+def test_a_missing_gpg_or_home_does_not_read_as_inline_text_sent_in_clear(homes):
+    # Failed first on main: the whole-body inline block read "part 1 was NOT encrypted".
+    armored = homes.encrypt(b"secret", "team").decode()
+    html = armored.replace("\n", "<br>\n")
+    for raw in (plain(f"\n{armored}\n"), headers().encode() + b"Content-Type: text/html; charset=utf-8\r\n\r\n"
+                + html.encode()):
+        for session in (homes.session(binary="/nonexistent/gpg"),
+                        pgp.GnuPG(pgp.PgpSettings(gnupg_home="/nonexistent"))):
+            status = opened(raw, session).crypto
+            assert not any("NOT encrypted" in line for line in status.lines()), status.lines()
+            assert any("NOT decrypted" in line for line in status.lines()), status.lines()
+            assert [p.encrypted for p in status.parts] == [True]
+
+
+def test_an_inline_block_left_unopened_by_the_spent_budget_is_not_read_as_clear(homes, monkeypatch):
+    # Failed first on main: the budget note was there, and no word that the body was encrypted at all.
+    monkeypatch.setattr(pgp, "MAX_GPG_CALLS", 0)
+    armored = homes.encrypt(b"secret", "team").decode()
+    status = opened(plain(f"\n{armored}\n"), homes.session()).crypto
+    assert status.encrypted and not status.decrypted, status.lines()
+    assert any("NOT decrypted" in line for line in status.lines()), status.lines()
+    assert not any("NOT encrypted" in line for line in status.lines()), status.lines()
+
+
+def test_no_decrypt_reads_an_opaque_signed_inline_block_as_an_unchecked_signature_not_encryption(homes):
+    # Failed first on main: --no-decrypt said "encrypted: not decrypted" and nothing about a signature.
+    from mailtriage.backends.contract import Thread, ThreadId
+
+    armored = gpg(homes.world, "--armor", "--local-user", homes.fprs["reporter"], "--sign",
+                  data=b"Opaque-signed words.\n").stdout.decode()
+    message = mime.parse_message(headers().encode() + entity(f"\n{armored}\n"))
+    thread = pgp.skip_thread(Thread(ThreadId("msgid", message.message_id), message.subject, (message,)))
+    status = thread.messages[0].crypto
+    assert status is not None and status.skipped and not status.encrypted, status.lines()
+    assert any("signature was NOT checked" in line for line in status.lines()), status.lines()
