@@ -25,11 +25,16 @@ from mailtriage.core.errors import ConfigError  # not core.projectconfig: that l
 VALID = "a folder you own that no one else can write (remove it, or chmod go-w it)"
 
 
+def _own_folder_inside(path: Path | str) -> str:
+    # A shared folder (/tmp) or another user's is not ours to chmod: the way out is a folder of one's own.
+    return f"a folder you own that no one else can write, e.g. one made with mkdir -m 700 {path}/<name>"
+
+
 class UnsafePath(ConfigError):
     """A folder we would use belongs to someone else or is writable by others."""
 
-    def __init__(self, path: Path | str, problem: str) -> None:
-        super().__init__(path, "folder", problem, VALID)
+    def __init__(self, path: Path | str, problem: str, valid: str = VALID) -> None:
+        super().__init__(path, "folder", problem, valid)
 
 
 def _uid() -> int | None:
@@ -53,7 +58,9 @@ def check_private_dir(path: Path | str) -> Path:
     if not stat.S_ISDIR(info.st_mode):
         raise UnsafePath(path, "is not a folder")
     if info.st_uid != uid:
-        raise UnsafePath(path, f"is owned by uid {info.st_uid}, not by you (uid {uid})")
+        raise UnsafePath(path, f"is owned by uid {info.st_uid}, not by you (uid {uid})", _own_folder_inside(path))
+    if info.st_mode & stat.S_IWOTH and info.st_mode & stat.S_ISVTX:
+        raise UnsafePath(path, "is writable by every user (a shared folder, as /tmp)", _own_folder_inside(path))
     if info.st_mode & stat.S_IWOTH:
         raise UnsafePath(path, "is writable by every user")
     if info.st_mode & stat.S_IWGRP and info.st_gid != gid:

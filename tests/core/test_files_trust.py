@@ -138,6 +138,21 @@ def test_a_fifo_as_the_trace_is_refused_at_once(tmp_path):
     assert "not a regular file" in done.stderr
 
 
+def test_a_trace_in_a_shared_sticky_folder_says_what_to_do_not_to_chmod_it(tmp_path):
+    """``--trace /tmp/x.log``: a shared folder (every user can write it, sticky like /tmp) is
+    refused, and the message says how to go on: a folder of one's own, or stderr. It must never
+    advise ``chmod go-w`` on a shared folder (done to /tmp that breaks the machine)."""
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    done = run_trace(shared / "trace.log")
+    assert done.returncode == 2, done.stderr
+    assert "chmod go-w" not in done.stderr
+    assert f"mkdir -m 700 {shared}/" in done.stderr
+    assert "--trace -" in done.stderr
+    assert not (shared / "trace.log").exists()
+
+
 def test_a_trace_file_of_ours_is_appended_to_and_private(tmp_path):
     folder = tmp_path / "mine"
     folder.mkdir(mode=0o700)

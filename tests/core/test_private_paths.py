@@ -141,3 +141,15 @@ def test_the_tui_does_not_show_a_modes_record_from_a_folder_others_can_write(tmp
     with pytest.raises(StoreError) as info:
         case_record(folder / "modes.sqlite3", None)
     assert "writable by every user" in str(info.value)
+
+
+def test_a_shared_sticky_folder_is_refused_with_a_folder_of_ones_own_as_the_way_out(tmp_path):
+    """A save into /tmp (``--to /tmp``) or a file right in it: the hint is a private folder
+    inside, never ``chmod go-w`` on the shared folder."""
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    with pytest.raises(UnsafePath) as refused:
+        check_private_dir(shared)
+    assert "chmod" not in str(refused.value)
+    assert f"mkdir -m 700 {shared}/" in str(refused.value)
