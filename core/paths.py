@@ -51,7 +51,8 @@ def check_private_dir(path: Path | str) -> Path:
     try:
         link = os.lstat(path)
     except FileNotFoundError:
-        raise UnsafePath(path, "does not exist") from None
+        raise UnsafePath(path, "does not exist",
+                         f"an existing folder you own that no one else can write: mkdir -m 700 {path}") from None
     if stat.S_ISLNK(link.st_mode) and link.st_uid != uid:
         raise UnsafePath(path, f"is a symbolic link owned by uid {link.st_uid}, not by you (uid {uid})")
     info = os.stat(path)

@@ -153,6 +153,15 @@ def test_a_trace_in_a_shared_sticky_folder_says_what_to_do_not_to_chmod_it(tmp_p
     assert not (shared / "trace.log").exists()
 
 
+def test_a_trace_in_a_missing_folder_says_to_create_it_not_to_remove_it(tmp_path):
+    missing = tmp_path / "traces"
+    done = run_trace(missing / "trace.log")
+    assert done.returncode == 2, done.stderr
+    assert "does not exist" in done.stderr
+    assert "remove it" not in done.stderr and "chmod" not in done.stderr
+    assert f"mkdir -m 700 {missing}" in done.stderr
+
+
 def test_a_trace_file_of_ours_is_appended_to_and_private(tmp_path):
     folder = tmp_path / "mine"
     folder.mkdir(mode=0o700)
