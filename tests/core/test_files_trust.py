@@ -416,3 +416,19 @@ def test_the_save_proposal_is_blocked_for_a_folder_every_user_can_write(tmp_path
     with pytest.raises(PermissionError):
         proposal.apply(confirmed=True)
     assert os.listdir(shared) == []
+
+
+def test_a_users_own_file_shaped_like_a_leftover_is_never_removed(tmp_path):
+    """Saving ``report.pdf`` into a folder of the user's removes only temporary files our own
+    writer made (``.<name>.<pid>.<12 hex>.tmp``); a file of the user's that merely looks
+    similar (here: a dead pid, no random part) stays."""
+    folder = tmp_path / "downloads"
+    folder.mkdir(mode=0o700)
+    mine = folder / ".report.pdf.99999999.tmp"
+    mine.write_bytes(b"the user's own notes")
+    ours = folder / ".report.pdf.99999999.0123456789ab.tmp"  # what a killed writer leaves
+    ours.write_bytes(b"half")
+    name = private_files.create_atomic(folder, ["report.pdf"], b"%PDF")
+    assert name == "report.pdf"
+    assert mine.read_bytes() == b"the user's own notes"
+    assert not ours.exists()
