@@ -25,11 +25,20 @@ from mailtriage.core.errors import ConfigError  # not core.projectconfig: that l
 VALID = "a folder you own that no one else can write (remove it, or chmod go-w it)"
 
 
+def _own_folder_instead(path: Path | str, info: os.stat_result, uid: int) -> str:
+    """What to use instead of a shared folder (/tmp) or another user's: neither is ours to
+    chmod. Inside a sticky folder of root's or the user's a private folder passes the check
+    (as /tmp/<name>); inside another user's folder nothing does, so one under the home."""
+    shared_ok = info.st_mode & stat.S_ISVTX and info.st_uid in (uid, 0)
+    where = f"{path}/<name>" if shared_ok else "~/<name>"
+    return f"a folder you own that no one else can write, e.g. one made with mkdir -m 700 {where}"
+
+
 class UnsafePath(ConfigError):
     """A folder we would use belongs to someone else or is writable by others."""
 
-    def __init__(self, path: Path | str, problem: str) -> None:
-        super().__init__(path, "folder", problem, VALID)
+    def __init__(self, path: Path | str, problem: str, valid: str = VALID) -> None:
+        super().__init__(path, "folder", problem, valid)
 
 
 def _uid() -> int | None:
@@ -46,14 +55,19 @@ def check_private_dir(path: Path | str) -> Path:
     try:
         link = os.lstat(path)
     except FileNotFoundError:
-        raise UnsafePath(path, "does not exist") from None
+        raise UnsafePath(path, "does not exist",
+                         f"an existing folder you own that no one else can write: mkdir -m 700 {path}") from None
     if stat.S_ISLNK(link.st_mode) and link.st_uid != uid:
         raise UnsafePath(path, f"is a symbolic link owned by uid {link.st_uid}, not by you (uid {uid})")
     info = os.stat(path)
     if not stat.S_ISDIR(info.st_mode):
         raise UnsafePath(path, "is not a folder")
     if info.st_uid != uid:
-        raise UnsafePath(path, f"is owned by uid {info.st_uid}, not by you (uid {uid})")
+        raise UnsafePath(path, f"is owned by uid {info.st_uid}, not by you (uid {uid})",
+                         _own_folder_instead(path, info, uid))
+    if info.st_mode & stat.S_IWOTH and info.st_mode & stat.S_ISVTX:
+        raise UnsafePath(path, "is writable by every user (a shared folder, as /tmp)",
+                         _own_folder_instead(path, info, uid))
     if info.st_mode & stat.S_IWOTH:
         raise UnsafePath(path, "is writable by every user")
     if info.st_mode & stat.S_IWGRP and info.st_gid != gid:

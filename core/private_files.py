@@ -21,6 +21,7 @@ from __future__ import annotations
 import errno
 import itertools
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Iterable
@@ -33,6 +34,7 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _TMP_SUFFIX = ".tmp"
+_LEFTOVER = re.compile(r"([0-9]+)\.[0-9a-f]+" + re.escape(_TMP_SUFFIX))  # <pid>.<random hex>.tmp
 
 
 class UnsafeFile(ConfigError):
@@ -234,9 +236,11 @@ def _sweep(folder: Path, name: str) -> None:
     except (OSError, ValueError):
         return
     for leftover in leftovers:
-        pid = leftover.name[len(name) + 2:].split(".", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid():
+        # only the exact shape _temp_name makes: a file of the user's that merely looks alike stays
+        shape = _LEFTOVER.fullmatch(leftover.name[len(name) + 2:])
+        if shape is None or int(shape.group(1)) == os.getpid():
             continue
+        pid = shape.group(1)
         try:
             os.kill(int(pid), 0)
             continue  # still running: maybe writing right now

@@ -18,6 +18,7 @@ import fcntl
 import os
 import re
 import shutil
+import stat
 import tempfile
 import threading
 from contextlib import contextmanager
@@ -260,6 +261,7 @@ class LocalFilesTracker(Tracker):
                 os.link(tmp, path)  # atomic and never overwrites
                 os.unlink(tmp)
             else:
+                os.chmod(tmp, _kept_mode(path))  # mkstemp made it 0600: the team reads these files too
                 os.replace(tmp, path)
             _fsync_folder(path.parent)
         except BaseException:
@@ -711,6 +713,18 @@ class LocalFilesTracker(Tracker):
                                    "URL to tracker.local.verified_remotes in project.md")
                 check(f"remote {name}", ok, f"{url}: {detail}")
         return {"backend": self.kind, "ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+def _kept_mode(path: Path) -> int:
+    """The permission bits ``path`` has now (a link is not followed), or what a plain create
+    would give it when it does not exist yet."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        info = None
+    if info is not None and stat.S_ISREG(info.st_mode):
+        return stat.S_IMODE(info.st_mode) & 0o777
+    return 0o644 & ~_umask()
 
 
 def _umask() -> int:

@@ -138,6 +138,30 @@ def test_a_fifo_as_the_trace_is_refused_at_once(tmp_path):
     assert "not a regular file" in done.stderr
 
 
+def test_a_trace_in_a_shared_sticky_folder_says_what_to_do_not_to_chmod_it(tmp_path):
+    """``--trace /tmp/x.log``: a shared folder (every user can write it, sticky like /tmp) is
+    refused, and the message says how to go on: a folder of one's own, or stderr. It must never
+    advise ``chmod go-w`` on a shared folder (done to /tmp that breaks the machine)."""
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    done = run_trace(shared / "trace.log")
+    assert done.returncode == 2, done.stderr
+    assert "chmod go-w" not in done.stderr
+    assert f"mkdir -m 700 {shared}/" in done.stderr
+    assert "--trace -" in done.stderr
+    assert not (shared / "trace.log").exists()
+
+
+def test_a_trace_in_a_missing_folder_says_to_create_it_not_to_remove_it(tmp_path):
+    missing = tmp_path / "traces"
+    done = run_trace(missing / "trace.log")
+    assert done.returncode == 2, done.stderr
+    assert "does not exist" in done.stderr
+    assert "remove it" not in done.stderr and "chmod" not in done.stderr
+    assert f"mkdir -m 700 {missing}" in done.stderr
+
+
 def test_a_trace_file_of_ours_is_appended_to_and_private(tmp_path):
     folder = tmp_path / "mine"
     folder.mkdir(mode=0o700)
@@ -392,3 +416,19 @@ def test_the_save_proposal_is_blocked_for_a_folder_every_user_can_write(tmp_path
     with pytest.raises(PermissionError):
         proposal.apply(confirmed=True)
     assert os.listdir(shared) == []
+
+
+def test_a_users_own_file_shaped_like_a_leftover_is_never_removed(tmp_path):
+    """Saving ``report.pdf`` into a folder of the user's removes only temporary files our own
+    writer made (``.<name>.<pid>.<12 hex>.tmp``); a file of the user's that merely looks
+    similar (here: a dead pid, no random part) stays."""
+    folder = tmp_path / "downloads"
+    folder.mkdir(mode=0o700)
+    mine = folder / ".report.pdf.99999999.tmp"
+    mine.write_bytes(b"the user's own notes")
+    ours = folder / ".report.pdf.99999999.0123456789ab.tmp"  # what a killed writer leaves
+    ours.write_bytes(b"half")
+    name = private_files.create_atomic(folder, ["report.pdf"], b"%PDF")
+    assert name == "report.pdf"
+    assert mine.read_bytes() == b"the user's own notes"
+    assert not ours.exists()

@@ -141,3 +141,30 @@ def test_the_tui_does_not_show_a_modes_record_from_a_folder_others_can_write(tmp
     with pytest.raises(StoreError) as info:
         case_record(folder / "modes.sqlite3", None)
     assert "writable by every user" in str(info.value)
+
+
+def test_a_shared_sticky_folder_is_refused_with_a_folder_of_ones_own_as_the_way_out(tmp_path):
+    """A save into /tmp (``--to /tmp``) or a file right in it: the hint is a private folder
+    inside, never ``chmod go-w`` on the shared folder."""
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    with pytest.raises(UnsafePath) as refused:
+        check_private_dir(shared)
+    assert "chmod" not in str(refused.value)
+    assert f"mkdir -m 700 {shared}/" in str(refused.value)
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="giving a folder away needs root")
+def test_inside_another_users_folder_the_way_out_is_a_folder_of_ones_own_elsewhere(tmp_path):
+    """/tmp for a user who is not root (root owns it) gets "/tmp/<name>"; a folder another
+    (non-root) user owns would refuse anything made inside it, so the hint is the home."""
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    theirs.chmod(0o1777)
+    os.chown(theirs, 65534, 65534)
+    with pytest.raises(UnsafePath) as refused:
+        check_private_dir(theirs)
+    assert "owned by uid 65534" in str(refused.value)
+    assert "mkdir -m 700 ~/<name>" in str(refused.value)
+    assert f"{theirs}/<name>" not in str(refused.value)

@@ -90,6 +90,18 @@ def test_file_layout_and_forged_comment_headers_stay_text(git_env):
     assert fmt.render_issue(parsed) == text
 
 
+def test_an_issue_file_keeps_its_mode_when_it_is_updated(git_env):
+    """A new issue file is 0644 less umask, as a plain create makes it; a comment (a rewrite
+    through a temporary file) keeps that mode instead of leaving the file 0600, unreadable to
+    the team sharing the working copy."""
+    t = git_env.tracker
+    made = t.create("Mode", BODY, [])
+    path = tracker_dir(git_env) / f"{made['id']}.md"
+    path.chmod(0o644)
+    t.comment(made["id"], "a note", author="bob")
+    assert path.stat().st_mode & 0o777 == 0o644
+
+
 def test_hand_edited_yaml_front_matter_is_read(git_env):
     path = tracker_dir(git_env) / "SEC-0007.md"
     path.write_text("---\nid: SEC-0007\ntitle: 'Written by hand: yes'\nstate: open\nlabels:\n  - bug\n"
