@@ -128,7 +128,7 @@ def _typing_namespace() -> dict:
     from mailtriage.tui.mailbox_rows import FolderRows
     from mailtriage.workflows.compose import ComposeForm
     from mailtriage.tui.rows import ThreadRows
-    from mailtriage.workflows.alerts import PollOutcome
+    from mailtriage.workflows.alerts import Outage, PollOutcome
     from mailtriage.workflows.proposals import ApplyReport, Proposal
     from mailtriage.application.overview import ThreadStatus  # habits: the triage overview
     from mailtriage.backends.contract import ThreadId

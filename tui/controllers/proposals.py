@@ -186,7 +186,7 @@ class ProposalsController(ControllerBase):
             if confirmed:
                 self.notify("writing …", markup=False, timeout=3)
                 self._apply(proposal, flow)
-            elif flow == "compose" and proposal.blocked and self.compose_kept(f"Not written: {proposal.blocked}"):
+            elif proposal.blocked and _keep_text(self, flow, f"Not written: {proposal.blocked}", None):
                 return  # back to the compose dialog: what was written is kept, to change
             else:
                 self.notify("Cancelled: nothing was written.", markup=False)
@@ -238,10 +238,10 @@ class ProposalsController(ControllerBase):
         after = AFTER_APPLY.get(message.flow)
         if after is not None:
             after(self, report)
-        if message.flow == "compose" and not report.ok:
+        if not report.ok:
             # Refused at confirm time (a send cap reached meanwhile, a server's no): the text stays.
             edited = next((w.body for w in message.proposal.writes if w.body is not None), None)
-            self.compose_kept(f"Not written: {report.failed[1]}", edited)
+            _keep_text(self, message.flow, f"Not written: {report.failed[1]}", edited)
         # overview: the rows' marks (filed, draft pending) and the unpublished-changes mark
         self.forget_row_status()
         self.check_publish_pending()
@@ -289,6 +289,18 @@ IN_CLEAR: dict[str, Callable[[ProposalsController, FlowTarget], None]] = {
     "reply": lambda screen, target: screen.start_flow("reply-clear", target) if target.thread_id else None,
     "compose": lambda screen, target: screen.compose_again_in_clear(),
 }
+
+#: The flows whose text the user wrote comes back after a refusal (blocked, or refused at
+#: confirm): the compose dialog opens again with it. Returns whether it did.
+KEEPS_TEXT: dict[str, Callable[[ProposalsController, str, str | None], bool]] = {
+    "compose": lambda screen, why, body: screen.compose_kept(why, body),
+}
+
+
+def _keep_text(screen: ProposalsController, flow: str, why: str, body: str | None) -> bool:
+    keep = KEEPS_TEXT.get(flow)
+    return keep is not None and keep(screen, why, body)
+
 
 AFTER_APPLY: dict[str, Callable[[ProposalsController, ApplyReport], None]] = {
     "import": _after_tracker_write,
