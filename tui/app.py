@@ -62,8 +62,6 @@ class MailTriageApp(FirstScreen, App[int], bindings.KeymapHost, inherit_bindings
     #: moved out of the collector's way (gc.freeze), so a full collection during a burst of
     #: mail walks only the newer objects and the UI does not stall on it.
     freeze_gc_after_start = False
-    #: run_app sets it on a real terminal: the header says "starting…" until keys act.
-    mark_starting = False
     #: Keys that act at once, even while start-up holds the others (quit now).
     KEYS_NOT_HELD = frozenset({"ctrl+q"})
 
@@ -152,7 +150,7 @@ class MailTriageApp(FirstScreen, App[int], bindings.KeymapHost, inherit_bindings
         self._theme_ready = True
         # The protocol trace keeps its ring buffer from start-up (the console shows it).
         TRACE.enabled = True
-        self.sub_title = self._starting_title() if self._held_keys is not None else self._sub_title()
+        self.sub_title = "demo" if self.session.demo else ""
         self._keep_terminal_modes()
         for problem in self.startup_problems:
             self.notify(problem, title="Settings", severity="warning", markup=False)
@@ -166,39 +164,30 @@ class MailTriageApp(FirstScreen, App[int], bindings.KeymapHost, inherit_bindings
         """The main screen has mounted its panes."""
         if self.freeze_gc_after_start:
             gc.freeze()
-        # Its on_mount shows the head start's rows next: keys act once those are drawn.
-        self.call_after_refresh(self.release_keys)
+        # Its on_mount shows the head start's rows next (no await in between): keys act on them.
+        self.call_later(self.release_keys)
 
     # -- keys typed during start-up ----------------------------------------------
-    def _sub_title(self) -> str:
-        return "demo" if self.session.demo else ""
-
-    def _starting_title(self) -> str:
-        from mailtriage.tui.first_paint import STARTING
-
-        if not self.mark_starting:
-            return self._sub_title()
-        return f"{self._sub_title()} · {STARTING}" if self.session.demo else STARTING
-
     async def on_event(self, event: events.Event) -> None:
-        """A key typed before the main screen is live is held (with nothing focused, or the
-        rows not yet drawn, it would act on nothing, or on the wrong row) and acts, in the
-        order typed, once it is (:meth:`release_keys`); ctrl+q quits at once."""
+        """A key typed before the main screen is up is held (with nothing focused, or the head
+        start's rows not yet on it, it would act on nothing, or on the wrong row) and acts, in the
+        order typed, once it is (:meth:`release_keys`); ctrl+q quits at once. A line feed held
+        is the Enter it was: typed before the app read the terminal (no kept frame held the keys,
+        tui/first_paint.py), an Enter was turned into one by the terminal's line mode."""
         if (self._held_keys is not None and isinstance(event, events.Key) and not event.is_forwarded
                 and event.key not in self.KEYS_NOT_HELD):
-            self._held_keys.append(event)
+            self._held_keys.append(events.Key("enter", "\r") if event.key == "ctrl+j" else event)
             event.stop()
             return
         await super().on_event(event)
 
     def release_keys(self) -> None:
         """The main screen is live: the keys held meanwhile act now, in order (each posted as
-        typed, before any key typed from now on), and the header no longer says "starting…"."""
+        typed, before any key typed from now on). This comes before the app's first frame is
+        drawn: the kept frame's "starting…" mark (tui/first_paint.py) is replaced by a live screen."""
         held, self._held_keys = self._held_keys, None
         if held is None:
             return
-        if self.mark_starting and self.sub_title == self._starting_title():  # (else set since: kept)
-            self.sub_title = self._sub_title()
         for key in held:
             again = events.Key(key.key, key.character)
             again.set_sender(self)  # as the driver sends a key
@@ -410,7 +399,6 @@ def run_app(project_dir: Path, demo: bool = False, *, head_start: ForkedHeadStar
     screen it wrote meanwhile (tui/first_paint.py), which the app takes over."""
     app = MailTriageApp(Path(project_dir), demo=demo)
     app.freeze_gc_after_start = True
-    app.mark_starting = True
     app.first_paint_shown = first_paint
     app.prepare_first_screen(head_start)
     app.first_paint_project = (Path(project_dir), demo)  # the next start shows this start's screen at once

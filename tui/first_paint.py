@@ -23,10 +23,11 @@ The frame is kept only where it may be:
   other control sequence;
 * until the app takes the terminal over, a stop (ctrl+z) waits and an end gives the terminal
   back first (:class:`Shown`);
-* it does not pretend to be live: a "starting…" mark sits in its top left corner (the app's
-  header says "starting…" too until its keys act), and the terminal stops echoing and
-  line-editing what is typed meanwhile, so every key waits, as typed, for the app, which acts
-  on it once live (tui/app.py): an Enter typed on the frame opens the thread under the cursor.
+* it does not pretend to be live: a "starting…" mark sits in its top left corner until the
+  app's first frame (live: its keys act from then on) replaces it, and the terminal stops
+  echoing and line-editing what is typed meanwhile, so every key waits, as typed, for the app,
+  which acts on it once its main screen is up (tui/app.py): an Enter typed on the frame opens
+  the thread under the cursor.
 
 Nothing here imports Textual: it runs before Textual loads.
 """

@@ -143,23 +143,24 @@ def test_q_typed_on_the_kept_frame_quits_and_gives_the_terminal_back(terminal):
         assert modes[index] & flag == terminal.modes_before[index] & flag
 
 
-def test_the_kept_frame_says_it_is_starting_until_keys_act(terminal):
+def test_the_kept_frame_says_it_is_starting_and_the_app_is_live_from_its_first_frame(terminal):
     frame = terminal.first_frame()
-    assert first_paint.STARTING.encode() in frame
-    assert LIVE not in frame
-    # The app's own first frames say so too (its header), until its keys act.
+    assert first_paint.STARTING.encode() in frame and LIVE not in frame
+    # The app's own frames replace it, and its keys act from the first of them: none says starting.
     terminal.read_until(lambda _seen: b"threads \xc2\xb7 via" in terminal.since_live(), "the app never drew its list")
-    assert first_paint.STARTING.encode() in terminal.since_live()
+    assert first_paint.STARTING.encode() not in terminal.since_live()
 
 
-async def test_the_header_no_longer_says_starting_once_keys_act(tmp_path):
-    from tests.tui.helpers import make_app, settle
+async def test_keys_act_as_usual_once_the_held_ones_are_released(tmp_path):
+    from tests.tui.helpers import make_app, reader_text, settle
 
     app = make_app(mbox_project(tmp_path / "p"))
-    app.mark_starting = True  # as run_app sets it on a real terminal
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
-        assert app.sub_title == ""
+        assert app._held_keys is None  # released: keys act now
+        await pilot.press("j", "j", "enter")
+        await settle(pilot)
+        assert "A crafted .frob file overflows" in reader_text(app)
 
 
 def test_a_key_typed_on_the_kept_frame_is_not_echoed_onto_it(terminal):
@@ -168,3 +169,22 @@ def test_a_key_typed_on_the_kept_frame_is_not_echoed_onto_it(terminal):
     terminal.type(b"x")  # no key of the app: nothing acts, nothing is drawn for it
     terminal.read_until(lambda _seen: LIVE in terminal.seen, "the app never went live")
     assert not terminal.seen[before:terminal.seen.find(LIVE)].startswith(b"x")
+
+
+def test_enter_typed_before_the_app_reads_the_terminal_is_not_lost_without_a_kept_frame(tmp_path):
+    """No kept frame (``first_paint = false``): the terminal is still in line mode when the key
+    is typed, so the Enter reaches the app as a line feed; it still opens the newest thread."""
+    project = mbox_project(tmp_path / "p")
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.toml").write_text('name = "T"\n\n[settings]\nfirst_paint = false\n', encoding="utf-8")
+    env = {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_CACHE_DIR": str(tmp_path / "cache"),
+           "MAILTRIAGE_DATA_DIR": str(tmp_path / "data")}
+    term = Pty(project, env)
+    try:
+        term.type(b"\r")  # at once: before the app can have read the terminal
+        assert LIVE not in term.seen
+        term.read_until(lambda _seen: b"Will 3.4 get the fix?" in term.since_live(),
+                        "the Enter typed during start-up was lost")
+    finally:
+        term.close()
