@@ -476,7 +476,9 @@ def pick(rows_newest_first: Iterable[Row], since: datetime, wanted: str | None, 
                 roots.add(thread_root(row[sc.MESSAGE_ID], row[sc.REFERENCES], row[sc.IN_REPLY_TO]))
         if limit and seen % window == 0 and len(roots) >= limit and threads_at_least(out, limit):
             return out  # the end of a window where the walk stops
-    return out if exhausted else None
+    if exhausted or (limit and len(roots) >= limit and threads_at_least(out, limit)):
+        return out
+    return None
 
 
 def threads_at_least(rows: list[Row], limit: int) -> bool:

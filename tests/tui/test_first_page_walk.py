@@ -72,3 +72,54 @@ async def test_the_app_lists_every_thread_of_the_window(folder_with_a_moved_back
         threads = app.screen.query_one(ThreadList)
         shown.append(len(threads.rows))
     assert shown == [THREADS]
+
+
+def reply(n: int, parent: str, when: datetime) -> bytes:
+    """A reply naming its parent in In-Reply-To only (no References), as some clients send."""
+    return (f"From: Replier {n} <replier{n}@example.com>\r\n"
+            f"To: {LIST}\r\n"
+            f"Subject: Re: long thread\r\n"
+            f"Date: {when.strftime('%a, %d %b %Y %H:%M:%S +0000')}\r\n"
+            f"Message-ID: <reply-{n}@example.com>\r\n"
+            f"In-Reply-To: <{parent}>\r\n"
+            "\r\n"
+            "body\r\n").encode()
+
+
+CHAIN = 130  # replies: more than a first page of 2 threads walks in its first window (100 messages)
+
+
+@pytest.fixture
+def long_reply_chain(tmp_path, user_config, dovecot, dovecot_user, memory_keyring, monkeypatch):
+    """An older thread, then one thread of a root and CHAIN replies, each naming only its
+    parent: counted per message, the chain's newest window looks like a hundred threads."""
+    monkeypatch.setenv("MAILTRIAGE_CACHE_DIR", str(tmp_path / "cold-cache"))
+    project = write_imap_project(tmp_path, user_config, dovecot, dovecot_user, access="draft", list_address=LIST)
+    with dovecot.client(dovecot_user) as client:
+        client.append("INBOX", message(0, LIST, "older report", LIST_DAY), msg_time=LIST_DAY)
+        root_day = LIST_DAY + timedelta(days=1)
+        client.append("INBOX", message(1, LIST, "long thread", root_day), msg_time=root_day)
+        parent = "long-thread@example.com"
+        for n in range(CHAIN):
+            when = root_day + timedelta(minutes=n + 1)
+            client.append("INBOX", reply(n, parent, when), msg_time=when)
+            parent = f"reply-{n}@example.com"
+    return project
+
+
+def test_a_first_page_counts_threads_as_the_listing_threads_them(long_reply_chain):
+    session = Session(long_reply_chain, demo=False, settings=load_settings())
+    session.open()
+    try:
+        first = session.list_threads(LIST, limit=2).value
+    finally:
+        session.close()
+    assert len(first) == 2 and "older report" in [t.subject for t in first]
+
+
+async def test_the_app_does_not_take_a_page_cut_short_for_the_whole_window(long_reply_chain):
+    app = make_app(long_reply_chain)
+    app.first_page = 2
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert len(app.screen.query_one(ThreadList).rows) == 2
