@@ -82,8 +82,8 @@ class MailTriageApp(FirstScreen, App[int], bindings.KeymapHost, inherit_bindings
         self.session = Session(project_dir, demo=demo, settings=settings)
         self.cursor_blink = cursor_blink
         self.errors: list[ErrorRecord] = []
-        #: Keys typed before the main screen is live (its panes mounted and drawn, the head
-        #: start's rows on them), in order; None once they act (see :meth:`on_event`).
+        #: Keys typed before the main screen is up (its panes mounted, the head start's rows
+        #: on them), in order; None once they act (see :meth:`on_event`).
         self._held_keys: list[events.Key] | None = []
         #: The kept first frame the command showed (tui/first_paint.py): run_app sets it.
         self.first_paint_shown: Shown | None = None
@@ -182,7 +182,7 @@ class MailTriageApp(FirstScreen, App[int], bindings.KeymapHost, inherit_bindings
         await super().on_event(event)
 
     def release_keys(self) -> None:
-        """The main screen is live: the keys held meanwhile act now, in order (each posted as
+        """The main screen is up: the keys held meanwhile act now, in order (each posted as
         typed, before any key typed from now on). This comes before the app's first frame is
         drawn: the kept frame's "starting…" mark (tui/first_paint.py) is replaced by a live screen."""
         held, self._held_keys = self._held_keys, None
