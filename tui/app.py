@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.command import CommandPalette
 from textual.notifications import Notification, Notify
@@ -62,6 +62,8 @@ class MailTriageApp(FirstScreen, App[int], bindings.KeymapHost, inherit_bindings
     #: moved out of the collector's way (gc.freeze), so a full collection during a burst of
     #: mail walks only the newer objects and the UI does not stall on it.
     freeze_gc_after_start = False
+    #: Keys that act at once, even while start-up holds the others (quit now).
+    KEYS_NOT_HELD = frozenset({"ctrl+q"})
 
     def __init__(self, project_dir: Path, *, demo: bool = False, settings=None, cursor_blink: bool = True,
                  alerts: bool = True) -> None:
@@ -80,6 +82,11 @@ class MailTriageApp(FirstScreen, App[int], bindings.KeymapHost, inherit_bindings
         self.session = Session(project_dir, demo=demo, settings=settings)
         self.cursor_blink = cursor_blink
         self.errors: list[ErrorRecord] = []
+        #: Keys typed before the main screen is up (its panes mounted, the head start's rows
+        #: on them), in order; None once they act (see :meth:`on_event`).
+        self._held_keys: list[events.Key] | None = []
+        #: The kept first frame the command showed (tui/first_paint.py): run_app sets it.
+        self.first_paint_shown: Shown | None = None
         self._theme_ready = False
         # New-report alerts (the main screen's alerts controller): off in tests that snapshot the screen.
         self.alerts_enabled = alerts
@@ -144,6 +151,7 @@ class MailTriageApp(FirstScreen, App[int], bindings.KeymapHost, inherit_bindings
         # The protocol trace keeps its ring buffer from start-up (the console shows it).
         TRACE.enabled = True
         self.sub_title = "demo" if self.session.demo else ""
+        self._keep_terminal_modes()
         for problem in self.startup_problems:
             self.notify(problem, title="Settings", severity="warning", markup=False)
         if self.open_after_first_frame():  # the head start's (tui/first_screen.py)
@@ -156,6 +164,43 @@ class MailTriageApp(FirstScreen, App[int], bindings.KeymapHost, inherit_bindings
         """The main screen has mounted its panes."""
         if self.freeze_gc_after_start:
             gc.freeze()
+        # Its on_mount shows the head start's rows next (no await in between): keys act on them.
+        self.call_later(self.release_keys)
+
+    # -- keys typed during start-up ----------------------------------------------
+    async def on_event(self, event: events.Event) -> None:
+        """A key typed before the main screen is up is held (with nothing focused, or the head
+        start's rows not yet on it, it would act on nothing, or on the wrong row) and acts, in the
+        order typed, once it is (:meth:`release_keys`); ctrl+q quits at once. A line feed held
+        is the Enter it was: typed before the app read the terminal (no kept frame held the keys,
+        tui/first_paint.py), an Enter was turned into one by the terminal's line mode."""
+        if (self._held_keys is not None and isinstance(event, events.Key) and not event.is_forwarded
+                and event.key not in self.KEYS_NOT_HELD):
+            self._held_keys.append(events.Key("enter", "\r") if event.key == "ctrl+j" else event)
+            event.stop()
+            return
+        await super().on_event(event)
+
+    def release_keys(self) -> None:
+        """The main screen is up: the keys held meanwhile act now, in order (each posted as
+        typed, before any key typed from now on). This comes before the app's first frame is
+        drawn: the kept frame's "starting…" mark (tui/first_paint.py) is replaced by a live screen."""
+        held, self._held_keys = self._held_keys, None
+        if held is None:
+            return
+        for key in held:
+            again = events.Key(key.key, key.character)
+            again.set_sender(self)  # as the driver sends a key
+            self.post_message(again)
+
+    def _keep_terminal_modes(self) -> None:
+        """The terminal modes from before the kept frame held the keys (tui/first_paint.py)
+        are what Textual gives back when the app ends or suspends (an editor, a pager), not
+        the held ones it found when it took the terminal over."""
+        shown = self.first_paint_shown
+        driver = self._driver
+        if shown is not None and shown.terminal_modes is not None and getattr(driver, "attrs_before", None) is not None:
+            driver.attrs_before = shown.terminal_modes
 
     # -- session -------------------------------------------------------------
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
@@ -354,11 +399,16 @@ def run_app(project_dir: Path, demo: bool = False, *, head_start: ForkedHeadStar
     screen it wrote meanwhile (tui/first_paint.py), which the app takes over."""
     app = MailTriageApp(Path(project_dir), demo=demo)
     app.freeze_gc_after_start = True
+    app.first_paint_shown = first_paint
     app.prepare_first_screen(head_start)
     app.first_paint_project = (Path(project_dir), demo)  # the next start shows this start's screen at once
     watch_terminal(sys.__stdin__.fileno())
     if first_paint is not None:
         first_paint.hand_over()
-    result = app.run()
+    try:
+        result = app.run()
+    finally:
+        if first_paint is not None:
+            first_paint.give_back()  # the terminal's modes from before the kept frame held the keys
     return int(result or 0) if app.return_code in (None, 0) else int(app.return_code)
 

@@ -22,7 +22,12 @@ The frame is kept only where it may be:
   and cursor positions: a frame file that anything else wrote cannot send the terminal any
   other control sequence;
 * until the app takes the terminal over, a stop (ctrl+z) waits and an end gives the terminal
-  back first (:class:`Shown`).
+  back first (:class:`Shown`);
+* it does not pretend to be live: a "starting…" mark sits in its top left corner until the
+  app's first frame (live: its keys act from then on) replaces it, and the terminal stops
+  echoing and line-editing what is typed meanwhile, so every key waits, as typed, for the app,
+  which acts on it once its main screen is up (tui/app.py): an Enter typed on the frame opens
+  the thread under the cursor.
 
 Nothing here imports Textual: it runs before Textual loads.
 """
@@ -54,9 +59,13 @@ FOLDER = "frames"
 ALLOWED_SEQUENCE = "\x1b\\[[0-9;]{0,64}[mH]"
 FORBIDDEN = f"[{MARKED}\t]"
 ENTER = "\x1b[?1049h\x1b[?25l\x1b[?2026h"
-#: After it, the cursor goes to the top left corner: a key typed before the app reads keys is
-#: echoed there (the terminal is not raw yet), not in the last cell, where it would scroll.
-LEAVE_SYNC = "\x1b[1;1H\x1b[?2026l"
+#: What the app's header says until its keys act (tui/app.py).
+STARTING = "starting…"
+#: On the frame's top left corner (where the header's icon is): the frame is not live yet.
+STARTING_MARK = f"\x1b[1;1H\x1b[0;1;7m {STARTING} \x1b[0m"
+#: After the mark, the cursor goes to the top left corner (not the last cell, where anything
+#: written would scroll).
+LEAVE_SYNC = STARTING_MARK + "\x1b[1;1H\x1b[?2026l"
 UNDO = "\x1b[?25h\x1b[?1049l"
 #: How long after the whole listing is drawn the app keeps its screen (the footer's keys and
 #: the panes' last updates are drawn by then).
@@ -180,10 +189,20 @@ class Shown:
     end a process still work: a stop (ctrl+z) is ignored for that moment (the process would
     stop with the terminal in the alternate screen, the cursor hidden), and a signal that
     ends it gives the terminal back first. Ctrl+c raises KeyboardInterrupt, which the command
-    answers with :meth:`undo`."""
+    answers with :meth:`undo`.
+
+    Keys typed on the frame (:meth:`hold_keys`): the terminal that reads them (``keys_fd``)
+    stops echoing them and editing lines, and passes a carriage return as it is, so each key
+    waits, byte for byte, for the app to read it (in line mode an Enter became a line feed, a
+    key Textual does not read as Enter, and every key was echoed onto the frame). Its modes
+    as they were (:attr:`terminal_modes`) are what the app gives back when it ends or suspends
+    (:meth:`give_back`)."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
+        #: The modes of the terminal that reads the keys before :meth:`hold_keys` changed them.
+        self.terminal_modes: list | None = None
+        self._keys_fd: int | None = None
         self._previous: dict[int, object] = {}
         if threading.current_thread() is not threading.main_thread():
             return  # (signal handlers are set in the main thread only; the command runs there)
@@ -195,6 +214,33 @@ class Shown:
         self.undo()
         os.kill(os.getpid(), signum)  # as it would have ended without us (the handler is undone)
 
+    def hold_keys(self, keys_fd: int) -> None:
+        """Keys typed on the terminal ``keys_fd`` from now on wait for the app as typed (see the
+        class). Signals stay on: ctrl+c still ends the start. Nothing typed so far is dropped."""
+        import termios  # POSIX only, as the terminal this runs on
+
+        try:
+            modes = termios.tcgetattr(keys_fd)
+            held = termios.tcgetattr(keys_fd)
+            held[3] &= ~(termios.ICANON | termios.ECHO | termios.IEXTEN)  # lflag: no line editing, no echo
+            held[0] &= ~termios.ICRNL  # iflag: an Enter stays a carriage return
+            held[6][termios.VMIN], held[6][termios.VTIME] = 1, 0
+            termios.tcsetattr(keys_fd, termios.TCSANOW, held)  # not TCSAFLUSH: a key typed already stays
+        except (termios.error, OSError):  # not a terminal (any more): nothing to hold
+            return
+        self.terminal_modes, self._keys_fd = modes, keys_fd
+
+    def give_back(self) -> None:
+        """The terminal's modes as they were before :meth:`hold_keys` (the app has ended)."""
+        modes, self.terminal_modes = self.terminal_modes, None
+        if modes is not None and self._keys_fd is not None:
+            import termios  # loaded by hold_keys
+
+            try:
+                termios.tcsetattr(self._keys_fd, termios.TCSANOW, modes)
+            except (termios.error, OSError):  # the terminal went away
+                pass
+
     def hand_over(self) -> None:
         """The app takes the terminal over now: the signals are handled as before."""
         previous, self._previous = self._previous, {}
@@ -202,17 +248,19 @@ class Shown:
             signal.signal(signum, handler)
 
     def undo(self) -> None:
-        """The app never started: the terminal back as it was (main screen, cursor shown)."""
+        """The app never started: the terminal back as it was (modes, main screen, cursor shown)."""
         self.hand_over()
+        self.give_back()
         try:
             os.write(self.fd, UNDO.encode())
         except OSError:
             pass
 
 
-def show(project_dir: Path, *, demo: bool, settings_path: Path, fd: int) -> Shown | None:
+def show(project_dir: Path, *, demo: bool, settings_path: Path, fd: int, keys_fd: int | None = 0) -> Shown | None:
     """Write the kept frame of this project to the terminal ``fd`` when it fits (see the
-    module's rules); a frame that does not is removed. None when nothing was shown."""
+    module's rules); a frame that does not is removed. None when nothing was shown. Keys typed
+    on the terminal ``keys_fd`` (standard input) then wait for the app (:meth:`Shown.hold_keys`)."""
     if not os.isatty(fd):  # output to a file or a pipe: no screen to paint
         return None
     columns, lines = shutil.get_terminal_size()  # as Textual reads it (COLUMNS and LINES first)
@@ -235,6 +283,8 @@ def show(project_dir: Path, *, demo: bool, settings_path: Path, fd: int) -> Show
         return None
     data = (ENTER + frame + LEAVE_SYNC).encode("utf-8", "replace")
     shown = Shown(fd)
+    if keys_fd is not None and os.isatty(keys_fd):
+        shown.hold_keys(keys_fd)  # before the frame: a key typed the moment it shows waits too
     try:
         view = memoryview(data)
         while view:

@@ -456,29 +456,39 @@ def pick(rows_newest_first: Iterable[Row], since: datetime, wanted: str | None, 
          *, exhausted: bool) -> list[Row] | None:
     """The rows a newest-first walk in windows keeps, read from rows already known
     (``rows_newest_first`` holds every message from the top of the folder down; it is
-    consumed only as far as the walk goes).
+    consumed only as far as the walk goes): every message of the window on the list, down
+    to the end of the window where ``limit`` threads are known (:func:`walk`). A message
+    older than ``since`` is passed over, not taken for the window's end (arrival is not
+    always sequence order: a mail moved back from an archive keeps its old arrival time).
 
-    Returns None when the known rows end before the walk would stop and ``exhausted``
-    is false (more, older messages are on the server only)."""
+    Returns None when the known rows end before ``limit`` threads and ``exhausted`` is
+    false (more, older messages are on the server only)."""
     window = window_size(limit)
     since_epoch = since.timestamp()
     keep = _list_filter(wanted)
     out: list[Row] = []
     roots: set[str] = set()
-    reached_older = False
     for seen, row in enumerate(rows_newest_first, 1):
         arrived = row[sc.ARRIVED]
-        if arrived is not None and arrived < since_epoch:
-            reached_older = True
-        elif keep is None or keep(row):
+        if (arrived is None or arrived >= since_epoch) and (keep is None or keep(row)):
             out.append(row)
             if limit:
                 roots.add(thread_root(row[sc.MESSAGE_ID], row[sc.REFERENCES], row[sc.IN_REPLY_TO]))
-        if seen % window == 0 and (reached_older or (limit and len(roots) >= limit)):
+        if limit and seen % window == 0 and len(roots) >= limit and threads_at_least(out, limit):
             return out  # the end of a window where the walk stops
-    if reached_older or (limit and len(roots) >= limit):
+    if exhausted or (limit and len(roots) >= limit and threads_at_least(out, limit)):
         return out
-    return out if exhausted else None
+    return None
+
+
+def threads_at_least(rows: list[Row], limit: int) -> bool:
+    """Whether ``rows`` make at least ``limit`` threads as :func:`summaries` groups them. A
+    root counted per message (``thread_root``) can over-count (two replies naming different
+    ancestors of one thread): a page cut there would be short, and a short page is taken for
+    the whole window."""
+    ordered = sorted(rows, key=_BY_UID)
+    grouped = root_members(list(map(_MESSAGE_ID, ordered)), list(map(_SYNTHETIC, ordered)), link_records(ordered))
+    return len(grouped) >= limit
 
 
 def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
@@ -627,6 +637,7 @@ class Walk:
 def walk(conn, state, since: datetime, wanted: str | None, limit: int | None) -> Walk:
     """Walk the selected folder newest first until ``since`` (or ``limit`` threads)."""
     rows: list[Row] = []
+    kept: list[Row] = []  # with ``limit``: the rows of the window on the list
     roots: set[str] = set()
     since_epoch = since.timestamp()
     keep = _list_filter(wanted)
@@ -639,7 +650,8 @@ def walk(conn, state, since: datetime, wanted: str | None, limit: int | None) ->
     complete = bottom = False
     while hi >= 1:
         if start is not None:
-            lo = max(1, start, hi - BULK + 1)
+            # A first page reads on in windows (it stops at `limit` threads); the whole window in bulk.
+            lo = max(1, start, hi - (window if limit else BULK) + 1)
         else:
             lo = max(1, hi - window + 1)
         data = conn.call("FETCH recent headers", lambda c: fetch_rows(c, f"{lo}:{hi}", maker))
@@ -654,20 +666,25 @@ def walk(conn, state, since: datetime, wanted: str | None, limit: int | None) ->
                 reached_older = True
                 continue
             if limit and (keep is None or keep(row)):
+                kept.append(row)
                 roots.add(thread_root(row[sc.MESSAGE_ID], row[sc.REFERENCES], row[sc.IN_REPLY_TO]))
         hi = lo - 1
+        if reached_older and start is None and limit and can_find_window(conn):
+            # An older message is not the window's end (arrival is not always sequence order:
+            # a mail moved back from an archive keeps its old arrival time, on top of the
+            # folder): the server says where the window starts, and the page reads on down
+            # to it (or to `limit` threads), so a short page is the whole window.
+            start = window_start(conn, since)
+            if start == 0:  # (the folder changed meanwhile) nothing arrived since `since`
+                start = hi + 1
         if start is not None:
             # The server said where the window starts: read down to it, whatever the arrival
             # times on the way (arrival is not always UID order).
             reached_older = hi < start
         if reached_older:
-            # Complete back to `since`, unless a first page met an older message on a server
-            # that can say where the window starts: the whole window's walk reads on, down
-            # to that start (arrival is not always UID order), so the cache must not answer
-            # for it yet.
-            complete = not limit or not can_find_window(conn)
+            complete = True  # back to `since` (without WITHIN: down to the first older message)
             break
-        if limit and len(roots) >= limit:
+        if limit and len(roots) >= limit and threads_at_least(kept, limit):
             break
     if hi < 1:
         complete = bottom = True  # the whole folder
