@@ -39,6 +39,7 @@ from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.screens.main import MainScreen
 from mailtriage.tui.session import Session
+from mailtriage.tui.startup_keys import StartupKeys
 from mailtriage.tui.terminal_watch import watch_terminal
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 HERE = Path(__file__).parent
 
 
-class MailTriageApp(FirstScreen, App[int], bindings.KeymapHost, inherit_bindings=False):
+class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inherit_bindings=False):
     # The dialogs' and the console's stylesheets belong to those screens (their CSS_PATH):
     # parsed when one first opens, not before the first frame.
     CSS_PATH = [HERE / "app.tcss", *theme_css_paths()]
@@ -62,8 +63,6 @@ class MailTriageApp(FirstScreen, App[int], bindings.KeymapHost, inherit_bindings
     #: moved out of the collector's way (gc.freeze), so a full collection during a burst of
     #: mail walks only the newer objects and the UI does not stall on it.
     freeze_gc_after_start = False
-    #: Keys that act at once, even while start-up holds the others (quit now).
-    KEYS_NOT_HELD = frozenset({"ctrl+q"})
 
     def __init__(self, project_dir: Path, *, demo: bool = False, settings=None, cursor_blink: bool = True,
                  alerts: bool = True) -> None:
@@ -166,41 +165,6 @@ class MailTriageApp(FirstScreen, App[int], bindings.KeymapHost, inherit_bindings
             gc.freeze()
         # Its on_mount shows the head start's rows next (no await in between): keys act on them.
         self.call_later(self.release_keys)
-
-    # -- keys typed during start-up ----------------------------------------------
-    async def on_event(self, event: events.Event) -> None:
-        """A key typed before the main screen is up is held (with nothing focused, or the head
-        start's rows not yet on it, it would act on nothing, or on the wrong row) and acts, in the
-        order typed, once it is (:meth:`release_keys`); ctrl+q quits at once. A line feed held
-        is the Enter it was: typed before the app read the terminal (no kept frame held the keys,
-        tui/first_paint.py), an Enter was turned into one by the terminal's line mode."""
-        if (self._held_keys is not None and isinstance(event, events.Key) and not event.is_forwarded
-                and event.key not in self.KEYS_NOT_HELD):
-            self._held_keys.append(events.Key("enter", "\r") if event.key == "ctrl+j" else event)
-            event.stop()
-            return
-        await super().on_event(event)
-
-    def release_keys(self) -> None:
-        """The main screen is up: the keys held meanwhile act now, in order (each posted as
-        typed, before any key typed from now on). This comes before the app's first frame is
-        drawn: the kept frame's "starting…" mark (tui/first_paint.py) is replaced by a live screen."""
-        held, self._held_keys = self._held_keys, None
-        if held is None:
-            return
-        for key in held:
-            again = events.Key(key.key, key.character)
-            again.set_sender(self)  # as the driver sends a key
-            self.post_message(again)
-
-    def _keep_terminal_modes(self) -> None:
-        """The terminal modes from before the kept frame held the keys (tui/first_paint.py)
-        are what Textual gives back when the app ends or suspends (an editor, a pager), not
-        the held ones it found when it took the terminal over."""
-        shown = self.first_paint_shown
-        driver = self._driver
-        if shown is not None and shown.terminal_modes is not None and getattr(driver, "attrs_before", None) is not None:
-            driver.attrs_before = shown.terminal_modes
 
     # -- session -------------------------------------------------------------
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)

@@ -1,0 +1,63 @@
+"""Keys typed during start-up: held until the main screen is up, then acted on in order.
+
+Part of :class:`mailtriage.tui.app.MailTriageApp` (issue 33, item 4): the kept first frame
+(tui/first_paint.py) looks ready before the app is live, so a key typed on it must neither be
+lost nor act on the wrong row. The app sets ``_held_keys`` to a list at construction and
+``first_paint_shown`` when a kept frame was shown.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from textual import events
+
+if TYPE_CHECKING:
+    from mailtriage.tui.first_paint import Shown
+
+__all__ = ["StartupKeys"]
+
+
+class StartupKeys:
+    #: Keys that act at once, even while start-up holds the others (quit now).
+    KEYS_NOT_HELD = frozenset({"ctrl+q"})
+    _held_keys: list[events.Key] | None
+    first_paint_shown: Shown | None
+
+    async def on_event(self, event: events.Event) -> None:
+        """A key typed before the main screen is up is held (with nothing focused, or the head
+        start's rows not yet on it, it would act on nothing, or on the wrong row) and acts, in the
+        order typed, once it is (:meth:`release_keys`); ctrl+q quits at once. A line feed held
+        is the Enter it was: typed before the app read the terminal (no kept frame held the keys,
+        tui/first_paint.py), an Enter was turned into one by the terminal's line mode."""
+        if (self._held_keys is not None and isinstance(event, events.Key) and not event.is_forwarded
+                and event.key not in self.KEYS_NOT_HELD):
+            self._held_keys.append(events.Key("enter", "\r") if event.key == "ctrl+j" else event)
+            event.stop()
+            return
+        await super().on_event(event)
+
+    def release_keys(self) -> None:
+        """The main screen is up: the keys held meanwhile act now, in order (each posted as
+        typed, before any key typed from now on). This comes before the app's first frame is
+        drawn: the kept frame's "starting…" mark (tui/first_paint.py) is replaced by a live screen."""
+        held, self._held_keys = self._held_keys, None
+        if held is None:
+            return
+        for key in held:
+            again = events.Key(key.key, key.character)
+            again.set_sender(self)  # as the driver sends a key
+            self.post_message(again)
+
+    def _keep_terminal_modes(self) -> None:
+        """The terminal modes from before the kept frame held the keys (tui/first_paint.py)
+        are what Textual gives back when the app ends or suspends (an editor, a pager), not
+        the held ones it found when it took the terminal over."""
+        shown = self.first_paint_shown
+        if shown is None or shown.terminal_modes is None or sys.platform == "win32":
+            return
+        from textual.drivers.linux_driver import LinuxDriver  # (loaded already: the app runs on it)
+
+        if isinstance(self._driver, LinuxDriver) and self._driver.attrs_before is not None:
+            self._driver.attrs_before = shown.terminal_modes
