@@ -13,6 +13,8 @@ Thread IDs are Graph conversation IDs of kind ``graph``; a conversation whose fi
 message has no Message-ID has kind ``graph-synthetic``. Drafts are made with
 createReply on the message answered (Exchange sets In-Reply-To and References and keeps
 the conversation), never sent. ``thread_url`` is the first message's Outlook ``webLink``.
+Exchange starts a new conversation when a reply's subject changes; conversations that
+share a root Message-ID are one thread here (rows merge, a read reads them all).
 
 Graph addresses a folder by a well-known name (``inbox``, ``archive`` …) or its opaque ID
 only; a display name in the path is refused (400 ErrorInvalidIdMalformed). So a ``folder``

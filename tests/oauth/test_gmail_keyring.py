@@ -21,7 +21,8 @@ def token_reads(ring, account_id: str = "me") -> int:
 
 
 def _thread(emulator, n: int) -> str:
-    first = emulator.add_message(make_mail(1, subject="Fuzzing campaign"), date=(BASE + timedelta(minutes=1)).timestamp())
+    first = emulator.add_message(make_mail(1, subject="Fuzzing campaign"),
+                                 date=(BASE + timedelta(minutes=1)).timestamp())
     for i in range(2, n + 1):
         emulator.add_message(make_mail(i, subject="Re: Fuzzing campaign", in_reply_to=f"<m{i - 1}@example.net>",
                                        references=f"{ROOT} <m{i - 1}@example.net>"),
