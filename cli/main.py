@@ -557,6 +557,12 @@ def _run(args: argparse.Namespace) -> int:
         from mailtriage.cli.accounts import main as accounts_main
 
         return accounts_main(args.rest)
+    if args.command == "modes":
+        # After global options likewise (`--project DIR modes serve`): the modes CLI reads its
+        # own configuration (modes.toml); never the app.
+        from mailtriage.cli.modes import main as modes_main
+
+        return modes_main(args.rest)
     try:
         if args.command == "sources":
             return cmd_sources(args)

@@ -68,6 +68,19 @@ def nearest_color(hex_color: str | None) -> str | None:
     return None  # pragma: no cover
 
 
+def nest(name: str, names) -> tuple[str | None, str]:
+    """A user label's place in the folder tree: (its nearest ancestor label's name or None,
+    the name shown). Gmail's labels have only names (``labels.list`` gives no parent); the
+    web UI nests them by "/". A missing ancestor label is skipped, so "Vendors/Acme" without
+    a "Vendors" label is a top folder named "Vendors/Acme", never a second bare "Acme"."""
+    parts = name.split("/")
+    for cut in range(len(parts) - 1, 0, -1):
+        ancestor = "/".join(parts[:cut])
+        if ancestor in names:
+            return ancestor, "/".join(parts[cut:])
+    return None, name
+
+
 def b64decode(data: str) -> bytes:
     return base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))
 
@@ -325,7 +338,7 @@ class GmailMailbox(MailboxAdapter):
         return self.api.get(f"{USER}/labels/{label_id}", "labels.get") or {}
 
     def list_folders(self) -> list[MailFolder]:
-        """Role folders (with counts) and user labels (nested by ``/``)."""
+        """Role folders (with counts) and user labels (nested by ``/``, see :func:`nest`)."""
         out = []
         for label_id, name, role in SYSTEM_FOLDERS:
             if label_id == ALL_MAIL:
@@ -339,9 +352,8 @@ class GmailMailbox(MailboxAdapter):
         by_name = {str(label["name"]): str(label["id"]) for label in users}
         for label in sorted(users, key=lambda item: str(item["name"])):
             details = self._label_details(str(label["id"]))
-            name = str(label["name"])
-            parent = by_name.get(name.rpartition("/")[0]) if "/" in name else None
-            out.append(MailFolder(str(label["id"]), name.rpartition("/")[2], parent, None,
+            ancestor, shown = nest(str(label["name"]), by_name)
+            out.append(MailFolder(str(label["id"]), shown, by_name.get(ancestor) if ancestor else None, None,
                                   int(details.get("messagesUnread") or 0), int(details.get("messagesTotal") or 0)))
         return out
 
@@ -405,7 +417,8 @@ class GmailMailbox(MailboxAdapter):
 
     def rename_folder(self, folder_id: str, name: str) -> MailFolder:
         old = self._user_label(folder_id, "renameFolder")
-        prefix = str(old["name"]).rpartition("/")[0]
+        names = {str(label["name"]) for label in self._label_map().values() if label.get("type") == "user"}
+        prefix = nest(str(old["name"]), names)[0]  # the name shown is replaced, its parent kept
         label = self.rename_label(folder_id, f"{prefix}/{name}" if prefix else name)
         details = self._label_details(label.id)
         return MailFolder(label.id, name, None, None, int(details.get("messagesUnread") or 0),

@@ -4,6 +4,9 @@
   redirect (``http://127.0.0.1:<port>/``) with PKCE (S256) and a ``state`` check. The URL
   is printed (and opened in a browser when asked); the code is exchanged at the
   configured ``token_uri`` through our HTTP client.
+* The saved tokens are kept in memory: keyring is read at the first call, when a refresh
+  is due and on a 401, never once per request (a Secret Service read opens a D-Bus
+  session; a 500-message thread was 500 of them).
 * :meth:`GoogleSignIn.access_token` hands out a valid access token, refreshing it with
   google-auth's ``Credentials.refresh`` when it is about to expire. Refreshing happens
   under a per-account lock, and a worker that waited on the lock first re-reads keyring:
@@ -62,6 +65,7 @@ class GoogleSignIn:
         self._http = http or make_client(f"google-token:{account.id}", timeout=account.timeout,
                                          ca_file=account.ca_file, retry=RetryPolicy(attempts=1))
         self.refreshes = 0  # how many refreshes this object made (tests, the console)
+        self._data: dict | None = None  # the saved tokens as last read or saved (checked by _require)
 
     @property
     def channel(self) -> str:
@@ -89,6 +93,7 @@ class GoogleSignIn:
 
     def _save(self, data: dict) -> None:
         set_secret(token_key(self.account.id), json.dumps(data))
+        self._data = data
 
     def _fresh(self, data: dict) -> bool:
         token, expiry = data.get("access_token"), data.get("expiry")
@@ -113,6 +118,7 @@ class GoogleSignIn:
             raise SignInNeeded(self.account.id, f"the Google sign-in of account {self.account.id!r} does not "
                                                 f"grant {', '.join(missing)} (its access setting changed); run "
                                                 f"`mailtriage account login {self.account.id}`")
+        self._data = data
         return data
 
     # -- access tokens -------------------------------------------------------------------
@@ -121,7 +127,7 @@ class GoogleSignIn:
 
         Raises SignInNeeded (no sign-in, revoked grant) or Unavailable (token endpoint down).
         """
-        data = self._require()
+        data = self._data or self._require()  # keyring only at the first call
         if self._fresh(data):
             return data["access_token"]
         with self._lock():

@@ -13,6 +13,8 @@ Thread IDs are Graph conversation IDs of kind ``graph``; a conversation whose fi
 message has no Message-ID has kind ``graph-synthetic``. Drafts are made with
 createReply on the message answered (Exchange sets In-Reply-To and References and keeps
 the conversation), never sent. ``thread_url`` is the first message's Outlook ``webLink``.
+Exchange starts a new conversation when a reply's subject changes; conversations that
+share a root Message-ID are one thread here (rows merge, a read reads them all).
 
 Graph addresses a folder by a well-known name (``inbox``, ``archive`` …) or its opaque ID
 only; a display name in the path is refused (400 ErrorInvalidIdMalformed). So a ``folder``
@@ -22,10 +24,12 @@ or path (``Inbox/Embargoed``); no match is an error that lists the folders there
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import datetime, timezone
 from email.utils import getaddresses
 from typing import Any, Mapping, Sequence
+from urllib.parse import urlencode
 
 from mailtriage.backends import mime
 from mailtriage.backends.account_source import EPOCH, AccountSource
@@ -48,6 +52,8 @@ WELL_KNOWN_FOLDERS = frozenset({"archive", "clutter", "conflicts", "conversation
                                 "inbox", "junkemail", "localfailures", "msgfolderroot", "outbox",
                                 "recoverableitemsdeletions", "scheduled", "searchfolders", "sentitems",
                                 "serverfailures", "syncissues"})
+SIBLING_CANDIDATES = 25  # messages a read looks at for the rest of a split conversation
+_REPLY_PREFIX = re.compile(r"^(\s*(re|fwd?|aw|sv|wg)\s*(\[\d+\])?\s*:\s*)+", re.I)
 _ID_SHAPE = re.compile(r"^[A-Za-z0-9_=+-]{24,}$")  # an opaque Graph ID (base64), never a display name
 
 
@@ -78,6 +84,8 @@ class GraphSource(AccountSource):
         self._folder_id: str | None = None
         self.list_address = (str(self.settings.get("list") or "").strip().lower()) or None
         self._mailbox = mailbox
+        # root Message-ID -> the conversations seen holding that thread (a split one)
+        self._siblings: dict[str, set[str]] = {}
         self._init_account(account or (mailbox.account if mailbox else None))
         self.capabilities = self._declared_capabilities()  # type: ignore[misc]
 
@@ -160,11 +168,97 @@ class GraphSource(AccountSource):
             if conversation not in groups and limit is not None and len(groups) >= limit:
                 break
             groups.setdefault(conversation, []).append(message)
-        out = [self._summary(conversation, members) for conversation, members in groups.items()]
+        counts = self._counts(list(groups))
+        rows = [self._summary(conversation, members, counts.get(conversation)) for conversation, members in
+                groups.items()]
+        out = self._merge_rows(rows)
         out.sort(key=lambda s: (s.last_activity or EPOCH, s.root_message_id), reverse=True)
         return out
 
-    def _summary(self, conversation: str, members: list[dict]) -> ThreadSummary:
+    def _counts(self, conversations: list[str]) -> dict[str, int]:
+        """Each conversation's messages in every folder, drafts left out: what its
+        ``read_thread`` reads (the contract's count; a Gmail row counts its whole thread
+        too). ``$count`` in ``$batch`` calls of 20, not a walk of the messages."""
+        paths = {c: "/me/messages?" + urlencode({
+            "$filter": f"conversationId eq {odata_string(c)} and isDraft eq false", "$count": "true",
+            "$top": "1", "$select": "id"}) for c in conversations}
+        answers = self.api.get_many(list(paths.values()), "messages.count") if paths else {}
+        out = {}
+        for conversation, path in paths.items():
+            answer = answers.get(path)
+            if isinstance(answer, dict) and isinstance(answer.get("@odata.count"), int):
+                out[conversation] = answer["@odata.count"]
+        return out
+
+    # -- split conversations ---------------------------------------------------------------------
+    # Exchange starts a new conversation when a reply's topic (the subject without RE:/FW:)
+    # changes ("… (CVE-… assigned)"), so one thread (one root Message-ID) can be several
+    # conversations. Rows merge by root and keep the conversation that started first (the
+    # root's); a read of any of them reads them all (_conversations), as GmailSource does.
+    def _merge_rows(self, rows: list[tuple[ThreadSummary, str]]) -> list[ThreadSummary]:
+        groups: dict[str, list[tuple[ThreadSummary, str]]] = {}
+        for summary, first in rows:
+            groups.setdefault(summary.root_message_id, []).append((summary, first))
+        out = []
+        for root, group in groups.items():
+            group.sort(key=lambda row: row[1])
+            if len(group) == 1:
+                out.append(group[0][0])
+                continue
+            summaries = [summary for summary, _first in group]
+            self._remember(root, [s.thread_id.value for s in summaries])
+            activity = [s.last_activity for s in summaries if s.last_activity is not None]
+            out.append(dataclasses.replace(
+                summaries[0], message_count=sum(s.message_count for s in summaries),
+                participants=tuple(dict.fromkeys(p for s in summaries for p in s.participants)),
+                unread=any(s.unread for s in summaries), last_activity=max(activity) if activity else None))
+        return out
+
+    def _remember(self, root: str, values) -> None:
+        self._siblings.setdefault(root, set()).update(values)
+
+    def _conversations(self, thread_id: ThreadId) -> tuple[list[str], str | None, list[dict]]:
+        """The conversations of ``thread_id``'s thread, the asked one first, its root, and
+        the asked conversation's messages (listed once, so a read lists it only once):
+        the conversation itself, the one holding the root Message-ID (``internetMessageId
+        eq``), those seen holding the root, and those of up to SIBLING_CANDIDATES messages
+        whose subject holds the root's (``$search``) and whose References start at the root."""
+        value = self._thread_value(thread_id)
+        # The members only (a 500-message thread's headers are megabytes); the first one's headers.
+        members = self._members(thread_id, select="id,isDraft,receivedDateTime")
+        try:
+            header = self.mailbox.header(self.mailbox.metadata(str(members[0]["id"])))
+        except GraphNotFound:
+            return [value], None, members  # deleted since the listing: the conversation as it is
+        root = thread_root(header.message_id, header.references, header.in_reply_to)
+        if header.synthetic_id and root == header.message_id:
+            return [value], None, members  # no Message-ID: nothing can name this thread elsewhere
+        values = dict.fromkeys([value, *sorted(self._siblings.get(root, ()))])
+        subject = header.subject
+        if root != header.message_id:  # the root is in another conversation (or gone)
+            for found in self.api.pages("/me/messages", "messages.byInternetMessageId", limit=10, **{
+                    "$filter": f"internetMessageId eq {odata_string(root)}",
+                    "$select": "id,conversationId,subject", "$top": 10}):
+                if found.get("conversationId"):
+                    values.setdefault(str(found["conversationId"]))
+                    subject = str(found.get("subject") or subject)
+                    break
+        topic = _REPLY_PREFIX.sub("", subject or "").strip()
+        if topic:
+            for found in self.api.pages("/me/messages", "messages.search", limit=SIBLING_CANDIDATES, **{
+                    "$search": f'"{graph_search.kql_phrase(topic, "subject")}"', "$select": SELECT,
+                    "$top": SIBLING_CANDIDATES}):
+                if found.get("isDraft") or str(found.get("conversationId")) in values:
+                    continue
+                other = self.mailbox.header(found)
+                if thread_root(other.message_id, other.references, other.in_reply_to) == root:
+                    values.setdefault(str(found["conversationId"]))
+        if len(values) > 1:
+            self._remember(root, values)
+        return list(values), root, members
+
+    def _summary(self, conversation: str, members: list[dict], count: int | None = None
+                 ) -> tuple[ThreadSummary, str]:
         members = sorted(members, key=lambda m: str(m.get("receivedDateTime") or ""))
         first = members[0]
         header = self.mailbox.header(first)
@@ -173,10 +267,12 @@ class GraphSource(AccountSource):
         participants = tuple(dict.fromkeys(address(m.get("from")).email for m in members
                                            if address(m.get("from")).email))
         kind = synthetic_kind(THREAD_KIND) if header.synthetic_id and root == header.message_id else THREAD_KIND
-        return ThreadSummary(thread_id=ThreadId(kind, conversation, root), subject=header.subject, root_message_id=root,
-                             sender=header.sender, last_activity=max(arrivals) if arrivals else None,
-                             message_count=len(members), participants=participants,
-                             unread=any(not m.get("isRead") for m in members))
+        summary = ThreadSummary(thread_id=ThreadId(kind, conversation, root), subject=header.subject,
+                                root_message_id=root, sender=header.sender,
+                                last_activity=max(arrivals) if arrivals else None,
+                                message_count=max(count or 0, len(members)), participants=participants,
+                                unread=any(not m.get("isRead") for m in members))
+        return summary, str(first.get("receivedDateTime") or "")
 
     # -- search ------------------------------------------------------------------------------------------
     def search(self, request: SearchRequest) -> SearchPage:
@@ -195,7 +291,7 @@ class GraphSource(AccountSource):
 
         found, ended = graph_search.walk(self.api, path, request, keep, SELECT)
         window = found[request.offset:request.offset + request.page_size]
-        items = tuple(self._hit(m) for m in window)
+        items = tuple(self._merge_hits([self._hit(m) for m in window]))
         notes = () if ended else ("Graph gives no count for a search: more results follow",)
         return SearchPage(self.name, request, items, len(found) if ended else None, not ended,
                           method="Microsoft Graph $search", searched=("all mail",) if request.all_folders
@@ -210,6 +306,15 @@ class GraphSource(AccountSource):
                              last_activity=parse_time(message.get("receivedDateTime")), message_count=1,
                              participants=(header.sender.email,) if header.sender.email else (),
                              unread=not message.get("isRead"), notes=header.notes)
+
+    def _merge_hits(self, items: list[ThreadSummary]) -> list[ThreadSummary]:
+        """Hits of one thread in several conversations name one: the earliest hit's."""
+        lead: dict[str, ThreadSummary] = {}
+        for item in sorted(items, key=lambda i: i.last_activity or EPOCH):
+            lead.setdefault(item.root_message_id, item)
+            self._remember(item.root_message_id, [item.thread_id.value])
+        return [item if lead[item.root_message_id] is item else
+                dataclasses.replace(item, thread_id=lead[item.root_message_id].thread_id) for item in items]
 
     # -- reads ---------------------------------------------------------------------------------------------
     def _message(self, graph_id: str) -> Message:
@@ -236,8 +341,12 @@ class GraphSource(AccountSource):
     def read_thread(self, thread_id: ThreadId) -> Thread:
         """The conversation across folders (inbox, Sent Items, …), oldest first, drafts left out."""
         thread_id = self.own_thread_id(thread_id)
-        # The listing names the members only (no headers: the contents carry them).
-        ids = [str(m["id"]) for m in self._members(thread_id, select="id,isDraft,receivedDateTime")]
+        values, root, members = self._conversations(thread_id)
+        listed = {str(m["id"]): m for m in members}
+        for value in values[1:]:  # the rest of a split thread: the members only (the contents carry headers)
+            for m in self.mailbox.conversation(value, select="id,isDraft,receivedDateTime"):
+                listed.setdefault(str(m["id"]), m)
+        ids = [gid for gid, _m in sorted(listed.items(), key=lambda kv: str(kv[1].get("receivedDateTime") or ""))]
         # In $batch calls of 20, four at a time (Graph's limits), not one request a message.
         raws = self.api.get_many([f"/me/messages/{gid}/$value" for gid in ids], "messages.$value", raw=True)
         messages, gone = [], 0
@@ -255,14 +364,14 @@ class GraphSource(AccountSource):
             notes = ("1 message of the conversation was deleted while it was read; it is left out",)
         elif gone:
             notes = (f"{gone} messages of the conversation were deleted while it was read; they are left out",)
-        return Thread(thread_id, messages[0].subject, tuple(messages), notes=notes)
+        return Thread(thread_id.with_root(root), messages[0].subject, tuple(messages), notes=notes)
 
     def list_sent_since(self, thread_id: ThreadId, since: datetime) -> Sequence[Message]:
         since = since if since.tzinfo else since.replace(tzinfo=timezone.utc)
-        conversation = self._thread_value(thread_id)
-        found = self.api.pages("/me/mailFolders/sentitems/messages", "messages.sent", **{
-            "$filter": f"conversationId eq {odata_string(conversation)} and sentDateTime ge {graph_time(since)}",
-            "$select": SELECT, "$top": 100})
+        found = [m for conversation in self._conversations(thread_id)[0]
+                 for m in self.api.pages("/me/mailFolders/sentitems/messages", "messages.sent", **{
+                     "$filter": f"conversationId eq {odata_string(conversation)} and sentDateTime ge "
+                                f"{graph_time(since)}", "$select": SELECT, "$top": 100})]
         ordered = sorted(found, key=lambda m: str(m.get("sentDateTime") or ""))
         return [self._message(str(m["id"])) for m in ordered if not m.get("isDraft")]
 

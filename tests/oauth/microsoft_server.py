@@ -61,6 +61,11 @@ def parse_iso(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
+def _topic(subject: str) -> str:
+    """Exchange's ConversationTopic: the subject without reply and forward prefixes."""
+    return re.sub(r"^(\s*(re|fw|fwd|aw|wg|sv)\s*(\[\d+\])?\s*:\s*)+", "", subject or "", flags=re.I).strip().lower()
+
+
 def _ids(value: str) -> list[str]:
     return re.findall(r"<[^<>\s]+>", value or "")
 
@@ -209,11 +214,16 @@ class MicrosoftEmulator:
         self.messages[message.id] = message
 
     def _conversation_for(self, new: GraphMessage) -> str | None:
+        """Exchange's conversations: a message joins the conversation of a message it
+        references (or that references it) only when their conversation topics (the
+        subject without RE:/FW: prefixes) match; a reply retitled "(CVE-… assigned)"
+        starts a conversation of its own."""
         refs = set(_ids(new.header("References")) + _ids(new.header("In-Reply-To")))
+        topic = _topic(new.subject)
         for message in sorted(self.messages.values(), key=lambda m: m.received):
-            if message.message_id and message.message_id in refs:
-                return message.conversation_id
-            if new.message_id and new.message_id in _ids(message.header("References")):
+            linked = (message.message_id and message.message_id in refs) or \
+                (new.message_id and new.message_id in _ids(message.header("References")))
+            if linked and _topic(message.subject) == topic:
                 return message.conversation_id
         return None
 

@@ -137,3 +137,14 @@ def test_account_commands_after_the_global_options_run_the_account_cli(google_em
     assert json.loads(capsys.readouterr().out)["signed_in"] is True
     assert main([*head, "account", "login", "nobody", "--no-browser"]) == 2  # the account CLI's own error
     assert "nobody" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("head", [["--project", "PROJECT"], ["--demo"], ["--project=PROJECT"]])
+def test_modes_commands_after_the_global_options_run_the_modes_cli(tmp_path, capsys, head):
+    # `mailtriage --project DIR modes …` started the app, as `account` did (issue 34).
+    (tmp_path / "project").mkdir()
+    head = [part.replace("PROJECT", str(tmp_path / "project")) for part in head]
+    absent = tmp_path / "absent-modes.toml"
+    assert main([*head, "modes", "cases", "--config", str(absent)]) == 2  # the modes CLI's configuration error
+    captured = capsys.readouterr()
+    assert "absent-modes.toml" in captured.err and captured.out == ""

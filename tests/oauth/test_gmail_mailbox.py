@@ -166,6 +166,21 @@ def test_folders_have_roles_counts_and_children(google_emulator, mailbox):
     assert google_emulator.labels[created.id]["name"] == "Triage/Later"
 
 
+def test_a_label_without_its_parent_label_keeps_the_rest_of_its_path(google_emulator, mailbox):
+    """Gmail's labels have only names (labels.list gives no parent); nesting is the web UI's
+    reading of "/" in the name. A label whose parent label does not exist (made by the API
+    or a client) hangs under its nearest existing ancestor, named by the rest of its path,
+    never as its last part alone (two "Acme" at the top)."""
+    orphan = google_emulator.add_label("Vendors/Acme")
+    other = google_emulator.add_label("Partners/Acme")
+    triage = google_emulator.add_label("Triage")
+    deep = google_emulator.add_label("Triage/2026/Done")  # no "Triage/2026" label
+    folders = {f.id: f for f in mailbox.list_folders()}
+    assert (folders[orphan].parent_id, folders[orphan].name) == (None, "Vendors/Acme")
+    assert (folders[other].parent_id, folders[other].name) == (None, "Partners/Acme")
+    assert (folders[deep].parent_id, folders[deep].name) == (triage, "2026/Done")
+
+
 def test_poll_sets_a_silent_baseline_then_reports_new_inbox_mail(google_emulator, mailbox):
     deliver(google_emulator, 1)
     baseline = mailbox.poll(None)
