@@ -621,6 +621,12 @@ class MicrosoftEmulator:
         if search and (filt or request.param("$orderby") or request.param("$skip")):
             return _graph_error(400, "ErrorInvalidUrlQuery", "The query parameter '$search' cannot be combined "
                                                             "with '$filter', '$orderby' or '$skip'.")
+        orderby = request.param("$orderby")
+        if filt and orderby and not _orderby_leads(filt, orderby):
+            # Graph's documented quirk: with both, each $orderby property must also appear in
+            # $filter, first and in the same order, or the whole request is refused.
+            return _graph_error(400, "InefficientFilter", "The restriction or sort order is too complex "
+                                                          "for this operation.")
         found = [m for m in messages if (not filt or _filter(m, filt)) and (not search or _search(m, search))]
         found.sort(key=lambda m: m.received, reverse=request.param("$orderby", "receivedDateTime desc")
                    .endswith("desc"))
@@ -862,6 +868,14 @@ def _concurrency_error() -> Reply:
 def _graph_error(status: int, code: str, message: str) -> Reply:
     return Reply.json({"error": {"code": code, "message": message,
                                  "innerError": {"date": iso(time.time()), "request-id": "r"}}}, status)
+
+
+def _orderby_leads(expression: str, orderby: str) -> bool:
+    """Whether the ``$orderby`` properties lead the ``$filter`` in the same order (Graph's rule
+    for combining the two on messages; otherwise it answers ``InefficientFilter``)."""
+    wanted = [part.split()[0] for part in orderby.split(",") if part.strip()]
+    clauses = [clause.strip().split()[0] for clause in expression.split(" and ") if clause.strip()]
+    return clauses[:len(wanted)] == wanted
 
 
 def _filter(m: GraphMessage, expression: str) -> bool:

@@ -251,3 +251,24 @@ def test_the_mailbox_thread_view_reads_in_batches_too(microsoft_emulator, mailbo
     assert [m.header.message_id for m in thread.messages] == [f"<m{n}@example.net>" for n in range(1, 26)]
     assert sum(r.path == "/v1.0/$batch" for r in microsoft_emulator.graph_requests) == 2
     assert not any(r.path.endswith("/$value") for r in microsoft_emulator.graph_requests)
+
+
+def test_the_emulator_refuses_an_orderby_that_does_not_lead_the_filter(microsoft_emulator, graph_account):
+    """Graph answers 400 InefficientFilter when a $orderby property does not lead the $filter
+    (Microsoft Graph docs, "Use $filter and $orderby in the same query"): the emulator says
+    so too, so a listing that orders a filtered query the wrong way fails here as it would there."""
+    from mailtriage.backends.errors import BackendFailure
+
+    deliver(microsoft_emulator, 1)
+    api = GraphApi(graph_account, sleep=lambda _s: None)
+    with pytest.raises(BackendFailure, match="InefficientFilter|too complex"):
+        api.get("/me/mailFolders/inbox/messages", "messages.list",
+                **{"$filter": "isRead eq false", "$orderby": "receivedDateTime desc"})
+
+
+def test_filtered_listings_order_by_a_property_that_leads_their_filter(microsoft_emulator, mailbox):
+    """Our listings combine $filter and $orderby the way Graph accepts (receivedDateTime first)."""
+    deliver(microsoft_emulator, 1)
+    deliver(microsoft_emulator, 2, read=True, flag="flagged")
+    assert [m.subject for m in mailbox.list(MailQuery(folder="inbox", unread=True)).messages] == ["Message 1"]
+    assert [m.subject for m in mailbox.list(MailQuery(folder="inbox", flagged=True)).messages] == ["Message 2"]
