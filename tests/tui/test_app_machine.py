@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 from datetime import datetime, timezone
 
 from hypothesis import HealthCheck, Phase, settings
@@ -37,7 +38,10 @@ from tests.tui.test_security_cc_paths import FOLLOW_UP
 
 COMPOSE_KEYS = {"reply": "r", "reply_all": "A", "forward": "F", "new": "C"}
 ORGANIZE_KEYS = ("m", "f", "a", "d")  # read, flag, archive, trash (each a proposal first)
-EXAMPLES, STEPS = 3, 8  # the machine's share of the suite (about 60 s)
+#: The machine's share of the suite (about 65 s); benchmarks/soak_invariants.py runs it longer.
+EXAMPLES = int(os.environ.get("MAILTRIAGE_MACHINE_EXAMPLES", "4"))
+STEPS = int(os.environ.get("MAILTRIAGE_MACHINE_STEPS", "8"))
+RANDOM = os.environ.get("MAILTRIAGE_MACHINE_RANDOM") == "1"  # the soak draws new sequences; CI the same ones
 
 
 def mailbox_state(dovecot, user) -> dict:
@@ -60,6 +64,10 @@ def test_the_app_keeps_the_security_cc_and_writes_only_what_was_confirmed(sendin
     when = datetime(2026, 10, 4, 9, 0, tzinfo=timezone.utc)
     for raw in (FOLLOW_UP, report(7, "Stray copy of a report"), TIMELINE_REPLY.replace(b"TO", b"me@example.org")):
         dovecot.append(dovecot_user, "Archive", raw, when=when)
+    # The reports are from October 2026: the list shows them (its default window is 30 days).
+    config = sending_project / "project.md"
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        f"security_list: {LIST}\n", f"security_list: {LIST}\nimport:\n  since: '2026-01-01'\n"), encoding="utf-8")
     totals = {"steps": 0, "confirmed": 0, "writes": 0}
 
     class AppMachine(RuleBasedStateMachine):
@@ -202,11 +210,10 @@ def test_the_app_keeps_the_security_cc_and_writes_only_what_was_confirmed(sendin
             self.before = after
 
     run_state_machine_as_test(AppMachine, settings=settings(
-        max_examples=EXAMPLES, stateful_step_count=STEPS, deadline=None, database=None, derandomize=True,
+        max_examples=EXAMPLES, stateful_step_count=STEPS, deadline=None, database=None, derandomize=not RANDOM,
         phases=[Phase.generate],  # no shrinking: a failing sequence is printed whole, CI stays bounded
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]))
-    print(totals)
-    # Known gap (work in progress): in these derandomized examples no compose or organize key
-    # sequence reaches a confirmable proposal yet (totals["confirmed"] == 0), so the CC checks
-    # only see that nothing is written; the next step is to make compose reach its proposal.
+    print(f"app machine: {EXAMPLES} sequences, {totals}")
     assert totals["steps"] == EXAMPLES * STEPS
+    if not RANDOM:  # CI's sequences do write (confirmed), not only propose
+        assert totals["writes"] > 0
