@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MACHINES = ["tests/tui/test_app_machine.py"]
+MACHINES = ["tests/tui/test_app_machine.py"]  # the process machine has fixed, small settings: run it from pytest
 
 
 def main() -> int:

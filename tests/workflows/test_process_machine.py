@@ -3,7 +3,7 @@ draws batches of 1–5 real `mailtriage` CLI processes started at once — `impo
 `import --publish` and `publish --yes` on a small set of threads — and after every batch
 checks exactly-once: one issue per thread imported, one Import entry in it, and every
 publish commit holds exactly the issues it names. GitHub, Jira and IMAP drafts are covered
-by test_concurrent_imports.py / test_concurrent_drafts.py (fixed scenarios), not yet here."""
+by test_concurrent_imports.py / test_concurrent_drafts.py (fixed scenarios); GitHub also here."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ import re
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tests.workflows.conftest import write_mbox
-from tests.workflows.test_concurrent_imports import (assert_each_commit_holds_what_it_names, git_commits,
-                                                     import_entries, run_many, threads)
+from tests.workflows.conftest import REPORT, write_mbox
+from tests.workflows.test_concurrent_imports import (_import_entries_of, _linked, _server_project,  # noqa: F401
+                                                     assert_each_commit_holds_what_it_names, child_keyring,
+                                                     git_commits, import_entries, run_many, threads)
 
 THREADS = 2
 COMMAND = st.one_of(
@@ -60,3 +61,33 @@ def test_processes_at_once_import_and_publish_exactly_once_git(env):
 
     machine()
     print(f"process machine: {counts}")
+
+
+def test_processes_at_once_import_exactly_once_github(mbox_env, child_keyring):  # noqa: F811
+    """The GitHub emulator, its search lagging behind creation: after each batch of imports
+    of one thread, one open issue holds it and its rollup has one Import entry."""
+    from mailtriage.core.secrets import set_secret
+    from tests.trackers.servers import GitHubServer
+
+    server = GitHubServer().start()
+    try:
+        server.search_lag = 1.0
+        set_secret(f"github:{server.url}/{server.repo}", server.token)  # the key the CLI names
+        _server_project(mbox_env, {"tracker.platform": "github",
+                                   "tracker.github": {"repo": server.repo, "api_url": server.url}})
+
+        @settings(max_examples=2, deadline=None, database=None, derandomize=True, phases=[Phase.generate],
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+        @given(batches=st.lists(st.integers(1, 5), min_size=1, max_size=2))
+        def machine(batches) -> None:
+            for size in batches:
+                results = run_many(mbox_env.project, [["import", f"mbox:{REPORT}", "--yes"]] * size, child_keyring)
+                assert all(code == 0 for code, _, _ in results), [r[2] for r in results]
+                kept = _linked(server.issues, lambda i: i["body"])
+                assert len(kept) == 1, {n: (i["state"], i["body"]) for n, i in server.issues.items()}
+                assert server.issues[kept[0]]["state"] == "open"
+                assert _import_entries_of(mbox_env, str(kept[0])) == 1
+
+        machine()
+    finally:
+        server.stop()
