@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 from textual.widgets import Input
 
 from mailtriage.backends.send_ledger import SendLedger
@@ -31,7 +31,7 @@ from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.screens.main import MainScreen
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, screen_text, settle
-from tests.tui.test_compose import LIST, PERSONAL, report, sending_project, smtp  # noqa: F401 (fixtures)
+from tests.tui.test_compose import LIST, report, sending_project, smtp  # noqa: F401 (fixtures)
 from tests.tui.test_imap_drafts import drafts
 from tests.tui.test_outgoing_machine import QUERIES, TIMELINE_REPLY, answers_security, ccs
 from tests.tui.test_security_cc_paths import FOLLOW_UP
