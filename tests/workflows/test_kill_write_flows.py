@@ -1,0 +1,110 @@
+"""Crash suite (issue 38): real ``mailtriage`` CLI processes SIGKILLed at varied points of the
+write flows, each followed by a rerun of the same command that must converge: one issue, one
+Import entry, one receipt draft, one publish commit, no torn or temporary file left.
+
+Kill points are events the child leaves on disk, polled (no sleeps, no test hook in product
+code): a temporary file beside a tracker file, the issue file, git's ``index.lock``, a new
+entry in the working copy's reflog, or the Nth line of the child's ``--trace`` file."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.servers.fixtures import *  # noqa: F401,F403
+from tests.workflows.conftest import REPORT
+from tests.workflows.test_concurrent_drafts import drafts, imap_env  # noqa: F401  (the fixture)
+from tests.workflows.test_concurrent_imports import child_keyring, git_commits, import_entries, issue_files  # noqa: F401
+
+BOUND = 120.0  # seconds a child may take on a loaded machine
+
+
+def start(project: Path, argv: list[str], extra_env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "mailtriage.cli.main", "--project", str(project), *argv],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **(extra_env or {})))
+
+
+def run_killed(project: Path, argv: list[str], when, extra_env: dict | None = None) -> bool:
+    """Run the command and SIGKILL it as soon as ``when()`` holds; True when it was killed,
+    False when it ended first (then its exit must have been a success)."""
+    proc = start(project, argv, extra_env)
+    deadline = time.monotonic() + BOUND
+    try:
+        while proc.poll() is None:
+            if when():
+                proc.send_signal(signal.SIGKILL)
+                proc.wait(60)
+                return True
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{argv} did not end within {BOUND:g} s")
+        _out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        return False
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=60)
+
+
+def rerun(project: Path, argv: list[str], extra_env: dict | None = None) -> dict:
+    proc = start(project, argv, extra_env)
+    out, err = proc.communicate(timeout=BOUND)
+    assert proc.returncode == 0, err
+    return json.loads(out) if out.strip() else {}
+
+
+def temp_files(root: Path) -> list[str]:
+    """Temporary files our writers leave only when killed (``.name.xxxx.tmp`` beside the file)."""
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*.tmp"))
+
+
+def trace_lines(path: Path, needle: str, count: int = 1):
+    """A kill point: ``count`` lines holding ``needle`` are in the child's trace file."""
+    def reached() -> bool:
+        try:
+            return path.read_text(encoding="utf-8", errors="replace").count(needle) >= count
+        except FileNotFoundError:
+            return False
+    return reached
+
+
+def reflog_grew(wc: Path):
+    """A kill point: the working copy made a commit (its HEAD reflog got a line), not pushed yet."""
+    log = wc / ".git" / "logs" / "HEAD"
+    start_lines = log.read_bytes().count(b"\n")
+    return lambda: log.read_bytes().count(b"\n") > start_lines
+
+
+def git_import_kill_points(env):
+    root, wc = env.tracker_root, env.wc
+    return {
+        "temp file beside a tracker file": lambda: bool(temp_files(root)),
+        "issue file written": lambda: (root / "SEC-0001.md").exists(),
+        "git index.lock": lambda: (wc / ".git" / "index.lock").exists(),
+        "commit made, not pushed": reflog_grew(wc),
+    }
+
+
+@pytest.mark.parametrize("point", ["temp file beside a tracker file", "issue file written", "git index.lock",
+                                   "commit made, not pushed"])
+def test_import_publish_git_killed_then_rerun_converges(mbox_env, point):
+    argv = ["import", f"mbox:{REPORT}", "--yes", "--publish"]
+    killed = run_killed(mbox_env.project, argv, git_import_kill_points(mbox_env)[point])
+    (mbox_env.wc / ".git" / "index.lock").unlink(missing_ok=True)  # git's own lock: a user removes it too
+    doc = rerun(mbox_env.project, argv)
+    root = mbox_env.tracker_root
+    assert issue_files(root) == ["SEC-0001.md"], (killed, doc)
+    assert import_entries(root, "SEC-0001.md") == 1
+    assert temp_files(root) == []
+    commits = git_commits(mbox_env)
+    assert len(commits) == 1 and "SEC-0001" in commits[0][0], commits  # published exactly once
+    assert mbox_env.git("status", "--porcelain", "--", "security-tracker") == ""  # all of it committed
+    assert killed, f"never reached the kill point {point!r}: the run ended first"
