@@ -108,3 +108,38 @@ def test_import_publish_git_killed_then_rerun_converges(mbox_env, point):
     assert len(commits) == 1 and "SEC-0001" in commits[0][0], commits  # published exactly once
     assert mbox_env.git("status", "--porcelain", "--", "security-tracker") == ""  # all of it committed
     assert killed, f"never reached the kill point {point!r}: the run ended first"
+
+
+# -- IMAP: the receipt draft (import) and a reply draft (create-draft) -----------------------
+
+@pytest.mark.parametrize("needle,count", [(" APPEND ", 1), ("APPENDUID", 1), ("LOGOUT", 1)],
+                         ids=["APPEND sent", "APPEND answered", "at LOGOUT"])
+def test_imap_import_killed_then_rerun_leaves_one_issue_and_one_receipt(imap_env, tmp_path, needle, count):
+    trace = tmp_path / "trace.log"
+    argv = ["--trace", str(trace), "import", f"imap:{REPORT}", "--yes"]
+    killed = run_killed(imap_env.project, argv, trace_lines(trace, needle, count), imap_env.child_env)
+    rerun(imap_env.project, ["import", f"imap:{REPORT}", "--yes"], imap_env.child_env)
+    root = imap_env.tracker_root
+    assert issue_files(root) == ["SEC-0001.md"]
+    assert import_entries(root, "SEC-0001.md") == 1
+    assert temp_files(root) == []
+    found = drafts(imap_env)
+    assert len(found) == 1, found  # one receipt: neither lost nor doubled
+    assert killed, f"never reached {needle!r} in the trace: the run ended first"
+
+
+@pytest.mark.parametrize("needle", [" APPEND ", "APPENDUID"], ids=["APPEND sent", "APPEND answered"])
+def test_create_draft_killed_then_rerun_leaves_one_draft(imap_env, tmp_path, needle):
+    body = tmp_path / "reply.txt"
+    body.write_text("Thanks, we reproduced it.\n", encoding="utf-8")
+    trace = tmp_path / "trace.log"
+    argv = ["mail", "create-draft", f"imap:{REPORT}", "--body-file", str(body), "--yes"]
+    killed = run_killed(imap_env.project, ["--trace", str(trace), *argv], trace_lines(trace, needle),
+                        imap_env.child_env)
+    proc = start(imap_env.project, argv, imap_env.child_env)
+    out, err = proc.communicate(timeout=BOUND)
+    found = drafts(imap_env)
+    assert len(found) == 1, (found, err)
+    # The rerun either wrote the draft the kill prevented or refused a second pending one, clearly.
+    assert proc.returncode == 0 or "draft" in err.lower(), err
+    assert killed, f"never reached {needle!r} in the trace: the run ended first"
