@@ -63,3 +63,39 @@ def test_imap_reset_during_the_receipt_append_of_an_import_then_rerun_converges(
     assert issue_files(root) == ["SEC-0001.md"] and import_entries(root, "SEC-0001.md") == 1
     assert temp_files(root) == []
     assert len(drafts(proxied)) == 1
+
+
+def test_http_reset_during_a_github_issue_create_then_rerun_makes_no_duplicate(mbox_env, child_keyring):
+    """The emulator made the issue; the proxy cut the connection before its 201 reached us.
+    The run reports failure; the rerun finds the issue by its thread link instead of
+    creating a second one, and rolls up one Import entry."""
+    from mailtriage.core.origins import secret_key
+    from mailtriage.core.secrets import set_secret
+    from tests.trackers.servers import GitHubServer
+    from tests.workflows.test_concurrent_imports import _import_entries_of, _linked, _server_project
+
+    server = GitHubServer().start()
+    proxy = FaultProxy(server.httpd.server_address[1])
+    api = f"http://127.0.0.1:{proxy.port}"
+    try:
+        set_secret(secret_key("github", api, server.repo), server.token)
+        _server_project(mbox_env, {"tracker.platform": "github", "tracker.github": {"repo": server.repo, "api_url": api}})
+        proxy.cut_when_server_sends(b" 201 ")  # the status line of the create's answer
+        argv = ["import", f"mbox:{REPORT}", "--yes"]
+        code, err = run_plain(mbox_env, argv, child_keyring)
+        assert proxy.cuts == 1 and len(server.issues) == 1  # made on the server, unheard by us
+        assert code != 0, err  # not reported done
+        code, err = run_plain(mbox_env, argv, child_keyring)
+        assert code == 0, err
+        assert len(server.issues) == 1, server.issues  # no duplicate
+        [keeper] = _linked(server.issues, lambda i: i["body"])
+        assert _import_entries_of(mbox_env, str(keeper)) == 1
+    finally:
+        proxy.close()
+        server.stop()
+
+
+def run_plain(env, argv: list[str], extra_env: dict) -> tuple[int, str]:
+    proc = start(env.project, argv, extra_env)
+    out, err = proc.communicate(timeout=BOUND)
+    return proc.returncode, err + out
