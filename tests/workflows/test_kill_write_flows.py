@@ -214,3 +214,48 @@ def test_publish_svn_killed_then_rerun_publishes_once(svn_mbox_env, point):
     assert status.strip() == "", (status, out, err)
     assert import_entries(env.tracker_root, "SEC-0001.md") == 1
     assert killed, f"never reached the kill point {point!r}: the run ended first"
+
+
+# -- caches: the mbox index and the IMAP summary cache ------------------------------------------
+
+def cache_kill_points(cache: Path):
+    return {
+        "cache temp file": lambda: cache.exists() and any(cache.rglob("*.tmp")),
+        "cache file renamed in": lambda: cache.exists() and any(p.is_file() and not p.name.endswith(".tmp")
+                                                                for p in cache.rglob("*")),
+    }
+
+
+def listing(project: Path, extra_env: dict | None = None) -> str:
+    proc = start(project, ["list", "--since", "3650d"], extra_env)
+    out, err = proc.communicate(timeout=BOUND)
+    assert proc.returncode == 0, err
+    return out
+
+
+@pytest.mark.parametrize("point", ["cache temp file", "cache file renamed in"])
+def test_mbox_index_write_killed_then_the_listing_rebuilds_or_reads_it_whole(env, cache, point):
+    from tests.workflows.conftest import mail, write_mbox
+
+    messages = [mail(f"<bulk-{n}@reporter.example>", f"R{n} <r{n}@reporter.example>", f"Bug {n}", "x\n" * 50,
+                     f"Tue, 01 Sep 2026 {n // 60 % 24:02d}:{n % 60:02d}:00 +0000") for n in range(400)]
+    archive = write_mbox(env.project / "security.mbox", messages)
+    env.write_project([("mbox", "primary", "yes")],
+                      extra={"mail_sources.mbox": {"path": archive.name, "list": "security@frobnicator.example.org"}})
+    killed = run_killed(env.project, ["list", "--since", "3650d"], cache_kill_points(cache)[point])
+    first = listing(env.project)  # after the kill: the index read whole, or rebuilt
+    assert "Bug 399" in first and "Bug 0" in first
+    assert listing(env.project) == first  # and what it left reads the same
+    assert not list(cache.rglob("*.tmp")), list(cache.rglob("*"))
+    assert killed, f"never reached the kill point {point!r}: the run ended first"
+
+
+@pytest.mark.parametrize("point", ["cache temp file", "cache file renamed in"])
+def test_imap_summary_cache_write_killed_then_the_listing_rebuilds_or_reads_it_whole(imap_env, cache, point):
+    killed = run_killed(imap_env.project, ["list", "--since", "3650d"], cache_kill_points(cache)[point],
+                        imap_env.child_env)
+    first = listing(imap_env.project, imap_env.child_env)
+    assert "Heap overflow" in first
+    assert listing(imap_env.project, imap_env.child_env) == first
+    assert not list(cache.rglob("*.tmp")), list(cache.rglob("*"))
+    assert killed, f"never reached the kill point {point!r}: the run ended first"
