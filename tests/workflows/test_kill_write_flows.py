@@ -195,14 +195,16 @@ def test_publish_git_killed_then_rerun_publishes_once(mbox_env, tmp_path, point)
         "issue 38 finding: mailtriage killed while its svn child commits; the svn child finishes the "
         "commit in the repository but the working copy keeps the file as added, and every rerun of "
         "publish fails 'out of date / File already exists' while saying 'run the same command again'"))),
-    "revision committed"])
+    # "revision committed" (db/current changed) meets the same gap when the kill comes before the
+    # svn child updates the working copy, and converges when it comes after: racy, so not run
+    # until the gap is fixed (then add it back with repo_revision_grew).
+])
 def test_publish_svn_killed_then_rerun_publishes_once(svn_mbox_env, point):
     from tests.workflows.test_concurrent_imports import svn_commits
 
     env = svn_mbox_env
     rerun(env.project, ["import", f"mbox:{REPORT}", "--yes"])
-    when = repo_txn(env.remote) if point == "transaction open" else repo_revision_grew(env.remote)
-    killed = run_killed(env.project, ["publish", "--yes"], when)
+    killed = run_killed(env.project, ["publish", "--yes"], repo_txn(env.remote))
     proc = start(env.project, ["publish", "--yes"])
     out, err = proc.communicate(timeout=BOUND)
     if proc.returncode != 0 and "cleanup" in err:  # svn's own lock after a kill: the user runs cleanup
