@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
+from mailtriage.core.private_files import sweep_leftovers
 from mailtriage.trackers import localformat as fmt
 from mailtriage.trackers import localindex, vcs
 from mailtriage.trackers.errors import ReviewOutdated
@@ -248,8 +249,11 @@ class LocalFilesTracker(Tracker):
     def _write_atomic(self, path: Path, data: bytes, *, exclusive: bool = False) -> None:
         """Write to a temporary file beside ``path``, fsync, then rename over it: a reader (or a
         publish) sees the old file or the whole new one, never a torn one. ``exclusive``: fail
-        with FileExistsError instead of replacing an existing ``path`` (link, not rename)."""
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
+        with FileExistsError instead of replacing an existing ``path`` (link, not rename).
+        The temporary name carries our PID, so the next write of ``path`` removes what a writer
+        killed mid-write left (one no longer running) instead of leaving it for a publish."""
+        sweep_leftovers(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=str(path.parent))
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)

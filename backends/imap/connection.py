@@ -574,8 +574,16 @@ class ImapConnection:
         """
         state = self.state
         if state is not None and state.name == folder and state.examined == readonly and self.is_open:
-            self.call(f"NOOP ({folder})", lambda c: c.noop())
-            if self.state is not None:
+            try:
+                _text, untagged = self.call(f"NOOP ({folder})", lambda c: c.noop())
+            except ConnectionLost:
+                if self._aborted:
+                    raise  # the app is quitting: no new connection
+                untagged = None  # a server restart: SELECT below reconnects (a read, safe to redo)
+            # An untagged NO/BYE (Dovecot: the selected folder was deleted by another session)
+            # means the selection no longer holds: SELECT again for the folder's UIDVALIDITY now.
+            sound = untagged is not None and not any(r and r[0] in (b"NO", b"BYE") for r in untagged)
+            if sound and self.state is not None:
                 return self.state
         self.state = None
 

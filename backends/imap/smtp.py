@@ -48,6 +48,7 @@ class _TracedSMTP(aiosmtplib.SMTP):
         super().__init__(*args, **kwargs)
         self._channel = channel
         self._in_auth = False
+        self.text_sent = False  # the server said 354: from here a lost connection may hide a delivery
 
     async def execute_command(self, *args: bytes, timeout=Default.token):
         if TRACE.active:
@@ -78,6 +79,16 @@ class _TracedSMTP(aiosmtplib.SMTP):
         if TRACE.active:
             size = len(message) if isinstance(message, (bytes, str)) else 0
             TRACE.log(self._channel, ">", f"DATA [message {size} bytes]")
+        protocol = self.protocol
+        if protocol is not None:  # aiosmtplib writes the text only after the server's 354: note when
+            write = protocol.write
+
+            def noting_write(data: bytes) -> None:
+                if data != b"DATA\r\n":
+                    self.text_sent = True
+                write(data)
+
+            protocol.write = noting_write
         return await super().data(message, timeout=timeout)
 
 
@@ -109,6 +120,11 @@ class SmtpEndpoint:
         )
 
 
+class SendOutcomeUnknown(BackendFailure):
+    """The connection was lost after the message text went out: the server may have taken
+    the mail without our hearing its answer. Counted as sent; never retried on its own."""
+
+
 def _translate(endpoint: SmtpEndpoint, what: str, exc: Exception) -> Exception:
     where = endpoint.where
     if isinstance(exc, aiosmtplib.SMTPAuthenticationError):
@@ -129,12 +145,18 @@ async def deliver(endpoint: SmtpEndpoint, message: EmailMessage, *, sender: str,
     Raises SignInNeeded (credentials rejected), Unavailable (unreachable, timed out, TLS)
     or BackendFailure (the server refused the mail).
     """
+    client = None
     try:
         client = endpoint.client()
         async with client:
             await client.send_message(message, sender=sender, recipients=list(recipients))
     except (aiosmtplib.SMTPException, OSError, ssl.SSLError) as exc:
-        raise _translate(endpoint, "send", exc) from exc
+        translated = _translate(endpoint, "send", exc)
+        if client is not None and client.text_sent and isinstance(translated, Unavailable):
+            raise SendOutcomeUnknown(endpoint.name, f"SMTP send with {endpoint.where}: the connection was lost "
+                                     f"after the message text was sent ({exc}); the mail may have been sent: "
+                                     "check with a recipient or in Sent before sending it again") from exc
+        raise translated from exc
 
 
 def _tls_context(account: ImapAccount) -> ssl.SSLContext:
@@ -234,7 +256,11 @@ def send(mb, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = N
                          send_cap=account.send_cap)
     if refusal is not None:
         raise SendRefused(refusal)
-    transmit(account, outgoing.message, outgoing.recipients)
+    try:
+        transmit(account, outgoing.message, outgoing.recipients)
+    except SendOutcomeUnknown:
+        ledger.record(account.id)  # it may have left: the cap counts it
+        raise
     ledger.record(account.id)
     _after_send(mb, outgoing, source)
     return outgoing.message["Message-ID"]

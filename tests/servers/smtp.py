@@ -79,7 +79,8 @@ class _CountingController(Controller):
 
 
 class SmtpServer:
-    """aiosmtpd with PLAIN/LOGIN auth. ``mode`` is ``"starttls"`` (default) or ``"tls"``."""
+    """aiosmtpd with PLAIN/LOGIN auth. ``mode`` is ``"starttls"`` (default), ``"tls"``, or
+    ``"plain"`` (no TLS: a loopback fault proxy can see and cut the SMTP exchange)."""
 
     host = "127.0.0.1"
 
@@ -111,6 +112,8 @@ class SmtpServer:
         if self.mode == "tls":
             kwargs["ssl_context"] = self.cert.server_context()
             kwargs["auth_require_tls"] = False  # the whole session is TLS already
+        elif self.mode == "plain":
+            kwargs["auth_require_tls"] = False
         else:
             kwargs["tls_context"] = self.cert.server_context()
             kwargs["require_starttls"] = True
