@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 from mailtriage.application.errors import UsageError
 from mailtriage.application.project import Project
 from mailtriage.backends.contract import MESSAGE_ID_KIND, Message, Thread, ThreadId
-from mailtriage.backends.errors import BackendFailure, ConnectionLost, MailError, NotSupported
+from mailtriage.backends.errors import MailError, NotSupported, ThreadNotFound
 from mailtriage.backends.mailbox_contract import MailHeader
 from mailtriage.backends.registry import SourceSet
 from mailtriage.backends.security_cc import configured_address
@@ -174,13 +174,14 @@ class OutgoingRule:
         return judge(message, self.addresses, self._thread_holding)
 
     def _thread_holding(self, message_id: str) -> Thread | None:
+        """Fails closed: only a definite "no such thread" (or a backend that cannot resolve
+        a Message-ID) clears the message; a lookup that failed (a server's NO/BAD, an
+        archive's 500, a dropped connection, no backend) cannot, so it refuses."""
         try:
             return self.project.read_thread(ThreadId(MESSAGE_ID_KIND, message_id)).value
-        except ConnectionLost as exc:
-            raise ThreadCheckFailed(str(exc)) from exc
-        except (BackendFailure, NotSupported):
-            return None  # the backend holds no such thread (or cannot resolve that reference)
-        except MailError as exc:  # unavailable, no backend, a mandatory backend down
+        except (ThreadNotFound, NotSupported):
+            return None
+        except MailError as exc:  # ConnectionLost, any other BackendFailure, unavailable, no backend
             raise ThreadCheckFailed(str(exc)) from exc
 
 

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import urlsplit
 
 from mailtriage.backends.contract import TextPart
-from mailtriage.backends.errors import BackendFailure, Unavailable
+from mailtriage.backends.errors import BackendFailure, ThreadNotFound, Unavailable
 from mailtriage.core.http import DEFAULT_TIMEOUT, HttpClient, HttpError
 from mailtriage.core.projectconfig import PROJECT_FILE, ConfigError
 
@@ -38,6 +38,11 @@ class ArchiveNotFound(BackendFailure):
     """The archive answered 404: the list, thread or message does not exist there."""
 
     status = 404
+
+
+class ArchiveThreadNotFound(ArchiveNotFound, ThreadNotFound):
+    """The archive answered that it holds no such thread (404, or a thread of no emails):
+    a definite "not here", where a 5xx or a bad answer is a lookup that failed."""
 
 
 class ArchiveServerError(BackendFailure):

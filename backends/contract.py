@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
-from mailtriage.backends.errors import BackendFailure, NotSupported
+from mailtriage.backends.errors import BackendFailure, NotSupported, ThreadNotFound
 from mailtriage.core.inert import header_text
 
 if TYPE_CHECKING:  # the field types only: OpenPGP's status types load when a message is decrypted
@@ -598,7 +598,7 @@ class MailSource:
         if root and self.resolves_message_ids:
             found = self.thread_for_message_id(root)
             if found is None:
-                raise BackendFailure(self.name, f"no thread holding {root} on backend {self.name!r}")
+                raise ThreadNotFound(self.name, f"no thread holding {root} on backend {self.name!r}")
             # A msgid reference may name a reply, not the root: the thread finds its own root.
             return found if thread_id.is_message_id else found.with_root(root)
         self._check_kind(thread_id)  # raises with the usual wording

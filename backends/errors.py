@@ -61,6 +61,11 @@ class BackendFailure(MailError):
         super().__init__(f"{backend}: {self.detail}")
 
 
+class ThreadNotFound(BackendFailure):
+    """The backend answered that it holds no such thread (or no message of it): a definite
+    "not here", unlike a lookup that failed, which stays a plain :class:`BackendFailure`."""
+
+
 class ConnectionLost(BackendFailure):
     """The connection dropped during a call; the next call reconnects, so retrying may help.
 

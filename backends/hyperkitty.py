@@ -42,6 +42,7 @@ from mailtriage.backends.archive_http import (
     ArchiveBadResponse,
     ArchiveHttp,
     ArchiveNotFound,
+    ArchiveThreadNotFound,
     AvailabilityMemo,
     SourceSettings,
     ThreadListing,
@@ -395,7 +396,7 @@ class HyperKittySource(MailSource):
             offset = new_offset
         if not emails:
             # A stock server lists an unknown thread as zero emails rather than 404.
-            raise ArchiveNotFound(self.name, f"thread {value} has no emails in {self.list_address} "
+            raise ArchiveThreadNotFound(self.name, f"thread {value} has no emails in {self.list_address} "
                                              "(no such thread)")
         by_hash = {e.get("message_id_hash"): with_brackets(str(e["message_id"])) for e in emails}
         with ThreadPoolExecutor(max_workers=self.parallel) as pool:

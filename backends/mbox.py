@@ -68,7 +68,7 @@ from mailtriage.backends.contract import (
     ThreadSummary,
 )
 from mailtriage.backends import mbox_index_store as index_store
-from mailtriage.backends.errors import BackendFailure, Unavailable
+from mailtriage.backends.errors import BackendFailure, ThreadNotFound, Unavailable
 from mailtriage.core.collector import collector_paused
 from mailtriage.core.errors import ConfigError
 from mailtriage.core.paths import user_allows_caches
@@ -1545,7 +1545,7 @@ class MboxSource(MailSource):
                 for group in groups:
                     if not group.synthetic and _id_text(group.root_id) == holder.value:
                         return index, group
-        raise BackendFailure(self.name, f"no thread {thread_id} in {self.path}")
+        raise ThreadNotFound(self.name, f"no thread {thread_id} in {self.path}")
 
     def read_thread(self, thread_id: ThreadId) -> Thread:
         """Every message of the thread, oldest first, fully decoded.

@@ -53,6 +53,7 @@ from mailtriage.backends.archive_http import (
     ArchiveBadResponse,
     ArchiveHttp,
     ArchiveNotFound,
+    ArchiveThreadNotFound,
     ArchiveServerError,
     SourceSettings,
     ThreadListing,
@@ -521,9 +522,9 @@ class PonyMailSource(MailSource):
         value = thread_id.value.strip()
         try:
             root = self._thread_root(value)
-        except ArchiveNotFound:
+        except ArchiveNotFound as exc:
             self._require_visible(self.list_name, self.domain)  # private and anonymous: say so
-            raise
+            raise ArchiveThreadNotFound(self.name, exc.detail) from None
         notes: list[str] = []
         nodes = list(_walk_tree(root, "children", notes))
         nodes = [n for n in nodes if isinstance(n.get("mid"), str) and n["mid"]]
@@ -598,7 +599,7 @@ class PonyMailSource(MailSource):
         try:
             value = str(self._thread_root(value)["mid"])
         except ArchiveNotFound:
-            raise ArchiveNotFound(self.name, f"thread {value}: no such message in the archive of "
+            raise ArchiveThreadNotFound(self.name, f"thread {value}: no such message in the archive of "
                                              f"{self.list_address} (HTTP 404)") from None
         except Unavailable:
             raise

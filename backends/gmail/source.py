@@ -29,7 +29,7 @@ from mailtriage.backends import mime
 from mailtriage.backends.account_source import EPOCH, AccountSource
 from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, Draft, DraftRequest, Message, Op, Thread, ThreadId,
                                           ThreadSummary, reply_subject)
-from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending
+from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, ThreadNotFound
 from mailtriage.backends.gmail.account import GoogleAccount, load_google_account
 from mailtriage.backends.gmail.api import FETCH_CONCURRENCY, USER, GmailNotFound, deleted_note  # noqa: F401
 from mailtriage.backends.gmail.adapter import GmailMailbox, b64decode, header_block, internal_date, quote_term
@@ -280,7 +280,7 @@ class GmailSource(AccountSource):
         try:
             return self.mailbox.thread_messages(value)
         except GmailNotFound:
-            raise BackendFailure(self.name, f"Gmail has no thread {thread_id}") from None
+            raise ThreadNotFound(self.name, f"Gmail has no thread {thread_id}") from None
 
     def _message(self, gmail_id: str) -> Message:
         message, raw = self.mailbox.raw(gmail_id)
@@ -354,7 +354,7 @@ class GmailSource(AccountSource):
             thread = self.api.get(f"{USER}/threads/{value}", "threads.get", format="metadata",
                                   metadataHeaders=list(DRAFT_HEADERS)) or {}
         except GmailNotFound:
-            raise BackendFailure(self.name, f"Gmail has no thread {value}") from None
+            raise ThreadNotFound(self.name, f"Gmail has no thread {value}") from None
         known: dict[str, dict] = {}  # Gmail message id -> headers
         wanted = list(self._slot_ids(value))
         unnamed = False

@@ -32,7 +32,7 @@ from mailtriage.backends.account_source import AccountSource
 from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, MESSAGE_ID_KIND, Draft, DraftRequest, Message, Op,
                                           Thread, ThreadId, ThreadSummary, reply_subject)
 from mailtriage.backends.errors import (BackendFailure, DraftAlreadyPending, MailError, NotSupported,
-                                        Unavailable)
+                                        ThreadNotFound, Unavailable)
 from mailtriage.backends.imap import message_reads, protocol, recent, summary_cache
 from mailtriage.backends.imap.account import ImapAccount, load_account
 from mailtriage.backends.imap.adapter import ImapMailbox
@@ -435,7 +435,7 @@ class ImapSource(AccountSource):
             thread_id, root = self._root(thread_id)
             members = message_reads.thread_of(self.mailbox, root, self.folder)
         if not members:
-            raise BackendFailure(self.name, f"no message of thread {thread_id} in {self.folder!r} or Sent")
+            raise ThreadNotFound(self.name, f"no message of thread {thread_id} in {self.folder!r} or Sent")
         parsed = [m.parsed().content for m in members]
         first = next((m for m in parsed if m.message_id == root), parsed[0])
         return Thread(thread_id, first.subject, tuple(parsed))
@@ -543,7 +543,7 @@ class ImapSource(AccountSource):
             return self._archive_url(root)
         members = message_reads.thread_members(self.mailbox, self.folder, root)
         if not members:
-            raise BackendFailure(self.name, f"no message of thread {thread_id} in {self.folder!r}")
+            raise ThreadNotFound(self.name, f"no message of thread {thread_id} in {self.folder!r}")
         first = next((m for m in members if m.header.message_id == root), min(members, key=lambda m: m.sort_key))
         return self.mailbox.message_url(first.header.id)
 

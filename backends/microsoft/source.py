@@ -35,7 +35,7 @@ from mailtriage.backends import mime
 from mailtriage.backends.account_source import EPOCH, AccountSource
 from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, Draft, DraftRequest, Message, Op, Thread, ThreadId,
                                           ThreadSummary, reply_subject)
-from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported, Unavailable
+from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, NotSupported, ThreadNotFound, Unavailable
 from mailtriage.backends.imap.headers import thread_root
 from mailtriage.backends.microsoft.account import MicrosoftAccount, load_microsoft_account
 from mailtriage.backends.microsoft import search as graph_search
@@ -323,7 +323,7 @@ class GraphSource(AccountSource):
     def _members(self, thread_id: ThreadId, *, drafts: bool = False, select: str = SELECT) -> list[dict]:
         members = self.mailbox.conversation(self._thread_value(thread_id), drafts=drafts, select=select)
         if not members:
-            raise BackendFailure(self.name, f"Graph has no conversation {thread_id}")
+            raise ThreadNotFound(self.name, f"Graph has no conversation {thread_id}")
         return members
 
     # Cross-backend thread identity: a reference of another shape reaches Graph by its root.

@@ -161,6 +161,9 @@ class HyperKittyArchive:
         self.public_root: str | None = None
         # Called with each request before it is answered: live traffic between two pages.
         self.on_request: list = []
+        # Fault switch: a request whose path contains one of these answers the 500 page
+        # (an archive whose database is down for that view), as any handler that raises.
+        self.server_error_paths: list[str] = []
 
     def add_list(self, address: str, archive_policy: str = "public") -> HKList:
         self.lists[address] = HKList(address, archive_policy)
@@ -262,6 +265,8 @@ class HyperKittyArchive:
         try:
             for hook in list(self.on_request):
                 hook(req)
+            if any(part in req.path for part in self.server_error_paths):
+                raise RuntimeError(f"emulated server error on {req.path}")
             return self._route(req)
         except Exception:  # Django with DEBUG off: the site's 500 page, whatever went wrong
             return Reply.text(server_error_page(), 500, "text/html; charset=utf-8")

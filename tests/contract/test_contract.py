@@ -11,9 +11,9 @@ from datetime import datetime
 
 import pytest
 
-from mailtriage.backends.contract import (ALL_OPS, Draft, DraftRequest, MailSource, Message, Op, Thread, ThreadId,
-                                          ThreadSummary)
-from mailtriage.backends.errors import BackendFailure, NotSupported
+from mailtriage.backends.contract import (ALL_OPS, MESSAGE_ID_KIND, Draft, DraftRequest, MailSource, Message, Op,
+                                          Thread, ThreadId, ThreadSummary)
+from mailtriage.backends.errors import BackendFailure, NotSupported, ThreadNotFound
 from mailtriage.backends.thread_reconstruction import synthetic_kind
 from tests.contract.corpus import (
     EXPECTED_THREADS,
@@ -207,6 +207,14 @@ def test_thread_id_of_another_kind_is_refused(source, harness):
         if op in source.capabilities:
             with pytest.raises(BackendFailure):
                 call(source, op, foreign, harness.list_name)
+
+
+def test_a_message_id_the_source_does_not_hold_is_thread_not_found(source, harness):
+    """A definite "no such thread", which the outgoing rule tells from a lookup that failed."""
+    if Op.READ_THREAD not in source.capabilities:
+        pytest.skip(f"{harness.name} reads no threads")
+    with pytest.raises(ThreadNotFound):
+        source.read_thread(ThreadId(MESSAGE_ID_KIND, "<never-sent-anywhere@contract.example>"))
 
 
 def test_thread_url_is_a_string(source, harness):
