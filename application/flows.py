@@ -171,14 +171,20 @@ class OutgoingRule:
         self.addresses = project_addresses(project.config)
 
     def judge(self, message: Message) -> Verdict:
-        return judge(message, self.addresses, self._thread_holding)
+        archived: list[Thread] = []  # the threads the list's own archive served
+        return judge(message, self.addresses, lambda mid: self._thread_holding(mid, archived),
+                     lambda thread: any(thread is t for t in archived))
 
-    def _thread_holding(self, message_id: str) -> Thread | None:
+    def _thread_holding(self, message_id: str, archived: list[Thread]) -> Thread | None:
         """Fails closed: only a definite "no such thread" (or a backend that cannot resolve
         a Message-ID) clears the message; a lookup that failed (a server's NO/BAD, an
         archive's 500, a dropped connection, no backend) cannot, so it refuses."""
         try:
-            return self.project.read_thread(ThreadId(MESSAGE_ID_KIND, message_id)).value
+            dispatch = self.project.read_thread(ThreadId(MESSAGE_ID_KIND, message_id))
+            backend = self.project.sources.backends.get(dispatch.resolution.chosen or "")
+            if dispatch.value is not None and backend is not None and backend.features.list_archive:
+                archived.append(dispatch.value)
+            return dispatch.value
         except (ThreadNotFound, NotSupported):
             return None
         except MailError as exc:  # ConnectionLost, any other BackendFailure, unavailable, no backend

@@ -441,6 +441,10 @@ class SourceFeatures:
     #: Threads are read from a local archive file or folder (mbox, Maildir); their links
     #: are ``file:`` URLs whose fragment is the root Message-ID.
     local_archive: bool = False
+    #: It is the list's own archive (HyperKitty, Pony Mail): every thread it holds is the list's
+    #: mail, though its messages carry no To or Cc. The outgoing rule (workflows/security_thread.py)
+    #: takes holding a thread there as the thread being the list's.
+    list_archive: bool = False
     #: ``attachment(message.backend_ref, index)`` gives the decoded bytes of a read
     #: message's attachment (numbered as in ``Message.attachments``).
     attachment_bytes: bool = False

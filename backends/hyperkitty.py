@@ -81,7 +81,8 @@ class HyperKittySource(MailSource):
 
     # HyperKitty's search is full text (subject, content, sender); no field restrictions.
     # search: its web search page; attachments: the archive's attachment download route
-    features = SourceFeatures(server_search=True, server_search_fields=("text",), attachment_bytes=True)
+    features = SourceFeatures(server_search=True, server_search_fields=("text",), attachment_bytes=True,
+                              list_archive=True)
     kind = "mailman3"
     thread_id_kind = "hyperkitty"
     resolves_message_ids = True  # the Message-ID hash (see thread_for_message_id)

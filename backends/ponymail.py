@@ -89,7 +89,7 @@ class PonyMailSource(MailSource):
     signs_in_without_tokens = True  # a session cookie from keyring, read, never refreshed
 
     # search: stats.lua with q; attachments: from the message's raw source (source.lua)
-    features = SourceFeatures(server_search=True, attachment_bytes=True)
+    features = SourceFeatures(server_search=True, attachment_bytes=True, list_archive=True)
     kind = "ponymail"
     thread_id_kind = "ponymail"
     resolves_message_ids = True  # thread.lua with find_parent (see thread_for_message_id)

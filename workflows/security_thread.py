@@ -105,11 +105,14 @@ def thread_ids(message: Message) -> list[str]:
 
 
 def judge(message: Message, addresses: frozenset[str],
-          thread_holding: Callable[[str], Thread | None]) -> Verdict:
+          thread_holding: Callable[[str], Thread | None],
+          from_list_archive: Callable[[Thread], bool] = lambda _thread: False) -> Verdict:
     """The rule for answering ``message`` (of any account, folder or search).
 
     ``thread_holding(message_id)`` returns the project's thread that holds that message, or
-    None; it raises :class:`ThreadCheckFailed` when the sources cannot be asked."""
+    None; it raises :class:`ThreadCheckFailed` when the sources cannot be asked.
+    ``from_list_archive(thread)``: that thread came from the list's own archive (all its mail
+    is the list's, though archives keep no To or Cc)."""
     direct = addressed_to(message, addresses)
     ids = thread_ids(message)
     # A message without References / In-Reply-To that was not sent to a project address
@@ -117,7 +120,7 @@ def judge(message: Message, addresses: frozenset[str],
     if direct is None and not (message.references or message.in_reply_to):
         return Verdict(False, "not sent to a project list and it answers no earlier message")
     try:
-        thread = _project_thread(ids, addresses, thread_holding, need_list=direct is None)
+        thread = _project_thread(ids, addresses, thread_holding, from_list_archive, need_list=direct is None)
     except ThreadCheckFailed as exc:
         return Verdict(False, refused=(
             f"could not check whether this message answers a thread of the security list, so it is not "
@@ -136,14 +139,15 @@ def judge(message: Message, addresses: frozenset[str],
 
 
 def _project_thread(ids: list[str], addresses: frozenset[str], thread_holding: Callable[[str], Thread | None],
-                    *, need_list: bool) -> Thread | None:
+                    from_list_archive: Callable[[Thread], bool], *, need_list: bool) -> Thread | None:
     """The first project thread one of ``ids`` leads to; with ``need_list``, only one that
-    holds a message written to a project address (a source folder may hold other mail)."""
+    holds a message written to a project address (a source folder may hold other mail) or
+    that the list's own archive holds."""
     for mid in ids:
         thread = thread_holding(mid)
         if thread is None:
             continue
-        if not need_list or any(addressed_to(m, addresses) for m in thread.messages):
+        if not need_list or from_list_archive(thread) or any(addressed_to(m, addresses) for m in thread.messages):
             return thread
     return None
 

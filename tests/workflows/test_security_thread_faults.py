@@ -95,3 +95,12 @@ def test_the_personal_reply_is_refused_when_the_check_fails_and_sent_when_not_fo
     proposal.apply(confirmed=True)
     assert [m.rcpt_tos for m in smtp.log.messages] == [["reporter@example.net"]]
     assert smtp.log.messages[0].message["Cc"] is None
+
+
+def test_a_reply_to_a_thread_the_list_archive_holds_is_security_list_mail(project):
+    """A list archive (HyperKitty, Pony Mail) holds only the list's own mail, and its messages
+    carry no To or Cc: holding the thread is what makes it the list's. A personal message that
+    answers it is security-list mail (answered only as the project's draft with the CC)."""
+    verdict = OutgoingRule(project).judge(personal(LIST_ROOT))
+    assert verdict.security and not verdict.personal
+    assert verdict.thread is not None and verdict.thread.thread_id.root == LIST_ROOT
