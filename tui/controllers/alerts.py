@@ -56,9 +56,25 @@ class AlertsController(ControllerBase):
                         markup=False)
             return
         if loop is None:
+            self._say_no_list()
             return
         self.alert_loop = loop
         self._poll_alerts(loop)
+
+    def _say_no_list(self) -> None:
+        """Polling is off for want of a list (not by ``poll_seconds = 0``): said once, with
+        the CLI's configuration warning, rather than polling the whole folder (issue 30 §7)."""
+        from mailtriage.application.list_read import unconfigured_list
+        from mailtriage.tui.alerts import poll_interval
+
+        try:
+            polling = bool(poll_interval(self.session.config, self.session.settings))
+        except ConfigError:
+            return  # alert_loop reported it already
+        missing = unconfigured_list(self.session.sources, None) if polling else None
+        if missing is not None:
+            self.notify(f"new-report alerts are off: {inert(missing.warning)}", title="Alerts",
+                        severity="warning", markup=False)
 
     def stop_alerts(self) -> None:
         """Stop the poll worker (quit, or the session is replaced); news not announced yet is

@@ -140,9 +140,7 @@ class ListingController(ControllerBase):
             self.post_message(ThreadsFailed(request, "Run stopped", problem))
             return
         if list_name is None:
-            self.post_message(ThreadsFailed(request, "No list to read",
-                                            LookupError("security_list is not configured in project.md; "
-                                                        "the list read is skipped"), None))
+            self.post_message(_no_list(request, session))
             return
         first_page = self.shell.first_page
         try:
@@ -251,6 +249,16 @@ class ListingController(ControllerBase):
     def _recheck(self) -> None:
         matrix, resolutions, problem = self.session.check_sources()
         self.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
+
+
+def _no_list(request: int, session) -> ThreadsFailed:
+    """The CLI's configuration warning (issue 30 §7): the list read is skipped, never the
+    whole folder read as if it were the list (a list chosen in the lists pane is read)."""
+    from mailtriage.application.list_read import unconfigured_list  # after the first paint
+
+    missing = unconfigured_list(session.sources, None)
+    warning = missing.warning if missing is not None else "no list to read: the list read is skipped"
+    return ThreadsFailed(request, "No list to read", LookupError(warning), None)
 
 
 def _accounts(settings) -> dict:

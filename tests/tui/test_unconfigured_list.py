@@ -1,0 +1,60 @@
+"""Issue 30 §7 in the app: with no security_list configured, the listing and the
+new-report poller skip the list read with the CLI's configuration warning
+(application/list_read.py), instead of reading the whole folder as if it were the list."""
+
+from __future__ import annotations
+
+from mailtriage.tui.panes.thread_list import ThreadList
+from tests.tui.helpers import make_app, mbox_project, screen_text, settle
+
+WARNING = "CONFIGURATION WARNING: no list to read: security_list is not configured in"
+
+
+async def _until(pilot, condition, what: str, rounds: int = 500) -> None:
+    for _ in range(rounds):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def test_listing_without_a_list_shows_the_configuration_warning_and_lists_nothing(tmp_path):
+    project = mbox_project(tmp_path / "p", security_list=None)
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot)
+        assert WARNING in " ".join(screen_text(app).split())  # the thread pane's state
+        # The whole warning, as the CLI says it, in the notification (not a crash).
+        said = [n.message for n in app._notifications if WARNING in n.message]
+        assert len(said) == 1 and "list_recent_threads skipped" in said[0]
+        assert "--list security@frob.example" in said[0]  # what the archive holds
+        assert len(app.screen.query_one(ThreadList).rows) == 0
+        # A list chosen in the lists pane is read: the archive's own list.
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert len(app.screen.query_one(ThreadList).rows) == 3
+
+
+async def test_poller_without_a_list_skips_with_one_warning(tmp_path, user_data):
+    folder = tmp_path / "p"
+    mbox_project(folder, security_list=None, extra_config={"alerts": {"poll_seconds": 3600}})
+    app = make_app(folder, alerts=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _until(pilot, lambda: app.session.is_open and app.main.panes_ready, "the session")
+
+        def warnings() -> list:
+            return [n for n in app._notifications if n.title == "Alerts" and WARNING in n.message]
+
+        await _until(pilot, lambda: bool(warnings()), "the alerts warning")
+        # Choosing a list again does not repeat it; nothing is announced as a new report.
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert len(warnings()) == 1
+        assert "new-report alerts are off" in warnings()[0].message
+        assert not any("new report" in (n.title or "") for n in app._notifications)
+        assert app.main.alert_loop is None
+    assert not (user_data / "alerts").exists() or not list((user_data / "alerts").glob("*.json"))
