@@ -277,7 +277,7 @@ class NewReportPoller:
             for t in threads:
                 key = _seen_key(t.thread_id)
                 if key not in seen:
-                    (updated if t.continued else new).append(t)
+                    (updated if t.continued and self._root_on_list(t) else new).append(t)
                 elif _newer(t, seen[key]):
                     updated.append(t)
         newest = max([w for w in (_when(t) for t in threads) if w is not None], default=None)
@@ -289,6 +289,20 @@ class NewReportPoller:
         cursor = {"v": CURSOR_VERSION, "backend": backend, "kind": kind, "list": self.list_name,
                   "checked": iso_utc(now), "seen": seen}
         return PollOutcome(backend, stored is None, new, updated, cursor, notes)
+
+    def _root_on_list(self, summary: ThreadSummary) -> bool:
+        """The root of a thread first seen now, that started before the window, is on the
+        list (a reply to an older thread: an update). A root never on the list (a first
+        message answering a private thread) makes it a new report; when the backend cannot
+        tell, it is a new report too (a spare alert beats a missed one)."""
+        root = summary.root_message_id or summary.thread_id.value
+        try:
+            backend = self.sources.backends[self.sources.resolve(Op.LIST_RECENT_THREADS).chosen]
+            if not root or not getattr(backend, "resolves_message_ids", False):
+                return False
+            return backend.thread_for_message_id(root) is not None
+        except Exception:
+            return False
 
     def fresh(self, outcome: PollOutcome) -> PollOutcome:
         """``outcome`` less what was acknowledged since it was computed (cheap: its news only)."""
