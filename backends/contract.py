@@ -406,6 +406,7 @@ class Draft:
     in_reply_to: str | None
     body: str
     date: datetime | None = None
+    message_id: str | None = None  # where the backend reads it (IMAP): finds a rerun's own draft
 
     def to_json(self) -> dict:
         return {

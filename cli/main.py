@@ -348,6 +348,10 @@ def _create_draft(args, project, tid) -> int:
         _err(f"nothing written: {proposal.blocked}")
         _emit({"op": "create_draft", "written": False, "proposal": proposal.to_json()})
         return ExitCode.FAILED if proposal.facts.get("blocked_by") == "mandatory" else ExitCode.DECLINED
+    if proposal.facts.get("already_written"):  # a rerun: its own draft is there (written before)
+        _err("already written: " + "; ".join(proposal.notes))
+        _emit({"op": "create_draft", "written": True, "already_written": True, "proposal": proposal.to_json()})
+        return ExitCode.OK
     if proposal.empty:
         _err("nothing written: " + "; ".join(proposal.notes))
         _emit({"op": "create_draft", "written": False, "proposal": proposal.to_json()})

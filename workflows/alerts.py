@@ -48,6 +48,10 @@ DEFAULT_POLL_SECONDS = 120.0
 LOOKBACK = timedelta(days=3)
 # How long a thread stays in the cursor's "seen" set after its last activity.
 RETENTION = timedelta(days=90)
+# A local archive (mbox) lists by Date: it has no arrival time. Its polls look this far back,
+# so a report held by moderation (or a skewed clock) for days is new when first seen; well
+# inside RETENTION, so a thread the cursor forgot is never listed again.
+DATED_LOOKBACK = timedelta(days=30)
 CURSOR_VERSION = 2
 IDLE_SLICE_SECONDS = 30.0
 # At least this long between the starts of two polls woken early by IDLE: during a burst the
@@ -262,7 +266,12 @@ class NewReportPoller:
                          "a new silent baseline is set")
             stored = None
         checked = parse_iso(str(stored.get("checked"))) if stored else None
-        since = (min(checked, now) if checked else now) - LOOKBACK
+        span = DATED_LOOKBACK if self.sources.backends[backend].features.local_archive else LOOKBACK
+        since = (min(checked, now) if checked else now) - span
+        # A cursor written by a narrower listing never recorded the older threads: the first
+        # wider poll records them silently (they were there before, not new).
+        quiet_before = ((min(checked, now) if checked else now) - LOOKBACK
+                        if stored is not None and span > LOOKBACK and stored.get("span", 0) < span.days else None)
         list_name = self.list_name
         threads = self.sources.dispatch(Op.LIST_RECENT_THREADS,
                                         lambda b: b.list_recent_threads(list_name, since)).value
@@ -277,7 +286,10 @@ class NewReportPoller:
             for t in threads:
                 key = _seen_key(t.thread_id)
                 if key not in seen:
-                    (updated if t.continued else new).append(t)
+                    when = _when(t)
+                    if quiet_before is not None and when is not None and when < quiet_before:
+                        continue
+                    (updated if t.continued and self._root_on_list(t) else new).append(t)
                 elif _newer(t, seen[key]):
                     updated.append(t)
         newest = max([w for w in (_when(t) for t in threads) if w is not None], default=None)
@@ -287,8 +299,22 @@ class NewReportPoller:
         horizon = max(newest or now, now) - RETENTION
         seen = {k: v for k, v in seen.items() if not v or (parse_iso(v) or now) >= horizon}
         cursor = {"v": CURSOR_VERSION, "backend": backend, "kind": kind, "list": self.list_name,
-                  "checked": iso_utc(now), "seen": seen}
+                  "checked": iso_utc(now), "span": span.days, "seen": seen}
         return PollOutcome(backend, stored is None, new, updated, cursor, notes)
+
+    def _root_on_list(self, summary: ThreadSummary) -> bool:
+        """The root of a thread first seen now, that started before the window, is on the
+        list (a reply to an older thread: an update). A root never on the list (a first
+        message answering a private thread) makes it a new report; when the backend cannot
+        tell, it is a new report too (a spare alert beats a missed one)."""
+        root = summary.root_message_id or summary.thread_id.value
+        try:
+            backend = self.sources.backends[self.sources.resolve(Op.LIST_RECENT_THREADS).chosen]
+            if not root or not getattr(backend, "resolves_message_ids", False):
+                return False
+            return backend.thread_for_message_id(root) is not None
+        except Exception:
+            return False
 
     def fresh(self, outcome: PollOutcome) -> PollOutcome:
         """``outcome`` less what was acknowledged since it was computed (cheap: its news only)."""

@@ -148,13 +148,12 @@ def propose_reply(
         pending_unknown = str(exc)
         proposal.notes.append(f"could not check pending drafts: {exc}")
     proposal.facts["pending_drafts"] = None if pending_unknown else len(pending)
-    if pending and not allow_second_draft:
-        for draft in pending:
-            proposal.notes.append(f"a draft is already pending on this thread: {draft.subject} → {', '.join(draft.to)}")
-            proposal.existing += pending_draft_fields(draft)
-        proposal.blocked = "a draft is already pending on this thread"
-        proposal.facts["blocked_by"] = "pending_draft"
-        return proposal
+    # A pending draft may be this very request's, written by a run that crashed before it
+    # said so: the backend that names drafts by the request (IMAP) tells, once it is built.
+    derive = getattr(sources.backends.get(draft_res.chosen), "draft_message_id", None) if draft_res.chosen else None
+    own_check = bool(pending and not allow_second_draft and callable(derive) and any(d.message_id for d in pending))
+    if pending and not allow_second_draft and not own_check:
+        return _pending_blocks(proposal, pending)
 
     window = since or (datetime.now(timezone.utc) - timedelta(days=90))
     try:
@@ -201,6 +200,16 @@ def propose_reply(
         allow_second_draft=allow_second_draft,
         from_name=from_name,
     )
+    if own_check:
+        own = [d for d in pending if d.message_id and d.message_id == derive(request)]
+        if not own:
+            return _pending_blocks(proposal, pending)
+        proposal.existing += pending_draft_fields(own[0])
+        proposal.notes.append("this reply is already written as a draft (same recipients, subject and text, "
+                              f"found by the Message-ID it is given; e.g. a rerun after a crash): {own[0].subject} → "
+                              f"{', '.join(own[0].to)}; nothing is written again")
+        proposal.facts["already_written"] = own[0].draft_ref
+        return proposal
     fields = [Field("To", ", ".join(request.to),
                     "the sender's name is another address; this is the real one" if spoof else None)]
     for addr in request.cc:
@@ -267,6 +276,16 @@ def propose_reply(
         Write(WriteKind.DRAFT, draft_res.chosen, f"draft reply on {thread.thread_id}", fields, apply,
               editable_body=True, body=body)
     )
+    return proposal
+
+
+def _pending_blocks(proposal: Proposal, pending) -> Proposal:
+    """The proposal blocked by drafts already pending on the thread, shown instead."""
+    for draft in pending:
+        proposal.notes.append(f"a draft is already pending on this thread: {draft.subject} → {', '.join(draft.to)}")
+        proposal.existing += pending_draft_fields(draft)
+    proposal.blocked = "a draft is already pending on this thread"
+    proposal.facts["blocked_by"] = "pending_draft"
     return proposal
 
 

@@ -485,7 +485,13 @@ class ImapSource(AccountSource):
             in_reply_to=content.in_reply_to,
             body=content.body_text,
             date=content.date or item.header.date,
+            message_id=item.header.message_id,
         )
+
+    def draft_message_id(self, request: DraftRequest) -> str | None:
+        """The Message-ID :meth:`create_draft` gives this request's draft (None without a
+        subject: then it comes from the answered message). A rerun finds its own draft by it."""
+        return self._draft_message_id(request, request.subject) if request.subject else None
 
     def create_draft(self, request: DraftRequest) -> Draft:
         """APPEND a reply to the Drafts folder with ``\\Draft``; never sends.

@@ -176,3 +176,29 @@ def test_an_acknowledgement_made_during_a_poll_is_not_reported_again(recent_env)
     # A late acknowledgement of an older outcome never takes the cursor back.
     poller.acknowledge(first)
     assert not poller.poll().has_news
+
+
+def test_a_new_report_dated_days_before_it_arrived_is_announced(recent_env):
+    # Issue 39: moderation (or the sender's clock) held a report for five days; it lands in
+    # the archive now. It was never seen: announced by its arrival, not by its Date.
+    poller = _poller(recent_env)
+    poller.acknowledge(poller.poll())
+    _new_report(recent_env, 5, _now_date(-5 * 86400))
+    outcome = poller.poll()
+    assert [t.subject for t in outcome.new_threads] == ["Secret report 5"]
+    poller.acknowledge(outcome)
+    assert not poller.poll().has_news
+
+
+def test_a_cursor_from_the_narrow_window_does_not_make_older_threads_new(recent_env, tmp_path):
+    # A cursor written when polls listed three days only: the quiet thread of ten days ago
+    # was never recorded; the first wider listing records it silently.
+    write_mbox(recent_env.archive, [mail("<ten-days@reporter.example>", "Tess <tess@reporter.example>",
+                                         "Ten days old", "x\n", _now_date(-10 * 86400))])
+    poller = _poller(recent_env)
+    baseline = poller.poll()
+    narrow = {**baseline.cursor, "seen": {k: v for k, v in baseline.cursor["seen"].items() if "ten-days" not in k}}
+    narrow.pop("span", None)
+    poller.store.save(narrow)
+    fresh = _poller(recent_env)
+    assert not fresh.poll().has_news

@@ -65,6 +65,26 @@ def test_after_a_quiet_spell_only_new_reports_are_new_and_replies_are_updates(im
         sources.close()
 
 
+def test_a_first_reply_to_a_root_never_on_the_list_is_a_new_report(imap_env):
+    # Issue 39: the reporter's first mail to the list answers a private thread (its root was
+    # never on the list). The thread is first seen now: a new report, not "New mail".
+    _seed_quiet_history(imap_env)
+    sources = _sources(imap_env)
+    try:
+        poller = NewReportPoller(sources)
+        poller.acknowledge(poller.poll())
+        now = NOW + timedelta(seconds=5)
+        imap_env.seed(mail("<fwd-1@reporter.example>", "Pia <pia@reporter.example>", "Re: private race", "x\n",
+                           _date(now), to=LIST, in_reply_to="<private-root@reporter.example>"), when=now)
+        imap_env.seed(mail("<old-reply@reporter.example>", "Olga <olga@reporter.example>", "Re: Old race in frobd",
+                           "y\n", _date(now), to=LIST, in_reply_to=OLD_ROOT), when=now)
+        news = poller.poll()
+        assert [t.subject for t in news.new_threads] == ["Re: private race"]
+        assert [str(t.thread_id.value) for t in news.updated_threads] == [OLD_ROOT]
+    finally:
+        sources.close()
+
+
 def test_the_cli_poll_follows_the_same_cursor(imap_env, capsys, monkeypatch):
     from mailtriage.cli.main import main
 

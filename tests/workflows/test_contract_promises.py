@@ -50,7 +50,13 @@ def test_mbox_primary_imap_fallback_drafts_an_mbox_thread_through_imap(imap_env,
     (draft,) = _drafts(imap_env)
     assert f"In-Reply-To: {REPORT}".encode() in draft and LIST.encode() in draft
 
-    # A second run sees the pending draft (checked on IMAP for the mbox thread) and offers nothing.
+    # A second run sees the pending draft (checked on IMAP for the mbox thread) and offers nothing:
+    # the same request finds its own draft there (issue 39: already written, not a failure).
+    code, doc, err = run(capsys, monkeypatch, imap_env.project, "mail", "create-draft", f"msgid:{REPORT}",
+                         "--body-file", str(body), "--yes")
+    assert code == 0 and doc["already_written"] is True and doc["proposal"]["writes"] == []
+    # Another text is a second draft: refused while this one is pending.
+    body.write_text("Another text.\n", encoding="utf-8")
     code, doc, err = run(capsys, monkeypatch, imap_env.project, "mail", "create-draft", f"msgid:{REPORT}",
                          "--body-file", str(body), "--yes")
     assert doc["written"] is False and doc["proposal"]["facts"]["blocked_by"] == "pending_draft"
