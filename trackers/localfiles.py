@@ -657,6 +657,17 @@ class LocalFilesTracker(Tracker):
         files = [c["path"] for c in changes]
         if not files:
             return {"committed": False, "pushed": False, "revision": None, "files": []}
+        # a publish killed while its svn child committed: the commit may be in the repository
+        # while the working copy still holds a lock and the files as added; converge on rerun
+        rel = wc.rel(self.root)
+        if vcs.svn_locked(wc, rel):
+            vcs.run(["svn", "cleanup", "--non-interactive", "--", rel], wc.root)
+        if vcs.svn_settle_published(wc, changes):
+            left = {path: code for code, path in vcs.svn_status(wc, rel)}
+            changes = [dict(c, status=vcs._SVN_STATUS[left[c["path"]]]) for c in changes if c["path"] in left]
+            files = [c["path"] for c in changes]
+            if not files:
+                return {"committed": False, "pushed": False, "revision": None, "files": []}
         for change in changes:
             if change["status"] == "untracked":
                 vcs.run(["svn", "add", "--non-interactive", "--depth", "empty", "--parents", "--",

@@ -236,6 +236,62 @@ def svn_repos_root(wc: WorkingCopy) -> str | None:
     return proc.stdout.strip() or None
 
 
+def svn_locked(wc: WorkingCopy, rel: str) -> bool:
+    """True when ``svn status`` shows a working copy lock (column 3 ``L``) under ``rel``: what
+    an svn process killed mid-operation leaves behind."""
+    out = run(["svn", "status", "--non-interactive", "--", rel], wc.root).stdout
+    return any(len(line) > 2 and line[2] == "L" for line in out.splitlines())
+
+
+def _svn_head_file(wc: WorkingCopy, path: str) -> bytes | None:
+    """The bytes of ``path`` as the repository holds it at HEAD; None when it holds nothing
+    there (b"" never stands for absence). Raises BackendError when it holds a folder."""
+    url = run(["svn", "info", "--non-interactive", "--show-item", "url", "--", path + "@"], wc.root).stdout.strip()
+    kind = run(["svn", "info", "--non-interactive", "--show-item", "kind", "--", url + "@HEAD"], wc.root, check=False)
+    if kind.returncode != 0:
+        if "W170000" in kind.stderr or "E200009" in kind.stderr:  # non-existent in HEAD
+            return None
+        raise BackendError(f"svn info failed (exit {kind.returncode}): {kind.stderr.strip()[-300:]}")
+    if kind.stdout.strip() != "file":
+        raise BackendError(f"{path} is scheduled for add as a file but the repository holds a "
+                           f"{kind.stdout.strip() or 'different item'} there; run 'svn update' and resolve it")
+    proc = subprocess.run(["svn", "cat", "--non-interactive", "--", url + "@HEAD"], cwd=str(wc.root),
+                          capture_output=True, env=dict(os.environ, **_GIT_ENV), timeout=120)
+    if proc.returncode != 0:
+        raise BackendError(f"svn cat failed (exit {proc.returncode}) for {path}")
+    return proc.stdout
+
+
+def svn_settle_published(wc: WorkingCopy, changes: list[dict]) -> list[str]:
+    """Files scheduled for add that the repository already holds at HEAD with the same bytes
+    (a commit finished by an svn process whose caller was killed before the working copy
+    learnt of it): unschedule them and take them over from HEAD (``svn update --force``),
+    so the working copy converges without committing them twice. Returns their paths.
+
+    Raises BackendError naming the path, changing nothing, when the repository holds other
+    content at an added path: a local change is never discarded."""
+    settled: list[str] = []
+    for change in changes:
+        path = change["path"]
+        full = wc.root / path
+        if change["status"] != "added" or full.is_symlink() or not full.is_file():
+            continue
+        head = _svn_head_file(wc, path)
+        if head is None:
+            continue
+        if hashlib.sha256(head).hexdigest() != content_digest(full):
+            raise BackendError(f"{path} is scheduled for add but the repository already holds different content "
+                               "there (committed by someone else, or by an interrupted publish); nothing was "
+                               "committed: keep a copy of the file, run 'svn revert' and 'svn update' on it, "
+                               "then redo your change")
+        settled.append(path)
+    for path in settled:
+        # revert unschedules the add and keeps the file; update --force takes it over as versioned
+        run(["svn", "revert", "--non-interactive", "--depth", "empty", "--", path + "@"], wc.root)
+        run(["svn", "update", "--non-interactive", "--force", "--parents", "--", path + "@"], wc.root)
+    return settled
+
+
 _COMMITTED = re.compile(r"Committed revision (\d+)\.")
 
 
