@@ -663,8 +663,9 @@ class LocalFilesTracker(Tracker):
         if vcs.svn_locked(wc, rel):
             vcs.run(["svn", "cleanup", "--non-interactive", "--", rel], wc.root)
         if vcs.svn_settle_published(wc, changes):
-            left = {path: code for code, path in vcs.svn_status(wc, rel)}
-            changes = [dict(c, status=vcs._SVN_STATUS[left[c["path"]]]) for c in changes if c["path"] in left]
+            # what is left of the reviewed paths (an added file the repository lacks is unversioned again)
+            left = {c["path"]: c["status"] for c in vcs.svn_changes(wc, rel, expand_new=True)}
+            changes = [dict(c, status=left[c["path"]]) for c in changes if c["path"] in left]
             files = [c["path"] for c in changes]
             if not files:
                 return {"committed": False, "pushed": False, "revision": None, "files": []}

@@ -243,53 +243,58 @@ def svn_locked(wc: WorkingCopy, rel: str) -> bool:
     return any(len(line) > 2 and line[2] == "L" for line in out.splitlines())
 
 
-def _svn_head_file(wc: WorkingCopy, path: str) -> bytes | None:
-    """The bytes of ``path`` as the repository holds it at HEAD; None when it holds nothing
-    there (b"" never stands for absence). Raises BackendError when it holds a folder."""
+def _svn_head_kind(wc: WorkingCopy, path: str) -> tuple[str, str | None]:
+    """(URL of ``path``, what the repository holds there at HEAD: ``file``, ``dir`` or None)."""
     url = run(["svn", "info", "--non-interactive", "--show-item", "url", "--", path + "@"], wc.root).stdout.strip()
-    kind = run(["svn", "info", "--non-interactive", "--show-item", "kind", "--", url + "@HEAD"], wc.root, check=False)
-    if kind.returncode != 0:
-        if "W170000" in kind.stderr or "E200009" in kind.stderr:  # non-existent in HEAD
-            return None
-        raise BackendError(f"svn info failed (exit {kind.returncode}): {kind.stderr.strip()[-300:]}")
-    if kind.stdout.strip() != "file":
-        raise BackendError(f"{path} is scheduled for add as a file but the repository holds a "
-                           f"{kind.stdout.strip() or 'different item'} there; run 'svn update' and resolve it")
+    proc = run(["svn", "info", "--non-interactive", "--show-item", "kind", "--", url + "@HEAD"], wc.root, check=False)
+    if proc.returncode != 0:
+        if "W170000" in proc.stderr or "E200009" in proc.stderr:  # non-existent in HEAD
+            return url, None
+        raise BackendError(f"svn info failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
+    return url, proc.stdout.strip() or None
+
+
+def _svn_head_digest(wc: WorkingCopy, url: str, path: str) -> str:
     proc = subprocess.run(["svn", "cat", "--non-interactive", "--", url + "@HEAD"], cwd=str(wc.root),
                           capture_output=True, env=dict(os.environ, **_GIT_ENV), timeout=120)
     if proc.returncode != 0:
         raise BackendError(f"svn cat failed (exit {proc.returncode}) for {path}")
-    return proc.stdout
+    return hashlib.sha256(proc.stdout).hexdigest()
 
 
 def svn_settle_published(wc: WorkingCopy, changes: list[dict]) -> list[str]:
-    """Files scheduled for add that the repository already holds at HEAD with the same bytes
-    (a commit finished by an svn process whose caller was killed before the working copy
-    learnt of it): unschedule them and take them over from HEAD (``svn update --force``),
-    so the working copy converges without committing them twice. Returns their paths.
+    """Items scheduled for add that the repository already holds at HEAD, files with the same
+    bytes (a commit finished by an svn process whose caller was killed before the working
+    copy learnt of it): unschedule them and take them over from HEAD (``svn update
+    --force``), so the working copy converges without committing them twice. An added file
+    the repository lacks stays on disk and shows as unversioned again. Returns the paths
+    taken over (topmost only).
 
-    Raises BackendError naming the path, changing nothing, when the repository holds other
-    content at an added path: a local change is never discarded."""
-    settled: list[str] = []
-    for change in changes:
+    Raises BackendError naming the path, before changing anything, when the repository
+    holds other content (or another kind of item) at an added path: a local change is
+    never discarded."""
+    held: list[str] = []
+    for change in sorted(changes, key=lambda c: c["path"]):
         path = change["path"]
         full = wc.root / path
-        if change["status"] != "added" or full.is_symlink() or not full.is_file():
+        if change["status"] != "added" or full.is_symlink():
             continue
-        head = _svn_head_file(wc, path)
-        if head is None:
+        url, kind = _svn_head_kind(wc, path)
+        if kind is None:
             continue
-        if hashlib.sha256(head).hexdigest() != content_digest(full):
+        mine = "dir" if full.is_dir() else "file"
+        if kind != mine or (mine == "file" and _svn_head_digest(wc, url, path) != content_digest(full)):
             raise BackendError(f"{path} is scheduled for add but the repository already holds different content "
                                "there (committed by someone else, or by an interrupted publish); nothing was "
-                               "committed: keep a copy of the file, run 'svn revert' and 'svn update' on it, "
+                               "committed: keep a copy of it, run 'svn revert' and 'svn update' on it, "
                                "then redo your change")
-        settled.append(path)
-    for path in settled:
-        # revert unschedules the add and keeps the file; update --force takes it over as versioned
-        run(["svn", "revert", "--non-interactive", "--depth", "empty", "--", path + "@"], wc.root)
+        held.append(path)
+    top = [p for p in held if not any(p.startswith(q + "/") for q in held)]
+    for path in top:
+        # revert unschedules the add and keeps the files; update --force takes them over as versioned
+        run(["svn", "revert", "--non-interactive", "--depth", "infinity", "--", path + "@"], wc.root)
         run(["svn", "update", "--non-interactive", "--force", "--parents", "--", path + "@"], wc.root)
-    return settled
+    return top
 
 
 _COMMITTED = re.compile(r"Committed revision (\d+)\.")

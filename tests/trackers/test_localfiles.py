@@ -423,3 +423,27 @@ def test_svn_publish_refuses_an_add_the_repository_holds_with_other_content(svn_
         t.publish("import SEC-0001")
     assert one.read_bytes() == mine  # the local change is kept
     assert sh(["svn", "status", "security-tracker"], svn_env.wc).startswith("A")
+
+
+def test_svn_publish_takes_over_an_added_folder_and_adds_what_the_repository_lacks(svn_env, tmp_path):
+    t = svn_env.tracker
+    t.create("One", BODY, [])
+    t.publish("import SEC-0001")
+    t.attach("1", b"patch\n", "fix.patch")
+    t.attach("1", b"log\n", "crash.log")
+    folder = tracker_dir(svn_env) / "SEC-0001.attachments"
+    sh(["svn", "add", "-q", str(folder)], svn_env.wc)
+    # the interrupted commit had the folder and one file in it; crash.log is only local
+    other = tmp_path / "other"
+    sh(["svn", "checkout", "-q", "--non-interactive", svn_env.remote.as_uri(), str(other)], tmp_path)
+    (other / "security-tracker" / "SEC-0001.attachments").mkdir()
+    (other / "security-tracker" / "SEC-0001.attachments" / "fix.patch").write_bytes(b"patch\n")
+    sh(["svn", "add", "-q", "security-tracker/SEC-0001.attachments"], other)
+    sh(["svn", "commit", "-q", "--non-interactive", "-m", "elsewhere"], other)
+    out = t.publish("attach")
+    assert out["committed"] is True
+    # the issue file records the attachments; fix.patch is not committed a second time
+    assert out["files"] == ["security-tracker/SEC-0001.attachments/crash.log", "security-tracker/SEC-0001.md"], out
+    assert sh(["svn", "status", "security-tracker"], svn_env.wc).strip() == ""
+    listing = sh(["svn", "ls", "-R", "--non-interactive", svn_env.remote.as_uri()], svn_env.wc)
+    assert "SEC-0001.attachments/crash.log" in listing and "SEC-0001.attachments/fix.patch" in listing
