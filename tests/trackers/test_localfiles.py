@@ -447,3 +447,19 @@ def test_svn_publish_takes_over_an_added_folder_and_adds_what_the_repository_lac
     assert sh(["svn", "status", "security-tracker"], svn_env.wc).strip() == ""
     listing = sh(["svn", "ls", "-R", "--non-interactive", svn_env.remote.as_uri()], svn_env.wc)
     assert "SEC-0001.attachments/crash.log" in listing and "SEC-0001.attachments/fix.patch" in listing
+
+
+def test_svn_publish_clears_the_lock_a_killed_svn_process_left(svn_env):
+    import sqlite3
+
+    t = svn_env.tracker
+    t.create("One", BODY, [])
+    # the row a killed svn process leaves in the working copy's own database ("svn status": L)
+    db = sqlite3.connect(svn_env.wc / ".svn" / "wc.db")
+    db.execute("INSERT INTO wc_lock (wc_id, local_dir_relpath, locked_levels) VALUES (1, 'security-tracker', -1)")
+    db.commit()
+    db.close()
+    assert "L" in sh(["svn", "status", "security-tracker"], svn_env.wc)
+    out = t.publish("import SEC-0001")
+    assert out["committed"] is True and out["files"] == ["security-tracker/SEC-0001.md"]
+    assert sh(["svn", "status", "security-tracker"], svn_env.wc).strip() == ""
