@@ -657,6 +657,18 @@ class LocalFilesTracker(Tracker):
         files = [c["path"] for c in changes]
         if not files:
             return {"committed": False, "pushed": False, "revision": None, "files": []}
+        # a publish killed while its svn child committed: the commit may be in the repository
+        # while the working copy still holds a lock and the files as added; converge on rerun
+        rel = wc.rel(self.root)
+        if vcs.svn_locked(wc, rel):
+            vcs.run(["svn", "cleanup", "--non-interactive", "--", rel], wc.root)
+        if vcs.svn_settle_published(wc, changes):
+            # what is left of the reviewed paths (an added file the repository lacks is unversioned again)
+            left = {c["path"]: c["status"] for c in vcs.svn_changes(wc, rel, expand_new=True)}
+            changes = [dict(c, status=left[c["path"]]) for c in changes if c["path"] in left]
+            files = [c["path"] for c in changes]
+            if not files:
+                return {"committed": False, "pushed": False, "revision": None, "files": []}
         for change in changes:
             if change["status"] == "untracked":
                 vcs.run(["svn", "add", "--non-interactive", "--depth", "empty", "--parents", "--",

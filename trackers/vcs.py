@@ -236,6 +236,67 @@ def svn_repos_root(wc: WorkingCopy) -> str | None:
     return proc.stdout.strip() or None
 
 
+def svn_locked(wc: WorkingCopy, rel: str) -> bool:
+    """True when ``svn status`` shows a working copy lock (column 3 ``L``) under ``rel``: what
+    an svn process killed mid-operation leaves behind."""
+    out = run(["svn", "status", "--non-interactive", "--", rel], wc.root).stdout
+    return any(len(line) > 2 and line[2] == "L" for line in out.splitlines())
+
+
+def _svn_head_kind(wc: WorkingCopy, path: str) -> tuple[str, str | None]:
+    """(URL of ``path``, what the repository holds there at HEAD: ``file``, ``dir`` or None)."""
+    url = run(["svn", "info", "--non-interactive", "--show-item", "url", "--", path + "@"], wc.root).stdout.strip()
+    proc = run(["svn", "info", "--non-interactive", "--show-item", "kind", "--", url + "@HEAD"], wc.root, check=False)
+    if proc.returncode != 0:
+        if "W170000" in proc.stderr or "E200009" in proc.stderr:  # non-existent in HEAD
+            return url, None
+        raise BackendError(f"svn info failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
+    return url, proc.stdout.strip() or None
+
+
+def _svn_head_digest(wc: WorkingCopy, url: str, path: str) -> str:
+    proc = subprocess.run(["svn", "cat", "--non-interactive", "--", url + "@HEAD"], cwd=str(wc.root),
+                          capture_output=True, env=dict(os.environ, **_GIT_ENV), timeout=120)
+    if proc.returncode != 0:
+        raise BackendError(f"svn cat failed (exit {proc.returncode}) for {path}")
+    return hashlib.sha256(proc.stdout).hexdigest()
+
+
+def svn_settle_published(wc: WorkingCopy, changes: list[dict]) -> list[str]:
+    """Items scheduled for add that the repository already holds at HEAD, files with the same
+    bytes (a commit finished by an svn process whose caller was killed before the working
+    copy learnt of it): unschedule them and take them over from HEAD (``svn update
+    --force``), so the working copy converges without committing them twice. An added file
+    the repository lacks stays on disk and shows as unversioned again. Returns the paths
+    taken over (topmost only).
+
+    Raises BackendError naming the path, before changing anything, when the repository
+    holds other content (or another kind of item) at an added path: a local change is
+    never discarded."""
+    held: list[str] = []
+    for change in sorted(changes, key=lambda c: c["path"]):
+        path = change["path"]
+        full = wc.root / path
+        if change["status"] != "added" or full.is_symlink():
+            continue
+        url, kind = _svn_head_kind(wc, path)
+        if kind is None:
+            continue
+        mine = "dir" if full.is_dir() else "file"
+        if kind != mine or (mine == "file" and _svn_head_digest(wc, url, path) != content_digest(full)):
+            raise BackendError(f"{path} is scheduled for add but the repository already holds different content "
+                               "there (committed by someone else, or by an interrupted publish); nothing was "
+                               "committed: keep a copy of it, run 'svn revert' and 'svn update' on it, "
+                               "then redo your change")
+        held.append(path)
+    top = [p for p in held if not any(p.startswith(q + "/") for q in held)]
+    for path in top:
+        # revert unschedules the add and keeps the files; update --force takes them over as versioned
+        run(["svn", "revert", "--non-interactive", "--depth", "infinity", "--", path + "@"], wc.root)
+        run(["svn", "update", "--non-interactive", "--force", "--parents", "--", path + "@"], wc.root)
+    return top
+
+
 _COMMITTED = re.compile(r"Committed revision (\d+)\.")
 
 

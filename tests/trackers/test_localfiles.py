@@ -383,3 +383,83 @@ def test_cli_mounts_under_a_parent_parser(git_env):
     out, err = io.StringIO(), io.StringIO()
     code = args._tracker_main(args, stdin=io.BytesIO(b"body"), stdout=out, stderr=err)
     assert code == 0 and json.loads(out.getvalue())["id"] == "SEC-0001" and err.getvalue() == ""
+
+
+# -- svn publish after an interrupted commit ---------------------------------------------------
+
+def _commit_elsewhere(env, tmp_path: Path, name: str, data: bytes) -> None:
+    """Commit ``security-tracker/<name>`` from a second checkout: the repository holds it at
+    HEAD while the first working copy still has it scheduled for add (as after a killed commit)."""
+    other = tmp_path / "other"
+    sh(["svn", "checkout", "-q", "--non-interactive", env.remote.as_uri(), str(other)], tmp_path)
+    (other / "security-tracker" / name).write_bytes(data)
+    sh(["svn", "add", "-q", f"security-tracker/{name}"], other)
+    sh(["svn", "commit", "-q", "--non-interactive", "-m", "elsewhere"], other)
+
+
+def test_svn_publish_takes_over_an_add_the_repository_already_holds(svn_env, tmp_path):
+    t = svn_env.tracker
+    t.create("One", BODY, [])
+    t.create("Two", BODY, [])
+    one = tracker_dir(svn_env) / "SEC-0001.md"
+    sh(["svn", "add", "-q", str(one)], svn_env.wc)  # scheduled for add, as the killed run left it
+    _commit_elsewhere(svn_env, tmp_path, "SEC-0001.md", one.read_bytes())
+    out = t.publish("import SEC-0002")
+    assert out["committed"] is True and out["files"] == ["security-tracker/SEC-0002.md"]
+    log = sh(["svn", "log", "-v", "--non-interactive", "-r", out["revision"], svn_env.remote.as_uri()], svn_env.wc)
+    assert "SEC-0002.md" in log and "SEC-0001.md" not in log  # not committed twice
+    assert sh(["svn", "status", "security-tracker"], svn_env.wc).strip() == ""
+    assert t.pending()["needs_publish"] is False
+
+
+def test_svn_publish_refuses_an_add_the_repository_holds_with_other_content(svn_env, tmp_path):
+    t = svn_env.tracker
+    t.create("One", BODY, [])
+    one = tracker_dir(svn_env) / "SEC-0001.md"
+    mine = one.read_bytes()
+    _commit_elsewhere(svn_env, tmp_path, "SEC-0001.md", b"someone else's issue\n")
+    sh(["svn", "add", "-q", str(one)], svn_env.wc)
+    with pytest.raises(BackendError, match=r"security-tracker/SEC-0001\.md .*different content.*svn revert"):
+        t.publish("import SEC-0001")
+    assert one.read_bytes() == mine  # the local change is kept
+    assert sh(["svn", "status", "security-tracker"], svn_env.wc).startswith("A")
+
+
+def test_svn_publish_takes_over_an_added_folder_and_adds_what_the_repository_lacks(svn_env, tmp_path):
+    t = svn_env.tracker
+    t.create("One", BODY, [])
+    t.publish("import SEC-0001")
+    t.attach("1", b"patch\n", "fix.patch")
+    t.attach("1", b"log\n", "crash.log")
+    folder = tracker_dir(svn_env) / "SEC-0001.attachments"
+    sh(["svn", "add", "-q", str(folder)], svn_env.wc)
+    # the interrupted commit had the folder and one file in it; crash.log is only local
+    other = tmp_path / "other"
+    sh(["svn", "checkout", "-q", "--non-interactive", svn_env.remote.as_uri(), str(other)], tmp_path)
+    (other / "security-tracker" / "SEC-0001.attachments").mkdir()
+    (other / "security-tracker" / "SEC-0001.attachments" / "fix.patch").write_bytes(b"patch\n")
+    sh(["svn", "add", "-q", "security-tracker/SEC-0001.attachments"], other)
+    sh(["svn", "commit", "-q", "--non-interactive", "-m", "elsewhere"], other)
+    out = t.publish("attach")
+    assert out["committed"] is True
+    # the issue file records the attachments; fix.patch is not committed a second time
+    assert out["files"] == ["security-tracker/SEC-0001.attachments/crash.log", "security-tracker/SEC-0001.md"], out
+    assert sh(["svn", "status", "security-tracker"], svn_env.wc).strip() == ""
+    listing = sh(["svn", "ls", "-R", "--non-interactive", svn_env.remote.as_uri()], svn_env.wc)
+    assert "SEC-0001.attachments/crash.log" in listing and "SEC-0001.attachments/fix.patch" in listing
+
+
+def test_svn_publish_clears_the_lock_a_killed_svn_process_left(svn_env):
+    import sqlite3
+
+    t = svn_env.tracker
+    t.create("One", BODY, [])
+    # the row a killed svn process leaves in the working copy's own database ("svn status": L)
+    db = sqlite3.connect(svn_env.wc / ".svn" / "wc.db")
+    db.execute("INSERT INTO wc_lock (wc_id, local_dir_relpath, locked_levels) VALUES (1, 'security-tracker', -1)")
+    db.commit()
+    db.close()
+    assert "L" in sh(["svn", "status", "security-tracker"], svn_env.wc)
+    out = t.publish("import SEC-0001")
+    assert out["committed"] is True and out["files"] == ["security-tracker/SEC-0001.md"]
+    assert sh(["svn", "status", "security-tracker"], svn_env.wc).strip() == ""

@@ -221,26 +221,19 @@ def test_publish_git_killed_then_rerun_publishes_once(mbox_env, tmp_path, point)
     assert killed, f"never reached the kill point {point!r}: the run ended first"
 
 
-@pytest.mark.parametrize("point", [
-    pytest.param("transaction open", marks=pytest.mark.xfail(strict=False, reason=(
-        "issue 38 finding: mailtriage killed while its svn child commits; the svn child finishes the "
-        "commit in the repository but the working copy keeps the file as added, and every rerun of "
-        "publish fails 'out of date / File already exists' while saying 'run the same command again'"))),
-    # "revision committed" (db/current changed) meets the same gap when the kill comes before the
-    # svn child updates the working copy, and converges when it comes after: racy, so not run
-    # until the gap is fixed (then add it back with repo_revision_grew).
-])
+@pytest.mark.parametrize("point", ["transaction open", "revision committed"])
 def test_publish_svn_killed_then_rerun_publishes_once(svn_mbox_env, point):
     from tests.workflows.test_concurrent_imports import svn_commits
 
     env = svn_mbox_env
     rerun(env.project, ["import", f"mbox:{REPORT}", "--yes"])
-    killed = run_killed(env.project, ["publish", "--yes"], repo_txn(env.remote))
+    when = repo_txn(env.remote) if point == "transaction open" else repo_revision_grew(env.remote)
+    killed = run_killed(env.project, ["publish", "--yes"], when)
     proc = start(env.project, ["publish", "--yes"])
     out, err = proc.communicate(timeout=BOUND)
-    if proc.returncode != 0 and "cleanup" in err:  # svn's own lock after a kill: the user runs cleanup
-        subprocess.run(["svn", "cleanup", str(env.wc)], check=True, capture_output=True)
-        out, err = start(env.project, ["publish", "--yes"]).communicate(timeout=BOUND)
+    # the rerun converges by itself: it clears svn's own lock and takes over what the killed
+    # run's svn child committed, without committing it twice
+    assert proc.returncode == 0, (out, err)
     commits = [c for c in svn_commits(env) if "SEC-0001" in c[0]]
     assert len(commits) == 1, (svn_commits(env), out, err)  # committed exactly once
     status = subprocess.run(["svn", "status", str(env.tracker_root)], capture_output=True, text=True).stdout
