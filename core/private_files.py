@@ -122,8 +122,14 @@ def open_append(path: Path | str) -> int:
     return _open_checked(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
 
 
-def _temp_name(name: str) -> str:
+def temp_name(name: str) -> str:
+    """A new temporary file name beside ``name``: the one shape :func:`sweep_leftovers` removes
+    once its writer (the PID in it) is gone. Other writers of whole files use it too
+    (trackers/localfiles.py), so their leftovers are swept alike."""
     return f".{name}.{os.getpid()}.{os.urandom(6).hex()}{_TMP_SUFFIX}"
+
+
+_temp_name = temp_name
 
 
 def _write_temp(dir_fd: int, name: str, chunks: Iterable[bytes], mode: int) -> tuple[str, int]:

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from mailtriage.core.private_files import sweep_leftovers
+from mailtriage.core.private_files import sweep_leftovers, temp_name
 from mailtriage.trackers import localformat as fmt
 from mailtriage.trackers import localindex, vcs
 from mailtriage.trackers.errors import ReviewOutdated
@@ -253,7 +253,8 @@ class LocalFilesTracker(Tracker):
         The temporary name carries our PID, so the next write of ``path`` removes what a writer
         killed mid-write left (one no longer running) instead of leaving it for a publish."""
         sweep_leftovers(path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=str(path.parent))
+        tmp = str(path.parent / temp_name(path.name))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
@@ -265,7 +266,7 @@ class LocalFilesTracker(Tracker):
                 os.link(tmp, path)  # atomic and never overwrites
                 os.unlink(tmp)
             else:
-                os.chmod(tmp, _kept_mode(path))  # mkstemp made it 0600: the team reads these files too
+                os.chmod(tmp, _kept_mode(path))  # made 0600: the team reads these files too
                 os.replace(tmp, path)
             _fsync_folder(path.parent)
         except BaseException:

@@ -1,6 +1,6 @@
 """The session's compose calls: replies, forwards and new mail (blocking; worker threads only).
 
-Part of :class:`mailtriage.tui.session.Session`, kept in a module of its own: where a compose
+Part of the app's Session (in the session module), kept in a module of its own: where a compose
 goes is decided here from the row (``application.route_compose``, issue 30), never from the
 pane or folder the user came from. Uses the session's ``project``, ``settings``, ``_lock``,
 ``_mailbox_lock`` and ``_mailboxes``.
