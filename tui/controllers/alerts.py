@@ -64,6 +64,7 @@ class AlertsController(ControllerBase):
     def _say_no_list(self) -> None:
         """Polling is off for want of a list (not by ``poll_seconds = 0``): said once, with
         the CLI's configuration warning, rather than polling the whole folder (issue 30 §7)."""
+        # lazy: only a project without a list needs these, never the first screen (test_startup_imports)
         from mailtriage.application.list_read import unconfigured_list
         from mailtriage.tui.alerts import poll_interval
 
