@@ -58,7 +58,7 @@ def lint(tree: Path, contracts: list[str]) -> subprocess.CompletedProcess:
     args = [str(command) if command.exists() else "lint-imports", str(CONFIG), "--no-cache"]
     for contract in contracts:
         args += ["--contract", contract]
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = {**os.environ, "PYTHONPATH": str(tree), "COLUMNS": "1000"}  # titles on one line
     return subprocess.run(args, cwd=tree, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -70,7 +70,7 @@ def tree(tmp_path_factory) -> Path:
 def test_the_contracts_cover_the_rules():
     ids = contract_ids()
     assert {"cli-front-end", "tui-front-end", "domain-below-the-front-ends", "application-without-ui",
-            "only-adapters-talk-to-servers"} <= set(ids)
+            "only-adapters-talk-to-servers", "layers"} <= set(ids)
     assert set(NOT_YET_ENFORCED) <= set(ids)
 
 
@@ -81,31 +81,59 @@ def test_the_enforced_contracts_hold(tree):
     assert f"{len(enforced)} kept, 0 broken" in result.stdout
 
 
-
-
-@pytest.mark.parametrize("folder, bad_import, contract, named", [
+VIOLATIONS = [
     ("tui", "from mailtriage.backends.contract import ThreadSummary", "tui-front-end",
-     "mailtriage.tui.zz_violation -> mailtriage.backends.contract"),
+     "mailtriage.tui.zz_violation_0 -> mailtriage.backends.contract"),
     ("modes", "def later():\n    import imapclient\n", "only-adapters-talk-to-servers",
-     "mailtriage.modes.zz_violation -> imapclient"),
+     "mailtriage.modes.zz_violation_1 -> imapclient"),
     ("workflows", "import smtplib", "only-adapters-talk-to-servers",
-     "mailtriage.workflows.zz_violation -> smtplib"),
+     "mailtriage.workflows.zz_violation_2 -> smtplib"),
     ("tui", "from google.auth.transport.requests import Request", "only-adapters-talk-to-servers",
-     "mailtriage.tui.zz_violation -> google"),
+     "mailtriage.tui.zz_violation_3 -> google"),
     ("cli", "from mailtriage.backends.errors import MailError", "cli-front-end",
-     "mailtriage.cli.zz_violation -> mailtriage.backends.errors"),
+     "mailtriage.cli.zz_violation_4 -> mailtriage.backends.errors"),
     ("cli", "def later():\n    import mailtriage.trackers.registry\n", "cli-front-end",
-     "mailtriage.cli.zz_violation -> mailtriage.trackers.registry"),
+     "mailtriage.cli.zz_violation_5 -> mailtriage.trackers.registry"),
     ("backends", "from textual.app import App", "domain-below-the-front-ends",
-     "mailtriage.backends.zz_violation -> textual (l.1)"),
+     "mailtriage.backends.zz_violation_6 -> textual (l.1)"),
     ("trackers", "import mailtriage.application", "domain-below-the-front-ends",
-     "mailtriage.trackers.zz_violation -> mailtriage.application"),
+     "mailtriage.trackers.zz_violation_7 -> mailtriage.application"),
     ("application", "from mailtriage.tui import app", "application-without-ui",
-     "mailtriage.application.zz_violation -> mailtriage.tui"),
-])
-def test_the_linter_catches_a_violation(tmp_path, folder, bad_import, contract, named):
-    tree = lay_out(tmp_path)
-    (tree / "mailtriage" / folder / "zz_violation.py").write_text(bad_import + "\n")
-    result = lint(tree, [contract])
+     "mailtriage.application.zz_violation_8 -> mailtriage.tui"),
+    # The documented order (issue 36 §5): each of these passed every forbidden contract.
+    ("backends", "import mailtriage.workflows.security_thread", "layers",
+     "mailtriage.backends.zz_violation_9 -> mailtriage.workflows.security_thread"),
+    ("workflows", "import mailtriage.application", "layers",
+     "mailtriage.workflows.zz_violation_10 -> mailtriage.application"),
+    ("core", "import mailtriage.backends.errors", "layers",
+     "mailtriage.core.zz_violation_11 -> mailtriage.backends.errors"),
+    ("tui", "import mailtriage.cli.main", "layers",
+     "mailtriage.tui.zz_violation_12 -> mailtriage.cli.main"),
+]
+
+
+@pytest.fixture(scope="module")
+def broken_tree_report(tmp_path_factory) -> str:
+    """One copy of the tree holding every violation below, linted once (a copy and a run per
+    case cost a dozen seconds for the same answer)."""
+    tree = lay_out(tmp_path_factory.mktemp("violations"))
+    for index, (folder, bad_import, _contract, _named) in enumerate(VIOLATIONS):
+        (tree / "mailtriage" / folder / f"zz_violation_{index}.py").write_text(bad_import + "\n")
+    result = lint(tree, sorted({contract for _f, _b, contract, _n in VIOLATIONS}))
     assert result.returncode != 0
-    assert named in result.stdout, result.stdout
+    return result.stdout
+
+
+def contract_section(report: str, contract: str) -> str:
+    """The part of lint-imports' report under the broken contract's name."""
+    parser = configparser.ConfigParser()
+    parser.read(CONFIG, encoding="utf-8")
+    title = parser[f"importlinter:contract:{contract}"]["name"]
+    _before, found, after = report.partition(title + "\n" + "-" * len(title))
+    assert found, f"{contract} is not reported broken:\n{report}"
+    return after
+
+
+@pytest.mark.parametrize("folder, bad_import, contract, named", VIOLATIONS)
+def test_the_linter_catches_a_violation(broken_tree_report, folder, bad_import, contract, named):
+    assert named in contract_section(broken_tree_report, contract), broken_tree_report
