@@ -1,22 +1,20 @@
 """The dependency rules of ``.importlinter``, checked by import-linter (issue 19 §7).
 
-import-linter reads a package from disk; the source folders install as ``mailtriage.<folder>``
-through an editable-install hook it cannot follow, so each check runs over a copy of the
-tree laid out as the installed package (only the ``.py`` files, about a second).
+import-linter reads a package from disk, so each check runs over a copy of the tree laid out
+as the installed package (tests/core/package_layout.py).
 """
 
 from __future__ import annotations
 
 import configparser
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.core.package_layout import ROOT, lay_out
 CONFIG = ROOT / ".importlinter"
 # Contracts declared but not enforced yet, with why. The tui contract holds once tui/ imports
 # mail and tracker types from mailtriage.application (being done beside this change).
@@ -30,27 +28,6 @@ def contract_ids() -> list[str]:
     parser.read(CONFIG, encoding="utf-8")
     prefix = "importlinter:contract:"
     return [s[len(prefix):] for s in parser.sections() if s.startswith(prefix)]
-
-
-def packages() -> list[str]:
-    """The top-level folders that install as ``mailtriage.<folder>`` (see setup.py)."""
-    skip = {"tests", "benchmarks", "scripts", "docs", "build", "dist"}
-    return sorted(p.name for p in ROOT.iterdir()
-                  if p.is_dir() and p.name not in skip and not p.name.startswith(".") and (p / "__init__.py").is_file())
-
-
-def lay_out(target: Path) -> Path:
-    """A copy of the source tree as the package ``mailtriage`` under ``target``."""
-    package = target / "mailtriage"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-
-    def not_python(folder: str, names: list[str]) -> list[str]:
-        return [n for n in names if n == "__pycache__" or (not n.endswith(".py") and not os.path.isdir(os.path.join(folder, n)))]
-
-    for name in packages():
-        shutil.copytree(ROOT / name, package / name, ignore=not_python)
-    return target
 
 
 def lint(tree: Path, contracts: list[str]) -> subprocess.CompletedProcess:
