@@ -54,6 +54,7 @@ _export("mailtriage.application.search", "SearchResult",
         "search_request", "search_project", "search_mailbox", "search_account", "source_can_search")
 _export("mailtriage.application.overview", "ThreadStatus", "thread_status", "filed_issue", "issue_thread")
 _export("mailtriage.application.crypto", "KeyImportFlow", "PgpSupport")
+_export("mailtriage.application.cases", "case_record", "modes_database")
 # -- mail: the contract's types and errors
 _export("mailtriage.backends.contract", "ALL_OPS", "Op", "Thread", "ThreadId", "ThreadSummary", "Message",
         "DraftRequest", "MailSource", "SourceFeatures", "Draft")

@@ -8,11 +8,12 @@ with the config error as the reason, instead of failing the whole source set.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 from datetime import datetime, timezone
 from typing import Any, Callable, ClassVar, Sequence
 
-from mailtriage.backends.contract import DraftRequest, MailSource, Op, ThreadId
+from mailtriage.backends.contract import DraftRequest, MailSource, Op, ThreadId, ThreadSummary
 from mailtriage.backends.errors import NotSupported, Unavailable
 from mailtriage.core.projectconfig import ConfigError
 
@@ -40,6 +41,37 @@ class AccountSource(MailSource):
                 self._account = self._account_from_settings()
             except ConfigError as exc:
                 self._config_error = exc
+
+    # -- split conversations ---------------------------------------------------------------------
+    # Gmail and Exchange split one thread (one root Message-ID) into several of their own
+    # threads/conversations when a reply's subject changes; each subclass keeps
+    # ``self._siblings`` (root -> the provider's thread values seen holding it).
+    _siblings: dict[str, set[str]]
+
+    def _merge_rows(self, rows: Sequence[tuple[ThreadSummary, Any]]) -> list[ThreadSummary]:
+        """One row per root: ``rows`` pairs each summary with when its provider thread started;
+        rows of one root merge into the earliest one (counts summed, participants joined, unread
+        if any is, the latest activity), and the siblings are remembered for reads."""
+        groups: dict[str, list[tuple[ThreadSummary, Any]]] = {}
+        for summary, first in rows:
+            groups.setdefault(summary.root_message_id, []).append((summary, first))
+        out = []
+        for root, group in groups.items():
+            group.sort(key=lambda row: row[1])
+            summaries = [summary for summary, _first in group]
+            if len(summaries) == 1:
+                out.append(summaries[0])
+                continue
+            self._remember(root, [s.thread_id.value for s in summaries])
+            activity = [s.last_activity for s in summaries if s.last_activity is not None]
+            out.append(dataclasses.replace(
+                summaries[0], message_count=sum(s.message_count for s in summaries),
+                participants=tuple(dict.fromkeys(p for s in summaries for p in s.participants)),
+                unread=any(s.unread for s in summaries), last_activity=max(activity) if activity else None))
+        return out
+
+    def _remember(self, root: str, values) -> None:
+        self._siblings.setdefault(root, set()).update(values)
 
     def _declared_capabilities(self) -> frozenset[Op]:
         """All six ops, less ``create_draft`` when the account's access is ``read``."""

@@ -402,9 +402,6 @@ class PackedGroups(Sequence):
         if any(position not in self.extra for position in range(self.stored, len(self.roots))):
             raise ValueError("a delta starts a thread group without members")
 
-    def as_list(self) -> list[ThreadGroup]:
-        return list(self)
-
 
 _FEW_LOOKUPS = 64  # a search of the roots costs about 1/50 of indexing them all
 

@@ -321,11 +321,6 @@ class GnuPG:
         """The fingerprints of the usable (not expired, not revoked) encryption keys for ``address``."""
         return [k.fingerprint for k in self.keys_for(address) if "E" in k.capabilities]
 
-    def encryption_key(self, address: str) -> str | None:
-        """The fingerprint of a usable key for ``address`` when exactly one claims it, else None."""
-        found = self.encryption_keys(address)
-        return found[0] if len(found) == 1 else None
-
     def has_key(self, fingerprint: str) -> bool:
         return bool(fingerprint) and bool(self.key_info(fingerprint)[0])
 

@@ -191,9 +191,6 @@ class SourceSet:
                 return backend.features.cached_listing
         return False
 
-    def resolve_all(self) -> dict[Op, Resolution]:
-        return {op: self.resolve(op) for op in ALL_OPS}
-
     def preflight(self) -> None:
         mandatory_preflight(self.entries, self.availability)
 

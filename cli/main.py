@@ -502,9 +502,10 @@ def _dispatch(argv: list[str]) -> int:
         from mailtriage.cli.modes import main as modes_main  # asyncio and the server load only for modes
 
         return modes_main(argv[1:])
-    # The tracker CLI owns its own arguments; hand them over untouched.
-    if "tracker" in argv:
-        idx = argv.index("tracker")
+    # The tracker CLI owns its own arguments; hand them over untouched. Only the command word
+    # routes: "tracker" as an option's value (`list --list tracker`) is not the command.
+    idx = _command_index(argv)
+    if idx is not None and argv[idx] == "tracker":
         head = argv[:idx]
         pre = parser.parse_args(head) if head else argparse.Namespace(project=None, demo=False, demo_reset=False)
         rest = argv[idx + 1 :]
@@ -525,6 +526,22 @@ def _dispatch(argv: list[str]) -> int:
         with _backoff_notes():
             return _run(args)
     return _run(args)
+
+
+def _command_index(argv: list[str]) -> int | None:
+    """Where the command word is: the first argument that is neither a global option nor the
+    value of one (``--project DIR``)."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--project":
+            i += 2
+            continue
+        if arg.startswith("-"):
+            i += 1
+            continue
+        return i
+    return None
 
 
 # Commands that call mail backends (the app has its own console; account/tracker/modes their CLIs).

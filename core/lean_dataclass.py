@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import MISSING, dataclass, fields
-from typing import TypeVar
+from typing import TypeVar, dataclass_transform
 
 __all__ = ["lean_dataclass"]
 
@@ -28,6 +28,7 @@ _C = TypeVar("_C", bound=type)
 _IN_REPR: set[tuple[int, int]] = set()
 
 
+@dataclass_transform(eq_default=False)  # type checkers see the fields and the __init__
 def lean_dataclass(cls: _C) -> _C:
     """``@dataclass(eq=False)`` for ``cls``, with an ``__init__`` and a ``__repr__`` not generated."""
     cls = dataclass(init=False, repr=False, eq=False)(cls)

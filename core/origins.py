@@ -23,6 +23,19 @@ class OriginRefused(ValueError):
     """A URL cannot carry a secret: not http(s), no host, user info, or plain http to another host."""
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine: ``localhost`` or a loopback address (IPv6 with or
+    without brackets). The one check behind every "plain text only to this machine" rule
+    (IMAP/SMTP security, modes endpoints, http origins that may carry secrets)."""
+    host = host.strip().lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 @dataclass(frozen=True)
 class Origin:
     scheme: str
@@ -35,12 +48,7 @@ class Origin:
 
     @property
     def loopback(self) -> bool:
-        if self.host == "localhost":
-            return True
-        try:
-            return ipaddress.ip_address(self.host).is_loopback
-        except ValueError:
-            return False
+        return is_loopback(self.host)
 
     @property
     def carries_secrets(self) -> bool:

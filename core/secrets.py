@@ -242,13 +242,6 @@ def store_for_origin(purpose: str, url: str, value: str | None, name: str | None
     return result
 
 
-def require_secret(key: str) -> str:
-    value = get_secret(key)
-    if value is None:
-        raise SecretMissing(key)
-    return value
-
-
 def set_secret(key: str, value: str) -> None:
     # lazy: keyring probes its backends at import (about 0.4 s); only a secret lookup pays it
     import keyring

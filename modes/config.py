@@ -61,7 +61,6 @@ Every error names the file, the key and what would be valid.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import secrets
 import ssl
@@ -71,6 +70,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from mailtriage.core import private_files
+from mailtriage.core.origins import is_loopback
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.secrets import get_secret, remember_secret, set_secret
 from mailtriage.core.settings import data_dir
@@ -80,15 +80,6 @@ from mailtriage.modes.protocol_messages import _transfers
 ROLES = ("master", "slave")
 SECURITIES = ("tls", "starttls", "plain")
 _SECRET_KEYS = {"password", "token", "secret"}
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,10 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from mailtriage.core.origins import is_loopback
 from mailtriage.modes.callers import MASTER, Caller
 from mailtriage.modes.clock import Clock
-from mailtriage.modes.config import ModesConfig, endpoint_token, is_loopback, mode_tokens
+from mailtriage.modes.config import ModesConfig, endpoint_token, mode_tokens
 from mailtriage.modes.engine import MAX_BODY, ModesEngine
 from mailtriage.modes.envelope import ProtocolError
 from mailtriage.modes.inbox import MailboxError

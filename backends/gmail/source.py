@@ -124,30 +124,7 @@ class GmailSource(AccountSource):
     # Gmail starts a new thread when a reply's subject changes ("… (CVE-… assigned)") or a
     # thread holds 100 messages, so one conversation (one root Message-ID) can be several
     # Gmail threads. Rows merge by root and keep the Gmail thread that started first (the
-    # root's); a read of any of them reads them all (_conversation).
-    def _merge_rows(self, rows: list[tuple[ThreadSummary, datetime]]) -> list[ThreadSummary]:
-        groups: dict[str, list[tuple[ThreadSummary, datetime]]] = {}
-        for summary, first in rows:
-            groups.setdefault(summary.root_message_id, []).append((summary, first))
-        out = []
-        for root, group in groups.items():
-            group.sort(key=lambda row: row[1])
-            if len(group) == 1:
-                out.append(group[0][0])
-                continue
-            self._remember(root, [summary.thread_id.value for summary, _first in group])
-            lead = group[0][0]
-            summaries = [summary for summary, _first in group]
-            activity = [s.last_activity for s in summaries if s.last_activity is not None]
-            out.append(dataclasses.replace(
-                lead, message_count=sum(s.message_count for s in summaries),
-                participants=tuple(dict.fromkeys(p for s in summaries for p in s.participants)),
-                unread=any(s.unread for s in summaries), last_activity=max(activity) if activity else None))
-        return out
-
-    def _remember(self, root: str, values) -> None:
-        self._siblings.setdefault(root, set()).update(values)
-
+    # root's, AccountSource._merge_rows); a read of any of them reads them all (_conversation).
     def _conversation(self, thread_id: ThreadId) -> tuple[list[dict], str | None]:
         """The members (minimal) of every Gmail thread of ``thread_id``'s conversation, oldest
         first, and its root: the thread itself, the thread holding its root Message-ID

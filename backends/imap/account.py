@@ -38,7 +38,6 @@ shell (split like a shell would), stdin and stderr closed, within
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import shlex
 from dataclasses import dataclass, field, replace
@@ -47,6 +46,7 @@ from typing import Any, Mapping
 
 from mailtriage.backends.account_table import ACCESS_LEVELS, AccessLevels, AccountTable
 from mailtriage.core.paths import user_allows_caches
+from mailtriage.core.origins import is_loopback
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.secrets import COMMAND_TIMEOUT, command_secret, lookup_secret
 from mailtriage.core.settings import load_settings
@@ -69,15 +69,6 @@ def smtp_password_key(account_id: str) -> str:
 
 def token_key(account_id: str) -> str:
     return f"imap-token:{account_id}"
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() in ("localhost", "localhost.localdomain"):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True)

@@ -194,29 +194,7 @@ class GraphSource(AccountSource):
     # Exchange starts a new conversation when a reply's topic (the subject without RE:/FW:)
     # changes ("… (CVE-… assigned)"), so one thread (one root Message-ID) can be several
     # conversations. Rows merge by root and keep the conversation that started first (the
-    # root's); a read of any of them reads them all (_conversations), as GmailSource does.
-    def _merge_rows(self, rows: list[tuple[ThreadSummary, str]]) -> list[ThreadSummary]:
-        groups: dict[str, list[tuple[ThreadSummary, str]]] = {}
-        for summary, first in rows:
-            groups.setdefault(summary.root_message_id, []).append((summary, first))
-        out = []
-        for root, group in groups.items():
-            group.sort(key=lambda row: row[1])
-            if len(group) == 1:
-                out.append(group[0][0])
-                continue
-            summaries = [summary for summary, _first in group]
-            self._remember(root, [s.thread_id.value for s in summaries])
-            activity = [s.last_activity for s in summaries if s.last_activity is not None]
-            out.append(dataclasses.replace(
-                summaries[0], message_count=sum(s.message_count for s in summaries),
-                participants=tuple(dict.fromkeys(p for s in summaries for p in s.participants)),
-                unread=any(s.unread for s in summaries), last_activity=max(activity) if activity else None))
-        return out
-
-    def _remember(self, root: str, values) -> None:
-        self._siblings.setdefault(root, set()).update(values)
-
+    # root's, AccountSource._merge_rows); a read of any of them reads them all (_conversations).
     def _conversations(self, thread_id: ThreadId) -> tuple[list[str], str | None, list[dict]]:
         """The conversations of ``thread_id``'s thread, the asked one first, its root, and
         the asked conversation's messages (listed once, so a read lists it only once):

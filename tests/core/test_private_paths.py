@@ -132,7 +132,7 @@ def test_the_modes_record_folder_is_checked(tmp_path):
 
 def test_the_tui_does_not_show_a_modes_record_from_a_folder_others_can_write(tmp_path):
     from mailtriage.modes.store import Store, StoreError
-    from mailtriage.tui.case import case_record
+    from mailtriage.application.cases import case_record
 
     folder = tmp_path / "db"
     folder.mkdir(mode=0o700)

@@ -115,3 +115,11 @@ def test_a_session_is_a_copy_of_the_pristine_template_and_never_changes_it(env, 
     assert head(first) != before and head(template) == before
     second = project_dir(demo_session=True)
     assert head(second) == before and not (second / "note.txt").exists()
+
+
+def test_the_word_tracker_as_an_option_value_does_not_route_to_the_tracker_cli(env):
+    # Reported: `mailtriage --demo list --list tracker` was handed to the tracker CLI and
+    # failed with "argument --list: expected one argument".
+    result = run(env, "--demo", "list", "--list", "tracker")
+    assert "expected one argument" not in result.stderr
+    assert "not tracker" in result.stderr  # the list command itself judged the list address

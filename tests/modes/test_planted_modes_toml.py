@@ -14,7 +14,7 @@ import pytest
 
 from mailtriage.core.errors import ConfigError
 from mailtriage.modes.config import load_config
-from mailtriage.tui.case import modes_database
+from mailtriage.application.cases import modes_database
 
 NOBODY = 65534
 as_root = pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0,

@@ -199,8 +199,8 @@ class ReadingController(ControllerBase):
     # -- MAS case of the thread being read ---------------------------------------------
     @work(thread=True, exclusive=True, group="case", exit_on_error=False)
     def _load_case(self, request: int, thread) -> None:
-        # lazy: the case view (and the modes record) load only when a thread is read
-        from mailtriage.tui.case import case_record, modes_database
+        # lazy: the modes record loads only when a thread is read
+        from mailtriage.application import case_record, modes_database
 
         try:
             record = case_record(modes_database(self.shell.settings), thread)
