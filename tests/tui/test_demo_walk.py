@@ -1,15 +1,19 @@
 """The demo app walked by keystroke (issue 35 item 8): the Sources pane shows the demo's
-personal Maildir account; Enter opens its folders, INBOX, and a message."""
+personal Maildir account; Enter opens its folders, INBOX and a message, and a reply is
+saved as a draft in the demo's Maildir, with the compose dialog saying nothing is sent."""
 
 from mailtriage.application import project_dir
+from mailtriage.tui.dialogs.compose import ComposeDialog
+from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.panes.folders import FolderList
 from mailtriage.tui.panes.thread_list import ThreadList
 from tests.tui.helpers import make_app, screen_text, settle
 
 
-async def test_demo_walks_account_folder_message(tmp_path, monkeypatch):
+async def test_demo_walks_account_folder_message_and_drafts_a_reply(tmp_path, monkeypatch):
     monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
-    app = make_app(project_dir(demo_session=True), demo=True)
+    workspace = project_dir(demo_session=True)
+    app = make_app(workspace, demo=True)
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(pilot)
         await pilot.press("1")
@@ -27,3 +31,16 @@ async def test_demo_walks_account_folder_message(tmp_path, monkeypatch):
         await pilot.press("enter")
         await settle(pilot)
         assert "Here is the rota for December." in screen_text(app)
+
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, ComposeDialog)
+        assert "DEMO: nothing is ever sent" in screen_text(app)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert not isinstance(app.screen, ProposalDialog)
+    [draft] = (workspace / "Personal" / ".Drafts" / "cur").iterdir()
+    assert "Subject: Re: Security rota for December" in draft.read_text(encoding="utf-8")
