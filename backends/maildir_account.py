@@ -37,7 +37,7 @@ from mailtriage.backends.account_table import AccessLevels, AccountTable
 from mailtriage.backends.errors import BackendFailure, NotSupported
 from mailtriage.backends.mailbox_contract import (Compose, ForeignMessageId, MailAttachment, MailFolder,
                                                   MailHeader, MailMessage, MailPage, MailQuery, MailboxAdapter,
-                                                  StaleMessageId, check_bulk, with_thread_counts)
+                                                  PartialFailure, StaleMessageId, check_bulk, with_thread_counts)
 from mailtriage.core.settings import load_settings
 
 INBOX = "INBOX"
@@ -182,7 +182,7 @@ class MaildirMailbox(MailboxAdapter):
 
     # -- writes (each only after a confirmed proposal) -----------------------------------
     def set_flags(self, ids: Sequence[str], *, read: bool | None = None, flagged: bool | None = None) -> None:
-        for message_id in check_bulk(ids):
+        def one(message_id: str) -> None:
             _folder, key, file, flags = self._find(message_id)
             letters = set(flags)
             for letter, on in (("S", read), ("F", flagged)):
@@ -194,15 +194,35 @@ class MaildirMailbox(MailboxAdapter):
             if target != file:
                 os.rename(file, target)
 
+        self._each("setFlags", ids, one)
+
     def move(self, ids: Sequence[str], folder_id: str) -> None:
         target = self._folder(folder_id)
-        for message_id in check_bulk(ids):
+
+        def one(message_id: str) -> None:
             folder, key, file, flags = self._find(message_id)
-            if folder == folder_id:
-                continue
-            destination = target / "cur" / f"{key}:2,{flags}"
-            os.link(file, destination)  # never over an existing file
-            os.unlink(file)
+            if folder != folder_id:
+                os.link(file, target / "cur" / f"{key}:2,{flags}")  # never over an existing file
+                os.unlink(file)
+
+        self._each("move", ids, one)
+
+    def _each(self, op: str, ids: Sequence[str], one) -> None:
+        """``one`` on each ID; a PartialFailure naming each failed ID (and the gone ones)."""
+        done: list[str] = []
+        failed: dict[str, str] = {}
+        gone: list[str] = []
+        for message_id in check_bulk(ids):
+            try:
+                one(message_id)
+                done.append(message_id)
+            except StaleMessageId as exc:
+                failed[message_id] = str(exc)
+                gone.append(message_id)
+            except (ForeignMessageId, OSError) as exc:
+                failed[message_id] = str(exc) if isinstance(exc, ForeignMessageId) else f"{exc.strerror}"
+        if failed:
+            raise PartialFailure(self.account_id, op, failed, done, gone)
 
     def archive(self, ids: Sequence[str]) -> None:
         self.move(ids, self._role_or_decline("archive", "archive"))

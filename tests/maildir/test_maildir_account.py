@@ -103,3 +103,15 @@ def test_access_send_is_a_configuration_error_naming_the_key(tmp_path):
     with pytest.raises(ConfigError, match=r"accounts\.home\.access"):
         MaildirAccount.from_settings("home", {"kind": "maildir", "path": str(tmp_path), "access": "send"},
                                      tmp_path / "config.toml")
+
+
+def test_a_batch_names_the_messages_another_client_moved_and_changes_the_rest(maildir):
+    from mailtriage.backends.mailbox_contract import PartialFailure
+
+    box = mailbox(maildir)
+    first, second, third = box.list(MailQuery(folder="INBOX")).messages
+    (maildir / "cur" / "2.b.host:2,F").rename(maildir / ".Trash" / "cur" / "2.b.host:2,F")  # another client
+    with pytest.raises(PartialFailure) as caught:
+        box.set_flags([first.id, second.id, third.id], flagged=True)
+    assert caught.value.done == [first.id, third.id] and caught.value.gone == [second.id]
+    assert (maildir / "cur" / "3.c.host:2,F").is_file() and (maildir / "cur" / "1.a.host:2,FS").is_file()
