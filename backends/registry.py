@@ -48,6 +48,8 @@ BACKEND_KINDS: dict[str, str] = {
 # and the user settings and returns the account object the adapter is built on.
 MAILBOX_KINDS: dict[str, tuple[str, str]] = {
     "imap": ("mailtriage.backends.imap.adapter:ImapMailbox", "mailtriage.backends.imap.account:load_account"),
+    "maildir": ("mailtriage.backends.maildir_account:MaildirMailbox",
+                "mailtriage.backends.maildir_account:load_account"),
 }
 
 T = TypeVar("T")

@@ -12,6 +12,8 @@ cannot be written, and the tracker errors of ``mailtriage.trackers.contract``.
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +25,18 @@ DEMO_ISSUES: list[dict[str, Any]] = [
             "Security mailing list thread": "Path traversal in archive import allows writing outside the workspace "
                                             "(security@frobnicator.apache.org)",
             "Reporter": "José Müller <jose.mueller@example.com>",
-            "Received": "2026-09-02",
+            "Received": "2026-09-03",
             "Affected versions": "3.0.0 to 3.4.1",
             "CVE": "CVE-2026-41017",
             "Severity": "important",
         },
         "rollup": [
-            ("2026-09-02", "praman", "Imported", "Imported from the security list; receipt sent."),
-            ("2026-09-09", "mkowalczyk", "Validated", "Reproduced on 3.4.1; fix in review."),
+            ("2026-09-03", "praman", "Imported", "Imported from the security list; receipt sent."),
+            ("2026-09-05", "mkowalczyk", "Validated", "Reproduced on 3.4.1; fix in review."),
             ("2026-10-06", "praman", "Fix released", "Fixed in 3.4.2; advisory published."),
         ],
         "close": "completed",
+        "covers": None,
     },
     {
         "title": "Authentication bypass: empty bearer token accepted by the REST API with an LDAP realm",
@@ -42,16 +45,19 @@ DEMO_ISSUES: list[dict[str, Any]] = [
             "Security mailing list thread": "Authentication bypass: empty bearer token accepted by the REST API "
                                             "with an LDAP realm (security@frobnicator.apache.org)",
             "Reporter": "Ana Costa <ana.costa@redteam.example.com>",
-            "Received": "2026-10-12",
-            "Affected versions": "3.2.0 to 3.4.2",
+            "Received": "2026-09-22",
+            "Affected versions": "3.4.0 to 3.4.1",
             "CVE": "CVE-2026-41355",
             "Severity": "critical",
         },
         "rollup": [
-            ("2026-10-12", "nokafor", "Imported", "Imported from the security list; receipt sent."),
-            ("2026-10-14", "dwhitfield", "Validated", "Confirmed with an LDAP realm; fix planned for 3.5.0."),
+            ("2026-09-23", "nokafor", "Imported", "Imported from the security list; receipt sent."),
+            ("2026-09-23", "dwhitfield", "Validated", "Confirmed with an LDAP realm; fix in 3.4.2 (6 October)."),
         ],
         "close": None,
+        # The Import entry covers the first five messages: the reporter's last reply (her
+        # credit line) is the new mail that Sync proposes in the demo.
+        "covers": 5,
     },
     {
         "title": "RCE: an administrator can upload a plugin that runs arbitrary code",
@@ -60,17 +66,18 @@ DEMO_ISSUES: list[dict[str, Any]] = [
             "Security mailing list thread": "RCE: an administrator can upload a plugin that runs arbitrary code "
                                             "(security@frobnicator.apache.org)",
             "Reporter": "Wei Zhang <wei.zhang@example.net>",
-            "Received": "2026-10-20",
+            "Received": "2026-09-25",
             "Affected versions": "",
             "CVE": "",
             "Severity": "",
         },
         "rollup": [
-            ("2026-10-20", "mkowalczyk", "Imported", "Imported from the security list; receipt sent."),
-            ("2026-10-21", "mkowalczyk", "Not a vulnerability",
+            ("2026-09-25", "mkowalczyk", "Imported", "Imported from the security list; receipt sent."),
+            ("2026-09-26", "mkowalczyk", "Not a vulnerability",
              "Administrators are trusted to install plugins (see the security model)."),
         ],
         "close": "not-planned",
+        "covers": None,
     },
 ]
 
@@ -81,16 +88,49 @@ def _git(folder: Path, *args: str) -> None:
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def file_demo_issues(tracker) -> None:
-    """File the demo issues, with their fields, rollups and close reasons, into ``tracker``."""
+def file_demo_issues(tracker, threads: dict | None = None) -> None:
+    """File the demo issues, with their fields, rollups and close reasons, into ``tracker``.
+
+    ``threads`` (root subject -> (ThreadId, Thread), from :func:`demo_threads`) links each
+    issue to its thread as an import does: the thread field holds the thread ID, and the
+    first rollup entry is a real ``Import`` entry (``Thread:`` and ``Covers messages``
+    lines) covering the issue's ``covers`` first messages (all when None)."""
+    # lazy: the import flow's entry format loads only when the demo workspace is built
+    from mailtriage.workflows import linking
+    from mailtriage.workflows.importer import import_entry
+
     for issue in DEMO_ISSUES:
+        fields = dict(issue["fields"])
+        rollup = list(issue["rollup"])
+        found = (threads or {}).get(issue["title"])
+        if found is not None:
+            thread_id, thread = found
+            fields[linking.THREAD_FIELD] = str(thread_id)
+            covered = replace(thread, messages=thread.messages[:issue["covers"]])
+            date, user, _action, _text = rollup[0]
+            rollup[0] = (date, user, linking.IMPORT_ACTION, import_entry(covered, thread_id, str(thread_id)))
         body = "\n\n".join(f"### {heading}\n\n{value}" if value else f"### {heading}\n"
-                           for heading, value in issue["fields"].items()) + "\n"
+                           for heading, value in fields.items()) + "\n"
         created = tracker.create(issue["title"], body, labels=issue["labels"])
-        for date, user, action, text in issue["rollup"]:
+        for date, user, action, text in rollup:
             tracker.rollup_append(created["id"], action, text, user=user, now=date)
         if issue["close"]:
             tracker.close(created["id"], issue["close"])
+
+
+def demo_threads(config) -> dict:
+    """The demo archive's threads of the filed issues: root subject -> (ThreadId, Thread),
+    read through the project's mbox backend (``config`` is the demo project's)."""
+    # lazy: the mail backends load only when the demo workspace is built
+    from mailtriage.backends.registry import SourceSet
+
+    source = SourceSet(config).backends["mbox"]
+    wanted = {issue["title"] for issue in DEMO_ISSUES}
+    found = {}
+    for summary in source.list_recent_threads(None, datetime(2026, 1, 1, tzinfo=timezone.utc)):
+        if summary.subject in wanted:
+            found[summary.subject] = (summary.thread_id, source.read_thread(summary.thread_id))
+    return found
 
 
 def make_demo_tracker(config, folder: Path):

@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from mailtriage.core.paths import check_private_dir, private_dir
@@ -72,7 +73,7 @@ def _demo_stamp() -> str:
     """Size and mtime of the bundled demo files and of the code that builds the workspace."""
     source = demo_project_dir()
     files = [source / "project.md", source / "security.mbox", *sorted((source / "templates").rglob("*")),
-             Path(__file__), Path(__file__).with_name("tracker.py")]
+             Path(__file__), Path(__file__).with_name("tracker.py"), Path(__file__).with_name("personal.py")]
     text = "\n".join(f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files if f.is_file())
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
@@ -141,7 +142,8 @@ def _build(staging: Path) -> None:
     """The demo project, its git repository, its tracker and its Maildir, in ``staging``."""
     # lazy: the trackers load only when a workspace is built, never when an existing one is found
     # (the app finds its project on the UI thread: tests/tui/test_startup_imports.py)
-    from mailtriage.demo.tracker import file_demo_issues
+    from mailtriage.demo.personal import MAILDIR as PERSONAL, write_personal_maildir
+    from mailtriage.demo.tracker import demo_threads, file_demo_issues
     from mailtriage.trackers.contract import Policy
     from mailtriage.trackers.localfiles import LocalFilesTracker
 
@@ -160,13 +162,27 @@ def _build(staging: Path) -> None:
     # writes need the descriptor committed (the guard reads HEAD, not the file on disk)
     _git(staging, "add", "-A")
     _git(staging, "commit", "-q", "-m", "demo security tracker descriptor")
-    file_demo_issues(tracker)
-    # The drafts Maildir is mail, not project history: git never sees it.
-    (staging / ".gitignore").write_text(f"{READY_MARK}\n/{MAILDIR}/\n", encoding="utf-8")
+    # Linked to their threads as an import links them, so Sync and Import find them.
+    file_demo_issues(tracker, demo_threads(config))
+    # The Maildirs are mail, not project history: git never sees them.
+    (staging / ".gitignore").write_text(f"{READY_MARK}\n/{MAILDIR}/\n/{PERSONAL}/\n", encoding="utf-8")
     private_dir(staging / MAILDIR)
+    write_personal_maildir(staging / PERSONAL)
     _git(staging, "add", "-A")
     _git(staging, "commit", "-q", "-m", "demo project and its security tracker")
     (staging / READY_MARK).write_text("ok\n", encoding="utf-8")
+
+
+def demo_settings(settings, workspace: Path):
+    """The user settings a demo run uses: the user's own (theme, keys, name), with the demo's
+    personal account ``[accounts.demo]`` (``demo/personal.py``) in place of the user's
+    accounts, so the demo never opens a real mailbox. A copy: the user's file is never
+    written with it."""
+    from mailtriage.demo.personal import ACCOUNT_ID, demo_account  # why: loads with a demo run only
+
+    data = {key: value for key, value in settings.data.items() if key != "accounts"}
+    data["accounts"] = {ACCOUNT_ID: demo_account(Path(workspace))}
+    return replace(settings, data=data)
 
 
 def _git(cwd: Path, *args: str) -> None:

@@ -37,6 +37,11 @@ class Session(ComposeCalls):
     def __init__(self, project_dir: Path, *, demo: bool, settings: UserSettings) -> None:
         self.project_dir = Path(project_dir)
         self.demo = demo
+        if demo:
+            # lazy: the demo's settings (its personal Maildir account) load with a demo run only
+            from mailtriage.demo.workspace import demo_settings
+
+            settings = demo_settings(settings, self.project_dir)
         self.settings = settings
         self.project: Project | None = None
         self.config = None

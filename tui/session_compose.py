@@ -2,7 +2,7 @@
 
 Part of the app's Session (in the session module), kept in a module of its own: where a compose
 goes is decided here from the row (``application.route_compose``, issue 30), never from the
-pane or folder the user came from. Uses the session's ``project``, ``settings``, ``_lock``,
+pane or folder the user came from. Uses the session's ``project``, ``settings``, ``demo``, ``_lock``,
 ``_mailbox_lock`` and ``_mailboxes``.
 """
 
@@ -80,6 +80,9 @@ class ComposeCalls:
             return "a draft, after you confirm it (security CC kept)"
         with self._mailbox_lock:
             access = application.ComposeFlow(self._mailboxes.get(account_id), self.settings).access
+        if self.demo:
+            return (f"DEMO: nothing is ever sent. Saved as a draft in account {account_id}, a local Maildir "
+                    f"in the demo workspace ({account_id} has access = \"{access}\")")
         return {"send": f"sent from account {account_id} after you confirm it (a copy goes to Sent)",
                 "draft": f"saved as a draft in account {account_id} (access = \"draft\")"}.get(
                     access, f"nothing: account {account_id} is read-only")

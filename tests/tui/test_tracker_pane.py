@@ -44,7 +44,7 @@ async def test_tracker_pane_lists_issues_and_shows_fields_and_rollup(tmp_path):
         detail = pane_text(app)
         assert "SEC-0002 · open" in detail
         assert "CVE: CVE-2026-41355" in detail and "Severity: critical" in detail
-        assert "2026-10-14 · @dwhitfield · Validated" in detail
+        assert "2026-09-23 · @dwhitfield · Validated" in detail
         assert "Confirmed with an LDAP realm" in detail
         await pilot.press("t")
         assert not app.screen.query_one(TrackerPane).display

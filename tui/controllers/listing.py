@@ -204,7 +204,7 @@ class ListingController(ControllerBase):
             return
         self.last_matrix = message.matrix
         self.last_resolutions = message.resolutions
-        self.sources.show_matrix(message.matrix, _accounts(self.shell.settings))
+        self.sources.show_matrix(message.matrix, _accounts(self.session.settings))
         previous, self.mandatory_problem = self.mandatory_problem, message.mandatory_problem
         if message.mandatory_problem:
             self.show_banner(Text.assemble(("⛔ ", "bold"), inert(message.mandatory_problem)), error=True)

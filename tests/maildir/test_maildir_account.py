@@ -1,0 +1,117 @@
+"""A personal account kept in a local Maildir (``kind = "maildir"``), on real files: browse,
+read without marking seen, flag, move, draft; IDs of other accounts refused; never a send."""
+
+import os
+import stat
+
+import pytest
+
+from mailtriage.backends.errors import NotSupported
+from mailtriage.backends.mailbox_contract import Compose, ForeignMessageId, MailQuery, StaleMessageId
+from mailtriage.backends.maildir_account import MaildirAccount, MaildirMailbox
+from mailtriage.backends.registry import open_mailbox
+from mailtriage.core.projectconfig import ConfigError
+from mailtriage.core.settings import UserSettings
+
+
+def message(n: int, subject: str) -> bytes:
+    return (f"From: Ana <ana@example.com>\nTo: me@example.org\nSubject: {subject}\n"
+            f"Date: Thu, 0{n} Oct 2026 09:00:00 +0000\nMessage-ID: <m{n}@example.com>\n\nBody {n}.\n").encode()
+
+
+@pytest.fixture
+def maildir(tmp_path):
+    root = tmp_path / "Mail"
+    for folder in (root, root / ".Archive", root / ".Drafts", root / ".Trash"):
+        for sub in ("cur", "new", "tmp"):
+            (folder / sub).mkdir(parents=True)
+    for n, (name, flags) in enumerate([("1.a.host", "S"), ("2.b.host", "F"), ("3.c.host", None)], start=1):
+        file = root / ("new" if flags is None else "cur") / (name if flags is None else f"{name}:2,{flags}")
+        file.write_bytes(message(n, f"Report {n}"))
+        os.utime(file, (1_790_000_000 + n * 60, 1_790_000_000 + n * 60))
+    return root
+
+
+def mailbox(root, access="draft", account_id="home") -> MaildirMailbox:
+    settings = UserSettings(root.parent / "config.toml", {"accounts": {account_id: {
+        "kind": "maildir", "path": str(root), "address": "me@example.org", "access": access}}})
+    return open_mailbox(account_id, settings)
+
+
+def test_folders_roles_counts_and_a_newest_first_page(maildir):
+    box = mailbox(maildir)
+    folders = {f.id: (f.role, f.unread, f.total) for f in box.list_folders()}
+    assert folders == {"INBOX": ("inbox", 2, 3), "Drafts": ("drafts", 0, 0), "Archive": ("archive", 0, 0),
+                       "Trash": ("trash", 0, 0)}
+    page = box.list(MailQuery(folder="INBOX", page_size=2))
+    assert page.total == 3
+    assert [(h.subject, h.read, h.flagged) for h in page.messages] == [("Report 3", False, False),
+                                                                        ("Report 2", False, True)]
+    assert [h.subject for h in box.list(MailQuery(folder="INBOX", page=1, page_size=2)).messages] == ["Report 1"]
+    assert [h.subject for h in box.list(MailQuery(folder="INBOX", unread=True)).messages] == ["Report 3", "Report 2"]
+
+
+def test_reading_leaves_the_read_state_and_flags_rename_the_file(maildir):
+    box = mailbox(maildir)
+    newest = box.list(MailQuery(folder="INBOX")).messages[0]
+    before = sorted(p.name for p in maildir.rglob("*.host*"))
+    assert box.get(newest.id).content.body_text.strip() == "Body 3."
+    assert sorted(p.name for p in maildir.rglob("*.host*")) == before  # not marked seen
+    box.set_flags([newest.id], read=True, flagged=True)
+    assert (maildir / "cur" / "3.c.host:2,FS").is_file() and not (maildir / "new" / "3.c.host").exists()
+    box.set_flags([newest.id], flagged=False)
+    assert (maildir / "cur" / "3.c.host:2,S").is_file()
+
+
+def test_move_archive_and_trash_keep_the_flags(maildir):
+    box = mailbox(maildir)
+    first, second, third = box.list(MailQuery(folder="INBOX")).messages
+    box.archive([second.id])
+    box.trash([third.id])
+    box.move([first.id], "Archive")
+    assert sorted(p.name for p in (maildir / ".Archive" / "cur").iterdir()) == ["2.b.host:2,F", "3.c.host:2,"]
+    assert [p.name for p in (maildir / ".Trash" / "cur").iterdir()] == ["1.a.host:2,S"]
+    with pytest.raises(StaleMessageId):
+        box.get(first.id)  # it moved: the old ID is stale, the list must be refreshed
+
+
+def test_ids_of_another_account_are_refused_before_any_file_is_read(maildir):
+    box = mailbox(maildir)
+    own = box.list(MailQuery(folder="INBOX")).messages[0].id
+    other = own.replace("maildir:home:", "maildir:work:")
+    for bad in (other, "imap:home:INBOX:1:2", "maildir:home:INBOX:../../etc/passwd"):
+        with pytest.raises(ForeignMessageId):
+            box.get(bad)
+
+
+def test_a_draft_is_a_private_file_in_drafts_and_nothing_is_ever_sent(maildir):
+    box = mailbox(maildir)
+    source = box.list(MailQuery(folder="INBOX")).messages[0]
+    draft_id = box.save_draft(Compose(kind="reply", source_id=source.id, body="Thanks."))
+    [file] = (maildir / ".Drafts" / "cur").iterdir()
+    assert file.name.endswith(":2,DS") and stat.S_IMODE(file.stat().st_mode) == 0o600
+    draft = box.get(draft_id).content
+    assert draft.subject == "Re: Report 3" and draft.in_reply_to == "<m3@example.com>"
+    assert [a.email for a in draft.to] == ["ana@example.com"]
+    with pytest.raises(NotSupported, match="no outgoing server"):
+        box.send(Compose(kind="new", to=("ana@example.com",), body="x"), confirmed=True)
+    with pytest.raises(NotSupported, match="drafts need"):
+        mailbox(maildir, access="read").save_draft(Compose(kind="new", to=("a@example.com",), body="x"))
+
+
+def test_access_send_is_a_configuration_error_naming_the_key(tmp_path):
+    with pytest.raises(ConfigError, match=r"accounts\.home\.access"):
+        MaildirAccount.from_settings("home", {"kind": "maildir", "path": str(tmp_path), "access": "send"},
+                                     tmp_path / "config.toml")
+
+
+def test_a_batch_names_the_messages_another_client_moved_and_changes_the_rest(maildir):
+    from mailtriage.backends.mailbox_contract import PartialFailure
+
+    box = mailbox(maildir)
+    first, second, third = box.list(MailQuery(folder="INBOX")).messages
+    (maildir / "cur" / "2.b.host:2,F").rename(maildir / ".Trash" / "cur" / "2.b.host:2,F")  # another client
+    with pytest.raises(PartialFailure) as caught:
+        box.set_flags([first.id, second.id, third.id], flagged=True)
+    assert caught.value.done == [first.id, third.id] and caught.value.gone == [second.id]
+    assert (maildir / "cur" / "3.c.host:2,F").is_file() and (maildir / "cur" / "1.a.host:2,FS").is_file()

@@ -1,0 +1,70 @@
+"""The demo app walked by keystroke (issue 35 item 8): the Sources pane shows the demo's
+personal Maildir account; Enter opens its folders, INBOX and a message, and a reply is
+saved as a draft in the demo's Maildir, with the compose dialog saying nothing is sent."""
+
+from mailtriage.application import project_dir
+from mailtriage.tui.dialogs.compose import ComposeDialog
+from mailtriage.tui.dialogs.proposal import ProposalDialog
+from mailtriage.tui.panes.folders import FolderList
+from mailtriage.tui.panes.thread_list import ThreadList
+from tests.tui.helpers import make_app, screen_text, settle
+
+
+async def open_demo_inbox(app, pilot) -> None:
+    """Sources pane → the demo account (under the two backend rows) → its folders → INBOX."""
+    await settle(pilot)
+    await pilot.press("1")
+    await settle(pilot)
+    await pilot.press("down", "down", "enter")
+    await settle(pilot)
+    assert isinstance(app.focused, FolderList)
+    shown = screen_text(app)
+    assert "Folders · demo" in shown
+    assert "INBOX inbox 2/4" in shown and "Drafts drafts 0/0" in shown
+    await pilot.press("enter")  # INBOX is highlighted first
+    await settle(pilot)
+    assert isinstance(app.focused, ThreadList)
+    assert "Threads · demo · INBOX" in screen_text(app)
+
+
+async def test_demo_walks_account_folder_message_and_drafts_a_reply(tmp_path, monkeypatch):
+    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
+    workspace = project_dir(demo_session=True)
+    app = make_app(workspace, demo=True)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_demo_inbox(app, pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "Here is the rota for December." in screen_text(app)
+
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, ComposeDialog)
+        assert "DEMO: nothing is ever sent" in screen_text(app)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert not isinstance(app.screen, ProposalDialog)
+    [draft] = (workspace / "Personal" / ".Drafts" / "cur").iterdir()
+    assert "Subject: Re: Security rota for December" in draft.read_text(encoding="utf-8")
+
+
+async def test_demo_tags_two_messages_and_archives_them_in_one_proposal(tmp_path, monkeypatch):
+    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
+    workspace = project_dir(demo_session=True)
+    app = make_app(workspace, demo=True)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_demo_inbox(app, pilot)
+        await pilot.press("v", "v", "a")  # tag the two newest (v moves down), archive the tagged set
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert not isinstance(app.screen, ProposalDialog)
+        rows = app.main.threads.thread_list.rows
+        assert [rows.peek(i).subject for i in range(len(rows))] == [
+            "[frobnicator] Nightly build failed on main (3.5.0-SNAPSHOT)", "Welcome to the security team"]
+    archived = sorted(p.name.partition(".")[2].partition(".")[0] for p in (workspace / "Personal" / ".Archive" / "cur").iterdir())
+    assert archived == ["demo01", "demo02", "demo05"]
