@@ -10,10 +10,11 @@
 * IMAP receipt drafts on the real Dovecot: one draft per imported thread.
 
 Fixed scenarios of the same races: test_concurrent_imports.py / test_concurrent_drafts.py.
-CI's share is about 45 s; benchmarks/soak_invariants.py runs the app machine longer."""
+CI's share is about 45 s on an idle machine; benchmarks/soak_invariants.py runs them longer."""
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import timedelta
 from email import policy
@@ -29,6 +30,17 @@ from tests.workflows.test_concurrent_imports import (_import_entries_of, _linked
                                                      git_commits, import_entries, run_many, threads)
 
 THREADS = 2
+#: benchmarks/soak_invariants.py runs these longer: more examples each, fresh random batches.
+SOAK_EXAMPLES = int(os.environ.get("MAILTRIAGE_PROCESS_EXAMPLES", "0"))
+RANDOM = os.environ.get("MAILTRIAGE_MACHINE_RANDOM") == "1"
+
+
+def machine_settings(examples: int):
+    """CI's few fixed examples (no shrinking: a failing batch list is printed whole)."""
+    return settings(max_examples=SOAK_EXAMPLES or examples, deadline=None, database=None, derandomize=not RANDOM,
+                    phases=[Phase.generate],
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
 COMMAND = st.one_of(
     st.tuples(st.just("import"), st.integers(0, THREADS - 1), st.booleans()),
     st.tuples(st.just("publish"), st.just(0), st.just(True)))
@@ -76,8 +88,7 @@ def test_processes_at_once_import_and_publish_exactly_once_git(env):
     reviews: dict[str, list[str]] = {}  # commit → the paths its run's confirmed review listed
     counts = {"batches": 0, "processes": 0}
 
-    @settings(max_examples=3, deadline=None, database=None, derandomize=True, phases=[Phase.generate],
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @machine_settings(3)
     @given(batches=BATCHES)
     def machine(batches) -> None:
         for batch in batches:
@@ -115,8 +126,7 @@ def test_processes_at_once_import_exactly_once_github(mbox_env, child_keyring): 
         _server_project(mbox_env, {"tracker.platform": "github",
                                    "tracker.github": {"repo": server.repo, "api_url": server.url}})
 
-        @settings(max_examples=2, deadline=None, database=None, derandomize=True, phases=[Phase.generate],
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+        @machine_settings(2)
         @given(batches=st.lists(st.integers(1, 5), min_size=1, max_size=2))
         def machine(batches) -> None:
             for size in batches:
@@ -148,8 +158,7 @@ def test_processes_at_once_import_exactly_once_jira(mbox_env, child_keyring):  #
                                    "tracker.jira": {"url": server.url, "project": server.project, "api_version": 2,
                                                     "security_level": "Embargoed", "auth": "bearer"}})
 
-        @settings(max_examples=2, deadline=None, database=None, derandomize=True, phases=[Phase.generate],
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+        @machine_settings(2)
         @given(batches=st.lists(st.integers(1, 5), min_size=1, max_size=2))
         def machine(batches) -> None:
             for size in batches:
@@ -182,8 +191,7 @@ def test_processes_at_once_draft_receipts_exactly_once_imap(imap_env):  # noqa: 
     thread_ids = (REPORT, second)
     imported: set[str] = set()
 
-    @settings(max_examples=2, deadline=None, database=None, derandomize=True, phases=[Phase.generate],
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @machine_settings(2)
     @given(batches=st.lists(st.lists(st.integers(0, 1), min_size=1, max_size=5), min_size=1, max_size=2))
     def machine(batches) -> None:
         for batch in batches:
