@@ -538,8 +538,9 @@ class HyperKittySource(MailSource):
         starting email's hash, so one request for the email gives its ``thread``.
 
         Raises:
-            ArchiveNotFound: no such message in this list's archive.
-            Unavailable / ArchiveServerError / ArchiveBadResponse: as the email request.
+            ArchiveNotFound: no such message in this list's archive (the list exists).
+            Unavailable: no such list (404 for the list too), or as the email request.
+            ArchiveServerError / ArchiveBadResponse: as the email request.
         """
         wanted = with_brackets(message_id)
         digest = hyperkitty_hash(wanted)
@@ -547,6 +548,9 @@ class HyperKittySource(MailSource):
         try:
             email = self.http.get_json(self._api(self.list_address, f"email/{digest}/"), None, what=what)
         except ArchiveNotFound:
+            # HyperKitty answers 404 for a list that does not exist too: only a list that is
+            # there makes it "no such message" (else Unavailable, naming the list: fail closed)
+            self.check_available()
             raise ArchiveNotFound(self.name, f"no message {wanted} in the archive of {self.list_address} "
                                              "(HTTP 404)") from None
         thread = _hash_from_url(email.get("thread"), "thread") if isinstance(email, dict) else None

@@ -428,13 +428,17 @@ class PonyMailSource(MailSource):
         """The thread holding ``message_id`` (a root's or a reply's), by its root's permalink.
 
         Raises:
-            ArchiveNotFound: the list's archive has no such message.
-            Unavailable / SignInNeeded / ArchiveServerError / ArchiveBadResponse: as the request.
+            ArchiveNotFound: the list's archive has no such message (the list is visible).
+            Unavailable: no such list, or not visible to this session; or as the request.
+            SignInNeeded / ArchiveServerError / ArchiveBadResponse: as the request.
         """
         wanted = with_brackets(message_id)
         try:
             root = self._thread_root(wanted)
         except ArchiveNotFound:
+            # a 404 for a list (or domain) this server does not have is no "no such message":
+            # Unavailable, naming the list (fail closed); only a visible list makes it one
+            self.check_available()
             raise ArchiveNotFound(self.name, f"no message {wanted} in the archive of {self.list_address} "
                                              "(HTTP 404)") from None
         return ThreadId(self.thread_id_kind, str(root["mid"]))

@@ -236,7 +236,9 @@ def _offer_publish(publish, args) -> dict:
     proposal, report = _review_again(proposal, report, args, again)
     if report is None:
         return {"offered": True, "published": False, "proposal": proposal.to_json()}
-    return {"offered": True, "published": report.ok, "report": report.to_json(), "results": _written_values(report)}
+    # the review it confirmed beside what it committed: a reader can check the commit holds exactly it
+    return {"offered": True, "published": report.ok, "report": report.to_json(), "results": _written_values(report),
+            "proposal": proposal.to_json()}
 
 
 def _project_dir(args):

@@ -13,6 +13,7 @@ command runs (``mailtriage.application`` loads names on first use).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from typing import Any, Sequence
@@ -134,10 +135,14 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     sp = cmd("body", "the body as raw markdown with ### sections (not JSON)")
     sp.add_argument("id")
 
-    cmd("pending", "local-files: changed files under the tracker root and unpushed commits")
+    cmd("pending", "local-files: changed files under the tracker root and unpushed commits, and the review "
+                   "(each path's state) that publish --review-file commits exactly")
 
     sp = cmd("publish", "local-files: commit the tracker root (and push)")
     text_file(sp, "--message-file", "the commit message", required=True)
+    sp.add_argument("--review-file", metavar="F",
+                    help="the JSON 'tracker pending' printed (the review the user saw): commit exactly its paths, "
+                         "or nothing (exit 4) when the tracker changed since")
     sp.add_argument("--trailer", action="append", default=[], metavar="T", help="'Key: value', repeatable")
     sp.add_argument("--push", action="store_true")
 
@@ -297,10 +302,11 @@ def _run_command(tracker: Any, command: str, args: argparse.Namespace, inputs: _
         out.write(text if text.endswith("\n") or not text else text + "\n")
         return 0
     elif command == "pending":
-        result = tracker.pending()
+        result = tracker.review_state()
     elif command == "publish":
         message = inputs.read_text(args.message_file, "--message-file") or ""
-        result = tracker.publish(message, args.trailer, push=args.push)
+        review = _review(inputs.read_text(args.review_file, "--review-file"))
+        result = tracker.publish(message, args.trailer, push=args.push, review=review)
     elif command == "doctor":
         result = tracker.doctor()
         _print(result, out)
@@ -400,3 +406,17 @@ def _first_positional(argv: list[str]) -> str | None:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+def _review(text: str | None) -> dict[str, str] | None:
+    """The review in ``tracker pending``'s JSON (the whole document or its ``review``), or None."""
+    if text is None:
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"--review-file: not JSON ({exc})") from exc
+    review = doc.get("review", doc) if isinstance(doc, dict) else None
+    if not isinstance(review, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in review.items()):
+        raise UsageError("--review-file: expected the JSON 'tracker pending' printed (its \"review\" object)")
+    return review

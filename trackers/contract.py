@@ -579,7 +579,12 @@ class Tracker:
     def pending(self) -> dict:
         raise Refused(f"pending is local-files only; the {self.kind} tracker writes straight to the server")
 
-    def publish(self, message: str, trailers: Sequence[str] = (), push: bool = False) -> dict:
+    def review_state(self, only: Sequence[str] | None = None) -> dict:
+        """:meth:`pending` plus ``review``, each pending path's state (local-files only)."""
+        raise Refused(f"pending is local-files only; the {self.kind} tracker writes straight to the server")
+
+    def publish(self, message: str, trailers: Sequence[str] = (), push: bool = False, *,
+                review: dict[str, str] | None = None, only: Sequence[str] | None = None) -> dict:
         raise Refused(f"publish is local-files only; the {self.kind} tracker writes straight to the server")
 
     def doctor(self) -> dict:

@@ -538,3 +538,20 @@ def test_the_emulator_fails_like_hyperkitty_does(hk_archive, hk_server, hk_sourc
     with pytest.raises(ArchiveServerError) as info:
         hk_source().list_recent_threads(None, now - timedelta(days=3))
     assert "server hiccup" in info.value.detail and "database is locked" not in info.value.detail
+
+
+def test_a_message_id_looked_up_in_a_list_that_does_not_exist_fails_closed(hk_source, hk_server):
+    """Issue 30: HyperKitty answers 404 both for "no such email" and for "no such list". A wrong
+    list address must not read as "the archive does not hold this message" (that would clear a
+    reply to a security thread as personal mail): the lookup fails, naming the list."""
+    from mailtriage.backends.errors import ThreadNotFound
+
+    source = hk_source(list="no-such-list@example.org")
+    for lookup in (lambda: source.thread_for_message_id("<xss-root@reporter.example>"),
+                   lambda: source.resolve_message_id("<xss-reply-1@example.org>"),
+                   lambda: source.read_thread(ThreadId("hyperkitty", "<xss-reply-2@reporter.example>"))):
+        with pytest.raises(Unavailable, match="no list no-such-list@example.org") as caught:
+            lookup()
+        assert not isinstance(caught.value, (ThreadNotFound, ArchiveNotFound))
+    # the right list still says "not here" for a message it does not hold
+    assert hk_source().thread_for_message_id("<nosuch@example.org>") is None

@@ -411,3 +411,18 @@ def test_a_late_reply_whose_root_cannot_be_looked_up_is_still_listed(pm_source, 
     late = [s for s in listing if s.subject.startswith("Re: RCE in upload")]
     assert late and all(any("could not be looked up" in n and "HTTP 500" in n for n in s.notes) for s in late)
     assert len(listing) == 2 + len(late)  # the other threads are listed as before
+
+
+def test_a_message_id_looked_up_in_a_list_that_does_not_exist_fails_closed(pm_source, pm_server):
+    """Issue 30: a 404 for a wrong list (or domain) is not "the archive does not hold this
+    message": the lookup fails, naming the list, so the outgoing rule refuses to clear it."""
+    from mailtriage.backends.errors import ThreadNotFound, Unavailable
+
+    source = pm_source(list="no-such-list")
+    for lookup in (lambda: source.thread_for_message_id("<sqli-root@reporter.example>"),
+                   lambda: source.resolve_message_id("<sqli-root@reporter.example>"),
+                   lambda: source.read_thread(ThreadId("ponymail", "<sqli-root@reporter.example>"))):
+        with pytest.raises(Unavailable, match="no-such-list") as caught:
+            lookup()
+        assert not isinstance(caught.value, (ThreadNotFound, ArchiveNotFound))
+    assert pm_source().thread_for_message_id("<nosuch@example.org>") is None

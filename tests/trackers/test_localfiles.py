@@ -463,3 +463,36 @@ def test_svn_publish_clears_the_lock_a_killed_svn_process_left(svn_env):
     out = t.publish("import SEC-0001")
     assert out["committed"] is True and out["files"] == ["security-tracker/SEC-0001.md"]
     assert sh(["svn", "status", "security-tracker"], svn_env.wc).strip() == ""
+
+
+def test_cli_publish_with_the_pending_review_commits_exactly_it_or_nothing(git_env, tmp_path):
+    """`tracker pending` emits its review; `publish --review-file` commits exactly the reviewed
+    paths, and when the tracker changed since (another writer's create) commits nothing, exit 4,
+    naming what changed. Without --review-file the contract's publish is unchanged; its output
+    names the files it committed."""
+    t = git_env.tracker
+    t.create("One", BODY, [])
+    code, pending, err = git_env.cli("pending")
+    assert code == 0, err
+    assert [c["path"] for c in pending["changes"]] == ["security-tracker/SEC-0001.md"]
+    assert set(pending["review"]) == {"security-tracker/SEC-0001.md"}
+    review = tmp_path / "review.json"
+    review.write_text(json.dumps(pending), encoding="utf-8")
+    head = sh(["git", "rev-parse", "HEAD"], git_env.wc)
+    t.create("Two", BODY, [])  # another terminal, after the review was shown
+
+    code, out, err = git_env.cli("publish", "--message-file", "-", "--review-file", str(review), "--push",
+                                 stdin="security: import SEC-0001\n")
+    assert code == 4 and "changed since the review" in err and "new: security-tracker/SEC-0002.md" in err
+    assert sh(["git", "rev-parse", "HEAD"], git_env.wc) == head  # nothing committed
+    assert sh(["git", "diff", "--cached", "--name-only"], git_env.wc) == ""
+
+    code, pending, err = git_env.cli("pending")  # reviewed again: both, published as reviewed
+    review.write_text(json.dumps(pending), encoding="utf-8")
+    code, out, err = git_env.cli("publish", "--message-file", "-", "--review-file", str(review), "--push",
+                                 stdin="security: import SEC-0001, SEC-0002\n")
+    assert code == 0, err
+    assert sorted(out["files"]) == sorted(pending["review"]) == ["security-tracker/SEC-0001.md",
+                                                                 "security-tracker/SEC-0002.md"]
+    shown = sh(["git", "show", "--name-only", "--format=", "HEAD"], git_env.wc).split()
+    assert sorted(shown) == sorted(pending["review"])

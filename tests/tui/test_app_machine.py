@@ -3,12 +3,15 @@ the real app through Textual's Pilot, on a real Dovecot and aiosmtpd (the projec
 test_compose.sending_project: the account ``work`` may send, and its INBOX is also the
 security list folder), through random sequences of keys a person presses: choose the list,
 an account or one of its folders, "← project lists", search with ``/``, open a row, reply,
-reply to all, forward or new mail, confirm or cancel the proposal, and organize (read, flag,
+reply to all, forward or new mail (some with the headers rewritten by a real script run as
+``$EDITOR``: the security CC dropped, swapped for a stranger or added, the list made the
+recipient), confirm or cancel the proposal, and organize (read, flag,
 archive, trash) tagged rows or the one under the cursor.
 
 After every step, read on the servers: no SMTP message answers a security-list thread; every
 draft that answers one carries the security CC; and nothing was written (SMTP, a message
-added to or gone from a folder, a flag changed) in a step that confirmed no proposal.
+added to or gone from a folder, a flag changed) in a step that confirmed no proposal. A
+proposal that cannot be confirmed says why (its refusal is a non-empty reason).
 
 One app per example; the app's event loop is driven step by step from the machine's rules.
 """
@@ -36,6 +39,12 @@ from tests.tui.test_imap_drafts import drafts
 from tests.tui.test_outgoing_machine import QUERIES, TIMELINE_REPLY, answers_security, ccs
 from tests.tui.test_security_cc_paths import FOLLOW_UP
 
+#: How the $EDITOR step rewrites the headers of the mail file (a sed expression each).
+EDITS = {"drop_cc": "s/^Cc:.*/Cc:/", "stranger_cc": "s/^Cc:.*/Cc: stranger@example.net/",
+         "add_list_cc": f"s/^Cc:.*/Cc: {LIST}/", "to_list": f"s/^To:.*/To: {LIST}/"}
+EDITED = {"drop_cc": ("cc", ""), "stranger_cc": ("cc", "stranger@example.net"), "add_list_cc": ("cc", LIST),
+          "to_list": ("to", LIST)}
+EDIT = st.sampled_from((None, *sorted(EDITS)))  # None: no $EDITOR in this step
 COMPOSE_KEYS = {"reply": "r", "reply_all": "A", "forward": "F", "new": "C"}
 ORGANIZE_KEYS = ("m", "f", "a", "d")  # read, flag, archive, trash (each a proposal first)
 #: The machine's share of the suite (about 65 s); benchmarks/soak_invariants.py runs it longer.
@@ -60,7 +69,8 @@ def mailbox_state(dovecot, user) -> dict:
 
 
 def test_the_app_keeps_the_security_cc_and_writes_only_what_was_confirmed(sending_project, dovecot,  # noqa: F811
-                                                                          dovecot_user, smtp):
+                                                                          dovecot_user, smtp, tmp_path,
+                                                                          monkeypatch):
     when = datetime(2026, 10, 4, 9, 0, tzinfo=timezone.utc)
     for raw in (FOLLOW_UP, report(7, "Stray copy of a report"), TIMELINE_REPLY.replace(b"TO", b"me@example.org")):
         dovecot.append(dovecot_user, "Archive", raw, when=when)
@@ -68,7 +78,14 @@ def test_the_app_keeps_the_security_cc_and_writes_only_what_was_confirmed(sendin
     config = sending_project / "project.md"
     config.write_text(config.read_text(encoding="utf-8").replace(
         f"security_list: {LIST}\n", f"security_list: {LIST}\nimport:\n  since: '2026-01-01'\n"), encoding="utf-8")
-    totals = {"steps": 0, "confirmed": 0, "writes": 0}
+    totals = {"steps": 0, "confirmed": 0, "writes": 0, "edited": 0}
+    editors = {}
+    for name, script in EDITS.items():  # real programs $EDITOR runs on the mail file ("$1")
+        editors[name] = tmp_path / f"editor-{name}.sh"
+        editors[name].write_text(f"#!/bin/sh\nsed -i -e '{script}' \"$1\"\n", encoding="utf-8")
+        editors[name].chmod(0o755)
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", str(editors["drop_cc"]))  # restored after the test; each step sets its own
 
     class AppMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -156,8 +173,10 @@ def test_the_app_keeps_the_security_cc_and_writes_only_what_was_confirmed(sendin
 
         # -- writes: each a proposal first ------------------------------------------------------
         @rule(kind=st.sampled_from(sorted(COMPOSE_KEYS)), row=st.integers(0, 4), in_reader=st.booleans(),
-              to=st.sampled_from(["dev@example.net", LIST]), confirm=st.booleans())
-        def compose(self, kind: str, row: int, in_reader: bool, to: str, confirm: bool) -> None:
+              to=st.sampled_from(["dev@example.net", LIST]), edit=EDIT, confirm=st.booleans())
+        def compose(self, kind: str, row: int, in_reader: bool, to: str, edit: str | None, confirm: bool) -> None:
+            """``edit``: Ctrl+o first, a real script as $EDITOR rewriting the To/Cc headers (drops the
+            security CC, swaps it for a stranger, adds it, or addresses the list)."""
             async def go():
                 await self._keys("3", "g", *["j"] * row)
                 if in_reader:
@@ -169,14 +188,20 @@ def test_the_app_keeps_the_security_cc_and_writes_only_what_was_confirmed(sendin
                         box = dialog.query_one(f"#compose-{name}", Input)
                         if not box.value:
                             box.value = value
+                    if edit is not None:
+                        os.environ["EDITOR"] = str(editors[edit])
+                        await self._keys("ctrl+o")
+                        field, value = EDITED[edit]  # the editor ran: the dialog now holds its header
+                        assert dialog.query_one(f"#compose-{field}", Input).value == value, edit
+                        totals["edited"] += 1
                     await self._keys("ctrl+s")
                 await self._decide(confirm)
             self._step(go())
 
-        @rule(kind=st.sampled_from(sorted(COMPOSE_KEYS)), row=st.integers(0, 4))
-        def compose_and_confirm(self, kind: str, row: int) -> None:
+        @rule(kind=st.sampled_from(sorted(COMPOSE_KEYS)), row=st.integers(0, 4), edit=EDIT)
+        def compose_and_confirm(self, kind: str, row: int, edit: str | None) -> None:
             """Writing is what the invariants are about: drawn as often as any context."""
-            self.compose(kind=kind, row=row, in_reader=False, to="dev@example.net", confirm=True)
+            self.compose(kind=kind, row=row, in_reader=False, to="dev@example.net", edit=edit, confirm=True)
 
         @rule(key=st.sampled_from(ORGANIZE_KEYS), tagged=st.integers(0, 3), confirm=st.booleans())
         def organize(self, key: str, tagged: int, confirm: bool) -> None:
@@ -188,6 +213,9 @@ def test_the_app_keeps_the_security_cc_and_writes_only_what_was_confirmed(sendin
 
         async def _decide(self, confirm: bool) -> None:
             if isinstance(self.app.screen, ProposalDialog):
+                proposal = self.app.screen.proposal
+                if proposal.blocked is not None:  # refused: with a reason the dialog shows
+                    assert proposal.blocked.strip() and not self.app.screen.can_confirm, proposal.blocked
                 if confirm and self.app.screen.can_confirm:
                     self.confirmed = True
                     totals["confirmed"] += 1
@@ -215,5 +243,5 @@ def test_the_app_keeps_the_security_cc_and_writes_only_what_was_confirmed(sendin
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]))
     print(f"app machine: {EXAMPLES} sequences, {totals}")
     assert totals["steps"] == EXAMPLES * STEPS
-    if not RANDOM:  # CI's sequences do write (confirmed), not only propose
-        assert totals["writes"] > 0
+    if not RANDOM:  # CI's sequences do write (confirmed), not only propose, and edit in $EDITOR
+        assert totals["writes"] > 0 and totals["edited"] > 0

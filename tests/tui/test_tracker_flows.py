@@ -123,3 +123,40 @@ async def test_tagged_threads_are_imported_in_one_proposal_one_import_each(tmp_p
     titles = {(project / "repo" / "security-tracker" / f"SEC-000{n}.md").read_text().split('title: "')[1].split('"')[0]
               for n in (1, 2)}
     assert "Heap overflow in the frob parser" in titles and len(titles) == 2
+
+
+async def test_publish_reviews_again_when_the_working_copy_changed_since_the_review(tmp_path):
+    """Issue 30: a second writer (`mailtriage tracker create` in another terminal) adds an issue
+    while the publish review waits. Confirming commits nothing; the app shows the review as it
+    is now (both files) and asks again; confirmed, the commit holds exactly that review."""
+    from mailtriage.trackers.registry import open_tracker
+
+    project = project_with_tracker(tmp_path / "p")
+    app = make_app(project)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("G", "enter")
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        await pilot.press("ctrl+s")  # the import
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog) and app.screen.proposal.facts["files"] == [
+            "security-tracker/SEC-0001.md"]
+        head = git(project, "rev-parse", "HEAD")
+        other = open_tracker(load_project(project)).create("Path traversal", "z\n", [])["id"]  # the other terminal
+        await pilot.press("ctrl+s")  # confirms the review that no longer holds
+        await settle(pilot)
+        assert git(project, "rev-parse", "HEAD") == head  # nothing committed
+        assert isinstance(app.screen, ProposalDialog), "the new review is asked, not only a refusal"
+        assert sorted(app.screen.proposal.facts["files"]) == ["security-tracker/SEC-0001.md",
+                                                              f"security-tracker/{other}.md"]
+        assert f"security-tracker/{other}.md" in screen_text(app)
+        assert any("changed since the review" in n.message and f"{other}.md" in n.message
+                   for n in app._notifications)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert not isinstance(app.screen, ProposalDialog)
+    committed = git(project, "show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(committed) == ["security-tracker/SEC-0001.md", f"security-tracker/{other}.md"]
+    assert git(project, "status", "--porcelain") == ""

@@ -18,6 +18,7 @@ from mailtriage.tui.controllers.compose import after_compose
 from mailtriage.tui.messages import ApplyFailed, ProposalApplied, ProposalFailed, ProposalReady
 from mailtriage.tui.panes.reader import ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.sanitize import inert
 from mailtriage.tui.session import Session
 from mailtriage.core.projectconfig import ConfigError
 
@@ -225,6 +226,10 @@ class ProposalsController(ControllerBase):
 
     def on_proposal_applied(self, message: ProposalApplied) -> None:
         report = message.report
+        outdated = message.proposal.facts.get("review_outdated")
+        if not report.ok and message.flow == "publish" and outdated:
+            self._review_publish_again(outdated)
+            return
         if report.ok:
             self.notify(report.describe(), title="Written", markup=False)
         else:
@@ -245,6 +250,16 @@ class ProposalsController(ControllerBase):
         # overview: the rows' marks (filed, draft pending) and the unpublished-changes mark
         self.forget_row_status()
         self.check_publish_pending()
+
+    def _review_publish_again(self, differences: list[str]) -> None:
+        """The working copy changed between the publish review and its confirmation: nothing
+        was committed. Say what changed, then show the review as it is now and ask again."""
+        shown = "; ".join(differences[:5]) + (" …" if len(differences) > 5 else "")
+        self.notify(f"The tracker changed since the review ({inert(shown)}), so nothing was committed. "
+                    "Here is the review as it is now: confirm it again.", severity="warning", markup=False,
+                    timeout=12)
+        self.check_publish_pending()
+        self.offer_publish()
 
     def offer_publish(self) -> None:
         self._offer_publish(self.new_request("reply"))
