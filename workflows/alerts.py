@@ -212,6 +212,7 @@ class NewReportPoller:
         self._dirty = False  # acknowledged in memory, not saved yet
         self.outage: Outage | None = None  # the polls failing since the last that worked
         self._wait_failed = False  # the last wait for mail ended on a dropped connection
+        self._wait_failures = 0  # waits that failed again since (each backs off longer)
 
     def failed(self, error: Exception) -> Outage:
         """Note a failed poll: the outage it starts or continues."""
@@ -392,7 +393,8 @@ class NewReportPoller:
         """Wait up to ``seconds`` (IDLE when offered, in slices of ``slice_seconds`` so ``stop``
         is honoured within one slice). True when the loop should poll now: the server
         announced new mail, or the connection the wait was on dropped (what came meanwhile,
-        perhaps that very announcement, is unknown; the poll reconnects)."""
+        perhaps that very announcement, is unknown; the poll reconnects). A wait that fails
+        again after that poll is retried after a backoff (2, 4, 8 … s), not slept out."""
         waiter = self.idle_waiter()
         deadline = _monotonic() + seconds
         while not stop.is_set():
@@ -404,13 +406,19 @@ class NewReportPoller:
                 continue
             try:
                 woke = waiter(min(remaining, slice_seconds))
-            except Exception:  # the connection dropped: poll now, once; if it keeps failing, sleep
+            except Exception:  # the connection dropped: poll now, once; if it keeps failing, back off
                 if not self._wait_failed:
                     self._wait_failed = True
+                    self._wait_failures = 0
                     return True
-                waiter = None
+                # It failed again after that poll: wait 2, 4, 8 … s (at most the rest of the
+                # wait) and wait on the server again, rather than sleep out the interval. The
+                # next wait counts mail that came meanwhile (since the last listing) as new.
+                self._wait_failures += 1
+                stop.wait(min(max(0.0, deadline - _monotonic()), retry_delay(self._wait_failures, seconds)))
                 continue
             self._wait_failed = False
+            self._wait_failures = 0
             if woke:
                 return True
         return False
