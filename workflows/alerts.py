@@ -143,11 +143,20 @@ class Outage:
         return max(0.0, _monotonic() - self.started)
 
 
-def _newer(summary: ThreadSummary, seen_when: str) -> bool:
-    """The thread has activity after ``seen_when`` (an ISO time, or "" when it had none)."""
+def _canonical(text: str) -> bool:
+    """``text`` is written as :func:`iso_utc` writes (``2026-12-02T13:05:00Z``): such texts
+    compare as the times they name."""
+    return len(text) == 20 and text[10] == "T" and text[19] == "Z"
+
+
+def _newer(summary: ThreadSummary, seen_when: str, texts: dict | None = None) -> bool:
+    """The thread has activity after ``seen_when`` (an ISO time, or "" when it had none).
+    ``texts``: the ISO texts of activity times already written (compared as text, unparsed)."""
     when = _when(summary)
     if when is None:
         return False
+    if texts is not None and when in texts and _canonical(seen_when):
+        return texts[when] > seen_when
     before = parse_iso(seen_when) if seen_when else None
     return before is None or when.replace(microsecond=0) > before
 
@@ -213,6 +222,7 @@ class NewReportPoller:
         self.outage: Outage | None = None  # the polls failing since the last that worked
         self._wait_failed = False  # the last wait for mail ended on a dropped connection
         self._wait_failures = 0  # waits that failed again since (each backs off longer)
+        self._texts: dict[datetime, str] = {}  # the last poll's activity times as ISO texts
 
     def failed(self, error: Exception) -> Outage:
         """Note a failed poll: the outage it starts or continues."""
@@ -282,6 +292,14 @@ class NewReportPoller:
             if current is not None and _same_list(current, backend, kind, self.list_name):
                 stored = current
             seen: dict[str, str] = dict(stored["seen"]) if stored else {}
+        # Each thread's last activity as the cursor's ISO text: most threads' are the same from
+        # poll to poll, so the texts of the last poll's are kept (a storm lists 10,000s each poll).
+        last_texts, texts = self._texts, {}
+        for t in threads:
+            when = _when(t)
+            if when is not None and when not in texts:
+                texts[when] = last_texts.get(when) or iso_utc(when)
+        self._texts = texts
         new, updated = [], []
         if stored is not None:
             for t in threads:
@@ -291,14 +309,17 @@ class NewReportPoller:
                     if quiet_before is not None and when is not None and when < quiet_before:
                         continue
                     (updated if t.continued and self._root_on_list(t) else new).append(t)
-                elif _newer(t, seen[key]):
+                elif _newer(t, seen[key], texts):
                     updated.append(t)
         newest = max([w for w in (_when(t) for t in threads) if w is not None], default=None)
         for t in threads:
             when = _when(t)
-            seen[_seen_key(t.thread_id)] = _later(seen.get(_seen_key(t.thread_id), ""), iso_utc(when) if when else "")
+            key = _seen_key(t.thread_id)
+            seen[key] = _later(seen.get(key, ""), texts[when] if when is not None else "")
         horizon = max(newest or now, now) - RETENTION
-        seen = {k: v for k, v in seen.items() if not v or (parse_iso(v) or now) >= horizon}
+        horizon_text = iso_utc(horizon)
+        seen = {k: v for k, v in seen.items()
+                if not v or (v >= horizon_text if _canonical(v) else (parse_iso(v) or now) >= horizon)}
         cursor = {"v": CURSOR_VERSION, "backend": backend, "kind": kind, "list": self.list_name,
                   "checked": iso_utc(now), "span": span.days, "seen": seen}
         return PollOutcome(backend, stored is None, new, updated, cursor, notes)
