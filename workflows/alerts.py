@@ -143,11 +143,20 @@ class Outage:
         return max(0.0, _monotonic() - self.started)
 
 
-def _newer(summary: ThreadSummary, seen_when: str) -> bool:
-    """The thread has activity after ``seen_when`` (an ISO time, or "" when it had none)."""
+def _canonical(text: str) -> bool:
+    """``text`` is written as :func:`iso_utc` writes (``2026-12-02T13:05:00Z``): such texts
+    compare as the times they name."""
+    return len(text) == 20 and text[10] == "T" and text[19] == "Z"
+
+
+def _newer(summary: ThreadSummary, seen_when: str, texts: dict | None = None) -> bool:
+    """The thread has activity after ``seen_when`` (an ISO time, or "" when it had none).
+    ``texts``: the ISO texts of activity times already written (compared as text, unparsed)."""
     when = _when(summary)
     if when is None:
         return False
+    if texts is not None and when in texts and _canonical(seen_when):
+        return texts[when] > seen_when
     before = parse_iso(seen_when) if seen_when else None
     return before is None or when.replace(microsecond=0) > before
 
@@ -212,6 +221,8 @@ class NewReportPoller:
         self._dirty = False  # acknowledged in memory, not saved yet
         self.outage: Outage | None = None  # the polls failing since the last that worked
         self._wait_failed = False  # the last wait for mail ended on a dropped connection
+        self._wait_failures = 0  # waits that failed again since (each backs off longer)
+        self._texts: dict[datetime, str] = {}  # the last poll's activity times as ISO texts
 
     def failed(self, error: Exception) -> Outage:
         """Note a failed poll: the outage it starts or continues."""
@@ -281,6 +292,14 @@ class NewReportPoller:
             if current is not None and _same_list(current, backend, kind, self.list_name):
                 stored = current
             seen: dict[str, str] = dict(stored["seen"]) if stored else {}
+        # Each thread's last activity as the cursor's ISO text: most threads' are the same from
+        # poll to poll, so the texts of the last poll's are kept (a storm lists 10,000s each poll).
+        last_texts, texts = self._texts, {}
+        for t in threads:
+            when = _when(t)
+            if when is not None and when not in texts:
+                texts[when] = last_texts.get(when) or iso_utc(when)
+        self._texts = texts
         new, updated = [], []
         if stored is not None:
             for t in threads:
@@ -290,14 +309,17 @@ class NewReportPoller:
                     if quiet_before is not None and when is not None and when < quiet_before:
                         continue
                     (updated if t.continued and self._root_on_list(t) else new).append(t)
-                elif _newer(t, seen[key]):
+                elif _newer(t, seen[key], texts):
                     updated.append(t)
         newest = max([w for w in (_when(t) for t in threads) if w is not None], default=None)
         for t in threads:
             when = _when(t)
-            seen[_seen_key(t.thread_id)] = _later(seen.get(_seen_key(t.thread_id), ""), iso_utc(when) if when else "")
+            key = _seen_key(t.thread_id)
+            seen[key] = _later(seen.get(key, ""), texts[when] if when is not None else "")
         horizon = max(newest or now, now) - RETENTION
-        seen = {k: v for k, v in seen.items() if not v or (parse_iso(v) or now) >= horizon}
+        horizon_text = iso_utc(horizon)
+        seen = {k: v for k, v in seen.items()
+                if not v or (v >= horizon_text if _canonical(v) else (parse_iso(v) or now) >= horizon)}
         cursor = {"v": CURSOR_VERSION, "backend": backend, "kind": kind, "list": self.list_name,
                   "checked": iso_utc(now), "span": span.days, "seen": seen}
         return PollOutcome(backend, stored is None, new, updated, cursor, notes)
@@ -392,7 +414,8 @@ class NewReportPoller:
         """Wait up to ``seconds`` (IDLE when offered, in slices of ``slice_seconds`` so ``stop``
         is honoured within one slice). True when the loop should poll now: the server
         announced new mail, or the connection the wait was on dropped (what came meanwhile,
-        perhaps that very announcement, is unknown; the poll reconnects)."""
+        perhaps that very announcement, is unknown; the poll reconnects). A wait that fails
+        again after that poll is retried after a backoff (2, 4, 8 … s), not slept out."""
         waiter = self.idle_waiter()
         deadline = _monotonic() + seconds
         while not stop.is_set():
@@ -404,13 +427,19 @@ class NewReportPoller:
                 continue
             try:
                 woke = waiter(min(remaining, slice_seconds))
-            except Exception:  # the connection dropped: poll now, once; if it keeps failing, sleep
+            except Exception:  # the connection dropped: poll now, once; if it keeps failing, back off
                 if not self._wait_failed:
                     self._wait_failed = True
+                    self._wait_failures = 0
                     return True
-                waiter = None
+                # It failed again after that poll: wait 2, 4, 8 … s (at most the rest of the
+                # wait) and wait on the server again, rather than sleep out the interval. The
+                # next wait counts mail that came meanwhile (since the last listing) as new.
+                self._wait_failures += 1
+                stop.wait(min(max(0.0, deadline - _monotonic()), retry_delay(self._wait_failures, seconds)))
                 continue
             self._wait_failed = False
+            self._wait_failures = 0
             if woke:
                 return True
         return False

@@ -43,6 +43,7 @@ from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.backends.thread_reconstruction import synthetic_kind
 from mailtriage.core.collector import collector_paused
 from mailtriage.core.projectconfig import ConfigError
+from mailtriage.core.trace import TRACE
 
 if TYPE_CHECKING:
     import threading
@@ -188,7 +189,7 @@ class ImapSource(AccountSource):
                     rows = self._extended_cache(cache, since, wanted)
                 if rows is None:
                     walked = recent.walk(conn, state, since, wanted, limit)
-                    if self.caches_summaries and state.highestmodseq is not None:
+                    if state.highestmodseq is not None:
                         self._keep(recent.cache_from_walk(state, walked, since))
                     rows = recent.pick(walked.rows, since, wanted, limit, exhausted=True) or []
                 self._listed = (state, conn.calls)
@@ -232,7 +233,12 @@ class ImapSource(AccountSource):
     def _keep(self, cache: summary_cache.FolderCache) -> None:
         """Save a listing's cache (soon: the listing is answered first, see
         ``summary_cache.SAVE_AFTER``), unless a wider one is on disk: that one stays, and this
-        source then reads (and reconciles) it next time."""
+        source then reads (and reconciles) it next time. With ``cache_summaries`` off the
+        cache is kept in memory only, for this source's next listing (a watch's next poll
+        reads what changed, not the window again), and never written."""
+        if not self.caches_summaries:
+            self._cache = cache
+            return
         self._cache = cache if self._summary_store().save_unless_narrower(cache) else None
 
     def _extended_cache(self, cache: summary_cache.FolderCache, since: datetime, wanted: str | None) -> list | None:
@@ -263,8 +269,10 @@ class ImapSource(AccountSource):
     def _reconciled_cache(self, state) -> summary_cache.FolderCache | None:
         """The summary cache brought up to the server's ``state``, or None (off, none yet,
         no CONDSTORE, or dropped after a UIDVALIDITY change)."""
-        if not self.caches_summaries or state.highestmodseq is None:
+        if state.highestmodseq is None:
             return None
+        if not self.caches_summaries:  # the cache of this source's last listing, in memory only
+            return self._reconciled_in_memory(state)
         store = self._summary_store()
         cache = self._cache if self._cache is not None else store.load()
         if cache is None:
@@ -282,6 +290,17 @@ class ImapSource(AccountSource):
             store.save(cache)
         self._cache = cache
         return cache
+
+    def _reconciled_in_memory(self, state) -> summary_cache.FolderCache | None:
+        """The in-memory cache (``cache_summaries`` off) brought up to ``state``, or None."""
+        cache = self._cache
+        if cache is None:
+            return None
+        if recent.reconcile(self.mailbox.conn, state, cache,
+                            lambda text: TRACE.log(self.mailbox.conn.channel, "!", f"listing of {self.folder}: {text}")
+                            ) == "drop":
+            self._cache = None
+        return self._cache
 
     def _answer_from_cache(self, cache: summary_cache.FolderCache, since: datetime, wanted: str | None,
                            limit: int | None) -> list | None:

@@ -735,3 +735,20 @@ def test_a_listing_that_reconciled_and_wrote_does_not_write_again(make_source, m
     assert rows(src.list_recent_threads(LIST, SINCE))[0][0] == "<a@x>"  # reconciled, written, answered
     summary_cache.flush_all()
     assert len(written) == 1
+
+
+def test_off_the_rows_kept_in_memory_are_dropped_when_uidvalidity_changes(make_source, seed, dovecot, dovecot_user,
+                                                                          cache, account, trace):
+    # cache_summaries = false keeps the last listing's rows in memory only (issue 39: a watch's
+    # next poll reads what changed); a folder deleted and re-created lists again, whole.
+    seed("Reports", make_mail(1, subject="Before the reset", message_id="<a@x>"), when=NOW - timedelta(hours=2))
+    src = make_source(replace(account, cache_summaries=False), folder="Reports")
+    assert rows(src.list_recent_threads(LIST, SINCE)) == [("<a@x>", "Before the reset", 1, True)]
+    with dovecot.client(dovecot_user) as other:
+        other.delete_folder("Reports")
+        other.create_folder("Reports")
+    seed("Reports", make_mail(2, subject="After the reset", message_id="<b@x>"), when=NOW - timedelta(hours=1))
+    trace.clear()
+    assert rows(src.list_recent_threads(LIST, SINCE)) == [("<b@x>", "After the reset", 1, True)]
+    assert any("UIDVALIDITY changed" in text for direction, text in trace if direction == "!"), trace
+    assert cache_files(cache) == []  # nothing on disk, either time

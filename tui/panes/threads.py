@@ -195,6 +195,8 @@ class ThreadPane(Vertical):
             query = tl.listed_rows.query if isinstance(tl.listed_rows, FilteredRows) else ""
             what += f" matching {query!r} of {len(self.base_rows or [])}"
         parts = [position, *self._status_words(tl), what]
+        if tl.new_above:
+            parts.insert(1, f"↑ {tl.new_above} new above (g)")
         if tl.tags:
             parts.append(f"{len(tl.tags):,} tagged")
         arranged = tl.arrangement_text()
