@@ -552,10 +552,16 @@ _PROVIDERS = {"gmail": "Gmail", "graph": "Microsoft Graph", "microsoft": "Micros
 @contextlib.contextmanager
 def _backoff_notes():
     """One stderr line per backoff wait a backend starts (an op-log ``backoff`` record), so a
-    throttled command does not sit silent: "Gmail asked us to slow down; retrying in 4 s"."""
+    throttled command does not sit silent: "Gmail asked us to slow down; retrying in 4 s";
+    and the one line that says the caches cannot be written (a full disk: the command works
+    without them)."""
+    from mailtriage.core.cache_file import UNWRITABLE  # why: loaded by every backend anyway
     from mailtriage.core.trace import OPLOG  # loaded by every backend anyway
 
     def note(rec) -> None:
+        if rec.op == UNWRITABLE:
+            _err(terminal_line(f"note: {rec.detail}"))
+            return
         if rec.op != "backoff":
             return
         found = re.search(r"backing off (\d+(?:\.\d+)?)s", rec.detail or "")

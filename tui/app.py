@@ -26,7 +26,8 @@ from textual.worker import Worker, WorkerState
 
 from mailtriage.core.errors import ConfigError
 from mailtriage.core.secrets import scrub
-from mailtriage.core.trace import TRACE
+from mailtriage.core.cache_file import UNWRITABLE
+from mailtriage.core.trace import OPLOG, TRACE
 from mailtriage.core.settings import UserSettings, load_settings
 from mailtriage.themes import DEFAULT_THEME, THEMES, canonical_name, theme_css_paths
 from mailtriage.tui import bindings
@@ -34,7 +35,7 @@ from mailtriage.tui.commands import MailtriageCommands, ThemeCommands
 from mailtriage.tui.errors import ErrorRecord, error_line, is_expected
 from mailtriage.tui.first_screen import FirstScreen
 from mailtriage.tui.head_start import ForkedHeadStart
-from mailtriage.tui.messages import SessionFailed, SessionOpened, SettingsSaved
+from mailtriage.tui.messages import CacheUnwritable, SessionFailed, SessionOpened, SettingsSaved
 from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.screens.main import MainScreen
@@ -90,6 +91,8 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
         # New-report alerts (the main screen's alerts controller): off in tests that snapshot the screen.
         self.alerts_enabled = alerts
         self._alert_notice: Notification | None = None  # the alert notification on screen (replaced by the next)
+        self._cache_said = False  # the one notice that the caches cannot be written
+        self._cache_watch = lambda: None  # unsubscribes from the op log (set on mount)
 
         for theme in THEMES:
             self.register_theme(theme)
@@ -153,6 +156,10 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
         self._keep_terminal_modes()
         for problem in self.startup_problems:
             self.notify(problem, title="Settings", severity="warning", markup=False)
+        # A cache that cannot be written (a full disk): one notice, from any thread, also before now.
+        self._cache_watch = OPLOG.subscribe(self._cache_record)
+        for record in OPLOG.items():
+            self._cache_record(record)
         if self.open_after_first_frame():  # the head start's (tui/first_screen.py)
             return
         # Backend work starts now, while Textual is still composing the first screen;
@@ -348,7 +355,17 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
                 pending += screen.pending_work()
         return pending
 
+    def _cache_record(self, record) -> None:
+        if record.op == UNWRITABLE:
+            self.post_message(CacheUnwritable(record.detail))
+
+    def on_cache_unwritable(self, message: CacheUnwritable) -> None:
+        if not self._cache_said:
+            self._cache_said = True
+            self.notify(inert(message.text), title="Cache", severity="warning", markup=False, timeout=10)
+
     def on_unmount(self) -> None:
+        self._cache_watch()
         self.cancel_head_start()
         main = self.main
         if main is not None:

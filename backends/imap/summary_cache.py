@@ -35,7 +35,7 @@ from typing import Any, Iterator
 
 from mailtriage.core import cache_file
 from mailtriage.core.errors import ConfigError
-from mailtriage.core.paths import private_cache_dir
+from mailtriage.core.paths import cache_dir, private_cache_dir
 from mailtriage.core.trace import TRACE
 
 KIND = "imap-summaries"
@@ -231,6 +231,8 @@ class SummaryStore:
                 write_file(self.path(), cache)
             except (OSError, ValueError, ConfigError) as exc:
                 self.note(f"not saved: {exc}")
+                if not isinstance(exc, ValueError):
+                    cache_file.cannot_write(cache_dir() / "imap", exc)
 
     def save_unless_narrower(self, cache: FolderCache) -> bool:
         """Save ``cache`` (a walk's) soon (:meth:`save_soon`), unless the file holds one of the
