@@ -29,7 +29,7 @@ from mailtriage.core.secrets import scrub
 from mailtriage.core.trace import TRACE
 from mailtriage.core.settings import UserSettings, load_settings
 from mailtriage.themes import DEFAULT_THEME, THEMES, canonical_name, theme_css_paths
-from mailtriage.tui import bindings
+from mailtriage.tui import bindings, keymaps
 from mailtriage.tui.commands import MailtriageCommands, ThemeCommands
 from mailtriage.tui.errors import ErrorRecord, error_line, is_expected
 from mailtriage.tui.first_screen import FirstScreen
@@ -102,7 +102,7 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
         self._start_with_theme(wanted)
 
         try:
-            keymap = settings.bindings
+            keymap = keymaps.keymap(settings)  # [keys] preset, then the user's own entries
         except ConfigError as exc:
             keymap = {}
             self.startup_problems.append(str(exc))

@@ -48,6 +48,7 @@ MAIN = [
     _b("3", "focus_pane('threads')", "Go to threads", "main.go_threads", show=False),
     _b("4", "focus_pane('reader')", "Go to reading pane", "main.go_reader", show=False),
     _b("5", "focus_pane('tracker')", "Go to tracker", "main.go_tracker", show=False),
+    _b("c", "change_folder", "Change folder / list…", "main.change_folder", show=False),
 ]
 
 THREAD_LIST = [
@@ -74,6 +75,8 @@ THREAD_LIST = [
     _b("v", "tag_toggle", "Tag / untag and move down", "threads.tag", show=False),
     _b("V", "tags_clear", "Clear all tags", "threads.untag_all", show=False),
     _b("T", "tag_all", "Tag all listed", "threads.tag_all", show=False),
+    _b("semicolon", "tag_prefix", "Next action on the tagged rows (tag prefix)", "threads.tag_prefix", show=False,
+       key_display=";"),
     _b("M", "move", "Move to folder", "threads.move", show=False),
     _b("u", "next_unread", "Next unread", "threads.next_unread", show=False),
     _b("o", "sort_next", "Sort by the next key", "threads.sort", show=False),
@@ -107,6 +110,7 @@ READER = [
     _b("i", "import_thread", "Import to tracker", "reader.import"),
     _b("u", "thread_url", "Thread URL", "reader.url"),
     _b("e", "attachments", "Attachments", "reader.attachments", show=False),
+    _b("h", "full_headers", "Full headers (Received, Authentication-Results…)", "reader.headers", show=False),
     _b("K", "import_key", "Import offered key", "reader.import_key"),
     _b("q,escape", "back", "Back to list", "reader.back"),
     _b("s", "jump_issue", "Tracker issue of this thread", "reader.issue", show=False),
@@ -121,6 +125,8 @@ SOURCES = [
 FOLDERS = [
     _b("j,down", "cursor_down", "Down", "folders.down", show=False),
     _b("k,up", "cursor_up", "Up", "folders.up", show=False),
+    _b("g,home", "first", "First", "folders.first", show=False),
+    _b("G,end", "last", "Last", "folders.last", show=False),
     _b("enter", "select", "Open list / folder", "folders.open"),
 ]
 
@@ -309,7 +315,8 @@ def effective_keys(binding: Binding, keymap: dict[str, str]) -> list[str]:
 
 def _display(key: str) -> str:
     names = {"question_mark": "?", "exclamation_mark": "!", "slash": "/", "minus": "-", "space": "space",
-             "right_square_bracket": "]", "left_square_bracket": "[",
+             "right_square_bracket": "]", "left_square_bracket": "[", "semicolon": ";", "vertical_line": "|",
+             "equals_sign": "=", "asterisk": "*", "circumflex_accent": "^", "colon": ":",
              "enter": "Enter", "escape": "Esc", "tab": "Tab", "shift+tab": "Shift+Tab", "pagedown": "PgDn",
              "pageup": "PgUp", "home": "Home", "end": "End", "down": "↓", "up": "↑"}
     if key in names:
