@@ -29,7 +29,7 @@ from mailtriage.core.secrets import scrub
 from mailtriage.core.trace import TRACE
 from mailtriage.core.settings import UserSettings, load_settings
 from mailtriage.themes import DEFAULT_THEME, THEMES, canonical_name, theme_css_paths
-from mailtriage.tui import bindings, keymaps
+from mailtriage.tui import bindings, keymaps, quick_flags
 from mailtriage.tui.commands import MailtriageCommands, ThemeCommands
 from mailtriage.tui.errors import ErrorRecord, error_line, is_expected
 from mailtriage.tui.first_screen import FirstScreen
@@ -111,6 +111,10 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
             self.date_column = settings.date_column
         except ConfigError as exc:
             self.date_column = "sent"
+            self.startup_problems.append(str(exc))
+        try:
+            quick_flags.confirm_flag_changes(settings)
+        except ConfigError as exc:
             self.startup_problems.append(str(exc))
         self.user_keymap, problems = bindings.validate_keymap(keymap)
         self.startup_problems += problems

@@ -176,6 +176,16 @@ FOLDER_PICKER = [
     _b("escape", "cancel", "Cancel (move nothing)", "folder_picker.cancel"),
 ]
 
+HEADERS_DIALOG = [
+    _b("escape,q,h", "close", "Close", "headers.close", key_display="esc"),
+]
+
+FOLDER_JUMP = [
+    _b("escape", "cancel", "Cancel (stay here)", "folder_jump.cancel"),
+    _b("down", "cursor(1)", "Next match", "folder_jump.down", show=False),
+    _b("up", "cursor(-1)", "Previous match", "folder_jump.up", show=False),
+]
+
 PROPOSAL_BODY = [
     _b("j,down", "scroll_down", "Scroll down", "proposal.down", show=False),
     _b("k,up", "scroll_up", "Scroll up", "proposal.up", show=False),
@@ -275,6 +285,8 @@ CONTEXTS: tuple[Context, ...] = (
     Context("Proposal dialog", PROPOSAL, "screen", "ProposalDialog"),
     Context("Attachments dialog", ATTACHMENTS, "screen", "AttachmentsDialog"),
     Context("Folder picker (move)", FOLDER_PICKER, "screen", "FolderPicker"),
+    Context("Change folder", FOLDER_JUMP, "screen", "FolderJump"),
+    Context("Full headers", HEADERS_DIALOG, "screen", "HeadersDialog"),
     Context("Proposal content", PROPOSAL_BODY, "ProposalBody", "ProposalDialog"),
     Context("Quit with work pending", QUIT_DIALOG, "screen", "QuitDialog"),
     Context("Error details", ERROR_DIALOG, "screen", "ErrorDialog"),

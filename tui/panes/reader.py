@@ -158,6 +158,9 @@ class ThreadView(VerticalScroll, can_focus=True):
     class IssueRequested(TextualMessage):
         """``s``: jump to the tracker issue of the open thread."""
 
+    class HeadersRequested(TextualMessage):
+        """``h``: every header of the open thread's messages (a dialog)."""
+
     def action_page_down(self) -> None:
         self.scroll_page_down(animate=False)
 
@@ -233,9 +236,12 @@ class ThreadView(VerticalScroll, can_focus=True):
     def action_jump_issue(self) -> None:
         self.post_message(self.IssueRequested())
 
+    def action_full_headers(self) -> None:
+        self.post_message(self.HeadersRequested())
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("reply", "import_thread", "thread_url", "next_message", "previous_message", "attachments",
-                      "jump_issue", "import_key") or (action == "compose" and parameters != ("new",)):
+                      "jump_issue", "import_key", "full_headers") or (action == "compose" and parameters != ("new",)):
             return True if self.has_class("-has-thread") else None
         return True
 
