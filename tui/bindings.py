@@ -113,6 +113,7 @@ READER = [
     _b("u", "thread_url", "Thread URL", "reader.url"),
     _b("e", "attachments", "Attachments", "reader.attachments", show=False),
     _b("h", "full_headers", "Full headers (Received, Authentication-Results…)", "reader.headers", show=False),
+    _b("vertical_line", "pipe", "Pipe the message to a command…", "reader.pipe", show=False, key_display="|"),
     _b("K", "import_key", "Import offered key", "reader.import_key"),
     _b("q,escape", "back", "Back to list", "reader.back"),
     _b("s", "jump_issue", "Tracker issue of this thread", "reader.issue", show=False),
@@ -180,6 +181,12 @@ FOLDER_PICKER = [
 
 HEADERS_DIALOG = [
     _b("escape,q,h", "close", "Close", "headers.close", key_display="esc"),
+    _b("x", "toggle_raw", "Raw source / headers", "headers.raw"),
+]
+
+PIPE_DIALOG = [
+    _b("escape", "cancel", "Cancel / close (nothing runs before Ctrl+s)", "pipe.cancel"),
+    _b("ctrl+s", "run_command", "Run the command", "pipe.run", priority=True),
 ]
 
 FOLDER_JUMP = [
@@ -289,6 +296,7 @@ CONTEXTS: tuple[Context, ...] = (
     Context("Folder picker (move)", FOLDER_PICKER, "screen", "FolderPicker"),
     Context("Change folder", FOLDER_JUMP, "screen", "FolderJump"),
     Context("Full headers", HEADERS_DIALOG, "screen", "HeadersDialog"),
+    Context("Pipe to a command", PIPE_DIALOG, "screen", "PipeDialog"),
     Context("Proposal content", PROPOSAL_BODY, "ProposalBody", "ProposalDialog"),
     Context("Quit with work pending", QUIT_DIALOG, "screen", "QuitDialog"),
     Context("Error details", ERROR_DIALOG, "screen", "ErrorDialog"),

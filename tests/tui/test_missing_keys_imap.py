@@ -76,3 +76,17 @@ def test_a_wrong_confirm_flag_changes_is_reported_at_start(tmp_path):
     settings = UserSettings(tmp_path / "config.toml", {"confirm_flag_changes": "no"})
     app = make_app(tmp_path, settings=settings)
     assert f"{tmp_path / 'config.toml'}: confirm_flag_changes: is 'no' (valid: true or false)" in app.startup_problems
+
+
+async def test_pipe_an_account_message_gets_the_servers_raw_bytes_without_marking_it_read(
+        account_project, dovecot, dovecot_user):
+    from textual.widgets import Static
+
+    app = make_app(account_project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("enter", "4", "vertical_line", *"grep -c -e ^Message-ID: -e ^Body", "enter", "ctrl+s")
+        await settle(pilot)
+        assert app.screen.query_one("#pipe-plan", Static).content.plain == "exit status 0"
+        assert app.screen.query_one("#pipe-output-text", Static).content.plain == "2\n"  # a header and the body
+    assert b"\\Seen" not in inbox_flags(dovecot, dovecot_user)["Path traversal in frob-serve"]

@@ -24,3 +24,9 @@ def test_full_headers_dialog(snap_compare, workdir, size):
 @pytest.mark.parametrize("size", [NARROW, LARGE], ids=["80x24", "160x45"])
 def test_change_folder_dialog(snap_compare, workdir, size):
     assert snap_compare(make_app(spoofed_project(workdir)), terminal_size=size, run_before=shot("c"))
+
+
+@pytest.mark.parametrize("size", [NARROW, LARGE], ids=["80x24", "160x45"])
+def test_pipe_dialog_with_its_plan(snap_compare, workdir, size):
+    keys = ["enter", "4", "vertical_line", *"grep -i received", "enter"]
+    assert snap_compare(make_app(spoofed_project(workdir)), terminal_size=size, run_before=shot(*keys))
