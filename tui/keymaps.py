@@ -34,6 +34,7 @@ MUTT: dict[str, str] = {
     # pager: f forward, g group-reply, v attachments, ^ top
     "reader.forward": "f",
     "reader.reply_all": "g",
+    "reader.compose": "m",
     "reader.attachments": "v",
     "reader.top": "circumflex_accent,home",
 }
