@@ -36,6 +36,8 @@ _export("mailtriage.application.errors", "ApplicationError", "UsageError", "Atta
 _export("mailtriage.application.attachments", "AttachmentSet", "AttachmentView", "hex_lines", "looks_like_text",
         "run_command", "command_argv", "save_all", "VIEW_LIMIT", attachments_for_source="for_source",
         attachments_for_mailbox="for_mailbox", attachment_folder_problem="folder_problem")
+_export("mailtriage.application.raw_message", "PipeResult", "run_pipe", raw_for_source="for_source",
+        raw_for_mailbox="for_mailbox")
 _export("mailtriage.application.window", "parse_since", "configured_since")
 _export("mailtriage.application.operations", "OpArgs", "operation_call", "limitable")
 _export("mailtriage.application.project", "Project", "ListEntry")

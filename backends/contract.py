@@ -574,6 +574,17 @@ class MailSource:
         """
         raise NotSupported(self.name, "attachment")
 
+    def raw_message(self, message_ref: str) -> bytes:
+        """The message whose ``backend_ref`` is ``message_ref`` as its bytes came (full
+        headers and the undecoded body: what ``|`` pipes and the raw view shows); never
+        written to disk here.
+
+        Raises:
+            NotSupported: the backend does not keep or fetch the raw message.
+            BackendFailure: the reference is unknown.
+        """
+        raise NotSupported(self.name, "raw_message")
+
     # -- thread identity across backends --------------------------------
     def own_kinds(self) -> tuple[str, str]:
         return (self.thread_id_kind, f"{self.thread_id_kind}-synthetic")

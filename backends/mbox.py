@@ -1711,6 +1711,23 @@ class MboxSource(MailSource):
         except AttachmentNotFound as exc:
             raise BackendFailure(self.name, str(exc)) from None
 
+    def raw_message(self, message_ref: str) -> bytes:
+        """The message ``message_ref`` (a Message.backend_ref) as the archive holds it.
+
+        Raises:
+            Unavailable: the archive cannot be read.
+            BackendFailure: the reference is unknown.
+        """
+        archive = self.load_index()
+        prefix = f"{self.name}:"
+        if not message_ref.startswith(prefix):
+            raise BackendFailure(self.name, f"message reference {message_ref!r} is not from this backend")
+        row = self._row_of(archive, message_ref[len(prefix):])
+        if row is None:
+            raise BackendFailure(self.name, f"no message {message_ref!r} in {self.path}")
+        raw, _ = self._read_raw(archive, row)
+        return bytes(raw)
+
     def _row_of(self, archive: ArchiveIndex, wanted: str) -> int | None:
         if archive.format == "mbox":
             try:

@@ -30,7 +30,7 @@ from mailtriage.core.cache_file import UNWRITABLE
 from mailtriage.core.trace import OPLOG, TRACE
 from mailtriage.core.settings import UserSettings, load_settings
 from mailtriage.themes import DEFAULT_THEME, THEMES, canonical_name, theme_css_paths
-from mailtriage.tui import bindings
+from mailtriage.tui import bindings, keymaps, quick_flags
 from mailtriage.tui.commands import MailtriageCommands, ThemeCommands
 from mailtriage.tui.errors import ErrorRecord, error_line, is_expected
 from mailtriage.tui.first_screen import FirstScreen
@@ -105,7 +105,7 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
         self._start_with_theme(wanted)
 
         try:
-            keymap = settings.bindings
+            keymap = keymaps.keymap(settings)  # [keys] preset, then the user's own entries
         except ConfigError as exc:
             keymap = {}
             self.startup_problems.append(str(exc))
@@ -114,6 +114,10 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
             self.date_column = settings.date_column
         except ConfigError as exc:
             self.date_column = "sent"
+            self.startup_problems.append(str(exc))
+        try:
+            quick_flags.confirm_flag_changes(settings)
+        except ConfigError as exc:
             self.startup_problems.append(str(exc))
         self.user_keymap, problems = bindings.validate_keymap(keymap)
         self.startup_problems += problems

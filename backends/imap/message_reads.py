@@ -88,6 +88,16 @@ def get_message(mb, message_id: str) -> MailMessage:
     return found[0].parsed()
 
 
+def raw_bytes(mb, message_id: str) -> bytes:
+    """The message as the server holds it (BODY.PEEK[]: \\Seen is not set), never written to disk."""
+    ref, state = mb.open_ref(message_id)
+    with telling_a_reset(mb, ref):
+        found = fetch_full(mb, ref.folder, state.uidvalidity, [ref.uid])
+    if not found:
+        raise StaleMessageId(mb.account_id, message_id, f"no message with UID {ref.uid} in {ref.folder!r} any more")
+    return bytes(found[0].raw)
+
+
 def attachment_bytes(mb, message_id: str, index: int) -> bytes:
     """The decoded bytes of attachment ``index`` of a message (never written to disk)."""
     ref, state = mb.open_ref(message_id)

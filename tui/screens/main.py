@@ -20,6 +20,7 @@ from mailtriage.tui.controllers.accounts import AccountsController
 from mailtriage.tui.controllers.alerts import AlertsController
 from mailtriage.tui.controllers.batch import BatchController
 from mailtriage.tui.controllers.compose import ComposeController
+from mailtriage.tui.controllers.keys import KeysController
 from mailtriage.tui.controllers.listing import ListingController
 from mailtriage.tui.controllers.overview import OverviewController
 from mailtriage.tui.controllers.proposals import ProposalsController
@@ -42,7 +43,7 @@ CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"),
 
 class MainScreen(ListingController, ReadingController, ComposeController, ProposalsController, TrackerController,
                  AccountsController, AlertsController, BatchController, SearchController, OverviewController,
-                 bindings.KeyContext, inherit_bindings=False):
+                 KeysController, bindings.KeyContext, inherit_bindings=False):
     BINDINGS = bindings.MAIN
     key_context = "MainScreen"
     #: Focus goes to the thread list as soon as the panes are composed: with the default
