@@ -12,7 +12,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 from textual.worker import Worker, WorkerState
 
 from mailtriage.tui import bindings
@@ -26,6 +26,7 @@ from mailtriage.tui.controllers.proposals import ProposalsController
 from mailtriage.tui.controllers.reading import ReadingController
 from mailtriage.tui.controllers.search import SearchController
 from mailtriage.tui.controllers.tracker import TrackerController
+from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
@@ -65,7 +66,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
                 yield ThreadPane(id="thread-pane")
                 yield ReaderPane(id="reader-pane")
             yield TrackerPane(id="tracker-pane")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.set_class(self.app.size.width < NARROW_WIDTH, "-narrow")
