@@ -114,7 +114,9 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         self._fold_tracker(not self._tracker_has_focus())
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """A worker of this screen raised: the app's error list has it."""
+        """A worker of this screen raised: the app's error list has it. A thread read that
+        ended lets the alerts poll start if it waited for it."""
+        self.reader_done(event.worker)
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             self.shell.report_error(f"Unexpected error in {event.worker.name or 'a background task'}",
                                     event.worker.error)
