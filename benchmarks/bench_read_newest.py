@@ -27,8 +27,24 @@ without it a missing client is skipped, with that command printed.
 
 Goal (issue 33): launch -> the newest report's body at least 1.5x faster than aerc.
 
-Figures (20,000-message folder + 1, 2 CPUs, tmux 160x50, median of 3 runs): see the end
-of this docstring, filled in from the last run on the development machine.
+Figures, 2026-12-02, the 2-core development machine under heavy load from other work (load
+average 8-12; a bare Textual app took 1.38 s to its list in bench_startup.py that hour, 0.37 s
+on a quiet machine), 20,001-message folder, tmux 160x50, median of 3 fresh processes, seconds:
+
+  | from launch to ...          | ours cold | ours warm | aerc  | aerc threaded | neomutt | neomutt thr. |
+  |-----------------------------|-----------|-----------|-------|---------------|---------|--------------|
+  | the newest subject (run 1)  | 4.71      | 0.56      | 1.89  | 3.26          | 3.19    | 3.41         |
+  | the newest body (run 1)     | 6.26      | 5.18      | 1.99  | 3.38          | 3.65    | 3.81         |
+  | the newest subject (run 2)  | 5.32      | 3.26*     | 1.85  | 3.05          | 3.31    | 3.77         |
+  | the newest body (run 2)     | 6.22      | 5.57      | 1.93  | 3.23          | 3.50    | 3.95         |
+
+  Run 2 has the thread read ahead of the start-up listing (tui/session_lock.py); the IMAP
+  trace shows the read now goes before the listing (read_thread 0.4 s, then
+  list_recent_threads), but the app's first IMAP connect comes ~5-7 s after launch at this
+  load, so the body is no sooner: the time is spent before the session connects (Textual's
+  import, the mount, the project's opening), not in the read. *: the kept first frame was not
+  shown in some warm starts of run 2 (the previous start was ended before it kept one).
+  Goal (>= 1.5x faster than aerc to the body) not met: 0.35-0.38x at this load.
 """
 
 from __future__ import annotations
