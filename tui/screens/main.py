@@ -12,7 +12,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 from textual.worker import Worker, WorkerState
 
 from mailtriage.tui import bindings
@@ -27,6 +27,7 @@ from mailtriage.tui.controllers.proposals import ProposalsController
 from mailtriage.tui.controllers.reading import ReadingController
 from mailtriage.tui.controllers.search import SearchController
 from mailtriage.tui.controllers.tracker import TrackerController
+from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
@@ -66,7 +67,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
                 yield ThreadPane(id="thread-pane")
                 yield ReaderPane(id="reader-pane")
             yield TrackerPane(id="tracker-pane")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.set_class(self.app.size.width < NARROW_WIDTH, "-narrow")
@@ -114,7 +115,9 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         self._fold_tracker(not self._tracker_has_focus())
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """A worker of this screen raised: the app's error list has it."""
+        """A worker of this screen raised: the app's error list has it. A thread read that
+        ended lets the alerts poll start if it waited for it."""
+        self.reader_done(event.worker)
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             self.shell.report_error(f"Unexpected error in {event.worker.name or 'a background task'}",
                                     event.worker.error)
