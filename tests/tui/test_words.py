@@ -1,0 +1,73 @@
+"""Issue 35 item 6 in the proposal dialog: it names the change and where it lands in the
+user's words, says "Send" for a send, and Ctrl+o never does nothing without saying why."""
+
+from __future__ import annotations
+
+from textual.app import App
+
+from mailtriage.tui.dialogs.proposal import ProposalDialog
+from mailtriage.workflows.attachments import AttachmentItem, propose_save
+from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+
+
+class DialogHost(App):
+    def __init__(self, proposal: Proposal) -> None:
+        super().__init__()
+        self.proposal = proposal
+
+    def on_mount(self) -> None:
+        self.push_screen(ProposalDialog(self.proposal, cursor_blink=False))
+
+
+def screen_words(app: App) -> str:
+    return "\n".join(str(w.render()) for w in app.screen.query("Static, Button"))
+
+
+def footer_words(app: App) -> list[str]:
+    return [b.binding.description for b in app.screen.active_bindings.values() if b.binding.show]
+
+
+def send_proposal() -> Proposal:
+    proposal = Proposal("Send: Re: the report")
+    proposal.writes.append(Write(WriteKind.SEND, "account work", "send: Re: the report",
+                                 [Field("To", "r@example.net"), Field("Body", "thanks", multiline=True)],
+                                 lambda w: None, editable_body=True, body="thanks", label="Send",
+                                 where="from account work"))
+    return proposal
+
+
+async def test_a_file_save_says_which_folder_the_file_goes_into(tmp_path):
+    item = AttachmentItem(1, 0, "<m@x>", None, "report.pdf", "application/pdf", 10)
+    proposal = propose_save([item], tmp_path, lambda i: b"x", source="mbox")
+    app = DialogHost(proposal)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        words = screen_words(app)
+        assert f"1. Save file · into the folder {tmp_path}" in words
+        assert "backend mbox" not in words and "written by" not in words
+
+
+async def test_a_send_says_send_on_the_button_and_in_the_footer():
+    app = DialogHost(send_proposal())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        words = screen_words(app)
+        assert "Send (ctrl+s)" in words and "Confirm and write" not in words
+        assert "1. Send · from account work" in words
+        assert "Send" in footer_words(app) and "Confirm and write" not in footer_words(app)
+        await pilot.press("ctrl+s")  # the same key sends
+        await pilot.pause()
+        assert not isinstance(app.screen, ProposalDialog)
+
+
+async def test_ctrl_o_is_not_offered_where_nothing_is_editable_and_says_why_when_pressed(tmp_path):
+    item = AttachmentItem(1, 0, "<m@x>", None, "report.pdf", "application/pdf", 10)
+    app = DialogHost(propose_save([item], tmp_path, lambda i: b"x", source="mbox"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert "Edit in $EDITOR" not in footer_words(app)
+        assert "Confirm and write" in footer_words(app)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        toasts = [str(n.message) for n in app._notifications]
+        assert any(t.startswith("Nothing to edit here") for t in toasts), toasts
