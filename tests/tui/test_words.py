@@ -71,3 +71,26 @@ async def test_ctrl_o_is_not_offered_where_nothing_is_editable_and_says_why_when
         await pilot.pause()
         toasts = [str(n.message) for n in app._notifications]
         assert any(t.startswith("Nothing to edit here") for t in toasts), toasts
+
+
+async def test_an_unexpected_error_shows_its_message_and_keeps_the_class_name_for_the_trace(tmp_path):
+    from tests.tui.helpers import make_app, settle
+
+    app = make_app(tmp_path / "nowhere")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.clear_notifications()
+        try:
+            raise RuntimeError("the summary cache is locked by another mailtriage")
+        except RuntimeError as exc:
+            app.report_error("Listing threads failed", exc)
+        app.report_error("Writing failed", RuntimeError(""))  # no message, no traceback
+        await settle(pilot)
+        toasts = " ".join(str(n.message) for n in app._notifications)
+        listing, writing = app.errors[-2:]
+        assert listing.message == "the summary cache is locked by another mailtriage"
+        assert "RuntimeError" not in toasts + listing.message + writing.message
+        assert writing.message.startswith("something failed that mailtriage did not expect")
+        # The class name stays where a bug report needs it: the collapsed technical detail.
+        assert "RuntimeError: the summary cache is locked" in listing.technical
+        assert writing.technical == "RuntimeError: "
