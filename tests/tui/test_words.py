@@ -94,3 +94,22 @@ async def test_an_unexpected_error_shows_its_message_and_keeps_the_class_name_fo
         # The class name stays where a bug report needs it: the collapsed technical detail.
         assert "RuntimeError: the summary cache is locked" in listing.technical
         assert writing.technical == "RuntimeError: "
+
+
+async def test_a_toast_leaves_the_status_lines_readable(tmp_path):
+    from textual.widgets._toast import Toast
+
+    from tests.tui.helpers import make_app, mbox_project, settle
+
+    mbox_project(tmp_path / "p")
+    app = make_app(tmp_path / "p")
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")  # the reader open beside the list: two status lines at the bottom
+        await settle(pilot)
+        app.notify("Written: 1 draft in account work\nsecond line\nthird line", title="Written")
+        await settle(pilot)
+        statuses = [w.region for w in app.screen.query(".pane-status") if w.region.area]
+        toasts = [t.region for t in app.screen.query(Toast)]
+        assert statuses and toasts
+        assert all(not toast.overlaps(status) for toast in toasts for status in statuses), (toasts, statuses)
