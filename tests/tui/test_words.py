@@ -113,3 +113,15 @@ async def test_a_toast_leaves_the_status_lines_readable(tmp_path):
         toasts = [t.region for t in app.screen.query(Toast)]
         assert statuses and toasts
         assert all(not toast.overlaps(status) for toast in toasts for status in statuses), (toasts, statuses)
+
+
+async def test_the_sources_status_line_shows_fallback_before_it_cuts_the_address(tmp_path):
+    from tests.tui.helpers import make_app, mbox_project, settle
+
+    mbox_project(tmp_path / "p", security_list=None)  # the CC falls back to the foundation's address
+    app = make_app(tmp_path / "p")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        status = app.screen.query_one("#sources-status")
+        shown = status.render_line(0).text
+        assert status.size.width < 40 and "FALLBACK" in shown, shown

@@ -77,10 +77,10 @@ class SourcesPane(Vertical):
             return
         text = Text()
         if cc.security_cc:
+            # FALLBACK first: a narrow pane cuts the end of the line, never the warning.
+            text.append("FALLBACK " if cc.cc_fallback else "", "bold")
             text.append("security CC ")
             text.append_text(inert_text(cc.security_cc, style="bold"))
-            if cc.cc_fallback:
-                text.append(" (FALLBACK)", "bold")
         else:
             text.append("no security CC: drafts blocked", "bold")
         status.update(text)
