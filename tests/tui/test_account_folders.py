@@ -90,6 +90,8 @@ async def test_browse_folders_and_read_without_marking_seen(account_project, dov
         rows = app.main.threads.thread_list.rows
         assert [rows.peek(i).subject for i in range(len(rows))] == [
             "Path traversal in frob-serve", "Heap overflow in the frob parser"]  # newest first
+        status = str(app.screen.query_one("#threads-status").render())
+        assert "2 messages" in status and "thread" not in status  # a folder's rows are messages
         await pilot.press("enter")
         await settle(pilot)
         shown = screen_text(app)
