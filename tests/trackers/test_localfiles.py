@@ -463,3 +463,18 @@ def test_svn_publish_clears_the_lock_a_killed_svn_process_left(svn_env):
     out = t.publish("import SEC-0001")
     assert out["committed"] is True and out["files"] == ["security-tracker/SEC-0001.md"]
     assert sh(["svn", "status", "security-tracker"], svn_env.wc).strip() == ""
+
+
+def test_init_without_prefix_takes_the_projects_prefix_else_sec(tmp_path):
+    from tests.trackers.conftest import write_project
+
+    env = make_git_env(tmp_path)
+    descriptor = tracker_dir(env) / fmt.DESCRIPTOR_NAME
+    descriptor.unlink()
+    code, out, err = env.cli("init", "--access-restricted")
+    assert code == 0 and out["prefix"] == "SEC", err  # the project names none
+    descriptor.unlink()
+    write_project(env.project, {"platform": "local-files", "local": {"path": "../security-tracker"},
+                                "prefix": "FROB"})
+    code, out, err = env.cli("init", "--access-restricted")
+    assert code == 0 and out["prefix"] == "FROB", err
