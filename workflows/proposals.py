@@ -64,11 +64,11 @@ class Write:
 
     @property
     def heading(self) -> str:
-        return self.label or self.kind.value.capitalize()
+        return self.label or self.kind.value.upper()
 
     @property
     def destination(self) -> str:
-        return self.where or f"will be written by {self.backend}"
+        return self.where or f"will be written by backend {self.backend}"
 
     def to_json(self) -> dict:
         return {

@@ -108,7 +108,7 @@ async def test_flag_confirmed_writes_flagged_and_refreshes(account_project, dove
         await settle(pilot)
         assert isinstance(app.screen, ProposalDialog)
         shown = screen_text(app)
-        assert "FLAG · will be written by backend account work" in shown
+        assert "Flag · on the server of account work" in shown
         assert "Change: flag (add \\Flagged)" in shown
         assert "Message: Heap overflow in the frob parser — from Ana Reporter <ana@example.com> — in INBOX" in shown
         assert b"\\Flagged" not in inbox_flags(dovecot, dovecot_user)["Heap overflow in the frob parser"]
@@ -147,7 +147,7 @@ async def test_archive_and_trash_move_through_the_proposal(account_project, dove
         await pilot.press("a")
         await settle(pilot)
         shown = screen_text(app)
-        assert "MOVE · will be written by backend account work" in shown
+        assert "Move to the archive folder · on the server of account work" in shown
         assert "To folder: Archive" in shown
         await pilot.press("ctrl+s")
         await settle(pilot)
