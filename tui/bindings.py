@@ -158,6 +158,7 @@ HELP = [
 
 PROPOSAL = [
     _b("ctrl+s", "confirm", "Confirm and write", "proposal.confirm", priority=True),
+    _b("ctrl+s", "send", "Send", "proposal.send", priority=True),  # the same key when the proposal sends
     _b("escape", "cancel", "Cancel (write nothing)", "proposal.cancel", priority=True),
     _b("ctrl+o", "edit_in_editor", "Edit in $EDITOR", "proposal.editor", priority=True),
 ]
