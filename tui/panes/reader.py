@@ -158,7 +158,13 @@ class ThreadView(VerticalScroll, can_focus=True):
     class IssueRequested(TextualMessage):
         """``s``: jump to the tracker issue of the open thread."""
 
+    class NextRowRequested(TextualMessage):
+        """Space at the end of the open thread: open the next row of the list (mutt's habit)."""
+
     def action_page_down(self) -> None:
+        if self.has_class("-has-thread") and self.scroll_y >= self.max_scroll_y:
+            self.post_message(self.NextRowRequested())
+            return
         self.scroll_page_down(animate=False)
 
     def action_page_up(self) -> None:
@@ -234,6 +240,9 @@ class ThreadView(VerticalScroll, can_focus=True):
         self.post_message(self.IssueRequested())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("next_match", "previous_match"):
+            # False hands n / N to their next binding (next / previous message), also in the footer.
+            return self.search_active and self.has_class("-has-thread")
         if action in ("reply", "import_thread", "thread_url", "next_message", "previous_message", "attachments",
                       "jump_issue", "import_key") or (action == "compose" and parameters != ("new",)):
             return True if self.has_class("-has-thread") else None
