@@ -1877,12 +1877,16 @@ def _fix_header_block(raw: bytes, notes: list[str]) -> bytes:
 _CHARSET_PARAM = re.compile(rb"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
 
 
-def _body_charset(content_type: bytes | None) -> str | None:
-    """The charset a message's top Content-Type declares (for raw 8-bit headers)."""
+def body_charset(content_type: bytes | None) -> str | None:
+    """The charset a message's top Content-Type declares (for raw 8-bit headers): the read
+    path and every listing decode raw header text with it first."""
     if not content_type:
         return None
     match = _CHARSET_PARAM.search(content_type)
     return match.group(1).decode("ascii", "replace") if match else None
+
+
+_body_charset = body_charset  # the name backends/mbox.py imports
 
 
 def _message_from_headers(header_block: bytes, notes: list[str], backend_ref: str | None,

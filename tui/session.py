@@ -151,7 +151,7 @@ class Session(ComposeCalls):
             return self.project.listing_can_be_limited()
 
     def read_thread(self, thread_id: ThreadId):
-        with self._lock:
+        with self._lock.urgently():  # the user waits on it: before a listing's next part
             return self.project.read_thread(thread_id)
 
     def thread_url(self, thread_id: ThreadId):

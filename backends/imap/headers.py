@@ -36,12 +36,14 @@ SYSTEM_KEYWORDS = frozenset(k.lower() for k in (
 _SYNTHETIC_DOMAIN = "mailtriage.invalid"
 
 
-def decode_text(value: Any, notes: list[str] | None = None, what: str = "header") -> str:
+def decode_text(value: Any, notes: list[str] | None = None, what: str = "header",
+                charset: str | None = None) -> str:
     """Decode an IMAP string (bytes, maybe RFC 2047, maybe raw 8-bit) to text, as the
-    MIME parser does (so a list row and the opened message agree)."""
+    MIME parser does (so a list row and the opened message agree): raw 8-bit bytes and
+    UTF-7 read in ``charset``, the body's declared charset, first."""
     if value is None:
         return ""
-    text, found = decode_header_text(value)
+    text, found = decode_header_text(value, charset)
     if notes is not None:
         notes.extend(f"{what}: {note}" for note in found)
     return text
@@ -145,8 +147,11 @@ def header_from_fetch(ref: MessageRef, data: dict, header_block: bytes | None = 
     fields = mime.header_fields(block or b"")
     flags = data.get(b"FLAGS", ())
     flag_set = _flag_set(flags)
-    subject = decode_text(fields.get(b"subject"), notes, "subject")
-    senders = mime.parse_address_list(fields.get(b"from"))
+    # Raw 8-bit (or UTF-7) header text reads in the charset the body declares, as the read
+    # path does (mime._message_from_headers), so a row and the opened message agree.
+    charset = mime.body_charset(fields.get(b"content-type"))
+    subject = decode_text(fields.get(b"subject"), notes, "subject", charset)
+    senders = mime.parse_address_list(fields.get(b"from"), charset)
     message_id = mime.extract_msgid(fields.get(b"message-id"))
     synthetic = message_id is None
     if synthetic:
@@ -165,8 +170,8 @@ def header_from_fetch(ref: MessageRef, data: dict, header_block: bytes | None = 
         folder_id=ref.folder,
         subject=subject,
         sender=senders[0] if senders else Address("", ""),
-        to=mime.parse_address_list(fields.get(b"to")),
-        cc=mime.parse_address_list(fields.get(b"cc")),
+        to=mime.parse_address_list(fields.get(b"to"), charset),
+        cc=mime.parse_address_list(fields.get(b"cc"), charset),
         date=aware(data.get(b"INTERNALDATE")),
         sent_date=sent_date,
         message_id=message_id,

@@ -50,8 +50,10 @@ from mailtriage.backends.imap.headers import (SYNTHETIC_ITEMS, mime_synthetic_id
                                               thread_root)
 from mailtriage.backends.thread_reconstruction import is_synthetic_root, link_records, root_members, synthetic_kind
 
+# CONTENT-TYPE: its charset is what raw 8-bit (or UTF-7) Subject and From text is read in, as
+# the read path reads it (mime._message_from_headers), so a row and its message agree.
 RECENT_FIELDS = ("MESSAGE-ID", "REFERENCES", "IN-REPLY-TO", "SUBJECT", "FROM", "DATE", "TO", "CC", "LIST-ID",
-                 "LIST-POST")
+                 "LIST-POST", "CONTENT-TYPE")
 _RECENT_ITEM = f"BODY.PEEK[HEADER.FIELDS ({' '.join(RECENT_FIELDS)})]"
 _RECENT_KEY = f"BODY[HEADER.FIELDS ({' '.join(RECENT_FIELDS)})]".encode()
 RECENT_ITEMS = ["UID", "FLAGS", "INTERNALDATE", _RECENT_ITEM]
@@ -168,12 +170,19 @@ class RowMaker:
         raw = get(b"subject")
         subject = self._subjects.get(raw)
         if subject is None:
-            subject = self._subjects[raw] = mime.decode_header_text(raw)[0]
+            if mime.header_needs_charset(raw):  # read in the body's charset: not shared
+                subject = mime.decode_header_text(raw, mime.body_charset(get(b"content-type")))[0]
+            else:
+                subject = self._subjects[raw] = mime.decode_header_text(raw)[0]
         raw = get(b"from")
         sender = self._senders.get(raw)
         if sender is None:
-            address = mime.parse_address(raw)
-            sender = self._senders[raw] = (address.name, address.email)
+            if raw and not raw.isascii():  # read in the body's charset: not shared
+                address = mime.parse_address(raw, mime.body_charset(get(b"content-type")))
+                sender = (address.name, address.email)
+            else:
+                address = mime.parse_address(raw)
+                sender = self._senders[raw] = (address.name, address.email)
         listed = b" ".join(listed).lower()
         listed = self._lists.setdefault(listed, listed)
         return (message_id, references, in_reply_to, synthetic, uid, subject, sender[0], sender[1], arrived, seen,

@@ -45,7 +45,9 @@ KIND = "imap-summaries"
 #    decodes the newest only). An older file is rebuilt.
 # 4: In-Reply-To keyed as the MIME parser keys it (no "<yes>"), synthetic IDs hash the
 #    body too (issue 33): rows of an older file would thread otherwise.
-VERSION = 4
+# 5: raw 8-bit and UTF-7 subjects and sender names read in the body's charset, as the read
+#    path reads them (issue 33): an older file's rows would show them otherwise.
+VERSION = 5
 
 # One row (a plain tuple: a compact file, a fast load, and the very object the listing
 # threads and summarises, never copied into another shape). Its first four fields are a

@@ -249,7 +249,7 @@ def test_a_cache_of_the_previous_format_is_rebuilt_with_a_note(source, account, 
         src.close()
     assert any("written by another version" in n and "v2" in n for n in notes), notes
     rebuilt, why = summary_cache.read_file(path)
-    assert why is None and summary_cache.VERSION == 4
+    assert why is None and summary_cache.VERSION == 5
     assert [r[summary_cache.MESSAGE_ID] for r in rebuilt.rows.values()] == ["<c1@x>"]
 
 

@@ -174,3 +174,24 @@ def test_the_blank_line_before_a_from_line_belongs_to_the_separator(tmp_path, ca
         (message,) = source.read_thread(thread.thread_id).messages
         saved[message.subject] = source.attachment(message.backend_ref, 0)
     assert saved == {f"poc {n + 1}": body.replace(b"\n", eol) for n, body in enumerate(bodies)}
+
+
+# -- search rows read raw 8-bit subjects as the listing and the read do ------------------------------
+
+KOI8_SUBJECT = "Отчёт об уязвимости в ядре"
+KOI8 = (b"From: " + "Иван Петров".encode("koi8-r") + b" <ivan@example.ru>\nMessage-ID: <koi8@example.ru>\n"
+        b"Date: Tue, 02 Jan 2024 10:00:00 +0000\nSubject: " + KOI8_SUBJECT.encode("koi8-r")
+        + b"\nMIME-Version: 1.0\nContent-Type: text/plain; charset=koi8-r\n\n" + "Тело".encode("koi8-r") + b"\n")
+
+
+@pytest.mark.parametrize("kind", sorted(WRITERS))
+def test_a_search_finds_and_shows_a_raw_8bit_subject_as_the_listing_does(tmp_path, cache, kind):
+    from mailtriage.backends.search import SearchField, SearchRequest
+
+    source = source_of(tmp_path, kind, [KOI8])
+    (thread,) = source.list_recent_threads(None, SINCE)
+    assert thread.subject == KOI8_SUBJECT
+    (hit,) = source.search(SearchRequest("уязвимости", field=SearchField.SUBJECT)).items
+    assert (hit.subject, hit.sender.name) == (KOI8_SUBJECT, "Иван Петров")
+    (hit,) = source.search(SearchRequest("Петров", field=SearchField.FROM)).items
+    assert hit.subject == KOI8_SUBJECT
