@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from mailtriage.application.cases import case_record as case_record
     from mailtriage.application.cases import modes_database as modes_database
     from mailtriage.application.crypto import KeyImportFlow as KeyImportFlow
+    from mailtriage.application.dates import HEADINGS as DATE_HEADINGS
+    from mailtriage.application.dates import shown_date as shown_date
     from mailtriage.application.errors import UsageError as UsageError
     from mailtriage.application.flows import ComposeFlow as ComposeFlow
     from mailtriage.application.flows import ComposeRoute as ComposeRoute
@@ -175,6 +177,7 @@ _export("mailtriage.application.search", "search_request", "search_project", "se
 _export("mailtriage.application.overview", "ThreadStatus", "thread_status", "filed_issue", "issue_thread")
 _export("mailtriage.application.crypto", "KeyImportFlow")
 _export("mailtriage.application.cases", "case_record", "modes_database")
+_export("mailtriage.application.dates", "shown_date", DATE_HEADINGS="HEADINGS")
 # -- mail: the contract's types and errors
 _export("mailtriage.backends.contract", "ALL_OPS", "Op", "Thread", "ThreadId", "ThreadSummary", "Message", "Draft")
 _export("mailtriage.backends.errors", "MailError", "Unavailable", "ConnectionLost", "MandatoryBackendUnavailable",
@@ -189,7 +192,6 @@ _export("mailtriage.trackers.errors", "TrackerError")
 _export("mailtriage.trackers.registry", "open_tracker")
 _export("mailtriage.trackers.fields", "get_field", "sections", "split_lines")
 _export("mailtriage.trackers", rollup="rollup")
-_export("mailtriage.application.dates", "shown_date", DATE_HEADINGS="HEADINGS")
 # -- flows' own types, for the front ends that show them
 _export("mailtriage.workflows.proposals", "ApplyReport", "Proposal", "confirm_interactively")
 _export("mailtriage.workflows.alerts", "NewReportPoller", "PollOutcome", "poll_seconds", "run_poll_loop",
