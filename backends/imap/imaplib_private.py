@@ -95,7 +95,7 @@ def line_reader(imap: imaplib.IMAP4) -> Callable[[], bytes]:
 
 def set_line_reader(imap: imaplib.IMAP4, reader: Callable[[], bytes]) -> None:
     """Make ``reader`` the read of one response line on this object (a tracing wrapper)."""
-    imap._get_line = reader  # type: ignore[method-assign]
+    imap._get_line = reader  # type: ignore[attr-defined]  # typeshed leaves out imaplib's private members
 
 
 def handle_line(imap: imaplib.IMAP4, line: Callable[[], bytes]) -> None:
@@ -108,13 +108,13 @@ def handle_line(imap: imaplib.IMAP4, line: Callable[[], bytes]) -> None:
         if hooked is None:
             imap.__dict__.pop("_get_line", None)
         else:
-            imap._get_line = hooked  # type: ignore[method-assign]
+            imap._get_line = hooked  # type: ignore[attr-defined]  # typeshed leaves out imaplib's private members
 
     def once() -> bytes:
         restore()
         return line()
 
-    imap._get_line = once  # type: ignore[method-assign]
+    imap._get_line = once  # type: ignore[attr-defined]  # typeshed leaves out imaplib's private members
     try:
         imap._get_response()
     finally:
