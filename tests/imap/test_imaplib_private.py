@@ -11,9 +11,7 @@ from __future__ import annotations
 import pytest
 
 from mailtriage.backends.imap.imaplib_private import MEMBERS
-from tests.core.private_members import ROOT, check_member, private_reads_outside
-
-SEAMS = (ROOT / "tui" / "textual_private.py", ROOT / "backends" / "imap" / "imaplib_private.py")
+from tests.core.private_members import SEAMS, check_member, private_reads_outside
 
 
 @pytest.mark.parametrize("module, owner, member, use", MEMBERS,

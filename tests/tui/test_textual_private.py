@@ -13,9 +13,7 @@ from textual.notifications import Notification
 
 from mailtriage.tui import textual_private
 from mailtriage.tui.textual_private import MEMBERS
-from tests.core.private_members import ROOT, check_member, private_reads_outside
-
-SEAMS = (ROOT / "tui" / "textual_private.py", ROOT / "backends" / "imap" / "imaplib_private.py")
+from tests.core.private_members import SEAMS, check_member, private_reads_outside
 
 
 @pytest.mark.parametrize("module, owner, member, use", MEMBERS, ids=[f"{o}.{m}" for _, o, m, _ in MEMBERS])
