@@ -91,6 +91,7 @@ if TYPE_CHECKING:
     from mailtriage.backends.mailbox_contract import MailFolder as MailFolder
     from mailtriage.backends.mailbox_contract import MailHeader as MailHeader
     from mailtriage.backends.mailbox_contract import MailPage as MailPage
+    from mailtriage.backends.registry import SourceSet as SourceSet
     from mailtriage.backends.resolution import Resolution as Resolution
     from mailtriage.backends.search import SearchPage as SearchPage
     from mailtriage.backends.security_cc import CcResolution as CcResolution
@@ -183,6 +184,7 @@ _export("mailtriage.backends.contract", "ALL_OPS", "Op", "Thread", "ThreadId", "
 _export("mailtriage.backends.errors", "MailError", "Unavailable", "ConnectionLost", "MandatoryBackendUnavailable",
         "NoBackendAvailable")
 _export("mailtriage.backends.mailbox_contract", "MailHeader", "MailFolder", "MailPage")
+_export("mailtriage.backends.registry", "SourceSet")
 _export("mailtriage.backends.summary_wire", "pack_summaries", "PackedSummaries")
 _export("mailtriage.backends.resolution", "Resolution")
 _export("mailtriage.backends.security_cc", "CcResolution", "configured_address")
