@@ -38,7 +38,8 @@ def check_member(module: str, owner: str, member: str, use: tuple[str, ...], sea
         method = getattr(cls, member, None)
         assert callable(method), f"{where} is gone from the installed version: update {seam}"
         parameters = list(inspect.signature(method).parameters)[1:]
-        assert parameters[:len(use) - 1] == list(use[1:]), f"{where} now takes {parameters}; {seam} passes {list(use[1:])}"
+        assert parameters[:len(use) - 1] == list(use[1:]), (
+            f"{where} now takes {parameters}; {seam} passes {list(use[1:])}")
     elif use[0] == "attribute":
         try:
             instance = cls()
