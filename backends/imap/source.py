@@ -289,7 +289,9 @@ class ImapSource(AccountSource):
             store.drop("not used")
             return None
         if outcome == "changed":
-            store.save(cache)
+            # Written a moment later (a poll in a storm answers first; the next listing takes
+            # the write back, or waits for one under way, before it changes the cache again).
+            store.save_soon(cache)
         self._cache = cache
         return cache
 
