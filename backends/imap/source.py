@@ -77,6 +77,7 @@ class ImapSource(AccountSource):
         self._listed: tuple[Any, int] | None = None  # the folder state of the last listing, and the call count after it
         self._listed_threads: ListedThreads | None = None  # the last listing's rows (read_thread fetches by UID)
         self._sent_rows: SentRows | None = None  # the Sent folder's rows as the last read saw them
+        self._summaries = recent.SummaryMemo()  # the last listing's summaries: a poll sums up what changed
         self.archive = self._archive_settings()
         self._init_account(account)
         self._declared = self._declared_capabilities()
@@ -196,7 +197,7 @@ class ImapSource(AccountSource):
                     rows = recent.pick(walked.rows, since, wanted, limit, exhausted=True) or []
                 self._listed = (state, conn.calls)
                 self._remember(state.uidvalidity, state.uidnext, rows, wanted)
-                found = recent.summaries(rows, THREAD_KIND)
+                found = recent.summaries(rows, THREAD_KIND, self._summaries)
         finally:
             # Not kept anew (answered as it was, or failed) nor written meanwhile (reconciled):
             # written as it would have been, unless a wider cache is on disk by now.
@@ -334,7 +335,7 @@ class ImapSource(AccountSource):
         if rows is None:
             return None
         self._remember(cache.uidvalidity, cache.uidnext, rows, wanted)
-        found = recent.summaries(rows, THREAD_KIND)
+        found = recent.summaries(rows, THREAD_KIND, self._summaries)
         return found[:limit] if limit else found
 
     # -- search ----------------------------------------------------------------------------
