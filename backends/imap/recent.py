@@ -500,8 +500,22 @@ def threads_at_least(rows: list[Row], limit: int) -> bool:
     return len(grouped) >= limit
 
 
-def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
-    """The threads of ``rows``, most recent activity first.
+class SummaryMemo:
+    """The thread summaries one call of :func:`summaries` made, by group, for the next call on
+    (mostly) the same rows: a group whose member rows are equal (the very row objects, mostly:
+    a cache keeps its rows) is not summed up again. A poll in a storm lists thousands of
+    threads each time and a few changed: it sums up those few (issue 39)."""
+
+    __slots__ = ("last",)
+
+    def __init__(self) -> None:
+        # (kind, {group key: (member rows, summary, time)}), replaced whole by each call.
+        self.last: tuple[str, dict] = ("", {})
+
+
+def summaries(rows: list[Row], kind: str, memo: SummaryMemo | None = None) -> list[ThreadSummary]:
+    """The threads of ``rows``, most recent activity first. With ``memo``, the summaries of
+    the groups whose rows are those of the last call with that memo are taken from it.
 
     Threaded as :func:`thread_records` threads them (``rows`` sorted by UID are the
     records); each group is summed up from columns of the rows (one or two members
@@ -531,7 +545,17 @@ def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
     senders: dict[tuple[str, str], Address] = {}
     out: list[ThreadSummary] = []
     times: list[float] = []
+    previous = memo.last[1] if memo is not None and memo.last[0] == kind else {}
+    kept: dict = {}
     for key, indices in grouped.items():
+        if memo is not None:
+            members = tuple(map(rows.__getitem__, indices))
+            hit = previous.get(key)
+            if hit is not None and hit[0] == members:
+                kept[key] = hit
+                out.append(hit[1])
+                times.append(hit[2])
+                continue
         if any_synthetic and is_synthetic_root(key):
             root_id, synthetic_root = key[0], True
         else:
@@ -600,6 +624,10 @@ def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
                 message_count=len(indices), participants=participants, unread=unread, date_marker=marker,
                 continued=continued, sent=from_iso(sent) if sent else None))
         times.append(newest if newest is not None else 0.0)  # 0.0: the epoch, for no date
+        if memo is not None:
+            kept[key] = (members, out[-1], times[-1])
+    if memo is not None:
+        memo.last = (kind, kept)
     if len(set(times)) == len(times):
         # No two times equal (nor one object twice): the root IDs would break no tie, so
         # sorting by the times alone gives the very order of (time, root ID) below.
