@@ -60,7 +60,7 @@ REFUSED_OPS: dict[str, str] = {
 # -- errors ---------------------------------------------------------------------------
 
 
-class LostUpdate(Exception):
+class LostUpdate(TrackerError):
     """A rollup write that a concurrent writer undid (or a duplicate rollup it removed again);
     the contract retries it. Never leaves this module's retry loop."""
 

@@ -36,7 +36,7 @@ from mailtriage.backends.errors import BackendFailure, ConnectionLost, MailError
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.headers import aware
 from mailtriage.backends.imap.query import fetch_headers
-from mailtriage.backends.mailbox_contract import MailHeader, with_thread_counts, _newest_first
+from mailtriage.backends.mailbox_contract import InvalidQuery, MailHeader, with_thread_counts, _newest_first
 from mailtriage.backends.search import SearchField, SearchPage, SearchRequest
 
 _KEYS = {SearchField.TEXT: b"TEXT", SearchField.BODY: b"BODY", SearchField.FROM: b"FROM",
@@ -258,8 +258,8 @@ def search_folders(mb, folders: list[str], request: SearchRequest, backend: str)
     for folder in folders:
         try:
             headers, count, method = folder_window(mb, folder, request, 0, need)
-        except (Unavailable, NotSupported):
-            raise  # the account, not the folder: nothing else would answer either
+        except (Unavailable, NotSupported, InvalidQuery):
+            raise  # the account or the request, not the folder: nothing else would answer either
         except MailError as exc:
             first_error = first_error or exc
             failed.append((folder, getattr(exc, "detail", None) or str(exc)))
