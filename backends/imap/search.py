@@ -127,7 +127,7 @@ def folder_matches(mb, folder: str, request: SearchRequest) -> tuple[list[int], 
     except BackendFailure as exc:
         if isinstance(exc, ConnectionLost):
             raise
-        raise BackendFailure(mb.account_id, f"the search in {folder!r} failed: {exc.detail}") from None
+        raise BackendFailure(mb.account_id, f"the search in {folder!r} failed: {exc.detail}") from exc
     if request.since is not None and not conn.has("WITHIN"):
         uids = _drop_early(mb, uids, aware(request.since))
     method = method_of(conn)
@@ -162,7 +162,7 @@ def newest_matches(mb, folder: str, request: SearchRequest, need: int) -> tuple[
         except BackendFailure as exc:
             if isinstance(exc, ConnectionLost):
                 raise
-            raise BackendFailure(mb.account_id, f"the search in {folder!r} failed: {exc.detail}") from None
+            raise BackendFailure(mb.account_id, f"the search in {folder!r} failed: {exc.detail}") from exc
         searched += hi - lo + 1
         hi = lo - 1
         # The next window from the matches' density so far (half as much again, to land in
