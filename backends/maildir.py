@@ -107,7 +107,7 @@ class MaildirDraftsSource(MailSource):
             return box
         except OSError as exc:
             raise BackendFailure(self.name, f"the drafts folder {path} cannot be opened: "
-                                            f"{exc.strerror or exc}") from None
+                                            f"{exc.strerror or exc}") from exc
 
     # -- drafts -----------------------------------------------------------------------------
     def _thread_drafts(self, root: str) -> list[tuple[Path, Draft]]:
@@ -177,7 +177,7 @@ class MaildirDraftsSource(MailSource):
             os.chmod(path, 0o600)
         except (OSError, StopIteration) as exc:
             raise BackendFailure(self.name, f"writing the draft to {self.drafts_folder} failed: "
-                                            f"{getattr(exc, 'strerror', None) or exc}") from None
+                                            f"{getattr(exc, 'strerror', None) or exc}") from exc
         for found, draft in self._thread_drafts(root):
             if found == path:
                 return draft

@@ -1218,7 +1218,7 @@ class MboxSource(MailSource):
         try:
             sniff_archive(self.path)
         except ValueError as exc:
-            raise Unavailable(self.name, str(exc)) from None
+            raise Unavailable(self.name, str(exc)) from exc
 
     # -- index --------------------------------------------------------
     def _archive_key(self) -> tuple:
@@ -1252,9 +1252,9 @@ class MboxSource(MailSource):
                 self._index, self._groups = self._open_index()
                 self._index_key = key
         except ValueError as exc:
-            raise Unavailable(self.name, str(exc)) from None
+            raise Unavailable(self.name, str(exc)) from exc
         except OSError as exc:
-            raise Unavailable(self.name, f"cannot read {self.path}: {exc.strerror or exc}") from None
+            raise Unavailable(self.name, f"cannot read {self.path}: {exc.strerror or exc}") from exc
         return self._index
 
     @property
@@ -1709,7 +1709,7 @@ class MboxSource(MailSource):
         try:
             return attachment_bytes(raw, index)
         except AttachmentNotFound as exc:
-            raise BackendFailure(self.name, str(exc)) from None
+            raise BackendFailure(self.name, str(exc)) from exc
 
     def raw_message(self, message_ref: str) -> bytes:
         """The message ``message_ref`` (a Message.backend_ref) as the archive holds it.

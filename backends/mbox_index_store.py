@@ -544,7 +544,7 @@ def _read_delta(stored: Stored, archive: Path) -> None:
         except (TypeError, ValueError, KeyError, IndexError) as exc:
             why = f"{path.name} has an unexpected shape ({exc}); rebuilt"
             # apply_delta may have changed the columns half way: the caller reads the base again.
-            raise _DeltaUnusable(why) from None
+            raise _DeltaUnusable(why) from exc
     if why:
         note(f"appended-mail index of {archive.name}: {why}")
         cache_file.remove(path)

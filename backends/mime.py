@@ -30,6 +30,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from mailtriage.backends.contract import Address, AttachmentInfo, Message, TextPart
+from mailtriage.backends.errors import MailError
 from mailtriage.core.inert import header_text
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ _FALLBACK_CHARSETS = ("utf-8", "windows-1252", "latin-1")
 _MEANINGLESS_CHARSETS = {"unknown-8bit", "x-unknown", "unknown", "default", "x-user-defined", ""}
 
 
-class AttachmentNotFound(LookupError):
+class AttachmentNotFound(MailError, LookupError):
     """:func:`attachment_bytes` was asked for an index the message does not have."""
 
 

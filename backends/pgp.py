@@ -183,7 +183,7 @@ class GnuPG:
         except (OSError, ValueError) as exc:
             self._missing = (f"GnuPG ('{self.settings.binary}') could not be run: install gnupg "
                              f"(Debian: apt install gnupg) or put gpg on PATH ({type(exc).__name__})")
-            raise _Failed(self._missing) from None
+            raise _Failed(self._missing) from exc
         self._gpg.encoding = "utf-8"
         self._gpg.buffer_size = 64 * 1024  # python-gnupg reads 1 KiB at a time by default: slow for a report
         return self._gpg
@@ -227,7 +227,7 @@ class GnuPG:
             except BrokenPipeError:
                 pass  # gpg stopped reading (killed at the time limit, or failed early): its status says why
             except OSError as exc:
-                raise _Failed(f"gpg could not be run ({type(exc).__name__})") from None
+                raise _Failed(f"gpg could not be run ({type(exc).__name__})") from exc
             finally:
                 gpg.stop_timers()
                 gpg.on_data = None

@@ -30,6 +30,7 @@ from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.backends.send_policy import (ANSWERING_KINDS, DEFAULT_SEND_CAP, SendRefused,
                                              check_before_confirm, refusal_hint)
 from mailtriage.core.inert import header_text
+from mailtriage.workflows.errors import ApplicationError
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 from mailtriage.workflows.text import one_line, plain_lines
 
@@ -249,7 +250,7 @@ def form_problems(form: ComposeForm, *, security_cc: str | None = None) -> list[
 
 # -- attachments ------------------------------------------------------------------------
 
-class DraftAttachmentError(ValueError):
+class DraftAttachmentError(ApplicationError, ValueError):
     """A file to attach cannot be read or is too large (nothing is written)."""
 
 

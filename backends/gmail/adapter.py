@@ -259,7 +259,7 @@ class GmailMailbox(MailboxAdapter):
         try:
             return self.full(gmail_id)[0]
         except GmailNotFound as exc:
-            raise self._not_found(message_id, exc) from None
+            raise self._not_found(message_id, exc) from exc
 
     def thread(self, message_id: str) -> MailThread:
         """The Gmail thread of a message, chronological (drafts left out)."""
@@ -267,7 +267,7 @@ class GmailMailbox(MailboxAdapter):
         try:
             first = self.api.get(f"{USER}/messages/{gmail_id}", "messages.get", format="minimal")
         except GmailNotFound as exc:
-            raise self._not_found(message_id, exc) from None
+            raise self._not_found(message_id, exc) from exc
         thread_id = str(first["threadId"])
         members = self.thread_messages(thread_id)
         wanted = [m for m in members if "DRAFT" not in (m.get("labelIds") or ())]
@@ -286,11 +286,11 @@ class GmailMailbox(MailboxAdapter):
         try:
             raw = self.raw_bytes(gmail_id)
         except GmailNotFound as exc:
-            raise self._not_found(message_id, exc) from None
+            raise self._not_found(message_id, exc) from exc
         try:
             return mime.attachment_bytes(raw, index)
         except mime.AttachmentNotFound as exc:
-            raise BackendFailure(self.account_id, f"{message_id}: {exc}") from None
+            raise BackendFailure(self.account_id, f"{message_id}: {exc}") from exc
 
     def poll(self, cursor: str | None) -> PollResult:
         """Inbox polling by Gmail history. ``poll(None)`` (or an expired cursor) sets a silent
@@ -469,7 +469,7 @@ class GmailMailbox(MailboxAdapter):
             now = self._labels_now(gmail_ids)
             if now is None:
                 raise PartialFailure(self.account_id, op, {i: f"unknown whether it changed ({exc}); Gmail could "
-                                                              f"not be read to check" for i in ids}, []) from None
+                                                              f"not be read to check" for i in ids}, []) from exc
             changed = [i for i, g in zip(ids, gmail_ids)
                        if g in now and set(add) <= now[g] and not set(remove) & now[g]]
             if len(changed) == len(ids):
@@ -477,7 +477,7 @@ class GmailMailbox(MailboxAdapter):
             if not changed:
                 raise
             raise PartialFailure(self.account_id, op, {i: str(exc) for i in ids if i not in changed},
-                                 changed) from None
+                                 changed) from exc
 
     def set_flags(self, ids: Sequence[str], *, read: bool | None = None, flagged: bool | None = None) -> None:
         if read is None and flagged is None:
@@ -549,7 +549,7 @@ class GmailMailbox(MailboxAdapter):
             try:
                 source, source_raw = self.full(gmail_id)
             except GmailNotFound as exc:
-                raise self._not_found(compose.source_id, exc) from None
+                raise self._not_found(compose.source_id, exc) from exc
             thread_id = source.header.thread_key if compose.kind != "forward" else None
         outgoing = compose_message(self.account, compose, source, source_raw)
         if compose.bcc:

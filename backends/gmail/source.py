@@ -256,8 +256,8 @@ class GmailSource(AccountSource):
         value = self._thread_value(thread_id)
         try:
             return self.mailbox.thread_messages(value)
-        except GmailNotFound:
-            raise ThreadNotFound(self.name, f"Gmail has no thread {thread_id}") from None
+        except GmailNotFound as exc:
+            raise ThreadNotFound(self.name, f"Gmail has no thread {thread_id}") from exc
 
     def _message(self, gmail_id: str) -> Message:
         message, raw = self.mailbox.raw(gmail_id)
@@ -330,8 +330,8 @@ class GmailSource(AccountSource):
         try:
             thread = self.api.get(f"{USER}/threads/{value}", "threads.get", format="metadata",
                                   metadataHeaders=list(DRAFT_HEADERS)) or {}
-        except GmailNotFound:
-            raise ThreadNotFound(self.name, f"Gmail has no thread {value}") from None
+        except GmailNotFound as exc:
+            raise ThreadNotFound(self.name, f"Gmail has no thread {value}") from exc
         known: dict[str, dict] = {}  # Gmail message id -> headers
         wanted = list(self._slot_ids(value))
         unnamed = False

@@ -108,7 +108,7 @@ def attachment_bytes(mb, message_id: str, index: int) -> bytes:
     try:
         return mime.attachment_bytes(found[0].raw, index)
     except mime.AttachmentNotFound as exc:
-        raise BackendFailure(mb.account_id, f"{message_id}: {exc}") from None
+        raise BackendFailure(mb.account_id, f"{message_id}: {exc}") from exc
 
 
 def root_criteria(root: str, since_keys: list[bytes] | None = None) -> list[bytes]:

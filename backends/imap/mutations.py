@@ -82,8 +82,8 @@ def run_bulk(mb, op: str, ids: Sequence[str],
             continue
         try:
             missed = action(folder, usable, state) or {}
-        except NotSupported:
-            raise
+        except (NotSupported, InvalidQuery):
+            raise  # the request, not the folder: a MailError too, but no write failure
         except MailError as exc:
             why = _reset_or(mb, folder, usable, exc)
             failed.update({str(r): why for r in usable})
@@ -332,14 +332,14 @@ def move(mb, ids: Sequence[str], folder_id: str, *, op: str = "move") -> None:
                     try:
                         moved |= move_chunk(folder, chunk)
                         break
-                    except NotSupported:
+                    except (NotSupported, InvalidQuery):
                         raise
                     except MailError as exc:
                         chunk = _read_back(mb, folder, folder_id, state.uidvalidity, chunk, known, floor, exc,
                                            moved, missed, last=attempt == 2)
                         if not chunk:
                             break
-        except NotSupported:
+        except (NotSupported, InvalidQuery):
             raise
         except MailError as exc:  # reading back failed too: what was moved before stays done
             stopped = str(exc)

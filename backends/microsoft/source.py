@@ -134,8 +134,8 @@ class GraphSource(AccountSource):
         """A token (refreshed if due) and the list folder read. Raises SignInNeeded / Unavailable."""
         try:
             self.api.get(f"/me/mailFolders/{self.folder}", "mailFolders.get", **{"$select": "id"})
-        except GraphNotFound:
-            raise Unavailable(self.name, f"account {self.account.id} has no folder {self.folder!r}") from None
+        except GraphNotFound as exc:
+            raise Unavailable(self.name, f"account {self.account.id} has no folder {self.folder!r}") from exc
 
     # -- list_recent_threads ------------------------------------------------------------------------
     def _on_list(self, message: dict, wanted: str | None) -> bool:
