@@ -24,8 +24,8 @@ pulls the six fields that threading and the list need with a second one over
 all header blocks of the chunk, and keeps the raw bytes: subjects and senders
 are decoded only for the threads it returns. Files over 64 MB are split at a
 message boundary near the middle and the first half is scanned in a forked
-child. The fields come through the same rules as ``mime.header_fields`` /
-``mime.parse_date`` so the fast path and a full parse agree (a test checks that
+child. The fields come through the same rules as ``mime_headers.header_fields`` /
+``mime_dates.parse_date`` so the fast path and a full parse agree (a test checks that
 on a generated mbox).
 
 Why not scan backwards from the end and stop early? A thread's summary needs
@@ -72,28 +72,24 @@ from mailtriage.backends.errors import BackendFailure, ThreadNotFound, Unavailab
 from mailtriage.core.collector import collector_paused
 from mailtriage.core.errors import ConfigError
 from mailtriage.core.paths import user_allows_caches
-from mailtriage.backends.mime import (
+from mailtriage.backends.mime import AttachmentNotFound, _body_charset, attachment_bytes, parse_message
+from mailtriage.backends.mime_dates import (
     PLAUSIBLE_AHEAD_SECONDS,
     PLAUSIBLE_SINCE,
-    REFERENCE_ID,
-    AttachmentNotFound,
-    _body_charset,
-    ignored_references,
     implausible_date,
-    unfold_header_names,
-    attachment_bytes,
-    decode_header_text,
-    header_needs_charset,
-    header_fields,
-    normalize_line_ends,
-    parse_address,
     parse_date_epoch,
     parse_date_epochs,
+)
+from mailtriage.backends.mime_header_text import decode_header_text, header_needs_charset, parse_address
+from mailtriage.backends.mime_headers import (
+    unfold_header_names,
+    header_fields,
+    normalize_line_ends,
     message_synthetic_id,
-    parse_message,
     split_header_block,
     synthetic_message_id,
 )
+from mailtriage.backends.mime_ids import REFERENCE_ID, ignored_references
 from mailtriage.backends.thread_reconstruction import Links, ThreadGroup, group_ids, link_records, synthetic_kind
 from mailtriage.backends.thread_reconstruction import _Synthetic  # the key shape of synthetic IDs in Links
 
@@ -132,7 +128,7 @@ _HEADER_BLOCK = re.compile(
     rb"(?:\n(?:[!-9;-~]++:|[ \t]|" + _FIELD_LINE + rb")[^\n]*+)*+")
 # The fields listing needs, over the header blocks of a chunk joined by "\n": a
 # block never holds an empty line, so an empty line separates messages (the
-# separator matches with an empty name). Same value rule as mime.header_fields
+# separator matches with an empty name). Same value rule as mime_headers.header_fields
 # (including a name folded away from its colon). The lookahead lets most lines
 # (Received, DKIM, continuations) fail on their first byte.
 _FIELDS = re.compile(
@@ -143,7 +139,7 @@ _FIELDS = re.compile(
 _FIELD_COLUMN = {b"message-id": 0, b"references": 1, b"in-reply-to": 2, b"date": 3, b"subject": 4, b"from": 5}
 # Whitespace spelt out (\s as a set is slower in the scans hot loop; same bytes).
 _ID = re.compile(rb"<[^<> \t\n\r\f\v]+>")
-_REF_ID = REFERENCE_ID  # a reference must hold an "@" (mime.extract_msgids' rule)
+_REF_ID = REFERENCE_ID  # a reference must hold an "@" (mime_ids.extract_msgids' rule)
 _CONTENT_LENGTH = re.compile(rb"\ncontent-length[ \t]*:[ \t]*(\d{1,12})[ \t\r]*(?=\n|\Z)", re.IGNORECASE)
 _MBOXRD_QUOTED = re.compile(rb"^>(>*From )", re.MULTILINE)
 _UNDATED_NOTE = "no usable Date header; the archive's delivery time is used"
@@ -228,7 +224,7 @@ class ArchiveIndex:
 
 
 def _first_id(value: bytes | None) -> bytes | None:
-    """Same rule as ``mime.extract_msgid``, on bytes: the first <...>, else a bare a@b."""
+    """Same rule as ``mime_ids.extract_msgid``, on bytes: the first <...>, else a bare a@b."""
     if not value:
         return None
     match = _ID.search(value)
@@ -259,7 +255,7 @@ def _envelope_epoch(from_line: bytes) -> float | None:
 
 
 def _first_ref(value: bytes | None) -> bytes | None:
-    """Same rule as ``mime.extract_msgid(reference=True)``: the first <...@...>, else a bare a@b."""
+    """Same rule as ``mime_ids.extract_msgid(reference=True)``: the first <...@...>, else a bare a@b."""
     if not value:
         return None
     match = _REF_ID.search(value)
@@ -298,7 +294,7 @@ def mbox_unquote(message: bytes) -> bytes:
 
 def synthetic_id_of(raw: bytes) -> bytes:
     """The synthetic Message-ID ``mime.parse_message`` gives these message bytes (the one
-    rule of every backend: ``mime.message_synthetic_id``)."""
+    rule of every backend: ``mime_headers.message_synthetic_id``)."""
     return message_synthetic_id(raw).encode("ascii")
 
 
@@ -476,7 +472,7 @@ def _index_header_blocks(buf: bytearray, stop: int, base: int, out: tuple, links
     columns = (col_mid, col_refs, col_irt, col_date, col_subject, col_from)
     column_of: dict[bytes, list] = {}
     # Walk backwards so an earlier occurrence of a field overwrites a later one:
-    # the first occurrence wins, as in mime.header_fields.
+    # the first occurrence wins, as in mime_headers.header_fields.
     row = count - 1
     for name, value in reversed(_FIELDS.findall(joined)):
         if not name:

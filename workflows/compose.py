@@ -25,7 +25,7 @@ from pathlib import Path
 
 from mailtriage.backends.contract import Message, OutgoingAttachment, Thread, reply_subject
 from mailtriage.backends.mailbox_contract import Compose
-from mailtriage.backends.mime import is_plain_address
+from mailtriage.backends.mime_header_text import is_plain_address
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.backends.send_policy import (ANSWERING_KINDS, DEFAULT_SEND_CAP, SendRefused,
                                              check_before_confirm, refusal_hint)
