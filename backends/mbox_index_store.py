@@ -1,7 +1,7 @@
 """The persisted mbox index: a second open of a large mbox reads this instead of the archive.
 
 What is stored (under ``<cache dir>/mbox/``, mode 0600, see :mod:`core.cache_file`): the
-:class:`~backends.mbox.ArchiveIndex` columns (byte offsets, Message-IDs, dates, raw subjects
+:class:`~backends.mbox_index.ArchiveIndex` columns (byte offsets, Message-IDs, dates, raw subjects
 and senders, sender addresses, per-message notes), the threading links and the thread groups,
 plus what identifies the archive as it was indexed: its path, inode, size, mtime, change time
 (ctime) and a digest of its last 4 KiB. Never a message body.
