@@ -65,9 +65,6 @@ class ComposeForm:
     #: What the last editor round found wrong (the proposal blocks while any remain).
     problems: tuple[str, ...] = field(default_factory=tuple)
 
-    def with_kind(self, kind: str) -> "ComposeForm":
-        return replace(self, kind=kind)
-
     @property
     def is_forward(self) -> bool:
         return self.kind == FORWARD
