@@ -34,7 +34,7 @@ def _export(module: str, *names: str, **renamed: str) -> None:
 # -- the application layer itself
 _export("mailtriage.application.errors", "ApplicationError", "UsageError", "AttachmentError")
 _export("mailtriage.application.attachments", "AttachmentSet", "AttachmentView", "hex_lines", "looks_like_text",
-        "run_command", "command_argv", "save_all", "VIEW_LIMIT", attachments_for_source="for_source",
+        "run_command", "command_argv", "VIEW_LIMIT", attachments_for_source="for_source",
         attachments_for_mailbox="for_mailbox", attachment_folder_problem="folder_problem")
 _export("mailtriage.application.raw_message", "PipeResult", "run_pipe", raw_for_source="for_source",
         raw_for_mailbox="for_mailbox")

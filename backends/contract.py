@@ -657,17 +657,6 @@ class MailSource:
             )
 
 
-@dataclass
-class OpResult:
-    """The result of dispatching one op: the value plus which backend served it."""
-
-    op: Op
-    backend: str | None
-    value: object = None
-    resolution: object = None
-    notes: list[str] = field(default_factory=list)
-
-
 def reply_subject(subject: str | None) -> str:
     """The reply's subject: leading re/fwd/aw/sv markers (with [n]) stripped, then ``Re: `` prefixed."""
     text = (subject or "").strip()

@@ -112,7 +112,7 @@ class ImapSource(AccountSource):
         except (NotSupported, BackendFailure) as exc:
             if isinstance(exc, Unavailable):
                 raise
-            raise Unavailable(self.name, f"folder {self.folder!r} of account {account.id}: {exc}") from None
+            raise Unavailable(self.name, f"folder {self.folder!r} of account {account.id}: {exc}") from exc
 
     def _drafts(self) -> str | None:
         """The writable Drafts folder, or None (probed once per connection)."""
