@@ -340,7 +340,7 @@ class ImapConnection:
                 try:
                     ctx.load_verify_locations(cafile=self.account.ca_file)
                 except (OSError, ssl.SSLError) as exc:
-                    raise Unavailable(self.name, f"cannot read ca_file {self.account.ca_file}: {exc}") from None
+                    raise Unavailable(self.name, f"cannot read ca_file {self.account.ca_file}: {exc}") from exc
             self._ssl_context = ctx
         return self._ssl_context
 
@@ -368,7 +368,7 @@ class ImapConnection:
             client = IMAPClient(account.host, account.port, ssl=secure,
                                 ssl_context=self.ssl_context() if secure else None, timeout=account.timeout)
         except Exception as exc:  # noqa: BLE001 - every connect failure is an outage, said clearly
-            raise self._outage("connect", exc) from None
+            raise self._outage("connect", exc) from exc
         hook = _ProtocolHook(self, private.imap_of(client))
         TRACE.log(self.channel, "<", _clip(private.imap_of(client).welcome or b""))
         try:
