@@ -285,7 +285,7 @@ class AttachmentsDialog(ModalScreen[None], bindings.KeyContext):
         message.stop()
         report = message.report
         paths = [str(value.saved.path) for _summary, value in report.written]
-        if report.ok:
+        if report.failed is None:  # report.ok, said so the type checker sees failed is set below
             self._status(f"saved {len(paths)}: " + ", ".join(paths))
             self.notify("\n".join(inert(p) for p in paths) or "nothing", title="Saved", markup=False)
         else:
