@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 
 from mailtriage.backends import mime_headers, mime_ids
 from mailtriage.backends.errors import ConnectionLost, MailError, NotSupported
+from mailtriage.backends.imap import imaplib_private as private
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.ids import MessageRef, decode_many
 from mailtriage.backends.mailbox_contract import InvalidQuery, PartialFailure, check_bulk
@@ -307,8 +308,8 @@ def move(mb, ids: Sequence[str], folder_id: str, *, op: str = "move") -> None:
     def move_chunk(folder: str, chunk: list[int]) -> set[int]:
         seqset = protocol.compress(chunk)
         if can_move:
-            answer = mb.conn.call(f"UID MOVE {folder_id}", lambda c: c._raw_command_untagged(
-                b"MOVE", [seqset.encode(), c._normalise_folder(folder_id)], response_name="OK"))
+            answer = mb.conn.call(f"UID MOVE {folder_id}", lambda c: private.raw_command(
+                c, b"MOVE", [seqset.encode(), private.folder_name(c, folder_id)], response_name="OK"))
         else:
             answer = mb.conn.call(f"UID COPY {folder_id}", lambda c: c.copy([int(u) for u in chunk], folder_id))
             mb.expunge_uids(folder, chunk)

@@ -43,6 +43,7 @@ from mailtriage.backends import mime, mime_dates, mime_header_text, mime_headers
 from mailtriage.backends.contract import (LEGACY_KINDS, MESSAGE_ID_KIND, SYNTHETIC_MESSAGE_ID_KIND, Address, ThreadId,
                                           ThreadSummary)
 from mailtriage.backends.errors import BackendFailure, ConnectionLost
+from mailtriage.backends.imap import imaplib_private as private
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap import summary_cache as sc
 from mailtriage.backends.imap.headers import (SYNTHETIC_ITEMS, mime_synthetic_id, synthetic_id_from_fetch,
@@ -797,34 +798,34 @@ def _fetch_finding_window(client, uids: str, maker: RowMaker, since: datetime) -
     :func:`window_start` asks it) sent right behind it, unanswered: the rows by UID, and the
     window's first UID (0: none, None: the server cannot say). The SEARCH's answer is read
     whatever the FETCH's end, so the connection stays in step."""
-    imap = client._imap
+    imap = private.imap_of(client)
     out: dict[int, Row] = {}
-    fetch_tag = imap._command("UID", "FETCH", uids, "(" + " ".join(RECENT_ITEMS) + ")")
-    search_tag = imap._command("UID", "SEARCH", "RETURN", "(MIN COUNT)", "YOUNGER", str(_younger(since)))
+    fetch_tag = private.send_command(imap, "UID", "FETCH", uids, "(" + " ".join(RECENT_ITEMS) + ")")
+    search_tag = private.send_command(imap, "UID", "SEARCH", "RETURN", "(MIN COUNT)", "YOUNGER", str(_younger(since)))
     try:
         typ, data = protocol.stream_fetch(client, fetch_tag, lambda got: parse_rows(got, maker, uid=True, out=out),
                                           2000)
-        client._checkok("fetch", typ, data)
+        private.check_ok(client, "fetch", typ, data)
     except (imap.abort, OSError):
         raise  # the connection is gone (or timed out): the caller drops it, nothing more is read
     except BaseException:
         # The server refused the FETCH (or its rows could not be used): the SEARCH's answer is
         # still read, so the connection stays in step, and dropped with the FETCH's error.
         try:
-            imap._command_complete("SEARCH", search_tag)
+            private.wait_completion(imap, "SEARCH", search_tag)
         except imap.error:
             pass
         imap.untagged_responses.pop("ESEARCH", None)
         raise
     try:
-        typ, data = imap._command_complete("SEARCH", search_tag)
+        typ, data = private.wait_completion(imap, "SEARCH", search_tag)
     except imap.abort:
         raise
     except imap.error:  # BAD: refused (as window_start, the caller walks instead)
         typ, data = "BAD", []
     if typ != "OK":
         return out, None
-    _, found = imap._untagged_response(typ, data, "ESEARCH")
+    _, found = private.untagged(imap, typ, data, "ESEARCH")
     minimum = _esearch_min([line for line in found if line])
     return out, minimum if minimum is not None else 0
 
@@ -847,8 +848,8 @@ def window_start(conn, since: datetime, *, uid: bool = False) -> int | None:
         return None
     seconds = _younger(since)
     try:
-        data = conn.call("UID SEARCH window" if uid else "SEARCH window", lambda c: c._raw_command_untagged(
-            b"SEARCH", [b"RETURN", b"(MIN COUNT)", b"YOUNGER", str(seconds).encode()], response_name="ESEARCH",
+        data = conn.call("UID SEARCH window" if uid else "SEARCH window", lambda c: private.raw_command(
+            c, b"SEARCH", [b"RETURN", b"(MIN COUNT)", b"YOUNGER", str(seconds).encode()], response_name="ESEARCH",
             uid=uid))
     except ConnectionLost:
         raise
@@ -922,11 +923,11 @@ def reconcile(conn, state, cache: sc.FolderCache, note: Callable[[str], None]) -
 
 
 def _changed_flags(client, seqset: str, modseq: int) -> dict[int, dict]:
-    imap = client._imap
-    tag = imap._command("UID", "FETCH", seqset, "(UID FLAGS)", f"(CHANGEDSINCE {modseq})")
-    typ, data = imap._command_complete("FETCH", tag)
-    client._checkok("fetch", typ, data)
-    typ, data = imap._untagged_response(typ, data, "FETCH")
+    imap = private.imap_of(client)
+    tag = private.send_command(imap, "UID", "FETCH", seqset, "(UID FLAGS)", f"(CHANGEDSINCE {modseq})")
+    typ, data = private.wait_completion(imap, "FETCH", tag)
+    private.check_ok(client, "fetch", typ, data)
+    typ, data = private.untagged(imap, typ, data, "FETCH")
     return dict(parse_fetch_response(data, False, True))
 
 

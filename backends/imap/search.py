@@ -29,10 +29,10 @@ import weakref
 from collections import OrderedDict
 from datetime import datetime, timezone
 
-from imapclient.imapclient import _literal  # imapclient's marker for "always send as a literal"
 from imapclient.response_parser import parse_message_list
 
 from mailtriage.backends.errors import BackendFailure, ConnectionLost, MailError, NotSupported, Unavailable
+from mailtriage.backends.imap import imaplib_private as private
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.headers import aware
 from mailtriage.backends.imap.query import fetch_headers
@@ -61,7 +61,7 @@ def search_string(text: str) -> bytes:
     raw = text.encode("utf-8")
     if all(32 <= b < 127 for b in raw):
         return b'"' + raw.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
-    return _literal(raw)
+    return private.literal(raw)
 
 
 def criteria(request: SearchRequest, *, within: bool, now: datetime | None = None) -> list[bytes]:
@@ -93,10 +93,10 @@ def _run(conn, keys: list[bytes]) -> list[int]:
 def _search(client, keys: list[bytes], *, esearch: bool) -> tuple[list[int], int]:
     charset = [b"CHARSET", b"UTF-8"]
     if esearch:
-        data = client._raw_command_untagged(b"SEARCH", [b"RETURN", b"(ALL COUNT)", *charset, *keys],
-                                            response_name="ESEARCH")
+        data = private.raw_command(client, b"SEARCH", [b"RETURN", b"(ALL COUNT)", *charset, *keys],
+                                   response_name="ESEARCH")
         return protocol.parse_esearch(data)
-    uids = sorted(parse_message_list(client._raw_command_untagged(b"SEARCH", [*charset, *keys])))
+    uids = sorted(parse_message_list(private.raw_command(client, b"SEARCH", [*charset, *keys])))
     return uids, len(uids)
 
 
