@@ -191,8 +191,10 @@ def test_a_rotated_refresh_token_replaces_the_old_one(google_emulator, memory_ke
 def test_throttling_honours_retry_after(google_emulator, gmail_account, trace_lines):
     google_emulator.server.fail("/profile", Reply.json({"error": {"code": 429, "message": "Rate Limit Exceeded"}},
                                                        429, **{"Retry-After": "1"}))
-    profile = GmailApi(gmail_account).get(f"{USER}/profile", "getProfile")
+    waits = []
+    profile = GmailApi(gmail_account, sleep=waits.append).get(f"{USER}/profile", "getProfile")
     assert profile["emailAddress"]
+    assert waits == [1.0]  # the sleeper is recorded: no real second waited
     assert len([r for r in google_emulator.server.requests if r.path.endswith("/profile")]) == 2
     # Gmail's own backoff waits (not the HTTP client's fixed retry), here as Retry-After said.
     assert any("429" in line.text and "backing off 1.00s" in line.text for line in trace_lines)
