@@ -16,6 +16,7 @@ from mailtriage.backends.gmail.account import (SCOPE_COMPOSE, SCOPE_LABELS, SCOP
                                                client_secret_key, token_key)
 from mailtriage.backends.gmail.api import USER, GmailApi
 from mailtriage.backends.gmail.auth import GoogleSignIn
+from mailtriage.backends.gmail.adapter import GmailMailbox
 from mailtriage.backends.gmail.source import GmailSource
 from mailtriage.core.secrets import get_secret, set_secret
 from tests.archives.fakehttp import Reply
@@ -148,9 +149,27 @@ def test_a_token_endpoint_outage_is_an_outage_not_a_sign_out(google_emulator, me
 def test_a_gmail_outage_is_an_outage(google_emulator, gmail_account):
     google_emulator.server.fail("/profile", Reply.json({"error": {"code": 503, "message": "Backend Error"}}, 503),
                                 times=None)
+    clock = FakeClock()  # the default backoff's 60 s deadline passes on it, not on the wall clock (was ~50 s)
+    api = GmailApi(gmail_account, sleep=clock.sleep, clock=clock)
     with pytest.raises(Unavailable) as caught:
-        GmailSource("gmail", {}, account=gmail_account).check_available()
+        GmailSource("gmail", {}, mailbox=GmailMailbox(gmail_account, api=api)).check_available()
     assert not isinstance(caught.value, SignInNeeded)
+    assert clock.waits and sum(clock.waits) <= 60.0  # it backed off, within the deadline, then gave up
+
+
+class FakeClock:
+    """A monotonic clock that only a sleep moves."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.waits: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
 
 
 def test_two_workers_needing_a_refresh_refresh_once(google_emulator, memory_keyring):
