@@ -56,3 +56,9 @@ def cache(tmp_path, monkeypatch):
     folder = tmp_path / "cache"
     monkeypatch.setenv("MAILTRIAGE_CACHE_DIR", str(folder))
     return folder
+
+
+def pytest_collection_modifyitems(items):
+    """Tests marked slow start first (stable otherwise): on two workers (scripts/test's -n 2) a
+    run no longer ends with one worker alone on a state machine or a process race it met last."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
