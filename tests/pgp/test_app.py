@@ -85,19 +85,6 @@ def snapshot_thread(home: Path) -> list[bytes]:
     return [report, mixed_reply, forged, broken]
 
 
-@pytest.fixture(scope="module")
-def pgp_thread() -> list[bytes]:
-    """The snapshot thread, encrypted and signed once for the module (five gpg runs a test saved):
-    its ciphertexts differ from run to run, what the reader shows of them does not."""
-    home = _new_home()
-    gpg(home, "--import", data=KEYS.read_bytes())
-    try:
-        yield snapshot_thread(home)
-    finally:
-        kill_agent(home)
-        shutil.rmtree(home, ignore_errors=True)
-
-
 @pytest.fixture
 def workdir(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -127,28 +114,28 @@ def shot(*keys: str):
     return run_before
 
 
-def test_reader_encrypted_and_mixed_wide(snap_compare, workdir, fixed_home, pgp_thread):
-    app = make_app(project_with(workdir, fixed_home, pgp_thread))
+def test_reader_encrypted_and_mixed_wide(snap_compare, workdir, fixed_home):
+    app = make_app(project_with(workdir, fixed_home, snapshot_thread(fixed_home)))
     assert snap_compare(app, terminal_size=WIDE, run_before=shot("enter"))
 
 
-def test_reader_forged_signature_and_failed_wide(snap_compare, workdir, fixed_home, pgp_thread):
-    app = make_app(project_with(workdir, fixed_home, pgp_thread))
+def test_reader_forged_signature_and_failed_wide(snap_compare, workdir, fixed_home):
+    app = make_app(project_with(workdir, fixed_home, snapshot_thread(fixed_home)))
     assert snap_compare(app, terminal_size=WIDE, run_before=shot("enter", "tab", "G"))
 
 
-def test_reader_encrypted_narrow(snap_compare, workdir, fixed_home, pgp_thread):
-    app = make_app(project_with(workdir, fixed_home, pgp_thread))
+def test_reader_encrypted_narrow(snap_compare, workdir, fixed_home):
+    app = make_app(project_with(workdir, fixed_home, snapshot_thread(fixed_home)))
     assert snap_compare(app, terminal_size=NARROW, run_before=shot("enter"))
 
 
-def test_encrypted_reply_proposal_narrow(snap_compare, workdir, fixed_home, pgp_thread):
-    app = make_app(project_with(workdir, fixed_home, pgp_thread))
+def test_encrypted_reply_proposal_narrow(snap_compare, workdir, fixed_home):
+    app = make_app(project_with(workdir, fixed_home, snapshot_thread(fixed_home)))
     assert snap_compare(app, terminal_size=NARROW, run_before=shot("enter", "r", "ctrl+s"))
 
 
-def test_encrypted_reply_proposal_wide(snap_compare, workdir, fixed_home, pgp_thread):
-    app = make_app(project_with(workdir, fixed_home, pgp_thread))
+def test_encrypted_reply_proposal_wide(snap_compare, workdir, fixed_home):
+    app = make_app(project_with(workdir, fixed_home, snapshot_thread(fixed_home)))
     assert snap_compare(app, terminal_size=WIDE, run_before=shot("enter", "r", "ctrl+s"))
 
 
@@ -159,8 +146,8 @@ def test_clear_reply_choice_wide(snap_compare, workdir, fixed_home):
     assert snap_compare(app, terminal_size=WIDE, run_before=shot("enter", "r", "ctrl+s"))
 
 
-async def test_reading_pane_says_what_was_encrypted_and_what_was_not(workdir, fixed_home, pgp_thread):
-    app = make_app(project_with(workdir, fixed_home, pgp_thread))
+async def test_reading_pane_says_what_was_encrypted_and_what_was_not(workdir, fixed_home):
+    app = make_app(project_with(workdir, fixed_home, snapshot_thread(fixed_home)))
     async with app.run_test(size=WIDE) as pilot:
         await settle(pilot)
         await pilot.press("enter")
