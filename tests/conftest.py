@@ -1,5 +1,6 @@
 """Suite-wide settings."""
 
+import inspect
 import os
 
 from hypothesis import settings
@@ -14,6 +15,17 @@ if os.environ.get("CI"):
 import pytest  # noqa: E402
 
 from mailtriage.core.secrets import forget_remembered_secrets  # noqa: E402
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector, name, obj):
+    """``async def`` tests (the Pilot tests of tests/tui and tests/pgp) run on asyncio through
+    anyio's pytest plugin (each folder's ``anyio_backend`` fixture). They are marked as they are
+    collected: marked later (pytest_collection_modifyitems), anyio swapped each for a new
+    ``[asyncio]`` item that syrupy never saw collected, and a run without -n of a file mixing
+    snapshot and async tests ended in syrupy's KeyError, exit 1 (tests/core/test_suite_exit.py)."""
+    if inspect.iscoroutinefunction(obj) and collector.istestfunction(obj, name):
+        pytest.mark.usefixtures("anyio_backend")(pytest.mark.anyio(obj))
 
 
 @pytest.fixture(autouse=True)
@@ -44,3 +56,9 @@ def cache(tmp_path, monkeypatch):
     folder = tmp_path / "cache"
     monkeypatch.setenv("MAILTRIAGE_CACHE_DIR", str(folder))
     return folder
+
+
+def pytest_collection_modifyitems(items):
+    """Tests marked slow start first (stable otherwise): on two workers (scripts/test's -n 2) a
+    run no longer ends with one worker alone on a state machine or a process race it met last."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -75,7 +75,8 @@ class GmailNotFound(BackendFailure):
 class GmailApi:
     def __init__(self, account: GoogleAccount, *, signin: GoogleSignIn | None = None,
                  http: HttpClient | None = None, backoff: Backoff | None = None,
-                 sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None) -> None:
+                 sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.account = account
         self.signin = signin or GoogleSignIn(account)
         # Our client does not retry: the backoff below does, for every limit Gmail reports.
@@ -83,6 +84,7 @@ class GmailApi:
                                         ca_file=account.ca_file, retry=RetryPolicy(attempts=1))
         self.backoff = backoff or Backoff()
         self._sleep = sleep
+        self._clock = clock  # with ``sleep``, what the backoff's deadline is measured on (tests: one fake clock)
         self._rng = rng or random.Random()
 
     @property
@@ -105,7 +107,7 @@ class GmailApi:
                  what: str, content: bytes | None = None, headers: Mapping[str, str] | None = None):
         """One API call with the backoff; returns the successful response (errors as :meth:`call`)."""
         payload = _Payload(body, content, dict(headers or {}))
-        started = time.monotonic()
+        started = self._clock()
         attempt = 0
         while True:
             attempt += 1
@@ -114,7 +116,7 @@ class GmailApi:
             if wait is None:
                 self._decode(response, what, check_only=True)
                 return response
-            spent = time.monotonic() - started
+            spent = self._clock() - started
             if spent + wait > self.backoff.deadline:
                 return self._decode(response, what, gave_up=(attempt, spent))
             state = (f"{response.status_code} {_reason(response) or _message(response)}: backing off {wait:.2f}s "

@@ -42,6 +42,7 @@ def per_module(lines: list[str]) -> dict[str, int]:
     return dict(sorted(Counter(ERROR.match(line).group(1) for line in lines).items()))
 
 
+@pytest.mark.slow  # mypy over the whole tree
 def test_type_errors_only_shrink(tmp_path):
     lines = mypy_errors(tmp_path)
     now = per_module(lines)

@@ -162,6 +162,7 @@ def kill_mid_write(env, target) -> list[str]:
         proc.stderr.close()
 
 
+@pytest.mark.slow  # child processes killed mid-write
 def test_a_save_killed_mid_write_leaves_no_torn_file_and_a_rerun_saves_under_the_real_name(big_env, tmp_path):
     left = None
     for attempt in range(5):  # the kill waits for the write to be seen, not for a time

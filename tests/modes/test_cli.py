@@ -83,6 +83,7 @@ def cli_env(tmp_path):
     return env
 
 
+@pytest.mark.slow  # serve processes started and stopped
 def test_serve_stop_start_and_replay_gets_the_original_answer(tmp_path, dovecot, dovecot_user, cli_env):
     master = Party("master")
     cli_env["MT_TEST_MODES_IMAP"] = dovecot_user.password

@@ -16,6 +16,7 @@ from mailtriage.backends.gmail.account import (SCOPE_COMPOSE, SCOPE_LABELS, SCOP
                                                client_secret_key, token_key)
 from mailtriage.backends.gmail.api import USER, GmailApi
 from mailtriage.backends.gmail.auth import GoogleSignIn
+from mailtriage.backends.gmail.adapter import GmailMailbox
 from mailtriage.backends.gmail.source import GmailSource
 from mailtriage.core.secrets import get_secret, set_secret
 from tests.archives.fakehttp import Reply
@@ -148,9 +149,27 @@ def test_a_token_endpoint_outage_is_an_outage_not_a_sign_out(google_emulator, me
 def test_a_gmail_outage_is_an_outage(google_emulator, gmail_account):
     google_emulator.server.fail("/profile", Reply.json({"error": {"code": 503, "message": "Backend Error"}}, 503),
                                 times=None)
+    clock = FakeClock()  # the default backoff's 60 s deadline passes on it, not on the wall clock (was ~50 s)
+    api = GmailApi(gmail_account, sleep=clock.sleep, clock=clock)
     with pytest.raises(Unavailable) as caught:
-        GmailSource("gmail", {}, account=gmail_account).check_available()
+        GmailSource("gmail", {}, mailbox=GmailMailbox(gmail_account, api=api)).check_available()
     assert not isinstance(caught.value, SignInNeeded)
+    assert clock.waits and sum(clock.waits) <= 60.0  # it backed off, within the deadline, then gave up
+
+
+class FakeClock:
+    """A monotonic clock that only a sleep moves."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.waits: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
 
 
 def test_two_workers_needing_a_refresh_refresh_once(google_emulator, memory_keyring):
@@ -191,8 +210,10 @@ def test_a_rotated_refresh_token_replaces_the_old_one(google_emulator, memory_ke
 def test_throttling_honours_retry_after(google_emulator, gmail_account, trace_lines):
     google_emulator.server.fail("/profile", Reply.json({"error": {"code": 429, "message": "Rate Limit Exceeded"}},
                                                        429, **{"Retry-After": "1"}))
-    profile = GmailApi(gmail_account).get(f"{USER}/profile", "getProfile")
+    waits = []
+    profile = GmailApi(gmail_account, sleep=waits.append).get(f"{USER}/profile", "getProfile")
     assert profile["emailAddress"]
+    assert waits == [1.0]  # the sleeper is recorded: no real second waited
     assert len([r for r in google_emulator.server.requests if r.path.endswith("/profile")]) == 2
     # Gmail's own backoff waits (not the HTTP client's fixed retry), here as Retry-After said.
     assert any("429" in line.text and "backing off 1.00s" in line.text for line in trace_lines)

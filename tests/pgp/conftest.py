@@ -16,7 +16,6 @@ encrypted by ``gpg``, wrapped into RFC 3156 multipart/signed or multipart/encryp
 
 from __future__ import annotations
 
-import inspect
 import shutil
 import subprocess
 import tempfile
@@ -27,20 +26,10 @@ import pytest
 
 from mailtriage.backends import pgp
 
-HERE = Path(__file__).resolve().parent
-
-
-def pytest_collection_modifyitems(items):
-    # The app tests (test_app.py) are async Pilot tests: run them on asyncio through anyio, as tests/tui
-    # does for its own (this hook sees the whole session: only this folder's items are marked here).
-    for item in items:
-        if HERE in Path(str(item.path)).resolve().parents and \
-                inspect.iscoroutinefunction(getattr(item, "function", None)):
-            item.add_marker(pytest.mark.anyio)
-
 
 @pytest.fixture
 def anyio_backend():
+    """The app tests (test_app.py) are async Pilot tests: on asyncio through anyio (tests/conftest.py)."""
     return "asyncio"
 
 

@@ -13,6 +13,8 @@ from mailtriage.trackers import rollup as rollupmod
 from mailtriage.trackers.registry import open_tracker
 from tests.trackers.conftest import make_github_env, make_jira_env
 
+pytestmark = pytest.mark.slow  # parallel writers on the emulators
+
 N = 20
 
 

@@ -3,25 +3,19 @@
 * Every test gets its own user settings folder (``MAILTRIAGE_CONFIG_DIR``) with a fixed
   sender name, so nothing reads or writes the real settings and output is stable.
 * The op log and the protocol trace are process-wide feeds: cleared per test.
-* ``async def`` tests run on asyncio through anyio's pytest plugin (installed with httpx).
+* ``async def`` tests run on asyncio through anyio's pytest plugin (installed with httpx; marked
+  by tests/conftest.py).
 * Apps are made with ``cursor_blink=False`` and data with fixed dates: snapshots never
   depend on a clock.
 """
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import pytest
 
 from mailtriage.core.trace import OPLOG, TRACE
-
-
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if inspect.iscoroutinefunction(getattr(item, "function", None)):
-            item.add_marker(pytest.mark.anyio)
 
 
 @pytest.fixture

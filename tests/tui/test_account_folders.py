@@ -129,13 +129,15 @@ async def test_cancelled_flag_and_mark_read_change_nothing(account_project, dove
     app = make_app(account_project)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
-        for key in ("f", "m", "a", "d"):
-            await pilot.press(key)
-            await settle(pilot)
-            assert isinstance(app.screen, ProposalDialog)
-            await pilot.press("escape")
-            await settle(pilot)
-            assert not isinstance(app.screen, ProposalDialog)
+        # Esc on the dialog, once (the dialog is the same for every organize key): f, a and d open
+        # their proposals in the tests below, and the app machine cancels all four at random with
+        # its "nothing written without a confirmation" invariant (test_app_machine.py).
+        await pilot.press("m")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, ProposalDialog)
     assert inbox_flags(dovecot, dovecot_user) == before
     assert folder_subjects(dovecot, dovecot_user, "Archive") == []
 

@@ -23,6 +23,7 @@ import contextvars
 import os
 from datetime import datetime, timezone
 
+import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
@@ -68,6 +69,7 @@ def mailbox_state(dovecot, user) -> dict:
     return state
 
 
+@pytest.mark.slow  # a state machine over the whole app
 def test_the_app_keeps_the_security_cc_and_writes_only_what_was_confirmed(sending_project, dovecot,  # noqa: F811
                                                                           dovecot_user, smtp, tmp_path,
                                                                           monkeypatch):

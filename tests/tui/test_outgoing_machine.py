@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from email.utils import getaddresses
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
@@ -46,6 +47,7 @@ def ccs(message) -> set[str]:
     return {a.lower() for _n, a in getaddresses(message.get_all("Cc", []))}
 
 
+@pytest.mark.slow  # a state machine over the compose paths
 def test_every_path_keeps_the_security_cc(sending_project, dovecot, dovecot_user, smtp):  # noqa: F811
     when = datetime(2026, 10, 4, 9, 0, tzinfo=timezone.utc)
     for raw in (FOLLOW_UP, report(7, "Stray copy of a report"), TIMELINE_REPLY.replace(b"TO", b"me@example.org")):

@@ -3,6 +3,7 @@
 import subprocess
 from pathlib import Path
 
+from textual.notifications import Notify
 from textual.widgets import TextArea
 
 from mailtriage.core.projectconfig import load_project
@@ -133,7 +134,10 @@ async def test_publish_reviews_again_when_the_working_copy_changed_since_the_rev
 
     project = project_with_tracker(tmp_path / "p")
     app = make_app(project)
-    async with app.run_test(size=(140, 50)) as pilot:
+    # Every message the app handles, kept: a notification read from app._notifications expires on
+    # the wall clock (12 s), which a loaded machine's settle() outlasted (failed at load ~12).
+    handled: list = []
+    async with app.run_test(size=(140, 50), message_hook=handled.append) as pilot:
         await settle(pilot)
         await pilot.press("G", "enter")
         await settle(pilot)
@@ -152,8 +156,8 @@ async def test_publish_reviews_again_when_the_working_copy_changed_since_the_rev
         assert sorted(app.screen.proposal.facts["files"]) == ["security-tracker/SEC-0001.md",
                                                               f"security-tracker/{other}.md"]
         assert f"security-tracker/{other}.md" in screen_text(app)
-        assert any("changed since the review" in n.message and f"{other}.md" in n.message
-                   for n in app._notifications)
+        notes = [m.notification.message for m in handled if isinstance(m, Notify)]
+        assert any("changed since the review" in n and f"{other}.md" in n for n in notes), notes
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert not isinstance(app.screen, ProposalDialog)

@@ -21,6 +21,8 @@ from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.workflows.conftest import REPORT, mail
 from tests.workflows.test_concurrent_imports import RUNS, child_keyring, issue_files, run_many  # noqa: F401
 
+pytestmark = pytest.mark.slow  # real CLI processes racing
+
 LIST = "security@frobnicator.example.org"
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
 

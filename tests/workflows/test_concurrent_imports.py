@@ -18,6 +18,8 @@ from mailtriage.core.projectconfig import load_project
 from mailtriage.trackers.registry import open_tracker
 from tests.workflows.conftest import REPORT, mail, report_thread, sh, write_mbox
 
+pytestmark = pytest.mark.slow  # real CLI processes racing
+
 RUNS = 5
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -19,6 +19,7 @@ import re
 from datetime import timedelta
 from email import policy
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +29,8 @@ from tests.workflows.test_concurrent_drafts import imap_env  # noqa: F401 (fixtu
 from tests.workflows.test_concurrent_imports import (_import_entries_of, _linked, _server_project,  # noqa: F401
                                                      assert_each_commit_holds_what_it_names, child_keyring,
                                                      git_commits, import_entries, run_many, threads)
+
+pytestmark = pytest.mark.slow  # batches of real CLI processes
 
 THREADS = 2
 #: benchmarks/soak_invariants.py runs these longer: more examples each, fresh random batches.
