@@ -59,11 +59,11 @@ _export("mailtriage.application.crypto", "KeyImportFlow", "PgpSupport")
 _export("mailtriage.application.cases", "case_record", "modes_database")
 # -- mail: the contract's types and errors
 _export("mailtriage.backends.contract", "ALL_OPS", "Op", "Thread", "ThreadId", "ThreadSummary", "Message",
-        "DraftRequest", "MailSource", "SourceFeatures", "Draft")
+        "DraftRequest", "MailSource", "SourceFeatures", "Draft", "Address")
 _export("mailtriage.backends.errors", "MailError", "NotSupported", "Unavailable", "SignInNeeded", "BackendFailure",
         "ConnectionLost", "MandatoryBackendUnavailable", "NoBackendAvailable", "NoBackendReachable",
         "DraftAlreadyPending", "SendRefused")
-_export("mailtriage.backends.mailbox_contract", "MailQuery", "MailHeader", "MailFolder", "MailPage")
+_export("mailtriage.backends.mailbox_contract", "MailQuery", "MailHeader", "MailFolder", "MailPage", "FolderOrder")
 _export("mailtriage.backends.registry", "SourceSet", "Dispatch", "open_mailbox")
 _export("mailtriage.backends.summary_wire", "pack_summaries", "unpack_summaries", "PackedSummaries")
 _export("mailtriage.backends.imap.summary_cache", flush_summary_caches="flush_all")

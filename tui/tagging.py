@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.worker import get_current_worker
 
 from mailtriage.application import ThreadId, ThreadSummary
+from mailtriage.core.inert import terminal_text
 from mailtriage.tui.rows import ThreadRows
 
 
@@ -158,6 +159,11 @@ class TagKeys:
         rows: ThreadRows
         index: int | None
         wrapped: bool
+        error: str = ""
+
+    def server_unread(self, origin: int) -> bool:
+        """u beyond the rows at hand, asked of the server (see ``server_order``); False: it cannot."""
+        return False
 
     def action_next_unread(self) -> None:
         """u: the next unread row after the cursor, wrapping to the top. In a paged folder the
@@ -169,6 +175,8 @@ class TagKeys:
             index = (self.cursor + step) % total
             row = self.rows.peek(index)
             if row is None and self.rows.page_size:
+                if self.server_unread(self.cursor):  # issue 35: the server's UID SEARCH UNSEEN
+                    return
                 self.notify("looking for unread rows in pages not loaded yet…", markup=False, timeout=2)
                 self._seek_unread(self.rows, self.cursor, step)
                 return
@@ -204,6 +212,10 @@ class TagKeys:
         if message.rows is not self.rows:
             return
         self.refresh()
+        if message.error:
+            # Server text: inert, never parsed as markup.
+            self.notify(f"next unread: {terminal_text(message.error)}", severity="error", markup=False)
+            return
         if message.index is None:
             self.notify("no unread", markup=False, timeout=3)
             return
