@@ -85,6 +85,7 @@ _export("mailtriage.trackers.errors", "NotFound", "Refused", "TrackerError", "Ma
 _export("mailtriage.trackers.registry", "open_tracker")
 _export("mailtriage.trackers.fields", "get_field", "sections", "split_lines")
 _export("mailtriage.trackers", rollup="rollup")
+_export("mailtriage.application.dates", "shown_date", DATE_HEADINGS="HEADINGS")
 # -- flows' own types, for the front ends that show them
 _export("mailtriage.workflows.proposals", "ApplyReport", "Proposal", "confirm_interactively")
 _export("mailtriage.workflows.alerts", "NewReportPoller", "PollOutcome", "poll_seconds", "run_poll_loop",

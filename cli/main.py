@@ -257,8 +257,13 @@ def cmd_list(args: argparse.Namespace) -> int:
         threads = result.value
         print(f"{_line(project.config.title)}: {len(threads)} threads on {_line(list_name or '(no list)')} "
               f"since {since.date().isoformat()} (via {_line(result.resolution.chosen)})")
+        from mailtriage.core.settings import load_settings  # as the app's start-up: loaded where used
+
+        column = load_settings().date_column  # the app's date column: the sender's Date: by default
+        print(f"{application.DATE_HEADINGS[column]:<17} {'#':>3}  {'from':<24}  subject")
         for t in threads:
-            when = t.last_activity.strftime("%Y-%m-%d %H:%M") if t.last_activity else "????-??-?? ??:??"
+            shown = application.shown_date(t, column)
+            when = shown.strftime("%Y-%m-%d %H:%M") if shown else "????-??-?? ??:??"
             who = _line(application.sender_label(t.sender.name, t.sender.email))[:40 if t.sender.name else 24]
             print(f"{when}{t.date_mark} {t.message_count:>3}  {who:<24}  {capped_line(t.subject)}")
         for note in getattr(threads, "notes", ()):  # pages or rows a backend could not read

@@ -14,7 +14,6 @@ from __future__ import annotations
 import gc
 import subprocess
 import sys
-import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,7 +31,7 @@ from mailtriage.core.settings import UserSettings, load_settings
 from mailtriage.themes import DEFAULT_THEME, THEMES, canonical_name, theme_css_paths
 from mailtriage.tui import bindings, keymaps, quick_flags
 from mailtriage.tui.commands import MailtriageCommands, ThemeCommands
-from mailtriage.tui.errors import ErrorRecord, error_line, is_expected
+from mailtriage.tui.errors import ErrorRecord, error_record
 from mailtriage.tui.first_screen import FirstScreen
 from mailtriage.tui.head_start import ForkedHeadStart
 from mailtriage.tui.messages import CacheUnwritable, SessionFailed, SessionOpened, SettingsSaved
@@ -233,14 +232,10 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
     def report_error(self, title: str, error: BaseException, *, where: str = "", resolution: Resolution | None = None,
                      details: str = "", severity: str = "error") -> None:
         # The error list keeps tracebacks: every field is scrubbed of the session's secrets.
-        technical = ""
-        if error.__traceback__ is not None and not is_expected(error):
-            technical = scrub("".join(traceback.format_exception(error)))
-        record = ErrorRecord(title, scrub(error_line(error) if not is_expected(error) else str(error)),
-                             where, scrub(resolution.summary()) if resolution is not None else "",
-                             scrub(details), technical)
+        record = error_record(title, error, where=where, details=details, scrub=scrub,
+                              resolution=resolution.summary() if resolution is not None else "")
         self.errors.append(record)
-        self.notify(f"{inert(scrub(str(error)))}\n(press ! for details)", title=title, severity=severity,
+        self.notify(f"{inert(record.message)}\n(press ! for details)", title=title, severity=severity,
                     markup=False)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

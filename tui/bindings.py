@@ -30,7 +30,7 @@ APP = [
     _b("ctrl+p", "command_palette", "Commands", "app.command_palette", priority=True, show=False),
     _b("tab", "app.focus_next", "Next pane", "app.focus_next", show=False),
     _b("shift+tab", "app.focus_previous", "Previous pane", "app.focus_previous", show=False),
-    _b("b", "console", "Backends", "app.console"),
+    _b("b", "console", "Backends", "app.console", show=False),
     _b("ctrl+t", "pick_theme", "Theme", "app.theme", show=False),
     _b("exclamation_mark", "show_errors", "Error details", "app.errors", show=False, key_display="!"),
     _b("R", "refresh", "Refresh / reconnect", "app.refresh", show=False),
@@ -49,6 +49,7 @@ MAIN = [
     _b("4", "focus_pane('reader')", "Go to reading pane", "main.go_reader", show=False),
     _b("5", "focus_pane('tracker')", "Go to tracker", "main.go_tracker", show=False),
     _b("c", "change_folder", "Change folder / list…", "main.change_folder", show=False),
+    _b("ctrl+w", "zoom", "Zoom the focused pane / back", "main.zoom", show=False),
 ]
 
 THREAD_LIST = [
@@ -92,9 +93,10 @@ SEARCH_BOX = [
 ]
 
 READER = [
+    _b("q,escape", "back", "Back to list", "reader.back"),  # first: the footer shows it first
     _b("j,down", "scroll_down", "Scroll down", "reader.down", show=False),
     _b("k,up", "scroll_up", "Scroll up", "reader.up", show=False),
-    _b("space,pagedown", "page_down", "Page down", "reader.page_down", show=False),
+    _b("space,pagedown", "page_down", "Page down; at the end, the next message", "reader.page_down", show=False),
     _b("minus,pageup", "page_up", "Page up", "reader.page_up", show=False),
     _b("g,home", "scroll_home", "Top", "reader.top", show=False),
     _b("G,end", "scroll_end", "Bottom", "reader.bottom", show=False),
@@ -111,11 +113,10 @@ READER = [
     _b("C", "compose('new')", "New mail (personal account)", "reader.compose", show=False),
     _b("i", "import_thread", "Import to tracker", "reader.import"),
     _b("u", "thread_url", "Thread URL", "reader.url"),
-    _b("e", "attachments", "Attachments", "reader.attachments", show=False),
+    _b("e", "attachments", "Attachments", "reader.attachments"),
     _b("h", "full_headers", "Full headers (Received, Authentication-Results…)", "reader.headers", show=False),
     _b("vertical_line", "pipe", "Pipe the message to a command…", "reader.pipe", show=False, key_display="|"),
     _b("K", "import_key", "Import offered key", "reader.import_key"),
-    _b("q,escape", "back", "Back to list", "reader.back"),
     _b("s", "jump_issue", "Tracker issue of this thread", "reader.issue", show=False),
 ]
 
@@ -158,6 +159,7 @@ HELP = [
 
 PROPOSAL = [
     _b("ctrl+s", "confirm", "Confirm and write", "proposal.confirm", priority=True),
+    _b("ctrl+s", "send", "Send", "proposal.send", priority=True),  # the same key when the proposal sends
     _b("escape", "cancel", "Cancel (write nothing)", "proposal.cancel", priority=True),
     _b("ctrl+o", "edit_in_editor", "Edit in $EDITOR", "proposal.editor", priority=True),
 ]

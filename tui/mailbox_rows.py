@@ -54,6 +54,8 @@ class FolderRows(PagedRows):
     """One folder of one account; ``first`` is its page 0 (fetched to learn the total);
     ``reads`` orders the whole folder on the server, where the account can."""
 
+    unit = "message"  # a row is one message: the status line counts messages
+
     def __init__(self, account_id: str, folder_id: str, first: MailPage, load_page: Callable[[int, int], MailPage],
                  page_size: int = FOLDER_PAGE, reads: FolderReads | None = None) -> None:
         self.account_id = account_id

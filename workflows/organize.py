@@ -185,7 +185,9 @@ def propose_organize(mailbox, headers: Sequence[MailHeader], action: str, *, acc
             raise PartialFailure(account_id, action, failed, done, gone)
         return ids
 
-    proposal.writes.append(Write(kind, f"account {account_id}", f"{change}: {count}", fields, apply))
+    proposal.writes.append(Write(kind, f"account {account_id}", f"{change}: {count}", fields, apply,
+                                 label=change.split(" (")[0].capitalize(),
+                                 where=f"on the server of account {account_id}"))
     if kind is WriteKind.MOVE:
         proposal.notes.append("a move gives the messages new IDs; the list is refreshed after the write")
     if len(ids) > MAX_BULK:

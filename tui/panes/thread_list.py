@@ -22,7 +22,7 @@ from textual.strip import Strip
 from textual.worker import get_current_worker
 
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
-from mailtriage.application import ThreadSummary
+from mailtriage.application import ThreadSummary, shown_date
 from mailtriage.core.inert import sender_label, terminal_text
 from mailtriage.tui import bindings
 from mailtriage.tui.arrange import Arrangement, ArrangedRows
@@ -41,7 +41,7 @@ def format_date(row: ThreadSummary, narrow: bool, column: str = "sent") -> str:
 
     ``column`` "sent" shows the sender's ``Date:`` where the backend lists by arrival
     (``row.sent``), "arrival" the time the mail arrived (``last_activity``)."""
-    when = row.sent if column == "sent" and row.sent is not None else row.last_activity
+    when = shown_date(row, column)  # the same rule as `mailtriage list`
     if when is None:
         return "?" * (5 if narrow else 16)
     return when.strftime("%m-%d" if narrow else "%Y-%m-%d %H:%M")
