@@ -414,7 +414,7 @@ class MailboxAdapter:
         """The IDs of the unread messages of ``folder_id`` (the server's search, not a listing)."""
         raise self._decline("unreadIds")
 
-    def headers(self, message_ids: Sequence[str]) -> list[MailHeader]:
+    def headers(self, message_ids: Sequence[str]) -> Sequence[MailHeader]:
         """The headers of ``message_ids`` (one page of an ``order``), in the order given; an ID
         that names no message any more is left out."""
         raise self._decline("headers")

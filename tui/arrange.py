@@ -239,7 +239,7 @@ class ArrangedRows:
         note = self.base.order_note if isinstance(self.base, FolderRows) else ""
         if self.loaded < self.total:
             text += f" · {self.loaded:,} of {self.total:,} loaded (scroll to load more)"
-        if note and self.loaded < self.total:
+        if note:
             text += f" · {note}"
         if self.hidden:
             text += f" · {self.hidden:,} in collapsed threads"
@@ -292,7 +292,11 @@ class ArrangeKeys:
             return rows
         current = self.rows
         kept = current.serves(rows, self.arrangement) if isinstance(current, ArrangedRows) else None
-        return kept if kept is not None else ArrangedRows(rows, self.arrangement)
+        if kept is not None:
+            return kept
+        arranged = ArrangedRows(rows, self.arrangement)
+        self.server_arrange(arranged)  # the whole folder's order, where the server gives it
+        return arranged
 
     def arrangement_text(self) -> str:
         return self.rows.describe() if isinstance(self.rows, ArrangedRows) else ""
@@ -305,11 +309,15 @@ class ArrangeKeys:
         self.arrangement = arrangement
         self.replace_rows(self.listed_rows)
         self.post_message(self.ArrangementChanged())
-        if not self.server_arrange(arrangement):
+        rows = self.rows
+        if not isinstance(rows, ArrangedRows) or not (rows.server or self.server_asked(rows)):
             self.server_order_failed(arrangement)
 
-    def server_arrange(self, arrangement: Arrangement) -> bool:
-        """Ask the server to order the whole folder (see ``server_order``); False: it cannot."""
+    def server_arrange(self, arranged: ArrangedRows) -> None:
+        """Ask the server to order the whole folder of ``arranged`` (see ``server_order``)."""
+
+    def server_asked(self, arranged: ArrangedRows) -> bool:
+        """Whether the server was asked for the order of ``arranged`` and has not answered yet."""
         return False
 
     def server_order_failed(self, arrangement: Arrangement) -> None:

@@ -12,17 +12,18 @@ rows fetched so far (:mod:`mailtriage.tui.arrange`) and the status line says so.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from textual import work
 from textual.message import Message
 
-from mailtriage.application import Address, ThreadId
+from mailtriage.application import Address, NotSupported, ThreadId
 from mailtriage.core.inert import terminal_text
 from mailtriage.tui.arrange import ArrangeKeys, Arrangement, ArrangedRows
 from mailtriage.tui.errors import error_line
 from mailtriage.tui.mailbox_rows import MAILBOX_KIND, FolderRows, MailboxRow, row_for
 from mailtriage.tui.rows import PagedRows, ThreadRows
+from mailtriage.tui.tagging import TagKeys
 
 if TYPE_CHECKING:
     from mailtriage.application import FolderOrder
@@ -43,6 +44,7 @@ class ServerArrangedRows(ArrangedRows):
     a row's header is fetched with its page (see the module)."""
 
     server = True
+    base: FolderRows
 
     def __init__(self, base: FolderRows, arrangement: Arrangement, order: FolderOrder,
                  known: dict[str, MailboxRow] | None = None) -> None:
@@ -161,6 +163,11 @@ class ServerOrderKeys(ArrangeKeys):
     arrangement: Arrangement
     cursor: int
 
+    if TYPE_CHECKING:  # the thread list's, which this is mixed into
+        def post_message(self, message: Message) -> bool: ...
+        def replace_rows(self, rows: ThreadRows) -> None: ...
+        ArrangementChanged: Callable[[], Message]
+
     @dataclass
     class ServerOrdered(Message):
         """The server's order of ``base`` under ``arrangement`` came (``order`` None: it
@@ -171,24 +178,34 @@ class ServerOrderKeys(ArrangeKeys):
         order: "FolderOrder | None"
         error: str = ""
 
-    def server_arrange(self, arrangement: Arrangement) -> bool:
-        """After ``_rearrange``: ask the server for the whole folder's order when the list is an
-        account folder not fully fetched (a folder fully fetched is arranged at hand, exactly).
-        False: the caller falls back."""
-        rows = self.rows
-        base = server_base(rows)
-        if isinstance(rows, ServerArrangedRows) or base is None:
-            return isinstance(rows, ServerArrangedRows)
-        if not isinstance(rows, ArrangedRows) or rows.loaded >= rows.total:
-            return False
-        self._ask_server_order(base, arrangement)
-        return True
+    #: (folder, sort, reverse, tree) asked of the server and not answered yet.
+    _server_pending: tuple | None = None
+
+    def server_arrange(self, arranged: ArrangedRows) -> None:
+        """Ask the server for the whole folder's order when ``arranged`` is an account folder
+        not fully fetched (one fully fetched is arranged at hand, exactly) whose server did
+        not decline before; once per folder and order."""
+        base = server_base(arranged)
+        if base is None or base.order_note or arranged.loaded >= arranged.total:
+            return
+        arrangement = arranged.arrangement
+        asked = (base, arrangement.sort, arrangement.reverse, arrangement.tree)
+        if self._server_pending != asked:
+            self._server_pending = asked
+            self._ask_server_order(base, arrangement)
+
+    def server_asked(self, arranged: ArrangedRows) -> bool:
+        arrangement = arranged.arrangement
+        return self._server_pending == (arranged.base, arrangement.sort, arrangement.reverse, arrangement.tree)
 
     @work(thread=True, group="server-order", exclusive=True, exit_on_error=False)
     def _ask_server_order(self, base: FolderRows, arrangement: Arrangement) -> None:
         assert base.reads is not None
         try:
             order = base.reads.order(arrangement.sort, arrangement.reverse, arrangement.tree)
+        except NotSupported as exc:
+            self.post_message(self.ServerOrdered(base, arrangement, None, exc.detail or error_line(exc)))
+            return
         except Exception as exc:  # noqa: BLE001 - NotSupported or a failure: the fallback says why
             self.post_message(self.ServerOrdered(base, arrangement, None, error_line(exc)))
             return
@@ -196,13 +213,14 @@ class ServerOrderKeys(ArrangeKeys):
 
     def on_server_order_keys_server_ordered(self, message: ServerOrderKeys.ServerOrdered) -> None:
         message.stop()
+        arrangement = message.arrangement
+        if self._server_pending == (message.base, arrangement.sort, arrangement.reverse, arrangement.tree):
+            self._server_pending = None
         base = server_base(self.rows)
-        if base is not message.base or not same_order(message.arrangement, self.arrangement):
+        if base is not message.base or not same_order(arrangement, self.arrangement):
             return  # another folder, or another sort asked since
         if message.order is None:
-            base.order_note = f"the server cannot order the whole folder ({terminal_text(message.error)})"
-            self.notify(f"{base.order_note}: arranging the rows loaded so far", severity="warning",
-                        markup=False, timeout=4)
+            base.order_note = f"not ordered by the server ({terminal_text(message.error)}): from the rows fetched"
             self.post_message(self.ArrangementChanged())
             self.server_order_failed(self.arrangement)
             return
@@ -227,12 +245,12 @@ class ServerOrderKeys(ArrangeKeys):
             unread = set(base.reads.unread().ids)
             ids = rows.ids if isinstance(rows, ServerArrangedRows) else list(base.reads.order(None, False, False).ids)
         except Exception as exc:  # noqa: BLE001 - said once; nothing moves
-            self.post_message(self.UnreadFound(rows, None, False, error_line(exc)))
+            self.post_message(TagKeys.UnreadFound(rows, None, False, error_line(exc)))
             return
         positions = [n for n, message_id in enumerate(ids[:len(rows)]) if message_id in unread]
         after = next((n for n in positions if n > origin), None)
         if after is not None:
-            self.post_message(self.UnreadFound(rows, after, False))
+            self.post_message(TagKeys.UnreadFound(rows, after, False))
         else:
-            self.post_message(self.UnreadFound(rows, positions[0] if positions else None, bool(positions)))
+            self.post_message(TagKeys.UnreadFound(rows, positions[0] if positions else None, bool(positions)))
 

@@ -212,12 +212,9 @@ class TagKeys:
         if message.rows is not self.rows:
             return
         self.refresh()
-        if message.error:
-            # Server text: inert, never parsed as markup.
-            self.notify(f"next unread: {terminal_text(message.error)}", severity="error", markup=False)
-            return
-        if message.index is None:
-            self.notify("no unread", markup=False, timeout=3)
+        if message.index is None:  # a server's error text: inert, never parsed as markup
+            self.notify(f"next unread: {terminal_text(message.error)}" if message.error else "no unread",
+                        severity="error" if message.error else "information", markup=False, timeout=3)
             return
         if message.wrapped:
             self.notify("wrapped to the top", markup=False, timeout=2)

@@ -106,7 +106,7 @@ class ImapMailbox(MailboxAdapter):
         self.folders.info(folder_id)
         return order_module.unread_ids(self, folder_id)
 
-    def headers(self, message_ids: Sequence[str]) -> list[MailHeader]:
+    def headers(self, message_ids: Sequence[str]) -> Sequence[MailHeader]:
         return order_module.headers(self, message_ids)
 
     def attachment(self, message_id: str, index: int) -> bytes:

@@ -40,7 +40,7 @@ def _sorted_uids(mb, sort: str | None, reverse: bool) -> tuple[list[int], str]:
         found, _count = conn.call("UID SEARCH ALL", lambda c: protocol.search(c, [], esearch=conn.has("ESEARCH")))
         return sorted(found, reverse=True), "UID SEARCH ALL"
     if not conn.has("SORT"):
-        raise NotSupported(mb.account_id, "order (the server offers no SORT)")
+        raise NotSupported(mb.account_id, "order", "the server offers no SORT")
     key = sort or "date"
     if key not in SORT_CRITERIA:
         raise ValueError(f"sort must be one of {', '.join(SORT_CRITERIA)}, not {key!r}")
@@ -67,7 +67,7 @@ def _flatten(node, depth: int, out: list[tuple[int, int]]) -> None:
 def _threads(mb, order: list[int]) -> list[list[tuple[int, int]]]:
     conn = mb.conn
     if not conn.has("THREAD=REFERENCES"):
-        raise NotSupported(mb.account_id, "order (the server offers no THREAD=REFERENCES)")
+        raise NotSupported(mb.account_id, "order", "the server offers no THREAD=REFERENCES")
     nested = conn.call("UID THREAD", lambda c: c.thread("REFERENCES", "ALL", "UTF-8"))
     position = {uid: n for n, uid in enumerate(order)}
     threads = []

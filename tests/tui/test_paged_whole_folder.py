@@ -135,7 +135,8 @@ async def test_a_server_without_sort_falls_back_to_the_loaded_rows_and_says_so(
         await open_inbox(app, pilot)
         tl = thread_list(app)
         await pilot.press("o", "o")
-        await until(pilot, lambda: any("cannot order the whole folder" in n.message for n in app._notifications))
-        # The documented limit: every page is fetched, then sorted in (issue 33's way).
+        # The documented limit: every page is fetched, then sorted in (issue 33's way), and said.
         await until(pilot, lambda: tl.rows.peek(0) is not None and tl.rows.peek(0).sender.name == "Aaron Early")
         assert tl.listed_rows.peek(150) is not None
+        assert "sorted by sender ↑" in status(app)
+        assert "not ordered by the server (" in status(app) and "SORT" in status(app)
