@@ -5,18 +5,145 @@ It owns the opened project and its sources (:mod:`.project`), the listing window
 object per triage flow (:mod:`.flows`), personal accounts (:mod:`.accounts`) and the
 errors (:mod:`.errors`). It imports no user interface.
 
-Every type a front end shows or catches is re-exported here, so ``cli/`` and ``tui/``
-never import ``backends/`` or ``trackers/`` themselves (an import-linter contract keeps
-it so). Names load on first use (PEP 562 ``__getattr__``): ``mailtriage --version`` or
-``mailtriage tracker`` on a local-files tracker would otherwise load every backend, the
-trackers and the flows, about ten times the command line's own import time (measured
-with ``python -X importtime``).
+This module is the façade of ``cli/`` and ``tui/``: it exports exactly the names they use
+(tests/application/test_facade.py fails on an export neither uses), so they never import
+``backends/`` or ``trackers/`` themselves (an import-linter contract keeps it so). It
+re-exports the contract's types, never a concrete adapter: what a front end needs of one is
+an application function (``flush_listing_caches`` rather than the IMAP summary cache).
+
+Two views of one table (harlequin's pattern, and Textual's ``textual.widgets``):
+
+* for a type checker and an editor, the static imports under ``TYPE_CHECKING`` below, so
+  every name has its real type (``import x as x``: an explicit re-export);
+* at run time, each name loads on first use (PEP 562 ``__getattr__``) from ``_EXPORTS``:
+  ``mailtriage --version`` or ``mailtriage tracker`` on a local-files tracker would otherwise
+  load every backend, the trackers and the flows, about ten times the command line's own
+  import time (measured with ``python -X importtime``; tests/tui/test_startup_imports*.py).
+
+The test checks the two views name the same objects; add a name to both.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # -- the application layer itself
+    from mailtriage.application.accounts import Mailboxes as Mailboxes
+    from mailtriage.application.attachments import AttachmentSet as AttachmentSet
+    from mailtriage.application.attachments import folder_problem as attachment_folder_problem
+    from mailtriage.application.attachments import for_mailbox as attachments_for_mailbox
+    from mailtriage.application.attachments import for_source as attachments_for_source
+    from mailtriage.application.attachments import hex_lines as hex_lines
+    from mailtriage.application.attachments import run_command as run_command
+    from mailtriage.application.build import trackers_installed as trackers_installed
+    from mailtriage.application.cases import case_record as case_record
+    from mailtriage.application.cases import modes_database as modes_database
+    from mailtriage.application.crypto import KeyImportFlow as KeyImportFlow
+    from mailtriage.application.dates import HEADINGS as DATE_HEADINGS
+    from mailtriage.application.dates import shown_date as shown_date
+    from mailtriage.application.errors import UsageError as UsageError
+    from mailtriage.application.flows import ComposeFlow as ComposeFlow
+    from mailtriage.application.flows import ComposeRoute as ComposeRoute
+    from mailtriage.application.flows import ImportFlow as ImportFlow
+    from mailtriage.application.flows import OrganizeFlow as OrganizeFlow
+    from mailtriage.application.flows import OutgoingRule as OutgoingRule
+    from mailtriage.application.flows import PollFlow as PollFlow
+    from mailtriage.application.flows import PublishFlow as PublishFlow
+    from mailtriage.application.flows import ReplyFlow as ReplyFlow
+    from mailtriage.application.flows import SweepFlow as SweepFlow
+    from mailtriage.application.flows import SyncFlow as SyncFlow
+    from mailtriage.application.flows import route_compose as route_compose
+    from mailtriage.application.list_read import unconfigured_list as unconfigured_list
+    from mailtriage.application.location import project_dir as project_dir
+    from mailtriage.application.operations import OpArgs as OpArgs
+    from mailtriage.application.overview import ThreadStatus as ThreadStatus
+    from mailtriage.application.overview import filed_issue as filed_issue
+    from mailtriage.application.overview import issue_thread as issue_thread
+    from mailtriage.application.overview import thread_status as thread_status
+    from mailtriage.application.project import ListEntry as ListEntry
+    from mailtriage.application.project import Project as Project
+    from mailtriage.application.project import flush_listing_caches as flush_listing_caches
+    from mailtriage.application.raw_message import for_mailbox as raw_for_mailbox
+    from mailtriage.application.raw_message import for_source as raw_for_source
+    from mailtriage.application.raw_message import run_pipe as run_pipe
+    from mailtriage.application.search import search_account as search_account
+    from mailtriage.application.search import search_mailbox as search_mailbox
+    from mailtriage.application.search import search_project as search_project
+    from mailtriage.application.search import search_request as search_request
+    from mailtriage.application.search import source_can_search as source_can_search
+    from mailtriage.application.window import configured_since as configured_since
+    from mailtriage.application.window import parse_since as parse_since
+    # -- mail: the contract's types and errors
+    from mailtriage.backends.contract import ALL_OPS as ALL_OPS
+    from mailtriage.backends.contract import Address as Address
+    from mailtriage.backends.contract import Draft as Draft
+    from mailtriage.backends.contract import Message as Message
+    from mailtriage.backends.contract import Op as Op
+    from mailtriage.backends.contract import Thread as Thread
+    from mailtriage.backends.contract import ThreadId as ThreadId
+    from mailtriage.backends.contract import ThreadSummary as ThreadSummary
+    from mailtriage.backends.errors import ConnectionLost as ConnectionLost
+    from mailtriage.backends.errors import MailError as MailError
+    from mailtriage.backends.errors import NotSupported as NotSupported
+    from mailtriage.backends.errors import MandatoryBackendUnavailable as MandatoryBackendUnavailable
+    from mailtriage.backends.errors import NoBackendAvailable as NoBackendAvailable
+    from mailtriage.backends.errors import Unavailable as Unavailable
+    from mailtriage.backends.mailbox_contract import FolderOrder as FolderOrder
+    from mailtriage.backends.mailbox_contract import MailFolder as MailFolder
+    from mailtriage.backends.mailbox_contract import MailHeader as MailHeader
+    from mailtriage.backends.mailbox_contract import MailPage as MailPage
+    from mailtriage.backends.registry import SourceSet as SourceSet
+    from mailtriage.backends.resolution import Resolution as Resolution
+    from mailtriage.backends.search import SearchPage as SearchPage
+    from mailtriage.backends.security_cc import CcResolution as CcResolution
+    from mailtriage.backends.security_cc import configured_address as configured_address
+    from mailtriage.backends.summary_wire import PackedSummaries as PackedSummaries
+    from mailtriage.backends.summary_wire import pack_summaries as pack_summaries
+    # -- trackers
+    from mailtriage.trackers import rollup as rollup
+    from mailtriage.trackers.contract import CLOSE_REASONS as CLOSE_REASONS
+    from mailtriage.trackers.contract import REFUSED_OPS as REFUSED_OPS
+    from mailtriage.trackers.contract import STATES as STATES
+    from mailtriage.trackers.contract import EditRequest as EditRequest
+    from mailtriage.trackers.contract import refused_op as refused_op
+    from mailtriage.trackers.errors import TrackerError as TrackerError
+    from mailtriage.trackers.fields import get_field as get_field
+    from mailtriage.trackers.fields import sections as sections
+    from mailtriage.trackers.fields import split_lines as split_lines
+    from mailtriage.trackers.registry import open_tracker as open_tracker
+    # -- flows' own types, for the front ends that show them
+    from mailtriage.workflows.alerts import MIN_POLL_GAP_SECONDS as MIN_POLL_GAP_SECONDS
+    from mailtriage.workflows.alerts import POLL_GAP_FACTOR as POLL_GAP_FACTOR
+    from mailtriage.workflows.alerts import NewReportPoller as NewReportPoller
+    from mailtriage.workflows.alerts import PollOutcome as PollOutcome
+    from mailtriage.workflows.alerts import poll_seconds as poll_seconds
+    from mailtriage.workflows.alerts import run_poll_loop as run_poll_loop
+    from mailtriage.workflows.compose import FORWARD_ATTACHED as FORWARD_ATTACHED
+    from mailtriage.workflows.compose import FORWARD_INLINE as FORWARD_INLINE
+    from mailtriage.workflows.compose import ComposeForm as ComposeForm
+    from mailtriage.workflows.compose import editor_text as editor_text
+    from mailtriage.workflows.compose import read_editor_text as read_editor_text
+    from mailtriage.workflows.organize import outcome_lines as outcome_lines
+    from mailtriage.workflows.proposals import ApplyReport as ApplyReport
+    from mailtriage.workflows.proposals import Proposal as Proposal
+    from mailtriage.workflows.proposals import confirm_interactively as confirm_interactively
+    from mailtriage.workflows.templates import receipt_body as receipt_body
+    # -- configuration and the one inert-text module
+    from mailtriage.core.inert import json_dumps as json_dumps
+    from mailtriage.core.inert import sender_label as sender_label
+    from mailtriage.core.inert import terminal_text as terminal_text
+    from mailtriage.core.projectconfig import load_project as load_project
+    # -- the MAS modes endpoint (mailtriage modes …)
+    from mailtriage.modes.config import endpoint_token as endpoint_token
+    from mailtriage.modes.config import load_config as load_modes_config
+    from mailtriage.modes.config import mode_tokens as mode_tokens
+    from mailtriage.modes.config import token_hint as token_hint
+    from mailtriage.modes.server import ModesServer as ModesServer
+    from mailtriage.modes.server import serve_forever as serve_forever
+    from mailtriage.modes.store import Store as Store
+    from mailtriage.modes.store import StoreError as StoreError
 
 # name -> "module" (same name there) or ("module", "name there")
 _EXPORTS: dict[str, str | tuple[str, str]] = {}
@@ -32,81 +159,56 @@ def _export(module: str, *names: str, **renamed: str) -> None:
 
 
 # -- the application layer itself
-_export("mailtriage.application.errors", "ApplicationError", "UsageError", "AttachmentError")
-_export("mailtriage.application.attachments", "AttachmentSet", "AttachmentView", "hex_lines", "looks_like_text",
-        "run_command", "command_argv", "save_all", "VIEW_LIMIT", attachments_for_source="for_source",
-        attachments_for_mailbox="for_mailbox", attachment_folder_problem="folder_problem")
-_export("mailtriage.application.raw_message", "PipeResult", "run_pipe", raw_for_source="for_source",
-        raw_for_mailbox="for_mailbox")
+_export("mailtriage.application.errors", "UsageError")
+_export("mailtriage.application.attachments", "AttachmentSet", "hex_lines", "run_command",
+        attachments_for_source="for_source", attachments_for_mailbox="for_mailbox",
+        attachment_folder_problem="folder_problem")
+_export("mailtriage.application.raw_message", "run_pipe", raw_for_source="for_source", raw_for_mailbox="for_mailbox")
 _export("mailtriage.application.window", "parse_since", "configured_since")
-_export("mailtriage.application.operations", "OpArgs", "operation_call", "limitable")
-_export("mailtriage.application.project", "Project", "ListEntry")
+_export("mailtriage.application.operations", "OpArgs")
+_export("mailtriage.application.project", "Project", "ListEntry", "flush_listing_caches")
 _export("mailtriage.application.location", "project_dir")
 _export("mailtriage.application.build", "trackers_installed")
 _export("mailtriage.application.flows", "ImportFlow", "ReplyFlow", "SyncFlow", "PublishFlow", "OrganizeFlow",
-        "SweepFlow", "SweepRequest", "PollFlow", "ComposeFlow", "OutgoingRule",
-        "ComposeRoute", "route_compose")
-_export("mailtriage.workflows.security_thread", "Verdict")
+        "SweepFlow", "PollFlow", "ComposeFlow", "OutgoingRule", "ComposeRoute", "route_compose")
 _export("mailtriage.application.accounts", "Mailboxes")
-# the search types from where they live: importing them loads no backend (the thread list
-# imports them at start-up); the search itself from the application's module
-_export("mailtriage.backends.search", "SearchField", "SearchPage", "SearchRequest")
-_export("mailtriage.application.list_read", "NoList", "unconfigured_list")
-_export("mailtriage.application.search", "SearchResult",
-        "search_request", "search_project", "search_mailbox", "search_account", "source_can_search")
+# the search page from where it lives: importing it loads no backend (the thread list
+# imports it at start-up); the search itself from the application's module
+_export("mailtriage.backends.search", "SearchPage")
+_export("mailtriage.application.list_read", "unconfigured_list")
+_export("mailtriage.application.search", "search_request", "search_project", "search_mailbox", "search_account",
+        "source_can_search")
 _export("mailtriage.application.overview", "ThreadStatus", "thread_status", "filed_issue", "issue_thread")
-_export("mailtriage.application.crypto", "KeyImportFlow", "PgpSupport")
+_export("mailtriage.application.crypto", "KeyImportFlow")
 _export("mailtriage.application.cases", "case_record", "modes_database")
+_export("mailtriage.application.dates", "shown_date", DATE_HEADINGS="HEADINGS")
 # -- mail: the contract's types and errors
-_export("mailtriage.backends.contract", "ALL_OPS", "Op", "Thread", "ThreadId", "ThreadSummary", "Message",
-        "DraftRequest", "MailSource", "SourceFeatures", "Draft", "Address")
-_export("mailtriage.backends.errors", "MailError", "NotSupported", "Unavailable", "SignInNeeded", "BackendFailure",
-        "ConnectionLost", "MandatoryBackendUnavailable", "NoBackendAvailable", "NoBackendReachable",
-        "DraftAlreadyPending", "SendRefused")
-_export("mailtriage.backends.mailbox_contract", "MailQuery", "MailHeader", "MailFolder", "MailPage", "FolderOrder")
-_export("mailtriage.backends.registry", "SourceSet", "Dispatch", "open_mailbox")
-_export("mailtriage.backends.summary_wire", "pack_summaries", "unpack_summaries", "PackedSummaries")
-_export("mailtriage.backends.imap.summary_cache", flush_summary_caches="flush_all")
+_export("mailtriage.backends.contract", "ALL_OPS", "Op", "Thread", "ThreadId", "ThreadSummary", "Message", "Draft",
+        "Address")
+_export("mailtriage.backends.errors", "MailError", "NotSupported", "Unavailable", "ConnectionLost", "MandatoryBackendUnavailable",
+        "NoBackendAvailable")
+_export("mailtriage.backends.mailbox_contract", "MailHeader", "MailFolder", "MailPage", "FolderOrder")
+_export("mailtriage.backends.registry", "SourceSet")
+_export("mailtriage.backends.summary_wire", "pack_summaries", "PackedSummaries")
 _export("mailtriage.backends.resolution", "Resolution")
-_export("mailtriage.backends.security_cc", "CcResolution", "configured_address", "resolve_security_cc")
-_export("mailtriage.backends.imap.account", "load_account", "password_key", "smtp_password_key")
-_export("mailtriage.backends.imap.adapter", "ImapMailbox")
-_export("mailtriage.backends.gmail.account", "GoogleAccount", "token_key")
-_export("mailtriage.backends.gmail.adapter", "GmailMailbox")
-_export("mailtriage.backends.gmail.auth", "GoogleSignIn")
-_export("mailtriage.backends.microsoft.account", "MicrosoftAccount")
-_export("mailtriage.backends.microsoft.adapter", "GraphMailbox")
-_export("mailtriage.backends.microsoft.auth", "MicrosoftSignIn", "forget_cache")
+_export("mailtriage.backends.security_cc", "CcResolution", "configured_address")
 # -- trackers
-_export("mailtriage.trackers.contract", "CLOSE_REASONS", "STATES", "REFUSED_OPS", "EditRequest", "Tracker",
-        "TrackerFeatures", "refused_op")
-_export("mailtriage.trackers.errors", "NotFound", "Refused", "TrackerError", "MalformedIssue",
-        TrackerUsageError="UsageError", TrackerBackendError="BackendError")
+_export("mailtriage.trackers.contract", "CLOSE_REASONS", "STATES", "REFUSED_OPS", "EditRequest", "refused_op")
+_export("mailtriage.trackers.errors", "TrackerError")
 _export("mailtriage.trackers.registry", "open_tracker")
 _export("mailtriage.trackers.fields", "get_field", "sections", "split_lines")
 _export("mailtriage.trackers", rollup="rollup")
-_export("mailtriage.application.dates", "shown_date", DATE_HEADINGS="HEADINGS")
 # -- flows' own types, for the front ends that show them
 _export("mailtriage.workflows.proposals", "ApplyReport", "Proposal", "confirm_interactively")
 _export("mailtriage.workflows.alerts", "NewReportPoller", "PollOutcome", "poll_seconds", "run_poll_loop",
         "MIN_POLL_GAP_SECONDS", "POLL_GAP_FACTOR")
-_export("mailtriage.workflows.sync", "Picks")
-_export("mailtriage.workflows.importer", "propose_import")
-_export("mailtriage.workflows.organize", "propose_organize", "outcome_lines")
-_export("mailtriage.workflows.publish", "propose_publish")
-_export("mailtriage.workflows.reply", "propose_reply")
-_export("mailtriage.workflows.sync", "collect_sync", "propose_sync")
-_export("mailtriage.workflows.templates", "receipt_body", "Identity", "identity")
-_export("mailtriage.workflows.compose", "ComposeForm", "DraftAttachmentError", "editor_text", "read_editor_text",
-        "default_reply_kind", "KIND_TITLES", "FORWARD_INLINE", "FORWARD_ATTACHED", "refused_personal")
+_export("mailtriage.workflows.organize", "outcome_lines")
+_export("mailtriage.workflows.templates", "receipt_body")
+_export("mailtriage.workflows.compose", "ComposeForm", "editor_text", "read_editor_text", "FORWARD_INLINE",
+        "FORWARD_ATTACHED")
 # -- configuration and the one inert-text module
-_export("mailtriage.core.errors", "ConfigError", "ProjectFileError")
-_export("mailtriage.core.projectconfig", "ProjectConfig", "load_project")
-_export("mailtriage.core.secrets", "SecretMissing", "SecretUnavailable", "KeyringUnavailable", "SecretCommandFailed")
-_export("mailtriage.core.safe_names", "safe_name", "SavedFile", "SaveError")
-_export("mailtriage.core", inert="inert")
-_export("mailtriage.core.inert", "terminal_line", "terminal_text", "json_dumps", "sender_label", "sender_mismatch",
-        "has_hidden_characters", "marker", "pattern", "clean_line", "clean_lines", "header_text")
+_export("mailtriage.core.projectconfig", "load_project")
+_export("mailtriage.core.inert", "terminal_text", "json_dumps", "sender_label")
 # -- the MAS modes endpoint (mailtriage modes …)
 _export("mailtriage.modes.config", "endpoint_token", "mode_tokens", "token_hint", load_modes_config="load_config")
 _export("mailtriage.modes.server", "ModesServer", "serve_forever")
@@ -114,24 +216,25 @@ _export("mailtriage.modes.store", "Store", "StoreError")
 
 __all__ = sorted(_EXPORTS)
 
+if not TYPE_CHECKING:  # a type checker reads the imports above; an unknown name is its error, not Any
 
-def __getattr__(name: str) -> Any:
-    target = _EXPORTS.get(name)
-    if target is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, original = (target, name) if isinstance(target, str) else target
-    # __import__, not importlib.import_module: the same import, but ``python -X importtime``
-    # lists it (import_module's pure-Python path is not logged, so a lazy name's cost showed
-    # up as the self time of whichever module first touched it).
-    __import__(module)
-    loaded = sys.modules[module]
-    try:
-        value = getattr(loaded, original)
-    except AttributeError:  # a submodule re-exported by name (trackers.rollup, core.inert)
-        __import__(f"{module}.{original}")
-        value = sys.modules[f"{module}.{original}"]
-    globals()[name] = value
-    return value
+    def __getattr__(name: str) -> Any:
+        target = _EXPORTS.get(name)
+        if target is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module, original = (target, name) if isinstance(target, str) else target
+        # __import__, not importlib.import_module: the same import, but ``python -X importtime``
+        # lists it (import_module's pure-Python path is not logged, so a lazy name's cost showed
+        # up as the self time of whichever module first touched it).
+        __import__(module)
+        loaded = sys.modules[module]
+        try:
+            value = getattr(loaded, original)
+        except AttributeError:  # a submodule re-exported by name (trackers.rollup)
+            __import__(f"{module}.{original}")
+            value = sys.modules[f"{module}.{original}"]
+        globals()[name] = value
+        return value
 
 
 def __dir__() -> list[str]:

@@ -234,3 +234,14 @@ class Project:
             self.sources.close()
         finally:
             self.close_tracker()
+
+
+def flush_listing_caches() -> None:
+    """Write every listing cache this process still waits to write.
+
+    The head start's child ends with ``os._exit`` (tui/head_start.py), so the caches' own
+    ``atexit`` handler never runs there: it calls this. Only IMAP sources keep such a cache
+    today; the front end need not know which backend does."""
+    from mailtriage.backends.imap import summary_cache  # why: the child's end only; the IMAP listing loaded it
+
+    summary_cache.flush_all()

@@ -187,7 +187,7 @@ class ArchiveHttp:
             size = len(response.content)
             raise ArchiveBadResponse(
                 self.backend, f"{what}: the archive's answer is not valid JSON ({exc}; {size} bytes)"
-            ) from None
+            ) from exc
 
     def close(self) -> None:
         self.client.close()

@@ -126,11 +126,11 @@ class HyperKittySource(MailSource):
         what = f"the list info of {self.list_address}"
         try:
             info = self.http.get_json(self._api(self.list_address), None, what=what)
-        except ArchiveNotFound:
+        except ArchiveNotFound as exc:
             raise Unavailable(self.name, f"no list {self.list_address} at {self.base_url} (HTTP 404); "
-                                         f"check {self._conf.key('list')} in {self._conf.file}") from None
+                                         f"check {self._conf.key('list')} in {self._conf.file}") from exc
         except BackendFailure as exc:
-            raise Unavailable(self.name, exc.detail) from None
+            raise Unavailable(self.name, exc.detail) from exc
         if not isinstance(info, dict) or "name" not in info:
             raise Unavailable(self.name, f"{self.base_url} did not answer HyperKitty's list info for "
                                          f"{self.list_address}; check {self._conf.key('base_url')}")
@@ -547,12 +547,12 @@ class HyperKittySource(MailSource):
         what = f"email {wanted}"
         try:
             email = self.http.get_json(self._api(self.list_address, f"email/{digest}/"), None, what=what)
-        except ArchiveNotFound:
+        except ArchiveNotFound as exc:
             # HyperKitty answers 404 for a list that does not exist too: only a list that is
             # there makes it "no such message" (else Unavailable, naming the list: fail closed)
             self.check_available()
             raise ArchiveNotFound(self.name, f"no message {wanted} in the archive of {self.list_address} "
-                                             "(HTTP 404)") from None
+                                             "(HTTP 404)") from exc
         thread = _hash_from_url(email.get("thread"), "thread") if isinstance(email, dict) else None
         if not thread:
             raise ArchiveBadResponse(self.name, f"{what}: the answer names no thread")

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from typing import Sequence
 
 from mailtriage.backends.contract import Address, Message, OutgoingAttachment
-from mailtriage.backends.errors import BackendFailure, NotSupported
+from mailtriage.backends.errors import BackendFailure, MailError, NotSupported
 
 # The canonical label colours (the spec's MAIL_LABEL_COLORS tuple).
 MAIL_LABEL_COLORS: tuple[str, ...] = ("gray", "red", "orange", "yellow", "green", "teal", "blue", "purple", "pink")
@@ -30,7 +30,7 @@ MAX_PAGE_SIZE = 500
 MAX_BULK = 100
 
 
-class InvalidQuery(ValueError):
+class InvalidQuery(MailError, ValueError):
     """A MailQuery or bulk request that breaks the contract (names the field)."""
 
 

@@ -1,7 +1,7 @@
 """The persisted mbox index: a second open of a large mbox reads this instead of the archive.
 
 What is stored (under ``<cache dir>/mbox/``, mode 0600, see :mod:`core.cache_file`): the
-:class:`~backends.mbox.ArchiveIndex` columns (byte offsets, Message-IDs, dates, raw subjects
+:class:`~backends.mbox_index.ArchiveIndex` columns (byte offsets, Message-IDs, dates, raw subjects
 and senders, sender addresses, per-message notes), the threading links and the thread groups,
 plus what identifies the archive as it was indexed: its path, inode, size, mtime, change time
 (ctime) and a digest of its last 4 KiB. Never a message body.
@@ -544,7 +544,7 @@ def _read_delta(stored: Stored, archive: Path) -> None:
         except (TypeError, ValueError, KeyError, IndexError) as exc:
             why = f"{path.name} has an unexpected shape ({exc}); rebuilt"
             # apply_delta may have changed the columns half way: the caller reads the base again.
-            raise _DeltaUnusable(why) from None
+            raise _DeltaUnusable(why) from exc
     if why:
         note(f"appended-mail index of {archive.name}: {why}")
         cache_file.remove(path)

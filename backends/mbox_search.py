@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from typing import Callable
 
 from mailtriage.backends.contract import ThreadId, ThreadSummary
-from mailtriage.backends.mime import decode_header_text, header_needs_charset
+from mailtriage.backends.mime_header_text import decode_header_text, header_needs_charset
 from mailtriage.backends.search import SearchField, SearchPage, SearchRequest, matches_words
 from mailtriage.backends.thread_reconstruction import synthetic_kind
 

@@ -28,6 +28,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from google.auth import exceptions as google_exceptions
 from google.auth.transport import Request as GoogleRequest
 
+from mailtriage.backends.errors import MailError
 from mailtriage.core.http import HttpClient, HttpError, RetryPolicy
 
 
@@ -81,7 +82,7 @@ GoogleRequest.register(GoogleTransport)
 
 # -- msal --------------------------------------------------------------------------------------
 
-class HttpStatusError(Exception):
+class HttpStatusError(MailError):
     """msal called ``raise_for_status()`` on an error response (an outage of the authority)."""
 
     def __init__(self, status: int, url: str) -> None:

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mailtriage.backends import mime
+from mailtriage.backends import mime, mime_header_text
 from mailtriage.backends.contract import AttachmentInfo, Message, TextPart, Thread
 from mailtriage.backends.pgp_keyring import VALIDITY, KeyringKey, parse_colons, uid_mailbox
 from mailtriage.backends.pgp_status import (CryptoStatus, DecryptedAttachment, OfferedKey, PartProtection,
@@ -183,7 +183,7 @@ class GnuPG:
         except (OSError, ValueError) as exc:
             self._missing = (f"GnuPG ('{self.settings.binary}') could not be run: install gnupg "
                              f"(Debian: apt install gnupg) or put gpg on PATH ({type(exc).__name__})")
-            raise _Failed(self._missing) from None
+            raise _Failed(self._missing) from exc
         self._gpg.encoding = "utf-8"
         self._gpg.buffer_size = 64 * 1024  # python-gnupg reads 1 KiB at a time by default: slow for a report
         return self._gpg
@@ -227,7 +227,7 @@ class GnuPG:
             except BrokenPipeError:
                 pass  # gpg stopped reading (killed at the time limit, or failed early): its status says why
             except OSError as exc:
-                raise _Failed(f"gpg could not be run ({type(exc).__name__})") from None
+                raise _Failed(f"gpg could not be run ({type(exc).__name__})") from exc
             finally:
                 gpg.stop_timers()
                 gpg.on_data = None
@@ -793,13 +793,13 @@ def _open_inline(opened: _Opened, gpg: GnuPG, sender: str, inline: dict, whole: 
                 pieces.append((TextPart(part.content_type, block, note=problem or "decryption failed"), True, ""))
             else:
                 opened.decrypted = True
-                text, charset_note = mime.decode_bytes(run.data, charset)
+                text, charset_note = mime_header_text.decode_bytes(run.data, charset)
                 pieces.append((TextPart("text/plain", text.replace("\r\n", "\n"), note=charset_note), True,
                                _cover(sigs)))
         else:
             if not sigs:
                 opened.notes.append("inline signature: " + (problem or "no signature found"))
-            text, _ = mime.decode_bytes(run.data, charset) if run.data else (block, None)
+            text, _ = mime_header_text.decode_bytes(run.data, charset) if run.data else (block, None)
             pieces.append((TextPart(part.content_type, text.replace("\r\n", "\n")), enc, _cover(sigs)))
         if after.strip():
             tail = TextPart(part.content_type, after, from_html=part.from_html)

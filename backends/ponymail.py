@@ -75,8 +75,9 @@ from mailtriage.backends.contract import (
     ThreadSummary,
 )
 from mailtriage.backends.errors import BackendFailure, SignInNeeded, Unavailable
-from mailtriage.backends.mime import (AttachmentNotFound, attachment_bytes, extract_msgids, parse_address,
-                                     parse_address_list, parse_message)
+from mailtriage.backends.mime import AttachmentNotFound, attachment_bytes, parse_message
+from mailtriage.backends.mime_header_text import parse_address, parse_address_list
+from mailtriage.backends.mime_ids import extract_msgids
 from mailtriage.core.origins import OriginRefused, secret_key
 from mailtriage.core.secrets import missing_secret_hint, origin_secret
 
@@ -223,7 +224,7 @@ class PonyMailSource(MailSource):
         except BackendFailure as exc:
             error = Unavailable(self.name, exc.detail)
             self._remember(error, used=for_listing)
-            raise error from None
+            raise error from exc
         except Unavailable as exc:
             self._remember(exc, used=for_listing)
             raise
@@ -435,12 +436,12 @@ class PonyMailSource(MailSource):
         wanted = with_brackets(message_id)
         try:
             root = self._thread_root(wanted)
-        except ArchiveNotFound:
+        except ArchiveNotFound as exc:
             # a 404 for a list (or domain) this server does not have is no "no such message":
             # Unavailable, naming the list (fail closed); only a visible list makes it one
             self.check_available()
             raise ArchiveNotFound(self.name, f"no message {wanted} in the archive of {self.list_address} "
-                                             "(HTTP 404)") from None
+                                             "(HTTP 404)") from exc
         return ThreadId(self.thread_id_kind, str(root["mid"]))
 
     def _split_list(self, list_name: str | None) -> tuple[str, str]:
@@ -528,7 +529,7 @@ class PonyMailSource(MailSource):
             root = self._thread_root(value)
         except ArchiveNotFound as exc:
             self._require_visible(self.list_name, self.domain)  # private and anonymous: say so
-            raise ArchiveThreadNotFound(self.name, exc.detail) from None
+            raise ArchiveThreadNotFound(self.name, exc.detail) from exc
         notes: list[str] = []
         nodes = list(_walk_tree(root, "children", notes))
         nodes = [n for n in nodes if isinstance(n.get("mid"), str) and n["mid"]]
@@ -584,7 +585,7 @@ class PonyMailSource(MailSource):
         try:
             return attachment_bytes(raw, index)
         except AttachmentNotFound as exc:
-            raise BackendFailure(self.name, f"{mid}: {exc}") from None
+            raise BackendFailure(self.name, f"{mid}: {exc}") from exc
 
     # -- thread_url ----------------------------------------------------------------------------
     def thread_url(self, thread_id: ThreadId) -> str:
@@ -602,9 +603,9 @@ class PonyMailSource(MailSource):
         # opens the whole thread (one thread request with find_parent).
         try:
             value = str(self._thread_root(value)["mid"])
-        except ArchiveNotFound:
+        except ArchiveNotFound as exc:
             raise ArchiveThreadNotFound(self.name, f"thread {value}: no such message in the archive of "
-                                             f"{self.list_address} (HTTP 404)") from None
+                                             f"{self.list_address} (HTTP 404)") from exc
         except Unavailable:
             raise
         except BackendFailure:  # the API is down now: let the web UI climb to the root itself

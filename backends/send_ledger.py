@@ -38,7 +38,7 @@ class SendLedger:
         except (OSError, ValueError, TypeError, AttributeError) as exc:
             raise SendRefused(SendRefusal(CAP_REACHED, "send-cap",
                                           f"the send ledger {self.path} is unreadable ({exc}); refusing rather "
-                                          "than forgetting earlier sends")) from None
+                                          "than forgetting earlier sends")) from exc
 
     def count(self, account_id: str, now: float | None = None) -> int:
         """Sends of ``account_id`` inside the window (the cap's ``sent_recently``)."""

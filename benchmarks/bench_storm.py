@@ -204,6 +204,8 @@ def main() -> int:
     print(f"  threads listed after the storm / fresh start   {r['rows_after']} / {r['fresh']['rows_start']}")
     print(f"  memory before the storm (MB)                   {r['rss_start']:.0f}")
     print(f"  memory after the storm (MB)                    {r['rss_after']:.0f}")
+    if "rss_after_trim" in r:
+        print(f"  ... after malloc_trim (freed heap given back)  {r['rss_after_trim']:.0f}   (diagnostic)")
     print(f"  memory of a fresh start, same threads (MB)     {r['fresh']['rss_start']:.0f}   (baseline)")
     print(f"  after the storm vs fresh start                 {r['rss_after'] / r['fresh']['rss_start'] - 1:+.0%}"
           "   (goal: within 20 %)")

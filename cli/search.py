@@ -15,11 +15,14 @@ declares no search; 4: it failed).
 from __future__ import annotations
 
 import argparse
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import mailtriage.application as application
 from mailtriage.cli.exit_codes import ExitCode
 from mailtriage.cli.output import emit, err
+
+if TYPE_CHECKING:
+    from mailtriage.application import Project
 
 FIELDS = ("text", "body", "from", "subject")
 
@@ -42,7 +45,7 @@ def add_parser(op_parser: Callable[[str, str], argparse.ArgumentParser]) -> None
                                      "instead of the project's mail sources")
 
 
-def run(args: argparse.Namespace, open_project: Callable[[argparse.Namespace], object]) -> int:
+def run(args: argparse.Namespace, open_project: Callable[[argparse.Namespace], Project]) -> int:
     if args.account:
         if args.backend:
             raise application.UsageError("--account and --backend cannot be combined")

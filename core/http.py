@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from mailtriage.core.errors import CoreError
 from mailtriage.core.trace import TRACE
 
 USER_AGENT = "mailtriage/0.1 (+terminal triage client)"
@@ -24,7 +25,7 @@ MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 MAX_RESPONSE_SECONDS = 900.0  # the timeout above is per read: a slow drip would never trip it
 
 
-class HttpError(Exception):
+class HttpError(CoreError):
     """Transport failure (connect, timeout, TLS) or a retry budget exhausted."""
 
     def __init__(self, url: str, detail: str, status: int | None = None) -> None:

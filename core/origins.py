@@ -14,12 +14,14 @@ import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from mailtriage.core.errors import CoreError
+
 DEFAULT_PORTS = {"http": 80, "https": 443}
 #: What each purpose's secret is, for messages.
 PURPOSES = {"ponymail": "Pony Mail session cookie", "github": "GitHub token", "jira": "Jira token"}
 
 
-class OriginRefused(ValueError):
+class OriginRefused(CoreError, ValueError):
     """A URL cannot carry a secret: not http(s), no host, user info, or plain http to another host."""
 
 

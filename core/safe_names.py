@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mailtriage.core import private_files
-from mailtriage.core.errors import ConfigError
+from mailtriage.core.errors import ConfigError, CoreError
 from mailtriage.core.inert import is_neutralized
 
 #: Bytes of UTF-8 a safe name may take (NAME_MAX is 255; room is kept for `` (NNNN)``).
@@ -130,7 +130,7 @@ class SavedFile:
                 "size": self.size, "sha256": self.sha256}
 
 
-class SaveError(OSError):
+class SaveError(OSError, CoreError):
     """The target folder cannot take the file (not a folder, not writable, too many collisions)."""
 
 

@@ -18,6 +18,8 @@ import threading
 from typing import Any
 from urllib.parse import quote, quote_plus
 
+from mailtriage.core.errors import CoreError
+
 SERVICE = "mailtriage"
 MASK = "[secret]"
 # Shorter values would mask ordinary words everywhere; a password that short is no secret.
@@ -31,13 +33,13 @@ _known: set[str] = set()
 _forms: list[str] = []  # every form of every secret, longest first
 
 
-class SecretMissing(Exception):
+class SecretMissing(CoreError):
     def __init__(self, key: str) -> None:
         self.key = key
         super().__init__(f"no secret stored in keyring for {key}")
 
 
-class SecretUnavailable(Exception):
+class SecretUnavailable(CoreError):
     """A secret cannot be stored or read: no usable keyring service, or the user's
     ``password_command`` failed. The message says what to do and never holds the secret."""
 

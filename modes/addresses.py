@@ -30,6 +30,8 @@ import email.utils
 import re
 from dataclasses import dataclass
 
+from mailtriage.modes.errors import ModesError
+
 _TOKEN = r"[A-Za-z][A-Za-z0-9-]*"
 _ID = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 _LOCAL = re.compile(rf"^(?P<type>{_TOKEN})(?:=(?P<id>{_ID}))?(?:!(?P<mode>{_TOKEN}))?$")
@@ -38,7 +40,7 @@ _ID_RE = re.compile(rf"^{_ID}$")
 _MAX_ID = 128
 
 
-class AddressError(ValueError):
+class AddressError(ModesError, ValueError):
     """A text that is not one of the MAS address forms; the message says why."""
 
 

@@ -26,6 +26,7 @@ from mailtriage.modes.callers import Caller, check_route, forbidden, may_send
 from mailtriage.modes.client import ACCEPTED, REFUSED, ContractClient, Delivery, Outbox
 from mailtriage.modes.clock import Clock, SystemClock
 from mailtriage.modes.config import ModesConfig, ResourceType
+from mailtriage.modes.errors import ModesError
 from mailtriage.modes.envelope import CaseRef, Envelope, ProtocolError, build, new_id
 from mailtriage.modes.inbox import Inbox, InboundMail, parse_inbound, read_fields
 from mailtriage.modes.mailer import Mailer, MailUnavailable
@@ -40,7 +41,7 @@ MAX_BODY = 1_000_000  # bytes of one incoming message
 EMAIL_SENDS = ("handoff.request", "handoff.update", "case.intake", "case.message", "handoff.requested")
 
 
-class CancelAcknowledged(Exception):
+class CancelAcknowledged(ModesError):
     """A mode's ``cancelled`` after email's handoff.cancel ended the handoff: taken as an acknowledgement."""
 
     def __init__(self, handoff: Handoff) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mailtriage.modes.addresses import AddressError, MasAddress
+from mailtriage.modes.errors import ModesError
 
 VERSION = "0.1"
 MAX_ID_LENGTH = 200
@@ -43,7 +44,7 @@ ERROR_STATUS: dict[str, int] = {
 }
 
 
-class ProtocolError(Exception):
+class ProtocolError(ModesError):
     """A message refused with a contract error. ``status`` is the HTTP status."""
 
     def __init__(self, code: str, detail: str, status: int | None = None, **extra: Any) -> None:

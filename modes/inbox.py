@@ -28,12 +28,13 @@ from mailtriage.backends.send_policy import guard_headers
 from mailtriage.core.secrets import scrub
 from mailtriage.modes.addresses import AddressError, MasAddress, same_domain
 from mailtriage.modes.config import MailServer, mail_password
+from mailtriage.modes.errors import ModesError
 
 # Where the address a mail was delivered to can be read, most reliable first.
 RECIPIENT_HEADERS = ("delivered-to", "x-original-to", "envelope-to", "to", "cc")
 
 
-class MailboxError(Exception):
+class MailboxError(ModesError):
     """The mailbox cannot be read now (connection, login, folder); the poll is retried later."""
 
 

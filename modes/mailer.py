@@ -25,13 +25,14 @@ from mailtriage.core.inert import clean_lines
 from mailtriage.core.secrets import scrub
 from mailtriage.modes.clock import Clock, stamp
 from mailtriage.modes.config import ModesConfig, mail_password
+from mailtriage.modes.errors import ModesError
 from mailtriage.modes.store import Store
 
 # Mails email writes on its own answer a participant's mail automatically (RFC 3834).
 AUTOMATIC_PURPOSES = ("resume", "negotiation", "ack")
 
 
-class MailUnavailable(Exception):
+class MailUnavailable(ModesError):
     """SMTP could not take the mail now (connection, timeout, server refusal); retry later."""
 
 

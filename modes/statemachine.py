@@ -8,6 +8,8 @@ sends it (see :func:`check_reporter`).
 
 from __future__ import annotations
 
+from mailtriage.modes.errors import ModesError
+
 NEW = "(new)"
 
 #: From -> allowed next statuses, exactly the table of §4.
@@ -33,7 +35,7 @@ TIMED_OUT = "timed-out"
 CANCELLED = "cancelled"
 
 
-class InvalidTransition(Exception):
+class InvalidTransition(ModesError):
     """A status the table does not allow after the current one (error ``invalid-transition``)."""
 
     def __init__(self, current: str | None, wanted: str) -> None:
@@ -47,7 +49,7 @@ class InvalidTransition(Exception):
         super().__init__(f"{self.current} -> {wanted} is not allowed: {why}")
 
 
-class NotTimeoutOwner(Exception):
+class NotTimeoutOwner(ModesError):
     """Someone other than the timeout owner tried to record ``timed-out``."""
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from mailtriage.modes.clock import stamp
+from mailtriage.modes.errors import ModesError
 
 SCHEMA_VERSION = 1
 
@@ -146,7 +147,7 @@ CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NU
 """
 
 
-class StoreError(Exception):
+class StoreError(ModesError):
     """The database file cannot be opened or has an unknown schema."""
 
 

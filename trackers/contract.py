@@ -60,7 +60,7 @@ REFUSED_OPS: dict[str, str] = {
 # -- errors ---------------------------------------------------------------------------
 
 
-class LostUpdate(Exception):
+class LostUpdate(TrackerError):
     """A rollup write that a concurrent writer undid (or a duplicate rollup it removed again);
     the contract retries it. Never leaves this module's retry loop."""
 
@@ -131,8 +131,8 @@ def parse_now(now: str | None) -> date:
     except ValueError:
         try:
             return date.fromisoformat(now.strip())
-        except ValueError:
-            raise UsageError(f"--now {now!r} is not an ISO 8601 date or time") from None
+        except ValueError as exc:
+            raise UsageError(f"--now {now!r} is not an ISO 8601 date or time") from exc
     if when.tzinfo is not None:
         when = when.astimezone(timezone.utc)
     return when.date()
@@ -661,7 +661,7 @@ def _check_entry_body(body: str) -> None:
     try:
         rollupmod.check_entry_body(body)
     except rollupmod.BadEntryBody as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(str(exc)) from exc
 
 
 @contextmanager
@@ -670,9 +670,9 @@ def _rollup_errors(issue_id: str) -> Iterator[None]:
     try:
         yield
     except (rollupmod.ActionMismatch, rollupmod.NoEntry) as exc:
-        raise Refused(f"{issue_id}: {exc}") from None
+        raise Refused(f"{issue_id}: {exc}") from exc
     except rollupmod.MalformedRollup as exc:
-        raise MalformedIssue(f"{issue_id} status rollup", f"{exc}; fix it by hand, nothing was rewritten") from None
+        raise MalformedIssue(f"{issue_id} status rollup", f"{exc}; fix it by hand, nothing was rewritten") from exc
 
 
 def _dedupe(values: Iterable[str]) -> list[str]:

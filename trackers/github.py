@@ -99,7 +99,7 @@ class GitHubTracker(Tracker):
             try:
                 response = self.http.request(method, path, **kwargs)
             except HttpError as exc:
-                raise BackendError(f"GitHub {method} {path}: {exc.detail}") from None
+                raise BackendError(f"GitHub {method} {path}: {exc.detail}") from exc
             if response.status_code in (403, 429) and self._rate_limited(response):
                 wait = self._rate_wait(response)
                 if attempt == 0 and wait is not None and wait <= self.max_rate_wait:
@@ -210,8 +210,8 @@ class GitHubTracker(Tracker):
     def _issue(self, number: int) -> dict:
         try:
             data = self._request("GET", self._repo_path(f"/issues/{number}")).json()
-        except NotFound:
-            raise NotFound(f"no issue #{number} in {self.repo}") from None
+        except NotFound as exc:
+            raise NotFound(f"no issue #{number} in {self.repo}") from exc
         if "pull_request" in data:
             raise NotFound(f"#{number} in {self.repo} is a pull request, not an issue")
         home = _repo_of(data)
@@ -393,9 +393,9 @@ class GitHubTracker(Tracker):
     def _do_attach(self, issue_id: str, data: bytes, name: str) -> dict:
         try:
             text = data.decode("utf-8")
-        except UnicodeDecodeError:
+        except UnicodeDecodeError as exc:
             raise Refused(f"attach {name}: GitHub issues have no attachment API and the file is not UTF-8 text; "
-                          "refused rather than approximated") from None
+                          "refused rather than approximated") from exc
         if len(text) > MAX_ATTACH_CHARS or "\x00" in text:
             raise Refused(f"attach {name}: too large or binary for a comment ({len(text)} characters)")
         fence = "`" * max(3, max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)

@@ -139,7 +139,7 @@ class JiraTracker(Tracker):
         try:
             response = self.http.request(method, self.api + path, **kwargs)
         except HttpError as exc:
-            raise BackendError(f"Jira {method} {path}: {exc.detail}") from None
+            raise BackendError(f"Jira {method} {path}: {exc.detail}") from exc
         if response.status_code in ok:
             return response
         message = _errors(response)
@@ -187,8 +187,8 @@ class JiraTracker(Tracker):
     def _get(self, key: str, fields: list[str]) -> dict:
         try:
             return self._request("GET", f"/issue/{key}", params={"fields": ",".join(fields)}).json()
-        except NotFound:
-            raise NotFound(f"no issue {key} (or this account may not see it)") from None
+        except NotFound as exc:
+            raise NotFound(f"no issue {key} (or this account may not see it)") from exc
 
     def _configured_level(self) -> str:
         if not self.security_level:

@@ -82,11 +82,11 @@ class LocalFilesTracker(Tracker):
                 raise NotFound(f"no local tracker folder at {self.root}")
             try:
                 text = fmt.read_tracker_file(self.descriptor_path).decode("utf-8")
-            except FileNotFoundError:
+            except FileNotFoundError as exc:
                 raise NotFound(f"{self.root} has no {fmt.DESCRIPTOR_NAME}; run `mailtriage tracker init` "
-                               "or `mailtriage tracker detect --write`") from None
+                               "or `mailtriage tracker detect --write`") from exc
             except OSError as exc:
-                raise MalformedIssue(str(self.descriptor_path), exc.strerror or str(exc)) from None
+                raise MalformedIssue(str(self.descriptor_path), exc.strerror or str(exc)) from exc
             self._descriptor = fmt.parse_descriptor(text, str(self.descriptor_path))
         return self._descriptor
 
@@ -146,14 +146,14 @@ class LocalFilesTracker(Tracker):
         path = self._path(canonical)
         try:
             data = fmt.read_tracker_file(path)  # never a link, a FIFO or an endless file
-        except FileNotFoundError:
-            raise NotFound(f"no issue {canonical} in {self.root}") from None
+        except FileNotFoundError as exc:
+            raise NotFound(f"no issue {canonical} in {self.root}") from exc
         except OSError as exc:
-            raise BackendError(f"{canonical}: cannot read {path.name}: {exc.strerror}") from None
+            raise BackendError(f"{canonical}: cannot read {path.name}: {exc.strerror}") from exc
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise MalformedIssue(path.name, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+            raise MalformedIssue(path.name, f"not UTF-8 ({exc.reason} at byte {exc.start})") from exc
         issue = fmt.parse_issue(text, path.name)
         if issue.meta["id"] != canonical:
             raise MalformedIssue(path.name, f"front matter id is {issue.meta['id']!r}, the file name says {canonical}")
@@ -186,7 +186,7 @@ class LocalFilesTracker(Tracker):
         try:
             committed_d = fmt.parse_descriptor(text, f"{fmt.DESCRIPTOR_NAME} as committed")
         except MalformedIssue as exc:
-            raise Refused(f"writes to {self.root} are refused: {exc}") from None
+            raise Refused(f"writes to {self.root} are refused: {exc}") from exc
         if not committed_d.access_restricted:
             raise Refused(f"writes to {self.root} are refused: the committed {fmt.DESCRIPTOR_NAME} does not "
                           "record access_restricted: true (only an uncommitted edit does). Publish the "
@@ -363,8 +363,8 @@ class LocalFilesTracker(Tracker):
             try:
                 # never overwrite an issue someone else created under the same number
                 self._write_atomic(path, fmt.render_issue(issue).encode("utf-8"), exclusive=True)
-            except FileExistsError:
-                raise BackendError(f"{canonical} appeared while creating it; try again") from None
+            except FileExistsError as exc:
+                raise BackendError(f"{canonical} appeared while creating it; try again") from exc
         return {"id": canonical, "url": self.url_for(canonical, path)}
 
     def _do_edit(self, issue_id: str, change: EditRequest) -> dict:

@@ -53,7 +53,7 @@ def read_tracker_file(path: Any) -> bytes:
                      | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise OSError(errno.ELOOP, "is a symbolic link (never followed in a tracker)") from None
+            raise OSError(errno.ELOOP, "is a symbolic link (never followed in a tracker)") from exc
         raise
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
@@ -176,7 +176,7 @@ def parse_front_matter(fm: str, where: str) -> dict[str, Any]:
         try:
             loaded = yaml.safe_load(fm)
         except yaml.YAMLError as exc:
-            raise MalformedIssue(where, f"the front matter is not valid YAML: {getattr(exc, 'problem', exc)}") from None
+            raise MalformedIssue(where, f"the front matter is not valid YAML: {getattr(exc, 'problem', exc)}") from exc
         if not isinstance(loaded, dict):
             raise MalformedIssue(where, "the front matter is not a mapping of keys")
         meta = {str(k): _plain(v) for k, v in loaded.items()}
@@ -230,8 +230,8 @@ def parse_issue(text: str, where: str) -> IssueFile:
                 raise MalformedIssue(where, f"comment header on line {i + 1} after the front matter is malformed")
             try:
                 data = json.loads(m.group(1))
-            except ValueError:
-                raise MalformedIssue(where, f"comment header on line {i + 1} is not valid JSON") from None
+            except ValueError as exc:
+                raise MalformedIssue(where, f"comment header on line {i + 1} is not valid JSON") from exc
             if not isinstance(data, dict) or not isinstance(data.get("id"), int):
                 raise MalformedIssue(where, f"comment header on line {i + 1} has no numeric id")
             headers.append((i, data))
@@ -301,7 +301,7 @@ def parse_descriptor(text: str, where: str) -> Descriptor:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise MalformedIssue(where, f"not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        raise MalformedIssue(where, f"not valid YAML: {getattr(exc, 'problem', exc)}") from exc
     if not isinstance(data, dict):
         raise MalformedIssue(where, "not a mapping of keys")
     if data.get("format") != FORMAT_NAME:

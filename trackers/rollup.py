@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mailtriage.trackers.errors import TrackerError
+
 MARKER = "<!-- status rollup v1 -->"
 _MARKER_RE = re.compile(r"^\s*<!--.*\bstatus rollup v1\b.*-->\s*$")
 _SUMMARY_RE = re.compile(r"^<details><summary>(\d{4}-\d{2}-\d{2}) · @(\S+) · (.+?)</summary>\s*$")
@@ -36,7 +38,7 @@ _END_RE = re.compile(r"^</details>\s*$")
 _SEP_RE = re.compile(r"^---\s*$")
 
 
-class RollupError(Exception):
+class RollupError(TrackerError):
     """Base of rollup problems; the contract maps them to exit codes."""
 
 

@@ -64,10 +64,10 @@ def run(args: list[str], cwd: Path, *, input: str | None = None, check: bool = T
     try:
         proc = subprocess.run(args, cwd=str(cwd), input=input, capture_output=True, text=True,
                               env=env, timeout=timeout)
-    except FileNotFoundError:
-        raise BackendError(f"{args[0]} is not installed") from None
-    except subprocess.TimeoutExpired:
-        raise BackendError(f"{' '.join(args[:3])} did not finish in {timeout:.0f}s") from None
+    except FileNotFoundError as exc:
+        raise BackendError(f"{args[0]} is not installed") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise BackendError(f"{' '.join(args[:3])} did not finish in {timeout:.0f}s") from exc
     if check and proc.returncode != 0:
         detail = (proc.stderr or proc.stdout).strip().splitlines()
         raise BackendError(f"{' '.join(args[:2])} failed (exit {proc.returncode}): "

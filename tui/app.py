@@ -29,7 +29,7 @@ from mailtriage.core.cache_file import UNWRITABLE
 from mailtriage.core.trace import OPLOG, TRACE
 from mailtriage.core.settings import UserSettings, load_settings
 from mailtriage.themes import DEFAULT_THEME, THEMES, canonical_name, theme_css_paths
-from mailtriage.tui import bindings, keymaps, quick_flags
+from mailtriage.tui import bindings, keymaps, quick_flags, textual_private
 from mailtriage.tui.commands import MailtriageCommands, ThemeCommands
 from mailtriage.tui.errors import ErrorRecord, error_record
 from mailtriage.tui.first_screen import FirstScreen
@@ -137,7 +137,7 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
         classes = {cls: False for cls in self.classes if cls.startswith("-theme-")}
         classes.update({f"-theme-{theme.name}": True, "-dark-mode": theme.dark, "-light-mode": not theme.dark})
         self.update_classes(classes, update=False)
-        self._refresh_truecolor_filter(self.ansi_theme)
+        textual_private.refresh_truecolor_filter(self, self.ansi_theme)
         self.stylesheet.set_variables(self.get_css_variables())
 
     # -- screens -------------------------------------------------------------
@@ -244,8 +244,8 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
 
     def show_alert_notice(self, text: str, title: str) -> None:
         """The new-report notification: one on screen at a time, the new one replaces the last."""
-        if self._alert_notice is not None and self._alert_notice in self._notifications:
-            self._unnotify(self._alert_notice, refresh=False)
+        if self._alert_notice is not None:
+            textual_private.withdraw(self, self._alert_notice)
         self._alert_notice = Notification(text, title, "information", 15, markup=False)
         self.post_message(Notify(self._alert_notice))
 

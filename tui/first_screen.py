@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.message import Message
 
-from mailtriage.tui import first_paint
+from mailtriage.tui import first_paint, textual_private
 from mailtriage.tui.head_start import FIRST_FRAME_WAIT, FIRST_PAGE, ForkedHeadStart, HeadStart, read_head_start
 
 if TYPE_CHECKING:
@@ -146,16 +146,9 @@ class FirstScreen:
         target, self.first_paint_project = self.first_paint_project, None
         # Not when the settings file could not be read: what it says about caches is unknown.
         if (target is None or not self.settings_writable or main is None or self.screen is not main
-                or self._notifications or not main.at_start()):
+                or textual_private.notifications_shown(self) or not main.at_start()):
             return
-        # Textual's own full update of the screen, as its first frame writes it. Rendering it
-        # clears the compositor's dirty regions: they are put back for the next refresh.
-        compositor = main._compositor
-        pending = set(compositor._dirty_regions)
-        try:
-            frame = compositor.render_full_update().render_segments(self.console)
-        finally:
-            compositor._dirty_regions.update(pending)
+        frame = textual_private.full_frame(main, self.console)  # as the first frame wrote it
         self._keep_frame(target, frame, (self.size.width, self.size.height))
 
     @work(thread=True, group="first-paint", exit_on_error=False)

@@ -406,6 +406,6 @@ def _list_first(session: Session, list_name: str, write_end: int) -> None:
             _send(write_end, part(first, False))
         _send(write_end, part(session.list_threads(list_name), True))
     finally:
-        from mailtriage.application import flush_summary_caches  # loaded by the listing by now
+        from mailtriage.application import flush_listing_caches  # loaded by the listing by now
 
-        flush_summary_caches()
+        flush_listing_caches()

@@ -24,7 +24,8 @@ from mailtriage.tui.session_compose import ComposeCalls
 from mailtriage.tui.session_lock import SessionLock, take_or_abort
 
 if TYPE_CHECKING:
-    from mailtriage.application import ListEntry, Mailboxes, Op, Project, Thread, ThreadId
+    from mailtriage.application import CcResolution, ListEntry, Mailboxes, Op, Project, SourceSet, Thread, ThreadId
+    from mailtriage.core.projectconfig import ProjectConfig
 
 __all__ = ["Session"]
 
@@ -44,15 +45,15 @@ class Session(ComposeCalls):
             settings = demo_settings(settings, self.project_dir)
         self.settings = settings
         self.project: Project | None = None
-        self.config = None
-        self.sources = None
+        self.config: ProjectConfig | None = None
+        self.sources: SourceSet | None = None
         self._lock = SessionLock()
         self._tracker_lock = threading.RLock()
         self._tracker_stale = False  # R asked for the tracker to be opened again
         # The personal accounts' mailboxes are connections of their own: opening an account
         # or a folder never waits behind the project's listing (a whole 30-day window).
         self._mailbox_lock = threading.RLock()
-        self.cc = None  # CcResolution, once opened
+        self.cc: CcResolution | None = None  # once opened
         self.tracker_description = ""
         self._opened_mailboxes: Mailboxes | None = None
 
@@ -77,6 +78,13 @@ class Session(ComposeCalls):
         """The project opens on a worker once the first frame is drawn (the head start came
         from the forked child): until :meth:`open` ends, calls that need it wait."""
         self._lock.close_until_opened()
+
+    @property
+    def opened(self) -> Project:
+        """The project, for a call made once it is open (the lock waits for :meth:`open`)."""
+        if self.project is None:
+            raise RuntimeError(f"the project {self.project_dir} is not open")
+        return self.project
 
     @property
     def is_open(self) -> bool:
@@ -108,7 +116,7 @@ class Session(ComposeCalls):
         """Availability of each backend (cached per run), resolution per op, and the
         MandatoryBackendUnavailable error when a mandatory backend is down (else None)."""
         with self._lock:
-            return self.project.check_sources()
+            return self.opened.check_sources()
 
     def forget_availability(self) -> None:
         with self._lock:
@@ -132,53 +140,53 @@ class Session(ComposeCalls):
             MandatoryBackendUnavailable, NoBackendAvailable, and the backend's errors.
         """
         with self._lock:  # the window too: a session that opens later (head start) has no config yet
-            return self.project.list_threads(list_name, self.since(), limit=limit)
+            return self.opened.list_threads(list_name, self.since(), limit=limit)
 
     def offline_threads(self, list_name: str | None, *, limit: int | None = None, local: bool = True):
         """Rows read without asking a server, and whether they are stale, or None: see
         :meth:`Project.offline_threads`."""
         with self._lock:
-            return self.project.offline_threads(list_name, limit=limit, local=local)
+            return self.opened.offline_threads(list_name, limit=limit, local=local)
 
     def listing_can_start_early(self) -> bool:
         """Whether the start-up's helper process may list the first list (tui/head_start.py)."""
         with self._lock:
-            return self.project.listing_can_start_early()
+            return self.opened.listing_can_start_early()
 
     def listing_can_be_limited(self) -> bool:
         """True when the backend that lists threads can return the newest ones first, fast."""
         with self._lock:
-            return self.project.listing_can_be_limited()
+            return self.opened.listing_can_be_limited()
 
     def read_thread(self, thread_id: ThreadId):
         with self._lock.urgently():  # the user waits on it: before a listing's next part
-            return self.project.read_thread(thread_id)
+            return self.opened.read_thread(thread_id)
 
     def thread_url(self, thread_id: ThreadId):
         with self._lock:
-            return self.project.thread_url(thread_id)
+            return self.opened.thread_url(thread_id)
 
     def propose_reply(self, thread: Thread, body: str, *, allow_clear: bool = False):
         """``allow_clear``: the user chose to draft in clear a reply to an encrypted report."""
         with self._lock:
-            return application.ReplyFlow(self.project, self.settings).propose(thread, body, allow_clear=allow_clear)
+            return application.ReplyFlow(self.opened, self.settings).propose(thread, body, allow_clear=allow_clear)
 
     def pgp_needs_passphrase(self, thread: Thread) -> bool:
         return self.project is not None and self.project.pgp.needs_passphrase(thread)
 
     def pgp_loopback(self) -> bool:
         """The user opted in to typing the passphrase in the app (``[pgp] pinentry = "loopback"``)."""
-        return self.project.pgp.pinentry == "loopback"
+        return self.opened.pgp.pinentry == "loopback"
 
     def pgp_unlock(self, thread: Thread, *, passphrase: str | None = None, tty: str | None = None) -> str | None:
         """Unlock the key the thread needs; None when done, else why not."""
         with self._lock:
-            return self.project.pgp.unlock(thread, passphrase=passphrase, tty=tty)
+            return self.opened.pgp.unlock(thread, passphrase=passphrase, tty=tty)
 
     def propose_key_import(self, thread: Thread):
         """Import a key the thread offers (OpenPGP), after confirmation."""
         with self._lock:
-            return application.KeyImportFlow(self.project).propose(thread)
+            return application.KeyImportFlow(self.opened).propose(thread)
 
     def apply(self, proposal):
         # A proposal may write through the project's sources or an account's mailbox (flag,
@@ -192,7 +200,7 @@ class Session(ComposeCalls):
         Raises:
             ValueError: the thread id or the window cannot be read, or the op is create_draft.
         """
-        project = self.project
+        project = self.opened
 
         def op_args() -> application.OpArgs:
             if op is application.Op.LIST_RECENT_THREADS:
@@ -243,7 +251,7 @@ class Session(ComposeCalls):
         """The import proposal (tracker issue, Import rollup entry, receipt draft)."""
         self.open_tracker()
         with self._lock, self._tracker_lock:
-            return application.ImportFlow(self.project).propose(thread_id, thread=thread,
+            return application.ImportFlow(self.opened).propose(thread_id, thread=thread,
                                                                  sender_name=self.sender_name())
 
     def propose_imports(self, thread_ids):
@@ -269,14 +277,14 @@ class Session(ComposeCalls):
             tracker = self.tracker
             if tracker is None:
                 return False
-            return application.PublishFlow(tracker, self.config).needs_publish()
+            return application.PublishFlow(tracker, self.opened.config).needs_publish()
 
     # -- the triage overview (blocking) ------------------------------------------
     def thread_status(self, thread_id: ThreadId):
         """Filed / draft pending / replied of one thread (the tracker only once it is open)."""
         since = self.since()
         with self._lock, self._tracker_lock:
-            return application.thread_status(self.project, thread_id, since, tracker=self.tracker)
+            return application.thread_status(self.opened, thread_id, since, tracker=self.tracker)
 
     def thread_issue(self, thread_id: ThreadId) -> str | None:
         """The tracker issue whose rollup names the thread (opens the tracker)."""

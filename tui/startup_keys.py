@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from textual import events
 
+from mailtriage.tui import textual_private
+
 if TYPE_CHECKING:
     from mailtriage.tui.first_paint import Shown
 
@@ -59,5 +61,6 @@ class StartupKeys:
             return
         from textual.drivers.linux_driver import LinuxDriver  # (loaded already: the app runs on it)
 
-        if isinstance(self._driver, LinuxDriver) and self._driver.attrs_before is not None:
-            self._driver.attrs_before = shown.terminal_modes
+        driver = textual_private.driver(self)
+        if isinstance(driver, LinuxDriver) and driver.attrs_before is not None:
+            driver.attrs_before = shown.terminal_modes

@@ -60,6 +60,8 @@ MIN_POLL_GAP_SECONDS = 2.0
 # ... and at least this many times as long as the last poll took, so listing a window that a
 # burst keeps growing uses at most about a fifth of the time (and of a core).
 POLL_GAP_FACTOR = 4.0
+# Roots found on the list that a poller remembers (a storm's replies to old threads), at most.
+FOUND_ROOTS_KEPT = 10_000
 
 
 def poll_seconds(config) -> float:
@@ -223,6 +225,7 @@ class NewReportPoller:
         self._wait_failed = False  # the last wait for mail ended on a dropped connection
         self._wait_failures = 0  # waits that failed again since (each backs off longer)
         self._texts: dict[datetime, str] = {}  # the last poll's activity times as ISO texts
+        self._found_roots: dict[str, set[str]] = {}  # per backend: roots found on the list
 
     def failed(self, error: Exception) -> Outage:
         """Note a failed poll: the outage it starts or continues."""
@@ -302,15 +305,22 @@ class NewReportPoller:
         self._texts = texts
         new, updated = [], []
         if stored is not None:
+            first_seen = []
             for t in threads:
                 key = _seen_key(t.thread_id)
                 if key not in seen:
                     when = _when(t)
                     if quiet_before is not None and when is not None and when < quiet_before:
                         continue
-                    (updated if t.continued and self._root_on_list(t) else new).append(t)
+                    first_seen.append(t)
                 elif _newer(t, seen[key], texts):
                     updated.append(t)
+            on_list = self._roots_on_list(backend, [t for t in first_seen if t.continued])
+            for t in first_seen:
+                (updated if t.continued and _root(t) in on_list else new).append(t)
+            if first_seen:  # in the listing's order, as they came
+                order = {id(t): n for n, t in enumerate(threads)}
+                updated.sort(key=lambda t: order[id(t)])
         newest = max([w for w in (_when(t) for t in threads) if w is not None], default=None)
         for t in threads:
             when = _when(t)
@@ -324,19 +334,31 @@ class NewReportPoller:
                   "checked": iso_utc(now), "span": span.days, "seen": seen}
         return PollOutcome(backend, stored is None, new, updated, cursor, notes)
 
-    def _root_on_list(self, summary: ThreadSummary) -> bool:
-        """The root of a thread first seen now, that started before the window, is on the
-        list (a reply to an older thread: an update). A root never on the list (a first
+    def _roots_on_list(self, backend_name: str, summaries: list[ThreadSummary]) -> set[str]:
+        """The roots of threads first seen now, that started before the window, that are on
+        the list (a reply to an older thread: an update). A root never on the list (a first
         message answering a private thread) makes it a new report; when the backend cannot
-        tell, it is a new report too (a spare alert beats a missed one)."""
-        root = summary.root_message_id or summary.thread_id.value
+        tell, it is a new report too (a spare alert beats a missed one).
+
+        All of a poll's roots are asked for at once (one ORed search on IMAP, not one each: a
+        storm of replies to old threads held each poll for seconds), and a root found once is
+        remembered (it stays on the list): until the poll is acknowledged, the next polls
+        report the same threads and ask nothing again."""
+        roots = list(dict.fromkeys(r for r in map(_root, summaries) if r))
+        known = self._found_roots.setdefault(backend_name, set())
+        on_list = {r for r in roots if r in known}
+        ask = [r for r in roots if r not in known]
+        backend = self.sources.backends[backend_name]
+        if not ask or not backend.resolves_message_ids:
+            return on_list
         try:
-            backend = self.sources.backends[self.sources.resolve(Op.LIST_RECENT_THREADS).chosen]
-            if not root or not getattr(backend, "resolves_message_ids", False):
-                return False
-            return backend.thread_for_message_id(root) is not None
-        except Exception:
-            return False
+            found = set(backend.threads_for_message_ids(ask))
+        except Exception:  # the backend cannot tell now: new reports
+            return on_list
+        if len(known) + len(found) > FOUND_ROOTS_KEPT:
+            known.clear()
+        known |= found
+        return on_list | found
 
     def fresh(self, outcome: PollOutcome) -> PollOutcome:
         """``outcome`` less what was acknowledged since it was computed (cheap: its news only)."""
@@ -528,6 +550,11 @@ def run_poll_loop(poller: NewReportPoller, on_news: Callable[[PollOutcome], Any]
 def _shape(kind: object) -> str:
     """A stored kind as today's shape tag ("mbox"/"imap" cursors were written before shapes)."""
     return ThreadId(str(kind), "").kind if kind else ""
+
+
+def _root(summary: ThreadSummary) -> str | None:
+    """The root Message-ID of a thread (its reference's value when the summary names none)."""
+    return summary.root_message_id or summary.thread_id.value
 
 
 def _seen_key(thread_id: "ThreadId | str") -> str:

@@ -25,11 +25,12 @@ from pathlib import Path
 
 from mailtriage.backends.contract import Message, OutgoingAttachment, Thread, reply_subject
 from mailtriage.backends.mailbox_contract import Compose
-from mailtriage.backends.mime import is_plain_address
+from mailtriage.backends.mime_header_text import is_plain_address
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.backends.send_policy import (ANSWERING_KINDS, DEFAULT_SEND_CAP, SendRefused,
                                              check_before_confirm, refusal_hint)
 from mailtriage.core.inert import header_text
+from mailtriage.workflows.errors import ApplicationError
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 from mailtriage.workflows.text import one_line, plain_lines
 
@@ -63,9 +64,6 @@ class ComposeForm:
     forward_as: str = FORWARD_INLINE
     #: What the last editor round found wrong (the proposal blocks while any remain).
     problems: tuple[str, ...] = field(default_factory=tuple)
-
-    def with_kind(self, kind: str) -> "ComposeForm":
-        return replace(self, kind=kind)
 
     @property
     def is_forward(self) -> bool:
@@ -249,7 +247,7 @@ def form_problems(form: ComposeForm, *, security_cc: str | None = None) -> list[
 
 # -- attachments ------------------------------------------------------------------------
 
-class DraftAttachmentError(ValueError):
+class DraftAttachmentError(ApplicationError, ValueError):
     """A file to attach cannot be read or is too large (nothing is written)."""
 
 

@@ -23,6 +23,7 @@ from mailtriage.backends.contract import Message, Thread
 from mailtriage.backends.pgp import GnuPG
 from mailtriage.backends.security_cc import resolve_security_cc
 from mailtriage.core.projectconfig import ConfigError, ProjectConfig
+from mailtriage.workflows.errors import ApplicationError
 from mailtriage.workflows.proposals import Field
 
 __all__ = ["ENCRYPTED_IMPORT", "EncryptionPlan", "ProjectPgp", "ReplyEncryptionFailed", "plan_reply_encryption", "thread_was_encrypted"]
@@ -34,7 +35,7 @@ ENCRYPTED_IMPORT = ("this report came from an ENCRYPTED mail: the issue gets its
                     "access_restricted: true; GitHub: a private repository; Jira: the configured security level)")
 
 
-class ReplyEncryptionFailed(RuntimeError):
+class ReplyEncryptionFailed(ApplicationError, RuntimeError):
     """gpg could not encrypt the confirmed body: nothing was written."""
 
 

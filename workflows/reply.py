@@ -16,7 +16,7 @@ from typing import Callable
 
 from mailtriage.backends.contract import DraftRequest, Message, Op, Thread, reply_subject
 from mailtriage.backends.errors import MailError, MandatoryBackendUnavailable, NoBackendAvailable
-from mailtriage.backends.mime import is_plain_address
+from mailtriage.backends.mime_header_text import is_plain_address
 from mailtriage.backends.registry import SourceSet
 from mailtriage.backends.security_cc import merge_cc, resolve_security_cc
 from mailtriage.workflows.compose import (FORWARD, KIND_TITLES, RECEIPT, REPLY, REPLY_ALL, REPLY_LIST, ComposeForm,

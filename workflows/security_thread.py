@@ -18,13 +18,14 @@ from typing import Callable, Iterable
 from mailtriage.backends.contract import Message, Thread
 from mailtriage.backends.security_cc import FALLBACK_KEY, LIST_KEY, configured_address, resolve_security_cc
 from mailtriage.core.projectconfig import ConfigError
+from mailtriage.workflows.errors import ApplicationError
 from mailtriage.workflows.text import one_line
 
 #: Headers that name where a copy was delivered or which list carried it.
 _DELIVERY_HEADERS = ("delivered-to", "x-original-to", "list-post", "envelope-to")
 
 
-class ThreadCheckFailed(Exception):
+class ThreadCheckFailed(ApplicationError):
     """The project's sources could not be asked whether they hold a thread (unavailable,
     connection lost): the rule cannot clear the message, so nothing is composed."""
 

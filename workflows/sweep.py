@@ -52,6 +52,7 @@ from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.backends.mbox import MboxSource
 from mailtriage.backends.mime import parse_message
 from mailtriage.core.projectconfig import ConfigError
+from mailtriage.workflows.errors import ApplicationError
 from mailtriage.workflows.linking import iso_utc
 from mailtriage.workflows.text import display_address, excerpt, one_line
 
@@ -65,7 +66,7 @@ QUERY_KEYS = ("text", "from")
 _KEYWORD = re.compile(r"^[!#-'*+\-.0-9:<-Z^-z|~$]{1,64}$")  # an IMAP atom without specials
 
 
-class SourceError(ValueError):
+class SourceError(ApplicationError, ValueError):
     """``--source`` cannot be understood (a usage error)."""
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from mailtriage.backends.contract import Thread, reply_subject
 from mailtriage.backends.security_cc import resolve_security_cc
 from mailtriage.core import settings
+from mailtriage.workflows.errors import ApplicationError
 from mailtriage.workflows.text import one_line, plain_lines
 
 # One line per paragraph: the values (a subject, an address) have any length, so a break
@@ -101,7 +102,7 @@ def _plain_placeholders(text: str) -> None:
                              "is not a plain {name} placeholder")
 
 
-class OutsideProject(Exception):
+class OutsideProject(ApplicationError):
     """A file project.md names lies outside the project's folder (or is no regular file)."""
 
 

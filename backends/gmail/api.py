@@ -159,7 +159,7 @@ class GmailApi:
         try:
             return self.http.request(method, path, **kwargs)
         except HttpError as exc:
-            raise Unavailable(self.account.id, f"Gmail {what}: {exc.detail}") from None
+            raise Unavailable(self.account.id, f"Gmail {what}: {exc.detail}") from exc
 
     def _decode(self, response, what: str, gave_up: tuple[int, float] | None = None, check_only: bool = False) -> Any:
         status = response.status_code
@@ -170,8 +170,8 @@ class GmailApi:
                 return None
             try:
                 return response.json()
-            except ValueError:
-                raise BackendFailure(self.account.id, f"Gmail {what}: the answer is not JSON") from None
+            except ValueError as exc:
+                raise BackendFailure(self.account.id, f"Gmail {what}: the answer is not JSON") from exc
         reason = _reason(response)
         text = f"Gmail {what}: {status} {_message(response)}"
         if status == 404:

@@ -33,6 +33,7 @@ from imapclient.util import to_unicode
 
 from mailtriage.backends.errors import BackendFailure, MailError, SignInNeeded, Unavailable
 from mailtriage.backends.errors import ConnectionLost as BaseConnectionLost
+from mailtriage.backends.imap import imaplib_private as private
 from mailtriage.backends.imap.account import ImapAccount, imap_password, password_key, token_key
 from mailtriage.backends.oauth_imap import provider_for
 from mailtriage.core.secrets import SecretUnavailable, get_secret
@@ -99,8 +100,9 @@ class _ProtocolHook:
         self.channel = connection.channel
         self.auth_tag: bytes | None = None
         self.literal_next = False
-        self._send, self._get_line, self._read = imap.send, imap._get_line, imap.read
-        imap.send, imap._get_line, imap.read = self.send, self.get_line, self.read
+        self._send, self._next_line, self._read = imap.send, private.line_reader(imap), imap.read
+        imap.send, imap.read = self.send, self.read  # type: ignore[method-assign]
+        private.set_line_reader(imap, self.get_line)
         imap.debug = 0  # imapclient turns imaplib's own debug logging on; we trace here instead
         imap.mailtriage_hook = self  # found by stream_fetch()
         # While a bulk read runs (stream_fetch): its untagged responses of one shape
@@ -143,7 +145,7 @@ class _ProtocolHook:
         self.literal_next = bool(re.search(rb"\{\d+\}$", line)) and len(data) <= len(line) + 2
 
     def get_line(self) -> bytes:
-        return self.seen(self._get_line())
+        return self.seen(self._next_line())
 
     def seen(self, line: bytes) -> bytes:
         """Follow and trace one line read from the server."""
@@ -206,7 +208,7 @@ def stream_fetch(client: IMAPClient, tag: bytes, consume: Callable[[list], None]
     trace on, the first FETCH responses are traced one by one and the rest counted.
     An exception from ``consume`` is raised once the command is over (the connection
     stays in step)."""
-    imap = client._imap
+    imap = private.imap_of(client)
     hook = getattr(imap, "mailtriage_hook", None)
     tracing = hook is not None and TRACE.active
     pending = imap.tagged_commands
@@ -227,7 +229,7 @@ def stream_fetch(client: IMAPClient, tag: bytes, consume: Callable[[list], None]
     if hook is not None:
         hook.summarise(b"FETCH")
     try:
-        imap._check_bye()
+        private.check_bye(imap)
         try:
             while pending[tag] is None:
                 raw = readline()
@@ -259,7 +261,7 @@ def stream_fetch(client: IMAPClient, tag: bytes, consume: Callable[[list], None]
         except imap.error as exc:
             raise imap.error(f"command: FETCH => {exc}") from None
         typ, data = pending.pop(tag)
-        imap._check_bye()
+        private.check_bye(imap)
         if typ == "BAD":
             raise imap.error(f"FETCH command error: {typ} {data}")
         out.extend(untagged.pop("FETCH", None) or ())
@@ -295,25 +297,11 @@ def _checked(imap: imaplib.IMAP4, raw: bytes) -> bytes:
 
 def _replay(imap: imaplib.IMAP4, hook: _ProtocolHook | None, raw: bytes) -> None:
     """Let imaplib's ``_get_response`` handle a line already read (the hook sees it as read)."""
-    hooked = imap.__dict__.get("_get_line")
+    def line() -> bytes:
+        checked = _checked(imap, raw)
+        return hook.seen(checked) if hook is not None else checked
 
-    def once() -> bytes:
-        _restore(imap, hooked)
-        line = _checked(imap, raw)
-        return hook.seen(line) if hook is not None else line
-
-    imap._get_line = once
-    try:
-        imap._get_response()
-    finally:
-        _restore(imap, hooked)
-
-
-def _restore(imap: imaplib.IMAP4, hooked) -> None:
-    if hooked is None:
-        imap.__dict__.pop("_get_line", None)
-    else:
-        imap._get_line = hooked
+    private.handle_line(imap, line)
 
 
 def _clip(line: bytes) -> str:
@@ -352,7 +340,7 @@ class ImapConnection:
                 try:
                     ctx.load_verify_locations(cafile=self.account.ca_file)
                 except (OSError, ssl.SSLError) as exc:
-                    raise Unavailable(self.name, f"cannot read ca_file {self.account.ca_file}: {exc}") from None
+                    raise Unavailable(self.name, f"cannot read ca_file {self.account.ca_file}: {exc}") from exc
             self._ssl_context = ctx
         return self._ssl_context
 
@@ -380,9 +368,9 @@ class ImapConnection:
             client = IMAPClient(account.host, account.port, ssl=secure,
                                 ssl_context=self.ssl_context() if secure else None, timeout=account.timeout)
         except Exception as exc:  # noqa: BLE001 - every connect failure is an outage, said clearly
-            raise self._outage("connect", exc) from None
-        hook = _ProtocolHook(self, client._imap)
-        TRACE.log(self.channel, "<", _clip(client._imap.welcome or b""))
+            raise self._outage("connect", exc) from exc
+        hook = _ProtocolHook(self, private.imap_of(client))
+        TRACE.log(self.channel, "<", _clip(private.imap_of(client).welcome or b""))
         try:
             if account.security == "starttls":
                 if not client.has_capability("STARTTLS"):

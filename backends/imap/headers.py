@@ -13,8 +13,9 @@ from typing import Any, Iterable
 from urllib.parse import urlsplit
 
 from mailtriage.backends.contract import Address
-from mailtriage.backends import mime
-from mailtriage.backends.mime import decode_header_text, split_header_block
+from mailtriage.backends import mime, mime_dates, mime_header_text, mime_headers, mime_ids
+from mailtriage.backends.mime_header_text import decode_header_text
+from mailtriage.backends.mime_headers import split_header_block
 from mailtriage.backends.imap.ids import MessageRef
 from mailtriage.backends.mailbox_contract import ListUnsubscribe, MailHeader
 
@@ -53,7 +54,7 @@ def mime_synthetic_id(raw: bytes) -> str:
     """The synthetic ID the offline backends and the full read give a message: the hash of
     its header block and body (``raw``: the whole message, or HEADER + TEXT from
     :data:`SYNTHETIC_ITEMS`). Given a header block alone it is only a stand-in."""
-    return mime.message_synthetic_id(raw)
+    return mime_headers.message_synthetic_id(raw)
 
 
 # What a message without a Message-ID is fetched with to be named: its header and as much
@@ -66,7 +67,7 @@ def synthetic_id_from_fetch(item: dict) -> str | None:
     header = item.get(b"BODY[HEADER]")
     if header is None:
         return None
-    return mime.message_synthetic_id(header + (item.get(b"BODY[TEXT]<0>") or b""))
+    return mime_headers.message_synthetic_id(header + (item.get(b"BODY[TEXT]<0>") or b""))
 
 
 def synthetic_message_id(ref: MessageRef) -> str:
@@ -144,22 +145,22 @@ def header_from_fetch(ref: MessageRef, data: dict, header_block: bytes | None = 
     block = data.get(FIELDS_KEY)
     if block is None and header_block is not None:
         block, _ = split_header_block(header_block)
-    fields = mime.header_fields(block or b"")
+    fields = mime_headers.header_fields(block or b"")
     flags = data.get(b"FLAGS", ())
     flag_set = _flag_set(flags)
     # Raw 8-bit (or UTF-7) header text reads in the charset the body declares, as the read
     # path does (mime._message_from_headers), so a row and the opened message agree.
     charset = mime.body_charset(fields.get(b"content-type"))
     subject = decode_text(fields.get(b"subject"), notes, "subject", charset)
-    senders = mime.parse_address_list(fields.get(b"from"), charset)
-    message_id = mime.extract_msgid(fields.get(b"message-id"))
+    senders = mime_header_text.parse_address_list(fields.get(b"from"), charset)
+    message_id = mime_ids.extract_msgid(fields.get(b"message-id"))
     synthetic = message_id is None
     if synthetic:
         message_id = mime_synthetic_id(header_block) if header_block is not None else synthetic_message_id(ref)
         notes.append("no Message-ID; a synthetic one stands in")
-    references = mime.extract_msgids(fields.get(b"references"))
-    in_reply_to = mime.extract_msgid(fields.get(b"in-reply-to"), reference=True)  # "<yes>" links nothing
-    sent_date = mime.parse_date(fields.get(b"date"))
+    references = mime_ids.extract_msgids(fields.get(b"references"))
+    in_reply_to = mime_ids.extract_msgid(fields.get(b"in-reply-to"), reference=True)  # "<yes>" links nothing
+    sent_date = mime_dates.parse_date(fields.get(b"date"))
     if fields.get(b"date") and sent_date is None:
         notes.append("the Date header is not a date")
     content_type = fields.get(b"content-type", b"").decode("ascii", "replace")
@@ -170,8 +171,8 @@ def header_from_fetch(ref: MessageRef, data: dict, header_block: bytes | None = 
         folder_id=ref.folder,
         subject=subject,
         sender=senders[0] if senders else Address("", ""),
-        to=mime.parse_address_list(fields.get(b"to"), charset),
-        cc=mime.parse_address_list(fields.get(b"cc"), charset),
+        to=mime_header_text.parse_address_list(fields.get(b"to"), charset),
+        cc=mime_header_text.parse_address_list(fields.get(b"cc"), charset),
         date=aware(data.get(b"INTERNALDATE")),
         sent_date=sent_date,
         message_id=message_id,

@@ -66,8 +66,8 @@ def parse_message_id(text: str) -> MessageRef:
         raise ForeignMessageId(account or "?", text, "UIDVALIDITY and UID must be positive decimals")
     try:
         folder = _folder_from(token)
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise ForeignMessageId(account, text, "folder part is not base64url UTF-8") from None
+    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
+        raise ForeignMessageId(account, text, "folder part is not base64url UTF-8") from exc
     if not folder:
         raise ForeignMessageId(account, text, "empty folder")
     return MessageRef(account, folder, int(validity), int(uid))

@@ -18,7 +18,7 @@ from mailtriage.backends import mime
 from mailtriage.backends.errors import BackendFailure, ConnectionLost, MailError
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.headers import HEADER_ITEMS, SYNTHETIC_ITEMS, header_from_fetch, synthetic_id_from_fetch
-from mailtriage.backends.mime import SYNTHETIC_DOMAIN
+from mailtriage.backends.mime_headers import SYNTHETIC_DOMAIN
 from mailtriage.backends.imap.ids import MessageRef
 from mailtriage.backends.mailbox_contract import MailAttachment, MailHeader, MailMessage, MailThread, StaleMessageId
 from mailtriage.backends.thread_reconstruction import ThreadRecord, thread_records
@@ -108,7 +108,7 @@ def attachment_bytes(mb, message_id: str, index: int) -> bytes:
     try:
         return mime.attachment_bytes(found[0].raw, index)
     except mime.AttachmentNotFound as exc:
-        raise BackendFailure(mb.account_id, f"{message_id}: {exc}") from None
+        raise BackendFailure(mb.account_id, f"{message_id}: {exc}") from exc
 
 
 def root_criteria(root: str, since_keys: list[bytes] | None = None) -> list[bytes]:

@@ -14,8 +14,9 @@ import re
 from collections import defaultdict
 from typing import Callable, Sequence
 
-from mailtriage.backends import mime
+from mailtriage.backends import mime_headers, mime_ids
 from mailtriage.backends.errors import ConnectionLost, MailError, NotSupported
+from mailtriage.backends.imap import imaplib_private as private
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.ids import MessageRef, decode_many
 from mailtriage.backends.mailbox_contract import InvalidQuery, PartialFailure, check_bulk
@@ -82,8 +83,8 @@ def run_bulk(mb, op: str, ids: Sequence[str],
             continue
         try:
             missed = action(folder, usable, state) or {}
-        except NotSupported:
-            raise
+        except (NotSupported, InvalidQuery):
+            raise  # the request, not the folder: a MailError too, but no write failure
         except MailError as exc:
             why = _reset_or(mb, folder, usable, exc)
             failed.update({str(r): why for r in usable})
@@ -268,8 +269,8 @@ def _message_ids(mb, uids: list[int]) -> dict[int, str | None]:
 def _id_of(item: dict) -> str | None:
     """The Message-ID in a FETCH answer to ``_ID_ITEM`` (None when the message has none)."""
     block = next((v for k, v in item.items() if isinstance(k, bytes) and k.startswith(b"BODY[")), b"")
-    values = mime.header_values(block or b"", b"message-id")
-    return mime.extract_msgid(values[0]) if values else None
+    values = mime_headers.header_values(block or b"", b"message-id")
+    return mime_ids.extract_msgid(values[0]) if values else None
 
 
 def _uidnext(mb, folder: str) -> int:
@@ -307,8 +308,8 @@ def move(mb, ids: Sequence[str], folder_id: str, *, op: str = "move") -> None:
     def move_chunk(folder: str, chunk: list[int]) -> set[int]:
         seqset = protocol.compress(chunk)
         if can_move:
-            answer = mb.conn.call(f"UID MOVE {folder_id}", lambda c: c._raw_command_untagged(
-                b"MOVE", [seqset.encode(), c._normalise_folder(folder_id)], response_name="OK"))
+            answer = mb.conn.call(f"UID MOVE {folder_id}", lambda c: private.raw_command(
+                c, b"MOVE", [seqset.encode(), private.folder_name(c, folder_id)], response_name="OK"))
         else:
             answer = mb.conn.call(f"UID COPY {folder_id}", lambda c: c.copy([int(u) for u in chunk], folder_id))
             mb.expunge_uids(folder, chunk)
@@ -332,14 +333,14 @@ def move(mb, ids: Sequence[str], folder_id: str, *, op: str = "move") -> None:
                     try:
                         moved |= move_chunk(folder, chunk)
                         break
-                    except NotSupported:
+                    except (NotSupported, InvalidQuery):
                         raise
                     except MailError as exc:
                         chunk = _read_back(mb, folder, folder_id, state.uidvalidity, chunk, known, floor, exc,
                                            moved, missed, last=attempt == 2)
                         if not chunk:
                             break
-        except NotSupported:
+        except (NotSupported, InvalidQuery):
             raise
         except MailError as exc:  # reading back failed too: what was moved before stays done
             stopped = str(exc)

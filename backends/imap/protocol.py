@@ -11,9 +11,9 @@ from datetime import datetime, timezone
 from typing import Callable, Iterable, Iterator, Sequence
 
 from imapclient import IMAPClient
-from imapclient.imapclient import _literal  # imapclient's marker for "always send as a literal"
 from imapclient.response_parser import parse_fetch_response, parse_message_list, parse_response
 
+from mailtriage.backends.imap import imaplib_private as private
 from mailtriage.backends.imap.connection import stream_fetch
 
 CHUNK = 500
@@ -69,14 +69,14 @@ def fetch(client: IMAPClient, seqset: str, items: Sequence[str], *, uid: bool = 
 def fetch_raw(client: IMAPClient, seqset: str, items: Sequence[str], *, uid: bool = True) -> list:
     """FETCH ``items`` for ``seqset``; the untagged FETCH responses as imaplib collected
     them (a bytes line per response, a ``(line, literal)`` tuple before each literal), unparsed."""
-    imap = client._imap
+    imap = private.imap_of(client)
     args = ["FETCH", seqset, "(" + " ".join(items) + ")"]
     if uid:
         args.insert(0, "UID")
-    tag = imap._command(*args)
-    typ, data = imap._command_complete("FETCH", tag)
-    client._checkok("fetch", typ, data)
-    typ, data = imap._untagged_response(typ, data, "FETCH")
+    tag = private.send_command(imap, *args)
+    typ, data = private.wait_completion(imap, "FETCH", tag)
+    private.check_ok(client, "fetch", typ, data)
+    typ, data = private.untagged(imap, typ, data, "FETCH")
     return data
 
 
@@ -86,13 +86,24 @@ def fetch_stream(client: IMAPClient, seqset: str, items: Sequence[str], consume:
     (imaplib's shape, as :func:`fetch_raw` returns them) in batches of about ``batch``
     while the server still sends the rest: a large FETCH is parsed as it arrives, in
     bounded memory (see :func:`connection.stream_fetch`)."""
-    imap = client._imap
+    imap = private.imap_of(client)
     args = ["FETCH", seqset, "(" + " ".join(items) + ")"]
     if uid:
         args.insert(0, "UID")
-    tag = imap._command(*args)
+    tag = private.send_command(imap, *args)
     typ, data = stream_fetch(client, tag, consume, batch)
-    client._checkok("fetch", typ, data)
+    private.check_ok(client, "fetch", typ, data)
+
+
+def any_of(keys: Sequence[Sequence[bytes]]) -> list[bytes]:
+    """Search keys matching what any of ``keys`` matches: ``OR`` in prefix form, as a balanced
+    tree (nesting grows with the log of the count, never with the count)."""
+    if not keys:
+        raise ValueError("any_of needs at least one search key")
+    if len(keys) == 1:
+        return list(keys[0])
+    half = len(keys) // 2
+    return [b"OR", *any_of(keys[:half]), *any_of(keys[half:])]
 
 
 def quote(text: str) -> bytes:
@@ -101,7 +112,7 @@ def quote(text: str) -> bytes:
     if any(b > 127 for b in raw) or b"\r" in raw or b"\n" in raw:
         # A literal: imapclient sends only 8-bit bytes as literals by itself, so a CR/LF
         # in plain ASCII would otherwise go inline and end the command.
-        return _literal(raw)
+        return private.literal(raw)
     return b'"' + raw.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
 
 
@@ -115,10 +126,10 @@ def search(client: IMAPClient, criteria: Sequence[bytes], *, esearch: bool) -> t
     criteria = list(criteria) or [b"ALL"]
     charset = [b"CHARSET", b"UTF-8"] if any(any(b > 127 for b in c) for c in criteria) else []
     if esearch:
-        data = client._raw_command_untagged(b"SEARCH", [b"RETURN", b"(ALL COUNT)", *charset, *criteria],
-                                            response_name="ESEARCH")
+        data = private.raw_command(client, b"SEARCH", [b"RETURN", b"(ALL COUNT)", *charset, *criteria],
+                                   response_name="ESEARCH")
         return parse_esearch(data)
-    data = client._raw_command_untagged(b"SEARCH", [*charset, *criteria])
+    data = private.raw_command(client, b"SEARCH", [*charset, *criteria])
     uids = sorted(parse_message_list(data))
     return uids, len(uids)
 
@@ -149,9 +160,9 @@ def parse_esearch(data: list) -> tuple[list[int], int]:
 def store(client: IMAPClient, seqset: str, op: str, flags: Sequence[bytes], *, uid: bool = True) -> None:
     """UID STORE ``op`` (``+FLAGS.SILENT`` / ``-FLAGS.SILENT``) for a whole sequence set."""
     args = [b"STORE", seqset.encode(), op.encode(), b"(" + b" ".join(flags) + b")"]
-    client._raw_command_untagged(args[0], args[1:], response_name="FETCH", uid=uid)
+    private.raw_command(client, args[0], args[1:], response_name="FETCH", uid=uid)
 
 
 def uid_expunge(client: IMAPClient, seqset: str) -> None:
     """UID EXPUNGE of exactly ``seqset`` (UIDPLUS); never a plain EXPUNGE."""
-    client._raw_command_untagged(b"EXPUNGE", [seqset.encode()], response_name="EXPUNGE", uid=True)
+    private.raw_command(client, b"EXPUNGE", [seqset.encode()], response_name="EXPUNGE", uid=True)

@@ -29,14 +29,14 @@ import weakref
 from collections import OrderedDict
 from datetime import datetime, timezone
 
-from imapclient.imapclient import _literal  # imapclient's marker for "always send as a literal"
 from imapclient.response_parser import parse_message_list
 
 from mailtriage.backends.errors import BackendFailure, ConnectionLost, MailError, NotSupported, Unavailable
+from mailtriage.backends.imap import imaplib_private as private
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.headers import aware
 from mailtriage.backends.imap.query import fetch_headers
-from mailtriage.backends.mailbox_contract import MailHeader, with_thread_counts, _newest_first
+from mailtriage.backends.mailbox_contract import InvalidQuery, MailHeader, with_thread_counts, _newest_first
 from mailtriage.backends.search import SearchField, SearchPage, SearchRequest
 
 _KEYS = {SearchField.TEXT: b"TEXT", SearchField.BODY: b"BODY", SearchField.FROM: b"FROM",
@@ -61,7 +61,7 @@ def search_string(text: str) -> bytes:
     raw = text.encode("utf-8")
     if all(32 <= b < 127 for b in raw):
         return b'"' + raw.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
-    return _literal(raw)
+    return private.literal(raw)
 
 
 def criteria(request: SearchRequest, *, within: bool, now: datetime | None = None) -> list[bytes]:
@@ -93,10 +93,10 @@ def _run(conn, keys: list[bytes]) -> list[int]:
 def _search(client, keys: list[bytes], *, esearch: bool) -> tuple[list[int], int]:
     charset = [b"CHARSET", b"UTF-8"]
     if esearch:
-        data = client._raw_command_untagged(b"SEARCH", [b"RETURN", b"(ALL COUNT)", *charset, *keys],
-                                            response_name="ESEARCH")
+        data = private.raw_command(client, b"SEARCH", [b"RETURN", b"(ALL COUNT)", *charset, *keys],
+                                   response_name="ESEARCH")
         return protocol.parse_esearch(data)
-    uids = sorted(parse_message_list(client._raw_command_untagged(b"SEARCH", [*charset, *keys])))
+    uids = sorted(parse_message_list(private.raw_command(client, b"SEARCH", [*charset, *keys])))
     return uids, len(uids)
 
 
@@ -127,7 +127,7 @@ def folder_matches(mb, folder: str, request: SearchRequest) -> tuple[list[int], 
     except BackendFailure as exc:
         if isinstance(exc, ConnectionLost):
             raise
-        raise BackendFailure(mb.account_id, f"the search in {folder!r} failed: {exc.detail}") from None
+        raise BackendFailure(mb.account_id, f"the search in {folder!r} failed: {exc.detail}") from exc
     if request.since is not None and not conn.has("WITHIN"):
         uids = _drop_early(mb, uids, aware(request.since))
     method = method_of(conn)
@@ -162,7 +162,7 @@ def newest_matches(mb, folder: str, request: SearchRequest, need: int) -> tuple[
         except BackendFailure as exc:
             if isinstance(exc, ConnectionLost):
                 raise
-            raise BackendFailure(mb.account_id, f"the search in {folder!r} failed: {exc.detail}") from None
+            raise BackendFailure(mb.account_id, f"the search in {folder!r} failed: {exc.detail}") from exc
         searched += hi - lo + 1
         hi = lo - 1
         # The next window from the matches' density so far (half as much again, to land in
@@ -258,8 +258,8 @@ def search_folders(mb, folders: list[str], request: SearchRequest, backend: str)
     for folder in folders:
         try:
             headers, count, method = folder_window(mb, folder, request, 0, need)
-        except (Unavailable, NotSupported):
-            raise  # the account, not the folder: nothing else would answer either
+        except (Unavailable, NotSupported, InvalidQuery):
+            raise  # the account or the request, not the folder: nothing else would answer either
         except MailError as exc:
             first_error = first_error or exc
             failed.append((folder, getattr(exc, "detail", None) or str(exc)))

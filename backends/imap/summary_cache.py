@@ -33,6 +33,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Iterator
 
+from mailtriage.backends.errors import MailError
 from mailtriage.core import cache_file
 from mailtriage.core.errors import ConfigError
 from mailtriage.core.paths import cache_dir, private_cache_dir
@@ -69,7 +70,7 @@ FIRST_CHUNK = 2000  # rows in the file's first section of rows: the newest, more
 CHUNK = 16384  # rows in each further section
 
 
-class Damaged(ValueError):
+class Damaged(MailError, ValueError):
     """A section of rows, decoded only when needed, is not what the file's header says."""
 
 

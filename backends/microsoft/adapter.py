@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from email.utils import getaddresses
 from typing import Any, Sequence
 
-from mailtriage.backends import mime
+from mailtriage.backends import mime, mime_headers, mime_ids
 from mailtriage.backends.contract import Address, reply_subject
 from mailtriage.backends.errors import BackendFailure, NotSupported, SignInNeeded, Unavailable
 from mailtriage.backends.imap.headers import parse_list_unsubscribe, thread_root
@@ -146,18 +146,18 @@ class GraphMailbox(MailboxAdapter):
     def header(self, message: dict, raw: bytes | None = None) -> MailHeader:
         headers = header_map(message)
         notes: list[str] = []
-        message_id = mime.extract_msgid(message.get("internetMessageId"))
+        message_id = mime_ids.extract_msgid(message.get("internetMessageId"))
         synthetic = message_id is None
         if synthetic:
             raw = raw if raw is not None else self.raw(str(message["id"]))
-            message_id = mime.synthetic_message_id(mime.split_header_block(raw)[0])
+            message_id = mime_headers.synthetic_message_id(mime_headers.split_header_block(raw)[0])
             notes.append("no Message-ID; a synthetic one stands in")
-        references = mime.extract_msgids(headers.get("references"))
-        in_reply_to = mime.extract_msgid(headers.get("in-reply-to"))
+        references = mime_ids.extract_msgids(headers.get("references"))
+        in_reply_to = mime_ids.extract_msgid(headers.get("in-reply-to"))
         if raw is not None and not headers:
-            fields = mime.header_fields(mime.split_header_block(raw)[0])
-            references = mime.extract_msgids(fields.get(b"references"))
-            in_reply_to = mime.extract_msgid(fields.get(b"in-reply-to"))
+            fields = mime_headers.header_fields(mime_headers.split_header_block(raw)[0])
+            references = mime_ids.extract_msgids(fields.get(b"references"))
+            in_reply_to = mime_ids.extract_msgid(fields.get(b"in-reply-to"))
             unsubscribe = fields.get(b"list-unsubscribe")
             headers["list-unsubscribe"] = unsubscribe.decode("utf-8", "replace") if unsubscribe else ""
         folder = str(message.get("parentFolderId") or "")
@@ -279,7 +279,7 @@ class GraphMailbox(MailboxAdapter):
         try:
             return self.full(graph_id)
         except GraphNotFound as exc:
-            raise self._gone(message_id, exc) from None
+            raise self._gone(message_id, exc) from exc
 
     def conversation(self, conversation_id: str, *, drafts: bool = False, select: str = SELECT) -> list[dict]:
         """Every message of a conversation (all folders), oldest first. ``select``: the
@@ -296,7 +296,7 @@ class GraphMailbox(MailboxAdapter):
         try:
             first = self.metadata(graph_id)
         except GraphNotFound as exc:
-            raise self._gone(message_id, exc) from None
+            raise self._gone(message_id, exc) from exc
         conversation = str(first.get("conversationId"))
         members = self.conversation(conversation)
         # The contents in $batch calls (GraphApi.get_many), not one request a message; a
@@ -310,11 +310,11 @@ class GraphMailbox(MailboxAdapter):
         try:
             raw = self.raw(graph_id)
         except GraphNotFound as exc:
-            raise self._gone(message_id, exc) from None
+            raise self._gone(message_id, exc) from exc
         try:
             return mime.attachment_bytes(raw, index)
         except mime.AttachmentNotFound as exc:
-            raise BackendFailure(self.account_id, f"{message_id}: {exc}") from None
+            raise BackendFailure(self.account_id, f"{message_id}: {exc}") from exc
 
     def poll(self, cursor: str | None) -> PollResult:
         """Inbox polling with a delta query of created messages. ``poll(None)`` (or a
@@ -479,7 +479,7 @@ class GraphMailbox(MailboxAdapter):
                     failed[rest] = f"not attempted: the batch stopped ({exc.reason})"
                 partial = PartialFailure(self.account_id, op, failed, done)
                 partial.stopped_by = exc  # type: ignore[attr-defined]  # organize stops its batches too
-                raise partial from None
+                raise partial from exc
         if failed:
             raise PartialFailure(self.account_id, op, failed, done)
 
@@ -550,7 +550,7 @@ class GraphMailbox(MailboxAdapter):
             try:
                 source = self.full(source_gid)
             except GraphNotFound as exc:
-                raise self._gone(compose.source_id, exc) from None
+                raise self._gone(compose.source_id, exc) from exc
             action = {"reply": "createReply", "reply_all": "createReplyAll", "forward": "createForward"}[compose.kind]
             initial = {"toRecipients": recipients(compose.to)} if compose.kind == "forward" else {}
             created = self.api.post(f"/me/messages/{source_gid}/{action}", initial or {}, f"messages.{action}")
@@ -568,13 +568,13 @@ class GraphMailbox(MailboxAdapter):
             try:
                 self.api.patch(f"/me/messages/{created['id']}", update, "messages.update")
             except (BackendFailure, Unavailable) as exc:
-                raise self._abandon(str(created["id"]), "setting the draft's body and recipients", exc) from None
+                raise self._abandon(str(created["id"]), "setting the draft's body and recipients", exc) from exc
         draft_id = str(created["id"])
         for attachment in compose.attachments:
             try:
                 self._attach(draft_id, attachment)
             except (BackendFailure, Unavailable) as exc:
-                raise self._abandon(draft_id, f"attaching {attachment.filename!r}", exc) from None
+                raise self._abandon(draft_id, f"attaching {attachment.filename!r}", exc) from exc
         return draft_id, source
 
     def _attach(self, draft_id: str, attachment) -> None:
@@ -640,7 +640,7 @@ class GraphMailbox(MailboxAdapter):
             try:
                 source = self.full(self.gid(compose.source_id))
             except GraphNotFound as exc:
-                raise self._gone(compose.source_id, exc) from None
+                raise self._gone(compose.source_id, exc) from exc
         refusal = check_send(list(source.content.headers) if source else None, authserv_id=self.account.authserv_id,
                              sent_recently=ledger.count(self.account_id), send_cap=self.account.send_cap)
         if refusal is not None:

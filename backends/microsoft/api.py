@@ -184,7 +184,7 @@ class GraphApi:
         try:
             return self.http.request(method, url, **kwargs)
         except HttpError as exc:
-            raise GraphNoAnswer(self.account.id, f"Graph {what}: {exc.detail}") from None
+            raise GraphNoAnswer(self.account.id, f"Graph {what}: {exc.detail}") from exc
 
     def _decode(self, response, what: str, raw: bool, note: str | None = None) -> Any:
         status = response.status_code
@@ -195,8 +195,8 @@ class GraphApi:
                 return None
             try:
                 return response.json()
-            except ValueError:
-                raise BackendFailure(self.account.id, f"Graph {what}: the answer is not JSON") from None
+            except ValueError as exc:
+                raise BackendFailure(self.account.id, f"Graph {what}: the answer is not JSON") from exc
         code, message = _error(response)
         text = f"Graph {what}: {status} {code}: {message}".rstrip(": ")
         if status == 404:

@@ -8,7 +8,9 @@ import stat
 
 import pytest
 
-from mailtriage.application import AttachmentError, UsageError, command_argv, hex_lines, looks_like_text, run_command
+from mailtriage.application import UsageError, hex_lines, run_command
+from mailtriage.application.attachments import command_argv, looks_like_text
+from mailtriage.application.errors import AttachmentError
 from mailtriage.workflows.attachments import AttachmentItem
 
 

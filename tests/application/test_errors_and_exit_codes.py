@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 
@@ -26,6 +27,49 @@ def test_each_layer_has_one_root():
     roots = (errors.MailError, errors.TrackerError, errors.ApplicationError, errors.ConfigError)
     for a in roots:
         assert not any(issubclass(a, b) for b in roots if b is not a)
+
+
+# The root of each layer (docs/architecture.md). ConfigError is core's best-known error, under CoreError.
+ROOTS = (errors.MailError, errors.TrackerError, errors.ApplicationError, errors.CoreError, errors.ModesError)
+
+
+def _public_exception_classes() -> dict[str, type[BaseException]]:
+    """Every public exception class the package defines (imported module by module from the tree)."""
+    from tests.core.package_layout import packages
+
+    found: dict[str, type[BaseException]] = {}
+    for package in packages():
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(("mailtriage", *(parts[:-1] if parts[-1] == "__init__" else parts)))
+            module = importlib.import_module(name)
+            for attr, value in vars(module).items():
+                if (isinstance(value, type) and issubclass(value, BaseException) and value.__module__ == name
+                        and not attr.startswith("_")):
+                    found[f"{name}.{attr}"] = value
+    return found
+
+
+def test_every_public_exception_class_sits_under_a_layer_root():
+    found = _public_exception_classes()
+    assert len(found) > 60  # the walk reached the package
+    assert [name for name, cls in sorted(found.items()) if not issubclass(cls, ROOTS)] == []
+    # and under one root only: a catch of one layer's root never takes another layer's error
+    assert [name for name, cls in sorted(found.items()) if sum(issubclass(cls, r) for r in ROOTS) != 1] == []
+
+
+def test_the_rooted_errors_keep_their_builtin_bases():
+    # `except ValueError` / `except LookupError` / `except OSError` around them still catch them.
+    from mailtriage.backends.mailbox_contract import InvalidQuery
+    from mailtriage.backends.mime import AttachmentNotFound
+    from mailtriage.core.origins import OriginRefused
+    from mailtriage.core.safe_names import SaveError
+    from mailtriage.modes.addresses import AddressError
+
+    assert issubclass(InvalidQuery, ValueError) and issubclass(AttachmentNotFound, LookupError)
+    assert issubclass(OriginRefused, ValueError) and issubclass(AddressError, ValueError)
+    saved = SaveError(28, "no space left")
+    assert isinstance(saved, OSError) and saved.errno == 28 and isinstance(saved, errors.CoreError)
 
 
 def test_send_refused_sits_under_the_mail_root_and_keeps_its_old_name():
@@ -92,6 +136,8 @@ CASES_TRACKER = [
     (errors.TrackerBackendError("x"), 5), (errors.MalformedIssue("a", "b"), 5),
     (errors.ProjectFileError("p", "project.md", "file not found"), 3), (errors.ConfigError("p", "k", "bad"), 2),
     (errors.SecretMissing("token"), 5), (RuntimeError("surprise"), 5),
+    # under CoreError now, which the tracker command does not name: still "anything unforeseen", 5
+    (errors.KeyringUnavailable("NoKeyringError"), 5),
 ]
 
 

@@ -66,6 +66,9 @@ def test_a_wrong_non_ascii_password_is_a_credentials_problem_without_the_passwor
     text = str(info.value)
     assert "rejected the credentials" in text and "unavailable" not in text
     assert wrong not in text and wrong not in info.value.reason
+    # The library's error is not chained (issue 36 §6: sign-in keeps `from None`): its text can
+    # quote the LOGIN line, and a traceback of ours would carry it.
+    assert info.value.__cause__ is None and info.value.__suppress_context__
 
 
 def test_the_library_error_that_leaked_the_password_is_scrubbed(dovecot, umlaut_user, memory_keyring):

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from mailtriage.backends.mbox import MboxSource
-from mailtriage.backends.mime import decode_header_text, parse_message
+from mailtriage.backends.mime import parse_message
+from mailtriage.backends.mime_header_text import decode_header_text
 from tests.mbox.mboxes import write_eml_folder, write_maildir, write_mbox
 
 SINCE = datetime(2000, 1, 1, tzinfo=timezone.utc)
@@ -120,7 +121,7 @@ def test_an_external_body_is_an_inert_reference_not_an_empty_attachment(tmp_path
 @pytest.mark.parametrize("raw_from", [b"<Postmaster\\@example.com@xxx.com>", b"Postmaster\\@example.com@xxx.com",
                                       b"Mail Delivery <Postmaster\\@example.com@xxx.com>"])
 def test_an_escaped_at_in_a_from_never_gives_a_wrong_domain(raw_from):
-    from mailtriage.backends.mime import parse_address
+    from mailtriage.backends.mime_header_text import parse_address
 
     address = parse_address(raw_from)
     # policy.default finds no valid address here: the raw text is shown (as a name, through the
@@ -130,7 +131,7 @@ def test_an_escaped_at_in_a_from_never_gives_a_wrong_domain(raw_from):
 
 
 def test_quoted_and_plain_addresses_still_read_as_policy_default_reads_them():
-    from mailtriage.backends.mime import parse_address, parse_address_list
+    from mailtriage.backends.mime_header_text import parse_address, parse_address_list
 
     assert parse_address(b'"Postmaster@example.com"@xxx.com').email == '"Postmaster@example.com"@xxx.com'
     assert parse_address(b'"Post\\"master" <p@example.com>').email == "p@example.com"

@@ -13,7 +13,7 @@ from email import message_from_bytes, policy
 import pytest
 from textual.widgets import Input, Static, TextArea
 
-from mailtriage.application import password_key, smtp_password_key
+from mailtriage.backends.imap.account import password_key, smtp_password_key
 from mailtriage.core.secrets import set_secret
 from mailtriage.tui.dialogs.compose import ComposeDialog
 from mailtriage.tui.dialogs.proposal import ProposalDialog

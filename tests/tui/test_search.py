@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mailtriage.application import SearchPage, SearchRequest, ThreadId, ThreadSummary
+from mailtriage.application import SearchPage, ThreadId, ThreadSummary
+from mailtriage.backends.search import SearchRequest
 from mailtriage.backends.contract import Address
 from mailtriage.core.trace import OPLOG
 from mailtriage.tui.bindings import APP, READER, THREAD_LIST

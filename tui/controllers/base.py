@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from mailtriage.application import ThreadSummary
     from mailtriage.application import Resolution
     from mailtriage.tui.rows import ThreadRows
-    from mailtriage.application import CcResolution
+    from mailtriage.application import CcResolution, Proposal
     from mailtriage.tui.app import MailTriageApp
 
 M = TypeVar("M")
@@ -144,7 +144,7 @@ class ControllerBase(Screen):
 
     # -- what one controller asks of another (each is defined by the controller named) --
     current_list: str | None  # listing: the mailing list in the thread list
-    batch_proposal: object | None  # batch: the batch proposal on screen or being written
+    batch_proposal: Proposal | None  # batch: the batch proposal on screen or being written
 
     def recheck_sources(self) -> None:
         """listing: check every source again, in a worker."""

@@ -235,7 +235,7 @@ class ProposalsController(ControllerBase):
         if not report.ok and message.flow == "publish" and outdated:
             self._review_publish_again(outdated)
             return
-        if report.ok:
+        if report.failed is None:  # report.ok, said so the type checker sees failed is set below
             self.notify(report.describe(), title="Written", markup=False)
         else:
             # A batch says what it did message by message (each failed one with why).
@@ -248,7 +248,7 @@ class ProposalsController(ControllerBase):
         after = AFTER_APPLY.get(message.flow)
         if after is not None:
             after(self, report)
-        if not report.ok:
+        if report.failed is not None:
             # Refused at confirm time (a send cap reached meanwhile, a server's no): the text stays.
             edited = next((w.body for w in message.proposal.writes if w.body is not None), None)
             _keep_text(self, message.flow, f"Not written: {report.failed[1]}", edited)

@@ -2,7 +2,7 @@
 
 It lists every attachment of the open thread (the sender's real name shown inert, its
 type and size), shows one as inert text or as a hex dump (its first
-``application.VIEW_LIMIT`` bytes, a page at a time), and saves one or all of them to a
+``VIEW_LIMIT`` (application/attachments.py) bytes, a page at a time), and saves one or all of them to a
 folder the user types: saving is a proposal (the proposal dialog shows each real name
 beside the safe name it will be written under) and nothing is written before it is
 confirmed. Nothing is run or opened outside the app, unless the user set their own
@@ -285,7 +285,7 @@ class AttachmentsDialog(ModalScreen[None], bindings.KeyContext):
         message.stop()
         report = message.report
         paths = [str(value.saved.path) for _summary, value in report.written]
-        if report.ok:
+        if report.failed is None:  # report.ok, said so the type checker sees failed is set below
             self._status(f"saved {len(paths)}: " + ", ".join(paths))
             self.notify("\n".join(inert(p) for p in paths) or "nothing", title="Saved", markup=False)
         else:

@@ -1,0 +1,94 @@
+"""The façade ``mailtriage.application``: typed, lean, and no concrete adapter (issue 36 §2).
+
+Its exports are the names ``cli/`` and ``tui/`` use, each declared twice: a static import
+under ``TYPE_CHECKING`` (what mypy and an editor read) and a row of the lazy ``_EXPORTS``
+table (what loads at run time). These checks read the source, so they cost no import.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import mailtriage.application as application
+
+ROOT = Path(__file__).resolve().parents[2]
+FACADE = ROOT / "application" / "__init__.py"
+FRONT_ENDS = ("cli", "tui")
+
+
+def names_used(*folders: str, root: Path = ROOT) -> set[str]:
+    """Every name a module of ``folders`` takes from the façade: ``from mailtriage.application
+    import X`` anywhere (function bodies included), and ``application.X`` on the module
+    imported as a whole (``import mailtriage.application as application``)."""
+    used: set[str] = set()
+    for folder in folders:
+        for path in sorted((root / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            whole: set[str] = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "mailtriage.application":
+                    used |= {alias.name for alias in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "mailtriage":
+                    whole |= {alias.asname or alias.name for alias in node.names if alias.name == "application"}
+                elif isinstance(node, ast.Import):
+                    whole |= {alias.asname or alias.name for alias in node.names
+                              if alias.name == "mailtriage.application"}
+            used |= {node.attr for node in ast.walk(tree)
+                     if isinstance(node, ast.Attribute) and ast.unparse(node.value) in whole}
+    return used
+
+
+def static_exports(path: Path = FACADE) -> dict[str, tuple[str, str]]:
+    """name -> (module, name there) for every import under the façade's ``if TYPE_CHECKING:``."""
+    found: dict[str, tuple[str, str]] = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for statement in node.body:
+                assert isinstance(statement, ast.ImportFrom) and statement.level == 0, ast.unparse(statement)
+                for alias in statement.names:
+                    assert alias.asname, f"{ast.unparse(statement)}: write 'import x as x' (an explicit re-export)"
+                    found[alias.asname] = (statement.module or "", alias.name)
+    return found
+
+
+def run_time_exports() -> dict[str, tuple[str, str]]:
+    table = application._EXPORTS
+    return {name: (target, name) if isinstance(target, str) else target for name, target in table.items()}
+
+
+def test_every_export_is_used_by_a_front_end():
+    unused = sorted(set(application.__all__) - names_used(*FRONT_ENDS))
+    assert unused == [], (f"mailtriage.application exports {unused}, which neither cli/ nor tui/ uses: remove "
+                          "them (a test imports a name from the module that defines it)")
+
+
+def test_the_usage_scan_sees_both_import_forms(tmp_path):
+    (tmp_path / "cli").mkdir()
+    (tmp_path / "cli" / "x.py").write_text(
+        "import mailtriage.application as app\n\n\ndef f():\n"
+        "    from mailtriage.application import Op  # why: a test\n    return app.Project\n")
+    assert names_used("cli", root=tmp_path) == {"Op", "Project"}
+
+
+def test_the_static_imports_name_what_loads_at_run_time():
+    # A name missing under TYPE_CHECKING is Any to mypy and an editor; one missing from the
+    # table fails at run time although the type checker is content.
+    assert static_exports() == run_time_exports()
+
+
+def test_the_static_view_is_read_from_the_source(tmp_path):
+    facade = tmp_path / "__init__.py"
+    facade.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                      "    from mailtriage.x import y as z\n")
+    assert static_exports(facade) == {"z": ("mailtriage.x", "y")}
+
+
+def test_no_concrete_adapter_is_reexported():
+    # backends/<package>/ is one adapter (imap, gmail, microsoft): a front end that needs one
+    # of its parts calls an application function that hides it (flush_listing_caches).
+    adapters = sorted(p.name for p in (ROOT / "backends").iterdir() if (p / "__init__.py").is_file())
+    assert adapters, "no adapter package found under backends/"
+    reexported = sorted(f"{name} from {module}" for name, (module, _) in run_time_exports().items()
+                        if module.startswith(tuple(f"mailtriage.backends.{a}" for a in adapters)))
+    assert reexported == []

@@ -1,0 +1,44 @@
+"""The private Textual members tui/ touches exist on the installed Textual (issue 36 §4).
+
+One check per member of ``tui/textual_private.py``'s ``MEMBERS``: a Textual upgrade that
+renames or reshapes one fails here, naming it, instead of at start-up or on a notification.
+And no other module of tui/ reads a private member our code does not define.
+"""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App
+from textual.notifications import Notification
+
+from mailtriage.tui import textual_private
+from mailtriage.tui.textual_private import MEMBERS
+from tests.core.private_members import SEAMS, check_member, private_reads_outside
+
+
+@pytest.mark.parametrize("module, owner, member, use", MEMBERS, ids=[f"{o}.{m}" for _, o, m, _ in MEMBERS])
+def test_the_private_member_is_still_there(module, owner, member, use):
+    check_member(module, owner, member, use, "tui/textual_private.py")
+
+
+def test_no_other_module_of_the_tui_reads_a_private_member():
+    found = private_reads_outside("tui", SEAMS)
+    assert found == [], "private members of a library read outside tui/textual_private.py: " + ", ".join(found)
+
+
+def test_the_scan_sees_a_private_member(tmp_path):
+    (tmp_path / "tui").mkdir()
+    (tmp_path / "tui" / "x.py").write_text("from textual._x import _y\n\n\nclass A:\n    def f(self):\n"
+                                           "        self._mine = 1\n        return self._mine, self._notifications\n")
+    assert private_reads_outside("tui", (), root=tmp_path, folders=("tui",)) == ["tui/x.py: _notifications",
+                                                                                 "tui/x.py: _y"]
+
+
+def test_only_a_notification_still_shown_is_withdrawn():
+    app = App()
+    shown, gone = Notification("a", "t"), Notification("b", "t")
+    app._notifications.add(shown)
+    textual_private.withdraw(app, gone)
+    assert textual_private.notifications_shown(app)
+    textual_private.withdraw(app, shown)
+    assert not textual_private.notifications_shown(app)

@@ -1,0 +1,67 @@
+"""Every private Textual member the terminal UI touches, in this one module (issue 36 §4).
+
+Textual names these with a leading underscore: they may change in any release. Each use is
+a small function here, ``MEMBERS`` lists them, and tests/tui/test_textual_private.py checks
+each one against the installed Textual, naming the member that is gone or changed, so an
+upgrade fails one test instead of the start-up or a notification at run time. The upper
+bound on ``textual`` in pyproject.toml is the next major version for the same reason.
+No other module of tui/ reads a private Textual member (the test scans for that too).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.terminal_theme import TerminalTheme
+    from textual.app import App
+    from textual.driver import Driver
+    from textual.notifications import Notification
+    from textual.screen import Screen
+
+#: (module, class, member, how it is used): "method" is called with the parameters named
+#: after it; "attribute" is read or written on an instance.
+MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    ("textual.app", "App", "_driver", ("attribute",)),
+    ("textual.app", "App", "_notifications", ("attribute",)),
+    ("textual.app", "App", "_unnotify", ("method", "notification", "refresh")),
+    ("textual.app", "App", "_refresh_truecolor_filter", ("method", "theme")),
+    ("textual.screen", "Screen", "_compositor", ("attribute",)),
+    ("textual._compositor", "Compositor", "_dirty_regions", ("attribute",)),
+)
+
+
+def full_frame(screen: Screen, console: Console) -> str:
+    """Textual's own full update of ``screen``, as its first frame writes it.
+
+    Rendering it clears the compositor's dirty regions: they are put back, so the next
+    refresh draws what it would have drawn."""
+    compositor = screen._compositor
+    pending = set(compositor._dirty_regions)
+    try:
+        return compositor.render_full_update().render_segments(console)
+    finally:
+        compositor._dirty_regions.update(pending)
+
+
+def notifications_shown(app: App) -> bool:
+    """Whether a notification is on screen (Textual keeps no public count)."""
+    return bool(app._notifications)
+
+
+def withdraw(app: App, notification: Notification) -> None:
+    """Take ``notification`` off the screen if it is still there, without a refresh of its own
+    (the notification that replaces it refreshes)."""
+    if notification in app._notifications:
+        app._unnotify(notification, refresh=False)
+
+
+def refresh_truecolor_filter(app: App, theme: TerminalTheme) -> None:
+    """The ANSI colour filter for ``theme``, as Textual's theme watcher sets it."""
+    app._refresh_truecolor_filter(theme)
+
+
+def driver(app: App) -> Driver | None:
+    """The app's terminal driver (None before it runs)."""
+    return app._driver

@@ -1,0 +1,15 @@
+"""The root of the errors of the flows and of the application layer that runs them.
+
+:class:`ApplicationError` lives here, below ``application/``, so that the flows' own errors
+(what the user gave cannot be used, a check that could not run) sit under it too; the
+application layer re-exports it from ``mailtriage.application.errors`` with its own subclasses
+(issue 36 folds ``workflows/`` into ``application/flows/``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["ApplicationError"]
+
+
+class ApplicationError(Exception):
+    """Root of the errors the application layer and its flows raise themselves."""
