@@ -140,3 +140,19 @@ async def test_a_server_without_sort_falls_back_to_the_loaded_rows_and_says_so(
         assert tl.listed_rows.peek(150) is not None
         assert "sorted by sender ↑" in status(app)
         assert "not ordered by the server (" in status(app) and "SORT" in status(app)
+
+
+async def test_the_server_order_stays_after_a_write_lists_the_folder_again(project, dovecot, dovecot_user):
+    seed(dovecot, dovecot_user, {0: mail(0, sender="Aaron Early <a@example.com>", subject="Old report")})
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        tl = thread_list(app)
+        await pilot.press("o", "o")
+        await until(pilot, lambda: "server" in status(app) and tl.rows.peek(0) is not None)
+        listed = tl.listed_rows
+        tl.cursor = 0
+        await pilot.press("f", "ctrl+s")  # flag Aaron's report: the folder is listed again after the write
+        await until(pilot, lambda: tl.listed_rows is not listed and "server" in status(app)
+                    and tl.rows.peek(0) is not None and tl.rows.peek(0).subject.startswith("⚑"))
+        assert tl.rows.peek(0).sender.name == "Aaron Early" and "sorted by sender ↑" in status(app)
