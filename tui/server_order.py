@@ -244,6 +244,9 @@ class ServerOrderKeys(ArrangeKeys):
         try:
             unread = set(base.reads.unread().ids)
             ids = rows.ids if isinstance(rows, ServerArrangedRows) else list(base.reads.order(None, False, False).ids)
+        except NotSupported:  # this account cannot search: the page walk instead
+            self.post_message(TagKeys.UnreadFound(rows, None, False, walk_from=origin))
+            return
         except Exception as exc:  # noqa: BLE001 - said once; nothing moves
             self.post_message(TagKeys.UnreadFound(rows, None, False, error_line(exc)))
             return

@@ -160,6 +160,8 @@ class TagKeys:
         index: int | None
         wrapped: bool
         error: str = ""
+        #: The server cannot search (NotSupported): walk the pages from this row instead.
+        walk_from: int | None = None
 
     def server_unread(self, origin: int) -> bool:
         """u beyond the rows at hand, asked of the server (see ``server_order``); False: it cannot."""
@@ -212,6 +214,9 @@ class TagKeys:
         if message.rows is not self.rows:
             return
         self.refresh()
+        if message.walk_from is not None:
+            self._seek_unread(message.rows, message.walk_from, 1)
+            return
         if message.index is None:  # a server's error text: inert, never parsed as markup
             self.notify(f"next unread: {terminal_text(message.error)}" if message.error else "no unread",
                         severity="error" if message.error else "information", markup=False, timeout=3)
