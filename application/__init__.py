@@ -77,6 +77,7 @@ if TYPE_CHECKING:
     from mailtriage.application.window import parse_since as parse_since
     # -- mail: the contract's types and errors
     from mailtriage.backends.contract import ALL_OPS as ALL_OPS
+    from mailtriage.backends.contract import Address as Address
     from mailtriage.backends.contract import Draft as Draft
     from mailtriage.backends.contract import Message as Message
     from mailtriage.backends.contract import Op as Op
@@ -85,9 +86,11 @@ if TYPE_CHECKING:
     from mailtriage.backends.contract import ThreadSummary as ThreadSummary
     from mailtriage.backends.errors import ConnectionLost as ConnectionLost
     from mailtriage.backends.errors import MailError as MailError
+    from mailtriage.backends.errors import NotSupported as NotSupported
     from mailtriage.backends.errors import MandatoryBackendUnavailable as MandatoryBackendUnavailable
     from mailtriage.backends.errors import NoBackendAvailable as NoBackendAvailable
     from mailtriage.backends.errors import Unavailable as Unavailable
+    from mailtriage.backends.mailbox_contract import FolderOrder as FolderOrder
     from mailtriage.backends.mailbox_contract import MailFolder as MailFolder
     from mailtriage.backends.mailbox_contract import MailHeader as MailHeader
     from mailtriage.backends.mailbox_contract import MailPage as MailPage
@@ -180,10 +183,11 @@ _export("mailtriage.application.crypto", "KeyImportFlow")
 _export("mailtriage.application.cases", "case_record", "modes_database")
 _export("mailtriage.application.dates", "shown_date", DATE_HEADINGS="HEADINGS")
 # -- mail: the contract's types and errors
-_export("mailtriage.backends.contract", "ALL_OPS", "Op", "Thread", "ThreadId", "ThreadSummary", "Message", "Draft")
-_export("mailtriage.backends.errors", "MailError", "Unavailable", "ConnectionLost", "MandatoryBackendUnavailable",
+_export("mailtriage.backends.contract", "ALL_OPS", "Op", "Thread", "ThreadId", "ThreadSummary", "Message", "Draft",
+        "Address")
+_export("mailtriage.backends.errors", "MailError", "NotSupported", "Unavailable", "ConnectionLost", "MandatoryBackendUnavailable",
         "NoBackendAvailable")
-_export("mailtriage.backends.mailbox_contract", "MailHeader", "MailFolder", "MailPage")
+_export("mailtriage.backends.mailbox_contract", "MailHeader", "MailFolder", "MailPage", "FolderOrder")
 _export("mailtriage.backends.registry", "SourceSet")
 _export("mailtriage.backends.summary_wire", "pack_summaries", "PackedSummaries")
 _export("mailtriage.backends.resolution", "Resolution")

@@ -44,6 +44,18 @@ class Mailboxes:
         """One page (newest first) of a folder: a MailPage."""
         return self.get(account_id).list(MailQuery(folder=folder_id, page=page, page_size=page_size))
 
+    def order(self, account_id: str, folder_id: str, sort: str | None, reverse: bool, threads: bool):
+        """Every message ID of a folder in the server's order (sort, threads): a FolderOrder."""
+        return self.get(account_id).order(folder_id, sort, reverse, threads)
+
+    def unread_ids(self, account_id: str, folder_id: str):
+        """The IDs of a folder's unread messages (the server's search): a FolderOrder."""
+        return self.get(account_id).unread_ids(folder_id)
+
+    def headers(self, account_id: str, message_ids):
+        """The headers of ``message_ids`` (one page of an order), in that order."""
+        return self.get(account_id).headers(message_ids)
+
     def message(self, account_id: str, message_id: str):
         """One message, read without marking it seen."""
         return self.get(account_id).get(message_id)

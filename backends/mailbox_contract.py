@@ -224,6 +224,22 @@ class MailThread:
 
 
 @dataclass(frozen=True)
+class FolderOrder:
+    """Message IDs of a whole folder in an order the server computed (issue 35: sort, fold and
+    ``u`` over the folder, not the page): the IDs only, never the headers (those are read a
+    page at a time with ``headers``). ``depths``, when asked for threads, is each ID's depth
+    in its thread (0: a thread's root; a new root starts the next thread). ``how`` says what
+    the server was asked (``UID SORT (DISPLAYFROM)``), for the status line."""
+
+    ids: tuple[str, ...]
+    depths: tuple[int, ...] = ()
+    how: str = ""
+
+    def to_json(self) -> dict:
+        return {"ids": list(self.ids), "depths": list(self.depths), "how": self.how}
+
+
+@dataclass(frozen=True)
 class MailFolder:
     id: str
     name: str
@@ -384,6 +400,24 @@ class MailboxAdapter:
 
     def poll(self, cursor: str | None) -> PollResult:
         raise self._decline("poll")
+
+    def order(self, folder_id: str, sort: str | None = None, reverse: bool = False,
+              threads: bool = False) -> FolderOrder:
+        """Every message ID of ``folder_id`` in the server's order: ``sort`` one of ``date``
+        (arrival, newest first), ``sender``, ``subject``, ``size`` (largest first), or None
+        (arrival, newest first); ``reverse`` flips it; ``threads`` groups it into threads
+        (each thread where its first member falls in the order), with ``depths``. Declines
+        (NotSupported) where the server cannot sort or thread."""
+        raise self._decline("order")
+
+    def unread_ids(self, folder_id: str) -> FolderOrder:
+        """The IDs of the unread messages of ``folder_id`` (the server's search, not a listing)."""
+        raise self._decline("unreadIds")
+
+    def headers(self, message_ids: Sequence[str]) -> Sequence[MailHeader]:
+        """The headers of ``message_ids`` (one page of an ``order``), in the order given; an ID
+        that names no message any more is left out."""
+        raise self._decline("headers")
 
     def search(self, request):
         """One ``SearchPage`` of ``MailHeader`` items matching a ``SearchRequest`` (see

@@ -27,7 +27,7 @@ from textual.worker import get_current_worker
 
 from mailtriage.application import ThreadSummary
 from mailtriage.tui.errors import error_line
-from mailtriage.tui.mailbox_rows import MailboxRow
+from mailtriage.tui.mailbox_rows import FolderRows, MailboxRow
 from mailtriage.tui.rows import PagedRows, ThreadRows
 
 #: The sort keys ``o`` cycles through ("size" only where the rows carry sizes).
@@ -124,6 +124,9 @@ def at_hand(rows: ThreadRows, limit: int | None = None) -> list[tuple[int, Threa
 class ArrangedRows:
     """``base`` sorted and/or grouped into a tree, over the rows at hand (see the module)."""
 
+    #: The whole folder ordered by the server (:mod:`mailtriage.tui.server_order`), not the rows at hand.
+    server = False
+
     def __init__(self, base: ThreadRows, arrangement: Arrangement) -> None:
         self.base = base
         self.arrangement = arrangement
@@ -212,10 +215,32 @@ class ArrangedRows:
         mapped = [self._position.get(i, tail.get(i)) for i in found]
         return sorted(i for i in mapped if i is not None)
 
+    def serves(self, base: ThreadRows, arrangement: Arrangement) -> ThreadRows | None:
+        """These rows (or the same order refolded) for ``base`` under ``arrangement``, when
+        they need no rebuild; None: rebuild (rows at hand are arranged again each time)."""
+        return None
+
+    def group_key(self, row: ThreadSummary) -> str:
+        """The key ``z`` collapses the row's thread by."""
+        return thread_key(row)
+
+    def root_index(self, key: str) -> int | None:
+        """Where the thread ``key``'s first row is (rows at hand only)."""
+        for index in range(len(self)):
+            found = self.peek(index)
+            if found is None:
+                return None
+            if self.group_key(found) == key:
+                return index
+        return None
+
     def describe(self) -> str:
         text = self.arrangement.describe()
+        note = self.base.order_note if isinstance(self.base, FolderRows) else ""
         if self.loaded < self.total:
             text += f" · {self.loaded:,} of {self.total:,} loaded (scroll to load more)"
+        if note:
+            text += f" · {note}"
         if self.hidden:
             text += f" · {self.hidden:,} in collapsed threads"
         return text
@@ -259,9 +284,19 @@ class ArrangeKeys:
         return self.rows.base if isinstance(self.rows, ArrangedRows) else self.rows
 
     def _arranged(self, rows: ThreadRows) -> ThreadRows:
+        if isinstance(rows, ArrangedRows) and rows.server and rows.arrangement == self.arrangement:
+            return rows  # the server's order, as it came
         if isinstance(rows, ArrangedRows):
             rows = rows.base
-        return ArrangedRows(rows, self.arrangement) if self.arrangement.active else rows
+        if not self.arrangement.active:
+            return rows
+        current = self.rows
+        kept = current.serves(rows, self.arrangement) if isinstance(current, ArrangedRows) else None
+        if kept is not None:
+            return kept
+        arranged = ArrangedRows(rows, self.arrangement)
+        self.server_arrange(arranged)  # the whole folder's order, where the server gives it
+        return arranged
 
     def arrangement_text(self) -> str:
         return self.rows.describe() if isinstance(self.rows, ArrangedRows) else ""
@@ -274,6 +309,19 @@ class ArrangeKeys:
         self.arrangement = arrangement
         self.replace_rows(self.listed_rows)
         self.post_message(self.ArrangementChanged())
+        rows = self.rows
+        if not isinstance(rows, ArrangedRows) or not (rows.server or self.server_asked(rows)):
+            self.server_order_failed(arrangement)
+
+    def server_arrange(self, arranged: ArrangedRows) -> None:
+        """Ask the server to order the whole folder of ``arranged`` (see ``server_order``)."""
+
+    def server_asked(self, arranged: ArrangedRows) -> bool:
+        """Whether the server was asked for the order of ``arranged`` and has not answered yet."""
+        return False
+
+    def server_order_failed(self, arrangement: Arrangement) -> None:
+        """No server order: the rows at hand are arranged; a sort loads the rest to sort it in."""
         rows = self.rows
         if isinstance(rows, ArrangedRows) and rows.loaded < rows.total and rows.page_size \
                 and (arrangement.sort is not None or arrangement.reverse):
@@ -316,7 +364,7 @@ class ArrangeKeys:
         row = self.current
         if row is None:
             return
-        key = thread_key(row)
+        key = self.rows.group_key(row) if isinstance(self.rows, ArrangedRows) else thread_key(row)
         self._rearrange(replace(self.arrangement, toggled=self.arrangement.toggled ^ {key}))
         self._cursor_to_thread(key, row)
 
@@ -329,7 +377,8 @@ class ArrangeKeys:
         collapse = not arrangement.tree or not arrangement.collapse_all or bool(arrangement.toggled)
         self._rearrange(replace(arrangement, tree=True, collapse_all=collapse, toggled=frozenset()))
         if row is not None:
-            self._cursor_to_thread(thread_key(row), row)
+            self._cursor_to_thread(self.rows.group_key(row) if isinstance(self.rows, ArrangedRows)
+                                   else thread_key(row), row)
 
     def _tree_applies(self) -> bool:
         """The tree groups a personal account's messages; a list of threads has none."""
@@ -345,10 +394,6 @@ class ArrangeKeys:
         current = self.current
         if current is not None and current.thread_id == row.thread_id:
             return
-        for index in range(len(rows)):
-            found = rows.peek(index)
-            if found is None:
-                return
-            if thread_key(found) == key:
-                self.cursor = index
-                return
+        index = rows.root_index(key) if isinstance(rows, ArrangedRows) else None
+        if index is not None:
+            self.cursor = index

@@ -10,13 +10,14 @@ keeps the adapter's ``MailHeader`` (what reading, flagging and moving need).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from mailtriage.application import ThreadId, ThreadSummary
 from mailtriage.tui.rows import PagedRows
 
 if TYPE_CHECKING:
     from mailtriage.application import MailHeader, MailPage
+    from mailtriage.application import FolderOrder
 
 #: ThreadId kind of a personal account's message (the value is the adapter's message ID).
 MAILBOX_KIND = "mailbox"
@@ -38,15 +39,30 @@ def row_for(header: MailHeader, account_id: str) -> MailboxRow:
                       unread=not header.read, header=header, account_id=account_id)
 
 
+@dataclass(frozen=True)
+class FolderReads:
+    """The whole-folder reads of one account folder (the session's, bound to it: the server's
+    SORT / THREAD / UID SEARCH UNSEEN and a page of headers); each raises NotSupported where
+    the account's server cannot (see :mod:`mailtriage.tui.server_order`)."""
+
+    order: Callable[[str | None, bool, bool], FolderOrder]
+    unread: Callable[[], FolderOrder]
+    headers: Callable[[Sequence[str]], list[MailHeader]]
+
+
 class FolderRows(PagedRows):
-    """One folder of one account; ``first`` is its page 0 (fetched to learn the total)."""
+    """One folder of one account; ``first`` is its page 0 (fetched to learn the total);
+    ``reads`` orders the whole folder on the server, where the account can."""
 
     unit = "message"  # a row is one message: the status line counts messages
 
     def __init__(self, account_id: str, folder_id: str, first: MailPage, load_page: Callable[[int, int], MailPage],
-                 page_size: int = FOLDER_PAGE) -> None:
+                 page_size: int = FOLDER_PAGE, reads: FolderReads | None = None) -> None:
         self.account_id = account_id
         self.folder_id = folder_id
+        self.reads = reads
+        #: Why the server could not order this folder (said in the status line), once it said so.
+        self.order_note = ""
 
         def loader(offset: int, limit: int):
             page = load_page(offset // page_size, page_size)

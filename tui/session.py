@@ -356,6 +356,22 @@ class Session(ComposeCalls):
         with self._mailbox_lock:
             return self._mailboxes.page(account_id, folder_id, page, page_size)
 
+    def account_order(self, account_id: str, folder_id: str, sort: str | None, reverse: bool, threads: bool):
+        """Every message ID of a folder in the server's order (issue 35): a FolderOrder.
+        Raises NotSupported where the server cannot sort or thread."""
+        with self._mailbox_lock:
+            return self._mailboxes.order(account_id, folder_id, sort, reverse, threads)
+
+    def account_unread_ids(self, account_id: str, folder_id: str):
+        """The IDs of a folder's unread messages (the server's search): a FolderOrder."""
+        with self._mailbox_lock:
+            return self._mailboxes.unread_ids(account_id, folder_id)
+
+    def account_headers(self, account_id: str, message_ids):
+        """The headers of ``message_ids``, in that order (one page of an order)."""
+        with self._mailbox_lock:
+            return self._mailboxes.headers(account_id, message_ids)
+
     def account_message(self, account_id: str, message_id: str):
         """One message, read without setting \\Seen (the adapter fetches BODY.PEEK)."""
         with self._mailbox_lock:

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.worker import get_current_worker
 
 from mailtriage.application import ThreadId, ThreadSummary
+from mailtriage.core.inert import terminal_text
 from mailtriage.tui.rows import ThreadRows
 
 
@@ -158,6 +159,13 @@ class TagKeys:
         rows: ThreadRows
         index: int | None
         wrapped: bool
+        error: str = ""
+        #: The server cannot search (NotSupported): walk the pages from this row instead.
+        walk_from: int | None = None
+
+    def server_unread(self, origin: int) -> bool:
+        """u beyond the rows at hand, asked of the server (see ``server_order``); False: it cannot."""
+        return False
 
     def action_next_unread(self) -> None:
         """u: the next unread row after the cursor, wrapping to the top. In a paged folder the
@@ -169,6 +177,8 @@ class TagKeys:
             index = (self.cursor + step) % total
             row = self.rows.peek(index)
             if row is None and self.rows.page_size:
+                if self.server_unread(self.cursor):  # issue 35: the server's UID SEARCH UNSEEN
+                    return
                 self.notify("looking for unread rows in pages not loaded yet…", markup=False, timeout=2)
                 self._seek_unread(self.rows, self.cursor, step)
                 return
@@ -204,8 +214,12 @@ class TagKeys:
         if message.rows is not self.rows:
             return
         self.refresh()
-        if message.index is None:
-            self.notify("no unread", markup=False, timeout=3)
+        if message.walk_from is not None:
+            self._seek_unread(message.rows, message.walk_from, 1)
+            return
+        if message.index is None:  # a server's error text: inert, never parsed as markup
+            self.notify(f"next unread: {terminal_text(message.error)}" if message.error else "no unread",
+                        severity="error" if message.error else "information", markup=False, timeout=3)
             return
         if message.wrapped:
             self.notify("wrapped to the top", markup=False, timeout=2)

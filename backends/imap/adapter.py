@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from mailtriage.backends.errors import BackendFailure, NotSupported
 from mailtriage.backends.imap import message_reads, mutations, protocol
+from mailtriage.backends.imap import order as order_module
 from mailtriage.backends.imap import query as query_module
 from mailtriage.backends.imap.account import ImapAccount
 from mailtriage.backends.imap.connection import FolderState, ImapConnection, PasswordProvider, TokenProvider
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     import threading
 
     from mailtriage.backends.imap.poll import NewMail
-    from mailtriage.backends.mailbox_contract import (Compose, LabelList, MailFolder, MailLabel, MailMessage, MailPage,
+    from mailtriage.backends.mailbox_contract import (Compose, FolderOrder, LabelList, MailHeader, MailFolder, MailLabel, MailMessage, MailPage,
                                                       MailQuery, MailThread, PollResult)
     from mailtriage.backends.search import SearchPage, SearchRequest
     from mailtriage.backends.send_ledger import SendLedger
@@ -94,6 +95,19 @@ class ImapMailbox(MailboxAdapter):
 
     def thread(self, message_id: str) -> MailThread:
         return message_reads.thread(self, message_id)
+
+    # Whole-folder orders (issue 35): the server's SORT / THREAD / UID SEARCH UNSEEN, IDs only.
+    def order(self, folder_id: str, sort: str | None = None, reverse: bool = False,
+              threads: bool = False) -> FolderOrder:
+        self.folders.info(folder_id)  # a clear error for an unknown folder
+        return order_module.folder_order(self, folder_id, sort, reverse, threads)
+
+    def unread_ids(self, folder_id: str) -> FolderOrder:
+        self.folders.info(folder_id)
+        return order_module.unread_ids(self, folder_id)
+
+    def headers(self, message_ids: Sequence[str]) -> Sequence[MailHeader]:
+        return order_module.headers(self, message_ids)
 
     def attachment(self, message_id: str, index: int) -> bytes:
         return message_reads.attachment_bytes(self, message_id, index)

@@ -1,12 +1,12 @@
 """Sort keys (o O) and the collapsible thread tree (z Z) of a personal account's folder,
-against the real Dovecot; sorting a paged folder sorts the rows fetched so far and says so."""
+against the real Dovecot (a folder of one page: arranged at hand). A paged folder is sorted
+and folded by the server: tests/tui/test_paged_whole_folder.py."""
 
 from datetime import datetime, timezone
 
 import pytest
 
 from mailtriage.tui.arrange import ArrangedRows
-from mailtriage.tui.mailbox_rows import FOLDER_PAGE
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, mbox_project, settle, write_imap_project
 from tests.tui.test_account_folders import open_inbox
@@ -112,33 +112,6 @@ async def test_thread_tree_collapses_and_expands(thread_project):
         await pilot.press("v", "v")  # tags work on the tree's rows
         await settle(pilot)
         assert len(app.main.threads.thread_list.tags) == 2
-
-
-async def test_sorting_a_paged_folder_sorts_every_row_not_only_the_loaded_ones(thread_project, dovecot,
-                                                                                dovecot_user):
-    # Issue 33: the sort used to reorder the loaded page alone ("100 of 124 loaded") and leave
-    # the rest in the server's order; it now fetches the pages not loaded yet and sorts them in.
-    with dovecot.client(dovecot_user) as client:
-        for n in range(FOLDER_PAGE + 20):
-            client.append("INBOX", mail(5, f"Bulk {n:03d}", "Zed <z@example.com>"),
-                          msg_time=datetime(2026, 9, 1, 0, n % 60, n // 60, tzinfo=timezone.utc))
-    app = make_app(thread_project)
-    async with app.run_test(size=(140, 44)) as pilot:
-        await open_inbox(app, pilot)
-        rows = app.main.threads.thread_list.rows
-        assert rows.loaded_pages() == 1
-        await pilot.press("o", "o")  # sender
-        for _ in range(200):  # the other page loads in a worker: wait on it, with a generous bound
-            await settle(pilot)
-            if rows.loaded_pages() == 2 and "loaded" not in status(app):
-                break
-        assert rows.loaded_pages() == 2
-        assert "loaded" not in status(app)
-        arranged = app.main.threads.thread_list.rows
-        # The newest page (the bulk mail arrived last) holds no report: they come from the other one.
-        assert [arranged.peek(i).sender.name for i in range(4)] == [
-            "Ana Reporter", "Ana Reporter", "Bo Finder", "Priya Raman"]
-        assert arranged.peek(FOLDER_PAGE + 23).sender.name == "Zed"
 
 
 async def test_a_mailing_list_sorts_by_subject_and_has_no_tree(tmp_path):

@@ -85,7 +85,7 @@ class AccountsController(ControllerBase):
     @work(thread=True, exclusive=True, group="threads", exit_on_error=False)
     def _list_folder(self, request: int, account_id: str, folder_id: str, label: str, cursor: int = 0) -> None:
         # lazy: the mailbox rows (and the mailbox contract) load once an account is opened
-        from mailtriage.tui.mailbox_rows import FOLDER_PAGE, FolderRows
+        from mailtriage.tui.mailbox_rows import FOLDER_PAGE, FolderReads, FolderRows
 
         session = self.session
         try:
@@ -93,8 +93,12 @@ class AccountsController(ControllerBase):
         except Exception as exc:
             self.post_message(ThreadsFailed(request, f"Listing {label} failed", exc))
             return
+        reads = FolderReads(  # the whole folder ordered by the server (issue 35): sort, fold, u
+            order=lambda sort, reverse, threads: session.account_order(account_id, folder_id, sort, reverse, threads),
+            unread=lambda: session.account_unread_ids(account_id, folder_id),
+            headers=lambda ids: session.account_headers(account_id, ids))
         rows = FolderRows(account_id, folder_id, first,
-                          lambda page, size: session.account_page(account_id, folder_id, page, size))
+                          lambda page, size: session.account_page(account_id, folder_id, page, size), reads=reads)
         self.post_message(FolderListed(request, label, rows, cursor))
 
     # -- flag and move ----------------------------------------------------------------------

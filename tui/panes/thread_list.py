@@ -25,10 +25,11 @@ from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False
 from mailtriage.application import ThreadSummary, shown_date
 from mailtriage.core.inert import sender_label, terminal_text
 from mailtriage.tui import bindings
-from mailtriage.tui.arrange import ArrangeKeys, Arrangement, ArrangedRows
+from mailtriage.tui.arrange import Arrangement, ArrangedRows
 from mailtriage.tui.errors import error_line
 from mailtriage.tui.rows import ListRows, ThreadRows, index_of, status_mark
 from mailtriage.tui.sanitize import MARKER_STYLE, inert_text
+from mailtriage.tui.server_order import ServerOrderKeys
 from mailtriage.tui.tagging import TagKeys, Tags
 
 #: The mark of a tagged row (mutt's and aerc's ``*``), in the column after the unread dot.
@@ -46,7 +47,7 @@ def format_date(row: ThreadSummary, narrow: bool, column: str = "sent") -> str:
     return when.strftime("%m-%d" if narrow else "%Y-%m-%d %H:%M")
 
 
-class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
+class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
     """Thread summaries, one per line, newest first as the backend returned them."""
 
     BINDINGS = bindings.THREAD_LIST

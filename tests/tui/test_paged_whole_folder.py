@@ -1,0 +1,158 @@
+"""Issue 35, item 5: ``u``, a sort and the thread tree of a paged account folder cover the
+whole folder (the server's UID SEARCH UNSEEN, SORT and THREAD), not the loaded page, and
+fetch only the pages shown, never the folder. Against the real Dovecot, a folder of 350
+messages (three and a half pages of 100)."""
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from mailtriage.tui.arrange import ArrangedRows
+from tests.servers.fixtures import *  # noqa: F401,F403
+from tests.tui.helpers import make_app, settle, write_imap_project
+from tests.tui.test_account_folders import open_inbox
+
+LIST = "security@frob.example"
+SIZE = 350  # messages; arrival order n = 0 .. 349, listed newest first (row = SIZE - 1 - n)
+START = datetime(2026, 9, 1, tzinfo=timezone.utc)
+
+
+def mail(n: int, *, sender: str = "Zed Bulk <z@example.com>", subject: str | None = None,
+         reply_to: int | None = None) -> bytes:
+    refs = f"In-Reply-To: <m{reply_to}@example.com>\r\nReferences: <m{reply_to}@example.com>\r\n" if reply_to is not None else ""
+    return (f"From: {sender}\r\nTo: {LIST}\r\nSubject: {subject or f'Bulk {n:03d}'}\r\n"
+            f"Date: Tue, 01 Sep 2026 00:00:00 +0000\r\nMessage-ID: <m{n}@example.com>\r\n{refs}"
+            f"MIME-Version: 1.0\r\nContent-Type: text/plain\r\n\r\nBody {n}.\r\n").encode()
+
+
+def seed(server, user, special: dict[int, bytes], unread: set[int] = frozenset()) -> None:
+    with server.client(user) as client:
+        for n in range(SIZE):
+            client.append("INBOX", special.get(n) or mail(n), flags=() if n in unread else (b"\\Seen",),
+                          msg_time=START + timedelta(minutes=n))
+
+
+def thread_list(app):
+    return app.main.threads.thread_list
+
+
+def status(app) -> str:
+    return str(app.main.query_one("#threads-status").render())
+
+
+async def until(pilot, condition) -> None:
+    for _ in range(200):  # pages and the server's order come in workers: wait on them, bounded
+        await settle(pilot)
+        if condition():
+            return
+    raise AssertionError("the condition never held")
+
+
+@pytest.fixture
+def project(tmp_path, user_config, dovecot, dovecot_user, memory_keyring):
+    return write_imap_project(tmp_path, user_config, dovecot, dovecot_user, access="draft", list_address=LIST)
+
+
+async def test_next_unread_jumps_to_the_server_s_unseen_message_without_fetching_the_pages_between(
+        project, dovecot, dovecot_user):
+    seed(dovecot, dovecot_user, {}, unread={5})  # row 344, on the last page
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        tl = thread_list(app)
+        await pilot.press("u")
+        await until(pilot, lambda: tl.current is not None and tl.cursor == SIZE - 1 - 5)
+        assert tl.current.subject == "Bulk 005" and tl.current.unread
+        # The pages between the first and the one shown were never fetched (main walked them all).
+        assert tl.rows.peek(150) is None and tl.rows.peek(250) is None
+        await pilot.press("u")  # the only unread: wraps onto itself
+        await until(pilot, lambda: any("wrapped" in n.message for n in app._notifications))
+        assert tl.cursor == SIZE - 1 - 5
+
+
+async def test_a_sort_orders_the_whole_folder_on_the_server_and_fetches_only_the_page_shown(
+        project, dovecot, dovecot_user):
+    seed(dovecot, dovecot_user, {0: mail(0, sender="Aaron Early <a@example.com>", subject="Old report")})
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        tl = thread_list(app)
+        await pilot.press("o", "o")  # date, then sender (A to Z)
+        await until(pilot, lambda: "sorted by sender ↑" in status(app) and tl.rows.peek(0) is not None
+                    and "server" in status(app))
+        # The folder's first sender is on top, though it arrived first (the last page when listed).
+        assert tl.rows.peek(0).sender.name == "Aaron Early"
+        assert tl.rows.peek(0).subject == "Old report"
+        assert "loaded" not in status(app) and "UID SORT" in status(app)
+        assert tl.rows.peek(SIZE - 1) is None  # the rows not on screen are not fetched
+        assert tl.listed_rows.peek(150) is None  # nor the folder's pages (main fetched them all)
+        await pilot.press("O")  # reversed: Zed first; Aaron last, fetched when scrolled to
+        await until(pilot, lambda: "sorted by sender ↓" in status(app) and tl.rows.peek(0) is not None)
+        assert tl.rows.peek(0).sender.name == "Zed Bulk"
+        await pilot.press("G")
+        await until(pilot, lambda: tl.rows.peek(SIZE - 1) is not None)
+        assert tl.rows.peek(SIZE - 1).sender.name == "Aaron Early"
+
+
+async def test_the_tree_folds_threads_whose_members_are_outside_the_loaded_page(project, dovecot, dovecot_user):
+    root, reply = 0, SIZE - 1  # the root arrived first (last page), its reply last (the first row)
+    seed(dovecot, dovecot_user, {root: mail(root, subject="Heap overflow in frob"),
+                                 reply: mail(reply, subject="Re: Heap overflow in frob", reply_to=root)})
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        tl = thread_list(app)
+
+        def shown(count: int) -> list[tuple[str, str]]:
+            rows = tl.rows
+            return [(rows.decoration(i) if isinstance(rows, ArrangedRows) else "",
+                     rows.peek(i).subject if rows.peek(i) is not None else "") for i in range(count)]
+
+        await pilot.press("z")  # the tree on
+        await until(pilot, lambda: "server" in status(app) and tl.rows.peek(2) is not None)
+        assert shown(3) == [("▾ ", "Heap overflow in frob"), ("└ ", "Re: Heap overflow in frob"),
+                            ("", "Bulk 348")]
+        assert len(tl.rows) == SIZE
+        tl.cursor = 0
+        await pilot.press("z")  # collapse the thread under the cursor: its reply is hidden
+        await until(pilot, lambda: tl.rows.peek(1) is not None and len(tl.rows) == SIZE - 1)
+        assert shown(2) == [("▸ +1 ", "Heap overflow in frob"), ("", "Bulk 348")]
+        assert "1 in collapsed threads" in status(app)
+        await pilot.press("Z")  # every thread collapsed (this one stays so), then all expanded
+        await until(pilot, lambda: len(tl.rows) == SIZE - 1 and tl.rows.peek(0) is not None)
+        await pilot.press("Z")
+        await until(pilot, lambda: len(tl.rows) == SIZE and tl.rows.peek(1) is not None)
+        assert shown(2) == [("▾ ", "Heap overflow in frob"), ("└ ", "Re: Heap overflow in frob")]
+
+
+async def test_a_server_without_sort_falls_back_to_the_loaded_rows_and_says_so(
+        tmp_path, user_config, dovecot_minimal, memory_keyring):
+    user = dovecot_minimal.add_user()
+    project = write_imap_project(tmp_path, user_config, dovecot_minimal, user, access="draft", list_address=LIST)
+    seed(dovecot_minimal, user, {0: mail(0, sender="Aaron Early <a@example.com>")})
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        tl = thread_list(app)
+        await pilot.press("o", "o")
+        # The documented limit: every page is fetched, then sorted in (issue 33's way), and said.
+        await until(pilot, lambda: tl.rows.peek(0) is not None and tl.rows.peek(0).sender.name == "Aaron Early")
+        assert tl.listed_rows.peek(150) is not None
+        assert "sorted by sender ↑" in status(app)
+        assert "not ordered by the server (" in status(app) and "SORT" in status(app)
+
+
+async def test_the_server_order_stays_after_a_write_lists_the_folder_again(project, dovecot, dovecot_user):
+    seed(dovecot, dovecot_user, {0: mail(0, sender="Aaron Early <a@example.com>", subject="Old report")})
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        tl = thread_list(app)
+        await pilot.press("o", "o")
+        await until(pilot, lambda: "server" in status(app) and tl.rows.peek(0) is not None)
+        listed = tl.listed_rows
+        tl.cursor = 0
+        await pilot.press("f", "ctrl+s")  # flag Aaron's report: the folder is listed again after the write
+        await until(pilot, lambda: tl.listed_rows is not listed and "server" in status(app)
+                    and tl.rows.peek(0) is not None and tl.rows.peek(0).subject.startswith("⚑"))
+        assert tl.rows.peek(0).sender.name == "Aaron Early" and "sorted by sender ↑" in status(app)
