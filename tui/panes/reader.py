@@ -275,7 +275,8 @@ class ReaderPane(Vertical):
         #: account's message (``account_id`` names the account then).
         self.resolution = None
         self.account_id: str | None = None
-        self._thread_status = ""
+        self._thread_status = ("", "", "")  # the counts, the attachments' key, the backend
+        self._showing_own = False
 
     def compose(self) -> ComposeResult:
         with ThreadView(id="thread-view"):
@@ -290,10 +291,12 @@ class ReaderPane(Vertical):
         status = self.query_one("#reader-status", Static)
         status.update(Text(text))
         status.set_class(error, "-error")
+        self._showing_own = False
 
     def restore_status(self) -> None:
         """Back to the open thread's own status line (after a transient message)."""
-        self.show_status(self._thread_status)
+        self.show_status(self._own_status())
+        self._showing_own = True
 
     def show_loading(self, subject: str) -> None:
         self.show_status("loading thread … (Esc cancels)")
@@ -325,11 +328,25 @@ class ReaderPane(Vertical):
         self.border_title = Text.assemble("Reading · ", inert_text(thread.subject or "(no subject)"))
         via = resolution.summary() if resolution is not None else ""
         attached = sum(len(m.attachments) for m in thread.messages)
+        # " (e)" while the reader has focus, where e opens them; nothing elsewhere (the
+        # list has no e), so the status line never offers a key that does nothing there.
         self._thread_status = (f"{total} message{'s' if total != 1 else ''}"
-                               + (f" · {attached} attachment{'s' if attached != 1 else ''} (e)" if attached else "")
-                               + (f" · via {via}" if via else ""))
-        self.show_status(self._thread_status)
+                               + (f" · {attached} attachment{'s' if attached != 1 else ''}" if attached else ""),
+                               " (e)" if attached else "", f" · via {via}" if via else "")
+        self.restore_status()
         view.refresh_bindings()
+
+    def _own_status(self) -> str:
+        counts, key, via = self._thread_status
+        return counts + (key if self.view.has_focus else "") + via
+
+    def on_descendant_focus(self) -> None:
+        if self._showing_own:
+            self.restore_status()
+
+    def on_descendant_blur(self) -> None:
+        if self._showing_own:
+            self.restore_status()
 
     def show_case(self, text: Text) -> None:
         """The Case section (tui/case.py) above the messages of the open thread."""
