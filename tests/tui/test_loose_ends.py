@@ -105,3 +105,17 @@ async def test_the_footer_fits_80_columns_in_the_list_and_the_reader_with_help_l
         assert footer_keys_cut_at(app, 80) == []
         assert [k.key_display for k in app.screen.query("FooterKey")][-1] == "?"
 
+
+
+async def test_n_and_p_at_the_ends_of_a_thread_say_so(tmp_path):
+    app = make_app(attachments_project(tmp_path / "p"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("n")  # a one-message thread: n has nowhere to go
+        await settle(pilot)
+        assert any("last message" in str(n.message) for n in app._notifications)
+        await pilot.press("p")
+        await settle(pilot)
+        assert any("first message" in str(n.message) for n in app._notifications)

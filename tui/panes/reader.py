@@ -204,16 +204,31 @@ class ThreadView(VerticalScroll, can_focus=True):
     def _headers(self) -> list[Static]:
         return list(self.query(".message-header"))
 
+    def _thread_open(self) -> bool:
+        """True with a thread open; else a toast says why the key did nothing (issue 35)."""
+        if self.has_class("-has-thread"):
+            return True
+        self.notify("No thread is open here: Enter on a row of the thread list opens one.", timeout=4)
+        return False
+
     def action_next_message(self) -> None:
+        if not self._thread_open():
+            return
         y = self.scroll_y
         for header in self._headers():
             top = header.virtual_region.y
-            if top > y:
+            if top > y and y < self.max_scroll_y:
                 self.scroll_to(y=top, animate=False)
                 return
+        self.notify("This is the last message of the thread (Space at its end opens the next thread).", timeout=4)
 
     def action_previous_message(self) -> None:
+        if not self._thread_open():
+            return
         y = self.scroll_y
+        if y == 0:
+            self.notify("This is the first message of the thread.", timeout=4)
+            return
         for header in reversed(self._headers()):
             top = header.virtual_region.y
             if top < y:
@@ -222,34 +237,43 @@ class ThreadView(VerticalScroll, can_focus=True):
         self.scroll_home(animate=False)
 
     def action_reply(self) -> None:
-        self.post_message(self.ReplyRequested())
+        if self._thread_open():
+            self.post_message(self.ReplyRequested())
 
     def action_compose(self, kind: str) -> None:
-        self.post_message(self.ReplyRequested(kind))
+        if kind == "new" or self._thread_open():
+            self.post_message(self.ReplyRequested(kind))
 
     def action_import_thread(self) -> None:
-        self.post_message(self.ImportRequested())
+        if self._thread_open():
+            self.post_message(self.ImportRequested())
 
     def action_import_key(self) -> None:
-        self.post_message(self.KeyImportRequested())
+        if self._thread_open():
+            self.post_message(self.KeyImportRequested())
 
     def action_thread_url(self) -> None:
-        self.post_message(self.UrlRequested())
+        if self._thread_open():
+            self.post_message(self.UrlRequested())
 
     def action_back(self) -> None:
         self.post_message(self.BackRequested())
 
     def action_attachments(self) -> None:
-        self.post_message(self.AttachmentsRequested())
+        if self._thread_open():
+            self.post_message(self.AttachmentsRequested())
 
     def action_jump_issue(self) -> None:
-        self.post_message(self.IssueRequested())
+        if self._thread_open():
+            self.post_message(self.IssueRequested())
 
     def action_full_headers(self) -> None:
-        self.post_message(self.HeadersRequested())
+        if self._thread_open():
+            self.post_message(self.HeadersRequested())
 
     def action_pipe(self) -> None:
-        self.post_message(self.PipeRequested())
+        if self._thread_open():
+            self.post_message(self.PipeRequested())
 
     def message_in_view(self) -> int:
         """The index of the message whose header is at or above the top of the view."""
@@ -260,9 +284,8 @@ class ThreadView(VerticalScroll, can_focus=True):
         if action in ("next_match", "previous_match"):
             # False hands n / N to their next binding (next / previous message), also in the footer.
             return self.search_active and self.has_class("-has-thread")
-        if action in ("reply", "import_thread", "thread_url", "next_message", "previous_message", "attachments",
-                      "jump_issue", "import_key", "full_headers", "pipe") or (action == "compose" and parameters != ("new",)):
-            return True if self.has_class("-has-thread") else None
+        # The thread's keys act with no thread open too: a toast says why they did nothing
+        # (_thread_open), where a disabled key would have said nothing (issue 35).
         return True
 
 
