@@ -240,9 +240,9 @@ class ThreadView(VerticalScroll, can_focus=True):
         if self._thread_open():
             self.post_message(self.ReplyRequested())
 
-    def action_compose(self, kind: str) -> None:
-        if kind == "new" or self._thread_open():
-            self.post_message(self.ReplyRequested(kind))
+    def action_compose(self, what: str) -> None:
+        if what == "new" or self._thread_open():  # a new mail needs no thread
+            self.post_message(self.ReplyRequested(what))
 
     def action_import_thread(self) -> None:
         if self._thread_open():
