@@ -198,6 +198,9 @@ class ThreadView(VerticalScroll, can_focus=True):
 
     def _match_step(self, step: int) -> None:
         if not (self.search_active and self.has_class("-has-thread")):
+            if step < 0:  # N has no other binding here: say why instead of nothing
+                self.notify("No search to step through: / in the thread list searches.", timeout=4)
+                return
             raise SkipAction()
         self.post_message(self.MatchStepRequested(step))
 
@@ -281,8 +284,9 @@ class ThreadView(VerticalScroll, can_focus=True):
         return max(sum(1 for header in self._headers() if header.virtual_region.y <= y) - 1, 0)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("next_match", "previous_match"):
-            # False hands n / N to their next binding (next / previous message), also in the footer.
+        if action == "next_match":
+            # False hands n to its next binding (the next message), also in the footer; N has
+            # none, so previous_match runs and says why when there is no search.
             return self.search_active and self.has_class("-has-thread")
         # The thread's keys act with no thread open too: a toast says why they did nothing
         # (_thread_open), where a disabled key would have said nothing (issue 35).
