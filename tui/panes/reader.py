@@ -199,7 +199,8 @@ class ThreadView(VerticalScroll, can_focus=True):
     def _match_step(self, step: int) -> None:
         if not (self.search_active and self.has_class("-has-thread")):
             if step < 0:  # N has no other binding here: say why instead of nothing
-                self.notify("No search to step through: / in the thread list searches.", timeout=4)
+                if self._thread_open():
+                    self.notify("No search to step through: / in the thread list searches.", timeout=4)
                 return
             raise SkipAction()
         self.post_message(self.MatchStepRequested(step))
