@@ -2,6 +2,7 @@
 
 import inspect
 import os
+import time
 
 from hypothesis import settings
 
@@ -10,6 +11,12 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+# Listings show dates in the user's time zone (application/dates.py): the suite's user lives
+# in UTC on every machine, so rows and snapshots read the same wherever it runs. A test of
+# another zone sets TZ itself (tests/tui/test_loose_ends.py).
+os.environ["TZ"] = "UTC"
+time.tzset()
 
 
 import pytest  # noqa: E402

@@ -1,4 +1,5 @@
-"""The key footer of the main screen: Textual's Footer, recomposed once for a burst of changes.
+"""The key footer of the main screen: Textual's Footer, recomposed once for a burst of changes,
+in a compact form where the keys do not fit.
 
 Textual's Footer recomposes after every change of the screen's bindings (focus moves, a
 screen resumes, an app refreshes its bindings), one recompose each; every recompose mounts
@@ -7,18 +8,50 @@ Start-up changes the bindings five times in a row before the first key can act (
 launch -> the first key that acts), so five recomposes ran where the last alone is seen.
 Here a change asks for a recompose only when none is due yet; the one that runs reads the
 bindings as they are by then, so the keys shown are the same.
+
+Issue 35: at 80 columns the reader's keys ran past the edge and ``?`` Help was never seen.
+Where the keys in their long form do not fit the width, the footer turns compact (less
+padding) and shows each key's short word (:data:`SHORT`, by action; the help screen and the
+palette keep the long ones); ``?`` Help is pinned to the right edge in the palette key's
+place, so it shows whatever else is cut.
 """
 
 from __future__ import annotations
 
+from textual import events
+from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey  # why: the footer's own key widget, to pin and shorten keys
 
-__all__ = ["KeyFooter"]
+__all__ = ["KeyFooter", "SHORT"]
+
+#: action → its word in the compact footer (an action not listed keeps its description).
+SHORT: dict[str, str] = {
+    "back": "Back", "next_message": "Next", "previous_message": "Prev", "import_thread": "Import",
+    "thread_url": "URL", "attachments": "Attach", "import_key": "Key", "select": "Open",
+    "clear_search": "Clear", "next_match": "Next", "previous_match": "Prev",
+}
+
+#: The action of the key pinned to the right (``?``).
+PINNED = "help"
+
+
+def _wide(key: FooterKey) -> int:
+    """Columns a key takes in the long form (Textual's padding: one before and after the key,
+    one after the description)."""
+    return len(key.key_display) + len(key.description) + 3
 
 
 class KeyFooter(Footer):
+    DEFAULT_CSS = """
+    KeyFooter FooterKey.-pinned {
+        dock: right;
+    }
+    """
+
     _recompose_due = False
+    _compact_form = False
 
     def bindings_changed(self, screen: Screen) -> None:
         self._bindings_ready = True
@@ -31,3 +64,28 @@ class KeyFooter(Footer):
     async def _recompose_now(self) -> None:
         self._recompose_due = False  # a change from now on asks for another
         await self.recompose()
+
+    def compose(self) -> ComposeResult:
+        widgets = list(super().compose())
+        keys = [w for w in widgets if isinstance(w, FooterKey)]
+        width = self.size.width or self.app.size.width
+        self._compact_form = sum(map(_wide, keys)) > width
+        self.compact = self._compact_form
+        if self._compact_form:
+            for key in keys:
+                key.description = SHORT.get(key.action, key.description)
+        if not self._compact_form:
+            yield from widgets
+            return
+        # Compact: ? Help takes the palette key's place at the right edge (two keys docked
+        # right would overlap); Ctrl+p still opens the palette, and the help screen lists it.
+        pinned = [k for k in keys if k.action == PINNED]
+        for key in pinned:
+            key.add_class("-pinned")
+        yield from (w for w in widgets if w not in pinned and not w.has_class("-command-palette"))
+        yield from pinned
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._bindings_ready and not self._recompose_due:
+            self._recompose_due = True
+            self.call_after_refresh(self._recompose_now)

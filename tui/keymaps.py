@@ -62,6 +62,11 @@ AERC: dict[str, str] = {
 
 PRESETS: dict[str, dict[str, str]] = {"mutt": MUTT, "aerc": AERC}
 
+#: binding id → the binding whose keys it follows unless given its own: the proposal's Send
+#: button (``proposal.send``) is Confirm (``proposal.confirm``) for a proposal that sends,
+#: so a key map that moves Confirm moves Send with it.
+FOLLOWS: dict[str, str] = {"proposal.send": "proposal.confirm"}
+
 
 def preset_name(settings) -> str | None:
     """``[keys] preset`` of ``settings`` (None: no preset).
@@ -88,4 +93,11 @@ def keymap(settings) -> dict[str, str]:
     """
     own = {k: v for k, v in settings.bindings.items() if k != "preset"}
     name = preset_name(settings)
-    return {**(PRESETS[name] if name else {}), **own}
+    preset = PRESETS[name] if name else {}
+    merged = {**preset, **own}
+    for follower, leader in FOLLOWS.items():
+        # The follower's own entry wins where given at the same level or above its leader's.
+        given_own = follower in own
+        if leader in merged and not given_own and not (follower in preset and leader not in own):
+            merged[follower] = merged[leader]
+    return merged

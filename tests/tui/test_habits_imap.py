@@ -34,7 +34,7 @@ async def test_rows_show_the_senders_date_by_default_and_arrival_as_an_option(im
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         late = next(r for r in rows(app) if "Slow mail" in r)
-        assert "2026-10-01 11:15" in late  # as the sender wrote it, in the sender's zone
+        assert "2026-10-01 09:15" in late  # the sender's 11:15 +0200, in the user's zone (UTC: tests/conftest.py)
         assert rows(app)[0] == late  # still ordered by arrival (newest first)
     settings = user_config / "config.toml"
     settings.write_text(settings.read_text().replace('name = "Test Triager"\n',
@@ -43,7 +43,7 @@ async def test_rows_show_the_senders_date_by_default_and_arrival_as_an_option(im
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         late = next(r for r in rows(app) if "Slow mail" in r)
-        assert "2026-10-03 18:30" in late and "2026-10-01 11:15" not in late
+        assert "2026-10-03 18:30" in late and "2026-10-01 09:15" not in late
 
 
 async def test_draft_pending_mark_after_a_confirmed_reply(imap_project, dovecot, dovecot_user):

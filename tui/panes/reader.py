@@ -198,22 +198,41 @@ class ThreadView(VerticalScroll, can_focus=True):
 
     def _match_step(self, step: int) -> None:
         if not (self.search_active and self.has_class("-has-thread")):
+            if step < 0:  # N has no other binding here: say why instead of nothing
+                if self._thread_open():
+                    self.notify("No search to step through: / in the thread list searches.", timeout=4)
+                return
             raise SkipAction()
         self.post_message(self.MatchStepRequested(step))
 
     def _headers(self) -> list[Static]:
         return list(self.query(".message-header"))
 
+    def _thread_open(self) -> bool:
+        """True with a thread open; else a toast says why the key did nothing (issue 35)."""
+        if self.has_class("-has-thread"):
+            return True
+        self.notify("No thread is open here: Enter on a row of the thread list opens one.", timeout=4)
+        return False
+
     def action_next_message(self) -> None:
+        if not self._thread_open():
+            return
         y = self.scroll_y
         for header in self._headers():
             top = header.virtual_region.y
-            if top > y:
+            if top > y and y < self.max_scroll_y:
                 self.scroll_to(y=top, animate=False)
                 return
+        self.notify("This is the last message of the thread (Space at its end opens the next thread).", timeout=4)
 
     def action_previous_message(self) -> None:
+        if not self._thread_open():
+            return
         y = self.scroll_y
+        if y == 0:
+            self.notify("This is the first message of the thread.", timeout=4)
+            return
         for header in reversed(self._headers()):
             top = header.virtual_region.y
             if top < y:
@@ -222,34 +241,43 @@ class ThreadView(VerticalScroll, can_focus=True):
         self.scroll_home(animate=False)
 
     def action_reply(self) -> None:
-        self.post_message(self.ReplyRequested())
+        if self._thread_open():
+            self.post_message(self.ReplyRequested())
 
-    def action_compose(self, kind: str) -> None:
-        self.post_message(self.ReplyRequested(kind))
+    def action_compose(self, what: str) -> None:
+        if what == "new" or self._thread_open():  # a new mail needs no thread
+            self.post_message(self.ReplyRequested(what))
 
     def action_import_thread(self) -> None:
-        self.post_message(self.ImportRequested())
+        if self._thread_open():
+            self.post_message(self.ImportRequested())
 
     def action_import_key(self) -> None:
-        self.post_message(self.KeyImportRequested())
+        if self._thread_open():
+            self.post_message(self.KeyImportRequested())
 
     def action_thread_url(self) -> None:
-        self.post_message(self.UrlRequested())
+        if self._thread_open():
+            self.post_message(self.UrlRequested())
 
     def action_back(self) -> None:
         self.post_message(self.BackRequested())
 
     def action_attachments(self) -> None:
-        self.post_message(self.AttachmentsRequested())
+        if self._thread_open():
+            self.post_message(self.AttachmentsRequested())
 
     def action_jump_issue(self) -> None:
-        self.post_message(self.IssueRequested())
+        if self._thread_open():
+            self.post_message(self.IssueRequested())
 
     def action_full_headers(self) -> None:
-        self.post_message(self.HeadersRequested())
+        if self._thread_open():
+            self.post_message(self.HeadersRequested())
 
     def action_pipe(self) -> None:
-        self.post_message(self.PipeRequested())
+        if self._thread_open():
+            self.post_message(self.PipeRequested())
 
     def message_in_view(self) -> int:
         """The index of the message whose header is at or above the top of the view."""
@@ -257,12 +285,12 @@ class ThreadView(VerticalScroll, can_focus=True):
         return max(sum(1 for header in self._headers() if header.virtual_region.y <= y) - 1, 0)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("next_match", "previous_match"):
-            # False hands n / N to their next binding (next / previous message), also in the footer.
+        if action == "next_match":
+            # False hands n to its next binding (the next message), also in the footer; N has
+            # none, so previous_match runs and says why when there is no search.
             return self.search_active and self.has_class("-has-thread")
-        if action in ("reply", "import_thread", "thread_url", "next_message", "previous_message", "attachments",
-                      "jump_issue", "import_key", "full_headers", "pipe") or (action == "compose" and parameters != ("new",)):
-            return True if self.has_class("-has-thread") else None
+        # The thread's keys act with no thread open too: a toast says why they did nothing
+        # (_thread_open), where a disabled key would have said nothing (issue 35).
         return True
 
 
@@ -275,7 +303,8 @@ class ReaderPane(Vertical):
         #: account's message (``account_id`` names the account then).
         self.resolution = None
         self.account_id: str | None = None
-        self._thread_status = ""
+        self._thread_status = ("", "", "")  # the counts, the attachments' key, the backend
+        self._showing_own = False
 
     def compose(self) -> ComposeResult:
         with ThreadView(id="thread-view"):
@@ -290,10 +319,12 @@ class ReaderPane(Vertical):
         status = self.query_one("#reader-status", Static)
         status.update(Text(text))
         status.set_class(error, "-error")
+        self._showing_own = False
 
     def restore_status(self) -> None:
         """Back to the open thread's own status line (after a transient message)."""
-        self.show_status(self._thread_status)
+        self.show_status(self._own_status())
+        self._showing_own = True
 
     def show_loading(self, subject: str) -> None:
         self.show_status("loading thread … (Esc cancels)")
@@ -325,11 +356,25 @@ class ReaderPane(Vertical):
         self.border_title = Text.assemble("Reading · ", inert_text(thread.subject or "(no subject)"))
         via = resolution.summary() if resolution is not None else ""
         attached = sum(len(m.attachments) for m in thread.messages)
+        # " (e)" while the reader has focus, where e opens them; nothing elsewhere (the
+        # list has no e), so the status line never offers a key that does nothing there.
         self._thread_status = (f"{total} message{'s' if total != 1 else ''}"
-                               + (f" · {attached} attachment{'s' if attached != 1 else ''} (e)" if attached else "")
-                               + (f" · via {via}" if via else ""))
-        self.show_status(self._thread_status)
+                               + (f" · {attached} attachment{'s' if attached != 1 else ''}" if attached else ""),
+                               " (e)" if attached else "", f" · via {via}" if via else "")
+        self.restore_status()
         view.refresh_bindings()
+
+    def _own_status(self) -> str:
+        counts, key, via = self._thread_status
+        return counts + (key if self.view.has_focus else "") + via
+
+    def on_descendant_focus(self) -> None:
+        if self._showing_own:
+            self.restore_status()
+
+    def on_descendant_blur(self) -> None:
+        if self._showing_own:
+            self.restore_status()
 
     def show_case(self, text: Text) -> None:
         """The Case section (tui/case.py) above the messages of the open thread."""

@@ -37,7 +37,7 @@ TAG_MARK = "*"
 
 
 def format_date(row: ThreadSummary, narrow: bool, column: str = "sent") -> str:
-    """The row's date as written in the data (its own zone): no clock, no local TZ.
+    """The row's date in the user's time zone (application/dates.py: the one date rule).
 
     ``column`` "sent" shows the sender's ``Date:`` where the backend lists by arrival
     (``row.sent``), "arrival" the time the mail arrived (``last_activity``)."""

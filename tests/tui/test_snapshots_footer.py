@@ -1,0 +1,22 @@
+"""Issue 35: the footer whole at 80x24, in the list and in the reader (the compact form of
+tui/footer.py: short words, ? Help pinned right)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.tui.attachment_data import attachments_project
+from tests.tui.helpers import make_app, settle
+
+
+@pytest.mark.parametrize("where", ["list", "reader"])
+def test_footer_whole_at_80x24(snap_compare, tmp_path, where):
+    async def run_before(pilot):
+        await settle(pilot)
+        if where == "reader":
+            await pilot.press("enter")
+            await settle(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(make_app(attachments_project(tmp_path / "p")), terminal_size=(80, 24), run_before=run_before)
