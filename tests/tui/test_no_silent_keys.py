@@ -5,6 +5,8 @@ not be offered in the footer, or say why (a notification)."""
 
 from __future__ import annotations
 
+import pytest
+
 from mailtriage.application import project_dir
 from mailtriage.tui import bindings
 from mailtriage.tui.panes.reader import ThreadView
@@ -53,6 +55,7 @@ async def walk(app, pilot, focus_key: str, groups) -> tuple[list[str], list[str]
     return silent, hidden
 
 
+@pytest.mark.slow  # presses every binding of three contexts (60-110 s at load 10)
 async def test_no_key_of_the_list_or_the_reader_silently_does_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
     app = make_app(project_dir(demo_session=True), demo=True)
