@@ -34,8 +34,10 @@ def _export(module: str, *names: str, **renamed: str) -> None:
 # -- the application layer itself
 _export("mailtriage.application.errors", "ApplicationError", "UsageError", "AttachmentError")
 _export("mailtriage.application.attachments", "AttachmentSet", "AttachmentView", "hex_lines", "looks_like_text",
-        "run_command", "command_argv", "save_all", "VIEW_LIMIT", attachments_for_source="for_source",
+        "run_command", "command_argv", "VIEW_LIMIT", attachments_for_source="for_source",
         attachments_for_mailbox="for_mailbox", attachment_folder_problem="folder_problem")
+_export("mailtriage.application.raw_message", "PipeResult", "run_pipe", raw_for_source="for_source",
+        raw_for_mailbox="for_mailbox")
 _export("mailtriage.application.window", "parse_since", "configured_since")
 _export("mailtriage.application.operations", "OpArgs", "operation_call", "limitable")
 _export("mailtriage.application.project", "Project", "ListEntry")
@@ -83,6 +85,7 @@ _export("mailtriage.trackers.errors", "NotFound", "Refused", "TrackerError", "Ma
 _export("mailtriage.trackers.registry", "open_tracker")
 _export("mailtriage.trackers.fields", "get_field", "sections", "split_lines")
 _export("mailtriage.trackers", rollup="rollup")
+_export("mailtriage.application.dates", "shown_date", DATE_HEADINGS="HEADINGS")
 # -- flows' own types, for the front ends that show them
 _export("mailtriage.workflows.proposals", "ApplyReport", "Proposal", "confirm_interactively")
 _export("mailtriage.workflows.alerts", "NewReportPoller", "PollOutcome", "poll_seconds", "run_poll_loop",

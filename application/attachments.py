@@ -179,19 +179,6 @@ def for_mailbox(mailboxes, account_id: str, thread) -> AttachmentSet:
     return AttachmentSet(thread, mailbox.attachment, f"account {account_id}")
 
 
-def save_all(proposal) -> list:
-    """Apply a confirmed save proposal; the SavedAttachment of each write, in order.
-
-    Raises:
-        AttachmentError: a write failed (what was saved before it stays saved).
-    """
-    report = proposal.apply(confirmed=True)
-    saved = [value for _summary, value in report.written]
-    if not report.ok:
-        raise AttachmentError(f"{report.failed[0]}: {report.failed[1]} (saved before it: {len(saved)})")
-    return saved
-
-
 # -- the user's own command -------------------------------------------------------------
 
 def command_argv(command: str | Sequence[str]) -> list[str]:

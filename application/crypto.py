@@ -91,10 +91,6 @@ class PgpSupport:
             self._gpg = pgp.GnuPG(dataclasses.replace(settings, quiet=self.quiet_pinentry))
         return self._gpg
 
-    def use(self, gpg: pgp.GnuPG) -> None:
-        """Use this GnuPG session (an embedding caller, the tests' throwaway home)."""
-        self._gpg = gpg
-
     def reply_encryption(self, config, *, allow_clear: bool = False):
         """The reply flow's encryption step for this project (workflows/pgp_reply.py)."""
         # lazy: the workflows load with the first reply, not when the project opens

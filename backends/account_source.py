@@ -85,6 +85,10 @@ class AccountSource(MailSource):
         ``backend_ref`` is the adapter's own message ID."""
         return self.mailbox.attachment(message_ref, index)
 
+    def raw_message(self, message_ref: str) -> bytes:
+        """The raw message through the account's mailbox adapter (``backend_ref`` is its ID)."""
+        return self.mailbox.raw(message_ref)
+
     def _project_file(self) -> str:
         return self.origin.project_file
 

@@ -574,6 +574,17 @@ class MailSource:
         """
         raise NotSupported(self.name, "attachment")
 
+    def raw_message(self, message_ref: str) -> bytes:
+        """The message whose ``backend_ref`` is ``message_ref`` as its bytes came (full
+        headers and the undecoded body: what ``|`` pipes and the raw view shows); never
+        written to disk here.
+
+        Raises:
+            NotSupported: the backend does not keep or fetch the raw message.
+            BackendFailure: the reference is unknown.
+        """
+        raise NotSupported(self.name, "raw_message")
+
     # -- thread identity across backends --------------------------------
     def own_kinds(self) -> tuple[str, str]:
         return (self.thread_id_kind, f"{self.thread_id_kind}-synthetic")
@@ -617,6 +628,17 @@ class MailSource:
         """
         raise NotSupported(self.name, "thread_for_message_id")
 
+    def threads_for_message_ids(self, message_ids: Sequence[str]) -> dict[str, ThreadId]:
+        """:meth:`thread_for_message_id` for many Message-IDs (the roots one poll needs): those
+        found, each with its thread. Here one call each; a backend that can ask its server for
+        all at once (IMAP: ORed searches) overrides it."""
+        found: dict[str, ThreadId] = {}
+        for message_id in dict.fromkeys(message_ids):
+            thread = self.thread_for_message_id(message_id)
+            if thread is not None:
+                found[message_id] = thread
+        return found
+
     def cached_recent_threads(self, list_name: str | None, since: datetime, *,
                               limit: int | None = None) -> Sequence[ThreadSummary] | None:
         """Hook: the threads as a persisted summary cache last saw them, read without a
@@ -633,17 +655,6 @@ class MailSource:
                 f"thread id of kind {thread_id.kind!r} given to backend {self.name!r}, "
                 f"which emits {self.thread_id_kind!r} ids",
             )
-
-
-@dataclass
-class OpResult:
-    """The result of dispatching one op: the value plus which backend served it."""
-
-    op: Op
-    backend: str | None
-    value: object = None
-    resolution: object = None
-    notes: list[str] = field(default_factory=list)
 
 
 def reply_subject(subject: str | None) -> str:

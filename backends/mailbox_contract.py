@@ -378,6 +378,10 @@ class MailboxAdapter:
     def attachment(self, message_id: str, index: int) -> bytes:
         raise self._decline("attachment")
 
+    def raw(self, message_id: str) -> bytes:
+        """The message as the server holds it (headers and undecoded body), never written to disk."""
+        raise self._decline("raw")
+
     def poll(self, cursor: str | None) -> PollResult:
         raise self._decline("poll")
 

@@ -32,7 +32,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Sequence
 
-from mailtriage.backends import mime
+from mailtriage.backends import mime, mime_header_text, mime_headers, mime_ids
 from mailtriage.backends.contract import (MESSAGE_ID_KIND, SourceOrigin, Draft, DraftRequest, MailSource, Op, SourceFeatures,
                                           ThreadId, reply_subject)
 from mailtriage.backends.errors import BackendFailure, DraftAlreadyPending, Unavailable
@@ -75,7 +75,7 @@ class MaildirDraftsSource(MailSource):
             raise Unavailable(self.name, f"mail_sources.{self.name}.path is not set (the Maildir root)")
         if not self.root.is_dir():
             raise Unavailable(self.name, f"the Maildir {self.root} does not exist")
-        if not self.address or not mime.is_plain_address(self.address):
+        if not self.address or not mime_header_text.is_plain_address(self.address):
             raise Unavailable(self.name, f"mail_sources.{self.name}.address is not one address "
                                          "(the From: of the drafts)")
         if "/" in self.drafts_name or self.drafts_name in ("", ".", ".."):
@@ -205,6 +205,6 @@ def _message_id_of(path: Path) -> str | None:
             head = handle.read(64 * 1024)
     except OSError:
         return None
-    block, _end = mime.split_header_block(head)
-    return mime.extract_msgid(mime.header_fields(block, {b"message-id"}).get(b"message-id"))
+    block, _end = mime_headers.split_header_block(head)
+    return mime_ids.extract_msgid(mime_headers.header_fields(block, {b"message-id"}).get(b"message-id"))
 

@@ -1,7 +1,7 @@
 """The persisted mbox index: a second open of a large mbox reads this instead of the archive.
 
 What is stored (under ``<cache dir>/mbox/``, mode 0600, see :mod:`core.cache_file`): the
-:class:`~backends.mbox.ArchiveIndex` columns (byte offsets, Message-IDs, dates, raw subjects
+:class:`~backends.mbox_index.ArchiveIndex` columns (byte offsets, Message-IDs, dates, raw subjects
 and senders, sender addresses, per-message notes), the threading links and the thread groups,
 plus what identifies the archive as it was indexed: its path, inode, size, mtime, change time
 (ctime) and a digest of its last 4 KiB. Never a message body.
@@ -51,7 +51,7 @@ from typing import Any, Sequence
 from mailtriage.core import cache_file
 from mailtriage.backends.thread_reconstruction import Links, ThreadGroup
 from mailtriage.core.errors import ConfigError
-from mailtriage.core.paths import private_cache_dir
+from mailtriage.core.paths import cache_dir, private_cache_dir
 from mailtriage.core.trace import TRACE
 
 KIND = "mbox-index"
@@ -654,6 +654,8 @@ def save(archive: Path, stamp: ArchiveStamp, fields: dict[str, Any], links: Link
                          live_links(links).to_plain(), blobs)
     except (OSError, ValueError, ConfigError) as exc:
         note(f"mbox index of {archive.name} not saved: {exc}")
+        if not isinstance(exc, ValueError):  # the folder could not be made: said once, as a write
+            cache_file.cannot_write(cache_dir() / "mbox", exc)
         return
     # After the new base: a reader between the two sees a delta naming another token.
     cache_file.remove(delta_path(path))

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from typing import Callable
 
 from mailtriage.backends.contract import ThreadId, ThreadSummary
-from mailtriage.backends.mime import decode_header_text
+from mailtriage.backends.mime_header_text import decode_header_text, header_needs_charset
 from mailtriage.backends.search import SearchField, SearchPage, SearchRequest, matches_words
 from mailtriage.backends.thread_reconstruction import synthetic_kind
 
@@ -50,7 +50,7 @@ def search_archive(source, request: SearchRequest, *, sender_of: Callable, id_te
     found: set[int] = set()
     if field in (SearchField.SUBJECT, SearchField.FROM, SearchField.TEXT):
         for row in rows:
-            if _header_match(index, row, field, words, _sender):
+            if _header_match(source, index, row, field, words, _sender):
                 found.add(row)
     notes: list[str] = []
     if field in (SearchField.BODY, SearchField.TEXT):
@@ -75,13 +75,23 @@ def search_archive(source, request: SearchRequest, *, sender_of: Callable, id_te
                       method=method, searched=(str(source.path),), notes=tuple(notes))
 
 
-def _header_match(index, row: int, field: SearchField, words: list[str], sender_of) -> bool:
+def _charset(source, index, row: int) -> str | None:
+    """The body's charset, which raw 8-bit (or UTF-7) subject and sender text is read in, as the
+    listing and the read do; None (no file read) when the row's headers do not need it."""
+    raw_sender = index.senders[row]
+    if header_needs_charset(index.subjects[row]) or not (raw_sender or b"").isascii():
+        return source._row_charset(index, row)
+    return None
+
+
+def _header_match(source, index, row: int, field: SearchField, words: list[str], sender_of) -> bool:
+    charset = _charset(source, index, row)
     if field in (SearchField.SUBJECT, SearchField.TEXT):
-        subject, _ = decode_header_text(index.subjects[row])
+        subject, _ = decode_header_text(index.subjects[row], charset)
         if matches_words(subject, words):
             return True
     if field in (SearchField.FROM, SearchField.TEXT):
-        sender = sender_of(index.senders[row])
+        sender = sender_of(index.senders[row], charset)
         if matches_words(f"{sender.name} {sender.email}", words):
             return True
     return False
@@ -90,8 +100,9 @@ def _header_match(index, row: int, field: SearchField, words: list[str], sender_
 def _summary(source, index, group, row: int, id_text, sender_of) -> ThreadSummary:
     kind = synthetic_kind(source.thread_id_kind) if group.synthetic else source.thread_id_kind
     root = id_text(group.root_id)
-    subject, _ = decode_header_text(index.subjects[row])
-    sender = sender_of(index.senders[row])
+    charset = _charset(source, index, row)
+    subject, _ = decode_header_text(index.subjects[row], charset)
+    sender = sender_of(index.senders[row], charset)
     date = index.dates[row]
     when = datetime.fromtimestamp(date, tz=timezone.utc) if date != NO_DATE else None
     return ThreadSummary(thread_id=ThreadId(kind, root), subject=subject, root_message_id=root, sender=sender,

@@ -4,7 +4,7 @@ modes gateway's mails all become an :class:`email.message.EmailMessage` here.
 The message uses the standard library's modern policy (``policy.SMTP``: ``policy.default``
 with CRLF line ends, as SMTP and IMAP APPEND want them). Every header whose value can come
 from mail content (recipients, subject, threading, extra headers) goes through
-:func:`mailtriage.backends.mime.set_composed_header`: one clean, bounded line, addresses
+:func:`mailtriage.backends.mime_header_text.set_composed_header`: one clean, bounded line, addresses
 and Message-IDs only when well formed, and never an exception. The sender, the date and our
 own Message-ID are ours and are set as they are.
 """
@@ -21,7 +21,7 @@ from typing import Mapping, Protocol, Sequence
 from mailtriage.backends.contract import reply_subject
 from mailtriage.backends.errors import BackendFailure, MailError
 from mailtriage.backends.mailbox_contract import Compose, MailMessage, OutgoingAttachment
-from mailtriage.backends.mime import set_composed_header
+from mailtriage.backends.mime_header_text import set_composed_header
 from mailtriage.core.inert import header_text
 
 # Outgoing bytes: the default policy with CRLF line ends.

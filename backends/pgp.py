@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mailtriage.backends import mime
+from mailtriage.backends import mime, mime_header_text
 from mailtriage.backends.contract import AttachmentInfo, Message, TextPart, Thread
 from mailtriage.backends.pgp_keyring import VALIDITY, KeyringKey, parse_colons, uid_mailbox
 from mailtriage.backends.pgp_status import (CryptoStatus, DecryptedAttachment, OfferedKey, PartProtection,
@@ -793,13 +793,13 @@ def _open_inline(opened: _Opened, gpg: GnuPG, sender: str, inline: dict, whole: 
                 pieces.append((TextPart(part.content_type, block, note=problem or "decryption failed"), True, ""))
             else:
                 opened.decrypted = True
-                text, charset_note = mime.decode_bytes(run.data, charset)
+                text, charset_note = mime_header_text.decode_bytes(run.data, charset)
                 pieces.append((TextPart("text/plain", text.replace("\r\n", "\n"), note=charset_note), True,
                                _cover(sigs)))
         else:
             if not sigs:
                 opened.notes.append("inline signature: " + (problem or "no signature found"))
-            text, _ = mime.decode_bytes(run.data, charset) if run.data else (block, None)
+            text, _ = mime_header_text.decode_bytes(run.data, charset) if run.data else (block, None)
             pieces.append((TextPart(part.content_type, text.replace("\r\n", "\n")), enc, _cover(sigs)))
         if after.strip():
             tail = TextPart(part.content_type, after, from_html=part.from_html)

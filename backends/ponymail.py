@@ -75,8 +75,9 @@ from mailtriage.backends.contract import (
     ThreadSummary,
 )
 from mailtriage.backends.errors import BackendFailure, SignInNeeded, Unavailable
-from mailtriage.backends.mime import (AttachmentNotFound, attachment_bytes, extract_msgids, parse_address,
-                                     parse_address_list, parse_message)
+from mailtriage.backends.mime import AttachmentNotFound, attachment_bytes, parse_message
+from mailtriage.backends.mime_header_text import parse_address, parse_address_list
+from mailtriage.backends.mime_ids import extract_msgids
 from mailtriage.core.origins import OriginRefused, secret_key
 from mailtriage.core.secrets import missing_secret_hint, origin_secret
 

@@ -27,7 +27,7 @@ The algorithm is the ID part of Jamie Zawinski's threading algorithm
 JWZ's subject-based grouping is deliberately not done: threads are identities,
 and two reports that share a subject are different reports.
 
-Messages without a Message-ID carry a synthetic ID (see ``mime.synthetic_message_id``).
+Messages without a Message-ID carry a synthetic ID (see ``mime_headers.synthetic_message_id``).
 One that refers to nothing is a thread of its own with a ``<kind>-synthetic`` ID,
 so it never dedupes with a real Message-ID; one that has References or In-Reply-To
 joins the thread it refers to (DESIGN.md: a message joins a thread when the root is

@@ -102,15 +102,10 @@ def run_baseline(path: str, since_epoch: float, policy_name: str) -> dict:
     from datetime import datetime, timezone
     from email import policy
 
-    from mailtriage.backends.mime import (
-        decode_header_text,
-        extract_msgid,
-        extract_msgids,
-        parse_address,
-        parse_date_epoch,
-        split_header_block,
-        synthetic_message_id,
-    )
+    from mailtriage.backends.mime_dates import parse_date_epoch
+    from mailtriage.backends.mime_header_text import decode_header_text, parse_address
+    from mailtriage.backends.mime_headers import split_header_block, synthetic_message_id
+    from mailtriage.backends.mime_ids import extract_msgid, extract_msgids
     from mailtriage.backends.thread_reconstruction import thread_records
 
     chosen = policy.default if policy_name == "default" else policy.compat32

@@ -16,7 +16,9 @@ first launch:
 
 * aerc (Debian's 0.14): ``accounts.conf`` (mode 0600, aerc refuses another) with
   ``source = imap+insecure://user:password@127.0.0.1:PORT``; aerc's defaults otherwise
-  (no ``cache-headers``, ``dirlist-delay`` 200 ms, newest UID on top). Threaded:
+  (no ``cache-headers``, ``dirlist-delay`` 200 ms, newest UID on top) but for the
+  ``text/plain=colorize`` filter of its shipped aerc.conf, so an opened message shows its
+  body. Threaded:
   ``threading-enabled = true`` in ``[ui]`` (Dovecot offers THREAD, so the server threads).
 * neomutt (Debian's 20220429): ``neomutt -n -F muttrc`` (no system muttrc), no header or
   body cache, ``sort = reverse-date``; threaded: ``sort = threads`` with
@@ -68,7 +70,8 @@ class Tmux:
     driven through one control-mode client (``tmux -C``): a capture is a command written to
     that client, not a new tmux process, so polling costs the measured client little CPU."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, cols: int = COLS, rows: int = ROWS) -> None:
+        self.cols, self.rows = cols, rows
         self.tmux = shutil.which("tmux") or "tmux"
         self.socket = folder / "tmux.sock"
         self.env = child_environment()
@@ -77,12 +80,12 @@ class Tmux:
         terminal = "tmux-256color" if _has_terminfo("tmux-256color") else "screen-256color"
         base = [self.tmux, "-S", str(self.socket)]
         # A session that holds the server up between runs; the options apply to every session.
-        subprocess.run([*base, "-f", "/dev/null", "new-session", "-d", "-s", "hold", "-x", str(COLS), "-y", str(ROWS),
+        subprocess.run([*base, "-f", "/dev/null", "new-session", "-d", "-s", "hold", "-x", str(cols), "-y", str(rows),
                         "sleep", "1000000"], env=self.env, check=True, capture_output=True)
         self.control = subprocess.Popen([*base, "-C", "attach-session", "-t", "hold"], env=self.env,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
         self.buffer = b""
-        for option in (("status", "off"), ("default-terminal", terminal), ("default-size", f"{COLS}x{ROWS}"),
+        for option in (("status", "off"), ("default-terminal", terminal), ("default-size", f"{cols}x{rows}"),
                        ("escape-time", "0"), ("history-limit", "0")):
             self.command("set-option", "-g", *option)
 
@@ -125,10 +128,13 @@ class Tmux:
         return line
 
     def measure(self, argv: list[str], env: dict[str, str], marks: dict[str, Callable[[str], bool]],
-                timeout: float = 120.0, before_end: Callable[[], object] | None = None) -> dict[str, float]:
+                timeout: float = 120.0, before_end: Callable[[], object] | None = None,
+                keys: dict[str, str] | None = None) -> dict[str, float]:
         """Start ``argv`` in a new session; return, for each mark, the seconds from launch to
-        the first capture whose screen text satisfies it. The process is ended afterwards
-        (after ``before_end()``, when given)."""
+        the first capture whose screen text satisfies it. ``keys`` maps a mark to a tmux key
+        name (``Enter``) typed the moment that mark is first seen, so a later mark can time
+        what the key brings up, from launch. The process is ended afterwards (after
+        ``before_end()``, when given)."""
         self.count += 1
         name = f"run{self.count}"
         settings = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
@@ -136,7 +142,7 @@ class Tmux:
         screen = ""
         started = time.perf_counter()
         # More than one argument: tmux runs the program directly, not through sh -c.
-        self.command("new-session", "-d", "-s", name, "-x", str(COLS), "-y", str(ROWS), *settings, *argv)
+        self.command("new-session", "-d", "-s", name, "-x", str(self.cols), "-y", str(self.rows), *settings, *argv)
         try:
             last = None
             while True:
@@ -152,6 +158,8 @@ class Tmux:
                 for mark, seen in marks.items():
                     if mark not in found and seen(screen):
                         found[mark] = now - started
+                        if keys and mark in keys:
+                            self.command("send-keys", "-t", name, keys[mark])
                 if len(found) == len(marks):
                     if before_end is not None:
                         before_end()
@@ -238,7 +246,10 @@ def aerc_command(folder: Path, port: int, user: str, password: str, threaded: bo
         "outgoing = /bin/false\n"
         "default = INBOX\n"
         "from = Bench <bench@example.org>\n"))
-    _private_file(config / "aerc.conf", "[ui]\n" + ("threading-enabled = true\n" if threaded else ""))
+    # The [filters] line of aerc's shipped aerc.conf (its built-in defaults have none, so a
+    # message would open on "No filter configured" and never show its body).
+    _private_file(config / "aerc.conf", "[ui]\n" + ("threading-enabled = true\n" if threaded else "")
+                  + "[filters]\ntext/plain=colorize\n")
     # Two arguments, so tmux runs it directly rather than through sh -c (as it does our app).
     return [shutil.which("aerc") or "aerc", "-a", "bench"], env
 

@@ -12,7 +12,12 @@ announce every new report and prints:
 * notifications (JSON documents the watch printed) and new reports announced;
 * false "new": a thread announced that is not a new report, or one announced twice;
 * missed threads: new reports never announced;
-* the child's RSS after the baseline, at the end, and its growth.
+* the child's RSS after the baseline, at the end, and its growth;
+* with the app open beside it (the default; ``--no-app`` leaves it out): the app runs headless
+  in a child of its own (bench_alerts' child: Textual's test driver, 120x40, alerts on) and
+  presses j/k every 100 ms through the whole storm; key latency median / p99 / max (from
+  posting a key to the end of the refresh that shows the cursor on the next thread), and the
+  app's RSS after its first paint and after the storm, once every new thread is listed.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_alerts import _mail, _project  # noqa: E402  (one mail shape, one project shape)
+from bench_alerts import _mail, _project, _spawn, _wait_line  # noqa: E402  (one mail shape, one project shape, one app child)
 
 
 def _rss_mb(pid: int) -> float:
@@ -90,6 +95,7 @@ def main() -> int:
     parser.add_argument("--old", type=int, default=30, help="quiet threads before the storm (default 30)")
     parser.add_argument("--interval", type=float, default=5.0, help="the watch's poll interval, s (default 5)")
     parser.add_argument("--settle", type=float, default=120.0, help="bound on the wait after the storm, s")
+    parser.add_argument("--no-app", dest="app", action="store_false", help="no app child (no key latency)")
     args = parser.parse_args()
     from tests.servers.dovecot import DovecotServer
 
@@ -104,7 +110,8 @@ def main() -> int:
                "PYTHONPATH": os.pathsep.join([str(ROOT / "benchmarks"), os.environ.get("PYTHONPATH", "")])}
         os.environ["MAILTRIAGE_BENCH_KEYRING"] = env["MAILTRIAGE_BENCH_KEYRING"]
         server = DovecotServer().start()
-        proc = None
+        proc = app = None
+        app_result: dict = {}
         try:
             user = server.add_user()
             client = server.client(user)
@@ -122,6 +129,11 @@ def main() -> int:
             if not _wait(lambda: reader.baseline.is_set() or (alerts.is_dir() and any(alerts.glob("*.json"))), 120):
                 raise RuntimeError("the watch never set its baseline")
             rss_start = _rss_mb(proc.pid)
+            if args.app:
+                app = _spawn("ours", tmp / "data-app", env, project, args.old + (args.mails + 2) // 3)
+                _wait_line(app, "READY")
+                app.stdin.write("GO\n")
+                app.stdin.flush()
             truth: list[str] = []
             spacing = args.minutes * 60 / max(args.mails, 1)
             began = time.monotonic()
@@ -142,10 +154,18 @@ def main() -> int:
             client.logout()
             _wait(lambda: set(truth) <= set(reader.announced()), args.settle)
             rss_end = _rss_mb(proc.pid)
+            if app is not None:
+                app.stdin.write("END\n")
+                app.stdin.flush()
+                app_result = json.loads(_wait_line(app, "RESULT"))
         finally:
             if proc is not None:
                 proc.terminate()
                 proc.wait(60)
+            if app is not None:
+                if app.poll() is None and not app_result:
+                    app.kill()  # it failed on the way: no result to wait for
+                app.wait(120)
             server.stop()
 
     announced = reader.announced()
@@ -160,6 +180,15 @@ def main() -> int:
     print(f"  announced twice                       {doubled}")
     print(f"  missed threads                        {len(missed)}")
     print(f"  RSS after baseline / at end (MB)      {rss_start:.0f} / {rss_end:.0f}  ({rss_end - rss_start:+.0f})")
+    if app_result:
+        keys = sorted(app_result["latencies"])
+        ms = lambda q: 1000 * keys[min(len(keys) - 1, int(q * len(keys)))]  # noqa: E731
+        print(f"  app open beside it: {len(keys)} keys    median {ms(0.5):.0f} ms, p99 {ms(0.99):.0f} ms, "
+              f"max {1000 * keys[-1]:.0f} ms")
+        print(f"  app RSS after first paint / after storm (MB)  {app_result['rss_start']:.0f} / "
+              f"{app_result['rss_after']:.0f}  ({app_result['rows_after']} threads listed)")
+        print(f"  app CPU during the storm              {100 * app_result['cpu']:.0f}% of a core")
+    print(f"  machine load average at the end       {os.getloadavg()[0]:.1f} (1 min), {os.getloadavg()[2]:.1f} (15 min)")
     return 0 if not (false_new or doubled or missed) else 1
 
 

@@ -257,8 +257,13 @@ def cmd_list(args: argparse.Namespace) -> int:
         threads = result.value
         print(f"{_line(project.config.title)}: {len(threads)} threads on {_line(list_name or '(no list)')} "
               f"since {since.date().isoformat()} (via {_line(result.resolution.chosen)})")
+        from mailtriage.core.settings import load_settings  # as the app's start-up: loaded where used
+
+        column = load_settings().date_column  # the app's date column: the sender's Date: by default
+        print(f"{application.DATE_HEADINGS[column]:<17} {'#':>3}  {'from':<24}  subject")
         for t in threads:
-            when = t.last_activity.strftime("%Y-%m-%d %H:%M") if t.last_activity else "????-??-?? ??:??"
+            shown = application.shown_date(t, column)
+            when = shown.strftime("%Y-%m-%d %H:%M") if shown else "????-??-?? ??:??"
             who = _line(application.sender_label(t.sender.name, t.sender.email))[:40 if t.sender.name else 24]
             print(f"{when}{t.date_mark} {t.message_count:>3}  {who:<24}  {capped_line(t.subject)}")
         for note in getattr(threads, "notes", ()):  # pages or rows a backend could not read
@@ -552,10 +557,16 @@ _PROVIDERS = {"gmail": "Gmail", "graph": "Microsoft Graph", "microsoft": "Micros
 @contextlib.contextmanager
 def _backoff_notes():
     """One stderr line per backoff wait a backend starts (an op-log ``backoff`` record), so a
-    throttled command does not sit silent: "Gmail asked us to slow down; retrying in 4 s"."""
+    throttled command does not sit silent: "Gmail asked us to slow down; retrying in 4 s";
+    and the one line that says the caches cannot be written (a full disk: the command works
+    without them)."""
+    from mailtriage.core.cache_file import UNWRITABLE  # why: loaded by every backend anyway
     from mailtriage.core.trace import OPLOG  # loaded by every backend anyway
 
     def note(rec) -> None:
+        if rec.op == UNWRITABLE:
+            _err(terminal_line(f"note: {rec.detail}"))
+            return
         if rec.op != "backoff":
             return
         found = re.search(r"backing off (\d+(?:\.\d+)?)s", rec.detail or "")

@@ -62,11 +62,6 @@ def capped_line(text: Any, limit: int = LINE_LIMIT) -> str:
     return "".join(parts) + f" … [cut: {len(value):,} characters]"
 
 
-def say(text: str) -> None:
-    """A line for the user on stderr (stdout carries only JSON): inert, secrets masked."""
-    sys.stderr.write(terminal_line(text) + "\n")
-
-
 def read_file_arg(name: str) -> str:
     """The text of a ``--*-file`` argument (``-`` is stdin).
 

@@ -149,7 +149,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     cmd("doctor", "check the tracker is reachable and access-restricted")
 
     sp = cmd("init", "local-files: create the tracker folder and format descriptor")
-    sp.add_argument("--prefix", required=True)
+    sp.add_argument("--prefix", help=f"the issue-ID prefix (default: tracker.prefix in project.md, else "
+                                     f"{DEFAULT_PREFIX})")
     sp.add_argument("--digits", type=int, default=4)
     sp.add_argument("--access-restricted", action="store_true",
                     help="record that a person confirmed who can read this repository")
@@ -247,6 +248,15 @@ def _dispatch(args: argparse.Namespace, inputs: _Inputs, out: Any, err: Any) -> 
         tracker.close_backend()
 
 
+#: The issue-ID prefix of a tracker whose project names none (SEC-0001, as the docs and the demo).
+DEFAULT_PREFIX = "SEC"
+
+
+def _project_prefix(args: argparse.Namespace) -> str:
+    """``init`` without ``--prefix``: the project's ``tracker.prefix``, else :data:`DEFAULT_PREFIX`."""
+    return str(application.load_project(_project_dir(args)).get("tracker.prefix") or DEFAULT_PREFIX)
+
+
 def _platform_name(args: argparse.Namespace) -> str:
     try:
         return str(application.load_project(_project_dir(args)).get("tracker.platform") or "github")
@@ -315,7 +325,8 @@ def _run_command(tracker: Any, command: str, args: argparse.Namespace, inputs: _
         if not tracker.features.set_up_locally:
             raise Refused(f"{command} is local-files only; the {tracker.kind} tracker is set up on its server")
         if command == "init":
-            result = tracker.init(args.prefix, digits=args.digits, access_restricted=args.access_restricted)
+            prefix = args.prefix or _project_prefix(args)
+            result = tracker.init(prefix, digits=args.digits, access_restricted=args.access_restricted)
         else:
             result = tracker.detect(write=args.write, access_restricted=args.access_restricted)
     else:  # pragma: no cover - argparse only lets known commands through

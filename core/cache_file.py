@@ -24,6 +24,10 @@ read (the caller rebuilds) nor written through. Writes go to a new temporary fil
 same folder (created ``0600``, exclusively), synced, then renamed over the old one: a reader
 sees the old file or the new one, never a mix, also after a kill, so two app instances on one
 cache never corrupt it (the last writer wins; each file is consistent on its own).
+
+A cache that cannot be written (a full disk, a read-only or refused folder) is no cache: the
+caller goes on without it, and :func:`cannot_write` says so once per process, as an op-log
+record (:data:`UNWRITABLE`) the front ends show: the CLI one stderr line, the app one notice.
 """
 
 from __future__ import annotations
@@ -39,6 +43,11 @@ from typing import Any
 
 from mailtriage.core import private_files
 from mailtriage.core.errors import ConfigError
+from mailtriage.core.trace import OPLOG
+
+#: The op-log ``op`` of the one record that says the caches are off (see :func:`cannot_write`).
+UNWRITABLE = "cache-unwritable"
+_said: list[str] = []  # the notice given in this process (at most one)
 
 MAGIC = b"MTCACHE\x01"
 _ENTRY = struct.Struct(">QI")
@@ -70,8 +79,26 @@ def write(path: Path, kind: str, version: int, payload: Any, *more: Any) -> int:
     try:
         private_files.write_atomic(path, [b"".join(head), *sections])
     except ConfigError as exc:  # a folder another user could write: no cache, as for any unwritable one
-        raise PermissionError(errno.EPERM, f"not written: {exc}") from None
+        error = PermissionError(errno.EPERM, f"not written: {exc}")
+        cannot_write(Path(path).parent, error)
+        raise error from None
+    except OSError as exc:
+        cannot_write(Path(path).parent, exc)
+        raise
     return sum(map(len, head)) + sum(map(len, sections))
+
+
+def cannot_write(folder: Path, exc: Exception) -> None:
+    """A cache file in ``folder`` could not be written (nor the folder made): say once per process that
+    the app works without its caches, and why (an op-log record, op :data:`UNWRITABLE`).
+    Callers that fail before :func:`write` (making the cache folder) call it too."""
+    if _said:
+        return
+    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    _said.append(f"the cache folder {folder} cannot be written ({why}); working without the cache "
+                 "(slower listings) until there is room")
+    with OPLOG.record("cache", UNWRITABLE, _said[0]):
+        pass
 
 
 def read(path: Path, kind: str, version: int) -> tuple[Any, str | None]:

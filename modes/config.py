@@ -418,12 +418,6 @@ def token_hint(config: ModesConfig) -> str:
             f"print it with `mailtriage modes token`{each}")
 
 
-def check_listen(config: ModesConfig, host: str) -> None:
-    """Nothing to refuse since every request needs the token; kept for callers. Raises ConfigError
-    only through :func:`endpoint_token`."""
-    endpoint_token(config)
-
-
 def mail_password(server: MailServer) -> str | None:
     """The password of a mailbox/SMTP server: environment variable or keyring. None when unset."""
     if server.password_env:

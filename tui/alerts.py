@@ -126,6 +126,10 @@ class MarkedRows(SameRows):
     def page_size(self) -> int:
         return self.base.page_size
 
+    @property
+    def unit(self) -> str:
+        return self.base.unit
+
     def missing_pages(self, start: int, stop: int) -> list[int]:
         return self.base.missing_pages(start, stop)
 

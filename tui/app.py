@@ -14,7 +14,6 @@ from __future__ import annotations
 import gc
 import subprocess
 import sys
-import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,15 +25,16 @@ from textual.worker import Worker, WorkerState
 
 from mailtriage.core.errors import ConfigError
 from mailtriage.core.secrets import scrub
-from mailtriage.core.trace import TRACE
+from mailtriage.core.cache_file import UNWRITABLE
+from mailtriage.core.trace import OPLOG, TRACE
 from mailtriage.core.settings import UserSettings, load_settings
 from mailtriage.themes import DEFAULT_THEME, THEMES, canonical_name, theme_css_paths
-from mailtriage.tui import bindings
+from mailtriage.tui import bindings, keymaps, quick_flags
 from mailtriage.tui.commands import MailtriageCommands, ThemeCommands
-from mailtriage.tui.errors import ErrorRecord, error_line, is_expected
+from mailtriage.tui.errors import ErrorRecord, error_record
 from mailtriage.tui.first_screen import FirstScreen
 from mailtriage.tui.head_start import ForkedHeadStart
-from mailtriage.tui.messages import SessionFailed, SessionOpened, SettingsSaved
+from mailtriage.tui.messages import CacheUnwritable, SessionFailed, SessionOpened, SettingsSaved
 from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.screens.main import MainScreen
@@ -90,6 +90,8 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
         # New-report alerts (the main screen's alerts controller): off in tests that snapshot the screen.
         self.alerts_enabled = alerts
         self._alert_notice: Notification | None = None  # the alert notification on screen (replaced by the next)
+        self._cache_said = False  # the one notice that the caches cannot be written
+        self._cache_watch = lambda: None  # unsubscribes from the op log (set on mount)
 
         for theme in THEMES:
             self.register_theme(theme)
@@ -102,7 +104,7 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
         self._start_with_theme(wanted)
 
         try:
-            keymap = settings.bindings
+            keymap = keymaps.keymap(settings)  # [keys] preset, then the user's own entries
         except ConfigError as exc:
             keymap = {}
             self.startup_problems.append(str(exc))
@@ -111,6 +113,10 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
             self.date_column = settings.date_column
         except ConfigError as exc:
             self.date_column = "sent"
+            self.startup_problems.append(str(exc))
+        try:
+            quick_flags.confirm_flag_changes(settings)
+        except ConfigError as exc:
             self.startup_problems.append(str(exc))
         self.user_keymap, problems = bindings.validate_keymap(keymap)
         self.startup_problems += problems
@@ -153,6 +159,10 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
         self._keep_terminal_modes()
         for problem in self.startup_problems:
             self.notify(problem, title="Settings", severity="warning", markup=False)
+        # A cache that cannot be written (a full disk): one notice, from any thread, also before now.
+        self._cache_watch = OPLOG.subscribe(self._cache_record)
+        for record in OPLOG.items():
+            self._cache_record(record)
         if self.open_after_first_frame():  # the head start's (tui/first_screen.py)
             return
         # Backend work starts now, while Textual is still composing the first screen;
@@ -222,14 +232,10 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
     def report_error(self, title: str, error: BaseException, *, where: str = "", resolution: Resolution | None = None,
                      details: str = "", severity: str = "error") -> None:
         # The error list keeps tracebacks: every field is scrubbed of the session's secrets.
-        technical = ""
-        if error.__traceback__ is not None and not is_expected(error):
-            technical = scrub("".join(traceback.format_exception(error)))
-        record = ErrorRecord(title, scrub(error_line(error) if not is_expected(error) else str(error)),
-                             where, scrub(resolution.summary()) if resolution is not None else "",
-                             scrub(details), technical)
+        record = error_record(title, error, where=where, details=details, scrub=scrub,
+                              resolution=resolution.summary() if resolution is not None else "")
         self.errors.append(record)
-        self.notify(f"{inert(scrub(str(error)))}\n(press ! for details)", title=title, severity=severity,
+        self.notify(f"{inert(record.message)}\n(press ! for details)", title=title, severity=severity,
                     markup=False)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -348,7 +354,17 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
                 pending += screen.pending_work()
         return pending
 
+    def _cache_record(self, record) -> None:
+        if record.op == UNWRITABLE:
+            self.post_message(CacheUnwritable(record.detail))
+
+    def on_cache_unwritable(self, message: CacheUnwritable) -> None:
+        if not self._cache_said:
+            self._cache_said = True
+            self.notify(inert(message.text), title="Cache", severity="warning", markup=False, timeout=10)
+
     def on_unmount(self) -> None:
+        self._cache_watch()
         self.cancel_head_start()
         main = self.main
         if main is not None:

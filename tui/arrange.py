@@ -128,6 +128,7 @@ class ArrangedRows:
         self.base = base
         self.arrangement = arrangement
         self.page_size = base.page_size
+        self.unit = base.unit
         loaded = at_hand(base)
         self.loaded = len(loaded)
         self.total = len(base)

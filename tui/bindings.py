@@ -30,7 +30,7 @@ APP = [
     _b("ctrl+p", "command_palette", "Commands", "app.command_palette", priority=True, show=False),
     _b("tab", "app.focus_next", "Next pane", "app.focus_next", show=False),
     _b("shift+tab", "app.focus_previous", "Previous pane", "app.focus_previous", show=False),
-    _b("b", "console", "Backends", "app.console"),
+    _b("b", "console", "Backends", "app.console", show=False),
     _b("ctrl+t", "pick_theme", "Theme", "app.theme", show=False),
     _b("exclamation_mark", "show_errors", "Error details", "app.errors", show=False, key_display="!"),
     _b("R", "refresh", "Refresh / reconnect", "app.refresh", show=False),
@@ -48,6 +48,8 @@ MAIN = [
     _b("3", "focus_pane('threads')", "Go to threads", "main.go_threads", show=False),
     _b("4", "focus_pane('reader')", "Go to reading pane", "main.go_reader", show=False),
     _b("5", "focus_pane('tracker')", "Go to tracker", "main.go_tracker", show=False),
+    _b("c", "change_folder", "Change folder / list…", "main.change_folder", show=False),
+    _b("ctrl+w", "zoom", "Zoom the focused pane / back", "main.zoom", show=False),
 ]
 
 THREAD_LIST = [
@@ -61,6 +63,7 @@ THREAD_LIST = [
     _b("r", "reply", "Reply", "threads.reply"),
     _b("A", "compose('reply_all')", "Reply to all", "threads.reply_all", show=False),
     _b("F", "compose('forward')", "Forward", "threads.forward", show=False),
+    _b("L", "compose('reply_list')", "Reply to the list only", "threads.reply_list", show=False),
     _b("C", "compose('new')", "New mail (personal account)", "threads.compose", show=False),
     _b("i", "import_thread", "Import to tracker", "threads.import"),
     _b("slash", "search", "Search", "threads.search", key_display="/"),
@@ -74,6 +77,8 @@ THREAD_LIST = [
     _b("v", "tag_toggle", "Tag / untag and move down", "threads.tag", show=False),
     _b("V", "tags_clear", "Clear all tags", "threads.untag_all", show=False),
     _b("T", "tag_all", "Tag all listed", "threads.tag_all", show=False),
+    _b("semicolon", "tag_prefix", "Next action on the tagged rows (tag prefix)", "threads.tag_prefix", show=False,
+       key_display=";"),
     _b("M", "move", "Move to folder", "threads.move", show=False),
     _b("u", "next_unread", "Next unread", "threads.next_unread", show=False),
     _b("o", "sort_next", "Sort by the next key", "threads.sort", show=False),
@@ -88,9 +93,10 @@ SEARCH_BOX = [
 ]
 
 READER = [
+    _b("q,escape", "back", "Back to list", "reader.back"),  # first: the footer shows it first
     _b("j,down", "scroll_down", "Scroll down", "reader.down", show=False),
     _b("k,up", "scroll_up", "Scroll up", "reader.up", show=False),
-    _b("space,pagedown", "page_down", "Page down", "reader.page_down", show=False),
+    _b("space,pagedown", "page_down", "Page down; at the end, the next message", "reader.page_down", show=False),
     _b("minus,pageup", "page_up", "Page up", "reader.page_up", show=False),
     _b("g,home", "scroll_home", "Top", "reader.top", show=False),
     _b("G,end", "scroll_end", "Bottom", "reader.bottom", show=False),
@@ -103,12 +109,14 @@ READER = [
     _b("r", "reply", "Reply", "reader.reply"),
     _b("A", "compose('reply_all')", "Reply to all", "reader.reply_all", show=False),
     _b("F", "compose('forward')", "Forward", "reader.forward", show=False),
+    _b("L", "compose('reply_list')", "Reply to the list only", "reader.reply_list", show=False),
     _b("C", "compose('new')", "New mail (personal account)", "reader.compose", show=False),
     _b("i", "import_thread", "Import to tracker", "reader.import"),
     _b("u", "thread_url", "Thread URL", "reader.url"),
-    _b("e", "attachments", "Attachments", "reader.attachments", show=False),
+    _b("e", "attachments", "Attachments", "reader.attachments"),
+    _b("h", "full_headers", "Full headers (Received, Authentication-Results…)", "reader.headers", show=False),
+    _b("vertical_line", "pipe", "Pipe the message to a command…", "reader.pipe", show=False, key_display="|"),
     _b("K", "import_key", "Import offered key", "reader.import_key"),
-    _b("q,escape", "back", "Back to list", "reader.back"),
     _b("s", "jump_issue", "Tracker issue of this thread", "reader.issue", show=False),
 ]
 
@@ -121,6 +129,8 @@ SOURCES = [
 FOLDERS = [
     _b("j,down", "cursor_down", "Down", "folders.down", show=False),
     _b("k,up", "cursor_up", "Up", "folders.up", show=False),
+    _b("g,home", "first", "First", "folders.first", show=False),
+    _b("G,end", "last", "Last", "folders.last", show=False),
     _b("enter", "select", "Open list / folder", "folders.open"),
 ]
 
@@ -149,6 +159,7 @@ HELP = [
 
 PROPOSAL = [
     _b("ctrl+s", "confirm", "Confirm and write", "proposal.confirm", priority=True),
+    _b("ctrl+s", "send", "Send", "proposal.send", priority=True),  # the same key when the proposal sends
     _b("escape", "cancel", "Cancel (write nothing)", "proposal.cancel", priority=True),
     _b("ctrl+o", "edit_in_editor", "Edit in $EDITOR", "proposal.editor", priority=True),
 ]
@@ -168,6 +179,22 @@ ATTACHMENTS = [
 
 FOLDER_PICKER = [
     _b("escape", "cancel", "Cancel (move nothing)", "folder_picker.cancel"),
+]
+
+HEADERS_DIALOG = [
+    _b("escape,q,h", "close", "Close", "headers.close", key_display="esc"),
+    _b("x", "toggle_raw", "Raw source / headers", "headers.raw"),
+]
+
+PIPE_DIALOG = [
+    _b("escape", "cancel", "Cancel / close (nothing runs before Ctrl+s)", "pipe.cancel"),
+    _b("ctrl+s", "run_command", "Run the command", "pipe.run", priority=True),
+]
+
+FOLDER_JUMP = [
+    _b("escape", "cancel", "Cancel (stay here)", "folder_jump.cancel"),
+    _b("down", "cursor(1)", "Next match", "folder_jump.down", show=False),
+    _b("up", "cursor(-1)", "Previous match", "folder_jump.up", show=False),
 ]
 
 PROPOSAL_BODY = [
@@ -269,6 +296,9 @@ CONTEXTS: tuple[Context, ...] = (
     Context("Proposal dialog", PROPOSAL, "screen", "ProposalDialog"),
     Context("Attachments dialog", ATTACHMENTS, "screen", "AttachmentsDialog"),
     Context("Folder picker (move)", FOLDER_PICKER, "screen", "FolderPicker"),
+    Context("Change folder", FOLDER_JUMP, "screen", "FolderJump"),
+    Context("Full headers", HEADERS_DIALOG, "screen", "HeadersDialog"),
+    Context("Pipe to a command", PIPE_DIALOG, "screen", "PipeDialog"),
     Context("Proposal content", PROPOSAL_BODY, "ProposalBody", "ProposalDialog"),
     Context("Quit with work pending", QUIT_DIALOG, "screen", "QuitDialog"),
     Context("Error details", ERROR_DIALOG, "screen", "ErrorDialog"),
@@ -309,7 +339,8 @@ def effective_keys(binding: Binding, keymap: dict[str, str]) -> list[str]:
 
 def _display(key: str) -> str:
     names = {"question_mark": "?", "exclamation_mark": "!", "slash": "/", "minus": "-", "space": "space",
-             "right_square_bracket": "]", "left_square_bracket": "[",
+             "right_square_bracket": "]", "left_square_bracket": "[", "semicolon": ";", "vertical_line": "|",
+             "equals_sign": "=", "asterisk": "*", "circumflex_accent": "^", "colon": ":",
              "enter": "Enter", "escape": "Esc", "tab": "Tab", "shift+tab": "Shift+Tab", "pagedown": "PgDn",
              "pageup": "PgUp", "home": "Home", "end": "End", "down": "↓", "up": "↑"}
     if key in names:

@@ -1,14 +1,16 @@
 """How the UI tells errors apart: by their types, never by their names.
 
 :func:`is_connection_problem` decides whether a failure shows the reconnect state,
-:func:`is_expected` whether the error list needs a traceback, and :func:`error_line`
-is the one place that puts an error's class name in front of its message for display.
+:func:`is_expected` whether the error list needs a traceback, :func:`error_line` is what
+the user reads (the message, never the class name) and :func:`debug_line` the one place
+that puts the class name in front of the message, for the error list's technical part.
 :class:`ErrorRecord` is one entry of the error list (kept here, light, so start-up does
 not load the error dialog).
 """
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass, field
 
 from mailtriage.application import MailError
@@ -51,10 +53,29 @@ def is_expected(error: BaseException) -> bool:
 
 
 def error_name(error: BaseException) -> str:
-    """The error's class name, for display only: no decision anywhere is taken on it."""
+    """The error's class name, for the debug trace only: no decision anywhere is taken on it."""
     return type(error).__name__
 
 
 def error_line(error: BaseException) -> str:
-    """``ClassName: message``, for an unexpected error shown to the user."""
+    """What the user reads about an error: its message, never its class name (that goes to
+    the debug trace, :func:`debug_line`). An error with no message says what happened."""
+    message = str(error).strip()
+    return message or "something failed that mailtriage did not expect (press ! for the details)"
+
+
+def debug_line(error: BaseException) -> str:
+    """``ClassName: message``: the technical line of the error list, for a bug report."""
     return f"{error_name(error)}: {error}"
+
+
+def error_record(title: str, error: BaseException, *, where: str = "", resolution: str = "",
+                 details: str = "", scrub=str) -> ErrorRecord:
+    """The error list's entry for ``error``: the user's message in front, and for an error
+    the app did not expect, the traceback (with the class name) as the technical part.
+    ``scrub`` removes the session's secrets from every field."""
+    technical = ""
+    if not is_expected(error):
+        trace = "".join(traceback.format_exception(error)) if error.__traceback__ is not None else ""
+        technical = scrub(trace or debug_line(error))
+    return ErrorRecord(title, scrub(error_line(error)), where, scrub(resolution), scrub(details), technical)

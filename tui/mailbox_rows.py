@@ -41,6 +41,8 @@ def row_for(header: MailHeader, account_id: str) -> MailboxRow:
 class FolderRows(PagedRows):
     """One folder of one account; ``first`` is its page 0 (fetched to learn the total)."""
 
+    unit = "message"  # a row is one message: the status line counts messages
+
     def __init__(self, account_id: str, folder_id: str, first: MailPage, load_page: Callable[[int, int], MailPage],
                  page_size: int = FOLDER_PAGE) -> None:
         self.account_id = account_id

@@ -72,6 +72,13 @@ class SessionFailed(Message):
 
 
 @message
+class CacheUnwritable(Message):
+    """The caches cannot be written (a full disk): the app works without them (said once)."""
+
+    text: str
+
+
+@message
 class SourcesChecked(Message):
     """Availability of every configured backend and the resolution of every op."""
 

@@ -27,6 +27,8 @@ from mailtriage.tui.errors import error_line
 class ThreadRows(Protocol):
     #: Rows per page of a paged source; 0 when every row is at hand.
     page_size: int
+    #: What one row is, in the status line's count: "thread" (a list), "message" (a folder).
+    unit: str
 
     def __len__(self) -> int: ...
 
@@ -57,6 +59,7 @@ class ListRows:
     """Every row in memory (what ``list_recent_threads`` returns)."""
 
     page_size = 0
+    unit = "thread"
 
     def __init__(self, rows: Sequence[ThreadSummary]) -> None:
         self._rows = rows
@@ -99,6 +102,8 @@ class ListRows:
 
 class PagedRows:
     """Rows fetched page by page through ``loader(offset, limit)``."""
+
+    unit = "thread"
 
     def __init__(self, total: int, loader: Callable[[int, int], Sequence[ThreadSummary]],
                  page_size: int = 200) -> None:
@@ -183,6 +188,7 @@ class FilteredRows:
         self.indexes = indexes
         self.query = query
         self.page_size = base.page_size
+        self.unit = base.unit
 
     def __len__(self) -> int:
         return len(self.indexes)

@@ -35,6 +35,7 @@ class SearchRows(PagedRows):
     def __init__(self, first: SearchPage, load_page: Callable[[int], SearchPage], account_id: str | None) -> None:
         size = first.page_size
         self.total_known = first.total is not None
+        self.unit = "message" if account_id else "thread"  # an account's search finds messages
 
         def loader(offset: int, limit: int) -> Sequence[ThreadSummary]:
             page = load_page(offset // size)

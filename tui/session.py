@@ -151,7 +151,7 @@ class Session(ComposeCalls):
             return self.project.listing_can_be_limited()
 
     def read_thread(self, thread_id: ThreadId):
-        with self._lock:
+        with self._lock.urgently():  # the user waits on it: before a listing's next part
             return self.project.read_thread(thread_id)
 
     def thread_url(self, thread_id: ThreadId):
@@ -370,6 +370,19 @@ class Session(ComposeCalls):
             found = application.attachments_for_source(self.project, thread, backend)
         found.guard = self._lock
         return found
+
+    def raw_message(self, message, *, backend: str | None = None, account_id: str | None = None) -> bytes:
+        """``message`` as its bytes came (full headers, undecoded body), read through ``backend``
+        (a project source) or the personal account ``account_id``; held in memory only.
+
+        Raises:
+            NotSupported: the backend keeps no raw message, or none read this one.
+        """
+        if account_id is not None:
+            with self._mailbox_lock:
+                return application.raw_for_mailbox(self._mailboxes, account_id, message.backend_ref or "")
+        with self._lock:
+            return application.raw_for_source(self.project, backend, message.backend_ref)
 
     def attachment_settings(self) -> tuple[str | None, str]:
         """``attachment_command`` (None: nothing is ever opened outside the app) and the folder

@@ -115,6 +115,18 @@ class TagKeys:
             self.notify(f"tagged the {len(rows):,} rows listed so far; {missing:,} more are not fetched yet "
                         "(scroll down to list them, then T again)", markup=False)
 
+    def action_tag_prefix(self) -> None:
+        """; (mutt's tag-prefix): the next action key acts on the tagged rows. Here an action
+        key acts on the tagged rows whenever there are some (aerc's way), so ``;`` says what
+        the next key will act on, or that nothing is tagged (then the key acts on one row)."""
+        if not self.tags:
+            self.notify("tag prefix: no row is tagged (tag rows first); the next key acts on the row under "
+                        "the cursor", severity="warning", markup=False, timeout=4)
+            return
+        count = len(self.tags)
+        self.notify(f"tag prefix: the next action (m f a d M i) acts on the {count:,} tagged "
+                    f"row{'s' if count != 1 else ''}", markup=False, timeout=4)
+
     def action_move(self) -> None:
         """M: move the tagged rows (or the current one) to a folder picked next."""
         rows = tuple(self.tags.rows()) if self.tags else ((self.current,) if self.current is not None else ())

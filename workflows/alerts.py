@@ -60,6 +60,8 @@ MIN_POLL_GAP_SECONDS = 2.0
 # ... and at least this many times as long as the last poll took, so listing a window that a
 # burst keeps growing uses at most about a fifth of the time (and of a core).
 POLL_GAP_FACTOR = 4.0
+# Roots found on the list that a poller remembers (a storm's replies to old threads), at most.
+FOUND_ROOTS_KEPT = 10_000
 
 
 def poll_seconds(config) -> float:
@@ -143,11 +145,20 @@ class Outage:
         return max(0.0, _monotonic() - self.started)
 
 
-def _newer(summary: ThreadSummary, seen_when: str) -> bool:
-    """The thread has activity after ``seen_when`` (an ISO time, or "" when it had none)."""
+def _canonical(text: str) -> bool:
+    """``text`` is written as :func:`iso_utc` writes (``2026-12-02T13:05:00Z``): such texts
+    compare as the times they name."""
+    return len(text) == 20 and text[10] == "T" and text[19] == "Z"
+
+
+def _newer(summary: ThreadSummary, seen_when: str, texts: dict | None = None) -> bool:
+    """The thread has activity after ``seen_when`` (an ISO time, or "" when it had none).
+    ``texts``: the ISO texts of activity times already written (compared as text, unparsed)."""
     when = _when(summary)
     if when is None:
         return False
+    if texts is not None and when in texts and _canonical(seen_when):
+        return texts[when] > seen_when
     before = parse_iso(seen_when) if seen_when else None
     return before is None or when.replace(microsecond=0) > before
 
@@ -212,6 +223,9 @@ class NewReportPoller:
         self._dirty = False  # acknowledged in memory, not saved yet
         self.outage: Outage | None = None  # the polls failing since the last that worked
         self._wait_failed = False  # the last wait for mail ended on a dropped connection
+        self._wait_failures = 0  # waits that failed again since (each backs off longer)
+        self._texts: dict[datetime, str] = {}  # the last poll's activity times as ISO texts
+        self._found_roots: dict[str, set[str]] = {}  # per backend: roots found on the list
 
     def failed(self, error: Exception) -> Outage:
         """Note a failed poll: the outage it starts or continues."""
@@ -281,40 +295,70 @@ class NewReportPoller:
             if current is not None and _same_list(current, backend, kind, self.list_name):
                 stored = current
             seen: dict[str, str] = dict(stored["seen"]) if stored else {}
+        # Each thread's last activity as the cursor's ISO text: most threads' are the same from
+        # poll to poll, so the texts of the last poll's are kept (a storm lists 10,000s each poll).
+        last_texts, texts = self._texts, {}
+        for t in threads:
+            when = _when(t)
+            if when is not None and when not in texts:
+                texts[when] = last_texts.get(when) or iso_utc(when)
+        self._texts = texts
         new, updated = [], []
         if stored is not None:
+            first_seen = []
             for t in threads:
                 key = _seen_key(t.thread_id)
                 if key not in seen:
                     when = _when(t)
                     if quiet_before is not None and when is not None and when < quiet_before:
                         continue
-                    (updated if t.continued and self._root_on_list(t) else new).append(t)
-                elif _newer(t, seen[key]):
+                    first_seen.append(t)
+                elif _newer(t, seen[key], texts):
                     updated.append(t)
+            on_list = self._roots_on_list(backend, [t for t in first_seen if t.continued])
+            for t in first_seen:
+                (updated if t.continued and _root(t) in on_list else new).append(t)
+            if first_seen:  # in the listing's order, as they came
+                order = {id(t): n for n, t in enumerate(threads)}
+                updated.sort(key=lambda t: order[id(t)])
         newest = max([w for w in (_when(t) for t in threads) if w is not None], default=None)
         for t in threads:
             when = _when(t)
-            seen[_seen_key(t.thread_id)] = _later(seen.get(_seen_key(t.thread_id), ""), iso_utc(when) if when else "")
+            key = _seen_key(t.thread_id)
+            seen[key] = _later(seen.get(key, ""), texts[when] if when is not None else "")
         horizon = max(newest or now, now) - RETENTION
-        seen = {k: v for k, v in seen.items() if not v or (parse_iso(v) or now) >= horizon}
+        horizon_text = iso_utc(horizon)
+        seen = {k: v for k, v in seen.items()
+                if not v or (v >= horizon_text if _canonical(v) else (parse_iso(v) or now) >= horizon)}
         cursor = {"v": CURSOR_VERSION, "backend": backend, "kind": kind, "list": self.list_name,
                   "checked": iso_utc(now), "span": span.days, "seen": seen}
         return PollOutcome(backend, stored is None, new, updated, cursor, notes)
 
-    def _root_on_list(self, summary: ThreadSummary) -> bool:
-        """The root of a thread first seen now, that started before the window, is on the
-        list (a reply to an older thread: an update). A root never on the list (a first
+    def _roots_on_list(self, backend_name: str, summaries: list[ThreadSummary]) -> set[str]:
+        """The roots of threads first seen now, that started before the window, that are on
+        the list (a reply to an older thread: an update). A root never on the list (a first
         message answering a private thread) makes it a new report; when the backend cannot
-        tell, it is a new report too (a spare alert beats a missed one)."""
-        root = summary.root_message_id or summary.thread_id.value
+        tell, it is a new report too (a spare alert beats a missed one).
+
+        All of a poll's roots are asked for at once (one ORed search on IMAP, not one each: a
+        storm of replies to old threads held each poll for seconds), and a root found once is
+        remembered (it stays on the list): until the poll is acknowledged, the next polls
+        report the same threads and ask nothing again."""
+        roots = list(dict.fromkeys(r for r in map(_root, summaries) if r))
+        known = self._found_roots.setdefault(backend_name, set())
+        on_list = {r for r in roots if r in known}
+        ask = [r for r in roots if r not in known]
+        backend = self.sources.backends[backend_name]
+        if not ask or not backend.resolves_message_ids:
+            return on_list
         try:
-            backend = self.sources.backends[self.sources.resolve(Op.LIST_RECENT_THREADS).chosen]
-            if not root or not getattr(backend, "resolves_message_ids", False):
-                return False
-            return backend.thread_for_message_id(root) is not None
-        except Exception:
-            return False
+            found = set(backend.threads_for_message_ids(ask))
+        except Exception:  # the backend cannot tell now: new reports
+            return on_list
+        if len(known) + len(found) > FOUND_ROOTS_KEPT:
+            known.clear()
+        known |= found
+        return on_list | found
 
     def fresh(self, outcome: PollOutcome) -> PollOutcome:
         """``outcome`` less what was acknowledged since it was computed (cheap: its news only)."""
@@ -392,7 +436,8 @@ class NewReportPoller:
         """Wait up to ``seconds`` (IDLE when offered, in slices of ``slice_seconds`` so ``stop``
         is honoured within one slice). True when the loop should poll now: the server
         announced new mail, or the connection the wait was on dropped (what came meanwhile,
-        perhaps that very announcement, is unknown; the poll reconnects)."""
+        perhaps that very announcement, is unknown; the poll reconnects). A wait that fails
+        again after that poll is retried after a backoff (2, 4, 8 … s), not slept out."""
         waiter = self.idle_waiter()
         deadline = _monotonic() + seconds
         while not stop.is_set():
@@ -404,13 +449,19 @@ class NewReportPoller:
                 continue
             try:
                 woke = waiter(min(remaining, slice_seconds))
-            except Exception:  # the connection dropped: poll now, once; if it keeps failing, sleep
+            except Exception:  # the connection dropped: poll now, once; if it keeps failing, back off
                 if not self._wait_failed:
                     self._wait_failed = True
+                    self._wait_failures = 0
                     return True
-                waiter = None
+                # It failed again after that poll: wait 2, 4, 8 … s (at most the rest of the
+                # wait) and wait on the server again, rather than sleep out the interval. The
+                # next wait counts mail that came meanwhile (since the last listing) as new.
+                self._wait_failures += 1
+                stop.wait(min(max(0.0, deadline - _monotonic()), retry_delay(self._wait_failures, seconds)))
                 continue
             self._wait_failed = False
+            self._wait_failures = 0
             if woke:
                 return True
         return False
@@ -499,6 +550,11 @@ def run_poll_loop(poller: NewReportPoller, on_news: Callable[[PollOutcome], Any]
 def _shape(kind: object) -> str:
     """A stored kind as today's shape tag ("mbox"/"imap" cursors were written before shapes)."""
     return ThreadId(str(kind), "").kind if kind else ""
+
+
+def _root(summary: ThreadSummary) -> str | None:
+    """The root Message-ID of a thread (its reference's value when the summary names none)."""
+    return summary.root_message_id or summary.thread_id.value
 
 
 def _seen_key(thread_id: "ThreadId | str") -> str:

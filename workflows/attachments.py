@@ -182,7 +182,8 @@ def propose_save(items: Sequence[AttachmentItem], folder: str | os.PathLike,
             data = fetch(item)
             return SavedAttachment(item, save_bytes(target, item.filename, data, name=name))
 
-        proposal.writes.append(Write(WriteKind.SAVE, source, f"save {planned} ({item.key})", fields, apply))
+        proposal.writes.append(Write(WriteKind.SAVE, source, f"save {planned} ({item.key})", fields, apply,
+                                     label="Save file", where=f"into the folder {target}"))
     proposal.notes.append("files are created new (never replacing one, never through a symlink), readable "
                           "by you only; nothing is opened or run")
     return proposal

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from mailtriage.backends.contract import Message, OutgoingAttachment, Thread, reply_subject
 from mailtriage.backends.mailbox_contract import Compose
-from mailtriage.backends.mime import is_plain_address
+from mailtriage.backends.mime_header_text import is_plain_address
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.backends.send_policy import (ANSWERING_KINDS, DEFAULT_SEND_CAP, SendRefused,
                                              check_before_confirm, refusal_hint)
@@ -35,9 +35,12 @@ from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 from mailtriage.workflows.text import one_line, plain_lines
 
 RECEIPT, REPLY, REPLY_ALL, FORWARD, NEW = "receipt", "reply", "reply_all", "forward", "new"
+#: A reply to the mailing list only (mutt's list-reply, ``L``): asked for by this kind, its
+#: form is a REPLY addressed to the list, so drafts, sends and the send policy treat it as one.
+REPLY_LIST = "reply_list"
 KINDS = (RECEIPT, REPLY, REPLY_ALL, FORWARD, NEW)
 KIND_TITLES = {RECEIPT: "Receipt (template)", REPLY: "Reply (quoted)", REPLY_ALL: "Reply all",
-               FORWARD: "Forward", NEW: "New mail"}
+               FORWARD: "Forward", NEW: "New mail", REPLY_LIST: "Reply to the list"}
 FORWARD_INLINE, FORWARD_ATTACHED = "inline", "attachment"
 
 #: One attached file at most, and all of them together (read when the user confirms).
@@ -62,9 +65,6 @@ class ComposeForm:
     #: What the last editor round found wrong (the proposal blocks while any remain).
     problems: tuple[str, ...] = field(default_factory=tuple)
 
-    def with_kind(self, kind: str) -> "ComposeForm":
-        return replace(self, kind=kind)
-
     @property
     def is_forward(self) -> bool:
         return self.kind == FORWARD
@@ -83,6 +83,19 @@ class ComposeForm:
 
 
 # -- how r chooses ------------------------------------------------------------------------
+
+def list_address(message: Message) -> str | None:
+    """The address a list reply goes to: the first ``mailto:`` of ``List-Post`` (RFC 2369),
+    a plain address only; None when the message has none (or the list says ``NO``)."""
+    value = message.header("List-Post") or ""
+    for part in value.split(","):
+        part = part.strip().strip("<>").strip()
+        if part.lower().startswith("mailto:"):
+            address = part[len("mailto:"):].split("?", 1)[0].strip()
+            if address and is_plain_address(address):
+                return address
+    return None
+
 
 def default_reply_kind(thread: Thread) -> str:
     """``receipt`` for a fresh report (only the reporter has written), else ``reply``."""
@@ -292,6 +305,12 @@ def personal_form(kind: str, source: Message | None, own_address: str, *, signat
         to = (sender,) if sender else ()
     if kind in (REPLY, RECEIPT):
         return ComposeForm(REPLY, to, (), reply_subject(source.subject), quoted_body(source, signature))
+    if kind == REPLY_LIST:
+        address = list_address(source)
+        if address is None:
+            raise ValueError("this message has no List-Post address: it did not come through a mailing list "
+                             "(reply to the sender with r, to all with A)")
+        return ComposeForm(REPLY, (address,), (), reply_subject(source.subject), quoted_body(source, signature))
     if kind == REPLY_ALL:
         others = [a.email for a in (*source.to, *source.cc)
                   if a.email and a.email.lower() != own and a.email not in to]

@@ -185,12 +185,16 @@ def propose_organize(mailbox, headers: Sequence[MailHeader], action: str, *, acc
             raise PartialFailure(account_id, action, failed, done, gone)
         return ids
 
-    proposal.writes.append(Write(kind, f"account {account_id}", f"{change}: {count}", fields, apply))
+    proposal.writes.append(Write(kind, f"account {account_id}", f"{change}: {count}", fields, apply,
+                                 label=change.split(" (")[0].capitalize(),
+                                 where=f"on the server of account {account_id}"))
     if kind is WriteKind.MOVE:
         proposal.notes.append("a move gives the messages new IDs; the list is refreshed after the write")
     if len(ids) > MAX_BULK:
         proposal.notes.append(f"written in batches of {MAX_BULK}; a failure is reported message by message")
-    proposal.facts.update({"account": account_id, "action": action, "ids": ids})
+    proposal.facts.update({"account": account_id, "action": action, "ids": ids,
+                           # a flag change the same key undoes (a setting may skip its dialog)
+                           "reversible": kind is WriteKind.FLAG})
     if folder_id is not None:
         proposal.facts["folder"] = folder_id
     return proposal

@@ -56,6 +56,19 @@ class Write:
     editable_body: bool = False
     # Set when the proposal author lets the user edit a text (draft body) before confirming.
     body: str | None = None
+    # The user's words for the change ("Mark unread", "Send") and for where it lands
+    # ("into the folder /home/me/x", "from account work"); the dialog falls back to the
+    # kind and "will be written by <backend>" when a flow sets neither.
+    label: str | None = None
+    where: str | None = None
+
+    @property
+    def heading(self) -> str:
+        return self.label or self.kind.value.upper()
+
+    @property
+    def destination(self) -> str:
+        return self.where or f"will be written by backend {self.backend}"
 
     def to_json(self) -> dict:
         return {
@@ -116,6 +129,11 @@ class Proposal:
     @property
     def empty(self) -> bool:
         return not self.writes
+
+    @property
+    def sends(self) -> bool:
+        """Every write sends mail: the confirmation says "Send", not "Confirm and write"."""
+        return bool(self.writes) and all(w.kind is WriteKind.SEND for w in self.writes)
 
     def apply(self, *, confirmed: bool,
               progress: Callable[[int, "Write", Any], None] | None = None) -> ApplyReport:

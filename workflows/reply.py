@@ -16,11 +16,11 @@ from typing import Callable
 
 from mailtriage.backends.contract import DraftRequest, Message, Op, Thread, reply_subject
 from mailtriage.backends.errors import MailError, MandatoryBackendUnavailable, NoBackendAvailable
-from mailtriage.backends.mime import is_plain_address
+from mailtriage.backends.mime_header_text import is_plain_address
 from mailtriage.backends.registry import SourceSet
 from mailtriage.backends.security_cc import merge_cc, resolve_security_cc
-from mailtriage.workflows.compose import (FORWARD, KIND_TITLES, RECEIPT, REPLY, REPLY_ALL, ComposeForm,
-                                          forward_body, form_problems, quoted_body, read_attachments,
+from mailtriage.workflows.compose import (FORWARD, KIND_TITLES, RECEIPT, REPLY, REPLY_ALL, REPLY_LIST, ComposeForm,
+                                          forward_body, form_problems, list_address, quoted_body, read_attachments,
                                           reply_form_subject)
 from mailtriage.workflows.pgp_reply import EncryptionPlan
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
@@ -78,6 +78,15 @@ def reply_form(config, thread: Thread, kind: str, identity: Identity | None = No
     if kind == REPLY_ALL:
         others = [a.email for a in (*target.to, *target.cc) if a.email and a.email.lower() not in own]
         return ComposeForm(REPLY_ALL, to, tuple(merge_cc(others, cc.security_cc, exclude=to)),
+                           reply_subject(target.subject), quoted_body(target, identity.signature))
+    if kind == REPLY_LIST:
+        # The list only (its List-Post, else the project's security list); the security CC
+        # stays in Cc like every project draft's (the one outgoing rule).
+        address = list_address(target) or config.get("security_list")
+        if not isinstance(address, str) or not is_plain_address(address):
+            raise ValueError("no list to reply to: the message has no List-Post address and security_list is not set")
+        to = (address,)
+        return ComposeForm(REPLY, to, tuple(merge_cc([], cc.security_cc, exclude=to)),
                            reply_subject(target.subject), quoted_body(target, identity.signature))
     if kind == FORWARD:
         return ComposeForm(FORWARD, (), tuple(security), reply_form_subject(FORWARD, target.subject),

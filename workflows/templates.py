@@ -21,11 +21,14 @@ from mailtriage.core import settings
 from mailtriage.workflows.errors import ApplicationError
 from mailtriage.workflows.text import one_line, plain_lines
 
+# One line per paragraph: the values (a subject, an address) have any length, so a break
+# fixed in the template would fall anywhere in the filled text; the editor and the mail
+# client wrap a paragraph where it fits. The signature keeps its two lines.
 DEFAULT_RECEIPT = (
     "Hi {reporter_name},\n\n"
-    "Thank you for your report \"{subject}\". The {project} security team has received it and is\n"
+    "Thank you for your report \"{subject}\". The {project} security team has received it and is "
     "looking into it; we will keep you informed of our progress.\n\n"
-    "Please keep the details private until a fix is released and an advisory is published.\n"
+    "Please keep the details private until a fix is released and an advisory is published. "
     "If you have more information, reply to this message and keep {security_list} in copy.\n\n"
     "{sender_name}\n"
     "on behalf of the {project} security team\n"

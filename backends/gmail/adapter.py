@@ -20,7 +20,7 @@ from collections import OrderedDict
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
-from mailtriage.backends import mime
+from mailtriage.backends import mime, mime_dates, mime_header_text, mime_headers, mime_ids
 from mailtriage.backends.contract import Address
 from mailtriage.backends.errors import BackendFailure, NotSupported, SignInNeeded, Unavailable
 from mailtriage.backends.gmail.account import GoogleAccount
@@ -177,27 +177,27 @@ class GmailMailbox(MailboxAdapter):
 
     def header(self, message: dict, raw: bytes | None = None) -> MailHeader:
         """A :class:`MailHeader` from a messages.get answer (metadata, or raw with ``raw``)."""
-        block = mime.split_header_block(raw)[0] if raw is not None else header_block(message)
-        fields = mime.header_fields(block)
+        block = mime_headers.split_header_block(raw)[0] if raw is not None else header_block(message)
+        fields = mime_headers.header_fields(block)
         notes: list[str] = []
-        subject, found = mime.decode_header_text(fields.get(b"subject"))
+        subject, found = mime_header_text.decode_header_text(fields.get(b"subject"))
         notes.extend(f"subject: {n}" for n in found)
-        senders = mime.parse_address_list(fields.get(b"from"))
-        message_id = mime.extract_msgid(fields.get(b"message-id"))
+        senders = mime_header_text.parse_address_list(fields.get(b"from"))
+        message_id = mime_ids.extract_msgid(fields.get(b"message-id"))
         synthetic = message_id is None
         if synthetic:
             if raw is None:  # the synthetic ID hashes the whole header block, as the MIME parser does
                 _, raw = self.raw(message["id"])
                 return self.header(message, raw)
-            message_id = mime.synthetic_message_id(block)
+            message_id = mime_headers.synthetic_message_id(block)
             notes.append("no Message-ID; a synthetic one stands in")
-        references = mime.extract_msgids(fields.get(b"references"))
-        in_reply_to = mime.extract_msgid(fields.get(b"in-reply-to"))
+        references = mime_ids.extract_msgids(fields.get(b"references"))
+        in_reply_to = mime_ids.extract_msgid(fields.get(b"in-reply-to"))
         labels = tuple(message.get("labelIds") or ())
         unsubscribe = fields.get(b"list-unsubscribe")
         mime_type = str((message.get("payload") or {}).get("mimeType") or "")
         if raw is not None:
-            content_type = mime.header_fields(block, {b"content-type"}).get(b"content-type", b"")
+            content_type = mime_headers.header_fields(block, {b"content-type"}).get(b"content-type", b"")
             mime_type = content_type.decode("ascii", "replace").split(";")[0].strip()
         return MailHeader(
             id=self.mid(message["id"]),
@@ -205,10 +205,10 @@ class GmailMailbox(MailboxAdapter):
             folder_id=next((f for f, _n, _r in SYSTEM_FOLDERS if f in labels), ALL_MAIL),
             subject=subject,
             sender=senders[0] if senders else Address("", ""),
-            to=mime.parse_address_list(fields.get(b"to")),
-            cc=mime.parse_address_list(fields.get(b"cc")),
+            to=mime_header_text.parse_address_list(fields.get(b"to")),
+            cc=mime_header_text.parse_address_list(fields.get(b"cc")),
             date=internal_date(message),
-            sent_date=mime.parse_date(fields.get(b"date")),
+            sent_date=mime_dates.parse_date(fields.get(b"date")),
             message_id=message_id,
             in_reply_to=in_reply_to,
             references=references,

@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 from email.utils import getaddresses
 from urllib.parse import quote
 
-from mailtriage.backends import mime
+from mailtriage.backends import mime, mime_header_text, mime_headers, mime_ids
 from mailtriage.backends.account_source import EPOCH, AccountSource
 from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, Draft, DraftRequest, Message, Op, Thread, ThreadId,
                                           ThreadSummary, reply_subject)
@@ -192,19 +192,19 @@ class GmailSource(AccountSource):
             return None
         first = members[0]
         block = header_block(first)
-        fields = mime.header_fields(block)
-        own_id = mime.extract_msgid(fields.get(b"message-id"))
+        fields = mime_headers.header_fields(block)
+        own_id = mime_ids.extract_msgid(fields.get(b"message-id"))
         synthetic = own_id is None
         if synthetic:
             raw = b64decode(str(self.api.get(f"{USER}/messages/{first['id']}", "messages.get",
                                              format="raw").get("raw") or ""))
-            own_id = mime.synthetic_message_id(mime.split_header_block(raw)[0])
-        root = thread_root(own_id, mime.extract_msgids(fields.get(b"references")),
-                           mime.extract_msgid(fields.get(b"in-reply-to")))
-        subject, _notes = mime.decode_header_text(fields.get(b"subject"))
+            own_id = mime_headers.synthetic_message_id(mime_headers.split_header_block(raw)[0])
+        root = thread_root(own_id, mime_ids.extract_msgids(fields.get(b"references")),
+                           mime_ids.extract_msgid(fields.get(b"in-reply-to")))
+        subject, _notes = mime_header_text.decode_header_text(fields.get(b"subject"))
         participants = []
         for member in members:
-            sender = mime.parse_address(mime.header_fields(header_block(member), {b"from"}).get(b"from"))
+            sender = mime_header_text.parse_address(mime_headers.header_fields(header_block(member), {b"from"}).get(b"from"))
             if sender.email and sender.email not in participants:
                 participants.append(sender.email)
         kind = synthetic_kind(THREAD_KIND) if synthetic and root == own_id else THREAD_KIND
@@ -212,7 +212,7 @@ class GmailSource(AccountSource):
             thread_id=ThreadId(kind, str(thread["id"]), root),
             subject=subject,
             root_message_id=root,
-            sender=mime.parse_address(fields.get(b"from")),
+            sender=mime_header_text.parse_address(fields.get(b"from")),
             last_activity=max(arrivals) if arrivals else None,
             message_count=len(members),
             participants=tuple(participants),
@@ -428,7 +428,7 @@ class GmailSource(AccountSource):
             return None
         for member in reversed(candidates):
             block = header_block(self.mailbox.metadata(member["id"]))
-            if mime.extract_msgid(mime.header_fields(block, {b"message-id"}).get(b"message-id")) == in_reply_to:
+            if mime_ids.extract_msgid(mime_headers.header_fields(block, {b"message-id"}).get(b"message-id")) == in_reply_to:
                 return member
         return None
 
@@ -464,8 +464,8 @@ def _first_arrival(thread: dict) -> datetime:
 
 def _draft_headers(message: dict) -> dict[str, str]:
     """The message-id of a metadata answer (lower-case key)."""
-    fields = mime.header_fields(header_block(message), {b"message-id"})
-    return {"message-id": mime.extract_msgid(fields.get(b"message-id")) or ""}
+    fields = mime_headers.header_fields(header_block(message), {b"message-id"})
+    return {"message-id": mime_ids.extract_msgid(fields.get(b"message-id")) or ""}
 
 
 def _addresses_of(values) -> list[str]:

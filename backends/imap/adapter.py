@@ -98,6 +98,9 @@ class ImapMailbox(MailboxAdapter):
     def attachment(self, message_id: str, index: int) -> bytes:
         return message_reads.attachment_bytes(self, message_id, index)
 
+    def raw(self, message_id: str) -> bytes:
+        return message_reads.raw_bytes(self, message_id)
+
     def get_many(self, message_ids: Sequence[str]) -> dict[str, MailMessage]:
         """Whole messages by ID, a few FETCHes per folder (never one per message).
 

@@ -13,8 +13,9 @@ from typing import Any, Iterable
 from urllib.parse import urlsplit
 
 from mailtriage.backends.contract import Address
-from mailtriage.backends import mime
-from mailtriage.backends.mime import decode_header_text, split_header_block
+from mailtriage.backends import mime, mime_dates, mime_header_text, mime_headers, mime_ids
+from mailtriage.backends.mime_header_text import decode_header_text
+from mailtriage.backends.mime_headers import split_header_block
 from mailtriage.backends.imap.ids import MessageRef
 from mailtriage.backends.mailbox_contract import ListUnsubscribe, MailHeader
 
@@ -36,12 +37,14 @@ SYSTEM_KEYWORDS = frozenset(k.lower() for k in (
 _SYNTHETIC_DOMAIN = "mailtriage.invalid"
 
 
-def decode_text(value: Any, notes: list[str] | None = None, what: str = "header") -> str:
+def decode_text(value: Any, notes: list[str] | None = None, what: str = "header",
+                charset: str | None = None) -> str:
     """Decode an IMAP string (bytes, maybe RFC 2047, maybe raw 8-bit) to text, as the
-    MIME parser does (so a list row and the opened message agree)."""
+    MIME parser does (so a list row and the opened message agree): raw 8-bit bytes and
+    UTF-7 read in ``charset``, the body's declared charset, first."""
     if value is None:
         return ""
-    text, found = decode_header_text(value)
+    text, found = decode_header_text(value, charset)
     if notes is not None:
         notes.extend(f"{what}: {note}" for note in found)
     return text
@@ -51,7 +54,7 @@ def mime_synthetic_id(raw: bytes) -> str:
     """The synthetic ID the offline backends and the full read give a message: the hash of
     its header block and body (``raw``: the whole message, or HEADER + TEXT from
     :data:`SYNTHETIC_ITEMS`). Given a header block alone it is only a stand-in."""
-    return mime.message_synthetic_id(raw)
+    return mime_headers.message_synthetic_id(raw)
 
 
 # What a message without a Message-ID is fetched with to be named: its header and as much
@@ -64,7 +67,7 @@ def synthetic_id_from_fetch(item: dict) -> str | None:
     header = item.get(b"BODY[HEADER]")
     if header is None:
         return None
-    return mime.message_synthetic_id(header + (item.get(b"BODY[TEXT]<0>") or b""))
+    return mime_headers.message_synthetic_id(header + (item.get(b"BODY[TEXT]<0>") or b""))
 
 
 def synthetic_message_id(ref: MessageRef) -> str:
@@ -142,19 +145,22 @@ def header_from_fetch(ref: MessageRef, data: dict, header_block: bytes | None = 
     block = data.get(FIELDS_KEY)
     if block is None and header_block is not None:
         block, _ = split_header_block(header_block)
-    fields = mime.header_fields(block or b"")
+    fields = mime_headers.header_fields(block or b"")
     flags = data.get(b"FLAGS", ())
     flag_set = _flag_set(flags)
-    subject = decode_text(fields.get(b"subject"), notes, "subject")
-    senders = mime.parse_address_list(fields.get(b"from"))
-    message_id = mime.extract_msgid(fields.get(b"message-id"))
+    # Raw 8-bit (or UTF-7) header text reads in the charset the body declares, as the read
+    # path does (mime._message_from_headers), so a row and the opened message agree.
+    charset = mime.body_charset(fields.get(b"content-type"))
+    subject = decode_text(fields.get(b"subject"), notes, "subject", charset)
+    senders = mime_header_text.parse_address_list(fields.get(b"from"), charset)
+    message_id = mime_ids.extract_msgid(fields.get(b"message-id"))
     synthetic = message_id is None
     if synthetic:
         message_id = mime_synthetic_id(header_block) if header_block is not None else synthetic_message_id(ref)
         notes.append("no Message-ID; a synthetic one stands in")
-    references = mime.extract_msgids(fields.get(b"references"))
-    in_reply_to = mime.extract_msgid(fields.get(b"in-reply-to"), reference=True)  # "<yes>" links nothing
-    sent_date = mime.parse_date(fields.get(b"date"))
+    references = mime_ids.extract_msgids(fields.get(b"references"))
+    in_reply_to = mime_ids.extract_msgid(fields.get(b"in-reply-to"), reference=True)  # "<yes>" links nothing
+    sent_date = mime_dates.parse_date(fields.get(b"date"))
     if fields.get(b"date") and sent_date is None:
         notes.append("the Date header is not a date")
     content_type = fields.get(b"content-type", b"").decode("ascii", "replace")
@@ -165,8 +171,8 @@ def header_from_fetch(ref: MessageRef, data: dict, header_block: bytes | None = 
         folder_id=ref.folder,
         subject=subject,
         sender=senders[0] if senders else Address("", ""),
-        to=mime.parse_address_list(fields.get(b"to")),
-        cc=mime.parse_address_list(fields.get(b"cc")),
+        to=mime_header_text.parse_address_list(fields.get(b"to"), charset),
+        cc=mime_header_text.parse_address_list(fields.get(b"cc"), charset),
         date=aware(data.get(b"INTERNALDATE")),
         sent_date=sent_date,
         message_id=message_id,

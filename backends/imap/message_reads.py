@@ -18,7 +18,7 @@ from mailtriage.backends import mime
 from mailtriage.backends.errors import BackendFailure, ConnectionLost, MailError
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.headers import HEADER_ITEMS, SYNTHETIC_ITEMS, header_from_fetch, synthetic_id_from_fetch
-from mailtriage.backends.mime import SYNTHETIC_DOMAIN
+from mailtriage.backends.mime_headers import SYNTHETIC_DOMAIN
 from mailtriage.backends.imap.ids import MessageRef
 from mailtriage.backends.mailbox_contract import MailAttachment, MailHeader, MailMessage, MailThread, StaleMessageId
 from mailtriage.backends.thread_reconstruction import ThreadRecord, thread_records
@@ -86,6 +86,16 @@ def get_message(mb, message_id: str) -> MailMessage:
     if not found:
         raise StaleMessageId(mb.account_id, message_id, f"no message with UID {ref.uid} in {ref.folder!r} any more")
     return found[0].parsed()
+
+
+def raw_bytes(mb, message_id: str) -> bytes:
+    """The message as the server holds it (BODY.PEEK[]: \\Seen is not set), never written to disk."""
+    ref, state = mb.open_ref(message_id)
+    with telling_a_reset(mb, ref):
+        found = fetch_full(mb, ref.folder, state.uidvalidity, [ref.uid])
+    if not found:
+        raise StaleMessageId(mb.account_id, message_id, f"no message with UID {ref.uid} in {ref.folder!r} any more")
+    return bytes(found[0].raw)
 
 
 def attachment_bytes(mb, message_id: str, index: int) -> bytes:

@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from typing import Callable, Sequence
 
-from mailtriage.backends import mime
+from mailtriage.backends import mime_headers, mime_ids
 from mailtriage.backends.errors import ConnectionLost, MailError, NotSupported
 from mailtriage.backends.imap import protocol
 from mailtriage.backends.imap.ids import MessageRef, decode_many
@@ -268,8 +268,8 @@ def _message_ids(mb, uids: list[int]) -> dict[int, str | None]:
 def _id_of(item: dict) -> str | None:
     """The Message-ID in a FETCH answer to ``_ID_ITEM`` (None when the message has none)."""
     block = next((v for k, v in item.items() if isinstance(k, bytes) and k.startswith(b"BODY[")), b"")
-    values = mime.header_values(block or b"", b"message-id")
-    return mime.extract_msgid(values[0]) if values else None
+    values = mime_headers.header_values(block or b"", b"message-id")
+    return mime_ids.extract_msgid(values[0]) if values else None
 
 
 def _uidnext(mb, folder: str) -> int:

@@ -95,6 +95,17 @@ def fetch_stream(client: IMAPClient, seqset: str, items: Sequence[str], consume:
     client._checkok("fetch", typ, data)
 
 
+def any_of(keys: Sequence[Sequence[bytes]]) -> list[bytes]:
+    """Search keys matching what any of ``keys`` matches: ``OR`` in prefix form, as a balanced
+    tree (nesting grows with the log of the count, never with the count)."""
+    if not keys:
+        raise ValueError("any_of needs at least one search key")
+    if len(keys) == 1:
+        return list(keys[0])
+    half = len(keys) // 2
+    return [b"OR", *any_of(keys[:half]), *any_of(keys[half:])]
+
+
 def quote(text: str) -> bytes:
     """An IMAP string argument: quoted when ASCII, raw bytes (sent as a literal) when 8-bit."""
     raw = text.encode("utf-8")

@@ -39,7 +39,7 @@ from imapclient.datetime_util import parse_to_datetime
 from imapclient.exceptions import ProtocolError
 from imapclient.response_parser import parse_fetch_response, parse_response
 
-from mailtriage.backends import mime
+from mailtriage.backends import mime, mime_dates, mime_header_text, mime_headers, mime_ids
 from mailtriage.backends.contract import (LEGACY_KINDS, MESSAGE_ID_KIND, SYNTHETIC_MESSAGE_ID_KIND, Address, ThreadId,
                                           ThreadSummary)
 from mailtriage.backends.errors import BackendFailure, ConnectionLost
@@ -49,8 +49,10 @@ from mailtriage.backends.imap.headers import (SYNTHETIC_ITEMS, mime_synthetic_id
                                               thread_root)
 from mailtriage.backends.thread_reconstruction import is_synthetic_root, link_records, root_members, synthetic_kind
 
+# CONTENT-TYPE: its charset is what raw 8-bit (or UTF-7) Subject and From text is read in, as
+# the read path reads it (mime._message_from_headers), so a row and its message agree.
 RECENT_FIELDS = ("MESSAGE-ID", "REFERENCES", "IN-REPLY-TO", "SUBJECT", "FROM", "DATE", "TO", "CC", "LIST-ID",
-                 "LIST-POST")
+                 "LIST-POST", "CONTENT-TYPE")
 _RECENT_ITEM = f"BODY.PEEK[HEADER.FIELDS ({' '.join(RECENT_FIELDS)})]"
 _RECENT_KEY = f"BODY[HEADER.FIELDS ({' '.join(RECENT_FIELDS)})]".encode()
 RECENT_ITEMS = ["UID", "FLAGS", "INTERNALDATE", _RECENT_ITEM]
@@ -89,10 +91,10 @@ _MONTHS = {m: i for i, m in enumerate(
 # or LF), as servers send HEADER.FIELDS: split into lines and each line at its first colon
 # (bytes.split and partition: several times faster than one regex over the block). A name
 # is checked against this pattern the first time it is seen. Any other block goes to
-# mime.header_fields, which gives the same fields for this shape (the first occurrence
+# mime_headers.header_fields, which gives the same fields for this shape (the first occurrence
 # of a name wins; blanks after the colon are not part of the value).
 _FIELD_NAME = re.compile(rb"[!-9;-~]+")
-_BRACKETED_ID = mime._BRACKETED_ID  # mime.extract_msgid's first choice
+_BRACKETED_ID = mime_ids._BRACKETED_ID  # mime_ids.extract_msgid's first choice
 # The usual Date: "Tue, 01 Dec 2026 19:56:52 +0000" (the day name optional), with a valid
 # clock: read as the day, the clock and the zone, each day's and each zone's ISO text
 # remembered. Any other shape goes through the general reading (RowMaker.sent).
@@ -147,7 +149,7 @@ class RowMaker:
         else:
             fields = None
         if fields is None:
-            fields = mime.header_fields(block)
+            fields = mime_headers.header_fields(block)
             listed = [v for k, v in fields.items() if k in _LIST_FIELDS]
         get = fields.get
         message_id = self.message_id(get(b"message-id"))
@@ -157,9 +159,9 @@ class RowMaker:
             message_id = mime_synthetic_id(block)
         references = get(b"references")
         if references:
-            # mime.extract_msgids: every <...@...> token, in order, the first of equal ones kept.
+            # mime_ids.extract_msgids: every <...@...> token, in order, the first of equal ones kept.
             tokens = self._tokens
-            references = [tokens.get(t) or self._token(t) for t in mime.REFERENCE_ID.findall(references)]
+            references = [tokens.get(t) or self._token(t) for t in mime_ids.REFERENCE_ID.findall(references)]
             references = tuple(dict.fromkeys(references) if len(references) > 1 else references)
         else:
             references = ()
@@ -167,48 +169,55 @@ class RowMaker:
         raw = get(b"subject")
         subject = self._subjects.get(raw)
         if subject is None:
-            subject = self._subjects[raw] = mime.decode_header_text(raw)[0]
+            if mime_header_text.header_needs_charset(raw):  # read in the body's charset: not shared
+                subject = mime_header_text.decode_header_text(raw, mime.body_charset(get(b"content-type")))[0]
+            else:
+                subject = self._subjects[raw] = mime_header_text.decode_header_text(raw)[0]
         raw = get(b"from")
         sender = self._senders.get(raw)
         if sender is None:
-            address = mime.parse_address(raw)
-            sender = self._senders[raw] = (address.name, address.email)
+            if raw and not raw.isascii():  # read in the body's charset: not shared
+                address = mime_header_text.parse_address(raw, mime.body_charset(get(b"content-type")))
+                sender = (address.name, address.email)
+            else:
+                address = mime_header_text.parse_address(raw)
+                sender = self._senders[raw] = (address.name, address.email)
         listed = b" ".join(listed).lower()
         listed = self._lists.setdefault(listed, listed)
         return (message_id, references, in_reply_to, synthetic, uid, subject, sender[0], sender[1], arrived, seen,
                 listed, self.sent(get(b"date")))
 
     def message_id(self, raw: bytes | None) -> str | None:
-        """``mime.extract_msgid(raw)``, shared with every equal ID seen (a token seen
+        """``mime_ids.extract_msgid(raw)``, shared with every equal ID seen (a token seen
         before, as a Message-ID or in References, is not decoded again)."""
         if not raw:
             return None
         match = _BRACKETED_ID.search(raw)
         if match is None:
-            found = mime.extract_msgid(raw)  # a bare local@domain, or no ID
+            found = mime_ids.extract_msgid(raw)  # a bare local@domain, or no ID
             return None if found is None else self._ids.setdefault(found, found)
         token = match.group()
         return self._tokens.get(token) or self._token(token)
 
     def reference(self, raw: bytes | None) -> str | None:
-        """``mime.extract_msgid(raw, reference=True)`` (an In-Reply-To: a token without
+        """``mime_ids.extract_msgid(raw, reference=True)`` (an In-Reply-To: a token without
         ``@``, such as git-send-email's ``<yes>``, is no ID), shared as :meth:`message_id`."""
         if not raw:
             return None
-        match = mime.REFERENCE_ID.search(raw)
+        match = mime_ids.REFERENCE_ID.search(raw)
         if match is None:
-            found = mime.extract_msgid(raw, reference=True)  # a bare local@domain, or no ID
+            found = mime_ids.extract_msgid(raw, reference=True)  # a bare local@domain, or no ID
             return None if found is None else self._ids.setdefault(found, found)
         token = match.group()
         return self._tokens.get(token) or self._token(token)
 
     def _token(self, token: bytes) -> str:
-        text = mime._id_text(token)  # what extract_msgid and extract_msgids make of a token
+        text = mime_ids._id_text(token)  # what extract_msgid and extract_msgids make of a token
         text = self._tokens[token] = self._ids.setdefault(text, text)
         return text
 
     def sent(self, raw: bytes | None) -> str | None:
-        """``mime.parse_date(raw).isoformat()`` (None when no date), written without the
+        """``mime_dates.parse_date(raw).isoformat()`` (None when no date), written without the
         datetime: the usual shape from the day's and the zone's remembered ISO text and the
         clock as written; else the very pattern of parse_date's own fast path, with the
         same checks (a date, a time or an offset datetime refuses goes to parse_date)."""
@@ -226,7 +235,7 @@ class RowMaker:
                 offset = self._zones[zone] = _iso_offset(zone)
             if head is not None and offset is not None:
                 return head + clock.decode() + offset
-        match = mime._RFC5322_DATE.match(raw)  # parse_date's fast path: same pattern, same fields
+        match = mime_dates._RFC5322_DATE.match(raw)  # parse_date's fast path: same pattern, same fields
         if match is not None:
             day, month, year, hour, minute, second, zone = match.groups()
             key = (day, month, year)
@@ -239,7 +248,7 @@ class RowMaker:
             h, m, s = int(hour), int(minute), int(second) if second else 0
             if date is not None and offset is not None and h < 24 and m < 60 and s < 60:
                 return f"{date}T{h:02d}:{m:02d}:{s:02d}{offset}"
-        when = mime.parse_date(raw)
+        when = mime_dates.parse_date(raw)
         return when.isoformat() if when is not None else None
 
     def arrival(self, raw: bytes) -> float | None:
@@ -491,8 +500,22 @@ def threads_at_least(rows: list[Row], limit: int) -> bool:
     return len(grouped) >= limit
 
 
-def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
-    """The threads of ``rows``, most recent activity first.
+class SummaryMemo:
+    """The thread summaries one call of :func:`summaries` made, by group, for the next call on
+    (mostly) the same rows: a group whose member rows are equal (the very row objects, mostly:
+    a cache keeps its rows) is not summed up again. A poll in a storm lists thousands of
+    threads each time and a few changed: it sums up those few (issue 39)."""
+
+    __slots__ = ("last",)
+
+    def __init__(self) -> None:
+        # (kind, {group key: (member rows, summary, time)}), replaced whole by each call.
+        self.last: tuple[str, dict] = ("", {})
+
+
+def summaries(rows: list[Row], kind: str, memo: SummaryMemo | None = None) -> list[ThreadSummary]:
+    """The threads of ``rows``, most recent activity first. With ``memo``, the summaries of
+    the groups whose rows are those of the last call with that memo are taken from it.
 
     Threaded as :func:`thread_records` threads them (``rows`` sorted by UID are the
     records); each group is summed up from columns of the rows (one or two members
@@ -522,7 +545,17 @@ def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
     senders: dict[tuple[str, str], Address] = {}
     out: list[ThreadSummary] = []
     times: list[float] = []
+    previous = memo.last[1] if memo is not None and memo.last[0] == kind else {}
+    kept: dict = {}
     for key, indices in grouped.items():
+        if memo is not None:
+            members = tuple(map(rows.__getitem__, indices))
+            hit = previous.get(key)
+            if hit is not None and hit[0] == members:
+                kept[key] = hit
+                out.append(hit[1])
+                times.append(hit[2])
+                continue
         if any_synthetic and is_synthetic_root(key):
             root_id, synthetic_root = key[0], True
         else:
@@ -591,6 +624,10 @@ def summaries(rows: list[Row], kind: str) -> list[ThreadSummary]:
                 message_count=len(indices), participants=participants, unread=unread, date_marker=marker,
                 continued=continued, sent=from_iso(sent) if sent else None))
         times.append(newest if newest is not None else 0.0)  # 0.0: the epoch, for no date
+        if memo is not None:
+            kept[key] = (members, out[-1], times[-1])
+    if memo is not None:
+        memo.last = (kind, kept)
     if len(set(times)) == len(times):
         # No two times equal (nor one object twice): the root IDs would break no tie, so
         # sorting by the times alone gives the very order of (time, root ID) below.

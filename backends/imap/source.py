@@ -38,11 +38,12 @@ from mailtriage.backends.imap.account import ImapAccount, load_account
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.imap.headers import aware, thread_root
 from mailtriage.backends.imap.listed import ListedThreads, SentRows
-from mailtriage.backends.imap.query import criteria_for
+from mailtriage.backends.imap.query import criteria_for, fetch_headers
 from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.backends.thread_reconstruction import synthetic_kind
 from mailtriage.core.collector import collector_paused
 from mailtriage.core.projectconfig import ConfigError
+from mailtriage.core.trace import TRACE
 
 if TYPE_CHECKING:
     import threading
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
 THREAD_KIND = MESSAGE_ID_KIND  # root Message-IDs (old "imap:" tags read back as this shape)
 ARCHIVE_KINDS = ("hyperkitty", "pipermail", "ponymail")
 _DRAFT_OPS = frozenset({Op.LIST_DRAFTS, Op.CREATE_DRAFT})
+# Message-IDs per ORed search of threads_for_message_ids (two keys each: some 6 KB a command).
+IDS_PER_SEARCH = 40
 
 
 class ImapSource(AccountSource):
@@ -74,6 +77,7 @@ class ImapSource(AccountSource):
         self._listed: tuple[Any, int] | None = None  # the folder state of the last listing, and the call count after it
         self._listed_threads: ListedThreads | None = None  # the last listing's rows (read_thread fetches by UID)
         self._sent_rows: SentRows | None = None  # the Sent folder's rows as the last read saw them
+        self._summaries = recent.SummaryMemo()  # the last listing's summaries: a poll sums up what changed
         self.archive = self._archive_settings()
         self._init_account(account)
         self._declared = self._declared_capabilities()
@@ -188,12 +192,12 @@ class ImapSource(AccountSource):
                     rows = self._extended_cache(cache, since, wanted)
                 if rows is None:
                     walked = recent.walk(conn, state, since, wanted, limit)
-                    if self.caches_summaries and state.highestmodseq is not None:
+                    if state.highestmodseq is not None:
                         self._keep(recent.cache_from_walk(state, walked, since))
                     rows = recent.pick(walked.rows, since, wanted, limit, exhausted=True) or []
                 self._listed = (state, conn.calls)
                 self._remember(state.uidvalidity, state.uidnext, rows, wanted)
-                found = recent.summaries(rows, THREAD_KIND)
+                found = recent.summaries(rows, THREAD_KIND, self._summaries)
         finally:
             # Not kept anew (answered as it was, or failed) nor written meanwhile (reconciled):
             # written as it would have been, unless a wider cache is on disk by now.
@@ -232,7 +236,12 @@ class ImapSource(AccountSource):
     def _keep(self, cache: summary_cache.FolderCache) -> None:
         """Save a listing's cache (soon: the listing is answered first, see
         ``summary_cache.SAVE_AFTER``), unless a wider one is on disk: that one stays, and this
-        source then reads (and reconciles) it next time."""
+        source then reads (and reconciles) it next time. With ``cache_summaries`` off the
+        cache is kept in memory only, for this source's next listing (a watch's next poll
+        reads what changed, not the window again), and never written."""
+        if not self.caches_summaries:
+            self._cache = cache
+            return
         self._cache = cache if self._summary_store().save_unless_narrower(cache) else None
 
     def _extended_cache(self, cache: summary_cache.FolderCache, since: datetime, wanted: str | None) -> list | None:
@@ -263,8 +272,10 @@ class ImapSource(AccountSource):
     def _reconciled_cache(self, state) -> summary_cache.FolderCache | None:
         """The summary cache brought up to the server's ``state``, or None (off, none yet,
         no CONDSTORE, or dropped after a UIDVALIDITY change)."""
-        if not self.caches_summaries or state.highestmodseq is None:
+        if state.highestmodseq is None:
             return None
+        if not self.caches_summaries:  # the cache of this source's last listing, in memory only
+            return self._reconciled_in_memory(state)
         store = self._summary_store()
         cache = self._cache if self._cache is not None else store.load()
         if cache is None:
@@ -279,9 +290,22 @@ class ImapSource(AccountSource):
             store.drop("not used")
             return None
         if outcome == "changed":
-            store.save(cache)
+            # Written a moment later (a poll in a storm answers first; the next listing takes
+            # the write back, or waits for one under way, before it changes the cache again).
+            store.save_soon(cache)
         self._cache = cache
         return cache
+
+    def _reconciled_in_memory(self, state) -> summary_cache.FolderCache | None:
+        """The in-memory cache (``cache_summaries`` off) brought up to ``state``, or None."""
+        cache = self._cache
+        if cache is None:
+            return None
+        if recent.reconcile(self.mailbox.conn, state, cache,
+                            lambda text: TRACE.log(self.mailbox.conn.channel, "!", f"listing of {self.folder}: {text}")
+                            ) == "drop":
+            self._cache = None
+        return self._cache
 
     def _answer_from_cache(self, cache: summary_cache.FolderCache, since: datetime, wanted: str | None,
                            limit: int | None) -> list | None:
@@ -311,7 +335,7 @@ class ImapSource(AccountSource):
         if rows is None:
             return None
         self._remember(cache.uidvalidity, cache.uidnext, rows, wanted)
-        found = recent.summaries(rows, THREAD_KIND)
+        found = recent.summaries(rows, THREAD_KIND, self._summaries)
         return found[:limit] if limit else found
 
     # -- search ----------------------------------------------------------------------------
@@ -355,6 +379,37 @@ class ImapSource(AccountSource):
                     return ThreadId(MESSAGE_ID_KIND, thread_root(header.message_id, header.references,
                                                                  header.in_reply_to))
         return None
+
+    def threads_for_message_ids(self, message_ids: Sequence[str]) -> dict[str, ThreadId]:
+        """:meth:`thread_for_message_id` for many Message-IDs at once (a poll's roots): one
+        ``UID SEARCH`` of ORed ``HEADER Message-ID`` keys per :data:`IDS_PER_SEARCH` IDs in the
+        list folder, then one in Sent for those it did not hold, and one FETCH of the headers
+        found. Returns the IDs found, each with its thread."""
+        wanted = list(dict.fromkeys(m for m in message_ids if m))
+        found: dict[str, ThreadId] = {}
+        sent = self.mailbox.folders.role_folder("sent")
+        for folder in dict.fromkeys(f for f in (self.folder, sent) if f):
+            missing = [m for m in wanted if m not in found]
+            if not missing:
+                break
+            state = self.mailbox.conn.select(folder)
+            if state.exists == 0:
+                continue
+            esearch = self.mailbox.conn.has("ESEARCH")
+            for start in range(0, len(missing), IDS_PER_SEARCH):
+                batch = set(missing[start:start + IDS_PER_SEARCH])
+                # As written and without brackets (a bare or unterminated Message-ID, keyed <...>).
+                written = dict.fromkeys(w for m in sorted(batch) for w in (m, m.strip("<>") or m))
+                keys = protocol.any_of([[b"HEADER", b"Message-ID", protocol.quote(w)] for w in written])
+                uids, _count = self.mailbox.conn.call("UID SEARCH Message-ID",
+                                                      lambda c: protocol.search(c, keys, esearch=esearch))
+                # HEADER matches substrings: at most a few messages per ID are read and compared.
+                headers = fetch_headers(self.mailbox, folder, state.uidvalidity, uids[:5 * len(batch)])
+                for header in headers.values():
+                    if header.message_id in batch and header.message_id not in found:
+                        found[header.message_id] = ThreadId(MESSAGE_ID_KIND, thread_root(
+                            header.message_id, header.references, header.in_reply_to))
+        return found
 
     def _listed_members(self, thread_id: ThreadId) -> list[message_reads.FullMessage] | None:
         """The list folder's messages of a thread the last listing holds, or None (not listed,

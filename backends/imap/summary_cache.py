@@ -36,7 +36,7 @@ from typing import Any, Iterator
 from mailtriage.backends.errors import MailError
 from mailtriage.core import cache_file
 from mailtriage.core.errors import ConfigError
-from mailtriage.core.paths import private_cache_dir
+from mailtriage.core.paths import cache_dir, private_cache_dir
 from mailtriage.core.trace import TRACE
 
 KIND = "imap-summaries"
@@ -46,7 +46,9 @@ KIND = "imap-summaries"
 #    decodes the newest only). An older file is rebuilt.
 # 4: In-Reply-To keyed as the MIME parser keys it (no "<yes>"), synthetic IDs hash the
 #    body too (issue 33): rows of an older file would thread otherwise.
-VERSION = 4
+# 5: raw 8-bit and UTF-7 subjects and sender names read in the body's charset, as the read
+#    path reads them (issue 33): an older file's rows would show them otherwise.
+VERSION = 5
 
 # One row (a plain tuple: a compact file, a fast load, and the very object the listing
 # threads and summarises, never copied into another shape). Its first four fields are a
@@ -232,6 +234,8 @@ class SummaryStore:
                 write_file(self.path(), cache)
             except (OSError, ValueError, ConfigError) as exc:
                 self.note(f"not saved: {exc}")
+                if not isinstance(exc, ValueError):
+                    cache_file.cannot_write(cache_dir() / "imap", exc)
 
     def save_unless_narrower(self, cache: FolderCache) -> bool:
         """Save ``cache`` (a walk's) soon (:meth:`save_soon`), unless the file holds one of the

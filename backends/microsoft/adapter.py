@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from email.utils import getaddresses
 from typing import Any, Sequence
 
-from mailtriage.backends import mime
+from mailtriage.backends import mime, mime_headers, mime_ids
 from mailtriage.backends.contract import Address, reply_subject
 from mailtriage.backends.errors import BackendFailure, NotSupported, SignInNeeded, Unavailable
 from mailtriage.backends.imap.headers import parse_list_unsubscribe, thread_root
@@ -146,18 +146,18 @@ class GraphMailbox(MailboxAdapter):
     def header(self, message: dict, raw: bytes | None = None) -> MailHeader:
         headers = header_map(message)
         notes: list[str] = []
-        message_id = mime.extract_msgid(message.get("internetMessageId"))
+        message_id = mime_ids.extract_msgid(message.get("internetMessageId"))
         synthetic = message_id is None
         if synthetic:
             raw = raw if raw is not None else self.raw(str(message["id"]))
-            message_id = mime.synthetic_message_id(mime.split_header_block(raw)[0])
+            message_id = mime_headers.synthetic_message_id(mime_headers.split_header_block(raw)[0])
             notes.append("no Message-ID; a synthetic one stands in")
-        references = mime.extract_msgids(headers.get("references"))
-        in_reply_to = mime.extract_msgid(headers.get("in-reply-to"))
+        references = mime_ids.extract_msgids(headers.get("references"))
+        in_reply_to = mime_ids.extract_msgid(headers.get("in-reply-to"))
         if raw is not None and not headers:
-            fields = mime.header_fields(mime.split_header_block(raw)[0])
-            references = mime.extract_msgids(fields.get(b"references"))
-            in_reply_to = mime.extract_msgid(fields.get(b"in-reply-to"))
+            fields = mime_headers.header_fields(mime_headers.split_header_block(raw)[0])
+            references = mime_ids.extract_msgids(fields.get(b"references"))
+            in_reply_to = mime_ids.extract_msgid(fields.get(b"in-reply-to"))
             unsubscribe = fields.get(b"list-unsubscribe")
             headers["list-unsubscribe"] = unsubscribe.decode("utf-8", "replace") if unsubscribe else ""
         folder = str(message.get("parentFolderId") or "")

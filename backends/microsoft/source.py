@@ -31,7 +31,7 @@ from email.utils import getaddresses
 from typing import Any, Mapping, Sequence
 from urllib.parse import urlencode
 
-from mailtriage.backends import mime
+from mailtriage.backends import mime, mime_ids
 from mailtriage.backends.account_source import EPOCH, AccountSource
 from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, Draft, DraftRequest, Message, Op, Thread, ThreadId,
                                           ThreadSummary, reply_subject)
@@ -413,7 +413,7 @@ class GraphSource(AccountSource):
     def _source(self, members: list[dict], in_reply_to: str | None) -> dict:
         if in_reply_to:
             for message in reversed(members):
-                if mime.extract_msgid(message.get("internetMessageId")) == in_reply_to:
+                if mime_ids.extract_msgid(message.get("internetMessageId")) == in_reply_to:
                     return message
         sent = self.mailbox.role_folder("sent")
         inbound = [m for m in members if m.get("parentFolderId") != sent]

@@ -95,6 +95,9 @@ class FakeHttpServer:
             def _serve(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
+                if len(body) < length:  # the request was cut short: a server acts on no part of it
+                    self.close_connection = True
+                    return
                 parts = urlsplit(self.path)
                 request = Request(
                     method=self.command,

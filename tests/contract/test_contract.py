@@ -247,3 +247,15 @@ def test_a_replys_own_message_id_finds_the_thread_that_holds_it(source, harness)
         thread = source.read_thread(ThreadId("msgid", mid))
         assert tuple(m.message_id for m in thread.messages) == EXPECTED_THREADS[T1][1], mid
         assert thread.thread_id.root == T1
+
+
+def test_many_message_ids_find_what_one_at_a_time_finds(source, harness):
+    """threads_for_message_ids (a poll's roots at once, issue 39: one ORed search on IMAP, in
+    batches) finds what thread_for_message_id finds one by one, and nothing it does not."""
+    if not source.resolves_message_ids:
+        pytest.skip(f"{harness.name} does not resolve Message-IDs (MailSource.thread_for_message_id)")
+    wanted = [*EXPECTED_THREADS, "<t1-reply@example.org>", "<t1-nested@reporter.example>",
+              *(f"<absent-{n}@example.org>" for n in range(50))]
+    one_by_one = {mid: found for mid in wanted if (found := source.thread_for_message_id(mid)) is not None}
+    assert T1 in one_by_one
+    assert source.threads_for_message_ids(wanted) == one_by_one

@@ -40,12 +40,12 @@ def test_importing_a_backend_loads_no_mime_parser_and_no_openpgp(module):
 
 def test_reading_a_header_block_loads_no_mime_parser():
     code = """
-from mailtriage.backends import mime
-block, _ = mime.split_header_block(b"From: Ann <ann@example.org>\\nSubject: =?utf-8?q?caf=C3=A9?=\\n\\nbody\\n")
-fields = mime.header_fields(block)
-assert mime.decode_header_text(fields[b"subject"])[0] == "caf\\u00e9"
-assert mime.parse_address(fields[b"from"]).email == "ann@example.org"
-assert mime.parse_date_epoch(b"Tue, 1 Dec 2026 10:00:00 +0000") is not None
+from mailtriage.backends import mime_dates, mime_header_text, mime_headers
+block, _ = mime_headers.split_header_block(b"From: Ann <ann@example.org>\\nSubject: =?utf-8?q?caf=C3=A9?=\\n\\nbody\\n")
+fields = mime_headers.header_fields(block)
+assert mime_header_text.decode_header_text(fields[b"subject"])[0] == "caf\\u00e9"
+assert mime_header_text.parse_address(fields[b"from"]).email == "ann@example.org"
+assert mime_dates.parse_date_epoch(b"Tue, 1 Dec 2026 10:00:00 +0000") is not None
 """
     assert _loaded_after(code, NOT_AT_IMPORT) == []
 

@@ -33,12 +33,6 @@ def _stored_drafts(mailbox) -> list:
     return mailbox.list(MailQuery(folder="Drafts")).messages
 
 
-def _headers_of(mailbox, mid: str):
-    message = mailbox.get(mid)
-    raw = mailbox.raw(mid) if hasattr(mailbox, "raw") else None
-    return message, raw
-
-
 @pytest.fixture
 def seeded(dovecot, dovecot_user, memory_keyring):
     set_secret(password_key(f"acct-{dovecot_user.name}"), dovecot_user.password)

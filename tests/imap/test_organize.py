@@ -27,6 +27,10 @@ def test_flag_proposal_shows_the_messages_and_writes_only_when_applied(mailbox, 
     assert write.backend == f"account {mailbox.account_id}"
     values = {f.label: f.value for f in write.fields}
     assert values["Change"] == "flag (add \\Flagged)"
+    # The dialog names the change and where it lands, not the write's kind (issue 35 item 6).
+    assert (write.heading, write.destination) == ("Flag", f"on the server of account {mailbox.account_id}")
+    unread = propose_organize(mailbox, headers, "unread", access="draft").writes[0]
+    assert unread.heading == "Mark unread"
     assert values["Message"] == "Parser crash — from Ana <ana@example.com> — in INBOX"
     assert values["  now"] == "unread"
     assert proposal.blocked is None

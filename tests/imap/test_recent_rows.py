@@ -14,7 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from mailtriage.backends import mime
+from mailtriage.backends import mime_dates, mime_header_text, mime_headers, mime_ids
 from mailtriage.backends.imap import connection, protocol, recent, summary_cache
 from mailtriage.backends.imap.headers import mime_synthetic_id
 from mailtriage.backends.imap.source import ImapSource
@@ -89,7 +89,7 @@ def test_the_fast_reading_gives_the_rows_the_general_parsers_give(source, seed, 
     assert by_id["<encoded@x>"][summary_cache.SENDER_NAME] == "Café"
     assert by_id["<lower@x>"][summary_cache.SUBJECT] == "lower-case names"
     assert any(r[summary_cache.SYNTHETIC] and r[summary_cache.MESSAGE_ID].startswith("<synthetic-") for r in fast)
-    # The general path: imapclient's parser for every response, mime.header_fields for every
+    # The general path: imapclient's parser for every response, mime_headers.header_fields for every
     # block, imapclient's date parser for every INTERNALDATE.
     for name in ("_FETCH_COMMON", "_FETCH_HEAD", "_FIELD_NAME", "_INTERNALDATE", "_USUAL_INTERNALDATE",
                  "_USUAL_DATE", "_BRACKETED_ID"):
@@ -102,18 +102,18 @@ def test_the_fast_reading_gives_the_rows_the_general_parsers_give(source, seed, 
 
 def general_row(uid: int, seen: bool, arrived: float | None, block: bytes) -> tuple:
     """A row as the MIME helpers alone make it (no fast path, nothing remembered)."""
-    fields = mime.header_fields(block)
+    fields = mime_headers.header_fields(block)
     get = fields.get
-    message_id = mime.extract_msgid(get(b"message-id"))
+    message_id = mime_ids.extract_msgid(get(b"message-id"))
     synthetic = message_id is None
     if synthetic:
         message_id = mime_synthetic_id(block)
-    sender = mime.parse_address(get(b"from"))
-    sent = mime.parse_date(get(b"date"))
+    sender = mime_header_text.parse_address(get(b"from"))
+    sent = mime_dates.parse_date(get(b"date"))
     listed = b" ".join([v for k, v in fields.items() if k in (b"to", b"cc", b"list-id", b"list-post")]).lower()
-    in_reply_to = mime.extract_msgid(get(b"in-reply-to"), reference=True)  # "<yes>" is no ID
-    return (message_id, mime.extract_msgids(get(b"references")), in_reply_to, synthetic,
-            uid, mime.decode_header_text(get(b"subject"))[0], sender.name, sender.email, arrived, seen, listed,
+    in_reply_to = mime_ids.extract_msgid(get(b"in-reply-to"), reference=True)  # "<yes>" is no ID
+    return (message_id, mime_ids.extract_msgids(get(b"references")), in_reply_to, synthetic,
+            uid, mime_header_text.decode_header_text(get(b"subject"))[0], sender.name, sender.email, arrived, seen, listed,
             sent.isoformat() if sent is not None else None)
 
 
@@ -166,7 +166,7 @@ _DATES = st.builds(
 @example(b"29 Feb 2024 23:59:59 -0000")
 @example(b"29 Feb 2023 23:59:59 +0100")
 def test_sent_dates_are_what_parse_date_gives(value):
-    expected = mime.parse_date(value)
+    expected = mime_dates.parse_date(value)
     assert recent.RowMaker().sent(value) == (expected.isoformat() if expected else None)
 
 
@@ -249,7 +249,7 @@ def test_a_cache_of_the_previous_format_is_rebuilt_with_a_note(source, account, 
         src.close()
     assert any("written by another version" in n and "v2" in n for n in notes), notes
     rebuilt, why = summary_cache.read_file(path)
-    assert why is None and summary_cache.VERSION == 4
+    assert why is None and summary_cache.VERSION == 5
     assert [r[summary_cache.MESSAGE_ID] for r in rebuilt.rows.values()] == ["<c1@x>"]
 
 

@@ -312,3 +312,18 @@ def test_threading_is_that_of_the_reference(rows, as_bytes, cut):
     synthetic = synthetic[:len(synthetic) - cut] if cut else synthetic
     assert groups_of(tr.group_ids(message_ids, synthetic, tr.link_records(rows))) == \
         groups_of(ref_group_ids(message_ids, synthetic, ref_link_records(rows)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(before=rows_lists, after=rows_lists, kept=st.integers(0, 40), kind=st.sampled_from(["imap", "msgid"]))
+@example(before=MISSING_ROOT, after=[row("<gone@x>", uid=4)], kept=3, kind="imap")  # the root arrives
+@example(before=TIES, after=[row("<t2@x>", ["<t1@x>"], uid=5)], kept=2, kind="imap")  # two threads join
+def test_summaries_from_a_memo_are_those_made_afresh(before, after, kept, kind):
+    # Issue 39: a poll sums up only the threads whose rows changed since the last listing (the
+    # memo of the last call); the others are taken as they were. Same result either way, when
+    # rows come, go (the first ``kept`` of ``before`` stay) or join threads.
+    memo = recent.SummaryMemo()
+    assert described(recent.summaries(before, kind, memo)) == described(recent.summaries(before, kind))
+    now = before[:kept] + after
+    assert described(recent.summaries(now, kind, memo)) == described(ref_summaries(now, kind))
+    assert described(recent.summaries(now, kind, memo)) == described(ref_summaries(now, kind))  # all from the memo

@@ -14,14 +14,12 @@ from pathlib import Path
 import pytest
 
 from mailtriage.backends.contract import SourceOrigin
-from mailtriage.backends.mbox import MboxSource, index_mbox
-from mailtriage.backends.mime import (
-    decode_header_text,
-    extract_msgids,
-    parse_address,
-    parse_date,
-    parse_message,
-)
+from mailtriage.backends.mbox import MboxSource
+from mailtriage.backends.mbox_scan import index_mbox
+from mailtriage.backends.mime import parse_message
+from mailtriage.backends.mime_dates import parse_date
+from mailtriage.backends.mime_header_text import decode_header_text, parse_address
+from mailtriage.backends.mime_ids import extract_msgids
 from tests.mbox.mboxes import from_line, write_eml_folder, write_maildir, write_mbox
 
 

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from pathlib import Path
 
 from mailtriage.backends.contract import SourceOrigin
-from mailtriage.backends.mbox import MboxSource, index_mbox
+from mailtriage.backends.mbox import MboxSource
+from mailtriage.backends.mbox_scan import index_mbox
 from mailtriage.backends.mime import parse_message
 from tests.mbox.test_realworld import write_mboxrd
 

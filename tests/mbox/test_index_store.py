@@ -15,7 +15,7 @@ import pytest
 
 from mailtriage.backends import mbox_index_store
 from mailtriage.core import cache_file
-from mailtriage.backends import mbox as mbox_module
+from mailtriage.backends import mbox_persist, mbox_scan
 from mailtriage.backends.errors import Unavailable
 from mailtriage.backends.mbox import MboxSource
 from mailtriage.backends.thread_reconstruction import group_ids, link_records
@@ -69,7 +69,7 @@ def test_an_appended_message_is_indexed_incrementally(tmp_path, cache, monkeypat
     with open(archive, "ab") as handle:
         handle.write(mbox_bytes([message(2, reply_to=0), message(3)]))
     scanned: list[tuple[int, int]] = []
-    real = mbox_module.scan_mbox_range
+    real = mbox_scan.scan_mbox_range
 
     def spy(fd, start, end, *args, **kwargs):
         scanned.append((start, end))
@@ -257,7 +257,7 @@ def test_extending_groups_equals_grouping_everything(seed):
     whole = [(g.root_id, g.synthetic, g.members) for g in group_ids(mids, synthetic, link_records(records))]
     old_links, new_links = link_records(records[:split]), link_records(records[split:])
     groups = group_ids(mids[:split], synthetic[:split], old_links)
-    grown = mbox_module._extend_groups(groups, old_links, new_links, mids[split:], synthetic[split:],
+    grown = mbox_persist._extend_groups(groups, old_links, new_links, mids[split:], synthetic[split:],
                                        split)
     if grown is not None:
         assert [(g.root_id, g.synthetic, g.members) for g in grown] == whole

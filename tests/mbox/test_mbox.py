@@ -13,7 +13,9 @@ from benchmarks import mboxgen
 from mailtriage.backends.contract import SourceOrigin
 from mailtriage.backends.contract import Op, ThreadId, ThreadSummary
 from mailtriage.backends.errors import BackendFailure, NotSupported, Unavailable
-from mailtriage.backends.mbox import MboxSource, index_mbox, mbox_unquote
+from mailtriage.backends.mbox import MboxSource
+from mailtriage.backends.mbox_index import mbox_unquote
+from mailtriage.backends.mbox_scan import index_mbox
 from mailtriage.backends.mime import parse_message_headers
 from mailtriage.backends.thread_reconstruction import ThreadRecord, thread_records
 from tests.mbox import awkward

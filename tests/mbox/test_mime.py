@@ -14,21 +14,12 @@ from email.utils import format_datetime, parsedate_to_datetime
 
 import pytest
 
-from mailtriage.backends import mime
-from mailtriage.backends.mime import (
-    AttachmentNotFound,
-    attachment_bytes,
-    decode_header_text,
-    extract_msgid,
-    extract_msgids,
-    header_fields,
-    list_unsubscribe,
-    parse_date,
-    parse_message,
-    parse_message_headers,
-    split_header_block,
-    synthetic_message_id,
-)
+from mailtriage.backends import mime_dates
+from mailtriage.backends.mime import AttachmentNotFound, attachment_bytes, parse_message, parse_message_headers
+from mailtriage.backends.mime_dates import parse_date
+from mailtriage.backends.mime_header_text import decode_header_text, list_unsubscribe
+from mailtriage.backends.mime_headers import header_fields, split_header_block, synthetic_message_id
+from mailtriage.backends.mime_ids import extract_msgid, extract_msgids
 from tests.mbox import awkward
 
 # --- CPython's email test data (read in place; PSF License) ----------------
@@ -442,18 +433,18 @@ def test_parse_date_epoch_equals_parse_date_timestamp():
     for text in samples:
         parsed = parse_date(text)
         expected.append(parsed.timestamp() if parsed else None)
-        assert mime.parse_date_epoch(text.encode()) == expected[-1], text
+        assert mime_dates.parse_date_epoch(text.encode()) == expected[-1], text
     # The bulk form, including empty and missing values and a folded one.
     values = [t.encode() for t in samples] + [b"", None, b"Tue, 02 Jan 2024\n 10:00:00 +0100"]
     expected += [None, None, parse_date("Tue, 02 Jan 2024 10:00:00 +0100").timestamp()]
-    assert mime.parse_date_epochs(values) == expected
-    assert mime.parse_date_epochs(values[:-1]) == expected[:-1]
+    assert mime_dates.parse_date_epochs(values) == expected
+    assert mime_dates.parse_date_epochs(values[:-1]) == expected[:-1]
 
 
 def test_parse_address_fast_shapes_read_like_getaddresses():
     from email.utils import getaddresses
 
-    from mailtriage.backends.mime import parse_address
+    from mailtriage.backends.mime_header_text import parse_address
 
     rng = random.Random(9)
     alphabet = "abcXYZ .'-_=?!#$%&*+/^`{|}~öü\t0123\"(),;:<>@[]\\"
@@ -492,7 +483,7 @@ def test_encoded_word_with_raw_8bit_payload_does_not_raise():
 
 def test_mangled_mail_never_raises():
     """Truncated and bit-flipped copies of every awkward mail still parse to a Message."""
-    from mailtriage.backends.mime import parse_address_list
+    from mailtriage.backends.mime_header_text import parse_address_list
 
     rng = random.Random(21)
     pieces = b"=?<>@\"\\()[];:,\r\n\t \x00\xff\xc3=?utf-8?b?=?x?q?_=ZZ--boundary\nContent-Type: multipart/mixed; boundary="
@@ -518,6 +509,6 @@ def test_mangled_mail_never_raises():
                 decode_header_text(value)
                 parse_address_list(value)
                 parse_date(value)
-                mime.parse_date_epoch(value)
+                mime_dates.parse_date_epoch(value)
             for index in range(len(message.attachments)):
                 attachment_bytes(bytes(data), index)

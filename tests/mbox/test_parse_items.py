@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from mailtriage.backends.mbox import MboxSource
-from mailtriage.backends.mime import decode_header_text, parse_message
+from mailtriage.backends.mime import parse_message
+from mailtriage.backends.mime_header_text import decode_header_text
 from tests.mbox.mboxes import write_eml_folder, write_maildir, write_mbox
 
 SINCE = datetime(2000, 1, 1, tzinfo=timezone.utc)
@@ -120,7 +121,7 @@ def test_an_external_body_is_an_inert_reference_not_an_empty_attachment(tmp_path
 @pytest.mark.parametrize("raw_from", [b"<Postmaster\\@example.com@xxx.com>", b"Postmaster\\@example.com@xxx.com",
                                       b"Mail Delivery <Postmaster\\@example.com@xxx.com>"])
 def test_an_escaped_at_in_a_from_never_gives_a_wrong_domain(raw_from):
-    from mailtriage.backends.mime import parse_address
+    from mailtriage.backends.mime_header_text import parse_address
 
     address = parse_address(raw_from)
     # policy.default finds no valid address here: the raw text is shown (as a name, through the
@@ -130,7 +131,7 @@ def test_an_escaped_at_in_a_from_never_gives_a_wrong_domain(raw_from):
 
 
 def test_quoted_and_plain_addresses_still_read_as_policy_default_reads_them():
-    from mailtriage.backends.mime import parse_address, parse_address_list
+    from mailtriage.backends.mime_header_text import parse_address, parse_address_list
 
     assert parse_address(b'"Postmaster@example.com"@xxx.com').email == '"Postmaster@example.com"@xxx.com'
     assert parse_address(b'"Post\\"master" <p@example.com>').email == "p@example.com"
@@ -174,3 +175,24 @@ def test_the_blank_line_before_a_from_line_belongs_to_the_separator(tmp_path, ca
         (message,) = source.read_thread(thread.thread_id).messages
         saved[message.subject] = source.attachment(message.backend_ref, 0)
     assert saved == {f"poc {n + 1}": body.replace(b"\n", eol) for n, body in enumerate(bodies)}
+
+
+# -- search rows read raw 8-bit subjects as the listing and the read do ------------------------------
+
+KOI8_SUBJECT = "Отчёт об уязвимости в ядре"
+KOI8 = (b"From: " + "Иван Петров".encode("koi8-r") + b" <ivan@example.ru>\nMessage-ID: <koi8@example.ru>\n"
+        b"Date: Tue, 02 Jan 2024 10:00:00 +0000\nSubject: " + KOI8_SUBJECT.encode("koi8-r")
+        + b"\nMIME-Version: 1.0\nContent-Type: text/plain; charset=koi8-r\n\n" + "Тело".encode("koi8-r") + b"\n")
+
+
+@pytest.mark.parametrize("kind", sorted(WRITERS))
+def test_a_search_finds_and_shows_a_raw_8bit_subject_as_the_listing_does(tmp_path, cache, kind):
+    from mailtriage.backends.search import SearchField, SearchRequest
+
+    source = source_of(tmp_path, kind, [KOI8])
+    (thread,) = source.list_recent_threads(None, SINCE)
+    assert thread.subject == KOI8_SUBJECT
+    (hit,) = source.search(SearchRequest("уязвимости", field=SearchField.SUBJECT)).items
+    assert (hit.subject, hit.sender.name) == (KOI8_SUBJECT, "Иван Петров")
+    (hit,) = source.search(SearchRequest("Петров", field=SearchField.FROM)).items
+    assert hit.subject == KOI8_SUBJECT

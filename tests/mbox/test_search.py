@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from mailtriage.backends.mbox import MboxSource, _id_text, _sender
+from mailtriage.backends.mbox import MboxSource, _id_text
+from mailtriage.backends.mbox_index import _sender
 from mailtriage.backends.mbox_search import search_archive
 from mailtriage.backends.search import SearchField, SearchRequest
 from tests.mbox.mboxes import write_maildir, write_mbox

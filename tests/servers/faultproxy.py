@@ -1,9 +1,21 @@
-"""A loopback TCP proxy that can cut a connection at a chosen moment (fault injection).
+"""A loopback TCP proxy that injects network faults between a client and a real server.
 
-It sits between a client and a real server and forwards bytes unchanged. Arm it with
-``cut_when_server_sends(b"...")``: when a chunk from the server contains those bytes,
-the proxy closes both sides *without* forwarding that chunk, so the server did the
-work but the client never hears about it (a lost response). Plain TCP only.
+It forwards bytes unchanged until armed. Every fault is one-shot (it fires on the next
+connection that meets it, then the proxy forwards plainly again), except ``delay``:
+
+* ``cut_when_server_sends(b"...")``: when a chunk from the server contains those bytes, both
+  sides are closed *without* forwarding that chunk, so the server did the work but the client
+  never hears about it (a lost response).
+* ``cut_when_client_sends(b"...", after=N)``: once the client's stream shows those bytes, N
+  more client bytes are forwarded and both sides are closed: an upload reset part-way (an
+  APPEND literal, SMTP DATA, an HTTP request body).
+* ``delay(seconds)``: every server chunk is held that long before it is forwarded (a slow
+  server); ``delay(0)`` ends it.
+* ``stall_when_server_sends(b"...")``: the chunk holding those bytes is forwarded up to them,
+  then nothing more from the server reaches the client (a stall mid-response) until the
+  connection ends; the server side is left open.
+
+Counters (``cuts``, ``stalls``, ``client_bytes``) say what fired. Plain TCP only.
 """
 
 from __future__ import annotations
@@ -11,6 +23,7 @@ from __future__ import annotations
 import select
 import socket
 import threading
+import time
 
 from tests.servers.ports import free_port
 
@@ -22,7 +35,13 @@ class FaultProxy:
         self.upstream = (upstream_host, upstream_port)
         self.port = free_port()
         self._cut_pattern: bytes | None = None
+        self._client_cut: tuple[bytes, int] | None = None
+        self._stall_pattern: bytes | None = None
+        self._delay = 0.0
+        self._lock = threading.Lock()
         self.cuts = 0
+        self.stalls = 0
+        self.client_bytes = 0  # bytes forwarded from clients to the server, all connections
         self._listener = socket.socket()
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._listener.bind((self.host, self.port))
@@ -35,6 +54,18 @@ class FaultProxy:
         """Cut the next connection whose server side sends ``pattern`` (once)."""
         self._cut_pattern = pattern
 
+    def cut_when_client_sends(self, pattern: bytes, after: int = 0) -> None:
+        """Cut the next connection whose client sends ``pattern``, ``after`` bytes past it (once)."""
+        self._client_cut = (pattern, after)
+
+    def stall_when_server_sends(self, pattern: bytes) -> None:
+        """Forward the server's bytes up to ``pattern``, then nothing more on that connection (once)."""
+        self._stall_pattern = pattern
+
+    def delay(self, seconds: float) -> None:
+        """Hold every server chunk ``seconds`` before forwarding it (0: no delay)."""
+        self._delay = seconds
+
     def _accept_loop(self) -> None:
         while not self._stop.is_set():
             try:
@@ -43,6 +74,12 @@ class FaultProxy:
                 return
             threading.Thread(target=self._pump, args=(client,), daemon=True).start()
 
+    def _take(self, name: str):
+        with self._lock:
+            value = getattr(self, name)
+            setattr(self, name, None)
+            return value
+
     def _pump(self, client: socket.socket) -> None:
         try:
             server = socket.create_connection(self.upstream, timeout=5)
@@ -50,6 +87,9 @@ class FaultProxy:
             client.close()
             return
         sockets = [client, server]
+        stalled = False
+        client_cut: tuple[bytes, int] | None = None  # armed on this connection: (pattern, bytes left)
+        seen = b""  # the client's last bytes, so a pattern split across chunks is found
         try:
             while not self._stop.is_set():
                 readable, _, _ = select.select(sockets, [], [], 0.2)
@@ -58,14 +98,41 @@ class FaultProxy:
                     if not data:
                         return
                     if sock is server:
+                        if stalled:
+                            continue  # swallowed: the client waits for an answer that never comes
                         pattern = self._cut_pattern
-                        if pattern is not None and pattern in data:
-                            self._cut_pattern = None
+                        if pattern is not None and pattern in data and self._take("_cut_pattern") is not None:
                             self.cuts += 1
                             return
-                        client.sendall(data)
+                        pattern = self._stall_pattern
+                        if pattern is not None and pattern in data and self._take("_stall_pattern") is not None:
+                            self.stalls += 1
+                            stalled = True
+                            data = data[:data.index(pattern)]
+                        if self._delay:
+                            time.sleep(self._delay)  # the injected slowness itself
+                        if data:
+                            client.sendall(data)
                     else:
+                        if client_cut is None and self._client_cut is not None:
+                            pattern, after = self._client_cut
+                            window = seen + data
+                            at = window.find(pattern)
+                            if at >= 0 and self._take("_client_cut") is not None:
+                                # bytes of ``data`` up to the pattern's end, plus ``after`` more
+                                end = at + len(pattern) - len(seen)
+                                client_cut = (pattern, after + max(end, 0))
+                            seen = window[-len(pattern):]
+                        if client_cut is not None:
+                            left = client_cut[1]
+                            if len(data) >= left:
+                                server.sendall(data[:left])
+                                self.client_bytes += left
+                                self.cuts += 1
+                                return
+                            client_cut = (client_cut[0], left - len(data))
                         server.sendall(data)
+                        self.client_bytes += len(data)
         except OSError:
             return
         finally:

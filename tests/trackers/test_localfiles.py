@@ -496,3 +496,18 @@ def test_cli_publish_with_the_pending_review_commits_exactly_it_or_nothing(git_e
                                                                  "security-tracker/SEC-0002.md"]
     shown = sh(["git", "show", "--name-only", "--format=", "HEAD"], git_env.wc).split()
     assert sorted(shown) == sorted(pending["review"])
+
+
+def test_init_without_prefix_takes_the_projects_prefix_else_sec(tmp_path):
+    from tests.trackers.conftest import write_project
+
+    env = make_git_env(tmp_path)
+    descriptor = tracker_dir(env) / fmt.DESCRIPTOR_NAME
+    descriptor.unlink()
+    code, out, err = env.cli("init", "--access-restricted")
+    assert code == 0 and out["prefix"] == "SEC", err  # the project names none
+    descriptor.unlink()
+    write_project(env.project, {"platform": "local-files", "local": {"path": "../security-tracker"},
+                                "prefix": "FROB"})
+    code, out, err = env.cli("init", "--access-restricted")
+    assert code == 0 and out["prefix"] == "FROB", err

@@ -90,6 +90,8 @@ async def test_browse_folders_and_read_without_marking_seen(account_project, dov
         rows = app.main.threads.thread_list.rows
         assert [rows.peek(i).subject for i in range(len(rows))] == [
             "Path traversal in frob-serve", "Heap overflow in the frob parser"]  # newest first
+        status = str(app.screen.query_one("#threads-status").render())
+        assert "2 messages" in status and "thread" not in status  # a folder's rows are messages
         await pilot.press("enter")
         await settle(pilot)
         shown = screen_text(app)
@@ -106,7 +108,7 @@ async def test_flag_confirmed_writes_flagged_and_refreshes(account_project, dove
         await settle(pilot)
         assert isinstance(app.screen, ProposalDialog)
         shown = screen_text(app)
-        assert "FLAG · will be written by backend account work" in shown
+        assert "Flag · on the server of account work" in shown
         assert "Change: flag (add \\Flagged)" in shown
         assert "Message: Heap overflow in the frob parser — from Ana Reporter <ana@example.com> — in INBOX" in shown
         assert b"\\Flagged" not in inbox_flags(dovecot, dovecot_user)["Heap overflow in the frob parser"]
@@ -145,7 +147,7 @@ async def test_archive_and_trash_move_through_the_proposal(account_project, dove
         await pilot.press("a")
         await settle(pilot)
         shown = screen_text(app)
-        assert "MOVE · will be written by backend account work" in shown
+        assert "Move to the archive folder · on the server of account work" in shown
         assert "To folder: Archive" in shown
         await pilot.press("ctrl+s")
         await settle(pilot)

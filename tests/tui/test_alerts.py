@@ -140,3 +140,24 @@ async def test_user_setting_zero_starts_no_poller(tmp_path, user_data, user_conf
         assert app.main.alert_loop is None
         assert not any(w.group == "alerts" for w in app.workers)
     assert not _cursor_files(user_data)
+
+
+async def test_the_poll_waits_for_a_thread_read_in_flight_and_starts_when_it_ends(tmp_path, user_data):
+    """Issue 33 (launch -> the first key that acts): an Enter typed on the first frame reads a
+    thread while the listing ends; the poll (its flows load, its baseline lists) starts after."""
+    import threading  # why: only this test holds a read open
+
+    folder = tmp_path / "p"
+    mbox_project(folder, extra_config={"alerts": {"poll_seconds": 3600}})
+    app = make_app(folder, alerts=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _until(pilot, lambda: app.main.alert_loop is not None, "the poll of the first start")
+        main = app.main
+        main.stop_alerts()  # as a new session does: the next listing starts the poll again
+        release = threading.Event()
+        read = main.run_worker(lambda: release.wait(10), thread=True, group="reader")  # a read in flight
+        main.start_alerts()
+        await pilot.pause(0.1)
+        assert main.alert_loop is None and not any(w.group == "alerts" for w in app.workers)
+        release.set()
+        await _until(pilot, lambda: read.is_finished and main.alert_loop is not None, "the poll after the read")

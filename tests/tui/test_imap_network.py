@@ -149,7 +149,9 @@ async def test_opening_another_thread_supersedes_the_pending_one(proxied_project
         await settle(pilot)
         first, second = (app.screen.query_one(ThreadList).rows.peek(i).subject for i in (0, 1))
         proxy.hold()
-        await pilot.press("enter", "j", "enter")
+        await pilot.press("enter")
+        app.screen.query_one(ThreadList).focus()  # back in the list (q would cancel the read)
+        await pilot.press("j", "enter")
         await pilot.pause(0.2)
         proxy.release()
         await settle(pilot)
@@ -176,7 +178,7 @@ async def test_a_lost_connection_shows_a_reconnect_state_and_R_reconnects(proxie
         await settle(pilot)
         shown = screen_text(app)
         assert "✓ imap" in shown and "2 threads · via list_recent_threads → imap" in shown
-        await pilot.press("enter")
+        await pilot.press("q", "enter")  # back to the list (Enter went into the reader), open again
         await settle(pilot)
         assert app.screen.query_one(ReaderPane).thread is not None
 

@@ -116,6 +116,11 @@ def test_classes_use_the_registry_lists():
                                        ComposeDialog, ErrorDialog, FirstRunScreen, AttachmentsDialog, FolderPicker,
                                        ClearReplyDialog, PassphraseDialog)}
     classes |= {c.__name__: c for c in (ProposalBody, QuitDialog)}  # habits: proposal scrolling, quit
+    from mailtriage.tui.dialogs.folder_jump import FolderJump
+    from mailtriage.tui.dialogs.headers import HeadersDialog
+    from mailtriage.tui.dialogs.pipe import PipeDialog
+
+    classes |= {c.__name__: c for c in (FolderJump, HeadersDialog, PipeDialog)}  # issue 35: c, h and |
     for context in bindings.CONTEXTS:
         owner = context.target if context.target not in ("app", "screen") else (context.screen or "MailTriageApp")
         assert classes[owner].BINDINGS is context.bindings, context.title

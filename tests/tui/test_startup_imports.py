@@ -33,9 +33,10 @@ NOT_AT_IMPORT = (
     # the project and its backends open in the head start's child, then on the session's worker thread
     "mailtriage.application.project", "mailtriage.backends.registry", "mailtriage.backends.mbox",
     "mailtriage.backends.imap", "mailtriage.backends.gmail", "mailtriage.backends.microsoft",
-    # flows, proposal builders, trackers, the modes endpoint
-    "mailtriage.application.flows", "mailtriage.workflows", "mailtriage.workflows.proposals",
-    "mailtriage.trackers.contract", "mailtriage.trackers.registry", "mailtriage.modes",
+    # flows, proposal builders, trackers, the modes endpoint (of the flows' and the modes'
+    # packages only their error roots load, with application.errors: see the test below)
+    "mailtriage.application.flows", "mailtriage.workflows.proposals",
+    "mailtriage.trackers.contract", "mailtriage.trackers.registry",
     # screens and dialogs not on the first screen
     "mailtriage.tui.screens.console", "mailtriage.tui.screens.help", "mailtriage.tui.screens.first_run",
     "mailtriage.tui.dialogs", "mailtriage.tui.dialogs.proposal", "mailtriage.tui.dialogs.error",
@@ -78,6 +79,15 @@ def _loaded_after(code: str, watched: tuple[str, ...], tmp_path: Path) -> list[s
 def test_importing_the_command_line_and_the_app_loads_nothing_the_first_screen_does_not_need(tmp_path):
     loaded = _loaded_after("import mailtriage.cli.main\nimport mailtriage.tui.app\n", NOT_AT_IMPORT, tmp_path)
     assert loaded == []
+
+
+def test_of_the_flows_and_the_modes_endpoint_only_their_error_roots_load_at_import(tmp_path):
+    """The error roots (class definitions, nothing imported) load with application.errors,
+    which the front ends catch; no other module of workflows/ or modes/ does."""
+    others = tuple(f"mailtriage.{folder}.{path.stem}" for folder in ("workflows", "modes")
+                   for path in sorted((ROOT / folder).glob("*.py")) if path.stem not in ("__init__", "errors"))
+    assert len(others) > 10
+    assert _loaded_after("import mailtriage.cli.main\nimport mailtriage.tui.app\n", others, tmp_path) == []
 
 
 def test_locating_the_demo_project_loads_no_backend(tmp_path):

@@ -56,7 +56,7 @@ async def test_tag_three_rows_and_flag_them_in_one_proposal(tags_project, doveco
         assert isinstance(app.screen, ProposalDialog)  # ONE proposal for the three
         shown = screen_text(app)
         assert "Flag: 3 messages in account work" in shown
-        assert "FLAG · will be written by backend account work" in shown
+        assert "Flag · on the server of account work" in shown
         for subject in (SUBJECTS[3], SUBJECTS[2], SUBJECTS[0]):
             assert f"{subject} — from Ana Reporter <ana@example.com> — in INBOX — now unread" in shown
         assert SUBJECTS[1] not in shown

@@ -173,3 +173,43 @@ async def test_a_reload_keeps_the_cursor_thread_and_another_list_starts_at_the_t
         pane.show_rows(ListRows(other), None, "b")
         await pilot.pause()
         assert tl.cursor == 0 and tl.scroll_offset.y == 0
+
+
+async def test_threads_that_arrive_above_the_screen_are_announced_and_g_shows_them():
+    # Issue 39: at start the cached rows were on screen, then the server's listing brought more
+    # new threads than the screen holds: they landed above the cursor, out of view, unsaid.
+    # The cursor stays on the user's thread; the status line says how many are above; g (or
+    # scrolling up) shows them and the marker goes.
+    from textual.widgets import Static
+
+    from mailtriage.tui.panes.threads import ThreadPane
+
+    class PaneHost(App):
+        def compose(self) -> ComposeResult:
+            yield ThreadPane()
+
+    known = [summary(i) for i in range(100)]
+    arrived = [summary(-n) for n in range(40, 0, -1)]  # newest first, as listed
+    app = PaneHost()
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(ThreadPane)
+        tl = pane.thread_list
+
+        def status() -> str:
+            return str(pane.query_one("#threads-status", Static).render())
+
+        pane.show_loading("a")
+        pane.show_rows(ListRows(known), None, "a", cached=True)  # the cache's rows at start
+        await pilot.pause()
+        tl.focus()
+        held = tl.current.thread_id
+        pane.show_rows(ListRows(arrived + known), None, "a")  # the server's listing
+        await pilot.pause()
+        assert tl.current.thread_id == held and tl.cursor == 40  # the user's row, not another
+        assert "Report number 0" in painted(tl)[0]  # still on the same screen line
+        assert "↑ 40 new above (g)" in status(), status()
+        await pilot.press("k")  # one up: one of them in view, 39 still above
+        assert "↑ 39 new above (g)" in status(), status()
+        await pilot.press("g")
+        assert tl.scroll_offset.y == 0 and "Report number -40" in painted(tl)[0]
+        assert "new above" not in status(), status()

@@ -156,3 +156,19 @@ def test_one_folders_connection_dropped_mid_idle_ends_the_wait_on_every_folder(p
     finally:
         unsubscribe()
         sources.close()
+
+
+def test_an_idle_that_fails_again_after_its_poll_is_retried_soon_not_after_the_interval(imap_env):
+    # Issue 39: IDLE failed, the poll it brought worked, IDLE failed again: the watch then
+    # slept out the rest of the interval (an hour here) and announced nothing meanwhile.
+    watch = Watch(imap_env)
+    try:
+        wait_until(lambda: watch.poller.store.path.exists() and watch.idling(), "the baseline, then IDLE")
+        assert imap_env.dovecot.kill_user_connections(imap_env.user) >= 1  # the IDLE connection drops
+        wait_until(lambda: watch.idling(after=1), "the poll, then IDLE again on a new connection")
+        assert imap_env.dovecot.kill_user_connections(imap_env.user) >= 1  # and drops again
+        imap_env.seed(report(1), when=NOW)
+        wait_until(lambda: watch.news, "the report, through IDLE retried after a short backoff", bound=45)
+    finally:
+        watch.close()
+    assert watch.news == [["Report 1"]] and watch.errors == []

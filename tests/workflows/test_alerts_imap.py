@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import re
 import sys
 import threading
 import time
 from datetime import timedelta
+from pathlib import Path
 
+import pytest
+
+from mailtriage.core.trace import TRACE
 from mailtriage.workflows.alerts import NewReportPoller, run_poll_loop
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.workflows.conftest import REPORT, mail
@@ -178,4 +184,93 @@ def test_every_folder_that_holds_a_configured_list_is_watched(imap_env):
                 timer.join()
             poller.acknowledge(poller.poll())
     finally:
+        sources.close()
+
+
+# -- what a poll asks of the server ----------------------------------------------------------------
+
+def _fetched(lines) -> int:
+    """Messages the server sent FETCH data for: one untagged ``* n FETCH`` each, as the trace
+    shows them (the first few one by one, then "[n more FETCH responses, …]")."""
+    count = 0
+    for line in lines:
+        if line.direction == "<":
+            more = re.match(r"\[(\d+) more FETCH responses", line.text)
+            count += int(more.group(1)) if more else bool(re.match(r"\* \d+ FETCH ", line.text))
+    return count
+
+
+@pytest.mark.parametrize("on_disk", [True, False], ids=["cache", "cache_summaries-off"])
+def test_a_poll_fetches_only_the_mail_that_came_since_the_last(imap_env, on_disk):
+    # Issue 39: each poll of a storm listed the whole 3-day window again. With the summary
+    # cache off (cache_summaries = false) every poll fetched every message of the window.
+    if not on_disk:
+        config = Path(os.environ["MAILTRIAGE_CONFIG_DIR"]) / "config.toml"
+        config.write_text(config.read_text(encoding="utf-8").replace(
+            'access = "draft"\n', 'access = "draft"\ncache_summaries = false\n'), encoding="utf-8")
+    for n in range(40):
+        when = NOW - timedelta(hours=2, minutes=n)
+        imap_env.seed(mail(f"<storm-{n}@reporter.example>", "Sam <sam@reporter.example>", f"Storm {n}", "x\n",
+                           _date(when), to=LIST), when=when)
+    sources = _sources(imap_env)
+    lines: list = []
+    unsubscribe = TRACE.subscribe(lines.append)
+    try:
+        poller = NewReportPoller(sources)
+        poller.acknowledge(poller.poll())
+        assert _fetched(lines) >= 41  # the baseline reads the window (40 + the fixture's report)
+        for n in range(2):
+            now = NOW + timedelta(seconds=5 + n)
+            imap_env.seed(mail(f"<new-{n}@reporter.example>", "Nina <nina@reporter.example>", f"New {n}", "x\n",
+                               _date(now), to=LIST), when=now)
+            lines.clear()
+            news = poller.poll()
+            assert [t.subject for t in news.new_threads] == [f"New {n}"]
+            assert _fetched(lines) == 1, _fetched(lines)  # the new message, not the window again
+            poller.acknowledge(news)
+    finally:
+        unsubscribe()
+        sources.close()
+
+
+def _message_id_searches(lines) -> int:
+    """``UID SEARCH … HEADER Message-ID …`` commands the client sent (an OR of several counts once)."""
+    return sum(1 for line in lines if line.direction == ">" and "SEARCH" in line.text.upper()
+               and "MESSAGE-ID" in line.text.upper())
+
+
+def test_a_poll_looks_up_the_roots_of_many_replies_to_old_threads_at_once(imap_env):
+    # Issue 39: in a storm each reply to a thread older than the window made its own HEADER
+    # Message-ID search (57 ms each at 3,000 messages): 20 such replies held a poll for 1.2 s.
+    # All the roots one poll needs are looked up together: one search of the list folder, one of
+    # Sent for the roots it did not hold; a root found once is not searched for again.
+    ten_days = NOW - timedelta(days=10)
+    roots = [f"<old-{n}@reporter.example>" for n in range(12)]
+    for n, root in enumerate(roots):
+        imap_env.seed(mail(root, "Olga <olga@reporter.example>", f"Old race {n}", "x\n", _date(ten_days), to=LIST),
+                      when=ten_days)
+    sources = _sources(imap_env)
+    lines: list = []
+    unsubscribe = TRACE.subscribe(lines.append)
+    try:
+        poller = NewReportPoller(sources)
+        poller.acknowledge(poller.poll())
+        now = NOW + timedelta(seconds=5)
+        for n, root in enumerate(roots):
+            imap_env.seed(mail(f"<reply-{n}@reporter.example>", "Olga <olga@reporter.example>", f"Re: Old race {n}",
+                               "y\n", _date(now), to=LIST, in_reply_to=root), when=now)
+        imap_env.seed(mail("<fwd-1@reporter.example>", "Pia <pia@reporter.example>", "Re: private race", "x\n",
+                           _date(now), to=LIST, in_reply_to="<private-root@reporter.example>"), when=now)
+        lines.clear()
+        news = poller.poll()
+        assert [t.subject for t in news.new_threads] == ["Re: private race"]
+        assert sorted(str(t.thread_id.value) for t in news.updated_threads) == sorted(roots)
+        assert _message_id_searches(lines) <= 2, _message_id_searches(lines)
+        lines.clear()
+        again = poller.poll()  # not acknowledged: the same news, from the roots already found
+        assert sorted(str(t.thread_id.value) for t in again.updated_threads) == sorted(roots)
+        assert [t.subject for t in again.new_threads] == ["Re: private race"]
+        assert _message_id_searches(lines) <= 2, _message_id_searches(lines)  # the private root, only
+    finally:
+        unsubscribe()
         sources.close()

@@ -43,3 +43,23 @@ def test_receipt_names_the_fallback_cc_when_the_list_is_unset(tmp_path):
     body = receipt_body(config, thread).text
     assert "keep  in copy" not in body
     assert config.get("security_inbox.foundation_security_address") in body
+
+
+def test_the_receipt_breaks_lines_only_between_paragraphs(tmp_path):
+    # A break fixed inside a paragraph lands anywhere once a long subject is filled in (ragged).
+    import shutil
+
+    from mailtriage.workflows.templates import DEFAULT_RECEIPT
+
+    project = tmp_path / "p"
+    shutil.copytree(demo_project_dir(), project)
+    _, thread = demo_thread("Request smuggling")
+    demo_text = receipt_body(load_project(project), thread).text
+    (project / "templates" / "receipt.md").unlink()  # the default text, with a note
+    default = receipt_body(load_project(project), thread)
+    assert default.note and default.text.startswith(DEFAULT_RECEIPT.split("{")[0])
+    default_text = default.text
+    for text in (demo_text, default_text):
+        *prose, signature = text.rstrip("\n").split("\n\n")
+        assert len(prose) == 3 and all("\n" not in paragraph for paragraph in prose), text
+        assert signature.count("\n") == 1  # name, then "on behalf of …"

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from textual import work
 from textual.timer import Timer
+from textual.worker import Worker
 
 from mailtriage.core.errors import ConfigError
 from mailtriage.core.secrets import scrub
@@ -29,6 +30,7 @@ class AlertsController(ControllerBase):
         super().__init__(*args, **kwargs)
         self.alert_loop: AlertLoop | None = None
         self._alerts_asked = False  # start_alerts ran for this session (the listing calls it each time)
+        self._alerts_after_read = False  # start_alerts waits for a thread read in flight (reader_done)
         self._alert_marks: set[str] = set()
         # News not announced yet (coalesced): thread key -> summary, and the outcomes whose
         # cursors the next notification acknowledges.
@@ -48,6 +50,11 @@ class AlertsController(ControllerBase):
         the first paint or the window's walk on two cores."""
         if not self.shell.alerts_enabled or self._alerts_asked or not self.session.is_open:
             return
+        if self._reading():
+            # A thread being read (an Enter typed on the first frame, issue 33) comes first: the
+            # poll's start (its flows load, its baseline lists) would share the cores with it.
+            self._alerts_after_read = True
+            return
         self._alerts_asked = True
         try:
             loop = self.session.alert_loop()
@@ -60,6 +67,17 @@ class AlertsController(ControllerBase):
             return
         self.alert_loop = loop
         self._poll_alerts(loop)
+
+    def _reading(self) -> bool:
+        return any(worker.group == "reader" and worker.node is self and not worker.is_finished
+                   for worker in self.workers)
+
+    def reader_done(self, worker: Worker) -> None:
+        """A worker of this screen changed state: the poll a thread read held back starts
+        once that read is over (its body on screen)."""
+        if worker.group == "reader" and worker.is_finished and self._alerts_after_read:
+            self._alerts_after_read = False
+            self.call_after_refresh(self.start_alerts)
 
     def _say_no_list(self) -> None:
         """Polling is off for want of a list (not by ``poll_seconds = 0``): said once, with
@@ -81,7 +99,7 @@ class AlertsController(ControllerBase):
         """Stop the poll worker (quit, or the session is replaced); news not announced yet is
         dropped unacknowledged, so the next run reports it again."""
         loop, self.alert_loop = self.alert_loop, None
-        self._alerts_asked = False
+        self._alerts_asked = self._alerts_after_read = False
         if loop is not None:
             loop.stop()
         self.workers.cancel_group(self, "alerts")

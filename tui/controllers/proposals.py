@@ -18,6 +18,7 @@ from mailtriage.tui.controllers.compose import after_compose
 from mailtriage.tui.messages import ApplyFailed, ProposalApplied, ProposalFailed, ProposalReady
 from mailtriage.tui.panes.reader import ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.quick_flags import skips_confirmation
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.session import Session
 from mailtriage.core.projectconfig import ConfigError
@@ -181,6 +182,10 @@ class ProposalsController(ControllerBase):
 
         if proposal.facts.get("blocked_by") == "encryption":  # a reply to an encrypted report
             self._choose_clear_reply(proposal, flow)
+            return
+        if skips_confirmation(proposal, self.shell.settings):  # confirm_flag_changes = false
+            self.notify(f"{proposal.title} (confirm_flag_changes = false: not asked)", markup=False, timeout=3)
+            self._apply(proposal, flow)
             return
 
         def decided(confirmed: bool | None) -> None:

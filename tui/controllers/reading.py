@@ -35,6 +35,8 @@ class ReadingController(ControllerBase):
 
     # -- intents from the panes ------------------------------------------------------
     def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
+        # Enter goes into the message (issue 35): the reader's keys (q back, Space, e) act at once.
+        self.query_one(ThreadView).focus()
         if isinstance(message.summary, MailboxRow) and message.summary.header is not None:
             self.open_mailbox_message(message.summary)  # a personal account's message
             return
@@ -44,7 +46,19 @@ class ReadingController(ControllerBase):
         self.show_thread_url()
 
     def on_thread_view_back_requested(self, message: ThreadView.BackRequested) -> None:
+        """q / Esc in the reader: back to the list; a thread still loading is cancelled (its
+        status line says "Esc cancels")."""
+        self.cancel_work(("reader",))
         self.query_one(ThreadList).focus()
+
+    def on_thread_view_next_row_requested(self, message: ThreadView.NextRowRequested) -> None:
+        """Space at the end of the open thread: the next row of the list, read (mutt's pager)."""
+        listing = self.query_one(ThreadList)
+        if listing.cursor + 1 >= len(listing.rows):
+            self.notify("End of the last message of the list.", markup=False, timeout=3)
+            return
+        listing.cursor += 1
+        listing.action_open()
 
     def on_thread_view_attachments_requested(self, message: ThreadView.AttachmentsRequested) -> None:
         self.show_attachments()

@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 
 from mailtriage.tui import bindings
 from mailtriage.tui.dialogs import DIALOG_CSS
+from mailtriage.tui.panes.folders import folder_paths
 from mailtriage.tui.sanitize import inert_text
 
 
@@ -26,7 +27,9 @@ class FolderPicker(ModalScreen[str | None], bindings.KeyContext):
 
     def __init__(self, folders, *, current: str | None, count: int, account_id: str) -> None:
         super().__init__()
-        self.folders = [f for f in folders if f.selectable]
+        # Paths from every folder (a parent that holds no mail still names its children).
+        self.paths = [(f, path) for f, path in folder_paths(list(folders)) if f.selectable]
+        self.folders = [f for f, _path in self.paths]
         self.current = current
         self.count = count
         self.account_id = account_id
@@ -37,8 +40,9 @@ class FolderPicker(ModalScreen[str | None], bindings.KeyContext):
             title.append_text(inert_text(f"(account {self.account_id})", style="not bold"))
             yield Static(title, classes="dialog-title")
             options = []
-            for folder in self.folders:
-                label = inert_text(folder.name)
+            # Full paths (Lists/dev, not dev), the inbox first, then by path: as the folders pane.
+            for folder, path in self.paths:
+                label = inert_text(path)
                 if folder.role:
                     label.append(f"  {folder.role}", "dim")
                 if folder.id == self.current:

@@ -130,6 +130,14 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
         self._editors: dict[int, TextArea] = {}
 
     @property
+    def sends(self) -> bool:
+        return self.proposal.sends
+
+    @property
+    def confirm_word(self) -> str:
+        return "Send" if self.sends else "Confirm and write"
+
+    @property
     def can_confirm(self) -> bool:
         return not self.proposal.blocked and not self.proposal.empty
 
@@ -150,9 +158,9 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
                     yield Static(Text("Nothing to write.", "italic"))
                 for index, write in enumerate(p.writes):
                     head = Text()
-                    head.append(f"{index + 1}. {write.kind.value.upper()}", "bold")
-                    head.append(" · will be written by backend ")
-                    head.append_text(inert_text(write.backend, style="bold"))
+                    head.append(f"{index + 1}. {write.heading}", "bold")
+                    head.append(" · ")
+                    head.append_text(inert_text(write.destination))
                     head.append("\n")
                     head.append_text(inert_text(write.summary, style="dim"))
                     yield Static(head, classes="write-head")
@@ -211,7 +219,7 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
                     recap.rstrip()
                     yield Static(recap, classes="proposal-recap")
             with Horizontal(classes="dialog-buttons"):
-                yield Button(Text("Confirm and write (ctrl+s)"), id="confirm", variant="warning",
+                yield Button(Text(f"{self.confirm_word} (ctrl+s)"), id="confirm", variant="warning",
                              disabled=not self.can_confirm)
                 if self._editors or any(w.editable_body for w in p.writes):
                     yield Button(Text("Edit in $EDITOR (ctrl+o)"), id="editor")
@@ -225,10 +233,22 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
     # -- actions -------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "edit_in_editor":
-            return True if self._editors else None  # shown disabled: nothing here is editable
-        if action == "confirm":
+            return bool(self._editors)  # not offered when nothing is editable; on_key says why
+        if action in ("confirm", "send"):  # one ctrl+s, named for what it does
+            if (action == "send") != self.sends:
+                return False
             return True if self.can_confirm else None  # shown disabled; the banner says why
         return True
+
+    def on_key(self, event) -> None:
+        # ctrl+o is not offered where nothing is editable; pressed all the same, it says why.
+        if event.key == "ctrl+o" and not self._editors:
+            event.stop()
+            self.notify("Nothing to edit here: this proposal has no text you can change "
+                        "(only drafts, sends and commit messages do)", severity="information", markup=False)
+
+    def action_send(self) -> None:
+        self.action_confirm()
 
     def action_confirm(self) -> None:
         if not self.can_confirm:

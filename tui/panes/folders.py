@@ -7,6 +7,8 @@ with no configured list).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -18,12 +20,15 @@ from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False
 from mailtriage.tui import bindings
 from mailtriage.tui.sanitize import inert_text
 
+if TYPE_CHECKING:
+    from mailtriage.application import MailFolder
+
 
 class FolderList(OptionList, inherit_bindings=False):
     BINDINGS = bindings.FOLDERS
 
 
-def folder_paths(folders) -> list[tuple[object, str]]:
+def folder_paths(folders: list[MailFolder]) -> list[tuple[MailFolder, str]]:
     """Each folder with its full path (``Lists/dev``, not ``dev``), the inbox first, then by path.
 
     The path is built from the folders' ``parent_id`` chain, so it is the same for every

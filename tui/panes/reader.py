@@ -158,7 +158,19 @@ class ThreadView(VerticalScroll, can_focus=True):
     class IssueRequested(TextualMessage):
         """``s``: jump to the tracker issue of the open thread."""
 
+    class HeadersRequested(TextualMessage):
+        """``h``: every header of the open thread's messages (a dialog)."""
+
+    class PipeRequested(TextualMessage):
+        """``|``: pipe the message at the top of the view to a command (a dialog)."""
+
+    class NextRowRequested(TextualMessage):
+        """Space at the end of the open thread: open the next row of the list (mutt's habit)."""
+
     def action_page_down(self) -> None:
+        if self.has_class("-has-thread") and self.scroll_y >= self.max_scroll_y:
+            self.post_message(self.NextRowRequested())
+            return
         self.scroll_page_down(animate=False)
 
     def action_page_up(self) -> None:
@@ -233,9 +245,23 @@ class ThreadView(VerticalScroll, can_focus=True):
     def action_jump_issue(self) -> None:
         self.post_message(self.IssueRequested())
 
+    def action_full_headers(self) -> None:
+        self.post_message(self.HeadersRequested())
+
+    def action_pipe(self) -> None:
+        self.post_message(self.PipeRequested())
+
+    def message_in_view(self) -> int:
+        """The index of the message whose header is at or above the top of the view."""
+        y = self.scroll_y
+        return max(sum(1 for header in self._headers() if header.virtual_region.y <= y) - 1, 0)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("next_match", "previous_match"):
+            # False hands n / N to their next binding (next / previous message), also in the footer.
+            return self.search_active and self.has_class("-has-thread")
         if action in ("reply", "import_thread", "thread_url", "next_message", "previous_message", "attachments",
-                      "jump_issue", "import_key") or (action == "compose" and parameters != ("new",)):
+                      "jump_issue", "import_key", "full_headers", "pipe") or (action == "compose" and parameters != ("new",)):
             return True if self.has_class("-has-thread") else None
         return True
 

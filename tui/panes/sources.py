@@ -46,23 +46,22 @@ class SourcesPane(Vertical):
         options: list[Option] = []
         for row in matrix:
             text = Text(no_wrap=True, overflow="ellipsis")
-            if row["available"]:
-                text.append("✓ ", "bold green")
-            else:
-                text.append("✗ ", "bold red")
+            # No hue and no dim here: the mark says it, and the row stays readable under the
+            # cursor in every theme and in 256 colours (tests/tui/test_theme_contrast.py).
+            text.append("✓ " if row["available"] else "✗ ", "bold")
             text.append(row["backend"], "bold")
-            text.append(f" {row['role']}", "dim")
+            text.append(f" {row['role']}")
             if row["mandatory"]:
-                text.append(" mandatory", "dim")
+                text.append(" mandatory")
             if not row["available"] and row.get("reason"):
                 text.append("\n  ")
                 text.append_text(inert_text(row["reason"], style="italic"))
             options.append(Option(text, id=f"backend:{row['backend']}"))
         for account_id, body in (accounts or {}).items():
             text = Text(no_wrap=True, overflow="ellipsis")
-            text.append("• ", "dim")
+            text.append("• ")
             text.append_text(inert_text(account_id, style="bold"))
-            text.append(f" account ({inert_text(str(body.get('kind', '?'))).plain})", "dim")
+            text.append(f" account ({inert_text(str(body.get('kind', '?'))).plain})")
             options.append(Option(text, id=f"account:{account_id}"))
         if not options:
             options.append(Option(Text("no mail sources configured", "italic"), disabled=True))
@@ -78,10 +77,10 @@ class SourcesPane(Vertical):
             return
         text = Text()
         if cc.security_cc:
+            # FALLBACK first: a narrow pane cuts the end of the line, never the warning.
+            text.append("FALLBACK " if cc.cc_fallback else "", "bold")
             text.append("security CC ")
             text.append_text(inert_text(cc.security_cc, style="bold"))
-            if cc.cc_fallback:
-                text.append(" (FALLBACK)", "bold")
         else:
             text.append("no security CC: drafts blocked", "bold")
         status.update(text)

@@ -22,7 +22,7 @@ from textual.strip import Strip
 from textual.worker import get_current_worker
 
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
-from mailtriage.application import ThreadSummary
+from mailtriage.application import ThreadSummary, shown_date
 from mailtriage.core.inert import sender_label, terminal_text
 from mailtriage.tui import bindings
 from mailtriage.tui.arrange import ArrangeKeys, Arrangement, ArrangedRows
@@ -40,7 +40,7 @@ def format_date(row: ThreadSummary, narrow: bool, column: str = "sent") -> str:
 
     ``column`` "sent" shows the sender's ``Date:`` where the backend lists by arrival
     (``row.sent``), "arrival" the time the mail arrived (``last_activity``)."""
-    when = row.sent if column == "sent" and row.sent is not None else row.last_activity
+    when = shown_date(row, column)  # the same rule as `mailtriage list`
     if when is None:
         return "?" * (5 if narrow else 16)
     return when.strftime("%m-%d" if narrow else "%Y-%m-%d %H:%M")
@@ -166,6 +166,8 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
         self.date_column = "sent"
         #: The triage overview of rows on screen (ThreadId -> ThreadStatus), kept by the screen.
         self.statuses: dict = {}
+        #: Threads with new activity that came in above the screen and were not scrolled to yet.
+        self.new_above = 0
 
     # -- data ------------------------------------------------------------
     def set_rows(self, rows: ThreadRows, *, filtered: bool = False, keep_cursor: bool = False) -> None:
@@ -181,6 +183,7 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
             self._announce()
         if not keep_cursor:
             self.scroll_to(y=0, animate=False, immediate=True)
+            self.new_above = 0
         self.refresh()
         self.refresh_bindings()
         self._request_visible_pages()
@@ -205,6 +208,9 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
         self._cache.clear()
         self.virtual_size = Size(0, len(rows))
         self.scroll_to(y=new_top, animate=False, immediate=True)
+        # Rows that came in above the cursor's thread and out of view: said, not hidden (issue 39).
+        shift = new_cursor - old_cursor if current is not None else 0
+        self.new_above = min(self.new_above + max(0, shift), new_top)
         if new_cursor != self.cursor:
             self.cursor = new_cursor
         else:
@@ -410,6 +416,9 @@ class ThreadList(TagKeys, ArrangeKeys, ScrollView, can_focus=True):
     # -- paging ------------------------------------------------------------
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
+        if self.new_above > int(new):  # new rows land on top: those scrolled to are seen
+            self.new_above = int(new)
+            self._announce()
         self._request_visible_pages()
 
     def on_resize(self) -> None:

@@ -183,11 +183,12 @@ class ThreadPane(Vertical):
             return
         total = len(tl.rows)
         position = f"{(tl.cursor + 1) if total else 0}/{total}"
-        what = f"{total} thread{'s' if total != 1 else ''}"
+        unit = self.base_rows.unit if self.base_rows is not None else "thread"  # a folder lists messages
+        what = f"{total} {unit}{'s' if total != 1 else ''}"
         if self.cached:
-            what = f"{total} thread{'s' if total != 1 else ''} from the cache, asking the server …"
+            what += " from the cache, asking the server …"
         elif self.partial:
-            what = f"newest {total} threads, loading the rest …"
+            what = f"newest {total} {unit}s, loading the rest …"
         if tl.filtered and self.search_label is not None:
             self.show_message(self._search_status(position, total))
             return
@@ -195,6 +196,8 @@ class ThreadPane(Vertical):
             query = tl.listed_rows.query if isinstance(tl.listed_rows, FilteredRows) else ""
             what += f" matching {query!r} of {len(self.base_rows or [])}"
         parts = [position, *self._status_words(tl), what]
+        if tl.new_above:
+            parts.insert(1, f"↑ {tl.new_above} new above (g)")
         if tl.tags:
             parts.append(f"{len(tl.tags):,} tagged")
         arranged = tl.arrangement_text()

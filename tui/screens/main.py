@@ -3,7 +3,8 @@
 The screen owns the work of its panes. Panes post intents (open this thread, reply,
 inspect that backend); the controller of that area (``tui/controllers/``) handles the
 intent, runs the backend call in a worker on this screen and feeds the result back to
-the pane. Below 100 columns the sidebar folds away (Tab still reaches every visible pane).
+the pane. Below 100 columns the sidebar folds away and unfolds while it has the focus (1, 2);
+the zoom key (Ctrl+w) gives the focused pane the whole screen (issue 35).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 from textual.worker import Worker, WorkerState
 
 from mailtriage.tui import bindings
@@ -20,12 +21,14 @@ from mailtriage.tui.controllers.accounts import AccountsController
 from mailtriage.tui.controllers.alerts import AlertsController
 from mailtriage.tui.controllers.batch import BatchController
 from mailtriage.tui.controllers.compose import ComposeController
+from mailtriage.tui.controllers.keys import KeysController
 from mailtriage.tui.controllers.listing import ListingController
 from mailtriage.tui.controllers.overview import OverviewController
 from mailtriage.tui.controllers.proposals import ProposalsController
 from mailtriage.tui.controllers.reading import ReadingController
 from mailtriage.tui.controllers.search import SearchController
 from mailtriage.tui.controllers.tracker import TrackerController
+from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
@@ -42,7 +45,7 @@ CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"),
 
 class MainScreen(ListingController, ReadingController, ComposeController, ProposalsController, TrackerController,
                  AccountsController, AlertsController, BatchController, SearchController, OverviewController,
-                 bindings.KeyContext, inherit_bindings=False):
+                 KeysController, bindings.KeyContext, inherit_bindings=False):
     BINDINGS = bindings.MAIN
     key_context = "MainScreen"
     #: Focus goes to the thread list as soon as the panes are composed: with the default
@@ -65,7 +68,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
                 yield ThreadPane(id="thread-pane")
                 yield ReaderPane(id="reader-pane")
             yield TrackerPane(id="tracker-pane")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.set_class(self.app.size.width < NARROW_WIDTH, "-narrow")
@@ -97,7 +100,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
 
     def on_resize(self, event) -> None:
         self.set_class(event.size.width < NARROW_WIDTH, "-narrow")
-        self._fold_tracker(not self._tracker_has_focus())
+        self._fold_panes()
 
     # -- the tracker pane below 100 columns ------------------------------------
     # Beside the threads it would leave the subjects two characters: narrow, it takes the
@@ -110,10 +113,38 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         self.set_class(folded, "-tracker-folded")
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._fold_panes()
+
+    # -- below 100 columns: the sidebar unfolds while it has the focus (issue 35) --------
+    def _focus_within(self, selector: str) -> bool:
+        focused = self.focused
+        return focused is not None and self.query_one(selector) in focused.ancestors_with_self
+
+    def _fold_panes(self) -> None:
+        """Fold what the focus left: the tracker, the sidebar (narrow), and give the reader
+        the room while it is read (narrow)."""
         self._fold_tracker(not self._tracker_has_focus())
+        self.set_class(self._focus_within("#sidebar"), "-sidebar-open")
+        self.set_class(self._focus_within("#reader-pane"), "-reading")
+
+    # -- zoom: the focused pane takes the whole screen --------------------------------
+    def action_zoom(self) -> None:
+        """The focused pane takes the screen; again (or Esc from a pane without an Esc key) gives it back."""
+        if self.maximized is not None:
+            self.minimize()
+            return
+        focused = self.focused
+        pane = next((node for node in focused.ancestors_with_self if node.has_class("pane")), None) \
+            if focused is not None else None
+        if pane is None:
+            self.notify("Nothing to zoom: no pane has the focus.", markup=False, timeout=3)
+            return
+        self.maximized = pane  # a pane is a container: Screen.maximize would refuse it
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """A worker of this screen raised: the app's error list has it."""
+        """A worker of this screen raised: the app's error list has it. A thread read that
+        ended lets the alerts poll start if it waited for it."""
+        self.reader_done(event.worker)
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             self.shell.report_error(f"Unexpected error in {event.worker.name or 'a background task'}",
                                     event.worker.error)
@@ -149,7 +180,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
             self.set_class(True, "-tracker")
             self.load_tracker_once()
         if name in ("sources", "folders"):
-            self.set_class(False, "-narrow")
+            self.set_class(True, "-sidebar-open")  # before the focus: a hidden pane takes none
         widget = self.query_one(self.PANE_FOCUS[name])
         self.call_after_refresh(widget.focus)
 
@@ -167,13 +198,17 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
     # -- the whole screen ------------------------------------------------------
     def action_cancel_work(self) -> None:
         """Esc: drop the pending listing / thread / proposal (their answers are ignored)."""
+        self.cancel_work(tuple(work for work, _group in CANCELLABLE))
+
+    def cancel_work(self, works: tuple[str, ...]) -> None:
+        """Drop the pending work named in ``works`` (see :data:`CANCELLABLE`) and say so."""
         cancelled = []
-        for kind, group in CANCELLABLE:
-            if any(w.group == group and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
-                   for w in self.workers):
+        for work, group in CANCELLABLE:
+            if work in works and any(w.group == group and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
+                                     for w in self.workers):
                 self.workers.cancel_group(self, group)
-                self.new_request(kind)
-                cancelled.append(kind)
+                self.new_request(work)
+                cancelled.append(work)
         if "threads" in cancelled:
             self.threads.show_cancelled("loading cancelled — press R to load again")
         if "reader" in cancelled:

@@ -1,0 +1,225 @@
+"""Benchmark: a long mail storm with the app open, beside a fresh start on the same threads.
+
+    .venv/bin/python benchmarks/bench_storm.py [--threads 2000] [--rate 10] [--minutes 5]
+    .venv/bin/python benchmarks/bench_storm.py --threads 14000 --rate 10 --minutes 30   # issue 39's size
+    .venv/bin/python benchmarks/bench_storm.py --minutes 1 --tracemalloc                # what grows
+
+A real Dovecot holds a quiet list (``--threads`` reports over the last twenty days). The app
+runs headless in a child process (Textual's test driver, 120x40, the driver of
+``bench_alerts.py``) with new-report alerts on (``poll_seconds = 1``; IDLE wakes it too). Once
+the list is painted and the silent baseline is set, the benchmark APPENDs ``--rate`` mails a
+second for ``--minutes`` minutes (a third new reports, the rest replies to old and new
+threads) while the child presses j/k every 100 ms. Then a second child starts fresh on the
+mail the storm left. Figures (issue 39's goals in brackets):
+
+* memory (RSS) after the storm against the fresh start on the same threads [within 20 %];
+* CPU, as a share of one core, in each fifth of the storm [flat], and per poll (process CPU
+  over the storm / the poller's listings, and the listings' median wall time);
+* key latency, median and p99 [p99 <= 200 ms];
+* with ``--tracemalloc``: the 15 allocation sites that grew most from the start of the storm
+  to its end (slows the child: for finding what grows, not for the figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bench_alerts  # noqa: E402  (the app driver, the mail shape, the project shape)
+
+
+# -- the child: the app, headless, with the poller's listings counted -------------------------------
+
+def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int:
+    import asyncio
+
+    from mailtriage.core.trace import OPLOG
+
+    polls: list[float] = []
+    cpu_marks: list[tuple[float, float]] = []  # (wall, process CPU) every few seconds of the storm
+    OPLOG.subscribe(lambda rec: polls.append(rec.duration_ms)
+                    if rec.caller == "poller" and rec.op == "list_recent_threads" else None)
+    snapshot: list = []
+    sampling = threading.Event()
+
+    def marks() -> None:
+        while not sampling.wait(5.0):
+            cpu_marks.append((time.monotonic(), time.process_time()))
+
+    ended: list[tuple[float, float, int]] = []  # (wall, process CPU, polls) at END
+
+    class Stdin:
+        """stdin as the driver reads it: GO starts the storm's clocks (and tracemalloc), END stops them."""
+
+        def __init__(self, src) -> None:
+            self.src = src
+
+        def __iter__(self):
+            for line in self.src:
+                if line.strip() == "GO":
+                    polls.clear()
+                    cpu_marks.append((time.monotonic(), time.process_time()))
+                    threading.Thread(target=marks, daemon=True).start()
+                    if trace_memory:
+                        import tracemalloc
+
+                        tracemalloc.start(8)
+                        snapshot.append(tracemalloc.take_snapshot())
+                elif line.strip() == "END":
+                    sampling.set()
+                    ended.append((time.monotonic(), time.process_time(), len(polls)))
+                yield line
+
+    sys.stdin = Stdin(sys.stdin)
+    try:
+        result = asyncio.run(bench_alerts._drive(variant, project, expected))
+    finally:
+        sampling.set()
+    if variant != "fresh":
+        result["polls"] = polls[:ended[0][2]] if ended else polls  # the storm's, not the settling's
+        cpu_marks.extend((wall, cpu) for wall, cpu, _ in ended)
+        result["cpu_marks"] = cpu_marks
+    if snapshot:
+        import tracemalloc
+
+        grown = tracemalloc.take_snapshot().compare_to(snapshot[0], "traceback")
+        for stat in grown[:15]:
+            sys.stderr.write(f"{stat.size_diff / 1e6:+8.2f} MB {stat.count_diff:+8d} blocks\n")
+            for line in stat.traceback.format()[-8:]:
+                sys.stderr.write(f"      {line}\n")
+    print("RESULT " + json.dumps(result), flush=True)
+    return 0
+
+
+def _spawn(variant: str, data: Path, env: dict, project: Path, expected: int, trace_memory: bool):
+    data.mkdir()
+    return subprocess.Popen([sys.executable, __file__, "--child", variant, "--project", str(project),
+                             "--expected", str(expected), *(["--tracemalloc"] if trace_memory else [])],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                            env={**os.environ, **env, "MAILTRIAGE_DATA_DIR": str(data)})
+
+
+# -- the parent: Dovecot, the storm, the table -------------------------------------------------------
+
+def _seed(server, user, old: int) -> None:
+    client = server.client(user)
+    try:
+        start = datetime.now(timezone.utc) - timedelta(days=20)
+        for i in range(old):
+            when = start + timedelta(seconds=int(20 * 86400 * i / max(old, 1)))
+            client.append("INBOX", bench_alerts._mail(f"Old report {i}", f"<old-{i}@example.org>", when),
+                          msg_time=when)
+    finally:
+        client.logout()
+
+
+def run(tmp: Path, env: dict, server, old: int, rate: float, seconds: float, trace_memory: bool) -> dict:
+    user = server.add_user()
+    _seed(server, user, old)
+    project = bench_alerts._project(tmp / "project", env, server, user)
+    expected = old + int(rate * seconds + 2) // 3
+    proc = _spawn("ours", tmp / "data", env, project, expected, trace_memory)
+    try:
+        bench_alerts._wait_line(proc, "READY")
+        proc.stdin.write("GO\n")
+        proc.stdin.flush()
+        bench_alerts._burst(server, user, rate, seconds, "storm", old)
+        proc.stdin.write("END\n")
+        proc.stdin.flush()
+        result = json.loads(bench_alerts._wait_line(proc, "RESULT"))
+    finally:
+        proc.wait(timeout=300)
+    fresh = _spawn("fresh", tmp / "data-fresh", env, project, expected, False)
+    try:
+        result["fresh"] = json.loads(bench_alerts._wait_line(fresh, "RESULT"))
+    finally:
+        fresh.wait(timeout=300)
+    result["new_threads"] = expected - old
+    return result
+
+
+def _fifths(marks: list) -> list[float]:
+    """CPU share of one core in each fifth of the storm (from the child's marks)."""
+    if len(marks) < 2:
+        return []
+    t0, t1 = marks[0][0], marks[-1][0]
+    out = []
+    for k in range(5):
+        a, b = t0 + (t1 - t0) * k / 5, t0 + (t1 - t0) * (k + 1) / 5
+        inside = [m for m in marks if a <= m[0] <= b]
+        if len(inside) >= 2 and inside[-1][0] > inside[0][0]:
+            out.append((inside[-1][1] - inside[0][1]) / (inside[-1][0] - inside[0][0]))
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=2000, help="quiet threads before the storm (default 2000)")
+    parser.add_argument("--rate", type=float, default=10.0, help="mails a second (default 10)")
+    parser.add_argument("--minutes", type=float, default=5.0, help="length of the storm (default 5)")
+    parser.add_argument("--tracemalloc", action="store_true", help="print what grew in the app (slows it)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--project", help=argparse.SUPPRESS)
+    parser.add_argument("--expected", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return child(args.child, Path(args.project), args.expected, args.tracemalloc)
+
+    from tests.servers.dovecot import DovecotServer
+
+    load = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="mailtriage-bench-storm-") as tmp_name:
+        tmp = Path(tmp_name)
+        config = tmp / "config"
+        config.mkdir()
+        (config / "config.toml").write_text('name = "Bench"\n[alerts]\npoll_seconds = 1\n', encoding="utf-8")
+        env = {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_BENCH_KEYRING": str(tmp / "keyring.json"),
+               "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring",
+               "PYTHONPATH": os.pathsep.join([str(ROOT / "benchmarks"), os.environ.get("PYTHONPATH", "")])}
+        os.environ["MAILTRIAGE_BENCH_KEYRING"] = env["MAILTRIAGE_BENCH_KEYRING"]
+        server = DovecotServer().start()
+        try:
+            r = run(tmp, env, server, args.threads, args.rate, args.minutes * 60, args.tracemalloc)
+        finally:
+            server.stop()
+
+    lat = sorted(r["latencies"])
+    polls = r["polls"]
+    storm_cpu = r["cpu_marks"][-1][1] - r["cpu_marks"][0][1]
+    print(f"\nStorm of {args.rate:g} mails/s for {args.minutes:g} min onto {args.threads} quiet threads "
+          f"(real Dovecot, app headless, poll every 1 s; load average before: {load[0]:.2f}):")
+    print(f"  threads listed after the storm / fresh start   {r['rows_after']} / {r['fresh']['rows_start']}")
+    print(f"  memory before the storm (MB)                   {r['rss_start']:.0f}")
+    print(f"  memory after the storm (MB)                    {r['rss_after']:.0f}")
+    if "rss_after_trim" in r:
+        print(f"  ... after malloc_trim (freed heap given back)  {r['rss_after_trim']:.0f}   (diagnostic)")
+    print(f"  memory of a fresh start, same threads (MB)     {r['fresh']['rss_start']:.0f}   (baseline)")
+    print(f"  after the storm vs fresh start                 {r['rss_after'] / r['fresh']['rss_start'] - 1:+.0%}"
+          "   (goal: within 20 %)")
+    print(f"  CPU in each fifth of the storm (% of a core)   "
+          + " ".join(f"{c:.0%}" for c in _fifths(r["cpu_marks"])) + "   (goal: flat)")
+    print(f"  poller listings during the storm               {len(polls)}")
+    if polls:
+        print(f"  listing wall time, median / max (ms)           {statistics.median(polls):.0f} / {max(polls):.0f}")
+        print(f"  process CPU per listing (ms)                   {storm_cpu * 1000 / len(polls):.0f}")
+    print(f"  key latency, median / p99 (ms)                 {statistics.median(lat) * 1000:.1f} / "
+          f"{lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000:.1f}   (goal: p99 <= 200)")
+    print(f"  'new reports' announced (truth: new threads)   {r['announced']}/{r['new_threads']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""Crash suite (issue 38 §SIGKILL, issue 39): the app's batch move over IMAP, in a real child
+process SIGKILLed part-way, on a real Dovecot. After the kill every message is in exactly one of
+INBOX and Archive (none lost, none doubled); a rerun (the list read again, as the app does after
+a move, and the rest moved) finishes the job.
+
+The child runs what the app runs on a confirmed move of the tagged messages: the organize
+proposal (workflows/organize.py, batches of MAX_BULK) applied through the IMAP adapter. Kill
+points are what the server shows another client (Archive's message count), polled: no sleeps,
+no test hook in product code."""
+
+from __future__ import annotations
+
+import dataclasses
+import email
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from mailtriage.backends.imap.account import password_key
+from mailtriage.core.secrets import set_secret
+from tests.imap.conftest import account_for, make_mail
+from tests.workflows.test_concurrent_imports import child_keyring  # noqa: F401  (the fixture)
+
+COUNT = 450  # five batches of at most 100
+BOUND = 120.0  # seconds a child may take on a loaded machine
+
+CHILD = textwrap.dedent("""
+    import json, sys
+    from mailtriage.backends.imap.account import ImapAccount
+    from mailtriage.backends.imap.adapter import ImapMailbox
+    from mailtriage.backends.mailbox_contract import MailQuery
+    from mailtriage.workflows.organize import propose_organize
+
+    account = ImapAccount(**json.loads(sys.argv[1]))
+    mailbox = ImapMailbox(account)
+    headers = list(mailbox.list(MailQuery(folder="INBOX", page_size=500)).messages)  # the tagged rows
+    if not headers:
+        print(json.dumps({"moved": 0}))
+        sys.exit(0)
+    proposal = propose_organize(mailbox, headers, "move", access=account.access,
+                                folders=mailbox.list_folders(), folder_id="Archive")
+    report = proposal.apply(confirmed=True)
+    mailbox.close()
+    print(json.dumps({"moved": len(headers), "failed": report.failed}))
+    sys.exit(0 if report.ok else 1)
+""")
+
+
+@pytest.fixture
+def mover(dovecot, dovecot_user, child_keyring):  # noqa: F811
+    acct = account_for(dovecot, dovecot_user)
+    set_secret(password_key(acct.id), dovecot_user.password)
+    fields = {k: v for k, v in dataclasses.asdict(acct).items() if not isinstance(v, (dict, tuple, list)) or not v}
+    env = dict(os.environ, **child_keyring)
+
+    def start() -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(fields)], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+    return start
+
+
+def message_ids(client, folder: str) -> list[str]:
+    client.select_folder(folder, readonly=True)
+    uids = client.search(["ALL"])
+    data = client.fetch(uids, ["BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)]"]) if uids else {}
+    return [email.message_from_bytes(next(v for k, v in item.items() if k.startswith(b"BODY")))["Message-ID"]
+            for item in data.values()]
+
+
+def archived(client) -> int:
+    return client.folder_status("Archive", ["MESSAGES"])[b"MESSAGES"]
+
+
+@pytest.mark.parametrize("moved_at_least", [1, 150, 301], ids=["first batch", "second batch", "fourth batch"])
+def test_a_bulk_move_killed_part_way_loses_and_doubles_nothing_and_a_rerun_finishes(
+        dovecot, dovecot_user, mover, moved_at_least):
+    with dovecot.client(dovecot_user) as client:
+        for n in range(COUNT):
+            client.append("INBOX", make_mail(n, subject=f"Report {n:03d}"))
+        every = sorted(message_ids(client, "INBOX"))
+        assert len(set(every)) == COUNT
+        killed = False
+        for _attempt in range(5):  # the kill waits for the server's state, not a time: a fast run can pass it
+            proc = mover()
+            deadline = time.monotonic() + BOUND
+            try:
+                while proc.poll() is None and time.monotonic() < deadline:
+                    if archived(client) >= moved_at_least:
+                        proc.send_signal(signal.SIGKILL)
+                        killed = True
+                        break
+            finally:
+                if proc.poll() is None and not killed:
+                    proc.kill()
+                _out, err = proc.communicate(timeout=60)
+            if killed and proc.returncode == -signal.SIGKILL:
+                break
+            killed = False
+            assert proc.returncode == 0, err  # it ended first, having moved everything: put it back
+            client.select_folder("Archive")
+            client.move(client.search(["ALL"]), "INBOX")
+        inbox, archive = message_ids(client, "INBOX"), message_ids(client, "Archive")
+        assert killed, "the move always ended before the kill point"
+        # Right after the kill: each message in exactly one folder, none lost, none doubled.
+        assert sorted(inbox + archive) == every, (len(inbox), len(archive))
+        assert len(archive) >= moved_at_least  # the kill came once the server showed the kill point
+
+        proc = mover()  # the rerun: the list read again, the rest moved
+        out, err = proc.communicate(timeout=BOUND)
+        assert proc.returncode == 0, err
+        assert json.loads(out)["moved"] == len(inbox)
+        assert message_ids(client, "INBOX") == []
+        assert sorted(message_ids(client, "Archive")) == every  # all there, once each

@@ -1,0 +1,83 @@
+"""``[keys] preset = "mutt" | "aerc"`` (issue 35 §3): their defaults on our actions, no new
+collisions, the user's own keys win, an unknown preset is a clear settings problem."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from mailtriage.core.errors import ConfigError
+from mailtriage.core.settings import UserSettings
+from mailtriage.tui import bindings, keymaps
+from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.screens.help import HelpScreen
+from tests.tui.helpers import make_app, mbox_project, settle
+
+PANES = (bindings.THREAD_LIST, bindings.READER, bindings.FOLDERS, bindings.SOURCES, bindings.TRACKER)
+
+
+def _clashes(keys_of: dict[str, list[str]], contexts) -> set[str]:
+    """Keys bound twice where the main screen's pane, the screen and the app all listen."""
+    seen: Counter[str] = Counter()
+    for binding in (b for ctx in contexts for b in ctx):
+        for key in set(keys_of.get(binding.id, bindings.effective_keys(binding, {}))):
+            seen[key] += 1
+    return {key for key, n in seen.items() if n > 1}
+
+
+@pytest.mark.parametrize("name", sorted(keymaps.PRESETS))
+def test_a_preset_names_real_bindings_and_adds_no_clash(name):
+    preset = keymaps.PRESETS[name]
+    good, problems = bindings.validate_keymap(preset)
+    assert problems == [] and good == preset
+    with_preset = {b.id: bindings.effective_keys(b, preset) for b in bindings.all_bindings()}
+    for pane in PANES:
+        contexts = (bindings.APP, bindings.MAIN, pane)
+        assert _clashes(with_preset, contexts) <= _clashes({}, contexts), (name, pane[0].id)
+
+
+def test_the_users_own_keys_win_over_the_preset(tmp_path):
+    settings = UserSettings(tmp_path / "config.toml", {"keys": {"preset": "mutt", "threads.tag": "x"}})
+    keymap = keymaps.keymap(settings)
+    assert keymap["threads.tag"] == "x" and keymap["threads.toggle_flag"] == "F" and "preset" not in keymap
+
+
+def test_an_unknown_preset_is_a_settings_error_naming_the_valid_ones(tmp_path):
+    settings = UserSettings(tmp_path / "config.toml", {"keys": {"preset": "vim"}})
+    with pytest.raises(ConfigError) as caught:
+        keymaps.keymap(settings)
+    assert str(caught.value) == (f"{tmp_path / 'config.toml'}: keys.preset: unknown key preset 'vim' "
+                                 '(valid: "mutt" or "aerc")')
+    app = make_app(tmp_path, settings=settings)
+    assert any("unknown key preset 'vim'" in p for p in app.startup_problems)
+    assert app.user_keymap == {}
+
+
+async def test_mutt_preset_t_tags_and_the_help_shows_the_mutt_keys(tmp_path):
+    settings = UserSettings(tmp_path / "config.toml", {"keys": {"preset": "mutt"}})
+    app = make_app(mbox_project(tmp_path / "p"), settings=settings)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        thread_list = app.screen.query_one(ThreadList)
+        first = thread_list.current
+        await pilot.press("t")  # mutt's tag-entry (ours: v); the tracker pane moved to Y
+        await settle(pilot)
+        assert list(thread_list.tags.rows()) == [first] and thread_list.cursor == 1
+        assert not app.screen.has_class("-tracker")
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        rows = help_rows(app)
+        assert "t  Tag / untag and move down  threads.tag" in rows
+        assert "Y  Tracker pane  app.tracker" in rows
+
+
+def help_rows(app) -> list[str]:
+    """The help screen's rows as text, cells joined by two spaces."""
+    out = []
+    for static in app.screen.query(".help-table"):
+        table = static.content
+        for i in range(table.row_count):
+            out.append("  ".join(str(column._cells[i]) for column in table.columns))
+    return out

@@ -1,0 +1,108 @@
+"""The keys mutt and aerc users miss (issue 35 §4), driven as a user would on real mbox
+archives and the real Dovecot: full headers, change folder, tag prefix, g/G in the
+folders pane, and the setting that skips the confirmation of reversible flag changes."""
+
+from __future__ import annotations
+
+from mailtriage.tui.dialogs.folder_jump import FolderJump
+from mailtriage.tui.dialogs.headers import HeadersDialog
+from mailtriage.tui.panes.thread_list import ThreadList
+from tests.tui.helpers import make_app, mbox_project, screen_text, settle, standard_messages
+
+RECEIVED = "from mx.attacker.invalid (mx.attacker.invalid [203.0.113.9]) by mx.frob.example with ESMTPS id 4Xk"
+AUTH = "mx.frob.example; dkim=fail header.d=frob.example; spf=softfail smtp.mailfrom=attacker.invalid"
+
+
+def spoofed_report() -> bytes:
+    """A spoofed report as raw bytes (mailbox.mbox takes them as they are): one line per
+    header, and a header carrying a raw escape sequence and a bidi override."""
+    return (f"From: Release Manager <release@frob.example>\nTo: security@frob.example\n"
+            f"Subject: Urgent: rotate the signing key\nDate: Tue, 03 Nov 2026 08:00:00 +0000\n"
+            f"Message-ID: <spoof-1@attacker.invalid>\nReceived: {RECEIVED}\nAuthentication-Results: {AUTH}\n"
+            "X-Injected: \x1b]8;;https://evil.invalid\x07click\u202e me\n"
+            "Content-Type: text/plain; charset=utf-8\nMIME-Version: 1.0\n\nPlease rotate it now.\n").encode()
+
+
+def headers_dialog_text(app) -> str:
+    return "\n".join(static.content.plain for static in app.screen.query(".headers-message"))
+
+
+async def test_h_shows_every_header_inert_and_esc_closes(tmp_path):
+    app = make_app(mbox_project(tmp_path / "p", messages=[*standard_messages(), spoofed_report()]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        thread_list = app.screen.query_one(ThreadList)
+        assert thread_list.current.subject == "Urgent: rotate the signing key"  # newest first
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("4", "h")
+        await settle(pilot)
+        assert isinstance(app.screen, HeadersDialog)
+        shown = headers_dialog_text(app)
+        assert f"Received: {RECEIVED}" in shown
+        assert f"Authentication-Results: {AUTH}" in shown
+        assert "X-Injected: \\x1b]8;;https://evil.invalid\\x07click⟨U+202E⟩ me" in shown
+        assert "\x1b" not in shown and "\u202e" not in shown
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, HeadersDialog)
+
+
+def notices(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def test_tag_prefix_says_what_the_next_key_acts_on(tmp_path):
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("semicolon")
+        await settle(pilot)
+        assert any(n.startswith("tag prefix: no row is tagged") for n in notices(app))
+        await pilot.press("v", "v", "semicolon")
+        await settle(pilot)
+        assert "tag prefix: the next action (m f a d M i) acts on the 2 tagged rows" in notices(app)
+
+
+async def test_x_in_full_headers_shows_the_raw_source_inert_and_back(tmp_path):
+    app = make_app(mbox_project(tmp_path / "p", messages=[*standard_messages(), spoofed_report()]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter", "4", "h", "x")
+        await settle(pilot)
+        shown = headers_dialog_text(app)
+        assert "Message 1 of 1 · raw source, " in shown and f"Received: {RECEIVED}" in shown
+        assert "Please rotate it now." in shown  # the body too: the raw message, not its headers
+        assert "\\x1b]8;;https://evil.invalid\\x07click⟨U+202E⟩ me" in shown and "\x1b" not in shown
+        await pilot.press("x")
+        await settle(pilot)
+        assert "raw source" not in headers_dialog_text(app)
+
+
+async def test_pipe_runs_the_confirmed_command_on_the_raw_message_and_shows_its_output(tmp_path):
+    from textual.widgets import Static
+
+    from mailtriage.tui.dialogs.pipe import PipeDialog
+
+    marker = tmp_path / "ran"
+    app = make_app(mbox_project(tmp_path / "p", messages=[*standard_messages(), spoofed_report()]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter", "4", "vertical_line")
+        await settle(pilot)
+        assert isinstance(app.screen, PipeDialog)
+        await pilot.press(*f"touch {marker}", "enter")
+        await settle(pilot)
+        assert f"Will run touch {marker} (no shell)" in app.screen.query_one("#pipe-plan", Static).content.plain
+        await pilot.press("escape")  # cancelled after reading the plan: nothing ran
+        await settle(pilot)
+        assert not isinstance(app.screen, PipeDialog) and not marker.exists()
+        await pilot.press("vertical_line", *"grep -i -e ^authentication-results -e ^x-injected", "enter")
+        await settle(pilot)
+        assert str(app.screen.query_one("#pipe-output-text", Static).content) == ""  # not before Ctrl+s
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.screen.query_one("#pipe-plan", Static).content.plain == "exit status 0"
+        output = app.screen.query_one("#pipe-output-text", Static).content.plain
+        assert output == (f"Authentication-Results: {AUTH}\n"
+                          "X-Injected: \\x1b]8;;https://evil.invalid\\x07click⟨U+202E⟩ me\n")

@@ -1,0 +1,100 @@
+"""Issue 35 §2: 80x24 works — the main screen with a personal account, and every dialog.
+
+The dialogs that need a state hard to reach on an mbox project (an error list, a reply that
+cannot be encrypted, a key's passphrase, quitting with work pending) are pushed as the app
+pushes them; the others are reached by their keys. Besides the snapshots, one cheap check
+per dialog: every button lies inside the screen (the proposal's ``Cancel (esc)`` did not).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Button
+
+from mailtriage.tui.dialogs.clear_reply import ClearReplyDialog
+from mailtriage.tui.dialogs.error import ErrorDialog
+from mailtriage.tui.dialogs.passphrase import PassphraseDialog
+from mailtriage.tui.dialogs.quit import QuitDialog
+from mailtriage.tui.errors import ErrorRecord
+from tests.servers.fixtures import *  # noqa: F401,F403
+from tests.tui.helpers import make_app, settle
+from tests.tui.test_account_folders import open_inbox
+from tests.tui.test_snapshots import drafting_project
+from tests.tui.test_tags import tags_project  # noqa: F401 (fixture)
+
+SIZE = (80, 24)
+
+ERROR = ErrorRecord("Reading the thread failed", "connection refused", where="reader",
+                    resolution="read_thread → mbox (primary)", details="the archive could not be opened",
+                    technical="OSError: [Errno 111] Connection refused",
+                    hints=["Press R to check the sources again."])
+
+#: name → (keys pressed on the main screen, or a dialog to push)
+DIALOGS = {
+    "proposal": ("r", "ctrl+s"),
+    "compose": ("r",),
+    "error": lambda: ErrorDialog([ERROR]),
+    "clear_reply": lambda: ClearReplyDialog("no OpenPGP key for ana@example.com"),
+    "passphrase": lambda: PassphraseDialog(True, cursor_blink=False),
+    "quit": lambda: QuitDialog(["a proposal is open (not written)", "a thread is loading"]),
+}
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MAILTRIAGE_CONFIG_DIR", "config")
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text('name = "Test Triager"\n', encoding="utf-8")
+    drafting_project(tmp_path)  # drafts are written: the proposal offers $EDITOR (its widest row of buttons)
+    return tmp_path
+
+
+def open_dialog(name: str):
+    async def run_before(pilot):
+        await settle(pilot)
+        how = DIALOGS[name]
+        if callable(how):
+            pilot.app.push_screen(how())
+        else:
+            for key in how:
+                await pilot.press(key)
+                await settle(pilot)
+        await settle(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    return run_before
+
+
+@pytest.mark.parametrize("dialog", DIALOGS)
+def test_dialog_at_80x24(snap_compare, workdir, dialog):
+    assert snap_compare(make_app(Path("p")), terminal_size=SIZE, run_before=open_dialog(dialog))
+
+
+async def test_every_button_of_every_dialog_is_on_screen_at_80x24(workdir):
+    # One test over the dialogs (anyio's marker does not mix with a parametrized async test).
+    cut: dict[str, list[str]] = {}
+    for dialog in DIALOGS:
+        app = make_app(Path("p"))
+        async with app.run_test(size=SIZE) as pilot:
+            await open_dialog(dialog)(pilot)
+            buttons = list(app.screen.query(Button))
+            assert buttons, f"{dialog}: no dialog with buttons on screen"
+            box = app.screen.query_one(".dialog").content_region  # what the dialog shows of its rows
+            cut[dialog] = [str(b.label) for b in buttons
+                           if not box.contains_region(b.region) or b.content_region.width < len(str(b.label))]
+    assert {d: labels for d, labels in cut.items() if labels} == {}, "cut off at 80x24"
+
+
+def test_main_screen_with_an_account_reading_at_80x24(snap_compare, tags_project):  # noqa: F811
+    async def run_before(pilot):
+        await open_inbox(pilot.app, pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(make_app(tags_project), terminal_size=SIZE, run_before=run_before)

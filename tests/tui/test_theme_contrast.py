@@ -1,0 +1,98 @@
+"""Every theme reads at 4.5:1 or better (WCAG AA), for text and for the cursor row, in
+truecolour and in 256 colours (issue 35 item 7).
+
+The app is rendered in each theme of ``mailtriage.themes`` and every text cell on the screen
+is measured: its colours as Textual composes them (alpha, ``auto`` text and ``dim`` already
+blended), and the same colours downgraded to the 256-colour palette the way Rich does it for a
+terminal without ``COLORTERM`` (tmux): ``rich.color.Color.downgrade(ColorSystem.EIGHT_BIT)``.
+Contrast is the WCAG ratio of relative luminances. Borders and scrollbars are lines, not text.
+"""
+
+from __future__ import annotations
+
+from rich.color import Color, ColorSystem
+
+from mailtriage.themes import THEMES
+from tests.tui.helpers import make_app, mbox_project, settle
+
+AA = 4.5
+SIZE = (120, 36)
+
+
+def luminance(color: Color) -> float:
+    def channel(value: int) -> float:
+        c = value / 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    t = color.get_truecolor()
+    return 0.2126 * channel(t.red) + 0.7152 * channel(t.green) + 0.0722 * channel(t.blue)
+
+
+def ratio(fg: Color, bg: Color) -> float:
+    high, low = sorted((luminance(fg), luminance(bg)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def is_text(text: str) -> bool:
+    # Box drawing and block elements (borders, scrollbars, the tree's guides) are not text.
+    return any(not ch.isspace() and not 0x2500 <= ord(ch) <= 0x259F for ch in text)
+
+
+def low_contrast(app, state: str, within=None) -> list[str]:
+    """Every text segment on screen (or ``within`` a region: a dialog, not the screen it dims)
+    under 4.5:1, in truecolour or in 256 colours."""
+    update = app.screen._compositor.render_update(full=True)
+    found: dict[tuple, str] = {}
+    for y, line in enumerate(update.strips):
+        x = 0
+        for strip in line:
+            for segment in strip:
+                style, at = segment.style, x
+                x += segment.cell_length
+                if within is not None and not within.contains(at, y):
+                    continue
+                if style is None or style.color is None or style.bgcolor is None or not is_text(segment.text):
+                    continue
+                for mode, (fg, bg) in (("truecolour", (style.color, style.bgcolor)),
+                                       ("256 colours", (style.color.downgrade(ColorSystem.EIGHT_BIT),
+                                                        style.bgcolor.downgrade(ColorSystem.EIGHT_BIT)))):
+                    measured = ratio(fg, bg)
+                    if measured < AA:
+                        found.setdefault((mode, str(style)), f"{state}, {mode}: {measured:.2f}:1 on line {y} "
+                                                             f"{segment.text.strip()[:30]!r} ({style})")
+    return list(found.values())
+
+
+async def low_contrast_in(theme_name: str, tmp_path) -> list[str]:
+    mbox_project(tmp_path / "p")
+    app = make_app(tmp_path / "p")
+    problems: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        app.theme = theme_name
+        await settle(pilot)
+        # The list focused (its cursor row), the sources pane's blurred cursor, the status lines.
+        problems += low_contrast(app, "list")
+        await pilot.press("enter")  # the reader: headers on the panel colour, the list's blurred cursor
+        await settle(pilot)
+        problems += low_contrast(app, "reader")
+        await pilot.press("r")  # the reply dialog over the dimmed screen
+        await settle(pilot)
+        dialog = app.screen.query_one(".dialog").region
+        problems += low_contrast(app, "reply dialog", dialog)
+    return problems
+
+
+def test_the_themes_are_the_ones_measured():
+    assert [t.name for t in THEMES] == ["mailtriage-dark", "mailtriage-light", "mailtriage-high-contrast"]
+
+
+async def test_dark_theme_reaches_4_5_to_1(tmp_path):
+    assert await low_contrast_in("mailtriage-dark", tmp_path) == []
+
+
+async def test_light_theme_reaches_4_5_to_1(tmp_path):
+    assert await low_contrast_in("mailtriage-light", tmp_path) == []
+
+
+async def test_high_contrast_theme_reaches_4_5_to_1(tmp_path):
+    assert await low_contrast_in("mailtriage-high-contrast", tmp_path) == []

@@ -1,0 +1,157 @@
+"""Issue 35 item 6 in the proposal dialog: it names the change and where it lands in the
+user's words, says "Send" for a send, and Ctrl+o never does nothing without saying why."""
+
+from __future__ import annotations
+
+from textual.app import App
+
+from mailtriage.tui.dialogs.proposal import ProposalDialog
+from mailtriage.workflows.attachments import AttachmentItem, propose_save
+from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+
+
+class DialogHost(App):
+    def __init__(self, proposal: Proposal) -> None:
+        super().__init__()
+        self.proposal = proposal
+
+    def on_mount(self) -> None:
+        self.push_screen(ProposalDialog(self.proposal, cursor_blink=False))
+
+
+def screen_words(app: App) -> str:
+    return "\n".join(str(w.render()) for w in app.screen.query("Static, Button"))
+
+
+def footer_words(app: App) -> list[str]:
+    return [b.binding.description for b in app.screen.active_bindings.values() if b.binding.show]
+
+
+def send_proposal() -> Proposal:
+    proposal = Proposal("Send: Re: the report")
+    proposal.writes.append(Write(WriteKind.SEND, "account work", "send: Re: the report",
+                                 [Field("To", "r@example.net"), Field("Body", "thanks", multiline=True)],
+                                 lambda w: None, editable_body=True, body="thanks", label="Send",
+                                 where="from account work"))
+    return proposal
+
+
+async def test_a_file_save_says_which_folder_the_file_goes_into(tmp_path):
+    item = AttachmentItem(1, 0, "<m@x>", None, "report.pdf", "application/pdf", 10)
+    proposal = propose_save([item], tmp_path, lambda i: b"x", source="mbox")
+    app = DialogHost(proposal)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        words = screen_words(app)
+        assert f"1. Save file · into the folder {tmp_path}" in words
+        assert "backend mbox" not in words and "written by" not in words
+
+
+async def test_a_send_says_send_on_the_button_and_in_the_footer():
+    app = DialogHost(send_proposal())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        words = screen_words(app)
+        assert "Send (ctrl+s)" in words and "Confirm and write" not in words
+        assert "1. Send · from account work" in words
+        assert "Send" in footer_words(app) and "Confirm and write" not in footer_words(app)
+        await pilot.press("ctrl+s")  # the same key sends
+        await pilot.pause()
+        assert not isinstance(app.screen, ProposalDialog)
+
+
+async def test_ctrl_o_is_not_offered_where_nothing_is_editable_and_says_why_when_pressed(tmp_path):
+    item = AttachmentItem(1, 0, "<m@x>", None, "report.pdf", "application/pdf", 10)
+    app = DialogHost(propose_save([item], tmp_path, lambda i: b"x", source="mbox"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert "Edit in $EDITOR" not in footer_words(app)
+        assert "Confirm and write" in footer_words(app)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        toasts = [str(n.message) for n in app._notifications]
+        assert any(t.startswith("Nothing to edit here") for t in toasts), toasts
+
+
+async def test_an_unexpected_error_shows_its_message_and_keeps_the_class_name_for_the_trace(tmp_path):
+    from tests.tui.helpers import make_app, settle
+
+    app = make_app(tmp_path / "nowhere")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.clear_notifications()
+        try:
+            raise RuntimeError("the summary cache is locked by another mailtriage")
+        except RuntimeError as exc:
+            app.report_error("Listing threads failed", exc)
+        app.report_error("Writing failed", RuntimeError(""))  # no message, no traceback
+        await settle(pilot)
+        toasts = " ".join(str(n.message) for n in app._notifications)
+        listing, writing = app.errors[-2:]
+        assert listing.message == "the summary cache is locked by another mailtriage"
+        assert "RuntimeError" not in toasts + listing.message + writing.message
+        assert writing.message.startswith("something failed that mailtriage did not expect")
+        # The class name stays where a bug report needs it: the collapsed technical detail.
+        assert "RuntimeError: the summary cache is locked" in listing.technical
+        assert writing.technical == "RuntimeError: "
+
+
+async def test_a_toast_leaves_the_status_lines_readable(tmp_path):
+    from textual.widgets._toast import Toast
+
+    from tests.tui.helpers import make_app, mbox_project, settle
+
+    mbox_project(tmp_path / "p")
+    app = make_app(tmp_path / "p")
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")  # the reader open beside the list: two status lines at the bottom
+        await settle(pilot)
+        app.notify("Written: 1 draft in account work\nsecond line\nthird line", title="Written")
+        await settle(pilot)
+        statuses = [w.region for w in app.screen.query(".pane-status") if w.region.area]
+        toasts = [t.region for t in app.screen.query(Toast)]
+        assert statuses and toasts
+        assert all(not toast.overlaps(status) for toast in toasts for status in statuses), (toasts, statuses)
+
+
+async def test_the_sources_status_line_shows_fallback_before_it_cuts_the_address(tmp_path):
+    from tests.tui.helpers import make_app, mbox_project, settle
+
+    mbox_project(tmp_path / "p", security_list=None)  # the CC falls back to the foundation's address
+    app = make_app(tmp_path / "p")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        status = app.screen.query_one("#sources-status")
+        shown = status.render_line(0).text
+        assert status.size.width < 40 and "FALLBACK" in shown, shown
+
+
+async def test_the_move_picker_lists_full_paths_sorted_with_the_inbox_first():
+    from mailtriage.backends.mailbox_contract import MailFolder
+    from mailtriage.tui.dialogs.folder_picker import FolderPicker
+
+    server_order = [MailFolder("Trash", "Trash", None, "trash", 0, 0),
+                    MailFolder("Lists", "Lists", None, None, 0, 0, selectable=False),
+                    MailFolder("Lists.dev", "dev", "Lists", None, 0, 3),
+                    MailFolder("Archive", "Archive", None, "archive", 0, 0),
+                    MailFolder("INBOX", "INBOX", None, "inbox", 1, 2),
+                    MailFolder("Lists.announce", "announce", "Lists", None, 0, 1)]
+
+    class PickerHost(App):
+        picked: list = []
+
+        def on_mount(self) -> None:
+            self.push_screen(FolderPicker(server_order, current="INBOX", count=1, account_id="work"),
+                             callback=self.picked.append)
+
+    app = PickerHost()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        options = app.screen.query_one("#folder-picker-list")
+        shown = [str(options.get_option_at_index(i).prompt).split("  ")[0] for i in range(options.option_count)]
+        assert shown == ["INBOX", "Archive", "Lists/announce", "Lists/dev", "Trash"]
+        assert options.highlighted == 1  # the first folder the messages can go to
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert app.picked == ["Lists.announce"]  # the ID of the folder picked, by its path

@@ -1,0 +1,80 @@
+"""Keys mutt and aerc users miss (issue 35 §4): full headers and raw source (``h``), pipe
+to a command (``|``) and change folder (``c``).
+
+Each opens a dialog of its own module; none writes anything, and the pipe runs its
+command only once the user confirmed it in the dialog.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from mailtriage.tui.controllers.base import ControllerBase
+from mailtriage.tui.panes.folders import FolderList
+from mailtriage.tui.panes.reader import ThreadView
+
+
+class KeysController(ControllerBase):
+    def on_thread_view_headers_requested(self, message: ThreadView.HeadersRequested) -> None:
+        thread = self.reader.thread
+        if thread is None:
+            self.notify("Open a thread first (Enter), then h shows its full headers.", severity="warning",
+                        markup=False)
+            return
+        # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
+        from mailtriage.tui.dialogs.headers import HeadersDialog
+
+        self.app.push_screen(HeadersDialog(thread, self._raw_reader()))
+
+    def _raw_reader(self):
+        """message -> its raw bytes, through what read the open thread (called in a worker)."""
+        reader = self.reader
+        backend = reader.resolution.chosen if reader.resolution is not None else None
+        account_id, session = reader.account_id, self.session
+        return lambda message: session.raw_message(message, backend=backend, account_id=account_id)
+
+    def on_thread_view_pipe_requested(self, message: ThreadView.PipeRequested) -> None:
+        """|: the message at the top of the reading pane, to a command the user types and confirms."""
+        thread = self.reader.thread
+        if thread is None or not thread.messages:
+            self.notify("Open a thread first (Enter), then | pipes its message.", severity="warning", markup=False)
+            return
+        index = min(self.reader.view.message_in_view(), len(thread.messages) - 1)
+        chosen = thread.messages[index]
+        read_raw = self._raw_reader()
+
+        def run(command: str) -> tuple[int, bytes, bool]:
+            # lazy: the pipe runner loads on first use, not at start-up
+            from mailtriage.application import run_pipe
+
+            result = run_pipe(command, read_raw(chosen))
+            return result.returncode, result.output, result.cut
+
+        # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
+        from mailtriage.tui.dialogs.pipe import PipeDialog
+
+        what = f"message {index + 1} of {len(thread.messages)}: {chosen.subject or '(no subject)'}"
+        self.app.push_screen(PipeDialog(what, run))
+
+    def action_change_folder(self) -> None:
+        """c: pick a list or folder of the lists pane by name and open it."""
+        folder_list = self.query_one(FolderList)
+        choices: list[tuple[int, Text]] = []
+        for index in range(folder_list.option_count):
+            option = folder_list.get_option_at_index(index)
+            if not option.disabled and isinstance(option.prompt, Text):  # the pane's labels are inert Text
+                choices.append((index, option.prompt.copy()))
+        if not choices:
+            self.notify("There is no list or folder to open yet.", severity="warning", markup=False)
+            return
+        account = self.folders.account_id
+        title = f"Change folder · account {account}" if account else "Change list"
+        # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
+        from mailtriage.tui.dialogs.folder_jump import FolderJump
+
+        def picked(index: int | None) -> None:
+            if index is not None and index < folder_list.option_count:
+                folder_list.highlighted = index
+                folder_list.action_select()  # as Enter in the lists pane: the pane opens it
+
+        self.app.push_screen(FolderJump(choices, title), picked)
