@@ -87,7 +87,7 @@ _export("mailtriage.trackers.fields", "get_field", "sections", "split_lines")
 _export("mailtriage.trackers", rollup="rollup")
 _export("mailtriage.application.dates", "shown_date", DATE_HEADINGS="HEADINGS")
 # -- flows' own types, for the front ends that show them
-_export("mailtriage.workflows.proposals", "ApplyReport", "Proposal", "confirm_interactively")
+_export("mailtriage.workflows.proposals", "ApplyReport", "Blocked", "BlockedBy", "Proposal", "confirm_interactively")
 _export("mailtriage.workflows.alerts", "NewReportPoller", "PollOutcome", "poll_seconds", "run_poll_loop",
         "MIN_POLL_GAP_SECONDS", "POLL_GAP_FACTOR")
 _export("mailtriage.workflows.sync", "Picks")
