@@ -266,14 +266,14 @@ def _add_receipt(proposal: Proposal, sources: SourceSet, thread: Thread, sender_
     for key in ("pending_drafts", "already_replied", "security_cc", "cc_fallback"):
         if key in reply.facts:
             proposal.facts[key] = reply.facts[key]
-    blocked_by = reply.blocked.reason if reply.blocked else None
-    if blocked_by is BlockedBy.MANDATORY:
-        proposal.blocked = reply.blocked
+    blocked = reply.blocked
+    if blocked is not None and blocked.reason is BlockedBy.MANDATORY:
+        proposal.blocked = blocked
         return
-    if blocked_by in _RECEIPT_OMITTED:
-        proposal.warnings.append(f"receipt draft omitted: {reply.blocked.text}")
+    if blocked is not None and blocked.reason in _RECEIPT_OMITTED:
+        proposal.warnings.append(f"receipt draft omitted: {blocked.text}")
         return
-    if blocked_by is BlockedBy.PENDING_DRAFT:
+    if blocked is not None and blocked.reason is BlockedBy.PENDING_DRAFT:
         return  # shown in `existing` instead of a new one
     if reply.facts.get("already_replied"):
         return  # the ball is in the reporter's court: no receipt on top of a reply
