@@ -199,7 +199,7 @@ _export("mailtriage.trackers.registry", "open_tracker")
 _export("mailtriage.trackers.fields", "get_field", "sections", "split_lines")
 _export("mailtriage.trackers", rollup="rollup")
 # -- flows' own types, for the front ends that show them
-_export("mailtriage.workflows.proposals", "ApplyReport", "Proposal", "confirm_interactively")
+_export("mailtriage.workflows.proposals", "ApplyReport", "Blocked", "BlockedBy", "Proposal", "confirm_interactively")
 _export("mailtriage.workflows.alerts", "NewReportPoller", "PollOutcome", "poll_seconds", "run_poll_loop",
         "MIN_POLL_GAP_SECONDS", "POLL_GAP_FACTOR")
 _export("mailtriage.workflows.organize", "outcome_lines")

@@ -27,7 +27,7 @@ from mailtriage.workflows import sweep as sweep_flow
 from mailtriage.workflows.alerts import NewReportPoller, PollOutcome, poll_seconds, run_poll_loop
 from mailtriage.workflows.importer import propose_import
 from mailtriage.workflows.organize import propose_organize
-from mailtriage.workflows.proposals import Proposal, WriteKind
+from mailtriage.workflows.proposals import BlockedBy, Proposal, WriteKind
 from mailtriage.workflows.publish import propose_publish
 from mailtriage.workflows.compose import (NEW, ComposeForm, default_reply_kind, personal_form, propose_personal,
                                           refused_personal)
@@ -64,8 +64,7 @@ def _block_refused_tracker_writes(proposal: Proposal, tracker: Tracker) -> Propo
         return proposal
     refusal = tracker_write_refusal(tracker)
     if refusal:
-        proposal.blocked = f"the tracker refuses these writes: {refusal}"
-        proposal.facts["blocked_by"] = "tracker_restriction"
+        proposal.block(BlockedBy.TRACKER_RESTRICTION, f"the tracker refuses these writes: {refusal}")
     return proposal
 
 
@@ -106,12 +105,13 @@ class ImportFlow:
                 continue
             title = one.title.removeprefix("Import report: ")
             merged.facts["threads"].append({"thread": str(thread_id), "title": title,
-                                            "writes": len(one.writes), "blocked": one.blocked,
+                                            "writes": len(one.writes),
+                                            "blocked": one.blocked.text if one.blocked else None,
                                             "issue": one.facts.get("issue")})
             if one.blocked:
-                if one.facts.get("blocked_by") == "mandatory":
+                if one.blocked.reason is BlockedBy.MANDATORY:
                     merged.blocked = one.blocked
-                merged.warnings.append(f"{tag} {title}: not imported: {one.blocked}")
+                merged.warnings.append(f"{tag} {title}: not imported: {one.blocked.text}")
                 continue
             merged.warnings += [f"{tag} {title}: {w}" for w in one.warnings if f"{tag} {title}: {w}" not in merged.warnings]
             merged.notes += [f"{tag} {title}: {n}" for n in one.notes]

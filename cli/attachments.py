@@ -82,7 +82,7 @@ def run(args: argparse.Namespace, project) -> int:
            "refused": proposal.facts.get("refused", [])}  # parts a size cap cut: never saved
     if proposal.blocked:
         sys.stderr.write(proposal.render_text() + "\n")
-        err(f"nothing written: {proposal.blocked}")
+        err(f"nothing written: {proposal.blocked.text}")
         emit({**doc, "written": False, "saved": [], "proposal": proposal.to_json()})
         return ExitCode.FAILED
     if proposal.empty:

@@ -173,10 +173,11 @@ def _apply_flow(name: str, proposal, args, publish=None, extra: dict | None = No
     _show(proposal)
     code = ExitCode.OK
     if proposal.blocked:
-        err(f"nothing written: {proposal.blocked}")
+        err(f"nothing written: {proposal.blocked.text}")
         doc.update(written=False, proposal=proposal.to_json())
         # A guard's refusal known before the confirmation keeps the exit code of a refused write (4).
-        refused = proposal.facts.get("blocked_by") in ("mandatory", "tracker_restriction")
+        refused = proposal.blocked.reason in (application.BlockedBy.MANDATORY,
+                                              application.BlockedBy.TRACKER_RESTRICTION)
         code = ExitCode.FAILED if refused else ExitCode.DECLINED
         emit(doc)
         return code

@@ -350,9 +350,9 @@ def _create_draft(args, project, tid) -> int:
                                                       allow_clear=args.allow_clear)
     sys.stderr.write(proposal.render_text() + "\n")
     if proposal.blocked:
-        _err(f"nothing written: {proposal.blocked}")
+        _err(f"nothing written: {proposal.blocked.text}")
         _emit({"op": "create_draft", "written": False, "proposal": proposal.to_json()})
-        return ExitCode.FAILED if proposal.facts.get("blocked_by") == "mandatory" else ExitCode.DECLINED
+        return ExitCode.FAILED if proposal.blocked.reason is application.BlockedBy.MANDATORY else ExitCode.DECLINED
     if proposal.facts.get("already_written"):  # a rerun: its own draft is there (written before)
         _err("already written: " + "; ".join(proposal.notes))
         _emit({"op": "create_draft", "written": True, "already_written": True, "proposal": proposal.to_json()})

@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Sequence
 from mailtriage.core.errors import ConfigError
 from mailtriage.core.paths import check_private_dir
 from mailtriage.core.safe_names import SavedFile, numbered, safe_name, save_bytes
-from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.workflows.proposals import BlockedBy, Field, Proposal, Write, WriteKind
 
 
 #: How a backend marks a part a cap cut (backends/mbox.py: the archive's message size cap).
@@ -149,23 +149,21 @@ def propose_save(items: Sequence[AttachmentItem], folder: str | os.PathLike,
         proposal.notes.append("the thread has no attachments to save")
         return proposal
     if name is not None and len(items) != 1:
-        proposal.blocked = "a name for the saved file is given, but more than one attachment is selected"
-        return proposal
+        return proposal.block(BlockedBy.SAVE_TARGET,
+                              "a name for the saved file is given, but more than one attachment is selected")
     if not target.is_dir():
-        proposal.blocked = f"{target} is not a folder"
-        return proposal
+        return proposal.block(BlockedBy.SAVE_TARGET, f"{target} is not a folder")
     problem = folder_problem(target)
     if problem:
-        proposal.blocked = problem
-        return proposal
+        return proposal.block(BlockedBy.SAVE_TARGET, problem)
     refused = [item for item in items if item.truncated_at is not None]
     if refused:
         proposal.facts["refused"] = [refusal(item) for item in refused]
         proposal.notes += [f"not saved: {r['key']} {r['safe_name']}: {r['reason']}" for r in proposal.facts["refused"]]
         items = [item for item in items if item.truncated_at is None]
         if not items:
-            proposal.blocked = "every selected attachment was cut by a size cap: nothing would be saved whole"
-            return proposal
+            return proposal.block(BlockedBy.SAVE_TARGET,
+                                  "every selected attachment was cut by a size cap: nothing would be saved whole")
     for item, planned in zip(items, planned_names(target, items, name)):
         fields = [Field("Real name", item.filename), Field("Saved as", planned),
                   Field("Folder", str(target)), Field("Type", item.content_type),

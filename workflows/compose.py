@@ -31,7 +31,7 @@ from mailtriage.backends.send_policy import (ANSWERING_KINDS, DEFAULT_SEND_CAP, 
                                              check_before_confirm, refusal_hint)
 from mailtriage.core.inert import header_text
 from mailtriage.workflows.errors import ApplicationError
-from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.workflows.proposals import BlockedBy, Field, Proposal, Write, WriteKind
 from mailtriage.workflows.text import one_line, plain_lines
 
 RECEIPT, REPLY, REPLY_ALL, FORWARD, NEW = "receipt", "reply", "reply_all", "forward", "new"
@@ -347,12 +347,10 @@ def refused_personal(kind: str, *, account_id: str, verdict) -> Proposal:
     message answers a thread of the security list, or that could not be checked."""
     kind = REPLY if kind in (RECEIPT, "") else kind
     proposal = Proposal(f"{KIND_TITLES.get(kind, 'Mail')} — nothing from account {account_id}")
-    proposal.facts.update({"account": account_id, "compose_kind": kind, "blocked_by": "security_thread",
-                           "security_thread": verdict.security})
-    proposal.blocked = verdict.refused or (
+    proposal.facts.update({"account": account_id, "compose_kind": kind, "security_thread": verdict.security})
+    return proposal.block(BlockedBy.SECURITY_THREAD, verdict.refused or (
         f"this message answers a thread of the security list ({verdict.why}): it is answered only as the "
-        f"project's draft with the security CC, never sent from account {account_id}")
-    return proposal
+        f"project's draft with the security CC, never sent from account {account_id}"))
 
 
 def propose_personal(mailbox, form: ComposeForm, *, account_id: str, access: str, source_id: str | None = None,
@@ -366,24 +364,18 @@ def propose_personal(mailbox, form: ComposeForm, *, account_id: str, access: str
                         f"{account_id}")
     proposal.facts.update({"account": account_id, "compose_kind": kind, "access": access})
     if access not in ("draft", "send"):
-        proposal.blocked = (f"account {account_id} has access = {access!r}: nothing can be sent or saved "
-                            f"(set access = \"draft\" or \"send\" in [accounts.{account_id}])")
-        proposal.facts["blocked_by"] = "access"
-        return proposal
+        return proposal.block(BlockedBy.ACCESS, f"account {account_id} has access = {access!r}: nothing can be sent "
+                                                f"or saved (set access = \"draft\" or \"send\" in [accounts.{account_id}])")
     problems = form_problems(form)
     if kind != NEW and not source_id:
         problems.append(f"a {kind} needs the message it answers")
     if problems:
-        proposal.blocked = "; ".join(problems)
-        proposal.facts["blocked_by"] = "compose"
-        return proposal
+        return proposal.block(BlockedBy.COMPOSE, "; ".join(problems))
     if sending:
         refused = _send_refused_now(mailbox, kind, source_id, account_id)
         if refused:
             # Known before the confirmation: said here, not after it (issue 30 §6).
-            proposal.blocked = refused
-            proposal.facts["blocked_by"] = "send_policy"
-            return proposal
+            return proposal.block(BlockedBy.SEND_POLICY, refused)
     compose = Compose(kind=kind, to=form.to, cc=form.cc, subject=form.subject or None, body=form.body,
                       source_id=source_id if kind != NEW else None, from_name=from_name,
                       forward_inline=form.forward_as == FORWARD_INLINE)

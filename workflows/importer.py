@@ -30,7 +30,7 @@ from mailtriage.backends.registry import SourceSet
 from mailtriage.trackers.contract import Tracker
 from mailtriage.workflows import linking
 from mailtriage.workflows.pgp_reply import ENCRYPTED_IMPORT, thread_was_encrypted
-from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.workflows.proposals import BlockedBy, Field, Proposal, Write, WriteKind
 from mailtriage.workflows.reply import propose_reply
 from mailtriage.workflows.templates import identity, receipt_body
 from mailtriage.workflows.text import display_address, markdown_inert, one_line, spoof_warning
@@ -124,9 +124,7 @@ def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
     try:
         sources.preflight()
     except MandatoryBackendUnavailable as exc:
-        proposal.blocked = str(exc)
-        proposal.facts["blocked_by"] = "mandatory"
-        return proposal
+        return proposal.block(BlockedBy.MANDATORY, str(exc))
 
     if thread is None:
         read = linking.dispatch_thread_op(sources, Op.READ_THREAD, thread_id, lambda b: b.read_thread(thread_id))
@@ -135,8 +133,7 @@ def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
     else:
         proposal.recap.append(sources.resolve(Op.READ_THREAD))
     if not thread.messages:
-        proposal.blocked = f"thread {thread_id} has no messages"
-        return proposal
+        return proposal.block(BlockedBy.NO_MESSAGES, f"thread {thread_id} has no messages")
     proposal.title = f"Import report: {one_line(thread.subject, 100)}"
     if thread_was_encrypted(thread):
         # The tracker's own guard refuses every write to a tracker not shown access-restricted.
@@ -236,6 +233,13 @@ def team_answers(thread: Thread, config) -> list[str]:
     return out
 
 
+# A receipt these block is left out with a warning and the tracker part goes on: no draft until
+# configuration is corrected, for a sender we cannot answer, when the pending-draft check cannot
+# run, when the drafting backend lacks the thread, or when the reply cannot be encrypted.
+_RECEIPT_OMITTED = frozenset({BlockedBy.SECURITY_CC, BlockedBy.RECIPIENT, BlockedBy.PENDING_CHECK,
+                              BlockedBy.THREAD, BlockedBy.ENCRYPTION})
+
+
 def _add_receipt(proposal: Proposal, sources: SourceSet, thread: Thread, sender_name: str | None,
                  encryption: Callable | None = None) -> None:
     rendered = receipt_body(sources.config, thread, sender_name=sender_name)
@@ -262,18 +266,14 @@ def _add_receipt(proposal: Proposal, sources: SourceSet, thread: Thread, sender_
     for key in ("pending_drafts", "already_replied", "security_cc", "cc_fallback"):
         if key in reply.facts:
             proposal.facts[key] = reply.facts[key]
-    blocked_by = reply.facts.get("blocked_by")
-    if blocked_by == "mandatory":
-        proposal.blocked = reply.blocked
-        proposal.facts["blocked_by"] = "mandatory"
+    blocked = reply.blocked
+    if blocked is not None and blocked.reason is BlockedBy.MANDATORY:
+        proposal.blocked = blocked
         return
-    if blocked_by in ("security_cc", "recipient", "pending_check", "thread", "encryption"):
-        # No draft until configuration is corrected (or for a sender we cannot answer, or when
-        # the pending-draft check cannot run, or the drafting backend lacks the thread); the
-        # tracker part may go on.
-        proposal.warnings.append(f"receipt draft omitted: {reply.blocked}")
+    if blocked is not None and blocked.reason in _RECEIPT_OMITTED:
+        proposal.warnings.append(f"receipt draft omitted: {blocked.text}")
         return
-    if blocked_by == "pending_draft":
+    if blocked is not None and blocked.reason is BlockedBy.PENDING_DRAFT:
         return  # shown in `existing` instead of a new one
     if reply.facts.get("already_replied"):
         return  # the ball is in the reporter's court: no receipt on top of a reply

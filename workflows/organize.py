@@ -38,7 +38,7 @@ from typing import Sequence
 from mailtriage.backends.errors import MailError
 from mailtriage.backends.mailbox_contract import MAX_BULK, MailFolder, MailHeader, PartialFailure
 from mailtriage.core.inert import terminal_line
-from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.workflows.proposals import Blocked, BlockedBy, Field, Proposal, Write, WriteKind
 
 #: action -> (write kind, what the user reads, set_flags keywords or the target role / "folder")
 ACTIONS: dict[str, tuple[WriteKind, str, dict | str]] = {
@@ -71,6 +71,21 @@ def resolve_toggle(action: str, headers: Sequence[MailHeader]) -> str:
 def chunks(ids: Sequence[str], size: int = MAX_BULK) -> list[list[str]]:
     """``ids`` in bulk calls of 1 to ``size`` (the contract's 1–100 rule)."""
     return [list(ids[i:i + size]) for i in range(0, len(ids), size)]
+
+
+def _blocked(account_id: str, how, headers: Sequence[MailHeader], *, access: str, folders: Sequence[MailFolder],
+             folder_id: str | None, target_name: str | None) -> Blocked | None:
+    """Why nothing of an organize proposal may be written (the account's access first), or None."""
+    if access not in WRITING_ACCESS:
+        return Blocked(BlockedBy.ACCESS, f"account {account_id} has access = {access!r}; flag and move writes need "
+                                         f"\"draft\" or \"send\" (set access in the [accounts.{account_id}] settings)")
+    if how in ("archive", "trash") and folders and not any(f.role == how for f in folders):
+        return Blocked(BlockedBy.FOLDER, f"account {account_id} has no {how.capitalize()} folder")
+    if how == "folder" and folders and not any(f.id == folder_id for f in folders):
+        return Blocked(BlockedBy.FOLDER, f"account {account_id} has no folder {folder_id!r}")
+    if how == "folder" and all(h.folder_id == folder_id for h in headers):
+        return Blocked(BlockedBy.FOLDER, f"every message is in {target_name} already")
+    return None
 
 
 def propose_organize(mailbox, headers: Sequence[MailHeader], action: str, *, access: str,
@@ -110,14 +125,8 @@ def propose_organize(mailbox, headers: Sequence[MailHeader], action: str, *, acc
         target = next((f for f in folders if f.role == how), None)
         if target is not None:
             fields.append(Field("To folder", target.name))
-        elif folders:
-            proposal.blocked = f"account {account_id} has no {how.capitalize()} folder"
     elif how == "folder":
         fields.append(Field("To folder", target_name))
-        if folders and not any(f.id == folder_id for f in folders):
-            proposal.blocked = f"account {account_id} has no folder {folder_id!r}"
-        elif all(h.folder_id == folder_id for h in headers):
-            proposal.blocked = f"every message is in {target_name} already"
     if len(headers) == 1:
         header = headers[0]
         fields.append(Field("Message", f"{header.subject or '(no subject)'} — from {_sender(header)} — "
@@ -133,9 +142,8 @@ def propose_organize(mailbox, headers: Sequence[MailHeader], action: str, *, acc
             f"{n:>4}. {terminal_line(h.subject or '(no subject)')} — from {terminal_line(_sender(h))} — "
             f"in {terminal_line(h.folder_id)} — now {_state(h)}" for n, h in enumerate(headers, 1)),
             multiline=True))
-    if access not in WRITING_ACCESS:
-        proposal.blocked = (f"account {account_id} has access = {access!r}; flag and move writes need "
-                            f"\"draft\" or \"send\" (set access in the [accounts.{account_id}] settings)")
+    proposal.blocked = _blocked(account_id, how, headers, access=access, folders=folders, folder_id=folder_id,
+                                target_name=target_name)
 
     def call(batch: list[str]) -> None:
         if isinstance(how, dict):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from mailtriage.backends.contract import Thread
 from mailtriage.backends.pgp import GnuPG
 from mailtriage.backends.pgp_status import OfferedKey
-from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.workflows.proposals import BlockedBy, Field, Proposal, Write, WriteKind
 
 __all__ = ["offered_keys", "propose_key_import"]
 
@@ -37,9 +37,7 @@ def propose_key_import(thread: Thread, gpg: GnuPG) -> Proposal:
     keys = offered_keys(thread)
     problem = gpg.available()
     if problem:
-        proposal.blocked = problem
-        proposal.facts["blocked_by"] = "gnupg"
-        return proposal
+        return proposal.block(BlockedBy.GNUPG, problem)
     if not keys:
         proposal.notes.append("no message of this thread offers a key (no application/pgp-keys attachment, "
                               "no Autocrypt header)")

@@ -31,6 +31,41 @@ class WriteKind(str, enum.Enum):
     KEY = "key"  # an OpenPGP key imported into the user's keyring (workflows/pgp_keys.py)
 
 
+class BlockedBy(str, enum.Enum):
+    """Why nothing of a proposal may be written. The value is the documented ``blocked_by``
+    code of the proposal's JSON (``facts.blocked_by``, docs/workflows.md): scripts read it."""
+
+    MANDATORY = "mandatory"  # a mandatory backend is unavailable (the run aborts)
+    SECURITY_CC = "security_cc"  # no security CC can be resolved
+    RECIPIENT = "recipient"  # the reply's recipient is not one plain address
+    COMPOSE = "compose"  # what the person composed cannot be written as it is
+    ENCRYPTION = "encryption"  # a reply to an encrypted report cannot be encrypted
+    PENDING_CHECK = "pending_check"  # the pending-draft check could not run
+    PENDING_DRAFT = "pending_draft"  # a draft is already pending on the thread
+    ATTACHMENTS = "attachments"  # the chosen backend cannot attach files to a draft
+    THREAD = "thread"  # the chosen backend cannot draft on this thread
+    SECURITY_THREAD = "security_thread"  # a personal reply on a thread of the security list
+    ACCESS = "access"  # the account's access level does not allow the write
+    SEND_POLICY = "send_policy"  # the send policy (Principle 10) refuses the send
+    GNUPG = "gnupg"  # gpg cannot be run
+    TRACKER_RESTRICTION = "tracker_restriction"  # the tracker refuses the writes (access restriction)
+    NO_MESSAGES = "no_messages"  # the thread has no messages to import
+    FOLDER = "folder"  # the target folder is missing, or already holds every message
+    SAVE_TARGET = "save_target"  # the attachments cannot be saved there as asked
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """Why nothing of a proposal may be written: the reason a front end branches on, and the
+    sentence a person reads (``str()`` of it)."""
+
+    reason: BlockedBy
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
 @dataclass(frozen=True)
 class Field:
     """One labelled value shown in the confirmation (``marker`` e.g. "security CC")."""
@@ -116,13 +151,14 @@ class Proposal:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     recap: list[Any] = field(default_factory=list)  # Resolution values: which backend serves each op
-    blocked: str | None = None  # why nothing may be written (e.g. no security CC)
+    blocked: Blocked | None = None  # why nothing may be written (e.g. no security CC)
     # What a write would contain when no backend can write it: shown, never applied.
     preview: list[Field] = field(default_factory=list)
     # What already exists and is shown instead of being written again (a pending draft).
     existing: list[Field] = field(default_factory=list)
-    # JSON-ready facts a flow found (the issue an import maps to, "already_replied", why a
-    # part is blocked), so a caller can branch on them without parsing the notes.
+    # JSON-ready facts a flow found (the issue an import maps to, "already_replied"), so a
+    # caller can branch on them without parsing the notes. Why it is blocked is ``blocked``;
+    # the JSON adds its code as ``facts.blocked_by``.
     facts: dict[str, Any] = field(default_factory=dict)
     _applied: bool = False
 
@@ -134,6 +170,11 @@ class Proposal:
     def sends(self) -> bool:
         """Every write sends mail: the confirmation says "Send", not "Confirm and write"."""
         return bool(self.writes) and all(w.kind is WriteKind.SEND for w in self.writes)
+
+    def block(self, reason: BlockedBy, text: str) -> "Proposal":
+        """Mark the proposal blocked (nothing of it may be written) and return it."""
+        self.blocked = Blocked(reason, text)
+        return self
 
     def apply(self, *, confirmed: bool,
               progress: Callable[[int, "Write", Any], None] | None = None) -> ApplyReport:
@@ -178,10 +219,10 @@ class Proposal:
             "warnings": list(self.warnings),
             "notes": list(self.notes),
             "recap": [r.to_json() if hasattr(r, "to_json") else str(r) for r in self.recap],
-            "blocked": self.blocked,
+            "blocked": self.blocked.text if self.blocked else None,
             "preview": [f.to_json() for f in self.preview],
             "existing": [f.to_json() for f in self.existing],
-            "facts": dict(self.facts),
+            "facts": {**self.facts, "blocked_by": self.blocked.reason.value} if self.blocked else dict(self.facts),
         }
 
     def render_text(self) -> str:
@@ -196,7 +237,7 @@ class Proposal:
         for warning in self.warnings:
             out.append(f"!! {line(warning)}")
         if self.blocked:
-            out.append(f"BLOCKED: {line(self.blocked)}")
+            out.append(f"BLOCKED: {line(self.blocked.text)}")
 
         def fields(items: list[Field], *, marks: bool = True) -> None:
             for f in items:

@@ -10,7 +10,8 @@ applied with ``confirmed=True``.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from dataclasses import field as dc_field
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
@@ -18,12 +19,13 @@ from mailtriage.backends.contract import DraftRequest, Message, Op, Thread, repl
 from mailtriage.backends.errors import MailError, MandatoryBackendUnavailable, NoBackendAvailable
 from mailtriage.backends.mime_header_text import is_plain_address
 from mailtriage.backends.registry import SourceSet
-from mailtriage.backends.security_cc import merge_cc, resolve_security_cc
+from mailtriage.backends.resolution import Resolution
+from mailtriage.backends.security_cc import CcResolution, merge_cc, resolve_security_cc
 from mailtriage.workflows.compose import (FORWARD, KIND_TITLES, RECEIPT, REPLY, REPLY_ALL, REPLY_LIST, ComposeForm,
                                           forward_body, form_problems, list_address, quoted_body, read_attachments,
                                           reply_form_subject)
 from mailtriage.workflows.pgp_reply import EncryptionPlan
-from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.workflows.proposals import Blocked, BlockedBy, Field, Proposal, Write, WriteKind
 from mailtriage.workflows.templates import Identity, receipt_body
 from mailtriage.workflows.text import spoof_warning
 
@@ -114,188 +116,254 @@ def propose_reply(
     composed (kind, To, Cc, Subject, files to attach, body): its recipients replace the
     defaults after they are checked, and a removed security CC blocks the proposal.
     ``from_name`` is the configured display name put in ``From:``.
+
+    Each step below reads what the earlier ones found and either adds to the proposal or
+    says why nothing may be written (a :class:`Blocked`); the first block ends it.
     """
-    config = sources.config
     if form is not None:
         body = form.body
         if title == "Reply draft" and form.kind != RECEIPT:
             title = f"{KIND_TITLES.get(form.kind, 'Reply')} draft"
-    proposal = Proposal(title)
-    abort = sources.mandatory_abort(Op.CREATE_DRAFT)
-    if abort is not None:
-        # The mandatory rule: while a mandatory backend is unavailable nothing is proposed.
-        proposal.recap.append(abort)
-        proposal.blocked = abort.aborted
-        proposal.facts["blocked_by"] = "mandatory"
-        return proposal
-    cc = resolve_security_cc(config)
-    proposal.warnings += list(cc.warnings)
-    proposal.facts["security_cc"] = cc.security_cc
-    proposal.facts["cc_fallback"] = cc.cc_fallback
-    for res_op in (Op.LIST_DRAFTS, Op.LIST_SENT_SINCE, Op.CREATE_DRAFT):
-        proposal.recap.append(sources.resolve(res_op))
-    if cc.blocked:
-        # Blocked means blocked: no draft, no preview, no text to copy (CLI and app alike).
-        proposal.blocked = "no security CC can be resolved; drafts are blocked until configuration is corrected"
-        proposal.facts["blocked_by"] = "security_cc"
-        return proposal
+    reply = _Reply(sources, thread, body, Proposal(title), form, allow_second_draft, from_name)
+    steps: tuple[Callable[[], Blocked | None], ...] = (
+        reply.gate, reply.pending_drafts, lambda: reply.sent_replies(since), lambda: reply.recipients(reply_to),
+        reply.own_draft,
+        lambda: reply.fields(encryption), reply.drafting_backend)
+    for step in steps:
+        blocked = step()
+        if blocked is not None:
+            reply.proposal.blocked = blocked
+            return reply.proposal
+        if reply.done:
+            return reply.proposal
+    reply.add_write()
+    return reply.proposal
 
-    draft_res = sources.resolve(Op.CREATE_DRAFT)
-    if draft_res.aborted:
-        proposal.blocked = draft_res.aborted
-        proposal.facts["blocked_by"] = "mandatory"
-        return proposal
 
-    own = {a.lower() for a in filter(None, [cc.security_cc, config.get("security_list")]) if isinstance(a, str)}
-    # Idempotency: a pending draft is shown instead of a new one. A check that cannot run
-    # is said, and then no draft is offered (it could duplicate one we cannot see).
-    pending_unknown: str | None = None
-    try:
-        pending = sources.dispatch(Op.LIST_DRAFTS, lambda b: b.list_drafts(thread.thread_id)).value
-    except (NoBackendAvailable, MandatoryBackendUnavailable, MailError) as exc:
-        pending = []
-        pending_unknown = str(exc)
-        proposal.notes.append(f"could not check pending drafts: {exc}")
-    proposal.facts["pending_drafts"] = None if pending_unknown else len(pending)
-    # A pending draft may be this very request's, written by a run that crashed before it
-    # said so: the backend that names drafts by the request (IMAP) tells, once it is built.
-    derive = getattr(sources.backends.get(draft_res.chosen), "draft_message_id", None) if draft_res.chosen else None
-    own_check = bool(pending and not allow_second_draft and callable(derive) and any(d.message_id for d in pending))
-    if pending and not allow_second_draft and not own_check:
-        return _pending_blocks(proposal, pending)
+@dataclass
+class _Reply:
+    """What :func:`propose_reply` finds, step by step: each step reads the earlier ones' finds."""
 
-    window = since or (datetime.now(timezone.utc) - timedelta(days=90))
-    try:
-        sent = sources.dispatch(Op.LIST_SENT_SINCE, lambda b: b.list_sent_since(thread.thread_id, window)).value
-    except (NoBackendAvailable, MandatoryBackendUnavailable, MailError) as exc:
-        sent = []
-        proposal.notes.append(f"could not check sent replies: {exc}")
-    last_inbound = max((m.date for m in thread.messages if m.date and m.sender.email.lower() not in own), default=None)
-    already = bool(sent and (last_inbound is None or any(m.date and m.date >= last_inbound for m in sent)))
-    proposal.facts["already_replied"] = already
-    if already:
-        proposal.notes.append(ALREADY_REPLIED)
-
-    target = reply_to if reply_to is not None else _reply_target(thread, own)
-    spoof = spoof_warning(target.sender.name, target.sender.email)
-    if spoof:
-        proposal.warnings.append(spoof)
-    if not is_plain_address(target.sender.email):
-        proposal.blocked = (f"the sender address {target.sender.email!r} is not one plain address; "
-                            "write this reply by hand")
-        proposal.facts["blocked_by"] = "recipient"
-        return proposal
-    to = (target.sender.email,)
-    cc_list = tuple(merge_cc([], cc.security_cc, exclude=to))
-    subject = reply_subject(target.subject)
+    sources: SourceSet
+    thread: Thread
+    body: str
+    proposal: Proposal
+    form: ComposeForm | None
+    allow_second_draft: bool
+    from_name: str | None
+    cc: CcResolution | None = None
+    draft_res: Resolution | None = None
+    own: set[str] = dc_field(default_factory=set)
+    pending: list = dc_field(default_factory=list)
+    pending_unknown: str | None = None  # why the pending-draft check could not run
+    derive: Callable[[DraftRequest], str | None] | None = None  # the Message-ID the backend gives a request
+    target: Message | None = None
+    spoof: str | None = None
+    request: DraftRequest | None = None
     attach: tuple[str, ...] = ()
-    if form is not None:
-        proposal.facts["compose_kind"] = form.kind
-        problems = form_problems(form, security_cc=cc.security_cc)
-        if problems:
-            proposal.blocked = "; ".join(problems)
-            proposal.facts["blocked_by"] = "compose"
-            return proposal
-        to, cc_list, subject, attach = form.to, form.cc, form.subject or subject, form.attach
-    references = tuple(dict.fromkeys([*target.references, target.message_id]))
-    request = DraftRequest(
-        thread_id=thread.thread_id,
-        body=body,
-        to=to,
-        cc=cc_list,
-        subject=subject,
-        in_reply_to=target.message_id,
-        references=references,
-        allow_second_draft=allow_second_draft,
-        from_name=from_name,
-    )
-    if own_check:
-        own = [d for d in pending if d.message_id and d.message_id == derive(request)]
+    shown: list[Field] = dc_field(default_factory=list)
+    plan: EncryptionPlan = dc_field(default_factory=EncryptionPlan)
+    done: bool = False  # complete without a write: a preview, or the draft is already there
+
+    def gate(self) -> Blocked | None:
+        """The mandatory rule, the security CC and the backends that would serve the reply."""
+        proposal, sources = self.proposal, self.sources
+        abort = sources.mandatory_abort(Op.CREATE_DRAFT)
+        if abort is not None:
+            # The mandatory rule: while a mandatory backend is unavailable nothing is proposed.
+            proposal.recap.append(abort)
+            return Blocked(BlockedBy.MANDATORY, abort.aborted or "")
+        cc = self.cc = resolve_security_cc(sources.config)
+        proposal.warnings += list(cc.warnings)
+        proposal.facts["security_cc"] = cc.security_cc
+        proposal.facts["cc_fallback"] = cc.cc_fallback
+        proposal.recap += [sources.resolve(op) for op in (Op.LIST_DRAFTS, Op.LIST_SENT_SINCE, Op.CREATE_DRAFT)]
+        if cc.blocked:
+            # Blocked means blocked: no draft, no preview, no text to copy (CLI and app alike).
+            return Blocked(BlockedBy.SECURITY_CC,
+                           "no security CC can be resolved; drafts are blocked until configuration is corrected")
+        self.draft_res = sources.resolve(Op.CREATE_DRAFT)
+        if self.draft_res.aborted:
+            return Blocked(BlockedBy.MANDATORY, self.draft_res.aborted)
+        self.own = {a.lower() for a in filter(None, [cc.security_cc, sources.config.get("security_list")])
+                    if isinstance(a, str)}
+        return None
+
+    def pending_drafts(self) -> Blocked | None:
+        """Drafts pending on the thread: shown instead of a new one."""
+        proposal, sources, thread = self.proposal, self.sources, self.thread
+        # Idempotency: a pending draft is shown instead of a new one. A check that cannot run
+        # is said, and then no draft is offered (it could duplicate one we cannot see).
+        try:
+            self.pending = sources.dispatch(Op.LIST_DRAFTS, lambda b: b.list_drafts(thread.thread_id)).value
+        except (NoBackendAvailable, MandatoryBackendUnavailable, MailError) as exc:
+            self.pending_unknown = str(exc)
+            proposal.notes.append(f"could not check pending drafts: {exc}")
+        proposal.facts["pending_drafts"] = None if self.pending_unknown else len(self.pending)
+        # A pending draft may be this very request's, written by a run that crashed before it
+        # said so: the backend that names drafts by the request (IMAP) tells, once it is built.
+        chosen = self.draft_res.chosen if self.draft_res is not None else None
+        derive = getattr(sources.backends.get(chosen), "draft_message_id", None) if chosen else None
+        self.derive = derive if callable(derive) else None
+        if self.pending and not self.allow_second_draft and not self._may_be_own():
+            return _pending_blocks(proposal, self.pending)
+        return None
+
+    def sent_replies(self, since: datetime | None) -> Blocked | None:
+        """Whether we replied already (the ball is in the reporter's court): said, never blocking."""
+        proposal, sources, thread = self.proposal, self.sources, self.thread
+        window = since or (datetime.now(timezone.utc) - timedelta(days=90))
+        try:
+            sent = sources.dispatch(Op.LIST_SENT_SINCE, lambda b: b.list_sent_since(thread.thread_id, window)).value
+        except (NoBackendAvailable, MandatoryBackendUnavailable, MailError) as exc:
+            sent = []
+            proposal.notes.append(f"could not check sent replies: {exc}")
+        last_inbound = max((m.date for m in thread.messages if m.date and m.sender.email.lower() not in self.own),
+                           default=None)
+        already = bool(sent and (last_inbound is None or any(m.date and m.date >= last_inbound for m in sent)))
+        proposal.facts["already_replied"] = already
+        if already:
+            proposal.notes.append(ALREADY_REPLIED)
+        return None
+
+    def _may_be_own(self) -> bool:
+        """Whether a pending draft may be this request's own (told by its Message-ID)."""
+        return bool(self.pending and not self.allow_second_draft and self.derive is not None
+                    and any(d.message_id for d in self.pending))
+
+    def recipients(self, reply_to: Message | None) -> Blocked | None:
+        """Whom the reply answers, and what the person composed, checked; the draft request."""
+        proposal, form, cc = self.proposal, self.form, self.cc
+        assert cc is not None
+        target = self.target = reply_to if reply_to is not None else _reply_target(self.thread, self.own)
+        self.spoof = spoof_warning(target.sender.name, target.sender.email)
+        if self.spoof:
+            proposal.warnings.append(self.spoof)
+        if not is_plain_address(target.sender.email):
+            return Blocked(BlockedBy.RECIPIENT, f"the sender address {target.sender.email!r} is not one plain "
+                                                "address; write this reply by hand")
+        to: tuple[str, ...] = (target.sender.email,)
+        cc_list = tuple(merge_cc([], cc.security_cc, exclude=to))
+        subject = reply_subject(target.subject)
+        if form is not None:
+            proposal.facts["compose_kind"] = form.kind
+            problems = form_problems(form, security_cc=cc.security_cc)
+            if problems:
+                return Blocked(BlockedBy.COMPOSE, "; ".join(problems))
+            to, cc_list, subject, self.attach = form.to, form.cc, form.subject or subject, form.attach
+        self.request = DraftRequest(
+            thread_id=self.thread.thread_id,
+            body=self.body,
+            to=to,
+            cc=cc_list,
+            subject=subject,
+            in_reply_to=target.message_id,
+            references=tuple(dict.fromkeys([*target.references, target.message_id])),
+            allow_second_draft=self.allow_second_draft,
+            from_name=self.from_name,
+        )
+        return None
+
+    def own_draft(self) -> Blocked | None:
+        """A pending draft that is this very request's (a rerun after a crash): shown, not written again."""
+        if not self._may_be_own():
+            return None
+        assert self.derive is not None and self.request is not None
+        own = [d for d in self.pending if d.message_id and d.message_id == self.derive(self.request)]
         if not own:
-            return _pending_blocks(proposal, pending)
+            return _pending_blocks(self.proposal, self.pending)
+        proposal = self.proposal
         proposal.existing += pending_draft_fields(own[0])
         proposal.notes.append("this reply is already written as a draft (same recipients, subject and text, "
                               f"found by the Message-ID it is given; e.g. a rerun after a crash): {own[0].subject} → "
                               f"{', '.join(own[0].to)}; nothing is written again")
         proposal.facts["already_written"] = own[0].draft_ref
-        return proposal
-    fields = [Field("To", ", ".join(request.to),
-                    "the sender's name is another address; this is the real one" if spoof else None)]
-    for addr in request.cc:
-        marker = None
-        if cc.security_cc and addr.lower() == cc.security_cc.lower():
-            marker = "security CC (fallback)" if cc.cc_fallback else "security CC"
-        fields.append(Field("Cc", addr, marker))
-    fields += [
-        Field("Subject", request.subject or ""),
-        Field("In-Reply-To", request.in_reply_to or ""),
-    ]
-    fields += [Field("Attach", path, "read when you confirm") for path in attach]
-    fields.append(Field("Body", body, multiline=True))
-    # A reply to an encrypted report is encrypted in kind (workflows/pgp_reply.py).
-    # To every actual recipient (a forward or a reply-all is not encrypted to the reporter alone).
-    plan = encryption(thread, target, (*request.to, *request.cc)) if encryption is not None else EncryptionPlan()
-    fields[-1:-1] = plan.fields
-    proposal.notes += plan.notes
-    proposal.facts.update(plan.facts)
-    if plan.blocked:
-        proposal.blocked = plan.blocked
-        proposal.facts["blocked_by"] = "encryption"
-        return proposal
-    if plan.encrypt is not None and attach:
-        # The reply is encrypted inline; attached files could not be, and must not leave in clear.
-        proposal.blocked = ("a reply to an encrypted report is encrypted inline and files cannot be attached "
-                            "to it: remove the attachments")
-        proposal.facts["blocked_by"] = "compose"
-        return proposal
+        self.done = True
+        return None
 
-    if not draft_res.chosen:
-        proposal.preview = fields
-        proposal.notes.append(
-            "no backend available for create_draft — reply proposal omitted, "
-            "please draft the receipt-of-confirmation reply by hand"
+    def fields(self, encryption: Callable[..., EncryptionPlan] | None) -> Blocked | None:
+        """What the confirmation shows, and whether the reply can be encrypted as it must."""
+        request, cc, target = self.request, self.cc, self.target
+        assert request is not None and cc is not None and target is not None
+        shown = [Field("To", ", ".join(request.to),
+                       "the sender's name is another address; this is the real one" if self.spoof else None)]
+        for addr in request.cc:
+            marker = None
+            if cc.security_cc and addr.lower() == cc.security_cc.lower():
+                marker = "security CC (fallback)" if cc.cc_fallback else "security CC"
+            shown.append(Field("Cc", addr, marker))
+        shown += [
+            Field("Subject", request.subject or ""),
+            Field("In-Reply-To", request.in_reply_to or ""),
+        ]
+        shown += [Field("Attach", path, "read when you confirm") for path in self.attach]
+        shown.append(Field("Body", self.body, multiline=True))
+        # A reply to an encrypted report is encrypted in kind (workflows/pgp_reply.py).
+        # To every actual recipient (a forward or a reply-all is not encrypted to the reporter alone).
+        plan = self.plan = (encryption(self.thread, target, (*request.to, *request.cc)) if encryption is not None
+                            else EncryptionPlan())
+        shown[-1:-1] = plan.fields
+        self.shown = shown
+        self.proposal.notes += plan.notes
+        self.proposal.facts.update(plan.facts)
+        if plan.blocked:
+            return Blocked(BlockedBy.ENCRYPTION, plan.blocked)
+        if plan.encrypt is not None and self.attach:
+            # The reply is encrypted inline; attached files could not be, and must not leave in clear.
+            return Blocked(BlockedBy.COMPOSE, "a reply to an encrypted report is encrypted inline and files cannot "
+                                              "be attached to it: remove the attachments")
+        return None
+
+    def drafting_backend(self) -> Blocked | None:
+        """The backend that would write the draft: there, it can, and nothing could double it."""
+        proposal, draft_res = self.proposal, self.draft_res
+        assert draft_res is not None and self.target is not None
+        if not draft_res.chosen:
+            proposal.preview = self.shown
+            proposal.notes.append(
+                "no backend available for create_draft — reply proposal omitted, "
+                "please draft the receipt-of-confirmation reply by hand"
+            )
+            self.done = True
+            return None
+        if self.pending_unknown is not None:
+            return Blocked(BlockedBy.PENDING_CHECK, "could not check for a pending draft on this thread, so no draft "
+                                                    f"is offered (it could duplicate one): {self.pending_unknown}")
+        backend = self.sources.backends[draft_res.chosen]
+        if self.attach and not backend.features.draft_attachments:
+            return Blocked(BlockedBy.ATTACHMENTS, f"backend {draft_res.chosen} cannot attach files to a draft; "
+                                                  "leave Attach empty and attach them in your mail client")
+        problem = _thread_problem(backend, self.thread, self.target)
+        if problem:
+            # Never offer a write the chosen backend cannot do for this thread.
+            return Blocked(BlockedBy.THREAD, f"backend {draft_res.chosen} cannot draft on this thread: {problem}")
+        return None
+
+    def add_write(self) -> None:
+        request, plan, attach, sources = self.request, self.plan, self.attach, self.sources
+        assert request is not None and self.draft_res is not None and self.draft_res.chosen
+        chosen = self.draft_res.chosen
+
+        def apply(write: Write):
+            # Files are read now, when the user confirmed, within the size limits.
+            final = replace(request, body=write.body if write.body is not None else request.body,
+                            attachments=read_attachments(attach))
+            if plan.encrypt is not None:
+                final = replace(final, body=plan.encrypt(final.body))
+            return sources.dispatch(Op.CREATE_DRAFT, lambda b: b.create_draft(final), backend=chosen).value
+
+        self.proposal.writes.append(
+            Write(WriteKind.DRAFT, chosen, f"draft reply on {self.thread.thread_id}", self.shown, apply,
+                  editable_body=True, body=self.body)
         )
-        return proposal
-    if pending_unknown is not None:
-        proposal.blocked = ("could not check for a pending draft on this thread, so no draft is offered "
-                            f"(it could duplicate one): {pending_unknown}")
-        proposal.facts["blocked_by"] = "pending_check"
-        return proposal
-    if attach and not sources.backends[draft_res.chosen].features.draft_attachments:
-        proposal.blocked = (f"backend {draft_res.chosen} cannot attach files to a draft; "
-                            "leave Attach empty and attach them in your mail client")
-        proposal.facts["blocked_by"] = "attachments"
-        return proposal
-    problem = _thread_problem(sources.backends[draft_res.chosen], thread, target)
-    if problem:
-        # Never offer a write the chosen backend cannot do for this thread.
-        proposal.blocked = f"backend {draft_res.chosen} cannot draft on this thread: {problem}"
-        proposal.facts["blocked_by"] = "thread"
-        return proposal
-
-    def apply(write: Write):
-        # Files are read now, when the user confirmed, within the size limits.
-        final = replace(request, body=write.body if write.body is not None else request.body,
-                        attachments=read_attachments(attach))
-        if plan.encrypt is not None:
-            final = replace(final, body=plan.encrypt(final.body))
-        return sources.dispatch(Op.CREATE_DRAFT, lambda b: b.create_draft(final), backend=draft_res.chosen).value
-
-    proposal.writes.append(
-        Write(WriteKind.DRAFT, draft_res.chosen, f"draft reply on {thread.thread_id}", fields, apply,
-              editable_body=True, body=body)
-    )
-    return proposal
 
 
-def _pending_blocks(proposal: Proposal, pending) -> Proposal:
-    """The proposal blocked by drafts already pending on the thread, shown instead."""
+def _pending_blocks(proposal: Proposal, pending) -> Blocked:
+    """Drafts already pending on the thread: shown instead, and they block a new one."""
     for draft in pending:
         proposal.notes.append(f"a draft is already pending on this thread: {draft.subject} → {', '.join(draft.to)}")
         proposal.existing += pending_draft_fields(draft)
-    proposal.blocked = "a draft is already pending on this thread"
-    proposal.facts["blocked_by"] = "pending_draft"
-    return proposal
+    return Blocked(BlockedBy.PENDING_DRAFT, "a draft is already pending on this thread")
 
 
 def _thread_problem(backend, thread: Thread, target: Message) -> str | None:

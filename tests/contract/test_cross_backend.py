@@ -20,6 +20,7 @@ from mailtriage.backends.contract import DraftRequest, MailSource, Op, OutgoingA
 from mailtriage.backends.errors import NotSupported
 from mailtriage.backends.maildir import MaildirDraftsSource
 from mailtriage.backends.registry import SourceSet
+from mailtriage.workflows.proposals import BlockedBy
 from mailtriage.core.projectconfig import load_project
 from mailtriage.workflows.compose import REPLY
 from mailtriage.workflows.reply import propose_reply, reply_form
@@ -76,7 +77,7 @@ def test_a_thread_read_through_one_backend_is_drafted_through_another(pair):
     if pair.reader_harness.name == "mailman3":
         # HyperKitty shows senders obfuscated ("alice (a) reporter.example"): no address to
         # draft to, whichever backend drafts. Thread identity is not what blocks it.
-        assert proposal.facts["blocked_by"] == "recipient" and not proposal.writes
+        assert proposal.blocked.reason is BlockedBy.RECIPIENT and not proposal.writes
         return
     assert proposal.blocked is None, proposal.render_text()
     (write,) = proposal.writes
@@ -93,7 +94,7 @@ def test_a_thread_read_through_one_backend_is_drafted_through_another(pair):
     # Duplicate protection still holds across backends: the next proposal shows the pending draft.
     again = propose_reply(pair.sources, pair.sources.dispatch(
         Op.READ_THREAD, lambda b: b.read_thread(thread_id)).value, "Second try.\n")
-    assert again.facts.get("blocked_by") == "pending_draft" and not again.writes
+    assert again.blocked.reason is BlockedBy.PENDING_DRAFT and not again.writes
 
 
 def test_the_drafting_backend_resolves_the_readers_reference(pair):
@@ -134,7 +135,7 @@ def test_every_reader_drafts_into_a_local_maildir(maildir_pair):
     proposal = propose_reply(pair.sources, read.value, "Thanks, we are looking into it.\n")
     assert proposal.facts["pending_drafts"] == 0
     if pair.reader_harness.name == "mailman3":
-        assert proposal.facts["blocked_by"] == "recipient" and not proposal.writes  # obfuscated senders
+        assert proposal.blocked.reason is BlockedBy.RECIPIENT and not proposal.writes  # obfuscated senders
         return
     assert proposal.blocked is None, proposal.render_text()
     assert [w.backend for w in proposal.writes] == ["drafter"]
@@ -142,7 +143,7 @@ def test_every_reader_drafts_into_a_local_maildir(maildir_pair):
     drafts = pair.drafter.list_drafts(read.value.thread_id)
     assert len(drafts) == 1 and LIST in " ".join(drafts[0].cc)
     again = propose_reply(pair.sources, read.value, "Second try.\n")
-    assert again.facts.get("blocked_by") == "pending_draft" and not again.writes
+    assert again.blocked.reason is BlockedBy.PENDING_DRAFT and not again.writes
 
 
 MBOX = next(h for h in HARNESSES if h.name == "mbox")
@@ -174,7 +175,7 @@ def test_files_are_attached_only_by_a_drafting_backend_that_declares_it(drafter_
         assert proposal.blocked is None and proposal.apply(confirmed=True).ok
         return
     # No file is ever dropped silently: the proposal is blocked, and the backend refuses too.
-    assert proposal.facts["blocked_by"] == "attachments" and not proposal.writes
+    assert proposal.blocked.reason is BlockedBy.ATTACHMENTS and not proposal.writes
     with pytest.raises(NotSupported):
         pair.drafter.create_draft(DraftRequest(thread.thread_id, "x\n", ("a@example.org",),
                                                attachments=(OutgoingAttachment("poc.txt", "text/plain", b"p"),)))

@@ -1,8 +1,12 @@
+from pathlib import Path
+
 import pytest
 
 from mailtriage.backends.contract import MailSource, Op, ThreadId, reply_subject
 from mailtriage.backends.errors import NotSupported
-from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.workflows.proposals import Blocked, BlockedBy, Field, Proposal, Write, WriteKind
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_thread_ids_of_different_shapes_never_dedupe():
@@ -97,7 +101,26 @@ def test_proposal_needs_confirmation_and_reports_partial_failure():
         proposal.apply(confirmed=True)
 
 
+def test_a_blocked_proposal_carries_a_typed_reason_and_its_json_keeps_the_code():
+    proposal = Proposal("t", facts={"pending_drafts": 0}).block(BlockedBy.PENDING_CHECK, "could not check")
+    assert proposal.blocked == Blocked(BlockedBy.PENDING_CHECK, "could not check")
+    doc = proposal.to_json()
+    # the documented shape (docs/workflows.md): the sentence in `blocked`, the code in `facts.blocked_by`
+    assert doc["blocked"] == "could not check"
+    assert doc["facts"] == {"pending_drafts": 0, "blocked_by": "pending_check"}
+    assert proposal.facts == {"pending_drafts": 0}  # the code comes from the typed value alone
+    assert "BLOCKED: could not check" in proposal.render_text()
+    clear = Proposal("t").to_json()
+    assert clear["blocked"] is None and clear["facts"] == {}
+
+
+def test_every_blocked_code_is_documented():
+    text = (ROOT / "docs" / "workflows.md").read_text(encoding="utf-8")
+    assert [reason.value for reason in BlockedBy if f"| `{reason.value}` |" not in text] == []
+
+
 def test_blocked_proposal_writes_nothing():
-    proposal = Proposal("t", writes=[Write(WriteKind.DRAFT, "imap", "d", [], lambda w: 1/0)], blocked="no CC")
+    proposal = Proposal("t", writes=[Write(WriteKind.DRAFT, "imap", "d", [], lambda w: 1/0)],
+                        blocked=Blocked(BlockedBy.SECURITY_CC, "no CC"))
     with pytest.raises(PermissionError, match="no CC"):
         proposal.apply(confirmed=True)

@@ -412,7 +412,7 @@ def test_the_save_proposal_is_blocked_for_a_folder_every_user_can_write(tmp_path
     shared.chmod(0o777)
     item = AttachmentItem(1, 0, "<m@x>", "ref", "poc.py", "text/x-python", 3)
     proposal = propose_save([item], shared, lambda _item: b"abc", source="mbox")
-    assert proposal.blocked and "writable by every user" in proposal.blocked
+    assert proposal.blocked and "writable by every user" in proposal.blocked.text
     with pytest.raises(PermissionError):
         proposal.apply(confirmed=True)
     assert os.listdir(shared) == []

@@ -52,11 +52,11 @@ def _printers():
     from mailtriage.cli import main as cli
     from mailtriage.tui.sanitize import inert as tui_inert
     from mailtriage.tui.sanitize import inert_text as tui_text
-    from mailtriage.workflows.proposals import ApplyReport, Field, Proposal, Write, WriteKind
+    from mailtriage.workflows.proposals import ApplyReport, Blocked, BlockedBy, Field, Proposal, Write, WriteKind
     from mailtriage.workflows.text import display_address, excerpt, markdown_inert, one_line, plain_lines
 
     def proposal(text: str) -> str:
-        p = Proposal(text, warnings=[text], notes=[text], blocked=text)
+        p = Proposal(text, warnings=[text], notes=[text], blocked=Blocked(BlockedBy.COMPOSE, text))
         p.writes.append(Write(WriteKind.DRAFT, text, text, [Field("Subject", text, marker=text),
                                                              Field("Body", text, multiline=True)], lambda w: None))
         p.preview = [Field(text, text)]

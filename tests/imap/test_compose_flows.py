@@ -13,6 +13,7 @@ from mailtriage.application import ComposeFlow
 from mailtriage.backends.contract import DraftRequest, OutgoingAttachment
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.imap.source import ImapSource
+from mailtriage.workflows.proposals import BlockedBy
 from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.settings import UserSettings
@@ -62,8 +63,8 @@ def test_principle_10_refuses_the_send_in_the_proposal_and_nothing_leaves(sender
     source_id = inbox_id(sender, "<r1@reporter.net>")
     flow = ComposeFlow(sender, SETTINGS)
     proposal = flow.propose(flow.form("reply", sender.get(source_id).content), source_id=source_id)
-    assert proposal.facts["blocked_by"] == "send_policy" and not proposal.writes
-    assert proposal.blocked == ("the send policy (Principle 10) refuses this send (automated-sender, "
+    assert proposal.blocked.reason is BlockedBy.SEND_POLICY and not proposal.writes
+    assert proposal.blocked.text == ("the send policy (Principle 10) refuses this send (automated-sender, "
                                 "auto-submitted): the message is automated (Auto-Submitted: auto-replied)")
     with pytest.raises(PermissionError):
         proposal.apply(confirmed=True)
@@ -75,8 +76,8 @@ def test_no_authserv_id_is_said_in_the_proposal_with_what_to_set(sender, smtp, s
     source_id = inbox_id(sender, "<r1@reporter.net>")
     flow = ComposeFlow(replace_account(sender, authserv_id=None), SETTINGS)
     proposal = flow.propose(flow.form("reply", sender.get(source_id).content), source_id=source_id)
-    assert "no trusted Authentication-Results issuer (authserv-id) is configured" in proposal.blocked
-    assert f"set authserv_id in [accounts.{sender.account_id}]" in proposal.blocked
+    assert "no trusted Authentication-Results issuer (authserv-id) is configured" in proposal.blocked.text
+    assert f"set authserv_id in [accounts.{sender.account_id}]" in proposal.blocked.text
     # A forward answers no one: only the cap applies, so it may be sent.
     forward = replace(flow.form("forward", sender.get(source_id).content), to=("dev@example.net",))
     assert not flow.propose(forward, source_id=source_id).blocked
@@ -109,7 +110,7 @@ def test_forward_as_attachment_and_new_mail_with_a_file(sender, smtp, seed, tmp_
     flow = ComposeFlow(sender, SETTINGS)
     form = flow.form("forward", sender.get(source_id).content, forward_as=FORWARD_ATTACHED)
     blocked = flow.propose(form, source_id=source_id)
-    assert blocked.blocked and "no recipient" in blocked.blocked  # a forward's To is the user's to fill
+    assert blocked.blocked and "no recipient" in blocked.blocked.text  # a forward's To is the user's to fill
     poc = tmp_path / "poc.py"
     poc.write_text("print('x')\n")
     edited = read_editor_text(editor_text(form).replace("To: \n", "To: dev@example.net\n")
@@ -141,7 +142,7 @@ def test_draft_access_saves_a_draft_and_read_access_blocks(sender, smtp, seed): 
         assert len(drafts) == 1 and drafts[0]["from"] == f"Tess Triager <{sender.account.from_address}>"
         read_flow = ComposeFlow(reader, SETTINGS)
         blocked = read_flow.propose(read_flow.form("reply", reader.get(source_id).content), source_id=source_id)
-        assert blocked.blocked and "access = 'read'" in blocked.blocked and not blocked.writes
+        assert blocked.blocked and "access = 'read'" in blocked.blocked.text and not blocked.writes
     finally:
         drafter.close()
         reader.close()

@@ -56,7 +56,7 @@ def test_a_read_only_account_is_refused_before_anything_is_written(account, dove
     reader = ImapMailbox(replace(account, access="read"))
     try:
         proposal = propose_organize(reader, inbox(reader), "trash", access=reader.account.access)
-        assert "access = 'read'" in proposal.blocked
+        assert "access = 'read'" in proposal.blocked.text
         with pytest.raises(PermissionError):
             proposal.apply(confirmed=True)
         assert len(inbox(reader)) == 1

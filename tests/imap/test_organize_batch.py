@@ -7,6 +7,7 @@ import pytest
 from mailtriage.backends.mailbox_contract import MAX_BULK, MailQuery
 from mailtriage.backends.imap.ids import decode_message_id
 from mailtriage.workflows.organize import outcome_lines, propose_organize, resolve_toggle
+from mailtriage.workflows.proposals import Blocked, BlockedBy
 from tests.imap.conftest import make_mail
 
 
@@ -90,7 +91,7 @@ def test_a_move_to_a_folder_names_it_and_moves_the_batch(mailbox, dovecot, dovec
     assert sorted(h.subject for h in listing(mailbox, "Lists")) == ["Report 000", "Report 001"]
     same = propose_organize(mailbox, listing(mailbox, "Lists"), "move", access="draft",
                             folders=mailbox.list_folders(), folder_id="Lists")
-    assert same.blocked == "every message is in Lists already"
+    assert same.blocked == Blocked(BlockedBy.FOLDER, "every message is in Lists already")
     with pytest.raises(ValueError, match="names the folder"):
         propose_organize(mailbox, headers, "move", access="draft")
 

@@ -17,6 +17,7 @@ from mailtriage.backends.contract import DraftRequest, Op, ThreadId
 from mailtriage.backends.errors import DraftAlreadyPending, Unavailable
 from mailtriage.backends.maildir import MaildirDraftsSource
 from mailtriage.backends.registry import SourceSet
+from mailtriage.workflows.proposals import BlockedBy
 from mailtriage.core.projectconfig import load_project
 from mailtriage.demo import demo_project_dir
 from mailtriage.workflows.compose import REPLY
@@ -104,4 +105,4 @@ def test_the_reply_flow_drafts_into_the_maildir_only_after_confirmation(tmp_path
     [path] = files(project / "Mail" / "Drafts")
     assert "Dana Whitfield <triager@example.org>" in path.read_text(encoding="utf-8")
     again = propose_reply(sources, thread, form.body, form=form)
-    assert again.blocked and again.facts["blocked_by"] == "pending_draft" and again.existing
+    assert again.blocked and again.blocked.reason is BlockedBy.PENDING_DRAFT and again.existing

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from mailtriage import application
 from mailtriage.workflows.pgp_reply import ENCRYPTED_IMPORT
+from mailtriage.workflows.proposals import BlockedBy
 from tests.workflows.conftest import env, private_dirs  # noqa: F401 - the workflow tests' git tracker fixtures
 
 from .conftest import entity, pgp_mime_encrypted, plain
@@ -99,8 +100,8 @@ def test_a_forward_and_a_reply_all_are_encrypted_to_their_actual_recipients(env,
         forward = ComposeForm(FORWARD, to=("sam@example.com",), cc=("security@example.org",), subject="Fwd: x",
                               body="see below\n")
         blocked = flow.propose(thread, form=forward)
-        assert blocked.facts["blocked_by"] == "encryption", blocked.render_text()
-        assert "no usable OpenPGP key for sam@example.com" in blocked.blocked
+        assert blocked.blocked.reason is BlockedBy.ENCRYPTION, blocked.render_text()
+        assert "no usable OpenPGP key for sam@example.com" in blocked.blocked.text
 
         # What K does after confirmation: import Sam's key into the user's keyring.
         project.pgp.gpg.import_keys(gpg(homes.world, "--export", homes.fprs["stranger"]).stdout)

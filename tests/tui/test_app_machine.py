@@ -217,7 +217,7 @@ def test_the_app_keeps_the_security_cc_and_writes_only_what_was_confirmed(sendin
             if isinstance(self.app.screen, ProposalDialog):
                 proposal = self.app.screen.proposal
                 if proposal.blocked is not None:  # refused: with a reason the dialog shows
-                    assert proposal.blocked.strip() and not self.app.screen.can_confirm, proposal.blocked
+                    assert proposal.blocked.text.strip() and not self.app.screen.can_confirm, proposal.blocked
                 if confirm and self.app.screen.can_confirm:
                     self.confirmed = True
                     totals["confirmed"] += 1

@@ -14,6 +14,7 @@ from mailtriage.backends.contract import Op
 from mailtriage.core.settings import UserSettings
 from mailtriage.workflows.compose import (FORWARD, RECEIPT, REPLY, REPLY_ALL, DraftAttachmentError, ComposeForm,
                                           default_reply_kind, editor_text, read_attachments, read_editor_text)
+from mailtriage.workflows.proposals import BlockedBy
 from mailtriage.workflows.reply import propose_reply, reply_form
 from mailtriage.workflows.templates import UNNAMED_SENDER, identity, receipt_body
 from mailtriage.core.projectconfig import load_project
@@ -85,7 +86,7 @@ def test_a_removed_security_cc_or_a_bad_recipient_blocks_the_proposal():
     form = reply_form(sources.config, thread, REPLY)
     edited = read_editor_text(editor_text(form).replace(f"Cc: {LIST}", "Cc: "), form)
     proposal = propose_reply(sources, thread, edited.body, form=edited)
-    assert proposal.blocked and "security CC" in proposal.blocked and proposal.facts["blocked_by"] == "compose"
+    assert proposal.blocked and "security CC" in proposal.blocked.text and proposal.blocked.reason is BlockedBy.COMPOSE
     assert not proposal.writes and not proposal.preview
     injected = read_editor_text(editor_text(form).replace("Subject: ", "Subject: x\nBcc: leak@attacker.invalid\n"
                                                           "X-Foo: "), form)

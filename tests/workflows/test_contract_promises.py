@@ -128,13 +128,14 @@ def test_the_reply_proposal_is_refused_too(backup_down):
     """The app and the flows build the same proposal: nothing proposed, the abort recapped."""
     from mailtriage.backends.contract import Message, Address, Thread, ThreadId
     from mailtriage.backends.registry import SourceSet
+    from mailtriage.workflows.proposals import BlockedBy
     from mailtriage.workflows.reply import propose_reply
 
     sources = SourceSet(backup_down.config())
     thread = Thread(ThreadId("msgid", REPORT), "s", (Message(REPORT, "s", Address("R", "r@reporter.example")),))
     proposal = propose_reply(sources, thread, "Thanks.\n")
-    assert proposal.blocked.startswith("mandatory backend backup unavailable") and not proposal.writes
-    assert not proposal.preview and proposal.facts["blocked_by"] == "mandatory"
+    assert proposal.blocked.text.startswith("mandatory backend backup unavailable") and not proposal.writes
+    assert not proposal.preview and proposal.blocked.reason is BlockedBy.MANDATORY
 
 
 # -- §3 the recap tells the truth ----------------------------------------------------------------

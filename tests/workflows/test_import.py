@@ -178,7 +178,7 @@ def test_no_security_cc_blocks_the_receipt_only(mbox_env):
 def test_mandatory_source_down_blocks_everything(mbox_env):
     mbox_env.archive.unlink()
     proposal = _propose(mbox_env)
-    assert proposal.blocked and "mandatory backend mbox unavailable" in proposal.blocked
+    assert proposal.blocked and "mandatory backend mbox unavailable" in proposal.blocked.text
     assert proposal.empty
     with pytest.raises(PermissionError):
         proposal.apply(confirmed=True)

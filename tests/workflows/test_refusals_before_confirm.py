@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from mailtriage.application import ImportFlow, Project
 from mailtriage.backends.contract import ThreadId
+from mailtriage.workflows.proposals import BlockedBy
 from tests.workflows.conftest import REPORT
 from tests.workflows.test_cli import run
 from tests.workflows.test_import import _set_restricted
@@ -17,9 +18,9 @@ def test_an_unrestricted_tracker_blocks_the_import_proposal(mbox_env):
         proposal = ImportFlow(project).propose(ThreadId("msgid", REPORT))
     finally:
         project.close()
-    assert proposal.facts["blocked_by"] == "tracker_restriction"
-    assert proposal.blocked.startswith("the tracker refuses these writes: writes to ")
-    assert "does not record access_restricted: true" in proposal.blocked
+    assert proposal.blocked.reason is BlockedBy.TRACKER_RESTRICTION
+    assert proposal.blocked.text.startswith("the tracker refuses these writes: writes to ")
+    assert "does not record access_restricted: true" in proposal.blocked.text
     assert mbox_env.tracker().list(state="all").items == []
 
 

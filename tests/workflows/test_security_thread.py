@@ -13,6 +13,7 @@ import pytest
 from mailtriage.application import ComposeFlow, OutgoingRule, Project
 from mailtriage.backends.contract import Address, Message
 from mailtriage.core.settings import UserSettings
+from mailtriage.workflows.proposals import BlockedBy
 from mailtriage.workflows.security_thread import ThreadCheckFailed, judge, project_addresses, thread_ids
 from tests.imap.conftest import make_mail, seed  # noqa: F401 - the fixture that fills a folder
 from tests.imap.test_send import PASS, inbox_id, sender, smtp  # noqa: F401 - the fixtures of the send tests
@@ -128,8 +129,8 @@ def test_a_personal_compose_on_security_list_mail_is_refused_and_nothing_leaves(
     for kind in ("reply", "reply_all", "forward"):
         form = replace(flow.form(kind, sender.get(source_id).content), to=("someone@example.net",))
         proposal = flow.propose(form, source_id=source_id)
-        assert proposal.blocked and proposal.facts["blocked_by"] == "security_thread", kind
-        assert "answered only as the project's draft with the security CC" in proposal.blocked
+        assert proposal.blocked and proposal.blocked.reason is BlockedBy.SECURITY_THREAD, kind
+        assert "answered only as the project's draft with the security CC" in proposal.blocked.text
         assert not proposal.writes
         with pytest.raises(PermissionError, match="proposal blocked"):
             proposal.apply(confirmed=True)

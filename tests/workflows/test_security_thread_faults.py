@@ -15,6 +15,7 @@ import pytest
 from mailtriage.application import ComposeFlow, OutgoingRule, Project
 from mailtriage.backends.contract import MESSAGE_ID_KIND, Address, Message, ThreadId
 from mailtriage.core.settings import UserSettings
+from mailtriage.workflows.proposals import BlockedBy
 from tests.archives.conftest import LIST, build_hyperkitty
 from tests.archives.fakehttp import FakeHttpServer
 from tests.core.helpers import write_project
@@ -81,8 +82,8 @@ def test_the_personal_reply_is_refused_when_the_check_fails_and_sent_when_not_fo
 
     held = inbox_id(sender, "<p1@example.net>")
     refused = flow.propose(replace(flow.form("reply", sender.get(held).content), body="ok\n"), source_id=held)
-    assert refused.blocked and refused.facts["blocked_by"] == "security_thread"
-    assert refused.blocked.startswith(COULD_NOT_CHECK) and not refused.writes
+    assert refused.blocked and refused.blocked.reason is BlockedBy.SECURITY_THREAD
+    assert refused.blocked.text.startswith(COULD_NOT_CHECK) and not refused.writes
     with pytest.raises(PermissionError, match="proposal blocked"):
         refused.apply(confirmed=True)
     assert smtp.log.messages == []

@@ -179,8 +179,9 @@ class ProposalsController(ControllerBase):
     def show_proposal(self, proposal: Proposal, flow: str = "reply") -> None:
         # lazy: the proposal dialog is not on the first screen (tests/tui/test_startup_imports.py)
         from mailtriage.tui.dialogs.proposal import ProposalDialog
+        from mailtriage.application import BlockedBy  # why: not on the first screen (test_startup_imports)
 
-        if proposal.facts.get("blocked_by") == "encryption":  # a reply to an encrypted report
+        if proposal.blocked is not None and proposal.blocked.reason is BlockedBy.ENCRYPTION:  # an encrypted report
             self._choose_clear_reply(proposal, flow)
             return
         if skips_confirmation(proposal, self.shell.settings):  # confirm_flag_changes = false
@@ -192,7 +193,7 @@ class ProposalsController(ControllerBase):
             if confirmed:
                 self.notify("writing …", markup=False, timeout=3)
                 self._apply(proposal, flow)
-            elif proposal.blocked and _keep_text(self, flow, f"Not written: {proposal.blocked}", None):
+            elif proposal.blocked and _keep_text(self, flow, f"Not written: {proposal.blocked.text}", None):
                 return  # back to the compose dialog: what was written is kept, to change
             else:
                 self.notify("Cancelled: nothing was written.", markup=False)
@@ -214,7 +215,7 @@ class ProposalsController(ControllerBase):
         # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
         from mailtriage.tui.dialogs.clear_reply import ClearReplyDialog
 
-        self.app.push_screen(ClearReplyDialog(proposal.blocked or ""), decided)
+        self.app.push_screen(ClearReplyDialog(proposal.blocked.text if proposal.blocked else ""), decided)
 
     @work(thread=True, group="apply", exit_on_error=False)
     def _apply(self, proposal: Proposal, flow: str = "reply") -> None:

@@ -148,7 +148,7 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
             for warning in p.warnings:
                 yield Static(Text.assemble(("⚠ ", "bold"), inert_text(warning)), classes="warning-banner -visible")
             if p.blocked:
-                yield Static(Text.assemble(("⛔ Nothing can be written: ", "bold"), inert_text(p.blocked)),
+                yield Static(Text.assemble(("⛔ Nothing can be written: ", "bold"), inert_text(p.blocked.text)),
                              classes="blocked-banner")
             summary = summary_text(p)
             if summary.plain:
@@ -252,7 +252,8 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
 
     def action_confirm(self) -> None:
         if not self.can_confirm:
-            self.notify("This proposal cannot be written: " + inert(self.proposal.blocked or "nothing to write"),
+            why = self.proposal.blocked.text if self.proposal.blocked else "nothing to write"
+            self.notify("This proposal cannot be written: " + inert(why),
                         severity="warning", markup=False)
             return
         for index, area in self._editors.items():
