@@ -127,6 +127,7 @@ if TYPE_CHECKING:
     from mailtriage.workflows.compose import read_editor_text as read_editor_text
     from mailtriage.workflows.organize import outcome_lines as outcome_lines
     from mailtriage.workflows.proposals import ApplyReport as ApplyReport
+    from mailtriage.workflows.proposals import BlockedBy as BlockedBy
     from mailtriage.workflows.proposals import Proposal as Proposal
     from mailtriage.workflows.proposals import confirm_interactively as confirm_interactively
     from mailtriage.workflows.templates import receipt_body as receipt_body
@@ -199,7 +200,7 @@ _export("mailtriage.trackers.registry", "open_tracker")
 _export("mailtriage.trackers.fields", "get_field", "sections", "split_lines")
 _export("mailtriage.trackers", rollup="rollup")
 # -- flows' own types, for the front ends that show them
-_export("mailtriage.workflows.proposals", "ApplyReport", "Blocked", "BlockedBy", "Proposal", "confirm_interactively")
+_export("mailtriage.workflows.proposals", "ApplyReport", "BlockedBy", "Proposal", "confirm_interactively")
 _export("mailtriage.workflows.alerts", "NewReportPoller", "PollOutcome", "poll_seconds", "run_poll_loop",
         "MIN_POLL_GAP_SECONDS", "POLL_GAP_FACTOR")
 _export("mailtriage.workflows.organize", "outcome_lines")
