@@ -31,12 +31,13 @@ class ErrorRecord:
 
 
 def is_connection_problem(error: BaseException) -> bool:
-    """A backend that went away (unavailable, or a connection lost mid-call): retrying may help."""
+    """A backend that went away (unavailable, or a connection lost mid-call, or the mandatory
+    backend unreachable when the read reconnected): retrying may help."""
     # Every backend's "connection lost" derives from backends.errors.ConnectionLost, which
     # loads no protocol library: the type answers for IMAP and the others alike.
-    from mailtriage.application import ConnectionLost, Unavailable
+    from mailtriage.application import ConnectionLost, MandatoryBackendUnavailable, Unavailable
 
-    return isinstance(error, (Unavailable, ConnectionError, ConnectionLost))
+    return isinstance(error, (Unavailable, ConnectionError, ConnectionLost, MandatoryBackendUnavailable))
 
 
 def is_expected(error: BaseException) -> bool:
