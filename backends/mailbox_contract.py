@@ -341,6 +341,18 @@ def merge_pages(pages: Sequence[MailPage], page: int, page_size: int) -> MailPag
                     sum(limits) if limits else None, notes)
 
 
+def flags_and_date_match(header: MailHeader, query: MailQuery) -> bool:
+    """The query's unread / flagged / has-attachment / since filters, checked on a header
+    already read: for adapters that filter on our side what their server cannot."""
+    if query.unread is not None and header.read == query.unread:
+        return False
+    if query.flagged is not None and header.flagged != query.flagged:
+        return False
+    if query.has_attachment is not None and header.has_attachments != query.has_attachment:
+        return False
+    return not (query.since is not None and header.date is not None and header.date < query.since)
+
+
 def with_thread_counts(headers: Sequence[MailHeader]) -> list[MailHeader]:
     """Set ``thread_count`` to the number of page members sharing (account, thread_key)."""
     counts: dict[tuple[str, str], int] = {}

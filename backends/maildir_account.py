@@ -37,7 +37,8 @@ from mailtriage.backends.account_table import AccessLevels, AccountTable
 from mailtriage.backends.errors import BackendFailure, NotSupported
 from mailtriage.backends.mailbox_contract import (Compose, ForeignMessageId, MailAttachment, MailFolder,
                                                   MailHeader, MailMessage, MailPage, MailQuery, MailboxAdapter,
-                                                  PartialFailure, StaleMessageId, check_bulk, with_thread_counts)
+                                                  PartialFailure, StaleMessageId, check_bulk, flags_and_date_match,
+                                                  with_thread_counts)
 from mailtriage.core.settings import load_settings
 
 INBOX = "INBOX"
@@ -311,13 +312,7 @@ def _new_key() -> str:
 
 
 def _matches(header: MailHeader, query: MailQuery) -> bool:
-    if query.unread is not None and header.read == query.unread:
-        return False
-    if query.flagged is not None and header.flagged != query.flagged:
-        return False
-    if query.has_attachment is not None and header.has_attachments != query.has_attachment:
-        return False
-    if query.since is not None and header.date is not None and header.date < query.since:
+    if not flags_and_date_match(header, query):
         return False
     if query.from_ and query.from_.lower() not in f"{header.sender.name} {header.sender.email}".lower():
         return False

@@ -29,7 +29,8 @@ from mailtriage.backends.errors import BackendFailure, NotSupported, SignInNeede
 from mailtriage.backends.imap.headers import parse_list_unsubscribe, thread_root
 from mailtriage.backends.mailbox_contract import (Compose, InvalidQuery, LabelList, MailAttachment, MailboxAdapter, MailFolder,
                                          MailHeader, MailLabel, MailMessage, MailPage, MailQuery, MailThread,
-                                         PartialFailure, PollResult, StaleMessageId, check_bulk, with_thread_counts)
+                                         PartialFailure, PollResult, StaleMessageId, check_bulk, flags_and_date_match,
+                                         with_thread_counts)
 from mailtriage.backends.microsoft.account import MicrosoftAccount
 from mailtriage.backends.microsoft.api import GraphApi, GraphGone, GraphNotFound, GraphThrottled
 from mailtriage.backends.microsoft.ids import decode_message_id, encode_message_id
@@ -261,13 +262,7 @@ class GraphMailbox(MailboxAdapter):
                         search_limit=SEARCH_CAP, notes=notes)
 
     def _keeps(self, header: MailHeader, query: MailQuery, clauses: list[str]) -> bool:
-        if query.unread is not None and header.read == query.unread:
-            return False
-        if query.flagged is not None and header.flagged != query.flagged:
-            return False
-        if query.has_attachment is not None and header.has_attachments != query.has_attachment:
-            return False
-        if query.since is not None and header.date is not None and header.date < query.since:
+        if not flags_and_date_match(header, query):
             return False
         if query.label is not None:
             excluded = {self.role_folder("trash"), self.role_folder("junk")}
