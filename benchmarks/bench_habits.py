@@ -43,7 +43,8 @@ average 4.0 at the start, 3.3 at the end), 2,001 messages, median of 3, seconds 
 
   Flag meets the goal with ``confirm_flag_changes = false`` (0.60x); with the default
   confirmation it does not (the dialog's build and paint). Open and reply do not: aerc shows
-  the body it already fetched in ~30 ms; ours reads the message again and paints the reader.
+  the body in ~30 ms; where ours spends its 0.2 s (the read, the reader's paint, the compose
+  dialog's build) is not profiled yet.
   Found on the way: ``v`` typed faster than the next page of 100 is fetched is lost (the
   cursor stays on the last fetched row, ``v`` toggles it again); aerc's ``v j`` marks only the
   rows whose headers it fetched (48 of 200), so aerc tags here by visual mark.
