@@ -66,8 +66,14 @@ class SourcesPane(Vertical):
         if not options:
             options.append(Option(Text("no mail sources configured", "italic"), disabled=True))
         source_list = self.query_one(SourceList)
+        # A refresh keeps the row under the cursor (a Down typed just before it stays done).
+        kept = (source_list.get_option_at_index(source_list.highlighted).id
+                if source_list.highlighted is not None else None)
         source_list.set_options(options)
-        if source_list.option_count and not source_list.get_option_at_index(0).disabled:
+        ids = [option.id for option in options]
+        if kept in ids:
+            source_list.highlighted = ids.index(kept)
+        elif source_list.option_count and not source_list.get_option_at_index(0).disabled:
             source_list.highlighted = 0
 
     def show_cc(self, cc) -> None:

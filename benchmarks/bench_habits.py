@@ -1,0 +1,360 @@
+"""A mutt/aerc user's habits, timed beside aerc in the same run (issue 35).
+
+    .venv/bin/python benchmarks/bench_habits.py [--messages 2000] [--runs 3]
+
+One real Dovecot INBOX of ``--messages`` messages (bench_launch.py's builder, warmed) plus one
+newest message, addressed to the account (not the security list), with a unique subject and
+body. Our app is configured with that INBOX as a personal account with ``access = "send"``
+(the project's list source reads the same account); aerc 0.14 as in other_clients.py, with
+its shipped binds.conf plus ``F = :flag<Enter>`` in ``[messages]`` (0.14 binds no flag key).
+Both get ``EDITOR`` set to one tiny script (it prints the file it is given and waits), so an
+editor both could start shows the draft the same way. Every client is a fresh process in a
+detached tmux session of 160 x 50, the screen polled with ``capture-pane`` every ~5 ms
+through one control-mode client (other_clients.py). Each figure is timed **from the key**
+(just before ``send-keys``) to what it brings, not from the launch:
+
+  open   Enter on the newest row of the folder -> its body on the screen (ours: the reading
+         pane; aerc: its viewer with the text/plain filter);
+  reply  the reply key on the open message -> the editable draft with the quoted text on the
+         screen (ours: ``r``, the compose dialog's body; aerc: ``Rq``, its embedded editor
+         running EDITOR, which prints the draft);
+  flag   200 tagged messages (ours: ``v`` x200, until the status line says ``200 tagged``;
+         aerc: ``v j`` x200, then ``:pwd`` and its answer on screen so the tagging is done)
+         -> the flag key (ours ``f`` with ``confirm_flag_changes = false``, the setting for
+         habit users; aerc ``F``) -> all 200 carry ``\\Flagged`` on the server, polled on a
+         separate imapclient connection. A second row for ours: the default, ``f`` then
+         ``Ctrl+s`` the moment the proposal dialog shows, timed from ``f``.
+
+Our app reaches the folder by keys (``1``, Down, Enter on the account, Enter on INBOX) after
+the project's listing has finished (its status line), so no figure overlaps the start-up
+listing. Between flag runs every message is unflagged again (not timed).
+
+Goals (issue 35): reply <= aerc's; flag <= aerc's; open <= 2x aerc's.
+
+Figures, 2026-12-02 14:49 UTC, the 2-core development machine shared with other helpers (load
+average 4.0 at the start, 3.3 at the end), 2,001 messages, median of 3, seconds from the key:
+
+  | task                                         | ours  | aerc  | ours/aerc | goal   |
+  |----------------------------------------------|-------|-------|-----------|--------|
+  | Enter -> body on screen                      | 0.203 | 0.033 | 6.1x      | <= 2x  |
+  | reply key -> editable quoted draft           | 0.239 | 0.024 | 10x       | <= 1x  |
+  | flag 200 tagged -> server (no confirmation)  | 0.108 | 0.181 | 0.60x     | <= 1x  |
+  | flag 200 tagged, f -> Ctrl+s -> server       | 0.490 | 0.181 | 2.7x      | <= 1x  |
+
+  Flag meets the goal with ``confirm_flag_changes = false`` (0.60x); with the default
+  confirmation it does not (the dialog's build and paint). Open and reply do not: aerc shows
+  the body in ~30 ms; where ours spends its 0.2 s (the read, the reader's paint, the compose
+  dialog's build) is not profiled yet.
+  Found on the way: ``v`` typed faster than the next page of 100 is fetched is lost (the
+  cursor stays on the last fetched row, ``v`` toggles it again); aerc's ``v j`` marks only the
+  rows whose headers it fetched (48 of 200), so aerc tags here by visual mark.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import other_clients  # noqa: E402 (the benchmark folder is not a package on the path)
+from bench_tui import PYTHON, ROOT, write_project  # noqa: E402
+
+COLS, ROWS = 160, 50
+TAGGED = 200
+CHUNK = 50
+AGAIN_AFTER = 10.0  # seconds without progress before an untimed step's keys are typed again
+# Down lost while the Sources pane refreshes makes Enter open the backend console: leave it, retry.
+REOPEN = {"folders": lambda screen: (["q"] if "Backend console" in screen else []) + ["1", "Up", "Down", "Enter"]}
+WHOLE_SCREEN = re.compile(r"\d threads · via list_recent")  # our project listing is done
+EDITOR_SCRIPT = "#!/bin/sh\n# bench_habits: show the draft, then wait (the benchmark ends the session)\n" \
+                "cat \"$1\"\nexec sleep 100000\n"
+
+# A step: (name, seen(screen) -> bool, keys typed the moment it is seen).
+Step = tuple[str, Callable[[str], bool], list[str]]
+
+
+def run_steps(tmux: other_clients.Tmux, argv: list[str], env: dict[str, str], steps: list[Step],
+              cwd: Path, timeout: float = 120.0,
+              again: dict[str, Callable[[str], list[str]]] | None = None) -> tuple[dict[str, float], dict[str, float]]:
+    """Start ``argv`` in a new tmux session; walk ``steps`` in order: wait until a step's
+    condition holds on a capture, then type its keys. Return (seen, sent): the seconds from
+    launch at which each step was seen and at which its keys were sent."""
+    tmux.count += 1
+    name = f"habit{tmux.count}"
+    settings = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+    seen: dict[str, float] = {}
+    sent: dict[str, float] = {}
+    screen = ""
+    started = time.perf_counter()
+    again = again or {}
+
+    def seen_any() -> float:
+        return max(seen.values(), default=0.0)
+    tmux.command("new-session", "-d", "-s", name, "-x", str(tmux.cols), "-y", str(tmux.rows), "-c", str(cwd),
+                 *settings, *argv)
+    try:
+        index = 0
+        while index < len(steps):
+            step, condition, keys = steps[index]
+            ok, text = tmux.command("capture-pane", "-p", "-t", name, check=False)
+            if not ok:
+                raise RuntimeError(f"{argv[0]} exited before {step!r}; last screen:\n{screen}")
+            screen = text
+            if condition(screen):
+                seen[step] = time.perf_counter() - started
+                if keys:
+                    sent[step] = time.perf_counter() - started
+                    tmux.command("send-keys", "-t", name, *keys)
+                index += 1
+                continue
+            if step in again and time.perf_counter() - started - seen_any() > AGAIN_AFTER:
+                # Not a timed step: under load a key typed while a pane refreshes can be lost.
+                tmux.command("send-keys", "-t", name, *again[step](screen))
+                seen[f"{step} (again)"] = time.perf_counter() - started
+            if time.perf_counter() - started > timeout:
+                raise TimeoutError(f"{argv[0]}: {step!r} not seen in {timeout:.0f} s; last screen:\n{screen}")
+            time.sleep(other_clients.POLL)
+        return seen, sent
+    finally:
+        tmux._end(name)
+
+
+def _tagged(screen: str) -> int:
+    found = re.search(r"(\d+) tagged", screen)
+    return int(found.group(1)) if found else 0
+
+
+def newest_message(token: str, address: str) -> tuple[bytes, str, str]:
+    subject = f"Habit bench newest {token}"
+    body = f"The newest report {token}."
+    raw = (f"From: Newest Sender <newest@sender.example.net>\r\nTo: Bench <{address}>\r\nSubject: {subject}\r\n"
+           f"Date: {time.strftime('%a, %d %b %Y %H:%M:%S +0000', time.gmtime())}\r\n"
+           f"Message-ID: <habit.{token}@sender.example.net>\r\n"
+           "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
+           f"{body}\r\n").encode()
+    return raw, subject, body
+
+
+def aerc_with_flag_key(folder: Path, port: int, user: str, password: str) -> tuple[list[str], dict[str, str]]:
+    argv, env = other_clients.aerc_command(folder, port, user, password, threaded=False)
+    shipped = Path("/usr/share/aerc/binds.conf").read_text(encoding="utf-8")
+    binds = shipped.replace("[messages]\n", "[messages]\nF = :flag<Enter>\n", 1)
+    (Path(env["XDG_CONFIG_HOME"]) / "aerc" / "binds.conf").write_text(binds, encoding="utf-8")
+    return argv, env
+
+
+def flagged_count(server, user) -> Callable[[], int]:
+    from imapclient import IMAPClient  # the benchmark's own connection (not our adapter)
+
+    client = IMAPClient("127.0.0.1", server.port, ssl=False)
+    client.login(user.name, user.password)
+    client.select_folder("INBOX", readonly=True)
+
+    def count() -> int:
+        client.noop()
+        return len(client.search(["FLAGGED"]))
+    count.client = client  # type: ignore[attr-defined]
+    return count
+
+
+def unflag_all(server, user) -> None:
+    with server.client(user) as client:
+        client.select_folder("INBOX")
+        uids = client.search(["FLAGGED"])
+        if uids:
+            client.remove_flags(uids, [b"\\Flagged"])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=2_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-aerc", action="store_true")
+    args = parser.parse_args()
+
+    sys.path.insert(0, str(ROOT))
+    from bench_launch import hand_to_dovecot, write_maildir
+    from file_keyring import FileKeyring
+    from tests.servers.dovecot import DovecotServer
+
+    with_aerc = not args.no_aerc and other_clients.installed("aerc")
+    if not with_aerc and not args.no_aerc:
+        print(f"aerc is missing, skipped (to include: {other_clients.INSTALL})")
+    print(f"load average at the start {', '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
+    figures: dict[tuple[str, str], list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="mailtriage-habits-") as name:
+        tmp = Path(name)
+        server = DovecotServer().start()
+        tmux = None
+        count = None
+        try:
+            user = server.add_user("benchhabit")
+            server.mail_root.mkdir(exist_ok=True)
+            write_maildir(user.home / "Maildir", args.messages, 600.0)
+            hand_to_dovecot(server, user)
+            address = f"{user.name}@example.org"
+            raw, subject, body = newest_message(uuid.uuid4().hex[:8], address)
+            server.append(user, "INBOX", raw)
+            print(f"folder: {args.messages + 1:,} messages")
+
+            keyring_file = tmp / "keyring.json"
+            os.environ["MAILTRIAGE_BENCH_KEYRING"] = str(keyring_file)
+            FileKeyring().set_password("mailtriage", "imap:bench-habit", user.password)
+            config, project = write_project(tmp, "habit", server.port, user)
+            settings = config / "config.toml"
+            text = settings.read_text(encoding="utf-8").replace('access = "read"', textwrap.dedent(f'''\
+                access = "send"
+                address = "{address}"
+                smtp_host = "127.0.0.1"
+                smtp_port = 9
+                smtp_security = "plain"'''))
+            settings.write_text('name = "Bench"\n' + text, encoding="utf-8")
+            quick = tmp / "config-quick"
+            shutil.copytree(config, quick)
+            (quick / "config.toml").write_text("confirm_flag_changes = false\n"
+                                               + (quick / "config.toml").read_text(encoding="utf-8"),
+                                               encoding="utf-8")
+            editor = tmp / "editor.sh"
+            editor.write_text(EDITOR_SCRIPT, encoding="utf-8")
+            editor.chmod(0o755)
+            cache = tmp / "cache"
+            base_env = {"MAILTRIAGE_CACHE_DIR": str(cache), "MAILTRIAGE_DATA_DIR": str(tmp / "data"),
+                        "MAILTRIAGE_BENCH_KEYRING": str(keyring_file),
+                        "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring", "PYTHONPATH": str(ROOT / "benchmarks"),
+                        "COLORTERM": "truecolor", "EDITOR": str(editor), "VISUAL": str(editor)}
+            ours = [PYTHON, "-m", "mailtriage.cli.main", "--project", str(project)]
+            tmux = other_clients.Tmux(tmp, COLS, ROWS)
+            count = flagged_count(server, user)
+            quoted = f"> {body}"
+            all_flagged = (lambda screen: count() >= TAGGED)
+            marker = tmp / "marker-dir"
+            marker.mkdir()
+
+            def into_inbox(then: list[str]) -> list[Step]:
+                # The footer shows the focused pane's keys: Down and Enter go to the Sources pane.
+                return [("listed", lambda s: bool(WHOLE_SCREEN.search(s)) and "✓ imap" in s, ["1"]),
+                        ("sources", lambda s: "Inspect backend" in s or "Open account" in s.title(), ["Down", "Enter"]),
+                        ("folders", lambda s: "INBOX" in s and "Folders" in s, ["Enter"]),
+                        ("list", lambda s: subject in s and "INBOX" in s, then)]
+
+            def record(label: str, task: str, value: float) -> None:
+                figures.setdefault((label, task), []).append(value)
+
+            def ours_read() -> None:
+                env = {**base_env, "MAILTRIAGE_CONFIG_DIR": str(config)}
+                steps = [*into_inbox(["Enter"]), ("body", lambda s: body in s, ["r"]),
+                         ("draft", lambda s: quoted in s, [])]
+                seen, sent = run_steps(tmux, ours, env, steps, tmp, again=REOPEN)
+                record("ours", "open", seen["body"] - sent["list"])
+                record("ours", "reply", seen["draft"] - sent["body"])
+
+            def ours_flag(quick_flag: bool) -> None:
+                env = {**base_env, "MAILTRIAGE_CONFIG_DIR": str(quick if quick_flag else config)}
+                # v typed past the fetched page does not wait for the next page (the cursor stays
+                # on the last fetched row and v toggles it again): tag CHUNK rows at a time.
+                steps = into_inbox(["v"] * CHUNK)
+                for done in range(CHUNK, TAGGED, CHUNK):
+                    steps.append((f"tagged {done}", lambda s, n=done: f" {n} tagged" in s, ["v"] * CHUNK))
+                steps.append(("tagged", lambda s: f" {TAGGED} tagged" in s, ["f"]))
+                if not quick_flag:
+                    steps.append(("dialog", lambda s: "Flag" in s and "Ctrl+s" in s.replace("^s", "Ctrl+s"),
+                                  ["C-s"]))
+                steps.append(("server", all_flagged, []))
+                unflag_all(server, user)
+                # v typed while the next page is fetched can be lost (the cursor cannot pass the
+                # fetched rows yet): a stalled tagging step types the missing v's again (untimed).
+                top_up = {name: (lambda screen, n=int(name.split()[1]) if " " in name else TAGGED:
+                                 ["v"] * max(1, n - _tagged(screen))) for name, _, _ in steps if name.startswith("tagged")}
+                seen, sent = run_steps(tmux, ours, env, steps, tmp, again={**REOPEN, **top_up})
+                record("ours" if quick_flag else "ours (confirm)", "flag", seen["server"] - sent["tagged"])
+                unflag_all(server, user)
+
+            def aerc_read(run: int) -> None:
+                home = tmp / "clients" / f"aerc-read-{run}"
+                argv, env = aerc_with_flag_key(home, server.port, user.name, user.password)
+                env.update(EDITOR=str(editor), VISUAL=str(editor))
+                steps = [("list", lambda s: subject in s, ["Enter"]), ("body", lambda s: body in s, ["R", "q"]),
+                         ("draft", lambda s: quoted in s, [])]
+                try:
+                    seen, sent = run_steps(tmux, argv, env, steps, tmp)
+                finally:
+                    shutil.rmtree(home, ignore_errors=True)
+                record("aerc", "open", seen["body"] - sent["list"])
+                record("aerc", "reply", seen["draft"] - sent["body"])
+
+            def aerc_flag(run: int) -> None:
+                home = tmp / "clients" / f"aerc-flag-{run}"
+                argv, env = aerc_with_flag_key(home, server.port, user.name, user.password)
+                # ``v j`` x200 marks only the rows whose headers aerc has fetched (the 48 on the
+                # screen: 48 of 200 flagged); its visual mark goes by UID: V, :next 199.
+                tagging = ["V", f":next {TAGGED - 1}", "Enter", ":pwd", "Enter"]
+                steps = [("list", lambda s: subject in s, tagging),
+                         ("tagged", lambda s: str(marker) in s, [":flag", "Enter"]), ("server", all_flagged, [])]
+                unflag_all(server, user)
+                try:
+                    seen, sent = run_steps(tmux, argv, env, steps, marker, timeout=60)
+                except TimeoutError:
+                    # aerc 0.14 says "Setting flag 'flagged' successful" but the server holds
+                    # fewer than TAGGED flagged: counted, not timed.
+                    print(f"  aerc flag: {count()} of {TAGGED} flagged on the server after 60 s", flush=True)
+                    return
+                finally:
+                    shutil.rmtree(home, ignore_errors=True)
+                record("aerc", "flag", seen["server"] - sent["tagged"])
+                unflag_all(server, user)
+
+            # Warm-up, not measured: our .pyc files and the caches; Dovecot's caches of aerc's fields.
+            ours_read()
+            figures.clear()
+            for run in range(args.runs):
+                ours_read()
+                ours_flag(True)
+                ours_flag(False)
+                if with_aerc:
+                    aerc_read(run)
+                    aerc_flag(run)
+                print(f"run {run + 1}: load {os.getloadavg()[0]:.2f}", flush=True)
+            report(figures, args, tmux)
+        finally:
+            if count is not None:
+                count.client.logout()  # type: ignore[attr-defined]
+            if tmux is not None:
+                tmux.close()
+            server.stop()
+    return 0
+
+
+def report(figures, args, tmux) -> None:
+    def med(label: str, task: str) -> float:
+        values = figures.get((label, task))
+        return statistics.median(values) if values else float("nan")
+
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"\nKey -> result, {args.messages + 1:,}-message Dovecot INBOX, tmux {COLS}x{ROWS} (screen polled every "
+          f"{tmux.resolution() * 1000:.0f} ms), median of {args.runs} fresh processes, seconds; load average at "
+          f"the end {load}")
+    print(f"  {'task':<44}{'ours':>8}{'aerc':>8}{'ours/aerc':>11}  goal")
+    rows = (("open", "ours", "Enter -> body on screen", "<= 2x"),
+            ("reply", "ours", "reply key -> editable quoted draft", "<= 1x"),
+            ("flag", "ours", f"flag {TAGGED} tagged, key -> server (no confirm)", "<= 1x"),
+            ("flag", "ours (confirm)", f"flag {TAGGED} tagged, f -> Ctrl+s -> server", "<= 1x"))
+    for task, label, text, goal in rows:
+        ours, aerc = med(label, task), med("aerc", task)
+        print(f"  {text:<44}{ours:8.3f}{aerc:8.3f}{ours / aerc:10.2f}x  {goal}")
+    for (label, task), values in sorted(figures.items()):
+        print(f"    {label} {task}: " + ", ".join(f"{v:.3f}" for v in values))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
