@@ -12,16 +12,15 @@ from email import policy
 import pytest
 
 from mailtriage.backends.errors import MailError
-from mailtriage.backends.imap.account import SmtpSettings, password_key, smtp_password_key
+from mailtriage.backends.imap.account import password_key
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.imap.ids import decode_message_id
 from mailtriage.backends.mailbox_contract import Compose, MailQuery, PartialFailure
-from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.secrets import set_secret
 from tests.imap.conftest import account_for, make_mail
-from tests.imap.test_send import PASS, inbox_id, sender_account
+from tests.imap.test_faults_smtp import plain_smtp, proxied_sender  # noqa: F401  (fixtures)
+from tests.imap.test_send import PASS, inbox_id
 from tests.servers.faultproxy import FaultProxy
-from tests.servers.smtp import SmtpServer
 
 TIMEOUT = 1.5  # the account's network timeout, so a stall ends fast
 
@@ -158,31 +157,7 @@ def test_a_stall_during_a_store_is_not_reported_done_and_the_rerun_completes(fau
 
 # -- a reset during SMTP DATA of a large message ---------------------------------------------
 
-@pytest.fixture
-def plain_smtp(dovecot):
-    server = SmtpServer(dovecot.cert, mode="plain").start()
-    proxy = FaultProxy(server.port)
-    server.proxy = proxy
-    try:
-        yield server
-    finally:
-        proxy.close()
-        server.stop()
-
-
-@pytest.fixture
-def proxied_sender(dovecot, dovecot_user, memory_keyring, plain_smtp, tmp_path):
-    set_secret(password_key(f"acct-{dovecot_user.name}"), dovecot_user.password)
-    plain_smtp.add_user(dovecot_user.name, "smtp-secret")
-    set_secret(smtp_password_key(f"acct-{dovecot_user.name}"), "smtp-secret")
-    account = sender_account(dovecot, dovecot_user, plain_smtp,
-                             smtp=SmtpSettings("127.0.0.1", plain_smtp.proxy.port, "plain", dovecot_user.name))
-    mb = ImapMailbox(account)
-    mb.ledger = SendLedger(tmp_path / "ledger.json")
-    try:
-        yield mb
-    finally:
-        mb.close()
+# plain_smtp and proxied_sender: the SMTP server behind a fault proxy, from test_faults_smtp.py
 
 
 def test_a_reset_part_way_through_smtp_data_is_not_reported_sent_and_the_rerun_sends_the_whole_text_once(
