@@ -8,8 +8,6 @@ part-way (needs root to mount; skipped otherwise)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -21,6 +19,7 @@ from tests.workflows.conftest import mail, write_mbox
 from tests.workflows.test_concurrent_drafts import imap_env  # noqa: F401  (the fixture)
 from tests.workflows.test_concurrent_imports import child_keyring  # noqa: F401  (the fixture)
 from tests.workflows.test_kill_write_flows import BOUND, start
+from tests.servers.tmpfs import fill, mounted_tmpfs
 
 NO_SPACE = "No space left on device"
 
@@ -34,34 +33,10 @@ class FullDisk:
 
 @pytest.fixture
 def full_cache(tmp_path, monkeypatch):
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    folder = tmp_path / "cache"
-    folder.mkdir(mode=0o700)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs", str(folder)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    monkeypatch.setenv("MAILTRIAGE_CACHE_DIR", str(folder))
-    ballast = folder / "ballast"
-
-    def fill(leave: int = 0) -> None:
-        """Fill the folder's file system, leaving ``leave`` bytes free."""
-        fd = os.open(ballast, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            while True:
-                os.write(fd, b"\0" * 4096)
-        except OSError:
-            pass  # ENOSPC: full
-        finally:
-            os.close(fd)
-        if leave:
-            os.truncate(ballast, max(ballast.stat().st_size - leave, 0))
-
-    try:
-        yield FullDisk(folder, fill, ballast.unlink)
-    finally:
-        subprocess.run(["umount", str(folder)], check=False)
+    with mounted_tmpfs(tmp_path / "cache", "256k") as folder:
+        monkeypatch.setenv("MAILTRIAGE_CACHE_DIR", str(folder))
+        ballast = folder / "ballast"
+        yield FullDisk(folder, lambda leave=0: fill(ballast, leave), ballast.unlink)
 
 
 def listing(project: Path, extra_env: dict | None = None) -> tuple[str, list[str]]:

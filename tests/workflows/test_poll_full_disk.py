@@ -15,32 +15,16 @@ import time
 import pytest
 
 from mailtriage.cli.exit_codes import ExitCode
+from tests.servers.tmpfs import fill, mounted_tmpfs
 from tests.workflows.conftest import REPORT, mail, write_mbox
 
 
 @pytest.fixture
 def full_data_dir(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    folder = tmp_path / "data"
-    folder.mkdir(mode=0o700)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", str(folder)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "data", "64k") as folder:
         (folder / "alerts").mkdir(mode=0o700)
-        fd = os.open(folder / "ballast", os.O_WRONLY | os.O_CREAT, 0o600)
-        try:
-            while True:
-                os.write(fd, b"\0" * 4096)
-        except OSError:
-            pass  # ENOSPC: full
-        finally:
-            os.close(fd)
+        fill(folder / "ballast")
         yield folder
-    finally:
-        subprocess.run(["umount", str(folder)], check=False)
 
 
 def test_poll_with_a_full_data_folder_fails_clearly_and_leaves_no_temporary_file(mbox_env, full_data_dir):
