@@ -154,7 +154,15 @@ class GmailMailbox(MailboxAdapter):
         return self.api.get(f"{USER}/messages/{gmail_id}", "messages.get", format="metadata",
                             metadataHeaders=list(METADATA_HEADERS))
 
-    def raw(self, gmail_id: str) -> tuple[dict, bytes]:
+    def raw(self, message_id: str) -> bytes:
+        gmail_id = self.gid(message_id)
+        try:
+            return self.raw_bytes(gmail_id)
+        except GmailNotFound as exc:
+            raise self._not_found(message_id, exc) from exc
+
+    def fetch_raw(self, gmail_id: str) -> tuple[dict, bytes]:
+        """messages.get in raw format by Gmail's own id: the answer and the RFC 822 bytes."""
         message = self.api.get(f"{USER}/messages/{gmail_id}", "messages.get", format="raw")
         raw = b64decode(str(message.get("raw") or ""))
         self._keep(gmail_id, raw)
@@ -173,7 +181,7 @@ class GmailMailbox(MailboxAdapter):
         """The message's RFC 822 bytes: kept from a recent read, else downloaded."""
         with self._raw_lock:
             kept = self._raw_kept.get(gmail_id)
-        return kept if kept is not None else self.raw(gmail_id)[1]
+        return kept if kept is not None else self.fetch_raw(gmail_id)[1]
 
     def header(self, message: dict, raw: bytes | None = None) -> MailHeader:
         """A :class:`MailHeader` from a messages.get answer (metadata, or raw with ``raw``)."""
@@ -187,7 +195,7 @@ class GmailMailbox(MailboxAdapter):
         synthetic = message_id is None
         if synthetic:
             if raw is None:  # the synthetic ID hashes the whole header block, as the MIME parser does
-                _, raw = self.raw(message["id"])
+                _, raw = self.fetch_raw(message["id"])
                 return self.header(message, raw)
             message_id = mime_headers.synthetic_message_id(block)
             notes.append("no Message-ID; a synthetic one stands in")
@@ -227,7 +235,7 @@ class GmailMailbox(MailboxAdapter):
         )
 
     def full(self, gmail_id: str) -> tuple[MailMessage, bytes]:
-        message, raw = self.raw(gmail_id)
+        message, raw = self.fetch_raw(gmail_id)
         header = self.header(message, raw)
         content = mime.parse_message(raw, backend_ref=header.id)
         attachments = tuple(MailAttachment(i, a.filename, a.content_type, a.size)

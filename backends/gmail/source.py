@@ -260,7 +260,7 @@ class GmailSource(AccountSource):
             raise ThreadNotFound(self.name, f"Gmail has no thread {thread_id}") from exc
 
     def _message(self, gmail_id: str) -> Message:
-        message, raw = self.mailbox.raw(gmail_id)
+        message, raw = self.mailbox.fetch_raw(gmail_id)
         return mime.parse_message(raw, backend_ref=self.mailbox.mid(gmail_id))
 
     # Cross-backend thread identity: a reference of another shape reaches Gmail by its root.

@@ -150,7 +150,7 @@ class GraphMailbox(MailboxAdapter):
         message_id = mime_ids.extract_msgid(message.get("internetMessageId"))
         synthetic = message_id is None
         if synthetic:
-            raw = raw if raw is not None else self.raw(str(message["id"]))
+            raw = raw if raw is not None else self.raw_of(str(message["id"]))
             message_id = mime_headers.synthetic_message_id(mime_headers.split_header_block(raw)[0])
             notes.append("no Message-ID; a synthetic one stands in")
         references = mime_ids.extract_msgids(headers.get("references"))
@@ -183,12 +183,19 @@ class GraphMailbox(MailboxAdapter):
     def metadata(self, graph_id: str) -> dict:
         return self.api.get(f"/me/messages/{graph_id}", "messages.get", **{"$select": SELECT})
 
-    def raw(self, graph_id: str) -> bytes:
+    def raw_of(self, graph_id: str) -> bytes:
+        """The message's MIME bytes by Graph's own id."""
         return self.api.call("GET", f"/me/messages/{graph_id}/$value", what="messages.$value", raw=True)
+
+    def raw(self, message_id: str) -> bytes:
+        try:
+            return self.raw_of(self.gid(message_id))
+        except GraphNotFound as exc:
+            raise self._gone(message_id, exc) from exc
 
     def full(self, graph_id: str, message: dict | None = None, raw: bytes | None = None) -> MailMessage:
         message = message or self.metadata(graph_id)
-        raw = raw if raw is not None else self.raw(graph_id)
+        raw = raw if raw is not None else self.raw_of(graph_id)
         header = self.header(message, raw)
         content = mime.parse_message(raw, backend_ref=header.id)
         attachments = tuple(MailAttachment(i, a.filename, a.content_type, a.size)
@@ -303,7 +310,7 @@ class GraphMailbox(MailboxAdapter):
     def attachment(self, message_id: str, index: int) -> bytes:
         graph_id = self.gid(message_id)
         try:
-            raw = self.raw(graph_id)
+            raw = self.raw_of(graph_id)
         except GraphNotFound as exc:
             raise self._gone(message_id, exc) from exc
         try:

@@ -296,7 +296,7 @@ class GraphSource(AccountSource):
 
     # -- reads ---------------------------------------------------------------------------------------------
     def _message(self, graph_id: str) -> Message:
-        return mime.parse_message(self.mailbox.raw(graph_id), backend_ref=self.mailbox.mid(graph_id))
+        return mime.parse_message(self.mailbox.raw_of(graph_id), backend_ref=self.mailbox.mid(graph_id))
 
     def _members(self, thread_id: ThreadId, *, drafts: bool = False, select: str = SELECT) -> list[dict]:
         members = self.mailbox.conversation(self._thread_value(thread_id), drafts=drafts, select=select)

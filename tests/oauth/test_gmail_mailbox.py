@@ -243,3 +243,11 @@ def test_paging_forward_costs_one_list_call_a_page(google_emulator, mailbox):
     lists = [r for r in google_emulator.server.requests if r.path.endswith("/messages") and r.method == "GET"]
     assert len(lists) == 4
     assert mailbox.list(MailQuery(folder="INBOX", page=9, page_size=2)).messages == ()
+
+
+def test_raw_is_the_messages_bytes_by_our_message_id(google_emulator, mailbox):
+    # The raw view and `|` call the contract's raw(message_id): it returned Gmail's
+    # (answer, bytes) tuple and took Gmail's own id, so a Gmail account piped a tuple.
+    gid = deliver(google_emulator, 1, subject="Report")
+    raw = mailbox.raw(mailbox.mid(gid))
+    assert isinstance(raw, bytes) and b"Subject: Report" in raw and b"Message-ID: <m1@example.net>" in raw

@@ -369,3 +369,10 @@ def test_a_fresh_token_graph_still_rejects_asks_for_a_new_sign_in(microsoft_emul
     assert "rejected the fresh access token" in text and "InvalidAuthenticationToken" in text
     assert "mailtriage account login" in text
     assert not any(token in text for token in microsoft_emulator.secrets_issued)
+
+
+def test_raw_is_the_messages_bytes_by_our_message_id(microsoft_emulator, mailbox):
+    # The raw view and `|` call the contract's raw(message_id); Graph's raw took Graph's own id.
+    gid = deliver(microsoft_emulator, 1, subject="Report")
+    raw = mailbox.raw(mailbox.mid(gid))
+    assert isinstance(raw, bytes) and b"Subject: Report" in raw and b"<m1@example.net>" in raw
