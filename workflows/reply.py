@@ -82,9 +82,11 @@ def reply_form(config, thread: Thread, kind: str, identity: Identity | None = No
         return ComposeForm(REPLY_ALL, to, tuple(merge_cc(others, cc.security_cc, exclude=to)),
                            reply_subject(target.subject), quoted_body(target, identity.signature))
     if kind == REPLY_LIST:
-        # The list only (its List-Post, else the project's security list); the security CC
-        # stays in Cc like every project draft's (the one outgoing rule).
-        address = list_address(target) or config.get("security_list")
+        # The project's security list; the message's List-Post only when none is configured:
+        # the reporter writes that header, so it must not choose where a security reply goes.
+        # The security CC stays in Cc like every project draft's (the one outgoing rule).
+        listed = config.get("security_list")
+        address = listed if isinstance(listed, str) and listed else list_address(target)
         if not isinstance(address, str) or not is_plain_address(address):
             raise ValueError("no list to reply to: the message has no List-Post address and security_list is not set")
         to = (address,)

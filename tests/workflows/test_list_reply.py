@@ -35,3 +35,19 @@ def test_a_personal_list_reply_goes_to_the_list_only():
 def test_a_list_reply_to_mail_that_came_through_no_list_is_refused_with_why():
     with pytest.raises(ValueError, match="no List-Post address"):
         personal_form(REPLY_LIST, message(None), "me@example.org")
+
+
+def test_a_project_list_reply_goes_to_the_security_list_whatever_list_post_says(tmp_path):
+    # Review finding: the project draft's To came from the reporter's own List-Post header, so
+    # a report naming a public list there drafted the quoted reply to that public list.
+    from mailtriage.backends.contract import Thread, ThreadId
+    from mailtriage.core.projectconfig import load_project
+    from mailtriage.workflows.reply import reply_form
+    from tests.core.helpers import write_project
+
+    config = load_project(write_project(tmp_path / "p", [("mbox", "primary", "no")],
+                                        {"security_list": "security@example.org",
+                                         "security_inbox": {"foundation_security_address": "security@example.org"}}))
+    report = message("<mailto:full-disclosure@lists.example.net>")
+    form = reply_form(config, Thread(ThreadId("msgid", report.message_id), report.subject, (report,)), REPLY_LIST)
+    assert form.to == ("security@example.org",)
