@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from mailtriage.application import MailError
 from mailtriage.core.projectconfig import ConfigError
+from mailtriage.core.secrets import scrub
 
 
 @dataclass
@@ -60,8 +61,9 @@ def error_name(error: BaseException) -> str:
 
 def error_line(error: BaseException) -> str:
     """What the user reads about an error: its message, never its class name (that goes to
-    the debug trace, :func:`debug_line`). An error with no message says what happened."""
-    message = str(error).strip()
+    the debug trace, :func:`debug_line`). An error with no message says what happened. Scrubbed:
+    every status line and notice that shows a failure goes through here."""
+    message = scrub(str(error).strip())
     return message or "something failed that mailtriage did not expect (press ! for the details)"
 
 

@@ -406,7 +406,7 @@ class Session(ComposeCalls):
             with self._mailbox_lock:
                 return application.raw_for_mailbox(self._mailboxes, account_id, message.backend_ref or "")
         with self._lock:
-            return application.raw_for_source(self.project, backend, message.backend_ref)
+            return application.raw_for_source(self.opened, backend, message.backend_ref)
 
     def attachment_settings(self) -> tuple[str | None, str]:
         """``attachment_command`` (None: nothing is ever opened outside the app) and the folder

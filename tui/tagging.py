@@ -125,7 +125,7 @@ class TagKeys:
                         "the cursor", severity="warning", markup=False, timeout=4)
             return
         count = len(self.tags)
-        self.notify(f"tag prefix: the next action (m f a d M i) acts on the {count:,} tagged "
+        self.notify(f"tag prefix: the next action key acts on the {count:,} tagged "
                     f"row{'s' if count != 1 else ''}", markup=False, timeout=4)
 
     def action_move(self) -> None:

@@ -61,7 +61,7 @@ async def test_tag_prefix_says_what_the_next_key_acts_on(tmp_path):
         assert any(n.startswith("tag prefix: no row is tagged") for n in notices(app))
         await pilot.press("v", "v", "semicolon")
         await settle(pilot)
-        assert "tag prefix: the next action (m f a d M i) acts on the 2 tagged rows" in notices(app)
+        assert "tag prefix: the next action key acts on the 2 tagged rows" in notices(app)
 
 
 async def test_x_in_full_headers_shows_the_raw_source_inert_and_back(tmp_path):
