@@ -415,10 +415,6 @@ def _first_positional(argv: list[str]) -> str | None:
     return None
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
-
-
 def _review(text: str | None) -> dict[str, str] | None:
     """The review in ``tracker pending``'s JSON (the whole document or its ``review``), or None."""
     if text is None:
@@ -431,3 +427,7 @@ def _review(text: str | None) -> dict[str, str] | None:
     if not isinstance(review, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in review.items()):
         raise UsageError("--review-file: expected the JSON 'tracker pending' printed (its \"review\" object)")
     return review
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
