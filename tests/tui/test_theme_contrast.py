@@ -43,6 +43,7 @@ def low_contrast(app, state: str, within=None) -> list[str]:
     under 4.5:1, in truecolour or in 256 colours."""
     update = app.screen._compositor.render_update(full=True)
     found: dict[tuple, str] = {}
+    measured_cells = 0
     for y, line in enumerate(update.strips):
         x = 0
         for strip in line:
@@ -53,6 +54,7 @@ def low_contrast(app, state: str, within=None) -> list[str]:
                     continue
                 if style is None or style.color is None or style.bgcolor is None or not is_text(segment.text):
                     continue
+                measured_cells += segment.cell_length
                 for mode, (fg, bg) in (("truecolour", (style.color, style.bgcolor)),
                                        ("256 colours", (style.color.downgrade(ColorSystem.EIGHT_BIT),
                                                         style.bgcolor.downgrade(ColorSystem.EIGHT_BIT)))):
@@ -60,6 +62,8 @@ def low_contrast(app, state: str, within=None) -> list[str]:
                     if measured < AA:
                         found.setdefault((mode, str(style)), f"{state}, {mode}: {measured:.2f}:1 on line {y} "
                                                              f"{segment.text.strip()[:30]!r} ({style})")
+    # A render whose colours all came back unset would pass with nothing measured.
+    assert measured_cells > 200, f"{state}: only {measured_cells} text cells carried both colours"
     return list(found.values())
 
 
