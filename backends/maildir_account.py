@@ -123,8 +123,7 @@ class MaildirMailbox(MailboxAdapter):
         if query.label is not None:
             raise NotSupported(self.account_id, "list", "a Maildir account has folders, not labels")
         folder = self._folder(str(query.folder))
-        headers = [self._header(query.folder, key, file, flags) for key, file, flags in _entries(folder)]
-        headers = [h for h in headers if _matches(h, query)]
+        headers = [h for h in self._listed_headers(str(query.folder), folder) if _matches(h, query)]
         headers.sort(key=lambda h: (-(h.date or _EPOCH).timestamp(), h.id))
         window = headers[query.offset:query.offset + query.page_size]
         return MailPage(tuple(with_thread_counts(window)), len(headers), query.page, query.page_size)
@@ -137,12 +136,28 @@ class MaildirMailbox(MailboxAdapter):
                             for i, a in enumerate(content.attachments))
         return MailMessage(self._header(folder, key, file, flags), content, attachments)
 
+    def raw(self, message_id: str) -> bytes:
+        """The file as it is on disk (the raw view and ``|``)."""
+        return _read(self._find(message_id)[2], MAX_MESSAGE_BYTES, self.account_id)
+
     def attachment(self, message_id: str, index: int) -> bytes:
         _folder, _key, file, _flags = self._find(message_id)
         try:
             return mime.attachment_bytes(_read(file, MAX_MESSAGE_BYTES, self.account_id), index)
         except mime.AttachmentNotFound as exc:
             raise BackendFailure(self.account_id, str(exc)) from exc
+
+    def _listed_headers(self, folder_id: str, folder: Path) -> list[MailHeader]:
+        """Every message's header; one renamed away meanwhile (a sync tool changing its flags)
+        is skipped, not fatal to the listing."""
+        headers = []
+        for key, file, flags in _entries(folder):
+            try:
+                headers.append(self._header(folder_id, key, file, flags))
+            except BackendFailure:
+                if file.exists():
+                    raise
+        return headers
 
     def _header(self, folder: str, key: str, file: Path, flags: str) -> MailHeader:
         head = _read(file, _HEAD_BYTES, self.account_id)
