@@ -147,7 +147,7 @@ class MaildirMailbox(MailboxAdapter):
         except mime.AttachmentNotFound as exc:
             raise BackendFailure(self.account_id, str(exc)) from exc
 
-    def _listed_headers(self, folder_id: str, folder: Path) -> list[MailHeader]:
+    def _listed_headers(self, folder_id: str, folder: Path) -> tuple[MailHeader, ...]:
         """Every message's header; one renamed away meanwhile (a sync tool changing its flags)
         is skipped, not fatal to the listing."""
         headers = []
@@ -157,7 +157,7 @@ class MaildirMailbox(MailboxAdapter):
             except BackendFailure:
                 if file.exists():
                     raise
-        return headers
+        return tuple(headers)
 
     def _header(self, folder: str, key: str, file: Path, flags: str) -> MailHeader:
         head = _read(file, _HEAD_BYTES, self.account_id)

@@ -22,7 +22,8 @@ from textual import events
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey  # why: the footer's own key widget, to pin and shorten keys
+
+from mailtriage.tui.textual_private import FooterKey, bindings_ready, mark_bindings_ready
 
 __all__ = ["KeyFooter", "SHORT"]
 
@@ -54,7 +55,7 @@ class KeyFooter(Footer):
     _compact_form = False
 
     def bindings_changed(self, screen: Screen) -> None:
-        self._bindings_ready = True
+        mark_bindings_ready(self)
         if not screen.app.app_focus:
             return
         if self.is_attached and screen is self.screen and not self._recompose_due:
@@ -86,6 +87,6 @@ class KeyFooter(Footer):
         yield from pinned
 
     def on_resize(self, event: events.Resize) -> None:
-        if self._bindings_ready and not self._recompose_due:
+        if bindings_ready(self) and not self._recompose_due:
             self._recompose_due = True
             self.call_after_refresh(self._recompose_now)

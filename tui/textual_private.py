@@ -12,6 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+# The footer's own key widget (a private module): tui/footer.py pins and shortens keys.
+from textual.widgets._footer import Footer, FooterKey
+
+__all__ = ["FooterKey", "MEMBERS"]
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.terminal_theme import TerminalTheme
@@ -29,7 +34,18 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual.app", "App", "_refresh_truecolor_filter", ("method", "theme")),
     ("textual.screen", "Screen", "_compositor", ("attribute",)),
     ("textual._compositor", "Compositor", "_dirty_regions", ("attribute",)),
+    ("textual.widgets._footer", "Footer", "_bindings_ready", ("attribute",)),
+    ("textual.widgets._footer", "", "FooterKey", ("class", "Widget")),
 )
+
+
+def mark_bindings_ready(footer: Footer) -> None:
+    """What Footer.bindings_changed sets before its compose shows any key."""
+    footer._bindings_ready = True
+
+
+def bindings_ready(footer: Footer) -> bool:
+    return bool(footer._bindings_ready)
 
 
 def full_frame(screen: Screen, console: Console) -> str:
