@@ -134,8 +134,8 @@ class MaildirMailbox(MailboxAdapter):
         listed = [(when, key, file, flags) for key, file, flags, when in _delivered(folder)
                   if _flags_match(flags, when, query)]
         listed.sort(key=lambda e: (-e[0], self._id(folder_id, e[1])))
-        window = self._page_headers(folder_id, listed[query.offset:query.offset + query.page_size])
-        return MailPage(tuple(with_thread_counts(window)), len(listed), query.page, query.page_size)
+        shown = self._page_headers(folder_id, listed[query.offset:query.offset + query.page_size])
+        return MailPage(tuple(with_thread_counts(shown)), len(listed), query.page, query.page_size)
 
     def get(self, message_id: str) -> MailMessage:
         return self._get(message_id)[0]
@@ -172,7 +172,7 @@ class MaildirMailbox(MailboxAdapter):
                     raise
         return tuple(headers)
 
-    def _page_headers(self, folder_id: str, page: list[tuple[float, str, Path, str]]) -> list[MailHeader]:
+    def _page_headers(self, folder_id: str, page: Sequence[tuple[float, str, Path, str]]) -> Sequence[MailHeader]:
         """The headers of a page's files; one renamed away since it was listed is skipped."""
         headers = []
         for _when, key, file, flags in page:
