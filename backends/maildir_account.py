@@ -18,7 +18,8 @@ an ID of another account is refused before any file is touched, and a message th
 or vanished is reported stale. Flags are the Maildir ``info`` letters (S seen, F flagged,
 R replied, D draft); a flag change renames the file, a move links it into the other
 folder's ``cur/`` and then removes the old name (never over an existing file). Drafts are
-written through ``tmp/`` and renamed into ``Drafts/cur`` with ``DS``, mode 0600.
+written through ``tmp/`` and renamed into ``Drafts/cur`` with ``DS``, mode 0600, by the one
+draft writer (``backends/maildir.add_draft``, shared with the project's Maildir drafts).
 Nothing is ever sent: :meth:`MaildirMailbox.send` declines and says so.
 """
 
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,6 +35,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from mailtriage.backends import mime
 from mailtriage.backends.account_table import AccessLevels, AccountTable
 from mailtriage.backends.errors import BackendFailure, NotSupported
+from mailtriage.backends.maildir import add_draft
 from mailtriage.backends.mailbox_contract import (Compose, ForeignMessageId, MailAttachment, MailFolder,
                                                   MailHeader, MailMessage, MailPage, MailQuery, MailboxAdapter,
                                                   PartialFailure, StaleMessageId, check_bulk, flags_and_date_match,
@@ -287,16 +288,11 @@ class MaildirMailbox(MailboxAdapter):
         from mailtriage.backends.outgoing import as_bytes, compose_message  # why: the email package loads only to compose
 
         outgoing = compose_message(self.account, compose, source, source_raw)
-        key = _new_key()
-        folder = self._folder(drafts)
-        temporary = folder / "tmp" / key
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(as_bytes(outgoing.message))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.rename(temporary, folder / "cur" / f"{key}:2,DS")
-        return self._id(drafts, key)
+        try:
+            path = add_draft(self._folder(drafts), as_bytes(outgoing.message))
+        except OSError as exc:
+            raise BackendFailure(self.account_id, f"writing the draft to {drafts} failed: {exc.strerror or exc}") from exc
+        return self._id(drafts, path.name.partition(":")[0])
 
     def send(self, compose: Compose, *, confirmed: bool) -> None:
         raise NotSupported(self.account_id, "send", "a Maildir account has no outgoing server: mailtriage never "
@@ -306,7 +302,6 @@ class MaildirMailbox(MailboxAdapter):
 # -- files ---------------------------------------------------------------------------------
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_COUNTER = iter(range(1, 1 << 62))
 
 
 def _role(name: str) -> str | None:
@@ -360,12 +355,6 @@ def _size(file: Path) -> int | None:
         return file.stat().st_size
     except OSError:
         return None
-
-
-def _new_key() -> str:
-    """A unique Maildir name: time, a per-process counter, the process and the host."""
-    host = os.uname().nodename.replace("/", "\\057").replace(":", "\\072") or "localhost"
-    return f"{int(time.time())}.M{time.time_ns() % 1_000_000}Q{next(_COUNTER)}P{os.getpid()}.{host}"
 
 
 def _matches(header: MailHeader, query: MailQuery) -> bool:
