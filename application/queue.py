@@ -27,12 +27,29 @@ and asks again; GitHub and Jira read the issue back. The loser is told who holds
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Iterable, Mapping
+import random
+import time
+from dataclasses import dataclass, replace
+from datetime import date, datetime, timedelta, timezone
+from typing import Any, Callable, Iterable, Mapping
 
-from mailtriage.backends.contract import ThreadId
-from mailtriage.workflows.proposals import Proposal
+from mailtriage.backends.contract import Op, Thread, ThreadId
+from mailtriage.backends.errors import NoBackendAvailable, NotSupported, Unavailable
+from mailtriage.backends.security_cc import configured_address
+from mailtriage.core.errors import ConfigError
+from mailtriage.trackers import fields as fieldsmod
+from mailtriage.trackers import vcs
+from mailtriage.trackers.contract import EditRequest, Tracker
+from mailtriage.trackers.errors import BackendError, NotFound, Refused, TrackerError
+from mailtriage.workflows import linking
+from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.workflows.publish import attribution
+
+#: The issue's own deadline fields (``### Disclosure date``, ``### First response due``).
+DISCLOSURE_FIELD = "Disclosure date"
+FIRST_RESPONSE_FIELD = "First response due"
+DEFAULT_FIRST_RESPONSE_DAYS = 2
+DEFAULT_DISCLOSURE_DAYS = 90
 
 
 class QueueState(str, enum.Enum):
@@ -57,13 +74,25 @@ class Breach(str, enum.Enum):
 class QueueSettings:
     """What project.md says about the queue (``queue.*``), with its defaults."""
 
-    first_response_days: int = 2  # queue.first_response_days
-    disclosure_days: int = 90  # queue.disclosure_days
-    team: tuple[str, ...] = ()  # addresses of the team: queue.team, the list's own address, our identity
-    team_domain: str = ""  # the security list's domain: a sender of it (or a parent) is the team
+    first_response_days: int = DEFAULT_FIRST_RESPONSE_DAYS  # queue.first_response_days
+    disclosure_days: int = DEFAULT_DISCLOSURE_DAYS  # queue.disclosure_days
+    team: tuple[str, ...] = ()  # addresses of the team (lower case): queue.team and the list's own address
+    team_domain: str = ""  # the security list's domain: a sender of it (or of a parent) is the team
     in_progress_labels: tuple[str, ...] = ("in progress", "in-progress")  # queue.in_progress_labels
     fixed_labels: tuple[str, ...] = ("fixed", "cve assigned", "cve-assigned")  # queue.fixed_labels
     closed_labels: tuple[str, ...] = ("disclosed",)  # queue.closed_labels
+
+    def is_team(self, address: str, reporter: str) -> bool:
+        """A sender of the team: listed in ``team``, or of the list's domain (or a parent of it),
+        never the reporter themself."""
+        address = address.strip().lower()
+        if not address or address == reporter:
+            return False
+        if address in self.team:
+            return True
+        own = address.rpartition("@")[2]
+        domain = self.team_domain
+        return bool(domain and own and (own == domain or domain.endswith("." + own)))
 
 
 @dataclass(frozen=True)
@@ -97,6 +126,10 @@ class IssueFacts:
     first_response: datetime | None = None  # the issue's own "### First response due" field
 
 
+def _iso(when: datetime | None) -> str | None:
+    return None if when is None else when.astimezone(timezone.utc).replace(microsecond=0).isoformat()
+
+
 @dataclass(frozen=True)
 class QueueRow:
     """One report of the queue. Text fields are raw: the front ends sanitise them."""
@@ -118,7 +151,14 @@ class QueueRow:
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready, raw text (the CLI passes it through the sanitising module)."""
-        raise NotImplementedError
+        return {
+            "thread_id": str(self.thread_id), "subject": self.subject, "reporter": self.reporter,
+            "state": self.state.value, "opened": _iso(self.opened),
+            "last_reporter_message": _iso(self.last_reporter_message),
+            "unanswered_since": _iso(self.unanswered_since), "owner": self.owner, "issue": self.issue,
+            "issue_url": self.issue_url, "first_response_due": _iso(self.first_response_due),
+            "disclosure_due": _iso(self.disclosure_due), "breaches": [b.value for b in self.breaches],
+        }
 
 
 @dataclass(frozen=True)
@@ -131,10 +171,15 @@ class Queue:
 
     def filtered(self, *, state: QueueState | None = None, owner: str | None = None) -> "Queue":
         """Rows of one state and/or one owner (``owner=""``: nobody's)."""
-        raise NotImplementedError
+        rows = self.rows
+        if state is not None:
+            rows = tuple(r for r in rows if r.state is state)
+        if owner is not None:
+            rows = tuple(r for r in rows if (r.owner or "") == owner)
+        return replace(self, rows=rows)
 
     def to_json(self) -> dict[str, Any]:
-        raise NotImplementedError
+        return {"now": _iso(self.now), "rows": [r.to_json() for r in self.rows], "warnings": list(self.warnings)}
 
 
 class ClaimLost(Exception):
@@ -146,15 +191,180 @@ class ClaimLost(Exception):
         self.holder = holder
 
 
+# -- settings ---------------------------------------------------------------------------
+
+
+def _names(config: Any, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    value = config.get(key) if config is not None else None
+    if value is None:
+        return default
+    if isinstance(value, str):
+        value = [value]
+    return tuple(str(v).strip().lower() for v in value)
+
+
+def _days(config: Any, key: str, default: int) -> int:
+    value = config.get(key) if config is not None else None
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(config.file, key, f"is {value!r}", "a whole number of days, e.g. 7")
+    return value
+
+
 def queue_settings(config: Any) -> QueueSettings:
     """``queue.*`` of project.md (validated by core.projectconfig) with the defaults."""
-    raise NotImplementedError
+    listed = configured_address(config.get("security_list")) if config is not None else None
+    team = _names(config, "queue.team", ())
+    if listed:
+        team = (*team, listed.lower())
+    defaults = QueueSettings()
+    return QueueSettings(
+        first_response_days=_days(config, "queue.first_response_days", DEFAULT_FIRST_RESPONSE_DAYS),
+        disclosure_days=_days(config, "queue.disclosure_days", DEFAULT_DISCLOSURE_DAYS),
+        team=team,
+        team_domain=listed.rpartition("@")[2].lower() if listed else "",
+        in_progress_labels=_names(config, "queue.in_progress_labels", defaults.in_progress_labels),
+        fixed_labels=_names(config, "queue.fixed_labels", defaults.fixed_labels),
+        closed_labels=_names(config, "queue.closed_labels", defaults.closed_labels),
+    )
+
+
+# -- derivation (pure) -------------------------------------------------------------------
+
+_ORDER = {s: i for i, s in enumerate(QueueState)}
+_NEVER = float("inf")
+
+
+def _state(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSettings, answered_by_team: bool
+           ) -> QueueState:
+    if issue is None:
+        return QueueState.ACKNOWLEDGED if answered_by_team or thread.drafts else QueueState.NEW
+    labels = {label.lower() for label in issue.labels}
+    if issue.state == "closed" or labels & set(settings.closed_labels):
+        return QueueState.CLOSED
+    if labels & set(settings.fixed_labels):
+        return QueueState.FIXED
+    if issue.assignees or labels & set(settings.in_progress_labels):
+        return QueueState.IN_PROGRESS
+    return QueueState.IMPORTED
+
+
+def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSettings, now: datetime) -> QueueRow:
+    """One thread's row at ``now``. Pure."""
+    messages = thread.messages
+    reporter = messages[0].sender.strip().lower() if messages else ""
+    opened = messages[0].date if messages else None
+    dated = sorted((m for m in messages if m.date is not None), key=lambda m: m.date)  # type: ignore[arg-type,return-value]
+    team_wrote = False
+    waiting: datetime | None = None
+    last_reporter: datetime | None = None
+    for message in messages:
+        if settings.is_team(message.sender, reporter):
+            team_wrote = True
+    for message in dated:
+        sender = message.sender.strip().lower()
+        if sender == reporter:
+            last_reporter = message.date
+            if waiting is None:
+                waiting = message.date
+        elif settings.is_team(sender, reporter):
+            waiting = None
+    if not dated and messages and not team_wrote:
+        waiting = None  # undated: nothing to count from
+    state = _state(thread, issue, settings, team_wrote)
+    first_due = None
+    if waiting is not None:
+        first_due = (issue.first_response if issue and issue.first_response
+                     else waiting + timedelta(days=settings.first_response_days))
+    disclosure_due = (issue.disclosure if issue and issue.disclosure
+                      else opened + timedelta(days=settings.disclosure_days) if opened else None)
+    breaches: list[Breach] = []
+    if state is not QueueState.CLOSED:
+        if first_due is not None and now > first_due:
+            breaches.append(Breach.FIRST_RESPONSE)
+        if disclosure_due is not None and now > disclosure_due:
+            breaches.append(Breach.DISCLOSURE)
+    owner = issue.assignees[0] if issue and issue.assignees else None
+    dues = [d.timestamp() for d in (first_due, disclosure_due) if d is not None]
+    key = (
+        state is QueueState.CLOSED,  # closed last
+        not breaches,  # a past deadline first
+        waiting is None,  # then a reporter who waits
+        owner is not None,  # then what nobody holds
+        min(dues) if dues else _NEVER,  # the nearest deadline
+        waiting.timestamp() if waiting else _NEVER,  # the longest wait
+        _ORDER[state],
+        opened.timestamp() if opened else _NEVER,
+        str(thread.thread_id),
+    )
+    return QueueRow(thread.thread_id, thread.subject, messages[0].sender if messages else "", state, opened,
+                    last_reporter, waiting, owner, issue.id if issue else None, issue.url if issue else None,
+                    first_due, disclosure_due, tuple(breaches), key)
 
 
 def derive_queue(threads: Iterable[ThreadFacts], issues: Mapping[ThreadId, IssueFacts], settings: QueueSettings,
                  now: datetime, *, warnings: Iterable[str] = ()) -> Queue:
     """The queue of ``threads`` with the issue of each (``issues``, by thread) at ``now``. Pure."""
-    raise NotImplementedError
+    rows = [derive_row(t, issues.get(t.thread_id), settings, now) for t in threads]
+    rows.sort(key=lambda r: r.sort_key)
+    return Queue(tuple(rows), now, tuple(warnings))
+
+
+# -- reading mail and tracker ---------------------------------------------------------------
+
+
+def thread_facts(thread: Thread, drafts: int | None = None) -> ThreadFacts:
+    """The facts of a read thread."""
+    return ThreadFacts(thread.thread_id, thread.subject,
+                       tuple(MailFact(m.sender.email, m.date) for m in thread.messages), drafts)
+
+
+def _field_date(text: str | None) -> datetime | None:
+    """The first line of a deadline field as an aware instant (a date is its midnight UTC)."""
+    line = (text or "").strip().splitlines()[0].strip().strip("`") if (text or "").strip() else ""
+    if not line:
+        return None
+    try:
+        when = datetime.fromisoformat(line)
+    except ValueError:
+        try:
+            day = date.fromisoformat(line[:10])
+        except ValueError:
+            return None
+        when = datetime(day.year, day.month, day.day)
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def issue_facts(tracker: Tracker, issue_id: str) -> IssueFacts:
+    """What the queue needs of one issue: one ``view`` (its body read for the deadline fields).
+
+    Raises NotFound, BackendError."""
+    view = tracker.view(issue_id)
+    body = view.get("body") or ""
+    return IssueFacts(view["id"], view.get("url") or "", view.get("state") or "open", tuple(view.get("labels") or ()),
+                      tuple(view.get("assignees") or ()),
+                      _field_date(fieldsmod.get_field(body, DISCLOSURE_FIELD, tracker.field_syntax)),
+                      _field_date(fieldsmod.get_field(body, FIRST_RESPONSE_FIELD, tracker.field_syntax)))
+
+
+def _drafts(project: Any, thread_id: ThreadId) -> int | None:
+    try:
+        got = linking.dispatch_thread_op(project.sources, Op.LIST_DRAFTS, thread_id,
+                                         lambda b: b.list_drafts(thread_id))
+    except (NotSupported, NoBackendAvailable, Unavailable):
+        return None
+    return len(got.value)
+
+
+def _issue_of(tracker: Tracker, project: Any, thread_id: ThreadId) -> str | None:
+    if tracker.features.local_issue_files:
+        return linking.find_issue_for_thread(tracker, str(thread_id), thread_id)
+    try:
+        link = str(project.thread_url(thread_id).value)
+    except (NotSupported, NoBackendAvailable, Unavailable):
+        link = str(thread_id)
+    return linking.find_issue_for_thread(tracker, link, thread_id)
 
 
 def build_queue(project: Any, *, now: datetime, list_name: str | None = None, since: datetime | None = None,
@@ -162,31 +372,229 @@ def build_queue(project: Any, *, now: datetime, list_name: str | None = None, si
     """The queue of the project's list in its window (``since``: the configured one), read
     through the project's sources and tracker, filtered by ``state`` and ``owner``.
 
+    Blocking: one listing, one thread read and one drafts call per thread, and per thread a
+    lookup of its issue (the thread index on local files, a search on a server) and a view.
+
     Example: ``build_queue(project, now=datetime.now(timezone.utc), state=QueueState.NEW)``
+
+    Raises:
+        MandatoryBackendUnavailable, and a backend's errors of the listing.
     """
-    raise NotImplementedError
+    warnings: list[str] = []
+    settings = queue_settings(project.config)
+    listing = project.list_threads(project.list_name(list_name), since)
+    tracker: Tracker | None = None
+    if project.config.get("tracker.platform"):
+        try:
+            tracker = project.open_tracker()
+        except (ConfigError, TrackerError) as exc:
+            warnings.append(f"the tracker cannot be opened ({exc}): owners and issues are not shown")
+    threads: list[ThreadFacts] = []
+    issues: dict[ThreadId, IssueFacts] = {}
+    for summary in listing.value or ():
+        try:
+            thread = project.read_thread(summary.thread_id).value
+        except (NotSupported, NoBackendAvailable, Unavailable) as exc:
+            warnings.append(f"{summary.thread_id}: not read ({exc})")
+            continue
+        if not thread.messages:
+            continue
+        facts = thread_facts(thread, _drafts(project, thread.thread_id))
+        threads.append(facts)
+        if tracker is None:
+            continue
+        try:
+            found = _issue_of(tracker, project, thread.thread_id)
+            if found:
+                issues[facts.thread_id] = issue_facts(tracker, found)
+        except (NotFound, BackendError, Refused) as exc:
+            warnings.append(f"{thread.thread_id}: its tracker issue cannot be read ({exc})")
+    return derive_queue(threads, issues, settings, now, warnings=warnings).filtered(state=state, owner=owner)
 
 
-def propose_claim(tracker: Any, issue: str, who: str) -> Proposal:
-    """The proposal that makes ``who`` the owner (assignee) of ``issue``; writes nothing.
+# -- claim and release ---------------------------------------------------------------------
 
-    Blocked when someone else holds it already (``facts["holder"]``). Applied, its write raises
-    :class:`ClaimLost` when another triager won the race (the tracker decides)."""
-    raise NotImplementedError
-
-
-def propose_release(tracker: Any, issue: str, who: str) -> Proposal:
-    """The proposal that removes ``who`` from the assignees of ``issue``; empty when ``who``
-    does not hold it."""
-    raise NotImplementedError
+#: How often a claim whose push was rejected (someone else pushed first) pulls and asks again.
+PUSH_ATTEMPTS = 6
+#: A server has no compare-and-swap on assignees: a claim reads the issue back, then once more
+#: after this long (at least; twice the write's own time when that is longer).
+SETTLE_SECONDS = 0.2
 
 
-def sync_tracker(tracker: Any) -> dict[str, Any]:
-    """Bring a local-files working copy up to date with its remote (fetch, fast-forward);
-    nothing to do for a server tracker. Returns {"synced": bool, "detail": str}."""
-    raise NotImplementedError
+def _holders(tracker: Tracker, issue: str) -> tuple[str, list[str]]:
+    view = tracker.view(issue)
+    return view["id"], list(view.get("assignees") or [])
 
 
-__all__ = ["Breach", "ClaimLost", "IssueFacts", "MailFact", "Queue", "QueueRow", "QueueSettings", "QueueState",
-           "ThreadFacts", "build_queue", "derive_queue", "propose_claim", "propose_release", "queue_settings",
-           "sync_tracker"]
+def _pull(wc: vcs.WorkingCopy) -> None:
+    """Fetch the upstream and fast-forward to it (a rebase of local commits when they diverged)."""
+    if vcs.git_upstream(wc) is None:
+        return
+    vcs.run(["git", "fetch", "-q"], wc.root)
+    if vcs.run(["git", "merge", "-q", "--ff-only", "@{u}"], wc.root, check=False).returncode != 0:
+        vcs.run(["git", "rebase", "-q", "@{u}"], wc.root)
+
+
+def _write_local(tracker: Any, issue: str, who: str, *, add: bool, config: Any) -> dict:
+    """An assignee change on local files: pull, check, write, commit and push; a rejected push
+    undoes the local commit, pulls and asks again (the remote decides who was first)."""
+    wc = tracker.working_copy()
+    git = wc is not None and wc.kind == "git"
+    last = ""
+    for _attempt in range(PUSH_ATTEMPTS):
+        if git:
+            _pull(wc)
+        canonical, holders = _holders(tracker, issue)
+        others = [h for h in holders if h != who]
+        if add and others:
+            raise ClaimLost(canonical, others[0])
+        if (who in holders) == add:
+            return {"id": canonical, "assignees": holders, "changed": False}
+        change = EditRequest(add_assignees=[who]) if add else EditRequest(remove_assignees=[who])
+        tracker.edit(canonical, change)
+        if wc is None:
+            return {"id": canonical, "assignees": _holders(tracker, canonical)[1], "changed": True}
+        name = f"{canonical}.md"
+        only = [p for p in tracker.written_paths() if p.rsplit("/", 1)[-1] == name]
+        verb = "claims" if add else "releases"
+        try:
+            result = tracker.publish(f"{canonical}: {who} {verb} it (queue)", attribution(config),
+                                     push=git and bool(vcs.git_remotes(wc)), only=only)
+        except BackendError as exc:
+            partial = exc.partial  # set on a failed push: what was committed
+            if not git or not partial or not partial.get("committed"):
+                raise
+            last = str(exc)
+            # the remote took another push first: drop our commit (keeping every other local
+            # change) and decide again on what the remote holds now
+            vcs.run(["git", "reset", "-q", "--keep", "HEAD~1"], wc.root)
+            time.sleep(random.uniform(0.01, 0.1))
+            continue
+        return {"id": canonical, "assignees": [*others, who] if add else others, "changed": True, **result}
+    raise BackendError(f"{issue}: the push was rejected {PUSH_ATTEMPTS} times ({last}); nothing of this claim "
+                       "stays local. Try again")
+
+
+def _write_server(tracker: Tracker, issue: str, who: str, *, add: bool) -> dict:
+    """An assignee change on GitHub or Jira, read back: the first assignee holds the issue."""
+    canonical, holders = _holders(tracker, issue)
+    others = [h for h in holders if h != who]
+    if add and others:
+        raise ClaimLost(canonical, others[0])
+    if (who in holders) == add:
+        return {"id": canonical, "assignees": holders, "changed": False}
+    if not add:
+        tracker.edit(canonical, EditRequest(remove_assignees=[who]))
+        return {"id": canonical, "assignees": _holders(tracker, canonical)[1], "changed": True}
+    started = time.monotonic()
+    try:
+        tracker.edit(canonical, EditRequest(add_assignees=[who]))
+    except Refused:
+        # Jira refuses a second assignee: someone was faster between our read and our write
+        _, holders = _holders(tracker, canonical)
+        if holders and holders[0] != who:
+            raise ClaimLost(canonical, holders[0]) from None
+        raise
+    settle = max(SETTLE_SECONDS, 2 * (time.monotonic() - started))
+    for check in range(2):
+        if check:
+            time.sleep(settle)  # a write that read before ours lands within about one cycle of its own
+        _, holders = _holders(tracker, canonical)
+        if not holders or holders[0] != who:
+            if who in holders:
+                tracker.edit(canonical, EditRequest(remove_assignees=[who]))
+            raise ClaimLost(canonical, holders[0] if holders else "nobody (the assignment did not stay)")
+    return {"id": canonical, "assignees": holders, "changed": True}
+
+
+def _assignee_proposal(tracker: Tracker, issue: str, who: str, *, add: bool, config: Any,
+                       apply: Callable[[], dict]) -> Proposal:
+    verb = "Claim" if add else "Release"
+    canonical, holders = _holders(tracker, issue)
+    proposal = Proposal(f"{verb} {canonical} for {who}" if add else f"Release {canonical} ({who})")
+    proposal.facts.update(issue=canonical, who=who, assignees=holders)
+    others = [h for h in holders if h != who]
+    if add:
+        tracker.policy.check_assignee(who)
+        if others:
+            proposal.facts["holder"] = others[0]
+            proposal.notes.append(f"{canonical} is held by {others[0]}: nothing to claim")
+            return proposal
+        if who in holders:
+            proposal.notes.append(f"{canonical} is yours already: nothing to write")
+            return proposal
+    elif who not in holders:
+        proposal.notes.append(f"{who} does not hold {canonical}: nothing to release")
+        return proposal
+    local = tracker.features.publishes_changes
+    where = ("written to the issue file, committed and pushed (a rejected push pulls and asks again)" if local
+             else f"written to the {tracker.kind} issue and read back")
+    summary = f"{'assign' if add else 'unassign'} {canonical} {'to' if add else 'from'} {who}"
+
+    def write(_write: Write) -> dict:
+        try:
+            return apply()
+        except ClaimLost as exc:
+            proposal.facts["lost_to"] = exc.holder  # the front end tells who holds it
+            raise
+
+    proposal.writes.append(Write(
+        WriteKind.TRACKER, f"tracker:{tracker.kind}", summary,
+        [Field("Issue", canonical), Field("Add assignee" if add else "Remove assignee", who),
+         Field("Assignees now", ", ".join(holders) or "(none)")],
+        write, label=f"{verb} the issue", where=where))
+    proposal.recap.append(f"tracker → {tracker.kind}")
+    return proposal
+
+
+def _who(tracker: Tracker, who: str | None, config: Any) -> str:
+    return who or (config.get("tracker.user") if config is not None else None) or tracker.default_user()
+
+
+def propose_claim(tracker: Tracker, issue: str, who: str | None = None, *, config: Any = None) -> Proposal:
+    """The proposal that makes ``who`` (default ``tracker.user``, else the tracker's user) the
+    owner (assignee) of ``issue``; writes nothing.
+
+    Empty, with ``facts["holder"]``, when someone else holds it already. Applied, its write
+    raises :class:`ClaimLost` when another triager won the race (the tracker decides).
+
+    Raises:
+        Refused: ``who`` is not in ``tracker.assignees``; NotFound; BackendError.
+    """
+    who = _who(tracker, who, config)
+
+    def apply() -> dict:
+        if tracker.features.publishes_changes:
+            return _write_local(tracker, issue, who, add=True, config=config)
+        return _write_server(tracker, issue, who, add=True)
+
+    return _assignee_proposal(tracker, issue, who, add=True, config=config, apply=apply)
+
+
+def propose_release(tracker: Tracker, issue: str, who: str | None = None, *, config: Any = None) -> Proposal:
+    """The proposal that removes ``who`` from the assignees of ``issue``; empty (with a note)
+    when ``who`` does not hold it."""
+    who = _who(tracker, who, config)
+
+    def apply() -> dict:
+        if tracker.features.publishes_changes:
+            return _write_local(tracker, issue, who, add=False, config=config)
+        return _write_server(tracker, issue, who, add=False)
+
+    return _assignee_proposal(tracker, issue, who, add=False, config=config, apply=apply)
+
+
+def sync_tracker(tracker: Tracker) -> dict[str, Any]:
+    """Bring a local-files git working copy up to date with its upstream (fetch, fast-forward);
+    nothing to do for a server tracker. Returns {"synced": bool, "detail": str}.
+
+    Raises BackendError (the fetch or the merge failed)."""
+    if not tracker.features.publishes_changes:
+        return {"synced": False, "detail": f"the {tracker.kind} tracker is read from its server"}
+    wc = tracker.working_copy()  # type: ignore[attr-defined]
+    if wc is None or wc.kind != "git":
+        return {"synced": False, "detail": "not a git working copy"}
+    if vcs.git_upstream(wc) is None:
+        return {"synced": False, "detail": "the working copy has no upstream"}
+    _pull(wc)
+    return {"synced": True, "detail": "fetched and fast-forwarded"}

@@ -1,0 +1,102 @@
+"""Claims on a local-files tracker shared through one git remote (issue 37 §2, §3): several
+triagers, each in their own clone and process, claim the same report; the remote decides
+(a rejected push re-reads and asks again), exactly one owns it, the others are told who, and
+every clone's queue shows the same owner after a sync. No lock of ours is involved."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from tests.queue.conftest import THREAD, TRIAGERS, cli, doc, make_team
+from tests.workflows.conftest import sh
+
+NOW = "2026-09-02T12:00:00+00:00"
+
+
+def _owner(team, who: str) -> list[str]:
+    return doc(cli(team.project(who), "tracker", "view", "SEC-0001", check=True))["assignees"]
+
+
+@pytest.mark.slow  # four processes on four clones
+def test_concurrent_claims_from_four_clones_give_one_owner_and_tell_the_others_who(tmp_path):
+    team = make_team(tmp_path)
+    procs = {who: subprocess.Popen([sys.executable, "-m", "mailtriage.cli.main", "--project", str(team.project(who)),
+                                    "queue", "claim", "SEC-0001", "--as", who, "--yes"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for who in TRIAGERS}
+    results = {who: (p.wait(120), *p.communicate()) for who, p in procs.items()}
+    winners = [who for who, (code, _, _) in results.items() if code == 0]
+    assert len(winners) == 1, {w: (c, e[-300:]) for w, (c, _, e) in results.items()}
+    winner = winners[0]
+    for who, (code, out, err) in results.items():
+        if who != winner:
+            assert code == 3, err
+            assert f"SEC-0001 is held by {winner}" in err
+            assert doc(subprocess.CompletedProcess([], code, out, err))["holder"] == winner
+    # the remote holds one claim commit; every clone converges on it after a sync
+    log = sh(["git", "--git-dir", str(team.remote), "log", "--format=%s", "main"], tmp_path)
+    assert log.count("claims it (queue)") == 1
+    for who in TRIAGERS:
+        assert doc(cli(team.project(who), "queue", "sync", check=True))["synced"] is True
+        rows = doc(cli(team.project(who), "queue", "--json", "--now", NOW, check=True))["rows"]
+        assert [(r["issue"], r["owner"], r["state"]) for r in rows] == [("SEC-0001", winner, "in_progress")]
+        assert _owner(team, who) == [winner]
+
+
+def test_a_push_rejected_because_a_colleague_claimed_first_pulls_and_names_the_colleague(tmp_path):
+    """Deterministic race: bob's pre-push hook lets alice's claim reach the remote between bob's
+    pull and bob's push, so bob's push is rejected."""
+    team = make_team(tmp_path, triagers=["alice", "bob"])
+    hook = team.clones["bob"] / ".git" / "hooks" / "pre-push"
+    marker = tmp_path / "alice-went"
+    hook.write_text(f"#!/bin/sh\nif [ ! -e '{marker}' ]; then touch '{marker}'; "
+                    f"'{sys.executable}' -m mailtriage.cli.main --project '{team.project('alice')}' "
+                    f"queue claim SEC-0001 --as alice --yes >/dev/null 2>&1 || exit 1; fi\nexit 0\n")
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    bob = cli(team.project("bob"), "queue", "claim", "SEC-0001", "--as", "bob", "--yes")
+    assert marker.exists()  # bob's claim reached its push, and alice's went first
+    assert bob.returncode == 3, bob.stderr
+    assert "another triager was first; SEC-0001 is held by alice" in bob.stderr
+    assert doc(bob)["holder"] == "alice"
+    # bob's clone keeps no commit of the lost claim and now reads alice as the owner
+    wc = team.clones["bob"]
+    assert sh(["git", "status", "--porcelain"], wc) == ""
+    assert sh(["git", "rev-parse", "HEAD"], wc) == sh(["git", "rev-parse", "origin/main"], wc)
+    assert _owner(team, "bob") == ["alice"]
+
+
+def test_claim_then_release_round_trip_and_a_claim_of_a_held_issue_writes_nothing(tmp_path):
+    team = make_team(tmp_path, triagers=["alice", "bob"])
+    assert cli(team.project("alice"), "queue", "claim", "SEC-0001", "--as", "alice", "--yes").returncode == 0
+    head = sh(["git", "--git-dir", str(team.remote), "rev-parse", "main"], tmp_path)
+    # bob's clone is behind: the claim is proposed, and its write pulls first and finds alice
+    stale = cli(team.project("bob"), "queue", "claim", "SEC-0001", "--as", "bob", "--yes")
+    assert stale.returncode == 3 and "another triager was first; SEC-0001 is held by alice" in stale.stderr
+    # synced, bob sees the holder before anything is proposed
+    held = cli(team.project("bob"), "queue", "claim", "SEC-0001", "--as", "bob", "--yes")
+    assert held.returncode == 3 and "not claimed: SEC-0001 is held by alice" in held.stderr
+    assert doc(held)["written"] is False and doc(held)["proposal"]["writes"] == []
+    assert sh(["git", "--git-dir", str(team.remote), "rev-parse", "main"], tmp_path) == head
+    # a release by someone who does not hold it writes nothing either
+    assert doc(cli(team.project("bob"), "queue", "release", "SEC-0001", "--as", "bob", "--yes",
+                   check=True))["written"] is False
+    assert cli(team.project("alice"), "queue", "release", "SEC-0001", "--as", "alice", "--yes").returncode == 0
+    cli(team.project("bob"), "queue", "sync", check=True)
+    assert _owner(team, "bob") == []
+    assert cli(team.project("bob"), "queue", "claim", "SEC-0001", "--as", "bob", "--yes").returncode == 0
+    cli(team.project("alice"), "queue", "sync", check=True)
+    assert _owner(team, "alice") == ["bob"]
+
+
+def test_a_user_outside_tracker_assignees_is_refused_before_anything_is_proposed(tmp_path):
+    team = make_team(tmp_path, triagers=["alice"])
+    proc = cli(team.project("alice"), "queue", "claim", "SEC-0001", "--as", "mallory", "--yes")
+    assert proc.returncode == 4
+    assert "assignee 'mallory' refused" in proc.stderr
+    assert os.listdir(team.clones["alice"] / "security-tracker")  # nothing of it changed: the tree is clean
+    assert sh(["git", "status", "--porcelain"], team.clones["alice"]) == ""
