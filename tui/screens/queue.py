@@ -89,9 +89,9 @@ def due_cell(row: QueueRow, now: datetime) -> Text:
     ``disc. in 3d`` (disclosure), ``⚠ disc. +2d``; a passed one in words and ``⚠``, not colour alone."""
     breaches = {b.value for b in row.breaches}
     if "first_response" in breaches and row.first_response_due is not None:
-        return Text(f"⚠ reply +{span(now - row.first_response_due)}", "bold $error")
+        return Text(f"⚠ reply +{span(now - row.first_response_due)}", "bold")
     if "disclosure" in breaches and row.disclosure_due is not None:
-        return Text(f"⚠ disc. +{span(now - row.disclosure_due)}", "bold $error")
+        return Text(f"⚠ disc. +{span(now - row.disclosure_due)}", "bold")
     if row.unanswered_since is not None and row.first_response_due is not None:
         return Text(f"reply in {span(row.first_response_due - now)}")
     if row.state.value != "closed" and row.disclosure_due is not None:
@@ -110,6 +110,8 @@ def detail_text(row: QueueRow, now: datetime) -> Text:
     out.append(" · from ")
     out.append_text(inert_text(row.reporter))
     out.append("\n")
+    if row.breaches:  # first: never the part a narrow screen cuts
+        out.append("⚠ " + ", ".join(BREACH_WORDS.get(b.value, b.value) for b in row.breaches) + " · ", "bold")
     parts = []
     if row.opened is not None:
         parts.append(f"opened {row.opened:%Y-%m-%d} ({span(now - row.opened)} ago)")
@@ -120,8 +122,6 @@ def detail_text(row: QueueRow, now: datetime) -> Text:
     if row.disclosure_due is not None and row.state.value != "closed":
         parts.append(f"disclosure {row.disclosure_due:%Y-%m-%d}")
     out.append(" · ".join(parts))
-    if row.breaches:
-        out.append("  ⚠ " + ", ".join(BREACH_WORDS.get(b.value, b.value) for b in row.breaches), "bold $error")
     return out
 
 
