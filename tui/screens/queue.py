@@ -218,7 +218,7 @@ class QueueScreen(Screen, bindings.KeyContext):
         wide = self.size.width >= WIDE
         table.clear(columns=True)
         widths = [("State", 12 if wide else 8), ("Age", 4), ("Waits", 5), ("Owner", 12 if wide else 10),
-                  ("Due", 11)]
+                  ("Due", 13)]
         if wide:
             widths += [("Issue", 9), ("Reporter", 24)]
         used = sum(w for _, w in widths) + 2 * (len(widths) + 1) + 2
@@ -243,9 +243,9 @@ class QueueScreen(Screen, bindings.KeyContext):
         overdue = sum(1 for row in shown.rows if row.breaches)
         state = self.state_filter.value if self.state_filter is not None else "all"
         owner = {None: "all", "": "nobody"}.get(self.owner_filter, self.owner_filter)
-        text = Text.assemble(f"{len(shown.rows)} of {len(queue.rows)} reports",
+        text = Text.assemble(f"{len(shown.rows)}/{len(queue.rows)} reports",
                              (f" · ⚠ {overdue} overdue" if overdue else ""),
-                             f" · at {queue.now:%Y-%m-%d %H:%M %Z}",
+                             f" · {queue.now:%Y-%m-%d %H:%M %Z}",
                              " · state ", (state, "bold"), " · owner ")
         text.append_text(inert_text(owner or "", style="bold"))
         self.query_one("#queue-status", Static).update(text)
