@@ -426,8 +426,12 @@ def _holders(tracker: Tracker, issue: str) -> tuple[str, list[str]]:
     return view["id"], list(view.get("assignees") or [])
 
 
-def _pull(wc: vcs.WorkingCopy) -> None:
-    """Fetch the upstream and fast-forward to it (a rebase of local commits when they diverged)."""
+def _pull(wc: vcs.WorkingCopy, rel: str = ".") -> None:
+    """git: fetch the upstream and fast-forward to it (a rebase of local commits when they
+    diverged); svn: update ``rel``."""
+    if wc.kind == "svn":
+        vcs.run(["svn", "update", "-q", "--non-interactive", "--", rel], wc.root)
+        return
     if vcs.git_upstream(wc) is None:
         return
     vcs.run(["git", "fetch", "-q"], wc.root)
@@ -435,43 +439,68 @@ def _pull(wc: vcs.WorkingCopy) -> None:
         vcs.run(["git", "rebase", "-q", "@{u}"], wc.root)
 
 
+def _change(who: str, add: bool) -> EditRequest:
+    return EditRequest(add_assignees=[who]) if add else EditRequest(remove_assignees=[who])
+
+
+def _dirty(wc: vcs.WorkingCopy, rel: str) -> bool:
+    if wc.kind == "svn":
+        return bool(vcs.svn_status(wc, rel))
+    return bool(vcs.git_changes(wc, rel))
+
+
 def _write_local(tracker: Any, issue: str, who: str, *, add: bool, config: Any) -> dict:
-    """An assignee change on local files: pull, check, write, commit and push; a rejected push
-    undoes the local commit, pulls and asks again (the remote decides who was first)."""
+    """An assignee change on local files: pull, check, write, commit and push (svn: update,
+    check, write, commit); a rejected push (an out-of-date svn commit) undoes the local change,
+    pulls and asks again: the remote decides who was first."""
     wc = tracker.working_copy()
-    git = wc is not None and wc.kind == "git"
+    if wc is None:  # a tracker folder outside version control: the file is the truth
+        canonical, holders = _holders(tracker, issue)
+        others = [h for h in holders if h != who]
+        if add and others:
+            raise ClaimLost(canonical, others[0])
+        if (who in holders) != add:
+            tracker.edit(canonical, _change(who, add))
+        return {"id": canonical, "assignees": _holders(tracker, canonical)[1]}
+    git = wc.kind == "git"
+    canonical = tracker.canonical_id(issue)
+    rel = wc.rel(tracker.root / f"{canonical}.md")
+    if _dirty(wc, rel):
+        # the claim's commit would carry them: a claim publishes nothing it did not write
+        raise Refused(f"{canonical} has changes that are not published ({rel}): publish or undo them "
+                      "first ('mailtriage publish')")
     last = ""
     for _attempt in range(PUSH_ATTEMPTS):
-        if git:
-            _pull(wc)
-        canonical, holders = _holders(tracker, issue)
+        _pull(wc, rel)
+        canonical, holders = _holders(tracker, canonical)
         others = [h for h in holders if h != who]
         if add and others:
             raise ClaimLost(canonical, others[0])
         if (who in holders) == add:
             return {"id": canonical, "assignees": holders, "changed": False}
-        change = EditRequest(add_assignees=[who]) if add else EditRequest(remove_assignees=[who])
-        tracker.edit(canonical, change)
-        if wc is None:
-            return {"id": canonical, "assignees": _holders(tracker, canonical)[1], "changed": True}
-        name = f"{canonical}.md"
-        only = [p for p in tracker.written_paths() if p.rsplit("/", 1)[-1] == name]
+        tracker.edit(canonical, _change(who, add))
         verb = "claims" if add else "releases"
         try:
-            result = tracker.publish(f"{canonical}: {who} {verb} it (queue)", attribution(config),
-                                     push=git and bool(vcs.git_remotes(wc)), only=only)
+            result = tracker.publish(f"{canonical}: {who} {verb} it (queue)",
+                                     attribution(config) if config is not None else [],
+                                     push=git and bool(vcs.git_remotes(wc)), only=[rel])
         except BackendError as exc:
-            partial = exc.partial  # set on a failed push: what was committed
-            if not git or not partial or not partial.get("committed"):
-                raise
             last = str(exc)
-            # the remote took another push first: drop our commit (keeping every other local
-            # change) and decide again on what the remote holds now
-            vcs.run(["git", "reset", "-q", "--keep", "HEAD~1"], wc.root)
+            if git:
+                partial = exc.partial  # set on a failed push: what was committed
+                if not partial or not partial.get("committed"):
+                    raise
+                # the remote took another push first: drop our commit (keeping every other
+                # local change) and decide again on what the remote holds now
+                vcs.run(["git", "reset", "-q", "--keep", "HEAD~1"], wc.root)
+            else:
+                if not _dirty(wc, rel):
+                    raise  # committed after all, or failed for another reason: not retried
+                vcs.run(["svn", "revert", "-q", "--", rel], wc.root)  # out of date: update and ask again
             time.sleep(random.uniform(0.01, 0.1))
             continue
         return {"id": canonical, "assignees": [*others, who] if add else others, "changed": True, **result}
-    raise BackendError(f"{issue}: the push was rejected {PUSH_ATTEMPTS} times ({last}); nothing of this claim "
+    raise BackendError(f"{issue}: the remote refused the change {PUSH_ATTEMPTS} times ({last}); nothing of it "
                        "stays local. Try again")
 
 
@@ -585,16 +614,16 @@ def propose_release(tracker: Tracker, issue: str, who: str | None = None, *, con
 
 
 def sync_tracker(tracker: Tracker) -> dict[str, Any]:
-    """Bring a local-files git working copy up to date with its upstream (fetch, fast-forward);
-    nothing to do for a server tracker. Returns {"synced": bool, "detail": str}.
+    """Bring a local-files working copy up to date (git: fetch and fast-forward the upstream;
+    svn: update the tracker folder); nothing to do for a server tracker. Returns {"synced": bool, "detail": str}.
 
     Raises BackendError (the fetch or the merge failed)."""
     if not tracker.features.publishes_changes:
         return {"synced": False, "detail": f"the {tracker.kind} tracker is read from its server"}
     wc = tracker.working_copy()  # type: ignore[attr-defined]
-    if wc is None or wc.kind != "git":
-        return {"synced": False, "detail": "not a git working copy"}
-    if vcs.git_upstream(wc) is None:
+    if wc is None:
+        return {"synced": False, "detail": "the tracker folder is not in a working copy"}
+    if wc.kind == "git" and vcs.git_upstream(wc) is None:
         return {"synced": False, "detail": "the working copy has no upstream"}
-    _pull(wc)
-    return {"synced": True, "detail": "fetched and fast-forwarded"}
+    _pull(wc, wc.rel(tracker.root))  # type: ignore[attr-defined]
+    return {"synced": True, "detail": "fetched and fast-forwarded" if wc.kind == "git" else "svn update"}
