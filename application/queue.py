@@ -27,11 +27,16 @@ and asks again; GitHub and Jira read the issue back. The loser is told who holds
 from __future__ import annotations
 
 import enum
+import os
 import random
+import re
 import time
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
+
+from mailtriage.application import queue_records as records
 
 from mailtriage.backends.contract import Op, Thread, ThreadId
 from mailtriage.backends.errors import NoBackendAvailable, NotSupported, Unavailable
@@ -44,6 +49,7 @@ from mailtriage.trackers.errors import BackendError, NotFound, Refused, TrackerE
 from mailtriage.workflows import linking
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 from mailtriage.workflows.publish import attribution
+from mailtriage.workflows.threadindex import thread_key
 
 #: The issue's own deadline fields (``### Disclosure date``, ``### First response due``).
 DISCLOSURE_FIELD = "Disclosure date"
@@ -340,12 +346,7 @@ def issue_facts(tracker: Tracker, issue_id: str) -> IssueFacts:
     """What the queue needs of one issue: one ``view`` (its body read for the deadline fields).
 
     Raises NotFound, BackendError."""
-    view = tracker.view(issue_id)
-    body = view.get("body") or ""
-    return IssueFacts(view["id"], view.get("url") or "", view.get("state") or "open", tuple(view.get("labels") or ()),
-                      tuple(view.get("assignees") or ()),
-                      _field_date(fieldsmod.get_field(body, DISCLOSURE_FIELD, tracker.field_syntax)),
-                      _field_date(fieldsmod.get_field(body, FIRST_RESPONSE_FIELD, tracker.field_syntax)))
+    return _facts_of_view(tracker.view(issue_id), tracker.field_syntax)
 
 
 def _drafts(project: Any, thread_id: ThreadId) -> int | None:
@@ -358,8 +359,7 @@ def _drafts(project: Any, thread_id: ThreadId) -> int | None:
 
 
 def _issue_of(tracker: Tracker, project: Any, thread_id: ThreadId) -> str | None:
-    if tracker.features.local_issue_files:
-        return linking.find_issue_for_thread(tracker, str(thread_id), thread_id)
+    """The issue of a thread on a server tracker: its search, as the import finds it."""
     try:
         link = str(project.thread_url(thread_id).value)
     except (NotSupported, NoBackendAvailable, Unavailable):
@@ -367,13 +367,94 @@ def _issue_of(tracker: Tracker, project: Any, thread_id: ThreadId) -> str | None
     return linking.find_issue_for_thread(tracker, link, thread_id)
 
 
+_MESSAGE_ID = re.compile(r"<[^<>\s]+>")
+
+
+def _facts_of_view(view: dict, syntax: Any) -> IssueFacts:
+    body = view.get("body") or ""
+    return IssueFacts(view["id"], view.get("url") or "", view.get("state") or "open", tuple(view.get("labels") or ()),
+                      tuple(view.get("assignees") or ()),
+                      _field_date(fieldsmod.get_field(body, DISCLOSURE_FIELD, syntax)),
+                      _field_date(fieldsmod.get_field(body, FIRST_RESPONSE_FIELD, syntax)))
+
+
+def _facts_json(facts: IssueFacts) -> dict:
+    return {"id": facts.id, "url": facts.url, "state": facts.state, "labels": list(facts.labels),
+            "assignees": list(facts.assignees), "disclosure": records.iso(facts.disclosure),
+            "first_response": records.iso(facts.first_response)}
+
+
+def _facts_from_json(data: dict) -> IssueFacts:
+    return IssueFacts(data["id"], data["url"], data["state"], tuple(data["labels"]), tuple(data["assignees"]),
+                      records.parse(data["disclosure"]), records.parse(data["first_response"]))
+
+
+def _thread_keys(view: dict, syntax: Any) -> list[str]:
+    """What names the issue's thread: its Import entry's ``Thread:`` line, and the Message-ID
+    in the link of its thread field (the import writes both)."""
+    keys = []
+    named = linking.rollup_state_of(view, view["id"]).thread_id()
+    if named is not None:
+        keys.append(thread_key(named))
+    link = fieldsmod.get_field(view.get("body") or "", linking.THREAD_FIELD, syntax) or ""
+    keys += [f"root:{m}" for m in _MESSAGE_ID.findall(link)]
+    return keys
+
+
+def _local_issues(tracker: Any, kept: records.QueueRecords, warnings: list[str]) -> dict[str, IssueFacts]:
+    """Every issue file's facts by what names its thread (the earliest issue first), each
+    file read only when it changed since the records were made."""
+    by_key: dict[str, IssueFacts] = {}
+    with os.scandir(tracker.root) as found:
+        entries = sorted((e for e in found if records.ISSUE_FILE.match(e.name)), key=lambda e: e.name)
+    for entry in entries:
+        try:
+            stat = entry.stat()
+        except OSError:
+            continue  # removed while listing
+        got = kept.issue(entry.name, stat)
+        if got is None:
+            try:
+                view = tracker.view(entry.name[: -len(".md")], comments=True)
+            except TrackerError as exc:
+                warnings.append(f"{entry.name}: cannot be read ({exc})")
+                continue
+            facts = _facts_of_view(view, tracker.field_syntax)
+            keys = _thread_keys(view, tracker.field_syntax)
+            kept.put_issue(entry.name, stat, _facts_json(facts), keys)
+        else:
+            facts, keys = _facts_from_json(got[0]), got[1]
+        for key in keys:
+            by_key.setdefault(key, facts)
+    return by_key
+
+
+def _thread_of(project: Any, summary: Any, kept: records.QueueRecords) -> ThreadFacts | None:
+    """The facts of a listed thread: from the records while its row is unchanged, else read."""
+    key = str(summary.thread_id)
+    got = kept.thread(key, summary.message_count, summary.last_activity)
+    if got is not None:
+        return ThreadFacts(summary.thread_id, got[0],
+                           tuple(MailFact(sender, records.parse(when)) for sender, when in got[1]))
+    thread = project.read_thread(summary.thread_id).value
+    if not thread.messages:
+        return None
+    kept.put_thread(key, summary.message_count, summary.last_activity, thread.subject,
+                    [[m.sender.email, records.iso(m.date)] for m in thread.messages])
+    return ThreadFacts(summary.thread_id, thread.subject, tuple(MailFact(m.sender.email, m.date)
+                                                               for m in thread.messages))
+
+
 def build_queue(project: Any, *, now: datetime, list_name: str | None = None, since: datetime | None = None,
                 state: QueueState | None = None, owner: str | None = None) -> Queue:
     """The queue of the project's list in its window (``since``: the configured one), read
     through the project's sources and tracker, filtered by ``state`` and ``owner``.
 
-    Blocking: one listing, one thread read and one drafts call per thread, and per thread a
-    lookup of its issue (the thread index on local files, a search on a server) and a view.
+    Blocking. One listing; a thread is read only when its listing row changed since the
+    queue's records were made (application/queue_records.py), and the drafts of a thread are
+    asked only while nobody of the team wrote on it and no issue holds it. On local files
+    each issue file is read only when it changed; on a server tracker each thread's issue is
+    looked up (a search) and viewed.
 
     Example: ``build_queue(project, now=datetime.now(timezone.utc), state=QueueState.NEW)``
 
@@ -389,26 +470,43 @@ def build_queue(project: Any, *, now: datetime, list_name: str | None = None, si
             tracker = project.open_tracker()
         except (ConfigError, TrackerError) as exc:
             warnings.append(f"the tracker cannot be opened ({exc}): owners and issues are not shown")
+    local = tracker is not None and tracker.features.local_issue_files
+    kept = records.QueueRecords(records.records_path(Path(project.config.file).parent,
+                                                     tracker.root if local else None))  # type: ignore[union-attr]
+    by_key: dict[str, IssueFacts] = {}
+    if local:
+        try:
+            by_key = _local_issues(tracker, kept, warnings)
+        except OSError as exc:
+            warnings.append(f"the tracker folder cannot be read ({exc}): owners and issues are not shown")
     threads: list[ThreadFacts] = []
     issues: dict[ThreadId, IssueFacts] = {}
     for summary in listing.value or ():
         try:
-            thread = project.read_thread(summary.thread_id).value
+            facts = _thread_of(project, summary, kept)
         except (NotSupported, NoBackendAvailable, Unavailable) as exc:
             warnings.append(f"{summary.thread_id}: not read ({exc})")
             continue
-        if not thread.messages:
+        if facts is None:
             continue
-        facts = thread_facts(thread, _drafts(project, thread.thread_id))
+        found: IssueFacts | None = None
+        if local:
+            tid = facts.thread_id
+            found = by_key.get(thread_key(tid)) or (by_key.get(f"root:{tid.root}") if tid.root else None)
+        elif tracker is not None:
+            try:
+                issue_id = _issue_of(tracker, project, facts.thread_id)
+                found = issue_facts(tracker, issue_id) if issue_id else None
+            except (NotFound, BackendError, Refused) as exc:
+                warnings.append(f"{facts.thread_id}: its tracker issue cannot be read ({exc})")
+        if found is not None:
+            issues[facts.thread_id] = found
+        elif facts.messages:
+            reporter = facts.messages[0].sender.strip().lower()
+            if not any(settings.is_team(m.sender, reporter) for m in facts.messages):
+                facts = replace(facts, drafts=_drafts(project, facts.thread_id))
         threads.append(facts)
-        if tracker is None:
-            continue
-        try:
-            found = _issue_of(tracker, project, thread.thread_id)
-            if found:
-                issues[facts.thread_id] = issue_facts(tracker, found)
-        except (NotFound, BackendError, Refused) as exc:
-            warnings.append(f"{thread.thread_id}: its tracker issue cannot be read ({exc})")
+    kept.save()
     return derive_queue(threads, issues, settings, now, warnings=warnings).filtered(state=state, owner=owner)
 
 
