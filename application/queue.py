@@ -27,11 +27,16 @@ and asks again; GitHub and Jira read the issue back. The loser is told who holds
 from __future__ import annotations
 
 import enum
+import os
 import random
+import re
 import time
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
+
+from mailtriage.application import queue_records as records
 
 from mailtriage.backends.contract import Op, Thread, ThreadId
 from mailtriage.backends.errors import NoBackendAvailable, NotSupported, Unavailable
@@ -44,6 +49,7 @@ from mailtriage.trackers.errors import BackendError, NotFound, Refused, TrackerE
 from mailtriage.workflows import linking
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 from mailtriage.workflows.publish import attribution
+from mailtriage.workflows.threadindex import thread_key
 
 #: The issue's own deadline fields (``### Disclosure date``, ``### First response due``).
 DISCLOSURE_FIELD = "Disclosure date"
@@ -340,12 +346,7 @@ def issue_facts(tracker: Tracker, issue_id: str) -> IssueFacts:
     """What the queue needs of one issue: one ``view`` (its body read for the deadline fields).
 
     Raises NotFound, BackendError."""
-    view = tracker.view(issue_id)
-    body = view.get("body") or ""
-    return IssueFacts(view["id"], view.get("url") or "", view.get("state") or "open", tuple(view.get("labels") or ()),
-                      tuple(view.get("assignees") or ()),
-                      _field_date(fieldsmod.get_field(body, DISCLOSURE_FIELD, tracker.field_syntax)),
-                      _field_date(fieldsmod.get_field(body, FIRST_RESPONSE_FIELD, tracker.field_syntax)))
+    return _facts_of_view(tracker.view(issue_id), tracker.field_syntax)
 
 
 def _drafts(project: Any, thread_id: ThreadId) -> int | None:
@@ -358,8 +359,7 @@ def _drafts(project: Any, thread_id: ThreadId) -> int | None:
 
 
 def _issue_of(tracker: Tracker, project: Any, thread_id: ThreadId) -> str | None:
-    if tracker.features.local_issue_files:
-        return linking.find_issue_for_thread(tracker, str(thread_id), thread_id)
+    """The issue of a thread on a server tracker: its search, as the import finds it."""
     try:
         link = str(project.thread_url(thread_id).value)
     except (NotSupported, NoBackendAvailable, Unavailable):
@@ -367,13 +367,94 @@ def _issue_of(tracker: Tracker, project: Any, thread_id: ThreadId) -> str | None
     return linking.find_issue_for_thread(tracker, link, thread_id)
 
 
+_MESSAGE_ID = re.compile(r"<[^<>\s]+>")
+
+
+def _facts_of_view(view: dict, syntax: Any) -> IssueFacts:
+    body = view.get("body") or ""
+    return IssueFacts(view["id"], view.get("url") or "", view.get("state") or "open", tuple(view.get("labels") or ()),
+                      tuple(view.get("assignees") or ()),
+                      _field_date(fieldsmod.get_field(body, DISCLOSURE_FIELD, syntax)),
+                      _field_date(fieldsmod.get_field(body, FIRST_RESPONSE_FIELD, syntax)))
+
+
+def _facts_json(facts: IssueFacts) -> dict:
+    return {"id": facts.id, "url": facts.url, "state": facts.state, "labels": list(facts.labels),
+            "assignees": list(facts.assignees), "disclosure": records.iso(facts.disclosure),
+            "first_response": records.iso(facts.first_response)}
+
+
+def _facts_from_json(data: dict) -> IssueFacts:
+    return IssueFacts(data["id"], data["url"], data["state"], tuple(data["labels"]), tuple(data["assignees"]),
+                      records.parse(data["disclosure"]), records.parse(data["first_response"]))
+
+
+def _thread_keys(view: dict, syntax: Any) -> list[str]:
+    """What names the issue's thread: its Import entry's ``Thread:`` line, and the Message-ID
+    in the link of its thread field (the import writes both)."""
+    keys = []
+    named = linking.rollup_state_of(view, view["id"]).thread_id()
+    if named is not None:
+        keys.append(thread_key(named))
+    link = fieldsmod.get_field(view.get("body") or "", linking.THREAD_FIELD, syntax) or ""
+    keys += [f"root:{m}" for m in _MESSAGE_ID.findall(link)]
+    return keys
+
+
+def _local_issues(tracker: Any, kept: records.QueueRecords, warnings: list[str]) -> dict[str, IssueFacts]:
+    """Every issue file's facts by what names its thread (the earliest issue first), each
+    file read only when it changed since the records were made."""
+    by_key: dict[str, IssueFacts] = {}
+    with os.scandir(tracker.root) as found:
+        entries = sorted((e for e in found if records.ISSUE_FILE.match(e.name)), key=lambda e: e.name)
+    for entry in entries:
+        try:
+            stat = entry.stat()
+        except OSError:
+            continue  # removed while listing
+        got = kept.issue(entry.name, stat)
+        if got is None:
+            try:
+                view = tracker.view(entry.name[: -len(".md")], comments=True)
+            except TrackerError as exc:
+                warnings.append(f"{entry.name}: cannot be read ({exc})")
+                continue
+            facts = _facts_of_view(view, tracker.field_syntax)
+            keys = _thread_keys(view, tracker.field_syntax)
+            kept.put_issue(entry.name, stat, _facts_json(facts), keys)
+        else:
+            facts, keys = _facts_from_json(got[0]), got[1]
+        for key in keys:
+            by_key.setdefault(key, facts)
+    return by_key
+
+
+def _thread_of(project: Any, summary: Any, kept: records.QueueRecords) -> ThreadFacts | None:
+    """The facts of a listed thread: from the records while its row is unchanged, else read."""
+    key = str(summary.thread_id)
+    got = kept.thread(key, summary.message_count, summary.last_activity)
+    if got is not None:
+        return ThreadFacts(summary.thread_id, got[0],
+                           tuple(MailFact(sender, records.parse(when)) for sender, when in got[1]))
+    thread = project.read_thread(summary.thread_id).value
+    if not thread.messages:
+        return None
+    kept.put_thread(key, summary.message_count, summary.last_activity, thread.subject,
+                    [[m.sender.email, records.iso(m.date)] for m in thread.messages])
+    return ThreadFacts(summary.thread_id, thread.subject, tuple(MailFact(m.sender.email, m.date)
+                                                               for m in thread.messages))
+
+
 def build_queue(project: Any, *, now: datetime, list_name: str | None = None, since: datetime | None = None,
                 state: QueueState | None = None, owner: str | None = None) -> Queue:
     """The queue of the project's list in its window (``since``: the configured one), read
     through the project's sources and tracker, filtered by ``state`` and ``owner``.
 
-    Blocking: one listing, one thread read and one drafts call per thread, and per thread a
-    lookup of its issue (the thread index on local files, a search on a server) and a view.
+    Blocking. One listing; a thread is read only when its listing row changed since the
+    queue's records were made (application/queue_records.py), and the drafts of a thread are
+    asked only while nobody of the team wrote on it and no issue holds it. On local files
+    each issue file is read only when it changed; on a server tracker each thread's issue is
+    looked up (a search) and viewed.
 
     Example: ``build_queue(project, now=datetime.now(timezone.utc), state=QueueState.NEW)``
 
@@ -389,26 +470,43 @@ def build_queue(project: Any, *, now: datetime, list_name: str | None = None, si
             tracker = project.open_tracker()
         except (ConfigError, TrackerError) as exc:
             warnings.append(f"the tracker cannot be opened ({exc}): owners and issues are not shown")
+    local = tracker is not None and tracker.features.local_issue_files
+    kept = records.QueueRecords(records.records_path(Path(project.config.file).parent,
+                                                     tracker.root if local else None))  # type: ignore[union-attr]
+    by_key: dict[str, IssueFacts] = {}
+    if local:
+        try:
+            by_key = _local_issues(tracker, kept, warnings)
+        except OSError as exc:
+            warnings.append(f"the tracker folder cannot be read ({exc}): owners and issues are not shown")
     threads: list[ThreadFacts] = []
     issues: dict[ThreadId, IssueFacts] = {}
     for summary in listing.value or ():
         try:
-            thread = project.read_thread(summary.thread_id).value
+            facts = _thread_of(project, summary, kept)
         except (NotSupported, NoBackendAvailable, Unavailable) as exc:
             warnings.append(f"{summary.thread_id}: not read ({exc})")
             continue
-        if not thread.messages:
+        if facts is None:
             continue
-        facts = thread_facts(thread, _drafts(project, thread.thread_id))
+        found: IssueFacts | None = None
+        if local:
+            tid = facts.thread_id
+            found = by_key.get(thread_key(tid)) or (by_key.get(f"root:{tid.root}") if tid.root else None)
+        elif tracker is not None:
+            try:
+                issue_id = _issue_of(tracker, project, facts.thread_id)
+                found = issue_facts(tracker, issue_id) if issue_id else None
+            except (NotFound, BackendError, Refused) as exc:
+                warnings.append(f"{facts.thread_id}: its tracker issue cannot be read ({exc})")
+        if found is not None:
+            issues[facts.thread_id] = found
+        elif facts.messages:
+            reporter = facts.messages[0].sender.strip().lower()
+            if not any(settings.is_team(m.sender, reporter) for m in facts.messages):
+                facts = replace(facts, drafts=_drafts(project, facts.thread_id))
         threads.append(facts)
-        if tracker is None:
-            continue
-        try:
-            found = _issue_of(tracker, project, thread.thread_id)
-            if found:
-                issues[facts.thread_id] = issue_facts(tracker, found)
-        except (NotFound, BackendError, Refused) as exc:
-            warnings.append(f"{thread.thread_id}: its tracker issue cannot be read ({exc})")
+    kept.save()
     return derive_queue(threads, issues, settings, now, warnings=warnings).filtered(state=state, owner=owner)
 
 
@@ -426,8 +524,12 @@ def _holders(tracker: Tracker, issue: str) -> tuple[str, list[str]]:
     return view["id"], list(view.get("assignees") or [])
 
 
-def _pull(wc: vcs.WorkingCopy) -> None:
-    """Fetch the upstream and fast-forward to it (a rebase of local commits when they diverged)."""
+def _pull(wc: vcs.WorkingCopy, rel: str = ".") -> None:
+    """git: fetch the upstream and fast-forward to it (a rebase of local commits when they
+    diverged); svn: update ``rel``."""
+    if wc.kind == "svn":
+        vcs.run(["svn", "update", "-q", "--non-interactive", "--", rel], wc.root)
+        return
     if vcs.git_upstream(wc) is None:
         return
     vcs.run(["git", "fetch", "-q"], wc.root)
@@ -435,43 +537,68 @@ def _pull(wc: vcs.WorkingCopy) -> None:
         vcs.run(["git", "rebase", "-q", "@{u}"], wc.root)
 
 
+def _change(who: str, add: bool) -> EditRequest:
+    return EditRequest(add_assignees=[who]) if add else EditRequest(remove_assignees=[who])
+
+
+def _dirty(wc: vcs.WorkingCopy, rel: str) -> bool:
+    if wc.kind == "svn":
+        return bool(vcs.svn_status(wc, rel))
+    return bool(vcs.git_changes(wc, rel))
+
+
 def _write_local(tracker: Any, issue: str, who: str, *, add: bool, config: Any) -> dict:
-    """An assignee change on local files: pull, check, write, commit and push; a rejected push
-    undoes the local commit, pulls and asks again (the remote decides who was first)."""
+    """An assignee change on local files: pull, check, write, commit and push (svn: update,
+    check, write, commit); a rejected push (an out-of-date svn commit) undoes the local change,
+    pulls and asks again: the remote decides who was first."""
     wc = tracker.working_copy()
-    git = wc is not None and wc.kind == "git"
+    if wc is None:  # a tracker folder outside version control: the file is the truth
+        canonical, holders = _holders(tracker, issue)
+        others = [h for h in holders if h != who]
+        if add and others:
+            raise ClaimLost(canonical, others[0])
+        if (who in holders) != add:
+            tracker.edit(canonical, _change(who, add))
+        return {"id": canonical, "assignees": _holders(tracker, canonical)[1]}
+    git = wc.kind == "git"
+    canonical = tracker.canonical_id(issue)
+    rel = wc.rel(tracker.root / f"{canonical}.md")
+    if _dirty(wc, rel):
+        # the claim's commit would carry them: a claim publishes nothing it did not write
+        raise Refused(f"{canonical} has changes that are not published ({rel}): publish or undo them "
+                      "first ('mailtriage publish')")
     last = ""
     for _attempt in range(PUSH_ATTEMPTS):
-        if git:
-            _pull(wc)
-        canonical, holders = _holders(tracker, issue)
+        _pull(wc, rel)
+        canonical, holders = _holders(tracker, canonical)
         others = [h for h in holders if h != who]
         if add and others:
             raise ClaimLost(canonical, others[0])
         if (who in holders) == add:
             return {"id": canonical, "assignees": holders, "changed": False}
-        change = EditRequest(add_assignees=[who]) if add else EditRequest(remove_assignees=[who])
-        tracker.edit(canonical, change)
-        if wc is None:
-            return {"id": canonical, "assignees": _holders(tracker, canonical)[1], "changed": True}
-        name = f"{canonical}.md"
-        only = [p for p in tracker.written_paths() if p.rsplit("/", 1)[-1] == name]
+        tracker.edit(canonical, _change(who, add))
         verb = "claims" if add else "releases"
         try:
-            result = tracker.publish(f"{canonical}: {who} {verb} it (queue)", attribution(config),
-                                     push=git and bool(vcs.git_remotes(wc)), only=only)
+            result = tracker.publish(f"{canonical}: {who} {verb} it (queue)",
+                                     attribution(config) if config is not None else [],
+                                     push=git and bool(vcs.git_remotes(wc)), only=[rel])
         except BackendError as exc:
-            partial = exc.partial  # set on a failed push: what was committed
-            if not git or not partial or not partial.get("committed"):
-                raise
             last = str(exc)
-            # the remote took another push first: drop our commit (keeping every other local
-            # change) and decide again on what the remote holds now
-            vcs.run(["git", "reset", "-q", "--keep", "HEAD~1"], wc.root)
+            if git:
+                partial = exc.partial  # set on a failed push: what was committed
+                if not partial or not partial.get("committed"):
+                    raise
+                # the remote took another push first: drop our commit (keeping every other
+                # local change) and decide again on what the remote holds now
+                vcs.run(["git", "reset", "-q", "--keep", "HEAD~1"], wc.root)
+            else:
+                if not _dirty(wc, rel):
+                    raise  # committed after all, or failed for another reason: not retried
+                vcs.run(["svn", "revert", "-q", "--", rel], wc.root)  # out of date: update and ask again
             time.sleep(random.uniform(0.01, 0.1))
             continue
         return {"id": canonical, "assignees": [*others, who] if add else others, "changed": True, **result}
-    raise BackendError(f"{issue}: the push was rejected {PUSH_ATTEMPTS} times ({last}); nothing of this claim "
+    raise BackendError(f"{issue}: the remote refused the change {PUSH_ATTEMPTS} times ({last}); nothing of it "
                        "stays local. Try again")
 
 
@@ -585,16 +712,16 @@ def propose_release(tracker: Tracker, issue: str, who: str | None = None, *, con
 
 
 def sync_tracker(tracker: Tracker) -> dict[str, Any]:
-    """Bring a local-files git working copy up to date with its upstream (fetch, fast-forward);
-    nothing to do for a server tracker. Returns {"synced": bool, "detail": str}.
+    """Bring a local-files working copy up to date (git: fetch and fast-forward the upstream;
+    svn: update the tracker folder); nothing to do for a server tracker. Returns {"synced": bool, "detail": str}.
 
     Raises BackendError (the fetch or the merge failed)."""
     if not tracker.features.publishes_changes:
         return {"synced": False, "detail": f"the {tracker.kind} tracker is read from its server"}
     wc = tracker.working_copy()  # type: ignore[attr-defined]
-    if wc is None or wc.kind != "git":
-        return {"synced": False, "detail": "not a git working copy"}
-    if vcs.git_upstream(wc) is None:
+    if wc is None:
+        return {"synced": False, "detail": "the tracker folder is not in a working copy"}
+    if wc.kind == "git" and vcs.git_upstream(wc) is None:
         return {"synced": False, "detail": "the working copy has no upstream"}
-    _pull(wc)
-    return {"synced": True, "detail": "fetched and fast-forwarded"}
+    _pull(wc, wc.rel(tracker.root))  # type: ignore[attr-defined]
+    return {"synced": True, "detail": "fetched and fast-forwarded" if wc.kind == "git" else "svn update"}

@@ -100,3 +100,26 @@ def test_a_user_outside_tracker_assignees_is_refused_before_anything_is_proposed
     assert "assignee 'mallory' refused" in proc.stderr
     assert os.listdir(team.clones["alice"] / "security-tracker")  # nothing of it changed: the tree is clean
     assert sh(["git", "status", "--porcelain"], team.clones["alice"]) == ""
+
+
+def test_on_svn_a_stale_checkout_updates_before_it_writes_and_names_the_holder(tmp_path):
+    from mailtriage.application.queue import propose_claim, sync_tracker
+    from mailtriage.core.projectconfig import load_project
+    from mailtriage.trackers.registry import open_tracker
+    from tests.trackers.conftest import make_svn_env
+
+    env = make_svn_env(tmp_path)
+    issue = env.tracker.create("Race on svn", "### CVE\n\nnone\n", [])["id"]
+    sh(["svn", "add", "-q", "--force", "security-tracker"], env.wc)
+    sh(["svn", "commit", "-q", "--non-interactive", "-m", "issue"], env.wc)
+    other = tmp_path / "wc-bob"
+    sh(["svn", "checkout", "-q", "--non-interactive", env.remote.as_uri(), str(other)], tmp_path)
+    bob = open_tracker(load_project(other / "project"))
+    late = propose_claim(bob, issue, "bob")  # bob looks while it is free
+    assert propose_claim(env.tracker, issue, "alice").apply(confirmed=True).ok  # alice commits first
+    report = late.apply(confirmed=True)
+    assert not report.ok and late.facts["lost_to"] == "alice"
+    assert report.failed[1] == f"ClaimLost: {issue} is held by alice"
+    assert sh(["svn", "status", "-q"], other) == ""  # nothing of bob's claim is left
+    assert sync_tracker(bob)["synced"] is True
+    assert bob.view(issue)["assignees"] == ["alice"]

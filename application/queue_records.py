@@ -1,0 +1,102 @@
+"""The queue's derived records: what it read of each thread and each local issue file, kept
+so a queue over 10,000 reports opens without reading them all again (issue 37 §4).
+
+Derived data, never a source of truth, like the tracker's thread index: a thread's facts are
+used while its listing row says the same (message count and last activity), an issue file's
+while its size and modification time are the same; anything else is read again. The file
+lives under ``core.settings.data_dir()/queue/`` (addresses, dates, subjects, issue IDs and
+labels: what the list and the tracker already show the user), private like every cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from mailtriage.core import private_files, settings
+from mailtriage.core.errors import ConfigError
+
+VERSION = 1
+ISSUE_FILE = re.compile(r"^([A-Z][A-Z0-9]*-\d+)\.md$")
+
+
+def records_path(project_dir: Path, tracker_root: Path | None) -> Path:
+    key = f"{project_dir.resolve()}\0{tracker_root.resolve() if tracker_root else ''}"
+    return settings.data_dir() / "queue" / (hashlib.sha256(key.encode("utf-8")).hexdigest()[:24] + ".json")
+
+
+def iso(when: datetime | None) -> str | None:
+    return None if when is None else when.isoformat()
+
+
+def parse(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
+class QueueRecords:
+    """Thread facts by thread reference, issue facts by file name; :meth:`save` writes them."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.threads: dict[str, list] = {}  # str(thread id) -> [count, last activity, subject, [[sender, date]…]]
+        self.issues: dict[str, list] = {}  # file name -> [mtime_ns, size, facts, thread keys]
+        self._changed = False
+        self._used_threads: set[str] = set()
+        self._used_issues: set[str] = set()
+        if path is not None:
+            try:
+                data = json.loads(private_files.read_text(path))
+            except (OSError, ValueError, ConfigError):
+                return  # missing, unreadable or not ours: rebuilt
+            if isinstance(data, dict) and data.get("v") == VERSION:
+                self.threads = data.get("threads") or {}
+                self.issues = data.get("issues") or {}
+
+    # -- threads ---------------------------------------------------------------------------
+    def thread(self, key: str, count: int, last: datetime | None) -> list | None:
+        """[subject, [[sender, date]…]] when the record matches the listing row, else None."""
+        got = self.threads.get(key)
+        if got is None or got[0] != count or got[1] != iso(last):
+            return None
+        self._used_threads.add(key)
+        return got[2:]
+
+    def put_thread(self, key: str, count: int, last: datetime | None, subject: str,
+                   messages: list[list[Any]]) -> None:
+        self.threads[key] = [count, iso(last), subject, messages]
+        self._used_threads.add(key)
+        self._changed = True
+
+    # -- issue files -------------------------------------------------------------------------
+    def issue(self, name: str, stat: os.stat_result) -> list | None:
+        """[facts, thread keys] when the file's size and mtime are as recorded, else None."""
+        got = self.issues.get(name)
+        if got is None or got[0] != stat.st_mtime_ns or got[1] != stat.st_size:
+            return None
+        self._used_issues.add(name)
+        return got[2:]
+
+    def put_issue(self, name: str, stat: os.stat_result, facts: dict, keys: list[str]) -> None:
+        self.issues[name] = [stat.st_mtime_ns, stat.st_size, facts, keys]
+        self._used_issues.add(name)
+        self._changed = True
+
+    def save(self) -> None:
+        """Write the records when anything changed, keeping only what this run used."""
+        stale = set(self.threads) - self._used_threads or set(self.issues) - self._used_issues
+        if self.path is None or not (self._changed or stale):
+            return
+        threads = {k: v for k, v in self.threads.items() if k in self._used_threads}
+        issues = {k: v for k, v in self.issues.items() if k in self._used_issues}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_files.write_atomic(self.path, json.dumps({"v": VERSION, "threads": threads, "issues": issues},
+                                                             separators=(",", ":")).encode("utf-8"))
+        except (OSError, ConfigError):
+            pass  # records that cannot be saved are rebuilt next time
+        self._changed = False
