@@ -75,3 +75,25 @@ async def test_claim_confirmed_makes_me_the_owner_in_the_tracker(tmp_path, monke
         assert row.owner == "triager" and row.state.value == "in_progress"
         assert "triager" in screen_text(app)
     assert 'assignees: ["triager"]' in (workspace / "tracker" / "SEC-0006.md").read_text()
+
+
+def test_hostile_text_in_a_queue_row_is_shown_inert():
+    from datetime import datetime, timezone
+
+    from mailtriage.application import ThreadId
+    from mailtriage.application.queue import Breach, QueueRow, QueueState
+    from mailtriage.tui.screens.queue import detail_text, due_cell
+
+    now = datetime(2026, 11, 28, 9, tzinfo=timezone.utc)
+    row = QueueRow(thread_id=ThreadId("msgid", "<r@example.org>"), subject="\x1b[31mURGENT [bold]x[/bold] \u202egpj.exe",
+                   reporter="[link=https://evil.invalid]me[/link]@x.example", state=QueueState.IN_PROGRESS,
+                   opened=datetime(2026, 11, 20, tzinfo=timezone.utc), last_reporter_message=None,
+                   unanswered_since=datetime(2026, 11, 20, tzinfo=timezone.utc), owner="\x1b]8;;x\x07bob",
+                   issue="SEC-1", issue_url=None, first_response_due=datetime(2026, 11, 23, tzinfo=timezone.utc),
+                   disclosure_due=None, breaches=(Breach.FIRST_RESPONSE,))
+    text = detail_text(row, now)
+    assert "\x1b" not in text.plain and "\u202e" not in text.plain and "\x07" not in text.plain
+    assert "\\x1b[31mURGENT [bold]x[/bold] ⟨U+202E⟩gpj.exe" in text.plain  # markup stays literal text
+    assert not text.spans or all("link" not in str(span.style) for span in text.spans)
+    assert "⚠ first response overdue" in text.plain
+    assert due_cell(row, now).plain == "⚠ reply +5d"
