@@ -20,6 +20,7 @@ from mailtriage.tui.session_lock import SessionLock
 if TYPE_CHECKING:
     from mailtriage.application import Project, Proposal
     from mailtriage.application.queue import Queue
+    from mailtriage.core.projectconfig import ProjectConfig
 
 __all__ = ["QueueCalls"]
 
@@ -27,6 +28,7 @@ __all__ = ["QueueCalls"]
 class QueueCalls:
     # What the session holds (declared for the type checker; the Session sets them).
     demo: bool
+    config: ProjectConfig | None
     _lock: SessionLock
     _tracker_lock: threading.RLock
 
@@ -51,19 +53,21 @@ class QueueCalls:
             return application.build_queue(self.opened, now=now)
 
     def queue_user(self) -> str:
-        """Who claims here: the name the tracker writes as (``tracker.user`` or its default)."""
+        """Who claims here: ``tracker.user``, else the name the tracker writes as (as the CLI)."""
         tracker = self.open_tracker()
         with self._tracker_lock:
-            return tracker.default_user()
+            configured = self.config.get("tracker.user") if self.config is not None else None
+            return str(configured or tracker.default_user())
 
     def propose_claim(self, issue: str) -> "Proposal":
-        """Make this user the owner (assignee) of ``issue``: a proposal, nothing written yet."""
+        """Make this user the owner (assignee) of ``issue``: a proposal, nothing written yet
+        (empty, with ``facts["holder"]``, when someone else holds it)."""
         tracker = self.open_tracker()
         with self._tracker_lock:
-            return application.propose_claim(tracker, issue, tracker.default_user())
+            return application.propose_claim(tracker, issue, config=self.config)
 
     def propose_release(self, issue: str) -> "Proposal":
         """Remove this user from the assignees of ``issue``: a proposal, nothing written yet."""
         tracker = self.open_tracker()
         with self._tracker_lock:
-            return application.propose_release(tracker, issue, tracker.default_user())
+            return application.propose_release(tracker, issue, config=self.config)

@@ -77,6 +77,33 @@ async def test_claim_confirmed_makes_me_the_owner_in_the_tracker(tmp_path, monke
     assert 'assignees: ["triager"]' in (workspace / "tracker" / "SEC-0006.md").read_text()
 
 
+async def test_a_claim_on_a_colleagues_issue_says_who_holds_it_and_release_gives_mine_back(tmp_path, monkeypatch):
+    app, workspace = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(100, 30)) as pilot:
+        queue = await open_queue(app, pilot)
+        await pilot.press("o", "o", "o")  # all -> mine -> nobody's -> mkowalczyk's
+        await settle(pilot)
+        assert [row.issue for row in queue.rows] == ["SEC-0004"] and "owner mkowalczyk" in screen_text(app)
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, QueueScreen)  # nothing to confirm: no dialog
+        assert any("SEC-0004 is held by mkowalczyk" in n.message for n in app._notifications)
+        await pilot.press("o", "o")  # -> all -> mine
+        await settle(pilot)
+        assert [row.issue for row in queue.rows] == ["SEC-0005"]
+        await pilot.press("u")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert queue.rows == []  # mine: none left
+        await pilot.press("a")
+        await settle(pilot)
+        row = next(row for row in queue.rows if row.issue == "SEC-0005")
+        assert row.owner is None and row.state.value == "imported"
+    assert "assignees: []" in (workspace / "tracker" / "SEC-0005.md").read_text()
+    assert 'assignees: ["mkowalczyk"]' in (workspace / "tracker" / "SEC-0004.md").read_text()
+
 def test_hostile_text_in_a_queue_row_is_shown_inert():
     from datetime import datetime, timezone
 

@@ -131,7 +131,7 @@ class QueueTable(DataTable):
 
 class QueueScreen(Screen, bindings.KeyContext):
     key_context = "QueueScreen"
-    BINDINGS = bindings.QUEUE
+    BINDINGS = bindings.QUEUE  # type: ignore[assignment]  # a list of Binding, which Screen declares wider
     DEFAULT_CSS = """
     QueueScreen #queue-status { height: 1; padding: 0 1; background: $boost; }
     QueueScreen QueueTable { height: 1fr; }
@@ -340,6 +340,11 @@ class QueueScreen(Screen, bindings.KeyContext):
         from mailtriage.tui.dialogs.proposal import ProposalDialog  # why: dialogs load on first use
 
         proposal = message.proposal
+        if proposal.empty:  # held by someone else, yours already, not yours to release: said, not asked
+            self.notify(inert("; ".join(proposal.notes) or proposal.title), title=proposal.title,
+                        severity="warning" if proposal.facts.get("holder") else "information", markup=False,
+                        timeout=10)
+            return
 
         def decided(confirmed: bool | None) -> None:
             if confirmed:
