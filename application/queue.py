@@ -7,7 +7,8 @@ tracker. Nothing here keeps a server, a lock or a file of its own:
   ``acknowledged`` (a message of the team on the thread, a colleague's reply found in the list
   archive included, or a draft of ours pending), ``imported`` (a tracker issue holds the
   thread), ``in_progress`` (the issue has an assignee or an in-progress label),
-  ``fixed`` (a fix or CVE label the project declares), ``closed`` (issue closed or disclosed);
+  ``fixed`` (a label of ``queue.fixed_labels``, or a CVE ID in the issue's ``### CVE`` field),
+  ``closed`` (issue closed, or a label of ``queue.closed_labels``: disclosed);
 * **owner**: the tracker issue's assignee (local-files ``assignees``, GitHub and Jira);
 * **deadlines**: a first-response target ``queue.first_response_days`` after the reporter's
   oldest unanswered message, and a disclosure date from the issue's ``### Disclosure date``
@@ -53,6 +54,8 @@ from mailtriage.workflows.threadindex import thread_key
 
 #: The issue's own deadline fields (``### Disclosure date``, ``### First response due``).
 DISCLOSURE_FIELD = "Disclosure date"
+CVE_FIELD = "CVE"
+_CVE_ID = re.compile(r"\bCVE-\d{4}-\d{4,}\b")
 FIRST_RESPONSE_FIELD = "First response due"
 DEFAULT_FIRST_RESPONSE_DAYS = 2
 DEFAULT_DISCLOSURE_DAYS = 90
@@ -65,7 +68,7 @@ class QueueState(str, enum.Enum):
     ACKNOWLEDGED = "acknowledged"  # the team wrote (receipt or reply), or a draft of ours is pending
     IMPORTED = "imported"  # a tracker issue holds the thread
     IN_PROGRESS = "in_progress"  # the issue has an assignee or an in-progress label
-    FIXED = "fixed"  # a fix or CVE label (queue.fixed_labels) is on the issue
+    FIXED = "fixed"  # a fix or CVE label (queue.fixed_labels) is on the issue, or a CVE ID in its CVE field
     CLOSED = "closed"  # the issue is closed, or a disclosed label (queue.closed_labels) is on it
 
 
@@ -130,6 +133,7 @@ class IssueFacts:
     assignees: tuple[str, ...] = ()  # in the tracker's order; the first is the owner
     disclosure: datetime | None = None  # the issue's own "### Disclosure date" field
     first_response: datetime | None = None  # the issue's own "### First response due" field
+    cve: str | None = None  # a CVE ID in the issue's "### CVE" field: counts as fixed (CVE assigned)
 
 
 def _iso(when: datetime | None) -> str | None:
@@ -249,7 +253,7 @@ def _state(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSetting
     labels = {label.lower() for label in issue.labels}
     if issue.state == "closed" or labels & set(settings.closed_labels):
         return QueueState.CLOSED
-    if labels & set(settings.fixed_labels):
+    if labels & set(settings.fixed_labels) or issue.cve:
         return QueueState.FIXED
     if issue.assignees or labels & set(settings.in_progress_labels):
         return QueueState.IN_PROGRESS
@@ -375,18 +379,24 @@ def _facts_of_view(view: dict, syntax: Any) -> IssueFacts:
     return IssueFacts(view["id"], view.get("url") or "", view.get("state") or "open", tuple(view.get("labels") or ()),
                       tuple(view.get("assignees") or ()),
                       _field_date(fieldsmod.get_field(body, DISCLOSURE_FIELD, syntax)),
-                      _field_date(fieldsmod.get_field(body, FIRST_RESPONSE_FIELD, syntax)))
+                      _field_date(fieldsmod.get_field(body, FIRST_RESPONSE_FIELD, syntax)),
+                      _cve(fieldsmod.get_field(body, CVE_FIELD, syntax)))
+
+
+def _cve(text: str | None) -> str | None:
+    found = _CVE_ID.search(text or "")
+    return found.group() if found else None
 
 
 def _facts_json(facts: IssueFacts) -> dict:
     return {"id": facts.id, "url": facts.url, "state": facts.state, "labels": list(facts.labels),
             "assignees": list(facts.assignees), "disclosure": records.iso(facts.disclosure),
-            "first_response": records.iso(facts.first_response)}
+            "first_response": records.iso(facts.first_response), "cve": facts.cve}
 
 
 def _facts_from_json(data: dict) -> IssueFacts:
     return IssueFacts(data["id"], data["url"], data["state"], tuple(data["labels"]), tuple(data["assignees"]),
-                      records.parse(data["disclosure"]), records.parse(data["first_response"]))
+                      records.parse(data["disclosure"]), records.parse(data["first_response"]), data.get("cve"))
 
 
 def _thread_keys(view: dict, syntax: Any) -> list[str]:

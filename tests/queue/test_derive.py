@@ -27,8 +27,9 @@ def thread(name: str, *messages: tuple[str, float], drafts: int | None = None) -
                        tuple(MailFact(sender, day(at)) for sender, at in messages), drafts)
 
 
-def issue(state: str = "open", labels=(), assignees=(), disclosure: datetime | None = None) -> IssueFacts:
-    return IssueFacts("SEC-0001", "file:///SEC-0001.md", state, tuple(labels), tuple(assignees), disclosure)
+def issue(state: str = "open", labels=(), assignees=(), disclosure: datetime | None = None,
+          cve: str | None = None) -> IssueFacts:
+    return IssueFacts("SEC-0001", "file:///SEC-0001.md", state, tuple(labels), tuple(assignees), disclosure, cve=cve)
 
 
 def test_a_report_nobody_answered_is_new_and_waits_since_it_came():
@@ -77,9 +78,10 @@ def test_a_pending_draft_of_ours_acknowledges_but_does_not_answer():
     (issue(assignees=("alice", "bob")), QueueState.IN_PROGRESS, "alice"),
     (issue(labels=("In Progress",)), QueueState.IN_PROGRESS, None),
     (issue(labels=("cve-assigned",), assignees=("bob",)), QueueState.FIXED, "bob"),
+    (issue(cve="CVE-2026-12345"), QueueState.FIXED, None),
     (issue(labels=("fixed", "disclosed")), QueueState.CLOSED, None),
     (issue(state="closed", assignees=("bob",)), QueueState.CLOSED, "bob"),
-], ids=["imported", "assigned", "label", "cve", "disclosed", "closed"])
+], ids=["imported", "assigned", "label", "cve", "cve-field", "disclosed", "closed"])
 def test_the_tracker_issue_decides_the_state_past_acknowledged(facts, state, owner):
     row = derive_row(thread("a", (REPORTER, 0)), facts, SETTINGS, day(1))
     assert (row.state, row.owner, row.issue) == (state, owner, "SEC-0001")
