@@ -19,7 +19,7 @@ def test_records_in_a_data_folder_another_user_owns_are_not_read_nor_written(tmp
     folder = tmp_path / "queue"
     folder.mkdir(mode=0o755)
     path = folder / "x.json"
-    path.write_text(json.dumps({"v": VERSION, "threads": {"msgid:<a@x>": [1, None, "planted", [["eve@x", None]]]},
+    path.write_text(json.dumps({"v": VERSION, "team": [], "threads": {"msgid:<a@x>": [1, None, "planted", []]},
                                 "issues": {}}))
     for p in (path, folder):
         os.chown(p, NOBODY, NOBODY, follow_symlinks=False)
