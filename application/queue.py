@@ -87,6 +87,7 @@ class QueueSettings:
     disclosure_days: int = DEFAULT_DISCLOSURE_DAYS  # queue.disclosure_days
     team: tuple[str, ...] = ()  # addresses of the team (lower case): queue.team and the list's own address
     team_domain: str = ""  # the security list's domain: a sender of it (or of a parent) is the team
+    team_domains: tuple[str, ...] = ()  # queue.team entries that are domains (example.org, @example.org)
     in_progress_labels: tuple[str, ...] = ("in progress", "in-progress")  # queue.in_progress_labels
     fixed_labels: tuple[str, ...] = ("fixed", "cve assigned", "cve-assigned")  # queue.fixed_labels
     closed_labels: tuple[str, ...] = ("disclosed",)  # queue.closed_labels
@@ -100,6 +101,8 @@ class QueueSettings:
         if address in self.team:
             return True
         own = address.rpartition("@")[2]
+        if own in self.team_domains:
+            return True
         domain = self.team_domain
         return bool(domain and own and (own == domain or domain.endswith("." + own)))
 
@@ -225,7 +228,9 @@ def _days(config: Any, key: str, default: int) -> int:
 def queue_settings(config: Any) -> QueueSettings:
     """``queue.*`` of project.md (validated by core.projectconfig) with the defaults."""
     listed = configured_address(config.get("security_list")) if config is not None else None
-    team = _names(config, "queue.team", ())
+    entries = _names(config, "queue.team", ())
+    team = tuple(e for e in entries if "@" in e.lstrip("@"))
+    domains = tuple(e.lstrip("@") for e in entries if "@" not in e.lstrip("@"))
     if listed:
         team = (*team, listed.lower())
     defaults = QueueSettings()
@@ -233,6 +238,7 @@ def queue_settings(config: Any) -> QueueSettings:
         first_response_days=_days(config, "queue.first_response_days", DEFAULT_FIRST_RESPONSE_DAYS),
         disclosure_days=_days(config, "queue.disclosure_days", DEFAULT_DISCLOSURE_DAYS),
         team=team,
+        team_domains=domains,
         team_domain=listed.rpartition("@")[2].lower() if listed else "",
         in_progress_labels=_names(config, "queue.in_progress_labels", defaults.in_progress_labels),
         fixed_labels=_names(config, "queue.fixed_labels", defaults.fixed_labels),
@@ -508,7 +514,7 @@ def build_queue(project: Any, *, now: datetime, list_name: str | None = None, si
     local = tracker is not None and tracker.features.local_issue_files
     kept = records.QueueRecords(records.records_path(Path(project.config.file).parent,
                                                      tracker.root if local else None),  # type: ignore[union-attr]
-                                settings.team + (settings.team_domain,))
+                                settings.team + settings.team_domains + (settings.team_domain,))
     by_key: dict[str, IssueFacts] = {}
     if local:
         try:

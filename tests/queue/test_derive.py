@@ -119,10 +119,13 @@ def test_the_queue_puts_what_needs_a_human_first_and_filters_by_state_and_owner(
 def test_queue_settings_come_from_project_md_and_a_wrong_type_names_the_key(tmp_path):
     (tmp_path / "project.md").write_text(
         "# P\n\n## Configuration\n\n```yaml\nsecurity_list: security@frob.example.org\nqueue:\n"
-        "  first_response_days: 5\n  team: [Pat@Elsewhere.example]\n  fixed_labels: [patched]\n```\n")
+        "  first_response_days: 5\n  team: [Pat@Elsewhere.example, '@apache.example', team.example]\n"
+        "  fixed_labels: [patched]\n```\n")
     settings = queue_settings(load_project(tmp_path))
     assert settings.first_response_days == 5 and settings.disclosure_days == 90
     assert settings.team == ("pat@elsewhere.example", "security@frob.example.org")
+    assert settings.team_domains == ("apache.example", "team.example")
+    assert settings.is_team("kim@team.example", REPORTER) and not settings.is_team("kim@x.team.example", REPORTER)
     assert settings.team_domain == "frob.example.org" and settings.fixed_labels == ("patched",)
     (tmp_path / "project.md").write_text("# P\n\n## Configuration\n\n```yaml\nqueue:\n  disclosure_days: soon\n```\n")
     with pytest.raises(ConfigError, match="queue.disclosure_days"):
