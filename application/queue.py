@@ -7,7 +7,8 @@ tracker. Nothing here keeps a server, a lock or a file of its own:
   ``acknowledged`` (a message of the team on the thread, a colleague's reply found in the list
   archive included, or a draft of ours pending), ``imported`` (a tracker issue holds the
   thread), ``in_progress`` (the issue has an assignee or an in-progress label),
-  ``fixed`` (a fix or CVE label the project declares), ``closed`` (issue closed or disclosed);
+  ``fixed`` (a label of ``queue.fixed_labels``, or a CVE ID in the issue's ``### CVE`` field),
+  ``closed`` (issue closed, or a label of ``queue.closed_labels``: disclosed);
 * **owner**: the tracker issue's assignee (local-files ``assignees``, GitHub and Jira);
 * **deadlines**: a first-response target ``queue.first_response_days`` after the reporter's
   oldest unanswered message, and a disclosure date from the issue's ``### Disclosure date``
@@ -53,6 +54,8 @@ from mailtriage.workflows.threadindex import thread_key
 
 #: The issue's own deadline fields (``### Disclosure date``, ``### First response due``).
 DISCLOSURE_FIELD = "Disclosure date"
+CVE_FIELD = "CVE"
+_CVE_ID = re.compile(r"\bCVE-\d{4}-\d{4,}\b")
 FIRST_RESPONSE_FIELD = "First response due"
 DEFAULT_FIRST_RESPONSE_DAYS = 2
 DEFAULT_DISCLOSURE_DAYS = 90
@@ -65,7 +68,7 @@ class QueueState(str, enum.Enum):
     ACKNOWLEDGED = "acknowledged"  # the team wrote (receipt or reply), or a draft of ours is pending
     IMPORTED = "imported"  # a tracker issue holds the thread
     IN_PROGRESS = "in_progress"  # the issue has an assignee or an in-progress label
-    FIXED = "fixed"  # a fix or CVE label (queue.fixed_labels) is on the issue
+    FIXED = "fixed"  # a fix or CVE label (queue.fixed_labels) is on the issue, or a CVE ID in its CVE field
     CLOSED = "closed"  # the issue is closed, or a disclosed label (queue.closed_labels) is on it
 
 
@@ -84,6 +87,7 @@ class QueueSettings:
     disclosure_days: int = DEFAULT_DISCLOSURE_DAYS  # queue.disclosure_days
     team: tuple[str, ...] = ()  # addresses of the team (lower case): queue.team and the list's own address
     team_domain: str = ""  # the security list's domain: a sender of it (or of a parent) is the team
+    team_domains: tuple[str, ...] = ()  # queue.team entries that are domains (example.org, @example.org)
     in_progress_labels: tuple[str, ...] = ("in progress", "in-progress")  # queue.in_progress_labels
     fixed_labels: tuple[str, ...] = ("fixed", "cve assigned", "cve-assigned")  # queue.fixed_labels
     closed_labels: tuple[str, ...] = ("disclosed",)  # queue.closed_labels
@@ -97,6 +101,8 @@ class QueueSettings:
         if address in self.team:
             return True
         own = address.rpartition("@")[2]
+        if own in self.team_domains:
+            return True
         domain = self.team_domain
         return bool(domain and own and (own == domain or domain.endswith("." + own)))
 
@@ -130,6 +136,7 @@ class IssueFacts:
     assignees: tuple[str, ...] = ()  # in the tracker's order; the first is the owner
     disclosure: datetime | None = None  # the issue's own "### Disclosure date" field
     first_response: datetime | None = None  # the issue's own "### First response due" field
+    cve: str | None = None  # a CVE ID in the issue's "### CVE" field: counts as fixed (CVE assigned)
 
 
 def _iso(when: datetime | None) -> str | None:
@@ -221,7 +228,9 @@ def _days(config: Any, key: str, default: int) -> int:
 def queue_settings(config: Any) -> QueueSettings:
     """``queue.*`` of project.md (validated by core.projectconfig) with the defaults."""
     listed = configured_address(config.get("security_list")) if config is not None else None
-    team = _names(config, "queue.team", ())
+    entries = _names(config, "queue.team", ())
+    team = tuple(e for e in entries if "@" in e.lstrip("@"))
+    domains = tuple(e.lstrip("@") for e in entries if "@" not in e.lstrip("@"))
     if listed:
         team = (*team, listed.lower())
     defaults = QueueSettings()
@@ -229,6 +238,7 @@ def queue_settings(config: Any) -> QueueSettings:
         first_response_days=_days(config, "queue.first_response_days", DEFAULT_FIRST_RESPONSE_DAYS),
         disclosure_days=_days(config, "queue.disclosure_days", DEFAULT_DISCLOSURE_DAYS),
         team=team,
+        team_domains=domains,
         team_domain=listed.rpartition("@")[2].lower() if listed else "",
         in_progress_labels=_names(config, "queue.in_progress_labels", defaults.in_progress_labels),
         fixed_labels=_names(config, "queue.fixed_labels", defaults.fixed_labels),
@@ -249,36 +259,52 @@ def _state(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSetting
     labels = {label.lower() for label in issue.labels}
     if issue.state == "closed" or labels & set(settings.closed_labels):
         return QueueState.CLOSED
-    if labels & set(settings.fixed_labels):
+    if labels & set(settings.fixed_labels) or issue.cve:
         return QueueState.FIXED
     if issue.assignees or labels & set(settings.in_progress_labels):
         return QueueState.IN_PROGRESS
     return QueueState.IMPORTED
 
 
-def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSettings, now: datetime) -> QueueRow:
-    """One thread's row at ``now``. Pure."""
-    messages = thread.messages
-    reporter = messages[0].sender.strip().lower() if messages else ""
-    opened = messages[0].date if messages else None
-    dated = sorted((m for m in messages if m.date is not None), key=lambda m: m.date)  # type: ignore[arg-type,return-value]
-    team_wrote = False
+@dataclass(frozen=True)
+class MailState:
+    """What the mail of one thread says, for a given team: all a row needs of its messages."""
+
+    reporter: str  # the report's From address (raw)
+    opened: datetime | None
+    last_reporter_message: datetime | None
+    unanswered_since: datetime | None
+    team_wrote: bool
+
+
+def mail_state(messages: tuple[MailFact, ...], settings: QueueSettings) -> MailState:
+    """Who reported, when, and since when the reporter waits (their oldest message that no
+    team message followed, in date order; undated messages count for "the team wrote" only)."""
+    if not messages:
+        return MailState("", None, None, None, False)
+    reporter = messages[0].sender.strip().lower()
+    team_wrote = any(settings.is_team(m.sender, reporter) for m in messages)
     waiting: datetime | None = None
     last_reporter: datetime | None = None
-    for message in messages:
-        if settings.is_team(message.sender, reporter):
-            team_wrote = True
+    dated = sorted((m for m in messages if m.date is not None), key=lambda m: m.date)  # type: ignore[arg-type,return-value]
     for message in dated:
         sender = message.sender.strip().lower()
         if sender == reporter:
             last_reporter = message.date
             if waiting is None:
                 waiting = message.date
-        elif settings.is_team(sender, reporter):
+        elif team_wrote and settings.is_team(sender, reporter):
             waiting = None
-    if not dated and messages and not team_wrote:
-        waiting = None  # undated: nothing to count from
-    state = _state(thread, issue, settings, team_wrote)
+    return MailState(messages[0].sender, messages[0].date, last_reporter, waiting, team_wrote)
+
+
+def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSettings, now: datetime,
+               mail: MailState | None = None) -> QueueRow:
+    """One thread's row at ``now`` (``mail``: its :func:`mail_state`, when already known). Pure."""
+    if mail is None:
+        mail = mail_state(thread.messages, settings)
+    opened, waiting = mail.opened, mail.unanswered_since
+    state = _state(thread, issue, settings, mail.team_wrote)
     first_due = None
     if waiting is not None:
         first_due = (issue.first_response if issue and issue.first_response
@@ -304,15 +330,18 @@ def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSet
         opened.timestamp() if opened else _NEVER,
         str(thread.thread_id),
     )
-    return QueueRow(thread.thread_id, thread.subject, messages[0].sender if messages else "", state, opened,
-                    last_reporter, waiting, owner, issue.id if issue else None, issue.url if issue else None,
+    return QueueRow(thread.thread_id, thread.subject, mail.reporter, state, opened, mail.last_reporter_message,
+                    waiting, owner, issue.id if issue else None, issue.url if issue else None,
                     first_due, disclosure_due, tuple(breaches), key)
 
 
 def derive_queue(threads: Iterable[ThreadFacts], issues: Mapping[ThreadId, IssueFacts], settings: QueueSettings,
                  now: datetime, *, warnings: Iterable[str] = ()) -> Queue:
     """The queue of ``threads`` with the issue of each (``issues``, by thread) at ``now``. Pure."""
-    rows = [derive_row(t, issues.get(t.thread_id), settings, now) for t in threads]
+    return _queue([derive_row(t, issues.get(t.thread_id), settings, now) for t in threads], now, warnings)
+
+
+def _queue(rows: list[QueueRow], now: datetime, warnings: Iterable[str]) -> Queue:
     rows.sort(key=lambda r: r.sort_key)
     return Queue(tuple(rows), now, tuple(warnings))
 
@@ -375,18 +404,24 @@ def _facts_of_view(view: dict, syntax: Any) -> IssueFacts:
     return IssueFacts(view["id"], view.get("url") or "", view.get("state") or "open", tuple(view.get("labels") or ()),
                       tuple(view.get("assignees") or ()),
                       _field_date(fieldsmod.get_field(body, DISCLOSURE_FIELD, syntax)),
-                      _field_date(fieldsmod.get_field(body, FIRST_RESPONSE_FIELD, syntax)))
+                      _field_date(fieldsmod.get_field(body, FIRST_RESPONSE_FIELD, syntax)),
+                      _cve(fieldsmod.get_field(body, CVE_FIELD, syntax)))
+
+
+def _cve(text: str | None) -> str | None:
+    found = _CVE_ID.search(text or "")
+    return found.group() if found else None
 
 
 def _facts_json(facts: IssueFacts) -> dict:
     return {"id": facts.id, "url": facts.url, "state": facts.state, "labels": list(facts.labels),
             "assignees": list(facts.assignees), "disclosure": records.iso(facts.disclosure),
-            "first_response": records.iso(facts.first_response)}
+            "first_response": records.iso(facts.first_response), "cve": facts.cve}
 
 
 def _facts_from_json(data: dict) -> IssueFacts:
     return IssueFacts(data["id"], data["url"], data["state"], tuple(data["labels"]), tuple(data["assignees"]),
-                      records.parse(data["disclosure"]), records.parse(data["first_response"]))
+                      records.parse(data["disclosure"]), records.parse(data["first_response"]), data.get("cve"))
 
 
 def _thread_keys(view: dict, syntax: Any) -> list[str]:
@@ -429,20 +464,26 @@ def _local_issues(tracker: Any, kept: records.QueueRecords, warnings: list[str])
     return by_key
 
 
-def _thread_of(project: Any, summary: Any, kept: records.QueueRecords) -> ThreadFacts | None:
-    """The facts of a listed thread: from the records while its row is unchanged, else read."""
+def _thread_of(project: Any, summary: Any, kept: records.QueueRecords,
+               settings: QueueSettings) -> tuple[ThreadFacts, MailState] | None:
+    """A listed thread and its mail state: from the records while its listing row is
+    unchanged (the records hold the state, not the messages), else read."""
     key = str(summary.thread_id)
     got = kept.thread(key, summary.message_count, summary.last_activity)
     if got is not None:
-        return ThreadFacts(summary.thread_id, got[0],
-                           tuple(MailFact(sender, records.parse(when)) for sender, when in got[1]))
+        subject, (reporter, opened, last, waiting, team_wrote) = got
+        return (ThreadFacts(summary.thread_id, subject, ()),
+                MailState(reporter, records.parse(opened), records.parse(last), records.parse(waiting), team_wrote))
     thread = project.read_thread(summary.thread_id).value
     if not thread.messages:
         return None
+    facts = ThreadFacts(summary.thread_id, thread.subject, tuple(MailFact(m.sender.email, m.date)
+                                                                for m in thread.messages))
+    mail = mail_state(facts.messages, settings)
     kept.put_thread(key, summary.message_count, summary.last_activity, thread.subject,
-                    [[m.sender.email, records.iso(m.date)] for m in thread.messages])
-    return ThreadFacts(summary.thread_id, thread.subject, tuple(MailFact(m.sender.email, m.date)
-                                                               for m in thread.messages))
+                    [mail.reporter, records.iso(mail.opened), records.iso(mail.last_reporter_message),
+                     records.iso(mail.unanswered_since), mail.team_wrote])
+    return facts, mail
 
 
 def build_queue(project: Any, *, now: datetime, list_name: str | None = None, since: datetime | None = None,
@@ -472,23 +513,24 @@ def build_queue(project: Any, *, now: datetime, list_name: str | None = None, si
             warnings.append(f"the tracker cannot be opened ({exc}): owners and issues are not shown")
     local = tracker is not None and tracker.features.local_issue_files
     kept = records.QueueRecords(records.records_path(Path(project.config.file).parent,
-                                                     tracker.root if local else None))  # type: ignore[union-attr]
+                                                     tracker.root if local else None),  # type: ignore[union-attr]
+                                settings.team + settings.team_domains + (settings.team_domain,))
     by_key: dict[str, IssueFacts] = {}
     if local:
         try:
             by_key = _local_issues(tracker, kept, warnings)
         except OSError as exc:
             warnings.append(f"the tracker folder cannot be read ({exc}): owners and issues are not shown")
-    threads: list[ThreadFacts] = []
-    issues: dict[ThreadId, IssueFacts] = {}
+    rows: list[QueueRow] = []
     for summary in listing.value or ():
         try:
-            facts = _thread_of(project, summary, kept)
+            got = _thread_of(project, summary, kept, settings)
         except (NotSupported, NoBackendAvailable, Unavailable) as exc:
             warnings.append(f"{summary.thread_id}: not read ({exc})")
             continue
-        if facts is None:
+        if got is None:
             continue
+        facts, mail = got
         found: IssueFacts | None = None
         if local:
             tid = facts.thread_id
@@ -499,15 +541,11 @@ def build_queue(project: Any, *, now: datetime, list_name: str | None = None, si
                 found = issue_facts(tracker, issue_id) if issue_id else None
             except (NotFound, BackendError, Refused) as exc:
                 warnings.append(f"{facts.thread_id}: its tracker issue cannot be read ({exc})")
-        if found is not None:
-            issues[facts.thread_id] = found
-        elif facts.messages:
-            reporter = facts.messages[0].sender.strip().lower()
-            if not any(settings.is_team(m.sender, reporter) for m in facts.messages):
-                facts = replace(facts, drafts=_drafts(project, facts.thread_id))
-        threads.append(facts)
+        if found is None and not mail.team_wrote:
+            facts = replace(facts, drafts=_drafts(project, facts.thread_id))
+        rows.append(derive_row(facts, found, settings, now, mail))
     kept.save()
-    return derive_queue(threads, issues, settings, now, warnings=warnings).filtered(state=state, owner=owner)
+    return _queue(rows, now, warnings).filtered(state=state, owner=owner)
 
 
 # -- claim and release ---------------------------------------------------------------------

@@ -21,7 +21,7 @@ from typing import Any
 from mailtriage.core import private_files, settings
 from mailtriage.core.errors import ConfigError
 
-VERSION = 1
+VERSION = 2  # 2: a thread's mail state instead of its messages
 ISSUE_FILE = re.compile(r"^([A-Z][A-Z0-9]*-\d+)\.md$")
 
 
@@ -41,9 +41,12 @@ def parse(text: str | None) -> datetime | None:
 class QueueRecords:
     """Thread facts by thread reference, issue facts by file name; :meth:`save` writes them."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, team: tuple[str, ...] = ()) -> None:
+        """``team``: what decides who is the team; thread records made for another team are dropped."""
         self.path = path
-        self.threads: dict[str, list] = {}  # str(thread id) -> [count, last activity, subject, [[sender, date]…]]
+        self.team = list(team)
+        # str(thread id) -> [count, last activity, subject, [reporter, opened, last reporter, waiting, team wrote]]
+        self.threads: dict[str, list] = {}
         self.issues: dict[str, list] = {}  # file name -> [mtime_ns, size, facts, thread keys]
         self._changed = False
         self._used_threads: set[str] = set()
@@ -54,21 +57,21 @@ class QueueRecords:
             except (OSError, ValueError, ConfigError):
                 return  # missing, unreadable or not ours: rebuilt
             if isinstance(data, dict) and data.get("v") == VERSION:
-                self.threads = data.get("threads") or {}
+                if data.get("team") == self.team:
+                    self.threads = data.get("threads") or {}
                 self.issues = data.get("issues") or {}
 
     # -- threads ---------------------------------------------------------------------------
     def thread(self, key: str, count: int, last: datetime | None) -> list | None:
-        """[subject, [[sender, date]…]] when the record matches the listing row, else None."""
+        """[subject, mail state] when the record matches the listing row, else None."""
         got = self.threads.get(key)
         if got is None or got[0] != count or got[1] != iso(last):
             return None
         self._used_threads.add(key)
         return got[2:]
 
-    def put_thread(self, key: str, count: int, last: datetime | None, subject: str,
-                   messages: list[list[Any]]) -> None:
-        self.threads[key] = [count, iso(last), subject, messages]
+    def put_thread(self, key: str, count: int, last: datetime | None, subject: str, state: list[Any]) -> None:
+        self.threads[key] = [count, iso(last), subject, state]
         self._used_threads.add(key)
         self._changed = True
 
@@ -95,7 +98,8 @@ class QueueRecords:
         issues = {k: v for k, v in self.issues.items() if k in self._used_issues}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            private_files.write_atomic(self.path, json.dumps({"v": VERSION, "threads": threads, "issues": issues},
+            private_files.write_atomic(self.path, json.dumps({"v": VERSION, "team": self.team, "threads": threads,
+                                                             "issues": issues},
                                                              separators=(",", ":")).encode("utf-8"))
         except (OSError, ConfigError):
             pass  # records that cannot be saved are rebuilt next time

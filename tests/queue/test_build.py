@@ -29,6 +29,7 @@ def test_the_queue_of_a_real_archive_and_tracker(tmp_path):
     try:
         tracker = project.open_tracker()
         tracker.field_set("SEC-0001", "Disclosure date", "2026-09-03")
+        tracker.field_set("SEC-0001", "CVE", "none yet")
         sh(["git", "commit", "-qam", "disclosure date"], team.clones["alice"])
         assert propose_claim(tracker, "SEC-0001", "alice").apply(confirmed=True).ok
         queue = build_queue(project, now=NOW)
@@ -60,3 +61,32 @@ def test_the_command_line_filters_and_keeps_hostile_subjects_inert(tmp_path):
     assert doc(cli(project, "queue", "--json", "--owner", "alice", "--now", NOW.isoformat(), check=True))["rows"] == []
     bad = cli(project, "queue", "--now", "tomorrow")
     assert bad.returncode == 2 and "--now 'tomorrow'" in bad.stderr
+
+
+def test_a_warm_queue_reads_no_thread_again_and_sees_what_changed(tmp_path):
+    from mailtriage.core.trace import OPLOG
+    from tests.workflows.conftest import write_mbox
+
+    team = make_team(tmp_path, _messages(), triagers=["alice"])
+    reads: list[str] = []
+    stop = OPLOG.subscribe(lambda rec: reads.append(rec.op) if rec.op == "read_thread" else None)
+    project = Project.open(team.project("alice"))
+    try:
+        first = build_queue(project, now=NOW)
+        assert reads.count("read_thread") == 2
+        reads.clear()
+        assert build_queue(project, now=NOW) == first  # from the records: the same queue, no thread read
+        assert reads == []
+        assert propose_claim(project.open_tracker(), "SEC-0001", "alice").apply(confirmed=True).ok
+        follow_up = mail("<report-2-again@other.example>", "Otto <otto@other.example>", "Re: crash", "Any news?\n",
+                         "Thu, 03 Sep 2026 08:00:00 +0000", in_reply_to="<report-2@other.example>")
+        write_mbox(team.project("alice") / "security.mbox", [follow_up])  # appended to the archive
+        again = build_queue(project, now=NOW)
+    finally:
+        stop()
+        project.close()
+    assert reads == ["read_thread"]  # only the thread with new mail
+    waiting, mine = again.rows
+    assert mine.owner == "alice" and mine.state is QueueState.IN_PROGRESS
+    assert waiting.last_reporter_message == datetime(2026, 9, 3, 8, 0, tzinfo=timezone.utc)
+    assert waiting.unanswered_since == datetime(2026, 9, 2, 8, 0, tzinfo=timezone.utc)

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.queue.conftest import THREAD, TRIAGERS, cli, doc, make_team
+from tests.queue.conftest import TRIAGERS, cli, doc, make_team
 from tests.workflows.conftest import sh
 
 NOW = "2026-09-02T12:00:00+00:00"

@@ -27,8 +27,9 @@ def thread(name: str, *messages: tuple[str, float], drafts: int | None = None) -
                        tuple(MailFact(sender, day(at)) for sender, at in messages), drafts)
 
 
-def issue(state: str = "open", labels=(), assignees=(), disclosure: datetime | None = None) -> IssueFacts:
-    return IssueFacts("SEC-0001", "file:///SEC-0001.md", state, tuple(labels), tuple(assignees), disclosure)
+def issue(state: str = "open", labels=(), assignees=(), disclosure: datetime | None = None,
+          cve: str | None = None) -> IssueFacts:
+    return IssueFacts("SEC-0001", "file:///SEC-0001.md", state, tuple(labels), tuple(assignees), disclosure, cve=cve)
 
 
 def test_a_report_nobody_answered_is_new_and_waits_since_it_came():
@@ -77,9 +78,10 @@ def test_a_pending_draft_of_ours_acknowledges_but_does_not_answer():
     (issue(assignees=("alice", "bob")), QueueState.IN_PROGRESS, "alice"),
     (issue(labels=("In Progress",)), QueueState.IN_PROGRESS, None),
     (issue(labels=("cve-assigned",), assignees=("bob",)), QueueState.FIXED, "bob"),
+    (issue(cve="CVE-2026-12345"), QueueState.FIXED, None),
     (issue(labels=("fixed", "disclosed")), QueueState.CLOSED, None),
     (issue(state="closed", assignees=("bob",)), QueueState.CLOSED, "bob"),
-], ids=["imported", "assigned", "label", "cve", "disclosed", "closed"])
+], ids=["imported", "assigned", "label", "cve", "cve-field", "disclosed", "closed"])
 def test_the_tracker_issue_decides_the_state_past_acknowledged(facts, state, owner):
     row = derive_row(thread("a", (REPORTER, 0)), facts, SETTINGS, day(1))
     assert (row.state, row.owner, row.issue) == (state, owner, "SEC-0001")
@@ -117,10 +119,13 @@ def test_the_queue_puts_what_needs_a_human_first_and_filters_by_state_and_owner(
 def test_queue_settings_come_from_project_md_and_a_wrong_type_names_the_key(tmp_path):
     (tmp_path / "project.md").write_text(
         "# P\n\n## Configuration\n\n```yaml\nsecurity_list: security@frob.example.org\nqueue:\n"
-        "  first_response_days: 5\n  team: [Pat@Elsewhere.example]\n  fixed_labels: [patched]\n```\n")
+        "  first_response_days: 5\n  team: [Pat@Elsewhere.example, '@apache.example', team.example]\n"
+        "  fixed_labels: [patched]\n```\n")
     settings = queue_settings(load_project(tmp_path))
     assert settings.first_response_days == 5 and settings.disclosure_days == 90
     assert settings.team == ("pat@elsewhere.example", "security@frob.example.org")
+    assert settings.team_domains == ("apache.example", "team.example")
+    assert settings.is_team("kim@team.example", REPORTER) and not settings.is_team("kim@x.team.example", REPORTER)
     assert settings.team_domain == "frob.example.org" and settings.fixed_labels == ("patched",)
     (tmp_path / "project.md").write_text("# P\n\n## Configuration\n\n```yaml\nqueue:\n  disclosure_days: soon\n```\n")
     with pytest.raises(ConfigError, match="queue.disclosure_days"):
