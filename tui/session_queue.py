@@ -29,6 +29,7 @@ class QueueCalls:
     # What the session holds (declared for the type checker; the Session sets them).
     demo: bool
     config: ProjectConfig | None
+    project: Project | None
     _lock: SessionLock
     _tracker_lock: threading.RLock
 
@@ -47,17 +48,20 @@ class QueueCalls:
         return datetime.now(timezone.utc)
 
     def queue(self, now: datetime) -> "Queue":
-        """The queue of the project's list in its window at ``now`` (reads the list and the tracker)."""
-        self.open_tracker()
+        """The queue of the project's list in its window at ``now`` (reads the list and the tracker;
+        a tracker that cannot be opened is a warning of the queue, not a failure)."""
         with self._lock, self._tracker_lock:
             return application.build_queue(self.opened, now=now)
 
     def queue_user(self) -> str:
-        """Who claims here: ``tracker.user``, else the name the tracker writes as (as the CLI)."""
-        tracker = self.open_tracker()
+        """Who claims here: ``tracker.user``, else the name the tracker writes as (as the CLI);
+        "" when neither can be told (no tracker)."""
+        configured = self.config.get("tracker.user") if self.config is not None else None
+        if configured:
+            return str(configured)
+        tracker = self.project.tracker if self.project is not None else None
         with self._tracker_lock:
-            configured = self.config.get("tracker.user") if self.config is not None else None
-            return str(configured or tracker.default_user())
+            return tracker.default_user() if tracker is not None else ""
 
     def propose_claim(self, issue: str) -> "Proposal":
         """Make this user the owner (assignee) of ``issue``: a proposal, nothing written yet

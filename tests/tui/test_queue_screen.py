@@ -7,7 +7,7 @@ from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.panes.reader import ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.screens.queue import QueueScreen
-from tests.tui.helpers import make_app, screen_text, settle
+from tests.tui.helpers import make_app, mbox_project, screen_text, settle
 
 
 def demo_app(tmp_path, monkeypatch):
@@ -103,6 +103,16 @@ async def test_a_claim_on_a_colleagues_issue_says_who_holds_it_and_release_gives
         assert row.owner is None and row.state.value == "imported"
     assert "assignees: []" in (workspace / "tracker" / "SEC-0005.md").read_text()
     assert 'assignees: ["mkowalczyk"]' in (workspace / "tracker" / "SEC-0004.md").read_text()
+
+async def test_without_a_tracker_the_queue_shows_the_mail_and_a_claim_says_why_not(tmp_path):
+    app = make_app(mbox_project(tmp_path / "p"))  # no tracker configured
+    async with app.run_test(size=(100, 30)) as pilot:
+        queue = await open_queue(app, pilot)
+        assert queue.rows and all(row.issue is None for row in queue.rows)
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, QueueScreen) and app.errors == []
+        assert any("the report is not imported" in n.message for n in app._notifications)
 
 def test_hostile_text_in_a_queue_row_is_shown_inert():
     from datetime import datetime, timezone
