@@ -2,6 +2,8 @@
 narrows it, Enter reads the thread on the main screen, and a claim confirmed in the proposal
 dialog makes the demo's user the owner in the demo's local-files tracker."""
 
+import pytest
+
 from mailtriage.application import project_dir
 from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.panes.reader import ThreadView
@@ -10,8 +12,14 @@ from mailtriage.tui.screens.queue import QueueScreen
 from tests.tui.helpers import make_app, mbox_project, screen_text, settle
 
 
-def demo_app(tmp_path, monkeypatch):
-    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory):
+    """One demo template for the module (built once, ~1 s); each test runs on its own fresh copy."""
+    return tmp_path_factory.mktemp("queue-demo") / "demo"
+
+
+def demo_app(demo_dir, monkeypatch):
+    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(demo_dir))
     workspace = project_dir(demo_session=True)
     return make_app(workspace, demo=True), workspace
 
@@ -24,8 +32,8 @@ async def open_queue(app, pilot) -> QueueScreen:
     return app.screen
 
 
-async def test_queue_filter_then_enter_reads_the_thread_and_back(tmp_path, monkeypatch):
-    app, _ = demo_app(tmp_path, monkeypatch)
+async def test_queue_filter_then_enter_reads_the_thread_and_back(demo_dir, monkeypatch):
+    app, _ = demo_app(demo_dir, monkeypatch)
     async with app.run_test(size=(100, 30)) as pilot:
         queue = await open_queue(app, pilot)
         assert queue.queue is not None and len(queue.rows) == len(queue.queue.rows) > 40
@@ -57,8 +65,8 @@ async def test_queue_filter_then_enter_reads_the_thread_and_back(tmp_path, monke
         assert not isinstance(app.screen, QueueScreen)
 
 
-async def test_claim_confirmed_makes_me_the_owner_in_the_tracker(tmp_path, monkeypatch):
-    app, workspace = demo_app(tmp_path, monkeypatch)
+async def test_claim_confirmed_makes_me_the_owner_in_the_tracker(demo_dir, monkeypatch):
+    app, workspace = demo_app(demo_dir, monkeypatch)
     async with app.run_test(size=(100, 30)) as pilot:
         queue = await open_queue(app, pilot)
         target = next(i for i, row in enumerate(queue.rows) if row.issue == "SEC-0006")
@@ -77,8 +85,8 @@ async def test_claim_confirmed_makes_me_the_owner_in_the_tracker(tmp_path, monke
     assert 'assignees: ["triager"]' in (workspace / "tracker" / "SEC-0006.md").read_text()
 
 
-async def test_a_claim_on_a_colleagues_issue_says_who_holds_it_and_release_gives_mine_back(tmp_path, monkeypatch):
-    app, workspace = demo_app(tmp_path, monkeypatch)
+async def test_a_claim_on_a_colleagues_issue_says_who_holds_it_and_release_gives_mine_back(demo_dir, monkeypatch):
+    app, workspace = demo_app(demo_dir, monkeypatch)
     async with app.run_test(size=(100, 30)) as pilot:
         queue = await open_queue(app, pilot)
         await pilot.press("o", "o", "o")  # all -> mine -> nobody's -> mkowalczyk's
@@ -103,6 +111,32 @@ async def test_a_claim_on_a_colleagues_issue_says_who_holds_it_and_release_gives
         assert row.owner is None and row.state.value == "imported"
     assert "assignees: []" in (workspace / "tracker" / "SEC-0005.md").read_text()
     assert 'assignees: ["mkowalczyk"]' in (workspace / "tracker" / "SEC-0004.md").read_text()
+
+async def test_a_claim_a_colleague_won_meanwhile_is_not_written_and_says_who_holds_it(demo_dir, monkeypatch):
+    """The colleague claims SEC-0006 (`mailtriage queue claim` in another terminal) while our
+    claim waits in the dialog: confirming writes nothing and names the holder."""
+    from mailtriage.application import Project, propose_claim
+
+    app, workspace = demo_app(demo_dir, monkeypatch)
+    async with app.run_test(size=(100, 30)) as pilot:
+        queue = await open_queue(app, pilot)
+        target = next(i for i, row in enumerate(queue.rows) if row.issue == "SEC-0006")
+        await pilot.press(*["j"] * target, "c")
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        colleague = Project.open(workspace)
+        try:
+            won = propose_claim(colleague.open_tracker(), "SEC-0006", "mkowalczyk", config=colleague.config)
+            assert won.apply(confirmed=True).ok
+        finally:
+            colleague.close()
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, QueueScreen)
+        assert any("SEC-0006 is held by mkowalczyk" in str(n.message) for n in app._notifications)
+        row = next(row for row in queue.rows if row.issue == "SEC-0006")
+        assert row.owner == "mkowalczyk"  # read again: the holder is shown
+    assert 'assignees: ["mkowalczyk"]' in (workspace / "tracker" / "SEC-0006.md").read_text()
 
 async def test_without_a_tracker_the_queue_shows_the_mail_and_a_claim_says_why_not(tmp_path):
     app = make_app(mbox_project(tmp_path / "p"))  # no tracker configured
