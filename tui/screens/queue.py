@@ -194,8 +194,10 @@ class QueueScreen(Screen, bindings.KeyContext):
         self.queue, self.me = message.queue, message.me
         self.query_one(QueueTable).loading = False
         self.show()
-        for warning in message.queue.warnings:
-            self.notify(inert(warning), title="Queue", severity="warning", markup=False)
+        warnings = message.queue.warnings
+        if warnings:  # the first, and how many more: one toast, however many threads could not be read
+            more = f" (and {len(warnings) - 1} more)" if len(warnings) > 1 else ""
+            self.notify(inert(warnings[0]) + more, title="Queue", severity="warning", markup=False)
 
     def on_queue_failed(self, message: QueueFailed) -> None:
         if message.request != self._request:
@@ -287,7 +289,7 @@ class QueueScreen(Screen, bindings.KeyContext):
         self.show()
 
     def action_filter_owner(self) -> None:
-        owners: list[str | None] = [None, self.me, ""]
+        owners: list[str | None] = [None, *([self.me] if self.me else []), ""]
         for row in self.queue.rows if self.queue is not None else ():
             if row.owner and row.owner not in owners:
                 owners.append(row.owner)
