@@ -1,7 +1,8 @@
 """The team's triage queue: every report of the window with its state, age, owner and deadlines.
 
 The state a security team shares lives where it already shares it: the list mailbox and the
-tracker. Nothing here keeps a server, a lock or a file of its own:
+tracker. Nothing here keeps a server or a lock of its own; the only file is derived data (what
+was read of each thread and issue file, application/queue_records.py), rebuilt when missing:
 
 * **state**, derived from mail and tracker (:class:`QueueState`): ``new`` (no team reply),
   ``acknowledged`` (a message of the team on the thread, a colleague's reply found in the list
