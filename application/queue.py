@@ -1,7 +1,8 @@
 """The team's triage queue: every report of the window with its state, age, owner and deadlines.
 
 The state a security team shares lives where it already shares it: the list mailbox and the
-tracker. Nothing here keeps a server, a lock or a file of its own:
+tracker. Nothing here keeps a server or a lock of its own; the only file is derived data (what
+was read of each thread and issue file, application/queue_records.py), rebuilt when missing:
 
 * **state**, derived from mail and tracker (:class:`QueueState`): ``new`` (no team reply),
   ``acknowledged`` (a message of the team on the thread, a colleague's reply found in the list
@@ -32,7 +33,7 @@ import os
 import random
 import re
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -91,6 +92,16 @@ class QueueSettings:
     in_progress_labels: tuple[str, ...] = ("in progress", "in-progress")  # queue.in_progress_labels
     fixed_labels: tuple[str, ...] = ("fixed", "cve assigned", "cve-assigned")  # queue.fixed_labels
     closed_labels: tuple[str, ...] = ("disclosed",)  # queue.closed_labels
+
+    # the label checks of every row, as sets made once (lower case: labels compare without case)
+    in_progress_set: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
+    fixed_set: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
+    closed_set: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "in_progress_set", frozenset(x.lower() for x in self.in_progress_labels))
+        object.__setattr__(self, "fixed_set", frozenset(x.lower() for x in self.fixed_labels))
+        object.__setattr__(self, "closed_set", frozenset(x.lower() for x in self.closed_labels))
 
     def is_team(self, address: str, reporter: str) -> bool:
         """A sender of the team: listed in ``team``, or of the list's domain (or a parent of it),
@@ -257,11 +268,11 @@ def _state(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSetting
     if issue is None:
         return QueueState.ACKNOWLEDGED if answered_by_team or thread.drafts else QueueState.NEW
     labels = {label.lower() for label in issue.labels}
-    if issue.state == "closed" or labels & set(settings.closed_labels):
+    if issue.state == "closed" or not labels.isdisjoint(settings.closed_set):
         return QueueState.CLOSED
-    if labels & set(settings.fixed_labels) or issue.cve:
+    if issue.cve or not labels.isdisjoint(settings.fixed_set):
         return QueueState.FIXED
-    if issue.assignees or labels & set(settings.in_progress_labels):
+    if issue.assignees or not labels.isdisjoint(settings.in_progress_set):
         return QueueState.IN_PROGRESS
     return QueueState.IMPORTED
 
@@ -458,7 +469,9 @@ def _local_issues(tracker: Any, kept: records.QueueRecords, warnings: list[str])
             keys = _thread_keys(view, tracker.field_syntax)
             kept.put_issue(entry.name, stat, _facts_json(facts), keys)
         else:
-            facts, keys = _facts_from_json(got[0]), got[1]
+            facts = kept.made("issue", entry.name, got[0]) or kept.keep("issue", entry.name, got[0],
+                                                                        _facts_from_json(got[0]))
+            keys = got[1]
         for key in keys:
             by_key.setdefault(key, facts)
     return by_key
@@ -471,9 +484,12 @@ def _thread_of(project: Any, summary: Any, kept: records.QueueRecords,
     key = str(summary.thread_id)
     got = kept.thread(key, summary.message_count, summary.last_activity)
     if got is not None:
-        subject, (reporter, opened, last, waiting, team_wrote) = got
-        return (ThreadFacts(summary.thread_id, subject, ()),
-                MailState(reporter, records.parse(opened), records.parse(last), records.parse(waiting), team_wrote))
+        mail = kept.made("thread", key, got[1])
+        if mail is None:
+            reporter, opened, last, waiting, team_wrote = got[1]
+            mail = kept.keep("thread", key, got[1], MailState(reporter, records.parse(opened), records.parse(last),
+                                                               records.parse(waiting), team_wrote))
+        return ThreadFacts(summary.thread_id, got[0], ()), mail
     thread = project.read_thread(summary.thread_id).value
     if not thread.messages:
         return None
@@ -512,9 +528,19 @@ def build_queue(project: Any, *, now: datetime, list_name: str | None = None, si
         except (ConfigError, TrackerError) as exc:
             warnings.append(f"the tracker cannot be opened ({exc}): owners and issues are not shown")
     local = tracker is not None and tracker.features.local_issue_files
-    kept = records.QueueRecords(records.records_path(Path(project.config.file).parent,
+    kept = records.open_records(records.records_path(Path(project.config.file).parent,
                                                      tracker.root if local else None),  # type: ignore[union-attr]
                                 settings.team + settings.team_domains + (settings.team_domain,))
+    try:
+        rows = _rows(project, tracker, local, kept, settings, now, listing, warnings)
+        kept.save()
+    finally:
+        records.release(kept)
+    return _queue(rows, now, warnings).filtered(state=state, owner=owner)
+
+
+def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.QueueRecords, settings: QueueSettings,
+          now: datetime, listing: Any, warnings: list[str]) -> list[QueueRow]:
     by_key: dict[str, IssueFacts] = {}
     if local:
         try:
@@ -544,8 +570,7 @@ def build_queue(project: Any, *, now: datetime, list_name: str | None = None, si
         if found is None and not mail.team_wrote:
             facts = replace(facts, drafts=_drafts(project, facts.thread_id))
         rows.append(derive_row(facts, found, settings, now, mail))
-    kept.save()
-    return _queue(rows, now, warnings).filtered(state=state, owner=owner)
+    return rows
 
 
 # -- claim and release ---------------------------------------------------------------------

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 from mailtriage.core import private_files, settings
 from mailtriage.core.errors import ConfigError
 
-VERSION = 2  # 2: a thread's mail state instead of its messages
+VERSION = 3  # 2: a thread's mail state instead of its messages; 3: last activity as a POSIX time
 ISSUE_FILE = re.compile(r"^([A-Z][A-Z0-9]*-\d+)\.md$")
 
 
@@ -45,6 +46,10 @@ class QueueRecords:
         """``team``: what decides who is the team; thread records made for another team are dropped."""
         self.path = path
         self.team = list(team)
+        #: What a caller made of an entry (parsed dates, objects), kept while the entry is: key -> (entry, value)
+        self.objects: dict[tuple[str, str], tuple[Any, Any]] = {}
+        self.stamp: tuple[int, int] | None = None  # the file's (mtime_ns, size) as loaded or saved
+        self.busy = False
         # str(thread id) -> [count, last activity, subject, [reporter, opened, last reporter, waiting, team wrote]]
         self.threads: dict[str, list] = {}
         self.issues: dict[str, list] = {}  # file name -> [mtime_ns, size, facts, thread keys]
@@ -53,9 +58,11 @@ class QueueRecords:
         self._used_issues: set[str] = set()
         if path is not None:
             try:
+                stamp = _stamp(path)
                 data = json.loads(private_files.read_text(path))
             except (OSError, ValueError, ConfigError):
                 return  # missing, unreadable or not ours: rebuilt
+            self.stamp = stamp
             if isinstance(data, dict) and data.get("v") == VERSION:
                 if data.get("team") == self.team:
                     self.threads = data.get("threads") or {}
@@ -65,13 +72,13 @@ class QueueRecords:
     def thread(self, key: str, count: int, last: datetime | None) -> list | None:
         """[subject, mail state] when the record matches the listing row, else None."""
         got = self.threads.get(key)
-        if got is None or got[0] != count or got[1] != iso(last):
+        if got is None or got[0] != count or got[1] != _instant(last):
             return None
         self._used_threads.add(key)
         return got[2:]
 
     def put_thread(self, key: str, count: int, last: datetime | None, subject: str, state: list[Any]) -> None:
-        self.threads[key] = [count, iso(last), subject, state]
+        self.threads[key] = [count, _instant(last), subject, state]
         self._used_threads.add(key)
         self._changed = True
 
@@ -89,6 +96,20 @@ class QueueRecords:
         self._used_issues.add(name)
         self._changed = True
 
+    def made(self, kind: str, key: str, entry: Any) -> Any:
+        """What :meth:`keep` stored for ``entry`` (the same entry object), else None."""
+        got = self.objects.get((kind, key))
+        return got[1] if got is not None and got[0] is entry else None
+
+    def keep(self, kind: str, key: str, entry: Any, value: Any) -> Any:
+        self.objects[(kind, key)] = (entry, value)
+        return value
+
+    def begin(self) -> None:
+        """Start a run on records kept from an earlier one (what it uses is counted again)."""
+        self._used_threads.clear()
+        self._used_issues.clear()
+
     def save(self) -> None:
         """Write the records when anything changed, keeping only what this run used."""
         stale = set(self.threads) - self._used_threads or set(self.issues) - self._used_issues
@@ -101,6 +122,48 @@ class QueueRecords:
             private_files.write_atomic(self.path, json.dumps({"v": VERSION, "team": self.team, "threads": threads,
                                                              "issues": issues},
                                                              separators=(",", ":")).encode("utf-8"))
+            self.threads, self.issues = threads, issues
+            self.stamp = _stamp(self.path)
         except (OSError, ConfigError):
-            pass  # records that cannot be saved are rebuilt next time
+            self.stamp = None  # records that cannot be saved are rebuilt next time
         self._changed = False
+
+
+def _instant(when: datetime | None) -> float | None:
+    return None if when is None else when.timestamp()
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_mtime_ns, st.st_size
+
+
+_open: dict[Path, QueueRecords] = {}
+_open_lock = threading.Lock()
+
+
+def open_records(path: Path | None, team: tuple[str, ...]) -> QueueRecords:
+    """The records at ``path``: those this process kept from its last run while the file is as
+    it left it (a long-running app parses them once), else read from the file. Hand them back
+    with :func:`release` after the run."""
+    with _open_lock:
+        kept = _open.get(path) if path is not None else None
+        if kept is not None and not kept.busy and kept.team == list(team) and kept.stamp is not None:
+            try:
+                same = _stamp(kept.path) == kept.stamp  # type: ignore[arg-type]
+            except OSError:
+                same = False
+            if same:
+                kept.busy = True
+                kept.begin()
+                return kept
+        kept = QueueRecords(path, team)
+        kept.busy = True
+        if path is not None:
+            _open[path] = kept
+        return kept
+
+
+def release(kept: QueueRecords) -> None:
+    with _open_lock:
+        kept.busy = False

@@ -4,6 +4,8 @@ real ``mailtriage`` command line run as a separate process per triager."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -53,6 +55,21 @@ def cli(project: Path, *args: str, check: bool = False) -> subprocess.CompletedP
     return proc
 
 
+def run_here(project: Path, *args: str) -> subprocess.CompletedProcess:
+    """``mailtriage --project PROJECT ARGS`` in this process (faster than a process)."""
+    from mailtriage.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["--project", str(project), *args])
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
+
+
+def cli_here(project: Path, *args: str) -> None:
+    proc = run_here(project, *args)
+    assert proc.returncode == 0, f"{args}: exit {proc.returncode}: {proc.stderr}"
+
+
 def doc(proc: subprocess.CompletedProcess) -> dict:
     return json.loads(proc.stdout)
 
@@ -88,16 +105,16 @@ def make_team(tmp_path: Path, messages=None, triagers=TRIAGERS, *, imported: boo
     project.mkdir()
     (project / "project.md").write_text(project_md(), encoding="utf-8")
     write_mbox(project / "security.mbox", messages if messages is not None else report_thread())
-    cli(project, "tracker", "init", "--prefix", "SEC", "--access-restricted", check=True)
+    cli_here(project, "tracker", "init", "--prefix", "SEC", "--access-restricted")
     sh(["git", "add", "-A"], seed)
     sh(["git", "commit", "-q", "-m", "start"], seed)
     sh(["git", "push", "-q", "-u", "origin", "main"], seed)
     if imported:
-        cli(project, "import", THREAD, "--yes", "--publish", check=True)
+        cli_here(project, "import", THREAD, "--yes", "--publish")
     team = Team(remote)
     for who in triagers:
         team.clone(who, tmp_path)
     return team
 
 
-__all__ = ["LIST", "THREAD", "TRIAGERS", "Team", "cli", "doc", "mail", "make_team", "project_md"]
+__all__ = ["LIST", "THREAD", "TRIAGERS", "Team", "cli", "doc", "mail", "make_team", "project_md", "run_here"]

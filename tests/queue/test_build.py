@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 from mailtriage.application import Project
 from mailtriage.application.queue import Breach, QueueState, build_queue, propose_claim
-from tests.queue.conftest import cli, doc, make_team, mail
+from tests.queue.conftest import doc, make_team, mail, run_here
 from tests.workflows.conftest import report_thread, sh
 
 NOW = datetime(2026, 9, 4, 12, 0, tzinfo=timezone.utc)
@@ -49,17 +49,17 @@ def test_the_queue_of_a_real_archive_and_tracker(tmp_path):
 def test_the_command_line_filters_and_keeps_hostile_subjects_inert(tmp_path):
     team = make_team(tmp_path, _messages(), triagers=["alice"])
     project = team.project("alice")
-    table = cli(project, "queue", "--now", NOW.isoformat(), check=True).stdout
+    table = run_here(project, "queue", "--now", NOW.isoformat()).stdout
     assert "\x1b" not in table and "\u202e" not in table and "\x07" not in table
     assert table.splitlines()[0].split()[:4] == ["STATE", "AGE", "WAITING", "OWNER"]
     assert [line.split()[0] for line in table.splitlines()[1:]] == ["new", "imported"]
-    raw = cli(project, "queue", "--json", "--state", "new", "--now", NOW.isoformat(), check=True).stdout
+    raw = run_here(project, "queue", "--json", "--state", "new", "--now", NOW.isoformat()).stdout
     assert "\x1b" not in raw and "\u202e" not in raw
     rows = json.loads(raw)["rows"]
     assert [r["reporter"] for r in rows] == ["otto@other.example"]
     assert rows[0]["subject"] == HOSTILE  # escaped in the JSON text, the same string once parsed
-    assert doc(cli(project, "queue", "--json", "--owner", "alice", "--now", NOW.isoformat(), check=True))["rows"] == []
-    bad = cli(project, "queue", "--now", "tomorrow")
+    assert doc(run_here(project, "queue", "--json", "--owner", "alice", "--now", NOW.isoformat()))["rows"] == []
+    bad = run_here(project, "queue", "--now", "tomorrow")
     assert bad.returncode == 2 and "--now 'tomorrow'" in bad.stderr
 
 

@@ -12,14 +12,16 @@ import sys
 
 import pytest
 
-from tests.queue.conftest import TRIAGERS, cli, doc, make_team
+from tests.queue.conftest import TRIAGERS, cli, doc, make_team, run_here
 from tests.workflows.conftest import sh
 
 NOW = "2026-09-02T12:00:00+00:00"
 
 
 def _owner(team, who: str) -> list[str]:
-    return doc(cli(team.project(who), "tracker", "view", "SEC-0001", check=True))["assignees"]
+    proc = run_here(team.project(who), "tracker", "view", "SEC-0001")
+    assert proc.returncode == 0, proc.stderr
+    return doc(proc)["assignees"]
 
 
 @pytest.mark.slow  # four processes on four clones
@@ -42,8 +44,8 @@ def test_concurrent_claims_from_four_clones_give_one_owner_and_tell_the_others_w
     log = sh(["git", "--git-dir", str(team.remote), "log", "--format=%s", "main"], tmp_path)
     assert log.count("claims it (queue)") == 1
     for who in TRIAGERS:
-        assert doc(cli(team.project(who), "queue", "sync", check=True))["synced"] is True
-        rows = doc(cli(team.project(who), "queue", "--json", "--now", NOW, check=True))["rows"]
+        assert doc(run_here(team.project(who), "queue", "sync"))["synced"] is True
+        rows = doc(run_here(team.project(who), "queue", "--json", "--now", NOW))["rows"]
         assert [(r["issue"], r["owner"], r["state"]) for r in rows] == [("SEC-0001", winner, "in_progress")]
         assert _owner(team, who) == [winner]
 
@@ -72,30 +74,29 @@ def test_a_push_rejected_because_a_colleague_claimed_first_pulls_and_names_the_c
 
 def test_claim_then_release_round_trip_and_a_claim_of_a_held_issue_writes_nothing(tmp_path):
     team = make_team(tmp_path, triagers=["alice", "bob"])
-    assert cli(team.project("alice"), "queue", "claim", "SEC-0001", "--as", "alice", "--yes").returncode == 0
+    assert run_here(team.project("alice"), "queue", "claim", "SEC-0001", "--as", "alice", "--yes").returncode == 0
     head = sh(["git", "--git-dir", str(team.remote), "rev-parse", "main"], tmp_path)
     # bob's clone is behind: the claim is proposed, and its write pulls first and finds alice
-    stale = cli(team.project("bob"), "queue", "claim", "SEC-0001", "--as", "bob", "--yes")
+    stale = run_here(team.project("bob"), "queue", "claim", "SEC-0001", "--as", "bob", "--yes")
     assert stale.returncode == 3 and "another triager was first; SEC-0001 is held by alice" in stale.stderr
     # synced, bob sees the holder before anything is proposed
-    held = cli(team.project("bob"), "queue", "claim", "SEC-0001", "--as", "bob", "--yes")
+    held = run_here(team.project("bob"), "queue", "claim", "SEC-0001", "--as", "bob", "--yes")
     assert held.returncode == 3 and "not claimed: SEC-0001 is held by alice" in held.stderr
     assert doc(held)["written"] is False and doc(held)["proposal"]["writes"] == []
     assert sh(["git", "--git-dir", str(team.remote), "rev-parse", "main"], tmp_path) == head
     # a release by someone who does not hold it writes nothing either
-    assert doc(cli(team.project("bob"), "queue", "release", "SEC-0001", "--as", "bob", "--yes",
-                   check=True))["written"] is False
-    assert cli(team.project("alice"), "queue", "release", "SEC-0001", "--as", "alice", "--yes").returncode == 0
-    cli(team.project("bob"), "queue", "sync", check=True)
+    assert doc(run_here(team.project("bob"), "queue", "release", "SEC-0001", "--as", "bob", "--yes"))["written"] is False
+    assert run_here(team.project("alice"), "queue", "release", "SEC-0001", "--as", "alice", "--yes").returncode == 0
+    run_here(team.project("bob"), "queue", "sync")
     assert _owner(team, "bob") == []
-    assert cli(team.project("bob"), "queue", "claim", "SEC-0001", "--as", "bob", "--yes").returncode == 0
-    cli(team.project("alice"), "queue", "sync", check=True)
+    assert run_here(team.project("bob"), "queue", "claim", "SEC-0001", "--as", "bob", "--yes").returncode == 0
+    run_here(team.project("alice"), "queue", "sync")
     assert _owner(team, "alice") == ["bob"]
 
 
 def test_a_user_outside_tracker_assignees_is_refused_before_anything_is_proposed(tmp_path):
     team = make_team(tmp_path, triagers=["alice"])
-    proc = cli(team.project("alice"), "queue", "claim", "SEC-0001", "--as", "mallory", "--yes")
+    proc = run_here(team.project("alice"), "queue", "claim", "SEC-0001", "--as", "mallory", "--yes")
     assert proc.returncode == 4
     assert "assignee 'mallory' refused" in proc.stderr
     assert os.listdir(team.clones["alice"] / "security-tracker")  # nothing of it changed: the tree is clean
