@@ -161,6 +161,7 @@ QUEUE = [
     _b("c", "claim", "Claim", "queue.claim"),
     _b("u", "release", "Release", "queue.release"),
     _b("R", "reload", "Read the queue again", "queue.reload", show=False),
+    _b("p", "pull", "Pull the colleagues' claims (local files), then read again", "queue.pull", show=False),
     _b("j", "cursor_down", "Down", "queue.down", show=False),
     _b("k", "cursor_up", "Up", "queue.up", show=False),
 ]

@@ -63,6 +63,13 @@ class QueueCalls:
         with self._tracker_lock:
             return tracker.default_user() if tracker is not None else ""
 
+    def queue_pull(self) -> str:
+        """Bring a local-files tracker's working copy up to date (fetch, fast-forward; svn update),
+        so the queue shows the colleagues' claims; what was done, in words."""
+        tracker = self.open_tracker()
+        with self._tracker_lock:
+            return str(application.sync_tracker(tracker)["detail"])
+
     def propose_claim(self, issue: str) -> "Proposal":
         """Make this user the owner (assignee) of ``issue``: a proposal, nothing written yet
         (empty, with ``facts["holder"]``, when someone else holds it)."""

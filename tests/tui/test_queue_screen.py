@@ -138,6 +138,40 @@ async def test_a_claim_a_colleague_won_meanwhile_is_not_written_and_says_who_hol
         assert row.owner == "mkowalczyk"  # read again: the holder is shown
     assert 'assignees: ["mkowalczyk"]' in (workspace / "tracker" / "SEC-0006.md").read_text()
 
+async def test_p_pulls_a_colleagues_claim_from_the_shared_remote(demo_dir, monkeypatch, tmp_path):
+    """Two clones of one git remote: the colleague claims and pushes; p in our queue pulls it."""
+    import subprocess
+
+    from mailtriage.application import Project, propose_claim
+
+    def git(cwd, *args):
+        subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, timeout=30)
+
+    app, workspace = demo_app(demo_dir, monkeypatch)
+    git(tmp_path, "clone", "-q", "--bare", str(workspace), "remote.git")
+    git(workspace, "remote", "add", "origin", str(tmp_path / "remote.git"))
+    git(workspace, "fetch", "-q", "origin")
+    git(workspace, "branch", "-q", "-u", "origin/main")
+    git(tmp_path, "clone", "-q", str(tmp_path / "remote.git"), "colleague")
+    git(tmp_path / "colleague", "config", "user.name", "Martin")
+    git(tmp_path / "colleague", "config", "user.email", "mkowalczyk@example.org")
+    async with app.run_test(size=(100, 30)) as pilot:
+        queue = await open_queue(app, pilot)
+        assert next(row for row in queue.rows if row.issue == "SEC-0006").owner is None
+        colleague = Project.open(tmp_path / "colleague")
+        try:
+            claim = propose_claim(colleague.open_tracker(), "SEC-0006", "mkowalczyk", config=colleague.config)
+            assert claim.apply(confirmed=True).ok  # committed and pushed to the shared remote
+        finally:
+            colleague.close()
+        await pilot.press("R")  # read again: the working copy has not pulled yet
+        await settle(pilot)
+        assert next(row for row in queue.rows if row.issue == "SEC-0006").owner is None
+        await pilot.press("p")
+        await settle(pilot)
+        assert next(row for row in queue.rows if row.issue == "SEC-0006").owner == "mkowalczyk"
+        assert any("fetched and fast-forwarded" in str(n.message) for n in app._notifications)
+
 async def test_without_a_tracker_the_queue_shows_the_mail_and_a_claim_says_why_not(tmp_path):
     app = make_app(mbox_project(tmp_path / "p"))  # no tracker configured
     async with app.run_test(size=(100, 30)) as pilot:

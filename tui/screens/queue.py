@@ -71,6 +71,13 @@ class QueueProposalReady(Message):
 
 
 @message
+class QueuePulled(Message):
+    """The tracker's working copy was brought up to date (``detail``: what was done)."""
+
+    detail: str
+
+
+@message
 class QueueWritten(Message):
     """A confirmed claim or release was applied (``report`` says what was written or why not)."""
 
@@ -281,6 +288,23 @@ class QueueScreen(Screen, bindings.KeyContext):
         self.query_one(QueueTable).action_cursor_up()
 
     def action_reload(self) -> None:
+        self.load()
+
+    def action_pull(self) -> None:
+        self.query_one("#queue-status", Static).update(Text("pulling the tracker …", "italic"))
+        self._pull()
+
+    @work(thread=True, exclusive=True, group="queue-pull", exit_on_error=False)
+    def _pull(self) -> None:
+        try:
+            detail = self.shell.session.queue_pull()
+        except Exception as exc:
+            self.post_message(QueueFailed(self._request, "Pulling the tracker failed", exc))
+            return
+        self.post_message(QueuePulled(detail))
+
+    def on_queue_pulled(self, message: QueuePulled) -> None:
+        self.notify(inert(message.detail), title="Tracker", markup=False, timeout=5)
         self.load()
 
     def action_filter_state(self) -> None:
