@@ -49,6 +49,7 @@ from mailtriage.trackers import vcs
 from mailtriage.trackers.contract import EditRequest, Tracker
 from mailtriage.trackers.errors import BackendError, NotFound, Refused, TrackerError
 from mailtriage.workflows import linking
+from mailtriage.workflows.errors import ApplicationError
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 from mailtriage.workflows.publish import attribution
 from mailtriage.workflows.threadindex import thread_key
@@ -206,7 +207,7 @@ class Queue:
         return {"now": _iso(self.now), "rows": [r.to_json() for r in self.rows], "warnings": list(self.warnings)}
 
 
-class ClaimLost(Exception):
+class ClaimLost(ApplicationError):
     """A claim another triager won: ``holder`` holds the issue (the message says so)."""
 
     def __init__(self, issue: str, holder: str) -> None:
