@@ -49,6 +49,7 @@ from mailtriage.trackers import vcs
 from mailtriage.trackers.contract import EditRequest, Tracker
 from mailtriage.trackers.errors import BackendError, NotFound, Refused, TrackerError
 from mailtriage.workflows import linking
+from mailtriage.workflows.errors import ApplicationError
 from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
 from mailtriage.workflows.publish import attribution
 from mailtriage.workflows.threadindex import thread_key
@@ -206,7 +207,7 @@ class Queue:
         return {"now": _iso(self.now), "rows": [r.to_json() for r in self.rows], "warnings": list(self.warnings)}
 
 
-class ClaimLost(Exception):
+class ClaimLost(ApplicationError):
     """A claim another triager won: ``holder`` holds the issue (the message says so)."""
 
     def __init__(self, issue: str, holder: str) -> None:
@@ -588,16 +589,21 @@ def _holders(tracker: Tracker, issue: str) -> tuple[str, list[str]]:
 
 
 def _pull(wc: vcs.WorkingCopy, rel: str = ".") -> None:
-    """git: fetch the upstream and fast-forward to it (a rebase of local commits when they
-    diverged); svn: update ``rel``."""
+    """git: fetch the upstream and fast-forward to it; svn: update ``rel``.
+
+    Raises BackendError when the branch and its upstream diverged (local commits nobody
+    pushed): they are the user's to push or rebase, never rewritten here."""
     if wc.kind == "svn":
         vcs.run(["svn", "update", "-q", "--non-interactive", "--", rel], wc.root)
         return
     if vcs.git_upstream(wc) is None:
         return
     vcs.run(["git", "fetch", "-q"], wc.root)
-    if vcs.run(["git", "merge", "-q", "--ff-only", "@{u}"], wc.root, check=False).returncode != 0:
-        vcs.run(["git", "rebase", "-q", "@{u}"], wc.root)
+    merged = vcs.run(["git", "merge", "-q", "--ff-only", "@{u}"], wc.root, check=False)
+    if merged.returncode != 0:
+        detail = " / ".join((merged.stderr or merged.stdout).strip().splitlines()[-2:]) or "no output"
+        raise BackendError(f"the tracker's working copy cannot fast-forward to its upstream ({detail}): push or "
+                           f"rebase its local commits first ('git -C {wc.root} status')")
 
 
 def _change(who: str, add: bool) -> EditRequest:

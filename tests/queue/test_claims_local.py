@@ -124,3 +124,21 @@ def test_on_svn_a_stale_checkout_updates_before_it_writes_and_names_the_holder(t
     assert sh(["svn", "status", "-q"], other) == ""  # nothing of bob's claim is left
     assert sync_tracker(bob)["synced"] is True
     assert bob.view(issue)["assignees"] == ["alice"]
+
+
+def test_a_clone_with_unpushed_commits_that_diverged_is_not_rebased_by_a_claim(tmp_path):
+    team = make_team(tmp_path, triagers=["alice", "bob"])
+    assert run_here(team.project("alice"), "queue", "claim", "SEC-0001", "--as", "alice", "--yes").returncode == 0
+    wc = team.clones["bob"]
+    (wc / "notes.txt").write_text("bob's own work\n")
+    sh(["git", "add", "notes.txt"], wc)
+    sh(["git", "commit", "-qm", "bob's local commit"], wc)
+    mine = sh(["git", "rev-parse", "HEAD"], wc)
+    proc = run_here(team.project("bob"), "queue", "sync")
+    assert proc.returncode == 4 and "cannot fast-forward to its upstream" in proc.stderr
+    claim = run_here(team.project("bob"), "queue", "release", "SEC-0001", "--as", "bob", "--yes")
+    assert claim.returncode == 0 and doc(claim)["written"] is False  # bob holds nothing: no pull either
+    stale = run_here(team.project("bob"), "queue", "claim", "SEC-0001", "--as", "bob", "--yes")
+    assert stale.returncode == 4 and "cannot fast-forward to its upstream" in stale.stderr
+    assert sh(["git", "rev-parse", "HEAD"], wc) == mine  # bob's commit is where bob left it
+    assert sh(["git", "status", "--porcelain"], wc) == ""
