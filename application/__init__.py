@@ -65,6 +65,11 @@ if TYPE_CHECKING:
     from mailtriage.application.project import ListEntry as ListEntry
     from mailtriage.application.project import Project as Project
     from mailtriage.application.project import flush_listing_caches as flush_listing_caches
+    from mailtriage.application.queue import QueueState as QueueState
+    from mailtriage.application.queue import build_queue as build_queue
+    from mailtriage.application.queue import propose_claim as propose_claim
+    from mailtriage.application.queue import propose_release as propose_release
+    from mailtriage.application.queue import sync_tracker as sync_tracker
     from mailtriage.application.raw_message import for_mailbox as raw_for_mailbox
     from mailtriage.application.raw_message import for_source as raw_for_source
     from mailtriage.application.raw_message import run_pipe as run_pipe
@@ -181,6 +186,8 @@ _export("mailtriage.application.search", "search_request", "search_project", "se
         "source_can_search")
 _export("mailtriage.application.overview", "ThreadStatus", "thread_status", "filed_issue", "issue_thread")
 _export("mailtriage.application.crypto", "KeyImportFlow")
+_export("mailtriage.application.queue", "QueueState", "build_queue", "propose_claim", "propose_release",
+        "sync_tracker")
 _export("mailtriage.application.cases", "case_record", "modes_database")
 _export("mailtriage.application.dates", "shown_date", DATE_HEADINGS="HEADINGS")
 # -- mail: the contract's types and errors

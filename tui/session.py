@@ -22,6 +22,7 @@ from mailtriage.core.settings import UserSettings
 from mailtriage.tui.alerts import AlertLoop, poll_interval
 from mailtriage.tui.session_compose import ComposeCalls
 from mailtriage.tui.session_lock import SessionLock, take_or_abort
+from mailtriage.tui.session_queue import QueueCalls
 
 if TYPE_CHECKING:
     from mailtriage.application import CcResolution, ListEntry, Mailboxes, Op, Project, SourceSet, Thread, ThreadId
@@ -34,7 +35,7 @@ __all__ = ["Session"]
 # app starts (python -X importtime: about a fifth of the app's import time otherwise).
 
 
-class Session(ComposeCalls):
+class Session(ComposeCalls, QueueCalls):
     def __init__(self, project_dir: Path, *, demo: bool, settings: UserSettings) -> None:
         self.project_dir = Path(project_dir)
         self.demo = demo
