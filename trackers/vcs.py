@@ -83,6 +83,24 @@ _GIT_STATUS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "C
                "T": "modified", "U": "conflict", "?": "untracked"}
 
 
+def git_changes(wc: WorkingCopy, rel: str) -> list[dict]:
+    out = run(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", rel], wc.root).stdout
+    items = out.split("\0")
+    changes = []
+    i = 0
+    while i < len(items):
+        item = items[i]
+        i += 1
+        if len(item) < 4:
+            continue
+        xy, path = item[:2], item[3:]
+        if "R" in xy or "C" in xy:
+            i += 1  # the rename source follows
+        code = next((c for c in xy if c not in " "), "?")
+        changes.append({"path": path, "status": _GIT_STATUS.get(code, "modified")})
+    return changes
+
+
 def git_index_path(wc: WorkingCopy) -> Path:
     out = run(["git", "rev-parse", "--git-path", "index"], wc.root).stdout.strip()
     path = Path(out)
