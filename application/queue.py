@@ -689,7 +689,7 @@ def _write_server(tracker: Tracker, issue: str, who: str, *, add: bool) -> dict:
         # Jira refuses a second assignee: someone was faster between our read and our write
         _, holders = _holders(tracker, canonical)
         if holders and holders[0] != who:
-            raise ClaimLost(canonical, holders[0]) from None
+            raise ClaimLost(canonical, _settled_holder(tracker, canonical, SETTLE_SECONDS)) from None
         raise
     settle = max(SETTLE_SECONDS, 2 * (time.monotonic() - started))
     for check in range(2):
@@ -699,8 +699,23 @@ def _write_server(tracker: Tracker, issue: str, who: str, *, add: bool) -> dict:
         if not holders or holders[0] != who:
             if who in holders:
                 tracker.edit(canonical, EditRequest(remove_assignees=[who]))
-            raise ClaimLost(canonical, holders[0] if holders else "nobody (the assignment did not stay)")
+            raise ClaimLost(canonical, _settled_holder(tracker, canonical, settle))
     return {"id": canonical, "assignees": holders, "changed": True}
+
+
+def _settled_holder(tracker: Tracker, issue: str, settle: float) -> str:
+    """Who holds ``issue`` once the racing writes have landed: the one a lost claim names.
+    Read after a pause (a holder read at once may itself be overwritten: Jira keeps the last
+    write), and again until two reads agree (a few times at most)."""
+    seen = None
+    for _ in range(4):
+        time.sleep(settle)
+        holders = _holders(tracker, issue)[1]
+        holder = holders[0] if holders else "nobody (the assignment did not stay)"
+        if holder == seen:
+            return holder
+        seen = holder
+    return seen or "nobody"
 
 
 def _assignee_proposal(tracker: Tracker, issue: str, who: str, *, add: bool, config: Any,
