@@ -108,6 +108,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--install", action="store_true", help="apt-get install the missing peers first")
     parser.add_argument("--no-clients", action="store_true", help="our app only")
+    parser.add_argument("--compare", type=Path, help="another checkout with its own .venv (e.g. an older "
+                        "commit in a worktree), run in the same alternation: a before/after pair from one run")
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT))
@@ -157,11 +159,15 @@ def main() -> int:
                 for mark, value in seen.items():
                     figures.setdefault((label, mark), []).append(value)
 
-            def ours_run(state: str, record: bool = True) -> None:
+            def ours_run(state: str, record: bool = True, other: Path | None = None) -> None:
+                where = cache if other is None else tmp / "cache-compare"
                 if state == "cold":
-                    shutil.rmtree(cache, ignore_errors=True)
-                measure(f"mailtriage {state}" if record else "warm-up", ours, env,
-                        after=lambda: wait_for_kept_frame(cache))
+                    shutil.rmtree(where, ignore_errors=True)
+                argv = ours if other is None else [str(other / ".venv" / "bin" / "python"), *ours[1:]]
+                run_env = env if other is None else {**env, "MAILTRIAGE_CACHE_DIR": str(where)}
+                name = "mailtriage" if other is None else "compare"
+                measure(f"{name} {state}" if record else "warm-up", argv, run_env,
+                        after=lambda: wait_for_kept_frame(where))
 
             def other(label: str, run: int) -> None:
                 home = tmp / "clients" / f"{label.replace(' ', '-')}-{run}"
@@ -173,14 +179,20 @@ def main() -> int:
 
             # Warm-up, not measured: our .pyc files, Dovecot's caches of the fields each client asks.
             ours_run("cold", record=False)
+            if args.compare is not None:
+                ours_run("cold", record=False, other=args.compare)
             for label in labels:
                 other(label, -1)
             for run in range(args.runs):
                 ours_run("cold")
                 ours_run("warm")
+                if args.compare is not None:
+                    ours_run("cold", other=args.compare)
+                    ours_run("warm", other=args.compare)
                 for label in labels:
                     other(label, run)
-            report(figures, lost, ["mailtriage cold", "mailtriage warm", *labels], args, tmux)
+            compared = ["compare cold", "compare warm"] if args.compare is not None else []
+            report(figures, lost, ["mailtriage cold", "mailtriage warm", *compared, *labels], args, tmux)
         finally:
             if tmux is not None:
                 tmux.close()

@@ -224,6 +224,7 @@ class ListingController(ControllerBase):
                                partial=message.partial, cached=message.cached)
         if not message.partial:
             self.forget_live_news()  # in the rows now; later news is applied to them directly
+            self.shell.drop_read_ahead()  # later reads are this process's own, with what came since
         # Once per session, after the whole window is painted: the poll's baseline (a second
         # listing on mail sources of its own) competes neither with the first paint nor with
         # the whole window's walk (two cores: it made a cold dense listing ~0.5 s slower).
