@@ -163,6 +163,10 @@ class FirstScreen:
         if self._listing_child is not None and self._listing_child.listed:
             self._listing_child.ended.wait(timeout)
 
+    def listing_child_waits(self) -> bool:
+        """A child lists the first list (a cold start) and no listing has taken it yet."""
+        return self._listing_child is not None and not self._listing_child_taken
+
     def take_listing_child(self) -> ForkedHeadStart | None:
         """The child listing the first list, for the first listing to wait on (once)."""
         if self._listing_child_taken:

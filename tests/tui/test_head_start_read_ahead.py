@@ -18,6 +18,7 @@ from mailtriage.core.trace import OPLOG
 from mailtriage.tui import head_start
 from mailtriage.tui.head_start import STARTUP_CALLER, ForkedHeadStart
 from mailtriage.tui.panes.reader import ReaderPane
+from mailtriage.tui.panes.thread_list import ThreadList
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, settle
 from tests.tui.test_head_start_listing import gone, listed_here
@@ -84,6 +85,7 @@ async def test_an_enter_on_the_first_row_does_not_wait_for_the_apps_own_sign_in(
     newest = listed_here(project)[0]
     child = ForkedHeadStart.start(project, demo=False)
     app = make_app(project)
+    assert child.ready(10)
     app.prepare_first_screen(child)
     assert finished(child.pid)  # the child has done all it does (its read ahead is in the pipe)
     proxy.hold()  # from now on the server answers nobody: the app's own sign-in waits
@@ -109,3 +111,29 @@ async def test_once_the_listing_is_whole_the_app_reads_the_first_row_itself(prox
         await pilot.press("enter")
         await wait_until(pilot, lambda: shown_subject(app) == newest.subject)
         assert reads_by() == ["you"]  # a reply that came since start-up would be there
+
+
+async def test_a_cold_starts_first_page_does_not_wait_for_the_apps_own_project_opening(proxied_project,
+                                                                                      monkeypatch):
+    monkeypatch.setattr(head_start, "FIRST_PAGE", 1)
+    project, _proxy = proxied_project
+    app = make_app(project)
+    app.first_page = 1
+    child = ForkedHeadStart.start(project, demo=False)
+    assert child.ready(10)  # its head start is there before the first frame (not late, on a busy machine)
+    app.prepare_first_screen(child)
+    assert app.head_start.listing_follows
+    opening = app.session._lock.lock  # the backend lock the app's opening takes
+    opening.acquire()  # a call in progress: the opening waits for it
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await wait_until(pilot, lambda: len(app.screen.query_one(ThreadList).rows) == 1)  # the first page
+            assert not app.session.is_open
+            await pilot.press("enter")  # and the first row reads as the child read it
+            await wait_until(pilot, lambda: shown_subject(app) == "Second report")
+            opening.release()
+            opening = None
+            await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
+    finally:
+        if opening is not None:
+            opening.release()
