@@ -182,7 +182,7 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
         main = self.main
         # A cold start's child lists already: its first page shows while the project opens here.
         listing_first = main is not None and self.listing_child_waits()
-        if listing_first:
+        if listing_first and main is not None:
             main.start_first_listing()
         try:
             if not self.session.is_open:

@@ -23,7 +23,8 @@ def launch(folder: Path, *, demo: bool) -> int:
     try:
         # The screen the app drew last time, on the terminal while Textual loads (tui/first_paint.py).
         try:
-            shown = first_paint.show(folder, demo=demo, settings_path=settings_file(), fd=sys.__stderr__.fileno())
+            terminal = sys.__stderr__.fileno() if sys.__stderr__ is not None else 2
+            shown = first_paint.show(folder, demo=demo, settings_path=settings_file(), fd=terminal)
         except OSError:  # the terminal went away: the app finds out itself
             shown = None
         from mailtriage.tui.app import run_app  # Textual loads only now (see the module)
