@@ -95,6 +95,8 @@ async def test_an_enter_on_the_first_row_does_not_wait_for_the_apps_own_sign_in(
             await pilot.press("enter")
             await wait_until(pilot, lambda: shown_subject(app) == newest.subject)
             assert reads_by() == [STARTUP_CALLER]
+            proxy.release()  # the app's own sign-in goes on (and its quit need not end it)
+            await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
     finally:
         proxy.release()
 
