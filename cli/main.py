@@ -379,34 +379,13 @@ def cmd_app(args: argparse.Namespace) -> int:
     """Open the TUI on a terminal; print the readable listing otherwise or before the TUI exists."""
     if sys.stdout.isatty() and sys.stdin.isatty():
         try:  # the app's start-up, without Textual: every other command starts without it
-            from mailtriage.tui.head_start import ForkedHeadStart
+            from mailtriage.tui.startup import launch
         except ImportError as exc:
             if not (exc.name or "").startswith("mailtriage.tui"):
                 raise
         else:
-            # As the head start: the app's start-up only (the settings module is loaded by now).
-            from mailtriage.core.settings import settings_file
-            from mailtriage.tui import first_paint
-
-            folder = project_dir(args, session=True)  # the app's demo: a fresh workspace each run
-            demo = bool(args.demo)
-            # Forked before Textual loads: the child opens the project meanwhile (tui/head_start.py).
-            head_start = ForkedHeadStart.start(folder, demo=demo)
-            shown = None
-            try:
-                # The screen the app drew last time, on the terminal while Textual loads (tui/first_paint.py).
-                try:
-                    shown = first_paint.show(folder, demo=demo, settings_path=settings_file(),
-                                             fd=sys.__stderr__.fileno())
-                except OSError:  # the terminal went away: the app finds out itself
-                    shown = None
-                from mailtriage.tui.app import run_app  # Textual loads only for the app (see above)
-
-                return run_app(folder, demo=demo, head_start=head_start, first_paint=shown)
-            except BaseException:
-                if shown is not None:
-                    shown.undo()  # Textual may never have taken the screen over
-                raise
+            # The app's demo: a fresh workspace each run.
+            return launch(project_dir(args, session=True), demo=bool(args.demo))
     args.since = None
     args.list_name = None
     return cmd_list(args)

@@ -179,6 +179,11 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
     # -- session -------------------------------------------------------------
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
     def _open_session(self) -> None:
+        main = self.main
+        # A cold start's child lists already: its first page shows while the project opens here.
+        listing_first = main is not None and self.listing_child_waits()
+        if listing_first and main is not None:
+            main.start_first_listing()
         try:
             if not self.session.is_open:
                 self.session.open()
@@ -189,7 +194,8 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
         main = self.main
         if main is not None:
             main.post_message(SessionOpened())
-            main.start_first_listing()
+            if not listing_first:
+                main.start_first_listing()
 
     def on_session_failed(self, message: SessionFailed) -> None:
         from mailtriage.tui.screens.first_run import FirstRunScreen  # lazy: only without a project (start-up)

@@ -410,7 +410,7 @@ async def test_no_screen_is_kept_while_another_list_is_shown(tmp_path, user_conf
 def test_the_first_paint_is_written_before_textual_loads():
     """The command writes the kept screen before it imports the app: nothing it needs may load Textual."""
     done = subprocess.run([sys.executable, "-c", "import sys, mailtriage.cli.main, mailtriage.tui.first_paint, "
-                           "mailtriage.tui.head_start; print(sorted(m for m in sys.modules if m.startswith('textual')))"],
+                           "mailtriage.tui.head_start, mailtriage.tui.startup; print(sorted(m for m in sys.modules if m.startswith('textual')))"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

@@ -86,6 +86,7 @@ def test_with_a_summary_cache_the_head_start_has_rows_and_the_child_lists_nothin
     head = child.result()
     assert head.stale and {t.subject for t in head.listing.value} == SUBJECTS
     assert not head.listing_follows
+    child.receive_read_ahead()  # it reads the first row's thread ahead, then ends (test_head_start_read_ahead.py)
     assert gone(child.pid)
 
 

@@ -106,7 +106,10 @@ class ReadingController(ControllerBase):
     def _read(self, request: int, thread_id) -> None:
         worker = get_current_worker()
         try:
-            result = self.session.read_thread(thread_id)
+            # An Enter on the first row at start-up: start-up's child read it ahead (tui/head_start.py).
+            result = self.shell.read_ahead(thread_id)
+            if result is None:
+                result = self.session.read_thread(thread_id)
         except Exception as exc:
             self.post_message(ReaderFailed(request, "Reading the thread failed", exc,
                                            self.resolve("read_thread")))
