@@ -38,7 +38,7 @@ on a quiet machine), 20,001-message folder, tmux 160x50, median of 3 fresh proce
   | the newest subject (run 2)  | 5.32      | 3.26*     | 1.85  | 3.05          | 3.31    | 3.77         |
   | the newest body (run 2)     | 6.22      | 5.57      | 1.93  | 3.23          | 3.50    | 3.95         |
 
-  Run 2 has the thread read ahead of the start-up listing (tui/session_lock.py); the IMAP
+  Run 2 has the thread read ahead of the start-up listing (application/service_lock.py); the IMAP
   trace shows the read now goes before the listing (read_thread 0.4 s, then
   list_recent_threads), but the app's first IMAP connect comes ~5-7 s after launch at this
   load, so the body is no sooner: the time is spent before the session connects (Textual's

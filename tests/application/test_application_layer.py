@@ -58,7 +58,7 @@ TUI_NAMES = {
     ("mailtriage.backends.contract", "Op"), ("mailtriage.backends.contract", "Thread"),
     ("mailtriage.backends.contract", "ThreadId"), ("mailtriage.backends.contract", "ThreadSummary"),
     ("mailtriage.backends.errors", "MailError"), ("mailtriage.backends.errors", "MandatoryBackendUnavailable"),
-    ("mailtriage.backends.errors", "Unavailable"), ("mailtriage.backends.security_cc", "configured_address"),
+    ("mailtriage.backends.errors", "Unavailable"),
     ("mailtriage.trackers", "rollup"), ("mailtriage.trackers.contract", "TrackerError"),
     ("mailtriage.trackers.fields", "get_field"), ("mailtriage.trackers.fields", "sections"),
     ("mailtriage.trackers.fields", "split_lines"), ("mailtriage.trackers.registry", "open_tracker"),

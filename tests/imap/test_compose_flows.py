@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from mailtriage.application import ComposeFlow
+from mailtriage.application.flows import ComposeFlow
 from mailtriage.backends.contract import DraftRequest, OutgoingAttachment
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.imap.source import ImapSource

@@ -107,9 +107,9 @@ OPEN_AND_LIST = textwrap.dedent("""
 
     import mailtriage.application as application
     from mailtriage.core.settings import UserSettings
-    from mailtriage.tui.session import Session
+    from mailtriage.application.service import Service
 
-    session = Session(application.project_dir(demo=True), demo=True, settings=UserSettings(Path("config.toml"), {}))
+    session = Service(application.project_dir(demo=True), demo=True, settings=UserSettings(Path("config.toml"), {}))
     session.open()
     session.check_sources()
     assert len(session.list_threads(session.lists()[0].list_name).value) > 0
@@ -126,8 +126,11 @@ def test_the_alert_loop_builds_its_poller_on_its_own_thread(tmp_path):
     (the flows' module, mail sources of its own) is built by ``run`` on its worker."""
     _loaded_after(OPEN_AND_LIST, (), tmp_path)
     loaded = _loaded_after(OPEN_AND_LIST + textwrap.dedent("""
-        loop = session.alert_loop()
-        assert loop is not None and loop.poller is None and loop.list_name
+        from mailtriage.tui.alerts import AlertLoop
+
+        watch = session.alert_watch()
+        loop = AlertLoop(watch.make_poller, watch.interval, watch.list_name)
+        assert loop.poller is None and loop.list_name
     """), ("mailtriage.application.flows", "mailtriage.workflows.proposals", "mailtriage.workflows.importer"),
         tmp_path)
     assert loaded == []

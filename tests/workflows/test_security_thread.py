@@ -10,7 +10,8 @@ from dataclasses import replace
 
 import pytest
 
-from mailtriage.application import ComposeFlow, OutgoingRule, Project
+from mailtriage.application import Project
+from mailtriage.application.flows import ComposeFlow, OutgoingRule
 from mailtriage.backends.contract import Address, Message
 from mailtriage.core.settings import UserSettings
 from mailtriage.workflows.proposals import BlockedBy

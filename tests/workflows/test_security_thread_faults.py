@@ -12,7 +12,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from mailtriage.application import ComposeFlow, OutgoingRule, Project
+from mailtriage.application import Project
+from mailtriage.application.flows import ComposeFlow, OutgoingRule
 from mailtriage.backends.contract import MESSAGE_ID_KIND, Address, Message, ThreadId
 from mailtriage.core.settings import UserSettings
 from mailtriage.workflows.proposals import BlockedBy

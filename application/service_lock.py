@@ -1,4 +1,4 @@
-"""The backend lock of the app's Session (one call into the backends at a time), with a gate for the head start,
+"""The backend lock of the application service (one call into the backends at a time), with a gate for the head start,
 and how closing takes it from a call that waits on a server."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 
 
-class SessionLock:
-    """The session's backend lock, with a gate for the head start (tui/head_start.py): while
+class ServiceLock:
+    """The service's backend lock, with a gate for the head start (tui/head_start.py): while
     the project opens after the first frame, a call that takes the lock (a key pressed on
     the head start's rows) waits for the opening instead of finding no project.
 
@@ -77,7 +77,7 @@ class _Depth(threading.local):
 
 
 class _Urgent:
-    def __init__(self, lock: SessionLock) -> None:
+    def __init__(self, lock: ServiceLock) -> None:
         self._lock = lock
 
     def __enter__(self) -> bool:

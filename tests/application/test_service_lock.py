@@ -1,11 +1,11 @@
-"""The session lock lets a call the user waits on (a thread read) go before a listing's next
+"""The service lock lets a call the user waits on (a thread read) go before a listing's next
 part (issue 33: an Enter typed on the first frame waited for the whole start-up listing)."""
 
 from __future__ import annotations
 
 import threading
 
-from mailtriage.tui.session_lock import SessionLock
+from mailtriage.application.service_lock import ServiceLock
 
 
 def _until(condition, what: str) -> None:
@@ -18,7 +18,7 @@ def _until(condition, what: str) -> None:
 
 
 def test_an_urgent_call_goes_before_a_listing_part_that_asks_later():
-    lock = SessionLock()
+    lock = ServiceLock()
     order: list[str] = []
     lock.acquire()  # the listing's first part holds the lock
 
@@ -42,7 +42,7 @@ def test_an_urgent_call_goes_before_a_listing_part_that_asks_later():
 
 
 def test_a_call_holding_the_lock_takes_it_again_while_an_urgent_one_waits():
-    lock = SessionLock()
+    lock = ServiceLock()
     lock.acquire()
     reader = threading.Thread(target=lambda: lock.urgently().__enter__() and lock.release())
     reader.start()

@@ -1,40 +1,60 @@
-"""The open project of one app run, as the terminal UI uses it.
+"""The application service: the open project of one run, as both front ends call it.
 
-A thin shell over the application layer (:mod:`mailtriage.application`): the project, its
-sources, the tracker, the personal mailboxes and the flows live there; this class adds
-what the UI needs around them. Everything here that touches a backend blocks, so it is
-called from worker threads only. Calls into the backends go through one lock: a backend
-object (an IMAP connection, say) serves one call at a time, and a superseded request
-simply finishes and is ignored by the UI. The tracker has a lock of its own, and so have
-the personal accounts' mailboxes (connections of their own): opening an account never waits
-for the project's listing.
+One object per run owns the project, its sources, the tracker, the personal mailboxes and the
+user's settings, and every call into them goes through it, so the command line and the terminal
+UI behave alike by construction (issue 36 §1): a setting such as ``[alerts] poll_seconds`` is
+read here once for both. Its methods are the entry points of the flows (``application.flows``).
+
+It is thread-safe: everything here that touches a backend blocks, so the app calls it from
+worker threads. Calls into the project's backends go through one lock (:mod:`.service_lock`,
+with a priority for a call the user waits on): a backend object (an IMAP connection, say)
+serves one call at a time, and a superseded request simply finishes and is ignored by the UI.
+The tracker has a lock of its own, and so have the personal accounts' mailboxes (connections
+of their own): opening an account never waits for the project's listing.
+
+The flows, the trackers and the mailbox adapters load in the call that first needs them, not
+when a front end starts (python -X importtime: about a fifth of the app's import time
+otherwise): hence the imports inside the methods.
 """
 
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
-import mailtriage.application as application
+from mailtriage.application.errors import UsageError
+from mailtriage.application.service_lock import ServiceLock, take_or_abort
+from mailtriage.core.errors import ConfigError
 from mailtriage.core.settings import UserSettings
-from mailtriage.tui.alerts import AlertLoop, poll_interval
-from mailtriage.tui.session_compose import ComposeCalls
-from mailtriage.tui.session_lock import SessionLock, take_or_abort
 
 if TYPE_CHECKING:
-    from mailtriage.application import CcResolution, ListEntry, Mailboxes, Op, Project, SourceSet, Thread, ThreadId
+    from mailtriage.application.accounts import Mailboxes
+    from mailtriage.application.flows import ComposeRoute
+    from mailtriage.application.project import ListEntry, Project
+    from mailtriage.backends.contract import Op, Thread, ThreadId
+    from mailtriage.backends.registry import SourceSet
+    from mailtriage.backends.security_cc import CcResolution
     from mailtriage.core.projectconfig import ProjectConfig
+    from mailtriage.workflows.alerts import NewReportPoller
+    from mailtriage.workflows.compose import ComposeForm
 
-__all__ = ["Session"]
-
-# The application's names are read as ``application.X`` when first used: a flow, its
-# workflows and the mailbox adapters load in the worker that needs them, not while the
-# app starts (python -X importtime: about a fifth of the app's import time otherwise).
+__all__ = ["AlertWatch", "Service"]
 
 
-class Session(ComposeCalls):
+@dataclass(frozen=True)
+class AlertWatch:
+    """What a new-report poll loop needs (see :meth:`Service.alert_watch`): the seconds between
+    polls, the list, and how to build the poller (mail sources of its own) on the loop's thread."""
+
+    interval: float
+    list_name: str
+    make_poller: Callable[[], "NewReportPoller | None"]
+
+
+class Service:
     def __init__(self, project_dir: Path, *, demo: bool, settings: UserSettings) -> None:
         self.project_dir = Path(project_dir)
         self.demo = demo
@@ -47,7 +67,7 @@ class Session(ComposeCalls):
         self.project: Project | None = None
         self.config: ProjectConfig | None = None
         self.sources: SourceSet | None = None
-        self._lock = SessionLock()
+        self._lock = ServiceLock()
         self._tracker_lock = threading.RLock()
         self._tracker_stale = False  # R asked for the tracker to be opened again
         # The personal accounts' mailboxes are connections of their own: opening an account
@@ -64,10 +84,11 @@ class Session(ComposeCalls):
         Raises:
             ConfigError: project.md is missing or invalid (the error names file and key).
         """
+        from mailtriage.application.project import Project  # why: loads on first use, not at start-up
         # The lock itself, past its gate: the calls waiting at the gate go on once this ends.
         try:
             with self._lock.lock:
-                project = application.Project.open(self.project_dir, user_settings=self.settings)
+                project = Project.open(self.project_dir, user_settings=self.settings)
                 project.pgp_quiet_pinentry = True  # no terminal pinentry behind the app: unlock on request
                 self.project, self.config, self.sources = project, project.config, project.sources
                 self.cc = project.security_cc()
@@ -104,13 +125,15 @@ class Session(ComposeCalls):
     # -- what the panes show ------------------------------------------------
     def lists(self) -> list["ListEntry"]:
         """The security list first; then the lists the configured archives say they hold."""
+        from mailtriage.application.project import ListEntry  # why: loads on first use, not at start-up
         if self.project is None:
-            return [application.ListEntry("(no security list)", None, "security_list is not configured in project.md")]
+            return [ListEntry("(no security list)", None, "security_list is not configured in project.md")]
         return self.project.lists()
 
     def since(self) -> datetime:
         """Start of the listing window: ``import.since`` or ``import.since_days`` (default 30)."""
-        return _value_error(lambda: application.configured_since(self.config))
+        from mailtriage.application.window import configured_since  # why: loads on first use, not at start-up
+        return _value_error(lambda: configured_since(self.config))
 
     def check_sources(self):
         """Availability of each backend (cached per run), resolution per op, and the
@@ -139,7 +162,7 @@ class Session(ComposeCalls):
         Raises:
             MandatoryBackendUnavailable, NoBackendAvailable, and the backend's errors.
         """
-        with self._lock:  # the window too: a session that opens later (head start) has no config yet
+        with self._lock:  # the window too: a service that opens later (head start) has no config yet
             return self.opened.list_threads(list_name, self.since(), limit=limit)
 
     def offline_threads(self, list_name: str | None, *, limit: int | None = None, local: bool = True):
@@ -168,8 +191,9 @@ class Session(ComposeCalls):
 
     def propose_reply(self, thread: Thread, body: str, *, allow_clear: bool = False):
         """``allow_clear``: the user chose to draft in clear a reply to an encrypted report."""
+        from mailtriage.application.flows import ReplyFlow  # why: loads on first use, not at start-up
         with self._lock:
-            return application.ReplyFlow(self.opened, self.settings).propose(thread, body, allow_clear=allow_clear)
+            return ReplyFlow(self.opened, self.settings).propose(thread, body, allow_clear=allow_clear)
 
     def pgp_needs_passphrase(self, thread: Thread) -> bool:
         return self.project is not None and self.project.pgp.needs_passphrase(thread)
@@ -185,8 +209,9 @@ class Session(ComposeCalls):
 
     def propose_key_import(self, thread: Thread):
         """Import a key the thread offers (OpenPGP), after confirmation."""
+        from mailtriage.application.crypto import KeyImportFlow  # why: loads on first use, not at start-up
         with self._lock:
-            return application.KeyImportFlow(self.opened).propose(thread)
+            return KeyImportFlow(self.opened).propose(thread)
 
     def apply(self, proposal):
         # A proposal may write through the project's sources or an account's mailbox (flag,
@@ -200,22 +225,99 @@ class Session(ComposeCalls):
         Raises:
             ValueError: the thread id or the window cannot be read, or the op is create_draft.
         """
+        from mailtriage.application.operations import OpArgs  # why: loads on first use, not at start-up
+        from mailtriage.backends.contract import Op  # why: loads on first use, not at start-up
         project = self.opened
 
-        def op_args() -> application.OpArgs:
-            if op is application.Op.LIST_RECENT_THREADS:
-                return application.OpArgs(list_name=project.list_name(args.get("list")),
+        def op_args() -> OpArgs:
+            if op is Op.LIST_RECENT_THREADS:
+                return OpArgs(list_name=project.list_name(args.get("list")),
                                           since=project.since(args.get("since")))
-            if op is application.Op.LIST_SENT_SINCE:
+            if op is Op.LIST_SENT_SINCE:
                 tid = project.thread_id(args.get("thread_id"), backend)
-                return application.OpArgs(thread_id=tid, since=project.since(args.get("since")))
-            if op is application.Op.CREATE_DRAFT:
+                return OpArgs(thread_id=tid, since=project.since(args.get("since")))
+            if op is Op.CREATE_DRAFT:
                 raise ValueError("create_draft is proposed and confirmed from a thread (press r), never run blind")
-            return application.OpArgs(thread_id=project.thread_id(args.get("thread_id"), backend))
+            return OpArgs(thread_id=project.thread_id(args.get("thread_id"), backend))
 
         call_args = _value_error(op_args)
         with self._lock:
             return project.run(op, call_args, backend=backend or None)
+
+    # -- compose: replies, forwards and new mail (where a compose goes is decided from the row,
+    #    never from the pane or folder the user came from: issue 30) --------------------
+    def reply_forms(self, thread: Thread, what: str, answering=None) -> dict[str, ComposeForm]:
+        """The compose forms on a project thread: ``what`` ("" = what ``r`` picks) first,
+        then the alternative one key away (receipt ↔ quoted reply). ``answering``: the
+        message chosen in an account (else the reporter's newest)."""
+        from mailtriage.application.flows import ReplyFlow  # why: loads on first use, not at start-up
+        flow = ReplyFlow(self.opened, self.settings)
+        with self._lock:
+            first = flow.form(thread, what or flow.default_kind(thread), answering=answering)
+            forms = {first.kind: first}
+            if first.is_reply:
+                other = {"receipt": "reply", "reply": "receipt"}[first.kind]
+                forms[other] = flow.form(thread, other, answering=answering)
+            return forms
+
+    def propose_compose(self, thread: Thread, form: ComposeForm, *, allow_clear: bool = False, answering=None):
+        """The draft proposal of a composed reply on a project thread (writes nothing).
+        ``allow_clear``: the user chose to draft in clear a reply to an encrypted report."""
+        from mailtriage.application.flows import ReplyFlow  # why: loads on first use, not at start-up
+        with self._lock:
+            return ReplyFlow(self.opened, self.settings).propose(thread, form=form, allow_clear=allow_clear,
+                                                                 answering=answering)
+
+    def compose_route(self, compose_kind: str, *, thread_id: ThreadId | None = None, thread: Thread | None = None,
+                      account_id: str | None = None, message_id: str | None = None) -> ComposeRoute:
+        """Where a compose on this row goes (``route_compose``): decided from the
+        row (a project thread, or a personal message and what it answers), not from where
+        it was found."""
+        from mailtriage.application.flows import OutgoingRule, route_compose  # why: loads on first use
+        source = None
+        if account_id is not None and message_id and compose_kind != "new":
+            with self._mailbox_lock:
+                source = self._mailboxes.message(account_id, message_id).content
+        with self._lock:
+            return route_compose(OutgoingRule(self.opened), compose_kind, thread_id=thread_id, thread=thread,
+                                 account_id=account_id, message_id=message_id, source=source)
+
+    def personal_forms(self, account_id: str, message_id: str | None, what: str) -> dict[str, ComposeForm]:
+        """The compose forms on a personal account's message (None: new mail); a forward
+        has two, inline and as an attachment."""
+        from mailtriage.application.flows import ComposeFlow  # why: loads on first use, not at start-up
+        from mailtriage.workflows.compose import FORWARD_ATTACHED, FORWARD_INLINE  # why: as above
+        with self._mailbox_lock:
+            flow = ComposeFlow(self._mailboxes.get(account_id), self.settings)
+            source = self._mailboxes.message(account_id, message_id).content if message_id else None
+            first = flow.form(what or "reply", source)
+            if not first.is_forward:
+                return {what or "reply": first}
+            return {f"forward-{how}": flow.form("forward", source, forward_as=how)
+                    for how in (FORWARD_INLINE, FORWARD_ATTACHED)}
+
+    def propose_personal(self, account_id: str, form: ComposeForm, source_id: str | None):
+        """Send (access = "send"), draft ("draft") or blocked ("read", or a message that answers
+        a thread of the security list: the outgoing rule); writes nothing."""
+        from mailtriage.application.flows import ComposeFlow, OutgoingRule  # why: loads on first use
+        with self._lock, self._mailbox_lock:  # the rule asks the project's sources: both, in apply's order
+            flow = ComposeFlow(self._mailboxes.get(account_id), self.settings,
+                                           rule=OutgoingRule(self.opened))
+            return flow.propose(form, source_id=source_id)
+
+    def compose_where(self, account_id: str | None) -> str:
+        """Where a compose goes, for the dialog's title line."""
+        from mailtriage.application.flows import ComposeFlow  # why: loads on first use, not at start-up
+        if account_id is None:
+            return "a draft, after you confirm it (security CC kept)"
+        with self._mailbox_lock:
+            access = ComposeFlow(self._mailboxes.get(account_id), self.settings).access
+        if self.demo:
+            return (f"DEMO: nothing is ever sent. Saved as a draft in account {account_id}, a local Maildir "
+                    f"in the demo workspace ({account_id} has access = \"{access}\")")
+        return {"send": f"sent from account {account_id} after you confirm it (a copy goes to Sent)",
+                "draft": f"saved as a draft in account {account_id} (access = \"draft\")"}.get(
+                    access, f"nothing: account {account_id} is read-only")
 
     # -- tracker (blocking) -----------------------------------------------------
     def open_tracker(self):
@@ -240,7 +342,8 @@ class Session(ComposeCalls):
             return tracker
 
     def _publish_flow(self):
-        return application.PublishFlow(self.open_tracker(), self.config)
+        from mailtriage.application.flows import PublishFlow  # why: loads on first use, not at start-up
+        return PublishFlow(self.open_tracker(), self.config)
 
     # -- triage flows (blocking; each returns a Proposal, writes nothing) -----------
     def sender_name(self) -> str | None:
@@ -249,16 +352,18 @@ class Session(ComposeCalls):
 
     def propose_import(self, thread_id: ThreadId, thread: Thread | None = None):
         """The import proposal (tracker issue, Import rollup entry, receipt draft)."""
+        from mailtriage.application.flows import ImportFlow  # why: loads on first use, not at start-up
         self.open_tracker()
         with self._lock, self._tracker_lock:
-            return application.ImportFlow(self.opened).propose(thread_id, thread=thread,
+            return ImportFlow(self.opened).propose(thread_id, thread=thread,
                                                                  sender_name=self.sender_name())
 
     def propose_imports(self, thread_ids):
         """ONE proposal importing every thread of ``thread_ids`` (tagged rows), one import each."""
+        from mailtriage.application.flows import ImportFlow  # why: loads on first use, not at start-up
         self.open_tracker()
         with self._lock, self._tracker_lock:
-            return application.ImportFlow(self.project).propose_many(thread_ids, sender_name=self.sender_name())
+            return ImportFlow(self.project).propose_many(thread_ids, sender_name=self.sender_name())
 
     def propose_publish(self):
         """The publish review of a tracker that keeps changes to publish (files, diff, commit message)."""
@@ -268,35 +373,40 @@ class Session(ComposeCalls):
 
     def propose_sync(self):
         """Sync entries for tracker issues whose threads have new mail."""
+        from mailtriage.application.flows import SyncFlow  # why: loads on first use, not at start-up
         self.open_tracker()
         with self._lock, self._tracker_lock:
-            return application.SyncFlow(self.project).propose()
+            return SyncFlow(self.project).propose()
 
     def needs_publish(self) -> bool:
+        from mailtriage.application.flows import PublishFlow  # why: loads on first use, not at start-up
         with self._tracker_lock:
             tracker = self.tracker
             if tracker is None:
                 return False
-            return application.PublishFlow(tracker, self.opened.config).needs_publish()
+            return PublishFlow(tracker, self.opened.config).needs_publish()
 
     # -- the triage overview (blocking) ------------------------------------------
     def thread_status(self, thread_id: ThreadId):
         """Filed / draft pending / replied of one thread (the tracker only once it is open)."""
+        from mailtriage.application.overview import thread_status  # why: loads on first use, not at start-up
         since = self.since()
         with self._lock, self._tracker_lock:
-            return application.thread_status(self.opened, thread_id, since, tracker=self.tracker)
+            return thread_status(self.opened, thread_id, since, tracker=self.tracker)
 
     def thread_issue(self, thread_id: ThreadId) -> str | None:
         """The tracker issue whose rollup names the thread (opens the tracker)."""
+        from mailtriage.application.overview import filed_issue  # why: loads on first use, not at start-up
         tracker = self.open_tracker()
         with self._tracker_lock:
-            return application.filed_issue(tracker, thread_id)
+            return filed_issue(tracker, thread_id)
 
     def issue_thread(self, issue_id: str):
         """The thread an issue's rollup names, or None (opens the tracker)."""
+        from mailtriage.application.overview import issue_thread  # why: loads on first use, not at start-up
         tracker = self.open_tracker()
         with self._tracker_lock:
-            return application.issue_thread(tracker, issue_id)
+            return issue_thread(tracker, issue_id)
 
     def tracker_issues(self, state: str = "all") -> tuple[list[dict], list[str]]:
         """Issues newest-updated first and the problems met while listing (malformed files)."""
@@ -332,8 +442,9 @@ class Session(ComposeCalls):
     # -- personal accounts (blocking; one adapter per account, one call at a time) ----
     @property
     def _mailboxes(self) -> "Mailboxes":
+        from mailtriage.application.accounts import Mailboxes  # why: loads on first use, not at start-up
         if self._opened_mailboxes is None:
-            self._opened_mailboxes = application.Mailboxes(self.settings)
+            self._opened_mailboxes = Mailboxes(self.settings)
         return self._opened_mailboxes
 
     def mailbox(self, account_id: str):
@@ -380,18 +491,19 @@ class Session(ComposeCalls):
     def attachments(self, thread: Thread, *, backend: str | None = None, account_id: str | None = None):
         """The attachments of ``thread`` as ``backend`` read it (or, with ``account_id``, as that
         personal account's mailbox did): an AttachmentSet whose backend calls take this
-        session's lock. No network call here; the bytes are read when asked for.
+        service's lock. No network call here; the bytes are read when asked for.
 
         Raises:
             NotSupported: the backend cannot read message parts (its declared features).
         """
+        from mailtriage.application import attachments as found_in  # why: loads on first use, not at start-up
         if account_id is not None:  # the account's own connection, under the mailboxes' lock
             with self._mailbox_lock:
-                found = application.attachments_for_mailbox(self._mailboxes, account_id, thread)
+                found = found_in.for_mailbox(self._mailboxes, account_id, thread)
             found.guard = self._mailbox_lock
             return found
         with self._lock:
-            found = application.attachments_for_source(self.project, thread, backend)
+            found = found_in.for_source(self.project, thread, backend)
         found.guard = self._lock
         return found
 
@@ -402,11 +514,12 @@ class Session(ComposeCalls):
         Raises:
             NotSupported: the backend keeps no raw message, or none read this one.
         """
+        from mailtriage.application import raw_message  # why: loads on first use, not at start-up
         if account_id is not None:
             with self._mailbox_lock:
-                return application.raw_for_mailbox(self._mailboxes, account_id, message.backend_ref or "")
+                return raw_message.for_mailbox(self._mailboxes, account_id, message.backend_ref or "")
         with self._lock:
-            return application.raw_for_source(self.opened, backend, message.backend_ref)
+            return raw_message.for_source(self.opened, backend, message.backend_ref)
 
     def attachment_settings(self) -> tuple[str | None, str]:
         """``attachment_command`` (None: nothing is ever opened outside the app) and the folder
@@ -421,15 +534,17 @@ class Session(ComposeCalls):
 
     def propose_organize(self, account_id: str, headers, action: str, folder_id: str | None = None):
         """A flag/move proposal for ``headers``, one message or a tagged batch (writes nothing)."""
+        from mailtriage.application.flows import OrganizeFlow  # why: loads on first use, not at start-up
         with self._mailbox_lock:
-            return application.OrganizeFlow(self._mailboxes.get(account_id)).propose(headers, action,
+            return OrganizeFlow(self._mailboxes.get(account_id)).propose(headers, action,
                                                                                      folder_id=folder_id)
 
     # -- search (blocking) ----------------------------------------------------------
     def can_search_sources(self) -> bool:
         """True when the backend that lists the threads declares a server search."""
+        from mailtriage.application.search import source_can_search  # why: loads on first use, not at start-up
         with self._lock:
-            return self.project is not None and application.source_can_search(self.project)
+            return self.project is not None and source_can_search(self.project)
 
     def can_search_account(self, account_id: str) -> bool:
         with self._mailbox_lock:
@@ -442,18 +557,20 @@ class Session(ComposeCalls):
             ValueError: the query cannot be searched (empty, a NUL, too long).
             MandatoryBackendUnavailable, NotSupported, and the backend's errors.
         """
-        request = _value_error(lambda: application.search_request(query, list_name=list_name, page=page,
+        from mailtriage.application.search import search_project, search_request  # why: loads on first use
+        request = _value_error(lambda: search_request(query, list_name=list_name, page=page,
                                                                   page_size=page_size))
         with self._lock:
-            return application.search_project(self.project, request)
+            return search_project(self.project, request)
 
     def search_account(self, account_id: str, folder_id: str | None, query: str, *, page: int = 0,
                        page_size: int = 50):
         """One page of the server search of an account's folder (a SearchResult of MailHeaders)."""
-        request = _value_error(lambda: application.search_request(query, folder=folder_id, page=page,
+        from mailtriage.application.search import search_mailbox, search_request  # why: loads on first use
+        request = _value_error(lambda: search_request(query, folder=folder_id, page=page,
                                                                   page_size=page_size))
         with self._mailbox_lock:
-            return application.search_mailbox(self._mailboxes.get(account_id), request)
+            return search_mailbox(self._mailboxes.get(account_id), request)
 
     def close_mailboxes(self) -> None:
         if not take_or_abort(self._mailbox_lock, self._opened_mailboxes):  # as close() does
@@ -465,34 +582,63 @@ class Session(ComposeCalls):
             self._mailbox_lock.release()
 
     # -- new-report alerts ----------------------------------------------------
-    def alert_loop(self):
-        """The new-report poll loop (tui/alerts.py) with mail sources of its own, or None
-        when polling is off (no ``security_list``, or ``[alerts] poll_seconds = 0``).
+    def poll_interval(self, override: float | None = None) -> float:
+        """Seconds between new-report polls, for the app's alerts and ``mailtriage poll --watch``
+        alike: ``override`` (the command line's ``--interval``), else the user setting ``[alerts]
+        poll_seconds``, which wins over the project's ``alerts.poll_seconds`` (default 120). 0
+        (the user setting) turns polling off.
+
+        Raises:
+            UsageError: ``override`` is not a positive number of seconds.
+            ConfigError: either setting is not a number of seconds (names the file and key).
+        """
+        from mailtriage.workflows.alerts import poll_seconds  # why: loads on first use, not at start-up
+        if override is not None:
+            if override < 0.01:
+                raise UsageError("--interval must be a positive number of seconds")
+            return override
+        table = self.settings.data.get("alerts")
+        if isinstance(table, dict) and "poll_seconds" in table:
+            value = table["poll_seconds"]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or 0 < value < 1:
+                raise ConfigError(self.settings.path, "alerts.poll_seconds",
+                                  f"must be a number of seconds (0 turns polling off, else at least 1), not {value!r}",
+                                  "e.g. 120")
+            return float(value)
+        return poll_seconds(self.opened.config)
+
+    def alert_watch(self) -> AlertWatch | None:
+        """What the app's new-report poll loop needs, or None when polling is off (no
+        ``security_list``, or ``[alerts] poll_seconds = 0``). The poller gets mail sources of its
+        own (an IMAP IDLE connection serves nothing else), built by ``make_poller`` on the
+        loop's worker thread.
 
         Raises:
             ConfigError: ``alerts.poll_seconds`` is invalid (project.md or the settings file).
         """
+        from mailtriage.backends.security_cc import configured_address  # why: loads on first use, not at start-up
         config = self.config
         if config is None:
             return None
-        interval = poll_interval(config, self.settings)
+        interval = self.poll_interval()
         if not interval:
             return None
-        list_name = application.configured_address(config.get("security_list"))
+        list_name = configured_address(config.get("security_list"))
         if not list_name:
             return None
         settings = self.settings
 
         def make_poller():  # on the loop's worker thread (the flows load there, not at start-up)
-            flow = application.PollFlow.for_alerts(config, settings)
+            from mailtriage.application.flows import PollFlow  # why: on the poll worker, after the first paint
+            flow = PollFlow.for_alerts(config, settings)
             return flow.poller if flow is not None else None
 
-        return AlertLoop(make_poller, interval, list_name)
+        return AlertWatch(interval, list_name, make_poller)
 
 
 def _value_error(read):
     """``read()``, with the application's UsageError raised as the ValueError the UI shows."""
     try:
         return read()
-    except application.UsageError as exc:
+    except UsageError as exc:
         raise ValueError(str(exc)) from exc
