@@ -41,12 +41,12 @@ if TYPE_CHECKING:
     from mailtriage.application.dates import HEADINGS as DATE_HEADINGS
     from mailtriage.application.dates import shown_date as shown_date
     from mailtriage.application.errors import UsageError as UsageError
-    from mailtriage.application.flows import ImportFlow as ImportFlow
-    from mailtriage.application.flows import PollFlow as PollFlow
-    from mailtriage.application.flows import PublishFlow as PublishFlow
-    from mailtriage.application.flows import ReplyFlow as ReplyFlow
-    from mailtriage.application.flows import SweepFlow as SweepFlow
-    from mailtriage.application.flows import SyncFlow as SyncFlow
+    from mailtriage.application.flows.alerts import PollFlow as PollFlow
+    from mailtriage.application.flows.importer import ImportFlow as ImportFlow
+    from mailtriage.application.flows.publish import PublishFlow as PublishFlow
+    from mailtriage.application.flows.reply import ReplyFlow as ReplyFlow
+    from mailtriage.application.flows.sweep import SweepFlow as SweepFlow
+    from mailtriage.application.flows.sync import SyncFlow as SyncFlow
     from mailtriage.application.list_read import unconfigured_list as unconfigured_list
     from mailtriage.application.location import project_dir as project_dir
     from mailtriage.application.operations import OpArgs as OpArgs
@@ -96,20 +96,20 @@ if TYPE_CHECKING:
     from mailtriage.trackers.fields import split_lines as split_lines
     from mailtriage.trackers.registry import open_tracker as open_tracker
     # -- flows' own types, for the front ends that show them
-    from mailtriage.workflows.alerts import MIN_POLL_GAP_SECONDS as MIN_POLL_GAP_SECONDS
-    from mailtriage.workflows.alerts import POLL_GAP_FACTOR as POLL_GAP_FACTOR
-    from mailtriage.workflows.alerts import NewReportPoller as NewReportPoller
-    from mailtriage.workflows.alerts import PollOutcome as PollOutcome
-    from mailtriage.workflows.alerts import run_poll_loop as run_poll_loop
-    from mailtriage.workflows.compose import ComposeForm as ComposeForm
-    from mailtriage.workflows.compose import editor_text as editor_text
-    from mailtriage.workflows.compose import read_editor_text as read_editor_text
-    from mailtriage.workflows.organize import outcome_lines as outcome_lines
-    from mailtriage.workflows.proposals import ApplyReport as ApplyReport
-    from mailtriage.workflows.proposals import BlockedBy as BlockedBy
-    from mailtriage.workflows.proposals import Proposal as Proposal
-    from mailtriage.workflows.proposals import confirm_interactively as confirm_interactively
-    from mailtriage.workflows.templates import receipt_body as receipt_body
+    from mailtriage.application.flows.alerts import MIN_POLL_GAP_SECONDS as MIN_POLL_GAP_SECONDS
+    from mailtriage.application.flows.alerts import POLL_GAP_FACTOR as POLL_GAP_FACTOR
+    from mailtriage.application.flows.alerts import NewReportPoller as NewReportPoller
+    from mailtriage.application.flows.alerts import PollOutcome as PollOutcome
+    from mailtriage.application.flows.alerts import run_poll_loop as run_poll_loop
+    from mailtriage.application.flows.compose import ComposeForm as ComposeForm
+    from mailtriage.application.flows.compose import editor_text as editor_text
+    from mailtriage.application.flows.compose import read_editor_text as read_editor_text
+    from mailtriage.application.flows.organize import outcome_lines as outcome_lines
+    from mailtriage.application.flows.proposals import ApplyReport as ApplyReport
+    from mailtriage.application.flows.proposals import BlockedBy as BlockedBy
+    from mailtriage.application.flows.proposals import Proposal as Proposal
+    from mailtriage.application.flows.proposals import confirm_interactively as confirm_interactively
+    from mailtriage.application.flows.templates import receipt_body as receipt_body
     # -- configuration and the one inert-text module
     from mailtriage.core.inert import json_dumps as json_dumps
     from mailtriage.core.inert import sender_label as sender_label
@@ -148,7 +148,12 @@ _export("mailtriage.application.operations", "OpArgs")
 _export("mailtriage.application.project", "Project", "flush_listing_caches")
 _export("mailtriage.application.location", "project_dir")
 _export("mailtriage.application.build", "trackers_installed")
-_export("mailtriage.application.flows", "ImportFlow", "ReplyFlow", "SyncFlow", "PublishFlow", "SweepFlow", "PollFlow")
+_export("mailtriage.application.flows.importer", "ImportFlow")
+_export("mailtriage.application.flows.reply", "ReplyFlow")
+_export("mailtriage.application.flows.sync", "SyncFlow")
+_export("mailtriage.application.flows.publish", "PublishFlow")
+_export("mailtriage.application.flows.sweep", "SweepFlow")
+_export("mailtriage.application.flows.alerts", "PollFlow")
 _export("mailtriage.application.service", "Service")
 # the search page from where it lives: importing it loads no backend (the thread list
 # imports it at start-up); the search itself from the application's module
@@ -174,12 +179,12 @@ _export("mailtriage.trackers.registry", "open_tracker")
 _export("mailtriage.trackers.fields", "get_field", "sections", "split_lines")
 _export("mailtriage.trackers", rollup="rollup")
 # -- flows' own types, for the front ends that show them
-_export("mailtriage.workflows.proposals", "ApplyReport", "BlockedBy", "Proposal", "confirm_interactively")
-_export("mailtriage.workflows.alerts", "NewReportPoller", "PollOutcome", "run_poll_loop", "MIN_POLL_GAP_SECONDS",
-        "POLL_GAP_FACTOR")
-_export("mailtriage.workflows.organize", "outcome_lines")
-_export("mailtriage.workflows.templates", "receipt_body")
-_export("mailtriage.workflows.compose", "ComposeForm", "editor_text", "read_editor_text")
+_export("mailtriage.application.flows.proposals", "ApplyReport", "BlockedBy", "Proposal", "confirm_interactively")
+_export("mailtriage.application.flows.alerts", "NewReportPoller", "PollOutcome", "run_poll_loop",
+        "MIN_POLL_GAP_SECONDS", "POLL_GAP_FACTOR")
+_export("mailtriage.application.flows.organize", "outcome_lines")
+_export("mailtriage.application.flows.templates", "receipt_body")
+_export("mailtriage.application.flows.compose", "ComposeForm", "editor_text", "read_editor_text")
 # -- configuration and the one inert-text module
 _export("mailtriage.core.projectconfig", "load_project")
 _export("mailtriage.core.inert", "terminal_text", "json_dumps", "sender_label")

@@ -32,14 +32,14 @@ from mailtriage.core.settings import UserSettings
 
 if TYPE_CHECKING:
     from mailtriage.application.accounts import Mailboxes
-    from mailtriage.application.flows import ComposeRoute
+    from mailtriage.application.flows.compose import ComposeRoute
     from mailtriage.application.project import ListEntry, Project
     from mailtriage.backends.contract import Op, Thread, ThreadId
     from mailtriage.backends.registry import SourceSet
     from mailtriage.backends.security_cc import CcResolution
     from mailtriage.core.projectconfig import ProjectConfig
-    from mailtriage.workflows.alerts import NewReportPoller
-    from mailtriage.workflows.compose import ComposeForm
+    from mailtriage.application.flows.alerts import NewReportPoller
+    from mailtriage.application.flows.compose import ComposeForm
 
 __all__ = ["AlertWatch", "Service"]
 
@@ -55,9 +55,12 @@ class AlertWatch:
 
 
 class Service:
-    def __init__(self, project_dir: Path, *, demo: bool, settings: UserSettings) -> None:
+    def __init__(self, project_dir: Path, *, demo: bool, settings: UserSettings, quiet_pinentry: bool = True) -> None:
+        """``quiet_pinentry``: no terminal pinentry (the app, whose terminal the UI holds: a key
+        is unlocked on request); the command line lets gpg ask on its terminal."""
         self.project_dir = Path(project_dir)
         self.demo = demo
+        self.quiet_pinentry = quiet_pinentry
         if demo:
             # lazy: the demo's settings (its personal Maildir account) load with a demo run only
             from mailtriage.demo.workspace import demo_settings
@@ -89,7 +92,7 @@ class Service:
         try:
             with self._lock.lock:
                 project = Project.open(self.project_dir, user_settings=self.settings)
-                project.pgp_quiet_pinentry = True  # no terminal pinentry behind the app: unlock on request
+                project.pgp_quiet_pinentry = self.quiet_pinentry
                 self.project, self.config, self.sources = project, project.config, project.sources
                 self.cc = project.security_cc()
         finally:
@@ -191,7 +194,7 @@ class Service:
 
     def propose_reply(self, thread: Thread, body: str, *, allow_clear: bool = False):
         """``allow_clear``: the user chose to draft in clear a reply to an encrypted report."""
-        from mailtriage.application.flows import ReplyFlow  # why: loads on first use, not at start-up
+        from mailtriage.application.flows.reply import ReplyFlow  # why: loads on first use, not at start-up
         with self._lock:
             return ReplyFlow(self.opened, self.settings).propose(thread, body, allow_clear=allow_clear)
 
@@ -250,7 +253,7 @@ class Service:
         """The compose forms on a project thread: ``what`` ("" = what ``r`` picks) first,
         then the alternative one key away (receipt ↔ quoted reply). ``answering``: the
         message chosen in an account (else the reporter's newest)."""
-        from mailtriage.application.flows import ReplyFlow  # why: loads on first use, not at start-up
+        from mailtriage.application.flows.reply import ReplyFlow  # why: loads on first use, not at start-up
         flow = ReplyFlow(self.opened, self.settings)
         with self._lock:
             first = flow.form(thread, what or flow.default_kind(thread), answering=answering)
@@ -263,7 +266,7 @@ class Service:
     def propose_compose(self, thread: Thread, form: ComposeForm, *, allow_clear: bool = False, answering=None):
         """The draft proposal of a composed reply on a project thread (writes nothing).
         ``allow_clear``: the user chose to draft in clear a reply to an encrypted report."""
-        from mailtriage.application.flows import ReplyFlow  # why: loads on first use, not at start-up
+        from mailtriage.application.flows.reply import ReplyFlow  # why: loads on first use, not at start-up
         with self._lock:
             return ReplyFlow(self.opened, self.settings).propose(thread, form=form, allow_clear=allow_clear,
                                                                  answering=answering)
@@ -273,7 +276,8 @@ class Service:
         """Where a compose on this row goes (``route_compose``): decided from the
         row (a project thread, or a personal message and what it answers), not from where
         it was found."""
-        from mailtriage.application.flows import OutgoingRule, route_compose  # why: loads on first use
+        from mailtriage.application.flows.security_thread import OutgoingRule  # why: loads on first use
+        from mailtriage.application.flows.compose import route_compose  # why: as above
         source = None
         if account_id is not None and message_id and compose_kind != "new":
             with self._mailbox_lock:
@@ -285,8 +289,8 @@ class Service:
     def personal_forms(self, account_id: str, message_id: str | None, what: str) -> dict[str, ComposeForm]:
         """The compose forms on a personal account's message (None: new mail); a forward
         has two, inline and as an attachment."""
-        from mailtriage.application.flows import ComposeFlow  # why: loads on first use, not at start-up
-        from mailtriage.workflows.compose import FORWARD_ATTACHED, FORWARD_INLINE  # why: as above
+        from mailtriage.application.flows.compose import ComposeFlow  # why: loads on first use, not at start-up
+        from mailtriage.application.flows.compose import FORWARD_ATTACHED, FORWARD_INLINE  # why: as above
         with self._mailbox_lock:
             flow = ComposeFlow(self._mailboxes.get(account_id), self.settings)
             source = self._mailboxes.message(account_id, message_id).content if message_id else None
@@ -299,7 +303,8 @@ class Service:
     def propose_personal(self, account_id: str, form: ComposeForm, source_id: str | None):
         """Send (access = "send"), draft ("draft") or blocked ("read", or a message that answers
         a thread of the security list: the outgoing rule); writes nothing."""
-        from mailtriage.application.flows import ComposeFlow, OutgoingRule  # why: loads on first use
+        from mailtriage.application.flows.compose import ComposeFlow  # why: loads on first use
+        from mailtriage.application.flows.security_thread import OutgoingRule  # why: as above
         with self._lock, self._mailbox_lock:  # the rule asks the project's sources: both, in apply's order
             flow = ComposeFlow(self._mailboxes.get(account_id), self.settings,
                                            rule=OutgoingRule(self.opened))
@@ -307,7 +312,7 @@ class Service:
 
     def compose_where(self, account_id: str | None) -> str:
         """Where a compose goes, for the dialog's title line."""
-        from mailtriage.application.flows import ComposeFlow  # why: loads on first use, not at start-up
+        from mailtriage.application.flows.compose import ComposeFlow  # why: loads on first use, not at start-up
         if account_id is None:
             return "a draft, after you confirm it (security CC kept)"
         with self._mailbox_lock:
@@ -341,45 +346,47 @@ class Service:
                     self.tracker_description += " (demo: a temporary git repository)"
             return tracker
 
-    def _publish_flow(self):
-        from mailtriage.application.flows import PublishFlow  # why: loads on first use, not at start-up
-        return PublishFlow(self.open_tracker(), self.config)
+    def publish_flow(self):
+        """The publish review of the project's tracker (opens the tracker)."""
+        from mailtriage.application.flows.publish import PublishFlow  # why: loads on first use, not at start-up
+        return PublishFlow(self.open_tracker(), self.opened.config)
 
     # -- triage flows (blocking; each returns a Proposal, writes nothing) -----------
     def sender_name(self) -> str | None:
         name = self.settings.data.get("name")
         return name.strip() if isinstance(name, str) and name.strip() else None
 
-    def propose_import(self, thread_id: ThreadId, thread: Thread | None = None):
-        """The import proposal (tracker issue, Import rollup entry, receipt draft)."""
-        from mailtriage.application.flows import ImportFlow  # why: loads on first use, not at start-up
+    def propose_import(self, thread_id: ThreadId, thread: Thread | None = None, *, sender_name: str | None = None):
+        """The import proposal (tracker issue, Import rollup entry, receipt draft), signed by
+        ``sender_name`` (default: ``name`` of the user settings)."""
+        from mailtriage.application.flows.importer import ImportFlow  # why: loads on first use, not at start-up
         self.open_tracker()
         with self._lock, self._tracker_lock:
             return ImportFlow(self.opened).propose(thread_id, thread=thread,
-                                                                 sender_name=self.sender_name())
+                                                   sender_name=sender_name or self.sender_name())
 
     def propose_imports(self, thread_ids):
         """ONE proposal importing every thread of ``thread_ids`` (tagged rows), one import each."""
-        from mailtriage.application.flows import ImportFlow  # why: loads on first use, not at start-up
+        from mailtriage.application.flows.importer import ImportFlow  # why: loads on first use, not at start-up
         self.open_tracker()
         with self._lock, self._tracker_lock:
             return ImportFlow(self.project).propose_many(thread_ids, sender_name=self.sender_name())
 
     def propose_publish(self):
         """The publish review of a tracker that keeps changes to publish (files, diff, commit message)."""
-        flow = self._publish_flow()
+        flow = self.publish_flow()
         with self._tracker_lock:
             return flow.propose()
 
     def propose_sync(self):
         """Sync entries for tracker issues whose threads have new mail."""
-        from mailtriage.application.flows import SyncFlow  # why: loads on first use, not at start-up
+        from mailtriage.application.flows.sync import SyncFlow  # why: loads on first use, not at start-up
         self.open_tracker()
         with self._lock, self._tracker_lock:
             return SyncFlow(self.project).propose()
 
     def needs_publish(self) -> bool:
-        from mailtriage.application.flows import PublishFlow  # why: loads on first use, not at start-up
+        from mailtriage.application.flows.publish import PublishFlow  # why: loads on first use, not at start-up
         with self._tracker_lock:
             tracker = self.tracker
             if tracker is None:
@@ -534,10 +541,9 @@ class Service:
 
     def propose_organize(self, account_id: str, headers, action: str, folder_id: str | None = None):
         """A flag/move proposal for ``headers``, one message or a tagged batch (writes nothing)."""
-        from mailtriage.application.flows import OrganizeFlow  # why: loads on first use, not at start-up
+        from mailtriage.application.flows.organize import OrganizeFlow  # why: loads on first use, not at start-up
         with self._mailbox_lock:
-            return OrganizeFlow(self._mailboxes.get(account_id)).propose(headers, action,
-                                                                                     folder_id=folder_id)
+            return OrganizeFlow(self._mailboxes.get(account_id)).propose(headers, action, folder_id=folder_id)
 
     # -- search (blocking) ----------------------------------------------------------
     def can_search_sources(self) -> bool:
@@ -558,8 +564,7 @@ class Service:
             MandatoryBackendUnavailable, NotSupported, and the backend's errors.
         """
         from mailtriage.application.search import search_project, search_request  # why: loads on first use
-        request = _value_error(lambda: search_request(query, list_name=list_name, page=page,
-                                                                  page_size=page_size))
+        request = _value_error(lambda: search_request(query, list_name=list_name, page=page, page_size=page_size))
         with self._lock:
             return search_project(self.project, request)
 
@@ -567,8 +572,7 @@ class Service:
                        page_size: int = 50):
         """One page of the server search of an account's folder (a SearchResult of MailHeaders)."""
         from mailtriage.application.search import search_mailbox, search_request  # why: loads on first use
-        request = _value_error(lambda: search_request(query, folder=folder_id, page=page,
-                                                                  page_size=page_size))
+        request = _value_error(lambda: search_request(query, folder=folder_id, page=page, page_size=page_size))
         with self._mailbox_lock:
             return search_mailbox(self._mailboxes.get(account_id), request)
 
@@ -592,7 +596,7 @@ class Service:
             UsageError: ``override`` is not a positive number of seconds.
             ConfigError: either setting is not a number of seconds (names the file and key).
         """
-        from mailtriage.workflows.alerts import poll_seconds  # why: loads on first use, not at start-up
+        from mailtriage.application.flows.alerts import poll_seconds  # why: loads on first use, not at start-up
         if override is not None:
             if override < 0.01:
                 raise UsageError("--interval must be a positive number of seconds")
@@ -629,7 +633,7 @@ class Service:
         settings = self.settings
 
         def make_poller():  # on the loop's worker thread (the flows load there, not at start-up)
-            from mailtriage.application.flows import PollFlow  # why: on the poll worker, after the first paint
+            from mailtriage.application.flows.alerts import PollFlow  # why: on the poll worker, after the first paint
             flow = PollFlow.for_alerts(config, settings)
             return flow.poller if flow is not None else None
 

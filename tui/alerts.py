@@ -1,6 +1,6 @@
 """New-report alerts in the app: the poll worker's loop and the unread marks on rows.
 
-The poll itself is :mod:`mailtriage.workflows.alerts` (silent baseline, cursor saved only
+The poll itself is :mod:`mailtriage.application.flows.alerts` (silent baseline, cursor saved only
 on ``acknowledge``). Here: :func:`poll_forever` runs it on a worker thread with its own
 mail sources (an IMAP IDLE connection serves nothing else), wakes early for "poll now",
 and hands news to the UI through a callback that posts a message; :class:`MarkedRows`
@@ -21,7 +21,7 @@ from mailtriage.tui.rows import SameRows, ThreadRows
 
 if TYPE_CHECKING:
     from mailtriage.application import NewReportPoller, PollOutcome
-    from mailtriage.workflows.alerts import Outage
+    from mailtriage.application.flows.alerts import Outage
 
 
 #: Seconds of one IMAP IDLE wait in the app: the longest a quit or "poll now" waits for it.
@@ -79,7 +79,7 @@ class AlertLoop:
                     pause = self.poller.pause_seconds(self.interval)  # shorter during an outage
                     if self.poller.wait(pause, self._wake, slice_seconds=IDLE_SLICE_SECONDS) \
                             and not self._wake.is_set():
-                        # New mail announced by the server: wait out the gap (workflows.alerts
+                        # New mail announced by the server: wait out the gap (flows.alerts
                         # MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR); poll_now skips it.
                         gap = (max(application.MIN_POLL_GAP_SECONDS, application.POLL_GAP_FACTOR * took)
                                - (time.monotonic() - started))

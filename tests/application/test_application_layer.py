@@ -137,7 +137,7 @@ def test_a_bad_window_is_a_usage_error_naming_the_input():
 
 def test_the_window_is_parsed_in_one_place():
     # The day arithmetic of "Nd" lives in the window module only.
-    offenders = [p for folder in ("cli", "tui", "workflows", "application")
+    offenders = [p for folder in ("cli", "tui", "application")
                  for p in sorted((ROOT / folder).rglob("*.py"))
                  if 'endswith("d")' in p.read_text(encoding="utf-8") and p.name != "window.py"]
     assert offenders == []

@@ -4,7 +4,7 @@ import pytest
 
 from mailtriage.backends.contract import MailSource, Op, ThreadId, reply_subject
 from mailtriage.backends.errors import NotSupported
-from mailtriage.workflows.proposals import Blocked, BlockedBy, Field, Proposal, Write, WriteKind
+from mailtriage.application.flows.proposals import Blocked, BlockedBy, Field, Proposal, Write, WriteKind
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,7 +115,7 @@ def test_a_blocked_proposal_carries_a_typed_reason_and_its_json_keeps_the_code()
 
 
 def test_every_blocked_code_is_documented():
-    text = (ROOT / "docs" / "workflows.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "flows.md").read_text(encoding="utf-8")
     assert [reason.value for reason in BlockedBy if f"| `{reason.value}` |" not in text] == []
 
 

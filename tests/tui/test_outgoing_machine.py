@@ -22,11 +22,12 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 
 import mailtriage.application as application
 from mailtriage.application.accounts import Mailboxes
-from mailtriage.application.flows import ComposeFlow, OutgoingRule, route_compose
+from mailtriage.application.flows.compose import ComposeFlow, route_compose
+from mailtriage.application.flows.security_thread import OutgoingRule
 from mailtriage.application.search import search_mailbox
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.settings import load_settings
-from mailtriage.workflows.proposals import WriteKind
+from mailtriage.application.flows.proposals import WriteKind
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.test_compose import LIST, PERSONAL, report, sending_project, smtp  # noqa: F401 (fixtures)
 from tests.tui.test_imap_drafts import drafts
