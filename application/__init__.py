@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from mailtriage.application.dates import shown_date as shown_date
     from mailtriage.application.errors import UsageError as UsageError
     from mailtriage.application.flows.alerts import PollFlow as PollFlow
-    from mailtriage.application.flows.importer import ImportFlow as ImportFlow
     from mailtriage.application.flows.publish import PublishFlow as PublishFlow
     from mailtriage.application.flows.reply import ReplyFlow as ReplyFlow
     from mailtriage.application.flows.sweep import SweepFlow as SweepFlow
@@ -148,7 +147,6 @@ _export("mailtriage.application.operations", "OpArgs")
 _export("mailtriage.application.project", "Project", "flush_listing_caches")
 _export("mailtriage.application.location", "project_dir")
 _export("mailtriage.application.build", "trackers_installed")
-_export("mailtriage.application.flows.importer", "ImportFlow")
 _export("mailtriage.application.flows.reply", "ReplyFlow")
 _export("mailtriage.application.flows.sync", "SyncFlow")
 _export("mailtriage.application.flows.publish", "PublishFlow")

@@ -37,6 +37,7 @@ from mailtriage.cli.output import capped_line
 from mailtriage.cli.output import line as _line
 from mailtriage.cli.output import read_file_arg as _read_file_arg
 from mailtriage.cli import search as search_command
+from mailtriage.cli import service as cli_service
 from mailtriage.core.inert import terminal_line
 
 MAIL_OPS = ("list-recent-threads", "read-thread", "list-drafts", "list-sent-since", "create-draft", "thread-url")
@@ -175,15 +176,17 @@ def project_dir(args: argparse.Namespace, *, session: bool = False):
                                    demo_session=session and demo)
 
 
-def open_project(args: argparse.Namespace):
-    """The project of ``args`` with its mail sources (close it when done)."""
-    return application.Project.open(project_dir(args))
+def open_service(args: argparse.Namespace) -> application.Service:
+    """The application service on the project of ``args``, opened (cli/service.py; close it when done)."""
+    directory = project_dir(args)
+    return cli_service.open_service(directory, demo=bool(getattr(args, "demo", False)))
 
 
 # -- commands ---------------------------------------------------------------------
 
 def cmd_sources(args: argparse.Namespace) -> int:
-    project = open_project(args)
+    service = open_service(args)
+    project = service.opened
     try:
         sources = project.sources
         all_ops = application.ALL_OPS
@@ -233,7 +236,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
             raise config_error
         return ExitCode.OK
     finally:
-        project.close()
+        service.close()
 
 
 def _print_table(header: list[str], rows: list[list[str]]) -> None:
@@ -244,7 +247,8 @@ def _print_table(header: list[str], rows: list[list[str]]) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    project = open_project(args)
+    service = open_service(args)
+    project = service.opened
     try:
         project.sources.preflight()  # the mandatory rule, at the start of the run
         missing = application.unconfigured_list(project.sources, args.list_name)
@@ -257,9 +261,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         threads = result.value
         print(f"{_line(project.config.title)}: {len(threads)} threads on {_line(list_name or '(no list)')} "
               f"since {since.date().isoformat()} (via {_line(result.resolution.chosen)})")
-        from mailtriage.core.settings import load_settings  # as the app's start-up: loaded where used
-
-        column = load_settings().date_column  # the app's date column: the sender's Date: by default
+        column = service.settings.date_column  # the app's date column: the sender's Date: by default
         print(f"{application.DATE_HEADINGS[column]:<17} {'#':>3}  {'from':<24}  subject")
         for t in threads:
             shown = application.shown_date(t, column)
@@ -270,7 +272,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             _err(f"note: {_line(note)}")
         return ExitCode.OK
     finally:
-        project.close()
+        service.close()
 
 
 def _op_args(op, args: argparse.Namespace, project):
@@ -287,8 +289,9 @@ def _op_args(op, args: argparse.Namespace, project):
 
 def cmd_mail(args: argparse.Namespace) -> int:
     if args.op == "search":  # not one of the contract's six ops: cli/search.py
-        return search_command.run(args, open_project)
-    project = open_project(args)
+        return search_command.run(args, open_service)
+    service = open_service(args)
+    project = service.opened
     try:
         if args.op == attachments.OP:  # not a contract op: reads the thread, then saves after confirmation
             return attachments.run(args, project)
@@ -333,7 +336,7 @@ def cmd_mail(args: argparse.Namespace) -> int:
         _emit(doc)
         return ExitCode.OK
     finally:
-        project.close()
+        service.close()
 
 
 def _create_draft(args, project, tid) -> int:

@@ -40,7 +40,6 @@ from mailtriage.backends.registry import SourceSet
 from mailtriage.backends.resolution import resolution_order, retry_delay
 from mailtriage.core import private_files, settings
 from mailtriage.core.errors import ConfigError
-from mailtriage.application.flows.errors import UsageError
 from mailtriage.application.flows.linking import iso_utc, parse_iso
 from mailtriage.backends.security_cc import configured_address
 from mailtriage.core.projectconfig import ProjectConfig
@@ -588,19 +587,6 @@ class PollFlow:
     @property
     def list_name(self) -> str | None:
         return self.poller.list_name
-
-    def interval(self, override: float | None = None) -> float:
-        """Seconds between polls: ``override`` or ``alerts.poll_seconds``.
-
-        Raises:
-            UsageError: ``override`` is not a positive number of seconds.
-            ConfigError: ``alerts.poll_seconds`` is invalid.
-        """
-        if override is None:
-            return poll_seconds(self.poller.sources.config)
-        if override < 0.01:
-            raise UsageError("--interval must be a positive number of seconds")
-        return override
 
     def poll(self) -> PollOutcome:
         return self.poller.poll()

@@ -136,3 +136,37 @@ def test_poll_watch_prints_one_line_per_news(mbox_env, tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_the_alert_polling_setting_holds_in_the_cli_as_in_the_app(mbox_env, tmp_path):
+    """``[alerts] poll_seconds`` of the user settings is read by the one application service both
+    front ends call (issue 36 §1): 0 turns the app's polling off and ``poll --watch`` says so;
+    a value that is not a number of seconds is the same configuration error in both."""
+    import os
+    from pathlib import Path
+
+    import pytest
+
+    from mailtriage.application.service import Service
+    from mailtriage.core.errors import ConfigError
+    from mailtriage.core.settings import load_settings
+
+    settings_file = Path(os.environ["MAILTRIAGE_CONFIG_DIR"]) / "config.toml"
+    settings_file.parent.mkdir(exist_ok=True)
+
+    def watch() -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "mailtriage.cli.main", "--project", str(mbox_env.project),
+                               "poll", "--watch"], capture_output=True, text=True, timeout=30)
+
+    settings_file.write_text("[alerts]\npoll_seconds = 0\n", encoding="utf-8")
+    app = Service(mbox_env.project, demo=False, settings=load_settings())
+    app.open()
+    assert app.alert_watch() is None  # the app polls nothing
+    cli = watch()
+    assert cli.returncode == 3 and "polling is off" in cli.stderr and "poll_seconds = 0" in cli.stderr
+
+    settings_file.write_text('[alerts]\npoll_seconds = "soon"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="poll_seconds"):
+        Service(mbox_env.project, demo=False, settings=load_settings()).poll_interval()
+    cli = watch()
+    assert cli.returncode == 2 and "alerts.poll_seconds" in cli.stderr and "config.toml" in cli.stderr
