@@ -299,7 +299,7 @@ def cmd_mail(args: argparse.Namespace) -> int:
         # The mandatory rule, checked once at the start of the run: nothing runs, nothing is proposed.
         abort = project.sources.mandatory_abort(op)
         if abort is not None:
-            _err(abort.aborted)
+            _err(abort.aborted or "")
             _emit({"op": op.value, "backend": None, "aborted": abort.aborted, "resolution": abort.to_json(),
                    "result": None})
             return ExitCode.FAILED

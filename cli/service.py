@@ -5,6 +5,7 @@ decides holds in both front ends by construction (issue 36 §1)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import mailtriage.application as application
 
@@ -18,6 +19,6 @@ def open_service(directory: str | os.PathLike, *, demo: bool) -> application.Ser
     """
     from mailtriage.core.settings import load_settings  # as the app's start-up: loaded where used (yaml)
 
-    service = application.Service(directory, demo=demo, settings=load_settings(), quiet_pinentry=False)
+    service = application.Service(Path(directory), demo=demo, settings=load_settings(), quiet_pinentry=False)
     service.open()
     return service

@@ -115,7 +115,7 @@ def test_a_blocked_proposal_carries_a_typed_reason_and_its_json_keeps_the_code()
 
 
 def test_every_blocked_code_is_documented():
-    text = (ROOT / "docs" / "flows.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "workflows.md").read_text(encoding="utf-8")
     assert [reason.value for reason in BlockedBy if f"| `{reason.value}` |" not in text] == []
 
 
