@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -33,7 +33,9 @@ from mailtriage.core.settings import UserSettings
 if TYPE_CHECKING:
     from mailtriage.application.accounts import Mailboxes
     from mailtriage.application.flows.compose import ComposeRoute
+    from mailtriage.application.flows.proposals import Proposal
     from mailtriage.application.project import ListEntry, Project
+    from mailtriage.application.queue import Queue
     from mailtriage.backends.contract import Op, Thread, ThreadId
     from mailtriage.backends.registry import SourceSet
     from mailtriage.backends.security_cc import CcResolution
@@ -392,6 +394,55 @@ class Service:
             if tracker is None:
                 return False
             return PublishFlow(tracker, self.opened.config).needs_publish()
+
+    # -- the team's triage queue: claims and releases (blocking; tui/screens/queue.py) ---------
+    def queue_now(self) -> datetime:
+        """The instant the queue is measured at: now, or the demo's pinned now (``mailtriage.demo``)."""
+        if self.demo:
+            from mailtriage.demo import demo_now  # why: the demo's clock loads with a demo run only
+
+            return demo_now()
+        return datetime.now(timezone.utc)
+
+    def queue(self, now: datetime) -> "Queue":
+        """The queue of the project's list in its window at ``now`` (reads the list and the tracker;
+        a tracker that cannot be opened is a warning of the queue, not a failure)."""
+        from mailtriage.application.queue import build_queue  # why: loads on first use, not at start-up
+        with self._lock, self._tracker_lock:
+            return build_queue(self.opened, now=now)
+
+    def queue_user(self) -> str:
+        """Who claims here: ``tracker.user``, else the name the tracker writes as (as the CLI);
+        "" when neither can be told (no tracker)."""
+        configured = self.config.get("tracker.user") if self.config is not None else None
+        if configured:
+            return str(configured)
+        tracker = self.project.tracker if self.project is not None else None
+        with self._tracker_lock:
+            return tracker.default_user() if tracker is not None else ""
+
+    def queue_pull(self) -> str:
+        """Bring a local-files tracker's working copy up to date (fetch, fast-forward; svn update),
+        so the queue shows the colleagues' claims; what was done, in words."""
+        from mailtriage.application.queue import sync_tracker  # why: loads on first use, not at start-up
+        tracker = self.open_tracker()
+        with self._tracker_lock:
+            return str(sync_tracker(tracker)["detail"])
+
+    def propose_claim(self, issue: str) -> "Proposal":
+        """Make this user the owner (assignee) of ``issue``: a proposal, nothing written yet
+        (empty, with ``facts["holder"]``, when someone else holds it)."""
+        from mailtriage.application.queue import propose_claim  # why: loads on first use, not at start-up
+        tracker = self.open_tracker()
+        with self._tracker_lock:
+            return propose_claim(tracker, issue, config=self.config)
+
+    def propose_release(self, issue: str) -> "Proposal":
+        """Remove this user from the assignees of ``issue``: a proposal, nothing written yet."""
+        from mailtriage.application.queue import propose_release  # why: loads on first use, not at start-up
+        tracker = self.open_tracker()
+        with self._tracker_lock:
+            return propose_release(tracker, issue, config=self.config)
 
     # -- the triage overview (blocking) ------------------------------------------
     def thread_status(self, thread_id: ThreadId):

@@ -29,6 +29,7 @@ from typing import Any, Sequence
 import mailtriage.application as application
 from mailtriage.application.errors import ConfigError, TrackerError, UsageError
 from mailtriage.cli import attachments, flows
+from mailtriage.cli import queue as queue_command
 from mailtriage.cli.exit_codes import MAIN, ExitCode, exit_code, handled
 from mailtriage.cli.output import emit as _emit
 from mailtriage.cli.output import err as _err
@@ -148,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     attachments.register(op_parser)
 
     flows.register(sub, _common)
+    queue_command.register(sub, _common)
 
     tracker = sub.add_parser("tracker", help="tracker operations (see 'mailtriage tracker --help')", add_help=False)
     tracker.add_argument("rest", nargs=argparse.REMAINDER)
@@ -530,7 +532,7 @@ def _dispatch(argv: list[str]) -> int:
             return ExitCode.USAGE
         return tracker_main(rest)
     args = parser.parse_args(argv)
-    if args.command in _BACKEND_COMMANDS or args.command in flows.COMMANDS:
+    if args.command in _BACKEND_COMMANDS or args.command in flows.COMMANDS or args.command == queue_command.COMMAND:
         with _backoff_notes():
             return _run(args)
     return _run(args)
@@ -607,6 +609,8 @@ def _run(args: argparse.Namespace) -> int:
             return cmd_list(args)
         if args.command in flows.COMMANDS:
             return flows.run(args)
+        if args.command == queue_command.COMMAND:
+            return queue_command.run(args)
         return cmd_app(args)
     except handled(MAIN) as exc:
         _err(_message(exc))

@@ -28,6 +28,7 @@ from mailtriage.backends.contract import Message, Op, Thread, ThreadId
 from mailtriage.backends.errors import MandatoryBackendUnavailable, NoBackendAvailable
 from mailtriage.backends.registry import SourceSet
 from mailtriage.trackers.contract import Tracker
+from mailtriage.trackers.values import Created, Existing, WriteResult
 from mailtriage.application.flows import linking
 from mailtriage.application.flows.pgp_reply import ENCRYPTED_IMPORT, thread_was_encrypted
 from mailtriage.application.flows.proposals import BlockedBy, Field, Proposal, Write, WriteKind
@@ -173,7 +174,7 @@ def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
     tracker_name = f"tracker:{tracker.kind}"
 
     if not existing:
-        def create(write: Write) -> dict:
+        def create(write: Write) -> Existing | Created | linking.Folded:
             # Another run may have created it since the proposal was made, or be creating it
             # now: found or created once (under the tracker lock, or re-checked and folded).
             made = linking.find_or_create_issue(tracker, link, thread_id, title, body, labels)
@@ -187,7 +188,7 @@ def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
             create))
 
     if not imported:
-        def append_import(write: Write) -> dict:
+        def append_import(write: Write) -> WriteResult | Existing:
             issue = state["issue"]
             if issue is None:
                 raise RuntimeError("no tracker issue to add the Import entry to")

@@ -27,13 +27,14 @@ import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Literal, TypedDict
 
 from mailtriage.backends.contract import MailSource, Op, ThreadId
 from mailtriage.backends.errors import NoBackendAvailable
 from mailtriage.backends.registry import Dispatch, SourceSet
 from mailtriage.trackers import rollup as rollupmod
 from mailtriage.trackers.contract import NotFound, Tracker, TrackerError
+from mailtriage.trackers.values import Created, Existing, IssueView
 from mailtriage.application.flows.threadindex import for_root
 
 THREAD_FIELD = "Security mailing list thread"
@@ -210,7 +211,7 @@ def rollup_state(tracker: Tracker, issue_id: str) -> RollupState:
     return rollup_state_of(tracker.view(issue_id, comments=True), issue_id)
 
 
-def rollup_state_of(view: dict, issue_id: str) -> RollupState:
+def rollup_state_of(view: IssueView, issue_id: str) -> RollupState:
     """The rollup of an issue already viewed with its comments."""
     text = next((c.get("body") for c in view.get("comments") or [] if c.get("kind") == "rollup"), None)
     if not text:
@@ -319,8 +320,17 @@ def find_issue_for_thread(tracker: Tracker, key: str, thread_id: ThreadId | None
 RECHECK_BEFORE = 20  # issues numbered just before a new one that the re-check reads directly
 
 
+class Folded(TypedDict):
+    """:func:`find_or_create_issue` created a duplicate of an issue a concurrent run made first
+    and folded it into that one: {id (the one kept), existing: true, folded (the duplicate)}."""
+
+    id: str
+    existing: Literal[True]
+    folded: str
+
+
 def find_or_create_issue(tracker: Tracker, key: str, thread_id: ThreadId | None, title: str, body: str,
-                         labels: list[str]) -> dict:
+                         labels: list[str]) -> Existing | Created | Folded:
     """The issue of the thread ``key`` names, else a new one: {id, existing, folded?}.
 
     Local files: found or created under the tracker lock (one issue, whatever the number of
@@ -331,11 +341,11 @@ def find_or_create_issue(tracker: Tracker, key: str, thread_id: ThreadId | None,
     Both runs apply the same rule, so exactly one issue stays.
     """
     made = tracker.find_or_create(title, body, labels, lambda: find_issue_for_thread(tracker, key, thread_id))
-    if made["existing"] or tracker.features.locked_find_or_create:
+    if made["existing"] is True or tracker.features.locked_find_or_create:
         return made
     keeper = _earliest_holding(tracker, key, made["id"])
     if keeper is None:
-        return {**made, "existing": False}
+        return made
     fold_duplicate(tracker, made["id"], keeper)
     return {"id": keeper, "existing": True, "folded": made["id"]}
 

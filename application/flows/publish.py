@@ -27,6 +27,7 @@ from mailtriage.core.errors import ConfigError
 from mailtriage.trackers import vcs
 from mailtriage.trackers.contract import Tracker
 from mailtriage.trackers.errors import ReviewOutdated
+from mailtriage.trackers.values import PendingChange, PublishResult
 from mailtriage.application.flows.proposals import Field, Proposal, Write, WriteKind
 from typing import Sequence
 from mailtriage.core.projectconfig import ProjectConfig
@@ -70,7 +71,7 @@ def _new_file_diff(wc_root: Path, rel: str) -> str:
     return f"diff --git a/{rel} b/{rel}\nnew file\n{body}"
 
 
-def pending_diff(tracker, changes: list[dict], scoped: bool = False) -> str:
+def pending_diff(tracker, changes: list[PendingChange], scoped: bool = False) -> str:
     """The diff of the pending changes under the tracker root (tracked + new files);
     ``scoped``: of the paths of ``changes`` only (a flow's own writes).
 
@@ -107,7 +108,7 @@ def _file_chunks(diff: str) -> dict[str, str]:
     return chunks
 
 
-def file_summary(changes: list[dict], diff: str) -> str:
+def file_summary(changes: list[PendingChange], diff: str) -> str:
     """One line per changed file with the lines it adds and removes, then the totals: what
     the review shows above the diff."""
     chunks = _file_chunks(diff)
@@ -123,7 +124,7 @@ def file_summary(changes: list[dict], diff: str) -> str:
     return "\n".join(lines)
 
 
-def commit_message(changes: list[dict], diff: str) -> str:
+def commit_message(changes: list[PendingChange], diff: str) -> str:
     """``security: import SEC-0012, SEC-0013; sync SEC-0003`` from what changed; when that
     is longer than a subject line, ``security: import 401, sync 100 issues (SEC-0001, …)``
     and every ID in the body, one wrapped list per action.
@@ -253,7 +254,7 @@ def propose_publish(tracker: Tracker, config, *, message: str | None = None,
     if not changes:
         proposal.notes.append("no file changed; publishing pushes the unpushed commits only")
 
-    def publish(write: Write) -> dict:
+    def publish(write: Write) -> PublishResult:
         final = write.body if write.body is not None and write.body.strip() else text
         try:
             return tracker.publish(final, trailers, push=push, review=review, only=only)

@@ -245,8 +245,8 @@ class _Reply:
         if self.spoof:
             proposal.warnings.append(self.spoof)
         if not is_plain_address(target.sender.email):
-            return Blocked(BlockedBy.RECIPIENT, f"the sender address {target.sender.email!r} is not one plain "
-                                                "address; write this reply by hand")
+            return self._unless_pending(Blocked(BlockedBy.RECIPIENT, f"the sender address {target.sender.email!r} "
+                                                                     "is not one plain address; write this reply by hand"))
         to: tuple[str, ...] = (target.sender.email,)
         cc_list = tuple(merge_cc([], cc.security_cc, exclude=to))
         subject = reply_subject(target.subject)
@@ -254,7 +254,7 @@ class _Reply:
             proposal.facts["compose_kind"] = form.kind
             problems = form_problems(form, security_cc=cc.security_cc)
             if problems:
-                return Blocked(BlockedBy.COMPOSE, "; ".join(problems))
+                return self._unless_pending(Blocked(BlockedBy.COMPOSE, "; ".join(problems)))
             to, cc_list, subject, self.attach = form.to, form.cc, form.subject or subject, form.attach
         self.request = DraftRequest(
             thread_id=self.thread.thread_id,
@@ -268,6 +268,11 @@ class _Reply:
             from_name=self.from_name,
         )
         return None
+
+    def _unless_pending(self, blocked: Blocked) -> Blocked:
+        """A block found before :meth:`own_draft` ran: drafts pending on the thread come first
+        (no request is built, so none of them can be this request's own)."""
+        return _pending_blocks(self.proposal, self.pending) if self._may_be_own() else blocked
 
     def own_draft(self) -> Blocked | None:
         """A pending draft that is this very request's (a rerun after a crash): shown, not written again."""

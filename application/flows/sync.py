@@ -45,8 +45,9 @@ from mailtriage.backends.registry import SourceSet
 from mailtriage.core import private_files, settings
 from mailtriage.core.errors import ConfigError
 from mailtriage.core.paths import private_dir
-from mailtriage.trackers.contract import CLOSE_REASONS, EditRequest, Tracker, TrackerError
+from mailtriage.trackers.contract import CLOSE_REASONS, EditRequest, Tracker, TrackerError, summary_json
 from mailtriage.trackers.fields import get_field
+from mailtriage.trackers.values import Existing, IssueSummary, WriteResult
 from mailtriage.application.flows import linking
 from mailtriage.application.flows.proposals import Field, Proposal, Write, WriteKind
 from mailtriage.application.flows.text import display_address, excerpt, markdown_inert, one_line, plain_lines
@@ -168,12 +169,13 @@ def _thread_id_from_link(link: str | None, sources: SourceSet) -> ThreadId | Non
         return None
 
 
-def _issue_list(tracker: Tracker, issue_ids: Sequence[str] | None) -> list[dict]:
+def _issue_list(tracker: Tracker, issue_ids: Sequence[str] | None) -> list[IssueSummary]:
     if issue_ids:
         out = []
         for issue_id in issue_ids:
             view = tracker.view(issue_id)
-            out.append({"id": view["id"], "title": view["title"], "state": view["state"], "labels": view["labels"]})
+            out.append(summary_json(id=view["id"], title=view["title"], state=view["state"], labels=view["labels"],
+                                    updated=view["updated"], url=view["url"]))
         return out
     return tracker.list(state="open").items
 
@@ -623,11 +625,11 @@ def _one_writer(tracker: Tracker, issue_id: str) -> Iterator[None]:
 
 
 def _entry_write(tracker: Tracker, item: SyncItem, tracker_name: str, user: str | None) -> Write:
-    def append(write: Write) -> dict:
+    def append(write: Write) -> WriteResult | Existing:
         with _one_writer(tracker, item.issue_id):
             return _append_unseen(write)
 
-    def _append_unseen(write: Write) -> dict:
+    def _append_unseen(write: Write) -> WriteResult | Existing:
         # Another run may have synced some of this mail meanwhile: never a message twice.
         rollup = linking.rollup_state(tracker, item.issue_id)
         left = [m for m in item.new_messages if not rollup.covers(m.message_id, m.date)]

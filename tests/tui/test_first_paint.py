@@ -504,7 +504,7 @@ async def test_the_demo_opened_from_the_first_run_screen_is_not_kept_as_the_proj
         await settle(pilot)
         await pilot.pause(first_paint.KEEP_AFTER + 0.3)
         await settle(pilot)
-        assert len(app.main.threads.thread_list.rows) == 41  # the demo is listed (and would be kept)
+        assert len(app.main.threads.thread_list.rows) == 42  # the demo is listed (and would be kept)
     assert not first_paint.frames_of(missing, demo=False)
     assert not first_paint.frames_of(missing, demo=True)
 

@@ -152,7 +152,7 @@ FIRST_PAINT = textwrap.dedent("""
                 if app.main is not None and len(app.main.query_one(ThreadList).rows):
                     break
                 await pilot.pause(0.02)
-            assert len(app.main.query_one(ThreadList).rows) == 41
+            assert len(app.main.query_one(ThreadList).rows) == 42
 
     asyncio.run(first_paint())
 """)

@@ -63,6 +63,31 @@ def test_mbox_primary_imap_fallback_drafts_an_mbox_thread_through_imap(imap_env,
     assert len(_drafts(imap_env)) == 1
 
 
+def test_a_pending_draft_blocks_as_pending_draft_even_when_the_recipient_is_not_plain(imap_env, capsys, monkeypatch):
+    """A draft pending on the thread is the block, whatever a later check would say: the
+    recipient check ran before the own-draft check and reported ``recipient`` instead."""
+    from dataclasses import replace
+
+    from mailtriage.backends.contract import Address, Op, ThreadId
+    from mailtriage.backends.registry import SourceSet
+    from mailtriage.application.flows.proposals import BlockedBy
+    from mailtriage.application.flows.reply import propose_reply
+
+    body = _mbox_then_imap(imap_env)
+    code, doc, err = run(capsys, monkeypatch, imap_env.project, "mail", "create-draft", f"mbox:{REPORT}",
+                         "--body-file", str(body), "--yes")
+    assert code == 0 and doc["written"] is True, err
+    sources = SourceSet(imap_env.config())
+    try:
+        thread = sources.dispatch(Op.READ_THREAD, lambda b: b.read_thread(ThreadId.parse(f"msgid:{REPORT}"))).value
+        odd = replace(thread.messages[0], sender=Address("Rita", "rita@reporter.example, eve@attacker.example"))
+        proposal = propose_reply(sources, thread, "Another text.\n", reply_to=odd)
+    finally:
+        sources.close()
+    assert proposal.blocked is not None and proposal.blocked.reason is BlockedBy.PENDING_DRAFT, proposal.blocked
+    assert not proposal.writes and len(_drafts(imap_env)) == 1
+
+
 def test_no_draft_is_offered_for_a_thread_the_drafting_backend_does_not_hold(imap_env, capsys, monkeypatch):
     body = _mbox_then_imap(imap_env)
     extra = write_mbox(imap_env.project / "security.mbox",
