@@ -21,7 +21,7 @@ from tests.application.flows.conftest import REPORT, mail, report_thread, sh, wr
 pytestmark = pytest.mark.slow  # real CLI processes racing
 
 RUNS = 5
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def run_many(project: Path, argvs: list[list[str]], extra_env: dict | None = None) -> list[tuple[int, dict, str]]:
