@@ -24,6 +24,7 @@ class ServiceLock:
         self._opened.set()
         self._turns = threading.Condition()  # guards _urgent
         self._urgent = 0  # urgent calls waiting for the lock
+        self._behind = 0  # other calls waiting for an urgent one to go first
         self._held = _Depth()  # this thread's depth of acquire() calls
 
     def close_until_opened(self) -> None:
@@ -35,6 +36,11 @@ class ServiceLock:
     @property
     def urgent_waiting(self) -> int:
         return self._urgent
+
+    @property
+    def waiting_behind_urgent(self) -> int:
+        """Calls waiting for the urgent calls to have had their turn (what a test waits on)."""
+        return self._behind
 
     def acquire(self, blocking: bool = True, timeout: float = -1, *, urgent: bool = False) -> bool:
         self._opened.wait()
@@ -51,7 +57,11 @@ class ServiceLock:
         else:
             if depth == 0 and blocking:
                 with self._turns:  # an urgent call waiting goes first
-                    self._turns.wait_for(lambda: self._urgent == 0, None if timeout < 0 else timeout)
+                    self._behind += 1
+                    try:
+                        self._turns.wait_for(lambda: self._urgent == 0, None if timeout < 0 else timeout)
+                    finally:
+                        self._behind -= 1
             taken = self.lock.acquire(blocking, timeout)
         if taken:
             self._held.depth = depth + 1

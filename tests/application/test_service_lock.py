@@ -30,11 +30,14 @@ def test_an_urgent_call_goes_before_a_listing_part_that_asks_later():
         with lock:
             order.append("next part")
 
-    reader = threading.Thread(target=read)
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
     _until(lambda: lock.urgent_waiting == 1, "the read to wait")
-    lister = threading.Thread(target=next_part)
+    lister = threading.Thread(target=next_part, daemon=True)
     lister.start()
+    # The next part has asked before the first ends (else the read, alone at the lock, goes
+    # first with or without the priority): it waits for the read's turn.
+    _until(lambda: lock.waiting_behind_urgent == 1, "the next part to wait behind the read")
     lock.release()  # the first part ends: the read goes first
     reader.join(5)
     lister.join(5)
@@ -44,7 +47,7 @@ def test_an_urgent_call_goes_before_a_listing_part_that_asks_later():
 def test_a_call_holding_the_lock_takes_it_again_while_an_urgent_one_waits():
     lock = ServiceLock()
     lock.acquire()
-    reader = threading.Thread(target=lambda: lock.urgently().__enter__() and lock.release())
+    reader = threading.Thread(target=lambda: lock.urgently().__enter__() and lock.release(), daemon=True)
     reader.start()
     _until(lambda: lock.urgent_waiting == 1, "the read to wait")
     assert lock.acquire(timeout=2)  # re-entrant: no deadlock with the waiting read

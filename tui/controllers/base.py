@@ -132,14 +132,14 @@ class ControllerBase(Screen):
         """The notification and error-list entry of a failed call; a backend that went away
         also makes the sources be checked again, so the sources pane shows it."""
         error = message.error
+        if is_connection_problem(error):  # the mandatory backend unreachable on reconnecting too
+            self.session.forget_availability()
+            self.recheck_sources()
         if isinstance(error, (MandatoryBackendUnavailable, LookupError)):
             severity = "error" if isinstance(error, MandatoryBackendUnavailable) else "warning"
             self.shell.report_error(message.title, error, where=message.area, resolution=message.resolution,
                                     severity=severity)
             return
-        if is_connection_problem(error):
-            self.session.forget_availability()
-            self.recheck_sources()
         self.shell.report_error(message.title, error, where=message.area, resolution=message.resolution)
 
     # -- what one controller asks of another (each is defined by the controller named) --
