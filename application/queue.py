@@ -12,7 +12,9 @@ was read of each thread and issue file, application/queue_records.py), rebuilt w
   ``closed`` (issue closed, or a label of ``queue.closed_labels``: disclosed);
 * **owner**: the tracker issue's assignee (local-files ``assignees``, GitHub and Jira);
 * **deadlines**: a first-response target ``queue.first_response_days`` after the reporter's
-  oldest unanswered message, and a disclosure date from the issue's ``### Disclosure date``
+  oldest unanswered message while no team message exists (a follow-up after a team reply is
+  shown as waiting, ``unanswered_since``, and sorted ahead, but is no first-response breach;
+  on a fixed or closed report it does not sort ahead: a closing "thanks" needs nobody), and a disclosure date from the issue's ``### Disclosure date``
   field, else ``queue.disclosure_days`` after the report was opened;
 * **order**: what needs a human first (:attr:`QueueRow.sort_key`).
 
@@ -50,7 +52,7 @@ from mailtriage.trackers.contract import EditRequest, Tracker
 from mailtriage.trackers.errors import BackendError, NotFound, Refused, TrackerError
 from mailtriage.workflows import linking
 from mailtriage.workflows.errors import ApplicationError
-from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.workflows.proposals import BlockedBy, Field, Proposal, Write, WriteKind
 from mailtriage.workflows.publish import attribution
 from mailtriage.workflows.threadindex import thread_key
 
@@ -77,7 +79,7 @@ class QueueState(str, enum.Enum):
 class Breach(str, enum.Enum):
     """A deadline that is past at the queue's ``now``."""
 
-    FIRST_RESPONSE = "first_response"  # the reporter waits longer than queue.first_response_days
+    FIRST_RESPONSE = "first_response"  # no team message yet, longer than queue.first_response_days after the report
     DISCLOSURE = "disclosure"  # the disclosure date is past and the report is not closed
 
 
@@ -318,7 +320,7 @@ def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSet
     opened, waiting = mail.opened, mail.unanswered_since
     state = _state(thread, issue, settings, mail.team_wrote)
     first_due = None
-    if waiting is not None:
+    if waiting is not None and not mail.team_wrote:  # the FIRST response: owed only while the team never wrote
         first_due = (issue.first_response if issue and issue.first_response
                      else waiting + timedelta(days=settings.first_response_days))
     disclosure_due = (issue.disclosure if issue and issue.disclosure
@@ -331,10 +333,12 @@ def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSet
             breaches.append(Breach.DISCLOSURE)
     owner = issue.assignees[0] if issue and issue.assignees else None
     dues = [d.timestamp() for d in (first_due, disclosure_due) if d is not None]
+    settled = state in (QueueState.FIXED, QueueState.CLOSED)  # a reporter's "thanks" then needs nobody
     key = (
         state is QueueState.CLOSED,  # closed last
         not breaches,  # a past deadline first
-        waiting is None,  # then a reporter who waits
+        settled,  # fixed after what is still open
+        waiting is None or settled,  # then a reporter who waits (first response or a follow-up)
         owner is not None,  # then what nobody holds
         min(dues) if dues else _NEVER,  # the nearest deadline
         waiting.timestamp() if waiting else _NEVER,  # the longest wait
@@ -729,8 +733,8 @@ def _assignee_proposal(tracker: Tracker, issue: str, who: str, *, add: bool, con
         tracker.policy.check_assignee(who)
         if others:
             proposal.facts["holder"] = others[0]
-            proposal.notes.append(f"{canonical} is held by {others[0]}: nothing to claim")
-            return proposal
+            return proposal.block(BlockedBy.HELD_BY_OTHER, f"{canonical} is held by {others[0]}: they release it "
+                                  "first (or ask them to)")
         if who in holders:
             proposal.notes.append(f"{canonical} is yours already: nothing to write")
             return proposal
@@ -766,7 +770,7 @@ def propose_claim(tracker: Tracker, issue: str, who: str | None = None, *, confi
     """The proposal that makes ``who`` (default ``tracker.user``, else the tracker's user) the
     owner (assignee) of ``issue``; writes nothing.
 
-    Empty, with ``facts["holder"]``, when someone else holds it already. Applied, its write
+    Blocked (``BlockedBy.HELD_BY_OTHER``, with ``facts["holder"]``) when someone else holds it already. Applied, its write
     raises :class:`ClaimLost` when another triager won the race (the tracker decides).
 
     Raises:

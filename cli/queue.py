@@ -142,9 +142,9 @@ def _assignee(args: argparse.Namespace, *, claim: bool) -> int:
         doc: dict[str, Any] = {"command": f"{COMMAND} {name}", "issue": proposal.facts.get("issue"),
                                "who": proposal.facts.get("who")}
         holder = proposal.facts.get("holder")
-        if holder:
-            err(f"not claimed: {proposal.facts.get('issue')} is held by {holder}")
-            emit({**doc, "written": False, "holder": holder, "proposal": proposal.to_json()})
+        if proposal.blocked:  # held by another triager: refused like every blocked proposal
+            err(f"nothing written: {proposal.blocked.text}")
+            emit({**doc, "written": False, **({"holder": holder} if holder else {}), "proposal": proposal.to_json()})
             return ExitCode.DECLINED
         if proposal.empty or not application.confirm_interactively(proposal, yes=args.yes, ask=_ask):
             if not proposal.empty:

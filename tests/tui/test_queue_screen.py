@@ -94,8 +94,11 @@ async def test_a_claim_on_a_colleagues_issue_says_who_holds_it_and_release_gives
         assert [row.issue for row in queue.rows] == ["SEC-0004"] and "owner mkowalczyk" in screen_text(app)
         await pilot.press("c")
         await settle(pilot)
-        assert isinstance(app.screen, QueueScreen)  # nothing to confirm: no dialog
-        assert any("SEC-0004 is held by mkowalczyk" in n.message for n in app._notifications)
+        # refused like every blocked proposal: the dialog says why and cannot be confirmed
+        assert isinstance(app.screen, ProposalDialog) and app.screen.proposal.blocked is not None
+        assert "SEC-0004 is held by mkowalczyk" in screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
         await pilot.press("o", "o")  # -> all -> mine
         await settle(pilot)
         assert [row.issue for row in queue.rows] == ["SEC-0005"]

@@ -366,11 +366,11 @@ class QueueScreen(Screen, bindings.KeyContext):
         from mailtriage.tui.dialogs.proposal import ProposalDialog  # why: dialogs load on first use
 
         proposal = message.proposal
-        if proposal.empty:  # held by someone else, yours already, not yours to release: said, not asked
+        if proposal.empty and not proposal.blocked:  # yours already, not yours to release: said, not asked
             self.notify(inert("; ".join(proposal.notes) or proposal.title), title=proposal.title,
-                        severity="warning" if proposal.facts.get("holder") else "information", markup=False,
-                        timeout=10)
+                        severity="information", markup=False, timeout=10)
             return
+        # a claim of an issue another triager holds is blocked: the dialog says why, as for every refusal
 
         def decided(confirmed: bool | None) -> None:
             if confirmed:
