@@ -27,7 +27,7 @@ from mailtriage.cli.exit_codes import ExitCode
 from mailtriage.cli.output import capped_line, emit, err
 
 COMMAND = "queue"
-STATES = ("new", "acknowledged", "imported", "in_progress", "fixed", "closed")
+STATES = ("new", "acknowledged", "imported", "in_progress", "fixed", "closed", "automated")
 
 
 def register(sub, common: Callable[[argparse.ArgumentParser, bool], None]) -> None:

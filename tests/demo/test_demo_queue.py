@@ -20,3 +20,8 @@ def test_the_demo_queue_is_judged_at_the_demos_pinned_now_and_answered_rows_are_
     assert doc["now"] == DEMO_NOW_ISO
     breached = [r for r in doc["rows"] if "first_response" in r["breaches"]]
     assert breached and all(r["state"] == "new" for r in breached)
+    automated = {r["subject"]: r for r in doc["rows"] if r["state"] == "automated"}
+    assert {"Invoice #88341 overdue - action required", "Boost your project: 10,000 GitHub stars in 7 days!!!",
+            "Undelivered Mail Returned to Sender"} <= set(automated)
+    assert all(not r["breaches"] for r in automated.values())
+    assert [r["state"] for r in doc["rows"]][-len(automated):] == ["automated"] * len(automated)

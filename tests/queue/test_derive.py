@@ -146,3 +146,16 @@ def test_queue_settings_come_from_project_md_and_a_wrong_type_names_the_key(tmp_
     (tmp_path / "project.md").write_text("# P\n\n## Configuration\n\n```yaml\nqueue:\n  disclosure_days: soon\n```\n")
     with pytest.raises(ConfigError, match="queue.disclosure_days"):
         load_project(tmp_path)
+
+
+def test_an_automated_message_is_listed_last_as_not_a_report_without_deadlines():
+    now = day(30)
+    bounce = replace(thread("bounce", ("MAILER-DAEMON@mail.example.net", 0)), automated="bounce")
+    report = thread("report", (REPORTER, 29))
+    queue = derive_queue([bounce, report], {}, SETTINGS, now)
+    assert [r.subject for r in queue.rows] == ["Report report", "Report bounce"]
+    row = queue.rows[1]
+    assert row.state is QueueState.AUTOMATED and row.breaches == () and row.first_response_due is None
+    assert row.to_json()["state"] == "automated" and row.to_json()["automated"] == "bounce"
+    # a tracker issue someone filed for it decides instead
+    assert derive_row(bounce, issue(), SETTINGS, now).state is QueueState.IMPORTED

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 #: The state column's words: short at 80 columns, the state's own name when wide.
 STATE_SHORT = {"new": "new", "acknowledged": "ack'd", "imported": "imported", "in_progress": "in prog",
-               "fixed": "fixed", "closed": "closed"}
+               "fixed": "fixed", "closed": "closed", "automated": "auto"}
 STATE_LONG = {"in_progress": "in progress"}
 #: What a breach is called in the detail lines.
 BREACH_WORDS = {"first_response": "first response overdue", "disclosure": "disclosure date passed"}
@@ -120,6 +120,8 @@ def detail_text(row: QueueRow, now: datetime) -> Text:
     if row.breaches:  # first: never the part a narrow screen cuts
         out.append("⚠ " + ", ".join(BREACH_WORDS.get(b.value, b.value) for b in row.breaches) + " · ", "bold")
     parts = []
+    if row.automated:
+        parts.append(f"not a report ({row.automated})")
     if row.opened is not None:
         parts.append(f"opened {row.opened:%Y-%m-%d} ({span(now - row.opened)} ago)")
     if row.unanswered_since is not None:
