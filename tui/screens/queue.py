@@ -156,6 +156,7 @@ class QueueScreen(Screen, bindings.KeyContext):
         #: None: everybody's; "": nobody's; else that owner's.
         self.owner_filter: str | None = None
         self._request = 0
+        self.wrote = False  # a claim or release was written: the main screen lists the tracker again
 
     @property
     def shell(self) -> MailTriageApp:
@@ -281,7 +282,7 @@ class QueueScreen(Screen, bindings.KeyContext):
 
     # -- keys --------------------------------------------------------------------------------
     def action_back(self) -> None:
-        self.dismiss()
+        self.dismiss(self.wrote)
 
     def action_cursor_down(self) -> None:
         self.query_one(QueueTable).action_cursor_down()
@@ -335,7 +336,7 @@ class QueueScreen(Screen, bindings.KeyContext):
         row, main = self.current, self.shell.main
         if row is None or main is None:
             return
-        self.dismiss()
+        self.dismiss(self.wrote)
         main.post_message(ThreadOfIssueFound(main.new_request("jump"), row.issue or "", row.thread_id))
 
     # -- claim and release: a proposal, confirmed in the proposal dialog ---------------------------
@@ -394,6 +395,7 @@ class QueueScreen(Screen, bindings.KeyContext):
 
     def on_queue_written(self, message: QueueWritten) -> None:
         report = message.report
+        self.wrote = self.wrote or bool(report.written)
         if report.failed is None:
             self.notify(inert(report.describe()), title="Written", markup=False)
         else:
