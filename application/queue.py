@@ -12,7 +12,9 @@ was read of each thread and issue file, application/queue_records.py), rebuilt w
   ``closed`` (issue closed, or a label of ``queue.closed_labels``: disclosed);
 * **owner**: the tracker issue's assignee (local-files ``assignees``, GitHub and Jira);
 * **deadlines**: a first-response target ``queue.first_response_days`` after the reporter's
-  oldest unanswered message, and a disclosure date from the issue's ``### Disclosure date``
+  oldest unanswered message while no team message exists (a follow-up after a team reply is
+  shown as waiting, ``unanswered_since``, and sorted ahead, but is no first-response breach;
+  on a fixed or closed report it does not sort ahead: a closing "thanks" needs nobody), and a disclosure date from the issue's ``### Disclosure date``
   field, else ``queue.disclosure_days`` after the report was opened;
 * **order**: what needs a human first (:attr:`QueueRow.sort_key`).
 
@@ -48,9 +50,10 @@ from mailtriage.trackers import fields as fieldsmod
 from mailtriage.trackers import vcs
 from mailtriage.trackers.contract import EditRequest, Tracker
 from mailtriage.trackers.errors import BackendError, NotFound, Refused, TrackerError
-from mailtriage.application.flows import linking
+from mailtriage.trackers.values import IssueView
+from mailtriage.application.flows import linking, sweep
 from mailtriage.application.flows.errors import ApplicationError
-from mailtriage.application.flows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.application.flows.proposals import BlockedBy, Field, Proposal, Write, WriteKind
 from mailtriage.application.flows.publish import attribution
 from mailtriage.application.flows.threadindex import thread_key
 
@@ -72,12 +75,13 @@ class QueueState(str, enum.Enum):
     IN_PROGRESS = "in_progress"  # the issue has an assignee or an in-progress label
     FIXED = "fixed"  # a fix or CVE label (queue.fixed_labels) is on the issue, or a CVE ID in its CVE field
     CLOSED = "closed"  # the issue is closed, or a disclosed label (queue.closed_labels) is on it
+    AUTOMATED = "automated"  # not a report: a bounce, an auto-reply, a notification or spam (no issue holds it)
 
 
 class Breach(str, enum.Enum):
     """A deadline that is past at the queue's ``now``."""
 
-    FIRST_RESPONSE = "first_response"  # the reporter waits longer than queue.first_response_days
+    FIRST_RESPONSE = "first_response"  # no team message yet, longer than queue.first_response_days after the report
     DISCLOSURE = "disclosure"  # the disclosure date is past and the report is not closed
 
 
@@ -135,6 +139,7 @@ class ThreadFacts:
     subject: str  # raw; front ends sanitise
     messages: tuple[MailFact, ...]  # in thread order; the first is the report
     drafts: int | None = None  # drafts of ours pending on it (None: cannot be told)
+    automated: str | None = None  # why its first message is no report (automated_reason), None: a person's
 
 
 @dataclass(frozen=True)
@@ -173,6 +178,7 @@ class QueueRow:
     disclosure_due: datetime | None  # the issue's disclosure date, else opened + disclosure_days
     breaches: tuple[Breach, ...] = ()  # which deadlines are past at the queue's ``now``
     sort_key: tuple = ()  # "needs a human first": sort ascending
+    automated: str | None = None  # state automated: why the first message is no report ("bounce", "spam", ...)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready, raw text (the CLI passes it through the sanitising module)."""
@@ -183,6 +189,7 @@ class QueueRow:
             "unanswered_since": _iso(self.unanswered_since), "owner": self.owner, "issue": self.issue,
             "issue_url": self.issue_url, "first_response_due": _iso(self.first_response_due),
             "disclosure_due": _iso(self.disclosure_due), "breaches": [b.value for b in self.breaches],
+            "automated": self.automated,
         }
 
 
@@ -266,6 +273,8 @@ _NEVER = float("inf")
 
 def _state(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSettings, answered_by_team: bool
            ) -> QueueState:
+    if issue is None and thread.automated:
+        return QueueState.AUTOMATED
     if issue is None:
         return QueueState.ACKNOWLEDGED if answered_by_team or thread.drafts else QueueState.NEW
     labels = {label.lower() for label in issue.labels}
@@ -317,12 +326,15 @@ def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSet
         mail = mail_state(thread.messages, settings)
     opened, waiting = mail.opened, mail.unanswered_since
     state = _state(thread, issue, settings, mail.team_wrote)
+    automated = state is QueueState.AUTOMATED  # no report: nothing is due, listed last
+    if automated:
+        waiting = None
     first_due = None
-    if waiting is not None:
+    if waiting is not None and not mail.team_wrote:  # the FIRST response: owed only while the team never wrote
         first_due = (issue.first_response if issue and issue.first_response
                      else waiting + timedelta(days=settings.first_response_days))
     disclosure_due = (issue.disclosure if issue and issue.disclosure
-                      else opened + timedelta(days=settings.disclosure_days) if opened else None)
+                      else opened + timedelta(days=settings.disclosure_days) if opened and not automated else None)
     breaches: list[Breach] = []
     if state is not QueueState.CLOSED:
         if first_due is not None and now > first_due:
@@ -331,10 +343,13 @@ def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSet
             breaches.append(Breach.DISCLOSURE)
     owner = issue.assignees[0] if issue and issue.assignees else None
     dues = [d.timestamp() for d in (first_due, disclosure_due) if d is not None]
+    settled = state in (QueueState.FIXED, QueueState.CLOSED)  # a reporter's "thanks" then needs nobody
     key = (
+        automated,  # not a report: after everything else
         state is QueueState.CLOSED,  # closed last
         not breaches,  # a past deadline first
-        waiting is None,  # then a reporter who waits
+        settled,  # fixed after what is still open
+        waiting is None or settled,  # then a reporter who waits (first response or a follow-up)
         owner is not None,  # then what nobody holds
         min(dues) if dues else _NEVER,  # the nearest deadline
         waiting.timestamp() if waiting else _NEVER,  # the longest wait
@@ -344,7 +359,7 @@ def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSet
     )
     return QueueRow(thread.thread_id, thread.subject, mail.reporter, state, opened, mail.last_reporter_message,
                     waiting, owner, issue.id if issue else None, issue.url if issue else None,
-                    first_due, disclosure_due, tuple(breaches), key)
+                    first_due, disclosure_due, tuple(breaches), key, thread.automated if automated else None)
 
 
 def derive_queue(threads: Iterable[ThreadFacts], issues: Mapping[ThreadId, IssueFacts], settings: QueueSettings,
@@ -364,7 +379,33 @@ def _queue(rows: list[QueueRow], now: datetime, warnings: Iterable[str]) -> Queu
 def thread_facts(thread: Thread, drafts: int | None = None) -> ThreadFacts:
     """The facts of a read thread."""
     return ThreadFacts(thread.thread_id, thread.subject,
-                       tuple(MailFact(m.sender.email, m.date) for m in thread.messages), drafts)
+                       tuple(MailFact(m.sender.email, m.date) for m in thread.messages), drafts,
+                       automated_reason(thread.messages[0]) if thread.messages else None)
+
+
+def automated_reason(message: Any) -> str | None:
+    """Why a thread's first message is no report, else None: the feedback sweep's rules for
+    automated mail (workflows/sweep.py ``classify``: bounces, auto-replies, notifications,
+    no-reply senders), and spam as the receiving server marked it (``X-Spam-Flag: YES``).
+    ``Precedence: bulk`` on a message carrying ``List-Id`` is the mailing list's own header
+    (ezmlm and Mailman add it to every message they relay), not the sender's: not counted."""
+    if (message.header("X-Spam-Flag") or "").strip().lower() == "yes":
+        return "spam"
+    read: Any = _ListRelayed(message) if message.header("List-Id") else message  # the rules read header, sender, subject
+    found = sweep.classify(read)
+    return found[0] if found else None
+
+
+class _ListRelayed:
+    """A message a mailing list relayed, as the sweep's rules should read it: without the
+    ``Precedence`` header the list itself adds."""
+
+    def __init__(self, message: Any) -> None:
+        self._message = message
+        self.sender, self.subject = message.sender, message.subject
+
+    def header(self, name: str) -> str | None:
+        return None if name.lower() == "precedence" else self._message.header(name)
 
 
 def _field_date(text: str | None) -> datetime | None:
@@ -411,7 +452,7 @@ def _issue_of(tracker: Tracker, project: Any, thread_id: ThreadId) -> str | None
 _MESSAGE_ID = re.compile(r"<[^<>\s]+>")
 
 
-def _facts_of_view(view: dict, syntax: Any) -> IssueFacts:
+def _facts_of_view(view: IssueView, syntax: Any) -> IssueFacts:
     body = view.get("body") or ""
     return IssueFacts(view["id"], view.get("url") or "", view.get("state") or "open", tuple(view.get("labels") or ()),
                       tuple(view.get("assignees") or ()),
@@ -436,7 +477,7 @@ def _facts_from_json(data: dict) -> IssueFacts:
                       records.parse(data["disclosure"]), records.parse(data["first_response"]), data.get("cve"))
 
 
-def _thread_keys(view: dict, syntax: Any) -> list[str]:
+def _thread_keys(view: IssueView, syntax: Any) -> list[str]:
     """What names the issue's thread: its Import entry's ``Thread:`` line, and the Message-ID
     in the link of its thread field (the import writes both)."""
     keys = []
@@ -487,19 +528,18 @@ def _thread_of(project: Any, summary: Any, kept: records.QueueRecords,
     if got is not None:
         mail = kept.made("thread", key, got[1])
         if mail is None:
-            reporter, opened, last, waiting, team_wrote = got[1]
+            reporter, opened, last, waiting, team_wrote, _automated = got[1]
             mail = kept.keep("thread", key, got[1], MailState(reporter, records.parse(opened), records.parse(last),
                                                                records.parse(waiting), team_wrote))
-        return ThreadFacts(summary.thread_id, got[0], ()), mail
+        return ThreadFacts(summary.thread_id, got[0], (), automated=got[1][5]), mail
     thread = project.read_thread(summary.thread_id).value
     if not thread.messages:
         return None
-    facts = ThreadFacts(summary.thread_id, thread.subject, tuple(MailFact(m.sender.email, m.date)
-                                                                for m in thread.messages))
+    facts = thread_facts(thread)
     mail = mail_state(facts.messages, settings)
     kept.put_thread(key, summary.message_count, summary.last_activity, thread.subject,
                     [mail.reporter, records.iso(mail.opened), records.iso(mail.last_reporter_message),
-                     records.iso(mail.unanswered_since), mail.team_wrote])
+                     records.iso(mail.unanswered_since), mail.team_wrote, facts.automated])
     return facts, mail
 
 
@@ -568,7 +608,7 @@ def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.Queu
                 found = issue_facts(tracker, issue_id) if issue_id else None
             except (NotFound, BackendError, Refused) as exc:
                 warnings.append(f"{facts.thread_id}: its tracker issue cannot be read ({exc})")
-        if found is None and not mail.team_wrote:
+        if found is None and not mail.team_wrote and not facts.automated:
             facts = replace(facts, drafts=_drafts(project, facts.thread_id))
         rows.append(derive_row(facts, found, settings, now, mail))
     return rows
@@ -729,8 +769,8 @@ def _assignee_proposal(tracker: Tracker, issue: str, who: str, *, add: bool, con
         tracker.policy.check_assignee(who)
         if others:
             proposal.facts["holder"] = others[0]
-            proposal.notes.append(f"{canonical} is held by {others[0]}: nothing to claim")
-            return proposal
+            return proposal.block(BlockedBy.HELD_BY_OTHER, f"{canonical} is held by {others[0]}: they release it "
+                                  "first (or ask them to)")
         if who in holders:
             proposal.notes.append(f"{canonical} is yours already: nothing to write")
             return proposal
@@ -766,7 +806,7 @@ def propose_claim(tracker: Tracker, issue: str, who: str | None = None, *, confi
     """The proposal that makes ``who`` (default ``tracker.user``, else the tracker's user) the
     owner (assignee) of ``issue``; writes nothing.
 
-    Empty, with ``facts["holder"]``, when someone else holds it already. Applied, its write
+    Blocked (``BlockedBy.HELD_BY_OTHER``, with ``facts["holder"]``) when someone else holds it already. Applied, its write
     raises :class:`ClaimLost` when another triager won the race (the tracker decides).
 
     Raises:

@@ -22,7 +22,8 @@ from typing import Any
 from mailtriage.core import private_files, settings
 from mailtriage.core.errors import ConfigError
 
-VERSION = 3  # 2: a thread's mail state instead of its messages; 3: last activity as a POSIX time
+VERSION = 4  # 2: a thread's mail state instead of its messages; 3: last activity as a POSIX time;
+# 4: the thread state ends with why its first message is automated (None: a report)
 ISSUE_FILE = re.compile(r"^([A-Z][A-Z0-9]*-\d+)\.md$")
 
 

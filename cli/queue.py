@@ -27,7 +27,7 @@ from mailtriage.cli.exit_codes import ExitCode
 from mailtriage.cli.output import capped_line, emit, err
 
 COMMAND = "queue"
-STATES = ("new", "acknowledged", "imported", "in_progress", "fixed", "closed")
+STATES = ("new", "acknowledged", "imported", "in_progress", "fixed", "closed", "automated")
 
 
 def register(sub, common: Callable[[argparse.ArgumentParser, bool], None]) -> None:
@@ -44,7 +44,7 @@ def register(sub, common: Callable[[argparse.ArgumentParser, bool], None]) -> No
     p.add_argument("--owner", help="only reports this user holds ('' for nobody's)")
     p.add_argument("--since", help="ISO date/instant or Nd (days); default from project.md import.since")
     p.add_argument("--list", dest="list_name", help="the list to read (default: security_list)")
-    p.add_argument("--now", help="the instant deadlines are judged at (ISO 8601; default: now)")
+    p.add_argument("--now", help="the instant deadlines are judged at (ISO 8601; default: now; with --demo the demo's pinned now)")
     actions = p.add_subparsers(dest="queue_action", metavar="ACTION")
     for name, text in (("claim", "make a user the owner (assignee) of a tracker issue"),
                        ("release", "remove a user from the assignees of a tracker issue")):
@@ -71,7 +71,11 @@ def _project_dir(args: argparse.Namespace):
     return application.project_dir(getattr(args, "project", None), demo=bool(getattr(args, "demo", False)))
 
 
-def _now(text: str | None) -> datetime:
+def _now(text: str | None, demo: bool = False) -> datetime:
+    if not text and demo:
+        from mailtriage.demo import demo_now  # why: the demo's clock loads with a demo run only
+
+        return demo_now()
     if not text:
         return datetime.now(timezone.utc)
     try:
@@ -93,7 +97,7 @@ def _age(now: datetime, when: datetime | None) -> str:
 
 
 def _show_queue(args: argparse.Namespace) -> int:
-    now = _now(args.now)
+    now = _now(args.now, demo=bool(getattr(args, "demo", False)))
     project = application.Project.open(_project_dir(args))
     try:
         since = project.since(args.since, label="--since") if args.since else None
@@ -142,9 +146,9 @@ def _assignee(args: argparse.Namespace, *, claim: bool) -> int:
         doc: dict[str, Any] = {"command": f"{COMMAND} {name}", "issue": proposal.facts.get("issue"),
                                "who": proposal.facts.get("who")}
         holder = proposal.facts.get("holder")
-        if holder:
-            err(f"not claimed: {proposal.facts.get('issue')} is held by {holder}")
-            emit({**doc, "written": False, "holder": holder, "proposal": proposal.to_json()})
+        if proposal.blocked:  # held by another triager: refused like every blocked proposal
+            err(f"nothing written: {proposal.blocked.text}")
+            emit({**doc, "written": False, **({"holder": holder} if holder else {}), "proposal": proposal.to_json()})
             return ExitCode.DECLINED
         if proposal.empty or not application.confirm_interactively(proposal, yes=args.yes, ask=_ask):
             if not proposal.empty:

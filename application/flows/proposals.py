@@ -52,6 +52,7 @@ class BlockedBy(str, enum.Enum):
     NO_MESSAGES = "no_messages"  # the thread has no messages to import
     FOLDER = "folder"  # the target folder is missing, or already holds every message
     SAVE_TARGET = "save_target"  # the attachments cannot be saved there as asked
+    HELD_BY_OTHER = "held_by_other"  # the issue a claim names is held (assigned) by another triager
 
 
 @dataclass(frozen=True)

@@ -81,8 +81,9 @@ def test_claim_then_release_round_trip_and_a_claim_of_a_held_issue_writes_nothin
     assert stale.returncode == 3 and "another triager was first; SEC-0001 is held by alice" in stale.stderr
     # synced, bob sees the holder before anything is proposed
     held = run_here(team.project("bob"), "queue", "claim", "SEC-0001", "--as", "bob", "--yes")
-    assert held.returncode == 3 and "not claimed: SEC-0001 is held by alice" in held.stderr
+    assert held.returncode == 3 and "nothing written: SEC-0001 is held by alice" in held.stderr
     assert doc(held)["written"] is False and doc(held)["proposal"]["writes"] == []
+    assert doc(held)["holder"] == "alice" and doc(held)["proposal"]["facts"]["blocked_by"] == "held_by_other"
     assert sh(["git", "--git-dir", str(team.remote), "rev-parse", "main"], tmp_path) == head
     # a release by someone who does not hold it writes nothing either
     assert doc(run_here(team.project("bob"), "queue", "release", "SEC-0001", "--as", "bob", "--yes"))["written"] is False

@@ -9,6 +9,7 @@ import threading
 
 import pytest
 
+from mailtriage.application import BlockedBy
 from mailtriage.application.queue import ClaimLost, propose_claim, propose_release
 from mailtriage.core.projectconfig import load_project
 from mailtriage.trackers.registry import open_tracker
@@ -65,6 +66,8 @@ def test_a_claim_of_a_held_issue_proposes_nothing_and_the_holder_can_release(ser
     assert propose_claim(tracker, issue, "alice").apply(confirmed=True).ok
     held = propose_claim(tracker, issue, "bob")
     assert held.empty and held.facts["holder"] == "alice"
+    assert held.blocked is not None and held.blocked.reason is BlockedBy.HELD_BY_OTHER
+    assert "is held by alice" in held.blocked.text and held.to_json()["facts"]["blocked_by"] == "held_by_other"
     assert propose_release(tracker, issue, "bob").empty  # bob holds nothing to release
     assert propose_release(tracker, issue, "alice").apply(confirmed=True).ok
     assert tracker.view(issue)["assignees"] == []

@@ -3,6 +3,7 @@ an injected ``now`` (application/queue.py; no clock is read)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -59,12 +60,27 @@ def test_a_parent_domain_and_queue_team_addresses_count_as_the_team_but_the_repo
     assert derive_row(thread("a", (inside, 0), (inside, 1)), None, settings, day(3)).state is QueueState.NEW
 
 
-def test_the_reporters_follow_up_after_our_reply_waits_again():
+def test_the_reporters_follow_up_after_our_reply_waits_again_but_is_no_first_response_breach():
     row = derive_row(thread("a", (REPORTER, 0), ("security@frob.example.org", 1), (REPORTER, 3),
-                            (REPORTER, 4)), None, SETTINGS, day(6))
+                            (REPORTER, 4)), None, SETTINGS, day(60))
     assert row.state is QueueState.ACKNOWLEDGED
     assert row.unanswered_since == day(3) and row.last_reporter_message == day(4)
-    assert row.first_response_due == day(5) and row.breaches == (Breach.FIRST_RESPONSE,)
+    # the first response was given: its deadline is gone, only the wait is shown
+    assert row.first_response_due is None and row.breaches == ()
+    # the issue's own "First response due" field is about the first response too
+    assert derive_row(thread("a", (REPORTER, 0), ("security@frob.example.org", 1), (REPORTER, 3)),
+                      IssueFacts("SEC-0001", "", "open", first_response=day(2)), SETTINGS, day(60)).breaches == ()
+
+
+def test_a_reporters_thanks_after_the_fix_does_not_put_the_row_before_what_needs_a_human():
+    now = day(30)
+    thanks = thread("thanks", (REPORTER, 0), ("security@frob.example.org", 1), (REPORTER, 20))
+    quiet = thread("quiet", (REPORTER, 0), ("security@frob.example.org", 1))
+    queue = derive_queue([thanks, quiet], {thanks.thread_id: issue(labels=("fixed",)),
+                                           quiet.thread_id: replace(issue(assignees=("bob",)), id="SEC-0002")},
+                         SETTINGS, now)
+    assert [r.subject for r in queue.rows] == ["Report quiet", "Report thanks"]
+    assert queue.rows[1].unanswered_since == day(20) and queue.rows[1].breaches == ()
 
 
 def test_a_pending_draft_of_ours_acknowledges_but_does_not_answer():
@@ -130,3 +146,16 @@ def test_queue_settings_come_from_project_md_and_a_wrong_type_names_the_key(tmp_
     (tmp_path / "project.md").write_text("# P\n\n## Configuration\n\n```yaml\nqueue:\n  disclosure_days: soon\n```\n")
     with pytest.raises(ConfigError, match="queue.disclosure_days"):
         load_project(tmp_path)
+
+
+def test_an_automated_message_is_listed_last_as_not_a_report_without_deadlines():
+    now = day(30)
+    bounce = replace(thread("bounce", ("MAILER-DAEMON@mail.example.net", 0)), automated="bounce")
+    report = thread("report", (REPORTER, 29))
+    queue = derive_queue([bounce, report], {}, SETTINGS, now)
+    assert [r.subject for r in queue.rows] == ["Report report", "Report bounce"]
+    row = queue.rows[1]
+    assert row.state is QueueState.AUTOMATED and row.breaches == () and row.first_response_due is None
+    assert row.to_json()["state"] == "automated" and row.to_json()["automated"] == "bounce"
+    # a tracker issue someone filed for it decides instead
+    assert derive_row(bounce, issue(), SETTINGS, now).state is QueueState.IMPORTED

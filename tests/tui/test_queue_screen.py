@@ -94,8 +94,11 @@ async def test_a_claim_on_a_colleagues_issue_says_who_holds_it_and_release_gives
         assert [row.issue for row in queue.rows] == ["SEC-0004"] and "owner mkowalczyk" in screen_text(app)
         await pilot.press("c")
         await settle(pilot)
-        assert isinstance(app.screen, QueueScreen)  # nothing to confirm: no dialog
-        assert any("SEC-0004 is held by mkowalczyk" in n.message for n in app._notifications)
+        # refused like every blocked proposal: the dialog says why and cannot be confirmed
+        assert isinstance(app.screen, ProposalDialog) and app.screen.proposal.blocked is not None
+        assert "SEC-0004 is held by mkowalczyk" in screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
         await pilot.press("o", "o")  # -> all -> mine
         await settle(pilot)
         assert [row.issue for row in queue.rows] == ["SEC-0005"]
@@ -202,3 +205,30 @@ def test_hostile_text_in_a_queue_row_is_shown_inert():
     assert not text.spans or all("link" not in str(span.style) for span in text.spans)
     assert "⚠ first response overdue" in text.plain
     assert due_cell(row, now).plain == "⚠ reply +5d"
+
+
+async def test_after_a_claim_in_the_queue_the_main_screens_tracker_pane_lists_again(demo_dir, monkeypatch):
+    """The claim pulled the tracker (a colleague's new issue came with it): back on the main
+    screen, the tracker pane shows what the tracker holds now."""
+    from mailtriage.tui.panes.tracker import TrackerList  # why: only this test reads the tracker pane
+
+    app, workspace = demo_app(demo_dir, monkeypatch)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        listed = app.main.query_one(TrackerList)
+        assert listed.option_count >= 6 and listed.get_option("issue:SEC-0006") is not None
+        tracker = workspace / "tracker"
+        (tracker / "SEC-0009.md").write_text((tracker / "SEC-0001.md").read_text().replace("SEC-0001", "SEC-0009", 1))  # arrives meanwhile
+        queue = await open_queue(app, pilot)
+        target = next(i for i, row in enumerate(queue.rows) if row.issue == "SEC-0006")
+        await pilot.press(*["j"] * target, "c")
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, QueueScreen)
+        assert "issue:SEC-0009" in [app.main.query_one(TrackerList).get_option_at_index(i).id
+                                    for i in range(app.main.query_one(TrackerList).option_count)]

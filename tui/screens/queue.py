@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 #: The state column's words: short at 80 columns, the state's own name when wide.
 STATE_SHORT = {"new": "new", "acknowledged": "ack'd", "imported": "imported", "in_progress": "in prog",
-               "fixed": "fixed", "closed": "closed"}
+               "fixed": "fixed", "closed": "closed", "automated": "auto"}
 STATE_LONG = {"in_progress": "in progress"}
 #: What a breach is called in the detail lines.
 BREACH_WORDS = {"first_response": "first response overdue", "disclosure": "disclosure date passed"}
@@ -120,6 +120,8 @@ def detail_text(row: QueueRow, now: datetime) -> Text:
     if row.breaches:  # first: never the part a narrow screen cuts
         out.append("⚠ " + ", ".join(BREACH_WORDS.get(b.value, b.value) for b in row.breaches) + " · ", "bold")
     parts = []
+    if row.automated:
+        parts.append(f"not a report ({row.automated})")
     if row.opened is not None:
         parts.append(f"opened {row.opened:%Y-%m-%d} ({span(now - row.opened)} ago)")
     if row.unanswered_since is not None:
@@ -154,6 +156,7 @@ class QueueScreen(Screen, bindings.KeyContext):
         #: None: everybody's; "": nobody's; else that owner's.
         self.owner_filter: str | None = None
         self._request = 0
+        self.wrote = False  # a claim or release was written: the main screen lists the tracker again
 
     @property
     def shell(self) -> MailTriageApp:
@@ -279,7 +282,7 @@ class QueueScreen(Screen, bindings.KeyContext):
 
     # -- keys --------------------------------------------------------------------------------
     def action_back(self) -> None:
-        self.dismiss()
+        self.dismiss(self.wrote)
 
     def action_cursor_down(self) -> None:
         self.query_one(QueueTable).action_cursor_down()
@@ -333,7 +336,7 @@ class QueueScreen(Screen, bindings.KeyContext):
         row, main = self.current, self.shell.main
         if row is None or main is None:
             return
-        self.dismiss()
+        self.dismiss(self.wrote)
         main.post_message(ThreadOfIssueFound(main.new_request("jump"), row.issue or "", row.thread_id))
 
     # -- claim and release: a proposal, confirmed in the proposal dialog ---------------------------
@@ -366,11 +369,11 @@ class QueueScreen(Screen, bindings.KeyContext):
         from mailtriage.tui.dialogs.proposal import ProposalDialog  # why: dialogs load on first use
 
         proposal = message.proposal
-        if proposal.empty:  # held by someone else, yours already, not yours to release: said, not asked
+        if proposal.empty and not proposal.blocked:  # yours already, not yours to release: said, not asked
             self.notify(inert("; ".join(proposal.notes) or proposal.title), title=proposal.title,
-                        severity="warning" if proposal.facts.get("holder") else "information", markup=False,
-                        timeout=10)
+                        severity="information", markup=False, timeout=10)
             return
+        # a claim of an issue another triager holds is blocked: the dialog says why, as for every refusal
 
         def decided(confirmed: bool | None) -> None:
             if confirmed:
@@ -392,6 +395,7 @@ class QueueScreen(Screen, bindings.KeyContext):
 
     def on_queue_written(self, message: QueueWritten) -> None:
         report = message.report
+        self.wrote = self.wrote or bool(report.written)
         if report.failed is None:
             self.notify(inert(report.describe()), title="Written", markup=False)
         else:
