@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from mailtriage.application.overview import filed_issue as filed_issue
     from mailtriage.application.overview import issue_thread as issue_thread
     from mailtriage.application.overview import thread_status as thread_status
+    from mailtriage.application.overview import thread_statuses as thread_statuses
     from mailtriage.application.project import ListEntry as ListEntry
     from mailtriage.application.project import Project as Project
     from mailtriage.application.project import flush_listing_caches as flush_listing_caches
@@ -184,7 +185,7 @@ _export("mailtriage.backends.search", "SearchPage")
 _export("mailtriage.application.list_read", "unconfigured_list")
 _export("mailtriage.application.search", "search_request", "search_project", "search_mailbox", "search_account",
         "source_can_search")
-_export("mailtriage.application.overview", "ThreadStatus", "thread_status", "filed_issue", "issue_thread")
+_export("mailtriage.application.overview", "ThreadStatus", "thread_status", "thread_statuses", "filed_issue", "issue_thread")
 _export("mailtriage.application.crypto", "KeyImportFlow")
 _export("mailtriage.application.queue", "QueueState", "build_queue", "propose_claim", "propose_release",
         "sync_tracker")

@@ -281,11 +281,12 @@ class Session(ComposeCalls, QueueCalls):
             return application.PublishFlow(tracker, self.opened.config).needs_publish()
 
     # -- the triage overview (blocking) ------------------------------------------
-    def thread_status(self, thread_id: ThreadId):
-        """Filed / draft pending / replied of one thread (the tracker only once it is open)."""
+    def thread_statuses(self, thread_ids: list[ThreadId]):
+        """Filed / draft pending / replied of a screen of threads, asked of the backends at
+        once (the tracker only once it is open)."""
         since = self.since()
         with self._lock, self._tracker_lock:
-            return application.thread_status(self.opened, thread_id, since, tracker=self.tracker)
+            return application.thread_statuses(self.opened, thread_ids, since, tracker=self.tracker)
 
     def thread_issue(self, thread_id: ThreadId) -> str | None:
         """The tracker issue whose rollup names the thread (opens the tracker)."""
