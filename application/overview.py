@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 
 from mailtriage.application.project import Project
 from mailtriage.backends.contract import Op, ThreadId
-from mailtriage.backends.errors import NoBackendAvailable, NotSupported, Unavailable
+from mailtriage.backends.errors import BackendFailure, NoBackendAvailable, NotSupported, Unavailable
 from mailtriage.trackers.contract import Tracker
 from mailtriage.trackers.errors import NotFound
 from mailtriage.workflows import linking
@@ -107,8 +107,8 @@ def _counts(project: Project, op: Op, thread_ids: list[ThreadId],
     if batch:
         try:
             got = project.sources.dispatch(op, lambda b: many(b, batch)).value
-        except (NotSupported, NoBackendAvailable, Unavailable):
-            got = {}
+        except (NotSupported, NoBackendAvailable, Unavailable, BackendFailure):
+            got = {}  # a failed batch leaves this part unknown on every row, the other part told
         out.update({t: (len(got[t]) if t in got else None) for t in batch})
     for thread_id in thread_ids:
         if thread_id not in out:
