@@ -30,8 +30,8 @@ from mailtriage.backends.contract import Op, ThreadId
 from mailtriage.backends.errors import BackendFailure, NoBackendAvailable, NotSupported, Unavailable
 from mailtriage.trackers.contract import Tracker
 from mailtriage.trackers.errors import NotFound
-from mailtriage.workflows import linking
-from mailtriage.workflows.threadindex import thread_key
+from mailtriage.application.flows import linking
+from mailtriage.application.flows.threadindex import thread_key
 
 
 @dataclass(frozen=True)

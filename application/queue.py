@@ -48,11 +48,11 @@ from mailtriage.trackers import fields as fieldsmod
 from mailtriage.trackers import vcs
 from mailtriage.trackers.contract import EditRequest, Tracker
 from mailtriage.trackers.errors import BackendError, NotFound, Refused, TrackerError
-from mailtriage.workflows import linking
-from mailtriage.workflows.errors import ApplicationError
-from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
-from mailtriage.workflows.publish import attribution
-from mailtriage.workflows.threadindex import thread_key
+from mailtriage.application.flows import linking
+from mailtriage.application.flows.errors import ApplicationError
+from mailtriage.application.flows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.application.flows.publish import attribution
+from mailtriage.application.flows.threadindex import thread_key
 
 #: The issue's own deadline fields (``### Disclosure date``, ``### First response due``).
 DISCLOSURE_FIELD = "Disclosure date"

@@ -443,7 +443,7 @@ class SourceFeatures:
     #: are ``file:`` URLs whose fragment is the root Message-ID.
     local_archive: bool = False
     #: It is the list's own archive (HyperKitty, Pony Mail): every thread it holds is the list's
-    #: mail, though its messages carry no To or Cc. The outgoing rule (workflows/security_thread.py)
+    #: mail, though its messages carry no To or Cc. The outgoing rule (application/flows/security_thread.py)
     #: takes holding a thread there as the thread being the list's.
     list_archive: bool = False
     #: ``attachment(message.backend_ref, index)`` gives the decoded bytes of a read

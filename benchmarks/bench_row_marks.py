@@ -5,8 +5,8 @@ ours beside the previous way in the same run (issue 39).
 
 A real Dovecot (tests/servers) holds ``--rows`` reports in INBOX, a reply in Sent to every
 third of them among ``--sent`` other sent mails, and a pending draft on every fifth. Ours:
-``application.thread_statuses`` for the screen at once (one SELECT and one SEARCH of Drafts
-and of Sent). Previous: ``application.thread_status`` per row, as the overview asked before
+``application.overview.thread_statuses`` for the screen at once (one SELECT and one SEARCH of Drafts
+and of Sent). Previous: ``thread_status`` per row, as the overview asked before
 (each row's ``list_drafts`` and ``list_sent_since`` select their folder again). Both must
 give the same marks (checked). Printed: the median wall time, IMAP commands and SELECTs.
 """
@@ -55,7 +55,8 @@ def main() -> int:
     keyring.set_keyring(MemoryKeyring())
     server = DovecotServer().start()
     try:
-        from mailtriage import application
+        from mailtriage.application.overview import thread_status, thread_statuses
+        from mailtriage.application.project import Project
         from mailtriage.backends.imap.account import password_key
         from mailtriage.core.secrets import set_secret
         from mailtriage.core.trace import TRACE
@@ -94,7 +95,7 @@ def main() -> int:
         since = NOW - timedelta(days=30)
 
         def one_run(batched: bool):
-            project = application.Project.open(project_dir)
+            project = Project.open(project_dir)
             try:
                 source = project.sources.backends["imap"]
                 ids = [row.thread_id for row in source.list_recent_threads(LIST, since)][:ns.rows]
@@ -111,9 +112,9 @@ def main() -> int:
                 t = time.perf_counter()
                 try:
                     if batched:
-                        got = application.thread_statuses(project, ids, since)
+                        got = thread_statuses(project, ids, since)
                     else:
-                        got = {tid: application.thread_status(project, tid, since) for tid in ids}
+                        got = {tid: thread_status(project, tid, since) for tid in ids}
                 finally:
                     took = time.perf_counter() - t
                     stop()

@@ -38,6 +38,7 @@ from mailtriage.cli.output import capped_line
 from mailtriage.cli.output import line as _line
 from mailtriage.cli.output import read_file_arg as _read_file_arg
 from mailtriage.cli import search as search_command
+from mailtriage.cli import service as cli_service
 from mailtriage.core.inert import terminal_line
 
 MAIL_OPS = ("list-recent-threads", "read-thread", "list-drafts", "list-sent-since", "create-draft", "thread-url")
@@ -177,15 +178,17 @@ def project_dir(args: argparse.Namespace, *, session: bool = False):
                                    demo_session=session and demo)
 
 
-def open_project(args: argparse.Namespace):
-    """The project of ``args`` with its mail sources (close it when done)."""
-    return application.Project.open(project_dir(args))
+def open_service(args: argparse.Namespace) -> application.Service:
+    """The application service on the project of ``args``, opened (cli/service.py; close it when done)."""
+    directory = project_dir(args)
+    return cli_service.open_service(directory, demo=bool(getattr(args, "demo", False)))
 
 
 # -- commands ---------------------------------------------------------------------
 
 def cmd_sources(args: argparse.Namespace) -> int:
-    project = open_project(args)
+    service = open_service(args)
+    project = service.opened
     try:
         sources = project.sources
         all_ops = application.ALL_OPS
@@ -235,7 +238,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
             raise config_error
         return ExitCode.OK
     finally:
-        project.close()
+        service.close()
 
 
 def _print_table(header: list[str], rows: list[list[str]]) -> None:
@@ -246,7 +249,8 @@ def _print_table(header: list[str], rows: list[list[str]]) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    project = open_project(args)
+    service = open_service(args)
+    project = service.opened
     try:
         project.sources.preflight()  # the mandatory rule, at the start of the run
         missing = application.unconfigured_list(project.sources, args.list_name)
@@ -259,9 +263,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         threads = result.value
         print(f"{_line(project.config.title)}: {len(threads)} threads on {_line(list_name or '(no list)')} "
               f"since {since.date().isoformat()} (via {_line(result.resolution.chosen)})")
-        from mailtriage.core.settings import load_settings  # as the app's start-up: loaded where used
-
-        column = load_settings().date_column  # the app's date column: the sender's Date: by default
+        column = service.settings.date_column  # the app's date column: the sender's Date: by default
         print(f"{application.DATE_HEADINGS[column]:<17} {'#':>3}  {'from':<24}  subject")
         for t in threads:
             shown = application.shown_date(t, column)
@@ -272,7 +274,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             _err(f"note: {_line(note)}")
         return ExitCode.OK
     finally:
-        project.close()
+        service.close()
 
 
 def _op_args(op, args: argparse.Namespace, project):
@@ -289,8 +291,9 @@ def _op_args(op, args: argparse.Namespace, project):
 
 def cmd_mail(args: argparse.Namespace) -> int:
     if args.op == "search":  # not one of the contract's six ops: cli/search.py
-        return search_command.run(args, open_project)
-    project = open_project(args)
+        return search_command.run(args, open_service)
+    service = open_service(args)
+    project = service.opened
     try:
         if args.op == attachments.OP:  # not a contract op: reads the thread, then saves after confirmation
             return attachments.run(args, project)
@@ -298,7 +301,7 @@ def cmd_mail(args: argparse.Namespace) -> int:
         # The mandatory rule, checked once at the start of the run: nothing runs, nothing is proposed.
         abort = project.sources.mandatory_abort(op)
         if abort is not None:
-            _err(abort.aborted)
+            _err(abort.aborted or "")
             _emit({"op": op.value, "backend": None, "aborted": abort.aborted, "resolution": abort.to_json(),
                    "result": None})
             return ExitCode.FAILED
@@ -335,7 +338,7 @@ def cmd_mail(args: argparse.Namespace) -> int:
         _emit(doc)
         return ExitCode.OK
     finally:
-        project.close()
+        service.close()
 
 
 def _create_draft(args, project, tid) -> int:

@@ -169,8 +169,8 @@ def file_demo_issues(tracker, threads: dict | None = None, *, queue: bool = Fals
     first rollup entry is a real ``Import`` entry (``Thread:`` and ``Covers messages``
     lines) covering the issue's ``covers`` first messages (all when None)."""
     # lazy: the import flow's entry format loads only when the demo workspace is built
-    from mailtriage.workflows import linking
-    from mailtriage.workflows.importer import import_entry
+    from mailtriage.application.flows import linking
+    from mailtriage.application.flows.importer import import_entry
 
     # lazy: the tracker contract loads only when the demo workspace is built
     from mailtriage.trackers.contract import EditRequest

@@ -23,7 +23,7 @@ from mailtriage.tui.head_start import (FIRST_FRAME_WAIT, FIRST_PAGE, READ_AHEAD_
 if TYPE_CHECKING:
     from mailtriage.core.settings import UserSettings
     from mailtriage.tui.screens.main import MainScreen
-    from mailtriage.tui.session import Session
+    from mailtriage.application import Service
 
 
 class HeadStartArrived(Message):
@@ -39,7 +39,7 @@ class HeadStartArrived(Message):
 class FirstScreen:
     """The app's part in start-up (a mixin of MailTriageApp)."""
 
-    session: Session
+    session: Service
     settings: UserSettings
     settings_writable: bool
     main: MainScreen | None

@@ -12,7 +12,7 @@ benchmarks/bench_startup.py); the parent opens its own session once the first fr
 drawn. Nothing here imports Textual, and the head start never waits on the network.
 
 A cold start (no summary cache yet) has no rows to show. When the listing backend allows it
-(``Session.listing_can_start_early``), the child then goes on, after its head start, to list
+(``Service.listing_can_start_early``), the child then goes on, after its head start, to list
 the first list from the server, as the app's own first listing would: the first page, then the
 whole window, each sent to the parent (:meth:`ForkedHeadStart.next_listing`), with the
 operations and protocol lines it recorded. It starts about half a second before the parent
@@ -48,7 +48,7 @@ from mailtriage.core.collector import collector_paused
 from mailtriage.core.settings import load_settings
 
 if TYPE_CHECKING:
-    from mailtriage.tui.session import Session
+    from mailtriage.application import Service
 
 #: Threads asked for first (the first page a backend that can list the newest ones fast returns).
 FIRST_PAGE = 200
@@ -145,7 +145,7 @@ class ThreadRead:
     trace: list = field(default_factory=list)
 
 
-def read_head_start(session: Session, limit: int = FIRST_PAGE) -> HeadStart | None:
+def read_head_start(session: Service, limit: int = FIRST_PAGE) -> HeadStart | None:
     """Open ``session`` and read the head start; None when the project cannot be opened
     (the app's own opening then reports why)."""
     try:
@@ -422,14 +422,14 @@ def _child(project_dir: Path, demo: bool, write_end: int) -> None:
             os.dup2(devnull, fd)
         # Deferred: the child needs the session and the trace, the parent's first frame does not.
         from mailtriage.core.trace import OPLOG, TRACE, calling_as
-        from mailtriage.tui.session import Session
+        from mailtriage.application import Service
 
         for feed in (OPLOG, TRACE):
             feed.clear()  # what the parent recorded before the fork is the parent's
             feed.drop_listeners()  # the parent's (``--trace``'s writer): the parent is handed these records
         TRACE.enabled = True  # as the app's from its start (the console shows it)
         with calling_as(STARTUP_CALLER):  # the console's "by" column
-            session = Session(project_dir, demo=demo, settings=load_settings())
+            session = Service(project_dir, demo=demo, settings=load_settings())
             head = read_head_start(session)
             if head is not None:
                 early = head.list_name is not None and _may_list_early(session)
@@ -448,7 +448,7 @@ def _child(project_dir: Path, demo: bool, write_end: int) -> None:
         os._exit(0)  # no cleanup of the parent's state (atexit handlers, buffered files)
 
 
-def _may_list_early(session: Session) -> bool:
+def _may_list_early(session: Service) -> bool:
     try:
         return session.listing_can_start_early()
     except Exception:  # the parent's own listing finds out what is wrong
@@ -462,7 +462,7 @@ def _first_thread(summaries: Any) -> Any:
         return None
 
 
-def _read_ahead(session: Session, thread_id: Any) -> ThreadRead | None:
+def _read_ahead(session: Service, thread_id: Any) -> ThreadRead | None:
     """In the child: ``thread_id`` read; None when it failed (the parent's own read says why)."""
     try:
         dispatch = session.read_thread(thread_id)
@@ -473,7 +473,7 @@ def _read_ahead(session: Session, thread_id: Any) -> ThreadRead | None:
     return ThreadRead(thread_id, dispatch, *_taken_records())
 
 
-def _list_first(session: Session, list_name: str, write_end: int) -> None:
+def _list_first(session: Service, list_name: str, write_end: int) -> None:
     """The app's first listing (tui/controllers/listing.py), done here: the first page, then
     the whole window, each part sent as it is read. The summary cache is written before the
     child ends, which closes the pipe (it exits without the atexit write, and without a LOGOUT:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from mailtriage.tui.mailbox_rows import FolderRows
     from mailtriage.tui.rows import ThreadRows
     from mailtriage.application import PollOutcome
-    from mailtriage.workflows.alerts import Outage
+    from mailtriage.application.flows.alerts import Outage
     from mailtriage.application import ApplyReport, Proposal
     from mailtriage.application import ThreadId, ThreadStatus
     from mailtriage.application import ComposeForm

@@ -8,7 +8,10 @@ import subprocess
 
 import pytest
 
-from mailtriage.application import ComposeFlow, ImportFlow, Mailboxes, Project, SyncFlow, project_dir
+from mailtriage.application import Project, SyncFlow, project_dir
+from mailtriage.application.flows.importer import ImportFlow
+from mailtriage.application.accounts import Mailboxes
+from mailtriage.application.flows.compose import ComposeFlow
 from mailtriage.core.settings import UserSettings
 from mailtriage.demo.personal import ACCOUNT_ID
 from mailtriage.demo.workspace import demo_settings

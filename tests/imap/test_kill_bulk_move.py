@@ -4,7 +4,7 @@ INBOX and Archive (none lost, none doubled); a rerun (the list read again, as th
 a move, and the rest moved) finishes the job.
 
 The child runs what the app runs on a confirmed move of the tagged messages: the organize
-proposal (workflows/organize.py, batches of MAX_BULK) applied through the IMAP adapter. Kill
+proposal (application/flows/organize.py, batches of MAX_BULK) applied through the IMAP adapter. Kill
 points are what the server shows another client (Archive's message count), polled: no sleeps,
 no test hook in product code."""
 
@@ -25,7 +25,7 @@ import pytest
 from mailtriage.backends.imap.account import password_key
 from mailtriage.core.secrets import set_secret
 from tests.imap.conftest import account_for, make_mail
-from tests.workflows.test_concurrent_imports import child_keyring  # noqa: F401  (the fixture)
+from tests.application.flows.test_concurrent_imports import child_keyring  # noqa: F401  (the fixture)
 
 COUNT = 450  # five batches of at most 100
 BOUND = 120.0  # seconds a child may take on a loaded machine
@@ -35,7 +35,7 @@ CHILD = textwrap.dedent("""
     from mailtriage.backends.imap.account import ImapAccount
     from mailtriage.backends.imap.adapter import ImapMailbox
     from mailtriage.backends.mailbox_contract import MailQuery
-    from mailtriage.workflows.organize import propose_organize
+    from mailtriage.application.flows.organize import propose_organize
 
     account = ImapAccount(**json.loads(sys.argv[1]))
     mailbox = ImapMailbox(account)

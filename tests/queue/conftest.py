@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.workflows.conftest import mail, report_thread, sh, write_mbox
+from tests.application.flows.conftest import mail, report_thread, sh, write_mbox
 
 LIST = "security@frobnicator.example.org"
 TRIAGERS = ["alice", "bob", "carol", "dave"]

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from mailtriage.application import Project
 from mailtriage.application.queue import Breach, QueueState, build_queue, propose_claim
 from tests.queue.conftest import doc, make_team, mail, run_here
-from tests.workflows.conftest import report_thread, sh
+from tests.application.flows.conftest import report_thread, sh
 
 NOW = datetime(2026, 9, 4, 12, 0, tzinfo=timezone.utc)
 HOSTILE = "Crash \x1b]0;pwned\x07 in \u202eparser"
@@ -65,7 +65,7 @@ def test_the_command_line_filters_and_keeps_hostile_subjects_inert(tmp_path):
 
 def test_a_warm_queue_reads_no_thread_again_and_sees_what_changed(tmp_path):
     from mailtriage.core.trace import OPLOG
-    from tests.workflows.conftest import write_mbox
+    from tests.application.flows.conftest import write_mbox
 
     team = make_team(tmp_path, _messages(), triagers=["alice"])
     reads: list[str] = []

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from tests.queue.conftest import TRIAGERS, cli, doc, make_team, run_here
-from tests.workflows.conftest import sh
+from tests.application.flows.conftest import sh
 
 NOW = "2026-09-02T12:00:00+00:00"
 

@@ -250,7 +250,7 @@ async def test_head_start_reads_the_summary_cache_without_the_server(proxied_pro
     from mailtriage.core.settings import load_settings
     from mailtriage.core.trace import TRACE
     from mailtriage.tui.head_start import read_head_start
-    from mailtriage.tui.session import Session
+    from mailtriage.application.service import Service
 
     project, proxy = proxied_project
     first = make_app(project)
@@ -259,7 +259,7 @@ async def test_head_start_reads_the_summary_cache_without_the_server(proxied_pro
     proxy.go_down()
     TRACE.clear()
     TRACE.enabled = True
-    session = Session(project, demo=False, settings=load_settings())
+    session = Service(project, demo=False, settings=load_settings())
     head = read_head_start(session, 200)
     assert head.stale and head.list_name == "security@frob.example"
     assert {t.subject for t in head.listing.value} == {"Heap overflow in the frob parser", "Second report"}

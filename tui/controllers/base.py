@@ -24,7 +24,7 @@ from mailtriage.tui.panes.reader import ReaderPane
 from mailtriage.tui.panes.sources import SourcesPane
 from mailtriage.tui.panes.threads import ThreadPane
 from mailtriage.tui.panes.tracker import TrackerPane
-from mailtriage.tui.session import Session
+from mailtriage.application import Service
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -65,7 +65,7 @@ class ControllerBase(Screen):
         return self.app  # type: ignore[return-value]
 
     @property
-    def session(self) -> Session:
+    def session(self) -> Service:
         return self.shell.session
 
     def resolve(self, op_name: str) -> Resolution:

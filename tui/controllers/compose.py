@@ -4,7 +4,7 @@ On a thread of a project source every one of them becomes a *draft* proposal wit
 security CC (``r`` starts with the receipt template on a fresh report and a quoted reply
 otherwise; the other is Ctrl+r away in the compose dialog). So does a personal account's
 message that answers a thread of the security list (the outgoing rule, decided from the
-message: ``Session.compose_verdict``), or it is refused. Any other personal
+message: ``Service.compose_route``), or it is refused. Any other personal
 message's reply is sent after confirmation (``access = "send"``, through the send policy,
 with a copy in Sent), saved as a draft (``"draft"``) or blocked (``"read"``); ``C`` is for
 personal accounts only. The order is always: compose dialog → proposal dialog → write.
