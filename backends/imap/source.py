@@ -534,11 +534,11 @@ class ImapSource(AccountSource):
         sent = self.mailbox.folders.role_folder("sent")
         if sent is None:
             raise NotSupported(self.name, Op.LIST_SENT_SINCE.value, f"{self.account.host} has no Sent folder")
-        since = aware(since)
+        start = aware(since) or since
         roots = self._roots_of(thread_ids)
-        keys = criteria_for(MailQuery(folder=sent, since=since), within=self.mailbox.conn.has("WITHIN"))
+        keys = criteria_for(MailQuery(folder=sent, since=start), within=self.mailbox.conn.has("WITHIN"))
         found = message_reads.threads_members(self.mailbox, sent, list(dict.fromkeys(roots.values())), keys)
-        return {thread_id: _sent_since(found[root], since) for thread_id, root in roots.items()}
+        return {thread_id: _sent_since(found[root], start) for thread_id, root in roots.items()}
 
     def _roots_of(self, thread_ids: Sequence[ThreadId]) -> dict[ThreadId, str]:
         """Each thread's root here; a thread whose reference does not resolve is left out."""
