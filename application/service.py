@@ -445,12 +445,13 @@ class Service:
             return propose_release(tracker, issue, config=self.config)
 
     # -- the triage overview (blocking) ------------------------------------------
-    def thread_status(self, thread_id: ThreadId):
-        """Filed / draft pending / replied of one thread (the tracker only once it is open)."""
-        from mailtriage.application.overview import thread_status  # why: loads on first use, not at start-up
+    def thread_statuses(self, thread_ids: list[ThreadId]):
+        """Filed / draft pending / replied of a screen of threads, asked of the backends at
+        once (the tracker only once it is open)."""
+        from mailtriage.application.overview import thread_statuses  # why: loads on first use, not at start-up
         since = self.since()
         with self._lock, self._tracker_lock:
-            return thread_status(self.opened, thread_id, since, tracker=self.tracker)
+            return thread_statuses(self.opened, thread_ids, since, tracker=self.tracker)
 
     def thread_issue(self, thread_id: ThreadId) -> str | None:
         """The tracker issue whose rollup names the thread (opens the tracker)."""

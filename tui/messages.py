@@ -368,11 +368,10 @@ class BatchFoldersReady(Message):
 # -- the triage overview (habits §6: row marks, thread ↔ issue, unpublished changes) ----
 @message
 class RowStatusLoaded(Message):
-    """Filed / draft pending / replied of one thread on screen."""
+    """Filed / draft pending / replied of the threads on screen (asked for at once)."""
 
     request: int
-    thread_id: ThreadId
-    status: ThreadStatus
+    statuses: dict[ThreadId, ThreadStatus]
 
 
 @message
