@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -105,11 +104,8 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
 
 
 def _spawn(variant: str, data: Path, env: dict, project: Path, expected: int, trace_memory: bool):
-    data.mkdir()
-    return subprocess.Popen([sys.executable, __file__, "--child", variant, "--project", str(project),
-                             "--expected", str(expected), *(["--tracemalloc"] if trace_memory else [])],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
-                            env={**os.environ, **env, "MAILTRIAGE_DATA_DIR": str(data)})
+    return bench_alerts._spawn(variant, data, env, project, expected, script=__file__,
+                               extra=("--tracemalloc",) if trace_memory else ())
 
 
 # -- the parent: Dovecot, the storm, the table -------------------------------------------------------

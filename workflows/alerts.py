@@ -225,7 +225,8 @@ class NewReportPoller:
         self._wait_failed = False  # the last wait for mail ended on a dropped connection
         self._wait_failures = 0  # waits that failed again since (each backs off longer)
         self._texts: dict[datetime, str] = {}  # the last poll's activity times as ISO texts
-        self._found_roots: dict[str, set[str]] = {}  # per backend: roots found on the list
+        # Per backend: the roots found on the list, under the backend's message_ids_epoch then.
+        self._found_roots: dict[str, tuple[object, set[str]]] = {}
 
     def failed(self, error: Exception) -> Outage:
         """Note a failed poll: the outage it starts or continues."""
@@ -343,21 +344,32 @@ class NewReportPoller:
         All of a poll's roots are asked for at once (one ORed search on IMAP, not one each: a
         storm of replies to old threads held each poll for seconds), and a root found once is
         remembered (it stays on the list): until the poll is acknowledged, the next polls
-        report the same threads and ask nothing again."""
+        report the same threads and ask nothing again. Remembered no longer than that: an
+        acknowledgement forgets the roots of its threads (the cursor has them now), and all are
+        forgotten when the backend's ``message_ids_epoch`` changes (IMAP: the folder re-created,
+        or a message expunged from it: the root may be gone)."""
         roots = list(dict.fromkeys(r for r in map(_root, summaries) if r))
-        known = self._found_roots.setdefault(backend_name, set())
-        on_list = {r for r in roots if r in known}
-        ask = [r for r in roots if r not in known]
         backend = self.sources.backends[backend_name]
-        if not ask or not backend.resolves_message_ids:
+        if not roots or not backend.resolves_message_ids:
+            return set()
+        epoch = backend.message_ids_epoch()
+        with self._lock:
+            held = self._found_roots.get(backend_name)
+            if held is None or held[0] != epoch:
+                held = self._found_roots[backend_name] = (epoch, set())
+            known = held[1]
+            on_list = {r for r in roots if r in known}
+        ask = [r for r in roots if r not in on_list]
+        if not ask:
             return on_list
         try:
             found = set(backend.threads_for_message_ids(ask))
         except Exception:  # the backend cannot tell now: new reports
             return on_list
-        if len(known) + len(found) > FOUND_ROOTS_KEPT:
-            known.clear()
-        known |= found
+        with self._lock:
+            if len(known) + len(found) > FOUND_ROOTS_KEPT:
+                known.clear()
+            known |= found
         return on_list | found
 
     def fresh(self, outcome: PollOutcome) -> PollOutcome:
@@ -393,6 +405,10 @@ class NewReportPoller:
                           "checked": max(acked.get("checked") or "", outcome.cursor.get("checked") or "")}
             self._acked = merged
             self._dirty = True
+            # The cursor has these threads now: their roots are not asked for again.
+            shown = {_root(t) for t in outcome.updated_threads}
+            for _epoch, known in self._found_roots.values():
+                known -= shown
         if save:
             self.save()
 
