@@ -59,6 +59,16 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
             cpu_marks.append((time.monotonic(), time.process_time()))
 
     ended: list[tuple[float, float, int]] = []  # (wall, process CPU, polls) at END
+    collections: list[tuple[int, float]] = []  # (generation, ms) of each collection in the storm
+    started: list[float] = []
+
+    def on_collection(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[:] = [time.perf_counter()]
+        elif started and sampling_gc.is_set():
+            collections.append((info["generation"], (time.perf_counter() - started[0]) * 1000))
+
+    sampling_gc = threading.Event()
 
     class Stdin:
         """stdin as the driver reads it: GO starts the storm's clocks (and tracemalloc), END stops them."""
@@ -70,6 +80,7 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
             for line in self.src:
                 if line.strip() == "GO":
                     polls.clear()
+                    sampling_gc.set()
                     cpu_marks.append((time.monotonic(), time.process_time()))
                     threading.Thread(target=marks, daemon=True).start()
                     if trace_memory:
@@ -79,10 +90,14 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
                         snapshot.append(tracemalloc.take_snapshot())
                 elif line.strip() == "END":
                     sampling.set()
+                    sampling_gc.clear()
                     ended.append((time.monotonic(), time.process_time(), len(polls)))
                 yield line
 
     sys.stdin = Stdin(sys.stdin)
+    import gc
+
+    gc.callbacks.append(on_collection)
     try:
         result = asyncio.run(bench_alerts._drive(variant, project, expected))
     finally:
@@ -91,6 +106,7 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
         result["polls"] = polls[:ended[0][2]] if ended else polls  # the storm's, not the settling's
         cpu_marks.extend((wall, cpu) for wall, cpu, _ in ended)
         result["cpu_marks"] = cpu_marks
+        result["collections"] = collections
     if snapshot:
         import tracemalloc
 
@@ -211,6 +227,9 @@ def main() -> int:
     if polls:
         print(f"  listing wall time, median / max (ms)           {statistics.median(polls):.0f} / {max(polls):.0f}")
         print(f"  process CPU per listing (ms)                   {storm_cpu * 1000 / len(polls):.0f}")
+    full = [ms for gen, ms in r.get("collections", []) if gen == 2]
+    print(f"  collections during the storm / full ones       {len(r.get('collections', []))} / {len(full)}"
+          + (f"   (longest full: {max(full):.0f} ms)" if full else ""))
     print(f"  key latency, median / p99 (ms)                 {statistics.median(lat) * 1000:.1f} / "
           f"{lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000:.1f}   (goal: p99 <= 200)")
     print(f"  'new reports' announced (truth: new threads)   {r['announced']}/{r['new_threads']}")

@@ -17,7 +17,7 @@ from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.errors import ErrorRecord
 from mailtriage.tui.head_start import END_WAIT
 from mailtriage.tui.messages import AlertsFailed, AlertsFound, AlertsResumed
-from mailtriage.tui.rows import ListRows, ThreadRows, merge_news, plain_rows
+from mailtriage.tui.rows import ListRows, ThreadRows, list_rows, merge_news, merged_rows, plain_rows
 from mailtriage.tui.sanitize import inert
 
 if TYPE_CHECKING:
@@ -175,10 +175,10 @@ class AlertsController(ControllerBase):
     def _apply_news(self, news: list[ThreadSummary]) -> None:
         """Insert, move and update the rows the news is about, keeping the user's place."""
         pane = self.threads
-        items = plain_rows(pane.base_rows) if pane.base_rows is not None else None
-        if items is None:
+        listed = list_rows(pane.base_rows) if pane.base_rows is not None else None
+        if listed is None:
             return  # nothing listed yet, or rows not all at hand: the listing on its way brings them
-        pane.update_rows(self.mark_alerted(ListRows(merge_news(items, news))))
+        pane.update_rows(self.mark_alerted(merged_rows(listed, news)))
 
     def _announce_alerts(self) -> None:
         """One notification for everything since the last one; its news is acknowledged now."""
