@@ -41,6 +41,8 @@ class AlertsController(ControllerBase):
         self._alert_timer: Timer | None = None
         # News that arrived since the listing on its way was asked for: merged into it.
         self._alert_live: dict[str, ThreadSummary] = {}
+        # The listing request whose whole rows are on screen (no listing on its way since).
+        self._alert_whole: int | None = None
 
     def start_alerts(self) -> None:
         """Start the poll worker of this session (once; a silent baseline comes first).
@@ -163,8 +165,9 @@ class AlertsController(ControllerBase):
         news = list(outcome.new_threads) + list(outcome.updated_threads)
         self._alert_marks |= {str(t.thread_id) for t in news}
         if news and _same_name(message.list_name, self.current_list):
-            for t in news:
-                self._alert_live[str(t.thread_id)] = t
+            if self._listing_on_its_way():  # kept for it (else held for the whole storm, issue 39)
+                for t in news:
+                    self._alert_live[str(t.thread_id)] = t
             self._apply_news(news)
         wait = self._alert_last_notice + self.shell.alert_notice_seconds - time.monotonic()
         if wait <= 0:
@@ -240,8 +243,15 @@ class AlertsController(ControllerBase):
                 return ListRows(merge_news(items, self._alert_live.values()))
         return rows
 
-    def forget_live_news(self) -> None:
+    def forget_live_news(self, whole: int | None = None) -> None:
+        """The news kept for a listing on its way is not needed (any more); ``whole``: the
+        request whose whole rows are now shown (no listing is on its way until the next)."""
         self._alert_live = {}
+        self._alert_whole = whole
+
+    def _listing_on_its_way(self) -> bool:
+        """A listing was asked for after the last whole one was shown (or none was yet)."""
+        return self._alert_whole is None or not self.is_current("threads", self._alert_whole)
 
     @work(thread=True, group="alerts-ack", exit_on_error=False)
     def _save_alert_cursor(self, loop: AlertLoop) -> None:

@@ -223,7 +223,7 @@ class ListingController(ControllerBase):
         self.threads.show_rows(self.mark_alerted(rows), message.resolution, message.list_name,
                                partial=message.partial, cached=message.cached)
         if not message.partial:
-            self.forget_live_news()  # in the rows now; later news is applied to them directly
+            self.forget_live_news(message.request)  # in the rows now; later news goes to them directly
         # Once per session, after the whole window is painted: the poll's baseline (a second
         # listing on mail sources of its own) competes neither with the first paint nor with
         # the whole window's walk (two cores: it made a cold dense listing ~0.5 s slower).
