@@ -112,6 +112,10 @@ class PollOutcome:
     updated_threads: list[ThreadSummary] = field(default_factory=list)
     cursor: dict | None = None
     notes: list[str] = field(default_factory=list)
+    # The acknowledged cursor the poll started from, and the cursor keys it set or raised: an
+    # acknowledgement merges those only (issue 39: ~20,000 keys each, on the UI thread).
+    base: dict | None = field(default=None, repr=False, compare=False)
+    changed: list[str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def has_news(self) -> bool:
@@ -323,17 +327,22 @@ class NewReportPoller:
                 order = {id(t): n for n, t in enumerate(threads)}
                 updated.sort(key=lambda t: order[id(t)])
         newest = max([w for w in (_when(t) for t in threads) if w is not None], default=None)
+        changed = []
         for t in threads:
             when = _when(t)
             key = _seen_key(t.thread_id)
-            seen[key] = _later(seen.get(key, ""), texts[when] if when is not None else "")
+            before = seen.get(key)
+            after = _later(before or "", texts[when] if when is not None else "")
+            if after != before:
+                seen[key] = after
+                changed.append(key)
         horizon = max(newest or now, now) - RETENTION
         horizon_text = iso_utc(horizon)
         seen = {k: v for k, v in seen.items()
                 if not v or (v >= horizon_text if _canonical(v) else (parse_iso(v) or now) >= horizon)}
         cursor = {"v": CURSOR_VERSION, "backend": backend, "kind": kind, "list": self.list_name,
                   "checked": iso_utc(now), "span": span.days, "seen": seen}
-        return PollOutcome(backend, stored is None, new, updated, cursor, notes)
+        return PollOutcome(backend, stored is None, new, updated, cursor, notes, base=stored, changed=changed)
 
     def _roots_on_list(self, backend_name: str, summaries: list[ThreadSummary]) -> set[str]:
         """The roots of threads first seen now, that started before the window, that are on
@@ -384,7 +393,8 @@ class NewReportPoller:
                    if _seen_key(t.thread_id) not in seen or _newer(t, seen[_seen_key(t.thread_id)])]
         if len(new) == len(outcome.new_threads) and len(updated) == len(outcome.updated_threads):
             return outcome
-        return PollOutcome(outcome.backend, outcome.baseline, new, updated, outcome.cursor, list(outcome.notes))
+        return PollOutcome(outcome.backend, outcome.baseline, new, updated, outcome.cursor, list(outcome.notes),
+                           base=outcome.base, changed=outcome.changed)
 
     def acknowledge(self, outcome: PollOutcome, *, save: bool = True) -> None:
         """Merge the outcome's cursor into the acknowledged one (in memory at once) and save
@@ -395,12 +405,18 @@ class NewReportPoller:
         with self._lock:
             self._acknowledged()
             acked = self._acked
-            if acked is None or not _same_cursor(acked, outcome.cursor):
-                merged = outcome.cursor
+            if acked is None or not _same_cursor(acked, outcome.cursor) or outcome.base is acked:
+                merged = outcome.cursor  # (built on this very cursor: it holds all of it, less what aged out)
             else:
                 seen = dict(acked["seen"])
-                for key, when in outcome.cursor["seen"].items():
-                    seen[key] = _later(seen.get(key, ""), when)
+                cursor_seen = outcome.cursor["seen"]
+                # The keys the poll set or raised: the others hold what its base held, which the
+                # acknowledged cursor holds too (acknowledgements only raise).
+                keys = outcome.changed if outcome.changed is not None else cursor_seen
+                for key in keys:
+                    when = cursor_seen.get(key)
+                    if when is not None:
+                        seen[key] = _later(seen.get(key, ""), when)
                 merged = {**outcome.cursor, "seen": seen,
                           "checked": max(acked.get("checked") or "", outcome.cursor.get("checked") or "")}
             self._acked = merged
