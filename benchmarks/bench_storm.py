@@ -61,10 +61,14 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
     ended: list[tuple[float, float, int]] = []  # (wall, process CPU, polls) at END
     collections: list[tuple[int, float]] = []  # (generation, ms) of each collection in the storm
     started: list[float] = []
+    triggers: list[str] = []  # where each full collection in the storm started
 
     def on_collection(phase: str, info: dict) -> None:
         if phase == "start":
             started[:] = [time.perf_counter()]
+            if info["generation"] == 2 and sampling_gc.is_set():  # who asked: gc.collect() or an allocation
+                frame = sys._getframe(1)
+                triggers.append(f"{threading.current_thread().name}:{frame.f_code.co_name}")
         elif started and sampling_gc.is_set():
             collections.append((info["generation"], (time.perf_counter() - started[0]) * 1000))
 
@@ -107,6 +111,7 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
         cpu_marks.extend((wall, cpu) for wall, cpu, _ in ended)
         result["cpu_marks"] = cpu_marks
         result["collections"] = collections
+        result["full_triggers"] = triggers
     if snapshot:
         import tracemalloc
 
@@ -230,6 +235,11 @@ def main() -> int:
     full = [ms for gen, ms in r.get("collections", []) if gen == 2]
     print(f"  collections during the storm / full ones       {len(r.get('collections', []))} / {len(full)}"
           + (f"   (longest full: {max(full):.0f} ms)" if full else ""))
+    if full:
+        from collections import Counter
+
+        print("  full collections started by (thread:function)  "
+              + ", ".join(f"{where} x{n}" for where, n in Counter(r["full_triggers"]).most_common(4)))
     print(f"  key latency, median / p99 (ms)                 {statistics.median(lat) * 1000:.1f} / "
           f"{lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000:.1f}   (goal: p99 <= 200)")
     print(f"  'new reports' announced (truth: new threads)   {r['announced']}/{r['new_threads']}")

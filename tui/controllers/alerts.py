@@ -3,6 +3,7 @@ to the thread list (rows inserted and marked unread) and the notifications."""
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import TYPE_CHECKING
 
@@ -50,6 +51,10 @@ class AlertsController(ControllerBase):
         The listing calls it once the whole window is shown (not after a first page), so the
         poll's baseline (a second listing, on mail sources of its own) does not compete with
         the first paint or the window's walk on two cores."""
+        if self.shell.freeze_gc_after_start:
+            # The whole window is on screen: its rows live as long as the list. Frozen, full
+            # collections no longer walk them (issue 39: ~1 s each in a storm, between keys).
+            gc.freeze()
         if not self.shell.alerts_enabled or self._alerts_asked or not self.session.is_open:
             return
         if self._reading():
