@@ -18,6 +18,11 @@ mail the storm left. Figures (issue 39's goals in brackets):
 * key latency, median and p99 [p99 <= 200 ms];
 * with ``--tracemalloc``: the 15 allocation sites that grew most from the start of the storm
   to its end (slows the child: for finding what grows, not for the figures).
+
+Figures of 2026-12-02 (``--threads 14000 --minutes 30``, 2 cores, load 4-6): memory 123 MB
+after the storm (120 after malloc_trim) against 90 MB fresh (+38 %; 85 MB before the storm);
+CPU per fifth 10 11 12 15 12 %; 514 listings, median 258 ms; 180 full collections, longest
+709 ms; keys median 44.7 ms, p99 190.5 ms; 6000/6000 new reports announced.
 """
 
 from __future__ import annotations
