@@ -53,6 +53,7 @@ class KeyFooter(Footer):
 
     _recompose_due = False
     _compact_form = False
+    _composed: tuple | None = None  # what the keys on show were composed from (see _shown)
 
     def bindings_changed(self, screen: Screen) -> None:
         mark_bindings_ready(self)
@@ -64,9 +65,21 @@ class KeyFooter(Footer):
 
     async def _recompose_now(self) -> None:
         self._recompose_due = False  # a change from now on asks for another
+        if self._composed is not None and self._composed == self._shown():
+            return  # the same keys: not mounted again (issue 39: news in a storm asked it each poll)
         await self.recompose()
 
+    def _shown(self) -> tuple:
+        """What the keys are composed from: the width and the screen's active bindings (key,
+        binding, enabled, tooltip). A list's news refreshes the bindings each poll and most
+        leave them as they were: then the keys stay, rather than ~20 widgets mounted and
+        styled again on the UI thread."""
+        active = self.screen.active_bindings
+        width = self.size.width or self.app.size.width
+        return (width, tuple((key, b.binding, b.enabled, b.tooltip) for key, b in active.items()))
+
     def compose(self) -> ComposeResult:
+        self._composed = self._shown()
         widgets = list(super().compose())
         keys = [w for w in widgets if isinstance(w, FooterKey)]
         width = self.size.width or self.app.size.width
