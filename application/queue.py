@@ -616,10 +616,45 @@ def _dirty(wc: vcs.WorkingCopy, rel: str) -> bool:
     return bool(vcs.git_changes(wc, rel))
 
 
+def _git_head(wc: vcs.WorkingCopy) -> str | None:
+    proc = vcs.run(["git", "rev-parse", "-q", "--verify", "HEAD"], wc.root, check=False)
+    return proc.stdout.strip() or None if proc.returncode == 0 else None
+
+
+def _refuse_unshown(wc: vcs.WorkingCopy, canonical: str) -> None:
+    """A claim's push carries every unpushed commit of the branch: refuse while the user has
+    any (the proposal showed none of them), naming them; the publish review shows them."""
+    unpushed = vcs.git_unpushed(wc)
+    if unpushed:
+        named = "; ".join(f"{c['revision'][:12]} {c['subject']}" for c in unpushed[:5])
+        raise Refused(f"claim of {canonical} refused: the branch has {len(unpushed)} unpushed commit(s) its push "
+                      f"would publish unseen ({named}{' …' if len(unpushed) > 5 else ''}); review and push them "
+                      "first ('mailtriage publish'), then claim again")
+
+
+def _undo_git(wc: vcs.WorkingCopy, rel: str, before: str | None, made: str | None) -> None:
+    """Put the working copy back as it was before the claim: drop exactly the claim's commit
+    ``made`` (only when HEAD is that commit, right on top of ``before``) and restore the issue
+    file alone; the index and working tree of every other path are left untouched."""
+    if made:
+        head = _git_head(wc)
+        parent = vcs.run(["git", "rev-parse", "-q", "--verify", f"{made}~1"], wc.root, check=False).stdout.strip()
+        if head != made or parent != before:
+            raise BackendError(f"the claim's commit {made[:12]} is no longer the branch's tip; it stays, undo it "
+                               f"yourself after review ('git -C {wc.root} log')")
+        vcs.run(["git", "reset", "-q", "--soft", made + "~1"], wc.root)  # the branch only: index and files stay
+    if before:
+        vcs.run(["git", "checkout", "-q", before, "--", rel], wc.root)  # the issue file, index and working tree
+    else:
+        vcs.run(["git", "rm", "-q", "--cached", "--ignore-unmatch", "--", rel], wc.root, check=False)
+
+
 def _write_local(tracker: Any, issue: str, who: str, *, add: bool, config: Any) -> dict:
     """An assignee change on local files: pull, check, write, commit and push (svn: update,
     check, write, commit); a rejected push (an out-of-date svn commit) undoes the local change,
-    pulls and asks again: the remote decides who was first."""
+    pulls and asks again: the remote decides who was first. Every failure leaves the working
+    copy as it was before the claim; a git branch with unpushed commits of the user's (its push
+    would publish them unseen), or with remotes but no upstream, is refused before anything is written."""
     wc = tracker.working_copy()
     if wc is None:  # a tracker folder outside version control: the file is the truth
         canonical, holders = _holders(tracker, issue)
@@ -636,36 +671,51 @@ def _write_local(tracker: Any, issue: str, who: str, *, add: bool, config: Any) 
         # the claim's commit would carry them: a claim publishes nothing it did not write
         raise Refused(f"{canonical} has changes that are not published ({rel}): publish or undo them "
                       "first ('mailtriage publish')")
+    push = git and bool(vcs.git_remotes(wc))
+    if push and vcs.git_upstream(wc) is None:
+        raise Refused(f"claim of {canonical} refused: the claim needs an upstream (the branch has none, so a "
+                      f"rejected push could not be re-read): set one first ('git -C {wc.root} push -u')")
     last = ""
     for _attempt in range(PUSH_ATTEMPTS):
         _pull(wc, rel)
+        if push:
+            _refuse_unshown(wc, canonical)
         canonical, holders = _holders(tracker, canonical)
         others = [h for h in holders if h != who]
         if add and others:
             raise ClaimLost(canonical, others[0])
         if (who in holders) == add:
             return {"id": canonical, "assignees": holders, "changed": False}
-        tracker.edit(canonical, _change(who, add))
+        before = _git_head(wc) if git else None
         verb = "claims" if add else "releases"
         try:
+            tracker.edit(canonical, _change(who, add))
             result = tracker.publish(f"{canonical}: {who} {verb} it (queue)",
                                      attribution(config) if config is not None else [],
-                                     push=git and bool(vcs.git_remotes(wc)), only=[rel])
-        except BackendError as exc:
-            last = str(exc)
+                                     push=push, only=[rel])
+        except TrackerError as exc:
+            partial = exc.partial if isinstance(exc.partial, dict) else {}  # on a failed push: what was committed
             if git:
-                partial = exc.partial  # set on a failed push: what was committed
-                if not partial or not partial.get("committed"):
-                    raise
-                # the remote took another push first: drop our commit (keeping every other
-                # local change) and decide again on what the remote holds now
-                vcs.run(["git", "reset", "-q", "--keep", "HEAD~1"], wc.root)
+                made = partial.get("revision") if partial.get("committed") else None
+                _undo_git(wc, rel, before, made)
+                if not made or not isinstance(exc, BackendError):
+                    raise  # refused before the push (a hook, a guard): not a race, not retried
             else:
-                if not _dirty(wc, rel):
-                    raise  # committed after all, or failed for another reason: not retried
-                vcs.run(["svn", "revert", "-q", "--", rel], wc.root)  # out of date: update and ask again
+                changed = _dirty(wc, rel)
+                if changed:
+                    vcs.run(["svn", "revert", "-q", "--", rel], wc.root)  # out of date: update and ask again
+                if not changed or not isinstance(exc, BackendError):
+                    raise  # committed after all, or refused by a guard: not retried
+            last = str(exc)
+            # the remote took another push first: decide again on what it holds now
             time.sleep(random.uniform(0.01, 0.1))
             continue
+        except BaseException:
+            if git:
+                _undo_git(wc, rel, before, None)
+            else:
+                vcs.run(["svn", "revert", "-q", "--", rel], wc.root, check=False)
+            raise
         return {"id": canonical, "assignees": [*others, who] if add else others, "changed": True, **result}
     raise BackendError(f"{issue}: the remote refused the change {PUSH_ATTEMPTS} times ({last}); nothing of it "
                        "stays local. Try again")
