@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterable, Mapping
 from mailtriage.application import queue_records as records
 
 from mailtriage.backends.contract import Op, Thread, ThreadId
-from mailtriage.backends.errors import NoBackendAvailable, NotSupported, Unavailable
+from mailtriage.backends.errors import BackendFailure, NoBackendAvailable, NotSupported, Unavailable
 from mailtriage.backends.security_cc import configured_address
 from mailtriage.core.errors import ConfigError
 from mailtriage.trackers import fields as fieldsmod
@@ -61,6 +61,7 @@ _CVE_ID = re.compile(r"\bCVE-\d{4}-\d{4,}\b")
 FIRST_RESPONSE_FIELD = "First response due"
 DEFAULT_FIRST_RESPONSE_DAYS = 2
 DEFAULT_DISCLOSURE_DAYS = 90
+MAX_DAYS = 3650  # a queue deadline of more than ten years is a typo (and would overflow a date)
 
 
 class QueueState(str, enum.Enum):
@@ -149,6 +150,7 @@ class IssueFacts:
     disclosure: datetime | None = None  # the issue's own "### Disclosure date" field
     first_response: datetime | None = None  # the issue's own "### First response due" field
     cve: str | None = None  # a CVE ID in the issue's "### CVE" field: counts as fixed (CVE assigned)
+    unreadable: tuple[str, ...] = ()  # deadline fields whose text is no date: warned, and no deadline invented
 
 
 def _iso(when: datetime | None) -> str | None:
@@ -232,8 +234,8 @@ def _days(config: Any, key: str, default: int) -> int:
     value = config.get(key) if config is not None else None
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigError(config.file, key, f"is {value!r}", "a whole number of days, e.g. 7")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DAYS:
+        raise ConfigError(config.file, key, f"is {value!r}", f"a whole number of days from 0 to {MAX_DAYS}, e.g. 7")
     return value
 
 
@@ -318,10 +320,12 @@ def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSet
     opened, waiting = mail.opened, mail.unanswered_since
     state = _state(thread, issue, settings, mail.team_wrote)
     first_due = None
-    if waiting is not None:
+    unreadable = issue.unreadable if issue else ()
+    if waiting is not None and FIRST_RESPONSE_FIELD not in unreadable:
         first_due = (issue.first_response if issue and issue.first_response
                      else waiting + timedelta(days=settings.first_response_days))
     disclosure_due = (issue.disclosure if issue and issue.disclosure
+                      else None if DISCLOSURE_FIELD in unreadable
                       else opened + timedelta(days=settings.disclosure_days) if opened else None)
     breaches: list[Breach] = []
     if state is not QueueState.CLOSED:
@@ -368,19 +372,38 @@ def thread_facts(thread: Thread, drafts: int | None = None) -> ThreadFacts:
 
 
 def _field_date(text: str | None) -> datetime | None:
-    """The first line of a deadline field as an aware instant (a date is its midnight UTC)."""
+    """The first line of a deadline field as an aware instant (a date is its midnight UTC);
+    None when the field is empty.
+
+    Raises ValueError: the text is no ISO 8601 date, or one that has no UTC instant (year 9999
+    west of Greenwich)."""
     line = (text or "").strip().splitlines()[0].strip().strip("`") if (text or "").strip() else ""
     if not line:
         return None
     try:
         when = datetime.fromisoformat(line)
     except ValueError:
-        try:
-            day = date.fromisoformat(line[:10])
-        except ValueError:
-            return None
+        day = date.fromisoformat(line[:10])
         when = datetime(day.year, day.month, day.day)
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    try:
+        when.astimezone(timezone.utc)
+    except OverflowError:
+        raise ValueError(f"{line!r} is out of range") from None
+    return when
+
+
+def _deadline_fields(body: str, syntax: Any) -> tuple[datetime | None, datetime | None, tuple[str, ...]]:
+    """The issue's disclosure and first-response dates, and the names of those that are no date."""
+    got: list[datetime | None] = []
+    unreadable: list[str] = []
+    for name in (DISCLOSURE_FIELD, FIRST_RESPONSE_FIELD):
+        try:
+            got.append(_field_date(fieldsmod.get_field(body, name, syntax)))
+        except ValueError:
+            got.append(None)
+            unreadable.append(name)
+    return got[0], got[1], tuple(unreadable)
 
 
 def issue_facts(tracker: Tracker, issue_id: str) -> IssueFacts:
@@ -394,8 +417,8 @@ def _drafts(project: Any, thread_id: ThreadId) -> int | None:
     try:
         got = linking.dispatch_thread_op(project.sources, Op.LIST_DRAFTS, thread_id,
                                          lambda b: b.list_drafts(thread_id))
-    except (NotSupported, NoBackendAvailable, Unavailable):
-        return None
+    except (NotSupported, NoBackendAvailable, Unavailable, BackendFailure):
+        return None  # cannot be told: the row says nothing of drafts
     return len(got.value)
 
 
@@ -413,11 +436,10 @@ _MESSAGE_ID = re.compile(r"<[^<>\s]+>")
 
 def _facts_of_view(view: dict, syntax: Any) -> IssueFacts:
     body = view.get("body") or ""
+    disclosure, first_response, unreadable = _deadline_fields(body, syntax)
     return IssueFacts(view["id"], view.get("url") or "", view.get("state") or "open", tuple(view.get("labels") or ()),
-                      tuple(view.get("assignees") or ()),
-                      _field_date(fieldsmod.get_field(body, DISCLOSURE_FIELD, syntax)),
-                      _field_date(fieldsmod.get_field(body, FIRST_RESPONSE_FIELD, syntax)),
-                      _cve(fieldsmod.get_field(body, CVE_FIELD, syntax)))
+                      tuple(view.get("assignees") or ()), disclosure, first_response,
+                      _cve(fieldsmod.get_field(body, CVE_FIELD, syntax)), unreadable)
 
 
 def _cve(text: str | None) -> str | None:
@@ -428,12 +450,14 @@ def _cve(text: str | None) -> str | None:
 def _facts_json(facts: IssueFacts) -> dict:
     return {"id": facts.id, "url": facts.url, "state": facts.state, "labels": list(facts.labels),
             "assignees": list(facts.assignees), "disclosure": records.iso(facts.disclosure),
-            "first_response": records.iso(facts.first_response), "cve": facts.cve}
+            "first_response": records.iso(facts.first_response), "cve": facts.cve,
+            "unreadable": list(facts.unreadable)}
 
 
 def _facts_from_json(data: dict) -> IssueFacts:
     return IssueFacts(data["id"], data["url"], data["state"], tuple(data["labels"]), tuple(data["assignees"]),
-                      records.parse(data["disclosure"]), records.parse(data["first_response"]), data.get("cve"))
+                      records.parse(data["disclosure"]), records.parse(data["first_response"]), data.get("cve"),
+                      tuple(data.get("unreadable") or ()))
 
 
 def _thread_keys(view: dict, syntax: Any) -> list[str]:
@@ -552,7 +576,8 @@ def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.Queu
     for summary in listing.value or ():
         try:
             got = _thread_of(project, summary, kept, settings)
-        except (NotSupported, NoBackendAvailable, Unavailable) as exc:
+        except (NotSupported, NoBackendAvailable, Unavailable, BackendFailure) as exc:
+            # one thread that cannot be read (gone, a lost connection) is a warning, not the queue's end
             warnings.append(f"{summary.thread_id}: not read ({exc})")
             continue
         if got is None:
@@ -568,6 +593,9 @@ def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.Queu
                 found = issue_facts(tracker, issue_id) if issue_id else None
             except (NotFound, BackendError, Refused) as exc:
                 warnings.append(f"{facts.thread_id}: its tracker issue cannot be read ({exc})")
+        if found is not None and found.unreadable:
+            warnings.append(f"{found.id}: its {' and '.join(found.unreadable)} field is no date (write it as "
+                            "2026-12-01 or 2026-12-01T17:00:00+00:00): no deadline is shown for it")
         if found is None and not mail.team_wrote:
             facts = replace(facts, drafts=_drafts(project, facts.thread_id))
         rows.append(derive_row(facts, found, settings, now, mail))

@@ -8,11 +8,12 @@ from datetime import datetime, timezone
 import pytest
 import yaml
 
-from mailtriage.application import ImportFlow, Op, Project
+from mailtriage.application import Op, Project
+from mailtriage.application.flows.importer import ImportFlow
 from mailtriage.application.queue import QueueState, build_queue, propose_claim
 from tests.queue.conftest import LIST, THREAD, mail
 from tests.trackers.conftest import make_github_env, make_jira_env, memory_keyring  # noqa: F401 (fixture)
-from tests.workflows.conftest import report_thread, write_mbox
+from tests.application.flows.conftest import report_thread, write_mbox
 
 NOW = datetime(2026, 9, 4, 12, 0, tzinfo=timezone.utc)
 
