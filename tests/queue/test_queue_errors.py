@@ -67,3 +67,27 @@ def test_an_issue_file_replaced_at_the_same_size_and_mtime_is_read_again(tmp_pat
         assert build_queue(project, now=now).rows[0].owner == "dan"
     finally:
         project.close()
+
+
+def test_a_listed_thread_that_cannot_be_read_is_a_warning_and_the_rest_of_the_queue_shows(tmp_path):
+    """A thread gone between the listing and its read (ThreadNotFound, a BackendFailure)."""
+    from dataclasses import replace  # why: this test alone rewrites a listing row
+
+    from mailtriage.application import queue as queuemod  # why: the rows of a given listing
+    from mailtriage.application import queue_records as records  # why: records of no file
+    from mailtriage.backends.contract import ThreadId  # why: the id of the vanished thread
+
+    team = make_team(tmp_path, triagers=["alice"], imported=False)
+    project = Project.open(team.project("alice"))
+    try:
+        listing = project.list_threads(project.list_name(None), None)
+        real = list(listing.value)
+        gone = replace(real[0], thread_id=ThreadId.parse("msgid:<vanished@reporter.example>"))
+        warnings: list[str] = []
+        rows = queuemod._rows(project, None, False, records.QueueRecords(None),
+                              queuemod.queue_settings(project.config), datetime(2026, 9, 2, 12, tzinfo=timezone.utc),
+                              replace(listing, value=[gone, *real]), warnings)
+    finally:
+        project.close()
+    assert [str(r.thread_id) for r in rows] == [str(s.thread_id) for s in real]
+    assert [w for w in warnings if "vanished@reporter.example" in w and "not read" in w]
