@@ -358,7 +358,7 @@ class QueueScreen(Screen, bindings.KeyContext):
         try:
             proposal = build(issue)
         except Exception as exc:
-            self.post_message(QueueFailed(self._request, f"Preparing the {what} of {issue} failed", exc))
+            self.post_message(QueueFailed(self._request, f"Preparing the {what} of {inert(issue)} failed", exc))
             return
         self.post_message(QueueProposalReady(proposal))
 
@@ -367,7 +367,7 @@ class QueueScreen(Screen, bindings.KeyContext):
 
         proposal = message.proposal
         if proposal.empty:  # held by someone else, yours already, not yours to release: said, not asked
-            self.notify(inert("; ".join(proposal.notes) or proposal.title), title=proposal.title,
+            self.notify(inert("; ".join(proposal.notes) or proposal.title), title=inert(proposal.title),
                         severity="warning" if proposal.facts.get("holder") else "information", markup=False,
                         timeout=10)
             return
