@@ -616,20 +616,38 @@ def _holders(tracker: Tracker, issue: str) -> tuple[str, list[str]]:
     return view["id"], list(view.get("assignees") or [])
 
 
-def _pull(wc: vcs.WorkingCopy, rel: str = ".") -> None:
+def _pull(wc: vcs.WorkingCopy, rel: str = ".", root: str | None = None) -> None:
     """git: fetch the upstream and fast-forward to it; svn: update ``rel``.
 
+    A git fast-forward moves the whole checkout: it is refused (Refused, naming them) when it
+    would change paths outside the tracker root ``root`` (default ``rel``), e.g. project.md or
+    code of a bigger repository the tracker is a folder of; those are the user's to pull.
+
     Raises BackendError when the branch and its upstream diverged (local commits nobody
-    pushed): they are the user's to push or rebase, never rewritten here."""
+    pushed: the user's to push or rebase, never rewritten here) or when uncommitted local
+    changes stand in the way (said so)."""
     if wc.kind == "svn":
         vcs.run(["svn", "update", "-q", "--non-interactive", "--", rel], wc.root)
         return
     if vcs.git_upstream(wc) is None:
         return
     vcs.run(["git", "fetch", "-q"], wc.root)
+    scope = root if root is not None else rel
+    if scope != ".":
+        changed = vcs.run(["git", "diff", "--name-only", "-z", "HEAD...@{u}"], wc.root).stdout.split("\0")
+        outside = sorted(p for p in changed if p and not (p == scope or p.startswith(scope.rstrip("/") + "/")))
+        if outside:
+            raise Refused(f"the tracker's upstream also changes files outside the tracker folder {scope} "
+                          f"({', '.join(outside[:5])}{' …' if len(outside) > 5 else ''}): nothing was pulled; "
+                          f"review and pull them yourself ('git -C {wc.root} pull --ff-only'), then try again")
     merged = vcs.run(["git", "merge", "-q", "--ff-only", "@{u}"], wc.root, check=False)
     if merged.returncode != 0:
         detail = " / ".join((merged.stderr or merged.stdout).strip().splitlines()[-2:]) or "no output"
+        behind = vcs.run(["git", "merge-base", "--is-ancestor", "HEAD", "@{u}"], wc.root, check=False)
+        if behind.returncode == 0:  # a fast-forward was possible: the working tree stood in the way
+            raise BackendError(f"the tracker's working copy cannot fast-forward to its upstream: uncommitted "
+                               f"local changes would be overwritten ({detail}); commit, publish or undo them "
+                               f"first ('git -C {wc.root} status')")
         raise BackendError(f"the tracker's working copy cannot fast-forward to its upstream ({detail}): push or "
                            f"rebase its local commits first ('git -C {wc.root} status')")
 
@@ -705,7 +723,7 @@ def _write_local(tracker: Any, issue: str, who: str, *, add: bool, config: Any) 
                       f"rejected push could not be re-read): set one first ('git -C {wc.root} push -u')")
     last = ""
     for _attempt in range(PUSH_ATTEMPTS):
-        _pull(wc, rel)
+        _pull(wc, rel, wc.rel(tracker.root))
         if push:
             _refuse_unshown(wc, canonical)
         canonical, holders = _holders(tracker, canonical)

@@ -95,3 +95,29 @@ def test_a_lost_claim_keeps_the_users_staged_and_unstaged_changes(tmp_path):
     assert sorted(sh(["git", "status", "--porcelain"], wc).splitlines()) == [" M project/project.md",
                                                                             "AM project/staged.txt"]
     assert sh(["git", "rev-parse", "HEAD"], wc) == sh(["git", "rev-parse", "origin/main"], wc)
+
+
+def test_a_sync_or_claim_does_not_fast_forward_files_outside_the_tracker(tmp_path):
+    team = make_team(tmp_path, triagers=["alice", "bob"])
+    bob = team.clones["bob"]
+    (bob / "project" / "project.md").write_text((bob / "project" / "project.md").read_text() + "\n<!-- bob -->\n")
+    sh(["git", "commit", "-qam", "bob: project.md"], bob)
+    sh(["git", "push", "-q"], bob)
+    alice = team.clones["alice"]
+    before = sh(["git", "rev-parse", "HEAD"], alice)
+    for args in (("queue", "sync"), ("queue", "claim", "SEC-0001", "--as", "alice", "--yes")):
+        proc = run_here(team.project("alice"), *args)
+        assert proc.returncode != 0 and "outside the tracker folder" in proc.stderr and "project/project.md" in proc.stderr
+        assert sh(["git", "rev-parse", "HEAD"], alice) == before
+        assert sh(["git", "status", "--porcelain"], alice) == ""
+
+
+def test_a_sync_blocked_by_uncommitted_changes_says_so(tmp_path):
+    team = make_team(tmp_path, triagers=["alice", "bob"])
+    assert _claim(team, "bob").returncode == 0
+    alice = team.clones["alice"]
+    issue = alice / "security-tracker" / "SEC-0001.md"
+    issue.write_text(issue.read_text() + "\nalice's note\n")
+    proc = run_here(team.project("alice"), "queue", "sync")
+    assert proc.returncode != 0 and "uncommitted local changes" in proc.stderr
+    assert "alice's note" in issue.read_text()
