@@ -73,6 +73,7 @@ class QueueState(str, enum.Enum):
     IN_PROGRESS = "in_progress"  # the issue has an assignee or an in-progress label
     FIXED = "fixed"  # a fix or CVE label (queue.fixed_labels) is on the issue, or a CVE ID in its CVE field
     CLOSED = "closed"  # the issue is closed, or a disclosed label (queue.closed_labels) is on it
+    UNKNOWN = "unknown"  # the tracker could not be asked: whether an issue holds it (and whose) is not known
 
 
 class Breach(str, enum.Enum):
@@ -151,6 +152,11 @@ class IssueFacts:
     first_response: datetime | None = None  # the issue's own "### First response due" field
     cve: str | None = None  # a CVE ID in the issue's "### CVE" field: counts as fixed (CVE assigned)
     unreadable: tuple[str, ...] = ()  # deadline fields whose text is no date: warned, and no deadline invented
+    unknown: bool = False  # the tracker could not be asked (UNKNOWN_ISSUE): no state is derived from "no issue"
+
+
+#: What stands for the issue of a thread when the tracker could not be asked (a server down).
+UNKNOWN_ISSUE = IssueFacts("", "", "unknown", unknown=True)
 
 
 def _iso(when: datetime | None) -> str | None:
@@ -318,7 +324,10 @@ def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSet
     if mail is None:
         mail = mail_state(thread.messages, settings)
     opened, waiting = mail.opened, mail.unanswered_since
-    state = _state(thread, issue, settings, mail.team_wrote)
+    unknown = issue is not None and issue.unknown
+    if unknown:
+        issue = None
+    state = QueueState.UNKNOWN if unknown else _state(thread, issue, settings, mail.team_wrote)
     first_due = None
     unreadable = issue.unreadable if issue else ()
     if waiting is not None and FIRST_RESPONSE_FIELD not in unreadable:
@@ -573,6 +582,7 @@ def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.Queu
         except OSError as exc:
             warnings.append(f"the tracker folder cannot be read ({exc}): owners and issues are not shown")
     rows: list[QueueRow] = []
+    tracker_down = False
     for summary in listing.value or ():
         try:
             got = _thread_of(project, summary, kept, settings)
@@ -587,16 +597,23 @@ def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.Queu
         if local:
             tid = facts.thread_id
             found = by_key.get(thread_key(tid)) or (by_key.get(f"root:{tid.root}") if tid.root else None)
+        elif tracker_down:
+            found = UNKNOWN_ISSUE
         elif tracker is not None:
             try:
                 issue_id = _issue_of(tracker, project, facts.thread_id)
                 found = issue_facts(tracker, issue_id) if issue_id else None
-            except (NotFound, BackendError, Refused) as exc:
+            except (NotFound, Refused) as exc:
                 warnings.append(f"{facts.thread_id}: its tracker issue cannot be read ({exc})")
+            except BackendError as exc:
+                # the server cannot be asked: one warning, and no thread is "new" for lack of an answer
+                tracker_down, found = True, UNKNOWN_ISSUE
+                warnings.append(f"the {tracker.kind} tracker cannot be asked ({exc}): issues and owners are not "
+                                "known; those rows show as unknown")
         if found is not None and found.unreadable:
             warnings.append(f"{found.id}: its {' and '.join(found.unreadable)} field is no date (write it as "
                             "2026-12-01 or 2026-12-01T17:00:00+00:00): no deadline is shown for it")
-        if found is None and not mail.team_wrote:
+        if (found is None or found.unknown) and not mail.team_wrote:
             facts = replace(facts, drafts=_drafts(project, facts.thread_id))
         rows.append(derive_row(facts, found, settings, now, mail))
     return rows

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 #: The state column's words: short at 80 columns, the state's own name when wide.
 STATE_SHORT = {"new": "new", "acknowledged": "ack'd", "imported": "imported", "in_progress": "in prog",
-               "fixed": "fixed", "closed": "closed"}
+               "fixed": "fixed", "closed": "closed", "unknown": "unknown"}
 STATE_LONG = {"in_progress": "in progress"}
 #: What a breach is called in the detail lines.
 BREACH_WORDS = {"first_response": "first response overdue", "disclosure": "disclosure date passed"}
