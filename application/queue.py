@@ -774,7 +774,7 @@ def _write_local(tracker: Any, issue: str, who: str, *, add: bool, config: Any) 
             time.sleep(random.uniform(0.01, 0.1))
             continue
         except BaseException:
-            if git:
+            if git and _git_head(wc) == before:  # nothing committed: the issue file alone is put back
                 _undo_git(wc, rel, before, None)
             else:
                 vcs.run(["svn", "revert", "-q", "--", rel], wc.root, check=False)
