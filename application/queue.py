@@ -774,8 +774,9 @@ def _write_local(tracker: Any, issue: str, who: str, *, add: bool, config: Any) 
             time.sleep(random.uniform(0.01, 0.1))
             continue
         except BaseException:
-            if git and _git_head(wc) == before:  # nothing committed: the issue file alone is put back
-                _undo_git(wc, rel, before, None)
+            if git:
+                if _git_head(wc) == before:  # nothing committed: the issue file alone is put back
+                    _undo_git(wc, rel, before, None)
             else:
                 vcs.run(["svn", "revert", "-q", "--", rel], wc.root, check=False)
             raise
