@@ -65,6 +65,8 @@ class KeyFooter(Footer):
 
     async def _recompose_now(self) -> None:
         self._recompose_due = False  # a change from now on asks for another
+        if not self.is_attached:
+            return  # its screen was popped between the ask and this refresh
         if self._composed is not None and self._composed == self._shown():
             return  # the same keys: not mounted again (issue 39: news in a storm asked it each poll)
         await self.recompose()
