@@ -81,7 +81,8 @@ class KeyFooter(Footer):
         return (width, tuple((key, b.binding, b.enabled, b.tooltip) for key, b in active.items()))
 
     def compose(self) -> ComposeResult:
-        self._composed = self._shown()
+        # before the bindings are ready Footer composes no key: nothing to compare a later ask with
+        self._composed = self._shown() if bindings_ready(self) else None
         widgets = list(super().compose())
         keys = [w for w in widgets if isinstance(w, FooterKey)]
         width = self.size.width or self.app.size.width
