@@ -72,7 +72,6 @@ from bench_tui import PYTHON, ROOT, write_project  # noqa: E402
 
 COLS, ROWS = 160, 50
 TAGGED = 200
-CHUNK = 50
 AGAIN_AFTER = 10.0  # seconds without progress before an untimed step's keys are typed again
 # Down lost while the Sources pane refreshes makes Enter open the backend console: leave it, retry.
 REOPEN = {"folders": lambda screen: (["q"] if "Backend console" in screen else []) + ["1", "Up", "Down", "Enter"]}
@@ -128,11 +127,6 @@ def run_steps(tmux: other_clients.Tmux, argv: list[str], env: dict[str, str], st
         return seen, sent
     finally:
         tmux._end(name)
-
-
-def _tagged(screen: str) -> int:
-    found = re.search(r"(\d+) tagged", screen)
-    return int(found.group(1)) if found else 0
 
 
 def newest_message(token: str, address: str) -> tuple[bytes, str, str]:
@@ -261,22 +255,15 @@ def main() -> int:
 
             def ours_flag(quick_flag: bool) -> None:
                 env = {**base_env, "MAILTRIAGE_CONFIG_DIR": str(quick if quick_flag else config)}
-                # v typed past the fetched page does not wait for the next page (the cursor stays
-                # on the last fetched row and v toggles it again): tag CHUNK rows at a time.
-                steps = into_inbox(["v"] * CHUNK)
-                for done in range(CHUNK, TAGGED, CHUNK):
-                    steps.append((f"tagged {done}", lambda s, n=done: f" {n} tagged" in s, ["v"] * CHUNK))
-                steps.append(("tagged", lambda s: f" {TAGGED} tagged" in s, ["f"]))
+                # v typed faster than the next page of 100 arrives is applied when it does
+                # (issue 35; it was lost before): all 200 in one go, until the status says so.
+                steps = [*into_inbox(["v"] * TAGGED), ("tagged", lambda s: f" {TAGGED} tagged" in s, ["f"])]
                 if not quick_flag:
                     steps.append(("dialog", lambda s: "Flag" in s and "Ctrl+s" in s.replace("^s", "Ctrl+s"),
                                   ["C-s"]))
                 steps.append(("server", all_flagged, []))
                 unflag_all(server, user)
-                # v typed while the next page is fetched can be lost (the cursor cannot pass the
-                # fetched rows yet): a stalled tagging step types the missing v's again (untimed).
-                top_up = {name: (lambda screen, n=int(name.split()[1]) if " " in name else TAGGED:
-                                 ["v"] * max(1, n - _tagged(screen))) for name, _, _ in steps if name.startswith("tagged")}
-                seen, sent = run_steps(tmux, ours, env, steps, tmp, again={**REOPEN, **top_up})
+                seen, sent = run_steps(tmux, ours, env, steps, tmp, again=REOPEN)
                 record("ours" if quick_flag else "ours (confirm)", "flag", seen["server"] - sent["tagged"])
                 unflag_all(server, user)
 
