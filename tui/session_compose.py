@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import mailtriage.application as application
 
 if TYPE_CHECKING:
-    from mailtriage.application import ComposeForm, ComposeRoute, Thread, ThreadId
+    from mailtriage.application import ComposeForm, ComposeRoute, Message, Thread, ThreadId
 
 __all__ = ["ComposeCalls"]
 
@@ -41,12 +41,13 @@ class ComposeCalls:
                                                                               answering=answering)
 
     def compose_route(self, compose_kind: str, *, thread_id: ThreadId | None = None, thread: Thread | None = None,
-                      account_id: str | None = None, message_id: str | None = None) -> "ComposeRoute":
+                      account_id: str | None = None, message_id: str | None = None,
+                      source: "Message | None" = None) -> "ComposeRoute":
         """Where a compose on this row goes (``application.route_compose``): decided from the
         row (a project thread, or a personal message and what it answers), not from where
-        it was found."""
-        source = None
-        if account_id is not None and message_id and compose_kind != "new":
+        it was found. ``source``: the personal message's content when the caller holds it
+        (else it is read)."""
+        if source is None and account_id is not None and message_id and compose_kind != "new":
             with self._mailbox_lock:
                 source = self._mailboxes.message(account_id, message_id).content
         with self._lock:
@@ -54,12 +55,15 @@ class ComposeCalls:
                                              thread=thread, account_id=account_id, message_id=message_id,
                                              source=source)
 
-    def personal_forms(self, account_id: str, message_id: str | None, what: str) -> dict[str, "ComposeForm"]:
+    def personal_forms(self, account_id: str, message_id: str | None, what: str, *,
+                       source: "Message | None" = None) -> dict[str, "ComposeForm"]:
         """The compose forms on a personal account's message (None: new mail); a forward
-        has two, inline and as an attachment."""
+        has two, inline and as an attachment. ``source``: that message's content when the
+        caller holds it (else it is read)."""
         with self._mailbox_lock:
             flow = application.ComposeFlow(self._mailboxes.get(account_id), self.settings)
-            source = self._mailboxes.message(account_id, message_id).content if message_id else None
+            if source is None and message_id:
+                source = self._mailboxes.message(account_id, message_id).content
             first = flow.form(what or "reply", source)
             if not first.is_forward:
                 return {what or "reply": first}
