@@ -15,7 +15,7 @@ the action keys wait for it (a toast says so) rather than act on fewer rows.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from textual import work
 from textual.message import Message
@@ -125,6 +125,9 @@ class TagKeys:
     tags: Tags
     rows: ThreadRows
     cursor: int
+
+    if TYPE_CHECKING:  # the widget's (ThreadList), which the mixin's toasts go through
+        def notify(self, message: str, *args: Any, **kwargs: Any) -> Any: ...
 
     # -- tags (v V T) and the batch move (M) ---------------------------------
     def action_tag_toggle(self) -> None:

@@ -90,9 +90,10 @@ class ComposeController(ControllerBase):
             if account is None:
                 return "New mail is written from a personal account: open one of its folders first (C there)."
             return ComposeTarget("new", account_id=account)
-        if row is not None:
-            kept = self.read_ahead.get((row.account_id, row.header.id))
-            return ComposeTarget(what, account_id=row.account_id, message_id=row.header.id,
+        if row is not None and row.header is not None:
+            message_id = row.header.id
+            kept = self.read_ahead.get((row.account_id, message_id))
+            return ComposeTarget(what, account_id=row.account_id, message_id=message_id,
                                  source=kept.messages[0] if kept is not None and kept.messages else None)
         if summary is not None and (thread is None or thread.thread_id != summary.thread_id):
             thread = None
@@ -120,9 +121,9 @@ class ComposeController(ControllerBase):
         session = self.session
         try:
             # The outgoing rule decides from the row, not from the pane, account or search it is in.
-            source = target.source
-            if source is None and target.personal and target.message_id:  # new mail answers none
-                source = session.account_message(target.account_id, target.message_id).content  # read once
+            source, account_id = target.source, target.account_id
+            if source is None and account_id is not None and target.message_id:  # new mail answers none
+                source = session.account_message(account_id, target.message_id).content  # read once
             route = session.compose_route(target.kind, thread_id=target.thread_id, thread=target.thread,
                                           account_id=target.account_id, message_id=target.message_id,
                                           source=source)

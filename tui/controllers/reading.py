@@ -21,6 +21,8 @@ from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.sanitize import inert, inert_text
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from mailtriage.application import ThreadSummary
 
 #: Messages of personal accounts kept read (the row under the cursor, the ones opened): a
@@ -43,7 +45,7 @@ class ReadingController(ControllerBase):
         self._ahead_rows: object = None
         #: Enter on a row whose read-ahead is on its way: (request, key) shown when it comes.
         self._ahead_open: tuple[int, tuple[str, str]] | None = None
-        self._ahead_timer = None
+        self._ahead_timer: Timer | None = None
 
     #: compose: the personal account's message in the reading pane.
     open_mailbox_row: MailboxRow | None
@@ -187,6 +189,8 @@ class ReadingController(ControllerBase):
     def open_mailbox_message(self, summary: MailboxRow) -> None:
         """Read one message of a personal account; \\Seen is left as it is (BODY.PEEK)."""
         self.open_mailbox_row = summary  # r/A/F in the reading pane answer it
+        if summary.header is None:
+            return
         key = (summary.account_id, summary.header.id)
         request = self.new_request("reader")
         kept = self.read_ahead.get(key)
@@ -197,7 +201,7 @@ class ReadingController(ControllerBase):
         if self._ahead_running == key:  # on its way already: shown when it comes
             self._ahead_open = (request, key)
             return
-        self._read_mailbox(request, summary.account_id, summary.header.id)
+        self._read_mailbox(request, *key)
 
     @work(thread=True, exclusive=True, group="reader", exit_on_error=False)
     def _read_mailbox(self, request: int, account_id: str, message_id: str) -> None:

@@ -274,8 +274,8 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
             base = base + self.get_component_rich_style("thread-list--cursor")
         if row is None:
             style = base if is_cursor else base + self.get_component_rich_style("thread-list--placeholder")
-            text = (TAG_MARK if tagged else " ") + "… loading"
-            return Strip([Segment(text.ljust(width)[:width], style)], width)
+            label = (TAG_MARK if tagged else " ") + "… loading"
+            return Strip([Segment(label.ljust(width)[:width], style)], width)
         narrow = width < 72
         # Full (not partial) component styles: their colours come out blended with the
         # background, which is what makes $text-muted readable in light themes too.
