@@ -66,6 +66,8 @@ class KeyFooter(Footer):
 
     async def _recompose_now(self) -> None:
         self._recompose_due = False  # a change from now on asks for another
+        if not self.is_attached:  # its dialog was dismissed meanwhile
+            return
         shown = self._shown()
         if shown == self._composed:  # the same keys at the same width: nothing to mount again
             return
