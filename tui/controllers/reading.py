@@ -144,7 +144,9 @@ class ReadingController(ControllerBase):
     # -- OpenPGP: a key that needs its passphrase -------------------------------------------
     def _offer_unlock(self, thread) -> None:
         """A message stayed encrypted because its key needs a passphrase: offer to unlock it."""
-        if not self.session.pgp_needs_passphrase(thread):
+        # Mail without OpenPGP (every account message) cannot need one: no OpenPGP code loads
+        # on the UI thread right after the body is shown, where it delayed the next key (issue 35).
+        if all(m.crypto is None for m in thread.messages) or not self.session.pgp_needs_passphrase(thread):
             return
 
         def decided(value: str | None) -> None:
