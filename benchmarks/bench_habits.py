@@ -31,23 +31,27 @@ listing. Between flag runs every message is unflagged again (not timed).
 
 Goals (issue 35): reply <= aerc's; flag <= aerc's; open <= 2x aerc's.
 
-Figures, 2026-12-02 14:49 UTC, the 2-core development machine shared with other helpers (load
-average 4.0 at the start, 3.3 at the end), 2,001 messages, median of 3, seconds from the key:
+Figures, 2026-12-02, the 2-core development machine shared with other helpers, 2,001 messages,
+median of 3, seconds from the key. "before" is the branch point (306a0bf, run from a throwaway
+worktree with this file's retries), "after" this branch, run right after it (16:35-16:52 UTC):
 
-  | task                                         | ours  | aerc  | ours/aerc | goal   |
-  |----------------------------------------------|-------|-------|-----------|--------|
-  | Enter -> body on screen                      | 0.203 | 0.033 | 6.1x      | <= 2x  |
-  | reply key -> editable quoted draft           | 0.239 | 0.024 | 10x       | <= 1x  |
-  | flag 200 tagged -> server (no confirmation)  | 0.108 | 0.181 | 0.60x     | <= 1x  |
-  | flag 200 tagged, f -> Ctrl+s -> server       | 0.490 | 0.181 | 2.7x      | <= 1x  |
+  | task                                         | before | aerc  | after | aerc  | after | aerc  | goal  |
+  |                                              | load 6.9-7.7   | load 7.5-7.7  | load 9.0-9.6  |       |
+  |----------------------------------------------|--------|-------|-------|-------|-------|-------|-------|
+  | Enter -> body on screen                      | 0.333  | 0.029 | 0.103 | 0.032 | 0.135 | 0.044 | <= 2x |
+  | reply key -> editable quoted draft           | 0.282  | 0.024 | 0.424 | 0.026 | 0.755 | 0.035 | <= 1x |
+  | flag 200 tagged -> server (no confirmation)  | 0.148  | 0.260 | 0.087 | 0.347 | 0.183 | 0.327 | <= 1x |
+  | flag 200 tagged, f -> Ctrl+s -> server       | 1.114  | 0.260 | 0.734 | 0.347 | 0.813 | 0.327 | <= 1x |
 
-  Flag meets the goal with ``confirm_flag_changes = false`` (0.60x); with the default
-  confirmation it does not (the dialog's build and paint). Open and reply do not: aerc shows
-  the body in ~30 ms; where ours spends its 0.2 s (the read, the reader's paint, the compose
-  dialog's build) is not profiled yet.
-  Found on the way: ``v`` typed faster than the next page of 100 is fetched is lost (the
-  cursor stays on the last fetched row, ``v`` toggles it again); aerc's ``v j`` marks only the
-  rows whose headers it fetched (48 of 200), so aerc tags here by visual mark.
+  Open: 11x aerc before, 3x after (1.2x in an earlier run at load 10: 0.071 vs 0.058); the
+  body comes from the read-ahead of the row under the cursor, in the Enter key's own frame.
+  Flag with the confirmation: 4.3x -> 2.1-2.5x (the dialog's dimmed copy of the main screen and
+  its footer's five recomposes are gone); without it ours stays under aerc's. Reply is not
+  better here: each figure is the first reply of a fresh process, whose cost is first use
+  (the compose dialog's and flows' imports ~55 ms, the dialog's first paint ~140 ms, loaded);
+  the message is no longer read at all (it was read twice), and in one process of 12 replies
+  the UI thread's work fell by more than half (py-spy). Warming those imports while a message
+  is read is the next step. v x200 is typed in one burst now: none is lost.
 """
 
 from __future__ import annotations
