@@ -30,50 +30,38 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     # -- the application layer itself
-    from mailtriage.application.accounts import Mailboxes as Mailboxes
     from mailtriage.application.attachments import AttachmentSet as AttachmentSet
     from mailtriage.application.attachments import folder_problem as attachment_folder_problem
-    from mailtriage.application.attachments import for_mailbox as attachments_for_mailbox
     from mailtriage.application.attachments import for_source as attachments_for_source
     from mailtriage.application.attachments import hex_lines as hex_lines
     from mailtriage.application.attachments import run_command as run_command
     from mailtriage.application.build import trackers_installed as trackers_installed
     from mailtriage.application.cases import case_record as case_record
     from mailtriage.application.cases import modes_database as modes_database
-    from mailtriage.application.crypto import KeyImportFlow as KeyImportFlow
     from mailtriage.application.dates import HEADINGS as DATE_HEADINGS
     from mailtriage.application.dates import shown_date as shown_date
     from mailtriage.application.errors import UsageError as UsageError
-    from mailtriage.application.flows import ComposeFlow as ComposeFlow
-    from mailtriage.application.flows import ComposeRoute as ComposeRoute
-    from mailtriage.application.flows import ImportFlow as ImportFlow
-    from mailtriage.application.flows import OrganizeFlow as OrganizeFlow
-    from mailtriage.application.flows import OutgoingRule as OutgoingRule
-    from mailtriage.application.flows import PollFlow as PollFlow
-    from mailtriage.application.flows import PublishFlow as PublishFlow
-    from mailtriage.application.flows import ReplyFlow as ReplyFlow
-    from mailtriage.application.flows import SweepFlow as SweepFlow
-    from mailtriage.application.flows import SyncFlow as SyncFlow
-    from mailtriage.application.flows import route_compose as route_compose
+    from mailtriage.application.flows.alerts import PollFlow as PollFlow
+    from mailtriage.application.flows.publish import PublishFlow as PublishFlow
+    from mailtriage.application.flows.reply import ReplyFlow as ReplyFlow
+    from mailtriage.application.flows.sweep import SweepFlow as SweepFlow
+    from mailtriage.application.flows.sync import SyncFlow as SyncFlow
     from mailtriage.application.list_read import unconfigured_list as unconfigured_list
     from mailtriage.application.location import project_dir as project_dir
     from mailtriage.application.operations import OpArgs as OpArgs
     from mailtriage.application.overview import ThreadStatus as ThreadStatus
-    from mailtriage.application.overview import filed_issue as filed_issue
-    from mailtriage.application.overview import issue_thread as issue_thread
-    from mailtriage.application.overview import thread_status as thread_status
-    from mailtriage.application.project import ListEntry as ListEntry
     from mailtriage.application.project import Project as Project
     from mailtriage.application.project import flush_listing_caches as flush_listing_caches
-    from mailtriage.application.raw_message import for_mailbox as raw_for_mailbox
-    from mailtriage.application.raw_message import for_source as raw_for_source
+    from mailtriage.application.queue import QueueState as QueueState
+    from mailtriage.application.queue import build_queue as build_queue
+    from mailtriage.application.queue import propose_claim as propose_claim
+    from mailtriage.application.queue import propose_release as propose_release
+    from mailtriage.application.queue import sync_tracker as sync_tracker
     from mailtriage.application.raw_message import run_pipe as run_pipe
     from mailtriage.application.search import search_account as search_account
-    from mailtriage.application.search import search_mailbox as search_mailbox
     from mailtriage.application.search import search_project as search_project
     from mailtriage.application.search import search_request as search_request
-    from mailtriage.application.search import source_can_search as source_can_search
-    from mailtriage.application.window import configured_since as configured_since
+    from mailtriage.application.service import Service as Service
     from mailtriage.application.window import parse_since as parse_since
     # -- mail: the contract's types and errors
     from mailtriage.backends.contract import ALL_OPS as ALL_OPS
@@ -94,11 +82,9 @@ if TYPE_CHECKING:
     from mailtriage.backends.mailbox_contract import MailFolder as MailFolder
     from mailtriage.backends.mailbox_contract import MailHeader as MailHeader
     from mailtriage.backends.mailbox_contract import MailPage as MailPage
-    from mailtriage.backends.registry import SourceSet as SourceSet
     from mailtriage.backends.resolution import Resolution as Resolution
     from mailtriage.backends.search import SearchPage as SearchPage
     from mailtriage.backends.security_cc import CcResolution as CcResolution
-    from mailtriage.backends.security_cc import configured_address as configured_address
     from mailtriage.backends.summary_wire import PackedSummaries as PackedSummaries
     from mailtriage.backends.summary_wire import pack_summaries as pack_summaries
     # -- trackers
@@ -114,23 +100,20 @@ if TYPE_CHECKING:
     from mailtriage.trackers.fields import split_lines as split_lines
     from mailtriage.trackers.registry import open_tracker as open_tracker
     # -- flows' own types, for the front ends that show them
-    from mailtriage.workflows.alerts import MIN_POLL_GAP_SECONDS as MIN_POLL_GAP_SECONDS
-    from mailtriage.workflows.alerts import POLL_GAP_FACTOR as POLL_GAP_FACTOR
-    from mailtriage.workflows.alerts import NewReportPoller as NewReportPoller
-    from mailtriage.workflows.alerts import PollOutcome as PollOutcome
-    from mailtriage.workflows.alerts import poll_seconds as poll_seconds
-    from mailtriage.workflows.alerts import run_poll_loop as run_poll_loop
-    from mailtriage.workflows.compose import FORWARD_ATTACHED as FORWARD_ATTACHED
-    from mailtriage.workflows.compose import FORWARD_INLINE as FORWARD_INLINE
-    from mailtriage.workflows.compose import ComposeForm as ComposeForm
-    from mailtriage.workflows.compose import editor_text as editor_text
-    from mailtriage.workflows.compose import read_editor_text as read_editor_text
-    from mailtriage.workflows.organize import outcome_lines as outcome_lines
-    from mailtriage.workflows.proposals import ApplyReport as ApplyReport
-    from mailtriage.workflows.proposals import BlockedBy as BlockedBy
-    from mailtriage.workflows.proposals import Proposal as Proposal
-    from mailtriage.workflows.proposals import confirm_interactively as confirm_interactively
-    from mailtriage.workflows.templates import receipt_body as receipt_body
+    from mailtriage.application.flows.alerts import MIN_POLL_GAP_SECONDS as MIN_POLL_GAP_SECONDS
+    from mailtriage.application.flows.alerts import POLL_GAP_FACTOR as POLL_GAP_FACTOR
+    from mailtriage.application.flows.alerts import NewReportPoller as NewReportPoller
+    from mailtriage.application.flows.alerts import PollOutcome as PollOutcome
+    from mailtriage.application.flows.alerts import run_poll_loop as run_poll_loop
+    from mailtriage.application.flows.compose import ComposeForm as ComposeForm
+    from mailtriage.application.flows.compose import editor_text as editor_text
+    from mailtriage.application.flows.compose import read_editor_text as read_editor_text
+    from mailtriage.application.flows.organize import outcome_lines as outcome_lines
+    from mailtriage.application.flows.proposals import ApplyReport as ApplyReport
+    from mailtriage.application.flows.proposals import BlockedBy as BlockedBy
+    from mailtriage.application.flows.proposals import Proposal as Proposal
+    from mailtriage.application.flows.proposals import confirm_interactively as confirm_interactively
+    from mailtriage.application.flows.templates import receipt_body as receipt_body
     # -- configuration and the one inert-text module
     from mailtriage.core.inert import json_dumps as json_dumps
     from mailtriage.core.inert import sender_label as sender_label
@@ -162,37 +145,38 @@ def _export(module: str, *names: str, **renamed: str) -> None:
 # -- the application layer itself
 _export("mailtriage.application.errors", "UsageError")
 _export("mailtriage.application.attachments", "AttachmentSet", "hex_lines", "run_command",
-        attachments_for_source="for_source", attachments_for_mailbox="for_mailbox",
-        attachment_folder_problem="folder_problem")
-_export("mailtriage.application.raw_message", "run_pipe", raw_for_source="for_source", raw_for_mailbox="for_mailbox")
-_export("mailtriage.application.window", "parse_since", "configured_since")
+        attachments_for_source="for_source", attachment_folder_problem="folder_problem")
+_export("mailtriage.application.raw_message", "run_pipe")
+_export("mailtriage.application.window", "parse_since")
 _export("mailtriage.application.operations", "OpArgs")
-_export("mailtriage.application.project", "Project", "ListEntry", "flush_listing_caches")
+_export("mailtriage.application.project", "Project", "flush_listing_caches")
 _export("mailtriage.application.location", "project_dir")
 _export("mailtriage.application.build", "trackers_installed")
-_export("mailtriage.application.flows", "ImportFlow", "ReplyFlow", "SyncFlow", "PublishFlow", "OrganizeFlow",
-        "SweepFlow", "PollFlow", "ComposeFlow", "OutgoingRule", "ComposeRoute", "route_compose")
-_export("mailtriage.application.accounts", "Mailboxes")
+_export("mailtriage.application.flows.reply", "ReplyFlow")
+_export("mailtriage.application.flows.sync", "SyncFlow")
+_export("mailtriage.application.flows.publish", "PublishFlow")
+_export("mailtriage.application.flows.sweep", "SweepFlow")
+_export("mailtriage.application.flows.alerts", "PollFlow")
+_export("mailtriage.application.service", "Service")
 # the search page from where it lives: importing it loads no backend (the thread list
 # imports it at start-up); the search itself from the application's module
 _export("mailtriage.backends.search", "SearchPage")
 _export("mailtriage.application.list_read", "unconfigured_list")
-_export("mailtriage.application.search", "search_request", "search_project", "search_mailbox", "search_account",
-        "source_can_search")
-_export("mailtriage.application.overview", "ThreadStatus", "thread_status", "filed_issue", "issue_thread")
-_export("mailtriage.application.crypto", "KeyImportFlow")
+_export("mailtriage.application.search", "search_request", "search_project", "search_account")
+_export("mailtriage.application.overview", "ThreadStatus")
+_export("mailtriage.application.queue", "QueueState", "build_queue", "propose_claim", "propose_release",
+        "sync_tracker")
 _export("mailtriage.application.cases", "case_record", "modes_database")
 _export("mailtriage.application.dates", "shown_date", DATE_HEADINGS="HEADINGS")
 # -- mail: the contract's types and errors
 _export("mailtriage.backends.contract", "ALL_OPS", "Op", "Thread", "ThreadId", "ThreadSummary", "Message", "Draft",
         "Address")
-_export("mailtriage.backends.errors", "MailError", "NotSupported", "Unavailable", "ConnectionLost", "MandatoryBackendUnavailable",
-        "NoBackendAvailable")
+_export("mailtriage.backends.errors", "MailError", "NotSupported", "Unavailable", "ConnectionLost",
+        "MandatoryBackendUnavailable", "NoBackendAvailable")
 _export("mailtriage.backends.mailbox_contract", "MailHeader", "MailFolder", "MailPage", "FolderOrder")
-_export("mailtriage.backends.registry", "SourceSet")
 _export("mailtriage.backends.summary_wire", "pack_summaries", "PackedSummaries")
 _export("mailtriage.backends.resolution", "Resolution")
-_export("mailtriage.backends.security_cc", "CcResolution", "configured_address")
+_export("mailtriage.backends.security_cc", "CcResolution")
 # -- trackers
 _export("mailtriage.trackers.contract", "CLOSE_REASONS", "STATES", "REFUSED_OPS", "EditRequest", "refused_op")
 _export("mailtriage.trackers.errors", "TrackerError")
@@ -200,13 +184,12 @@ _export("mailtriage.trackers.registry", "open_tracker")
 _export("mailtriage.trackers.fields", "get_field", "sections", "split_lines")
 _export("mailtriage.trackers", rollup="rollup")
 # -- flows' own types, for the front ends that show them
-_export("mailtriage.workflows.proposals", "ApplyReport", "BlockedBy", "Proposal", "confirm_interactively")
-_export("mailtriage.workflows.alerts", "NewReportPoller", "PollOutcome", "poll_seconds", "run_poll_loop",
+_export("mailtriage.application.flows.proposals", "ApplyReport", "BlockedBy", "Proposal", "confirm_interactively")
+_export("mailtriage.application.flows.alerts", "NewReportPoller", "PollOutcome", "run_poll_loop",
         "MIN_POLL_GAP_SECONDS", "POLL_GAP_FACTOR")
-_export("mailtriage.workflows.organize", "outcome_lines")
-_export("mailtriage.workflows.templates", "receipt_body")
-_export("mailtriage.workflows.compose", "ComposeForm", "editor_text", "read_editor_text", "FORWARD_INLINE",
-        "FORWARD_ATTACHED")
+_export("mailtriage.application.flows.organize", "outcome_lines")
+_export("mailtriage.application.flows.templates", "receipt_body")
+_export("mailtriage.application.flows.compose", "ComposeForm", "editor_text", "read_editor_text")
 # -- configuration and the one inert-text module
 _export("mailtriage.core.projectconfig", "load_project")
 _export("mailtriage.core.inert", "terminal_text", "json_dumps", "sender_label")

@@ -4,7 +4,7 @@
 part's bytes from the backend that read it: a mail source that declares
 ``features.attachment_bytes`` (mbox, IMAP, Gmail, Graph, Pony Mail, HyperKitty) or a
 personal account's mailbox adapter (``MailboxAdapter.attachment``). Saving is a
-:class:`~mailtriage.workflows.proposals.Proposal` (a write to disk, confirmed first);
+:class:`~mailtriage.application.flows.proposals.Proposal` (a write to disk, confirmed first);
 viewing is bounded (:data:`VIEW_LIMIT`) and gives inert text or a hex dump, never an
 outside program, unless the user bound one (``attachment_command``, :func:`run_command`).
 """
@@ -24,7 +24,7 @@ from mailtriage.backends.errors import NotSupported
 from mailtriage.core.safe_names import SaveError, save_bytes
 from mailtriage.core.trace import OPLOG
 # folder_problem: re-exported as application.attachment_folder_problem (for the command line's --to)
-from mailtriage.workflows.attachments import (AttachmentItem, folder_problem, propose_save, refusal, select,
+from mailtriage.application.flows.attachments import (AttachmentItem, folder_problem, propose_save, refusal, select,
                                               thread_attachments)
 
 

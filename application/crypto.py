@@ -92,9 +92,9 @@ class PgpSupport:
         return self._gpg
 
     def reply_encryption(self, config, *, allow_clear: bool = False):
-        """The reply flow's encryption step for this project (workflows/pgp_reply.py)."""
+        """The reply flow's encryption step for this project (application/flows/pgp_reply.py)."""
         # lazy: the workflows load with the first reply, not when the project opens
-        from mailtriage.workflows.pgp_reply import ProjectPgp, plan_reply_encryption
+        from mailtriage.application.flows.pgp_reply import ProjectPgp, plan_reply_encryption
 
         project = ProjectPgp(config)
         return lambda thread, target, recipients=None: plan_reply_encryption(
@@ -133,6 +133,6 @@ class KeyImportFlow:
 
     def propose(self, thread: Thread):
         # lazy: the workflows load with the first proposal, not when the project opens
-        from mailtriage.workflows.pgp_keys import propose_key_import
+        from mailtriage.application.flows.pgp_keys import propose_key_import
 
         return propose_key_import(thread, self.project.pgp.gpg)

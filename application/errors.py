@@ -3,7 +3,7 @@
 Each layer has one root: :class:`MailError` for the mail backends, :class:`TrackerError`
 for the trackers, :class:`ModesError` for the modes endpoint, :class:`CoreError` for core
 (:class:`ConfigError` under it), :class:`ApplicationError` for the flows and here (defined in
-``workflows/errors.py`` so that the flows' errors sit under it too). Every public exception
+``application/flows/errors.py`` so that the flows' errors sit under it too). Every public exception
 class of the package sits under one of them
 (``tests/application/test_errors_and_exit_codes.py`` walks them all). The application raises its own errors
 for what the user typed (a thread id, a window, an option) and translates a lower
@@ -33,7 +33,7 @@ from mailtriage.modes.errors import ModesError
 from mailtriage.trackers.errors import BackendError as TrackerBackendError
 from mailtriage.trackers.errors import MalformedIssue, NotFound, Refused, TrackerError
 from mailtriage.trackers.errors import UsageError as TrackerUsageError
-from mailtriage.workflows.errors import ApplicationError  # the root lives below the flows (workflows/errors.py)
+from mailtriage.application.flows.errors import ApplicationError, UsageError  # below the flows (flows/errors.py)
 
 __all__ = [
     "ApplicationError", "UsageError", "AttachmentError",
@@ -43,10 +43,6 @@ __all__ = [
     "CoreError", "ConfigError", "ProjectFileError", "ModesError", "SecretMissing", "SecretUnavailable", "KeyringUnavailable",
     "SecretCommandFailed",
 ]
-
-
-class UsageError(ApplicationError):
-    """What the user asked for cannot be read: a malformed thread id, window, option or file."""
 
 
 class AttachmentError(ApplicationError):

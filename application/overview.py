@@ -11,6 +11,11 @@ asks only for the rows on screen and keeps the answers:
 * **draft pending**: ``list_drafts`` on the thread, through the resolution rule.
 * **replied**: ``list_sent_since`` on the thread since the listing window's start.
 
+:func:`thread_statuses` answers for a screen of rows at once: the chosen backend is asked
+once per operation for all the threads it accepts (``list_drafts_of``/``list_sent_since_of``:
+on IMAP one SELECT and one SEARCH of Drafts and of Sent, not a pair per row); a thread it
+cannot read goes the per-thread way of :func:`thread_status`.
+
 An operation no backend offers leaves that part unknown (``None``), never an error.
 """
 
@@ -18,14 +23,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Callable, Sequence
 
 from mailtriage.application.project import Project
 from mailtriage.backends.contract import Op, ThreadId
-from mailtriage.backends.errors import NoBackendAvailable, NotSupported, Unavailable
+from mailtriage.backends.errors import BackendFailure, NoBackendAvailable, NotSupported, Unavailable
 from mailtriage.trackers.contract import Tracker
 from mailtriage.trackers.errors import NotFound
-from mailtriage.workflows import linking
-from mailtriage.workflows.threadindex import thread_key
+from mailtriage.application.flows import linking
+from mailtriage.application.flows.threadindex import thread_key
 
 
 @dataclass(frozen=True)
@@ -88,3 +94,47 @@ def thread_status(project: Project, thread_id: ThreadId, since: datetime, *,
     drafts = _count(project, Op.LIST_DRAFTS, thread_id, lambda b: b.list_drafts(thread_id))
     sent = _count(project, Op.LIST_SENT_SINCE, thread_id, lambda b: b.list_sent_since(thread_id, since))
     return ThreadStatus(issue, drafts, None if sent is None else sent > 0)
+
+
+def _counts(project: Project, op: Op, thread_ids: list[ThreadId],
+            many: Callable, one: Callable) -> dict[ThreadId, int | None]:
+    """``op``'s answer's length per thread: one batched call on the chosen backend for the
+    threads it accepts, the per-thread dispatch for the others. None: not told."""
+    out: dict[ThreadId, int | None] = {}
+    res = project.sources.resolve(op)
+    chosen = project.sources.backends[res.chosen] if res.chosen else None
+    batch = [t for t in thread_ids if chosen is not None and chosen.accepts(t)]
+    if batch:
+        try:
+            got = project.sources.dispatch(op, lambda b: many(b, batch)).value
+        except (NotSupported, NoBackendAvailable, Unavailable, BackendFailure):
+            got = {}  # a failed batch leaves this part unknown on every row, the other part told
+        out.update({t: (len(got[t]) if t in got else None) for t in batch})
+    for thread_id in thread_ids:
+        if thread_id not in out:
+            out[thread_id] = _count(project, op, thread_id, lambda b, t=thread_id: one(b, t))
+    return out
+
+
+def thread_statuses(project: Project, thread_ids: Sequence[ThreadId], since: datetime, *,
+                    tracker: Tracker | None = None) -> dict[ThreadId, ThreadStatus]:
+    """:func:`thread_status` for the threads of a screen at once (blocking): drafts and
+    sent are asked of the backend once each for all of them (see the module).
+
+    Raises:
+        MandatoryBackendUnavailable, and a backend's errors other than "not offered".
+    """
+    wanted = list(dict.fromkeys(thread_ids))
+    drafts = _counts(project, Op.LIST_DRAFTS, wanted, lambda b, ids: b.list_drafts_of(ids),
+                     lambda b, t: b.list_drafts(t))
+    sent = _counts(project, Op.LIST_SENT_SINCE, wanted, lambda b, ids: b.list_sent_since_of(ids, since),
+                   lambda b, t: b.list_sent_since(t, since))
+    out = {}
+    for thread_id in wanted:
+        try:
+            issue = filed_issue(tracker, thread_id)
+        except NotFound:
+            issue = None
+        replied = sent[thread_id]
+        out[thread_id] = ThreadStatus(issue, drafts[thread_id], None if replied is None else replied > 0)
+    return out

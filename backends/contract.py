@@ -443,7 +443,7 @@ class SourceFeatures:
     #: are ``file:`` URLs whose fragment is the root Message-ID.
     local_archive: bool = False
     #: It is the list's own archive (HyperKitty, Pony Mail): every thread it holds is the list's
-    #: mail, though its messages carry no To or Cc. The outgoing rule (workflows/security_thread.py)
+    #: mail, though its messages carry no To or Cc. The outgoing rule (application/flows/security_thread.py)
     #: takes holding a thread there as the thread being the list's.
     list_archive: bool = False
     #: ``attachment(message.backend_ref, index)`` gives the decoded bytes of a read
@@ -478,6 +478,18 @@ class SourceOrigin:
     def resolve(self, path: Path) -> Path:
         """``path`` made absolute against the project directory (or the working directory)."""
         return path if path.is_absolute() else (self.project_dir or Path(".")) / path
+
+
+def _each(thread_ids: Sequence[ThreadId], call) -> dict:
+    """``call`` per thread; a thread whose own call fails (BackendFailure) is left out (unknown).
+    NotSupported and Unavailable concern the backend, not the thread: they end the loop."""
+    out = {}
+    for thread_id in dict.fromkeys(thread_ids):
+        try:
+            out[thread_id] = call(thread_id)
+        except BackendFailure:
+            continue
+    return out
 
 
 class MailSource:
@@ -540,6 +552,20 @@ class MailSource:
 
     def list_sent_since(self, thread_id: ThreadId, since: datetime) -> Sequence[Message]:
         raise self._decline(Op.LIST_SENT_SINCE)
+
+    def list_drafts_of(self, thread_ids: Sequence[ThreadId]) -> dict[ThreadId, Sequence[Draft]]:
+        """:meth:`list_drafts` for many threads at once (the row marks of a screen). This
+        default asks thread by thread; a backend that can look once for all (IMAP: one
+        SELECT and one SEARCH of Drafts) overrides it. A thread left out of the answer could
+        not be told (its reference does not resolve here, or its read failed).
+
+        Raises NotSupported and Unavailable as :meth:`list_drafts` does (for all threads)."""
+        return _each(thread_ids, self.list_drafts)
+
+    def list_sent_since_of(self, thread_ids: Sequence[ThreadId],
+                           since: datetime) -> dict[ThreadId, Sequence[Message]]:
+        """:meth:`list_sent_since` for many threads at once; as :meth:`list_drafts_of`."""
+        return _each(thread_ids, lambda thread_id: self.list_sent_since(thread_id, since))
 
     def create_draft(self, request: DraftRequest) -> Draft:
         raise self._decline(Op.CREATE_DRAFT)

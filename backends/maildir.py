@@ -18,8 +18,8 @@ Operations: ``create_draft`` and ``list_drafts`` only (reading the list stays wi
 project's other sources). Thread references are root Message-IDs (``msgid``), so a
 thread read from any backend that knows its root is drafted here. A draft is one file
 in the folder's ``cur/`` with the Maildir ``D`` (draft) and ``S`` (seen) flags, written
-atomically through ``tmp/`` by the standard library's :class:`mailbox.Maildir`, mode
-0600; nothing is ever written without a confirmed proposal, and the drafts carry no
+atomically through ``tmp/`` as a new file of mode 0600 (:func:`add_draft`, which the
+Maildir account's drafts use too); nothing is ever written without a confirmed proposal, and the drafts carry no
 header naming this tool: our own drafts are found by the Message-ID we made, which is
 derived from the request (a retried request finds the draft it already wrote).
 """
@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Sequence
 
@@ -144,9 +146,7 @@ class MaildirDraftsSource(MailSource):
         DraftAlreadyPending when another draft of the thread is there and the request does
         not allow a second one; BackendFailure without a recipient or when writing fails.
         """
-        import mailbox  # drafts only (see the top)
-
-        from mailtriage.backends.outgoing import as_bytes, build_message, sender_header  # with it
+        from mailtriage.backends.outgoing import as_bytes, build_message, sender_header  # why: drafts only (see the top)
 
         root = self.own_thread_id(request.thread_id).value
         if not request.to:
@@ -168,16 +168,11 @@ class MaildirDraftsSource(MailSource):
                                 references=references, attachments=request.attachments)
         box = self._folder(create=True)
         assert box is not None
-        entry = mailbox.MaildirMessage(as_bytes(message))
-        entry.set_subdir("cur")
-        entry.set_flags("DS")
         try:
-            key = box.add(entry)
-            path = next((self.drafts_folder / "cur").glob(f"{key}*"))
-            os.chmod(path, 0o600)
-        except (OSError, StopIteration) as exc:
+            path = add_draft(self.drafts_folder, as_bytes(message))
+        except OSError as exc:
             raise BackendFailure(self.name, f"writing the draft to {self.drafts_folder} failed: "
-                                            f"{getattr(exc, 'strerror', None) or exc}") from exc
+                                            f"{exc.strerror or exc}") from exc
         for found, draft in self._thread_drafts(root):
             if found == path:
                 return draft
@@ -193,6 +188,42 @@ class MaildirDraftsSource(MailSource):
         ]).encode("utf-8")).digest()
         token = base64.b32encode(digest[:15]).decode().lower()
         return f"<{token}@{self.address.rpartition('@')[2] or 'localhost'}>"
+
+
+def add_draft(folder: Path, data: bytes) -> Path:
+    """Deliver ``data`` into the existing Maildir ``folder`` as a draft: a new file in
+    ``tmp/`` (``O_EXCL``, mode 0600 from its creation, so no one else can open it meanwhile;
+    fsynced), renamed into ``cur/`` with the flags ``DS``. The one way a draft file is made
+    (this source and the Maildir account, backends/maildir_account.py); the standard
+    library's ``Maildir.add`` creates the file with the umask's mode and would need a chmod
+    after the text is in it.
+
+    Raises OSError when the folder cannot be written."""
+    key = _new_key()
+    temporary = folder / "tmp" / key
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        path = folder / "cur" / f"{key}:2,DS"
+        os.rename(temporary, path)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise
+    return path
+
+
+_COUNTER = itertools.count(1)
+
+
+def _new_key() -> str:
+    """A unique Maildir name (the Maildir convention, as the standard library makes it):
+    time, microseconds, a per-process counter, the process and the host."""
+    host = os.uname().nodename.replace("/", "\\057").replace(":", "\\072") or "localhost"
+    now = time.time()
+    return f"{int(now)}.M{int(now % 1 * 1e6)}Q{next(_COUNTER)}P{os.getpid()}.{host}"
 
 
 def _is_maildir(path: Path) -> bool:

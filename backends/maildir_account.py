@@ -18,7 +18,8 @@ an ID of another account is refused before any file is touched, and a message th
 or vanished is reported stale. Flags are the Maildir ``info`` letters (S seen, F flagged,
 R replied, D draft); a flag change renames the file, a move links it into the other
 folder's ``cur/`` and then removes the old name (never over an existing file). Drafts are
-written through ``tmp/`` and renamed into ``Drafts/cur`` with ``DS``, mode 0600.
+written through ``tmp/`` and renamed into ``Drafts/cur`` with ``DS``, mode 0600, by the one
+draft writer (``backends/maildir.add_draft``, shared with the project's Maildir drafts).
 Nothing is ever sent: :meth:`MaildirMailbox.send` declines and says so.
 """
 
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,6 +35,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from mailtriage.backends import mime
 from mailtriage.backends.account_table import AccessLevels, AccountTable
 from mailtriage.backends.errors import BackendFailure, NotSupported
+from mailtriage.backends.maildir import add_draft
 from mailtriage.backends.mailbox_contract import (Compose, ForeignMessageId, MailAttachment, MailFolder,
                                                   MailHeader, MailMessage, MailPage, MailQuery, MailboxAdapter,
                                                   PartialFailure, StaleMessageId, check_bulk, flags_and_date_match,
@@ -122,19 +123,32 @@ class MaildirMailbox(MailboxAdapter):
     def list(self, query: MailQuery) -> MailPage:
         if query.label is not None:
             raise NotSupported(self.account_id, "list", "a Maildir account has folders, not labels")
-        folder = self._folder(str(query.folder))
-        headers = [h for h in self._listed_headers(str(query.folder), folder) if _matches(h, query)]
-        headers.sort(key=lambda h: (-(h.date or _EPOCH).timestamp(), h.id))
-        window = headers[query.offset:query.offset + query.page_size]
-        return MailPage(tuple(with_thread_counts(window)), len(headers), query.page, query.page_size)
+        folder_id = str(query.folder)
+        folder = self._folder(folder_id)
+        if query.from_ or query.text or query.has_attachment is not None:  # filters on what the files say
+            headers = [h for h in self._listed_headers(folder_id, folder) if _matches(h, query)]
+            headers.sort(key=lambda h: (-(h.date or _EPOCH).timestamp(), h.id))
+            window = headers[query.offset:query.offset + query.page_size]
+            return MailPage(tuple(with_thread_counts(window)), len(headers), query.page, query.page_size)
+        # Newest first by delivery time (the file's mtime) and filtered by the flags in the
+        # names: only the page's files are read, so a page costs the page, not the folder.
+        listed = [(when, key, file, flags) for key, file, flags, when in _delivered(folder)
+                  if _flags_match(flags, when, query)]
+        listed.sort(key=lambda e: (-e[0], self._id(folder_id, e[1])))
+        shown = self._page_headers(folder_id, listed[query.offset:query.offset + query.page_size])
+        return MailPage(tuple(with_thread_counts(shown)), len(listed), query.page, query.page_size)
 
     def get(self, message_id: str) -> MailMessage:
+        return self._get(message_id)[0]
+
+    def _get(self, message_id: str) -> tuple[MailMessage, bytes]:
+        """The message and its file's bytes, read once."""
         folder, key, file, flags = self._find(message_id)
         raw = _read(file, MAX_MESSAGE_BYTES, self.account_id)
         content = mime.parse_message(raw, backend_ref=message_id, hash_body=True)
         attachments = tuple(MailAttachment(i, a.filename, a.content_type, a.size)
                             for i, a in enumerate(content.attachments))
-        return MailMessage(self._header(folder, key, file, flags), content, attachments)
+        return MailMessage(self._header(folder, key, file, flags, raw), content, attachments), raw
 
     def raw(self, message_id: str) -> bytes:
         """The file as it is on disk (the raw view and ``|``)."""
@@ -159,8 +173,19 @@ class MaildirMailbox(MailboxAdapter):
                     raise
         return tuple(headers)
 
-    def _header(self, folder: str, key: str, file: Path, flags: str) -> MailHeader:
-        head = _read(file, _HEAD_BYTES, self.account_id)
+    def _page_headers(self, folder_id: str, page: Sequence[tuple[float, str, Path, str]]) -> Sequence[MailHeader]:
+        """The headers of a page's files; one renamed away since it was listed is skipped."""
+        headers = []
+        for _when, key, file, flags in page:
+            try:
+                headers.append(self._header(folder_id, key, file, flags))
+            except BackendFailure:
+                if file.exists():
+                    raise
+        return headers
+
+    def _header(self, folder: str, key: str, file: Path, flags: str, raw: bytes | None = None) -> MailHeader:
+        head = _read(file, _HEAD_BYTES, self.account_id) if raw is None else raw[:_HEAD_BYTES]
         parsed = mime.parse_message_headers(head, hash_body=True)
         try:
             arrived = datetime.fromtimestamp(file.stat().st_mtime, tz=timezone.utc)
@@ -259,21 +284,15 @@ class MaildirMailbox(MailboxAdapter):
         drafts = self._role_or_decline("drafts", "createDraft")
         source = source_raw = None
         if compose.kind != "new":
-            source = self.get(str(compose.source_id))
-            source_raw = _read(self._find(str(compose.source_id))[2], MAX_MESSAGE_BYTES, self.account_id)
+            source, source_raw = self._get(str(compose.source_id))
         from mailtriage.backends.outgoing import as_bytes, compose_message  # why: the email package loads only to compose
 
         outgoing = compose_message(self.account, compose, source, source_raw)
-        key = _new_key()
-        folder = self._folder(drafts)
-        temporary = folder / "tmp" / key
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(as_bytes(outgoing.message))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.rename(temporary, folder / "cur" / f"{key}:2,DS")
-        return self._id(drafts, key)
+        try:
+            path = add_draft(self._folder(drafts), as_bytes(outgoing.message))
+        except OSError as exc:
+            raise BackendFailure(self.account_id, f"writing the draft to {drafts} failed: {exc.strerror or exc}") from exc
+        return self._id(drafts, path.name.partition(":")[0])
 
     def send(self, compose: Compose, *, confirmed: bool) -> None:
         raise NotSupported(self.account_id, "send", "a Maildir account has no outgoing server: mailtriage never "
@@ -283,7 +302,6 @@ class MaildirMailbox(MailboxAdapter):
 # -- files ---------------------------------------------------------------------------------
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_COUNTER = iter(range(1, 1 << 62))
 
 
 def _role(name: str) -> str | None:
@@ -305,6 +323,25 @@ def _entries(folder: Path) -> Iterator[tuple[str, Path, str]]:
             yield key, folder / sub / name, flags
 
 
+def _delivered(folder: Path) -> Iterator[tuple[str, Path, str, float]]:
+    """(key, file, flag letters, delivery time) of each message, from the names and one
+    ``stat`` each (no file is read); one renamed away meanwhile is left out."""
+    for key, file, flags in _entries(folder):
+        try:
+            yield key, file, flags, file.stat().st_mtime
+        except OSError:
+            continue
+
+
+def _flags_match(flags: str, when: float, query: MailQuery) -> bool:
+    """The query's unread / flagged / since filters, on a file's name and delivery time."""
+    if query.unread is not None and ("S" not in flags) != query.unread:
+        return False
+    if query.flagged is not None and ("F" in flags) != query.flagged:
+        return False
+    return query.since is None or datetime.fromtimestamp(when, tz=timezone.utc) >= query.since
+
+
 def _read(file: Path, limit: int, account_id: str) -> bytes:
     try:
         with open(file, "rb") as handle:
@@ -318,12 +355,6 @@ def _size(file: Path) -> int | None:
         return file.stat().st_size
     except OSError:
         return None
-
-
-def _new_key() -> str:
-    """A unique Maildir name: time, a per-process counter, the process and the host."""
-    host = os.uname().nodename.replace("/", "\\057").replace(":", "\\072") or "localhost"
-    return f"{int(time.time())}.M{time.time_ns() % 1_000_000}Q{next(_COUNTER)}P{os.getpid()}.{host}"
 
 
 def _matches(header: MailHeader, query: MailQuery) -> bool:

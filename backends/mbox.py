@@ -105,7 +105,7 @@ def _normalize_list(name: str) -> str:
 
 
 def _cut_mark(info: AttachmentInfo, cap: int, size: int, name: str) -> AttachmentInfo:
-    """``info`` marked "truncated at N bytes" (the form workflows/attachments.py reads): its
+    """``info`` marked "truncated at N bytes" (the form application/flows/attachments.py reads): its
     message was read only up to the size cap, so its bytes may end early and are not saved."""
     mark = (f"truncated at {cap:,} bytes: the message is {size:,} bytes, over "
             f"mail_sources.{name}.max_message_bytes (raise it to save this part whole)")

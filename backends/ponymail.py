@@ -595,7 +595,8 @@ class PonyMailSource(MailSource):
         When the lookup fails for a server error, the web UI's own forms stand in:
         ``…/thread/<mid>?find_parent=true``, or ``…/thread/<Message-ID>?<list.id>`` (the UI
         reads the id as a Message-ID whenever a list ID follows ``?``). Raises
-        BackendFailure for another kind's ID, ArchiveNotFound for an unknown one.
+        BackendFailure for another kind's ID, ArchiveNotFound for an unknown one on a list
+        that exists, Unavailable (naming the list) when the list does not.
         """
         thread_id = self.own_thread_id(thread_id)  # another shape: found by its root Message-ID
         value = thread_id.value.strip()
@@ -604,6 +605,7 @@ class PonyMailSource(MailSource):
         try:
             value = str(self._thread_root(value)["mid"])
         except ArchiveNotFound as exc:
+            self.check_available()  # a 404 for a list this server does not have: Unavailable (fail closed)
             raise ArchiveThreadNotFound(self.name, f"thread {value}: no such message in the archive of "
                                              f"{self.list_address} (HTTP 404)") from exc
         except Unavailable:

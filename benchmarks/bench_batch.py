@@ -34,7 +34,7 @@ from mailtriage.backends.imap.adapter import ImapMailbox  # noqa: E402
 from mailtriage.backends.imap.ids import decode_message_id  # noqa: E402
 from mailtriage.backends.mailbox_contract import MAX_PAGE_SIZE, MailQuery  # noqa: E402
 from mailtriage.core.secrets import set_secret  # noqa: E402
-from mailtriage.workflows.organize import chunks, propose_organize  # noqa: E402
+from mailtriage.application.flows.organize import chunks, propose_organize  # noqa: E402
 from tests.servers.dovecot import DovecotServer  # noqa: E402
 from tests.servers.keyring_backend import MemoryKeyring  # noqa: E402
 

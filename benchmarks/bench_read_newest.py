@@ -15,7 +15,8 @@ from the launch (just before ``new-session``):
            here starts on the newest), and the body is waited for.
 
 Clients, alternated in every run: mailtriage with a cold cache (none: deleted before the
-launch) and a warm one (the previous launch's: a kept first frame and the summary cache),
+launch) and a warm one (a kept first frame and the summary cache, from an unmeasured launch
+just before that typed no Enter: a start whose reading pane is open keeps no frame),
 aerc 0.14 flat and threaded, neomutt flat and threaded (other_clients.py for their
 throwaway configs; no header cache, so they are cold every run). Enter typed on our kept
 first frame, before the app is live, must not be lost (issue 33, item 4): it acts when the
@@ -27,24 +28,28 @@ without it a missing client is skipped, with that command printed.
 
 Goal (issue 33): launch -> the newest report's body at least 1.5x faster than aerc.
 
-Figures, 2026-12-02, the 2-core development machine under heavy load from other work (load
-average 8-12; a bare Textual app took 1.38 s to its list in bench_startup.py that hour, 0.37 s
-on a quiet machine), 20,001-message folder, tmux 160x50, median of 3 fresh processes, seconds:
+Figures, 2026-12-02 (first), the 2-core development machine loaded by other work, 20,001-message
+folder, tmux 160x50, median of 3 fresh processes, seconds; "before" is the code before start-up's
+read ahead (``--compare`` on a worktree of 306a0bf), in the same alternation. Three runs:
 
-  | from launch to ...          | ours cold | ours warm | aerc  | aerc threaded | neomutt | neomutt thr. |
-  |-----------------------------|-----------|-----------|-------|---------------|---------|--------------|
-  | the newest subject (run 1)  | 4.71      | 0.56      | 1.89  | 3.26          | 3.19    | 3.41         |
-  | the newest body (run 1)     | 6.26      | 5.18      | 1.99  | 3.38          | 3.65    | 3.81         |
-  | the newest subject (run 2)  | 5.32      | 3.26*     | 1.85  | 3.05          | 3.31    | 3.77         |
-  | the newest body (run 2)     | 6.22      | 5.57      | 1.93  | 3.23          | 3.50    | 3.95         |
+  | launch to ...    | run | ours cold | ours warm | before cold | before warm | aerc | aerc thr. | neomutt | neomutt thr. | load  |
+  |------------------|-----|-----------|-----------|-------------|-------------|------|-----------|---------|--------------|-------|
+  | newest subject   | A   | 1.48      | 0.18      | 1.47        | 0.14        | 0.55 | 0.78      | 0.94    | 1.05         | 7-9   |
+  | newest body      | A   | 2.05      | 0.98      | 1.90        | 1.61        | 0.58 | 0.81      | 1.01    | 1.16         | 7-9   |
+  | newest subject   | B   | 1.66      | 0.19      | 1.78        | 0.21        | 0.66 | 1.02      | 1.00    | 1.28         | 7.5   |
+  | newest body      | B   | 2.28      | 2.01      | 2.53        | 1.88        | 0.70 | 1.07      | 1.05    | 1.31         | 7.5   |
+  | newest subject   | C   | 1.27      | 0.18      | 1.61        | 0.20        | 0.77 | 1.01      | 1.30    | 1.40         | 6-7.4 |
+  | newest body      | C   | 1.67      | 1.40      | 2.14        | 1.97        | 0.80 | 1.04      | 1.38    | 1.48         | 6-7.4 |
 
-  Run 2 has the thread read ahead of the start-up listing (tui/session_lock.py); the IMAP
-  trace shows the read now goes before the listing (read_thread 0.4 s, then
-  list_recent_threads), but the app's first IMAP connect comes ~5-7 s after launch at this
-  load, so the body is no sooner: the time is spent before the session connects (Textual's
-  import, the mount, the project's opening), not in the read. *: the kept first frame was not
-  shown in some warm starts of run 2 (the previous start was ended before it kept one).
-  Goal (>= 1.5x faster than aerc to the body) not met: 0.35-0.38x at this load.
+  Where the time went, before (timestamps at each start-up step, one warm start at load 6-8):
+  python up 0.09 s, child forked 0.23 s, Textual and the app imported 0.85 s, main screen up
+  (keys act) 1.02 s, the app's project opening starts after its first frame 1.38 s and ends
+  1.85 s (mostly importing the IMAP backend and imapclient beside the UI thread), sources check
+  (connect, login) 2.20 s, the read 30 ms, thread shown 2.25 s. Now start-up's child reads the
+  first row's thread ahead while the app imports Textual (tui/head_start.py): the Enter takes it
+  10-20 ms after the main screen is up, and what remains is Textual's import and the first
+  live frame (0.2-0.3 s from the thread handed to the reader to the body on screen at this
+  load). Goal (>= 1.5x faster than aerc to the body) not met: 0.35-0.59x at this load.
 """
 
 from __future__ import annotations
@@ -108,6 +113,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--install", action="store_true", help="apt-get install the missing peers first")
     parser.add_argument("--no-clients", action="store_true", help="our app only")
+    parser.add_argument("--compare", type=Path, help="another checkout with its own .venv (e.g. an older "
+                        "commit in a worktree), run in the same alternation: a before/after pair from one run")
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT))
@@ -157,11 +164,19 @@ def main() -> int:
                 for mark, value in seen.items():
                     figures.setdefault((label, mark), []).append(value)
 
-            def ours_run(state: str, record: bool = True) -> None:
+            def ours_run(state: str, record: bool = True, other: Path | None = None) -> None:
+                where = cache if other is None else tmp / "cache-compare"
                 if state == "cold":
-                    shutil.rmtree(cache, ignore_errors=True)
-                measure(f"mailtriage {state}" if record else "warm-up", ours, env,
-                        after=lambda: wait_for_kept_frame(cache))
+                    shutil.rmtree(where, ignore_errors=True)
+                argv = ours if other is None else [str(other / ".venv" / "bin" / "python"), *ours[1:]]
+                run_env = env if other is None else {**env, "MAILTRIAGE_CACHE_DIR": str(where)}
+                name = "mailtriage" if other is None else "compare"
+                if state == "warm":
+                    # A start with no Enter keeps its screen (tui/first_paint.py: a start whose reading
+                    # pane is open, as the measured ones, keeps none): the warm start shows it.
+                    tmux.measure(argv, run_env, {"subject": marks["subject"]}, timeout=120,
+                                 before_end=lambda: wait_for_kept_frame(where, timeout=30))
+                measure(f"{name} {state}" if record else "warm-up", argv, run_env)
 
             def other(label: str, run: int) -> None:
                 home = tmp / "clients" / f"{label.replace(' ', '-')}-{run}"
@@ -173,14 +188,20 @@ def main() -> int:
 
             # Warm-up, not measured: our .pyc files, Dovecot's caches of the fields each client asks.
             ours_run("cold", record=False)
+            if args.compare is not None:
+                ours_run("cold", record=False, other=args.compare)
             for label in labels:
                 other(label, -1)
             for run in range(args.runs):
                 ours_run("cold")
                 ours_run("warm")
+                if args.compare is not None:
+                    ours_run("cold", other=args.compare)
+                    ours_run("warm", other=args.compare)
                 for label in labels:
                     other(label, run)
-            report(figures, lost, ["mailtriage cold", "mailtriage warm", *labels], args, tmux)
+            compared = ["compare cold", "compare warm"] if args.compare is not None else []
+            report(figures, lost, ["mailtriage cold", "mailtriage warm", *compared, *labels], args, tmux)
         finally:
             if tmux is not None:
                 tmux.close()
@@ -203,6 +224,9 @@ def report(figures, lost, columns, args, tmux) -> None:
         print("  " + text.ljust(40) + "".join(f"{med(c, mark):{width}.3f}" for c in columns))
     if lost:
         print("  Enter lost (body never shown in 120 s): " + ", ".join(f"{k} {v}x" for k, v in lost.items()))
+    for state in ("cold", "warm") if "compare cold" in columns else ():
+        print(f"  compare {state} / mailtriage {state}, body: "
+              f"{med(f'compare {state}', 'body') / med(f'mailtriage {state}', 'body'):.2f}x")
     for label in columns[2:]:
         if label.startswith("aerc"):
             for state in ("cold", "warm"):

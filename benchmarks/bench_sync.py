@@ -1,4 +1,4 @@
-"""Benchmark: preparing a sync (``workflows.sync.collect_sync``) over a local-files tracker of
+"""Benchmark: preparing a sync (``flows.sync.collect_sync``) over a local-files tracker of
 10,000 open issues, each linked to its own thread of an mbox archive, few of which have
 new mail since their rollup last covered them. Ours beside a baseline measured in the same run.
 
@@ -128,9 +128,9 @@ def baseline_collect(sources, tracker, issue_ids=None):
     from mailtriage.backends.errors import MailError
     from mailtriage.trackers.contract import TrackerError
     from mailtriage.trackers.fields import get_field
-    from mailtriage.workflows import linking
-    from mailtriage.workflows.sync import SyncItem, _issue_list, _thread_id_from_link, signals_of, sync_entry
-    from mailtriage.workflows.text import one_line
+    from mailtriage.application.flows import linking
+    from mailtriage.application.flows.sync import SyncItem, _issue_list, _thread_id_from_link, signals_of, sync_entry
+    from mailtriage.application.flows.text import one_line
 
     sources.preflight()
     reviewer = sources.config.get("security_inbox.foundation_security_address")
@@ -220,7 +220,7 @@ def main() -> int:
         from mailtriage.backends.registry import SourceSet
         from mailtriage.core.projectconfig import load_project
         from mailtriage.trackers.registry import open_tracker
-        from mailtriage.workflows.sync import collect_sync
+        from mailtriage.application.flows.sync import collect_sync
 
         t0 = time.perf_counter()
         changed = generate(base, ns.issues, ns.active)
@@ -270,7 +270,7 @@ def main_imap(ns) -> int:
         from mailtriage.core.secrets import set_secret
         from mailtriage.core.trace import OPLOG
         from mailtriage.trackers.registry import open_tracker
-        from mailtriage.workflows import sync
+        from mailtriage.application.flows import sync
 
         user = server.add_user()
         (base / "config").mkdir()

@@ -3,7 +3,7 @@ in a local-files tracker of 10,000 issues, beside a naive baseline measured in t
 
     .venv/bin/python benchmarks/bench_workflows.py [--issues 10000] [--runs 5]
 
-Ours: ``workflows.linking.find_issue_for_thread`` — the thread index (a stat of each
+Ours: ``flows.linking.find_issue_for_thread`` — the thread index (a stat of each
 issue file, re-reading only changed ones), then the thread field of the few candidates.
 For a new thread it is also shown beside the scan it replaced (two ``list --search``
 passes over every issue file).
@@ -98,7 +98,7 @@ def main() -> int:
         from mailtriage.backends.contract import ThreadId
         from mailtriage.core.projectconfig import load_project
         from mailtriage.trackers.registry import open_tracker
-        from mailtriage.workflows.linking import find_issue_for_thread
+        from mailtriage.application.flows.linking import find_issue_for_thread
 
         t0 = time.perf_counter()
         key = generate(base, ns.issues)
@@ -114,7 +114,7 @@ def main() -> int:
             tracker, "https://lists.example.org/thread/new?security@example.org", ThreadId("ponymail", "0new0hash0", "<new@x>")),
             ns.runs)
         assert none is None
-        from mailtriage.workflows.linking import _search_words
+        from mailtriage.application.flows.linking import _search_words
 
         # The lookup before the thread index: a `list --search` over every issue file for the
         # link's words, then one for the thread ID's (what a new thread cost twice per import).

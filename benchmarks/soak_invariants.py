@@ -1,6 +1,6 @@
 """Soak: the state machines of issue 30 run longer than in CI, on fresh random sequences: the
 app machine (tests/tui/test_app_machine.py, a real Dovecot and aiosmtpd) and the process
-machines (tests/workflows/test_process_machine.py: concurrent CLI runs on git, the GitHub and
+machines (tests/application/flows/test_process_machine.py: concurrent CLI runs on git, the GitHub and
 Jira emulators and IMAP drafts). Not part of the suite.
 
     .venv/bin/python benchmarks/soak_invariants.py [--examples 40] [--steps 20] [--process-examples 10]
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MACHINES = ["tests/tui/test_app_machine.py", "tests/workflows/test_process_machine.py"]
+MACHINES = ["tests/tui/test_app_machine.py", "tests/application/flows/test_process_machine.py"]
 
 
 def main() -> int:

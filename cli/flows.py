@@ -31,6 +31,7 @@ import mailtriage.application as application
 from mailtriage.application.errors import UsageError
 from mailtriage.cli.exit_codes import ExitCode
 from mailtriage.cli.output import dumps, emit, err, read_file_arg
+from mailtriage.cli.service import open_service
 from mailtriage.core.inert import terminal_line
 
 COMMANDS = ("import", "sync", "publish", "poll", "sweep")
@@ -78,9 +79,10 @@ def register(sub, common: Callable[[argparse.ArgumentParser, bool], None]) -> No
                                    "only after they were printed.")
     common(p, False)
     p.add_argument("--watch", action="store_true",
-                   help="keep polling (alerts.poll_seconds, default 120; IDLE where the backend has it) and print "
-                        "one JSON document per line when new threads arrive; stop with Ctrl-C")
-    p.add_argument("--interval", type=float, help="seconds between polls (overrides alerts.poll_seconds)")
+                   help="keep polling ([alerts] poll_seconds of the user settings, else alerts.poll_seconds, "
+                        "default 120; IDLE where the backend has it) and print one JSON document per line when new "
+                        "threads arrive; stop with Ctrl-C")
+    p.add_argument("--interval", type=float, help="seconds between polls (overrides both poll_seconds settings)")
     p.add_argument("--list", dest="list_name", help="list address (default: security_list)")
 
     p = sub.add_parser("sweep", help="read-only feedback sweep of one mailbox or query since a cursor",
@@ -251,27 +253,33 @@ def _project_dir(args):
                                    demo_reset=reset)
 
 
+def _service(args):
+    """The application service on the project of ``args``, opened (close it when done)."""
+    directory = _project_dir(args)  # first: --demo-reset means --demo
+    return open_service(directory, demo=bool(getattr(args, "demo", False)))
+
+
 def _open(args):
-    """The project and its tracker, opened for one flow command (close the project when done)."""
-    project = application.Project.open(_project_dir(args))
+    """The service and its tracker's publish review, opened for one flow command (close the
+    service when done)."""
+    service = _service(args)
     try:
-        tracker = project.open_tracker()
+        return service, service.publish_flow()
     except BaseException:
-        project.close()
+        service.close()
         raise
-    return project, application.PublishFlow(tracker, project.config)
 
 
 # -- commands ---------------------------------------------------------------------------------
 
 def _import(args) -> int:
-    project, publish = _open(args)
+    service, publish = _open(args)
     try:
-        thread_id = project.thread_id_for(args.thread_id, application.Op.READ_THREAD)
-        proposal = application.ImportFlow(project).propose(thread_id, sender_name=args.sender_name)
+        thread_id = service.opened.thread_id_for(args.thread_id, application.Op.READ_THREAD)
+        proposal = service.propose_import(thread_id, sender_name=args.sender_name)
         return _apply_flow("import", proposal, args, publish, {"thread_id": str(thread_id)})
     finally:
-        project.close()
+        service.close()
 
 
 def _publish(args) -> int:
@@ -296,9 +304,9 @@ def _pairs(values: list[str], option: str) -> list[tuple[str, str]]:
 
 
 def _sync(args) -> int:
-    project, publish = _open(args)
+    service, publish = _open(args)
     try:
-        flow = application.SyncFlow(project)
+        flow = application.SyncFlow(service.opened)
         for issue, label in _pairs(args.add_label, "--add-label"):
             flow.pick(issue).add_labels.append(label)
         for issue, label in _pairs(args.remove_label, "--remove-label"):
@@ -310,11 +318,12 @@ def _sync(args) -> int:
         proposal = flow.propose(args.issue)
         return _apply_flow("sync", proposal, args, publish)
     finally:
-        project.close()
+        service.close()
 
 
 def _poll(args) -> int:
-    project = application.Project.open(_project_dir(args))
+    service = _service(args)
+    project = service.opened
     try:
         missing = application.unconfigured_list(project.sources, args.list_name)
         if missing is not None:  # never the whole folder as if it were the list
@@ -332,7 +341,12 @@ def _poll(args) -> int:
                     "will be printed again by the next poll")
                 return ExitCode.FAILED
             return ExitCode.OK
-        interval = flow.interval(args.interval)
+        interval = service.poll_interval(args.interval)  # the app's setting too: [alerts] poll_seconds
+        if not interval:
+            err(f"poll --watch: new-report polling is off ([alerts] poll_seconds = 0 in "
+                f"{terminal_line(str(service.settings.path))}); "
+                "give --interval to watch anyway")
+            return ExitCode.DECLINED
 
         def on_news(outcome) -> None:
             sys.stdout.write(dumps({"command": "poll", **outcome.to_json()}) + "\n")
@@ -354,7 +368,7 @@ def _poll(args) -> int:
             pass
         return ExitCode.OK
     finally:
-        project.close()
+        service.close()
 
 
 def _sweep(args) -> int:

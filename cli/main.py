@@ -29,6 +29,7 @@ from typing import Any, Sequence
 import mailtriage.application as application
 from mailtriage.application.errors import ConfigError, TrackerError, UsageError
 from mailtriage.cli import attachments, flows
+from mailtriage.cli import queue as queue_command
 from mailtriage.cli.exit_codes import MAIN, ExitCode, exit_code, handled
 from mailtriage.cli.output import emit as _emit
 from mailtriage.cli.output import err as _err
@@ -37,6 +38,7 @@ from mailtriage.cli.output import capped_line
 from mailtriage.cli.output import line as _line
 from mailtriage.cli.output import read_file_arg as _read_file_arg
 from mailtriage.cli import search as search_command
+from mailtriage.cli import service as cli_service
 from mailtriage.core.inert import terminal_line
 
 MAIL_OPS = ("list-recent-threads", "read-thread", "list-drafts", "list-sent-since", "create-draft", "thread-url")
@@ -147,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     attachments.register(op_parser)
 
     flows.register(sub, _common)
+    queue_command.register(sub, _common)
 
     tracker = sub.add_parser("tracker", help="tracker operations (see 'mailtriage tracker --help')", add_help=False)
     tracker.add_argument("rest", nargs=argparse.REMAINDER)
@@ -175,15 +178,17 @@ def project_dir(args: argparse.Namespace, *, session: bool = False):
                                    demo_session=session and demo)
 
 
-def open_project(args: argparse.Namespace):
-    """The project of ``args`` with its mail sources (close it when done)."""
-    return application.Project.open(project_dir(args))
+def open_service(args: argparse.Namespace) -> application.Service:
+    """The application service on the project of ``args``, opened (cli/service.py; close it when done)."""
+    directory = project_dir(args)
+    return cli_service.open_service(directory, demo=bool(getattr(args, "demo", False)))
 
 
 # -- commands ---------------------------------------------------------------------
 
 def cmd_sources(args: argparse.Namespace) -> int:
-    project = open_project(args)
+    service = open_service(args)
+    project = service.opened
     try:
         sources = project.sources
         all_ops = application.ALL_OPS
@@ -233,7 +238,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
             raise config_error
         return ExitCode.OK
     finally:
-        project.close()
+        service.close()
 
 
 def _print_table(header: list[str], rows: list[list[str]]) -> None:
@@ -244,7 +249,8 @@ def _print_table(header: list[str], rows: list[list[str]]) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    project = open_project(args)
+    service = open_service(args)
+    project = service.opened
     try:
         project.sources.preflight()  # the mandatory rule, at the start of the run
         missing = application.unconfigured_list(project.sources, args.list_name)
@@ -257,9 +263,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         threads = result.value
         print(f"{_line(project.config.title)}: {len(threads)} threads on {_line(list_name or '(no list)')} "
               f"since {since.date().isoformat()} (via {_line(result.resolution.chosen)})")
-        from mailtriage.core.settings import load_settings  # as the app's start-up: loaded where used
-
-        column = load_settings().date_column  # the app's date column: the sender's Date: by default
+        column = service.settings.date_column  # the app's date column: the sender's Date: by default
         print(f"{application.DATE_HEADINGS[column]:<17} {'#':>3}  {'from':<24}  subject")
         for t in threads:
             shown = application.shown_date(t, column)
@@ -270,7 +274,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             _err(f"note: {_line(note)}")
         return ExitCode.OK
     finally:
-        project.close()
+        service.close()
 
 
 def _op_args(op, args: argparse.Namespace, project):
@@ -287,8 +291,9 @@ def _op_args(op, args: argparse.Namespace, project):
 
 def cmd_mail(args: argparse.Namespace) -> int:
     if args.op == "search":  # not one of the contract's six ops: cli/search.py
-        return search_command.run(args, open_project)
-    project = open_project(args)
+        return search_command.run(args, open_service)
+    service = open_service(args)
+    project = service.opened
     try:
         if args.op == attachments.OP:  # not a contract op: reads the thread, then saves after confirmation
             return attachments.run(args, project)
@@ -296,7 +301,7 @@ def cmd_mail(args: argparse.Namespace) -> int:
         # The mandatory rule, checked once at the start of the run: nothing runs, nothing is proposed.
         abort = project.sources.mandatory_abort(op)
         if abort is not None:
-            _err(abort.aborted)
+            _err(abort.aborted or "")
             _emit({"op": op.value, "backend": None, "aborted": abort.aborted, "resolution": abort.to_json(),
                    "result": None})
             return ExitCode.FAILED
@@ -333,7 +338,7 @@ def cmd_mail(args: argparse.Namespace) -> int:
         _emit(doc)
         return ExitCode.OK
     finally:
-        project.close()
+        service.close()
 
 
 def _create_draft(args, project, tid) -> int:
@@ -377,34 +382,13 @@ def cmd_app(args: argparse.Namespace) -> int:
     """Open the TUI on a terminal; print the readable listing otherwise or before the TUI exists."""
     if sys.stdout.isatty() and sys.stdin.isatty():
         try:  # the app's start-up, without Textual: every other command starts without it
-            from mailtriage.tui.head_start import ForkedHeadStart
+            from mailtriage.tui.startup import launch
         except ImportError as exc:
             if not (exc.name or "").startswith("mailtriage.tui"):
                 raise
         else:
-            # As the head start: the app's start-up only (the settings module is loaded by now).
-            from mailtriage.core.settings import settings_file
-            from mailtriage.tui import first_paint
-
-            folder = project_dir(args, session=True)  # the app's demo: a fresh workspace each run
-            demo = bool(args.demo)
-            # Forked before Textual loads: the child opens the project meanwhile (tui/head_start.py).
-            head_start = ForkedHeadStart.start(folder, demo=demo)
-            shown = None
-            try:
-                # The screen the app drew last time, on the terminal while Textual loads (tui/first_paint.py).
-                try:
-                    shown = first_paint.show(folder, demo=demo, settings_path=settings_file(),
-                                             fd=sys.__stderr__.fileno())
-                except OSError:  # the terminal went away: the app finds out itself
-                    shown = None
-                from mailtriage.tui.app import run_app  # Textual loads only for the app (see above)
-
-                return run_app(folder, demo=demo, head_start=head_start, first_paint=shown)
-            except BaseException:
-                if shown is not None:
-                    shown.undo()  # Textual may never have taken the screen over
-                raise
+            # The app's demo: a fresh workspace each run.
+            return launch(project_dir(args, session=True), demo=bool(args.demo))
     args.since = None
     args.list_name = None
     return cmd_list(args)
@@ -527,7 +511,7 @@ def _dispatch(argv: list[str]) -> int:
             return ExitCode.USAGE
         return tracker_main(rest)
     args = parser.parse_args(argv)
-    if args.command in _BACKEND_COMMANDS or args.command in flows.COMMANDS:
+    if args.command in _BACKEND_COMMANDS or args.command in flows.COMMANDS or args.command == queue_command.COMMAND:
         with _backoff_notes():
             return _run(args)
     return _run(args)
@@ -604,6 +588,8 @@ def _run(args: argparse.Namespace) -> int:
             return cmd_list(args)
         if args.command in flows.COMMANDS:
             return flows.run(args)
+        if args.command == queue_command.COMMAND:
+            return queue_command.run(args)
         return cmd_app(args)
     except handled(MAIN) as exc:
         _err(_message(exc))

@@ -22,7 +22,7 @@ from mailtriage.cli.exit_codes import ExitCode
 from mailtriage.cli.output import emit, err
 
 if TYPE_CHECKING:
-    from mailtriage.application import Project
+    from mailtriage.application import Service
 
 FIELDS = ("text", "body", "from", "subject")
 
@@ -45,7 +45,7 @@ def add_parser(op_parser: Callable[[str, str], argparse.ArgumentParser]) -> None
                                      "instead of the project's mail sources")
 
 
-def run(args: argparse.Namespace, open_project: Callable[[argparse.Namespace], Project]) -> int:
+def run(args: argparse.Namespace, open_service: Callable[[argparse.Namespace], Service]) -> int:
     if args.account:
         if args.backend:
             raise application.UsageError("--account and --backend cannot be combined")
@@ -54,7 +54,8 @@ def run(args: argparse.Namespace, open_project: Callable[[argparse.Namespace], P
         emit({"op": "search", "account": args.account, "backend": result.backend, "resolution": None,
               "result": result.page.to_json()})
         return _done(result)
-    project = open_project(args)
+    service = open_service(args)
+    project = service.opened
     try:
         abort = project.sources.mandatory_abort(application.Op.LIST_RECENT_THREADS)
         if abort is not None:
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace, open_project: Callable[[argparse.Namespace], P
               "result": result.page.to_json()})
         return _done(result)
     finally:
-        project.close()
+        service.close()
 
 
 def _since(args: argparse.Namespace, project):

@@ -436,10 +436,17 @@ SCHEMA: dict[str, tuple[Any, str]] = {
     "pgp.team_key": (_text_or_null, "a key fingerprint (quoted), or null"),
     "pgp.encrypt_replies": (_flag, "true or false"),
     "pgp.sign_replies": (_flag, "true or false"),
+    # The team's triage queue (docs/queue.md, application/queue.py).
+    "queue.first_response_days": (_whole, "a whole number of days, e.g. 2"),
+    "queue.disclosure_days": (_whole, "a whole number of days, e.g. 90"),
+    "queue.team": (_names, "a list of the team's addresses, e.g. [alice@example.org]"),
+    "queue.in_progress_labels": NAMES,
+    "queue.fixed_labels": NAMES,
+    "queue.closed_labels": NAMES,
 }
 # Keys that hold a mapping of settings (null allowed), besides the parents above.
 MAPPINGS = ("security_inbox", "import", "alerts", "sweep", "templates", "tracker", "tracker.local",
-            "tracker.github", "tracker.jira", "mail_sources", "pgp")
+            "tracker.github", "tracker.jira", "mail_sources", "pgp", "queue")
 
 
 def _describe(value: Any) -> str:

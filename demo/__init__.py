@@ -28,3 +28,16 @@ def demo_project_dir() -> Path:
 def demo_archive() -> Path:
     """The bundled archive of the demo security list."""
     return demo_project_dir() / ARCHIVE_FILE
+
+
+#: The demo's "now": the morning after the archive's last message (2026-11-27). The queue
+#: (issue 37) measures ages and deadlines from it in a demo run, so the demo's queue, and
+#: its screenshots, look the same whatever day the demo is opened.
+DEMO_NOW_ISO = "2026-11-28T09:00:00+00:00"
+
+
+def demo_now():
+    """:data:`DEMO_NOW_ISO` as an aware datetime (UTC)."""
+    from datetime import datetime  # why: keep `import mailtriage.demo` (found at start-up) to pathlib only
+
+    return datetime.fromisoformat(DEMO_NOW_ISO)

@@ -86,6 +86,7 @@ THROWAWAY = Person("", "frob-finder-4711@example.net", 0, "webmail")
 DAEMON = Person("Mail Delivery System", "MAILER-DAEMON@mail.example.net", 0, "script")
 IVAN = Person("Ivan Horvat", "ivan.horvat@example.com", 60, "thunderbird")
 CHLOE = Person("Chloé Martin", "chloe.martin@example.org", 60, "apple")
+INES = Person("Inês Carvalho", "ines.carvalho@example.com", 0, "thunderbird", "Inês Carvalho")
 
 
 # -- the thread description -------------------------------------------------------
@@ -1170,6 +1171,26 @@ THREADS: list[Thread] = [
                    A final 3.3.10 with the fixes for CVE-2026-41017 and CVE-2026-41102 is
                    planned for mid-November; 3.3.x reaches end of life on 31 December 2026.
                '''), quote=2),
+           ]),
+    Thread("thumbnail-overflow", "Heap buffer overflow in the frob-native thumbnail decoder",
+           "a NEW report nobody answered: a week without a first response (the queue's breach)",
+           [
+               Mail(INES, "2026-11-20 10:12", B('''
+                   Hello,
+
+                   The native thumbnail decoder (frob-native 3.4.2, libfrobimg) trusts the
+                   width field of a crafted TGA header: a 2x65535 image makes it write past
+                   the row buffer on the heap. Uploading such a file as a job attachment
+                   crashes the worker; with a tuned size it overwrites the next allocation.
+
+                   ASAN report and the 94-byte file are available on request.
+               '''), parent=None),
+               Mail(INES, "2026-11-24 15:40", B('''
+                   Hello again,
+
+                   I have not heard back yet. Could you confirm that this report reached the
+                   team? I am happy to share the reproducer privately.
+               '''), quote=2, to=()),
            ]),
     Thread("release-350-plan", "3.5.0 security release plan",
            "the team's plan for the next release, listing open embargoed issues",

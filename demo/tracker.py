@@ -1,4 +1,4 @@
-"""The demo's local-files tracker content: three filed reports.
+"""The demo's local-files tracker content: three filed reports, and three more for the queue.
 
 :func:`file_demo_issues` files them (with fields, status rollups and close reasons) into
 the demo workspace's tracker (``demo/workspace.py``); :func:`make_demo_tracker` makes a
@@ -40,7 +40,7 @@ DEMO_ISSUES: list[dict[str, Any]] = [
     },
     {
         "title": "Authentication bypass: empty bearer token accepted by the REST API with an LDAP realm",
-        "labels": ["valid", "cve allocated", "embargoed", "critical"],
+        "labels": ["valid", "cve allocated", "fix released", "critical"],
         "fields": {
             "Security mailing list thread": "Authentication bypass: empty bearer token accepted by the REST API "
                                             "with an LDAP realm (security@frobnicator.apache.org)",
@@ -53,6 +53,7 @@ DEMO_ISSUES: list[dict[str, Any]] = [
         "rollup": [
             ("2026-09-23", "nokafor", "Imported", "Imported from the security list; receipt sent."),
             ("2026-09-23", "dwhitfield", "Validated", "Confirmed with an LDAP realm; fix in 3.4.2 (6 October)."),
+            ("2026-10-06", "praman", "Fix released", "Fixed in 3.4.2; advisory published."),
         ],
         "close": None,
         # The Import entry covers the first five messages: the reporter's last reply (her
@@ -82,13 +83,85 @@ DEMO_ISSUES: list[dict[str, Any]] = [
 ]
 
 
+#: The issues that give the demo's triage queue (issue 37) something to show, filed after
+#: :data:`DEMO_ISSUES` in the demo workspace: one in progress with an owner and a disclosure
+#: date a few days after the demo's "now", one in progress with the other triager, and one
+#: imported by nobody whose Import is older than the reporter's newest mail. ``assignees``
+#: are names of the roster (``tracker.assignees`` in demo/project.md).
+QUEUE_ISSUES: list[dict[str, Any]] = [
+    {
+        "title": "Sandbox escape in the report template engine (SSTI to RCE)",
+        "labels": ["valid", "cve allocated", "embargoed", "critical"],
+        "fields": {
+            "Security mailing list thread": "Sandbox escape in the report template engine (SSTI to RCE) "
+                                            "(security@frobnicator.apache.org)",
+            "Reporter": "Dmitri Volkov <d.volkov@example.net>",
+            "Received": "2026-11-02",
+            "Affected versions": "3.0.0 to 3.4.2",
+            "CVE": "CVE-2026-41502",
+            "Severity": "critical",
+            "Disclosure date": "2026-12-01",
+        },
+        "rollup": [
+            ("2026-11-02", "praman", "Imported", "Imported from the security list; receipt sent."),
+            ("2026-11-04", "dwhitfield", "Validated", "Reproduced on 3.4.2; patch for 3.5.0 (1 December) "
+                                                      "under review."),
+        ],
+        "assignees": ["mkowalczyk"],
+        "close": None,
+        "covers": None,
+    },
+    {
+        "title": "ReDoS in the route matcher with long paths",
+        "labels": ["needs triage", "moderate"],
+        "fields": {
+            "Security mailing list thread": "ReDoS in the route matcher with long paths "
+                                            "(security@frobnicator.apache.org)",
+            "Reporter": "Aarav Shah <aarav.shah@example.com>",
+            "Received": "2026-11-10",
+            "Affected versions": "",
+            "CVE": "",
+            "Severity": "",
+            "Disclosure date": "",
+        },
+        "rollup": [
+            ("2026-11-11", "mkowalczyk", "Imported", "Imported from the security list; receipt sent."),
+        ],
+        "assignees": ["triager"],
+        "close": None,
+        "covers": None,
+    },
+    {
+        "title": "Open redirect in the login page's next parameter",
+        "labels": ["needs triage"],
+        "fields": {
+            "Security mailing list thread": "Open redirect in the login page's next parameter "
+                                            "(security@frobnicator.apache.org)",
+            "Reporter": "Elena Petrova <elena.petrova@example.com>",
+            "Received": "2026-11-12",
+            "Affected versions": "3.4.2",
+            "CVE": "",
+            "Severity": "",
+            "Disclosure date": "",
+        },
+        "rollup": [
+            ("2026-11-12", "praman", "Imported", "Imported from the security list; receipt sent."),
+        ],
+        "assignees": [],
+        "close": None,
+        # Imported before the reporter's follow-up of 26 November: the queue and Sync see new mail.
+        "covers": 2,
+    },
+]
+
+
 def _git(folder: Path, *args: str) -> None:
     subprocess.run(["git", "-c", "user.name=mailtriage demo", "-c", "user.email=demo@mailtriage.invalid",
                     "-c", "init.defaultBranch=main", *args], cwd=folder, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def file_demo_issues(tracker, threads: dict | None = None) -> None:
+def file_demo_issues(tracker, threads: dict | None = None, *, queue: bool = False) -> None:
     """File the demo issues, with their fields, rollups and close reasons, into ``tracker``.
 
     ``threads`` (root subject -> (ThreadId, Thread), from :func:`demo_threads`) links each
@@ -96,10 +169,13 @@ def file_demo_issues(tracker, threads: dict | None = None) -> None:
     first rollup entry is a real ``Import`` entry (``Thread:`` and ``Covers messages``
     lines) covering the issue's ``covers`` first messages (all when None)."""
     # lazy: the import flow's entry format loads only when the demo workspace is built
-    from mailtriage.workflows import linking
-    from mailtriage.workflows.importer import import_entry
+    from mailtriage.application.flows import linking
+    from mailtriage.application.flows.importer import import_entry
 
-    for issue in DEMO_ISSUES:
+    # lazy: the tracker contract loads only when the demo workspace is built
+    from mailtriage.trackers.contract import EditRequest
+
+    for issue in DEMO_ISSUES + (QUEUE_ISSUES if queue else []):
         fields = dict(issue["fields"])
         rollup = list(issue["rollup"])
         found = (threads or {}).get(issue["title"])
@@ -114,6 +190,8 @@ def file_demo_issues(tracker, threads: dict | None = None) -> None:
         created = tracker.create(issue["title"], body, labels=issue["labels"])
         for date, user, action, text in rollup:
             tracker.rollup_append(created["id"], action, text, user=user, now=date)
+        if issue.get("assignees"):
+            tracker.edit(created["id"], EditRequest(add_assignees=list(issue["assignees"])))
         if issue["close"]:
             tracker.close(created["id"], issue["close"])
 
@@ -125,7 +203,7 @@ def demo_threads(config) -> dict:
     from mailtriage.backends.registry import SourceSet
 
     source = SourceSet(config).backends["mbox"]
-    wanted = {issue["title"] for issue in DEMO_ISSUES}
+    wanted = {issue["title"] for issue in DEMO_ISSUES + QUEUE_ISSUES}
     found = {}
     for summary in source.list_recent_threads(None, datetime(2026, 1, 1, tzinfo=timezone.utc)):
         if summary.subject in wanted:

@@ -163,7 +163,7 @@ def _build(staging: Path) -> None:
     _git(staging, "add", "-A")
     _git(staging, "commit", "-q", "-m", "demo security tracker descriptor")
     # Linked to their threads as an import links them, so Sync and Import find them.
-    file_demo_issues(tracker, demo_threads(config))
+    file_demo_issues(tracker, demo_threads(config), queue=True)
     # The Maildirs are mail, not project history: git never sees them.
     (staging / ".gitignore").write_text(f"{READY_MARK}\n/{MAILDIR}/\n/{PERSONAL}/\n", encoding="utf-8")
     private_dir(staging / MAILDIR)

@@ -11,7 +11,8 @@ validate their input and apply the guards that hold for every backend *before* a
 * ``field-get`` / ``field-set`` address ``### Heading`` sections (``fields.py``), and the status
   rollup keeps its one exact format, entry by entry (``rollup.py``).
 
-Each public method returns the JSON-ready ``dict`` (or ``list``) the CLI prints. Errors are
+Each public method returns the JSON-ready value the CLI prints: a ``TypedDict`` of
+``values.py`` (a plain ``dict`` at run time), or a list of them. Errors are
 :class:`TrackerError` subclasses: a usage error, not found, refused by a guard, a backend
 failure. They say what went wrong; the command line decides the exit code by their type.
 
@@ -20,6 +21,7 @@ This module imports nothing from Textual, ``mailtriage.tui`` or ``mailtriage.bac
 
 from __future__ import annotations
 
+import builtins
 import getpass
 import random
 import re
@@ -39,6 +41,26 @@ from mailtriage.trackers.errors import (  # noqa: F401  (the contract's errors, 
     Refused,
     TrackerError,
     UsageError,
+)
+from mailtriage.trackers.values import (  # noqa: F401  (the contract's values, importable from here too)
+    AttachResult,
+    Comment,
+    CommentResult,
+    Created,
+    DoctorCheck,
+    DoctorReport,
+    Existing,
+    FieldSetResult,
+    FieldValue,
+    IssueSummary,
+    IssueView,
+    Pending,
+    PendingChange,
+    PendingReview,
+    PublishResult,
+    StateResult,
+    UnpushedCommit,
+    WriteResult,
 )
 
 STATES = ("open", "closed", "all")
@@ -266,16 +288,16 @@ class EditRequest:
 class ListResult:
     """``list`` output plus per-item problems (malformed files) that did not stop the listing."""
 
-    items: list[dict]
+    items: list[IssueSummary]
     problems: list[str] = field(default_factory=list)
 
 
 def issue_json(*, id: str, title: str, state: str, labels: Sequence[str], assignees: Sequence[str],
                milestone: str | None, author: str | None, created: str | None, updated: str | None,
-               body: str, url: str, comments: list[dict] | None = None) -> dict:
+               body: str, url: str, comments: list[Comment] | None = None) -> IssueView:
     """The ``view`` shape of the spec: {id, title, state, labels, assignees, milestone, author,
     created, updated, body, url, comments?}."""
-    out = {
+    out: IssueView = {
         "id": id, "title": title, "state": state, "labels": list(labels), "assignees": list(assignees),
         "milestone": milestone, "author": author, "created": created, "updated": updated,
         "body": body, "url": url,
@@ -285,18 +307,19 @@ def issue_json(*, id: str, title: str, state: str, labels: Sequence[str], assign
     return out
 
 
-def summary_json(*, id: str, title: str, state: str, labels: Sequence[str], updated: str | None, url: str) -> dict:
+def summary_json(*, id: str, title: str, state: str, labels: Sequence[str], updated: str | None,
+                 url: str) -> IssueSummary:
     """The ``list`` item shape: {id, title, state, labels, updated, url}."""
     return {"id": id, "title": title, "state": state, "labels": list(labels), "updated": updated, "url": url}
 
 
 def comment_json(*, id: str, kind: str, author: str | None, created: str | None, updated: str | None,
-                 body: str, url: str) -> dict:
+                 body: str, url: str) -> Comment:
     return {"id": id, "kind": kind, "author": author, "created": created, "updated": updated,
             "body": body, "url": url}
 
 
-def order_comments(comments: list[dict]) -> list[dict]:
+def order_comments(comments: list[Comment]) -> list[Comment]:
     """The status rollup first (kind "rollup"), the other comments after it in their order."""
     rollups = [c for c in comments if c["kind"] == "rollup"][:1]
     return rollups + [c for c in comments if c not in rollups]
@@ -355,7 +378,7 @@ class Tracker:
             self.notices.append(text)
 
     # ---- reads ----------------------------------------------------------------------
-    def view(self, issue_id: str, comments: bool = False) -> dict:
+    def view(self, issue_id: str, comments: bool = False) -> IssueView:
         """Raises NotFound, Refused (an ID that escapes the tracker), BackendError."""
         return self._do_view(issue_id, comments)
 
@@ -371,7 +394,7 @@ class Tracker:
             raise UsageError("--search takes plain words (no qualifiers like label:x)")
         return self._do_list(state, list(labels), words, limit)
 
-    def labels(self) -> list[str]:
+    def labels(self) -> builtins.list[str]:  # builtins: the class's own list() shadows the type
         """Labels in use. Raises BackendError."""
         return sorted(set(self._do_labels()))
 
@@ -379,7 +402,7 @@ class Tracker:
         """The body as markdown with ``###`` field sections. Raises NotFound, BackendError."""
         return self._do_body(issue_id)
 
-    def field_get(self, issue_id: str, heading: str) -> dict:
+    def field_get(self, issue_id: str, heading: str) -> FieldValue:
         """{id, heading, value}; value is None when the section is missing. Raises NotFound."""
         heading = _validate_heading(heading)
         canonical, raw = self._raw_body(issue_id)
@@ -387,22 +410,24 @@ class Tracker:
         return {"id": canonical, "heading": heading, "value": value}
 
     # ---- writes ---------------------------------------------------------------------
-    def create(self, title: str, body: str, labels: Sequence[str] = ()) -> dict:
+    def create(self, title: str, body: str, labels: Sequence[str] = ()) -> WriteResult:
         """{id, url}. Raises UsageError (title), Refused (label, access guard), BackendError."""
         title = validate_title(title)
         labels = _dedupe(self.policy.check_label(label) for label in labels)
         self._check_body(body)
         return self._do_create(title, body, labels)
 
-    def find_or_create(self, title: str, body: str, labels: Sequence[str], find: Callable[[], str | None]) -> dict:
+    def find_or_create(self, title: str, body: str, labels: Sequence[str],
+                       find: Callable[[], str | None]) -> Existing | Created:
         """The issue ``find()`` names ({id, existing: True}), else a new one ({id, url, existing:
         False}). Atomic across processes only where ``features.locked_find_or_create`` says so."""
         found = find()
         if found:
             return {"id": found, "existing": True}
-        return {**self.create(title, body, labels), "existing": False}
+        made = self.create(title, body, labels)
+        return {"id": made["id"], "url": made["url"], "existing": False}
 
-    def edit(self, issue_id: str, change: EditRequest) -> dict:
+    def edit(self, issue_id: str, change: EditRequest) -> WriteResult:
         """{id, url}. Raises UsageError (nothing to change, title), NotFound, Refused, BackendError."""
         if change.is_empty():
             raise UsageError("edit: nothing to change (give --add-label, --title, --body-file, …)")
@@ -423,12 +448,12 @@ class Tracker:
             self.policy.check_milestone(change.milestone)
         return self._do_edit(issue_id, change)
 
-    def field_set(self, issue_id: str, heading: str, value: str) -> dict:
+    def field_set(self, issue_id: str, heading: str, value: str) -> FieldSetResult:
         """{id, heading, created}. Replaces the section's text, or appends the section at the
         end of the body when missing; every other byte of the body stays as it was."""
         heading = _validate_heading(heading)
         self._check_body(value)
-        created = {}
+        created: dict[str, bool] = {}
 
         def change(raw: str) -> str:
             new, was_created = fieldsmod.set_field(raw, heading, value, self.field_syntax)
@@ -438,7 +463,7 @@ class Tracker:
         canonical = self._mutate_body(issue_id, change)
         return {"id": canonical, "heading": heading, "created": created["value"]}
 
-    def comment(self, issue_id: str, body: str, author: str | None = None) -> dict:
+    def comment(self, issue_id: str, body: str, author: str | None = None) -> CommentResult:
         """{id, comment_id, url}. Raises UsageError (empty body), NotFound, Refused, BackendError."""
         if not body.strip():
             raise UsageError("the comment body is empty")
@@ -449,17 +474,17 @@ class Tracker:
             raise Refused("the comment carries the status rollup marker; use rollup-append")
         return self._do_comment(issue_id, body, author)
 
-    def close(self, issue_id: str, reason: str) -> dict:
+    def close(self, issue_id: str, reason: str) -> StateResult:
         """{id, state}. Raises UsageError/Refused (reason), NotFound, BackendError."""
         self.policy.check_close_reason(reason)
         return self._do_close(issue_id, reason)
 
-    def reopen(self, issue_id: str) -> dict:
+    def reopen(self, issue_id: str) -> StateResult:
         """{id, state}. Raises NotFound, Refused, BackendError."""
         return self._do_reopen(issue_id)
 
     def rollup_append(self, issue_id: str, action: str, entry_body: str, user: str | None = None,
-                      now: str | None = None, unless_action: str | None = None) -> dict:
+                      now: str | None = None, unless_action: str | None = None) -> WriteResult | Existing:
         """{id, url}. Appends one entry at the bottom of the status rollup (created when missing).
 
         ``unless_action``: append nothing when an entry with that action is there already, as
@@ -490,7 +515,7 @@ class Tracker:
         finally:
             self._rollup_when = None
 
-    def rollup_amend_latest(self, issue_id: str, action: str, entry_body: str) -> dict:
+    def rollup_amend_latest(self, issue_id: str, action: str, entry_body: str) -> WriteResult:
         """{id, url}. Replaces the latest entry's body, keeping its date and user.
 
         Raises NotFound (no rollup), Refused (the latest entry's action is not ``action``).
@@ -514,12 +539,12 @@ class Tracker:
     rollup_attempts: ClassVar[int] = 12
     rollup_min_settle: ClassVar[float] = 0.2
 
-    def _rollup_write(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
+    def _rollup_write(self, issue_id: str, change: Callable[[str | None], str]) -> WriteResult:
         if not self.verify_rollup_writes:
             return self._mutate_rollup(issue_id, change)
         mine: rollupmod.Entry | None = None
         need = 0
-        result: dict = {}
+        result: WriteResult | None = None
 
         def guarded(text: str | None) -> str:
             # on a retry, the text this write is based on may already hold the entry again
@@ -534,7 +559,7 @@ class Tracker:
         def kept() -> bool:
             text = self._read_rollup(issue_id)
             try:
-                return text is not None and rollupmod.entries(text).count(mine) >= need
+                return text is not None and mine is not None and rollupmod.entries(text).count(mine) >= need
             except rollupmod.MalformedRollup:
                 return False
 
@@ -564,30 +589,30 @@ class Tracker:
             # such a write lands within about one of its own read-and-write cycles, so look
             # again after twice ours.
             time.sleep(max(self.rollup_min_settle, 2 * (time.monotonic() - started)))
-            if kept():
+            if kept() and result is not None:
                 return result
             time.sleep(random.uniform(0.01, 0.1))
         raise BackendError(f"{issue_id}: the status rollup kept changing under concurrent writers; the entry "
                            f"was not recorded after {self.rollup_attempts} attempts. Check the rollup, then retry")
 
-    def attach(self, issue_id: str, data: bytes, name: str) -> dict:
+    def attach(self, issue_id: str, data: bytes, name: str) -> AttachResult:
         """{id, name, url}. Raises UsageError (name), NotFound, Refused, BackendError."""
         name = validate_attachment_name(name)
         return self._do_attach(issue_id, data, name)
 
     # ---- publishing (local-files) ----------------------------------------------------
-    def pending(self) -> dict:
+    def pending(self, only: Sequence[str] | None = None) -> Pending:
         raise Refused(f"pending is local-files only; the {self.kind} tracker writes straight to the server")
 
-    def review_state(self, only: Sequence[str] | None = None) -> dict:
+    def review_state(self, only: Sequence[str] | None = None) -> PendingReview:
         """:meth:`pending` plus ``review``, each pending path's state (local-files only)."""
         raise Refused(f"pending is local-files only; the {self.kind} tracker writes straight to the server")
 
     def publish(self, message: str, trailers: Sequence[str] = (), push: bool = False, *,
-                review: dict[str, str] | None = None, only: Sequence[str] | None = None) -> dict:
+                review: dict[str, str] | None = None, only: Sequence[str] | None = None) -> PublishResult:
         raise Refused(f"publish is local-files only; the {self.kind} tracker writes straight to the server")
 
-    def doctor(self) -> dict:
+    def doctor(self) -> DoctorReport:
         raise NotImplementedError
 
     def default_user(self) -> str:
@@ -611,11 +636,11 @@ class Tracker:
         """Apply ``change`` to the stored body (after the write guards); return the canonical id."""
         raise NotImplementedError
 
-    def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
+    def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> WriteResult:
         """Apply ``change`` to the rollup text (None when the issue has none); return {id, url}."""
         raise NotImplementedError
 
-    def _write_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> tuple[dict, str]:
+    def _write_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> tuple[WriteResult, str]:
         """Like ``_mutate_rollup`` but also return the rollup text as the server stored it.
         Raises LostUpdate when this write created a second rollup (and removed it again)."""
         raise NotImplementedError
@@ -624,10 +649,11 @@ class Tracker:
         """The current status rollup text, or None when the issue has none."""
         raise NotImplementedError
 
-    def _do_view(self, issue_id: str, comments: bool) -> dict:
+    def _do_view(self, issue_id: str, comments: bool) -> IssueView:
         raise NotImplementedError
 
-    def _do_list(self, state: str, labels: list[str], words: list[str], limit: int | None) -> ListResult:
+    def _do_list(self, state: str, labels: builtins.list[str], words: builtins.list[str],
+                 limit: int | None) -> ListResult:
         raise NotImplementedError
 
     def _do_labels(self) -> Iterable[str]:
@@ -636,22 +662,22 @@ class Tracker:
     def _do_body(self, issue_id: str) -> str:
         return self._raw_body(issue_id)[1]
 
-    def _do_create(self, title: str, body: str, labels: list[str]) -> dict:
+    def _do_create(self, title: str, body: str, labels: builtins.list[str]) -> WriteResult:
         raise NotImplementedError
 
-    def _do_edit(self, issue_id: str, change: EditRequest) -> dict:
+    def _do_edit(self, issue_id: str, change: EditRequest) -> WriteResult:
         raise NotImplementedError
 
-    def _do_comment(self, issue_id: str, body: str, author: str | None) -> dict:
+    def _do_comment(self, issue_id: str, body: str, author: str | None) -> CommentResult:
         raise NotImplementedError
 
-    def _do_close(self, issue_id: str, reason: str) -> dict:
+    def _do_close(self, issue_id: str, reason: str) -> StateResult:
         raise NotImplementedError
 
-    def _do_reopen(self, issue_id: str) -> dict:
+    def _do_reopen(self, issue_id: str) -> StateResult:
         raise NotImplementedError
 
-    def _do_attach(self, issue_id: str, data: bytes, name: str) -> dict:
+    def _do_attach(self, issue_id: str, data: bytes, name: str) -> AttachResult:
         raise NotImplementedError
 
 

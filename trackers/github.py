@@ -42,6 +42,17 @@ from mailtriage.trackers.contract import (
     require_id,
     summary_json,
 )
+from mailtriage.trackers.values import (
+    AttachResult,
+    Comment,
+    CommentResult,
+    DoctorCheck,
+    DoctorReport,
+    IssueSummary,
+    IssueView,
+    StateResult,
+    WriteResult,
+)
 
 API_VERSION = "2022-11-28"
 DEFAULT_API = "https://api.github.com"
@@ -247,25 +258,25 @@ class GitHubTracker(Tracker):
     def _comments(self, number: int) -> list[dict]:
         return list(self._paged(self._repo_path(f"/issues/{number}/comments"), {"per_page": 100}))
 
-    def _do_view(self, issue_id: str, comments: bool) -> dict:
+    def _do_view(self, issue_id: str, comments: bool) -> IssueView:
         number = self._number(issue_id)
         data = self._issue(number)
         out_comments = None
         if comments:
             found_rollup = False
-            out_comments = []
+            found: list[Comment] = []
             for c in self._comments(number):
                 kind = "comment"
                 if not found_rollup and rollupmod.is_rollup(c.get("body")):
                     kind, found_rollup = "rollup", True
-                out_comments.append(comment_json(id=str(c["id"]), kind=kind, author=(c.get("user") or {}).get("login"),
+                found.append(comment_json(id=str(c["id"]), kind=kind, author=(c.get("user") or {}).get("login"),
                                                  created=c.get("created_at"), updated=c.get("updated_at"),
                                                  body=c.get("body") or "", url=c.get("html_url") or ""))
-            out_comments = order_comments(out_comments)
+            out_comments = order_comments(found)
         return _issue_out(data, out_comments)
 
     def _do_list(self, state: str, labels: list[str], words: list[str], limit: int | None) -> ListResult:
-        items: list[dict] = []
+        items: list[IssueSummary] = []
         if words:
             # advanced_search=true: the supported issue search; the legacy one without it is
             # deprecated (github.blog changelog 2025-03-06). Each word is quoted, so AND, OR, NOT
@@ -282,7 +293,8 @@ class GitHubTracker(Tracker):
         for data in source:
             if "pull_request" in data:
                 continue
-            items.append(summary_json(id=str(data["number"]), title=data.get("title") or "", state=data.get("state"),
+            items.append(summary_json(id=str(data["number"]), title=data.get("title") or "",
+                                      state=data.get("state") or "open",
                                       labels=_label_names(data), updated=data.get("updated_at"),
                                       url=data.get("html_url") or ""))
             if limit and len(items) >= limit:
@@ -297,7 +309,7 @@ class GitHubTracker(Tracker):
         return str(number), self._issue(number).get("body") or ""
 
     # ---- writes -------------------------------------------------------------------------
-    def _do_create(self, title: str, body: str, labels: list[str]) -> dict:
+    def _do_create(self, title: str, body: str, labels: list[str]) -> WriteResult:
         self.require_private()
         payload: dict[str, Any] = {"title": title, "body": body}
         if labels:
@@ -312,7 +324,7 @@ class GitHubTracker(Tracker):
         raise Refused(f"milestone {title!r} is declared in project.md but does not exist in {self.repo}; "
                       "create it on GitHub first (mailtriage never invents one)")
 
-    def _do_edit(self, issue_id: str, change: EditRequest) -> dict:
+    def _do_edit(self, issue_id: str, change: EditRequest) -> WriteResult:
         number, data = self._writable_issue(issue_id)
         base = self._repo_path(f"/issues/{number}")
         if change.add_labels:
@@ -344,7 +356,7 @@ class GitHubTracker(Tracker):
         self._request("PATCH", self._repo_path(f"/issues/{number}"), json={"body": change(data.get("body") or "")})
         return str(number)
 
-    def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
+    def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> WriteResult:
         return self._write_rollup(issue_id, change)[0]
 
     def _rollup_comments(self, number: int) -> list[dict]:
@@ -354,7 +366,7 @@ class GitHubTracker(Tracker):
         found = self._rollup_comments(self._number(issue_id))
         return (found[0].get("body") or "") if found else None
 
-    def _write_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> tuple[dict, str]:
+    def _write_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> tuple[WriteResult, str]:
         number, _ = self._writable_issue(issue_id)
         found = self._rollup_comments(number)
         if found:
@@ -372,25 +384,25 @@ class GitHubTracker(Tracker):
                 raise LostUpdate(f"#{number}: a concurrent writer created the rollup first")
         return {"id": str(number), "url": data.get("html_url") or ""}, data.get("body") or text
 
-    def _do_comment(self, issue_id: str, body: str, author: str | None) -> dict:
+    def _do_comment(self, issue_id: str, body: str, author: str | None) -> CommentResult:
         number, _ = self._writable_issue(issue_id)
         data = self._request("POST", self._repo_path(f"/issues/{number}/comments"), json={"body": body},
                              ok=(201,)).json()
         return {"id": str(number), "comment_id": str(data["id"]), "url": data.get("html_url") or ""}
 
-    def _do_close(self, issue_id: str, reason: str) -> dict:
+    def _do_close(self, issue_id: str, reason: str) -> StateResult:
         number, _ = self._writable_issue(issue_id)
         data = self._request("PATCH", self._repo_path(f"/issues/{number}"),
                              json={"state": "closed", "state_reason": reason.replace("-", "_")}).json()
         return {"id": str(number), "state": data.get("state", "closed")}
 
-    def _do_reopen(self, issue_id: str) -> dict:
+    def _do_reopen(self, issue_id: str) -> StateResult:
         number, _ = self._writable_issue(issue_id)
         data = self._request("PATCH", self._repo_path(f"/issues/{number}"),
                              json={"state": "open", "state_reason": "reopened"}).json()
         return {"id": str(number), "state": data.get("state", "open")}
 
-    def _do_attach(self, issue_id: str, data: bytes, name: str) -> dict:
+    def _do_attach(self, issue_id: str, data: bytes, name: str) -> AttachResult:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -409,8 +421,8 @@ class GitHubTracker(Tracker):
             self._user = self._request("GET", "/user").json().get("login") or super().default_user()
         return self._user
 
-    def doctor(self) -> dict:
-        checks: list[dict] = []
+    def doctor(self) -> DoctorReport:
+        checks: list[DoctorCheck] = []
 
         def check(name: str, ok: bool, detail: str) -> None:
             checks.append({"name": name, "ok": ok, "detail": detail})
@@ -481,7 +493,7 @@ def _label_names(data: dict) -> list[str]:
     return [label["name"] if isinstance(label, dict) else str(label) for label in data.get("labels") or []]
 
 
-def _issue_out(data: dict, comments: list[dict] | None) -> dict:
+def _issue_out(data: dict, comments: list[Comment] | None) -> IssueView:
     milestone = data.get("milestone")
     return issue_json(
         id=str(data["number"]), title=data.get("title") or "", state=data.get("state") or "open",

@@ -24,7 +24,7 @@ from __future__ import annotations
 import base64
 import re
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from mailtriage.core.http import HttpClient, HttpError
 from mailtriage.core.projectconfig import ConfigError
@@ -50,6 +50,19 @@ from mailtriage.trackers.contract import (
     order_comments,
     require_id,
     summary_json,
+)
+from mailtriage.trackers.values import (
+    AttachResult,
+    Comment,
+    CommentResult,
+    DoctorCheck,
+    DoctorReport,
+    FieldSetResult,
+    FieldValue,
+    IssueSummary,
+    IssueView,
+    StateResult,
+    WriteResult,
 )
 
 VIEW_FIELDS = ["summary", "status", "labels", "assignee", "fixVersions", "reporter", "created", "updated",
@@ -205,7 +218,7 @@ class JiraTracker(Tracker):
             raise Refused(f"{key} carries the security level {level.get('name')!r}, not the configured {want!r}; "
                           "refused")
 
-    def _writable(self, issue_id: str, fields: list[str] = ()) -> tuple[str, dict]:
+    def _writable(self, issue_id: str, fields: Sequence[str] = ()) -> tuple[str, dict]:
         key = self._key(issue_id)
         data = self._get(key, ["security", *fields])
         self._check_security(key, data)
@@ -246,23 +259,23 @@ class JiraTracker(Tracker):
             return account or person.get("displayName")
         return person.get("name") or person.get("key") or person.get("displayName")
 
-    def _do_view(self, issue_id: str, comments: bool) -> dict:
+    def _do_view(self, issue_id: str, comments: bool) -> IssueView:
         key = self._key(issue_id)
         data = self._get(key, VIEW_FIELDS)
         f = data.get("fields") or {}
         out_comments = None
         if comments:
-            out_comments = []
+            found: list[Comment] = []
             seen_rollup = False
             for c in self._comments(key):
                 text = self._from_jira(c.get("body"))
                 kind = "comment"
                 if not seen_rollup and rollupmod.is_rollup(text):
                     kind, seen_rollup = "rollup", True
-                out_comments.append(comment_json(id=str(c.get("id")), kind=kind, author=self._person(c.get("author")),
+                found.append(comment_json(id=str(c.get("id")), kind=kind, author=self._person(c.get("author")),
                                                  created=c.get("created"), updated=c.get("updated"), body=text,
                                                  url=f"{self._url(key)}?focusedCommentId={c.get('id')}"))
-            out_comments = order_comments(out_comments)
+            out_comments = order_comments(found)
         versions = f.get("fixVersions") or []
         assignee = self._person(f.get("assignee"))
         return issue_json(id=data.get("key", key), title=f.get("summary") or "", state=_state(f),
@@ -305,7 +318,7 @@ class JiraTracker(Tracker):
         clauses += [f"labels = {_jql_str(label)}" for label in labels]
         clauses += [f"text ~ {_jql_str(word)}" for word in words]
         jql = " AND ".join(clauses) + " ORDER BY updated DESC"
-        items: list[dict] = []
+        items: list[IssueSummary] = []
         for data in self._search(jql, LIST_FIELDS):
             f = data.get("fields") or {}
             items.append(summary_json(id=data["key"], title=f.get("summary") or "", state=_state(f),
@@ -330,7 +343,7 @@ class JiraTracker(Tracker):
         key = self._key(issue_id)
         return self._from_jira((self._get(key, ["description"]).get("fields") or {}).get("description"))
 
-    def field_get(self, issue_id: str, heading: str) -> dict:
+    def field_get(self, issue_id: str, heading: str) -> FieldValue:
         if self.v == 2:
             return super().field_get(issue_id, heading)
         heading = _validate_heading(heading)
@@ -338,7 +351,7 @@ class JiraTracker(Tracker):
         description = (self._get(key, ["description"]).get("fields") or {}).get("description")
         return {"id": key, "heading": heading, "value": markup.adf_get_field(description, heading)}
 
-    def field_set(self, issue_id: str, heading: str, value: str) -> dict:
+    def field_set(self, issue_id: str, heading: str, value: str) -> FieldSetResult:
         if self.v == 2:
             return super().field_set(issue_id, heading, value)
         heading = _validate_heading(heading)
@@ -349,7 +362,7 @@ class JiraTracker(Tracker):
         return {"id": key, "heading": heading, "created": created}
 
     # ---- writes -----------------------------------------------------------------------------
-    def _do_create(self, title: str, body: str, labels: list[str]) -> dict:
+    def _do_create(self, title: str, body: str, labels: list[str]) -> WriteResult:
         level = self._level_id_for_create()
         fields: dict[str, Any] = {"project": {"key": self.project}, "issuetype": {"name": self.issue_type},
                                   "summary": title, "description": self._to_jira(body), "security": {"id": level}}
@@ -365,7 +378,7 @@ class JiraTracker(Tracker):
             return {"accountId": self.accounts.get(user, user)}
         return {"name": user}
 
-    def _do_edit(self, issue_id: str, change: EditRequest) -> dict:
+    def _do_edit(self, issue_id: str, change: EditRequest) -> WriteResult:
         key, data = self._writable(issue_id, ["assignee"])
         fields: dict[str, Any] = {}
         update: dict[str, list] = {}
@@ -410,7 +423,7 @@ class JiraTracker(Tracker):
         self._request("PUT", f"/issue/{key}", json={"fields": {"description": new}}, ok=(204, 200))
         return key
 
-    def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
+    def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> WriteResult:
         return self._write_rollup(issue_id, change)[0]
 
     def _rollup_comments(self, key: str) -> list[dict]:
@@ -420,7 +433,7 @@ class JiraTracker(Tracker):
         found = self._rollup_comments(self._key(issue_id))
         return self._from_jira(found[0].get("body")) if found else None
 
-    def _write_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> tuple[dict, str]:
+    def _write_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> tuple[WriteResult, str]:
         key, _ = self._writable(issue_id)
         found = self._rollup_comments(key)
         if found:
@@ -439,7 +452,7 @@ class JiraTracker(Tracker):
         written = self._from_jira(data["body"]) if data.get("body") is not None else text
         return {"id": key, "url": f"{self._url(key)}?focusedCommentId={data['id']}"}, written
 
-    def _do_comment(self, issue_id: str, body: str, author: str | None) -> dict:
+    def _do_comment(self, issue_id: str, body: str, author: str | None) -> CommentResult:
         key, _ = self._writable(issue_id)
         data = self._request("POST", f"/issue/{key}/comment", json={"body": self._to_jira(body)}, ok=(201,)).json()
         return {"id": key, "comment_id": str(data["id"]), "url": f"{self._url(key)}?focusedCommentId={data['id']}"}
@@ -456,7 +469,7 @@ class JiraTracker(Tracker):
             payload["fields"] = fields
         self._request("POST", f"/issue/{key}/transitions", json=payload, ok=(204, 200))
 
-    def _do_close(self, issue_id: str, reason: str) -> dict:
+    def _do_close(self, issue_id: str, reason: str) -> StateResult:
         key, _ = self._writable(issue_id)
         want = self.resolutions[reason]
         transitions = self._transitions(key)
@@ -493,7 +506,7 @@ class JiraTracker(Tracker):
         self._post_transition(key, choice, fields)
         return {"id": key, "state": "closed"}
 
-    def _do_reopen(self, issue_id: str) -> dict:
+    def _do_reopen(self, issue_id: str) -> StateResult:
         key, data = self._writable(issue_id, ["status"])
         status = (data.get("fields") or {}).get("status") or {}
         if _category(status) != "done":
@@ -508,7 +521,7 @@ class JiraTracker(Tracker):
         self._post_transition(key, back[0])
         return {"id": key, "state": "open"}
 
-    def _do_attach(self, issue_id: str, data: bytes, name: str) -> dict:
+    def _do_attach(self, issue_id: str, data: bytes, name: str) -> AttachResult:
         key, _ = self._writable(issue_id)
         response = self._request("POST", f"/issue/{key}/attachments", files={"file": (name, data)},
                                  headers={"X-Atlassian-Token": "no-check"})
@@ -522,8 +535,8 @@ class JiraTracker(Tracker):
             self._user = me.get("name") or me.get("accountId") or super().default_user()
         return self._user
 
-    def doctor(self) -> dict:
-        checks: list[dict] = []
+    def doctor(self) -> DoctorReport:
+        checks: list[DoctorCheck] = []
 
         def check(name: str, ok: bool, detail: str) -> None:
             checks.append({"name": name, "ok": ok, "detail": detail})

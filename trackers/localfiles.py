@@ -46,6 +46,22 @@ from mailtriage.trackers.contract import (TrackerFeatures,
     summary_json,
     utc_now_iso,
 )
+from mailtriage.trackers.values import (
+    AttachResult,
+    CommentResult,
+    Created,
+    DoctorCheck,
+    DoctorReport,
+    Existing,
+    IssueView,
+    Pending,
+    PendingChange,
+    PendingReview,
+    PublishResult,
+    SetupResult,
+    StateResult,
+    WriteResult,
+)
 
 
 class LocalFilesTracker(Tracker):
@@ -236,7 +252,8 @@ class LocalFilesTracker(Tracker):
             self.require_access_restricted(committed=committed)
             yield
 
-    def find_or_create(self, title: str, body: str, labels: Sequence[str], find: Callable[[], str | None]) -> dict:
+    def find_or_create(self, title: str, body: str, labels: Sequence[str],
+                       find: Callable[[], str | None]) -> Existing | Created:
         """The issue ``find()`` names, else a new one: both under the tracker lock, so two
         processes importing one thread make one issue. {id, url} plus ``existing``."""
         with self._locked():
@@ -244,7 +261,7 @@ class LocalFilesTracker(Tracker):
             if found:
                 return {"id": found, "existing": True}
             made = self.create(title, body, labels)
-            return {**made, "existing": False}
+            return {"id": made["id"], "url": made["url"], "existing": False}
 
     def _write_atomic(self, path: Path, data: bytes, *, exclusive: bool = False) -> None:
         """Write to a temporary file beside ``path``, fsync, then rename over it: a reader (or a
@@ -291,7 +308,7 @@ class LocalFilesTracker(Tracker):
             self._save(path, issue)
 
     # ---- reads --------------------------------------------------------------------------
-    def _do_view(self, issue_id: str, comments: bool) -> dict:
+    def _do_view(self, issue_id: str, comments: bool) -> IssueView:
         canonical, path, issue = self._read(issue_id)
         m = issue.meta
         out_comments = None
@@ -345,7 +362,7 @@ class LocalFilesTracker(Tracker):
         return canonical, issue.body
 
     # ---- writes --------------------------------------------------------------------------
-    def _do_create(self, title: str, body: str, labels: list[str]) -> dict:
+    def _do_create(self, title: str, body: str, labels: list[str]) -> WriteResult:
         with self._locked():
             d = self.descriptor()
             pattern = self._issue_name_re()
@@ -367,7 +384,7 @@ class LocalFilesTracker(Tracker):
                 raise BackendError(f"{canonical} appeared while creating it; try again") from exc
         return {"id": canonical, "url": self.url_for(canonical, path)}
 
-    def _do_edit(self, issue_id: str, change: EditRequest) -> dict:
+    def _do_edit(self, issue_id: str, change: EditRequest) -> WriteResult:
         with self._updating(issue_id) as (canonical, path, issue):
             m = issue.meta
             m["labels"] = [x for x in m["labels"] if x not in change.remove_labels]
@@ -389,7 +406,7 @@ class LocalFilesTracker(Tracker):
             issue.body = change(issue.body)
         return canonical
 
-    def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> dict:
+    def _mutate_rollup(self, issue_id: str, change: Callable[[str | None], str]) -> WriteResult:
         with self._updating(issue_id) as (canonical, path, issue):
             existing = issue.rollup()
             new_text = change(existing.text if existing else None)
@@ -404,7 +421,7 @@ class LocalFilesTracker(Tracker):
                                                            new_text))
         return {"id": canonical, "url": f"{self.url_for(canonical, path)}#comment-{comment_id}"}
 
-    def _do_comment(self, issue_id: str, body: str, author: str | None) -> dict:
+    def _do_comment(self, issue_id: str, body: str, author: str | None) -> CommentResult:
         with self._updating(issue_id) as (canonical, path, issue):
             now = utc_now_iso()
             comment_id = issue.next_comment_id()
@@ -413,19 +430,19 @@ class LocalFilesTracker(Tracker):
         return {"id": canonical, "comment_id": str(comment_id),
                 "url": f"{self.url_for(canonical, path)}#comment-{comment_id}"}
 
-    def _do_close(self, issue_id: str, reason: str) -> dict:
+    def _do_close(self, issue_id: str, reason: str) -> StateResult:
         with self._updating(issue_id) as (canonical, _path, issue):
             issue.meta["state"] = "closed"
             issue.meta["close_reason"] = reason
         return {"id": canonical, "state": "closed"}
 
-    def _do_reopen(self, issue_id: str) -> dict:
+    def _do_reopen(self, issue_id: str) -> StateResult:
         with self._updating(issue_id) as (canonical, _path, issue):
             issue.meta["state"] = "open"
             issue.meta["close_reason"] = None
         return {"id": canonical, "state": "open"}
 
-    def _do_attach(self, issue_id: str, data: bytes, name: str) -> dict:
+    def _do_attach(self, issue_id: str, data: bytes, name: str) -> AttachResult:
         with self._updating(issue_id) as (canonical, path, issue):
             folder = self.root / (canonical + fmt.ATTACHMENTS_SUFFIX)
             if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
@@ -453,7 +470,7 @@ class LocalFilesTracker(Tracker):
         return super().default_user()
 
     # ---- set-up: init / detect ------------------------------------------------------------
-    def init(self, prefix: str, digits: int = 4, access_restricted: bool = False) -> dict:
+    def init(self, prefix: str, digits: int = 4, access_restricted: bool = False) -> SetupResult:
         """Create the tracker folder and its descriptor. Raises UsageError, Refused (exists)."""
         prefix = prefix.strip().upper()
         if not fmt.PREFIX_RE.match(prefix):
@@ -468,7 +485,7 @@ class LocalFilesTracker(Tracker):
         self._descriptor = None
         return self._setup_json(d, written=True)
 
-    def detect(self, write: bool = False, access_restricted: bool = False) -> dict:
+    def detect(self, write: bool = False, access_restricted: bool = False) -> SetupResult:
         """Infer prefix and digits from the files present; with ``write`` record the descriptor."""
         if access_restricted and not write:
             raise UsageError("--access-restricted needs --write")
@@ -500,7 +517,7 @@ class LocalFilesTracker(Tracker):
         out["issues"] = sum(counts.values())
         return out
 
-    def _setup_json(self, d: fmt.Descriptor, written: bool) -> dict:
+    def _setup_json(self, d: fmt.Descriptor, written: bool) -> SetupResult:
         return {"backend": self.kind, "root": str(self.root), "descriptor": str(self.descriptor_path),
                 "prefix": d.prefix, "digits": d.digits, "access_restricted": d.access_restricted,
                 "written": written}
@@ -512,16 +529,16 @@ class LocalFilesTracker(Tracker):
             raise BackendError(f"{self.root} is not inside a git or svn working copy")
         return wc
 
-    def pending(self, only: Sequence[str] | None = None) -> dict:
+    def pending(self, only: Sequence[str] | None = None) -> Pending:
         """What publish would commit: ``changes``, ``unpushed_commits``, ``needs_publish``.
 
         ``only``: paths relative to the working copy (what one flow wrote); other pending
         changes are left out (another process's import is not this review's)."""
         out = self.review_state(only)
-        del out["review"]
-        return out
+        return {"backend": out["backend"], "changes": out["changes"], "unpushed_commits": out["unpushed_commits"],
+                "needs_publish": out["needs_publish"]}
 
-    def review_state(self, only: Sequence[str] | None = None) -> dict:
+    def review_state(self, only: Sequence[str] | None = None) -> PendingReview:
         """:meth:`pending` plus ``review`` (``{path: "status sha256"}``), taken before anything
         else is read, so a review built from this result can only be older than what it shows."""
         self.descriptor()
@@ -532,7 +549,7 @@ class LocalFilesTracker(Tracker):
         return {"backend": f"{self.kind}:{wc.kind}", "changes": changes, "unpushed_commits": unpushed,
                 "needs_publish": bool(changes or unpushed), "review": review}
 
-    def _changes(self, wc: vcs.WorkingCopy, only: Sequence[str] | None) -> list[dict]:
+    def _changes(self, wc: vcs.WorkingCopy, only: Sequence[str] | None) -> list[PendingChange]:
         rel = wc.rel(self.root)
         if wc.kind == "git":
             # the same staging publish does, in a scratch index: pending lists exactly what it commits
@@ -557,7 +574,7 @@ class LocalFilesTracker(Tracker):
                 self._written.append(rel)
 
     def publish(self, message: str, trailers: Sequence[str] = (), push: bool = False, *,
-                review: dict[str, str] | None = None, only: Sequence[str] | None = None) -> dict:
+                review: dict[str, str] | None = None, only: Sequence[str] | None = None) -> PublishResult:
         """Commit the tracker root only (git: then push when asked; svn: commit publishes).
 
         With ``review`` (from :meth:`pending`, with the same ``only``): commit exactly the
@@ -586,7 +603,7 @@ class LocalFilesTracker(Tracker):
                 return self._publish_git(wc, wc.rel(self.root), paths, text, push)
             return self._publish_svn(wc, changes, text)
 
-    def _publish_git(self, wc: vcs.WorkingCopy, rel: str, paths: list[str], text: str, push: bool) -> dict:
+    def _publish_git(self, wc: vcs.WorkingCopy, rel: str, paths: list[str], text: str, push: bool) -> PublishResult:
         index = vcs.git_index_path(wc)
         backup = None
         if index.exists():
@@ -627,7 +644,7 @@ class LocalFilesTracker(Tracker):
         revision = None
         if vcs.git_has_head(wc):
             revision = vcs.run(["git", "rev-parse", "HEAD"], wc.root).stdout.strip()
-        result = {"committed": committed, "pushed": False, "revision": revision, "files": files}
+        result: PublishResult = {"committed": committed, "pushed": False, "revision": revision, "files": files}
         if not push:
             return result
         outside = sorted(p for p in vcs.git_paths_of_unpushed(wc)
@@ -649,12 +666,13 @@ class LocalFilesTracker(Tracker):
         proc = vcs.run(args, wc.root, check=False)
         if proc.returncode != 0:
             detail = " / ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
-            what = f"commit {revision[:12]} was made and stays local" if committed else "nothing new was committed"
+            what = (f"commit {revision[:12]} was made and stays local" if committed and revision
+                    else "nothing new was committed")
             raise BackendError(f"push failed (not retried): {detail}; {what}", partial=result)
         result["pushed"] = True
         return result
 
-    def _publish_svn(self, wc: vcs.WorkingCopy, changes: list[dict], text: str) -> dict:
+    def _publish_svn(self, wc: vcs.WorkingCopy, changes: list[PendingChange], text: str) -> PublishResult:
         files = [c["path"] for c in changes]
         if not files:
             return {"committed": False, "pushed": False, "revision": None, "files": []}
@@ -666,7 +684,7 @@ class LocalFilesTracker(Tracker):
         if vcs.svn_settle_published(wc, changes):
             # what is left of the reviewed paths (an added file the repository lacks is unversioned again)
             left = {c["path"]: c["status"] for c in vcs.svn_changes(wc, rel, expand_new=True)}
-            changes = [dict(c, status=left[c["path"]]) for c in changes if c["path"] in left]
+            changes = [{"path": c["path"], "status": left[c["path"]]} for c in changes if c["path"] in left]
             files = [c["path"] for c in changes]
             if not files:
                 return {"committed": False, "pushed": False, "revision": None, "files": []}
@@ -688,8 +706,8 @@ class LocalFilesTracker(Tracker):
         return {"committed": True, "pushed": True, "revision": revision, "files": files}
 
     # ---- doctor ------------------------------------------------------------------------------
-    def doctor(self) -> dict:
-        checks: list[dict] = []
+    def doctor(self) -> DoctorReport:
+        checks: list[DoctorCheck] = []
 
         def check(name: str, ok: bool, detail: str) -> None:
             checks.append({"name": name, "ok": ok, "detail": detail})

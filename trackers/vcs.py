@@ -16,8 +16,10 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from mailtriage.trackers.contract import BackendError
+from mailtriage.trackers.values import PendingChange, UnpushedCommit
 
 # GIT_LITERAL_PATHSPECS: a tracker root named with *, ? or [ is a path, never a pattern
 # that also matches its neighbours (git-scm.com/docs/git#Documentation/git.txt-codeGITLITERALPATHSPECScode)
@@ -105,12 +107,12 @@ def git_index_path(wc: WorkingCopy) -> Path:
     return path if path.is_absolute() else wc.root / path
 
 
-def git_cached_changes(wc: WorkingCopy, rel: str, env: dict[str, str] | None = None) -> list[dict]:
+def git_cached_changes(wc: WorkingCopy, rel: str, env: dict[str, str] | None = None) -> list[PendingChange]:
     """Index against HEAD under ``rel``: what a commit of that index would change (no rename pairing)."""
     out = run(["git", "diff", "--cached", "--no-renames", "--name-status", "-z", "--", rel], wc.root,
               env=env).stdout
     items = [x for x in out.split("\0")]
-    changes = []
+    changes: list[PendingChange] = []
     for i in range(0, len(items) - 1, 2):
         code, path = items[i], items[i + 1]
         if code and path:
@@ -118,7 +120,7 @@ def git_cached_changes(wc: WorkingCopy, rel: str, env: dict[str, str] | None = N
     return changes
 
 
-def git_publish_changes(wc: WorkingCopy, rel: str) -> list[dict]:
+def git_publish_changes(wc: WorkingCopy, rel: str) -> list[PendingChange]:
     """Exactly what ``publish`` commits under ``rel``: ``git add -A`` into a copy of the index,
     then that index against HEAD. The real index is not touched."""
     index = git_index_path(wc)
@@ -151,7 +153,7 @@ def git_has_head(wc: WorkingCopy) -> bool:
     return run(["git", "rev-parse", "--verify", "-q", "HEAD"], wc.root, check=False).returncode == 0
 
 
-def git_unpushed(wc: WorkingCopy) -> list[dict]:
+def git_unpushed(wc: WorkingCopy) -> list[UnpushedCommit]:
     """Commits on HEAD that no remote-tracking branch has (empty without remotes or commits)."""
     if not git_has_head(wc) or not git_remotes(wc):
         return []
@@ -214,10 +216,10 @@ def svn_status(wc: WorkingCopy, rel: str) -> list[tuple[str, str]]:
     return entries
 
 
-def svn_changes(wc: WorkingCopy, rel: str, expand_new: bool = False) -> list[dict]:
+def svn_changes(wc: WorkingCopy, rel: str, expand_new: bool = False) -> list[PendingChange]:
     """Changed items under ``rel``. With ``expand_new``, an unversioned folder also lists what
     is inside it, as ``svn add --parents`` (what publish runs) will add and commit it."""
-    changes = []
+    changes: list[PendingChange] = []
     for code, path in svn_status(wc, rel):
         changes.append({"path": path, "status": _SVN_STATUS[code]})
         full = wc.root / path
@@ -262,7 +264,7 @@ def _svn_head_digest(wc: WorkingCopy, url: str, path: str) -> str:
     return hashlib.sha256(proc.stdout).hexdigest()
 
 
-def svn_settle_published(wc: WorkingCopy, changes: list[dict]) -> list[str]:
+def svn_settle_published(wc: WorkingCopy, changes: list[PendingChange]) -> list[str]:
     """Items scheduled for add that the repository already holds at HEAD, files with the same
     bytes (a commit finished by an svn process whose caller was killed before the working
     copy learnt of it): unschedule them and take them over from HEAD (``svn update
@@ -323,7 +325,7 @@ def content_digest(path: Path) -> str:
 _COMMIT_KEY = "commit "  # a snapshot key naming an unpushed commit, not a path
 
 
-def snapshot(wc: WorkingCopy, changes: list[dict], unpushed: list[dict] = ()) -> dict[str, str]:
+def snapshot(wc: WorkingCopy, changes: list[PendingChange], unpushed: Sequence[UnpushedCommit] = ()) -> dict[str, str]:
     """``{path: "status sha256"}`` of the pending changes, plus ``{"commit <sha>": "unpushed"}``
     for each commit a push would carry: what a review shows, so a later state can be
     compared with it entry by entry."""

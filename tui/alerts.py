@@ -1,6 +1,6 @@
 """New-report alerts in the app: the poll worker's loop and the unread marks on rows.
 
-The poll itself is :mod:`mailtriage.workflows.alerts` (silent baseline, cursor saved only
+The poll itself is :mod:`mailtriage.application.flows.alerts` (silent baseline, cursor saved only
 on ``acknowledge``). Here: :func:`poll_forever` runs it on a worker thread with its own
 mail sources (an IMAP IDLE connection serves nothing else), wakes early for "poll now",
 and hands news to the UI through a callback that posts a message; :class:`MarkedRows`
@@ -17,30 +17,11 @@ from typing import TYPE_CHECKING, Callable
 import mailtriage.application as application
 from mailtriage.application import ThreadSummary
 from mailtriage.core.trace import calling_as
-from mailtriage.core.errors import ConfigError
 from mailtriage.tui.rows import SameRows, ThreadRows
 
 if TYPE_CHECKING:
     from mailtriage.application import NewReportPoller, PollOutcome
-    from mailtriage.workflows.alerts import Outage
-
-
-def poll_interval(config, settings) -> float:
-    """Seconds between polls: the user setting ``[alerts] poll_seconds`` wins over the
-    project's ``alerts.poll_seconds`` (default 120). 0 in the user setting turns polling off.
-
-    Raises:
-        ConfigError: either value is not a number of seconds (names the file and key).
-    """
-    table = settings.data.get("alerts") if settings is not None else None
-    if isinstance(table, dict) and "poll_seconds" in table:
-        value = table["poll_seconds"]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or 0 < value < 1:
-            raise ConfigError(settings.path, "alerts.poll_seconds",
-                              f"must be a number of seconds (0 turns polling off, else at least 1), not {value!r}",
-                              "e.g. 120")
-        return float(value)
-    return application.poll_seconds(config)  # read on first use: the alerts module loads after the first paint
+    from mailtriage.application.flows.alerts import Outage
 
 
 #: Seconds of one IMAP IDLE wait in the app: the longest a quit or "poll now" waits for it.
@@ -98,7 +79,7 @@ class AlertLoop:
                     pause = self.poller.pause_seconds(self.interval)  # shorter during an outage
                     if self.poller.wait(pause, self._wake, slice_seconds=IDLE_SLICE_SECONDS) \
                             and not self._wake.is_set():
-                        # New mail announced by the server: wait out the gap (workflows.alerts
+                        # New mail announced by the server: wait out the gap (flows.alerts
                         # MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR); poll_now skips it.
                         gap = (max(application.MIN_POLL_GAP_SECONDS, application.POLL_GAP_FACTOR * took)
                                - (time.monotonic() - started))

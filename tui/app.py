@@ -1,7 +1,7 @@
 """The mailtriage Textual app and :func:`run_app`, which the ``mailtriage`` command calls.
 
 The app is a shell: it loads the user settings, the theme and the key map, opens the
-project (the :class:`Session`) and shows the first-run screen when that fails, keeps
+project (the :class:`Service`) and shows the first-run screen when that fails, keeps
 the list of errors (``!`` shows it), and runs the app-wide keys. The main screen
 (:mod:`mailtriage.tui.screens.main`) owns the panes and the workers that feed them.
 
@@ -38,7 +38,7 @@ from mailtriage.tui.messages import CacheUnwritable, SessionFailed, SessionOpene
 from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.screens.main import MainScreen
-from mailtriage.tui.session import Session
+from mailtriage.application import Service
 from mailtriage.tui.startup_keys import StartupKeys
 from mailtriage.tui.terminal_watch import watch_terminal
 
@@ -78,7 +78,7 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
                 settings = UserSettings(Path(exc.file), {}, readable=False)
                 self.settings_writable = False
         self.settings = settings
-        self.session = Session(project_dir, demo=demo, settings=settings)
+        self.session = Service(project_dir, demo=demo, settings=settings)
         self.cursor_blink = cursor_blink
         self.errors: list[ErrorRecord] = []
         #: Keys typed before the main screen is up (its panes mounted, the head start's rows
@@ -179,6 +179,11 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
     # -- session -------------------------------------------------------------
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
     def _open_session(self) -> None:
+        main = self.main
+        # A cold start's child lists already: its first page shows while the project opens here.
+        listing_first = main is not None and self.listing_child_waits()
+        if listing_first and main is not None:
+            main.start_first_listing()
         try:
             if not self.session.is_open:
                 self.session.open()
@@ -189,7 +194,8 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
         main = self.main
         if main is not None:
             main.post_message(SessionOpened())
-            main.start_first_listing()
+            if not listing_first:
+                main.start_first_listing()
 
     def on_session_failed(self, message: SessionFailed) -> None:
         from mailtriage.tui.screens.first_run import FirstRunScreen  # lazy: only without a project (start-up)
@@ -207,7 +213,7 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
         if main is not None:
             main.stop_alerts()
         self.session.close()
-        self.session = Session(self.session.project_dir, demo=self.session.demo, settings=self.settings)
+        self.session = Service(self.session.project_dir, demo=self.session.demo, settings=self.settings)
         self.head_start = None  # start-up's; this opening lists as any other
         self._open_session()
 
@@ -223,7 +229,7 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
         except (OSError, subprocess.CalledProcessError, ConfigError) as exc:
             self.notify(f"The demo workspace could not be made: {exc}", severity="error", markup=False)
             return
-        self.session = Session(workspace, demo=True, settings=self.settings)
+        self.session = Service(workspace, demo=True, settings=self.settings)
         self.first_paint_project = None  # the demo's screen is not the project's start screen
         self.sub_title = "demo"
         self.reopen()

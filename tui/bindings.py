@@ -50,6 +50,7 @@ MAIN = [
     _b("5", "focus_pane('tracker')", "Go to tracker", "main.go_tracker", show=False),
     _b("c", "change_folder", "Change folder / list…", "main.change_folder", show=False),
     _b("ctrl+w", "zoom", "Zoom the focused pane / back", "main.zoom", show=False),
+    _b("Q", "queue", "Triage queue (every report: state, owner, deadlines)", "main.queue", show=False),
 ]
 
 THREAD_LIST = [
@@ -149,6 +150,20 @@ CONSOLE = [
     _b("f5", "show_tab('run')", "Run an op", "console.tab_run"),
     _b("ctrl+l", "clear_logs", "Clear logs", "console.clear"),
     _b("ctrl+r", "run_op", "Run", "console.run"),
+]
+
+QUEUE = [
+    _b("q,escape", "back", "Back", "queue.back"),
+    _b("enter", "read", "Read", "queue.read"),
+    _b("s", "filter_state", "By state", "queue.filter_state"),
+    _b("o", "filter_owner", "By owner", "queue.filter_owner"),
+    _b("a", "filter_clear", "All", "queue.filter_clear"),
+    _b("c", "claim", "Claim", "queue.claim"),
+    _b("u", "release", "Release", "queue.release"),
+    _b("R", "reload", "Read the queue again", "queue.reload", show=False),
+    _b("p", "pull", "Pull the colleagues' claims (local files), then read again", "queue.pull", show=False),
+    _b("j", "cursor_down", "Down", "queue.down", show=False),
+    _b("k", "cursor_up", "Up", "queue.up", show=False),
 ]
 
 HELP = [
@@ -291,6 +306,7 @@ CONTEXTS: tuple[Context, ...] = (
     Context("Lists pane", FOLDERS, "FolderList", "MainScreen"),
     Context("Tracker pane", TRACKER, "TrackerList", "MainScreen"),
     Context("Backend console", CONSOLE, "screen", "ConsoleScreen"),
+    Context("Triage queue", QUEUE, "screen", "QueueScreen"),
     Context("Help", HELP, "screen", "HelpScreen"),
     Context("Compose dialog", COMPOSE, "screen", "ComposeDialog"),
     Context("Proposal dialog", PROPOSAL, "screen", "ProposalDialog"),

@@ -17,12 +17,13 @@ from textual import work
 from textual.message import Message
 
 from mailtriage.tui import first_paint, textual_private
-from mailtriage.tui.head_start import FIRST_FRAME_WAIT, FIRST_PAGE, ForkedHeadStart, HeadStart, read_head_start
+from mailtriage.tui.head_start import (FIRST_FRAME_WAIT, FIRST_PAGE, READ_AHEAD_WAIT, ForkedHeadStart, HeadStart,
+                                       read_head_start)
 
 if TYPE_CHECKING:
     from mailtriage.core.settings import UserSettings
     from mailtriage.tui.screens.main import MainScreen
-    from mailtriage.tui.session import Session
+    from mailtriage.application import Service
 
 
 class HeadStartArrived(Message):
@@ -38,7 +39,7 @@ class HeadStartArrived(Message):
 class FirstScreen:
     """The app's part in start-up (a mixin of MailTriageApp)."""
 
-    session: Session
+    session: Service
     settings: UserSettings
     settings_writable: bool
     main: MainScreen | None
@@ -51,6 +52,8 @@ class FirstScreen:
     #: first listing takes it (:meth:`take_listing_child`); ended when the app ends.
     _listing_child: ForkedHeadStart | None = None
     _listing_child_taken = False
+    #: The child that reads the first row's thread ahead (tui/head_start.py), until the app ends.
+    _read_child: ForkedHeadStart | None = None
     #: The project whose start screen is kept for the next start's first paint
     #: (tui/first_paint.py): set by run_app on a real terminal, None elsewhere (tests).
     first_paint_project: tuple[Path, bool] | None = None
@@ -68,8 +71,7 @@ class FirstScreen:
             return
         if forked.ready(FIRST_FRAME_WAIT):
             self.head_start = forked.result()  # None: no project, or it failed; the opening says why
-            if self.head_start is not None and self.head_start.listing_follows:
-                self._listing_child = forked
+            self._keep_child(self.head_start, forked)
         else:  # still reading: the first frame does not wait for it
             self._late_head_start = forked
         if self.head_start is not None or self._late_head_start is not None:
@@ -81,6 +83,7 @@ class FirstScreen:
         if self._late_head_start is not None:
             self._wait_for_head_start(self._late_head_start)
             return True
+        self._take_read_ahead()
         if self.head_start is not None and self.head_start.listing is not None:
             # The sources check and the first listing start once the frame with the rows is
             # drawn, not in competition with it.
@@ -96,14 +99,17 @@ class FirstScreen:
             head = forked.result()
         except Exception:  # noqa: BLE001 - whatever failed, the project must still open (here)
             head = None
-        self.post_message(HeadStartArrived(head, forked if head is not None and head.listing_follows else None))
+        follows = head is not None and (head.listing_follows or head.read_follows is not None)
+        self.post_message(HeadStartArrived(head, forked if follows else None))
 
     def on_head_start_arrived(self, message: HeadStartArrived) -> None:
         """The late child's answer: shown as a head start is, then the project opens here
         (which says why, when the child found none)."""
         self._late_head_start = None
         self.head_start = message.head
-        self._listing_child = message.child
+        if message.child is not None:
+            self._keep_child(message.head, message.child)
+            self._take_read_ahead()
         main = self.main
         if self.head_start is not None and main is not None:
             if main.panes_ready:  # else the main screen shows it as its panes mount
@@ -119,12 +125,47 @@ class FirstScreen:
             self._late_head_start.cancel()
         if self._listing_child is not None:
             self._listing_child.cancel()  # a listing worker that waits on it then lets go
+        if self._read_child is not None:
+            self._read_child.cancel()
+
+    def _keep_child(self, head: HeadStart | None, forked: ForkedHeadStart) -> None:
+        """The child goes on after its head start: it lists the first list (a cold start),
+        or reads the first row's thread ahead (a warm one)."""
+        if head is not None and head.listing_follows:
+            self._listing_child = forked
+        if head is not None and (head.listing_follows or head.read_follows is not None):
+            self._read_child = forked
+
+    def _take_read_ahead(self) -> None:
+        """A warm start's child reads the first row's thread ahead: taken as soon as it comes."""
+        child = self._read_child
+        if child is not None and child is not self._listing_child:  # the listing takes a cold one's
+            self._receive_read_ahead(child)
+
+    @work(thread=True, group="read-ahead", exit_on_error=False)
+    def _receive_read_ahead(self, child: ForkedHeadStart) -> None:
+        child.receive_read_ahead()
+
+    def read_ahead(self, thread_id):
+        """The Dispatch of ``read_thread`` for ``thread_id`` as start-up's child read it ahead
+        (an Enter on the first row), or None: the caller reads it itself."""
+        child = self._read_child
+        return None if child is None else child.take_read_ahead(thread_id, READ_AHEAD_WAIT)
+
+    def drop_read_ahead(self) -> None:
+        """Start-up's listing is whole: later reads are this process's own (what came since)."""
+        if self._read_child is not None:
+            self._read_child.drop_read_ahead()
 
     def wait_for_listing_child(self, timeout: float) -> None:
         """Until the child that listed the first list has ended (its summary cache written),
         at most ``timeout`` seconds; at once when there is none, or it listed nothing."""
         if self._listing_child is not None and self._listing_child.listed:
             self._listing_child.ended.wait(timeout)
+
+    def listing_child_waits(self) -> bool:
+        """A child lists the first list (a cold start) and no listing has taken it yet."""
+        return self._listing_child is not None and not self._listing_child_taken
 
     def take_listing_child(self) -> ForkedHeadStart | None:
         """The child listing the first list, for the first listing to wait on (once)."""

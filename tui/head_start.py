@@ -12,7 +12,7 @@ benchmarks/bench_startup.py); the parent opens its own session once the first fr
 drawn. Nothing here imports Textual, and the head start never waits on the network.
 
 A cold start (no summary cache yet) has no rows to show. When the listing backend allows it
-(``Session.listing_can_start_early``), the child then goes on, after its head start, to list
+(``Service.listing_can_start_early``), the child then goes on, after its head start, to list
 the first list from the server, as the app's own first listing would: the first page, then the
 whole window, each sent to the parent (:meth:`ForkedHeadStart.next_listing`), with the
 operations and protocol lines it recorded. It starts about half a second before the parent
@@ -20,6 +20,12 @@ could (the parent is still importing Textual), on the second core, so the first 
 when the app is and a dense window's walk is done sooner. What it listed is written to the
 summary cache before it ends, for the parent's later listings and the new-report poll. When it
 fails, the parent lists itself, which reports why.
+
+The child also reads ahead the thread of the first row, under the first frame's cursor (issue
+33: the first key is Enter on the newest report): after a warm head start in a frame of its own
+(:class:`ThreadRead`), on a cold start with the first page. An Enter on that row then shows it
+without waiting for the parent's own opening, sign-in and sources check. It serves that row
+once, and only until start-up's listing is whole: later reads are the parent's, with what came since.
 
 The pipe carries frames: eight bytes of length, then a pickle.
 """
@@ -42,7 +48,7 @@ from mailtriage.core.collector import collector_paused
 from mailtriage.core.settings import load_settings
 
 if TYPE_CHECKING:
-    from mailtriage.tui.session import Session
+    from mailtriage.application import Service
 
 #: Threads asked for first (the first page a backend that can list the newest ones fast returns).
 FIRST_PAGE = 200
@@ -69,6 +75,8 @@ PIPE_SIZE = 1 << 20
 _FRAME_LENGTH = struct.Struct("!Q")
 #: Who the child's operations are recorded as (the backend console's "by" column).
 STARTUP_CALLER = "start-up"
+#: How long an Enter on the first row waits for the child's read ahead before reading itself.
+READ_AHEAD_WAIT = 5.0
 
 
 @dataclass(frozen=True)
@@ -85,6 +93,7 @@ class HeadStart:
     stale: bool = False
     #: The child goes on to list ``list_name`` from the server (a cold start; see the module).
     listing_follows: bool = False
+    read_follows: Any = None  #: the ThreadId the child reads ahead next, in a frame of its own (warm)
     #: What the child recorded meanwhile (core.trace OpRecords and TraceLines: a damaged cache
     #: noted and rebuilt, the cache read), for the console; empty when read in this process.
     operations: list = field(default_factory=list)
@@ -104,6 +113,7 @@ class ListingPart:
     value: Any = None
     operations: list = field(default_factory=list)  # core.trace OpRecords
     trace: list = field(default_factory=list)  # core.trace TraceLines
+    read: ThreadRead | None = None  #: the first page's first thread, read ahead (a cold start)
 
     @classmethod
     def of(cls, listing: Any, whole: bool, operations: list, trace: list) -> ListingPart:
@@ -117,8 +127,7 @@ class ListingPart:
             return cls(listing.resolution, whole, value=listing.value, operations=operations, trace=trace)
 
     def listing(self) -> Any:
-        """The listing's value: the summaries, each built back when first read
-        (backends/summary_wire.py), or the value as it came."""
+        """The summaries, each built back when first read (backends/summary_wire.py), or the value as it came."""
         if self.packed is None:
             return self.value
         from mailtriage.application import PackedSummaries  # loaded by the listing by now
@@ -126,7 +135,17 @@ class ListingPart:
         return PackedSummaries(self.packed)
 
 
-def read_head_start(session: Session, limit: int = FIRST_PAGE) -> HeadStart | None:
+@dataclass(frozen=True)
+class ThreadRead:
+    """The first row's thread read ahead (see the module): ``read_thread``'s Dispatch, and what was recorded."""
+
+    thread_id: Any  # ThreadId
+    dispatch: Any  # the registry's Dispatch
+    operations: list = field(default_factory=list)
+    trace: list = field(default_factory=list)
+
+
+def read_head_start(session: Service, limit: int = FIRST_PAGE) -> HeadStart | None:
     """Open ``session`` and read the head start; None when the project cannot be opened
     (the app's own opening then reports why)."""
     try:
@@ -154,12 +173,14 @@ class ForkedHeadStart:
         self._ended = threading.Lock()  # held while the child is being reaped: no kill after that
         self._reaped = False
         self._closed = False
-        #: The whole window came: the child writes its summary cache and ends.
-        self.listed = False
-        #: Set once the child has ended and been reaped (after a listing: its summary cache is written).
-        self.ended = threading.Event()
+        self.listed = False  #: the whole window came: the child writes its summary cache and ends
+        self.ended = threading.Event()  #: the child ended and was reaped (its summary cache written)
         #: Seconds waited in vain for a part of its listing (it stalled and was ended), else None.
         self.stalled_after: float | None = None
+        self.read_ahead_for: Any = None  #: the thread the child reads ahead, until taken or dropped
+        self._read_ahead: ThreadRead | None = None
+        self._read_lock = threading.Lock()
+        self.read_settled = threading.Event()  #: the read ahead came, or will not
 
     @classmethod
     def start(cls, project_dir: Path, *, demo: bool) -> ForkedHeadStart | None:
@@ -213,9 +234,47 @@ class ForkedHeadStart:
             self.abandon()
             return None
         adopt_records(head.operations, head.trace)
-        if not head.listing_follows:
-            self._end(time.monotonic() + timeout)
+        self.read_ahead_for = head.read_follows
+        if head.read_follows is None:
+            self.read_settled.set()
+            if not head.listing_follows:
+                self._end(time.monotonic() + timeout)
         return head
+
+    def receive_read_ahead(self, timeout: float = LISTING_TIMEOUT) -> None:
+        """A warm start (a read follows the head start): take the read ahead (an app worker), reap the child."""
+        try:
+            frame = self._receive(time.monotonic() + timeout)
+            if isinstance(frame, ThreadRead):
+                with self._read_lock:
+                    if self.read_ahead_for is not None:  # not dropped meanwhile
+                        self._read_ahead = frame
+        finally:
+            self.read_settled.set()
+            self._end(time.monotonic() + END_WAIT)
+
+    def take_read_ahead(self, thread_id: Any, timeout: float = READ_AHEAD_WAIT) -> Any:
+        """The Dispatch of ``read_thread`` the child read ahead for ``thread_id``, once; else None
+        (another thread, failed, dropped, later than ``timeout``): the caller reads it itself."""
+        if self.read_ahead_for is None or thread_id != self.read_ahead_for:
+            return None
+        self.read_settled.wait(timeout)
+        with self._read_lock:
+            read, self._read_ahead = self._read_ahead, None
+            if read is not None and read.thread_id == thread_id:
+                self.read_ahead_for = None
+            else:
+                self._read_ahead, read = read, None
+        if read is None:
+            return None
+        adopt_records(read.operations, read.trace)
+        return read.dispatch
+
+    def drop_read_ahead(self) -> None:
+        """Start-up's listing is whole: a thread read ahead is no longer served."""
+        with self._read_lock:
+            self.read_ahead_for = None
+            self._read_ahead = None
 
     def next_listing(self, timeout: float | None = None,
                      cancelled: Callable[[], bool] = lambda: False) -> ListingPart | None:
@@ -233,6 +292,10 @@ class ForkedHeadStart:
             self.abandon()
             return None
         self.listed = self.listed or part.whole
+        if part.read is not None:
+            with self._read_lock:
+                self.read_ahead_for, self._read_ahead = part.read.thread_id, part.read
+        self.read_settled.set()  # the first page carries the read ahead, or none comes
         return part
 
     def finish(self) -> None:
@@ -245,6 +308,7 @@ class ForkedHeadStart:
 
     def abandon(self) -> None:
         """End the child now, whatever it still does, and reap it (no-op once ended)."""
+        self.read_settled.set()
         self.cancel()
         self._end(time.monotonic() + CHILD_TIMEOUT)
 
@@ -318,8 +382,7 @@ def _reap(pid: int, wait: float | None) -> bool:
 
 def _taken_records() -> tuple[list, list]:
     """In the child: the operations and protocol lines recorded since the last part, taken."""
-    # Loaded by the child's start by now (see _child).
-    from mailtriage.core.trace import OPLOG, TRACE
+    from mailtriage.core.trace import OPLOG, TRACE  # loaded by the child's start by now (see _child)
 
     operations, trace = OPLOG.items(), TRACE.items()
     OPLOG.clear()
@@ -359,52 +422,78 @@ def _child(project_dir: Path, demo: bool, write_end: int) -> None:
             os.dup2(devnull, fd)
         # Deferred: the child needs the session and the trace, the parent's first frame does not.
         from mailtriage.core.trace import OPLOG, TRACE, calling_as
-        from mailtriage.tui.session import Session
+        from mailtriage.application import Service
 
         for feed in (OPLOG, TRACE):
             feed.clear()  # what the parent recorded before the fork is the parent's
             feed.drop_listeners()  # the parent's (``--trace``'s writer): the parent is handed these records
         TRACE.enabled = True  # as the app's from its start (the console shows it)
         with calling_as(STARTUP_CALLER):  # the console's "by" column
-            session = Session(project_dir, demo=demo, settings=load_settings())
+            session = Service(project_dir, demo=demo, settings=load_settings())
             head = read_head_start(session)
             if head is not None:
-                follows = head.listing is None and head.list_name is not None and _may_list_early(session)
+                early = head.list_name is not None and _may_list_early(session)
+                follows = head.listing is None and early
+                first = _first_thread(head.listing.value) if early and head.listing is not None else None
                 operations, trace = _taken_records()
-                _send(write_end, replace(head, listing_follows=follows, operations=operations, trace=trace))
+                _send(write_end, replace(head, listing_follows=follows, read_follows=first, operations=operations,
+                                         trace=trace))
                 if follows:
                     _list_first(session, head.list_name, write_end)
+                elif first is not None:
+                    _send(write_end, _read_ahead(session, first))
     except BaseException:  # the parent starts without a head start, or lists itself
         pass
     finally:
         os._exit(0)  # no cleanup of the parent's state (atexit handlers, buffered files)
 
 
-def _may_list_early(session: Session) -> bool:
+def _may_list_early(session: Service) -> bool:
     try:
         return session.listing_can_start_early()
     except Exception:  # the parent's own listing finds out what is wrong
         return False
 
 
-def _list_first(session: Session, list_name: str, write_end: int) -> None:
+def _first_thread(summaries: Any) -> Any:
+    try:  # the first row's thread (the first frame's cursor), or None
+        return summaries[0].thread_id if len(summaries) else None
+    except (TypeError, IndexError, AttributeError):  # a listing that is not a list of summaries
+        return None
+
+
+def _read_ahead(session: Service, thread_id: Any) -> ThreadRead | None:
+    """In the child: ``thread_id`` read; None when it failed (the parent's own read says why)."""
+    try:
+        dispatch = session.read_thread(thread_id)
+        pickle.dumps(dispatch, protocol=pickle.HIGHEST_PROTOCOL)  # what cannot travel is not sent
+    except Exception:
+        _taken_records()  # the parent's own read records its attempt
+        return None
+    return ThreadRead(thread_id, dispatch, *_taken_records())
+
+
+def _list_first(session: Service, list_name: str, write_end: int) -> None:
     """The app's first listing (tui/controllers/listing.py), done here: the first page, then
     the whole window, each part sent as it is read. The summary cache is written before the
     child ends, which closes the pipe (it exits without the atexit write, and without a LOGOUT:
     the app waits for that end, not for a round trip). A failure sends nothing more: the
     parent lists itself."""
-    def part(listing: Any, whole: bool) -> ListingPart:
+    def part(listing: Any, whole: bool, read: bool = True) -> ListingPart:
         with collector_paused():
-            return ListingPart.of(listing, whole, *_taken_records())
+            made = ListingPart.of(listing, whole, *_taken_records())
+        first = _first_thread(listing.value) if read else None  # the first page's first row
+        return made if first is None else replace(made, read=_read_ahead(session, first))
 
     try:
-        if session.listing_can_be_limited():
+        limited = session.listing_can_be_limited()
+        if limited:
             first = session.list_threads(list_name, limit=FIRST_PAGE)
             if len(first.value) < FIRST_PAGE:
                 _send(write_end, part(first, True))
                 return
             _send(write_end, part(first, False))
-        _send(write_end, part(session.list_threads(list_name), True))
+        _send(write_end, part(session.list_threads(list_name), True, read=not limited))
     finally:
         from mailtriage.application import flush_listing_caches  # loaded by the listing by now
 

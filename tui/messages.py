@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from mailtriage.tui.mailbox_rows import FolderRows
     from mailtriage.tui.rows import ThreadRows
     from mailtriage.application import PollOutcome
-    from mailtriage.workflows.alerts import Outage
+    from mailtriage.application.flows.alerts import Outage
     from mailtriage.application import ApplyReport, Proposal
     from mailtriage.application import ThreadId, ThreadStatus
     from mailtriage.application import ComposeForm
@@ -378,11 +378,10 @@ class BatchFoldersReady(Message):
 # -- the triage overview (habits §6: row marks, thread ↔ issue, unpublished changes) ----
 @message
 class RowStatusLoaded(Message):
-    """Filed / draft pending / replied of one thread on screen."""
+    """Filed / draft pending / replied of the threads on screen (asked for at once)."""
 
     request: int
-    thread_id: ThreadId
-    status: ThreadStatus
+    statuses: dict[ThreadId, ThreadStatus]
 
 
 @message

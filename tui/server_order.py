@@ -64,9 +64,6 @@ class ServerArrangedRows(ArrangedRows):
             self._decoration = [""] * len(self.ids)
         self.total = self.loaded = len(self.ids)
         self.has_size = True
-        self._tail: list[int] = []
-        self._index = list(range(self.total))
-        self._position = {i: i for i in self._index}
         self._rows = PagedRows(self.total, self._load, page_size=self.page_size)
 
     def _fold(self, order: FolderOrder) -> None:

@@ -452,7 +452,7 @@ class GmailMailbox(MailboxAdapter):
     # -- bulk writes ----------------------------------------------------------------------
     # A write that fails as an outage (a 429 past the backoff deadline, a timeout, a 5xx) may
     # or may not have happened: the labels are read back, so that the error says exactly
-    # which messages changed (PartialFailure: done / failed, as workflows/organize.py reads it).
+    # which messages changed (PartialFailure: done / failed, as application/flows/organize.py reads it).
     def _labels_now(self, gmail_ids: Sequence[str]) -> dict[str, set[str]] | None:
         """Each message's labels now (a deleted one left out); None when Gmail cannot be read."""
         def labels(gmail_id: str):

@@ -33,6 +33,7 @@ HEADER_ITEMS = ["UID", "FLAGS", "INTERNALDATE", "RFC822.SIZE", FIELDS_ITEM]
 SYSTEM_KEYWORDS = frozenset(k.lower() for k in (
     "$HasAttachment", "$HasNoAttachment", "$Forwarded", "$MDNSent", "$Junk", "$NotJunk", "NonJunk", "Junk",
     "$Phishing", "$Submitted", "$SubmitPending", "$Important", "$Answered", "$Recent",
+    "$MailtriageMove",  # a COPY+EXPUNGE move under way (backends/imap/mutations.py), not a label
 ))
 _SYNTHETIC_DOMAIN = "mailtriage.invalid"
 

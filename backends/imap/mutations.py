@@ -249,6 +249,79 @@ def _copied(responses) -> set[int] | None:
     return found
 
 
+# -- a move by COPY then UID EXPUNGE (a server with UIDPLUS and no MOVE) ---------------------------
+#
+# Not atomic: a process killed between the COPY and the EXPUNGE leaves the batch in both
+# folders, and a rerun would copy it again. So the originals are marked with this keyword
+# first; COPY carries it to the copies. A rerun finds marked originals whose marked copy is
+# in the target already, expunges those originals instead of copying them again, and clears
+# the mark from the copies (as a finished move does).
+MOVING = "$MailtriageMove"
+
+
+def _keeps_keywords(state) -> bool:
+    permanent = {f.lower() for f in state.permanent_flags}
+    return bool(state.writable and ("\\*" in permanent or MOVING.lower() in permanent))
+
+
+def _search_moving(mb, seqset: str | None = None) -> list[int]:
+    """UIDs of the selected folder that carry the mark (within ``seqset`` when given)."""
+    criteria = ([b"UID", seqset.encode()] if seqset else []) + [b"KEYWORD", MOVING.encode()]
+    uids, _count = mb.conn.call(f"UID SEARCH KEYWORD {MOVING}", lambda c: protocol.search(
+        c, criteria, esearch=mb.conn.has("ESEARCH")))
+    return list(uids)
+
+
+def _store_moving(mb, uids, op: str) -> None:
+    for chunk in protocol.chunks(sorted(uids)):
+        seqset = protocol.compress(chunk)
+        mb.conn.call(f"UID STORE {op} {MOVING}", lambda c: protocol.store(c, seqset, op, [MOVING.encode()]))
+
+
+def _finish_interrupted(mb, folder: str, target: str, known: dict[int, str | None]) -> set[int]:
+    """The originals (of ``known``) an interrupted move already copied to ``target``: their
+    marked copies are there, so they are expunged here, not copied again; the mark is then
+    cleared from every marked copy in ``target``. Returns those originals' UIDs."""
+    marked: list[int] = []
+    for chunk in protocol.chunks(sorted(known)):
+        marked += _search_moving(mb, protocol.compress(chunk))
+    if not marked:
+        return set()
+    mb.conn.select(target)
+    copies = _search_moving(mb)
+    waiting: dict[str, list[int]] = defaultdict(list)
+    for chunk in protocol.chunks(copies):
+        seqset = protocol.compress(chunk)
+        data = mb.conn.call("UID FETCH Message-ID", lambda c: protocol.fetch(c, seqset, ["UID", _ID_ITEM]))
+        for key, item in data.items():
+            mid = _id_of(item)
+            if mid:
+                waiting[mid].append(int(item.get(b"UID", key)))
+    done = set()
+    for uid in marked:
+        mid = known.get(uid)
+        if mid and waiting.get(mid):
+            waiting[mid].pop()
+            done.add(uid)
+    mb.expunge_uids(folder, sorted(done))  # selects ``folder``; the originals go once their copies are there
+    mb.conn.select(target)
+    _store_moving(mb, copies, "-FLAGS.SILENT")
+    mb.conn.select(folder)
+    return done
+
+
+def _unmark_copies(mb, folder: str, target: str, floor: int) -> None:
+    """The move is done: clear the mark from its copies, the marked messages that reached
+    ``target`` at or above UID ``floor`` (its UIDNEXT when the move began). A failure leaves
+    marks that the next move into ``target`` clears; the mail is moved either way."""
+    try:
+        mb.conn.select(target)
+        _store_moving(mb, _search_moving(mb, f"{floor}:*"), "-FLAGS.SILENT")
+        mb.conn.select(folder)
+    except MailError:
+        pass
+
+
 _ID_ITEM = "BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)]"
 UNSURE = ("no longer in {folder!r} and it has no Message-ID: it may have been moved to {target!r} before "
           "the connection dropped, or deleted by another client (look in {target!r})")
@@ -305,12 +378,14 @@ def move(mb, ids: Sequence[str], folder_id: str, *, op: str = "move") -> None:
         raise NotSupported(mb.account_id, op, "the server has neither MOVE nor UIDPLUS; moving would need a "
                                               "plain EXPUNGE, which could remove other mail; refused")
 
-    def move_chunk(folder: str, chunk: list[int]) -> set[int]:
+    def move_chunk(folder: str, chunk: list[int], marking: bool) -> set[int]:
         seqset = protocol.compress(chunk)
         if can_move:
             answer = mb.conn.call(f"UID MOVE {folder_id}", lambda c: private.raw_command(
                 c, b"MOVE", [seqset.encode(), private.folder_name(c, folder_id)], response_name="OK"))
         else:
+            if marking:
+                _store_moving(mb, chunk, "+FLAGS.SILENT")
             answer = mb.conn.call(f"UID COPY {folder_id}", lambda c: c.copy([int(u) for u in chunk], folder_id))
             mb.expunge_uids(folder, chunk)
         named = _copied(answer)
@@ -327,11 +402,14 @@ def move(mb, ids: Sequence[str], folder_id: str, *, op: str = "move") -> None:
         moved: set[int] = set()
         missed: dict[int, str] = {}
         stopped: str | None = None  # why the rest was not moved (the server cannot be reached)
+        marking = not can_move and _keeps_keywords(state)
         try:
-            for chunk in protocol.chunks(sorted(known)):
+            if marking:
+                moved |= _finish_interrupted(mb, folder, folder_id, known)
+            for chunk in protocol.chunks(sorted(set(known) - moved)):
                 for attempt in (1, 2):
                     try:
-                        moved |= move_chunk(folder, chunk)
+                        moved |= move_chunk(folder, chunk, marking)
                         break
                     except (NotSupported, InvalidQuery):
                         raise
@@ -344,6 +422,8 @@ def move(mb, ids: Sequence[str], folder_id: str, *, op: str = "move") -> None:
             raise
         except MailError as exc:  # reading back failed too: what was moved before stays done
             stopped = str(exc)
+        if marking:
+            _unmark_copies(mb, folder, folder_id, floor)
         gone = GONE.format(folder=folder)
         return {r.uid: missed.get(r.uid, gone if r.uid not in known or stopped is None else stopped)
                 for r in refs if r.uid not in moved}

@@ -154,8 +154,8 @@ async def deliver(endpoint: SmtpEndpoint, message: EmailMessage, *, sender: str,
         translated = _translate(endpoint, "send", exc)
         if client is not None and client.text_sent and isinstance(translated, Unavailable):
             raise SendOutcomeUnknown(endpoint.name, f"SMTP send with {endpoint.where}: the connection was lost "
-                                     f"after the message text was sent ({exc}); the mail may have been sent: "
-                                     "check with a recipient or in Sent before sending it again") from exc
+                                     f"after the message text was sent ({exc}); the mail may have been sent, "
+                                     "or may not: ask a recipient before sending it again") from exc
         raise translated from exc
 
 
@@ -258,9 +258,11 @@ def send(mb, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = N
         raise SendRefused(refusal)
     try:
         transmit(account, outgoing.message, outgoing.recipients)
-    except SendOutcomeUnknown:
+    except SendOutcomeUnknown as exc:
         ledger.record(account.id)  # it may have left: the cap counts it
-        raise
+        # A Sent copy is filed only for mail known to have left (a copy would say it was sent);
+        # nothing is sent again on its own: the user decides, after asking a recipient.
+        raise SendOutcomeUnknown(exc.backend, f"{exc.detail}; no copy was filed in Sent") from exc
     ledger.record(account.id)
     _after_send(mb, outgoing, source)
     return outgoing.message["Message-ID"]

@@ -57,6 +57,17 @@ _DRAFT_OPS = frozenset({Op.LIST_DRAFTS, Op.CREATE_DRAFT})
 IDS_PER_SEARCH = 40
 
 
+def _sent_since(found: list[message_reads.FullMessage], since: datetime) -> list[Message]:
+    """A thread's messages of Sent that reached it since ``since``, oldest first."""
+    out = []
+    for item in sorted(found, key=lambda m: m.sort_key):
+        # When it reached Sent is when it was sent (the Date header is the sender's clock).
+        when = item.header.date or item.header.sent_date
+        if when is None or when >= since:
+            out.append(item.parsed().content)
+    return out
+
+
 class ImapSource(AccountSource):
     kind = "imap"
     features = SourceFeatures(listing_limit=True, attachment_bytes=True, server_search=True, search_all_folders=True,
@@ -514,16 +525,39 @@ class ImapSource(AccountSource):
             raise NotSupported(self.name, Op.LIST_SENT_SINCE.value, f"{self.account.host} has no Sent folder")
         since = aware(since)
         keys = criteria_for(MailQuery(folder=sent, since=since), within=self.mailbox.conn.has("WITHIN"))
-        found = message_reads.thread_members(self.mailbox, sent, root, keys)
-        out = []
-        for item in sorted(found, key=lambda m: m.sort_key):
-            # When it reached Sent is when it was sent (the Date header is the sender's clock).
-            when = item.header.date or item.header.sent_date
-            if when is None or when >= since:
-                out.append(item.parsed().content)
-        return out
+        return _sent_since(message_reads.thread_members(self.mailbox, sent, root, keys), since)
+
+    def list_sent_since_of(self, thread_ids: Sequence[ThreadId],
+                           since: datetime) -> dict[ThreadId, Sequence[Message]]:
+        """:meth:`list_sent_since` for many threads: Sent is selected and searched once for
+        all (:func:`message_reads.threads_members`), not once per thread."""
+        sent = self.mailbox.folders.role_folder("sent")
+        if sent is None:
+            raise NotSupported(self.name, Op.LIST_SENT_SINCE.value, f"{self.account.host} has no Sent folder")
+        start = aware(since) or since
+        roots = self._roots_of(thread_ids)
+        keys = criteria_for(MailQuery(folder=sent, since=start), within=self.mailbox.conn.has("WITHIN"))
+        found = message_reads.threads_members(self.mailbox, sent, list(dict.fromkeys(roots.values())), keys)
+        return {thread_id: _sent_since(found[root], start) for thread_id, root in roots.items()}
+
+    def _roots_of(self, thread_ids: Sequence[ThreadId]) -> dict[ThreadId, str]:
+        """Each thread's root here; a thread whose reference does not resolve is left out."""
+        roots: dict[ThreadId, str] = {}
+        for thread_id in dict.fromkeys(thread_ids):
+            try:
+                roots[thread_id] = self._thread_value(thread_id)
+            except BackendFailure:
+                continue
+        return roots
 
     # -- drafts ---------------------------------------------------------------------------
+    def list_drafts_of(self, thread_ids: Sequence[ThreadId]) -> dict[ThreadId, Sequence[Draft]]:
+        """:meth:`list_drafts` for many threads: Drafts is selected and searched once for all."""
+        folder = self._require_drafts(Op.LIST_DRAFTS)
+        roots = self._roots_of(thread_ids)
+        found = message_reads.threads_members(self.mailbox, folder, list(dict.fromkeys(roots.values())))
+        return {thread_id: [self._draft(thread_id, m) for m in found[root]] for thread_id, root in roots.items()}
+
     def list_drafts(self, thread_id: ThreadId) -> Sequence[Draft]:
         root = self._thread_value(thread_id)
         folder = self._require_drafts(Op.LIST_DRAFTS)

@@ -58,7 +58,7 @@ TUI_NAMES = {
     ("mailtriage.backends.contract", "Op"), ("mailtriage.backends.contract", "Thread"),
     ("mailtriage.backends.contract", "ThreadId"), ("mailtriage.backends.contract", "ThreadSummary"),
     ("mailtriage.backends.errors", "MailError"), ("mailtriage.backends.errors", "MandatoryBackendUnavailable"),
-    ("mailtriage.backends.errors", "Unavailable"), ("mailtriage.backends.security_cc", "configured_address"),
+    ("mailtriage.backends.errors", "Unavailable"),
     ("mailtriage.trackers", "rollup"), ("mailtriage.trackers.contract", "TrackerError"),
     ("mailtriage.trackers.fields", "get_field"), ("mailtriage.trackers.fields", "sections"),
     ("mailtriage.trackers.fields", "split_lines"), ("mailtriage.trackers.registry", "open_tracker"),
@@ -137,7 +137,7 @@ def test_a_bad_window_is_a_usage_error_naming_the_input():
 
 def test_the_window_is_parsed_in_one_place():
     # The day arithmetic of "Nd" lives in the window module only.
-    offenders = [p for folder in ("cli", "tui", "workflows", "application")
+    offenders = [p for folder in ("cli", "tui", "application")
                  for p in sorted((ROOT / folder).rglob("*.py"))
                  if 'endswith("d")' in p.read_text(encoding="utf-8") and p.name != "window.py"]
     assert offenders == []

@@ -11,7 +11,7 @@ import pytest
 from mailtriage.application import UsageError, hex_lines, run_command
 from mailtriage.application.attachments import command_argv, looks_like_text
 from mailtriage.application.errors import AttachmentError
-from mailtriage.workflows.attachments import AttachmentItem
+from mailtriage.application.flows.attachments import AttachmentItem
 
 
 def test_hex_lines_show_only_printable_ascii():

@@ -104,7 +104,7 @@ def test_domain_errors_carry_no_exit_codes():
 def test_exit_codes_are_defined_once():
     # Only cli/exit_codes.py names exit codes; every other module asks it.
     pattern = re.compile(r"^\s*(EXIT_\w+\s*=|EXIT_\w+\s*,)", re.M)
-    offenders = [str(p.relative_to(ROOT)) for folder in ("cli", "tui", "backends", "trackers", "workflows",
+    offenders = [str(p.relative_to(ROOT)) for folder in ("cli", "tui", "backends", "trackers",
                                                           "application", "core", "modes")
                  for p in sorted((ROOT / folder).rglob("*.py"))
                  if pattern.search(p.read_text(encoding="utf-8"))]

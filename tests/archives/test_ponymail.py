@@ -421,8 +421,11 @@ def test_a_message_id_looked_up_in_a_list_that_does_not_exist_fails_closed(pm_so
     source = pm_source(list="no-such-list")
     for lookup in (lambda: source.thread_for_message_id("<sqli-root@reporter.example>"),
                    lambda: source.resolve_message_id("<sqli-root@reporter.example>"),
-                   lambda: source.read_thread(ThreadId("ponymail", "<sqli-root@reporter.example>"))):
+                   lambda: source.read_thread(ThreadId("ponymail", "<sqli-root@reporter.example>")),
+                   lambda: source.thread_url(ThreadId("ponymail", "<sqli-root@reporter.example>"))):
         with pytest.raises(Unavailable, match="no-such-list") as caught:
             lookup()
         assert not isinstance(caught.value, (ThreadNotFound, ArchiveNotFound))
     assert pm_source().thread_for_message_id("<nosuch@example.org>") is None
+    with pytest.raises(ThreadNotFound):  # a list that exists: the 404 is "no such thread"
+        pm_source().thread_url(ThreadId("ponymail", "<nosuch@example.org>"))

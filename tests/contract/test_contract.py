@@ -259,3 +259,24 @@ def test_many_message_ids_find_what_one_at_a_time_finds(source, harness):
     one_by_one = {mid: found for mid in wanted if (found := source.thread_for_message_id(mid)) is not None}
     assert T1 in one_by_one
     assert source.threads_for_message_ids(wanted) == one_by_one
+
+
+def test_drafts_and_sent_of_many_threads_are_what_one_at_a_time_gives(source, harness):
+    """list_drafts_of / list_sent_since_of (the row marks of a screen at once, issue 39: on
+    IMAP one search per folder) answer for each thread what the per-thread call answers; a
+    reference the backend cannot read is left out, not an error."""
+    ops = source.capabilities & {Op.LIST_DRAFTS, Op.LIST_SENT_SINCE}
+    if not ops or Op.LIST_RECENT_THREADS not in source.capabilities:
+        pytest.skip(f"{harness.name} has no drafts or sent to list for listed threads")
+    threads = [row.thread_id for row in source.list_recent_threads(harness.list_name, LONG_AGO)]
+    foreign = ThreadId("contract-foreign-kind", T1)
+    if Op.LIST_DRAFTS in ops:
+        many = source.list_drafts_of([*threads, foreign])
+        assert foreign not in many
+        assert {t: [d.draft_ref for d in many[t]] for t in threads} == \
+            {t: [d.draft_ref for d in source.list_drafts(t)] for t in threads}
+    if Op.LIST_SENT_SINCE in ops:
+        many = source.list_sent_since_of([*threads, foreign], LONG_AGO)
+        assert foreign not in many
+        assert {t: [m.message_id for m in many[t]] for t in threads} == \
+            {t: [m.message_id for m in source.list_sent_since(t, LONG_AGO)] for t in threads}

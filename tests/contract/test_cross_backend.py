@@ -20,10 +20,10 @@ from mailtriage.backends.contract import DraftRequest, MailSource, Op, OutgoingA
 from mailtriage.backends.errors import NotSupported
 from mailtriage.backends.maildir import MaildirDraftsSource
 from mailtriage.backends.registry import SourceSet
-from mailtriage.workflows.proposals import BlockedBy
+from mailtriage.application.flows.proposals import BlockedBy
 from mailtriage.core.projectconfig import load_project
-from mailtriage.workflows.compose import REPLY
-from mailtriage.workflows.reply import propose_reply, reply_form
+from mailtriage.application.flows.compose import REPLY
+from mailtriage.application.flows.reply import propose_reply, reply_form
 from tests.contract.conftest import HARNESSES, Harness
 from tests.contract.corpus import CORPUS, LIST, T1, T2
 from tests.core.helpers import write_project

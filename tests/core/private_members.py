@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 #: our own top-level folders: a private name they define is ours to use
-OURS = ("application", "backends", "core", "tui", "cli", "trackers", "workflows", "modes", "themes", "demo")
+OURS = ("application", "backends", "core", "tui", "cli", "trackers", "modes", "themes", "demo")
 #: private names of the standard library we may use: os._exit ends a forked child at once
 STDLIB = {"_exit"}
 #: the one module per library that may use its private members

@@ -8,7 +8,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("application", "backends", "cli", "core", "demo", "modes", "trackers", "tui", "workflows")
+PACKAGES = ("application", "backends", "cli", "core", "demo", "modes", "trackers", "tui")
 
 
 def names_bound_twice(path: Path, root: Path = ROOT) -> list[str]:

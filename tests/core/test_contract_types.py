@@ -4,7 +4,7 @@ import pytest
 
 from mailtriage.backends.contract import MailSource, Op, ThreadId, reply_subject
 from mailtriage.backends.errors import NotSupported
-from mailtriage.workflows.proposals import Blocked, BlockedBy, Field, Proposal, Write, WriteKind
+from mailtriage.application.flows.proposals import Blocked, BlockedBy, Field, Proposal, Write, WriteKind
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -319,7 +319,7 @@ def test_a_cache_file_that_is_a_symlink_is_not_read(tmp_path):
 
 @as_root
 def test_the_thread_index_is_not_read_from_a_data_folder_another_user_owns(tmp_path):
-    from mailtriage.workflows.threadindex import VERSION, ThreadIndex
+    from mailtriage.application.flows.threadindex import VERSION, ThreadIndex
 
     root = tmp_path / "tracker"
     root.mkdir()
@@ -336,7 +336,7 @@ def test_the_thread_index_is_not_read_from_a_data_folder_another_user_owns(tmp_p
 
 @as_root
 def test_sync_facts_are_not_read_from_a_data_folder_another_user_owns(tmp_path):
-    from mailtriage.workflows.sync import _IssueFacts
+    from mailtriage.application.flows.sync import _IssueFacts
 
     folder = planted_folder(tmp_path, "sync-issues")
     path = folder / "x.json"
@@ -348,7 +348,7 @@ def test_sync_facts_are_not_read_from_a_data_folder_another_user_owns(tmp_path):
 
 @as_root
 def test_the_alert_cursor_is_not_read_from_a_data_folder_another_user_owns(tmp_path):
-    from mailtriage.workflows.alerts import CursorStore
+    from mailtriage.application.flows.alerts import CursorStore
 
     folder = planted_folder(tmp_path, "alerts")
     path = folder / "x.json"
@@ -405,7 +405,7 @@ def test_an_imap_label_registry_planted_by_another_user_is_not_read(tmp_path, mo
 
 def test_the_save_proposal_is_blocked_for_a_folder_every_user_can_write(tmp_path):
     """The app's save dialog goes through the same proposal as the command line."""
-    from mailtriage.workflows.attachments import AttachmentItem, propose_save
+    from mailtriage.application.flows.attachments import AttachmentItem, propose_save
 
     shared = tmp_path / "shared"
     shared.mkdir()

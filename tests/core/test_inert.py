@@ -52,8 +52,8 @@ def _printers():
     from mailtriage.cli import main as cli
     from mailtriage.tui.sanitize import inert as tui_inert
     from mailtriage.tui.sanitize import inert_text as tui_text
-    from mailtriage.workflows.proposals import ApplyReport, Blocked, BlockedBy, Field, Proposal, Write, WriteKind
-    from mailtriage.workflows.text import display_address, excerpt, markdown_inert, one_line, plain_lines
+    from mailtriage.application.flows.proposals import ApplyReport, Blocked, BlockedBy, Field, Proposal, Write, WriteKind
+    from mailtriage.application.flows.text import display_address, excerpt, markdown_inert, one_line, plain_lines
 
     def proposal(text: str) -> str:
         p = Proposal(text, warnings=[text], notes=[text], blocked=Blocked(BlockedBy.COMPOSE, text))

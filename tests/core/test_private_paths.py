@@ -14,7 +14,7 @@ import pytest
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.paths import UnsafePath, check_private_dir, private_dir
 from mailtriage.demo.workspace import READY_MARK, demo_workspace_dir, ensure_demo_workspace
-from mailtriage.workflows.alerts import CursorStore
+from mailtriage.application.flows.alerts import CursorStore
 
 NOBODY = 65534
 as_root = pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0,

@@ -91,7 +91,7 @@ def test_merge_cc_keeps_order_and_dedupes_case_insensitively():
 def test_only_the_asf_profile_names_the_asf_address():
     root = Path(__file__).resolve().parents[2]
     offenders = []
-    for folder in ("core", "backends", "trackers", "workflows", "tui", "themes", "cli"):
+    for folder in ("core", "backends", "trackers", "application/flows", "tui", "themes", "cli"):
         for path in (root / folder).rglob("*"):
             if path.is_file() and path.suffix in (".py", ".tcss", ".yaml", ".toml", ".md"):
                 if path.name == "asf.yaml":

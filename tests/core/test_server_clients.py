@@ -97,7 +97,7 @@ def test_the_scan_catches_a_violation_inside_a_function(tmp_path):
 
 def test_the_scan_sees_the_whole_installed_tree():
     names = {p.relative_to(ROOT).parts[0] for p in source_files()}
-    assert {"backends", "cli", "core", "modes", "trackers", "tui", "workflows"} <= names
+    assert {"application", "backends", "cli", "core", "modes", "trackers", "tui"} <= names
     assert "tests" not in names and "benchmarks" not in names
 
 

@@ -14,7 +14,7 @@ import pytest
 from mailtriage.demo import build_demo
 from mailtriage.demo.threads import LIST_ADDRESS, LIST_ID, TEAM, THREADS
 
-EXPECTED_MESSAGES = 122
+EXPECTED_MESSAGES = 124
 
 # The intended inventory: root subject (start) -> number of messages in the thread.
 EXPECTED_THREADS = {
@@ -59,6 +59,7 @@ EXPECTED_THREADS = {
     "Symlink following in the workspace export": 2,
     "Is CVE-2026-41102 fixed in the 3.3 line?": 2,
     "3.5.0 security release plan": 2,
+    "Heap buffer overflow in the frob-native thumbnail decoder": 2,
 }
 TEAM_ADDRESSES = {p.address for p in TEAM}
 

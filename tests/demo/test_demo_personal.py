@@ -8,7 +8,10 @@ import subprocess
 
 import pytest
 
-from mailtriage.application import ComposeFlow, ImportFlow, Mailboxes, Project, SyncFlow, project_dir
+from mailtriage.application import Project, SyncFlow, project_dir
+from mailtriage.application.flows.importer import ImportFlow
+from mailtriage.application.accounts import Mailboxes
+from mailtriage.application.flows.compose import ComposeFlow
 from mailtriage.core.settings import UserSettings
 from mailtriage.demo.personal import ACCOUNT_ID
 from mailtriage.demo.workspace import demo_settings
@@ -67,8 +70,10 @@ def test_sync_proposes_the_reporters_new_reply_on_a_linked_issue_and_import_find
     project = Project.open(session)
     try:
         proposal = SyncFlow(project).propose()
-        [write] = proposal.writes
-        assert write.summary == "status rollup entry Sync on SEC-0002"
+        # SEC-0002 (the credit line) and, for the queue, SEC-0006 (the open redirect's follow-up)
+        writes = {w.summary: w for w in proposal.writes}
+        assert sorted(writes) == ["status rollup entry Sync on SEC-0002", "status rollup entry Sync on SEC-0006"]
+        write = writes["status rollup entry Sync on SEC-0002"]
         entry = next(f.value for f in write.fields if f.label == "Entry")
         assert entry.startswith("1 new message(s) since the Import entry of 2026-09-23:")
         assert 'Ana Costa (ana.costa@redteam.example.com) (reporter): Great, thanks' in entry

@@ -35,17 +35,17 @@ def test_demo_import_writes_the_demo_tracker_once_and_offers_publish(env, tmp_pa
     first = run(env, "--demo", "import", thread_id, "--yes")
     assert first.returncode == 0, first.stderr
     issues = json.loads(run(env, "--demo", "tracker", "list", "--state", "all").stdout)
-    # The workspace starts with three filed reports; the import adds the fourth.
-    assert sorted(i["id"] for i in issues) == ["SEC-0001", "SEC-0002", "SEC-0003", "SEC-0004"]
-    assert next(i for i in issues if i["id"] == "SEC-0004")["title"].startswith("CSRF")
+    # The workspace starts with six filed reports (three of them for the queue); the import adds the seventh.
+    assert sorted(i["id"] for i in issues) == [f"SEC-000{n}" for n in range(1, 8)]
+    assert next(i for i in issues if i["id"] == "SEC-0007")["title"].startswith("CSRF")
 
     again = run(env, "--demo", "import", thread_id, "--yes")
     assert again.returncode == 0, again.stderr
-    assert len(json.loads(run(env, "--demo", "tracker", "list", "--state", "all").stdout)) == 4
+    assert len(json.loads(run(env, "--demo", "tracker", "list", "--state", "all").stdout)) == 7
 
     pending = json.loads(run(env, "--demo", "tracker", "pending").stdout)
     assert pending["needs_publish"] is True
-    assert [c["path"] for c in pending["changes"]] == ["tracker/SEC-0004.md"]
+    assert [c["path"] for c in pending["changes"]] == ["tracker/SEC-0007.md"]
     # The packaged demo folder itself was never written.
     from mailtriage.demo import demo_project_dir
 
@@ -56,10 +56,10 @@ def test_demo_reset_starts_the_command_lines_workspace_over(env, tmp_path):
     listing = json.loads(run(env, "--demo", "mail", "list-recent-threads").stdout)["result"]
     thread_id = next(t["thread_id"] for t in listing if t["subject"].startswith("CSRF"))
     assert run(env, "--demo", "import", thread_id, "--yes").returncode == 0
-    assert len(json.loads(run(env, "--demo", "tracker", "list", "--state", "all").stdout)) == 4
+    assert len(json.loads(run(env, "--demo", "tracker", "list", "--state", "all").stdout)) == 7
     reset = run(env, "--demo-reset", "tracker", "list", "--state", "all")
     assert reset.returncode == 0, reset.stderr
-    assert len(json.loads(reset.stdout)) == 3  # the import of the earlier run is gone
+    assert len(json.loads(reset.stdout)) == 6  # the import of the earlier run is gone
     log = subprocess.run(["git", "log", "--oneline"], cwd=tmp_path / "demo", capture_output=True, text=True).stdout
     assert len(log.splitlines()) == 2  # only the workspace's own two commits
 

@@ -1,1 +1,1 @@
-from tests.workflows.conftest import env, private_dirs  # noqa: F401  (the git tracker project)
+from tests.application.flows.conftest import env, private_dirs  # noqa: F401  (the git tracker project)

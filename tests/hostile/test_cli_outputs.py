@@ -93,7 +93,7 @@ def test_imported_issue_renders_no_markup_from_mail(capsys, monkeypatch, hostile
     from markdown_it import MarkdownIt
 
     from mailtriage.backends.contract import ThreadId
-    from mailtriage.workflows.linking import rollup_state
+    from mailtriage.application.flows.linking import rollup_state
 
     mid = thread_root(CASES[name])
     code, out, err = run(capsys, monkeypatch, hostile_env, "import", f"mbox:{mid}", "--yes", stdin="")

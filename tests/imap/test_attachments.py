@@ -12,7 +12,9 @@ from email.message import EmailMessage
 
 import pytest
 
-from mailtriage.application import Mailboxes, Thread, attachments_for_mailbox
+from mailtriage.application import Thread
+from mailtriage.application.accounts import Mailboxes
+from mailtriage.application.attachments import for_mailbox as attachments_for_mailbox
 from mailtriage.backends.contract import ThreadId
 from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.backends.imap.account import password_key

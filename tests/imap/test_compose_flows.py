@@ -9,16 +9,16 @@ from dataclasses import replace
 
 import pytest
 
-from mailtriage.application import ComposeFlow
+from mailtriage.application.flows.compose import ComposeFlow
 from mailtriage.backends.contract import DraftRequest, OutgoingAttachment
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.imap.source import ImapSource
-from mailtriage.workflows.proposals import BlockedBy
+from mailtriage.application.flows.proposals import BlockedBy
 from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.settings import UserSettings
-from mailtriage.workflows.compose import FORWARD_ATTACHED, read_editor_text, editor_text
-from mailtriage.workflows.proposals import WriteKind
+from mailtriage.application.flows.compose import FORWARD_ATTACHED, read_editor_text, editor_text
+from mailtriage.application.flows.proposals import WriteKind
 from tests.imap.conftest import make_mail
 from tests.imap.test_send import PASS, inbox_id, sender, smtp  # noqa: F401 - the fixtures of the send tests
 from tests.imap.test_source import LIST, report_thread  # noqa: F401 - the fixtures of the source tests

@@ -184,7 +184,9 @@ def test_a_reset_part_way_through_smtp_data_is_not_reported_sent_and_the_rerun_s
     assert "smtp-secret" not in str(err.value)
     assert "may have been sent" in str(err.value), str(err.value)
     assert plain_smtp.log.messages == []  # nothing delivered
-    assert listing(proxied_sender, "Sent") == []  # and no copy filed as sent
+    assert listing(proxied_sender, "Sent") == []  # and no copy filed as sent...
+    # ...which the words say, instead of sending the user to look in Sent for a copy that is not there
+    assert "no copy was filed in Sent" in str(err.value) and "or in Sent" not in str(err.value), str(err.value)
 
     message_id = proxied_sender.send(compose, confirmed=True, ledger=proxied_sender.ledger)
     assert len(plain_smtp.log.messages) == 1

@@ -4,7 +4,7 @@ INBOX and Archive (none lost, none doubled); a rerun (the list read again, as th
 a move, and the rest moved) finishes the job.
 
 The child runs what the app runs on a confirmed move of the tagged messages: the organize
-proposal (workflows/organize.py, batches of MAX_BULK) applied through the IMAP adapter. Kill
+proposal (application/flows/organize.py, batches of MAX_BULK) applied through the IMAP adapter. Kill
 points are what the server shows another client (Archive's message count), polled: no sleeps,
 no test hook in product code."""
 
@@ -25,7 +25,7 @@ import pytest
 from mailtriage.backends.imap.account import password_key
 from mailtriage.core.secrets import set_secret
 from tests.imap.conftest import account_for, make_mail
-from tests.workflows.test_concurrent_imports import child_keyring  # noqa: F401  (the fixture)
+from tests.application.flows.test_concurrent_imports import child_keyring  # noqa: F401  (the fixture)
 
 COUNT = 450  # five batches of at most 100
 BOUND = 120.0  # seconds a child may take on a loaded machine
@@ -35,7 +35,7 @@ CHILD = textwrap.dedent("""
     from mailtriage.backends.imap.account import ImapAccount
     from mailtriage.backends.imap.adapter import ImapMailbox
     from mailtriage.backends.mailbox_contract import MailQuery
-    from mailtriage.workflows.organize import propose_organize
+    from mailtriage.application.flows.organize import propose_organize
 
     account = ImapAccount(**json.loads(sys.argv[1]))
     mailbox = ImapMailbox(account)
@@ -118,3 +118,72 @@ def test_a_bulk_move_killed_part_way_loses_and_doubles_nothing_and_a_rerun_finis
         assert json.loads(out)["moved"] == len(inbox)
         assert message_ids(client, "INBOX") == []
         assert sorted(message_ids(client, "Archive")) == every  # all there, once each
+
+
+# -- a server with UIDPLUS and no MOVE: COPY, then STORE \Deleted and UID EXPUNGE ---------------
+
+COPY_CAPABILITY = "IMAP4rev1 LITERAL+ IDLE NAMESPACE UIDPLUS"
+COPY_COUNT = 250  # three batches
+
+
+@pytest.fixture(scope="module")
+def dovecot_copy():
+    """A Dovecot that offers UIDPLUS but not MOVE: a move is COPY then UID EXPUNGE."""
+    from tests.servers.dovecot import DovecotServer
+
+    server = DovecotServer(capability=COPY_CAPABILITY).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("held_at, nth", [(b"Copy completed", 1), (b"Store completed", 2)],
+                         ids=["after COPY", "after a STORE Deleted"])
+def test_a_copy_and_expunge_move_killed_between_copy_and_expunge_loses_nothing_and_a_rerun_doubles_nothing(
+        dovecot_copy, child_keyring, held_at, nth):  # noqa: F811
+    """The child is held where the server did a batch's COPY (or marked its originals
+    \\Deleted: the second STORE answer) but the EXPUNGE has not come, by a proxy that
+    withholds the server's answer, and SIGKILLed there: that batch is in both folders. The
+    rerun must finish the move without a second copy of it, and lose nothing."""
+    from tests.servers.faultproxy import FaultProxy
+
+    user = dovecot_copy.add_user()
+    proxy = FaultProxy(dovecot_copy.port)
+    acct = account_for(dovecot_copy, user, port=proxy.port)
+    set_secret(password_key(acct.id), user.password)
+    fields = {k: v for k, v in dataclasses.asdict(acct).items() if not isinstance(v, (dict, tuple, list)) or not v}
+    env = dict(os.environ, **child_keyring)
+
+    def start() -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(fields)], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+    try:
+        with dovecot_copy.client(user) as client:
+            assert b"MOVE" not in client.capabilities() and b"UIDPLUS" in client.capabilities()
+            for n in range(COPY_COUNT):
+                client.append("INBOX", make_mail(n, subject=f"Report {n:03d}"))
+            every = sorted(message_ids(client, "INBOX"))
+            proxy.stall_when_server_sends(held_at, nth)
+            proc = start()
+            deadline = time.monotonic() + BOUND
+            while proxy.stalls == 0 and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.01)  # polling the condition (the proxy held the answer), not a guess at a time
+            assert proxy.stalls == 1, proc.communicate(timeout=60)[1]
+            proc.send_signal(signal.SIGKILL)
+            proc.communicate(timeout=60)
+            assert proc.returncode == -signal.SIGKILL
+            inbox, archive = message_ids(client, "INBOX"), message_ids(client, "Archive")
+            assert len(archive) % 100 == 0 and set(inbox) & set(archive)  # a batch is in both folders
+            assert sorted(set(inbox + archive)) == every  # nothing lost
+
+            proc = start()  # the rerun
+            out, err = proc.communicate(timeout=BOUND)
+            assert proc.returncode == 0, err
+            assert message_ids(client, "INBOX") == []
+            assert sorted(message_ids(client, "Archive")) == every  # all there, once each
+            client.select_folder("Archive", readonly=True)
+            assert client.search(["KEYWORD", "$MailtriageMove"]) == []  # no marker left behind
+    finally:
+        proxy.close()

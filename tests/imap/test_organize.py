@@ -1,4 +1,4 @@
-"""workflows.organize: flag and move proposals show what they write, and write only when applied.
+"""flows.organize: flag and move proposals show what they write, and write only when applied.
 
 Against the real Dovecot through ImapMailbox (the builder is UI-free).
 """
@@ -9,8 +9,8 @@ import pytest
 
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.mailbox_contract import MailQuery
-from mailtriage.workflows.organize import propose_organize
-from mailtriage.workflows.proposals import WriteKind
+from mailtriage.application.flows.organize import propose_organize
+from mailtriage.application.flows.proposals import WriteKind
 from tests.imap.conftest import make_mail
 
 

@@ -6,8 +6,8 @@ import pytest
 
 from mailtriage.backends.mailbox_contract import MAX_BULK, MailQuery
 from mailtriage.backends.imap.ids import decode_message_id
-from mailtriage.workflows.organize import outcome_lines, propose_organize, resolve_toggle
-from mailtriage.workflows.proposals import Blocked, BlockedBy
+from mailtriage.application.flows.organize import outcome_lines, propose_organize, resolve_toggle
+from mailtriage.application.flows.proposals import Blocked, BlockedBy
 from tests.imap.conftest import make_mail
 
 

@@ -88,6 +88,19 @@ def test_list_sent_since(source, report_thread):
     assert source.list_sent_since(report_thread, NOW - timedelta(hours=1)) == []
 
 
+def test_drafts_and_sent_of_many_threads_at_once(source, report_thread):
+    # The row marks of a screen (issue 39): each thread's own drafts and sent replies, found by
+    # one search of Drafts and one of Sent for all of them, and Sent's window still applied.
+    other = tid("<other@x.net>")
+    source.create_draft(DraftRequest(other, "Looking.\n", to=("x@x.net",)))
+    drafts = source.list_drafts_of([report_thread, other, tid("<nope@x>")])
+    assert {t: len(d) for t, d in drafts.items()} == {report_thread: 0, other: 1, tid("<nope@x>"): 0}
+    assert drafts[other][0].thread_id == other
+    sent = source.list_sent_since_of([report_thread, other], NOW - timedelta(days=1))
+    assert {t: [m.message_id for m in s] for t, s in sent.items()} == {report_thread: ["<ours@example.org>"], other: []}
+    assert source.list_sent_since_of([report_thread], NOW - timedelta(hours=1)) == {report_thread: []}
+
+
 def test_create_draft_appends_a_threaded_reply_once(source, mailbox, report_thread):
     assert source.supports(Op.CREATE_DRAFT) and source.list_drafts(report_thread) == []
     request = DraftRequest(report_thread, "Thanks, we are looking into it.\n", to=("reporter@example.net",),

@@ -130,3 +130,42 @@ def test_raw_is_the_file_as_it_is_on_disk(maildir):
     box = mailbox(maildir)
     newest = box.list(MailQuery(folder="INBOX", page_size=1)).messages[0]
     assert box.raw(newest.id) == message(3, "Report 3")
+
+
+def counted_reads(monkeypatch) -> list[str]:
+    """The names of the files the adapter opens (a spy that calls through to the real read)."""
+    from mailtriage.backends import maildir_account
+
+    real_read, reads = maildir_account._read, []
+
+    def counting_read(file, limit, account_id):
+        reads.append(file.name.partition(".")[0])
+        return real_read(file, limit, account_id)
+
+    monkeypatch.setattr(maildir_account, "_read", counting_read)
+    return reads
+
+
+def test_a_page_reads_only_its_own_files_newest_first_by_delivery_time(maildir, monkeypatch):
+    # Review finding: every file of the folder was read for each page; the cost must follow the page.
+    for n in range(4, 40):
+        file = maildir / "cur" / f"{n}.x.host:2,S"
+        file.write_bytes(message(n % 9 + 1, f"Report {n}"))
+        os.utime(file, (1_790_000_000 + n * 60, 1_790_000_000 + n * 60))
+    reads = counted_reads(monkeypatch)
+    box = mailbox(maildir)
+    page = box.list(MailQuery(folder="INBOX", page=1, page_size=5))
+    assert [h.subject for h in page.messages] == [f"Report {n}" for n in (34, 33, 32, 31, 30)]
+    assert page.total == 39 and reads == ["34", "33", "32", "31", "30"]
+    reads.clear()
+    assert [h.subject for h in box.list(MailQuery(folder="INBOX", unread=True, page_size=5)).messages] == [
+        "Report 3", "Report 2"]  # a flag filter is read from the file names, not the files
+    assert reads == ["3", "2"]
+
+
+def test_a_reply_draft_reads_its_source_once(maildir, monkeypatch):
+    box = mailbox(maildir)
+    source = box.list(MailQuery(folder="INBOX", page_size=1)).messages[0]
+    reads = counted_reads(monkeypatch)
+    box.save_draft(Compose(kind="reply", source_id=source.id, body="Thanks."))
+    assert reads == ["3"]

@@ -17,11 +17,11 @@ from mailtriage.backends.contract import DraftRequest, Op, ThreadId
 from mailtriage.backends.errors import DraftAlreadyPending, Unavailable
 from mailtriage.backends.maildir import MaildirDraftsSource
 from mailtriage.backends.registry import SourceSet
-from mailtriage.workflows.proposals import BlockedBy
+from mailtriage.application.flows.proposals import BlockedBy
 from mailtriage.core.projectconfig import load_project
 from mailtriage.demo import demo_project_dir
-from mailtriage.workflows.compose import REPLY
-from mailtriage.workflows.reply import propose_reply, reply_form
+from mailtriage.application.flows.compose import REPLY
+from mailtriage.application.flows.reply import propose_reply, reply_form
 
 ROOT = "<r1@reporter.example.net>"
 ADDRESS = "triager@example.org"

@@ -2,7 +2,7 @@
 
 A 429 past the backoff deadline, or a timeout, part-way through a batch must say exactly
 which messages changed on the server: a :class:`PartialFailure` with ``done`` and
-``failed`` (the shape workflows/organize.py reads), never one failure for the batch. A
+``failed`` (the shape application/flows/organize.py reads), never one failure for the batch. A
 timed-out write may have happened: the labels are read back to tell."""
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def test_a_batch_modify_refused_by_a_429_changed_nothing_and_says_so(google_emul
 def test_the_organize_flow_reports_two_of_four_trashed(google_emulator, mailbox, four):
     # The issue's case: the organize flow marked the whole batch failed while 2 of 4 had changed.
     from mailtriage.backends.mailbox_contract import MailQuery
-    from mailtriage.workflows.organize import propose_organize
+    from mailtriage.application.flows.organize import propose_organize
 
     headers = mailbox.list(MailQuery(folder="INBOX", page_size=10)).messages  # newest first
     google_emulator.server.fail(f"/messages/{mailbox.gid(headers[2].id)}/trash", THROTTLED, times=None)

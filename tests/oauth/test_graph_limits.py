@@ -100,7 +100,7 @@ def four_in_the_inbox(emulator, mailbox):
 
 
 def test_a_throttled_archive_part_way_reports_what_changed(microsoft_emulator, mailbox, waits):
-    from mailtriage.workflows.organize import outcome_lines, propose_organize
+    from mailtriage.application.flows.organize import outcome_lines, propose_organize
 
     gids, headers = four_in_the_inbox(microsoft_emulator, mailbox)
     # Graph throttles from the third message on, asking for a wait longer than we keep.

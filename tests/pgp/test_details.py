@@ -116,7 +116,7 @@ def test_one_gpg_budget_per_message(homes):
 def _plan(homes, tmp_path, raw):
     from mailtriage.backends.contract import Thread, ThreadId
     from mailtriage.core.projectconfig import load_project
-    from mailtriage.workflows.pgp_reply import ProjectPgp, plan_reply_encryption
+    from mailtriage.application.flows.pgp_reply import ProjectPgp, plan_reply_encryption
     from tests.core.helpers import write_project
 
     message = mime.parse_message(raw)

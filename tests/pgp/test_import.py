@@ -4,9 +4,10 @@ and the proposal says the text came from an encrypted mail (a real git local-fil
 from __future__ import annotations
 
 from mailtriage import application
-from mailtriage.workflows.pgp_reply import ENCRYPTED_IMPORT
-from mailtriage.workflows.proposals import BlockedBy
-from tests.workflows.conftest import env, private_dirs  # noqa: F401 - the workflow tests' git tracker fixtures
+from mailtriage.application.flows.importer import ImportFlow
+from mailtriage.application.flows.pgp_reply import ENCRYPTED_IMPORT
+from mailtriage.application.flows.proposals import BlockedBy
+from tests.application.flows.conftest import env, private_dirs  # noqa: F401 - the workflow tests' git tracker fixtures
 
 from .conftest import entity, pgp_mime_encrypted, plain
 from .test_cli import write_mbox
@@ -30,7 +31,7 @@ def test_import_of_an_encrypted_report_says_so_and_writes_to_the_restricted_trac
     project = _project(env, homes, [pgp_mime_encrypted(homes.encrypt(entity(SECRET), "team", sign="reporter"))])
     try:
         tid = project.thread_id("msgid:<r1@example.net>")
-        proposal = application.ImportFlow(project).propose(tid)
+        proposal = ImportFlow(project).propose(tid)
         assert ENCRYPTED_IMPORT in proposal.warnings
         assert proposal.facts["from_encrypted_mail"] is True
         assert "ENCRYPTED mail" in proposal.render_text()
@@ -46,7 +47,7 @@ def test_import_of_an_encrypted_report_says_so_and_writes_to_the_restricted_trac
 def test_import_of_a_clear_report_says_nothing_of_encryption(env, homes):
     project = _project(env, homes, [plain("a clear report")])
     try:
-        proposal = application.ImportFlow(project).propose(project.thread_id("msgid:<r1@example.net>"))
+        proposal = ImportFlow(project).propose(project.thread_id("msgid:<r1@example.net>"))
         assert ENCRYPTED_IMPORT not in proposal.warnings and "from_encrypted_mail" not in proposal.facts
     finally:
         project.close()
@@ -56,7 +57,7 @@ def test_sync_of_an_encrypted_reply_says_so(env, homes):
     report = pgp_mime_encrypted(homes.encrypt(entity(SECRET), "team"))
     project = _project(env, homes, [report])
     try:
-        proposal = application.ImportFlow(project).propose(project.thread_id("msgid:<r1@example.net>"))
+        proposal = ImportFlow(project).propose(project.thread_id("msgid:<r1@example.net>"))
         assert proposal.apply(confirmed=True).ok
     finally:
         project.close()
@@ -79,7 +80,7 @@ def test_the_hidden_subject_of_an_encrypted_report_never_becomes_the_issue_title
              + f"Subject: {hidden}\r\n\r\n{SECRET}\r\n".encode())
     project = _project(env, homes, [pgp_mime_encrypted(homes.encrypt(inner, "team"), subject="...")])
     try:
-        proposal = application.ImportFlow(project).propose(project.thread_id("msgid:<r1@example.net>"))
+        proposal = ImportFlow(project).propose(project.thread_id("msgid:<r1@example.net>"))
         assert hidden not in proposal.render_text()
         assert proposal.apply(confirmed=True).ok
     finally:
@@ -89,7 +90,7 @@ def test_the_hidden_subject_of_an_encrypted_report_never_becomes_the_issue_title
 
 
 def test_a_forward_and_a_reply_all_are_encrypted_to_their_actual_recipients(env, homes):
-    from mailtriage.workflows.compose import FORWARD, REPLY_ALL, ComposeForm
+    from mailtriage.application.flows.compose import FORWARD, REPLY_ALL, ComposeForm
 
     from .conftest import gpg
 

@@ -12,7 +12,7 @@ import pytest
 
 from mailtriage.backends import mime, pgp
 from mailtriage.backends.contract import Thread, ThreadId
-from mailtriage.workflows import sweep
+from mailtriage.application.flows import sweep
 
 from .conftest import (
     REPORTER,

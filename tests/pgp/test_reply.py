@@ -14,7 +14,7 @@ from mailtriage.backends.imap.account import password_key
 from mailtriage.cli.main import main
 from mailtriage.core.projectconfig import load_project
 from mailtriage.core.secrets import set_secret
-from mailtriage.workflows.pgp_reply import ProjectPgp, plan_reply_encryption
+from mailtriage.application.flows.pgp_reply import ProjectPgp, plan_reply_encryption
 from tests.core.helpers import write_project
 from tests.imap.conftest import make_mail, write_imap_project, write_work_account
 from tests.servers.fixtures import *  # noqa: F401,F403

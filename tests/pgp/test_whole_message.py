@@ -12,8 +12,8 @@ from __future__ import annotations
 from mailtriage.backends import mime, pgp
 from mailtriage.backends.contract import Thread, ThreadId
 from mailtriage.core.projectconfig import load_project
-from mailtriage.workflows.compose import FORWARD, REPLY, forward_subject
-from mailtriage.workflows.reply import reply_form
+from mailtriage.application.flows.compose import FORWARD, REPLY, forward_subject
+from mailtriage.application.flows.reply import reply_form
 from tests.core.helpers import write_project
 
 from .conftest import encrypted_entity_part, entity, headers, mixed, pgp_mime_encrypted, plain

@@ -11,9 +11,9 @@ connection that meets it, then the proxy forwards plainly again), except ``delay
   APPEND literal, SMTP DATA, an HTTP request body).
 * ``delay(seconds)``: every server chunk is held that long before it is forwarded (a slow
   server); ``delay(0)`` ends it.
-* ``stall_when_server_sends(b"...")``: the chunk holding those bytes is forwarded up to them,
-  then nothing more from the server reaches the client (a stall mid-response) until the
-  connection ends; the server side is left open.
+* ``stall_when_server_sends(b"...", nth=1)``: the (nth) chunk holding those bytes is
+  forwarded up to them, then nothing more from the server reaches the client (a stall
+  mid-response) until the connection ends; the server side is left open.
 * ``hold()`` / ``release()``: from ``hold()`` on, nothing from any server reaches its client
   until ``release()`` (a server that is slow right now, e.g. while keys arrive); the held
   bytes are forwarded then, in order. Not one-shot.
@@ -40,6 +40,7 @@ class FaultProxy:
         self._cut_pattern: bytes | None = None
         self._client_cut: tuple[bytes, int] | None = None
         self._stall_pattern: bytes | None = None
+        self._stall_skip = 0  # chunks holding the stall pattern still to forward before the stall
         self._delay = 0.0
         self._flowing = threading.Event()
         self._flowing.set()
@@ -63,8 +64,10 @@ class FaultProxy:
         """Cut the next connection whose client sends ``pattern``, ``after`` bytes past it (once)."""
         self._client_cut = (pattern, after)
 
-    def stall_when_server_sends(self, pattern: bytes) -> None:
-        """Forward the server's bytes up to ``pattern``, then nothing more on that connection (once)."""
+    def stall_when_server_sends(self, pattern: bytes, nth: int = 1) -> None:
+        """Forward the server's bytes up to ``pattern`` (in the ``nth`` chunk that holds it),
+        then nothing more on that connection (once)."""
+        self._stall_skip = nth - 1
         self._stall_pattern = pattern
 
     def delay(self, seconds: float) -> None:
@@ -117,7 +120,9 @@ class FaultProxy:
                             self.cuts += 1
                             return
                         pattern = self._stall_pattern
-                        if pattern is not None and pattern in data and self._take("_stall_pattern") is not None:
+                        if pattern is not None and pattern in data and self._stall_skip > 0:
+                            self._stall_skip -= 1
+                        elif pattern is not None and pattern in data and self._take("_stall_pattern") is not None:
                             self.stalls += 1
                             stalled = True
                             data = data[:data.index(pattern)]

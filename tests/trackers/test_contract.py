@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import types
+import typing
+
 import pytest
 
 from mailtriage.trackers.contract import EditRequest, NotFound, Refused, UsageError
 from mailtriage.trackers import rollup
+from mailtriage.trackers import values as v
 
 BODY = "Report text.\n\n### Affected versions\n\n1.2.3\n\n### Reporter\n\nalice\n"
 
@@ -28,9 +32,7 @@ def test_create_then_view(tracker_env):
     assert issue["labels"] == ["needs-triage"]
     assert issue["body"] == BODY
     assert issue["url"] == made["url"]
-    assert set(issue) >= {"id", "title", "state", "labels", "assignees", "milestone", "author", "created",
-                          "updated", "body", "url"}
-    assert "comments" not in issue
+    assert "comments" not in issue  # the keys of the view: test_every_value_has_its_typed_shape
 
 
 def test_bare_number_expands_with_the_prefix(tracker_env):
@@ -208,3 +210,136 @@ def test_cli_json_on_stdout_errors_on_stderr(tracker_env):
     assert code == 4 and "board-add-item" in err
     code, _, err = tracker_env.cli("close", issue_id, "--reason", "wontfix")
     assert code == 2
+
+
+# -- the typed values and the wire ------------------------------------------------------------
+#
+# trackers/values.py types every value the contract returns. The checks below tie those types
+# to the spec's key lists and to what every backend really returns (library and CLI JSON), so
+# neither the types nor the wire can drift from the other.
+
+# The Output column of /work/shared/specs/tracker-backend-contract.md: (type, keys, optional keys).
+SPEC_OUTPUT = {
+    "view": (v.IssueView, {"id", "title", "state", "labels", "assignees", "milestone", "author", "created",
+                           "updated", "body", "url"}, {"comments"}),
+    "list": (v.IssueSummary, {"id", "title", "state", "labels", "updated", "url"}, set()),
+    "field-get": (v.FieldValue, {"id", "heading", "value"}, set()),
+    "create": (v.WriteResult, {"id", "url"}, set()),
+    "edit": (v.WriteResult, {"id", "url"}, set()),
+    "field-set": (v.FieldSetResult, {"id", "heading", "created"}, set()),
+    "comment": (v.CommentResult, {"id", "comment_id", "url"}, set()),
+    "close": (v.StateResult, {"id", "state"}, set()),
+    "reopen": (v.StateResult, {"id", "state"}, set()),
+    "rollup-append": (v.WriteResult, {"id", "url"}, set()),
+    "rollup-amend-latest": (v.WriteResult, {"id", "url"}, set()),
+    "attach": (v.AttachResult, {"id", "name", "url"}, set()),
+    "pending": (v.Pending, {"backend", "changes", "unpushed_commits", "needs_publish"}, set()),
+    "publish": (v.PublishResult, {"committed", "pushed", "revision"}, set()),
+    "doctor": (v.DoctorReport, {"backend", "ok", "checks"}, set()),
+    "doctor checks[]": (v.DoctorCheck, {"name", "ok", "detail"}, set()),
+}
+# What mailtriage adds to the spec's keys, each on purpose: (required, optional).
+EXTENSIONS = {
+    "close": (set(), {"changed", "note"}),  # the same type as reopen
+    "reopen": (set(), {"changed", "note"}),  # Jira: reopening an open issue changes nothing, and says so
+    "publish": ({"files"}, set()),  # the paths committed, which the publish review shows
+}
+
+
+@pytest.mark.parametrize("operation", sorted(SPEC_OUTPUT))
+def test_the_typed_values_carry_the_spec_keys(operation):
+    typed, keys, optional = SPEC_OUTPUT[operation]
+    more, more_optional = EXTENSIONS.get(operation, (set(), set()))
+    assert typed.__required_keys__ == keys | more
+    assert typed.__optional_keys__ == optional | more_optional
+
+
+def _conforms(value, hint) -> bool:
+    """``value`` is of the type ``hint`` (the hints values.py uses); a TypedDict is checked by
+    :func:`assert_shape`, which raises with the path of the first difference."""
+    origin = typing.get_origin(hint)
+    if typing.is_typeddict(hint):
+        return isinstance(value, dict)
+    if origin in (types.UnionType, typing.Union):
+        return any(_conforms(value, h) for h in typing.get_args(hint))
+    if origin is typing.Literal:
+        return value in typing.get_args(hint)
+    if origin is list:
+        return isinstance(value, list) and all(_conforms(x, typing.get_args(hint)[0]) for x in value)
+    if origin is dict:
+        key, item = typing.get_args(hint)
+        return isinstance(value, dict) and all(_conforms(k, key) and _conforms(x, item) for k, x in value.items())
+    if hint is type(None):
+        return value is None
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+def assert_shape(value, typed, where: str) -> None:
+    """``value`` has exactly the keys of the TypedDict ``typed`` (its required ones, and no key it
+    does not declare), each of its declared type, nested values included."""
+    assert isinstance(value, dict), f"{where}: {type(value).__name__}, not a {typed.__name__}"
+    missing = typed.__required_keys__ - set(value)
+    unknown = set(value) - typed.__required_keys__ - typed.__optional_keys__
+    assert not missing and not unknown, \
+        f"{where}: missing {sorted(missing)}, not in {typed.__name__}: {sorted(unknown)}"
+    for key, hint in typing.get_type_hints(typed).items():
+        if key not in value:
+            continue
+        assert _conforms(value[key], hint), f"{where}[{key!r}] = {value[key]!r} is not {hint}"
+        inner = typing.get_args(hint)[0] if typing.get_origin(hint) is list else None
+        if inner is not None and typing.is_typeddict(inner):
+            for i, item in enumerate(value[key]):
+                assert_shape(item, inner, f"{where}[{key!r}][{i}]")
+
+
+def test_every_value_has_its_typed_shape(tracker_env):
+    """Every operation, on every backend, through the library and as the CLI prints it."""
+    t, cli = tracker_env.tracker, tracker_env.cli
+    seen: dict[str, object] = {}
+
+    def run(operation: str, *args: str, stdin: str = "", typed=None):
+        code, out, err = cli(operation, *args, stdin=stdin)
+        # doctor prints its report and fails when a check does (a local remote it cannot verify)
+        assert code == 0 or (operation == "doctor" and isinstance(out, dict)), f"{operation}: exit {code}: {err}"
+        assert_shape(out, typed or SPEC_OUTPUT[operation][0], f"cli {operation}")
+        seen[operation] = out
+        return out
+
+    made = run("create", "--title", "Heap overflow", "--body-file", "-", "--label", "bug", stdin=BODY)
+    issue = made["id"]
+    run("edit", issue, "--add-label", "needs-triage", "--add-assignee", "alice", "--milestone", "1.0")
+    run("field-get", issue, "Reporter")
+    run("field-get", issue, "No such section")
+    run("field-set", issue, "Impact", "--value-file", "-", stdin="high\n")
+    run("comment", issue, "--body-file", "-", stdin="A plain comment.\n")
+    run("rollup-append", issue, "--action", "Imported", "--entry-body-file", "-", "--user", "alice", stdin="one\n")
+    run("rollup-amend-latest", issue, "--action", "Imported", "--entry-body-file", "-", stdin="one, amended\n")
+    run("attach", issue, "-", "--name", "cve.json", stdin='{"cve": "CVE-2025-0001"}\n')
+    run("view", issue)
+    assert len(run("view", issue, "--comments")["comments"]) >= 2  # the rollup and the comment, each checked
+    for words in ("--state=all", "--search=overflow"):
+        code, listed, err = cli("list", words)
+        assert code == 0 and listed, err
+        for i, item in enumerate(listed):
+            assert_shape(item, v.IssueSummary, f"cli list {words} [{i}]")
+    run("close", issue, "--reason", "completed")
+    run("reopen", issue)
+    run("reopen", issue)  # already open: Jira says so in changed/note, the others answer {id, state}
+    run("doctor")
+
+    # the library values the CLI does not print as such
+    assert_shape(t.view(issue, comments=True), v.IssueView, "view")
+    assert_shape(t.list(state="all").items[0], v.IssueSummary, "list")
+    assert_shape(t.rollup_append(issue, "Triaged", "two", user="bob"), v.WriteResult, "rollup_append")
+    assert_shape(t.rollup_append(issue, "Other", "x", user="bob", unless_action="Triaged"), v.Existing,
+                 "rollup_append unless_action")
+    assert_shape(t.find_or_create("x", "y", [], lambda: issue), v.Existing, "find_or_create found")
+    assert_shape(t.find_or_create("New one", BODY, ["bug"], lambda: None), v.Created, "find_or_create made")
+    if t.features.publishes_changes:
+        assert_shape(t.pending(), v.Pending, "pending")
+        run("pending", typed=v.PendingReview)
+        run("publish", "--message-file", "-", "--push", stdin="security: typed values\n")
+    if t.features.set_up_locally:
+        run("detect", typed=v.SetupResult)

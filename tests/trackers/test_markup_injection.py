@@ -71,7 +71,7 @@ def test_adf_text_nodes_hold_the_text_as_written():
 def test_thread_line_with_backticks_round_trips():
     from mailtriage.backends.contract import ThreadId
     from mailtriage.trackers.rollup import Entry
-    from mailtriage.workflows.linking import RollupState, thread_line
+    from mailtriage.application.flows.linking import RollupState, thread_line
 
     for value in ("<abc`def``x@reporter.example>", "`<a@b>`", "<plain@x>"):
         tid = ThreadId("mbox", value)

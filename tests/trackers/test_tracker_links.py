@@ -13,7 +13,7 @@ import pytest
 
 from mailtriage.trackers.contract import BackendError, MalformedIssue
 from mailtriage.trackers.localfiles import LocalFilesTracker
-from mailtriage.workflows.threadindex import ThreadIndex
+from mailtriage.application.flows.threadindex import ThreadIndex
 
 MESSAGE_ID = "<outside-thread@reporter.example>"
 

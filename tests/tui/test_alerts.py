@@ -111,24 +111,6 @@ def test_marked_rows_mark_only_the_given_threads():
     assert rows.peek(5) is None
 
 
-def test_poll_interval_user_setting_wins_and_zero_turns_polling_off(tmp_path):
-    import pytest
-
-    from mailtriage.core.projectconfig import ConfigError, load_project
-    from mailtriage.core.settings import UserSettings
-    from mailtriage.tui.alerts import poll_interval
-
-    folder = tmp_path / "p"
-    mbox_project(folder, extra_config={"alerts": {"poll_seconds": 45}})
-    config = load_project(folder)
-    assert poll_interval(config, UserSettings(tmp_path / "c.toml", {})) == 45
-    assert poll_interval(config, UserSettings(tmp_path / "c.toml", {"alerts": {"poll_seconds": 300}})) == 300
-    assert poll_interval(config, UserSettings(tmp_path / "c.toml", {"alerts": {"poll_seconds": 0}})) == 0
-    with pytest.raises(ConfigError) as err:
-        poll_interval(config, UserSettings(tmp_path / "c.toml", {"alerts": {"poll_seconds": "soon"}}))
-    assert err.value.key == "alerts.poll_seconds"
-
-
 async def test_user_setting_zero_starts_no_poller(tmp_path, user_data, user_config):
     (user_config / "config.toml").write_text('name = "Test Triager"\n[alerts]\npoll_seconds = 0\n', encoding="utf-8")
     folder = tmp_path / "p"

@@ -98,7 +98,7 @@ async def test_first_run_d_opens_the_demo_workspace(tmp_path, monkeypatch):
         await pilot.press("d")
         await settle(pilot)
         assert not isinstance(app.screen, FirstRunScreen)
-        assert len(app.screen.query_one(ThreadList).rows) == 41
+        assert len(app.screen.query_one(ThreadList).rows) == 42
         # A fresh workspace of this run, beside the command line's one.
         assert app.session.project_dir.parent == tmp_path / "demo-workspace-sessions"
         assert app.session.project_dir.name.startswith("session-")

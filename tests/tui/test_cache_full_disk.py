@@ -1,6 +1,6 @@
 """The app on a full disk under the cache folder (issue 38): it lists without its caches and
 says so once (a "Cache" notice naming the OS's reason). The full disk is real: a small tmpfs
-filled to the last byte (tests/workflows/test_cache_full_disk.py; needs root, else skipped)."""
+filled to the last byte (tests/application/flows/test_cache_full_disk.py; needs root, else skipped)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 
 from mailtriage.core import cache_file
 from tests.tui.helpers import mail, make_app, mbox_project, settle
-from tests.workflows.test_cache_full_disk import NO_SPACE, full_cache  # noqa: F401  (the fixture)
+from tests.application.flows.test_cache_full_disk import NO_SPACE, full_cache  # noqa: F401  (the fixture)
 
 
 async def test_the_app_on_a_full_cache_disk_lists_and_says_so_once(tmp_path, full_cache, monkeypatch):  # noqa: F811

@@ -21,7 +21,7 @@ import pytest
 
 from mailtriage.core.settings import load_settings
 from mailtriage.tui.head_start import ForkedHeadStart, read_head_start
-from mailtriage.tui.session import Session
+from mailtriage.application.service import Service
 from tests.tui.helpers import mbox_project, quit_on_pty
 
 SYNC_QUERY = b"\x1b[?2026$p"
@@ -76,7 +76,7 @@ def test_the_first_frame_already_shows_the_threads_of_a_local_archive(tmp_path):
 
 def test_head_start_reads_a_local_archive_and_opens_the_session(tmp_path, user_config):
     project = mbox_project(tmp_path / "p")
-    session = Session(project, demo=False, settings=load_settings())
+    session = Service(project, demo=False, settings=load_settings())
     head = read_head_start(session, 200)
     assert session.is_open and head.list_name == "security@frob.example" and not head.stale
     assert [t.subject for t in head.listing.value][:1] == ["Question about 3.4 fixes"]
@@ -88,7 +88,7 @@ def test_head_start_of_a_broken_project_leaves_the_error_to_the_app(tmp_path, us
     from tests.core.helpers import write_project
 
     project = write_project(tmp_path / "p", [("mbox", "sometimes", "no")])
-    session = Session(project, demo=False, settings=load_settings())
+    session = Service(project, demo=False, settings=load_settings())
     assert read_head_start(session, 200) is None and not session.is_open
 
 
@@ -98,7 +98,7 @@ def test_head_start_lists_nothing_when_a_mandatory_backend_is_not_local(tmp_path
                            extra_config={"mail_sources": {
                                "mbox": {"path": "list.mbox", "list": "security@frob.example", "parallel": False},
                                "pony": {"kind": "ponymail", "base_url": "http://127.0.0.1:9", "list": "security@frob.example"}}})
-    session = Session(project, demo=False, settings=load_settings())
+    session = Service(project, demo=False, settings=load_settings())
     head = read_head_start(session, 200)
     assert session.is_open and head.list_name == "security@frob.example" and head.listing is None
     session.close()
@@ -107,7 +107,7 @@ def test_head_start_lists_nothing_when_a_mandatory_backend_is_not_local(tmp_path
 def test_the_forked_head_start_gives_what_this_process_reads(tmp_path, user_config):
     project = mbox_project(tmp_path / "p")
     forked = ForkedHeadStart.start(project, demo=False).result()
-    here = read_head_start(Session(project, demo=False, settings=load_settings()))
+    here = read_head_start(Service(project, demo=False, settings=load_settings()))
     assert forked is not None and forked.listing is not None
     assert [t.thread_id for t in forked.listing.value] == [t.thread_id for t in here.listing.value]
     assert (forked.title, forked.lists, forked.since, forked.list_name) == (here.title, here.lists, here.since,
@@ -209,7 +209,7 @@ def test_calls_wait_for_a_session_that_opens_later(tmp_path, user_config):
     a call made before (a key on the head start's rows) waits for it, then succeeds."""
     project = mbox_project(tmp_path / "p")
     head = ForkedHeadStart.start(project, demo=False).result()
-    session = Session(project, demo=False, settings=load_settings())
+    session = Service(project, demo=False, settings=load_settings())
     session.open_later()
     answers: dict = {}
 

@@ -15,7 +15,7 @@ import pytest
 
 from mailtriage.core.settings import load_settings
 from mailtriage.tui.panes.thread_list import ThreadList
-from mailtriage.tui.session import Session
+from mailtriage.application.service import Service
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, settle, write_imap_project
 
@@ -53,7 +53,7 @@ def folder_with_a_moved_back_mail(tmp_path, user_config, dovecot, dovecot_user, 
 
 
 def test_the_first_page_walks_past_an_old_mail_moved_back(folder_with_a_moved_back_mail):
-    session = Session(folder_with_a_moved_back_mail, demo=False, settings=load_settings())
+    session = Service(folder_with_a_moved_back_mail, demo=False, settings=load_settings())
     session.open()
     try:
         whole = session.list_threads(LIST).value
@@ -108,7 +108,7 @@ def long_reply_chain(tmp_path, user_config, dovecot, dovecot_user, memory_keyrin
 
 
 def test_a_first_page_counts_threads_as_the_listing_threads_them(long_reply_chain):
-    session = Session(long_reply_chain, demo=False, settings=load_settings())
+    session = Service(long_reply_chain, demo=False, settings=load_settings())
     session.open()
     try:
         first = session.list_threads(LIST, limit=2).value

@@ -410,7 +410,7 @@ async def test_no_screen_is_kept_while_another_list_is_shown(tmp_path, user_conf
 def test_the_first_paint_is_written_before_textual_loads():
     """The command writes the kept screen before it imports the app: nothing it needs may load Textual."""
     done = subprocess.run([sys.executable, "-c", "import sys, mailtriage.cli.main, mailtriage.tui.first_paint, "
-                           "mailtriage.tui.head_start; print(sorted(m for m in sys.modules if m.startswith('textual')))"],
+                           "mailtriage.tui.head_start, mailtriage.tui.startup; print(sorted(m for m in sys.modules if m.startswith('textual')))"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
@@ -504,7 +504,7 @@ async def test_the_demo_opened_from_the_first_run_screen_is_not_kept_as_the_proj
         await settle(pilot)
         await pilot.pause(first_paint.KEEP_AFTER + 0.3)
         await settle(pilot)
-        assert len(app.main.threads.thread_list.rows) == 41  # the demo is listed (and would be kept)
+        assert len(app.main.threads.thread_list.rows) == 42  # the demo is listed (and would be kept)
     assert not first_paint.frames_of(missing, demo=False)
     assert not first_paint.frames_of(missing, demo=True)
 

@@ -99,3 +99,49 @@ async def test_replied_mark_from_the_sent_folder(imap_project, dovecot, dovecot_
         heap = next(r for r in rows(app) if "Heap overflow" in r)
         assert "↩" in heap and "✎" not in heap
         assert "replied" in screen_text(app)
+
+
+def _report(n: int) -> bytes:
+    return (
+        "From: Eve Finder <eve@example.net>\r\n"
+        f"To: {LIST}\r\n"
+        f"Subject: Finding number {n}\r\n"
+        f"Date: Thu, 01 Oct 2026 {10 + n // 60:02d}:{n % 60:02d}:00 +0000\r\n"
+        f"Message-ID: <finding-{n}@example.net>\r\n"
+        "Content-Type: text/plain; charset=utf-8\r\n"
+        "\r\n"
+        "Details inside.\r\n"
+    ).encode()
+
+
+async def test_the_marks_of_a_screen_cost_one_search_of_drafts_and_of_sent(imap_project, dovecot, dovecot_user):
+    # Issue 39: each row's list_drafts and list_sent_since selected their folder again (a
+    # SELECT Drafts / SELECT Sent pair per row on screen); the screen is asked for at once.
+    from mailtriage.core.trace import TRACE
+
+    for n in range(16):
+        dovecot.append(dovecot_user, "INBOX", _report(n), when=datetime(2026, 10, 1, 10, n, tzinfo=timezone.utc))
+    reply = REPLY.replace(b"<overflow-1@example.com>", b"<finding-7@example.net>").replace(
+        b"<reply-1@", b"<reply-7@")
+    dovecot.append(dovecot_user, "Sent", reply, flags=(b"\\Seen",), when=datetime(2026, 10, 2, 10, 0, tzinfo=timezone.utc))
+    selects: list[str] = []
+
+    def seen(line) -> None:
+        words = line.text.split(None, 3)
+        if line.direction == ">" and len(words) > 2 and words[1].upper() in ("SELECT", "EXAMINE"):
+            selects.append(words[2].strip('"'))
+
+    stop = TRACE.subscribe(seen)
+    try:
+        app = make_app(imap_project)
+        async with app.run_test(size=(140, 44)) as pilot:
+            await settle(pilot)
+            await marks_ready(pilot)
+            on_screen = rows(app)
+            assert len(on_screen) >= 12
+    finally:
+        stop()
+    assert "↩" in next(r for r in on_screen if "Finding number 7" in r)
+    assert not any("↩" in r for r in on_screen if "Finding number 7" not in r)
+    marks = [f for f in selects if f in ("Drafts", "Sent")]
+    assert len(marks) <= 4, f"{len(marks)} SELECTs of Drafts/Sent for {len(on_screen)} rows: {marks}"

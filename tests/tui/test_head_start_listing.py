@@ -19,7 +19,7 @@ from mailtriage.core.trace import OPLOG, TRACE
 from mailtriage.tui import head_start
 from mailtriage.tui.head_start import STARTUP_CALLER, ForkedHeadStart
 from mailtriage.tui.panes.thread_list import ThreadList
-from mailtriage.tui.session import Session
+from mailtriage.application.service import Service
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, settle
 from tests.tui.test_imap_drafts import imap_project  # noqa: F401 (fixture)
@@ -30,7 +30,7 @@ SUBJECTS = {"Heap overflow in the frob parser", "Second report"}
 
 def listed_here(project) -> list:
     """The first list's whole window as this process lists it (the reference)."""
-    session = Session(project, demo=False, settings=load_settings())
+    session = Service(project, demo=False, settings=load_settings())
     try:
         session.open()
         return list(session.list_threads(session.lists()[0].list_name).value)
@@ -72,7 +72,7 @@ def test_the_child_of_a_cold_start_lists_the_first_page_then_the_whole_window(pr
     assert gone(child.pid) and child.ended.is_set()  # ended, and reaped
     # Built back field for field, and its summary cache is on disk for this process.
     assert list(whole.listing()) == listed_here(project)
-    session = Session(project, demo=False, settings=load_settings())
+    session = Service(project, demo=False, settings=load_settings())
     session.open()
     dispatch, stale = session.offline_threads("security@frob.example")
     assert stale and {t.subject for t in dispatch.value} == SUBJECTS
@@ -86,6 +86,7 @@ def test_with_a_summary_cache_the_head_start_has_rows_and_the_child_lists_nothin
     head = child.result()
     assert head.stale and {t.subject for t in head.listing.value} == SUBJECTS
     assert not head.listing_follows
+    child.receive_read_ahead()  # it reads the first row's thread ahead, then ends (test_head_start_read_ahead.py)
     assert gone(child.pid)
 
 
@@ -301,7 +302,7 @@ def test_the_child_ends_once_its_cache_is_written_not_after_a_logout(proxied_pro
 
 
 def listed_offline(project) -> list:
-    session = Session(project, demo=False, settings=load_settings())
+    session = Service(project, demo=False, settings=load_settings())
     try:
         session.open()
         dispatch, stale = session.offline_threads("security@frob.example")

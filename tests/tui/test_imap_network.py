@@ -12,8 +12,10 @@ import time
 
 import pytest
 
+from mailtriage.application import MandatoryBackendUnavailable
 from mailtriage.core.trace import OPLOG
 from mailtriage.tui.panes.reader import ReaderPane
+from mailtriage.tui.messages import ReaderFailed
 from mailtriage.tui.panes.thread_list import ThreadList
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.servers.ports import free_port
@@ -168,7 +170,7 @@ async def test_a_lost_connection_shows_a_reconnect_state_and_R_reconnects(proxie
         await pilot.press("enter")
         await settle(pilot)
         assert "press R to reconnect" in reader_status(app)
-        await wait_until(pilot, lambda: "✗ imap" in screen_text(app))
+        assert "✗ imap" in screen_text(app)  # the sources were checked again (a worker: settled)
         # The error names the server: "connection to 127.0.0.1:… lost", or, when the read first
         # tries to select the folder again on a new connection (the stale-ID check after a drop),
         # "connect to 127.0.0.1:… failed". Which one depends on when the drop is noticed.
@@ -181,6 +183,23 @@ async def test_a_lost_connection_shows_a_reconnect_state_and_R_reconnects(proxie
         await pilot.press("q", "enter")  # back to the list (Enter went into the reader), open again
         await settle(pilot)
         assert app.screen.query_one(ReaderPane).thread is not None
+
+
+async def test_a_read_that_finds_the_mandatory_backend_gone_when_reconnecting_shows_it_in_the_sources(proxied_project):
+    """The read above fails as a lost connection or, when it reconnects first, as the mandatory
+    backend unavailable (which one depends on when the drop is noticed): the second way too
+    has the sources checked again, so the sources pane shows the backend down (it kept its ✓,
+    and the test above failed so in a loaded run)."""
+    project, proxy = proxied_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert "✓ imap" in screen_text(app)
+        proxy.go_down()
+        error = MandatoryBackendUnavailable("imap", f"connect to 127.0.0.1:{proxy.port} failed")
+        app.screen.report_failure(ReaderFailed(request=0, title="read", error=error))  # what the read posts
+        await settle(pilot)
+        assert "✗ imap" in screen_text(app)
 
 
 def threads_status(app) -> str:
@@ -250,7 +269,7 @@ async def test_head_start_reads_the_summary_cache_without_the_server(proxied_pro
     from mailtriage.core.settings import load_settings
     from mailtriage.core.trace import TRACE
     from mailtriage.tui.head_start import read_head_start
-    from mailtriage.tui.session import Session
+    from mailtriage.application.service import Service
 
     project, proxy = proxied_project
     first = make_app(project)
@@ -259,7 +278,7 @@ async def test_head_start_reads_the_summary_cache_without_the_server(proxied_pro
     proxy.go_down()
     TRACE.clear()
     TRACE.enabled = True
-    session = Session(project, demo=False, settings=load_settings())
+    session = Service(project, demo=False, settings=load_settings())
     head = read_head_start(session, 200)
     assert head.stale and head.list_name == "security@frob.example"
     assert {t.subject for t in head.listing.value} == {"Heap overflow in the frob parser", "Second report"}

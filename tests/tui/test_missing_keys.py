@@ -64,9 +64,17 @@ async def test_tag_prefix_says_what_the_next_key_acts_on(tmp_path):
         assert "tag prefix: the next action key acts on the 2 tagged rows" in notices(app)
 
 
-async def test_x_in_full_headers_shows_the_raw_source_inert_and_back(tmp_path):
+async def test_x_in_full_headers_shows_the_raw_source_inert_and_back(tmp_path, monkeypatch):
     app = make_app(mbox_project(tmp_path / "p", messages=[*standard_messages(), spoofed_report()]))
+    reads: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
+        read_raw = app.session.raw_message  # a spy that calls through: how often the source is read
+
+        def counted(message, **kwargs):
+            reads.append(message.message_id)
+            return read_raw(message, **kwargs)
+
+        monkeypatch.setattr(app.session, "raw_message", counted)
         await settle(pilot)
         await pilot.press("enter", "4", "h", "x")
         await settle(pilot)
@@ -77,6 +85,10 @@ async def test_x_in_full_headers_shows_the_raw_source_inert_and_back(tmp_path):
         await pilot.press("x")
         await settle(pilot)
         assert "raw source" not in headers_dialog_text(app)
+        await pilot.press("x")  # again: shown from what was read, not read again
+        await settle(pilot)
+        assert "Please rotate it now." in headers_dialog_text(app)
+        assert reads == ["<spoof-1@attacker.invalid>"]
 
 
 async def test_pipe_runs_the_confirmed_command_on_the_raw_message_and_shows_its_output(tmp_path):

@@ -31,18 +31,35 @@ def offered(app, binding) -> bool:
     return any(key.action == binding.action and not key.has_class("-disabled") for key in app.screen.query("FooterKey"))
 
 
+async def still(app, pilot) -> tuple:
+    """What the screen shows once it keeps still: two captures in a row the same, so a change
+    seen after a key is the key's and not the end of something that was still going on (the
+    caller has settled the app: no worker runs)."""
+    seen = observe(app)
+    for _ in range(50):
+        await pilot.pause()
+        now = observe(app)
+        if now == seen:
+            return now
+        seen = now
+    raise AssertionError(f"the screen does not keep still: {seen[:4]}")
+
+
 async def walk(app, pilot, focus_key: str, groups) -> tuple[list[str], list[str]]:
     """Press every key of ``groups`` with ``focus_key``'s pane focused; returns the keys
     offered that did nothing, and the keys not offered that did nothing (said by neither)."""
     silent: list[str] = []
     hidden: list[str] = []
+    await pilot.press(focus_key)
+    await settle(pilot)
+    pane = type(app.focused)
     for binding in (b for group in groups for b in group if b.id not in SKIP):
-        await pilot.press(focus_key)
-        await settle(pilot)
+        if type(app.focused) is not pane:  # the last key moved the focus: back to the pane
+            await pilot.press(focus_key)
+            await settle(pilot)
         app.clear_notifications()
-        await pilot.pause()
+        before = await still(app, pilot)
         was_offered = offered(app, binding)
-        before = observe(app)
         key = bindings.effective_keys(binding, {})[0]
         await pilot.press(key)
         await settle(pilot)

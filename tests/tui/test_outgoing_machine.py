@@ -21,9 +21,13 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 import mailtriage.application as application
+from mailtriage.application.accounts import Mailboxes
+from mailtriage.application.flows.compose import ComposeFlow, route_compose
+from mailtriage.application.flows.security_thread import OutgoingRule
+from mailtriage.application.search import search_mailbox
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.settings import load_settings
-from mailtriage.workflows.proposals import WriteKind
+from mailtriage.application.flows.proposals import WriteKind
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.test_compose import LIST, PERSONAL, report, sending_project, smtp  # noqa: F401 (fixtures)
 from tests.tui.test_imap_drafts import drafts
@@ -54,8 +58,8 @@ def test_every_path_keeps_the_security_cc(sending_project, dovecot, dovecot_user
         dovecot.append(dovecot_user, "Archive", raw, when=when)
     user = load_settings()
     project = application.Project.open(sending_project, user_settings=user)
-    boxes = application.Mailboxes(user)
-    rule_ = application.OutgoingRule(project)
+    boxes = Mailboxes(user)
+    rule_ = OutgoingRule(project)
     written = {"count": 0}
 
     class OutgoingMachine(RuleBasedStateMachine):
@@ -91,7 +95,7 @@ def test_every_path_keeps_the_security_cc(sending_project, dovecot, dovecot_user
                 self.rows = [("thread", s.thread_id, s.thread_id.root) for s in page.items]
             else:
                 request = application.search_request(query, folder=self.folder)
-                page = application.search_mailbox(boxes.get("work"), request).page
+                page = search_mailbox(boxes.get("work"), request).page
                 self.rows = [("mail", h.id, h.message_id) for h in page.items]
 
         # -- composing on a row ---------------------------------------------------------------
@@ -108,7 +112,7 @@ def test_every_path_keeps_the_security_cc(sending_project, dovecot, dovecot_user
             if kind == "new":
                 if self.folder is None:
                     return  # the app says new mail is written from an account's folder
-                route = application.route_compose(rule_, "new", account_id="work")
+                route = route_compose(rule_, "new", account_id="work")
                 security = False
             else:
                 if not self.rows:
@@ -116,10 +120,10 @@ def test_every_path_keeps_the_security_cc(sending_project, dovecot, dovecot_user
                 what, ref, mid = data.draw(st.sampled_from(self.rows))
                 security = mid in SECURITY_IDS
                 if what == "thread":
-                    route = application.route_compose(rule_, kind, thread_id=ref)
+                    route = route_compose(rule_, kind, thread_id=ref)
                 else:
                     source = boxes.message("work", ref).content
-                    route = application.route_compose(rule_, kind, account_id="work", message_id=ref,
+                    route = route_compose(rule_, kind, account_id="work", message_id=ref,
                                                       source=source)
             proposal = self._propose(route, kind, data)
             if security:
@@ -143,7 +147,7 @@ def test_every_path_keeps_the_security_cc(sending_project, dovecot, dovecot_user
                 if kind == "forward":
                     form = replace(form, to=("dev@example.net",))
                 return flow.propose(thread, form=form, answering=route.answering)
-            flow = application.ComposeFlow(boxes.get("work"), user, rule=rule_)
+            flow = ComposeFlow(boxes.get("work"), user, rule=rule_)
             source = boxes.message("work", route.message_id).content if route.message_id else None
             form = flow.form(route.kind, source)
             if route.kind in ("forward", "new"):

@@ -121,6 +121,9 @@ def test_classes_use_the_registry_lists():
     from mailtriage.tui.dialogs.pipe import PipeDialog
 
     classes |= {c.__name__: c for c in (FolderJump, HeadersDialog, PipeDialog)}  # issue 35: c, h and |
+    from mailtriage.tui.screens.queue import QueueScreen
+
+    classes[QueueScreen.__name__] = QueueScreen  # issue 37: Q
     for context in bindings.CONTEXTS:
         owner = context.target if context.target not in ("app", "screen") else (context.screen or "MailTriageApp")
         assert classes[owner].BINDINGS is context.bindings, context.title

@@ -35,7 +35,8 @@ NOT_AT_IMPORT = (
     "mailtriage.backends.imap", "mailtriage.backends.gmail", "mailtriage.backends.microsoft",
     # flows, proposal builders, trackers, the modes endpoint (of the flows' and the modes'
     # packages only their error roots load, with application.errors: see the test below)
-    "mailtriage.application.flows", "mailtriage.workflows.proposals",
+    "mailtriage.application.flows.importer", "mailtriage.application.flows.reply", "mailtriage.application.flows.sync",
+    "mailtriage.application.flows.proposals",
     "mailtriage.trackers.contract", "mailtriage.trackers.registry",
     # screens and dialogs not on the first screen
     "mailtriage.tui.screens.console", "mailtriage.tui.screens.help", "mailtriage.tui.screens.first_run",
@@ -49,7 +50,7 @@ NOT_AT_IMPORT = (
 #: Still not loaded once the project is open (what the first listing needs is).
 NOT_AT_OPEN = (
     "imapclient", "msal", "google.auth", "httpx", "aiohttp", "aiosmtplib", "html2text",
-    "mailtriage.application.flows", "mailtriage.workflows.proposals", "mailtriage.workflows.importer",
+    "mailtriage.application.flows.reply", "mailtriage.application.flows.proposals", "mailtriage.application.flows.importer",
     "mailtriage.trackers.contract", "mailtriage.trackers.registry", "mailtriage.trackers.localfiles",
     "mailtriage.application.crypto", "mailtriage.backends.pgp",
     # the stdlib's MIME parser and writer: a message body read or a draft written loads them
@@ -83,8 +84,8 @@ def test_importing_the_command_line_and_the_app_loads_nothing_the_first_screen_d
 
 def test_of_the_flows_and_the_modes_endpoint_only_their_error_roots_load_at_import(tmp_path):
     """The error roots (class definitions, nothing imported) load with application.errors,
-    which the front ends catch; no other module of workflows/ or modes/ does."""
-    others = tuple(f"mailtriage.{folder}.{path.stem}" for folder in ("workflows", "modes")
+    which the front ends catch; no other module of application/flows/ or modes/ does."""
+    others = tuple(f"mailtriage.{folder.replace('/', '.')}.{path.stem}" for folder in ("application/flows", "modes")
                    for path in sorted((ROOT / folder).glob("*.py")) if path.stem not in ("__init__", "errors"))
     assert len(others) > 10
     assert _loaded_after("import mailtriage.cli.main\nimport mailtriage.tui.app\n", others, tmp_path) == []
@@ -107,9 +108,9 @@ OPEN_AND_LIST = textwrap.dedent("""
 
     import mailtriage.application as application
     from mailtriage.core.settings import UserSettings
-    from mailtriage.tui.session import Session
+    from mailtriage.application.service import Service
 
-    session = Session(application.project_dir(demo=True), demo=True, settings=UserSettings(Path("config.toml"), {}))
+    session = Service(application.project_dir(demo=True), demo=True, settings=UserSettings(Path("config.toml"), {}))
     session.open()
     session.check_sources()
     assert len(session.list_threads(session.lists()[0].list_name).value) > 0
@@ -126,9 +127,13 @@ def test_the_alert_loop_builds_its_poller_on_its_own_thread(tmp_path):
     (the flows' module, mail sources of its own) is built by ``run`` on its worker."""
     _loaded_after(OPEN_AND_LIST, (), tmp_path)
     loaded = _loaded_after(OPEN_AND_LIST + textwrap.dedent("""
-        loop = session.alert_loop()
-        assert loop is not None and loop.poller is None and loop.list_name
-    """), ("mailtriage.application.flows", "mailtriage.workflows.proposals", "mailtriage.workflows.importer"),
+        from mailtriage.tui.alerts import AlertLoop
+
+        watch = session.alert_watch()
+        loop = AlertLoop(watch.make_poller, watch.interval, watch.list_name)
+        assert loop.poller is None and loop.list_name
+    """), ("mailtriage.application.flows.reply", "mailtriage.application.flows.proposals",
+           "mailtriage.application.flows.importer"),
         tmp_path)
     assert loaded == []
 
@@ -147,7 +152,7 @@ FIRST_PAINT = textwrap.dedent("""
                 if app.main is not None and len(app.main.query_one(ThreadList).rows):
                     break
                 await pilot.pause(0.02)
-            assert len(app.main.query_one(ThreadList).rows) == 41
+            assert len(app.main.query_one(ThreadList).rows) == 42
 
     asyncio.run(first_paint())
 """)
@@ -164,6 +169,6 @@ def test_the_app_paints_the_demo_list_without_loading_flows_trackers_or_dialogs(
 @pytest.mark.parametrize("module", ["mailtriage.tui.app", "mailtriage.tui.screens.main"])
 def test_the_guard_can_fail(tmp_path, module):
     """The check sees a module loaded at import (a heavy import added to the start-up path)."""
-    loaded = _loaded_after(f"import {module}\nimport mailtriage.application.flows\n",
-                           ("mailtriage.application.flows",), tmp_path)
-    assert loaded == ["mailtriage.application.flows"]
+    loaded = _loaded_after(f"import {module}\nimport mailtriage.application.flows.importer\n",
+                           ("mailtriage.application.flows.importer",), tmp_path)
+    assert loaded == ["mailtriage.application.flows.importer"]

@@ -35,9 +35,9 @@ OPEN = textwrap.dedent("""
     from pathlib import Path
 
     from mailtriage.core.settings import load_settings
-    from mailtriage.tui.session import Session
+    from mailtriage.application.service import Service
 
-    session = Session(Path(os.environ["GUARD_PROJECT"]), demo=False, settings=load_settings())
+    session = Service(Path(os.environ["GUARD_PROJECT"]), demo=False, settings=load_settings())
     session.open()
 """)
 

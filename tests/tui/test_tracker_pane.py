@@ -5,7 +5,7 @@ from pathlib import Path
 from mailtriage.core.projectconfig import load_project
 from mailtriage.demo.tracker import make_demo_tracker
 from mailtriage.tui.panes.tracker import TrackerList, TrackerPane
-from mailtriage.tui.session import Session
+from mailtriage.application.service import Service
 from tests.tui.helpers import make_app, mbox_project, screen_text, settle
 
 TRACKER = {"platform": "local-files", "prefix": "SEC", "local": {"path": "repo/security-tracker"},
@@ -68,10 +68,11 @@ def test_demo_tracker_lives_in_the_demo_workspace_git_repository(user_config, tm
 
     monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
     workspace = ensure_demo_workspace()
-    session = Session(workspace, demo=True, settings=load_settings())
+    session = Service(workspace, demo=True, settings=load_settings())
     session.open()
     issues, problems = session.tracker_issues()
-    assert [i["id"] for i in issues] == ["SEC-0003", "SEC-0002", "SEC-0001"] and problems == []
+    # three filed reports, and three more for the triage queue (issue 37)
+    assert [i["id"] for i in issues] == [f"SEC-000{n}" for n in range(6, 0, -1)] and problems == []
     root = Path(session.tracker.root)
     assert root == workspace / "tracker"
     assert (workspace / ".git").is_dir() and (root / "tracker-format.yaml").is_file()

@@ -6,8 +6,8 @@ from __future__ import annotations
 from textual.app import App
 
 from mailtriage.tui.dialogs.proposal import ProposalDialog
-from mailtriage.workflows.attachments import AttachmentItem, propose_save
-from mailtriage.workflows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.application.flows.attachments import AttachmentItem, propose_save
+from mailtriage.application.flows.proposals import Field, Proposal, Write, WriteKind
 
 
 class DialogHost(App):

@@ -57,14 +57,15 @@ class AlertsController(ControllerBase):
             return
         self._alerts_asked = True
         try:
-            loop = self.session.alert_loop()
+            watch = self.session.alert_watch()
         except ConfigError as exc:
             self.notify(f"new-report alerts are off: {inert(str(exc))}", title="Alerts", severity="warning",
                         markup=False)
             return
-        if loop is None:
+        if watch is None:
             self._say_no_list()
             return
+        loop = AlertLoop(watch.make_poller, watch.interval, watch.list_name)
         self.alert_loop = loop
         self._poll_alerts(loop)
 
@@ -84,12 +85,11 @@ class AlertsController(ControllerBase):
         the CLI's configuration warning, rather than polling the whole folder (issue 30 §7)."""
         # lazy: only a project without a list needs these, never the first screen (test_startup_imports)
         from mailtriage.application.list_read import unconfigured_list
-        from mailtriage.tui.alerts import poll_interval
 
         try:
-            polling = bool(poll_interval(self.session.config, self.session.settings))
+            polling = bool(self.session.poll_interval())
         except ConfigError:
-            return  # alert_loop reported it already
+            return  # start_alerts reported it already
         missing = unconfigured_list(self.session.sources, None) if polling else None
         if missing is not None:
             self.notify(f"new-report alerts are off: {inert(missing.warning)}", title="Alerts",

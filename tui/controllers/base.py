@@ -24,7 +24,7 @@ from mailtriage.tui.panes.reader import ReaderPane
 from mailtriage.tui.panes.sources import SourcesPane
 from mailtriage.tui.panes.threads import ThreadPane
 from mailtriage.tui.panes.tracker import TrackerPane
-from mailtriage.tui.session import Session
+from mailtriage.application import Service
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -65,7 +65,7 @@ class ControllerBase(Screen):
         return self.app  # type: ignore[return-value]
 
     @property
-    def session(self) -> Session:
+    def session(self) -> Service:
         return self.shell.session
 
     def resolve(self, op_name: str) -> Resolution:
@@ -132,14 +132,14 @@ class ControllerBase(Screen):
         """The notification and error-list entry of a failed call; a backend that went away
         also makes the sources be checked again, so the sources pane shows it."""
         error = message.error
+        if is_connection_problem(error):  # the mandatory backend unreachable on reconnecting too
+            self.session.forget_availability()
+            self.recheck_sources()
         if isinstance(error, (MandatoryBackendUnavailable, LookupError)):
             severity = "error" if isinstance(error, MandatoryBackendUnavailable) else "warning"
             self.shell.report_error(message.title, error, where=message.area, resolution=message.resolution,
                                     severity=severity)
             return
-        if is_connection_problem(error):
-            self.session.forget_availability()
-            self.recheck_sources()
         self.shell.report_error(message.title, error, where=message.area, resolution=message.resolution)
 
     # -- what one controller asks of another (each is defined by the controller named) --

@@ -4,7 +4,7 @@ On a thread of a project source every one of them becomes a *draft* proposal wit
 security CC (``r`` starts with the receipt template on a fresh report and a quoted reply
 otherwise; the other is Ctrl+r away in the compose dialog). So does a personal account's
 message that answers a thread of the security list (the outgoing rule, decided from the
-message: ``Session.compose_verdict``), or it is refused. Any other personal
+message: ``Service.compose_route``), or it is refused. Any other personal
 message's reply is sent after confirmation (``access = "send"``, through the send policy,
 with a copy in Sent), saved as a draft (``"draft"``) or blocked (``"read"``); ``C`` is for
 personal accounts only. The order is always: compose dialog → proposal dialog → write.
@@ -68,7 +68,7 @@ class ComposeController(ControllerBase):
     #: accounts: the folder in the thread list, (account id, folder id, name) or None.
     open_folder_key: tuple[str, str, str] | None
     #: reading: personal accounts' messages read (ahead), (account id, message ID) -> thread.
-    read_ahead: dict[tuple[str, str], Thread]
+    kept_messages: dict[tuple[str, str], Thread]
 
     # -- intents from the panes --------------------------------------------------------
     def on_thread_list_reply_requested(self, message: ThreadList.ReplyRequested) -> None:
@@ -92,7 +92,7 @@ class ComposeController(ControllerBase):
             return ComposeTarget("new", account_id=account)
         if row is not None and row.header is not None:
             message_id = row.header.id
-            kept = self.read_ahead.get((row.account_id, message_id))
+            kept = self.kept_messages.get((row.account_id, message_id))
             return ComposeTarget(what, account_id=row.account_id, message_id=message_id,
                                  source=kept.messages[0] if kept is not None and kept.messages else None)
         if summary is not None and (thread is None or thread.thread_id != summary.thread_id):

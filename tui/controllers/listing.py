@@ -36,7 +36,8 @@ class ListingController(ControllerBase):
 
     # -- the session opened ---------------------------------------------------------
     def start_first_listing(self) -> None:
-        """Called by the app's session worker as soon as the project is open."""
+        """Called by the app's session worker as soon as the project is open (a cold start's child
+        lists already: before it opens)."""
         head = self.shell.head_start
         child = self.shell.take_listing_child()  # a cold start's: it lists the first list already
         if head is not None and self.current_list is not None and self.current_list != head.list_name:
@@ -115,14 +116,18 @@ class ListingController(ControllerBase):
         worker = get_current_worker()
         session = self.session
         if first:
-            # Start-up reads the security list only; without one the read is skipped.
-            lists = session.lists()
+            # Start-up reads the security list only; without one the read is skipped. (The head
+            # start's lists: a cold start's listing starts while the project still opens here.)
+            head = self.shell.head_start
+            lists = head.lists if head is not None else session.lists()
             list_name = lists[0].list_name if lists else None
         # Start-up's child lists already: a first page it has sent is shown before this
-        # process's sources check (which the child's own listing passed already). Not waited
-        # for here: a server that does not answer would make the check wait its timeout after
-        # the child's.
+        # process's sources check (which the child's own listing passed already). Waited for
+        # only while the project still opens here (the check cannot run before): a server that
+        # does not answer would make the check wait its timeout after the child's.
         part = None
+        while child is not None and not child.ready(0.05) and not session.is_open and not worker.is_cancelled:
+            pass
         if child is not None and child.ready(0):
             part = self._post_from_child(worker, request, list_name, child)
             if part is None:
@@ -224,6 +229,7 @@ class ListingController(ControllerBase):
                                partial=message.partial, cached=message.cached)
         if not message.partial:
             self.forget_live_news()  # in the rows now; later news is applied to them directly
+            self.shell.drop_read_ahead()  # later reads are this process's own, with what came since
         # Once per session, after the whole window is painted: the poll's baseline (a second
         # listing on mail sources of its own) competes neither with the first paint nor with
         # the whole window's walk (two cores: it made a cold dense listing ~0.5 s slower).

@@ -2,8 +2,8 @@
 whether local tracker changes wait to be published.
 
 * **Row marks.** For the rows on screen only (never the whole listing), a worker asks the
-  session whether each thread is filed in the tracker, has a draft pending and was
-  replied to; answers are cached per thread, so scrolling back costs nothing and a
+  session once for the screen whether each thread is filed in the tracker, has a draft
+  pending and was replied to (the backend looks once for all the rows); answers are cached per thread, so scrolling back costs nothing and a
   listing is never slower for it. The cache is dropped after a write and on ``R``.
 * **``s``** on a thread opens the tracker pane on the issue that holds it; on a tracker
   issue it goes to the thread its rollup names (the row in the list, or read directly).
@@ -102,23 +102,21 @@ class OverviewController(ControllerBase, PendingWork):
     def _row_status(self, request: int, thread_ids: list[ThreadId]) -> None:
         from mailtriage.application import ThreadStatus  # lazy: loads the flows and trackers (start-up)
 
-        worker = get_current_worker()
         with calling_as("overview"):  # the console's op log says who asked
-            for thread_id in thread_ids:
-                if worker.is_cancelled:
-                    return
-                try:
-                    status = self.session.thread_status(thread_id)
-                except Exception:  # a mark is a hint: unknown, never an error on screen
-                    status = ThreadStatus()
-                self.post_message(RowStatusLoaded(request, thread_id, status))
+            try:  # one call for the screen: the backend looks once for all its rows
+                statuses = self.session.thread_statuses(thread_ids)
+            except Exception:  # a mark is a hint: unknown, never an error on screen
+                statuses = {}
+        if get_current_worker().is_cancelled:
+            return
+        self.post_message(RowStatusLoaded(request, {t: statuses.get(t, ThreadStatus()) for t in thread_ids}))
 
     def on_row_status_loaded(self, message: RowStatusLoaded) -> None:
-        self.row_status[message.thread_id] = message.status
+        self.row_status.update(message.statuses)
         thread_list = self.query_one(ThreadList)
         thread_list.set_statuses(self.row_status)
         current = thread_list.current
-        if current is not None and current.thread_id == message.thread_id:
+        if current is not None and current.thread_id in message.statuses:
             thread_list.post_message(ThreadList.Highlighted(thread_list.cursor, len(thread_list.rows)))
 
     def forget_row_status(self) -> None:

@@ -20,7 +20,7 @@ from mailtriage.tui.panes.reader import ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.quick_flags import skips_confirmation
 from mailtriage.tui.sanitize import inert
-from mailtriage.tui.session import Session
+from mailtriage.application import Service
 from mailtriage.core.projectconfig import ConfigError
 
 if TYPE_CHECKING:
@@ -43,12 +43,12 @@ class Flow:
     name: str
     status: str  # what the reading pane says while the proposal is built
     failure_title: str
-    build: Callable[[Session, FlowTarget], Proposal]
+    build: Callable[[Service, FlowTarget], Proposal]
     #: The op whose resolution a failure names (None: the flow is not about one op).
     failure_op: str | None = None
 
 
-def _build_reply(session: Session, target: FlowTarget, *, allow_clear: bool = False) -> Proposal:
+def _build_reply(session: Service, target: FlowTarget, *, allow_clear: bool = False) -> Proposal:
     # lazy: the workflows (templates, proposals) load with the first proposal, not at start-up
     from mailtriage.application import receipt_body
 
@@ -62,25 +62,25 @@ def _build_reply(session: Session, target: FlowTarget, *, allow_clear: bool = Fa
     return proposal
 
 
-def _build_reply_clear(session: Session, target: FlowTarget) -> Proposal:
+def _build_reply_clear(session: Service, target: FlowTarget) -> Proposal:
     """The reply the user chose to draft in clear (an encrypted report, no key to encrypt to)."""
     return _build_reply(session, target, allow_clear=True)
 
 
-def _build_key_import(session: Session, target: FlowTarget) -> Proposal:
+def _build_key_import(session: Service, target: FlowTarget) -> Proposal:
     thread = target.thread if target.thread is not None else session.read_thread(target.thread_id).value
     return session.propose_key_import(thread)
 
 
-def _build_import(session: Session, target: FlowTarget) -> Proposal:
+def _build_import(session: Service, target: FlowTarget) -> Proposal:
     return session.propose_import(target.thread_id, target.thread)
 
 
-def _build_publish(session: Session, target: FlowTarget) -> Proposal:
+def _build_publish(session: Service, target: FlowTarget) -> Proposal:
     return session.propose_publish()
 
 
-def _build_sync(session: Session, target: FlowTarget) -> Proposal:
+def _build_sync(session: Service, target: FlowTarget) -> Proposal:
     return session.propose_sync()
 
 

@@ -39,7 +39,7 @@ class ReadingController(ControllerBase):
         self.open_summary: ThreadSummary | None = None
         #: (account id, message ID) -> the message as the reader shows it, read ahead or read
         #: (newest last; READ_AHEAD_KEPT of them).
-        self.read_ahead: dict[tuple[str, str], Thread] = {}
+        self.kept_messages: dict[tuple[str, str], Thread] = {}
         self._ahead_running: tuple[str, str] | None = None
         self._ahead_wanted: MailboxRow | None = None
         self._ahead_rows: object = None
@@ -124,7 +124,10 @@ class ReadingController(ControllerBase):
     def _read(self, request: int, thread_id) -> None:
         worker = get_current_worker()
         try:
-            result = self.session.read_thread(thread_id)
+            # An Enter on the first row at start-up: start-up's child read it ahead (tui/head_start.py).
+            result = self.shell.read_ahead(thread_id)
+            if result is None:
+                result = self.session.read_thread(thread_id)
         except Exception as exc:
             self.post_message(ReaderFailed(request, "Reading the thread failed", exc,
                                            self.resolve("read_thread")))
@@ -195,7 +198,7 @@ class ReadingController(ControllerBase):
             return
         key = (summary.account_id, summary.header.id)
         request = self.new_request("reader")
-        kept = self.read_ahead.get(key)
+        kept = self.kept_messages.get(key)
         if kept is not None:  # read ahead (issue 35): shown in this frame, no server round trip
             self._show_read(request, kept, key[0])
             return
@@ -222,10 +225,10 @@ class ReadingController(ControllerBase):
         self.on_thread_loaded(ThreadLoaded(request, thread, None, account_id))
 
     def _keep_read(self, key: tuple[str, str], thread: Thread) -> None:
-        self.read_ahead.pop(key, None)
-        self.read_ahead[key] = thread
-        while len(self.read_ahead) > READ_AHEAD_KEPT:
-            del self.read_ahead[next(iter(self.read_ahead))]
+        self.kept_messages.pop(key, None)
+        self.kept_messages[key] = thread
+        while len(self.kept_messages) > READ_AHEAD_KEPT:
+            del self.kept_messages[next(iter(self.kept_messages))]
 
     # -- read ahead: the message under the cursor of an account's folder (issue 35) ------
     def on_thread_list_highlighted(self, message: ThreadList.Highlighted) -> None:
@@ -253,7 +256,7 @@ class ReadingController(ControllerBase):
             return
         self._ahead_wanted = None
         key = (row.account_id, row.header.id)
-        if key in self.read_ahead:
+        if key in self.kept_messages:
             return
         self._ahead_running = key
         self._read_ahead(key)

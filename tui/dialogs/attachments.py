@@ -35,7 +35,7 @@ from mailtriage.tui.sanitize import inert, inert_text
 
 if TYPE_CHECKING:
     from mailtriage.application import AttachmentSet, Proposal
-    from mailtriage.tui.session import Session
+    from mailtriage.application import Service
 
 #: Bytes per page of the text view.
 TEXT_PAGE = 8 * 1024
@@ -82,7 +82,7 @@ class AttachmentsDialog(ModalScreen[None], bindings.KeyContext):
     #attachment-folder.-visible { display: block; }
     """
 
-    def __init__(self, attachments: AttachmentSet, session: Session, *, title: str,
+    def __init__(self, attachments: AttachmentSet, session: Service, *, title: str,
                  report: Callable[[str, BaseException], None], command: str | list | None = None,
                  folder: str = "", cursor_blink: bool = True) -> None:
         super().__init__()

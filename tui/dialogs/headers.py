@@ -69,6 +69,7 @@ class HeadersDialog(ModalScreen[None], bindings.KeyContext):
         self.thread = thread
         self.fetch_raw = fetch_raw
         self.showing_raw = False
+        self._raw: dict[int, bytes] = {}  # each message's source, read once while the dialog is open
 
     def compose(self) -> ComposeResult:
         with Vertical(id="headers-box", classes="dialog"):
@@ -111,7 +112,10 @@ class HeadersDialog(ModalScreen[None], bindings.KeyContext):
         shown: list[Text] = []
         for i, message in enumerate(self.thread.messages, 1):
             try:
-                shown.append(raw_text(self.fetch_raw(message), i, total))
+                raw = self._raw.get(i)
+                if raw is None:
+                    raw = self._raw[i] = self.fetch_raw(message)
+                shown.append(raw_text(raw, i, total))
             except Exception as exc:  # noqa: BLE001 - said in place of that message's source
                 shown.append(Text.assemble((f"Message {i} of {total} · no raw source: ", "bold"),
                                            inert_text(scrub(error_line(exc)))))

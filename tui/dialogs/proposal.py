@@ -1,6 +1,6 @@
 """The proposal dialog: exactly what would be written, and nothing written before confirm.
 
-It shows each write of a :class:`~mailtriage.workflows.proposals.Proposal`: what it
+It shows each write of a :class:`~mailtriage.application.flows.proposals.Proposal`: what it
 is, the backend that will write it, every field (To, Cc with the resolved security CC
 marked, Subject, In-Reply-To; tracker fields; files and commit message) and the body,
 which can be edited here or in ``$EDITOR``. Warnings (a security-CC fallback) come

@@ -236,6 +236,16 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         if self.has_class("-tracker"):
             self.load_tracker()
 
+    def action_queue(self) -> None:
+        """Q: the team's triage queue (issue 37)."""
+        from mailtriage.tui.screens.queue import QueueScreen  # why: lazy, only when first opened (start-up)
+
+        def back(wrote: bool | None) -> None:  # a claim or release pulled and wrote the tracker
+            if wrote and self.tracker.loaded:
+                self.load_tracker()
+
+        self.app.push_screen(QueueScreen(), back)
+
     def on_sources_pane_inspect_backend(self, message: SourcesPane.InspectBackend) -> None:
         from mailtriage.tui.screens.console import ConsoleScreen  # lazy: only when first opened (start-up)
 

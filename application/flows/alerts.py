@@ -1,0 +1,602 @@
+"""New-report alerts: poll the security list and tell the UI which threads are new.
+
+The poll contract (email-adapter-contract.md, "polling cursors"), on top of the
+mail-source contract's ``list_recent_threads``:
+
+* the first poll — no cursor yet, or the cursor belongs to another backend or list —
+  sets a **silent baseline**: it records the threads there are and reports none;
+* a later poll reports the threads not seen before (``new_threads``: the alert) and the
+  known threads with newer activity (``updated_threads``: the unread marker);
+* :meth:`NewReportPoller.poll` never saves anything. The cursor it returns is persisted
+  by :meth:`NewReportPoller.acknowledge`, which the caller (the TUI) calls only **after**
+  it has shown the new threads. Until then every poll starts from the last acknowledged
+  cursor and reports the same threads again: a crash between a poll and the screen loses
+  no alert.
+
+The cursor lives under ``core.settings.data_dir()/alerts/`` (one small JSON file per
+project and list): thread IDs and their last activity, and when the last poll ran; never
+subjects or bodies. The CLI ``poll`` and the app use the same poller and cursor.
+
+:func:`run_poll_loop` runs polls every ``alerts.poll_seconds`` (project.md, default 120)
+in the caller's thread (the TUI runs it in a worker); where the backend offers IMAP IDLE
+(``wait_for_mail``) it waits on the server instead of sleeping, so mail shows up early: on
+every folder that holds the list (each IMAP source's list folder, one connection each).
+A poller should own its :class:`SourceSet`: an IDLE connection serves nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from mailtriage.backends.contract import Op, ThreadId, ThreadSummary
+from mailtriage.backends.registry import SourceSet
+from mailtriage.backends.resolution import resolution_order, retry_delay
+from mailtriage.core import private_files, settings
+from mailtriage.core.errors import ConfigError
+from mailtriage.application.flows.linking import iso_utc, parse_iso
+from mailtriage.backends.security_cc import configured_address
+from mailtriage.core.projectconfig import ProjectConfig
+
+DEFAULT_POLL_SECONDS = 120.0
+# How far before the newest activity seen each poll looks again: mail whose Date header is
+# older than its arrival (slow relays, clock skew) is still found.
+LOOKBACK = timedelta(days=3)
+# How long a thread stays in the cursor's "seen" set after its last activity.
+RETENTION = timedelta(days=90)
+# A local archive (mbox) lists by Date: it has no arrival time. Its polls look this far back,
+# so a report held by moderation (or a skewed clock) for days is new when first seen; well
+# inside RETENTION, so a thread the cursor forgot is never listed again.
+DATED_LOOKBACK = timedelta(days=30)
+CURSOR_VERSION = 2
+IDLE_SLICE_SECONDS = 30.0
+# At least this long between the starts of two polls woken early by IDLE: during a burst the
+# server announces mail all the time, and back-to-back polls would list the same window ...
+MIN_POLL_GAP_SECONDS = 2.0
+# ... and at least this many times as long as the last poll took, so listing a window that a
+# burst keeps growing uses at most about a fifth of the time (and of a core).
+POLL_GAP_FACTOR = 4.0
+# Roots found on the list that a poller remembers (a storm's replies to old threads), at most.
+FOUND_ROOTS_KEPT = 10_000
+
+
+def poll_seconds(config) -> float:
+    """``alerts.poll_seconds`` from project.md (default 120). Raises ConfigError when invalid."""
+    value = config.get("alerts.poll_seconds", DEFAULT_POLL_SECONDS)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1:
+        raise ConfigError(config.file, "alerts.poll_seconds", f"must be a number of seconds (at least 1), not {value!r}",
+                          "e.g. 120")
+    return float(value)
+
+
+class CursorStore:
+    """One cursor in one JSON file, replaced atomically."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.problem: str | None = None  # why the stored cursor was unreadable (a new baseline follows)
+
+    @classmethod
+    def for_list(cls, config, list_name: str | None) -> "CursorStore":
+        key = hashlib.sha256(f"{Path(config.file).resolve()}\n{list_name or ''}".encode()).hexdigest()[:20]
+        return cls(settings.data_dir() / "alerts" / f"{key}.json")
+
+    def load(self) -> dict | None:
+        try:
+            data = json.loads(private_files.read_text(self.path))  # the same rule as save's
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, UnicodeDecodeError, ConfigError) as exc:
+            self.problem = f"the alert cursor {self.path} is unreadable ({exc}); a new silent baseline is set"
+            return None
+        if not isinstance(data, dict) or data.get("v") not in (1, CURSOR_VERSION) or not isinstance(data.get("seen"), dict):
+            self.problem = f"the alert cursor {self.path} has an unknown shape; a new silent baseline is set"
+            return None
+        return data
+
+    def save(self, cursor: dict) -> None:
+        private_files.write_atomic(self.path, json.dumps(cursor, indent=1, sort_keys=True).encode("utf-8"))
+
+
+@dataclass
+class PollOutcome:
+    """What one poll found. ``cursor`` is persisted only by ``acknowledge``."""
+
+    backend: str | None
+    baseline: bool
+    new_threads: list[ThreadSummary] = field(default_factory=list)
+    updated_threads: list[ThreadSummary] = field(default_factory=list)
+    cursor: dict | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def has_news(self) -> bool:
+        return bool(self.new_threads or self.updated_threads)
+
+    def to_json(self) -> dict:
+        return {
+            "backend": self.backend,
+            "baseline": self.baseline,
+            "new_threads": [t.to_json() for t in self.new_threads],
+            "updated_threads": [t.to_json() for t in self.updated_threads],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class Outage:
+    """Polls that failed in a row: when the first failed, how many, and the last error's text.
+
+    The watch keeps polling through it: the availability of a backend that was down is
+    checked again after a growing backoff (``AvailabilityCache.retry_outages``), so the
+    first poll after the server is back ends it and announces what arrived meanwhile.
+    """
+
+    started: float  # time.monotonic() of the first failed poll
+    failures: int = 0
+    last_error: str = ""
+
+    @property
+    def seconds(self) -> float:
+        return max(0.0, _monotonic() - self.started)
+
+
+def _canonical(text: str) -> bool:
+    """``text`` is written as :func:`iso_utc` writes (``2026-12-02T13:05:00Z``): such texts
+    compare as the times they name."""
+    return len(text) == 20 and text[10] == "T" and text[19] == "Z"
+
+
+def _newer(summary: ThreadSummary, seen_when: str, texts: dict | None = None) -> bool:
+    """The thread has activity after ``seen_when`` (an ISO time, or "" when it had none).
+    ``texts``: the ISO texts of activity times already written (compared as text, unparsed)."""
+    when = _when(summary)
+    if when is None:
+        return False
+    if texts is not None and when in texts and _canonical(seen_when):
+        return texts[when] > seen_when
+    before = parse_iso(seen_when) if seen_when else None
+    return before is None or when.replace(microsecond=0) > before
+
+
+def _later(a: str, b: str) -> str:
+    """The later of two ISO UTC times ("" is earliest); same-format strings compare as times."""
+    return a if a >= b else b
+
+
+def _same_list(cursor: dict, backend: str, kind: str, list_name: str | None) -> bool:
+    return (cursor.get("backend") == backend and _shape(cursor.get("kind")) == _shape(kind)
+            and cursor.get("list") == list_name)
+
+
+def _same_cursor(a: dict, b: dict) -> bool:
+    return _same_list(a, b.get("backend"), b.get("kind"), b.get("list"))
+
+
+def _upgrade(cursor: dict) -> dict:
+    """A version 1 cursor (``at`` = newest activity seen) read as version 2."""
+    if cursor.get("v") == 1:
+        cursor = {**cursor, "v": CURSOR_VERSION, "checked": cursor.get("at")}
+        cursor.pop("at", None)
+    # Keys are kind:value (shape tags; old backend tags such as "mbox:" read back as theirs).
+    seen = cursor.get("seen") or {}
+    return {**cursor, "seen": {_seen_key(k): v for k, v in seen.items()}}
+
+
+def _when(summary: ThreadSummary) -> datetime | None:
+    when = summary.last_activity
+    if when is None:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+class NewReportPoller:
+    """Polls one list through the resolution rule (``list_recent_threads``).
+
+    The cursor says exactly what was seen: each thread's root and its last activity, and
+    when the last poll ran (``checked``). A poll lists the threads active since ``checked``
+    less :data:`LOOKBACK` (mail dated before its arrival is still found), so the windows
+    of successive polls overlap and cover everything since the baseline. Then a thread is
+
+    * **new** when its root was never seen and it started inside the window;
+    * **updated** when it was seen and has newer activity, or when it was never seen but
+      started before the window (``ThreadSummary.continued``: a reply to an older thread).
+
+    The acknowledged cursor is also kept in memory, so a poll that ran while another
+    outcome was being acknowledged never reports what that acknowledgement covered
+    (:meth:`fresh`), and acknowledgements merge (a late one never takes the cursor back).
+    """
+
+    def __init__(self, sources: SourceSet, *, list_name: str | None = None, store: CursorStore | None = None,
+                 clock: Callable[[], datetime] | None = None) -> None:
+        self.sources = sources
+        self.list_name = list_name if list_name is not None else sources.config.get("security_list")
+        self.store = store or CursorStore.for_list(sources.config, self.list_name)
+        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._lock = threading.Lock()
+        self._acked: dict | None = None  # the acknowledged cursor, as last saved or loaded
+        self._acked_stamp: int | None = None  # the file's mtime when it was read (another process may write it)
+        self._dirty = False  # acknowledged in memory, not saved yet
+        self.outage: Outage | None = None  # the polls failing since the last that worked
+        self._wait_failed = False  # the last wait for mail ended on a dropped connection
+        self._wait_failures = 0  # waits that failed again since (each backs off longer)
+        self._texts: dict[datetime, str] = {}  # the last poll's activity times as ISO texts
+        self._found_roots: dict[str, set[str]] = {}  # per backend: roots found on the list
+
+    def failed(self, error: Exception) -> Outage:
+        """Note a failed poll: the outage it starts or continues."""
+        if self.outage is None:
+            self.outage = Outage(_monotonic())
+        self.outage.failures += 1
+        self.outage.last_error = str(error)
+        return self.outage
+
+    def worked(self) -> Outage | None:
+        """Note a poll that worked: the outage it ends, if any."""
+        ended, self.outage = self.outage, None
+        return ended
+
+    def pause_seconds(self, interval: float) -> float:
+        """How long to wait for the next poll: ``interval``, or during an outage the backoff
+        of the availability check (2, 4, 8 … s, at most ``interval``), so a server that comes
+        back is polled within seconds even with an hour between polls."""
+        return interval if self.outage is None else retry_delay(self.outage.failures, interval)
+
+    def _acknowledged(self) -> dict | None:
+        """The acknowledged cursor (call with the lock held): re-read only when the file changed."""
+        try:
+            stamp = self.store.path.stat().st_mtime_ns
+        except OSError:
+            stamp = None
+        if stamp is None:
+            return self._acked
+        if stamp != self._acked_stamp:
+            loaded = self.store.load()
+            self._acked = _upgrade(loaded) if loaded is not None else None
+            self._acked_stamp = stamp
+        return self._acked
+
+    def poll(self) -> PollOutcome:
+        """One poll; saves nothing.
+
+        Raises MandatoryBackendUnavailable, NoBackendAvailable and the backend's errors
+        (the loop reports them and polls again later).
+        """
+        res = self.sources.resolve(Op.LIST_RECENT_THREADS)
+        res.raise_if_unresolved()
+        backend = res.chosen
+        kind = self.sources.backends[backend].thread_id_kind
+        with self._lock:
+            stored = self._acknowledged()
+            notes = [self.store.problem] if self.store.problem else []
+            self.store.problem = None
+        now = self._clock()
+        if stored is not None and not _same_list(stored, backend, kind, self.list_name):
+            notes.append(f"the alert cursor was set on {stored.get('backend')} for {stored.get('list')}; "
+                         "a new silent baseline is set")
+            stored = None
+        checked = parse_iso(str(stored.get("checked"))) if stored else None
+        span = DATED_LOOKBACK if self.sources.backends[backend].features.local_archive else LOOKBACK
+        since = (min(checked, now) if checked else now) - span
+        # A cursor written by a narrower listing never recorded the older threads: the first
+        # wider poll records them silently (they were there before, not new).
+        quiet_before = ((min(checked, now) if checked else now) - LOOKBACK
+                        if stored is not None and span > LOOKBACK and stored.get("span", 0) < span.days else None)
+        list_name = self.list_name
+        threads = self.sources.dispatch(Op.LIST_RECENT_THREADS,
+                                        lambda b: b.list_recent_threads(list_name, since)).value
+        with self._lock:
+            # Against the newest acknowledgement: one made while the listing ran counts too.
+            current = self._acknowledged() if stored is not None else None
+            if current is not None and _same_list(current, backend, kind, self.list_name):
+                stored = current
+            seen: dict[str, str] = dict(stored["seen"]) if stored else {}
+        # Each thread's last activity as the cursor's ISO text: most threads' are the same from
+        # poll to poll, so the texts of the last poll's are kept (a storm lists 10,000s each poll).
+        last_texts, texts = self._texts, {}
+        for t in threads:
+            when = _when(t)
+            if when is not None and when not in texts:
+                texts[when] = last_texts.get(when) or iso_utc(when)
+        self._texts = texts
+        new, updated = [], []
+        if stored is not None:
+            first_seen = []
+            for t in threads:
+                key = _seen_key(t.thread_id)
+                if key not in seen:
+                    when = _when(t)
+                    if quiet_before is not None and when is not None and when < quiet_before:
+                        continue
+                    first_seen.append(t)
+                elif _newer(t, seen[key], texts):
+                    updated.append(t)
+            on_list = self._roots_on_list(backend, [t for t in first_seen if t.continued])
+            for t in first_seen:
+                (updated if t.continued and _root(t) in on_list else new).append(t)
+            if first_seen:  # in the listing's order, as they came
+                order = {id(t): n for n, t in enumerate(threads)}
+                updated.sort(key=lambda t: order[id(t)])
+        newest = max([w for w in (_when(t) for t in threads) if w is not None], default=None)
+        for t in threads:
+            when = _when(t)
+            key = _seen_key(t.thread_id)
+            seen[key] = _later(seen.get(key, ""), texts[when] if when is not None else "")
+        horizon = max(newest or now, now) - RETENTION
+        horizon_text = iso_utc(horizon)
+        seen = {k: v for k, v in seen.items()
+                if not v or (v >= horizon_text if _canonical(v) else (parse_iso(v) or now) >= horizon)}
+        cursor = {"v": CURSOR_VERSION, "backend": backend, "kind": kind, "list": self.list_name,
+                  "checked": iso_utc(now), "span": span.days, "seen": seen}
+        return PollOutcome(backend, stored is None, new, updated, cursor, notes)
+
+    def _roots_on_list(self, backend_name: str, summaries: list[ThreadSummary]) -> set[str]:
+        """The roots of threads first seen now, that started before the window, that are on
+        the list (a reply to an older thread: an update). A root never on the list (a first
+        message answering a private thread) makes it a new report; when the backend cannot
+        tell, it is a new report too (a spare alert beats a missed one).
+
+        All of a poll's roots are asked for at once (one ORed search on IMAP, not one each: a
+        storm of replies to old threads held each poll for seconds), and a root found once is
+        remembered (it stays on the list): until the poll is acknowledged, the next polls
+        report the same threads and ask nothing again."""
+        roots = list(dict.fromkeys(r for r in map(_root, summaries) if r))
+        known = self._found_roots.setdefault(backend_name, set())
+        on_list = {r for r in roots if r in known}
+        ask = [r for r in roots if r not in known]
+        backend = self.sources.backends[backend_name]
+        if not ask or not backend.resolves_message_ids:
+            return on_list
+        try:
+            found = set(backend.threads_for_message_ids(ask))
+        except Exception:  # the backend cannot tell now: new reports
+            return on_list
+        if len(known) + len(found) > FOUND_ROOTS_KEPT:
+            known.clear()
+        known |= found
+        return on_list | found
+
+    def fresh(self, outcome: PollOutcome) -> PollOutcome:
+        """``outcome`` less what was acknowledged since it was computed (cheap: its news only)."""
+        with self._lock:
+            acked = self._acked
+        if acked is None or outcome.cursor is None or not _same_cursor(acked, outcome.cursor):
+            return outcome
+        seen = acked["seen"]
+        new = [t for t in outcome.new_threads if _seen_key(t.thread_id) not in seen]
+        updated = [t for t in outcome.updated_threads
+                   if _seen_key(t.thread_id) not in seen or _newer(t, seen[_seen_key(t.thread_id)])]
+        if len(new) == len(outcome.new_threads) and len(updated) == len(outcome.updated_threads):
+            return outcome
+        return PollOutcome(outcome.backend, outcome.baseline, new, updated, outcome.cursor, list(outcome.notes))
+
+    def acknowledge(self, outcome: PollOutcome, *, save: bool = True) -> None:
+        """Merge the outcome's cursor into the acknowledged one (in memory at once) and save
+        it (``save=False``: call :meth:`save` later, e.g. off the UI thread). Call only
+        after its threads were shown, or announced."""
+        if outcome.cursor is None:
+            return
+        with self._lock:
+            self._acknowledged()
+            acked = self._acked
+            if acked is None or not _same_cursor(acked, outcome.cursor):
+                merged = outcome.cursor
+            else:
+                seen = dict(acked["seen"])
+                for key, when in outcome.cursor["seen"].items():
+                    seen[key] = _later(seen.get(key, ""), when)
+                merged = {**outcome.cursor, "seen": seen,
+                          "checked": max(acked.get("checked") or "", outcome.cursor.get("checked") or "")}
+            self._acked = merged
+            self._dirty = True
+        if save:
+            self.save()
+
+    def save(self) -> None:
+        """Write the acknowledged cursor (if it changed since the last save)."""
+        with self._lock:
+            if not self._dirty or self._acked is None:
+                return
+            self.store.save(self._acked)
+            self._dirty = False
+            try:
+                self._acked_stamp = self.store.path.stat().st_mtime_ns
+            except OSError:
+                self._acked_stamp = None
+
+    def idle_waiter(self) -> Callable[[float], bool] | None:
+        """``wait(timeout) -> bool`` for new mail in every folder that holds the list: each
+        backend the listing may use (preferred, primary, fallbacks) that is available and can
+        wait (IMAP IDLE on its list folder, on its own connection), all at once; None when
+        none can (then the loop sleeps)."""
+        waiters = []
+        for _step, entry in resolution_order(Op.LIST_RECENT_THREADS, self.sources.entries):
+            backend = self.sources.backends[entry.name]
+            waiter = getattr(backend, "wait_for_mail", None)
+            if not callable(waiter):
+                continue
+            try:
+                if (not backend.supports(Op.LIST_RECENT_THREADS)
+                        or self.sources.availability.reason(entry.name) is not None):
+                    continue
+            except Exception:  # a backend that cannot say now: the others still wait
+                continue
+            waiters.append(waiter)
+        if not waiters:
+            return None
+        if len(waiters) == 1:
+            return waiters[0]
+        return lambda timeout: _wait_any(waiters, timeout)
+
+    def wait(self, seconds: float, stop: threading.Event, *, slice_seconds: float = IDLE_SLICE_SECONDS) -> bool:
+        """Wait up to ``seconds`` (IDLE when offered, in slices of ``slice_seconds`` so ``stop``
+        is honoured within one slice). True when the loop should poll now: the server
+        announced new mail, or the connection the wait was on dropped (what came meanwhile,
+        perhaps that very announcement, is unknown; the poll reconnects). A wait that fails
+        again after that poll is retried after a backoff (2, 4, 8 … s), not slept out."""
+        waiter = self.idle_waiter()
+        deadline = _monotonic() + seconds
+        while not stop.is_set():
+            remaining = deadline - _monotonic()
+            if remaining <= 0:
+                return False
+            if waiter is None:
+                stop.wait(remaining)
+                continue
+            try:
+                woke = waiter(min(remaining, slice_seconds))
+            except Exception:  # the connection dropped: poll now, once; if it keeps failing, back off
+                if not self._wait_failed:
+                    self._wait_failed = True
+                    self._wait_failures = 0
+                    return True
+                # It failed again after that poll: wait 2, 4, 8 … s (at most the rest of the
+                # wait) and wait on the server again, rather than sleep out the interval. The
+                # next wait counts mail that came meanwhile (since the last listing) as new.
+                self._wait_failures += 1
+                stop.wait(min(max(0.0, deadline - _monotonic()), retry_delay(self._wait_failures, seconds)))
+                continue
+            self._wait_failed = False
+            self._wait_failures = 0
+            if woke:
+                return True
+        return False
+
+
+def _monotonic() -> float:
+    return time.monotonic()
+
+
+def _wait_any(waiters: list[Callable[..., bool]], timeout: float) -> bool:
+    """Wait on every folder at once (one thread each: each backend has its own connection).
+    True as soon as one announces mail, once the others stopped too (within a moment, see
+    ``poll.CANCEL_CHECK_SECONDS``): their connections serve the next poll. A wait that fails
+    (its connection dropped) ends the others too and is raised, as a single wait's would be."""
+    woke = threading.Event()  # ends every wait
+    announced = threading.Event()
+    failures: list[Exception] = []
+
+    def one(waiter) -> None:
+        try:
+            if waiter(timeout, woke):
+                announced.set()
+                woke.set()
+        except Exception as exc:  # this folder's connection dropped: what came meanwhile is unknown
+            failures.append(exc)
+            woke.set()
+
+    threads = [threading.Thread(target=one, args=(w,), name="alerts-idle", daemon=True) for w in waiters]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if announced.is_set():
+        return True
+    if failures:
+        raise failures[0]
+    return False
+
+
+def run_poll_loop(poller: NewReportPoller, on_news: Callable[[PollOutcome], Any], *, stop: threading.Event,
+                  interval: float | None = None, on_error: Callable[[Exception], Any] | None = None,
+                  max_polls: int | None = None, on_recovered: Callable[[Outage], Any] | None = None) -> int:
+    """Poll until ``stop`` is set (or ``max_polls`` polls ran); returns the number of polls.
+
+    A baseline or a poll with nothing new is acknowledged at once (there is nothing to
+    show). A poll with news goes to ``on_news``; the caller calls ``poller.acknowledge``
+    once the threads are on screen. Errors go to ``on_error`` and the loop goes on
+    (``poller.outage`` counts them); the first poll that works again goes to
+    ``on_recovered`` with the outage it ended, before its news.
+
+    A backend found down is checked again after a backoff of 2, 4, 8 … seconds, at most
+    the interval (and a minute): a server that comes back is used at the next poll.
+    """
+    seconds = interval if interval is not None else poll_seconds(poller.sources.config)
+    poller.sources.availability.retry_outages(seconds)
+    polls = 0
+    while not stop.is_set():
+        started = _monotonic()
+        try:
+            outcome = poller.poll()
+        except Exception as exc:  # a failed poll is reported; the next one may succeed
+            poller.failed(exc)
+            if on_error is not None:
+                on_error(exc)
+            outcome = None
+        took = _monotonic() - started
+        if outcome is not None:
+            ended = poller.worked()
+            if ended is not None and on_recovered is not None:
+                on_recovered(ended)
+            if outcome.has_news and not outcome.baseline:
+                on_news(outcome)
+            else:
+                poller.acknowledge(outcome)
+        polls += 1
+        if max_polls is not None and polls >= max_polls:
+            break
+        if poller.wait(poller.pause_seconds(seconds), stop):
+            # Woken early by the server: not again before the gap (see MIN_POLL_GAP_SECONDS).
+            gap = max(MIN_POLL_GAP_SECONDS, POLL_GAP_FACTOR * took) - (_monotonic() - started)
+            if gap > 0:
+                stop.wait(gap)
+    return polls
+
+
+def _shape(kind: object) -> str:
+    """A stored kind as today's shape tag ("mbox"/"imap" cursors were written before shapes)."""
+    return ThreadId(str(kind), "").kind if kind else ""
+
+
+def _root(summary: ThreadSummary) -> str | None:
+    """The root Message-ID of a thread (its reference's value when the summary names none)."""
+    return summary.root_message_id or summary.thread_id.value
+
+
+def _seen_key(thread_id: "ThreadId | str") -> str:
+    """The cursor key of a thread: ``kind:value`` without the root, so it stays stable."""
+    if isinstance(thread_id, str):
+        try:
+            thread_id = ThreadId.parse(thread_id)
+        except ValueError:
+            return thread_id
+    return f"{thread_id.kind}:{thread_id.value}"
+
+
+class PollFlow:
+    """New threads on the security list since the last acknowledged poll."""
+
+    def __init__(self, sources: SourceSet, list_name: str | None = None) -> None:
+        self.poller = NewReportPoller(sources, list_name=list_name)
+
+    @classmethod
+    def for_alerts(cls, config: ProjectConfig, user_settings: Any = None) -> "PollFlow | None":
+        """A poll of the configured security list with mail sources of its own (it runs beside
+        the front end's), or None when there is no security list."""
+        list_name = configured_address(config.get("security_list"))
+        if not list_name:
+            return None
+        return cls(SourceSet(config, user_settings), list_name=list_name)
+
+    @property
+    def list_name(self) -> str | None:
+        return self.poller.list_name
+
+    def poll(self) -> PollOutcome:
+        return self.poller.poll()
+
+    def acknowledge(self, outcome: PollOutcome) -> None:
+        """The outcome was shown: only now the cursor moves."""
+        self.poller.acknowledge(outcome)
+
+    def watch(self, on_news: Callable[[PollOutcome], Any], *, interval: float, stop: threading.Event | None = None,
+              on_error: Callable[[Exception], Any] | None = None,
+              on_recovered: Callable[[Any], Any] | None = None) -> int:
+        return run_poll_loop(self.poller, on_news, stop=stop or threading.Event(), interval=interval,
+                             on_error=on_error, on_recovered=on_recovered)

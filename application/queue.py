@@ -1,0 +1,851 @@
+"""The team's triage queue: every report of the window with its state, age, owner and deadlines.
+
+The state a security team shares lives where it already shares it: the list mailbox and the
+tracker. Nothing here keeps a server or a lock of its own; the only file is derived data (what
+was read of each thread and issue file, application/queue_records.py), rebuilt when missing:
+
+* **state**, derived from mail and tracker (:class:`QueueState`): ``new`` (no team reply),
+  ``acknowledged`` (a message of the team on the thread, a colleague's reply found in the list
+  archive included, or a draft of ours pending), ``imported`` (a tracker issue holds the
+  thread), ``in_progress`` (the issue has an assignee or an in-progress label),
+  ``fixed`` (a label of ``queue.fixed_labels``, or a CVE ID in the issue's ``### CVE`` field),
+  ``closed`` (issue closed, or a label of ``queue.closed_labels``: disclosed);
+* **owner**: the tracker issue's assignee (local-files ``assignees``, GitHub and Jira);
+* **deadlines**: a first-response target ``queue.first_response_days`` after the reporter's
+  oldest unanswered message while no team message exists (a follow-up after a team reply is
+  shown as waiting, ``unanswered_since``, and sorted ahead, but is no first-response breach;
+  on a fixed or closed report it does not sort ahead: a closing "thanks" needs nobody), and a disclosure date from the issue's ``### Disclosure date``
+  field, else ``queue.disclosure_days`` after the report was opened;
+* **order**: what needs a human first (:attr:`QueueRow.sort_key`).
+
+The clock is injected (``now``): nothing here reads the wall clock, so a test or a
+front end decides what "overdue" means at which instant.
+
+Claim and release are proposals (:func:`propose_claim`, :func:`propose_release`), written
+with the tracker contract's ``edit --add-assignee/--remove-assignee``. A claim that races
+another triager's is decided by the tracker: on local files a rejected push re-reads (pull)
+and asks again; GitHub and Jira read the issue back. The loser is told who holds it
+(:class:`ClaimLost`).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import random
+import re
+import time
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from mailtriage.application import queue_records as records
+
+from mailtriage.backends.contract import Op, Thread, ThreadId
+from mailtriage.backends.errors import NoBackendAvailable, NotSupported, Unavailable
+from mailtriage.backends.security_cc import configured_address
+from mailtriage.core.errors import ConfigError
+from mailtriage.trackers import fields as fieldsmod
+from mailtriage.trackers import vcs
+from mailtriage.trackers.contract import EditRequest, Tracker
+from mailtriage.trackers.errors import BackendError, NotFound, Refused, TrackerError
+from mailtriage.trackers.values import IssueView
+from mailtriage.application.flows import linking, sweep
+from mailtriage.application.flows.errors import ApplicationError
+from mailtriage.application.flows.proposals import BlockedBy, Field, Proposal, Write, WriteKind
+from mailtriage.application.flows.publish import attribution
+from mailtriage.application.flows.threadindex import thread_key
+
+#: The issue's own deadline fields (``### Disclosure date``, ``### First response due``).
+DISCLOSURE_FIELD = "Disclosure date"
+CVE_FIELD = "CVE"
+_CVE_ID = re.compile(r"\bCVE-\d{4}-\d{4,}\b")
+FIRST_RESPONSE_FIELD = "First response due"
+DEFAULT_FIRST_RESPONSE_DAYS = 2
+DEFAULT_DISCLOSURE_DAYS = 90
+
+
+class QueueState(str, enum.Enum):
+    """Where a report stands, derived from mail and tracker (the value is the JSON and CLI word)."""
+
+    NEW = "new"  # no message of the team on the thread, no draft of ours
+    ACKNOWLEDGED = "acknowledged"  # the team wrote (receipt or reply), or a draft of ours is pending
+    IMPORTED = "imported"  # a tracker issue holds the thread
+    IN_PROGRESS = "in_progress"  # the issue has an assignee or an in-progress label
+    FIXED = "fixed"  # a fix or CVE label (queue.fixed_labels) is on the issue, or a CVE ID in its CVE field
+    CLOSED = "closed"  # the issue is closed, or a disclosed label (queue.closed_labels) is on it
+    AUTOMATED = "automated"  # not a report: a bounce, an auto-reply, a notification or spam (no issue holds it)
+
+
+class Breach(str, enum.Enum):
+    """A deadline that is past at the queue's ``now``."""
+
+    FIRST_RESPONSE = "first_response"  # no team message yet, longer than queue.first_response_days after the report
+    DISCLOSURE = "disclosure"  # the disclosure date is past and the report is not closed
+
+
+@dataclass(frozen=True)
+class QueueSettings:
+    """What project.md says about the queue (``queue.*``), with its defaults."""
+
+    first_response_days: int = DEFAULT_FIRST_RESPONSE_DAYS  # queue.first_response_days
+    disclosure_days: int = DEFAULT_DISCLOSURE_DAYS  # queue.disclosure_days
+    team: tuple[str, ...] = ()  # addresses of the team (lower case): queue.team and the list's own address
+    team_domain: str = ""  # the security list's domain: a sender of it (or of a parent) is the team
+    team_domains: tuple[str, ...] = ()  # queue.team entries that are domains (example.org, @example.org)
+    in_progress_labels: tuple[str, ...] = ("in progress", "in-progress")  # queue.in_progress_labels
+    fixed_labels: tuple[str, ...] = ("fixed", "cve assigned", "cve-assigned")  # queue.fixed_labels
+    closed_labels: tuple[str, ...] = ("disclosed",)  # queue.closed_labels
+
+    # the label checks of every row, as sets made once (lower case: labels compare without case)
+    in_progress_set: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
+    fixed_set: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
+    closed_set: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "in_progress_set", frozenset(x.lower() for x in self.in_progress_labels))
+        object.__setattr__(self, "fixed_set", frozenset(x.lower() for x in self.fixed_labels))
+        object.__setattr__(self, "closed_set", frozenset(x.lower() for x in self.closed_labels))
+
+    def is_team(self, address: str, reporter: str) -> bool:
+        """A sender of the team: listed in ``team``, or of the list's domain (or a parent of it),
+        never the reporter themself."""
+        address = address.strip().lower()
+        if not address or address == reporter:
+            return False
+        if address in self.team:
+            return True
+        own = address.rpartition("@")[2]
+        if own in self.team_domains:
+            return True
+        domain = self.team_domain
+        return bool(domain and own and (own == domain or domain.endswith("." + own)))
+
+
+@dataclass(frozen=True)
+class MailFact:
+    """One message of a report thread, as the queue needs it (no body)."""
+
+    sender: str  # the From address, as the message says (raw)
+    date: datetime | None  # its Date (aware); None: undated (ignored for ages)
+
+
+@dataclass(frozen=True)
+class ThreadFacts:
+    """A report thread of the window: what the mail says about it."""
+
+    thread_id: ThreadId
+    subject: str  # raw; front ends sanitise
+    messages: tuple[MailFact, ...]  # in thread order; the first is the report
+    drafts: int | None = None  # drafts of ours pending on it (None: cannot be told)
+    automated: str | None = None  # why its first message is no report (automated_reason), None: a person's
+
+
+@dataclass(frozen=True)
+class IssueFacts:
+    """The tracker issue that holds a thread: what the tracker says about it."""
+
+    id: str  # "SEC-0003", "owner/repo#12", "SEC-12"
+    url: str
+    state: str  # "open" or "closed"
+    labels: tuple[str, ...] = ()
+    assignees: tuple[str, ...] = ()  # in the tracker's order; the first is the owner
+    disclosure: datetime | None = None  # the issue's own "### Disclosure date" field
+    first_response: datetime | None = None  # the issue's own "### First response due" field
+    cve: str | None = None  # a CVE ID in the issue's "### CVE" field: counts as fixed (CVE assigned)
+
+
+def _iso(when: datetime | None) -> str | None:
+    return None if when is None else when.astimezone(timezone.utc).replace(microsecond=0).isoformat()
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    """One report of the queue. Text fields are raw: the front ends sanitise them."""
+
+    thread_id: ThreadId
+    subject: str
+    reporter: str  # the report's From address (raw)
+    state: QueueState
+    opened: datetime | None  # the report's date
+    last_reporter_message: datetime | None  # the reporter's newest message
+    unanswered_since: datetime | None  # the reporter's oldest message no team message followed; None: answered
+    owner: str | None  # the issue's (first) assignee; None: nobody holds it
+    issue: str | None  # the tracker issue's ID; None: not imported
+    issue_url: str | None
+    first_response_due: datetime | None  # unanswered_since + first_response_days (or the issue's field)
+    disclosure_due: datetime | None  # the issue's disclosure date, else opened + disclosure_days
+    breaches: tuple[Breach, ...] = ()  # which deadlines are past at the queue's ``now``
+    sort_key: tuple = ()  # "needs a human first": sort ascending
+    automated: str | None = None  # state automated: why the first message is no report ("bounce", "spam", ...)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready, raw text (the CLI passes it through the sanitising module)."""
+        return {
+            "thread_id": str(self.thread_id), "subject": self.subject, "reporter": self.reporter,
+            "state": self.state.value, "opened": _iso(self.opened),
+            "last_reporter_message": _iso(self.last_reporter_message),
+            "unanswered_since": _iso(self.unanswered_since), "owner": self.owner, "issue": self.issue,
+            "issue_url": self.issue_url, "first_response_due": _iso(self.first_response_due),
+            "disclosure_due": _iso(self.disclosure_due), "breaches": [b.value for b in self.breaches],
+            "automated": self.automated,
+        }
+
+
+@dataclass(frozen=True)
+class Queue:
+    """The queue at ``now``: rows sorted by what needs a human first, and what could not be told."""
+
+    rows: tuple[QueueRow, ...]
+    now: datetime
+    warnings: tuple[str, ...] = ()
+
+    def filtered(self, *, state: QueueState | None = None, owner: str | None = None) -> "Queue":
+        """Rows of one state and/or one owner (``owner=""``: nobody's)."""
+        rows = self.rows
+        if state is not None:
+            rows = tuple(r for r in rows if r.state is state)
+        if owner is not None:
+            rows = tuple(r for r in rows if (r.owner or "") == owner)
+        return replace(self, rows=rows)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"now": _iso(self.now), "rows": [r.to_json() for r in self.rows], "warnings": list(self.warnings)}
+
+
+class ClaimLost(ApplicationError):
+    """A claim another triager won: ``holder`` holds the issue (the message says so)."""
+
+    def __init__(self, issue: str, holder: str) -> None:
+        super().__init__(f"{issue} is held by {holder}")
+        self.issue = issue
+        self.holder = holder
+
+
+# -- settings ---------------------------------------------------------------------------
+
+
+def _names(config: Any, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    value = config.get(key) if config is not None else None
+    if value is None:
+        return default
+    if isinstance(value, str):
+        value = [value]
+    return tuple(str(v).strip().lower() for v in value)
+
+
+def _days(config: Any, key: str, default: int) -> int:
+    value = config.get(key) if config is not None else None
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(config.file, key, f"is {value!r}", "a whole number of days, e.g. 7")
+    return value
+
+
+def queue_settings(config: Any) -> QueueSettings:
+    """``queue.*`` of project.md (validated by core.projectconfig) with the defaults."""
+    listed = configured_address(config.get("security_list")) if config is not None else None
+    entries = _names(config, "queue.team", ())
+    team = tuple(e for e in entries if "@" in e.lstrip("@"))
+    domains = tuple(e.lstrip("@") for e in entries if "@" not in e.lstrip("@"))
+    if listed:
+        team = (*team, listed.lower())
+    defaults = QueueSettings()
+    return QueueSettings(
+        first_response_days=_days(config, "queue.first_response_days", DEFAULT_FIRST_RESPONSE_DAYS),
+        disclosure_days=_days(config, "queue.disclosure_days", DEFAULT_DISCLOSURE_DAYS),
+        team=team,
+        team_domains=domains,
+        team_domain=listed.rpartition("@")[2].lower() if listed else "",
+        in_progress_labels=_names(config, "queue.in_progress_labels", defaults.in_progress_labels),
+        fixed_labels=_names(config, "queue.fixed_labels", defaults.fixed_labels),
+        closed_labels=_names(config, "queue.closed_labels", defaults.closed_labels),
+    )
+
+
+# -- derivation (pure) -------------------------------------------------------------------
+
+_ORDER = {s: i for i, s in enumerate(QueueState)}
+_NEVER = float("inf")
+
+
+def _state(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSettings, answered_by_team: bool
+           ) -> QueueState:
+    if issue is None and thread.automated:
+        return QueueState.AUTOMATED
+    if issue is None:
+        return QueueState.ACKNOWLEDGED if answered_by_team or thread.drafts else QueueState.NEW
+    labels = {label.lower() for label in issue.labels}
+    if issue.state == "closed" or not labels.isdisjoint(settings.closed_set):
+        return QueueState.CLOSED
+    if issue.cve or not labels.isdisjoint(settings.fixed_set):
+        return QueueState.FIXED
+    if issue.assignees or not labels.isdisjoint(settings.in_progress_set):
+        return QueueState.IN_PROGRESS
+    return QueueState.IMPORTED
+
+
+@dataclass(frozen=True)
+class MailState:
+    """What the mail of one thread says, for a given team: all a row needs of its messages."""
+
+    reporter: str  # the report's From address (raw)
+    opened: datetime | None
+    last_reporter_message: datetime | None
+    unanswered_since: datetime | None
+    team_wrote: bool
+
+
+def mail_state(messages: tuple[MailFact, ...], settings: QueueSettings) -> MailState:
+    """Who reported, when, and since when the reporter waits (their oldest message that no
+    team message followed, in date order; undated messages count for "the team wrote" only)."""
+    if not messages:
+        return MailState("", None, None, None, False)
+    reporter = messages[0].sender.strip().lower()
+    team_wrote = any(settings.is_team(m.sender, reporter) for m in messages)
+    waiting: datetime | None = None
+    last_reporter: datetime | None = None
+    dated = sorted((m for m in messages if m.date is not None), key=lambda m: m.date)  # type: ignore[arg-type,return-value]
+    for message in dated:
+        sender = message.sender.strip().lower()
+        if sender == reporter:
+            last_reporter = message.date
+            if waiting is None:
+                waiting = message.date
+        elif team_wrote and settings.is_team(sender, reporter):
+            waiting = None
+    return MailState(messages[0].sender, messages[0].date, last_reporter, waiting, team_wrote)
+
+
+def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSettings, now: datetime,
+               mail: MailState | None = None) -> QueueRow:
+    """One thread's row at ``now`` (``mail``: its :func:`mail_state`, when already known). Pure."""
+    if mail is None:
+        mail = mail_state(thread.messages, settings)
+    opened, waiting = mail.opened, mail.unanswered_since
+    state = _state(thread, issue, settings, mail.team_wrote)
+    automated = state is QueueState.AUTOMATED  # no report: nothing is due, listed last
+    if automated:
+        waiting = None
+    first_due = None
+    if waiting is not None and not mail.team_wrote:  # the FIRST response: owed only while the team never wrote
+        first_due = (issue.first_response if issue and issue.first_response
+                     else waiting + timedelta(days=settings.first_response_days))
+    disclosure_due = (issue.disclosure if issue and issue.disclosure
+                      else opened + timedelta(days=settings.disclosure_days) if opened and not automated else None)
+    breaches: list[Breach] = []
+    if state is not QueueState.CLOSED:
+        if first_due is not None and now > first_due:
+            breaches.append(Breach.FIRST_RESPONSE)
+        if disclosure_due is not None and now > disclosure_due:
+            breaches.append(Breach.DISCLOSURE)
+    owner = issue.assignees[0] if issue and issue.assignees else None
+    dues = [d.timestamp() for d in (first_due, disclosure_due) if d is not None]
+    settled = state in (QueueState.FIXED, QueueState.CLOSED)  # a reporter's "thanks" then needs nobody
+    key = (
+        automated,  # not a report: after everything else
+        state is QueueState.CLOSED,  # closed last
+        not breaches,  # a past deadline first
+        settled,  # fixed after what is still open
+        waiting is None or settled,  # then a reporter who waits (first response or a follow-up)
+        owner is not None,  # then what nobody holds
+        min(dues) if dues else _NEVER,  # the nearest deadline
+        waiting.timestamp() if waiting else _NEVER,  # the longest wait
+        _ORDER[state],
+        opened.timestamp() if opened else _NEVER,
+        str(thread.thread_id),
+    )
+    return QueueRow(thread.thread_id, thread.subject, mail.reporter, state, opened, mail.last_reporter_message,
+                    waiting, owner, issue.id if issue else None, issue.url if issue else None,
+                    first_due, disclosure_due, tuple(breaches), key, thread.automated if automated else None)
+
+
+def derive_queue(threads: Iterable[ThreadFacts], issues: Mapping[ThreadId, IssueFacts], settings: QueueSettings,
+                 now: datetime, *, warnings: Iterable[str] = ()) -> Queue:
+    """The queue of ``threads`` with the issue of each (``issues``, by thread) at ``now``. Pure."""
+    return _queue([derive_row(t, issues.get(t.thread_id), settings, now) for t in threads], now, warnings)
+
+
+def _queue(rows: list[QueueRow], now: datetime, warnings: Iterable[str]) -> Queue:
+    rows.sort(key=lambda r: r.sort_key)
+    return Queue(tuple(rows), now, tuple(warnings))
+
+
+# -- reading mail and tracker ---------------------------------------------------------------
+
+
+def thread_facts(thread: Thread, drafts: int | None = None) -> ThreadFacts:
+    """The facts of a read thread."""
+    return ThreadFacts(thread.thread_id, thread.subject,
+                       tuple(MailFact(m.sender.email, m.date) for m in thread.messages), drafts,
+                       automated_reason(thread.messages[0]) if thread.messages else None)
+
+
+def automated_reason(message: Any) -> str | None:
+    """Why a thread's first message is no report, else None: the feedback sweep's rules for
+    automated mail (workflows/sweep.py ``classify``: bounces, auto-replies, notifications,
+    no-reply senders), and spam as the receiving server marked it (``X-Spam-Flag: YES``).
+    ``Precedence: bulk`` on a message carrying ``List-Id`` is the mailing list's own header
+    (ezmlm and Mailman add it to every message they relay), not the sender's: not counted."""
+    if (message.header("X-Spam-Flag") or "").strip().lower() == "yes":
+        return "spam"
+    read: Any = _ListRelayed(message) if message.header("List-Id") else message  # the rules read header, sender, subject
+    found = sweep.classify(read)
+    return found[0] if found else None
+
+
+class _ListRelayed:
+    """A message a mailing list relayed, as the sweep's rules should read it: without the
+    ``Precedence`` header the list itself adds."""
+
+    def __init__(self, message: Any) -> None:
+        self._message = message
+        self.sender, self.subject = message.sender, message.subject
+
+    def header(self, name: str) -> str | None:
+        return None if name.lower() == "precedence" else self._message.header(name)
+
+
+def _field_date(text: str | None) -> datetime | None:
+    """The first line of a deadline field as an aware instant (a date is its midnight UTC)."""
+    line = (text or "").strip().splitlines()[0].strip().strip("`") if (text or "").strip() else ""
+    if not line:
+        return None
+    try:
+        when = datetime.fromisoformat(line)
+    except ValueError:
+        try:
+            day = date.fromisoformat(line[:10])
+        except ValueError:
+            return None
+        when = datetime(day.year, day.month, day.day)
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def issue_facts(tracker: Tracker, issue_id: str) -> IssueFacts:
+    """What the queue needs of one issue: one ``view`` (its body read for the deadline fields).
+
+    Raises NotFound, BackendError."""
+    return _facts_of_view(tracker.view(issue_id), tracker.field_syntax)
+
+
+def _drafts(project: Any, thread_id: ThreadId) -> int | None:
+    try:
+        got = linking.dispatch_thread_op(project.sources, Op.LIST_DRAFTS, thread_id,
+                                         lambda b: b.list_drafts(thread_id))
+    except (NotSupported, NoBackendAvailable, Unavailable):
+        return None
+    return len(got.value)
+
+
+def _issue_of(tracker: Tracker, project: Any, thread_id: ThreadId) -> str | None:
+    """The issue of a thread on a server tracker: its search, as the import finds it."""
+    try:
+        link = str(project.thread_url(thread_id).value)
+    except (NotSupported, NoBackendAvailable, Unavailable):
+        link = str(thread_id)
+    return linking.find_issue_for_thread(tracker, link, thread_id)
+
+
+_MESSAGE_ID = re.compile(r"<[^<>\s]+>")
+
+
+def _facts_of_view(view: IssueView, syntax: Any) -> IssueFacts:
+    body = view.get("body") or ""
+    return IssueFacts(view["id"], view.get("url") or "", view.get("state") or "open", tuple(view.get("labels") or ()),
+                      tuple(view.get("assignees") or ()),
+                      _field_date(fieldsmod.get_field(body, DISCLOSURE_FIELD, syntax)),
+                      _field_date(fieldsmod.get_field(body, FIRST_RESPONSE_FIELD, syntax)),
+                      _cve(fieldsmod.get_field(body, CVE_FIELD, syntax)))
+
+
+def _cve(text: str | None) -> str | None:
+    found = _CVE_ID.search(text or "")
+    return found.group() if found else None
+
+
+def _facts_json(facts: IssueFacts) -> dict:
+    return {"id": facts.id, "url": facts.url, "state": facts.state, "labels": list(facts.labels),
+            "assignees": list(facts.assignees), "disclosure": records.iso(facts.disclosure),
+            "first_response": records.iso(facts.first_response), "cve": facts.cve}
+
+
+def _facts_from_json(data: dict) -> IssueFacts:
+    return IssueFacts(data["id"], data["url"], data["state"], tuple(data["labels"]), tuple(data["assignees"]),
+                      records.parse(data["disclosure"]), records.parse(data["first_response"]), data.get("cve"))
+
+
+def _thread_keys(view: IssueView, syntax: Any) -> list[str]:
+    """What names the issue's thread: its Import entry's ``Thread:`` line, and the Message-ID
+    in the link of its thread field (the import writes both)."""
+    keys = []
+    named = linking.rollup_state_of(view, view["id"]).thread_id()
+    if named is not None:
+        keys.append(thread_key(named))
+    link = fieldsmod.get_field(view.get("body") or "", linking.THREAD_FIELD, syntax) or ""
+    keys += [f"root:{m}" for m in _MESSAGE_ID.findall(link)]
+    return keys
+
+
+def _local_issues(tracker: Any, kept: records.QueueRecords, warnings: list[str]) -> dict[str, IssueFacts]:
+    """Every issue file's facts by what names its thread (the earliest issue first), each
+    file read only when it changed since the records were made."""
+    by_key: dict[str, IssueFacts] = {}
+    with os.scandir(tracker.root) as found:
+        entries = sorted((e for e in found if records.ISSUE_FILE.match(e.name)), key=lambda e: e.name)
+    for entry in entries:
+        try:
+            stat = entry.stat()
+        except OSError:
+            continue  # removed while listing
+        got = kept.issue(entry.name, stat)
+        if got is None:
+            try:
+                view = tracker.view(entry.name[: -len(".md")], comments=True)
+            except TrackerError as exc:
+                warnings.append(f"{entry.name}: cannot be read ({exc})")
+                continue
+            facts = _facts_of_view(view, tracker.field_syntax)
+            keys = _thread_keys(view, tracker.field_syntax)
+            kept.put_issue(entry.name, stat, _facts_json(facts), keys)
+        else:
+            facts = kept.made("issue", entry.name, got[0]) or kept.keep("issue", entry.name, got[0],
+                                                                        _facts_from_json(got[0]))
+            keys = got[1]
+        for key in keys:
+            by_key.setdefault(key, facts)
+    return by_key
+
+
+def _thread_of(project: Any, summary: Any, kept: records.QueueRecords,
+               settings: QueueSettings) -> tuple[ThreadFacts, MailState] | None:
+    """A listed thread and its mail state: from the records while its listing row is
+    unchanged (the records hold the state, not the messages), else read."""
+    key = str(summary.thread_id)
+    got = kept.thread(key, summary.message_count, summary.last_activity)
+    if got is not None:
+        mail = kept.made("thread", key, got[1])
+        if mail is None:
+            reporter, opened, last, waiting, team_wrote, _automated = got[1]
+            mail = kept.keep("thread", key, got[1], MailState(reporter, records.parse(opened), records.parse(last),
+                                                               records.parse(waiting), team_wrote))
+        return ThreadFacts(summary.thread_id, got[0], (), automated=got[1][5]), mail
+    thread = project.read_thread(summary.thread_id).value
+    if not thread.messages:
+        return None
+    facts = thread_facts(thread)
+    mail = mail_state(facts.messages, settings)
+    kept.put_thread(key, summary.message_count, summary.last_activity, thread.subject,
+                    [mail.reporter, records.iso(mail.opened), records.iso(mail.last_reporter_message),
+                     records.iso(mail.unanswered_since), mail.team_wrote, facts.automated])
+    return facts, mail
+
+
+def build_queue(project: Any, *, now: datetime, list_name: str | None = None, since: datetime | None = None,
+                state: QueueState | None = None, owner: str | None = None) -> Queue:
+    """The queue of the project's list in its window (``since``: the configured one), read
+    through the project's sources and tracker, filtered by ``state`` and ``owner``.
+
+    Blocking. One listing; a thread is read only when its listing row changed since the
+    queue's records were made (application/queue_records.py), and the drafts of a thread are
+    asked only while nobody of the team wrote on it and no issue holds it. On local files
+    each issue file is read only when it changed; on a server tracker each thread's issue is
+    looked up (a search) and viewed.
+
+    Example: ``build_queue(project, now=datetime.now(timezone.utc), state=QueueState.NEW)``
+
+    Raises:
+        MandatoryBackendUnavailable, and a backend's errors of the listing.
+    """
+    warnings: list[str] = []
+    settings = queue_settings(project.config)
+    listing = project.list_threads(project.list_name(list_name), since)
+    tracker: Tracker | None = None
+    if project.config.get("tracker.platform"):
+        try:
+            tracker = project.open_tracker()
+        except (ConfigError, TrackerError) as exc:
+            warnings.append(f"the tracker cannot be opened ({exc}): owners and issues are not shown")
+    local = tracker is not None and tracker.features.local_issue_files
+    kept = records.open_records(records.records_path(Path(project.config.file).parent,
+                                                     tracker.root if local else None),  # type: ignore[union-attr]
+                                settings.team + settings.team_domains + (settings.team_domain,))
+    try:
+        rows = _rows(project, tracker, local, kept, settings, now, listing, warnings)
+        kept.save()
+    finally:
+        records.release(kept)
+    return _queue(rows, now, warnings).filtered(state=state, owner=owner)
+
+
+def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.QueueRecords, settings: QueueSettings,
+          now: datetime, listing: Any, warnings: list[str]) -> list[QueueRow]:
+    by_key: dict[str, IssueFacts] = {}
+    if local:
+        try:
+            by_key = _local_issues(tracker, kept, warnings)
+        except OSError as exc:
+            warnings.append(f"the tracker folder cannot be read ({exc}): owners and issues are not shown")
+    rows: list[QueueRow] = []
+    for summary in listing.value or ():
+        try:
+            got = _thread_of(project, summary, kept, settings)
+        except (NotSupported, NoBackendAvailable, Unavailable) as exc:
+            warnings.append(f"{summary.thread_id}: not read ({exc})")
+            continue
+        if got is None:
+            continue
+        facts, mail = got
+        found: IssueFacts | None = None
+        if local:
+            tid = facts.thread_id
+            found = by_key.get(thread_key(tid)) or (by_key.get(f"root:{tid.root}") if tid.root else None)
+        elif tracker is not None:
+            try:
+                issue_id = _issue_of(tracker, project, facts.thread_id)
+                found = issue_facts(tracker, issue_id) if issue_id else None
+            except (NotFound, BackendError, Refused) as exc:
+                warnings.append(f"{facts.thread_id}: its tracker issue cannot be read ({exc})")
+        if found is None and not mail.team_wrote and not facts.automated:
+            facts = replace(facts, drafts=_drafts(project, facts.thread_id))
+        rows.append(derive_row(facts, found, settings, now, mail))
+    return rows
+
+
+# -- claim and release ---------------------------------------------------------------------
+
+#: How often a claim whose push was rejected (someone else pushed first) pulls and asks again.
+PUSH_ATTEMPTS = 6
+#: A server has no compare-and-swap on assignees: a claim reads the issue back, then once more
+#: after this long (at least; twice the write's own time when that is longer).
+SETTLE_SECONDS = 0.2
+
+
+def _holders(tracker: Tracker, issue: str) -> tuple[str, list[str]]:
+    view = tracker.view(issue)
+    return view["id"], list(view.get("assignees") or [])
+
+
+def _pull(wc: vcs.WorkingCopy, rel: str = ".") -> None:
+    """git: fetch the upstream and fast-forward to it; svn: update ``rel``.
+
+    Raises BackendError when the branch and its upstream diverged (local commits nobody
+    pushed): they are the user's to push or rebase, never rewritten here."""
+    if wc.kind == "svn":
+        vcs.run(["svn", "update", "-q", "--non-interactive", "--", rel], wc.root)
+        return
+    if vcs.git_upstream(wc) is None:
+        return
+    vcs.run(["git", "fetch", "-q"], wc.root)
+    merged = vcs.run(["git", "merge", "-q", "--ff-only", "@{u}"], wc.root, check=False)
+    if merged.returncode != 0:
+        detail = " / ".join((merged.stderr or merged.stdout).strip().splitlines()[-2:]) or "no output"
+        raise BackendError(f"the tracker's working copy cannot fast-forward to its upstream ({detail}): push or "
+                           f"rebase its local commits first ('git -C {wc.root} status')")
+
+
+def _change(who: str, add: bool) -> EditRequest:
+    return EditRequest(add_assignees=[who]) if add else EditRequest(remove_assignees=[who])
+
+
+def _dirty(wc: vcs.WorkingCopy, rel: str) -> bool:
+    if wc.kind == "svn":
+        return bool(vcs.svn_status(wc, rel))
+    return bool(vcs.git_changes(wc, rel))
+
+
+def _write_local(tracker: Any, issue: str, who: str, *, add: bool, config: Any) -> dict:
+    """An assignee change on local files: pull, check, write, commit and push (svn: update,
+    check, write, commit); a rejected push (an out-of-date svn commit) undoes the local change,
+    pulls and asks again: the remote decides who was first."""
+    wc = tracker.working_copy()
+    if wc is None:  # a tracker folder outside version control: the file is the truth
+        canonical, holders = _holders(tracker, issue)
+        others = [h for h in holders if h != who]
+        if add and others:
+            raise ClaimLost(canonical, others[0])
+        if (who in holders) != add:
+            tracker.edit(canonical, _change(who, add))
+        return {"id": canonical, "assignees": _holders(tracker, canonical)[1]}
+    git = wc.kind == "git"
+    canonical = tracker.canonical_id(issue)
+    rel = wc.rel(tracker.root / f"{canonical}.md")
+    if _dirty(wc, rel):
+        # the claim's commit would carry them: a claim publishes nothing it did not write
+        raise Refused(f"{canonical} has changes that are not published ({rel}): publish or undo them "
+                      "first ('mailtriage publish')")
+    last = ""
+    for _attempt in range(PUSH_ATTEMPTS):
+        _pull(wc, rel)
+        canonical, holders = _holders(tracker, canonical)
+        others = [h for h in holders if h != who]
+        if add and others:
+            raise ClaimLost(canonical, others[0])
+        if (who in holders) == add:
+            return {"id": canonical, "assignees": holders, "changed": False}
+        tracker.edit(canonical, _change(who, add))
+        verb = "claims" if add else "releases"
+        try:
+            result = tracker.publish(f"{canonical}: {who} {verb} it (queue)",
+                                     attribution(config) if config is not None else [],
+                                     push=git and bool(vcs.git_remotes(wc)), only=[rel])
+        except BackendError as exc:
+            last = str(exc)
+            if git:
+                partial = exc.partial  # set on a failed push: what was committed
+                if not partial or not partial.get("committed"):
+                    raise
+                # the remote took another push first: drop our commit (keeping every other
+                # local change) and decide again on what the remote holds now
+                vcs.run(["git", "reset", "-q", "--keep", "HEAD~1"], wc.root)
+            else:
+                if not _dirty(wc, rel):
+                    raise  # committed after all, or failed for another reason: not retried
+                vcs.run(["svn", "revert", "-q", "--", rel], wc.root)  # out of date: update and ask again
+            time.sleep(random.uniform(0.01, 0.1))
+            continue
+        return {"id": canonical, "assignees": [*others, who] if add else others, "changed": True, **result}
+    raise BackendError(f"{issue}: the remote refused the change {PUSH_ATTEMPTS} times ({last}); nothing of it "
+                       "stays local. Try again")
+
+
+def _write_server(tracker: Tracker, issue: str, who: str, *, add: bool) -> dict:
+    """An assignee change on GitHub or Jira, read back: the first assignee holds the issue."""
+    canonical, holders = _holders(tracker, issue)
+    others = [h for h in holders if h != who]
+    if add and others:
+        raise ClaimLost(canonical, others[0])
+    if (who in holders) == add:
+        return {"id": canonical, "assignees": holders, "changed": False}
+    if not add:
+        tracker.edit(canonical, EditRequest(remove_assignees=[who]))
+        return {"id": canonical, "assignees": _holders(tracker, canonical)[1], "changed": True}
+    started = time.monotonic()
+    try:
+        tracker.edit(canonical, EditRequest(add_assignees=[who]))
+    except Refused:
+        # Jira refuses a second assignee: someone was faster between our read and our write
+        _, holders = _holders(tracker, canonical)
+        if holders and holders[0] != who:
+            raise ClaimLost(canonical, _settled_holder(tracker, canonical, SETTLE_SECONDS)) from None
+        raise
+    settle = max(SETTLE_SECONDS, 2 * (time.monotonic() - started))
+    for check in range(2):
+        if check:
+            time.sleep(settle)  # a write that read before ours lands within about one cycle of its own
+        _, holders = _holders(tracker, canonical)
+        if not holders or holders[0] != who:
+            if who in holders:
+                tracker.edit(canonical, EditRequest(remove_assignees=[who]))
+            raise ClaimLost(canonical, _settled_holder(tracker, canonical, settle))
+    return {"id": canonical, "assignees": holders, "changed": True}
+
+
+def _settled_holder(tracker: Tracker, issue: str, settle: float) -> str:
+    """Who holds ``issue`` once the racing writes have landed: the one a lost claim names.
+    Read after a pause (a holder read at once may itself be overwritten: Jira keeps the last
+    write), and again until two reads agree (a few times at most)."""
+    seen = None
+    for _ in range(4):
+        time.sleep(settle)
+        holders = _holders(tracker, issue)[1]
+        holder = holders[0] if holders else "nobody (the assignment did not stay)"
+        if holder == seen:
+            return holder
+        seen = holder
+    return seen or "nobody"
+
+
+def _assignee_proposal(tracker: Tracker, issue: str, who: str, *, add: bool, config: Any,
+                       apply: Callable[[], dict]) -> Proposal:
+    verb = "Claim" if add else "Release"
+    canonical, holders = _holders(tracker, issue)
+    proposal = Proposal(f"{verb} {canonical} for {who}" if add else f"Release {canonical} ({who})")
+    proposal.facts.update(issue=canonical, who=who, assignees=holders)
+    others = [h for h in holders if h != who]
+    if add:
+        tracker.policy.check_assignee(who)
+        if others:
+            proposal.facts["holder"] = others[0]
+            return proposal.block(BlockedBy.HELD_BY_OTHER, f"{canonical} is held by {others[0]}: they release it "
+                                  "first (or ask them to)")
+        if who in holders:
+            proposal.notes.append(f"{canonical} is yours already: nothing to write")
+            return proposal
+    elif who not in holders:
+        proposal.notes.append(f"{who} does not hold {canonical}: nothing to release")
+        return proposal
+    local = tracker.features.publishes_changes
+    where = ("written to the issue file, committed and pushed (a rejected push pulls and asks again)" if local
+             else f"written to the {tracker.kind} issue and read back")
+    summary = f"{'assign' if add else 'unassign'} {canonical} {'to' if add else 'from'} {who}"
+
+    def write(_write: Write) -> dict:
+        try:
+            return apply()
+        except ClaimLost as exc:
+            proposal.facts["lost_to"] = exc.holder  # the front end tells who holds it
+            raise
+
+    proposal.writes.append(Write(
+        WriteKind.TRACKER, f"tracker:{tracker.kind}", summary,
+        [Field("Issue", canonical), Field("Add assignee" if add else "Remove assignee", who),
+         Field("Assignees now", ", ".join(holders) or "(none)")],
+        write, label=f"{verb} the issue", where=where))
+    proposal.recap.append(f"tracker → {tracker.kind}")
+    return proposal
+
+
+def _who(tracker: Tracker, who: str | None, config: Any) -> str:
+    return who or (config.get("tracker.user") if config is not None else None) or tracker.default_user()
+
+
+def propose_claim(tracker: Tracker, issue: str, who: str | None = None, *, config: Any = None) -> Proposal:
+    """The proposal that makes ``who`` (default ``tracker.user``, else the tracker's user) the
+    owner (assignee) of ``issue``; writes nothing.
+
+    Blocked (``BlockedBy.HELD_BY_OTHER``, with ``facts["holder"]``) when someone else holds it already. Applied, its write
+    raises :class:`ClaimLost` when another triager won the race (the tracker decides).
+
+    Raises:
+        Refused: ``who`` is not in ``tracker.assignees``; NotFound; BackendError.
+    """
+    who = _who(tracker, who, config)
+
+    def apply() -> dict:
+        if tracker.features.publishes_changes:
+            return _write_local(tracker, issue, who, add=True, config=config)
+        return _write_server(tracker, issue, who, add=True)
+
+    return _assignee_proposal(tracker, issue, who, add=True, config=config, apply=apply)
+
+
+def propose_release(tracker: Tracker, issue: str, who: str | None = None, *, config: Any = None) -> Proposal:
+    """The proposal that removes ``who`` from the assignees of ``issue``; empty (with a note)
+    when ``who`` does not hold it."""
+    who = _who(tracker, who, config)
+
+    def apply() -> dict:
+        if tracker.features.publishes_changes:
+            return _write_local(tracker, issue, who, add=False, config=config)
+        return _write_server(tracker, issue, who, add=False)
+
+    return _assignee_proposal(tracker, issue, who, add=False, config=config, apply=apply)
+
+
+def sync_tracker(tracker: Tracker) -> dict[str, Any]:
+    """Bring a local-files working copy up to date (git: fetch and fast-forward the upstream;
+    svn: update the tracker folder); nothing to do for a server tracker. Returns {"synced": bool, "detail": str}.
+
+    Raises BackendError (the fetch or the merge failed)."""
+    if not tracker.features.publishes_changes:
+        return {"synced": False, "detail": f"the {tracker.kind} tracker is read from its server"}
+    wc = tracker.working_copy()  # type: ignore[attr-defined]
+    if wc is None:
+        return {"synced": False, "detail": "the tracker folder is not in a working copy"}
+    if wc.kind == "git" and vcs.git_upstream(wc) is None:
+        return {"synced": False, "detail": "the working copy has no upstream"}
+    _pull(wc, wc.rel(tracker.root))  # type: ignore[attr-defined]
+    return {"synced": True, "detail": "fetched and fast-forwarded" if wc.kind == "git" else "svn update"}

@@ -1,0 +1,704 @@
+"""The application service: the open project of one run, as both front ends call it.
+
+One object per run owns the project, its sources, the tracker, the personal mailboxes and the
+user's settings, and every call into them goes through it, so the command line and the terminal
+UI behave alike by construction (issue 36 §1): a setting such as ``[alerts] poll_seconds`` is
+read here once for both. Its methods are the entry points of the flows (``application.flows``).
+
+It is thread-safe: everything here that touches a backend blocks, so the app calls it from
+worker threads. Calls into the project's backends go through one lock (:mod:`.service_lock`,
+with a priority for a call the user waits on): a backend object (an IMAP connection, say)
+serves one call at a time, and a superseded request simply finishes and is ignored by the UI.
+The tracker has a lock of its own, and so have the personal accounts' mailboxes (connections
+of their own): opening an account never waits for the project's listing.
+
+The flows, the trackers and the mailbox adapters load in the call that first needs them, not
+when a front end starts (python -X importtime: about a fifth of the app's import time
+otherwise): hence the imports inside the methods.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from mailtriage.application.errors import UsageError
+from mailtriage.application.service_lock import ServiceLock, take_or_abort
+from mailtriage.core.errors import ConfigError
+from mailtriage.core.settings import UserSettings
+
+if TYPE_CHECKING:
+    from mailtriage.application.accounts import Mailboxes
+    from mailtriage.application.flows.compose import ComposeRoute
+    from mailtriage.application.flows.proposals import Proposal
+    from mailtriage.application.project import ListEntry, Project
+    from mailtriage.application.queue import Queue
+    from mailtriage.backends.contract import Message, Op, Thread, ThreadId
+    from mailtriage.backends.registry import SourceSet
+    from mailtriage.backends.security_cc import CcResolution
+    from mailtriage.core.projectconfig import ProjectConfig
+    from mailtriage.application.flows.alerts import NewReportPoller
+    from mailtriage.application.flows.compose import ComposeForm
+
+__all__ = ["AlertWatch", "Service"]
+
+
+@dataclass(frozen=True)
+class AlertWatch:
+    """What a new-report poll loop needs (see :meth:`Service.alert_watch`): the seconds between
+    polls, the list, and how to build the poller (mail sources of its own) on the loop's thread."""
+
+    interval: float
+    list_name: str
+    make_poller: Callable[[], "NewReportPoller | None"]
+
+
+class Service:
+    def __init__(self, project_dir: Path, *, demo: bool, settings: UserSettings, quiet_pinentry: bool = True) -> None:
+        """``quiet_pinentry``: no terminal pinentry (the app, whose terminal the UI holds: a key
+        is unlocked on request); the command line lets gpg ask on its terminal."""
+        self.project_dir = Path(project_dir)
+        self.demo = demo
+        self.quiet_pinentry = quiet_pinentry
+        if demo:
+            # lazy: the demo's settings (its personal Maildir account) load with a demo run only
+            from mailtriage.demo.workspace import demo_settings
+
+            settings = demo_settings(settings, self.project_dir)
+        self.settings = settings
+        self.project: Project | None = None
+        self.config: ProjectConfig | None = None
+        self.sources: SourceSet | None = None
+        self._lock = ServiceLock()
+        self._tracker_lock = threading.RLock()
+        self._tracker_stale = False  # R asked for the tracker to be opened again
+        # The personal accounts' mailboxes are connections of their own: opening an account
+        # or a folder never waits behind the project's listing (a whole 30-day window).
+        self._mailbox_lock = threading.RLock()
+        self.cc: CcResolution | None = None  # once opened
+        self.tracker_description = ""
+        self._opened_mailboxes: Mailboxes | None = None
+
+    # -- opening ---------------------------------------------------------
+    def open(self) -> None:
+        """Load project.md and build the mail sources.
+
+        Raises:
+            ConfigError: project.md is missing or invalid (the error names file and key).
+        """
+        from mailtriage.application.project import Project  # why: loads on first use, not at start-up
+        # The lock itself, past its gate: the calls waiting at the gate go on once this ends.
+        try:
+            with self._lock.lock:
+                project = Project.open(self.project_dir, user_settings=self.settings)
+                project.pgp_quiet_pinentry = self.quiet_pinentry
+                self.project, self.config, self.sources = project, project.config, project.sources
+                self.cc = project.security_cc()
+        finally:
+            self._lock.open_gate()
+
+    def open_later(self) -> None:
+        """The project opens on a worker once the first frame is drawn (the head start came
+        from the forked child): until :meth:`open` ends, calls that need it wait."""
+        self._lock.close_until_opened()
+
+    @property
+    def opened(self) -> Project:
+        """The project, for a call made once it is open (the lock waits for :meth:`open`)."""
+        if self.project is None:
+            raise RuntimeError(f"the project {self.project_dir} is not open")
+        return self.project
+
+    @property
+    def is_open(self) -> bool:
+        return self.sources is not None
+
+    @property
+    def title(self) -> str:
+        if self.config is not None and self.config.title:
+            return self.config.title
+        return self.project_dir.name or str(self.project_dir)
+
+    @property
+    def tracker(self):
+        """The tracker once opened (None before)."""
+        return self.project.tracker if self.project is not None else None
+
+    # -- what the panes show ------------------------------------------------
+    def lists(self) -> list["ListEntry"]:
+        """The security list first; then the lists the configured archives say they hold."""
+        from mailtriage.application.project import ListEntry  # why: loads on first use, not at start-up
+        if self.project is None:
+            return [ListEntry("(no security list)", None, "security_list is not configured in project.md")]
+        return self.project.lists()
+
+    def since(self) -> datetime:
+        """Start of the listing window: ``import.since`` or ``import.since_days`` (default 30)."""
+        from mailtriage.application.window import configured_since  # why: loads on first use, not at start-up
+        return _value_error(lambda: configured_since(self.config))
+
+    def check_sources(self):
+        """Availability of each backend (cached per run), resolution per op, and the
+        MandatoryBackendUnavailable error when a mandatory backend is down (else None)."""
+        with self._lock:
+            return self.opened.check_sources()
+
+    def forget_availability(self) -> None:
+        with self._lock:
+            if self.project is not None:
+                self.project.forget_availability()
+
+    def forget_tracker(self) -> None:
+        """R: the tracker is opened again on its next use, so a descriptor or a setting fixed
+        meanwhile is read anew (not the one cached when it was first opened). Never waits."""
+        self._tracker_stale = True
+
+    # -- operations (blocking) ---------------------------------------------
+    def list_threads(self, list_name: str | None, *, limit: int | None = None):
+        """Dispatch ``list_recent_threads``; returns the registry's Dispatch.
+
+        ``limit`` asks for the newest threads only, from a backend that declares a listing
+        limit (IMAP walks the folder newest first and stops early); other backends ignore
+        it and return everything.
+
+        Raises:
+            MandatoryBackendUnavailable, NoBackendAvailable, and the backend's errors.
+        """
+        with self._lock:  # the window too: a service that opens later (head start) has no config yet
+            return self.opened.list_threads(list_name, self.since(), limit=limit)
+
+    def offline_threads(self, list_name: str | None, *, limit: int | None = None, local: bool = True):
+        """Rows read without asking a server, and whether they are stale, or None: see
+        :meth:`Project.offline_threads`."""
+        with self._lock:
+            return self.opened.offline_threads(list_name, limit=limit, local=local)
+
+    def listing_can_start_early(self) -> bool:
+        """Whether the start-up's helper process may list the first list (tui/head_start.py)."""
+        with self._lock:
+            return self.opened.listing_can_start_early()
+
+    def listing_can_be_limited(self) -> bool:
+        """True when the backend that lists threads can return the newest ones first, fast."""
+        with self._lock:
+            return self.opened.listing_can_be_limited()
+
+    def read_thread(self, thread_id: ThreadId):
+        with self._lock.urgently():  # the user waits on it: before a listing's next part
+            return self.opened.read_thread(thread_id)
+
+    def thread_url(self, thread_id: ThreadId):
+        with self._lock:
+            return self.opened.thread_url(thread_id)
+
+    def propose_reply(self, thread: Thread, body: str, *, allow_clear: bool = False):
+        """``allow_clear``: the user chose to draft in clear a reply to an encrypted report."""
+        from mailtriage.application.flows.reply import ReplyFlow  # why: loads on first use, not at start-up
+        with self._lock:
+            return ReplyFlow(self.opened, self.settings).propose(thread, body, allow_clear=allow_clear)
+
+    def pgp_needs_passphrase(self, thread: Thread) -> bool:
+        return self.project is not None and self.project.pgp.needs_passphrase(thread)
+
+    def pgp_loopback(self) -> bool:
+        """The user opted in to typing the passphrase in the app (``[pgp] pinentry = "loopback"``)."""
+        return self.opened.pgp.pinentry == "loopback"
+
+    def pgp_unlock(self, thread: Thread, *, passphrase: str | None = None, tty: str | None = None) -> str | None:
+        """Unlock the key the thread needs; None when done, else why not."""
+        with self._lock:
+            return self.opened.pgp.unlock(thread, passphrase=passphrase, tty=tty)
+
+    def propose_key_import(self, thread: Thread):
+        """Import a key the thread offers (OpenPGP), after confirmation."""
+        from mailtriage.application.crypto import KeyImportFlow  # why: loads on first use, not at start-up
+        with self._lock:
+            return KeyImportFlow(self.opened).propose(thread)
+
+    def apply(self, proposal):
+        # A proposal may write through the project's sources or an account's mailbox (flag,
+        # move): both locks, always in this order.
+        with self._lock, self._mailbox_lock:
+            return proposal.apply(confirmed=True)
+
+    def run_op(self, op: Op, backend: str | None, args: dict[str, Any]):
+        """Run one contract op by hand (backend console). ``backend`` None: resolved.
+
+        Raises:
+            ValueError: the thread id or the window cannot be read, or the op is create_draft.
+        """
+        from mailtriage.application.operations import OpArgs  # why: loads on first use, not at start-up
+        from mailtriage.backends.contract import Op  # why: loads on first use, not at start-up
+        project = self.opened
+
+        def op_args() -> OpArgs:
+            if op is Op.LIST_RECENT_THREADS:
+                return OpArgs(list_name=project.list_name(args.get("list")),
+                                          since=project.since(args.get("since")))
+            if op is Op.LIST_SENT_SINCE:
+                tid = project.thread_id(args.get("thread_id"), backend)
+                return OpArgs(thread_id=tid, since=project.since(args.get("since")))
+            if op is Op.CREATE_DRAFT:
+                raise ValueError("create_draft is proposed and confirmed from a thread (press r), never run blind")
+            return OpArgs(thread_id=project.thread_id(args.get("thread_id"), backend))
+
+        call_args = _value_error(op_args)
+        with self._lock:
+            return project.run(op, call_args, backend=backend or None)
+
+    # -- compose: replies, forwards and new mail (where a compose goes is decided from the row,
+    #    never from the pane or folder the user came from: issue 30) --------------------
+    def reply_forms(self, thread: Thread, what: str, answering=None) -> dict[str, ComposeForm]:
+        """The compose forms on a project thread: ``what`` ("" = what ``r`` picks) first,
+        then the alternative one key away (receipt ↔ quoted reply). ``answering``: the
+        message chosen in an account (else the reporter's newest)."""
+        from mailtriage.application.flows.reply import ReplyFlow  # why: loads on first use, not at start-up
+        flow = ReplyFlow(self.opened, self.settings)
+        with self._lock:
+            first = flow.form(thread, what or flow.default_kind(thread), answering=answering)
+            forms = {first.kind: first}
+            if first.is_reply:
+                other = {"receipt": "reply", "reply": "receipt"}[first.kind]
+                forms[other] = flow.form(thread, other, answering=answering)
+            return forms
+
+    def propose_compose(self, thread: Thread, form: ComposeForm, *, allow_clear: bool = False, answering=None):
+        """The draft proposal of a composed reply on a project thread (writes nothing).
+        ``allow_clear``: the user chose to draft in clear a reply to an encrypted report."""
+        from mailtriage.application.flows.reply import ReplyFlow  # why: loads on first use, not at start-up
+        with self._lock:
+            return ReplyFlow(self.opened, self.settings).propose(thread, form=form, allow_clear=allow_clear,
+                                                                 answering=answering)
+
+    def compose_route(self, compose_kind: str, *, thread_id: ThreadId | None = None, thread: Thread | None = None,
+                      account_id: str | None = None, message_id: str | None = None,
+                      source: Message | None = None) -> ComposeRoute:
+        """Where a compose on this row goes (``route_compose``): decided from the
+        row (a project thread, or a personal message and what it answers), not from where
+        it was found. ``source``: the personal message's content when the caller holds it
+        (the reader's copy, issue 35), else it is read."""
+        from mailtriage.application.flows.security_thread import OutgoingRule  # why: loads on first use
+        from mailtriage.application.flows.compose import route_compose  # why: as above
+        if source is None and account_id is not None and message_id and compose_kind != "new":
+            with self._mailbox_lock:
+                source = self._mailboxes.message(account_id, message_id).content
+        with self._lock:
+            return route_compose(OutgoingRule(self.opened), compose_kind, thread_id=thread_id, thread=thread,
+                                 account_id=account_id, message_id=message_id, source=source)
+
+    def personal_forms(self, account_id: str, message_id: str | None, what: str, *,
+                       source: Message | None = None) -> dict[str, ComposeForm]:
+        """The compose forms on a personal account's message (None: new mail); a forward
+        has two, inline and as an attachment. ``source``: that message's content when the
+        caller holds it, else it is read."""
+        from mailtriage.application.flows.compose import ComposeFlow  # why: loads on first use, not at start-up
+        from mailtriage.application.flows.compose import FORWARD_ATTACHED, FORWARD_INLINE  # why: as above
+        with self._mailbox_lock:
+            flow = ComposeFlow(self._mailboxes.get(account_id), self.settings)
+            if source is None and message_id:
+                source = self._mailboxes.message(account_id, message_id).content
+            first = flow.form(what or "reply", source)
+            if not first.is_forward:
+                return {what or "reply": first}
+            return {f"forward-{how}": flow.form("forward", source, forward_as=how)
+                    for how in (FORWARD_INLINE, FORWARD_ATTACHED)}
+
+    def propose_personal(self, account_id: str, form: ComposeForm, source_id: str | None):
+        """Send (access = "send"), draft ("draft") or blocked ("read", or a message that answers
+        a thread of the security list: the outgoing rule); writes nothing."""
+        from mailtriage.application.flows.compose import ComposeFlow  # why: loads on first use
+        from mailtriage.application.flows.security_thread import OutgoingRule  # why: as above
+        with self._lock, self._mailbox_lock:  # the rule asks the project's sources: both, in apply's order
+            flow = ComposeFlow(self._mailboxes.get(account_id), self.settings,
+                                           rule=OutgoingRule(self.opened))
+            return flow.propose(form, source_id=source_id)
+
+    def compose_where(self, account_id: str | None) -> str:
+        """Where a compose goes, for the dialog's title line."""
+        from mailtriage.application.flows.compose import ComposeFlow  # why: loads on first use, not at start-up
+        if account_id is None:
+            return "a draft, after you confirm it (security CC kept)"
+        with self._mailbox_lock:
+            access = ComposeFlow(self._mailboxes.get(account_id), self.settings).access
+        if self.demo:
+            return (f"DEMO: nothing is ever sent. Saved as a draft in account {account_id}, a local Maildir "
+                    f"in the demo workspace ({account_id} has access = \"{access}\")")
+        return {"send": f"sent from account {account_id} after you confirm it (a copy goes to Sent)",
+                "draft": f"saved as a draft in account {account_id} (access = \"draft\")"}.get(
+                    access, f"nothing: account {account_id} is read-only")
+
+    # -- tracker (blocking) -----------------------------------------------------
+    def open_tracker(self):
+        """The project's tracker (``tracker.platform``), built once.
+
+        With ``--demo`` it is the demo workspace's local-files tracker.
+
+        Raises:
+            ConfigError: the tracker settings are incomplete (names file and key).
+            TrackerError: the tracker cannot be opened.
+        """
+        with self._tracker_lock:
+            if self._tracker_stale:
+                self._tracker_stale = False
+                self.project.close_tracker()
+            opened = self.project.tracker is not None
+            tracker = self.project.open_tracker()
+            if not opened:
+                self.tracker_description = str(tracker.kind)
+                if self.demo:
+                    self.tracker_description += " (demo: a temporary git repository)"
+            return tracker
+
+    def publish_flow(self):
+        """The publish review of the project's tracker (opens the tracker)."""
+        from mailtriage.application.flows.publish import PublishFlow  # why: loads on first use, not at start-up
+        return PublishFlow(self.open_tracker(), self.opened.config)
+
+    # -- triage flows (blocking; each returns a Proposal, writes nothing) -----------
+    def sender_name(self) -> str | None:
+        name = self.settings.data.get("name")
+        return name.strip() if isinstance(name, str) and name.strip() else None
+
+    def propose_import(self, thread_id: ThreadId, thread: Thread | None = None, *, sender_name: str | None = None):
+        """The import proposal (tracker issue, Import rollup entry, receipt draft), signed by
+        ``sender_name`` (default: ``name`` of the user settings)."""
+        from mailtriage.application.flows.importer import ImportFlow  # why: loads on first use, not at start-up
+        self.open_tracker()
+        with self._lock, self._tracker_lock:
+            return ImportFlow(self.opened).propose(thread_id, thread=thread,
+                                                   sender_name=sender_name or self.sender_name())
+
+    def propose_imports(self, thread_ids):
+        """ONE proposal importing every thread of ``thread_ids`` (tagged rows), one import each."""
+        from mailtriage.application.flows.importer import ImportFlow  # why: loads on first use, not at start-up
+        self.open_tracker()
+        with self._lock, self._tracker_lock:
+            return ImportFlow(self.project).propose_many(thread_ids, sender_name=self.sender_name())
+
+    def propose_publish(self):
+        """The publish review of a tracker that keeps changes to publish (files, diff, commit message)."""
+        flow = self.publish_flow()
+        with self._tracker_lock:
+            return flow.propose()
+
+    def propose_sync(self):
+        """Sync entries for tracker issues whose threads have new mail."""
+        from mailtriage.application.flows.sync import SyncFlow  # why: loads on first use, not at start-up
+        self.open_tracker()
+        with self._lock, self._tracker_lock:
+            return SyncFlow(self.project).propose()
+
+    def needs_publish(self) -> bool:
+        from mailtriage.application.flows.publish import PublishFlow  # why: loads on first use, not at start-up
+        with self._tracker_lock:
+            tracker = self.tracker
+            if tracker is None:
+                return False
+            return PublishFlow(tracker, self.opened.config).needs_publish()
+
+    # -- the team's triage queue: claims and releases (blocking; tui/screens/queue.py) ---------
+    def queue_now(self) -> datetime:
+        """The instant the queue is measured at: now, or the demo's pinned now (``mailtriage.demo``)."""
+        if self.demo:
+            from mailtriage.demo import demo_now  # why: the demo's clock loads with a demo run only
+
+            return demo_now()
+        return datetime.now(timezone.utc)
+
+    def queue(self, now: datetime) -> "Queue":
+        """The queue of the project's list in its window at ``now`` (reads the list and the tracker;
+        a tracker that cannot be opened is a warning of the queue, not a failure)."""
+        from mailtriage.application.queue import build_queue  # why: loads on first use, not at start-up
+        with self._lock, self._tracker_lock:
+            return build_queue(self.opened, now=now)
+
+    def queue_user(self) -> str:
+        """Who claims here: ``tracker.user``, else the name the tracker writes as (as the CLI);
+        "" when neither can be told (no tracker)."""
+        configured = self.config.get("tracker.user") if self.config is not None else None
+        if configured:
+            return str(configured)
+        tracker = self.project.tracker if self.project is not None else None
+        with self._tracker_lock:
+            return tracker.default_user() if tracker is not None else ""
+
+    def queue_pull(self) -> str:
+        """Bring a local-files tracker's working copy up to date (fetch, fast-forward; svn update),
+        so the queue shows the colleagues' claims; what was done, in words."""
+        from mailtriage.application.queue import sync_tracker  # why: loads on first use, not at start-up
+        tracker = self.open_tracker()
+        with self._tracker_lock:
+            return str(sync_tracker(tracker)["detail"])
+
+    def propose_claim(self, issue: str) -> "Proposal":
+        """Make this user the owner (assignee) of ``issue``: a proposal, nothing written yet
+        (empty, with ``facts["holder"]``, when someone else holds it)."""
+        from mailtriage.application.queue import propose_claim  # why: loads on first use, not at start-up
+        tracker = self.open_tracker()
+        with self._tracker_lock:
+            return propose_claim(tracker, issue, config=self.config)
+
+    def propose_release(self, issue: str) -> "Proposal":
+        """Remove this user from the assignees of ``issue``: a proposal, nothing written yet."""
+        from mailtriage.application.queue import propose_release  # why: loads on first use, not at start-up
+        tracker = self.open_tracker()
+        with self._tracker_lock:
+            return propose_release(tracker, issue, config=self.config)
+
+    # -- the triage overview (blocking) ------------------------------------------
+    def thread_statuses(self, thread_ids: list[ThreadId]):
+        """Filed / draft pending / replied of a screen of threads, asked of the backends at
+        once (the tracker only once it is open)."""
+        from mailtriage.application.overview import thread_statuses  # why: loads on first use, not at start-up
+        since = self.since()
+        with self._lock, self._tracker_lock:
+            return thread_statuses(self.opened, thread_ids, since, tracker=self.tracker)
+
+    def thread_issue(self, thread_id: ThreadId) -> str | None:
+        """The tracker issue whose rollup names the thread (opens the tracker)."""
+        from mailtriage.application.overview import filed_issue  # why: loads on first use, not at start-up
+        tracker = self.open_tracker()
+        with self._tracker_lock:
+            return filed_issue(tracker, thread_id)
+
+    def issue_thread(self, issue_id: str):
+        """The thread an issue's rollup names, or None (opens the tracker)."""
+        from mailtriage.application.overview import issue_thread  # why: loads on first use, not at start-up
+        tracker = self.open_tracker()
+        with self._tracker_lock:
+            return issue_thread(tracker, issue_id)
+
+    def tracker_issues(self, state: str = "all") -> tuple[list[dict], list[str]]:
+        """Issues newest-updated first and the problems met while listing (malformed files)."""
+        tracker = self.open_tracker()
+        with self._tracker_lock:
+            result = tracker.list(state=state, limit=500)
+        return list(result.items), list(result.problems)
+
+    def tracker_issue(self, issue_id: str) -> dict:
+        tracker = self.open_tracker()
+        with self._tracker_lock:
+            return tracker.view(issue_id, comments=True)
+
+    def close(self) -> None:
+        self._lock.open_gate()  # never opened (the app ended first): nothing waits for it
+        # A call waiting on a server (a slow or silent one) does not hold the quit back until
+        # its timeout: its connections are ended under it, so it fails and lets go.
+        if take_or_abort(self._lock.lock, self.sources):
+            try:
+                if self.sources is not None:
+                    self.sources.close()
+            finally:
+                self._lock.lock.release()
+        # Else a backend with nothing to end still waits: its sockets go with the process.
+        with self._tracker_lock:
+            if self.project is not None:
+                try:
+                    self.project.close_tracker()
+                except Exception:  # closing must never fail the app's exit
+                    pass
+        self.close_mailboxes()
+
+    # -- personal accounts (blocking; one adapter per account, one call at a time) ----
+    @property
+    def _mailboxes(self) -> "Mailboxes":
+        from mailtriage.application.accounts import Mailboxes  # why: loads on first use, not at start-up
+        if self._opened_mailboxes is None:
+            self._opened_mailboxes = Mailboxes(self.settings)
+        return self._opened_mailboxes
+
+    def mailbox(self, account_id: str):
+        """The account's mailbox adapter (``[accounts.<id>]``), opened once per run.
+
+        Raises:
+            ConfigError: the account's settings are invalid (names file and key).
+            NotSupported: the account's kind has no mailbox adapter here.
+        """
+        with self._mailbox_lock:
+            return self._mailboxes.get(account_id)
+
+    def account_folders(self, account_id: str):
+        """The account's folders (role, unread, total)."""
+        with self._mailbox_lock:
+            return self._mailboxes.folders(account_id)
+
+    def account_page(self, account_id: str, folder_id: str, page: int, page_size: int):
+        """One page (newest first) of a folder: a MailPage."""
+        with self._mailbox_lock:
+            return self._mailboxes.page(account_id, folder_id, page, page_size)
+
+    def account_order(self, account_id: str, folder_id: str, sort: str | None, reverse: bool, threads: bool):
+        """Every message ID of a folder in the server's order (issue 35): a FolderOrder.
+        Raises NotSupported where the server cannot sort or thread."""
+        with self._mailbox_lock:
+            return self._mailboxes.order(account_id, folder_id, sort, reverse, threads)
+
+    def account_unread_ids(self, account_id: str, folder_id: str):
+        """The IDs of a folder's unread messages (the server's search): a FolderOrder."""
+        with self._mailbox_lock:
+            return self._mailboxes.unread_ids(account_id, folder_id)
+
+    def account_headers(self, account_id: str, message_ids):
+        """The headers of ``message_ids``, in that order (one page of an order)."""
+        with self._mailbox_lock:
+            return self._mailboxes.headers(account_id, message_ids)
+
+    def account_message(self, account_id: str, message_id: str):
+        """One message, read without setting \\Seen (the adapter fetches BODY.PEEK)."""
+        with self._mailbox_lock:
+            return self._mailboxes.message(account_id, message_id)
+
+    def attachments(self, thread: Thread, *, backend: str | None = None, account_id: str | None = None):
+        """The attachments of ``thread`` as ``backend`` read it (or, with ``account_id``, as that
+        personal account's mailbox did): an AttachmentSet whose backend calls take this
+        service's lock. No network call here; the bytes are read when asked for.
+
+        Raises:
+            NotSupported: the backend cannot read message parts (its declared features).
+        """
+        from mailtriage.application import attachments as found_in  # why: loads on first use, not at start-up
+        if account_id is not None:  # the account's own connection, under the mailboxes' lock
+            with self._mailbox_lock:
+                found = found_in.for_mailbox(self._mailboxes, account_id, thread)
+            found.guard = self._mailbox_lock
+            return found
+        with self._lock:
+            found = found_in.for_source(self.project, thread, backend)
+        found.guard = self._lock
+        return found
+
+    def raw_message(self, message, *, backend: str | None = None, account_id: str | None = None) -> bytes:
+        """``message`` as its bytes came (full headers, undecoded body), read through ``backend``
+        (a project source) or the personal account ``account_id``; held in memory only.
+
+        Raises:
+            NotSupported: the backend keeps no raw message, or none read this one.
+        """
+        from mailtriage.application import raw_message  # why: loads on first use, not at start-up
+        if account_id is not None:
+            with self._mailbox_lock:
+                return raw_message.for_mailbox(self._mailboxes, account_id, message.backend_ref or "")
+        with self._lock:
+            return raw_message.for_source(self.opened, backend, message.backend_ref)
+
+    def attachment_settings(self) -> tuple[str | None, str]:
+        """``attachment_command`` (None: nothing is ever opened outside the app) and the folder
+        the save dialog offers first (``attachment_folder``, default ``~/Downloads`` when it
+        exists, else the home folder), from the user settings."""
+        command = self.settings.data.get("attachment_command")
+        folder = self.settings.data.get("attachment_folder")
+        if not isinstance(folder, str) or not folder.strip():
+            downloads = Path.home() / "Downloads"
+            folder = str(downloads) if downloads.is_dir() else str(Path.home())
+        return (command if isinstance(command, (str, list)) and command else None), folder
+
+    def propose_organize(self, account_id: str, headers, action: str, folder_id: str | None = None):
+        """A flag/move proposal for ``headers``, one message or a tagged batch (writes nothing)."""
+        from mailtriage.application.flows.organize import OrganizeFlow  # why: loads on first use, not at start-up
+        with self._mailbox_lock:
+            return OrganizeFlow(self._mailboxes.get(account_id)).propose(headers, action, folder_id=folder_id)
+
+    # -- search (blocking) ----------------------------------------------------------
+    def can_search_sources(self) -> bool:
+        """True when the backend that lists the threads declares a server search."""
+        from mailtriage.application.search import source_can_search  # why: loads on first use, not at start-up
+        with self._lock:
+            return self.project is not None and source_can_search(self.project)
+
+    def can_search_account(self, account_id: str) -> bool:
+        with self._mailbox_lock:
+            return bool(self._mailboxes.get(account_id).server_search)
+
+    def search_sources(self, query: str, list_name: str | None, *, page: int = 0, page_size: int = 50):
+        """One page of the server search of the listed backend (a SearchResult of thread rows).
+
+        Raises:
+            ValueError: the query cannot be searched (empty, a NUL, too long).
+            MandatoryBackendUnavailable, NotSupported, and the backend's errors.
+        """
+        from mailtriage.application.search import search_project, search_request  # why: loads on first use
+        request = _value_error(lambda: search_request(query, list_name=list_name, page=page, page_size=page_size))
+        with self._lock:
+            return search_project(self.project, request)
+
+    def search_account(self, account_id: str, folder_id: str | None, query: str, *, page: int = 0,
+                       page_size: int = 50):
+        """One page of the server search of an account's folder (a SearchResult of MailHeaders)."""
+        from mailtriage.application.search import search_mailbox, search_request  # why: loads on first use
+        request = _value_error(lambda: search_request(query, folder=folder_id, page=page, page_size=page_size))
+        with self._mailbox_lock:
+            return search_mailbox(self._mailboxes.get(account_id), request)
+
+    def close_mailboxes(self) -> None:
+        if not take_or_abort(self._mailbox_lock, self._opened_mailboxes):  # as close() does
+            return
+        try:
+            if self._opened_mailboxes is not None:
+                self._opened_mailboxes.close()
+        finally:
+            self._mailbox_lock.release()
+
+    # -- new-report alerts ----------------------------------------------------
+    def poll_interval(self, override: float | None = None) -> float:
+        """Seconds between new-report polls, for the app's alerts and ``mailtriage poll --watch``
+        alike: ``override`` (the command line's ``--interval``), else the user setting ``[alerts]
+        poll_seconds``, which wins over the project's ``alerts.poll_seconds`` (default 120). 0
+        (the user setting) turns polling off.
+
+        Raises:
+            UsageError: ``override`` is not a positive number of seconds.
+            ConfigError: either setting is not a number of seconds (names the file and key).
+        """
+        from mailtriage.application.flows.alerts import poll_seconds  # why: loads on first use, not at start-up
+        if override is not None:
+            if override < 0.01:
+                raise UsageError("--interval must be a positive number of seconds")
+            return override
+        table = self.settings.data.get("alerts")
+        if isinstance(table, dict) and "poll_seconds" in table:
+            value = table["poll_seconds"]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or 0 < value < 1:
+                raise ConfigError(self.settings.path, "alerts.poll_seconds",
+                                  f"must be a number of seconds (0 turns polling off, else at least 1), not {value!r}",
+                                  "e.g. 120")
+            return float(value)
+        return poll_seconds(self.opened.config)
+
+    def alert_watch(self) -> AlertWatch | None:
+        """What the app's new-report poll loop needs, or None when polling is off (no
+        ``security_list``, or ``[alerts] poll_seconds = 0``). The poller gets mail sources of its
+        own (an IMAP IDLE connection serves nothing else), built by ``make_poller`` on the
+        loop's worker thread.
+
+        Raises:
+            ConfigError: ``alerts.poll_seconds`` is invalid (project.md or the settings file).
+        """
+        from mailtriage.backends.security_cc import configured_address  # why: loads on first use, not at start-up
+        config = self.config
+        if config is None:
+            return None
+        interval = self.poll_interval()
+        if not interval:
+            return None
+        list_name = configured_address(config.get("security_list"))
+        if not list_name:
+            return None
+        settings = self.settings
+
+        def make_poller():  # on the loop's worker thread (the flows load there, not at start-up)
+            from mailtriage.application.flows.alerts import PollFlow  # why: on the poll worker, after the first paint
+            flow = PollFlow.for_alerts(config, settings)
+            return flow.poller if flow is not None else None
+
+        return AlertWatch(interval, list_name, make_poller)
+
+
+def _value_error(read):
+    """``read()``, with the application's UsageError raised as the ValueError the UI shows."""
+    try:
+        return read()
+    except UsageError as exc:
+        raise ValueError(str(exc)) from exc

@@ -1,0 +1,114 @@
+"""The backend lock of the application service (one call into the backends at a time), with a gate for the head start,
+and how closing takes it from a call that waits on a server."""
+
+from __future__ import annotations
+
+import threading
+
+
+class ServiceLock:
+    """The service's backend lock, with a gate for the head start (tui/head_start.py): while
+    the project opens after the first frame, a call that takes the lock (a key pressed on
+    the head start's rows) waits for the opening instead of finding no project.
+
+    A call the user waits on (reading the thread under the cursor) is *urgent*: while one
+    waits for the lock, other calls wait for it to have had its turn, so a start-up's
+    listing, which takes the lock once per part (sources check, first page, whole window),
+    lets a thread read in between its parts rather than after all of them (issue 33: an
+    Enter typed on the first frame). A call already holding the lock never waits for an
+    urgent one (it may take the lock again, as an RLock)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self._opened = threading.Event()
+        self._opened.set()
+        self._turns = threading.Condition()  # guards _urgent
+        self._urgent = 0  # urgent calls waiting for the lock
+        self._behind = 0  # other calls waiting for an urgent one to go first
+        self._held = _Depth()  # this thread's depth of acquire() calls
+
+    def close_until_opened(self) -> None:
+        self._opened.clear()
+
+    def open_gate(self) -> None:
+        self._opened.set()
+
+    @property
+    def urgent_waiting(self) -> int:
+        return self._urgent
+
+    @property
+    def waiting_behind_urgent(self) -> int:
+        """Calls waiting for the urgent calls to have had their turn (what a test waits on)."""
+        return self._behind
+
+    def acquire(self, blocking: bool = True, timeout: float = -1, *, urgent: bool = False) -> bool:
+        self._opened.wait()
+        depth = self._held.depth
+        if urgent and depth == 0:
+            with self._turns:
+                self._urgent += 1
+            try:
+                taken = self.lock.acquire(blocking, timeout)
+            finally:
+                with self._turns:
+                    self._urgent -= 1
+                    self._turns.notify_all()
+        else:
+            if depth == 0 and blocking:
+                with self._turns:  # an urgent call waiting goes first
+                    self._behind += 1
+                    try:
+                        self._turns.wait_for(lambda: self._urgent == 0, None if timeout < 0 else timeout)
+                    finally:
+                        self._behind -= 1
+            taken = self.lock.acquire(blocking, timeout)
+        if taken:
+            self._held.depth = depth + 1
+        return taken
+
+    def release(self) -> None:
+        self._held.depth -= 1
+        self.lock.release()
+
+    def urgently(self) -> "_Urgent":
+        """``with lock.urgently():`` takes the lock as an urgent call."""
+        return _Urgent(self)
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+class _Depth(threading.local):
+    depth = 0
+
+
+class _Urgent:
+    def __init__(self, lock: ServiceLock) -> None:
+        self._lock = lock
+
+    def __enter__(self) -> bool:
+        return self._lock.acquire(urgent=True)
+
+    def __exit__(self, *exc) -> None:
+        self._lock.release()
+
+
+#: How long quitting waits for a backend call in progress before it ends its connections,
+#: and then for the call to let go (seconds).
+CLOSE_WAIT = 1.0
+ABORT_WAIT = 3.0
+
+
+def take_or_abort(lock, connections) -> bool:
+    """Take ``lock`` for closing; when a call still holds it after CLOSE_WAIT (it waits on a
+    server), end ``connections`` under it (``abort()``) so it fails and lets go. False when it
+    still holds the lock after ABORT_WAIT (a backend with nothing to end)."""
+    if lock.acquire(timeout=CLOSE_WAIT):
+        return True
+    if connections is not None:
+        connections.abort()
+    return lock.acquire(timeout=ABORT_WAIT)

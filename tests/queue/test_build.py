@@ -1,0 +1,92 @@
+"""build_queue over real parts: the list's mbox archive through the mbox backend and a
+local-files tracker in a git working copy, judged at an injected ``now``; and the command
+line's table and JSON, with hostile text from the mail made inert."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+from mailtriage.application import Project
+from mailtriage.application.queue import Breach, QueueState, build_queue, propose_claim
+from tests.queue.conftest import doc, make_team, mail, run_here
+from tests.application.flows.conftest import report_thread, sh
+
+NOW = datetime(2026, 9, 4, 12, 0, tzinfo=timezone.utc)
+HOSTILE = "Crash \x1b]0;pwned\x07 in \u202eparser"
+
+
+def _messages():
+    answered = report_thread(with_reply=True)  # Sam of the list's domain replied: a colleague's answer
+    waiting = [mail("<report-2@other.example>", "Otto <otto@other.example>", HOSTILE, "It crashes.\n",
+                    "Wed, 02 Sep 2026 08:00:00 +0000")]
+    return answered + waiting
+
+
+def test_the_queue_of_a_real_archive_and_tracker(tmp_path):
+    team = make_team(tmp_path, _messages(), triagers=["alice"])
+    project = Project.open(team.project("alice"))
+    try:
+        tracker = project.open_tracker()
+        tracker.field_set("SEC-0001", "Disclosure date", "2026-09-03")
+        tracker.field_set("SEC-0001", "CVE", "none yet")
+        sh(["git", "commit", "-qam", "disclosure date"], team.clones["alice"])
+        assert propose_claim(tracker, "SEC-0001", "alice").apply(confirmed=True).ok
+        queue = build_queue(project, now=NOW)
+    finally:
+        project.close()
+    assert queue.warnings == ()
+    new, mine = queue.rows
+    assert (new.state, new.reporter, new.issue, new.owner) == (QueueState.NEW, "otto@other.example", None, None)
+    assert new.unanswered_since == datetime(2026, 9, 2, 8, 0, tzinfo=timezone.utc)
+    assert new.breaches == (Breach.FIRST_RESPONSE,)  # two days passed at NOW
+    assert (mine.state, mine.issue, mine.owner) == (QueueState.IN_PROGRESS, "SEC-0001", "alice")
+    assert mine.unanswered_since is None  # the colleague's reply in the list archive answered it
+    assert mine.disclosure_due == datetime(2026, 9, 3, tzinfo=timezone.utc)  # the issue's own field
+    assert mine.breaches == (Breach.DISCLOSURE,)
+
+
+def test_the_command_line_filters_and_keeps_hostile_subjects_inert(tmp_path):
+    team = make_team(tmp_path, _messages(), triagers=["alice"])
+    project = team.project("alice")
+    table = run_here(project, "queue", "--now", NOW.isoformat()).stdout
+    assert "\x1b" not in table and "\u202e" not in table and "\x07" not in table
+    assert table.splitlines()[0].split()[:4] == ["STATE", "AGE", "WAITING", "OWNER"]
+    assert [line.split()[0] for line in table.splitlines()[1:]] == ["new", "imported"]
+    raw = run_here(project, "queue", "--json", "--state", "new", "--now", NOW.isoformat()).stdout
+    assert "\x1b" not in raw and "\u202e" not in raw
+    rows = json.loads(raw)["rows"]
+    assert [r["reporter"] for r in rows] == ["otto@other.example"]
+    assert rows[0]["subject"] == HOSTILE  # escaped in the JSON text, the same string once parsed
+    assert doc(run_here(project, "queue", "--json", "--owner", "alice", "--now", NOW.isoformat()))["rows"] == []
+    bad = run_here(project, "queue", "--now", "tomorrow")
+    assert bad.returncode == 2 and "--now 'tomorrow'" in bad.stderr
+
+
+def test_a_warm_queue_reads_no_thread_again_and_sees_what_changed(tmp_path):
+    from mailtriage.core.trace import OPLOG
+    from tests.application.flows.conftest import write_mbox
+
+    team = make_team(tmp_path, _messages(), triagers=["alice"])
+    reads: list[str] = []
+    stop = OPLOG.subscribe(lambda rec: reads.append(rec.op) if rec.op == "read_thread" else None)
+    project = Project.open(team.project("alice"))
+    try:
+        first = build_queue(project, now=NOW)
+        assert reads.count("read_thread") == 2
+        reads.clear()
+        assert build_queue(project, now=NOW) == first  # from the records: the same queue, no thread read
+        assert reads == []
+        assert propose_claim(project.open_tracker(), "SEC-0001", "alice").apply(confirmed=True).ok
+        follow_up = mail("<report-2-again@other.example>", "Otto <otto@other.example>", "Re: crash", "Any news?\n",
+                         "Thu, 03 Sep 2026 08:00:00 +0000", in_reply_to="<report-2@other.example>")
+        write_mbox(team.project("alice") / "security.mbox", [follow_up])  # appended to the archive
+        again = build_queue(project, now=NOW)
+    finally:
+        stop()
+        project.close()
+    assert reads == ["read_thread"]  # only the thread with new mail
+    waiting, mine = again.rows
+    assert mine.owner == "alice" and mine.state is QueueState.IN_PROGRESS
+    assert waiting.last_reporter_message == datetime(2026, 9, 3, 8, 0, tzinfo=timezone.utc)
+    assert waiting.unanswered_since == datetime(2026, 9, 2, 8, 0, tzinfo=timezone.utc)

@@ -1,0 +1,56 @@
+"""build_queue with a server tracker (the GitHub and Jira emulators): each thread's issue is
+found by the tracker's own search, as the import finds it, and its assignee is the owner."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+import yaml
+
+from mailtriage.application import Op, Project
+from mailtriage.application.flows.importer import ImportFlow
+from mailtriage.application.queue import QueueState, build_queue, propose_claim
+from tests.queue.conftest import LIST, THREAD, mail
+from tests.trackers.conftest import make_github_env, make_jira_env, memory_keyring  # noqa: F401 (fixture)
+from tests.application.flows.conftest import report_thread, write_mbox
+
+NOW = datetime(2026, 9, 4, 12, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture(params=["github", "jira-v3"])
+def server_project(request, tmp_path):
+    env = make_github_env(tmp_path) if request.param == "github" else make_jira_env(tmp_path, 3)
+    text = (env.project / "project.md").read_text(encoding="utf-8")
+    config = yaml.safe_load(text.split("```yaml\n", 1)[1].split("```", 1)[0])
+    config["tracker"]["fields"] = ["Security mailing list thread", "Reporter", "Received"]
+    config.update(security_list=LIST, mail_sources={"mbox": {"path": "security.mbox", "list": LIST}},
+                  **{"import": {"since": "2026-08-01"}})
+    waiting = mail("<report-2@other.example>", "Otto <otto@other.example>", "Crash", "It crashes.\n",
+                   "Wed, 02 Sep 2026 08:00:00 +0000")
+    write_mbox(env.project / "security.mbox", [*report_thread(with_reply=True), waiting])
+    (env.project / "project.md").write_text(
+        "# P\n\n## Mail sources\n\n| Backend | Role | Mandatory | Notes |\n|---|---|---|---|\n"
+        "| `mbox` | primary | yes | the list |\n\n## Configuration\n\n```yaml\n"
+        + yaml.safe_dump(config, sort_keys=False) + "```\n", encoding="utf-8")
+    yield env
+    env.server.stop()
+
+
+def test_the_queue_finds_each_threads_issue_on_the_server_and_its_owner(server_project):
+    project = Project.open(server_project.project)
+    try:
+        thread_id = project.thread_id_for(THREAD, Op.READ_THREAD)
+        proposal = ImportFlow(project).propose(thread_id)
+        assert proposal.apply(confirmed=True).ok
+        [made] = project.open_tracker().list(state="all").items
+        issue = made["id"]
+        assert propose_claim(project.open_tracker(), issue, "alice").apply(confirmed=True).ok
+        queue = build_queue(project, now=NOW)
+    finally:
+        project.close()
+    assert queue.warnings == ()
+    waiting, mine = queue.rows
+    assert (waiting.state, waiting.issue) == (QueueState.NEW, None)
+    assert (mine.state, mine.issue, mine.owner) == (QueueState.IN_PROGRESS, issue, "alice")
+    assert mine.unanswered_since is None

@@ -1,0 +1,78 @@
+"""Claims on GitHub and Jira (the emulators of tests/trackers/servers.py): neither server has a
+compare-and-swap on assignees, so a claim reads the issue back (the first assignee holds it;
+Jira keeps the last write). Triagers racing for one issue end with exactly one owner, and
+every other one is told who it is."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from mailtriage.application import BlockedBy
+from mailtriage.application.queue import ClaimLost, propose_claim, propose_release
+from mailtriage.core.projectconfig import load_project
+from mailtriage.trackers.registry import open_tracker
+from tests.trackers.conftest import make_github_env, make_jira_env, memory_keyring  # noqa: F401 (fixture)
+
+RACERS = ["alice", "bob", "carol", "dave"]
+
+
+@pytest.fixture(params=["github", "jira-v2", "jira-v3"])
+def server_env(request, tmp_path):
+    kind = request.param
+    env = make_github_env(tmp_path) if kind == "github" else make_jira_env(tmp_path, int(kind[-1]))
+    text = (env.project / "project.md").read_text(encoding="utf-8")
+    (env.project / "project.md").write_text(text.replace("  - alice\n  - bob\n", "".join(f"  - {r}\n" for r in RACERS)),
+                                            encoding="utf-8")
+    env.reopen()
+    yield env
+    env.tracker.close_backend()
+    env.server.stop()
+
+
+def test_racing_claims_leave_one_owner_and_tell_the_others_who(server_env):
+    issue = server_env.tracker.create("Race for it", "### CVE\n\nnone\n", [])["id"]
+    trackers = [open_tracker(load_project(server_env.project)) for _ in RACERS]
+    proposals = [propose_claim(t, issue, who) for t, who in zip(trackers, RACERS)]
+    assert all(len(p.writes) == 1 for p in proposals)  # nobody held it when they looked
+    reports: dict[str, object] = {}
+    barrier = threading.Barrier(len(RACERS))
+
+    def claim(i: int) -> None:
+        barrier.wait()
+        reports[RACERS[i]] = proposals[i].apply(confirmed=True)
+
+    threads = [threading.Thread(target=claim, args=(i,)) for i in range(len(RACERS))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for t in trackers:
+        t.close_backend()
+    winners = [who for who, report in reports.items() if report.ok]
+    assert len(winners) == 1, {who: r.describe() for who, r in reports.items()}
+    owner = winners[0]
+    assert server_env.reopen().view(issue)["assignees"] == [owner]
+    for i, who in enumerate(RACERS):
+        if who != owner:
+            assert proposals[i].facts["lost_to"] == owner
+            assert reports[who].failed[1] == f"ClaimLost: {issue} is held by {owner}"
+
+
+def test_a_claim_of_a_held_issue_proposes_nothing_and_the_holder_can_release(server_env):
+    tracker = server_env.tracker
+    issue = tracker.create("Held", "### CVE\n\nnone\n", [])["id"]
+    assert propose_claim(tracker, issue, "alice").apply(confirmed=True).ok
+    held = propose_claim(tracker, issue, "bob")
+    assert held.empty and held.facts["holder"] == "alice"
+    assert held.blocked is not None and held.blocked.reason is BlockedBy.HELD_BY_OTHER
+    assert "is held by alice" in held.blocked.text and held.to_json()["facts"]["blocked_by"] == "held_by_other"
+    assert propose_release(tracker, issue, "bob").empty  # bob holds nothing to release
+    assert propose_release(tracker, issue, "alice").apply(confirmed=True).ok
+    assert tracker.view(issue)["assignees"] == []
+    with pytest.raises(ClaimLost, match="held by bob"):
+        other = open_tracker(load_project(server_env.project))
+        late = propose_claim(other, issue, "carol")  # carol looked while it was free
+        assert propose_claim(tracker, issue, "bob").apply(confirmed=True).ok
+        late.writes[0].apply(late.writes[0])

@@ -1,0 +1,36 @@
+"""The app's start-up, behind one seam for the command line: before Textual loads, the child that
+reads the head start, lists a cold start's first list and reads the first row's thread ahead
+(tui/head_start.py), and the kept first frame on the terminal (tui/first_paint.py); then the app
+(tui/app.py, tui/first_screen.py), which takes both over. ``mailtriage`` calls :func:`launch`
+and knows neither the child nor the frame. Nothing here imports Textual at import time.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from mailtriage.core.settings import settings_file
+from mailtriage.tui import first_paint
+from mailtriage.tui.head_start import ForkedHeadStart
+
+
+def launch(folder: Path, *, demo: bool) -> int:
+    """Run the app on this terminal for the project in ``folder``; its exit code."""
+    # Forked before Textual loads: the child opens the project meanwhile (tui/head_start.py).
+    head_start = ForkedHeadStart.start(folder, demo=demo)
+    shown = None
+    try:
+        # The screen the app drew last time, on the terminal while Textual loads (tui/first_paint.py).
+        try:
+            terminal = sys.__stderr__.fileno() if sys.__stderr__ is not None else 2
+            shown = first_paint.show(folder, demo=demo, settings_path=settings_file(), fd=terminal)
+        except OSError:  # the terminal went away: the app finds out itself
+            shown = None
+        from mailtriage.tui.app import run_app  # Textual loads only now (see the module)
+
+        return run_app(folder, demo=demo, head_start=head_start, first_paint=shown)
+    except BaseException:
+        if shown is not None:
+            shown.undo()  # Textual may never have taken the screen over
+        raise
