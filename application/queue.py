@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterable, Mapping
 from mailtriage.application import queue_records as records
 
 from mailtriage.backends.contract import Op, Thread, ThreadId
-from mailtriage.backends.errors import NoBackendAvailable, NotSupported, Unavailable
+from mailtriage.backends.errors import BackendFailure, NoBackendAvailable, NotSupported, Unavailable
 from mailtriage.backends.security_cc import configured_address
 from mailtriage.core.errors import ConfigError
 from mailtriage.trackers import fields as fieldsmod
@@ -64,6 +64,7 @@ _CVE_ID = re.compile(r"\bCVE-\d{4}-\d{4,}\b")
 FIRST_RESPONSE_FIELD = "First response due"
 DEFAULT_FIRST_RESPONSE_DAYS = 2
 DEFAULT_DISCLOSURE_DAYS = 90
+MAX_DAYS = 3650  # a queue deadline of more than ten years is a typo (and would overflow a date)
 
 
 class QueueState(str, enum.Enum):
@@ -76,6 +77,7 @@ class QueueState(str, enum.Enum):
     FIXED = "fixed"  # a fix or CVE label (queue.fixed_labels) is on the issue, or a CVE ID in its CVE field
     CLOSED = "closed"  # the issue is closed, or a disclosed label (queue.closed_labels) is on it
     AUTOMATED = "automated"  # not a report: a bounce, an auto-reply, a notification or spam (no issue holds it)
+    UNKNOWN = "unknown"  # the tracker could not be asked: whether an issue holds it (and whose) is not known
 
 
 class Breach(str, enum.Enum):
@@ -154,6 +156,12 @@ class IssueFacts:
     disclosure: datetime | None = None  # the issue's own "### Disclosure date" field
     first_response: datetime | None = None  # the issue's own "### First response due" field
     cve: str | None = None  # a CVE ID in the issue's "### CVE" field: counts as fixed (CVE assigned)
+    unreadable: tuple[str, ...] = ()  # deadline fields whose text is no date: warned, and no deadline invented
+    unknown: bool = False  # the tracker could not be asked (UNKNOWN_ISSUE): no state is derived from "no issue"
+
+
+#: What stands for the issue of a thread when the tracker could not be asked (a server down).
+UNKNOWN_ISSUE = IssueFacts("", "", "unknown", unknown=True)
 
 
 def _iso(when: datetime | None) -> str | None:
@@ -239,8 +247,8 @@ def _days(config: Any, key: str, default: int) -> int:
     value = config.get(key) if config is not None else None
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigError(config.file, key, f"is {value!r}", "a whole number of days, e.g. 7")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DAYS:
+        raise ConfigError(config.file, key, f"is {value!r}", f"a whole number of days from 0 to {MAX_DAYS}, e.g. 7")
     return value
 
 
@@ -325,15 +333,21 @@ def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSet
     if mail is None:
         mail = mail_state(thread.messages, settings)
     opened, waiting = mail.opened, mail.unanswered_since
-    state = _state(thread, issue, settings, mail.team_wrote)
+    unknown = issue is not None and issue.unknown
+    if unknown:
+        issue = None
+    state = QueueState.UNKNOWN if unknown else _state(thread, issue, settings, mail.team_wrote)
     automated = state is QueueState.AUTOMATED  # no report: nothing is due, listed last
     if automated:
         waiting = None
     first_due = None
-    if waiting is not None and not mail.team_wrote:  # the FIRST response: owed only while the team never wrote
+    unreadable = issue.unreadable if issue else ()
+    # the FIRST response: owed only while the team never wrote
+    if waiting is not None and not mail.team_wrote and FIRST_RESPONSE_FIELD not in unreadable:
         first_due = (issue.first_response if issue and issue.first_response
                      else waiting + timedelta(days=settings.first_response_days))
     disclosure_due = (issue.disclosure if issue and issue.disclosure
+                      else None if DISCLOSURE_FIELD in unreadable
                       else opened + timedelta(days=settings.disclosure_days) if opened and not automated else None)
     breaches: list[Breach] = []
     if state is not QueueState.CLOSED:
@@ -409,19 +423,38 @@ class _ListRelayed:
 
 
 def _field_date(text: str | None) -> datetime | None:
-    """The first line of a deadline field as an aware instant (a date is its midnight UTC)."""
+    """The first line of a deadline field as an aware instant (a date is its midnight UTC);
+    None when the field is empty.
+
+    Raises ValueError: the text is no ISO 8601 date, or one that has no UTC instant (year 9999
+    west of Greenwich)."""
     line = (text or "").strip().splitlines()[0].strip().strip("`") if (text or "").strip() else ""
     if not line:
         return None
     try:
         when = datetime.fromisoformat(line)
     except ValueError:
-        try:
-            day = date.fromisoformat(line[:10])
-        except ValueError:
-            return None
+        day = date.fromisoformat(line[:10])
         when = datetime(day.year, day.month, day.day)
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    try:
+        when.astimezone(timezone.utc)
+    except OverflowError:
+        raise ValueError(f"{line!r} is out of range") from None
+    return when
+
+
+def _deadline_fields(body: str, syntax: Any) -> tuple[datetime | None, datetime | None, tuple[str, ...]]:
+    """The issue's disclosure and first-response dates, and the names of those that are no date."""
+    got: list[datetime | None] = []
+    unreadable: list[str] = []
+    for name in (DISCLOSURE_FIELD, FIRST_RESPONSE_FIELD):
+        try:
+            got.append(_field_date(fieldsmod.get_field(body, name, syntax)))
+        except ValueError:
+            got.append(None)
+            unreadable.append(name)
+    return got[0], got[1], tuple(unreadable)
 
 
 def issue_facts(tracker: Tracker, issue_id: str) -> IssueFacts:
@@ -435,8 +468,8 @@ def _drafts(project: Any, thread_id: ThreadId) -> int | None:
     try:
         got = linking.dispatch_thread_op(project.sources, Op.LIST_DRAFTS, thread_id,
                                          lambda b: b.list_drafts(thread_id))
-    except (NotSupported, NoBackendAvailable, Unavailable):
-        return None
+    except (NotSupported, NoBackendAvailable, Unavailable, BackendFailure):
+        return None  # cannot be told: the row says nothing of drafts
     return len(got.value)
 
 
@@ -454,11 +487,10 @@ _MESSAGE_ID = re.compile(r"<[^<>\s]+>")
 
 def _facts_of_view(view: IssueView, syntax: Any) -> IssueFacts:
     body = view.get("body") or ""
+    disclosure, first_response, unreadable = _deadline_fields(body, syntax)
     return IssueFacts(view["id"], view.get("url") or "", view.get("state") or "open", tuple(view.get("labels") or ()),
-                      tuple(view.get("assignees") or ()),
-                      _field_date(fieldsmod.get_field(body, DISCLOSURE_FIELD, syntax)),
-                      _field_date(fieldsmod.get_field(body, FIRST_RESPONSE_FIELD, syntax)),
-                      _cve(fieldsmod.get_field(body, CVE_FIELD, syntax)))
+                      tuple(view.get("assignees") or ()), disclosure, first_response,
+                      _cve(fieldsmod.get_field(body, CVE_FIELD, syntax)), unreadable)
 
 
 def _cve(text: str | None) -> str | None:
@@ -469,12 +501,14 @@ def _cve(text: str | None) -> str | None:
 def _facts_json(facts: IssueFacts) -> dict:
     return {"id": facts.id, "url": facts.url, "state": facts.state, "labels": list(facts.labels),
             "assignees": list(facts.assignees), "disclosure": records.iso(facts.disclosure),
-            "first_response": records.iso(facts.first_response), "cve": facts.cve}
+            "first_response": records.iso(facts.first_response), "cve": facts.cve,
+            "unreadable": list(facts.unreadable)}
 
 
 def _facts_from_json(data: dict) -> IssueFacts:
     return IssueFacts(data["id"], data["url"], data["state"], tuple(data["labels"]), tuple(data["assignees"]),
-                      records.parse(data["disclosure"]), records.parse(data["first_response"]), data.get("cve"))
+                      records.parse(data["disclosure"]), records.parse(data["first_response"]), data.get("cve"),
+                      tuple(data.get("unreadable") or ()))
 
 
 def _thread_keys(view: IssueView, syntax: Any) -> list[str]:
@@ -589,10 +623,12 @@ def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.Queu
         except OSError as exc:
             warnings.append(f"the tracker folder cannot be read ({exc}): owners and issues are not shown")
     rows: list[QueueRow] = []
+    tracker_down = False
     for summary in listing.value or ():
         try:
             got = _thread_of(project, summary, kept, settings)
-        except (NotSupported, NoBackendAvailable, Unavailable) as exc:
+        except (NotSupported, NoBackendAvailable, Unavailable, BackendFailure) as exc:
+            # one thread that cannot be read (gone, a lost connection) is a warning, not the queue's end
             warnings.append(f"{summary.thread_id}: not read ({exc})")
             continue
         if got is None:
@@ -602,13 +638,23 @@ def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.Queu
         if local:
             tid = facts.thread_id
             found = by_key.get(thread_key(tid)) or (by_key.get(f"root:{tid.root}") if tid.root else None)
+        elif tracker_down:
+            found = UNKNOWN_ISSUE
         elif tracker is not None:
             try:
                 issue_id = _issue_of(tracker, project, facts.thread_id)
                 found = issue_facts(tracker, issue_id) if issue_id else None
-            except (NotFound, BackendError, Refused) as exc:
+            except (NotFound, Refused) as exc:
                 warnings.append(f"{facts.thread_id}: its tracker issue cannot be read ({exc})")
-        if found is None and not mail.team_wrote and not facts.automated:
+            except BackendError as exc:
+                # the server cannot be asked: one warning, and no thread is "new" for lack of an answer
+                tracker_down, found = True, UNKNOWN_ISSUE
+                warnings.append(f"the {tracker.kind} tracker cannot be asked ({exc}): issues and owners are not "
+                                "known; those rows show as unknown")
+        if found is not None and found.unreadable:
+            warnings.append(f"{found.id}: its {' and '.join(found.unreadable)} field is no date (write it as "
+                            "2026-12-01 or 2026-12-01T17:00:00+00:00): no deadline is shown for it")
+        if (found is None or found.unknown) and not mail.team_wrote and not facts.automated:
             facts = replace(facts, drafts=_drafts(project, facts.thread_id))
         rows.append(derive_row(facts, found, settings, now, mail))
     return rows
@@ -628,20 +674,38 @@ def _holders(tracker: Tracker, issue: str) -> tuple[str, list[str]]:
     return view["id"], list(view.get("assignees") or [])
 
 
-def _pull(wc: vcs.WorkingCopy, rel: str = ".") -> None:
+def _pull(wc: vcs.WorkingCopy, rel: str = ".", root: str | None = None) -> None:
     """git: fetch the upstream and fast-forward to it; svn: update ``rel``.
 
+    A git fast-forward moves the whole checkout: it is refused (Refused, naming them) when it
+    would change paths outside the tracker root ``root`` (default ``rel``), e.g. project.md or
+    code of a bigger repository the tracker is a folder of; those are the user's to pull.
+
     Raises BackendError when the branch and its upstream diverged (local commits nobody
-    pushed): they are the user's to push or rebase, never rewritten here."""
+    pushed: the user's to push or rebase, never rewritten here) or when uncommitted local
+    changes stand in the way (said so)."""
     if wc.kind == "svn":
         vcs.run(["svn", "update", "-q", "--non-interactive", "--", rel], wc.root)
         return
     if vcs.git_upstream(wc) is None:
         return
     vcs.run(["git", "fetch", "-q"], wc.root)
+    scope = root if root is not None else rel
+    if scope != ".":
+        changed = vcs.run(["git", "diff", "--name-only", "-z", "HEAD...@{u}"], wc.root).stdout.split("\0")
+        outside = sorted(p for p in changed if p and not (p == scope or p.startswith(scope.rstrip("/") + "/")))
+        if outside:
+            raise Refused(f"the tracker's upstream also changes files outside the tracker folder {scope} "
+                          f"({', '.join(outside[:5])}{' …' if len(outside) > 5 else ''}): nothing was pulled; "
+                          f"review and pull them yourself ('git -C {wc.root} pull --ff-only'), then try again")
     merged = vcs.run(["git", "merge", "-q", "--ff-only", "@{u}"], wc.root, check=False)
     if merged.returncode != 0:
         detail = " / ".join((merged.stderr or merged.stdout).strip().splitlines()[-2:]) or "no output"
+        behind = vcs.run(["git", "merge-base", "--is-ancestor", "HEAD", "@{u}"], wc.root, check=False)
+        if behind.returncode == 0:  # a fast-forward was possible: the working tree stood in the way
+            raise BackendError(f"the tracker's working copy cannot fast-forward to its upstream: uncommitted "
+                               f"local changes would be overwritten ({detail}); commit, publish or undo them "
+                               f"first ('git -C {wc.root} status')")
         raise BackendError(f"the tracker's working copy cannot fast-forward to its upstream ({detail}): push or "
                            f"rebase its local commits first ('git -C {wc.root} status')")
 
@@ -656,10 +720,45 @@ def _dirty(wc: vcs.WorkingCopy, rel: str) -> bool:
     return bool(vcs.git_changes(wc, rel))
 
 
+def _git_head(wc: vcs.WorkingCopy) -> str | None:
+    proc = vcs.run(["git", "rev-parse", "-q", "--verify", "HEAD"], wc.root, check=False)
+    return proc.stdout.strip() or None if proc.returncode == 0 else None
+
+
+def _refuse_unshown(wc: vcs.WorkingCopy, canonical: str) -> None:
+    """A claim's push carries every unpushed commit of the branch: refuse while the user has
+    any (the proposal showed none of them), naming them; the publish review shows them."""
+    unpushed = vcs.git_unpushed(wc)
+    if unpushed:
+        named = "; ".join(f"{c['revision'][:12]} {c['subject']}" for c in unpushed[:5])
+        raise Refused(f"claim of {canonical} refused: the branch has {len(unpushed)} unpushed commit(s) its push "
+                      f"would publish unseen ({named}{' …' if len(unpushed) > 5 else ''}); review and push them "
+                      "first ('mailtriage publish'), then claim again")
+
+
+def _undo_git(wc: vcs.WorkingCopy, rel: str, before: str | None, made: str | None) -> None:
+    """Put the working copy back as it was before the claim: drop exactly the claim's commit
+    ``made`` (only when HEAD is that commit, right on top of ``before``) and restore the issue
+    file alone; the index and working tree of every other path are left untouched."""
+    if made:
+        head = _git_head(wc)
+        parent = vcs.run(["git", "rev-parse", "-q", "--verify", f"{made}~1"], wc.root, check=False).stdout.strip()
+        if head != made or parent != before:
+            raise BackendError(f"the claim's commit {made[:12]} is no longer the branch's tip; it stays, undo it "
+                               f"yourself after review ('git -C {wc.root} log')")
+        vcs.run(["git", "reset", "-q", "--soft", made + "~1"], wc.root)  # the branch only: index and files stay
+    if before:
+        vcs.run(["git", "checkout", "-q", before, "--", rel], wc.root)  # the issue file, index and working tree
+    else:
+        vcs.run(["git", "rm", "-q", "--cached", "--ignore-unmatch", "--", rel], wc.root, check=False)
+
+
 def _write_local(tracker: Any, issue: str, who: str, *, add: bool, config: Any) -> dict:
     """An assignee change on local files: pull, check, write, commit and push (svn: update,
     check, write, commit); a rejected push (an out-of-date svn commit) undoes the local change,
-    pulls and asks again: the remote decides who was first."""
+    pulls and asks again: the remote decides who was first. Every failure leaves the working
+    copy as it was before the claim; a git branch with unpushed commits of the user's (its push
+    would publish them unseen), or with remotes but no upstream, is refused before anything is written."""
     wc = tracker.working_copy()
     if wc is None:  # a tracker folder outside version control: the file is the truth
         canonical, holders = _holders(tracker, issue)
@@ -676,36 +775,52 @@ def _write_local(tracker: Any, issue: str, who: str, *, add: bool, config: Any) 
         # the claim's commit would carry them: a claim publishes nothing it did not write
         raise Refused(f"{canonical} has changes that are not published ({rel}): publish or undo them "
                       "first ('mailtriage publish')")
+    push = git and bool(vcs.git_remotes(wc))
+    if push and vcs.git_upstream(wc) is None:
+        raise Refused(f"claim of {canonical} refused: the claim needs an upstream (the branch has none, so a "
+                      f"rejected push could not be re-read): set one first ('git -C {wc.root} push -u')")
     last = ""
     for _attempt in range(PUSH_ATTEMPTS):
-        _pull(wc, rel)
+        _pull(wc, rel, wc.rel(tracker.root))
+        if push:
+            _refuse_unshown(wc, canonical)
         canonical, holders = _holders(tracker, canonical)
         others = [h for h in holders if h != who]
         if add and others:
             raise ClaimLost(canonical, others[0])
         if (who in holders) == add:
             return {"id": canonical, "assignees": holders, "changed": False}
-        tracker.edit(canonical, _change(who, add))
+        before = _git_head(wc) if git else None
         verb = "claims" if add else "releases"
         try:
+            tracker.edit(canonical, _change(who, add))
             result = tracker.publish(f"{canonical}: {who} {verb} it (queue)",
                                      attribution(config) if config is not None else [],
-                                     push=git and bool(vcs.git_remotes(wc)), only=[rel])
-        except BackendError as exc:
-            last = str(exc)
+                                     push=push, only=[rel])
+        except TrackerError as exc:
+            partial = exc.partial if isinstance(exc.partial, dict) else {}  # on a failed push: what was committed
             if git:
-                partial = exc.partial  # set on a failed push: what was committed
-                if not partial or not partial.get("committed"):
-                    raise
-                # the remote took another push first: drop our commit (keeping every other
-                # local change) and decide again on what the remote holds now
-                vcs.run(["git", "reset", "-q", "--keep", "HEAD~1"], wc.root)
+                made = partial.get("revision") if partial.get("committed") else None
+                _undo_git(wc, rel, before, made)
+                if not made or not isinstance(exc, BackendError):
+                    raise  # refused before the push (a hook, a guard): not a race, not retried
             else:
-                if not _dirty(wc, rel):
-                    raise  # committed after all, or failed for another reason: not retried
-                vcs.run(["svn", "revert", "-q", "--", rel], wc.root)  # out of date: update and ask again
+                changed = _dirty(wc, rel)
+                if changed:
+                    vcs.run(["svn", "revert", "-q", "--", rel], wc.root)  # out of date: update and ask again
+                if not changed or not isinstance(exc, BackendError):
+                    raise  # committed after all, or refused by a guard: not retried
+            last = str(exc)
+            # the remote took another push first: decide again on what it holds now
             time.sleep(random.uniform(0.01, 0.1))
             continue
+        except BaseException:
+            if git:
+                if _git_head(wc) == before:  # nothing committed: the issue file alone is put back
+                    _undo_git(wc, rel, before, None)
+            else:
+                vcs.run(["svn", "revert", "-q", "--", rel], wc.root, check=False)
+            raise
         return {"id": canonical, "assignees": [*others, who] if add else others, "changed": True, **result}
     raise BackendError(f"{issue}: the remote refused the change {PUSH_ATTEMPTS} times ({last}); nothing of it "
                        "stays local. Try again")

@@ -3,7 +3,8 @@ so a queue over 10,000 reports opens without reading them all again (issue 37 §
 
 Derived data, never a source of truth, like the tracker's thread index: a thread's facts are
 used while its listing row says the same (message count and last activity), an issue file's
-while its size and modification time are the same; anything else is read again. The file
+while its size, modification time, inode and change time are the same (a file
+replaced within one timestamp tick at the same size has another inode or change time); anything else is read again. The file
 lives under ``core.settings.data_dir()/queue/`` (addresses, dates, subjects, issue IDs and
 labels: what the list and the tracker already show the user), private like every cache.
 """
@@ -22,8 +23,9 @@ from typing import Any
 from mailtriage.core import private_files, settings
 from mailtriage.core.errors import ConfigError
 
-VERSION = 4  # 2: a thread's mail state instead of its messages; 3: last activity as a POSIX time;
-# 4: the thread state ends with why its first message is automated (None: a report)
+VERSION = 5  # 2: a thread's mail state instead of its messages; 3: last activity as a POSIX time;
+#   4: the thread state ends with why its first message is automated (None: a report);
+#   5: an issue file's stamp is [mtime_ns, size, inode, ctime_ns]
 ISSUE_FILE = re.compile(r"^([A-Z][A-Z0-9]*-\d+)\.md$")
 
 
@@ -49,11 +51,11 @@ class QueueRecords:
         self.team = list(team)
         #: What a caller made of an entry (parsed dates, objects), kept while the entry is: key -> (entry, value)
         self.objects: dict[tuple[str, str], tuple[Any, Any]] = {}
-        self.stamp: tuple[int, int] | None = None  # the file's (mtime_ns, size) as loaded or saved
+        self.stamp: tuple[int, ...] | None = None  # the file's stamp (:func:`_stamp`) as loaded or saved
         self.busy = False
         # str(thread id) -> [count, last activity, subject, [reporter, opened, last reporter, waiting, team wrote]]
         self.threads: dict[str, list] = {}
-        self.issues: dict[str, list] = {}  # file name -> [mtime_ns, size, facts, thread keys]
+        self.issues: dict[str, list] = {}  # file name -> [[mtime_ns, size, inode, ctime_ns], facts, thread keys]
         self._changed = False
         self._used_threads: set[str] = set()
         self._used_issues: set[str] = set()
@@ -85,15 +87,15 @@ class QueueRecords:
 
     # -- issue files -------------------------------------------------------------------------
     def issue(self, name: str, stat: os.stat_result) -> list | None:
-        """[facts, thread keys] when the file's size and mtime are as recorded, else None."""
+        """[facts, thread keys] when the file's stamp (size, mtime, inode, ctime) is as recorded, else None."""
         got = self.issues.get(name)
-        if got is None or got[0] != stat.st_mtime_ns or got[1] != stat.st_size:
+        if got is None or got[0] != _file_stamp(stat):
             return None
         self._used_issues.add(name)
-        return got[2:]
+        return got[1:]
 
     def put_issue(self, name: str, stat: os.stat_result, facts: dict, keys: list[str]) -> None:
-        self.issues[name] = [stat.st_mtime_ns, stat.st_size, facts, keys]
+        self.issues[name] = [_file_stamp(stat), facts, keys]
         self._used_issues.add(name)
         self._changed = True
 
@@ -134,9 +136,14 @@ def _instant(when: datetime | None) -> float | None:
     return None if when is None else when.timestamp()
 
 
-def _stamp(path: Path) -> tuple[int, int]:
-    st = path.stat()
-    return st.st_mtime_ns, st.st_size
+def _file_stamp(st: os.stat_result) -> list[int]:
+    """What tells a file changed: a rewrite within one mtime tick at the same size still gets
+    another inode (a rename over it) or change time."""
+    return [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
+
+
+def _stamp(path: Path) -> tuple[int, ...]:
+    return tuple(_file_stamp(path.stat()))
 
 
 _open: dict[Path, QueueRecords] = {}

@@ -665,6 +665,13 @@ class MailSource:
                 found[message_id] = thread
         return found
 
+    def message_ids_epoch(self) -> object:
+        """Hook: a token that changes whenever an answer of :meth:`threads_for_message_ids` may
+        no longer hold (IMAP: the list folder's UIDVALIDITY changed, or a message left it), so a
+        caller that remembers answers forgets them; read after a listing. None: the backend
+        cannot tell (a caller keeps an answer no longer than it needs it)."""
+        return None
+
     def cached_recent_threads(self, list_name: str | None, since: datetime, *,
                               limit: int | None = None) -> Sequence[ThreadSummary] | None:
         """Hook: the threads as a persisted summary cache last saw them, read without a

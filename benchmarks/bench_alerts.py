@@ -212,10 +212,13 @@ def child(variant: str, project: Path, expected: int) -> int:
 
 # -- the parent: Dovecot, the burst, the table ---------------------------------------------------
 
-def _spawn(variant: str, data: Path, env: dict, project: Path, expected: int) -> subprocess.Popen:
+def _spawn(variant: str, data: Path, env: dict, project: Path, expected: int, *,
+           script: str = __file__, extra: tuple[str, ...] = ()) -> subprocess.Popen:
+    """A child running ``script --child variant`` (this file's, or a benchmark's that drives
+    the app with this file's driver) with a data folder of its own."""
     data.mkdir()
-    return subprocess.Popen([sys.executable, __file__, "--child", variant, "--project", str(project),
-                             "--expected", str(expected)],
+    return subprocess.Popen([sys.executable, script, "--child", variant, "--project", str(project),
+                             "--expected", str(expected), *extra],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
                             env={**os.environ, **env, "MAILTRIAGE_DATA_DIR": str(data)})
 

@@ -27,14 +27,14 @@ from mailtriage.cli.exit_codes import ExitCode
 from mailtriage.cli.output import capped_line, emit, err
 
 COMMAND = "queue"
-STATES = ("new", "acknowledged", "imported", "in_progress", "fixed", "closed", "automated")
+STATES = ("new", "acknowledged", "imported", "in_progress", "fixed", "closed", "automated", "unknown")
 
 
 def register(sub, common: Callable[[argparse.ArgumentParser, bool], None]) -> None:
     """Add ``queue`` (and its claim, release and sync actions) to ``mailtriage``'s subparsers."""
     p = sub.add_parser(COMMAND, help="the team's triage queue: state, age, owner and deadlines of every report",
                        description="Every report thread of the window with its state (new, acknowledged, imported, "
-                                   "in_progress, fixed, closed), age, owner (the tracker issue's assignee) and "
+                                   "in_progress, fixed, closed; unknown when the tracker cannot be asked), age, owner (the tracker issue's assignee) and "
                                    "deadlines (queue.first_response_days, queue.disclosure_days), sorted by what "
                                    "needs a human first. 'claim' and 'release' write the assignee through the "
                                    "tracker after a confirmation. See docs/queue.md.")

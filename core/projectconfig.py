@@ -370,6 +370,14 @@ def _whole(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
+#: The longest queue deadline: ten years (a larger one is a typo, and would overflow a date).
+MAX_QUEUE_DAYS = 3650
+
+
+def _queue_days(v: Any) -> bool:
+    return _whole(v) and v <= MAX_QUEUE_DAYS
+
+
 def _seconds(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 1
 
@@ -437,8 +445,8 @@ SCHEMA: dict[str, tuple[Any, str]] = {
     "pgp.encrypt_replies": (_flag, "true or false"),
     "pgp.sign_replies": (_flag, "true or false"),
     # The team's triage queue (docs/queue.md, application/queue.py).
-    "queue.first_response_days": (_whole, "a whole number of days, e.g. 2"),
-    "queue.disclosure_days": (_whole, "a whole number of days, e.g. 90"),
+    "queue.first_response_days": (_queue_days, "a whole number of days from 0 to 3650, e.g. 2"),
+    "queue.disclosure_days": (_queue_days, "a whole number of days from 0 to 3650, e.g. 90"),
     "queue.team": (_names, "a list of the team's addresses, e.g. [alice@example.org]"),
     "queue.in_progress_labels": NAMES,
     "queue.fixed_labels": NAMES,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable
 
 import mailtriage.application as application
 from mailtriage.application import ThreadSummary
+from mailtriage.core.collector import QuietTrim
 from mailtriage.core.trace import calling_as
 from mailtriage.tui.rows import SameRows, ThreadRows
 
@@ -42,6 +43,7 @@ class AlertLoop:
         self.interval = interval
         self.stopped = threading.Event()
         self._wake = threading.Event()
+        self.quiet_trim = QuietTrim()
 
     def poll_now(self) -> None:
         self._wake.set()
@@ -63,14 +65,22 @@ class AlertLoop:
                 return
             if self.poller is None:
                 return
+        news: list[PollOutcome] = []
+
+        def noted(outcome: PollOutcome) -> None:
+            news.append(outcome)
+            on_news(outcome)
+
         try:
             with calling_as("poller"):
                 while not self.stopped.is_set():
                     self._wake.clear()
                     started = time.monotonic()
-                    application.run_poll_loop(self.poller, on_news, stop=self.stopped, interval=self.interval,
+                    news.clear()
+                    application.run_poll_loop(self.poller, noted, stop=self.stopped, interval=self.interval,
                                               on_error=on_error, max_polls=1, on_recovered=on_recovered)
                     took = time.monotonic() - started
+                    self.quiet_trim.polled(bool(news))  # a storm over: the heap it freed goes back
                     if self.stopped.is_set():
                         break
                     # IDLE where the backend offers it; woken early by poll_now() or stop(). IDLE

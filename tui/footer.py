@@ -53,8 +53,7 @@ class KeyFooter(Footer):
 
     _recompose_due = False
     _compact_form = False
-    #: What the last recompose showed (``_shown``).
-    _composed: tuple | None = None
+    _composed: tuple | None = None  # what the keys on show were composed from (see _shown)
 
     def bindings_changed(self, screen: Screen) -> None:
         mark_bindings_ready(self)
@@ -66,23 +65,23 @@ class KeyFooter(Footer):
 
     async def _recompose_now(self) -> None:
         self._recompose_due = False  # a change from now on asks for another
-        if not self.is_attached:  # its dialog was dismissed meanwhile
-            return
-        shown = self._shown()
-        if shown == self._composed:  # the same keys at the same width: nothing to mount again
-            return
-        self._composed = shown
+        if not self.is_attached:
+            return  # its screen was popped between the ask and this refresh
+        if self._composed is not None and self._composed == self._shown():
+            return  # the same keys: not mounted again (issue 39: news in a storm asked it each poll)
         await self.recompose()
 
     def _shown(self) -> tuple:
-        """What a compose would show: the screen's keys as the footer reads them, and the width.
-        A change of bindings that shows the same keys (the reader's bindings refreshed after a
-        thread is shown, issue 35) costs no recompose (~50 ms of Enter -> body, loaded machine)."""
-        keys = tuple((binding.key, binding.action, binding.description, binding.group, enabled, tooltip)
-                     for (_, binding, enabled, tooltip) in self.screen.active_bindings.values() if binding.show)
-        return keys, self.size.width or self.app.size.width, self.show_command_palette
+        """What the keys are composed from: the width and the screen's active bindings (key,
+        binding, enabled, tooltip). A list's news refreshes the bindings each poll and most
+        leave them as they were: then the keys stay, rather than ~20 widgets mounted and
+        styled again on the UI thread."""
+        active = self.screen.active_bindings
+        width = self.size.width or self.app.size.width
+        return (width, tuple((key, b.binding, b.enabled, b.tooltip) for key, b in active.items()))
 
     def compose(self) -> ComposeResult:
+        self._composed = self._shown()
         widgets = list(super().compose())
         keys = [w for w in widgets if isinstance(w, FooterKey)]
         width = self.size.width or self.app.size.width

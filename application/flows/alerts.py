@@ -114,6 +114,10 @@ class PollOutcome:
     updated_threads: list[ThreadSummary] = field(default_factory=list)
     cursor: dict | None = None
     notes: list[str] = field(default_factory=list)
+    # The acknowledged cursor the poll started from, and the cursor keys it set or raised: an
+    # acknowledgement merges those only (issue 39: ~20,000 keys each, on the UI thread).
+    base: dict | None = field(default=None, repr=False, compare=False)
+    changed: list[str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def has_news(self) -> bool:
@@ -227,7 +231,8 @@ class NewReportPoller:
         self._wait_failed = False  # the last wait for mail ended on a dropped connection
         self._wait_failures = 0  # waits that failed again since (each backs off longer)
         self._texts: dict[datetime, str] = {}  # the last poll's activity times as ISO texts
-        self._found_roots: dict[str, set[str]] = {}  # per backend: roots found on the list
+        # Per backend: the roots found on the list, under the backend's message_ids_epoch then.
+        self._found_roots: dict[str, tuple[object, set[str]]] = {}
 
     def failed(self, error: Exception) -> Outage:
         """Note a failed poll: the outage it starts or continues."""
@@ -324,17 +329,22 @@ class NewReportPoller:
                 order = {id(t): n for n, t in enumerate(threads)}
                 updated.sort(key=lambda t: order[id(t)])
         newest = max([w for w in (_when(t) for t in threads) if w is not None], default=None)
+        changed = []
         for t in threads:
             when = _when(t)
             key = _seen_key(t.thread_id)
-            seen[key] = _later(seen.get(key, ""), texts[when] if when is not None else "")
+            before = seen.get(key)
+            after = _later(before or "", texts[when] if when is not None else "")
+            if after != before:
+                seen[key] = after
+                changed.append(key)
         horizon = max(newest or now, now) - RETENTION
         horizon_text = iso_utc(horizon)
         seen = {k: v for k, v in seen.items()
                 if not v or (v >= horizon_text if _canonical(v) else (parse_iso(v) or now) >= horizon)}
         cursor = {"v": CURSOR_VERSION, "backend": backend, "kind": kind, "list": self.list_name,
                   "checked": iso_utc(now), "span": span.days, "seen": seen}
-        return PollOutcome(backend, stored is None, new, updated, cursor, notes)
+        return PollOutcome(backend, stored is None, new, updated, cursor, notes, base=stored, changed=changed)
 
     def _roots_on_list(self, backend_name: str, summaries: list[ThreadSummary]) -> set[str]:
         """The roots of threads first seen now, that started before the window, that are on
@@ -345,21 +355,32 @@ class NewReportPoller:
         All of a poll's roots are asked for at once (one ORed search on IMAP, not one each: a
         storm of replies to old threads held each poll for seconds), and a root found once is
         remembered (it stays on the list): until the poll is acknowledged, the next polls
-        report the same threads and ask nothing again."""
+        report the same threads and ask nothing again. Remembered no longer than that: an
+        acknowledgement forgets the roots of its threads (the cursor has them now), and all are
+        forgotten when the backend's ``message_ids_epoch`` changes (IMAP: the folder re-created,
+        or a message expunged from it: the root may be gone)."""
         roots = list(dict.fromkeys(r for r in map(_root, summaries) if r))
-        known = self._found_roots.setdefault(backend_name, set())
-        on_list = {r for r in roots if r in known}
-        ask = [r for r in roots if r not in known]
         backend = self.sources.backends[backend_name]
-        if not ask or not backend.resolves_message_ids:
+        if not roots or not backend.resolves_message_ids:
+            return set()
+        epoch = backend.message_ids_epoch()
+        with self._lock:
+            held = self._found_roots.get(backend_name)
+            if held is None or held[0] != epoch:
+                held = self._found_roots[backend_name] = (epoch, set())
+            known = held[1]
+            on_list = {r for r in roots if r in known}
+        ask = [r for r in roots if r not in on_list]
+        if not ask:
             return on_list
         try:
             found = set(backend.threads_for_message_ids(ask))
         except Exception:  # the backend cannot tell now: new reports
             return on_list
-        if len(known) + len(found) > FOUND_ROOTS_KEPT:
-            known.clear()
-        known |= found
+        with self._lock:
+            if len(known) + len(found) > FOUND_ROOTS_KEPT:
+                known.clear()
+            known |= found
         return on_list | found
 
     def fresh(self, outcome: PollOutcome) -> PollOutcome:
@@ -374,7 +395,8 @@ class NewReportPoller:
                    if _seen_key(t.thread_id) not in seen or _newer(t, seen[_seen_key(t.thread_id)])]
         if len(new) == len(outcome.new_threads) and len(updated) == len(outcome.updated_threads):
             return outcome
-        return PollOutcome(outcome.backend, outcome.baseline, new, updated, outcome.cursor, list(outcome.notes))
+        return PollOutcome(outcome.backend, outcome.baseline, new, updated, outcome.cursor, list(outcome.notes),
+                           base=outcome.base, changed=outcome.changed)
 
     def acknowledge(self, outcome: PollOutcome, *, save: bool = True) -> None:
         """Merge the outcome's cursor into the acknowledged one (in memory at once) and save
@@ -385,16 +407,26 @@ class NewReportPoller:
         with self._lock:
             self._acknowledged()
             acked = self._acked
-            if acked is None or not _same_cursor(acked, outcome.cursor):
-                merged = outcome.cursor
+            if acked is None or not _same_cursor(acked, outcome.cursor) or outcome.base is acked:
+                merged = outcome.cursor  # (built on this very cursor: it holds all of it, less what aged out)
             else:
                 seen = dict(acked["seen"])
-                for key, when in outcome.cursor["seen"].items():
-                    seen[key] = _later(seen.get(key, ""), when)
+                cursor_seen = outcome.cursor["seen"]
+                # The keys the poll set or raised: the others hold what its base held, which the
+                # acknowledged cursor holds too (acknowledgements only raise).
+                keys = outcome.changed if outcome.changed is not None else cursor_seen
+                for key in keys:
+                    when = cursor_seen.get(key)
+                    if when is not None:
+                        seen[key] = _later(seen.get(key, ""), when)
                 merged = {**outcome.cursor, "seen": seen,
                           "checked": max(acked.get("checked") or "", outcome.cursor.get("checked") or "")}
             self._acked = merged
             self._dirty = True
+            # The cursor has these threads now: their roots are not asked for again.
+            shown = {_root(t) for t in outcome.updated_threads}
+            for _epoch, known in self._found_roots.values():
+                known -= shown
         if save:
             self.save()
 

@@ -89,6 +89,9 @@ class ImapSource(AccountSource):
         self._listed_threads: ListedThreads | None = None  # the last listing's rows (read_thread fetches by UID)
         self._sent_rows: SentRows | None = None  # the Sent folder's rows as the last read saw them
         self._summaries = recent.SummaryMemo()  # the last listing's summaries: a poll sums up what changed
+        # The list folder as the last listing saw it (UIDVALIDITY, EXISTS, UIDNEXT) and how many
+        # times messages were seen to leave it since this source started (message_ids_epoch).
+        self._folder_marks: tuple[int, int, int, int] | None = None
         self.archive = self._archive_settings()
         self._init_account(account)
         self._declared = self._declared_capabilities()
@@ -195,6 +198,7 @@ class ImapSource(AccountSource):
         try:
             conn = self.mailbox.conn
             state = self._folder_state(conn)
+            self._mark_folder(state)
             with collector_paused():  # tens of thousands of rows and summaries, no cycles
                 cache = self._reconciled_cache(state)
                 rows = self._answer_from_cache(cache, since, wanted, limit) if cache is not None else None
@@ -216,6 +220,30 @@ class ImapSource(AccountSource):
                 if not self._store.save_unless_narrower(self._cache):
                     self._cache = None
         return found[:limit] if limit else found
+
+    def _mark_folder(self, state) -> None:
+        """Count a departure when the list folder lost messages since the last listing (EXISTS
+        fell short of what it held plus the UIDs given out since: an expunge) or was re-created
+        (a new UIDVALIDITY). Without UIDNEXT any change of EXISTS counts (rather too often)."""
+        uidnext, exists = state.uidnext, state.exists
+        marks = self._folder_marks
+        departures = 0
+        if marks is not None:
+            validity, held, next_before, departures = marks
+            if uidnext is None:
+                lost = exists != held
+            else:
+                lost = held + max(0, uidnext - next_before) > exists
+            if validity != state.uidvalidity or lost:
+                departures += 1
+        self._folder_marks = (state.uidvalidity, exists, uidnext or 0, departures)
+
+    def message_ids_epoch(self) -> object:
+        """The list folder's UIDVALIDITY and the departures counted since (see
+        :meth:`_mark_folder`): a root found there may be gone once either changes. Messages
+        leaving Sent (where a root is looked for too) are not counted."""
+        marks = self._folder_marks
+        return None if marks is None else (marks[0], marks[3])
 
     def wait_for_mail(self, timeout: float, cancel: threading.Event | None = None) -> bool:
         """Block up to ``timeout`` s for new mail in the list's folder (IMAP IDLE on this

@@ -97,3 +97,20 @@ def test_a_small_pause_just_turns_the_collector_back_on():
     with collector_paused():
         few = [[i] for i in range(10)]
     assert collector._moved == before and gc.isenabled() and len(few) == 10
+
+
+def test_with_a_frozen_state_a_large_pause_freezes_what_it_made_and_keeps_the_state_frozen():
+    """Issue 39: the app freezes its start-up state; a large pause's unfreeze handed it back to
+    the collector, and each full collection in a storm walked it all (up to ~1 s)."""
+    gc.collect()
+    state = [[i] for i in range(1_000)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with collector_paused():
+            kept = [[i] for i in range(MOVE_ABOVE + 10_000)]
+        assert gc.get_freeze_count() >= frozen + len(kept)  # the state stays frozen, the rows join it
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+    assert len(state) == 1_000

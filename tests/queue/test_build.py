@@ -31,6 +31,7 @@ def test_the_queue_of_a_real_archive_and_tracker(tmp_path):
         tracker.field_set("SEC-0001", "Disclosure date", "2026-09-03")
         tracker.field_set("SEC-0001", "CVE", "none yet")
         sh(["git", "commit", "-qam", "disclosure date"], team.clones["alice"])
+        sh(["git", "push", "-q"], team.clones["alice"])  # a claim refuses to push unpushed commits unseen
         assert propose_claim(tracker, "SEC-0001", "alice").apply(confirmed=True).ok
         queue = build_queue(project, now=NOW)
     finally:

@@ -54,3 +54,20 @@ def test_the_queue_finds_each_threads_issue_on_the_server_and_its_owner(server_p
     assert (waiting.state, waiting.issue) == (QueueState.NEW, None)
     assert (mine.state, mine.issue, mine.owner) == (QueueState.IN_PROGRESS, issue, "alice")
     assert mine.unanswered_since is None
+
+
+def test_with_the_tracker_down_no_report_is_new_for_lack_of_an_answer(server_project):
+    project = Project.open(server_project.project)
+    try:
+        proposal = ImportFlow(project).propose(project.thread_id_for(THREAD, Op.READ_THREAD))
+        assert proposal.apply(confirmed=True).ok
+    finally:
+        project.close()
+    server_project.server.stop()
+    project = Project.open(server_project.project)
+    try:
+        queue = build_queue(project, now=NOW)
+    finally:
+        project.close()
+    assert [(r.state.value, r.owner, r.issue) for r in queue.rows] == [("unknown", None, None)] * 2
+    assert len(queue.warnings) == 1 and "cannot be asked" in queue.warnings[0]

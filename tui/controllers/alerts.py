@@ -3,6 +3,7 @@ to the thread list (rows inserted and marked unread) and the notifications."""
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,7 @@ from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.errors import ErrorRecord
 from mailtriage.tui.head_start import END_WAIT
 from mailtriage.tui.messages import AlertsFailed, AlertsFound, AlertsResumed
-from mailtriage.tui.rows import ListRows, ThreadRows, merge_news, plain_rows
+from mailtriage.tui.rows import ListRows, ThreadRows, list_rows, merge_news, merged_rows, plain_rows
 from mailtriage.tui.sanitize import inert
 
 if TYPE_CHECKING:
@@ -41,6 +42,8 @@ class AlertsController(ControllerBase):
         self._alert_timer: Timer | None = None
         # News that arrived since the listing on its way was asked for: merged into it.
         self._alert_live: dict[str, ThreadSummary] = {}
+        # The listing request whose whole rows are on screen (no listing on its way since).
+        self._alert_whole: int | None = None
 
     def start_alerts(self) -> None:
         """Start the poll worker of this session (once; a silent baseline comes first).
@@ -48,6 +51,10 @@ class AlertsController(ControllerBase):
         The listing calls it once the whole window is shown (not after a first page), so the
         poll's baseline (a second listing, on mail sources of its own) does not compete with
         the first paint or the window's walk on two cores."""
+        if self.shell.freeze_gc_after_start:
+            # The whole window is on screen: its rows live as long as the list. Frozen, full
+            # collections no longer walk them (issue 39: ~1 s each in a storm, between keys).
+            gc.freeze()
         if not self.shell.alerts_enabled or self._alerts_asked or not self.session.is_open:
             return
         if self._reading():
@@ -163,8 +170,9 @@ class AlertsController(ControllerBase):
         news = list(outcome.new_threads) + list(outcome.updated_threads)
         self._alert_marks |= {str(t.thread_id) for t in news}
         if news and _same_name(message.list_name, self.current_list):
-            for t in news:
-                self._alert_live[str(t.thread_id)] = t
+            if self._listing_on_its_way():  # kept for it (else held for the whole storm, issue 39)
+                for t in news:
+                    self._alert_live[str(t.thread_id)] = t
             self._apply_news(news)
         wait = self._alert_last_notice + self.shell.alert_notice_seconds - time.monotonic()
         if wait <= 0:
@@ -175,10 +183,10 @@ class AlertsController(ControllerBase):
     def _apply_news(self, news: list[ThreadSummary]) -> None:
         """Insert, move and update the rows the news is about, keeping the user's place."""
         pane = self.threads
-        items = plain_rows(pane.base_rows) if pane.base_rows is not None else None
-        if items is None:
+        listed = list_rows(pane.base_rows) if pane.base_rows is not None else None
+        if listed is None:
             return  # nothing listed yet, or rows not all at hand: the listing on its way brings them
-        pane.update_rows(self.mark_alerted(ListRows(merge_news(items, news))))
+        pane.update_rows(self.mark_alerted(merged_rows(listed, news)))
 
     def _announce_alerts(self) -> None:
         """One notification for everything since the last one; its news is acknowledged now."""
@@ -240,8 +248,15 @@ class AlertsController(ControllerBase):
                 return ListRows(merge_news(items, self._alert_live.values()))
         return rows
 
-    def forget_live_news(self) -> None:
+    def forget_live_news(self, whole: int | None = None) -> None:
+        """The news kept for a listing on its way is not needed (any more); ``whole``: the
+        request whose whole rows are now shown (no listing is on its way until the next)."""
         self._alert_live = {}
+        self._alert_whole = whole
+
+    def _listing_on_its_way(self) -> bool:
+        """A listing was asked for after the last whole one was shown (or none was yet)."""
+        return self._alert_whole is None or not self.is_current("threads", self._alert_whole)
 
     @work(thread=True, group="alerts-ack", exit_on_error=False)
     def _save_alert_cursor(self, loop: AlertLoop) -> None:

@@ -166,7 +166,9 @@ class ControllerBase(Screen):
         """alerts: a listing with the news that arrived while it was on its way."""
         raise NotImplementedError
 
-    def forget_live_news(self) -> None:
+    def forget_live_news(self, whole: int | None = None) -> None:
+        """alerts: the news kept for a listing on its way is not needed; ``whole``: the
+        listing request whose whole rows are shown now."""
         raise NotImplementedError
 
     def forget_alert_mark(self, summary: ThreadSummary) -> None:

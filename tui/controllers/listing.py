@@ -228,7 +228,7 @@ class ListingController(ControllerBase):
         self.threads.show_rows(self.mark_alerted(rows), message.resolution, message.list_name,
                                partial=message.partial, cached=message.cached)
         if not message.partial:
-            self.forget_live_news()  # in the rows now; later news is applied to them directly
+            self.forget_live_news(message.request)  # in the rows now; later news goes to them directly
             self.shell.drop_read_ahead()  # later reads are this process's own, with what came since
         # Once per session, after the whole window is painted: the poll's baseline (a second
         # listing on mail sources of its own) competes neither with the first paint nor with

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 #: The state column's words: short at 80 columns, the state's own name when wide.
 STATE_SHORT = {"new": "new", "acknowledged": "ack'd", "imported": "imported", "in_progress": "in prog",
-               "fixed": "fixed", "closed": "closed", "automated": "auto"}
+               "fixed": "fixed", "closed": "closed", "automated": "auto", "unknown": "unknown"}
 STATE_LONG = {"in_progress": "in progress"}
 #: What a breach is called in the detail lines.
 BREACH_WORDS = {"first_response": "first response overdue", "disclosure": "disclosure date passed"}
@@ -361,7 +361,7 @@ class QueueScreen(Screen, bindings.KeyContext):
         try:
             proposal = build(issue)
         except Exception as exc:
-            self.post_message(QueueFailed(self._request, f"Preparing the {what} of {issue} failed", exc))
+            self.post_message(QueueFailed(self._request, f"Preparing the {what} of {inert(issue)} failed", exc))
             return
         self.post_message(QueueProposalReady(proposal))
 
@@ -370,7 +370,7 @@ class QueueScreen(Screen, bindings.KeyContext):
 
         proposal = message.proposal
         if proposal.empty and not proposal.blocked:  # yours already, not yours to release: said, not asked
-            self.notify(inert("; ".join(proposal.notes) or proposal.title), title=proposal.title,
+            self.notify(inert("; ".join(proposal.notes) or proposal.title), title=inert(proposal.title),
                         severity="information", markup=False, timeout=10)
             return
         # a claim of an issue another triager holds is blocked: the dialog says why, as for every refusal

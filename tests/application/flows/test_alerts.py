@@ -202,3 +202,27 @@ def test_a_cursor_from_the_narrow_window_does_not_make_older_threads_new(recent_
     poller.store.save(narrow)
     fresh = _poller(recent_env)
     assert not fresh.poll().has_news
+
+
+def test_acknowledging_polls_of_one_base_gives_the_cursor_a_full_merge_gives(recent_env):
+    # Issue 39: each acknowledgement merged every key of the cursor (~20,000 in a storm) on
+    # the UI thread; it merges the keys its poll set or raised, to the same cursor.
+    poller = _poller(recent_env)
+    poller.acknowledge(poller.poll())
+    _new_report(recent_env, 5, _now_date(60))
+    first = poller.poll()
+    write_mbox(recent_env.archive, [mail("<r5@x.example>", "Sam <sam@x.example>", "Re: Old report", "ok\n",
+                                         _now_date(120), in_reply_to=REPORT)])
+    _new_report(recent_env, 6, _now_date(90))
+    second = poller.poll()  # from the same base: the first is not acknowledged yet
+    assert first.base is second.base is not None
+    assert sorted(second.changed) == sorted(["msgid:<new-5@reporter.example>", "msgid:<new-6@reporter.example>",
+                                            f"msgid:{REPORT}"])
+    full = dict(first.base["seen"])
+    for outcome in (first, second):
+        for key, when in outcome.cursor["seen"].items():
+            full[key] = max(full.get(key, ""), when)
+    poller.acknowledge(first)
+    poller.acknowledge(second)
+    assert json.loads(poller.store.path.read_text())["seen"] == full
+    assert not poller.poll().has_news

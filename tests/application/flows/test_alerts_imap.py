@@ -271,6 +271,58 @@ def test_a_poll_looks_up_the_roots_of_many_replies_to_old_threads_at_once(imap_e
         assert sorted(str(t.thread_id.value) for t in again.updated_threads) == sorted(roots)
         assert [t.subject for t in again.new_threads] == ["Re: private race"]
         assert _message_id_searches(lines) <= 2, _message_id_searches(lines)  # the private root, only
+        # Once shown and acknowledged the cursor has those threads: their roots are not kept
+        # (a storm's found roots grew for the whole run).
+        poller.acknowledge(again)
+        assert [root for _epoch, known in poller._found_roots.values() for root in known] == []
     finally:
         unsubscribe()
+        sources.close()
+
+
+def _expunge_root(env, folder: str) -> None:
+    """Another client deletes the old root from the list folder (the reply stays)."""
+    with env.dovecot.client(env.user) as other:
+        other.select_folder(folder)
+        other.delete_messages(other.search(["HEADER", "Message-ID", OLD_ROOT]))
+        other.expunge()
+
+
+def _recreate_without_root(env, folder: str) -> None:
+    """Another client deletes the list folder and creates it again (a new UIDVALIDITY) with
+    the reply only."""
+    reply = mail("<old-reply@reporter.example>", "Olga <olga@reporter.example>", "Re: Old race in frobd", "y\n",
+                 _date(NOW + timedelta(seconds=5)), to=LIST, in_reply_to=OLD_ROOT)
+    with env.dovecot.client(env.user) as other:
+        other.delete_folder(folder)
+        other.create_folder(folder)
+    env.seed(reply, when=NOW + timedelta(seconds=5), folder=folder)
+
+
+@pytest.mark.parametrize("gone", [_expunge_root, _recreate_without_root], ids=["root-expunged", "folder-recreated"])
+def test_a_remembered_root_is_asked_again_once_it_may_be_gone(imap_env, gone):
+    # Issue 39: a root found on the list was remembered for good ("remembered roots are never
+    # rechecked"): after the root was expunged, or the folder re-created without it (a new
+    # UIDVALIDITY), a reply to it was still an update to a thread on the list, never a new report.
+    folder = "Reports"
+    imap_env.write_project([("imap", "primary", "yes")],
+                           extra={"mail_sources.imap": {"account": "work", "list": LIST, "folder": folder}})
+    ten_days = NOW - timedelta(days=10)
+    imap_env.seed(mail(OLD_ROOT, "Olga <olga@reporter.example>", "Old race in frobd", "x\n", _date(ten_days), to=LIST),
+                  when=ten_days, folder=folder)
+    sources = _sources(imap_env)
+    try:
+        poller = NewReportPoller(sources)
+        poller.acknowledge(poller.poll())
+        now = NOW + timedelta(seconds=5)
+        imap_env.seed(mail("<old-reply@reporter.example>", "Olga <olga@reporter.example>", "Re: Old race in frobd",
+                           "y\n", _date(now), to=LIST, in_reply_to=OLD_ROOT), when=now, folder=folder)
+        news = poller.poll()  # not acknowledged (the screen is busy): the next poll reports it again
+        assert [str(t.thread_id.value) for t in news.updated_threads] == [OLD_ROOT] and not news.new_threads
+        gone(imap_env, folder)
+        again = poller.poll()
+        assert [t.subject for t in again.new_threads] == ["Re: Old race in frobd"], \
+            ([t.subject for t in again.new_threads], [t.subject for t in again.updated_threads])
+        assert not again.updated_threads
+    finally:
         sources.close()
