@@ -657,6 +657,7 @@ class Service:
             if override < 0.01:
                 raise UsageError("--interval must be a positive number of seconds")
             return override
+        self.settings.require()  # a broken settings file: its poll_seconds is unknown (0 turns polling off)
         table = self.settings.data.get("alerts")
         if isinstance(table, dict) and "poll_seconds" in table:
             value = table["poll_seconds"]
