@@ -399,7 +399,7 @@ def thread_facts(thread: Thread, drafts: int | None = None) -> ThreadFacts:
 
 def automated_reason(message: Any) -> str | None:
     """Why a thread's first message is no report, else None: the feedback sweep's rules for
-    automated mail (workflows/sweep.py ``classify``: bounces, auto-replies, notifications,
+    automated mail (application/flows/sweep.py ``classify``: bounces, auto-replies, notifications,
     no-reply senders), and spam as the receiving server marked it (``X-Spam-Flag: YES``).
     ``Precedence: bulk`` on a message carrying ``List-Id`` is the mailing list's own header
     (ezmlm and Mailman add it to every message they relay), not the sender's: not counted."""

@@ -147,9 +147,12 @@ class Service:
             return self.opened.check_sources()
 
     def forget_availability(self) -> None:
-        with self._lock:
-            if self.project is not None:
-                self.project.forget_availability()
+        """The sources are checked again on their next use. Never waits: the UI thread calls it
+        (a failure report, R) while a worker may hold the backend lock for seconds; the cache
+        only notes it (:meth:`AvailabilityCache.forget`) and the next check under the lock reads that."""
+        project = self.project
+        if project is not None:
+            project.forget_availability()
 
     def forget_tracker(self) -> None:
         """R: the tracker is opened again on its next use, so a descriptor or a setting fixed
@@ -209,8 +212,9 @@ class Service:
 
     def pgp_unlock(self, thread: Thread, *, passphrase: str | None = None, tty: str | None = None) -> str | None:
         """Unlock the key the thread needs; None when done, else why not."""
-        with self._lock:
-            return self.opened.pgp.unlock(thread, passphrase=passphrase, tty=tty)
+        # No backend lock: gpg needs none, and the command line's gpg (or the app's suspended
+        # terminal) waits while the user types the passphrase: a listing must not wait on that.
+        return self.opened.pgp.unlock(thread, passphrase=passphrase, tty=tty)
 
     def propose_key_import(self, thread: Thread):
         """Import a key the thread offers (OpenPGP), after confirmation."""
@@ -219,9 +223,9 @@ class Service:
             return KeyImportFlow(self.opened).propose(thread)
 
     def apply(self, proposal):
-        # A proposal may write through the project's sources or an account's mailbox (flag,
-        # move): both locks, always in this order.
-        with self._lock, self._mailbox_lock:
+        # A proposal may write through the project's sources, the tracker (a ticket, a
+        # comment) or an account's mailbox (flag, move): all three locks, always in this order.
+        with self._lock, self._tracker_lock, self._mailbox_lock:
             return proposal.apply(confirmed=True)
 
     def run_op(self, op: Op, backend: str | None, args: dict[str, Any]):
@@ -657,6 +661,7 @@ class Service:
             if override < 0.01:
                 raise UsageError("--interval must be a positive number of seconds")
             return override
+        self.settings.require()  # a broken settings file: its poll_seconds is unknown (0 turns polling off)
         table = self.settings.data.get("alerts")
         if isinstance(table, dict) and "poll_seconds" in table:
             value = table["poll_seconds"]

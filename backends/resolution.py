@@ -131,6 +131,11 @@ class AvailabilityCache:
         self._retry_cap: float | None = None  # None: an outage's answer stands for the run
         self._failures: dict[str, int] = {}  # consecutive failed checks of a backend that is down
         self._expires: dict[str, float] = {}  # when an outage's answer is checked again (clock time)
+        # forget() of every answer only moves this on; the next read clears the answers
+        # (_catch_up). So forgetting never needs the lock that the readers hold: the UI
+        # thread calls it while a worker may be checking a backend (issue 36 review).
+        self._forgotten = 0
+        self._caught_up = 0
 
     def retry_outages(self, cap: float) -> None:
         """Let an outage's answer expire after a growing backoff of at most ``cap`` seconds
@@ -139,6 +144,7 @@ class AvailabilityCache:
 
     def retry_in(self, name: str) -> float | None:
         """Seconds until an outage of ``name`` is checked again (None: not retried, or available)."""
+        self._catch_up()
         expires = self._expires.get(name)
         return None if expires is None else max(0.0, expires - self._clock())
 
@@ -169,6 +175,7 @@ class AvailabilityCache:
 
     def reason(self, name: str) -> str | None:
         """None when available, else the reason it is not."""
+        self._catch_up()
         expires = self._expires.get(name)
         if expires is not None and self._clock() >= expires:
             del self._expires[name]  # the outage's answer expired: checked again now
@@ -195,15 +202,27 @@ class AvailabilityCache:
         return self._reasons[name]
 
     def forget(self, name: str | None = None) -> None:
-        """Check again on next use (the count of failed checks stays: the backoff keeps growing)."""
+        """Check again on next use (the count of failed checks stays: the backoff keeps growing).
+
+        Forgetting every answer (``name`` None) is lock-free and safe from any thread while
+        another one reads: it only moves a counter on, which the next read sees."""
         if name is None:
-            self._reasons.clear()
-            self._causes.clear()
-            self._expires.clear()
+            self._forgotten += 1
         else:
+            self._catch_up()
             self._reasons.pop(name, None)
             self._causes.pop(name, None)
             self._expires.pop(name, None)
+
+
+    def _catch_up(self) -> None:
+        """Clear the answers when :meth:`forget` was called for all since the last read."""
+        forgotten = self._forgotten
+        if forgotten != self._caught_up:
+            self._caught_up = forgotten
+            self._reasons.clear()
+            self._causes.clear()
+            self._expires.clear()
 
 
 def _role_label(entry: MailSourceEntry) -> str:

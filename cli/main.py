@@ -208,6 +208,8 @@ def cmd_sources(args: argparse.Namespace) -> int:
                 # command is the diagnosis, so it still shows everything.
                 "run_aborted": abort.aborted if abort else None,
                 "security_cc": cc.to_json(),
+                # The user settings file that could not be read (the run goes on its defaults), or None.
+                "settings_problem": str(service.settings.problem) if service.settings.problem else None,
             })
             if config_error is not None:
                 raise config_error
@@ -234,6 +236,9 @@ def cmd_sources(args: argparse.Namespace) -> int:
         print(f"Security CC: {_line(cc.security_cc or '(none)')}" + (" (fallback)" if cc.cc_fallback else ""))
         for warning in cc.warnings:
             print(f"  !! {_line(warning)}")
+        if service.settings.problem is not None:
+            print()
+            print(f"User settings: NOT LOADED, the defaults are used: {_line(service.settings.problem)}")
         if config_error is not None:
             raise config_error
         return ExitCode.OK

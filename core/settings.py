@@ -44,6 +44,15 @@ class UserSettings:
     #: False for the stand-in a front end uses when the file could not be read: what it says
     #: is unknown, so nothing it could forbid is allowed (e.g. caching mail metadata on disk).
     readable: bool = True
+    #: Why the file could not be read, for the command line's stand-in: a call that needs a
+    #: value from the file (:meth:`require`) raises it; the rest runs on the defaults.
+    problem: ConfigError | None = None
+
+    def require(self) -> None:
+        """Raise why the file could not be read, when it could not: for a caller that needs a
+        value from it (the alert-polling interval, an account), not its default."""
+        if self.problem is not None:
+            raise self.problem
 
     @property
     def theme(self) -> str | None:
@@ -66,6 +75,8 @@ class UserSettings:
         return str(value)
 
     def accounts(self) -> dict[str, dict[str, Any]]:
+        if "accounts" not in self.data:  # (a demo run's stand-in carries the demo's account)
+            self.require()
         accounts = self.data.get("accounts", {})
         if not isinstance(accounts, dict):
             raise ConfigError(self.path, "accounts", "must be a table of [accounts.<id>] tables", "[accounts.work]")

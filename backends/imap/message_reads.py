@@ -159,7 +159,8 @@ def threads_members(mb, folder: str, roots: list[str],
     root keys per :data:`ROOTS_PER_SEARCH` roots, the server's threading once over all the
     candidates (as :func:`thread_members`), one FETCH of them, then the shared client-side
     threading keeps each root's own. A synthetic root is searched on its own. Every root gets
-    an entry (empty when nothing in ``folder`` names it)."""
+    an entry (empty when nothing in ``folder`` names it), but one the server refuses to search
+    for (BAD: a NUL in it), which is left out."""
     wanted = list(dict.fromkeys(roots))
     out: dict[str, list[FullMessage]] = {root: [] for root in wanted}
     if not wanted:
@@ -173,11 +174,25 @@ def threads_members(mb, folder: str, roots: list[str],
         if root not in named:
             out[root] = _synthetic_members(mb, folder, state, root, since_keys, esearch)
     uids: set[int] = set()
+    refused: set[str] = set()
     for start in range(0, len(named), ROOTS_PER_SEARCH):
-        keys = protocol.any_of([root_criteria(root) for root in named[start:start + ROOTS_PER_SEARCH]])
-        found, _count = mb.conn.call("UID SEARCH threads", lambda c: protocol.search(
-            c, [*keys, *(since_keys or [])], esearch=esearch))
-        uids.update(found)
+        chunk = named[start:start + ROOTS_PER_SEARCH]
+        try:
+            uids.update(_search_roots(mb, chunk, since_keys, esearch))
+        except ConnectionLost:
+            raise
+        except BackendFailure:
+            # The server refused the command (BAD: a root with NUL, say): root by root, so
+            # only the one it cannot take is left out, not the marks of the whole chunk.
+            for root in chunk:
+                try:
+                    uids.update(_search_roots(mb, [root], since_keys, esearch))
+                except ConnectionLost:
+                    raise
+                except BackendFailure:
+                    refused.add(root)
+    for root in refused:
+        del out[root]  # not told (the contract: a thread left out of the answer)
     if not uids:
         return out
     ordered = sorted(uids)
@@ -185,8 +200,17 @@ def threads_members(mb, folder: str, roots: list[str],
         ordered = _server_thread(mb, ordered, esearch)
     candidates = fetch_full(mb, folder, state.uidvalidity, ordered)
     for root in named:
-        out[root] = [candidates[i] for i in members_of(candidates, root)]
+        if root not in refused:
+            out[root] = [candidates[i] for i in members_of(candidates, root)]
     return out
+
+
+def _search_roots(mb, roots: list[str], since_keys: list[bytes] | None, esearch: bool) -> list[int]:
+    """The UIDs of the messages naming any of ``roots`` (one ORed header SEARCH)."""
+    keys = protocol.any_of([root_criteria(root) for root in roots])
+    found, _count = mb.conn.call("UID SEARCH threads", lambda c: protocol.search(
+        c, [*keys, *(since_keys or [])], esearch=esearch))
+    return found
 
 
 def _synthetic_members(mb, folder: str, state, root: str, since_keys, esearch: bool) -> list[FullMessage]:

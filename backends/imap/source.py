@@ -566,7 +566,7 @@ class ImapSource(AccountSource):
         roots = self._roots_of(thread_ids)
         keys = criteria_for(MailQuery(folder=sent, since=start), within=self.mailbox.conn.has("WITHIN"))
         found = message_reads.threads_members(self.mailbox, sent, list(dict.fromkeys(roots.values())), keys)
-        return {thread_id: _sent_since(found[root], start) for thread_id, root in roots.items()}
+        return {thread_id: _sent_since(found[root], start) for thread_id, root in roots.items() if root in found}
 
     def _roots_of(self, thread_ids: Sequence[ThreadId]) -> dict[ThreadId, str]:
         """Each thread's root here; a thread whose reference does not resolve is left out."""
@@ -584,7 +584,8 @@ class ImapSource(AccountSource):
         folder = self._require_drafts(Op.LIST_DRAFTS)
         roots = self._roots_of(thread_ids)
         found = message_reads.threads_members(self.mailbox, folder, list(dict.fromkeys(roots.values())))
-        return {thread_id: [self._draft(thread_id, m) for m in found[root]] for thread_id, root in roots.items()}
+        return {thread_id: [self._draft(thread_id, m) for m in found[root]]
+                for thread_id, root in roots.items() if root in found}  # a root the server refused: untold
 
     def list_drafts(self, thread_id: ThreadId) -> Sequence[Draft]:
         root = self._thread_value(thread_id)

@@ -66,3 +66,70 @@ def test_poll_interval_user_setting_wins_and_zero_turns_polling_off(tmp_path):
     with pytest.raises(ConfigError) as err:
         _service(tmp_path / "d", {"alerts": {"poll_seconds": "soon"}}, **project).poll_interval()
     assert err.value.key == "alerts.poll_seconds"
+
+
+# -- the calls the UI thread makes never wait on the backend lock (issue 36 review) ----------
+class _Holder:
+    """A real thread holding a real lock of the service until :meth:`release` (or 10 s, which
+    only a call that waited on the lock lets run out: ``released_in_time`` is then False)."""
+
+    def __init__(self, lock) -> None:
+        import threading
+
+        self._held, self._release = threading.Event(), threading.Event()
+        self.released_in_time: bool | None = None
+
+        def hold() -> None:
+            with lock:
+                self._held.set()
+                self.released_in_time = self._release.wait(10)
+
+        self._thread = threading.Thread(target=hold, daemon=True)
+        self._thread.start()
+        assert self._held.wait(10)
+
+    def release(self) -> bool:
+        self._release.set()
+        self._thread.join(15)
+        return bool(self.released_in_time)
+
+
+def test_forgetting_availability_never_waits_and_the_next_check_reads_it(tmp_path):
+    service = _service(tmp_path, {})
+    availability = service.opened.sources.availability
+    assert availability.reason("mbox") is None  # the archive is there: checked, and the answer kept
+    (tmp_path / "p" / "list.mbox").unlink()
+    assert availability.reason("mbox") is None  # the kept answer
+    holder = _Holder(service._lock)  # a listing in progress
+    service.forget_availability()
+    assert holder.release(), "forget_availability waited for the backend lock"
+    assert availability.reason("mbox") is not None  # checked again: the archive is gone
+
+
+def test_unlocking_a_key_never_waits_on_the_backend_lock(tmp_path):
+    service = _service(tmp_path, {})
+    entry = service.list_threads(None).value[0]
+    thread = service.read_thread(entry.thread_id).value
+    holder = _Holder(service._lock)  # a listing in progress while the user types the passphrase
+    assert service.pgp_unlock(thread) is None  # nothing to unlock here, and said at once
+    assert holder.release(), "pgp_unlock waited for the backend lock"
+
+
+def test_applying_a_proposal_takes_the_tracker_lock(tmp_path):
+    """A proposal may write to the tracker (a ticket, a comment): it waits for another tracker call."""
+    import threading
+
+    service = _service(tmp_path, {})
+    applied = threading.Event()
+
+    class Proposal:
+        def apply(self, *, confirmed: bool):
+            applied.set()
+            return confirmed
+
+    holder = _Holder(service._tracker_lock)  # a tracker call in progress
+    worker = threading.Thread(target=lambda: service.apply(Proposal()), daemon=True)
+    worker.start()
+    assert not applied.wait(0.2)  # still waiting for the tracker call (a bounded look, not a sleep-and-hope)
+    assert holder.release() and applied.wait(10)
+    worker.join(10)

@@ -101,6 +101,18 @@ def test_drafts_and_sent_of_many_threads_at_once(source, report_thread):
     assert source.list_sent_since_of([report_thread], NOW - timedelta(hours=1)) == {report_thread: []}
 
 
+def test_a_root_the_server_refuses_leaves_only_its_own_row_untold(source, report_thread):
+    # A root with NUL makes Dovecot answer BAD for the whole ORed search of its chunk: the chunk
+    # is searched root by root, so only that thread is left out (its marks unknown).
+    other = tid("<other@x.net>")
+    source.create_draft(DraftRequest(other, "Looking.\n", to=("x@x.net",)))
+    hostile = tid("<nul\x00@x.net>")
+    drafts = source.list_drafts_of([report_thread, hostile, other])
+    assert {t: len(d) for t, d in drafts.items()} == {report_thread: 0, other: 1}
+    sent = source.list_sent_since_of([report_thread, hostile, other], NOW - timedelta(days=1))
+    assert {t: [m.message_id for m in s] for t, s in sent.items()} == {report_thread: ["<ours@example.org>"], other: []}
+
+
 def test_create_draft_appends_a_threaded_reply_once(source, mailbox, report_thread):
     assert source.supports(Op.CREATE_DRAFT) and source.list_drafts(report_thread) == []
     request = DraftRequest(report_thread, "Thanks, we are looking into it.\n", to=("reporter@example.net",),

@@ -202,6 +202,36 @@ async def test_a_read_that_finds_the_mandatory_backend_gone_when_reconnecting_sh
         assert "✗ imap" in screen_text(app)
 
 
+async def test_reporting_a_failure_never_waits_on_the_backend_lock(proxied_project):
+    """report_failure runs on the UI thread: while a worker holds the service's backend lock (a
+    connect to a silent server, say) it returns at once (it waited for the lock: the screen froze),
+    and the sources are still checked again once the lock is free."""
+    import threading
+
+    project, proxy = proxied_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        proxy.go_down()
+        held, release, in_time = threading.Event(), threading.Event(), []
+
+        def worker() -> None:  # a backend call in progress, on the real lock
+            with app.session._lock:
+                held.set()
+                in_time.append(release.wait(10))  # False only when report_failure waited for the lock
+
+        holder = threading.Thread(target=worker, daemon=True)
+        holder.start()
+        assert held.wait(10)
+        error = MandatoryBackendUnavailable("imap", f"connect to 127.0.0.1:{proxy.port} failed")
+        app.screen.report_failure(ReaderFailed(request=0, title="read", error=error))
+        release.set()
+        holder.join(15)
+        assert in_time == [True], "report_failure waited on the UI thread for the backend lock"
+        await settle(pilot)
+        assert "✗ imap" in screen_text(app)
+
+
 def threads_status(app) -> str:
     return str(app.screen.query_one("#threads-status").render())
 

@@ -170,3 +170,35 @@ def test_the_alert_polling_setting_holds_in_the_cli_as_in_the_app(mbox_env, tmp_
         Service(mbox_env.project, demo=False, settings=load_settings()).poll_interval()
     cli = watch()
     assert cli.returncode == 2 and "alerts.poll_seconds" in cli.stderr and "config.toml" in cli.stderr
+
+
+def test_a_broken_settings_file_stops_only_the_commands_that_need_a_value_from_it(capsys, monkeypatch, mbox_env):
+    """Invalid TOML in the user settings: the diagnostic and the commands that read nothing from
+    the file run, with a warning naming the file and the problem; a command that needs a value
+    from it (``poll --watch`` without ``--interval``: ``[alerts] poll_seconds``) stops, exit 2."""
+    import os
+    from pathlib import Path
+
+    settings_file = Path(os.environ["MAILTRIAGE_CONFIG_DIR"]) / "config.toml"
+    settings_file.parent.mkdir(exist_ok=True)
+    settings_file.write_text("theme = = broken\n", encoding="utf-8")
+
+    def said_broken(text: str) -> bool:
+        return "config.toml" in text and "not valid TOML" in text
+
+    code = main(["--project", str(mbox_env.project), "sources"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "Resolution:" in out and said_broken(out)  # the matrix, and that the settings file is broken
+    code = main(["--project", str(mbox_env.project), "sources", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0 and said_broken(json.loads(out)["settings_problem"])
+
+    code, doc, err = run(capsys, monkeypatch, mbox_env, "mail", "list-recent-threads", "--since", "2000-01-01")
+    assert code == 0 and doc is not None and said_broken(err) and "warning" in err
+
+    code, doc, err = run(capsys, monkeypatch, mbox_env, "poll")
+    assert code == 0 and doc["baseline"] is True and said_broken(err)
+
+    code, doc, err = run(capsys, monkeypatch, mbox_env, "poll", "--watch")
+    assert code == 2 and said_broken(err) and doc is None
