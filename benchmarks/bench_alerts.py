@@ -169,7 +169,9 @@ async def _drive(variant: str, project: Path, expected: int) -> dict:
         out["settle_seconds"] = time.monotonic() - wall0 - out["burst_seconds"]
         import gc
 
-        gc.collect()
+        collect0 = time.perf_counter()
+        gc.collect()  # what a full collection walks once the storm is over (the frozen state is not)
+        out["full_collect_ms"] = (time.perf_counter() - collect0) * 1000
         await pilot.pause(1.0)
         out["rss_after"] = _rss_mb()
         try:  # what of it is heap freed but not given back (glibc keeps it): a diagnostic figure

@@ -250,6 +250,8 @@ def main() -> int:
 
         print("  full collections started by (thread:function)  "
               + ", ".join(f"{where} x{n}" for where, n in Counter(r["full_triggers"]).most_common(4)))
+    if "full_collect_ms" in r:
+        print(f"  a full collection once the storm settled (ms)  {r['full_collect_ms']:.0f}")
     print(f"  key latency, median / p99 (ms)                 {statistics.median(lat) * 1000:.1f} / "
           f"{lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000:.1f}   (goal: p99 <= 200)")
     print(f"  'new reports' announced (truth: new threads)   {r['announced']}/{r['new_threads']}")
