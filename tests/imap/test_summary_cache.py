@@ -792,3 +792,25 @@ def test_a_pollers_source_holds_its_window_not_the_whole_cache(make_source, seed
     assert [t.root_message_id for t in poller.list_recent_threads(LIST, window)][0] == "<new@x>"
     assert poller.rows_held == 4  # what came, reconciled into the window's rows
     assert cache_files(cache) == [path] and path.read_bytes() == written  # the front end's file, untouched
+
+
+def test_trimming_to_a_window_keeps_every_row_it_answers_even_out_of_uid_order():
+    def row(uid, arrived):
+        return (f"<{uid}@x>", (), None, False, uid, "s", "n", "e@x", arrived, False, (), None)
+
+    start = NOW - timedelta(days=3)
+    t = start.timestamp()
+    # UID 3 arrived late (a message moved in): the rows from it on stay, whatever their arrival.
+    cache = summary_cache.FolderCache(1, 1, 7, 6, 1, recent.NO_TIME, {
+        1: row(1, t - 900), 2: row(2, t - 800), 3: row(3, t + 5), 4: row(4, t - 700), 5: row(5, None), 6: row(6, t + 9)})
+    before = recent.answer_from_cache(cache, start, None, None)
+    recent.trim_to_window(cache, start)
+    assert sorted(cache.rows) == [3, 4, 5, 6] and cache.floor_uid == 3
+    assert sorted(recent.answer_from_cache(cache, start, None, None)) == sorted(before)
+    later = start + timedelta(days=1)  # only the undated row is answered (as every listing answers it)
+    recent.trim_to_window(cache, later)
+    assert sorted(cache.rows) == [5, 6] and cache.floor_uid == 5
+    assert [r[summary_cache.UID] for r in recent.answer_from_cache(cache, later, None, None)] == [5]
+    del cache.rows[5]
+    recent.trim_to_window(cache, later)  # nothing arrived since: nothing held
+    assert cache.rows == {} and cache.floor_uid == 7
