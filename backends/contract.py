@@ -679,6 +679,11 @@ class MailSource:
         ``SourceFeatures(cached_listing=True)``."""
         return None
 
+    def hold_window_only(self) -> None:
+        """Hook: this source serves a poller beside the front end (whose own source keeps any
+        persisted summary cache): hold the rows of the windows it lists, not a copy of the
+        whole cache (issue 39). Backends without such a cache ignore it."""
+
     # -- helpers ------------------------------------------------------
     def _check_kind(self, thread_id: ThreadId) -> None:
         """Refuse a thread ID of another kind: IDs never cross backends silently."""

@@ -66,7 +66,9 @@ class QuietTrim:
     """When to give freed heap back after a storm (issue 39): glibc keeps the memory that a
     storm's polls freed (some 5 MB after three minutes at 10 mails/s on 14,000 threads) for
     later allocations rather than return it. After polls with news, the first poll without
-    any calls :func:`trim_heap`; then not again until news came."""
+    any calls :func:`trim_heap`; then not again until news came. Before it, where the app froze
+    its state (``gc.freeze``), :func:`refreeze` collects the storm's garbage and freezes what it
+    left alive, so later full collections walk only what came since (they grew over a storm)."""
 
     def __init__(self, trim: Callable[[], bool] | None = None) -> None:
         self._trim = trim or trim_heap
@@ -82,7 +84,18 @@ class QuietTrim:
             return False
         self._news = False
         self.trims += 1
+        refreeze()
         return self._trim()
+
+
+def refreeze() -> None:
+    """Where objects are frozen (the app's start-up state), collect in full once and freeze
+    what survives with them; elsewhere nothing. Objects a storm left alive (outcomes, rows,
+    widgets) otherwise stay in the oldest generation, walked by every full collection."""
+    if gc.get_freeze_count() == 0:
+        return
+    gc.collect()
+    gc.freeze()
 
 
 _LIBC: list = []

@@ -614,7 +614,10 @@ class PollFlow:
         list_name = configured_address(config.get("security_list"))
         if not list_name:
             return None
-        return cls(SourceSet(config, user_settings), list_name=list_name)
+        sources = SourceSet(config, user_settings)
+        for backend in sources.backends.values():
+            backend.hold_window_only()  # the front end's sources keep the summary cache (issue 39)
+        return cls(sources, list_name=list_name)
 
     @property
     def list_name(self) -> str | None:

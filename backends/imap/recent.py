@@ -954,3 +954,26 @@ def cache_from_walk(state, result: Walk, since: datetime) -> sc.FolderCache:
         complete_since = NO_TIME if result.bottom else since.timestamp()
     return sc.FolderCache(state.uidvalidity, state.highestmodseq, state.uidnext or 0, state.exists,
                           result.floor_uid, complete_since, {r[sc.UID]: r for r in result.rows})
+
+
+#: A window-only cache (a poller's, ``ImapSource.hold_window_only``) is trimmed when a walk
+#: made it, then once the window moved on this far (not on every poll: trimming copies the rows).
+TRIM_SLACK = 3600.0
+
+
+def trim_to_window(cache: sc.FolderCache, since: datetime) -> None:
+    """Drop the rows a listing since ``since`` never answers: those below the lowest UID of a
+    message that arrived since (arrival is not always UID order, so rows above it stay whatever
+    their arrival). The cache's promises still hold: every UID at or above the new floor is in
+    it, and every message that arrived since ``since``."""
+    since_epoch = since.timestamp()
+    if cache.complete_since is None or cache.complete_since > since_epoch:
+        return
+    rows = cache.rows
+    arrived = sc.ARRIVED
+    floor = min((uid for uid, r in rows.items() if r[arrived] is None or r[arrived] >= since_epoch),
+                default=max(cache.uidnext, cache.floor_uid))
+    if floor > cache.floor_uid:
+        cache.rows = {uid: r for uid, r in rows.items() if uid >= floor}
+        cache.floor_uid = floor
+    cache.complete_since = since_epoch

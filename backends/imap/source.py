@@ -88,6 +88,8 @@ class ImapSource(AccountSource):
         self._listed: tuple[Any, int] | None = None  # the folder state of the last listing, and the call count after it
         self._listed_threads: ListedThreads | None = None  # the last listing's rows (read_thread fetches by UID)
         self._sent_rows: SentRows | None = None  # the Sent folder's rows as the last read saw them
+        self._window_only = False  # a poller's source: no persisted cache (hold_window_only)
+        self._trimmed: tuple[Any, float] = (None, 0.0)  # the window-only cache last trimmed, and to when
         self._summaries = recent.SummaryMemo()  # the last listing's summaries: a poll sums up what changed
         # The list folder as the last listing saw it (UIDVALIDITY, EXISTS, UIDNEXT) and how many
         # times messages were seen to leave it since this source started (message_ids_epoch).
@@ -171,7 +173,18 @@ class ImapSource(AccountSource):
     @property
     def caches_summaries(self) -> bool:
         """Whether listings keep the persisted summary cache (``cache_summaries``)."""
-        return self._account is not None and self._account.cache_summaries
+        return self._account is not None and self._account.cache_summaries and not self._window_only
+
+    def hold_window_only(self) -> None:
+        """A poller's source (see ``MailSource.hold_window_only``): the persisted cache is
+        neither read nor written here; the first listing walks its window and later ones
+        reconcile those rows in memory, so a 3-day poll beside a 20-day list holds 3 days."""
+        self._window_only = True
+
+    @property
+    def rows_held(self) -> int:
+        """How many listing rows this source holds in memory (decoded or not)."""
+        return self._cache.size if self._cache is not None else 0
 
     def _summary_store(self) -> summary_cache.SummaryStore:
         if self._store is None:
@@ -210,6 +223,11 @@ class ImapSource(AccountSource):
                     if state.highestmodseq is not None:
                         self._keep(recent.cache_from_walk(state, walked, since))
                     rows = recent.pick(walked.rows, since, wanted, limit, exhausted=True) or []
+                if self._window_only and self._cache is not None and not limit:
+                    # A poller holds its window only: trimmed after a walk, then hourly.
+                    if self._trimmed[0] is not self._cache or since.timestamp() - self._trimmed[1] > recent.TRIM_SLACK:
+                        recent.trim_to_window(self._cache, since)
+                        self._trimmed = (self._cache, since.timestamp())
                 self._listed = (state, conn.calls)
                 self._remember(state.uidvalidity, state.uidnext, rows, wanted)
                 found = recent.summaries(rows, THREAD_KIND, self._summaries)

@@ -108,6 +108,13 @@ class FolderCache:
     def rows(self, rows: dict[int, tuple]) -> None:
         self._rows, self._pending, self._decoded = rows, [], []
 
+    @property
+    def size(self) -> int:
+        """How many rows it holds (decoded or not), without decoding any."""
+        if self._rows is not None:
+            return len(self._rows)
+        return sum(count for _data, count in self._pending) + sum(len(chunk) for chunk in self._decoded)
+
     def newest_first(self) -> Iterator[tuple]:
         """The rows, highest UID first, decoded section by section as far as they are read."""
         if self._rows is not None:

@@ -771,3 +771,46 @@ def test_off_the_rows_kept_in_memory_are_dropped_when_uidvalidity_changes(make_s
     assert rows(src.list_recent_threads(LIST, SINCE)) == [("<b@x>", "After the reset", 1, True)]
     assert any("UIDVALIDITY changed" in text for direction, text in trace if direction == "!"), trace
     assert cache_files(cache) == []  # nothing on disk, either time
+
+
+def test_a_pollers_source_holds_its_window_not_the_whole_cache(make_source, seed, cache):
+    """Issue 39: the poller beside the front end loaded the whole on-disk cache (twenty days)
+    to answer its three-day window, a second copy of the front end's rows."""
+    for day in reversed(range(20)):  # in the order they arrived
+        seed("INBOX", make_mail(day, subject=f"Report {day}", message_id=f"<d{day}@x>"),
+             when=NOW - timedelta(days=day, hours=1))
+    front = make_source()
+    assert len(front.list_recent_threads(LIST, SINCE)) == 20
+    (path,) = cache_files(cache)
+    written = path.read_bytes()
+    poller = make_source()
+    poller.hold_window_only()
+    window = NOW - timedelta(days=3)
+    assert len(poller.list_recent_threads(LIST, window)) == 3
+    assert poller.rows_held == 3
+    seed("INBOX", make_mail(99, subject="Arrived since", message_id="<new@x>"), when=NOW)
+    assert [t.root_message_id for t in poller.list_recent_threads(LIST, window)][0] == "<new@x>"
+    assert poller.rows_held == 4  # what came, reconciled into the window's rows
+    assert cache_files(cache) == [path] and path.read_bytes() == written  # the front end's file, untouched
+
+
+def test_trimming_to_a_window_keeps_every_row_it_answers_even_out_of_uid_order():
+    def row(uid, arrived):
+        return (f"<{uid}@x>", (), None, False, uid, "s", "n", "e@x", arrived, False, (), None)
+
+    start = NOW - timedelta(days=3)
+    t = start.timestamp()
+    # UID 3 arrived late (a message moved in): the rows from it on stay, whatever their arrival.
+    cache = summary_cache.FolderCache(1, 1, 7, 6, 1, recent.NO_TIME, {
+        1: row(1, t - 900), 2: row(2, t - 800), 3: row(3, t + 5), 4: row(4, t - 700), 5: row(5, None), 6: row(6, t + 9)})
+    before = recent.answer_from_cache(cache, start, None, None)
+    recent.trim_to_window(cache, start)
+    assert sorted(cache.rows) == [3, 4, 5, 6] and cache.floor_uid == 3
+    assert sorted(recent.answer_from_cache(cache, start, None, None)) == sorted(before)
+    later = start + timedelta(days=1)  # only the undated row is answered (as every listing answers it)
+    recent.trim_to_window(cache, later)
+    assert sorted(cache.rows) == [5, 6] and cache.floor_uid == 5
+    assert [r[summary_cache.UID] for r in recent.answer_from_cache(cache, later, None, None)] == [5]
+    del cache.rows[5]
+    recent.trim_to_window(cache, later)  # nothing arrived since: nothing held
+    assert cache.rows == {} and cache.floor_uid == 7
