@@ -26,7 +26,7 @@ from pathlib import Path
 import mailtriage.application as application
 from mailtriage.application.errors import UsageError
 from mailtriage.cli.exit_codes import MAIN, ExitCode, exit_code
-from mailtriage.cli.output import emit, err
+from mailtriage.cli.output import ask_line, emit, err
 
 OP = "save-attachments"
 
@@ -41,14 +41,6 @@ def register(op_parser) -> None:
     q.add_argument("--yes", action="store_true", help="confirm without asking (the proposal is still printed)")
 
 
-def _ask(prompt: str) -> str:
-    """The confirmation prompt on stderr (stdout carries only the JSON document); the answer from stdin."""
-    sys.stderr.write(prompt)
-    sys.stderr.flush()
-    answer = sys.stdin.readline()
-    if not answer:
-        raise EOFError
-    return answer
 
 
 def run(args: argparse.Namespace, project) -> int:
@@ -90,7 +82,7 @@ def run(args: argparse.Namespace, project) -> int:
         emit({**doc, "written": False, "saved": []})
         return ExitCode.OK
     sys.stderr.write(proposal.render_text() + "\n")
-    if not application.confirm_interactively(proposal, yes=args.yes, ask=_ask):
+    if not application.confirm_interactively(proposal, yes=args.yes, ask=ask_line):
         err("not confirmed: nothing written")
         emit({**doc, "written": False, "saved": [], "proposal": proposal.to_json()})
         return ExitCode.OK

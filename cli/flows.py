@@ -30,7 +30,7 @@ from typing import Any, Callable
 import mailtriage.application as application
 from mailtriage.application.errors import UsageError
 from mailtriage.cli.exit_codes import ExitCode
-from mailtriage.cli.output import dumps, emit, err, read_file_arg
+from mailtriage.cli.output import ask_line, dumps, emit, err, read_file_arg
 from mailtriage.cli.service import open_service
 from mailtriage.core.inert import terminal_line
 
@@ -110,18 +110,10 @@ def run(args: argparse.Namespace) -> int:
 
 # -- confirmation -----------------------------------------------------------------------------
 
-def _ask(prompt: str) -> str:
-    """The prompt goes to stderr (stdout carries only the JSON); the answer is one line of stdin."""
-    sys.stderr.write(prompt)
-    sys.stderr.flush()
-    line = sys.stdin.readline()
-    if not line:
-        raise EOFError
-    return line
 
 
 def _confirm(proposal, yes: bool) -> bool:
-    return application.confirm_interactively(proposal, yes=yes, ask=_ask)
+    return application.confirm_interactively(proposal, yes=yes, ask=ask_line)
 
 
 def _show(proposal) -> None:

@@ -85,3 +85,14 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
     return value
+
+
+def ask_line(prompt: str) -> str:
+    """A confirmation question: the prompt goes to stderr (stdout carries only the JSON); the
+    answer is one line of stdin (EOFError when stdin is closed)."""
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line

@@ -24,7 +24,7 @@ from typing import Any, Callable
 import mailtriage.application as application
 from mailtriage.application.errors import UsageError
 from mailtriage.cli.exit_codes import ExitCode
-from mailtriage.cli.output import capped_line, emit, err
+from mailtriage.cli.output import ask_line, capped_line, emit, err
 
 COMMAND = "queue"
 STATES = ("new", "acknowledged", "imported", "in_progress", "fixed", "closed", "automated", "unknown")
@@ -126,13 +126,6 @@ def _show_queue(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _ask(prompt: str) -> str:
-    sys.stderr.write(prompt)
-    sys.stderr.flush()
-    line = sys.stdin.readline()
-    if not line:
-        raise EOFError
-    return line
 
 
 def _assignee(args: argparse.Namespace, *, claim: bool) -> int:
@@ -150,7 +143,7 @@ def _assignee(args: argparse.Namespace, *, claim: bool) -> int:
             err(f"nothing written: {proposal.blocked.text}")
             emit({**doc, "written": False, **({"holder": holder} if holder else {}), "proposal": proposal.to_json()})
             return ExitCode.DECLINED
-        if proposal.empty or not application.confirm_interactively(proposal, yes=args.yes, ask=_ask):
+        if proposal.empty or not application.confirm_interactively(proposal, yes=args.yes, ask=ask_line):
             if not proposal.empty:
                 err("not confirmed: nothing written")
             emit({**doc, "written": False, "proposal": proposal.to_json()})
