@@ -23,9 +23,11 @@ fails, the parent lists itself, which reports why.
 
 The child also reads ahead the thread of the first row, under the first frame's cursor (issue
 33: the first key is Enter on the newest report): after a warm head start in a frame of its own
-(:class:`ThreadRead`), on a cold start with the first page. An Enter on that row then shows it
-without waiting for the parent's own opening, sign-in and sources check. It serves that row
-once, and only until start-up's listing is whole: later reads are the parent's, with what came since.
+(:class:`ThreadRead`), on a cold start after the first page, in a frame of its own too (the page
+does not wait for it). An Enter on that row then shows it without waiting for the parent's own
+opening, sign-in and sources check. It serves that row once, only when it fits the row on screen
+(its messages, its last activity), and only until the parent lists (or fails to) itself or
+start-up's listing is whole: later reads are the parent's, with what came since.
 
 The pipe carries frames: eight bytes of length, then a pickle.
 """

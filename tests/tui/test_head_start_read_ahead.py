@@ -190,7 +190,7 @@ async def test_a_row_this_process_listed_is_read_by_this_process(proxied_project
     # Issue 33 review: the child read the thread (1 message) before a reply came; the app's own
     # first page lists the row with 2; an Enter while its whole window is still being listed
     # showed the child's 1-message copy.
-    project, _proxy = proxied_project
+    project, proxy = proxied_project
     newest = listed_here(project)[0]  # a warm start
     child = ForkedHeadStart.start(project, demo=False)
     app = make_app(project)
@@ -199,11 +199,17 @@ async def test_a_row_this_process_listed_is_read_by_this_process(proxied_project
     app.prepare_first_screen(child)
     assert finished(child.pid)  # its read ahead is in the pipe
     dovecot.append(dovecot_user, "INBOX", reply_to(newest), when=WHEN + timedelta(hours=2))
-    async with app.run_test(size=(140, 40)) as pilot:
-        await wait_until(pilot, lambda: (row_of(app, newest.thread_id) or newest).message_count == 2)
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: shown_count(app) is not None)
-        assert shown_count(app) == 2
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await wait_until(pilot, lambda: (row_of(app, newest.thread_id) or newest).message_count == 2)
+            proxy.hold()  # the rest of the window (where it is still being listed) and any read wait
+            await pilot.press("enter")
+            await pilot.pause()
+            proxy.release()
+            await wait_until(pilot, lambda: shown_count(app) is not None)
+            assert shown_count(app) == 2
+    finally:
+        proxy.release()
 
 
 async def test_a_failed_startup_listing_leaves_no_read_ahead_to_serve(proxied_project, dovecot, dovecot_user):
