@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from mailtriage.application.flows.proposals import Proposal
     from mailtriage.application.project import ListEntry, Project
     from mailtriage.application.queue import Queue
-    from mailtriage.backends.contract import Op, Thread, ThreadId
+    from mailtriage.backends.contract import Message, Op, Thread, ThreadId
     from mailtriage.backends.registry import SourceSet
     from mailtriage.backends.security_cc import CcResolution
     from mailtriage.core.projectconfig import ProjectConfig
@@ -274,28 +274,32 @@ class Service:
                                                                  answering=answering)
 
     def compose_route(self, compose_kind: str, *, thread_id: ThreadId | None = None, thread: Thread | None = None,
-                      account_id: str | None = None, message_id: str | None = None) -> ComposeRoute:
+                      account_id: str | None = None, message_id: str | None = None,
+                      source: Message | None = None) -> ComposeRoute:
         """Where a compose on this row goes (``route_compose``): decided from the
         row (a project thread, or a personal message and what it answers), not from where
-        it was found."""
+        it was found. ``source``: the personal message's content when the caller holds it
+        (the reader's copy, issue 35), else it is read."""
         from mailtriage.application.flows.security_thread import OutgoingRule  # why: loads on first use
         from mailtriage.application.flows.compose import route_compose  # why: as above
-        source = None
-        if account_id is not None and message_id and compose_kind != "new":
+        if source is None and account_id is not None and message_id and compose_kind != "new":
             with self._mailbox_lock:
                 source = self._mailboxes.message(account_id, message_id).content
         with self._lock:
             return route_compose(OutgoingRule(self.opened), compose_kind, thread_id=thread_id, thread=thread,
                                  account_id=account_id, message_id=message_id, source=source)
 
-    def personal_forms(self, account_id: str, message_id: str | None, what: str) -> dict[str, ComposeForm]:
+    def personal_forms(self, account_id: str, message_id: str | None, what: str, *,
+                       source: Message | None = None) -> dict[str, ComposeForm]:
         """The compose forms on a personal account's message (None: new mail); a forward
-        has two, inline and as an attachment."""
+        has two, inline and as an attachment. ``source``: that message's content when the
+        caller holds it, else it is read."""
         from mailtriage.application.flows.compose import ComposeFlow  # why: loads on first use, not at start-up
         from mailtriage.application.flows.compose import FORWARD_ATTACHED, FORWARD_INLINE  # why: as above
         with self._mailbox_lock:
             flow = ComposeFlow(self._mailboxes.get(account_id), self.settings)
-            source = self._mailboxes.message(account_id, message_id).content if message_id else None
+            if source is None and message_id:
+                source = self._mailboxes.message(account_id, message_id).content
             first = flow.form(what or "reply", source)
             if not first.is_forward:
                 return {what or "reply": first}

@@ -108,6 +108,16 @@ class ThreadLoaded(Message):
     account_id: str | None = None  # a personal account's message: the account that holds it
 
 
+@message
+class MessageReadAhead(Message):
+    """A personal account's message read ahead for the row under the cursor (issue 35: Enter
+    shows it without waiting for the server), as the one-message thread the reader shows."""
+
+    account_id: str
+    message_id: str
+    thread: Thread
+
+
 # -- failures, one type per area ------------------------------------------------
 @message
 class WorkFailed(Message):

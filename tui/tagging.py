@@ -6,12 +6,16 @@ proposal. Tags are kept by thread id (a personal account's row: its message ID),
 survive paging, a search and a refresh of the same folder; opening another folder or list
 clears them. After a batch write the tags of the messages that were done are cleared and
 the failed ones stay tagged, ready for a retry.
+
+``v`` on a row whose page is not fetched yet (typed faster than a paged folder loads, issue
+35) is not lost: the position is remembered and toggled when its page arrives; until then
+the action keys wait for it (a toast says so) rather than act on fewer rows.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from textual import work
 from textual.message import Message
@@ -27,6 +31,9 @@ class Tags:
 
     def __init__(self) -> None:
         self._rows: dict[ThreadId, ThreadSummary] = {}
+        #: Positions of ``_pending_of`` toggled before their page was fetched.
+        self._pending: set[int] = set()
+        self._pending_of: ThreadRows | None = None
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -56,9 +63,38 @@ class Tags:
         return len(self._rows) - before
 
     def clear(self) -> int:
-        count = len(self._rows)
+        count = len(self._rows) + self.pending
         self._rows.clear()
+        self._pending.clear()
         return count
+
+    # -- rows not fetched yet ------------------------------------------------
+    @property
+    def pending(self) -> int:
+        """How many toggles wait for their page."""
+        return len(self._pending)
+
+    def toggle_later(self, rows: ThreadRows, index: int) -> None:
+        """Row ``index`` of ``rows`` is not fetched yet: toggle it when it is (:meth:`arrived`)."""
+        if rows is not self._pending_of:  # another list: its positions mean nothing here
+            self._pending_of, self._pending = rows, set()
+        self._pending ^= {index}
+
+    def waits_at(self, rows: ThreadRows, index: int) -> bool:
+        return rows is self._pending_of and index in self._pending
+
+    def arrived(self, rows: ThreadRows) -> bool:
+        """Apply the toggles of ``rows`` whose rows are at hand now; True when any was."""
+        if rows is not self._pending_of:
+            self._pending.clear()  # the list was replaced: those positions are gone
+            return False
+        done = [index for index in sorted(self._pending) if rows.peek(index) is not None]
+        for index in done:
+            row = rows.peek(index)
+            if row is not None:
+                self.toggle(row)
+            self._pending.discard(index)
+        return bool(done)
 
     def drop(self, thread_ids: Iterable[ThreadId]) -> None:
         for thread_id in thread_ids:
@@ -90,16 +126,37 @@ class TagKeys:
     rows: ThreadRows
     cursor: int
 
+    if TYPE_CHECKING:  # the widget's (ThreadList), which the mixin's toasts go through
+        def notify(self, message: str, *args: Any, **kwargs: Any) -> Any: ...
+
     # -- tags (v V T) and the batch move (M) ---------------------------------
     def action_tag_toggle(self) -> None:
         """v: tag or untag the row under the cursor, then move down (mutt's t, aerc's v)."""
         row = self.current
         if row is None:
-            return
-        self.tags.toggle(row)
+            if not len(self.rows):
+                return
+            # Its page is on its way (v typed faster than it loads): toggled when it arrives.
+            self.tags.toggle_later(self.rows, self.cursor)
+        else:
+            self.tags.toggle(row)
+            self._tags_changed()
         self.refresh_line(self.cursor)
-        self._tags_changed()
         self._move(1)
+
+    def tags_arrived(self) -> None:
+        """A page came: the v's typed on its rows before it did take effect now."""
+        if self.tags.pending and self.tags.arrived(self.rows):
+            self._repaint_tags()
+
+    def tags_still_loading(self) -> bool:
+        """True (and a toast says so) while tagged rows wait for their page: an action on the
+        tags waits for them rather than act on fewer rows than were tagged."""
+        if not self.tags.pending:
+            return False
+        self.notify(f"{self.tags.pending:,} tagged rows are still loading; the action waits for them "
+                    "(press the key again when they are listed)", severity="warning", markup=False, timeout=3)
+        return True
 
     def action_tags_clear(self) -> None:
         """V: untag every row."""
@@ -130,6 +187,8 @@ class TagKeys:
 
     def action_move(self) -> None:
         """M: move the tagged rows (or the current one) to a folder picked next."""
+        if self.tags_still_loading():
+            return
         rows = tuple(self.tags.rows()) if self.tags else ((self.current,) if self.current is not None else ())
         if rows:
             self.post_message(self.BatchRequested(rows, "move"))

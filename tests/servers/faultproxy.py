@@ -14,6 +14,9 @@ connection that meets it, then the proxy forwards plainly again), except ``delay
 * ``stall_when_server_sends(b"...", nth=1)``: the (nth) chunk holding those bytes is
   forwarded up to them, then nothing more from the server reaches the client (a stall
   mid-response) until the connection ends; the server side is left open.
+* ``hold()`` / ``release()``: from ``hold()`` on, nothing from any server reaches its client
+  until ``release()`` (a server that is slow right now, e.g. while keys arrive); the held
+  bytes are forwarded then, in order. Not one-shot.
 
 Counters (``cuts``, ``stalls``, ``client_bytes``) say what fired. Plain TCP only.
 """
@@ -39,6 +42,8 @@ class FaultProxy:
         self._stall_pattern: bytes | None = None
         self._stall_skip = 0  # chunks holding the stall pattern still to forward before the stall
         self._delay = 0.0
+        self._flowing = threading.Event()
+        self._flowing.set()
         self._lock = threading.Lock()
         self.cuts = 0
         self.stalls = 0
@@ -68,6 +73,13 @@ class FaultProxy:
     def delay(self, seconds: float) -> None:
         """Hold every server chunk ``seconds`` before forwarding it (0: no delay)."""
         self._delay = seconds
+
+    def hold(self) -> None:
+        """Keep every server's answers from their clients until :meth:`release`."""
+        self._flowing.clear()
+
+    def release(self) -> None:
+        self._flowing.set()
 
     def _accept_loop(self) -> None:
         while not self._stop.is_set():
@@ -116,6 +128,9 @@ class FaultProxy:
                             data = data[:data.index(pattern)]
                         if self._delay:
                             time.sleep(self._delay)  # the injected slowness itself
+                        while not self._flowing.wait(0.2):  # held: wait for release (or close)
+                            if self._stop.is_set():
+                                return
                         if data:
                             client.sendall(data)
                     else:
@@ -149,5 +164,6 @@ class FaultProxy:
                 sock.close()
 
     def close(self) -> None:
+        self._flowing.set()
         self._stop.set()
         self._listener.close()

@@ -7,6 +7,7 @@ import pytest
 
 from mailtriage.tui.dialogs.folder_picker import FolderPicker
 from mailtriage.tui.dialogs.proposal import ProposalDialog
+from tests.servers.faultproxy import FaultProxy
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, mbox_project, screen_text, settle, write_imap_project
 from tests.tui.test_account_folders import folder_subjects, inbox_flags, open_inbox
@@ -204,6 +205,42 @@ async def test_tag_all_of_a_paged_folder_and_flag_over_max_bulk_in_one_proposal(
         assert tagged_subjects(app) == []
     flags = inbox_flags(dovecot, dovecot_user)
     assert len(flags) == 150 and all(b"\\Flagged" in f for f in flags.values())
+
+
+async def test_v_typed_faster_than_the_next_page_loads_tags_every_row(tags_project, user_config, dovecot, dovecot_user):
+    """Issue 35: v typed on rows whose page of 100 is still on its way tags them when it
+    comes (the presses were lost: the cursor stopped at the first row not fetched)."""
+    with dovecot.client(dovecot_user) as client:
+        for n in range(146):  # with the 4 reports: 150 messages, two pages
+            client.append("INBOX", report(5, f"Bulk {n:03d}"),
+                          msg_time=datetime(2026, 9, 1, 0, n % 60, n // 60, tzinfo=timezone.utc))
+    proxy = FaultProxy(dovecot.port)
+    settings = user_config / "config.toml"
+    settings.write_text(settings.read_text().replace(f"port = {dovecot.port}", f"port = {proxy.port}"))
+    app = make_app(tags_project)
+    try:
+        async with app.run_test(size=(140, 58)) as pilot:
+            await open_inbox(app, pilot)
+            listing = app.main.threads.thread_list
+            assert listing.rows.peek(100) is None  # the second page is not fetched yet
+            proxy.hold()  # and it stays on its way while the keys arrive
+            await pilot.press(*["pagedown"] * 4)  # fewer keys (Pilot types ~0.1 s each)
+            start = listing.cursor
+            await pilot.press(*["v"] * (104 - start))  # rows start..103: four of them on page 2
+            assert listing.rows.peek(100) is None and listing.cursor == 104
+            await pilot.press("f")  # the action waits for the rows still loading
+            assert any("4 tagged rows are still loading" in n.message for n in app._notifications)
+            proxy.release()
+            await settle(pilot)
+            assert not isinstance(app.screen, ProposalDialog)
+            rows = [listing.rows.peek(i) for i in range(len(listing.rows))]
+            assert tagged_subjects(app) == [row.subject for row in rows[start:104]]
+            assert f"{104 - start} tagged" in status(app)
+            await pilot.press("k", "v")  # a row fetched late untags like any other
+            await settle(pilot)
+            assert rows[103].subject not in tagged_subjects(app) and len(tagged_subjects(app)) == 103 - start
+    finally:
+        proxy.close()
 
 
 async def test_flag_and_move_on_tagged_list_threads_say_they_need_an_account(tmp_path):

@@ -44,6 +44,8 @@ class ComposeTarget:
     message_id: str | None = None
     #: A project draft's message answered when it was chosen in an account (the rule's route).
     answering: Message | None = None
+    #: The personal message answered as the reader already holds it (issue 35: not read again).
+    source: Message | None = None
 
     @property
     def personal(self) -> bool:
@@ -65,6 +67,8 @@ class ComposeController(ControllerBase):
 
     #: accounts: the folder in the thread list, (account id, folder id, name) or None.
     open_folder_key: tuple[str, str, str] | None
+    #: reading: personal accounts' messages read (ahead), (account id, message ID) -> thread.
+    kept_messages: dict[tuple[str, str], Thread]
 
     # -- intents from the panes --------------------------------------------------------
     def on_thread_list_reply_requested(self, message: ThreadList.ReplyRequested) -> None:
@@ -86,8 +90,11 @@ class ComposeController(ControllerBase):
             if account is None:
                 return "New mail is written from a personal account: open one of its folders first (C there)."
             return ComposeTarget("new", account_id=account)
-        if row is not None:
-            return ComposeTarget(what, account_id=row.account_id, message_id=row.header.id)
+        if row is not None and row.header is not None:
+            message_id = row.header.id
+            kept = self.kept_messages.get((row.account_id, message_id))
+            return ComposeTarget(what, account_id=row.account_id, message_id=message_id,
+                                 source=kept.messages[0] if kept is not None and kept.messages else None)
         if summary is not None and (thread is None or thread.thread_id != summary.thread_id):
             thread = None
         thread_id = summary.thread_id if summary is not None else (thread.thread_id if thread else None)
@@ -114,8 +121,12 @@ class ComposeController(ControllerBase):
         session = self.session
         try:
             # The outgoing rule decides from the row, not from the pane, account or search it is in.
+            source, account_id = target.source, target.account_id
+            if source is None and account_id is not None and target.message_id:  # new mail answers none
+                source = session.account_message(account_id, target.message_id).content  # read once
             route = session.compose_route(target.kind, thread_id=target.thread_id, thread=target.thread,
-                                          account_id=target.account_id, message_id=target.message_id)
+                                          account_id=target.account_id, message_id=target.message_id,
+                                          source=source)
             if route.refused is not None:
                 if not worker.is_cancelled:
                     self.post_message(ProposalReady(request, route.refused, "compose"))
@@ -129,7 +140,7 @@ class ComposeController(ControllerBase):
                                        answering=route.answering)
                 forms = session.reply_forms(thread, target.kind, route.answering)
             else:
-                forms = session.personal_forms(target.account_id, target.message_id, target.kind)
+                forms = session.personal_forms(target.account_id, target.message_id, target.kind, source=source)
                 where = session.compose_where(target.account_id)
         except Exception as exc:
             self.post_message(ProposalFailed(request, "Preparing the mail failed", exc))

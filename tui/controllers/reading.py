@@ -15,13 +15,21 @@ from mailtriage.application import Thread, ThreadId
 from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.errors import error_line, is_connection_problem
 from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
-from mailtriage.tui.messages import CaseLoaded, ReaderFailed, ThreadLoaded, ThreadUrlReady, UrlFailed
+from mailtriage.tui.messages import CaseLoaded, MessageReadAhead, ReaderFailed, ThreadLoaded, ThreadUrlReady, UrlFailed
 from mailtriage.tui.panes.reader import ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.sanitize import inert, inert_text
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from mailtriage.application import ThreadSummary
+
+#: Messages of personal accounts kept read (the row under the cursor, the ones opened): a
+#: message ID names its folder, UIDVALIDITY and UID, so what it holds never changes.
+READ_AHEAD_KEPT = 8
+#: Seconds the cursor rests on a row before it is read ahead (not the first row of a folder).
+READ_AHEAD_REST = 0.08
 
 
 class ReadingController(ControllerBase):
@@ -29,6 +37,15 @@ class ReadingController(ControllerBase):
         super().__init__(*args, **kwargs)
         #: The row the open thread came from (R reads it again).
         self.open_summary: ThreadSummary | None = None
+        #: (account id, message ID) -> the message as the reader shows it, read ahead or read
+        #: (newest last; READ_AHEAD_KEPT of them).
+        self.kept_messages: dict[tuple[str, str], Thread] = {}
+        self._ahead_running: tuple[str, str] | None = None
+        self._ahead_wanted: MailboxRow | None = None
+        self._ahead_rows: object = None
+        #: Enter on a row whose read-ahead is on its way: (request, key) shown when it comes.
+        self._ahead_open: tuple[int, tuple[str, str]] | None = None
+        self._ahead_timer: Timer | None = None
 
     #: compose: the personal account's message in the reading pane.
     open_mailbox_row: MailboxRow | None
@@ -49,6 +66,7 @@ class ReadingController(ControllerBase):
         """q / Esc in the reader: back to the list; a thread still loading is cancelled (its
         status line says "Esc cancels")."""
         self.cancel_work(("reader",))
+        self._ahead_open = None  # a read-ahead still on its way is not shown then
         self.query_one(ThreadList).focus()
 
     def on_thread_view_next_row_requested(self, message: ThreadView.NextRowRequested) -> None:
@@ -120,6 +138,8 @@ class ReadingController(ControllerBase):
     def on_thread_loaded(self, message: ThreadLoaded) -> None:
         if not self.is_current("reader", message.request):
             return
+        if message.account_id is not None:  # a personal account's message: r and Enter again need no read
+            self._keep_read((message.account_id, message.thread.thread_id.value), message.thread)
         self.reader.show_thread(message.thread, message.resolution, message.account_id)
         self._load_case(message.request, message.thread)
         self._offer_unlock(message.thread)
@@ -127,7 +147,9 @@ class ReadingController(ControllerBase):
     # -- OpenPGP: a key that needs its passphrase -------------------------------------------
     def _offer_unlock(self, thread) -> None:
         """A message stayed encrypted because its key needs a passphrase: offer to unlock it."""
-        if not self.session.pgp_needs_passphrase(thread):
+        # Mail without OpenPGP (every account message) cannot need one: no OpenPGP code loads
+        # on the UI thread right after the body is shown, where it delayed the next key (issue 35).
+        if all(m.crypto is None for m in thread.messages) or not self.session.pgp_needs_passphrase(thread):
             return
 
         def decided(value: str | None) -> None:
@@ -172,8 +194,19 @@ class ReadingController(ControllerBase):
     def open_mailbox_message(self, summary: MailboxRow) -> None:
         """Read one message of a personal account; \\Seen is left as it is (BODY.PEEK)."""
         self.open_mailbox_row = summary  # r/A/F in the reading pane answer it
+        if summary.header is None:
+            return
+        key = (summary.account_id, summary.header.id)
+        request = self.new_request("reader")
+        kept = self.kept_messages.get(key)
+        if kept is not None:  # read ahead (issue 35): shown in this frame, no server round trip
+            self._show_read(request, kept, key[0])
+            return
         self.reader.show_loading(summary.subject)
-        self._read_mailbox(self.new_request("reader"), summary.account_id, summary.header.id)
+        if self._ahead_running == key:  # on its way already: shown when it comes
+            self._ahead_open = (request, key)
+            return
+        self._read_mailbox(request, *key)
 
     @work(thread=True, exclusive=True, group="reader", exit_on_error=False)
     def _read_mailbox(self, request: int, account_id: str, message_id: str) -> None:
@@ -186,6 +219,76 @@ class ReadingController(ControllerBase):
                         notes=tuple(message.header.notes))
         if not get_current_worker().is_cancelled:
             self.post_message(ThreadLoaded(request, thread, None, account_id))
+
+    def _show_read(self, request: int, thread: Thread, account_id: str | None) -> None:
+        """Show ``thread`` now, as a ThreadLoaded of ``request`` would."""
+        self.on_thread_loaded(ThreadLoaded(request, thread, None, account_id))
+
+    def _keep_read(self, key: tuple[str, str], thread: Thread) -> None:
+        self.kept_messages.pop(key, None)
+        self.kept_messages[key] = thread
+        while len(self.kept_messages) > READ_AHEAD_KEPT:
+            del self.kept_messages[next(iter(self.kept_messages))]
+
+    # -- read ahead: the message under the cursor of an account's folder (issue 35) ------
+    def on_thread_list_highlighted(self, message: ThreadList.Highlighted) -> None:
+        """The cursor rests on a personal account's message: read it before Enter asks. At
+        once on a folder just opened (Enter may follow the first paint), else when the cursor
+        has rested a moment (keys typed in a burst, 200 v's, read nothing); one read at a time."""
+        listing = self.query_one(ThreadList)
+        row = listing.current
+        if not isinstance(row, MailboxRow) or row.header is None or not self.session.is_open:
+            return
+        self._ahead_wanted = row
+        if self._ahead_timer is not None:
+            self._ahead_timer.stop()
+            self._ahead_timer = None
+        if self._ahead_rows is not listing.rows:
+            self._ahead_rows = listing.rows
+            self._read_ahead_next()
+        else:
+            self._ahead_timer = self.set_timer(READ_AHEAD_REST, self._read_ahead_next)
+
+    def _read_ahead_next(self) -> None:
+        self._ahead_timer = None
+        row = self._ahead_wanted
+        if row is None or row.header is None or self._ahead_running is not None:
+            return
+        self._ahead_wanted = None
+        key = (row.account_id, row.header.id)
+        if key in self.kept_messages:
+            return
+        self._ahead_running = key
+        self._read_ahead(key)
+
+    @work(thread=True, group="read-ahead", exit_on_error=False)
+    def _read_ahead(self, key: tuple[str, str]) -> None:
+        try:
+            message = self.session.account_message(*key)
+            thread = Thread(ThreadId(MAILBOX_KIND, key[1]), message.header.subject, (message.content,),
+                            notes=tuple(message.header.notes))
+        except Exception:  # noqa: BLE001 - not asked for: Enter reads it again and says why
+            self.app.call_from_thread(self._read_ahead_failed, key)
+            return
+        self.post_message(MessageReadAhead(key[0], key[1], thread))
+
+    def _read_ahead_failed(self, key: tuple[str, str]) -> None:
+        self._ahead_running = None
+        if self._ahead_open is not None and self._ahead_open[1] == key:
+            request, _ = self._ahead_open
+            self._ahead_open = None
+            if self.is_current("reader", request):
+                self._read_mailbox(request, *key)
+        self._read_ahead_next()
+
+    def on_message_read_ahead(self, message: MessageReadAhead) -> None:
+        key = (message.account_id, message.message_id)
+        self._ahead_running = None
+        self._keep_read(key, message.thread)
+        waiting, self._ahead_open = self._ahead_open, None
+        if waiting is not None and waiting[1] == key and self.is_current("reader", waiting[0]):
+            self._show_read(waiting[0], message.thread, key[0])
+        self._read_ahead_next()
 
     # -- thread URL ------------------------------------------------------------------------
     def show_thread_url(self) -> None:

@@ -24,11 +24,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, Label, Static, TextArea
+from textual.widgets import Button, Input, Label, Static, TextArea
 
 from mailtriage.application import ComposeForm, editor_text, read_editor_text
 from mailtriage.tui import bindings
 from mailtriage.tui.dialogs import DIALOG_CSS
+from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.sanitize import inert, inert_text
 
 FIELDS = (("to", "To"), ("cc", "Cc"), ("subject", "Subject"), ("attach", "Attach"))
@@ -82,7 +83,7 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
                     label = "Receipt/reply ^r" if self.form.is_reply else "Inline/attached ^g"
                     yield Button(Text(label), id="switch")
                 yield Button(Text("Cancel esc"), id="cancel", variant="primary")
-        yield Footer()
+        yield KeyFooter()  # one recompose per burst of binding changes, not five (issue 35)
 
     def on_mount(self) -> None:
         self._load(self.form)

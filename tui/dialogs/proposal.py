@@ -20,10 +20,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Static, TextArea
+from textual.widgets import Button, Static, TextArea
 
 from mailtriage.tui import bindings
 from mailtriage.tui.dialogs import DIALOG_CSS
+from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.sanitize import inert, inert_text
 
@@ -224,7 +225,7 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
                 if self._editors or any(w.editable_body for w in p.writes):
                     yield Button(Text("Edit in $EDITOR (ctrl+o)"), id="editor")
                 yield Button(Text("Cancel (esc)"), id="cancel", variant="primary")
-        yield Footer()
+        yield KeyFooter()  # one recompose per burst of binding changes, not five (issue 35)
 
     def on_mount(self) -> None:
         # The content first, so it scrolls from the keyboard; Tab reaches the editable body.

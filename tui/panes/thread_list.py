@@ -257,7 +257,7 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
             return Strip.blank(width, self.rich_style)
         is_cursor = index == self.cursor
         row = self.rows.peek(index)
-        tagged = row is not None and bool(self.tags) and row in self.tags
+        tagged = row in self.tags if row is not None else self.tags.waits_at(self.rows, index)
         key = (index, width, is_cursor, self.has_focus, self._generation, tagged)
         strip = self._cache.get(key)
         if strip is None:
@@ -274,7 +274,8 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
             base = base + self.get_component_rich_style("thread-list--cursor")
         if row is None:
             style = base if is_cursor else base + self.get_component_rich_style("thread-list--placeholder")
-            return Strip([Segment(" … loading".ljust(width)[:width], style)], width)
+            label = (TAG_MARK if tagged else " ") + "… loading"
+            return Strip([Segment(label.ljust(width)[:width], style)], width)
         narrow = width < 72
         # Full (not partial) component styles: their colours come out blended with the
         # background, which is what makes $text-muted readable in light themes too.
@@ -370,6 +371,8 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         self.post_message(self.ReplyRequested(self.current, kind))
 
     def action_import_thread(self) -> None:
+        if self.tags_still_loading():
+            return
         if self.tags:
             self.post_message(self.BatchRequested(tuple(self.tags.rows()), "import"))
             return
@@ -379,6 +382,8 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         self.post_message(self.IssueRequested(self.current))
 
     def action_organize(self, action: str) -> None:
+        if self.tags_still_loading():
+            return
         if self.tags:
             self.post_message(self.BatchRequested(tuple(self.tags.rows()), action))
             return
@@ -456,6 +461,7 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
     def on_thread_list_page_loaded(self, message: PageLoaded) -> None:
         message.stop()
         if message.rows is self.rows:
+            self.tags_arrived()  # v typed on its rows before they came (issue 35)
             if isinstance(self.rows, ArrangedRows):  # sort the new page in, cursor on its row
                 self.replace_rows(self.rows.base)
                 self.post_message(self.ArrangementChanged())

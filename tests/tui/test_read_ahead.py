@@ -1,0 +1,65 @@
+"""Issue 35: Enter and r on a personal account's message as fast as aerc. The message under the
+cursor is read ahead, so Enter shows it without a round trip; r answers the message the reader
+already holds instead of reading it again (twice, before). Against the real Dovecot behind a
+proxy whose answers the test holds: what shows while the server says nothing came from no read."""
+
+from datetime import datetime, timezone
+
+import pytest
+
+from mailtriage.tui.dialogs.compose import ComposeDialog
+from mailtriage.tui.panes.reader import ReaderPane
+from tests.servers.faultproxy import FaultProxy
+from tests.servers.fixtures import *  # noqa: F401,F403
+from tests.tui.helpers import make_app, screen_text, settle, write_imap_project
+from tests.tui.test_account_folders import open_inbox, report
+from tests.tui.test_imap_network import wait_until
+
+LIST = "security@frob.example"
+BODY = "Shall we meet at noon on Friday?"
+
+
+def personal(to: str) -> bytes:
+    """A message to the account itself, answering nothing: the account's own mail to reply to."""
+    return (f"From: Bo Friend <bo@example.net>\r\nTo: {to}\r\nSubject: Lunch on Friday\r\n"
+            "Date: Fri, 09 Oct 2026 09:00:00 +0000\r\nMessage-ID: <lunch@example.net>\r\n"
+            "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
+            f"{BODY}\r\n").encode()
+
+
+@pytest.fixture
+def held_project(tmp_path, user_config, dovecot, dovecot_user, memory_keyring):
+    """An account (access = "draft") reaching Dovecot through a proxy; its newest message is
+    the personal one, so it is the first row."""
+    project = write_imap_project(tmp_path, user_config, dovecot, dovecot_user, access="draft", list_address=LIST)
+    dovecot.append(dovecot_user, "INBOX", report(1, "Heap overflow in the frob parser"),
+                   when=datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc))
+    dovecot.append(dovecot_user, "INBOX", personal(f"{dovecot_user.name}@example.org"),
+                   when=datetime(2026, 10, 9, 9, 0, tzinfo=timezone.utc))
+    proxy = FaultProxy(dovecot.port)
+    settings = user_config / "config.toml"
+    settings.write_text(settings.read_text().replace(f"port = {dovecot.port}", f"port = {proxy.port}"))
+    try:
+        yield project, proxy
+    finally:
+        proxy.close()
+
+
+async def test_enter_shows_the_message_under_the_cursor_and_r_quotes_it_with_the_server_held(held_project):
+    project, proxy = held_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)  # the cursor rests on the newest message: read ahead
+        await settle(pilot)
+        proxy.hold()  # from now on the server answers nothing
+        try:
+            await pilot.press("enter")
+            await pilot.pause()
+            reader = app.main.query_one(ReaderPane)
+            assert reader.thread is not None and reader.thread.subject == "Lunch on Friday"
+            assert BODY in screen_text(app)
+            await pilot.press("r")  # the reader's copy is what the reply quotes
+            await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog), timeout=5)
+            assert f"> {BODY}" in screen_text(app)
+        finally:
+            proxy.release()
