@@ -228,9 +228,9 @@ async def test_a_failed_startup_listing_leaves_no_read_ahead_to_serve(proxied_pr
             proxy.come_back()
             await pilot.press("enter")  # on the first row, shown from the cache
             await wait_until(pilot, lambda: shown_count(app) is not None or "R to reconnect" in reader_status(app))
-            # The app's own read (refused while the backend is known to be down: R reconnects),
-            # never the copy read before the failure, which lacks the reply.
-            assert shown_count(app) is None
+            # The app's own read (refused while the backend is known to be down, R reconnects; or,
+            # the backend back, done, with the reply), never the copy read before the failure.
+            assert shown_count(app) in (None, 2)
     finally:
         proxy.come_back()
 
