@@ -244,8 +244,8 @@ class ForkedHeadStart:
         summary cache and ends: :meth:`finish` waits for that."""
         timeout = LISTING_TIMEOUT if timeout is None else timeout
         deadline = time.monotonic() + timeout
-        part, self._pending = self._pending, None
-        part = part if part is not None else self._receive(deadline, cancelled)
+        part: object = self._pending if self._pending is not None else self._receive(deadline, cancelled)
+        self._pending = None
         while isinstance(part, ThreadRead):  # the first page's read ahead, after it
             self._keep_read(part)
             part = self._receive(deadline, cancelled)
