@@ -214,7 +214,7 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
             main.stop_alerts()
         self.session.close()
         self.session = Service(self.session.project_dir, demo=self.session.demo, settings=self.settings)
-        self.head_start = None  # start-up's; this opening lists as any other
+        self.forget_start_up()  # this opening lists and reads as any other
         self._open_session()
 
     def open_demo(self) -> None:

@@ -23,7 +23,7 @@ from mailtriage.tui.head_start import (FIRST_FRAME_WAIT, FIRST_PAGE, READ_AHEAD_
 if TYPE_CHECKING:
     from mailtriage.core.settings import UserSettings
     from mailtriage.tui.screens.main import MainScreen
-    from mailtriage.application import Service
+    from mailtriage.application import Service, ThreadSummary
 
 
 class HeadStartArrived(Message):
@@ -146,16 +146,25 @@ class FirstScreen:
     def _receive_read_ahead(self, child: ForkedHeadStart) -> None:
         child.receive_read_ahead()
 
-    def read_ahead(self, thread_id):
-        """The Dispatch of ``read_thread`` for ``thread_id`` as start-up's child read it ahead
-        (an Enter on the first row), or None: the caller reads it itself."""
+    def read_ahead(self, row: ThreadSummary):
+        """The Dispatch of ``read_thread`` for the thread of ``row`` (on screen) as start-up's child
+        read it ahead (an Enter on the first row), or None: the caller reads it itself."""
         child = self._read_child
-        return None if child is None else child.take_read_ahead(thread_id, READ_AHEAD_WAIT)
+        return None if child is None else child.take_read_ahead(row, READ_AHEAD_WAIT)
 
     def drop_read_ahead(self) -> None:
-        """Start-up's listing is whole: later reads are this process's own (what came since)."""
+        """Later reads are this process's own (what came since): start-up's listing is whole, this
+        process listed (or failed to) itself."""
         if self._read_child is not None:
             self._read_child.drop_read_ahead()
+
+    def forget_start_up(self) -> None:
+        """Another session opens (reopen, the demo): start-up's head start and read ahead are
+        never shown or served in it."""
+        self.head_start = None
+        child, self._read_child = self._read_child, None
+        if child is not None:
+            child.drop_read_ahead()
 
     def wait_for_listing_child(self, timeout: float) -> None:
         """Until the child that listed the first list has ended (its summary cache written),

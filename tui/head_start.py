@@ -23,9 +23,11 @@ fails, the parent lists itself, which reports why.
 
 The child also reads ahead the thread of the first row, under the first frame's cursor (issue
 33: the first key is Enter on the newest report): after a warm head start in a frame of its own
-(:class:`ThreadRead`), on a cold start with the first page. An Enter on that row then shows it
-without waiting for the parent's own opening, sign-in and sources check. It serves that row
-once, and only until start-up's listing is whole: later reads are the parent's, with what came since.
+(:class:`ThreadRead`), on a cold start after the first page, in a frame of its own too (the page
+does not wait for it). An Enter on that row then shows it without waiting for the parent's own
+opening, sign-in and sources check. It serves that row once, only when it fits the row on screen
+(its messages, its last activity), and only until the parent lists (or fails to) itself or
+start-up's listing is whole: later reads are the parent's, with what came since.
 
 The pipe carries frames: eight bytes of length, then a pickle.
 """
@@ -39,13 +41,13 @@ import signal
 import struct
 import threading
 import time
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from mailtriage.core.collector import collector_paused
 from mailtriage.core.settings import load_settings
+from mailtriage.tui.head_start_frames import HeadStart, ListingPart, ThreadRead
 
 if TYPE_CHECKING:
     from mailtriage.application import Service
@@ -77,72 +79,6 @@ _FRAME_LENGTH = struct.Struct("!Q")
 STARTUP_CALLER = "start-up"
 #: How long an Enter on the first row waits for the child's read ahead before reading itself.
 READ_AHEAD_WAIT = 5.0
-
-
-@dataclass(frozen=True)
-class HeadStart:
-    """The open project's facts for the first frame and, when they could be read without a
-    server, the first list's newest threads (``stale``: from the summary cache)."""
-
-    title: str
-    lists: list[Any]  # ListEntry
-    since: datetime
-    cc: Any  # CcResolution
-    list_name: str | None
-    listing: Any = None  # the registry's Dispatch, or None
-    stale: bool = False
-    #: The child goes on to list ``list_name`` from the server (a cold start; see the module).
-    listing_follows: bool = False
-    read_follows: Any = None  #: the ThreadId the child reads ahead next, in a frame of its own (warm)
-    #: What the child recorded meanwhile (core.trace OpRecords and TraceLines: a damaged cache
-    #: noted and rebuilt, the cache read), for the console; empty when read in this process.
-    operations: list = field(default_factory=list)
-    trace: list = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class ListingPart:
-    """One answer of the child's listing: the first page, or the whole window (``whole``),
-    with the operations and protocol lines the child recorded since its last part. The
-    summaries travel flat (``packed``: backends/summary_wire.py, several times faster to
-    pickle than the objects); ``value`` holds a listing that is not a list of summaries."""
-
-    resolution: Any  # the registry's Resolution
-    whole: bool
-    packed: list | None = None
-    value: Any = None
-    operations: list = field(default_factory=list)  # core.trace OpRecords
-    trace: list = field(default_factory=list)  # core.trace TraceLines
-    read: ThreadRead | None = None  #: the first page's first thread, read ahead (a cold start)
-
-    @classmethod
-    def of(cls, listing: Any, whole: bool, operations: list, trace: list) -> ListingPart:
-        """The part for ``listing`` (the registry's Dispatch)."""
-        from mailtriage.application import pack_summaries  # the child's only: the parent unpacks
-
-        try:
-            return cls(listing.resolution, whole, packed=pack_summaries(listing.value), operations=operations,
-                       trace=trace)
-        except TypeError:  # not a list of summaries (a lazy listing): pickled as it is
-            return cls(listing.resolution, whole, value=listing.value, operations=operations, trace=trace)
-
-    def listing(self) -> Any:
-        """The summaries, each built back when first read (backends/summary_wire.py), or the value as it came."""
-        if self.packed is None:
-            return self.value
-        from mailtriage.application import PackedSummaries  # loaded by the listing by now
-
-        return PackedSummaries(self.packed)
-
-
-@dataclass(frozen=True)
-class ThreadRead:
-    """The first row's thread read ahead (see the module): ``read_thread``'s Dispatch, and what was recorded."""
-
-    thread_id: Any  # ThreadId
-    dispatch: Any  # the registry's Dispatch
-    operations: list = field(default_factory=list)
-    trace: list = field(default_factory=list)
 
 
 def read_head_start(session: Service, limit: int = FIRST_PAGE) -> HeadStart | None:
@@ -181,6 +117,7 @@ class ForkedHeadStart:
         self._read_ahead: ThreadRead | None = None
         self._read_lock = threading.Lock()
         self.read_settled = threading.Event()  #: the read ahead came, or will not
+        self._pending: ListingPart | None = None  # a part received while waiting for the read ahead
 
     @classmethod
     def start(cls, project_dir: Path, *, demo: bool) -> ForkedHeadStart | None:
@@ -235,10 +172,9 @@ class ForkedHeadStart:
             return None
         adopt_records(head.operations, head.trace)
         self.read_ahead_for = head.read_follows
-        if head.read_follows is None:
+        if head.read_follows is None and not head.listing_follows:  # (a cold start's follows its first page)
             self.read_settled.set()
-            if not head.listing_follows:
-                self._end(time.monotonic() + timeout)
+            self._end(time.monotonic() + timeout)
         return head
 
     def receive_read_ahead(self, timeout: float = LISTING_TIMEOUT) -> None:
@@ -246,35 +182,58 @@ class ForkedHeadStart:
         try:
             frame = self._receive(time.monotonic() + timeout)
             if isinstance(frame, ThreadRead):
-                with self._read_lock:
-                    if self.read_ahead_for is not None:  # not dropped meanwhile
-                        self._read_ahead = frame
+                self._keep_read(frame)
         finally:
             self.read_settled.set()
             self._end(time.monotonic() + END_WAIT)
 
-    def take_read_ahead(self, thread_id: Any, timeout: float = READ_AHEAD_WAIT) -> Any:
-        """The Dispatch of ``read_thread`` the child read ahead for ``thread_id``, once; else None
-        (another thread, failed, dropped, later than ``timeout``): the caller reads it itself."""
-        if self.read_ahead_for is None or thread_id != self.read_ahead_for:
+    def _keep_read(self, read: ThreadRead) -> None:
+        """The read ahead came: kept for :meth:`take_read_ahead`, unless dropped meanwhile."""
+        with self._read_lock:
+            if self.read_ahead_for is not None and read.thread_id == self.read_ahead_for:
+                self._read_ahead = read
+        self.read_settled.set()
+
+    def receive_read_ahead_while(self, waiting: Callable[[], bool]) -> None:
+        """A cold start, after a first page whose read ahead follows: its frame received as soon as
+        it comes, while ``waiting()`` (the listing's own worker, until this process's project is
+        open: an Enter on that page then need not wait for this process's sources check)."""
+        while self.read_ahead_for is not None and not self.read_settled.is_set() and waiting():
+            if self.ready(0.05):  # a frame is read whole once it starts: the pipe stays in step
+                frame = self._receive(time.monotonic() + LISTING_TIMEOUT)
+                if isinstance(frame, ThreadRead):
+                    self._keep_read(frame)
+                else:  # the child's next part (or its end): for next_listing
+                    self._pending = frame if isinstance(frame, ListingPart) else None
+                    self.read_settled.set()
+                return
+
+    def take_read_ahead(self, row: Any, timeout: float = READ_AHEAD_WAIT) -> Any:
+        """The Dispatch of ``read_thread`` the child read ahead for ``row`` (the ThreadSummary on
+        screen), once; else None (another thread, failed, dropped, later than ``timeout``, or it
+        does not fit the row: a reply listed since): the caller reads it itself. Looked at once:
+        a read that does not fit is dropped."""
+        if self.read_ahead_for is None or row.thread_id != self.read_ahead_for:
             return None
         self.read_settled.wait(timeout)
         with self._read_lock:
             read, self._read_ahead = self._read_ahead, None
-            if read is not None and read.thread_id == thread_id:
+            if read is not None and read.thread_id == row.thread_id:
                 self.read_ahead_for = None
             else:
                 self._read_ahead, read = read, None
         if read is None:
             return None
-        adopt_records(read.operations, read.trace)
-        return read.dispatch
+        adopt_records(read.operations, read.trace)  # the child's read happened, served or not
+        return read.dispatch if read.fits(row) else None
 
     def drop_read_ahead(self) -> None:
-        """Start-up's listing is whole: a thread read ahead is no longer served."""
+        """A thread read ahead is no longer served: start-up's listing is whole, this process
+        listed (or failed to list) itself, or another project opened."""
         with self._read_lock:
             self.read_ahead_for = None
             self._read_ahead = None
+        self.read_settled.set()  # a take that waits lets go: nothing is served now
 
     def next_listing(self, timeout: float | None = None,
                      cancelled: Callable[[], bool] = lambda: False) -> ListingPart | None:
@@ -285,17 +244,22 @@ class ForkedHeadStart:
         summary cache and ends: :meth:`finish` waits for that."""
         timeout = LISTING_TIMEOUT if timeout is None else timeout
         deadline = time.monotonic() + timeout
-        part = self._receive(deadline, cancelled)
+        part: object = self._pending if self._pending is not None else self._receive(deadline, cancelled)
+        self._pending = None
+        while isinstance(part, ThreadRead):  # the first page's read ahead, after it
+            self._keep_read(part)
+            part = self._receive(deadline, cancelled)
         if not isinstance(part, ListingPart):
             if not cancelled() and not self._closed and time.monotonic() >= deadline:
                 self.stalled_after = timeout
             self.abandon()
             return None
         self.listed = self.listed or part.whole
-        if part.read is not None:
+        if part.read_follows is not None:  # in the next frame: taken by the next call (the listing's)
             with self._read_lock:
-                self.read_ahead_for, self._read_ahead = part.read.thread_id, part.read
-        self.read_settled.set()  # the first page carries the read ahead, or none comes
+                self.read_ahead_for, self._read_ahead = part.read_follows, None
+        else:
+            self.read_settled.set()  # none comes
         return part
 
     def finish(self) -> None:
@@ -434,10 +398,10 @@ def _child(project_dir: Path, demo: bool, write_end: int) -> None:
             if head is not None:
                 early = head.list_name is not None and _may_list_early(session)
                 follows = head.listing is None and early
-                first = _first_thread(head.listing.value) if early and head.listing is not None else None
+                first = _first_row(head.listing.value) if early and head.listing is not None else None
                 operations, trace = _taken_records()
-                _send(write_end, replace(head, listing_follows=follows, read_follows=first, operations=operations,
-                                         trace=trace))
+                _send(write_end, replace(head, listing_follows=follows, read_follows=_id_of(first),
+                                         operations=operations, trace=trace))
                 if follows:
                     _list_first(session, head.list_name, write_end)
                 elif first is not None:
@@ -455,22 +419,29 @@ def _may_list_early(session: Service) -> bool:
         return False
 
 
-def _first_thread(summaries: Any) -> Any:
-    try:  # the first row's thread (the first frame's cursor), or None
-        return summaries[0].thread_id if len(summaries) else None
+def _first_row(summaries: Any) -> Any:
+    try:  # the first row (the first frame's cursor), or None
+        return summaries[0] if len(summaries) and summaries[0].thread_id is not None else None
     except (TypeError, IndexError, AttributeError):  # a listing that is not a list of summaries
         return None
 
 
-def _read_ahead(session: Service, thread_id: Any) -> ThreadRead | None:
-    """In the child: ``thread_id`` read; None when it failed (the parent's own read says why)."""
+def _id_of(row: Any) -> Any:
+    return None if row is None else row.thread_id
+
+
+def _read_ahead(session: Service, row: Any) -> ThreadRead:
+    """In the child: the thread of ``row`` (a ThreadSummary) read; its dispatch None when that
+    failed (the parent's own read says why)."""
     try:
-        dispatch = session.read_thread(thread_id)
+        dispatch = session.read_thread(row.thread_id)
         pickle.dumps(dispatch, protocol=pickle.HIGHEST_PROTOCOL)  # what cannot travel is not sent
+        count = len(dispatch.value.messages)
     except Exception:
         _taken_records()  # the parent's own read records its attempt
-        return None
-    return ThreadRead(thread_id, dispatch, *_taken_records())
+        return ThreadRead(row.thread_id, None)
+    return ThreadRead(row.thread_id, dispatch, *_taken_records(), message_count=count,
+                      last_activity=row.last_activity)
 
 
 def _list_first(session: Service, list_name: str, write_end: int) -> None:
@@ -478,22 +449,24 @@ def _list_first(session: Service, list_name: str, write_end: int) -> None:
     the whole window, each part sent as it is read. The summary cache is written before the
     child ends, which closes the pipe (it exits without the atexit write, and without a LOGOUT:
     the app waits for that end, not for a round trip). A failure sends nothing more: the
-    parent lists itself."""
-    def part(listing: Any, whole: bool, read: bool = True) -> ListingPart:
+    parent lists itself. After a first page, its first row's thread is read ahead and sent in a
+    frame of its own: the page does not wait for it (a big attachment takes seconds). A whole
+    window in one part has no read ahead: the parent serves none once its listing is whole."""
+    def part(listing: Any, whole: bool) -> ListingPart:
         with collector_paused():
-            made = ListingPart.of(listing, whole, *_taken_records())
-        first = _first_thread(listing.value) if read else None  # the first page's first row
-        return made if first is None else replace(made, read=_read_ahead(session, first))
+            return ListingPart.of(listing, whole, *_taken_records())
 
     try:
-        limited = session.listing_can_be_limited()
-        if limited:
+        if session.listing_can_be_limited():
             first = session.list_threads(list_name, limit=FIRST_PAGE)
             if len(first.value) < FIRST_PAGE:
                 _send(write_end, part(first, True))
                 return
-            _send(write_end, part(first, False))
-        _send(write_end, part(session.list_threads(list_name), True, read=not limited))
+            row = _first_row(first.value)
+            _send(write_end, replace(part(first, False), read_follows=_id_of(row)))
+            if row is not None:
+                _send(write_end, _read_ahead(session, row))
+        _send(write_end, part(session.list_threads(list_name), True))
     finally:
         from mailtriage.application import flush_listing_caches  # loaded by the listing by now
 

@@ -3,14 +3,17 @@
 The first key of a triager is Enter on the newest report. Start-up's child, connected while
 the app still imports Textual, reads the thread of the first row: an Enter on that row shows it
 without waiting for the app's own project opening, sign-in and sources check. It serves that
-row once, and only until start-up's listing is whole (later reads are the app's own). A real
-Dovecot behind the loopback proxy of test_imap_network.py.
+row once, only when it has the row's messages, and only until this process lists (or fails to)
+itself or start-up's listing is whole (later reads are the app's own). A real Dovecot behind
+the loopback proxy of test_imap_network.py (tests/servers/faultproxy.py where a read must stall).
 """
 
 from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 
@@ -19,11 +22,13 @@ from mailtriage.tui import head_start
 from mailtriage.tui.head_start import STARTUP_CALLER, ForkedHeadStart
 from mailtriage.tui.panes.reader import ReaderPane
 from mailtriage.tui.panes.thread_list import ThreadList
+from tests.servers.faultproxy import FaultProxy
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, settle
 from tests.tui.test_head_start_listing import gone, listed_here
-from tests.tui.test_imap_drafts import imap_project  # noqa: F401 (fixture)
-from tests.tui.test_imap_network import proxied_project, threads_status, wait_until  # noqa: F401 (fixture)
+from tests.tui.test_imap_drafts import LIST, REPORT, WHEN, imap_project  # noqa: F401 (fixture)
+from tests.tui.test_imap_network import (proxied_project, reader_status, threads_status,  # noqa: F401 (fixture)
+                                        wait_until)
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the head start forks")
 
@@ -58,12 +63,12 @@ def test_a_warm_child_reads_the_first_rows_thread_once(proxied_project):
     assert head.stale and head.read_follows == head.listing.value[0].thread_id == newest.thread_id
     child.receive_read_ahead()
     assert gone(child.pid) and child.ended.is_set()  # it ended once it had sent the read
-    assert child.take_read_ahead(object()) is None  # another thread: read by the app itself
+    assert child.take_read_ahead(listed_here(project)[1]) is None  # another thread: read by the app itself
     OPLOG.clear()
-    dispatch = child.take_read_ahead(newest.thread_id)
+    dispatch = child.take_read_ahead(newest)
     assert dispatch.value.subject == newest.subject and dispatch.resolution.chosen == "imap"
     assert reads_by() == [STARTUP_CALLER]  # what the child recorded, for the console
-    assert child.take_read_ahead(newest.thread_id) is None  # once
+    assert child.take_read_ahead(newest) is None  # once
 
 
 def test_a_cold_childs_first_page_carries_the_first_rows_thread(proxied_project, monkeypatch):
@@ -73,10 +78,10 @@ def test_a_cold_childs_first_page_carries_the_first_rows_thread(proxied_project,
     assert child.result().listing_follows
     page = child.next_listing()
     first = page.listing()[0]
+    assert page.read_follows == first.thread_id  # in a frame of its own, after the page
+    assert child.next_listing().whole  # the listing's next call takes the read on its way
     assert child.read_settled.is_set()
-    assert child.take_read_ahead(first.thread_id).value.subject == first.subject == "Second report"
-    child.drop_read_ahead()
-    child.next_listing()
+    assert child.take_read_ahead(first).value.subject == first.subject == "Second report"
     child.finish()
 
 
@@ -139,3 +144,147 @@ async def test_a_cold_starts_first_page_does_not_wait_for_the_apps_own_project_o
     finally:
         if opening is not None:
             opening.release()
+
+
+def reply_to(row) -> bytes:
+    return (f"From: Ana <ana@example.com>\r\nTo: {LIST}\r\nSubject: Re: {row.subject}\r\n"
+            "Date: Thu, 01 Oct 2026 11:00:00 +0000\r\nMessage-ID: <reply-late@example.com>\r\n"
+            f"In-Reply-To: {row.thread_id.value}\r\nReferences: {row.thread_id.value}\r\n"
+            "MIME-Version: 1.0\r\nContent-Type: text/plain\r\n\r\nMore details.\r\n").encode()
+
+
+def shown_count(app) -> int | None:
+    thread = app.screen.query_one(ReaderPane).thread
+    return None if thread is None else len(thread.messages)
+
+
+def row_of(app, thread_id):
+    return next((r for r in app.screen.query_one(ThreadList).rows.items if getattr(r, "thread_id", None) == thread_id),
+                None)
+
+
+def test_a_read_ahead_that_lacks_a_message_of_the_row_on_screen_is_not_served(proxied_project, dovecot,
+                                                                             dovecot_user):
+    project, _proxy = proxied_project
+    newest = listed_here(project)[0]
+    child = ForkedHeadStart.start(project, demo=False)
+    assert child.result().read_follows == newest.thread_id
+    child.receive_read_ahead()  # one message
+    dovecot.append(dovecot_user, "INBOX", reply_to(newest), when=WHEN + timedelta(hours=2))
+    listed_since = listed_here(project)[0]
+    assert listed_since.thread_id == newest.thread_id and listed_since.message_count == 2
+    assert child.take_read_ahead(listed_since) is None  # the caller reads it, with the reply
+    assert child.take_read_ahead(newest) is None  # and it is not kept for a later look
+
+
+def test_a_read_ahead_whose_row_was_active_since_is_not_served(proxied_project):
+    project, _proxy = proxied_project
+    newest = listed_here(project)[0]
+    child = ForkedHeadStart.start(project, demo=False)
+    assert child.result().read_follows == newest.thread_id
+    child.receive_read_ahead()
+    assert child.take_read_ahead(replace(newest, last_activity=newest.last_activity + timedelta(minutes=1))) is None
+
+
+async def test_a_row_this_process_listed_is_read_by_this_process(proxied_project, dovecot, dovecot_user):
+    # Issue 33 review: the child read the thread (1 message) before a reply came; the app's own
+    # first page lists the row with 2; an Enter while its whole window is still being listed
+    # showed the child's 1-message copy.
+    project, proxy = proxied_project
+    newest = listed_here(project)[0]  # a warm start
+    child = ForkedHeadStart.start(project, demo=False)
+    app = make_app(project)
+    app.first_page = 1
+    assert child.ready(10)
+    app.prepare_first_screen(child)
+    assert finished(child.pid)  # its read ahead is in the pipe
+    dovecot.append(dovecot_user, "INBOX", reply_to(newest), when=WHEN + timedelta(hours=2))
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await wait_until(pilot, lambda: (row_of(app, newest.thread_id) or newest).message_count == 2)
+            proxy.hold()  # the rest of the window (where it is still being listed) and any read wait
+            await pilot.press("enter")
+            await pilot.pause()
+            proxy.release()
+            await wait_until(pilot, lambda: shown_count(app) is not None)
+            assert shown_count(app) == 2
+    finally:
+        proxy.release()
+
+
+async def test_a_failed_startup_listing_leaves_no_read_ahead_to_serve(proxied_project, dovecot, dovecot_user):
+    project, proxy = proxied_project
+    newest = listed_here(project)[0]  # a warm start: the first frame shows it from the cache
+    child = ForkedHeadStart.start(project, demo=False)
+    app = make_app(project)
+    assert child.ready(10)
+    app.prepare_first_screen(child)
+    assert finished(child.pid)
+    proxy.go_down()  # the mandatory backend: the app's sources check stops the run
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await wait_until(pilot, lambda: app.screen.mandatory_problem is not None)
+            dovecot.append(dovecot_user, "INBOX", reply_to(newest), when=WHEN + timedelta(hours=2))
+            proxy.come_back()
+            await pilot.press("enter")  # on the first row, shown from the cache
+            await wait_until(pilot, lambda: shown_count(app) is not None or "R to reconnect" in reader_status(app))
+            # The app's own read (refused while the backend is known to be down, R reconnects; or,
+            # the backend back, done, with the reply), never the copy read before the failure.
+            assert shown_count(app) in (None, 2)
+    finally:
+        proxy.come_back()
+
+
+async def test_a_reopened_session_reads_the_first_row_itself(proxied_project):
+    project, proxy = proxied_project
+    newest = listed_here(project)[0]
+    child = ForkedHeadStart.start(project, demo=False)
+    app = make_app(project)
+    assert child.ready(10)
+    app.prepare_first_screen(child)
+    assert finished(child.pid)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(pilot, lambda: app.session.is_open)
+        app.reopen()  # as the first-run screen's retry does (and its ``d``, with the demo)
+        OPLOG.clear()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: shown_subject(app) == newest.subject)
+        assert reads_by() == ["you"]
+
+
+MARK = b"frob-newest-body-7f3a"
+
+
+@pytest.fixture
+def stalling_project(imap_project, user_config, dovecot, dovecot_user):
+    """The IMAP project through tests/servers/faultproxy.py; three threads, the newest with ``MARK`` in its body."""
+    dovecot.append(dovecot_user, "INBOX", REPORT.replace(b"overflow-1@", b"second@")
+                   .replace(b"Heap overflow in the frob parser", b"Second report"), when=WHEN)
+    newest = (REPORT.replace(b"overflow-1@", b"newest@").replace(b"Heap overflow in the frob parser", b"Newest report")
+              + b"\r\n" + MARK + b"\r\n")
+    dovecot.append(dovecot_user, "INBOX", newest, when=WHEN + timedelta(hours=1))
+    proxy = FaultProxy(dovecot.port)
+    settings = user_config / "config.toml"
+    settings.write_text(settings.read_text().replace(f"port = {dovecot.port}", f"port = {proxy.port}"))
+    try:
+        yield imap_project, proxy
+    finally:
+        proxy.close()
+
+
+def test_a_cold_childs_first_page_does_not_wait_for_the_read_of_its_first_row(stalling_project, monkeypatch):
+    monkeypatch.setattr(head_start, "FIRST_PAGE", 1)
+    project, proxy = stalling_project
+    proxy.stall_when_server_sends(MARK)  # the first row's body never reaches the child
+    child = ForkedHeadStart.start(project, demo=False)
+    try:
+        assert child.result().listing_follows
+        page = child.next_listing(timeout=10)
+        assert page is not None and [row.subject for row in page.listing()] == ["Newest report"]
+        assert page.read_follows == page.listing()[0].thread_id
+        deadline = time.monotonic() + 10
+        while proxy.stalls == 0 and time.monotonic() < deadline:  # the read ahead, after the page, stalls
+            time.sleep(0.02)
+        assert proxy.stalls == 1 and not child.read_settled.is_set()
+    finally:
+        child.abandon()

@@ -132,6 +132,8 @@ class ListingController(ControllerBase):
             part = self._post_from_child(worker, request, list_name, child)
             if part is None:
                 child = None  # it failed: this process lists
+            else:  # its first row's read ahead, for an Enter on the page before this process is open
+                child.receive_read_ahead_while(lambda: not session.is_open and not worker.is_cancelled)
         if worker.is_cancelled:  # the app ends (its child with it), or another list was chosen
             return
         if list_name is not None and cached_first and part is None and child is None:
@@ -159,6 +161,7 @@ class ListingController(ControllerBase):
             if part is None and session.listing_can_be_limited():
                 # The newest threads first, painted at once; then the whole window.
                 first = session.list_threads(list_name, limit=first_page)
+                self.shell.drop_read_ahead()  # its rows are this process's: so are the reads of them
                 if worker.is_cancelled:
                     return
                 if len(first.value) < first_page:
@@ -167,6 +170,7 @@ class ListingController(ControllerBase):
                 self.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution,
                                                 partial=True))
             result = session.list_threads(list_name)
+            self.shell.drop_read_ahead()
         except Exception as exc:  # turned into the pane's error state and a notification
             self.post_message(ThreadsFailed(request, "Listing threads failed", exc,
                                             self.resolve("list_recent_threads")))
@@ -238,6 +242,7 @@ class ListingController(ControllerBase):
             self.set_timer(KEEP_AFTER, self.shell.keep_first_frame)  # the next start paints this at once
 
     def on_threads_failed(self, message: ThreadsFailed) -> None:
+        self.shell.drop_read_ahead()  # what a later Enter shows is read then, with what came since
         if not self.accept_failure(self.on_threads_failed, message):
             return
         self.threads.show_failure(self.failure_text(message), retry_hint=not isinstance(message.error, LookupError))

@@ -112,7 +112,7 @@ class ReadingController(ControllerBase):
         self.open_summary = summary
         self.open_mailbox_row = None
         self.reader.show_loading(summary.subject)
-        self._read(self.new_request("reader"), summary.thread_id)
+        self._read(self.new_request("reader"), summary.thread_id, summary)
 
     def open_thread_id(self, thread_id) -> None:
         """Read a thread that is not a row of the list (``s`` from a tracker issue)."""
@@ -121,11 +121,11 @@ class ReadingController(ControllerBase):
         self._read(self.new_request("reader"), thread_id)
 
     @work(thread=True, exclusive=True, group="reader", exit_on_error=False)
-    def _read(self, request: int, thread_id) -> None:
+    def _read(self, request: int, thread_id, row: ThreadSummary | None = None) -> None:
         worker = get_current_worker()
         try:
             # An Enter on the first row at start-up: start-up's child read it ahead (tui/head_start.py).
-            result = self.shell.read_ahead(thread_id)
+            result = None if row is None else self.shell.read_ahead(row)
             if result is None:
                 result = self.session.read_thread(thread_id)
         except Exception as exc:
