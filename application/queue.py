@@ -336,7 +336,9 @@ def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSet
     unknown = issue is not None and issue.unknown
     if unknown:
         issue = None
-    state = QueueState.UNKNOWN if unknown else _state(thread, issue, settings, mail.team_wrote)
+    # a bounce or spam owes no response even when the tracker cannot say whether an issue holds it
+    state = (QueueState.AUTOMATED if unknown and thread.automated
+             else QueueState.UNKNOWN if unknown else _state(thread, issue, settings, mail.team_wrote))
     automated = state is QueueState.AUTOMATED  # no report: nothing is due, listed last
     if automated:
         waiting = None

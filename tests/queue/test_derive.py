@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from mailtriage.application.queue import (Breach, IssueFacts, MailFact, QueueSettings, QueueState, ThreadFacts,
+from mailtriage.application.queue import (UNKNOWN_ISSUE, Breach, IssueFacts, MailFact, QueueSettings, QueueState, ThreadFacts,
                                           derive_queue, derive_row, queue_settings)
 from mailtriage.backends.contract import ThreadId
 from mailtriage.core.projectconfig import ConfigError, load_project
@@ -159,3 +159,17 @@ def test_an_automated_message_is_listed_last_as_not_a_report_without_deadlines()
     assert row.to_json()["state"] == "automated" and row.to_json()["automated"] == "bounce"
     # a tracker issue someone filed for it decides instead
     assert derive_row(bounce, issue(), SETTINGS, now).state is QueueState.IMPORTED
+
+
+def test_an_automated_message_stays_automated_while_the_tracker_cannot_be_asked():
+    # a bounce owes no response even when no one can say whether an issue holds it (review finding:
+    # with the tracker down it became 'unknown', got a first-response breach and sorted first)
+    now = day(30)
+    bounce = replace(thread("bounce", ("MAILER-DAEMON@mail.example.net", 0)), automated="bounce")
+    report = thread("report", (REPORTER, 29))
+    queue = derive_queue([bounce, report], {bounce.thread_id: UNKNOWN_ISSUE, report.thread_id: UNKNOWN_ISSUE},
+                         SETTINGS, now)
+    assert [r.subject for r in queue.rows] == ["Report report", "Report bounce"]
+    row = queue.rows[1]
+    assert row.state is QueueState.AUTOMATED and row.breaches == () and row.first_response_due is None
+    assert queue.rows[0].state is QueueState.UNKNOWN
