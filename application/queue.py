@@ -694,7 +694,7 @@ def _pull(wc: vcs.WorkingCopy, rel: str = ".", root: str | None = None) -> None:
     vcs.run(["git", "fetch", "-q"], wc.root)
     scope = root if root is not None else rel
     if scope != ".":
-        changed = vcs.run(["git", "diff", "--name-only", "-z", "HEAD...@{u}"], wc.root).stdout.split("\0")
+        changed = vcs.run(["git", "diff", "--no-renames", "--name-only", "-z", "HEAD...@{u}"], wc.root).stdout.split("\0")
         outside = sorted(p for p in changed if p and not (p == scope or p.startswith(scope.rstrip("/") + "/")))
         if outside:
             raise Refused(f"the tracker's upstream also changes files outside the tracker folder {scope} "

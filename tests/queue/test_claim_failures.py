@@ -112,6 +112,21 @@ def test_a_sync_or_claim_does_not_fast_forward_files_outside_the_tracker(tmp_pat
         assert sh(["git", "status", "--porcelain"], alice) == ""
 
 
+def test_a_file_moved_from_outside_into_the_tracker_counts_as_outside(tmp_path):
+    # git lists a rename under its new name only: a move of project.md into the tracker folder
+    # must still name project/project.md (review finding: the fast-forward would delete it)
+    team = make_team(tmp_path, triagers=["alice", "bob"])
+    bob = team.clones["bob"]
+    sh(["git", "mv", "project/project.md", "security-tracker/moved.md"], bob)
+    sh(["git", "commit", "-qm", "bob: move project.md into the tracker"], bob)
+    sh(["git", "push", "-q"], bob)
+    alice = team.clones["alice"]
+    before = sh(["git", "rev-parse", "HEAD"], alice)
+    proc = run_here(team.project("alice"), "queue", "sync")
+    assert proc.returncode != 0 and "project/project.md" in proc.stderr
+    assert sh(["git", "rev-parse", "HEAD"], alice) == before
+
+
 def test_a_sync_blocked_by_uncommitted_changes_says_so(tmp_path):
     team = make_team(tmp_path, triagers=["alice", "bob"])
     assert _claim(team, "bob").returncode == 0
