@@ -80,6 +80,15 @@ class Tags:
             self._pending_of, self._pending = rows, set()
         self._pending ^= {index}
 
+    def pending_elsewhere(self, rows: ThreadRows) -> int:
+        """Toggles typed on a list that ``rows`` has replaced (a re-sort, news, a refresh): their
+        positions mean nothing in ``rows``, so they are dropped; how many were."""
+        if rows is self._pending_of or not self._pending:
+            return 0
+        dropped = len(self._pending)
+        self._pending.clear()
+        return dropped
+
     def waits_at(self, rows: ThreadRows, index: int) -> bool:
         return rows is self._pending_of and index in self._pending
 
@@ -146,12 +155,25 @@ class TagKeys:
 
     def tags_arrived(self) -> None:
         """A page came: the v's typed on its rows before it did take effect now."""
+        if self._tags_dropped():
+            return
         if self.tags.pending and self.tags.arrived(self.rows):
             self._repaint_tags()
+
+    def _tags_dropped(self) -> bool:
+        """The list was replaced while v's waited for their page: say they tagged nothing."""
+        dropped = self.tags.pending_elsewhere(self.rows)
+        if dropped:
+            self.notify(f"{dropped:,} v typed before their rows were listed tagged nothing: the list changed "
+                        "meanwhile (tag those rows again)", severity="warning", markup=False, timeout=6)
+            self._repaint_tags()
+        return bool(dropped)
 
     def tags_still_loading(self) -> bool:
         """True (and a toast says so) while tagged rows wait for their page: an action on the
         tags waits for them rather than act on fewer rows than were tagged."""
+        if self._tags_dropped():
+            return True  # fewer rows are tagged than were typed: the user learns it before the action
         if not self.tags.pending:
             return False
         self.notify(f"{self.tags.pending:,} tagged rows are still loading; the action waits for them "

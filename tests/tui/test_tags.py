@@ -5,10 +5,14 @@ from datetime import datetime, timezone
 
 import pytest
 
+from mailtriage.tui.arrange import Arrangement, ArrangedRows
 from mailtriage.tui.dialogs.folder_picker import FolderPicker
 from mailtriage.tui.dialogs.proposal import ProposalDialog
+from mailtriage.tui.rows import PagedRows
+from mailtriage.tui.tagging import Tags
 from tests.servers.faultproxy import FaultProxy
 from tests.servers.fixtures import *  # noqa: F401,F403
+from tests.tui.test_paged_sort import summary
 from tests.tui.helpers import make_app, mbox_project, screen_text, settle, write_imap_project
 from tests.tui.test_account_folders import folder_subjects, inbox_flags, open_inbox
 
@@ -257,3 +261,22 @@ async def test_flag_and_move_on_tagged_list_threads_say_they_need_an_account(tmp
             assert not isinstance(app.screen, (ProposalDialog, FolderPicker))
             assert any("personal account's messages" in n.message for n in app._notifications)
         assert len(tagged_subjects(app)) == 2  # nothing happened: the tags stay
+
+
+def test_v_typed_on_rows_of_a_list_that_was_replaced_meanwhile_is_dropped_and_said():
+    # review finding: a client-sorted list is rebuilt after each page, so a v waiting for page 2
+    # was cleared without a word (an action then tagged fewer rows), or, with no page to come,
+    # stayed pending and refused every action key until V
+    paged = PagedRows(300, lambda offset, limit: [summary(i) for i in range(offset, min(offset + limit, 300))],
+                      page_size=100)
+    paged.fetch_page(0)
+    first = ArrangedRows(paged, Arrangement(sort="subject"))
+    tags = Tags()
+    tags.toggle_later(first, 150)
+    tags.toggle_later(first, 250)
+    paged.fetch_page(1)
+    assert tags.arrived(first) and len(tags) == 1 and tags.pending == 1
+    rebuilt = ArrangedRows(paged, Arrangement(sort="subject"))  # what the list does after a page
+    assert tags.pending_elsewhere(first) == 0
+    assert tags.pending_elsewhere(rebuilt) == 1 and tags.pending == 0  # dropped, and the count says so
+    assert len(tags) == 1
