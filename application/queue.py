@@ -759,7 +759,8 @@ def _write_local(tracker: Any, issue: str, who: str, *, add: bool, config: Any) 
     """An assignee change on local files: pull, check, write, commit and push (svn: update,
     check, write, commit); a rejected push (an out-of-date svn commit) undoes the local change,
     pulls and asks again: the remote decides who was first. Every failure leaves the working
-    copy as it was before the claim; a git branch with unpushed commits of the user's (its push
+    copy as it was before the claim (an interruption between the commit and its push leaves the
+    claim's commit local: the next claim is refused and names it); a git branch with unpushed commits of the user's (its push
     would publish them unseen), or with remotes but no upstream, is refused before anything is written."""
     wc = tracker.working_copy()
     if wc is None:  # a tracker folder outside version control: the file is the truth
