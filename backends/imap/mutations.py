@@ -341,7 +341,10 @@ def _drop_stale_copies(mb, folder: str, target: str, left: list[int], known: dic
     for info in mb.folders.infos():
         if not pending or not info.selectable or info.name in (folder, target):
             continue
-        mb.conn.select(info.name, readonly=True)
+        try:
+            mb.conn.select(info.name, readonly=True)
+        except MailError:
+            continue  # gone meanwhile, or not ours to open: it holds none of our copies
         if not _search_moving(mb):
             continue
         mb.conn.select(info.name)
