@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 from typing import Any
 
 from mailtriage.backends import pgp
@@ -80,16 +81,23 @@ class PgpSupport:
     def __init__(self, user_settings: Any | None = None) -> None:
         self._user_settings = user_settings
         self._gpg: pgp.GnuPG | None = None
+        self._gpg_lock = threading.Lock()
         self.decrypt = True
         # Set by the app: gpg calls made behind its screen never start a terminal pinentry.
         self.quiet_pinentry = False
 
     @property
     def gpg(self) -> pgp.GnuPG:
-        if self._gpg is None:
-            settings = pgp_settings(self._user_settings)
-            self._gpg = pgp.GnuPG(dataclasses.replace(settings, quiet=self.quiet_pinentry))
-        return self._gpg
+        """The run's one GnuPG session (one gpg call at a time): threads that ask for it at once
+        (reads of encrypted threads on workers) wait for the first to build it."""
+        gpg = self._gpg
+        if gpg is None:
+            with self._gpg_lock:
+                if self._gpg is None:
+                    settings = pgp_settings(self._user_settings)
+                    self._gpg = pgp.GnuPG(dataclasses.replace(settings, quiet=self.quiet_pinentry))
+                gpg = self._gpg
+        return gpg
 
     def reply_encryption(self, config, *, allow_clear: bool = False):
         """The reply flow's encryption step for this project (application/flows/pgp_reply.py)."""

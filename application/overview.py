@@ -21,6 +21,7 @@ An operation no backend offers leaves that part unknown (``None``), never an err
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable, Sequence
@@ -96,45 +97,67 @@ def thread_status(project: Project, thread_id: ThreadId, since: datetime, *,
     return ThreadStatus(issue, drafts, None if sent is None else sent > 0)
 
 
-def _counts(project: Project, op: Op, thread_ids: list[ThreadId],
-            many: Callable, one: Callable) -> dict[ThreadId, int | None]:
+def _counts(project: Project, op: Op, thread_ids: list[ThreadId], many: Callable, one: Callable,
+            backend_lock: AbstractContextManager) -> dict[ThreadId, int | None]:
     """``op``'s answer's length per thread: one batched call on the chosen backend for the
-    threads it accepts, the per-thread dispatch for the others. None: not told."""
+    threads it accepts, the per-thread dispatch for the others. None: not told. Each backend
+    call holds ``backend_lock`` for itself only."""
     out: dict[ThreadId, int | None] = {}
     res = project.sources.resolve(op)
     chosen = project.sources.backends[res.chosen] if res.chosen else None
     batch = [t for t in thread_ids if chosen is not None and chosen.accepts(t)]
     if batch:
         try:
-            got = project.sources.dispatch(op, lambda b: many(b, batch)).value
+            with backend_lock:
+                got = project.sources.dispatch(op, lambda b: many(b, batch)).value
         except (NotSupported, NoBackendAvailable, Unavailable, BackendFailure):
             got = {}  # a failed batch leaves this part unknown on every row, the other part told
         out.update({t: (len(got[t]) if t in got else None) for t in batch})
     for thread_id in thread_ids:
         if thread_id not in out:
-            out[thread_id] = _count(project, op, thread_id, lambda b, t=thread_id: one(b, t))
+            with backend_lock:
+                out[thread_id] = _count(project, op, thread_id, lambda b, t=thread_id: one(b, t))
     return out
 
 
+#: Threads looked up in the tracker under one hold of its lock (the thread index answers each
+#: from memory; a chunk bounds how long another tracker call waits).
+TRACKER_CHUNK = 50
+
+
 def thread_statuses(project: Project, thread_ids: Sequence[ThreadId], since: datetime, *,
-                    tracker: Tracker | None = None) -> dict[ThreadId, ThreadStatus]:
+                    tracker: Tracker | None = None, backend_lock: AbstractContextManager | None = None,
+                    tracker_lock: AbstractContextManager | None = None,
+                    current_tracker: Callable[[], Tracker | None] | None = None) -> dict[ThreadId, ThreadStatus]:
     """:func:`thread_status` for the threads of a screen at once (blocking): drafts and
     sent are asked of the backend once each for all of them (see the module).
+
+    ``backend_lock`` is held for each backend call and ``tracker_lock`` for each chunk of
+    tracker lookups, never for the whole screen: a read the user waits on goes in between
+    (both reusable context managers; none by default). ``current_tracker``, when given, is
+    asked for the tracker under ``tracker_lock`` at each chunk (it may be reopened in between).
 
     Raises:
         MandatoryBackendUnavailable, and a backend's errors other than "not offered".
     """
+    backend_lock = backend_lock if backend_lock is not None else nullcontext()
+    tracker_lock = tracker_lock if tracker_lock is not None else nullcontext()
     wanted = list(dict.fromkeys(thread_ids))
     drafts = _counts(project, Op.LIST_DRAFTS, wanted, lambda b, ids: b.list_drafts_of(ids),
-                     lambda b, t: b.list_drafts(t))
+                     lambda b, t: b.list_drafts(t), backend_lock)
     sent = _counts(project, Op.LIST_SENT_SINCE, wanted, lambda b, ids: b.list_sent_since_of(ids, since),
-                   lambda b, t: b.list_sent_since(t, since))
+                   lambda b, t: b.list_sent_since(t, since), backend_lock)
+    issues: dict[ThreadId, str | None] = {}
+    for start in range(0, len(wanted), TRACKER_CHUNK):
+        with tracker_lock:
+            now = current_tracker() if current_tracker is not None else tracker
+            for thread_id in wanted[start:start + TRACKER_CHUNK]:
+                try:
+                    issues[thread_id] = filed_issue(now, thread_id)
+                except NotFound:
+                    issues[thread_id] = None
     out = {}
     for thread_id in wanted:
-        try:
-            issue = filed_issue(tracker, thread_id)
-        except NotFound:
-            issue = None
         replied = sent[thread_id]
-        out[thread_id] = ThreadStatus(issue, drafts[thread_id], None if replied is None else replied > 0)
+        out[thread_id] = ThreadStatus(issues[thread_id], drafts[thread_id], None if replied is None else replied > 0)
     return out

@@ -9,6 +9,7 @@ serialises the calls it makes from worker threads; the CLI makes one call at a t
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -50,20 +51,26 @@ class Project:
         #: Set before the first OpenPGP use (the app): gpg never starts a terminal pinentry.
         self.pgp_quiet_pinentry = False
         self._pgp: PgpSupport | None = None
+        self._pgp_lock = threading.Lock()
         # OpenPGP on every read thread (never on a listing).
         sources.thread_opener = lambda thread: self.pgp.open_thread(thread)
 
     @property
     def pgp(self) -> PgpSupport:
         """The run's OpenPGP (built on first use); ``pgp.decrypt = False``: --no-decrypt."""
-        if self._pgp is None:
+        support = self._pgp
+        if support is None:
             # lazy: OpenPGP and the MIME code it needs load with the first thread read, not
             # with the project (about 25 ms of the app's start, python -X importtime)
             from mailtriage.application.crypto import PgpSupport
 
-            self._pgp = PgpSupport(self._user_settings)
-            self._pgp.quiet_pinentry = self.pgp_quiet_pinentry
-        return self._pgp
+            with self._pgp_lock:  # one per project, however many reads ask first
+                if self._pgp is None:
+                    made = PgpSupport(self._user_settings)
+                    made.quiet_pinentry = self.pgp_quiet_pinentry
+                    self._pgp = made
+                support = self._pgp
+        return support
 
     @classmethod
     def open(cls, directory: str | os.PathLike, *, user_settings: Any = None) -> "Project":

@@ -455,11 +455,14 @@ class Service:
     # -- the triage overview (blocking) ------------------------------------------
     def thread_statuses(self, thread_ids: list[ThreadId]):
         """Filed / draft pending / replied of a screen of threads, asked of the backends at
-        once (the tracker only once it is open)."""
+        once (the tracker only once it is open). Each lock is held per backend call or chunk
+        of tracker lookups, not for the screen: a read the user waits on goes in between."""
         from mailtriage.application.overview import thread_statuses  # why: loads on first use, not at start-up
         since = self.since()
-        with self._lock, self._tracker_lock:
-            return thread_statuses(self.opened, thread_ids, since, tracker=self.tracker)
+        with self._lock:  # the gate: waits for the project to open
+            project = self.opened
+        return thread_statuses(project, thread_ids, since, backend_lock=self._lock, tracker_lock=self._tracker_lock,
+                               current_tracker=lambda: self.tracker)
 
     def thread_issue(self, thread_id: ThreadId) -> str | None:
         """The tracker issue whose rollup names the thread (opens the tracker)."""

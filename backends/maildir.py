@@ -30,6 +30,7 @@ import base64
 import hashlib
 import itertools
 import os
+import stat
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Sequence
@@ -70,6 +71,9 @@ class MaildirDraftsSource(MailSource):
         self.drafts_name = str(self.settings.get("drafts") or DEFAULT_DRAFTS)
         address = self.settings.get("address")
         self.address = str(address).strip() if isinstance(address, str) else ""
+        # Per draft file: (size, mtime, inode) when its headers were read, and the thread
+        # roots they name (see _drafts_of).
+        self._heads: dict[Path, tuple[tuple[int, int, int], frozenset[str]]] = {}
 
     # -- where ------------------------------------------------------------------------------
     def check_available(self) -> None:
@@ -113,31 +117,63 @@ class MaildirDraftsSource(MailSource):
 
     # -- drafts -----------------------------------------------------------------------------
     def _thread_drafts(self, root: str) -> list[tuple[Path, Draft]]:
+        return self._drafts_of([root])[root]
+
+    def _drafts_of(self, roots: Sequence[str]) -> dict[str, list[tuple[Path, Draft]]]:
+        """The drafts of each thread root. Which file belongs to which thread is told by its
+        header block (Message-ID, In-Reply-To, References), kept per file while its name,
+        size and mtime stay the same: a listing lists the folder and reads the headers of new
+        files only; a draft is read whole only when it is one of ``roots``."""
+        out: dict[str, list[tuple[Path, Draft]]] = {root: [] for root in roots}
         box = self._folder(create=False)
         if box is None:
-            return []
-        out = []
+            return out
         folder = self.drafts_folder
         files = sorted(p for sub in ("cur", "new") for p in (folder / sub).iterdir()
-                       if p.is_file() and not p.name.startswith("."))
+                       if not p.name.startswith("."))
+        seen: dict[Path, tuple[tuple[int, int, int], frozenset[str]]] = {}
         for path in files:
             try:
-                if path.stat().st_size > MAX_DRAFT_BYTES:
+                info = path.stat()
+                if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_DRAFT_BYTES:
                     continue
-                raw = path.read_bytes()
+                key = (info.st_size, info.st_mtime_ns, info.st_ino)
+                known = self._heads.get(path)
+                seen[path] = known if known and known[0] == key else (key, _thread_keys(path))
             except OSError:
                 continue  # a sync tool moved it meanwhile
-            parsed = mime.parse_message(raw, backend_ref=str(path))
-            if root != parsed.message_id and root not in parsed.references and parsed.in_reply_to != root:
+            wanted = [root for root in roots if root in seen[path][1]]
+            if not wanted:
                 continue
-            out.append((path, Draft(ThreadId(MESSAGE_ID_KIND, root), str(path), parsed.subject,
-                                    tuple(str(a) for a in parsed.to), tuple(str(a) for a in parsed.cc),
-                                    parsed.in_reply_to, parsed.body_text, parsed.date)))
+            try:
+                raw = path.read_bytes()
+            except OSError:
+                continue
+            parsed = mime.parse_message(raw, backend_ref=str(path))
+            for root in wanted:
+                if root != parsed.message_id and root not in parsed.references and parsed.in_reply_to != root:
+                    continue  # changed since its headers were read
+                out[root].append((path, Draft(ThreadId(MESSAGE_ID_KIND, root), str(path), parsed.subject,
+                                              tuple(str(a) for a in parsed.to), tuple(str(a) for a in parsed.cc),
+                                              parsed.in_reply_to, parsed.body_text, parsed.date)))
+        self._heads = seen  # files gone from the folder are forgotten
         return out
 
     def list_drafts(self, thread_id: ThreadId) -> Sequence[Draft]:
         root = self.own_thread_id(thread_id).value
         return [draft for _path, draft in self._thread_drafts(root)]
+
+    def list_drafts_of(self, thread_ids: Sequence[ThreadId]) -> dict[ThreadId, Sequence[Draft]]:
+        """:meth:`list_drafts` of many threads with one look at the folder (the row marks of a
+        screen); a thread whose reference does not resolve here is left out."""
+        roots: dict[ThreadId, str] = {}
+        for thread_id in dict.fromkeys(thread_ids):
+            try:
+                roots[thread_id] = self.own_thread_id(thread_id).value
+            except BackendFailure:
+                continue
+        found = self._drafts_of(list(dict.fromkeys(roots.values())))
+        return {thread_id: [draft for _path, draft in found[root]] for thread_id, root in roots.items()}
 
     def create_draft(self, request: DraftRequest) -> Draft:
         """Write the reply draft into the Drafts folder (never sends).
@@ -228,6 +264,16 @@ def _new_key() -> str:
 
 def _is_maildir(path: Path) -> bool:
     return all((path / sub).is_dir() for sub in ("cur", "new", "tmp"))
+
+
+def _thread_keys(path: Path) -> frozenset[str]:
+    """The Message-IDs a draft file's header block places it under: its own (or the synthetic
+    one a full parse gives it), its In-Reply-To and its References. Reads the header block
+    only. Raises OSError."""
+    from mailtriage.backends.mbox_files import _read_header  # why: drafts only (see the top)
+
+    head = mime.parse_message_headers(_read_header(path), backend_ref=str(path))
+    return frozenset(filter(None, (head.message_id, head.in_reply_to, *head.references)))
 
 
 def _message_id_of(path: Path) -> str | None:

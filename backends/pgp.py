@@ -109,14 +109,20 @@ class _Run:
 
 
 _PIPED_GPG: type | None = None
+_PIPED_GPG_LOCK = threading.Lock()
 
 
 def _piped_gpg_class() -> type:
     """python-gnupg's GPG with two additions: an inherited pipe (for a detached signature) and a
-    timer that kills a gpg running past the time limit."""
-    global _PIPED_GPG
+    timer that kills a gpg running past the time limit. Made once, whichever thread asks first."""
     if _PIPED_GPG is not None:
         return _PIPED_GPG
+    with _PIPED_GPG_LOCK:
+        return _PIPED_GPG or _make_piped_gpg_class()
+
+
+def _make_piped_gpg_class() -> type:
+    global _PIPED_GPG
     # Start-up cost measured (python -X importtime): python-gnupg adds ~0.15 s to every command
     # that opens a project; it is loaded on the first gpg call, i.e. only for mail with OpenPGP.
     import gnupg
@@ -157,20 +163,27 @@ def _piped_gpg_class() -> type:
 
 
 class GnuPG:
-    """The user's GnuPG for one run: built on first use, one gpg call at a time."""
+    """The user's GnuPG for one run: built on first use (once, whichever thread asks first),
+    one gpg call at a time."""
 
     def __init__(self, settings: PgpSettings | None = None) -> None:
         self.settings = settings or PgpSettings()
         self._gpg: Any = None  # the python-gnupg instance, built on first use
         self._missing: str | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # one gpg call at a time
+        self._start_lock = threading.Lock()  # one python-gnupg (one gpg --list-config) per session
         self._keys: dict[str, KeyringKey | None] = {}
         self._by_address: dict[str, list[KeyringKey]] = {}
 
     # -- the process ------------------------------------------------------------------
     def _instance(self) -> Any:
-        if self._gpg is not None:
-            return self._gpg
+        gpg = self._gpg
+        if gpg is not None:
+            return gpg
+        with self._start_lock:  # threads asking at once wait for the one that starts it
+            return self._gpg if self._gpg is not None else self._start()
+
+    def _start(self) -> Any:
         if self._missing is not None:
             raise _Failed(self._missing)
         home = self.settings.gnupg_home
@@ -178,15 +191,16 @@ class GnuPG:
             self._missing = f"the GnuPG home {home} does not exist (set pgp.gnupg_home in your settings)"
             raise _Failed(self._missing)
         try:
-            self._gpg = _piped_gpg_class()(gpgbinary=self.settings.binary, gnupghome=home,
-                                           timeout=self.settings.timeout, options=list(NO_NETWORK))
+            gpg = _piped_gpg_class()(gpgbinary=self.settings.binary, gnupghome=home,
+                                     timeout=self.settings.timeout, options=list(NO_NETWORK))
         except (OSError, ValueError) as exc:
             self._missing = (f"GnuPG ('{self.settings.binary}') could not be run: install gnupg "
                              f"(Debian: apt install gnupg) or put gpg on PATH ({type(exc).__name__})")
             raise _Failed(self._missing) from exc
-        self._gpg.encoding = "utf-8"
-        self._gpg.buffer_size = 64 * 1024  # python-gnupg reads 1 KiB at a time by default: slow for a report
-        return self._gpg
+        gpg.encoding = "utf-8"
+        gpg.buffer_size = 64 * 1024  # python-gnupg reads 1 KiB at a time by default: slow for a report
+        self._gpg = gpg  # published once set up: a thread that does not wait sees it whole
+        return gpg
 
     def available(self) -> str | None:
         """None when gpg runs, else why not."""

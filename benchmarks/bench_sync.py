@@ -252,32 +252,15 @@ def main_imap(ns) -> int:
     process's sync). Ours: ``collect_sync`` as shipped (the linked threads' messages read at
     once from a listing of the folder, issue 39). Previous: the same with that batching off,
     every linked thread read on its own (about eight round trips each)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.servers: the test Dovecot
-    import keyring
+    from dovecot_account import dovecot_account  # why: beside this file (the folder is on the path as a script)
 
-    from tests.servers.dovecot import DovecotServer
-    from tests.servers.keyring_backend import MemoryKeyring
-
-    base = Path(tempfile.mkdtemp(prefix="mt-bench-sync-imap-"))
-    for name in ("DATA", "CONFIG", "CACHE"):
-        os.environ[f"MAILTRIAGE_{name}_DIR"] = str(base / name.lower())
-    keyring.set_keyring(MemoryKeyring())
-    server = DovecotServer().start()
-    try:
-        from mailtriage.backends.imap.account import password_key
+    with dovecot_account("mt-bench-sync-imap-") as bench:
+        base, server, user = bench.base, bench.server, bench.user
         from mailtriage.backends.registry import SourceSet
         from mailtriage.core.projectconfig import load_project
-        from mailtriage.core.secrets import set_secret
         from mailtriage.core.trace import OPLOG
         from mailtriage.trackers.registry import open_tracker
         from mailtriage.application.flows import sync
-
-        user = server.add_user()
-        (base / "config").mkdir()
-        (base / "config" / "config.toml").write_text(
-            f'[accounts.work]\nkind = "imap"\nhost = "127.0.0.1"\nport = {server.port}\nsecurity = "plain"\n'
-            f'username = "{user.name}"\naccess = "draft"\n', encoding="utf-8")
-        set_secret(password_key("work"), user.password)
 
         def deliver(messages):
             with server.client(user) as client:
@@ -349,9 +332,6 @@ def main_imap(ns) -> int:
         print(f"{'  ours, first sync (no tracker records either)':48} {first:8.3f}s")
         print(f"runs: ours {ns.runs}, previous {ns.baseline_runs}")
         return 0
-    finally:
-        server.stop()
-        shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":

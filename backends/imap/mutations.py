@@ -278,10 +278,36 @@ def _store_moving(mb, uids, op: str) -> None:
         mb.conn.call(f"UID STORE {op} {MOVING}", lambda c: protocol.store(c, seqset, op, [MOVING.encode()]))
 
 
+def _by_message_id(mb, uids: list[int]) -> dict[str, list[int]]:
+    """``uids`` of the selected folder by Message-ID (those without one are left out)."""
+    waiting: dict[str, list[int]] = defaultdict(list)
+    for chunk in protocol.chunks(uids):
+        seqset = protocol.compress(chunk)
+        data = mb.conn.call("UID FETCH Message-ID", lambda c: protocol.fetch(c, seqset, ["UID", _ID_ITEM]))
+        for key, item in data.items():
+            mid = _id_of(item)
+            if mid:
+                waiting[mid].append(int(item.get(b"UID", key)))
+    return waiting
+
+
+def _pair(marked: list[int], known: dict[int, str | None], waiting: dict[str, list[int]]) -> dict[int, int]:
+    """Each marked original (UID) with a marked copy (UID) of the same Message-ID, one copy each."""
+    pairs: dict[int, int] = {}
+    for uid in marked:
+        mid = known.get(uid)
+        if mid and waiting.get(mid):
+            pairs[uid] = waiting[mid].pop()
+    return pairs
+
+
 def _finish_interrupted(mb, folder: str, target: str, known: dict[int, str | None]) -> set[int]:
     """The originals (of ``known``) an interrupted move already copied to ``target``: their
     marked copies are there, so they are expunged here, not copied again; the mark is then
-    cleared from every marked copy in ``target``. Returns those originals' UIDs."""
+    cleared from every marked copy in ``target``. A marked original whose copy is not in
+    ``target`` was on its way to another folder (the move was killed and is now rerun to
+    ``target``): that copy is removed (see :func:`_drop_stale_copies`) and the original moved
+    as any other. Returns the originals found in ``target``."""
     marked: list[int] = []
     for chunk in protocol.chunks(sorted(known)):
         marked += _search_moving(mb, protocol.compress(chunk))
@@ -289,25 +315,51 @@ def _finish_interrupted(mb, folder: str, target: str, known: dict[int, str | Non
         return set()
     mb.conn.select(target)
     copies = _search_moving(mb)
-    waiting: dict[str, list[int]] = defaultdict(list)
-    for chunk in protocol.chunks(copies):
-        seqset = protocol.compress(chunk)
-        data = mb.conn.call("UID FETCH Message-ID", lambda c: protocol.fetch(c, seqset, ["UID", _ID_ITEM]))
-        for key, item in data.items():
-            mid = _id_of(item)
-            if mid:
-                waiting[mid].append(int(item.get(b"UID", key)))
-    done = set()
-    for uid in marked:
-        mid = known.get(uid)
-        if mid and waiting.get(mid):
-            waiting[mid].pop()
-            done.add(uid)
+    waiting = _by_message_id(mb, copies)
+    done = set(_pair(marked, known, waiting))
     mb.expunge_uids(folder, sorted(done))  # selects ``folder``; the originals go once their copies are there
     mb.conn.select(target)
     _store_moving(mb, copies, "-FLAGS.SILENT")
+    left = [uid for uid in marked if uid not in done]
+    if left:
+        _drop_stale_copies(mb, folder, target, left, known)
     mb.conn.select(folder)
     return done
+
+
+def _drop_stale_copies(mb, folder: str, target: str, left: list[int], known: dict[int, str | None]) -> None:
+    """A move killed between its COPY and its EXPUNGE, rerun to another folder than ``target``,
+    left marked copies of the marked originals ``left`` (still in ``folder``) in that other
+    folder. Each such copy is expunged (its original is still here, and is about to be moved
+    to ``target``) and the \\Deleted the interrupted EXPUNGE may have set on the original is
+    cleared, so that it does not travel with the new copy. The mark is also cleared from the
+    other marked messages of those folders: the earlier batches of that move, whose originals
+    are gone (the move of those finished). Folders are read only when an original is left
+    over, and only those holding a marked message are written."""
+    pending = {uid: known.get(uid) for uid in left}
+    revived: list[int] = []
+    for info in mb.folders.infos():
+        if not pending or not info.selectable or info.name in (folder, target):
+            continue
+        try:
+            mb.conn.select(info.name, readonly=True)
+        except MailError:
+            continue  # gone meanwhile, or not ours to open: it holds none of our copies
+        if not _search_moving(mb):
+            continue
+        mb.conn.select(info.name)
+        copies = _search_moving(mb)
+        pairs = _pair(sorted(pending), pending, _by_message_id(mb, copies))
+        mb.expunge_uids(info.name, sorted(pairs.values()))
+        _store_moving(mb, sorted(set(copies) - set(pairs.values())), "-FLAGS.SILENT")
+        revived += pairs
+        for uid in pairs:
+            del pending[uid]
+    if revived:
+        mb.conn.select(folder)
+        for chunk in protocol.chunks(sorted(revived)):
+            seqset = protocol.compress(chunk)
+            mb.conn.call("UID STORE -\\Deleted", lambda c: protocol.store(c, seqset, "-FLAGS.SILENT", [b"\\Deleted"]))
 
 
 def _unmark_copies(mb, folder: str, target: str, floor: int) -> None:

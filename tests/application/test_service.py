@@ -133,3 +133,46 @@ def test_applying_a_proposal_takes_the_tracker_lock(tmp_path):
     assert not applied.wait(0.2)  # still waiting for the tracker call (a bounded look, not a sleep-and-hope)
     assert holder.release() and applied.wait(10)
     worker.join(10)
+
+
+def test_a_read_is_served_while_a_screens_statuses_wait_for_the_tracker(tmp_path):
+    """thread_statuses (the row marks of a screen) holds each lock for its own part only: while
+    its tracker part waits for the tracker (an import in progress), the backend lock is free and
+    the thread the user opens is read at once, not after the tracker call."""
+    import linecache
+    import sys
+    import threading
+
+    from mailtriage.core.projectconfig import load_project
+    from mailtriage.demo.tracker import make_demo_tracker
+    from tests.tui.test_tracker_pane import TRACKER
+
+    folder = tmp_path / "p"
+    mbox_project(folder, extra_config={"tracker": TRACKER})
+    make_demo_tracker(load_project(folder), folder / "repo")
+    service = Service(folder, demo=False, settings=UserSettings(tmp_path / "config.toml", {}))
+    service.open()
+    service.open_tracker()
+    ids = [entry.thread_id for entry in service.list_threads(None).value]
+    holder = _Holder(service._tracker_lock)  # a tracker call in progress
+    batch = threading.Thread(target=lambda: service.thread_statuses(ids), daemon=True)
+    batch.start()
+
+    def waits_on_a_lock() -> bool:  # the batch stands on a `with …lock…:` line: blocked there
+        frame = sys._current_frames().get(batch.ident)
+        line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip() if frame else ""
+        return line.startswith("with ") and "lock" in line
+
+    for _ in range(2000):
+        if waits_on_a_lock():
+            break
+        threading.Event().wait(0.005)  # polling the condition
+    assert waits_on_a_lock(), "the batch never reached the tracker lock"
+    read = threading.Thread(target=lambda: service.read_thread(ids[0]), daemon=True)
+    read.start()
+    read.join(10)  # a bound: the fixed code returns at once
+    served_meanwhile = not read.is_alive() and batch.is_alive()
+    released = holder.release()
+    batch.join(10)
+    assert served_meanwhile, "the read waited for the statuses' tracker part"
+    assert released and not batch.is_alive()

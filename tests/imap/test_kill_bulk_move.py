@@ -39,12 +39,13 @@ CHILD = textwrap.dedent("""
 
     account = ImapAccount(**json.loads(sys.argv[1]))
     mailbox = ImapMailbox(account)
+    target = sys.argv[2] if len(sys.argv) > 2 else "Archive"
     headers = list(mailbox.list(MailQuery(folder="INBOX", page_size=500)).messages)  # the tagged rows
     if not headers:
         print(json.dumps({"moved": 0}))
         sys.exit(0)
     proposal = propose_organize(mailbox, headers, "move", access=account.access,
-                                folders=mailbox.list_folders(), folder_id="Archive")
+                                folders=mailbox.list_folders(), folder_id=target)
     report = proposal.apply(confirmed=True)
     mailbox.close()
     print(json.dumps({"moved": len(headers), "failed": report.failed}))
@@ -138,14 +139,11 @@ def dovecot_copy():
         server.stop()
 
 
-@pytest.mark.parametrize("held_at, nth", [(b"Copy completed", 1), (b"Store completed", 2)],
-                         ids=["after COPY", "after a STORE Deleted"])
-def test_a_copy_and_expunge_move_killed_between_copy_and_expunge_loses_nothing_and_a_rerun_doubles_nothing(
-        dovecot_copy, child_keyring, held_at, nth):  # noqa: F811
-    """The child is held where the server did a batch's COPY (or marked its originals
-    \\Deleted: the second STORE answer) but the EXPUNGE has not come, by a proxy that
-    withholds the server's answer, and SIGKILLed there: that batch is in both folders. The
-    rerun must finish the move without a second copy of it, and lose nothing."""
+@pytest.fixture
+def copy_mover(dovecot_copy, child_keyring):  # noqa: F811
+    """A child mover on ``dovecot_copy`` through a FaultProxy: ``start(target)`` runs it,
+    ``kill_held(held_at, nth)`` runs one to Archive held where the server answered ``held_at``
+    for the ``nth`` time (the proxy withholds the answer) and SIGKILLs it there."""
     from tests.servers.faultproxy import FaultProxy
 
     user = dovecot_copy.add_user()
@@ -155,18 +153,15 @@ def test_a_copy_and_expunge_move_killed_between_copy_and_expunge_loses_nothing_a
     fields = {k: v for k, v in dataclasses.asdict(acct).items() if not isinstance(v, (dict, tuple, list)) or not v}
     env = dict(os.environ, **child_keyring)
 
-    def start() -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(fields)], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    class Mover:
+        def start(self, target: str = "Archive") -> subprocess.Popen:
+            return subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(fields), target],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, env=env)
 
-    try:
-        with dovecot_copy.client(user) as client:
-            assert b"MOVE" not in client.capabilities() and b"UIDPLUS" in client.capabilities()
-            for n in range(COPY_COUNT):
-                client.append("INBOX", make_mail(n, subject=f"Report {n:03d}"))
-            every = sorted(message_ids(client, "INBOX"))
+        def kill_held(self, held_at: bytes, nth: int) -> None:
             proxy.stall_when_server_sends(held_at, nth)
-            proc = start()
+            proc = self.start()
             deadline = time.monotonic() + BOUND
             while proxy.stalls == 0 and proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.01)  # polling the condition (the proxy held the answer), not a guess at a time
@@ -174,16 +169,70 @@ def test_a_copy_and_expunge_move_killed_between_copy_and_expunge_loses_nothing_a
             proc.send_signal(signal.SIGKILL)
             proc.communicate(timeout=60)
             assert proc.returncode == -signal.SIGKILL
-            inbox, archive = message_ids(client, "INBOX"), message_ids(client, "Archive")
-            assert len(archive) % 100 == 0 and set(inbox) & set(archive)  # a batch is in both folders
-            assert sorted(set(inbox + archive)) == every  # nothing lost
 
-            proc = start()  # the rerun
-            out, err = proc.communicate(timeout=BOUND)
+        def rerun(self, target: str = "Archive") -> None:
+            proc = self.start(target)
+            _out, err = proc.communicate(timeout=BOUND)
             assert proc.returncode == 0, err
-            assert message_ids(client, "INBOX") == []
-            assert sorted(message_ids(client, "Archive")) == every  # all there, once each
-            client.select_folder("Archive", readonly=True)
-            assert client.search(["KEYWORD", "$MailtriageMove"]) == []  # no marker left behind
+
+    try:
+        with dovecot_copy.client(user) as client:
+            assert b"MOVE" not in client.capabilities() and b"UIDPLUS" in client.capabilities()
+            for n in range(COPY_COUNT):
+                client.append("INBOX", make_mail(n, subject=f"Report {n:03d}"))
+            yield Mover(), client
     finally:
         proxy.close()
+
+
+HOLDS = pytest.mark.parametrize("held_at, nth", [(b"Copy completed", 1), (b"Store completed", 2)],
+                                ids=["after COPY", "after a STORE Deleted"])
+
+
+def marked(client, folder: str) -> list[int]:
+    client.select_folder(folder, readonly=True)
+    return client.search(["KEYWORD", "$MailtriageMove"])
+
+
+@HOLDS
+def test_a_copy_and_expunge_move_killed_between_copy_and_expunge_loses_nothing_and_a_rerun_doubles_nothing(
+        copy_mover, held_at, nth):
+    """The child is held where the server did a batch's COPY (or marked its originals
+    \\Deleted: the second STORE answer) but the EXPUNGE has not come, by a proxy that
+    withholds the server's answer, and SIGKILLed there: that batch is in both folders. The
+    rerun must finish the move without a second copy of it, and lose nothing."""
+    mover, client = copy_mover
+    every = sorted(message_ids(client, "INBOX"))
+    mover.kill_held(held_at, nth)
+    inbox, archive = message_ids(client, "INBOX"), message_ids(client, "Archive")
+    assert len(archive) % 100 == 0 and set(inbox) & set(archive)  # a batch is in both folders
+    assert sorted(set(inbox + archive)) == every  # nothing lost
+
+    mover.rerun()
+    assert message_ids(client, "INBOX") == []
+    assert sorted(message_ids(client, "Archive")) == every  # all there, once each
+    assert marked(client, "Archive") == []  # no marker left behind
+
+
+@pytest.mark.parametrize("held_at, nth", [(b"Copy completed", 2), (b"Store completed", 5)],
+                         ids=["after the second COPY", "after the second STORE Deleted"])
+def test_a_killed_copy_and_expunge_move_rerun_to_another_folder_leaves_no_copy_and_no_marker_behind(
+        copy_mover, held_at, nth):
+    """The same kill in the second batch, then the user moves the rest to Trash instead: the
+    first batch stays in Archive (its move had finished), the rest ends in Trash, each message
+    once and as it was (not \\Deleted); the second batch's copies in Archive are gone and no
+    folder keeps the marker."""
+    mover, client = copy_mover
+    every = sorted(message_ids(client, "INBOX"))
+    mover.kill_held(held_at, nth)
+    inbox, archive = message_ids(client, "INBOX"), message_ids(client, "Archive")
+    assert len(archive) == 200 and len(set(inbox) & set(archive)) == 100  # the second batch is in both
+
+    mover.rerun("Trash")
+    assert message_ids(client, "INBOX") == []
+    kept = message_ids(client, "Archive")
+    assert sorted(kept) == sorted(set(archive) - set(inbox))  # the finished batch, not the copies
+    assert sorted(kept + message_ids(client, "Trash")) == every  # all there, once each
+    assert marked(client, "Archive") == [] and marked(client, "Trash") == []
+    client.select_folder("Trash", readonly=True)
+    assert client.search(["DELETED"]) == []  # the interrupted expunge's \\Deleted did not travel with the copies

@@ -5,6 +5,7 @@ drafts by the Message-ID it made, and keeps the pending-draft rule."""
 from __future__ import annotations
 
 import mailbox
+import sys
 import shutil
 import stat
 from dataclasses import replace
@@ -106,3 +107,49 @@ def test_the_reply_flow_drafts_into_the_maildir_only_after_confirmation(tmp_path
     assert "Dana Whitfield <triager@example.org>" in path.read_text(encoding="utf-8")
     again = propose_reply(sources, thread, form.body, form=form)
     assert again.blocked and again.blocked.reason is BlockedBy.PENDING_DRAFT and again.existing
+
+
+def _bytes_read() -> int:
+    """What this process has read through read() so far (Linux /proc/self/io)."""
+    with open("/proc/self/io") as handle:
+        return next(int(line.split()[1]) for line in handle if line.startswith("rchar:"))
+
+
+_OPENED: list[str] | None = None
+
+
+def _note_open(event: str, args: tuple) -> None:
+    if _OPENED is not None and event == "open" and isinstance(args[0], str):
+        _OPENED.append(args[0])
+
+
+def test_listing_drafts_reads_the_other_drafts_headers_once_and_never_their_bodies(maildir):
+    """The row marks of a screen ask for the drafts of many threads: the Drafts folder's other
+    drafts are told apart by their header block, read once while they stay unchanged, and a
+    big draft's body is never read; only the thread's own drafts are read whole."""
+    global _OPENED
+    from mailtriage.backends.maildir import add_draft
+
+    source = source_for(maildir)
+    thread = ThreadId("msgid", ROOT)
+    mine = source.create_draft(DraftRequest(thread, "Thanks.\n", ("reporter@example.net",), subject="Re: XSS",
+                                            in_reply_to=ROOT, references=(ROOT,)))
+    folder = maildir / "Drafts"
+    for n in range(30):
+        body = b"x" * (8 * 1024 * 1024) if n == 0 else b"Unrelated.\n"
+        add_draft(folder, b"Message-ID: <other%d@example.org>\nIn-Reply-To: <elsewhere%d@example.org>\n"
+                          b"Subject: other\n\n%s" % (n, n, body))
+    others = [str(p) for p in files(folder) if str(p) != mine.draft_ref]
+    sys.addaudithook(_note_open)
+    _OPENED = []
+    before = _bytes_read()
+    try:
+        many = source.list_drafts_of([thread, ThreadId("msgid", "<other@x>"), ThreadId("msgid", "<more@x>")])
+        again = source.list_drafts(thread)
+    finally:
+        read, opened, _OPENED = _bytes_read() - before, _OPENED, None
+    assert [d.draft_ref for d in many[thread]] == [d.draft_ref for d in again] == [mine.draft_ref]
+    assert many[thread][0].body == "Thanks.\n"
+    assert many[ThreadId("msgid", "<other@x>")] == [] and many[ThreadId("msgid", "<more@x>")] == []
+    assert max(opened.count(p) for p in others) == 1, "another draft was read more than once"
+    assert read < 1024 * 1024, f"{read:,} bytes read: the 8 MiB draft's body was read"
