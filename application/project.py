@@ -206,6 +206,10 @@ class Project:
         """See ``SourceSet.listing_can_start_early``."""
         return self.sources.listing_can_start_early()
 
+    def reading_can_start_early(self) -> bool:
+        """See ``SourceSet.reading_can_start_early``."""
+        return self.sources.reading_can_start_early()
+
     def listing_can_be_limited(self) -> bool:
         """True when the backend that lists threads can return the newest ones first, fast."""
         chosen = self.sources.resolve(Op.LIST_RECENT_THREADS).chosen

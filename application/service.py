@@ -184,6 +184,11 @@ class Service:
         with self._lock:
             return self.opened.listing_can_start_early()
 
+    def reading_can_start_early(self) -> bool:
+        """Whether the start-up's helper process may read the first row's thread ahead (tui/head_start.py)."""
+        with self._lock:
+            return self.opened.reading_can_start_early()
+
     def listing_can_be_limited(self) -> bool:
         """True when the backend that lists threads can return the newest ones first, fast."""
         with self._lock:

@@ -177,6 +177,12 @@ class SourceSet:
             return self.dispatch(op, lambda b: b.list_recent_threads(list_name, since, **args)), False
         return None
 
+    def reading_can_start_early(self) -> bool:
+        """Whether a thread may be read in another process of the app before this one is ready
+        (start-up's read ahead of the first row, tui/head_start.py): every configured backend
+        signs in without tokens (no token may be refreshed by two processes at once)."""
+        return all(backend.signs_in_without_tokens for backend in self.backends.values())
+
     def listing_can_start_early(self) -> bool:
         """Whether the listing may start in another process of the app before this one is
         ready (the app's start-up, tui/head_start.py): the backend the resolution rule tries
@@ -184,7 +190,7 @@ class SourceSet:
         this one), and every configured backend signs in without tokens: that process's
         listing checks the mandatory backends and may fall back to others, and no token may
         be refreshed by two processes at once."""
-        if not all(backend.signs_in_without_tokens for backend in self.backends.values()):
+        if not self.reading_can_start_early():
             return False
         op = Op.LIST_RECENT_THREADS
         for _rule_step, entry in resolution_order(op, self.entries):

@@ -50,6 +50,26 @@ read ahead (``--compare`` on a worktree of 306a0bf), in the same alternation. Th
   10-20 ms after the main screen is up, and what remains is Textual's import and the first
   live frame (0.2-0.3 s from the thread handed to the reader to the body on screen at this
   load). Goal (>= 1.5x faster than aerc to the body) not met: 0.35-0.59x at this load.
+
+Figures, 2026-12-02 (second), the issue's folder size: ``--messages 100000`` runs (the folder is
+built and warmed in 66-95 s), 100,001 messages, same machine far more loaded (load average
+9-13 on 2 cores, other helpers' test suites), median of 3; "before" is main at f329a7b, in the
+same alternation (this branch: Enter after a failed listing retries, the read ahead also on a
+local archive, which this IMAP folder does not use; so before = after here, up to noise):
+
+  | launch to ...    | ours cold | ours warm | before cold | before warm | aerc | aerc thr. | neomutt | neomutt thr. |
+  |------------------|-----------|-----------|-------------|-------------|------|-----------|---------|--------------|
+  | newest subject   | 2.84      | 0.53      | 4.08        | 0.56        | 3.81 | 9.22      | 14.88   | 16.26        |
+  | newest body      | 4.83      | 4.90      | 5.86        | 4.54        | 3.91 | 9.37      | 16.27   | 17.47        |
+
+  aerc / ours: 0.81x cold, 0.80x warm (goal >= 1.5x: not met); aerc threaded / ours 1.9x.
+  Where the warm start's time went (one traced start at load 10, 100k): the kept frame at once;
+  the child's head start (the summary cache of the 100k folder) handed over 1.09 s after launch,
+  its read ahead (sign-in, SELECT of 100k, the thread's FETCH) done 2.89 s; the app imported
+  Textual by 1.85 s, its main screen up 2.27 s, the held Enter acted 2.89 s, the thread taken and
+  shown 3.10-3.17 s, on the terminal ~0.6 s later. So at this size and load the child's
+  sign-in and read, starved of CPU like everything else, is the critical path, then the two
+  live frames (the list's, then the reader's).
 """
 
 from __future__ import annotations

@@ -22,9 +22,11 @@ summary cache before it ends, for the parent's later listings and the new-report
 fails, the parent lists itself, which reports why.
 
 The child also reads ahead the thread of the first row, under the first frame's cursor (issue
-33: the first key is Enter on the newest report): after a warm head start in a frame of its own
-(:class:`ThreadRead`), on a cold start after the first page, in a frame of its own too (the page
-does not wait for it). An Enter on that row then shows it without waiting for the parent's own
+33: the first key is Enter on the newest report): after a warm head start (rows from the summary
+cache, or from a local archive such as the demo's) in a frame of its own (:class:`ThreadRead`),
+on a cold start after the first page, in a frame of its own too (the page does not wait for it);
+only where every backend signs in without tokens (``Service.reading_can_start_early``: no token
+is refreshed by two processes at once). An Enter on that row then shows it without waiting for the parent's own
 opening, sign-in and sources check. It serves that row once, only when it fits the row on screen
 (its messages, its last activity), and only until the parent lists (or fails to) itself or
 start-up's listing is whole: later reads are the parent's, with what came since.
@@ -398,7 +400,10 @@ def _child(project_dir: Path, demo: bool, write_end: int) -> None:
             if head is not None:
                 early = head.list_name is not None and _may_list_early(session)
                 follows = head.listing is None and early
-                first = _first_row(head.listing.value) if early and head.listing is not None else None
+                # A warm start's rows (a summary cache, or a local archive read here): the first
+                # one's thread is read ahead wherever no sign-in token could be refreshed twice.
+                reads = head.listing is not None and _may_read_early(session)
+                first = _first_row(head.listing.value) if reads else None
                 operations, trace = _taken_records()
                 _send(write_end, replace(head, listing_follows=follows, read_follows=_id_of(first),
                                          operations=operations, trace=trace))
@@ -416,6 +421,13 @@ def _may_list_early(session: Service) -> bool:
     try:
         return session.listing_can_start_early()
     except Exception:  # the parent's own listing finds out what is wrong
+        return False
+
+
+def _may_read_early(session: Service) -> bool:
+    try:
+        return session.reading_can_start_early()
+    except Exception:  # the parent's own read finds out what is wrong
         return False
 
 

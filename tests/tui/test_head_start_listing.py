@@ -189,6 +189,31 @@ def test_no_listing_follows_for_a_local_archive(tmp_path, user_config):
 
     head = ForkedHeadStart.start(mbox_project(tmp_path / "p"), demo=False).result()
     assert head.listing is not None and not head.listing_follows
+    assert head.read_follows == head.listing.value[0].thread_id  # its first row's thread is read ahead
+
+
+def test_no_read_ahead_on_a_local_archive_when_another_backend_signs_in_with_tokens(tmp_path, user_config, dovecot,
+                                                                                   dovecot_user):
+    """The first row's thread may resolve to any backend: one OAuth account among the project's
+    sources (a fallback) keeps the read in the app, as it keeps the listing."""
+    from tests.tui.helpers import mbox_project
+
+    settings = user_config / "config.toml"
+    settings.write_text(settings.read_text() + f'''
+[accounts.oauth]
+kind = "imap"
+host = "127.0.0.1"
+port = {dovecot.port}
+security = "plain"
+username = "{dovecot_user.name}"
+auth = "xoauth2"
+''')
+    project = mbox_project(tmp_path / "p", extra_rows=[("mirror", "fallback", "no")], extra_config={"mail_sources": {
+        "mbox": {"path": "list.mbox", "list": "security@frob.example", "parallel": False},
+        "mirror": {"kind": "imap", "account": "oauth", "list": "security@frob.example"}}})
+    head = ForkedHeadStart.start(project, demo=False).result()
+    assert head is not None and head.listing is not None  # the local archive's rows
+    assert head.read_follows is None and not head.listing_follows
 
 
 def test_the_command_shows_a_cold_listing_its_helper_process_read(tmp_path, monkeypatch, dovecot, dovecot_user):

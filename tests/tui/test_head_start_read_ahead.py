@@ -212,7 +212,11 @@ async def test_a_row_this_process_listed_is_read_by_this_process(proxied_project
         proxy.release()
 
 
-async def test_a_failed_startup_listing_leaves_no_read_ahead_to_serve(proxied_project, dovecot, dovecot_user):
+async def test_after_a_failed_startup_listing_enter_reads_and_relists_once_the_backend_is_back(
+        proxied_project, dovecot, dovecot_user):
+    # Issue 33 item 4: the start-up listing failed (the mandatory backend down); the backend came
+    # back; Enter on the first row (shown from the cache) asked for R ("press R to reconnect":
+    # the outage was still believed), though R was exactly what the Enter should have done.
     project, proxy = proxied_project
     newest = listed_here(project)[0]  # a warm start: the first frame shows it from the cache
     child = ForkedHeadStart.start(project, demo=False)
@@ -223,14 +227,18 @@ async def test_a_failed_startup_listing_leaves_no_read_ahead_to_serve(proxied_pr
     proxy.go_down()  # the mandatory backend: the app's sources check stops the run
     try:
         async with app.run_test(size=(140, 40)) as pilot:
-            await wait_until(pilot, lambda: app.screen.mandatory_problem is not None)
+            await wait_until(pilot, lambda: app.screen.mandatory_problem is not None
+                             and "press R to retry" in threads_status(app))
+            await settle(pilot)  # the failure's own recheck of the sources is done (still down)
             dovecot.append(dovecot_user, "INBOX", reply_to(newest), when=WHEN + timedelta(hours=2))
             proxy.come_back()
             await pilot.press("enter")  # on the first row, shown from the cache
             await wait_until(pilot, lambda: shown_count(app) is not None or "R to reconnect" in reader_status(app))
-            # The app's own read (refused while the backend is known to be down, R reconnects; or,
-            # the backend back, done, with the reply), never the copy read before the failure.
-            assert shown_count(app) in (None, 2)
+            # Read by the app itself, with the reply: never the copy read ahead before the failure.
+            assert shown_count(app) == 2, reader_status(app)
+            # And the list is listed again: the failure and the "run aborted" banner go.
+            await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
+            assert app.screen.mandatory_problem is None
     finally:
         proxy.come_back()
 

@@ -12,10 +12,11 @@ from textual import work
 from textual.worker import get_current_worker
 
 from mailtriage.tui.controllers.base import ControllerBase, SourcesView
-from mailtriage.tui.errors import error_line
+from mailtriage.tui.errors import error_line, is_connection_problem
 from mailtriage.tui.first_paint import KEEP_AFTER
 from mailtriage.tui.head_start import ForkedHeadStart, ListingPart, adopt_records
-from mailtriage.tui.messages import (SessionOpened, SourceRow, SourcesChecked, ThreadsFailed, ThreadsLoaded)
+from mailtriage.tui.messages import (SessionOpened, SourceRow, SourcesChecked, ThreadLoaded, ThreadsFailed,
+                                     ThreadsLoaded)
 from mailtriage.tui.panes.folders import FoldersPane
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.rows import rows_for
@@ -33,6 +34,10 @@ class ListingController(ControllerBase):
         self.last_matrix: list[SourceRow] | None = None
         self.last_resolutions: dict = {}
         self.mandatory_problem: str | None = None
+        #: The list's last listing failed for a backend out of reach (its rows, if any, stale):
+        #: an Enter on a row is then the retry R would be (:meth:`on_thread_list_opened`).
+        self.listing_out_of_reach = False
+        self._relist_after_read = False
 
     # -- the session opened ---------------------------------------------------------
     def start_first_listing(self) -> None:
@@ -48,6 +53,7 @@ class ListingController(ControllerBase):
             self._check_and_list(self.new_request("threads"), self.current_list)
             return
         painted = head is not None and head.listing is not None
+        self.listing_out_of_reach = False
         self._check_and_list(self.new_request("threads"), None, first=True, cached_first=not painted, child=child)
 
     def show_head_start(self) -> None:
@@ -94,6 +100,7 @@ class ListingController(ControllerBase):
         self.open_folder_key = None
         self.forget_live_news()
         self.threads.show_loading(list_name)
+        self.listing_out_of_reach = self._relist_after_read = False
         # No cached rows while a mandatory backend is known to be down: the run is refused.
         self._check_and_list(self.new_request("threads"), list_name,
                              cached_first=other_list and not self.mandatory_problem)
@@ -232,6 +239,7 @@ class ListingController(ControllerBase):
         self.threads.show_rows(self.mark_alerted(rows), message.resolution, message.list_name,
                                partial=message.partial, cached=message.cached)
         if not message.partial:
+            self.listing_out_of_reach = False
             self.forget_live_news(message.request)  # in the rows now; later news goes to them directly
             self.shell.drop_read_ahead()  # later reads are this process's own, with what came since
         # Once per session, after the whole window is painted: the poll's baseline (a second
@@ -246,8 +254,30 @@ class ListingController(ControllerBase):
         if not self.accept_failure(self.on_threads_failed, message):
             return
         self.threads.show_failure(self.failure_text(message), retry_hint=not isinstance(message.error, LookupError))
+        self.listing_out_of_reach = is_connection_problem(message.error)
         self.report_failure(message)
         self.call_after_refresh(self.start_alerts)
+
+    def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
+        """Enter on a row while the list's listing failed for a backend out of reach (its rows
+        stale: the start-up's listing, with the server down): the key is the retry R would be,
+        never a refusal that asks for R once the backend is back (issue 33). The outage's
+        answer is forgotten before the read asks for the backend (the reading controller's
+        handler of this message comes after this one, MainScreen's order): the read checks it
+        again and reads the thread if it is back (else it says why, and R). Once the thread
+        came, the list is listed again."""
+        if self.listing_out_of_reach:
+            self.session.forget_availability()
+            self._relist_after_read = True
+
+    def on_thread_loaded(self, message: ThreadLoaded) -> None:
+        """A thread read after a listing that failed for a backend out of reach: the backend
+        is back, so the list on screen (stale) is listed again, as R would."""
+        if not self._relist_after_read or message.account_id is not None:
+            return
+        self._relist_after_read = False
+        if self.listing_out_of_reach and self.open_folder_key is None:
+            self.load_threads(self.current_list)
 
     def recheck_sources(self) -> None:
         self._recheck()
