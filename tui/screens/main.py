@@ -33,7 +33,8 @@ from mailtriage.tui.controllers.proposals import ProposalsController
 from mailtriage.tui.controllers.reading import ReadingController
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.mailbox_rows import MailboxRow
-from mailtriage.tui.messages import AreaFailed, IssueOfThreadFound, PublishPendingChecked, ThreadOfIssueFound, TrackerLoaded
+from mailtriage.tui.messages import (AreaFailed, IssueOfThreadFound, PublishPendingChecked, ThreadOfIssueFound,
+                                     TrackerLoaded)
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 
 NARROW_WIDTH = 100
 
-#: Esc cancels these work of the screen (request kind, worker group), and a server search
+#: Esc cancels this work of the screen (request kind, worker group), and a server search
 #: on its way (the thread pane's); their answers are then ignored.
 CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"))
 #: Worker groups that write (a quit while one runs asks first).
