@@ -137,6 +137,12 @@ class WorkFailed(Message):
 
 
 @message
+class AreaFailed(WorkFailed):
+    """A failure of work a pane runs itself (tui/panes/area.py): the pane shows it and lets
+    it bubble; the screen reports it (the error list), once for every such area."""
+
+
+@message
 class ThreadsFailed(WorkFailed):
     area: ClassVar[str] = "threads"
 
@@ -164,17 +170,17 @@ class UrlFailed(WorkFailed):
 
 
 @message
-class TrackerFailed(WorkFailed):
+class TrackerFailed(AreaFailed):
     area: ClassVar[str] = "tracker"
 
 
 @message
-class IssueFailed(WorkFailed):
+class IssueFailed(AreaFailed):
     area: ClassVar[str] = "issue"
 
 
 @message
-class FoldersFailed(WorkFailed):
+class FoldersFailed(AreaFailed):
     area: ClassVar[str] = "folders"
 
 
@@ -274,7 +280,7 @@ class FolderListed(Message):
     cursor: int = 0
 
 
-# -- server search (tui/controllers/search.py) ------------------------------------------
+# -- server search (tui/panes/threads.py) ---------------------------------------------
 @message
 class SearchLoaded(Message):
     """The first page of a server search as rows (the rest pages in on demand).
@@ -293,7 +299,7 @@ class SearchLoaded(Message):
 
 
 @message
-class SearchFailed(WorkFailed):
+class SearchFailed(AreaFailed):
     area: ClassVar[str] = "search"
 
 
@@ -410,5 +416,5 @@ class ThreadOfIssueFound(Message):
 
 
 @message
-class JumpFailed(WorkFailed):
+class JumpFailed(AreaFailed):
     area: ClassVar[str] = "jump"

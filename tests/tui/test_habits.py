@@ -26,7 +26,7 @@ async def marks_ready(pilot) -> None:
     main = pilot.app.main
     for _ in range(1000):
         rows = main.query_one(ThreadList).visible_rows()
-        if rows and all(isinstance(r, MailboxRow) or r.thread_id in main.row_status for r in rows):
+        if rows and all(isinstance(r, MailboxRow) or r.thread_id in main.threads.marks.statuses for r in rows):
             await settle(pilot)
             return
         await pilot.pause(0.02)

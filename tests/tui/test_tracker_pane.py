@@ -79,3 +79,16 @@ def test_demo_tracker_lives_in_the_demo_workspace_git_repository(user_config, tm
     assert session.tracker.pending()["needs_publish"] is False
     session.close()
     assert root.exists()  # kept between runs, so CLI commands and the app see the same tracker
+
+
+async def test_a_tracker_that_fails_is_said_in_the_pane_and_reported_once(tmp_path):
+    """The pane shows its own failure; the screen reports it (the error list) once."""
+    project = mbox_project(tmp_path / "p", extra_config={"tracker": {
+        "platform": "github", "github": {"repo": "acme/security", "api_url": "http://127.0.0.1:9"}}})
+    app = make_app(project)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        assert "⚠" in pane_text(app)
+        assert [(e.title, e.where) for e in app.errors] == [("Listing the tracker failed", "tracker")]

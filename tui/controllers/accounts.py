@@ -1,6 +1,9 @@
-"""Personal accounts controller: an account's folders, a folder's messages, and flag/move.
+"""Personal accounts controller: a folder's messages into the thread list, and flag/move.
 
-Every write (mark read, flag, archive, trash) goes through a proposal the user confirms.
+An account's folders are the lists pane's own work (:class:`FoldersPane`). A folder's
+messages stay here while the thread list's listing is the screen's (its requests are the
+listing controller's too: a list chosen after a folder supersedes it). Every write (mark
+read, flag, archive, trash) goes through a proposal the user confirms.
 """
 
 from __future__ import annotations
@@ -9,10 +12,8 @@ from textual import work
 
 from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.mailbox_rows import MailboxRow
-from mailtriage.tui.messages import (AccountFoldersLoaded, FolderListed, FoldersFailed, ProposalFailed,
-                                     ProposalReady, ThreadsFailed)
-from mailtriage.tui.panes.folders import FolderList, FoldersPane
-from mailtriage.tui.panes.sources import SourcesPane
+from mailtriage.tui.messages import FolderListed, ProposalFailed, ProposalReady, ThreadsFailed
+from mailtriage.tui.panes.folders import FoldersPane
 from mailtriage.tui.panes.thread_list import ThreadList
 
 
@@ -23,10 +24,6 @@ class AccountsController(ControllerBase):
         self.open_folder_key: tuple[str, str, str] | None = None
 
     # -- intents from the panes ------------------------------------------------------
-    def on_sources_pane_account_chosen(self, message: SourcesPane.AccountChosen) -> None:
-        self.open_account(message.account_id)
-        self.query_one(FolderList).focus()
-
     def on_folders_pane_folder_chosen(self, message: FoldersPane.FolderChosen) -> None:
         self.open_folder(message.account_id, message.folder_id, message.name)
         self.query_one(ThreadList).focus()
@@ -34,32 +31,7 @@ class AccountsController(ControllerBase):
     def on_thread_list_organize_requested(self, message: ThreadList.OrganizeRequested) -> None:
         self.organize(message.summary, message.action)
 
-    # -- folders --------------------------------------------------------------------------
-    def open_account(self, account_id: str) -> None:
-        """List the account's folders in the folders pane (in a worker)."""
-        self.folders.show_account_loading(account_id)
-        self._account_folders(self.new_request("folders"), account_id)
-
-    @work(thread=True, exclusive=True, group="folders", exit_on_error=False)
-    def _account_folders(self, request: int, account_id: str) -> None:
-        try:
-            folders = self.session.account_folders(account_id)
-        except Exception as exc:
-            self.post_message(FoldersFailed(request, f"Listing the folders of {account_id} failed", exc))
-            return
-        self.post_message(AccountFoldersLoaded(request, account_id, folders))
-
-    def on_account_folders_loaded(self, message: AccountFoldersLoaded) -> None:
-        if not self.is_current("folders", message.request):
-            return
-        self.folders.show_folders(message.account_id, message.folders)
-
-    def on_folders_failed(self, message: FoldersFailed) -> None:
-        if not self.accept_failure(self.on_folders_failed, message):
-            return
-        self.folders.show_account_failure(self.failure_text(message))
-        self.report_failure(message)
-
+    # -- a folder's messages ------------------------------------------------------------------
     def open_folder(self, account_id: str, folder_id: str, name: str | None = None, *, keep: bool = False) -> None:
         """Page a folder, newest first, into the thread list (``list(MailQuery)`` pages).
 
@@ -131,4 +103,4 @@ class AccountsController(ControllerBase):
         account_id, folder_id, name = self.open_folder_key
         self.open_folder(account_id, folder_id, name, keep=True)
         if self.folders.account_id == account_id:
-            self._account_folders(self.new_request("folders"), account_id)
+            self.folders.open_account(account_id, reload=True)  # its counts

@@ -1,11 +1,14 @@
 """What every controller of the main screen shares.
 
-The main screen is composed of controllers (threads, reading, proposals, tracker,
-personal accounts, alerts), one module each. Each is a mixin over :class:`ControllerBase`,
-so its workers run on the main screen and its handlers receive the messages those
-workers post to it. The base holds what they share: the session, request numbers (a
-newer request of a kind supersedes an older one), the deferral of answers that arrive
-before the panes are mounted, and the reporting of a failed call.
+The main screen's work that is not yet an area's own (tui/panes/area.py: the tracker,
+lists and thread panes run theirs) is done by controllers (listing, reading, compose,
+proposals, personal accounts, alerts, batch, keys), one module each. Each is a mixin over
+:class:`ControllerBase`, so its workers run on the main screen and its handlers receive
+the messages those workers post to it. The base holds what they share: the session,
+request numbers (a newer request of a kind supersedes an older one), the deferral of
+answers that arrive before the panes are mounted, and the reporting of a failed call.
+Issue 36 §3 turns the rest into areas too; the stubs below only shrink
+(tests/tui/test_areas.py).
 """
 
 from __future__ import annotations
@@ -175,7 +178,7 @@ class ControllerBase(Screen):
         raise NotImplementedError
 
     def load_tracker(self) -> None:
-        """tracker: list the tracker's issues into the tracker pane."""
+        """main screen: the tracker pane lists its issues again."""
         raise NotImplementedError
 
     def after_organize(self) -> None:
@@ -198,14 +201,10 @@ class ControllerBase(Screen):
         """compose: the compose dialog again with what the user wrote, after a refusal."""
         raise NotImplementedError
 
-    def select_pending_issue(self) -> None:
-        """overview: the tracker list is shown; select the issue ``s`` jumped to."""
-        raise NotImplementedError
-
     def check_publish_pending(self) -> None:
-        """overview: ask whether the tracker keeps local changes to publish."""
+        """main screen: ask whether the tracker keeps local changes to publish."""
         raise NotImplementedError
 
     def forget_row_status(self) -> None:
-        """overview: drop the rows' triage marks (after a write, on R)."""
+        """main screen: the thread pane drops the rows' triage marks and asks again (after a write)."""
         raise NotImplementedError

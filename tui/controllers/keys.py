@@ -1,5 +1,6 @@
-"""Keys mutt and aerc users miss (issue 35 §4): full headers and raw source (``h``), pipe
-to a command (``|``) and change folder (``c``).
+"""Keys mutt and aerc users miss (issue 35 §4): full headers and raw source (``h``) and pipe
+to a command (``|``) on the message read (change folder, ``c``, is the lists pane's:
+:meth:`FoldersPane.choose_by_name`).
 
 Each opens a dialog of its own module; none writes anything, and the pipe runs its
 command only once the user confirmed it in the dialog.
@@ -7,10 +8,7 @@ command only once the user confirmed it in the dialog.
 
 from __future__ import annotations
 
-from rich.text import Text
-
 from mailtriage.tui.controllers.base import ControllerBase
-from mailtriage.tui.panes.folders import FolderList
 from mailtriage.tui.panes.reader import ThreadView
 
 
@@ -55,26 +53,3 @@ class KeysController(ControllerBase):
 
         what = f"message {index + 1} of {len(thread.messages)}: {chosen.subject or '(no subject)'}"
         self.app.push_screen(PipeDialog(what, run))
-
-    def action_change_folder(self) -> None:
-        """c: pick a list or folder of the lists pane by name and open it."""
-        folder_list = self.query_one(FolderList)
-        choices: list[tuple[int, Text]] = []
-        for index in range(folder_list.option_count):
-            option = folder_list.get_option_at_index(index)
-            if not option.disabled and isinstance(option.prompt, Text):  # the pane's labels are inert Text
-                choices.append((index, option.prompt.copy()))
-        if not choices:
-            self.notify("There is no list or folder to open yet.", severity="warning", markup=False)
-            return
-        account = self.folders.account_id
-        title = f"Change folder · account {account}" if account else "Change list"
-        # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
-        from mailtriage.tui.dialogs.folder_jump import FolderJump
-
-        def picked(index: int | None) -> None:
-            if index is not None and index < folder_list.option_count:
-                folder_list.highlighted = index
-                folder_list.action_select()  # as Enter in the lists pane: the pane opens it
-
-        self.app.push_screen(FolderJump(choices, title), picked)

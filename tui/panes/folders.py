@@ -3,6 +3,10 @@
 The security list comes from ``security_list`` in project.md; when it is not
 configured the pane says so and nothing is listed (the contract skips a list read
 with no configured list).
+
+The pane is an area that owns its work (tui/panes/area.py): a personal account's folders
+are listed by a worker of its own, and a failure is shown here before it bubbles to the
+screen's error list. ``c`` picks an entry by name (:meth:`FoldersPane.choose_by_name`).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
@@ -18,6 +23,8 @@ from textual.widgets.option_list import Option
 
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.tui import bindings
+from mailtriage.tui.messages import AccountFoldersLoaded, FoldersFailed
+from mailtriage.tui.panes.area import Requests, drop_stale, failure_text, service
 from mailtriage.tui.sanitize import inert_text
 
 if TYPE_CHECKING:
@@ -74,6 +81,7 @@ class FoldersPane(Vertical):
         self.account_id: str | None = None
         self._folders: list = []
         self._paths: list[str] = []
+        self.requests = Requests()
 
     def compose(self) -> ComposeResult:
         yield FolderList(id="folder-list")
@@ -120,6 +128,31 @@ class FoldersPane(Vertical):
             self.show_lists(self._entries, self._since_text)
 
     # -- a personal account's folders --------------------------------------------
+    def open_account(self, account_id: str, *, reload: bool = False) -> None:
+        """List ``account_id``'s folders here (in a worker); ``reload``: after a write, the
+        folders stay until the new counts arrive."""
+        if not reload:
+            self.show_account_loading(account_id)
+        self._account_folders(self.requests.new("folders"), account_id)
+
+    @work(thread=True, exclusive=True, group="folders", exit_on_error=False)
+    def _account_folders(self, request: int, account_id: str) -> None:
+        try:
+            folders = service(self).account_folders(account_id)
+        except Exception as exc:
+            self.post_message(FoldersFailed(request, f"Listing the folders of {account_id} failed", exc))
+            return
+        self.post_message(AccountFoldersLoaded(request, account_id, folders))
+
+    def on_account_folders_loaded(self, message: AccountFoldersLoaded) -> None:
+        message.stop()
+        if self.requests.is_current("folders", message.request):
+            self.show_folders(message.account_id, message.folders)
+
+    def on_folders_failed(self, message: FoldersFailed) -> None:
+        if not drop_stale(self.requests, message):
+            self.show_account_failure(failure_text(message))
+
     def show_account_loading(self, account_id: str) -> None:
         self.account_id = account_id
         self._folders = []
@@ -166,3 +199,26 @@ class FoldersPane(Vertical):
         status = self.query_one("#folders-status", Static)
         status.update(inert_text(f"⚠ {text}"))
         status.set_class(True, "-warning")
+
+    # -- c: an entry by name ---------------------------------------------------------------
+    def choose_by_name(self) -> None:
+        """``c``: pick a list or folder of this pane by name and open it (as Enter here would)."""
+        folder_list = self.query_one(FolderList)
+        choices: list[tuple[int, Text]] = []
+        for index in range(folder_list.option_count):
+            option = folder_list.get_option_at_index(index)
+            if not option.disabled and isinstance(option.prompt, Text):  # the pane's labels are inert Text
+                choices.append((index, option.prompt.copy()))
+        if not choices:
+            self.notify("There is no list or folder to open yet.", severity="warning", markup=False)
+            return
+        title = f"Change folder · account {self.account_id}" if self.account_id else "Change list"
+        # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
+        from mailtriage.tui.dialogs.folder_jump import FolderJump
+
+        def picked(index: int | None) -> None:
+            if index is not None and index < folder_list.option_count:
+                folder_list.highlighted = index
+                folder_list.action_select()  # as Enter in the lists pane: the pane opens it
+
+        self.app.push_screen(FolderJump(choices, title), picked)

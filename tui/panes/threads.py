@@ -2,6 +2,15 @@
 
 The status line says which backend served the listing and why the others were
 skipped (the resolution result), or what went wrong and how to retry.
+
+``/`` runs the search on the server in a worker of this pane (an area that owns its work,
+tui/panes/area.py). What is searched is what the list shows, which the screen names
+(:class:`SearchScope`): the mailing list (the backend that lists it searches, when it
+declares ``server_search``) or a personal account's folder (its mailbox adapter, when it
+declares ``server_search``). The results replace the list until Esc; the status line
+names the backend that answered and how. A backend that declares no server search gets
+the local filter of the rows already listed, and the status says so. The rows' triage
+marks are this pane's too (:mod:`mailtriage.tui.panes.row_marks`).
 """
 
 from __future__ import annotations
@@ -15,15 +24,30 @@ from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
-from mailtriage.core.inert import terminal_line
+from mailtriage.core.inert import terminal_line, terminal_text
 from mailtriage.tui import bindings
+from mailtriage.tui.messages import RowStatusLoaded, SearchFailed, SearchLoaded, SearchUnsupported
+from mailtriage.tui.panes.area import Requests, drop_stale, failure_text, service
+from mailtriage.tui.panes.row_marks import RowMarks
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.rows import FilteredRows, ThreadRows
 from mailtriage.tui.search_rows import SearchRows
 
 
+SEARCH_PAGE = 50
+
+
+@lean_dataclass
+class SearchScope:
+    """What the list shows, so what a search searches: an account's folder (account id,
+    folder id, name), else the mailing list ``list_name``."""
+
+    folder: tuple[str, str, str] | None
+    list_name: str | None
+
+
 class SearchBox(Input):
-    """``/`` opens it; Enter searches on the server (see tui/controllers/search.py); Escape closes it."""
+    """``/`` opens it; Enter searches on the server (:meth:`ThreadPane.search_on_server`); Escape closes it."""
 
     BINDINGS = bindings.SEARCH_BOX
 
@@ -52,7 +76,7 @@ class ThreadPane(Vertical):
 
     @lean_dataclass
     class SearchSubmitted(Message):
-        """Enter in the search box: the screen runs the server search."""
+        """Enter in the search box: the screen names what is shown (:meth:`search_on_server`)."""
 
         query: str
 
@@ -76,6 +100,8 @@ class ThreadPane(Vertical):
         self.failure: str | None = None
         #: The search on screen: (query, what answered) — None when the list is not a search.
         self.search_label: tuple[str, str] | None = None
+        self.requests = Requests()
+        self.marks = RowMarks(self)
 
     def compose(self) -> ComposeResult:
         # The search box and its progress bar are mounted on the first search: four widgets
@@ -216,6 +242,11 @@ class ThreadPane(Vertical):
 
     def on_thread_list_highlighted(self, message: ThreadList.Highlighted) -> None:
         self._update_status()
+        self.marks.cursor_moved()
+
+    def on_row_status_loaded(self, message: RowStatusLoaded) -> None:
+        message.stop()
+        self.marks.loaded(message)
 
     def on_thread_list_tags_changed(self, message: ThreadList.TagsChanged) -> None:
         self._update_status()
@@ -264,7 +295,71 @@ class ThreadPane(Vertical):
             return
         self.post_message(self.SearchSubmitted(query))
 
-    # -- server search (the screen's search controller runs it) ----------------------------
+    # -- server search ---------------------------------------------------------------------
+    def search_on_server(self, query: str, scope: SearchScope) -> None:
+        folder = scope.folder
+        where = f"{folder[0]} · {folder[2]}" if folder else (scope.list_name or "(no list)")
+        self.show_searching(query, where)
+        self._server_search(self.requests.new("search"), query, scope)
+
+    def cancel_search(self) -> bool:
+        """Esc: a server search on its way is dropped (its answer ignored); False when none was."""
+        if not any(w.node is self and w.group == "search-server" and not w.is_finished for w in self.workers):
+            return False
+        self.workers.cancel_group(self, "search-server")
+        self.requests.new("search")
+        return True
+
+    @work(thread=True, exclusive=True, group="search-server", exit_on_error=False)
+    def _server_search(self, request: int, query: str, scope: SearchScope) -> None:
+        worker = get_current_worker()
+        session = service(self)
+        try:
+            if scope.folder is not None:
+                account_id, folder_id, _name = scope.folder
+                if not session.can_search_account(account_id):
+                    self.post_message(SearchUnsupported(request, query, f"{account_id} declares no server search"))
+                    return
+
+                def load(page: int):
+                    return session.search_account(account_id, folder_id, query, page=page, page_size=SEARCH_PAGE)
+            else:
+                account_id = None
+                if not session.can_search_sources():
+                    self.post_message(SearchUnsupported(request, query,
+                                                        "the listing backend declares no server search"))
+                    return
+
+                def load(page: int):
+                    return session.search_sources(query, scope.list_name, page=page, page_size=SEARCH_PAGE)
+            first = load(0).page
+        except Exception as exc:  # the pane's error state and the error list say why
+            self.post_message(SearchFailed(request, f"Searching for {query!r} failed", exc))
+            return
+        if worker.is_cancelled:
+            return
+        rows = SearchRows(first, lambda page: load(page).page, account_id)
+        self.post_message(SearchLoaded(request, query, rows, first.backend, first.method, first.failed, first.notes,
+                                       total_known=first.total is not None or not first.more))
+
+    def on_search_loaded(self, message: SearchLoaded) -> None:
+        message.stop()
+        if not self.requests.is_current("search", message.request):
+            return
+        self.show_search_results(message.rows, message.query, message.backend, message.method,
+                                 failed=message.failed, notes=message.notes, complete=message.total_known)
+        for folder, why in message.failed:  # server text: inert
+            self.notify(terminal_text(f"{folder}: {why}"), title="Not searched", severity="warning", markup=False)
+
+    def on_search_unsupported(self, message: SearchUnsupported) -> None:
+        message.stop()
+        if self.requests.is_current("search", message.request):
+            self.local_filter(message.query, message.why)
+
+    def on_search_failed(self, message: SearchFailed) -> None:
+        if not drop_stale(self.requests, message):
+            self.show_search_failure(failure_text(message))
+
     def show_searching(self, query: str, where: str) -> None:
         self._hide_search()
         self.show_message(f"searching {where} for {query!r} on the server … (Esc cancels)")

@@ -4,11 +4,20 @@ The tracker is opened the first time the pane is shown (``t``), never at start-u
 GitHub or Jira tracker costs nothing until asked for. Everything shown is issue
 content (which often quotes mail), so it is rendered inert. ``### Heading`` sections
 are the issue's fields; the status rollup is listed entry by entry.
+
+The pane is an area that owns its work (tui/panes/area.py): it lists the issues, reads
+one, and answers ``s`` both ways (the issue that holds a thread, the thread an issue's
+rollup names) in workers of its own. What the screen must route bubbles on to it: the
+issues listed (the unpublished-changes mark), an issue found for a thread (the pane is
+shown), a thread found for an issue (the list and the reading pane).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
@@ -18,7 +27,13 @@ from textual.widgets.option_list import Option, OptionDoesNotExist
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.application import trackers_installed
 from mailtriage.tui import bindings
-from mailtriage.tui.sanitize import inert_text
+from mailtriage.tui.messages import (IssueFailed, IssueOfThreadFound, JumpFailed, ThreadOfIssueFound, TrackerFailed,
+                                     TrackerIssueLoaded, TrackerLoaded)
+from mailtriage.tui.panes.area import Requests, drop_stale, failure_text, service
+from mailtriage.tui.sanitize import inert, inert_text
+
+if TYPE_CHECKING:
+    from mailtriage.application import ThreadId
 
 
 def tracker_support() -> str | None:
@@ -117,6 +132,9 @@ class TrackerPane(Vertical):
         super().__init__(classes="pane", **kwargs)
         self.border_title = "Tracker"
         self.loaded = False
+        self.requests = Requests()
+        #: The issue ``s`` jumped to, selected in the list once it is listed.
+        self.pending_issue: str | None = None
 
     def compose(self) -> ComposeResult:
         yield TrackerList(id="tracker-list")
@@ -189,3 +207,128 @@ class TrackerPane(Vertical):
         option_id = event.option.id or ""
         if option_id.startswith("issue:"):
             self.post_message(self.IssueChosen(option_id.partition(":")[2]))
+
+    # -- the pane's work ------------------------------------------------------------------
+    def on_tracker_pane_issue_chosen(self, message: IssueChosen) -> None:
+        message.stop()
+        self.open_issue(message.issue_id)
+
+    def load_once(self) -> None:
+        if not self.loaded:
+            self.load()
+
+    def load(self) -> None:
+        """List the tracker's issues (in a worker); not before the project is open."""
+        if not service(self).is_open or tracker_support():
+            return
+        self.show_loading()
+        self._list_issues(self.requests.new("tracker"))
+
+    @work(thread=True, exclusive=True, group="tracker", exit_on_error=False)
+    def _list_issues(self, request: int) -> None:
+        # a configuration error of the tracker is said in the pane (core.projectconfig is loaded by now)
+        from mailtriage.core.projectconfig import ConfigError
+
+        session = service(self)
+        try:
+            issues, problems = session.tracker_issues()
+        except ConfigError as exc:
+            # No usable tracker configuration: the pane says so; this is not an app error.
+            self.post_message(TrackerLoaded(request, [], f"no tracker: {exc}", available=False))
+            return
+        except Exception as exc:
+            self.post_message(TrackerFailed(request, "Listing the tracker failed", exc))
+            return
+        self.post_message(TrackerLoaded(request, issues, session.tracker_description, problems))
+
+    def on_tracker_loaded(self, message: TrackerLoaded) -> None:
+        """Shown here; a listing bubbles on to the screen (the unpublished-changes mark)."""
+        if not self.requests.is_current("tracker", message.request) or not message.available:
+            message.stop()
+            if self.requests.is_current("tracker", message.request):
+                self.show_unavailable(message.description)
+            return
+        self.show_issues(message.issues, message.description, message.problems)
+        self.select_pending_issue()
+
+    def on_tracker_failed(self, message: TrackerFailed) -> None:
+        if not drop_stale(self.requests, message):
+            self.show_failure(failure_text(message))
+
+    def open_issue(self, issue_id: str) -> None:
+        self._read_issue(self.requests.new("issue"), issue_id)
+
+    @work(thread=True, exclusive=True, group="issue", exit_on_error=False)
+    def _read_issue(self, request: int, issue_id: str) -> None:
+        try:
+            issue = service(self).tracker_issue(issue_id)
+        except Exception as exc:
+            self.post_message(IssueFailed(request, f"Reading {issue_id} failed", exc))
+            return
+        self.post_message(TrackerIssueLoaded(request, issue))
+
+    def on_tracker_issue_loaded(self, message: TrackerIssueLoaded) -> None:
+        message.stop()
+        if self.requests.is_current("issue", message.request):
+            self.show_issue(message.issue)
+
+    def on_issue_failed(self, message: IssueFailed) -> None:
+        if not drop_stale(self.requests, message):
+            self.show_failure(failure_text(message))
+
+    # -- s: thread -> issue, issue -> thread -------------------------------------------------
+    def show_issue_of(self, issue_id: str) -> None:
+        """``issue_id`` shown: its row selected (once listed) and its fields read."""
+        self.pending_issue = issue_id
+        if not self.loaded:
+            self.load()  # the row is selected when the list arrives
+        else:
+            self.select_pending_issue()
+        self.open_issue(issue_id)
+
+    def select_pending_issue(self) -> None:
+        if self.pending_issue is not None and self.select_issue(self.pending_issue):
+            self.pending_issue = None
+
+    def find_issue_of(self, thread_id: ThreadId) -> None:
+        """Which issue holds ``thread_id`` (in a worker); found, it bubbles to the screen."""
+        if service(self).is_open:
+            self._find_issue(self.requests.new("jump"), thread_id)
+
+    @work(thread=True, exclusive=True, group="jump", exit_on_error=False)
+    def _find_issue(self, request: int, thread_id: ThreadId) -> None:
+        try:
+            issue_id = service(self).thread_issue(thread_id)
+        except Exception as exc:
+            self.post_message(JumpFailed(request, "Finding the thread's issue failed", exc))
+            return
+        self.post_message(IssueOfThreadFound(request, thread_id, issue_id))
+
+    def on_issue_of_thread_found(self, message: IssueOfThreadFound) -> None:
+        if not self.requests.is_current("jump", message.request) or message.issue_id is None:
+            message.stop()
+            if message.issue_id is None and self.requests.is_current("jump", message.request):
+                self.notify("No tracker issue holds this thread (import it with i).", markup=False)
+
+    def on_tracker_pane_thread_requested(self, message: ThreadRequested) -> None:
+        message.stop()
+        if service(self).is_open:
+            self._find_thread(self.requests.new("jump"), message.issue_id)
+
+    @work(thread=True, exclusive=True, group="jump", exit_on_error=False)
+    def _find_thread(self, request: int, issue_id: str) -> None:
+        try:
+            thread_id = service(self).issue_thread(issue_id)
+        except Exception as exc:
+            self.post_message(JumpFailed(request, f"Finding the thread of {issue_id} failed", exc))
+            return
+        self.post_message(ThreadOfIssueFound(request, issue_id, thread_id))
+
+    def on_thread_of_issue_found(self, message: ThreadOfIssueFound) -> None:
+        if not self.requests.is_current("jump", message.request) or message.thread_id is None:
+            message.stop()
+            if message.thread_id is None and self.requests.is_current("jump", message.request):
+                self.notify(f"{inert(message.issue_id)} names no thread in its status rollup.", markup=False)
+
+    def on_jump_failed(self, message: JumpFailed) -> None:
+        drop_stale(self.requests, message)

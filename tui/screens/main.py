@@ -1,16 +1,22 @@
 """The main screen: sources and lists on the left, threads over the reading pane, tracker on the right.
 
-The screen owns the work of its panes. Panes post intents (open this thread, reply,
-inspect that backend); the controller of that area (``tui/controllers/``) handles the
-intent, runs the backend call in a worker on this screen and feeds the result back to
-the pane. Below 100 columns the sidebar folds away and unfolds while it has the focus (1, 2);
+Some panes are areas that own their state and work (tui/panes/area.py): the tracker pane
+(issues, an issue, ``s`` both ways), the lists pane (an account's folders, ``c``) and the
+thread pane (server search, the rows' triage marks) run their own workers and show their
+own answers; the screen only routes what crosses areas (an account chosen in the sources
+pane, a search's scope, an issue or thread ``s`` found) and reports the failures they let
+bubble. The other work (listing, reading, composing, proposals, alerts) is still run by
+the controllers of ``tui/controllers/``, mixins over this screen, in workers on it.
+Below 100 columns the sidebar folds away and unfolds while it has the focus (1, 2);
 the zoom key (Ctrl+w) gives the focused pane the whole screen (issue 35).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
-from textual import events
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Header, Static
@@ -23,29 +29,38 @@ from mailtriage.tui.controllers.batch import BatchController
 from mailtriage.tui.controllers.compose import ComposeController
 from mailtriage.tui.controllers.keys import KeysController
 from mailtriage.tui.controllers.listing import ListingController
-from mailtriage.tui.controllers.overview import OverviewController
 from mailtriage.tui.controllers.proposals import ProposalsController
 from mailtriage.tui.controllers.reading import ReadingController
-from mailtriage.tui.controllers.search import SearchController
-from mailtriage.tui.controllers.tracker import TrackerController
 from mailtriage.tui.footer import KeyFooter
+from mailtriage.tui.mailbox_rows import MailboxRow
+from mailtriage.tui.messages import (AreaFailed, IssueOfThreadFound, PublishPendingChecked, ThreadOfIssueFound,
+                                     TrackerLoaded)
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
 from mailtriage.tui.panes.thread_list import ThreadList
-from mailtriage.tui.panes.threads import ThreadPane
+from mailtriage.tui.panes.threads import SearchScope, ThreadPane
 from mailtriage.tui.panes.tracker import TrackerList, TrackerPane
+from mailtriage.tui.pending import PendingWork
+from mailtriage.tui.rows import index_of
 from mailtriage.tui.sanitize import inert
+
+if TYPE_CHECKING:
+    from mailtriage.application import ThreadId, ThreadSummary
 
 NARROW_WIDTH = 100
 
-#: Esc cancels these (request kind, worker group); their answers are then ignored.
-CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"), ("search", "search-server"))
+#: Esc cancels this work of the screen (request kind, worker group), and a server search
+#: on its way (the thread pane's); their answers are then ignored.
+CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"))
+#: Worker groups that write (a quit while one runs asks first).
+WRITE_GROUPS = ("apply",)
+PUBLISH_MARK = "✎ tracker changes to publish (P)"
 
 
-class MainScreen(ListingController, ReadingController, ComposeController, ProposalsController, TrackerController,
-                 AccountsController, AlertsController, BatchController, SearchController, OverviewController,
-                 KeysController, bindings.KeyContext, inherit_bindings=False):
+class MainScreen(ListingController, ReadingController, ComposeController, ProposalsController, AccountsController,
+                 AlertsController, BatchController, KeysController, PendingWork, bindings.KeyContext,
+                 inherit_bindings=False):
     BINDINGS = bindings.MAIN
     key_context = "MainScreen"
     #: Focus goes to the thread list as soon as the panes are composed: with the default
@@ -69,6 +84,10 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
                 yield ReaderPane(id="reader-pane")
             yield TrackerPane(id="tracker-pane")
         yield KeyFooter()
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.publish_pending = False
 
     def on_mount(self) -> None:
         self.set_class(self.app.size.width < NARROW_WIDTH, "-narrow")
@@ -182,7 +201,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         self._fold_tracker(name != "tracker")
         if name == "tracker":
             self.set_class(True, "-tracker")
-            self.load_tracker_once()
+            self.tracker.load_once()
         if name in ("sources", "folders"):
             self.set_class(True, "-sidebar-open")  # before the focus: a hidden pane takes none
         widget = self.query_one(self.PANE_FOCUS[name])
@@ -194,7 +213,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         self.set_class(show, "-tracker")
         self._fold_tracker(not show)
         if show:
-            self.load_tracker_once()
+            self.tracker.load_once()
             self.call_after_refresh(self.query_one(TrackerList).focus)
         elif self._tracker_has_focus():
             self.query_one(ThreadList).focus()
@@ -207,12 +226,14 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
     def cancel_work(self, works: tuple[str, ...]) -> None:
         """Drop the pending work named in ``works`` (see :data:`CANCELLABLE`) and say so."""
         cancelled = []
-        for work, group in CANCELLABLE:
-            if work in works and any(w.group == group and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
+        for request_kind, group in CANCELLABLE:
+            if request_kind in works and any(w.group == group and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
                                      for w in self.workers):
                 self.workers.cancel_group(self, group)
-                self.new_request(work)
-                cancelled.append(work)
+                self.new_request(request_kind)
+                cancelled.append(request_kind)
+        if "search" in works and self.threads.cancel_search():
+            cancelled.append("search")
         if "threads" in cancelled:
             self.threads.show_cancelled("loading cancelled — press R to load again")
         if "reader" in cancelled:
@@ -228,8 +249,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         """R: check the sources again, list again, read the open thread again, and the tracker."""
         self.session.forget_availability()
         self.session.forget_tracker()  # a fixed tracker descriptor is read again (issue 30 §6)
-        self.row_status = {}  # overview marks: asked for again once the rows are listed
-        self.query_one(ThreadList).set_statuses(self.row_status)
+        self.threads.marks.forget(ask_again=False)  # the rows' marks: asked for again once listed
         self.load_threads(self.current_list)
         if self.reader.thread is not None and self.open_summary is not None:
             self.open_thread(self.open_summary)
@@ -250,3 +270,125 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         from mailtriage.tui.screens.console import ConsoleScreen  # lazy: only when first opened (start-up)
 
         ConsoleScreen.open(self.app, message.backend)
+
+    # -- what crosses the areas --------------------------------------------------------
+    @on(AreaFailed)
+    def report_area_failure(self, message: AreaFailed) -> None:
+        """A pane's own work failed (the pane shows it; a superseded one stopped there)."""
+        self.report_failure(message)
+
+    def on_sources_pane_account_chosen(self, message: SourcesPane.AccountChosen) -> None:
+        self.folders.open_account(message.account_id)
+        self.query_one(FolderList).focus()
+
+    def action_change_folder(self) -> None:
+        """c: pick a list or folder of the lists pane by name and open it."""
+        self.folders.choose_by_name()
+
+    def load_tracker(self) -> None:
+        """The tracker's issues listed again (after a write that changed them)."""
+        self.tracker.load()
+
+    def on_tracker_loaded(self, message: TrackerLoaded) -> None:
+        self.check_publish_pending()  # the title marks unpublished changes
+
+    def forget_row_status(self) -> None:
+        """After a write: the rows' marks are asked for again."""
+        self.threads.marks.forget()
+
+    # -- search: the scope is what the thread list shows ---------------------------------
+    def on_thread_pane_search_submitted(self, message: ThreadPane.SearchSubmitted) -> None:
+        self.threads.search_on_server(message.query, SearchScope(self.open_folder_key, self.current_list))
+
+    def on_thread_pane_search_state(self, message: ThreadPane.SearchState) -> None:
+        self.query_one(ThreadView).search_active = message.active
+
+    def on_thread_view_match_step_requested(self, message: ThreadView.MatchStepRequested) -> None:
+        """n / N in the reading pane: open the next / previous match, focus stays in the reader."""
+        thread_list = self.query_one(ThreadList)
+        target = thread_list.cursor + message.step
+        if not 0 <= target < len(thread_list.rows):
+            self.notify("no more matches" if message.step > 0 else "this is the first match", markup=False)
+            return
+        thread_list.cursor = target
+        row = thread_list.current
+        if row is None:  # not fetched yet: the list fetches its page; press again
+            self.notify("the next matches are still loading", markup=False)
+            return
+        thread_list.post_message(ThreadList.Opened(row, target))
+
+    # -- s: thread -> issue (the tracker pane finds it), issue -> thread (list, reader) ---------
+    def on_thread_list_issue_requested(self, message: ThreadList.IssueRequested) -> None:
+        if message.summary is not None and not isinstance(message.summary, MailboxRow):
+            self.jump_to_issue(message.summary.thread_id)
+
+    def on_thread_view_issue_requested(self, message: ThreadView.IssueRequested) -> None:
+        thread = self.reader.thread
+        if thread is not None and self.open_summary is not None and not isinstance(self.open_summary, MailboxRow):
+            self.jump_to_issue(thread.thread_id)
+
+    def jump_to_issue(self, thread_id: ThreadId) -> None:
+        if not self.session.is_open:
+            return
+        known = self.threads.marks.statuses.get(thread_id)
+        if known is not None and known.issue:
+            self._show_issue(known.issue)
+            return
+        self.tracker.find_issue_of(thread_id)
+
+    def on_issue_of_thread_found(self, message: IssueOfThreadFound) -> None:
+        if message.issue_id is not None:
+            self._show_issue(message.issue_id)
+
+    def _show_issue(self, issue_id: str) -> None:
+        self.set_class(True, "-tracker")
+        self.set_class(False, "-tracker-folded")
+        self.tracker.show_issue_of(issue_id)
+        self.call_after_refresh(self.query_one(TrackerList).focus)
+
+    def on_thread_of_issue_found(self, message: ThreadOfIssueFound) -> None:
+        if message.thread_id is None:
+            return
+        thread_list = self.query_one(ThreadList)
+        index = index_of(thread_list.rows, message.thread_id, thread_list.cursor)
+        self._fold_tracker(True)
+        if index is not None:
+            thread_list.cursor = index
+            thread_list.focus()
+            row: ThreadSummary | None = thread_list.current
+            if row is not None:
+                self.open_thread(row)
+            return
+        # Not in the list (older than the window, another list): read it directly.
+        thread_list.focus()
+        self.open_thread_id(message.thread_id)
+
+    # -- what a quit would drop; unpublished tracker changes ----------------------------------
+    def pending_work(self) -> list[str]:
+        pending = []
+        running = (WorkerState.PENDING, WorkerState.RUNNING)
+        if any(w.group in WRITE_GROUPS and w.state in running for w in self.workers):
+            pending.append("a confirmed write is still running")
+        if self.publish_pending:
+            pending.append("local tracker changes are not published (P reviews them)")
+        return pending
+
+    def check_publish_pending(self) -> None:
+        """Ask (in a worker) whether the tracker keeps changes to publish; only once it is open."""
+        if self.session.is_open and self.session.tracker is not None:
+            self._check_publish()
+
+    @work(thread=True, exclusive=True, group="publish-check", exit_on_error=False)
+    def _check_publish(self) -> None:
+        try:
+            pending = self.session.needs_publish()
+        except Exception:  # the publish review says why when asked; the mark stays as it was
+            return
+        self.post_message(PublishPendingChecked(pending))
+
+    def on_publish_pending_checked(self, message: PublishPendingChecked) -> None:
+        self.publish_pending = message.pending
+        parts = ["demo"] if self.session.demo else []
+        if message.pending:
+            parts.append(PUBLISH_MARK)
+        self.shell.sub_title = " · ".join(parts)

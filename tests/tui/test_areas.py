@@ -1,0 +1,90 @@
+"""The main screen's areas (issue 36 §3): panes that own their state and work, a screen that
+routes what crosses them, and controller mixins that only go away.
+
+An area (tui/panes/area.py) runs its workers on its own widget and numbers its own
+requests; it never imports another area, a controller or a screen: what one area asks of
+another is a message the screen routes. The mixins of ``MainScreen`` and the
+``NotImplementedError`` stubs through which they reach each other may only shrink: lower
+the numbers below when a controller becomes an area.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from mailtriage.tui import messages
+
+TUI = Path(messages.__file__).resolve().parent
+#: Controller mixins of MainScreen (11 before the areas: overview, tracker and search went).
+MAX_MIXINS = 8
+#: ``raise NotImplementedError`` stubs in tui/controllers/ and tui/screens/main.py (20 before).
+MAX_STUBS = 17
+#: The pane modules an area may import besides tui/panes/area.py: its own parts.
+PARTS = {"threads": {"thread_list", "row_marks"}, "row_marks": {"thread_list"}}
+
+
+def _parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def _runtime_imports(tree: ast.Module) -> set[str]:
+    """Modules imported outside ``if TYPE_CHECKING:`` blocks."""
+    typing_only = {id(node) for block in ast.walk(tree) if isinstance(block, ast.If)
+                   and ast.unparse(block.test) == "TYPE_CHECKING" for node in ast.walk(block)}
+    return {node.module for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module and id(node) not in typing_only}
+
+
+def _areas() -> dict[str, set[str]]:
+    """Each area module of tui/panes (one that imports tui/panes/area.py) and what it imports."""
+    found = {}
+    for path in sorted((TUI / "panes").glob("*.py")):
+        imports = _runtime_imports(_parse(path))
+        if "mailtriage.tui.panes.area" in imports:
+            found[path.stem] = imports
+    return found
+
+
+def test_the_areas_are_panes_that_own_their_work():
+    assert {"tracker", "folders", "threads", "row_marks"} <= set(_areas())
+
+
+def test_an_area_imports_no_other_area_nor_a_controller_or_screen():
+    found = []
+    for name, imports in _areas().items():
+        allowed = {"area", *PARTS.get(name, ())}
+        for module in imports:
+            if module.startswith(("mailtriage.tui.controllers", "mailtriage.tui.screens", "mailtriage.tui.app")):
+                found.append(f"{name} imports {module}")
+            elif module.startswith("mailtriage.tui.panes.") and module.rpartition(".")[2] not in allowed:
+                found.append(f"{name} imports {module}")
+    assert found == [], "areas talk through messages the screen routes: " + ", ".join(found)
+
+
+def test_the_import_scan_skips_type_checking_blocks():
+    tree = ast.parse("from typing import TYPE_CHECKING\nfrom a import b\nif TYPE_CHECKING:\n    from c import d\n")
+    assert _runtime_imports(tree) == {"typing", "a"}
+
+
+def _stubs(path: Path) -> list[str]:
+    def raises_not_implemented(stmt: ast.stmt) -> bool:
+        return isinstance(stmt, ast.Raise) and stmt.exc is not None and "NotImplementedError" in ast.unparse(stmt.exc)
+
+    return [f"{path.stem}.{node.name}" for node in ast.walk(_parse(path))
+            if isinstance(node, ast.FunctionDef) and any(raises_not_implemented(stmt) for stmt in node.body)]
+
+
+def test_the_controller_stubs_only_shrink():
+    stubs = [stub for path in [*sorted((TUI / "controllers").glob("*.py")), TUI / "screens" / "main.py"]
+             for stub in _stubs(path)]
+    assert len(stubs) <= MAX_STUBS, f"{len(stubs)} stubs (at most {MAX_STUBS}): make an area, not a stub: {stubs}"
+
+
+def test_the_main_screen_mixins_only_shrink():
+    from mailtriage.tui.controllers.base import ControllerBase
+    from mailtriage.tui.screens.main import MainScreen
+
+    mixins = [cls.__name__ for cls in MainScreen.__mro__[1:]
+              if issubclass(cls, ControllerBase) and cls is not ControllerBase]
+    assert len(mixins) <= MAX_MIXINS, f"{len(mixins)} controller mixins (at most {MAX_MIXINS}): {mixins}"
