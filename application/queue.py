@@ -727,15 +727,35 @@ def _git_head(wc: vcs.WorkingCopy) -> str | None:
     return proc.stdout.strip() or None if proc.returncode == 0 else None
 
 
-def _refuse_unshown(wc: vcs.WorkingCopy, canonical: str) -> None:
-    """A claim's push carries every unpushed commit of the branch: refuse while the user has
-    any (the proposal showed none of them), naming them; the publish review shows them."""
+def _unshown(wc: vcs.WorkingCopy, canonical: str, verb: str) -> str | None:
+    """Why a claim of ``canonical`` may not push from ``wc``: the push carries every unpushed
+    commit of the branch, and the proposal showed none of them (the publish review shows
+    them). None when the branch has none."""
     unpushed = vcs.git_unpushed(wc)
-    if unpushed:
-        named = "; ".join(f"{c['revision'][:12]} {c['subject']}" for c in unpushed[:5])
-        raise Refused(f"claim of {canonical} refused: the branch has {len(unpushed)} unpushed commit(s) its push "
-                      f"would publish unseen ({named}{' …' if len(unpushed) > 5 else ''}); review and push them "
-                      "first ('mailtriage publish'), then claim again")
+    if not unpushed:
+        return None
+    named = "; ".join(f"{c['revision'][:12]} {c['subject']}" for c in unpushed[:5])
+    return (f"{verb} of {canonical} refused: the branch has {len(unpushed)} unpushed commit(s) its push "
+            f"would publish unseen ({named}{' …' if len(unpushed) > 5 else ''}); review and push them "
+            f"first ('mailtriage publish'), then {verb} again")
+
+
+def _refuse_unshown(wc: vcs.WorkingCopy, canonical: str, verb: str) -> None:
+    """At write time (commits made since the proposal was shown): refuse as the proposal would."""
+    why = _unshown(wc, canonical, verb)
+    if why:
+        raise Refused(why)
+
+
+def _unshown_before(tracker: Tracker, canonical: str, verb: str) -> str | None:
+    """:func:`_unshown` for a proposal: a local-files tracker in a git working copy with a
+    remote (a claim pushes there); None for any other tracker."""
+    if not tracker.features.publishes_changes:
+        return None
+    wc = tracker.working_copy()  # type: ignore[attr-defined]
+    if wc is None or wc.kind != "git" or not vcs.git_remotes(wc):
+        return None
+    return _unshown(wc, canonical, verb)
 
 
 def _undo_git(wc: vcs.WorkingCopy, rel: str, before: str | None, made: str | None) -> None:
@@ -786,7 +806,7 @@ def _write_local(tracker: Any, issue: str, who: str, *, add: bool, config: Any) 
     for _attempt in range(PUSH_ATTEMPTS):
         _pull(wc, rel, wc.rel(tracker.root))
         if push:
-            _refuse_unshown(wc, canonical)
+            _refuse_unshown(wc, canonical, "claim" if add else "release")
         canonical, holders = _holders(tracker, canonical)
         others = [h for h in holders if h != who]
         if add and others:
@@ -895,6 +915,9 @@ def _assignee_proposal(tracker: Tracker, issue: str, who: str, *, add: bool, con
     elif who not in holders:
         proposal.notes.append(f"{who} does not hold {canonical}: nothing to release")
         return proposal
+    unshown = _unshown_before(tracker, canonical, verb.lower())
+    if unshown:  # shown before anyone confirms; the write checks again (commits made meanwhile)
+        return proposal.block(BlockedBy.UNPUSHED_COMMITS, unshown)
     local = tracker.features.publishes_changes
     where = ("written to the issue file, committed and pushed (a rejected push pulls and asks again)" if local
              else f"written to the {tracker.kind} issue and read back")
