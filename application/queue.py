@@ -475,13 +475,17 @@ def _drafts(project: Any, thread_id: ThreadId) -> int | None:
     return len(got.value)
 
 
-def _issue_of(tracker: Tracker, project: Any, thread_id: ThreadId) -> str | None:
-    """The issue of a thread on a server tracker: its search, as the import finds it."""
+def _thread_link(project: Any, thread_id: ThreadId) -> str:
+    """What the import writes in the issue's thread field for this thread."""
     try:
-        link = str(project.thread_url(thread_id).value)
+        return str(project.thread_url(thread_id).value)
     except (NotSupported, NoBackendAvailable, Unavailable):
-        link = str(thread_id)
-    return linking.find_issue_for_thread(tracker, link, thread_id)
+        return str(thread_id)
+
+
+def _issue_of(tracker: Tracker, project: Any, thread_id: ThreadId) -> str | None:
+    """The issue of a thread on a server tracker without ``changes``: its search, as the import finds it."""
+    return linking.find_issue_for_thread(tracker, _thread_link(project, thread_id), thread_id)
 
 
 _MESSAGE_ID = re.compile(r"<[^<>\s]+>")
@@ -523,6 +527,49 @@ def _thread_keys(view: IssueView, syntax: Any) -> list[str]:
     link = fieldsmod.get_field(view.get("body") or "", linking.THREAD_FIELD, syntax) or ""
     keys += [f"root:{m}" for m in _MESSAGE_ID.findall(link)]
     return keys
+
+
+def _link_keys(view: IssueView, syntax: Any) -> list[str]:
+    """Each line of the issue's thread field as a key (``link:URL``), as the import's lookup
+    compares them (application/flows/linking.py ``_same_link``)."""
+    keys = []
+    for line in (fieldsmod.get_field(view.get("body") or "", linking.THREAD_FIELD, syntax) or "").splitlines():
+        line = line.strip().strip("`").strip()
+        if line.startswith("<") and line.endswith(">"):
+            line = line[1:-1].strip()
+        if line:
+            keys.append(f"link:{line}")
+    return keys
+
+
+def _number(issue_id: str) -> tuple[int, str]:
+    found = re.search(r"\d+$", issue_id)
+    return (int(found.group()) if found else 0, issue_id)
+
+
+def _server_issues(tracker: Tracker, kept: records.QueueRecords) -> dict[str, IssueFacts]:
+    """Every issue's facts on a server tracker by what names its thread (the earliest issue
+    first), kept in the records and brought up to date with the tracker's ``changes``: one
+    conditional or ``updated >=`` request while nothing changed (never its search API).
+
+    Raises TrackerError (BackendError: the server cannot be asked)."""
+    cursor, known = kept.server_issues()
+    changes = tracker.changes(cursor)
+    if changes.issues or changes.complete or changes.cursor != cursor:
+        known = {} if changes.complete else dict(known)
+        for view in changes.issues:
+            facts = _facts_of_view(view, tracker.field_syntax)
+            known[view["id"]] = [_facts_json(facts),
+                                 _thread_keys(view, tracker.field_syntax) + _link_keys(view, tracker.field_syntax)]
+        kept.put_server(changes.cursor, known)
+    by_key: dict[str, IssueFacts] = {}
+    for issue_id in sorted(known, key=_number):
+        entry = known[issue_id]
+        facts = kept.made("server", issue_id, entry[0]) or kept.keep("server", issue_id, entry[0],
+                                                                     _facts_from_json(entry[0]))
+        for key in entry[1]:
+            by_key.setdefault(key, facts)
+    return by_key
 
 
 def _local_issues(tracker: Any, kept: records.QueueRecords, warnings: list[str]) -> dict[str, IssueFacts]:
@@ -619,13 +666,22 @@ def build_queue(project: Any, *, now: datetime, list_name: str | None = None, si
 def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.QueueRecords, settings: QueueSettings,
           now: datetime, listing: Any, warnings: list[str]) -> list[QueueRow]:
     by_key: dict[str, IssueFacts] = {}
+    tracker_down = False
     if local:
         try:
             by_key = _local_issues(tracker, kept, warnings)
         except OSError as exc:
             warnings.append(f"the tracker folder cannot be read ({exc}): owners and issues are not shown")
+    elif tracker is not None and tracker.features.changes_since:
+        try:
+            by_key = _server_issues(tracker, kept)
+        except TrackerError as exc:
+            # the server cannot be asked: one warning, and no thread is "new" for lack of an answer
+            tracker_down = True
+            warnings.append(f"the {tracker.kind} tracker cannot be asked ({exc}): issues and owners are not "
+                            "known; those rows show as unknown")
+    listed = local or (tracker is not None and tracker.features.changes_since)
     rows: list[QueueRow] = []
-    tracker_down = False
     for summary in listing.value or ():
         try:
             got = _thread_of(project, summary, kept, settings)
@@ -637,11 +693,13 @@ def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.Queu
             continue
         facts, mail = got
         found: IssueFacts | None = None
-        if local:
+        if tracker_down:
+            found = UNKNOWN_ISSUE
+        elif listed:
             tid = facts.thread_id
             found = by_key.get(thread_key(tid)) or (by_key.get(f"root:{tid.root}") if tid.root else None)
-        elif tracker_down:
-            found = UNKNOWN_ISSUE
+            if found is None and not local:
+                found = by_key.get(f"link:{_thread_link(project, tid)}")
         elif tracker is not None:
             try:
                 issue_id = _issue_of(tracker, project, facts.thread_id)

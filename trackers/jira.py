@@ -22,8 +22,10 @@ Cloud API token). Retry-After on 429/503 is honoured by HttpClient.
 from __future__ import annotations
 
 import base64
+import json
 import re
 import time
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterator, Sequence
 
 from mailtriage.core.http import HttpClient, HttpError
@@ -36,12 +38,14 @@ from mailtriage.trackers import rollup as rollupmod
 from mailtriage.trackers.contract import (
     BackendError,
     EditRequest,
+    IssueChanges,
     ListResult,
     LostUpdate,
     NotFound,
     Policy,
     Refused,
     Tracker,
+    TrackerFeatures,
     UsageError,
     _validate_heading,
     ascii_digits,
@@ -68,12 +72,16 @@ from mailtriage.trackers.values import (
 VIEW_FIELDS = ["summary", "status", "labels", "assignee", "fixVersions", "reporter", "created", "updated",
                "description", "security"]
 LIST_FIELDS = ["summary", "status", "labels", "updated"]
+#: How far before the newest update seen ``changes`` searches again: JQL dates are read in the
+#: account's time zone (UTC-12 to UTC+14), to the minute.
+CHANGES_MARGIN = timedelta(hours=26)
 DEFAULT_RESOLUTIONS = {"completed": "Done", "not-planned": "Won't Do"}
 _KEY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)-([0-9]{1,12})$", re.ASCII)
 
 
 class JiraTracker(Tracker):
     kind = "jira"
+    features = TrackerFeatures(changes_since=True)
     verify_rollup_writes = True  # comment edits are last-write-wins (no version check)
 
     def __init__(self, url: str, project: str, policy: Policy | None = None, *, api_version: int = 3,
@@ -261,7 +269,9 @@ class JiraTracker(Tracker):
 
     def _do_view(self, issue_id: str, comments: bool) -> IssueView:
         key = self._key(issue_id)
-        data = self._get(key, VIEW_FIELDS)
+        return self._view_of(key, self._get(key, VIEW_FIELDS), comments)
+
+    def _view_of(self, key: str, data: dict, comments: bool) -> IssueView:
         f = data.get("fields") or {}
         out_comments = None
         if comments:
@@ -308,6 +318,30 @@ class JiraTracker(Tracker):
                 # isLast is optional; a nextPageToken alone means there is another page
                 if page.get("isLast") is True or not token:
                     return
+
+    def changes(self, cursor: str | None) -> IssueChanges:
+        """Issues updated since the cursor: one JQL search ``project = P AND updated >= "…"
+        ORDER BY updated ASC`` with the fields a view has (no comments). JQL reads a date to the
+        minute and in the account's own time zone, which the API does not say: the search
+        starts :data:`CHANGES_MARGIN` before the newest update seen (more than any zone's
+        offset), so an update is never missed and a few recent issues come again. Jira's
+        search has no conditional request; a quiet project costs one request."""
+        scope = f"{self.base}/{self.project}/v{self.v}"
+        kept = _cursor(cursor)
+        complete = kept.get("scope") != scope
+        since = None if complete else kept.get("since")
+        clauses = [f"project = {_jql_str(self.project)}"]
+        if since:
+            start = (_instant(since) - CHANGES_MARGIN).astimezone(timezone.utc)
+            clauses.append(f'updated >= "{start:%Y/%m/%d %H:%M}"')
+        views: list[IssueView] = []
+        newest = since
+        for data in self._search(" AND ".join(clauses) + " ORDER BY updated ASC", VIEW_FIELDS):
+            stamp = (data.get("fields") or {}).get("updated")
+            if stamp and (newest is None or _instant(stamp) > _instant(newest)):
+                newest = stamp
+            views.append(self._view_of(data["key"], data, False))
+        return IssueChanges(views, json.dumps({"scope": scope, "since": newest}), complete)
 
     def _do_list(self, state: str, labels: list[str], words: list[str], limit: int | None) -> ListResult:
         clauses = [f"project = {_jql_str(self.project)}"]
@@ -556,6 +590,20 @@ class JiraTracker(Tracker):
             except (BackendError, NotFound, Refused) as exc:
                 check("account" if not checks[-1]["name"] == "account" else "security_level_settable", False, str(exc))
         return {"backend": self.kind, "ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+def _cursor(text: str | None) -> dict:
+    try:
+        got = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return got if isinstance(got, dict) else {}
+
+
+def _instant(stamp: str) -> datetime:
+    """Jira's ``2025-07-30T13:03:26.000+0000`` as an aware instant."""
+    when = datetime.fromisoformat(re.sub(r"([+-]\d\d)(\d\d)$", r"\1:\2", stamp.replace("Z", "+00:00")))
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
 def _category(status: dict | None) -> str | None:

@@ -146,6 +146,11 @@ class GitHubServer(_Base):
         # The REST list and GET of one issue are current.
         self.search_lag = 0.0
         self.created_at: dict[int, float] = {}
+        # GitHub's rate limits: every answer counts against the core limit except a 304 to a
+        # conditional request (If-None-Match matching the ETag: docs.github.com "Use conditional
+        # requests"); /search/* has its own limit of 30 a minute (counted apart)
+        self.rate_used = 0
+        self.search_calls = 0
 
     def transfer(self, number: int, full_name: str, visibility: str = "private") -> int:
         """Move issue ``number`` to another repository (its new number there is returned)."""
@@ -255,6 +260,14 @@ class GitHubServer(_Base):
 
     # -- routing ---------------------------------------------------------------------
     def handle(self, method, path, query, raw, headers):
+        status, body, out = self._route(method, path, query, raw, headers)
+        if path.startswith("/search/"):
+            self.search_calls += 1
+        elif status != 304:
+            self.rate_used += 1
+        return status, body, out
+
+    def _route(self, method, path, query, raw, headers):
         if headers.get("Authorization") != f"Bearer {self.token}":
             return 401, {"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"}, {}
         if headers.get("X-GitHub-Api-Version") != "2022-11-28" or "application/vnd.github+json" not in \
@@ -303,7 +316,7 @@ class GitHubServer(_Base):
             chunk, h = self._page([self._milestone(m["number"]) for m in self.milestones], query, path)
             return 200, chunk, h
         if tail == "/issues" and method == "GET":
-            return self._list(query, path)
+            return self._conditional(headers, *self._list(query, path))
         if tail == "/issues" and method == "POST":
             body = _json(raw)
             unknown = [x for x in body.get("labels", []) if x not in self.repo_labels]
@@ -334,9 +347,25 @@ class GitHubServer(_Base):
             return 404, {"message": "Not Found"}, {}
         return self._issue_route(method, issue, m.group(2) or "", query, raw, path)
 
+    @staticmethod
+    def _conditional(headers, status, body, out):
+        """A GET answered with a (weak) ETag of its body; If-None-Match naming it gets 304 and
+        no body (docs.github.com "Use conditional requests")."""
+        if status != 200:
+            return status, body, out
+        import hashlib
+
+        tag = 'W/"' + hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:32] + '"'
+        if headers.get("If-None-Match") == tag:
+            return 304, None, {"ETag": tag}
+        return status, body, dict(out, ETag=tag)
+
     def _list(self, query, path):
         state = query.get("state", "open")
         items = [i for i in self.issues.values() if state == "all" or i["state"] == state]
+        if query.get("since"):  # "only issues updated at or after this time" (ISO 8601)
+            since = _instant(query["since"])
+            items = [i for i in items if _instant(i["updated_at"]) >= since]
         if query.get("labels"):
             wanted = query["labels"].split(",")
             items = [i for i in items if all(w in [x["name"] for x in i["labels"]] for w in wanted)]
@@ -619,10 +648,14 @@ class JiraServer(_Base):
             items = [i for i in items if i["fields"]["status"]["statusCategory"]["key"] == "done"]
         for label in re.findall(r'labels = "([^"]*)"', jql):
             items = [i for i in items if label in i["fields"]["labels"]]
+        for stamp in re.findall(r'updated >= "(\d{4}/\d\d/\d\d \d\d:\d\d)"', jql):
+            # JQL reads the date in the account's time zone (this emulator's accounts are in UTC)
+            since = datetime.strptime(stamp, "%Y/%m/%d %H:%M").replace(tzinfo=timezone.utc)
+            items = [i for i in items if _instant(i["fields"]["updated"]) >= since]
         for word in re.findall(r'text ~ "([^"]*)"', jql):
             items = [i for i in items if word.lower() in (i["fields"]["summary"] + " " +
                                                           _flatten(i["fields"]["description"])).lower()]
-        items.sort(key=lambda i: i["fields"]["updated"], reverse=True)
+        items.sort(key=lambda i: i["fields"]["updated"], reverse="ORDER BY updated ASC" not in jql)
         size = min(int(body.get("maxResults", 50)), self.page_size_cap)
         wanted = body.get("fields") or []
         if token_paging:
@@ -763,6 +796,10 @@ class JiraServer(_Base):
             self.attachments[key].append(att)
             return 200, [att], {}
         return self._error(404, "Not found")
+
+
+def _instant(stamp: str) -> datetime:
+    return datetime.fromisoformat(re.sub(r"([+-]\d\d)(\d\d)$", r"\1:\2", stamp.replace("Z", "+00:00")))
 
 
 def _flatten(value: Any) -> str:
