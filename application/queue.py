@@ -351,12 +351,7 @@ def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSet
     disclosure_due = (issue.disclosure if issue and issue.disclosure
                       else None if DISCLOSURE_FIELD in unreadable
                       else opened + timedelta(days=settings.disclosure_days) if opened and not automated else None)
-    breaches: list[Breach] = []
-    if state is not QueueState.CLOSED:
-        if first_due is not None and now > first_due:
-            breaches.append(Breach.FIRST_RESPONSE)
-        if disclosure_due is not None and now > disclosure_due:
-            breaches.append(Breach.DISCLOSURE)
+    breaches = _breached(state, first_due, disclosure_due, now)
     owner = issue.assignees[0] if issue and issue.assignees else None
     dues = [d.timestamp() for d in (first_due, disclosure_due) if d is not None]
     settled = state in (QueueState.FIXED, QueueState.CLOSED)  # a reporter's "thanks" then needs nobody
@@ -376,6 +371,22 @@ def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSet
     return QueueRow(thread.thread_id, thread.subject, mail.reporter, state, opened, mail.last_reporter_message,
                     waiting, owner, issue.id if issue else None, issue.url if issue else None,
                     first_due, disclosure_due, tuple(breaches), key, thread.automated if automated else None)
+
+
+def _breached(state: QueueState, first_due: datetime | None, disclosure_due: datetime | None,
+              now: datetime) -> list[Breach]:
+    breaches: list[Breach] = []
+    if state is not QueueState.CLOSED:
+        if first_due is not None and now > first_due:
+            breaches.append(Breach.FIRST_RESPONSE)
+        if disclosure_due is not None and now > disclosure_due:
+            breaches.append(Breach.DISCLOSURE)
+    return breaches
+
+
+def _breaches(row: QueueRow, now: datetime) -> tuple[Breach, ...]:
+    """The deadlines of ``row`` that are past at ``now``."""
+    return tuple(_breached(row.state, row.first_response_due, row.disclosure_due, now))
 
 
 def derive_queue(threads: Iterable[ThreadFacts], issues: Mapping[ThreadId, IssueFacts], settings: QueueSettings,
@@ -603,18 +614,20 @@ def _local_issues(tracker: Any, kept: records.QueueRecords, warnings: list[str])
 
 
 def _thread_of(project: Any, summary: Any, kept: records.QueueRecords,
-               settings: QueueSettings) -> tuple[ThreadFacts, MailState] | None:
-    """A listed thread and its mail state: from the records while its listing row is
-    unchanged (the records hold the state, not the messages), else read."""
+               settings: QueueSettings) -> tuple[ThreadFacts, MailState, Any] | None:
+    """A listed thread, its mail state and its record (None: read just now): from the records
+    while its listing row is unchanged (the records hold the state, not the messages), else read."""
     key = str(summary.thread_id)
     got = kept.thread(key, summary.message_count, summary.last_activity)
     if got is not None:
-        mail = kept.made("thread", key, got[1])
-        if mail is None:
-            reporter, opened, last, waiting, team_wrote, _automated = got[1]
-            mail = kept.keep("thread", key, got[1], MailState(reporter, records.parse(opened), records.parse(last),
-                                                               records.parse(waiting), team_wrote))
-        return ThreadFacts(summary.thread_id, got[0], (), automated=got[1][5]), mail
+        entry = got[1]
+        made = kept.made("thread", key, entry)
+        if made is None:
+            reporter, opened, last, waiting, team_wrote, automated = entry
+            made = kept.keep("thread", key, entry, (
+                ThreadFacts(summary.thread_id, got[0], (), automated=automated),
+                MailState(reporter, records.parse(opened), records.parse(last), records.parse(waiting), team_wrote)))
+        return made[0], made[1], entry
     thread = project.read_thread(summary.thread_id).value
     if not thread.messages:
         return None
@@ -623,7 +636,7 @@ def _thread_of(project: Any, summary: Any, kept: records.QueueRecords,
     kept.put_thread(key, summary.message_count, summary.last_activity, thread.subject,
                     [mail.reporter, records.iso(mail.opened), records.iso(mail.last_reporter_message),
                      records.iso(mail.unanswered_since), mail.team_wrote, facts.automated])
-    return facts, mail
+    return facts, mail, None
 
 
 def build_queue(project: Any, *, now: datetime, list_name: str | None = None, since: datetime | None = None,
@@ -681,6 +694,9 @@ def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.Queu
             warnings.append(f"the {tracker.kind} tracker cannot be asked ({exc}): issues and owners are not "
                             "known; those rows show as unknown")
     listed = local or (tracker is not None and tracker.features.changes_since)
+    if kept.settings != settings:  # rows kept from a run under other settings (project.md changed) do not hold
+        kept.forget("row")
+        kept.settings = settings
     rows: list[QueueRow] = []
     for summary in listing.value or ():
         try:
@@ -691,7 +707,7 @@ def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.Queu
             continue
         if got is None:
             continue
-        facts, mail = got
+        facts, mail, entry = got
         found: IssueFacts | None = None
         if tracker_down:
             found = UNKNOWN_ISSUE
@@ -715,7 +731,19 @@ def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.Queu
             warnings.append(f"{found.id}: its {' and '.join(found.unreadable)} field is no date (write it as "
                             "2026-12-01 or 2026-12-01T17:00:00+00:00): no deadline is shown for it")
         if (found is None or found.unknown) and not mail.team_wrote and not facts.automated:
-            facts = replace(facts, drafts=_drafts(project, facts.thread_id))
+            facts = replace(facts, drafts=_drafts(project, facts.thread_id))  # asked each time: no row kept
+        elif entry is not None:
+            # the same thread record and the same issue facts as last time: the row derived then
+            # holds unless a deadline passed since (the only thing ``now`` changes)
+            key = str(facts.thread_id)
+            prior = kept.made("row", key, entry)
+            if prior is not None and prior[0] is found and _breaches(prior[1], now) == prior[1].breaches:
+                rows.append(prior[1])
+                continue
+            row = derive_row(facts, found, settings, now, mail)
+            kept.keep("row", key, entry, (found, row))
+            rows.append(row)
+            continue
         rows.append(derive_row(facts, found, settings, now, mail))
     return rows
 

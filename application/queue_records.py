@@ -52,6 +52,7 @@ class QueueRecords:
         #: What a caller made of an entry (parsed dates, objects), kept while the entry is: key -> (entry, value)
         self.objects: dict[tuple[str, str], tuple[Any, Any]] = {}
         self.stamp: tuple[int, ...] | None = None  # the file's stamp (:func:`_stamp`) as loaded or saved
+        self.settings: Any = None  # what the rows kept in ``objects`` were derived under
         self.busy = False
         # str(thread id) -> [count, last activity, subject, [reporter, opened, last reporter, waiting, team wrote]]
         self.threads: dict[str, list] = {}
@@ -115,6 +116,10 @@ class QueueRecords:
         """What :meth:`keep` stored for ``entry`` (the same entry object), else None."""
         got = self.objects.get((kind, key))
         return got[1] if got is not None and got[0] is entry else None
+
+    def forget(self, kind: str) -> None:
+        """Drop what callers made of entries of ``kind``."""
+        self.objects = {k: v for k, v in self.objects.items() if k[0] != kind}
 
     def keep(self, kind: str, key: str, entry: Any, value: Any) -> Any:
         self.objects[(kind, key)] = (entry, value)
