@@ -24,7 +24,8 @@ front end decides what "overdue" means at which instant.
 Claim and release are proposals (:func:`propose_claim`, :func:`propose_release`), written
 with the tracker contract's ``edit --add-assignee/--remove-assignee``. A claim that races
 another triager's is decided by the tracker: on local files a rejected push re-reads (pull)
-and asks again; GitHub and Jira read the issue back. The loser is told who holds it
+and asks again; GitHub reads the issue back; Jira reads its change history (the first claim
+of the free issue holds it, :func:`_first_claimant`). The loser is told who holds it
 (:class:`ClaimLost`).
 """
 
@@ -936,7 +937,8 @@ def _write_local(tracker: Any, issue: str, who: str, *, add: bool, config: Any) 
 
 
 def _write_server(tracker: Tracker, issue: str, who: str, *, add: bool) -> dict:
-    """An assignee change on GitHub or Jira, read back: the first assignee holds the issue."""
+    """An assignee change on GitHub or Jira, decided after the write: by the server's record of
+    assignee changes where it keeps one (Jira), else read back (the first assignee holds it)."""
     canonical, holders = _holders(tracker, issue)
     others = [h for h in holders if h != who]
     if add and others:
@@ -953,8 +955,20 @@ def _write_server(tracker: Tracker, issue: str, who: str, *, add: bool) -> dict:
         # Jira refuses a second assignee: someone was faster between our read and our write
         _, holders = _holders(tracker, canonical)
         if holders and holders[0] != who:
-            raise ClaimLost(canonical, _settled_holder(tracker, canonical, SETTLE_SECONDS)) from None
+            first = _first_claimant(tracker, canonical)
+            raise ClaimLost(canonical, first or _settled_holder(tracker, canonical, SETTLE_SECONDS)) from None
         raise
+    first = _first_claimant(tracker, canonical)
+    if first is not None:  # the server's own order decides: the first claim of the free issue holds it
+        if first == who:
+            return {"id": canonical, "assignees": [who], "changed": True}
+        if _holders(tracker, canonical)[1] == [who]:
+            # ours landed over the first claim (Jira keeps the last write): put the first claimant back
+            try:
+                tracker.edit(canonical, EditRequest(add_assignees=[first], remove_assignees=[who]))
+            except Refused:
+                pass  # another late claim landed over ours meanwhile: its claimant puts it back
+        raise ClaimLost(canonical, first)
     settle = max(SETTLE_SECONDS, 2 * (time.monotonic() - started))
     for check in range(2):
         if check:
@@ -965,6 +979,23 @@ def _write_server(tracker: Tracker, issue: str, who: str, *, add: bool) -> dict:
                 tracker.edit(canonical, EditRequest(remove_assignees=[who]))
             raise ClaimLost(canonical, _settled_holder(tracker, canonical, settle))
     return {"id": canonical, "assignees": holders, "changed": True}
+
+
+def _first_claimant(tracker: Tracker, issue: str) -> str | None:
+    """Who claimed ``issue`` first since it was last free, from the server's record of its
+    assignee changes in the order it applied them (Jira's change history:
+    ``features.assignee_history``); None when the tracker keeps none, or the record does not
+    reach back to when it was free. Every racer reads the same record, so all name the same
+    holder, however late their own write landed."""
+    if not tracker.features.assignee_history:
+        return None
+    first = None
+    for before, after in tracker.assignee_changes(issue):
+        if after is None:
+            first = None  # released: free again
+        elif before is None and first is None:
+            first = after
+    return first
 
 
 def _settled_holder(tracker: Tracker, issue: str, settle: float) -> str:

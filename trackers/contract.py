@@ -370,6 +370,9 @@ class TrackerFeatures:
     #: ``changes(cursor)`` answers what changed since the last call, cheaply (a conditional or
     #: ``updated >=`` request), so a caller can keep every issue's facts (the queue does).
     changes_since: bool = False
+    #: ``assignee_changes(id)`` answers the issue's assignee changes in the order the server
+    #: applied them (Jira's change history): a claim race is decided by who was first.
+    assignee_history: bool = False
 
 
 class Tracker:
@@ -416,6 +419,12 @@ class Tracker:
         """The issues updated since ``cursor`` (None: all of them), declared with
         ``features.changes_since``. Raises Refused (a tracker without it), BackendError."""
         raise refused_op("changes", self.kind)
+
+    def assignee_changes(self, issue_id: str) -> builtins.list[tuple[str | None, str | None]]:
+        """The issue's assignee changes, oldest first, each (from, to) (None: nobody), declared
+        with ``features.assignee_history``. Raises Refused (a tracker without it), NotFound,
+        BackendError."""
+        raise refused_op("assignee-changes", self.kind)
 
     def labels(self) -> builtins.list[str]:  # builtins: the class's own list() shadows the type
         """Labels in use. Raises BackendError."""

@@ -81,7 +81,7 @@ _KEY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)-([0-9]{1,12})$", re.ASCII)
 
 class JiraTracker(Tracker):
     kind = "jira"
-    features = TrackerFeatures(changes_since=True)
+    features = TrackerFeatures(changes_since=True, assignee_history=True)
     verify_rollup_writes = True  # comment edits are last-write-wins (no version check)
 
     def __init__(self, url: str, project: str, policy: Policy | None = None, *, api_version: int = 3,
@@ -270,6 +270,32 @@ class JiraTracker(Tracker):
     def _do_view(self, issue_id: str, comments: bool) -> IssueView:
         key = self._key(issue_id)
         return self._view_of(key, self._get(key, VIEW_FIELDS), comments)
+
+    def assignee_changes(self, issue_id: str) -> list[tuple[str | None, str | None]]:
+        """From the issue's change history (``GET /issue/{key}?expand=changelog``: the
+        histories in the order Jira applied the edits, each item's ``from``/``to`` the account
+        ID on Cloud, the user name on Data Center), the assignee items, oldest first."""
+        key = self._key(issue_id)
+        try:
+            data = self._request("GET", f"/issue/{key}", params={"fields": "assignee", "expand": "changelog"}).json()
+        except NotFound as exc:
+            raise NotFound(f"no issue {key} (or this account may not see it)") from exc
+        histories = sorted((data.get("changelog") or {}).get("histories") or [],
+                           key=lambda h: (int(h["id"]) if str(h.get("id", "")).isdigit() else 0))
+        out: list[tuple[str | None, str | None]] = []
+        for history in histories:
+            for item in history.get("items") or []:
+                if item.get("field") == "assignee":
+                    out.append((self._user_of(item.get("from")), self._user_of(item.get("to"))))
+        return out
+
+    def _user_of(self, ident: str | None) -> str | None:
+        """A history item's user (account ID on Cloud) as :meth:`_person` names it."""
+        if not ident:
+            return None
+        if self.v == 3:
+            return next((name for name, acc in self.accounts.items() if acc == ident), ident)
+        return ident
 
     def _view_of(self, key: str, data: dict, comments: bool) -> IssueView:
         f = data.get("fields") or {}

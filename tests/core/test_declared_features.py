@@ -43,6 +43,7 @@ def test_only_the_working_copy_tracker_publishes_and_keeps_issue_files():
 def test_a_tracker_that_answers_changes_implements_them():
     for cls in (LocalFilesTracker, GitHubTracker, JiraTracker):
         assert cls.features.changes_since == (cls.changes is not Tracker.changes), cls
+        assert cls.features.assignee_history == (cls.assignee_changes is not Tracker.assignee_changes), cls
 
 
 def test_a_tracker_set_up_locally_has_init_and_detect():

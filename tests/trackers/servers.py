@@ -41,6 +41,8 @@ class _Handler(BaseHTTPRequestHandler):
         server: "_Base" = self.server.app  # type: ignore[attr-defined]
         parts = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        if server.before_handle is not None:  # tests only: hold a request back (outside the lock)
+            server.before_handle(method, parts.path, raw)
         with server.lock:
             server.requests.append((method, self.path, dict(self.headers)))
             server.bodies.append((method, parts.path, raw))
@@ -76,6 +78,9 @@ class _Base:
         self.lock = threading.RLock()
         self.requests: list[tuple[str, str, dict]] = []
         self.bodies: list[tuple[str, str, bytes]] = []  # (method, path, request body)
+        #: tests only: called with (method, path, body) before a request is handled, outside the
+        #: server's lock: a test holds one writer's request back to stage a race
+        self.before_handle: Any = None
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.app = self  # type: ignore[attr-defined]
         # serve_forever accepts after select says a connection waits; should none be there
@@ -502,6 +507,10 @@ class JiraServer(_Base):
         # JQL search reads an index that lags behind writes; GET of one issue is current
         self.search_lag = 0.0
         self.created_at: dict[str, float] = {}
+        # each issue's change history, oldest first, as Jira keeps it and answers it under
+        # ``expand=changelog`` (``changelog.histories[].items[]``: field, from, fromString, to, toString)
+        self.histories: dict[str, list[dict]] = {}
+        self.next_history = 40000
 
     STATUSES = {"Open": ("1", "new", "To Do"), "In Progress": ("3", "indeterminate", "In Progress"),
                 "Done": ("10001", "done", "Done"), "Won't Do": ("10002", "done", "Done")}
@@ -574,6 +583,7 @@ class JiraServer(_Base):
         self.issues[key] = issue
         self.comments[key] = []
         self.attachments[key] = []
+        self.histories[key] = []
         self.created_at[key] = time.monotonic()
         return issue
 
@@ -581,6 +591,19 @@ class JiraServer(_Base):
         time.sleep(0.002)
         now = datetime.now(timezone.utc)
         return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}+0000"
+
+    def _history(self, key: str, field: str, before: dict | None, after: dict | None) -> None:
+        """One change history entry, as Jira records an edit that changed ``field`` (a user
+        field: ``from``/``to`` are the account ID on Cloud, the user name on Data Center)."""
+        ident = "accountId" if self.v == 3 else "name"
+        old, new = (before or {}).get(ident), (after or {}).get(ident)
+        if old == new:
+            return
+        self.next_history += 1
+        self.histories[key].append({
+            "id": str(self.next_history), "author": dict(self.account), "created": self._stamp(),
+            "items": [{"field": field, "fieldtype": "jira", "from": old, "fromString": (before or {}).get(ident),
+                       "to": new, "toString": (after or {}).get(ident)}]})
 
     def _error(self, status: int, *messages: str, **errors: str):
         return status, {"errorMessages": list(messages), "errors": errors}, {}
@@ -682,7 +705,12 @@ class JiraServer(_Base):
         if sub == "" and method == "GET":
             wanted = [x for x in (query.get("fields") or "").split(",") if x]
             fields = {k: v for k, v in f.items() if not wanted or k in wanted}
-            return 200, {"expand": "", "id": issue["id"], "key": key, "self": issue["self"], "fields": fields}, {}
+            out = {"expand": "", "id": issue["id"], "key": key, "self": issue["self"], "fields": fields}
+            if "changelog" in (query.get("expand") or ""):
+                histories = self.histories[key]
+                out["changelog"] = {"startAt": 0, "maxResults": len(histories), "total": len(histories),
+                                    "histories": histories}
+            return 200, out, {}
         if sub == "" and method == "PUT":
             body = _json(raw)
             fields = body.get("fields", {})
@@ -696,7 +724,9 @@ class JiraServer(_Base):
                 if name == "security":
                     f["security"] = None if value is None else self._level(value.get("id"))
                 elif name == "assignee":
+                    before = f["assignee"]
                     f["assignee"] = None if value is None else dict(self.account, **value)
+                    self._history(key, "assignee", before, f["assignee"])
                 elif name == "fixVersions":
                     f["fixVersions"] = [{"name": v["name"], "id": "1"} for v in value]
                 else:
