@@ -587,15 +587,21 @@ def _server_issues(tracker: Tracker, kept: records.QueueRecords) -> dict[str, Is
 def _local_issues(tracker: Any, kept: records.QueueRecords, warnings: list[str]) -> dict[str, IssueFacts]:
     """Every issue file's facts by what names its thread (the earliest issue first), each
     file read only when it changed since the records were made."""
-    by_key: dict[str, IssueFacts] = {}
     with os.scandir(tracker.root) as found:
         entries = sorted((e for e in found if records.ISSUE_FILE.match(e.name)), key=lambda e: e.name)
+    checked = []
     for entry in entries:
         try:
             stat = entry.stat()
         except OSError:
             continue  # removed while listing
-        got = kept.issue(entry.name, stat)
+        checked.append((entry, stat, kept.issue(entry.name, stat)))
+    names = tuple(entry.name for entry, _, _ in checked)
+    last = kept.objects.get(("local issues", ""))
+    if last is not None and last[0] == names and all(got is not None for _, _, got in checked):
+        return last[1]  # the same files, none changed: the map made from them last time
+    by_key: dict[str, IssueFacts] = {}
+    for entry, stat, got in checked:
         if got is None:
             try:
                 view = tracker.view(entry.name[: -len(".md")], comments=True)
@@ -611,6 +617,7 @@ def _local_issues(tracker: Any, kept: records.QueueRecords, warnings: list[str])
             keys = got[1]
         for key in keys:
             by_key.setdefault(key, facts)
+    kept.objects[("local issues", "")] = (names, by_key)
     return by_key
 
 

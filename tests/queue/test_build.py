@@ -115,3 +115,15 @@ def test_a_warm_queue_sees_a_deadline_pass_and_a_changed_setting(tmp_path):
     finally:
         project.close()
     assert mine.breaches == () and mine.disclosure_due == mine.opened + timedelta(days=200)
+
+
+def test_a_warm_queue_sees_an_issue_file_removed(tmp_path):
+    team = make_team(tmp_path, _messages(), triagers=["alice"])
+    project = Project.open(team.project("alice"))
+    try:
+        build_queue(project, now=NOW)
+        assert [r.issue for r in build_queue(project, now=NOW).rows if r.issue] == ["SEC-0001"]
+        (team.clones["alice"] / "security-tracker" / "SEC-0001.md").unlink()  # the other files are unchanged
+        assert [r.issue for r in build_queue(project, now=NOW).rows] == [None, None]
+    finally:
+        project.close()
