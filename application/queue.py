@@ -24,7 +24,8 @@ front end decides what "overdue" means at which instant.
 Claim and release are proposals (:func:`propose_claim`, :func:`propose_release`), written
 with the tracker contract's ``edit --add-assignee/--remove-assignee``. A claim that races
 another triager's is decided by the tracker: on local files a rejected push re-reads (pull)
-and asks again; GitHub and Jira read the issue back. The loser is told who holds it
+and asks again; GitHub reads the issue back; Jira reads its change history (the first claim
+of the free issue holds it, :func:`_first_claimant`). The loser is told who holds it
 (:class:`ClaimLost`).
 """
 
@@ -351,12 +352,7 @@ def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSet
     disclosure_due = (issue.disclosure if issue and issue.disclosure
                       else None if DISCLOSURE_FIELD in unreadable
                       else opened + timedelta(days=settings.disclosure_days) if opened and not automated else None)
-    breaches: list[Breach] = []
-    if state is not QueueState.CLOSED:
-        if first_due is not None and now > first_due:
-            breaches.append(Breach.FIRST_RESPONSE)
-        if disclosure_due is not None and now > disclosure_due:
-            breaches.append(Breach.DISCLOSURE)
+    breaches = _breached(state, first_due, disclosure_due, now)
     owner = issue.assignees[0] if issue and issue.assignees else None
     dues = [d.timestamp() for d in (first_due, disclosure_due) if d is not None]
     settled = state in (QueueState.FIXED, QueueState.CLOSED)  # a reporter's "thanks" then needs nobody
@@ -376,6 +372,22 @@ def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSet
     return QueueRow(thread.thread_id, thread.subject, mail.reporter, state, opened, mail.last_reporter_message,
                     waiting, owner, issue.id if issue else None, issue.url if issue else None,
                     first_due, disclosure_due, tuple(breaches), key, thread.automated if automated else None)
+
+
+def _breached(state: QueueState, first_due: datetime | None, disclosure_due: datetime | None,
+              now: datetime) -> list[Breach]:
+    breaches: list[Breach] = []
+    if state is not QueueState.CLOSED:
+        if first_due is not None and now > first_due:
+            breaches.append(Breach.FIRST_RESPONSE)
+        if disclosure_due is not None and now > disclosure_due:
+            breaches.append(Breach.DISCLOSURE)
+    return breaches
+
+
+def _breaches(row: QueueRow, now: datetime) -> tuple[Breach, ...]:
+    """The deadlines of ``row`` that are past at ``now``."""
+    return tuple(_breached(row.state, row.first_response_due, row.disclosure_due, now))
 
 
 def derive_queue(threads: Iterable[ThreadFacts], issues: Mapping[ThreadId, IssueFacts], settings: QueueSettings,
@@ -475,13 +487,17 @@ def _drafts(project: Any, thread_id: ThreadId) -> int | None:
     return len(got.value)
 
 
-def _issue_of(tracker: Tracker, project: Any, thread_id: ThreadId) -> str | None:
-    """The issue of a thread on a server tracker: its search, as the import finds it."""
+def _thread_link(project: Any, thread_id: ThreadId) -> str:
+    """What the import writes in the issue's thread field for this thread."""
     try:
-        link = str(project.thread_url(thread_id).value)
+        return str(project.thread_url(thread_id).value)
     except (NotSupported, NoBackendAvailable, Unavailable):
-        link = str(thread_id)
-    return linking.find_issue_for_thread(tracker, link, thread_id)
+        return str(thread_id)
+
+
+def _issue_of(tracker: Tracker, project: Any, thread_id: ThreadId) -> str | None:
+    """The issue of a thread on a server tracker without ``changes``: its search, as the import finds it."""
+    return linking.find_issue_for_thread(tracker, _thread_link(project, thread_id), thread_id)
 
 
 _MESSAGE_ID = re.compile(r"<[^<>\s]+>")
@@ -525,18 +541,67 @@ def _thread_keys(view: IssueView, syntax: Any) -> list[str]:
     return keys
 
 
+def _link_keys(view: IssueView, syntax: Any) -> list[str]:
+    """Each line of the issue's thread field as a key (``link:URL``), as the import's lookup
+    compares them (application/flows/linking.py ``_same_link``)."""
+    keys = []
+    for line in (fieldsmod.get_field(view.get("body") or "", linking.THREAD_FIELD, syntax) or "").splitlines():
+        line = line.strip().strip("`").strip()
+        if line.startswith("<") and line.endswith(">"):
+            line = line[1:-1].strip()
+        if line:
+            keys.append(f"link:{line}")
+    return keys
+
+
+def _number(issue_id: str) -> tuple[int, str]:
+    found = re.search(r"\d+$", issue_id)
+    return (int(found.group()) if found else 0, issue_id)
+
+
+def _server_issues(tracker: Tracker, kept: records.QueueRecords) -> dict[str, IssueFacts]:
+    """Every issue's facts on a server tracker by what names its thread (the earliest issue
+    first), kept in the records and brought up to date with the tracker's ``changes``: one
+    conditional or ``updated >=`` request while nothing changed (never its search API).
+
+    Raises TrackerError (BackendError: the server cannot be asked)."""
+    cursor, known = kept.server_issues()
+    changes = tracker.changes(cursor)
+    if changes.issues or changes.complete or changes.cursor != cursor:
+        known = {} if changes.complete else dict(known)
+        for view in changes.issues:
+            facts = _facts_of_view(view, tracker.field_syntax)
+            known[view["id"]] = [_facts_json(facts),
+                                 _thread_keys(view, tracker.field_syntax) + _link_keys(view, tracker.field_syntax)]
+        kept.put_server(changes.cursor, known)
+    by_key: dict[str, IssueFacts] = {}
+    for issue_id in sorted(known, key=_number):
+        entry = known[issue_id]
+        facts = kept.made("server", issue_id, entry[0]) or kept.keep("server", issue_id, entry[0],
+                                                                     _facts_from_json(entry[0]))
+        for key in entry[1]:
+            by_key.setdefault(key, facts)
+    return by_key
+
+
 def _local_issues(tracker: Any, kept: records.QueueRecords, warnings: list[str]) -> dict[str, IssueFacts]:
     """Every issue file's facts by what names its thread (the earliest issue first), each
     file read only when it changed since the records were made."""
-    by_key: dict[str, IssueFacts] = {}
     with os.scandir(tracker.root) as found:
         entries = sorted((e for e in found if records.ISSUE_FILE.match(e.name)), key=lambda e: e.name)
+    checked = []
     for entry in entries:
         try:
             stat = entry.stat()
         except OSError:
             continue  # removed while listing
-        got = kept.issue(entry.name, stat)
+        checked.append((entry, stat, kept.issue(entry.name, stat)))
+    names = tuple(entry.name for entry, _, _ in checked)
+    last = kept.objects.get(("local issues", ""))
+    if last is not None and last[0] == names and all(got is not None for _, _, got in checked):
+        return last[1]  # the same files, none changed: the map made from them last time
+    by_key: dict[str, IssueFacts] = {}
+    for entry, stat, got in checked:
         if got is None:
             try:
                 view = tracker.view(entry.name[: -len(".md")], comments=True)
@@ -552,22 +617,25 @@ def _local_issues(tracker: Any, kept: records.QueueRecords, warnings: list[str])
             keys = got[1]
         for key in keys:
             by_key.setdefault(key, facts)
+    kept.objects[("local issues", "")] = (names, by_key)
     return by_key
 
 
 def _thread_of(project: Any, summary: Any, kept: records.QueueRecords,
-               settings: QueueSettings) -> tuple[ThreadFacts, MailState] | None:
-    """A listed thread and its mail state: from the records while its listing row is
-    unchanged (the records hold the state, not the messages), else read."""
+               settings: QueueSettings) -> tuple[ThreadFacts, MailState, Any] | None:
+    """A listed thread, its mail state and its record (None: read just now): from the records
+    while its listing row is unchanged (the records hold the state, not the messages), else read."""
     key = str(summary.thread_id)
     got = kept.thread(key, summary.message_count, summary.last_activity)
     if got is not None:
-        mail = kept.made("thread", key, got[1])
-        if mail is None:
-            reporter, opened, last, waiting, team_wrote, _automated = got[1]
-            mail = kept.keep("thread", key, got[1], MailState(reporter, records.parse(opened), records.parse(last),
-                                                               records.parse(waiting), team_wrote))
-        return ThreadFacts(summary.thread_id, got[0], (), automated=got[1][5]), mail
+        entry = got[1]
+        made = kept.made("thread", key, entry)
+        if made is None:
+            reporter, opened, last, waiting, team_wrote, automated = entry
+            made = kept.keep("thread", key, entry, (
+                ThreadFacts(summary.thread_id, got[0], (), automated=automated),
+                MailState(reporter, records.parse(opened), records.parse(last), records.parse(waiting), team_wrote)))
+        return made[0], made[1], entry
     thread = project.read_thread(summary.thread_id).value
     if not thread.messages:
         return None
@@ -576,7 +644,7 @@ def _thread_of(project: Any, summary: Any, kept: records.QueueRecords,
     kept.put_thread(key, summary.message_count, summary.last_activity, thread.subject,
                     [mail.reporter, records.iso(mail.opened), records.iso(mail.last_reporter_message),
                      records.iso(mail.unanswered_since), mail.team_wrote, facts.automated])
-    return facts, mail
+    return facts, mail, None
 
 
 def build_queue(project: Any, *, now: datetime, list_name: str | None = None, since: datetime | None = None,
@@ -619,13 +687,25 @@ def build_queue(project: Any, *, now: datetime, list_name: str | None = None, si
 def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.QueueRecords, settings: QueueSettings,
           now: datetime, listing: Any, warnings: list[str]) -> list[QueueRow]:
     by_key: dict[str, IssueFacts] = {}
+    tracker_down = False
     if local:
         try:
             by_key = _local_issues(tracker, kept, warnings)
         except OSError as exc:
             warnings.append(f"the tracker folder cannot be read ({exc}): owners and issues are not shown")
+    elif tracker is not None and tracker.features.changes_since:
+        try:
+            by_key = _server_issues(tracker, kept)
+        except TrackerError as exc:
+            # the server cannot be asked: one warning, and no thread is "new" for lack of an answer
+            tracker_down = True
+            warnings.append(f"the {tracker.kind} tracker cannot be asked ({exc}): issues and owners are not "
+                            "known; those rows show as unknown")
+    listed = local or (tracker is not None and tracker.features.changes_since)
+    if kept.settings != settings:  # rows kept from a run under other settings (project.md changed) do not hold
+        kept.forget("row")
+        kept.settings = settings
     rows: list[QueueRow] = []
-    tracker_down = False
     for summary in listing.value or ():
         try:
             got = _thread_of(project, summary, kept, settings)
@@ -635,13 +715,15 @@ def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.Queu
             continue
         if got is None:
             continue
-        facts, mail = got
+        facts, mail, entry = got
         found: IssueFacts | None = None
-        if local:
+        if tracker_down:
+            found = UNKNOWN_ISSUE
+        elif listed:
             tid = facts.thread_id
             found = by_key.get(thread_key(tid)) or (by_key.get(f"root:{tid.root}") if tid.root else None)
-        elif tracker_down:
-            found = UNKNOWN_ISSUE
+            if found is None and not local:
+                found = by_key.get(f"link:{_thread_link(project, tid)}")
         elif tracker is not None:
             try:
                 issue_id = _issue_of(tracker, project, facts.thread_id)
@@ -657,7 +739,19 @@ def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.Queu
             warnings.append(f"{found.id}: its {' and '.join(found.unreadable)} field is no date (write it as "
                             "2026-12-01 or 2026-12-01T17:00:00+00:00): no deadline is shown for it")
         if (found is None or found.unknown) and not mail.team_wrote and not facts.automated:
-            facts = replace(facts, drafts=_drafts(project, facts.thread_id))
+            facts = replace(facts, drafts=_drafts(project, facts.thread_id))  # asked each time: no row kept
+        elif entry is not None:
+            # the same thread record and the same issue facts as last time: the row derived then
+            # holds unless a deadline passed since (the only thing ``now`` changes)
+            key = str(facts.thread_id)
+            prior = kept.made("row", key, entry)
+            if prior is not None and prior[0] is found and _breaches(prior[1], now) == prior[1].breaches:
+                rows.append(prior[1])
+                continue
+            row = derive_row(facts, found, settings, now, mail)
+            kept.keep("row", key, entry, (found, row))
+            rows.append(row)
+            continue
         rows.append(derive_row(facts, found, settings, now, mail))
     return rows
 
@@ -727,15 +821,35 @@ def _git_head(wc: vcs.WorkingCopy) -> str | None:
     return proc.stdout.strip() or None if proc.returncode == 0 else None
 
 
-def _refuse_unshown(wc: vcs.WorkingCopy, canonical: str) -> None:
-    """A claim's push carries every unpushed commit of the branch: refuse while the user has
-    any (the proposal showed none of them), naming them; the publish review shows them."""
+def _unshown(wc: vcs.WorkingCopy, canonical: str, verb: str) -> str | None:
+    """Why a claim of ``canonical`` may not push from ``wc``: the push carries every unpushed
+    commit of the branch, and the proposal showed none of them (the publish review shows
+    them). None when the branch has none."""
     unpushed = vcs.git_unpushed(wc)
-    if unpushed:
-        named = "; ".join(f"{c['revision'][:12]} {c['subject']}" for c in unpushed[:5])
-        raise Refused(f"claim of {canonical} refused: the branch has {len(unpushed)} unpushed commit(s) its push "
-                      f"would publish unseen ({named}{' …' if len(unpushed) > 5 else ''}); review and push them "
-                      "first ('mailtriage publish'), then claim again")
+    if not unpushed:
+        return None
+    named = "; ".join(f"{c['revision'][:12]} {c['subject']}" for c in unpushed[:5])
+    return (f"{verb} of {canonical} refused: the branch has {len(unpushed)} unpushed commit(s) its push "
+            f"would publish unseen ({named}{' …' if len(unpushed) > 5 else ''}); review and push them "
+            f"first ('mailtriage publish'), then {verb} again")
+
+
+def _refuse_unshown(wc: vcs.WorkingCopy, canonical: str, verb: str) -> None:
+    """At write time (commits made since the proposal was shown): refuse as the proposal would."""
+    why = _unshown(wc, canonical, verb)
+    if why:
+        raise Refused(why)
+
+
+def _unshown_before(tracker: Tracker, canonical: str, verb: str) -> str | None:
+    """:func:`_unshown` for a proposal: a local-files tracker in a git working copy with a
+    remote (a claim pushes there); None for any other tracker."""
+    if not tracker.features.publishes_changes:
+        return None
+    wc = tracker.working_copy()  # type: ignore[attr-defined]
+    if wc is None or wc.kind != "git" or not vcs.git_remotes(wc):
+        return None
+    return _unshown(wc, canonical, verb)
 
 
 def _undo_git(wc: vcs.WorkingCopy, rel: str, before: str | None, made: str | None) -> None:
@@ -786,7 +900,7 @@ def _write_local(tracker: Any, issue: str, who: str, *, add: bool, config: Any) 
     for _attempt in range(PUSH_ATTEMPTS):
         _pull(wc, rel, wc.rel(tracker.root))
         if push:
-            _refuse_unshown(wc, canonical)
+            _refuse_unshown(wc, canonical, "claim" if add else "release")
         canonical, holders = _holders(tracker, canonical)
         others = [h for h in holders if h != who]
         if add and others:
@@ -830,7 +944,8 @@ def _write_local(tracker: Any, issue: str, who: str, *, add: bool, config: Any) 
 
 
 def _write_server(tracker: Tracker, issue: str, who: str, *, add: bool) -> dict:
-    """An assignee change on GitHub or Jira, read back: the first assignee holds the issue."""
+    """An assignee change on GitHub or Jira, decided after the write: by the server's record of
+    assignee changes where it keeps one (Jira), else read back (the first assignee holds it)."""
     canonical, holders = _holders(tracker, issue)
     others = [h for h in holders if h != who]
     if add and others:
@@ -847,8 +962,20 @@ def _write_server(tracker: Tracker, issue: str, who: str, *, add: bool) -> dict:
         # Jira refuses a second assignee: someone was faster between our read and our write
         _, holders = _holders(tracker, canonical)
         if holders and holders[0] != who:
-            raise ClaimLost(canonical, _settled_holder(tracker, canonical, SETTLE_SECONDS)) from None
+            first = _first_claimant(tracker, canonical)
+            raise ClaimLost(canonical, first or _settled_holder(tracker, canonical, SETTLE_SECONDS)) from None
         raise
+    first = _first_claimant(tracker, canonical)
+    if first is not None:  # the server's own order decides: the first claim of the free issue holds it
+        if first == who:
+            return {"id": canonical, "assignees": [who], "changed": True}
+        if _holders(tracker, canonical)[1] == [who]:
+            # ours landed over the first claim (Jira keeps the last write): put the first claimant back
+            try:
+                tracker.edit(canonical, EditRequest(add_assignees=[first], remove_assignees=[who]))
+            except Refused:
+                pass  # another late claim landed over ours meanwhile: its claimant puts it back
+        raise ClaimLost(canonical, first)
     settle = max(SETTLE_SECONDS, 2 * (time.monotonic() - started))
     for check in range(2):
         if check:
@@ -859,6 +986,23 @@ def _write_server(tracker: Tracker, issue: str, who: str, *, add: bool) -> dict:
                 tracker.edit(canonical, EditRequest(remove_assignees=[who]))
             raise ClaimLost(canonical, _settled_holder(tracker, canonical, settle))
     return {"id": canonical, "assignees": holders, "changed": True}
+
+
+def _first_claimant(tracker: Tracker, issue: str) -> str | None:
+    """Who claimed ``issue`` first since it was last free, from the server's record of its
+    assignee changes in the order it applied them (Jira's change history:
+    ``features.assignee_history``); None when the tracker keeps none, or the record does not
+    reach back to when it was free. Every racer reads the same record, so all name the same
+    holder, however late their own write landed."""
+    if not tracker.features.assignee_history:
+        return None
+    first = None
+    for before, after in tracker.assignee_changes(issue):
+        if after is None:
+            first = None  # released: free again
+        elif before is None and first is None:
+            first = after
+    return first
 
 
 def _settled_holder(tracker: Tracker, issue: str, settle: float) -> str:
@@ -895,6 +1039,9 @@ def _assignee_proposal(tracker: Tracker, issue: str, who: str, *, add: bool, con
     elif who not in holders:
         proposal.notes.append(f"{who} does not hold {canonical}: nothing to release")
         return proposal
+    unshown = _unshown_before(tracker, canonical, verb.lower())
+    if unshown:  # shown before anyone confirms; the write checks again (commits made meanwhile)
+        return proposal.block(BlockedBy.UNPUSHED_COMMITS, unshown)
     local = tracker.features.publishes_changes
     where = ("written to the issue file, committed and pushed (a rejected push pulls and asks again)" if local
              else f"written to the {tracker.kind} issue and read back")

@@ -23,9 +23,9 @@ from typing import Any
 from mailtriage.core import private_files, settings
 from mailtriage.core.errors import ConfigError
 
-VERSION = 5  # 2: a thread's mail state instead of its messages; 3: last activity as a POSIX time;
+VERSION = 6  # 2: a thread's mail state instead of its messages; 3: last activity as a POSIX time;
 #   4: the thread state ends with why its first message is automated (None: a report);
-#   5: an issue file's stamp is [mtime_ns, size, inode, ctime_ns]
+#   5: an issue file's stamp is [mtime_ns, size, inode, ctime_ns]; 6: a server tracker's issues
 ISSUE_FILE = re.compile(r"^([A-Z][A-Z0-9]*-\d+)\.md$")
 
 
@@ -52,10 +52,13 @@ class QueueRecords:
         #: What a caller made of an entry (parsed dates, objects), kept while the entry is: key -> (entry, value)
         self.objects: dict[tuple[str, str], tuple[Any, Any]] = {}
         self.stamp: tuple[int, ...] | None = None  # the file's stamp (:func:`_stamp`) as loaded or saved
+        self.settings: Any = None  # what the rows kept in ``objects`` were derived under
         self.busy = False
         # str(thread id) -> [count, last activity, subject, [reporter, opened, last reporter, waiting, team wrote]]
         self.threads: dict[str, list] = {}
         self.issues: dict[str, list] = {}  # file name -> [[mtime_ns, size, inode, ctime_ns], facts, thread keys]
+        # a server tracker's issues (GitHub, Jira): {"cursor": its changes cursor, "issues": {id: [facts, keys]}}
+        self.server: dict[str, Any] = {}
         self._changed = False
         self._used_threads: set[str] = set()
         self._used_issues: set[str] = set()
@@ -70,6 +73,7 @@ class QueueRecords:
                 if data.get("team") == self.team:
                     self.threads = data.get("threads") or {}
                 self.issues = data.get("issues") or {}
+                self.server = data.get("server") or {}
 
     # -- threads ---------------------------------------------------------------------------
     def thread(self, key: str, count: int, last: datetime | None) -> list | None:
@@ -99,10 +103,23 @@ class QueueRecords:
         self._used_issues.add(name)
         self._changed = True
 
+    # -- a server tracker's issues -------------------------------------------------------------
+    def server_issues(self) -> tuple[str | None, dict[str, list]]:
+        """(the changes cursor, {issue ID: [facts, thread keys]}) kept from the last run."""
+        return self.server.get("cursor"), self.server.get("issues") or {}
+
+    def put_server(self, cursor: str, issues: dict[str, list]) -> None:
+        self.server = {"cursor": cursor, "issues": issues}
+        self._changed = True
+
     def made(self, kind: str, key: str, entry: Any) -> Any:
         """What :meth:`keep` stored for ``entry`` (the same entry object), else None."""
         got = self.objects.get((kind, key))
         return got[1] if got is not None and got[0] is entry else None
+
+    def forget(self, kind: str) -> None:
+        """Drop what callers made of entries of ``kind``."""
+        self.objects = {k: v for k, v in self.objects.items() if k[0] != kind}
 
     def keep(self, kind: str, key: str, entry: Any, value: Any) -> Any:
         self.objects[(kind, key)] = (entry, value)
@@ -123,7 +140,7 @@ class QueueRecords:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             private_files.write_atomic(self.path, json.dumps({"v": VERSION, "team": self.team, "threads": threads,
-                                                             "issues": issues},
+                                                             "issues": issues, "server": self.server},
                                                              separators=(",", ":")).encode("utf-8"))
             self.threads, self.issues = threads, issues
             self.stamp = _stamp(self.path)

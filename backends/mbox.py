@@ -198,6 +198,8 @@ class MboxSource(MailSource):
         self._index_key: tuple | None = None
         self._lock = threading.RLock()
         self._groups: list[ThreadGroup] | None = None
+        # (index, groups, (len(index), len(groups)), {(synthetic, root id text): position}): _find_group's lookup
+        self._by_root: tuple[Any, Any, tuple[int, int], dict[tuple[bool, str], int]] | None = None
 
     def _setting_problem(self, key: str, problem: str, valid: str) -> str:
         return f"{self._config_file}: mail_sources.{self.name}.{key}: {problem} (valid: {valid})"
@@ -524,20 +526,34 @@ class MboxSource(MailSource):
         dates = index.dates
         return min(group.members, key=lambda m: (dates[m] == NO_DATE, dates[m], m))
 
+    def _roots(self, index: ArchiveIndex, groups: list[ThreadGroup]) -> dict[tuple[bool, str], int]:
+        """Each thread's position by (synthetic, root ID text), the first one when two share a
+        root (as a scan in order finds it); made once per index and grouping, so reading every
+        thread of a large archive is no longer a scan of all threads per read."""
+        kept = self._by_root
+        sizes = (len(index), len(groups))  # mail appended in place grows the index, new threads the grouping
+        if kept is None or kept[0] is not index or kept[1] is not groups or kept[2] != sizes:
+            table: dict[tuple[bool, str], int] = {}
+            for at, group in enumerate(groups):
+                table.setdefault((group.synthetic, _id_text(group.root_id)), at)
+            kept = self._by_root = (index, groups, sizes, table)
+        return kept[3]
+
     def _find_group(self, thread_id: ThreadId) -> tuple[ArchiveIndex, ThreadGroup]:
         thread_id = self._accepts(thread_id)
         index, groups = self._threads()
         want_synthetic = thread_id.kind == synthetic_kind(self.thread_id_kind)
-        for group in groups:
-            if group.synthetic == want_synthetic and _id_text(group.root_id) == thread_id.value:
-                return index, group
+        by_root = self._roots(index, groups)
+        at = by_root.get((want_synthetic, thread_id.value))
+        if at is not None:
+            return index, groups[at]
         if not want_synthetic:
             # A reply's own Message-ID names the thread that holds it.
             holder = self.thread_for_message_id(thread_id.value)
             if holder is not None:
-                for group in groups:
-                    if not group.synthetic and _id_text(group.root_id) == holder.value:
-                        return index, group
+                at = by_root.get((False, holder.value))
+                if at is not None:
+                    return index, groups[at]
         raise ThreadNotFound(self.name, f"no thread {thread_id} in {self.path}")
 
     def read_thread(self, thread_id: ThreadId) -> Thread:

@@ -110,7 +110,7 @@ def measure(fn, runs: int, profile: bool, label: str):
         prof.runcall(fn)
         print(f"\n--- cProfile: {label} (cumulative, top 22) ---")
         pstats.Stats(prof).sort_stats("cumulative").print_stats(22)
-    return statistics.median(samples), statistics.median(cpu), result
+    return statistics.median(samples), statistics.median(cpu), result, min(samples)
 
 
 def _process(project: Path, args: list[str], now: datetime) -> tuple[float, float]:
@@ -150,24 +150,25 @@ def main() -> int:
         now = BASE + timedelta(days=30)
         listing = lambda: project.list_threads(LIST).value  # noqa: E731
         queue = lambda: build_queue(project, now=now)  # noqa: E731
-        first = time.perf_counter()
+        first, first_cpu = time.perf_counter(), time.process_time()
         rows = listing()
-        cold_list = time.perf_counter() - first
-        first = time.perf_counter()
+        cold_list, cold_list_cpu = time.perf_counter() - first, time.process_time() - first_cpu
+        first, first_cpu = time.perf_counter(), time.process_time()
         got = queue()
-        cold = time.perf_counter() - first
-        plain, plain_cpu, rows = measure(listing, ns.runs, ns.profile, "plain listing")
-        ours, ours_cpu, got = measure(queue, ns.runs, ns.profile, "queue")
+        cold, cold_cpu = time.perf_counter() - first, time.process_time() - first_cpu
+        plain, plain_cpu, rows, plain_best = measure(listing, ns.runs, ns.profile, "plain listing")
+        ours, ours_cpu, got, ours_best = measure(queue, ns.runs, ns.profile, "queue")
         assert len(got.rows) == len(rows) == ns.threads, (len(got.rows), len(rows))
         assert not got.warnings, got.warnings[:3]
         states = {s.value: sum(1 for r in got.rows if r.state is s) for s in QueueState}
         waiting = sum(1 for r in got.rows if r.unanswered_since is not None)
         print(f"queue: {states}; {waiting} reporters waiting")
-        print(f"\n{'median of ' + str(ns.runs) + ' runs, in process, warm':48} {'wall':>9} {'cpu':>9}")
-        print(f"{'plain listing (Project.list_threads)':48} {plain:8.3f}s {plain_cpu:8.3f}s")
-        print(f"{'queue (build_queue) over ' + str(ns.threads) + ' issues':48} {ours:8.3f}s {ours_cpu:8.3f}s  "
-              f"({ours / plain:.1f}x the listing; goal <= 1 s)")
-        print(f"{'  first runs (listing, queue: no derived records)':48} {cold_list:8.3f}s {cold:8.3f}s")
+        print(f"\n{'median of ' + str(ns.runs) + ' runs, in process, warm':48} {'wall':>9} {'cpu':>9} {'best wall':>10}")
+        print(f"{'plain listing (Project.list_threads)':48} {plain:8.3f}s {plain_cpu:8.3f}s {plain_best:9.3f}s")
+        print(f"{'queue (build_queue) over ' + str(ns.threads) + ' issues':48} {ours:8.3f}s {ours_cpu:8.3f}s "
+              f"{ours_best:9.3f}s  ({ours / plain:.1f}x the listing; goal <= 1 s)")
+        print(f"{'  first run of the listing (no index yet)':48} {cold_list:8.3f}s {cold_list_cpu:8.3f}s")
+        print(f"{'  first run of the queue (no derived records)':48} {cold:8.3f}s {cold_cpu:8.3f}s")
         project.close()
         # the command line: a fresh process each, the records read from their file
         for label, args in (("CLI: mailtriage list", ["list"]), ("CLI: mailtriage queue --json", ["queue", "--json"])):

@@ -292,6 +292,21 @@ class ListResult:
     problems: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class IssueChanges:
+    """``changes(cursor)``: the issues updated since ``cursor`` (each a ``view`` without
+    comments, body included), and the cursor to pass next time (opaque, JSON-ready).
+
+    ``complete``: ``issues`` is every issue of the tracker (the cursor was None, or made for
+    another tracker): whatever the caller kept from earlier calls is to be forgotten.
+    An empty ``issues`` with the same cursor back means nothing changed (on GitHub a
+    conditional request answered 304, which costs no rate limit)."""
+
+    issues: list[IssueView]
+    cursor: str
+    complete: bool = False
+
+
 def issue_json(*, id: str, title: str, state: str, labels: Sequence[str], assignees: Sequence[str],
                milestone: str | None, author: str | None, created: str | None, updated: str | None,
                body: str, url: str, comments: list[Comment] | None = None) -> IssueView:
@@ -352,6 +367,12 @@ class TrackerFeatures:
     #: so concurrent runs make one issue. False (a server): two runs can both create, and a
     #: flow re-checks after creating.
     locked_find_or_create: bool = False
+    #: ``changes(cursor)`` answers what changed since the last call, cheaply (a conditional or
+    #: ``updated >=`` request), so a caller can keep every issue's facts (the queue does).
+    changes_since: bool = False
+    #: ``assignee_changes(id)`` answers the issue's assignee changes in the order the server
+    #: applied them (Jira's change history): a claim race is decided by who was first.
+    assignee_history: bool = False
 
 
 class Tracker:
@@ -393,6 +414,17 @@ class Tracker:
         if any(":" in w for w in words):
             raise UsageError("--search takes plain words (no qualifiers like label:x)")
         return self._do_list(state, list(labels), words, limit)
+
+    def changes(self, cursor: str | None) -> IssueChanges:
+        """The issues updated since ``cursor`` (None: all of them), declared with
+        ``features.changes_since``. Raises Refused (a tracker without it), BackendError."""
+        raise refused_op("changes", self.kind)
+
+    def assignee_changes(self, issue_id: str) -> builtins.list[tuple[str | None, str | None]]:
+        """The issue's assignee changes, oldest first, each (from, to) (None: nobody), declared
+        with ``features.assignee_history``. Raises Refused (a tracker without it), NotFound,
+        BackendError."""
+        raise refused_op("assignee-changes", self.kind)
 
     def labels(self) -> builtins.list[str]:  # builtins: the class's own list() shadows the type
         """Labels in use. Raises BackendError."""

@@ -15,8 +15,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
+from datetime import datetime
 from typing import Any, Callable, Iterator
 from urllib.parse import quote, urljoin, urlsplit
 
@@ -28,12 +30,14 @@ from mailtriage.trackers import rollup as rollupmod
 from mailtriage.trackers.contract import (
     BackendError,
     EditRequest,
+    IssueChanges,
     ListResult,
     LostUpdate,
     NotFound,
     Policy,
     Refused,
     Tracker,
+    TrackerFeatures,
     UsageError,
     ascii_digits,
     comment_json,
@@ -65,6 +69,7 @@ MAX_REDIRECTS = 3
 
 class GitHubTracker(Tracker):
     kind = "github"
+    features = TrackerFeatures(changes_since=True)
     verify_rollup_writes = True  # comment edits are last-write-wins (no If-Match)
 
     def __init__(self, repo: str, policy: Policy | None = None, *, token: str | None, api_url: str = DEFAULT_API,
@@ -304,6 +309,41 @@ class GitHubTracker(Tracker):
     def _do_labels(self) -> list[str]:
         return [label["name"] for label in self._paged(self._repo_path("/labels"), {"per_page": 100})]
 
+    def changes(self, cursor: str | None) -> IssueChanges:
+        """Issues updated since the cursor, from the REST list (never the search API, whose
+        rate limit is 30 requests a minute and whose index lags): ``GET /repos/{o}/{r}/issues
+        ?state=all&sort=updated&direction=asc&since=…`` (``since`` is inclusive), every page.
+        When the newest update is the cursor's own, the next call sends the first page's
+        ``ETag`` as ``If-None-Match``: GitHub answers 304 while nothing changed, and a 304 does
+        not count against the rate limit (docs.github.com, "Use conditional requests")."""
+        scope = f"{self.api_url}/{self.repo}"
+        kept = _cursor(cursor)
+        complete = kept.get("scope") != scope
+        since = None if complete else kept.get("since")
+        etag = None if complete else kept.get("etag")
+        params: dict[str, Any] = {"state": "all", "sort": "updated", "direction": "asc", "per_page": 100}
+        if since:
+            params["since"] = since
+        response = self._request("GET", self._repo_path("/issues"), params=params,
+                                 headers={"If-None-Match": etag} if etag else None, ok=(200, 304))
+        if response.status_code == 304:
+            return IssueChanges([], cursor or "", False)
+        first, newest, views = response, since, []
+        while True:
+            for data in response.json():
+                stamp = data.get("updated_at")
+                if stamp and (newest is None or _instant(stamp) > _instant(newest)):
+                    newest = stamp
+                if "pull_request" not in data:
+                    views.append(_issue_out(data, None))
+            m = _LINK_NEXT.search(response.headers.get("link", ""))
+            if not m:
+                break
+            response = self._request("GET", m.group(1))
+        # the ETag is the answer to this very URL: worth sending only while the cursor stays
+        again = first.headers.get("etag") if newest == since else None
+        return IssueChanges(views, json.dumps({"scope": scope, "since": newest, "etag": again}), complete)
+
     def _raw_body(self, issue_id: str) -> tuple[str, str]:
         number = self._number(issue_id)
         return str(number), self._issue(number).get("body") or ""
@@ -470,6 +510,18 @@ def repository_privacy(data: dict, repo: str) -> tuple[bool, str]:
     if data.get("private") is False:
         return False, f"GitHub repository {repo} is PUBLIC"
     return False, f"GitHub's answer for {repo} says neither private nor visibility"
+
+
+def _cursor(text: str | None) -> dict:
+    try:
+        got = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return got if isinstance(got, dict) else {}
+
+
+def _instant(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
 def _quoted(word: str) -> str:

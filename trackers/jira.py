@@ -22,8 +22,10 @@ Cloud API token). Retry-After on 429/503 is honoured by HttpClient.
 from __future__ import annotations
 
 import base64
+import json
 import re
 import time
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterator, Sequence
 
 from mailtriage.core.http import HttpClient, HttpError
@@ -36,12 +38,14 @@ from mailtriage.trackers import rollup as rollupmod
 from mailtriage.trackers.contract import (
     BackendError,
     EditRequest,
+    IssueChanges,
     ListResult,
     LostUpdate,
     NotFound,
     Policy,
     Refused,
     Tracker,
+    TrackerFeatures,
     UsageError,
     _validate_heading,
     ascii_digits,
@@ -68,12 +72,16 @@ from mailtriage.trackers.values import (
 VIEW_FIELDS = ["summary", "status", "labels", "assignee", "fixVersions", "reporter", "created", "updated",
                "description", "security"]
 LIST_FIELDS = ["summary", "status", "labels", "updated"]
+#: How far before the newest update seen ``changes`` searches again: JQL dates are read in the
+#: account's time zone (UTC-12 to UTC+14), to the minute.
+CHANGES_MARGIN = timedelta(hours=26)
 DEFAULT_RESOLUTIONS = {"completed": "Done", "not-planned": "Won't Do"}
 _KEY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)-([0-9]{1,12})$", re.ASCII)
 
 
 class JiraTracker(Tracker):
     kind = "jira"
+    features = TrackerFeatures(changes_since=True, assignee_history=True)
     verify_rollup_writes = True  # comment edits are last-write-wins (no version check)
 
     def __init__(self, url: str, project: str, policy: Policy | None = None, *, api_version: int = 3,
@@ -261,7 +269,35 @@ class JiraTracker(Tracker):
 
     def _do_view(self, issue_id: str, comments: bool) -> IssueView:
         key = self._key(issue_id)
-        data = self._get(key, VIEW_FIELDS)
+        return self._view_of(key, self._get(key, VIEW_FIELDS), comments)
+
+    def assignee_changes(self, issue_id: str) -> list[tuple[str | None, str | None]]:
+        """From the issue's change history (``GET /issue/{key}?expand=changelog``: the
+        histories in the order Jira applied the edits, each item's ``from``/``to`` the account
+        ID on Cloud, the user name on Data Center), the assignee items, oldest first."""
+        key = self._key(issue_id)
+        try:
+            data = self._request("GET", f"/issue/{key}", params={"fields": "assignee", "expand": "changelog"}).json()
+        except NotFound as exc:
+            raise NotFound(f"no issue {key} (or this account may not see it)") from exc
+        histories = sorted((data.get("changelog") or {}).get("histories") or [],
+                           key=lambda h: (int(h["id"]) if str(h.get("id", "")).isdigit() else 0))
+        out: list[tuple[str | None, str | None]] = []
+        for history in histories:
+            for item in history.get("items") or []:
+                if item.get("field") == "assignee":
+                    out.append((self._user_of(item.get("from")), self._user_of(item.get("to"))))
+        return out
+
+    def _user_of(self, ident: str | None) -> str | None:
+        """A history item's user (account ID on Cloud) as :meth:`_person` names it."""
+        if not ident:
+            return None
+        if self.v == 3:
+            return next((name for name, acc in self.accounts.items() if acc == ident), ident)
+        return ident
+
+    def _view_of(self, key: str, data: dict, comments: bool) -> IssueView:
         f = data.get("fields") or {}
         out_comments = None
         if comments:
@@ -308,6 +344,30 @@ class JiraTracker(Tracker):
                 # isLast is optional; a nextPageToken alone means there is another page
                 if page.get("isLast") is True or not token:
                     return
+
+    def changes(self, cursor: str | None) -> IssueChanges:
+        """Issues updated since the cursor: one JQL search ``project = P AND updated >= "…"
+        ORDER BY updated ASC`` with the fields a view has (no comments). JQL reads a date to the
+        minute and in the account's own time zone, which the API does not say: the search
+        starts :data:`CHANGES_MARGIN` before the newest update seen (more than any zone's
+        offset), so an update is never missed and a few recent issues come again. Jira's
+        search has no conditional request; a quiet project costs one request."""
+        scope = f"{self.base}/{self.project}/v{self.v}"
+        kept = _cursor(cursor)
+        complete = kept.get("scope") != scope
+        since = None if complete else kept.get("since")
+        clauses = [f"project = {_jql_str(self.project)}"]
+        if since:
+            start = (_instant(since) - CHANGES_MARGIN).astimezone(timezone.utc)
+            clauses.append(f'updated >= "{start:%Y/%m/%d %H:%M}"')
+        views: list[IssueView] = []
+        newest = since
+        for data in self._search(" AND ".join(clauses) + " ORDER BY updated ASC", VIEW_FIELDS):
+            stamp = (data.get("fields") or {}).get("updated")
+            if stamp and (newest is None or _instant(stamp) > _instant(newest)):
+                newest = stamp
+            views.append(self._view_of(data["key"], data, False))
+        return IssueChanges(views, json.dumps({"scope": scope, "since": newest}), complete)
 
     def _do_list(self, state: str, labels: list[str], words: list[str], limit: int | None) -> ListResult:
         clauses = [f"project = {_jql_str(self.project)}"]
@@ -556,6 +616,20 @@ class JiraTracker(Tracker):
             except (BackendError, NotFound, Refused) as exc:
                 check("account" if not checks[-1]["name"] == "account" else "security_level_settable", False, str(exc))
         return {"backend": self.kind, "ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+def _cursor(text: str | None) -> dict:
+    try:
+        got = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return got if isinstance(got, dict) else {}
+
+
+def _instant(stamp: str) -> datetime:
+    """Jira's ``2025-07-30T13:03:26.000+0000`` as an aware instant."""
+    when = datetime.fromisoformat(re.sub(r"([+-]\d\d)(\d\d)$", r"\1:\2", stamp.replace("Z", "+00:00")))
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
 def _category(status: dict | None) -> str | None:

@@ -53,6 +53,7 @@ class BlockedBy(str, enum.Enum):
     FOLDER = "folder"  # the target folder is missing, or already holds every message
     SAVE_TARGET = "save_target"  # the attachments cannot be saved there as asked
     HELD_BY_OTHER = "held_by_other"  # the issue a claim names is held (assigned) by another triager
+    UNPUSHED_COMMITS = "unpushed_commits"  # a claim's push would publish commits of the user's it never showed
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import pytest
 
 from mailtriage.backends.contract import MailSource, Op
 from mailtriage.backends.registry import BACKEND_KINDS, backend_class
+from mailtriage.trackers.contract import Tracker
 from mailtriage.trackers.github import GitHubTracker
 from mailtriage.trackers.jira import JiraTracker
 from mailtriage.trackers.localfiles import LocalFilesTracker
@@ -37,6 +38,12 @@ def test_only_the_working_copy_tracker_publishes_and_keeps_issue_files():
     for server in (GitHubTracker, JiraTracker):
         assert not server.features.publishes_changes and not server.features.local_issue_files
         assert server.features.search_lags
+
+
+def test_a_tracker_that_answers_changes_implements_them():
+    for cls in (LocalFilesTracker, GitHubTracker, JiraTracker):
+        assert cls.features.changes_since == (cls.changes is not Tracker.changes), cls
+        assert cls.features.assignee_history == (cls.assignee_changes is not Tracker.assignee_changes), cls
 
 
 def test_a_tracker_set_up_locally_has_init_and_detect():

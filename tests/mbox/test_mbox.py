@@ -414,6 +414,19 @@ def test_index_is_rebuilt_when_the_archive_grows(tmp_path):
     assert [r.message_count for r in source.list_recent_threads(None, EPOCH)] == [2]
 
 
+def test_a_thread_appended_after_a_read_is_read_by_the_same_source(tmp_path):
+    """read_thread finds a thread by its root through a lookup made once per index: mail
+    appended since (a reply, a new thread) is found by the same source object."""
+    path = write_mbox(tmp_path / "grow.mbox", [ROOT])
+    source = source_for(path)
+    assert len(source.read_thread(ThreadId("mbox", "<root@example.net>")).messages) == 1
+    other = ROOT.replace(b"<root@example.net>", b"<second@example.net>").replace(b"Heap", b"Stack")
+    with open(path, "ab") as handle:
+        handle.write(from_line() + REPLY + b"\n" + from_line() + other + b"\n")
+    assert len(source.read_thread(ThreadId("mbox", "<root@example.net>")).messages) == 2
+    assert source.read_thread(ThreadId("mbox", "<second@example.net>")).subject == "Stack overflow in the frobnicator"
+
+
 def test_attachment_bytes_by_reference(archive):
     source = source_for(archive)
     message = source.read_thread(ThreadId("mbox", "<attachments@example.net>")).messages[0]

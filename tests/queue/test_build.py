@@ -91,3 +91,39 @@ def test_a_warm_queue_reads_no_thread_again_and_sees_what_changed(tmp_path):
     assert mine.owner == "alice" and mine.state is QueueState.IN_PROGRESS
     assert waiting.last_reporter_message == datetime(2026, 9, 3, 8, 0, tzinfo=timezone.utc)
     assert waiting.unanswered_since == datetime(2026, 9, 2, 8, 0, tzinfo=timezone.utc)
+
+
+def test_a_warm_queue_sees_a_deadline_pass_and_a_changed_setting(tmp_path):
+    """Rows kept from the last run (same thread, same issue) hold only while no deadline passed
+    since and the queue settings are the same."""
+    from datetime import timedelta
+
+    team = make_team(tmp_path, _messages(), triagers=["alice"])
+    project = Project.open(team.project("alice"))
+    try:
+        build_queue(project, now=NOW)  # cold: the threads are read
+        assert build_queue(project, now=NOW).rows[1].breaches == ()  # warm: its rows are kept
+        later = build_queue(project, now=NOW + timedelta(days=100)).rows  # the 90 days to disclosure passed
+        assert [(r.issue, r.breaches) for r in later if r.issue] == [("SEC-0001", (Breach.DISCLOSURE,))]
+    finally:
+        project.close()
+    md = team.project("alice") / "project.md"
+    md.write_text(md.read_text().replace("import:\n", "queue:\n  disclosure_days: 200\nimport:\n"))
+    project = Project.open(team.project("alice"))
+    try:
+        [mine] = [r for r in build_queue(project, now=NOW + timedelta(days=100)).rows if r.issue]
+    finally:
+        project.close()
+    assert mine.breaches == () and mine.disclosure_due == mine.opened + timedelta(days=200)
+
+
+def test_a_warm_queue_sees_an_issue_file_removed(tmp_path):
+    team = make_team(tmp_path, _messages(), triagers=["alice"])
+    project = Project.open(team.project("alice"))
+    try:
+        build_queue(project, now=NOW)
+        assert [r.issue for r in build_queue(project, now=NOW).rows if r.issue] == ["SEC-0001"]
+        (team.clones["alice"] / "security-tracker" / "SEC-0001.md").unlink()  # the other files are unchanged
+        assert [r.issue for r in build_queue(project, now=NOW).rows] == [None, None]
+    finally:
+        project.close()

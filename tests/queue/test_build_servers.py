@@ -71,3 +71,38 @@ def test_with_the_tracker_down_no_report_is_new_for_lack_of_an_answer(server_pro
         project.close()
     assert [(r.state.value, r.owner, r.issue) for r in queue.rows] == [("unknown", None, None)] * 2
     assert len(queue.warnings) == 1 and "cannot be asked" in queue.warnings[0]
+
+
+def test_a_warm_queue_costs_one_request_no_search_and_still_sees_a_colleagues_claim(server_project):
+    """GitHub's search allows 30 requests a minute: the queue never uses it. Warm, it asks for
+    what changed since its last run: one conditional request (a 304 that costs no rate limit)
+    on GitHub, one ``updated >=`` search on Jira; a colleague's claim still shows."""
+    server = server_project.server
+    github = hasattr(server, "rate_used")  # the GitHub emulator counts the core rate limit
+    project = Project.open(server_project.project)
+    try:
+        proposal = ImportFlow(project).propose(project.thread_id_for(THREAD, Op.READ_THREAD))
+        assert proposal.apply(confirmed=True).ok
+        issue = project.open_tracker().list(state="all").items[0]["id"]
+        searches = server.search_calls if github else 0
+        for _ in range(3):  # cold, then warm twice (the first warm run learns the ETag of its request)
+            before = len(server.requests)
+            rate = server.rate_used if github else 0
+            queue = build_queue(project, now=NOW)
+        made = [(method, path.split("?")[0]) for method, path, _ in server.requests[before:]]
+        if github:
+            assert made == [("GET", "/repos/acme/security/issues")]
+            assert server.rate_used == rate  # answered 304: no rate limit spent
+            assert server.search_calls == searches  # the search API was never asked by the queue
+        else:
+            assert made == [("POST", "/rest/api/3/search/jql")]
+        assert [(r.issue, r.owner) for r in queue.rows] == [(None, None), (issue, None)]
+        other = Project.open(server_project.project)  # a colleague, in their own process
+        try:
+            assert propose_claim(other.open_tracker(), issue, "bob").apply(confirmed=True).ok
+        finally:
+            other.close()
+        queue = build_queue(project, now=NOW)
+    finally:
+        project.close()
+    assert [(r.issue, r.owner, r.state) for r in queue.rows][1] == (issue, "bob", QueueState.IN_PROGRESS)

@@ -4,6 +4,7 @@ commit it did not show, and every failure leaves the working copy as it was befo
 
 from __future__ import annotations
 
+import json
 import stat
 import sys
 
@@ -28,9 +29,14 @@ def test_a_claim_pushes_no_commit_it_did_not_show(tmp_path):
     sh(["git", "add", "-A"], wc)
     sh(["git", "commit", "-qm", "alice: embargoed draft, not for the team yet"], wc)
     mine = sh(["git", "rev-parse", "HEAD"], wc)
-    proc = _claim(team, "alice")
-    assert proc.returncode != 0
-    assert "embargoed draft, not for the team yet" in proc.stderr and "mailtriage publish" in proc.stderr
+    # refused in the proposal, before anyone confirms: a blocked proposal naming the commit
+    proc = run_here(team.project("alice"), "queue", "claim", "SEC-0001", "--as", "alice", "--yes")
+    assert proc.returncode == 3, proc.stderr
+    assert "nothing written" in proc.stderr and "mailtriage publish" in proc.stderr
+    assert "embargoed draft, not for the team yet" in proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["written"] is False and got["proposal"]["facts"]["blocked_by"] == "unpushed_commits"
+    assert got["proposal"]["writes"] == []
     assert "embargoed draft" not in _remote_log(team, tmp_path)
     assert sh(["git", "rev-parse", "HEAD"], wc) == mine  # nothing written, nothing undone
     assert sh(["git", "status", "--porcelain"], wc) == ""

@@ -140,6 +140,7 @@ def test_a_clone_with_unpushed_commits_that_diverged_is_not_rebased_by_a_claim(t
     claim = run_here(team.project("bob"), "queue", "release", "SEC-0001", "--as", "bob", "--yes")
     assert claim.returncode == 0 and doc(claim)["written"] is False  # bob holds nothing: no pull either
     stale = run_here(team.project("bob"), "queue", "claim", "SEC-0001", "--as", "bob", "--yes")
-    assert stale.returncode == 4 and "cannot fast-forward to its upstream" in stale.stderr
+    # blocked in the proposal (bob's commit would ride along on the claim's push), before any pull
+    assert stale.returncode == 3 and "nothing written" in stale.stderr and "bob's local commit" in stale.stderr
     assert sh(["git", "rev-parse", "HEAD"], wc) == mine  # bob's commit is where bob left it
     assert sh(["git", "status", "--porcelain"], wc) == ""

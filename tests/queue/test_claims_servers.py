@@ -76,3 +76,40 @@ def test_a_claim_of_a_held_issue_proposes_nothing_and_the_holder_can_release(ser
         late = propose_claim(other, issue, "carol")  # carol looked while it was free
         assert propose_claim(tracker, issue, "bob").apply(confirmed=True).ok
         late.writes[0].apply(late.writes[0])
+
+
+@pytest.fixture(params=["jira-v2", "jira-v3"])
+def jira_env(request, tmp_path):
+    env = make_jira_env(tmp_path, int(request.param[-1]))
+    yield env
+    env.tracker.close_backend()
+    env.server.stop()
+
+
+def test_a_late_claim_landing_over_the_first_is_undone_and_told_who(jira_env):
+    """Bob read the issue free, but his write lands only after alice claimed it and read it
+    back (Jira keeps the last write): the change history says alice was first, so bob puts
+    her back and is told she holds it, however late his write came; one owner, not two."""
+    tracker, server = jira_env.tracker, jira_env.server
+    issue = tracker.create("Late race", "### CVE\n\nnone\n", [])["id"]
+    held, release = threading.Event(), threading.Event()
+
+    def hold_bobs_write(method: str, path: str, raw: bytes) -> None:
+        if method == "PUT" and b'"bob"' in raw and not release.is_set():
+            held.set()
+            release.wait(30)
+
+    server.before_handle = hold_bobs_write
+    bob = open_tracker(load_project(jira_env.project))
+    late = propose_claim(bob, issue, "bob")  # free when bob looked
+    got: dict[str, object] = {}
+    racer = threading.Thread(target=lambda: got.update(bob=late.apply(confirmed=True)))
+    racer.start()
+    assert held.wait(30)  # bob's write is on its way
+    assert propose_claim(tracker, issue, "alice").apply(confirmed=True).ok  # alice: written and read back
+    release.set()
+    racer.join(60)
+    bob.close_backend()
+    assert got["bob"].failed[1] == f"ClaimLost: {issue} is held by alice"
+    assert late.facts["lost_to"] == "alice"
+    assert jira_env.reopen().view(issue)["assignees"] == ["alice"]

@@ -41,6 +41,8 @@ class _Handler(BaseHTTPRequestHandler):
         server: "_Base" = self.server.app  # type: ignore[attr-defined]
         parts = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        if server.before_handle is not None:  # tests only: hold a request back (outside the lock)
+            server.before_handle(method, parts.path, raw)
         with server.lock:
             server.requests.append((method, self.path, dict(self.headers)))
             server.bodies.append((method, parts.path, raw))
@@ -76,6 +78,9 @@ class _Base:
         self.lock = threading.RLock()
         self.requests: list[tuple[str, str, dict]] = []
         self.bodies: list[tuple[str, str, bytes]] = []  # (method, path, request body)
+        #: tests only: called with (method, path, body) before a request is handled, outside the
+        #: server's lock: a test holds one writer's request back to stage a race
+        self.before_handle: Any = None
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.app = self  # type: ignore[attr-defined]
         # serve_forever accepts after select says a connection waits; should none be there
@@ -146,6 +151,11 @@ class GitHubServer(_Base):
         # The REST list and GET of one issue are current.
         self.search_lag = 0.0
         self.created_at: dict[int, float] = {}
+        # GitHub's rate limits: every answer counts against the core limit except a 304 to a
+        # conditional request (If-None-Match matching the ETag: docs.github.com "Use conditional
+        # requests"); /search/* has its own limit of 30 a minute (counted apart)
+        self.rate_used = 0
+        self.search_calls = 0
 
     def transfer(self, number: int, full_name: str, visibility: str = "private") -> int:
         """Move issue ``number`` to another repository (its new number there is returned)."""
@@ -255,6 +265,14 @@ class GitHubServer(_Base):
 
     # -- routing ---------------------------------------------------------------------
     def handle(self, method, path, query, raw, headers):
+        status, body, out = self._route(method, path, query, raw, headers)
+        if path.startswith("/search/"):
+            self.search_calls += 1
+        elif status != 304:
+            self.rate_used += 1
+        return status, body, out
+
+    def _route(self, method, path, query, raw, headers):
         if headers.get("Authorization") != f"Bearer {self.token}":
             return 401, {"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"}, {}
         if headers.get("X-GitHub-Api-Version") != "2022-11-28" or "application/vnd.github+json" not in \
@@ -303,7 +321,7 @@ class GitHubServer(_Base):
             chunk, h = self._page([self._milestone(m["number"]) for m in self.milestones], query, path)
             return 200, chunk, h
         if tail == "/issues" and method == "GET":
-            return self._list(query, path)
+            return self._conditional(headers, *self._list(query, path))
         if tail == "/issues" and method == "POST":
             body = _json(raw)
             unknown = [x for x in body.get("labels", []) if x not in self.repo_labels]
@@ -334,9 +352,25 @@ class GitHubServer(_Base):
             return 404, {"message": "Not Found"}, {}
         return self._issue_route(method, issue, m.group(2) or "", query, raw, path)
 
+    @staticmethod
+    def _conditional(headers, status, body, out):
+        """A GET answered with a (weak) ETag of its body; If-None-Match naming it gets 304 and
+        no body (docs.github.com "Use conditional requests")."""
+        if status != 200:
+            return status, body, out
+        import hashlib
+
+        tag = 'W/"' + hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:32] + '"'
+        if headers.get("If-None-Match") == tag:
+            return 304, None, {"ETag": tag}
+        return status, body, dict(out, ETag=tag)
+
     def _list(self, query, path):
         state = query.get("state", "open")
         items = [i for i in self.issues.values() if state == "all" or i["state"] == state]
+        if query.get("since"):  # "only issues updated at or after this time" (ISO 8601)
+            since = _instant(query["since"])
+            items = [i for i in items if _instant(i["updated_at"]) >= since]
         if query.get("labels"):
             wanted = query["labels"].split(",")
             items = [i for i in items if all(w in [x["name"] for x in i["labels"]] for w in wanted)]
@@ -473,6 +507,10 @@ class JiraServer(_Base):
         # JQL search reads an index that lags behind writes; GET of one issue is current
         self.search_lag = 0.0
         self.created_at: dict[str, float] = {}
+        # each issue's change history, oldest first, as Jira keeps it and answers it under
+        # ``expand=changelog`` (``changelog.histories[].items[]``: field, from, fromString, to, toString)
+        self.histories: dict[str, list[dict]] = {}
+        self.next_history = 40000
 
     STATUSES = {"Open": ("1", "new", "To Do"), "In Progress": ("3", "indeterminate", "In Progress"),
                 "Done": ("10001", "done", "Done"), "Won't Do": ("10002", "done", "Done")}
@@ -545,6 +583,7 @@ class JiraServer(_Base):
         self.issues[key] = issue
         self.comments[key] = []
         self.attachments[key] = []
+        self.histories[key] = []
         self.created_at[key] = time.monotonic()
         return issue
 
@@ -552,6 +591,19 @@ class JiraServer(_Base):
         time.sleep(0.002)
         now = datetime.now(timezone.utc)
         return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}+0000"
+
+    def _history(self, key: str, field: str, before: dict | None, after: dict | None) -> None:
+        """One change history entry, as Jira records an edit that changed ``field`` (a user
+        field: ``from``/``to`` are the account ID on Cloud, the user name on Data Center)."""
+        ident = "accountId" if self.v == 3 else "name"
+        old, new = (before or {}).get(ident), (after or {}).get(ident)
+        if old == new:
+            return
+        self.next_history += 1
+        self.histories[key].append({
+            "id": str(self.next_history), "author": dict(self.account), "created": self._stamp(),
+            "items": [{"field": field, "fieldtype": "jira", "from": old, "fromString": (before or {}).get(ident),
+                       "to": new, "toString": (after or {}).get(ident)}]})
 
     def _error(self, status: int, *messages: str, **errors: str):
         return status, {"errorMessages": list(messages), "errors": errors}, {}
@@ -619,10 +671,14 @@ class JiraServer(_Base):
             items = [i for i in items if i["fields"]["status"]["statusCategory"]["key"] == "done"]
         for label in re.findall(r'labels = "([^"]*)"', jql):
             items = [i for i in items if label in i["fields"]["labels"]]
+        for stamp in re.findall(r'updated >= "(\d{4}/\d\d/\d\d \d\d:\d\d)"', jql):
+            # JQL reads the date in the account's time zone (this emulator's accounts are in UTC)
+            since = datetime.strptime(stamp, "%Y/%m/%d %H:%M").replace(tzinfo=timezone.utc)
+            items = [i for i in items if _instant(i["fields"]["updated"]) >= since]
         for word in re.findall(r'text ~ "([^"]*)"', jql):
             items = [i for i in items if word.lower() in (i["fields"]["summary"] + " " +
                                                           _flatten(i["fields"]["description"])).lower()]
-        items.sort(key=lambda i: i["fields"]["updated"], reverse=True)
+        items.sort(key=lambda i: i["fields"]["updated"], reverse="ORDER BY updated ASC" not in jql)
         size = min(int(body.get("maxResults", 50)), self.page_size_cap)
         wanted = body.get("fields") or []
         if token_paging:
@@ -649,7 +705,12 @@ class JiraServer(_Base):
         if sub == "" and method == "GET":
             wanted = [x for x in (query.get("fields") or "").split(",") if x]
             fields = {k: v for k, v in f.items() if not wanted or k in wanted}
-            return 200, {"expand": "", "id": issue["id"], "key": key, "self": issue["self"], "fields": fields}, {}
+            out = {"expand": "", "id": issue["id"], "key": key, "self": issue["self"], "fields": fields}
+            if "changelog" in (query.get("expand") or ""):
+                histories = self.histories[key]
+                out["changelog"] = {"startAt": 0, "maxResults": len(histories), "total": len(histories),
+                                    "histories": histories}
+            return 200, out, {}
         if sub == "" and method == "PUT":
             body = _json(raw)
             fields = body.get("fields", {})
@@ -663,7 +724,9 @@ class JiraServer(_Base):
                 if name == "security":
                     f["security"] = None if value is None else self._level(value.get("id"))
                 elif name == "assignee":
+                    before = f["assignee"]
                     f["assignee"] = None if value is None else dict(self.account, **value)
+                    self._history(key, "assignee", before, f["assignee"])
                 elif name == "fixVersions":
                     f["fixVersions"] = [{"name": v["name"], "id": "1"} for v in value]
                 else:
@@ -763,6 +826,10 @@ class JiraServer(_Base):
             self.attachments[key].append(att)
             return 200, [att], {}
         return self._error(404, "Not found")
+
+
+def _instant(stamp: str) -> datetime:
+    return datetime.fromisoformat(re.sub(r"([+-]\d\d)(\d\d)$", r"\1:\2", stamp.replace("Z", "+00:00")))
 
 
 def _flatten(value: Any) -> str:
