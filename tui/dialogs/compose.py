@@ -83,9 +83,11 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
                     label = "Receipt/reply ^r" if self.form.is_reply else "Inline/attached ^g"
                     yield Button(Text(label), id="switch")
                 yield Button(Text("Cancel esc"), id="cancel", variant="primary")
-        yield KeyFooter()  # one recompose per burst of binding changes, not five (issue 35)
 
     def on_mount(self) -> None:
+        # The footer's keys come a frame after what the dialog shows (issue 35: mounted with
+        # it, its ~20 keys were styled before the draft could be painted).
+        self.call_after_refresh(self.mount, KeyFooter())  # one recompose per burst of binding changes
         self._load(self.form)
         first = "compose-to" if not self.form.to else "compose-body"
         self.query_one(f"#{first}").focus()
