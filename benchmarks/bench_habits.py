@@ -191,6 +191,9 @@ def main() -> int:
     parser.add_argument("--messages", type=int, default=2_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-aerc", action="store_true")
+    parser.add_argument("--before", type=Path, metavar="CHECKOUT",
+                        help="also time our app from this checkout (a throwaway worktree of the base commit), "
+                             "run by run beside this one: the before and after figures of one session")
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT))
@@ -261,26 +264,32 @@ def main() -> int:
             def record(label: str, task: str, value: float) -> None:
                 figures.setdefault((label, task), []).append(value)
 
-            def ours_read() -> None:
-                env = {**base_env, "MAILTRIAGE_CONFIG_DIR": str(config)}
+            codes = {"ours": {}}
+            if args.before is not None:  # the package ``mailtriage`` of that checkout first on the path
+                (tmp / "before").mkdir()
+                (tmp / "before" / "mailtriage").symlink_to(args.before.resolve())
+                codes["before"] = {"PYTHONPATH": f"{tmp / 'before'}:{base_env['PYTHONPATH']}"}
+
+            def ours_read(label: str = "ours") -> None:
+                env = {**base_env, "MAILTRIAGE_CONFIG_DIR": str(config), **codes[label]}
                 steps = [*into_inbox(["Enter"]), ("body", lambda s: body in s, ["r"]),
                          ("draft", lambda s: quoted in s, [])]
                 seen, sent = run_steps(tmux, ours, env, steps, tmp, again=REOPEN)
-                record("ours", "open", seen["body"] - sent["list"])
-                record("ours", "reply", seen["draft"] - sent["body"])
+                record(label, "open", seen["body"] - sent["list"])
+                record(label, "reply", seen["draft"] - sent["body"])
 
-            def ours_flag(quick_flag: bool) -> None:
-                env = {**base_env, "MAILTRIAGE_CONFIG_DIR": str(quick if quick_flag else config)}
+            def ours_flag(quick_flag: bool, label: str = "ours") -> None:
+                env = {**base_env, "MAILTRIAGE_CONFIG_DIR": str(quick if quick_flag else config), **codes[label]}
                 # v typed faster than the next page of 100 arrives is applied when it does
                 # (issue 35; it was lost before): all 200 in one go, until the status says so.
                 steps = [*into_inbox(["v"] * TAGGED), ("tagged", lambda s: f" {TAGGED} tagged" in s, ["f"])]
                 if not quick_flag:
-                    steps.append(("dialog", lambda s: "Flag" in s and "Ctrl+s" in s.replace("^s", "Ctrl+s"),
-                                  ["C-s"]))
+                    # the dialog's confirm button (its footer, which says ^s too, comes a frame later)
+                    steps.append(("dialog", lambda s: "Flag" in s and "(ctrl+s)" in s, ["C-s"]))
                 steps.append(("server", all_flagged, []))
                 unflag_all(server, user)
                 seen, sent = run_steps(tmux, ours, env, steps, tmp, again=REOPEN)
-                record("ours" if quick_flag else "ours (confirm)", "flag", seen["server"] - sent["tagged"])
+                record(label if quick_flag else f"{label} (confirm)", "flag", seen["server"] - sent["tagged"])
                 unflag_all(server, user)
 
             def aerc_read(run: int) -> None:
@@ -318,17 +327,19 @@ def main() -> int:
                 unflag_all(server, user)
 
             # Warm-up, not measured: our .pyc files and the caches; Dovecot's caches of aerc's fields.
-            ours_read()
+            for label in codes:
+                ours_read(label)
             figures.clear()
             for run in range(args.runs):
-                ours_read()
-                ours_flag(True)
-                ours_flag(False)
+                for label in codes:
+                    ours_read(label)
+                    ours_flag(True, label)
+                    ours_flag(False, label)
                 if with_aerc:
                     aerc_read(run)
                     aerc_flag(run)
                 print(f"run {run + 1}: load {os.getloadavg()[0]:.2f}", flush=True)
-            report(figures, args, tmux)
+            report(figures, args, tmux, list(codes))
         finally:
             if count is not None:
                 count.client.logout()  # type: ignore[attr-defined]
@@ -338,7 +349,7 @@ def main() -> int:
     return 0
 
 
-def report(figures, args, tmux) -> None:
+def report(figures, args, tmux, labels=("ours",)) -> None:
     def med(label: str, task: str) -> float:
         values = figures.get((label, task))
         return statistics.median(values) if values else float("nan")
@@ -347,14 +358,18 @@ def report(figures, args, tmux) -> None:
     print(f"\nKey -> result, {args.messages + 1:,}-message Dovecot INBOX, tmux {COLS}x{ROWS} (screen polled every "
           f"{tmux.resolution() * 1000:.0f} ms), median of {args.runs} fresh processes, seconds; load average at "
           f"the end {load}")
-    print(f"  {'task':<44}{'ours':>8}{'aerc':>8}{'ours/aerc':>11}  goal")
-    rows = (("open", "ours", "Enter -> body on screen", "<= 2x"),
-            ("reply", "ours", "reply key -> editable quoted draft", "<= 1x"),
-            ("flag", "ours", f"flag {TAGGED} tagged, key -> server (no confirm)", "<= 1x"),
-            ("flag", "ours (confirm)", f"flag {TAGGED} tagged, f -> Ctrl+s -> server", "<= 1x"))
-    for task, label, text, goal in rows:
-        ours, aerc = med(label, task), med("aerc", task)
-        print(f"  {text:<44}{ours:8.3f}{aerc:8.3f}{ours / aerc:10.2f}x  {goal}")
+    before = "before" in labels
+    print(f"  {'task':<44}" + (f"{'before':>8}{'/aerc':>8}" if before else "")
+          + f"{'ours':>8}{'aerc':>8}{'ours/aerc':>11}  goal")
+    rows = (("open", "", "Enter -> body on screen", "<= 2x"),
+            ("reply", "", "reply key -> editable quoted draft", "<= 1x"),
+            ("flag", "", f"flag {TAGGED} tagged, key -> server (no confirm)", "<= 1x"),
+            ("flag", " (confirm)", f"flag {TAGGED} tagged, f -> Ctrl+s -> server", "<= 1x"))
+    for task, variant, text, goal in rows:
+        ours, aerc = med("ours" + variant, task), med("aerc", task)
+        was = med("before" + variant, task)
+        print(f"  {text:<44}" + (f"{was:8.3f}{was / aerc:7.2f}x" if before else "")
+              + f"{ours:8.3f}{aerc:8.3f}{ours / aerc:10.2f}x  {goal}")
     for (label, task), values in sorted(figures.items()):
         print(f"    {label} {task}: " + ", ".join(f"{v:.3f}" for v in values))
 

@@ -225,11 +225,9 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
                 if self._editors or any(w.editable_body for w in p.writes):
                     yield Button(Text("Edit in $EDITOR (ctrl+o)"), id="editor")
                 yield Button(Text("Cancel (esc)"), id="cancel", variant="primary")
+        yield KeyFooter()  # one recompose per burst of binding changes, not five (issue 35)
 
     def on_mount(self) -> None:
-        # The footer's keys come a frame after what the dialog shows (issue 35: mounted with
-        # it, its ~20 keys were styled before the draft could be painted).
-        self.call_after_refresh(self.mount, KeyFooter())  # one recompose per burst of binding changes
         # The content first, so it scrolls from the keyboard; Tab reaches the editable body.
         self.query_one(ProposalBody).focus()
 
