@@ -20,6 +20,7 @@ from mailtriage.tui.dialogs import DIALOG_CSS
 
 if TYPE_CHECKING:
     from textual.app import App
+    from textual.widget import Widget
 
 
 def import_dialogs() -> None:
@@ -47,6 +48,7 @@ def register_dialog_widgets(app: App) -> None:
     from textual.screen import ModalScreen  # why: loaded by import_dialogs already
     from textual.widgets import Button, Input, Label, TextArea  # why: as above
 
-    for widget in (ModalScreen(), TextArea(), Input(), Button(), Label()):
+    widgets: tuple[Widget, ...] = (ModalScreen(), TextArea(), Input(), Button(), Label())
+    for widget in widgets:
         textual_private.register_default_css(app, widget)
     app.stylesheet.rules  # noqa: B018 - the property parses what was added (cached per source)
