@@ -31,27 +31,45 @@ listing. Between flag runs every message is unflagged again (not timed).
 
 Goals (issue 35): reply <= aerc's; flag <= aerc's; open <= 2x aerc's.
 
-Figures, 2026-12-02, the 2-core development machine shared with other helpers, 2,001 messages,
-median of 3, seconds from the key. "before" is the branch point (306a0bf, run from a throwaway
-worktree with this file's retries), "after" this branch, run right after it (16:35-16:52 UTC):
+What it measures, checked against what the user waits for: open stops when the body's text is
+on the screen (neither client shows a body in its list, so it cannot come from a row); reply
+stops when the quoted line is on the screen inside the compose dialog's text area, focused
+and editable (aerc: inside its editor); flag stops when a separate connection sees 200
+``\\Flagged`` on the server. Each starts at the key, typed the moment the previous step is
+seen (a habit user types Enter r in one breath): what the app still does for the previous
+key is counted in the next one, as the user waits for it. With confirmation, Ctrl+s is typed
+the moment the dialog's confirm button shows; the person's reading time is not counted.
+``--before CHECKOUT`` runs a second copy of our app from another checkout (a throwaway
+worktree of the base commit), run by run beside this one, for before/after in one session.
 
-  | task                                         | before | aerc  | after | aerc  | after | aerc  | goal  |
-  |                                              | load 6.9-7.7   | load 7.5-7.7  | load 9.0-9.6  |       |
-  |----------------------------------------------|--------|-------|-------|-------|-------|-------|-------|
-  | Enter -> body on screen                      | 0.333  | 0.029 | 0.103 | 0.032 | 0.135 | 0.044 | <= 2x |
-  | reply key -> editable quoted draft           | 0.282  | 0.024 | 0.424 | 0.026 | 0.755 | 0.035 | <= 1x |
-  | flag 200 tagged -> server (no confirmation)  | 0.148  | 0.260 | 0.087 | 0.347 | 0.183 | 0.327 | <= 1x |
-  | flag 200 tagged, f -> Ctrl+s -> server       | 1.114  | 0.260 | 0.734 | 0.347 | 0.813 | 0.327 | <= 1x |
+Figures, 2026-12-02 19:20 UTC, the 2-core development machine shared with other helpers
+(load 3.6-4.1), 2,001 messages, median of 5 fresh processes, seconds from the key; "before"
+is f329a7b (the habits3 branch point), "after" this branch (968fcf0), in the same run:
 
-  Open: 11x aerc before, 3x after (1.2x in an earlier run at load 10: 0.071 vs 0.058); the
-  body comes from the read-ahead of the row under the cursor, in the Enter key's own frame.
-  Flag with the confirmation: 4.3x -> 2.1-2.5x (the dialog's dimmed copy of the main screen and
-  its footer's five recomposes are gone); without it ours stays under aerc's. Reply is not
-  better here: each figure is the first reply of a fresh process, whose cost is first use
-  (the compose dialog's and flows' imports ~55 ms, the dialog's first paint ~140 ms, loaded);
-  the message is no longer read at all (it was read twice), and in one process of 12 replies
-  the UI thread's work fell by more than half (py-spy). Warming those imports while a message
-  is read is the next step. v x200 is typed in one burst now: none is lost.
+  | task                                         | before | after | aerc  | before/aerc | after/aerc | goal  |
+  |----------------------------------------------|--------|-------|-------|-------------|------------|-------|
+  | Enter -> body on screen                      | 0.087  | 0.086 | 0.029 | 3.0x        | 3.0x       | <= 2x |
+  | reply key -> editable quoted draft           | 0.251  | 0.142 | 0.024 | 10.6x       | 6.0x       | <= 1x |
+  | flag 200 tagged -> server (no confirmation)  | 0.090  | 0.116 | 0.204 | 0.44x       | 0.57x      | <= 1x |
+  | flag 200 tagged, f -> Ctrl+s -> server       | 0.316  | 0.217 | 0.204 | 1.55x       | 1.06x      | <= 1x |
+
+  At load 9.6-10.4 (19:12 UTC, same 5-run session): reply 0.357 -> 0.334 (aerc 0.033), flag
+  with confirmation 0.723 -> 0.529 (aerc 0.422), open 0.118 -> 0.166 (aerc 0.040; single
+  runs of ours ranged 0.07-0.31 s there, of before 0.09-0.38 s: noise).
+
+  Where r's time went (a trace of one fresh process at load ~10, key to paint): ~80 ms
+  waiting for the main footer's recompose that the Enter before it left (the focus moves into
+  the reader, the footer's keys change; it was awaited in the screen's after-refresh
+  callbacks, so the screen handled no key until ~20 keys were mounted: now on the footer's
+  own queue), the first dialog's imports (~50 ms) and stylesheet (Textual re-parses every
+  stylesheet and restyles every widget when a screen brings a CSS file: now loaded 0.3 s
+  after the first list is shown, tui/dialogs/ahead.py), the reply's building (route, quoted
+  draft: now built on a worker once the body is painted; r shows it in its own turn), and
+  what is left: mounting and styling the dialog's ~25 widgets (~25-100 ms loaded, most in
+  Textual's Stylesheet.apply) and its first full paint (~35-45 ms). Open: the body comes
+  from the read-ahead (or waits ~10 ms for it when Enter follows the list's first paint);
+  the rest is Textual's frame: the focus move restyles the panes and repaints every row of
+  the list (its cursor row's style follows the focus), ~40-100 ms loaded.
 """
 
 from __future__ import annotations
