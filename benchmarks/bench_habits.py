@@ -42,20 +42,22 @@ the moment the dialog's confirm button shows; the person's reading time is not c
 ``--before CHECKOUT`` runs a second copy of our app from another checkout (a throwaway
 worktree of the base commit), run by run beside this one, for before/after in one session.
 
-Figures, 2026-12-02 19:20 UTC, the 2-core development machine shared with other helpers
-(load 3.6-4.1), 2,001 messages, median of 5 fresh processes, seconds from the key; "before"
-is f329a7b (the habits3 branch point), "after" this branch (968fcf0), in the same run:
+Figures, 2026-12-02, the 2-core development machine shared with other helpers, 2,001
+messages, median of 5 fresh processes, seconds from the key; "before" is f329a7b (the habits3
+branch point), "after" this branch, run by run in the same session (--before):
 
-  | task                                         | before | after | aerc  | before/aerc | after/aerc | goal  |
-  |----------------------------------------------|--------|-------|-------|-------------|------------|-------|
-  | Enter -> body on screen                      | 0.087  | 0.086 | 0.029 | 3.0x        | 3.0x       | <= 2x |
-  | reply key -> editable quoted draft           | 0.251  | 0.142 | 0.024 | 10.6x       | 6.0x       | <= 1x |
-  | flag 200 tagged -> server (no confirmation)  | 0.090  | 0.116 | 0.204 | 0.44x       | 0.57x      | <= 1x |
-  | flag 200 tagged, f -> Ctrl+s -> server       | 0.316  | 0.217 | 0.204 | 1.55x       | 1.06x      | <= 1x |
+  | task                                        | before | after | aerc  | before | after | aerc  | goal  |
+  |                                             | 19:20 UTC, 968fcf0, load 3.6-4.1 | 19:31 UTC, 771812f, load 9.2-9.5 |  |
+  |---------------------------------------------|--------|-------|-------|--------|-------|-------|-------|
+  | Enter -> body on screen                     | 0.087  | 0.086 | 0.029 | 0.163  | 0.143 | 0.052 | <= 2x |
+  | reply key -> editable quoted draft          | 0.251  | 0.142 | 0.024 | 0.574  | 0.339 | 0.042 | <= 1x |
+  | flag 200 tagged -> server (no confirmation) | 0.090  | 0.116 | 0.204 | 0.193  | 0.129 | 0.408 | <= 1x |
+  | flag 200 tagged, f -> Ctrl+s -> server      | 0.316  | 0.217 | 0.204 | 0.787  | 0.505 | 0.408 | <= 1x |
 
-  At load 9.6-10.4 (19:12 UTC, same 5-run session): reply 0.357 -> 0.334 (aerc 0.033), flag
-  with confirmation 0.723 -> 0.529 (aerc 0.422), open 0.118 -> 0.166 (aerc 0.040; single
-  runs of ours ranged 0.07-0.31 s there, of before 0.09-0.38 s: noise).
+  Ratios to aerc, light / loaded: open 3.0x -> 3.0x / 3.1x -> 2.7x (goal 2x, not met);
+  reply 10.6x -> 6.0x / 13.8x -> 8.1x (goal 1x, not met); flag with confirmation 1.55x ->
+  1.06x / 1.93x -> 1.24x (goal 1x, not met); without confirmation under aerc's throughout.
+  Single runs spread widely under load (open: ours 0.08-0.22 s, before 0.12-0.34 s).
 
   Where r's time went (a trace of one fresh process at load ~10, key to paint): ~80 ms
   waiting for the main footer's recompose that the Enter before it left (the focus moves into
