@@ -64,12 +64,21 @@ class KeyFooter(Footer):
             self.call_after_refresh(self._recompose_now)
 
     async def _recompose_now(self) -> None:
-        self._recompose_due = False  # a change from now on asks for another
         if not self.is_attached:
+            self._recompose_due = False
             return  # its screen was popped between the ask and this refresh
         if self._composed is not None and self._composed == self._shown():
+            self._recompose_due = False
             return  # the same keys: not mounted again (issue 39: news in a storm asked it each poll)
-        await self.recompose()
+        # On the footer's own queue: awaited here, in the screen's after-refresh callbacks, the
+        # screen handled nothing else until ~20 keys were mounted and styled (issue 35: the r
+        # typed right after Enter waited for the footer's recompose and its paint, ~80 ms loaded).
+        self.call_next(self._recompose_keys)
+
+    async def _recompose_keys(self) -> None:
+        self._recompose_due = False  # a change from now on asks for another
+        if self.is_attached:
+            await self.recompose()
 
     def _shown(self) -> tuple:
         """What the keys are composed from: the width and the screen's active bindings (key,

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from textual.driver import Driver
     from textual.notifications import Notification
     from textual.screen import Screen
+    from textual.widget import Widget
 
 #: (module, class, member, how it is used): "method" is called with the parameters named
 #: after it; "attribute" is read or written on an instance.
@@ -36,6 +37,7 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual._compositor", "Compositor", "_dirty_regions", ("attribute",)),
     ("textual.widgets._footer", "Footer", "_bindings_ready", ("attribute",)),
     ("textual.widgets._footer", "", "FooterKey", ("class", "Widget")),
+    ("textual.dom", "DOMNode", "_get_default_css", ("method",)),
 )
 
 
@@ -81,3 +83,11 @@ def refresh_truecolor_filter(app: App, theme: TerminalTheme) -> None:
 def driver(app: App) -> Driver | None:
     """The app's terminal driver (None before it runs)."""
     return app._driver
+
+
+def register_default_css(app: App, widget: Widget) -> None:
+    """Add ``widget``'s default CSS (its class's and its bases') to the app's stylesheet, as
+    Textual's ``Widget._post_register`` does when the first such widget mounts."""
+    for read_from, css, tie_breaker, scope in widget._get_default_css():
+        app.stylesheet.add_source(css, read_from=read_from, is_default_css=True, tie_breaker=tie_breaker,
+                                  scope=scope)

@@ -12,7 +12,9 @@ personal accounts only. The order is always: compose dialog → proposal dialog 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -26,10 +28,14 @@ from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.sanitize import inert
 
 if TYPE_CHECKING:
-    from mailtriage.application import ApplyReport, ComposeForm, Message, Thread, ThreadId, ThreadSummary
+    from mailtriage.application import ApplyReport, ComposeForm, Message, Proposal, Thread, ThreadId, ThreadSummary
 
 #: The request kind and worker group of compose work (Esc cancels it like a reply).
 GROUP = "reply"
+
+
+#: Seconds an r waits for the reply being built ahead before it builds it itself.
+AHEAD_WAIT = 30.0
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,32 @@ class ComposeTarget:
     def personal(self) -> bool:
         return self.account_id is not None
 
+    @property
+    def key(self) -> tuple[str, str | None, str | None]:
+        """What is composed (r: ""), on which account's message."""
+        return self.kind, self.account_id, self.message_id
+
+
+@dataclass(frozen=True)
+class Built:
+    """What the compose dialog shows: the forms (first one shown) and where the mail goes."""
+
+    target: ComposeTarget
+    forms: Mapping[str, ComposeForm]
+    where: str
+
+
+@dataclass(eq=False)
+class DraftAhead:
+    """The reply built ahead for the message the reader shows: its target's key, the
+    thread as the reader holds it (another read is another object), and, once ``done`` is
+    set, what was built (None: refused or failed; r builds it again and says why)."""
+
+    key: tuple[str, str | None, str | None]
+    thread: Thread
+    done: threading.Event = field(default_factory=threading.Event)
+    built: Built | None = None
+
 
 class ComposeController(ControllerBase):
     def __init__(self, *args, **kwargs) -> None:
@@ -64,6 +96,8 @@ class ComposeController(ControllerBase):
         self._last_composed: tuple[ComposeTarget, ComposeForm] | None = None
         #: The forms and the "Goes to" line of the compose dialog last opened.
         self._compose_shown: tuple[dict[str, ComposeForm], str] | None = None
+        #: The reply built ahead for the message in the reading pane (issue 35).
+        self._draft_ahead: DraftAhead | None = None
 
     #: accounts: the folder in the thread list, (account id, folder id, name) or None.
     open_folder_key: tuple[str, str, str] | None
@@ -111,42 +145,92 @@ class ComposeController(ControllerBase):
         if isinstance(target, str):
             self.notify(target, severity="warning", markup=False)
             return
-        self.reader.show_status("preparing the mail … (Esc cancels)")
         self._last_composed = None  # a refusal of this compose must not bring back an older one
-        self._prepare_compose(self.new_request(GROUP), target)
+        request = self.new_request(GROUP)
+        ahead = self._ahead_for(target)
+        if ahead is not None and ahead.done.is_set() and ahead.built is not None:  # built ahead: shown now
+            built = ahead.built
+            self._open_compose(built.target, dict(built.forms), built.where)
+            return
+        self.reader.show_status("preparing the mail … (Esc cancels)")
+        self._prepare_compose(request, target, ahead)
+
+    def _build_compose(self, target: ComposeTarget) -> Built | Proposal:
+        """The forms of the compose dialog for ``target`` and where the mail goes, or the
+        proposal that refuses it (worker thread; writes nothing)."""
+        session = self.session
+        # The outgoing rule decides from the row, not from the pane, account or search it is in.
+        source, account_id = target.source, target.account_id
+        if source is None and account_id is not None and target.message_id:  # new mail answers none
+            source = session.account_message(account_id, target.message_id).content  # read once
+        route = session.compose_route(target.kind, thread_id=target.thread_id, thread=target.thread,
+                                      account_id=target.account_id, message_id=target.message_id,
+                                      source=source)
+        if route.refused is not None:
+            return route.refused
+        if route.project:
+            thread = route.thread or session.read_thread(route.thread_id).value
+            where = session.compose_where(None)
+            if target.personal:  # an account's message that answers a security-list thread: say so
+                where += f" — {route.why}"
+            target = ComposeTarget(target.kind, thread=thread, thread_id=thread.thread_id,
+                                   answering=route.answering)
+            forms = session.reply_forms(thread, target.kind, route.answering)
+        else:
+            forms = session.personal_forms(target.account_id, target.message_id, target.kind, source=source)
+            where = session.compose_where(target.account_id)
+        return Built(target, forms, where)
 
     @work(thread=True, exclusive=True, group=GROUP, exit_on_error=False)
-    def _prepare_compose(self, request: int, target: ComposeTarget) -> None:
+    def _prepare_compose(self, request: int, target: ComposeTarget, ahead: DraftAhead | None = None) -> None:
         worker = get_current_worker()
-        session = self.session
+        built: Built | Proposal | None = None
+        if ahead is not None and ahead.done.wait(AHEAD_WAIT):  # r while the reply is built ahead: its result
+            built = ahead.built
         try:
-            # The outgoing rule decides from the row, not from the pane, account or search it is in.
-            source, account_id = target.source, target.account_id
-            if source is None and account_id is not None and target.message_id:  # new mail answers none
-                source = session.account_message(account_id, target.message_id).content  # read once
-            route = session.compose_route(target.kind, thread_id=target.thread_id, thread=target.thread,
-                                          account_id=target.account_id, message_id=target.message_id,
-                                          source=source)
-            if route.refused is not None:
-                if not worker.is_cancelled:
-                    self.post_message(ProposalReady(request, route.refused, "compose"))
-                return
-            if route.project:
-                thread = route.thread or session.read_thread(route.thread_id).value
-                where = session.compose_where(None)
-                if target.personal:  # an account's message that answers a security-list thread: say so
-                    where += f" — {route.why}"
-                target = ComposeTarget(target.kind, thread=thread, thread_id=thread.thread_id,
-                                       answering=route.answering)
-                forms = session.reply_forms(thread, target.kind, route.answering)
-            else:
-                forms = session.personal_forms(target.account_id, target.message_id, target.kind, source=source)
-                where = session.compose_where(target.account_id)
+            if built is None:
+                built = self._build_compose(target)
         except Exception as exc:
             self.post_message(ProposalFailed(request, "Preparing the mail failed", exc))
             return
-        if not worker.is_cancelled:
-            self.post_message(ComposeReady(request, target, forms, where))
+        if worker.is_cancelled:
+            return
+        if isinstance(built, Built):
+            self.post_message(ComposeReady(request, built.target, built.forms, built.where))
+        else:
+            self.post_message(ProposalReady(request, built, "compose"))
+
+    # -- the reply built ahead (issue 35): r shows it, no work between the key and the dialog --
+    def build_reply_ahead(self) -> None:
+        """The reading pane shows a personal account's message: build what r would show (the
+        outgoing rule's route, the quoted draft, where it goes) now, on a worker. What is built
+        belongs to the message as read: another message or a new read of it drops it."""
+        self._draft_ahead = None
+        if not self.session.is_open:
+            return
+        target = self._compose_target(None, "")
+        if isinstance(target, str) or not target.personal or target.source is None or self.reader.thread is None:
+            return  # a project thread is read for the reply again (its drafts, its thread): not ahead
+        ahead = DraftAhead(target.key, self.reader.thread)
+        self._draft_ahead = ahead
+        self._build_ahead(ahead, target)
+
+    @work(thread=True, group="reply-ahead", exit_on_error=False)
+    def _build_ahead(self, ahead: DraftAhead, target: ComposeTarget) -> None:
+        try:
+            built = self._build_compose(target)
+            ahead.built = built if isinstance(built, Built) else None  # a refusal is said by r, built again
+        except Exception:  # noqa: BLE001 - not asked for: r builds it again and says why
+            ahead.built = None
+        finally:
+            ahead.done.set()
+
+    def _ahead_for(self, target: ComposeTarget) -> DraftAhead | None:
+        """The reply built ahead for ``target``, when it is r on the message the reader shows as read."""
+        ahead = self._draft_ahead
+        if ahead is None or ahead.thread is not self.reader.thread or ahead.key != target.key:
+            return None
+        return ahead
 
     def on_compose_ready(self, message: ComposeReady) -> None:
         # Start-up: the dialog and the compose workflows (mime, the mailbox contract) load on

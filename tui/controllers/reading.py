@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from rich.text import Text
 from textual import work
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 READ_AHEAD_KEPT = 8
 #: Seconds the cursor rests on a row before it is read ahead (not the first row of a folder).
 READ_AHEAD_REST = 0.08
+#: Seconds after the first row of the process is shown before the dialogs are made ready
+#: (tui/dialogs/ahead.py): the first paint and its listing come first.
+DIALOGS_AHEAD_AFTER = 0.3
 
 
 class ReadingController(ControllerBase):
@@ -46,9 +49,12 @@ class ReadingController(ControllerBase):
         #: Enter on a row whose read-ahead is on its way: (request, key) shown when it comes.
         self._ahead_open: tuple[int, tuple[str, str]] | None = None
         self._ahead_timer: Timer | None = None
+        self._dialogs_ahead = False
 
     #: compose: the personal account's message in the reading pane.
     open_mailbox_row: MailboxRow | None
+    #: compose: build what r shows for the message in the reading pane.
+    build_reply_ahead: Callable[[], None]
 
     # -- intents from the panes ------------------------------------------------------
     def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
@@ -141,8 +147,16 @@ class ReadingController(ControllerBase):
         if message.account_id is not None:  # a personal account's message: r and Enter again need no read
             self._keep_read((message.account_id, message.thread.thread_id.value), message.thread)
         self.reader.show_thread(message.thread, message.resolution, message.account_id)
-        self._load_case(message.request, message.thread)
+        # The workers start once the body is painted: started before, they took the UI
+        # thread's turns (the GIL) while it painted (issue 35).
+        self.call_after_refresh(self._after_shown, message.request, message.thread)
         self._offer_unlock(message.thread)
+
+    def _after_shown(self, request: int, thread: Thread) -> None:
+        if not self.is_current("reader", request) or self.reader.thread is not thread:
+            return  # another thread was opened meanwhile: its own call comes
+        self.build_reply_ahead()  # what r shows, built while the message is read (issue 35)
+        self._load_case(request, thread)
 
     # -- OpenPGP: a key that needs its passphrase -------------------------------------------
     def _offer_unlock(self, thread) -> None:
@@ -235,6 +249,9 @@ class ReadingController(ControllerBase):
         """The cursor rests on a personal account's message: read it before Enter asks. At
         once on a folder just opened (Enter may follow the first paint), else when the cursor
         has rested a moment (keys typed in a burst, 200 v's, read nothing); one read at a time."""
+        if not self._dialogs_ahead:  # a list is shown: the dialogs get ready once it has painted
+            self._dialogs_ahead = True
+            self.set_timer(DIALOGS_AHEAD_AFTER, self._import_dialogs_ahead)
         listing = self.query_one(ThreadList)
         row = listing.current
         if not isinstance(row, MailboxRow) or row.header is None or not self.session.is_open:
@@ -289,6 +306,20 @@ class ReadingController(ControllerBase):
         if waiting is not None and waiting[1] == key and self.is_current("reader", waiting[0]):
             self._show_read(waiting[0], message.thread, key[0])
         self._read_ahead_next()
+
+    # -- the dialogs ahead (issue 35): the first r or f of a process no longer loads them ----
+    @work(thread=True, group="dialogs-ahead", exit_on_error=False)
+    def _import_dialogs_ahead(self) -> None:
+        from mailtriage.tui.dialogs import ahead  # why: not on the first screen (test_startup_imports)
+
+        ahead.import_dialogs()  # off the UI thread
+        self.app.call_from_thread(self._dialog_css_ahead)
+
+    def _dialog_css_ahead(self) -> None:
+        from mailtriage.tui.dialogs import ahead  # why: loaded by the worker above
+
+        ahead.load_dialog_css(self.app)
+        self.call_after_refresh(ahead.register_dialog_widgets, self.app)  # the next step in its own turn
 
     # -- thread URL ------------------------------------------------------------------------
     def show_thread_url(self) -> None:

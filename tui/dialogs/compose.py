@@ -64,6 +64,11 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         return Text(self.form.title, "bold")
 
     def compose(self) -> ComposeResult:
+        # The form is in the widgets as they are made: set after the mount (on_mount), each
+        # value restyled and laid out the dialog again before its first paint (issue 35).
+        form = self.form
+        values = {"to": ", ".join(form.to), "cc": ", ".join(form.cc), "subject": form.subject,
+                  "attach": ", ".join(form.attach)}
         with Vertical(id="compose-box", classes="dialog"):
             yield Static(self._title(), id="compose-title", classes="dialog-title")
             yield Static(Text.assemble(("Goes to: ", "bold"), inert_text(self.where)), id="compose-where",
@@ -71,9 +76,11 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
             for name, label in FIELDS:
                 with Horizontal(classes="compose-field"):
                     yield Label(f"{label}:", classes="compose-label")
-                    yield Input(id=f"compose-{name}", classes="compose-input")
-            yield Static("", id="compose-problems", classes="blocked-banner")
-            area = TextArea("", id="compose-body", soft_wrap=True, show_line_numbers=False)
+                    yield Input(values[name], id=f"compose-{name}", classes="compose-input")
+            banner = Static("", id="compose-problems", classes="blocked-banner")
+            self._show_problems(form.problems, banner)
+            yield banner
+            area = TextArea(form.body, id="compose-body", soft_wrap=True, show_line_numbers=False)
             area.cursor_blink = self._cursor_blink
             yield area
             with Horizontal(classes="dialog-buttons"):
@@ -83,10 +90,11 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
                     label = "Receipt/reply ^r" if self.form.is_reply else "Inline/attached ^g"
                     yield Button(Text(label), id="switch")
                 yield Button(Text("Cancel esc"), id="cancel", variant="primary")
-        yield KeyFooter()  # one recompose per burst of binding changes, not five (issue 35)
 
     def on_mount(self) -> None:
-        self._load(self.form)
+        # The footer's keys come a frame after what the dialog shows (issue 35: mounted with
+        # it, its ~20 keys were styled before the draft could be painted).
+        self.call_after_refresh(self.mount, KeyFooter())  # one recompose per burst of binding changes
         first = "compose-to" if not self.form.to else "compose-body"
         self.query_one(f"#{first}").focus()
 
@@ -100,8 +108,8 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         self.query_one("#compose-title", Static).update(self._title())
         self._show_problems(form.problems)
 
-    def _show_problems(self, problems) -> None:
-        banner = self.query_one("#compose-problems", Static)
+    def _show_problems(self, problems, banner: Static | None = None) -> None:
+        banner = banner if banner is not None else self.query_one("#compose-problems", Static)
         shown = "; ".join(problems) or self.note or ""
         banner.update(Text.assemble(("⚠ ", "bold"), inert_text(shown)) if shown else "")
         banner.display = bool(shown)

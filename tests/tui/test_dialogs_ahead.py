@@ -1,0 +1,108 @@
+"""Issue 35: r and f at aerc's speed in a fresh process. The dialogs' modules and stylesheet are
+made ready while the list is read (not on the first r or f), and the reply to the message in
+the reading pane is built while it is read, so r only shows it; what was built belongs to the
+message as read and is never shown for another. Against the real Dovecot behind a proxy."""
+
+from __future__ import annotations
+
+from textual.widgets import Input, TextArea
+
+from mailtriage.tui.dialogs import DIALOG_CSS
+from mailtriage.tui.dialogs.compose import ComposeDialog
+from mailtriage.tui.panes.reader import ReaderPane
+from tests.servers.fixtures import *  # noqa: F401,F403
+from tests.tui.helpers import make_app, screen_text, settle
+from tests.tui.test_account_folders import open_inbox
+from tests.tui.test_imap_network import wait_until
+from tests.tui.test_read_ahead import BODY, held_project  # noqa: F401 (a fixture)
+
+
+def counted(monkeypatch, session, name: str) -> list[tuple]:
+    """A spy that calls through: each call of ``session.<name>`` is recorded."""
+    calls: list[tuple] = []
+    real = getattr(session, name)
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(session, name, spy)
+    return calls
+
+
+async def test_the_first_dialog_finds_its_stylesheet_and_widgets_ready(held_project):
+    """A screen that brings its own CSS file makes Textual parse every stylesheet again and
+    restyle every widget on its push: done once the list is shown, the push adds no source."""
+    project, _ = held_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await wait_until(pilot, lambda: app.stylesheet.has_source(str(DIALOG_CSS)), timeout=5)
+        await settle(pilot)
+        before = set(app.stylesheet.source)
+        await pilot.press("enter", "r")
+        await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog), timeout=5)
+        assert f"> {BODY}" in screen_text(app)
+        assert set(app.stylesheet.source) - before == set()
+
+
+async def test_the_reply_is_built_while_the_message_is_read_and_r_only_shows_it(held_project, monkeypatch):
+    project, _ = held_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await settle(pilot)
+        built = counted(monkeypatch, app.session, "personal_forms")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert len(built) == 1  # before r
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, ComposeDialog)  # in the key's own turn: no worker between
+        assert f"> {BODY}" in screen_text(app)
+        assert len(built) == 1
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("r")  # again: the same message as read, the same draft
+        await pilot.pause()
+        assert isinstance(app.screen, ComposeDialog) and len(built) == 1
+
+
+async def test_a_reply_built_ahead_is_dropped_when_another_message_is_read(held_project, monkeypatch):
+    project, _ = held_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("enter")  # the personal message: its reply is built ahead
+        await settle(pilot)
+        await pilot.press("q", "down", "enter")  # the report to the security list, read
+        await wait_until(pilot, lambda: "Body of report 1." in screen_text(app), timeout=5)
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog), timeout=5)
+        await settle(pilot)
+        dialog = app.screen
+        assert dialog.query_one("#compose-subject", Input).value == "Re: Heap overflow in the frob parser"
+        assert BODY not in dialog.query_one("#compose-body", TextArea).text
+
+
+async def test_r_while_the_reply_is_built_ahead_waits_for_it_and_builds_nothing_again(held_project, monkeypatch):
+    """The report answers a security-list thread: its reply is built from the project's thread
+    (read through the proxy). r typed while the server is held shows that build when it ends."""
+    project, proxy = held_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("down")
+        await settle(pilot)  # the report is read ahead
+        built = counted(monkeypatch, app.session, "reply_forms")
+        proxy.hold()
+        try:
+            await pilot.press("enter", "r")
+            await pilot.pause()
+            assert not isinstance(app.screen, ComposeDialog)
+        finally:
+            proxy.release()
+        await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog), timeout=10)
+        await settle(pilot)
+        assert app.screen.query_one("#compose-subject", Input).value == "Re: Heap overflow in the frob parser"
+        assert len(built) == 1
+        assert app.main.query_one(ReaderPane).thread is not None

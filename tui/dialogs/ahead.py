@@ -1,0 +1,54 @@
+"""The dialogs ahead (issue 35): what the first dialog of a process costs, paid while the
+person reads the list instead of on the key that opens it.
+
+The first compose or proposal dialog of a fresh process paid, on the ``r`` or ``f`` that
+opened it, for importing the dialog modules (~50 ms on the loaded machine), for its
+stylesheet (a screen that brings a CSS file of its own makes Textual parse every stylesheet
+of the app again and restyle every widget: ~80 ms, more under load) and for the default CSS
+of the widgets the main screen has none of (``ModalScreen``, ``TextArea``, ``Input``, ``Button``). Each is
+done here once, exactly as Textual does it on the push (``App._load_screen_css``,
+``Widget._post_register``), so the push finds it done; the steps run one at a time, each
+in its own turn of the event loop, so a key typed meanwhile waits for one step at most.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mailtriage.tui import textual_private
+from mailtriage.tui.dialogs import DIALOG_CSS
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.widget import Widget
+
+
+def import_dialogs() -> None:
+    """Import the compose and proposal dialogs and what they import (a worker thread may)."""
+    import mailtriage.tui.dialogs.compose  # noqa: F401  # why: the point is to load it ahead
+    import mailtriage.tui.dialogs.proposal  # noqa: F401  # why: as above
+
+
+def dialog_css_loaded(app: App) -> bool:
+    return app.stylesheet.has_source(str(DIALOG_CSS), "")
+
+
+def load_dialog_css(app: App) -> None:
+    """The dialogs' stylesheet in the app's, as the push of the first dialog reads it (UI thread)."""
+    sheet = app.stylesheet
+    if dialog_css_loaded(app):
+        return
+    sheet.read(DIALOG_CSS)
+    sheet.reparse()
+    sheet.update(app)
+
+
+def register_dialog_widgets(app: App) -> None:
+    """The default CSS of the dialogs' widgets, parsed (UI thread)."""
+    from textual.screen import ModalScreen  # why: loaded by import_dialogs already
+    from textual.widgets import Button, Input, Label, TextArea  # why: as above
+
+    widgets: tuple[Widget, ...] = (ModalScreen(), TextArea(), Input(), Button(), Label())
+    for widget in widgets:
+        textual_private.register_default_css(app, widget)
+    app.stylesheet.rules  # noqa: B018 - the property parses what was added (cached per source)
