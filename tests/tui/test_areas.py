@@ -88,3 +88,20 @@ def test_the_main_screen_mixins_only_shrink():
     mixins = [cls.__name__ for cls in MainScreen.__mro__[1:]
               if issubclass(cls, ControllerBase) and cls is not ControllerBase]
     assert len(mixins) <= MAX_MIXINS, f"{len(mixins)} controller mixins (at most {MAX_MIXINS}): {mixins}"
+
+
+def test_no_mixin_handler_shadows_another():
+    """A handler named ``on_x`` in two of MainScreen's classes: Textual calls both for a message,
+    but a direct ``self.on_x(...)`` reaches only the first in the MRO. Found after the start and
+    areas merges: the listing controller's ``on_thread_loaded`` took the reading controller's
+    direct call, so a personal-account message read ahead was never shown on Enter."""
+    from mailtriage.tui.screens.main import MainScreen
+
+    owners: dict[str, list[str]] = {}
+    for cls in MainScreen.__mro__:
+        if cls.__module__.startswith("mailtriage."):
+            for name in cls.__dict__:
+                if name.startswith("on_"):
+                    owners.setdefault(name, []).append(cls.__name__)
+    shadowed = {name: classes for name, classes in owners.items() if len(classes) > 1}
+    assert shadowed == {}, f"give these handlers names of their own (@on): {shadowed}"

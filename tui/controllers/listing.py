@@ -8,7 +8,7 @@ matrix), then lists the window: a backend that can list the newest threads fast
 from __future__ import annotations
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.worker import get_current_worker
 
 from mailtriage.tui.controllers.base import ControllerBase, SourcesView
@@ -35,7 +35,7 @@ class ListingController(ControllerBase):
         self.last_resolutions: dict = {}
         self.mandatory_problem: str | None = None
         #: The list's last listing failed for a backend out of reach (its rows, if any, stale):
-        #: an Enter on a row is then the retry R would be (:meth:`on_thread_list_opened`).
+        #: an Enter on a row is then the retry R would be (:meth:`_retry_on_enter`).
         self.listing_out_of_reach = False
         self._relist_after_read = False
 
@@ -258,7 +258,10 @@ class ListingController(ControllerBase):
         self.report_failure(message)
         self.call_after_refresh(self.start_alerts)
 
-    def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
+    # Decorated, with names of their own: an ``on_thread_loaded`` here would shadow the
+    # reading controller's for its direct calls (a message read ahead is shown that way).
+    @on(ThreadList.Opened)
+    def _retry_on_enter(self, message: ThreadList.Opened) -> None:
         """Enter on a row while the list's listing failed for a backend out of reach (its rows
         stale: the start-up's listing, with the server down): the key is the retry R would be,
         never a refusal that asks for R once the backend is back (issue 33). The outage's
@@ -270,7 +273,8 @@ class ListingController(ControllerBase):
             self.session.forget_availability()
             self._relist_after_read = True
 
-    def on_thread_loaded(self, message: ThreadLoaded) -> None:
+    @on(ThreadLoaded)
+    def _relist_once_read(self, message: ThreadLoaded) -> None:
         """A thread read after a listing that failed for a backend out of reach: the backend
         is back, so the list on screen (stale) is listed again, as R would."""
         if not self._relist_after_read or message.account_id is not None:
