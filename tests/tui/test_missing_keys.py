@@ -118,3 +118,14 @@ async def test_pipe_runs_the_confirmed_command_on_the_raw_message_and_shows_its_
         output = app.screen.query_one("#pipe-output-text", Static).content.plain
         assert output == (f"Authentication-Results: {AUTH}\n"
                           "X-Injected: \\x1b]8;;https://evil.invalid\\x07click⟨U+202E⟩ me\n")
+
+
+async def test_change_folder_filter_follows_the_apps_cursor_blink(tmp_path):
+    # A blinking cursor made the change-folder snapshot flaky (drawn or not at the capture).
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, FolderJump)
+        assert app.screen.query_one("#folder-jump-filter").cursor_blink is False

@@ -30,16 +30,19 @@ class FolderJump(ModalScreen[int | None], bindings.KeyContext):
     #folder-jump-list { height: 1fr; }
     """
 
-    def __init__(self, choices: list[tuple[int, Text]], title: str) -> None:
+    def __init__(self, choices: list[tuple[int, Text]], title: str, *, cursor_blink: bool = True) -> None:
         """``choices``: (the lists pane's option index, its label, already inert)."""
         super().__init__()
         self.choices = choices
         self.title_text = title
+        self._cursor_blink = cursor_blink
 
     def compose(self) -> ComposeResult:
         with Vertical(id="folder-jump-box", classes="dialog"):
             yield Static(Text(self.title_text, "bold"), classes="dialog-title")
-            yield Input(placeholder="type to narrow, Enter opens", id="folder-jump-filter")
+            field = Input(placeholder="type to narrow, Enter opens", id="folder-jump-filter")
+            field.cursor_blink = self._cursor_blink  # the app's setting (off in tests: stable snapshots)
+            yield field
             yield OptionList(*self._options(""), id="folder-jump-list")
         yield Footer()
 

@@ -221,4 +221,4 @@ class FoldersPane(Vertical):
                 folder_list.highlighted = index
                 folder_list.action_select()  # as Enter in the lists pane: the pane opens it
 
-        self.app.push_screen(FolderJump(choices, title), picked)
+        self.app.push_screen(FolderJump(choices, title, cursor_blink=self.app.cursor_blink), picked)
