@@ -167,6 +167,14 @@ class ImapSource(AccountSource):
                 pass
         return caps
 
+    def supports(self, op: Op) -> bool:
+        """As :attr:`capabilities` says, but only a draft op probes the Drafts folder: resolving a
+        read (or a listing) selects nothing it does not read (issue 33: a read ahead on a 100k
+        folder selected Drafts, then the list folder again)."""
+        if op in _DRAFT_OPS:
+            return op in self.capabilities
+        return op in self._declared
+
     def _require_drafts(self, op: Op) -> str:
         if op not in self._declared:
             raise self._read_only(op)

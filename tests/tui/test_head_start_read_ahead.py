@@ -95,6 +95,9 @@ def test_a_warm_childs_sign_in_runs_beside_its_head_start_and_the_read_finds_it_
     read = [text for i, d, text in imap if i > reading_on and d == ">"]
     assert any("FETCH" in text for text in read) and not any("LOGIN" in text for text in read), read
     assert head.read_follows == newest.thread_id
+    # The read's sign-in selects nothing the read does not read (no probe of Drafts).
+    selected = [text.split(" ", 2)[2] for _i, d, text in imap if d == ">" and text.split(" ")[1:2] == ["SELECT"]]
+    assert selected == ['"INBOX"'], selected
 
 
 def test_a_cold_childs_first_page_carries_the_first_rows_thread(proxied_project, monkeypatch):
