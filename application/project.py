@@ -210,6 +210,10 @@ class Project:
         """See ``SourceSet.reading_can_start_early``."""
         return self.sources.reading_can_start_early()
 
+    def prepare_reading(self) -> None:
+        """See ``SourceSet.prepare_reading``."""
+        self.sources.prepare_reading()
+
     def listing_can_be_limited(self) -> bool:
         """True when the backend that lists threads can return the newest ones first, fast."""
         chosen = self.sources.resolve(Op.LIST_RECENT_THREADS).chosen

@@ -189,6 +189,12 @@ class Service:
         with self._lock:
             return self.opened.reading_can_start_early()
 
+    def prepare_reading(self) -> None:
+        """Sign in where a read would, ahead of it (``SourceSet.prepare_reading``). Not under the
+        service's lock: start-up's child runs it on a thread while its head start reads the summary
+        cache (which uses no connection), and joins it before it reads or lists (tui/head_start.py)."""
+        self.opened.prepare_reading()
+
     def listing_can_be_limited(self) -> bool:
         """True when the backend that lists threads can return the newest ones first, fast."""
         with self._lock:

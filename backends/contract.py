@@ -579,6 +579,12 @@ class MailSource:
         Backends that implement it declare ``features.server_search``."""
         raise NotSupported(self.name, "search", "this backend declares no server search")
 
+    def prepare_read(self) -> None:
+        """Do now what a ``read_thread`` would do first that needs no thread (sign in, open the
+        folder it reads): start-up's child calls it on a thread while it loads its head start
+        (tui/head_start.py). Only before anything else uses this backend's connection; errors
+        are the read's to report. Backends without a lasting connection have nothing to do."""
+
     def close(self) -> None:
         """Release connections. Safe to call more than once."""
 

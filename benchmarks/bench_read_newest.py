@@ -1,6 +1,6 @@
 """Launch -> the newest report read, on a large Dovecot folder, beside aerc and neomutt (issue 33).
 
-    .venv/bin/python benchmarks/bench_read_newest.py [--messages 20000] [--runs 3] [--install]
+    .venv/bin/python benchmarks/bench_read_newest.py [--messages 20000] [--runs 3] [--install] [--child]
 
 The table of issue 33, run for real: one real Dovecot INBOX of ``--messages`` messages (one
 every 10 minutes, bench_launch.py's builder, warmed) plus one newest message, the root of its
@@ -70,6 +70,30 @@ local archive, which this IMAP folder does not use; so before = after here, up t
   shown 3.10-3.17 s, on the terminal ~0.6 s later. So at this size and load the child's
   sign-in and read, starved of CPU like everything else, is the critical path, then the two
   live frames (the list's, then the reader's).
+
+Figures, 2026-12-02 (third), 100,001 messages, after the child's critical path was cut (branch
+start2): the child signs in (connect, LOGIN, LIST, SELECT of the list folder) on a thread while it
+reads the summary cache; that cache's head is read without the rest of the 11.8 MB file (read_file
+0.4-0.8 ms, was 13-144 ms, synthetic 100k-row cache, same run); resolving the read no longer
+SELECTs Drafts. "compare" is main at 067afaa (before), same alternation; median of 3; load average
+9.8 at the start, 8.3 at the end (other helpers' work on the 2 cores):
+
+  | launch to ...    | ours cold | ours warm | before cold | before warm | aerc | aerc thr. | neomutt | neomutt thr. |
+  |------------------|-----------|-----------|-------------|-------------|------|-----------|---------|--------------|
+  | newest subject   | 1.24      | 0.14      | 1.56        | 0.19        | 1.63 | 4.32      | 6.02    | 6.57         |
+  | newest body      | 1.65      | 1.28      | 1.81        | 2.23        | 1.69 | 4.37      | 6.46    | 7.09         |
+
+  aerc / ours: 1.03x cold, 1.32x warm (goal >= 1.5x: not met yet; before 0.76x warm in this run).
+  ``--child`` (the child alone, warm, median of 6, same run): head start handed over 0.41 s (before
+  0.49 s), read ahead done 1.00 s (before 1.11 s). An earlier run at load 11-12 (its code changed
+  mid-run, so only indicative) showed no gain warm (3.76 s vs 3.77 s; aerc 3.16 s): under that
+  load the CPU, not the sign-in's round trips, bounds both processes.
+  ``--child`` with ``BENCH_CHILD_STEPS=1`` prints the child's protocol steps with their times. One
+  such run (load 7-8) shows what is left on the child's path, now that the summary cache's head
+  costs ~10 ms (the sign-in thread has little to overlap with): the project opening before the
+  sign-in starts (0.24-0.62 s, imports), Dovecot's SELECT of the 100k INBOX (0.07-0.25 s of server
+  time, its own figure) and the FETCH of the one newest message with its body (0.18-0.91 s of
+  server time, noisy, the largest part); the LOGIN, LIST and NOOP cost 1-20 ms each.
 """
 
 from __future__ import annotations
@@ -93,6 +117,40 @@ from bench_tui import (PYTHON, ROOT, add_newest_message, wait_for_kept_frame,  #
 COLS, ROWS = 160, 50
 BODY = "The newest report."
 INSTALL = ["apt-get", "install", "-y", "aerc", "neomutt", "tmux"]
+
+
+#: ``--child``: start-up's child alone, timed in a fresh process (the head start handed over, the
+#: first row's thread read ahead), on a warm summary cache: the critical path of a warm start.
+CHILD_PROBE = """
+import os, sys, time
+t0 = time.perf_counter()
+from mailtriage.tui.head_start import ForkedHeadStart
+child = ForkedHeadStart.start(__import__("pathlib").Path(sys.argv[1]), demo=False)
+head = child.result()
+t1 = time.perf_counter()
+child.receive_read_ahead()
+t2 = time.perf_counter()
+ok = head is not None and head.listing is not None and child._read_ahead is not None
+print(f"{t1 - t0:.3f} {t2 - t0:.3f} {int(ok)}")
+if ok and os.environ.get("BENCH_CHILD_STEPS"):  # the child's steps, seconds from the probe's start
+    start = time.time() - (time.perf_counter() - t0)
+    for line in [*head.trace, *child._read_ahead.trace]:
+        if line.direction != "<" or " OK " in line.text:
+            print(f"  {line.at - start:6.3f} {line.channel} {line.direction} {line.text[:70]}", file=sys.stderr)
+"""
+
+
+def time_child(python: str, project: Path, env: dict[str, str]) -> tuple[float, float] | None:
+    """(head start handed over, read ahead received), seconds from the probe's start; None when
+    the child had no warm head start or no read ahead."""
+    out = subprocess.run([python, "-c", CHILD_PROBE, str(project)], env={**os.environ, **env},
+                         capture_output=True, text=True, timeout=120)
+    if out.stderr and os.environ.get("BENCH_CHILD_STEPS"):
+        print(f"{python}:\n{out.stderr}")
+    fields = out.stdout.split()
+    if len(fields) != 3 or fields[2] != "1":
+        return None
+    return float(fields[0]), float(fields[1])
 
 
 def ensure_installed(install: bool) -> list[str]:
@@ -133,6 +191,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--install", action="store_true", help="apt-get install the missing peers first")
     parser.add_argument("--no-clients", action="store_true", help="our app only")
+    parser.add_argument("--child", action="store_true", help="also time start-up's child alone (warm): its "
+                        "head start and its read ahead, ours and --compare's, alternated")
     parser.add_argument("--compare", type=Path, help="another checkout with its own .venv (e.g. an older "
                         "commit in a worktree), run in the same alternation: a before/after pair from one run")
     args = parser.parse_args()
@@ -220,6 +280,22 @@ def main() -> int:
                     ours_run("warm", other=args.compare)
                 for label in labels:
                     other(label, run)
+            if args.child:
+                pythons = {"mailtriage": PYTHON}
+                if args.compare is not None:
+                    pythons["compare"] = str(args.compare / ".venv" / "bin" / "python")
+                child_times: dict[str, list[tuple[float, float]]] = {}
+                for run in range(args.runs * 2):
+                    for name, python in pythons.items():
+                        where = cache if name == "mailtriage" else tmp / "cache-compare"
+                        got = time_child(python, project, {**env, "MAILTRIAGE_CACHE_DIR": str(where)})
+                        if got is not None:
+                            child_times.setdefault(name, []).append(got)
+                print(f"\nStart-up's child alone, warm (median of {args.runs * 2}; load "
+                      f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}): head start handed over / read ahead done, s")
+                for name, got in child_times.items():
+                    print(f"  {name:12} {statistics.median(g[0] for g in got):.3f} / "
+                          f"{statistics.median(g[1] for g in got):.3f}   ({len(got)} runs)")
             compared = ["compare cold", "compare warm"] if args.compare is not None else []
             report(figures, lost, ["mailtriage cold", "mailtriage warm", *compared, *labels], args, tmux)
         finally:

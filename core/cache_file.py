@@ -37,6 +37,7 @@ import marshal
 import os
 import struct
 import sys
+import weakref
 import zlib
 from pathlib import Path
 from typing import Any
@@ -159,6 +160,134 @@ def read_sections(path: Path, kind: str, version: int) -> tuple[list[memoryview]
         if zlib.crc32(data) != crc:
             return None, f"{path.name} is corrupt (checksum mismatch); rebuilt"
         sections.append(data)
+        at += length
+    return sections, None
+
+
+class LazyFile:
+    """A cache file of which only the first sections were read (:func:`read_sections_lazily`):
+    kept open, so the others, read later, are those of the same file even if it was replaced
+    meanwhile (a write renames a new file over it). Closed once every section is read, or
+    when it is dropped."""
+
+    def __init__(self, fd: int, path: Path, size: int) -> None:
+        self.path = path
+        self.size = size  #: the file's bytes
+        self.bytes_read = 0  #: the bytes read so far (the header, the sections read)
+        self.unread = 0
+        self._fd: int | None = fd
+        self._closer = weakref.finalize(self, os.close, fd)
+
+    def read(self, at: int, length: int) -> bytes:
+        if self._fd is None:
+            raise OSError(errno.EBADF, "the cache file was closed")
+        data = os.pread(self._fd, length, at)
+        self.bytes_read += len(data)
+        if len(data) != length:
+            raise OSError(errno.EIO, f"{self.path.name} was cut short while read")
+        return data
+
+    def close(self) -> None:
+        self._fd = None
+        self._closer()
+
+
+class Later:
+    """A section of a :class:`LazyFile` not read yet: :meth:`read` reads and checks it."""
+
+    def __init__(self, file: LazyFile, at: int, length: int, crc: int) -> None:
+        self.file, self.at, self.length, self.crc = file, at, length, crc
+
+    def read(self) -> tuple[bytes | None, str | None]:
+        """The section's bytes (checked), or ``(None, why)``."""
+        file = self.file
+        try:
+            data = file.read(self.at, self.length)
+        except OSError as exc:
+            return None, f"cannot read {file.path.name}: {exc.strerror or exc}"
+        finally:
+            file.unread -= 1
+            if file.unread <= 0:
+                file.close()
+        if zlib.crc32(data) != self.crc:
+            return None, f"{file.path.name} is corrupt (checksum mismatch); rebuilt"
+        return data, None
+
+
+#: How much of a file :func:`read_sections_lazily` reads at first (the header, and the first
+#: sections when they fit), then the rest of the first sections.
+HEAD_READ = 1 << 12
+
+
+def read_sections_lazily(path: Path, kind: str, version: int,
+                         first: int) -> tuple[list[bytes | Later] | None, str | None, LazyFile | None]:
+    """As :func:`read_sections`, but only the ``first`` sections are read (and checked) now;
+    the others are :class:`Later` sections, read and checked when the caller needs them (a
+    first page of a 100k folder's cache needs its newest rows, not the whole file).
+    Returns ``(sections, why, the file)``."""
+    try:
+        fd = private_files.open_read(path)  # the one rule: ours, regular, in a private folder
+    except FileNotFoundError:
+        return None, None, None
+    except ConfigError as exc:  # a file or folder another user could have planted: never read
+        return None, f"{path.name} not read: {exc.file} {exc.problem}", None
+    except OSError as exc:
+        return None, f"cannot read {path.name}: {exc.strerror or exc}", None
+    try:
+        size = os.fstat(fd).st_size
+    except OSError as exc:
+        os.close(fd)
+        return None, f"cannot read {path.name}: {exc.strerror or exc}", None
+    file = LazyFile(fd, path, size)
+    try:
+        sections, why = _lazy_sections(file, kind, version, first)
+    except OSError as exc:
+        sections, why = None, f"cannot read {path.name}: {exc.strerror or exc}"
+    if sections is None or file.unread == 0:
+        file.close()
+    return sections, why, file
+
+
+def _lazy_sections(file: LazyFile, kind: str, version: int, first: int) -> tuple[list | None, str | None]:
+    name = file.path.name
+    head = file.read(0, min(file.size, HEAD_READ))
+    tag = tag_for(kind, version)
+    if not head.startswith(MAGIC) or len(head) < len(MAGIC) + 2:
+        return None, f"{name} is not a mailtriage cache file of this version (or is truncated); rebuilt"
+    at = len(MAGIC)
+    (tag_len,) = struct.unpack_from(">H", head, at)
+    at += 2
+    if head[at:at + tag_len] != tag:
+        shown = head[at:at + tag_len].decode("ascii", "replace")[:80]
+        return None, f"{name} was written by another version ({shown}); rebuilt"
+    at += tag_len
+    if len(head) < at + 2:
+        return None, f"{name} is truncated; rebuilt"
+    (count,) = struct.unpack_from(">H", head, at)
+    at += 2
+    if len(head) < at + count * _ENTRY.size:
+        if file.size < at + count * _ENTRY.size:
+            return None, f"{name} is truncated; rebuilt"
+        head += file.read(len(head), at + count * _ENTRY.size - len(head))
+    entries = [_ENTRY.unpack_from(head, at + i * _ENTRY.size) for i in range(count)]
+    at += count * _ENTRY.size
+    expected = at + sum(length for length, _crc in entries)
+    if file.size != expected:
+        return None, f"{name} is truncated or padded ({file.size} of {expected} bytes); rebuilt"
+    eager = sum(length for length, _crc in entries[:first])
+    if len(head) < at + eager:
+        head += file.read(len(head), at + eager - len(head))
+    view = memoryview(head)
+    sections: list[bytes | Later] = []
+    for i, (length, crc) in enumerate(entries):
+        if i < first:
+            data = view[at:at + length]
+            if zlib.crc32(data) != crc:
+                return None, f"{name} is corrupt (checksum mismatch); rebuilt"
+            sections.append(data)
+        else:
+            sections.append(Later(file, at, length, crc))
+            file.unread += 1
         at += length
     return sections, None
 

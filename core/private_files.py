@@ -108,6 +108,17 @@ def read_bytes(path: Path | str, *, limit: int | None = None) -> bytes:
     return b"".join(chunks)
 
 
+def open_read(path: Path | str) -> int:
+    """A descriptor reading ``path`` under the rule (as :func:`read_bytes` opens it), for a
+    caller that reads a part of a large file now and the rest later (the caller closes it).
+
+    Raises FileNotFoundError, UnsafePath / UnsafeFile, OSError as :func:`read_bytes`."""
+    path = Path(path)
+    os.lstat(path.parent)  # a missing folder: FileNotFoundError, as a missing file
+    check_private_dir(path.parent)
+    return _open_checked(path, os.O_RDONLY)
+
+
 def read_text(path: Path | str) -> str:
     """:func:`read_bytes` decoded as UTF-8 (UnicodeDecodeError when it is not)."""
     return read_bytes(path).decode("utf-8")

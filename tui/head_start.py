@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from mailtriage.core.collector import collector_paused
 from mailtriage.core.settings import load_settings
 from mailtriage.tui.head_start_frames import HeadStart, ListingPart, ThreadRead
+from mailtriage.tui.head_start_sign_in import STARTUP_CALLER as SIGN_IN_CALLER, SignIn
 
 if TYPE_CHECKING:
     from mailtriage.application import Service
@@ -78,18 +79,22 @@ REAP_WAIT = 1.0
 PIPE_SIZE = 1 << 20
 _FRAME_LENGTH = struct.Struct("!Q")
 #: Who the child's operations are recorded as (the backend console's "by" column).
-STARTUP_CALLER = "start-up"
+STARTUP_CALLER = SIGN_IN_CALLER
 #: How long an Enter on the first row waits for the child's read ahead before reading itself.
 READ_AHEAD_WAIT = 5.0
 
 
-def read_head_start(session: Service, limit: int = FIRST_PAGE) -> HeadStart | None:
+def read_head_start(session: Service, limit: int = FIRST_PAGE,
+                    opened: Callable[[], None] | None = None) -> HeadStart | None:
     """Open ``session`` and read the head start; None when the project cannot be opened
-    (the app's own opening then reports why)."""
+    (the app's own opening then reports why). ``opened`` is called once it is open, before
+    the rows are read (the child starts its sign-in there)."""
     try:
         session.open()
     except Exception:  # reported by the app's opening, which runs it again
         return None
+    if opened is not None:
+        opened()
     lists = session.lists()
     list_name = lists[0].list_name if lists else None
     offline = None
@@ -396,7 +401,9 @@ def _child(project_dir: Path, demo: bool, write_end: int) -> None:
         TRACE.enabled = True  # as the app's from its start (the console shows it)
         with calling_as(STARTUP_CALLER):  # the console's "by" column
             session = Service(project_dir, demo=demo, settings=load_settings())
-            head = read_head_start(session)
+            sign_in = SignIn(session)
+            head = read_head_start(session, opened=sign_in.start)
+            TRACE.log(STARTUP_CALLER, "!", "head start read")
             if head is not None:
                 early = head.list_name is not None and _may_list_early(session)
                 follows = head.listing is None and early
@@ -407,6 +414,8 @@ def _child(project_dir: Path, demo: bool, write_end: int) -> None:
                 operations, trace = _taken_records()
                 _send(write_end, replace(head, listing_follows=follows, read_follows=_id_of(first),
                                          operations=operations, trace=trace))
+                sign_in.join()  # the connection is this thread's from here on
+                TRACE.log(STARTUP_CALLER, "!", "signed in; reading on")
                 if follows:
                     _list_first(session, head.list_name, write_end)
                 elif first is not None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import threading
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -46,8 +47,6 @@ from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.trace import TRACE
 
 if TYPE_CHECKING:
-    import threading
-
     from mailtriage.backends.search import SearchPage, SearchRequest
 
 THREAD_KIND = MESSAGE_ID_KIND  # root Message-IDs (old "imap:" tags read back as this shape)
@@ -66,6 +65,9 @@ def _sent_since(found: list[message_reads.FullMessage], since: datetime) -> list
         if when is None or when >= since:
             out.append(item.parsed().content)
     return out
+
+
+_MAILBOX_MADE = threading.Lock()
 
 
 class ImapSource(AccountSource):
@@ -115,8 +117,16 @@ class ImapSource(AccountSource):
     @property
     def mailbox(self) -> ImapMailbox:
         if self._mailbox is None:
-            self._mailbox = ImapMailbox(self.account)
+            with _MAILBOX_MADE:  # start-up's child signs in on a thread beside its cache read: one mailbox
+                if self._mailbox is None:
+                    self._mailbox = ImapMailbox(self.account)
         return self._mailbox
+
+    def prepare_read(self) -> None:
+        """Sign in and select the list folder (and learn which folder is Sent), as a read of a
+        listed thread starts: that read then finds them done (a NOOP, no SELECT)."""
+        self.mailbox.folders.role_folder("sent")
+        self.mailbox.conn.select(self.folder)
 
     # -- availability and capabilities ----------------------------------------------------
     def check_available(self) -> None:
@@ -156,6 +166,14 @@ class ImapSource(AccountSource):
             except MailError:
                 pass
         return caps
+
+    def supports(self, op: Op) -> bool:
+        """As :attr:`capabilities` says, but only a draft op probes the Drafts folder: resolving a
+        read (or a listing) selects nothing it does not read (issue 33: a read ahead on a 100k
+        folder selected Drafts, then the list folder again)."""
+        if op in _DRAFT_OPS:
+            return op in self.capabilities
+        return op in self._declared
 
     def _require_drafts(self, op: Op) -> str:
         if op not in self._declared:

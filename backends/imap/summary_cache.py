@@ -93,6 +93,7 @@ class FolderCache:
         self._pending = list(sections or ())  # (encoded section, its row count), newest first
         self._decoded: list[tuple] = []  # the sections decoded so far, newest first
         self._rows = rows if rows is not None else ({} if not self._pending else None)
+        self.file: cache_file.LazyFile | None = None  #: the file it was read from (how much of it was read)
 
     @property
     def rows(self) -> dict[int, tuple]:
@@ -143,6 +144,11 @@ class FolderCache:
 
     def _decode_next(self) -> None:
         data, count = self._pending.pop(0)
+        if isinstance(data, cache_file.Later):  # not read from the file yet (see read_file)
+            data, why = data.read()
+            if data is None:
+                self._pending = []
+                raise Damaged(why)
         chunk, why = cache_file.decode(data, Path("cache"))
         if why or type(chunk) is not tuple or len(chunk) != count or not all(
                 type(row) is tuple and len(row) == ROW_FIELDS for row in chunk):
@@ -175,19 +181,28 @@ class FolderCache:
                    sections=list(zip(sections, counts)))
 
 
+#: The file's sections read at once: the state and the newest rows (a first page). The others
+#: are read from the file, kept open, when a listing needs them (issue 33: the head start of
+#: a 100k folder read 12 MB and checked it all to show 200 threads).
+SECTIONS_READ_FIRST = 2
+
+
 def read_file(path: Path) -> tuple[FolderCache | None, str | None]:
-    """The cache in ``path`` (its rows decoded only when needed), or ``(None, why)``;
-    ``why`` is None when there is no file."""
-    sections, why = cache_file.read_sections(path, KIND, VERSION)
+    """The cache in ``path`` (its rows read and decoded only when needed), or ``(None, why)``;
+    ``why`` is None when there is no file. The cache's :attr:`FolderCache.file` says how much
+    of the file was read."""
+    sections, why, file = cache_file.read_sections_lazily(path, KIND, VERSION, SECTIONS_READ_FIRST)
     if sections is None:
         return None, why
     head, why = cache_file.decode(sections[0], path)
     if why:
         return None, why
     try:
-        return FolderCache.from_sections(head, sections[1:]), None
+        cache = FolderCache.from_sections(head, sections[1:])
     except (TypeError, ValueError) as exc:
         return None, f"unexpected contents ({exc}); rebuilt"
+    cache.file = file
+    return cache, None
 
 
 def write_file(path: Path, cache: FolderCache) -> int:

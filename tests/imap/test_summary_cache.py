@@ -814,3 +814,29 @@ def test_trimming_to_a_window_keeps_every_row_it_answers_even_out_of_uid_order()
     del cache.rows[5]
     recent.trim_to_window(cache, later)  # nothing arrived since: nothing held
     assert cache.rows == {} and cache.floor_uid == 7
+
+
+def _synthetic_cache(count: int) -> summary_cache.FolderCache:
+    base = 1.7e9
+    rows = {uid: (f"<s{uid}@x>", (), None, False, uid, f"Report {uid}", f"Sender {uid % 50}",
+                  f"s{uid % 50}@example.org", base + uid * 600.0, uid % 3 == 0, (), None)
+            for uid in range(1, count + 1)}
+    return summary_cache.FolderCache(7, 100, count + 1, count, 1, base, rows)
+
+
+def test_a_first_page_reads_only_the_head_of_the_file_and_the_rest_from_the_same_file(tmp_path):
+    """Issue 33: the head start of a 100k folder read (and checked) the whole 12 MB file to show
+    its newest 200 threads. Now the state and the newest section only; the rest when a listing
+    needs every row, from the file as it was read (a file written over it meanwhile is another)."""
+    folder = tmp_path / "cache"
+    folder.mkdir(mode=0o700)
+    path = folder / "x.cache"
+    size = summary_cache.write_file(path, _synthetic_cache(20_000))
+    cache, why = summary_cache.read_file(path)
+    assert why is None and cache.file.size == size
+    page = recent.answer_from_cache(cache, datetime.fromtimestamp(1.7e9, timezone.utc), None, 200)
+    assert [row[summary_cache.UID] for row in page[:3]] == [20_000, 19_999, 19_998]
+    assert cache.file.bytes_read < size // 8, (cache.file.bytes_read, size)  # the newest rows only
+    summary_cache.write_file(path, _synthetic_cache(10))  # another listing writes over it
+    assert sorted(cache.rows) == list(range(1, 20_001))  # every row, of the file that was read
+    assert cache.file.bytes_read == size

@@ -246,11 +246,11 @@ def _slow_head_start(monkeypatch, seconds: float, until: Path | None = None) -> 
 
     real = head_start.read_head_start
 
-    def late(session, limit=head_start.FIRST_PAGE):
+    def late(session, limit=head_start.FIRST_PAGE, **more):
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and not (until is not None and until.exists()):
             time.sleep(0.02)
-        return real(session, limit)
+        return real(session, limit, **more)
 
     monkeypatch.setattr(head_start, "read_head_start", late)
 
@@ -324,8 +324,8 @@ async def test_a_head_start_without_rows_opens_the_project_at_once_and_lists(tmp
 
     real = head_start.read_head_start
     monkeypatch.setattr(head_start, "read_head_start",
-                        lambda session, limit=head_start.FIRST_PAGE: dataclasses.replace(real(session, limit),
-                                                                                         listing=None))
+                        lambda session, limit=head_start.FIRST_PAGE, **more: dataclasses.replace(
+                            real(session, limit, **more), listing=None))
     project = mbox_project(tmp_path / "p")
     child = ForkedHeadStart.start(project, demo=False)
     assert child.ready(CHILD_BOUND)  # answered: the head start is taken before the first frame

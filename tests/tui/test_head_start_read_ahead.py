@@ -17,7 +17,7 @@ from datetime import timedelta
 
 import pytest
 
-from mailtriage.core.trace import OPLOG
+from mailtriage.core.trace import OPLOG, TRACE
 from mailtriage.tui import head_start
 from mailtriage.tui.head_start import STARTUP_CALLER, ForkedHeadStart
 from mailtriage.tui.panes.reader import ReaderPane
@@ -69,6 +69,35 @@ def test_a_warm_child_reads_the_first_rows_thread_once(proxied_project):
     assert dispatch.value.subject == newest.subject and dispatch.resolution.chosen == "imap"
     assert reads_by() == [STARTUP_CALLER]  # what the child recorded, for the console
     assert child.take_read_ahead(newest) is None  # once
+
+
+def test_a_warm_childs_sign_in_runs_beside_its_head_start_and_the_read_finds_it_done(proxied_project):
+    """Issue 33: at 100k messages the child's sign-in and SELECT came after its summary cache's
+    load, on the critical path. Now they start on a thread as soon as the project is open."""
+    project, _proxy = proxied_project
+    newest = listed_here(project)[0]  # fills the summary cache: a warm start
+    TRACE.clear()
+    child = ForkedHeadStart.start(project, demo=False)
+    head = child.result()
+    child.receive_read_ahead()
+    assert child.take_read_ahead(newest) is not None
+    steps = [(line.channel, line.direction, line.text) for line in TRACE.items()]
+    notes = [text for channel, _d, text in steps if channel == STARTUP_CALLER]
+    # The child's own steps, in order: the sign-in is under way before the head start is read.
+    assert notes == ["signing in ahead of the read, beside the head start", "head start read",
+                     "signed in; reading on"], steps
+    imap = [(i, d, text) for i, (channel, d, text) in enumerate(steps) if channel.startswith("imap:")]
+    reading_on = steps.index((STARTUP_CALLER, "!", "signed in; reading on"))
+    connects = [i for i, d, text in imap if d == "!" and text.startswith("connect ")]
+    selects = [i for i, d, text in imap if d == ">" and " SELECT " in f" {text} " and "INBOX" in text]
+    assert len(connects) == 1 and connects[0] < reading_on, steps  # one sign-in, done before the read
+    assert selects and all(i < reading_on for i in selects), steps  # the read selects nothing again
+    read = [text for i, d, text in imap if i > reading_on and d == ">"]
+    assert any("FETCH" in text for text in read) and not any("LOGIN" in text for text in read), read
+    assert head.read_follows == newest.thread_id
+    # The read's sign-in selects nothing the read does not read (no probe of Drafts).
+    selected = [text.split(" ", 2)[2] for _i, d, text in imap if d == ">" and text.split(" ")[1:2] == ["SELECT"]]
+    assert selected == ['"INBOX"'], selected
 
 
 def test_a_cold_childs_first_page_carries_the_first_rows_thread(proxied_project, monkeypatch):
