@@ -191,6 +191,7 @@ class SourceSet:
         self.preflight()
         res = self.resolve(Op.READ_THREAD)
         res.raise_if_unresolved()
+        assert res.chosen is not None  # raise_if_unresolved raised otherwise
         self.backends[res.chosen].prepare_read()
 
     def listing_can_start_early(self) -> bool:

@@ -220,7 +220,7 @@ HEAD_READ = 1 << 12
 
 
 def read_sections_lazily(path: Path, kind: str, version: int,
-                         first: int) -> tuple[list[bytes | Later] | None, str | None, LazyFile | None]:
+                         first: int) -> tuple[list[memoryview | Later] | None, str | None, LazyFile | None]:
     """As :func:`read_sections`, but only the ``first`` sections are read (and checked) now;
     the others are :class:`Later` sections, read and checked when the caller needs them (a
     first page of a 100k folder's cache needs its newest rows, not the whole file).
@@ -278,7 +278,7 @@ def _lazy_sections(file: LazyFile, kind: str, version: int, first: int) -> tuple
     if len(head) < at + eager:
         head += file.read(len(head), at + eager - len(head))
     view = memoryview(head)
-    sections: list[bytes | Later] = []
+    sections: list[memoryview | Later] = []
     for i, (length, crc) in enumerate(entries):
         if i < first:
             data = view[at:at + length]

@@ -194,7 +194,13 @@ def read_file(path: Path) -> tuple[FolderCache | None, str | None]:
     sections, why, file = cache_file.read_sections_lazily(path, KIND, VERSION, SECTIONS_READ_FIRST)
     if sections is None:
         return None, why
-    head, why = cache_file.decode(sections[0], path)
+    first = sections[0]
+    if isinstance(first, cache_file.Later):  # read first (SECTIONS_READ_FIRST >= 1): not expected
+        data, why = first.read()
+        if data is None:
+            return None, why
+        first = memoryview(data)
+    head, why = cache_file.decode(first, path)
     if why:
         return None, why
     try:

@@ -25,9 +25,14 @@ if TYPE_CHECKING:
     from mailtriage.tui.app import MailTriageApp
 
 
+def shell(widget: Widget) -> MailTriageApp:
+    """The app ``widget`` runs in."""
+    return cast("MailTriageApp", widget.app)
+
+
 def service(widget: Widget) -> Service:
     """The application service of the app ``widget`` runs in."""
-    return cast("MailTriageApp", widget.app).session
+    return shell(widget).session
 
 
 class Requests:

@@ -24,7 +24,7 @@ from textual.widgets.option_list import Option
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.tui import bindings
 from mailtriage.tui.messages import AccountFoldersLoaded, FoldersFailed
-from mailtriage.tui.panes.area import Requests, drop_stale, failure_text, service
+from mailtriage.tui.panes.area import Requests, drop_stale, failure_text, service, shell
 from mailtriage.tui.sanitize import inert_text
 
 if TYPE_CHECKING:
@@ -221,4 +221,4 @@ class FoldersPane(Vertical):
                 folder_list.highlighted = index
                 folder_list.action_select()  # as Enter in the lists pane: the pane opens it
 
-        self.app.push_screen(FolderJump(choices, title, cursor_blink=self.app.cursor_blink), picked)
+        self.app.push_screen(FolderJump(choices, title, cursor_blink=shell(self).cursor_blink), picked)
