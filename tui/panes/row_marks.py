@@ -68,6 +68,8 @@ class RowMarks:
         self._pane.post_message(RowStatusLoaded(request, {t: statuses.get(t, ThreadStatus()) for t in thread_ids}))
 
     def loaded(self, message: RowStatusLoaded) -> None:
+        if not self._requests.is_current("row-status", message.request):
+            return  # asked before the marks were forgotten (a write, R): its answer may be stale
         self.statuses.update(message.statuses)
         thread_list = self._pane.query_one(ThreadList)
         thread_list.set_statuses(self.statuses)
@@ -77,6 +79,7 @@ class RowMarks:
 
     def forget(self, *, ask_again: bool = True) -> None:
         """After a write or on R: the marks are asked for again (``ask_again``: now)."""
+        self._requests.new("row-status")  # an answer on its way was asked before: dropped when it comes
         self.statuses = {}
         self._pane.query_one(ThreadList).set_statuses(self.statuses)
         if ask_again:
