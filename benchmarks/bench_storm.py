@@ -91,6 +91,7 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
             collections.append((info["generation"], (time.perf_counter() - started[0]) * 1000))
 
     sampling_gc = threading.Event()
+    parts: list[tuple[str, dict]] = []
 
     class Stdin:
         """stdin as the driver reads it: GO starts the storm's clocks (and tracemalloc), END stops them."""
@@ -101,6 +102,7 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
         def __iter__(self):
             for line in self.src:
                 if line.strip() == "GO":
+                    parts.append(("GO", _memory_parts()))
                     polls.clear()
                     sampling_gc.set()
                     cpu_marks.append((time.monotonic(), time.process_time()))
@@ -111,6 +113,7 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
                         tracemalloc.start(8)
                         snapshot.append(tracemalloc.take_snapshot())
                 elif line.strip() == "END":
+                    parts.append(("END", _memory_parts()))
                     sampling.set()
                     sampling_gc.clear()
                     ended.append((time.monotonic(), time.process_time(), len(polls)))
@@ -130,6 +133,8 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
         result["cpu_marks"] = cpu_marks
         result["collections"] = collections
         result["full_triggers"] = triggers
+    for when, got in parts:
+        sys.stderr.write(f"memory parts at {when}: " + ", ".join(f"{k} {v:,.1f}" for k, v in got.items()) + "\n")
     if snapshot:
         import tracemalloc
 
@@ -140,6 +145,50 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
                 sys.stderr.write(f"      {line}\n")
     print("RESULT " + json.dumps(result), flush=True)
     return 0
+
+
+def _memory_parts() -> dict:
+    """Where the process's memory is (MB unless named): RSS; pymalloc's arenas and the bytes
+    in its blocks; glibc's heap in use, free inside it and mmapped; objects the collector
+    tracks; threads. For telling growth of live objects from a heap that holds freed memory."""
+    import ctypes  # why: glibc's mallinfo2, a diagnostic of the benchmark only
+    import gc
+    import re
+
+    out = {"rss": bench_alerts._rss_mb()}
+    with tempfile.TemporaryFile("w+") as f:
+        saved = os.dup(2)
+        sys.stderr.flush()
+        os.dup2(f.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        f.seek(0)
+        stats = f.read()
+    for name, pattern in (("pymalloc arenas", r"# arenas allocated current\s*=\s*([\d,]+)"),
+                          ("pymalloc blocks MB", r"# bytes in allocated blocks\s*=\s*([\d,]+)")):
+        found = re.search(pattern, stats)
+        if found:
+            value = int(found.group(1).replace(",", ""))
+            out[name] = value / 1e6 if "MB" in name else value
+
+    class Mallinfo2(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                    "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+    try:
+        mallinfo2 = ctypes.CDLL("libc.so.6").mallinfo2
+        mallinfo2.restype = Mallinfo2
+        info = mallinfo2()
+        out.update({"malloc used MB": info.uordblks / 1e6, "malloc free MB": info.fordblks / 1e6,
+                    "malloc mmapped MB": info.hblkhd / 1e6})
+    except (OSError, AttributeError):
+        pass
+    out["gc objects"] = len(gc.get_objects()) + gc.get_freeze_count()
+    out["threads"] = threading.active_count()
+    return out
 
 
 def _spawn(variant: str, data: Path, env: dict, project: Path, expected: int, trace_memory: bool):
