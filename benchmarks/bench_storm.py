@@ -138,7 +138,12 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
     if snapshot:
         import tracemalloc
 
-        grown = tracemalloc.take_snapshot().compare_to(snapshot[0], "traceback")
+        end_snapshot = tracemalloc.take_snapshot()
+        sys.stderr.write("grown by the line that allocated:\n")
+        for stat in end_snapshot.compare_to(snapshot[0], "lineno")[:15]:
+            sys.stderr.write(f"{stat.size_diff / 1e6:+8.2f} MB {stat.count_diff:+8d} blocks  {stat.traceback[0]}\n")
+        sys.stderr.write("grown by the whole traceback:\n")
+        grown = end_snapshot.compare_to(snapshot[0], "traceback")
         for stat in grown[:15]:
             sys.stderr.write(f"{stat.size_diff / 1e6:+8.2f} MB {stat.count_diff:+8d} blocks\n")
             for line in stat.traceback.format()[-8:]:
