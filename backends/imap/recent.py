@@ -30,6 +30,7 @@ imapclient's parser, so the rows are the same either way, only made faster.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from operator import itemgetter
@@ -103,12 +104,21 @@ _USUAL_DATE = re.compile(rb"((?:[A-Z][a-z]{2}, )?\d{1,2} [A-Z][a-z]{2} \d{4}) ((
                          rb"([+-]\d{4})\Z")
 
 
+def _shared(text: str) -> str:
+    """``text``, as one object with every equal text made so in this process (``sys.intern``:
+    freed with its last user). A RowMaker shares values within one read; a poll makes a new one
+    each time, so without this every poll's rows held their own copies of the senders, subjects
+    and the Message-IDs they name (issue 39: a storm's rows grew faster than a fresh start's)."""
+    return sys.intern(text) if type(text) is str else text
+
+
 class RowMaker:
     """Makes rows from FETCH data. Values that repeat (senders, subjects, list fields, the
     Message-IDs that References and In-Reply-To name again, days and zones of dates) are
     decoded once and then shared, so rows take less memory and the cache file stores each
-    once. Every value is exactly what the MIME helpers give (they are pure: a remembered
-    value is theirs; tests/imap/test_recent_rows.py compares the two on generated headers)."""
+    once; the texts among them are shared across reads too (:func:`_shared`). Every value is
+    exactly what the MIME helpers give (they are pure: a remembered value is theirs;
+    tests/imap/test_recent_rows.py compares the two on generated headers)."""
 
     def __init__(self) -> None:
         self._senders: dict[bytes | None, tuple[str, str]] = {}
@@ -173,7 +183,7 @@ class RowMaker:
             if mime_header_text.header_needs_charset(raw):  # read in the body's charset: not shared
                 subject = mime_header_text.decode_header_text(raw, mime.body_charset(get(b"content-type")))[0]
             else:
-                subject = self._subjects[raw] = mime_header_text.decode_header_text(raw)[0]
+                subject = self._subjects[raw] = _shared(mime_header_text.decode_header_text(raw)[0])
         raw = get(b"from")
         sender = self._senders.get(raw)
         if sender is None:
@@ -182,7 +192,7 @@ class RowMaker:
                 sender = (address.name, address.email)
             else:
                 address = mime_header_text.parse_address(raw)
-                sender = self._senders[raw] = (address.name, address.email)
+                sender = self._senders[raw] = (_shared(address.name), _shared(address.email))
         listed = b" ".join(listed).lower()
         listed = self._lists.setdefault(listed, listed)
         return (message_id, references, in_reply_to, synthetic, uid, subject, sender[0], sender[1], arrived, seen,
@@ -196,7 +206,7 @@ class RowMaker:
         match = _BRACKETED_ID.search(raw)
         if match is None:
             found = mime_ids.extract_msgid(raw)  # a bare local@domain, or no ID
-            return None if found is None else self._ids.setdefault(found, found)
+            return None if found is None else self._ids.setdefault(found, _shared(found))
         token = match.group()
         return self._tokens.get(token) or self._token(token)
 
@@ -208,13 +218,13 @@ class RowMaker:
         match = mime_ids.REFERENCE_ID.search(raw)
         if match is None:
             found = mime_ids.extract_msgid(raw, reference=True)  # a bare local@domain, or no ID
-            return None if found is None else self._ids.setdefault(found, found)
+            return None if found is None else self._ids.setdefault(found, _shared(found))
         token = match.group()
         return self._tokens.get(token) or self._token(token)
 
     def _token(self, token: bytes) -> str:
         text = mime_ids._id_text(token)  # what extract_msgid and extract_msgids make of a token
-        text = self._tokens[token] = self._ids.setdefault(text, text)
+        text = self._tokens[token] = self._ids.setdefault(text, _shared(text))
         return text
 
     def sent(self, raw: bytes | None) -> str | None:
