@@ -36,6 +36,18 @@ poller's source holds its 3-day window, some 5 MB less); a full collection once 
 settled 11 ms before, 1 ms after (what a storm left is frozen when it quiets); keys p99 137
 and 117 ms; CPU per fifth 10-11 % in both. Both grow some 8 MB over the 5 minutes: the
 growth itself is unchanged, and the 30-minute storm was not run again.
+
+Figures of 2026-12-02, the fair fresh start, ``--threads 14000 --minutes 30`` on commit
+6c8db0b (incremental summaries, the state frozen once per list, Sent departures counted;
+before the rows' texts were shared), 2 cores, load 9.5-11 (other helpers' tests): memory 79
+MB before the storm, 114 after (112 after malloc_trim), 110 fresh (+4 %; goal met); CPU per
+fifth 11 10 14 19 10 %; 352 listings (the load slowed them), median 293 ms, process CPU per
+listing 678 ms (the app's whole work over the storm / listings, not the listing's own);
+150 full collections, longest 1247 ms, 127 of them started by allocations on the UI thread;
+keys median 53.2 ms, p99 248.7 ms (over the goal: those full collections, at load 11);
+6000/6000 new reports announced. What grows, from the child's memory parts at GO and END:
+pymalloc's blocks 43.7 -> 71.1 MB and tracked objects 136k -> 226k (live rows and summaries:
+the fresh start on the same 20,000 threads has them too); glibc's heap 12.5 -> 18.2 MB used.
 """
 
 from __future__ import annotations
