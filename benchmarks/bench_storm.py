@@ -36,6 +36,18 @@ poller's source holds its 3-day window, some 5 MB less); a full collection once 
 settled 11 ms before, 1 ms after (what a storm left is frozen when it quiets); keys p99 137
 and 117 ms; CPU per fifth 10-11 % in both. Both grow some 8 MB over the 5 minutes: the
 growth itself is unchanged, and the 30-minute storm was not run again.
+
+Figures of 2026-12-02, the fair fresh start, ``--threads 14000 --minutes 30`` on commit
+6c8db0b (incremental summaries, the state frozen once per list, Sent departures counted;
+before the rows' texts were shared), 2 cores, load 9.5-11 (other helpers' tests): memory 79
+MB before the storm, 114 after (112 after malloc_trim), 110 fresh (+4 %; goal met); CPU per
+fifth 11 10 14 19 10 %; 352 listings (the load slowed them), median 293 ms, process CPU per
+listing 678 ms (the app's whole work over the storm / listings, not the listing's own);
+150 full collections, longest 1247 ms, 127 of them started by allocations on the UI thread;
+keys median 53.2 ms, p99 248.7 ms (over the goal: those full collections, at load 11);
+6000/6000 new reports announced. What grows, from the child's memory parts at GO and END:
+pymalloc's blocks 43.7 -> 71.1 MB and tracked objects 136k -> 226k (live rows and summaries:
+the fresh start on the same 20,000 threads has them too); glibc's heap 12.5 -> 18.2 MB used.
 """
 
 from __future__ import annotations
@@ -91,6 +103,7 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
             collections.append((info["generation"], (time.perf_counter() - started[0]) * 1000))
 
     sampling_gc = threading.Event()
+    parts: list[tuple[str, dict]] = []
 
     class Stdin:
         """stdin as the driver reads it: GO starts the storm's clocks (and tracemalloc), END stops them."""
@@ -101,6 +114,7 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
         def __iter__(self):
             for line in self.src:
                 if line.strip() == "GO":
+                    parts.append(("GO", _memory_parts()))
                     polls.clear()
                     sampling_gc.set()
                     cpu_marks.append((time.monotonic(), time.process_time()))
@@ -111,6 +125,7 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
                         tracemalloc.start(8)
                         snapshot.append(tracemalloc.take_snapshot())
                 elif line.strip() == "END":
+                    parts.append(("END", _memory_parts()))
                     sampling.set()
                     sampling_gc.clear()
                     ended.append((time.monotonic(), time.process_time(), len(polls)))
@@ -130,16 +145,67 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
         result["cpu_marks"] = cpu_marks
         result["collections"] = collections
         result["full_triggers"] = triggers
+    for when, got in parts:
+        sys.stderr.write(f"memory parts at {when}: " + ", ".join(f"{k} {v:,.1f}" for k, v in got.items()) + "\n")
     if snapshot:
         import tracemalloc
 
-        grown = tracemalloc.take_snapshot().compare_to(snapshot[0], "traceback")
+        end_snapshot = tracemalloc.take_snapshot()
+        sys.stderr.write("grown by the line that allocated:\n")
+        for stat in end_snapshot.compare_to(snapshot[0], "lineno")[:15]:
+            sys.stderr.write(f"{stat.size_diff / 1e6:+8.2f} MB {stat.count_diff:+8d} blocks  {stat.traceback[0]}\n")
+        sys.stderr.write("grown by the whole traceback:\n")
+        grown = end_snapshot.compare_to(snapshot[0], "traceback")
         for stat in grown[:15]:
             sys.stderr.write(f"{stat.size_diff / 1e6:+8.2f} MB {stat.count_diff:+8d} blocks\n")
             for line in stat.traceback.format()[-8:]:
                 sys.stderr.write(f"      {line}\n")
     print("RESULT " + json.dumps(result), flush=True)
     return 0
+
+
+def _memory_parts() -> dict:
+    """Where the process's memory is (MB unless named): RSS; pymalloc's arenas and the bytes
+    in its blocks; glibc's heap in use, free inside it and mmapped; objects the collector
+    tracks; threads. For telling growth of live objects from a heap that holds freed memory."""
+    import ctypes  # why: glibc's mallinfo2, a diagnostic of the benchmark only
+    import gc
+    import re
+
+    out = {"rss": bench_alerts._rss_mb()}
+    with tempfile.TemporaryFile("w+") as f:
+        saved = os.dup(2)
+        sys.stderr.flush()
+        os.dup2(f.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        f.seek(0)
+        stats = f.read()
+    for name, pattern in (("pymalloc arenas", r"# arenas allocated current\s*=\s*([\d,]+)"),
+                          ("pymalloc blocks MB", r"# bytes in allocated blocks\s*=\s*([\d,]+)")):
+        found = re.search(pattern, stats)
+        if found:
+            value = int(found.group(1).replace(",", ""))
+            out[name] = value / 1e6 if "MB" in name else value
+
+    class Mallinfo2(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                    "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+    try:
+        mallinfo2 = ctypes.CDLL("libc.so.6").mallinfo2
+        mallinfo2.restype = Mallinfo2
+        info = mallinfo2()
+        out.update({"malloc used MB": info.uordblks / 1e6, "malloc free MB": info.fordblks / 1e6,
+                    "malloc mmapped MB": info.hblkhd / 1e6})
+    except (OSError, AttributeError):
+        pass
+    out["gc objects"] = len(gc.get_objects()) + gc.get_freeze_count()
+    out["threads"] = threading.active_count()
+    return out
 
 
 def _spawn(variant: str, data: Path, env: dict, project: Path, expected: int, trace_memory: bool):

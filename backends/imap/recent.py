@@ -30,6 +30,7 @@ imapclient's parser, so the rows are the same either way, only made faster.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from operator import itemgetter
@@ -103,12 +104,21 @@ _USUAL_DATE = re.compile(rb"((?:[A-Z][a-z]{2}, )?\d{1,2} [A-Z][a-z]{2} \d{4}) ((
                          rb"([+-]\d{4})\Z")
 
 
+def _shared(text: str) -> str:
+    """``text``, as one object with every equal text made so in this process (``sys.intern``:
+    freed with its last user). A RowMaker shares values within one read; a poll makes a new one
+    each time, so without this every poll's rows held their own copies of the senders, subjects
+    and the Message-IDs they name (issue 39: a storm's rows grew faster than a fresh start's)."""
+    return sys.intern(text) if type(text) is str else text
+
+
 class RowMaker:
     """Makes rows from FETCH data. Values that repeat (senders, subjects, list fields, the
     Message-IDs that References and In-Reply-To name again, days and zones of dates) are
     decoded once and then shared, so rows take less memory and the cache file stores each
-    once. Every value is exactly what the MIME helpers give (they are pure: a remembered
-    value is theirs; tests/imap/test_recent_rows.py compares the two on generated headers)."""
+    once; the texts among them are shared across reads too (:func:`_shared`). Every value is
+    exactly what the MIME helpers give (they are pure: a remembered value is theirs;
+    tests/imap/test_recent_rows.py compares the two on generated headers)."""
 
     def __init__(self) -> None:
         self._senders: dict[bytes | None, tuple[str, str]] = {}
@@ -173,7 +183,7 @@ class RowMaker:
             if mime_header_text.header_needs_charset(raw):  # read in the body's charset: not shared
                 subject = mime_header_text.decode_header_text(raw, mime.body_charset(get(b"content-type")))[0]
             else:
-                subject = self._subjects[raw] = mime_header_text.decode_header_text(raw)[0]
+                subject = self._subjects[raw] = _shared(mime_header_text.decode_header_text(raw)[0])
         raw = get(b"from")
         sender = self._senders.get(raw)
         if sender is None:
@@ -182,7 +192,7 @@ class RowMaker:
                 sender = (address.name, address.email)
             else:
                 address = mime_header_text.parse_address(raw)
-                sender = self._senders[raw] = (address.name, address.email)
+                sender = self._senders[raw] = (_shared(address.name), _shared(address.email))
         listed = b" ".join(listed).lower()
         listed = self._lists.setdefault(listed, listed)
         return (message_id, references, in_reply_to, synthetic, uid, subject, sender[0], sender[1], arrived, seen,
@@ -196,7 +206,7 @@ class RowMaker:
         match = _BRACKETED_ID.search(raw)
         if match is None:
             found = mime_ids.extract_msgid(raw)  # a bare local@domain, or no ID
-            return None if found is None else self._ids.setdefault(found, found)
+            return None if found is None else self._ids.setdefault(found, _shared(found))
         token = match.group()
         return self._tokens.get(token) or self._token(token)
 
@@ -208,13 +218,13 @@ class RowMaker:
         match = mime_ids.REFERENCE_ID.search(raw)
         if match is None:
             found = mime_ids.extract_msgid(raw, reference=True)  # a bare local@domain, or no ID
-            return None if found is None else self._ids.setdefault(found, found)
+            return None if found is None else self._ids.setdefault(found, _shared(found))
         token = match.group()
         return self._tokens.get(token) or self._token(token)
 
     def _token(self, token: bytes) -> str:
         text = mime_ids._id_text(token)  # what extract_msgid and extract_msgids make of a token
-        text = self._tokens[token] = self._ids.setdefault(text, text)
+        text = self._tokens[token] = self._ids.setdefault(text, _shared(text))
         return text
 
     def sent(self, raw: bytes | None) -> str | None:
@@ -502,29 +512,172 @@ def threads_at_least(rows: list[Row], limit: int) -> bool:
 
 
 class SummaryMemo:
-    """The thread summaries one call of :func:`summaries` made, by group, for the next call on
-    (mostly) the same rows: a group whose member rows are equal (the very row objects, mostly:
-    a cache keeps its rows) is not summed up again. A poll in a storm lists thousands of
-    threads each time and a few changed: it sums up those few (issue 39)."""
+    """What one call of :func:`summaries` made, for the next call on (mostly) the same rows
+    (issue 39: a poll in a storm lists thousands of threads each time and a few changed).
 
-    __slots__ = ("last",)
+    The rows are split into *components*: rows joined, directly or not, by a Message-ID one
+    has and another names (References, In-Reply-To). Threading never links rows of different
+    components, and it threads a component the same whatever else is listed (its rows in UID
+    order decide every link, every first guess and every cut loop), so a call regroups and
+    sums up only the components that a row arrived in, left or changed in (a flag: a new row
+    object), and takes every other component's summaries as they were.
+
+    A first call (or one where much changed: a first page, then the whole window) threads
+    everything and keeps the rows only; the next call with few changes threads everything
+    once more and keeps the components; from then on only what changed is regrouped."""
+
+    __slots__ = ("kind", "rows", "comp_of", "comps", "regrouped")
 
     def __init__(self) -> None:
-        # (kind, {group key: (member rows, summary, time)}), replaced whole by each call.
-        self.last: tuple[str, dict] = ("", {})
+        self.kind = ""
+        self.rows: dict[int, Row] | None = None  # the last call's rows by UID
+        self.comp_of: dict | None = None  # node (a Message-ID, or (ID,) for a synthetic one) -> _Component
+        self.comps: set | None = None
+        self.regrouped = 0  # rows the last call threaded (a measure for tests and benchmarks)
+
+
+class _Component:
+    __slots__ = ("rows", "out")
+
+    def __init__(self, rows: list[Row]) -> None:
+        self.rows = rows  # in UID order
+        self.out: list[tuple] = []  # (summary, time, -first UID) of each of its threads
+
+
+#: Where more rows than this share of the listing changed, a call threads everything anew.
+_REGROUP_SHARE = 8
 
 
 def summaries(rows: list[Row], kind: str, memo: SummaryMemo | None = None) -> list[ThreadSummary]:
-    """The threads of ``rows``, most recent activity first. With ``memo``, the summaries of
-    the groups whose rows are those of the last call with that memo are taken from it.
+    """The threads of ``rows``, most recent activity first. With ``memo``, only the threads
+    of what changed since the last call with that memo are regrouped (see :class:`SummaryMemo`);
+    the result is that of a call without it.
 
     Threaded as :func:`thread_records` threads them (``rows`` sorted by UID are the
     records); each group is summed up from columns of the rows (one or two members
     directly, more with builtins: max, all, dict.fromkeys) rather than a loop over its
     members; the general loop is kept for the rare inputs where those would not give the
     same (an arrival time missing, an empty sender address). tests/imap/test_summaries.py
-    compares it with the loop it replaced."""
-    rows = sorted(rows, key=_BY_UID)  # oldest first: the first member is the earliest seen
+    compares it with the loop it replaced, and a memo's result with a call without."""
+    if memo is None:
+        return _ranked(*_summed(sorted(rows, key=_BY_UID), kind))
+    by_uid = {row[sc.UID]: row for row in rows}
+    old = memo.rows if memo.kind == kind else None
+    if old is None or len(by_uid) != len(rows):
+        memo.kind, memo.rows, memo.comp_of, memo.comps = kind, by_uid, None, None
+        memo.regrouped = len(rows)
+        return _ranked(*_summed(sorted(rows, key=_BY_UID), kind))
+    get_old, get_new = old.get, by_uid.get
+    added = [row for uid, row in by_uid.items() if get_old(uid) is not row]
+    removed = [row for uid, row in old.items() if get_new(uid) is not row]
+    memo.rows = by_uid
+    if len(added) + len(removed) > max(64, len(rows) // _REGROUP_SHARE):
+        memo.comp_of = memo.comps = None
+        memo.regrouped = len(rows)
+        return _ranked(*_summed(sorted(rows, key=_BY_UID), kind))
+    if memo.comp_of is None:
+        comp_of, comps = memo.comp_of, memo.comps = {}, set()
+        _regroup(sorted(rows, key=_BY_UID), kind, comp_of, comps)
+        memo.regrouped = len(rows)
+    elif added or removed:
+        comp_of, comps = memo.comp_of, memo.comps
+        touched = {comp_of[_node(row)] for row in removed}
+        for row in added:
+            for node in _nodes(row):
+                comp = comp_of.get(node)
+                if comp is not None:
+                    touched.add(comp)
+        gone = {row[sc.UID] for row in removed}
+        subset = [row for comp in touched for row in comp.rows if row[sc.UID] not in gone]
+        for comp in touched:
+            comps.discard(comp)
+            for row in comp.rows:
+                for node in _nodes(row):
+                    comp_of.pop(node, None)
+        subset.extend(added)
+        subset.sort(key=_BY_UID)
+        _regroup(subset, kind, comp_of, comps)
+        memo.regrouped = len(subset)
+    else:
+        memo.regrouped = 0
+    found = [entry for comp in memo.comps for entry in comp.out]
+    if len({entry[1] for entry in found}) == len(found):
+        found.sort(key=_TIME, reverse=True)
+    else:
+        # As a full call ranks them: by time, then root ID (the greater first), then the
+        # order a full call makes its groups in (of their first member: the lower UID first).
+        found.sort(key=_RANK, reverse=True)
+    return [entry[0] for entry in found]
+
+
+_TIME = itemgetter(1)
+
+
+def _RANK(entry: tuple) -> tuple:
+    return entry[1], entry[0].root_message_id, entry[2]
+
+
+def _node(row: Row):
+    """The threading node of a row: its Message-ID, or for a synthetic one the ID in a 1-tuple
+    (never equal to a Message-ID another row names)."""
+    return (row[sc.MESSAGE_ID],) if row[sc.SYNTHETIC] else row[sc.MESSAGE_ID]
+
+
+def _nodes(row: Row) -> list:
+    """The nodes a row joins: its own, the IDs its References and In-Reply-To name."""
+    out = [_node(row), *row[sc.REFERENCES]]
+    if row[sc.IN_REPLY_TO] is not None:
+        out.append(row[sc.IN_REPLY_TO])
+    return out
+
+
+def _regroup(rows: list[Row], kind: str, comp_of: dict, comps: set) -> None:
+    """Thread ``rows`` (in UID order: whole components) and file each component's rows and
+    summaries under every node of it."""
+    parent: dict = {}
+
+    def find(node):  # union-find with path compression (a str and a 1-tuple are never equal)
+        root = node
+        up = parent.get(root)
+        while up is not None:
+            root = up
+            up = parent.get(root)
+        while node != root:
+            up = parent[node]
+            parent[node] = root
+            node = up
+        return root
+
+    firsts: list = []
+    for row in rows:
+        nodes = _nodes(row)
+        first = find(nodes[0])
+        for node in nodes[1:]:
+            other = find(node)
+            if other != first:
+                parent[other] = first
+        firsts.append(nodes[0])
+    by_root: dict = {}
+    for row, node in zip(rows, firsts):
+        root = find(node)
+        comp = by_root.get(root)
+        if comp is None:
+            comp = by_root[root] = _Component([])
+        comp.rows.append(row)
+    out, times, first_rows = _summed(rows, kind, with_first=True)
+    for summary, time, first in zip(out, times, first_rows):
+        by_root[find(_node(first))].out.append((summary, time, -first[sc.UID]))
+    for comp in by_root.values():
+        comps.add(comp)
+        for row in comp.rows:
+            for node in _nodes(row):
+                comp_of[node] = comp
+
+
+def _summed(rows: list[Row], kind: str, *, with_first: bool = False) -> tuple[list, list, list | None]:
+    """The summaries of the threads of ``rows`` (in UID order), in the order threading makes
+    the groups (of their first member), their times of activity and with ``with_first`` their
+    first member rows."""
     message_ids = list(map(_MESSAGE_ID, rows))
     synthetic = list(map(_SYNTHETIC, rows))
     grouped = root_members(message_ids, synthetic, link_records(rows))
@@ -546,17 +699,8 @@ def summaries(rows: list[Row], kind: str, memo: SummaryMemo | None = None) -> li
     senders: dict[tuple[str, str], Address] = {}
     out: list[ThreadSummary] = []
     times: list[float] = []
-    previous = memo.last[1] if memo is not None and memo.last[0] == kind else {}
-    kept: dict = {}
+    firsts: list[Row] | None = [] if with_first else None
     for key, indices in grouped.items():
-        if memo is not None:
-            members = tuple(map(rows.__getitem__, indices))
-            hit = previous.get(key)
-            if hit is not None and hit[0] == members:
-                kept[key] = hit
-                out.append(hit[1])
-                times.append(hit[2])
-                continue
         if any_synthetic and is_synthetic_root(key):
             root_id, synthetic_root = key[0], True
         else:
@@ -625,10 +769,13 @@ def summaries(rows: list[Row], kind: str, memo: SummaryMemo | None = None) -> li
                 message_count=len(indices), participants=participants, unread=unread, date_marker=marker,
                 continued=continued, sent=from_iso(sent) if sent else None))
         times.append(newest if newest is not None else 0.0)  # 0.0: the epoch, for no date
-        if memo is not None:
-            kept[key] = (members, out[-1], times[-1])
-    if memo is not None:
-        memo.last = (kind, kept)
+        if firsts is not None:
+            firsts.append(rows[first])
+    return out, times, firsts
+
+
+def _ranked(out: list[ThreadSummary], times: list[float], _firsts: object = None) -> list[ThreadSummary]:
+    """``out`` most recent activity first (ties: the greater root ID first, then in ``out``'s order)."""
     if len(set(times)) == len(times):
         # No two times equal (nor one object twice): the root IDs would break no tie, so
         # sorting by the times alone gives the very order of (time, root ID) below.

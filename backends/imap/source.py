@@ -96,6 +96,9 @@ class ImapSource(AccountSource):
         # The list folder as the last listing saw it (UIDVALIDITY, EXISTS, UIDNEXT) and how many
         # times messages were seen to leave it since this source started (message_ids_epoch).
         self._folder_marks: tuple[int, int, int, int] | None = None
+        # The same of Sent, once a root was found there (threads_for_message_ids), and its name.
+        self._sent_marks: tuple[int, int, int, int] | None = None
+        self._sent_watched: str | None = None
         self.archive = self._archive_settings()
         self._init_account(account)
         self._declared = self._declared_capabilities()
@@ -261,25 +264,27 @@ class ImapSource(AccountSource):
         """Count a departure when the list folder lost messages since the last listing (EXISTS
         fell short of what it held plus the UIDs given out since: an expunge) or was re-created
         (a new UIDVALIDITY). Without UIDNEXT any change of EXISTS counts (rather too often)."""
-        uidnext, exists = state.uidnext, state.exists
-        marks = self._folder_marks
-        departures = 0
-        if marks is not None:
-            validity, held, next_before, departures = marks
-            if uidnext is None:
-                lost = exists != held
-            else:
-                lost = held + max(0, uidnext - next_before) > exists
-            if validity != state.uidvalidity or lost:
-                departures += 1
-        self._folder_marks = (state.uidvalidity, exists, uidnext or 0, departures)
+        self._folder_marks = _marked(self._folder_marks, state.uidvalidity, state.exists, state.uidnext)
 
     def message_ids_epoch(self) -> object:
         """The list folder's UIDVALIDITY and the departures counted since (see
-        :meth:`_mark_folder`): a root found there may be gone once either changes. Messages
-        leaving Sent (where a root is looked for too) are not counted."""
+        :meth:`_mark_folder`): a root found there may be gone once either changes. Once a root
+        was found in Sent, Sent's departures count too (one STATUS of Sent per call; when it
+        cannot be asked, an epoch of its own: what was found is asked again)."""
         marks = self._folder_marks
-        return None if marks is None else (marks[0], marks[3])
+        if marks is None:
+            return None
+        if self._sent_watched is None:
+            return marks[0], marks[3]
+        sent = self._sent_watched
+        try:
+            status = self.mailbox.conn.call(
+                f"STATUS {sent}", lambda c: c.folder_status(sent, [b"MESSAGES", b"UIDNEXT", b"UIDVALIDITY"]))
+        except MailError:
+            return object()
+        messages, uidnext, uidvalidity = (int(status.get(k) or 0) for k in (b"MESSAGES", b"UIDNEXT", b"UIDVALIDITY"))
+        self._sent_marks = _marked(self._sent_marks, uidvalidity, messages, uidnext or None)
+        return marks[0], marks[3], self._sent_marks[0], self._sent_marks[3]
 
     def wait_for_mail(self, timeout: float, cancel: threading.Event | None = None) -> bool:
         """Block up to ``timeout`` s for new mail in the list's folder (IMAP IDLE on this
@@ -482,6 +487,10 @@ class ImapSource(AccountSource):
                 headers = fetch_headers(self.mailbox, folder, state.uidvalidity, uids[:5 * len(batch)])
                 for header in headers.values():
                     if header.message_id in batch and header.message_id not in found:
+                        if folder == sent and folder != self.folder and self._sent_watched != folder:
+                            # Found in Sent: its departures now count in message_ids_epoch.
+                            self._sent_watched = folder
+                            self._sent_marks = _marked(None, state.uidvalidity, state.exists, state.uidnext)
                         found[header.message_id] = ThreadId(MESSAGE_ID_KIND, thread_root(
                             header.message_id, header.references, header.in_reply_to))
         return found
@@ -778,3 +787,21 @@ def _references(source: message_reads.FullMessage | None, request: DraftRequest,
     if root not in chain:
         chain.insert(0, root)
     return tuple(dict.fromkeys(c for c in chain if c and not c.endswith("@mailtriage.invalid>")))
+
+
+def _marked(marks: tuple[int, int, int, int] | None, uidvalidity: int, exists: int,
+            uidnext: int | None) -> tuple[int, int, int, int]:
+    """A folder's marks (UIDVALIDITY, EXISTS, UIDNEXT, departures) after seeing it in this
+    state: one departure more when it lost messages (EXISTS fell short of what it held plus
+    the UIDs given out since: an expunge) or was re-created (a new UIDVALIDITY). Without
+    UIDNEXT any change of EXISTS counts (rather too often)."""
+    departures = 0
+    if marks is not None:
+        validity, held, next_before, departures = marks
+        if uidnext is None:
+            lost = exists != held
+        else:
+            lost = held + max(0, uidnext - next_before) > exists
+        if validity != uidvalidity or lost:
+            departures += 1
+    return uidvalidity, exists, uidnext or 0, departures

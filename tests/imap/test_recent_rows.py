@@ -286,3 +286,19 @@ def streamed_with(conn, items) -> list:
     got: list = []
     conn.call("FETCH", lambda c: protocol.fetch_stream(c, "1:*", items, got.extend, uid=False))
     return got
+
+
+def test_rows_of_separate_reads_share_their_texts():
+    """Issue 39: a poll reads its new rows with a RowMaker of its own, so in a storm every poll's
+    rows held their own copies of the senders, subjects and the Message-IDs their References
+    name (a reply's reference is the root's ID again): rows grew faster than a fresh start's."""
+    root = b"Message-ID: <root-1@example.org>\r\nSubject: Report\r\nFrom: Ann <ann@example.org>\r\n\r\n"
+    reply = (b"Message-ID: <reply-1@example.org>\r\nReferences: <root-1@example.org>\r\n"
+             b"In-Reply-To: <root-1@example.org>\r\nSubject: Report\r\nFrom: Ann <ann@example.org>\r\n\r\n")
+    sc = summary_cache
+    first = recent.RowMaker().row(1, True, 1.0, root)  # the walk of the window
+    later = recent.RowMaker().row(2, True, 2.0, reply)  # a poll's read, later
+    assert later[sc.REFERENCES][0] is first[sc.MESSAGE_ID]
+    assert later[sc.IN_REPLY_TO] is first[sc.MESSAGE_ID]
+    assert later[sc.SENDER_EMAIL] is first[sc.SENDER_EMAIL] and later[sc.SENDER_NAME] is first[sc.SENDER_NAME]
+    assert later[sc.SUBJECT] is first[sc.SUBJECT]

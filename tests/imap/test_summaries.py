@@ -332,3 +332,58 @@ def test_summaries_from_a_memo_are_those_made_afresh(before, after, kept, kind):
     now = before[:kept] + after
     assert described(recent.summaries(now, kind, memo)) == described(ref_summaries(now, kind))
     assert described(recent.summaries(now, kind, memo)) == described(ref_summaries(now, kind))  # all from the memo
+
+
+# A step of a storm on the listed rows: a message arrives (the next UID), leaves (expunged,
+# or out of the window) or has its flags changed (a new row object for the same UID).
+steps = st.lists(st.tuples(st.sampled_from(["arrive", "arrive", "leave", "flag"]), row_strategy(False),
+                           st.integers(0, 10 ** 6)), max_size=25)
+
+
+@settings(max_examples=80, deadline=None)
+@given(start=rows_lists, storm=steps, kind=st.sampled_from(["imap", "msgid"]), burst=st.integers(1, 4))
+@example(start=LOOP, storm=[("arrive", row("<d@x>", ["<c@x>", "<a@x>"], uid=0), 0), ("leave", LOOP[0], 1)],
+         kind="imap", burst=1)  # a loop joined, then its cut link's row leaves
+@example(start=SYNTHETIC, storm=[("flag", SYNTHETIC[0], 0), ("arrive", row("<m1@example.org>", uid=0), 3)],
+         kind="imap", burst=1)  # real and synthetic roots spelled alike, at one time
+def test_a_memo_regroups_what_a_storm_changed_as_a_full_regroup_would(start, storm, kind, burst):
+    # Issue 39: with a memo, a listing regroups only the components (rows joined by IDs) that a
+    # row arrived in, left or changed in; over any sequence of arrivals, departures and flag
+    # changes its result is that of threading all the rows afresh.
+    listed = {}
+    for uid, r in enumerate(start, 1):  # a cache's rows: one per UID
+        listed[uid] = (*r[:sc.UID], uid, *r[sc.UID + 1:])
+    memo = recent.SummaryMemo()
+    next_uid = len(listed) + 1
+    assert described(recent.summaries(list(listed.values()), kind, memo)) == \
+        described(ref_summaries(list(listed.values()), kind))
+    for n, (what, r, pick) in enumerate(storm, 1):
+        if what == "arrive" or not listed:
+            listed[next_uid] = (*r[:sc.UID], next_uid, *r[sc.UID + 1:])
+            next_uid += 1
+        else:
+            uid = sorted(listed)[pick % len(listed)]
+            if what == "leave":
+                del listed[uid]
+            else:
+                old = listed[uid]
+                listed[uid] = (*old[:sc.SEEN], not old[sc.SEEN], *old[sc.SEEN + 1:])
+        if n % burst == 0:
+            rows = list(listed.values())
+            assert described(recent.summaries(rows, kind, memo)) == described(ref_summaries(rows, kind))
+
+
+def test_a_poll_regroups_only_the_thread_it_touched():
+    """One reply in a listing of 300 threads: its thread's rows are threaded again, not all."""
+    rows = [row(f"<r{i}@x>", uid=2 * i + 1, arrived=1764000000.0 + i) for i in range(300)]
+    rows += [row(f"<a{i}@x>", [f"<r{i}@x>"], uid=2 * i + 2, arrived=1764000000.5 + i) for i in range(300)]
+    memo = recent.SummaryMemo()
+    recent.summaries(rows, "imap", memo)
+    rows.append(row("<late@x>", ["<r7@x>", "<a7@x>"], uid=601, arrived=1764001000.0))
+    first_poll = recent.summaries(rows, "imap", memo)  # the memo learns the components now
+    rows.append(row("<later@x>", ["<r9@x>"], uid=602, arrived=1764001001.0))
+    got = recent.summaries(rows, "imap", memo)
+    assert memo.regrouped == 3  # <r9@x>, its reply and the new one
+    assert described(got) == described(ref_summaries(rows, "imap"))
+    assert [(s.root_message_id, s.message_count) for s in got[:2]] == [("<r9@x>", 3), ("<r7@x>", 3)]
+    assert len(first_poll) == len(got) == 300

@@ -146,3 +146,33 @@ async def test_the_poll_waits_for_a_thread_read_in_flight_and_starts_when_it_end
         assert main.alert_loop is None and not any(w.group == "alerts" for w in app.workers)
         release.set()
         await _until(pilot, lambda: read.is_finished and main.alert_loop is not None, "the poll after the read")
+
+
+async def test_a_second_whole_listing_of_the_same_list_freezes_nothing_more(tmp_path, user_data):
+    """Issue 39: the app's state is frozen (gc.freeze) once the whole window is shown; every
+    later whole listing (a refresh, a reconnect) froze again, and with it whatever cyclic
+    garbage was waiting for a collection: frozen, it is never freed."""
+    import gc  # why: only this test looks at the collector
+    import weakref  # why: only this test watches an object die
+
+    class Node:
+        pass
+
+    folder = tmp_path / "p"
+    mbox_project(folder, extra_config={"alerts": {"poll_seconds": 3600}})
+    app = make_app(folder, alerts=True)
+    app.freeze_gc_after_start = True
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await _until(pilot, lambda: app.main.alert_loop is not None, "the poll of the first start")
+            gc.disable()  # the garbage below waits for a full collection, as in a long session
+            garbage = Node()
+            garbage.me = garbage
+            watch = weakref.ref(garbage)
+            del garbage
+            app.main.start_alerts()  # what the next whole listing of the list calls
+            gc.collect()
+            assert watch() is None, "cyclic garbage was frozen by a second whole listing"
+    finally:
+        gc.enable()
+        gc.unfreeze()

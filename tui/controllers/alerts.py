@@ -44,6 +44,7 @@ class AlertsController(ControllerBase):
         self._alert_live: dict[str, ThreadSummary] = {}
         # The listing request whose whole rows are on screen (no listing on its way since).
         self._alert_whole: int | None = None
+        self._frozen_list: str | None = None  # the list whose whole window the app's state was frozen with
 
     def start_alerts(self) -> None:
         """Start the poll worker of this session (once; a silent baseline comes first).
@@ -51,9 +52,13 @@ class AlertsController(ControllerBase):
         The listing calls it once the whole window is shown (not after a first page), so the
         poll's baseline (a second listing, on mail sources of its own) does not compete with
         the first paint or the window's walk on two cores."""
-        if self.shell.freeze_gc_after_start:
+        listed = (self.current_list or "").lower()
+        if self.shell.freeze_gc_after_start and listed != self._frozen_list:
             # The whole window is on screen: its rows live as long as the list. Frozen, full
             # collections no longer walk them (issue 39: ~1 s each in a storm, between keys).
+            # Once per list shown: a later whole listing of it (a refresh) would freeze the
+            # cyclic garbage waiting for a collection too, never to be freed.
+            self._frozen_list = listed
             gc.freeze()
         if not self.shell.alerts_enabled or self._alerts_asked or not self.session.is_open:
             return

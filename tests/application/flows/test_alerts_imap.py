@@ -326,3 +326,27 @@ def test_a_remembered_root_is_asked_again_once_it_may_be_gone(imap_env, gone):
         assert not again.updated_threads
     finally:
         sources.close()
+
+
+def test_a_root_remembered_from_sent_is_asked_again_once_it_left_sent(imap_env):
+    # Issue 39: roots are looked for in Sent too, but only departures from the list folder made
+    # the poller forget the roots it found: after our own report was expunged from Sent, a reply
+    # to it stayed an update to a thread on the list, never a new report.
+    ten_days = NOW - timedelta(days=10)
+    imap_env.seed(mail(OLD_ROOT, "Me <me@example.org>", "Old race in frobd", "x\n", _date(ten_days), to=LIST),
+                  when=ten_days, folder="Sent")
+    sources = _sources(imap_env)
+    try:
+        poller = NewReportPoller(sources)
+        poller.acknowledge(poller.poll())
+        now = NOW + timedelta(seconds=5)
+        imap_env.seed(mail("<old-reply@reporter.example>", "Olga <olga@reporter.example>", "Re: Old race in frobd",
+                           "y\n", _date(now), to=LIST, in_reply_to=OLD_ROOT), when=now)
+        news = poller.poll()  # not acknowledged: the next poll reports it again
+        assert [str(t.thread_id.value) for t in news.updated_threads] == [OLD_ROOT] and not news.new_threads
+        _expunge_root(imap_env, "Sent")
+        again = poller.poll()
+        assert [t.subject for t in again.new_threads] == ["Re: Old race in frobd"], \
+            ([t.subject for t in again.new_threads], [t.subject for t in again.updated_threads])
+    finally:
+        sources.close()
