@@ -22,6 +22,11 @@ time.tzset()
 import pytest  # noqa: E402
 
 from mailtriage.core.secrets import forget_remembered_secrets  # noqa: E402
+from tests import pilot_keys  # noqa: E402
+
+# Pilot.press waits until the app has handled each key, not until the process looks idle
+# (tests/pilot_keys.py says why: faster, and not fooled by a loaded machine).
+pilot_keys.install()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -66,6 +71,6 @@ def cache(tmp_path, monkeypatch):
 
 
 def pytest_collection_modifyitems(items):
-    """Tests marked slow start first (stable otherwise): on two workers (scripts/test's -n 2) a
+    """Tests marked slow start first (stable otherwise): on scripts/test's few workers a
     run no longer ends with one worker alone on a state machine or a process race it met last."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
