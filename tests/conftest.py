@@ -22,11 +22,6 @@ time.tzset()
 import pytest  # noqa: E402
 
 from mailtriage.core.secrets import forget_remembered_secrets  # noqa: E402
-from tests import pilot_keys  # noqa: E402
-
-# Pilot.press waits until the app has handled each key, not until the process looks idle
-# (tests/pilot_keys.py says why: faster, and not fooled by a loaded machine).
-pilot_keys.install()
 
 
 @pytest.hookimpl(tryfirst=True)

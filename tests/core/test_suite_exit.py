@@ -46,7 +46,6 @@ def test_a_plain_run_of_a_file_mixing_snapshot_and_async_tests_exits_0(tmp_path)
         (tmp_path / "tests" / folder / "__snapshots__").mkdir()
         (tmp_path / "tests" / folder / "__snapshots__" / "test_mixed.ambr").write_text(SNAPSHOT)
     shutil.copy(TESTS / "conftest.py", tmp_path / "tests" / "conftest.py")
-    shutil.copy(TESTS / "pilot_keys.py", tmp_path / "tests" / "pilot_keys.py")  # the conftest installs it
     (tmp_path / "tests" / "__init__.py").touch()
     run = run_pytest(tmp_path, "tests/tui/test_mixed.py", "tests/pgp/test_mixed.py")  # files named, as a developer does
     assert "4 passed" in run.stdout and "2 snapshots passed" in run.stdout, run.stdout[-2000:]
