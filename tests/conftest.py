@@ -66,6 +66,6 @@ def cache(tmp_path, monkeypatch):
 
 
 def pytest_collection_modifyitems(items):
-    """Tests marked slow start first (stable otherwise): on two workers (scripts/test's -n 2) a
+    """Tests marked slow start first (stable otherwise): on scripts/test's few workers a
     run no longer ends with one worker alone on a state machine or a process race it met last."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
