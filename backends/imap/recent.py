@@ -134,7 +134,8 @@ class RowMaker:
         self._midnights: dict[bytes, float | None] = {}  # an INTERNALDATE's day + zone -> its midnight's epoch
 
     def row(self, uid: int, seen: bool, arrived: float | None, block: bytes) -> Row:
-        fields: dict[bytes, bytes] | None = {}
+        fields: dict[bytes, bytes] | None = None
+        plain: dict[bytes, bytes] = {}
         listed: list[bytes] = []  # the values of To, Cc, List-Id, List-Post, in the block's order
         lines = block.split(b"\r\n")
         last = len(lines) - 1  # the CRLFs in the block
@@ -142,6 +143,7 @@ class RowMaker:
         if last >= 2 and not lines[last] and not lines[last - 1] and block.count(b"\n") == last == block.count(b"\r"):
             del lines[last - 1:]
             names = self._names
+            fields = plain
             for line in lines:
                 name, colon, value = line.partition(b":")
                 if not colon:
@@ -153,12 +155,10 @@ class RowMaker:
                         fields = None
                         break
                     lower = names[name] = name.lower()
-                if lower not in fields:
-                    value = fields[lower] = value.lstrip(b" \t")
+                if lower not in plain:
+                    value = plain[lower] = value.lstrip(b" \t")
                     if lower in _LIST_FIELDS:
                         listed.append(value)
-        else:
-            fields = None
         if fields is None:
             fields = mime_headers.header_fields(block)
             listed = [v for k, v in fields.items() if k in _LIST_FIELDS]
@@ -168,14 +168,13 @@ class RowMaker:
         if synthetic:
             # A stand-in now, the MIME parser's synthetic ID once the full header is read.
             message_id = mime_synthetic_id(block)
-        references = get(b"references")
-        if references:
+        raw_references = get(b"references")
+        references: tuple[str, ...] = ()
+        if raw_references:
             # mime_ids.extract_msgids: every <...@...> token, in order, the first of equal ones kept.
             tokens = self._tokens
-            references = [tokens.get(t) or self._token(t) for t in mime_ids.REFERENCE_ID.findall(references)]
-            references = tuple(dict.fromkeys(references) if len(references) > 1 else references)
-        else:
-            references = ()
+            found = [tokens.get(t) or self._token(t) for t in mime_ids.REFERENCE_ID.findall(raw_references)]
+            references = tuple(dict.fromkeys(found) if len(found) > 1 else found)
         in_reply_to = self.reference(get(b"in-reply-to"))
         raw = get(b"subject")
         subject = self._subjects.get(raw)
@@ -193,10 +192,10 @@ class RowMaker:
             else:
                 address = mime_header_text.parse_address(raw)
                 sender = self._senders[raw] = (_shared(address.name), _shared(address.email))
-        listed = b" ".join(listed).lower()
-        listed = self._lists.setdefault(listed, listed)
+        lists = b" ".join(listed).lower()
+        lists = self._lists.setdefault(lists, lists)
         return (message_id, references, in_reply_to, synthetic, uid, subject, sender[0], sender[1], arrived, seen,
-                listed, self.sent(get(b"date")))
+                lists, self.sent(get(b"date")))
 
     def message_id(self, raw: bytes | None) -> str | None:
         """``mime_ids.extract_msgid(raw)``, shared with every equal ID seen (a token seen
