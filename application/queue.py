@@ -232,6 +232,19 @@ class ClaimLost(ApplicationError):
         self.holder = holder
 
 
+class ClaimUnsettled(ApplicationError):
+    """A claim race whose undo did not land: ``first`` claimed ``issue`` first (the change
+    history says so) but ``holder`` holds it now, and putting ``first`` back failed."""
+
+    def __init__(self, issue: str, holder: str, first: str, detail: str) -> None:
+        super().__init__(f"{issue} is held by {holder} now, but {first} claimed it first: putting {first} back "
+                         f"failed ({detail}); the issue's owner is not settled. Check it, and assign it to "
+                         f"{first} in the tracker (or claim again)")
+        self.issue = issue
+        self.holder = holder
+        self.first = first
+
+
 # -- settings ---------------------------------------------------------------------------
 
 
@@ -968,13 +981,11 @@ def _write_server(tracker: Tracker, issue: str, who: str, *, add: bool) -> dict:
     first = _first_claimant(tracker, canonical)
     if first is not None:  # the server's own order decides: the first claim of the free issue holds it
         if first == who:
+            # a late claim may have landed over ours already (its claimant may never put us back):
+            # what the issue holds now is read, not assumed from the history
+            _put_back(tracker, canonical, first, who)
             return {"id": canonical, "assignees": [who], "changed": True}
-        if _holders(tracker, canonical)[1] == [who]:
-            # ours landed over the first claim (Jira keeps the last write): put the first claimant back
-            try:
-                tracker.edit(canonical, EditRequest(add_assignees=[first], remove_assignees=[who]))
-            except Refused:
-                pass  # another late claim landed over ours meanwhile: its claimant puts it back
+        _put_back(tracker, canonical, first, who)
         raise ClaimLost(canonical, first)
     settle = max(SETTLE_SECONDS, 2 * (time.monotonic() - started))
     for check in range(2):
@@ -986,6 +997,37 @@ def _write_server(tracker: Tracker, issue: str, who: str, *, add: bool) -> dict:
                 tracker.edit(canonical, EditRequest(remove_assignees=[who]))
             raise ClaimLost(canonical, _settled_holder(tracker, canonical, settle))
     return {"id": canonical, "assignees": holders, "changed": True}
+
+
+def _put_back(tracker: Tracker, issue: str, first: str, who: str) -> None:
+    """Make ``first`` (the first claimant by the change history) hold ``issue`` again when a
+    later claim landed over hers: ``who`` is ours (the late one, or ``first`` herself). Each
+    write is read back and sent once more when it did not land (a lost connection).
+
+    Raises ClaimUnsettled: the issue is held by another claim than ``first``'s and could not
+    be put back (its holder now is named)."""
+    last = ""
+    for _attempt in range(2):
+        try:
+            holders = _holders(tracker, issue)[1]
+        except BackendError as exc:
+            last = str(exc)
+            continue
+        if holders == [first]:
+            return
+        if who != first and holders and who not in holders:
+            return  # another late claim landed over ours: its claimant puts the first one back
+        try:
+            tracker.edit(issue, EditRequest(add_assignees=[first], remove_assignees=list(holders)))
+        except (Refused, BackendError) as exc:
+            last = str(exc)  # Refused: yet another write landed between the read and ours; read again
+    try:
+        holders = _holders(tracker, issue)[1]
+    except BackendError as exc:
+        raise ClaimUnsettled(issue, "(cannot be read)", first, f"{last}; {exc}") from None
+    if holders == [first] or (who != first and holders and who not in holders):
+        return
+    raise ClaimUnsettled(issue, ", ".join(holders) or "nobody", first, last)
 
 
 def _first_claimant(tracker: Tracker, issue: str) -> str | None:
@@ -1045,6 +1087,10 @@ def _assignee_proposal(tracker: Tracker, issue: str, who: str, *, add: bool, con
     local = tracker.features.publishes_changes
     where = ("written to the issue file, committed and pushed (a rejected push pulls and asks again)" if local
              else f"written to the {tracker.kind} issue and read back")
+    if add and not local:  # the compensating write is part of what the user confirms
+        where += ("; if another triager claimed it first, this claim is undone"
+                  + (" (the first claimant is put back as the assignee)" if tracker.features.assignee_history
+                     else " (you are removed from the assignees)"))
     summary = f"{'assign' if add else 'unassign'} {canonical} {'to' if add else 'from'} {who}"
 
     def write(_write: Write) -> dict:
@@ -1052,6 +1098,10 @@ def _assignee_proposal(tracker: Tracker, issue: str, who: str, *, add: bool, con
             return apply()
         except ClaimLost as exc:
             proposal.facts["lost_to"] = exc.holder  # the front end tells who holds it
+            raise
+        except ClaimUnsettled as exc:
+            proposal.facts["lost_to"] = exc.first
+            proposal.facts["held_now_by"] = exc.holder
             raise
 
     proposal.writes.append(Write(
