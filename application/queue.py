@@ -572,13 +572,23 @@ def _number(issue_id: str) -> tuple[int, str]:
     return (int(found.group()) if found else 0, issue_id)
 
 
-def _server_issues(tracker: Tracker, kept: records.QueueRecords) -> dict[str, IssueFacts]:
+FULL_SWEEP_EVERY = timedelta(minutes=15)
+"""How long the queue trusts ``changes(cursor)`` alone on a server tracker: it lists what
+changed, never what left (a transferred, deleted or moved issue); a full sweep forgets those."""
+
+
+def _server_issues(tracker: Tracker, kept: records.QueueRecords, now: datetime) -> dict[str, IssueFacts]:
     """Every issue's facts on a server tracker by what names its thread (the earliest issue
     first), kept in the records and brought up to date with the tracker's ``changes``: one
-    conditional or ``updated >=`` request while nothing changed (never its search API).
+    conditional or ``updated >=`` request while nothing changed (never its search API). Every
+    :data:`FULL_SWEEP_EVERY` (by ``now``) the issues are listed whole instead, which forgets
+    the ones that left the tracker (``changes`` never lists those).
 
     Raises TrackerError (BackendError: the server cannot be asked)."""
     cursor, known = kept.server_issues()
+    swept = kept.server_swept()
+    if swept is None or now - swept >= FULL_SWEEP_EVERY:
+        cursor = None  # a full sweep: every issue, and whatever was kept is forgotten
     changes = tracker.changes(cursor)
     if changes.issues or changes.complete or changes.cursor != cursor:
         known = {} if changes.complete else dict(known)
@@ -586,7 +596,7 @@ def _server_issues(tracker: Tracker, kept: records.QueueRecords) -> dict[str, Is
             facts = _facts_of_view(view, tracker.field_syntax)
             known[view["id"]] = [_facts_json(facts),
                                  _thread_keys(view, tracker.field_syntax) + _link_keys(view, tracker.field_syntax)]
-        kept.put_server(changes.cursor, known)
+        kept.put_server(changes.cursor, known, now if changes.complete else None)
     by_key: dict[str, IssueFacts] = {}
     for issue_id in sorted(known, key=_number):
         entry = known[issue_id]
@@ -708,7 +718,7 @@ def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.Queu
             warnings.append(f"the tracker folder cannot be read ({exc}): owners and issues are not shown")
     elif tracker is not None and tracker.features.changes_since:
         try:
-            by_key = _server_issues(tracker, kept)
+            by_key = _server_issues(tracker, kept, now)
         except TrackerError as exc:
             # the server cannot be asked: one warning, and no thread is "new" for lack of an answer
             tracker_down = True
