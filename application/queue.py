@@ -786,6 +786,7 @@ PUSH_ATTEMPTS = 6
 #: A server has no compare-and-swap on assignees: a claim reads the issue back, then once more
 #: after this long (at least; twice the write's own time when that is longer).
 SETTLE_SECONDS = 0.2
+PUT_BACK_ATTEMPTS = 3  # a put-back of the first claimant: read, written, read back; sent again when it did not land
 
 
 def _holders(tracker: Tracker, issue: str) -> tuple[str, list[str]]:
@@ -972,7 +973,8 @@ def _write_server(tracker: Tracker, issue: str, who: str, *, add: bool) -> dict:
     canonical, holders = _holders(tracker, issue)
     others = [h for h in holders if h != who]
     if add and others:
-        raise ClaimLost(canonical, others[0])
+        # the holder read now may be a late claim not yet put back: the history names the first
+        raise ClaimLost(canonical, _first_claimant(tracker, canonical) or others[0])
     if (who in holders) == add:
         return {"id": canonical, "assignees": holders, "changed": False}
     if not add:
@@ -1017,7 +1019,9 @@ def _put_back(tracker: Tracker, issue: str, first: str, who: str) -> None:
     Raises ClaimUnsettled: the issue is held by another claim than ``first``'s and could not
     be put back (its holder now is named)."""
     last = ""
-    for _attempt in range(2):
+    for attempt in range(PUT_BACK_ATTEMPTS):
+        if attempt:
+            time.sleep(random.uniform(0.5, 1.0) * SETTLE_SECONDS)  # let racing put-backs land first
         try:
             holders = _holders(tracker, issue)[1]
         except BackendError as exc:
@@ -1109,8 +1113,8 @@ def _assignee_proposal(tracker: Tracker, issue: str, who: str, *, add: bool, con
         except ClaimLost as exc:
             proposal.facts["lost_to"] = exc.holder  # the front end tells who holds it
             raise
-        except ClaimUnsettled as exc:
-            proposal.facts["lost_to"] = exc.first
+        except ClaimUnsettled as exc:  # no "lost_to": nobody holds it settled (a failed write, not a lost race)
+            proposal.facts["first_claimant"] = exc.first
             proposal.facts["held_now_by"] = exc.holder
             raise
 
