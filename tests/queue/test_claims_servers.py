@@ -162,7 +162,7 @@ def test_a_put_back_that_never_lands_tells_the_loser_the_issue_is_unsettled(jira
     assert text.startswith("ClaimUnsettled: ")
     assert f"{issue} is held by bob" in text and "alice claimed it first" in text
     assert late.facts["first_claimant"] == "alice" and late.facts["held_now_by"] == "bob"
-    assert "lost_to" not in late.facts  # not a settled loss: the CLI says the write failed (exit 1)
+    assert "lost_to" not in late.facts  # not a settled loss: the CLI says the write failed (exit 4)
     assert jira_env.reopen().view(issue)["assignees"] == ["bob"]
 
 
