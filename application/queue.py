@@ -232,6 +232,19 @@ class ClaimLost(ApplicationError):
         self.holder = holder
 
 
+class ClaimUnsettled(ApplicationError):
+    """A claim race whose undo did not land: ``first`` claimed ``issue`` first (the change
+    history says so) but ``holder`` holds it now, and putting ``first`` back failed."""
+
+    def __init__(self, issue: str, holder: str, first: str, detail: str) -> None:
+        super().__init__(f"{issue} is held by {holder} now, but {first} claimed it first: putting {first} back "
+                         f"failed ({detail}); the issue's owner is not settled. Check it, and assign it to "
+                         f"{first} in the tracker (or claim again)")
+        self.issue = issue
+        self.holder = holder
+        self.first = first
+
+
 # -- settings ---------------------------------------------------------------------------
 
 
@@ -559,13 +572,23 @@ def _number(issue_id: str) -> tuple[int, str]:
     return (int(found.group()) if found else 0, issue_id)
 
 
-def _server_issues(tracker: Tracker, kept: records.QueueRecords) -> dict[str, IssueFacts]:
+FULL_SWEEP_EVERY = timedelta(minutes=15)
+"""How long the queue trusts ``changes(cursor)`` alone on a server tracker: it lists what
+changed, never what left (a transferred, deleted or moved issue); a full sweep forgets those."""
+
+
+def _server_issues(tracker: Tracker, kept: records.QueueRecords, now: datetime) -> dict[str, IssueFacts]:
     """Every issue's facts on a server tracker by what names its thread (the earliest issue
     first), kept in the records and brought up to date with the tracker's ``changes``: one
-    conditional or ``updated >=`` request while nothing changed (never its search API).
+    conditional or ``updated >=`` request while nothing changed (never its search API). Every
+    :data:`FULL_SWEEP_EVERY` (by ``now``) the issues are listed whole instead, which forgets
+    the ones that left the tracker (``changes`` never lists those).
 
     Raises TrackerError (BackendError: the server cannot be asked)."""
     cursor, known = kept.server_issues()
+    swept = kept.server_swept()
+    if swept is None or now - swept >= FULL_SWEEP_EVERY:
+        cursor = None  # a full sweep: every issue, and whatever was kept is forgotten
     changes = tracker.changes(cursor)
     if changes.issues or changes.complete or changes.cursor != cursor:
         known = {} if changes.complete else dict(known)
@@ -573,7 +596,7 @@ def _server_issues(tracker: Tracker, kept: records.QueueRecords) -> dict[str, Is
             facts = _facts_of_view(view, tracker.field_syntax)
             known[view["id"]] = [_facts_json(facts),
                                  _thread_keys(view, tracker.field_syntax) + _link_keys(view, tracker.field_syntax)]
-        kept.put_server(changes.cursor, known)
+        kept.put_server(changes.cursor, known, now if changes.complete else None)
     by_key: dict[str, IssueFacts] = {}
     for issue_id in sorted(known, key=_number):
         entry = known[issue_id]
@@ -695,7 +718,7 @@ def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.Queu
             warnings.append(f"the tracker folder cannot be read ({exc}): owners and issues are not shown")
     elif tracker is not None and tracker.features.changes_since:
         try:
-            by_key = _server_issues(tracker, kept)
+            by_key = _server_issues(tracker, kept, now)
         except TrackerError as exc:
             # the server cannot be asked: one warning, and no thread is "new" for lack of an answer
             tracker_down = True
@@ -763,6 +786,7 @@ PUSH_ATTEMPTS = 6
 #: A server has no compare-and-swap on assignees: a claim reads the issue back, then once more
 #: after this long (at least; twice the write's own time when that is longer).
 SETTLE_SECONDS = 0.2
+PUT_BACK_ATTEMPTS = 3  # a put-back of the first claimant: read, written, read back; sent again when it did not land
 
 
 def _holders(tracker: Tracker, issue: str) -> tuple[str, list[str]]:
@@ -949,7 +973,8 @@ def _write_server(tracker: Tracker, issue: str, who: str, *, add: bool) -> dict:
     canonical, holders = _holders(tracker, issue)
     others = [h for h in holders if h != who]
     if add and others:
-        raise ClaimLost(canonical, others[0])
+        # the holder read now may be a late claim not yet put back: the history names the first
+        raise ClaimLost(canonical, _first_claimant(tracker, canonical) or others[0])
     if (who in holders) == add:
         return {"id": canonical, "assignees": holders, "changed": False}
     if not add:
@@ -968,13 +993,11 @@ def _write_server(tracker: Tracker, issue: str, who: str, *, add: bool) -> dict:
     first = _first_claimant(tracker, canonical)
     if first is not None:  # the server's own order decides: the first claim of the free issue holds it
         if first == who:
+            # a late claim may have landed over ours already (its claimant may never put us back):
+            # what the issue holds now is read, not assumed from the history
+            _put_back(tracker, canonical, first, who)
             return {"id": canonical, "assignees": [who], "changed": True}
-        if _holders(tracker, canonical)[1] == [who]:
-            # ours landed over the first claim (Jira keeps the last write): put the first claimant back
-            try:
-                tracker.edit(canonical, EditRequest(add_assignees=[first], remove_assignees=[who]))
-            except Refused:
-                pass  # another late claim landed over ours meanwhile: its claimant puts it back
+        _put_back(tracker, canonical, first, who)
         raise ClaimLost(canonical, first)
     settle = max(SETTLE_SECONDS, 2 * (time.monotonic() - started))
     for check in range(2):
@@ -986,6 +1009,39 @@ def _write_server(tracker: Tracker, issue: str, who: str, *, add: bool) -> dict:
                 tracker.edit(canonical, EditRequest(remove_assignees=[who]))
             raise ClaimLost(canonical, _settled_holder(tracker, canonical, settle))
     return {"id": canonical, "assignees": holders, "changed": True}
+
+
+def _put_back(tracker: Tracker, issue: str, first: str, who: str) -> None:
+    """Make ``first`` (the first claimant by the change history) hold ``issue`` again when a
+    later claim landed over hers: ``who`` is ours (the late one, or ``first`` herself). Each
+    write is read back and sent once more when it did not land (a lost connection).
+
+    Raises ClaimUnsettled: the issue is held by another claim than ``first``'s and could not
+    be put back (its holder now is named)."""
+    last = ""
+    for attempt in range(PUT_BACK_ATTEMPTS):
+        if attempt:
+            time.sleep(random.uniform(0.5, 1.0) * SETTLE_SECONDS)  # let racing put-backs land first
+        try:
+            holders = _holders(tracker, issue)[1]
+        except BackendError as exc:
+            last = str(exc)
+            continue
+        if holders == [first]:
+            return
+        if who != first and holders and who not in holders:
+            return  # another late claim landed over ours: its claimant puts the first one back
+        try:
+            tracker.edit(issue, EditRequest(add_assignees=[first], remove_assignees=list(holders)))
+        except (Refused, BackendError) as exc:
+            last = str(exc)  # Refused: yet another write landed between the read and ours; read again
+    try:
+        holders = _holders(tracker, issue)[1]
+    except BackendError as exc:
+        raise ClaimUnsettled(issue, "(cannot be read)", first, f"{last}; {exc}") from None
+    if holders == [first] or (who != first and holders and who not in holders):
+        return
+    raise ClaimUnsettled(issue, ", ".join(holders) or "nobody", first, last)
 
 
 def _first_claimant(tracker: Tracker, issue: str) -> str | None:
@@ -1045,6 +1101,10 @@ def _assignee_proposal(tracker: Tracker, issue: str, who: str, *, add: bool, con
     local = tracker.features.publishes_changes
     where = ("written to the issue file, committed and pushed (a rejected push pulls and asks again)" if local
              else f"written to the {tracker.kind} issue and read back")
+    if add and not local:  # the compensating write is part of what the user confirms
+        where += ("; if another triager claimed it first, this claim is undone"
+                  + (" (the first claimant is put back as the assignee)" if tracker.features.assignee_history
+                     else " (you are removed from the assignees)"))
     summary = f"{'assign' if add else 'unassign'} {canonical} {'to' if add else 'from'} {who}"
 
     def write(_write: Write) -> dict:
@@ -1052,6 +1112,10 @@ def _assignee_proposal(tracker: Tracker, issue: str, who: str, *, add: bool, con
             return apply()
         except ClaimLost as exc:
             proposal.facts["lost_to"] = exc.holder  # the front end tells who holds it
+            raise
+        except ClaimUnsettled as exc:  # no "lost_to": nobody holds it settled (a failed write, not a lost race)
+            proposal.facts["first_claimant"] = exc.first
+            proposal.facts["held_now_by"] = exc.holder
             raise
 
     proposal.writes.append(Write(

@@ -108,9 +108,16 @@ class QueueRecords:
         """(the changes cursor, {issue ID: [facts, thread keys]}) kept from the last run."""
         return self.server.get("cursor"), self.server.get("issues") or {}
 
-    def put_server(self, cursor: str, issues: dict[str, list]) -> None:
-        self.server = {"cursor": cursor, "issues": issues}
+    def put_server(self, cursor: str, issues: dict[str, list], swept: datetime | None = None) -> None:
+        """Keep the cursor and the issues; ``swept``: when the issues were last listed whole
+        (None: keep the time kept)."""
+        self.server = {"cursor": cursor, "issues": issues,
+                       "swept": iso(swept) if swept is not None else self.server.get("swept")}
         self._changed = True
+
+    def server_swept(self) -> datetime | None:
+        """When the server tracker's issues were last listed whole (a full sweep), if ever."""
+        return parse(self.server.get("swept"))
 
     def made(self, kind: str, key: str, entry: Any) -> Any:
         """What :meth:`keep` stored for ``entry`` (the same entry object), else None."""

@@ -313,9 +313,9 @@ class GitHubTracker(Tracker):
         """Issues updated since the cursor, from the REST list (never the search API, whose
         rate limit is 30 requests a minute and whose index lags): ``GET /repos/{o}/{r}/issues
         ?state=all&sort=updated&direction=asc&since=…`` (``since`` is inclusive), every page.
-        When the newest update is the cursor's own, the next call sends the first page's
-        ``ETag`` as ``If-None-Match``: GitHub answers 304 while nothing changed, and a 304 does
-        not count against the rate limit (docs.github.com, "Use conditional requests")."""
+        When the newest update is the cursor's own and the answer was one page, the next call
+        sends its ``ETag`` as ``If-None-Match``: GitHub answers 304 while nothing changed, and a
+        304 does not count against the rate limit (docs.github.com, "Use conditional requests")."""
         scope = f"{self.api_url}/{self.repo}"
         kept = _cursor(cursor)
         complete = kept.get("scope") != scope
@@ -328,7 +328,7 @@ class GitHubTracker(Tracker):
                                  headers={"If-None-Match": etag} if etag else None, ok=(200, 304))
         if response.status_code == 304:
             return IssueChanges([], cursor or "", False)
-        first, newest, views = response, since, []
+        first, newest, views, pages = response, since, [], 1
         while True:
             for data in response.json():
                 stamp = data.get("updated_at")
@@ -340,8 +340,11 @@ class GitHubTracker(Tracker):
             if not m:
                 break
             response = self._request("GET", m.group(1))
-        # the ETag is the answer to this very URL: worth sending only while the cursor stays
-        again = first.headers.get("etag") if newest == since else None
+            pages += 1
+        # the ETag is the answer to this very URL: worth sending only while the cursor stays,
+        # and only when that answer was one page (a change landing on a later page leaves the
+        # first page, and its ETag, as they were: it would answer 304 for ever)
+        again = first.headers.get("etag") if newest == since and pages == 1 else None
         return IssueChanges(views, json.dumps({"scope": scope, "since": newest, "etag": again}), complete)
 
     def _raw_body(self, issue_id: str) -> tuple[str, str]:

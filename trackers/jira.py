@@ -103,6 +103,7 @@ class JiraTracker(Tracker):
         self.issue_type = issue_type
         self.resolutions = dict(DEFAULT_RESOLUTIONS, **(resolutions or {}))
         self.accounts = dict(accounts or {})
+        self._names_by_key: dict[str, str] = {}  # Data Center: user key (JIRAUSER10000) → user name
         self._user = user
         headers = {"Accept": "application/json"}
         if token:
@@ -274,12 +275,16 @@ class JiraTracker(Tracker):
     def assignee_changes(self, issue_id: str) -> list[tuple[str | None, str | None]]:
         """From the issue's change history (``GET /issue/{key}?expand=changelog``: the
         histories in the order Jira applied the edits, each item's ``from``/``to`` the account
-        ID on Cloud, the user name on Data Center), the assignee items, oldest first."""
+        ID on Cloud, the user KEY on Data Center: JIRAUSER10000 for users made since Jira 8, not
+        their name), the assignee items, oldest first, each user named as :meth:`_person` names it."""
         key = self._key(issue_id)
         try:
             data = self._request("GET", f"/issue/{key}", params={"fields": "assignee", "expand": "changelog"}).json()
         except NotFound as exc:
             raise NotFound(f"no issue {key} (or this account may not see it)") from exc
+        holder = (data.get("fields") or {}).get("assignee") or {}
+        if self.v == 2 and holder.get("key") and holder.get("name"):
+            self._names_by_key[holder["key"]] = holder["name"]  # the user object holds both
         histories = sorted((data.get("changelog") or {}).get("histories") or [],
                            key=lambda h: (int(h["id"]) if str(h.get("id", "")).isdigit() else 0))
         out: list[tuple[str | None, str | None]] = []
@@ -290,12 +295,20 @@ class JiraTracker(Tracker):
         return out
 
     def _user_of(self, ident: str | None) -> str | None:
-        """A history item's user (account ID on Cloud) as :meth:`_person` names it."""
+        """A history item's user (account ID on Cloud, user key on Data Center) as
+        :meth:`_person` names it. A Data Center key is looked up once (``GET /user?key=``) and
+        kept; a key Jira no longer knows (a deleted user) stays the key, naming nobody on the roster."""
         if not ident:
             return None
         if self.v == 3:
             return next((name for name, acc in self.accounts.items() if acc == ident), ident)
-        return ident
+        if ident not in self._names_by_key:
+            try:
+                user = self._request("GET", "/user", params={"key": ident}).json()
+            except NotFound:
+                user = {}
+            self._names_by_key[ident] = user.get("name") or ident
+        return self._names_by_key[ident]
 
     def _view_of(self, key: str, data: dict, comments: bool) -> IssueView:
         f = data.get("fields") or {}

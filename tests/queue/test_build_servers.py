@@ -10,7 +10,7 @@ import yaml
 
 from mailtriage.application import Op, Project
 from mailtriage.application.flows.importer import ImportFlow
-from mailtriage.application.queue import QueueState, build_queue, propose_claim
+from mailtriage.application.queue import FULL_SWEEP_EVERY, QueueState, build_queue, propose_claim
 from tests.queue.conftest import LIST, THREAD, mail
 from tests.trackers.conftest import make_github_env, make_jira_env, memory_keyring  # noqa: F401 (fixture)
 from tests.application.flows.conftest import report_thread, write_mbox
@@ -106,3 +106,27 @@ def test_a_warm_queue_costs_one_request_no_search_and_still_sees_a_colleagues_cl
     finally:
         project.close()
     assert [(r.issue, r.owner, r.state) for r in queue.rows][1] == (issue, "bob", QueueState.IN_PROGRESS)
+
+
+def test_an_issue_that_leaves_the_tracker_leaves_the_queue_at_the_next_full_sweep(server_project):
+    """``changes(cursor)`` lists what changed, never what left: an issue transferred to another
+    repository (GitHub) or moved out of sight (Jira: another project, a security level the
+    account is not in) is forgotten at the next full sweep, at most FULL_SWEEP_EVERY after the
+    last one (the clock is the queue's ``now``); until then the kept row stands."""
+    server = server_project.server
+    project = Project.open(server_project.project)
+    try:
+        assert ImportFlow(project).propose(project.thread_id_for(THREAD, Op.READ_THREAD)).apply(confirmed=True).ok
+        issue = project.open_tracker().list(state="all").items[0]["id"]
+        assert propose_claim(project.open_tracker(), issue, "bob").apply(confirmed=True).ok
+        assert [(r.issue, r.owner) for r in build_queue(project, now=NOW).rows][1] == (issue, "bob")
+        if hasattr(server, "transfer"):
+            server.transfer(int(issue), "acme/elsewhere")
+        else:
+            server.hidden.add(issue)
+        soon = build_queue(project, now=NOW + FULL_SWEEP_EVERY / 2)
+        later = build_queue(project, now=NOW + FULL_SWEEP_EVERY)
+    finally:
+        project.close()
+    assert [(r.issue, r.owner) for r in soon.rows][1] == (issue, "bob")  # kept: no full sweep yet
+    assert [(r.issue, r.owner, r.state) for r in later.rows][1] == (None, None, QueueState.ACKNOWLEDGED)

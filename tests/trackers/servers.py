@@ -511,6 +511,9 @@ class JiraServer(_Base):
         # ``expand=changelog`` (``changelog.histories[].items[]``: field, from, fromString, to, toString)
         self.histories: dict[str, list[dict]] = {}
         self.next_history = 40000
+        # Data Center (v2): a user made since Jira 8 has a user key (JIRAUSER10000) apart from
+        # its user name; the change history names users by key, the user object holds both
+        self.user_keys: dict[str, str] = {}
 
     STATUSES = {"Open": ("1", "new", "To Do"), "In Progress": ("3", "indeterminate", "In Progress"),
                 "Done": ("10001", "done", "Done"), "Won't Do": ("10002", "done", "Done")}
@@ -592,18 +595,26 @@ class JiraServer(_Base):
         now = datetime.now(timezone.utc)
         return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}+0000"
 
+    def dc_user(self, name: str) -> dict:
+        """A Data Center user object: its key (JIRAUSER1xxxx, as Jira 8+ makes them) is not its name."""
+        user_key = self.user_keys.setdefault(name, f"JIRAUSER{10000 + len(self.user_keys)}")
+        return {"self": f"{self.url}{self.api}/user?username={name}", "key": user_key, "name": name,
+                "displayName": f"{name.title()} Example", "active": True}
+
     def _history(self, key: str, field: str, before: dict | None, after: dict | None) -> None:
         """One change history entry, as Jira records an edit that changed ``field`` (a user
-        field: ``from``/``to`` are the account ID on Cloud, the user name on Data Center)."""
-        ident = "accountId" if self.v == 3 else "name"
+        field: ``from``/``to`` are the account ID on Cloud, the user KEY on Data Center;
+        ``fromString``/``toString`` the display names)."""
+        ident = "accountId" if self.v == 3 else "key"
         old, new = (before or {}).get(ident), (after or {}).get(ident)
         if old == new:
             return
         self.next_history += 1
         self.histories[key].append({
             "id": str(self.next_history), "author": dict(self.account), "created": self._stamp(),
-            "items": [{"field": field, "fieldtype": "jira", "from": old, "fromString": (before or {}).get(ident),
-                       "to": new, "toString": (after or {}).get(ident)}]})
+            "items": [{"field": field, "fieldtype": "jira", "from": old,
+                       "fromString": (before or {}).get("displayName"),
+                       "to": new, "toString": (after or {}).get("displayName")}]})
 
     def _error(self, status: int, *messages: str, **errors: str):
         return status, {"errorMessages": list(messages), "errors": errors}, {}
@@ -619,6 +630,13 @@ class JiraServer(_Base):
         tail = path[len(self.api):]
         if tail == "/myself":
             return 200, dict(self.account, self=f"{self.url}{self.api}/user?accountId=x"), {}
+        if self.v == 2 and tail == "/user" and method == "GET":
+            known = {u["key"]: u for u in map(self.dc_user, list(self.user_keys))}
+            if query.get("key") in known:
+                return 200, known[query["key"]], {}
+            if query.get("username") in self.user_keys:
+                return 200, self.dc_user(query["username"]), {}
+            return self._error(404, "The user named does not exist")
         if tail == f"/project/{self.project}/securitylevel":
             return 200, {"levels": [self._level(x["id"]) for x in self.levels]}, {}
         if tail == "/issue" and method == "POST":
@@ -725,7 +743,12 @@ class JiraServer(_Base):
                     f["security"] = None if value is None else self._level(value.get("id"))
                 elif name == "assignee":
                     before = f["assignee"]
-                    f["assignee"] = None if value is None else dict(self.account, **value)
+                    if value is None:
+                        f["assignee"] = None
+                    elif self.v == 2:
+                        f["assignee"] = self.dc_user(value.get("name") or value.get("key"))
+                    else:
+                        f["assignee"] = dict(self.account, **value)
                     self._history(key, "assignee", before, f["assignee"])
                 elif name == "fixVersions":
                     f["fixVersions"] = [{"name": v["name"], "id": "1"} for v in value]
