@@ -72,6 +72,19 @@ branch point), "after" this branch, run by run in the same session (--before):
   from the read-ahead (or waits ~10 ms for it when Enter follows the list's first paint);
   the rest is Textual's frame: the focus move restyles the panes and repaints every row of
   the list (its cursor row's style follows the focus), ~40-100 ms loaded.
+
+Habits4 (2026-12-02, 20:05 UTC, load 2.9-4.1, median of 7, --before e6c96bc, same run): the
+focus move no longer paints every row of the list (the cursor row only: 180 row paints -> 10
+over 10 Enters in a headless profile; main-thread CPU of Enter + settle on a 60-message list,
+4 paired runs: 120/126/153/166 ms against 160/162/174/151 ms before). On the screen the gain is
+below this machine's spread: Enter -> body before 0.060 / after 0.080 / aerc 0.038 (2.1x);
+two earlier runs the same session, load 2.5-2.9: 0.097 / 0.079 / 0.030 and 0.069 / 0.064 /
+0.024 (2.6x). Reply 0.142 / 0.131 / 0.018; flag 0.068 / 0.105 / 0.221; flag with Ctrl+s
+0.223 / 0.278 / 0.221. Single runs of one build spread 0.057-0.147 s (open): the goal of 2x
+is not shown met. What is left between the key and the paint (profile): the footer's keys
+recomposed for the reader (FooterKey mounts and styles, the largest part), the focus-within
+restyle of both panes' subtrees (~15 %), and the compositor's full update after the footer's
+relayout (Strip.divide, the reader's lines).
 """
 
 from __future__ import annotations

@@ -63,3 +63,30 @@ async def test_enter_shows_the_message_under_the_cursor_and_r_quotes_it_with_the
             assert f"> {BODY}" in screen_text(app)
         finally:
             proxy.release()
+
+
+async def test_esc_while_the_reply_is_prepared_cancels_it_and_no_dialog_opens_later(held_project):
+    """r on a report of the security list: its draft needs the project's thread, which the
+    held server does not give. Esc in the reader while "preparing the mail … (Esc cancels)"
+    shows cancels the preparation: when the server answers again, no compose dialog opens."""
+    project, proxy = held_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("down")  # the report; resting on it reads it ahead
+        await settle(pilot)
+        proxy.hold()
+        try:
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: "Body of report 1." in screen_text(app), timeout=5)
+            await pilot.press("r")
+            await wait_until(pilot, lambda: "preparing the mail" in screen_text(app), timeout=5)
+            await pilot.press("escape")
+            await pilot.pause()
+        finally:
+            proxy.release()
+        await wait_until(pilot, lambda: not any(w.group == "reply" and not w.is_finished
+                                                for w in app.main.workers), timeout=10)
+        await settle(pilot)
+        assert not isinstance(app.screen, ComposeDialog)
+        assert "preparing the mail" not in screen_text(app)

@@ -213,3 +213,47 @@ async def test_threads_that_arrive_above_the_screen_are_announced_and_g_shows_th
         await pilot.press("g")
         assert tl.scroll_offset.y == 0 and "Report number -40" in painted(tl)[0]
         assert "new above" not in status(), status()
+
+
+def styles(strip) -> list:
+    return [segment.style for segment in strip]
+
+
+class FocusHost(ListHost):
+    """The list beside another focusable widget, as Enter moves the focus into the reader."""
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import Button  # why: only this host has a second focusable widget
+
+        yield ThreadList()
+        yield Button("reader")
+
+
+async def test_a_focus_move_repaints_the_cursor_row_only_and_a_theme_change_every_row():
+    """Issue 35: Enter moves the focus into the reader; only the cursor row's style follows the
+    focus, so the other rows are not painted again (before: every visible row was, ~40-100 ms
+    of an Enter under load). A theme change still paints every row in its colours."""
+    from mailtriage.themes import THEMES  # why: registers the themes the app uses
+
+    app = FocusHost(ListRows([summary(i) for i in range(40)]))
+    async with app.run_test(size=(100, 20)) as pilot:
+        for theme in THEMES:
+            app.register_theme(theme)
+        app.theme = "mailtriage-dark"
+        await pilot.pause()
+        tl = app.query_one(ThreadList)
+        cursor_focused, row = tl.render_line(0), tl.render_line(3)
+        app.query_one("Button").focus()
+        await pilot.pause()
+        assert not tl.has_focus
+        cursor_blurred = tl.render_line(0)
+        assert cursor_blurred.text == cursor_focused.text
+        assert styles(cursor_blurred) != styles(cursor_focused)  # the focus move shows
+        assert tl.render_line(3) is row  # the same painted strip: not painted again
+        tl.focus()
+        await pilot.pause()
+        assert styles(tl.render_line(0)) == styles(cursor_focused)
+        app.theme = "mailtriage-light"
+        await pilot.pause()
+        light = tl.render_line(3)
+        assert light.text == row.text and styles(light) != styles(row)

@@ -36,6 +36,8 @@ GROUP = "reply"
 
 #: Seconds an r waits for the reply being built ahead before it builds it itself.
 AHEAD_WAIT = 30.0
+#: Seconds between looks at a cancel while r waits for the reply built ahead.
+AHEAD_POLL = 0.05
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,8 @@ class ComposeController(ControllerBase):
         self._compose_shown: tuple[dict[str, ComposeForm], str] | None = None
         #: The reply built ahead for the message in the reading pane (issue 35).
         self._draft_ahead: DraftAhead | None = None
+        #: The request of an r whose compose dialog is being prepared ("preparing the mail").
+        self._awaited: int | None = None
 
     #: accounts: the folder in the thread list, (account id, folder id, name) or None.
     open_folder_key: tuple[str, str, str] | None
@@ -153,7 +157,17 @@ class ComposeController(ControllerBase):
             self._open_compose(built.target, dict(built.forms), built.where)
             return
         self.reader.show_status("preparing the mail … (Esc cancels)")
+        self._awaited = request
         self._prepare_compose(request, target, ahead)
+
+    def drop_reply_on_its_way(self) -> None:
+        """q / Esc in the reader (issue 35): the compose dialog being prepared opens nothing,
+        also when its preparation is done and the dialog is on its way (its answer is queued).
+        A preparation still running is cancelled by the caller (``cancel_work``)."""
+        request, self._awaited = self._awaited, None
+        if request is not None and self.is_current(GROUP, request):
+            self.new_request(GROUP)  # its answer is not current any more: dropped when it comes
+            self.reader.restore_status()
 
     def _build_compose(self, target: ComposeTarget) -> Built | Proposal:
         """The forms of the compose dialog for ``target`` and where the mail goes, or the
@@ -185,7 +199,12 @@ class ComposeController(ControllerBase):
     def _prepare_compose(self, request: int, target: ComposeTarget, ahead: DraftAhead | None = None) -> None:
         worker = get_current_worker()
         built: Built | Proposal | None = None
-        if ahead is not None and ahead.done.wait(AHEAD_WAIT):  # r while the reply is built ahead: its result
+        if ahead is not None:  # r while the reply is built ahead: its result (Esc stops the wait)
+            waited = 0.0
+            while not ahead.done.wait(AHEAD_POLL) and not worker.is_cancelled and waited < AHEAD_WAIT:
+                waited += AHEAD_POLL
+            if worker.is_cancelled:
+                return
             built = ahead.built
         try:
             if built is None:
@@ -237,6 +256,7 @@ class ComposeController(ControllerBase):
         # first use; imported with the app they were ~1 s of 6 (python -X importtime, loaded machine).
         if not self.is_current(GROUP, message.request):
             return
+        self._awaited = None
         self.reader.restore_status()
         self._open_compose(message.target, dict(message.forms), message.where)
 

@@ -55,6 +55,8 @@ class ReadingController(ControllerBase):
     open_mailbox_row: MailboxRow | None
     #: compose: build what r shows for the message in the reading pane.
     build_reply_ahead: Callable[[], None]
+    #: compose: the compose dialog being prepared opens nothing (q / Esc in the reader).
+    drop_reply_on_its_way: Callable[[], None]
 
     # -- intents from the panes ------------------------------------------------------
     def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
@@ -70,8 +72,10 @@ class ReadingController(ControllerBase):
 
     def on_thread_view_back_requested(self, message: ThreadView.BackRequested) -> None:
         """q / Esc in the reader: back to the list; a thread still loading is cancelled (its
-        status line says "Esc cancels")."""
-        self.cancel_work(("reader",))
+        status line says "Esc cancels"), and so is a reply being prepared: its compose dialog
+        never opens afterwards (issue 35)."""
+        self.cancel_work(("reader", "reply"))
+        self.drop_reply_on_its_way()
         self._ahead_open = None  # a read-ahead still on its way is not shown then
         self.query_one(ThreadList).focus()
 

@@ -2,8 +2,8 @@
 
 ``render_line`` paints one screen row from one :class:`ThreadRows` row; nothing is
 built for rows off screen, so 100,000 threads scroll like 100. Painted rows are kept
-in a small LRU cache keyed by (row, width, cursor, focus) so moving the cursor
-repaints two lines. Rows a paged source has not fetched yet paint as placeholders and
+in a small LRU cache keyed by (row, width, cursor, focus of the cursor row) so moving the
+cursor repaints two lines and a focus move one. Rows a paged source has not fetched yet paint as placeholders and
 their pages are fetched by one worker, nearest to the viewport first.
 """
 
@@ -54,6 +54,7 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
 
     COMPONENT_CLASSES = {
         "thread-list--cursor",
+        "thread-list--cursor-blurred",
         "thread-list--unread",
         "thread-list--date",
         "thread-list--count",
@@ -69,12 +70,14 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         overflow-x: hidden;
         overflow-y: auto;
     }
-    ThreadList > .thread-list--cursor {
+    /* Not ":focus > .thread-list--cursor": a component style that follows the focus makes
+       every focus move repaint every row (issue 35); _paint picks one of the two. */
+    ThreadList > .thread-list--cursor-blurred {
         background: $block-cursor-blurred-background;
         color: $block-cursor-blurred-foreground;
         text-style: $block-cursor-blurred-text-style;
     }
-    ThreadList:focus > .thread-list--cursor {
+    ThreadList > .thread-list--cursor {
         background: $block-cursor-background;
         color: $block-cursor-foreground;
         text-style: $block-cursor-text-style;
@@ -160,6 +163,10 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         self.rows: ThreadRows = ListRows([])
         self.filtered = False
         self._cache: LRUCache[tuple, Strip] = LRUCache(512)
+        #: The styles the cached rows were painted with, and whether they may have changed
+        #: since (see notify_style_update).
+        self._painted_with: tuple[Style, ...] | None = None
+        self._styles_changed = True
         self._generation = 0
         self.tags = Tags()
         self.arrangement = Arrangement()
@@ -238,19 +245,34 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         self.refresh()
 
     def notify_style_update(self) -> None:
+        """Textual calls this on every focus move in the pane (its fresh styles never compare
+        equal to the applied ones): the rows are painted again only when a style they are
+        painted with changed (a theme), not on every Enter (issue 35)."""
         super().notify_style_update()
-        self._cache.clear()
+        self._styles_changed = True  # compared at the next paint: the component styles come after
+
+    def _check_styles(self) -> None:
+        self._styles_changed = False
+        styles = self._paint_styles()
+        if styles != self._painted_with:
+            self._painted_with = styles
+            self._cache.clear()
+
+    def _paint_styles(self) -> tuple[Style, ...]:
+        """The Rich styles _paint uses, as it asks for them (unread partial)."""
+        return (self.rich_style, *(self.get_component_rich_style(name, partial=name == "thread-list--unread")
+                                   for name in sorted(self.COMPONENT_CLASSES)))
 
     def on_focus(self) -> None:
-        self._cache.clear()
-        self.refresh()
+        self.refresh_line(self.cursor)  # only the cursor row's style follows the focus
 
     def on_blur(self) -> None:
-        self._cache.clear()
-        self.refresh()
+        self.refresh_line(self.cursor)
 
     # -- painting ----------------------------------------------------------
     def render_line(self, y: int) -> Strip:
+        if self._styles_changed:
+            self._check_styles()
         index = self.scroll_offset.y + y
         width = self.scrollable_content_region.width
         if index >= len(self.rows) or width <= 0:
@@ -258,7 +280,7 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         is_cursor = index == self.cursor
         row = self.rows.peek(index)
         tagged = row in self.tags if row is not None else self.tags.waits_at(self.rows, index)
-        key = (index, width, is_cursor, self.has_focus, self._generation, tagged)
+        key = (index, width, is_cursor, is_cursor and self.has_focus, self._generation, tagged)
         strip = self._cache.get(key)
         if strip is None:
             decoration = self.rows.decoration(index) if isinstance(self.rows, ArrangedRows) else ""
@@ -271,7 +293,8 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
                decoration: str = "") -> Strip:
         base = self.rich_style
         if is_cursor:
-            base = base + self.get_component_rich_style("thread-list--cursor")
+            base = base + self.get_component_rich_style(
+                "thread-list--cursor" if self.has_focus else "thread-list--cursor-blurred")
         if row is None:
             style = base if is_cursor else base + self.get_component_rich_style("thread-list--placeholder")
             label = (TAG_MARK if tagged else " ") + "… loading"
