@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import getpass
+import json
 import random
 import re
 import time
@@ -305,6 +306,16 @@ class IssueChanges:
     issues: list[IssueView]
     cursor: str
     complete: bool = False
+
+
+def cursor_fields(text: str | None) -> dict:
+    """What a tracker put in its ``changes`` cursor (JSON), or {} for none or one it cannot read
+    (made by another version: the next call lists in full)."""
+    try:
+        got = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return got if isinstance(got, dict) else {}
 
 
 def issue_json(*, id: str, title: str, state: str, labels: Sequence[str], assignees: Sequence[str],

@@ -41,6 +41,7 @@ from mailtriage.trackers.contract import (
     UsageError,
     ascii_digits,
     comment_json,
+    cursor_fields,
     issue_json,
     order_comments,
     require_id,
@@ -317,7 +318,7 @@ class GitHubTracker(Tracker):
         sends its ``ETag`` as ``If-None-Match``: GitHub answers 304 while nothing changed, and a
         304 does not count against the rate limit (docs.github.com, "Use conditional requests")."""
         scope = f"{self.api_url}/{self.repo}"
-        kept = _cursor(cursor)
+        kept = cursor_fields(cursor)
         complete = kept.get("scope") != scope
         since = None if complete else kept.get("since")
         etag = None if complete else kept.get("etag")
@@ -513,14 +514,6 @@ def repository_privacy(data: dict, repo: str) -> tuple[bool, str]:
     if data.get("private") is False:
         return False, f"GitHub repository {repo} is PUBLIC"
     return False, f"GitHub's answer for {repo} says neither private nor visibility"
-
-
-def _cursor(text: str | None) -> dict:
-    try:
-        got = json.loads(text) if text else {}
-    except ValueError:
-        return {}
-    return got if isinstance(got, dict) else {}
 
 
 def _instant(stamp: str) -> datetime:

@@ -50,6 +50,7 @@ from mailtriage.trackers.contract import (
     _validate_heading,
     ascii_digits,
     comment_json,
+    cursor_fields,
     issue_json,
     order_comments,
     require_id,
@@ -366,7 +367,7 @@ class JiraTracker(Tracker):
         offset), so an update is never missed and a few recent issues come again. Jira's
         search has no conditional request; a quiet project costs one request."""
         scope = f"{self.base}/{self.project}/v{self.v}"
-        kept = _cursor(cursor)
+        kept = cursor_fields(cursor)
         complete = kept.get("scope") != scope
         since = None if complete else kept.get("since")
         clauses = [f"project = {_jql_str(self.project)}"]
@@ -629,14 +630,6 @@ class JiraTracker(Tracker):
             except (BackendError, NotFound, Refused) as exc:
                 check("account" if not checks[-1]["name"] == "account" else "security_level_settable", False, str(exc))
         return {"backend": self.kind, "ok": all(c["ok"] for c in checks), "checks": checks}
-
-
-def _cursor(text: str | None) -> dict:
-    try:
-        got = json.loads(text) if text else {}
-    except ValueError:
-        return {}
-    return got if isinstance(got, dict) else {}
 
 
 def _instant(stamp: str) -> datetime:

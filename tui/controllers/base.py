@@ -13,7 +13,6 @@ Issue 36 §3 turns the rest into areas too; the stubs below only shrink
 
 from __future__ import annotations
 
-import itertools
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from textual.screen import Screen
@@ -22,6 +21,7 @@ from mailtriage.application import MandatoryBackendUnavailable, Op
 from mailtriage.core.secrets import scrub
 from mailtriage.tui.errors import is_connection_problem
 from mailtriage.tui.messages import SourceRow, WorkFailed
+from mailtriage.tui.panes.area import Requests
 from mailtriage.tui.panes.folders import FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane
 from mailtriage.tui.panes.sources import SourcesPane
@@ -55,8 +55,7 @@ class ControllerBase(Screen):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._requests = itertools.count(1)
-        self._current: dict[str, int] = {}
+        self._requests = Requests()  # the screen's own kinds, numbered as an area numbers its own
         #: True once the panes are mounted; answers that come earlier wait in ``_deferred``.
         self.panes_ready = False
         self._deferred: list[tuple[Callable[..., None], object]] = []
@@ -98,12 +97,10 @@ class ControllerBase(Screen):
 
     # -- requests ------------------------------------------------------------------
     def new_request(self, kind: str) -> int:
-        request = next(self._requests)
-        self._current[kind] = request
-        return request
+        return self._requests.new(kind)
 
     def is_current(self, kind: str, request: int) -> bool:
-        return self._current.get(kind) == request
+        return self._requests.is_current(kind, request)
 
     # -- readiness -----------------------------------------------------------------
     def panes_mounted(self) -> None:
