@@ -4,9 +4,27 @@ from datetime import datetime, timedelta, timezone
 
 from textual.app import App, ComposeResult
 
+from mailtriage.application import Service
 from mailtriage.backends.contract import Address, ThreadId, ThreadSummary
+from mailtriage.core.settings import load_settings
 from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.panes.threads import ThreadPane
 from mailtriage.tui.rows import ListRows, PagedRows
+
+
+class PaneHost(App):
+    """A thread pane alone, in an app with the service every area reaches (tui/panes/area.py),
+    never opened here: the pane's row marks, asked for once the cursor rests, find it closed
+    and ask nothing. Without it, a slow run (the timer firing before the test ends) failed with
+    'PaneHost' object has no attribute 'session'."""
+
+    def __init__(self, project_dir) -> None:
+        super().__init__()
+        self.session = Service(project_dir, demo=False, settings=load_settings())
+
+    def compose(self) -> ComposeResult:
+        yield ThreadPane()
+
 
 BASE = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)
 
@@ -144,16 +162,10 @@ async def test_news_merged_into_the_list_keeps_the_cursor_thread_and_the_screen_
         assert "Report number -11" in top and "Report number -10" in top
 
 
-async def test_a_reload_keeps_the_cursor_thread_and_another_list_starts_at_the_top():
-    from mailtriage.tui.panes.threads import ThreadPane
-
-    class PaneHost(App):
-        def compose(self) -> ComposeResult:
-            yield ThreadPane()
-
+async def test_a_reload_keeps_the_cursor_thread_and_another_list_starts_at_the_top(tmp_path):
     first = [summary(i) for i in range(100)]
     other = [summary(i) for i in range(1000, 1100)]
-    app = PaneHost()
+    app = PaneHost(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         pane = app.query_one(ThreadPane)
         tl = pane.thread_list
@@ -175,24 +187,19 @@ async def test_a_reload_keeps_the_cursor_thread_and_another_list_starts_at_the_t
         assert tl.cursor == 0 and tl.scroll_offset.y == 0
 
 
-async def test_threads_that_arrive_above_the_screen_are_announced_and_g_shows_them():
+async def test_threads_that_arrive_above_the_screen_are_announced_and_g_shows_them(tmp_path):
     # Issue 39: at start the cached rows were on screen, then the server's listing brought more
     # new threads than the screen holds: they landed above the cursor, out of view, unsaid.
     # The cursor stays on the user's thread; the status line says how many are above; g (or
     # scrolling up) shows them and the marker goes.
     from textual.widgets import Static
 
-    from mailtriage.tui.panes.threads import ThreadPane
-
-    class PaneHost(App):
-        def compose(self) -> ComposeResult:
-            yield ThreadPane()
-
     known = [summary(i) for i in range(100)]
     arrived = [summary(-n) for n in range(40, 0, -1)]  # newest first, as listed
-    app = PaneHost()
+    app = PaneHost(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         pane = app.query_one(ThreadPane)
+        pane.marks.request()  # what the marks' timer does on a slow run: the closed service asks nothing
         tl = pane.thread_list
 
         def status() -> str:
