@@ -300,14 +300,20 @@ def _combined(old: ThreadSummary, new: ThreadSummary) -> ThreadSummary:
     )
 
 
-def merge_news(rows: Sequence[ThreadSummary], news: Iterable[ThreadSummary]) -> list[ThreadSummary]:
-    """``rows`` (newest activity first) with ``news`` applied: new threads inserted, known ones
-    updated and moved to their new place; one pass over the rows, no backend call."""
+def _newest_by_thread(news: Iterable[ThreadSummary]) -> dict[str, ThreadSummary]:
+    """Each thread's newest row among ``news``, by the thread's key."""
     incoming: dict[str, ThreadSummary] = {}
     for row in news:
         key = str(row.thread_id)
         known = incoming.get(key)
         incoming[key] = row if known is None or _order(row) >= _order(known) else known
+    return incoming
+
+
+def merge_news(rows: Sequence[ThreadSummary], news: Iterable[ThreadSummary]) -> list[ThreadSummary]:
+    """``rows`` (newest activity first) with ``news`` applied: new threads inserted, known ones
+    updated and moved to their new place; one pass over the rows, no backend call."""
+    incoming = _newest_by_thread(news)
     if not incoming:
         return list(rows)
     rest = []
@@ -330,11 +336,7 @@ def merged_rows(rows: ListRows, news: Iterable[ThreadSummary]) -> ListRows:
     each known thread's row is found through the rows' index and a binary search by time, and
     each row is moved or inserted at its place. Rows with two of one key, or a known row not
     found where its time puts it (rows out of time order), take :func:`merge_news`."""
-    incoming: dict[str, ThreadSummary] = {}
-    for row in news:
-        key = str(row.thread_id)
-        known = incoming.get(key)
-        incoming[key] = row if known is None or _order(row) >= _order(known) else known
+    incoming = _newest_by_thread(news)
     if not incoming:
         return rows
     items = rows.items
