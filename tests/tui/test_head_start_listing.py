@@ -52,6 +52,20 @@ def one_thread_pages(monkeypatch):
     monkeypatch.setattr(head_start, "FIRST_PAGE", 1)
 
 
+def add_oauth_account(user_config, dovecot, dovecot_user) -> None:
+    """An account that signs in with OAuth tokens (xoauth2), in the user's settings."""
+    settings = user_config / "config.toml"
+    settings.write_text(settings.read_text() + f'''
+[accounts.oauth]
+kind = "imap"
+host = "127.0.0.1"
+port = {dovecot.port}
+security = "plain"
+username = "{dovecot_user.name}"
+auth = "xoauth2"
+''')
+
+
 def test_the_child_of_a_cold_start_lists_the_first_page_then_the_whole_window(proxied_project, one_thread_pages,
                                                                               dovecot_user):
     project, _proxy = proxied_project
@@ -198,16 +212,7 @@ def test_no_read_ahead_on_a_local_archive_when_another_backend_signs_in_with_tok
     sources (a fallback) keeps the read in the app, as it keeps the listing."""
     from tests.tui.helpers import mbox_project
 
-    settings = user_config / "config.toml"
-    settings.write_text(settings.read_text() + f'''
-[accounts.oauth]
-kind = "imap"
-host = "127.0.0.1"
-port = {dovecot.port}
-security = "plain"
-username = "{dovecot_user.name}"
-auth = "xoauth2"
-''')
+    add_oauth_account(user_config, dovecot, dovecot_user)
     project = mbox_project(tmp_path / "p", extra_rows=[("mirror", "fallback", "no")], extra_config={"mail_sources": {
         "mbox": {"path": "list.mbox", "list": "security@frob.example", "parallel": False},
         "mirror": {"kind": "imap", "account": "oauth", "list": "security@frob.example"}}})
@@ -265,16 +270,7 @@ def test_no_listing_follows_when_another_backend_signs_in_with_tokens(imap_proje
                                                                       dovecot_user):
     """The child's listing checks every mandatory backend and may fall back to others: one
     OAuth account among the project's sources (here a fallback) keeps the listing in the app."""
-    settings = user_config / "config.toml"
-    settings.write_text(settings.read_text() + f'''
-[accounts.oauth]
-kind = "imap"
-host = "127.0.0.1"
-port = {dovecot.port}
-security = "plain"
-username = "{dovecot_user.name}"
-auth = "xoauth2"
-''')
+    add_oauth_account(user_config, dovecot, dovecot_user)
     text = (imap_project / "project.md").read_text()
     text = text.replace("| `imap` | primary | yes | the security list folder |",
                         "| `imap` | primary | yes | the security list folder |\n| `mirror` | fallback | no | OAuth |")
