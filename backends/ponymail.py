@@ -43,7 +43,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import quote, urlsplit
 
 from mailtriage.backends.mailbox_contract import InvalidQuery
@@ -97,9 +97,14 @@ class PonyMailSource(MailSource):
     capabilities = frozenset({Op.LIST_RECENT_THREADS, Op.READ_THREAD, Op.THREAD_URL})
 
     def __init__(self, name: str, settings: Mapping[str, object] | None = None, *,
-                 origin: SourceOrigin | None = None) -> None:
-        """Raises ConfigError (naming project.md and the key) for a bad setting."""
+                 origin: SourceOrigin | None = None,
+                 clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)) -> None:
+        """Raises ConfigError (naming project.md and the key) for a bad setting.
+
+        ``clock`` is "now" for turning a ``since`` into Foal's whole-day ``d=lte=Nd`` (tests
+        pin it with the emulator's, so a window's position in the month is chosen, not today's)."""
         super().__init__(name, settings, origin=origin)
+        self._clock = clock
         conf = SourceSettings(name, self.settings, self.origin.project_file)
         self._conf = conf
         self.base_url = conf.base_url()
@@ -289,7 +294,7 @@ class PonyMailSource(MailSource):
         self._require_visible(lname, domain, notes, for_listing=True)
         # Whole days for Foal's d=lte=Nd; a minute of slack so "30 days ago" computed a
         # moment before this call still asks for 30 days, not 31.
-        span = (datetime.now(timezone.utc) - since).total_seconds() - 60
+        span = (self._clock() - since).total_seconds() - 60
         days = max(1, math.ceil(span / 86400))
         what = f"the stats of {lname}@{domain} (last {days} days)"
         stats = self.http.get_json(self._api("stats"), {"list": lname, "domain": domain, "d": f"lte={days}d"},
@@ -327,10 +332,12 @@ class PonyMailSource(MailSource):
     def _cap_probe(self, stats: Mapping[str, Any], since: datetime, lname: str, domain: str,
                    notes: list[str]) -> str | None:
         """The ``max_hits`` check for any window (``_cap_note`` needs a whole month inside it):
-        one small ``quick`` stats request (epochs only) for the days from ``since`` to the oldest
+        a small ``quick`` stats request (epochs only) for the days from ``since`` to the oldest
         message returned. The cap keeps the newest mail, so any message it finds at or after
         ``since`` and before that oldest one (or more at its very second than came back) was
-        dropped. Asked only when ``active_months`` leaves room for dropped mail (see
+        dropped. The probe is capped as well; when it saw only the listing's own mail, the days
+        before the oldest one's are asked alone, and a window whose days hold more than the cap
+        cannot be told apart by whole days (a note says so). Asked only when ``active_months`` leaves room for dropped mail (see
         ``_months_leave_room``); nothing returned: nothing to check."""
         returned = [e["epoch"] for e in stats.get("emails") or []
                     if isinstance(e, dict) and isinstance(e.get("epoch"), (int, float)) and not isinstance(e.get("epoch"), bool)]
@@ -343,25 +350,46 @@ class PonyMailSource(MailSource):
         if not _months_leave_room(stats.get("active_months"), returned, since, oldest):
             return None
         address = f"{lname}@{domain}"
-        what = f"the max_hits check of {address}"
+        since_epoch = since.timestamp()
+        epochs = self._probe_epochs(lname, domain, since, oldest, notes)
+        if epochs is None:
+            return None
+        missing = sum(1 for x in epochs if since_epoch <= x < oldest_epoch)
+        missing += max(0, epochs.count(oldest_epoch) - returned.count(oldest_epoch))
+        # The probe is capped too: when it came back as full as the listing with nothing older
+        # than the listing's oldest, it saw only the same newest mail. Its days are whole UTC
+        # days, so the days before the oldest one's can still be asked on their own.
+        full = len(epochs) >= len(returned) and not any(x < oldest_epoch for x in epochs)
+        if not missing and full and since.date() < oldest.date():
+            earlier = self._probe_epochs(lname, domain, since, oldest - timedelta(days=1), notes)
+            missing = sum(1 for x in earlier or [] if since_epoch <= x < oldest_epoch)
+            full = earlier is not None and not missing and len(earlier) >= len(returned) \
+                and not any(x < since_epoch for x in earlier)
+        if not missing:
+            if full:  # a UTC day holds more mail than the cap returns: whole days cannot tell
+                notes.append(f"could not check whether Pony Mail's max_hits cap cut the listing of {address}: "
+                             f"the days from {since:%Y-%m-%d} to {oldest:%Y-%m-%d} hold more mail than it returns "
+                             f"at once; threads with mail before {oldest:%Y-%m-%d %H:%M} may be missing")
+            return None
+        return (f"Pony Mail returned only the newest {len(returned)} messages of {address} (its silent max_hits "
+                f"cap): at least {missing} older ones since {since:%Y-%m-%d %H:%M} were not returned, so threads "
+                f"with mail before {oldest:%Y-%m-%d %H:%M} may be missing; the listing is incomplete")
+
+    def _probe_epochs(self, lname: str, domain: str, since: datetime, until: datetime,
+                      notes: list[str]) -> list[float] | None:
+        """The epochs of a ``quick`` stats request for the whole UTC days from ``since`` to
+        ``until`` (Foal's ``dfr``/``dto``); None, with a note, when the request fails."""
+        address = f"{lname}@{domain}"
         try:
             probe = self.http.get_json(self._api("stats"), {
                 "list": lname, "domain": domain, "quick": "1",
-                "d": f"dfr={since:%Y-%m-%d}|dto={oldest:%Y-%m-%d}"}, what=what)
+                "d": f"dfr={since:%Y-%m-%d}|dto={until:%Y-%m-%d}"}, what=f"the max_hits check of {address}")
         except (ArchiveServerError, ArchiveBadResponse) as exc:
             notes.append(f"could not check whether Pony Mail's max_hits cap cut the listing of {address}: {exc}")
             return None
         epochs = [e.get("epoch") for e in (probe.get("emails") if isinstance(probe, dict) else None) or []
                   if isinstance(e, dict)]
-        epochs = [x for x in epochs if isinstance(x, (int, float)) and not isinstance(x, bool)]
-        since_epoch = since.timestamp()
-        missing = sum(1 for x in epochs if since_epoch <= x < oldest_epoch)
-        missing += max(0, epochs.count(oldest_epoch) - returned.count(oldest_epoch))
-        if not missing:
-            return None
-        return (f"Pony Mail returned only the newest {len(returned)} messages of {address} (its silent max_hits "
-                f"cap): at least {missing} older ones since {since:%Y-%m-%d %H:%M} were not returned, so threads "
-                f"with mail before {oldest:%Y-%m-%d %H:%M} may be missing; the listing is incomplete")
+        return [x for x in epochs if isinstance(x, (int, float)) and not isinstance(x, bool)]
 
     def _under_real_root(self, node: dict, emails: dict[str, dict], since: datetime) -> ThreadSummary:
         """The summary of the whole thread a window's reply belongs to (one thread request)."""
@@ -485,7 +513,7 @@ class PonyMailSource(MailSource):
         self._require_visible(lname, domain)
         days = 36500
         if request.since is not None:
-            days = max(1, math.ceil(((datetime.now(timezone.utc) - aware(request.since)).total_seconds() - 60) / 86400))
+            days = max(1, math.ceil(((self._clock() - aware(request.since)).total_seconds() - 60) / 86400))
         params = {"list": lname, "domain": domain, "d": f"lte={days}d", "emailsOnly": "true",
                   **ponymail_search_params(request)}
         what = f"the search of {lname}@{domain}"

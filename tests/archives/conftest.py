@@ -160,10 +160,11 @@ def pm_source(pm_server, tmp_path, memory_keyring):
 
     made = []
 
-    def make(name: str = "pony", **overrides):
+    def make(name: str = "pony", clock=None, **overrides):
         settings = {"base_url": pm_server.base_url, "list": PM_LIST, "domain": PM_DOMAIN}
         settings.update(overrides)
-        source = PonyMailSource(name, settings, origin=SourceOrigin(project_dir=tmp_path))
+        source = PonyMailSource(name, settings, origin=SourceOrigin(project_dir=tmp_path),
+                                **({"clock": clock} if clock else {}))
         made.append(source)
         return source
 
