@@ -4,18 +4,71 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
+from typing import TypeVar
 
+from textual.app import App
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled, WorkerState
 
 from mailtriage.tui.app import MailTriageApp
 
+AppT = TypeVar("AppT", bound=App)
+
+
+# One bound, in seconds, for every wait on the app's state in the TUI tests. A passing run waits
+# a fraction of a second (the waits poll); the bound only decides when a stuck test fails, and a
+# machine at load 14+ once needed more than the 10 s some tests had (issue 36 §8).
+WAIT_BOUND = 60.0
+
+
+def until_sync(condition, what: str = "the condition", bound: float = WAIT_BOUND, step: float = 0.02) -> None:
+    """Poll ``condition`` (outside an app's loop) until it holds; fail after ``bound`` seconds."""
+    deadline = time.monotonic() + bound
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {bound:g} s waiting for {what}")
+        time.sleep(step)
+
+
+async def until(pilot: Pilot, condition, what: str = "the condition", bound: float = WAIT_BOUND, check=None,
+                step: float = 0.02) -> None:
+    """Let the app run until ``condition()`` holds; fail after ``bound`` seconds of wall time.
+
+    ``check`` (optional) is called before every look, to assert an invariant all along. The
+    failure shows the screen, so a timeout says where the app was.
+    """
+    deadline = time.monotonic() + bound
+    while True:
+        if check is not None:
+            check()
+        if condition():
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {bound:g} s waiting for {what}; the screen:\n"
+                                 f"{screen_text(pilot.app)}")
+        await pilot.pause(step)
+
+
+def keep_notifications(app: AppT) -> AppT:
+    """Make every notification last an hour. Textual forgets a toast after its timeout (2 to 10 s,
+    wall clock), so on a loaded machine a test could read ``app._notifications`` after the toast
+    it looks for had gone. Only how long a toast stays changes."""
+    notify = app.notify
+
+    def lasting(*args, **kwargs):
+        kwargs["timeout"] = 3600.0
+        return notify(*args, **kwargs)
+
+    app.notify = lasting  # type: ignore[method-assign]
+    return app
+
 
 def make_app(project_dir: Path, **kwargs) -> MailTriageApp:
     # The new-report poller runs for ever (a timer): only the alert tests turn it on.
     kwargs.setdefault("alerts", False)
-    return MailTriageApp(Path(project_dir), cursor_blink=False, **kwargs)
+    return keep_notifications(MailTriageApp(Path(project_dir), cursor_blink=False, **kwargs))
 
 
 async def settle(pilot: Pilot) -> None:

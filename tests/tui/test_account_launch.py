@@ -7,16 +7,11 @@ from __future__ import annotations
 from mailtriage.tui.panes.folders import FolderList
 from mailtriage.tui.panes.thread_list import ThreadList
 from tests.servers.fixtures import *  # noqa: F401,F403
-from tests.tui.helpers import make_app, screen_text, settle
+from tests.tui.helpers import make_app, screen_text, settle, until
 from tests.tui.test_account_folders import account_project  # noqa: F401 (fixture)
 
 
-async def _until(pilot, condition, what: str, rounds: int = 500) -> None:
-    for _ in range(rounds):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+_until = until  # the shared wait (tests/tui/helpers.py): a wall-clock bound, not a count of rounds
 
 
 async def test_account_folders_and_first_page_arrive_while_the_project_listing_runs(account_project):

@@ -9,7 +9,7 @@ from email.utils import format_datetime
 from pathlib import Path
 
 from mailtriage.tui.alerts import MarkedRows
-from tests.tui.helpers import HOSTILE_SUBJECT, mail, make_app, mbox_project, screen_text
+from tests.tui.helpers import HOSTILE_SUBJECT, mail, make_app, mbox_project, screen_text, until
 
 NEW_SUBJECT = "RCE in the frob uploader"
 NEW_ID = "<rce-1@example.org>"
@@ -24,14 +24,7 @@ def _seen(data: Path) -> dict:
     return json.loads(files[0].read_text(encoding="utf-8"))["seen"] if files else {}
 
 
-async def _until(pilot, condition, what: str, rounds: int = 400, check=None) -> None:
-    for _ in range(rounds):
-        if check is not None:
-            check()
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+_until = until  # the shared wait (tests/tui/helpers.py): a wall-clock bound, not a count of rounds
 
 
 def _append(path: Path, msg) -> None:

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
 
 from tests.servers.fixtures import *  # noqa: F401,F403
-from tests.tui.helpers import make_app
+from tests.tui.helpers import WAIT_BOUND, make_app
 from tests.tui.test_alerts import _cursor_files, _seen, _until
 from tests.tui.test_imap_drafts import LIST, imap_project  # noqa: F401  (the fixture)
 
@@ -73,8 +73,7 @@ async def test_a_burst_gives_a_few_coalesced_notifications_and_the_cursor_stays_
     app = make_app(imap_project, alerts=True)
     async with app.run_test(size=(140, 40)) as pilot:
         tl = app.main.threads.thread_list
-        await _until(pilot, lambda: len(tl.rows) >= OLD and bool(_cursor_files(user_data)), "listing and baseline",
-                     rounds=1500)
+        await _until(pilot, lambda: len(tl.rows) >= OLD and bool(_cursor_files(user_data)), "listing and baseline")
         listed = len(tl.rows)  # the old reports and what the project fixture seeded
         tl.focus()
         for _ in range(5):
@@ -99,11 +98,11 @@ async def test_a_burst_gives_a_few_coalesced_notifications_and_the_cursor_stays_
 
         new_ids = [f"<burst-{i}@example.org>" for i in range(NEW)]
         try:
-            await _until(pilot, done.is_set, "the burst", rounds=3000, check=watch)
+            await _until(pilot, done.is_set, "the burst", bound=WAIT_BOUND + 20, check=watch)  # the burst lasts 20 s
             elapsed = time.monotonic() - began
             await _until(pilot, lambda: all(any(m in key for key in _seen(user_data)) for m in new_ids),
-                         "every new report acknowledged", rounds=1500, check=watch)
-            await _until(pilot, lambda: len(tl.rows) == listed + NEW, "every new thread listed", rounds=500, check=watch)
+                         "every new report acknowledged", check=watch)
+            await _until(pilot, lambda: len(tl.rows) == listed + NEW, "every new thread listed", check=watch)
             await pilot.pause(app.alert_notice_seconds + 0.5)
             watch()
         finally:

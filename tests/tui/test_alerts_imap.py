@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timezone
 from email.utils import format_datetime
 
 from mailtriage.core.trace import TRACE
 
 from tests.servers.fixtures import *  # noqa: F401,F403
-from tests.tui.helpers import make_app, screen_text
+from tests.tui.helpers import WAIT_BOUND, make_app, screen_text
+from tests.tui.helpers import until as wait
 from tests.tui.test_alerts import _cursor_files, _seen
 from tests.tui.test_imap_drafts import LIST, imap_project  # noqa: F401  (the fixture)
 
@@ -27,13 +27,9 @@ def _report(subject: str, message_id: str) -> bytes:
     ).encode()
 
 
-async def until(pilot, condition, what: str, bound: float = 120.0) -> None:
-    """Wait for ``condition`` up to ``bound`` seconds (generous: a loaded machine is slow)."""
-    deadline = time.monotonic() + bound
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {bound:g} s waiting for {what}")
-        await pilot.pause(0.05)
+async def until(pilot, condition, what: str, bound: float = 2 * WAIT_BOUND) -> None:
+    """Wait for ``condition`` (twice the shared bound: IDLE and a poll against a real Dovecot)."""
+    await wait(pilot, condition, what, bound=bound, step=0.05)
 
 
 async def test_idle_wakes_the_poller_and_the_new_report_is_shown(imap_project, dovecot, dovecot_user, user_config,

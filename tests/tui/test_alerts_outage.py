@@ -4,27 +4,23 @@ that they work again, and announces the report delivered meanwhile."""
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timezone
 
 import pytest
 
 from tests.servers.dovecot import DovecotServer
 from tests.servers.fixtures import *  # noqa: F401,F403
-from tests.tui.helpers import make_app, write_imap_project
+from tests.tui.helpers import WAIT_BOUND, make_app, write_imap_project
+from tests.tui.helpers import until as wait
 from tests.tui.test_alerts import _cursor_files
 from tests.tui.test_alerts_imap import _report
 from tests.tui.test_imap_drafts import LIST, REPORT, WHEN
 
-BOUND = 90.0  # seconds: generous, a loaded machine may be slow; a passing run takes a few
+BOUND = 1.5 * WAIT_BOUND  # seconds: an outage and its recovery against a real Dovecot; a passing run takes a few
 
 
 async def until(pilot, condition, what: str, bound: float = BOUND) -> None:
-    deadline = time.monotonic() + bound
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {bound:g} s waiting for {what}")
-        await pilot.pause(0.05)
+    await wait(pilot, condition, what, bound=bound, step=0.05)
 
 
 @pytest.fixture

@@ -4,10 +4,9 @@ filled to the last byte (tests/application/flows/test_cache_full_disk.py; needs 
 
 from __future__ import annotations
 
-import time
 
 from mailtriage.core import cache_file
-from tests.tui.helpers import mail, make_app, mbox_project, settle
+from tests.tui.helpers import mail, make_app, mbox_project, settle, until
 from tests.application.flows.test_cache_full_disk import NO_SPACE, full_cache  # noqa: F401  (the fixture)
 
 
@@ -20,9 +19,7 @@ async def test_the_app_on_a_full_cache_disk_lists_and_says_so_once(tmp_path, ful
     app = make_app(project)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        deadline = time.monotonic() + 30  # a bound for a loaded machine, not a wait that hopes
-        while not [n for n in app._notifications if n.title == "Cache"] and time.monotonic() < deadline:
-            await pilot.pause(0.05)
+        await until(pilot, lambda: [n for n in app._notifications if n.title == "Cache"], "the cache's note")
         notes = [n.message for n in app._notifications if n.title == "Cache"]
         assert len(notes) == 1 and NO_SPACE in notes[0] and "without the cache" in notes[0], notes
         assert len(app.main.threads.thread_list.rows) == 400  # listed all the same

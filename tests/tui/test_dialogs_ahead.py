@@ -36,11 +36,11 @@ async def test_the_first_dialog_finds_its_stylesheet_and_widgets_ready(held_proj
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
-        await wait_until(pilot, lambda: app.stylesheet.has_source(str(DIALOG_CSS)), timeout=5)
+        await wait_until(pilot, lambda: app.stylesheet.has_source(str(DIALOG_CSS)))
         await settle(pilot)
         before = set(app.stylesheet.source)
         await pilot.press("enter", "r")
-        await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog), timeout=5)
+        await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
         assert f"> {BODY}" in screen_text(app)
         assert set(app.stylesheet.source) - before == set()
 
@@ -75,9 +75,9 @@ async def test_a_reply_built_ahead_is_dropped_when_another_message_is_read(held_
         await pilot.press("enter")  # the personal message: its reply is built ahead
         await settle(pilot)
         await pilot.press("q", "down", "enter")  # the report to the security list, read
-        await wait_until(pilot, lambda: "Body of report 1." in screen_text(app), timeout=5)
+        await wait_until(pilot, lambda: "Body of report 1." in screen_text(app))
         await pilot.press("r")
-        await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog), timeout=5)
+        await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
         await settle(pilot)
         dialog = app.screen
         assert dialog.query_one("#compose-subject", Input).value == "Re: Heap overflow in the frob parser"
@@ -101,7 +101,7 @@ async def test_r_while_the_reply_is_built_ahead_waits_for_it_and_builds_nothing_
             assert not isinstance(app.screen, ComposeDialog)
         finally:
             proxy.release()
-        await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog), timeout=10)
+        await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
         await settle(pilot)
         assert app.screen.query_one("#compose-subject", Input).value == "Re: Heap overflow in the frob parser"
         assert len(built) == 1

@@ -15,22 +15,23 @@ from mailtriage.tui.panes.folders import folder_paths
 from mailtriage.tui.panes.reader import ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.panes.tracker import TrackerList
-from tests.tui.helpers import make_app, mbox_project, screen_text, settle
+from tests.tui.helpers import make_app, mbox_project, screen_text, settle, until
 from tests.tui.test_tracker_flows import git, project_with_tracker
 
 
 async def marks_ready(pilot) -> None:
-    """Wait (up to ~20 s on a loaded machine) until every row on screen has its overview mark."""
+    """Wait (the shared bound) until every row on screen has its overview mark."""
     from mailtriage.tui.mailbox_rows import MailboxRow
 
     main = pilot.app.main
-    for _ in range(1000):
+
+    def marked() -> bool:
         rows = main.query_one(ThreadList).visible_rows()
-        if rows and all(isinstance(r, MailboxRow) or r.thread_id in main.threads.marks.statuses for r in rows):
-            await settle(pilot)
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("the overview marks did not arrive")
+        return bool(rows) and all(isinstance(r, MailboxRow) or r.thread_id in main.threads.marks.statuses
+                                  for r in rows)
+
+    await until(pilot, marked, "the overview marks")
+    await settle(pilot)
 
 
 def row_texts(app) -> list[str]:
@@ -291,9 +292,6 @@ async def test_the_pollers_operations_are_marked_as_the_pollers(tmp_path):
     mbox_project(folder, extra_config={"alerts": {"poll_seconds": 3600}})
     app = make_app(folder, alerts=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        for _ in range(400):
-            if any(r.caller == "poller" for r in OPLOG.items()):
-                break
-            await pilot.pause(0.02)
+        await until(pilot, lambda: any(r.caller == "poller" for r in OPLOG.items()), "the poller's operations")
         callers = {r.caller for r in OPLOG.items()}
         assert "poller" in callers and "you" in callers

@@ -21,7 +21,7 @@ from mailtriage.tui.head_start import STARTUP_CALLER, ForkedHeadStart
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.application.service import Service
 from tests.servers.fixtures import *  # noqa: F401,F403
-from tests.tui.helpers import make_app, settle
+from tests.tui.helpers import WAIT_BOUND, make_app, settle
 from tests.tui.test_imap_drafts import imap_project  # noqa: F401 (fixture)
 from tests.tui.test_imap_network import proxied_project, threads_status, wait_until  # noqa: F401 (fixture)
 
@@ -121,7 +121,9 @@ async def test_the_app_shows_the_childs_listing_and_does_not_list_again(proxied_
     OPLOG.clear()
     app = make_app(project)
     app.first_page = 1
-    app.prepare_first_screen(ForkedHeadStart.start(project, demo=False))
+    child = ForkedHeadStart.start(project, demo=False)
+    assert child.ready(WAIT_BOUND)  # its head start is there before the first frame (not late, on a busy machine)
+    app.prepare_first_screen(child)
     assert app.head_start is not None and app.head_start.listing_follows
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
@@ -138,9 +140,10 @@ async def test_the_app_lists_itself_when_its_child_could_not(proxied_project):
     proxy.go_down()  # the child finds no server; by the time the app lists, it is back
     child = ForkedHeadStart.start(project, demo=False)
     app = make_app(project)
+    assert child.ready(WAIT_BOUND)  # its head start is there before the first frame (not late, on a busy machine)
     app.prepare_first_screen(child)
     assert app.head_start.listing_follows
-    assert child.ready(10)  # the pipe's end: the child's listing failed, and it ended
+    assert child.ready(WAIT_BOUND)  # the pipe's end: the child's listing failed, and it ended
     proxy.come_back()
     OPLOG.clear()
     async with app.run_test(size=(140, 40)) as pilot:
@@ -155,6 +158,7 @@ async def test_quitting_while_the_child_waits_on_the_server_ends_the_child(proxi
     proxy.hold()  # the child's login waits on the server (its head start needs none)
     child = ForkedHeadStart.start(project, demo=False)
     app = make_app(project)
+    assert child.ready(WAIT_BOUND)  # its head start is there before the first frame (not late, on a busy machine)
     app.prepare_first_screen(child)
     assert app.head_start is not None and app.head_start.listing_follows
     try:

@@ -24,7 +24,7 @@ from mailtriage.tui.panes.reader import ReaderPane
 from mailtriage.tui.panes.thread_list import ThreadList
 from tests.servers.faultproxy import FaultProxy
 from tests.servers.fixtures import *  # noqa: F401,F403
-from tests.tui.helpers import make_app, settle
+from tests.tui.helpers import WAIT_BOUND, make_app, settle
 from tests.tui.test_head_start_listing import gone, listed_here
 from tests.tui.test_imap_drafts import LIST, REPORT, WHEN, imap_project  # noqa: F401 (fixture)
 from tests.tui.test_imap_network import (proxied_project, reader_status, threads_status,  # noqa: F401 (fixture)
@@ -33,7 +33,7 @@ from tests.tui.test_imap_network import (proxied_project, reader_status, threads
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the head start forks")
 
 
-def finished(pid: int, timeout: float = 10.0) -> bool:
+def finished(pid: int, timeout: float = WAIT_BOUND) -> bool:
     """Whether the child ``pid`` has exited (reaped or not) within ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -119,7 +119,7 @@ async def test_an_enter_on_the_first_row_does_not_wait_for_the_apps_own_sign_in(
     newest = listed_here(project)[0]
     child = ForkedHeadStart.start(project, demo=False)
     app = make_app(project)
-    assert child.ready(10)
+    assert child.ready(WAIT_BOUND)
     app.prepare_first_screen(child)
     assert finished(child.pid)  # the child has done all it does (its read ahead is in the pipe)
     proxy.hold()  # from now on the server answers nobody: the app's own sign-in waits
@@ -156,7 +156,7 @@ async def test_a_cold_starts_first_page_does_not_wait_for_the_apps_own_project_o
     app = make_app(project)
     app.first_page = 1
     child = ForkedHeadStart.start(project, demo=False)
-    assert child.ready(10)  # its head start is there before the first frame (not late, on a busy machine)
+    assert child.ready(WAIT_BOUND)  # its head start is there before the first frame (not late, on a busy machine)
     app.prepare_first_screen(child)
     assert app.head_start.listing_follows
     opening = app.session._lock.lock  # the backend lock the app's opening takes
@@ -224,7 +224,7 @@ async def test_a_row_this_process_listed_is_read_by_this_process(proxied_project
     child = ForkedHeadStart.start(project, demo=False)
     app = make_app(project)
     app.first_page = 1
-    assert child.ready(10)
+    assert child.ready(WAIT_BOUND)
     app.prepare_first_screen(child)
     assert finished(child.pid)  # its read ahead is in the pipe
     dovecot.append(dovecot_user, "INBOX", reply_to(newest), when=WHEN + timedelta(hours=2))
@@ -250,7 +250,7 @@ async def test_after_a_failed_startup_listing_enter_reads_and_relists_once_the_b
     newest = listed_here(project)[0]  # a warm start: the first frame shows it from the cache
     child = ForkedHeadStart.start(project, demo=False)
     app = make_app(project)
-    assert child.ready(10)
+    assert child.ready(WAIT_BOUND)
     app.prepare_first_screen(child)
     assert finished(child.pid)
     proxy.go_down()  # the mandatory backend: the app's sources check stops the run
@@ -277,7 +277,7 @@ async def test_a_reopened_session_reads_the_first_row_itself(proxied_project):
     newest = listed_here(project)[0]
     child = ForkedHeadStart.start(project, demo=False)
     app = make_app(project)
-    assert child.ready(10)
+    assert child.ready(WAIT_BOUND)
     app.prepare_first_screen(child)
     assert finished(child.pid)
     async with app.run_test(size=(140, 40)) as pilot:
@@ -316,10 +316,10 @@ def test_a_cold_childs_first_page_does_not_wait_for_the_read_of_its_first_row(st
     child = ForkedHeadStart.start(project, demo=False)
     try:
         assert child.result().listing_follows
-        page = child.next_listing(timeout=10)
+        page = child.next_listing(timeout=WAIT_BOUND)
         assert page is not None and [row.subject for row in page.listing()] == ["Newest report"]
         assert page.read_follows == page.listing()[0].thread_id
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + WAIT_BOUND
         while proxy.stalls == 0 and time.monotonic() < deadline:  # the read ahead, after the page, stalls
             time.sleep(0.02)
         assert proxy.stalls == 1 and not child.read_settled.is_set()

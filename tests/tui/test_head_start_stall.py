@@ -13,7 +13,7 @@ from mailtriage.core.trace import OPLOG
 from mailtriage.tui import head_start
 from mailtriage.tui.head_start import ForkedHeadStart
 from tests.servers.fixtures import *  # noqa: F401,F403
-from tests.tui.helpers import make_app, settle
+from tests.tui.helpers import WAIT_BOUND, make_app, settle
 from tests.tui.test_imap_drafts import imap_project  # noqa: F401 (fixture)
 from tests.tui.test_imap_network import proxied_project, threads_status, wait_until  # noqa: F401 (fixture)
 
@@ -26,7 +26,7 @@ async def test_a_stalled_child_is_ended_said_and_the_app_lists_itself(proxied_pr
     project, _proxy = proxied_project
     monkeypatch.setattr(head_start, "LISTING_TIMEOUT", 1.5)
     child = ForkedHeadStart.start(project, demo=False)
-    assert child.ready(20)  # its head start is written (a loaded machine: not left to the first frame's wait)
+    assert child.ready(WAIT_BOUND)  # its head start is written (a loaded machine: not left to the first frame's wait)
     app = make_app(project)
     app.prepare_first_screen(child)
     assert app.head_start is not None and app.head_start.listing_follows
@@ -42,7 +42,7 @@ async def test_a_stalled_child_is_ended_said_and_the_app_lists_itself(proxied_pr
         assert listings and all(r.caller == "you" for r in listings)
         said = [n.message for n in app._notifications]
         assert any("stalled" in m and "1.5 s" in m and "listing here" in m for m in said), said
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + WAIT_BOUND
     while True:  # ended and reaped (a stopped process is killed all the same)
         try:
             os.kill(child.pid, 0)

@@ -91,7 +91,7 @@ async def test_the_new_report_poll_starts_once_the_whole_window_is_listed(busy_l
     app.first_page = 2
     try:
         async with app.run_test(size=(140, 40)) as pilot:
-            await _until(pilot, lambda: bool(_cursor_files(user_data)), "the poll's baseline", rounds=1000)
+            await _until(pilot, lambda: bool(_cursor_files(user_data)), "the poll's baseline")
     finally:
         proxy.close()
     ours = [r for r in OPLOG.items() if r.op == "list_recent_threads" and r.caller == "you"]

@@ -19,7 +19,7 @@ from mailtriage.tui.messages import ReaderFailed
 from mailtriage.tui.panes.thread_list import ThreadList
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.servers.ports import free_port
-from tests.tui.helpers import make_app, screen_text, settle
+from tests.tui.helpers import WAIT_BOUND, make_app, screen_text, settle, until
 from tests.tui.test_imap_drafts import REPORT, WHEN, imap_project  # noqa: F401 (fixture)
 
 
@@ -113,12 +113,9 @@ def proxied_project(imap_project, user_config, dovecot, dovecot_user):
         proxy.close()
 
 
-async def wait_until(pilot, predicate, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not reached; the screen:\n{screen_text(pilot.app)}")
-        await pilot.pause(0.05)
+async def wait_until(pilot, predicate, timeout: float = WAIT_BOUND) -> None:
+    """The shared wait (tests/tui/helpers.py); it fails showing the screen."""
+    await until(pilot, predicate, "the condition", bound=timeout, step=0.05)
 
 
 def reader_status(app) -> str:

@@ -3,11 +3,13 @@ fetched yet; ``u`` fetches onward until it finds one instead of saying "no unrea
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta, timezone
 
 from mailtriage.backends.contract import Address, ThreadId, ThreadSummary
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.rows import PagedRows
+from tests.tui.helpers import WAIT_BOUND, keep_notifications
 from tests.tui.test_thread_list import ListHost
 
 BASE = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)
@@ -28,17 +30,19 @@ def paged(total: int, unread: set[int], calls: list[int]) -> PagedRows:
 
 
 async def wait_for(app, pilot, condition) -> None:
-    for _ in range(500):  # a condition, with a generous bound (pages load in a worker)
+    deadline = time.monotonic() + WAIT_BOUND  # a condition, with the shared bound (pages load in a worker)
+    while True:
         await app.workers.wait_for_complete()
         await pilot.pause()
         if condition():
             return
-    raise AssertionError("the condition never held")
+        if time.monotonic() > deadline:
+            raise AssertionError("the condition never held")
 
 
 async def test_next_unread_fetches_the_pages_not_loaded_yet():
     calls: list[int] = []
-    app = ListHost(paged(1000, {650, 655}, calls))
+    app = keep_notifications(ListHost(paged(1000, {650, 655}, calls)))
     async with app.run_test(size=(100, 30)) as pilot:
         tl = app.query_one(ThreadList)
         await wait_for(app, pilot, lambda: calls == [0])
@@ -52,7 +56,7 @@ async def test_next_unread_fetches_the_pages_not_loaded_yet():
 
 async def test_next_unread_says_none_only_after_every_page_was_looked_at():
     calls: list[int] = []
-    app = ListHost(paged(1000, set(), calls))
+    app = keep_notifications(ListHost(paged(1000, set(), calls)))
     async with app.run_test(size=(100, 30)) as pilot:
         tl = app.query_one(ThreadList)
         await wait_for(app, pilot, lambda: calls == [0])

@@ -3,13 +3,14 @@ whole folder (the server's UID SEARCH UNSEEN, SORT and THREAD), not the loaded p
 fetch only the pages shown, never the folder. Against the real Dovecot, a folder of 350
 messages (three and a half pages of 100)."""
 
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from mailtriage.tui.arrange import ArrangedRows
 from tests.servers.fixtures import *  # noqa: F401,F403
-from tests.tui.helpers import make_app, settle, write_imap_project
+from tests.tui.helpers import WAIT_BOUND, make_app, settle, write_imap_project
 from tests.tui.test_account_folders import open_inbox
 
 LIST = "security@frob.example"
@@ -41,11 +42,13 @@ def status(app) -> str:
 
 
 async def until(pilot, condition) -> None:
-    for _ in range(200):  # pages and the server's order come in workers: wait on them, bounded
+    deadline = time.monotonic() + WAIT_BOUND  # pages and the server's order come in workers: wait on them, bounded
+    while True:
         await settle(pilot)
         if condition():
             return
-    raise AssertionError("the condition never held")
+        if time.monotonic() > deadline:
+            raise AssertionError("the condition never held")
 
 
 @pytest.fixture

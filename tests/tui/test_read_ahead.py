@@ -59,7 +59,7 @@ async def test_enter_shows_the_message_under_the_cursor_and_r_quotes_it_with_the
             assert reader.thread is not None and reader.thread.subject == "Lunch on Friday"
             assert BODY in screen_text(app)
             await pilot.press("r")  # the reader's copy is what the reply quotes
-            await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog), timeout=5)
+            await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
             assert f"> {BODY}" in screen_text(app)
         finally:
             proxy.release()
@@ -78,15 +78,15 @@ async def test_esc_while_the_reply_is_prepared_cancels_it_and_no_dialog_opens_la
         proxy.hold()
         try:
             await pilot.press("enter")
-            await wait_until(pilot, lambda: "Body of report 1." in screen_text(app), timeout=5)
+            await wait_until(pilot, lambda: "Body of report 1." in screen_text(app))
             await pilot.press("r")
-            await wait_until(pilot, lambda: "preparing the mail" in screen_text(app), timeout=5)
+            await wait_until(pilot, lambda: "preparing the mail" in screen_text(app))
             await pilot.press("escape")
             await pilot.pause()
         finally:
             proxy.release()
         await wait_until(pilot, lambda: not any(w.group == "reply" and not w.is_finished
-                                                for w in app.main.workers), timeout=10)
+                                                for w in app.main.workers))
         await settle(pilot)
         assert not isinstance(app.screen, ComposeDialog)
         assert "preparing the mail" not in screen_text(app)

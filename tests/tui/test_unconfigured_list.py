@@ -5,17 +5,12 @@ new-report poller skip the list read with the CLI's configuration warning
 from __future__ import annotations
 
 from mailtriage.tui.panes.thread_list import ThreadList
-from tests.tui.helpers import make_app, mbox_project, screen_text, settle
+from tests.tui.helpers import make_app, mbox_project, screen_text, settle, until
 
 WARNING = "CONFIGURATION WARNING: no list to read: security_list is not configured in"
 
 
-async def _until(pilot, condition, what: str, rounds: int = 500) -> None:
-    for _ in range(rounds):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+_until = until  # the shared wait (tests/tui/helpers.py): a wall-clock bound, not a count of rounds
 
 
 async def test_listing_without_a_list_shows_the_configuration_warning_and_lists_nothing(tmp_path):
