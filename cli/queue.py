@@ -39,7 +39,8 @@ def register(sub, common: Callable[[argparse.ArgumentParser, bool], None]) -> No
                                    "needs a human first. 'claim' and 'release' write the assignee through the "
                                    "tracker after a confirmation. See docs/queue.md.")
     common(p, False)
-    p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of a table")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of a table "
+                                                        "(a row a line)")
     p.add_argument("--state", choices=STATES, help="only reports in this state")
     p.add_argument("--owner", help="only reports this user holds ('' for nobody's)")
     p.add_argument("--since", help="ISO date/instant or Nd (days); default from project.md import.since")
@@ -109,7 +110,7 @@ def _show_queue(args: argparse.Namespace) -> int:
     for warning in queue.warnings:
         err(warning)
     if args.json:
-        emit({"command": COMMAND, **queue.to_json()})
+        emit({"command": COMMAND, **queue.to_json()}, lines=True)  # a row a line
         return ExitCode.OK
     header = ["STATE", "AGE", "WAITING", "OWNER", "ISSUE", "RESPOND BY", "DISCLOSE BY", "!", "REPORTER", "SUBJECT"]
     rows = [[r.state.value, _age(now, r.opened), _age(now, r.unanswered_since), capped_line(r.owner or "-", 40),

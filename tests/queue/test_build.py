@@ -60,6 +60,10 @@ def test_the_command_line_filters_and_keeps_hostile_subjects_inert(tmp_path):
     assert [r["reporter"] for r in rows] == ["otto@other.example"]
     assert rows[0]["subject"] == HOSTILE  # escaped in the JSON text, the same string once parsed
     assert doc(run_here(project, "queue", "--json", "--owner", "alice", "--now", NOW.isoformat()))["rows"] == []
+    every = run_here(project, "queue", "--json", "--now", NOW.isoformat()).stdout
+    rows = json.loads(every)["rows"]
+    assert [json.loads(line.strip().rstrip(",")) for line in every.splitlines() if line.startswith("    {")] == rows
+    assert len(rows) == 2 and len(every.splitlines()) == 9  # a row a line (command, now, rows, warnings)
     bad = run_here(project, "queue", "--now", "tomorrow")
     assert bad.returncode == 2 and "--now 'tomorrow'" in bad.stderr
 
