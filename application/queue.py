@@ -46,6 +46,7 @@ from mailtriage.application import queue_records as records
 from mailtriage.backends.contract import Op, Thread, ThreadId
 from mailtriage.backends.errors import BackendFailure, NoBackendAvailable, NotSupported, Unavailable
 from mailtriage.backends.security_cc import configured_address
+from mailtriage.core.collector import collector_paused
 from mailtriage.core.errors import ConfigError
 from mailtriage.trackers import fields as fieldsmod
 from mailtriage.trackers import vcs
@@ -640,7 +641,7 @@ def _local_issues(tracker: Any, kept: records.QueueRecords, warnings: list[str])
             keys = got[1]
         for key in keys:
             by_key.setdefault(key, facts)
-    kept.objects[("local issues", "")] = (names, by_key)
+    kept.keep("local issues", "", names, by_key)
     return by_key
 
 
@@ -671,7 +672,7 @@ def _thread_of(project: Any, summary: Any, kept: records.QueueRecords,
 
 
 def build_queue(project: Any, *, now: datetime, list_name: str | None = None, since: datetime | None = None,
-                state: QueueState | None = None, owner: str | None = None) -> Queue:
+                state: QueueState | None = None, owner: str | None = None, keep_records: bool = True) -> Queue:
     """The queue of the project's list in its window (``since``: the configured one), read
     through the project's sources and tracker, filtered by ``state`` and ``owner``.
 
@@ -681,11 +682,27 @@ def build_queue(project: Any, *, now: datetime, list_name: str | None = None, si
     each issue file is read only when it changed; on a server tracker each thread's issue is
     looked up (a search) and viewed.
 
+    ``keep_records``: keep what was made of the records (parsed facts, derived rows) in this
+    process for its next queue (the app's ``R``, after a claim); a process that builds one
+    queue and ends (the command line) passes False and makes nothing it will not print. The
+    records file is saved either way.
+
+    The cyclic garbage collector is paused while the queue is built (core/collector.py): a
+    warm queue makes some 100,000 small objects that all live (rows, facts, dates) and no
+    cycle, and the collector would walk them, and the listing's index, for nothing (a full
+    collection or two per queue over 10,000 reports).
+
     Example: ``build_queue(project, now=datetime.now(timezone.utc), state=QueueState.NEW)``
 
     Raises:
         MandatoryBackendUnavailable, and a backend's errors of the listing.
     """
+    with collector_paused():
+        return _build_queue(project, now, list_name, since, keep_records).filtered(state=state, owner=owner)
+
+
+def _build_queue(project: Any, now: datetime, list_name: str | None, since: datetime | None,
+                 keep_records: bool) -> Queue:
     warnings: list[str] = []
     settings = queue_settings(project.config)
     listing = project.list_threads(project.list_name(list_name), since)
@@ -699,12 +716,15 @@ def build_queue(project: Any, *, now: datetime, list_name: str | None = None, si
     kept = records.open_records(records.records_path(Path(project.config.file).parent,
                                                      tracker.root if local else None),  # type: ignore[union-attr]
                                 settings.team + settings.team_domains + (settings.team_domain,))
+    kept.keeping = keep_records
+    if not keep_records:
+        kept.objects.clear()
     try:
         rows = _rows(project, tracker, local, kept, settings, now, listing, warnings)
         kept.save()
     finally:
         records.release(kept)
-    return _queue(rows, now, warnings).filtered(state=state, owner=owner)
+    return _queue(rows, now, warnings)
 
 
 def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.QueueRecords, settings: QueueSettings,

@@ -104,7 +104,7 @@ def _show_queue(args: argparse.Namespace) -> int:
         since = project.since(args.since, label="--since") if args.since else None
         state = application.QueueState(args.state) if args.state else None
         queue = application.build_queue(project, now=now, list_name=args.list_name, since=since, state=state,
-                                        owner=args.owner)
+                                        owner=args.owner, keep_records=False)  # one queue, then the process ends
     finally:
         project.close()
     for warning in queue.warnings:
