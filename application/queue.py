@@ -388,6 +388,15 @@ def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSet
                     first_due, disclosure_due, tuple(breaches), key, thread.automated if automated else None)
 
 
+def queue_span(delta: timedelta) -> str:
+    """A duration of the queue (an age, a wait, how late or how near a deadline is) in a few
+    characters: whole hours under a day, else whole days, both rounded down (``23h``, ``1d``
+    for 1 day 14 hours, ``12d``); a negative one is ``0h``. The one rule of the app's queue and
+    ``mailtriage queue``, so the two never show one report's age differently."""
+    seconds = max(0, int(delta.total_seconds()))
+    return f"{seconds // 3600}h" if seconds < 86400 else f"{seconds // 86400}d"
+
+
 def _breached(state: QueueState, first_due: datetime | None, disclosure_due: datetime | None,
               now: datetime) -> list[Breach]:
     breaches: list[Breach] = []

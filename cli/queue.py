@@ -91,10 +91,8 @@ def _day(when: datetime | None) -> str:
 
 
 def _age(now: datetime, when: datetime | None) -> str:
-    if when is None:
-        return "-"
-    days = (now - when).total_seconds() / 86400
-    return f"{days:.0f}d" if days >= 1 else f"{max(0.0, days * 24):.0f}h"
+    """As the app's queue shows it (whole hours under a day, else whole days, rounded down)."""
+    return "-" if when is None else application.queue_span(now - when)
 
 
 def _show_queue(args: argparse.Namespace) -> int:

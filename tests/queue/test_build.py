@@ -189,3 +189,19 @@ def test_a_one_shot_queue_keeps_nothing_in_the_process_but_saves_its_records(tmp
     finally:
         stop()
         project.close()
+
+
+def test_the_command_line_shows_ages_as_the_app_does(tmp_path):
+    """AGE and WAITING in whole hours under a day, else whole days, rounded down, as the app's
+    queue shows them (one helper, ``application.queue_span``): a report 1 day 14 hours old is
+    ``1d`` in both (the table said ``2d``), 23 h 40 min is ``23h`` (it said ``24h``)."""
+    from mailtriage.tui.screens.queue import span
+
+    team = make_team(tmp_path, _messages(), triagers=["alice"])
+    opened = datetime(2026, 9, 2, 8, 0, tzinfo=timezone.utc)  # otto's report, unanswered
+    for now, shown in ((datetime(2026, 9, 3, 22, 0, tzinfo=timezone.utc), "1d"),
+                       (datetime(2026, 9, 3, 7, 40, tzinfo=timezone.utc), "23h"),
+                       (datetime(2026, 9, 2, 8, 0, 30, tzinfo=timezone.utc), "0h")):
+        table = run_here(team.project("alice"), "queue", "--now", now.isoformat()).stdout
+        [row] = [line.split() for line in table.splitlines() if line.startswith("new ")]
+        assert row[1:3] == [shown, shown] == [span(now - opened)] * 2, (now, row)
