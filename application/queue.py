@@ -78,7 +78,7 @@ class QueueState(str, enum.Enum):
     IN_PROGRESS = "in_progress"  # the issue has an assignee or an in-progress label
     FIXED = "fixed"  # a fix or CVE label (queue.fixed_labels) is on the issue, or a CVE ID in its CVE field
     CLOSED = "closed"  # the issue is closed, or a disclosed label (queue.closed_labels) is on it
-    AUTOMATED = "automated"  # not a report: a bounce, an auto-reply, a notification or spam (no issue holds it)
+    AUTOMATED = "automated"  # not a report: a bounce, an auto-reply, a notification, spam or a thread the team started (no issue holds it)
     UNKNOWN = "unknown"  # the tracker could not be asked: whether an issue holds it (and whose) is not known
 
 
@@ -111,6 +111,13 @@ class QueueSettings:
         object.__setattr__(self, "in_progress_set", frozenset(x.lower() for x in self.in_progress_labels))
         object.__setattr__(self, "fixed_set", frozenset(x.lower() for x in self.fixed_labels))
         object.__setattr__(self, "closed_set", frozenset(x.lower() for x in self.closed_labels))
+
+    def names(self, address: str) -> bool:
+        """A sender the settings name as the team: an address of ``queue.team`` or the list's own
+        address, or of a whole domain ``queue.team`` lists; not merely of the list's domain (a
+        colleague may report a bug to the list like anyone)."""
+        address = address.strip().lower()
+        return bool(address) and (address in self.team or address.rpartition("@")[2] in self.team_domains)
 
     def is_team(self, address: str, reporter: str) -> bool:
         """A sender of the team: listed in ``team``, or of the list's domain (or a parent of it),
@@ -342,11 +349,22 @@ def mail_state(messages: tuple[MailFact, ...], settings: QueueSettings) -> MailS
     return MailState(messages[0].sender, messages[0].date, last_reporter, waiting, team_wrote)
 
 
+#: Why a thread the team started is no report (:attr:`QueueRow.automated`).
+TEAM_STARTED = "started by the team"
+
+
 def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSettings, now: datetime,
                mail: MailState | None = None) -> QueueRow:
-    """One thread's row at ``now`` (``mail``: its :func:`mail_state`, when already known). Pure."""
+    """One thread's row at ``now`` (``mail``: its :func:`mail_state`, when already known). Pure.
+
+    A thread whose first message a named member of the team wrote (:meth:`QueueSettings.names`)
+    is no report: ``automated`` (:data:`TEAM_STARTED`) unless an issue holds it, and owes no
+    first response either way."""
     if mail is None:
         mail = mail_state(thread.messages, settings)
+    if not thread.automated and settings.names(mail.reporter):
+        thread = replace(thread, automated=TEAM_STARTED)
+        mail = replace(mail, team_wrote=True, unanswered_since=None)  # held by an issue: nobody waits for us
     opened, waiting = mail.opened, mail.unanswered_since
     unknown = issue is not None and issue.unknown
     if unknown:
@@ -790,7 +808,8 @@ def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.Queu
         if found is not None and found.unreadable:
             warnings.append(f"{found.id}: its {' and '.join(found.unreadable)} field is no date (write it as "
                             "2026-12-01 or 2026-12-01T17:00:00+00:00): no deadline is shown for it")
-        if (found is None or found.unknown) and not mail.team_wrote and not facts.automated:
+        if (found is None or found.unknown) and not mail.team_wrote and not facts.automated \
+                and not settings.names(mail.reporter):  # a thread the team started owes no reply
             facts = replace(facts, drafts=_drafts(project, facts.thread_id))  # asked each time: no row kept
         elif entry is not None:
             # the same thread record and the same issue facts as last time: the row derived then
