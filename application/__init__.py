@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from mailtriage.application.queue import build_queue as build_queue
     from mailtriage.application.queue import propose_claim as propose_claim
     from mailtriage.application.queue import propose_release as propose_release
+    from mailtriage.application.queue import queue_span as queue_span
     from mailtriage.application.queue import sync_tracker as sync_tracker
     from mailtriage.application.raw_message import run_pipe as run_pipe
     from mailtriage.application.search import search_account as search_account
@@ -165,7 +166,7 @@ _export("mailtriage.application.list_read", "unconfigured_list")
 _export("mailtriage.application.search", "search_request", "search_project", "search_account")
 _export("mailtriage.application.overview", "ThreadStatus")
 _export("mailtriage.application.queue", "QueueState", "build_queue", "propose_claim", "propose_release",
-        "sync_tracker")
+        "queue_span", "sync_tracker")
 _export("mailtriage.application.cases", "case_record", "modes_database")
 _export("mailtriage.application.dates", "shown_date", DATE_HEADINGS="HEADINGS")
 # -- mail: the contract's types and errors

@@ -46,6 +46,7 @@ from mailtriage.application import queue_records as records
 from mailtriage.backends.contract import Op, Thread, ThreadId
 from mailtriage.backends.errors import BackendFailure, NoBackendAvailable, NotSupported, Unavailable
 from mailtriage.backends.security_cc import configured_address
+from mailtriage.core.collector import collector_paused
 from mailtriage.core.errors import ConfigError
 from mailtriage.trackers import fields as fieldsmod
 from mailtriage.trackers import vcs
@@ -77,7 +78,7 @@ class QueueState(str, enum.Enum):
     IN_PROGRESS = "in_progress"  # the issue has an assignee or an in-progress label
     FIXED = "fixed"  # a fix or CVE label (queue.fixed_labels) is on the issue, or a CVE ID in its CVE field
     CLOSED = "closed"  # the issue is closed, or a disclosed label (queue.closed_labels) is on it
-    AUTOMATED = "automated"  # not a report: a bounce, an auto-reply, a notification or spam (no issue holds it)
+    AUTOMATED = "automated"  # not a report: a bounce, an auto-reply, a notification, spam or a thread the team started (no issue holds it)
     UNKNOWN = "unknown"  # the tracker could not be asked: whether an issue holds it (and whose) is not known
 
 
@@ -110,6 +111,13 @@ class QueueSettings:
         object.__setattr__(self, "in_progress_set", frozenset(x.lower() for x in self.in_progress_labels))
         object.__setattr__(self, "fixed_set", frozenset(x.lower() for x in self.fixed_labels))
         object.__setattr__(self, "closed_set", frozenset(x.lower() for x in self.closed_labels))
+
+    def names(self, address: str) -> bool:
+        """A sender the settings name as the team: an address of ``queue.team`` or the list's own
+        address, or of a whole domain ``queue.team`` lists; not merely of the list's domain (a
+        colleague may report a bug to the list like anyone)."""
+        address = address.strip().lower()
+        return bool(address) and (address in self.team or address.rpartition("@")[2] in self.team_domains)
 
     def is_team(self, address: str, reporter: str) -> bool:
         """A sender of the team: listed in ``team``, or of the list's domain (or a parent of it),
@@ -341,11 +349,22 @@ def mail_state(messages: tuple[MailFact, ...], settings: QueueSettings) -> MailS
     return MailState(messages[0].sender, messages[0].date, last_reporter, waiting, team_wrote)
 
 
+#: Why a thread the team started is no report (:attr:`QueueRow.automated`).
+TEAM_STARTED = "started by the team"
+
+
 def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSettings, now: datetime,
                mail: MailState | None = None) -> QueueRow:
-    """One thread's row at ``now`` (``mail``: its :func:`mail_state`, when already known). Pure."""
+    """One thread's row at ``now`` (``mail``: its :func:`mail_state`, when already known). Pure.
+
+    A thread whose first message a named member of the team wrote (:meth:`QueueSettings.names`)
+    is no report: ``automated`` (:data:`TEAM_STARTED`) unless an issue holds it, and owes no
+    first response either way."""
     if mail is None:
         mail = mail_state(thread.messages, settings)
+    if not thread.automated and settings.names(mail.reporter):
+        thread = replace(thread, automated=TEAM_STARTED)
+        mail = replace(mail, team_wrote=True, unanswered_since=None)  # held by an issue: nobody waits for us
     opened, waiting = mail.opened, mail.unanswered_since
     unknown = issue is not None and issue.unknown
     if unknown:
@@ -385,6 +404,15 @@ def derive_row(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSet
     return QueueRow(thread.thread_id, thread.subject, mail.reporter, state, opened, mail.last_reporter_message,
                     waiting, owner, issue.id if issue else None, issue.url if issue else None,
                     first_due, disclosure_due, tuple(breaches), key, thread.automated if automated else None)
+
+
+def queue_span(delta: timedelta) -> str:
+    """A duration of the queue (an age, a wait, how late or how near a deadline is) in a few
+    characters: whole hours under a day, else whole days, both rounded down (``23h``, ``1d``
+    for 1 day 14 hours, ``12d``); a negative one is ``0h``. The one rule of the app's queue and
+    ``mailtriage queue``, so the two never show one report's age differently."""
+    seconds = max(0, int(delta.total_seconds()))
+    return f"{seconds // 3600}h" if seconds < 86400 else f"{seconds // 86400}d"
 
 
 def _breached(state: QueueState, first_due: datetime | None, disclosure_due: datetime | None,
@@ -640,7 +668,7 @@ def _local_issues(tracker: Any, kept: records.QueueRecords, warnings: list[str])
             keys = got[1]
         for key in keys:
             by_key.setdefault(key, facts)
-    kept.objects[("local issues", "")] = (names, by_key)
+    kept.keep("local issues", "", names, by_key)
     return by_key
 
 
@@ -671,7 +699,7 @@ def _thread_of(project: Any, summary: Any, kept: records.QueueRecords,
 
 
 def build_queue(project: Any, *, now: datetime, list_name: str | None = None, since: datetime | None = None,
-                state: QueueState | None = None, owner: str | None = None) -> Queue:
+                state: QueueState | None = None, owner: str | None = None, keep_records: bool = True) -> Queue:
     """The queue of the project's list in its window (``since``: the configured one), read
     through the project's sources and tracker, filtered by ``state`` and ``owner``.
 
@@ -681,11 +709,27 @@ def build_queue(project: Any, *, now: datetime, list_name: str | None = None, si
     each issue file is read only when it changed; on a server tracker each thread's issue is
     looked up (a search) and viewed.
 
+    ``keep_records``: keep what was made of the records (parsed facts, derived rows) in this
+    process for its next queue (the app's ``R``, after a claim); a process that builds one
+    queue and ends (the command line) passes False and makes nothing it will not print. The
+    records file is saved either way.
+
+    The cyclic garbage collector is paused while the queue is built (core/collector.py): a
+    warm queue makes some 100,000 small objects that all live (rows, facts, dates) and no
+    cycle, and the collector would walk them, and the listing's index, for nothing (a full
+    collection or two per queue over 10,000 reports).
+
     Example: ``build_queue(project, now=datetime.now(timezone.utc), state=QueueState.NEW)``
 
     Raises:
         MandatoryBackendUnavailable, and a backend's errors of the listing.
     """
+    with collector_paused():
+        return _build_queue(project, now, list_name, since, keep_records).filtered(state=state, owner=owner)
+
+
+def _build_queue(project: Any, now: datetime, list_name: str | None, since: datetime | None,
+                 keep_records: bool) -> Queue:
     warnings: list[str] = []
     settings = queue_settings(project.config)
     listing = project.list_threads(project.list_name(list_name), since)
@@ -699,12 +743,15 @@ def build_queue(project: Any, *, now: datetime, list_name: str | None = None, si
     kept = records.open_records(records.records_path(Path(project.config.file).parent,
                                                      tracker.root if local else None),  # type: ignore[union-attr]
                                 settings.team + settings.team_domains + (settings.team_domain,))
+    kept.keeping = keep_records
+    if not keep_records:
+        kept.objects.clear()
     try:
         rows = _rows(project, tracker, local, kept, settings, now, listing, warnings)
         kept.save()
     finally:
         records.release(kept)
-    return _queue(rows, now, warnings).filtered(state=state, owner=owner)
+    return _queue(rows, now, warnings)
 
 
 def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.QueueRecords, settings: QueueSettings,
@@ -761,7 +808,8 @@ def _rows(project: Any, tracker: Tracker | None, local: bool, kept: records.Queu
         if found is not None and found.unreadable:
             warnings.append(f"{found.id}: its {' and '.join(found.unreadable)} field is no date (write it as "
                             "2026-12-01 or 2026-12-01T17:00:00+00:00): no deadline is shown for it")
-        if (found is None or found.unknown) and not mail.team_wrote and not facts.automated:
+        if (found is None or found.unknown) and not mail.team_wrote and not facts.automated \
+                and not settings.names(mail.reporter):  # a thread the team started owes no reply
             facts = replace(facts, drafts=_drafts(project, facts.thread_id))  # asked each time: no row kept
         elif entry is not None:
             # the same thread record and the same issue facts as last time: the row derived then

@@ -51,6 +51,8 @@ class QueueRecords:
         self.team = list(team)
         #: What a caller made of an entry (parsed dates, objects), kept while the entry is: key -> (entry, value)
         self.objects: dict[tuple[str, str], tuple[Any, Any]] = {}
+        #: False: :meth:`keep` keeps nothing (a one-shot process, the command line, never asks again)
+        self.keeping = True
         self.stamp: tuple[int, ...] | None = None  # the file's stamp (:func:`_stamp`) as loaded or saved
         self.settings: Any = None  # what the rows kept in ``objects`` were derived under
         self.busy = False
@@ -129,7 +131,9 @@ class QueueRecords:
         self.objects = {k: v for k, v in self.objects.items() if k[0] != kind}
 
     def keep(self, kind: str, key: str, entry: Any, value: Any) -> Any:
-        self.objects[(kind, key)] = (entry, value)
+        """Keep ``value`` (made of ``entry``) for the next run of this process; returns it."""
+        if self.keeping:
+            self.objects[(kind, key)] = (entry, value)
         return value
 
     def begin(self) -> None:

@@ -12,16 +12,19 @@ from pathlib import Path
 from typing import Any
 
 from mailtriage.application.errors import UsageError
-from mailtriage.core.inert import json_dumps, terminal_line, terminal_text
+from mailtriage.core.inert import json_dumps, json_dumps_lines, terminal_line, terminal_text
 from mailtriage.core.secrets import scrub, scrub_json
 
 
-def emit(doc: Any) -> None:
-    """One JSON document on stdout; neutralized characters escaped (lossless).
+def emit(doc: Any, *, lines: bool = False) -> None:
+    """One JSON document on stdout; neutralized characters escaped (lossless). ``lines``: a
+    long list one item a line (``queue --json``: a row a line, :func:`json_dumps_lines`)
+    instead of indented throughout.
 
     Scrubbed as a document (reasons, errors) and as text (a secret split across keys never is).
     """
-    sys.stdout.write(scrub(json_dumps(scrub_json(doc))) + "\n")
+    doc = scrub_json(doc)
+    sys.stdout.write(scrub(json_dumps_lines(doc) if lines else json_dumps(doc)) + "\n")
 
 
 def dumps(doc: Any) -> str:

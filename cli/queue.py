@@ -39,7 +39,8 @@ def register(sub, common: Callable[[argparse.ArgumentParser, bool], None]) -> No
                                    "needs a human first. 'claim' and 'release' write the assignee through the "
                                    "tracker after a confirmation. See docs/queue.md.")
     common(p, False)
-    p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of a table")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout instead of a table "
+                                                        "(a row a line)")
     p.add_argument("--state", choices=STATES, help="only reports in this state")
     p.add_argument("--owner", help="only reports this user holds ('' for nobody's)")
     p.add_argument("--since", help="ISO date/instant or Nd (days); default from project.md import.since")
@@ -90,10 +91,8 @@ def _day(when: datetime | None) -> str:
 
 
 def _age(now: datetime, when: datetime | None) -> str:
-    if when is None:
-        return "-"
-    days = (now - when).total_seconds() / 86400
-    return f"{days:.0f}d" if days >= 1 else f"{max(0.0, days * 24):.0f}h"
+    """As the app's queue shows it (whole hours under a day, else whole days, rounded down)."""
+    return "-" if when is None else application.queue_span(now - when)
 
 
 def _show_queue(args: argparse.Namespace) -> int:
@@ -103,13 +102,13 @@ def _show_queue(args: argparse.Namespace) -> int:
         since = project.since(args.since, label="--since") if args.since else None
         state = application.QueueState(args.state) if args.state else None
         queue = application.build_queue(project, now=now, list_name=args.list_name, since=since, state=state,
-                                        owner=args.owner)
+                                        owner=args.owner, keep_records=False)  # one queue, then the process ends
     finally:
         project.close()
     for warning in queue.warnings:
         err(warning)
     if args.json:
-        emit({"command": COMMAND, **queue.to_json()})
+        emit({"command": COMMAND, **queue.to_json()}, lines=True)  # a row a line
         return ExitCode.OK
     header = ["STATE", "AGE", "WAITING", "OWNER", "ISSUE", "RESPOND BY", "DISCLOSE BY", "!", "REPORTER", "SUBJECT"]
     rows = [[r.state.value, _age(now, r.opened), _age(now, r.unanswered_since), capped_line(r.owner or "-", 40),

@@ -12,7 +12,8 @@ terminal line          :func:`terminal_line` — one line; every neutralized
 terminal text          :func:`terminal_text` — like a line, but LF and tab kept
 JSON on stdout         :func:`json_dumps` — the neutralized characters escaped as
                        ``\\uXXXX`` inside strings: the document decodes to the very
-                       same values (lossless for scripts), yet no raw one is written
+                       same values (lossless for scripts), yet no raw one is written;
+                       :func:`json_dumps_lines` the same, one list item a line
 Markdown (trackers)    :func:`markdown_inline` / :func:`markdown_block` — invisible
                        characters removed, every inline and block syntax escaped
 mail header            :func:`header_text` — one clean line: controls become spaces,
@@ -131,6 +132,32 @@ def json_dumps(doc: Any, *, indent: int | None = 2) -> str:
     backend returned, while a terminal showing the output sees six harmless characters.
     """
     text = json.dumps(doc, indent=indent, ensure_ascii=False, default=str)
+    return _MULTI_LINE.sub(_escape, text)
+
+
+def json_dumps_lines(doc: Any) -> str:
+    """:func:`json_dumps` of a document whose lists are long (``queue --json``: one row per
+    report): the same escaping, but one member of the top-level object per line and each item
+    of a top-level list on a line of its own, instead of every value indented on lines of its
+    own. Still one JSON document (``json.loads`` reads it); ``grep`` and ``head`` see one row a
+    line; and each item is written by the C encoder (an indented document goes through
+    Python's own: about 0.4 s of ``queue --json`` over 10,000 reports).
+
+    Anything but an object is written as :func:`json_dumps` writes it."""
+    if not isinstance(doc, dict):
+        return json_dumps(doc)
+
+    def one(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, default=str)
+
+    members = []
+    for key, value in doc.items():
+        name = one(key if isinstance(key, str) else str(key))
+        if isinstance(value, list) and value:
+            members.append(f"  {name}: [\n    " + ",\n    ".join(one(item) for item in value) + "\n  ]")
+        else:
+            members.append(f"  {name}: {one(value)}")
+    text = "{\n" + ",\n".join(members) + "\n}" if members else "{}"
     return _MULTI_LINE.sub(_escape, text)
 
 

@@ -335,11 +335,32 @@ def scrub(text: Any) -> str:
 
 
 def scrub_json(doc: Any) -> Any:
-    """A copy of a JSON-able document with every string scrubbed."""
+    """A JSON-able document with every string scrubbed: ``doc`` itself when no secret occurs
+    in it, else a copy.
+
+    Whether one occurs is asked of the document's JSON text first (one C-encoded string and
+    a substring check per form): a string holding a secret holds it in that text in its JSON
+    form, which :func:`_variants` lists, since JSON escapes character by character. Only then
+    is the document walked string by string (``queue --json`` over 10,000 reports: some
+    235,000 strings, 0.4 s, for nothing when no secret is in them)."""
+    with _lock:
+        forms = list(_forms)
+    if not forms:
+        return doc
+    try:
+        text = json.dumps(doc, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):  # keys JSON cannot write, a cycle: walked
+        text = None
+    if text is not None and not any(form in text for form in forms):
+        return doc
+    return _scrub_walk(doc)
+
+
+def _scrub_walk(doc: Any) -> Any:
     if isinstance(doc, str):
         return scrub(doc)
     if isinstance(doc, dict):
-        return {scrub(k) if isinstance(k, str) else k: scrub_json(v) for k, v in doc.items()}
+        return {scrub(k) if isinstance(k, str) else k: _scrub_walk(v) for k, v in doc.items()}
     if isinstance(doc, (list, tuple)):
-        return [scrub_json(v) for v in doc]
+        return [_scrub_walk(v) for v in doc]
     return doc

@@ -154,7 +154,8 @@ CONSOLE = [
 
 QUEUE = [
     _b("q,escape", "back", "Back", "queue.back"),
-    _b("enter", "read", "Read", "queue.read"),
+    # priority: the table's own (hidden) Enter would take the key in the footer once it has the focus
+    _b("enter", "read", "Read", "queue.read", priority=True),
     _b("s", "filter_state", "By state", "queue.filter_state"),
     _b("o", "filter_owner", "By owner", "queue.filter_owner"),
     _b("a", "filter_clear", "All", "queue.filter_clear"),

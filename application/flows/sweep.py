@@ -41,13 +41,11 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator, Protocol
+from typing import TYPE_CHECKING, Iterator, Protocol
 from urllib.parse import parse_qs, quote
 
 from mailtriage.backends.contract import Message
 from mailtriage.backends.errors import MailError, Unavailable
-from mailtriage.backends.imap.account import load_account
-from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.backends.mbox import MboxSource
 from mailtriage.backends.mime import parse_message
@@ -58,6 +56,9 @@ from mailtriage.application.flows.text import display_address, excerpt, one_line
 from typing import Any
 from mailtriage.application.flows.errors import UsageError
 from mailtriage.core.projectconfig import ConfigError, load_project
+
+if TYPE_CHECKING:  # the IMAP adapter loads with an IMAP sweep only (ImapReader.probe)
+    from mailtriage.backends.imap.adapter import ImapMailbox
 
 UNAVAILABLE = "Email tools unavailable — source skipped this run."
 NO_ACK_PRIMITIVE = ("Email acknowledgment primitive unavailable — items from this source are always marked "
@@ -328,6 +329,11 @@ class ImapReader:
         self._left = 0
 
     def probe(self, ack_keyword: str) -> Probe:
+        # why: the IMAP client loads with an IMAP sweep only; the queue imports this module for
+        # its rules (classify) and would otherwise load imapclient for nothing (~0.1 s)
+        from mailtriage.backends.imap.account import load_account
+        from mailtriage.backends.imap.adapter import ImapMailbox
+
         try:
             account = load_account(self.source.account, self.settings)
         except ConfigError as exc:

@@ -76,6 +76,16 @@ def _printers():
         assert json.loads(buf.getvalue()) == {text: [text, {"k": text}]}  # lossless
         return buf.getvalue()
 
+    def emit_lines(text: str) -> str:
+        old = sys.stdout
+        sys.stdout = buf = io.StringIO()
+        try:
+            cli._emit({text: [text, {"k": text}], "v": text}, lines=True)
+        finally:
+            sys.stdout = old
+        assert json.loads(buf.getvalue()) == {text: [text, {"k": text}], "v": text}  # lossless
+        return buf.getvalue()
+
     def err(text: str) -> str:
         old = sys.stderr
         sys.stderr = buf = io.StringIO()
@@ -90,6 +100,7 @@ def _printers():
         "terminal_line": (inert.terminal_line, False, False),
         "terminal_text": (inert.terminal_text, True, True),
         "json_dumps": (lambda t: inert.json_dumps({"v": t}, indent=None), False, False),
+        "json_dumps_lines": (lambda t: inert.json_dumps_lines({t: [t, {t: t}], "v": t}), True, False),
         "markdown_inline": (inert.markdown_inline, False, False),
         "markdown_block": (inert.markdown_block, True, False),
         "header_text": (inert.header_text, False, False),
@@ -103,6 +114,7 @@ def _printers():
         "proposal.render_text": (proposal, True, True),
         "report.describe": (report, True, False),
         "cli._emit": (emit, True, False),
+        "cli._emit lines": (emit_lines, True, False),
         "cli._err": (err, True, True),
         "tui.inert": (tui_inert, False, False),
         "tui.inert_text": (lambda t: tui_text(t).plain, False, False),
@@ -126,6 +138,16 @@ def test_every_listed_character_is_caught_by_every_printer(ch):
     for name, (printer, newline, tab) in PRINTERS.items():
         out = printer(f"a{ch}b")
         assert _RAW.search(out) is None, (name, repr(out))
+
+
+def test_json_lines_put_one_list_item_on_each_line_and_read_back_the_same():
+    doc = {"command": "queue", "rows": [{"s": "fdp\u202e.exe", "n": [1, 2]}, {"s": "ünï\ncödé"}], "warnings": [],
+           "now": None}
+    text = inert.json_dumps_lines(doc)
+    assert json.loads(text) == doc
+    assert text.splitlines() == ['{', '  "command": "queue",', '  "rows": [', '    {"s": "fdp\\u202e.exe", "n": [1, 2]},',
+                                 '    {"s": "ünï\\ncödé"}', '  ],', '  "warnings": [],', '  "now": null', '}']
+    assert inert.json_dumps_lines({}) == "{}" and json.loads(inert.json_dumps_lines([1, {"a": 2}])) == [1, {"a": 2}]
 
 
 def test_terminal_markers_are_visible():

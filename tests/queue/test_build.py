@@ -60,6 +60,10 @@ def test_the_command_line_filters_and_keeps_hostile_subjects_inert(tmp_path):
     assert [r["reporter"] for r in rows] == ["otto@other.example"]
     assert rows[0]["subject"] == HOSTILE  # escaped in the JSON text, the same string once parsed
     assert doc(run_here(project, "queue", "--json", "--owner", "alice", "--now", NOW.isoformat()))["rows"] == []
+    every = run_here(project, "queue", "--json", "--now", NOW.isoformat()).stdout
+    rows = json.loads(every)["rows"]
+    assert [json.loads(line.strip().rstrip(",")) for line in every.splitlines() if line.startswith("    {")] == rows
+    assert len(rows) == 2 and len(every.splitlines()) == 9  # a row a line (command, now, rows, warnings)
     bad = run_here(project, "queue", "--now", "tomorrow")
     assert bad.returncode == 2 and "--now 'tomorrow'" in bad.stderr
 
@@ -127,3 +131,77 @@ def test_a_warm_queue_sees_an_issue_file_removed(tmp_path):
         assert [r.issue for r in build_queue(project, now=NOW).rows] == [None, None]
     finally:
         project.close()
+
+
+def test_a_queue_is_built_with_the_collector_paused(tmp_path):
+    """A warm queue over 10,000 reports makes some 100,000 objects that all live and no cycle:
+    the cyclic collector is paused while it is built (it ran 70-80 young and one full collection
+    per warm queue at 10k, benchmarks/bench_queue.py) and on again after."""
+    import gc
+    import os
+    import sys
+
+    team = make_team(tmp_path, _messages(), triagers=["alice"])
+    started: list[int] = []
+
+    def seen(phase: str, info: dict) -> None:
+        frame = sys._getframe(1)
+        while frame is not None and phase == "start":  # a collection while the queue is built
+            if frame.f_code.co_filename.endswith(os.path.join("application", "queue.py")):
+                if frame.f_code.co_name != "build_queue":  # not on its way out, the collector back on
+                    started.append((info["generation"], frame.f_code.co_name))
+                return
+            frame = frame.f_back
+
+    project = Project.open(team.project("alice"))
+    thresholds = gc.get_threshold()
+    gc.set_threshold(1)  # a collection at every new container object, were the collector on
+    gc.callbacks.append(seen)
+    try:
+        cold = build_queue(project, now=NOW)  # threads read, issue files parsed
+        warm = build_queue(project, now=NOW)
+    finally:
+        gc.callbacks.remove(seen)
+        gc.set_threshold(*thresholds)
+        project.close()
+    assert started == [] and gc.isenabled()
+    assert warm == cold and len(warm.rows) == 2
+
+
+def test_a_one_shot_queue_keeps_nothing_in_the_process_but_saves_its_records(tmp_path):
+    """``keep_records=False`` (the command line): the same queue, nothing of it kept in the
+    process, and the records file saved, so the next queue reads no thread again."""
+    from mailtriage.application import queue_records
+    from mailtriage.core.trace import OPLOG
+
+    team = make_team(tmp_path, _messages(), triagers=["alice"])
+    reads: list[str] = []
+    stop = OPLOG.subscribe(lambda rec: reads.append(rec.op) if rec.op == "read_thread" else None)
+    project = Project.open(team.project("alice"))
+    try:
+        once = build_queue(project, now=NOW, keep_records=False)
+        assert reads.count("read_thread") == 2
+        assert [kept.objects for kept in queue_records._open.values() if kept.path and tmp_path in kept.path.parents] == [{}]
+        reads.clear()
+        again = build_queue(project, now=NOW, keep_records=False)
+        assert reads == [] and again == once  # from the saved records
+        assert build_queue(project, now=NOW) == once
+    finally:
+        stop()
+        project.close()
+
+
+def test_the_command_line_shows_ages_as_the_app_does(tmp_path):
+    """AGE and WAITING in whole hours under a day, else whole days, rounded down, as the app's
+    queue shows them (one helper, ``application.queue_span``): a report 1 day 14 hours old is
+    ``1d`` in both (the table said ``2d``), 23 h 40 min is ``23h`` (it said ``24h``)."""
+    from mailtriage.tui.screens.queue import span
+
+    team = make_team(tmp_path, _messages(), triagers=["alice"])
+    opened = datetime(2026, 9, 2, 8, 0, tzinfo=timezone.utc)  # otto's report, unanswered
+    for now, shown in ((datetime(2026, 9, 3, 22, 0, tzinfo=timezone.utc), "1d"),
+                       (datetime(2026, 9, 3, 7, 40, tzinfo=timezone.utc), "23h"),
+                       (datetime(2026, 9, 2, 8, 0, 30, tzinfo=timezone.utc), "0h")):
+        table = run_here(team.project("alice"), "queue", "--now", now.isoformat()).stdout
+        [row] = [line.split() for line in table.splitlines() if line.startswith("new ")]
+        assert row[1:3] == [shown, shown] == [span(now - opened)] * 2, (now, row)

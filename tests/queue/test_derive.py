@@ -173,3 +173,25 @@ def test_an_automated_message_stays_automated_while_the_tracker_cannot_be_asked(
     row = queue.rows[1]
     assert row.state is QueueState.AUTOMATED and row.breaches == () and row.first_response_due is None
     assert queue.rows[0].state is QueueState.UNKNOWN
+
+
+def test_a_thread_the_team_started_is_no_report():
+    """A thread whose first message a named member of the team wrote (queue.team, the list's
+    own address): a release plan, an advisory draft, a heads-up. It was listed as a report
+    (``new``, a first-response breach after two days, or ``acknowledged`` once a colleague
+    replied); it is listed last as not a report, with no deadline, unless an issue holds it.
+    A sender who is only of the list's domain still reports (a colleague reporting a bug)."""
+    settings = replace(SETTINGS, team=("pat@frob.example.org", "security@frob.example.org"))
+    plan = thread("plan", ("pat@frob.example.org", 0))
+    replied = thread("eol", ("Security@Frob.example.org", 0), ("sam@frob.example.org", 1), (REPORTER, 2))
+    report = thread("report", (REPORTER, 9))
+    colleague = thread("colleague", ("eve@frob.example.org", 8))
+    queue = derive_queue([plan, replied, report, colleague], {}, settings, day(10))
+    assert [(r.subject, r.state) for r in queue.rows] == [
+        ("Report colleague", QueueState.NEW), ("Report report", QueueState.NEW),
+        ("Report eol", QueueState.AUTOMATED), ("Report plan", QueueState.AUTOMATED)]
+    for row in queue.rows[2:]:
+        assert row.automated == "started by the team" and row.breaches == () and row.first_response_due is None
+        assert row.unanswered_since is None and row.disclosure_due is None
+    held = derive_row(plan, issue(), settings, day(10))  # an issue holds it: its state, and no reply is owed
+    assert held.state is QueueState.IMPORTED and held.breaches == () and held.first_response_due is None

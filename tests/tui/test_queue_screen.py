@@ -24,6 +24,13 @@ def demo_app(demo_dir, monkeypatch):
     return make_app(workspace, demo=True), workspace
 
 
+def footer_words(app) -> list[str]:
+    """The descriptions of the keys the footer shows."""
+    from mailtriage.tui.footer import KeyFooter
+
+    return [key.description for key in app.screen.query_one(KeyFooter).query("FooterKey")]
+
+
 async def open_queue(app, pilot) -> QueueScreen:
     await settle(pilot)
     await pilot.press("Q")
@@ -82,6 +89,12 @@ async def test_claim_confirmed_makes_me_the_owner_in_the_tracker(demo_dir, monke
         row = next(row for row in queue.rows if row.issue == "SEC-0006")
         assert row.owner == "triager" and row.state.value == "in_progress"
         assert "triager" in screen_text(app)
+        # the footer still offers Enter (it lost it once the table had the focus: the table's own
+        # hidden Enter took the key in the footer's bindings)
+        assert "Read" in footer_words(app)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, QueueScreen)
     assert 'assignees: ["triager"]' in (workspace / "tracker" / "SEC-0006.md").read_text()
 
 

@@ -86,9 +86,9 @@ class QueueWritten(Message):
 
 
 def span(delta: timedelta) -> str:
-    """A duration in a few characters: ``5h``, ``12d``."""
-    seconds = max(0, int(delta.total_seconds()))
-    return f"{seconds // 3600}h" if seconds < 86400 else f"{seconds // 86400}d"
+    """A duration in a few characters: ``5h``, ``12d`` (``application.queue_span``, the rule
+    ``mailtriage queue`` shows ages by too)."""
+    return application.queue_span(delta)
 
 
 def due_cell(row: QueueRow, now: datetime) -> Text:
