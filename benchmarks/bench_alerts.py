@@ -102,6 +102,9 @@ async def _drive(variant: str, project: Path, expected: int) -> dict:
     # The fresh start runs its poller too, as a user's does: measured once it set its baseline.
     app = cls(project, cursor_blink=False, alerts=True)
     app.freeze_gc_after_start = True  # as run_app (the mailtriage command) sets it
+    # Full collections paced to the idle moments, as run_app does; bench_storm.py's "old" child
+    # runs without, for its comparison.
+    app.pace_collections = variant != "old"
     out: dict = {"variant": variant}
     go, end = threading.Event(), threading.Event()
 
@@ -136,6 +139,7 @@ async def _drive(variant: str, project: Path, expected: int) -> dict:
         tl.focus()
         cpu0, wall0 = time.process_time(), time.monotonic()
         latencies, alerts = [], {}
+        key_starts: list[float] = []  # perf_counter at each key's post (bench_storm.py's slow keys)
         sampling = True
 
         async def sample() -> None:
@@ -154,6 +158,7 @@ async def _drive(variant: str, project: Path, expected: int) -> dict:
         keys = "jjjjjkkkkk"
         n = 0
         while not end.is_set():
+            key_starts.append(time.perf_counter())
             latencies.append(await _key_latency(app, tl, keys[n % len(keys)]))
             n += 1
             await pilot.pause(0.1)
@@ -183,6 +188,7 @@ async def _drive(variant: str, project: Path, expected: int) -> dict:
             pass
         out["rows_after"] = len(app.main.threads.thread_list.rows)
         out["latencies"] = latencies
+        out["key_starts"] = key_starts
         out["notifications"] = len(alerts)
         out["announced"] = sum(int(m.group(1)) for t in alerts.values() if (m := re.match(r"(\d+) new report", t)))
     return out

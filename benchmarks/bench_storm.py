@@ -89,7 +89,7 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
             cpu_marks.append((time.monotonic(), time.process_time()))
 
     ended: list[tuple[float, float, int]] = []  # (wall, process CPU, polls) at END
-    collections: list[tuple[int, float]] = []  # (generation, ms) of each collection in the storm
+    collections: list[tuple[int, float, float]] = []  # (generation, ms, perf_counter at start) in the storm
     started: list[float] = []
     triggers: list[str] = []  # where each full collection in the storm started
 
@@ -100,7 +100,7 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
                 frame = sys._getframe(1)
                 triggers.append(f"{threading.current_thread().name}:{frame.f_code.co_name}")
         elif started and sampling_gc.is_set():
-            collections.append((info["generation"], (time.perf_counter() - started[0]) * 1000))
+            collections.append((info["generation"], (time.perf_counter() - started[0]) * 1000, started[0]))
 
     sampling_gc = threading.Event()
     parts: list[tuple[str, dict]] = []
@@ -227,29 +227,65 @@ def _seed(server, user, old: int) -> None:
         client.logout()
 
 
-def run(tmp: Path, env: dict, server, old: int, rate: float, seconds: float, trace_memory: bool) -> dict:
+def run(tmp: Path, env: dict, server, old: int, rate: float, seconds: float, trace_memory: bool,
+        variants: tuple[str, ...]) -> dict:
+    """The storm once, with one child per variant open on it at the same time (same mail, same
+    load: "old" collects as the collector does by itself, "paced" as run_app does, full
+    collections between keys), then a fresh start on the mail it left."""
     user = server.add_user()
     _seed(server, user, old)
     project = bench_alerts._project(tmp / "project", env, server, user)
     expected = old + int(rate * seconds + 2) // 3
-    proc = _spawn("ours", tmp / "data", env, project, expected, trace_memory)
+    procs = {v: _spawn(v, tmp / f"data-{v}", env, project, expected, trace_memory) for v in variants}
+    results: dict = {}
     try:
-        bench_alerts._wait_line(proc, "READY")
-        proc.stdin.write("GO\n")
-        proc.stdin.flush()
+        for proc in procs.values():
+            bench_alerts._wait_line(proc, "READY")
+        for proc in procs.values():
+            proc.stdin.write("GO\n")
+            proc.stdin.flush()
+        load_during = [os.getloadavg()[0]]
+        sampler_stop = threading.Event()
+
+        def load_sampler() -> None:
+            while not sampler_stop.wait(30):
+                load_during.append(os.getloadavg()[0])
+
+        threading.Thread(target=load_sampler, daemon=True).start()
         bench_alerts._burst(server, user, rate, seconds, "storm", old)
-        proc.stdin.write("END\n")
-        proc.stdin.flush()
-        result = json.loads(bench_alerts._wait_line(proc, "RESULT"))
+        sampler_stop.set()
+        for proc in procs.values():
+            proc.stdin.write("END\n")
+            proc.stdin.flush()
+        for v, proc in procs.items():
+            results[v] = json.loads(bench_alerts._wait_line(proc, "RESULT"))
     finally:
-        proc.wait(timeout=300)
+        for proc in procs.values():
+            proc.wait(timeout=300)
     fresh = _spawn("fresh", tmp / "data-fresh", env, project, expected, False)
     try:
-        result["fresh"] = json.loads(bench_alerts._wait_line(fresh, "RESULT"))
+        fresh_result = json.loads(bench_alerts._wait_line(fresh, "RESULT"))
     finally:
         fresh.wait(timeout=300)
-    result["new_threads"] = expected - old
-    return result
+    for r in results.values():
+        r["fresh"] = fresh_result
+        r["new_threads"] = expected - old
+    results["load"] = load_during
+    return results
+
+
+def _slow_keys(r: dict, over_ms: float = 200.0) -> tuple[int, dict[int, float]]:
+    """Keys slower than ``over_ms``, and the collection time (ms, by generation) inside them."""
+    spent: dict[int, float] = {0: 0.0, 1: 0.0, 2: 0.0}
+    slow = 0
+    for t0, lat in zip(r.get("key_starts", []), r["latencies"]):
+        if lat * 1000 <= over_ms:
+            continue
+        slow += 1
+        for gen, ms, start in r.get("collections", []):
+            if t0 <= start <= t0 + lat:
+                spent[gen] += ms
+    return slow, spent
 
 
 def _fifths(marks: list) -> list[float]:
@@ -272,6 +308,8 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=10.0, help="mails a second (default 10)")
     parser.add_argument("--minutes", type=float, default=5.0, help="length of the storm (default 5)")
     parser.add_argument("--tracemalloc", action="store_true", help="print what grew in the app (slows it)")
+    parser.add_argument("--compare", action=argparse.BooleanOptionalAction, default=True,
+                        help="run the app without idle pacing ('old') beside it on the same storm (default on)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--project", help=argparse.SUPPRESS)
     parser.add_argument("--expected", type=int, default=0, help=argparse.SUPPRESS)
@@ -281,6 +319,7 @@ def main() -> int:
 
     from tests.servers.dovecot import DovecotServer
 
+    variants = ("old", "paced") if args.compare else ("paced",)
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="mailtriage-bench-storm-") as tmp_name:
         tmp = Path(tmp_name)
@@ -293,44 +332,58 @@ def main() -> int:
         os.environ["MAILTRIAGE_BENCH_KEYRING"] = env["MAILTRIAGE_BENCH_KEYRING"]
         server = DovecotServer().start()
         try:
-            r = run(tmp, env, server, args.threads, args.rate, args.minutes * 60, args.tracemalloc)
+            results = run(tmp, env, server, args.threads, args.rate, args.minutes * 60, args.tracemalloc, variants)
         finally:
             server.stop()
 
-    lat = sorted(r["latencies"])
-    polls = r["polls"]
-    storm_cpu = r["cpu_marks"][-1][1] - r["cpu_marks"][0][1]
+    during = results.pop("load")
     print(f"\nStorm of {args.rate:g} mails/s for {args.minutes:g} min onto {args.threads} quiet threads "
-          f"(real Dovecot, app headless, poll every 1 s; load average before: {load[0]:.2f}):")
-    print(f"  threads listed after the storm / fresh start   {r['rows_after']} / {r['fresh']['rows_start']}")
-    print(f"  memory before the storm (MB)                   {r['rss_start']:.0f}")
-    print(f"  memory after the storm (MB)                    {r['rss_after']:.0f}")
-    if "rss_after_trim" in r:
-        print(f"  ... after malloc_trim (freed heap given back)  {r['rss_after_trim']:.0f}   (diagnostic)")
-    print(f"  memory of a fresh start, same threads (MB)     {r['fresh']['rss_start']:.0f}   (baseline)")
-    print(f"  after the storm vs fresh start                 {r['rss_after'] / r['fresh']['rss_start'] - 1:+.0%}"
-          "   (goal: within 20 %)")
-    print(f"  CPU in each fifth of the storm (% of a core)   "
-          + " ".join(f"{c:.0%}" for c in _fifths(r["cpu_marks"])) + "   (goal: flat)")
-    print(f"  poller listings during the storm               {len(polls)}")
-    if polls:
-        print(f"  listing wall time, median / max (ms)           {statistics.median(polls):.0f} / {max(polls):.0f}")
-        print(f"  process CPU per listing (ms)                   {storm_cpu * 1000 / len(polls):.0f}")
-    full = [ms for gen, ms in r.get("collections", []) if gen == 2]
-    print(f"  collections during the storm / full ones       {len(r.get('collections', []))} / {len(full)}"
-          + (f"   (longest full: {max(full):.0f} ms)" if full else ""))
-    if full:
+          f"(real Dovecot, app headless, poll every 1 s; load average before {load[0]:.2f}, during "
+          f"{min(during):.1f}-{max(during):.1f}); " + " and ".join(variants) + " open on the same storm at once:")
+    print(f"  {'':48}" + "".join(f"{v:>14}" for v in variants))
+
+    def row(label: str, value) -> None:
+        print(f"  {label:48}" + "".join(f"{value(results[v]):>14}" for v in variants))
+
+    def pct(r, q: float) -> float:
+        lat = sorted(r["latencies"])
+        return lat[min(len(lat) - 1, int(len(lat) * q))] * 1000
+
+    def full(r) -> list[float]:
+        return [ms for gen, ms, _ in r.get("collections", []) if gen == 2]
+
+    row("threads listed after the storm / fresh start", lambda r: f"{r['rows_after']}/{r['fresh']['rows_start']}")
+    row("memory before the storm (MB)", lambda r: f"{r['rss_start']:.0f}")
+    row("memory after the storm (MB)", lambda r: f"{r['rss_after']:.0f}")
+    row("... after malloc_trim (MB, diagnostic)", lambda r: f"{r.get('rss_after_trim', 0):.0f}")
+    row("memory of a fresh start, same threads (MB)", lambda r: f"{r['fresh']['rss_start']:.0f}")
+    row("after the storm vs fresh start (goal <= 20 %)", lambda r: f"{r['rss_after'] / r['fresh']['rss_start'] - 1:+.0%}")
+    row("CPU per fifth of the storm, % of a core (flat)",
+        lambda r: " ".join(f"{c * 100:.0f}" for c in _fifths(r["cpu_marks"])))
+    row("poller listings during the storm", lambda r: f"{len(r['polls'])}")
+    row("listing wall time, median (ms)", lambda r: f"{statistics.median(r['polls']):.0f}" if r["polls"] else "-")
+    row("collections during the storm", lambda r: f"{len(r.get('collections', []))}")
+    row("full collections during the storm", lambda r: f"{len(full(r))}")
+    row("longest full collection (ms)", lambda r: f"{max(full(r)):.0f}" if full(r) else "-")
+    row("young (0/1) collections, p99 / max (ms)", lambda r: "{:.1f} / {:.0f}".format(
+        *(lambda ys: (ys[min(len(ys) - 1, int(len(ys) * 0.99))], ys[-1]) if ys else (0, 0))(
+            sorted(ms for gen, ms, _ in r.get("collections", []) if gen < 2))))
+    row("a full collection once the storm settled (ms)", lambda r: f"{r.get('full_collect_ms', 0):.0f}")
+    row("key presses", lambda r: f"{len(r['latencies'])}")
+    row("key latency, median (ms)", lambda r: f"{statistics.median(r['latencies']) * 1000:.1f}")
+    row("key latency, p99 (ms) (goal <= 200)", lambda r: f"{pct(r, 0.99):.1f}")
+    row("key latency, max (ms)", lambda r: f"{max(r['latencies']) * 1000:.0f}")
+    row("keys over 200 ms", lambda r: f"{_slow_keys(r)[0]}")
+    row("... collection ms inside them, gen 0/1/2",
+        lambda r: "/".join(f"{_slow_keys(r)[1][g]:.0f}" for g in (0, 1, 2)))
+    row("'new reports' announced / new threads", lambda r: f"{r['announced']}/{r['new_threads']}")
+    for v in variants:
         from collections import Counter
 
-        print("  full collections started by (thread:function)  "
-              + ", ".join(f"{where} x{n}" for where, n in Counter(r["full_triggers"]).most_common(4)))
-    if "full_collect_ms" in r:
-        print(f"  a full collection once the storm settled (ms)  {r['full_collect_ms']:.0f}")
-    print(f"  key latency, median / p99 (ms)                 {statistics.median(lat) * 1000:.1f} / "
-          f"{lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000:.1f}   (goal: p99 <= 200)")
-    print(f"  'new reports' announced (truth: new threads)   {r['announced']}/{r['new_threads']}")
+        if results[v].get("full_triggers"):
+            print(f"  {v}: full collections started by (thread:function)  "
+                  + ", ".join(f"{where} x{n}" for where, n in Counter(results[v]["full_triggers"]).most_common(4)))
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

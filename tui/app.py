@@ -1,9 +1,8 @@
 """The mailtriage Textual app and :func:`run_app`, which the ``mailtriage`` command calls.
 
-The app is a shell: it loads the user settings, the theme and the key map, opens the
-project (the :class:`Service`) and shows the first-run screen when that fails, keeps
-the list of errors (``!`` shows it), and runs the app-wide keys. The main screen
-(:mod:`mailtriage.tui.screens.main`) owns the panes and the workers that feed them.
+The app is a shell: it loads the user settings, the theme and the key map, opens the project (the
+:class:`Service`) and shows the first-run screen when that fails, keeps the list of errors (``!`` shows it),
+and runs the app-wide keys. The main screen (:mod:`mailtriage.tui.screens.main`) owns the panes and workers.
 
 Start-up imports only what the main screen needs; the console, help, dialogs and
 first-run screens are imported when first opened.
@@ -34,6 +33,7 @@ from mailtriage.tui.commands import MailtriageCommands, ThemeCommands
 from mailtriage.tui.errors import ErrorRecord, error_record
 from mailtriage.tui.first_screen import FirstScreen
 from mailtriage.tui.head_start import ForkedHeadStart
+from mailtriage.tui.idle_collection import IdleCollection
 from mailtriage.tui.messages import CacheUnwritable, SessionFailed, SessionOpened, SettingsSaved
 from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.sanitize import inert
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 HERE = Path(__file__).parent
 
 
-class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inherit_bindings=False):
+class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inherit_bindings=False):
     # The dialogs' and the console's stylesheets belong to those screens (their CSS_PATH):
     # parsed when one first opens, not before the first frame.
     CSS_PATH = [HERE / "app.tcss", *theme_css_paths()]
@@ -59,9 +59,8 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
     NOTIFICATION_TIMEOUT = 8
     #: At most one new-report notification this often (seconds); news in between is coalesced.
     alert_notice_seconds = 5.0
-    #: run_app sets it: once the main screen is up, what start-up built (modules, widgets) is
-    #: moved out of the collector's way (gc.freeze), so a full collection during a burst of
-    #: mail walks only the newer objects and the UI does not stall on it.
+    #: run_app sets it: once the main screen is up, what start-up built is moved out of the collector's
+    #: way (gc.freeze): a full collection in a burst of mail walks only the newer objects.
     freeze_gc_after_start = False
 
     def __init__(self, project_dir: Path, *, demo: bool = False, settings=None, cursor_blink: bool = True,
@@ -173,6 +172,7 @@ class MailTriageApp(StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inh
         """The main screen has mounted its panes."""
         if self.freeze_gc_after_start:
             gc.freeze()
+        self.start_idle_collection()  # full collections between keys (tui/idle_collection.py)
         # Its on_mount shows the head start's rows next (no await in between): keys act on them.
         self.call_later(self.release_keys)
 
@@ -384,7 +384,7 @@ def run_app(project_dir: Path, demo: bool = False, *, head_start: ForkedHeadStar
     command forked before it imported Textual (tui/head_start.py); ``first_paint``: the kept
     screen it wrote meanwhile (tui/first_paint.py), which the app takes over."""
     app = MailTriageApp(Path(project_dir), demo=demo)
-    app.freeze_gc_after_start = True
+    app.freeze_gc_after_start = app.pace_collections = True
     app.first_paint_shown = first_paint
     app.prepare_first_screen(head_start)
     app.first_paint_project = (Path(project_dir), demo)  # the next start shows this start's screen at once

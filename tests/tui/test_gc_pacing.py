@@ -1,0 +1,75 @@
+"""Issue 39: full garbage collections run while the user is idle, not between two keys. The
+app's pacer (tui/idle_collection.py) is driven by its own timer and by the keys the app
+receives; its clock is the test's, so "two seconds without a key" does not depend on how
+loaded the machine is."""
+
+from __future__ import annotations
+
+import gc
+
+from mailtriage.core.collector import PACED_THRESHOLD2
+from tests.tui.helpers import make_app, mbox_project, settle
+
+BOUND = 600  # pauses of 0.05 s at most: the timer ticks every 0.5 s
+
+
+class Clock:
+    now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def _ticks(pilot, pacer, n: int) -> None:
+    """Wait until the app's timer has called the pacer ``n`` more times."""
+    target = pacer.ticks + n
+    for _ in range(BOUND):
+        if pacer.ticks >= target:
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("the pacer's timer did not tick")
+
+
+async def test_a_due_full_collection_waits_for_the_keys_to_stop(tmp_path):
+    before = gc.get_threshold()
+    app = make_app(mbox_project(tmp_path / "project"))
+    app.pace_collections = True  # as run_app sets it
+    full: list[int] = []
+
+    def seen(phase: str, info: dict) -> None:
+        if phase == "start" and info["generation"] == 2:
+            full.append(1)
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        pacer = app.idle_pacer
+        assert pacer is not None and gc.get_threshold()[2] == max(before[2], PACED_THRESHOLD2)
+        clock = Clock()
+        pacer._clock = clock
+        gc.callbacks.append(seen)
+        try:
+            while gc.get_count()[2] < pacer.due_after:  # a full collection is due
+                gc.collect(1)
+            full.clear()
+            app.main.threads.thread_list.focus()
+            await pilot.press("j")
+            clock.now += 1.5
+            await pilot.press("k")
+            clock.now += 1.5  # 3 s since the first key, 1.5 s since the last
+            await _ticks(pilot, pacer, 3)
+            assert full == [] and pacer.collections == 0 and pacer.due()
+            clock.now += 0.6  # 2.1 s since the last key: idle
+            await _ticks(pilot, pacer, 2)
+            assert pacer.collections == 1 and full == [1]
+            assert not pacer.due()
+        finally:
+            gc.callbacks.remove(seen)
+    assert app.idle_pacer is None and gc.get_threshold() == before  # restored on unmount
+
+
+async def test_apps_that_do_not_pace_leave_the_collector_as_it_is(tmp_path):
+    before = gc.get_threshold()
+    app = make_app(mbox_project(tmp_path / "project"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.idle_pacer is None and gc.get_threshold() == before

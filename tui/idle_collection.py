@@ -1,0 +1,59 @@
+"""Full garbage collections while the user is idle, not in the middle of a key (issue 39).
+
+Part of :class:`mailtriage.tui.app.MailTriageApp`: once the main screen is up (and where the
+app paces at all, :attr:`IdleCollection.pace_collections`, which ``run_app`` sets), an
+:class:`~mailtriage.core.collector.IdlePacer` pushes the collector's own full collections back
+and a timer runs each due one after two seconds without a key or a click. Stopped, and the
+collector's thresholds restored, when the app unmounts.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import events
+
+from mailtriage.core.collector import IdlePacer
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
+
+__all__ = ["IdleCollection", "TICK_SECONDS"]
+
+#: How often the pacer looks whether a full collection is due and the user idle.
+TICK_SECONDS = 0.5
+#: What counts as the user at work (keys, clicks, the wheel); not a mouse moving over.
+_INPUT = (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)
+
+
+class IdleCollection:
+    #: run_app sets it (and the benchmarks): the tests' apps keep the collector as it is.
+    pace_collections = False
+    idle_pacer: IdlePacer | None = None
+    _pacer_timer: Timer | None = None
+
+    async def on_event(self, event: events.Event) -> None:
+        pacer = self.idle_pacer
+        if pacer is not None and isinstance(event, _INPUT):
+            pacer.key()
+        await super().on_event(event)  # type: ignore[misc]  # the app's (a mixin of it)
+
+    def start_idle_collection(self) -> None:
+        """The main screen is up: pace the full collections from now on (once)."""
+        if not self.pace_collections or self.idle_pacer is not None:
+            return
+        pacer = IdlePacer()
+        pacer.start()
+        self.idle_pacer = pacer
+        self._pacer_timer = self.set_interval(TICK_SECONDS, pacer.tick)  # type: ignore[attr-defined]
+
+    def stop_idle_collection(self) -> None:
+        pacer, self.idle_pacer = self.idle_pacer, None
+        if self._pacer_timer is not None:
+            self._pacer_timer.stop()
+            self._pacer_timer = None
+        if pacer is not None:
+            pacer.stop()
+
+    def on_unmount(self) -> None:
+        self.stop_idle_collection()
