@@ -52,7 +52,7 @@ class ThreadAhead:
         self._wanted: ThreadSummary | None = None
         self._rows: object = None  # the listing the cursor moves in
         self._running: ThreadSummary | None = None
-        self._kept: tuple[ThreadSummary, object, float] | None = None
+        self._kept: tuple[ThreadSummary, object, float, Service] | None = None
         self._opened: ThreadSummary | None = None  # the row Enter last opened: not read ahead again
         #: An Enter on the row being read: (request, what shows it, what reads it instead on failure).
         self._waiting: tuple[int, Shown, Callable[[int], object]] | None = None
@@ -80,6 +80,8 @@ class ThreadAhead:
         self._opened = row
         if kept is None or not _same(kept[0], row) or self._clock() - kept[2] > KEPT_FOR:
             return None
+        if kept[3] is not self._session():
+            return None  # read in a session since closed (another project, the demo)
         return kept[1]
 
     def holds(self, row: ThreadSummary | None) -> bool:
@@ -121,13 +123,13 @@ class ThreadAhead:
                 result = session.read_thread(row.thread_id, urgent=False)
         except Exception:  # noqa: BLE001 - not asked for: Enter reads it again and says why
             result = None
-        self._owner.app.call_from_thread(self._done, row, result)
+        self._owner.app.call_from_thread(self._done, row, result, session)
 
-    def _done(self, row: ThreadSummary, result) -> None:
+    def _done(self, row: ThreadSummary, result, session: Service) -> None:
         self._running = None
         waiting, self._waiting = self._waiting, None
         if result is not None:
-            self._kept = (row, result, self._clock())
+            self._kept = (row, result, self._clock(), session)
         if waiting is not None:
             request, show, read = waiting
             if result is None:
