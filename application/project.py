@@ -210,9 +210,9 @@ class Project:
         """See ``SourceSet.reading_can_start_early``."""
         return self.sources.reading_can_start_early()
 
-    def prepare_reading(self) -> None:
+    def prepare_reading(self, *, open_message: bool = False) -> None:
         """See ``SourceSet.prepare_reading``."""
-        self.sources.prepare_reading()
+        self.sources.prepare_reading(open_message=open_message)
 
     def listing_can_be_limited(self) -> bool:
         """True when the backend that lists threads can return the newest ones first, fast."""

@@ -579,11 +579,13 @@ class MailSource:
         Backends that implement it declare ``features.server_search``."""
         raise NotSupported(self.name, "search", "this backend declares no server search")
 
-    def prepare_read(self) -> None:
+    def prepare_read(self, *, open_message: bool = False) -> None:
         """Do now what a ``read_thread`` would do first that needs no thread (sign in, open the
         folder it reads): start-up's child calls it on a thread while it loads its head start
-        (tui/head_start.py). Only before anything else uses this backend's connection; errors
-        are the read's to report. Backends without a lasting connection have nothing to do."""
+        (tui/head_start.py); the app calls it with ``open_message`` while it is idle, so the
+        next read finds the folder open and its first message read costs what any read costs
+        (the server's first open of a large folder is paid before the key, not after it).
+        Errors are the read's to report. Backends without a lasting connection have nothing to do."""
 
     def close(self) -> None:
         """Release connections. Safe to call more than once."""

@@ -183,16 +183,17 @@ class SourceSet:
         signs in without tokens (no token may be refreshed by two processes at once)."""
         return all(backend.signs_in_without_tokens for backend in self.backends.values())
 
-    def prepare_reading(self) -> None:
+    def prepare_reading(self, *, open_message: bool = False) -> None:
         """What a ``read_thread`` does before it reads, done now: the mandatory backends' and the
         chosen backend's availability (their sign-in), then the chosen backend's own preparation
-        (``MailSource.prepare_read``). Start-up's child runs it on a thread beside its head start
-        (tui/head_start.py), only where :meth:`reading_can_start_early`. Raises what the read would."""
+        (``MailSource.prepare_read``; ``open_message``: its first message read too). Start-up's
+        child runs it on a thread beside its head start (tui/head_start.py), only where
+        :meth:`reading_can_start_early`; the app while it is idle. Raises what the read would."""
         self.preflight()
         res = self.resolve(Op.READ_THREAD)
         res.raise_if_unresolved()
         assert res.chosen is not None  # raise_if_unresolved raised otherwise
-        self.backends[res.chosen].prepare_read()
+        self.backends[res.chosen].prepare_read(open_message=open_message)
 
     def listing_can_start_early(self) -> bool:
         """Whether the listing may start in another process of the app before this one is

@@ -171,6 +171,48 @@ class Tmux:
         finally:
             self._end(name)
 
+    def measure_open(self, argv: list[str], env: dict[str, str], ready: Callable[[str], bool],
+                     shown: Callable[[str], bool], *, idle: float, move: str, rest: float, key: str = "Enter",
+                     timeout: float = 120.0, before_end: Callable[[], object] | None = None) -> float:
+        """Opening a message once the client is live: start ``argv``, wait until ``ready(screen)``,
+        then ``idle`` seconds (its start-up's work done), type ``move`` (to another row), wait
+        ``rest`` seconds (a user finding the row), type ``key``: the seconds from that key to the
+        first capture that satisfies ``shown``. The process is ended afterwards."""
+        self.count += 1
+        name = f"run{self.count}"
+        settings = [arg for key_, value in env.items() for arg in ("-e", f"{key_}={value}")]
+        self.command("new-session", "-d", "-s", name, "-x", str(self.cols), "-y", str(self.rows), *settings, *argv)
+        try:
+            screen = self._wait(name, ready, time.perf_counter() + timeout, argv[0])[0]
+            time.sleep(idle)
+            self.command("send-keys", "-t", name, move)
+            time.sleep(rest)
+            if shown(self.command("capture-pane", "-p", "-t", name, check=False)[1]):
+                raise RuntimeError(f"{argv[0]}: shown before the key; screen:\n{screen}")
+            started = time.perf_counter()
+            self.command("send-keys", "-t", name, key)
+            _screen, at = self._wait(name, shown, started + timeout, argv[0])
+            if before_end is not None:
+                before_end()
+            return at - started
+        finally:
+            self._end(name)
+
+    def _wait(self, name: str, seen: Callable[[str], bool], deadline: float, program: str) -> tuple[str, float]:
+        """Poll ``name``'s screen until ``seen``: (that screen, when it was captured)."""
+        screen = ""
+        while True:
+            ok, text = self.command("capture-pane", "-p", "-t", name, check=False)
+            now = time.perf_counter()
+            if not ok:
+                raise RuntimeError(f"{program} exited; last screen:\n{screen}")
+            screen = text
+            if seen(screen):
+                return screen, now
+            if now > deadline:
+                raise TimeoutError(f"{program}: not seen in time; last screen:\n{screen}")
+            time.sleep(POLL)
+
     def _end(self, name: str) -> None:
         """Kill the session and wait until its process is gone, so runs never overlap."""
         ok, shown = self.command("display-message", "-p", "-t", name, "#{pane_pid}", check=False)

@@ -163,7 +163,7 @@ def threads_members(mb, folder: str, roots: list[str],
     for (BAD: a NUL in it), which is left out."""
     wanted = list(dict.fromkeys(roots))
     out: dict[str, list[FullMessage]] = {root: [] for root in wanted}
-    if not wanted:
+    if not wanted or is_empty(mb, folder):
         return out
     state = mb.conn.select(folder)
     if state.exists == 0:
@@ -203,6 +203,17 @@ def threads_members(mb, folder: str, roots: list[str],
         if root not in refused:
             out[root] = [candidates[i] for i in members_of(candidates, root)]
     return out
+
+
+def is_empty(mb, folder: str) -> bool:
+    """Whether ``folder``, not the one selected, holds no message: one STATUS tells, so an
+    empty Drafts or Sent (the row marks ask both for every screen) does not unselect the list
+    folder, whose SELECT costs 0.6-1.2 s at 100k messages in Dovecot (issue 33)."""
+    state = mb.conn.state
+    if state is not None and state.name == folder:
+        return False  # selected: its SELECT's NOOP tells
+    status = mb.conn.call(f"STATUS {folder}", lambda c: c.folder_status(folder, [b"MESSAGES"]))
+    return int(status.get(b"MESSAGES") or 0) == 0
 
 
 def _search_roots(mb, roots: list[str], since_keys: list[bytes] | None, esearch: bool) -> list[int]:

@@ -153,3 +153,41 @@ def test_a_thread_read_by_id_uses_the_summary_cache_another_process_wrote(source
         assert commands.searches_in("INBOX") == []
     finally:
         reader.close()
+
+
+def test_prepared_while_idle_the_next_read_selects_nothing_and_the_newest_message_was_opened(source, seed):
+    """Issue 33: the app, idle after the row marks (which select Drafts and Sent), prepares the
+    next read: the list folder is selected again and its newest message's first byte read, so
+    the Enter that follows sends no SELECT (Dovecot's first open of a 100k folder: 0.6-1.2 s)."""
+    _report(seed)
+    seed("Sent", make_mail(8, subject="Re: Unrelated", message_id="<ours2@example.org>", references="<other@r>"),
+         when=NOW - timedelta(hours=2))
+    rows = {r.root_message_id: r for r in source.list_recent_threads(LIST, SINCE)}
+    source.list_sent_since_of([rows["<rce@r>"].thread_id], SINCE)  # as the row marks do: Sent selected
+    assert source.mailbox.conn.state.name == "Sent"
+    with Commands(source) as commands:
+        source.prepare_read(open_message=True)
+    assert [c for _f, c in commands.sent if c.startswith("SELECT")] == ['SELECT "INBOX"']
+    # Sent's rows (where a listed thread's replies are looked up), then the newest message's first byte.
+    assert [(f, c) for f, c in commands.sent if "FETCH" in c] == [("Sent", "UID FETCH"), ("INBOX", "UID FETCH")]
+    with Commands(source) as commands:
+        source.prepare_read(open_message=True)  # the same selection: its message was read already
+    assert [c for _f, c in commands.sent if "SELECT" in c or "FETCH" in c] == []
+    with Commands(source) as commands:
+        thread = source.read_thread(rows["<rce@r>"].thread_id)
+    assert [m.message_id for m in thread.messages] == ["<rce@r>", "<rce2@r>"]
+    assert [c for _f, c in commands.sent if "SELECT" in c] == []  # Sent told by one STATUS
+
+
+def test_an_empty_sent_is_asked_by_status_and_the_list_folder_stays_selected(source, seed):
+    """Issue 33: the row marks ask Sent (and Drafts) for every screen; an empty one is told by
+    one STATUS, not a SELECT that unselects the list folder (a 100k folder's next SELECT: 0.6-1.2 s)."""
+    _report(seed)
+    rows = {r.root_message_id: r for r in source.list_recent_threads(LIST, SINCE)}
+    source.read_thread(rows["<rce@r>"].thread_id)  # the list folder selected, Sent known (empty)
+    with Commands(source) as commands:
+        replied = source.list_sent_since_of([rows["<rce@r>"].thread_id], SINCE)
+    assert replied == {rows["<rce@r>"].thread_id: []}
+    assert [c for _f, c in commands.sent if "SELECT" in c] == []
+    assert any(c.startswith("STATUS") for _f, c in commands.sent)
+    assert source.mailbox.conn.state.name == "INBOX"

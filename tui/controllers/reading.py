@@ -13,6 +13,7 @@ from textual.worker import get_current_worker
 
 from mailtriage.application import Thread, ThreadId
 from mailtriage.tui.controllers.base import ControllerBase
+from mailtriage.tui.controllers.thread_ahead import ThreadAhead
 from mailtriage.tui.errors import error_line, is_connection_problem
 from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
 from mailtriage.tui.messages import CaseLoaded, MessageReadAhead, ReaderFailed, ThreadLoaded, ThreadUrlReady, UrlFailed
@@ -50,6 +51,8 @@ class ReadingController(ControllerBase):
         self._ahead_open: tuple[int, tuple[str, str]] | None = None
         self._ahead_timer: Timer | None = None
         self._dialogs_ahead = False
+        #: The project thread under the cursor, read before Enter asks (issue 33).
+        self.thread_ahead = ThreadAhead(self, lambda: self.session)
 
     #: compose: the personal account's message in the reading pane.
     open_mailbox_row: MailboxRow | None
@@ -77,6 +80,7 @@ class ReadingController(ControllerBase):
         self.cancel_work(("reader", "reply"))
         self.drop_reply_on_its_way()
         self._ahead_open = None  # a read-ahead still on its way is not shown then
+        self.thread_ahead.drop_waiting()
         self.query_one(ThreadList).focus()
 
     def on_thread_view_next_row_requested(self, message: ThreadView.NextRowRequested) -> None:
@@ -121,8 +125,20 @@ class ReadingController(ControllerBase):
         self.forget_alert_mark(summary)
         self.open_summary = summary
         self.open_mailbox_row = None
+        request = self.new_request("reader")
+        kept = self.thread_ahead.take(summary)
+        if kept is not None:  # read ahead while the cursor rested (issue 33): shown in this frame
+            self._show_ahead(request, kept)
+            return
         self.reader.show_loading(summary.subject)
-        self._read(self.new_request("reader"), summary.thread_id, summary)
+        if not self.thread_ahead.wait_for(summary, request, self._show_ahead,
+                                          lambda r: self._read(r, summary.thread_id, summary)):
+            self._read(request, summary.thread_id, summary)
+
+    def _show_ahead(self, request: int, result) -> None:
+        """A thread read ahead (a read's Dispatch), shown as the read of ``request`` would be."""
+        if self.is_current("reader", request):
+            self.on_thread_loaded(ThreadLoaded(request, result.value, result.resolution))
 
     def open_thread_id(self, thread_id) -> None:
         """Read a thread that is not a row of the list (``s`` from a tracker issue)."""
@@ -258,6 +274,7 @@ class ReadingController(ControllerBase):
             self.set_timer(DIALOGS_AHEAD_AFTER, self._import_dialogs_ahead)
         listing = self.query_one(ThreadList)
         row = listing.current
+        self.thread_ahead.highlighted(listing.rows, None if row is None or isinstance(row, MailboxRow) else row)
         if not isinstance(row, MailboxRow) or row.header is None or not self.session.is_open:
             return
         self._ahead_wanted = row

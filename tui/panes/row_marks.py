@@ -66,6 +66,14 @@ class RowMarks:
         if get_current_worker().is_cancelled:
             return
         self._pane.post_message(RowStatusLoaded(request, {t: statuses.get(t, ThreadStatus()) for t in thread_ids}))
+        # The marks selected Drafts and Sent on the reading connection: the list folder is opened
+        # again now, while the user looks at the screen, not by the next Enter (issue 33: 0.6-1.2 s
+        # at 100k messages in Dovecot).
+        with calling_as("read ahead"):
+            try:
+                service(self._pane).prepare_next_read()
+            except Exception:  # noqa: BLE001 - a preparation: the read meets the problem and says it
+                pass
 
     def loaded(self, message: RowStatusLoaded) -> None:
         if not self._requests.is_current("row-status", message.request):

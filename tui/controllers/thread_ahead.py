@@ -1,0 +1,141 @@
+"""The thread under the cursor of the project's list, read before Enter asks (issue 33).
+
+Opening a thread once the app is live cost 0.84-1.27 s on a 100k-message Dovecot folder (aerc:
+0.03-0.05 s): the read's round trips and Dovecot's open of the folder. When the cursor rests
+on a row it moved to for :data:`REST` seconds, its thread is read on a worker and kept; Enter on that same
+row (unchanged: same thread, same message count and activity) shows it in the frame of the key,
+once, and only within :data:`KEPT_FOR` seconds of the read (new mail in the thread after that
+is the read's to show). An Enter while the read is on its way waits for it instead of reading
+the thread a second time behind it. A read ahead that fails is forgotten: Enter reads and says why.
+
+A part of the main screen's reading controller (tui/controllers/reading.py) that owns its
+state and work, as the row marks are the thread pane's (tui/panes/row_marks.py).
+"""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+from typing import TYPE_CHECKING, Callable
+
+from mailtriage.core.trace import calling_as
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
+    from textual.timer import Timer
+
+    from mailtriage.application import ThreadSummary
+    from mailtriage.application.service import Service
+
+#: Seconds the cursor rests on a row before its thread is read ahead (keys typed in a burst read nothing).
+REST = 0.3
+#: Seconds a thread read ahead may be shown for Enter; after that Enter reads it again.
+KEPT_FOR = 60.0
+
+#: What a read ahead hands over: the read's Dispatch (``value``, ``resolution``).
+Shown = Callable[[int, object], None]
+
+
+def _same(a: ThreadSummary, b: ThreadSummary) -> bool:
+    """The same row as far as its thread's messages go (a new message changes count and activity)."""
+    return (a.thread_id, a.message_count, a.last_activity) == (b.thread_id, b.message_count, b.last_activity)
+
+
+class ThreadAhead:
+    """Reads ahead the thread of the row the cursor rests on, for the screen ``owner``."""
+
+    def __init__(self, owner: Screen, session: Callable[[], Service], clock: Callable[[], float] = time.monotonic):
+        self._owner = owner
+        self._session = session
+        self._clock = clock
+        self._timer: Timer | None = None
+        self._wanted: ThreadSummary | None = None
+        self._rows: object = None  # the listing the cursor moves in
+        self._running: ThreadSummary | None = None
+        self._kept: tuple[ThreadSummary, object, float, Service] | None = None
+        self._opened: ThreadSummary | None = None  # the row Enter last opened: not read ahead again
+        #: An Enter on the row being read: (request, what shows it, what reads it instead on failure).
+        self._waiting: tuple[int, Shown, Callable[[int], object]] | None = None
+
+    def highlighted(self, rows: object, row: ThreadSummary | None) -> None:
+        """The cursor of the listing ``rows`` is on ``row`` (None: a row that is no project
+        thread). Once the cursor has moved to it and rests there, its thread is read. A new
+        listing's first highlight reads nothing (start-up's child read the first row ahead,
+        tui/head_start.py), nor does a row highlighted again (the row marks arriving)."""
+        if rows is not self._rows:
+            self._rows, self._wanted = rows, row
+            return
+        if row is self._wanted:
+            return
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._wanted = row
+        if row is not None:
+            self._timer = self._owner.set_timer(REST, self._start)
+
+    def take(self, row: ThreadSummary):
+        """The read of ``row``'s thread kept for Enter (served once), or None."""
+        kept, self._kept = self._kept, None
+        self._opened = row
+        if kept is None or not _same(kept[0], row) or self._clock() - kept[2] > KEPT_FOR:
+            return None
+        if kept[3] is not self._session():
+            return None  # read in a session since closed (another project, the demo)
+        return kept[1]
+
+    def holds(self, row: ThreadSummary | None) -> bool:
+        """Whether Enter on ``row`` would be shown from a read ahead now."""
+        return row is not None and self._kept is not None and _same(self._kept[0], row)
+
+    def reading(self, row: ThreadSummary | None) -> bool:
+        """Whether ``row``'s thread is being read ahead now."""
+        return row is not None and self._running is not None and _same(self._running, row)
+
+    def wait_for(self, row: ThreadSummary, request: int, show: Shown, read: Callable[[int], object]) -> bool:
+        """Enter on ``row``: True when its read ahead is on its way (``show`` gets it when it
+        comes, or ``read`` is called to read it after all when it fails)."""
+        if not self.reading(row):
+            return False
+        self._waiting = (request, show, read)
+        return True
+
+    def drop_waiting(self) -> None:
+        """The reader was left (q, Esc): a read ahead on its way is kept, not shown."""
+        self._waiting = None
+
+    # -- the read --------------------------------------------------------------------------
+    def _start(self) -> None:
+        self._timer = None
+        row = self._wanted
+        session = self._session()
+        if row is None or self._running is not None or not session.is_open:
+            return
+        if any(other is not None and _same(other, row) for other in (self._opened, self._kept and self._kept[0])):
+            return  # open in the reader (the row marks arriving highlight it again), or kept
+        self._running = row
+        self._owner.run_worker(partial(self._read, row, session), thread=True, group="thread-ahead",
+                               exit_on_error=False)
+
+    def _read(self, row: ThreadSummary, session: Service) -> None:
+        try:
+            with calling_as("read ahead"):  # the console's op log says who asked
+                result = session.read_thread(row.thread_id, urgent=False)
+        except Exception:  # noqa: BLE001 - not asked for: Enter reads it again and says why
+            result = None
+        self._owner.app.call_from_thread(self._done, row, result, session)
+
+    def _done(self, row: ThreadSummary, result, session: Service) -> None:
+        self._running = None
+        waiting, self._waiting = self._waiting, None
+        if result is not None:
+            self._kept = (row, result, self._clock(), session)
+        if waiting is not None:
+            request, show, read = waiting
+            if result is None:
+                read(request)
+            else:
+                self._kept = None  # served once
+                show(request, result)
+        if self._wanted is not None and self._wanted is not row and self._timer is None:
+            self._start()  # the cursor moved on and rested while this one was read (it checks again)
