@@ -8,7 +8,7 @@
 each client is started, left idle ``--idle`` seconds after the newest subject shows, typed j (the
 second row), given 1 s (a user finding the row), then Enter; the figure is Enter -> the second
 row's body ("Details of report ...") on screen. ``--serve FILE`` builds the folder once and keeps
-its Dovecot up (until Ctrl-C); ``--server FILE`` measures on it (a 100k folder takes a minute or
+its Dovecot up (until Ctrl-C or SIGTERM); ``--server FILE`` measures on it (a 100k folder takes a minute or
 more to build).
 
 The table of issue 33, run for real: one real Dovecot INBOX of ``--messages`` messages (one
@@ -267,7 +267,14 @@ def main() -> int:
             if args.serve is not None:
                 args.serve.write_text(json.dumps({"port": port, "user": user.name, "password": user.password,
                                                   "subject": subject, "messages": args.messages}), encoding="utf-8")
-                print(f"serving on port {port}: --server {args.serve} (Ctrl-C ends it)")
+                print(f"serving on port {port}: --server {args.serve} (Ctrl-C or SIGTERM ends it)")
+
+                def end(*_args) -> None:
+                    raise KeyboardInterrupt
+
+                # Started in the background, a shell leaves SIGINT ignored: both end it, server stopped.
+                signal.signal(signal.SIGINT, end)
+                signal.signal(signal.SIGTERM, end)
                 try:
                     signal.pause()
                 except KeyboardInterrupt:

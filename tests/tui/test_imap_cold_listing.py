@@ -38,8 +38,11 @@ def trace_lines():
 
 
 def _fetched(lines) -> int:
-    """FETCH responses received (the trace shows three of a bulk read, then counts the rest)."""
-    shown = sum(1 for d, t in lines if d == "<" and t.startswith("* ") and " FETCH (UID " in t)
+    """FETCH responses received (the trace shows three of a bulk read, then counts the rest), but
+    the idle app's one-byte read of the newest message (``BODY[]<0>``, issue 33: the list folder
+    opened again after the row marks), which reads no header."""
+    shown = sum(1 for d, t in lines if d == "<" and t.startswith("* ") and " FETCH (UID " in t
+                and "BODY[]<0>" not in t)
     counted = sum(int(t[1:].split(" ", 1)[0].replace(",", "")) for d, t in lines
                   if d == "<" and t.startswith("[") and "more FETCH responses" in t)
     return shown + counted
