@@ -342,7 +342,8 @@ def scrub_json(doc: Any) -> Any:
     a substring check per form): a string holding a secret holds it in that text in its JSON
     form, which :func:`_variants` lists, since JSON escapes character by character. Only then
     is the document walked string by string (``queue --json`` over 10,000 reports: some
-    235,000 strings, 0.4 s, for nothing when no secret is in them)."""
+    235,000 strings, 0.4 s, for nothing when no secret is in them). Each form is looked for
+    as JSON writes it (``_json_form``), not as it is."""
     with _lock:
         forms = list(_forms)
     if not forms:
@@ -351,9 +352,16 @@ def scrub_json(doc: Any) -> Any:
         text = json.dumps(doc, ensure_ascii=False, default=str)
     except (TypeError, ValueError):  # keys JSON cannot write, a cycle: walked
         text = None
-    if text is not None and not any(form in text for form in forms):
+    # A string holding a form holds, in the JSON text, that form as JSON escapes it (character
+    # by character): a form with a backslash, a quote or a control character (the repr, the
+    # bytes repr, the ASCII JSON form) is written there with more of them.
+    if text is not None and not any(_json_form(form) in text for form in forms):
         return doc
     return _scrub_walk(doc)
+
+
+def _json_form(form: str) -> str:
+    return json.dumps(form, ensure_ascii=False)[1:-1]
 
 
 def _scrub_walk(doc: Any) -> Any:

@@ -48,3 +48,20 @@ def test_the_queue_json_lines_are_scrubbed_too(secret):
     finally:
         sys.stdout = old
     assert secret not in out and json.loads(out)["rows"] == [{"subject": f"a {MASK}"}, {"subject": "b"}]
+
+
+@pytest.mark.parametrize("value", ["päss-word1", 'pa"ss\\w0rd', "tab\tsecret-1"])
+def test_every_form_of_a_secret_is_masked_as_a_walk_would(value):
+    # The fast path asked the JSON text for each form as written, but JSON doubles a form's
+    # backslashes (repr, bytes repr, ASCII JSON), so "LOGIN failed: b'p\xc3\xa4ss-word1'" left
+    # unmasked (a fresh-eyes review of the queue branch).
+    from mailtriage.core.secrets import _scrub_walk, _variants
+
+    remember_secret(value)
+    try:
+        for form in _variants(value):
+            doc = {"warnings": [f"LOGIN failed: {form} !"], f"k {form}": 1}
+            assert scrub_json(doc) == _scrub_walk(doc), form
+            assert form not in json.dumps(scrub_json(doc), ensure_ascii=False), form
+    finally:
+        forget_remembered_secrets()
