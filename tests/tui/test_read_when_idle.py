@@ -121,3 +121,25 @@ async def test_after_the_row_marks_the_list_folder_is_open_again_and_enter_selec
             await settle(pilot)
             during = [c for c in sent.commands[before:] if c.upper().startswith(("SELECT", "EXAMINE"))]
             assert during == [], sent.commands[before:]
+
+
+async def test_after_r_enter_reads_the_thread_again_rather_than_show_the_one_read_ahead(idle_project):
+    # R promises to read again; a thread read ahead before it was shown as current (a review).
+    project, proxy = idle_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        listing = app.screen.query_one(ThreadList)
+        await pilot.press("j")
+        await wait_until(pilot, lambda: app.screen.thread_ahead.holds(listing.current), timeout=30)
+        proxy.hold()
+        try:
+            await pilot.press("R")
+            await pilot.pause()
+            assert not app.screen.thread_ahead.holds(listing.current)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert SECOND_BODY not in screen_text(app)  # a read of its own, waiting on the server
+        finally:
+            proxy.release()
+        await wait_until(pilot, lambda: SECOND_BODY in screen_text(app), timeout=30)

@@ -126,13 +126,20 @@ class ReadingController(ControllerBase):
         self.open_summary = summary
         self.open_mailbox_row = None
         request = self.new_request("reader")
+        self.thread_ahead.drop_waiting()  # an earlier Enter's wait: its read must not cancel this one
         kept = self.thread_ahead.take(summary)
         if kept is not None:  # read ahead while the cursor rested (issue 33): shown in this frame
             self._show_ahead(request, kept)
             return
         self.reader.show_loading(summary.subject)
         if not self.thread_ahead.wait_for(summary, request, self._show_ahead,
-                                          lambda r: self._read(r, summary.thread_id, summary)):
+                                          lambda r: self._read_if_current(r, summary)):
+            self._read(request, summary.thread_id, summary)
+
+    def _read_if_current(self, request: int, summary: ThreadSummary) -> None:
+        """A read ahead that failed under an Enter: read it, unless the reader moved on since
+        (an exclusive read of it would cancel the newer one's)."""
+        if self.is_current("reader", request):
             self._read(request, summary.thread_id, summary)
 
     def _show_ahead(self, request: int, result) -> None:
@@ -143,6 +150,7 @@ class ReadingController(ControllerBase):
     def open_thread_id(self, thread_id) -> None:
         """Read a thread that is not a row of the list (``s`` from a tracker issue)."""
         self.open_summary = None
+        self.thread_ahead.drop_waiting()
         self.reader.show_loading(str(thread_id))
         self._read(self.new_request("reader"), thread_id)
 
@@ -228,6 +236,7 @@ class ReadingController(ControllerBase):
     def open_mailbox_message(self, summary: MailboxRow) -> None:
         """Read one message of a personal account; \\Seen is left as it is (BODY.PEEK)."""
         self.open_mailbox_row = summary  # r/A/F in the reading pane answer it
+        self.thread_ahead.drop_waiting()
         if summary.header is None:
             return
         key = (summary.account_id, summary.header.id)

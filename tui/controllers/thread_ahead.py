@@ -2,11 +2,12 @@
 
 Opening a thread once the app is live cost 0.84-1.27 s on a 100k-message Dovecot folder (aerc:
 0.03-0.05 s): the read's round trips and Dovecot's open of the folder. When the cursor rests
-on a row it moved to for :data:`REST` seconds, its thread is read on a worker and kept; Enter on that same
-row (unchanged: same thread, same message count and activity) shows it in the frame of the key,
-once, and only within :data:`KEPT_FOR` seconds of the read (new mail in the thread after that
-is the read's to show). An Enter while the read is on its way waits for it instead of reading
-the thread a second time behind it. A read ahead that fails is forgotten: Enter reads and says why.
+on a row it moved to for :data:`REST` seconds, its thread is read on a worker and kept. Enter
+on that same row (unchanged: same thread, same message count and activity) shows it in the
+frame of the key, once, only within :data:`KEPT_FOR` seconds of the read's start (mail the
+listing has not seen yet is the next read's to show), and never after ``R``. An Enter while
+the read is on its way waits for it instead of reading the thread a second time behind it.
+A read ahead that fails is forgotten: Enter reads and says why.
 
 A part of the main screen's reading controller (tui/controllers/reading.py) that owns its
 state and work, as the row marks are the thread pane's (tui/panes/row_marks.py).
@@ -29,8 +30,10 @@ if TYPE_CHECKING:
 
 #: Seconds the cursor rests on a row before its thread is read ahead (keys typed in a burst read nothing).
 REST = 0.3
-#: Seconds a thread read ahead may be shown for Enter; after that Enter reads it again.
-KEPT_FOR = 60.0
+#: Seconds from a read ahead's start during which Enter may show it; after that Enter reads again.
+#: Short: mail the listing has not heard of yet (no poll since) is not in it (a review: 60 s let
+#: a follow-up arrive unseen and the reply be drafted from the older thread).
+KEPT_FOR = 15.0
 
 #: What a read ahead hands over: the read's Dispatch (``value``, ``resolution``).
 Shown = Callable[[int, object], None]
@@ -54,8 +57,9 @@ class ThreadAhead:
         self._running: ThreadSummary | None = None
         self._kept: tuple[ThreadSummary, object, float, Service] | None = None
         self._opened: ThreadSummary | None = None  # the row Enter last opened: not read ahead again
-        #: An Enter on the row being read: (request, what shows it, what reads it instead on failure).
-        self._waiting: tuple[int, Shown, Callable[[int], object]] | None = None
+        #: An Enter on the row being read: (request, what shows it, what reads it instead on
+        #: failure, the session it was asked in).
+        self._waiting: tuple[int, Shown, Callable[[int], object], Service] | None = None
 
     def highlighted(self, rows: object, row: ThreadSummary | None) -> None:
         """The cursor of the listing ``rows`` is on ``row`` (None: a row that is no project
@@ -63,6 +67,9 @@ class ThreadAhead:
         listing's first highlight reads nothing (start-up's child read the first row ahead,
         tui/head_start.py), nor does a row highlighted again (the row marks arriving)."""
         if rows is not self._rows:
+            if self._timer is not None:  # the old listing's rest: nothing of it is read now
+                self._timer.stop()
+                self._timer = None
             self._rows, self._wanted = rows, row
             return
         if row is self._wanted:
@@ -84,6 +91,11 @@ class ThreadAhead:
             return None  # read in a session since closed (another project, the demo)
         return kept[1]
 
+    def forget(self) -> None:
+        """``R``: a kept read is not shown (the thread is read again); one on its way is kept not."""
+        self._kept = None
+        self._opened = None
+
     def holds(self, row: ThreadSummary | None) -> bool:
         """Whether Enter on ``row`` would be shown from a read ahead now."""
         return row is not None and self._kept is not None and _same(self._kept[0], row)
@@ -97,11 +109,12 @@ class ThreadAhead:
         comes, or ``read`` is called to read it after all when it fails)."""
         if not self.reading(row):
             return False
-        self._waiting = (request, show, read)
+        self._waiting = (request, show, read, self._session())
         return True
 
     def drop_waiting(self) -> None:
-        """The reader was left (q, Esc): a read ahead on its way is kept, not shown."""
+        """The reader was left (q, Esc) or opens something else: a read ahead on its way is
+        kept, not shown, and its failure reads nothing."""
         self._waiting = None
 
     # -- the read --------------------------------------------------------------------------
@@ -114,24 +127,26 @@ class ThreadAhead:
         if any(other is not None and _same(other, row) for other in (self._opened, self._kept and self._kept[0])):
             return  # open in the reader (the row marks arriving highlight it again), or kept
         self._running = row
-        self._owner.run_worker(partial(self._read, row, session), thread=True, group="thread-ahead",
+        self._owner.run_worker(partial(self._read, row, session, self._clock()), thread=True, group="thread-ahead",
                                exit_on_error=False)
 
-    def _read(self, row: ThreadSummary, session: Service) -> None:
+    def _read(self, row: ThreadSummary, session: Service, started: float) -> None:
         try:
             with calling_as("read ahead"):  # the console's op log says who asked
                 result = session.read_thread(row.thread_id, urgent=False)
         except Exception:  # noqa: BLE001 - not asked for: Enter reads it again and says why
             result = None
-        self._owner.app.call_from_thread(self._done, row, result, session)
+        self._owner.app.call_from_thread(self._done, row, result, session, started)
 
-    def _done(self, row: ThreadSummary, result, session: Service) -> None:
+    def _done(self, row: ThreadSummary, result, session: Service, started: float) -> None:
         self._running = None
         waiting, self._waiting = self._waiting, None
+        if waiting is not None and waiting[3] is not session:
+            waiting = None  # asked in a session since closed: nothing of that one is shown
         if result is not None:
-            self._kept = (row, result, self._clock(), session)
+            self._kept = (row, result, started, session)
         if waiting is not None:
-            request, show, read = waiting
+            request, show, read, _ = waiting
             if result is None:
                 read(request)
             else:

@@ -250,6 +250,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         self.session.forget_availability()
         self.session.forget_tracker()  # a fixed tracker descriptor is read again (issue 30 §6)
         self.threads.marks.forget(ask_again=False)  # the rows' marks: asked for again once listed
+        self.thread_ahead.forget()  # a thread read ahead is read again, not shown from before R
         self.load_threads(self.current_list)
         if self.reader.thread is not None and self.open_summary is not None:
             self.open_thread(self.open_summary)
