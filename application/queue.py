@@ -98,6 +98,9 @@ class QueueSettings:
     team: tuple[str, ...] = ()  # addresses of the team (lower case): queue.team and the list's own address
     team_domain: str = ""  # the security list's domain: a sender of it (or of a parent) is the team
     team_domains: tuple[str, ...] = ()  # queue.team entries that are domains (example.org, @example.org)
+    #: the security list's own address: its replies are the team's, but a thread it starts is no
+    #: proof the team did (DMARC munging: "Alice via security" <security@...>, a forwarded report)
+    list_address: str = ""
     in_progress_labels: tuple[str, ...] = ("in progress", "in-progress")  # queue.in_progress_labels
     fixed_labels: tuple[str, ...] = ("fixed", "cve assigned", "cve-assigned")  # queue.fixed_labels
     closed_labels: tuple[str, ...] = ("disclosed",)  # queue.closed_labels
@@ -113,11 +116,14 @@ class QueueSettings:
         object.__setattr__(self, "closed_set", frozenset(x.lower() for x in self.closed_labels))
 
     def names(self, address: str) -> bool:
-        """A sender the settings name as the team: an address of ``queue.team`` or the list's own
-        address, or of a whole domain ``queue.team`` lists; not merely of the list's domain (a
-        colleague may report a bug to the list like anyone)."""
+        """A sender the settings name as the team: an address of ``queue.team``, or of a whole
+        domain ``queue.team`` lists; not merely of the list's domain (a colleague may report a bug
+        to the list like anyone), nor the list's own address (a list that rewrites a reporter's
+        From for DMARC sends her report as itself)."""
         address = address.strip().lower()
-        return bool(address) and (address in self.team or address.rpartition("@")[2] in self.team_domains)
+        if not address or address == self.list_address:
+            return False
+        return address in self.team or address.rpartition("@")[2] in self.team_domains
 
     def is_team(self, address: str, reporter: str) -> bool:
         """A sender of the team: listed in ``team``, or of the list's domain (or a parent of it),
@@ -289,6 +295,7 @@ def queue_settings(config: Any) -> QueueSettings:
         team=team,
         team_domains=domains,
         team_domain=listed.rpartition("@")[2].lower() if listed else "",
+        list_address=listed.lower() if listed else "",
         in_progress_labels=_names(config, "queue.in_progress_labels", defaults.in_progress_labels),
         fixed_labels=_names(config, "queue.fixed_labels", defaults.fixed_labels),
         closed_labels=_names(config, "queue.closed_labels", defaults.closed_labels),

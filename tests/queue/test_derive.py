@@ -176,14 +176,14 @@ def test_an_automated_message_stays_automated_while_the_tracker_cannot_be_asked(
 
 
 def test_a_thread_the_team_started_is_no_report():
-    """A thread whose first message a named member of the team wrote (queue.team, the list's
-    own address): a release plan, an advisory draft, a heads-up. It was listed as a report
-    (``new``, a first-response breach after two days, or ``acknowledged`` once a colleague
-    replied); it is listed last as not a report, with no deadline, unless an issue holds it.
-    A sender who is only of the list's domain still reports (a colleague reporting a bug)."""
+    """A thread whose first message a named member of the team wrote (queue.team): a release
+    plan, an advisory draft, a heads-up. It was listed as a report (``new``, a first-response
+    breach after two days, or ``acknowledged`` once a colleague replied); it is listed last as
+    not a report, with no deadline, unless an issue holds it. A sender who is only of the
+    list's domain still reports (a colleague reporting a bug)."""
     settings = replace(SETTINGS, team=("pat@frob.example.org", "security@frob.example.org"))
     plan = thread("plan", ("pat@frob.example.org", 0))
-    replied = thread("eol", ("Security@Frob.example.org", 0), ("sam@frob.example.org", 1), (REPORTER, 2))
+    replied = thread("eol", ("Pat@Frob.example.org", 0), ("sam@frob.example.org", 1), (REPORTER, 2))
     report = thread("report", (REPORTER, 9))
     colleague = thread("colleague", ("eve@frob.example.org", 8))
     queue = derive_queue([plan, replied, report, colleague], {}, settings, day(10))
@@ -195,3 +195,15 @@ def test_a_thread_the_team_started_is_no_report():
         assert row.unanswered_since is None and row.disclosure_due is None
     held = derive_row(plan, issue(), settings, day(10))  # an issue holds it: its state, and no reply is owed
     assert held.state is QueueState.IMPORTED and held.breaches == () and held.first_response_due is None
+
+
+def test_a_report_the_list_sent_as_itself_is_still_a_report():
+    """A list that rewrites From for DMARC ("Alice via security" <security@...>) sends a
+    reporter's mail as the list's own address; a review found such a report listed last as
+    "started by the team", with no deadline and no breach. It stays a new report, overdue."""
+    settings = replace(SETTINGS, team=("pat@frob.example.org", "security@frob.example.org"),
+                       list_address="security@frob.example.org")
+    munged = thread("munged", ("Security@frob.example.org", 0), (REPORTER, 1))
+    row = derive_queue([munged], {}, settings, day(10)).rows[0]
+    assert row.state is QueueState.NEW and row.automated != "started by the team"
+    assert row.first_response_due is not None and row.breaches
