@@ -36,6 +36,7 @@ import os
 import random
 import re
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -721,17 +722,21 @@ def build_queue(project: Any, *, now: datetime, list_name: str | None = None, si
     queue and ends (the command line) passes False and makes nothing it will not print. The
     records file is saved either way.
 
-    The cyclic garbage collector is paused while the queue is built (core/collector.py): a
-    warm queue makes some 100,000 small objects that all live (rows, facts, dates) and no
-    cycle, and the collector would walk them, and the listing's index, for nothing (a full
-    collection or two per queue over 10,000 reports).
+    The cyclic garbage collector is paused while the queue is built from the list and a
+    local-files tracker, or none (core/collector.py): a warm queue makes some 100,000 small objects that
+    all live (rows, facts, dates) and no cycle, and the collector would walk them, and the
+    listing's index, for nothing (a full collection or two per queue over 10,000 reports). Not
+    with a server tracker: its requests may take minutes, and the app's other threads would run
+    without the collector all that time.
 
     Example: ``build_queue(project, now=datetime.now(timezone.utc), state=QueueState.NEW)``
 
     Raises:
         MandatoryBackendUnavailable, and a backend's errors of the listing.
     """
-    with collector_paused():
+    platform = project.config.get("tracker.platform")
+    server_tracker = bool(platform) and platform != "local-files"  # GitHub, Jira: requests that may take minutes
+    with nullcontext() if server_tracker else collector_paused():
         return _build_queue(project, now, list_name, since, keep_records).filtered(state=state, owner=owner)
 
 

@@ -130,3 +130,27 @@ def test_an_issue_that_leaves_the_tracker_leaves_the_queue_at_the_next_full_swee
         project.close()
     assert [(r.issue, r.owner) for r in soon.rows][1] == (issue, "bob")  # kept: no full sweep yet
     assert [(r.issue, r.owner, r.state) for r in later.rows][1] == (None, None, QueueState.ACKNOWLEDGED)
+
+
+def test_with_a_server_tracker_the_collector_stays_on_while_the_queue_is_built(server_project):
+    """The queue pauses the cyclic collector only for the list and a local-files tracker: a server
+    tracker's requests may take minutes, and in the app the UI thread and the poller would run
+    without the collector all that time (a review)."""
+    import gc
+
+    on_during_requests: list[bool] = []
+    project = Project.open(server_project.project)
+    tracker = project.open_tracker()
+    real = type(tracker).changes
+
+    def watched(self, *args, **kwargs):
+        on_during_requests.append(gc.isenabled())
+        return real(self, *args, **kwargs)
+
+    type(tracker).changes = watched
+    try:
+        build_queue(project, now=NOW)
+    finally:
+        type(tracker).changes = real
+        project.close()
+    assert on_during_requests and all(on_during_requests)
