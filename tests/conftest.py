@@ -69,3 +69,47 @@ def pytest_collection_modifyitems(items):
     """Tests marked slow start first (stable otherwise): on scripts/test's few workers a
     run no longer ends with one worker alone on a state machine or a process race it met last."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+# -- MAILTRIAGE_TEST_CPU=1: what each test costs in CPU, beside its wall time (issue 36 §8) --
+# Wall time alone does not say whether a slow test computes (worth making cheaper) or waits
+# (a server, a child process, a timer). The report lists the tests by CPU seconds: this
+# process's and its finished children's (mypy, lint-imports, the CLI's), setup to teardown.
+CPU_REPORT = bool(os.environ.get("MAILTRIAGE_TEST_CPU"))
+_CPU_START = pytest.StashKey[float]()
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if CPU_REPORT:
+        item.stash[_CPU_START] = _cpu_seconds()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if CPU_REPORT and call.when == "teardown" and _CPU_START in item.stash:
+        outcome.get_result().user_properties.append(("cpu_seconds", _cpu_seconds() - item.stash[_CPU_START]))
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not CPU_REPORT:
+        return
+    rows = []
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            cpu = dict(getattr(report, "user_properties", ())).get("cpu_seconds")
+            if cpu is not None and getattr(report, "when", None) == "teardown":
+                rows.append((cpu, report.nodeid))
+    rows.sort(reverse=True)
+    total = sum(cpu for cpu, _ in rows)
+    terminalreporter.write_sep("=", f"CPU seconds per test (MAILTRIAGE_TEST_CPU): {total:.1f} s in {len(rows)} tests")
+    for cpu, nodeid in rows[:40]:
+        terminalreporter.write_line(f"{cpu:8.2f}s  {nodeid}")

@@ -15,6 +15,7 @@ from mailtriage.application.operations import CALLS, OpArgs, operation_call
 from mailtriage.application.window import parse_since
 from mailtriage.backends.contract import ALL_OPS, Op
 from mailtriage.backends.errors import NotSupported
+from tests.core.parsed import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 # A name the front ends import under another name here (two layers each have a UsageError).
@@ -29,7 +30,7 @@ def front_end_imports(*folders: str, root: Path = ROOT) -> set[tuple[str, str]]:
     found: set[tuple[str, str]] = set()
     for folder in folders:
         for path in sorted((root / folder).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for node in ast.walk(parse(path)):
                 if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                     if node.module.startswith(("mailtriage.backends", "mailtriage.trackers")):
                         found |= {(node.module, alias.name) for alias in node.names}
@@ -85,7 +86,7 @@ def test_cli_imports_only_the_application_and_core():
     allowed = ("mailtriage.application", "mailtriage.core", "mailtriage.cli", "mailtriage.tui", "mailtriage.demo")
     bad = []
     for path in sorted((ROOT / "cli").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse(path)):
             modules = ([a.name for a in node.names] if isinstance(node, ast.Import) else
                        [node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else [])
             bad += [(path.name, m) for m in modules if m.startswith("mailtriage.") and not m.startswith(allowed)]

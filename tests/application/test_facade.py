@@ -11,6 +11,7 @@ import ast
 from pathlib import Path
 
 import mailtriage.application as application
+from tests.core.parsed import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 FACADE = ROOT / "application" / "__init__.py"
@@ -24,7 +25,7 @@ def names_used(*folders: str, root: Path = ROOT) -> set[str]:
     used: set[str] = set()
     for folder in folders:
         for path in sorted((root / folder).rglob("*.py")):
-            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            tree = parse(path)
             whole: set[str] = set()
             for node in ast.walk(tree):
                 if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "mailtriage.application":
@@ -42,7 +43,7 @@ def names_used(*folders: str, root: Path = ROOT) -> set[str]:
 def static_exports(path: Path = FACADE) -> dict[str, tuple[str, str]]:
     """name -> (module, name there) for every import under the façade's ``if TYPE_CHECKING:``."""
     found: dict[str, tuple[str, str]] = {}
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in parse(path).body:
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
             for statement in node.body:
                 assert isinstance(statement, ast.ImportFrom) and statement.level == 0, ast.unparse(statement)

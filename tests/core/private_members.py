@@ -15,6 +15,8 @@ import inspect
 import re
 from pathlib import Path
 
+from tests.core.parsed import parse
+
 ROOT = Path(__file__).resolve().parents[2]
 #: our own top-level folders: a private name they define is ours to use
 OURS = ("application", "backends", "core", "tui", "cli", "trackers", "modes", "themes", "demo")
@@ -56,7 +58,7 @@ def check_member(module: str, owner: str, member: str, use: tuple[str, ...], sea
 
 def private_reads(path: Path) -> tuple[set[str], set[str]]:
     """Private names a module reads as attributes, and those it imports from another package."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parse(path)
     attributes = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level == 0
                 and node.module and not node.module.startswith("mailtriage") for alias in node.names}
@@ -72,7 +74,7 @@ def defined_names(folders: tuple[str, ...] = OURS, root: Path = ROOT, skip: tupl
         for path in (root / folder).rglob("*.py"):
             if path in skip:
                 continue
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for node in ast.walk(parse(path)):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     names.add(node.name)
                 elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):

@@ -7,13 +7,15 @@ sides) are legal Python: the second silently wins and a declared feature disappe
 import ast
 from pathlib import Path
 
+from tests.core.parsed import parse
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("application", "backends", "cli", "core", "demo", "modes", "trackers", "tui")
 
 
 def names_bound_twice(path: Path, root: Path = ROOT) -> list[str]:
     found = []
-    for cls in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+    for cls in ast.walk(parse(path)):
         if not isinstance(cls, ast.ClassDef):
             continue
         seen: set[str] = set()

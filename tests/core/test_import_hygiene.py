@@ -12,13 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.core.parsed import parse
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def imported_modules(folder: str, root: Path = ROOT) -> list[tuple[str, str]]:
     found = []
     for path in sorted((root / folder).rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = parse(path)
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 found += [(str(path.relative_to(root)), alias.name) for alias in node.names]

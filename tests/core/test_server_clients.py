@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.core.parsed import parse
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # Top-level names of the server-client libraries ("google.auth" is google-auth's package;
@@ -39,7 +41,7 @@ def source_files(root: Path = ROOT) -> list[Path]:
 
 def imports_of(path: Path) -> set[str]:
     """Every absolute module a file imports, wherever the import statement sits."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parse(path)
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -107,7 +109,7 @@ def test_the_scan_sees_the_whole_installed_tree():
 
 def calls_named(path: Path, name: str) -> list[ast.Call]:
     """Calls of ``name(...)`` or ``anything.name(...)`` in a file."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parse(path)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):

@@ -14,6 +14,7 @@ import ast
 from pathlib import Path
 
 from mailtriage.tui import messages
+from tests.core.parsed import parse
 
 TUI = Path(messages.__file__).resolve().parent
 #: Controller mixins of MainScreen (11 before the areas: overview, tracker and search went).
@@ -25,7 +26,7 @@ PARTS = {"threads": {"thread_list", "row_marks"}, "row_marks": {"thread_list"}}
 
 
 def _parse(path: Path) -> ast.Module:
-    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return parse(path)
 
 
 def _runtime_imports(tree: ast.Module) -> set[str]:

@@ -128,33 +128,6 @@ async def test_propose_reply_see_cc_warning_and_cancel_writes_nothing(tmp_path):
     assert [r.op for r in OPLOG.items() if r.op == "create_draft"] == []
 
 
-async def test_blocked_reply_offers_no_text_to_copy(tmp_path):
-    """Blocked means blocked: with no security CC, the dialog shows why and no draft text."""
-    project = mbox_project(tmp_path / "p", security_list=None,
-                           extra_config={"security_inbox": {"foundation_security_address": None}})
-    app = make_app(project)
-    async with app.run_test(size=(140, 44)) as pilot:
-        await settle(pilot)
-        await pilot.press("2")
-        await pilot.pause()
-        await pilot.press("enter")
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        await pilot.press("r")
-        await settle(pilot)
-        await pilot.press("ctrl+s")  # the compose dialog: review the proposal
-        await settle(pilot)
-        dialog = app.screen
-        assert isinstance(dialog, ProposalDialog)
-        shown = screen_text(app)
-        assert "⛔ Nothing can be written: no security CC can be resolved" in shown
-        assert "copy the text" not in shown and "Would write" not in shown
-        assert "Hi Bob Builder" not in shown and "in copy" not in shown
-        assert not dialog.query(TextArea) and not dialog.can_confirm
-        await pilot.press("escape")
-
-
 async def test_reply_from_the_list_reads_the_thread_first(tmp_path):
     app = make_app(mbox_project(tmp_path / "p"))
     async with app.run_test(size=(140, 44)) as pilot:

@@ -129,3 +129,19 @@ async def test_change_folder_filter_follows_the_apps_cursor_blink(tmp_path):
         await settle(pilot)
         assert isinstance(app.screen, FolderJump)
         assert app.screen.query_one("#folder-jump-filter").cursor_blink is False
+
+
+async def test_pipe_command_field_follows_the_apps_cursor_blink(tmp_path):
+    # The pipe dialog's command field blinked whatever the app's setting: its snapshot failed
+    # at load 12+ (the capture fell in the cursor's off half-second).
+    from mailtriage.tui.dialogs.pipe import PipeDialog
+
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("vertical_line")
+        await settle(pilot)
+        assert isinstance(app.screen, PipeDialog)
+        assert app.screen.query_one("#pipe-command").cursor_blink is False

@@ -52,4 +52,4 @@ class KeysController(ControllerBase):
         from mailtriage.tui.dialogs.pipe import PipeDialog
 
         what = f"message {index + 1} of {len(thread.messages)}: {chosen.subject or '(no subject)'}"
-        self.app.push_screen(PipeDialog(what, run))
+        self.app.push_screen(PipeDialog(what, run, cursor_blink=self.shell.cursor_blink))

@@ -35,7 +35,7 @@ class PipeDialog(ModalScreen[None], bindings.KeyContext):
     #pipe-plan { height: auto; margin: 1 0; }
     """
 
-    def __init__(self, what: str, run: Callable[[str], tuple[int, bytes, bool]]) -> None:
+    def __init__(self, what: str, run: Callable[[str], tuple[int, bytes, bool]], *, cursor_blink: bool = True) -> None:
         """``what``: the message, for the title (inert); ``run(command)``: read the raw message
         and pipe it (a backend call and a program: run in a worker) → (exit status, output, cut)."""
         super().__init__()
@@ -43,12 +43,15 @@ class PipeDialog(ModalScreen[None], bindings.KeyContext):
         self.run = run
         self.command: str | None = None  # set once Enter gave one: Ctrl+s then runs it
         self.ran = False
+        self._cursor_blink = cursor_blink
 
     def compose(self) -> ComposeResult:
         with Vertical(id="pipe-box", classes="dialog"):
             yield Static(Text.assemble(("Pipe to a command · ", "bold"), inert_text(self.what, style="bold")),
                          classes="dialog-title")
-            yield Input(placeholder="command, e.g. grep -i authentication-results   (Enter)", id="pipe-command")
+            field = Input(placeholder="command, e.g. grep -i authentication-results   (Enter)", id="pipe-command")
+            field.cursor_blink = self._cursor_blink  # the app's setting (off in tests: stable snapshots)
+            yield field
             yield Static(id="pipe-plan")
             with VerticalScroll(id="pipe-output"):
                 yield Static(id="pipe-output-text")
