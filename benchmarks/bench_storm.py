@@ -48,6 +48,21 @@ keys median 53.2 ms, p99 248.7 ms (over the goal: those full collections, at loa
 6000/6000 new reports announced. What grows, from the child's memory parts at GO and END:
 pymalloc's blocks 43.7 -> 71.1 MB and tracked objects 136k -> 226k (live rows and summaries:
 the fresh start on the same 20,000 threads has them too); glibc's heap 12.5 -> 18.2 MB used.
+
+Since 2026-12-03 the children run side by side on the SAME storm (same mail, same load):
+``old`` (the code before issue 39's pacing), ``paced`` (full collections between keys alone)
+and ``acyclic`` (as the app runs now: pacing, and painted lines that leave no cyclic garbage);
+one fresh start after. Each collection's CPU time is shown beside its wall time. Figures of
+2026-12-03, ``--threads 14000 --minutes 5``, 2 cores, load 10.1-16.1 (other helpers' tests),
+old / paced / acyclic: full collections 22 / 2 / 1 (the acyclic one on a worker thread);
+collections 2998 / 2943 / 1817, their wall time 35.2 / 33.7 / 20.0 s against CPU 1.9 / 1.6 /
+1.2 s (at this load the wall time is mostly the process waiting for a core); key p99 291.3 /
+291.8 / 276.3 ms (goal <= 200: not met), median 75.9 / 72.1 / 77.0 ms, keys over 200 ms 59 /
+48 / 59, the collection time inside them (gen 0/1/2, ms) 1585/276/2163, 2317/292/641,
+2212/396/0; memory after the storm +4 / +8 / +6 % of the fresh start (86 MB); CPU per fifth
+7-8 % in all three; 1000/1000 new reports announced by each. ``--cycles``, 1 minute onto
+2,000 threads: 98,970 cyclic garbage objects paced (50,484 FIFOCache, 7,212 Strip: Textual's
+Strip.divide caching [self]), 10,748 acyclic.
 """
 
 from __future__ import annotations
@@ -72,7 +87,7 @@ import bench_alerts  # noqa: E402  (the app driver, the mail shape, the project 
 
 # -- the child: the app, headless, with the poller's listings counted -------------------------------
 
-def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int:
+def child(variant: str, project: Path, expected: int, trace_memory: bool, cycles: bool = False) -> int:
     import asyncio
 
     from mailtriage.core.trace import OPLOG
@@ -89,18 +104,20 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
             cpu_marks.append((time.monotonic(), time.process_time()))
 
     ended: list[tuple[float, float, int]] = []  # (wall, process CPU, polls) at END
-    collections: list[tuple[int, float, float]] = []  # (generation, ms, perf_counter at start) in the storm
+    # (generation, wall ms, perf_counter at start, CPU ms of the collecting thread) in the storm
+    collections: list[tuple[int, float, float, float]] = []
     started: list[float] = []
     triggers: list[str] = []  # where each full collection in the storm started
 
     def on_collection(phase: str, info: dict) -> None:
         if phase == "start":
-            started[:] = [time.perf_counter()]
+            started[:] = [time.perf_counter(), time.thread_time()]
             if info["generation"] == 2 and sampling_gc.is_set():  # who asked: gc.collect() or an allocation
                 frame = sys._getframe(1)
                 triggers.append(f"{threading.current_thread().name}:{frame.f_code.co_name}")
         elif started and sampling_gc.is_set():
-            collections.append((info["generation"], (time.perf_counter() - started[0]) * 1000, started[0]))
+            collections.append((info["generation"], (time.perf_counter() - started[0]) * 1000, started[0],
+                                (time.thread_time() - started[1]) * 1000))
 
     sampling_gc = threading.Event()
     parts: list[tuple[str, dict]] = []
@@ -115,6 +132,9 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
             for line in self.src:
                 if line.strip() == "GO":
                     parts.append(("GO", _memory_parts()))
+                    if cycles:  # every cyclic garbage object of the storm kept in gc.garbage, to be counted
+                        gc.collect()
+                        gc.set_debug(gc.DEBUG_SAVEALL)
                     polls.clear()
                     sampling_gc.set()
                     cpu_marks.append((time.monotonic(), time.process_time()))
@@ -126,12 +146,30 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool) -> int
                         snapshot.append(tracemalloc.take_snapshot())
                 elif line.strip() == "END":
                     parts.append(("END", _memory_parts()))
+                    if cycles:
+                        from collections import Counter
+
+                        gc.collect()
+                        gc.set_debug(0)
+                        kinds = Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in gc.garbage)
+                        sys.stderr.write(f"{variant}: cyclic garbage of the storm: {len(gc.garbage):,} objects; "
+                                         "the most:\n")
+                        for name, n in kinds.most_common(25):
+                            sys.stderr.write(f"  {n:9,d}  {name}\n")
+                        gc.garbage.clear()
                     sampling.set()
                     sampling_gc.clear()
                     ended.append((time.monotonic(), time.process_time(), len(polls)))
                 yield line
 
     sys.stdin = Stdin(sys.stdin)
+    if variant == "switch":  # an experiment: the poller's thread hands the GIL back sooner
+        sys.setswitchinterval(0.001)
+    from mailtriage.tui.app import MailTriageApp
+
+    # "old": the code before issue 39's pacing; "paced": idle pacing alone; "acyclic" (and
+    # "fresh"): as run_app runs, pacing and painted lines that leave no cyclic garbage.
+    MailTriageApp.acyclic_strips = variant not in ("old", "paced", "switch")
     import gc
 
     gc.callbacks.append(on_collection)
@@ -209,8 +247,12 @@ def _memory_parts() -> dict:
 
 
 def _spawn(variant: str, data: Path, env: dict, project: Path, expected: int, trace_memory: bool):
+    extra = ("--tracemalloc",) if trace_memory else ()
     return bench_alerts._spawn(variant, data, env, project, expected, script=__file__,
-                               extra=("--tracemalloc",) if trace_memory else ())
+                               extra=extra + (("--cycles",) if CYCLES and variant != "fresh" else ()))
+
+
+CYCLES = False  # main sets it from --cycles
 
 
 # -- the parent: Dovecot, the storm, the table -------------------------------------------------------
@@ -282,7 +324,7 @@ def _slow_keys(r: dict, over_ms: float = 200.0) -> tuple[int, dict[int, float]]:
         if lat * 1000 <= over_ms:
             continue
         slow += 1
-        for gen, ms, start in r.get("collections", []):
+        for gen, ms, start, _ in r.get("collections", []):
             if t0 <= start <= t0 + lat:
                 spent[gen] += ms
     return slow, spent
@@ -309,17 +351,26 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=5.0, help="length of the storm (default 5)")
     parser.add_argument("--tracemalloc", action="store_true", help="print what grew in the app (slows it)")
     parser.add_argument("--compare", action=argparse.BooleanOptionalAction, default=True,
-                        help="run the app without idle pacing ('old') beside it on the same storm (default on)")
+                        help="run the code before (old, paced) beside the app on the same storm (default on)")
+    parser.add_argument("--variants", help="children to open on the storm at once (default old,paced,acyclic): old = "
+                        "before issue 39's pacing, paced = idle pacing alone, acyclic = as the app runs now "
+                        "(pacing, and painted lines leave no cyclic garbage); switch = paced with a 1 ms GIL "
+                        "switch interval (an experiment)")
+    parser.add_argument("--cycles", action="store_true",
+                        help="count the storm's cyclic garbage by type in each child (a diagnostic; keeps it all)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--project", help=argparse.SUPPRESS)
     parser.add_argument("--expected", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        return child(args.child, Path(args.project), args.expected, args.tracemalloc)
+        return child(args.child, Path(args.project), args.expected, args.tracemalloc, args.cycles)
+    global CYCLES
+    CYCLES = args.cycles
 
     from tests.servers.dovecot import DovecotServer
 
-    variants = ("old", "paced") if args.compare else ("paced",)
+    variants = (tuple(args.variants.split(",")) if args.variants
+                else ("old", "paced", "acyclic") if args.compare else ("acyclic",))
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="mailtriage-bench-storm-") as tmp_name:
         tmp = Path(tmp_name)
@@ -350,14 +401,18 @@ def main() -> int:
         return lat[min(len(lat) - 1, int(len(lat) * q))] * 1000
 
     def full(r) -> list[float]:
-        return [ms for gen, ms, _ in r.get("collections", []) if gen == 2]
+        return [ms for gen, ms, _, _ in r.get("collections", []) if gen == 2]
+
+    def full_cpu(r) -> list[float]:
+        return [cpu for gen, _, _, cpu in r.get("collections", []) if gen == 2]
 
     row("threads listed after the storm / fresh start", lambda r: f"{r['rows_after']}/{r['fresh']['rows_start']}")
     row("memory before the storm (MB)", lambda r: f"{r['rss_start']:.0f}")
     row("memory after the storm (MB)", lambda r: f"{r['rss_after']:.0f}")
     row("... after malloc_trim (MB, diagnostic)", lambda r: f"{r.get('rss_after_trim', 0):.0f}")
     row("memory of a fresh start, same threads (MB)", lambda r: f"{r['fresh']['rss_start']:.0f}")
-    row("after the storm vs fresh start (goal <= 20 %)", lambda r: f"{r['rss_after'] / r['fresh']['rss_start'] - 1:+.0%}")
+    row("after the storm vs fresh start (goal <= 20 %)",
+        lambda r: f"{r['rss_after'] / r['fresh']['rss_start'] - 1:+.0%}")
     row("CPU per fifth of the storm, % of a core (flat)",
         lambda r: " ".join(f"{c * 100:.0f}" for c in _fifths(r["cpu_marks"])))
     row("poller listings during the storm", lambda r: f"{len(r['polls'])}")
@@ -367,7 +422,11 @@ def main() -> int:
     row("longest full collection (ms)", lambda r: f"{max(full(r)):.0f}" if full(r) else "-")
     row("young (0/1) collections, p99 / max (ms)", lambda r: "{:.1f} / {:.0f}".format(
         *(lambda ys: (ys[min(len(ys) - 1, int(len(ys) * 0.99))], ys[-1]) if ys else (0, 0))(
-            sorted(ms for gen, ms, _ in r.get("collections", []) if gen < 2))))
+            sorted(ms for gen, ms, _, _ in r.get("collections", []) if gen < 2))))
+    row("full collections, CPU ms: sum / longest", lambda r: f"{sum(full_cpu(r)):.0f} / {max(full_cpu(r)):.0f}"
+        if full_cpu(r) else "-")
+    row("all collections, wall / CPU ms in total", lambda r: "{:.0f} / {:.0f}".format(
+        sum(c[1] for c in r.get("collections", [])), sum(c[3] for c in r.get("collections", []))))
     row("a full collection once the storm settled (ms)", lambda r: f"{r.get('full_collect_ms', 0):.0f}")
     row("key presses", lambda r: f"{len(r['latencies'])}")
     row("key latency, median (ms)", lambda r: f"{statistics.median(r['latencies']) * 1000:.1f}")

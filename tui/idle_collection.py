@@ -5,6 +5,10 @@ app paces at all, :attr:`IdleCollection.pace_collections`, which ``run_app`` set
 :class:`~mailtriage.core.collector.IdlePacer` pushes the collector's own full collections back
 and a timer runs each due one after two seconds without a key or a click. Stopped, and the
 collector's thresholds restored, when the app unmounts.
+
+Less for those collections to find: on mount, painted lines stop leaving Textual's strips in
+reference cycles (:func:`~mailtriage.tui.textual_private.acyclic_strip_divide`), most of the
+cyclic garbage a storm made.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import TYPE_CHECKING
 from textual import events
 
 from mailtriage.core.collector import IdlePacer
+from mailtriage.tui import textual_private
 
 if TYPE_CHECKING:
     from textual.timer import Timer
@@ -29,6 +34,9 @@ _INPUT = (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScro
 class IdleCollection:
     #: run_app sets it (and the benchmarks): the tests' apps keep the collector as it is.
     pace_collections = False
+    #: Painted lines leave no strip in a reference cycle (benchmarks/bench_storm.py turns it off
+    #: for the code before it).
+    acyclic_strips = True
     idle_pacer: IdlePacer | None = None
     _pacer_timer: Timer | None = None
 
@@ -37,6 +45,10 @@ class IdleCollection:
         if pacer is not None and isinstance(event, _INPUT):
             pacer.key()
         await super().on_event(event)  # type: ignore[misc]  # the app's (a mixin of it)
+
+    def on_mount(self) -> None:
+        if self.acyclic_strips:
+            textual_private.acyclic_strip_divide()
 
     def start_idle_collection(self) -> None:
         """The main screen is up: pace the full collections from now on (once)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from textual.strip import Strip
 # The footer's own key widget (a private module): tui/footer.py pins and shortens keys.
 from textual.widgets._footer import Footer, FooterKey
 
@@ -91,3 +92,33 @@ def register_default_css(app: App, widget: Widget) -> None:
     for read_from, css, tie_breaker, scope in widget._get_default_css():
         app.stylesheet.add_source(css, read_from=read_from, is_default_css=True, tie_breaker=tie_breaker,
                                   scope=scope)
+
+
+_DIVIDE: list = []  # Textual's own Strip.divide, while ours stands in for it
+
+
+def acyclic_strip_divide(on: bool = True) -> None:
+    """Strips divided at their own length make no reference cycle (issue 39); ``on=False``
+    puts Textual's own ``Strip.divide`` back.
+
+    Textual's ``Strip.divide`` caches its result in the strip: a strip cut only at its own end
+    caches ``[self]``, a cycle (strip, its cache, the list, the strip). The compositor cuts
+    every line it paints, so each painted line that fits in one region became cyclic garbage,
+    with the strip's seven caches and its segments: some 100,000 objects a minute in a storm
+    with keys every 100 ms (bench_storm.py --cycles), freed only by the collector's full
+    passes. Ours answers that case with a new ``[self]`` and caches nothing; every other cut
+    is Textual's own. tests/tui/test_textual_private.py checks both that Textual's still makes
+    the cycle (else this can go) and that ours does not."""
+    if on and not _DIVIDE:
+        divide = Strip.divide
+        _DIVIDE.append(divide)
+
+        def acyclic_divide(self: Strip, cuts):  # type: ignore[no-untyped-def]
+            cuts = [cut for cut in cuts if cut <= self.cell_length]
+            if cuts == [self.cell_length]:
+                return [self]
+            return divide(self, cuts)
+
+        Strip.divide = acyclic_divide  # type: ignore[method-assign]
+    elif not on and _DIVIDE:
+        Strip.divide = _DIVIDE.pop()  # type: ignore[method-assign]
