@@ -106,3 +106,29 @@ async def test_r_while_the_reply_is_built_ahead_waits_for_it_and_builds_nothing_
         assert app.screen.query_one("#compose-subject", Input).value == "Re: Heap overflow in the frob parser"
         assert len(built) == 1
         assert app.main.query_one(ReaderPane).thread is not None
+
+
+async def test_the_next_message_read_stops_the_reply_built_ahead_for_the_one_before(held_project, monkeypatch):
+    """One reply built ahead at a time (issue 35): the report's reply needs the project's thread
+    (the server is held); reading the personal message next cancels that build, which stops
+    before it builds the report's forms, and r shows the personal message's reply."""
+    project, proxy = held_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("down")
+        await settle(pilot)  # the report is read ahead
+        built = counted(monkeypatch, app.session, "reply_forms")
+        proxy.hold()
+        try:
+            await pilot.press("enter")  # the report's reply is built ahead: it waits for the server
+            await wait_until(pilot, lambda: any(w.group == "reply-ahead" for w in app.main.workers), timeout=5)
+            await pilot.press("q", "up", "enter")  # the personal message, read ahead already
+            await wait_until(pilot, lambda: BODY in screen_text(app), timeout=5)
+        finally:
+            proxy.release()
+        await settle(pilot)
+        assert built == []  # the report's build stopped at the cancel
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog), timeout=5)
+        assert f"> {BODY}" in screen_text(app)

@@ -169,10 +169,12 @@ class ComposeController(ControllerBase):
             self.new_request(GROUP)  # its answer is not current any more: dropped when it comes
             self.reader.restore_status()
 
-    def _build_compose(self, target: ComposeTarget) -> Built | Proposal:
+    def _build_compose(self, target: ComposeTarget) -> Built | Proposal | None:
         """The forms of the compose dialog for ``target`` and where the mail goes, or the
-        proposal that refuses it (worker thread; writes nothing)."""
+        proposal that refuses it (worker thread; writes nothing). None: its worker was
+        cancelled (Esc, another message read), seen between two reads."""
         session = self.session
+        worker = get_current_worker()
         # The outgoing rule decides from the row, not from the pane, account or search it is in.
         source, account_id = target.source, target.account_id
         if source is None and account_id is not None and target.message_id:  # new mail answers none
@@ -182,8 +184,12 @@ class ComposeController(ControllerBase):
                                       source=source)
         if route.refused is not None:
             return route.refused
+        if worker.is_cancelled:
+            return None
         if route.project:
             thread = route.thread or session.read_thread(route.thread_id).value
+            if worker.is_cancelled:
+                return None
             where = session.compose_where(None)
             if target.personal:  # an account's message that answers a security-list thread: say so
                 where += f" — {route.why}"
@@ -212,7 +218,7 @@ class ComposeController(ControllerBase):
         except Exception as exc:
             self.post_message(ProposalFailed(request, "Preparing the mail failed", exc))
             return
-        if worker.is_cancelled:
+        if worker.is_cancelled or built is None:
             return
         if isinstance(built, Built):
             self.post_message(ComposeReady(request, built.target, built.forms, built.where))
@@ -225,6 +231,7 @@ class ComposeController(ControllerBase):
         outgoing rule's route, the quoted draft, where it goes) now, on a worker. What is built
         belongs to the message as read: another message or a new read of it drops it."""
         self._draft_ahead = None
+        self.workers.cancel_group(self, "reply-ahead")  # the one before is for another message
         if not self.session.is_open:
             return
         target = self._compose_target(None, "")
@@ -234,11 +241,14 @@ class ComposeController(ControllerBase):
         self._draft_ahead = ahead
         self._build_ahead(ahead, target)
 
-    @work(thread=True, group="reply-ahead", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="reply-ahead", exit_on_error=False)
     def _build_ahead(self, ahead: DraftAhead, target: ComposeTarget) -> None:
+        # One at a time: the next message read cancels the build of the one before (exclusive),
+        # which stops before its reads rather than race the new one for the server and the GIL.
+        worker = get_current_worker()
         try:
-            built = self._build_compose(target)
-            ahead.built = built if isinstance(built, Built) else None  # a refusal is said by r, built again
+            built = None if worker.is_cancelled else self._build_compose(target)
+            ahead.built = built if isinstance(built, Built) and not worker.is_cancelled else None
         except Exception:  # noqa: BLE001 - not asked for: r builds it again and says why
             ahead.built = None
         finally:
