@@ -45,6 +45,26 @@ async def test_the_first_dialog_finds_its_stylesheet_and_widgets_ready(held_proj
         assert set(app.stylesheet.source) - before == set()
 
 
+async def test_what_the_dialogs_ahead_made_is_frozen_out_of_the_collectors_way(held_project):
+    """As the app freezes what start-up made (``freeze_gc_after_start``), the dialogs' modules
+    and stylesheet made ahead are frozen once they are ready: a full collection while r mounts
+    the dialog does not walk them (issue 35)."""
+    import gc  # why: only this test looks at the collector
+
+    project, _ = held_project
+    app = make_app(project)
+    app.freeze_gc_after_start = True
+    try:
+        async with app.run_test(size=(140, 44)) as pilot:
+            await open_inbox(app, pilot)
+            await wait_until(pilot, lambda: app.stylesheet.has_source(str(DIALOG_CSS)), timeout=5)
+            await settle(pilot)
+            made_ahead = app.stylesheet.source[(str(DIALOG_CSS), "")]
+            assert not any(o is made_ahead for o in gc.get_objects()), "not frozen (gc.get_objects lists it)"
+    finally:
+        gc.unfreeze()
+
+
 async def test_the_reply_is_built_while_the_message_is_read_and_r_only_shows_it(held_project, monkeypatch):
     project, _ = held_project
     app = make_app(project)

@@ -9,10 +9,14 @@ of the widgets the main screen has none of (``ModalScreen``, ``TextArea``, ``Inp
 done here once, exactly as Textual does it on the push (``App._load_screen_css``,
 ``Widget._post_register``), so the push finds it done; the steps run one at a time, each
 in its own turn of the event loop, so a key typed meanwhile waits for one step at most.
+Last, what they made (modules, classes, parsed rules) is frozen out of the collector's way
+(``gc.freeze``, once per process, as the app does after start-up when ``freeze_gc_after_start``):
+a full collection while r builds and mounts the dialog no longer walks them.
 """
 
 from __future__ import annotations
 
+import gc
 from typing import TYPE_CHECKING
 
 from mailtriage.tui import textual_private
@@ -52,3 +56,5 @@ def register_dialog_widgets(app: App) -> None:
     for widget in widgets:
         textual_private.register_default_css(app, widget)
     app.stylesheet.rules  # noqa: B018 - the property parses what was added (cached per source)
+    if getattr(app, "freeze_gc_after_start", False):  # once: this runs once per process
+        gc.freeze()
