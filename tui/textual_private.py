@@ -38,6 +38,7 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual.widgets._footer", "Footer", "_bindings_ready", ("attribute",)),
     ("textual.widgets._footer", "", "FooterKey", ("class", "Widget")),
     ("textual.dom", "DOMNode", "_get_default_css", ("method",)),
+    ("textual.app", "App", "_register", ("method", "parent", "widgets")),
 )
 
 
@@ -91,3 +92,10 @@ def register_default_css(app: App, widget: Widget) -> None:
     for read_from, css, tie_breaker, scope in widget._get_default_css():
         app.stylesheet.add_source(css, read_from=read_from, is_default_css=True, tie_breaker=tie_breaker,
                                   scope=scope)
+
+
+def start_screen(app: App, screen: Screen) -> None:
+    """Compose and mount ``screen`` now, without showing it: what ``App.push_screen`` does first
+    for a screen that is not running (``App._get_screen``). A later push of it finds it
+    running and only shows it; a screen never pushed is removed with ``screen.remove()``."""
+    app._register(app, screen)

@@ -29,6 +29,20 @@ def counted(monkeypatch, session, name: str) -> list[tuple]:
     return calls
 
 
+def started_screens(monkeypatch) -> list:
+    """A spy that calls through: the screens the compose controller starts ahead, hidden."""
+    from mailtriage.tui.controllers import compose
+
+    started: list = []
+    real = compose.start_screen
+
+    def spy(app, screen):
+        started.append(screen)
+        real(app, screen)
+    monkeypatch.setattr(compose, "start_screen", spy)
+    return started
+
+
 async def test_the_first_dialog_finds_its_stylesheet_and_widgets_ready(held_project):
     """A screen that brings its own CSS file makes Textual parse every stylesheet again and
     restyle every widget on its push: done once the list is shown, the push adds no source."""
@@ -72,12 +86,17 @@ async def test_the_reply_is_built_while_the_message_is_read_and_r_only_shows_it(
         await open_inbox(app, pilot)
         await settle(pilot)
         built = counted(monkeypatch, app.session, "personal_forms")
+        hidden = started_screens(monkeypatch)
         await pilot.press("enter")
         await settle(pilot)
         assert len(built) == 1  # before r
+        # its dialog is composed and mounted too, not shown (the reader is)
+        assert len(hidden) == 1 and isinstance(hidden[0], ComposeDialog) and hidden[0].is_running
+        assert not isinstance(app.screen, ComposeDialog)
+        assert BODY in screen_text(app) and "Goes to" not in screen_text(app)
         await pilot.press("r")
         await pilot.pause()
-        assert isinstance(app.screen, ComposeDialog)  # in the key's own turn: no worker between
+        assert app.screen is hidden[0]  # in the key's own turn, the dialog made ahead
         assert f"> {BODY}" in screen_text(app)
         assert len(built) == 1
         await pilot.press("escape")
@@ -92,10 +111,13 @@ async def test_a_reply_built_ahead_is_dropped_when_another_message_is_read(held_
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
+        hidden = started_screens(monkeypatch)
         await pilot.press("enter")  # the personal message: its reply is built ahead
         await settle(pilot)
         await pilot.press("q", "down", "enter")  # the report to the security list, read
         await wait_until(pilot, lambda: "Body of report 1." in screen_text(app), timeout=5)
+        await settle(pilot)  # the personal message's hidden dialog is gone with its reply
+        assert not hidden[0].is_running  # (the report's own may follow)
         await pilot.press("r")
         await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog), timeout=5)
         await settle(pilot)

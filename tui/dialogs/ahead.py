@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from textual.app import App
     from textual.widget import Widget
 
+    from mailtriage.tui.app import MailTriageApp
+
 
 def import_dialogs() -> None:
     """Import the compose and proposal dialogs and what they import (a worker thread may)."""
@@ -47,7 +49,7 @@ def load_dialog_css(app: App) -> None:
     sheet.update(app)
 
 
-def register_dialog_widgets(app: App) -> None:
+def register_dialog_widgets(app: MailTriageApp) -> None:
     """The default CSS of the dialogs' widgets, parsed (UI thread)."""
     from textual.screen import ModalScreen  # why: loaded by import_dialogs already
     from textual.widgets import Button, Input, Label, TextArea  # why: as above
@@ -56,5 +58,5 @@ def register_dialog_widgets(app: App) -> None:
     for widget in widgets:
         textual_private.register_default_css(app, widget)
     app.stylesheet.rules  # noqa: B018 - the property parses what was added (cached per source)
-    if getattr(app, "freeze_gc_after_start", False):  # once: this runs once per process
+    if app.freeze_gc_after_start:  # once: this runs once per process
         gc.freeze()
