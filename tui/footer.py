@@ -97,6 +97,15 @@ class KeyFooter(Footer):
         width = self.size.width or self.app.size.width
         self._compact_form = sum(map(_wide, keys)) > width
         self.compact = self._compact_form
+        for key in keys:
+            # Each key's ``compact`` is styled once, as it is made: left to FooterKey, it started
+            # True (its class -compact added and styled on mount) and the data bind from the
+            # footer set it False again (styled again): ~6 ms per key on every recompose, one
+            # recompose per focus move (issue 35: Enter and r waited for ~20 of them). Footer
+            # binds nothing to the palette's key: it keeps FooterKey's own True.
+            compact = True if key.has_class("-command-palette") else self._compact_form
+            key.set_reactive(FooterKey.compact, compact)
+            key.set_class(compact, "-compact", update=False)
         if self._compact_form:
             for key in keys:
                 key.description = SHORT.get(key.action, key.description)

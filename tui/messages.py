@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from mailtriage.application import ApplyReport, Proposal
     from mailtriage.application import ThreadId, ThreadStatus
     from mailtriage.application import ComposeForm
-    from mailtriage.tui.controllers.compose import ComposeTarget
+    from mailtriage.tui.controllers.compose import ComposeTarget, DraftAhead
 
 
 
@@ -202,6 +202,14 @@ class ComposeReady(Message):
     target: ComposeTarget
     forms: Mapping[str, ComposeForm]
     where: str
+
+
+@message
+class DraftBuiltAhead(Message):
+    """The reply to the message in the reading pane is built ahead (its compose dialog can be
+    made ready, hidden); nothing written."""
+
+    ahead: DraftAhead
 
 
 @message

@@ -39,6 +39,7 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual.widgets._footer", "Footer", "_bindings_ready", ("attribute",)),
     ("textual.widgets._footer", "", "FooterKey", ("class", "Widget")),
     ("textual.dom", "DOMNode", "_get_default_css", ("method",)),
+    ("textual.app", "App", "_register", ("method", "parent", "widgets")),
 )
 
 
@@ -122,3 +123,10 @@ def acyclic_strip_divide(on: bool = True) -> None:
         Strip.divide = acyclic_divide  # type: ignore[method-assign]
     elif not on and _DIVIDE:
         Strip.divide = _DIVIDE.pop()  # type: ignore[method-assign]
+
+
+def start_screen(app: App, screen: Screen) -> None:
+    """Compose and mount ``screen`` now, without showing it: what ``App.push_screen`` does first
+    for a screen that is not running (``App._get_screen``). A later push of it finds it
+    running and only shows it; a screen never pushed is removed with ``screen.remove()``."""
+    app._register(app, screen)

@@ -29,6 +29,20 @@ def counted(monkeypatch, session, name: str) -> list[tuple]:
     return calls
 
 
+def started_screens(monkeypatch) -> list:
+    """A spy that calls through: the screens the compose controller starts ahead, hidden."""
+    from mailtriage.tui.controllers import compose
+
+    started: list = []
+    real = compose.start_screen
+
+    def spy(app, screen):
+        started.append(screen)
+        real(app, screen)
+    monkeypatch.setattr(compose, "start_screen", spy)
+    return started
+
+
 async def test_the_first_dialog_finds_its_stylesheet_and_widgets_ready(held_project):
     """A screen that brings its own CSS file makes Textual parse every stylesheet again and
     restyle every widget on its push: done once the list is shown, the push adds no source."""
@@ -45,6 +59,26 @@ async def test_the_first_dialog_finds_its_stylesheet_and_widgets_ready(held_proj
         assert set(app.stylesheet.source) - before == set()
 
 
+async def test_what_the_dialogs_ahead_made_is_frozen_out_of_the_collectors_way(held_project):
+    """As the app freezes what start-up made (``freeze_gc_after_start``), the dialogs' modules
+    and stylesheet made ahead are frozen once they are ready: a full collection while r mounts
+    the dialog does not walk them (issue 35)."""
+    import gc  # why: only this test looks at the collector
+
+    project, _ = held_project
+    app = make_app(project)
+    app.freeze_gc_after_start = True
+    try:
+        async with app.run_test(size=(140, 44)) as pilot:
+            await open_inbox(app, pilot)
+            await wait_until(pilot, lambda: app.stylesheet.has_source(str(DIALOG_CSS)))
+            await settle(pilot)
+            made_ahead = app.stylesheet.source[(str(DIALOG_CSS), "")]
+            assert not any(o is made_ahead for o in gc.get_objects()), "not frozen (gc.get_objects lists it)"
+    finally:
+        gc.unfreeze()
+
+
 async def test_the_reply_is_built_while_the_message_is_read_and_r_only_shows_it(held_project, monkeypatch):
     project, _ = held_project
     app = make_app(project)
@@ -52,12 +86,17 @@ async def test_the_reply_is_built_while_the_message_is_read_and_r_only_shows_it(
         await open_inbox(app, pilot)
         await settle(pilot)
         built = counted(monkeypatch, app.session, "personal_forms")
+        hidden = started_screens(monkeypatch)
         await pilot.press("enter")
         await settle(pilot)
         assert len(built) == 1  # before r
+        # its dialog is composed and mounted too, not shown (the reader is)
+        assert len(hidden) == 1 and isinstance(hidden[0], ComposeDialog) and hidden[0].is_running
+        assert not isinstance(app.screen, ComposeDialog)
+        assert BODY in screen_text(app) and "Goes to" not in screen_text(app)
         await pilot.press("r")
         await pilot.pause()
-        assert isinstance(app.screen, ComposeDialog)  # in the key's own turn: no worker between
+        assert app.screen is hidden[0]  # in the key's own turn, the dialog made ahead
         assert f"> {BODY}" in screen_text(app)
         assert len(built) == 1
         await pilot.press("escape")
@@ -72,10 +111,13 @@ async def test_a_reply_built_ahead_is_dropped_when_another_message_is_read(held_
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
+        hidden = started_screens(monkeypatch)
         await pilot.press("enter")  # the personal message: its reply is built ahead
         await settle(pilot)
         await pilot.press("q", "down", "enter")  # the report to the security list, read
         await wait_until(pilot, lambda: "Body of report 1." in screen_text(app))
+        await settle(pilot)  # the personal message's hidden dialog is gone with its reply
+        assert not hidden[0].is_running  # (the report's own may follow)
         await pilot.press("r")
         await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
         await settle(pilot)
@@ -106,3 +148,29 @@ async def test_r_while_the_reply_is_built_ahead_waits_for_it_and_builds_nothing_
         assert app.screen.query_one("#compose-subject", Input).value == "Re: Heap overflow in the frob parser"
         assert len(built) == 1
         assert app.main.query_one(ReaderPane).thread is not None
+
+
+async def test_the_next_message_read_stops_the_reply_built_ahead_for_the_one_before(held_project, monkeypatch):
+    """One reply built ahead at a time (issue 35): the report's reply needs the project's thread
+    (the server is held); reading the personal message next cancels that build, which stops
+    before it builds the report's forms, and r shows the personal message's reply."""
+    project, proxy = held_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("down")
+        await settle(pilot)  # the report is read ahead
+        built = counted(monkeypatch, app.session, "reply_forms")
+        proxy.hold()
+        try:
+            await pilot.press("enter")  # the report's reply is built ahead: it waits for the server
+            await wait_until(pilot, lambda: any(w.group == "reply-ahead" for w in app.main.workers))
+            await pilot.press("q", "up", "enter")  # the personal message, read ahead already
+            await wait_until(pilot, lambda: BODY in screen_text(app))
+        finally:
+            proxy.release()
+        await settle(pilot)
+        assert built == []  # the report's build stopped at the cancel
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
+        assert f"> {BODY}" in screen_text(app)

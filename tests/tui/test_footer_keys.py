@@ -67,3 +67,35 @@ async def test_news_that_leave_the_keys_as_they_were_keep_the_footer_and_a_chang
         await pilot.resize_terminal(150, 20)
         await _settled(pilot)
         assert [id(k) for k in _keys(app)] != [id(k) for k in shown]
+
+
+async def test_a_focus_move_styles_each_new_key_once_in_both_forms():
+    """Issue 35: each key of a recompose was styled on its mount, then again twice (its
+    ``compact`` started True, -compact added, and the footer's data bind set it back), ~6 ms a
+    key on the loaded machine for every focus move. Now a key is made in the footer's form."""
+    app = FooterHost()
+    async with app.run_test(size=(140, 20)) as pilot:
+        await _settled(pilot)
+        restyled: list[object] = []
+        real = app.update_styles
+
+        def update_styles(node, animate: bool = True) -> None:
+            restyled.append(node)
+            real(node, animate)
+        app.update_styles = update_styles
+        footer = app.query_one(KeyFooter)
+        forms = []
+        for width in (140, 40):
+            await pilot.resize_terminal(width, 20)
+            await _settled(pilot)
+            for focus in (Other, ThreadList, Other, ThreadList):
+                restyled.clear()
+                app.query_one(focus).focus()
+                await _settled(pilot)
+                keys = _keys(app)
+                assert ("Other key" in [k.description for k in keys]) == (focus is Other)
+                assert [k for k in restyled if isinstance(k, FooterKey)] == []
+                assert all(k.has_class("-compact") == (footer.compact or k.has_class("-command-palette"))
+                           for k in keys)
+                forms.append(footer.compact)
+        assert set(forms) == {True, False}  # both forms were seen

@@ -124,7 +124,7 @@ def _typing_namespace() -> dict:
     from mailtriage.backends.resolution import Resolution
     from mailtriage.core.trace import OpRecord, TraceLine
     from mailtriage.tui.alerts import AlertLoop
-    from mailtriage.tui.controllers.compose import ComposeTarget
+    from mailtriage.tui.controllers.compose import ComposeTarget, DraftAhead
     from mailtriage.tui.mailbox_rows import FolderRows
     from mailtriage.application.flows.compose import ComposeForm
     from mailtriage.tui.rows import ThreadRows

@@ -22,12 +22,14 @@ from textual.worker import get_current_worker
 
 from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.mailbox_rows import MailboxRow
-from mailtriage.tui.messages import ComposeReady, ProposalFailed, ProposalReady
+from mailtriage.tui.messages import ComposeReady, DraftBuiltAhead, ProposalFailed, ProposalReady
 from mailtriage.tui.panes.reader import ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.sanitize import inert
+from mailtriage.tui.textual_private import start_screen
 
 if TYPE_CHECKING:
+    from mailtriage.tui.dialogs.compose import ComposeDialog
     from mailtriage.application import ApplyReport, ComposeForm, Message, Proposal, Thread, ThreadId, ThreadSummary
 
 #: The request kind and worker group of compose work (Esc cancels it like a reply).
@@ -102,6 +104,9 @@ class ComposeController(ControllerBase):
         self._draft_ahead: DraftAhead | None = None
         #: The request of an r whose compose dialog is being prepared ("preparing the mail").
         self._awaited: int | None = None
+        #: The compose dialog of the reply built ahead, composed and mounted but not shown
+        #: (issue 35: r shows it rather than composing a screen of ~25 widgets on the key).
+        self._dialog_ahead: tuple[DraftAhead, ComposeDialog] | None = None
 
     #: accounts: the folder in the thread list, (account id, folder id, name) or None.
     open_folder_key: tuple[str, str, str] | None
@@ -154,7 +159,7 @@ class ComposeController(ControllerBase):
         ahead = self._ahead_for(target)
         if ahead is not None and ahead.done.is_set() and ahead.built is not None:  # built ahead: shown now
             built = ahead.built
-            self._open_compose(built.target, dict(built.forms), built.where)
+            self._open_compose(built.target, dict(built.forms), built.where, dialog=self._take_dialog_ahead(ahead))
             return
         self.reader.show_status("preparing the mail … (Esc cancels)")
         self._awaited = request
@@ -169,10 +174,12 @@ class ComposeController(ControllerBase):
             self.new_request(GROUP)  # its answer is not current any more: dropped when it comes
             self.reader.restore_status()
 
-    def _build_compose(self, target: ComposeTarget) -> Built | Proposal:
+    def _build_compose(self, target: ComposeTarget) -> Built | Proposal | None:
         """The forms of the compose dialog for ``target`` and where the mail goes, or the
-        proposal that refuses it (worker thread; writes nothing)."""
+        proposal that refuses it (worker thread; writes nothing). None: its worker was
+        cancelled (Esc, another message read), seen between two reads."""
         session = self.session
+        worker = get_current_worker()
         # The outgoing rule decides from the row, not from the pane, account or search it is in.
         source, account_id = target.source, target.account_id
         if source is None and account_id is not None and target.message_id:  # new mail answers none
@@ -182,8 +189,12 @@ class ComposeController(ControllerBase):
                                       source=source)
         if route.refused is not None:
             return route.refused
+        if worker.is_cancelled:
+            return None
         if route.project:
             thread = route.thread or session.read_thread(route.thread_id).value
+            if worker.is_cancelled:
+                return None
             where = session.compose_where(None)
             if target.personal:  # an account's message that answers a security-list thread: say so
                 where += f" — {route.why}"
@@ -212,7 +223,7 @@ class ComposeController(ControllerBase):
         except Exception as exc:
             self.post_message(ProposalFailed(request, "Preparing the mail failed", exc))
             return
-        if worker.is_cancelled:
+        if worker.is_cancelled or built is None:
             return
         if isinstance(built, Built):
             self.post_message(ComposeReady(request, built.target, built.forms, built.where))
@@ -225,6 +236,8 @@ class ComposeController(ControllerBase):
         outgoing rule's route, the quoted draft, where it goes) now, on a worker. What is built
         belongs to the message as read: another message or a new read of it drops it."""
         self._draft_ahead = None
+        self.workers.cancel_group(self, "reply-ahead")  # the one before is for another message
+        self._drop_dialog_ahead()
         if not self.session.is_open:
             return
         target = self._compose_target(None, "")
@@ -234,15 +247,55 @@ class ComposeController(ControllerBase):
         self._draft_ahead = ahead
         self._build_ahead(ahead, target)
 
-    @work(thread=True, group="reply-ahead", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="reply-ahead", exit_on_error=False)
     def _build_ahead(self, ahead: DraftAhead, target: ComposeTarget) -> None:
+        # One at a time: the next message read cancels the build of the one before (exclusive),
+        # which stops before its reads rather than race the new one for the server and the GIL.
+        worker = get_current_worker()
         try:
-            built = self._build_compose(target)
-            ahead.built = built if isinstance(built, Built) else None  # a refusal is said by r, built again
+            built = None if worker.is_cancelled else self._build_compose(target)
+            ahead.built = built if isinstance(built, Built) and not worker.is_cancelled else None
         except Exception:  # noqa: BLE001 - not asked for: r builds it again and says why
             ahead.built = None
         finally:
             ahead.done.set()
+        if ahead.built is not None and not worker.is_cancelled:
+            self.post_message(DraftBuiltAhead(ahead))
+
+    def on_draft_built_ahead(self, message: DraftBuiltAhead) -> None:
+        """The reply built ahead is ready: its compose dialog is composed and mounted now,
+        hidden, so r only shows it. Not before the dialogs' stylesheet is loaded (its first
+        push would restyle it), and only for the message the reader still shows."""
+        from mailtriage.tui.dialogs import ahead as dialogs  # why: not on the first screen (test_startup_imports)
+
+        ahead = message.ahead
+        if ahead is not self._draft_ahead or ahead.built is None:
+            return
+        if not dialogs.dialog_css_loaded(self.app):  # Enter typed before the dialogs were ready
+            dialogs.load_dialog_css(self.app)  # what the push would do; the dialog in the next turn
+            self.call_after_refresh(self.post_message, message)
+            return
+        from mailtriage.tui.dialogs.compose import ComposeDialog  # lazy, as in _open_compose
+
+        self._drop_dialog_ahead()
+        built = ahead.built
+        dialog = ComposeDialog(dict(built.forms), where=built.where, cursor_blink=self.shell.cursor_blink)
+        start_screen(self.app, dialog)
+        self._dialog_ahead = (ahead, dialog)
+
+    def _take_dialog_ahead(self, ahead: DraftAhead) -> ComposeDialog | None:
+        """The hidden dialog of ``ahead``, once (a second r composes its own)."""
+        kept, self._dialog_ahead = self._dialog_ahead, None
+        if kept is not None and kept[0] is ahead:
+            return kept[1]
+        if kept is not None:
+            kept[1].remove()
+        return None
+
+    def _drop_dialog_ahead(self) -> None:
+        kept, self._dialog_ahead = self._dialog_ahead, None
+        if kept is not None and kept[1] not in self.app.screen_stack:
+            kept[1].remove()
 
     def _ahead_for(self, target: ComposeTarget) -> DraftAhead | None:
         """The reply built ahead for ``target``, when it is r on the message the reader shows as read."""
@@ -261,7 +314,7 @@ class ComposeController(ControllerBase):
         self._open_compose(message.target, dict(message.forms), message.where)
 
     def _open_compose(self, target: ComposeTarget, forms: dict[str, ComposeForm], where: str,
-                      note: str | None = None) -> None:
+                      note: str | None = None, dialog: ComposeDialog | None = None) -> None:
         from mailtriage.tui.dialogs.compose import ComposeDialog  # lazy, as above
 
         self._compose_shown = (forms, where)
@@ -273,8 +326,9 @@ class ComposeController(ControllerBase):
             self.reader.show_status("preparing the proposal … (Esc cancels)")
             self._propose_compose(self.new_request(GROUP), target, form)
 
-        self.app.push_screen(ComposeDialog(forms, where=where, note=note, cursor_blink=self.shell.cursor_blink),
-                             composed)
+        if dialog is None:
+            dialog = ComposeDialog(forms, where=where, note=note, cursor_blink=self.shell.cursor_blink)
+        self.app.push_screen(dialog, composed)
 
     def compose_kept(self, why: str, body: str | None = None) -> bool:
         """After a refusal (a blocked proposal, a send refused at confirm time): the compose

@@ -9,10 +9,14 @@ of the widgets the main screen has none of (``ModalScreen``, ``TextArea``, ``Inp
 done here once, exactly as Textual does it on the push (``App._load_screen_css``,
 ``Widget._post_register``), so the push finds it done; the steps run one at a time, each
 in its own turn of the event loop, so a key typed meanwhile waits for one step at most.
+Last, what they made (modules, classes, parsed rules) is frozen out of the collector's way
+(``gc.freeze``, once per process, as the app does after start-up when ``freeze_gc_after_start``):
+a full collection while r builds and mounts the dialog no longer walks them.
 """
 
 from __future__ import annotations
 
+import gc
 from typing import TYPE_CHECKING
 
 from mailtriage.tui import textual_private
@@ -21,6 +25,8 @@ from mailtriage.tui.dialogs import DIALOG_CSS
 if TYPE_CHECKING:
     from textual.app import App
     from textual.widget import Widget
+
+    from mailtriage.tui.app import MailTriageApp
 
 
 def import_dialogs() -> None:
@@ -43,7 +49,7 @@ def load_dialog_css(app: App) -> None:
     sheet.update(app)
 
 
-def register_dialog_widgets(app: App) -> None:
+def register_dialog_widgets(app: MailTriageApp) -> None:
     """The default CSS of the dialogs' widgets, parsed (UI thread)."""
     from textual.screen import ModalScreen  # why: loaded by import_dialogs already
     from textual.widgets import Button, Input, Label, TextArea  # why: as above
@@ -52,3 +58,5 @@ def register_dialog_widgets(app: App) -> None:
     for widget in widgets:
         textual_private.register_default_css(app, widget)
     app.stylesheet.rules  # noqa: B018 - the property parses what was added (cached per source)
+    if app.freeze_gc_after_start:  # once: this runs once per process
+        gc.freeze()
