@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -250,3 +251,15 @@ mail_sources:
 ```
 """, encoding="utf-8")
     return project
+
+
+@contextmanager
+def account_through(proxy, user_config: Path, dovecot):
+    """The user's IMAP account (config.toml) reaches ``dovecot`` through ``proxy`` (a test's
+    fault or slow proxy), closed at the end."""
+    settings = user_config / "config.toml"
+    settings.write_text(settings.read_text().replace(f"port = {dovecot.port}", f"port = {proxy.port}"))
+    try:
+        yield proxy
+    finally:
+        proxy.close()

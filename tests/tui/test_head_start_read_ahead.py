@@ -24,7 +24,7 @@ from mailtriage.tui.panes.reader import ReaderPane
 from mailtriage.tui.panes.thread_list import ThreadList
 from tests.servers.faultproxy import FaultProxy
 from tests.servers.fixtures import *  # noqa: F401,F403
-from tests.tui.helpers import WAIT_BOUND, make_app, settle
+from tests.tui.helpers import WAIT_BOUND, account_through, make_app, settle
 from tests.tui.test_head_start_listing import gone, listed_here
 from tests.tui.test_imap_drafts import LIST, REPORT, WHEN, imap_project  # noqa: F401 (fixture)
 from tests.tui.test_imap_network import (proxied_project, reader_status, threads_status,  # noqa: F401 (fixture)
@@ -301,12 +301,8 @@ def stalling_project(imap_project, user_config, dovecot, dovecot_user):
               + b"\r\n" + MARK + b"\r\n")
     dovecot.append(dovecot_user, "INBOX", newest, when=WHEN + timedelta(hours=1))
     proxy = FaultProxy(dovecot.port)
-    settings = user_config / "config.toml"
-    settings.write_text(settings.read_text().replace(f"port = {dovecot.port}", f"port = {proxy.port}"))
-    try:
+    with account_through(proxy, user_config, dovecot):
         yield imap_project, proxy
-    finally:
-        proxy.close()
 
 
 def test_a_cold_childs_first_page_does_not_wait_for_the_read_of_its_first_row(stalling_project, monkeypatch):

@@ -19,7 +19,7 @@ from mailtriage.tui.messages import ReaderFailed
 from mailtriage.tui.panes.thread_list import ThreadList
 from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.servers.ports import free_port
-from tests.tui.helpers import WAIT_BOUND, make_app, screen_text, settle, until
+from tests.tui.helpers import WAIT_BOUND, account_through, make_app, screen_text, settle, until
 from tests.tui.test_imap_drafts import REPORT, WHEN, imap_project  # noqa: F401 (fixture)
 
 
@@ -105,12 +105,8 @@ def proxied_project(imap_project, user_config, dovecot, dovecot_user):
     dovecot.append(dovecot_user, "INBOX", REPORT.replace(b"overflow-1@", b"second@")
                    .replace(b"Heap overflow in the frob parser", b"Second report"), when=WHEN)
     proxy = Proxy(dovecot.port)
-    settings = user_config / "config.toml"
-    settings.write_text(settings.read_text().replace(f"port = {dovecot.port}", f"port = {proxy.port}"))
-    try:
+    with account_through(proxy, user_config, dovecot):
         yield imap_project, proxy
-    finally:
-        proxy.close()
 
 
 async def wait_until(pilot, predicate, timeout: float = WAIT_BOUND) -> None:

@@ -11,7 +11,7 @@ from mailtriage.tui.dialogs.compose import ComposeDialog
 from mailtriage.tui.panes.reader import ReaderPane
 from tests.servers.faultproxy import FaultProxy
 from tests.servers.fixtures import *  # noqa: F401,F403
-from tests.tui.helpers import make_app, screen_text, settle, write_imap_project
+from tests.tui.helpers import account_through, make_app, screen_text, settle, write_imap_project
 from tests.tui.test_account_folders import open_inbox, report
 from tests.tui.test_imap_network import wait_until
 
@@ -37,12 +37,8 @@ def held_project(tmp_path, user_config, dovecot, dovecot_user, memory_keyring):
     dovecot.append(dovecot_user, "INBOX", personal(f"{dovecot_user.name}@example.org"),
                    when=datetime(2026, 10, 9, 9, 0, tzinfo=timezone.utc))
     proxy = FaultProxy(dovecot.port)
-    settings = user_config / "config.toml"
-    settings.write_text(settings.read_text().replace(f"port = {dovecot.port}", f"port = {proxy.port}"))
-    try:
+    with account_through(proxy, user_config, dovecot):
         yield project, proxy
-    finally:
-        proxy.close()
 
 
 async def test_enter_shows_the_message_under_the_cursor_and_r_quotes_it_with_the_server_held(held_project):

@@ -17,7 +17,7 @@ from mailtriage.tui.panes.reader import ReaderPane
 from mailtriage.tui.panes.thread_list import ThreadList
 from tests.servers.faultproxy import FaultProxy
 from tests.servers.fixtures import *  # noqa: F401,F403
-from tests.tui.helpers import make_app, screen_text, settle
+from tests.tui.helpers import account_through, make_app, screen_text, settle
 from tests.tui.test_imap_drafts import REPORT, WHEN, imap_project  # noqa: F401 (fixture)
 from tests.tui.test_imap_network import wait_until
 
@@ -36,12 +36,8 @@ def idle_project(imap_project, user_config, dovecot, dovecot_user):  # noqa: F81
     dovecot.append(dovecot_user, "INBOX", second, when=WHEN - timedelta(hours=1))
     dovecot.append(dovecot_user, "Sent", OUR_REPLY, when=WHEN)
     proxy = FaultProxy(dovecot.port)
-    settings = user_config / "config.toml"
-    settings.write_text(settings.read_text().replace(f"port = {dovecot.port}", f"port = {proxy.port}"))
-    try:
+    with account_through(proxy, user_config, dovecot):
         yield imap_project, proxy
-    finally:
-        proxy.close()
 
 
 class Sent:
