@@ -41,9 +41,7 @@ async def test_a_due_full_collection_waits_for_the_keys_to_stop(tmp_path):
         await settle(pilot)
         pacer = app.idle_pacer
         assert pacer is not None and gc.get_threshold()[2] == max(before[2], PACED_THRESHOLD2)
-        clock = Clock()
-        pacer._clock = clock
-        middle_collections = [pacer.due_after]  # a full collection is due
+        middle_collections = [0]  # no full collection due until the keys have come
         full: list[int] = []
 
         def collect() -> None:
@@ -52,16 +50,20 @@ async def test_a_due_full_collection_waits_for_the_keys_to_stop(tmp_path):
 
         pacer._counts = lambda: (0, 0, middle_collections[0])
         pacer._collect = collect
+        clock = Clock()
+        pacer._clock = clock
+        ran = pacer.collections  # the real collections its timer ran before (at load, the app was idle)
         app.main.threads.thread_list.focus()
         await pilot.press("j")
         clock.now += 1.5
         await pilot.press("k")
+        middle_collections[0] = pacer.due_after  # a full collection is due
         clock.now += 1.5  # 3 s since the first key, 1.5 s since the last
         await _ticks(pilot, pacer, 3)
-        assert full == [] and pacer.collections == 0 and pacer.due()
+        assert full == [] and pacer.collections == ran and pacer.due()
         clock.now += 0.6  # 2.1 s since the last key: idle
         await _ticks(pilot, pacer, 2)
-        assert pacer.collections == 1 and full == [1]
+        assert pacer.collections == ran + 1 and full == [1]
         assert not pacer.due()
     assert app.idle_pacer is None and gc.get_threshold() == before  # restored on unmount
 
