@@ -199,8 +199,9 @@ class Service:
         """While the app is idle: the reading backend's folder selected again and its newest
         message's first byte read (``SourceSet.prepare_reading`` with ``open_message``), so the
         next Enter does not pay the server's open of a large folder (issue 33: 0.6-1.2 s at 100k
-        messages, after the row marks had selected Drafts and Sent). Under the service's lock, as
-        any call of the app: a read the user asks for meanwhile goes first."""
+        messages, after the row marks had selected Drafts and Sent). Under the service's lock, not
+        urgently: a read the user asks for while this waits for the lock goes first (one asked once
+        it holds the lock waits for it, about a second on a cold 100k folder)."""
         with self._lock:
             self.opened.prepare_reading(open_message=True)
 

@@ -61,15 +61,21 @@ class Sent:
         return [c for c in self.commands if c.upper().startswith(("SELECT", "EXAMINE"))]
 
 
+async def rest_on_the_second_row(app, pilot) -> ThreadList:
+    """The cursor moves to the second report and rests there until its thread is read ahead."""
+    await settle(pilot)
+    listing = app.screen.query_one(ThreadList)
+    assert listing.rows.peek(1).subject == "Second report"
+    await pilot.press("j")
+    await wait_until(pilot, lambda: app.screen.thread_ahead.holds(listing.current))
+    return listing
+
+
 async def test_the_thread_the_cursor_rests_on_is_shown_at_enter_with_the_server_held(idle_project):
     project, proxy = idle_project
     app = make_app(project)
     async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
-        listing = app.screen.query_one(ThreadList)
-        assert listing.rows.peek(1).subject == "Second report"
-        await pilot.press("j")  # the cursor moves to the second report and rests there
-        await wait_until(pilot, lambda: app.screen.thread_ahead.holds(listing.current), timeout=30)
+        await rest_on_the_second_row(app, pilot)
         proxy.hold()  # from now on the server answers nothing
         try:
             await pilot.press("enter")
@@ -90,11 +96,11 @@ async def test_enter_while_the_read_ahead_is_on_its_way_reads_the_thread_once(id
             proxy.hold()  # the read ahead waits for the server
             await pilot.press("j")
             listing = app.screen.query_one(ThreadList)
-            await wait_until(pilot, lambda: app.screen.thread_ahead.reading(listing.current), timeout=30)
+            await wait_until(pilot, lambda: app.screen.thread_ahead.reading(listing.current))
             await pilot.press("enter")
             await pilot.pause(0.1)
             proxy.release()
-            await wait_until(pilot, lambda: SECOND_BODY in screen_text(app), timeout=30)
+            await wait_until(pilot, lambda: SECOND_BODY in screen_text(app))
             await settle(pilot)
         reads = [c for c in sent.commands if "BODY.PEEK[]" in c and "<0.1>" not in c]
         assert len(reads) == 1, sent.commands
@@ -107,13 +113,13 @@ async def test_after_the_row_marks_the_list_folder_is_open_again_and_enter_selec
         with Sent() as sent:
             await settle(pilot)
             # The row marks ask Drafts and Sent, then the list folder's newest message is opened.
-            await wait_until(pilot, lambda: any("BODY.PEEK[]<0.1>" in c for c in sent.commands), timeout=30)
+            await wait_until(pilot, lambda: any("BODY.PEEK[]<0.1>" in c for c in sent.commands))
             await settle(pilot)
             assert sent.selects()[-1].split(None, 1)[1].strip('"') == "INBOX", sent.selects()
             assert any("Sent" in c for c in sent.selects()), sent.commands  # the marks did leave INBOX
             before = len(sent.commands)
             await pilot.press("enter")  # the first row: no read ahead of it, a read of its own
-            await wait_until(pilot, lambda: "heap buffer" in screen_text(app), timeout=30)
+            await wait_until(pilot, lambda: "heap buffer" in screen_text(app))
             await settle(pilot)
             during = [c for c in sent.commands[before:] if c.upper().startswith(("SELECT", "EXAMINE"))]
             assert during == [], sent.commands[before:]
@@ -124,10 +130,7 @@ async def test_after_r_enter_reads_the_thread_again_rather_than_show_the_one_rea
     project, proxy = idle_project
     app = make_app(project)
     async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
-        listing = app.screen.query_one(ThreadList)
-        await pilot.press("j")
-        await wait_until(pilot, lambda: app.screen.thread_ahead.holds(listing.current), timeout=30)
+        listing = await rest_on_the_second_row(app, pilot)
         proxy.hold()
         try:
             await pilot.press("R")
@@ -138,4 +141,4 @@ async def test_after_r_enter_reads_the_thread_again_rather_than_show_the_one_rea
             assert SECOND_BODY not in screen_text(app)  # a read of its own, waiting on the server
         finally:
             proxy.release()
-        await wait_until(pilot, lambda: SECOND_BODY in screen_text(app), timeout=30)
+        await wait_until(pilot, lambda: SECOND_BODY in screen_text(app))
