@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from mailtriage.tui.panes.reader import ReaderPane, ThreadView
+from mailtriage.tui.panes.reader import POOL_KEPT, ReaderPane, ThreadView
 from tests.tui.helpers import mail, make_app, mbox_project, reader_text, settle
 
 
@@ -110,7 +110,14 @@ async def test_notes_come_and_go_with_their_thread_and_an_empty_thread_says_so(t
         await settle(pilot)
         assert [plain(w) for w in shown(app)] == ["This thread has no messages."]
 
+        many = Thread(long_thread.thread_id, long_thread.subject, long_thread.messages * 4)  # 12 messages
+        reader.show_thread(many, None)
+        await settle(pilot)
+        assert shown_headers(app) == [f"Message {n}/12" for n in range(1, 13)]
+
         await open_row(pilot, 1)
         texts = [plain(w) for w in shown(app)]
         assert not any("Note:" in t or "no messages" in t for t in texts)
         assert shown_headers(app) == ["Message 1/1"]
+        # a long thread's extra widgets are let go, not kept hidden for ever
+        assert len(app.screen.query_one(ThreadView).query(".message-header")) <= POOL_KEPT

@@ -24,9 +24,10 @@ from mailtriage.tui import bindings
 from mailtriage.tui.panes.crypto import crypto_text, part_label
 from mailtriage.tui.sanitize import MARKER_STYLE, has_hidden_characters, inert_text
 
-#: Header and body widgets the reader keeps for the next thread (hidden while unused); a longer
-#: thread's extra ones are let go when a shorter one is shown.
-POOL_KEPT = 20
+#: Header and body pairs the reader keeps for the next thread (hidden while unused); a longer
+#: thread's extra ones are let go when a shorter one is shown. Few: hidden widgets are restyled
+#: too on every focus change (the panes' :focus-within walks their subtrees).
+POOL_KEPT = 8
 #: Bodies longer than this are cut for display (the backend still holds all of it).
 MAX_BODY_CHARS = 200_000
 
