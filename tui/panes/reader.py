@@ -24,6 +24,10 @@ from mailtriage.tui import bindings
 from mailtriage.tui.panes.crypto import crypto_text, part_label
 from mailtriage.tui.sanitize import MARKER_STYLE, has_hidden_characters, inert_text
 
+#: Header and body pairs the reader keeps for the next thread (hidden while unused); a longer
+#: thread's extra ones are let go when a shorter one is shown. Few: hidden widgets are restyled
+#: too on every focus change (the panes' :focus-within walks their subtrees).
+POOL_KEPT = 8
 #: Bodies longer than this are cut for display (the backend still holds all of it).
 MAX_BODY_CHARS = 200_000
 
@@ -206,7 +210,8 @@ class ThreadView(VerticalScroll, can_focus=True):
         self.post_message(self.MatchStepRequested(step))
 
     def _headers(self) -> list[Static]:
-        return list(self.query(".message-header"))
+        """The headers of the open thread's messages (widgets kept for a longer thread are hidden)."""
+        return [header for header in self.query(".message-header").results(Static) if header.display]
 
     def _thread_open(self) -> bool:
         """True with a thread open; else a toast says why the key did nothing (issue 35)."""
@@ -221,7 +226,9 @@ class ThreadView(VerticalScroll, can_focus=True):
         y = self.scroll_y
         for header in self._headers():
             top = header.virtual_region.y
-            if top > y and y < self.max_scroll_y:
+            # A header whose blank margin line is all that is above it is the current message:
+            # n at the top of a thread went to its first header, one line down, not the second.
+            if top - header.styles.margin.top > y and y < self.max_scroll_y:
                 self.scroll_to(y=top, animate=False)
                 return
         self.notify("This is the last message of the thread (Space at its end opens the next thread).", timeout=4)
@@ -305,6 +312,9 @@ class ReaderPane(Vertical):
         self.account_id: str | None = None
         self._thread_status = ("", "", "")  # the counts, the attachments' key, the backend
         self._showing_own = False
+        #: The view's widgets, updated from one thread to the next (_fill).
+        self._notes: Static | None = None
+        self._pairs: list[tuple[Static, Static]] = []
 
     def compose(self) -> ComposeResult:
         with ThreadView(id="thread-view"):
@@ -334,8 +344,7 @@ class ReaderPane(Vertical):
         self.thread = thread
         self.resolution, self.account_id = resolution, account_id
         view = self.view
-        view.remove_children()
-        widgets: list[Static] = []
+        notes: Text | None = None
         if thread.notes:
             notes = Text()
             for note in thread.notes:
@@ -343,14 +352,9 @@ class ReaderPane(Vertical):
                 notes.append_text(inert_text(note, style="italic"))
                 notes.append("\n")
             notes.rstrip()
-            widgets.append(Static(notes, classes="thread-notes"))
         total = len(thread.messages)
-        for i, message in enumerate(thread.messages, 1):
-            widgets.append(Static(header_text(message, i, total), classes="message-header"))
-            widgets.append(Static(body_text(message), classes="message-body"))
-        if not thread.messages:
-            widgets.append(Static(Text("This thread has no messages.", "italic")))
-        view.mount_all(widgets)
+        texts = [(header_text(message, i, total), body_text(message)) for i, message in enumerate(thread.messages, 1)]
+        self._fill(view, notes, texts)
         view.scroll_home(animate=False)
         view.add_class("-has-thread")
         self.border_title = Text.assemble("Reading · ", inert_text(thread.subject or "(no subject)"))
@@ -363,6 +367,49 @@ class ReaderPane(Vertical):
                                " (e)" if attached else "", f" · via {via}" if via else "")
         self.restore_status()
         view.refresh_bindings()
+
+    def _fill(self, view: ThreadView, notes: Text | None, texts: list[tuple[Text, Text]]) -> None:
+        """Show ``notes`` and one header and body per message in the view's widgets (issue 33).
+
+        The widgets are kept from one thread to the next and updated in place: removing them
+        and mounting new ones cost the frame after Enter their composing, styling and the old
+        ones' removal. Widgets beyond what a thread needs are hidden with their text cleared
+        (never read by next/previous message, nor seen), and let go past :data:`POOL_KEPT`."""
+        for old in view.query(".case-section, .reader-hint, .no-messages"):
+            old.remove()  # the thread's own (show_case adds it again), the hint, an empty thread's line
+        new: list[Static] = []
+        if self._notes is None:
+            self._notes = Static(classes="thread-notes")
+            new.append(self._notes)
+        if notes is not None or self._notes.display:
+            self._notes.update(notes or "")
+            self._notes.display = notes is not None
+        pairs = self._pairs
+        for i, (header, body) in enumerate(texts):
+            if i < len(pairs):
+                pair = pairs[i]
+                pair[0].update(header)
+                pair[1].update(body)
+                pair[0].display = pair[1].display = True
+            else:
+                pair = (Static(header, classes="message-header"), Static(body, classes="message-body"))
+                pairs.append(pair)
+                new.extend(pair)
+        shown = len(texts)
+        if len(pairs) > max(shown, POOL_KEPT):
+            for pair in pairs[max(shown, POOL_KEPT):]:
+                for widget in pair:
+                    widget.remove()
+            del pairs[max(shown, POOL_KEPT):]
+        for spare_header, spare_body in pairs[shown:]:
+            if spare_header.display:
+                spare_header.update("")
+                spare_body.update("")
+                spare_header.display = spare_body.display = False
+        if not texts:
+            new.append(Static(Text("This thread has no messages.", "italic"), classes="no-messages"))
+        if new:
+            view.mount_all(new)
 
     def _own_status(self) -> str:
         counts, key, via = self._thread_status

@@ -19,6 +19,7 @@ from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.reactive import Reactive
 from textual.widgets import Header, Static
 from textual.worker import Worker, WorkerState
 
@@ -47,6 +48,7 @@ from mailtriage.tui.sanitize import inert
 
 if TYPE_CHECKING:
     from mailtriage.application import ThreadId, ThreadSummary
+    from textual.widget import Widget
 
 NARROW_WIDTH = 100
 
@@ -70,6 +72,11 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
     #: The tracker starts folded (it has no focus): set before the panes mount, a class the
     #: first focus or resize would add restyles every pane before the first paint.
     DEFAULT_CLASSES = "-tracker-folded"
+    #: Textual's Screen.focused repaints the whole screen when it changes: every line of every
+    #: pane went through the compositor again on each Enter and q (~10 ms of the UI thread at
+    #: 160x50, issue 33). What the focus changes repaints itself: the widgets its :focus and
+    #: :focus-within rules restyle, and the footer (its keys follow the focus).
+    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
 
     def compose(self) -> ComposeResult:
         self.set_class(self.app.size.width < NARROW_WIDTH, "-narrow")  # before the panes exist (see above)

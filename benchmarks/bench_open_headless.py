@@ -1,0 +1,188 @@
+"""Enter -> the thread's body, the UI thread's CPU time, headless (issues 33 and 35).
+
+    .venv/bin/python benchmarks/bench_open_headless.py [--opens 12] [--rounds 3] [--messages 5]
+        [--before CHECKOUT] [--profile FILE]
+
+What load does not inflate: the CPU time of the app's UI thread (``time.thread_time``) from
+Enter on a row whose thread was read ahead (the cursor rested on it) to the frame that shows
+its body, in a headless Textual app (160 x 50) on a real mbox project. The project holds
+``--opens`` threads alternating between ``--messages`` messages and one message (a longer
+thread then a shorter one, as a triager goes down the list), each body some 30 lines. For
+each open: j (the next row), the read ahead waited for, Enter, then the app is let run until
+the reading pane holds that thread and the next frame is done (``App._display`` called; headless,
+Textual computes the frame's strips but writes no bytes), then q back to the list. Two
+figures per open: ``paint`` (Enter -> that frame: the body on screen) and ``settle`` (Enter ->
+no worker, no message, nothing pending: the footer's new keys and what the workers started
+after the paint hand back included: what delays the next key).
+
+``--before CHECKOUT`` runs the same measurement, round by round alternated with this one, on
+the package of another checkout (a throwaway worktree of the base commit): before and after of
+one session. ``--profile FILE`` writes a cProfile of this code's opens (UI thread only).
+Pilot's own polling runs on the UI thread too (a few ms); both sides pay it.
+
+Figures, 2026-12-03, the 2-core development machine shared with four other sessions, ms of UI
+thread CPU, median [min-max] of 11 opens x N processes ("before" 771e378, same run):
+
+  | change                                  | load | paint: after / before          | settle: after / before |
+  |-----------------------------------------|------|--------------------------------|------------------------|
+  | reader widgets kept (N=3)               | 5.9  | 59.7 [30-144] / 61.1 [34-155]  | 164 / 157              |
+  | + focus without full repaint (N=2)      | 5.2  | 43.1 [31-174] / 46.4 [36-73]   | 114 / 120              |
+
+  CPU time is inflated by load too on this machine (shared caches): the same build measured
+  ~60 ms at load 5-6 and ~135 ms at load 8-9. Compare only within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = str(ROOT / ".venv" / "bin" / "python")
+
+
+def messages(threads: int, per_thread: int):
+    from tests.tui.helpers import mail
+
+    out = []
+    for t in range(threads):
+        count = per_thread if t % 2 == 0 else 1
+        root = f"<bench-{t}-0@example.com>"
+        for m in range(count):
+            body = "\n".join(f"Report {t}.{m}, line {n}: the frob parser overflows when fed a crafted file."
+                             for n in range(30))
+            out.append(mail(("Re: " if m else "") + f"Bench thread {t:02d}", f"Sender {m} <s{m}@example.com>",
+                            f"Thu, {1 + t:02d} Oct 2026 {9 + m:02d}:00:00 +0000",
+                            f"<bench-{t}-{m}@example.com>", body + "\n",
+                            in_reply_to=root if m else None))
+    return out
+
+
+async def measure(project: Path, opens: int, profile: str | None) -> dict[str, list[float]]:
+    from mailtriage.tui.panes.reader import ReaderPane
+    from mailtriage.tui.panes.thread_list import ThreadList
+    from tests.tui.helpers import make_app, settle
+
+    app = make_app(project)
+    paint: list[float] = []
+    settled: list[float] = []
+    profiler = None
+    if profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+    panes: list[ReaderPane] = []
+    frames: list[tuple[float, object]] = []  # (CPU time, the thread the reader held) per frame
+    display = app._display
+
+    def frame(screen, renderable) -> None:  # Textual's private hook, measured here only
+        if renderable is not None:
+            frames.append((time.thread_time(), panes[0].thread if panes else None))
+        display(screen, renderable)
+
+    app._display = frame
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        listing = app.screen.query_one(ThreadList)
+        reader = app.screen.query_one(ReaderPane)
+        panes.append(reader)
+        for n in range(opens):
+            if n:
+                await pilot.press("j")
+            await pilot.pause(0.5)  # the rest that starts the read ahead (thread_ahead.REST)
+            await settle(pilot)
+            row = listing.current
+            if profiler is not None:
+                profiler.enable()
+            frames.clear()
+            cpu = time.thread_time()
+            await pilot.press("enter")
+            while reader.thread is None or reader.thread.thread_id != row.thread_id:
+                await pilot.pause(0)
+            # the first frame that shows it (each frame goes through App._display)
+            while not (shown := [when for when, thread in frames if thread is reader.thread]):
+                await pilot.pause(0)
+            paint.append(shown[0] - cpu)
+            if profiler is not None:
+                profiler.disable()
+            await settle(pilot)
+            settled.append(time.thread_time() - cpu)
+            await pilot.press("q")
+            await settle(pilot)
+    if profiler is not None:
+        profiler.dump_stats(profile)
+    return {"paint": paint, "settle": settled}
+
+
+def child(args) -> None:
+    import asyncio
+
+    figures = asyncio.run(measure(Path(args.project), args.opens, args.profile))
+    print(json.dumps(figures))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--opens", type=int, default=12)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--messages", type=int, default=5, help="messages of every other thread")
+    parser.add_argument("--before", type=Path, metavar="CHECKOUT")
+    parser.add_argument("--profile", metavar="FILE")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--project", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    if args.child:
+        child(args)
+        return 0
+    from tests.tui.helpers import mbox_project
+
+    print(f"load average at the start {', '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
+    figures: dict[str, dict[str, list[float]]] = {}
+    with tempfile.TemporaryDirectory(prefix="mailtriage-open-") as name:
+        tmp = Path(name)
+        project = mbox_project(tmp / "project", messages=messages(args.opens, args.messages))
+        codes = {"ours": {}}
+        if args.before is not None:
+            (tmp / "before").mkdir()
+            (tmp / "before" / "mailtriage").symlink_to(args.before.resolve())
+            codes["before"] = {"PYTHONPATH": str(tmp / "before")}
+        for rnd in range(args.rounds):
+            for label, extra in codes.items():
+                env = {**os.environ, "MAILTRIAGE_CACHE_DIR": str(tmp / f"cache-{label}"),
+                       "MAILTRIAGE_DATA_DIR": str(tmp / f"data-{label}"),
+                       "MAILTRIAGE_CONFIG_DIR": str(tmp / f"config-{label}"), **extra}
+                argv = [PYTHON, __file__, "--child", "--project", str(project), "--opens", str(args.opens)]
+                if args.profile and label == "ours" and rnd == args.rounds - 1:
+                    argv += ["--profile", args.profile]
+                out = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
+                if out.returncode:
+                    print(out.stderr[-3000:])
+                    return 1
+                got = json.loads(out.stdout.strip().splitlines()[-1])
+                for key, values in got.items():
+                    # the first open of a process pays one-off costs (imports, CSS): reported apart
+                    figures.setdefault(label, {}).setdefault(key, []).extend(values[1:])
+                    figures[label].setdefault(key + " first", []).append(values[0])
+            print(f"round {rnd + 1}: load {os.getloadavg()[0]:.2f}", flush=True)
+    print(f"\nUI thread CPU, ms, Enter -> ..., {args.opens} opens x {args.rounds} processes (threads of "
+          f"{args.messages} and 1 messages), median [min-max]; load at the end "
+          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    for key in ("paint", "settle", "paint first", "settle first"):
+        line = f"  {key:<14}"
+        for label in codes:
+            values = [v * 1000 for v in figures[label][key]]
+            line += f"  {label} {statistics.median(values):6.1f} [{min(values):5.1f}-{max(values):6.1f}]"
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""Issue 33: the reading pane keeps its widgets from one thread to the next (updated in place,
+not removed and mounted again on every Enter). What a reader sees must not change: a shorter
+thread after a longer one shows only its own messages (nothing of the longer one is left
+visible or readable), a longer one after a shorter one shows all of its own, notes come and
+go with their thread, and n / p step through the messages shown.
+
+Pilot tests on a real mbox project (newest thread first).
+"""
+
+from __future__ import annotations
+
+from textual.widgets import Static
+
+from mailtriage.tui.panes.reader import POOL_KEPT, ReaderPane, ThreadView
+from tests.tui.helpers import mail, make_app, mbox_project, reader_text, settle
+
+
+def three_and_one(folder):
+    root = "<long-1@example.com>"
+    filler = "".join(f"line {n} of the report\n" for n in range(25))  # taller than the pane: n scrolls
+    return mbox_project(folder, messages=[
+        mail("Long thread", "Ana Reporter <ana@example.com>", "Thu, 01 Oct 2026 09:00:00 +0000", root,
+             "First of three.\n" + filler),
+        mail("Re: Long thread", "Priya Raman <priya@frob.example>", "Thu, 01 Oct 2026 10:00:00 +0000",
+             "<long-2@frob.example>", "Second of three.\n" + filler, in_reply_to=root),
+        mail("Re: Long thread", "Ana Reporter <ana@example.com>", "Thu, 01 Oct 2026 11:00:00 +0000",
+             "<long-3@example.com>", "Third of three.\n" + filler, in_reply_to=root),
+        mail("Single note", "Bob Builder <bob@example.net>", "Wed, 30 Sep 2026 09:00:00 +0000",
+             "<single-1@example.net>", "The only message.\n"),
+    ])
+
+
+def shown(app) -> list[Static]:
+    """The reader's widgets a user can see: every displayed one (an empty header still shows its
+    background and margin)."""
+    view = app.screen.query_one(ThreadView)
+    return [w for w in view.query(Static) if w.display]
+
+
+def plain(widget: Static) -> str:
+    return getattr(widget.content, "plain", str(widget.content))
+
+
+def shown_headers(app) -> list[str]:
+    return [(plain(w).splitlines() or [""])[0] for w in shown(app) if w.has_class("message-header")]
+
+
+async def open_row(pilot, row: int) -> None:
+    app = pilot.app
+    from mailtriage.tui.panes.thread_list import ThreadList
+
+    listing = app.screen.query_one(ThreadList)
+    listing.focus()
+    await settle(pilot)
+    listing.cursor = row
+    await settle(pilot)
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+async def test_a_shorter_thread_after_a_longer_one_shows_only_its_own_messages(tmp_path):
+    app = make_app(three_and_one(tmp_path / "p"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        reader = app.screen.query_one(ReaderPane)
+        await open_row(pilot, 0)
+        assert reader.thread.subject == "Long thread"
+        assert shown_headers(app) == ["Message 1/3", "Message 2/3", "Message 3/3"]
+        widgets = set(app.screen.query_one(ThreadView).query(".message-header"))
+
+        await open_row(pilot, 1)
+        assert reader.thread.subject == "Single note"
+        assert shown_headers(app) == ["Message 1/1"]
+        text = reader_text(app)
+        assert "The only message." in text
+        assert not any(old in text for old in ("First of three", "Second of three", "Third of three"))
+        # the same widgets, updated: not removed and mounted again
+        assert set(app.screen.query_one(ThreadView).query(".message-header")) == widgets
+        await pilot.press("n")  # the last message: said, not a jump to a hidden one
+        await settle(pilot)
+        assert app.screen.query_one(ThreadView).scroll_y == 0
+        assert any("last message" in str(n.message) for n in app._notifications)
+
+        await open_row(pilot, 0)  # longer again: every message shown, n steps to each
+        assert shown_headers(app) == ["Message 1/3", "Message 2/3", "Message 3/3"]
+        view = app.screen.query_one(ThreadView)
+        assert view.scroll_y == 0
+        assert all(f"{n} of three." in reader_text(app) for n in ("First", "Second", "Third"))
+        await pilot.press("n")
+        await settle(pilot)
+        assert view.message_in_view() == 1
+
+
+async def test_notes_come_and_go_with_their_thread_and_an_empty_thread_says_so(tmp_path):
+    from mailtriage.application import Thread, ThreadId
+
+    app = make_app(three_and_one(tmp_path / "p"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        reader = app.screen.query_one(ReaderPane)
+        await open_row(pilot, 0)
+        long_thread = reader.thread
+        noted = Thread(long_thread.thread_id, long_thread.subject, long_thread.messages,
+                       notes=("read from the fallback archive",))
+        reader.show_thread(noted, None)
+        await settle(pilot)
+        assert "Note: read from the fallback archive" in [plain(w) for w in shown(app)]
+
+        reader.show_thread(Thread(ThreadId("msgid", "<none@example.com>"), "Empty", ()), None)
+        await settle(pilot)
+        assert [plain(w) for w in shown(app)] == ["This thread has no messages."]
+
+        many = Thread(long_thread.thread_id, long_thread.subject, long_thread.messages * 4)  # 12 messages
+        reader.show_thread(many, None)
+        await settle(pilot)
+        assert shown_headers(app) == [f"Message {n}/12" for n in range(1, 13)]
+
+        await open_row(pilot, 1)
+        texts = [plain(w) for w in shown(app)]
+        assert not any("Note:" in t or "no messages" in t for t in texts)
+        assert shown_headers(app) == ["Message 1/1"]
+        # a long thread's extra widgets are let go, not kept hidden for ever
+        assert len(app.screen.query_one(ThreadView).query(".message-header")) <= POOL_KEPT
