@@ -23,6 +23,13 @@ import pytest  # noqa: E402
 
 from mailtriage.core.secrets import forget_remembered_secrets  # noqa: E402
 
+# The real servers' fixtures (tests/servers/fixtures.py), defined once for the whole suite: a
+# session fixture is one per definition, so when each of 50 test modules imported them, each
+# worker started (and kept alive to the end) its own Dovecot per module, over 100 per run.
+# Now a worker has one Dovecot (and one of each special kind) for all its tests; each test
+# still gets a fresh user and mailbox (issue 36 §7).
+from tests.servers.fixtures import *  # noqa: E402,F401,F403
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makeitem(collector, name, obj):

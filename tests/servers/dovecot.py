@@ -328,6 +328,10 @@ userdb {{
   driver = passwd-file
   args = {self.passwd}/%n.passwd
 }}
+# One server serves every test of an xdist worker (tests/conftest.py): room for the sessions a
+# worker's tests hold at once, above Dovecot's default of 100 processes per service.
+default_process_limit = 1000
+default_client_limit = 4000
 # No brute-force penalty: tests fail logins on purpose, from 127.0.0.1, many times.
 service anvil {{
   unix_listener anvil-auth-penalty {{
