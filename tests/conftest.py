@@ -120,3 +120,7 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.write_sep("=", f"CPU seconds per test (MAILTRIAGE_TEST_CPU): {total:.1f} s in {len(rows)} tests")
     for cpu, nodeid in rows[:40]:
         terminalreporter.write_line(f"{cpu:8.2f}s  {nodeid}")
+    # MAILTRIAGE_TEST_CPU=some/file.tsv: every test's CPU seconds too, to add up per file or area.
+    if os.environ["MAILTRIAGE_TEST_CPU"].endswith(".tsv"):
+        with open(os.environ["MAILTRIAGE_TEST_CPU"], "w", encoding="utf-8") as out:
+            out.writelines(f"{cpu:.3f}\t{nodeid}\n" for cpu, nodeid in rows)
