@@ -23,6 +23,13 @@ import pytest  # noqa: E402
 
 from mailtriage.core.secrets import forget_remembered_secrets  # noqa: E402
 
+# The real servers' fixtures (tests/servers/fixtures.py), defined once for the whole suite: a
+# session fixture is one per definition, so when each of 50 test modules imported them, each
+# worker started (and kept alive to the end) its own Dovecot per module, over 100 per run.
+# Now a worker has one Dovecot (and one of each special kind) for all its tests; each test
+# still gets a fresh user and mailbox (issue 36 §7).
+from tests.servers.fixtures import *  # noqa: E402,F401,F403
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makeitem(collector, name, obj):
@@ -113,3 +120,7 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.write_sep("=", f"CPU seconds per test (MAILTRIAGE_TEST_CPU): {total:.1f} s in {len(rows)} tests")
     for cpu, nodeid in rows[:40]:
         terminalreporter.write_line(f"{cpu:8.2f}s  {nodeid}")
+    # MAILTRIAGE_TEST_CPU=some/file.tsv: every test's CPU seconds too, to add up per file or area.
+    if os.environ["MAILTRIAGE_TEST_CPU"].endswith(".tsv"):
+        with open(os.environ["MAILTRIAGE_TEST_CPU"], "w", encoding="utf-8") as out:
+            out.writelines(f"{cpu:.3f}\t{nodeid}\n" for cpu, nodeid in rows)

@@ -96,7 +96,7 @@ HARNESSES += [
 # --- IMAP (a real Dovecot on loopback, one per xdist worker; a fresh user per test) ---
 
 from tests.imap.contract_harness import load_imap  # noqa: E402
-from tests.servers.fixtures import dovecot, memory_keyring  # noqa: E402,F401  (reached by getfixturevalue)
+from tests.servers.fixtures import memory_keyring  # noqa: E402,F401  (dovecot: tests/conftest.py, one per worker)
 
 HARNESSES.append(Harness("imap", load_imap))
 

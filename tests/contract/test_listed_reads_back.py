@@ -25,7 +25,7 @@ from tests.imap.conftest import account_for
 from tests.mbox.conftest import cpython_email_data  # noqa: F401  (a fixture)
 from tests.mbox.mboxes import write_eml_folder, write_maildir
 from tests.mbox.test_realworld import corpus, write_mboxrd
-from tests.servers.fixtures import dovecot, memory_keyring  # noqa: F401  (fixtures)
+from tests.servers.fixtures import memory_keyring  # noqa: F401  (fixtures; dovecot: tests/conftest.py)
 
 LONG_AGO = datetime(1900, 1, 1, tzinfo=timezone.utc)
 ARRIVED = datetime(2024, 6, 1, tzinfo=timezone.utc)

@@ -46,6 +46,8 @@ def test_a_plain_run_of_a_file_mixing_snapshot_and_async_tests_exits_0(tmp_path)
         (tmp_path / "tests" / folder / "__snapshots__").mkdir()
         (tmp_path / "tests" / folder / "__snapshots__" / "test_mixed.ambr").write_text(SNAPSHOT)
     shutil.copy(TESTS / "conftest.py", tmp_path / "tests" / "conftest.py")
+    # The root conftest offers the real servers' fixtures (tests/servers/fixtures.py) to every test.
+    shutil.copytree(TESTS / "servers", tmp_path / "tests" / "servers", ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "tests" / "__init__.py").touch()
     run = run_pytest(tmp_path, "tests/tui/test_mixed.py", "tests/pgp/test_mixed.py")  # files named, as a developer does
     assert "4 passed" in run.stdout and "2 snapshots passed" in run.stdout, run.stdout[-2000:]

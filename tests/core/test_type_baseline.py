@@ -31,8 +31,11 @@ pytest.importorskip("mypy", reason="mypy is a test dependency (pip install -e '.
 #: mypy's cache, kept between runs of this check in the checkout (.gitignore'd): with it a run
 #: re-checks only the modules changed since the last one. The tree is laid out at the same place
 #: each time (copied with its files' times), so the cache's entries still apply; a lock keeps two
-#: runs of the suite in one checkout from laying it out at once.
-WORK = ROOT / ".mypy_cache" / "baseline"
+#: runs of the suite in one checkout from laying it out at once. It lives in pytest's own cache
+#: folder, which the copies of the checkout (tests/packaging, scripts/check_install.py, run beside
+#: the tests by scripts/test) leave out: a copy made while this check re-lays its tree failed on
+#: files that went away under it.
+WORK = ROOT / ".pytest_cache" / "mypy-baseline"
 
 
 def mypy_errors(workdir: Path | None = None) -> list[str]:

@@ -10,7 +10,6 @@ from mailtriage.backends.imap.account import ImapAccount, password_key
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.core.secrets import set_secret
 from tests.servers.dovecot import DovecotServer, DovecotUser
-from tests.servers.fixtures import *  # noqa: F401,F403
 
 BASE_TIME = datetime(2026, 1, 10, 9, 0, tzinfo=timezone.utc)
 

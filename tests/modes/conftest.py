@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.servers.fixtures import dovecot, dovecot_user, memory_keyring, smtp_server, test_certificate  # noqa: F401
+from tests.servers.fixtures import memory_keyring, smtp_server  # noqa: F401 (dovecot, dovecot_user: tests/conftest.py)
 from tests.modes.harness import Harness
 
 

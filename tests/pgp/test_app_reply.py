@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from mailtriage.tui.dialogs.proposal import ProposalDialog
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, reader_text, screen_text, settle, write_imap_project
 
 from .conftest import entity, gpg, pgp_mime_encrypted

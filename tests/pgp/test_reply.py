@@ -17,7 +17,6 @@ from mailtriage.core.secrets import set_secret
 from mailtriage.application.flows.pgp_reply import ProjectPgp, plan_reply_encryption
 from tests.core.helpers import write_project
 from tests.imap.conftest import make_mail, write_imap_project, write_work_account
-from tests.servers.fixtures import *  # noqa: F401,F403
 
 from .conftest import STRANGER, entity, gpg, pgp_mime_encrypted
 

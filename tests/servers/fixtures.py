@@ -1,6 +1,6 @@
-"""pytest fixtures for the real test servers. Use from an area's conftest.py::
-
-    from tests.servers.fixtures import *  # noqa: F401,F403
+"""pytest fixtures for the real test servers, offered to every test by tests/conftest.py.
+Do not import them into a test module or an area's conftest.py: a session fixture is one per
+definition, and each import started its own servers in every worker.
 
 * ``dovecot``: one Dovecot per xdist worker (session scope); ``dovecot_user`` gives a
   fresh user with an empty mailbox for each test.

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from mailtriage.tui.panes.folders import FolderList
 from mailtriage.tui.panes.thread_list import ThreadList
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, screen_text, settle, until
 from tests.tui.test_account_folders import account_project  # noqa: F401 (fixture)
 

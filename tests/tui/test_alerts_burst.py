@@ -10,7 +10,6 @@ import time
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
 
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import WAIT_BOUND, make_app
 from tests.tui.test_alerts import _cursor_files, _seen, _until
 from tests.tui.test_imap_drafts import LIST, imap_project  # noqa: F401  (the fixture)

@@ -7,7 +7,6 @@ from email.utils import format_datetime
 
 from mailtriage.core.trace import TRACE
 
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import WAIT_BOUND, make_app, screen_text
 from tests.tui.helpers import until as wait
 from tests.tui.test_alerts import _cursor_files, _seen

@@ -9,7 +9,6 @@ from datetime import datetime, timezone
 import pytest
 
 from tests.servers.dovecot import DovecotServer
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import WAIT_BOUND, make_app, write_imap_project
 from tests.tui.helpers import until as wait
 from tests.tui.test_alerts import _cursor_files

@@ -17,7 +17,6 @@ from mailtriage.backends.imap.account import password_key, smtp_password_key
 from mailtriage.core.secrets import set_secret
 from mailtriage.tui.dialogs.compose import ComposeDialog
 from mailtriage.tui.dialogs.proposal import ProposalDialog
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.servers.smtp import SmtpServer
 from tests.tui.helpers import make_app, mbox_project, screen_text, settle
 from mailtriage.tui.panes.folders import FolderList

@@ -10,7 +10,6 @@ from textual.widgets import Input, TextArea
 from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.dialogs.compose import ComposeDialog
 from mailtriage.tui.panes.reader import ReaderPane
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, screen_text, settle
 from tests.tui.test_account_folders import open_inbox
 from tests.tui.test_imap_network import wait_until

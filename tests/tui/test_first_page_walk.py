@@ -16,7 +16,6 @@ import pytest
 from mailtriage.core.settings import load_settings
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.application.service import Service
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, settle, write_imap_project
 
 LIST = "security@frob.example"

@@ -4,7 +4,6 @@ time as an option), and the "draft pending" mark once a reply draft is written."
 from datetime import datetime, timezone
 
 from mailtriage.tui.panes.thread_list import ThreadList
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, screen_text, settle
 from tests.tui.test_habits import marks_ready
 from tests.tui.test_imap_drafts import LIST, imap_project  # noqa: F401 (fixture)

@@ -20,7 +20,6 @@ from mailtriage.tui import head_start
 from mailtriage.tui.head_start import STARTUP_CALLER, ForkedHeadStart
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.application.service import Service
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import WAIT_BOUND, make_app, settle
 from tests.tui.test_imap_drafts import imap_project  # noqa: F401 (fixture)
 from tests.tui.test_imap_network import proxied_project, threads_status, wait_until  # noqa: F401 (fixture)

@@ -23,7 +23,6 @@ from mailtriage.tui.head_start import STARTUP_CALLER, ForkedHeadStart
 from mailtriage.tui.panes.reader import ReaderPane
 from mailtriage.tui.panes.thread_list import ThreadList
 from tests.servers.faultproxy import FaultProxy
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import WAIT_BOUND, account_through, make_app, settle
 from tests.tui.test_head_start_listing import gone, listed_here
 from tests.tui.test_imap_drafts import LIST, REPORT, WHEN, imap_project  # noqa: F401 (fixture)

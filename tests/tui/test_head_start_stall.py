@@ -12,7 +12,6 @@ import time
 from mailtriage.core.trace import OPLOG
 from mailtriage.tui import head_start
 from mailtriage.tui.head_start import ForkedHeadStart
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import WAIT_BOUND, make_app, settle
 from tests.tui.test_imap_drafts import imap_project  # noqa: F401 (fixture)
 from tests.tui.test_imap_network import proxied_project, threads_status, wait_until  # noqa: F401 (fixture)

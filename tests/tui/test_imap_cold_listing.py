@@ -11,7 +11,6 @@ import pytest
 
 from mailtriage.core.trace import OPLOG, TRACE
 from mailtriage.tui.panes.thread_list import ThreadList
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, screen_text, settle
 from tests.tui.test_alerts import _cursor_files, _until
 from tests.tui.test_imap_drafts import REPORT, WHEN, imap_project  # noqa: F401 (fixture)

@@ -12,7 +12,6 @@ from textual.widgets import TextArea
 
 from mailtriage.core.trace import OPLOG
 from mailtriage.tui.dialogs.proposal import ProposalDialog
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, screen_text, settle, write_imap_project
 
 LIST = "security@frob.example"

@@ -17,7 +17,6 @@ from mailtriage.core.trace import OPLOG
 from mailtriage.tui.panes.reader import ReaderPane
 from mailtriage.tui.messages import ReaderFailed
 from mailtriage.tui.panes.thread_list import ThreadList
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.servers.ports import free_port
 from tests.tui.helpers import WAIT_BOUND, account_through, make_app, screen_text, settle, until
 from tests.tui.test_imap_drafts import REPORT, WHEN, imap_project  # noqa: F401 (fixture)

@@ -8,7 +8,6 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from mailtriage.tui.dialogs.compose import ComposeDialog
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, screen_text, settle
 from tests.tui.test_compose import LIST, MX, field, open_inbox, sending_project, smtp  # noqa: F401 (fixtures)
 from tests.tui.test_imap_drafts import drafts

@@ -10,7 +10,6 @@ from mailtriage.tui.dialogs.folder_jump import FolderJump
 from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.panes.folders import FolderList
 from mailtriage.tui.panes.thread_list import ThreadList
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, screen_text, settle
 from tests.tui.test_account_folders import folder_subjects, inbox_flags, open_inbox, write_project
 

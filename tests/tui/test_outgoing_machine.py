@@ -28,7 +28,6 @@ from mailtriage.application.search import search_mailbox
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.settings import load_settings
 from mailtriage.application.flows.proposals import WriteKind
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.test_compose import LIST, PERSONAL, report, sending_project, smtp  # noqa: F401 (fixtures)
 from tests.tui.test_imap_drafts import drafts
 from tests.tui.test_security_cc_paths import FOLLOW_UP

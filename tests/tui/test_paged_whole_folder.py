@@ -9,7 +9,6 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from mailtriage.tui.arrange import ArrangedRows
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import WAIT_BOUND, make_app, settle, write_imap_project
 from tests.tui.test_account_folders import open_inbox
 

@@ -10,7 +10,6 @@ import pytest
 from mailtriage.tui.dialogs.compose import ComposeDialog
 from mailtriage.tui.panes.reader import ReaderPane
 from tests.servers.faultproxy import FaultProxy
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import account_through, make_app, screen_text, settle, write_imap_project
 from tests.tui.test_account_folders import open_inbox, report
 from tests.tui.test_imap_network import wait_until

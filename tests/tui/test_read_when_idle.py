@@ -16,7 +16,6 @@ from mailtriage.core.trace import TRACE
 from mailtriage.tui.panes.reader import ReaderPane
 from mailtriage.tui.panes.thread_list import ThreadList
 from tests.servers.faultproxy import FaultProxy
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import account_through, make_app, screen_text, settle
 from tests.tui.test_imap_drafts import REPORT, WHEN, imap_project  # noqa: F401 (fixture)
 from tests.tui.test_imap_network import wait_until

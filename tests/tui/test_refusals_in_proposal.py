@@ -9,7 +9,6 @@ from textual.widgets import TextArea
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.tui.dialogs.compose import ComposeDialog
 from mailtriage.tui.dialogs.proposal import ProposalDialog
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, screen_text, settle
 from tests.tui.test_compose import field, open_inbox, sending_project, smtp  # noqa: F401 (fixtures)
 

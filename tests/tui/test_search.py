@@ -17,7 +17,6 @@ from mailtriage.tui.bindings import APP, READER, THREAD_LIST
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.search_rows import SearchRows
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, mail, mbox_project, reader_text, screen_text, settle, write_imap_project
 
 NARROW = (80, 24)

@@ -13,7 +13,6 @@ from mailtriage.tui.dialogs.compose import ComposeDialog
 from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.panes.folders import FolderList
 from mailtriage.tui.panes.thread_list import ThreadList
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, screen_text, settle
 from tests.tui.test_compose import LIST, field, open_inbox, report, sending_project, smtp  # noqa: F401 (fixtures)
 from tests.tui.test_imap_drafts import drafts

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, mbox_project, settle
 from tests.tui.test_imap_drafts import imap_project  # noqa: F401 (fixture)
 

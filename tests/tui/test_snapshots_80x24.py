@@ -18,7 +18,6 @@ from mailtriage.tui.dialogs.error import ErrorDialog
 from mailtriage.tui.dialogs.passphrase import PassphraseDialog
 from mailtriage.tui.dialogs.quit import QuitDialog
 from mailtriage.tui.errors import ErrorRecord
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, settle
 from tests.tui.test_account_folders import open_inbox
 from tests.tui.test_snapshots import drafting_project

@@ -4,7 +4,6 @@ at 80x24 and 160x45."""
 
 import pytest
 
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, settle
 from tests.tui.test_account_folders import open_inbox
 from tests.tui.test_sort_and_tree import thread_project  # noqa: F401 (fixture)

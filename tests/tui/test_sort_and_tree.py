@@ -7,7 +7,6 @@ from datetime import datetime, timezone
 import pytest
 
 from mailtriage.tui.arrange import ArrangedRows
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, mbox_project, settle, write_imap_project
 from tests.tui.test_account_folders import open_inbox
 

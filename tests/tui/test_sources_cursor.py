@@ -5,7 +5,6 @@ instead of opening the account (seen in benchmarks/bench_habits.py under load)."
 from mailtriage.tui.controllers.listing import _accounts
 from mailtriage.tui.panes.folders import FolderList
 from mailtriage.tui.panes.sources import SourceList
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import make_app, settle
 from tests.tui.test_account_folders import account_project  # noqa: F401 (fixture)
 

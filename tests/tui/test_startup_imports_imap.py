@@ -16,7 +16,6 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from tests.imap.conftest import make_mail, write_imap_project, write_work_account
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.test_startup_imports import _loaded_after
 
 LIST = "security@example.org"

@@ -11,7 +11,6 @@ from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.rows import PagedRows
 from mailtriage.tui.tagging import Tags
 from tests.servers.faultproxy import FaultProxy
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.test_paged_sort import summary
 from tests.tui.helpers import make_app, mbox_project, screen_text, settle, write_imap_project
 from tests.tui.test_account_folders import folder_subjects, inbox_flags, open_inbox

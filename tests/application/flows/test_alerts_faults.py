@@ -14,7 +14,6 @@ import pytest
 from mailtriage.core.trace import TRACE
 from mailtriage.application.flows.alerts import NewReportPoller, run_poll_loop
 from tests.servers.faultproxy import FaultProxy
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.application.flows.conftest import mail
 from tests.application.flows.test_e2e_imap import LIST, NOW, _sources, imap_env  # noqa: F401  (the fixture)
 

@@ -18,7 +18,6 @@ from mailtriage.backends.registry import SourceSet
 from mailtriage.core.secrets import set_secret
 from mailtriage.application.flows.alerts import NewReportPoller, run_poll_loop
 from tests.servers.dovecot import DovecotServer
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.application.flows.conftest import mail
 
 LIST = "security@frobnicator.example.org"

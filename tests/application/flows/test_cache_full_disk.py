@@ -14,7 +14,6 @@ from typing import Callable
 
 import pytest
 
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.application.flows.conftest import mail, write_mbox
 from tests.application.flows.test_concurrent_drafts import imap_env  # noqa: F401  (the fixture)
 from tests.application.flows.test_concurrent_imports import child_keyring  # noqa: F401  (the fixture)

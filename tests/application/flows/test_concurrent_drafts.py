@@ -17,7 +17,6 @@ from mailtriage.backends.imap.account import password_key
 from mailtriage.core.secrets import set_secret
 from mailtriage.application.flows.importer import ImportFlow, propose_import
 from mailtriage.backends.registry import SourceSet
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.application.flows.conftest import REPORT, mail
 from tests.application.flows.test_concurrent_imports import RUNS, child_keyring, issue_files, run_many  # noqa: F401
 

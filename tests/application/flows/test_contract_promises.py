@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.application.flows.conftest import REPORT, report_thread, write_mbox
 from tests.application.flows.test_e2e_imap import LIST, _drafts, imap_env  # noqa: F401  (the fixture)
 

@@ -28,7 +28,6 @@ from mailtriage.application.flows.publish import propose_publish
 from mailtriage.application.flows.sweep import NO_ACK_PRIMITIVE, open_reader, parse_source, run_sweep
 from mailtriage.application.flows.sync import collect_sync, propose_sync
 from tests.servers.dovecot import DovecotServer
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.application.flows import feedback_mail as fm
 from tests.application.flows.conftest import REPORT, mail
 

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.application.flows.conftest import REPORT
 from tests.application.flows.test_concurrent_drafts import drafts, imap_env  # noqa: F401  (the fixture)
 from tests.application.flows.test_concurrent_imports import child_keyring, git_commits, import_entries, issue_files, svn_mbox_env  # noqa: F401

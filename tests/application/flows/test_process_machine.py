@@ -23,7 +23,6 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.application.flows.conftest import REPORT, mail, write_mbox
 from tests.application.flows.test_concurrent_drafts import imap_env  # noqa: F401 (fixture)
 from tests.application.flows.test_concurrent_imports import (_import_entries_of, _linked, _server_project,  # noqa: F401

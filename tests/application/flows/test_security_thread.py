@@ -19,7 +19,6 @@ from mailtriage.application.flows.proposals import BlockedBy
 from mailtriage.application.flows.security_thread import ThreadCheckFailed, judge, project_addresses, thread_ids
 from tests.imap.conftest import make_mail, seed  # noqa: F401 - the fixture that fills a folder
 from tests.imap.test_send import PASS, inbox_id, sender, smtp  # noqa: F401 - the fixtures of the send tests
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.tui.helpers import mbox_project
 
 LIST = "security@frob.example"

@@ -23,7 +23,6 @@ from tests.archives.fakehttp import FakeHttpServer
 from tests.core.helpers import write_project
 from tests.imap.conftest import make_mail, seed  # noqa: F401 - the fixture that fills a folder
 from tests.imap.test_send import PASS, inbox_id, sender, smtp  # noqa: F401 - the fixtures of the send tests
-from tests.servers.fixtures import *  # noqa: F401,F403
 
 LIST_ROOT = "<xss-root@reporter.example>"  # a thread of the emulated security list
 NOWHERE = "<never-archived@reporter.example>"

@@ -13,7 +13,6 @@ from datetime import timedelta
 
 from mailtriage.cli.main import main
 from mailtriage.application.flows.sweep import open_reader, parse_source, parse_sweep_cursor, run_sweep
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.application.flows import feedback_mail as fm
 from tests.application.flows.test_e2e_imap import imap_env  # noqa: F401  (the fixture)
 from tests.application.flows.test_sweep import write_archive

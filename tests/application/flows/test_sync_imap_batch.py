@@ -23,7 +23,6 @@ from mailtriage.core.secrets import set_secret
 from mailtriage.core.trace import OPLOG
 from mailtriage.trackers.registry import open_tracker
 from mailtriage.application.flows.sync import collect_sync
-from tests.servers.fixtures import *  # noqa: F401,F403
 
 COUNT = 12
 

@@ -16,7 +16,6 @@ from mailtriage.backends.registry import SourceSet
 from mailtriage.application.flows.importer import propose_import
 from mailtriage.application.flows.linking import rollup_state
 from mailtriage.application.flows.sync import collect_sync, propose_sync
-from tests.servers.fixtures import *  # noqa: F401,F403
 from tests.application.flows.conftest import REPORT, mail, report_thread, write_mbox
 from tests.application.flows.test_e2e_imap import LIST, NOW, imap_env  # noqa: F401  (the fixture)
 
