@@ -113,6 +113,16 @@ def launch(folder, *, demo):
         each(Compositor, "render_full_update", "full render")
         each(Compositor, "render_partial_update", "partial render")
         wrap(MainScreen, "compose", "main screen compose")
+        original_display = appmod.MailTriageApp._display
+        displays = []
+        @functools.wraps(original_display)
+        def display(self, screen, renderable):
+            if renderable is not None:
+                displays.append(1)
+                held = " (held: a batch)" if self._batch_count else ""
+                mark(f"frame #{len(displays)} to the terminal{held}")
+            return original_display(self, screen, renderable)
+        appmod.MailTriageApp._display = display
     return appmod.run_app(folder, demo=demo, head_start=head_start, first_paint=shown)
 
 startup.launch = launch
