@@ -1,6 +1,7 @@
 """Where a start's time goes: timestamps at each start-up step of ``mailtriage --demo`` (issue 33).
 
-    .venv/bin/python benchmarks/trace_startup.py [--runs 3] [--no-key]
+    .venv/bin/python benchmarks/trace_startup.py [--runs 3] [--no-key] [--compare DIR] [--no-first-paint]
+        [--profile FILE]   (TRACE_STARTUP_DETAIL=1: also Textual's layouts, renders, CSS passes and frames)
 
 Each run is a fresh warm start on a pseudo-terminal (bench_tui.Terminal, as bench_startup.py
 plays it: one unmeasured warm-up start first keeps the first frame). Enter is typed the moment
@@ -132,7 +133,8 @@ sys.exit(main())
 '''
 
 
-def run_once(workdir: Path, trace: Path, *, key: bool, profile: Path | None = None) -> dict[str, tuple[float, float]]:
+def run_once(workdir: Path, trace: Path, *, key: bool, profile: Path | None = None,
+             python: str = sys.executable, cwd: Path = ROOT) -> dict[str, tuple[float, float]]:
     env = {"MAILTRIAGE_CONFIG_DIR": str(workdir / "config"), "MAILTRIAGE_DEMO_DIR": str(workdir / "demo-workspace"),
            "MAILTRIAGE_CACHE_DIR": str(workdir / "cache"), "TRACE_STARTUP_FILE": str(trace)}
     trace.write_text("")
@@ -140,7 +142,7 @@ def run_once(workdir: Path, trace: Path, *, key: bool, profile: Path | None = No
         env["TRACE_STARTUP_PROFILE"] = str(profile)
         if not key:
             env["TRACE_STARTUP_NO_KEY"] = "1"
-    term = Terminal([sys.executable, "-c", WRAPPER], env, cwd=ROOT)
+    term = Terminal([python, "-c", WRAPPER], env, cwd=cwd)
     steps: dict[str, tuple[float, float]] = {}
     try:
         steps["terminal: first frame"] = (term.read_until(PAINTED) - term.started, 0.0)
@@ -157,31 +159,48 @@ def run_once(workdir: Path, trace: Path, *, key: bool, profile: Path | None = No
     return steps
 
 
+def report(runs: list[dict[str, tuple[float, float]]]) -> None:
+    steps = sorted({step for run in runs for step in run},
+                   key=lambda step: statistics.median(run[step][0] for run in runs if step in run))
+    print(f"  {'step':<40} {'wall since spawn (median, runs)':<44} UI thread CPU")
+    for step in steps:
+        walls = [run[step][0] for run in runs if step in run]
+        cpus = [run[step][1] for run in runs if step in run]
+        print(f"  {step:<40} {statistics.median(walls):6.3f} s  ({', '.join(f'{w:.3f}' for w in walls)})"
+              f"{'':<4} {statistics.median(cpus):6.3f} s")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-key", action="store_true", help="type no Enter: time the live frame instead")
+    parser.add_argument("--compare", type=Path, metavar="DIR",
+                        help="another checkout with its own .venv (e.g. the code before), alternated in the same run")
     parser.add_argument("--profile", type=Path, metavar="FILE",
                         help="cProfile the UI thread from the first paint to the thread shown (the last run's, to FILE)")
     parser.add_argument("--no-first-paint", action="store_true", help="[settings] first_paint = false")
     args = parser.parse_args()
     print(f"load average: {os.getloadavg()[0]:.1f}")
+    subjects = {"this checkout": (sys.executable, ROOT)}
+    if args.compare is not None:
+        other = args.compare.resolve()
+        subjects[f"compare: {other.name}"] = (str(other / ".venv" / "bin" / "python"), other)
+    results: dict[str, list[dict[str, tuple[float, float]]]] = {name: [] for name in subjects}
     with tempfile.TemporaryDirectory(prefix="mailtriage-trace-startup-") as tmp:
-        workdir = Path(tmp)
-        (workdir / "config").mkdir()
-        if args.no_first_paint:
-            (workdir / "config" / "config.toml").write_text("[settings]\nfirst_paint = false\n")
-        trace = workdir / "trace.txt"
-        demo_start(sys.executable, ROOT, workdir, keep=True)  # the warm-up: the demo workspace, a kept frame
-        runs = [run_once(workdir, trace, key=not args.no_key, profile=args.profile) for _ in range(args.runs)]
-    steps = sorted({step for run in runs for step in run},
-                   key=lambda step: statistics.median(run[step][0] for run in runs if step in run))
-    print(f"{'step':<28} {'wall since spawn (median, runs)':<44} UI thread CPU")
-    for step in steps:
-        walls = [run[step][0] for run in runs if step in run]
-        cpus = [run[step][1] for run in runs if step in run]
-        print(f"{step:<28} {statistics.median(walls):6.3f} s  ({', '.join(f'{w:.3f}' for w in walls)})"
-              f"{'':<4} {statistics.median(cpus):6.3f} s")
+        workdirs = {}
+        for i, (name, (python, cwd)) in enumerate(subjects.items()):
+            workdirs[name] = Path(tmp) / f"subject{i}"
+            (workdirs[name] / "config").mkdir(parents=True)
+            if args.no_first_paint:
+                (workdirs[name] / "config" / "config.toml").write_text("[settings]\nfirst_paint = false\n")
+            demo_start(python, cwd, workdirs[name], keep=True)  # the warm-up: the demo workspace, a kept frame
+        for _ in range(args.runs):  # alternated: a loaded machine weighs on both alike
+            for name, (python, cwd) in subjects.items():
+                results[name].append(run_once(workdirs[name], workdirs[name] / "trace.txt", key=not args.no_key,
+                                              profile=args.profile, python=python, cwd=cwd))
+    for name, runs in results.items():
+        print(f"{name}:")
+        report(runs)
     print(f"load average: {os.getloadavg()[0]:.1f}")
     return 0
 
