@@ -116,10 +116,12 @@ def demo_start(python: str, cwd: Path, workdir: Path, *, keep: bool = False) -> 
     return _start(term, PAINTED)
 
 
-def demo_key_start(python: str, cwd: Path, workdir: Path) -> tuple[float, float | None]:
-    """(first paint, first key that acts) of one start, in seconds from spawning it: Enter is
-    typed the moment the thread list is first on the terminal; the key acts when the live app's
-    reading pane shows the newest thread. None: the key was lost (not acted on within KEY_TIMEOUT)."""
+def demo_key_start(python: str, cwd: Path, workdir: Path) -> tuple[float, float | None, float | None]:
+    """(first paint, first key that acts, CPU seconds of the app's process by then) of one start,
+    in seconds from spawning it: Enter is typed the moment the thread list is first on the
+    terminal; the key acts when the live app's reading pane shows the newest thread. None: the
+    key was lost (not acted on within KEY_TIMEOUT). The CPU figure (user+sys, all its threads,
+    not the head start child's) is what a load inflates least."""
     env = {"MAILTRIAGE_CONFIG_DIR": str(workdir / "config"), "MAILTRIAGE_DEMO_DIR": str(workdir / "demo-workspace"),
            "MAILTRIAGE_CACHE_DIR": str(workdir / "cache")}
     term = Terminal([python, "-m", "mailtriage.cli.main", "--demo"], env, cwd=cwd)
@@ -128,9 +130,10 @@ def demo_key_start(python: str, cwd: Path, workdir: Path) -> tuple[float, float 
         term.send(b"\r")
         try:
             acted = term.read_until(READ, timeout=KEY_TIMEOUT, frame=True, live=True) - term.started
+            cpu = cpu_seconds(term.proc.pid)
         except TimeoutError:
-            acted = None
-        return first, acted
+            acted = cpu = None
+        return first, acted, cpu
     finally:
         term.close()
 
@@ -189,12 +192,14 @@ def main() -> int:
         imports: dict[str, list[float]] = {}
         key_firsts: dict[str, list[float]] = {name: [] for name in subjects if name != NO_FIRST_PAINT}
         key_acts: dict[str, list[float | None]] = {name: [] for name in key_firsts}
+        key_cpus: dict[str, list[float | None]] = {name: [] for name in key_firsts}
         for _ in range(args.runs):
             for name in key_firsts:
                 python, cwd, _first_paint = subjects[name]
-                first_paint, acted = demo_key_start(python, cwd, workdirs[name])
+                first_paint, acted, cpu = demo_key_start(python, cwd, workdirs[name])
                 key_firsts[name].append(first_paint)
                 key_acts[name].append(acted)
+                key_cpus[name].append(cpu)
             for name, (python, cwd, _first_paint) in subjects.items():
                 for who, run in ((name, lambda: demo_start(python, cwd, workdirs[name])),
                                  (BARE, lambda: bare_start(bare_script))):
@@ -235,6 +240,8 @@ def main() -> int:
         print(_line(f"first paint ({name})", key_firsts[name]))
         if acted:
             print(_line(f"first key acts ({name})", acted, f"; lost in {lost} of {len(key_acts[name])} starts"))
+            print(_line(f"CPU until it acted ({name})", [c for c in key_cpus[name] if c is not None],
+                        " (user+sys, the app's process)"))
         else:
             print(f"  first key acts ({name}): lost in every start ({lost})")
     print(f"Import time (fresh python -c 'import …', wall), median of {args.runs}:")

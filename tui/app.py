@@ -173,13 +173,8 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, App[int], bindings
         if self.freeze_gc_after_start:
             gc.freeze()
         self.start_idle_collection()  # full collections between keys (tui/idle_collection.py)
-        # Its on_mount shows the head start's rows next (no await in between): keys act on them,
-        # an Enter on the first row with start-up's read ahead in hand (tui/first_screen.py).
-        self.call_later(self._keys_act)
-
-    def _keys_act(self) -> None:
-        self.offer_read_ahead()
-        self.release_keys()
+        # Its on_mount shows the head start's rows next (no await in between): keys act on them.
+        self.call_later(self.release_keys)
 
     # -- session -------------------------------------------------------------
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)

@@ -17,6 +17,7 @@ from textual import work
 from textual.message import Message
 
 from mailtriage.tui import first_paint, textual_private
+from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.head_start import (FIRST_FRAME_WAIT, FIRST_PAGE, READ_AHEAD_WAIT, ForkedHeadStart, HeadStart,
                                        read_head_start)
 
@@ -65,6 +66,8 @@ class FirstScreen:
     first_paint_project: tuple[Path, bool] | None = None
     #: How often the keep waited for the footer's keys (at most FOOTER_WAITS times).
     _footer_waits = 0
+    if TYPE_CHECKING:  # the App's, which this mixin is part of
+        def post_message(self, message: Message) -> bool: ...
 
     def prepare_first_screen(self, forked: ForkedHeadStart | None = None) -> None:
         """Before ``run``: the head start, so the first frame shows the project and its first
@@ -167,7 +170,7 @@ class FirstScreen:
         if (child is None or child is self._listing_child or main is None or not main.panes_ready
                 or not child.read_settled.is_set() or main.open_summary is not None or main.reader.thread is not None):
             return
-        row = main.query_one("ThreadList").current
+        row = main.query_one(ThreadList).current
         dispatch = None if row is None else child.take_read_ahead(row, timeout=0)
         if dispatch is not None:
             main.thread_ahead.keep(row, dispatch)
