@@ -17,6 +17,7 @@ from textual import work
 from textual.message import Message
 
 from mailtriage.tui import first_paint, textual_private
+from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.head_start import (FIRST_FRAME_WAIT, FIRST_PAGE, READ_AHEAD_WAIT, ForkedHeadStart, HeadStart,
                                        read_head_start)
 
@@ -34,6 +35,10 @@ class HeadStartArrived(Message):
         super().__init__()
         self.head = head
         self.child = child
+
+
+class ReadAheadArrived(Message):
+    """Start-up's read ahead of the first row came (after the main screen was up)."""
 
 
 class FirstScreen:
@@ -54,11 +59,15 @@ class FirstScreen:
     _listing_child_taken = False
     #: The child that reads the first row's thread ahead (tui/head_start.py), until the app ends.
     _read_child: ForkedHeadStart | None = None
+    #: Its read ahead, handed to the reader (:meth:`offer_read_ahead`) until it is withdrawn.
+    _offered: object = None
     #: The project whose start screen is kept for the next start's first paint
     #: (tui/first_paint.py): set by run_app on a real terminal, None elsewhere (tests).
     first_paint_project: tuple[Path, bool] | None = None
     #: How often the keep waited for the footer's keys (at most FOOTER_WAITS times).
     _footer_waits = 0
+    if TYPE_CHECKING:  # the App's, which this mixin is part of
+        def post_message(self, message: Message) -> bool: ...
 
     def prepare_first_screen(self, forked: ForkedHeadStart | None = None) -> None:
         """Before ``run``: the head start, so the first frame shows the project and its first
@@ -145,6 +154,34 @@ class FirstScreen:
     @work(thread=True, group="read-ahead", exit_on_error=False)
     def _receive_read_ahead(self, child: ForkedHeadStart) -> None:
         child.receive_read_ahead()
+        self.post_message(ReadAheadArrived())
+
+    def on_read_ahead_arrived(self, _message: ReadAheadArrived) -> None:
+        self.offer_read_ahead()
+
+    def offer_read_ahead(self) -> None:
+        """A warm start's read ahead, once it is here and the first rows are on the main screen
+        (its keys act from then on, tui/startup_keys.py): handed to the reader's read ahead
+        (tui/controllers/thread_ahead.py) while nothing was opened yet, so that an Enter on the
+        first row shows it while the key is handled, in that key's frame. Taken later, by the
+        Enter's own read worker, it cost a "loading" frame and a thread's turn between the key
+        and the body (issue 33: the first key that acts; benchmarks/trace_startup.py)."""
+        child, main = self._read_child, self.main
+        if (child is None or child is self._listing_child or main is None or not main.panes_ready
+                or not child.read_settled.is_set() or main.open_summary is not None or main.reader.thread is not None):
+            return
+        row = main.query_one(ThreadList).current
+        dispatch = None if row is None else child.take_read_ahead(row, timeout=0)
+        if dispatch is not None:
+            main.thread_ahead.keep(row, dispatch)
+            self._offered = dispatch
+
+    def _withdraw_offer(self) -> None:
+        """The read ahead handed to the reader is not shown any more (see drop_read_ahead)."""
+        offered, self._offered = self._offered, None
+        main = self.main
+        if offered is not None and main is not None:
+            main.thread_ahead.drop(offered)
 
     def read_ahead(self, row: ThreadSummary):
         """The Dispatch of ``read_thread`` for the thread of ``row`` (on screen) as start-up's child
@@ -157,6 +194,7 @@ class FirstScreen:
         process listed (or failed to) itself."""
         if self._read_child is not None:
             self._read_child.drop_read_ahead()
+        self._withdraw_offer()
 
     def forget_start_up(self) -> None:
         """Another session opens (reopen, the demo): start-up's head start and read ahead are
@@ -165,6 +203,7 @@ class FirstScreen:
         child, self._read_child = self._read_child, None
         if child is not None:
             child.drop_read_ahead()
+        self._withdraw_offer()
 
     def wait_for_listing_child(self, timeout: float) -> None:
         """Until the child that listed the first list has ended (its summary cache written),

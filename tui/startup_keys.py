@@ -9,7 +9,7 @@ lost nor act on the wrong row. The app sets ``_held_keys`` to a list at construc
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from textual import events
 
@@ -26,6 +26,7 @@ class StartupKeys:
     KEYS_NOT_HELD = frozenset({"ctrl+q"})
     _held_keys: list[events.Key] | None
     first_paint_shown: Shown | None
+    offer_read_ahead: Callable[[], None]
 
     async def on_event(self, event: events.Event) -> None:
         """A key typed before the main screen is up is held (with nothing focused, or the head
@@ -47,6 +48,7 @@ class StartupKeys:
         held, self._held_keys = self._held_keys, None
         if held is None:
             return
+        self.offer_read_ahead()  # an Enter on the first row shows start-up's read ahead (tui/first_screen.py)
         for key in held:
             again = events.Key(key.key, key.character)
             again.set_sender(self)  # as the driver sends a key

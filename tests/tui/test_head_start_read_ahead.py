@@ -134,6 +134,38 @@ async def test_an_enter_on_the_first_row_does_not_wait_for_the_apps_own_sign_in(
         proxy.release()
 
 
+async def test_an_enter_on_the_first_row_shows_the_read_ahead_in_the_keys_own_frame(proxied_project):
+    """Issue 33 (first key acts): the child's read ahead, here before the main screen takes keys,
+    is handed to the reader with the first rows. The Enter then shows it while the key is handled:
+    no "Loading" frame, no read worker between the key and the body (at start-up, at load, that
+    hop cost a frame and a thread's turn)."""
+    project, proxy = proxied_project
+    newest = listed_here(project)[0]
+    child = ForkedHeadStart.start(project, demo=False)
+    app = make_app(project)
+    assert child.ready(WAIT_BOUND)
+    app.prepare_first_screen(child)
+    assert finished(child.pid)  # the child has done all it does (its read ahead is in the pipe)
+    proxy.hold()  # the app's own listing (which would make later reads its own) waits
+    OPLOG.clear()
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            # Start-up's read ahead taken from the child (its worker posts it on as it ends).
+            await wait_until(pilot, lambda: child.ended.is_set()
+                             and not [w for w in app.workers if w.group == "read-ahead"])
+            await pilot.pause()
+            first_row = app.screen.query_one(ThreadList).current
+            # What ReadingController.open_thread shows in the key's frame (tui/controllers/thread_ahead.py).
+            assert app.screen.thread_ahead.holds(first_row)
+            await pilot.press("enter")
+            assert shown_subject(app) == newest.subject
+            assert not app.screen.thread_ahead.holds(first_row)  # served once
+            assert reads_by() == [STARTUP_CALLER]
+            proxy.release()
+    finally:
+        proxy.release()
+
+
 async def test_once_the_listing_is_whole_the_app_reads_the_first_row_itself(proxied_project):
     project, _proxy = proxied_project
     newest = listed_here(project)[0]

@@ -91,6 +91,18 @@ class ThreadAhead:
             return None  # read in a session since closed (another project, the demo)
         return kept[1]
 
+    def keep(self, row: ThreadSummary, result) -> None:
+        """A read of ``row``'s thread made before this screen could (start-up's child,
+        tui/first_screen.py), kept for Enter as a read ahead of its own is: served once, in the
+        frame of the key, within KEPT_FOR seconds from now."""
+        self._kept = (row, result, self._clock(), self._session())
+
+    def drop(self, result) -> None:
+        """A read handed over by :meth:`keep` is not to be shown any more (start-up's, once this
+        process listed, or failed to, itself: later reads are its own)."""
+        if self._kept is not None and self._kept[1] is result:
+            self._kept = None
+
     def forget(self) -> None:
         """``R``: a kept read is not shown (the thread is read again); one on its way is kept not."""
         self._kept = None

@@ -1,0 +1,216 @@
+"""Where a start's time goes: timestamps at each start-up step of ``mailtriage --demo`` (issue 33).
+
+    .venv/bin/python benchmarks/trace_startup.py [--runs 3] [--no-key] [--compare DIR] [--no-first-paint]
+        [--profile FILE]   (TRACE_STARTUP_DETAIL=1: also Textual's layouts, renders, CSS passes and frames)
+
+Each run is a fresh warm start on a pseudo-terminal (bench_tui.Terminal, as bench_startup.py
+plays it: one unmeasured warm-up start first keeps the first frame). Enter is typed the moment
+the thread list is first on the terminal (the kept frame), as bench_startup.py's "first key
+acts" does, unless ``--no-key``. The app runs under a wrapper that replays
+tui/startup.launch step by step and wraps a few methods of the app (none of its behaviour
+changes), writing for each step the time since the spawn and the UI thread's CPU time so far
+(``time.thread_time``: what the load does not inflate). The steps, per run, then their medians:
+
+  python up, child forked, first paint, textual imported, app imported, app built, app mounted,
+  main screen composed, main screen ready (keys released), first key (Enter) dispatched,
+  reader shows the thread, and from the terminal's side: the first frame, the app live
+  (its own first frame), the body on screen.
+
+Tried with it and removed, 2026-12-03: holding the app's repaints (Textual's batch_update) from
+the release of keys typed on the kept frame until they had gone through the app's queues, so
+that the first live frame would already show what they did. It did not pay: the layouts Textual
+runs meanwhile still rendered a whole frame that the batch then dropped, and the whole screen
+was painted again at the end; UI CPU from the keys released to the body's frame 0.17-0.18 s
+with the hold against 0.10 s without (two alternations of 3 runs, load 2.6-4.7).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_startup import PAINTED, READ, demo_start  # noqa: E402 (the benchmark folder is not a package on the path)
+from bench_tui import Terminal  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+WRAPPER = r'''
+import functools, os, sys, time
+_log = open(os.environ["TRACE_STARTUP_FILE"], "a")
+_profile = None
+if os.environ.get("TRACE_STARTUP_PROFILE"):
+    import cProfile
+    _profile = cProfile.Profile()
+def mark(step):
+    if _profile is not None and step == os.environ.get("TRACE_STARTUP_PROFILE_FROM", "first paint"):
+        _profile.enable()
+    if _profile is not None and step in ("reader shows the thread", "keys released" if os.environ.get("TRACE_STARTUP_NO_KEY") else "-"):
+        _profile.disable()
+        _profile.dump_stats(os.environ["TRACE_STARTUP_PROFILE"])
+    _log.write(f"{time.perf_counter():.6f} {time.thread_time():.6f} {step}\n"); _log.flush()
+mark("python up")
+from mailtriage.tui import startup
+from mailtriage.tui.head_start import ForkedHeadStart
+from mailtriage.core.settings import settings_file
+
+def launch(folder, *, demo):
+    head_start = ForkedHeadStart.start(folder, demo=demo)
+    mark("child forked")
+    shown = startup.first_paint.show(folder, demo=demo, settings_path=settings_file(), fd=sys.__stderr__.fileno())
+    mark("first paint")
+    import textual.app
+    mark("textual imported")
+    from mailtriage.tui import app as appmod
+    mark("app imported")
+    from mailtriage.tui.screens.main import MainScreen
+    from mailtriage.tui.startup_keys import StartupKeys
+    def wrap(cls, name, step, once=True):
+        original = getattr(cls, name)
+        done = []
+        @functools.wraps(original)
+        def wrapped(self, *a, **k):
+            result = original(self, *a, **k)
+            if not (once and done):
+                done.append(1)
+                mark(step)
+            return result
+        setattr(cls, name, wrapped)
+    wrap(appmod.MailTriageApp, "__init__", "app built")
+    wrap(appmod.MailTriageApp, "on_mount", "app mounted")
+    wrap(MainScreen, "on_mount", "main screen ready")
+    wrap(appmod.MailTriageApp, "release_keys", "keys released")
+    original_event = StartupKeys.on_event
+    seen = []
+    @functools.wraps(original_event)
+    async def on_event(self, event):
+        from textual import events
+        if isinstance(event, events.Key) and event.key == "enter" and not seen and self._held_keys is None:
+            seen.append(1)
+            mark("Enter dispatched")
+        return await original_event(self, event)
+    StartupKeys.on_event = on_event
+    from mailtriage.tui.panes.reader import ReaderPane
+    wrap(ReaderPane, "show_thread", "reader shows the thread")
+    from mailtriage.tui.controllers.reading import ReadingController
+    wrap(ReadingController, "open_thread", "Enter opens the thread")
+    wrap(ForkedHeadStart, "_keep_read", "read ahead received (a worker)")
+    if os.environ.get("TRACE_STARTUP_DETAIL"):  # Textual's own steps (private names: a benchmark's detail only)
+        from textual.screen import Screen
+        from textual.css.stylesheet import Stylesheet
+        from textual._compositor import Compositor
+        counts = {}
+        def each(cls, name, step):
+            original = getattr(cls, name)
+            @functools.wraps(original)
+            def wrapped(self, *a, **k):
+                before = time.thread_time()
+                result = original(self, *a, **k)
+                counts[step] = counts.get(step, 0) + 1
+                mark(f"{step} #{counts[step]} ({(time.thread_time() - before) * 1000:.0f} ms)")
+                return result
+            setattr(cls, name, wrapped)
+        each(Screen, "_refresh_layout", "layout")
+        each(Stylesheet, "parse", "css parse")
+        each(Stylesheet, "update_nodes", "css update nodes")
+        each(Compositor, "render_full_update", "full render")
+        each(Compositor, "render_partial_update", "partial render")
+        wrap(MainScreen, "compose", "main screen compose")
+        original_display = appmod.MailTriageApp._display
+        displays = []
+        @functools.wraps(original_display)
+        def display(self, screen, renderable):
+            if renderable is not None:
+                displays.append(1)
+                held = " (held: a batch)" if self._batch_count else ""
+                mark(f"frame #{len(displays)} to the terminal{held}")
+            return original_display(self, screen, renderable)
+        appmod.MailTriageApp._display = display
+    return appmod.run_app(folder, demo=demo, head_start=head_start, first_paint=shown)
+
+startup.launch = launch
+sys.argv = ["mailtriage", "--demo"]
+from mailtriage.cli.main import main
+sys.exit(main())
+'''
+
+
+def run_once(workdir: Path, trace: Path, *, key: bool, profile: Path | None = None,
+             python: str = sys.executable, cwd: Path = ROOT) -> dict[str, tuple[float, float]]:
+    env = {"MAILTRIAGE_CONFIG_DIR": str(workdir / "config"), "MAILTRIAGE_DEMO_DIR": str(workdir / "demo-workspace"),
+           "MAILTRIAGE_CACHE_DIR": str(workdir / "cache"), "TRACE_STARTUP_FILE": str(trace)}
+    trace.write_text("")
+    if profile is not None:
+        env["TRACE_STARTUP_PROFILE"] = str(profile)
+        if not key:
+            env["TRACE_STARTUP_NO_KEY"] = "1"
+    term = Terminal([python, "-c", WRAPPER], env, cwd=cwd)
+    steps: dict[str, tuple[float, float]] = {}
+    try:
+        steps["terminal: first frame"] = (term.read_until(PAINTED) - term.started, 0.0)
+        if key:
+            term.send(b"\r")
+            steps["terminal: body on screen"] = (term.read_until(READ, timeout=15, live=True) - term.started, 0.0)
+        else:
+            steps["terminal: live frame"] = (term.read_until(PAINTED, live=True) - term.started, 0.0)
+    finally:
+        term.close()
+    for line in trace.read_text().splitlines():
+        at, cpu, step = line.split(" ", 2)
+        steps.setdefault(step, (float(at) - term.started, float(cpu)))
+    return steps
+
+
+def report(runs: list[dict[str, tuple[float, float]]]) -> None:
+    steps = sorted({step for run in runs for step in run},
+                   key=lambda step: statistics.median(run[step][0] for run in runs if step in run))
+    print(f"  {'step':<40} {'wall since spawn (median, runs)':<44} UI thread CPU")
+    for step in steps:
+        walls = [run[step][0] for run in runs if step in run]
+        cpus = [run[step][1] for run in runs if step in run]
+        print(f"  {step:<40} {statistics.median(walls):6.3f} s  ({', '.join(f'{w:.3f}' for w in walls)})"
+              f"{'':<4} {statistics.median(cpus):6.3f} s")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-key", action="store_true", help="type no Enter: time the live frame instead")
+    parser.add_argument("--compare", type=Path, metavar="DIR",
+                        help="another checkout with its own .venv (e.g. the code before), alternated in the same run")
+    parser.add_argument("--profile", type=Path, metavar="FILE",
+                        help="cProfile the UI thread from the first paint to the thread shown (the last run's, to FILE)")
+    parser.add_argument("--no-first-paint", action="store_true", help="[settings] first_paint = false")
+    args = parser.parse_args()
+    print(f"load average: {os.getloadavg()[0]:.1f}")
+    subjects = {"this checkout": (sys.executable, ROOT)}
+    if args.compare is not None:
+        other = args.compare.resolve()
+        subjects[f"compare: {other.name}"] = (str(other / ".venv" / "bin" / "python"), other)
+    results: dict[str, list[dict[str, tuple[float, float]]]] = {name: [] for name in subjects}
+    with tempfile.TemporaryDirectory(prefix="mailtriage-trace-startup-") as tmp:
+        workdirs = {}
+        for i, (name, (python, cwd)) in enumerate(subjects.items()):
+            workdirs[name] = Path(tmp) / f"subject{i}"
+            (workdirs[name] / "config").mkdir(parents=True)
+            if args.no_first_paint:
+                (workdirs[name] / "config" / "config.toml").write_text("[settings]\nfirst_paint = false\n")
+            demo_start(python, cwd, workdirs[name], keep=True)  # the warm-up: the demo workspace, a kept frame
+        for _ in range(args.runs):  # alternated: a loaded machine weighs on both alike
+            for name, (python, cwd) in subjects.items():
+                results[name].append(run_once(workdirs[name], workdirs[name] / "trace.txt", key=not args.no_key,
+                                              profile=args.profile, python=python, cwd=cwd))
+    for name, runs in results.items():
+        print(f"{name}:")
+        report(runs)
+    print(f"load average: {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
