@@ -93,7 +93,8 @@ import bench_alerts  # noqa: E402  (the app driver, the mail shape, the project 
 
 # -- the child: the app, headless, with the poller's listings counted -------------------------------
 
-def child(variant: str, project: Path, expected: int, trace_memory: bool, cycles: bool = False) -> int:
+def child(variant: str, project: Path, expected: int, trace_memory: bool, cycles: bool = False,
+          trace_keys: bool = False) -> int:
     import asyncio
 
     from mailtriage.core.trace import OPLOG
@@ -179,6 +180,9 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool, cycles
     import gc
 
     gc.callbacks.append(on_collection)
+    spans: list = []
+    if trace_keys:
+        _trace_ui(spans, sampling_gc)
     try:
         result = asyncio.run(bench_alerts._drive(variant, project, expected))
     finally:
@@ -189,6 +193,8 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool, cycles
         result["cpu_marks"] = cpu_marks
         result["collections"] = collections
         result["full_triggers"] = triggers
+        if trace_keys:
+            _key_report(variant, {**result, "spans": spans})
     for when, got in parts:
         sys.stderr.write(f"memory parts at {when}: " + ", ".join(f"{k} {v:,.1f}" for k, v in got.items()) + "\n")
     if snapshot:
@@ -206,6 +212,141 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool, cycles
                 sys.stderr.write(f"      {line}\n")
     print("RESULT " + json.dumps(result), flush=True)
     return 0
+
+
+def _trace_ui(spans: list, on: threading.Event) -> None:
+    """``--trace-keys``: what ran on the UI thread, as spans (name, perf_counter at start, wall
+    ms, UI-thread CPU ms): each message a pump dispatched, each timer's callback, each
+    compositor update and layout, and the list's own steps (a fold of news, a row painted). A
+    diagnostic of the benchmark: the wrappers cost a few microseconds a call."""
+    from textual.message_pump import MessagePump
+    from textual.screen import Screen
+    from textual.timer import Timer
+
+    from mailtriage.tui.panes.thread_list import ThreadList
+    from mailtriage.tui.panes.threads import ThreadPane
+    from mailtriage.tui.screens.main import MainScreen
+
+    main_ident = threading.main_thread().ident
+    perf, cpu = time.perf_counter, time.thread_time
+
+    def record(name: str, t0: float, c0: float) -> None:
+        spans.append((name, t0, (perf() - t0) * 1000, (cpu() - c0) * 1000))
+
+    def wrap_async(cls, attr: str, name) -> None:
+        orig = getattr(cls, attr)
+
+        async def wrapped(self, *args, **kwargs):
+            if not on.is_set() or threading.get_ident() != main_ident:
+                return await orig(self, *args, **kwargs)
+            t0, c0 = perf(), cpu()
+            try:
+                return await orig(self, *args, **kwargs)
+            finally:
+                record(name(self, *args), t0, c0)
+
+        setattr(cls, attr, wrapped)
+
+    def wrap(cls, attr: str, name) -> None:
+        orig = getattr(cls, attr)
+
+        def wrapped(self, *args, **kwargs):
+            if not on.is_set() or threading.get_ident() != main_ident:
+                return orig(self, *args, **kwargs)
+            t0, c0 = perf(), cpu()
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                record(name(self, *args), t0, c0)
+
+        setattr(cls, attr, wrapped)
+
+    wrap_async(MessagePump, "_dispatch_message",
+               lambda self, message: f"msg {type(self).__name__}.{type(message).__qualname__}")
+    wrap_async(Timer, "_tick", lambda self, **_: "timer " + getattr(self._callback, "__qualname__", str(self.name)))
+    wrap(Screen, "_refresh_layout", lambda self, *a: "layout")
+    wrap(Screen, "_compositor_refresh", lambda self, *a: "compositor update")
+    wrap(ThreadList, "replace_rows", lambda self, *a: "list replace_rows")
+    wrap(ThreadList, "set_rows", lambda self, *a: "list set_rows")
+    wrap(ThreadList, "set_statuses", lambda self, *a: "list set_statuses")
+    wrap(ThreadList, "_paint", lambda self, *a: "list paint a row")
+    wrap(ThreadPane, "_update_status", lambda self, *a: "pane status line")
+    wrap(MainScreen, "_apply_news", lambda self, *a: "fold news (_apply_news)")
+    wrap(MainScreen, "_announce_alerts", lambda self, *a: "announce alerts")
+
+
+def _key_report(variant: str, r: dict, over_ms: float = 150.0) -> None:
+    """``--trace-keys``: for the keys over ``over_ms``, what ran on the UI thread inside them,
+    against the same for all keys; then the slowest keys one by one."""
+    spans = r.get("spans") or []
+    starts, lats, cpus = r.get("key_starts", []), r["latencies"], r.get("key_cpu", [])
+    if not spans or not cpus:
+        return
+    spans.sort(key=lambda sp: sp[1])
+    span_starts = [sp[1] for sp in spans]
+    import bisect
+
+    def inside(t0: float, lat: float) -> list:
+        a = bisect.bisect_left(span_starts, t0 - 5.0)
+        out = [sp for sp in spans[a:bisect.bisect_right(span_starts, t0 + lat)]
+               if sp[1] + sp[2] / 1000 > t0 and sp[1] < t0 + lat]
+        return out
+
+    def exclusive(found: list) -> list:
+        """Each span's CPU less the spans nested in it (what it did itself)."""
+        out = []
+        for i, (name, s0, wall, c) in enumerate(found):
+            end = s0 + wall / 1000
+            nested = sum(c2 for n2, s2, w2, c2 in found if s2 >= s0 and s2 + w2 / 1000 <= end
+                         and (s2, n2) != (s0, name))
+            out.append((name, s0, wall, c, max(0.0, c - nested)))
+        return out
+
+    from collections import defaultdict
+
+    def tally(keys: list[int]) -> dict:
+        per: dict = defaultdict(lambda: [0, 0, 0.0, 0.0])  # keys it ran in, calls, exclusive CPU ms, wall ms
+        for k in keys:
+            seen = set()
+            for name, _s0, wall, _c, ex in exclusive(inside(starts[k], lats[k])):
+                row = per[name]
+                row[1] += 1
+                row[2] += ex
+                row[3] += wall
+                if name not in seen:
+                    seen.add(name)
+                    row[0] += 1
+        return per
+
+    slow = [k for k in range(min(len(starts), len(cpus))) if lats[k] * 1000 > over_ms]
+    every = list(range(min(len(starts), len(cpus))))
+    w = sys.stderr.write
+    ui_slow = sum(cpus[k][0] for k in slow) * 1000
+    proc_slow = sum(cpus[k][1] for k in slow) * 1000
+    wall_slow = sum(lats[k] for k in slow) * 1000
+    w(f"\n{variant}: {len(slow)} of {len(every)} keys over {over_ms:.0f} ms; inside them, wall {wall_slow:.0f} ms, "
+      f"UI-thread CPU {ui_slow:.0f} ms, other threads' CPU {proc_slow - ui_slow:.0f} ms "
+      f"(all keys: wall {sum(lats) * 1000:.0f}, UI CPU {sum(c[0] for c in cpus) * 1000:.0f}, "
+      f"others {sum(c[1] - c[0] for c in cpus) * 1000:.0f} ms)\n")
+    gcs = r.get("collections", [])
+    gc_slow = [0.0, 0.0]
+    for k in slow:
+        for gen, ms, start, c in gcs:
+            if starts[k] <= start <= starts[k] + lats[k]:
+                gc_slow[0] += ms
+                gc_slow[1] += c
+    w(f"  collections inside the slow keys: wall {gc_slow[0]:.0f} ms, CPU {gc_slow[1]:.0f} ms\n")
+    per_slow, per_all = tally(slow), tally(every)
+    w(f"  {'what ran on the UI thread':52}{'slow keys':>10}{'calls':>8}{'CPU ms':>9}{'wall ms':>9}"
+      f"{'CPU/key all':>12}\n")
+    for name, (n, calls, ex, wall) in sorted(per_slow.items(), key=lambda kv: -kv[1][2])[:22]:
+        every_ex = per_all[name][2] / max(len(every), 1)
+        w(f"  {name[:52]:52}{n:>10}{calls:>8}{ex:>9.0f}{wall:>9.0f}{every_ex:>12.2f}\n")
+    for k in sorted(slow, key=lambda k: -lats[k])[:8]:
+        w(f"  key {k}: {lats[k] * 1000:.0f} ms wall, UI CPU {cpus[k][0] * 1000:.0f} ms, others "
+          f"{(cpus[k][1] - cpus[k][0]) * 1000:.0f} ms:")
+        big = [(name, ex, wall) for name, _s, wall, _c, ex in exclusive(inside(starts[k], lats[k])) if wall > 3]
+        w(" " + "; ".join(f"{name} {ex:.0f}/{wall:.0f}" for name, ex, wall in big[:12]) + "\n")
 
 
 def _memory_parts() -> dict:
@@ -255,10 +396,12 @@ def _memory_parts() -> dict:
 def _spawn(variant: str, data: Path, env: dict, project: Path, expected: int, trace_memory: bool):
     extra = ("--tracemalloc",) if trace_memory else ()
     return bench_alerts._spawn(variant, data, env, project, expected, script=__file__,
-                               extra=extra + (("--cycles",) if CYCLES and variant != "fresh" else ()))
+                               extra=extra + (("--cycles",) if CYCLES and variant != "fresh" else ())
+                               + (("--trace-keys",) if TRACE_KEYS and variant != "fresh" else ()))
 
 
 CYCLES = False  # main sets it from --cycles
+TRACE_KEYS = False  # main sets it from --trace-keys
 
 
 # -- the parent: Dovecot, the storm, the table -------------------------------------------------------
@@ -364,14 +507,17 @@ def main() -> int:
                         "switch interval (an experiment)")
     parser.add_argument("--cycles", action="store_true",
                         help="count the storm's cyclic garbage by type in each child (a diagnostic; keeps it all)")
+    parser.add_argument("--trace-keys", action="store_true",
+                        help="log, per key over 150 ms, what ran on the UI thread inside it, with its CPU time "
+                        "(a diagnostic; each child prints it on stderr)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--project", help=argparse.SUPPRESS)
     parser.add_argument("--expected", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        return child(args.child, Path(args.project), args.expected, args.tracemalloc, args.cycles)
-    global CYCLES
-    CYCLES = args.cycles
+        return child(args.child, Path(args.project), args.expected, args.tracemalloc, args.cycles, args.trace_keys)
+    global CYCLES, TRACE_KEYS
+    CYCLES, TRACE_KEYS = args.cycles, args.trace_keys
 
     from tests.servers.dovecot import DovecotServer
 
