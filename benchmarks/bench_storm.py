@@ -395,12 +395,19 @@ def _memory_parts() -> dict:
 
 def _spawn(variant: str, data: Path, env: dict, project: Path, expected: int, trace_memory: bool):
     extra = ("--tracemalloc",) if trace_memory else ()
+    if variant == "base":  # the app of another checkout (--base): ``mailtriage`` found there first
+        shim = data.parent / "base-shim"
+        shim.mkdir(exist_ok=True)
+        if not (shim / "mailtriage").exists():
+            (shim / "mailtriage").symlink_to(BASE, target_is_directory=True)
+        env = {**env, "PYTHONPATH": os.pathsep.join([str(shim), env.get("PYTHONPATH", "")])}
     return bench_alerts._spawn(variant, data, env, project, expected, script=__file__,
                                extra=extra + (("--cycles",) if CYCLES and variant != "fresh" else ())
                                + (("--trace-keys",) if TRACE_KEYS and variant != "fresh" else ()))
 
 
 CYCLES = False  # main sets it from --cycles
+BASE: Path | None = None  # main sets it from --base
 TRACE_KEYS = False  # main sets it from --trace-keys
 
 
@@ -504,9 +511,11 @@ def main() -> int:
     parser.add_argument("--variants", help="children to open on the storm at once (default old,paced,acyclic): old = "
                         "before issue 39's pacing, paced = idle pacing alone, acyclic = as the app runs now "
                         "(pacing, and painted lines leave no cyclic garbage); switch = paced with a 1 ms GIL "
-                        "switch interval (an experiment)")
+                        "switch interval (an experiment); base = acyclic, the app of --base (default base,acyclic with --base)")
     parser.add_argument("--cycles", action="store_true",
                         help="count the storm's cyclic garbage by type in each child (a diagnostic; keeps it all)")
+    parser.add_argument("--base", help="a checkout of the code before (e.g. `git worktree add --detach /tmp/base "
+                        "<commit>`): its app runs as the variant 'base' beside this one's, same storm, same load")
     parser.add_argument("--trace-keys", action="store_true",
                         help="log, per key over 150 ms, what ran on the UI thread inside it, with its CPU time "
                         "(a diagnostic; each child prints it on stderr)")
@@ -516,13 +525,17 @@ def main() -> int:
     args = parser.parse_args()
     if args.child:
         return child(args.child, Path(args.project), args.expected, args.tracemalloc, args.cycles, args.trace_keys)
-    global CYCLES, TRACE_KEYS
+    global CYCLES, TRACE_KEYS, BASE
     CYCLES, TRACE_KEYS = args.cycles, args.trace_keys
+    BASE = Path(args.base).resolve() if args.base else None
 
     from tests.servers.dovecot import DovecotServer
 
     variants = (tuple(args.variants.split(",")) if args.variants
+                else ("base", "acyclic") if args.base
                 else ("old", "paced", "acyclic") if args.compare else ("acyclic",))
+    if "base" in variants and BASE is None:
+        parser.error("the variant 'base' needs --base")
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="mailtriage-bench-storm-") as tmp_name:
         tmp = Path(tmp_name)
