@@ -2,10 +2,9 @@
 
 ``render_line`` paints one screen row from one :class:`ThreadRows` row; nothing is
 built for rows off screen, so 100,000 threads scroll like 100. Painted rows are kept
-in a small LRU cache keyed by the row itself (that very summary, not its place) and what
-its line shows (width, cursor, focus of the cursor row, tag, tree mark, triage mark), so
-moving the cursor repaints two lines, a focus move one, and news folded into the list
-(rows inserted above, the others moved down a line) paints the new rows only (issue 39). Rows a paged source has not fetched yet paint as placeholders and
+in a small LRU cache keyed by the row itself (not its place) and what its line shows, so
+moving the cursor repaints two lines, a focus move one, and news folded into the list paints
+the new rows only (issue 39). Rows a paged source has not fetched yet paint as placeholders and
 their pages are fetched by one worker, nearest to the viewport first.
 """
 
@@ -93,7 +92,6 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
     ThreadList > .thread-list--status { color: $text-accent; text-style: bold; }
     """
 
-    # No repaint of the whole list when it changes: watch_cursor repaints the two rows (issue 39).
     cursor: reactive[int] = reactive(0, init=False, repaint=False)
 
     @lean_dataclass
@@ -215,9 +213,7 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         else:
             new_top = max(0, new_cursor - max(0, old_cursor - old_top))
         self.rows = rows
-        # No cache clear: the painted rows are kept by the row (render_line), so rows the news
-        # left as they were are not painted again, only moved (issue 39: every fold of a poll
-        # painted the whole screen again, some 40 rows, between the user's keys).
+        # No cache clear: rows are kept painted by the row (render_line), so a fold paints the new ones only.
         self.virtual_size = Size(0, len(rows))
         self.scroll_to(y=new_top, animate=False, immediate=True)
         # Rows that came in above the cursor's thread and out of view: said, not hidden (issue 39).
@@ -242,8 +238,7 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         return [row for i in range(top, min(top + height, len(self.rows))) if (row := self.rows.peek(i)) is not None]
 
     def set_statuses(self, statuses: dict) -> None:
-        """New overview marks: the rows whose mark changed are painted again (the mark is
-        part of a painted row's cache key)."""
+        """New overview marks: the rows whose mark changed are painted again (render_line's key)."""
         self.statuses = statuses
         self.refresh()
 
@@ -284,13 +279,10 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         row = self.rows.peek(index)
         if row is None:  # a placeholder: painted again once its page arrives
             return self._paint(None, width, is_cursor, self.tags.waits_at(self.rows, index))
-        tagged = row in self.tags
+        tagged, mark = row in self.tags, status_mark(self.statuses.get(row.thread_id)) if self.statuses else ""
         decoration = self.rows.decoration(index) if isinstance(self.rows, ArrangedRows) else ""
-        mark = status_mark(self.statuses.get(row.thread_id)) if self.statuses else ""
-        # By the row itself (its id, the row kept in the entry so the id is never another's):
-        # a row that only moved (news above it) is not painted again.
-        key = (id(row), width, is_cursor, is_cursor and self.has_focus, self._generation, tagged, decoration, mark,
-               self.date_column)
+        # By the row itself (kept in the entry: its id is never another's), not by its place.
+        key = (id(row), width, is_cursor, is_cursor and self.has_focus, self._generation, tagged, decoration, mark)
         cached = self._cache.get(key)
         if cached is not None and cached[0] is row:
             return cached[1]
@@ -337,8 +329,7 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         text.append(" ")
         if decoration:  # the thread tree's mark (ours, not mail text)
             text.append(decoration, muted)
-        mark = status if status is not None else (status_mark(self.statuses.get(row.thread_id))
-                                                  if self.statuses else "")
+        mark = status if status is not None else status_mark(self.statuses.get(row.thread_id))
         if mark:  # the issue ID comes from our tracker's file names; inert all the same
             text.append_text(inert_text(mark, style=Style() if is_cursor else
                                         self.get_component_rich_style("thread-list--status")))
@@ -351,7 +342,7 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         return Strip(segments, text.cell_len).apply_style(base).adjust_cell_length(width, base)
 
     # -- cursor ------------------------------------------------------------
-    def watch_cursor(self, old: int, new: int) -> None:
+    def watch_cursor(self, old: int, new: int) -> None:  # two rows, not the whole list (repaint=False)
         self.refresh_line(old)
         self.refresh_line(new)
         self._scroll_cursor_into_view()
