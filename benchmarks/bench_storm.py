@@ -597,6 +597,9 @@ def main() -> int:
     row("key latency, median (ms)", lambda r: f"{statistics.median(r['latencies']) * 1000:.1f}")
     row("key latency, p99 (ms) (goal <= 200)", lambda r: f"{pct(r, 0.99):.1f}")
     row("key latency, max (ms)", lambda r: f"{max(r['latencies']) * 1000:.0f}")
+    row("UI-thread CPU per key, median / p99 (ms)", lambda r: "{:.1f} / {:.1f}".format(
+        *(lambda cs: (cs[len(cs) // 2], cs[min(len(cs) - 1, int(len(cs) * 0.99))]) if cs else (0, 0))(
+            sorted(ui * 1000 for ui, _ in r.get("key_cpu", [])))))
     row("keys over 200 ms", lambda r: f"{_slow_keys(r)[0]}")
     row("... collection ms inside them, gen 0/1/2",
         lambda r: "/".join(f"{_slow_keys(r)[1][g]:.0f}" for g in (0, 1, 2)))
