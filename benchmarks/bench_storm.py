@@ -69,6 +69,20 @@ collections 118 / 8 (their CPU 7.9 / 0.9 s); collections 16160 / 10611, wall 222
 max 1922 / 1580, keys over 200 ms 585 / 546, full-collection time inside them 45.9 / 5.4 s;
 memory after the storm 122 / 121 MB against 120 fresh (+2 / +0 %); CPU per fifth 8 8 9 9 12 %
 in both; 6000/6000 new reports announced by each.
+
+Where a slow key's time went (``--trace-keys``, 2026-12-03, ``--threads 14000 --minutes 5``,
+the app as it was, load 6-8): 24 of 1768 keys over 150 ms; inside them 4.9 s of wall time
+against 0.63 s of UI-thread CPU and 0.12 s of the other threads': at that load a key mostly
+waits for a core, so its latency follows its CPU. Per key, 11.9 ms of UI-thread CPU: the
+screen update 5.7 ms (Textual rendered every widget whole for two changed rows), a layout of
+the whole screen 1.3 ms (the status line asked for one), the key's dispatch 1 ms; a poll's
+fold of news 0.02 ms a key on average (it repainted every row on screen). Since then the key
+repaints its two rows and the status line, the update renders those lines only, and a fold
+paints the new rows only. ``--base`` (the start commit, 771e378) beside it on the same storm,
+``--threads 14000 --minutes 5``, load 10.1-14.6, base / now: key p99 264.6 / 154.4 ms,
+median 63.3 / 36.1, max 522 / 306, keys over 200 ms 41 / 6; collections 1990 / 289 (wall 13.3
+/ 1.7 s: fewer strips made at each key); CPU per fifth 10-12 / 7-8 %; memory after the storm
++12 / +11 % of the fresh start (85 MB); 1000/1000 new reports announced by each.
 """
 
 from __future__ import annotations
