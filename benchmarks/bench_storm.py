@@ -83,6 +83,12 @@ paints the new rows only. ``--base`` (the start commit, 771e378) beside it on th
 median 63.3 / 36.1, max 522 / 306, keys over 200 ms 41 / 6; collections 1990 / 289 (wall 13.3
 / 1.7 s: fewer strips made at each key); CPU per fifth 10-12 / 7-8 %; memory after the storm
 +12 / +11 % of the fresh start (85 MB); 1000/1000 new reports announced by each.
+``--threads 14000 --minutes 30 --base <771e378>``, load 3.7-19.9 (other helpers' test suites),
+base / now: key p99 520.1 / 264.5 ms (goal <= 200: not met at this load), median 81.0 / 42.0,
+max 1296 / 1235, keys over 200 ms 882 / 202; UI-thread CPU per key median 11.5 / 5.1 ms, p99
+22.3 / 9.6; collections 11792 / 2871 (wall 162 / 42 s, CPU 10.6 / 3.1 s), full ones 9 / 2;
+CPU per fifth 7 7 9 11 18 / 5 5 7 8 11 %; memory after the storm 132 / 134 MB against 117
+fresh (+13 / +14 %); 6000/6000 new reports announced by each.
 """
 
 from __future__ import annotations
