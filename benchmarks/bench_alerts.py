@@ -157,9 +157,12 @@ async def _drive(variant: str, project: Path, expected: int) -> dict:
         sampler = asyncio.create_task(sample())
         keys = "jjjjjkkkkk"
         n = 0
+        key_cpu: list[tuple[float, float]] = []  # (UI thread, whole process) CPU seconds inside each key
         while not end.is_set():
             key_starts.append(time.perf_counter())
+            ui0, proc0 = time.thread_time(), time.process_time()
             latencies.append(await _key_latency(app, tl, keys[n % len(keys)]))
+            key_cpu.append((time.thread_time() - ui0, time.process_time() - proc0))
             n += 1
             await pilot.pause(0.1)
         out["cpu"] = (time.process_time() - cpu0) / (time.monotonic() - wall0)
@@ -189,6 +192,7 @@ async def _drive(variant: str, project: Path, expected: int) -> dict:
         out["rows_after"] = len(app.main.threads.thread_list.rows)
         out["latencies"] = latencies
         out["key_starts"] = key_starts
+        out["key_cpu"] = key_cpu
         out["notifications"] = len(alerts)
         out["announced"] = sum(int(m.group(1)) for t in alerts.values() if (m := re.match(r"(\d+) new report", t)))
     return out

@@ -69,6 +69,26 @@ collections 118 / 8 (their CPU 7.9 / 0.9 s); collections 16160 / 10611, wall 222
 max 1922 / 1580, keys over 200 ms 585 / 546, full-collection time inside them 45.9 / 5.4 s;
 memory after the storm 122 / 121 MB against 120 fresh (+2 / +0 %); CPU per fifth 8 8 9 9 12 %
 in both; 6000/6000 new reports announced by each.
+
+Where a slow key's time went (``--trace-keys``, 2026-12-03, ``--threads 14000 --minutes 5``,
+the app as it was, load 6-8): 24 of 1768 keys over 150 ms; inside them 4.9 s of wall time
+against 0.63 s of UI-thread CPU and 0.12 s of the other threads': at that load a key mostly
+waits for a core, so its latency follows its CPU. Per key, 11.9 ms of UI-thread CPU: the
+screen update 5.7 ms (Textual rendered every widget whole for two changed rows), a layout of
+the whole screen 1.3 ms (the status line asked for one), the key's dispatch 1 ms; a poll's
+fold of news 0.02 ms a key on average (it repainted every row on screen). Since then the key
+repaints its two rows and the status line, the update renders those lines only, and a fold
+paints the new rows only. ``--base`` (the start commit, 771e378) beside it on the same storm,
+``--threads 14000 --minutes 5``, load 10.1-14.6, base / now: key p99 264.6 / 154.4 ms,
+median 63.3 / 36.1, max 522 / 306, keys over 200 ms 41 / 6; collections 1990 / 289 (wall 13.3
+/ 1.7 s: fewer strips made at each key); CPU per fifth 10-12 / 7-8 %; memory after the storm
++12 / +11 % of the fresh start (85 MB); 1000/1000 new reports announced by each.
+``--threads 14000 --minutes 30 --base <771e378>``, load 3.7-19.9 (other helpers' test suites),
+base / now: key p99 520.1 / 264.5 ms (goal <= 200: not met at this load), median 81.0 / 42.0,
+max 1296 / 1235, keys over 200 ms 882 / 202; UI-thread CPU per key median 11.5 / 5.1 ms, p99
+22.3 / 9.6; collections 11792 / 2871 (wall 162 / 42 s, CPU 10.6 / 3.1 s), full ones 9 / 2;
+CPU per fifth 7 7 9 11 18 / 5 5 7 8 11 %; memory after the storm 132 / 134 MB against 117
+fresh (+13 / +14 %); 6000/6000 new reports announced by each.
 """
 
 from __future__ import annotations
@@ -93,7 +113,8 @@ import bench_alerts  # noqa: E402  (the app driver, the mail shape, the project 
 
 # -- the child: the app, headless, with the poller's listings counted -------------------------------
 
-def child(variant: str, project: Path, expected: int, trace_memory: bool, cycles: bool = False) -> int:
+def child(variant: str, project: Path, expected: int, trace_memory: bool, cycles: bool = False,
+          trace_keys: bool = False) -> int:
     import asyncio
 
     from mailtriage.core.trace import OPLOG
@@ -179,6 +200,9 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool, cycles
     import gc
 
     gc.callbacks.append(on_collection)
+    spans: list = []
+    if trace_keys:
+        _trace_ui(spans, sampling_gc)
     try:
         result = asyncio.run(bench_alerts._drive(variant, project, expected))
     finally:
@@ -189,6 +213,8 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool, cycles
         result["cpu_marks"] = cpu_marks
         result["collections"] = collections
         result["full_triggers"] = triggers
+        if trace_keys:
+            _key_report(variant, {**result, "spans": spans})
     for when, got in parts:
         sys.stderr.write(f"memory parts at {when}: " + ", ".join(f"{k} {v:,.1f}" for k, v in got.items()) + "\n")
     if snapshot:
@@ -206,6 +232,141 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool, cycles
                 sys.stderr.write(f"      {line}\n")
     print("RESULT " + json.dumps(result), flush=True)
     return 0
+
+
+def _trace_ui(spans: list, on: threading.Event) -> None:
+    """``--trace-keys``: what ran on the UI thread, as spans (name, perf_counter at start, wall
+    ms, UI-thread CPU ms): each message a pump dispatched, each timer's callback, each
+    compositor update and layout, and the list's own steps (a fold of news, a row painted). A
+    diagnostic of the benchmark: the wrappers cost a few microseconds a call."""
+    from textual.message_pump import MessagePump
+    from textual.screen import Screen
+    from textual.timer import Timer
+
+    from mailtriage.tui.panes.thread_list import ThreadList
+    from mailtriage.tui.panes.threads import ThreadPane
+    from mailtriage.tui.screens.main import MainScreen
+
+    main_ident = threading.main_thread().ident
+    perf, cpu = time.perf_counter, time.thread_time
+
+    def record(name: str, t0: float, c0: float) -> None:
+        spans.append((name, t0, (perf() - t0) * 1000, (cpu() - c0) * 1000))
+
+    def wrap_async(cls, attr: str, name) -> None:
+        orig = getattr(cls, attr)
+
+        async def wrapped(self, *args, **kwargs):
+            if not on.is_set() or threading.get_ident() != main_ident:
+                return await orig(self, *args, **kwargs)
+            t0, c0 = perf(), cpu()
+            try:
+                return await orig(self, *args, **kwargs)
+            finally:
+                record(name(self, *args), t0, c0)
+
+        setattr(cls, attr, wrapped)
+
+    def wrap(cls, attr: str, name) -> None:
+        orig = getattr(cls, attr)
+
+        def wrapped(self, *args, **kwargs):
+            if not on.is_set() or threading.get_ident() != main_ident:
+                return orig(self, *args, **kwargs)
+            t0, c0 = perf(), cpu()
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                record(name(self, *args), t0, c0)
+
+        setattr(cls, attr, wrapped)
+
+    wrap_async(MessagePump, "_dispatch_message",
+               lambda self, message: f"msg {type(self).__name__}.{type(message).__qualname__}")
+    wrap_async(Timer, "_tick", lambda self, **_: "timer " + getattr(self._callback, "__qualname__", str(self.name)))
+    wrap(Screen, "_refresh_layout", lambda self, *a: "layout")
+    wrap(Screen, "_compositor_refresh", lambda self, *a: "compositor update")
+    wrap(ThreadList, "replace_rows", lambda self, *a: "list replace_rows")
+    wrap(ThreadList, "set_rows", lambda self, *a: "list set_rows")
+    wrap(ThreadList, "set_statuses", lambda self, *a: "list set_statuses")
+    wrap(ThreadList, "_paint", lambda self, *a: "list paint a row")
+    wrap(ThreadPane, "_update_status", lambda self, *a: "pane status line")
+    wrap(MainScreen, "_apply_news", lambda self, *a: "fold news (_apply_news)")
+    wrap(MainScreen, "_announce_alerts", lambda self, *a: "announce alerts")
+
+
+def _key_report(variant: str, r: dict, over_ms: float = 150.0) -> None:
+    """``--trace-keys``: for the keys over ``over_ms``, what ran on the UI thread inside them,
+    against the same for all keys; then the slowest keys one by one."""
+    spans = r.get("spans") or []
+    starts, lats, cpus = r.get("key_starts", []), r["latencies"], r.get("key_cpu", [])
+    if not spans or not cpus:
+        return
+    spans.sort(key=lambda sp: sp[1])
+    span_starts = [sp[1] for sp in spans]
+    import bisect
+
+    def inside(t0: float, lat: float) -> list:
+        a = bisect.bisect_left(span_starts, t0 - 5.0)
+        out = [sp for sp in spans[a:bisect.bisect_right(span_starts, t0 + lat)]
+               if sp[1] + sp[2] / 1000 > t0 and sp[1] < t0 + lat]
+        return out
+
+    def exclusive(found: list) -> list:
+        """Each span's CPU less the spans nested in it (what it did itself)."""
+        out = []
+        for i, (name, s0, wall, c) in enumerate(found):
+            end = s0 + wall / 1000
+            nested = sum(c2 for n2, s2, w2, c2 in found if s2 >= s0 and s2 + w2 / 1000 <= end
+                         and (s2, n2) != (s0, name))
+            out.append((name, s0, wall, c, max(0.0, c - nested)))
+        return out
+
+    from collections import defaultdict
+
+    def tally(keys: list[int]) -> dict:
+        per: dict = defaultdict(lambda: [0, 0, 0.0, 0.0])  # keys it ran in, calls, exclusive CPU ms, wall ms
+        for k in keys:
+            seen = set()
+            for name, _s0, wall, _c, ex in exclusive(inside(starts[k], lats[k])):
+                row = per[name]
+                row[1] += 1
+                row[2] += ex
+                row[3] += wall
+                if name not in seen:
+                    seen.add(name)
+                    row[0] += 1
+        return per
+
+    slow = [k for k in range(min(len(starts), len(cpus))) if lats[k] * 1000 > over_ms]
+    every = list(range(min(len(starts), len(cpus))))
+    w = sys.stderr.write
+    ui_slow = sum(cpus[k][0] for k in slow) * 1000
+    proc_slow = sum(cpus[k][1] for k in slow) * 1000
+    wall_slow = sum(lats[k] for k in slow) * 1000
+    w(f"\n{variant}: {len(slow)} of {len(every)} keys over {over_ms:.0f} ms; inside them, wall {wall_slow:.0f} ms, "
+      f"UI-thread CPU {ui_slow:.0f} ms, other threads' CPU {proc_slow - ui_slow:.0f} ms "
+      f"(all keys: wall {sum(lats) * 1000:.0f}, UI CPU {sum(c[0] for c in cpus) * 1000:.0f}, "
+      f"others {sum(c[1] - c[0] for c in cpus) * 1000:.0f} ms)\n")
+    gcs = r.get("collections", [])
+    gc_slow = [0.0, 0.0]
+    for k in slow:
+        for gen, ms, start, c in gcs:
+            if starts[k] <= start <= starts[k] + lats[k]:
+                gc_slow[0] += ms
+                gc_slow[1] += c
+    w(f"  collections inside the slow keys: wall {gc_slow[0]:.0f} ms, CPU {gc_slow[1]:.0f} ms\n")
+    per_slow, per_all = tally(slow), tally(every)
+    w(f"  {'what ran on the UI thread':52}{'slow keys':>10}{'calls':>8}{'CPU ms':>9}{'wall ms':>9}"
+      f"{'CPU/key all':>12}\n")
+    for name, (n, calls, ex, wall) in sorted(per_slow.items(), key=lambda kv: -kv[1][2])[:22]:
+        every_ex = per_all[name][2] / max(len(every), 1)
+        w(f"  {name[:52]:52}{n:>10}{calls:>8}{ex:>9.0f}{wall:>9.0f}{every_ex:>12.2f}\n")
+    for k in sorted(slow, key=lambda k: -lats[k])[:8]:
+        w(f"  key {k}: {lats[k] * 1000:.0f} ms wall, UI CPU {cpus[k][0] * 1000:.0f} ms, others "
+          f"{(cpus[k][1] - cpus[k][0]) * 1000:.0f} ms:")
+        big = [(name, ex, wall) for name, _s, wall, _c, ex in exclusive(inside(starts[k], lats[k])) if wall > 3]
+        w(" " + "; ".join(f"{name} {ex:.0f}/{wall:.0f}" for name, ex, wall in big[:12]) + "\n")
 
 
 def _memory_parts() -> dict:
@@ -254,11 +415,20 @@ def _memory_parts() -> dict:
 
 def _spawn(variant: str, data: Path, env: dict, project: Path, expected: int, trace_memory: bool):
     extra = ("--tracemalloc",) if trace_memory else ()
+    if variant == "base":  # the app of another checkout (--base): ``mailtriage`` found there first
+        shim = data.parent / "base-shim"
+        shim.mkdir(exist_ok=True)
+        if not (shim / "mailtriage").exists():
+            (shim / "mailtriage").symlink_to(BASE, target_is_directory=True)
+        env = {**env, "PYTHONPATH": os.pathsep.join([str(shim), env.get("PYTHONPATH", "")])}
     return bench_alerts._spawn(variant, data, env, project, expected, script=__file__,
-                               extra=extra + (("--cycles",) if CYCLES and variant != "fresh" else ()))
+                               extra=extra + (("--cycles",) if CYCLES and variant != "fresh" else ())
+                               + (("--trace-keys",) if TRACE_KEYS and variant != "fresh" else ()))
 
 
 CYCLES = False  # main sets it from --cycles
+BASE: Path | None = None  # main sets it from --base
+TRACE_KEYS = False  # main sets it from --trace-keys
 
 
 # -- the parent: Dovecot, the storm, the table -------------------------------------------------------
@@ -361,22 +531,31 @@ def main() -> int:
     parser.add_argument("--variants", help="children to open on the storm at once (default old,paced,acyclic): old = "
                         "before issue 39's pacing, paced = idle pacing alone, acyclic = as the app runs now "
                         "(pacing, and painted lines leave no cyclic garbage); switch = paced with a 1 ms GIL "
-                        "switch interval (an experiment)")
+                        "switch interval (an experiment); base = acyclic, the app of --base (default base,acyclic with --base)")
     parser.add_argument("--cycles", action="store_true",
                         help="count the storm's cyclic garbage by type in each child (a diagnostic; keeps it all)")
+    parser.add_argument("--base", help="a checkout of the code before (e.g. `git worktree add --detach /tmp/base "
+                        "<commit>`): its app runs as the variant 'base' beside this one's, same storm, same load")
+    parser.add_argument("--trace-keys", action="store_true",
+                        help="log, per key over 150 ms, what ran on the UI thread inside it, with its CPU time "
+                        "(a diagnostic; each child prints it on stderr)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--project", help=argparse.SUPPRESS)
     parser.add_argument("--expected", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        return child(args.child, Path(args.project), args.expected, args.tracemalloc, args.cycles)
-    global CYCLES
-    CYCLES = args.cycles
+        return child(args.child, Path(args.project), args.expected, args.tracemalloc, args.cycles, args.trace_keys)
+    global CYCLES, TRACE_KEYS, BASE
+    CYCLES, TRACE_KEYS = args.cycles, args.trace_keys
+    BASE = Path(args.base).resolve() if args.base else None
 
     from tests.servers.dovecot import DovecotServer
 
     variants = (tuple(args.variants.split(",")) if args.variants
+                else ("base", "acyclic") if args.base
                 else ("old", "paced", "acyclic") if args.compare else ("acyclic",))
+    if "base" in variants and BASE is None:
+        parser.error("the variant 'base' needs --base")
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="mailtriage-bench-storm-") as tmp_name:
         tmp = Path(tmp_name)
@@ -438,6 +617,9 @@ def main() -> int:
     row("key latency, median (ms)", lambda r: f"{statistics.median(r['latencies']) * 1000:.1f}")
     row("key latency, p99 (ms) (goal <= 200)", lambda r: f"{pct(r, 0.99):.1f}")
     row("key latency, max (ms)", lambda r: f"{max(r['latencies']) * 1000:.0f}")
+    row("UI-thread CPU per key, median / p99 (ms)", lambda r: "{:.1f} / {:.1f}".format(
+        *(lambda cs: (cs[len(cs) // 2], cs[min(len(cs) - 1, int(len(cs) * 0.99))]) if cs else (0, 0))(
+            sorted(ui * 1000 for ui, _ in r.get("key_cpu", [])))))
     row("keys over 200 ms", lambda r: f"{_slow_keys(r)[0]}")
     row("... collection ms inside them, gen 0/1/2",
         lambda r: "/".join(f"{_slow_keys(r)[1][g]:.0f}" for g in (0, 1, 2)))

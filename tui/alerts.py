@@ -106,9 +106,14 @@ class MarkedRows(SameRows):
     """A row source whose rows with the given thread IDs carry the unread mark; everything
     else is its base's (row i is the base's row i, so tui.rows.plain_rows looks through it)."""
 
-    def __init__(self, base: ThreadRows, marked: set[str]) -> None:
+    def __init__(self, base: ThreadRows, marked: set[str], made: dict | None = None) -> None:
         self.base = base
         self.marked = marked
+        #: Each marked row as painted (base row's id -> (base row, marked row)), handed from
+        #: the marks of the list before: the same row is the same object from poll to poll, so
+        #: the list's painted-row cache keeps it (issue 39: a new copy at each peek painted
+        #: every news row on screen again at every poll). The caller bounds it.
+        self.made: dict[int, tuple[ThreadSummary, ThreadSummary]] = made if made is not None else {}
 
     def __len__(self) -> int:
         return len(self.base)
@@ -137,5 +142,10 @@ class MarkedRows(SameRows):
     def peek(self, index: int) -> ThreadSummary | None:
         row = self.base.peek(index)
         if row is not None and not row.unread and str(row.thread_id) in self.marked:
-            return replace(row, unread=True)
+            made = self.made.get(id(row))
+            if made is not None and made[0] is row:
+                return made[1]
+            marked = replace(row, unread=True)
+            self.made[id(row)] = (row, marked)
+            return marked
         return row

@@ -8,7 +8,9 @@ collector's thresholds restored, when the app unmounts.
 
 Less for those collections to find: on mount, painted lines stop leaving Textual's strips in
 reference cycles (:func:`~mailtriage.tui.textual_private.acyclic_strip_divide`), most of the
-cyclic garbage a storm made.
+cyclic garbage a storm made. And less to paint at each key: a partial screen update renders the
+lines it updates only (:func:`~mailtriage.tui.textual_private.cropped_renders`), not every
+widget whole.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ class IdleCollection:
     #: Painted lines leave no strip in a reference cycle (benchmarks/bench_storm.py turns it off
     #: for the code before it).
     acyclic_strips = True
+    #: A partial screen update renders the lines it updates only (textual_private.cropped_renders;
+    #: benchmarks/bench_storm.py turns it off for the code before it).
+    cropped_renders = True
     idle_pacer: IdlePacer | None = None
     _pacer_timer: Timer | None = None
 
@@ -49,6 +54,8 @@ class IdleCollection:
     def on_mount(self) -> None:
         if self.acyclic_strips:
             textual_private.acyclic_strip_divide()
+        if self.cropped_renders:
+            textual_private.cropped_renders()
 
     def start_idle_collection(self) -> None:
         """The main screen is up: pace the full collections from now on (once)."""

@@ -40,6 +40,8 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual.widgets._footer", "", "FooterKey", ("class", "Widget")),
     ("textual.dom", "DOMNode", "_get_default_css", ("method",)),
     ("textual.app", "App", "_register", ("method", "parent", "widgets")),
+    ("textual._compositor", "Compositor", "_get_renders", ("method", "crop")),
+    ("textual._compositor", "Compositor", "_render_chops", ("method", "crop", "is_rendered_line")),
 )
 
 
@@ -63,6 +65,11 @@ def full_frame(screen: Screen, console: Console) -> str:
         return compositor.render_full_update().render_segments(console)
     finally:
         compositor._dirty_regions.update(pending)
+
+
+def compositor(screen: Screen):  # type: ignore[no-untyped-def]
+    """The screen's compositor (what draws its updates)."""
+    return screen._compositor
 
 
 def notifications_shown(app: App) -> bool:
@@ -130,3 +137,49 @@ def start_screen(app: App, screen: Screen) -> None:
     for a screen that is not running (``App._get_screen``). A later push of it finds it
     running and only shows it; a screen never pushed is removed with ``screen.remove()``."""
     app._register(app, screen)
+
+
+_RENDERS: list = []  # Textual's own Compositor._get_renders, while ours stands in for it
+
+
+def cropped_renders(on: bool = True) -> None:
+    """A partial update renders the lines it updates, not every widget whole (issue 39);
+    ``on=False`` puts Textual's own ``Compositor._get_renders`` back.
+
+    Textual's partial update crops to the box around the regions that changed (at a key: two
+    rows of the list, or the status line), then renders every widget whose clip meets that box
+    (the screen's whole area for a top-level widget: the header, the footer, the reader) over
+    its whole height, and keeps the box's lines: eleven widgets, some 40 lines each, at every
+    key, about half the key's time on the UI thread. Ours skips the widgets whose visible area
+    misses the box and renders the others over the box's lines only (their clip cut to them),
+    which ``_render_chops`` lines up as it does any clipped widget. A full update (the box is
+    the screen) renders as before. tests/tui/test_textual_private.py compares ours with
+    Textual's on a partial update."""
+    from textual._compositor import Compositor  # why: the compositor is private to Textual
+    from textual.geometry import Region
+
+    if on and not _RENDERS:
+        renders = Compositor._get_renders
+        _RENDERS.append(renders)
+
+        def lines_of_the_crop(self, crop=None):  # type: ignore[no-untyped-def]
+            if not crop:
+                yield from renders(self, crop)
+                return
+            top, bottom = crop.y, crop.bottom
+            for widget, (region, clip) in self.visible_widgets.items():
+                shown = region.intersection(clip)
+                if not (shown.width and shown.height) or not crop.overlaps(shown):
+                    continue
+                if clip.y < top or clip.bottom > bottom:  # the clip, cut to the crop's lines
+                    y = max(clip.y, top)
+                    clip = Region(clip.x, y, clip.width, max(0, min(clip.bottom, bottom) - y))
+                    shown = region.intersection(clip)
+                    if not (shown.width and shown.height):
+                        continue
+                yield (region, clip, widget.render_lines(Region(shown.x - region.x, shown.y - region.y,
+                                                                 shown.width, shown.height)))
+
+        Compositor._get_renders = lines_of_the_crop  # type: ignore[method-assign]
+    elif not on and _RENDERS:
+        Compositor._get_renders = _RENDERS.pop()  # type: ignore[method-assign]

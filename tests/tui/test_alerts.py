@@ -107,6 +107,27 @@ def test_marked_rows_mark_only_the_given_threads():
     assert rows.peek(5) is None
 
 
+def test_a_marked_row_is_the_same_object_from_poll_to_poll():
+    """Issue 39: each poll wraps the list in new marks; a row marked before is handed on as the
+    same object (the list's painted-row cache is by the row), not a new copy at each peek, which
+    painted every news row on screen again at every poll of a storm."""
+    from mailtriage.backends.contract import Address, ThreadId, ThreadSummary
+    from mailtriage.tui.rows import ListRows
+
+    def summary(value: str) -> ThreadSummary:
+        return ThreadSummary(thread_id=ThreadId("mbox", value), subject=value, root_message_id=value,
+                             sender=Address("a", "a@x.org"), last_activity=datetime(2026, 1, 1, tzinfo=timezone.utc),
+                             message_count=1)
+
+    base = ListRows([summary("<a>"), summary("<b>")])
+    first = MarkedRows(base, {"msgid:<b>"})
+    row = first.peek(1)
+    assert row.unread and first.peek(1) is row
+    news = ListRows([summary("<c>"), *base.items])  # the next poll: a new thread above
+    second = MarkedRows(news, {"msgid:<b>", "msgid:<c>"}, first.made)
+    assert second.peek(2) is row and second.peek(0).unread
+
+
 async def test_user_setting_zero_starts_no_poller(tmp_path, user_data, user_config):
     (user_config / "config.toml").write_text('name = "Test Triager"\n[alerts]\npoll_seconds = 0\n', encoding="utf-8")
     folder = tmp_path / "p"

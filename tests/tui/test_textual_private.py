@@ -72,3 +72,52 @@ def test_a_strip_divided_at_its_own_length_leaves_no_cyclic_garbage():
     finally:
         textual_private.acyclic_strip_divide()
     assert _cyclic_garbage_of_a_divided_strip() == 0
+
+
+async def test_a_partial_update_renders_the_lines_it_updates_and_writes_what_textual_writes():
+    """Issue 39: at each key Textual's partial update rendered every widget whole (the header,
+    the footer, the reader: eleven widgets, some 40 lines each) to keep two lines of the list.
+    Ours renders the widgets the update meets, over its lines only, and writes the same bytes."""
+    from textual.app import ComposeResult
+    from textual.containers import Horizontal, Vertical
+    from textual.widgets import Static
+
+    rendered: list[tuple[str, int]] = []
+
+    class Counted(Static):
+        def render_lines(self, crop):
+            rendered.append((str(self.id), crop.height))
+            return super().render_lines(crop)
+
+    class Host(App):
+        CSS = "#side { width: 20; } Vertical { width: 1fr; } #rows { height: 1fr; } #status { height: 1; }"
+
+        def compose(self) -> ComposeResult:
+            yield Counted("head", id="head")
+            with Horizontal():
+                yield Counted("\n".join(f"side {i}" for i in range(20)), id="side")
+                with Vertical():
+                    yield Counted("\n".join(f"row {i}" for i in range(20)), id="rows")
+                    yield Counted("status", id="status")
+            yield Counted("foot", id="foot")
+
+    app = Host()
+    async with app.run_test(size=(60, 30)) as pilot:
+        await pilot.pause()
+        compositor = textual_private.compositor(app.screen)
+        status = app.query_one("#status", Static)
+        written = {}
+        for ours in (False, True):
+            textual_private.cropped_renders(ours)
+            status.update(f"status {ours}", layout=False)
+            status.update("status", layout=False)
+            compositor.update_widgets({status})  # what the screen's update timer does first
+            rendered.clear()
+            written[ours] = compositor.render_update().render_segments(app.console)
+            widgets = {name for name, _ in rendered}
+            if ours:
+                assert widgets == {"status"} and all(height == 1 for _, height in rendered)
+            else:  # Textual's own, whole: when an upgrade renders the update's lines only, drop ours
+                assert {"head", "side", "rows", "foot"} <= widgets
+        assert written[True] == written[False] and "status" in written[True]
+    textual_private.cropped_renders()

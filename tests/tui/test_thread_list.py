@@ -226,6 +226,44 @@ def styles(strip) -> list:
     return [segment.style for segment in strip]
 
 
+async def test_news_folded_in_paints_the_new_rows_only_and_a_new_mark_its_row_only():
+    """Issue 39: a poll's news folded into the list (rows inserted above, the others moved down)
+    paints the new rows only: a row that only moved keeps its painted line (before: every fold
+    painted the whole screen again, some 40 rows a poll, between the user's keys). New triage
+    marks paint again the rows whose mark changed, not the others."""
+    from dataclasses import replace
+
+    from mailtriage.application import ThreadStatus
+
+    items = [summary(i) for i in range(100)]
+    app = ListHost(ListRows(items))
+    async with app.run_test(size=(100, 20)) as pilot:
+        await pilot.pause()
+        tl = app.query_one(ThreadList)
+        await pilot.press("j")
+        await pilot.pause()
+        before = [tl.render_line(y) for y in range(10)]
+        tl.replace_rows(ListRows([summary(-2), summary(-1), *items]))
+        await pilot.pause()
+        assert tl.cursor == 3 and tl.current is items[1]  # the cursor stays on its thread
+        assert tl.scroll_offset.y == 0 and "Report number -2" in tl.render_line(0).text  # the top in view
+        after = [tl.render_line(y) for y in range(12)]
+        assert [after[y + 2] for y in range(10)] == before  # the same lines, two lines down
+        assert all(after[y + 2] is before[y] for y in range(10))  # not painted again
+        assert after[0] is not before[0] and after[1] is not before[1]
+
+        updated = replace(items[5], message_count=9)  # a poll's update of a known thread: painted again
+        tl.replace_rows(ListRows([summary(-2), summary(-1), *items[:5], updated, *items[6:]]))
+        await pilot.pause()
+        assert " 9 " in tl.render_line(7).text and tl.render_line(8) is after[8]
+
+        kept = [tl.render_line(y) for y in range(12)]
+        tl.set_statuses({items[3].thread_id: ThreadStatus(issue="SEC-0007")})
+        await pilot.pause()
+        assert "SEC-0007" in tl.render_line(5).text and tl.render_line(5) is not kept[5]
+        assert all(tl.render_line(y) is kept[y] for y in range(12) if y != 5)
+
+
 class FocusHost(ListHost):
     """The list beside another focusable widget, as Enter moves the focus into the reader."""
 

@@ -26,6 +26,10 @@ if TYPE_CHECKING:
     from mailtriage.application import PollOutcome
 
 
+#: Marked rows kept made between polls (MarkedRows.made): some screens of them; more are dropped.
+MARKED_ROWS_KEPT = 2048
+
+
 class AlertsController(ControllerBase):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -45,6 +49,8 @@ class AlertsController(ControllerBase):
         # The listing request whose whole rows are on screen (no listing on its way since).
         self._alert_whole: int | None = None
         self._frozen_list: str | None = None  # the list whose whole window the app's state was frozen with
+        # The marked rows made so far, handed from one MarkedRows to the next (tui/alerts.py).
+        self._marked_rows_made: dict = {}
 
     def start_alerts(self) -> None:
         """Start the poll worker of this session (once; a silent baseline comes first).
@@ -120,6 +126,7 @@ class AlertsController(ControllerBase):
             self._alert_timer = None
         self._alert_new, self._alert_updated, self._alert_unacked = {}, {}, []
         self._alert_marks = set()
+        self._marked_rows_made = {}
         self._alert_live = {}
 
     @work(thread=True, exclusive=True, group="alerts", exit_on_error=False)
@@ -239,7 +246,10 @@ class AlertsController(ControllerBase):
     def mark_alerted(self, rows: ThreadRows) -> ThreadRows:
         if not self._alert_marks:
             return rows
-        return MarkedRows(rows, set(self._alert_marks))
+        made = self._marked_rows_made
+        if len(made) > MARKED_ROWS_KEPT:  # rows painted long ago: made again when next painted
+            made = self._marked_rows_made = {}
+        return MarkedRows(rows, set(self._alert_marks), made)
 
     def forget_alert_mark(self, summary: ThreadSummary) -> None:
         """The thread was opened: its row is no longer marked as news."""

@@ -2,8 +2,9 @@
 
 ``render_line`` paints one screen row from one :class:`ThreadRows` row; nothing is
 built for rows off screen, so 100,000 threads scroll like 100. Painted rows are kept
-in a small LRU cache keyed by (row, width, cursor, focus of the cursor row) so moving the
-cursor repaints two lines and a focus move one. Rows a paged source has not fetched yet paint as placeholders and
+in a small LRU cache keyed by the row itself (not its place) and what its line shows, so
+moving the cursor repaints two lines, a focus move one, and news folded into the list paints
+the new rows only (issue 39). Rows a paged source has not fetched yet paint as placeholders and
 their pages are fetched by one worker, nearest to the viewport first.
 """
 
@@ -91,7 +92,7 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
     ThreadList > .thread-list--status { color: $text-accent; text-style: bold; }
     """
 
-    cursor: reactive[int] = reactive(0, init=False)
+    cursor: reactive[int] = reactive(0, init=False, repaint=False)
 
     @lean_dataclass
     class Opened(Message):
@@ -162,7 +163,7 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self.rows: ThreadRows = ListRows([])
         self.filtered = False
-        self._cache: LRUCache[tuple, Strip] = LRUCache(512)
+        self._cache: LRUCache[tuple, tuple[ThreadSummary, Strip]] = LRUCache(512)
         #: The styles the cached rows were painted with, and whether they may have changed
         #: since (see notify_style_update).
         self._painted_with: tuple[Style, ...] | None = None
@@ -212,8 +213,7 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         else:
             new_top = max(0, new_cursor - max(0, old_cursor - old_top))
         self.rows = rows
-        self._generation += 1
-        self._cache.clear()
+        # No cache clear: rows are kept painted by the row (render_line), so a fold paints the new ones only.
         self.virtual_size = Size(0, len(rows))
         self.scroll_to(y=new_top, animate=False, immediate=True)
         # Rows that came in above the cursor's thread and out of view: said, not hidden (issue 39).
@@ -238,10 +238,8 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         return [row for i in range(top, min(top + height, len(self.rows))) if (row := self.rows.peek(i)) is not None]
 
     def set_statuses(self, statuses: dict) -> None:
-        """New overview marks: the rows are painted again."""
+        """New overview marks: the rows whose mark changed are painted again (render_line's key)."""
         self.statuses = statuses
-        self._generation += 1
-        self._cache.clear()
         self.refresh()
 
     def notify_style_update(self) -> None:
@@ -279,18 +277,21 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
             return Strip.blank(width, self.rich_style)
         is_cursor = index == self.cursor
         row = self.rows.peek(index)
-        tagged = row in self.tags if row is not None else self.tags.waits_at(self.rows, index)
-        key = (index, width, is_cursor, is_cursor and self.has_focus, self._generation, tagged)
-        strip = self._cache.get(key)
-        if strip is None:
-            decoration = self.rows.decoration(index) if isinstance(self.rows, ArrangedRows) else ""
-            strip = self._paint(row, width, is_cursor, tagged, decoration)
-            if row is not None:  # placeholders are repainted once their page arrives
-                self._cache[key] = strip
+        if row is None:  # a placeholder: painted again once its page arrives
+            return self._paint(None, width, is_cursor, self.tags.waits_at(self.rows, index))
+        tagged, mark = row in self.tags, status_mark(self.statuses.get(row.thread_id)) if self.statuses else ""
+        decoration = self.rows.decoration(index) if isinstance(self.rows, ArrangedRows) else ""
+        # By the row itself (kept in the entry: its id is never another's), not by its place.
+        key = (id(row), width, is_cursor, is_cursor and self.has_focus, self._generation, tagged, decoration, mark)
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] is row:
+            return cached[1]
+        strip = self._paint(row, width, is_cursor, tagged, decoration, mark)
+        self._cache[key] = (row, strip)
         return strip
 
     def _paint(self, row: ThreadSummary | None, width: int, is_cursor: bool, tagged: bool = False,
-               decoration: str = "") -> Strip:
+               decoration: str = "", status: str | None = None) -> Strip:
         base = self.rich_style
         if is_cursor:
             base = base + self.get_component_rich_style(
@@ -328,7 +329,7 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         text.append(" ")
         if decoration:  # the thread tree's mark (ours, not mail text)
             text.append(decoration, muted)
-        mark = status_mark(self.statuses.get(row.thread_id)) if self.statuses else ""
+        mark = status if status is not None else status_mark(self.statuses.get(row.thread_id))
         if mark:  # the issue ID comes from our tracker's file names; inert all the same
             text.append_text(inert_text(mark, style=Style() if is_cursor else
                                         self.get_component_rich_style("thread-list--status")))
@@ -341,7 +342,7 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         return Strip(segments, text.cell_len).apply_style(base).adjust_cell_length(width, base)
 
     # -- cursor ------------------------------------------------------------
-    def watch_cursor(self, old: int, new: int) -> None:
+    def watch_cursor(self, old: int, new: int) -> None:  # two rows, not the whole list (repaint=False)
         self.refresh_line(old)
         self.refresh_line(new)
         self._scroll_cursor_into_view()

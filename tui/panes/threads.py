@@ -132,7 +132,9 @@ class ThreadPane(Vertical):
     # -- states ------------------------------------------------------------
     def show_message(self, text: str | Text, *, error: bool = False) -> None:
         status = self.query_one("#threads-status", Static)
-        status.update(text if isinstance(text, Text) else Text(text))
+        # One line whatever it says (.pane-status: height 1, width 1fr): painted again, never a
+        # layout of the whole screen (issue 39: one at each key, some 2-7 ms of the UI thread).
+        status.update(text if isinstance(text, Text) else Text(text), layout=False)
         status.set_class(error, "-error")
 
     def show_loading(self, list_name: str | None) -> None:
