@@ -120,6 +120,32 @@ s (aerc): the 2x goal is at the edge, not shown met. Headless (bench_open_headle
 UI thread's CPU from Enter to the body's frame is ~45-60 ms at load 5, mostly Textual's frame:
 the layout and partial update (~20 ms), the focus's restyle of both panes' subtrees
 (.pane:focus-within, ~5-8 ms), then the footer's new keys (~20 ms, after the body is shown).
+
+Habits6 (2026-12-03, 10:00-10:15 UTC, load 11.4-20.2, --before 771e378, two sessions of 4 runs,
+pooled median of 8 fresh processes each, seconds): the flag write is one round trip per batch
+of 100 (the UID STORE's own FETCH answers are the check; no UID FETCH FLAGS after it), and the
+proposal's Messages list (200 lines) is painted a chunk at a time as it shows (LongText), not
+wrapped and rendered whole:
+
+  | task                                        | before | after | aerc (median of 8) | goal  |
+  |---------------------------------------------|--------|-------|--------------------|-------|
+  | Enter -> body on screen                     | 0.165  | 0.148 | 0.046              | <= 2x |
+  | reply key -> editable quoted draft          | 0.186  | 0.281 | 0.028              | <= 1x |
+  | flag 200 tagged -> server (no confirmation) | 0.146  | 0.108 | 0.446              | <= 1x |
+  | flag 200 tagged, f -> Ctrl+s -> server      | 0.486  | 0.470 | 0.446              | <= 1x |
+
+  Sessions apart (before / after / aerc): with Ctrl+s 0.595 / 0.468 / 0.467 at load 11-14 and
+  0.486 / 0.470 / 0.376 at load 19-20. Nothing here runs on r's path: its 0.186 -> 0.281 is
+  this load's spread (single runs 0.12-0.45 s for both builds). Headless (Pilot, 231-message
+  Dovecot INBOX, main-thread CPU by time.thread_time, load 12-18): f -> proposal settled
+  ~100-300 ms per run for both builds (more spread than gain); Ctrl+s -> 200 flagged on the
+  server ~100 ms wall from the key to the last STORE's OK (trace: NOOP, STORE x2; the
+  read-back FETCHes are gone). cProfile (thread CPU) of f before: the Messages Static's wrap
+  30 % (gone after), then Textual's own: the push's ScreenResume restyle of every node of the
+  dialog (~10 % of f, ~20 % of r's show of the dialog mounted ahead), layout and first paint.
+  Skipping that restyle when nothing changed since the mount (a handler before Screen's own
+  setting ``refresh_styles = False``) kept every snapshot but made r slower headless (CPU
+  87-94 -> 106-276 ms), not understood: not kept.
 """
 
 from __future__ import annotations

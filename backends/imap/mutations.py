@@ -142,21 +142,38 @@ def _refusal(state, folder: str, flags: list[bytes]) -> str | None:
     return None
 
 
+def _flags_of(data: dict, *, uid_only: bool = False) -> dict[int, set[str]]:
+    """UID -> its flags (lower case), from parsed FETCH responses; ``uid_only``: only the
+    responses that name their UID (a STORE's answer may hold another session's news, by
+    sequence number)."""
+    seen: dict[int, set[str]] = {}
+    for key, item in data.items():
+        if b"FLAGS" not in item or (uid_only and b"UID" not in item):
+            continue
+        seen[int(item.get(b"UID", key))] = {(f.decode("utf-8", "replace") if isinstance(f, bytes) else str(f)).lower()
+                                            for f in item[b"FLAGS"]}
+    return seen
+
+
 def _store(mb, folder: str, refs: list[MessageRef], op: str, flags: list[bytes]) -> dict[int, str]:
-    """UID STORE, then read the flags back (FETCH FLAGS): a UID that is gone or whose
-    flags did not change as asked is returned with why. The server's OK alone proves
-    nothing: Dovecot answers OK for UIDs that no longer exist and for dropped changes."""
+    """UID STORE, checked against the flags the server reports back: a UID that is gone or
+    whose flags did not change as asked is returned with why. The server's OK alone proves
+    nothing: Dovecot answers OK for UIDs that no longer exist and for dropped changes.
+
+    One round trip per set of UIDs (issue 35): the STORE (not ``.SILENT``) answers with each
+    changed message's flags as they are now; only the UIDs it said nothing about (gone, or a
+    server that answers no FETCH to a STORE) are read back with FETCH FLAGS."""
     uids = sorted(r.uid for r in refs)
-    for chunk in protocol.chunks(uids):
-        seqset = protocol.compress(chunk)
-        mb.conn.call(f"UID STORE {op}", lambda c: protocol.store(c, seqset, op, flags))
     seen: dict[int, set[str]] = {}
     for chunk in protocol.chunks(uids):
         seqset = protocol.compress(chunk)
+        answered = mb.conn.call(f"UID STORE {op}", lambda c: protocol.store(c, seqset, op, flags))
+        seen.update(_flags_of(dict(protocol.parse_fetch_response(answered or [], False, False)), uid_only=True))
+    unreported = [uid for uid in uids if uid not in seen]
+    for chunk in protocol.chunks(unreported):
+        seqset = protocol.compress(chunk)
         data = mb.conn.call("UID FETCH FLAGS", lambda c: protocol.fetch(c, seqset, ["UID", "FLAGS"]))
-        for key, item in data.items():
-            seen[int(item.get(b"UID", key))] = {(f.decode("utf-8", "replace") if isinstance(f, bytes) else str(f)).lower()
-                                                for f in item.get(b"FLAGS", ())}
+        seen.update(_flags_of(data))
     adding = op.startswith("+")
     wanted = {f.decode("utf-8", "replace").lower() for f in flags}
     missed: dict[int, str] = {}

@@ -157,10 +157,12 @@ def parse_esearch(data: list) -> tuple[list[int], int]:
     return sorted(uids), count
 
 
-def store(client: IMAPClient, seqset: str, op: str, flags: Sequence[bytes], *, uid: bool = True) -> None:
-    """UID STORE ``op`` (``+FLAGS.SILENT`` / ``-FLAGS.SILENT``) for a whole sequence set."""
+def store(client: IMAPClient, seqset: str, op: str, flags: Sequence[bytes], *, uid: bool = True) -> list:
+    """UID STORE ``op`` (``+FLAGS`` / ``-FLAGS``, or their ``.SILENT`` forms) for a whole
+    sequence set; the untagged FETCH responses it brought, unparsed (imaplib's shape, as
+    :func:`fetch_raw` returns them: the flags of each message as the STORE left them)."""
     args = [b"STORE", seqset.encode(), op.encode(), b"(" + b" ".join(flags) + b")"]
-    private.raw_command(client, args[0], args[1:], response_name="FETCH", uid=uid)
+    return private.raw_command(client, args[0], args[1:], response_name="FETCH", uid=uid) or []
 
 
 def uid_expunge(client: IMAPClient, seqset: str) -> None:

@@ -178,3 +178,23 @@ def test_a_label_source_on_a_folder_backed_account_lists_the_labels_folder(gmail
         assert sorted(m.message_id for m in page.messages) == ["<m1@example.net>", "<m2@example.net>"]
     finally:
         mb.close()
+
+
+def test_a_flag_write_is_one_uid_store_for_the_set_and_no_read_back(mailbox, seed):
+    """Issue 35: the listed page of messages flagged in one round trip. The STORE's own answer (each
+    message's flags after it) is the check that the change was kept; no FETCH FLAGS follows,
+    one UID STORE names the whole set, and the flags are on the server."""
+    for n in range(60):
+        seed("INBOX", make_mail(n))
+    ids = ids_in(mailbox, "INBOX")
+    assert len(ids) > 10
+    sent: list[str] = []
+    stop = TRACE.subscribe(lambda line: sent.append(line.text) if line.direction == ">" else None)
+    try:
+        mailbox.set_flags(ids, flagged=True)
+    finally:
+        stop()
+    commands = [" ".join(text.split()[1:3]).upper() for text in sent]
+    assert commands.count("UID STORE") == 1, sent
+    assert "UID FETCH" not in commands, sent
+    assert all(h.flagged for h in mailbox.list(MailQuery(folder="INBOX")).messages)

@@ -16,8 +16,17 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from bisect import bisect_right
+from typing import Any
+
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style as RichStyle
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.content import Content
+from textual.strip import Strip
+from textual.visual import Visual
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
@@ -90,6 +99,88 @@ def summary_text(proposal) -> Text:
         out.append("Preview only: no configured backend can write it\n", "bold")
     out.rstrip()
     return out
+
+
+def _shifted(strip: Strip, lines: int) -> Strip:
+    """``strip`` with the line of each segment's text offset ``lines`` further down."""
+    segments = []
+    for segment in strip:
+        style = segment.style
+        offset = style.meta.get("offset") if style is not None else None
+        if style is not None and offset is not None:
+            segment = Segment(segment.text, style + RichStyle.from_meta({"offset": (offset[0], offset[1] + lines)}),
+                              segment.control)
+        segments.append(segment)
+    return Strip(segments, strip.cell_length)
+
+
+class LongText(Static):
+    """A long, read-only multiline field (a batch's "Messages": one line per message)
+    painted a chunk of lines at a time as it scrolls into view (issue 35).
+
+    A Static wraps its whole text for its height and renders every line of it for its
+    first paint, on the screen or not: ~30 % of the UI thread's CPU of ``f`` on 200 tagged
+    messages (cProfile). Here the height counts rows without rendering (a chunk whose
+    lines all fit is a row a line; another is wrapped only), and a chunk of lines is
+    rendered when the compositor first asks for one of its rows, exactly as the Static
+    would (its text is wrapped line by line too, so a chunk's rows are the Static's rows
+    for those lines): the same screen. While a mouse selection is in it, the Static's own
+    paint."""
+
+    #: Source lines rendered together on the first paint of any of them (one Content each).
+    CHUNK = 64
+
+    def __init__(self, text: Text, **kwargs) -> None:
+        super().__init__(text, **kwargs)
+        self._lines = text.split("\n", allow_blank=True)
+        #: (width, style) -> the first row of each line (and the total last), for that key.
+        self._layout: tuple[object, list[int]] | None = None
+        self._chunks: dict[int, list[Strip]] = {}  # chunk -> its rows, for the layout's key
+
+    def _chunk(self, chunk: int) -> Text:
+        return Text("\n").join(self._lines[chunk * self.CHUNK:(chunk + 1) * self.CHUNK])
+
+    def _starts(self, width: int) -> list[int]:
+        """The first row of each chunk of lines (and the total last) at ``width``: a chunk
+        whose lines all fit is a row a line; another is wrapped (not rendered) to count."""
+        key = (width, self.visual_style)
+        if self._layout is None or self._layout[0] != key:
+            self._chunks = {}
+            starts, row = [], 0
+            for chunk in range(0, max(1, -(-len(self._lines) // self.CHUNK))):
+                starts.append(row)
+                lines = self._lines[chunk * self.CHUNK:(chunk + 1) * self.CHUNK]
+                if all("\t" not in line.plain and cell_len(line.plain) <= width for line in lines):
+                    row += len(lines)
+                else:
+                    rules: Any = self.styles  # what Widget.get_content_height passes (a RulesMap by its rules)
+                    row += Content("\n".join(line.plain for line in lines)).get_height(rules, width)
+            starts.append(row)
+            self._layout = (key, starts)
+        return self._layout[1]
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        if not width:
+            return 0
+        return self._starts(width)[-1]
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        if self.text_selection is not None or not width:
+            return super().render_line(y)
+        starts = self._starts(width)
+        chunk = bisect_right(starts, y) - 1
+        if not 0 <= chunk < len(starts) - 1:
+            return Strip.blank(width, self.visual_style.rich_style)
+        rows = self._chunks.get(chunk)
+        if rows is None:
+            content = Content.from_rich_text(self._chunk(chunk), console=self.app.console)
+            rows = Visual.to_strips(self, content, width, None, self.visual_style)
+            if chunk:  # each row's text offset (mouse selection) counts the lines from the first chunk
+                rows = [_shifted(row, chunk * self.CHUNK) for row in rows]
+            self._chunks[chunk] = rows
+        offset = y - starts[chunk]
+        return rows[offset] if offset < len(rows) else Strip.blank(width, self.visual_style.rich_style)
 
 
 class ProposalBody(VerticalScroll, can_focus=True):
@@ -185,7 +276,7 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
                             self._editors[index] = area
                             yield area
                         else:
-                            yield Static(inert_text(field.value, multiline=True), classes="write-multiline")
+                            yield LongText(inert_text(field.value, multiline=True), classes="write-multiline")
                 # Blocked means blocked: no text to copy by hand either.
                 if p.preview and not p.blocked:
                     yield Static(Text.assemble(("Would write", "bold"),
