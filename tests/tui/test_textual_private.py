@@ -121,3 +121,23 @@ async def test_a_partial_update_renders_the_lines_it_updates_and_writes_what_tex
                 assert {"head", "side", "rows", "foot"} <= widgets
         assert written[True] == written[False] and "status" in written[True]
     textual_private.cropped_renders()
+
+
+def test_main_screen_redeclares_textuals_own_focused_reactive_but_for_its_repaint():
+    """tui/screens/main.py declares ``focused`` again, as Textual's Screen does, with
+    ``repaint=False`` (a focus change repainted the whole screen, issue 33). It leans on how
+    Textual declares it: when an upgrade renames it, makes it something else than a reactive, or
+    changes how it is declared, ours would shadow it silently (focus kept in a dead attribute, or
+    the upstream change undone): fail here instead."""
+    from textual.reactive import Reactive
+    from textual.screen import Screen
+
+    from mailtriage.tui.screens.main import MainScreen
+
+    upstream, ours = vars(Screen).get("focused"), vars(MainScreen).get("focused")
+    assert isinstance(upstream, Reactive), "Screen.focused is no longer a Reactive: update tui/screens/main.py"
+    assert isinstance(ours, Reactive) and upstream._repaint and not ours._repaint
+    declared = ("_default", "_layout", "_init", "_always_update", "_run_compute", "_recompose", "_bindings",
+                "_toggle_class")
+    assert [getattr(ours, name) for name in declared] == [getattr(upstream, name) for name in declared], (
+        "Screen.focused is declared otherwise now: update tui/screens/main.py")

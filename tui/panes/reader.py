@@ -377,6 +377,12 @@ class ReaderPane(Vertical):
         (never read by next/previous message, nor seen), and let go past :data:`POOL_KEPT`."""
         for old in view.query(".case-section, .reader-hint, .no-messages"):
             old.remove()  # the thread's own (show_case adds it again), the hint, an empty thread's line
+        selections = self.screen.selections
+        if selections:  # a mouse selection in the last thread is not carried onto the kept widgets
+            others = {widget: selection for widget, selection in selections.items()
+                      if view not in widget.ancestors_with_self}
+            if len(others) != len(selections):
+                self.screen.selections = others
         new: list[Static] = []
         if self._notes is None:
             self._notes = Static(classes="thread-notes")
