@@ -107,20 +107,22 @@ async def test_a_partial_update_renders_the_lines_it_updates_and_writes_what_tex
         compositor = textual_private.compositor(app.screen)
         status = app.query_one("#status", Static)
         written = {}
-        for ours in (False, True):
-            textual_private.cropped_renders(ours)
-            status.update(f"status {ours}", layout=False)
-            status.update("status", layout=False)
-            compositor.update_widgets({status})  # what the screen's update timer does first
-            rendered.clear()
-            written[ours] = compositor.render_update().render_segments(app.console)
-            widgets = {name for name, _ in rendered}
-            if ours:
-                assert widgets == {"status"} and all(height == 1 for _, height in rendered)
-            else:  # Textual's own, whole: when an upgrade renders the update's lines only, drop ours
-                assert {"head", "side", "rows", "foot"} <= widgets
-        assert written[True] == written[False] and "status" in written[True]
-    textual_private.cropped_renders()
+        try:  # ours is put back even when an assertion fails: later tests in this worker draw with it
+            for ours in (False, True):
+                textual_private.cropped_renders(ours)
+                status.update(f"status {ours}", layout=False)
+                status.update("status", layout=False)
+                compositor.update_widgets({status})  # what the screen's update timer does first
+                rendered.clear()
+                written[ours] = compositor.render_update().render_segments(app.console)
+                widgets = {name for name, _ in rendered}
+                if ours:
+                    assert widgets == {"status"} and all(height == 1 for _, height in rendered)
+                else:  # Textual's own, whole: when an upgrade renders the update's lines only, drop ours
+                    assert {"head", "side", "rows", "foot"} <= widgets
+            assert written[True] == written[False] and "status" in written[True]
+        finally:
+            textual_private.cropped_renders()
 
 
 def test_main_screen_redeclares_textuals_own_focused_reactive_but_for_its_repaint():
