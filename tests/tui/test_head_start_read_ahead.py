@@ -113,16 +113,24 @@ def test_a_cold_childs_first_page_carries_the_first_rows_thread(proxied_project,
     child.finish()
 
 
-async def test_an_enter_on_the_first_row_does_not_wait_for_the_apps_own_sign_in(proxied_project):
+def started_with_server_held(proxied_project):
+    """An app prepared with a child that has done all it does (its read ahead is in the pipe),
+    then the server held: the app's own sign-in and listing (which would make later reads its
+    own) wait. Returns the app, the child, the proxy and the newest listed thread."""
     project, proxy = proxied_project
     newest = listed_here(project)[0]
     child = ForkedHeadStart.start(project, demo=False)
     app = make_app(project)
     assert child.ready(WAIT_BOUND)
     app.prepare_first_screen(child)
-    assert finished(child.pid)  # the child has done all it does (its read ahead is in the pipe)
-    proxy.hold()  # from now on the server answers nobody: the app's own sign-in waits
+    assert finished(child.pid)
+    proxy.hold()
     OPLOG.clear()
+    return app, child, proxy, newest
+
+
+async def test_an_enter_on_the_first_row_does_not_wait_for_the_apps_own_sign_in(proxied_project):
+    app, _child, proxy, newest = started_with_server_held(proxied_project)
     try:
         async with app.run_test(size=(140, 40)) as pilot:
             await pilot.press("enter")
@@ -139,15 +147,7 @@ async def test_an_enter_on_the_first_row_shows_the_read_ahead_in_the_keys_own_fr
     is handed to the reader with the first rows. The Enter then shows it while the key is handled:
     no "Loading" frame, no read worker between the key and the body (at start-up, at load, that
     hop cost a frame and a thread's turn)."""
-    project, proxy = proxied_project
-    newest = listed_here(project)[0]
-    child = ForkedHeadStart.start(project, demo=False)
-    app = make_app(project)
-    assert child.ready(WAIT_BOUND)
-    app.prepare_first_screen(child)
-    assert finished(child.pid)  # the child has done all it does (its read ahead is in the pipe)
-    proxy.hold()  # the app's own listing (which would make later reads its own) waits
-    OPLOG.clear()
+    app, child, proxy, newest = started_with_server_held(proxied_project)
     try:
         async with app.run_test(size=(140, 40)) as pilot:
             # Start-up's read ahead taken from the child (its worker posts it on as it ends).
