@@ -115,6 +115,17 @@ Figures, 2026-12-03, 100,001 messages (``--serve`` then ``--server``, ``--client
     newest body    | 1.832     | 1.498     | 1.896       | 1.981       | 1.774 |
     aerc / ours: 0.97x cold, 1.18x warm (goal >= 1.5x: not met; the launch path is unchanged by this
     work, so before/after differ by noise here).
+
+Figures, 2026-12-03 (second), a QUIET machine (load 0.6-0.9; every earlier table here ran at load 6-18),
+100,001 messages, ``--serve`` / ``--server``, ``--phases launch,open --runs 3 --clients aerc``, "compare" is
+771e378 (before this day's reader, start-up and list work), median of 3:
+
+  open phase: mailtriage 0.057 s (0.057, 0.063, 0.052)   compare 0.064 s   aerc 0.031 s   (goal <= 0.050: not met)
+  launch phase:   | ours cold | ours warm | before cold | before warm | aerc  |
+    newest subject | 0.689     | 0.109     | 0.632       | 0.113       | 1.127 |
+    newest body    | 0.868     | 0.701     | 0.817       | 0.703       | 1.155 |
+    aerc / ours: 1.33x cold, 1.65x warm (goal >= 1.5x: met warm, on a quiet machine; before was too: the
+    misses in the tables above were the load, which slows our two processes more than aerc's one).
 """
 
 from __future__ import annotations
