@@ -64,6 +64,12 @@ rows, so the Enter shows it in its own frame), ``--runs 5 --compare`` main at 77
   0.46 s; main screen up (keys act) 0.51 s; the thread shown 0.59 s; its frame 0.04-0.08 s more.
   About 0.6 s of one core before the body is on screen: on a quiet machine the 0.6 s goal is at
   the edge, and most of it is Textual's import, layout and paint.
+
+Quiet machine (2026-12-03, 10:50 UTC, load 0.3-1.1; the figures above ran loaded), --runs 5 --compare 771e378,
+demo, warm: first key acts 0.592 s (0.503-0.718; goal <= 0.60: met by the median only), before 0.579 s
+(0.490-0.610); CPU of the app's process until it acted 0.56 s (before 0.54): the UI thread's own work
+(Textual's import, layout, first paint) is most of the goal, so under load it cannot be met. First paint
+0.140 s (before 0.128); no key lost in 10 starts.
 """
 
 from __future__ import annotations
