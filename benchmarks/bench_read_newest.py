@@ -4,6 +4,13 @@
         [--phases launch,open] [--clients aerc,...] [--idle 5] [--compare CHECKOUT]
         [--serve FILE | --server FILE]
 
+``--phases firstkey`` is issue 33's "launch -> first key that acts" (<= 0.6 s warm) on this folder: warm
+starts only (ours on its kept frame, ``--compare``'s, and each peer's, alternated), Enter typed the
+moment the newest subject shows, timed to the newest body on screen; the median and the max, and the
+CPU (user+sys, all threads, /proc) of our app's process by then, which a load inflates least. aerc
+has no kept frame or cache: its first key acts once it has listed (it is the same start as its
+launch figure).
+
 ``--phases open`` times opening a thread once the app is live (issue 33: <= 50 ms from key to body):
 each client is started, left idle ``--idle`` seconds after the newest subject shows, typed j (the
 second row), given 1 s (a user finding the row), then Enter; the figure is Enter -> the second
@@ -156,6 +163,9 @@ BODY = "The newest report."
 OPENED = "Details of report"
 OPEN_REST = 1.0
 INSTALL = ["apt-get", "install", "-y", "aerc", "neomutt", "tmux"]
+#: The firstkey phase's labels start with this; its goal (issue 33), seconds, warm.
+FIRSTKEY = "firstkey: "
+FIRST_KEY_GOAL = 0.60
 
 
 #: ``--child``: start-up's child alone, timed in a fresh process (the head start handed over, the
@@ -234,8 +244,9 @@ def main() -> int:
                         "head start and its read ahead, ours and --compare's, alternated")
     parser.add_argument("--compare", type=Path, help="another checkout with its own .venv (e.g. an older "
                         "commit in a worktree), run in the same alternation: a before/after pair from one run")
-    parser.add_argument("--phases", default="launch,open", help="launch (launch -> subject, body) and/or open "
-                        "(the app idle, j, then Enter: key -> body)")
+    parser.add_argument("--phases", default="launch,open", help="launch (launch -> subject, body), open "
+                        "(the app idle, j, then Enter: key -> body) and/or firstkey (warm starts only: launch -> "
+                        "the Enter typed on the first frame acts, median and max, with our process's CPU)")
     parser.add_argument("--clients", help="the peers to run, comma-separated (default: every installed one), "
                         f"of: {', '.join(other_clients.CLIENTS)}")
     parser.add_argument("--idle", type=float, default=5.0, help="open phase: seconds after the subject shows "
@@ -304,10 +315,20 @@ def main() -> int:
             marks = {"subject": lambda screen: subject in screen, "body": lambda screen: BODY in screen}
             tmux = other_clients.Tmux(tmp, COLS, ROWS)
 
+            cpus: dict[str, list[float]] = {}
+
             def measure(label: str, argv: list[str], run_env: dict[str, str], after=None) -> None:
+                def cpu_then() -> None:  # the measured process's CPU when the body showed (all its threads)
+                    ok, shown = tmux.command("display-message", "-p", "-t", f"run{tmux.count}", "#{pane_pid}",
+                                             check=False)
+                    if ok and shown.strip().isdigit():
+                        cpus.setdefault(label, []).append(cpu_seconds(int(shown.strip())))
+                    if after is not None:
+                        after()
+
                 try:
                     seen = tmux.measure(argv, run_env, marks, timeout=120, keys={"subject": "Enter"},
-                                        before_end=after)
+                                        before_end=cpu_then)
                 except TimeoutError as exc:
                     if "'body'" not in str(exc):
                         raise
@@ -318,7 +339,7 @@ def main() -> int:
                 for mark, value in seen.items():
                     figures.setdefault((label, mark), []).append(value)
 
-            def ours_run(state: str, record: bool = True, other: Path | None = None) -> None:
+            def ours_run(state: str, record: bool = True, other: Path | None = None, phase: str = "") -> None:
                 where = cache if other is None else tmp / "cache-compare"
                 if state == "cold":
                     shutil.rmtree(where, ignore_errors=True)
@@ -330,13 +351,13 @@ def main() -> int:
                     # pane is open, as the measured ones, keeps none): the warm start shows it.
                     tmux.measure(argv, run_env, {"subject": marks["subject"]}, timeout=120,
                                  before_end=lambda: wait_for_kept_frame(where, timeout=30))
-                measure(f"{name} {state}" if record else "warm-up", argv, run_env)
+                measure(f"{phase}{name} {state}" if record else "warm-up", argv, run_env)
 
-            def other(label: str, run: int) -> None:
+            def other(label: str, run: int, phase: str = "") -> None:
                 home = tmp / "clients" / f"{label.replace(' ', '-')}-{run}"
                 argv, client_env = other_clients.command(label, home, port, user.name, user.password)
                 try:
-                    measure(label if run >= 0 else "warm-up", argv, client_env)
+                    measure(f"{phase}{label}" if run >= 0 else "warm-up", argv, client_env)
                 finally:
                     shutil.rmtree(home, ignore_errors=True)
 
@@ -344,7 +365,7 @@ def main() -> int:
             ours_run("cold", record=False)
             if args.compare is not None:
                 ours_run("cold", record=False, other=args.compare)
-            for label in labels if "launch" in phases else ():
+            for label in labels if phases & {"launch", "firstkey"} else ():
                 other(label, -1)
             opens: dict[str, list[float]] = {}
 
@@ -382,6 +403,16 @@ def main() -> int:
                     ours_run("warm", other=args.compare)
                 for label in labels:
                     other(label, run)
+            for run in range(args.runs if "firstkey" in phases else 0):
+                # Issue 33's "launch -> first key that acts" on this folder: warm starts only (ours shows
+                # its kept frame, the Enter is typed on it), alternated with the peers' starts.
+                ours_run("warm", phase=FIRSTKEY)
+                if args.compare is not None:
+                    ours_run("warm", other=args.compare, phase=FIRSTKEY)
+                for label in labels:
+                    other(label, run, phase=FIRSTKEY)
+            if "firstkey" in phases:
+                report_first_key(figures, lost, cpus, args)
             if args.child:
                 pythons = {"mailtriage": PYTHON}
                 if args.compare is not None:
@@ -407,6 +438,31 @@ def main() -> int:
             if server is not None:
                 server.stop()
     return 0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU the process has used so far, all its threads (not its children; Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def report_first_key(figures, lost, cpus, args) -> None:
+    """The firstkey phase: launch -> the Enter typed on the first frame acts (the newest body on screen)."""
+    print(f"\nLaunch -> first key that acts ({args.messages + 1:,}-message Dovecot INBOX, warm; Enter typed the "
+          f"moment the newest subject shows, for us on the kept frame; acts = the newest body on screen), "
+          f"{args.runs} fresh processes, seconds; load average at the end "
+          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    for (label, mark), values in figures.items():
+        if not label.startswith(FIRSTKEY) or mark != "body":
+            continue
+        cpu = cpus.get(label, [])
+        cpu_text = f"; CPU of its process by then {statistics.median(cpu):.3f}" if cpu else ""
+        print(f"  {label[len(FIRSTKEY):]:18} median {statistics.median(values):.3f}  max {max(values):.3f}  "
+              f"(min {min(values):.3f}; {', '.join(f'{v:.3f}' for v in values)}){cpu_text}")
+    for label, count in lost.items():
+        if label.startswith(FIRSTKEY):
+            print(f"  {label[len(FIRSTKEY):]}: the Enter was lost in {count} start(s)")
+    print(f"  goal (issue 33): <= {FIRST_KEY_GOAL:.2f} s warm, the median and the max")
 
 
 def report(figures, lost, columns, args, tmux) -> None:

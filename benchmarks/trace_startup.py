@@ -13,7 +13,7 @@ changes), writing for each step the time since the spawn and the UI thread's CPU
 
   python up, child forked, first paint, textual imported, app imported, app built, app mounted,
   main screen composed, main screen ready (keys released), first key (Enter) dispatched,
-  reader shows the thread, and from the terminal's side: the first frame, the app live
+  reader shows the thread, the body's frame written (to the terminal), and from the terminal's side: the first frame, the app live
   (its own first frame), the body on screen.
 
 Tried with it and removed, 2026-12-03: holding the app's repaints (Textual's batch_update) from
@@ -100,6 +100,29 @@ def launch(folder, *, demo):
     from mailtriage.tui.controllers.reading import ReadingController
     wrap(ReadingController, "open_thread", "Enter opens the thread")
     wrap(ForkedHeadStart, "_keep_read", "read ahead received (a worker)")
+    from mailtriage.tui.first_screen import FirstScreen
+    if hasattr(FirstScreen, "open_held_enter"):  # the held Enter acted at its release (not posted)
+        original_open = FirstScreen.open_held_enter
+        @functools.wraps(original_open)
+        def open_held_enter(self, key):
+            acted = original_open(self, key)
+            if acted:
+                mark("Enter dispatched")
+            return acted
+        FirstScreen.open_held_enter = open_held_enter
+    # The first frame written after the reader showed the thread: what the UI thread had spent
+    # by the body's frame (Textual's private _display: a benchmark's detail only).
+    shown_display = appmod.MailTriageApp._display
+    body_frame = []
+    @functools.wraps(shown_display)
+    def display_body(self, screen, renderable):
+        result = shown_display(self, screen, renderable)
+        if renderable is not None and not body_frame and getattr(screen, "reader", None) is not None \
+                and screen.reader.thread is not None:
+            body_frame.append(1)
+            mark("body's frame written")
+        return result
+    appmod.MailTriageApp._display = display_body
     if os.environ.get("TRACE_STARTUP_DETAIL"):  # Textual's own steps (private names: a benchmark's detail only)
         from textual.screen import Screen
         from textual.css.stylesheet import Stylesheet
