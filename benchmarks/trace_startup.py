@@ -22,6 +22,20 @@ that the first live frame would already show what they did. It did not pay: the 
 runs meanwhile still rendered a whole frame that the batch then dropped, and the whole screen
 was painted again at the end; UI CPU from the keys released to the body's frame 0.17-0.18 s
 with the hold against 0.10 s without (two alternations of 3 runs, load 2.6-4.7).
+
+Kept, 2026-12-03 (branch firstkey2), each against 612ee71 (``--compare``), demo, warm:
+- The held Enter opens the first row at the keys' release (tui/first_screen.py open_held_enter), before
+  Textual lays out the first live frame: the list's own frame, then the body a frame later, was ~0.08 s
+  of the UI thread. --runs 3, load 6.4-5.2: UI CPU from the main screen up to the body's frame written
+  0.060 s (before 0.142 s).
+- The garbage collector held from the fork until the main screen is up (tui/startup.py): collections on
+  the UI thread before the main screen (gc callbacks, one start each, load 5-7.7) 38.1 ms -> 4.3 ms.
+- Both, --runs 5, load 3.6-5.6: UI CPU at the body's frame written 0.594 s (before 0.660 s). These UI
+  CPU figures move by +-30 % between runs of the same code at this load (the machine's other work).
+Looked at and left: the CSS parse (6 parses, ~21 ms of UI CPU, Textual parses every start: a disk cache
+would go through Textual's private Stylesheet); the dataclasses built at import (~23 ms of ours, 17 ms of
+Textual's); the demo workspace's copy (~10 ms of CPU); Textual's import (~0.2 s, most of what is left,
+with its first layout and paint).
 """
 
 from __future__ import annotations
