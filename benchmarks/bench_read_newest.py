@@ -7,7 +7,8 @@
 ``--phases firstkey`` is issue 33's "launch -> first key that acts" (<= 0.6 s warm) on this folder: warm
 starts only (ours on its kept frame, ``--compare``'s, and each peer's, alternated), Enter typed the
 moment the newest subject shows, timed to the newest body on screen; the median and the max, and the
-CPU (user+sys, all threads, /proc) of our app's process by then, which a load inflates least. aerc
+CPU (user+sys, all threads, /proc) of each process by then and of our app's UI (main) thread, which a load
+inflates least. aerc
 has no kept frame or cache: its first key acts once it has listed (it is the same start as its
 launch figure).
 
@@ -336,6 +337,7 @@ def main() -> int:
             tmux = other_clients.Tmux(tmp, COLS, ROWS)
 
             cpus: dict[str, list[float]] = {}
+            uis: dict[str, list[float]] = {}
 
             def measure(label: str, argv: list[str], run_env: dict[str, str], after=None) -> None:
                 def cpu_then() -> None:  # the measured process's CPU when the body showed (all its threads)
@@ -343,6 +345,7 @@ def main() -> int:
                                              check=False)
                     if ok and shown.strip().isdigit():
                         cpus.setdefault(label, []).append(cpu_seconds(int(shown.strip())))
+                        uis.setdefault(label, []).append(ui_cpu_seconds(int(shown.strip())))
                     if after is not None:
                         after()
 
@@ -432,7 +435,7 @@ def main() -> int:
                 for label in labels:
                     other(label, run, phase=FIRSTKEY)
             if "firstkey" in phases:
-                report_first_key(figures, lost, cpus, args)
+                report_first_key(figures, lost, cpus, uis, args)
             if args.child:
                 pythons = {"mailtriage": PYTHON}
                 if args.compare is not None:
@@ -466,7 +469,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def report_first_key(figures, lost, cpus, args) -> None:
+def ui_cpu_seconds(pid: int) -> float:
+    """CPU time of the process's main thread so far (our app's UI thread; Linux)."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+
+
+def report_first_key(figures, lost, cpus, uis, args) -> None:
     """The firstkey phase: launch -> the Enter typed on the first frame acts (the newest body on screen)."""
     print(f"\nLaunch -> first key that acts ({args.messages + 1:,}-message Dovecot INBOX, warm; Enter typed the "
           f"moment the newest subject shows, for us on the kept frame; acts = the newest body on screen), "
@@ -477,6 +485,9 @@ def report_first_key(figures, lost, cpus, args) -> None:
             continue
         cpu = cpus.get(label, [])
         cpu_text = f"; CPU of its process by then {statistics.median(cpu):.3f}" if cpu else ""
+        ui = uis.get(label, [])
+        if ui and "aerc" not in label and "neomutt" not in label:  # (their main thread is not their UI's)
+            cpu_text += f", of its main (UI) thread {statistics.median(ui):.3f}"
         print(f"  {label[len(FIRSTKEY):]:18} median {statistics.median(values):.3f}  max {max(values):.3f}  "
               f"(min {min(values):.3f}; {', '.join(f'{v:.3f}' for v in values)}){cpu_text}")
     for label, count in lost.items():

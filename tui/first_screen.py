@@ -183,7 +183,7 @@ class FirstScreen:
         Posted, the key went through the widgets' message queues (the list, each pane up to the
         screen and back to the app) and its Opened message bubbled up again: meanwhile Textual
         laid out and painted the list's own first live frame, and the body came in the frame
-        after it (~0.09 s of the UI thread, issue 33's first key that acts,
+        after it (~0.08 s of the UI thread, issue 33's first key that acts,
         benchmarks/trace_startup.py). Here the first live frame shows the body. False (the
         key is posted as typed): any other key, or an Enter bound otherwise."""
         main = self.main

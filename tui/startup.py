@@ -43,7 +43,7 @@ def launch(folder: Path, *, demo: bool) -> int:
 
 def hold_collector() -> bool:
     """No cyclic garbage collection from here until the app's main screen is up (the app turns
-    it back on then, tui/app.py): start-up makes next to no cyclic garbage (~450 objects in all
+    it back on then, tui/idle_collection.py): start-up makes next to no cyclic garbage (~450 objects in all
     its imports), but the collector walked what it imported and mounted some 150 times, ~40 ms
     of the UI thread's ~0.55 s before the first key acts (benchmarks/trace_startup.py). True
     when it was on (and is now held)."""
