@@ -32,6 +32,10 @@ Kept, 2026-12-03 (branch firstkey2), each against 612ee71 (``--compare``), demo,
   the UI thread before the main screen (gc callbacks, one start each, load 5-7.7) 38.1 ms -> 4.3 ms.
 - Both, --runs 5, load 3.6-5.6: UI CPU at the body's frame written 0.594 s (before 0.660 s). These UI
   CPU figures move by +-30 % between runs of the same code at this load (the machine's other work).
+  Again at load 11, --runs 5: main screen up 0.492 s (before 0.559), the body's frame written 0.549 s
+  (before 0.715), body on the terminal 2.372 s wall (before 2.474). (bench_startup.py's UI CPU "until it
+  acted", read when the body is seen on the terminal, also counts what the UI thread did after that frame
+  until the benchmark looked: equal medians there, 0.760 s against 0.754 s at load 11-14.)
 Looked at and left: the CSS parse (6 parses, ~21 ms of UI CPU, Textual parses every start: a disk cache
 would go through Textual's private Stylesheet); the dataclasses built at import (~23 ms of ours, 17 ms of
 Textual's); the demo workspace's copy (~10 ms of CPU); Textual's import (~0.2 s, most of what is left,
