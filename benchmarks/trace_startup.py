@@ -1,7 +1,7 @@
 """Where a start's time goes: timestamps at each start-up step of ``mailtriage --demo`` (issue 33).
 
     .venv/bin/python benchmarks/trace_startup.py [--runs 3] [--no-key] [--compare DIR] [--no-first-paint]
-        [--profile FILE]   (TRACE_STARTUP_DETAIL=1: also Textual's layouts, renders, CSS passes and frames)
+        [--profile FILE] [--server FILE]   (TRACE_STARTUP_DETAIL=1: also Textual's layouts, renders, CSS passes and frames)
 
 Each run is a fresh warm start on a pseudo-terminal (bench_tui.Terminal, as bench_startup.py
 plays it: one unmeasured warm-up start first keeps the first frame). Enter is typed the moment
@@ -13,7 +13,7 @@ changes), writing for each step the time since the spawn and the UI thread's CPU
 
   python up, child forked, first paint, textual imported, app imported, app built, app mounted,
   main screen composed, main screen ready (keys released), first key (Enter) dispatched,
-  reader shows the thread, and from the terminal's side: the first frame, the app live
+  reader shows the thread, the body's frame written (to the terminal), and from the terminal's side: the first frame, the app live
   (its own first frame), the body on screen.
 
 Tried with it and removed, 2026-12-03: holding the app's repaints (Textual's batch_update) from
@@ -22,6 +22,24 @@ that the first live frame would already show what they did. It did not pay: the 
 runs meanwhile still rendered a whole frame that the batch then dropped, and the whole screen
 was painted again at the end; UI CPU from the keys released to the body's frame 0.17-0.18 s
 with the hold against 0.10 s without (two alternations of 3 runs, load 2.6-4.7).
+
+Kept, 2026-12-03 (branch firstkey2), each against 612ee71 (``--compare``), demo, warm:
+- The held Enter opens the first row at the keys' release (tui/first_screen.py open_held_enter), before
+  Textual lays out the first live frame: the list's own frame, then the body a frame later, was ~0.08 s
+  of the UI thread. --runs 3, load 6.4-5.2: UI CPU from the main screen up to the body's frame written
+  0.060 s (before 0.142 s).
+- The garbage collector held from the fork until the main screen is up (tui/startup.py): collections on
+  the UI thread before the main screen (gc callbacks, one start each, load 5-7.7) 38.1 ms -> 4.3 ms.
+- Both, --runs 5, load 3.6-5.6: UI CPU at the body's frame written 0.594 s (before 0.660 s). These UI
+  CPU figures move by +-30 % between runs of the same code at this load (the machine's other work).
+  Again at load 11, --runs 5: main screen up 0.492 s (before 0.559), the body's frame written 0.549 s
+  (before 0.715), body on the terminal 2.372 s wall (before 2.474). (bench_startup.py's UI CPU "until it
+  acted", read when the body is seen on the terminal, also counts what the UI thread did after that frame
+  until the benchmark looked: equal medians there, 0.760 s against 0.754 s at load 11-14.)
+Looked at and left: the CSS parse (6 parses, ~21 ms of UI CPU, Textual parses every start: a disk cache
+would go through Textual's private Stylesheet); the dataclasses built at import (~23 ms of ours, 17 ms of
+Textual's); the demo workspace's copy (~10 ms of CPU); Textual's import (~0.2 s, most of what is left,
+with its first layout and paint).
 """
 
 from __future__ import annotations
@@ -50,7 +68,7 @@ if os.environ.get("TRACE_STARTUP_PROFILE"):
 def mark(step):
     if _profile is not None and step == os.environ.get("TRACE_STARTUP_PROFILE_FROM", "first paint"):
         _profile.enable()
-    if _profile is not None and step in ("reader shows the thread", "keys released" if os.environ.get("TRACE_STARTUP_NO_KEY") else "-"):
+    if _profile is not None and step in ("body's frame written", "keys released" if os.environ.get("TRACE_STARTUP_NO_KEY") else "-"):
         _profile.disable()
         _profile.dump_stats(os.environ["TRACE_STARTUP_PROFILE"])
     _log.write(f"{time.perf_counter():.6f} {time.thread_time():.6f} {step}\n"); _log.flush()
@@ -61,6 +79,7 @@ from mailtriage.core.settings import settings_file
 
 def launch(folder, *, demo):
     head_start = ForkedHeadStart.start(folder, demo=demo)
+    held = startup.hold_collector() if hasattr(startup, "hold_collector") else None
     mark("child forked")
     shown = startup.first_paint.show(folder, demo=demo, settings_path=settings_file(), fd=sys.__stderr__.fileno())
     mark("first paint")
@@ -100,6 +119,29 @@ def launch(folder, *, demo):
     from mailtriage.tui.controllers.reading import ReadingController
     wrap(ReadingController, "open_thread", "Enter opens the thread")
     wrap(ForkedHeadStart, "_keep_read", "read ahead received (a worker)")
+    from mailtriage.tui.first_screen import FirstScreen
+    if hasattr(FirstScreen, "open_held_enter"):  # the held Enter acted at its release (not posted)
+        original_open = FirstScreen.open_held_enter
+        @functools.wraps(original_open)
+        def open_held_enter(self, key):
+            acted = original_open(self, key)
+            if acted:
+                mark("Enter dispatched")
+            return acted
+        FirstScreen.open_held_enter = open_held_enter
+    # The first frame written after the reader showed the thread: what the UI thread had spent
+    # by the body's frame (Textual's private _display: a benchmark's detail only).
+    shown_display = appmod.MailTriageApp._display
+    body_frame = []
+    @functools.wraps(shown_display)
+    def display_body(self, screen, renderable):
+        result = shown_display(self, screen, renderable)
+        if renderable is not None and not body_frame and getattr(screen, "reader", None) is not None \
+                and screen.reader.thread is not None:
+            body_frame.append(1)
+            mark("body's frame written")
+        return result
+    appmod.MailTriageApp._display = display_body
     if os.environ.get("TRACE_STARTUP_DETAIL"):  # Textual's own steps (private names: a benchmark's detail only)
         from textual.screen import Screen
         from textual.css.stylesheet import Stylesheet
@@ -131,19 +173,22 @@ def launch(folder, *, demo):
                 mark(f"frame #{len(displays)} to the terminal{held}")
             return original_display(self, screen, renderable)
         appmod.MailTriageApp._display = display
-    return appmod.run_app(folder, demo=demo, head_start=head_start, first_paint=shown)
+    if held is None:  # the code before start-up held the collector (--compare)
+        return appmod.run_app(folder, demo=demo, head_start=head_start, first_paint=shown)
+    return appmod.run_app(folder, demo=demo, head_start=head_start, first_paint=shown, collector_held=held)
 
 startup.launch = launch
-sys.argv = ["mailtriage", "--demo"]
+sys.argv = ["mailtriage", *os.environ.get("TRACE_STARTUP_ARGS", "--demo").split("\t")]
 from mailtriage.cli.main import main
 sys.exit(main())
 '''
 
 
 def run_once(workdir: Path, trace: Path, *, key: bool, profile: Path | None = None,
-             python: str = sys.executable, cwd: Path = ROOT) -> dict[str, tuple[float, float]]:
+             python: str = sys.executable, cwd: Path = ROOT, imap: dict[str, str] | None = None,
+             keep: bool = False) -> dict[str, tuple[float, float]]:
     env = {"MAILTRIAGE_CONFIG_DIR": str(workdir / "config"), "MAILTRIAGE_DEMO_DIR": str(workdir / "demo-workspace"),
-           "MAILTRIAGE_CACHE_DIR": str(workdir / "cache"), "TRACE_STARTUP_FILE": str(trace)}
+           "MAILTRIAGE_CACHE_DIR": str(workdir / "cache"), "TRACE_STARTUP_FILE": str(trace), **(imap or {})}
     trace.write_text("")
     if profile is not None:
         env["TRACE_STARTUP_PROFILE"] = str(profile)
@@ -152,7 +197,12 @@ def run_once(workdir: Path, trace: Path, *, key: bool, profile: Path | None = No
     term = Terminal([python, "-c", WRAPPER], env, cwd=cwd)
     steps: dict[str, tuple[float, float]] = {}
     try:
-        steps["terminal: first frame"] = (term.read_until(PAINTED) - term.started, 0.0)
+        if keep:
+            term.read_until(PAINTED, live=True, timeout=120)
+            if not term.wait_for_kept_frame(workdir / "cache", timeout=60):
+                print(f"  (warm-up: the app kept no start screen in {workdir / 'cache'}; no first paint follows)")
+            return steps
+        steps["terminal: first frame"] = (term.read_until(PAINTED, timeout=120) - term.started, 0.0)
         if key:
             term.send(b"\r")
             steps["terminal: body on screen"] = (term.read_until(READ, timeout=15, live=True) - term.started, 0.0)
@@ -164,6 +214,27 @@ def run_once(workdir: Path, trace: Path, *, key: bool, profile: Path | None = No
         at, cpu, step = line.split(" ", 2)
         steps.setdefault(step, (float(at) - term.started, float(cpu)))
     return steps
+
+
+def imap_project(tmp: Path, server: Path) -> dict[str, str]:
+    """The environment of a start on the folder ``bench_read_newest.py --serve`` keeps (its config,
+    project and password, as that benchmark writes them)."""
+    import json
+    from types import SimpleNamespace
+
+    sys.path.insert(0, str(ROOT))
+    from bench_tui import write_project
+    from file_keyring import FileKeyring
+
+    reached = json.loads(server.read_text(encoding="utf-8"))
+    user = SimpleNamespace(name=reached["user"], password=reached["password"])
+    keyring_file = tmp / "keyring.json"
+    os.environ["MAILTRIAGE_BENCH_KEYRING"] = str(keyring_file)
+    FileKeyring().set_password("mailtriage", "imap:bench-read", user.password)
+    config, project = write_project(tmp, "read", reached["port"], user)
+    return {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_DATA_DIR": str(tmp / "data"),
+            "MAILTRIAGE_BENCH_KEYRING": str(keyring_file), "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring",
+            "PYTHONPATH": str(ROOT / "benchmarks"), "TRACE_STARTUP_ARGS": f"--project\t{project}"}
 
 
 def report(runs: list[dict[str, tuple[float, float]]]) -> None:
@@ -184,8 +255,12 @@ def main() -> int:
     parser.add_argument("--compare", type=Path, metavar="DIR",
                         help="another checkout with its own .venv (e.g. the code before), alternated in the same run")
     parser.add_argument("--profile", type=Path, metavar="FILE",
-                        help="cProfile the UI thread from the first paint to the thread shown (the last run's, to FILE)")
+                        help="cProfile the UI thread from the first paint (TRACE_STARTUP_PROFILE_FROM: another "
+                        "step) to the body's frame written (the last run's, to FILE)")
     parser.add_argument("--no-first-paint", action="store_true", help="[settings] first_paint = false")
+    parser.add_argument("--server", type=Path, metavar="FILE",
+                        help="start on the IMAP folder that bench_read_newest.py --serve FILE keeps (e.g. its "
+                        "100k Dovecot INBOX), not on the demo")
     args = parser.parse_args()
     print(f"load average: {os.getloadavg()[0]:.1f}")
     subjects = {"this checkout": (sys.executable, ROOT)}
@@ -195,16 +270,21 @@ def main() -> int:
     results: dict[str, list[dict[str, tuple[float, float]]]] = {name: [] for name in subjects}
     with tempfile.TemporaryDirectory(prefix="mailtriage-trace-startup-") as tmp:
         workdirs = {}
+        imap = None if args.server is None else imap_project(Path(tmp), args.server)
         for i, (name, (python, cwd)) in enumerate(subjects.items()):
             workdirs[name] = Path(tmp) / f"subject{i}"
             (workdirs[name] / "config").mkdir(parents=True)
+            if imap is not None:  # the warm-up: the summary cache and a kept frame (a start with no key)
+                run_once(workdirs[name], workdirs[name] / "trace.txt", key=False, python=python, cwd=cwd,
+                         imap=imap, keep=True)
+                continue
             if args.no_first_paint:
                 (workdirs[name] / "config" / "config.toml").write_text("[settings]\nfirst_paint = false\n")
             demo_start(python, cwd, workdirs[name], keep=True)  # the warm-up: the demo workspace, a kept frame
         for _ in range(args.runs):  # alternated: a loaded machine weighs on both alike
             for name, (python, cwd) in subjects.items():
                 results[name].append(run_once(workdirs[name], workdirs[name] / "trace.txt", key=not args.no_key,
-                                              profile=args.profile, python=python, cwd=cwd))
+                                              profile=args.profile, python=python, cwd=cwd, imap=imap))
     for name, runs in results.items():
         print(f"{name}:")
         report(runs)

@@ -172,7 +172,7 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, App[int], bindings
         """The main screen has mounted its panes."""
         if self.freeze_gc_after_start:
             gc.freeze()
-        self.start_idle_collection()  # full collections between keys (tui/idle_collection.py)
+        self.start_idle_collection()  # the collector back on, full collections between keys (tui/idle_collection.py)
         # Its on_mount shows the head start's rows next (no await in between): keys act on them.
         self.call_later(self.release_keys)
 
@@ -379,13 +379,13 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, App[int], bindings
 
 
 def run_app(project_dir: Path, demo: bool = False, *, head_start: ForkedHeadStart | None = None,
-            first_paint: Shown | None = None) -> int:
+            first_paint: Shown | None = None, collector_held: bool = False) -> int:
     """Run the app on a terminal; returns the exit code. ``head_start``: the child the
     command forked before it imported Textual (tui/head_start.py); ``first_paint``: the kept
-    screen it wrote meanwhile (tui/first_paint.py), which the app takes over."""
+    screen it wrote meanwhile (tui/first_paint.py), which the app takes over; collector_held: tui/startup.py."""
     app = MailTriageApp(Path(project_dir), demo=demo)
     app.freeze_gc_after_start = app.pace_collections = True
-    app.first_paint_shown = first_paint
+    app.first_paint_shown, app.collector_held = first_paint, collector_held
     app.prepare_first_screen(head_start)
     app.first_paint_project = (Path(project_dir), demo)  # the next start shows this start's screen at once
     watch_terminal(sys.__stdin__.fileno())

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import work
+from textual import events, work
 from textual.message import Message
 
 from mailtriage.tui import first_paint, textual_private
@@ -175,6 +175,29 @@ class FirstScreen:
         if dispatch is not None:
             main.thread_ahead.keep(row, dispatch)
             self._offered = dispatch
+
+    def open_held_enter(self, key: events.Key) -> bool:
+        """The first key held on the kept frame, released (tui/startup_keys.py): an Enter that
+        opens the thread list's row (its binding, the user's key map included) opens it here, as
+        ThreadList.action_open and the main screen's handler of its message would, and True.
+        Posted, the key went through the widgets' message queues (the list, each pane up to the
+        screen and back to the app) and its Opened message bubbled up again: meanwhile Textual
+        laid out and painted the list's own first live frame, and the body came in the frame
+        after it (~0.08 s of the UI thread, issue 33's first key that acts,
+        benchmarks/trace_startup.py). Here the first live frame shows the body. False (the
+        key is posted as typed): any other key, or an Enter bound otherwise."""
+        main = self.main
+        if key.key != "enter" or main is None or main.app.screen is not main or not main.panes_ready:
+            return False
+        listing = main.query_one(ThreadList)
+        active = main.active_bindings.get("enter")
+        if (main.focused is not listing or active is None or active.node is not listing
+                or active.binding.action != "open" or not active.enabled or main.listing_out_of_reach):
+            return False  # (out of reach: the listing controller's retry on Enter, which the message runs)
+        row = listing.current
+        if row is not None:
+            main.on_thread_list_opened(ThreadList.Opened(row, listing.cursor))
+        return True
 
     def _withdraw_offer(self) -> None:
         """The read ahead handed to the reader is not shown any more (see drop_read_ahead)."""

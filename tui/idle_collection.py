@@ -15,6 +15,7 @@ widget whole.
 
 from __future__ import annotations
 
+import gc
 from typing import TYPE_CHECKING
 
 from textual import events
@@ -42,6 +43,8 @@ class IdleCollection:
     #: A partial screen update renders the lines it updates only (textual_private.cropped_renders;
     #: benchmarks/bench_storm.py turns it off for the code before it).
     cropped_renders = True
+    #: Start-up turned the collector off until the main screen is up (tui/startup.py; run_app sets it).
+    collector_held = False
     idle_pacer: IdlePacer | None = None
     _pacer_timer: Timer | None = None
 
@@ -58,7 +61,11 @@ class IdleCollection:
             textual_private.cropped_renders()
 
     def start_idle_collection(self) -> None:
-        """The main screen is up: pace the full collections from now on (once)."""
+        """The main screen is up (what start-up built frozen already, ``freeze_gc_after_start``): the
+        collector held at start-up is on again, and the full collections are paced from now on (once)."""
+        if self.collector_held:
+            self.collector_held = False
+            gc.enable()
         if not self.pace_collections or self.idle_pacer is not None:
             return
         pacer = IdlePacer()

@@ -27,6 +27,7 @@ class StartupKeys:
     _held_keys: list[events.Key] | None
     first_paint_shown: Shown | None
     offer_read_ahead: Callable[[], None]
+    open_held_enter: Callable[[events.Key], bool]
 
     async def on_event(self, event: events.Event) -> None:
         """A key typed before the main screen is up is held (with nothing focused, or the head
@@ -49,6 +50,8 @@ class StartupKeys:
         if held is None:
             return
         self.offer_read_ahead()  # an Enter on the first row shows start-up's read ahead (tui/first_screen.py)
+        if held and self.open_held_enter(held[0]):  # acted here, before the first frame is laid out
+            held = held[1:]
         for key in held:
             again = events.Key(key.key, key.character)
             again.set_sender(self)  # as the driver sends a key

@@ -166,6 +166,37 @@ async def test_an_enter_on_the_first_row_shows_the_read_ahead_in_the_keys_own_fr
         proxy.release()
 
 
+async def test_an_enter_held_on_the_kept_frame_shows_the_thread_in_the_apps_first_layout(proxied_project):
+    """Issue 33 (first key acts): an Enter typed on the kept frame is held until the main screen
+    is up; released, it opens the first row before Textual lays out the app's first live frame,
+    so that frame shows the thread. Posted, the key and its Opened message went through the
+    widgets' queues while Textual laid out and painted the list's own frame first: the body came
+    a frame later (~0.09 s of the UI thread, benchmarks/trace_startup.py)."""
+    from textual import events
+
+    app, child, proxy, newest = started_with_server_held(proxied_project)
+    child.receive_read_ahead()  # here before the main screen takes keys, as at a warm start
+    assert app._held_keys == []
+    app._held_keys.append(events.Key("enter", "\r"))  # as StartupKeys.on_event holds a key typed now
+    at_layouts: list[str | None] = []  # the reader's thread at each of the main screen's layouts
+
+    def watch_layouts(_message) -> None:  # run_test's message hook: every message the app processes
+        main = app.main if app.is_running else None
+        if main is not None and not at_layouts:
+            at_layouts.append("subscribed")
+            main.screen_layout_refresh_signal.subscribe(app, lambda _s: at_layouts.append(shown_subject(app)),
+                                                        immediate=True)
+
+    try:
+        async with app.run_test(size=(140, 40), message_hook=watch_layouts) as pilot:
+            await wait_until(pilot, lambda: shown_subject(app) == newest.subject)
+            assert at_layouts[1] == newest.subject, at_layouts  # the first layout
+            assert reads_by() == [STARTUP_CALLER]
+            proxy.release()
+    finally:
+        proxy.release()
+
+
 async def test_once_the_listing_is_whole_the_app_reads_the_first_row_itself(proxied_project):
     project, _proxy = proxied_project
     newest = listed_here(project)[0]

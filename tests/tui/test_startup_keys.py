@@ -187,3 +187,30 @@ def test_enter_typed_before_the_app_reads_the_terminal_is_not_lost_without_a_kep
                         "the Enter typed during start-up was lost")
     finally:
         term.close()
+
+
+async def test_the_collector_held_at_start_up_is_on_again_once_the_main_screen_is_up(tmp_path):
+    """tui/startup.py turns the garbage collector off after the fork (its walks of what start-up
+    imports and mounts cost ~40 ms of the UI thread before the first key acts); the app turns
+    it back on once its main screen is up, so the session runs with it as ever."""
+    import gc
+
+    from mailtriage.tui import startup
+    from tests.tui.helpers import make_app, settle
+
+    app = make_app(mbox_project(tmp_path / "p"))
+    assert startup.hold_collector()  # as launch does
+    try:
+        assert not gc.isenabled()
+        app.collector_held = True  # as run_app does, told by launch
+        async with app.run_test(size=(140, 40)) as pilot:
+            await settle(pilot)
+            assert app.main is not None and app.main.panes_ready
+            assert gc.isenabled()
+    finally:
+        gc.enable()
+    gc.disable()  # a collector that was off already is not held, nor turned on by the app
+    try:
+        assert not startup.hold_collector()
+    finally:
+        gc.enable()
