@@ -26,7 +26,7 @@ from mailtriage.tui.sanitize import MARKER_STYLE, has_hidden_characters, inert_t
 
 #: Header and body pairs the reader keeps for the next thread (hidden while unused); a longer
 #: thread's extra ones are let go when a shorter one is shown. Few: hidden widgets are restyled
-#: too on every focus change (the panes' :focus-within walks their subtrees).
+#: too when the reader's view takes or loses the focus (its :focus walks its children).
 POOL_KEPT = 8
 #: Bodies longer than this are cut for display (the backend still holds all of it).
 MAX_BODY_CHARS = 200_000
