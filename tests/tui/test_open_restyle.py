@@ -5,13 +5,14 @@ Pilot tests on a real mbox project (tests/tui/helpers.py)."""
 
 from __future__ import annotations
 
+from mailtriage.tui.dialogs.ahead import dialog_css_loaded
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourcesPane
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.panes.threads import ThreadPane
 from mailtriage.tui.textual_private import FooterKey
-from tests.tui.helpers import make_app, mbox_project, settle
+from tests.tui.helpers import make_app, mbox_project, settle, until
 
 
 def _border(widget) -> tuple:
@@ -59,9 +60,21 @@ async def test_enter_restyles_the_two_panes_borders_and_nothing_inside_them(tmp_
         # rule walked both subtrees: every message's Statics, the search box, the status lines).
         assert threads in restyled and reader in restyled
         assert not [node for node in restyled if node not in (threads, reader)]
+        del app.screen.set_focus  # Textual's own again
         await pilot.press("q")
         await settle(pilot)
         assert _border(threads) == list_border and _border(reader) == reader_border
+        # the dialogs' stylesheet, loaded once after the first list, restyles every widget: not now
+        await until(pilot, lambda: dialog_css_loaded(app), "the dialogs' stylesheet")
+        restyled.clear()
+        app.stylesheet.update_nodes = recording
+        try:  # the view's own focus (its :focus rules) restyles the view, not the messages in it
+            await pilot.press("enter")
+            await settle(pilot)
+        finally:
+            app.stylesheet.update_nodes = update_nodes
+        assert reader.view in restyled
+        assert not [node for node in restyled if node in set(reader.view.walk_children())]
 
 
 async def test_the_footer_follows_the_focus_in_place_with_the_keys_a_recompose_shows(tmp_path):
