@@ -100,3 +100,31 @@ async def test_the_footer_follows_the_focus_in_place_with_the_keys_a_recompose_s
         await pilot.press("q")
         await settle(pilot)
         assert _keys(app) == on_the_list
+
+
+async def test_j_shows_the_rows_and_the_status_lines_position_in_one_screen_update(tmp_path):
+    """The cursor's rows and the status line's n/N came in two updates, a message apart (the
+    pane's Highlighted handler): now one update per key, the position with the rows."""
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        # the dialogs' stylesheet, loaded once after the first list, repaints every widget: not now
+        await until(pilot, lambda: dialog_css_loaded(app), "the dialogs' stylesheet")
+        await settle(pilot)
+        listing = app.screen.query_one(ThreadList)
+        status = app.screen.query_one("#threads-status")
+        frames: list[tuple[int, str]] = []
+        display = app._display
+
+        def frame(screen, update) -> None:  # each screen update Textual writes
+            if update is not None:
+                frames.append((listing.cursor, str(status.render())))
+            display(screen, update)
+
+        app._display = frame
+        for cursor in (1, 2):
+            frames.clear()
+            await pilot.press("j")
+            await settle(pilot)
+            assert [at for at, _ in frames] == [cursor]  # one update for the key
+            assert frames[0][1].startswith(f"{cursor + 1}/3 ")
