@@ -126,6 +126,15 @@ Figures, 2026-12-03 (second), a QUIET machine (load 0.6-0.9; every earlier table
     newest body    | 0.868     | 0.701     | 0.817       | 0.703       | 1.155 |
     aerc / ours: 1.33x cold, 1.65x warm (goal >= 1.5x: met warm, on a quiet machine; before was too: the
     misses in the tables above were the load, which slows our two processes more than aerc's one).
+
+open3 (2026-12-03, 12:54 UTC, load 4.2-4.7), 100,001 messages, ``--server FILE --phases open --runs 3
+--clients aerc --compare`` a worktree of 612ee71; ours with the focused pane marked by a class, the
+footer's keys changed in place and the view's focus restyling the view alone (2 of the 3 commits; the
+third, one screen update per j, is off the timed path):
+
+  open phase: mailtriage 0.040 s (0.040, 0.035, 0.047)   compare 0.037 s (0.037, 0.036, 0.101)   aerc 0.027 s
+  (goal <= 0.050: met by both at this load; the UI CPU saved, 50 -> 37-40 ms headless in
+  bench_open_headless.py, is inside the spread of three runs)
 """
 
 from __future__ import annotations
