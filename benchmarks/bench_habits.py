@@ -158,6 +158,18 @@ Quiet machine (2026-12-03, 10:46 UTC, load 1.3-1.7; the tables above ran at load
   | flag 200 tagged, f -> Ctrl+s -> server      | 0.267  | 0.234 | 0.174 | 1.34x     | <= 1x |
 
   Single opens spread 0.045-0.166 s (ours) and 0.045-0.155 (before): open's before/after is inside it.
+
+open3 (2026-12-03, --runs 5 --before 612ee71, median of 5 fresh processes, seconds): the focused
+pane marked by a class, the footer's keys changed in place, the view's focus restyling the view
+alone (bench_open_headless: Enter -> body's frame 50 -> 37-40 ms of UI CPU). On the screen:
+
+  | run (load)                         | before | ours  | aerc  | ours/aerc | goal  |
+  |------------------------------------|--------|-------|-------|-----------|-------|
+  | 12:53 UTC (3.7-4.6), 2 of 3 commits | 0.037  | 0.039 | 0.024 | 1.63x     | <= 2x |
+  | 13:15 UTC (14.5-15.5), all three    | 0.161  | 0.177 | 0.059 | 3.00x     | <= 2x |
+
+  Single opens at load 4: ours 0.018-0.042, before 0.027-0.056, aerc 0.021-0.028; at load 15
+  0.07-0.35 for both builds: the CPU saved (~10 ms) is inside the spread of either.
 """
 
 from __future__ import annotations

@@ -28,6 +28,22 @@ thread CPU, median [min-max] of 11 opens x N processes ("before" 771e378, same r
   | reader widgets kept (N=3)               | 5.9  | 59.7 [30-144] / 61.1 [34-155]  | 164 / 157              |
   | + focus without full repaint (N=2)      | 5.2  | 43.1 [31-174] / 46.4 [36-73]   | 114 / 120              |
 
+  open3 (2026-12-03, "before" 612ee71, --rounds 3, N=3, median of 33 opens): the focused pane marked
+  by a class (.pane.-active: two nodes restyled, not both panes' subtrees), the footer's keys
+  changed in place (not ~20 removed and ~20 mounted per focus move), the view's focus restyling
+  the view alone (not its messages' Statics):
+
+  | change                                  | load  | paint: after / before          | settle: after / before |
+  |-----------------------------------------|-------|--------------------------------|------------------------|
+  | -active + footer in place               | 4.4-6 | 39.6 [23-132] / 50.0 [28-155]  | 112.5 / 139.2          |
+  | + the view's focus alone + one j update | 15-16 | 36.8 [21-126] / 49.5 [33-158]  | 120.2 / 149.5          |
+
+  Per open (a trace of thread_time around Textual's steps, load ~5, after): keys and show_thread
+  ~6 ms, the panes' -active restyle ~2, the list's and the view's own focus restyles ~2 + ~2,
+  the frame's reflow 5-9 and partial render 13-15 (the reader's 126x27): the body's frame; then
+  the footer's keys ~6-7 (was 12-15), a frame for the list's blurred cursor and the footer
+  (reflow ~5, render ~16), and a last small one for the footer's row.
+
   CPU time is inflated by load too on this machine (shared caches): the same build measured
   ~60 ms at load 5-6 and ~135 ms at load 8-9. Compare only within one run.
 """

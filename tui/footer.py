@@ -21,9 +21,11 @@ from __future__ import annotations
 from textual import events
 from textual.app import ComposeResult
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer
 
-from mailtriage.tui.textual_private import FooterKey, bindings_ready, mark_bindings_ready
+from mailtriage.tui.textual_private import (FooterKey, bindings_ready, key_disabled, mark_bindings_ready,
+                                            set_key_disabled)
 
 __all__ = ["KeyFooter", "SHORT"]
 
@@ -77,8 +79,54 @@ class KeyFooter(Footer):
 
     async def _recompose_keys(self) -> None:
         self._recompose_due = False  # a change from now on asks for another
-        if self.is_attached:
+        if self.is_attached and not self._keys_in_place():
             await self.recompose()
+
+    def _keys_in_place(self) -> bool:
+        """The keys on show become the new bindings' keys, changed in place; False (nothing
+        done) where there are none yet or Textual groups keys in containers: a recompose then.
+
+        A recompose removed ~20 keys and mounted ~20 new ones, each composed and styled, on every
+        focus move: ~12-15 ms of the UI thread after Enter had shown the body, before the next
+        key (issue 35), and a second frame for the layout. Here the keys a recompose would mount
+        are made (not mounted), and the mounted ones take their text, action and classes: only a
+        key whose classes change is restyled (alone), only a changed text is laid out again, and
+        only the keys beyond those on show are mounted (or the surplus removed)."""
+        shown = [key for key in self.children if isinstance(key, FooterKey)]
+        if not shown or len(shown) != len(self.children):
+            return False
+        if any(active.binding.group is not None for active in self.screen.active_bindings.values()):
+            return False  # Footer.compose puts grouped keys in a KeyGroup (a ``with`` block)
+        made, compact_form = self._made_keys()
+        fresh = [key for key in made if isinstance(key, FooterKey)]
+        if compact_form != self.compact or len(fresh) != len(made):
+            # The other form: every key is restyled (the footer's -compact rules); a recompose
+            # styles each new key once, where the keys kept would follow the footer's bind.
+            return False
+        self._composed = self._shown()
+        restyle: list[FooterKey] = []
+        for key, new in zip(shown, fresh):
+            text = (new.key, new.key_display, new.description, new.action)
+            if (key.key, key.key_display, key.description, key.action) != text:
+                key.key, key.key_display, key.description, key.action = text
+                key.refresh(layout=True)
+            set_key_disabled(key, key_disabled(new))
+            if key.tooltip != new.tooltip:
+                key.tooltip = new.tooltip
+            key.set_reactive(FooterKey.compact, new.compact)
+            if key.classes != new.classes:
+                key.remove_class(*(key.classes - new.classes), update=False)
+                key.add_class(*(new.classes - key.classes), update=False)
+                restyle.append(key)
+        if restyle:
+            self.app.stylesheet.update_nodes(restyle, animate=False)
+            for key in restyle:
+                key.refresh(layout=True)  # a -compact or -pinned key takes other room
+        if len(fresh) > len(shown):
+            self.mount_all(fresh[len(shown):])
+        for key in shown[len(fresh):]:
+            key.remove()
+        return True
 
     def _shown(self) -> tuple:
         """What the keys are composed from: the width and the screen's active bindings (key,
@@ -92,33 +140,36 @@ class KeyFooter(Footer):
     def compose(self) -> ComposeResult:
         # before the bindings are ready Footer composes no key: nothing to compare a later ask with
         self._composed = self._shown() if bindings_ready(self) else None
+        widgets, self._compact_form = self._made_keys()
+        self.compact = self._compact_form
+        yield from widgets
+
+    def _made_keys(self) -> tuple[list[Widget], bool]:
+        """The widgets Footer composes for the bindings as they are, made (not mounted) in the
+        form that fits the width, in their order; and whether that form is the compact one."""
         widgets = list(super().compose())
         keys = [w for w in widgets if isinstance(w, FooterKey)]
         width = self.size.width or self.app.size.width
-        self._compact_form = sum(map(_wide, keys)) > width
-        self.compact = self._compact_form
+        compact_form = sum(map(_wide, keys)) > width
         for key in keys:
             # Each key's ``compact`` is styled once, as it is made: left to FooterKey, it started
             # True (its class -compact added and styled on mount) and the data bind from the
             # footer set it False again (styled again): ~6 ms per key on every recompose, one
             # recompose per focus move (issue 35: Enter and r waited for ~20 of them). Footer
             # binds nothing to the palette's key: it keeps FooterKey's own True.
-            compact = True if key.has_class("-command-palette") else self._compact_form
+            compact = True if key.has_class("-command-palette") else compact_form
             key.set_reactive(FooterKey.compact, compact)
             key.set_class(compact, "-compact", update=False)
-        if self._compact_form:
-            for key in keys:
-                key.description = SHORT.get(key.action, key.description)
-        if not self._compact_form:
-            yield from widgets
-            return
+        if not compact_form:
+            return widgets, False
+        for key in keys:
+            key.description = SHORT.get(key.action, key.description)
         # Compact: ? Help takes the palette key's place at the right edge (two keys docked
         # right would overlap); Ctrl+p still opens the palette, and the help screen lists it.
         pinned = [k for k in keys if k.action == PINNED]
         for key in pinned:
             key.add_class("-pinned")
-        yield from (w for w in widgets if w not in pinned and not w.has_class("-command-palette"))
-        yield from pinned
+        return [w for w in widgets if w not in pinned and not w.has_class("-command-palette")] + pinned, True
 
     def on_resize(self, event: events.Resize) -> None:
         if bindings_ready(self) and not self._recompose_due:

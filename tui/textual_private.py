@@ -38,6 +38,7 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual._compositor", "Compositor", "_dirty_regions", ("attribute",)),
     ("textual.widgets._footer", "Footer", "_bindings_ready", ("attribute",)),
     ("textual.widgets._footer", "", "FooterKey", ("class", "Widget")),
+    ("textual.widgets._footer", "FooterKey", "_disabled", ("attribute",)),
     ("textual.dom", "DOMNode", "_get_default_css", ("method",)),
     ("textual.app", "App", "_register", ("method", "parent", "widgets")),
     ("textual._compositor", "Compositor", "_get_renders", ("method", "crop")),
@@ -52,6 +53,17 @@ def mark_bindings_ready(footer: Footer) -> None:
 
 def bindings_ready(footer: Footer) -> bool:
     return bool(footer._bindings_ready)
+
+
+def key_disabled(key: FooterKey) -> bool:
+    """Whether a footer key answers a click with a bell (its binding is disabled)."""
+    return bool(key._disabled)
+
+
+def set_key_disabled(key: FooterKey, disabled: bool) -> None:
+    """What FooterKey's constructor sets from its ``disabled``; its ``-disabled`` class is the
+    caller's to set."""
+    key._disabled = disabled
 
 
 def full_frame(screen: Screen, console: Console) -> str:

@@ -63,10 +63,13 @@ async def test_news_that_leave_the_keys_as_they_were_keep_the_footer_and_a_chang
         tl.focus()
         await _settled(pilot)
         assert "Other key" not in [k.description for k in _keys(app)]
-        shown = _keys(app)
+        shown = [(k.key, k.description) for k in _keys(app)]
         await pilot.resize_terminal(150, 20)
         await _settled(pilot)
-        assert [id(k) for k in _keys(app)] != [id(k) for k in shown]
+        assert [(k.key, k.description) for k in _keys(app)] == shown
+        await pilot.resize_terminal(40, 20)  # too narrow for the long form: the compact one
+        await _settled(pilot)
+        assert app.query_one(KeyFooter).compact and all(k.has_class("-compact") for k in _keys(app))
 
 
 async def test_a_focus_move_styles_each_new_key_once_in_both_forms():

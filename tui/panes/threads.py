@@ -109,6 +109,15 @@ class ThreadPane(Vertical):
         yield ThreadList(id="thread-list")
         yield Static(id="threads-status", classes="pane-status")
 
+    def on_mount(self) -> None:
+        # The position follows the cursor in the rows' own screen update (a watcher runs as the
+        # cursor is set); Highlighted is handled a message later, after the rows' frame: two
+        # updates per key. Its handler asks again and show_message finds it said.
+        self.watch(self.thread_list, "cursor", self._cursor_moved, init=False)
+
+    def _cursor_moved(self) -> None:
+        self._update_status()
+
     def _search_box(self) -> SearchBox:
         """The search box, mounted (with its progress bar) the first time it is asked for."""
         for box in self.query(SearchBox):
@@ -132,9 +141,12 @@ class ThreadPane(Vertical):
     # -- states ------------------------------------------------------------
     def show_message(self, text: str | Text, *, error: bool = False) -> None:
         status = self.query_one("#threads-status", Static)
+        text = text if isinstance(text, Text) else Text(text)
+        if status.content == text and status.has_class("-error") == error:
+            return  # said already (a cursor move says it, then its Highlighted asks again)
         # One line whatever it says (.pane-status: height 1, width 1fr): painted again, never a
         # layout of the whole screen (issue 39: one at each key, some 2-7 ms of the UI thread).
-        status.update(text if isinstance(text, Text) else Text(text), layout=False)
+        status.update(text, layout=False)
         status.set_class(error, "-error")
 
     def show_loading(self, list_name: str | None) -> None:

@@ -1,0 +1,130 @@
+"""What Enter costs the UI thread after the body (issues 33 and 35): the focus move restyles the
+two panes alone, not their subtrees, and the footer's keys follow the focus in place.
+
+Pilot tests on a real mbox project (tests/tui/helpers.py)."""
+
+from __future__ import annotations
+
+from mailtriage.tui.dialogs.ahead import dialog_css_loaded
+from mailtriage.tui.footer import KeyFooter
+from mailtriage.tui.panes.reader import ReaderPane, ThreadView
+from mailtriage.tui.panes.sources import SourcesPane
+from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.panes.threads import ThreadPane
+from mailtriage.tui.textual_private import FooterKey
+from tests.tui.helpers import make_app, mbox_project, settle, until
+
+
+def _border(widget) -> tuple:
+    return tuple(edge for edge in widget.styles.border)
+
+
+def _keys(app) -> list[tuple]:
+    """The footer's keys as they show: key, text, classes (-disabled, -compact, ...)."""
+    return [(k.key, k.key_display, k.description, k.action, sorted(k.classes))
+            for k in app.screen.query_one(KeyFooter).query(FooterKey)]
+
+
+async def test_enter_restyles_the_two_panes_borders_and_nothing_inside_them(tmp_path):
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        threads, reader = app.screen.query_one(ThreadPane), app.screen.query_one(ReaderPane)
+        sources = app.screen.query_one(SourcesPane)
+        list_border, reader_border, sources_border = _border(threads), _border(reader), _border(sources)
+        assert list_border != reader_border  # the focused pane's border stands out
+        restyled: list[object] = []
+        update_nodes = app.stylesheet.update_nodes
+        set_focus = app.screen.set_focus
+
+        def recording(nodes, animate: bool = False) -> None:
+            nodes = list(nodes)
+            restyled.extend(nodes)
+            update_nodes(nodes, animate)
+
+        def focusing(*args, **kwargs) -> None:  # what the focus move itself restyles
+            app.stylesheet.update_nodes = recording
+            try:
+                set_focus(*args, **kwargs)
+            finally:
+                app.stylesheet.update_nodes = update_nodes
+
+        app.screen.set_focus = focusing
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.focused, ThreadView)
+        # The borders swapped; a pane the focus did not enter or leave kept its own.
+        assert _border(reader) == list_border and _border(threads) == reader_border
+        assert _border(sources) == sources_border
+        # The focus move restyled the two panes, none of the widgets inside them (a :focus-within
+        # rule walked both subtrees: every message's Statics, the search box, the status lines).
+        assert threads in restyled and reader in restyled
+        assert not [node for node in restyled if node not in (threads, reader)]
+        del app.screen.set_focus  # Textual's own again
+        await pilot.press("q")
+        await settle(pilot)
+        assert _border(threads) == list_border and _border(reader) == reader_border
+        # the dialogs' stylesheet, loaded once after the first list, restyles every widget: not now
+        await until(pilot, lambda: dialog_css_loaded(app), "the dialogs' stylesheet")
+        restyled.clear()
+        app.stylesheet.update_nodes = recording
+        try:  # the view's own focus (its :focus rules) restyles the view, not the messages in it
+            await pilot.press("enter")
+            await settle(pilot)
+        finally:
+            app.stylesheet.update_nodes = update_nodes
+        assert reader.view in restyled
+        assert not [node for node in restyled if node in set(reader.view.walk_children())]
+
+
+async def test_the_footer_follows_the_focus_in_place_with_the_keys_a_recompose_shows(tmp_path):
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        footer = app.screen.query_one(KeyFooter)
+        on_the_list = _keys(app)
+        widgets = list(footer.query(FooterKey))
+        await pilot.press("enter")
+        await settle(pilot)
+        in_the_reader = _keys(app)
+        assert in_the_reader != on_the_list
+        assert "Back to list" in [description for _, _, description, _, _ in in_the_reader]
+        # The keys on show were changed, not mounted again...
+        kept = min(len(widgets), len(in_the_reader))
+        assert list(footer.query(FooterKey))[:kept] == widgets[:kept]
+        # ... and show what a recompose for the reader's bindings shows.
+        footer.refresh(recompose=True)
+        await settle(pilot)
+        assert list(footer.query(FooterKey))[0] is not widgets[0]  # composed anew
+        assert _keys(app) == in_the_reader
+        await pilot.press("q")
+        await settle(pilot)
+        assert _keys(app) == on_the_list
+
+
+async def test_j_shows_the_rows_and_the_status_lines_position_in_one_screen_update(tmp_path):
+    """The cursor's rows and the status line's n/N came in two updates, a message apart (the
+    pane's Highlighted handler): now one update per key, the position with the rows."""
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        # the dialogs' stylesheet, loaded once after the first list, repaints every widget: not now
+        await until(pilot, lambda: dialog_css_loaded(app), "the dialogs' stylesheet")
+        await settle(pilot)
+        listing = app.screen.query_one(ThreadList)
+        status = app.screen.query_one("#threads-status")
+        frames: list[tuple[int, str]] = []
+        display = app._display
+
+        def frame(screen, update) -> None:  # each screen update Textual writes
+            if update is not None:
+                frames.append((listing.cursor, str(status.render())))
+            display(screen, update)
+
+        app._display = frame
+        for cursor in (1, 2):
+            frames.clear()
+            await pilot.press("j")
+            await settle(pilot)
+            assert [at for at, _ in frames] == [cursor]  # one update for the key
+            assert frames[0][1].startswith(f"{cursor + 1}/3 ")
