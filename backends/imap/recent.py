@@ -1033,16 +1033,32 @@ def reconcile(conn, state, cache: sc.FolderCache, note: Callable[[str], None]) -
         return "same"
     top = cache.uidnext - 1
     changed = new = gone = 0
+    arrived = 0  # messages the SELECT counted in EXISTS that came since the cache (UIDs cache.uidnext..uidnext-1)
+    if uidnext > cache.uidnext:
+        first = max(cache.uidnext, cache.floor_uid)
+        data = conn.call("UID FETCH new", lambda c: fetch_rows(c, f"{first}:*", RowMaker(), uid=True))
+        fresh = [row for uid, row in data.items() if uid >= first]
+        complete_synthetic(conn, fresh)
+        for row in fresh:
+            cache.rows[row[sc.UID]] = row
+        new = len(fresh)
+        arrived = sum(1 for uid in data if cache.uidnext <= uid < uidnext)
     if top >= cache.floor_uid and cache.rows:
-        # Expunged since: the cached UID range as the server has it now (compact with ESEARCH).
-        esearch = conn.has("ESEARCH")
-        keys = [b"UID", f"{cache.floor_uid}:{top}".encode()]
-        present, count = conn.call("UID SEARCH cached range", lambda c: protocol.search(c, keys, esearch=esearch))
-        if count != len(cache.rows):
-            keep = set(present)
-            for uid in [u for u in cache.rows if u not in keep]:
-                del cache.rows[uid]
-                gone += 1
+        # Expunged since: EXISTS says whether any message left (issue 39: a poll in a storm
+        # searched the whole cached range each time). What the cache counted, plus what came
+        # since, less what the SELECT counts now, is what left: none, and nothing is asked. Any
+        # other difference (mail that came or went after the SELECT, or below the cache's
+        # floor) asks for the cached UID range as the server has it now (compact with ESEARCH).
+        if cache.exists + arrived != state.exists:
+            esearch = conn.has("ESEARCH")
+            keys = [b"UID", f"{cache.floor_uid}:{top}".encode()]
+            present, count = conn.call("UID SEARCH cached range", lambda c: protocol.search(c, keys, esearch=esearch))
+            cached = [u for u in cache.rows if u <= top]
+            if count != len(cached):
+                keep = set(present)
+                for uid in [u for u in cached if u not in keep]:
+                    del cache.rows[uid]
+                    gone += 1
         if state.highestmodseq > cache.highestmodseq and cache.rows:
             modseq = cache.highestmodseq
             data = conn.call("UID FETCH CHANGEDSINCE", lambda c: _changed_flags(c, f"{cache.floor_uid}:{top}", modseq))
@@ -1054,14 +1070,6 @@ def reconcile(conn, state, cache: sc.FolderCache, note: Callable[[str], None]) -
                     if seen != old[sc.SEEN]:
                         cache.rows[uid] = (*old[:sc.SEEN], seen, *old[sc.SEEN + 1:])
                         changed += 1
-    if uidnext > cache.uidnext:
-        first = max(cache.uidnext, cache.floor_uid)
-        data = conn.call("UID FETCH new", lambda c: fetch_rows(c, f"{first}:*", RowMaker(), uid=True))
-        fresh = [row for uid, row in data.items() if uid >= first]
-        complete_synthetic(conn, fresh)
-        for row in fresh:
-            cache.rows[row[sc.UID]] = row
-        new = len(fresh)
     note(f"reconciled: {new} new, {changed} flag change(s), {gone} expunged "
          f"(HIGHESTMODSEQ {cache.highestmodseq} -> {state.highestmodseq})")
     cache.highestmodseq, cache.uidnext, cache.exists = state.highestmodseq, max(uidnext, cache.uidnext), state.exists
