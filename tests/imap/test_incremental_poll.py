@@ -165,3 +165,17 @@ def test_an_incremental_listing_equals_a_fresh_one(make_source, seed, dovecot, d
                         other.delete_messages([target])
                         other.expunge()
         assert rows(poller.list_recent_threads(LIST, WINDOW)) == _fresh(make_source, folder), ops
+
+
+def test_threads_that_age_out_of_the_window_leave_without_a_whole_relisting(make_source, seed, trace):
+    _seed_window(seed, count=12)  # arrived 40 to 29 hours ago
+    poller = make_source()
+    poller.list_recent_threads(LIST, WINDOW)
+    poller.list_recent_threads(LIST, WINDOW)
+    for hours in (35, 32, 30, 20):  # the window's lower edge moves on: its oldest threads leave
+        since = NOW - timedelta(hours=hours)
+        trace.clear()
+        listed = rows(poller.list_recent_threads(LIST, since))
+        assert not [c for c in sent(trace) if "FETCH" in c or "SEARCH" in c]
+        assert listed == rows(make_source(poller=False, cached=False).list_recent_threads(LIST, since))
+    assert listed == []
