@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import threading
+import time
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -52,6 +53,11 @@ if TYPE_CHECKING:
 THREAD_KIND = MESSAGE_ID_KIND  # root Message-IDs (old "imap:" tags read back as this shape)
 ARCHIVE_KINDS = ("hyperkitty", "pipermail", "ponymail")
 _DRAFT_OPS = frozenset({Op.LIST_DRAFTS, Op.CREATE_DRAFT})
+#: A poller's source (hold_window_only) walks its window whole again this often (issue 39): the
+#: polls between read only what changed (the new UIDs, CHANGEDSINCE, the cached range when
+#: EXISTS says a message left) and answer from the last answer; the walk is the safety net
+#: against anything they could have missed (a server bending a rule), at the cost of one walk.
+RELIST_SECONDS = 600.0
 # Message-IDs per ORed search of threads_for_message_ids (two keys each: some 6 KB a command).
 IDS_PER_SEARCH = 40
 
@@ -93,6 +99,7 @@ class ImapSource(AccountSource):
         self._sent_rows: SentRows | None = None  # the Sent folder's rows as the last read saw them
         self._window_only = False  # a poller's source: no persisted cache (hold_window_only)
         self._trimmed: tuple[Any, float] = (None, 0.0)  # the window-only cache last trimmed, and to when
+        self._walked_at = 0.0  # time.monotonic() of this source's last walk of a whole window
         self._summaries = recent.SummaryMemo()  # the last listing's summaries: a poll sums up what changed
         # The list folder as the last listing saw it (UIDVALIDITY, EXISTS, UIDNEXT) and how many
         # times messages were seen to leave it since this source started (message_ids_epoch).
@@ -251,6 +258,9 @@ class ImapSource(AccountSource):
             self._mark_folder(state)
             with collector_paused():  # tens of thousands of rows and summaries, no cycles
                 touched: list[int] = []  # the UIDs the reconcile added, changed or dropped
+                if (self._window_only and self._cache is not None and not limit
+                        and time.monotonic() - self._walked_at > RELIST_SECONDS):
+                    self._cache = None  # the safety net (RELIST_SECONDS): walked whole below
                 cache = self._reconciled_cache(state, touched)
                 found = None
                 rows: list | None
@@ -270,6 +280,8 @@ class ImapSource(AccountSource):
                         answered = cache if rows is not None else None
                     if rows is None:
                         walked = recent.walk(conn, state, since, wanted, limit)
+                        if not limit:
+                            self._walked_at = time.monotonic()
                         if state.highestmodseq is not None:
                             self._keep(recent.cache_from_walk(state, walked, since))
                         rows = recent.pick(walked.rows, since, wanted, limit, exhausted=True) or []

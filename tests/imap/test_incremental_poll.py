@@ -179,3 +179,17 @@ def test_threads_that_age_out_of_the_window_leave_without_a_whole_relisting(make
         assert not [c for c in sent(trace) if "FETCH" in c or "SEARCH" in c]
         assert listed == rows(make_source(poller=False, cached=False).list_recent_threads(LIST, since))
     assert listed == []
+
+
+def test_a_pollers_source_walks_its_window_whole_now_and_then(make_source, seed, trace, monkeypatch):
+    from mailtriage.backends.imap import source
+
+    _seed_window(seed, count=6)
+    poller = make_source()
+    poller.list_recent_threads(LIST, WINDOW)
+    seed("INBOX", make_mail(1, subject="Fresh report", message_id="<fresh@x>"), when=NOW)
+    monkeypatch.setattr(source, "RELIST_SECONDS", 0.0)  # the safety net is due
+    trace.clear()
+    listed = rows(poller.list_recent_threads(LIST, WINDOW))
+    assert any("YOUNGER" in c for c in sent(trace)), sent(trace)  # the window found again, and read whole
+    assert listed == _fresh(make_source)
