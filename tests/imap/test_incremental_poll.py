@@ -193,3 +193,60 @@ def test_a_pollers_source_walks_its_window_whole_now_and_then(make_source, seed,
     listed = rows(poller.list_recent_threads(LIST, WINDOW))
     assert any("YOUNGER" in c for c in sent(trace)), sent(trace)  # the window found again, and read whole
     assert listed == _fresh(make_source)
+
+
+# -- the answer from what changed, without a server ----------------------------------------------
+
+from mailtriage.backends.imap import recent  # noqa: E402
+from mailtriage.backends.imap import summary_cache as sc  # noqa: E402
+from tests.imap.test_summaries import described, ref_summaries, row_strategy  # noqa: E402
+
+# A step: a message arrives (the next UID), leaves (expunged), has its flags changed (a new row
+# object for its UID), or the window's start moves on (rows that arrived before it leave).
+changes = st.lists(st.tuples(st.sampled_from(["arrive", "arrive", "leave", "flag", "age"]), row_strategy(False),
+                             st.integers(0, 10 ** 6)), max_size=20)
+LISTED = b"security@example.org"
+
+
+@settings(max_examples=80, deadline=None)
+@given(start=st.lists(row_strategy(False), max_size=30), storm=changes, wanted=st.sampled_from([None, LIST]),
+       kind=st.sampled_from(["imap", "msgid"]))
+def test_an_answer_from_what_changed_equals_a_whole_answer(start, storm, wanted, kind):
+    cache = sc.FolderCache(1, 1, 1, 0, 1, float("-inf"), {})
+    next_uid = 1
+
+    def add(r) -> int:
+        nonlocal next_uid
+        uid, next_uid = next_uid, next_uid + 1
+        cache.rows[uid] = (*r[:sc.UID], uid, *r[sc.UID + 1:])
+        return uid
+
+    for r in start:
+        add(r)
+    since = datetime.fromtimestamp(0.5e9, timezone.utc)
+    memo = recent.SummaryMemo()
+
+    def whole() -> list[str]:
+        rows = recent.answer_from_cache(cache, since, wanted, None)
+        return described(ref_summaries(rows, kind))
+
+    rows = recent.answer_from_cache(cache, since, wanted, None)
+    recent.summaries(rows, kind, memo)
+    recent.answered_whole(memo, cache, wanted, since)
+    for what, r, pick in storm:
+        touched = []
+        if what == "arrive" or not cache.rows:
+            touched.append(add(r))
+        elif what == "age":
+            since += timedelta(seconds=pick * 1000)
+        else:
+            uid = sorted(cache.rows)[pick % len(cache.rows)]
+            touched.append(uid)
+            if what == "leave":
+                del cache.rows[uid]
+            else:
+                old = cache.rows[uid]
+                cache.rows[uid] = (*old[:sc.SEEN], not old[sc.SEEN], *old[sc.SEEN + 1:])
+        got = recent.summaries_of_changes(memo, cache, touched, since, wanted, kind)
+        assert got is not None
+        assert described(got) == whole()
