@@ -14,6 +14,13 @@ before (its ``mailtriage`` found first), on the same server, one after the other
 
 Issue 39's goal: a poll costs what changed, not the window (CPU per poll flat as the window
 grows, and no SEARCH/FETCH over the whole window after one new mail).
+
+Figures of 2026-12-03 (2 cores shared with other helpers), 612ee71 (base) / the poll branch:
+``--window 20000 --polls 20``, load 6.1: thread CPU per poll median 26.7 / 6.4 ms (the
+listing's part 15.5 / 3.2), max 49.3 / 14.1 ms, wall 171 / 129 ms; 4 IMAP commands a poll
+(NOOP, SELECT, UID FETCH of the new UIDs, UID FETCH CHANGEDSINCE) against 5 (and a UID SEARCH
+of the whole cached range); 7 new / 13 updated found by each. ``--window 6000 --polls 12``,
+load 5.7: 15.7 / 5.2 ms.
 """
 
 from __future__ import annotations
