@@ -89,6 +89,23 @@ max 1296 / 1235, keys over 200 ms 882 / 202; UI-thread CPU per key median 11.5 /
 22.3 / 9.6; collections 11792 / 2871 (wall 162 / 42 s, CPU 10.6 / 3.1 s), full ones 9 / 2;
 CPU per fifth 7 7 9 11 18 / 5 5 7 8 11 %; memory after the storm 132 / 134 MB against 117
 fresh (+13 / +14 %); 6000/6000 new reports announced by each.
+
+Issue 39's last goal, a poll that costs what changed (2026-12-03, the poll branch: the IMAP
+reconcile searches the cached range only when EXISTS says a message left, the listing answers
+from the last answer and the UIDs that changed, the alert poller judges only the threads whose
+summaries changed; ``benchmarks/bench_poll_cost.py`` measures one poll after one new mail).
+``--threads 14000 --minutes 30 --base <612ee71>``, load 9.9-19.7 (a full test suite and other
+helpers' runs beside it), base / now: CPU per fifth 5 7 8 7 8 / 5 6 8 7 7 % (at this load both
+throttle: a poll waits 4x its own wall time, and base's listings took 920 ms median against
+627, so base listed 172 times and now 241); key p99 322.4 / 313.1 ms (not met at this load),
+median 49.2 / 47.6; memory after the storm 133 / 146 MB against 122 fresh (+9 / +20 %: now at
+the goal's edge, 10 MB more live Python objects: the answer's arrival heap, the poller's per
+thread records, more polls; not examined further); 6000/6000 new reports announced by each.
+The per-poll cost at the storm's late size, ``bench_poll_cost.py --window 20000 --polls 20
+--base``, load 6.1: thread CPU per poll median 26.7 / 6.4 ms (the listing's part 15.5 / 3.2),
+max 49.3 / 14.1, wall 171 / 129 ms (the SELECT and CHANGEDSINCE of a 20,000-message folder);
+IMAP commands: base NOOP, SELECT, UID SEARCH 1:n, UID FETCH 1:n CHANGEDSINCE, UID FETCH
+n+1:*; now NOOP, SELECT, UID FETCH n+1:*, UID FETCH 1:n CHANGEDSINCE. To be rerun at low load.
 """
 
 from __future__ import annotations

@@ -62,6 +62,9 @@ MIN_POLL_GAP_SECONDS = 2.0
 # ... and at least this many times as long as the last poll took, so listing a window that a
 # burst keeps growing uses at most about a fifth of the time (and of a core).
 POLL_GAP_FACTOR = 4.0
+# At least this often a poll judges every thread it lists (see NewReportPoller.poll): a safety
+# net for the polls between, which judge only the threads whose summaries changed.
+FULL_POLL_SECONDS = timedelta(minutes=10)
 # Roots found on the list that a poller remembers (a storm's replies to old threads), at most.
 FOUND_ROOTS_KEPT = 10_000
 
@@ -200,6 +203,17 @@ def _when(summary: ThreadSummary) -> datetime | None:
     return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
+@dataclass
+class _Previous:
+    """What one poll listed, for the next (issue 39): per thread, by id, ``(thread, cursor key,
+    activity text)`` (the thread is held: its id stays its own)."""
+
+    backend: str | None
+    quiet_before: datetime | None
+    records: dict[int, tuple]
+    full_at: datetime  # when the last poll that judged every thread ran
+
+
 class NewReportPoller:
     """Polls one list through the resolution rule (``list_recent_threads``).
 
@@ -231,6 +245,8 @@ class NewReportPoller:
         self._wait_failed = False  # the last wait for mail ended on a dropped connection
         self._wait_failures = 0  # waits that failed again since (each backs off longer)
         self._texts: dict[datetime, str] = {}  # the last poll's activity times as ISO texts
+        self._previous: _Previous | None = None  # what the last poll listed and judged
+        self.last_judged = 0  # how many threads the last poll judged (the others were as the cursor held them)
         # Per backend: the roots found on the list, under the backend's message_ids_epoch then.
         self._found_roots: dict[str, tuple[object, set[str]]] = {}
 
@@ -302,10 +318,35 @@ class NewReportPoller:
             if current is not None and _same_list(current, backend, kind, self.list_name):
                 stored = current
             seen: dict[str, str] = dict(stored["seen"]) if stored else {}
+        # Issue 39: a poll in a storm lists thousands of threads and a few changed. A backend
+        # that sums up only what changed (IMAP: recent.SummaryMemo) hands back the very same
+        # summary objects for the threads that did not change. Such a thread whose activity the
+        # cursor already holds (its key and activity text kept from the last poll: one lookup)
+        # is neither new nor updated and raises nothing: only the other threads are judged
+        # below. Every FULL_POLL_SECONDS a poll judges every thread (a safety net; entries
+        # older than RETENTION leave the cursor then).
+        prev = self._previous
+        partial = (prev is not None and stored is not None and prev.backend == backend
+                   and prev.quiet_before == quiet_before and prev.full_at <= now < prev.full_at + FULL_POLL_SECONDS)
+        kept: dict[int, tuple] = {}  # id(thread) -> (thread, cursor key, activity text) of this poll
+        if partial and prev is not None:
+            records, get_seen = prev.records, seen.get
+            fresh = []
+            for t in threads:
+                record = records.get(id(t))
+                if record is not None:
+                    before = get_seen(record[1])
+                    if before is not None and before >= record[2] and _canonical(before):
+                        kept[id(t)] = record
+                        continue
+                fresh.append(t)
+        else:
+            fresh = threads
         # Each thread's last activity as the cursor's ISO text: most threads' are the same from
         # poll to poll, so the texts of the last poll's are kept (a storm lists 10,000s each poll).
-        last_texts, texts = self._texts, {}
-        for t in threads:
+        last_texts = self._texts
+        texts = last_texts if partial else {}
+        for t in fresh:
             when = _when(t)
             if when is not None and when not in texts:
                 texts[when] = last_texts.get(when) or iso_utc(when)
@@ -313,7 +354,7 @@ class NewReportPoller:
         new, updated = [], []
         if stored is not None:
             first_seen = []
-            for t in threads:
+            for t in fresh:
                 key = _seen_key(t.thread_id)
                 if key not in seen:
                     when = _when(t)
@@ -328,20 +369,25 @@ class NewReportPoller:
             if first_seen:  # in the listing's order, as they came
                 order = {id(t): n for n, t in enumerate(threads)}
                 updated.sort(key=lambda t: order[id(t)])
-        newest = max([w for w in (_when(t) for t in threads) if w is not None], default=None)
         changed = []
-        for t in threads:
+        for t in fresh:
             when = _when(t)
             key = _seen_key(t.thread_id)
             before = seen.get(key)
-            after = _later(before or "", texts[when] if when is not None else "")
+            text = texts[when] if when is not None else ""
+            after = _later(before or "", text)
             if after != before:
                 seen[key] = after
                 changed.append(key)
-        horizon = max(newest or now, now) - RETENTION
-        horizon_text = iso_utc(horizon)
-        seen = {k: v for k, v in seen.items()
-                if not v or (v >= horizon_text if _canonical(v) else (parse_iso(v) or now) >= horizon)}
+            kept[id(t)] = (t, key, text)
+        if not partial:
+            newest = max([w for w in (_when(t) for t in threads) if w is not None], default=None)
+            horizon = max(newest or now, now) - RETENTION
+            horizon_text = iso_utc(horizon)
+            seen = {k: v for k, v in seen.items()
+                    if not v or (v >= horizon_text if _canonical(v) else (parse_iso(v) or now) >= horizon)}
+        self._previous = _Previous(backend, quiet_before, kept, prev.full_at if partial and prev is not None else now)
+        self.last_judged = len(fresh)
         cursor = {"v": CURSOR_VERSION, "backend": backend, "kind": kind, "list": self.list_name,
                   "checked": iso_utc(now), "span": span.days, "seen": seen}
         return PollOutcome(backend, stored is None, new, updated, cursor, notes, base=stored, changed=changed)

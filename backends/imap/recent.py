@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import re
 import sys
+from bisect import bisect_left, insort
 from dataclasses import dataclass
+from heapq import heapify, heappop, heappush
 from datetime import datetime, timezone
 from operator import itemgetter
 from typing import Callable, Iterable
@@ -525,7 +527,7 @@ class SummaryMemo:
     everything and keeps the rows only; the next call with few changes threads everything
     once more and keeps the components; from then on only what changed is regrouped."""
 
-    __slots__ = ("kind", "rows", "comp_of", "comps", "regrouped")
+    __slots__ = ("kind", "rows", "comp_of", "comps", "regrouped", "ranked", "answer")
 
     def __init__(self) -> None:
         self.kind = ""
@@ -533,6 +535,10 @@ class SummaryMemo:
         self.comp_of: dict | None = None  # node (a Message-ID, or (ID,) for a synthetic one) -> _Component
         self.comps: set | None = None
         self.regrouped = 0  # rows the last call threaded (a measure for tests and benchmarks)
+        self.ranked: list | None = None  # every kept component's (summary, time, -first UID), by _RANK ascending
+        # (cache, wanted, since, heap of (arrival, UID)) of the rows last answered (memo.rows), for
+        # summaries_of_changes; None when they were not answered from a cache that way
+        self.answer: tuple | None = None
 
 
 class _Component:
@@ -563,23 +569,35 @@ def summaries(rows: list[Row], kind: str, memo: SummaryMemo | None = None) -> li
     by_uid = {row[sc.UID]: row for row in rows}
     old = memo.rows if memo.kind == kind else None
     if old is None or len(by_uid) != len(rows):
-        memo.kind, memo.rows, memo.comp_of, memo.comps = kind, by_uid, None, None
+        memo.kind, memo.rows, memo.comp_of, memo.comps, memo.ranked, memo.answer = kind, by_uid, None, None, None, None
         memo.regrouped = len(rows)
         return _ranked(*_summed(sorted(rows, key=_BY_UID), kind))
     get_old, get_new = old.get, by_uid.get
     added = [row for uid, row in by_uid.items() if get_old(uid) is not row]
     removed = [row for uid, row in old.items() if get_new(uid) is not row]
     memo.rows = by_uid
-    if len(added) + len(removed) > max(64, len(rows) // _REGROUP_SHARE):
-        memo.comp_of = memo.comps = None
-        memo.regrouped = len(rows)
-        return _ranked(*_summed(sorted(rows, key=_BY_UID), kind))
-    if memo.comp_of is None:
+    memo.answer = None  # these rows were not answered by summaries_of_changes' bookkeeping
+    return _changed(memo, kind, rows, added, removed)
+
+
+def _changed(memo: SummaryMemo, kind: str, rows: Iterable[Row], added: list[Row], removed: list[Row]
+             ) -> list[ThreadSummary]:
+    """The summaries of ``memo.rows`` (``rows``: the same rows), regrouping the components
+    ``added`` and ``removed`` rows touch (or everything, when many changed or no components
+    are kept yet). The threads are kept ranked (``memo.ranked``, ascending): a call that
+    regrouped a few components moves their entries only."""
+    if len(added) + len(removed) > max(64, len(memo.rows or ()) // _REGROUP_SHARE):
+        memo.comp_of = memo.comps = memo.ranked = None
+        ordered = sorted(rows, key=_BY_UID)
+        memo.regrouped = len(ordered)
+        return _ranked(*_summed(ordered, kind))
+    if memo.comp_of is None or memo.ranked is None:
         comp_of, comps = memo.comp_of, memo.comps = {}, set()
         _regroup(sorted(rows, key=_BY_UID), kind, comp_of, comps)
-        memo.regrouped = len(rows)
+        memo.regrouped = len(memo.rows or ())
+        memo.ranked = sorted((entry for comp in comps for entry in comp.out), key=_RANK)
     elif added or removed:
-        comp_of, comps = memo.comp_of, memo.comps
+        comp_of, comps, ranked = memo.comp_of, memo.comps, memo.ranked
         touched = {comp_of[_node(row)] for row in removed}
         for row in added:
             for node in _nodes(row):
@@ -593,20 +611,78 @@ def summaries(rows: list[Row], kind: str, memo: SummaryMemo | None = None) -> li
             for row in comp.rows:
                 for node in _nodes(row):
                     comp_of.pop(node, None)
+            for entry in comp.out:  # its threads leave the ranking (each entry's rank is unique)
+                at = bisect_left(ranked, _RANK(entry), key=_RANK)
+                if at < len(ranked) and ranked[at] is entry:
+                    del ranked[at]
+                else:  # (never: the ranking holds every kept entry) ranked again, whole
+                    ranked.remove(entry)
         subset.extend(added)
         subset.sort(key=_BY_UID)
-        _regroup(subset, kind, comp_of, comps)
+        made: list[_Component] = []
+        _regroup(subset, kind, comp_of, comps, made)
+        for comp in made:
+            for entry in comp.out:
+                insort(ranked, entry, key=_RANK)
         memo.regrouped = len(subset)
     else:
         memo.regrouped = 0
-    found = [entry for comp in memo.comps for entry in comp.out]
-    if len({entry[1] for entry in found}) == len(found):
-        found.sort(key=_TIME, reverse=True)
-    else:
-        # As a full call ranks them: by time, then root ID (the greater first), then the
-        # order a full call makes its groups in (of their first member: the lower UID first).
-        found.sort(key=_RANK, reverse=True)
-    return [entry[0] for entry in found]
+    return [entry[0] for entry in reversed(memo.ranked)]
+
+
+def summaries_of_changes(memo: SummaryMemo, cache: sc.FolderCache, touched: Iterable[int], since: datetime,
+                         wanted: str | None, kind: str) -> list[ThreadSummary] | None:
+    """The summaries of the cached rows a listing since ``since`` answers, from the last
+    answer of this memo and the UIDs that changed since (``touched``: added, flags changed or
+    gone, as :func:`reconcile` reports them), without a pass over the window (issue 39: a poll
+    in a storm answered and compared the whole window each time). Rows that aged out of the
+    window (arrived before ``since``) leave by a heap of arrival times. None when the last
+    answer was not of this cache and list, or ``since`` went back: the caller answers whole
+    (:func:`answer_from_cache` and :func:`summaries`), which this call then continues from."""
+    answer = memo.answer
+    since_epoch = since.timestamp()
+    if (answer is None or answer[0] is not cache or answer[1] != wanted or since_epoch < answer[2]
+            or memo.kind != kind or memo.rows is None):
+        return None
+    answered, aging = memo.rows, answer[3]
+    keep = _list_filter(wanted)
+    rows = cache.rows
+    added: list[Row] = []
+    removed: list[Row] = []
+    for uid in set(touched):
+        row = rows.get(uid)
+        old = answered.get(uid)
+        arrived = row[sc.ARRIVED] if row is not None else None
+        if row is not None and (arrived is None or arrived >= since_epoch) and (keep is None or keep(row)):
+            if old is not row:
+                if old is not None:
+                    removed.append(old)
+                added.append(row)
+                answered[uid] = row
+                if arrived is not None:
+                    heappush(aging, (arrived, uid))
+        elif old is not None:
+            removed.append(old)
+            del answered[uid]
+    while aging and aging[0][0] < since_epoch:  # the window's lower edge moved on
+        arrived, uid = heappop(aging)
+        old = answered.get(uid)
+        if old is not None and old[sc.ARRIVED] == arrived:
+            removed.append(old)
+            del answered[uid]
+    memo.answer = (cache, wanted, since_epoch, aging)
+    return _changed(memo, kind, answered.values(), added, removed)
+
+
+def answered_whole(memo: SummaryMemo, cache: sc.FolderCache, wanted: str | None, since: datetime) -> None:
+    """Note that the last :func:`summaries` call with ``memo`` answered ``cache`` whole for
+    ``wanted`` since ``since``: :func:`summaries_of_changes` continues from it."""
+    if memo.rows is None:
+        memo.answer = None
+        return
+    aging = [(row[sc.ARRIVED], uid) for uid, row in memo.rows.items() if row[sc.ARRIVED] is not None]
+    heapify(aging)
+    memo.answer = (cache, wanted, since.timestamp(), aging)
 
 
 _TIME = itemgetter(1)
@@ -630,9 +706,9 @@ def _nodes(row: Row) -> list:
     return out
 
 
-def _regroup(rows: list[Row], kind: str, comp_of: dict, comps: set) -> None:
+def _regroup(rows: list[Row], kind: str, comp_of: dict, comps: set, made: list | None = None) -> None:
     """Thread ``rows`` (in UID order: whole components) and file each component's rows and
-    summaries under every node of it."""
+    summaries under every node of it (the components made are added to ``made`` too)."""
     parent: dict = {}
 
     def find(node):  # union-find with path compression (a str and a 1-tuple are never equal)
@@ -666,6 +742,8 @@ def _regroup(rows: list[Row], kind: str, comp_of: dict, comps: set) -> None:
     out, times, first_rows = _summed(rows, kind, with_first=True)
     for summary, time, first in zip(out, times, first_rows):
         by_root[find(_node(first))].out.append((summary, time, -first[sc.UID]))
+    if made is not None:
+        made.extend(by_root.values())
     for comp in by_root.values():
         comps.add(comp)
         for row in comp.rows:
@@ -1016,10 +1094,13 @@ def _esearch_min(data: list) -> int | None:
 
 # -- the cache ---------------------------------------------------------------------------------
 
-def reconcile(conn, state, cache: sc.FolderCache, note: Callable[[str], None]) -> str:
+def reconcile(conn, state, cache: sc.FolderCache, note: Callable[[str], None], touched: list[int] | None = None) -> str:
     """Bring ``cache`` up to the server's state ``state`` (just selected): ``"same"`` when
     nothing changed, ``"changed"`` when it was brought up to date, ``"drop"`` when it cannot
-    be kept (the caller then walks and replaces it)."""
+    be kept (the caller then walks and replaces it). The UIDs of the rows it added, changed
+    or dropped are added to ``touched``."""
+    if touched is None:
+        touched = []
     if state.highestmodseq is None:
         return "drop"
     if state.uidvalidity != cache.uidvalidity:
@@ -1033,16 +1114,34 @@ def reconcile(conn, state, cache: sc.FolderCache, note: Callable[[str], None]) -
         return "same"
     top = cache.uidnext - 1
     changed = new = gone = 0
+    arrived = 0  # messages the SELECT counted in EXISTS that came since the cache (UIDs cache.uidnext..uidnext-1)
+    if uidnext > cache.uidnext:
+        first = max(cache.uidnext, cache.floor_uid)
+        data = conn.call("UID FETCH new", lambda c: fetch_rows(c, f"{first}:*", RowMaker(), uid=True))
+        fresh = [row for uid, row in data.items() if uid >= first]
+        complete_synthetic(conn, fresh)
+        for row in fresh:
+            cache.rows[row[sc.UID]] = row
+            touched.append(row[sc.UID])
+        new = len(fresh)
+        arrived = sum(1 for uid in data if cache.uidnext <= uid < uidnext)
     if top >= cache.floor_uid and cache.rows:
-        # Expunged since: the cached UID range as the server has it now (compact with ESEARCH).
-        esearch = conn.has("ESEARCH")
-        keys = [b"UID", f"{cache.floor_uid}:{top}".encode()]
-        present, count = conn.call("UID SEARCH cached range", lambda c: protocol.search(c, keys, esearch=esearch))
-        if count != len(cache.rows):
-            keep = set(present)
-            for uid in [u for u in cache.rows if u not in keep]:
-                del cache.rows[uid]
-                gone += 1
+        # Expunged since: EXISTS says whether any message left (issue 39: a poll in a storm
+        # searched the whole cached range each time). What the cache counted, plus what came
+        # since, less what the SELECT counts now, is what left: none, and nothing is asked. Any
+        # other difference (mail that came or went after the SELECT, or below the cache's
+        # floor) asks for the cached UID range as the server has it now (compact with ESEARCH).
+        if cache.exists + arrived != state.exists:
+            esearch = conn.has("ESEARCH")
+            keys = [b"UID", f"{cache.floor_uid}:{top}".encode()]
+            present, count = conn.call("UID SEARCH cached range", lambda c: protocol.search(c, keys, esearch=esearch))
+            cached = [u for u in cache.rows if u <= top]
+            if count != len(cached):
+                keep = set(present)
+                for uid in [u for u in cached if u not in keep]:
+                    del cache.rows[uid]
+                    touched.append(uid)
+                    gone += 1
         if state.highestmodseq > cache.highestmodseq and cache.rows:
             modseq = cache.highestmodseq
             data = conn.call("UID FETCH CHANGEDSINCE", lambda c: _changed_flags(c, f"{cache.floor_uid}:{top}", modseq))
@@ -1053,15 +1152,8 @@ def reconcile(conn, state, cache: sc.FolderCache, note: Callable[[str], None]) -
                     seen = any(f.lower() == b"\\seen" for f in item[b"FLAGS"])
                     if seen != old[sc.SEEN]:
                         cache.rows[uid] = (*old[:sc.SEEN], seen, *old[sc.SEEN + 1:])
+                        touched.append(uid)
                         changed += 1
-    if uidnext > cache.uidnext:
-        first = max(cache.uidnext, cache.floor_uid)
-        data = conn.call("UID FETCH new", lambda c: fetch_rows(c, f"{first}:*", RowMaker(), uid=True))
-        fresh = [row for uid, row in data.items() if uid >= first]
-        complete_synthetic(conn, fresh)
-        for row in fresh:
-            cache.rows[row[sc.UID]] = row
-        new = len(fresh)
     note(f"reconciled: {new} new, {changed} flag change(s), {gone} expunged "
          f"(HIGHESTMODSEQ {cache.highestmodseq} -> {state.highestmodseq})")
     cache.highestmodseq, cache.uidnext, cache.exists = state.highestmodseq, max(uidnext, cache.uidnext), state.exists

@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import threading
+import time
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -52,6 +53,11 @@ if TYPE_CHECKING:
 THREAD_KIND = MESSAGE_ID_KIND  # root Message-IDs (old "imap:" tags read back as this shape)
 ARCHIVE_KINDS = ("hyperkitty", "pipermail", "ponymail")
 _DRAFT_OPS = frozenset({Op.LIST_DRAFTS, Op.CREATE_DRAFT})
+#: A poller's source (hold_window_only) walks its window whole again this often (issue 39): the
+#: polls between read only what changed (the new UIDs, CHANGEDSINCE, the cached range when
+#: EXISTS says a message left) and answer from the last answer; the walk is the safety net
+#: against anything they could have missed (a server bending a rule), at the cost of one walk.
+RELIST_SECONDS = 600.0
 # Message-IDs per ORed search of threads_for_message_ids (two keys each: some 6 KB a command).
 IDS_PER_SEARCH = 40
 
@@ -93,6 +99,7 @@ class ImapSource(AccountSource):
         self._sent_rows: SentRows | None = None  # the Sent folder's rows as the last read saw them
         self._window_only = False  # a poller's source: no persisted cache (hold_window_only)
         self._trimmed: tuple[Any, float] = (None, 0.0)  # the window-only cache last trimmed, and to when
+        self._walked_at = 0.0  # time.monotonic() of this source's last walk of a whole window
         self._summaries = recent.SummaryMemo()  # the last listing's summaries: a poll sums up what changed
         # The list folder as the last listing saw it (UIDVALIDITY, EXISTS, UIDNEXT) and how many
         # times messages were seen to leave it since this source started (message_ids_epoch).
@@ -250,16 +257,35 @@ class ImapSource(AccountSource):
             state = self._folder_state(conn)
             self._mark_folder(state)
             with collector_paused():  # tens of thousands of rows and summaries, no cycles
-                cache = self._reconciled_cache(state)
-                rows = self._answer_from_cache(cache, since, wanted, limit) if cache is not None else None
-                if rows is None and cache is not None and self._cache is cache and not limit:
-                    # The cache (not dropped as damaged) holds the window's newest part: read the rest.
-                    rows = self._extended_cache(cache, since, wanted)
-                if rows is None:
-                    walked = recent.walk(conn, state, since, wanted, limit)
-                    if state.highestmodseq is not None:
-                        self._keep(recent.cache_from_walk(state, walked, since))
-                    rows = recent.pick(walked.rows, since, wanted, limit, exhausted=True) or []
+                touched: list[int] = []  # the UIDs the reconcile added, changed or dropped
+                if (self._window_only and self._cache is not None and not limit
+                        and time.monotonic() - self._walked_at > RELIST_SECONDS):
+                    self._cache = None  # the safety net (RELIST_SECONDS): walked whole below
+                cache = self._reconciled_cache(state, touched)
+                found = None
+                rows: list | None
+                if cache is not None and self._cache is cache and not limit:
+                    # Issue 39: the last answer of this cache, brought up to date by what changed
+                    # (no pass over the window); None when there is none to continue from.
+                    found = recent.summaries_of_changes(self._summaries, cache, touched, since, wanted, THREAD_KIND)
+                if found is not None:
+                    rows = list(self._summaries.rows.values()) if self._summaries.rows is not None else []
+                    answered = cache
+                else:
+                    rows = self._answer_from_cache(cache, since, wanted, limit) if cache is not None else None
+                    answered = cache if rows is not None else None
+                    if rows is None and cache is not None and self._cache is cache and not limit:
+                        # The cache (not dropped as damaged) holds the window's newest part: read the rest.
+                        rows = self._extended_cache(cache, since, wanted)
+                        answered = cache if rows is not None else None
+                    if rows is None:
+                        walked = recent.walk(conn, state, since, wanted, limit)
+                        if not limit:
+                            self._walked_at = time.monotonic()
+                        if state.highestmodseq is not None:
+                            self._keep(recent.cache_from_walk(state, walked, since))
+                        rows = recent.pick(walked.rows, since, wanted, limit, exhausted=True) or []
+                        answered = self._cache if state.highestmodseq is not None else None
                 if self._window_only and self._cache is not None and not limit:
                     # A poller holds its window only: trimmed after a walk, then hourly.
                     if self._trimmed[0] is not self._cache or since.timestamp() - self._trimmed[1] > recent.TRIM_SLACK:
@@ -267,7 +293,10 @@ class ImapSource(AccountSource):
                         self._trimmed = (self._cache, since.timestamp())
                 self._listed = (state, conn.calls)
                 self._remember(state.uidvalidity, state.uidnext, rows, wanted)
-                found = recent.summaries(rows, THREAD_KIND, self._summaries)
+                if found is None:
+                    found = recent.summaries(rows, THREAD_KIND, self._summaries)
+                    if answered is not None and answered is self._cache and not limit:
+                        recent.answered_whole(self._summaries, answered, wanted, since)
         finally:
             # Not kept anew (answered as it was, or failed) nor written meanwhile (reconciled):
             # written as it would have been, unless a wider cache is on disk by now.
@@ -365,19 +394,20 @@ class ImapSource(AccountSource):
         self._keep(cache)
         return recent.answer_from_cache(cache, since, wanted, None)
 
-    def _reconciled_cache(self, state) -> summary_cache.FolderCache | None:
+    def _reconciled_cache(self, state, touched: list[int] | None = None) -> summary_cache.FolderCache | None:
         """The summary cache brought up to the server's ``state``, or None (off, none yet,
-        no CONDSTORE, or dropped after a UIDVALIDITY change)."""
+        no CONDSTORE, or dropped after a UIDVALIDITY change). The UIDs it added, changed or
+        dropped are added to ``touched``."""
         if state.highestmodseq is None:
             return None
         if not self.caches_summaries:  # the cache of this source's last listing, in memory only
-            return self._reconciled_in_memory(state)
+            return self._reconciled_in_memory(state, touched)
         store = self._summary_store()
         cache = self._cache if self._cache is not None else store.load()
         if cache is None:
             return None
         try:
-            outcome = recent.reconcile(self.mailbox.conn, state, cache, store.note)
+            outcome = recent.reconcile(self.mailbox.conn, state, cache, store.note, touched)
         except summary_cache.Damaged as exc:
             outcome = "drop"
             store.note(f"{exc}; rebuilt")
@@ -392,14 +422,14 @@ class ImapSource(AccountSource):
         self._cache = cache
         return cache
 
-    def _reconciled_in_memory(self, state) -> summary_cache.FolderCache | None:
+    def _reconciled_in_memory(self, state, touched: list[int] | None = None) -> summary_cache.FolderCache | None:
         """The in-memory cache (``cache_summaries`` off) brought up to ``state``, or None."""
         cache = self._cache
         if cache is None:
             return None
         if recent.reconcile(self.mailbox.conn, state, cache,
-                            lambda text: TRACE.log(self.mailbox.conn.channel, "!", f"listing of {self.folder}: {text}")
-                            ) == "drop":
+                            lambda text: TRACE.log(self.mailbox.conn.channel, "!", f"listing of {self.folder}: {text}"),
+                            touched) == "drop":
             self._cache = None
         return self._cache
 

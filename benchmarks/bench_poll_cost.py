@@ -1,0 +1,226 @@
+"""Benchmark: what one alert poll costs when one mail arrived, against the size of its window.
+
+    .venv/bin/python benchmarks/bench_poll_cost.py [--window 20000] [--polls 30] [--base DIR]
+
+A real Dovecot holds ``--window`` messages that arrived over the last 2.5 days (a third new
+reports, the rest replies: the 3-day window of a poller late in a 30-minute storm holds some
+20,000). The app's poller (``PollFlow.for_alerts``: its own sources, window-only, as the app
+runs it) sets its silent baseline, then ``--polls`` times one mail is APPENDed by another
+client (a new report, a reply to an old thread, a reply to a new one, in turn) and the poller
+polls and acknowledges. Per poll: the UI-independent CPU time of the poll (``time.thread_time``
+of the thread that polls: load does not inflate it), its wall time, and the IMAP commands it
+sent (from the protocol trace). ``--base DIR`` runs the same in a checkout of the code
+before (its ``mailtriage`` found first), on the same server, one after the other.
+
+Issue 39's goal: a poll costs what changed, not the window (CPU per poll flat as the window
+grows, and no SEARCH/FETCH over the whole window after one new mail).
+
+Figures of 2026-12-03 (2 cores shared with other helpers), 612ee71 (base) / the poll branch:
+``--window 20000 --polls 20``, load 6.1: thread CPU per poll median 26.7 / 6.4 ms (the
+listing's part 15.5 / 3.2), max 49.3 / 14.1 ms, wall 171 / 129 ms; 4 IMAP commands a poll
+(NOOP, SELECT, UID FETCH of the new UIDs, UID FETCH CHANGEDSINCE) against 5 (and a UID SEARCH
+of the whole cached range); 7 new / 13 updated found by each. ``--window 6000 --polls 12``,
+load 5.7: 15.7 / 5.2 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bench_alerts  # noqa: E402  (the mail shape, the project shape)
+
+
+def child(project: Path, polls: int, window: int) -> int:
+    from imapclient import IMAPClient
+
+    from mailtriage.application.flows.alerts import PollFlow
+    from mailtriage.core.projectconfig import load_project
+    from mailtriage.core.trace import TRACE
+
+    config = load_project(project)
+    flow = PollFlow.for_alerts(config)
+    listing_cpu: list[float] = []  # the thread CPU of each poll's listing (the backend's part)
+    for backend in flow.poller.sources.backends.values():
+        listing = backend.list_recent_threads
+
+        def timed(*args, _listing=listing, **kwargs):
+            c = time.thread_time()
+            try:
+                return _listing(*args, **kwargs)
+            finally:
+                listing_cpu.append(time.thread_time() - c)
+
+        backend.list_recent_threads = timed
+    poller = flow.poller
+    sent: list[str] = []
+    TRACE.subscribe(lambda line: sent.append(line.text) if line.direction == ">" else None)
+    t0 = time.perf_counter()
+    c0 = time.thread_time()
+    baseline = poller.poll()
+    poller.acknowledge(baseline)
+    first = {"wall": time.perf_counter() - t0, "cpu": time.thread_time() - c0}
+    for _ in range(3):  # settled: the listing's memo and cache in step
+        poller.acknowledge(poller.poll())
+    host, port, user, password = os.environ["BENCH_IMAP"].split("|")
+    other = IMAPClient(host, port=int(port), ssl=False)
+    other.login(user, password)
+    out = []
+    tag = os.environ.get("BENCH_TAG", "x")
+    profile = None
+    if os.environ.get("BENCH_PROFILE"):  # a diagnostic: where the polls' time goes, on stderr
+        import cProfile
+
+        profile = cProfile.Profile()
+    try:
+        for n in range(polls):
+            now = datetime.now(timezone.utc)
+            if n % 3 == 0:
+                raw = bench_alerts._mail(f"Poll report {tag}-{n}", f"<poll-{tag}-{n}@example.org>", now)
+            elif n % 3 == 1:
+                raw = bench_alerts._mail(f"Re: old {n}", f"<poll-re-{tag}-{n}@example.org>", now,
+                                         f"<win-{(n * 7) % window // 3 * 3}@example.org>")
+            else:
+                raw = bench_alerts._mail(f"Re: poll {n}", f"<poll-re-{tag}-{n}@example.org>", now,
+                                         f"<poll-{tag}-{(n // 3) * 3}@example.org>")
+            if out:  # each mail a second after the last poll's: activity is compared by the second
+                time.sleep(max(0.0, 1.05 - (time.perf_counter() - t0)))
+            other.append("INBOX", raw, msg_time=now)
+            sent.clear()
+            t0 = time.perf_counter()
+            c0 = time.thread_time()
+            if profile is not None:
+                profile.enable()
+            outcome = poller.poll()
+            poller.acknowledge(outcome, save=False)
+            if profile is not None:
+                profile.disable()
+            out.append({"wall": time.perf_counter() - t0, "cpu": time.thread_time() - c0,
+                        "listing_cpu": listing_cpu[-1] if listing_cpu else 0.0,
+                        "new": len(outcome.new_threads), "updated": len(outcome.updated_threads),
+                        "commands": [c[:90] for c in sent]})
+    finally:
+        other.logout()
+        flow.poller.sources.close()
+    if profile is not None:
+        import pstats
+
+        pstats.Stats(profile, stream=sys.stderr).sort_stats("tottime").print_stats(25)
+    print("RESULT " + json.dumps({"first": first, "polls": out}), flush=True)
+    return 0
+
+
+def _seed(server, user, window: int) -> None:
+    client = server.client(user)
+    try:
+        start = datetime.now(timezone.utc) - timedelta(days=2.5)
+        batch: list[dict] = []
+        for i in range(window):  # in MULTIAPPENDs of 500: a 20,000-message window in seconds
+            when = start + timedelta(seconds=int(2.5 * 86400 * i / max(window, 1)))
+            # A third new reports, the rest replies to the report before them or to an older one.
+            parent = None if i % 3 == 0 else f"<win-{(i // 3) * 3 if i % 3 == 2 else (i * 7) % i // 3 * 3}@example.org>"
+            batch.append({"msg": bench_alerts._mail(f"Report {i}", f"<win-{i}@example.org>", when, parent),
+                          "date": when})
+            if len(batch) == 500 or i == window - 1:
+                client.multiappend("INBOX", batch)
+                batch = []
+    finally:
+        client.logout()
+
+
+def _run(label: str, code: Path | None, tmp: Path, env: dict, project: Path, server, user, polls: int,
+         window: int) -> dict:
+    data = tmp / f"data-{label}"
+    data.mkdir()
+    run_env = {**os.environ, **env, "MAILTRIAGE_DATA_DIR": str(data), "BENCH_TAG": label,
+               "BENCH_IMAP": f"127.0.0.1|{server.port}|{user.name}|{user.password}"}
+    if code is not None:  # the code before: its mailtriage found first
+        shim = tmp / "base-shim"
+        shim.mkdir(exist_ok=True)
+        if not (shim / "mailtriage").exists():
+            (shim / "mailtriage").symlink_to(code, target_is_directory=True)
+        run_env["PYTHONPATH"] = os.pathsep.join([str(shim), run_env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, __file__, "--child", str(project), "--polls", str(polls),
+                           "--window", str(window)], env=run_env, cwd=ROOT, capture_output=True, text=True,
+                          timeout=1800)
+    if os.environ.get("BENCH_PROFILE"):
+        sys.stderr.write(proc.stderr)
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    raise RuntimeError(f"{label}: no result (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--window", type=int, default=20000, help="messages in the poll's window (default 20000)")
+    parser.add_argument("--polls", type=int, default=30, help="polls, one new mail before each (default 30)")
+    parser.add_argument("--base", help="a checkout of the code before: run beside this one on the same server")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return child(Path(args.child), args.polls, args.window)
+
+    from tests.servers.dovecot import DovecotServer
+
+    load = os.getloadavg()
+    runs: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="mailtriage-bench-poll-") as tmp_name:
+        tmp = Path(tmp_name)
+        config = tmp / "config"
+        config.mkdir()
+        (config / "config.toml").write_text('name = "Bench"\n[alerts]\npoll_seconds = 1\n', encoding="utf-8")
+        env = {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_BENCH_KEYRING": str(tmp / "keyring.json"),
+               "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring",
+               "PYTHONPATH": os.pathsep.join([str(ROOT / "benchmarks"), os.environ.get("PYTHONPATH", "")])}
+        os.environ["MAILTRIAGE_BENCH_KEYRING"] = env["MAILTRIAGE_BENCH_KEYRING"]
+        server = DovecotServer().start()
+        try:
+            user = server.add_user()
+            t0 = time.perf_counter()
+            _seed(server, user, args.window)
+            seeded = time.perf_counter() - t0
+            project = bench_alerts._project(tmp / "project", env, server, user)
+            if args.base:
+                runs["base"] = _run("base", Path(args.base).resolve(), tmp, env, project, server, user, args.polls,
+                                    args.window)
+            runs["now"] = _run("now", None, tmp, env, project, server, user, args.polls, args.window)
+        finally:
+            server.stop()
+    after = os.getloadavg()
+    print(f"\nOne mail, then one poll, {args.polls} times; window of {args.window} messages (seeded in {seeded:.0f} s); "
+          f"load average {load[0]:.1f} before, {after[0]:.1f} after")
+    labels = list(runs)
+    print(f"  {'':44}" + "".join(f"{v:>14}" for v in labels))
+
+    def row(label: str, value) -> None:
+        print(f"  {label:44}" + "".join(f"{value(runs[v]):>14}" for v in labels))
+
+    row("baseline poll, wall / CPU (ms)", lambda r: f"{r['first']['wall'] * 1000:.0f} / {r['first']['cpu'] * 1000:.0f}")
+    row("poll CPU (thread), median (ms)", lambda r: f"{statistics.median(p['cpu'] for p in r['polls']) * 1000:.1f}")
+    row("... of it the listing (backend), median (ms)",
+        lambda r: f"{statistics.median(p.get('listing_cpu', 0) for p in r['polls']) * 1000:.1f}")
+    row("poll CPU (thread), max (ms)", lambda r: f"{max(p['cpu'] for p in r['polls']) * 1000:.1f}")
+    row("poll wall, median (ms)", lambda r: f"{statistics.median(p['wall'] for p in r['polls']) * 1000:.1f}")
+    row("IMAP commands per poll, median", lambda r: f"{statistics.median(len(p['commands']) for p in r['polls']):.0f}")
+    row("new / updated threads found", lambda r: "{}/{}".format(sum(p["new"] for p in r["polls"]),
+                                                              sum(p["updated"] for p in r["polls"])))
+    for v in labels:
+        print(f"  {v}: the commands of the last poll: " + " | ".join(runs[v]["polls"][-1]["commands"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
