@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from bisect import bisect_right
-from typing import Any
+from typing import Any, Callable
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -215,11 +215,16 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
     def pending_work(self) -> list[str]:
         return [f"a proposal is open and not confirmed: {self.proposal.title}"]
 
-    def __init__(self, proposal, *, cursor_blink: bool = True) -> None:
+    def __init__(self, proposal, *, cursor_blink: bool = True, on_confirm: Callable[[], None] | None = None) -> None:
+        """``on_confirm``: called on the confirm itself, before the dialog is dismissed with
+        True (issue 35: the write starts on the key, not after the screen below is restored
+        and repainted, which took ~30 ms of the UI thread before the write's first command)."""
         super().__init__()
         self.proposal = proposal
         self._cursor_blink = cursor_blink
         self._editors: dict[int, TextArea] = {}
+        self._on_confirm = on_confirm
+        self._confirmed = False
 
     @property
     def sends(self) -> bool:
@@ -350,6 +355,11 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
             return
         for index, area in self._editors.items():
             self.proposal.writes[index].body = area.text
+        if self._confirmed:  # a second Ctrl+s before the dialog is gone writes nothing again
+            return
+        self._confirmed = True
+        if self._on_confirm is not None:
+            self._on_confirm()
         self.dismiss(True)
 
     def action_cancel(self) -> None:
