@@ -42,6 +42,7 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual.app", "App", "_register", ("method", "parent", "widgets")),
     ("textual._compositor", "Compositor", "_get_renders", ("method", "crop")),
     ("textual._compositor", "Compositor", "_render_chops", ("method", "crop", "is_rendered_line")),
+    ("textual.app", "App", "_css_update_count", ("attribute",)),
 )
 
 
@@ -130,6 +131,12 @@ def acyclic_strip_divide(on: bool = True) -> None:
         Strip.divide = acyclic_divide  # type: ignore[method-assign]
     elif not on and _DIVIDE:
         Strip.divide = _DIVIDE.pop()  # type: ignore[method-assign]
+
+
+def css_updates(app: App) -> int:
+    """How many times the app's CSS changed (a theme, a variable, a stylesheet): Textual's count,
+    which it compares with a screen's to restyle a screen it shows again."""
+    return int(app._css_update_count)
 
 
 def start_screen(app: App, screen: Screen) -> None:
