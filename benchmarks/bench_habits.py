@@ -170,6 +170,37 @@ alone (bench_open_headless: Enter -> body's frame 50 -> 37-40 ms of UI CPU). On 
 
   Single opens at load 4: ours 0.018-0.042, before 0.027-0.056, aerc 0.021-0.028; at load 15
   0.07-0.35 for both builds: the CPU saved (~10 ms) is inside the spread of either.
+
+Reply3 (2026-12-03, 13:10-13:18 UTC, load 16-19, --runs 5 --before 612ee71, median of 5 fresh
+processes, seconds; ours = 0c1f135: Ctrl+s starts the write on the key with the GIL handed back
+within 0.5 ms while it runs, and the compose dialog mounted ahead shown without the push's
+restyle of every node):
+
+  | task                                        | before | ours  | aerc  | ours/aerc | goal  |
+  |---------------------------------------------|--------|-------|-------|-----------|-------|
+  | Enter -> body on screen                     | 0.158  | 0.096 | 0.050 | 1.92x     | <= 2x |
+  | reply key -> editable quoted draft          | 0.325  | 0.291 | 0.036 | 8.10x     | <= 1x |
+  | flag 200 tagged -> server (no confirmation) | 0.125  | 0.113 | 0.444 | 0.26x     | <= 1x |
+  | flag 200 tagged, f -> Ctrl+s -> server      | 0.668  | 0.397 | 0.444 | 0.89x     | <= 1x |
+
+  Single runs, with Ctrl+s: ours 0.30-0.60, before 0.32-0.80, aerc 0.26-0.74; reply: ours
+  0.13-0.39, before 0.09-0.41 (at this load the reply's before/after is inside the spread; open
+  changed nothing on its path). Headless (bench_habits_headless.py, the UI thread's CPU, same
+  builds, 301-message INBOX, load 15-18): r -> compose frame 37.0 ms vs 49.7 before; Ctrl+s ->
+  the write returned (wall) 79.5 ms vs 325. Where the time goes (pyinstrument, UI thread):
+  r on the dialog mounted ahead is Textual's first frame of a pushed screen, a full update of
+  the whole screen (the main screen below, dimmed, and the dialog): its layout, the restyle (now
+  skipped) and the render, of which the main screen's footer keys, recomposed by the Enter
+  before, ~20-45 %; aerc redraws its editor's region only. Ctrl+s wrote after ~30 ms of the UI
+  thread (the pop and the repaint of the main screen) and each round trip's answer waited up to
+  5 ms for the GIL behind that repaint. The two UID STOREs are the adapter contract's 1-100 IDs
+  per bulk call (each with the selected folder's NOOP): one STORE over 200 needs the contract
+  changed, not done.
+
+  Again at 13:32-13:34 UTC, load 12-16, ours = 7c3f586 (with the proposal's Messages list
+  counted without wrapping it), same command: open 0.117 / 0.123 / 0.042 (before / ours / aerc);
+  reply 0.303 / 0.237 / 0.032 (7.4x); flag without confirmation 0.147 / 0.115 / 0.324; flag with
+  Ctrl+s 0.395 / 0.335 / 0.324 (1.03x; single runs ours 0.22-0.52, aerc 0.18-0.39).
 """
 
 from __future__ import annotations

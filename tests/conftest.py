@@ -83,14 +83,16 @@ def pytest_collection_modifyitems(items):
 # (a server, a child process, a timer). The report lists the tests by CPU seconds: this
 # process's and its finished children's (mypy, lint-imports, the CLI's), setup to teardown.
 CPU_REPORT = bool(os.environ.get("MAILTRIAGE_TEST_CPU"))
-_CPU_START = pytest.StashKey[float]()
+_CPU_START = pytest.StashKey[tuple]()
 
 
-def _cpu_seconds() -> float:
+def _cpu_seconds() -> tuple[float, float]:
+    """This process's CPU seconds and its finished children's (a child counts when it is reaped,
+    so a child a test left running is billed to the test that reaps it: the split shows it)."""
     import resource
 
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime
+    return time.process_time(), children.ru_utime + children.ru_stime
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -103,7 +105,12 @@ def pytest_runtest_setup(item):
 def pytest_runtest_makereport(item, call):
     outcome = yield
     if CPU_REPORT and call.when == "teardown" and _CPU_START in item.stash:
-        outcome.get_result().user_properties.append(("cpu_seconds", _cpu_seconds() - item.stash[_CPU_START]))
+        (own0, kids0), (own1, kids1) = item.stash[_CPU_START], _cpu_seconds()
+        report = outcome.get_result()
+        report.user_properties.append(("cpu_seconds", own1 - own0 + kids1 - kids0))
+        report.user_properties.append(("cpu_children", kids1 - kids0))
+        report.user_properties.append(("cpu_worker", f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+                                                     f"@{time.monotonic():.1f}"))
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -112,15 +119,19 @@ def pytest_terminal_summary(terminalreporter):
     rows = []
     for reports in terminalreporter.stats.values():
         for report in reports:
-            cpu = dict(getattr(report, "user_properties", ())).get("cpu_seconds")
+            props = dict(getattr(report, "user_properties", ()))
+            cpu = props.get("cpu_seconds")
             if cpu is not None and getattr(report, "when", None) == "teardown":
-                rows.append((cpu, report.nodeid))
+                rows.append((cpu, props.get("cpu_children", 0.0), props.get("cpu_worker", ""), report.nodeid))
     rows.sort(reverse=True)
-    total = sum(cpu for cpu, _ in rows)
-    terminalreporter.write_sep("=", f"CPU seconds per test (MAILTRIAGE_TEST_CPU): {total:.1f} s in {len(rows)} tests")
-    for cpu, nodeid in rows[:40]:
-        terminalreporter.write_line(f"{cpu:8.2f}s  {nodeid}")
-    # MAILTRIAGE_TEST_CPU=some/file.tsv: every test's CPU seconds too, to add up per file or area.
+    total = sum(row[0] for row in rows)
+    children = sum(row[1] for row in rows)
+    terminalreporter.write_sep("=", f"CPU seconds per test (MAILTRIAGE_TEST_CPU): {total:.1f} s in {len(rows)} tests "
+                                    f"({children:.1f} s of it in child processes)")
+    for cpu, kids, _where, nodeid in rows[:40]:
+        terminalreporter.write_line(f"{cpu:8.2f}s  {nodeid}" + (f"  ({kids:.2f}s children)" if kids >= 0.01 else ""))
+    # MAILTRIAGE_TEST_CPU=some/file.tsv: every test's CPU seconds too, to add up per file or area:
+    # seconds, of which in children, worker@its monotonic clock at the end (the order), test.
     if os.environ["MAILTRIAGE_TEST_CPU"].endswith(".tsv"):
         with open(os.environ["MAILTRIAGE_TEST_CPU"], "w", encoding="utf-8") as out:
-            out.writelines(f"{cpu:.3f}\t{nodeid}\n" for cpu, nodeid in rows)
+            out.writelines(f"{cpu:.3f}\t{kids:.3f}\t{where}\t{nodeid}\n" for cpu, kids, where, nodeid in rows)

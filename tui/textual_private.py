@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich._wrap import divide_line  # what Content wraps a line with (a private module of rich)
 from textual.strip import Strip
 # The footer's own key widget (a private module): tui/footer.py pins and shortens keys.
 from textual.widgets._footer import Footer, FooterKey
@@ -43,6 +44,7 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual.app", "App", "_register", ("method", "parent", "widgets")),
     ("textual._compositor", "Compositor", "_get_renders", ("method", "crop")),
     ("textual._compositor", "Compositor", "_render_chops", ("method", "crop", "is_rendered_line")),
+    ("textual.app", "App", "_css_update_count", ("attribute",)),
 )
 
 
@@ -142,6 +144,19 @@ def acyclic_strip_divide(on: bool = True) -> None:
         Strip.divide = acyclic_divide  # type: ignore[method-assign]
     elif not on and _DIVIDE:
         Strip.divide = _DIVIDE.pop()  # type: ignore[method-assign]
+
+
+def wrap_cuts(plain: str, width: int, fold: bool) -> list[int]:
+    """Where a Static's text (Textual's Content) is cut to wrap the one line ``plain`` at ``width``:
+    rich's ``divide_line``, as ``Content._wrap_and_format`` calls it (the rows are one more).
+    tests/tui/test_long_text.py checks the rows counted with it against a Static's."""
+    return divide_line(plain, width, fold=fold)
+
+
+def css_updates(app: App) -> int:
+    """How many times the app's CSS changed (a theme, a variable, a stylesheet): Textual's count,
+    which it compares with a screen's to restyle a screen it shows again."""
+    return int(app._css_update_count)
 
 
 def start_screen(app: App, screen: Screen) -> None:

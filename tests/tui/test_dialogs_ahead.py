@@ -173,3 +173,50 @@ async def test_the_next_message_read_stops_the_reply_built_ahead_for_the_one_bef
         await pilot.press("r")
         await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
         assert f"> {BODY}" in screen_text(app)
+
+
+async def _shown_by_r(app, pilot) -> str:
+    await pilot.press("r")
+    await settle(pilot)
+    assert isinstance(app.screen, ComposeDialog)
+    shot = app.export_screenshot()
+    await pilot.press("escape")
+    await settle(pilot)
+    return shot
+
+
+async def test_the_dialog_made_ahead_shows_as_the_one_made_on_the_key_without_a_restyle(held_project, monkeypatch):
+    """Issue 35: the push of the dialog mounted ahead skips Textual's restyle of every node when
+    nothing it depends on changed since it was mounted; the screen is the same as the dialog
+    composed on the key (the second r), also after a theme change while it waited."""
+    from mailtriage.tui.controllers.compose import ComposeController
+
+    project, _ = held_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        hidden = started_screens(monkeypatch)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert len(hidden) == 1
+        restyled: list = []
+        real = ComposeDialog.update_node_styles
+
+        def spy(self, *args, **kwargs):
+            restyled.append(self)
+            return real(self, *args, **kwargs)
+        monkeypatch.setattr(ComposeDialog, "update_node_styles", spy)
+        ahead = await _shown_by_r(app, pilot)
+        assert restyled == []  # shown as mounted
+        again = await _shown_by_r(app, pilot)  # a second r composes its own dialog
+        assert ahead == again
+        # a theme changed while the dialog waited, mounted ahead: restyled on the push
+        await pilot.press("q")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert len(hidden) == 2 and isinstance(app.main, ComposeController)
+        app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+        await settle(pilot)
+        themed = await _shown_by_r(app, pilot)
+        assert themed != ahead and themed == await _shown_by_r(app, pilot)

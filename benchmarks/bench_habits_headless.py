@@ -1,0 +1,312 @@
+"""r -> the editable draft, and f ... Ctrl+s on 200 tagged -> the server: the UI thread's CPU
+time, headless (issue 35).
+
+    .venv/bin/python benchmarks/bench_habits_headless.py [--messages 2000] [--rounds 3]
+        [--before CHECKOUT] [--profile FILE]
+
+What load does not inflate (much): the CPU time of the app's UI thread (``time.thread_time``)
+in a headless Textual app (160 x 50) on a real Dovecot INBOX of ``--messages`` messages plus
+the newest one, set up as bench_habits.py does (a personal account with ``access = "send"``,
+the project's list on the same account). Per process: into INBOX by keys, Enter on the newest
+row, and the moment its body is painted (as bench_habits.py types it; ``--ahead``: once the app
+has settled, the reply built ahead and its compose dialog mounted ahead):
+
+  reply   r -> the first frame (``App._display``; headless, Textual computes the frame's
+          strips but writes no bytes) with the compose dialog on screen and its text area
+          focused; ``settle``: r -> nothing pending (the dialog's footer keys included);
+  f       (q back to the list, 200 x v, settled) f -> the first frame of the proposal dialog;
+  ctrl+s  Ctrl+s the moment that frame is made -> the apply worker done (its UID STOREs
+          answered: the flags are on the server), UI thread CPU and wall time (to the UI
+          thread's handling of the report); ``write wall``: the key -> ``Service.apply``
+          returned on the writing thread (the last STORE's answer read and checked).
+
+``--before CHECKOUT`` runs a second copy, process by process alternated with this one, from
+another checkout (a throwaway worktree of the base commit). ``--profile FILE`` writes a
+pyinstrument profile (text) of this code's r and f ... Ctrl+s in the last round (UI thread only;
+``pip install pyinstrument``, not a dependency). Pilot's own polling runs on the UI thread too
+(a few ms); both sides pay it.
+
+Figures: see the end of the module docstring of bench_habits.py (Reply3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = str(ROOT / ".venv" / "bin" / "python")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+TAGGED = 200
+
+
+async def measure(project: Path, subject: str, profile: str | None, port: int, user: str, password: str,
+                  trace: bool = False, ahead: bool = False) -> dict:
+    from imapclient import IMAPClient
+    from textual.widgets import TextArea
+
+    from mailtriage.core.trace import TRACE
+    from mailtriage.tui.controllers.proposals import ProposalsController
+    from tests.tui.helpers import make_app, settle
+
+    profiler = None
+    profiles: list[tuple[str, object]] = []
+
+    def profiling(phase: str):  # one pyinstrument profile per phase (None: not asked for)
+        if not profile:
+            return None
+        from pyinstrument import Profiler
+
+        started = Profiler(async_mode="disabled", interval=0.0005)
+        profiles.append((phase, started))
+        started.start()
+        return started
+    app = make_app(project)
+    frames: list[tuple[float, float, str, object]] = []  # (CPU, wall, screen class, focused) per frame
+    display = app._display
+
+    def frame(screen, renderable) -> None:  # Textual's private hook, measured here only
+        if renderable is not None:
+            frames.append((time.thread_time(), time.perf_counter(), type(app.screen).__name__, app.focused))
+        display(screen, renderable)
+
+    app._display = frame
+    lines: list[tuple[float, str, str]] = []  # (wall, direction, text) of the protocol while Ctrl+s writes
+
+    def seen(line) -> None:
+        if hasattr(line, "direction"):
+            lines.append((time.perf_counter(), line.direction, line.text[:70]))
+    out: dict[str, float] = {}
+    applied: list[tuple[float, float]] = []  # (CPU, wall) when the UI thread is told the write is done
+    handler = ProposalsController.on_proposal_applied
+
+    def on_applied(self, message) -> None:
+        applied.append((time.thread_time(), time.perf_counter()))
+        handler(self, message)
+    ProposalsController.on_proposal_applied = on_applied  # this process only: the benchmark's probe
+    steps: list[tuple[str, float]] = []  # what happens between Ctrl+s and the write, in order (wall)
+    from mailtriage.application import Service
+    from mailtriage.tui.dialogs.proposal import ProposalDialog
+
+    def probe(cls, name: str) -> None:
+        original = getattr(cls, name)
+
+        def probed(*args, **kwargs):
+            steps.append((name, time.perf_counter()))
+            try:
+                return original(*args, **kwargs)
+            finally:
+                steps.append((f"{name} returned", time.perf_counter()))
+        setattr(cls, name, probed)
+    probe(ProposalDialog, "action_confirm")
+    probe(Service, "apply")
+
+    async def first_frame(screen_name: str, since: int, focused=None) -> tuple[float, float]:
+        deadline = time.perf_counter() + 60
+        while time.perf_counter() < deadline:
+            for cpu, wall, name, focus in frames[since:]:
+                if name == screen_name and (focused is None or focused(focus)):
+                    return cpu, wall
+            await asyncio.sleep(0)
+        raise TimeoutError(f"no frame of {screen_name}: {[(n, type(f).__name__) for _c, _w, n, f in frames[since:]]}")
+
+    async def until(condition, what: str) -> None:
+        deadline = time.perf_counter() + 60
+        while not condition():
+            if time.perf_counter() > deadline:
+                raise TimeoutError(what)
+            await asyncio.sleep(0)
+
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        for keys in (["1"], ["down", "enter"], ["enter"]):
+            await pilot.press(*keys)
+            await settle(pilot)
+        listing = app.main.threads.thread_list
+        assert subject in listing.rows.peek(0).subject, listing.rows.peek(0)
+        reader = app.main.reader
+        since = len(frames)
+        await pilot.press("enter")
+        # r the moment the body is painted, as bench_habits.py types it (the reply ahead and its
+        # dialog are on their way then): the first frame whose reader holds the newest message
+        await until(lambda: reader.thread is not None and subject in reader.thread.subject, "the body")
+        await first_frame("MainScreen", len(frames))
+        if ahead:  # --ahead: r once the reply built ahead and its dialog are ready
+            await settle(pilot)
+            await pilot.pause(0.5)
+            await settle(pilot)
+        # r -> the compose dialog with its body focused, first frame
+        profiler = profiling("r")
+        since = len(frames)
+        cpu, wall = time.thread_time(), time.perf_counter()
+        await pilot.press("r")
+        shown_cpu, shown_wall = await first_frame("ComposeDialog", since, lambda f: isinstance(f, TextArea))
+        if profiler is not None:
+            profiler.stop()
+        out["reply"] = shown_cpu - cpu
+        out["reply wall"] = shown_wall - wall
+        await settle(pilot)
+        out["reply settle"] = time.thread_time() - cpu
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("q")  # back to the list
+        await settle(pilot)
+        await pilot.press(*["v"] * TAGGED)
+        await settle(pilot)
+        assert len(listing.tags.rows()) == TAGGED, len(listing.tags.rows())
+        profiler = profiling("f")
+        since = len(frames)
+        cpu, wall = time.thread_time(), time.perf_counter()
+        await pilot.press("f")
+        shown_cpu, shown_wall = await first_frame("ProposalDialog", since)
+        if profiler is not None:
+            profiler.stop()
+        profiler = profiling("ctrl+s")
+        out["f"] = shown_cpu - cpu
+        out["f wall"] = shown_wall - wall
+        # the protocol lines only when asked: each line redacted on the writing thread slows it
+        stop = TRACE.subscribe(seen) if trace else (lambda: None)
+        steps.clear()
+        cpu, wall = time.thread_time(), time.perf_counter()
+        await pilot.press("ctrl+s")
+        await until(lambda: applied, "the write's report")
+        out["ctrl+s"] = applied[0][0] - cpu
+        out["ctrl+s wall"] = applied[0][1] - wall
+        stop()
+        written = [when for name, when in steps if name == "apply returned"]
+        out["write wall"] = written[0] - wall  # Ctrl+s -> the write's last answer read (Service.apply returned)
+        for name, when in steps:
+            print(f"{(when - wall) * 1000:7.1f} ms ! {name}", file=sys.stderr)
+        for when, direction, text in lines:
+            print(f"{(when - wall) * 1000:7.1f} ms {direction} {text}", file=sys.stderr)
+        if profiler is not None:
+            profiler.stop()
+        await settle(pilot)
+    client = IMAPClient("127.0.0.1", port, ssl=False)
+    client.login(user, password)
+    client.select_folder("INBOX", readonly=True)
+    out["flagged"] = len(client.search(["FLAGGED"]))
+    client.logout()
+    if profiles:
+        Path(profile).write_text("\n".join(f"== {phase}\n" + started.output_text(unicode=True, color=False, show_all=True)
+                                           for phase, started in profiles), encoding="utf-8")
+    return out
+
+
+def child(args) -> None:
+    figures = asyncio.run(measure(Path(args.project), args.subject, args.profile, args.port, args.user,
+                                  args.password, args.show_trace, args.ahead))
+    print(json.dumps(figures))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=2_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--before", type=Path, metavar="CHECKOUT")
+    parser.add_argument("--profile", metavar="FILE")
+    parser.add_argument("--ahead", action="store_true",
+                        help="r once the reply built ahead and its dialog are ready (not the moment the body shows)")
+    parser.add_argument("--show-trace", action="store_true", help="print the protocol lines of the last Ctrl+s")
+    for hidden in ("--project", "--subject", "--user", "--password"):
+        parser.add_argument(hidden, help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    if args.child:
+        child(args)
+        return 0
+    from bench_habits import newest_message, unflag_all
+    from bench_launch import hand_to_dovecot, write_maildir
+    from bench_tui import write_project
+    from file_keyring import FileKeyring
+    from tests.servers.dovecot import DovecotServer
+
+    print(f"load average at the start {', '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
+    figures: dict[str, dict[str, list[float]]] = {}
+    with tempfile.TemporaryDirectory(prefix="mailtriage-habits-headless-") as name:
+        tmp = Path(name)
+        server = DovecotServer().start()
+        try:
+            user = server.add_user("benchhabit")
+            server.mail_root.mkdir(exist_ok=True)
+            write_maildir(user.home / "Maildir", args.messages, 600.0)
+            hand_to_dovecot(server, user)
+            address = f"{user.name}@example.org"
+            raw, subject, _body = newest_message(uuid.uuid4().hex[:8], address)
+            server.append(user, "INBOX", raw)
+            keyring_file = tmp / "keyring.json"
+            os.environ["MAILTRIAGE_BENCH_KEYRING"] = str(keyring_file)
+            FileKeyring().set_password("mailtriage", "imap:bench-habit", user.password)
+            config, project = write_project(tmp, "habit", server.port, user)
+            settings = config / "config.toml"
+            text = settings.read_text(encoding="utf-8").replace('access = "read"', textwrap.dedent(f'''\
+                access = "send"
+                address = "{address}"
+                smtp_host = "127.0.0.1"
+                smtp_port = 9
+                smtp_security = "plain"'''))
+            settings.write_text('name = "Bench"\n' + text, encoding="utf-8")
+            codes = {"ours": {}}
+            if args.before is not None:
+                (tmp / "before").mkdir()
+                (tmp / "before" / "mailtriage").symlink_to(args.before.resolve())
+                codes["before"] = {"PYTHONPATH": f"{tmp / 'before'}:{ROOT / 'benchmarks'}"}
+            for rnd in range(-1, args.rounds):  # round -1: warm-up (.pyc files, Dovecot's caches)
+                for label, extra in codes.items():
+                    shutil.rmtree(tmp / f"cache-{label}", ignore_errors=True)
+                    env = {**os.environ, "MAILTRIAGE_CACHE_DIR": str(tmp / f"cache-{label}"),
+                           "MAILTRIAGE_DATA_DIR": str(tmp / f"data-{label}"), "MAILTRIAGE_CONFIG_DIR": str(config),
+                           "MAILTRIAGE_BENCH_KEYRING": str(keyring_file),
+                           "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring",
+                           "PYTHONPATH": str(ROOT / "benchmarks"), **extra}
+                    argv = [PYTHON, __file__, "--child", "--project", str(project), "--subject", subject,
+                            "--port", str(server.port), "--user", user.name, "--password", user.password]
+                    argv += ["--show-trace"] * args.show_trace + ["--ahead"] * args.ahead
+                    if args.profile and label == "ours" and rnd == args.rounds - 1:
+                        argv += ["--profile", args.profile]
+                    out = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
+                    unflag_all(server, user)
+                    if out.returncode:
+                        print(out.stdout[-2000:], out.stderr[-4000:])
+                        return 1
+                    got = json.loads(out.stdout.strip().splitlines()[-1])
+                    if args.show_trace and rnd == args.rounds - 1:
+                        print(f"{label}, Ctrl+s -> the protocol lines:")
+                        print("\n".join(line for line in out.stderr.splitlines() if " ms " in line))
+                    if rnd >= 0:
+                        for key, value in got.items():
+                            figures.setdefault(label, {}).setdefault(key, []).append(value)
+                print(f"round {rnd + 1}: load {os.getloadavg()[0]:.2f}", flush=True)
+        finally:
+            server.stop()
+    print(f"\nUI thread CPU (and wall), ms, {args.messages + 1:,}-message Dovecot INBOX, {args.rounds} processes, "
+          f"median [min-max]; load at the end {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    for key in ("reply", "reply wall", "reply settle", "f", "f wall", "ctrl+s", "ctrl+s wall", "write wall",
+                "flagged"):
+        line = f"  {key:<14}"
+        for label in codes:
+            values = figures.get(label, {}).get(key)
+            if not values:
+                continue
+            scale = 1 if key == "flagged" else 1000
+            values = [v * scale for v in values]
+            line += f"  {label} {statistics.median(values):7.1f} [{min(values):6.1f}-{max(values):7.1f}]"
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
