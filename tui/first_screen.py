@@ -11,7 +11,7 @@ meanwhile wait for it), so the child's work is never done twice beside it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from textual import events, work
 from textual.message import Message
@@ -66,6 +66,8 @@ class FirstScreen:
     first_paint_project: tuple[Path, bool] | None = None
     #: How often the keep waited for the footer's keys (at most FOOTER_WAITS times).
     _footer_waits = 0
+    release_keys: Callable[[], None]  # StartupKeys' (tui/startup_keys.py)
+    call_later: Callable[..., bool]  # the App's
     if TYPE_CHECKING:  # the App's, which this mixin is part of
         def post_message(self, message: Message) -> bool: ...
 
@@ -120,6 +122,10 @@ class FirstScreen:
             self._keep_child(message.head, message.child)
             self._take_read_ahead()
         main = self.main
+        if main is not None and main.panes_ready:
+            # The keys held since the kept frame act on the rows shown next (not released onto
+            # the empty list while this head start was late: StartupKeys.release_keys).
+            self.call_later(self.release_keys)
         if self.head_start is not None and main is not None:
             if main.panes_ready:  # else the main screen shows it as its panes mount
                 main.show_head_start()

@@ -17,6 +17,7 @@ from mailtriage.tui import textual_private
 
 if TYPE_CHECKING:
     from mailtriage.tui.first_paint import Shown
+    from mailtriage.tui.head_start import ForkedHeadStart
 
 __all__ = ["StartupKeys"]
 
@@ -28,6 +29,7 @@ class StartupKeys:
     first_paint_shown: Shown | None
     offer_read_ahead: Callable[[], None]
     open_held_enter: Callable[[events.Key], bool]
+    _late_head_start: ForkedHeadStart | None  # FirstScreen's: a child still reading after the first frame
 
     async def on_event(self, event: events.Event) -> None:
         """A key typed before the main screen is up is held (with nothing focused, or the head
@@ -45,7 +47,12 @@ class StartupKeys:
     def release_keys(self) -> None:
         """The main screen is up: the keys held meanwhile act now, in order (each posted as
         typed, before any key typed from now on). This comes before the app's first frame is
-        drawn: the kept frame's "starting…" mark (tui/first_paint.py) is replaced by a live screen."""
+        drawn: the kept frame's "starting…" mark (tui/first_paint.py) is replaced by a live screen.
+        While a late head start is still read, the main screen is up with no rows: the keys
+        wait for its rows (tui/first_screen.py releases them), else they acted on the empty
+        list and were lost (an Enter typed on the kept frame's rows opened nothing)."""
+        if self._late_head_start is not None:
+            return
         held, self._held_keys = self._held_keys, None
         if held is None:
             return

@@ -337,3 +337,35 @@ async def test_a_head_start_without_rows_opens_the_project_at_once_and_lists(tmp
         await settle(pilot)
         assert app.errors == []
         assert len(app.screen.query_one(ThreadList).rows) == 3
+
+
+async def test_an_enter_held_on_the_kept_frame_opens_the_first_row_of_a_late_head_start(
+        tmp_path, user_config, monkeypatch):
+    """The kept frame shows the last run's rows, so an Enter typed on it is held until the main
+    screen is up (tui/startup_keys.py). A head start later than the first frame (the child slow,
+    a loaded machine) left the main screen up with no rows yet: the Enter was released onto the
+    empty list and did nothing (lost). It is held until the late head start's rows are shown."""
+    from textual import events
+
+    from mailtriage.tui.panes.reader import ThreadView
+    from mailtriage.tui.panes.thread_list import ThreadList
+    from tests.tui.helpers import make_app, reader_text, settle, until
+
+    project = mbox_project(tmp_path / "p")
+    go = tmp_path / "go"
+    _slow_head_start(monkeypatch, 90.0, until=go)
+    app = make_app(project)
+    app.prepare_first_screen(ForkedHeadStart.start(project, demo=False))
+    assert app._late_head_start is not None
+    app._held_keys.append(events.Key("enter", "\r"))  # as StartupKeys.on_event holds a key typed on the kept frame
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.main is not None and app.main.panes_ready, "the main screen")
+        listing = app.main.query_one(ThreadList)
+        assert len(listing.rows) == 0  # up before the child answered
+        go.touch()  # the child answers now
+        await until(pilot, lambda: len(listing.rows) == 3, "the head start's rows")
+        await settle(pilot)
+        first = listing.rows.peek(0)
+        assert isinstance(app.main.focused, ThreadView), "the Enter typed on the kept frame was lost"
+        assert first.subject in reader_text(app)
+        assert app.errors == []

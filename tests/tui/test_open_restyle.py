@@ -128,3 +128,54 @@ async def test_j_shows_the_rows_and_the_status_lines_position_in_one_screen_upda
             await settle(pilot)
             assert [at for at, _ in frames] == [cursor]  # one update for the key
             assert frames[0][1].startswith(f"{cursor + 1}/3 ")
+
+
+async def test_the_marked_pane_and_the_footer_follow_every_kind_of_focus_move(tmp_path):
+    """Review of open3: the ``-active`` border and the footer's keys changed in place follow
+    the focus however it moves (a pane key, Tab, Enter/q, a click, a dialog shown and gone, a
+    resize across the 100-column fold), with a key preset, and show what a recompose shows."""
+    from mailtriage.core.settings import UserSettings
+    from mailtriage.tui.textual_private import key_disabled
+
+    settings = UserSettings(tmp_path / "config.toml", {"keys": {"preset": "mutt"}})
+    app = make_app(mbox_project(tmp_path / "p"), settings=settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        main = app.screen
+        active_border = _border(main.query_one(ThreadPane))
+
+        def keys() -> list[tuple]:  # as they show, and what a click or a hover on each does
+            return [(*shown, k.tooltip, key_disabled(k)) for shown, k in zip(_keys(app), main.query(FooterKey))]
+
+        async def check(step) -> None:
+            focused = main.focused
+            panes = list(main.query(".pane"))
+            holding = [p for p in panes if focused is not None and p in focused.ancestors_with_self]
+            assert [p for p in panes if p.has_class("-active")] == holding, step
+            assert [p for p in panes if p.display and _border(p) == active_border] == holding, step
+            if app.screen is main:
+                footer = main.query_one(KeyFooter)
+                shown = keys()
+                footer.refresh(recompose=True)
+                await settle(pilot)
+                assert keys() == shown, step
+
+        for key in ("2", "1", "3", "tab", "enter", "q", "5", "3", "question_mark", "escape"):
+            await pilot.press(key)
+            await settle(pilot)
+            await check(key)
+        # (a click on a row of the list focuses the list and opens the row: the reader has the focus then)
+        for target, kind in (("#thread-view", ThreadView), ("#thread-list", ThreadView)):
+            assert main.query_one(target).region  # on screen at 80x24 (the sidebar is folded)
+            await pilot.click(target, offset=(2, 1))
+            await settle(pilot)
+            assert isinstance(main.focused, kind), target
+            await check(target)
+        for size in ((160, 50), (80, 24)):
+            await pilot.resize_terminal(*size)
+            await settle(pilot)
+            await check(size)
+            for key in ("enter", "4", "2"):
+                await pilot.press(key)
+                await settle(pilot)
+                await check((size, key))
