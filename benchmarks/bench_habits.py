@@ -335,6 +335,27 @@ def unflag_all(server, user) -> None:
             client.remove_flags(uids, [b"\\Flagged"])
 
 
+def sending_project(tmp: Path, server, user, address: str) -> tuple[Path, Path]:
+    """The config and project of the account ``habit`` on ``server`` with send access (its SMTP
+    port 9 is never reached: the tasks stop at the draft), its password in the benchmark's file
+    keyring (exported through ``MAILTRIAGE_BENCH_KEYRING`` to the children)."""
+    from file_keyring import FileKeyring
+
+    keyring_file = tmp / "keyring.json"
+    os.environ["MAILTRIAGE_BENCH_KEYRING"] = str(keyring_file)
+    FileKeyring().set_password("mailtriage", "imap:bench-habit", user.password)
+    config, project = write_project(tmp, "habit", server.port, user)
+    settings = config / "config.toml"
+    text = settings.read_text(encoding="utf-8").replace('access = "read"', textwrap.dedent(f'''\
+        access = "send"
+        address = "{address}"
+        smtp_host = "127.0.0.1"
+        smtp_port = 9
+        smtp_security = "plain"'''))
+    settings.write_text('name = "Bench"\n' + text, encoding="utf-8")
+    return config, project
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=2_000)
@@ -347,7 +368,6 @@ def main() -> int:
 
     sys.path.insert(0, str(ROOT))
     from bench_launch import hand_to_dovecot, write_maildir
-    from file_keyring import FileKeyring
     from tests.servers.dovecot import DovecotServer
 
     with_aerc = not args.no_aerc and other_clients.installed("aerc")
@@ -370,18 +390,7 @@ def main() -> int:
             server.append(user, "INBOX", raw)
             print(f"folder: {args.messages + 1:,} messages")
 
-            keyring_file = tmp / "keyring.json"
-            os.environ["MAILTRIAGE_BENCH_KEYRING"] = str(keyring_file)
-            FileKeyring().set_password("mailtriage", "imap:bench-habit", user.password)
-            config, project = write_project(tmp, "habit", server.port, user)
-            settings = config / "config.toml"
-            text = settings.read_text(encoding="utf-8").replace('access = "read"', textwrap.dedent(f'''\
-                access = "send"
-                address = "{address}"
-                smtp_host = "127.0.0.1"
-                smtp_port = 9
-                smtp_security = "plain"'''))
-            settings.write_text('name = "Bench"\n' + text, encoding="utf-8")
+            config, project = sending_project(tmp, server, user, address)
             quick = tmp / "config-quick"
             shutil.copytree(config, quick)
             (quick / "config.toml").write_text("confirm_flag_changes = false\n"

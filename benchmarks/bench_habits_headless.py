@@ -40,7 +40,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 import uuid
 from pathlib import Path
@@ -228,10 +227,8 @@ def main() -> int:
     if args.child:
         child(args)
         return 0
-    from bench_habits import newest_message, unflag_all
+    from bench_habits import newest_message, sending_project, unflag_all
     from bench_launch import hand_to_dovecot, write_maildir
-    from bench_tui import write_project
-    from file_keyring import FileKeyring
     from tests.servers.dovecot import DovecotServer
 
     print(f"load average at the start {', '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
@@ -247,18 +244,7 @@ def main() -> int:
             address = f"{user.name}@example.org"
             raw, subject, _body = newest_message(uuid.uuid4().hex[:8], address)
             server.append(user, "INBOX", raw)
-            keyring_file = tmp / "keyring.json"
-            os.environ["MAILTRIAGE_BENCH_KEYRING"] = str(keyring_file)
-            FileKeyring().set_password("mailtriage", "imap:bench-habit", user.password)
-            config, project = write_project(tmp, "habit", server.port, user)
-            settings = config / "config.toml"
-            text = settings.read_text(encoding="utf-8").replace('access = "read"', textwrap.dedent(f'''\
-                access = "send"
-                address = "{address}"
-                smtp_host = "127.0.0.1"
-                smtp_port = 9
-                smtp_security = "plain"'''))
-            settings.write_text('name = "Bench"\n' + text, encoding="utf-8")
+            config, project = sending_project(tmp, server, user, address)
             codes = {"ours": {}}
             if args.before is not None:
                 (tmp / "before").mkdir()

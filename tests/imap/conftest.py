@@ -9,9 +9,19 @@ import pytest
 from mailtriage.backends.imap.account import ImapAccount, password_key
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.core.secrets import set_secret
+from mailtriage.core.trace import TRACE
 from tests.servers.dovecot import DovecotServer, DovecotUser
 
 BASE_TIME = datetime(2026, 1, 10, 9, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def trace():
+    """Every protocol line and note of the test, as (direction, text)."""
+    lines: list[tuple[str, str]] = []
+    unsubscribe = TRACE.subscribe(lambda line: lines.append((line.direction, line.text)))
+    yield lines
+    unsubscribe()
 
 
 def write_work_account(config_dir, server: DovecotServer, user: DovecotUser):

@@ -19,7 +19,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mailtriage.backends.imap.source import ImapSource
-from mailtriage.core.trace import TRACE
 from tests.imap.conftest import make_mail
 
 LIST = "security@example.org"
@@ -27,13 +26,6 @@ NOW = datetime.now(timezone.utc).replace(microsecond=0)
 WINDOW = NOW - timedelta(days=3)
 _folders = itertools.count()
 
-
-@pytest.fixture
-def trace():
-    lines: list[tuple[str, str]] = []
-    unsubscribe = TRACE.subscribe(lambda line: lines.append((line.direction, line.text)))
-    yield lines
-    unsubscribe()
 
 
 @pytest.fixture

@@ -26,7 +26,6 @@ from mailtriage.backends.imap.account import load_account, password_key
 from mailtriage.backends.imap.source import ImapSource
 from mailtriage.core.secrets import set_secret
 from mailtriage.core.settings import load_settings
-from mailtriage.core.trace import TRACE
 from mailtriage.backends.errors import ConnectionLost
 from tests.imap.conftest import account_for, make_mail
 from tests.servers.faultproxy import FaultProxy
@@ -35,14 +34,6 @@ LIST = "security@example.org"
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
 SINCE = NOW - timedelta(days=30)
 
-
-@pytest.fixture
-def trace():
-    """Every protocol line and note, as (direction, text)."""
-    lines: list[tuple[str, str]] = []
-    unsubscribe = TRACE.subscribe(lambda line: lines.append((line.direction, line.text)))
-    yield lines
-    unsubscribe()
 
 
 @pytest.fixture
