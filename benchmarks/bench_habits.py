@@ -401,7 +401,7 @@ def main() -> int:
             editor.chmod(0o755)
             cache = tmp / "cache"
             base_env = {"MAILTRIAGE_CACHE_DIR": str(cache), "MAILTRIAGE_DATA_DIR": str(tmp / "data"),
-                        "MAILTRIAGE_BENCH_KEYRING": str(keyring_file),
+                        "MAILTRIAGE_BENCH_KEYRING": os.environ["MAILTRIAGE_BENCH_KEYRING"],
                         "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring", "PYTHONPATH": str(ROOT / "benchmarks"),
                         "COLORTERM": "truecolor", "EDITOR": str(editor), "VISUAL": str(editor)}
             ours = [PYTHON, "-m", "mailtriage.cli.main", "--project", str(project)]

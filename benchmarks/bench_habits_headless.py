@@ -255,7 +255,7 @@ def main() -> int:
                     shutil.rmtree(tmp / f"cache-{label}", ignore_errors=True)
                     env = {**os.environ, "MAILTRIAGE_CACHE_DIR": str(tmp / f"cache-{label}"),
                            "MAILTRIAGE_DATA_DIR": str(tmp / f"data-{label}"), "MAILTRIAGE_CONFIG_DIR": str(config),
-                           "MAILTRIAGE_BENCH_KEYRING": str(keyring_file),
+                           "MAILTRIAGE_BENCH_KEYRING": os.environ["MAILTRIAGE_BENCH_KEYRING"],
                            "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring",
                            "PYTHONPATH": str(ROOT / "benchmarks"), **extra}
                     argv = [PYTHON, __file__, "--child", "--project", str(project), "--subject", subject,
