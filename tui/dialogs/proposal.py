@@ -357,6 +357,8 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
         self.action_confirm()
 
     def action_confirm(self) -> None:
+        if self._confirmed:  # a second Ctrl+s before the dialog is gone: nothing written or changed again
+            return
         if not self.can_confirm:
             why = self.proposal.blocked.text if self.proposal.blocked else "nothing to write"
             self.notify("This proposal cannot be written: " + inert(why),
@@ -364,8 +366,6 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
             return
         for index, area in self._editors.items():
             self.proposal.writes[index].body = area.text
-        if self._confirmed:  # a second Ctrl+s before the dialog is gone writes nothing again
-            return
         self._confirmed = True
         if self._on_confirm is not None:
             self._on_confirm()
