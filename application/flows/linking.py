@@ -34,13 +34,17 @@ from mailtriage.backends.errors import NoBackendAvailable
 from mailtriage.backends.registry import Dispatch, SourceSet
 from mailtriage.trackers import rollup as rollupmod
 from mailtriage.trackers.contract import NotFound, Tracker, TrackerError
-from mailtriage.trackers.values import Created, Existing, IssueView
+from mailtriage.trackers.values import Created, Existing, IssueSummary, IssueView
 from mailtriage.application.flows.threadindex import for_root
 
 THREAD_FIELD = "Security mailing list thread"
 DEFAULT_FIELDS = (THREAD_FIELD, "Reporter", "Received", "Affected versions")
 IMPORT_ACTION = "Import"
 RECENT_CHECK = 30  # issues whose link is read directly on a server tracker (see find_issue_for_thread)
+# An issue found on a server tracker and updated less than this many seconds ago (clocks may
+# differ by minutes) may be a concurrent run's duplicate not yet folded: issues numbered
+# before it are read too.
+UNFOLDED_WINDOW = 900
 SYNC_ACTION = "Sync"
 
 # A code span whose fence is longer than any backtick run in the ID (CommonMark), so a
@@ -285,6 +289,24 @@ def find_issue_for_thread(tracker: Tracker, key: str, thread_id: ThreadId | None
     """
     if tracker.features.local_issue_files:
         return _find_in_index(tracker, key, thread_id)
+    item = _find_on_server(tracker, key, thread_id)
+    if item is None:
+        return None
+    if tracker.features.locked_find_or_create or not _recently_updated(item):
+        return item["id"]
+    # A concurrent run may have made this issue as a duplicate and not folded it yet (a fold
+    # follows its creation within seconds): the lowest-numbered issue holding the thread is
+    # the one that fold keeps (find_or_create_issue).
+    return _earliest_holding(tracker, key, item["id"]) or item["id"]
+
+
+def _recently_updated(item: IssueSummary) -> bool:
+    """Updated within UNFOLDED_WINDOW of now, or of no readable time (checked then)."""
+    when = parse_iso(str(item.get("updated") or ""))
+    return when is None or abs((datetime.now(timezone.utc) - when).total_seconds()) < UNFOLDED_WINDOW
+
+
+def _find_on_server(tracker: Tracker, key: str, thread_id: ThreadId | None) -> IssueSummary | None:
     for item in tracker.list(state="all", search=_search_words(key), limit=50).items:
         try:
             value = tracker.field_get(item["id"], THREAD_FIELD)["value"]
@@ -296,11 +318,11 @@ def find_issue_for_thread(tracker: Tracker, key: str, thread_id: ThreadId | None
             named = rollup_state(tracker, item["id"]).thread_id()
             if named is not None and named.kind == thread_id.kind and named != thread_id:
                 continue
-        return item["id"]
+        return item
     if thread_id is not None:
         for item in tracker.list(state="all", search=_search_words(str(thread_id)), limit=50).items:
             if rollup_state(tracker, item["id"]).thread_id() == thread_id:
-                return item["id"]
+                return item
     if tracker.features.search_lags:
         # A server's search index lags (GitHub's by up to a minute) and splits URLs into
         # words its own way: also read the link of the most recently updated issues, where
@@ -311,7 +333,7 @@ def find_issue_for_thread(tracker: Tracker, key: str, thread_id: ThreadId | None
             except NotFound:
                 continue
             if _same_link(value, key):
-                return item["id"]
+                return item
     return None
 
 

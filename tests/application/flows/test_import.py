@@ -276,3 +276,31 @@ def test_finding_a_threads_issue_follows_the_candidates_not_the_tracker_size(tmp
     assert find_issue_for_thread(tracker, key) is None
     # ... and through the rollup's thread line, as before, when the link changed.
     assert find_issue_for_thread(tracker, key, wanted) == f"SEC-{count // 2:04d}"
+
+
+def test_a_concurrent_runs_duplicate_not_yet_folded_is_never_the_answer(mbox_env, memory_keyring):
+    """CI, stop 46: run B created #2 for a thread #1 already held, and before B folded #2 run C's
+    lookup found #2 (the newest issue, read by the recent check) and reported it. A lookup that
+    finds an issue answers the lowest-numbered issue holding the thread, which B's fold keeps."""
+    from mailtriage.core.origins import secret_key
+    from mailtriage.core.secrets import set_secret
+    from tests.trackers.servers import GitHubServer
+
+    server = GitHubServer().start()
+    try:
+        server.search_lag = 3600.0  # neither issue is in search: only the direct reads find them
+        set_secret(secret_key("github", server.url, server.repo), server.token)
+        mbox_env.write_project([("mbox", "primary", "yes")], extra={
+            "mail_sources.mbox": {"path": "security.mbox"},
+            "tracker": {"platform": "github", "github": {"repo": server.repo, "api_url": server.url},
+                        "labels": ["needs-triage"], "user": "tess"}})
+        first = _propose(mbox_env)
+        assert first.apply(confirmed=True).ok
+        first_issue = server.issues[1]
+        copy = server.add_issue(first_issue["title"], first_issue["body"])  # B's issue, its fold still to come
+        server.comments[copy["number"]] = [dict(c) for c in server.comments[1]]
+        first_issue["updated_at"] = "2026-01-01T00:00:00Z"  # older: the recent check reads #2 first
+        again = _propose(mbox_env)
+        assert again.facts["issue"] == "1" and again.facts["imported"] is True and again.empty
+    finally:
+        server.stop()
