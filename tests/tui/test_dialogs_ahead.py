@@ -220,3 +220,45 @@ async def test_the_dialog_made_ahead_shows_as_the_one_made_on_the_key_without_a_
         await settle(pilot)
         themed = await _shown_by_r(app, pilot)
         assert themed != ahead and themed == await _shown_by_r(app, pilot)
+
+
+async def test_the_dialog_made_ahead_is_laid_out_and_rendered_before_r_which_paints_it_whole(held_project,
+                                                                                         monkeypatch):
+    """Issue 35: the push of the dialog mounted ahead laid out its widgets and rendered every line
+    of them (its footer's keys most) between r and the draft on the screen. Laid out and rendered
+    while hidden, its push renders no line of a widget of it again (the screen's own background
+    only) and still paints the whole screen (a full update, not the lines changed since)."""
+    from textual._compositor import Compositor
+    from textual.widget import Widget
+    from textual.widgets import TextArea
+
+    project, _ = held_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        hidden = started_screens(monkeypatch)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert len(hidden) == 1
+        rendered: list[str] = []
+        full: list[bool] = []
+
+        def counting(real):
+            def render_line(self, y):
+                if self.screen is hidden[0] and self is not hidden[0]:
+                    rendered.append(type(self).__name__)
+                return real(self, y)
+            return render_line
+        monkeypatch.setattr(Widget, "render_line", counting(Widget.render_line))
+        monkeypatch.setattr(TextArea, "render_line", counting(TextArea.render_line))
+        real_full = Compositor.render_full_update
+
+        def render_full_update(self, *args, **kwargs):
+            full.append(app.screen is hidden[0])
+            return real_full(self, *args, **kwargs)
+        monkeypatch.setattr(Compositor, "render_full_update", render_full_update)
+        await pilot.press("r")
+        await settle(pilot)
+        assert app.screen is hidden[0] and f"> {BODY}" in screen_text(app)
+        assert rendered == []
+        assert full[:1] == [True]  # the push's first frame is the whole screen

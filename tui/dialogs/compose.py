@@ -32,7 +32,7 @@ from mailtriage.tui import bindings
 from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.sanitize import inert, inert_text
-from mailtriage.tui.textual_private import css_updates
+from mailtriage.tui.textual_private import css_updates, hidden, prepare_hidden
 
 FIELDS = (("to", "To"), ("cc", "Cc"), ("subject", "Subject"), ("attach", "Attach"))
 
@@ -56,6 +56,9 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         self._cursor_blink = cursor_blink
         #: What the styles were made for, when the dialog was mounted ahead (not shown).
         self._styled_for: tuple[object, ...] | None = None
+        #: Mounted ahead (hidden until r shows it), and laid out and rendered then (on_idle).
+        self._ahead = False
+        self._prepared = False
 
     @property
     def form(self) -> ComposeForm:
@@ -105,17 +108,29 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         # r's UI time on the dialog mounted ahead, issue 35), for what may have changed while
         # it was not shown; mounted ahead and styled then, nothing has if the key is the same.
         styled_for, self._styled_for = self._styled_for, None  # once: a later resume restyles
+        self._ahead = False  # shown: Textual's own updates from now on
         if styled_for is not None and styled_for == self._style_key():
             event.refresh_styles = False
 
     def on_mount(self) -> None:
         if self.app.screen is not self:  # mounted ahead (r shows it): styled now, for the show
             self._styled_for = self._style_key()
+            self._ahead = True
         # The footer's keys come a frame after what the dialog shows (issue 35: mounted with
         # it, its ~20 keys were styled before the draft could be painted).
         self.call_after_refresh(self.mount, KeyFooter())  # one recompose per burst of binding changes
         first = "compose-to" if not self.form.to else "compose-body"
         self.query_one(f"#{first}").focus()
+
+    def on_idle(self) -> None:
+        # Runs before Screen's own handler (which does nothing for a screen not shown). Issue 35:
+        # the push of the dialog mounted ahead laid out its ~25 widgets and rendered every line
+        # of them (the footer's keys most) between r and the draft on the screen. Mounted ahead,
+        # it is laid out and rendered whenever it has settled after a change (its footer's keys
+        # mounted, a blink), while the message is read: the push composes cached lines.
+        if self._ahead and hidden(self):
+            prepare_hidden(self, first=not self._prepared)
+            self._prepared = True
 
     # -- the form in the widgets ------------------------------------------------------
     def _load(self, form: ComposeForm) -> None:
