@@ -240,6 +240,7 @@ async def test_the_dialog_made_ahead_is_laid_out_and_rendered_before_r_which_pai
         await pilot.press("enter")
         await settle(pilot)
         assert len(hidden) == 1
+        await wait_until(pilot, lambda: hidden[0].prepared)  # once it has settled, hidden
         rendered: list[str] = []
         full: list[bool] = []
 
