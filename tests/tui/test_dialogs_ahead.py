@@ -127,7 +127,8 @@ async def test_a_reply_built_ahead_is_dropped_when_another_message_is_read(held_
 
 async def test_r_while_the_reply_is_built_ahead_waits_for_it_and_builds_nothing_again(held_project, monkeypatch):
     """The report answers a security-list thread: its reply is built from the project's thread
-    (read through the proxy). r typed while the server is held shows that build when it ends."""
+    (read through the proxy). r typed while the server is held shows that build when it ends,
+    and no hidden dialog of it is mounted (and laid out) beside the one r opens."""
     project, proxy = held_project
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
@@ -135,6 +136,7 @@ async def test_r_while_the_reply_is_built_ahead_waits_for_it_and_builds_nothing_
         await pilot.press("down")
         await settle(pilot)  # the report is read ahead
         built = counted(monkeypatch, app.session, "reply_forms")
+        hidden = started_screens(monkeypatch)
         proxy.hold()
         try:
             await pilot.press("enter", "r")
@@ -147,6 +149,7 @@ async def test_r_while_the_reply_is_built_ahead_waits_for_it_and_builds_nothing_
         assert app.screen.query_one("#compose-subject", Input).value == "Re: Heap overflow in the frob parser"
         assert len(built) == 1
         assert app.main.query_one(ReaderPane).thread is not None
+        assert hidden == []  # the build r waited for mounted no hidden dialog beside r's own
 
 
 async def test_the_next_message_read_stops_the_reply_built_ahead_for_the_one_before(held_project, monkeypatch):
