@@ -211,7 +211,7 @@ mounts no hidden dialog beside its own. Three tmux sessions (before / ours / aer
   | session (load)                             | before | ours  | aerc  | ours/aerc |
   |--------------------------------------------|--------|-------|-------|-----------|
   | 15:58 (21-29), prepared at every change     | 0.469  | 0.633 | 0.048 | 13.2x     |
-  | 16:13 (25-35), prepared once settled        | 0.330  | 0.526 | 0.054 | 9.7x      |
+  | 16:12 (25-35), prepared once settled        | 0.330  | 0.526 | 0.054 | 9.7x      |
   | 16:19 (29-32), r waiting mounts no hidden   | 0.745  | 0.701 | 0.072 | 9.8x      |
 
   Single runs spread 0.17-0.84 s (ours) and 0.23-1.09 (before) at this load: the goal (<= aerc)
