@@ -119,6 +119,27 @@ def launch(folder, *, demo):
     from mailtriage.tui.controllers.reading import ReadingController
     wrap(ReadingController, "open_thread", "Enter opens the thread")
     wrap(ForkedHeadStart, "_keep_read", "read ahead received (a worker)")
+    # Each process's own project opening (the child's before its sign-in, the app's after its first
+    # frame) and the child's read ahead: what competes for the two cores while the Enter waits.
+    from mailtriage.application import Service
+    from mailtriage.tui import head_start as head_start_module
+    parent = os.getpid()
+    def who():
+        return "app" if os.getpid() == parent else "child"
+    def around(owner, name, step):
+        original = getattr(owner, name)
+        @functools.wraps(original)
+        def wrapped(*a, **k):
+            mark(f"{who()}: {step} starts")
+            try:
+                return original(*a, **k)
+            finally:
+                mark(f"{who()}: {step} ends")
+        setattr(owner, name, wrapped)
+    around(Service, "open", "project opening")
+    around(Service, "prepare_reading", "sign-in")
+    around(head_start_module, "_read_ahead", "read ahead")
+    wrap(MainScreen, "start_first_listing", "app: first listing starts")
     from mailtriage.tui.first_screen import FirstScreen
     if hasattr(FirstScreen, "open_held_enter"):  # the held Enter acted at its release (not posted)
         original_open = FirstScreen.open_held_enter
