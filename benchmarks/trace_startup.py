@@ -77,6 +77,25 @@ from mailtriage.tui import startup
 from mailtriage.tui.head_start import ForkedHeadStart
 from mailtriage.core.settings import settings_file
 
+# What the child does (patched before the fork) and the app's own project opening (below): what
+# competes for the two cores while the Enter waits for the child's read ahead.
+from mailtriage.tui import head_start as head_start_module, head_start_sign_in
+_parent = os.getpid()
+def around(owner, name, step):
+    original = getattr(owner, name)
+    @functools.wraps(original)
+    def wrapped(*a, **k):
+        who = "app" if os.getpid() == _parent else "child"
+        mark(f"{who}: {step} starts")
+        try:
+            return original(*a, **k)
+        finally:
+            mark(f"{who}: {step} ends")
+    setattr(owner, name, wrapped)
+around(head_start_module, "read_head_start", "head start (project opening, summary cache)")
+around(head_start_sign_in.SignIn, "_run", "sign-in (connect, login, SELECT)")
+around(head_start_module, "_read_ahead", "read ahead")
+
 def launch(folder, *, demo):
     head_start = ForkedHeadStart.start(folder, demo=demo)
     held = startup.hold_collector() if hasattr(startup, "hold_collector") else None
@@ -119,26 +138,8 @@ def launch(folder, *, demo):
     from mailtriage.tui.controllers.reading import ReadingController
     wrap(ReadingController, "open_thread", "Enter opens the thread")
     wrap(ForkedHeadStart, "_keep_read", "read ahead received (a worker)")
-    # Each process's own project opening (the child's before its sign-in, the app's after its first
-    # frame) and the child's read ahead: what competes for the two cores while the Enter waits.
     from mailtriage.application import Service
-    from mailtriage.tui import head_start as head_start_module
-    parent = os.getpid()
-    def who():
-        return "app" if os.getpid() == parent else "child"
-    def around(owner, name, step):
-        original = getattr(owner, name)
-        @functools.wraps(original)
-        def wrapped(*a, **k):
-            mark(f"{who()}: {step} starts")
-            try:
-                return original(*a, **k)
-            finally:
-                mark(f"{who()}: {step} ends")
-        setattr(owner, name, wrapped)
-    around(Service, "open", "project opening")
-    around(Service, "prepare_reading", "sign-in")
-    around(head_start_module, "_read_ahead", "read ahead")
+    around(Service, "open", "project opening")  # the app's own (the child's is in its head start)
     wrap(MainScreen, "start_first_listing", "app: first listing starts")
     from mailtriage.tui.first_screen import FirstScreen
     if hasattr(FirstScreen, "open_held_enter"):  # the held Enter acted at its release (not posted)
