@@ -15,6 +15,9 @@ changes), writing for each step the time since the spawn and the UI thread's CPU
   main screen composed, main screen ready (keys released), first key (Enter) dispatched,
   reader shows the thread, the body's frame written (to the terminal), and from the terminal's side: the first frame, the app live
   (its own first frame), the body on screen.
+  Beside them, each process's work that competes for the two cores while the Enter waits: the child's
+  head start (its project opening and summary cache), its sign-in and its read ahead, the app's own
+  project opening and first listing (their CPU column is the thread's that ran them).
 
 Tried with it and removed, 2026-12-03: holding the app's repaints (Textual's batch_update) from
 the release of keys typed on the kept frame until they had gone through the app's queues, so
