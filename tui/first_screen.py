@@ -269,6 +269,7 @@ class FirstScreen:
         """Another session opens (reopen, the demo): start-up's head start and read ahead are
         never shown or served in it."""
         self.head_start = None
+        self._opening_waits = False  # this opening is the one (a late read ahead opens nothing more)
         child, self._read_child = self._read_child, None
         if child is not None:
             child.drop_read_ahead()
