@@ -145,17 +145,20 @@ class GitHub:
 
 
 class Jira(GitHub):
+    version = 2
+
     def __init__(self, env) -> None:
         from mailtriage.core.origins import secret_key
         from mailtriage.core.secrets import set_secret
         from tests.trackers.servers import JiraServer
 
-        self.server = JiraServer(api_version=2).start()
+        self.server = JiraServer(api_version=self.version).start()
         set_secret(secret_key("jira", self.server.url), self.server.token)
         env.write_project([("mbox", "primary", "yes")], extra={
             "mail_sources.mbox": {"path": "security.mbox"},
             "tracker": {"platform": "jira", "user": "tess",
-                        "jira": {"url": self.server.url, "project": self.server.project, "api_version": 2,
+                        "jira": {"url": self.server.url, "project": self.server.project,
+                                 "api_version": self.version,
                                  "security_level": "Embargoed", "auth": "bearer"}}})
 
     @staticmethod
@@ -180,12 +183,16 @@ class Jira(GitHub):
             return sum("status rollup v1" in _flatten(c["body"]) for c in self.server.comments.get(issue, []))
 
 
+class Jira3(Jira):
+    version = 3
+
+
 def is_fold(method: str, path: str, body: bytes) -> bool:
     """The write that relinks a duplicate (fold_duplicate's field_set), on either emulator."""
     return method in ("PATCH", "PUT") and b"(duplicate of" in body
 
 
-@pytest.fixture(params=[GitHub, Jira], ids=["github", "jira"])
+@pytest.fixture(params=[GitHub, Jira, Jira3], ids=["github", "jira2", "jira3"])
 def tracker(request, mbox_env, memory_keyring):  # noqa: F811
     emulator = request.param(mbox_env)
     # Nothing created in a test reaches search: only direct reads find a new issue.
@@ -270,3 +277,64 @@ def test_a_third_run_while_a_duplicate_waits_for_its_fold_reports_the_issue_kept
     finally:
         turns.release_all()
     check_one_issue(tracker, mbox_env, [first, second, third])
+
+
+def test_a_read_of_the_earlier_issue_that_fails_once_is_not_taken_for_a_gap(tracker, mbox_env):
+    """The re-check after creating reads the issues numbered before the new one; a read that
+    fails (a timeout on a loaded server, a dropped connection) says nothing about that issue.
+    Taken for a gap, it left the duplicate linked beside the first run's issue (seen on the
+    Jira emulator at load 20: five linked issues from five runs, all exiting 0)."""
+    turns = Turns(tracker.server, [("create", 2, tracker.is_create)])
+    dropped: list[str] = []
+    first_issue = {}
+
+    def drop_the_first_read_of_the_first_issue(method: str, path: str, body: bytes) -> None:
+        wanted = first_issue.get("id")
+        if method == "GET" and wanted and path.rsplit("/", 1)[-1] == wanted and not dropped:
+            dropped.append(path)
+            raise ConnectionError("dropped by the test")  # the emulator closes the connection unanswered
+        turns._hold(method, path, body)
+
+    tracker.server.before_handle = drop_the_first_read_of_the_first_issue
+    try:
+        first, second, (one, two) = _both_create(tracker, mbox_env, turns)
+        one.set()
+        until(lambda: tracker.count() == 1, "the first issue was not created")
+        until(lambda: not first.is_alive() or not second.is_alive(), "the run let through first did not finish")
+        [first_issue["id"]] = tracker.linked()
+        two.set()  # its re-check's read of the first issue is dropped once
+        first.finish(), second.finish()
+    finally:
+        turns.release_all()
+    assert dropped
+    check_one_issue(tracker, mbox_env, [first, second])
+
+
+def test_a_read_of_the_earlier_issue_that_keeps_failing_stops_the_run_naming_its_issue(tracker, mbox_env):
+    """When the earlier issue cannot be read at all, the run that created after it does not
+    report success: its import stops with the issue it made named, for a person to judge."""
+    turns = Turns(tracker.server, [("create", 2, tracker.is_create)])
+    first_issue = {}
+
+    def drop_every_read_of_the_first_issue(method: str, path: str, body: bytes) -> None:
+        if method == "GET" and path.rsplit("/", 1)[-1] == first_issue.get("id"):
+            raise ConnectionError("dropped by the test")
+        turns._hold(method, path, body)
+
+    tracker.server.before_handle = drop_every_read_of_the_first_issue
+    try:
+        first, second, (one, two) = _both_create(tracker, mbox_env, turns)
+        one.set()
+        until(lambda: not first.is_alive() or not second.is_alive(), "the run let through first did not finish")
+        [first_issue["id"]] = tracker.linked()
+        two.set()
+        for run in (first, second):
+            run.join(BOUND)
+    finally:
+        turns.release_all()
+    done, stopped = sorted((first, second), key=lambda run: run.report.ok, reverse=True)
+    assert done.report.ok and not stopped.report.ok and stopped.error is None
+    [made] = [n for n in tracker.linked() if n != first_issue["id"]]
+    text = stopped.report.describe()
+    assert f"{made} was created, but the issues numbered before it could not be read" in text, text
+    assert not any(IMPORT_ACTION in summary for summary, _ in stopped.report.written)  # no Import entry on it
