@@ -135,6 +135,11 @@ class GitHub:
         with self.server.lock:
             return len(self.server.issues)
 
+    def gap(self) -> None:
+        """An issue number before the next one that no read can see (a deleted issue)."""
+        with self.server.lock:
+            self.server.next_number += 1
+
     def state(self, issue: str) -> str:
         with self.server.lock:
             return self.server.issues[int(issue)]["state"]
@@ -171,6 +176,15 @@ class Jira(GitHub):
         with self.server.lock:
             texts = {k: _flatten(i["fields"]["description"]) or "" for k, i in self.server.issues.items()}
         return [k for k, t in texts.items() if "Security mailing list thread" in t and "(duplicate of" not in t]
+
+    def count(self) -> int:
+        with self.server.lock:
+            return len(self.server.issues) - len(self.server.hidden)
+
+    def gap(self) -> None:
+        """An issue numbered before the next one that this account may not see (404)."""
+        with self.server.lock:
+            self.server.hidden.add(self.server.add_issue("Another team's issue", None)["key"])
 
     def state(self, issue: str) -> str:
         with self.server.lock:
@@ -250,6 +264,20 @@ def _first_done_then_second_creates(tracker, env, turns: Turns) -> tuple[Run, Ru
 
 
 def test_a_run_that_creates_after_the_other_finished_folds_and_adds_no_second_import_entry(tracker, mbox_env):
+    turns = Turns(tracker.server, [("create", 2, tracker.is_create)])
+    try:
+        first, second = _first_done_then_second_creates(tracker, mbox_env, turns)
+        first.finish(), second.finish()
+    finally:
+        turns.release_all()
+    check_one_issue(tracker, mbox_env, [first, second])
+    assert tracker.count() == 2
+
+
+def test_an_issue_number_no_read_can_see_is_passed_over(tracker, mbox_env):
+    """A deleted or hidden issue numbered before the runs' issues answers 404 to the re-check:
+    a gap, passed over (only a read that fails says nothing)."""
+    tracker.gap()
     turns = Turns(tracker.server, [("create", 2, tracker.is_create)])
     try:
         first, second = _first_done_then_second_creates(tracker, mbox_env, turns)
