@@ -362,7 +362,9 @@ def find_or_create_issue(tracker: Tracker, key: str, thread_id: ThreadId | None,
     nothing and both create. After creating, the issues numbered just before ours are read
     directly (never through search): the lowest-numbered issue holding the thread is the
     one kept, and ours, when it is not that one, is folded into it (:func:`fold_duplicate`).
-    Both runs apply the same rule, so exactly one issue stays.
+    Both runs apply the same rule, so exactly one issue stays. A read that fails there is
+    tried again, then raises BackendError naming the issue made (``partial``): a failed read
+    says nothing about an issue, and passed over it left a duplicate linked.
     """
     made = tracker.find_or_create(title, body, labels, lambda: find_issue_for_thread(tracker, key, thread_id))
     if made["existing"] is True or tracker.features.locked_find_or_create:
