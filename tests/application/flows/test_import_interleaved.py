@@ -36,9 +36,9 @@ class Turns:
         self.left = {label: count for label, count, _ in rules}
         self.rules = rules
         self.held: dict[str, list[threading.Event]] = {label: [] for label, _, _ in rules}
-        server.before_handle = self._hold
+        server.before_handle = self.hold
 
-    def _hold(self, method: str, path: str, body: bytes) -> None:
+    def hold(self, method: str, path: str, body: bytes) -> None:
         with self.cond:
             for label, _, match in self.rules:
                 if self.left[label] > 0 and match(method, path, body):
@@ -321,7 +321,7 @@ def test_a_read_of_the_earlier_issue_that_fails_once_is_not_taken_for_a_gap(trac
         if method == "GET" and wanted and path.rsplit("/", 1)[-1] == wanted and not dropped:
             dropped.append(path)
             raise ConnectionError("dropped by the test")  # the emulator closes the connection unanswered
-        turns._hold(method, path, body)
+        turns.hold(method, path, body)
 
     tracker.server.before_handle = drop_the_first_read_of_the_first_issue
     try:
@@ -347,7 +347,7 @@ def test_a_read_of_the_earlier_issue_that_keeps_failing_stops_the_run_naming_its
     def drop_every_read_of_the_first_issue(method: str, path: str, body: bytes) -> None:
         if method == "GET" and path.rsplit("/", 1)[-1] == first_issue.get("id"):
             raise ConnectionError("dropped by the test")
-        turns._hold(method, path, body)
+        turns.hold(method, path, body)
 
     tracker.server.before_handle = drop_every_read_of_the_first_issue
     try:
