@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Literal, TypedDict
@@ -33,7 +34,8 @@ from mailtriage.backends.contract import MailSource, Op, ThreadId
 from mailtriage.backends.errors import NoBackendAvailable
 from mailtriage.backends.registry import Dispatch, SourceSet
 from mailtriage.trackers import rollup as rollupmod
-from mailtriage.trackers.contract import NotFound, Tracker, TrackerError
+from mailtriage.trackers.contract import NotFound, Tracker
+from mailtriage.trackers.errors import BackendError, MalformedIssue, Refused
 from mailtriage.trackers.values import Created, Existing, IssueSummary, IssueView
 from mailtriage.application.flows.threadindex import for_root
 
@@ -360,12 +362,19 @@ def find_or_create_issue(tracker: Tracker, key: str, thread_id: ThreadId | None,
     nothing and both create. After creating, the issues numbered just before ours are read
     directly (never through search): the lowest-numbered issue holding the thread is the
     one kept, and ours, when it is not that one, is folded into it (:func:`fold_duplicate`).
-    Both runs apply the same rule, so exactly one issue stays.
+    Both runs apply the same rule, so exactly one issue stays. A read that fails there is
+    tried again, then raises BackendError naming the issue made (``partial``): a failed read
+    says nothing about an issue, and passed over it left a duplicate linked.
     """
     made = tracker.find_or_create(title, body, labels, lambda: find_issue_for_thread(tracker, key, thread_id))
     if made["existing"] is True or tracker.features.locked_find_or_create:
         return made
-    keeper = _earliest_holding(tracker, key, made["id"])
+    try:
+        keeper = _earliest_holding(tracker, key, made["id"])
+    except BackendError as exc:
+        raise BackendError(f"{made['id']} was created, but the issues numbered before it could not be read to "
+                           f"check whether a concurrent import of this thread created one first ({exc}); if "
+                           f"one did, close {made['id']} as its duplicate", partial=made) from exc
     if keeper is None:
         return made
     fold_duplicate(tracker, made["id"], keeper)
@@ -383,16 +392,36 @@ def _numbered_before(issue_id: str, count: int) -> list[str]:
 
 def _earliest_holding(tracker: Tracker, key: str, mine: str) -> str | None:
     """The lowest-numbered issue before ``mine`` whose thread field holds ``key``, read one
-    by one (a direct read is current where search is not), or None."""
+    by one (a direct read is current where search is not), or None.
+
+    Raises BackendError when an issue cannot be read after RECHECK_READS tries."""
     found = None
     for issue_id in _numbered_before(mine, RECHECK_BEFORE):
         try:
-            value = tracker.field_get(issue_id, THREAD_FIELD)["value"]
-        except TrackerError:
-            continue  # a gap: a deleted, hidden or unreadable issue (ours is made: go on)
+            value = _thread_field(tracker, issue_id)
+        except (NotFound, Refused, MalformedIssue):
+            continue  # a gap: a deleted, hidden, moved or unreadable issue (ours is made: go on)
         if _same_link(value, key):
             found = issue_id
     return found
+
+
+RECHECK_READS = 3  # tries of one direct read of the re-check before it gives up
+
+
+def _thread_field(tracker: Tracker, issue_id: str) -> str | None:
+    """The thread field of one issue, read directly. A read that fails (BackendError: a
+    timeout on a loaded server, a dropped connection, a 5xx) says nothing about the issue:
+    taken for a gap, it left a concurrent run's duplicate linked beside the issue it
+    duplicates, with every run reporting success. Tried again, then raised."""
+    for attempt in range(RECHECK_READS):
+        try:
+            return tracker.field_get(issue_id, THREAD_FIELD)["value"]
+        except BackendError:
+            if attempt == RECHECK_READS - 1:
+                raise
+            time.sleep(0.25 * 2 ** attempt)
+    raise AssertionError("unreachable")
 
 
 def fold_duplicate(tracker: Tracker, duplicate: str, keeper: str) -> None:

@@ -253,6 +253,7 @@ def test_five_processes_importing_one_thread_leave_one_jira_issue(mbox_env, chil
             if key != keeper:
                 assert server.issues[key]["fields"]["status"]["statusCategory"]["key"] == "done"
         assert _import_entries_of(mbox_env, keeper) == 1
+        assert {doc["results"][0]["id"] for _, doc, _ in results if doc.get("results")} <= {keeper}
     finally:
         server.stop()
 

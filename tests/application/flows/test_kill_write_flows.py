@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -251,6 +252,19 @@ def cache_kill_points(cache: Path):
     }
 
 
+def run_killed_from_a_cold_cache(project: Path, cache: Path, point: str, extra_env: dict | None = None) -> bool:
+    """``run_killed`` of a listing at a cache kill point, started again from no cache when the
+    run ended first. The temporary file lives for a moment: on a loaded machine the poller was
+    not scheduled within it and the run ended unkilled (test_kill_write_flows, load 30: "never
+    reached the kill point 'cache temp file'"). As the git kill tests do, the state is put back
+    and the kill tried again; what is checked after the kill is checked once."""
+    for _attempt in range(5):
+        if run_killed(project, ["list", "--since", "3650d"], cache_kill_points(cache)[point], extra_env):
+            return True
+        shutil.rmtree(cache, ignore_errors=True)  # the completed run's cache: back to a cold start
+    return False
+
+
 def listing(project: Path, extra_env: dict | None = None) -> str:
     proc = start(project, ["list", "--since", "3650d"], extra_env)
     out, err = proc.communicate(timeout=BOUND)
@@ -267,7 +281,7 @@ def test_mbox_index_write_killed_then_the_listing_rebuilds_or_reads_it_whole(env
     archive = write_mbox(env.project / "security.mbox", messages)
     env.write_project([("mbox", "primary", "yes")],
                       extra={"mail_sources.mbox": {"path": archive.name, "list": "security@frobnicator.example.org"}})
-    killed = run_killed(env.project, ["list", "--since", "3650d"], cache_kill_points(cache)[point])
+    killed = run_killed_from_a_cold_cache(env.project, cache, point)
     first = listing(env.project)  # after the kill: the index read whole, or rebuilt
     assert "Bug 399" in first and "Bug 0" in first
     assert listing(env.project) == first  # and what it left reads the same
@@ -277,8 +291,7 @@ def test_mbox_index_write_killed_then_the_listing_rebuilds_or_reads_it_whole(env
 
 @pytest.mark.parametrize("point", ["cache temp file", "cache file renamed in"])
 def test_imap_summary_cache_write_killed_then_the_listing_rebuilds_or_reads_it_whole(imap_env, cache, point):
-    killed = run_killed(imap_env.project, ["list", "--since", "3650d"], cache_kill_points(cache)[point],
-                        imap_env.child_env)
+    killed = run_killed_from_a_cold_cache(imap_env.project, cache, point, imap_env.child_env)
     first = listing(imap_env.project, imap_env.child_env)
     assert "Heap overflow" in first
     assert listing(imap_env.project, imap_env.child_env) == first
