@@ -87,6 +87,7 @@ async def measure(project: Path, opens: int, profile: str | None) -> dict[str, l
     from tests.tui.helpers import make_app, settle
 
     app = make_app(project)
+    app.pace_collections = True  # the collector as run_app paces it (tui/idle_collection.py)
     paint: list[float] = []
     settled: list[float] = []
     profiler = None
