@@ -51,6 +51,7 @@ class IdleCollection:
     idle_pacer: IdlePacer | None = None
     _pacer_timer: Timer | None = None
     _key_hold: Timer | None = None  # the collector off since a key, until this timer ends it
+    key_hold_seconds = KEY_HOLD_SECONDS
 
     async def on_event(self, event: events.Event) -> None:
         pacer = self.idle_pacer
@@ -68,7 +69,7 @@ class IdleCollection:
         if self._key_hold is not None or not gc.isenabled():
             return
         gc.disable()
-        self._key_hold = self.set_timer(KEY_HOLD_SECONDS, self._end_key_hold)  # type: ignore[attr-defined]
+        self._key_hold = self.set_timer(self.key_hold_seconds, self._end_key_hold)  # type: ignore[attr-defined]
 
     def _end_key_hold(self) -> None:
         if self._key_hold is not None:
@@ -89,15 +90,20 @@ class IdleCollection:
             gc.enable()
         if not self.pace_collections or self.idle_pacer is not None:
             return
+        # $EDITOR or a pinentry takes the terminal with the loop stopped: no key hold lasts through it
+        self.app_suspend_signal.subscribe(self, self._end_key_hold_now, immediate=True)  # type: ignore[attr-defined]
         pacer = IdlePacer()
         pacer.start()
         self.idle_pacer = pacer
         self._pacer_timer = self.set_interval(TICK_SECONDS, pacer.tick)  # type: ignore[attr-defined]
 
-    def stop_idle_collection(self) -> None:
+    def _end_key_hold_now(self, *_app: object) -> None:
         if self._key_hold is not None:
             self._key_hold.stop()
             self._end_key_hold()
+
+    def stop_idle_collection(self) -> None:
+        self._end_key_hold_now()
         pacer, self.idle_pacer = self.idle_pacer, None
         if self._pacer_timer is not None:
             self._pacer_timer.stop()
