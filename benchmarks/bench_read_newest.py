@@ -173,6 +173,10 @@ open4 (2026-12-03, load 21-29 all session: seven helpers on 2 cores), same comma
   the young collections held 0.1 s from a key):
     mailtriage 0.821 (0.166, 0.918, 0.821, 0.139, 1.496)   compare 0.538 (0.247, 0.215, 0.551, 0.538, 2.417)
     aerc 0.071
+  16:31 UTC, load 23-26 (the tests of this branch running beside, nice 19), ours = 98ab132 (the same
+  two changes, the hold ended by a suspend too):
+    mailtriage 0.189 (0.271, 0.140, 0.189, 0.884, 0.166)   compare 0.249 (0.200, 0.776, 2.367, 0.246, 0.249)
+    aerc 0.080 (0.084, 0.080, 0.056, 0.086, 0.052)
   At load 29 most opens of both builds waited for the read ahead itself (started 0.3 s after j,
   then the read on a 100k folder beside everything else: 0.5-2.4 s), not for the frame: the goal
   (<= 0.050) is neither met nor measurable at this load. The frame's CPU: bench_open_headless.py.
