@@ -202,6 +202,29 @@ restyle of every node):
   reply 0.303 / 0.237 / 0.032 (7.4x); flag without confirmation 0.147 / 0.115 / 0.324; flag with
   Ctrl+s 0.395 / 0.335 / 0.324 (1.03x; single runs ours 0.22-0.52, aerc 0.18-0.39).
 
+Reply4 (2026-12-03, 15:40-16:34 UTC, --runs 5 --before c6bbf59, median of 5 fresh processes,
+seconds; the machine at load 20-35 throughout, shared with six other helpers): the compose dialog
+mounted ahead is also laid out and rendered while hidden (tui/textual_private.prepare_hidden,
+once it has settled), so r composes cached lines; an r that waits for the reply being built
+mounts no hidden dialog beside its own. Three tmux sessions (before / ours / aerc, reply):
+
+  | session (load)                             | before | ours  | aerc  | ours/aerc |
+  |--------------------------------------------|--------|-------|-------|-----------|
+  | 15:58 (21-29), prepared at every change     | 0.469  | 0.633 | 0.048 | 13.2x     |
+  | 16:12 (25-35), prepared once settled        | 0.330  | 0.526 | 0.054 | 9.7x      |
+  | 16:19 (29-32), r waiting mounts no hidden   | 0.745  | 0.701 | 0.072 | 9.8x      |
+
+  Single runs spread 0.17-0.84 s (ours) and 0.23-1.09 (before) at this load: the goal (<= aerc)
+  is not met and these sessions cannot show the change on the screen either way; a quiet
+  machine is needed (last session's quiet run: ours 0.075, aerc 0.017). Headless
+  (bench_habits_headless.py, UI thread, 3 processes each, same builds, load 22-25): r -> the
+  compose dialog's first frame 16.3 ms [13.7-17.8] vs 46.8 [39.0-56.2] before, wall 59.8 vs 186;
+  r -> settled 48.9 vs 93.1; the dialog found laid out and rendered at r in every process
+  ("ahead at r" 2). Lines rendered by the push (Pilot): the screen's background only, where the
+  push rendered 145 lines of the dialog's widgets (footer keys, text area, fields) and laid out
+  ~25 widgets. What is left of r on the UI thread: Textual's push (suspend, resume, focus) and
+  one full frame composed from cached lines; in tmux the rest is waiting for the CPU.
+
 open4 (2026-12-03, 16:15-16:20 UTC, load 28.6-34.3, --runs 5 --before c6bbf59, median of 5 fresh
 processes, seconds; ours = c27ae02: the thread list and the reader's view no longer restyled by
 the focus move (neither is styled by it), the collector's young collections held 0.1 s from a key):

@@ -11,6 +11,8 @@ the project's list on the same account). Per process: into INBOX by keys, Enter 
 row, and the moment its body is painted (as bench_habits.py types it; ``--ahead``: once the app
 has settled, the reply built ahead and its compose dialog mounted ahead):
 
+  ahead at r  what r finds made ahead: 0 nothing, 1 the compose dialog mounted, 2 also laid
+          out and rendered (``prepare_hidden``);
   reply   r -> the first frame (``App._display``; headless, Textual computes the frame's
           strips but writes no bytes) with the compose dialog on screen and its text area
           focused; ``settle``: r -> nothing pending (the dialog's footer keys included);
@@ -146,6 +148,8 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
             await pilot.pause(0.5)
             await settle(pilot)
         # r -> the compose dialog with its body focused, first frame
+        kept = app.main._dialog_ahead  # what r finds: 0 nothing made ahead, 1 the dialog mounted, 2 also rendered
+        out["ahead at r"] = 0 if kept is None else 1 + bool(getattr(kept[1], "_prepared", False))
         profiler = profiling("r")
         since = len(frames)
         cpu, wall = time.thread_time(), time.perf_counter()
@@ -280,14 +284,14 @@ def main() -> int:
             server.stop()
     print(f"\nUI thread CPU (and wall), ms, {args.messages + 1:,}-message Dovecot INBOX, {args.rounds} processes, "
           f"median [min-max]; load at the end {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    for key in ("reply", "reply wall", "reply settle", "f", "f wall", "ctrl+s", "ctrl+s wall", "write wall",
+    for key in ("ahead at r", "reply", "reply wall", "reply settle", "f", "f wall", "ctrl+s", "ctrl+s wall", "write wall",
                 "flagged"):
         line = f"  {key:<14}"
         for label in codes:
             values = figures.get(label, {}).get(key)
             if not values:
                 continue
-            scale = 1 if key == "flagged" else 1000
+            scale = 1 if key in ("flagged", "ahead at r") else 1000
             values = [v * scale for v in values]
             line += f"  {label} {statistics.median(values):7.1f} [{min(values):6.1f}-{max(values):7.1f}]"
         print(line)

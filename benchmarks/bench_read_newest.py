@@ -164,6 +164,37 @@ third, one screen update per j, is off the timed path):
   (goal <= 0.050: met by both at this load; the UI CPU saved, 50 -> 37-40 ms headless in
   bench_open_headless.py, is inside the spread of three runs)
 
+firstkey3 (2026-12-03, 15:35-16:15 UTC; the machine was never quiet: load 18-29 on 2 cores from other
+helpers' suites, so the wall figures are ~8x their quiet values and only the same run's comparison and
+the CPU figures speak), 100,001 messages, ``--server FILE --phases firstkey --runs 5 --clients aerc
+--compare`` a worktree of c6bbf59 (before), ours with the app's own project opening waiting for start-up's
+read ahead (tui/first_screen.py ``_open_after_read_ahead``, at most 1 s):
+
+  | load    | ours median (max)  | c6bbf59 median (max) | aerc median (max) | CPU of our / c6bbf59's process by then |
+  |---------|--------------------|----------------------|-------------------|----------------------------------------|
+  | 21-22   | 5.466 (6.684)      | 5.314 (5.725)        | 5.421 (6.230)     | 1.030 / 1.050                          |
+  | 21-29   | 4.239 (4.970)      | 4.519 (4.849)        | 4.241 (4.894)     | 0.830 / 0.950                          |
+  | 25-27   | 4.282 (5.173)      | 3.801 (5.323)        | 4.306 (4.793)     | 0.790 / 0.760                          |
+
+  No difference shows at such a load (the medians swing 0.5 s either way between runs of the same code),
+  and the goal (<= 0.6 s, median and max) cannot be shown; the lead's quiet figures for c6bbf59 were
+  median 0.612, max 0.792: the change is to be measured on a quiet machine. Traced (trace_startup.py --server, --runs 4 --compare, load 19-20),
+  the child's path to the read ahead: project opening (imports of the IMAP backend and imapclient) ~0.19 s
+  of its CPU, sign-in ~0.05 s of CPU, then the server's. Before, the app's own opening (~0.1 s of CPU, a
+  second sign-in, LIST and SELECT) started 0.2 s before the child's read ahead ended; now after it.
+
+  Where Dovecot's 0.1-0.9 s at a session's first message read goes (strace of its imap process during one
+  session of this folder): it opens ``cur/<name>`` under the name its dovecot-uidlist holds, which lacks the
+  ``:2,Sa`` the file has (the ``a`` is Dovecot's own ``$HasNoAttachment`` keyword: tests/servers/dovecot.py
+  sets ``mail_attachment_detection_options = add-flags``, and the warm-up's FETCH of every message added it),
+  gets ENOENT, locks the uidlist and rescans new/ and cur/ (~200 getdents64 of the 100k-entry directory),
+  again in every session: the uidlist still holds the bare names afterwards. Any access that needs the file
+  pays it (RFC822.SIZE, BODYSTRUCTURE, BODY[]; cached header fields and FLAGS do not), on any UID; after a
+  LIST the SELECT pays part of it, the sum unchanged (imaplib, 5 sessions each at load 22: SELECT + first
+  BODY[] 0.81-0.93 s with or without ENABLE/LIST). So on this folder the first key's floor is the child's
+  path to its SELECT plus that rescan; a folder whose uidlist names its files as they are should not pay it
+  (not tried here). aerc pays it too.
+
 open4 (2026-12-03, load 21-29 all session: seven helpers on 2 cores), same command with ``--runs 5``,
 ``--compare`` /work/base (c6bbf59):
 

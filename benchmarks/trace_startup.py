@@ -15,6 +15,9 @@ changes), writing for each step the time since the spawn and the UI thread's CPU
   main screen composed, main screen ready (keys released), first key (Enter) dispatched,
   reader shows the thread, the body's frame written (to the terminal), and from the terminal's side: the first frame, the app live
   (its own first frame), the body on screen.
+  Beside them, each process's work that competes for the two cores while the Enter waits: the child's
+  head start (its project opening and summary cache), its sign-in and its read ahead, the app's own
+  project opening and first listing (their CPU column is the thread's that ran them).
 
 Tried with it and removed, 2026-12-03: holding the app's repaints (Textual's batch_update) from
 the release of keys typed on the kept frame until they had gone through the app's queues, so
@@ -77,6 +80,25 @@ from mailtriage.tui import startup
 from mailtriage.tui.head_start import ForkedHeadStart
 from mailtriage.core.settings import settings_file
 
+# What the child does (patched before the fork) and the app's own project opening (below): what
+# competes for the two cores while the Enter waits for the child's read ahead.
+from mailtriage.tui import head_start as head_start_module, head_start_sign_in
+_parent = os.getpid()
+def around(owner, name, step):
+    original = getattr(owner, name)
+    @functools.wraps(original)
+    def wrapped(*a, **k):
+        who = "app" if os.getpid() == _parent else "child"
+        mark(f"{who}: {step} starts")
+        try:
+            return original(*a, **k)
+        finally:
+            mark(f"{who}: {step} ends")
+    setattr(owner, name, wrapped)
+around(head_start_module, "read_head_start", "head start (project opening, summary cache)")
+around(head_start_sign_in.SignIn, "_run", "sign-in (connect, login, SELECT)")
+around(head_start_module, "_read_ahead", "read ahead")
+
 def launch(folder, *, demo):
     head_start = ForkedHeadStart.start(folder, demo=demo)
     held = startup.hold_collector() if hasattr(startup, "hold_collector") else None
@@ -119,6 +141,9 @@ def launch(folder, *, demo):
     from mailtriage.tui.controllers.reading import ReadingController
     wrap(ReadingController, "open_thread", "Enter opens the thread")
     wrap(ForkedHeadStart, "_keep_read", "read ahead received (a worker)")
+    from mailtriage.application import Service
+    around(Service, "open", "project opening")  # the app's own (the child's is in its head start)
+    wrap(MainScreen, "start_first_listing", "app: first listing starts")
     from mailtriage.tui.first_screen import FirstScreen
     if hasattr(FirstScreen, "open_held_enter"):  # the held Enter acted at its release (not posted)
         original_open = FirstScreen.open_held_enter

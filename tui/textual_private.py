@@ -37,6 +37,9 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual.app", "App", "_refresh_truecolor_filter", ("method", "theme")),
     ("textual.screen", "Screen", "_compositor", ("attribute",)),
     ("textual._compositor", "Compositor", "_dirty_regions", ("attribute",)),
+    ("textual._compositor", "Compositor", "update_widgets", ("method", "widgets")),
+    ("textual._compositor", "Compositor", "render_full_update", ("method", "simplify")),
+    ("textual._compositor", "Compositor", "render_partial_update", ("method",)),
     ("textual.widgets._footer", "Footer", "_bindings_ready", ("attribute",)),
     ("textual.widgets._footer", "", "FooterKey", ("class", "Widget")),
     ("textual.widgets._footer", "FooterKey", "_disabled", ("attribute",)),
@@ -45,6 +48,11 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual._compositor", "Compositor", "_get_renders", ("method", "crop")),
     ("textual._compositor", "Compositor", "_render_chops", ("method", "crop", "is_rendered_line")),
     ("textual.app", "App", "_css_update_count", ("attribute",)),
+    ("textual.screen", "Screen", "_refresh_layout", ("method", "size", "scroll")),
+    ("textual.screen", "Screen", "_layout_required", ("attribute",)),
+    ("textual.screen", "Screen", "_scroll_required", ("attribute",)),
+    ("textual.screen", "Screen", "_repaint_required", ("attribute",)),
+    ("textual.screen", "Screen", "_dirty_widgets", ("attribute",)),
 )
 
 
@@ -164,6 +172,45 @@ def start_screen(app: App, screen: Screen) -> None:
     for a screen that is not running (``App._get_screen``). A later push of it finds it
     running and only shows it; a screen never pushed is removed with ``screen.remove()``."""
     app._register(app, screen)
+
+
+def hidden(screen: Screen) -> bool:
+    """Whether ``screen`` is mounted and running but not shown nor in the stack (``start_screen``)."""
+    return screen not in screen.app.screen_stack and screen.is_running and screen.is_attached
+
+
+def hidden_changed(screen: Screen) -> bool:
+    """Whether a hidden ``screen`` has a layout or a repaint pending (what its update timer would
+    do if it were shown): a widget of it changed since ``prepare_hidden``."""
+    return bool(screen._layout_required or screen._scroll_required or screen._repaint_required
+                or screen._dirty_widgets)
+
+
+def prepare_hidden(screen: Screen, first: bool) -> None:
+    """Lay a hidden ``screen`` out at the app's size and render its lines, writing nothing: what
+    the push's ``ScreenResume`` does (``Screen._refresh_layout`` when the screen's size is not the
+    app's, then a full update) less the writing, done while it is hidden. Its widgets get their
+    sizes (and their Resize and Show events) now and keep their lines in their own caches, so
+    the push finds its size unchanged and composes cached lines; a widget that changes later
+    renders again then, as it would have. ``first``: lay out even with nothing pending.
+
+    The whole screen stays to be painted (a full update clears the compositor's dirty regions:
+    the screen's region is put back), so the first frame of the push is a full update."""
+    if not hidden(screen) or not (first or hidden_changed(screen)):
+        return
+    compositor = screen._compositor
+    compositor._dirty_regions.clear()  # the whole screen's region, put back below
+    if first or screen._layout_required or screen._scroll_required:
+        screen._layout_required = screen._scroll_required = False
+        screen._refresh_layout(screen.app.size)  # marks what moved or changed size
+    compositor.update_widgets(screen._dirty_widgets)  # and what asked for a repaint
+    screen._dirty_widgets.clear()
+    screen._repaint_required = False
+    if first:
+        compositor.render_full_update()
+    else:  # what changed since (a key of the footer, a blink of the cursor) renders alone
+        compositor.render_partial_update()
+    compositor._dirty_regions.add(compositor.size.region)
 
 
 _RENDERS: list = []  # Textual's own Compositor._get_renders, while ours stands in for it

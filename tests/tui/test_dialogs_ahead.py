@@ -127,7 +127,8 @@ async def test_a_reply_built_ahead_is_dropped_when_another_message_is_read(held_
 
 async def test_r_while_the_reply_is_built_ahead_waits_for_it_and_builds_nothing_again(held_project, monkeypatch):
     """The report answers a security-list thread: its reply is built from the project's thread
-    (read through the proxy). r typed while the server is held shows that build when it ends."""
+    (read through the proxy). r typed while the server is held shows that build when it ends,
+    and no hidden dialog of it is mounted (and laid out) beside the one r opens."""
     project, proxy = held_project
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
@@ -135,6 +136,7 @@ async def test_r_while_the_reply_is_built_ahead_waits_for_it_and_builds_nothing_
         await pilot.press("down")
         await settle(pilot)  # the report is read ahead
         built = counted(monkeypatch, app.session, "reply_forms")
+        hidden = started_screens(monkeypatch)
         proxy.hold()
         try:
             await pilot.press("enter", "r")
@@ -147,6 +149,7 @@ async def test_r_while_the_reply_is_built_ahead_waits_for_it_and_builds_nothing_
         assert app.screen.query_one("#compose-subject", Input).value == "Re: Heap overflow in the frob parser"
         assert len(built) == 1
         assert app.main.query_one(ReaderPane).thread is not None
+        assert hidden == []  # the build r waited for mounted no hidden dialog beside r's own
 
 
 async def test_the_next_message_read_stops_the_reply_built_ahead_for_the_one_before(held_project, monkeypatch):
@@ -220,3 +223,46 @@ async def test_the_dialog_made_ahead_shows_as_the_one_made_on_the_key_without_a_
         await settle(pilot)
         themed = await _shown_by_r(app, pilot)
         assert themed != ahead and themed == await _shown_by_r(app, pilot)
+
+
+async def test_the_dialog_made_ahead_is_laid_out_and_rendered_before_r_which_paints_it_whole(held_project,
+                                                                                         monkeypatch):
+    """Issue 35: the push of the dialog mounted ahead laid out its widgets and rendered every line
+    of them (its footer's keys most) between r and the draft on the screen. Laid out and rendered
+    while hidden, its push renders no line of a widget of it again (the screen's own background
+    only) and still paints the whole screen (a full update, not the lines changed since)."""
+    from textual._compositor import Compositor
+    from textual.widget import Widget
+    from textual.widgets import TextArea
+
+    project, _ = held_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        hidden = started_screens(monkeypatch)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert len(hidden) == 1
+        await wait_until(pilot, lambda: hidden[0].prepared)  # once it has settled, hidden
+        rendered: list[str] = []
+        full: list[bool] = []
+
+        def counting(real):
+            def render_line(self, y):
+                if self.screen is hidden[0] and self is not hidden[0]:
+                    rendered.append(type(self).__name__)
+                return real(self, y)
+            return render_line
+        monkeypatch.setattr(Widget, "render_line", counting(Widget.render_line))
+        monkeypatch.setattr(TextArea, "render_line", counting(TextArea.render_line))
+        real_full = Compositor.render_full_update
+
+        def render_full_update(self, *args, **kwargs):
+            full.append(app.screen is hidden[0])
+            return real_full(self, *args, **kwargs)
+        monkeypatch.setattr(Compositor, "render_full_update", render_full_update)
+        await pilot.press("r")
+        await settle(pilot)
+        assert app.screen is hidden[0] and f"> {BODY}" in screen_text(app)
+        assert rendered == []
+        assert full[:1] == [True]  # the push's first frame is the whole screen

@@ -271,6 +271,8 @@ class ComposeController(ControllerBase):
         ahead = message.ahead
         if ahead is not self._draft_ahead or ahead.built is None:
             return
+        if self._awaited is not None:  # an r waits for this build: it opens its own dialog now
+            return  # (mounted, laid out and rendered hidden as well, it only took the UI thread from that one)
         if not dialogs.dialog_css_loaded(self.app):  # Enter typed before the dialogs were ready
             dialogs.load_dialog_css(self.app)  # what the push would do; the dialog in the next turn
             self.call_after_refresh(self.post_message, message)

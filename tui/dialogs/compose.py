@@ -25,6 +25,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widgets import Button, Input, Label, Static, TextArea
 
 from mailtriage.application import ComposeForm, editor_text, read_editor_text
@@ -32,7 +33,11 @@ from mailtriage.tui import bindings
 from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.sanitize import inert, inert_text
-from mailtriage.tui.textual_private import css_updates
+from mailtriage.tui.textual_private import css_updates, hidden, hidden_changed, prepare_hidden
+
+#: Seconds the dialog mounted ahead is left unchanged before it is laid out and rendered, hidden
+#: (issue 35: its footer's keys come in a burst of changes, each a layout of its own).
+PREPARE_AFTER = 0.03
 
 FIELDS = (("to", "To"), ("cc", "Cc"), ("subject", "Subject"), ("attach", "Attach"))
 
@@ -56,6 +61,10 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         self._cursor_blink = cursor_blink
         #: What the styles were made for, when the dialog was mounted ahead (not shown).
         self._styled_for: tuple[object, ...] | None = None
+        #: Mounted ahead (hidden until r shows it), and laid out and rendered then (on_idle).
+        self._ahead = False
+        self._prepared = False
+        self._prepare_timer: Timer | None = None
 
     @property
     def form(self) -> ComposeForm:
@@ -105,17 +114,41 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         # r's UI time on the dialog mounted ahead, issue 35), for what may have changed while
         # it was not shown; mounted ahead and styled then, nothing has if the key is the same.
         styled_for, self._styled_for = self._styled_for, None  # once: a later resume restyles
+        self._ahead = False  # shown: Textual's own updates from now on
         if styled_for is not None and styled_for == self._style_key():
             event.refresh_styles = False
 
     def on_mount(self) -> None:
         if self.app.screen is not self:  # mounted ahead (r shows it): styled now, for the show
             self._styled_for = self._style_key()
+            self._ahead = True
         # The footer's keys come a frame after what the dialog shows (issue 35: mounted with
         # it, its ~20 keys were styled before the draft could be painted).
         self.call_after_refresh(self.mount, KeyFooter())  # one recompose per burst of binding changes
         first = "compose-to" if not self.form.to else "compose-body"
         self.query_one(f"#{first}").focus()
+
+    def on_idle(self) -> None:
+        # Runs before Screen's own handler (which does nothing for a screen not shown). Issue 35:
+        # the push of the dialog mounted ahead laid out its ~25 widgets and rendered every line
+        # of them (the footer's keys most) between r and the draft on the screen. Mounted ahead,
+        # it is laid out and rendered once it has settled (PREPARE_AFTER without a change: its
+        # footer's keys come in bursts), while the message is read: the push composes cached lines.
+        if self._ahead and hidden(self) and (not self._prepared or hidden_changed(self)):
+            if self._prepare_timer is not None:
+                self._prepare_timer.stop()
+            self._prepare_timer = self.set_timer(PREPARE_AFTER, self._prepare)
+
+    @property
+    def prepared(self) -> bool:
+        """Mounted ahead, and laid out and rendered while hidden since its last change."""
+        return self._prepared and self._prepare_timer is None
+
+    def _prepare(self) -> None:
+        self._prepare_timer = None
+        if self._ahead and hidden(self):
+            prepare_hidden(self, first=not self._prepared)
+            self._prepared = True
 
     # -- the form in the widgets ------------------------------------------------------
     def _load(self, form: ComposeForm) -> None:
