@@ -224,6 +224,22 @@ mounts no hidden dialog beside its own. Three tmux sessions (before / ours / aer
   push rendered 145 lines of the dialog's widgets (footer keys, text area, fields) and laid out
   ~25 widgets. What is left of r on the UI thread: Textual's push (suspend, resume, focus) and
   one full frame composed from cached lines; in tmux the rest is waiting for the CPU.
+
+open4 (2026-12-03, 16:15-16:20 UTC, load 28.6-34.3, --runs 5 --before c6bbf59, median of 5 fresh
+processes, seconds; ours = c27ae02: the thread list and the reader's view no longer restyled by
+the focus move (neither is styled by it), the collector's young collections held 0.1 s from a key):
+
+  | task                                        | before | ours  | aerc  | ours/aerc | goal  |
+  |---------------------------------------------|--------|-------|-------|-----------|-------|
+  | Enter -> body on screen                     | 0.464  | 0.153 | 0.113 | 1.35x     | <= 2x |
+  | reply key -> editable quoted draft          | 0.519  | 0.477 | 0.047 | 10.2x     | <= 1x |
+  | flag 200 tagged -> server (no confirmation) | 0.259  | 0.255 | 1.053 | 0.24x     | <= 1x |
+  | flag 200 tagged, f -> Ctrl+s -> server      | 0.721  | 0.735 | 1.053 | 0.70x     | <= 1x |
+
+  Single opens: ours 0.147-0.379, before 0.096-0.643, aerc 0.055-0.149: at load 30 the spread of
+  one build is wider than the change, so 1.35x is one sample of a loaded run, not the goal shown
+  met on a quiet machine. Headless (bench_open_headless.py, same session, load 25-28): Enter ->
+  the body's frame 38.0 -> 32.0 ms of the UI thread, both sides paced as run_app paces.
 """
 
 from __future__ import annotations

@@ -44,6 +44,26 @@ thread CPU, median [min-max] of 11 opens x N processes ("before" 771e378, same r
   the footer's keys ~6-7 (was 12-15), a frame for the list's blurred cursor and the footer
   (reflow ~5, render ~16), and a last small one for the footer's row.
 
+  open4 (2026-12-03, "before" c6bbf59 = /work/base, --rounds 3, N=3, median of 33 opens, load 21-29
+  throughout: the figures are inflated ~2x against load 5):
+
+  | change                                              | load  | paint: after / before         | settle: after / before |
+  |-----------------------------------------------------|-------|-------------------------------|------------------------|
+  | the list and the view not restyled by the focus move | 23-28 | 40.1 [25-127] / 56.2 [38-145] | 146.0 / 170.6          |
+  | + young collections held 0.1 s from a key (both      | 25-28 | 32.0 [20-51] / 38.0 [28-55]   | 114.3 / 115.9          |
+  |   sides paced as run_app paces: pace_collections)    |       |                               |                        |
+
+  Per open before (a trace of thread_time, load ~24): the key to the Opened message ~2 ms,
+  show_thread 5-7, the set_focus callback (the panes' -active restyle) ~2.6, the list's Blur
+  ~3.9 (its restyle 3.3) and the view's Focus ~2.5 (its restyle 2.2): both restyles computed
+  the styles they had (no rule styles either by focus) and are gone; then the frame: reflow
+  12-15 (the bodies' heights, ~1.3-1.9 each for 30 lines: wrapped once for the height and once
+  more to paint) and the render 19-20 (the reader pane, the view, its scrollbar and the
+  visible Statics ~12, the compositor's chops the rest). 10-20 young collections (~5 ms) ran
+  before the frame with the app's start-up frozen (gc.callbacks): they now wait 0.1 s.
+  Since this benchmark paces the collector as run_app does (``pace_collections``), a full
+  collection no longer falls inside an open (the 120-187 ms maxima above).
+
   CPU time is inflated by load too on this machine (shared caches): the same build measured
   ~60 ms at load 5-6 and ~135 ms at load 8-9. Compare only within one run.
 """
@@ -87,6 +107,7 @@ async def measure(project: Path, opens: int, profile: str | None) -> dict[str, l
     from tests.tui.helpers import make_app, settle
 
     app = make_app(project)
+    app.pace_collections = True  # the collector as run_app paces it (tui/idle_collection.py)
     paint: list[float] = []
     settled: list[float] = []
     profiler = None

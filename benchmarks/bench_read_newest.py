@@ -194,6 +194,23 @@ read ahead (tui/first_screen.py ``_open_after_read_ahead``, at most 1 s):
   BODY[] 0.81-0.93 s with or without ENABLE/LIST). So on this folder the first key's floor is the child's
   path to its SELECT plus that rescan; a folder whose uidlist names its files as they are should not pay it
   (not tried here). aerc pays it too.
+
+open4 (2026-12-03, load 21-29 all session: seven helpers on 2 cores), same command with ``--runs 5``,
+``--compare`` /work/base (c6bbf59):
+
+  15:44 UTC, load 21-22, ours = main (8c47312, the same code on this path as compare):
+    mailtriage 0.217 (0.217, 0.230, 0.212, 0.210, 0.506)   compare 0.198   aerc 0.060
+  16:13 UTC, load 28-29, ours = c27ae02 (the list and the view not restyled by the focus move,
+  the young collections held 0.1 s from a key):
+    mailtriage 0.821 (0.166, 0.918, 0.821, 0.139, 1.496)   compare 0.538 (0.247, 0.215, 0.551, 0.538, 2.417)
+    aerc 0.071
+  16:31 UTC, load 23-26 (the tests of this branch running beside, nice 19), ours = 98ab132 (the same
+  two changes, the hold ended by a suspend too):
+    mailtriage 0.189 (0.271, 0.140, 0.189, 0.884, 0.166)   compare 0.249 (0.200, 0.776, 2.367, 0.246, 0.249)
+    aerc 0.080 (0.084, 0.080, 0.056, 0.086, 0.052)
+  At load 29 most opens of both builds waited for the read ahead itself (started 0.3 s after j,
+  then the read on a 100k folder beside everything else: 0.5-2.4 s), not for the frame: the goal
+  (<= 0.050) is neither met nor measurable at this load. The frame's CPU: bench_open_headless.py.
 """
 
 from __future__ import annotations

@@ -74,3 +74,44 @@ async def test_apps_that_do_not_pace_leave_the_collector_as_it_is(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.idle_pacer is None and gc.get_threshold() == before
+
+
+async def test_a_key_is_handled_and_painted_without_young_collections_which_run_after_it(tmp_path):
+    """Issue 33: the collector is off from a key until KEY_HOLD_SECONDS later (the key's handling
+    and its frame), then on again; a collector someone else turned off stays theirs."""
+    from mailtriage.tui.idle_collection import KEY_HOLD_SECONDS
+    from tests.tui.helpers import until
+
+    app = make_app(mbox_project(tmp_path / "project"))
+    app.pace_collections = True  # as run_app sets it
+    app.key_hold_seconds = 10 * KEY_HOLD_SECONDS  # a loaded machine's pauses stay inside it
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await until(pilot, gc.isenabled, "the collector on after start-up's keys")
+        listing = app.main.threads.thread_list
+        listing.focus()
+        await settle(pilot)
+        seen: list[bool] = []
+        down = listing.action_cursor_down
+
+        def cursor_down() -> None:
+            seen.append(gc.isenabled())
+            down()
+
+        listing.action_cursor_down = cursor_down
+        await pilot.press("j")
+        assert seen == [False]  # handled with the collector off
+        await until(pilot, gc.isenabled, "the collector on again after the hold")
+        await pilot.press("k")
+        assert not gc.isenabled()
+        app.app_suspend_signal.publish(app)  # $EDITOR takes the terminal (App.suspend): the loop stops
+        assert gc.isenabled()
+        await settle(pilot)
+        gc.disable()  # off for another reason (start-up's hold, a listing's pause): left off
+        try:
+            await pilot.press("k")
+            await pilot.pause(app.key_hold_seconds * 1.5)
+            await settle(pilot)
+            assert not gc.isenabled()
+        finally:
+            gc.enable()

@@ -19,6 +19,12 @@ def _border(widget) -> tuple:
     return tuple(edge for edge in widget.styles.border)
 
 
+def _styles(widget) -> tuple:
+    """What a widget is styled with: its rules and its component classes' rules."""
+    return (widget.styles.css,
+            {name: widget.get_component_styles(name).css for name in sorted(widget.COMPONENT_CLASSES)})
+
+
 def _keys(app) -> list[tuple]:
     """The footer's keys as they show: key, text, classes (-disabled, -compact, ...)."""
     return [(k.key, k.key_display, k.description, k.action, sorted(k.classes))
@@ -68,13 +74,24 @@ async def test_enter_restyles_the_two_panes_borders_and_nothing_inside_them(tmp_
         await until(pilot, lambda: dialog_css_loaded(app), "the dialogs' stylesheet")
         restyled.clear()
         app.stylesheet.update_nodes = recording
-        try:  # the view's own focus (its :focus rules) restyles the view, not the messages in it
+        try:  # the list's and the view's own focus restyle neither (nor the messages in the view)
             await pilot.press("enter")
             await settle(pilot)
         finally:
             app.stylesheet.update_nodes = update_nodes
-        assert reader.view in restyled
-        assert not [node for node in restyled if node in set(reader.view.walk_children())]
+        assert isinstance(app.focused, ThreadView)
+        inside = {*threads.walk_children(), *reader.walk_children()}
+        assert threads in restyled and reader in restyled
+        assert not [node for node in restyled if node in inside]
+        # ... as no rule styles them by their focus: a restyle now (the focus moved) changes nothing
+        listing = app.screen.query_one(ThreadList)
+        for key in ("q", "enter"):  # (the dialogs' stylesheet restyled both while one had the focus)
+            await pilot.press(key)
+            await settle(pilot)
+            for widget in (listing, reader.view):
+                before = _styles(widget)
+                app.stylesheet.update_nodes([widget])
+                assert _styles(widget) == before, (key, widget)
 
 
 async def test_the_footer_follows_the_focus_in_place_with_the_keys_a_recompose_shows(tmp_path):

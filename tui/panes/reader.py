@@ -128,10 +128,11 @@ class ThreadView(VerticalScroll, can_focus=True):
     search_active: bool = False
 
     def watch_has_focus(self, _has_focus: bool) -> None:
-        """The view alone (and its scrollbars) follows the focus: no rule styles the messages
-        inside it by the view's focus. Textual restyled the whole subtree, every header and
-        body Static (the spares too), in Enter's frame: ~3-5 ms of the UI thread (issue 33)."""
-        self.app.stylesheet.update_nodes([self], animate=True)
+        """Not restyled by a focus move: no rule styles the view, or anything in it, by its
+        focus (the pane's ``-active`` border shows where the focus is; tests/tui/test_open_restyle.py
+        checks that a restyle would change nothing). Textual restyled the whole subtree on
+        Enter, every header and body Static (~3-5 ms of the UI thread), then the view alone
+        (~1-2 ms more before the body's frame, issue 33)."""
 
     @lean_dataclass
     class MatchStepRequested(TextualMessage):
