@@ -33,10 +33,12 @@ def _expunge(dovecot, user, folder: str, *message_ids: str) -> None:
         other.expunge()
 
 
-def _seen(dovecot, user, folder: str, message_id: str) -> None:
+def _seen(dovecot, user, folder: str, *message_ids: str) -> None:
     with dovecot.client(user) as other:
         other.select_folder(folder)
-        other.add_flags(other.search(["HEADER", "Message-ID", message_id]), [b"\\Seen"])
+        uids = [u for m in message_ids for u in other.search(["HEADER", "Message-ID", m])]
+        assert len(uids) == len(message_ids), message_ids
+        other.add_flags(uids, [b"\\Seen"])
 
 
 def _poll_equals_fresh(poller, make_source, trace=None, folder: str = "INBOX") -> list:
@@ -97,13 +99,13 @@ def test_a_flag_change_on_a_message_then_expunged_in_one_interval(make_source, s
     poller.list_recent_threads(LIST, WINDOW)
     poller.list_recent_threads(LIST, WINDOW)
     _seen(dovecot, dovecot_user, "INBOX", "<w5@x>")
-    _seen(dovecot, dovecot_user, "INBOX", "<w0@x>")
+    _seen(dovecot, dovecot_user, "INBOX", "<w0@x>", "<w1@x>", "<w2@x>")  # thread w0 read in the same interval
     _expunge(dovecot, dovecot_user, "INBOX", "<w5@x>")
     listed = _poll_equals_fresh(poller, make_source, trace)
-    assert {t.root_message_id: t.message_count for t in listed} == {"<w0@x>": 3, "<w3@x>": 2}
+    assert {t.root_message_id: (t.message_count, t.unread) for t in listed} == {"<w0@x>": (3, False),
+                                                                                "<w3@x>": (2, True)}
     # A flag change then an expunge of a whole thread's messages (the thread unread, then gone).
-    _seen(dovecot, dovecot_user, "INBOX", "<w3@x>")
-    _seen(dovecot, dovecot_user, "INBOX", "<w4@x>")
+    _seen(dovecot, dovecot_user, "INBOX", "<w3@x>", "<w4@x>")
     _expunge(dovecot, dovecot_user, "INBOX", "<w3@x>", "<w4@x>")
     listed = _poll_equals_fresh(poller, make_source)
     assert [t.root_message_id for t in listed] == ["<w0@x>"]
@@ -121,12 +123,13 @@ def test_a_poll_after_the_connection_was_lost_equals_a_full_listing(make_source,
         dovecot.kill_master()
         dovecot.start()
     _expunge(dovecot, dovecot_user, "INBOX", "<w6@x>")  # a root: its replies stay
-    _seen(dovecot, dovecot_user, "INBOX", "<w1@x>")
+    _seen(dovecot, dovecot_user, "INBOX", "<w0@x>", "<w1@x>", "<w2@x>")
     seed("INBOX", make_mail(9, subject="Fresh report", message_id="<fresh@x>"), when=NOW - timedelta(minutes=5))
     try:
         listed = _poll_equals_fresh(poller, make_source)
     except MailError as exc:  # pragma: no cover - the defect this test was written for
         pytest.fail(f"the first poll after the connection was lost failed: {exc}")
     assert "<fresh@x>" in {t.root_message_id for t in listed}
+    assert [t.unread for t in listed if t.root_message_id == "<w0@x>"] == [False]
     seed("INBOX", make_mail(10, subject="Later report", message_id="<later@x>"), when=NOW - timedelta(minutes=4))
     _poll_equals_fresh(poller, make_source)
