@@ -11,6 +11,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
 from mailtriage.backends.errors import MailError
 from tests.imap.conftest import make_mail
@@ -133,3 +136,76 @@ def test_a_poll_after_the_connection_was_lost_equals_a_full_listing(make_source,
     assert [t.unread for t in listed if t.root_message_id == "<w0@x>"] == [False]
     seed("INBOX", make_mail(10, subject="Later report", message_id="<later@x>"), when=NOW - timedelta(minutes=4))
     _poll_equals_fresh(poller, make_source)
+
+
+# -- the model: any order of appends, expunges, flag changes, lost connections and polls -------------
+
+_machine_folders = iter(range(10 ** 6))
+
+
+def test_a_poll_after_any_changes_equals_a_fresh_listing_of_the_window(make_source, seed, dovecot, dovecot_user):
+    """After every poll the poller's listing (continued from what changed) equals a fresh full
+    listing of the same window: thread ids, message counts, unread state, and the rest of the rows.
+    Six short examples (the suite's budget, docs/testing.md): ~2.5 s wall in all at load 20."""
+
+    class PollMachine(RuleBasedStateMachine):
+        # (Every rule draws something: a rule without arguments is what derandomized examples
+        # repeat, a dozen times over.)
+        @initialize()
+        def start(self) -> None:
+            self.folder = f"Edge{next(_machine_folders)}"
+            _seed_window(seed, self.folder, count=6)
+            self.ids = [f"<w{n}@x>" for n in range(6)]  # the Message-IDs in the folder
+            self.made = 0
+            self.poller = make_source(self.folder)
+            self.poller.list_recent_threads(LIST, WINDOW)
+
+        # A change rule polls after it unless it ``holds`` (more changes in the same interval).
+        @rule(reply=st.booleans(), pick=st.integers(0, 10 ** 6), hold=st.booleans())
+        def append(self, reply: bool, pick: int, hold: bool) -> None:
+            self.made += 1
+            mid = f"<m{self.made}@x>"
+            parent = self.ids[pick % len(self.ids)] if reply and self.ids else None
+            seed(self.folder, make_mail(300 + self.made, subject=f"Made {self.made}", message_id=mid,
+                                        references=parent, in_reply_to=parent),
+                 when=NOW - timedelta(minutes=50 - self.made % 50))
+            self.ids.append(mid)
+            self.poll_unless(hold)
+
+        @rule(pick=st.integers(0, 10 ** 6), count=st.integers(1, 2), hold=st.booleans())
+        def expunge(self, pick: int, count: int, hold: bool) -> None:
+            gone = {self.ids[(pick + i) % len(self.ids)] for i in range(count)} if self.ids else set()
+            if gone:
+                _expunge(dovecot, dovecot_user, self.folder, *gone)
+                self.ids = [m for m in self.ids if m not in gone]
+            self.poll_unless(hold)
+
+        @rule(pick=st.integers(0, 10 ** 6), unseen=st.booleans(), hold=st.booleans())
+        def flag(self, pick: int, unseen: bool, hold: bool) -> None:
+            if self.ids:
+                with dovecot.client(dovecot_user) as other:
+                    other.select_folder(self.folder)
+                    uids = other.search(["HEADER", "Message-ID", self.ids[pick % len(self.ids)]])
+                    (other.remove_flags if unseen else other.add_flags)(uids, [b"\\Seen"])
+            self.poll_unless(hold)
+
+        def poll_unless(self, hold: bool) -> None:
+            if not hold:
+                self.poll(False)
+
+        @rule(lost=st.booleans())
+        def poll(self, lost: bool) -> None:
+            if lost:  # the server dropped the poller's session since its last poll
+                dovecot.kill_user_connections(dovecot_user)
+            listed = self.poller.list_recent_threads(LIST, WINDOW)
+            fresh_source = make_source(self.folder, poller=False, cached=False)
+            try:
+                fresh = fresh_source.list_recent_threads(LIST, WINDOW)
+            finally:
+                fresh_source.close()
+            assert _threads(listed) == _threads(fresh)
+            assert rows(listed) == rows(fresh)
+
+    run_state_machine_as_test(PollMachine, settings=settings(
+        max_examples=6, stateful_step_count=10, deadline=None, database=None, derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]))
