@@ -1,5 +1,6 @@
 """Suite-wide settings."""
 
+import gc
 import inspect
 import os
 import time
@@ -39,7 +40,29 @@ def pytest_pycollect_makeitem(collector, name, obj):
     ``[asyncio]`` item that syrupy never saw collected, and a run without -n of a file mixing
     snapshot and async tests ended in syrupy's KeyError, exit 1 (tests/core/test_suite_exit.py)."""
     if inspect.iscoroutinefunction(obj) and collector.istestfunction(obj, name):
-        pytest.mark.usefixtures("anyio_backend")(pytest.mark.anyio(obj))
+        # An async test drives an app (Pilot): the collector runs rarer in it (the fixture below).
+        pytest.mark.usefixtures("anyio_backend", "young_collections_rarer")(pytest.mark.anyio(obj))
+
+
+#: The collector's first threshold in the tests that run an app (Python's default: 700).
+YOUNG_THRESHOLD = 10_000
+
+
+@pytest.fixture
+def young_collections_rarer():
+    """The collector is about a third of a Pilot test's CPU: over tests/tui/test_flows.py, ~2,000
+    collections (3.2-3.6 s of 10-11.6 CPU-s), 14 of them full (2.5-2.8 s, each walking ~400,000
+    objects). With the first threshold at 10,000, 106 collections (0.9-1.3 s), 1 full: the file
+    cost 6.5-9.3 CPU-s instead of 10.0-11.6 (alternate runs, load 11-13). Only how often the
+    collector runs changes (reference counting frees as before); a test of the collector sets
+    what it needs (test_gc_pacing compares with the threshold it finds; test_alerts and
+    test_textual_private collect explicitly). Restored after each test (issue 36 §7). Every test
+    of tests/tui has it (tests/tui/conftest.py: snapshot tests run apps in sync tests), and every
+    ``async def`` test elsewhere (the Pilot tests of tests/pgp)."""
+    before = gc.get_threshold()
+    gc.set_threshold(YOUNG_THRESHOLD, *before[1:])
+    yield
+    gc.set_threshold(*before)
 
 
 @pytest.fixture(autouse=True)

@@ -33,8 +33,8 @@ from urllib.parse import quote
 from mailtriage.backends.account_source import AccountSource
 from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, MESSAGE_ID_KIND, Draft, DraftRequest, Message, Op,
                                           Thread, ThreadId, ThreadSummary, reply_subject)
-from mailtriage.backends.errors import (BackendFailure, DraftAlreadyPending, MailError, NotSupported,
-                                        ThreadNotFound, Unavailable)
+from mailtriage.backends.errors import (BackendFailure, ConnectionLost, DraftAlreadyPending, MailError,
+                                        NotSupported, ThreadNotFound, Unavailable)
 from mailtriage.backends.imap import message_reads, protocol, recent, summary_cache
 from mailtriage.backends.imap.account import ImapAccount, load_account
 from mailtriage.backends.imap.adapter import ImapMailbox
@@ -343,14 +343,19 @@ class ImapSource(AccountSource):
         this source's previous listing selected it and nothing ran on the connection since
         (the app lists a first page, then the whole window): then one NOOP that brings no news
         (no new, expunged or changed message) keeps that state, which the cache is reconciled
-        with, and spares a SELECT (0.15-0.2 s on a 100k Maildir in Dovecot)."""
+        with, and spares a SELECT (0.15-0.2 s on a 100k Maildir in Dovecot). A connection the
+        server dropped meanwhile (a killed session, a restart) fails that NOOP: the SELECT
+        then reconnects, as ``ImapConnection.select`` does (issue 39: the poll failed instead)."""
         listed = self._listed
         self._listed = None
         # Not when mail came or went while that listing ran: its walk may not have seen it.
         if (listed is not None and conn.state is listed[0] and listed[0].news == 0 and conn.calls == listed[1]
                 and conn.is_open):
-            _done, news = conn.call(f"NOOP ({self.folder})", lambda c: c.noop())
-            if not news and conn.state is listed[0]:
+            try:
+                _done, news = conn.call(f"NOOP ({self.folder})", lambda c: c.noop())
+            except ConnectionLost:  # (after abort() the SELECT's reconnect refuses: Unavailable)
+                news = None
+            if not news and news is not None and conn.state is listed[0]:
                 return listed[0]
         return conn.reselect(self.folder)
 

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from email.message import EmailMessage
 
 import pytest
@@ -145,6 +146,9 @@ def kill_mid_write(env, target) -> list[str]:
         while proc.poll() is None:
             names = os.listdir(target)
             if not names:
+                # Not a wait for a time: the loop looks again in a millisecond, and leaves the core
+                # to the save meanwhile (a busy loop here took a core from it while it started).
+                time.sleep(0.001)
                 continue
             try:
                 if os.stat(target / "poc-big.bin").st_size == BIG:

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 
 import pytest
@@ -24,23 +23,10 @@ def anyio_backend():
     return "asyncio"
 
 
-#: The collector's first threshold in the TUI tests (Python's default: 700).
-YOUNG_THRESHOLD = 10_000
-
-
 @pytest.fixture(autouse=True)
-def _young_collections_rarer():
-    """The collector is about a third of a Pilot test's CPU: over tests/tui/test_flows.py, ~2,000
-    collections (3.2-3.6 s of 10-11.6 CPU-s), 14 of them full (2.5-2.8 s, each walking ~400,000
-    objects). With the first threshold at 10,000, 106 collections (0.9-1.3 s), 1 full: the file
-    cost 6.5-9.3 CPU-s instead of 10.0-11.6 (alternate runs, load 11-13). Only how often the
-    collector runs changes (reference counting frees as before); a test of the collector sets
-    what it needs (test_gc_pacing compares with the threshold it finds; test_alerts and
-    test_textual_private collect explicitly). Restored after each test (issue 36 §7)."""
-    before = gc.get_threshold()
-    gc.set_threshold(YOUNG_THRESHOLD, *before[1:])
-    yield
-    gc.set_threshold(*before)
+def _young_collections_rarer(young_collections_rarer):
+    """Every TUI test runs with the collector's first threshold raised (tests/conftest.py says why
+    and by how much): the snapshot tests run their apps in plain functions too."""
 
 
 @pytest.fixture(autouse=True)
