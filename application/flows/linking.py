@@ -414,10 +414,11 @@ def _earliest_holding(tracker: Tracker, key: str, mine: str, thread_id: ThreadId
 
 
 def _named_another(tracker: Tracker, issue_id: str, thread_id: ThreadId | None) -> bool:
-    """:func:`_names_another` for the re-check: an issue gone meanwhile is a gap."""
+    """:func:`_names_another` for the re-check: an issue gone (or hidden) meanwhile is a gap, as
+    its thread field's read would have been."""
     try:
         return _names_another(tracker, issue_id, thread_id)
-    except NotFound:
+    except (NotFound, Refused, MalformedIssue):
         return True
 
 
