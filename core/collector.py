@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import threading
 import time
 from typing import Callable
 
@@ -19,6 +20,35 @@ MOVE_ABOVE = 100_000
 #: listings; none at start-up).
 COLLECT_AFTER = 2_000_000
 _moved = 0
+#: The collector is off for a key (:func:`hold_for_key`), and how many ``collector_paused``
+#: bodies run (any thread): each end turns it on only when the other is not on too.
+_key_held = False
+_pauses = 0
+_state = threading.Lock()
+
+
+def hold_for_key() -> bool:
+    """Turn the collector off for a key's handling and frame (tui/idle_collection.py); True when
+    held. Not where it is off already (start-up's hold, a listing's pause: theirs)."""
+    global _key_held
+    with _state:
+        if _key_held or not gc.isenabled():
+            return False
+        _key_held = True
+        gc.disable()
+        return True
+
+
+def end_key_hold() -> None:
+    """The key's hold is over: the collector on again, unless a ``collector_paused`` that began
+    during the hold still runs (it turns it on at its end, as it would have found it on)."""
+    global _key_held
+    with _state:
+        if not _key_held:
+            return
+        _key_held = False
+        if _pauses == 0:
+            gc.enable()
 
 
 @contextlib.contextmanager
@@ -40,12 +70,17 @@ def collector_paused():
     with the window's rows (issue 39: 6 full collections in a 90 s storm on 14,000 threads,
     up to ~1 s each on the UI thread). The collection in full after :data:`COLLECT_AFTER`
     then unfreezes, collects and freezes again."""
-    global _moved
-    was_enabled = gc.isenabled()
-    gc.disable()
+    global _moved, _pauses
+    with _state:
+        was_enabled = gc.isenabled() or _key_held  # a key's hold ends under it: on at its end
+        gc.disable()
+        _pauses += 1
     try:
         yield
     finally:
+        with _state:
+            _pauses -= 1
+            key_held = _key_held
         if was_enabled:
             made = gc.get_count()[0]
             if made > MOVE_ABOVE:
@@ -61,7 +96,8 @@ def collector_paused():
                     gc.collect()
                     if keep_frozen:
                         gc.freeze()
-            gc.enable()
+            if not key_held:  # else the hold's end turns it on
+                gc.enable()
 
 
 class QuietTrim:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from textual import events
 
-from mailtriage.core.collector import IdlePacer
+from mailtriage.core.collector import IdlePacer, end_key_hold, hold_for_key
 from mailtriage.tui import textual_private
 
 if TYPE_CHECKING:
@@ -65,16 +65,16 @@ class IdleCollection:
         :data:`KEY_HOLD_SECONDS` from the key, the keys typed meanwhile included (not extended
         by them), then on again. On an Enter its 10-20 young collections took ~7 % of the UI
         thread before the body's frame; they now run after it, on what is still garbage then.
-        Only where it is on: start-up's hold and a listing's pause (``collector_paused``) are theirs."""
-        if self._key_hold is not None or not gc.isenabled():
+        Only where it is on: start-up's hold and a listing's pause (``collector_paused``) are theirs;
+        a listing that starts during the hold keeps it off until it ends (core/collector.py)."""
+        if self._key_hold is not None or not hold_for_key():
             return
-        gc.disable()
         self._key_hold = self.set_timer(self.key_hold_seconds, self._end_key_hold)  # type: ignore[attr-defined]
 
     def _end_key_hold(self) -> None:
         if self._key_hold is not None:
             self._key_hold = None
-            gc.enable()
+            end_key_hold()
 
     def on_mount(self) -> None:
         if self.acyclic_strips:

@@ -299,7 +299,7 @@ def find_issue_for_thread(tracker: Tracker, key: str, thread_id: ThreadId | None
     # A concurrent run may have made this issue as a duplicate and not folded it yet (a fold
     # follows its creation within seconds): the lowest-numbered issue holding the thread is
     # the one that fold keeps (find_or_create_issue).
-    return _earliest_holding(tracker, key, item["id"]) or item["id"]
+    return _earliest_holding(tracker, key, item["id"], thread_id) or item["id"]
 
 
 def _recently_updated(item: IssueSummary) -> bool:
@@ -314,12 +314,8 @@ def _find_on_server(tracker: Tracker, key: str, thread_id: ThreadId | None) -> I
             value = tracker.field_get(item["id"], THREAD_FIELD)["value"]
         except NotFound:
             continue
-        if not _same_link(value, key):
+        if not _same_link(value, key) or _names_another(tracker, item["id"], thread_id):
             continue
-        if thread_id is not None:
-            named = rollup_state(tracker, item["id"]).thread_id()
-            if named is not None and named.kind == thread_id.kind and named != thread_id:
-                continue
         return item
     if thread_id is not None:
         for item in tracker.list(state="all", search=_search_words(str(thread_id)), limit=50).items:
@@ -334,9 +330,19 @@ def _find_on_server(tracker: Tracker, key: str, thread_id: ThreadId | None) -> I
                 value = tracker.field_get(item["id"], THREAD_FIELD)["value"]
             except NotFound:
                 continue
-            if _same_link(value, key):
+            if _same_link(value, key) and not _names_another(tracker, item["id"], thread_id):
                 return item
     return None
+
+
+def _names_another(tracker: Tracker, issue_id: str, thread_id: ThreadId | None) -> bool:
+    """Whether the rollup of an issue holding the thread's link names another thread of the same
+    kind (two threads can share an archive link): not the thread's issue. A rollup not written
+    yet (a concurrent run's issue, just made) names none."""
+    if thread_id is None:
+        return False
+    named = rollup_state(tracker, issue_id).thread_id()
+    return named is not None and named.kind == thread_id.kind and named != thread_id
 
 
 # -- creating the issue of a thread exactly once -------------------------------------------------
@@ -370,7 +376,7 @@ def find_or_create_issue(tracker: Tracker, key: str, thread_id: ThreadId | None,
     if made["existing"] is True or tracker.features.locked_find_or_create:
         return made
     try:
-        keeper = _earliest_holding(tracker, key, made["id"])
+        keeper = _earliest_holding(tracker, key, made["id"], thread_id)
     except BackendError as exc:
         raise BackendError(f"{made['id']} was created, but the issues numbered before it could not be read to "
                            f"check whether a concurrent import of this thread created one first ({exc}); if "
@@ -390,9 +396,10 @@ def _numbered_before(issue_id: str, count: int) -> list[str]:
     return [f"{prefix}{n}" for n in range(number - 1, max(0, number - 1 - count), -1)]
 
 
-def _earliest_holding(tracker: Tracker, key: str, mine: str) -> str | None:
-    """The lowest-numbered issue before ``mine`` whose thread field holds ``key``, read one
-    by one (a direct read is current where search is not), or None.
+def _earliest_holding(tracker: Tracker, key: str, mine: str, thread_id: ThreadId | None = None) -> str | None:
+    """The lowest-numbered issue before ``mine`` whose thread field holds ``key`` (and whose
+    rollup names no other thread than ``thread_id``, :func:`_names_another`), read one by one
+    (a direct read is current where search is not), or None.
 
     Raises BackendError when an issue cannot be read after RECHECK_READS tries."""
     found = None
@@ -401,9 +408,18 @@ def _earliest_holding(tracker: Tracker, key: str, mine: str) -> str | None:
             value = _thread_field(tracker, issue_id)
         except (NotFound, Refused, MalformedIssue):
             continue  # a gap: a deleted, hidden, moved or unreadable issue (ours is made: go on)
-        if _same_link(value, key):
+        if _same_link(value, key) and not _named_another(tracker, issue_id, thread_id):
             found = issue_id
     return found
+
+
+def _named_another(tracker: Tracker, issue_id: str, thread_id: ThreadId | None) -> bool:
+    """:func:`_names_another` for the re-check: an issue gone (or hidden) meanwhile is a gap, as
+    its thread field's read would have been."""
+    try:
+        return _names_another(tracker, issue_id, thread_id)
+    except (NotFound, Refused, MalformedIssue):
+        return True
 
 
 RECHECK_READS = 3  # tries of one direct read of the re-check before it gives up

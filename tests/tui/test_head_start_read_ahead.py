@@ -417,3 +417,38 @@ def test_a_cold_childs_first_page_does_not_wait_for_the_read_of_its_first_row(st
         assert proxy.stalls == 1 and not child.read_settled.is_set()
     finally:
         child.abandon()
+
+
+
+async def test_an_r_typed_on_the_read_ahead_before_the_project_is_open_is_not_lost(proxied_project, monkeypatch):
+    """Keys typed early are never lost: Enter on the first row shows start-up's read ahead before
+    the app's own project opening ends (it waits for that read ahead, so it runs after the body
+    is shown), and the r typed on that body opens the reply once the project is open. It was
+    dropped: compose_on returned while the session was not open. The opening is held here
+    (it calls through once let go), as a loaded machine holds it."""
+    import threading
+
+    from mailtriage.tui.dialogs.compose import ComposeDialog
+
+    app, _child, proxy, newest = started_with_server_held(proxied_project)
+    proxy.release()
+    let_go = threading.Event()
+    real_open = app.session.open
+
+    def held_open() -> None:
+        assert let_go.wait(WAIT_BOUND), "the test never let the opening go"
+        real_open()
+    monkeypatch.setattr(app.session, "open", held_open)
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: shown_subject(app) == newest.subject)
+            assert not app.session.is_open
+            await pilot.press("r")
+            for _ in range(3):  # what r does at once done (settle would wait for the held opening)
+                await pilot._wait_for_screen()
+                await pilot.pause()
+            let_go.set()
+            await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
+    finally:
+        let_go.set()

@@ -59,6 +59,8 @@ class ControllerBase(Screen):
         #: True once the panes are mounted; answers that come earlier wait in ``_deferred``.
         self.panes_ready = False
         self._deferred: list[tuple[Callable[..., None], object]] = []
+        #: Keys that need the project, typed while it opens (r, i): acted on once it is open.
+        self._after_open: dict[str, Callable[[], None]] = {}
 
     # -- the app and its session ------------------------------------------------
     @property
@@ -116,6 +118,22 @@ class ControllerBase(Screen):
             return False
         self._deferred.append((handler, message))
         return True
+
+    def when_open(self, key: str, action: Callable[[], None]) -> bool:
+        """True (and ``action`` kept for when the project is open, the last one per ``key``)
+        while it is not open: a key typed on the head start's rows before the app's own opening
+        ends acts then. It was lost: that opening waits for start-up's read ahead
+        (tui/first_screen.py), so it still runs once an Enter has shown the first row's body."""
+        if self.session.is_open:
+            return False
+        self._after_open[key] = action
+        return True
+
+    def project_opened(self) -> None:
+        """The project is open: the keys kept by :meth:`when_open` act now, in the order typed."""
+        kept, self._after_open = self._after_open, {}
+        for action in kept.values():
+            action()
 
     # -- failures ------------------------------------------------------------------
     def accept_failure(self, handler: Callable[[W], None], message: W) -> bool:

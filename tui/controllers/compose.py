@@ -148,7 +148,7 @@ class ComposeController(ControllerBase):
     def compose_on(self, summary: ThreadSummary | None, kind: str) -> None:
         """Open the compose dialog of ``kind`` ("" = what r picks) on ``summary`` (None: the
         thread or message in the reading pane)."""
-        if not self.session.is_open:
+        if self.when_open("compose", lambda: self.compose_on(summary, kind)):
             return
         target = self._compose_target(summary, kind)
         if isinstance(target, str):

@@ -70,10 +70,10 @@ class ListingController(ControllerBase):
     def on_session_opened(self, message: SessionOpened) -> None:
         if self.defer(self.on_session_opened, message):
             return
-        if self.shell.head_start is not None:
-            return  # the head start showed the project already (and a list chosen since stays)
-        session = self.session
-        self._show_project(session.title, session.lists(), session.since(), session.cc)
+        if self.shell.head_start is None:  # else it showed the project already (and a list chosen since stays)
+            session = self.session
+            self._show_project(session.title, session.lists(), session.since(), session.cc)
+        self.project_opened()  # the keys typed meanwhile that need it (r, i)
 
     def _show_project(self, title: str, lists, since, cc) -> None:
         """The project's title, lists, window and security CC (again when the session opens

@@ -144,7 +144,7 @@ class ProposalsController(ControllerBase):
         self.start_flow("import", target)
 
     def start_flow(self, name: str, target: FlowTarget | None = None) -> None:
-        if not self.session.is_open:
+        if self.when_open("flow", lambda: self.start_flow(name, target)):
             return
         flow = FLOWS[name]
         self.reader.show_status(f"{flow.status} (Esc cancels)")

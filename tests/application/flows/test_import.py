@@ -304,3 +304,41 @@ def test_a_concurrent_runs_duplicate_not_yet_folded_is_never_the_answer(mbox_env
         assert again.facts["issue"] == "1" and again.facts["imported"] is True and again.empty
     finally:
         server.stop()
+
+
+def test_a_thread_sharing_its_archive_link_with_an_older_issues_thread_finds_its_own_issue(mbox_env, memory_keyring):
+    """Two threads can share an archive link (find_issue_for_thread): an issue whose rollup names
+    another thread of the same kind is not the thread's. The lookup that answers the lowest-
+    numbered issue holding the link (a concurrent run's duplicate not yet folded) passed over
+    that rule: a thread whose issue (#2, just updated) shares its link with an older thread's
+    issue (#1) was answered #1, and its import went to the other thread's issue."""
+    from mailtriage.application.flows.linking import find_issue_for_thread
+    from mailtriage.core.origins import secret_key
+    from mailtriage.core.secrets import set_secret
+    from tests.trackers.servers import GitHubServer
+
+    server = GitHubServer().start()
+    try:
+        set_secret(secret_key("github", server.url, server.repo), server.token)
+        mbox_env.write_project([("mbox", "primary", "yes")], extra={
+            "mail_sources.mbox": {"path": "security.mbox"},
+            "tracker": {"platform": "github", "github": {"repo": server.repo, "api_url": server.url},
+                        "labels": ["needs-triage"], "user": "tess"}})
+        assert _propose(mbox_env).apply(confirmed=True).ok  # #1, the report thread's issue
+        first = server.issues[1]
+        other = ThreadId("mbox", "<another-thread@example.org>")
+        second = server.add_issue(first["title"], first["body"])  # another thread's, the same link
+        server.comments[second["number"]] = [dict(c, body=c["body"].replace(str(TID), str(other)))
+                                             for c in server.comments[1]]
+        tracker = mbox_env.tracker()
+        assert rollup_state(tracker, "2").thread_id() == other  # (the copy names the other thread)
+        key = tracker.field_get("1", THREAD_FIELD)["value"]
+        assert find_issue_for_thread(tracker, key, TID) == "1"
+        assert find_issue_for_thread(tracker, key, other) == "2"
+        # Neither in search (the direct reads of the recent issues find them), #1 the newest:
+        server.search_lag = 3600.0
+        first["updated_at"] = "2999-01-01T00:00:00Z"
+        assert find_issue_for_thread(tracker, key, other) == "2"
+        assert find_issue_for_thread(tracker, key, TID) == "1"
+    finally:
+        server.stop()
