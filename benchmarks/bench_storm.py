@@ -216,6 +216,21 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool, cycles
                 yield line
 
     sys.stdin = Stdin(sys.stdin)
+    measured: dict = {}
+
+    def on_measured(when: str, out: dict) -> None:
+        # Where the figure compared is taken: the fresh start's at its start, a storm child's after.
+        if (when == "start") != (variant == "fresh"):
+            return
+        measured["parts"] = _memory_parts()
+        if SITES_ENV in os.environ:  # --sites: the live heap by the line that allocated it
+            import tracemalloc
+
+            stats = tracemalloc.take_snapshot().statistics("lineno")
+            measured["sites"] = {f"{s.traceback[0].filename.split('site-packages/')[-1]}:{s.traceback[0].lineno}":
+                                 [s.size, s.count] for s in stats[:400]}
+
+    bench_alerts.MEASURED.append(on_measured)
     if variant == "switch":  # an experiment: the poller's thread hands the GIL back sooner
         sys.setswitchinterval(0.001)
     from mailtriage.tui.app import MailTriageApp
@@ -233,6 +248,7 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool, cycles
         result = asyncio.run(bench_alerts._drive(variant, project, expected))
     finally:
         sampling.set()
+    result.update(measured)
     if variant != "fresh":
         result["polls"] = polls[:ended[0][2]] if ended else polls  # the storm's, not the settling's
         cpu_marks.extend((wall, cpu) for wall, cpu, _ in ended)
@@ -435,12 +451,18 @@ def _memory_parts() -> dict:
     except (OSError, AttributeError):
         pass
     out["gc objects"] = len(gc.get_objects()) + gc.get_freeze_count()
+    out["gc frozen"] = gc.get_freeze_count()
     out["threads"] = threading.active_count()
     return out
 
 
+SITES_ENV = "MAILTRIAGE_BENCH_SITES"  # set in the children by --sites
+
+
 def _spawn(variant: str, data: Path, env: dict, project: Path, expected: int, trace_memory: bool):
     extra = ("--tracemalloc",) if trace_memory else ()
+    if SITES:  # tracemalloc from the first allocation (one frame: the line that allocated)
+        env = {**env, "PYTHONTRACEMALLOC": "1", SITES_ENV: "1"}
     if variant == "base":  # the app of another checkout (--base): ``mailtriage`` found there first
         shim = data.parent / "base-shim"
         shim.mkdir(exist_ok=True)
@@ -448,11 +470,13 @@ def _spawn(variant: str, data: Path, env: dict, project: Path, expected: int, tr
             (shim / "mailtriage").symlink_to(BASE, target_is_directory=True)
         env = {**env, "PYTHONPATH": os.pathsep.join([str(shim), env.get("PYTHONPATH", "")])}
     return bench_alerts._spawn(variant, data, env, project, expected, script=__file__,
-                               extra=extra + (("--cycles",) if CYCLES and variant != "fresh" else ())
+                               extra=extra + ("--fresh-listings", str(bench_alerts.FRESH_LISTINGS))
+                               + (("--cycles",) if CYCLES and variant != "fresh" else ())
                                + (("--trace-keys",) if TRACE_KEYS and variant != "fresh" else ()))
 
 
 CYCLES = False  # main sets it from --cycles
+SITES = False  # main sets it from --sites
 BASE: Path | None = None  # main sets it from --base
 TRACE_KEYS = False  # main sets it from --trace-keys
 
@@ -565,14 +589,20 @@ def main() -> int:
     parser.add_argument("--trace-keys", action="store_true",
                         help="log, per key over 150 ms, what ran on the UI thread inside it, with its CPU time "
                         "(a diagnostic; each child prints it on stderr)")
+    parser.add_argument("--sites", action="store_true",
+                        help="trace every child's heap from its start and print the lines whose live memory "
+                        "differs most between the storm's end and the fresh start (a diagnostic; slows them)")
+    parser.add_argument("--fresh-listings", type=int, default=2,
+                        help="the fresh start is measured after its poller's n-th listing (default 2: see above)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--project", help=argparse.SUPPRESS)
     parser.add_argument("--expected", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    bench_alerts.FRESH_LISTINGS = args.fresh_listings
     if args.child:
         return child(args.child, Path(args.project), args.expected, args.tracemalloc, args.cycles, args.trace_keys)
-    global CYCLES, TRACE_KEYS, BASE
-    CYCLES, TRACE_KEYS = args.cycles, args.trace_keys
+    global CYCLES, TRACE_KEYS, BASE, SITES
+    CYCLES, TRACE_KEYS, SITES = args.cycles, args.trace_keys, args.sites
     BASE = Path(args.base).resolve() if args.base else None
 
     from tests.servers.dovecot import DovecotServer
@@ -624,6 +654,12 @@ def main() -> int:
     row("memory of a fresh start, same threads (MB)", lambda r: f"{r['fresh']['rss_start']:.0f}")
     row("after the storm vs fresh start (goal <= 20 %)",
         lambda r: f"{r['rss_after'] / r['fresh']['rss_start'] - 1:+.0%}")
+    for part, fmt in (("pymalloc blocks MB", "{:.1f}"), ("pymalloc arenas", "{:.0f}"), ("malloc used MB", "{:.1f}"),
+                      ("malloc free MB", "{:.1f}"), ("gc objects", "{:,.0f}"), ("gc frozen", "{:,.0f}")):
+        row(f"  {part}: after the storm / fresh start",
+            lambda r, part=part, fmt=fmt: "/".join(fmt.format(x.get("parts", {}).get(part, 0))
+                                                    for x in (r, r["fresh"])))
+    row("fresh start measured after its poller's listing no.", lambda r: f"{r['fresh'].get('fresh_listings', 1)}")
     row("CPU per fifth of the storm, % of a core (flat)",
         lambda r: " ".join(f"{c * 100:.0f}" for c in _fifths(r["cpu_marks"])))
     row("poller listings during the storm", lambda r: f"{len(r['polls'])}")
@@ -650,6 +686,15 @@ def main() -> int:
     row("... collection ms inside them, gen 0/1/2",
         lambda r: "/".join(f"{_slow_keys(r)[1][g]:.0f}" for g in (0, 1, 2)))
     row("'new reports' announced / new threads", lambda r: f"{r['announced']}/{r['new_threads']}")
+    for v in variants:
+        storm, fresh = results[v].get("sites"), results[v]["fresh"].get("sites")
+        if storm and fresh:
+            print(f"  {v}: live heap by line, after the storm minus the fresh start (MB, blocks), the 25 largest:")
+            diff = {k: (storm.get(k, [0, 0])[0] - fresh.get(k, [0, 0])[0], storm.get(k, [0, 0])[1] - fresh.get(k, [0, 0])[1])
+                    for k in set(storm) | set(fresh)}
+            print(f"    total of the sites: {sum(d[0] for d in diff.values()) / 1e6:+.2f} MB")
+            for k, (size, count) in sorted(diff.items(), key=lambda kv: -abs(kv[1][0]))[:25]:
+                print(f"    {size / 1e6:+8.2f} {count:+9d}  {k}")
     for v in variants:
         from collections import Counter
 
