@@ -166,7 +166,11 @@ async def _drive(variant: str, project: Path, expected: int) -> dict:
             import asyncio
 
             while sampling:
-                for note in list(app._notifications):
+                try:
+                    notes = list(app._notifications)
+                except RuntimeError:  # changed meanwhile (a notice expired or came): the next tick sees it
+                    notes = []
+                for note in notes:
                     if "new report" in (note.title or "") or note.title == "New mail":
                         alerts[note.identity] = note.title
                 await asyncio.sleep(0.05)
