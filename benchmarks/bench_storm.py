@@ -131,7 +131,7 @@ at the storm's end 264k / 274k; pymalloc arenas 79 / 84 MB): the incremental pol
 over a storm in a way a fresh start's does not; to be found with ``--tracemalloc``.
 
 Figures of 2026-12-03 16:43-16:55 UTC, the fresh start after its second listing, ``--threads 4000
---minutes 3 --base <c6bbf59>`` (this branch's app code is c6bbf59's: only the benchmark
+--minutes 3 --base <c6bbf59>`` (now: 8c47312, c6bbf59 and a tracker fix: only the benchmark
 changed), load 13.6-18 (other helpers' runs), base / now: memory after the storm 73 / 73 MB
 against 74 fresh (-1 / -2 %); pymalloc blocks 40.9 / 40.5 MB against 38.7, arenas 42 / 42
 against 39, glibc heap used 14.0 / 14.2 MB against 13.5, gc objects 137k / 136k against 127k;
