@@ -95,8 +95,21 @@ def _naive_app_class():
     return NaiveAlertsApp
 
 
+#: The fresh start is measured once its poller has listed this many times (1: its baseline).
+#: bench_storm.py sets 2: see its docstring.
+FRESH_LISTINGS = 1
+#: Called as ``hook(when, out)`` where the driver measures memory: ``"start"`` (the fresh
+#: start's figure, a storm child's before the storm) and ``"after"`` (after the storm).
+MEASURED: list = []
+
+
 async def _drive(variant: str, project: Path, expected: int) -> dict:
+    from mailtriage.core.trace import OPLOG
     from mailtriage.tui.app import MailTriageApp
+
+    listings: list[float] = []  # the poller's listings, as they end
+    OPLOG.subscribe(lambda rec: listings.append(time.monotonic())
+                    if rec.caller == "poller" and rec.op == "list_recent_threads" else None)
 
     cls = _naive_app_class() if variant == "naive" else MailTriageApp
     # The fresh start runs its poller too, as a user's does: measured once it set its baseline.
@@ -128,9 +141,15 @@ async def _drive(variant: str, project: Path, expected: int) -> dict:
             if ready and data.is_dir() and any(data.glob("*.json")):
                 break
             await pilot.pause(0.05)
+        if variant == "fresh":
+            while time.monotonic() < deadline and len(listings) < FRESH_LISTINGS:
+                await pilot.pause(0.05)
+            out["fresh_listings"] = len(listings)
         await pilot.pause(0.5)
         out["rss_start"] = _rss_mb()
         out["rows_start"] = len(tl.rows)
+        for hook in MEASURED:
+            hook("start", out)
         if variant == "fresh":
             return out
         print("READY", flush=True)
@@ -147,7 +166,11 @@ async def _drive(variant: str, project: Path, expected: int) -> dict:
             import asyncio
 
             while sampling:
-                for note in list(app._notifications):
+                try:
+                    notes = list(app._notifications)
+                except RuntimeError:  # changed meanwhile (a notice expired or came): the next tick sees it
+                    notes = []
+                for note in notes:
                     if "new report" in (note.title or "") or note.title == "New mail":
                         alerts[note.identity] = note.title
                 await asyncio.sleep(0.05)
@@ -182,6 +205,8 @@ async def _drive(variant: str, project: Path, expected: int) -> dict:
         out["full_collect_ms"] = (time.perf_counter() - collect0) * 1000
         await pilot.pause(1.0)
         out["rss_after"] = _rss_mb()
+        for hook in MEASURED:
+            hook("after", out)
         try:  # what of it is heap freed but not given back (glibc keeps it): a diagnostic figure
             import ctypes  # why: glibc's malloc_trim, only here
 
