@@ -24,6 +24,25 @@ def _write_fields(write):
     return {f.label: f.value for f in write.fields}
 
 
+@pytest.fixture
+def github(mbox_env, memory_keyring):
+    """A GitHub emulator as the project's tracker (its token in the keyring), the mbox archive read."""
+    from mailtriage.core.origins import secret_key
+    from mailtriage.core.secrets import set_secret
+    from tests.trackers.servers import GitHubServer
+
+    server = GitHubServer().start()
+    try:
+        set_secret(secret_key("github", server.url, server.repo), server.token)
+        mbox_env.write_project([("mbox", "primary", "yes")], extra={
+            "mail_sources.mbox": {"path": "security.mbox"},
+            "tracker": {"platform": "github", "github": {"repo": server.repo, "api_url": server.url},
+                        "labels": ["needs-triage"], "user": "tess"}})
+        yield server
+    finally:
+        server.stop()
+
+
 def test_proposal_holds_issue_rollup_receipt_and_recap(mbox_env):
     proposal = _propose(mbox_env)
     assert proposal.blocked is None
@@ -202,26 +221,14 @@ def test_receipt_answers_the_reporter_even_after_a_team_reply(mbox_env):
     assert any("replies from sam@frobnicator.example.org" in n for n in proposal.notes)
 
 
-def test_import_twice_on_a_github_tracker(mbox_env, memory_keyring):
-    from mailtriage.core.origins import secret_key
-    from mailtriage.core.secrets import set_secret
-    from tests.trackers.servers import GitHubServer
-
-    server = GitHubServer().start()
-    try:
-        set_secret(secret_key("github", server.url, server.repo), server.token)
-        mbox_env.write_project([("mbox", "primary", "yes")], extra={
-            "mail_sources.mbox": {"path": "security.mbox"},
-            "tracker": {"platform": "github", "github": {"repo": server.repo, "api_url": server.url},
-                        "labels": ["needs-triage"], "user": "tess"}})
-        first = _propose(mbox_env)
-        assert _write_fields(first.writes[0])["Labels"] == "needs-triage"
-        assert first.apply(confirmed=True).ok
-        again = _propose(mbox_env)
-        assert again.empty and again.facts["imported"] is True
-        assert len(server.issues) == 1
-    finally:
-        server.stop()
+def test_import_twice_on_a_github_tracker(mbox_env, github):
+    server = github
+    first = _propose(mbox_env)
+    assert _write_fields(first.writes[0])["Labels"] == "needs-triage"
+    assert first.apply(confirmed=True).ok
+    again = _propose(mbox_env)
+    assert again.empty and again.facts["imported"] is True
+    assert len(server.issues) == 1
 
 
 def test_finding_a_threads_issue_follows_the_candidates_not_the_tracker_size(tmp_path):
@@ -278,67 +285,43 @@ def test_finding_a_threads_issue_follows_the_candidates_not_the_tracker_size(tmp
     assert find_issue_for_thread(tracker, key, wanted) == f"SEC-{count // 2:04d}"
 
 
-def test_a_concurrent_runs_duplicate_not_yet_folded_is_never_the_answer(mbox_env, memory_keyring):
+def test_a_concurrent_runs_duplicate_not_yet_folded_is_never_the_answer(mbox_env, github):
     """CI, stop 46: run B created #2 for a thread #1 already held, and before B folded #2 run C's
     lookup found #2 (the newest issue, read by the recent check) and reported it. A lookup that
     finds an issue answers the lowest-numbered issue holding the thread, which B's fold keeps."""
-    from mailtriage.core.origins import secret_key
-    from mailtriage.core.secrets import set_secret
-    from tests.trackers.servers import GitHubServer
-
-    server = GitHubServer().start()
-    try:
-        server.search_lag = 3600.0  # neither issue is in search: only the direct reads find them
-        set_secret(secret_key("github", server.url, server.repo), server.token)
-        mbox_env.write_project([("mbox", "primary", "yes")], extra={
-            "mail_sources.mbox": {"path": "security.mbox"},
-            "tracker": {"platform": "github", "github": {"repo": server.repo, "api_url": server.url},
-                        "labels": ["needs-triage"], "user": "tess"}})
-        first = _propose(mbox_env)
-        assert first.apply(confirmed=True).ok
-        first_issue = server.issues[1]
-        copy = server.add_issue(first_issue["title"], first_issue["body"])  # B's issue, its fold still to come
-        server.comments[copy["number"]] = [dict(c) for c in server.comments[1]]
-        first_issue["updated_at"] = "2026-01-01T00:00:00Z"  # older: the recent check reads #2 first
-        again = _propose(mbox_env)
-        assert again.facts["issue"] == "1" and again.facts["imported"] is True and again.empty
-    finally:
-        server.stop()
+    server = github
+    server.search_lag = 3600.0  # neither issue is in search: only the direct reads find them
+    first = _propose(mbox_env)
+    assert first.apply(confirmed=True).ok
+    first_issue = server.issues[1]
+    copy = server.add_issue(first_issue["title"], first_issue["body"])  # B's issue, its fold still to come
+    server.comments[copy["number"]] = [dict(c) for c in server.comments[1]]
+    first_issue["updated_at"] = "2026-01-01T00:00:00Z"  # older: the recent check reads #2 first
+    again = _propose(mbox_env)
+    assert again.facts["issue"] == "1" and again.facts["imported"] is True and again.empty
 
 
-def test_a_thread_sharing_its_archive_link_with_an_older_issues_thread_finds_its_own_issue(mbox_env, memory_keyring):
+def test_a_thread_sharing_its_archive_link_with_an_older_issues_thread_finds_its_own_issue(mbox_env, github):
     """Two threads can share an archive link (find_issue_for_thread): an issue whose rollup names
     another thread of the same kind is not the thread's. The lookup that answers the lowest-
     numbered issue holding the link (a concurrent run's duplicate not yet folded) passed over
     that rule: a thread whose issue (#2, just updated) shares its link with an older thread's
     issue (#1) was answered #1, and its import went to the other thread's issue."""
     from mailtriage.application.flows.linking import find_issue_for_thread
-    from mailtriage.core.origins import secret_key
-    from mailtriage.core.secrets import set_secret
-    from tests.trackers.servers import GitHubServer
-
-    server = GitHubServer().start()
-    try:
-        set_secret(secret_key("github", server.url, server.repo), server.token)
-        mbox_env.write_project([("mbox", "primary", "yes")], extra={
-            "mail_sources.mbox": {"path": "security.mbox"},
-            "tracker": {"platform": "github", "github": {"repo": server.repo, "api_url": server.url},
-                        "labels": ["needs-triage"], "user": "tess"}})
-        assert _propose(mbox_env).apply(confirmed=True).ok  # #1, the report thread's issue
-        first = server.issues[1]
-        other = ThreadId("mbox", "<another-thread@example.org>")
-        second = server.add_issue(first["title"], first["body"])  # another thread's, the same link
-        server.comments[second["number"]] = [dict(c, body=c["body"].replace(str(TID), str(other)))
-                                             for c in server.comments[1]]
-        tracker = mbox_env.tracker()
-        assert rollup_state(tracker, "2").thread_id() == other  # (the copy names the other thread)
-        key = tracker.field_get("1", THREAD_FIELD)["value"]
-        assert find_issue_for_thread(tracker, key, TID) == "1"
-        assert find_issue_for_thread(tracker, key, other) == "2"
-        # Neither in search (the direct reads of the recent issues find them), #1 the newest:
-        server.search_lag = 3600.0
-        first["updated_at"] = "2999-01-01T00:00:00Z"
-        assert find_issue_for_thread(tracker, key, other) == "2"
-        assert find_issue_for_thread(tracker, key, TID) == "1"
-    finally:
-        server.stop()
+    server = github
+    assert _propose(mbox_env).apply(confirmed=True).ok  # #1, the report thread's issue
+    first = server.issues[1]
+    other = ThreadId("mbox", "<another-thread@example.org>")
+    second = server.add_issue(first["title"], first["body"])  # another thread's, the same link
+    server.comments[second["number"]] = [dict(c, body=c["body"].replace(str(TID), str(other)))
+                                         for c in server.comments[1]]
+    tracker = mbox_env.tracker()
+    assert rollup_state(tracker, "2").thread_id() == other  # (the copy names the other thread)
+    key = tracker.field_get("1", THREAD_FIELD)["value"]
+    assert find_issue_for_thread(tracker, key, TID) == "1"
+    assert find_issue_for_thread(tracker, key, other) == "2"
+    # Neither in search (the direct reads of the recent issues find them), #1 the newest:
+    server.search_lag = 3600.0
+    first["updated_at"] = "2999-01-01T00:00:00Z"
+    assert find_issue_for_thread(tracker, key, other) == "2"
+    assert find_issue_for_thread(tracker, key, TID) == "1"
