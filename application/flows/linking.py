@@ -408,12 +408,12 @@ def _earliest_holding(tracker: Tracker, key: str, mine: str, thread_id: ThreadId
             value = _thread_field(tracker, issue_id)
         except (NotFound, Refused, MalformedIssue):
             continue  # a gap: a deleted, hidden, moved or unreadable issue (ours is made: go on)
-        if _same_link(value, key) and not _named_another(tracker, issue_id, thread_id):
+        if _same_link(value, key) and not _names_another_or_gone(tracker, issue_id, thread_id):
             found = issue_id
     return found
 
 
-def _named_another(tracker: Tracker, issue_id: str, thread_id: ThreadId | None) -> bool:
+def _names_another_or_gone(tracker: Tracker, issue_id: str, thread_id: ThreadId | None) -> bool:
     """:func:`_names_another` for the re-check: an issue gone (or hidden) meanwhile is a gap, as
     its thread field's read would have been."""
     try:
@@ -430,14 +430,12 @@ def _thread_field(tracker: Tracker, issue_id: str) -> str | None:
     timeout on a loaded server, a dropped connection, a 5xx) says nothing about the issue:
     taken for a gap, it left a concurrent run's duplicate linked beside the issue it
     duplicates, with every run reporting success. Tried again, then raised."""
-    for attempt in range(RECHECK_READS):
+    for attempt in range(RECHECK_READS - 1):
         try:
             return tracker.field_get(issue_id, THREAD_FIELD)["value"]
         except BackendError:
-            if attempt == RECHECK_READS - 1:
-                raise
             time.sleep(0.25 * 2 ** attempt)
-    raise AssertionError("unreachable")
+    return tracker.field_get(issue_id, THREAD_FIELD)["value"]  # the last try raises
 
 
 def fold_duplicate(tracker: Tracker, duplicate: str, keeper: str) -> None:

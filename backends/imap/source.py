@@ -353,9 +353,9 @@ class ImapSource(AccountSource):
                 and conn.is_open):
             try:
                 _done, news = conn.call(f"NOOP ({self.folder})", lambda c: c.noop())
-            except ConnectionLost:  # (after abort() the SELECT's reconnect refuses: Unavailable)
-                news = None
-            if not news and news is not None and conn.state is listed[0]:
+            except ConnectionLost:  # the SELECT reconnects (after abort() it refuses: Unavailable)
+                return conn.reselect(self.folder)
+            if not news and conn.state is listed[0]:
                 return listed[0]
         return conn.reselect(self.folder)
 
