@@ -263,29 +263,28 @@ def _first_done_then_second_creates(tracker, env, turns: Turns) -> tuple[Run, Ru
     return first, second
 
 
-def test_a_run_that_creates_after_the_other_finished_folds_and_adds_no_second_import_entry(tracker, mbox_env):
+def _second_creates_after_the_first_finished(tracker, env) -> None:
+    """The second run creates once the first has finished: it folds its issue into the
+    first's, and one issue keeps the thread with one Import entry."""
     turns = Turns(tracker.server, [("create", 2, tracker.is_create)])
     try:
-        first, second = _first_done_then_second_creates(tracker, mbox_env, turns)
+        first, second = _first_done_then_second_creates(tracker, env, turns)
         first.finish(), second.finish()
     finally:
         turns.release_all()
-    check_one_issue(tracker, mbox_env, [first, second])
+    check_one_issue(tracker, env, [first, second])
     assert tracker.count() == 2
+
+
+def test_a_run_that_creates_after_the_other_finished_folds_and_adds_no_second_import_entry(tracker, mbox_env):
+    _second_creates_after_the_first_finished(tracker, mbox_env)
 
 
 def test_an_issue_number_no_read_can_see_is_passed_over(tracker, mbox_env):
     """A deleted or hidden issue numbered before the runs' issues answers 404 to the re-check:
     a gap, passed over (only a read that fails says nothing)."""
     tracker.gap()
-    turns = Turns(tracker.server, [("create", 2, tracker.is_create)])
-    try:
-        first, second = _first_done_then_second_creates(tracker, mbox_env, turns)
-        first.finish(), second.finish()
-    finally:
-        turns.release_all()
-    check_one_issue(tracker, mbox_env, [first, second])
-    assert tracker.count() == 2
+    _second_creates_after_the_first_finished(tracker, mbox_env)
 
 
 def test_a_third_run_while_a_duplicate_waits_for_its_fold_reports_the_issue_kept(tracker, mbox_env):
