@@ -198,8 +198,10 @@ class FirstScreen:
 
     @work(thread=True, group="read-ahead", exit_on_error=False)
     def _receive_read_ahead(self, child: ForkedHeadStart) -> None:
-        child.receive_read_ahead()
-        self.post_message(ReadAheadArrived())
+        try:
+            child.receive_read_ahead()
+        finally:  # came, or failed to: an opening that waits for it goes on either way, at once
+            self.post_message(ReadAheadArrived())
 
     def on_read_ahead_arrived(self, _message: ReadAheadArrived) -> None:
         self.offer_read_ahead()

@@ -452,3 +452,76 @@ async def test_an_r_typed_on_the_read_ahead_before_the_project_is_open_is_not_lo
             await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
     finally:
         let_go.set()
+
+
+async def test_a_read_ahead_that_fails_to_arrive_does_not_hold_the_apps_own_opening(proxied_project, monkeypatch):
+    """The app's own opening waits for start-up's read ahead (tui/first_screen.py) until the read
+    ahead's worker says it is over. That worker said so only when it returned: when taking the read
+    raised (its pipe broken), the opening waited out OPEN_WAITS_FOR_READ_AHEAD (never, here)."""
+    monkeypatch.setattr(first_screen, "OPEN_WAITS_FOR_READ_AHEAD", 3600.0)
+    project, proxy = proxied_project
+    listed_here(project)  # fills the summary cache: a warm start
+    proxy.hold()  # the child's read ahead never comes
+    child = ForkedHeadStart.start(project, demo=False)
+    try:
+        app = make_app(project)
+        assert child.ready(WAIT_BOUND)
+        app.prepare_first_screen(child)
+        assert app.head_start.read_follows is not None
+
+        def broken(*_args, **_kwargs) -> None:
+            raise OSError("the pipe from start-up's child broke")
+        monkeypatch.setattr(child, "receive_read_ahead", broken)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await wait_until(pilot, lambda: app.session.is_open or any(w.group == "session" for w in app.workers))
+            proxy.release()
+            await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
+    finally:
+        proxy.release()
+        child.cancel()
+
+
+async def test_a_key_kept_for_the_opening_is_dropped_with_a_notice_when_the_opening_fails(proxied_project,
+                                                                                       monkeypatch):
+    """r typed before the project is open is kept until it opens (ControllerBase.when_open). When
+    that opening fails, it was kept on: after the project was fixed and opened again (the
+    first-run screen's R), the reply opened by itself, on a thread of a session that no longer
+    existed. Now it is dropped when the opening fails, and a notification says so."""
+    import threading
+
+    from mailtriage.tui.dialogs.compose import ComposeDialog
+    from mailtriage.tui.screens.first_run import FirstRunScreen
+    from tests.tui.helpers import settle
+
+    app, _child, proxy, newest = started_with_server_held(proxied_project)
+    proxy.release()
+    project_md = app.session.project_dir / "project.md"
+    kept_text = project_md.read_text(encoding="utf-8")
+    let_go = threading.Event()
+    real_open = app.session.open
+
+    def held_open() -> None:
+        assert let_go.wait(WAIT_BOUND), "the test never let the opening go"
+        real_open()
+    monkeypatch.setattr(app.session, "open", held_open)
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: shown_subject(app) == newest.subject)
+            await pilot.press("r")
+            for _ in range(3):  # what r does at once done (settle would wait for the held opening)
+                await pilot._wait_for_screen()
+                await pilot.pause()
+            assert not app.session.is_open
+            project_md.unlink()  # the opening fails
+            let_go.set()
+            await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen))
+            notices = [n.message for n in app._notifications]
+            assert any("not done" in m and "did not open" in m for m in notices), notices
+            project_md.write_text(kept_text, encoding="utf-8")
+            await pilot.press("R")  # the first-run screen's retry: the project opens
+            await wait_until(pilot, lambda: app.session.is_open and not isinstance(app.screen, FirstRunScreen))
+            await settle(pilot)
+            assert not isinstance(app.screen, ComposeDialog)
+    finally:
+        let_go.set()
