@@ -18,7 +18,7 @@ from datetime import timedelta
 import pytest
 
 from mailtriage.core.trace import OPLOG, TRACE
-from mailtriage.tui import first_screen, head_start
+from mailtriage.tui import head_start
 from mailtriage.tui.head_start import STARTUP_CALLER, ForkedHeadStart
 from mailtriage.tui.panes.reader import ReaderPane
 from mailtriage.tui.panes.thread_list import ThreadList
@@ -193,40 +193,6 @@ async def test_an_enter_held_on_the_kept_frame_shows_the_thread_in_the_apps_firs
             assert at_layouts[1] == newest.subject, at_layouts  # the first layout
             assert reads_by() == [STARTUP_CALLER]
             proxy.release()
-    finally:
-        proxy.release()
-
-
-async def test_the_apps_own_opening_waits_for_the_read_ahead_of_the_first_row(proxied_project, monkeypatch):
-    """Issue 33 (first key acts, 100k-message folder): the Enter on the newest row waits for the
-    child's read ahead, and the app's own opening (the backend's imports, a second sign-in and
-    SELECT of the list folder on the server) competed with that read for the two cores. It starts
-    once the read ahead came (or after OPEN_WAITS_FOR_READ_AHEAD, not reached here)."""
-    monkeypatch.setattr(first_screen, "OPEN_WAITS_FOR_READ_AHEAD", WAIT_BOUND * 2)
-    project, proxy = proxied_project
-    listed_here(project)  # fills the summary cache: a warm start
-    proxy.hold()  # the child's sign-in, and so its read ahead, waits for the server
-    try:
-        child = ForkedHeadStart.start(project, demo=False)
-        app = make_app(project)
-        assert child.ready(WAIT_BOUND)  # its head start needs no server
-        app.prepare_first_screen(child)
-        assert app.head_start.read_follows is not None
-
-        def opening() -> bool:
-            return app.session.is_open or any(w.group == "session" for w in app.workers)
-
-        async with app.run_test(size=(140, 40)) as pilot:
-            await wait_until(pilot, lambda: len(app.screen.query_one(ThreadList).rows) == 2)
-            for _ in range(3):  # the first frame drawn, and what was to run after it run
-                await pilot._wait_for_screen()
-                await pilot.pause()
-            assert not opening()
-            assert not child.read_settled.is_set()
-            proxy.release()
-            await wait_until(pilot, lambda: app.session.is_open)
-            assert child.read_settled.is_set()
-            await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
     finally:
         proxy.release()
 
@@ -452,33 +418,6 @@ async def test_an_r_typed_on_the_read_ahead_before_the_project_is_open_is_not_lo
             await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
     finally:
         let_go.set()
-
-
-async def test_a_read_ahead_that_fails_to_arrive_does_not_hold_the_apps_own_opening(proxied_project, monkeypatch):
-    """The app's own opening waits for start-up's read ahead (tui/first_screen.py) until the read
-    ahead's worker says it is over. That worker said so only when it returned: when taking the read
-    raised (its pipe broken), the opening waited out OPEN_WAITS_FOR_READ_AHEAD (never, here)."""
-    monkeypatch.setattr(first_screen, "OPEN_WAITS_FOR_READ_AHEAD", 3600.0)
-    project, proxy = proxied_project
-    listed_here(project)  # fills the summary cache: a warm start
-    proxy.hold()  # the child's read ahead never comes
-    child = ForkedHeadStart.start(project, demo=False)
-    try:
-        app = make_app(project)
-        assert child.ready(WAIT_BOUND)
-        app.prepare_first_screen(child)
-        assert app.head_start.read_follows is not None
-
-        def broken(*_args, **_kwargs) -> None:
-            raise OSError("the pipe from start-up's child broke")
-        monkeypatch.setattr(child, "receive_read_ahead", broken)
-        async with app.run_test(size=(140, 40)) as pilot:
-            await wait_until(pilot, lambda: app.session.is_open or any(w.group == "session" for w in app.workers))
-            proxy.release()
-            await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
-    finally:
-        proxy.release()
-        child.cancel()
 
 
 async def test_a_key_kept_for_the_opening_is_dropped_with_a_notice_when_the_opening_fails(proxied_project,

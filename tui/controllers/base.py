@@ -125,8 +125,9 @@ class ControllerBase(Screen):
     def when_open(self, key: str, action: Callable[[], None]) -> bool:
         """True (and ``action`` kept for when the project is open, the last one per ``key``)
         while it is not open: a key typed on the head start's rows before the app's own opening
-        ends acts then. It was lost: that opening waits for start-up's read ahead
-        (tui/first_screen.py), so it still runs once an Enter has shown the first row's body."""
+        ends (it runs after the first frame; an Enter on the first row shows start-up's read ahead
+        meanwhile) acts then. It was lost. When the opening fails, it is dropped
+        (:meth:`on_session_failed`)."""
         if self.session.is_open:
             return False
         self._after_open[key] = action
