@@ -189,7 +189,7 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, App[int], bindings
                 self.session.open()
         except ConfigError as exc:
             missing = exc.key == "project.md" and "not found" in exc.problem
-            self.post_message(SessionFailed(exc, missing))
+            (self if main is None else main).post_message(SessionFailed(exc, missing))  # main's, then here
             return
         main = self.main
         if main is not None:

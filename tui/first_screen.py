@@ -27,13 +27,6 @@ if TYPE_CHECKING:
     from mailtriage.application import Service, ThreadSummary
 
 
-#: How long, at most, this process's own project opening waits for start-up's read ahead of the
-#: first row (FirstScreen._open_after_read_ahead): on a 100k-message Dovecot folder the read comes
-#: 0.1-0.8 s after the app's first frame; a read that takes longer (a large attachment) no longer
-#: holds the listing back.
-OPEN_WAITS_FOR_READ_AHEAD = 1.0
-
-
 class HeadStartArrived(Message):
     """A head start child that was late has answered (``head``: None when it read nothing;
     ``child``: the child when it goes on to list, see tui/head_start.py)."""
@@ -73,8 +66,6 @@ class FirstScreen:
     first_paint_project: tuple[Path, bool] | None = None
     #: How often the keep waited for the footer's keys (at most FOOTER_WAITS times).
     _footer_waits = 0
-    #: The project's opening here waits for start-up's read ahead (:meth:`_open_after_read_ahead`).
-    _opening_waits = False
     release_keys: Callable[[], None]  # StartupKeys' (tui/startup_keys.py)
     call_later: Callable[..., bool]  # the App's
     call_after_refresh: Callable[..., bool]  # the App's
@@ -109,39 +100,13 @@ class FirstScreen:
         self._take_read_ahead()
         if self.head_start is not None and self.head_start.listing is not None:
             # The sources check and the first listing start once the frame with the rows is
-            # drawn, not in competition with it; and once start-up's read ahead of the first row
-            # came, not in competition with that either (see :meth:`_open_after_read_ahead`).
-            if self._read_ahead_pending():
-                self._open_after_read_ahead()
-            else:
-                self.call_after_refresh(self._open_session)
+            # drawn, not in competition with it. (Waiting for start-up's read ahead as well, at
+            # most 1 s, showed no gain on a 100k-message folder and went: benchmarks/bench_read_newest.py.)
+            self.call_after_refresh(self._open_session)
             return True
         # No rows to show yet (a cold cache): the project opens now, beside the first frame,
         # so the login and the first listing start as early as they can.
         return False
-
-    def _read_ahead_pending(self) -> bool:
-        """A warm start's child is still reading the first row's thread ahead."""
-        child = self._read_child
-        return child is not None and child is not self._listing_child and not child.read_settled.is_set()
-
-    def _open_after_read_ahead(self) -> None:
-        """This process's own project opening, sources check and first listing wait for start-up's
-        read ahead of the first row (at most OPEN_WAITS_FOR_READ_AHEAD seconds): on a large folder
-        that read is what a triager's first key, Enter on the newest report, waits for (issue 33),
-        and the opening competed with it for the two cores: it imports the backend (~0.1 s of CPU,
-        on a thread that also takes the UI thread's turns), and its sign-in and SELECT of the list
-        folder are a second session the server opens beside the child's (Dovecot's first read of a
-        100k-message folder costs 0.1-0.8 s of its CPU in each). The rows shown meanwhile are the
-        head start's; a key that needs the session waits for it, as it does for any opening."""
-        self._opening_waits = True
-        self.set_timer(OPEN_WAITS_FOR_READ_AHEAD, self._open_once_read_ahead_settled)
-
-    def _open_once_read_ahead_settled(self) -> None:
-        """The read ahead came (or will not), or the wait is over: the project opens here, once."""
-        if self._opening_waits:
-            self._opening_waits = False
-            self.call_after_refresh(self._open_session)
 
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
     def _wait_for_head_start(self, forked: ForkedHeadStart) -> None:
@@ -203,7 +168,6 @@ class FirstScreen:
 
     def on_read_ahead_arrived(self, _message: ReadAheadArrived) -> None:
         self.offer_read_ahead()
-        self._open_once_read_ahead_settled()
 
     def offer_read_ahead(self) -> None:
         """A warm start's read ahead, once it is here and the first rows are on the main screen
@@ -269,7 +233,6 @@ class FirstScreen:
         """Another session opens (reopen, the demo): start-up's head start and read ahead are
         never shown or served in it."""
         self.head_start = None
-        self._opening_waits = False  # this opening is the one (a late read ahead opens nothing more)
         child, self._read_child = self._read_child, None
         if child is not None:
             child.drop_read_ahead()

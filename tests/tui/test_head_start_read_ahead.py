@@ -18,7 +18,7 @@ from datetime import timedelta
 import pytest
 
 from mailtriage.core.trace import OPLOG, TRACE
-from mailtriage.tui import first_screen, head_start
+from mailtriage.tui import head_start
 from mailtriage.tui.head_start import STARTUP_CALLER, ForkedHeadStart
 from mailtriage.tui.panes.reader import ReaderPane
 from mailtriage.tui.panes.thread_list import ThreadList
@@ -193,40 +193,6 @@ async def test_an_enter_held_on_the_kept_frame_shows_the_thread_in_the_apps_firs
             assert at_layouts[1] == newest.subject, at_layouts  # the first layout
             assert reads_by() == [STARTUP_CALLER]
             proxy.release()
-    finally:
-        proxy.release()
-
-
-async def test_the_apps_own_opening_waits_for_the_read_ahead_of_the_first_row(proxied_project, monkeypatch):
-    """Issue 33 (first key acts, 100k-message folder): the Enter on the newest row waits for the
-    child's read ahead, and the app's own opening (the backend's imports, a second sign-in and
-    SELECT of the list folder on the server) competed with that read for the two cores. It starts
-    once the read ahead came (or after OPEN_WAITS_FOR_READ_AHEAD, not reached here)."""
-    monkeypatch.setattr(first_screen, "OPEN_WAITS_FOR_READ_AHEAD", WAIT_BOUND * 2)
-    project, proxy = proxied_project
-    listed_here(project)  # fills the summary cache: a warm start
-    proxy.hold()  # the child's sign-in, and so its read ahead, waits for the server
-    try:
-        child = ForkedHeadStart.start(project, demo=False)
-        app = make_app(project)
-        assert child.ready(WAIT_BOUND)  # its head start needs no server
-        app.prepare_first_screen(child)
-        assert app.head_start.read_follows is not None
-
-        def opening() -> bool:
-            return app.session.is_open or any(w.group == "session" for w in app.workers)
-
-        async with app.run_test(size=(140, 40)) as pilot:
-            await wait_until(pilot, lambda: len(app.screen.query_one(ThreadList).rows) == 2)
-            for _ in range(3):  # the first frame drawn, and what was to run after it run
-                await pilot._wait_for_screen()
-                await pilot.pause()
-            assert not opening()
-            assert not child.read_settled.is_set()
-            proxy.release()
-            await wait_until(pilot, lambda: app.session.is_open)
-            assert child.read_settled.is_set()
-            await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
     finally:
         proxy.release()
 
@@ -450,5 +416,51 @@ async def test_an_r_typed_on_the_read_ahead_before_the_project_is_open_is_not_lo
                 await pilot.pause()
             let_go.set()
             await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
+    finally:
+        let_go.set()
+
+
+async def test_a_key_kept_for_the_opening_is_dropped_with_a_notice_when_the_opening_fails(proxied_project,
+                                                                                       monkeypatch):
+    """r typed before the project is open is kept until it opens (ControllerBase.when_open). When
+    that opening fails, it was kept on: after the project was fixed and opened again (the
+    first-run screen's R), the reply opened by itself, on a thread of a session that no longer
+    existed. Now it is dropped when the opening fails, and a notification says so."""
+    import threading
+
+    from mailtriage.tui.dialogs.compose import ComposeDialog
+    from mailtriage.tui.screens.first_run import FirstRunScreen
+    from tests.tui.helpers import settle
+
+    app, _child, proxy, newest = started_with_server_held(proxied_project)
+    proxy.release()
+    project_md = app.session.project_dir / "project.md"
+    kept_text = project_md.read_text(encoding="utf-8")
+    let_go = threading.Event()
+    real_open = app.session.open
+
+    def held_open() -> None:
+        assert let_go.wait(WAIT_BOUND), "the test never let the opening go"
+        real_open()
+    monkeypatch.setattr(app.session, "open", held_open)
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: shown_subject(app) == newest.subject)
+            await pilot.press("r")
+            for _ in range(3):  # what r does at once done (settle would wait for the held opening)
+                await pilot._wait_for_screen()
+                await pilot.pause()
+            assert not app.session.is_open
+            project_md.unlink()  # the opening fails
+            let_go.set()
+            await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen))
+            notices = [n.message for n in app._notifications]
+            assert any("not done" in m and "did not open" in m for m in notices), notices
+            project_md.write_text(kept_text, encoding="utf-8")
+            await pilot.press("R")  # the first-run screen's retry: the project opens
+            await wait_until(pilot, lambda: app.session.is_open and not isinstance(app.screen, FirstRunScreen))
+            await settle(pilot)
+            assert not isinstance(app.screen, ComposeDialog)
     finally:
         let_go.set()

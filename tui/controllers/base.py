@@ -20,7 +20,7 @@ from textual.screen import Screen
 from mailtriage.application import MandatoryBackendUnavailable, Op
 from mailtriage.core.secrets import scrub
 from mailtriage.tui.errors import is_connection_problem
-from mailtriage.tui.messages import SourceRow, WorkFailed
+from mailtriage.tui.messages import SessionFailed, SourceRow, WorkFailed
 from mailtriage.tui.panes.area import Requests
 from mailtriage.tui.panes.folders import FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from mailtriage.tui.rows import ThreadRows
     from mailtriage.application import CcResolution, Proposal
     from mailtriage.tui.app import MailTriageApp
+
+#: What each key kept by ControllerBase.when_open does, as a notification names it.
+KEPT_KEY_NAMES = {"compose": "the reply or new mail", "flow": "the reply, import or other proposal"}
 
 M = TypeVar("M")
 W = TypeVar("W", bound=WorkFailed)
@@ -122,8 +125,9 @@ class ControllerBase(Screen):
     def when_open(self, key: str, action: Callable[[], None]) -> bool:
         """True (and ``action`` kept for when the project is open, the last one per ``key``)
         while it is not open: a key typed on the head start's rows before the app's own opening
-        ends acts then. It was lost: that opening waits for start-up's read ahead
-        (tui/first_screen.py), so it still runs once an Enter has shown the first row's body."""
+        ends (it runs after the first frame; an Enter on the first row shows start-up's read ahead
+        meanwhile) acts then. It was lost. When the opening fails, it is dropped
+        (:meth:`on_session_failed`)."""
         if self.session.is_open:
             return False
         self._after_open[key] = action
@@ -134,6 +138,17 @@ class ControllerBase(Screen):
         kept, self._after_open = self._after_open, {}
         for action in kept.values():
             action()
+
+    def on_session_failed(self, _message: SessionFailed) -> None:
+        """The project did not open: the keys kept by :meth:`when_open` are dropped, and the user
+        told. Kept, they acted after a later opening (the first-run screen's R, or d: another
+        project), on rows of the session that failed. The message goes on to the app (the
+        first-run screen)."""
+        kept, self._after_open = self._after_open, {}
+        if kept:
+            what = " and ".join(KEPT_KEY_NAMES.get(key, key) for key in kept)
+            self.notify(f"{what[:1].upper()}{what[1:]} typed while the project opened: not done, the project did "
+                        "not open.", title="Start-up", severity="warning", markup=False)
 
     # -- failures ------------------------------------------------------------------
     def accept_failure(self, handler: Callable[[W], None], message: W) -> bool:
