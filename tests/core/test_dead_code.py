@@ -3,8 +3,8 @@
 
 A name counts as used when it appears anywhere in our modules, the tests, the benchmarks, the
 scripts or the packaging files beyond its own definition: in code, in a string (``getattr`` by
-name, entry points, monkeypatched targets) or in a comment (a word count, lenient by design). Dunder functions a module defines
-for Python (``__getattr__``, ``__dir__``) are Python's to call.
+name, entry points, monkeypatched targets) or in a comment (a word count, lenient by design).
+Dunder functions a module defines for Python (``__getattr__``, ``__dir__``) are Python's to call.
 """
 
 from __future__ import annotations
