@@ -19,17 +19,15 @@ one session object the application keeps per run.
 from __future__ import annotations
 
 import base64
-import io
 import logging
 import os
 import re
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mailtriage.backends import mime, mime_header_text
+from mailtriage.backends import gnupg_private, mime, mime_header_text
 from mailtriage.backends.contract import AttachmentInfo, Message, TextPart, Thread
 from mailtriage.backends.pgp_keyring import VALIDITY, KeyringKey, parse_colons, uid_mailbox
 from mailtriage.backends.pgp_status import (CryptoStatus, DecryptedAttachment, OfferedKey, PartProtection,
@@ -108,60 +106,6 @@ class _Run:
     timed_out: bool = False
 
 
-_PIPED_GPG: type | None = None
-_PIPED_GPG_LOCK = threading.Lock()
-
-
-def _piped_gpg_class() -> type:
-    """python-gnupg's GPG with two additions: an inherited pipe (for a detached signature) and a
-    timer that kills a gpg running past the time limit. Made once, whichever thread asks first."""
-    if _PIPED_GPG is not None:
-        return _PIPED_GPG
-    with _PIPED_GPG_LOCK:
-        return _PIPED_GPG or _make_piped_gpg_class()
-
-
-def _make_piped_gpg_class() -> type:
-    global _PIPED_GPG
-    # Start-up cost measured (python -X importtime): python-gnupg adds ~0.15 s to every command
-    # that opens a project; it is loaded on the first gpg call, i.e. only for mail with OpenPGP.
-    import gnupg
-
-    class _PipedGPG(gnupg.GPG):
-        def __init__(self, *args: Any, timeout: float, **kwargs: Any) -> None:
-            self._pass_fds: tuple[int, ...] = ()
-            self._timeout = max(timeout, 30.0)  # gpg --list-config at start-up is not a decryption
-            self._timers: list[threading.Timer] = []
-            self.timed_out = False
-            super().__init__(*args, **kwargs)
-            self.stop_timers()
-            self._timeout = timeout
-
-        def _open_subprocess(self, args, passphrase=False):  # noqa: ANN001 - python-gnupg's signature
-            cmd = self.make_args(args, passphrase)
-            process = subprocess.Popen(cmd, shell=False, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, env=self.env, pass_fds=self._pass_fds)
-
-            def kill() -> None:
-                if process.poll() is None:
-                    self.timed_out = True
-                    process.kill()
-
-            timer = threading.Timer(self._timeout, kill)
-            timer.daemon = True
-            timer.start()
-            self._timers.append(timer)
-            return process
-
-        def stop_timers(self) -> None:
-            for timer in self._timers:
-                timer.cancel()
-            self._timers.clear()
-
-    _PIPED_GPG = _PipedGPG
-    return _PIPED_GPG
-
-
 class GnuPG:
     """The user's GnuPG for one run: built on first use (once, whichever thread asks first),
     one gpg call at a time."""
@@ -191,8 +135,8 @@ class GnuPG:
             self._missing = f"the GnuPG home {home} does not exist (set pgp.gnupg_home in your settings)"
             raise _Failed(self._missing)
         try:
-            gpg = _piped_gpg_class()(gpgbinary=self.settings.binary, gnupghome=home,
-                                     timeout=self.settings.timeout, options=list(NO_NETWORK))
+            gpg = gnupg_private.piped_gpg_class()(gpgbinary=self.settings.binary, gnupghome=home,
+                                                  timeout=self.settings.timeout, options=list(NO_NETWORK))
         except (OSError, ValueError) as exc:
             self._missing = (f"GnuPG ('{self.settings.binary}') could not be run: install gnupg "
                              f"(Debian: apt install gnupg) or put gpg on PATH ({type(exc).__name__})")
@@ -225,29 +169,13 @@ class GnuPG:
                 return False  # keep nothing more in memory; gpg is stopped by --max-output
             return True
 
+        time_limit = self.settings.timeout if timeout is None else min(timeout, self.settings.timeout)
         with self._lock:
-            gpg._pass_fds = pass_fds
-            gpg._timeout = self.settings.timeout if timeout is None else min(timeout, self.settings.timeout)
-            gpg.timed_out = False
-            gpg.on_data = on_data
-            saved_env = gpg.env
-            if env is not None:
-                gpg.env = env
             try:
-                result = gpg.result_map["crypt"](gpg)
-                stream = io.BytesIO(data)
-                # A passphrase goes on the first line of stdin (gpg's loopback pinentry), never argv.
-                gpg._handle_io(args, stream, result, passphrase=passphrase, binary=True)
-            except BrokenPipeError:
-                pass  # gpg stopped reading (killed at the time limit, or failed early): its status says why
+                result, timed_out = gnupg_private.run_piped(gpg, args, data, on_data=on_data, pass_fds=pass_fds,
+                                                            time_limit=time_limit, env=env, passphrase=passphrase)
             except OSError as exc:
                 raise _Failed(f"gpg could not be run ({type(exc).__name__})") from exc
-            finally:
-                gpg.stop_timers()
-                gpg.on_data = None
-                gpg._pass_fds = ()
-                gpg.env = saved_env
-            timed_out = gpg.timed_out
         out = result.data if isinstance(result.data, bytes) else str(result.data).encode()
         status = []
         for line in (result.stderr or "").splitlines():

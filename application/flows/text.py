@@ -53,7 +53,11 @@ _QUOTE_HEADER = re.compile(r"^(on .{0,200}wrote:|-+ ?original message ?-+|from: 
 
 def excerpt(body: str | None, limit: int = 300) -> str:
     """The new text of a mail in one line: quoted lines (``>``), the quote header
-    ("On … wrote:") and the signature (after ``-- ``) left out, then cut at ``limit``."""
+    ("On … wrote:") and the signature (after ``-- ``) left out, then cut at ``limit``.
+
+    A quote header after text of the sender's own ends it (a top-posted reply: what follows
+    is the quote, marked with ``>`` or not); one before any (an interleaved reply that opens
+    with the quote) is skipped, and the sender's text after the quote is kept."""
     kept: list[str] = []
     for line in plain_lines(body).split("\n"):
         if line == "-- " or line.strip() == "--":
@@ -61,6 +65,8 @@ def excerpt(body: str | None, limit: int = 300) -> str:
         if line.lstrip().startswith(">"):
             continue
         if _QUOTE_HEADER.match(line.strip()):
-            break
+            if any(k.strip() for k in kept):
+                break
+            continue
         kept.append(line)
     return one_line("\n".join(kept), limit)

@@ -39,15 +39,35 @@ class ListedThreads:
     wanted: str | None
     _groups: dict[Any, list[int]] | None = field(default=None, repr=False)
 
-    def members(self, thread_id: ThreadId) -> list[Row] | None:
-        """The listed rows of ``thread_id`` (oldest UID first), or None when it is not listed."""
+    _roots: dict[int, Any] | None = field(default=None, repr=False)
+
+    def _grouped(self) -> dict[Any, list[int]]:
         if self._groups is None:
             self.rows = sorted(self.rows, key=_BY_UID)  # as recent.summaries threads them
             self._groups = root_members([r[sc.MESSAGE_ID] for r in self.rows], [r[sc.SYNTHETIC] for r in self.rows],
                                         link_records(self.rows))
+        return self._groups
+
+    def members(self, thread_id: ThreadId) -> list[Row] | None:
+        """The listed rows of ``thread_id`` (oldest UID first), or None when it is not listed."""
         synthetic = thread_id.kind == SYNTHETIC_MESSAGE_ID_KIND
-        indices = self._groups.get(_key(thread_id.value, synthetic))
+        indices = self._grouped().get(_key(thread_id.value, synthetic))
         return [self.rows[i] for i in indices] if indices else None
+
+    def thread_of(self, uidvalidity: int, uid: int) -> tuple[str, bool] | None:
+        """The listed thread holding the message ``uid`` of this folder: its root and whether
+        that root is synthetic; None when the listing does not hold the message (another
+        UIDVALIDITY, outside the window, not on the list). A search hit is named by it, so it
+        names the thread the listing names (a reply loop's or a lost root's thread too)."""
+        if uidvalidity != self.uidvalidity:
+            return None
+        if self._roots is None:
+            groups = self._grouped()
+            self._roots = {self.rows[i][sc.UID]: key for key, indices in groups.items() for i in indices}
+        key = self._roots.get(uid)
+        if key is None:
+            return None
+        return (key[0], True) if isinstance(key, _Synthetic) else (key, False)
 
 
 def _key(value: str, synthetic: bool) -> Any:

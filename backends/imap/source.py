@@ -35,7 +35,7 @@ from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, MESSAGE_
                                           Thread, ThreadId, ThreadSummary, reply_subject)
 from mailtriage.backends.errors import (BackendFailure, ConnectionLost, DraftAlreadyPending, MailError,
                                         NotSupported, ThreadNotFound, Unavailable)
-from mailtriage.backends.imap import message_reads, protocol, recent, summary_cache
+from mailtriage.backends.imap import ids, message_reads, protocol, recent, summary_cache
 from mailtriage.backends.imap.account import ImapAccount, load_account
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.imap.headers import aware, thread_root
@@ -482,7 +482,15 @@ class ImapSource(AccountSource):
             folders = [request.folder or self.folder]
             mb.folders.info(folders[0])
         page = imap_search.search_folders(mb, folders, request, self.name)
-        return replace(page, items=tuple(_summary_of(h) for h in page.items))
+        return replace(page, items=tuple(_summary_of(h, self._listed_thread_of(h)) for h in page.items))
+
+    def _listed_thread_of(self, header) -> tuple[str, bool] | None:
+        """The thread the last listing names for a search hit in the list folder, or None."""
+        listed = self._listed_threads
+        if listed is None or header.folder_id != listed.folder:
+            return None
+        ref = ids.parse_message_id(header.id)
+        return listed.thread_of(ref.uidvalidity, ref.uid)
 
     # -- read_thread, list_sent_since ---------------------------------------------------------
     resolves_message_ids = True
@@ -798,10 +806,15 @@ class ImapSource(AccountSource):
             mailbox.abort()
 
 
-def _summary_of(header) -> ThreadSummary:
-    """A search hit as a thread row: the thread (by its root) that holds the matching message."""
-    root = header.thread_key
-    synthetic = root.endswith("@mailtriage.invalid>")
+def _summary_of(header, listed: tuple[str, bool] | None = None) -> ThreadSummary:
+    """A search hit as a thread row: the thread (by its root) that holds the matching message:
+    the one the listing names when it holds the message (``listed``: root, synthetic), else
+    the thread of the message's own first reference."""
+    if listed is not None:
+        root, synthetic = listed
+    else:
+        root = header.thread_key
+        synthetic = root.endswith("@mailtriage.invalid>")
     return ThreadSummary(
         thread_id=ThreadId(synthetic_kind(THREAD_KIND) if synthetic else THREAD_KIND, root),
         subject=header.subject,

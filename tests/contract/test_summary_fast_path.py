@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from hypothesis import example, given
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mailtriage.backends.contract import Address, ThreadId, ThreadSummary
@@ -16,6 +16,9 @@ root_ids = st.sampled_from(["", "<a@example.org>", "<x@mailtriage.invalid>", "a@
 times = st.none() | st.datetimes(timezones=st.sampled_from([timezone.utc, timezone(timedelta(hours=-5))]))
 
 
+# No wall-clock check: at load 17 one draw of a datetime took 1.46 s (the process waiting for
+# a core) and Hypothesis's too_slow health check failed the test (audit, 2026-12-03).
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(synthetic=st.booleans(), root_id=root_ids, subject=st.text(max_size=8), name=st.text(max_size=4),
        email=st.text(max_size=6), last_activity=times, count=st.integers(1, 5),
        participants=st.lists(st.text(max_size=4), max_size=3).map(tuple), unread=st.booleans(),

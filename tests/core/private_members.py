@@ -1,5 +1,5 @@
 """Checks for the modules that hold every private member of a library we use (issue 36 §4):
-tui/textual_private.py and backends/imap/imaplib_private.py.
+tui/textual_private.py, backends/imap/imaplib_private.py and backends/gnupg_private.py.
 
 Each lists its members as ``MEMBERS`` rows ``(module, class, member, use)``; ``check_member``
 fails, naming the member, when the installed library no longer has it in the shape we use.
@@ -23,7 +23,8 @@ OURS = ("application", "backends", "core", "tui", "cli", "trackers", "modes", "t
 #: private names of the standard library we may use: os._exit ends a forked child at once
 STDLIB = {"_exit"}
 #: the one module per library that may use its private members
-SEAMS = (ROOT / "tui" / "textual_private.py", ROOT / "backends" / "imap" / "imaplib_private.py")
+SEAMS = (ROOT / "tui" / "textual_private.py", ROOT / "backends" / "imap" / "imaplib_private.py",
+         ROOT / "backends" / "gnupg_private.py")
 
 
 def check_member(module: str, owner: str, member: str, use: tuple[str, ...], seam: str) -> None:

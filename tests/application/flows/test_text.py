@@ -20,6 +20,17 @@ def test_excerpt_keeps_what_the_sender_wrote():
     assert excerpt("> only quoted\n") == ""
 
 
+def test_excerpt_of_a_reply_that_quotes_first_keeps_what_follows_the_quote():
+    # The demo's Sync proposed "(no text)" for the reporter's follow-up: an interleaved reply
+    # opens with the quote header, and everything after it was dropped.
+    body = ("On Thu, 12 Nov 2026 at 13:05, Priya Raman wrote:\n> Thank you for your report.\n\n"
+            "Hello Priya,\n\nTwo weeks on, is there any update?\n\n> And this?\nA bypass too.\n-- \nElena\n")
+    assert excerpt(body) == "Hello Priya, Two weeks on, is there any update? A bypass too."
+    # A top-posted reply still ends where its quote begins, quoted with ">" or not.
+    assert excerpt("Fixed in 3.4.3.\n\nOn Tue, Rita wrote:\nthe old text, not quoted\n") == "Fixed in 3.4.3."
+    assert excerpt("\nOn Tue, Rita wrote:\n> only quoted\n") == ""
+
+
 def test_display_address():
     assert display_address("Rita", "rita@x.example") == "Rita (rita@x.example)"
     assert display_address("", "rita@x.example") == "rita@x.example"
