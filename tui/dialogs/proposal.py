@@ -86,7 +86,7 @@ def summary_text(proposal) -> Text:
     if len(cc_fields) > 2:
         out.append(f"… and {len(cc_fields) - 2} more Cc lines below\n", "dim")
     for index, write in enumerate(proposal.writes):
-        out.append(f"{index + 1}. {write.kind.value.upper()}", "bold")
+        out.append(f"{index + 1}. {write.heading}", "bold")
         out.append(" → ")
         out.append_text(inert_text(write.backend, style="bold"))
         out.append("  ")
