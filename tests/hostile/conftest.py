@@ -1,1 +1,1 @@
-from tests.application.flows.conftest import env, private_dirs  # noqa: F401  (the git tracker project)
+from tests.application.flows.conftest import env, env_template, private_dirs  # noqa: F401  (the git tracker project)

@@ -40,8 +40,10 @@ def project(tmp_path: Path, homes, raws: list[bytes]) -> tuple[Path, dict]:
 
 
 def cli(folder: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    # A ceiling, not a deadline: at load 20-30 a save-attachments child (two decryptions, a gpg-agent
+    # started) ran past 120 s; quiet, it takes about a second.
     return subprocess.run([sys.executable, "-m", "mailtriage.cli.main", "--project", str(folder), *args],
-                          capture_output=True, text=True, env=env, timeout=120)
+                          capture_output=True, text=True, env=env, timeout=600)
 
 
 def test_read_thread_decrypts_and_adds_a_crypto_field_per_message(tmp_path, homes):

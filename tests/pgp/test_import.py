@@ -7,7 +7,7 @@ from mailtriage import application
 from mailtriage.application.flows.importer import ImportFlow
 from mailtriage.application.flows.pgp_reply import ENCRYPTED_IMPORT
 from mailtriage.application.flows.proposals import BlockedBy
-from tests.application.flows.conftest import env, private_dirs  # noqa: F401 - the workflow tests' git tracker fixtures
+from tests.application.flows.conftest import env, env_template, private_dirs  # noqa: F401 - the workflow tests' git tracker fixtures
 
 from .conftest import entity, pgp_mime_encrypted, plain
 from .test_cli import write_mbox

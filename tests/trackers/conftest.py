@@ -9,8 +9,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,7 +111,35 @@ class TrackerEnv:
 
 # -- local-files ---------------------------------------------------------------------
 
+#: One built git tracker env per (worker process, ``restricted``): each ``make_git_env`` copies it.
+_GIT_TEMPLATES: dict[bool, Path] = {}
+_TEMPLATE_ROOT = tempfile.TemporaryDirectory(prefix="mailtriage-git-env-")  # removed when the worker ends
+
+
 def make_git_env(tmp_path: Path, restricted: bool = True) -> TrackerEnv:
+    """A git working copy with its bare remote and an initialized local-files tracker, committed
+    and pushed: a copy of one built once a worker (eleven git runs and the tracker's init,
+    ~70 ms CPU and ~0.4 s at load 17, against ~14 ms for the copy). The copy's ``origin`` is
+    rewritten to its own remote (the one absolute path the build leaves, in ``.git/config``)."""
+    template = _GIT_TEMPLATES.get(restricted)
+    if template is None:
+        template = Path(_TEMPLATE_ROOT.name) / f"restricted-{restricted}"
+        template.mkdir()
+        _build_git_env(template, restricted)
+        _GIT_TEMPLATES[restricted] = template
+    for name in ("remote.git", "wc"):
+        shutil.copytree(template / name, tmp_path / name, symlinks=True)
+    remote, wc = tmp_path / "remote.git", tmp_path / "wc"
+    config = wc / ".git" / "config"
+    text = config.read_text(encoding="utf-8")
+    assert str(template / "remote.git") in text
+    config.write_text(text.replace(str(template / "remote.git"), str(remote)), encoding="utf-8")
+    env = TrackerEnv("local-files-git", wc / "project", None, wc=wc, remote=remote)
+    env.reopen()
+    return env
+
+
+def _build_git_env(tmp_path: Path, restricted: bool) -> TrackerEnv:
     remote = tmp_path / "remote.git"
     sh(["git", "init", "-q", "--bare", "-b", "main", str(remote)], tmp_path)
     wc = tmp_path / "wc"

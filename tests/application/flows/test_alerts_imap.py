@@ -166,23 +166,33 @@ def test_idle_watches_the_lists_own_folder(imap_env):
 def test_every_folder_that_holds_a_configured_list_is_watched(imap_env):
     _in_folders(imap_env, "seclist", "seclist-old")
     sources = _sources(imap_env)
+    # The server's "+ idling" answers: each wait IDLEs on both folders, one connection each.
+    idling: list[str] = []
+    unsubscribe = TRACE.subscribe(lambda line: idling.append(line.text) if line.text.startswith("+ idling") else None)
     try:
         poller = NewReportPoller(sources)
         poller.acknowledge(poller.poll())
-        for folder in ("seclist-old", "seclist"):
+        for n, folder in enumerate(("seclist-old", "seclist"), start=1):
             stop = threading.Event()
-            # Delivered while the poller waits (or just before: mail since the last look counts too).
-            timer = threading.Timer(0.2, lambda f=folder: imap_env.seed(
-                mail(f"<late-{f}@reporter.example>", "Nina <nina@reporter.example>", "Late", "x\n", _date(NOW),
-                     to=LIST), folder=f, when=NOW))
-            timer.start()
+
+            def deliver(f: str = folder, waits: int = 2 * n) -> None:
+                # Delivered once both folders are in IDLE (a timer could fire, on a loaded machine,
+                # before the fallback folder's connection, opened by the wait, first selects it:
+                # that mail is then already counted in the SELECT IDLE compares with).
+                _until(lambda: len(idling) >= waits, "both folders in IDLE", bound=90)
+                imap_env.seed(mail(f"<late-{f}@reporter.example>", "Nina <nina@reporter.example>", "Late", "x\n",
+                                   _date(NOW), to=LIST), folder=f, when=NOW)
+
+            sender = threading.Thread(target=deliver, daemon=True)
+            sender.start()
             try:
                 # True only when the server announced mail: a wait that ran out says False.
-                assert poller.wait(90, stop, slice_seconds=90) is True, folder
+                assert poller.wait(120, stop, slice_seconds=120) is True, folder
             finally:
-                timer.join()
+                sender.join(timeout=120)
             poller.acknowledge(poller.poll())
     finally:
+        unsubscribe()
         sources.close()
 
 

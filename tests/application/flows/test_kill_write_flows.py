@@ -32,11 +32,18 @@ def start(project: Path, argv: list[str], extra_env: dict | None = None) -> subp
                             env=dict(os.environ, **(extra_env or {})))
 
 
-def run_killed(project: Path, argv: list[str], when, extra_env: dict | None = None) -> bool:
+def run_killed(project: Path, argv: list[str], when, extra_env: dict | None = None, armed=None) -> bool:
     """Run the command and SIGKILL it as soon as ``when()`` holds; True when it was killed,
-    False when it ended first (then its exit must have been a success)."""
+    False when it ended first (then its exit must have been a success).
+
+    ``when()`` is checked without a pause (a temporary file lives for a moment) once
+    ``armed(proc)`` held (once: it is an event that comes before every kill point, e.g. the
+    child's first git command), and every millisecond before: a child spends most of its run
+    starting (imports, the project opened), and a loop that spins beside it takes a core from
+    it on a loaded machine. No ``armed``: no pause at all."""
     proc = start(project, argv, extra_env)
     deadline = time.monotonic() + BOUND
+    ready = armed is None
     try:
         while proc.poll() is None:
             if when():
@@ -45,6 +52,10 @@ def run_killed(project: Path, argv: list[str], when, extra_env: dict | None = No
                 return True
             if time.monotonic() > deadline:
                 raise AssertionError(f"{argv} did not end within {BOUND:g} s")
+            if not ready:
+                ready = armed(proc)
+                if not ready:
+                    time.sleep(0.001)
         _out, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err
         return False
@@ -59,6 +70,25 @@ def rerun(project: Path, argv: list[str], extra_env: dict | None = None) -> dict
     out, err = proc.communicate(timeout=BOUND)
     assert proc.returncode == 0, err
     return json.loads(out) if out.strip() else {}
+
+
+def file_started(path: Path):
+    """Armed (see ``run_killed``) once ``path`` exists: the file git's GIT_TRACE writes, a line
+    per git command, the first before our child writes a tracker file."""
+    return lambda _proc: path.exists()
+
+
+def trace_started(path: Path):
+    """Armed once the child's ``--trace`` file has its first line (the connection to the server)."""
+    return lambda _proc: path.exists() and path.stat().st_size > 0
+
+
+def child_started_a_process(proc: subprocess.Popen) -> bool:
+    """Armed once the child runs a program of its own (svn: the commit is one)."""
+    try:
+        return bool(Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split())
+    except OSError:  # ended meanwhile, or no /proc
+        return True
 
 
 def temp_files(root: Path) -> list[str]:
@@ -104,7 +134,7 @@ def test_import_publish_git_killed_then_rerun_converges(mbox_env, tmp_path, poin
     for attempt in range(5):  # the kill waits for the event, not for a time: a fast run can pass it
         git_trace = tmp_path / f"git-trace-{attempt}.log"
         killed = run_killed(mbox_env.project, argv, git_import_kill_points(mbox_env, git_trace)[point],
-                            {"GIT_TRACE": str(git_trace)})
+                            {"GIT_TRACE": str(git_trace)}, armed=file_started(git_trace))
         if killed:
             break
         # The run completed: the tracker back to the start (project/ keeps the test's set-up), try again.
@@ -136,7 +166,8 @@ def test_import_publish_git_killed_then_rerun_converges(mbox_env, tmp_path, poin
 def test_imap_import_killed_then_rerun_leaves_one_issue_and_one_receipt(imap_env, tmp_path, needle, count):
     trace = tmp_path / "trace.log"
     argv = ["--trace", str(trace), "import", f"imap:{REPORT}", "--yes"]
-    killed = run_killed(imap_env.project, argv, trace_lines(trace, needle, count), imap_env.child_env)
+    killed = run_killed(imap_env.project, argv, trace_lines(trace, needle, count), imap_env.child_env,
+                        armed=trace_started(trace))
     rerun(imap_env.project, ["import", f"imap:{REPORT}", "--yes"], imap_env.child_env)
     root = imap_env.tracker_root
     assert issue_files(root) == ["SEC-0001.md"]
@@ -154,7 +185,7 @@ def test_create_draft_killed_then_rerun_leaves_one_draft(imap_env, tmp_path, nee
     trace = tmp_path / "trace.log"
     argv = ["mail", "create-draft", f"imap:{REPORT}", "--body-file", str(body), "--yes"]
     killed = run_killed(imap_env.project, ["--trace", str(trace), *argv], trace_lines(trace, needle),
-                        imap_env.child_env)
+                        imap_env.child_env, armed=trace_started(trace))
     proc = start(imap_env.project, argv, imap_env.child_env)
     out, err = proc.communicate(timeout=BOUND)
     found = drafts(imap_env)
@@ -206,7 +237,7 @@ def test_publish_git_killed_then_rerun_publishes_once(mbox_env, tmp_path, point)
     rerun(mbox_env.project, ["import", f"mbox:{REPORT}", "--yes"])  # written, not published
     git_trace = tmp_path / "git-trace.log"
     killed = run_killed(mbox_env.project, ["publish", "--yes"], git_import_kill_points(mbox_env, git_trace)[point],
-                        {"GIT_TRACE": str(git_trace)})
+                        {"GIT_TRACE": str(git_trace)}, armed=file_started(git_trace))
     (mbox_env.wc / ".git" / "index.lock").unlink(missing_ok=True)  # git's own lock: a user removes it too
     doc = rerun(mbox_env.project, ["publish", "--yes"])
     if not git_commits(mbox_env):
@@ -228,7 +259,7 @@ def test_publish_svn_killed_then_rerun_publishes_once(svn_mbox_env, point):
     env = svn_mbox_env
     rerun(env.project, ["import", f"mbox:{REPORT}", "--yes"])
     when = repo_txn(env.remote) if point == "transaction open" else repo_revision_grew(env.remote)
-    killed = run_killed(env.project, ["publish", "--yes"], when)
+    killed = run_killed(env.project, ["publish", "--yes"], when, armed=child_started_a_process)
     proc = start(env.project, ["publish", "--yes"])
     out, err = proc.communicate(timeout=BOUND)
     # the rerun converges by itself: it clears svn's own lock and takes over what the killed
