@@ -376,7 +376,8 @@ async def test_no_screen_without_the_footer_s_keys_is_ever_kept(tmp_path, user_c
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         for key in app.main.query_one(Footer).query("FooterKey"):
-            key.styles.text_opacity = 0  # laid out, keys and all, but their text not painted
+            key.key_display = key.description = ""  # laid out, keys and all, but no text painted
+            key.refresh()
         await settle(pilot)
         assert app.main.footer_drawn()
         app.first_paint_project = (project, False)
