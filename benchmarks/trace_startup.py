@@ -43,6 +43,19 @@ Looked at and left: the CSS parse (6 parses, ~21 ms of UI CPU, Textual parses ev
 would go through Textual's private Stylesheet); the dataclasses built at import (~23 ms of ours, 17 ms of
 Textual's); the demo workspace's copy (~10 ms of CPU); Textual's import (~0.2 s, most of what is left,
 with its first layout and paint).
+Kept, 2026-12-03 (branch first6), against ee086a7 (``--compare``), demo, warm, --runs 5, load 23 -> 18.6:
+- The app's command line (no command word) parsed by the global options alone (cli/main.py _app_args):
+  building the ~30 subcommands' parsers was 11-18 ms of the UI thread before the child forks (0.3-0.4 ms
+  now). UI CPU at the child forked 0.124 s (before 0.138 s); at the body's frame written 0.536 s (before
+  0.573 s, within this load's spread); body on the terminal 3.39 s wall (before 3.46 s).
+Looked at the same day and left (UI CPU, one warm demo start each, measured with thread_time): the CSS
+parsed before the keys are released ~35 ms (app.tcss ~10 ms, Textual's App/Screen/Widget/Footer defaults
+the rest); the dialogs' CSS ahead (tui/dialogs/ahead.py) re-parses every stylesheet from scratch after the
+app is live (Stylesheet.reparse starts with an empty parse cache: ~25 ms, then ~20 ms for the dialogs'
+widgets); unpickling the head start on the UI thread imports application.project, backends.registry,
+backends.security_cc and resolution (its ListEntry, CcResolution and Dispatch: 10-14 ms before the main
+screen); the collector before the fork (12 young collections in start-up's import, ~4 ms); the frozen
+dataclasses of backends/contract.py (~11 ms of the import).
 """
 
 from __future__ import annotations

@@ -5,13 +5,16 @@ import inspect
 import os
 import time
 
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
+# Hypothesis's wall-clock checks (an example's deadline, the "too slow" health check) fail on a
+# loaded machine though nothing is wrong (issue 36 §7: green at load 10); the suite's own
+# ceilings bound a test that hangs. In every run, not only in CI.
+settings.register_profile("load-proof", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # In CI, property tests explore the same examples every run: a failure is reproducible,
 # never a coin toss. Locally they search freshly each run.
-settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+settings.register_profile("ci", parent=settings.get_profile("load-proof"), derandomize=True, print_blob=True)
+settings.load_profile("ci" if os.environ.get("CI") else "load-proof")
 
 # Listings show dates in the user's time zone (application/dates.py): the suite's user lives
 # in UTC on every machine, so rows and snapshots read the same wherever it runs. A test of

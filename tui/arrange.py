@@ -28,7 +28,7 @@ from textual.worker import get_current_worker
 from mailtriage.application import ThreadSummary
 from mailtriage.tui.errors import error_line
 from mailtriage.tui.mailbox_rows import FolderRows, MailboxRow
-from mailtriage.tui.rows import PagedRows, ThreadRows
+from mailtriage.tui.rows import PagedRows, SameRows, ThreadRows
 
 #: The sort keys ``o`` cycles through ("size" only where the rows carry sizes).
 SORT_KEYS = ("date", "sender", "subject", "size")
@@ -119,6 +119,24 @@ def at_hand(rows: ThreadRows, limit: int | None = None) -> list[tuple[int, Threa
             if limit is not None and len(found) >= limit:
                 break
     return found
+
+
+def page_source(rows: ThreadRows) -> ThreadRows:
+    """The rows whose pages ``rows`` fetches (its ``missing_pages`` / ``fetch_page`` numbers): through
+    a sort or tree of the rows at hand and the alert marks to the listing; a server's order is
+    its own (its pages are of its order)."""
+    while True:
+        if isinstance(rows, ArrangedRows) and not rows.server:
+            rows = rows.base
+        elif isinstance(rows, SameRows):
+            rows = rows.base
+        else:
+            return rows
+
+
+def same_pages(a: ThreadRows, b: ThreadRows) -> bool:
+    """Whether a page fetched for ``a`` is one of ``b``'s (the same listing, arranged anew)."""
+    return a is b or page_source(a) is page_source(b)
 
 
 class ArrangedRows:
@@ -331,13 +349,17 @@ class ArrangeKeys:
                         markup=False, timeout=3)
             self._load_every_page(rows.base)
 
-    @work(thread=True, group="sort-pages", exclusive=True, exit_on_error=False)
+    # Not exclusive: a page claimed is fetched by whoever claimed it. A second sort's load
+    # skips the pages the first (or the list's page fetcher) holds; had the first been cancelled
+    # it would give them back after the second looked, and nothing would fetch them (a run at
+    # load 13-20 sorted without the last page). Each fetcher's PageLoaded sorts its pages in.
+    @work(thread=True, group="sort-pages", exit_on_error=False)
     def _load_every_page(self, base: ThreadRows) -> None:
         worker = get_current_worker()
         pages = base.missing_pages(0, len(base))
         error = None
         for i, page in enumerate(pages):
-            if worker.is_cancelled or self.listed_rows is not base:
+            if worker.is_cancelled or not same_pages(base, self.listed_rows):
                 base.release(pages[i:])
                 return
             try:

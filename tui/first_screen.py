@@ -10,6 +10,7 @@ meanwhile wait for it), so the child's work is never done twice beside it.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -261,17 +262,24 @@ class FirstScreen:
         paint (tui/first_paint.py), if it still is the start screen (the main screen alone, the
         list at its top, nothing read, no notification on it). Once per run."""
         main = self.main
-        if main is not None and not main.footer_drawn() and self._footer_waits < first_paint.FOOTER_WAITS:
-            self._footer_waits += 1  # a busy machine: the footer's keys come later
-            self.set_timer(first_paint.KEEP_AFTER, self.keep_first_frame)
+        if self.first_paint_project is None:
+            return  # nothing to keep (not a terminal, kept already, or given up)
+        # The keys laid out (footer_drawn) are not always in the frame (a full run at load 13-20
+        # kept one whose last line was blank): the frame's own footer line decides.
+        frame = textual_private.full_frame(main, self.console) if main is not None and main.footer_drawn() else ""
+        if main is not None and not _shows_footer(frame):
+            if self._footer_waits < first_paint.FOOTER_WAITS:
+                self._footer_waits += 1  # a busy machine: the footer's keys come later
+                self.set_timer(first_paint.KEEP_AFTER, self.keep_first_frame)
+            else:  # never a screen without its keys: the next start draws as without one
+                self.first_paint_project = None
             return
         target, self.first_paint_project = self.first_paint_project, None
         # Not when the settings file could not be read: what it says about caches is unknown.
         if (target is None or not self.settings_writable or main is None or self.screen is not main
                 or textual_private.notifications_shown(self) or not main.at_start()):
             return
-        frame = textual_private.full_frame(main, self.console)  # as the first frame wrote it
-        self._keep_frame(target, frame, (self.size.width, self.size.height))
+        self._keep_frame(target, frame, (self.size.width, self.size.height))  # as the first frame wrote it
 
     @work(thread=True, group="first-paint", exit_on_error=False)
     def _keep_frame(self, target: tuple[Path, bool], frame: str, size: tuple[int, int]) -> None:
@@ -281,3 +289,9 @@ class FirstScreen:
                              settings_data=self.settings.data)
         except OSError:  # a cache that cannot be written is no cache: the next start draws as without it
             pass
+
+
+def _shows_footer(frame: str) -> bool:
+    """Whether ``frame``'s last line (the footer's) shows its keys (any letter or digit: a blank
+    line, or the command key's bar alone, does not), its colours taken out."""
+    return any(c.isalnum() for c in re.sub(first_paint.ALLOWED_SEQUENCE, "", frame.rsplit("\n", 1)[-1]))

@@ -126,7 +126,7 @@ PRINTERS = _printers()
 
 
 @pytest.mark.parametrize("name", sorted(PRINTERS))
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(text=hostile)
 def test_no_neutralized_character_leaves_any_printer(name, text):
     printer, newline, tab = PRINTERS[name]

@@ -129,7 +129,7 @@ _PIECES = st.sampled_from(["..", ".", "/", "\\", "C:", "CON", "nul", "\u202e", "
 
 
 @given(st.lists(st.one_of(_PIECES, st.text(max_size=20)), max_size=30).map("".join))
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 def test_any_name_is_saved_as_a_plain_child_of_the_folder(tmp_path, real):
     target = tmp_path / "t"
     target.mkdir(exist_ok=True)

@@ -128,7 +128,7 @@ def test_a_uidvalidity_change_lists_the_window_whole(make_source, seed, dovecot,
 OPS = st.lists(st.sampled_from(["report", "reply", "flag", "unflag", "expunge", "old"]), min_size=1, max_size=6)
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
 def test_an_incremental_listing_equals_a_fresh_one(make_source, seed, dovecot, dovecot_user, ops):
     folder = f"Inc{next(_folders)}"

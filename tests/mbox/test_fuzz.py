@@ -23,7 +23,7 @@ from mailtriage.backends.mime import parse_message
 from tests.mbox.test_realworld import write_mboxrd
 
 LONG_AGO = datetime(1900, 1, 1, tzinfo=timezone.utc)
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 # Lines an mbox body really holds, the tricky ones often.
 LINE = st.one_of(

@@ -226,7 +226,7 @@ def _appended_message(n: int, kind: str, a: int, b: int, known: int) -> bytes:
     return message(n)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(start=st.integers(min_value=1, max_value=12), rounds=st.lists(st.lists(APPENDED, min_size=1, max_size=4),
                                                                       min_size=1, max_size=5),
        compact_share=st.sampled_from([1, 2, 16]), few_lookups=st.sampled_from([0, 64]))

@@ -362,6 +362,31 @@ async def test_the_screen_is_kept_only_once_the_footer_shows_its_keys(tmp_path, 
     assert kept is not None and "q Quit" in re_sub_sequences(kept["frame"]).split("\n")[-1]
 
 
+async def test_no_screen_without_the_footer_s_keys_is_ever_kept(tmp_path, user_config, cache):
+    """A full run at load 13-20 kept a start screen whose last line was blank (the next start
+    would paint it without its keys): the keys were laid out (``footer_drawn``) but not in the
+    frame, or the keep stopped waiting for them. Only a frame that shows them is kept; when
+    they do not come, none is (the next start draws as without one)."""
+    from textual.widgets import Footer
+
+    from tests.tui.helpers import make_app, settle
+
+    project = mbox_project(tmp_path / "p")
+    app = make_app(project)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        for key in app.main.query_one(Footer).query("FooterKey"):
+            key.key_display = key.description = ""  # laid out, keys and all, but no text painted
+            key.refresh()
+        await settle(pilot)
+        assert app.main.footer_drawn()
+        app.first_paint_project = (project, False)
+        for _ in range(first_paint.FOOTER_WAITS + 1):  # every wait used, the keys never painted
+            app.keep_first_frame()
+        await settle(pilot)
+    assert not first_paint.frames_of(project, demo=False)
+
+
 async def test_no_screen_is_kept_while_a_thread_is_open(tmp_path, user_config, cache):
     from tests.tui.helpers import make_app, reader_text, settle
 

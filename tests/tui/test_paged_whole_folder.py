@@ -3,6 +3,7 @@ whole folder (the server's UID SEARCH UNSEEN, SORT and THREAD), not the loaded p
 fetch only the pages shown, never the folder. Against the real Dovecot, a folder of 350
 messages (three and a half pages of 100)."""
 
+import threading
 import time
 from datetime import datetime, timedelta, timezone
 
@@ -10,6 +11,7 @@ import pytest
 
 from mailtriage.tui.arrange import ArrangedRows
 from tests.tui.helpers import WAIT_BOUND, make_app, settle, write_imap_project
+from tests.tui.helpers import until as until_held
 from tests.tui.test_account_folders import open_inbox
 
 LIST = "security@frob.example"
@@ -142,6 +144,81 @@ async def test_a_server_without_sort_falls_back_to_the_loaded_rows_and_says_so(
         assert tl.listed_rows.peek(150) is not None
         assert "sorted by sender ↑" in status(app)
         assert "not ordered by the server (" in status(app) and "SORT" in status(app)
+
+
+def hold_page(rows, page: int) -> tuple[threading.Event, threading.Event]:
+    """Hold the fetch of ``page`` of ``rows`` (the real fetch from Dovecot, wrapped where the rows
+    call it) until ``go`` is set; ``held`` says it started. The interleaving a loaded machine
+    makes by chance, made on purpose."""
+    held, go = threading.Event(), threading.Event()
+    load = rows._loader
+
+    def loader(offset: int, limit: int):
+        if offset // rows.page_size == page and not go.is_set():
+            held.set()
+            go.wait(WAIT_BOUND)
+        return load(offset, limit)
+
+    rows._loader = loader
+    return held, go
+
+
+def sorting(app, but: frozenset = frozenset()) -> bool:
+    """Whether a sort's whole-folder load (other than those in ``but``) still runs."""
+    return any(w.group == "sort-pages" and w.state.name in ("PENDING", "RUNNING") and not w.is_cancelled
+               and w not in but for w in app.workers)
+
+
+async def test_a_page_being_fetched_for_the_screen_when_a_sort_comes_is_sorted_in(
+        tmp_path, user_config, dovecot_minimal, memory_keyring):
+    """A run at load 13-20 left Aaron (the last page) out of the sort: the list's page fetcher
+    held pages 2 and 3 when ``o o`` came, the sort's whole-folder load skipped them (claimed),
+    and the fetcher, its rows no longer the list's, dropped page 3's arrival and gave page 2 back."""
+    user = dovecot_minimal.add_user()
+    project = write_imap_project(tmp_path, user_config, dovecot_minimal, user, access="draft", list_address=LIST)
+    seed(dovecot_minimal, user, {0: mail(0, sender="Aaron Early <a@example.com>")})
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        tl = thread_list(app)
+        held, go = hold_page(tl.listed_rows, 3)
+        try:
+            await pilot.press("G")  # the last screen: the fetcher claims pages 3 and 2, page 3 first
+            await until_held(pilot, held.is_set, "page 3 being fetched")
+            await pilot.press("o", "o")
+            await until_held(pilot, lambda: "not ordered by the server (" in status(app) and not sorting(app),
+                             "the sort's load to skip the pages the fetcher holds")
+        finally:
+            go.set()
+        await until(pilot, lambda: tl.rows.peek(0) is not None and tl.rows.peek(0).sender.name == "Aaron Early")
+        await until(pilot, lambda: all(tl.rows.peek(i) is not None for i in range(SIZE)))
+        assert "sorted by sender ↑" in status(app) and "loaded" not in status(app)
+
+
+async def test_a_second_sort_while_the_first_loads_the_folder_sorts_every_page_in(
+        tmp_path, user_config, dovecot_minimal, memory_keyring):
+    """``o`` then ``o`` again while the first sort's load fetched page 2 (page 3 claimed): the
+    second load skipped both, and the first, cancelled by the second, gave page 3 back unfetched."""
+    user = dovecot_minimal.add_user()
+    project = write_imap_project(tmp_path, user_config, dovecot_minimal, user, access="draft", list_address=LIST)
+    seed(dovecot_minimal, user, {0: mail(0, sender="Aaron Early <a@example.com>")})
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        tl = thread_list(app)
+        held, go = hold_page(tl.listed_rows, 2)
+        try:
+            await pilot.press("o")  # by date: no SORT, so the load of every page starts, page 2 first
+            await until_held(pilot, held.is_set, "the first sort's load fetching page 2")
+            first = frozenset(w for w in app.workers if w.group == "sort-pages")
+            await pilot.press("o")  # by sender: a second load (the first was asked before it)
+            await until_held(pilot, lambda: "sorted by sender" in status(app) and not sorting(app, first),
+                             "the second sort's load to skip the pages the first holds")
+        finally:
+            go.set()
+        await until(pilot, lambda: tl.rows.peek(0) is not None and tl.rows.peek(0).sender.name == "Aaron Early")
+        await until(pilot, lambda: all(tl.rows.peek(i) is not None for i in range(SIZE)))
+        assert "sorted by sender ↑" in status(app) and "loaded" not in status(app)
 
 
 async def test_the_server_order_stays_after_a_write_lists_the_folder_again(project, dovecot, dovecot_user):

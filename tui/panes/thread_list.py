@@ -26,7 +26,7 @@ from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False
 from mailtriage.application import ThreadSummary, shown_date
 from mailtriage.core.inert import sender_label, terminal_text
 from mailtriage.tui import bindings
-from mailtriage.tui.arrange import Arrangement, ArrangedRows
+from mailtriage.tui.arrange import Arrangement, ArrangedRows, same_pages
 from mailtriage.tui.errors import error_line
 from mailtriage.tui.rows import ListRows, ThreadRows, index_of, status_mark
 from mailtriage.tui.sanitize import MARKER_STYLE, inert_text
@@ -471,7 +471,9 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
     def _fetch_pages(self, rows: ThreadRows, pages: list[int]) -> None:
         worker = get_current_worker()
         for i, page in enumerate(pages):
-            if worker.is_cancelled or rows is not self.rows:
+            # Rows arranged anew (a sort, the tree, new marks) page the same listing: the pages
+            # claimed are still to fetch (a sort's load skipped them), and each sorts in when it comes.
+            if worker.is_cancelled or not same_pages(rows, self.rows):
                 rows.release(pages[i:])
                 return
             error = None
@@ -483,7 +485,7 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
 
     def on_thread_list_page_loaded(self, message: PageLoaded) -> None:
         message.stop()
-        if message.rows is self.rows:
+        if same_pages(message.rows, self.rows):  # fetched for these rows, or for the same listing arranged before
             self.tags_arrived()  # v typed on its rows before they came (issue 35)
             if isinstance(self.rows, ArrangedRows):  # sort the new page in, cursor on its row
                 self.replace_rows(self.rows.base)
