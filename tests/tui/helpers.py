@@ -88,7 +88,7 @@ async def settle(pilot: Pilot) -> None:
             # An exclusive worker superseded by a newer one (the rows' triage marks restart as
             # the cursor moves) or cancelled by Esc is finished too; wait for the others again.
             continue
-        await pilot._wait_for_screen()
+        await pilot._wait_for_screen(WAIT_BOUND)  # Textual's default, 30 s, ran out at load 20-33
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
         busy = any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers)
