@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import time
@@ -40,6 +41,11 @@ async def until(pilot: Pilot, condition, what: str = "the condition", bound: flo
 
     ``check`` (optional) is called before every look, to assert an invariant all along. The
     failure shows the screen, so a timeout says where the app was.
+
+    Between looks the loop sleeps (the app's tasks run meanwhile) and the screen's pending
+    refresh is done, as Pilot's ``pause`` ends; ``pause`` also emptied every widget's queue
+    first, 3.7 ms of CPU a look at 36 widgets (0.2 ms without): ~13% of a core for as long as a
+    test polled, and a loaded machine makes the polling longer.
     """
     deadline = time.monotonic() + bound
     while True:
@@ -50,7 +56,8 @@ async def until(pilot: Pilot, condition, what: str = "the condition", bound: flo
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {bound:g} s waiting for {what}; the screen:\n"
                                  f"{screen_text(pilot.app)}")
-        await pilot.pause(step)
+        await asyncio.sleep(step)
+        pilot.app.screen._on_timer_update()
 
 
 def keep_notifications(app: AppT) -> AppT:
