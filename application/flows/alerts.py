@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -78,21 +79,48 @@ def poll_seconds(config) -> float:
     return float(value)
 
 
+#: The journal of a cursor (CursorStore.append) is folded into its file once it holds this many
+#: bytes, or as many as the file, whichever is more: writes stay bounded by what changed, amortized.
+JOURNAL_MIN_BYTES = 64 * 1024
+
+
 class CursorStore:
-    """One cursor in one JSON file, replaced atomically."""
+    """One cursor in one JSON file, replaced atomically, and a journal beside it
+    (``<name>.changes``): one JSON line per acknowledgement, the keys it set or raised (issue
+    39: a poller in a storm rewrote ~1 MB of cursor at each acknowledgement). Reading the cursor
+    applies the journal's lines (each only raises, so their order does not matter; a line torn
+    by a kill is skipped: what it acknowledged is reported again, as when a kill comes before
+    the write); writing it whole empties the journal."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self.journal = self.path.with_suffix(".changes")
         self.problem: str | None = None  # why the stored cursor was unreadable (a new baseline follows)
+        self.file_bytes = 0  # the size of the cursor file as last written or read
+        self.journal_bytes = 0  # the size of the journal as last written or read
 
     @classmethod
     def for_list(cls, config, list_name: str | None) -> "CursorStore":
         key = hashlib.sha256(f"{Path(config.file).resolve()}\n{list_name or ''}".encode()).hexdigest()[:20]
         return cls(settings.data_dir() / "alerts" / f"{key}.json")
 
+    def stamp(self) -> tuple | None:
+        """What says the cursor changed on disk (another process wrote it): the file's mtime
+        and the journal's, with its size; None when there is no cursor file."""
+        try:
+            stamp = self.path.stat().st_mtime_ns
+        except OSError:
+            return None
+        try:
+            journal = self.journal.stat()
+        except OSError:
+            return stamp, None
+        return stamp, journal.st_mtime_ns, journal.st_size
+
     def load(self) -> dict | None:
         try:
-            data = json.loads(private_files.read_text(self.path))  # the same rule as save's
+            text = private_files.read_text(self.path)  # the same rule as save's
+            data = json.loads(text)
         except FileNotFoundError:
             return None
         except (OSError, ValueError, UnicodeDecodeError, ConfigError) as exc:
@@ -101,10 +129,65 @@ class CursorStore:
         if not isinstance(data, dict) or data.get("v") not in (1, CURSOR_VERSION) or not isinstance(data.get("seen"), dict):
             self.problem = f"the alert cursor {self.path} has an unknown shape; a new silent baseline is set"
             return None
+        self.file_bytes = len(text)
+        self._apply_journal(data)
         return data
 
+    def _apply_journal(self, data: dict) -> None:
+        try:
+            text = private_files.read_text(self.journal)
+        except FileNotFoundError:
+            self.journal_bytes = 0
+            return
+        except (OSError, UnicodeDecodeError, ConfigError):  # what it acknowledged is reported again
+            return
+        self.journal_bytes = len(text)
+        seen = data["seen"]
+        for line in text.splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:  # torn by a kill while it was appended
+                continue
+            if (not isinstance(entry, dict) or not isinstance(entry.get("seen"), dict)
+                    or entry.get("backend") != data.get("backend") or entry.get("list") != data.get("list")):
+                continue  # (another list's or backend's: the file was written whole meanwhile)
+            for key, when in entry["seen"].items():
+                if isinstance(key, str) and isinstance(when, str):
+                    before = seen.get(key)
+                    seen[key] = when if not isinstance(before, str) else _later(before, when)
+            checked = entry.get("checked")
+            if isinstance(checked, str) and data.get("v") == CURSOR_VERSION and checked > str(data.get("checked") or ""):
+                data["checked"] = checked
+
     def save(self, cursor: dict) -> None:
-        private_files.write_atomic(self.path, json.dumps(cursor, indent=1, sort_keys=True).encode("utf-8"))
+        data = json.dumps(cursor, indent=1, sort_keys=True).encode("utf-8")
+        private_files.write_atomic(self.path, data)
+        self.file_bytes = len(data)
+        try:
+            self.journal.unlink()
+        except FileNotFoundError:
+            pass
+        self.journal_bytes = 0
+
+    def append(self, cursor: dict, changes: dict[str, str]) -> bool:
+        """Add ``changes`` (the keys acknowledged since the last write, of ``cursor``) to the
+        journal; False when it is due to be folded into the file (the caller saves whole)."""
+        # Each line starts on a line of its own: after a line torn by a kill, the next is whole.
+        line = b"\n" + json.dumps({"backend": cursor.get("backend"), "list": cursor.get("list"),
+                                   "checked": cursor.get("checked"), "seen": changes},
+                                  sort_keys=True, separators=(",", ":")).encode("utf-8")
+        if self.journal_bytes + len(line) > max(JOURNAL_MIN_BYTES, self.file_bytes):
+            return False
+        fd = private_files.open_append(self.journal)
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.journal_bytes += len(line)
+        return True
 
 
 @dataclass
@@ -254,7 +337,10 @@ class NewReportPoller:
         self._clock = clock or (lambda: datetime.now(timezone.utc))
         self._lock = threading.Lock()
         self._acked: dict | None = None  # the acknowledged cursor, as last saved or loaded
-        self._acked_stamp: int | None = None  # the file's mtime when it was read (another process may write it)
+        self._acked_stamp: tuple | None = None  # CursorStore.stamp() when it was read (another process may write it)
+        # The keys acknowledged since the cursor was last written (its journal takes them), or
+        # None when it is to be written whole.
+        self._unsaved: dict[str, str] | None = None
         self._loads = 0  # how many times the acknowledged cursor was read from its file
         self._dirty = False  # acknowledged in memory, not saved yet
         self.outage: Outage | None = None  # the polls failing since the last that worked
@@ -287,10 +373,7 @@ class NewReportPoller:
 
     def _acknowledged(self) -> dict | None:
         """The acknowledged cursor (call with the lock held): re-read only when the file changed."""
-        try:
-            stamp = self.store.path.stat().st_mtime_ns
-        except OSError:
-            stamp = None
+        stamp = self.store.stamp()
         if stamp is None:
             return self._acked
         if stamp != self._acked_stamp:
@@ -298,6 +381,7 @@ class NewReportPoller:
             self._acked = _upgrade(loaded) if loaded is not None else None
             self._acked_stamp = stamp
             self._loads += 1
+            self._unsaved = {}  # (on disk as read)
         return self._acked
 
     def poll(self) -> PollOutcome:
@@ -522,16 +606,22 @@ class NewReportPoller:
                 same = acked is not None and _same_cursor(acked, outcome.cursor)
                 base = acked if same else outcome.base
                 seen = base["seen"] if same and base is not None else dict(base["seen"]) if base is not None else {}
+                unsaved = self._unsaved if same else None
                 for key, when in outcome.cursor["seen"].items():
                     before = seen.get(key)
                     if before is None or when > before:
                         seen[key] = when
+                        if unsaved is not None:
+                            unsaved[key] = when
+                self._unsaved = unsaved
                 checked = max((acked.get("checked") or "") if same and acked is not None else "",
                               outcome.cursor.get("checked") or "")
                 merged = {**outcome.cursor, "seen": seen, "checked": checked}
             elif acked is None or not _same_cursor(acked, outcome.cursor) or outcome.base is acked:
                 merged = outcome.cursor  # (built on this very cursor: it holds all of it, less what aged out)
+                self._unsaved = None
             else:
+                self._unsaved = None
                 seen = dict(acked["seen"])
                 cursor_seen = outcome.cursor["seen"]
                 # The keys the poll set or raised: the others hold what its base held, which the
@@ -553,16 +643,18 @@ class NewReportPoller:
             self.save()
 
     def save(self) -> None:
-        """Write the acknowledged cursor (if it changed since the last save)."""
+        """Write the acknowledged cursor (if it changed since the last save): what the
+        acknowledgements since the last write raised, to the cursor's journal (a poll answered
+        by the change feed), else the cursor whole (and once the journal is as large as it)."""
         with self._lock:
             if not self._dirty or self._acked is None:
                 return
-            self.store.save(self._acked)
+            unsaved = self._unsaved
+            if unsaved is None or not self.store.append(self._acked, unsaved):  # (an empty one moves `checked`)
+                self.store.save(self._acked)
+            self._unsaved = {}
             self._dirty = False
-            try:
-                self._acked_stamp = self.store.path.stat().st_mtime_ns
-            except OSError:
-                self._acked_stamp = None
+            self._acked_stamp = self.store.stamp()
 
     def idle_waiter(self) -> Callable[[float], bool] | None:
         """``wait(timeout) -> bool`` for new mail in every folder that holds the list: each
