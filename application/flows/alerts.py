@@ -441,7 +441,7 @@ class NewReportPoller:
             acked_seen: dict[str, str] = stored["seen"] if stored else {}
         by_delta = in_step and not changes.whole and prev is not None and prev.unsettled is not None
         partial = in_step and prev is not None and (by_delta or prev.records is not None)
-        kept: dict[int, tuple] | None = {}  # id(thread) -> (thread, cursor key, activity text) of this poll
+        kept: dict[int, tuple] = {}  # id(thread) -> (thread, cursor key, activity text) of this poll
         if by_delta and prev is not None and prev.unsettled is not None:
             # The threads that changed, and those reported before whose activity the cursor
             # does not hold yet (not acknowledged: reported again until it is).
@@ -457,7 +457,6 @@ class NewReportPoller:
             if len(threads) > len(changes.changed):
                 threads.sort(key=_rank, reverse=True)
             fresh = threads
-            kept = None
             seen: dict[str, str] = {}  # the cursor's changes only (acknowledge merges them)
             get_seen = acked_seen.get
         else:
@@ -471,11 +470,11 @@ class NewReportPoller:
                 records = prev.records
                 fresh = []
                 for t in threads:
-                    record = records.get(id(t))
-                    if record is not None:
-                        before = get_seen(record[1])
-                        if before is not None and before >= record[2] and _canonical(before):
-                            kept[id(t)] = record
+                    known = records.get(id(t))
+                    if known is not None:
+                        before = get_seen(known[1])
+                        if before is not None and before >= known[2] and _canonical(before):
+                            kept[id(t)] = known
                             continue
                     fresh.append(t)
             else:
@@ -522,7 +521,7 @@ class NewReportPoller:
                 unsettled[key] = (t, key, text)  # until the cursor acknowledged holds it
             elif not (before >= text and _canonical(before)):  # (as the skip above: judged again)
                 unsettled[key] = (t, key, text)
-            if kept is not None:
+            if not by_delta:
                 kept[id(t)] = (t, key, text)
         if not partial:
             newest = max([w for w in (_when(t) for t in threads) if w is not None], default=None)
@@ -530,7 +529,8 @@ class NewReportPoller:
             horizon_text = iso_utc(horizon)
             seen = {k: v for k, v in seen.items()
                     if not v or (v >= horizon_text if _canonical(v) else (parse_iso(v) or now) >= horizon)}
-        self._previous = _Previous(backend, quiet_before, kept, prev.full_at if partial and prev is not None else now,
+        self._previous = _Previous(backend, quiet_before, None if by_delta else kept,
+                                   prev.full_at if partial and prev is not None else now,
                                    changes.token, unsettled, loads)
         self.last_judged = len(fresh)
         cursor = {"v": CURSOR_VERSION, "backend": backend, "kind": kind, "list": self.list_name,
