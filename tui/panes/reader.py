@@ -23,6 +23,7 @@ from mailtriage.core.inert import sender_mismatch
 from mailtriage.tui import bindings
 from mailtriage.tui.panes.crypto import crypto_text, part_label
 from mailtriage.tui.sanitize import MARKER_STYLE, has_hidden_characters, inert_text
+from mailtriage.tui.wrapped_text import WrappedText
 
 #: Header and body pairs the reader keeps for the next thread (hidden while unused); a longer
 #: thread's extra ones are let go when a shorter one is shown. Few: hidden widgets are restyled
@@ -321,7 +322,7 @@ class ReaderPane(Vertical):
         self._showing_own = False
         #: The view's widgets, updated from one thread to the next (_fill).
         self._notes: Static | None = None
-        self._pairs: list[tuple[Static, Static]] = []
+        self._pairs: list[tuple[WrappedText, WrappedText]] = []
 
     def compose(self) -> ComposeResult:
         with ThreadView(id="thread-view"):
@@ -405,7 +406,10 @@ class ReaderPane(Vertical):
                 pair[1].update(body)
                 pair[0].display = pair[1].display = True
             else:
-                pair = (Static(header, classes="message-header"), Static(body, classes="message-body"))
+                # Wrapped once and rendered where they show (tui/wrapped_text.py): the frame after
+                # Enter no longer wraps every message to lay it out and the one on screen again
+                # whole to paint a few rows of it (issue 33).
+                pair = (WrappedText(header, classes="message-header"), WrappedText(body, classes="message-body"))
                 pairs.append(pair)
                 new.extend(pair)
         shown = len(texts)
