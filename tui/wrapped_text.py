@@ -57,7 +57,7 @@ class WrappedText(Static):
         super().__init__(*args, **kwargs)
         #: (the visual, width, style, the first line of each line, the first row of each
         #: chunk and the total last) for the text on show.
-        self._layout: tuple[object, object, list[int], list[int]] | None = None
+        self._layout: tuple[Content, object, list[int], list[int]] | None = None
         self._chunks: dict[int, list[Strip]] = {}  # chunk -> its rows, for the layout
 
     def _plain_wrap(self) -> bool:
@@ -66,16 +66,16 @@ class WrappedText(Static):
         return (rules.get("text_wrap", "wrap") != "nowrap" and not rules.get("line_pad", 0)
                 and tuple(self.styles.content_align) == ("left", "top"))
 
-    def _starts(self, width: int) -> tuple[list[int], list[int]] | None:
-        """(the character offset of each line and the end, the first row of each chunk and the
-        total last) at ``width``; None for what the Static lays out and paints itself."""
+    def _starts(self, width: int) -> tuple[Content, list[int], list[int]] | None:
+        """(the text, the character offset of each line and the end, the first row of each chunk
+        and the total last) at ``width``; None for what the Static lays out and paints itself."""
         visual = self.visual
         if not isinstance(visual, Content) or not width:
             return None
         key = (width, self.visual_style)
         layout = self._layout
         if layout is not None and layout[0] is visual and layout[1] == key:
-            return layout[2], layout[3]
+            return visual, layout[2], layout[3]
         if not self._plain_wrap():
             return None
         self._chunks = {}
@@ -100,26 +100,25 @@ class WrappedText(Static):
                            else len(wrap_cuts(line, width, fold)) + 1 for line in chunk)
         starts.append(row)
         self._layout = (visual, key, offsets, starts)
-        return offsets, starts
+        return visual, offsets, starts
 
     def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def]
         layout = self._starts(width)
         if layout is None:
             return super().get_content_height(container, viewport, width)
-        return layout[1][-1]
+        return layout[2][-1]
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         layout = None if self.text_selection is not None else self._starts(width)
         if layout is None:
             return super().render_line(y)
-        offsets, starts = layout
+        visual, offsets, starts = layout
         chunk = bisect_right(starts, y) - 1
         if not 0 <= chunk < len(starts) - 1:
             return Strip.blank(width, self.visual_style.rich_style)
         rows = self._chunks.get(chunk)
         if rows is None:
-            visual = self.visual
             first = chunk * self.CHUNK
             last = min(first + self.CHUNK, len(offsets) - 1)
             piece = visual[offsets[first]:offsets[last] - 1]

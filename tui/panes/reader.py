@@ -33,6 +33,9 @@ POOL_KEPT = 8
 MAX_BODY_CHARS = 200_000
 
 _ANGLE = re.compile(r"<([^<>]*)>")
+#: The view's children that belong to one thread only (the Case section, the hint, an empty
+#: thread's line): removed when the next is shown.
+_NOT_KEPT = frozenset({"case-section", "reader-hint", "no-messages"})
 
 
 def unsubscribe_targets(value: str | None) -> list[str]:
@@ -120,6 +123,44 @@ def body_text(message: Message) -> Text:
         else:
             out.append_text(inert_text(text, multiline=True))
     return out
+
+
+#: What the reader shows of a thread: its notes (or None) and each message's header and body.
+ThreadTexts = tuple[Text | None, list[tuple[Text, Text]]]
+#: Threads whose texts were made off the UI thread (:func:`prepare_texts`), by id: (the
+#: thread, its texts), a few, newest last.
+_PREPARED: dict[int, tuple[Thread, ThreadTexts]] = {}
+PREPARED_KEPT = 4
+
+
+def make_texts(thread: Thread) -> ThreadTexts:
+    notes: Text | None = None
+    if thread.notes:
+        notes = Text()
+        for note in thread.notes:
+            notes.append("Note: ", "bold")
+            notes.append_text(inert_text(note, style="italic"))
+            notes.append("\n")
+        notes.rstrip()
+    total = len(thread.messages)
+    return notes, [(header_text(message, i, total), body_text(message)) for i, message in enumerate(thread.messages, 1)]
+
+
+def prepare_texts(thread: Thread) -> None:
+    """Make what the reader shows of ``thread`` now, on the worker that read it (a read ahead):
+    Enter then shows it without making it on the UI thread (issue 33). Plain rich Text, no widget."""
+    texts = make_texts(thread)
+    _PREPARED[id(thread)] = (thread, texts)
+    while len(_PREPARED) > PREPARED_KEPT:
+        _PREPARED.pop(next(iter(_PREPARED)), None)
+
+
+def thread_texts(thread: Thread) -> ThreadTexts:
+    """``thread``'s texts: the ones prepared for it (taken), else made now."""
+    entry = _PREPARED.pop(id(thread), None)
+    if entry is not None and entry[0] is thread:
+        return entry[1]
+    return make_texts(thread)
 
 
 class ThreadView(VerticalScroll, can_focus=True):
@@ -352,16 +393,8 @@ class ReaderPane(Vertical):
         self.thread = thread
         self.resolution, self.account_id = resolution, account_id
         view = self.view
-        notes: Text | None = None
-        if thread.notes:
-            notes = Text()
-            for note in thread.notes:
-                notes.append("Note: ", "bold")
-                notes.append_text(inert_text(note, style="italic"))
-                notes.append("\n")
-            notes.rstrip()
+        notes, texts = thread_texts(thread)
         total = len(thread.messages)
-        texts = [(header_text(message, i, total), body_text(message)) for i, message in enumerate(thread.messages, 1)]
         self._fill(view, notes, texts)
         view.scroll_home(animate=False)
         view.add_class("-has-thread")
@@ -383,7 +416,7 @@ class ReaderPane(Vertical):
         and mounting new ones cost the frame after Enter their composing, styling and the old
         ones' removal. Widgets beyond what a thread needs are hidden with their text cleared
         (never read by next/previous message, nor seen), and let go past :data:`POOL_KEPT`."""
-        for old in view.query(".case-section, .reader-hint, .no-messages"):
+        for old in [child for child in view.children if child.classes & _NOT_KEPT]:
             old.remove()  # the thread's own (show_case adds it again), the hint, an empty thread's line
         selections = self.screen.selections
         if selections:  # a mouse selection in the last thread is not carried onto the kept widgets
