@@ -226,8 +226,11 @@ def cropped_renders(on: bool = True) -> None:
     its whole height, and keeps the box's lines: eleven widgets, some 40 lines each, at every
     key, about half the key's time on the UI thread. Ours skips the widgets whose visible area
     misses the box and renders the others over the box's lines only (their clip cut to them),
-    which ``_render_chops`` lines up as it does any clipped widget. A full update (the box is
-    the screen) renders as before. tests/tui/test_textual_private.py compares ours with
+    which ``_render_chops`` lines up as it does any clipped widget. The widgets come front to
+    back, and the first segment of a cut wins: behind a widget that covers the whole box
+    nothing is rendered (issue 33: the body's frame after Enter rendered the reading pane's
+    three containers behind it, 27 lines each, for nothing). A full update (the box is the
+    screen) renders as before. tests/tui/test_textual_private.py compares ours with
     Textual's on a partial update."""
     from textual._compositor import Compositor  # why: the compositor is private to Textual
     from textual.geometry import Region
@@ -253,6 +256,8 @@ def cropped_renders(on: bool = True) -> None:
                         continue
                 yield (region, clip, widget.render_lines(Region(shown.x - region.x, shown.y - region.y,
                                                                  shown.width, shown.height)))
+                if shown.contains_region(crop):
+                    return  # front to back: what is behind a widget that covers the crop shows nowhere in it
 
         Compositor._get_renders = lines_of_the_crop  # type: ignore[method-assign]
     elif not on and _RENDERS:

@@ -77,7 +77,8 @@ def test_a_strip_divided_at_its_own_length_leaves_no_cyclic_garbage():
 async def test_a_partial_update_renders_the_lines_it_updates_and_writes_what_textual_writes():
     """Issue 39: at each key Textual's partial update rendered every widget whole (the header,
     the footer, the reader: eleven widgets, some 40 lines each) to keep two lines of the list.
-    Ours renders the widgets the update meets, over its lines only, and writes the same bytes."""
+    Ours renders the widgets the update meets, over its lines only, none behind a widget that
+    covers the update (issue 33: the reader's containers), and writes the same bytes."""
     from textual.app import ComposeResult
     from textual.containers import Horizontal, Vertical
     from textual.widgets import Static
@@ -89,6 +90,11 @@ async def test_a_partial_update_renders_the_lines_it_updates_and_writes_what_tex
             rendered.append((str(self.id), crop.height))
             return super().render_lines(crop)
 
+    class CountedColumn(Vertical):
+        def render_lines(self, crop):
+            rendered.append((str(self.id), crop.height))
+            return super().render_lines(crop)
+
     class Host(App):
         CSS = "#side { width: 20; } Vertical { width: 1fr; } #rows { height: 1fr; } #status { height: 1; }"
 
@@ -96,7 +102,7 @@ async def test_a_partial_update_renders_the_lines_it_updates_and_writes_what_tex
             yield Counted("head", id="head")
             with Horizontal():
                 yield Counted("\n".join(f"side {i}" for i in range(20)), id="side")
-                with Vertical():
+                with CountedColumn(id="column"):  # behind the status line: it shows nowhere in the update
                     yield Counted("\n".join(f"row {i}" for i in range(20)), id="rows")
                     yield Counted("status", id="status")
             yield Counted("foot", id="foot")
@@ -119,7 +125,7 @@ async def test_a_partial_update_renders_the_lines_it_updates_and_writes_what_tex
                 if ours:
                     assert widgets == {"status"} and all(height == 1 for _, height in rendered)
                 else:  # Textual's own, whole: when an upgrade renders the update's lines only, drop ours
-                    assert {"head", "side", "rows", "foot"} <= widgets
+                    assert {"head", "side", "rows", "foot", "column"} <= widgets
             assert written[True] == written[False] and "status" in written[True]
         finally:
             textual_private.cropped_renders()
