@@ -17,7 +17,7 @@ from mailtriage.tui.controllers.thread_ahead import ThreadAhead
 from mailtriage.tui.errors import error_line, is_connection_problem
 from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
 from mailtriage.tui.messages import CaseLoaded, MessageReadAhead, ReaderFailed, ThreadLoaded, ThreadUrlReady, UrlFailed
-from mailtriage.tui.panes.reader import ThreadView
+from mailtriage.tui.panes.reader import ThreadView, prepare_texts
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.sanitize import inert, inert_text
 
@@ -317,6 +317,10 @@ class ReadingController(ControllerBase):
         except Exception:  # noqa: BLE001 - not asked for: Enter reads it again and says why
             self.app.call_from_thread(self._read_ahead_failed, key)
             return
+        try:
+            prepare_texts(thread)  # what the reader shows, made here and not after Enter (issue 35)
+        except Exception:  # noqa: BLE001 - made again when shown, where a failure is reported
+            pass
         self.post_message(MessageReadAhead(key[0], key[1], thread))
 
     def _read_ahead_failed(self, key: tuple[str, str]) -> None:
