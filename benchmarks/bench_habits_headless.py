@@ -52,8 +52,42 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 TAGGED = 200
 
 
+def mark_steps(marks: list[tuple[float, str]]) -> None:
+    """Record when each step of the reply's path runs (wall clock, any thread): --timeline."""
+    import functools
+    import threading
+
+    from mailtriage.tui.controllers.compose import ComposeController
+    from mailtriage.tui.controllers.reading import ReadingController
+    from mailtriage.tui.dialogs.compose import ComposeDialog
+
+    def probe(cls, name: str, label: str, returned: bool = False) -> None:
+        original = getattr(cls, name, None)
+        if original is None:
+            return
+
+        @functools.wraps(original)  # Textual passes a handler as many arguments as it names
+        def probed(*args, **kwargs):
+            where = "" if threading.current_thread() is threading.main_thread() else " (worker)"
+            marks.append((time.perf_counter(), f"{label}{where}"))
+            try:
+                return original(*args, **kwargs)
+            finally:
+                if returned:
+                    marks.append((time.perf_counter(), f"{label} returned{where}"))
+        setattr(cls, name, probed)
+    probe(ReadingController, "on_thread_loaded", "read done: on_thread_loaded", True)
+    probe(ReadingController, "_after_shown", "after shown (build_reply_ahead)")
+    probe(ComposeController, "_build_compose", "_build_compose", True)
+    probe(ComposeController, "on_draft_built_ahead", "on_draft_built_ahead (dialog mounted ahead)", True)
+    probe(ComposeController, "compose_on", "r handled: compose_on", True)
+    probe(ComposeController, "on_compose_ready", "on_compose_ready", True)
+    probe(ComposeDialog, "on_mount", "ComposeDialog.on_mount")
+    probe(ComposeDialog, "_prepare", "ComposeDialog prepared hidden", True)
+
+
 async def measure(project: Path, subject: str, profile: str | None, port: int, user: str, password: str,
-                  trace: bool = False, ahead: bool = False) -> dict:
+                  trace: bool = False, ahead: bool = False, timeline: bool = False) -> dict:
     from imapclient import IMAPClient
     from textual.widgets import TextArea
 
@@ -112,6 +146,9 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
         setattr(cls, name, probed)
     probe(ProposalDialog, "action_confirm")
     probe(Service, "apply")
+    marks: list[tuple[float, str]] = []  # --timeline: (wall, what) from Enter to the compose dialog's frame
+    if timeline:
+        mark_steps(marks)
 
     async def first_frame(screen_name: str, since: int, focused=None) -> tuple[float, float]:
         deadline = time.perf_counter() + 60
@@ -138,11 +175,15 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
         assert subject in listing.rows.peek(0).subject, listing.rows.peek(0)
         reader = app.main.reader
         since = len(frames)
+        marks.clear()
+        entered = time.perf_counter()
+        marks.append((entered, "Enter"))
         await pilot.press("enter")
         # r the moment the body is painted, as bench_habits.py types it (the reply ahead and its
         # dialog are on their way then): the first frame whose reader holds the newest message
         await until(lambda: reader.thread is not None and subject in reader.thread.subject, "the body")
-        await first_frame("MainScreen", len(frames))
+        body_cpu, body_wall = await first_frame("MainScreen", len(frames))
+        marks.append((body_wall, "frame with the body"))
         if ahead:  # --ahead: r once the reply built ahead and its dialog are ready
             await settle(pilot)
             await pilot.pause(0.5)
@@ -153,8 +194,13 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
         profiler = profiling("r")
         since = len(frames)
         cpu, wall = time.thread_time(), time.perf_counter()
+        marks.append((wall, "r pressed"))
         await pilot.press("r")
         shown_cpu, shown_wall = await first_frame("ComposeDialog", since, lambda f: isinstance(f, TextArea))
+        marks.append((shown_wall, "frame of the compose dialog"))
+        out["enter -> dialog wall"] = shown_wall - entered
+        for when, what in sorted(marks):
+            print(f"TIMELINE {(when - entered) * 1000:7.1f} ms  {what}", file=sys.stderr)
         if profiler is not None:
             profiler.stop()
         out["reply"] = shown_cpu - cpu
@@ -209,7 +255,7 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
 
 def child(args) -> None:
     figures = asyncio.run(measure(Path(args.project), args.subject, args.profile, args.port, args.user,
-                                  args.password, args.show_trace, args.ahead))
+                                  args.password, args.show_trace, args.ahead, args.timeline))
     print(json.dumps(figures))
 
 
@@ -221,6 +267,8 @@ def main() -> int:
     parser.add_argument("--profile", metavar="FILE")
     parser.add_argument("--ahead", action="store_true",
                         help="r once the reply built ahead and its dialog are ready (not the moment the body shows)")
+    parser.add_argument("--timeline", action="store_true",
+                        help="print the steps from Enter to the compose dialog's frame of each process (wall, ms)")
     parser.add_argument("--show-trace", action="store_true", help="print the protocol lines of the last Ctrl+s")
     for hidden in ("--project", "--subject", "--user", "--password"):
         parser.add_argument(hidden, help=argparse.SUPPRESS)
@@ -264,7 +312,7 @@ def main() -> int:
                            "PYTHONPATH": str(ROOT / "benchmarks"), **extra}
                     argv = [PYTHON, __file__, "--child", "--project", str(project), "--subject", subject,
                             "--port", str(server.port), "--user", user.name, "--password", user.password]
-                    argv += ["--show-trace"] * args.show_trace + ["--ahead"] * args.ahead
+                    argv += ["--show-trace"] * args.show_trace + ["--ahead"] * args.ahead + ["--timeline"] * args.timeline
                     if args.profile and label == "ours" and rnd == args.rounds - 1:
                         argv += ["--profile", args.profile]
                     out = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
@@ -276,6 +324,9 @@ def main() -> int:
                     if args.show_trace and rnd == args.rounds - 1:
                         print(f"{label}, Ctrl+s -> the protocol lines:")
                         print("\n".join(line for line in out.stderr.splitlines() if " ms " in line))
+                    if args.timeline and rnd >= 0:
+                        print(f"{label}, round {rnd + 1}, Enter -> the compose dialog's frame:")
+                        print("\n".join(line[9:] for line in out.stderr.splitlines() if line.startswith("TIMELINE ")))
                     if rnd >= 0:
                         for key, value in got.items():
                             figures.setdefault(label, {}).setdefault(key, []).append(value)
@@ -284,7 +335,7 @@ def main() -> int:
             server.stop()
     print(f"\nUI thread CPU (and wall), ms, {args.messages + 1:,}-message Dovecot INBOX, {args.rounds} processes, "
           f"median [min-max]; load at the end {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    for key in ("ahead at r", "reply", "reply wall", "reply settle", "f", "f wall", "ctrl+s", "ctrl+s wall", "write wall",
+    for key in ("ahead at r", "enter -> dialog wall", "reply", "reply wall", "reply settle", "f", "f wall", "ctrl+s", "ctrl+s wall", "write wall",
                 "flagged"):
         line = f"  {key:<14}"
         for label in codes:

@@ -65,6 +65,40 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         self._ahead = False
         self._prepared = False
         self._prepare_timer: Timer | None = None
+        #: Composed and mounted (its widgets can be filled: ``fill``).
+        self._mounted = False
+
+    @classmethod
+    def blank(cls, *, cursor_blink: bool = True) -> ComposeDialog:
+        """A dialog to mount ahead, hidden, and ``fill`` with the forms r brings (issue 35:
+        composing and mounting its ~25 widgets was most of r's time on the key). Never shown
+        before it is filled."""
+        return cls({"reply": ComposeForm("reply")}, where="", cursor_blink=cursor_blink)
+
+    @property
+    def fillable(self) -> bool:
+        """Mounted ahead and not shown (nor dismissed): ``fill`` may load it."""
+        return self._mounted and self._ahead and hidden(self)
+
+    def fill(self, forms: dict[str, ComposeForm], *, where: str, note: str | None = None) -> None:
+        """Load ``forms`` (first one shown), ``where`` and ``note`` into this dialog mounted
+        ahead and not shown: it then shows what ``ComposeDialog(forms, where=..., note=...)``
+        would (tests/tui/test_dialogs_ahead.py compares the screens)."""
+        self.forms = dict(forms)
+        self.key = next(iter(self.forms))
+        self.where = where
+        self.note = note
+        self._editor_problems = ()
+        self._load(self.form)
+        for name, _label in FIELDS:  # as a new Input puts it: at the end of its value
+            field = self.query_one(f"#compose-{name}", Input)
+            field.cursor_position = len(field.value)
+        self.query_one("#compose-where", Static).update(Text.assemble(("Goes to: ", "bold"), inert_text(where)))
+        switch = self.query_one("#switch", Button)
+        switch.label = Text(self._switch_label())
+        switch.display = self._alternative() is not None
+        self.query_one(f"#{self._first_field()}").focus()
+        self.refresh_bindings()
 
     @property
     def form(self) -> ComposeForm:
@@ -99,10 +133,16 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
             with Horizontal(classes="dialog-buttons"):
                 yield Button(Text("Review ^s"), id="submit", variant="warning")
                 yield Button(Text("$EDITOR ^o"), id="editor")
-                if self._alternative() is not None:
-                    label = "Receipt/reply ^r" if self.form.is_reply else "Inline/attached ^g"
-                    yield Button(Text(label), id="switch")
+                switch = Button(Text(self._switch_label()), id="switch")
+                switch.display = self._alternative() is not None  # there when a fill offers one
+                yield switch
                 yield Button(Text("Cancel esc"), id="cancel", variant="primary")
+
+    def _switch_label(self) -> str:
+        return "Receipt/reply ^r" if self.form.is_reply else "Inline/attached ^g"
+
+    def _first_field(self) -> str:
+        return "compose-to" if not self.form.to else "compose-body"
 
     def _style_key(self) -> tuple[object, ...]:
         """What the dialog's styles depend on outside it: the app's CSS (theme, variables,
@@ -125,8 +165,8 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         # The footer's keys come a frame after what the dialog shows (issue 35: mounted with
         # it, its ~20 keys were styled before the draft could be painted).
         self.call_after_refresh(self.mount, KeyFooter())  # one recompose per burst of binding changes
-        first = "compose-to" if not self.form.to else "compose-body"
-        self.query_one(f"#{first}").focus()
+        self.query_one(f"#{self._first_field()}").focus()
+        self._mounted = True
 
     def on_idle(self) -> None:
         # Runs before Screen's own handler (which does nothing for a screen not shown). Issue 35:
