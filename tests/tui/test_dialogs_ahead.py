@@ -307,7 +307,8 @@ async def test_the_first_reply_fills_the_empty_dialog_mounted_ahead_and_shows_as
 
 async def test_a_compose_on_the_key_fills_the_empty_dialog_too(held_project, monkeypatch):
     """The report's reply is not made ahead while the server is held: r waits for it, and its
-    dialog is the empty one mounted ahead, filled (no screen started on the key)."""
+    dialog is the empty one mounted ahead, filled (no screen started on the key), showing what
+    a dialog composed on the key shows (its receipt/reply switch and key included)."""
     project, proxy = held_project
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
@@ -328,3 +329,8 @@ async def test_a_compose_on_the_key_fills_the_empty_dialog_too(held_project, mon
         await settle(pilot)
         assert app.screen is blank and started == []
         assert blank.query_one("#compose-subject", Input).value == "Re: Heap overflow in the frob parser"
+        filled = app.export_screenshot()  # with the receipt/reply switch (^r) the empty one had not
+        assert "Receipt/reply" in screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert filled == await _shown_by_r(app, pilot)  # the second r composes its own on the key

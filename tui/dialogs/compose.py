@@ -67,13 +67,17 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         self._prepare_timer: Timer | None = None
         #: Composed and mounted (its widgets can be filled: ``fill``).
         self._mounted = False
+        #: The field focused on mount (None: the form's first empty one, ``_first_field``).
+        self._first: str | None = None
 
     @classmethod
     def blank(cls, *, cursor_blink: bool = True) -> ComposeDialog:
         """A dialog to mount ahead, hidden, and ``fill`` with the forms r brings (issue 35:
         composing and mounting its ~25 widgets was most of r's time on the key). Never shown
         before it is filled."""
-        return cls({"reply": ComposeForm("reply")}, where="", cursor_blink=cursor_blink)
+        dialog = cls({"reply": ComposeForm("reply")}, where="", cursor_blink=cursor_blink)
+        dialog._first = "compose-body"  # where a reply's focus goes: its fill moves no focus
+        return dialog
 
     @property
     def fillable(self) -> bool:
@@ -84,6 +88,7 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         """Load ``forms`` (first one shown), ``where`` and ``note`` into this dialog mounted
         ahead and not shown: it then shows what ``ComposeDialog(forms, where=..., note=...)``
         would (tests/tui/test_dialogs_ahead.py compares the screens)."""
+        keys = self._keys_offered()
         self.forms = dict(forms)
         self.key = next(iter(self.forms))
         self.where = where
@@ -97,8 +102,17 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         switch = self.query_one("#switch", Button)
         switch.label = Text(self._switch_label())
         switch.display = self._alternative() is not None
-        self.query_one(f"#{self._first_field()}").focus()
-        self.refresh_bindings()
+        # Only what changed: a focus move or other keys recompose the footer's ~20 keys, work
+        # that would run while r is on its way (a reply filled into the empty dialog has neither).
+        first = self.query_one(f"#{self._first_field()}")
+        if self.focused is not first:
+            first.focus()
+        if self._keys_offered() != keys:
+            self.refresh_bindings()
+
+    def _keys_offered(self) -> tuple[bool | None, bool | None]:
+        """What ``check_action`` answers for the keys that depend on the form."""
+        return self.check_action("switch_kind", ()), self.check_action("switch_forward", ())
 
     @property
     def form(self) -> ComposeForm:
@@ -165,7 +179,7 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         # The footer's keys come a frame after what the dialog shows (issue 35: mounted with
         # it, its ~20 keys were styled before the draft could be painted).
         self.call_after_refresh(self.mount, KeyFooter())  # one recompose per burst of binding changes
-        self.query_one(f"#{self._first_field()}").focus()
+        self.query_one(f"#{self._first or self._first_field()}").focus()
         self._mounted = True
 
     def on_idle(self) -> None:
