@@ -87,7 +87,7 @@ def mark_steps(marks: list[tuple[float, str]]) -> None:
 
 
 async def measure(project: Path, subject: str, profile: str | None, port: int, user: str, password: str,
-                  trace: bool = False, ahead: bool = False, timeline: bool = False) -> dict:
+                  trace: bool = False, ahead: bool = False, timeline: bool = False, at_once: bool = False) -> dict:
     from imapclient import IMAPClient
     from textual.widgets import TextArea
 
@@ -178,12 +178,14 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
         marks.clear()
         entered = time.perf_counter()
         marks.append((entered, "Enter"))
+        entered_cpu = time.thread_time()
         await pilot.press("enter")
         # r the moment the body is painted, as bench_habits.py types it (the reply ahead and its
         # dialog are on their way then): the first frame whose reader holds the newest message
         await until(lambda: reader.thread is not None and subject in reader.thread.subject, "the body")
-        body_cpu, body_wall = await first_frame("MainScreen", len(frames))
-        marks.append((body_wall, "frame with the body"))
+        if not at_once:  # --at-once: r as soon as the reader holds the message (its frame on its way)
+            body_cpu, body_wall = await first_frame("MainScreen", len(frames))
+            marks.append((body_wall, "frame with the body"))
         if ahead:  # --ahead: r once the reply built ahead and its dialog are ready
             await settle(pilot)
             await pilot.pause(0.5)
@@ -199,6 +201,7 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
         shown_cpu, shown_wall = await first_frame("ComposeDialog", since, lambda f: isinstance(f, TextArea))
         marks.append((shown_wall, "frame of the compose dialog"))
         out["enter -> dialog wall"] = shown_wall - entered
+        out["enter -> dialog"] = shown_cpu - entered_cpu
         for when, what in sorted(marks):
             print(f"TIMELINE {(when - entered) * 1000:7.1f} ms  {what}", file=sys.stderr)
         if profiler is not None:
@@ -255,7 +258,7 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
 
 def child(args) -> None:
     figures = asyncio.run(measure(Path(args.project), args.subject, args.profile, args.port, args.user,
-                                  args.password, args.show_trace, args.ahead, args.timeline))
+                                  args.password, args.show_trace, args.ahead, args.timeline, args.at_once))
     print(json.dumps(figures))
 
 
@@ -267,6 +270,8 @@ def main() -> int:
     parser.add_argument("--profile", metavar="FILE")
     parser.add_argument("--ahead", action="store_true",
                         help="r once the reply built ahead and its dialog are ready (not the moment the body shows)")
+    parser.add_argument("--at-once", action="store_true",
+                        help="r as soon as the reader holds the message, not once its frame is made")
     parser.add_argument("--timeline", action="store_true",
                         help="print the steps from Enter to the compose dialog's frame of each process (wall, ms)")
     parser.add_argument("--show-trace", action="store_true", help="print the protocol lines of the last Ctrl+s")
@@ -312,7 +317,7 @@ def main() -> int:
                            "PYTHONPATH": str(ROOT / "benchmarks"), **extra}
                     argv = [PYTHON, __file__, "--child", "--project", str(project), "--subject", subject,
                             "--port", str(server.port), "--user", user.name, "--password", user.password]
-                    argv += ["--show-trace"] * args.show_trace + ["--ahead"] * args.ahead + ["--timeline"] * args.timeline
+                    argv += ["--show-trace"] * args.show_trace + ["--ahead"] * args.ahead + ["--timeline"] * args.timeline + ["--at-once"] * args.at_once
                     if args.profile and label == "ours" and rnd == args.rounds - 1:
                         argv += ["--profile", args.profile]
                     out = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
@@ -335,7 +340,7 @@ def main() -> int:
             server.stop()
     print(f"\nUI thread CPU (and wall), ms, {args.messages + 1:,}-message Dovecot INBOX, {args.rounds} processes, "
           f"median [min-max]; load at the end {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    for key in ("ahead at r", "enter -> dialog wall", "reply", "reply wall", "reply settle", "f", "f wall", "ctrl+s", "ctrl+s wall", "write wall",
+    for key in ("ahead at r", "enter -> dialog", "enter -> dialog wall", "reply", "reply wall", "reply settle", "f", "f wall", "ctrl+s", "ctrl+s wall", "write wall",
                 "flagged"):
         line = f"  {key:<14}"
         for label in codes:
