@@ -311,7 +311,7 @@ class ComposeController(ControllerBase):
         if blank is None or not blank.fillable:
             return None
         self._blank = None
-        blank.fill(forms, where=where, note=note)
+        blank.fill(forms, where=where, note=note, cursor_blink=self.shell.cursor_blink)
         return blank
 
     def _take_dialog_ahead(self, ahead: DraftAhead) -> ComposeDialog | None:

@@ -84,7 +84,8 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         """Mounted ahead and not shown (nor dismissed): ``fill`` may load it."""
         return self._mounted and self._ahead and hidden(self)
 
-    def fill(self, forms: dict[str, ComposeForm], *, where: str, note: str | None = None) -> None:
+    def fill(self, forms: dict[str, ComposeForm], *, where: str, note: str | None = None,
+             cursor_blink: bool = True) -> None:
         """Load ``forms`` (first one shown), ``where`` and ``note`` into this dialog mounted
         ahead and not shown: it then shows what ``ComposeDialog(forms, where=..., note=...)``
         would (tests/tui/test_dialogs_ahead.py compares the screens)."""
@@ -95,6 +96,7 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         self.note = note
         self._editor_problems = ()
         self._load(self.form)
+        self.query_one("#compose-body", TextArea).cursor_blink = self._cursor_blink = cursor_blink
         for name, _label in FIELDS:  # as a new Input puts it: at the end of its value
             field = self.query_one(f"#compose-{name}", Input)
             field.cursor_position = len(field.value)
