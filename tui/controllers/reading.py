@@ -356,7 +356,7 @@ class ReadingController(ControllerBase):
     def _dialog_widgets_ahead(self) -> None:
         from mailtriage.tui.dialogs import ahead  # why: loaded by the worker above
 
-        ahead.register_dialog_widgets(self.app)
+        ahead.register_dialog_widgets(self.shell)
         self.call_after_refresh(self.keep_compose_ready)  # an empty compose dialog, hidden, in its own turn
 
     # -- thread URL ------------------------------------------------------------------------
