@@ -334,3 +334,22 @@ async def test_a_compose_on_the_key_fills_the_empty_dialog_too(held_project, mon
         await pilot.press("escape")
         await settle(pilot)
         assert filled == await _shown_by_r(app, pilot)  # the second r composes its own on the key
+
+
+async def test_the_dialog_mounted_ahead_blinks_only_once_shown(held_project):
+    """Hidden, each blink of its cursor was a render and a prepare of the dialog, while the
+    person read the list (issue 35): its cursor blinks (as the setting says) from the show."""
+    project, _ = held_project
+    app = make_app(project)
+    app.cursor_blink = True
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await wait_until(pilot, lambda: app.main._blank is not None and app.main._blank.fillable)
+        blank = app.main._blank
+        assert blank.query_one("#compose-body", TextArea).cursor_blink is False
+        await pilot.press("enter")
+        await settle(pilot)
+        assert dialog_ahead(app) is blank and blank.query_one("#compose-body", TextArea).cursor_blink is False
+        await pilot.press("r")
+        await pilot.pause()
+        assert app.screen is blank and blank.query_one("#compose-body", TextArea).cursor_blink is True

@@ -96,7 +96,7 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         self.note = note
         self._editor_problems = ()
         self._load(self.form)
-        self.query_one("#compose-body", TextArea).cursor_blink = self._cursor_blink = cursor_blink
+        self._cursor_blink = cursor_blink  # its cursor blinks from the show (on_screen_resume)
         for name, _label in FIELDS:  # as a new Input puts it: at the end of its value
             field = self.query_one(f"#compose-{name}", Input)
             field.cursor_position = len(field.value)
@@ -170,6 +170,8 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         # r's UI time on the dialog mounted ahead, issue 35), for what may have changed while
         # it was not shown; mounted ahead and styled then, nothing has if the key is the same.
         styled_for, self._styled_for = self._styled_for, None  # once: a later resume restyles
+        if self._ahead:  # its cursor blinks once shown (hidden, each blink was a render and a prepare)
+            self.query_one("#compose-body", TextArea).cursor_blink = self._cursor_blink
         self._ahead = False  # shown: Textual's own updates from now on
         if styled_for is not None and styled_for == self._style_key():
             event.refresh_styles = False
@@ -178,6 +180,7 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         if self.app.screen is not self:  # mounted ahead (r shows it): styled now, for the show
             self._styled_for = self._style_key()
             self._ahead = True
+            self.query_one("#compose-body", TextArea).cursor_blink = False  # until it is shown
         # The footer's keys come a frame after what the dialog shows (issue 35: mounted with
         # it, its ~20 keys were styled before the draft could be painted).
         self.call_after_refresh(self.mount, KeyFooter())  # one recompose per burst of binding changes
