@@ -2,7 +2,7 @@
 time, headless (issue 35).
 
     .venv/bin/python benchmarks/bench_habits_headless.py [--messages 2000] [--rounds 3]
-        [--before CHECKOUT] [--profile FILE]
+        [--before CHECKOUT] [--profile FILE] [--at-once] [--timeline]
 
 What load does not inflate (much): the CPU time of the app's UI thread (``time.thread_time``)
 in a headless Textual app (160 x 50) on a real Dovecot INBOX of ``--messages`` messages plus
@@ -21,6 +21,11 @@ has settled, the reply built ahead and its compose dialog mounted ahead):
           answered: the flags are on the server), UI thread CPU and wall time (to the UI
           thread's handling of the report); ``write wall``: the key -> ``Service.apply``
           returned on the writing thread (the last STORE's answer read and checked).
+
+``--at-once``: r as soon as the reader holds the message (its frame still on its way); ``enter ->
+dialog`` is the UI thread's CPU from Enter to the compose dialog's first frame. ``--timeline``
+prints, per process, when each step from Enter to that frame ran (the read shown, the reply's
+build, its dialog filled or mounted, prepared hidden, r handled), wall clock.
 
 ``--before CHECKOUT`` runs a second copy, process by process alternated with this one, from
 another checkout (a throwaway worktree of the base commit). ``--profile FILE`` writes a
