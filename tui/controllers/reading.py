@@ -60,6 +60,8 @@ class ReadingController(ControllerBase):
     build_reply_ahead: Callable[[], None]
     #: compose: the compose dialog being prepared opens nothing (q / Esc in the reader).
     drop_reply_on_its_way: Callable[[], None]
+    #: compose: mount an empty compose dialog, hidden, for the next compose to fill.
+    keep_compose_ready: Callable[[], None]
 
     # -- intents from the panes ------------------------------------------------------
     def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
@@ -353,7 +355,13 @@ class ReadingController(ControllerBase):
         from mailtriage.tui.dialogs import ahead  # why: loaded by the worker above
 
         ahead.load_dialog_css(self.app)
-        self.call_after_refresh(ahead.register_dialog_widgets, self.app)  # the next step in its own turn
+        self.call_after_refresh(self._dialog_widgets_ahead)  # the next step in its own turn
+
+    def _dialog_widgets_ahead(self) -> None:
+        from mailtriage.tui.dialogs import ahead  # why: loaded by the worker above
+
+        ahead.register_dialog_widgets(self.shell)
+        self.call_after_refresh(self.keep_compose_ready)  # an empty compose dialog, hidden, in its own turn
 
     # -- thread URL ------------------------------------------------------------------------
     def show_thread_url(self) -> None:
