@@ -338,6 +338,29 @@ class ThreadSummary:
 
 
 @dataclass(frozen=True)
+class RecentChanges:
+    """What a recent listing holds, or what changed in it since the caller's last one
+    (:meth:`MailSource.list_recent_changes`; issue 39: a poll in a storm costs what changed).
+
+    ``threads`` is the whole listing (most recent activity first) when the backend answers
+    whole: the first call, a token it does not know (another listing ran meanwhile), the
+    state unknown (IMAP: UIDVALIDITY changed, a reconnect, a fresh walk), or a backend that
+    keeps no state (the default). Otherwise ``threads`` is None and the listing is the last
+    one with ``changed`` (threads added, or whose summary changed: most recent activity
+    first) put in and ``removed`` (thread references no longer listed) taken out. ``token``
+    goes with the next call."""
+
+    threads: Sequence[ThreadSummary] | None
+    changed: Sequence[ThreadSummary] = ()
+    removed: Sequence[ThreadId] = ()
+    token: object = None
+
+    @property
+    def whole(self) -> bool:
+        return self.threads is not None
+
+
+@dataclass(frozen=True)
 class Thread:
     thread_id: ThreadId
     subject: str
@@ -543,6 +566,13 @@ class MailSource:
     # -- operations ---------------------------------------------------
     def list_recent_threads(self, list_name: str | None, since: datetime) -> Sequence[ThreadSummary]:
         raise self._decline(Op.LIST_RECENT_THREADS)
+
+    def list_recent_changes(self, list_name: str | None, since: datetime, token: object = None) -> RecentChanges:
+        """``list_recent_threads`` as a change feed (:class:`RecentChanges`): with the
+        ``token`` of this backend's last answer, a backend that keeps its last listing may
+        answer only what changed since. This default answers whole every time, so every
+        backend serves a poller through it unchanged."""
+        return RecentChanges(list(self.list_recent_threads(list_name, since)))
 
     def read_thread(self, thread_id: ThreadId) -> Thread:
         raise self._decline(Op.READ_THREAD)

@@ -248,6 +248,27 @@ the focus move (neither is styled by it), the collector's young collections held
   one build is wider than the change, so 1.35x is one sample of a loaded run, not the goal shown
   met on a quiet machine. Headless (bench_open_headless.py, same session, load 25-28): Enter ->
   the body's frame 38.0 -> 32.0 ms of the UI thread, both sides paced as run_app paces.
+
+reply5 (2026-12-03, --runs 5 --before ee086a7, median of 5 fresh processes, seconds): an empty
+compose dialog is mounted hidden once the dialogs' stylesheet is loaded (while the list is read);
+the reply built ahead is loaded into it (no ~25 widgets composed, mounted and styled after Enter),
+its fill moves no focus and changes no keys, its cursor does not blink while hidden. A timeline
+of r typed as the body showed (before, load ~10): r was handled 150-200 ms after it was sent,
+behind the mount of the dialog made ahead, and its push waited for the rest of that mount.
+
+  | run (load)                            | before | ours  | aerc  | ours/aerc | goal  |
+  |---------------------------------------|--------|-------|-------|-----------|-------|
+  | 19:11 reply (18-25, 3 of 5 commits)   | 0.562  | 0.452 | 0.054 | 8.35x     | <= 1x |
+  | 19:18 reply (12.9-19.5, all)          | 0.379  | 0.210 | 0.042 | 5.02x     | <= 1x |
+  | 18:43 reply --think 1 (8-13)          | 0.166  | 0.086 | 0.056 | 1.54x     | <= 1x |
+  | 19:18 open (12.9-19.5)                | 0.136  | 0.125 | 0.083 | 1.50x     | <= 2x |
+
+  Single replies at 19:18: ours 0.14-0.35, before 0.24-0.82. Open, run by run at 19:11 (while
+  tests ran): before 0.135, ours 0.280 (single runs: before 0.10-0.39, ours 0.12-0.64); at 19:18 0.136 / 0.125:
+  inside this load's spread. Headless (bench_habits_headless.py --at-once, UI thread CPU from
+  Enter to the compose dialog's first frame, load 9-23, 4 processes): 145 ms vs 276 before. What
+  is left between the body and r handled (timeline): the main footer's keys recomposed for the
+  reader, the worker's start (~40 ms at load 12), the fill (~8-20 ms) and the push's first frame.
 """
 
 from __future__ import annotations

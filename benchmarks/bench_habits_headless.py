@@ -2,7 +2,7 @@
 time, headless (issue 35).
 
     .venv/bin/python benchmarks/bench_habits_headless.py [--messages 2000] [--rounds 3]
-        [--before CHECKOUT] [--profile FILE]
+        [--before CHECKOUT] [--profile FILE] [--at-once] [--timeline]
 
 What load does not inflate (much): the CPU time of the app's UI thread (``time.thread_time``)
 in a headless Textual app (160 x 50) on a real Dovecot INBOX of ``--messages`` messages plus
@@ -21,6 +21,11 @@ has settled, the reply built ahead and its compose dialog mounted ahead):
           answered: the flags are on the server), UI thread CPU and wall time (to the UI
           thread's handling of the report); ``write wall``: the key -> ``Service.apply``
           returned on the writing thread (the last STORE's answer read and checked).
+
+``--at-once``: r as soon as the reader holds the message (its frame still on its way); ``enter ->
+dialog`` is the UI thread's CPU from Enter to the compose dialog's first frame. ``--timeline``
+prints, per process, when each step from Enter to that frame ran (the read shown, the reply's
+build, its dialog filled or mounted, prepared hidden, r handled), wall clock.
 
 ``--before CHECKOUT`` runs a second copy, process by process alternated with this one, from
 another checkout (a throwaway worktree of the base commit). ``--profile FILE`` writes a
@@ -52,8 +57,42 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 TAGGED = 200
 
 
+def mark_steps(marks: list[tuple[float, str]]) -> None:
+    """Record when each step of the reply's path runs (wall clock, any thread): --timeline."""
+    import functools
+    import threading
+
+    from mailtriage.tui.controllers.compose import ComposeController
+    from mailtriage.tui.controllers.reading import ReadingController
+    from mailtriage.tui.dialogs.compose import ComposeDialog
+
+    def probe(cls, name: str, label: str, returned: bool = False) -> None:
+        original = getattr(cls, name, None)
+        if original is None:
+            return
+
+        @functools.wraps(original)  # Textual passes a handler as many arguments as it names
+        def probed(*args, **kwargs):
+            where = "" if threading.current_thread() is threading.main_thread() else " (worker)"
+            marks.append((time.perf_counter(), f"{label}{where}"))
+            try:
+                return original(*args, **kwargs)
+            finally:
+                if returned:
+                    marks.append((time.perf_counter(), f"{label} returned{where}"))
+        setattr(cls, name, probed)
+    probe(ReadingController, "on_thread_loaded", "read done: on_thread_loaded", True)
+    probe(ReadingController, "_after_shown", "after shown (build_reply_ahead)")
+    probe(ComposeController, "_build_compose", "_build_compose", True)
+    probe(ComposeController, "on_draft_built_ahead", "on_draft_built_ahead (dialog mounted ahead)", True)
+    probe(ComposeController, "compose_on", "r handled: compose_on", True)
+    probe(ComposeController, "on_compose_ready", "on_compose_ready", True)
+    probe(ComposeDialog, "on_mount", "ComposeDialog.on_mount")
+    probe(ComposeDialog, "_prepare", "ComposeDialog prepared hidden", True)
+
+
 async def measure(project: Path, subject: str, profile: str | None, port: int, user: str, password: str,
-                  trace: bool = False, ahead: bool = False) -> dict:
+                  trace: bool = False, ahead: bool = False, timeline: bool = False, at_once: bool = False) -> dict:
     from imapclient import IMAPClient
     from textual.widgets import TextArea
 
@@ -112,6 +151,9 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
         setattr(cls, name, probed)
     probe(ProposalDialog, "action_confirm")
     probe(Service, "apply")
+    marks: list[tuple[float, str]] = []  # --timeline: (wall, what) from Enter to the compose dialog's frame
+    if timeline:
+        mark_steps(marks)
 
     async def first_frame(screen_name: str, since: int, focused=None) -> tuple[float, float]:
         deadline = time.perf_counter() + 60
@@ -138,11 +180,17 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
         assert subject in listing.rows.peek(0).subject, listing.rows.peek(0)
         reader = app.main.reader
         since = len(frames)
+        marks.clear()
+        entered = time.perf_counter()
+        marks.append((entered, "Enter"))
+        entered_cpu = time.thread_time()
         await pilot.press("enter")
         # r the moment the body is painted, as bench_habits.py types it (the reply ahead and its
         # dialog are on their way then): the first frame whose reader holds the newest message
         await until(lambda: reader.thread is not None and subject in reader.thread.subject, "the body")
-        await first_frame("MainScreen", len(frames))
+        if not at_once:  # --at-once: r as soon as the reader holds the message (its frame on its way)
+            body_cpu, body_wall = await first_frame("MainScreen", len(frames))
+            marks.append((body_wall, "frame with the body"))
         if ahead:  # --ahead: r once the reply built ahead and its dialog are ready
             await settle(pilot)
             await pilot.pause(0.5)
@@ -153,8 +201,14 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
         profiler = profiling("r")
         since = len(frames)
         cpu, wall = time.thread_time(), time.perf_counter()
+        marks.append((wall, "r pressed"))
         await pilot.press("r")
         shown_cpu, shown_wall = await first_frame("ComposeDialog", since, lambda f: isinstance(f, TextArea))
+        marks.append((shown_wall, "frame of the compose dialog"))
+        out["enter -> dialog wall"] = shown_wall - entered
+        out["enter -> dialog"] = shown_cpu - entered_cpu
+        for when, what in sorted(marks):
+            print(f"TIMELINE {(when - entered) * 1000:7.1f} ms  {what}", file=sys.stderr)
         if profiler is not None:
             profiler.stop()
         out["reply"] = shown_cpu - cpu
@@ -209,7 +263,7 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
 
 def child(args) -> None:
     figures = asyncio.run(measure(Path(args.project), args.subject, args.profile, args.port, args.user,
-                                  args.password, args.show_trace, args.ahead))
+                                  args.password, args.show_trace, args.ahead, args.timeline, args.at_once))
     print(json.dumps(figures))
 
 
@@ -221,6 +275,10 @@ def main() -> int:
     parser.add_argument("--profile", metavar="FILE")
     parser.add_argument("--ahead", action="store_true",
                         help="r once the reply built ahead and its dialog are ready (not the moment the body shows)")
+    parser.add_argument("--at-once", action="store_true",
+                        help="r as soon as the reader holds the message, not once its frame is made")
+    parser.add_argument("--timeline", action="store_true",
+                        help="print the steps from Enter to the compose dialog's frame of each process (wall, ms)")
     parser.add_argument("--show-trace", action="store_true", help="print the protocol lines of the last Ctrl+s")
     for hidden in ("--project", "--subject", "--user", "--password"):
         parser.add_argument(hidden, help=argparse.SUPPRESS)
@@ -264,7 +322,7 @@ def main() -> int:
                            "PYTHONPATH": str(ROOT / "benchmarks"), **extra}
                     argv = [PYTHON, __file__, "--child", "--project", str(project), "--subject", subject,
                             "--port", str(server.port), "--user", user.name, "--password", user.password]
-                    argv += ["--show-trace"] * args.show_trace + ["--ahead"] * args.ahead
+                    argv += ["--show-trace"] * args.show_trace + ["--ahead"] * args.ahead + ["--timeline"] * args.timeline + ["--at-once"] * args.at_once
                     if args.profile and label == "ours" and rnd == args.rounds - 1:
                         argv += ["--profile", args.profile]
                     out = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
@@ -276,6 +334,9 @@ def main() -> int:
                     if args.show_trace and rnd == args.rounds - 1:
                         print(f"{label}, Ctrl+s -> the protocol lines:")
                         print("\n".join(line for line in out.stderr.splitlines() if " ms " in line))
+                    if args.timeline and rnd >= 0:
+                        print(f"{label}, round {rnd + 1}, Enter -> the compose dialog's frame:")
+                        print("\n".join(line[9:] for line in out.stderr.splitlines() if line.startswith("TIMELINE ")))
                     if rnd >= 0:
                         for key, value in got.items():
                             figures.setdefault(label, {}).setdefault(key, []).append(value)
@@ -284,7 +345,7 @@ def main() -> int:
             server.stop()
     print(f"\nUI thread CPU (and wall), ms, {args.messages + 1:,}-message Dovecot INBOX, {args.rounds} processes, "
           f"median [min-max]; load at the end {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    for key in ("ahead at r", "reply", "reply wall", "reply settle", "f", "f wall", "ctrl+s", "ctrl+s wall", "write wall",
+    for key in ("ahead at r", "enter -> dialog", "enter -> dialog wall", "reply", "reply wall", "reply settle", "f", "f wall", "ctrl+s", "ctrl+s wall", "write wall",
                 "flagged"):
         line = f"  {key:<14}"
         for label in codes:

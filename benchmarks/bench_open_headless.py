@@ -64,6 +64,25 @@ thread CPU, median [min-max] of 11 opens x N processes ("before" 771e378, same r
   Since this benchmark paces the collector as run_app does (``pace_collections``), a full
   collection no longer falls inside an open (the 120-187 ms maxima above).
 
+  open5 (2026-12-03, "before" ee086a7 = /work/base, load 11-19 throughout; the paint is now also
+  given by the opened thread's size, ``paint N msg``):
+
+  | change                                                   | load  | paint 1 msg / 5 msg: after - before |
+  |----------------------------------------------------------|-------|-------------------------------------|
+  | headers and bodies WrappedText (rows counted, not        | 11-13 | 34.0 - 38.0 / 42.5 - 50.0           |
+  |   wrapped; only the chunks on screen rendered) + texts   |       |                                     |
+  |   made by the read ahead's worker                        |       |                                     |
+  | + nothing rendered behind the reading pane in its frame  | 16    | 30.1 - 35.4 / 37.2 - 44.0           |
+
+  Per open before (a trace of thread_time, load ~8, 5 messages): the layout's reflow 13-15 ms,
+  of which ~9 wrapping the five headers and bodies for their heights (~1.5 ms a 30-line body),
+  then the paint wrapping the body on screen whole again (2.5-2.8 ms for its 17 rows on
+  screen); show_thread ~5 (the texts ~1.7, the widgets' updates and a CSS query the rest). The
+  body's frame's render box is the reading pane; behind it its three containers were rendered
+  (27 lines each) for nothing. After the body's frame: the footer's keys in place (~7 ms) and a
+  second frame whose box spans rows 1-49 (the footer, the list pane's border, the reader's
+  status line), ~25-45 ms, left as it is (it follows the body).
+
   CPU time is inflated by load too on this machine (shared caches): the same build measured
   ~60 ms at load 5-6 and ~135 ms at load 8-9. Compare only within one run.
 """
@@ -110,6 +129,7 @@ async def measure(project: Path, opens: int, profile: str | None) -> dict[str, l
     app.pace_collections = True  # the collector as run_app paces it (tui/idle_collection.py)
     paint: list[float] = []
     settled: list[float] = []
+    sizes: list[float] = []  # the opened thread's message count, per open
     profiler = None
     if profile:
         import cProfile
@@ -147,6 +167,7 @@ async def measure(project: Path, opens: int, profile: str | None) -> dict[str, l
             while not (shown := [when for when, thread in frames if thread is reader.thread]):
                 await pilot.pause(0)
             paint.append(shown[0] - cpu)
+            sizes.append(len(reader.thread.messages))
             if profiler is not None:
                 profiler.disable()
             await settle(pilot)
@@ -155,7 +176,7 @@ async def measure(project: Path, opens: int, profile: str | None) -> dict[str, l
             await settle(pilot)
     if profiler is not None:
         profiler.dump_stats(profile)
-    return {"paint": paint, "settle": settled}
+    return {"paint": paint, "settle": settled, "sizes": sizes}
 
 
 def child(args) -> None:
@@ -204,6 +225,9 @@ def main() -> int:
                     print(out.stderr[-3000:])
                     return 1
                 got = json.loads(out.stdout.strip().splitlines()[-1])
+                sizes = got.pop("sizes")
+                for n, paint in list(zip(sizes, got["paint"]))[1:]:  # the paint by the thread's size
+                    figures.setdefault(label, {}).setdefault(f"paint {n:.0f} msg", []).append(paint)
                 for key, values in got.items():
                     # the first open of a process pays one-off costs (imports, CSS): reported apart
                     figures.setdefault(label, {}).setdefault(key, []).extend(values[1:])
@@ -212,7 +236,9 @@ def main() -> int:
     print(f"\nUI thread CPU, ms, Enter -> ..., {args.opens} opens x {args.rounds} processes (threads of "
           f"{args.messages} and 1 messages), median [min-max]; load at the end "
           f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    for key in ("paint", "settle", "paint first", "settle first"):
+    by_size = sorted({key for label in codes for key in figures[label] if key.endswith(" msg")},
+                     key=lambda key: int(key.split()[1]))
+    for key in ("paint", *by_size, "settle", "paint first", "settle first"):
         line = f"  {key:<14}"
         for label in codes:
             values = [v * 1000 for v in figures[label][key]]

@@ -21,6 +21,16 @@ listing's part 15.5 / 3.2), max 49.3 / 14.1 ms, wall 171 / 129 ms; 4 IMAP comman
 (NOOP, SELECT, UID FETCH of the new UIDs, UID FETCH CHANGEDSINCE) against 5 (and a UID SEARCH
 of the whole cached range); 7 new / 13 updated found by each. ``--window 6000 --polls 12``,
 load 5.7: 15.7 / 5.2 ms.
+
+``--windows 2000,6000,20000`` runs each size on a server of its own and ends with a table of the
+poll's CPU against the window, with the cursor save (the app saves each acknowledgement, on a
+worker thread). Figures of 2026-12-03, the change feed and the cursor journal (pollcpu) against
+ee086a7 (base), ``--windows 2000,6000,20000 --polls 15 --base``, load 9.5 -> 9.2, median ms of
+thread CPU, base / now: poll 4.3 / 3.9, 6.1 / 4.7, 10.8 / 5.3 (the poller's own part, the poll
+less the listing: 1.0 / 0.4, 2.3 / 0.5, 6.2 / 0.6: flat); the listing 3.3 / 3.5, 3.8 / 4.2,
+4.6 / 4.7 (its Python work is a few hundred microseconds: cProfile of 20 polls at 20,000; the
+rest is the four commands' socket work); the cursor save 1.9 / 0.5, 3.5 / 0.5, 10.2 / 0.7 (the
+whole cursor, pretty-printed, against one journal line). Same threads found (5 new / 10 updated).
 """
 
 from __future__ import annotations
@@ -54,7 +64,9 @@ def child(project: Path, polls: int, window: int) -> int:
     flow = PollFlow.for_alerts(config)
     listing_cpu: list[float] = []  # the thread CPU of each poll's listing (the backend's part)
     for backend in flow.poller.sources.backends.values():
-        listing = backend.list_recent_threads
+        # What the poller calls: the change feed (since issue 39's feed), else the listing.
+        name = "list_recent_changes" if hasattr(backend, "list_recent_changes") else "list_recent_threads"
+        listing = getattr(backend, name)
 
         def timed(*args, _listing=listing, **kwargs):
             c = time.thread_time()
@@ -63,7 +75,7 @@ def child(project: Path, polls: int, window: int) -> int:
             finally:
                 listing_cpu.append(time.thread_time() - c)
 
-        backend.list_recent_threads = timed
+        setattr(backend, name, timed)
     poller = flow.poller
     sent: list[str] = []
     TRACE.subscribe(lambda line: sent.append(line.text) if line.direction == ">" else None)
@@ -105,9 +117,14 @@ def child(project: Path, polls: int, window: int) -> int:
                 profile.enable()
             outcome = poller.poll()
             poller.acknowledge(outcome, save=False)
+            cpu = time.thread_time() - c0
+            wall = time.perf_counter() - t0
+            c1 = time.thread_time()
+            poller.save()  # as the app saves each acknowledgement (on a worker thread)
+            save_cpu = time.thread_time() - c1
             if profile is not None:
                 profile.disable()
-            out.append({"wall": time.perf_counter() - t0, "cpu": time.thread_time() - c0,
+            out.append({"wall": wall, "cpu": cpu, "save_cpu": save_cpu,
                         "listing_cpu": listing_cpu[-1] if listing_cpu else 0.0,
                         "new": len(outcome.new_threads), "updated": len(outcome.updated_threads),
                         "commands": [c[:90] for c in sent]})
@@ -166,13 +183,33 @@ def _run(label: str, code: Path | None, tmp: Path, env: dict, project: Path, ser
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--window", type=int, default=20000, help="messages in the poll's window (default 20000)")
+    parser.add_argument("--windows", help="several window sizes, comma-separated (e.g. 2000,6000,20000): each on "
+                                          "a server of its own, then a table of the poll's CPU against the size")
     parser.add_argument("--polls", type=int, default=30, help="polls, one new mail before each (default 30)")
     parser.add_argument("--base", help="a checkout of the code before: run beside this one on the same server")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return child(Path(args.child), args.polls, args.window)
+    windows = [int(w) for w in args.windows.split(",")] if args.windows else [args.window]
+    load = os.getloadavg()
+    table = [(window, _one_window(args, window)) for window in windows]
+    if len(table) > 1:
+        after = os.getloadavg()
+        print(f"\nPoll CPU (thread) against the window, median ms (the listing's part; the cursor save's "
+              f"median, as the app saves each acknowledgement); load {load[0]:.1f} before, {after[0]:.1f} after")
+        labels = list(table[0][1])
+        print(f"  {'window':>8}" + "".join(f"{v:>34}" for v in labels))
+        for window, runs in table:
+            print(f"  {window:>8}" + "".join(
+                "{:>34}".format("{:.1f} ({:.1f}; save {:.1f})".format(
+                    statistics.median(p["cpu"] for p in runs[v]["polls"]) * 1000,
+                    statistics.median(p.get("listing_cpu", 0) for p in runs[v]["polls"]) * 1000,
+                    statistics.median(p.get("save_cpu", 0) for p in runs[v]["polls"]) * 1000)) for v in labels))
+    return 0
 
+
+def _one_window(args, window: int) -> dict[str, dict]:
     from tests.servers.dovecot import DovecotServer
 
     load = os.getloadavg()
@@ -190,17 +227,17 @@ def main() -> int:
         try:
             user = server.add_user()
             t0 = time.perf_counter()
-            _seed(server, user, args.window)
+            _seed(server, user, window)
             seeded = time.perf_counter() - t0
             project = bench_alerts._project(tmp / "project", env, server, user)
             if args.base:
                 runs["base"] = _run("base", Path(args.base).resolve(), tmp, env, project, server, user, args.polls,
-                                    args.window)
-            runs["now"] = _run("now", None, tmp, env, project, server, user, args.polls, args.window)
+                                    window)
+            runs["now"] = _run("now", None, tmp, env, project, server, user, args.polls, window)
         finally:
             server.stop()
     after = os.getloadavg()
-    print(f"\nOne mail, then one poll, {args.polls} times; window of {args.window} messages (seeded in {seeded:.0f} s); "
+    print(f"\nOne mail, then one poll, {args.polls} times; window of {window} messages (seeded in {seeded:.0f} s); "
           f"load average {load[0]:.1f} before, {after[0]:.1f} after")
     labels = list(runs)
     print(f"  {'':44}" + "".join(f"{v:>14}" for v in labels))
@@ -213,13 +250,15 @@ def main() -> int:
     row("... of it the listing (backend), median (ms)",
         lambda r: f"{statistics.median(p.get('listing_cpu', 0) for p in r['polls']) * 1000:.1f}")
     row("poll CPU (thread), max (ms)", lambda r: f"{max(p['cpu'] for p in r['polls']) * 1000:.1f}")
+    row("cursor save CPU, median (ms)",
+        lambda r: f"{statistics.median(p.get('save_cpu', 0) for p in r['polls']) * 1000:.1f}")
     row("poll wall, median (ms)", lambda r: f"{statistics.median(p['wall'] for p in r['polls']) * 1000:.1f}")
     row("IMAP commands per poll, median", lambda r: f"{statistics.median(len(p['commands']) for p in r['polls']):.0f}")
     row("new / updated threads found", lambda r: "{}/{}".format(sum(p["new"] for p in r["polls"]),
                                                               sum(p["updated"] for p in r["polls"])))
     for v in labels:
         print(f"  {v}: the commands of the last poll: " + " | ".join(runs[v]["polls"][-1]["commands"]))
-    return 0
+    return runs
 
 
 if __name__ == "__main__":

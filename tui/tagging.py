@@ -23,6 +23,7 @@ from textual.worker import get_current_worker
 
 from mailtriage.application import ThreadId, ThreadSummary
 from mailtriage.core.inert import terminal_text
+from mailtriage.tui.arrange import same_pages
 from mailtriage.tui.rows import ThreadRows
 
 
@@ -243,6 +244,8 @@ class TagKeys:
         error: str = ""
         #: The server cannot search (NotSupported): walk the pages from this row instead.
         walk_from: int | None = None
+        #: The walk's rows were replaced before it ended (a page arriving re-sorted them).
+        superseded: bool = False
 
     def server_unread(self, origin: int) -> bool:
         """u beyond the rows at hand, asked of the server (see ``server_order``); False: it cannot."""
@@ -275,7 +278,10 @@ class TagKeys:
         worker = get_current_worker()
         total = len(rows)
         for step in range(first_step, total + 1):
-            if worker.is_cancelled or rows is not self.rows:
+            if worker.is_cancelled:
+                return
+            if rows is not self.rows:  # re-sorted or another folder: the handler decides
+                self.post_message(self.UnreadFound(rows, None, False, superseded=True))
                 return
             index = (origin + step) % total
             row = rows.peek(index)
@@ -293,6 +299,11 @@ class TagKeys:
     def on_tag_keys_unread_found(self, message: "TagKeys.UnreadFound") -> None:
         message.stop()
         if message.rows is not self.rows:
+            # A page of the same listing arrived meanwhile and re-sorted the rows shown: the
+            # walk's positions are of the old order, so u goes on in the new one (the pages it
+            # fetched stay fetched). Another folder or search: u was for rows no longer shown.
+            if same_pages(message.rows, self.rows):
+                self.action_next_unread()
             return
         self.refresh()
         if message.walk_from is not None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -78,21 +79,48 @@ def poll_seconds(config) -> float:
     return float(value)
 
 
+#: The journal of a cursor (CursorStore.append) is folded into its file once it holds this many
+#: bytes, or as many as the file, whichever is more: writes stay bounded by what changed, amortized.
+JOURNAL_MIN_BYTES = 64 * 1024
+
+
 class CursorStore:
-    """One cursor in one JSON file, replaced atomically."""
+    """One cursor in one JSON file, replaced atomically, and a journal beside it
+    (``<name>.changes``): one JSON line per acknowledgement, the keys it set or raised (issue
+    39: a poller in a storm rewrote ~1 MB of cursor at each acknowledgement). Reading the cursor
+    applies the journal's lines (each only raises, so their order does not matter; a line torn
+    by a kill is skipped: what it acknowledged is reported again, as when a kill comes before
+    the write); writing it whole empties the journal."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self.journal = self.path.with_suffix(".changes")
         self.problem: str | None = None  # why the stored cursor was unreadable (a new baseline follows)
+        self.file_bytes = 0  # the size of the cursor file as last written or read
+        self.journal_bytes = 0  # the size of the journal as last written or read
 
     @classmethod
     def for_list(cls, config, list_name: str | None) -> "CursorStore":
         key = hashlib.sha256(f"{Path(config.file).resolve()}\n{list_name or ''}".encode()).hexdigest()[:20]
         return cls(settings.data_dir() / "alerts" / f"{key}.json")
 
+    def stamp(self) -> tuple | None:
+        """What says the cursor changed on disk (another process wrote it): the file's mtime
+        and the journal's, with its size; None when there is no cursor file."""
+        try:
+            stamp = self.path.stat().st_mtime_ns
+        except OSError:
+            return None
+        try:
+            journal = self.journal.stat()
+        except OSError:
+            return stamp, None
+        return stamp, journal.st_mtime_ns, journal.st_size
+
     def load(self) -> dict | None:
         try:
-            data = json.loads(private_files.read_text(self.path))  # the same rule as save's
+            text = private_files.read_text(self.path)  # the same rule as save's
+            data = json.loads(text)
         except FileNotFoundError:
             return None
         except (OSError, ValueError, UnicodeDecodeError, ConfigError) as exc:
@@ -101,10 +129,65 @@ class CursorStore:
         if not isinstance(data, dict) or data.get("v") not in (1, CURSOR_VERSION) or not isinstance(data.get("seen"), dict):
             self.problem = f"the alert cursor {self.path} has an unknown shape; a new silent baseline is set"
             return None
+        self.file_bytes = len(text)
+        self._apply_journal(data)
         return data
 
+    def _apply_journal(self, data: dict) -> None:
+        try:
+            text = private_files.read_text(self.journal)
+        except FileNotFoundError:
+            self.journal_bytes = 0
+            return
+        except (OSError, UnicodeDecodeError, ConfigError):  # what it acknowledged is reported again
+            return
+        self.journal_bytes = len(text)
+        seen = data["seen"]
+        for line in text.splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:  # torn by a kill while it was appended
+                continue
+            if (not isinstance(entry, dict) or not isinstance(entry.get("seen"), dict)
+                    or entry.get("backend") != data.get("backend") or entry.get("list") != data.get("list")):
+                continue  # (another list's or backend's: the file was written whole meanwhile)
+            for key, when in entry["seen"].items():
+                if isinstance(key, str) and isinstance(when, str):
+                    before = seen.get(key)
+                    seen[key] = when if not isinstance(before, str) else _later(before, when)
+            checked = entry.get("checked")
+            if isinstance(checked, str) and data.get("v") == CURSOR_VERSION and checked > str(data.get("checked") or ""):
+                data["checked"] = checked
+
     def save(self, cursor: dict) -> None:
-        private_files.write_atomic(self.path, json.dumps(cursor, indent=1, sort_keys=True).encode("utf-8"))
+        data = json.dumps(cursor, indent=1, sort_keys=True).encode("utf-8")
+        private_files.write_atomic(self.path, data)
+        self.file_bytes = len(data)
+        try:
+            self.journal.unlink()
+        except FileNotFoundError:
+            pass
+        self.journal_bytes = 0
+
+    def append(self, cursor: dict, changes: dict[str, str]) -> bool:
+        """Add ``changes`` (the keys acknowledged since the last write, of ``cursor``) to the
+        journal; False when it is due to be folded into the file (the caller saves whole)."""
+        # Each line starts on a line of its own: after a line torn by a kill, the next is whole.
+        line = b"\n" + json.dumps({"backend": cursor.get("backend"), "list": cursor.get("list"),
+                                   "checked": cursor.get("checked"), "seen": changes},
+                                  sort_keys=True, separators=(",", ":")).encode("utf-8")
+        if self.journal_bytes + len(line) > max(JOURNAL_MIN_BYTES, self.file_bytes):
+            return False
+        fd = private_files.open_append(self.journal)
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.journal_bytes += len(line)
+        return True
 
 
 @dataclass
@@ -121,6 +204,9 @@ class PollOutcome:
     # acknowledgement merges those only (issue 39: ~20,000 keys each, on the UI thread).
     base: dict | None = field(default=None, repr=False, compare=False)
     changed: list[str] | None = field(default=None, repr=False, compare=False)
+    # The cursor's "seen" holds only the keys the poll set or raised (a poll answered by the
+    # change feed): the rest is its base's.
+    seen_delta: bool = field(default=False, repr=False, compare=False)
 
     @property
     def has_news(self) -> bool:
@@ -206,12 +292,24 @@ def _when(summary: ThreadSummary) -> datetime | None:
 @dataclass
 class _Previous:
     """What one poll listed, for the next (issue 39): per thread, by id, ``(thread, cursor key,
-    activity text)`` (the thread is held: its id stays its own)."""
+    activity text)`` (the thread is held: its id stays its own; None after a poll that was
+    answered by the change feed, which does not list every thread)."""
 
     backend: str | None
     quiet_before: datetime | None
-    records: dict[int, tuple]
+    records: dict[int, tuple] | None
     full_at: datetime  # when the last poll that judged every thread ran
+    token: object = None  # the change feed's token of the backend's answer
+    # The threads judged whose activity the acknowledged cursor did not hold then, by cursor key
+    # (thread, key, activity text): judged again by the next polls until it holds it.
+    unsettled: dict[str, tuple] | None = None
+    loads: int = 0  # NewReportPoller._loads when it ran
+
+
+def _rank(summary: ThreadSummary) -> tuple:
+    """A thread's place in a listing (most recent activity first, sorted in reverse)."""
+    when = _when(summary)
+    return (when.timestamp() if when is not None else 0.0, summary.root_message_id or "")
 
 
 class NewReportPoller:
@@ -239,7 +337,11 @@ class NewReportPoller:
         self._clock = clock or (lambda: datetime.now(timezone.utc))
         self._lock = threading.Lock()
         self._acked: dict | None = None  # the acknowledged cursor, as last saved or loaded
-        self._acked_stamp: int | None = None  # the file's mtime when it was read (another process may write it)
+        self._acked_stamp: tuple | None = None  # CursorStore.stamp() when it was read (another process may write it)
+        # The keys acknowledged since the cursor was last written (its journal takes them), or
+        # None when it is to be written whole.
+        self._unsaved: dict[str, str] | None = None
+        self._loads = 0  # how many times the acknowledged cursor was read from its file
         self._dirty = False  # acknowledged in memory, not saved yet
         self.outage: Outage | None = None  # the polls failing since the last that worked
         self._wait_failed = False  # the last wait for mail ended on a dropped connection
@@ -271,16 +373,15 @@ class NewReportPoller:
 
     def _acknowledged(self) -> dict | None:
         """The acknowledged cursor (call with the lock held): re-read only when the file changed."""
-        try:
-            stamp = self.store.path.stat().st_mtime_ns
-        except OSError:
-            stamp = None
+        stamp = self.store.stamp()
         if stamp is None:
             return self._acked
         if stamp != self._acked_stamp:
             loaded = self.store.load()
             self._acked = _upgrade(loaded) if loaded is not None else None
             self._acked_stamp = stamp
+            self._loads += 1
+            self._unsaved = {}  # (on disk as read)
         return self._acked
 
     def poll(self) -> PollOutcome:
@@ -310,40 +411,76 @@ class NewReportPoller:
         quiet_before = ((min(checked, now) if checked else now) - LOOKBACK
                         if stored is not None and span > LOOKBACK and stored.get("span", 0) < span.days else None)
         list_name = self.list_name
-        threads = self.sources.dispatch(Op.LIST_RECENT_THREADS,
-                                        lambda b: b.list_recent_threads(list_name, since)).value
+        # Issue 39: a poll in a storm lists thousands of threads and a few changed. The backend's
+        # change feed (``list_recent_changes``, with the token of its last answer) says which
+        # threads were added or changed since the last poll (IMAP: recent.SummaryMemo's delta);
+        # only those, and the threads an earlier poll reported that are not acknowledged yet
+        # (``_unsettled``), are judged, and the cursor's changes are kept apart (no copy of it).
+        # A backend that answers whole (the default; IMAP after a walk) hands back the very same
+        # summary objects for unchanged threads where it can: such a thread whose activity the
+        # cursor already holds is skipped by one lookup. Every FULL_POLL_SECONDS a poll asks for
+        # the whole listing and judges every thread (a safety net; entries older than RETENTION
+        # leave the cursor then), and so does the first poll after the cursor was read from its
+        # file (another process wrote it: what it holds is not what this poller last saw).
+        prev = self._previous
+        with self._lock:
+            loads = self._loads
+        in_step = (prev is not None and stored is not None and prev.backend == backend
+                   and prev.quiet_before == quiet_before and prev.full_at <= now < prev.full_at + FULL_POLL_SECONDS
+                   and prev.loads == loads)
+        token = prev.token if in_step and prev is not None else None
+        changes = self.sources.dispatch(
+            Op.LIST_RECENT_THREADS,
+            lambda b: b.list_recent_changes(list_name, since, token if b.name == backend else None)).value
         with self._lock:
             # Against the newest acknowledgement: one made while the listing ran counts too.
             current = self._acknowledged() if stored is not None else None
             if current is not None and _same_list(current, backend, kind, self.list_name):
                 stored = current
-            seen: dict[str, str] = dict(stored["seen"]) if stored else {}
-        # Issue 39: a poll in a storm lists thousands of threads and a few changed. A backend
-        # that sums up only what changed (IMAP: recent.SummaryMemo) hands back the very same
-        # summary objects for the threads that did not change. Such a thread whose activity the
-        # cursor already holds (its key and activity text kept from the last poll: one lookup)
-        # is neither new nor updated and raises nothing: only the other threads are judged
-        # below. Every FULL_POLL_SECONDS a poll judges every thread (a safety net; entries
-        # older than RETENTION leave the cursor then).
-        prev = self._previous
-        partial = (prev is not None and stored is not None and prev.backend == backend
-                   and prev.quiet_before == quiet_before and prev.full_at <= now < prev.full_at + FULL_POLL_SECONDS)
+            in_step = in_step and self._loads == loads
+            acked_seen: dict[str, str] = stored["seen"] if stored else {}
+        by_delta = in_step and not changes.whole and prev is not None and prev.unsettled is not None
+        partial = in_step and prev is not None and (by_delta or prev.records is not None)
         kept: dict[int, tuple] = {}  # id(thread) -> (thread, cursor key, activity text) of this poll
-        if partial and prev is not None:
-            records, get_seen = prev.records, seen.get
-            fresh = []
-            for t in threads:
-                record = records.get(id(t))
-                if record is not None:
-                    before = get_seen(record[1])
-                    if before is not None and before >= record[2] and _canonical(before):
-                        kept[id(t)] = record
-                        continue
-                fresh.append(t)
-        else:
+        if by_delta and prev is not None and prev.unsettled is not None:
+            # The threads that changed, and those reported before whose activity the cursor
+            # does not hold yet (not acknowledged: reported again until it is).
+            threads = list(changes.changed)
+            listed = {_seen_key(t.thread_id) for t in threads}
+            gone = {_seen_key(thread_id) for thread_id in changes.removed}
+            for key, record in prev.unsettled.items():
+                if key in listed or key in gone:
+                    continue
+                before = acked_seen.get(key)
+                if before is None or not before >= record[2] or not _canonical(before):
+                    threads.append(record[0])
+            if len(threads) > len(changes.changed):
+                threads.sort(key=_rank, reverse=True)
             fresh = threads
+            seen: dict[str, str] = {}  # the cursor's changes only (acknowledge merges them)
+            get_seen = acked_seen.get
+        else:
+            if changes.threads is None:  # (never: a feed answers whole to no token)
+                raise RuntimeError("the change feed answered a delta to a poll that asked for the whole listing")
+            threads = list(changes.threads)
+            with self._lock:
+                seen = dict(acked_seen)
+            get_seen = seen.get
+            if partial and prev is not None and prev.records is not None:
+                records = prev.records
+                fresh = []
+                for t in threads:
+                    known = records.get(id(t))
+                    if known is not None:
+                        before = get_seen(known[1])
+                        if before is not None and before >= known[2] and _canonical(before):
+                            kept[id(t)] = known
+                            continue
+                    fresh.append(t)
+            else:
+                fresh = threads
         # Each thread's last activity as the cursor's ISO text: most threads' are the same from
-        # poll to poll, so the texts of the last poll's are kept (a storm lists 10,000s each poll).
+        # poll to poll, so the texts of the last polls are kept (until the next full judge).
         last_texts = self._texts
         texts = last_texts if partial else {}
         for t in fresh:
@@ -356,41 +493,50 @@ class NewReportPoller:
             first_seen = []
             for t in fresh:
                 key = _seen_key(t.thread_id)
-                if key not in seen:
+                before = get_seen(key)
+                if before is None:
                     when = _when(t)
                     if quiet_before is not None and when is not None and when < quiet_before:
                         continue
                     first_seen.append(t)
-                elif _newer(t, seen[key], texts):
+                elif _newer(t, before, texts):
                     updated.append(t)
             on_list = self._roots_on_list(backend, [t for t in first_seen if t.continued])
             for t in first_seen:
                 (updated if t.continued and _root(t) in on_list else new).append(t)
             if first_seen:  # in the listing's order, as they came
-                order = {id(t): n for n, t in enumerate(threads)}
+                order = {id(t): n for n, t in enumerate(fresh)}
                 updated.sort(key=lambda t: order[id(t)])
         changed = []
+        unsettled: dict[str, tuple] = {}
         for t in fresh:
             when = _when(t)
             key = _seen_key(t.thread_id)
-            before = seen.get(key)
+            before = get_seen(key)
             text = texts[when] if when is not None else ""
             after = _later(before or "", text)
             if after != before:
                 seen[key] = after
                 changed.append(key)
-            kept[id(t)] = (t, key, text)
+                unsettled[key] = (t, key, text)  # until the cursor acknowledged holds it
+            elif not (before >= text and _canonical(before)):  # (as the skip above: judged again)
+                unsettled[key] = (t, key, text)
+            if not by_delta:
+                kept[id(t)] = (t, key, text)
         if not partial:
             newest = max([w for w in (_when(t) for t in threads) if w is not None], default=None)
             horizon = max(newest or now, now) - RETENTION
             horizon_text = iso_utc(horizon)
             seen = {k: v for k, v in seen.items()
                     if not v or (v >= horizon_text if _canonical(v) else (parse_iso(v) or now) >= horizon)}
-        self._previous = _Previous(backend, quiet_before, kept, prev.full_at if partial and prev is not None else now)
+        self._previous = _Previous(backend, quiet_before, None if by_delta else kept,
+                                   prev.full_at if partial and prev is not None else now,
+                                   changes.token, unsettled, loads)
         self.last_judged = len(fresh)
         cursor = {"v": CURSOR_VERSION, "backend": backend, "kind": kind, "list": self.list_name,
                   "checked": iso_utc(now), "span": span.days, "seen": seen}
-        return PollOutcome(backend, stored is None, new, updated, cursor, notes, base=stored, changed=changed)
+        return PollOutcome(backend, stored is None, new, updated, cursor, notes, base=stored, changed=changed,
+                           seen_delta=by_delta)
 
     def _roots_on_list(self, backend_name: str, summaries: list[ThreadSummary]) -> set[str]:
         """The roots of threads first seen now, that started before the window, that are on
@@ -442,7 +588,7 @@ class NewReportPoller:
         if len(new) == len(outcome.new_threads) and len(updated) == len(outcome.updated_threads):
             return outcome
         return PollOutcome(outcome.backend, outcome.baseline, new, updated, outcome.cursor, list(outcome.notes),
-                           base=outcome.base, changed=outcome.changed)
+                           base=outcome.base, changed=outcome.changed, seen_delta=outcome.seen_delta)
 
     def acknowledge(self, outcome: PollOutcome, *, save: bool = True) -> None:
         """Merge the outcome's cursor into the acknowledged one (in memory at once) and save
@@ -453,9 +599,29 @@ class NewReportPoller:
         with self._lock:
             self._acknowledged()
             acked = self._acked
-            if acked is None or not _same_cursor(acked, outcome.cursor) or outcome.base is acked:
+            if outcome.seen_delta:
+                # The poll's changes only: merged into the acknowledged cursor in place (it is
+                # this poller's own: loaded, or merged here), or onto the poll's base when the
+                # acknowledged cursor is another's now.
+                same = acked is not None and _same_cursor(acked, outcome.cursor)
+                base = acked if same else outcome.base
+                seen = base["seen"] if same and base is not None else dict(base["seen"]) if base is not None else {}
+                unsaved = self._unsaved if same else None
+                for key, when in outcome.cursor["seen"].items():
+                    before = seen.get(key)
+                    if before is None or when > before:
+                        seen[key] = when
+                        if unsaved is not None:
+                            unsaved[key] = when
+                self._unsaved = unsaved
+                checked = max((acked.get("checked") or "") if same and acked is not None else "",
+                              outcome.cursor.get("checked") or "")
+                merged = {**outcome.cursor, "seen": seen, "checked": checked}
+            elif acked is None or not _same_cursor(acked, outcome.cursor) or outcome.base is acked:
                 merged = outcome.cursor  # (built on this very cursor: it holds all of it, less what aged out)
+                self._unsaved = None
             else:
+                self._unsaved = None
                 seen = dict(acked["seen"])
                 cursor_seen = outcome.cursor["seen"]
                 # The keys the poll set or raised: the others hold what its base held, which the
@@ -477,16 +643,18 @@ class NewReportPoller:
             self.save()
 
     def save(self) -> None:
-        """Write the acknowledged cursor (if it changed since the last save)."""
+        """Write the acknowledged cursor (if it changed since the last save): what the
+        acknowledgements since the last write raised, to the cursor's journal (a poll answered
+        by the change feed), else the cursor whole (and once the journal is as large as it)."""
         with self._lock:
             if not self._dirty or self._acked is None:
                 return
-            self.store.save(self._acked)
+            unsaved = self._unsaved
+            if unsaved is None or not self.store.append(self._acked, unsaved):  # (an empty one moves `checked`)
+                self.store.save(self._acked)
+            self._unsaved = {}
             self._dirty = False
-            try:
-                self._acked_stamp = self.store.path.stat().st_mtime_ns
-            except OSError:
-                self._acked_stamp = None
+            self._acked_stamp = self.store.stamp()
 
     def idle_waiter(self) -> Callable[[float], bool] | None:
         """``wait(timeout) -> bool`` for new mail in every folder that holds the list: each

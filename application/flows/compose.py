@@ -401,13 +401,15 @@ def propose_personal(mailbox, form: ComposeForm, *, account_id: str, access: str
     if sending:
         proposal.writes.append(Write(WriteKind.SEND, f"account {account_id}", f"send: {one_line(form.subject, 120)}",
                                      fields, lambda w: mailbox.send(final(w), confirmed=True),
-                                     editable_body=True, body=form.body))
+                                     editable_body=True, body=form.body, label="Send",
+                                     where=f"from account {account_id}, through its SMTP server"))
         proposal.notes.append("sent through the account's SMTP server after the send policy (Principle 10) "
                               "allows it; a copy is kept in Sent")
     else:
         proposal.writes.append(Write(WriteKind.DRAFT, f"account {account_id}", f"draft: {one_line(form.subject, 120)}",
                                      fields, lambda w: mailbox.save_draft(final(w)),
-                                     editable_body=True, body=form.body))
+                                     editable_body=True, body=form.body, label="Save draft",
+                                     where=f"into Drafts of account {account_id}"))
         proposal.notes.append(f"account {account_id} has access = \"draft\": saved to Drafts, not sent")
     return proposal
 

@@ -31,7 +31,7 @@ from mailtriage.trackers.contract import Tracker
 from mailtriage.trackers.values import Created, Existing, WriteResult
 from mailtriage.application.flows import linking
 from mailtriage.application.flows.pgp_reply import ENCRYPTED_IMPORT, thread_was_encrypted
-from mailtriage.application.flows.proposals import BlockedBy, Field, Proposal, Write, WriteKind
+from mailtriage.application.flows.proposals import BlockedBy, Field, Proposal, Write, WriteKind, in_tracker
 from mailtriage.application.flows.reply import propose_reply
 from mailtriage.application.flows.templates import identity, receipt_body
 from mailtriage.application.flows.text import display_address, markdown_inert, one_line, spoof_warning
@@ -185,7 +185,7 @@ def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
             WriteKind.TRACKER, tracker_name, f"create the tracker issue \"{title}\"",
             [Field("Title", title), Field("Labels", ", ".join(labels) or "(none)"),
              Field("Body", body, multiline=True)],
-            create))
+            create, label="Create issue", where=in_tracker(tracker)))
 
     if not imported:
         def append_import(write: Write) -> WriteResult | Existing:
@@ -202,7 +202,8 @@ def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
             f"status rollup entry {linking.IMPORT_ACTION} on {existing or 'the new issue'}",
             [Field("Action", linking.IMPORT_ACTION), Field("User", user or tracker.default_user()),
              Field("Entry", entry, multiline=True)],
-            append_import))
+            append_import, label=f"Add {linking.IMPORT_ACTION} entry to {existing or 'the new issue'}",
+            where=in_tracker(tracker)))
 
     answered = team_answers(thread, config) if bulk else []
     if answered:

@@ -65,6 +65,7 @@ def propose_key_import(thread: Thread, gpg: GnuPG) -> Proposal:
                 raise RuntimeError(f"gpg did not import {key.fingerprint}")
             return list(imported)
 
-        proposal.writes.append(Write(WriteKind.KEY, "gnupg", f"import OpenPGP key {key.fingerprint}", fields, apply))
+        proposal.writes.append(Write(WriteKind.KEY, "gnupg", f"import OpenPGP key {key.fingerprint}", fields, apply,
+                                     label="Import key", where=f"into {home}"))
     proposal.facts["offered_keys"] = [k.fingerprint for _, k in keys]
     return proposal

@@ -280,3 +280,22 @@ def confirm_interactively(proposal: Proposal, *, yes: bool, ask: Callable[[str],
     except EOFError:
         return False
     return answer.strip().lower() in ("y", "yes")
+
+
+def in_tracker(tracker: Any) -> str:
+    """Where a tracker write lands, in the user's words (a Write's ``where``): "in tracker
+    local-files (git working copy /path)", "in tracker github (repository owner/name)"."""
+    place = None
+    working_copy = getattr(tracker, "working_copy", None)
+    root = getattr(tracker, "root", None)
+    if callable(working_copy):
+        try:
+            wc = working_copy()
+        except OSError:
+            wc = None
+        place = f"{wc.kind} working copy {wc.root}" if wc is not None else (f"folder {root}" if root else None)
+    elif isinstance(getattr(tracker, "repo", None), str):
+        place = f"repository {tracker.repo}"
+    elif isinstance(getattr(tracker, "project", None), str):
+        place = f"project {tracker.project}" + (f" at {tracker.base}" if getattr(tracker, "base", None) else "")
+    return f"in tracker {tracker.kind}" + (f" ({place})" if place else "")

@@ -28,7 +28,7 @@ from mailtriage.trackers import vcs
 from mailtriage.trackers.contract import Tracker
 from mailtriage.trackers.errors import ReviewOutdated
 from mailtriage.trackers.values import PendingChange, PublishResult
-from mailtriage.application.flows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.application.flows.proposals import Field, Proposal, Write, WriteKind, in_tracker
 from typing import Sequence
 from mailtriage.core.projectconfig import ProjectConfig
 
@@ -264,7 +264,10 @@ def propose_publish(tracker: Tracker, config, *, message: str | None = None,
 
     proposal.writes.append(Write(WriteKind.PUBLISH, f"tracker:{pending['backend']}",
                                  f"publish {len(changes)} changed file(s)" + (" and push" if push else ""),
-                                 fields, publish, editable_body=True, body=text))
+                                 fields, publish, editable_body=True, body=text,
+                                 label=f"Publish {len(changes)} change{'' if len(changes) == 1 else 's'}"
+                                 + (" and push" if push else "") if changes else "Push commits",
+                                 where=f"{in_tracker(tracker)}: {target}"))
     proposal.recap.append(f"publish → {pending['backend']} at {wc.root}")
     return proposal
 

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from mailtriage.backends.contract import DraftRequest, Message, Op, Thread, reply_subject
 from mailtriage.backends.errors import MailError, MandatoryBackendUnavailable, NoBackendAvailable
+from mailtriage.core.errors import ConfigError
 from mailtriage.backends.mime_header_text import is_plain_address
 from mailtriage.backends.registry import SourceSet
 from mailtriage.backends.resolution import Resolution
@@ -364,8 +365,19 @@ class _Reply:
 
         self.proposal.writes.append(
             Write(WriteKind.DRAFT, chosen, f"draft reply on {self.thread.thread_id}", self.shown, apply,
-                  editable_body=True, body=self.body)
+                  editable_body=True, body=self.body, label="Save draft",
+                  where=drafts_where(sources.backends.get(chosen), chosen))
         )
+
+
+def drafts_where(backend: object, name: str) -> str:
+    """Where a draft lands, in the user's words: the account's Drafts when the source is an
+    account ("into Drafts of account work"), else the source's own drafts."""
+    try:
+        account_id = getattr(getattr(backend, "account", None), "id", None)
+    except (ConfigError, MailError):  # an account source whose account is not configured
+        account_id = None
+    return f"into Drafts of account {account_id}" if isinstance(account_id, str) else f"into the drafts of source {name}"
 
 
 def _pending_blocks(proposal: Proposal, pending) -> Blocked:

@@ -49,7 +49,7 @@ from mailtriage.trackers.contract import CLOSE_REASONS, EditRequest, Tracker, Tr
 from mailtriage.trackers.fields import get_field
 from mailtriage.trackers.values import Existing, IssueSummary, WriteResult
 from mailtriage.application.flows import linking
-from mailtriage.application.flows.proposals import Field, Proposal, Write, WriteKind
+from mailtriage.application.flows.proposals import Field, Proposal, Write, WriteKind, in_tracker
 from mailtriage.application.flows.text import display_address, excerpt, markdown_inert, one_line, plain_lines
 from typing import Sequence
 from mailtriage.application.flows.open_project import OpenProject
@@ -654,7 +654,8 @@ def _entry_write(tracker: Tracker, item: SyncItem, tracker_name: str, user: str 
               Field("Signals (yours to judge)", "\n".join(item.signals) or "(none found)", multiline=True),
               Field("Entry", item.entry or "", multiline=True)]
     return Write(WriteKind.TRACKER, tracker_name, f"status rollup entry {linking.SYNC_ACTION} on {item.issue_id}",
-                 fields, append, editable_body=True, body=item.entry)
+                 fields, append, editable_body=True, body=item.entry,
+                 label=f"Add {linking.SYNC_ACTION} entry to {item.issue_id}", where=in_tracker(tracker))
 
 
 def _pick_writes(tracker: Tracker, item: SyncItem, pick: Picks, declared: Sequence[str], tracker_name: str,
@@ -682,7 +683,8 @@ def _pick_writes(tracker: Tracker, item: SyncItem, pick: Picks, declared: Sequen
             WriteKind.TRACKER, tracker_name, f"labels of {issue_id}: {change}",
             [Field("Add labels", ", ".join(add) or "(none)"), Field("Remove labels", ", ".join(remove) or "(none)")],
             lambda w, a=tuple(add), r=tuple(remove): tracker.edit(issue_id, EditRequest(add_labels=list(a),
-                                                                                        remove_labels=list(r)))))
+                                                                                        remove_labels=list(r))),
+            label=f"Change labels of {issue_id}", where=in_tracker(tracker)))
     if pick.close:
         if pick.close not in CLOSE_REASONS:
             proposal.warnings.append(f"close reason {pick.close!r} for {issue_id} left out "
@@ -692,13 +694,15 @@ def _pick_writes(tracker: Tracker, item: SyncItem, pick: Picks, declared: Sequen
         else:
             writes.append(Write(WriteKind.TRACKER, tracker_name, f"close {issue_id} ({pick.close})",
                                 [Field("Reason", pick.close)],
-                                lambda w, reason=pick.close: tracker.close(issue_id, reason)))
+                                lambda w, reason=pick.close: tracker.close(issue_id, reason),
+                                label=f"Close {issue_id}", where=in_tracker(tracker)))
     if pick.reopen:
         if item.state == "open":
             proposal.notes.append(f"{issue_id} is already open")
         else:
             writes.append(Write(WriteKind.TRACKER, tracker_name, f"reopen {issue_id}", [],
-                                lambda w: tracker.reopen(issue_id)))
+                                lambda w: tracker.reopen(issue_id),
+                                label=f"Reopen {issue_id}", where=in_tracker(tracker)))
     return writes
 
 

@@ -527,7 +527,7 @@ class SummaryMemo:
     everything and keeps the rows only; the next call with few changes threads everything
     once more and keeps the components; from then on only what changed is regrouped."""
 
-    __slots__ = ("kind", "rows", "comp_of", "comps", "regrouped", "ranked", "answer")
+    __slots__ = ("kind", "rows", "comp_of", "comps", "regrouped", "ranked", "answer", "delta")
 
     def __init__(self) -> None:
         self.kind = ""
@@ -539,6 +539,9 @@ class SummaryMemo:
         # (cache, wanted, since, heap of (arrival, UID)) of the rows last answered (memo.rows), for
         # summaries_of_changes; None when they were not answered from a cache that way
         self.answer: tuple | None = None
+        # What the last call changed in the ranking: (entries that left, entries that came), or
+        # None when it ranked everything anew (a change feed then answers whole)
+        self.delta: tuple[list, list] | None = None
 
 
 class _Component:
@@ -570,6 +573,7 @@ def summaries(rows: list[Row], kind: str, memo: SummaryMemo | None = None) -> li
     old = memo.rows if memo.kind == kind else None
     if old is None or len(by_uid) != len(rows):
         memo.kind, memo.rows, memo.comp_of, memo.comps, memo.ranked, memo.answer = kind, by_uid, None, None, None, None
+        memo.delta = None
         memo.regrouped = len(rows)
         return _ranked(*_summed(sorted(rows, key=_BY_UID), kind))
     get_old, get_new = old.get, by_uid.get
@@ -580,12 +584,13 @@ def summaries(rows: list[Row], kind: str, memo: SummaryMemo | None = None) -> li
     return _changed(memo, kind, rows, added, removed)
 
 
-def _changed(memo: SummaryMemo, kind: str, rows: Iterable[Row], added: list[Row], removed: list[Row]
-             ) -> list[ThreadSummary]:
+def _changed(memo: SummaryMemo, kind: str, rows: Iterable[Row], added: list[Row], removed: list[Row],
+             *, whole: bool = True) -> list[ThreadSummary]:
     """The summaries of ``memo.rows`` (``rows``: the same rows), regrouping the components
     ``added`` and ``removed`` rows touch (or everything, when many changed or no components
     are kept yet). The threads are kept ranked (``memo.ranked``, ascending): a call that
     regrouped a few components moves their entries only."""
+    memo.delta = None
     if len(added) + len(removed) > max(64, len(memo.rows or ()) // _REGROUP_SHARE):
         memo.comp_of = memo.comps = memo.ranked = None
         ordered = sorted(rows, key=_BY_UID)
@@ -625,20 +630,44 @@ def _changed(memo: SummaryMemo, kind: str, rows: Iterable[Row], added: list[Row]
             for entry in comp.out:
                 insort(ranked, entry, key=_RANK)
         memo.regrouped = len(subset)
+        memo.delta = ([entry for comp in touched for entry in comp.out], [entry for comp in made for entry in comp.out])
     else:
         memo.regrouped = 0
-    return [entry[0] for entry in reversed(memo.ranked)]
+        memo.delta = ([], [])
+    if not whole:
+        return []
+    return list(map(_SUMMARY, reversed(memo.ranked)))
+
+
+_SUMMARY = itemgetter(0)
+
+
+def ranked_delta(memo: SummaryMemo) -> tuple[list[ThreadSummary], list] | None:
+    """What the last call with ``memo`` changed, as a change feed says it (the summaries added
+    or changed, most recent activity first, and the references of the threads gone), or None
+    when it ranked everything anew. A thread regrouped to the very summary it had is left out."""
+    delta = memo.delta
+    if delta is None:
+        return None
+    left, came = delta
+    before = {entry[0].thread_id: entry[0] for entry in left}
+    after = {entry[0].thread_id for entry in came}
+    changed = [entry[0] for entry in sorted(came, key=_RANK, reverse=True) if before.get(entry[0].thread_id) != entry[0]]
+    return changed, [thread_id for thread_id in before if thread_id not in after]
 
 
 def summaries_of_changes(memo: SummaryMemo, cache: sc.FolderCache, touched: Iterable[int], since: datetime,
-                         wanted: str | None, kind: str) -> list[ThreadSummary] | None:
+                         wanted: str | None, kind: str, *, whole: bool = True) -> list[ThreadSummary] | None:
     """The summaries of the cached rows a listing since ``since`` answers, from the last
     answer of this memo and the UIDs that changed since (``touched``: added, flags changed or
     gone, as :func:`reconcile` reports them), without a pass over the window (issue 39: a poll
     in a storm answered and compared the whole window each time). Rows that aged out of the
     window (arrived before ``since``) leave by a heap of arrival times. None when the last
     answer was not of this cache and list, or ``since`` went back: the caller answers whole
-    (:func:`answer_from_cache` and :func:`summaries`), which this call then continues from."""
+    (:func:`answer_from_cache` and :func:`summaries`), which this call then continues from.
+
+    ``whole=False``: where the ranking was changed in place (``memo.delta`` says how), the
+    whole list is not made (``[]`` is returned): a change feed answers the delta only."""
     answer = memo.answer
     since_epoch = since.timestamp()
     if (answer is None or answer[0] is not cache or answer[1] != wanted or since_epoch < answer[2]
@@ -671,7 +700,7 @@ def summaries_of_changes(memo: SummaryMemo, cache: sc.FolderCache, touched: Iter
             removed.append(old)
             del answered[uid]
     memo.answer = (cache, wanted, since_epoch, aging)
-    return _changed(memo, kind, answered.values(), added, removed)
+    return _changed(memo, kind, answered.values(), added, removed, whole=whole)
 
 
 def answered_whole(memo: SummaryMemo, cache: sc.FolderCache, wanted: str | None, since: datetime) -> None:

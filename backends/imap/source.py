@@ -32,7 +32,7 @@ from urllib.parse import quote
 
 from mailtriage.backends.account_source import AccountSource
 from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, MESSAGE_ID_KIND, Draft, DraftRequest, Message, Op,
-                                          Thread, ThreadId, ThreadSummary, reply_subject)
+                                          RecentChanges, Thread, ThreadId, ThreadSummary, reply_subject)
 from mailtriage.backends.errors import (BackendFailure, ConnectionLost, DraftAlreadyPending, MailError,
                                         NotSupported, ThreadNotFound, Unavailable)
 from mailtriage.backends.imap import ids, message_reads, protocol, recent, summary_cache
@@ -101,6 +101,7 @@ class ImapSource(AccountSource):
         self._trimmed: tuple[Any, float] = (None, 0.0)  # the window-only cache last trimmed, and to when
         self._walked_at = 0.0  # time.monotonic() of this source's last walk of a whole window
         self._summaries = recent.SummaryMemo()  # the last listing's summaries: a poll sums up what changed
+        self._feed_token: object = None  # the token of the last change feed answer (list_recent_changes)
         # The list folder as the last listing saw it (UIDVALIDITY, EXISTS, UIDNEXT) and how many
         # times messages were seen to leave it since this source started (message_ids_epoch).
         self._folder_marks: tuple[int, int, int, int] | None = None
@@ -235,6 +236,28 @@ class ImapSource(AccountSource):
             self._store = summary_cache.SummaryStore(self.account, self.folder, self.mailbox.conn.channel)
         return self._store
 
+    def list_recent_changes(self, list_name: str | None, since: datetime, token: object = None) -> RecentChanges:
+        """The change feed (``MailSource.list_recent_changes``): with the token of this
+        source's last answer, and no other listing since, only the threads whose summaries
+        changed (the UIDs the reconcile touched, regrouped by ``recent.SummaryMemo``), without
+        making the whole list. Whole on the first call, after another listing, and whenever
+        the memo ranked everything anew (a walk: the first listing, a UIDVALIDITY change, the
+        RELIST_SECONDS safety net; many changes at once)."""
+        known = token is not None and token is self._feed_token
+        found = self._listing(list_name, since, None, whole=not known)
+        delta = recent.ranked_delta(self._summaries) if known else None
+        self._feed_token = token = object()
+        if delta is None:
+            if known and not found:  # (only the delta was made; the ranking holds the whole)
+                found = self._summaries_listed()
+            return RecentChanges(found, token=token)
+        changed, removed = delta
+        return RecentChanges(None, changed, removed, token)
+
+    def _summaries_listed(self) -> list[ThreadSummary]:
+        ranked = self._summaries.ranked
+        return [entry[0] for entry in reversed(ranked)] if ranked is not None else []
+
     def list_recent_threads(self, list_name: str | None, since: datetime, *,
                             limit: int | None = None) -> Sequence[ThreadSummary]:
         """Threads of the list folder with activity since ``since``, most recent activity first.
@@ -246,6 +269,13 @@ class ImapSource(AccountSource):
         stops once ``limit`` threads are known: counts and participants then cover the
         messages walked (back to the oldest listed activity).
         """
+        return self._listing(list_name, since, limit)
+
+    def _listing(self, list_name: str | None, since: datetime, limit: int | None, *,
+                 whole: bool = True) -> list[ThreadSummary]:
+        """:meth:`list_recent_threads`; ``whole=False``: where the answer continues the last one
+        (``recent.summaries_of_changes``), ``[]`` rather than the whole list (a change feed)."""
+        self._feed_token = None  # the memo changes below: a feed's token is no longer its state's
         since = aware(since)
         wanted = (list_name or self.list_address or "").strip().lower() or None
         # The cache changes below: a write of it still to come is called off (and owed), so a
@@ -267,7 +297,8 @@ class ImapSource(AccountSource):
                 if cache is not None and self._cache is cache and not limit:
                     # Issue 39: the last answer of this cache, brought up to date by what changed
                     # (no pass over the window); None when there is none to continue from.
-                    found = recent.summaries_of_changes(self._summaries, cache, touched, since, wanted, THREAD_KIND)
+                    found = recent.summaries_of_changes(self._summaries, cache, touched, since, wanted, THREAD_KIND,
+                                                        whole=whole)
                 if found is not None:
                     rows = list(self._summaries.rows.values()) if self._summaries.rows is not None else []
                     answered = cache
@@ -466,6 +497,7 @@ class ImapSource(AccountSource):
         if rows is None:
             return None
         self._remember(cache.uidvalidity, cache.uidnext, rows, wanted)
+        self._feed_token = None  # the memo changes: a change feed's token no longer names its state
         found = recent.summaries(rows, THREAD_KIND, self._summaries)
         return found[:limit] if limit else found
 

@@ -334,3 +334,15 @@ def test_a_gpg_that_runs_past_the_time_limit_is_stopped_with_a_note(homes):
     message = opened(raw, homes.session(timeout=0.005, max_output=64 * 1024 * 1024))
     assert not message.crypto.decrypted
     assert any("did not finish within the time limit" in n for n in message.crypto.notes), message.crypto.notes
+
+
+def test_an_offered_key_is_imported_into_the_keyring_the_settings_name(homes):
+    from mailtriage.application.flows.pgp_keys import propose_key_import
+
+    keydata = gpg(homes.world, "--armor", "--export", homes.fprs["stranger"]).stdout
+    raw = mixed(entity("my key\n"), b'Content-Type: application/pgp-keys; name="key.asc"\r\n\r\n' + keydata,
+                sender=STRANGER)
+    session = homes.session()
+    proposal = propose_key_import(pgp.open_thread(mime_thread([raw]), session), session)
+    assert [(w.heading, w.destination) for w in proposal.writes] == [
+        ("Import key", "into your GnuPG home (pgp.gnupg_home in your settings)")]

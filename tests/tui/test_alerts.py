@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import mailbox
 from datetime import datetime, timezone
 from email.utils import format_datetime
@@ -20,8 +19,12 @@ def _cursor_files(data: Path) -> list[Path]:
 
 
 def _seen(data: Path) -> dict:
+    """The acknowledged cursor's threads as a poller reads them: the file and its journal."""
+    from mailtriage.application.flows.alerts import CursorStore
+
     files = _cursor_files(data)
-    return json.loads(files[0].read_text(encoding="utf-8"))["seen"] if files else {}
+    cursor = CursorStore(files[0]).load() if files else None
+    return cursor["seen"] if cursor else {}
 
 
 _until = until  # the shared wait (tests/tui/helpers.py): a wall-clock bound, not a count of rounds

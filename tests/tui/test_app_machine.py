@@ -125,8 +125,9 @@ def test_the_app_keeps_the_security_cc_and_writes_only_what_was_confirmed(sendin
             assert isinstance(self.app.screen, MainScreen), type(self.app.screen)
 
         def _step(self, coroutine) -> None:
+            # self.before is what the last look read (the invariant's, after every step and at the
+            # start): nothing runs between, so it is not read again here.
             self.confirmed = False
-            self.before = self._written()
             self._run(self._to_main())
             self._run(coroutine)
             totals["steps"] += 1

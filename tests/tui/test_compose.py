@@ -93,7 +93,7 @@ async def test_r_on_a_fresh_report_gives_the_receipt_and_writes_a_draft_you_can_
         await settle(pilot)
         assert isinstance(app.screen, ProposalDialog)
         shown = screen_text(app)
-        assert "1. DRAFT · will be written by backend drafts" in shown
+        assert "1. Save draft · into the drafts of source drafts" in shown
         assert f"Cc: {LIST}   ◀ security CC" in shown
         assert maildir_drafts(project) == []  # nothing is written before the confirmation
         await pilot.press("ctrl+s")
@@ -292,7 +292,7 @@ async def test_a_personal_reply_is_sent_after_confirmation_with_a_copy_in_sent(s
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert isinstance(app.screen, ProposalDialog)
-        assert "1. SEND · will be written by backend account work" in screen_text(app)
+        assert "1. Send · from account work, through its SMTP server" in screen_text(app)
         assert smtp.log.messages == []
         await pilot.press("ctrl+s")
         await settle(pilot)

@@ -42,6 +42,12 @@ def started_screens(monkeypatch) -> list:
     return started
 
 
+def dialog_ahead(app) -> ComposeDialog | None:
+    """The compose dialog made ahead, hidden, for the reply to the message in the reading pane."""
+    kept = app.main._dialog_ahead
+    return None if kept is None else kept[1]
+
+
 async def test_the_first_dialog_finds_its_stylesheet_and_widgets_ready(held_project):
     """A screen that brings its own CSS file makes Textual parse every stylesheet again and
     restyle every widget on its push: done once the list is shown, the push adds no source."""
@@ -85,17 +91,17 @@ async def test_the_reply_is_built_while_the_message_is_read_and_r_only_shows_it(
         await open_inbox(app, pilot)
         await settle(pilot)
         built = counted(monkeypatch, app.session, "personal_forms")
-        hidden = started_screens(monkeypatch)
         await pilot.press("enter")
         await settle(pilot)
         assert len(built) == 1  # before r
-        # its dialog is composed and mounted too, not shown (the reader is)
-        assert len(hidden) == 1 and isinstance(hidden[0], ComposeDialog) and hidden[0].is_running
+        # its dialog is made ready too (mounted, filled), not shown (the reader is)
+        made = dialog_ahead(app)
+        assert isinstance(made, ComposeDialog) and made.is_running
         assert not isinstance(app.screen, ComposeDialog)
         assert BODY in screen_text(app) and "Goes to" not in screen_text(app)
         await pilot.press("r")
         await pilot.pause()
-        assert app.screen is hidden[0]  # in the key's own turn, the dialog made ahead
+        assert app.screen is made  # in the key's own turn, the dialog made ahead
         assert f"> {BODY}" in screen_text(app)
         assert len(built) == 1
         await pilot.press("escape")
@@ -110,13 +116,15 @@ async def test_a_reply_built_ahead_is_dropped_when_another_message_is_read(held_
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
-        hidden = started_screens(monkeypatch)
         await pilot.press("enter")  # the personal message: its reply is built ahead
         await settle(pilot)
+        first = dialog_ahead(app)
+        assert first is not None and BODY in first.query_one("#compose-body", TextArea).text
         await pilot.press("q", "down", "enter")  # the report to the security list, read
         await wait_until(pilot, lambda: "Body of report 1." in screen_text(app))
-        await settle(pilot)  # the personal message's hidden dialog is gone with its reply
-        assert not hidden[0].is_running  # (the report's own may follow)
+        await settle(pilot)  # the personal message's reply is gone from its hidden dialog
+        # (the dialog itself is removed, or kept and filled with the report's reply)
+        assert not first.is_running or BODY not in first.query_one("#compose-body", TextArea).text
         await pilot.press("r")
         await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
         await settle(pilot)
@@ -198,10 +206,9 @@ async def test_the_dialog_made_ahead_shows_as_the_one_made_on_the_key_without_a_
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
-        hidden = started_screens(monkeypatch)
         await pilot.press("enter")
         await settle(pilot)
-        assert len(hidden) == 1
+        assert dialog_ahead(app) is not None
         restyled: list = []
         real = ComposeDialog.update_node_styles
 
@@ -218,7 +225,7 @@ async def test_the_dialog_made_ahead_shows_as_the_one_made_on_the_key_without_a_
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
-        assert len(hidden) == 2 and isinstance(app.main, ComposeController)
+        assert dialog_ahead(app) is not None and isinstance(app.main, ComposeController)
         app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
         await settle(pilot)
         themed = await _shown_by_r(app, pilot)
@@ -239,10 +246,10 @@ async def test_the_dialog_made_ahead_is_laid_out_and_rendered_before_r_which_pai
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
-        hidden = started_screens(monkeypatch)
         await pilot.press("enter")
         await settle(pilot)
-        assert len(hidden) == 1
+        hidden = [dialog_ahead(app)]
+        assert hidden[0] is not None
         await wait_until(pilot, lambda: hidden[0].prepared)  # once it has settled, hidden
         rendered: list[str] = []
         full: list[bool] = []
@@ -266,3 +273,83 @@ async def test_the_dialog_made_ahead_is_laid_out_and_rendered_before_r_which_pai
         assert app.screen is hidden[0] and f"> {BODY}" in screen_text(app)
         assert rendered == []
         assert full[:1] == [True]  # the push's first frame is the whole screen
+
+
+async def test_the_first_reply_fills_the_empty_dialog_mounted_ahead_and_shows_as_one_made_on_the_key(
+        held_project, monkeypatch):
+    """Issue 35: composing, mounting and styling the compose dialog's ~25 widgets was most of an r
+    typed as the body shows. An empty one is mounted, hidden, while the list is read; the reply
+    built ahead fills it (no screen started after Enter), and r shows it. Filled, it shows what a
+    dialog composed with the same forms shows (the second r composes its own)."""
+    project, _ = held_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await wait_until(pilot, lambda: app.main._blank is not None and app.main._blank.fillable)
+        blank = app.main._blank
+        assert blank.query_one("#compose-body", TextArea).text == ""
+        await settle(pilot)
+        started = started_screens(monkeypatch)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert dialog_ahead(app) is blank and started == []
+        assert BODY in blank.query_one("#compose-body", TextArea).text
+        await pilot.press("r")
+        await settle(pilot)
+        assert app.screen is blank and f"> {BODY}" in screen_text(app) and "Goes to" in screen_text(app)
+        filled = app.export_screenshot()
+        await pilot.press("escape")
+        await settle(pilot)
+        assert started == [] and not blank.is_running  # shown, then dismissed (Esc)
+        fresh = await _shown_by_r(app, pilot)  # the second r composes its own on the key
+        assert filled == fresh
+
+
+async def test_a_compose_on_the_key_fills_the_empty_dialog_too(held_project, monkeypatch):
+    """The report's reply is not made ahead while the server is held: r waits for it, and its
+    dialog is the empty one mounted ahead, filled (no screen started on the key), showing what
+    a dialog composed on the key shows (its receipt/reply switch and key included)."""
+    project, proxy = held_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await wait_until(pilot, lambda: app.main._blank is not None and app.main._blank.fillable)
+        blank = app.main._blank
+        await pilot.press("down")
+        await settle(pilot)  # the report is read ahead
+        started = started_screens(monkeypatch)
+        proxy.hold()
+        try:
+            await pilot.press("enter", "r")
+            await pilot.pause()
+            assert not isinstance(app.screen, ComposeDialog)
+        finally:
+            proxy.release()
+        await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
+        await settle(pilot)
+        assert app.screen is blank and started == []
+        assert blank.query_one("#compose-subject", Input).value == "Re: Heap overflow in the frob parser"
+        filled = app.export_screenshot()  # with the receipt/reply switch (^r) the empty one had not
+        assert "Receipt/reply" in screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert filled == await _shown_by_r(app, pilot)  # the second r composes its own on the key
+
+
+async def test_the_dialog_mounted_ahead_blinks_only_once_shown(held_project):
+    """Hidden, each blink of its cursor was a render and a prepare of the dialog, while the
+    person read the list (issue 35): its cursor blinks (as the setting says) from the show."""
+    project, _ = held_project
+    app = make_app(project)
+    app.cursor_blink = True
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await wait_until(pilot, lambda: app.main._blank is not None and app.main._blank.fillable)
+        blank = app.main._blank
+        assert blank.query_one("#compose-body", TextArea).cursor_blink is False
+        await pilot.press("enter")
+        await settle(pilot)
+        assert dialog_ahead(app) is blank and blank.query_one("#compose-body", TextArea).cursor_blink is False
+        await pilot.press("r")
+        await pilot.pause()
+        assert app.screen is blank and blank.query_one("#compose-body", TextArea).cursor_blink is True

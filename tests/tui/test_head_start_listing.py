@@ -179,12 +179,14 @@ async def test_a_late_head_start_still_hands_over_its_listing(proxied_project, m
     from tests.tui.test_first_frame import _slow_head_start
 
     project, _proxy = proxied_project
-    _slow_head_start(monkeypatch, 0.6)
+    go = project.parent / "go"
+    _slow_head_start(monkeypatch, until=go)  # answers once told to (a loaded machine cannot make it early)
     OPLOG.clear()
     app = make_app(project)
     app.prepare_first_screen(ForkedHeadStart.start(project, demo=False))
-    assert app.head_start is None  # late: the first frame does not wait for it
+    assert app.head_start is None and app._late_head_start is not None  # late: the first frame does not wait for it
     async with app.run_test(size=(140, 40)) as pilot:
+        go.touch()
         await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
         await settle(pilot)
         assert app.head_start is not None and app.head_start.listing_follows

@@ -64,7 +64,7 @@ async def test_confirm_writes_the_edited_draft_to_the_imap_drafts_folder(imap_pr
     async with app.run_test(size=(140, 44)) as pilot:
         await open_proposal(app, pilot)
         shown = screen_text(app)
-        assert "1. DRAFT · will be written by backend imap" in shown
+        assert "1. Save draft · into Drafts of account work" in shown
         assert "To: ana@example.com" in shown
         assert f"Cc: {LIST}   ◀ security CC" in shown
         assert "Subject: Re: Heap overflow in the frob parser" in shown

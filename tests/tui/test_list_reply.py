@@ -32,7 +32,7 @@ async def test_L_on_a_report_to_the_security_list_is_the_project_draft(sending_p
         assert "sent from account" not in screen_text(app)
         assert field(dialog, "to") == LIST
         proposal = await confirm_twice(app, pilot)
-        assert "DRAFT · will be written by backend imap" in proposal
+        assert "Save draft · into Drafts of account work" in proposal
     assert smtp.log.messages == []  # never a bare send
     [(draft, _flags)] = drafts(dovecot, dovecot_user)
     assert draft["To"] == LIST and draft["In-Reply-To"] == "<r2@example.com>"

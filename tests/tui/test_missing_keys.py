@@ -145,3 +145,27 @@ async def test_pipe_command_field_follows_the_apps_cursor_blink(tmp_path):
         await settle(pilot)
         assert isinstance(app.screen, PipeDialog)
         assert app.screen.query_one("#pipe-command").cursor_blink is False
+
+
+async def test_pipe_ctrl_s_before_enter_shows_the_plan_and_a_second_ctrl_s_runs_it(tmp_path):
+    # The footer says "nothing runs before Ctrl+s", yet Ctrl+s did nothing until Enter had
+    # shown the plan (issue 35 §6: no key that silently does nothing).
+    from textual.widgets import Static
+
+    from mailtriage.tui.dialogs.pipe import PipeDialog
+
+    marker = tmp_path / "ran"
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter", "vertical_line")
+        await settle(pilot)
+        assert isinstance(app.screen, PipeDialog)
+        await pilot.press(*f"touch {marker}", "ctrl+s")
+        await settle(pilot)
+        assert f"Will run touch {marker} (no shell)" in app.screen.query_one("#pipe-plan", Static).content.plain
+        assert not marker.exists()  # the plan first, nothing run
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.screen.query_one("#pipe-plan", Static).content.plain == "exit status 0"
+        assert marker.exists()

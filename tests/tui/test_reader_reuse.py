@@ -12,7 +12,7 @@ from __future__ import annotations
 from textual.widgets import Static
 
 from mailtriage.tui.panes.reader import POOL_KEPT, ReaderPane, ThreadView
-from tests.tui.helpers import mail, make_app, mbox_project, reader_text, settle
+from tests.tui.helpers import mail, make_app, mbox_project, reader_text, settle, until
 
 
 def three_and_one(folder):
@@ -144,3 +144,34 @@ async def test_a_text_selection_in_one_thread_is_not_carried_onto_the_next(tmp_p
         selected = app.screen.get_selected_text()
         assert selected is None or "The only message." not in selected, selected
         assert all(w.text_selection is None for w in shown(app))
+
+
+async def test_a_thread_read_ahead_is_shown_with_the_texts_made_where_it_was_read(tmp_path, monkeypatch):
+    """The thread of the row the cursor rests on is read ahead on a worker, and what the reader
+    shows of it (headers and bodies, inert) is made there too: Enter makes none of it on the
+    UI thread, and shows the same text."""
+    import threading
+
+    from mailtriage.tui.panes import reader as reader_module
+    from mailtriage.tui.panes.thread_list import ThreadList
+
+    made_on: list[bool] = []  # per header made: on the UI (main) thread?
+    header_text = reader_module.header_text
+
+    def recorded(*args, **kwargs):
+        made_on.append(threading.current_thread() is threading.main_thread())
+        return header_text(*args, **kwargs)
+
+    monkeypatch.setattr(reader_module, "header_text", recorded)
+    app = make_app(three_and_one(tmp_path / "project"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        listing = app.screen.query_one(ThreadList)
+        await pilot.press("j")  # the cursor moves to the single note and rests there: read ahead
+        await until(pilot, lambda: app.screen.thread_ahead.holds(listing.current), "the read ahead")
+        assert made_on == [False]  # its one header, made on the worker that read it
+        await pilot.press("enter")
+        await settle(pilot)
+        assert made_on == [False]  # nothing made at Enter
+        assert "The only message." in reader_text(app) and "Single note" in reader_text(app)
+        assert shown_headers(app) == ["Message 1/1"]

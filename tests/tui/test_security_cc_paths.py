@@ -62,7 +62,7 @@ async def test_a_reply_from_a_search_after_an_account_folder_is_the_project_draf
         assert "sent from account" not in screen_text(app)
         assert field(dialog, "to") == "ana@example.com" and field(dialog, "cc") == LIST
         proposal = await confirm_twice(app, pilot)
-        assert "DRAFT · will be written by backend imap" in proposal
+        assert "Save draft · into Drafts of account work" in proposal
         assert f"Cc: {LIST}   ◀ security CC" in proposal
     assert smtp.log.messages == []  # nothing sent
     [(draft, _flags)] = drafts(dovecot, dovecot_user)
@@ -85,7 +85,7 @@ async def test_r_in_the_personal_view_of_the_projects_mailbox_is_the_project_dra
         assert "sent from account" not in shown and "security CC kept" in shown
         assert field(dialog, "to") == "ana@example.com" and field(dialog, "cc") == LIST
         proposal = await confirm_twice(app, pilot)
-        assert "DRAFT · will be written by backend imap" in proposal
+        assert "Save draft · into Drafts of account work" in proposal
         assert f"Cc: {LIST}   ◀ security CC" in proposal
     assert smtp.log.messages == []
     [(draft, _flags)] = drafts(dovecot, dovecot_user)
@@ -129,7 +129,7 @@ async def test_a_private_follow_up_of_a_report_is_answered_as_the_project_draft(
         assert "A PoC, only to you." in dialog.query_one(TextArea).text  # the message chosen, forwarded
         dialog.query_one("#compose-to", Input).value = "dev@example.net"
         proposal = await confirm_twice(app, pilot)
-        assert "DRAFT · will be written by backend imap" in proposal
+        assert "Save draft · into Drafts of account work" in proposal
     assert smtp.log.messages == []
     [(draft, _flags)] = drafts(dovecot, dovecot_user)
     assert draft["To"] == "dev@example.net" and draft["Cc"] == LIST

@@ -38,9 +38,9 @@ async def test_import_then_publish_writes_the_issue_and_commits_it(tmp_path):
         assert isinstance(app.screen, ProposalDialog)
         shown = screen_text(app)
         assert "Import report: Heap overflow in the frob parser" in shown
-        assert "1. TRACKER · will be written by backend tracker:local-files" in shown
+        assert "1. Create issue · in tracker local-files (git working copy" in shown
         assert "Labels: needs triage" in shown
-        assert "2. TRACKER" in shown and "Action: Import" in shown
+        assert "2. Add Import entry to the new issue" in shown and "Action: Import" in shown
         whole = app.screen.proposal.render_text()  # the dialog scrolls; this is all of it
         assert "no backend available for create_draft" in whole  # the receipt: a preview (mbox)
         assert "Cc: security@frob.example  <-- security CC" in whole
@@ -51,7 +51,7 @@ async def test_import_then_publish_writes_the_issue_and_commits_it(tmp_path):
         assert isinstance(app.screen, ProposalDialog)
         shown = screen_text(app)
         assert "Publish the tracker changes" in shown
-        assert "1. PUBLISH · will be written by backend tracker:local-files:git" in shown
+        assert "1. Publish 1 change" in shown and "in tracker local-files (git working copy" in shown
         assert "security-tracker/SEC-0001.md" in shown
         message = app.screen.query_one(TextArea)
         assert message.text == app.screen.proposal.writes[0].body  # the commit message is editable

@@ -86,6 +86,8 @@ class DraftAhead:
     thread: Thread
     done: threading.Event = field(default_factory=threading.Event)
     built: Built | None = None
+    #: An r showed what was built before its dialog was made ready: none is made for it then.
+    taken: bool = False
 
 
 class ComposeController(ControllerBase):
@@ -107,6 +109,9 @@ class ComposeController(ControllerBase):
         #: The compose dialog of the reply built ahead, composed and mounted but not shown
         #: (issue 35: r shows it rather than composing a screen of ~25 widgets on the key).
         self._dialog_ahead: tuple[DraftAhead, ComposeDialog] | None = None
+        #: A compose dialog mounted ahead, hidden and empty: the next one shown is this one,
+        #: filled (issue 35: no ~25 widgets composed, mounted and styled between r and the draft).
+        self._blank: ComposeDialog | None = None
 
     #: accounts: the folder in the thread list, (account id, folder id, name) or None.
     open_folder_key: tuple[str, str, str] | None
@@ -159,6 +164,7 @@ class ComposeController(ControllerBase):
         ahead = self._ahead_for(target)
         if ahead is not None and ahead.done.is_set() and ahead.built is not None:  # built ahead: shown now
             built = ahead.built
+            ahead.taken = True
             self._open_compose(built.target, dict(built.forms), built.where, dialog=self._take_dialog_ahead(ahead))
             return
         self.reader.show_status("preparing the mail … (Esc cancels)")
@@ -269,7 +275,7 @@ class ComposeController(ControllerBase):
         from mailtriage.tui.dialogs import ahead as dialogs  # why: not on the first screen (test_startup_imports)
 
         ahead = message.ahead
-        if ahead is not self._draft_ahead or ahead.built is None:
+        if ahead is not self._draft_ahead or ahead.built is None or ahead.taken:
             return
         if self._awaited is not None:  # an r waits for this build: it opens its own dialog now
             return  # (mounted, laid out and rendered hidden as well, it only took the UI thread from that one)
@@ -281,22 +287,50 @@ class ComposeController(ControllerBase):
 
         self._drop_dialog_ahead()
         built = ahead.built
-        dialog = ComposeDialog(dict(built.forms), where=built.where, cursor_blink=self.shell.cursor_blink)
-        start_screen(self.app, dialog)
+        dialog = self._take_blank(dict(built.forms), built.where)
+        if dialog is None:
+            dialog = ComposeDialog(dict(built.forms), where=built.where, cursor_blink=self.shell.cursor_blink)
+            start_screen(self.app, dialog)
         self._dialog_ahead = (ahead, dialog)
+
+    def keep_compose_ready(self) -> None:
+        """Mount an empty compose dialog, hidden, for the next compose to fill (issue 35): once
+        the dialogs' stylesheet is loaded (tui/dialogs/ahead.py), while the person reads the list."""
+        from mailtriage.tui.dialogs import ahead as dialogs  # why: not on the first screen (test_startup_imports)
+
+        if self._blank is not None or not dialogs.dialog_css_loaded(self.app):
+            return
+        from mailtriage.tui.dialogs.compose import ComposeDialog  # why: loaded by the dialogs ahead
+
+        self._blank = ComposeDialog.blank(cursor_blink=self.shell.cursor_blink)
+        start_screen(self.app, self._blank)
+
+    def _take_blank(self, forms: dict[str, ComposeForm], where: str, note: str | None = None) -> ComposeDialog | None:
+        """The empty dialog mounted ahead, filled with ``forms`` (None: there is none ready)."""
+        blank = self._blank
+        if blank is None or not blank.fillable:
+            return None
+        self._blank = None
+        blank.fill(forms, where=where, note=note, cursor_blink=self.shell.cursor_blink)
+        return blank
 
     def _take_dialog_ahead(self, ahead: DraftAhead) -> ComposeDialog | None:
         """The hidden dialog of ``ahead``, once (a second r composes its own)."""
-        kept, self._dialog_ahead = self._dialog_ahead, None
+        kept = self._dialog_ahead
         if kept is not None and kept[0] is ahead:
+            self._dialog_ahead = None
             return kept[1]
-        if kept is not None:
-            kept[1].remove()
+        self._drop_dialog_ahead()
         return None
 
     def _drop_dialog_ahead(self) -> None:
+        """The hidden dialog of a reply no longer wanted: kept to be filled with the next one."""
         kept, self._dialog_ahead = self._dialog_ahead, None
-        if kept is not None and kept[1] not in self.app.screen_stack:
+        if kept is None or kept[1] in self.app.screen_stack:
+            return
+        if self._blank is None and kept[1].fillable:
+            self._blank = kept[1]
+        else:
             kept[1].remove()
 
     def _ahead_for(self, target: ComposeTarget) -> DraftAhead | None:
@@ -328,6 +362,8 @@ class ComposeController(ControllerBase):
             self.reader.show_status("preparing the proposal … (Esc cancels)")
             self._propose_compose(self.new_request(GROUP), target, form)
 
+        if dialog is None:
+            dialog = self._take_blank(forms, where, note)
         if dialog is None:
             dialog = ComposeDialog(forms, where=where, note=note, cursor_blink=self.shell.cursor_blink)
         self.app.push_screen(dialog, composed)

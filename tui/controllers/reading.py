@@ -17,7 +17,7 @@ from mailtriage.tui.controllers.thread_ahead import ThreadAhead
 from mailtriage.tui.errors import error_line, is_connection_problem
 from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
 from mailtriage.tui.messages import CaseLoaded, MessageReadAhead, ReaderFailed, ThreadLoaded, ThreadUrlReady, UrlFailed
-from mailtriage.tui.panes.reader import ThreadView
+from mailtriage.tui.panes.reader import ThreadView, prepare_texts
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.sanitize import inert, inert_text
 
@@ -60,6 +60,8 @@ class ReadingController(ControllerBase):
     build_reply_ahead: Callable[[], None]
     #: compose: the compose dialog being prepared opens nothing (q / Esc in the reader).
     drop_reply_on_its_way: Callable[[], None]
+    #: compose: mount an empty compose dialog, hidden, for the next compose to fill.
+    keep_compose_ready: Callable[[], None]
 
     # -- intents from the panes ------------------------------------------------------
     def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
@@ -317,6 +319,10 @@ class ReadingController(ControllerBase):
         except Exception:  # noqa: BLE001 - not asked for: Enter reads it again and says why
             self.app.call_from_thread(self._read_ahead_failed, key)
             return
+        try:
+            prepare_texts(thread)  # what the reader shows, made here and not after Enter (issue 35)
+        except Exception:  # noqa: BLE001 - made again when shown, where a failure is reported
+            pass
         self.post_message(MessageReadAhead(key[0], key[1], thread))
 
     def _read_ahead_failed(self, key: tuple[str, str]) -> None:
@@ -349,7 +355,13 @@ class ReadingController(ControllerBase):
         from mailtriage.tui.dialogs import ahead  # why: loaded by the worker above
 
         ahead.load_dialog_css(self.app)
-        self.call_after_refresh(ahead.register_dialog_widgets, self.app)  # the next step in its own turn
+        self.call_after_refresh(self._dialog_widgets_ahead)  # the next step in its own turn
+
+    def _dialog_widgets_ahead(self) -> None:
+        from mailtriage.tui.dialogs import ahead  # why: loaded by the worker above
+
+        ahead.register_dialog_widgets(self.shell)
+        self.call_after_refresh(self.keep_compose_ready)  # an empty compose dialog, hidden, in its own turn
 
     # -- thread URL ------------------------------------------------------------------------
     def show_thread_url(self) -> None:

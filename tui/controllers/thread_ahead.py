@@ -20,6 +20,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable
 
 from mailtriage.core.trace import calling_as
+from mailtriage.tui.panes.reader import prepare_texts
 
 if TYPE_CHECKING:
     from textual.screen import Screen
@@ -148,6 +149,11 @@ class ThreadAhead:
                 result = session.read_thread(row.thread_id, urgent=False)
         except Exception:  # noqa: BLE001 - not asked for: Enter reads it again and says why
             result = None
+        if result is not None:
+            try:
+                prepare_texts(result.value)  # what the reader shows, made here and not after Enter
+            except Exception:  # noqa: BLE001 - made again when shown, where a failure is reported
+                pass
         self._owner.app.call_from_thread(self._done, row, result, session, started)
 
     def _done(self, row: ThreadSummary, result, session: Service, started: float) -> None:

@@ -65,6 +65,56 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         self._ahead = False
         self._prepared = False
         self._prepare_timer: Timer | None = None
+        #: Composed and mounted (its widgets can be filled: ``fill``).
+        self._mounted = False
+        #: The field focused on mount (None: the form's first empty one, ``_first_field``).
+        self._first: str | None = None
+
+    @classmethod
+    def blank(cls, *, cursor_blink: bool = True) -> ComposeDialog:
+        """A dialog to mount ahead, hidden, and ``fill`` with the forms r brings (issue 35:
+        composing and mounting its ~25 widgets was most of r's time on the key). Never shown
+        before it is filled."""
+        dialog = cls({"reply": ComposeForm("reply")}, where="", cursor_blink=cursor_blink)
+        dialog._first = "compose-body"  # where a reply's focus goes: its fill moves no focus
+        return dialog
+
+    @property
+    def fillable(self) -> bool:
+        """Mounted ahead and not shown (nor dismissed): ``fill`` may load it."""
+        return self._mounted and self._ahead and hidden(self)
+
+    def fill(self, forms: dict[str, ComposeForm], *, where: str, note: str | None = None,
+             cursor_blink: bool = True) -> None:
+        """Load ``forms`` (first one shown), ``where`` and ``note`` into this dialog mounted
+        ahead and not shown: it then shows what ``ComposeDialog(forms, where=..., note=...)``
+        would (tests/tui/test_dialogs_ahead.py compares the screens)."""
+        keys = self._keys_offered()
+        self.forms = dict(forms)
+        self.key = next(iter(self.forms))
+        self.where = where
+        self.note = note
+        self._editor_problems = ()
+        self._load(self.form)
+        self._cursor_blink = cursor_blink  # its cursor blinks from the show (on_screen_resume)
+        for name, _label in FIELDS:  # as a new Input puts it: at the end of its value
+            field = self.query_one(f"#compose-{name}", Input)
+            field.cursor_position = len(field.value)
+        self.query_one("#compose-where", Static).update(Text.assemble(("Goes to: ", "bold"), inert_text(where)))
+        switch = self.query_one("#switch", Button)
+        switch.label = Text(self._switch_label())
+        switch.display = self._alternative() is not None
+        # Only what changed: a focus move or other keys recompose the footer's ~20 keys, work
+        # that would run while r is on its way (a reply filled into the empty dialog has neither).
+        first = self.query_one(f"#{self._first_field()}")
+        if self.focused is not first:
+            first.focus()
+        if self._keys_offered() != keys:
+            self.refresh_bindings()
+
+    def _keys_offered(self) -> tuple[bool | None, bool | None]:
+        """What ``check_action`` answers for the keys that depend on the form."""
+        return self.check_action("switch_kind", ()), self.check_action("switch_forward", ())
 
     @property
     def form(self) -> ComposeForm:
@@ -99,10 +149,16 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
             with Horizontal(classes="dialog-buttons"):
                 yield Button(Text("Review ^s"), id="submit", variant="warning")
                 yield Button(Text("$EDITOR ^o"), id="editor")
-                if self._alternative() is not None:
-                    label = "Receipt/reply ^r" if self.form.is_reply else "Inline/attached ^g"
-                    yield Button(Text(label), id="switch")
+                switch = Button(Text(self._switch_label()), id="switch")
+                switch.display = self._alternative() is not None  # there when a fill offers one
+                yield switch
                 yield Button(Text("Cancel esc"), id="cancel", variant="primary")
+
+    def _switch_label(self) -> str:
+        return "Receipt/reply ^r" if self.form.is_reply else "Inline/attached ^g"
+
+    def _first_field(self) -> str:
+        return "compose-to" if not self.form.to else "compose-body"
 
     def _style_key(self) -> tuple[object, ...]:
         """What the dialog's styles depend on outside it: the app's CSS (theme, variables,
@@ -114,6 +170,8 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         # r's UI time on the dialog mounted ahead, issue 35), for what may have changed while
         # it was not shown; mounted ahead and styled then, nothing has if the key is the same.
         styled_for, self._styled_for = self._styled_for, None  # once: a later resume restyles
+        if self._ahead:  # its cursor blinks once shown (hidden, each blink was a render and a prepare)
+            self.query_one("#compose-body", TextArea).cursor_blink = self._cursor_blink
         self._ahead = False  # shown: Textual's own updates from now on
         if styled_for is not None and styled_for == self._style_key():
             event.refresh_styles = False
@@ -122,11 +180,12 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         if self.app.screen is not self:  # mounted ahead (r shows it): styled now, for the show
             self._styled_for = self._style_key()
             self._ahead = True
+            self.query_one("#compose-body", TextArea).cursor_blink = False  # until it is shown
         # The footer's keys come a frame after what the dialog shows (issue 35: mounted with
         # it, its ~20 keys were styled before the draft could be painted).
         self.call_after_refresh(self.mount, KeyFooter())  # one recompose per burst of binding changes
-        first = "compose-to" if not self.form.to else "compose-body"
-        self.query_one(f"#{first}").focus()
+        self.query_one(f"#{self._first or self._first_field()}").focus()
+        self._mounted = True
 
     def on_idle(self) -> None:
         # Runs before Screen's own handler (which does nothing for a screen not shown). Issue 35:

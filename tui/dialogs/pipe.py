@@ -1,7 +1,8 @@
 """Pipe a message to a command (``|``, mutt's pipe-message, aerc's ``:pipe``).
 
-Three steps, each on screen: type the command; read what will run and confirm it with
-Ctrl+s (it runs a program: nothing runs before); the command's output. The command is
+Three steps, each on screen: type the command; read what will run (Enter, or a first
+Ctrl+s) and confirm it with Ctrl+s (it runs a program: nothing runs before); the command's
+output. The command is
 split like a shell would split it and run without one, the raw message on its stdin,
 stopped after 60 s, its output cut at 1 MiB (application/raw_message.py). The output is
 shown through the sanitiser (it may echo the hostile mail back). Esc cancels or closes.
@@ -63,7 +64,11 @@ class PipeDialog(ModalScreen[None], bindings.KeyContext):
     @on(Input.Submitted)
     def _plan(self, event: Input.Submitted) -> None:
         """Enter: say exactly what will run; Ctrl+s runs it."""
-        command = event.value.strip()
+        self._show_plan(event.value)
+
+    def _show_plan(self, value: str) -> None:
+        command = value.strip()
+        self.command = None  # what runs is only ever the plan shown
         plan = self.query_one("#pipe-plan", Static)
         try:
             argv = shlex.split(command)
@@ -83,11 +88,17 @@ class PipeDialog(ModalScreen[None], bindings.KeyContext):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "run_command":
-            return self.command is not None and not self.ran
+            return not self.ran
         return True
 
     def action_run_command(self) -> None:
-        if self.command is None or self.ran:
+        """Ctrl+s runs the plan shown; before a plan (or after the command was changed) it
+        shows the plan first, and a second Ctrl+s runs it."""
+        if self.ran:
+            return
+        typed = self.query_one(Input).value.strip()
+        if self.command is None or typed != self.command:
+            self._show_plan(typed)
             return
         self.ran = True
         self.query_one(Input).disabled = True

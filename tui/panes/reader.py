@@ -23,6 +23,7 @@ from mailtriage.core.inert import sender_mismatch
 from mailtriage.tui import bindings
 from mailtriage.tui.panes.crypto import crypto_text, part_label
 from mailtriage.tui.sanitize import MARKER_STYLE, has_hidden_characters, inert_text
+from mailtriage.tui.wrapped_text import WrappedText
 
 #: Header and body pairs the reader keeps for the next thread (hidden while unused); a longer
 #: thread's extra ones are let go when a shorter one is shown. Few: hidden widgets are restyled
@@ -32,6 +33,9 @@ POOL_KEPT = 8
 MAX_BODY_CHARS = 200_000
 
 _ANGLE = re.compile(r"<([^<>]*)>")
+#: The view's children that belong to one thread only (the Case section, the hint, an empty
+#: thread's line): removed when the next is shown.
+_NOT_KEPT = frozenset({"case-section", "reader-hint", "no-messages"})
 
 
 def unsubscribe_targets(value: str | None) -> list[str]:
@@ -119,6 +123,44 @@ def body_text(message: Message) -> Text:
         else:
             out.append_text(inert_text(text, multiline=True))
     return out
+
+
+#: What the reader shows of a thread: its notes (or None) and each message's header and body.
+ThreadTexts = tuple[Text | None, list[tuple[Text, Text]]]
+#: Threads whose texts were made off the UI thread (:func:`prepare_texts`), by id: (the
+#: thread, its texts), a few, newest last.
+_PREPARED: dict[int, tuple[Thread, ThreadTexts]] = {}
+PREPARED_KEPT = 4
+
+
+def make_texts(thread: Thread) -> ThreadTexts:
+    notes: Text | None = None
+    if thread.notes:
+        notes = Text()
+        for note in thread.notes:
+            notes.append("Note: ", "bold")
+            notes.append_text(inert_text(note, style="italic"))
+            notes.append("\n")
+        notes.rstrip()
+    total = len(thread.messages)
+    return notes, [(header_text(message, i, total), body_text(message)) for i, message in enumerate(thread.messages, 1)]
+
+
+def prepare_texts(thread: Thread) -> None:
+    """Make what the reader shows of ``thread`` now, on the worker that read it (a read ahead):
+    Enter then shows it without making it on the UI thread (issue 33). Plain rich Text, no widget."""
+    texts = make_texts(thread)
+    _PREPARED[id(thread)] = (thread, texts)
+    while len(_PREPARED) > PREPARED_KEPT:
+        _PREPARED.pop(next(iter(_PREPARED)), None)
+
+
+def thread_texts(thread: Thread) -> ThreadTexts:
+    """``thread``'s texts: the ones prepared for it (taken), else made now."""
+    entry = _PREPARED.pop(id(thread), None)
+    if entry is not None and entry[0] is thread:
+        return entry[1]
+    return make_texts(thread)
 
 
 class ThreadView(VerticalScroll, can_focus=True):
@@ -321,7 +363,7 @@ class ReaderPane(Vertical):
         self._showing_own = False
         #: The view's widgets, updated from one thread to the next (_fill).
         self._notes: Static | None = None
-        self._pairs: list[tuple[Static, Static]] = []
+        self._pairs: list[tuple[WrappedText, WrappedText]] = []
 
     def compose(self) -> ComposeResult:
         with ThreadView(id="thread-view"):
@@ -351,16 +393,8 @@ class ReaderPane(Vertical):
         self.thread = thread
         self.resolution, self.account_id = resolution, account_id
         view = self.view
-        notes: Text | None = None
-        if thread.notes:
-            notes = Text()
-            for note in thread.notes:
-                notes.append("Note: ", "bold")
-                notes.append_text(inert_text(note, style="italic"))
-                notes.append("\n")
-            notes.rstrip()
+        notes, texts = thread_texts(thread)
         total = len(thread.messages)
-        texts = [(header_text(message, i, total), body_text(message)) for i, message in enumerate(thread.messages, 1)]
         self._fill(view, notes, texts)
         view.scroll_home(animate=False)
         view.add_class("-has-thread")
@@ -382,7 +416,7 @@ class ReaderPane(Vertical):
         and mounting new ones cost the frame after Enter their composing, styling and the old
         ones' removal. Widgets beyond what a thread needs are hidden with their text cleared
         (never read by next/previous message, nor seen), and let go past :data:`POOL_KEPT`."""
-        for old in view.query(".case-section, .reader-hint, .no-messages"):
+        for old in [child for child in view.children if child.classes & _NOT_KEPT]:
             old.remove()  # the thread's own (show_case adds it again), the hint, an empty thread's line
         selections = self.screen.selections
         if selections:  # a mouse selection in the last thread is not carried onto the kept widgets
@@ -405,7 +439,10 @@ class ReaderPane(Vertical):
                 pair[1].update(body)
                 pair[0].display = pair[1].display = True
             else:
-                pair = (Static(header, classes="message-header"), Static(body, classes="message-body"))
+                # Wrapped once and rendered where they show (tui/wrapped_text.py): the frame after
+                # Enter no longer wraps every message to lay it out and the one on screen again
+                # whole to paint a few rows of it (issue 33).
+                pair = (WrappedText(header, classes="message-header"), WrappedText(body, classes="message-body"))
                 pairs.append(pair)
                 new.extend(pair)
         shown = len(texts)

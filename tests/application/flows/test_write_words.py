@@ -1,0 +1,75 @@
+"""Every write of a flow names itself in the user's words and says where it lands (issue 35 §6:
+"TRACKER · will be written by backend tracker:local-files" was the fallback these replace)."""
+
+from __future__ import annotations
+
+import shutil
+
+from mailtriage.backends.contract import Op, ThreadId
+from mailtriage.core.projectconfig import load_project
+from mailtriage.demo import demo_project_dir
+from mailtriage.backends.registry import SourceSet
+from mailtriage.application.flows.compose import NEW, ComposeForm, propose_personal
+from mailtriage.application.flows.importer import propose_import
+from mailtriage.application.flows.publish import propose_publish
+from mailtriage.application.flows.reply import propose_reply
+from mailtriage.application.flows.sync import Picks, collect_sync, propose_sync
+from tests.application.flows.conftest import REPORT, mail, write_mbox
+from tests.application.flows.test_reply import demo_thread
+
+TID = ThreadId("mbox", REPORT)
+
+
+def _words(proposal):
+    return [(w.heading, w.destination) for w in proposal.writes]
+
+
+def test_import_creates_an_issue_and_adds_its_entry_in_the_named_tracker(mbox_env):
+    proposal = propose_import(SourceSet(mbox_env.config()), mbox_env.tracker(), TID, sender_name="Sam")
+    where = f"in tracker local-files (git working copy {mbox_env.tracker().working_copy().root})"
+    assert _words(proposal) == [("Create issue", where), ("Add Import entry to the new issue", where)]
+
+
+def test_sync_names_the_issue_each_write_changes(mbox_env):
+    report = propose_import(SourceSet(mbox_env.config()), mbox_env.tracker(), TID, sender_name="Sam").apply(
+        confirmed=True)
+    issue = report.written[0][1]["id"]
+    write_mbox(mbox_env.archive, [mail("<followup-1@reporter.example>", "Rita Reporter <rita@reporter.example>",
+                                       "Re: Heap overflow in the frob parser", "More.\n",
+                                       "Thu, 03 Sep 2026 12:00:00 +0000", in_reply_to=REPORT)])
+    tracker = mbox_env.tracker()
+    items = collect_sync(SourceSet(mbox_env.config()), tracker, None)
+    proposal = propose_sync(tracker, items, {issue: Picks(remove_labels=["needs triage"], close="completed")})
+    where = f"in tracker local-files (git working copy {tracker.working_copy().root})"
+    assert _words(proposal) == [(f"Add Sync entry to {issue}", where), (f"Change labels of {issue}", where),
+                                (f"Close {issue}", where)]
+
+
+def test_publish_counts_the_changes_and_says_where_they_go(env):
+    tracker = env.tracker()
+    tracker.create("Heap overflow", "x\n", [])
+    tracker.create("XSS in admin", "x\n", [])
+    proposal = propose_publish(env.tracker(), env.config())
+    root = tracker.working_copy().root
+    assert _words(proposal) == [("Publish 2 changes and push",
+                                 f"in tracker local-files (git working copy {root}): commit, then push to origin/main")]
+
+
+def test_a_reply_draft_is_saved_into_the_drafts_of_its_source(tmp_path):
+    project = tmp_path / "demo"
+    shutil.copytree(demo_project_dir(), project)
+    (project / "Mail").mkdir(exist_ok=True)  # the demo's drafts Maildir
+    sources = SourceSet(load_project(project))
+    _, shown = demo_thread("Open redirect")
+    thread = sources.dispatch(Op.READ_THREAD, lambda b: b.read_thread(shown.thread_id)).value
+    proposal = propose_reply(sources, thread, "Thanks, looking.\n")
+    assert proposal.writes, proposal.render_text()
+    assert _words(proposal) == [("Save draft", f"into the drafts of source {proposal.writes[0].backend}")]
+
+
+def test_a_personal_draft_and_send_name_their_account():
+    form = ComposeForm(NEW, ("rita@reporter.example",), (), "Status", "Fixed in 1.2.4.\n")
+    draft = propose_personal(None, form, account_id="work", access="draft")
+    assert _words(draft) == [("Save draft", "into Drafts of account work")]
+    send = propose_personal(None, form, account_id="work", access="send")
+    assert _words(send) == [("Send", "from account work, through its SMTP server")]
