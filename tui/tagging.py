@@ -244,8 +244,6 @@ class TagKeys:
         error: str = ""
         #: The server cannot search (NotSupported): walk the pages from this row instead.
         walk_from: int | None = None
-        #: The walk's rows were replaced before it ended (a page arriving re-sorted them).
-        superseded: bool = False
 
     def server_unread(self, origin: int) -> bool:
         """u beyond the rows at hand, asked of the server (see ``server_order``); False: it cannot."""
@@ -281,8 +279,7 @@ class TagKeys:
             if worker.is_cancelled:
                 return
             if rows is not self.rows:  # re-sorted or another folder: the handler decides
-                self.post_message(self.UnreadFound(rows, None, False, superseded=True))
-                return
+                break
             index = (origin + step) % total
             row = rows.peek(index)
             if row is None:

@@ -44,6 +44,7 @@ class AccountsController(ControllerBase):
             cursor = self.threads.thread_list.cursor
         else:
             self.threads.show_loading(label)
+            self.reader_leaves_source()
         self._list_folder(self.new_request("threads"), account_id, folder_id, label, cursor)
 
     def on_folder_listed(self, message: FolderListed) -> None:

@@ -107,6 +107,12 @@ class ControllerBase(Screen):
     def is_current(self, kind: str, request: int) -> bool:
         return self._requests.is_current(kind, request)
 
+    def reader_leaves_source(self) -> None:
+        """The list now shows another source: a read on its way is dropped and the reader is
+        emptied, so no thread shows under a list it is not in."""
+        self.new_request("reader")
+        self.reader.show_nothing()
+
     # -- readiness -----------------------------------------------------------------
     def panes_mounted(self) -> None:
         """The panes are mounted: deliver what arrived before."""

@@ -89,6 +89,8 @@ class ListingController(ControllerBase):
 
     # -- listing ---------------------------------------------------------------------
     def on_folders_pane_list_chosen(self, message: FoldersPane.ListChosen) -> None:
+        if self.reader.account_id is not None:  # an account's message, under a project list now
+            self.reader_leaves_source()
         self.load_threads(message.list_name)
         self.query_one(ThreadList).focus()
 

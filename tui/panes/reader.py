@@ -409,6 +409,20 @@ class ReaderPane(Vertical):
         self.restore_status()
         view.refresh_bindings()
 
+    def show_nothing(self) -> None:
+        """No thread open, as at start: the list beside now shows another source."""
+        if self.thread is None:
+            return
+        self.thread, self.resolution, self.account_id, self._thread_status = None, None, None, ("", "", "")
+        view = self.view
+        self._fill(view, None, [])
+        view.query(".no-messages").remove()
+        view.mount(Static(Text("Open a thread with Enter (or a click) to read it here."), classes="reader-hint"))
+        view.remove_class("-has-thread").scroll_home(animate=False)
+        self.border_title = "Reading pane"
+        self.restore_status()
+        view.refresh_bindings()
+
     def _fill(self, view: ThreadView, notes: Text | None, texts: list[tuple[Text, Text]]) -> None:
         """Show ``notes`` and one header and body per message in the view's widgets (issue 33).
 
