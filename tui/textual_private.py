@@ -213,8 +213,7 @@ def prepare_hidden(screen: Screen, first: bool) -> None:
     compositor._dirty_regions.add(compositor.size.region)
 
 
-_RENDERS: list = []  # Textual's own Compositor._get_renders and render_partial_update, while ours stand in
-_DIRTY_RUNS: list[tuple[int, int]] = []  # the runs of lines a partial update renders (top, bottom), while it runs
+_RENDERS: list = []  # Textual's own Compositor._get_renders, while ours stands in for it
 
 
 def cropped_renders(on: bool = True) -> None:
@@ -238,53 +237,28 @@ def cropped_renders(on: bool = True) -> None:
 
     if on and not _RENDERS:
         renders = Compositor._get_renders
-        partial_update = Compositor.render_partial_update
-        _RENDERS.append((renders, partial_update))
+        _RENDERS.append(renders)
 
         def lines_of_the_crop(self, crop=None):  # type: ignore[no-untyped-def]
             if not crop:
                 yield from renders(self, crop)
                 return
-            # The runs of lines to render: the partial update's dirty lines (rendered through
-            # _render_chops, which writes those only), else the crop's; each left out once a
-            # widget covers it whole (front to back: what is behind shows nowhere in it).
-            runs = [(top, bottom) for top, bottom in _DIRTY_RUNS if top < crop.bottom and bottom > crop.y]
-            if not runs:
-                runs = [(crop.y, crop.bottom)]
+            top, bottom = crop.y, crop.bottom
             for widget, (region, clip) in self.visible_widgets.items():
-                whole = region.intersection(clip)
-                if not (whole.width and whole.height) or not crop.overlaps(whole):
+                shown = region.intersection(clip)
+                if not (shown.width and shown.height) or not crop.overlaps(shown):
                     continue
-                for run in list(runs):
-                    top, bottom = max(run[0], crop.y), min(run[1], crop.bottom)
-                    cut = clip
-                    if clip.y < top or clip.bottom > bottom:  # the clip, cut to the run's lines
-                        y = max(clip.y, top)
-                        cut = Region(clip.x, y, clip.width, max(0, min(clip.bottom, bottom) - y))
-                    shown = region.intersection(cut)
+                if clip.y < top or clip.bottom > bottom:  # the clip, cut to the crop's lines
+                    y = max(clip.y, top)
+                    clip = Region(clip.x, y, clip.width, max(0, min(clip.bottom, bottom) - y))
+                    shown = region.intersection(clip)
                     if not (shown.width and shown.height):
                         continue
-                    yield (region, cut, widget.render_lines(Region(shown.x - region.x, shown.y - region.y,
-                                                                    shown.width, shown.height)))
-                    if shown.contains_region(Region(crop.x, top, crop.width, bottom - top)):
-                        runs.remove(run)
-                if not runs:
-                    return
-
-        def dirty_runs(self):  # type: ignore[no-untyped-def]
-            lines = sorted({y for region in self._dirty_regions for y in region.line_range})
-            _DIRTY_RUNS[:] = []
-            for y in lines:
-                if _DIRTY_RUNS and _DIRTY_RUNS[-1][1] == y:
-                    _DIRTY_RUNS[-1] = (_DIRTY_RUNS[-1][0], y + 1)
-                else:
-                    _DIRTY_RUNS.append((y, y + 1))
-            try:
-                return partial_update(self)
-            finally:
-                _DIRTY_RUNS[:] = []
+                yield (region, clip, widget.render_lines(Region(shown.x - region.x, shown.y - region.y,
+                                                                 shown.width, shown.height)))
+                if shown.contains_region(crop):
+                    return  # front to back: what is behind a widget that covers the crop shows nowhere in it
 
         Compositor._get_renders = lines_of_the_crop  # type: ignore[method-assign]
-        Compositor.render_partial_update = dirty_runs  # type: ignore[method-assign]
     elif not on and _RENDERS:
-        Compositor._get_renders, Compositor.render_partial_update = _RENDERS.pop()  # type: ignore[method-assign]
+        Compositor._get_renders = _RENDERS.pop()  # type: ignore[method-assign]

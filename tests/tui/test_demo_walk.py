@@ -27,10 +27,16 @@ async def open_demo_inbox(app, pilot) -> None:
     assert "Threads · demo · INBOX" in screen_text(app)
 
 
-async def test_demo_walks_account_folder_message_and_drafts_a_reply(tmp_path, monkeypatch):
+def demo_app(tmp_path, monkeypatch):
+    """The demo app on a demo workspace of this test's own (its Maildir is written to), and
+    that workspace."""
     monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
     workspace = project_dir(demo_session=True)
-    app = make_app(workspace, demo=True)
+    return make_app(workspace, demo=True), workspace
+
+
+async def test_demo_walks_account_folder_message_and_drafts_a_reply(tmp_path, monkeypatch):
+    app, workspace = demo_app(tmp_path, monkeypatch)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_demo_inbox(app, pilot)
         await pilot.press("enter")
@@ -52,9 +58,7 @@ async def test_demo_walks_account_folder_message_and_drafts_a_reply(tmp_path, mo
 
 
 async def test_demo_tags_two_messages_and_archives_them_in_one_proposal(tmp_path, monkeypatch):
-    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
-    workspace = project_dir(demo_session=True)
-    app = make_app(workspace, demo=True)
+    app, workspace = demo_app(tmp_path, monkeypatch)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_demo_inbox(app, pilot)
         await pilot.press("v", "v", "a")  # tag the two newest (v moves down), archive the tagged set

@@ -3,9 +3,8 @@ trying the demo: after opening the demo account's INBOX the reader still showed 
 thread read before, under the account's messages). Opening a folder empties the reader; the
 thread read there, or back in the project lists, shows as before."""
 
-from mailtriage.application import project_dir
-from tests.tui.helpers import make_app, screen_text, settle
-from tests.tui.test_demo_walk import open_demo_inbox
+from tests.tui.helpers import screen_text, settle
+from tests.tui.test_demo_walk import demo_app, open_demo_inbox
 
 
 def reader(app):
@@ -13,9 +12,7 @@ def reader(app):
 
 
 async def test_opening_an_account_folder_empties_the_reader_of_the_project_thread(tmp_path, monkeypatch):
-    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
-    workspace = project_dir(demo_session=True)
-    app = make_app(workspace, demo=True)
+    app, _ = demo_app(tmp_path, monkeypatch)
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(pilot)
         await pilot.press("enter")  # the newest project thread
@@ -35,9 +32,7 @@ async def test_opening_an_account_folder_empties_the_reader_of_the_project_threa
 
 
 async def test_back_in_the_project_lists_the_account_message_leaves_the_reader(tmp_path, monkeypatch):
-    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
-    workspace = project_dir(demo_session=True)
-    app = make_app(workspace, demo=True)
+    app, _ = demo_app(tmp_path, monkeypatch)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_demo_inbox(app, pilot)
         await pilot.press("enter")

@@ -130,24 +130,6 @@ async def test_a_partial_update_renders_the_lines_it_updates_and_writes_what_tex
                 else:  # Textual's own, whole: when an upgrade renders the update's lines only, drop ours
                     assert {"head", "side", "rows", "foot", "column"} <= widgets
             assert written[True] == written[False] and "status" in written[True]
-            # Two lines far apart (the first and the last): the box is the whole screen, and ours
-            # renders those two lines only, nothing between them (the second frame after Enter:
-            # the list pane's border and the footer, the reader between them unchanged).
-            head, foot = app.query_one("#head", Static), app.query_one("#foot", Static)
-            for ours in (False, True):
-                textual_private.cropped_renders(ours)
-                for widget in (head, foot):
-                    widget.update(f"{widget.id} {ours}", layout=False)
-                    widget.update(str(widget.id), layout=False)
-                compositor.update_widgets({head, foot})
-                rendered.clear()
-                written[ours] = compositor.render_update().render_segments(app.console)
-                widgets = {name for name, _ in rendered}
-                if ours:
-                    assert widgets == {"head", "foot"} and all(height == 1 for _, height in rendered)
-                else:
-                    assert {"side", "rows", "column"} <= widgets
-            assert written[True] == written[False] and "foot" in written[True]
         finally:
             textual_private.cropped_renders()
 
