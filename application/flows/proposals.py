@@ -251,7 +251,8 @@ class Proposal:
                     out.append(f"    {line(f.label)}: {line(f.value)}{mark}")
 
         for i, write in enumerate(self.writes, 1):
-            out.append(f"[{i}] {write.kind.value} via {line(write.backend)}: {line(write.summary)}")
+            where = line(write.where) if write.where else f"via {line(write.backend)}"
+            out.append(f"[{i}] {line(write.heading)} {where}: {line(write.summary)}")  # the dialog's words
             fields(write.fields)
         if self.preview:
             out.append("would write (no backend can write it):")

@@ -56,17 +56,19 @@ def excerpt(body: str | None, limit: int = 300) -> str:
     ("On … wrote:") and the signature (after ``-- ``) left out, then cut at ``limit``.
 
     A quote header after text of the sender's own ends it (a top-posted reply: what follows
-    is the quote, marked with ``>`` or not); one before any (an interleaved reply that opens
-    with the quote) is skipped, and the sender's text after the quote is kept."""
+    is the quote, marked with ``>`` or not); an "On … wrote:" before any (an interleaved reply
+    that opens with the quote) is skipped, and the sender's text after the quote is kept. An
+    "Original Message" or "From:" header always ends it: its quote is not marked."""
     kept: list[str] = []
     for line in plain_lines(body).split("\n"):
         if line == "-- " or line.strip() == "--":
             break
         if line.lstrip().startswith(">"):
             continue
-        if _QUOTE_HEADER.match(line.strip()):
-            if any(k.strip() for k in kept):
-                break
+        header = _QUOTE_HEADER.match(line.strip())
+        if header:
+            if any(k.strip() for k in kept) or not header.group(1).lower().startswith("on "):
+                break  # what follows is the quote (an Outlook-style one is not marked with ">")
             continue
         kept.append(line)
     return one_line("\n".join(kept), limit)

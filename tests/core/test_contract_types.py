@@ -124,3 +124,16 @@ def test_blocked_proposal_writes_nothing():
                         blocked=Blocked(BlockedBy.SECURITY_CC, "no CC"))
     with pytest.raises(PermissionError, match="no CC"):
         proposal.apply(confirmed=True)
+
+
+def test_the_cli_confirmation_names_a_write_in_the_users_words_as_the_dialog_does():
+    # Issue 35 §6 ("a file save says 'will be written by backend mbox'", mark-unread shows "FLAG"),
+    # mended in the dialog's pinned summary (27b9dc24); the CLI's confirmation still printed the
+    # kind and the backend.
+    proposal = Proposal("Save attachments")
+    proposal.writes.append(Write(WriteKind.SAVE, "mbox", "save a.pdf (k1)", [], lambda w: None,
+                                 label="Save file", where="into the folder /home/me/x"))
+    proposal.writes.append(Write(WriteKind.FLAG, "account demo", "unread: 2", [], lambda w: None))
+    lines = proposal.render_text().split("\n")
+    assert "[1] Save file into the folder /home/me/x: save a.pdf (k1)" in lines
+    assert "[2] FLAG via account demo: unread: 2" in lines  # no label set: the kind, the backend

@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from keyring.backend import KeyringBackend
 from mailtriage.core.projectconfig import load_project
 from mailtriage.cli.tracker import main as tracker_main
 from mailtriage.trackers.registry import open_tracker
+from tests.git_env_copy import copy_git_env
 
 LABELS = ["needs-triage", "bug", "cve-allocated"]
 ASSIGNEES = ["alice", "bob"]
@@ -127,13 +127,7 @@ def make_git_env(tmp_path: Path, restricted: bool = True) -> TrackerEnv:
         template.mkdir()
         _build_git_env(template, restricted)
         _GIT_TEMPLATES[restricted] = template
-    for name in ("remote.git", "wc"):
-        shutil.copytree(template / name, tmp_path / name, symlinks=True)
-    remote, wc = tmp_path / "remote.git", tmp_path / "wc"
-    config = wc / ".git" / "config"
-    text = config.read_text(encoding="utf-8")
-    assert str(template / "remote.git") in text
-    config.write_text(text.replace(str(template / "remote.git"), str(remote)), encoding="utf-8")
+    remote, wc = copy_git_env(template, tmp_path)
     env = TrackerEnv("local-files-git", wc / "project", None, wc=wc, remote=remote)
     env.reopen()
     return env

@@ -11,6 +11,7 @@ the loopback proxy of test_imap_network.py (tests/servers/faultproxy.py where a 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import replace
 from datetime import timedelta
@@ -386,18 +387,9 @@ def test_a_cold_childs_first_page_does_not_wait_for_the_read_of_its_first_row(st
 
 
 
-async def test_an_r_typed_on_the_read_ahead_before_the_project_is_open_is_not_lost(proxied_project, monkeypatch):
-    """Keys typed early are never lost: Enter on the first row shows start-up's read ahead before
-    the app's own project opening ends (it waits for that read ahead, so it runs after the body
-    is shown), and the r typed on that body opens the reply once the project is open. It was
-    dropped: compose_on returned while the session was not open. The opening is held here
-    (it calls through once let go), as a loaded machine holds it."""
-    import threading
-
-    from mailtriage.tui.dialogs.compose import ComposeDialog
-
-    app, _child, proxy, newest = started_with_server_held(proxied_project)
-    proxy.release()
+def hold_the_opening(app, monkeypatch) -> threading.Event:
+    """The app's own project opening held until the event returned is set (it calls through
+    then), as a loaded machine holds it."""
     let_go = threading.Event()
     real_open = app.session.open
 
@@ -405,15 +397,32 @@ async def test_an_r_typed_on_the_read_ahead_before_the_project_is_open_is_not_lo
         assert let_go.wait(WAIT_BOUND), "the test never let the opening go"
         real_open()
     monkeypatch.setattr(app.session, "open", held_open)
+    return let_go
+
+
+async def r_on_the_read_ahead(pilot, app, newest) -> None:
+    """Enter on the first row (start-up's read ahead shown), then r, both before the project is open."""
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: shown_subject(app) == newest.subject)
+    await pilot.press("r")
+    for _ in range(3):  # what r does at once done (settle would wait for the held opening)
+        await pilot._wait_for_screen()
+        await pilot.pause()
+    assert not app.session.is_open
+
+
+async def test_an_r_typed_on_the_read_ahead_before_the_project_is_open_is_not_lost(proxied_project, monkeypatch):
+    """Keys typed early are never lost: Enter on the first row shows start-up's read ahead while
+    the app's own project opening is under way, and the r typed on that body opens the reply
+    once the project is open. It was dropped: compose_on returned while the session was not open."""
+    from mailtriage.tui.dialogs.compose import ComposeDialog
+
+    app, _child, proxy, newest = started_with_server_held(proxied_project)
+    proxy.release()
+    let_go = hold_the_opening(app, monkeypatch)
     try:
         async with app.run_test(size=(140, 40)) as pilot:
-            await pilot.press("enter")
-            await wait_until(pilot, lambda: shown_subject(app) == newest.subject)
-            assert not app.session.is_open
-            await pilot.press("r")
-            for _ in range(3):  # what r does at once done (settle would wait for the held opening)
-                await pilot._wait_for_screen()
-                await pilot.pause()
+            await r_on_the_read_ahead(pilot, app, newest)
             let_go.set()
             await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
     finally:
@@ -426,32 +435,17 @@ async def test_a_key_kept_for_the_opening_is_dropped_with_a_notice_when_the_open
     that opening fails, it was kept on: after the project was fixed and opened again (the
     first-run screen's R), the reply opened by itself, on a thread of a session that no longer
     existed. Now it is dropped when the opening fails, and a notification says so."""
-    import threading
-
     from mailtriage.tui.dialogs.compose import ComposeDialog
     from mailtriage.tui.screens.first_run import FirstRunScreen
-    from tests.tui.helpers import settle
 
     app, _child, proxy, newest = started_with_server_held(proxied_project)
     proxy.release()
     project_md = app.session.project_dir / "project.md"
     kept_text = project_md.read_text(encoding="utf-8")
-    let_go = threading.Event()
-    real_open = app.session.open
-
-    def held_open() -> None:
-        assert let_go.wait(WAIT_BOUND), "the test never let the opening go"
-        real_open()
-    monkeypatch.setattr(app.session, "open", held_open)
+    let_go = hold_the_opening(app, monkeypatch)
     try:
         async with app.run_test(size=(140, 40)) as pilot:
-            await pilot.press("enter")
-            await wait_until(pilot, lambda: shown_subject(app) == newest.subject)
-            await pilot.press("r")
-            for _ in range(3):  # what r does at once done (settle would wait for the held opening)
-                await pilot._wait_for_screen()
-                await pilot.pause()
-            assert not app.session.is_open
+            await r_on_the_read_ahead(pilot, app, newest)
             project_md.unlink()  # the opening fails
             let_go.set()
             await wait_until(pilot, lambda: isinstance(app.screen, FirstRunScreen))

@@ -19,6 +19,10 @@ LINES = "\n".join(
     ("y" * k if k % 2 else "w " * (k // 2)) for k in range(50, 170)) + "\n"
 
 
+#: The chunks with a tab: counted by painting them (WrappedText._starts), so rendered with the layout.
+TABBED = {i // WrappedText.CHUNK for i, line in enumerate(LINES.split("\n")) if "\t" in line}
+
+
 def styled() -> Text:
     text = inert_text(LINES, multiline=True)
     text.stylize("bold", 10, 400)
@@ -42,7 +46,7 @@ async def test_wrapped_text_paints_the_rows_a_static_paints_and_only_the_chunks_
             await pilot.pause()
             static, wrapped = app.query_one("#static", Static), app.query_one("#wrapped", WrappedText)
             assert wrapped.size == static.size and static.size.height > 250  # wrapped rows and blank lines counted
-            assert len(wrapped._chunks) == 0  # below the screen: nothing rendered for it yet
+            assert set(wrapped._chunks) == TABBED  # below the screen: nothing else rendered for it yet
             rows = [wrapped.render_line(y) for y in range(wrapped.size.height)]
             assert [list(r) for r in rows] == [list(static.render_line(y)) for y in range(static.size.height)]
             assert len(wrapped._chunks) == -(-len(LINES.split("\n")) // WrappedText.CHUNK)
@@ -68,8 +72,32 @@ async def test_only_the_rows_on_screen_are_rendered():
         await pilot.pause()
         wrapped = app.query_one("#wrapped", WrappedText)
         assert wrapped.size.height > 240
-        assert sorted(wrapped._chunks) == [0, 1, 2]  # the 20 rows on screen: lines 0-19 at most
+        assert set(wrapped._chunks) - TABBED == {0, 1, 2} - TABBED  # the 20 rows on screen: lines 0-19 at most
         app.query_one(VerticalScroll).scroll_end(animate=False)
         await pilot.pause()
         last = len(wrapped._layout[3]) - 2
-        assert last in wrapped._chunks and len(wrapped._chunks) < last  # the end's chunks, not the middle's
+        untabbed = set(range(last + 1)) - TABBED
+        assert last in wrapped._chunks and len(set(wrapped._chunks) - TABBED) < len(untabbed)  # not the middle's
+
+
+async def test_every_line_of_a_text_with_tabs_and_wide_characters_is_shown():
+    # Textual counts such a line a row shorter than it paints it (Content.get_height: 5 rows,
+    # the paint: 6, at width 16): the chunk's last line, "dﾊword", was never shown. A chunk
+    # with tabs is counted by the rows it paints.
+    text = ("\n\n\n\nb\t\u200d👩\u200d💻\u200d👩\u200d💻\tﾊ\t😀\u200d\n\n\ndﾊword\n"
+            "\u200dxxxxxxxxxxxxxxxxxxxxxxxxxxx  ")
+
+    class Top(App):
+        CSS = ".m { padding: 1 1 0 1; height: auto; } VerticalScroll { height: 1fr; }"
+
+        def compose(self):
+            with VerticalScroll():
+                yield WrappedText(inert_text(text, multiline=True), classes="m", id="wrapped")
+
+    app = Top()
+    async with app.run_test(size=(18, 30)) as pilot:  # the text 16 cells wide
+        await pilot.pause()
+        wrapped = app.query_one("#wrapped", WrappedText)
+        assert wrapped.content_region.width == 16
+        shown = [wrapped.render_line(y).text for y in range(wrapped.size.height)]
+        assert "dﾊword" in shown and shown[-1].rstrip() == "xxx", shown

@@ -9,7 +9,6 @@ Dovecot in the end-to-end tests).
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ import yaml
 
 from mailtriage.core.projectconfig import load_project
 from mailtriage.trackers.registry import open_tracker
+from tests.git_env_copy import copy_git_env
 
 LABELS = ["needs triage", "valid", "invalid", "duplicate", "cve allocated"]
 FIELDS = ["Security mailing list thread", "Reporter", "Received", "Affected versions", "CVE"]
@@ -121,13 +121,7 @@ def env_template(tmp_path_factory) -> Path:
 def env(tmp_path, env_template) -> Env:
     """This test's own copy of the git tracker env: the working copy's ``origin`` is this
     copy's remote (the one absolute path the build leaves in it, in ``.git/config``)."""
-    for name in ("remote.git", "wc"):
-        shutil.copytree(env_template / name, tmp_path / name, symlinks=True)
-    remote, wc = tmp_path / "remote.git", tmp_path / "wc"
-    config = wc / ".git" / "config"
-    text = config.read_text(encoding="utf-8")
-    assert str(env_template / "remote.git") in text
-    config.write_text(text.replace(str(env_template / "remote.git"), str(remote)), encoding="utf-8")
+    remote, wc = copy_git_env(env_template, tmp_path)
     return Env(wc, remote, wc / "project", wc / "security-tracker")
 
 

@@ -31,6 +31,17 @@ def test_excerpt_of_a_reply_that_quotes_first_keeps_what_follows_the_quote():
     assert excerpt("\nOn Tue, Rita wrote:\n> only quoted\n") == ""
 
 
+def test_excerpt_of_a_forward_with_no_words_of_its_own_is_empty():
+    # An Outlook-style quote (an "Original Message" or "From:" header, the quote below it not
+    # marked with ">") is all someone else's words: none of them is the sender's text, even when
+    # the sender wrote nothing above it. Only "On ... wrote:" opens a ">" quote that the
+    # sender's own words may follow.
+    forward = ("-----Original Message-----\nFrom: Mallory <m@evil.example>\nSent: Monday\n"
+               "To: security@frobnicator.example.org\nSubject: x\n\nThe original text\n")
+    assert excerpt(forward) == ""
+    assert excerpt("\nFrom: Mallory <m@evil.example>\nSent: Monday\n\nThe original text\n") == ""
+
+
 def test_display_address():
     assert display_address("Rita", "rita@x.example") == "Rita (rita@x.example)"
     assert display_address("", "rita@x.example") == "rita@x.example"
