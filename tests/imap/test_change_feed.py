@@ -13,12 +13,12 @@ from datetime import timedelta
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
+from hypothesis.stateful import rule, run_state_machine_as_test
 
 from mailtriage.backends.contract import RecentChanges
 from tests.imap.conftest import make_mail
 from tests.imap.test_incremental_poll import LIST, NOW, WINDOW, _seed_window, make_source, rows  # noqa: F401
-from tests.imap.test_poll_edges import _expunge
+from tests.imap.test_poll_edges import _expunge, folder_changes_machine
 
 pytest.importorskip("imapclient")
 
@@ -82,55 +82,15 @@ def test_the_feed_says_what_changed_and_answers_whole_when_it_cannot(make_source
     assert source.list_recent_changes(LIST, WINDOW, object()).whole  # a token it never gave: whole
 
 
-_machine_folders = iter(range(10 ** 6))
-
-
 def test_the_folded_feed_equals_a_fresh_listing_after_any_changes(make_source, seed, dovecot, dovecot_user):
     """The model: after every poll the listing folded from the feed equals a fresh full listing
     of the window (ids, counts, unread, subjects, activity). Six short examples."""
 
-    class FeedMachine(RuleBasedStateMachine):
-        @initialize()
-        def start(self) -> None:
-            self.folder = f"Feed{next(_machine_folders)}"
-            _seed_window(seed, self.folder, count=6)
-            self.ids = [f"<w{n}@x>" for n in range(6)]
-            self.made = 0
+    class FeedMachine(folder_changes_machine("Feed", seed, dovecot, dovecot_user)):
+        def start_polling(self) -> None:
             self.source = make_source(self.folder)
             self.folded = Folded()
             self.folded.poll(self.source)
-
-        @rule(reply=st.booleans(), pick=st.integers(0, 10 ** 6), hold=st.booleans())
-        def append(self, reply: bool, pick: int, hold: bool) -> None:
-            self.made += 1
-            mid = f"<m{self.made}@x>"
-            parent = self.ids[pick % len(self.ids)] if reply and self.ids else None
-            seed(self.folder, make_mail(300 + self.made, subject=f"Made {self.made}", message_id=mid,
-                                        references=parent, in_reply_to=parent),
-                 when=NOW - timedelta(minutes=50 - self.made % 50))
-            self.ids.append(mid)
-            self.poll_unless(hold)
-
-        @rule(pick=st.integers(0, 10 ** 6), count=st.integers(1, 2), hold=st.booleans())
-        def expunge(self, pick: int, count: int, hold: bool) -> None:
-            gone = {self.ids[(pick + i) % len(self.ids)] for i in range(count)} if self.ids else set()
-            if gone:
-                _expunge(dovecot, dovecot_user, self.folder, *gone)
-                self.ids = [m for m in self.ids if m not in gone]
-            self.poll_unless(hold)
-
-        @rule(pick=st.integers(0, 10 ** 6), unseen=st.booleans(), hold=st.booleans())
-        def flag(self, pick: int, unseen: bool, hold: bool) -> None:
-            if self.ids:
-                with dovecot.client(dovecot_user) as other:
-                    other.select_folder(self.folder)
-                    uids = other.search(["HEADER", "Message-ID", self.ids[pick % len(self.ids)]])
-                    (other.remove_flags if unseen else other.add_flags)(uids, [b"\\Seen"])
-            self.poll_unless(hold)
-
-        def poll_unless(self, hold: bool) -> None:
-            if not hold:
-                self.poll(False)
 
         @rule(lost=st.booleans())
         def poll(self, lost: bool) -> None:

@@ -143,24 +143,30 @@ def test_a_poll_after_the_connection_was_lost_equals_a_full_listing(make_source,
 _machine_folders = iter(range(10 ** 6))
 
 
-def test_a_poll_after_any_changes_equals_a_fresh_listing_of_the_window(make_source, seed, dovecot, dovecot_user):
-    """After every poll the poller's listing (continued from what changed) equals a fresh full
-    listing of the same window: thread ids, message counts, unread state, and the rest of the rows.
-    Six short examples (the suite's budget, docs/testing.md): ~2.5 s wall in all at load 20."""
+def folder_changes_machine(prefix: str, seed, dovecot, dovecot_user) -> type:
+    """A machine over a folder of its own in the real Dovecot: another client appends (a new
+    report or a reply), expunges and flags, and after each change the subclass's ``poll(lost)``
+    runs unless the rule ``holds`` (more changes in the same interval). The subclass makes its
+    listing in ``start_polling`` (the folder is seeded by then). Shared by the poll model here
+    and the change feed's (tests/imap/test_change_feed.py)."""
 
-    class PollMachine(RuleBasedStateMachine):
+    class FolderChanges(RuleBasedStateMachine):
         # (Every rule draws something: a rule without arguments is what derandomized examples
         # repeat, a dozen times over.)
         @initialize()
         def start(self) -> None:
-            self.folder = f"Edge{next(_machine_folders)}"
+            self.folder = f"{prefix}{next(_machine_folders)}"
             _seed_window(seed, self.folder, count=6)
             self.ids = [f"<w{n}@x>" for n in range(6)]  # the Message-IDs in the folder
             self.made = 0
-            self.poller = make_source(self.folder)
-            self.poller.list_recent_threads(LIST, WINDOW)
+            self.start_polling()
 
-        # A change rule polls after it unless it ``holds`` (more changes in the same interval).
+        def start_polling(self) -> None:
+            raise NotImplementedError
+
+        def poll(self, lost: bool) -> None:
+            raise NotImplementedError
+
         @rule(reply=st.booleans(), pick=st.integers(0, 10 ** 6), hold=st.booleans())
         def append(self, reply: bool, pick: int, hold: bool) -> None:
             self.made += 1
@@ -192,6 +198,19 @@ def test_a_poll_after_any_changes_equals_a_fresh_listing_of_the_window(make_sour
         def poll_unless(self, hold: bool) -> None:
             if not hold:
                 self.poll(False)
+
+    return FolderChanges
+
+
+def test_a_poll_after_any_changes_equals_a_fresh_listing_of_the_window(make_source, seed, dovecot, dovecot_user):
+    """After every poll the poller's listing (continued from what changed) equals a fresh full
+    listing of the same window: thread ids, message counts, unread state, and the rest of the rows.
+    Six short examples (the suite's budget, docs/testing.md): ~2.5 s wall in all at load 20."""
+
+    class PollMachine(folder_changes_machine("Edge", seed, dovecot, dovecot_user)):
+        def start_polling(self) -> None:
+            self.poller = make_source(self.folder)
+            self.poller.list_recent_threads(LIST, WINDOW)
 
         @rule(lost=st.booleans())
         def poll(self, lost: bool) -> None:
