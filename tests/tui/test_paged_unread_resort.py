@@ -3,17 +3,14 @@ nothing). The walk for the next unread row fetches pages in a worker; a page arr
 sort's own load re-sorts the rows shown meanwhile. The walk then stopped (its rows were no
 longer the list's) and its answer was dropped: the cursor never moved and nothing was said."""
 
-from tests.tui.helpers import make_app, until, write_imap_project
+from tests.tui.helpers import until
 from tests.tui.test_account_folders import open_inbox
-from tests.tui.test_paged_whole_folder import LIST, hold_page, seed, status, thread_list
+from tests.tui.test_paged_whole_folder import hold_page, no_sort_app, status, thread_list
 
 
 async def test_u_while_a_sort_loads_the_folder_finds_the_unread_row_in_the_new_order(
         tmp_path, user_config, dovecot_minimal, memory_keyring):
-    user = dovecot_minimal.add_user()
-    project = write_imap_project(tmp_path, user_config, dovecot_minimal, user, access="draft", list_address=LIST)
-    seed(dovecot_minimal, user, {}, unread={5})  # the only unread, on the last page
-    app = make_app(project)
+    app = no_sort_app(tmp_path, user_config, dovecot_minimal, {}, unread={5})  # the only unread: the last page
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
         tl = thread_list(app)

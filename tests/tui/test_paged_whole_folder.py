@@ -129,12 +129,27 @@ async def test_the_tree_folds_threads_whose_members_are_outside_the_loaded_page(
         assert shown(2) == [("▾ ", "Heap overflow in frob"), ("└ ", "Re: Heap overflow in frob")]
 
 
+def no_sort_app(tmp_path, user_config, server, special: dict[int, bytes] | None = None,
+                unread: set[int] = frozenset()):
+    """The app on a new user's INBOX of SIZE messages on ``server`` (a Dovecot without SORT);
+    by default the oldest is Aaron Early's, the first row once sorted by sender."""
+    user = server.add_user()
+    project = write_imap_project(tmp_path, user_config, server, user, access="draft", list_address=LIST)
+    seed(server, user, {0: mail(0, sender="Aaron Early <a@example.com>")} if special is None else special, unread)
+    return make_app(project)
+
+
+async def sorted_whole_by_sender(pilot, app) -> None:
+    """Every page fetched and sorted in by sender: Aaron first, no row left loading."""
+    tl = thread_list(app)
+    await until(pilot, lambda: tl.rows.peek(0) is not None and tl.rows.peek(0).sender.name == "Aaron Early")
+    await until(pilot, lambda: all(tl.rows.peek(i) is not None for i in range(SIZE)))
+    assert "sorted by sender ↑" in status(app) and "loaded" not in status(app)
+
+
 async def test_a_server_without_sort_falls_back_to_the_loaded_rows_and_says_so(
         tmp_path, user_config, dovecot_minimal, memory_keyring):
-    user = dovecot_minimal.add_user()
-    project = write_imap_project(tmp_path, user_config, dovecot_minimal, user, access="draft", list_address=LIST)
-    seed(dovecot_minimal, user, {0: mail(0, sender="Aaron Early <a@example.com>")})
-    app = make_app(project)
+    app = no_sort_app(tmp_path, user_config, dovecot_minimal)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
         tl = thread_list(app)
@@ -174,10 +189,7 @@ async def test_a_page_being_fetched_for_the_screen_when_a_sort_comes_is_sorted_i
     """A run at load 13-20 left Aaron (the last page) out of the sort: the list's page fetcher
     held pages 2 and 3 when ``o o`` came, the sort's whole-folder load skipped them (claimed),
     and the fetcher, its rows no longer the list's, dropped page 3's arrival and gave page 2 back."""
-    user = dovecot_minimal.add_user()
-    project = write_imap_project(tmp_path, user_config, dovecot_minimal, user, access="draft", list_address=LIST)
-    seed(dovecot_minimal, user, {0: mail(0, sender="Aaron Early <a@example.com>")})
-    app = make_app(project)
+    app = no_sort_app(tmp_path, user_config, dovecot_minimal)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
         tl = thread_list(app)
@@ -190,19 +202,14 @@ async def test_a_page_being_fetched_for_the_screen_when_a_sort_comes_is_sorted_i
                              "the sort's load to skip the pages the fetcher holds")
         finally:
             go.set()
-        await until(pilot, lambda: tl.rows.peek(0) is not None and tl.rows.peek(0).sender.name == "Aaron Early")
-        await until(pilot, lambda: all(tl.rows.peek(i) is not None for i in range(SIZE)))
-        assert "sorted by sender ↑" in status(app) and "loaded" not in status(app)
+        await sorted_whole_by_sender(pilot, app)
 
 
 async def test_a_second_sort_while_the_first_loads_the_folder_sorts_every_page_in(
         tmp_path, user_config, dovecot_minimal, memory_keyring):
     """``o`` then ``o`` again while the first sort's load fetched page 2 (page 3 claimed): the
     second load skipped both, and the first, cancelled by the second, gave page 3 back unfetched."""
-    user = dovecot_minimal.add_user()
-    project = write_imap_project(tmp_path, user_config, dovecot_minimal, user, access="draft", list_address=LIST)
-    seed(dovecot_minimal, user, {0: mail(0, sender="Aaron Early <a@example.com>")})
-    app = make_app(project)
+    app = no_sort_app(tmp_path, user_config, dovecot_minimal)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
         tl = thread_list(app)
@@ -216,9 +223,7 @@ async def test_a_second_sort_while_the_first_loads_the_folder_sorts_every_page_i
                              "the second sort's load to skip the pages the first holds")
         finally:
             go.set()
-        await until(pilot, lambda: tl.rows.peek(0) is not None and tl.rows.peek(0).sender.name == "Aaron Early")
-        await until(pilot, lambda: all(tl.rows.peek(i) is not None for i in range(SIZE)))
-        assert "sorted by sender ↑" in status(app) and "loaded" not in status(app)
+        await sorted_whole_by_sender(pilot, app)
 
 
 async def test_the_server_order_stays_after_a_write_lists_the_folder_again(project, dovecot, dovecot_user):
