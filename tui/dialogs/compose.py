@@ -177,6 +177,8 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
             event.refresh_styles = False
 
     def on_mount(self) -> None:
+        if not self.query("#compose-body"):  # let go before it was composed (Textual mounts nothing
+            return  # into a closing screen, yet sends Mount): never fillable, r builds its own
         if self.app.screen is not self:  # mounted ahead (r shows it): styled now, for the show
             self._styled_for = self._style_key()
             self._ahead = True
