@@ -20,8 +20,6 @@ from bisect import bisect_right
 from typing import Any, Callable
 
 from rich.cells import cell_len
-from rich.segment import Segment
-from rich.style import Style as RichStyle
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.content import Content
@@ -37,6 +35,7 @@ from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.sanitize import inert, inert_text
 from mailtriage.tui.textual_private import wrap_cuts
+from mailtriage.tui.wrapped_text import shifted
 
 
 def field_text(label: str, value: str, marker: str | None) -> Text:
@@ -100,19 +99,6 @@ def summary_text(proposal) -> Text:
         out.append("Preview only: no configured backend can write it\n", "bold")
     out.rstrip()
     return out
-
-
-def _shifted(strip: Strip, lines: int) -> Strip:
-    """``strip`` with the line of each segment's text offset ``lines`` further down."""
-    segments = []
-    for segment in strip:
-        style = segment.style
-        offset = style.meta.get("offset") if style is not None else None
-        if style is not None and offset is not None:
-            segment = Segment(segment.text, style + RichStyle.from_meta({"offset": (offset[0], offset[1] + lines)}),
-                              segment.control)
-        segments.append(segment)
-    return Strip(segments, strip.cell_length)
 
 
 class LongText(Static):
@@ -186,7 +172,7 @@ class LongText(Static):
             content = Content.from_rich_text(self._chunk(chunk), console=self.app.console)
             rows = Visual.to_strips(self, content, width, None, self.visual_style)
             if chunk:  # each row's text offset (mouse selection) counts the lines from the first chunk
-                rows = [_shifted(row, chunk * self.CHUNK) for row in rows]
+                rows = [shifted(row, chunk * self.CHUNK) for row in rows]
             self._chunks[chunk] = rows
         offset = y - starts[chunk]
         return rows[offset] if offset < len(rows) else Strip.blank(width, self.visual_style.rich_style)
