@@ -48,6 +48,20 @@ def dialog_ahead(app) -> ComposeDialog | None:
     return None if kept is None else kept[1]
 
 
+async def r_while_the_read_is_held(app, pilot, proxy) -> None:
+    """Enter and r on the message while the server holds its read (no dialog meanwhile), then
+    the read let go: until the compose dialog shows, settled."""
+    proxy.hold()
+    try:
+        await pilot.press("enter", "r")
+        await pilot.pause()
+        assert not isinstance(app.screen, ComposeDialog)
+    finally:
+        proxy.release()
+    await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
+    await settle(pilot)
+
+
 async def test_the_first_dialog_finds_its_stylesheet_and_widgets_ready(held_project):
     """A screen that brings its own CSS file makes Textual parse every stylesheet again and
     restyle every widget on its push: done once the list is shown, the push adds no source."""
@@ -145,15 +159,7 @@ async def test_r_while_the_reply_is_built_ahead_waits_for_it_and_builds_nothing_
         await settle(pilot)  # the report is read ahead
         built = counted(monkeypatch, app.session, "reply_forms")
         hidden = started_screens(monkeypatch)
-        proxy.hold()
-        try:
-            await pilot.press("enter", "r")
-            await pilot.pause()
-            assert not isinstance(app.screen, ComposeDialog)
-        finally:
-            proxy.release()
-        await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
-        await settle(pilot)
+        await r_while_the_read_is_held(app, pilot, proxy)
         assert app.screen.query_one("#compose-subject", Input).value == "Re: Heap overflow in the frob parser"
         assert len(built) == 1
         assert app.main.query_one(ReaderPane).thread is not None
@@ -318,15 +324,7 @@ async def test_a_compose_on_the_key_fills_the_empty_dialog_too(held_project, mon
         await pilot.press("down")
         await settle(pilot)  # the report is read ahead
         started = started_screens(monkeypatch)
-        proxy.hold()
-        try:
-            await pilot.press("enter", "r")
-            await pilot.pause()
-            assert not isinstance(app.screen, ComposeDialog)
-        finally:
-            proxy.release()
-        await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
-        await settle(pilot)
+        await r_while_the_read_is_held(app, pilot, proxy)
         assert app.screen is blank and started == []
         assert blank.query_one("#compose-subject", Input).value == "Re: Heap overflow in the frob parser"
         filled = app.export_screenshot()  # with the receipt/reply switch (^r) the empty one had not
