@@ -101,6 +101,7 @@ class ImapSource(AccountSource):
         self._trimmed: tuple[Any, float] = (None, 0.0)  # the window-only cache last trimmed, and to when
         self._walked_at = 0.0  # time.monotonic() of this source's last walk of a whole window
         self._summaries = recent.SummaryMemo()  # the last listing's summaries: a poll sums up what changed
+        self._changed_uids: tuple | None = None  # (state, UIDs) of the last catch-up (_caught_up)
         self._feed_token: object = None  # the token of the last change feed answer (list_recent_changes)
         # The list folder as the last listing saw it (UIDVALIDITY, EXISTS, UIDNEXT) and how many
         # times messages were seen to leave it since this source started (message_ids_epoch).
@@ -428,7 +429,15 @@ class ImapSource(AccountSource):
         since = state.highestmodseq
         found = conn.call("UID SEARCH MODSEQ", lambda c: c.search(["MODSEQ", str(since + 1)]))
         modseq = found.modseq if isinstance(found.modseq, int) else since
-        return conn.caught_up(state, uidnext=max(found, default=0) + 1, highestmodseq=modseq)
+        caught = conn.caught_up(state, uidnext=max(found, default=0) + 1, highestmodseq=modseq)
+        if caught is not None:
+            self._changed_uids = (caught, list(found))  # the reconcile reads these flags by UID
+        return caught
+
+    def _changed_since(self, state) -> list[int] | None:
+        """The UIDs the catch-up that made ``state`` found changed (:meth:`_caught_up`), else None."""
+        caught, self._changed_uids = self._changed_uids, None
+        return caught[1] if caught is not None and caught[0] is state else None
 
     def _flush_cache(self) -> None:
         if self._store is not None:
@@ -483,7 +492,8 @@ class ImapSource(AccountSource):
         if cache is None:
             return None
         try:
-            outcome = recent.reconcile(self.mailbox.conn, state, cache, store.note, touched)
+            outcome = recent.reconcile(self.mailbox.conn, state, cache, store.note, touched,
+                                       self._changed_since(state))
         except summary_cache.Damaged as exc:
             outcome = "drop"
             store.note(f"{exc}; rebuilt")
@@ -505,7 +515,7 @@ class ImapSource(AccountSource):
             return None
         if recent.reconcile(self.mailbox.conn, state, cache,
                             lambda text: TRACE.log(self.mailbox.conn.channel, "!", f"listing of {self.folder}: {text}"),
-                            touched) == "drop":
+                            touched, self._changed_since(state)) == "drop":
             self._cache = None
         return self._cache
 

@@ -46,6 +46,7 @@ def test_a_poll_after_changes_catches_up_without_a_select(make_source, seed, dov
     listed = poller.list_recent_threads(LIST, WINDOW)
     assert [t.unread for t in listed if t.root_message_id == "<fresh@x>"] == [False]
     assert not _selects(trace), sent(trace)
+    assert not [c for c in sent(trace) if "CHANGEDSINCE" in c], sent(trace)  # its flags read by UID
     assert rows(listed) == _fresh(make_source)
 
     with dovecot.client(dovecot_user) as other:  # an expunge
