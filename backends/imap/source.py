@@ -101,6 +101,8 @@ class ImapSource(AccountSource):
         self._trimmed: tuple[Any, float] = (None, 0.0)  # the window-only cache last trimmed, and to when
         self._walked_at = 0.0  # time.monotonic() of this source's last walk of a whole window
         self._summaries = recent.SummaryMemo()  # the last listing's summaries: a poll sums up what changed
+        # (memo rows, ListedThreads, wanted) when the last listing's ListedThreads holds the memo's rows
+        self._listed_memo: tuple | None = None
         self._changed_uids: tuple | None = None  # (state, UIDs) of the last catch-up (_caught_up)
         self._feed_token: object = None  # the token of the last change feed answer (list_recent_changes)
         # The list folder as the last listing saw it (UIDVALIDITY, EXISTS, UIDNEXT) and how many
@@ -277,6 +279,8 @@ class ImapSource(AccountSource):
         """:meth:`list_recent_threads`; ``whole=False``: where the answer continues the last one
         (``recent.summaries_of_changes``), ``[]`` rather than the whole list (a change feed)."""
         self._feed_token = None  # the memo changes below: a feed's token is no longer its state's
+        # (set again once this listing's rows are kept: a failure below leaves none to reuse)
+        listed_memo, self._listed_memo = self._listed_memo, None
         since = aware(since)
         wanted = (list_name or self.list_address or "").strip().lower() or None
         # The cache changes below: a write of it still to come is called off (and owed), so a
@@ -301,7 +305,13 @@ class ImapSource(AccountSource):
                     found = recent.summaries_of_changes(self._summaries, cache, touched, since, wanted, THREAD_KIND,
                                                         whole=whole)
                 if found is not None:
-                    rows = list(self._summaries.rows.values()) if self._summaries.rows is not None else []
+                    memo = self._summaries
+                    if (memo.regrouped == 0 and memo.delta == ([], []) and memo.rows is not None
+                            and listed_memo is not None and listed_memo[0] is memo.rows
+                            and listed_memo[1] is self._listed_threads and listed_memo[2] == wanted):
+                        rows = None  # the answer did not change: the last listing's rows, kept (no copy)
+                    else:
+                        rows = list(memo.rows.values()) if memo.rows is not None else []
                     answered = cache
                 else:
                     rows = self._answer_from_cache(cache, since, wanted, limit) if cache is not None else None
@@ -324,7 +334,15 @@ class ImapSource(AccountSource):
                         recent.trim_to_window(self._cache, since)
                         self._trimmed = (self._cache, since.timestamp())
                 self._listed = (state, conn.calls)
-                self._remember(state.uidvalidity, state.uidnext, rows, wanted)
+                if rows is None and self._listed_threads is not None:
+                    # (the UIDs given out since held nothing the listing keeps)
+                    uidnext = state.uidnext if state.uidnext is not None else self._listed_threads.uidnext
+                    self._listed_threads = replace(self._listed_threads, uidnext=max(uidnext, self._listed_threads.uidnext))
+                else:
+                    self._remember(state.uidvalidity, state.uidnext, rows or [], wanted)
+                # What the rows kept were made from: the memo's rows, when answered from them
+                self._listed_memo = ((self._summaries.rows, self._listed_threads, wanted) if found is not None
+                                     and self._summaries.rows is not None else None)
                 if found is None:
                     found = recent.summaries(rows, THREAD_KIND, self._summaries)
                     if answered is not None and answered is self._cache and not limit:

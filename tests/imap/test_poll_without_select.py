@@ -129,3 +129,22 @@ def test_without_condstore_each_poll_selects_and_lists_right(dovecot_minimal, mi
     listed = poller.list_recent_threads(LIST, WINDOW)
     assert [t.unread for t in listed if t.root_message_id == "<fresh@x>"] == [False]
     assert rows(listed) == fresh()
+
+
+def test_a_thread_opens_whole_after_polls_that_changed_nothing_the_listing_keeps(make_source, seed):
+    """A poll whose answer did not change keeps the last listing's rows (no copy of the window)
+    with the UIDs given out since: a thread opened then reads its listed messages and what
+    arrived after, not fewer."""
+    from mailtriage.backends.contract import ThreadId
+
+    _seed_window(seed, count=6)
+    poller = make_source()
+    poller.list_recent_threads(LIST, WINDOW)
+    poller.list_recent_threads(LIST, WINDOW)  # nothing changed
+    seed("INBOX", make_mail(50, subject="Elsewhere", to="other@example.org", message_id="<else@x>"),
+         when=NOW - timedelta(minutes=3))  # not on the list: the listing keeps nothing of it
+    poller.list_recent_threads(LIST, WINDOW)
+    seed("INBOX", make_mail(51, subject="Re: Report 0", message_id="<late@x>", references="<w0@x>",
+                            in_reply_to="<w0@x>"), when=NOW - timedelta(minutes=2))  # after the last poll
+    thread = poller.read_thread(ThreadId("msgid", "<w0@x>"))
+    assert sorted(m.message_id for m in thread.messages) == ["<late@x>", "<w0@x>", "<w1@x>", "<w2@x>"]
