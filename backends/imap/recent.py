@@ -527,7 +527,7 @@ class SummaryMemo:
     everything and keeps the rows only; the next call with few changes threads everything
     once more and keeps the components; from then on only what changed is regrouped."""
 
-    __slots__ = ("kind", "rows", "comp_of", "comps", "regrouped", "ranked", "answer", "delta")
+    __slots__ = ("kind", "rows", "comp_of", "comps", "regrouped", "ranked", "answer", "delta", "version")
 
     def __init__(self) -> None:
         self.kind = ""
@@ -542,6 +542,9 @@ class SummaryMemo:
         # What the last call changed in the ranking: (entries that left, entries that came), or
         # None when it ranked everything anew (a change feed then answers whole)
         self.delta: tuple[list, list] | None = None
+        # Counts the changes made to ``rows`` in place (summaries_of_changes): what a listing
+        # kept of them without a copy (ListedThreads) is theirs while it holds
+        self.version = 0
 
 
 class _Component:
@@ -700,6 +703,8 @@ def summaries_of_changes(memo: SummaryMemo, cache: sc.FolderCache, touched: Iter
             removed.append(old)
             del answered[uid]
     memo.answer = (cache, wanted, since_epoch, aging)
+    if added or removed:
+        memo.version += 1
     return _changed(memo, kind, answered.values(), added, removed, whole=whole)
 
 

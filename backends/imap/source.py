@@ -27,7 +27,7 @@ import threading
 import time
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from urllib.parse import quote
 
 from mailtriage.backends.account_source import AccountSource
@@ -298,7 +298,7 @@ class ImapSource(AccountSource):
                     self._cache = None  # the safety net (RELIST_SECONDS): walked whole below
                 cache = self._reconciled_cache(state, touched)
                 found = None
-                rows: list | None
+                rows: Any  # a list, or a function that makes it (_rows_of), or None
                 if cache is not None and self._cache is cache and not limit:
                     # Issue 39: the last answer of this cache, brought up to date by what changed
                     # (no pass over the window); None when there is none to continue from.
@@ -311,7 +311,7 @@ class ImapSource(AccountSource):
                             and listed_memo[1] is self._listed_threads and listed_memo[2] == wanted):
                         rows = None  # the answer did not change: the last listing's rows, kept (no copy)
                     else:
-                        rows = list(memo.rows.values()) if memo.rows is not None else []
+                        rows = _rows_of(memo)  # (made at the first read of a thread: no copy per poll)
                     answered = cache
                 else:
                     rows = self._answer_from_cache(cache, since, wanted, limit) if cache is not None else None
@@ -703,9 +703,12 @@ class ImapSource(AccountSource):
         self._remember(cache.uidvalidity, cache.uidnext, rows, wanted)
         return self._listed_threads
 
-    def _remember(self, uidvalidity: int, uidnext: int | None, rows: list, wanted: str | None) -> None:
-        """Keep a listing's rows: opening one of its threads then fetches its UIDs."""
+    def _remember(self, uidvalidity: int, uidnext: int | None, rows, wanted: str | None) -> None:
+        """Keep a listing's rows (or the function that makes them, :func:`_rows_of`): opening
+        one of its threads then fetches its UIDs."""
         if uidnext is None:  # a server that does not say: everything up to the highest UID seen
+            made = rows() if callable(rows) else rows
+            rows = made if made is not None else []
             uidnext = 1 + max((row[summary_cache.UID] for row in rows), default=0)
         self._listed_threads = ListedThreads(self.folder, uidvalidity, uidnext, rows, wanted)
 
@@ -951,6 +954,19 @@ def _references(source: message_reads.FullMessage | None, request: DraftRequest,
     if root not in chain:
         chain.insert(0, root)
     return tuple(dict.fromkeys(c for c in chain if c and not c.endswith("@mailtriage.invalid>")))
+
+
+def _rows_of(memo: recent.SummaryMemo) -> Callable[[], list | None]:
+    """The memo's rows as they are now, made when first asked for (``ListedThreads.given``):
+    None once the memo's rows changed since (another listing changed them in place)."""
+    rows, version = memo.rows, memo.version
+
+    def take() -> list | None:
+        if rows is None or memo.rows is not rows or memo.version != version:
+            return None
+        return list(rows.values())
+
+    return take
 
 
 _NEWS = (b"EXISTS", b"RECENT", b"EXPUNGE", b"FETCH")

@@ -148,3 +148,14 @@ def test_a_thread_opens_whole_after_polls_that_changed_nothing_the_listing_keeps
                             in_reply_to="<w0@x>"), when=NOW - timedelta(minutes=2))  # after the last poll
     thread = poller.read_thread(ThreadId("msgid", "<w0@x>"))
     assert sorted(m.message_id for m in thread.messages) == ["<late@x>", "<w0@x>", "<w1@x>", "<w2@x>"]
+    # A poll that changed the answer keeps the rows as of then (made at the first read)
+    poller.list_recent_threads(LIST, WINDOW)
+    seed("INBOX", make_mail(52, subject="Re: Report 0", message_id="<later@x>", references="<w0@x>",
+                            in_reply_to="<w0@x>"), when=NOW - timedelta(minutes=1))
+    poller.list_recent_threads(LIST, WINDOW)  # (unread: the reply's row changed nothing else)
+    seed("INBOX", make_mail(53, subject="Re: Report 3", message_id="<last@x>", references="<w3@x>",
+                            in_reply_to="<w3@x>"), when=NOW)
+    assert sorted(m.message_id for m in poller.read_thread(ThreadId("msgid", "<w0@x>")).messages) == [
+        "<late@x>", "<later@x>", "<w0@x>", "<w1@x>", "<w2@x>"]
+    assert sorted(m.message_id for m in poller.read_thread(ThreadId("msgid", "<w3@x>")).messages) == [
+        "<last@x>", "<w3@x>", "<w4@x>", "<w5@x>"]
