@@ -26,6 +26,7 @@ A poller should own its :class:`SourceSet`: an IDLE connection serves nothing el
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -34,7 +35,8 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 from mailtriage.backends.contract import Op, ThreadId, ThreadSummary
 from mailtriage.backends.registry import SourceSet
@@ -90,11 +92,15 @@ class CursorStore:
     39: a poller in a storm rewrote ~1 MB of cursor at each acknowledgement). Reading the cursor
     applies the journal's lines (each only raises, so their order does not matter; a line torn
     by a kill is skipped: what it acknowledged is reported again, as when a kill comes before
-    the write); writing it whole empties the journal."""
+    the write); writing it whole empties the journal. Appending a line and writing the file
+    whole take a lock (an flock on ``<name>.lock``, no content) and the whole write applies the
+    journal as it is then: a line another process appended after this one read the cursor is
+    kept, not emptied away (what it acknowledged would be reported again)."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.journal = self.path.with_suffix(".changes")
+        self.lock = self.path.with_suffix(".lock")
         self.problem: str | None = None  # why the stored cursor was unreadable (a new baseline follows)
         self.file_bytes = 0  # the size of the cursor file as last written or read
         self.journal_bytes = 0  # the size of the journal as last written or read
@@ -159,15 +165,40 @@ class CursorStore:
             if isinstance(checked, str) and data.get("v") == CURSOR_VERSION and checked > str(data.get("checked") or ""):
                 data["checked"] = checked
 
-    def save(self, cursor: dict) -> None:
-        data = json.dumps(cursor, indent=1, sort_keys=True).encode("utf-8")
-        private_files.write_atomic(self.path, data)
-        self.file_bytes = len(data)
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """This user's processes append to the journal and empty it one at a time. Without a
+        lock (no usable data folder) the write goes on as before."""
+        fd = None
         try:
-            self.journal.unlink()
-        except FileNotFoundError:
-            pass
-        self.journal_bytes = 0
+            fd = private_files.open_append(self.lock)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except Exception:  # UnsafePath, OSError: unserialised, as before
+            if fd is not None:
+                os.close(fd)
+            fd = None
+        try:
+            yield
+        finally:
+            if fd is not None:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+
+    def save(self, cursor: dict) -> None:
+        """Write ``cursor`` whole, with what the journal holds now (lines another process
+        appended since this one read it: they only raise, so ``cursor`` takes them too), and
+        empty the journal."""
+        with self._locked():
+            if isinstance(cursor.get("seen"), dict):
+                self._apply_journal(cursor)
+            data = json.dumps(cursor, indent=1, sort_keys=True).encode("utf-8")
+            private_files.write_atomic(self.path, data)
+            self.file_bytes = len(data)
+            try:
+                self.journal.unlink()
+            except FileNotFoundError:
+                pass
+            self.journal_bytes = 0
 
     def append(self, cursor: dict, changes: dict[str, str]) -> bool:
         """Add ``changes`` (the keys acknowledged since the last write, of ``cursor``) to the
@@ -178,14 +209,15 @@ class CursorStore:
                                   sort_keys=True, separators=(",", ":")).encode("utf-8")
         if self.journal_bytes + len(line) > max(JOURNAL_MIN_BYTES, self.file_bytes):
             return False
-        fd = private_files.open_append(self.journal)
-        try:
-            view = memoryview(line)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        with self._locked():
+            fd = private_files.open_append(self.journal)
+            try:
+                view = memoryview(line)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         self.journal_bytes += len(line)
         return True
 
@@ -651,6 +683,7 @@ class NewReportPoller:
                 return
             unsaved = self._unsaved
             if unsaved is None or not self.store.append(self._acked, unsaved):  # (an empty one moves `checked`)
+                _forget_idle(self._acked)
                 self.store.save(self._acked)
             self._unsaved = {}
             self._dirty = False
@@ -713,6 +746,22 @@ class NewReportPoller:
             if woke:
                 return True
         return False
+
+
+def _forget_idle(cursor: dict) -> None:
+    """Drop from ``cursor`` (in place) the threads idle for :data:`RETENTION` before its
+    ``checked``: on every whole write, whichever poll's acknowledgement makes it (a poll that
+    judged every thread drops them from its own cursor, but an acknowledgement merged onto a
+    newer acknowledged cursor kept them: in a storm, for good)."""
+    checked = parse_iso(str(cursor.get("checked") or ""))
+    seen = cursor.get("seen")
+    if checked is None or not isinstance(seen, dict):
+        return
+    horizon = checked - RETENTION
+    horizon_text = iso_utc(horizon)
+    for key, when in list(seen.items()):
+        if isinstance(when, str) and when and (when < horizon_text if _canonical(when) else (parse_iso(when) or checked) < horizon):
+            del seen[key]
 
 
 def _monotonic() -> float:

@@ -24,7 +24,7 @@ import re
 import socket
 import ssl
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, TypeVar
 
 from imapclient import IMAPClient
@@ -546,6 +546,17 @@ class ImapConnection:
             state.exists = number
         elif kind == b"EXPUNGE":
             state.exists = max(0, state.exists - 1)
+
+    def caught_up(self, state: FolderState, *, uidnext: int, highestmodseq: int) -> FolderState | None:
+        """The selected folder's ``state`` with the UIDNEXT and HIGHESTMODSEQ a caller learnt
+        without a SELECT (``ImapSource._folder_state``: a MODSEQ search after a NOOP), as the
+        connection's state from now on (no news counted since); None when ``state`` is no longer
+        the selection (another folder selected, a reconnect). EXISTS stays the live count."""
+        if self.state is not state or not self.is_open:
+            return None
+        self.state = replace(state, uidnext=max(uidnext, state.uidnext or 0),
+                             highestmodseq=max(highestmodseq, state.highestmodseq or 0), news=0)
+        return self.state
 
     def reselect(self, folder: str) -> FolderState:
         """SELECT ``folder`` again even when it is selected: a fresh UIDVALIDITY, UIDNEXT and

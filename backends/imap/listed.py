@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any
+from typing import Any, Callable
 
 from mailtriage.backends.contract import SYNTHETIC_MESSAGE_ID_KIND, ThreadId
 from mailtriage.backends.imap import summary_cache as sc
@@ -30,22 +30,36 @@ class ListedThreads:
 
     ``uidnext``: every message with a lower UID was seen by the listing (the rows hold
     those it kept); ``wanted``: the list address the listing kept rows for.
+
+    ``given`` is the rows, or a function that makes them at the first read (a poll's listing
+    need not copy the window's rows, issue 39): it answers None when what it would have copied
+    changed since (then nothing is listed here: a thread is read by searching, as unlisted).
     """
 
     folder: str
     uidvalidity: int
     uidnext: int
-    rows: list[Row]
+    given: list[Row] | Callable[[], list[Row] | None]
     wanted: str | None
+    _rows: list[Row] | None = field(default=None, repr=False)
     _groups: dict[Any, list[int]] | None = field(default=None, repr=False)
 
     _roots: dict[int, Any] | None = field(default=None, repr=False)
 
+    @property
+    def rows(self) -> list[Row]:
+        if self._rows is None:
+            given = self.given
+            rows = given() if callable(given) else given
+            self._rows = rows if rows is not None else []
+            self.given = self._rows  # (made once; a function holds on to nothing after)
+        return self._rows
+
     def _grouped(self) -> dict[Any, list[int]]:
         if self._groups is None:
-            self.rows = sorted(self.rows, key=_BY_UID)  # as recent.summaries threads them
-            self._groups = root_members([r[sc.MESSAGE_ID] for r in self.rows], [r[sc.SYNTHETIC] for r in self.rows],
-                                        link_records(self.rows))
+            self._rows = rows = sorted(self.rows, key=_BY_UID)  # as recent.summaries threads them
+            self._groups = root_members([r[sc.MESSAGE_ID] for r in rows], [r[sc.SYNTHETIC] for r in rows],
+                                        link_records(rows))
         return self._groups
 
     def members(self, thread_id: ThreadId) -> list[Row] | None:

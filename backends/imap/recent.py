@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from heapq import heapify, heappop, heappush
 from datetime import datetime, timezone
 from operator import itemgetter
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 from imapclient.datetime_util import parse_to_datetime
 from imapclient.exceptions import ProtocolError
@@ -527,7 +527,7 @@ class SummaryMemo:
     everything and keeps the rows only; the next call with few changes threads everything
     once more and keeps the components; from then on only what changed is regrouped."""
 
-    __slots__ = ("kind", "rows", "comp_of", "comps", "regrouped", "ranked", "answer", "delta")
+    __slots__ = ("kind", "rows", "comp_of", "comps", "regrouped", "ranked", "answer", "delta", "version")
 
     def __init__(self) -> None:
         self.kind = ""
@@ -542,6 +542,9 @@ class SummaryMemo:
         # What the last call changed in the ranking: (entries that left, entries that came), or
         # None when it ranked everything anew (a change feed then answers whole)
         self.delta: tuple[list, list] | None = None
+        # Counts the changes made to ``rows`` in place (summaries_of_changes): what a listing
+        # kept of them without a copy (ListedThreads) is theirs while it holds
+        self.version = 0
 
 
 class _Component:
@@ -700,6 +703,8 @@ def summaries_of_changes(memo: SummaryMemo, cache: sc.FolderCache, touched: Iter
             removed.append(old)
             del answered[uid]
     memo.answer = (cache, wanted, since_epoch, aging)
+    if added or removed:
+        memo.version += 1
     return _changed(memo, kind, answered.values(), added, removed, whole=whole)
 
 
@@ -1123,11 +1128,22 @@ def _esearch_min(data: list) -> int | None:
 
 # -- the cache ---------------------------------------------------------------------------------
 
-def reconcile(conn, state, cache: sc.FolderCache, note: Callable[[str], None], touched: list[int] | None = None) -> str:
+#: Past this many changed UIDs named by a catch-up's MODSEQ search, their flags are read with
+#: CHANGEDSINCE over the cached range rather than by a UID set that long.
+CHANGED_BY_UID = 500
+
+
+def reconcile(conn, state, cache: sc.FolderCache, note: Callable[[str], None], touched: list[int] | None = None,
+              changed_uids: Sequence[int] | None = None) -> str:
     """Bring ``cache`` up to the server's state ``state`` (just selected): ``"same"`` when
     nothing changed, ``"changed"`` when it was brought up to date, ``"drop"`` when it cannot
     be kept (the caller then walks and replaces it). The UIDs of the rows it added, changed
-    or dropped are added to ``touched``."""
+    or dropped are added to ``touched``.
+
+    ``changed_uids``: every message added or changed since ``cache.highestmodseq``, as a
+    ``UID SEARCH MODSEQ`` named them to make ``state`` (``ImapSource._caught_up``): the flags
+    of the cached ones among them are read by UID (none: nothing is asked) rather than with
+    CHANGEDSINCE over the whole cached range."""
     if touched is None:
         touched = []
     if state.highestmodseq is None:
@@ -1173,7 +1189,16 @@ def reconcile(conn, state, cache: sc.FolderCache, note: Callable[[str], None], t
                     gone += 1
         if state.highestmodseq > cache.highestmodseq and cache.rows:
             modseq = cache.highestmodseq
-            data = conn.call("UID FETCH CHANGEDSINCE", lambda c: _changed_flags(c, f"{cache.floor_uid}:{top}", modseq))
+            below = None if changed_uids is None else [u for u in changed_uids if cache.floor_uid <= u <= top]
+            if below is not None and len(below) <= CHANGED_BY_UID:
+                data = {}
+                if below:
+                    seqset, asked = protocol.compress(below), set(below)
+                    fetched = conn.call("UID FETCH FLAGS", lambda c: protocol.fetch(c, seqset, ["UID", "FLAGS"]))
+                    data = {uid: item for uid, item in fetched.items() if uid in asked}  # (keyed by UID)
+            else:
+                data = conn.call("UID FETCH CHANGEDSINCE",
+                                 lambda c: _changed_flags(c, f"{cache.floor_uid}:{top}", modseq))
             for key, item in data.items():
                 uid = int(item.get(b"UID", key))
                 old = cache.rows.get(uid)

@@ -27,7 +27,7 @@ import threading
 import time
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from urllib.parse import quote
 
 from mailtriage.backends.account_source import AccountSource
@@ -101,6 +101,9 @@ class ImapSource(AccountSource):
         self._trimmed: tuple[Any, float] = (None, 0.0)  # the window-only cache last trimmed, and to when
         self._walked_at = 0.0  # time.monotonic() of this source's last walk of a whole window
         self._summaries = recent.SummaryMemo()  # the last listing's summaries: a poll sums up what changed
+        # (memo rows, ListedThreads, wanted) when the last listing's ListedThreads holds the memo's rows
+        self._listed_memo: tuple | None = None
+        self._changed_uids: tuple | None = None  # (state, UIDs) of the last catch-up (_caught_up)
         self._feed_token: object = None  # the token of the last change feed answer (list_recent_changes)
         # The list folder as the last listing saw it (UIDVALIDITY, EXISTS, UIDNEXT) and how many
         # times messages were seen to leave it since this source started (message_ids_epoch).
@@ -276,6 +279,8 @@ class ImapSource(AccountSource):
         """:meth:`list_recent_threads`; ``whole=False``: where the answer continues the last one
         (``recent.summaries_of_changes``), ``[]`` rather than the whole list (a change feed)."""
         self._feed_token = None  # the memo changes below: a feed's token is no longer its state's
+        # (set again once this listing's rows are kept: a failure below leaves none to reuse)
+        listed_memo, self._listed_memo = self._listed_memo, None
         since = aware(since)
         wanted = (list_name or self.list_address or "").strip().lower() or None
         # The cache changes below: a write of it still to come is called off (and owed), so a
@@ -293,14 +298,20 @@ class ImapSource(AccountSource):
                     self._cache = None  # the safety net (RELIST_SECONDS): walked whole below
                 cache = self._reconciled_cache(state, touched)
                 found = None
-                rows: list | None
+                rows: Any  # a list, or a function that makes it (_rows_of), or None
                 if cache is not None and self._cache is cache and not limit:
                     # Issue 39: the last answer of this cache, brought up to date by what changed
                     # (no pass over the window); None when there is none to continue from.
                     found = recent.summaries_of_changes(self._summaries, cache, touched, since, wanted, THREAD_KIND,
                                                         whole=whole)
                 if found is not None:
-                    rows = list(self._summaries.rows.values()) if self._summaries.rows is not None else []
+                    memo = self._summaries
+                    if (memo.regrouped == 0 and memo.delta == ([], []) and memo.rows is not None
+                            and listed_memo is not None and listed_memo[0] is memo.rows
+                            and listed_memo[1] is self._listed_threads and listed_memo[2] == wanted):
+                        rows = None  # the answer did not change: the last listing's rows, kept (no copy)
+                    else:
+                        rows = _rows_of(memo)  # (made at the first read of a thread: no copy per poll)
                     answered = cache
                 else:
                     rows = self._answer_from_cache(cache, since, wanted, limit) if cache is not None else None
@@ -323,7 +334,15 @@ class ImapSource(AccountSource):
                         recent.trim_to_window(self._cache, since)
                         self._trimmed = (self._cache, since.timestamp())
                 self._listed = (state, conn.calls)
-                self._remember(state.uidvalidity, state.uidnext, rows, wanted)
+                if rows is None and self._listed_threads is not None:
+                    # (the UIDs given out since held nothing the listing keeps)
+                    uidnext = state.uidnext if state.uidnext is not None else self._listed_threads.uidnext
+                    self._listed_threads = replace(self._listed_threads, uidnext=max(uidnext, self._listed_threads.uidnext))
+                else:
+                    self._remember(state.uidvalidity, state.uidnext, rows or [], wanted)
+                # What the rows kept were made from: the memo's rows, when answered from them
+                self._listed_memo = ((self._summaries.rows, self._listed_threads, wanted) if found is not None
+                                     and self._summaries.rows is not None else None)
                 if found is None:
                     found = recent.summaries(rows, THREAD_KIND, self._summaries)
                     if answered is not None and answered is self._cache and not limit:
@@ -371,24 +390,72 @@ class ImapSource(AccountSource):
 
     def _folder_state(self, conn):
         """The list folder's state as of now: a fresh SELECT (the HIGHESTMODSEQ of now), unless
-        this source's previous listing selected it and nothing ran on the connection since
-        (the app lists a first page, then the whole window): then one NOOP that brings no news
-        (no new, expunged or changed message) keeps that state, which the cache is reconciled
-        with, and spares a SELECT (0.15-0.2 s on a 100k Maildir in Dovecot). A connection the
-        server dropped meanwhile (a killed session, a restart) fails that NOOP: the SELECT
-        then reconnects, as ``ImapConnection.select`` does (issue 39: the poll failed instead)."""
+        this source's previous listing selected it and the selection still holds:
+
+        * nothing ran on the connection since (the app lists a first page, then the whole
+          window) and one NOOP brings no news (no new, expunged or changed message): that
+          state is kept, which the cache is reconciled with, and a SELECT is spared (0.15-0.2 s
+          on a 100k Maildir in Dovecot);
+        * otherwise, when the summary cache is in step with that state (CONDSTORE), the NOOP's
+          news (or what other commands read since) is caught up by :meth:`_caught_up`: one
+          ``UID SEARCH MODSEQ`` instead of a SELECT (issue 39: a poll after one new mail cost
+          a SELECT, ~200 ms of Dovecot at 20,000 messages).
+
+        A connection the server dropped meanwhile (a killed session, a restart) fails that
+        NOOP: the SELECT then reconnects, as ``ImapConnection.select`` does (issue 39: the poll
+        failed instead)."""
         listed = self._listed
         self._listed = None
-        # Not when mail came or went while that listing ran: its walk may not have seen it.
-        if (listed is not None and conn.state is listed[0] and listed[0].news == 0 and conn.calls == listed[1]
-                and conn.is_open):
-            try:
-                _done, news = conn.call(f"NOOP ({self.folder})", lambda c: c.noop())
-            except ConnectionLost:  # the SELECT reconnects (after abort() it refuses: Unavailable)
-                return conn.reselect(self.folder)
-            if not news and conn.state is listed[0]:
-                return listed[0]
+        if listed is not None and conn.state is listed[0] and conn.is_open:
+            state = listed[0]
+            # Not when mail came or went while that listing ran: its walk may not have seen it
+            # (the catch-up asks the server what changed since the state, whatever the walk saw).
+            quiet = state.news == 0 and conn.calls == listed[1]
+            if quiet or self._in_step(state):
+                try:
+                    _done, news = conn.call(f"NOOP ({self.folder})", lambda c: c.noop())
+                except ConnectionLost:  # the SELECT reconnects (after abort() it refuses: Unavailable)
+                    return conn.reselect(self.folder)
+                if conn.state is state:
+                    if quiet and not news:
+                        return state
+                    caught = self._caught_up(conn, state, news)
+                    if caught is not None:
+                        return caught
         return conn.reselect(self.folder)
+
+    def _in_step(self, state) -> bool:
+        """Whether this source's cache was brought up to ``state`` (its UIDVALIDITY, UIDNEXT and
+        HIGHESTMODSEQ), so that what changed since can be asked by modseq."""
+        cache = self._cache
+        return (cache is not None and state.highestmodseq is not None and state.uidnext is not None
+                and (cache.uidvalidity, cache.uidnext, cache.highestmodseq)
+                == (state.uidvalidity, state.uidnext, state.highestmodseq))
+
+    def _caught_up(self, conn, state, news: list):
+        """The selected folder's state after ``news`` (a NOOP's untagged responses) without a
+        SELECT, or None (then SELECT): only with the cache in step (:meth:`_in_step`) and news
+        that are messages arriving, leaving or changing (an untagged NO or BYE, a FLAGS
+        response, anything else asks for a SELECT). ``UID SEARCH MODSEQ <n+1>`` names every
+        message added or changed since the state's HIGHESTMODSEQ ``n`` and the highest modseq
+        among them (RFC 7162): the new UIDNEXT and HIGHESTMODSEQ, for the reconcile. What left
+        shows in EXISTS, which the session keeps live (the reconcile's count check). A
+        HIGHESTMODSEQ raised by an expunge alone is not learnt: the next listing that selects
+        compares and asks once more (never less)."""
+        if not self._in_step(state) or not all(_plain_news(r) for r in news):
+            return None
+        since = state.highestmodseq
+        found = conn.call("UID SEARCH MODSEQ", lambda c: c.search(["MODSEQ", str(since + 1)]))
+        modseq = found.modseq if isinstance(found.modseq, int) else since
+        caught = conn.caught_up(state, uidnext=max(found, default=0) + 1, highestmodseq=modseq)
+        if caught is not None:
+            self._changed_uids = (caught, list(found))  # the reconcile reads these flags by UID
+        return caught
+
+    def _changed_since(self, state) -> list[int] | None:
+        """The UIDs the catch-up that made ``state`` found changed (:meth:`_caught_up`), else None."""
+        caught, self._changed_uids = self._changed_uids, None
+        return caught[1] if caught is not None and caught[0] is state else None
 
     def _flush_cache(self) -> None:
         if self._store is not None:
@@ -443,7 +510,8 @@ class ImapSource(AccountSource):
         if cache is None:
             return None
         try:
-            outcome = recent.reconcile(self.mailbox.conn, state, cache, store.note, touched)
+            outcome = recent.reconcile(self.mailbox.conn, state, cache, store.note, touched,
+                                       self._changed_since(state))
         except summary_cache.Damaged as exc:
             outcome = "drop"
             store.note(f"{exc}; rebuilt")
@@ -465,7 +533,7 @@ class ImapSource(AccountSource):
             return None
         if recent.reconcile(self.mailbox.conn, state, cache,
                             lambda text: TRACE.log(self.mailbox.conn.channel, "!", f"listing of {self.folder}: {text}"),
-                            touched) == "drop":
+                            touched, self._changed_since(state)) == "drop":
             self._cache = None
         return self._cache
 
@@ -635,9 +703,12 @@ class ImapSource(AccountSource):
         self._remember(cache.uidvalidity, cache.uidnext, rows, wanted)
         return self._listed_threads
 
-    def _remember(self, uidvalidity: int, uidnext: int | None, rows: list, wanted: str | None) -> None:
-        """Keep a listing's rows: opening one of its threads then fetches its UIDs."""
+    def _remember(self, uidvalidity: int, uidnext: int | None, rows, wanted: str | None) -> None:
+        """Keep a listing's rows (or the function that makes them, :func:`_rows_of`): opening
+        one of its threads then fetches its UIDs."""
         if uidnext is None:  # a server that does not say: everything up to the highest UID seen
+            made = rows() if callable(rows) else rows
+            rows = made if made is not None else []
             uidnext = 1 + max((row[summary_cache.UID] for row in rows), default=0)
         self._listed_threads = ListedThreads(self.folder, uidvalidity, uidnext, rows, wanted)
 
@@ -883,6 +954,29 @@ def _references(source: message_reads.FullMessage | None, request: DraftRequest,
     if root not in chain:
         chain.insert(0, root)
     return tuple(dict.fromkeys(c for c in chain if c and not c.endswith("@mailtriage.invalid>")))
+
+
+def _rows_of(memo: recent.SummaryMemo) -> Callable[[], list | None]:
+    """The memo's rows as they are now, made when first asked for (``ListedThreads.given``):
+    None once the memo's rows changed since (another listing changed them in place)."""
+    rows, version = memo.rows, memo.version
+
+    def take() -> list | None:
+        if rows is None or memo.rows is not rows or memo.version != version:
+            return None
+        return list(rows.values())
+
+    return take
+
+
+_NEWS = (b"EXISTS", b"RECENT", b"EXPUNGE", b"FETCH")
+
+
+def _plain_news(response) -> bool:
+    """Whether an untagged response of a NOOP is a message arriving, leaving or changing
+    (``(n, b"EXISTS")``, ``(n, b"EXPUNGE")``, ``(n, b"FETCH", ...)``, ``(n, b"RECENT")``)."""
+    return (isinstance(response, tuple) and len(response) >= 2 and isinstance(response[0], int)
+            and response[1] in _NEWS)
 
 
 def _marked(marks: tuple[int, int, int, int] | None, uidvalidity: int, exists: int,
