@@ -198,8 +198,8 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, App[int], bindings
                 main.start_first_listing()
 
     def on_session_failed(self, message: SessionFailed) -> None:
+        self.drop_held_keys()  # no rows come for the keys held since the kept frame (tui/startup_keys.py)
         from mailtriage.tui.screens.first_run import FirstRunScreen  # lazy: only without a project (start-up)
-
         self.push_screen(FirstRunScreen(self.session.project_dir, str(message.error), self.settings.path,
                                         missing=message.missing_project))
 

@@ -68,6 +68,7 @@ class FirstScreen:
     #: How often the keep waited for the footer's keys (at most FOOTER_WAITS times).
     _footer_waits = 0
     release_keys: Callable[[], None]  # StartupKeys' (tui/startup_keys.py)
+    start_rows_awaited: bool  # StartupKeys'
     call_later: Callable[..., bool]  # the App's
     call_after_refresh: Callable[..., bool]  # the App's
     set_timer: Callable[..., Any]  # the App's
@@ -138,6 +139,13 @@ class FirstScreen:
                 self.call_after_refresh(self._open_session)
                 return
         self._open_session()
+
+    def start_rows_pending(self) -> bool:
+        """The main screen shows no rows yet and its first listing has not answered: the keys held
+        since the kept frame wait for its rows (tui/startup_keys.py)."""
+        main = self.main
+        return (main is not None and self.start_rows_awaited and main.panes_ready
+                and len(main.query_one(ThreadList).rows) == 0)
 
     def cancel_head_start(self) -> None:
         """The app ends: a child still reading is ended (with what it started)."""

@@ -30,6 +30,9 @@ class StartupKeys:
     offer_read_ahead: Callable[[], None]
     open_held_enter: Callable[[events.Key], bool]
     _late_head_start: ForkedHeadStart | None  # FirstScreen's: a child still reading after the first frame
+    start_rows_pending: Callable[[], bool]  # FirstScreen's
+    #: The main screen's first listing has not answered yet (start_listing_answered).
+    start_rows_awaited = True
 
     async def on_event(self, event: events.Event) -> None:
         """A key typed before the main screen is up is held (with nothing focused, or the head
@@ -50,8 +53,12 @@ class StartupKeys:
         drawn: the kept frame's "starting…" mark (tui/first_paint.py) is replaced by a live screen.
         While a late head start is still read, the main screen is up with no rows: the keys
         wait for its rows (tui/first_screen.py releases them), else they acted on the empty
-        list and were lost (an Enter typed on the kept frame's rows opened nothing)."""
-        if self._late_head_start is not None:
+        list and were lost (an Enter typed on the kept frame's rows opened nothing). So do keys
+        held while the main screen has no rows to show yet and its first listing has not
+        answered (a head start given up, failed, or without rows: the app lists itself; the
+        listing releases them, :meth:`start_listing_answered`). With no key held, the app is
+        live at once."""
+        if self._late_head_start is not None or (self._held_keys and self.start_rows_pending()):
             return
         held, self._held_keys = self._held_keys, None
         if held is None:
@@ -63,6 +70,18 @@ class StartupKeys:
             again = events.Key(key.key, key.character)
             again.set_sender(self)  # as the driver sends a key
             self.post_message(again)
+
+    def start_listing_answered(self) -> None:
+        """The main screen's listing shows rows, or has answered with none, or failed: keys
+        held for its rows act now (the listing controller calls it)."""
+        self.start_rows_awaited = False
+        if self._held_keys is not None:
+            self.release_keys()
+
+    def drop_held_keys(self) -> None:
+        """The project cannot be opened (the first-run screen comes instead): the keys held for
+        the kept frame's rows have nothing to act on, and keys typed from now on are not held."""
+        self._held_keys = None
 
     def _keep_terminal_modes(self) -> None:
         """The terminal modes from before the kept frame held the keys (tui/first_paint.py)

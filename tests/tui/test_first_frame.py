@@ -380,3 +380,120 @@ async def test_an_enter_held_on_the_kept_frame_opens_the_first_row_of_a_late_hea
         assert isinstance(app.main.focused, ThreadView), "the Enter typed on the kept frame was lost"
         assert first.subject in reader_text(app)
         assert app.errors == []
+
+
+def _gives_up_at_once(monkeypatch) -> None:
+    """The app gives up on a late child at once (its own wait, head_start.CHILD_TIMEOUT, is 20 s):
+    what a child that takes longer than that leads to, without waiting for it."""
+    result = ForkedHeadStart.result
+    monkeypatch.setattr(ForkedHeadStart, "result", lambda self, timeout=0.0: result(self, 0.0))
+
+
+def _hold_opening(app):
+    """Until the returned event is set, this process's opening (and with it the app's own
+    first listing) cannot finish: another thread holds the session's lock. Returns it once held."""
+    hold, held = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with app.session._lock.lock:
+            held.set()
+            hold.wait()  # until the test lets go (however long a loaded machine takes to get there)
+
+    threading.Thread(target=holder, daemon=True).start()
+    assert held.wait(CHILD_BOUND)
+    return hold
+
+
+async def _enter_held_opens_the_first_row_once_listed(app, hold) -> None:
+    """An Enter held as on the kept frame, the app up with no rows while its own listing is held
+    back: once that listing's rows come, the Enter opens the first one (it was released onto the
+    empty list and lost)."""
+    from textual import events
+
+    from mailtriage.tui.panes.reader import ThreadView
+    from mailtriage.tui.panes.thread_list import ThreadList
+    from tests.tui.helpers import reader_text, settle, until
+
+    app._held_keys.append(events.Key("enter", "\r"))  # as StartupKeys.on_event holds a key typed on the kept frame
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await until(pilot, lambda: app.main is not None and app.main.panes_ready and app._late_head_start is None,
+                        "the main screen, the head start given up or failed")
+            for _ in range(3):  # the app's queues emptied: what it does with the held key before its rows, done
+                await pilot.pause()
+            listing = app.main.query_one(ThreadList)
+            assert len(listing.rows) == 0 and not app.session.is_open
+            hold.set()  # the app's own opening and listing go on
+            await until(pilot, lambda: len(listing.rows) == 3, "the app's own listing")
+            await settle(pilot)
+            assert isinstance(app.main.focused, ThreadView), "the Enter typed on the kept frame was lost"
+            assert listing.rows.peek(0).subject in reader_text(app)
+            assert app.errors == []
+    finally:
+        hold.set()
+
+
+async def test_an_enter_held_on_the_kept_frame_is_not_lost_when_the_app_gives_up_on_a_late_head_start(
+        tmp_path, user_config, monkeypatch):
+    """Issue 33: a key typed while the first frame shows is never lost. A head start child later
+    than CHILD_TIMEOUT is given up; the app opens the project and lists itself. The Enter held on
+    the kept frame was released onto the empty list then (the head start "came", as None). The
+    child is told to answer only after the give-up: it was ended, its answer never shown."""
+    from tests.tui.helpers import make_app
+
+    project = mbox_project(tmp_path / "p")
+    go = tmp_path / "go"
+    _slow_head_start(monkeypatch, until=go)
+    _gives_up_at_once(monkeypatch)
+    app = make_app(project)
+    child = ForkedHeadStart.start(project, demo=False)
+    try:
+        app.prepare_first_screen(child)
+        assert app._late_head_start is not None
+        hold = _hold_opening(app)
+        go.touch()  # too late: given up (at once), so ended before it reads anything
+        await _enter_held_opens_the_first_row_once_listed(app, hold)
+    finally:
+        child.cancel()
+
+
+async def test_an_enter_held_on_the_kept_frame_is_not_lost_when_the_head_start_child_fails(
+        tmp_path, user_config, monkeypatch):
+    """A child that fails (here: before the first frame) leaves no head start: the main screen
+    is up with no rows and the app lists itself; the Enter held meanwhile waits for those rows."""
+    from mailtriage.tui import head_start
+    from tests.tui.helpers import make_app
+
+    def fails(*_args, **_kwargs):
+        raise RuntimeError("the child's head start failed")
+
+    monkeypatch.setattr(head_start, "read_head_start", fails)
+    project = mbox_project(tmp_path / "p")
+    app = make_app(project)
+    child = ForkedHeadStart.start(project, demo=False)
+    assert child.ready(CHILD_BOUND)  # ended without an answer: taken before the first frame
+    app.prepare_first_screen(child)
+    assert app.head_start is None and app._late_head_start is None
+    await _enter_held_opens_the_first_row_once_listed(app, _hold_opening(app))
+
+
+async def test_keys_held_on_the_kept_frame_of_a_project_that_cannot_open_are_not_held_for_ever(
+        tmp_path, user_config):
+    """The held keys wait for the first listing's rows; a project that cannot be opened has
+    none. They are let go with the first-run screen (the frame's rows are not there to act on),
+    and the keys typed on it act: q quits."""
+    from textual import events
+
+    from mailtriage.tui.screens.first_run import FirstRunScreen
+    from tests.tui.helpers import make_app, until
+
+    app = make_app(tmp_path / "nowhere")
+    child = ForkedHeadStart.start(tmp_path / "nowhere", demo=False)
+    assert child.ready(CHILD_BOUND)
+    app.prepare_first_screen(child)
+    app._held_keys.append(events.Key("enter", "\r"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, FirstRunScreen), "the first-run screen")
+        await pilot.press("q")
+        await until(pilot, lambda: app.return_code is not None, "the app to quit")
+    assert app.return_code == 0

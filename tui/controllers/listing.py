@@ -240,6 +240,8 @@ class ListingController(ControllerBase):
         rows = self.with_live_news(message.rows, message.list_name)
         self.threads.show_rows(self.mark_alerted(rows), message.resolution, message.list_name,
                                partial=message.partial, cached=message.cached)
+        if len(rows) or not message.partial:  # keys held since the kept frame act on these rows
+            self.call_later(self.shell.start_listing_answered)
         if not message.partial:
             self.listing_out_of_reach = False
             self.forget_live_news(message.request)  # in the rows now; later news goes to them directly
@@ -256,6 +258,7 @@ class ListingController(ControllerBase):
         if not self.accept_failure(self.on_threads_failed, message):
             return
         self.threads.show_failure(self.failure_text(message), retry_hint=not isinstance(message.error, LookupError))
+        self.call_later(self.shell.start_listing_answered)  # keys held for its rows act on the failure
         self.listing_out_of_reach = is_connection_problem(message.error)
         self.report_failure(message)
         self.call_after_refresh(self.start_alerts)
