@@ -74,7 +74,7 @@ def security_cc_fields(proposal) -> list:
 
 
 def summary_text(proposal) -> Text:
-    """The pinned summary: what is written by which backend, and the security-CC line,
+    """The pinned summary: what is written where (or by which backend), and the security-CC line,
     always in view whatever the scroll of the content below."""
     out = Text()
     # The security CC first: however many writes follow, it is never cut from the pin.
@@ -86,8 +86,12 @@ def summary_text(proposal) -> Text:
         out.append(f"… and {len(cc_fields) - 2} more Cc lines below\n", "dim")
     for index, write in enumerate(proposal.writes):
         out.append(f"{index + 1}. {write.heading}", "bold")
-        out.append(" → ")
-        out.append_text(inert_text(write.backend, style="bold"))
+        if write.where:  # the words of the write's heading below ("· into Drafts of account work")
+            out.append(" · ")
+            out.append_text(inert_text(write.where))
+        else:
+            out.append(" → ")
+            out.append_text(inert_text(write.backend, style="bold"))
         out.append("  ")
         out.append_text(inert_text(write.summary))
         out.append("\n")
