@@ -689,16 +689,13 @@ class NewReportPoller:
             self._dirty = False
             self._acked_stamp = self.store.stamp()
 
-    def idle_waiter(self) -> Callable[[float], bool] | None:
-        """``wait(timeout) -> bool`` for new mail in every folder that holds the list: each
-        backend the listing may use (preferred, primary, fallbacks) that is available and can
-        wait (IMAP IDLE on its list folder, on its own connection), all at once; None when
-        none can (then the loop sleeps)."""
-        waiters = []
+    def _waiting_backends(self) -> list:
+        """Each backend the listing may use (preferred, primary, fallbacks) that is available
+        and can wait for mail (IMAP IDLE on its list folder, on its own connection)."""
+        backends = []
         for _step, entry in resolution_order(Op.LIST_RECENT_THREADS, self.sources.entries):
             backend = self.sources.backends[entry.name]
-            waiter = getattr(backend, "wait_for_mail", None)
-            if not callable(waiter):
+            if not callable(getattr(backend, "wait_for_mail", None)):
                 continue
             try:
                 if (not backend.supports(Op.LIST_RECENT_THREADS)
@@ -706,7 +703,32 @@ class NewReportPoller:
                     continue
             except Exception:  # a backend that cannot say now: the others still wait
                 continue
-            waiters.append(waiter)
+            backends.append(backend)
+        return backends
+
+    def look_before_poll(self) -> None:
+        """Before a poll: each waiting folder the poll will not list (a fallback's) is looked at
+        now, so the next wait counts mail that lands there from now on, before its own first
+        SELECT too (IDLE announces only later arrivals: such mail waited for the next poll).
+        The folder the poll lists needs no look: its listing's SELECT is the wait's ``seen``."""
+        try:
+            listed = self.sources.resolve(Op.LIST_RECENT_THREADS).chosen
+        except Exception:  # the poll reports why nothing can list
+            return
+        for backend in self._waiting_backends():
+            look = getattr(backend, "look_for_wait", None)
+            if backend.name == listed or not callable(look):
+                continue
+            try:
+                look()
+            except Exception:  # its wait fails the same way and is handled there
+                continue
+
+    def idle_waiter(self) -> Callable[[float], bool] | None:
+        """``wait(timeout) -> bool`` for new mail in every folder that holds the list: each
+        waiting backend (see ``_waiting_backends``), all at once; None when none can (then
+        the loop sleeps)."""
+        waiters = [backend.wait_for_mail for backend in self._waiting_backends()]
         if not waiters:
             return None
         if len(waiters) == 1:
@@ -817,6 +839,7 @@ def run_poll_loop(poller: NewReportPoller, on_news: Callable[[PollOutcome], Any]
     polls = 0
     while not stop.is_set():
         started = _monotonic()
+        poller.look_before_poll()
         try:
             outcome = poller.poll()
         except Exception as exc:  # a failed poll is reported; the next one may succeed

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any, Callable
 
 from mailtriage.backends.contract import DraftRequest, Message, Op, Thread, reply_subject
@@ -371,13 +372,38 @@ class _Reply:
 
 
 def drafts_where(backend: object, name: str) -> str:
-    """Where a draft lands, in the user's words: the account's Drafts when the source is an
-    account ("into Drafts of account work"), else the source's own drafts."""
+    """Where a draft lands, in the user's words, for every kind of drafts place: the account's
+    Drafts when the source is an account ("into Drafts of account work"), the folder of a local
+    Maildir ("into the local Maildir Mail/Drafts", relative to the project, or ~/…), else the
+    named source's drafts ("into the drafts of mail source “drafts”", never "of source drafts")."""
     try:
         account_id = getattr(getattr(backend, "account", None), "id", None)
     except (ConfigError, MailError):  # an account source whose account is not configured
         account_id = None
-    return f"into Drafts of account {account_id}" if isinstance(account_id, str) else f"into the drafts of source {name}"
+    if isinstance(account_id, str):
+        return f"into Drafts of account {account_id}"
+    folder = _local_drafts_folder(backend)
+    if folder is not None:
+        return f"into the local Maildir {folder}"
+    return f"into the drafts of mail source “{name}”"
+
+
+def _local_drafts_folder(backend: object) -> str | None:
+    """A local drafts folder as the user would type it: relative to the project directory when
+    inside it, ``~/…`` when inside the home directory, else absolute (None: not a local folder)."""
+    if getattr(backend, "root", None) is None:
+        return None
+    folder = getattr(backend, "drafts_folder", None)
+    if not isinstance(folder, Path):
+        return None
+    project_dir = getattr(getattr(backend, "origin", None), "project_dir", None)
+    absolute = folder.absolute()
+    if isinstance(project_dir, Path) and absolute.is_relative_to(project_dir.absolute()):
+        return absolute.relative_to(project_dir.absolute()).as_posix()
+    home = Path.home()
+    if absolute.is_relative_to(home):
+        return "~/" + absolute.relative_to(home).as_posix()
+    return str(absolute)
 
 
 def _pending_blocks(proposal: Proposal, pending) -> Blocked:

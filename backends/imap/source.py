@@ -388,6 +388,16 @@ class ImapSource(AccountSource):
         listed = self._listed
         return self.mailbox.wait_for_mail(timeout, self.folder, seen=listed[0] if listed else None, cancel=cancel)
 
+    def look_for_wait(self) -> None:
+        """Select the list folder on this source's connection unless it is selected: the next
+        ``wait_for_mail`` compares its SELECT with this look, so mail that lands in the folder
+        from now on wakes it even before IDLE starts (a fallback's folder, that no listing
+        selects). Called before a poll; nothing is fetched."""
+        conn = self.mailbox.conn
+        state = conn.state
+        if state is None or state.name != self.folder or not conn.is_open:
+            conn.select(self.folder)  # as the wait selects it
+
     def _folder_state(self, conn):
         """The list folder's state as of now: a fresh SELECT (the HIGHESTMODSEQ of now), unless
         this source's previous listing selected it and the selection still holds:

@@ -93,7 +93,7 @@ async def test_r_on_a_fresh_report_gives_the_receipt_and_writes_a_draft_you_can_
         await settle(pilot)
         assert isinstance(app.screen, ProposalDialog)
         shown = screen_text(app)
-        assert "1. Save draft · into the drafts of source drafts" in shown
+        assert "1. Save draft · into the local Maildir Mail/Drafts" in shown
         assert f"Cc: {LIST}   ◀ security CC" in shown
         assert maildir_drafts(project) == []  # nothing is written before the confirmation
         await pilot.press("ctrl+s")

@@ -158,6 +158,38 @@ async def test_tracker_pane_at_80_columns_folds_instead_of_squeezing_the_subject
         assert not app.screen.has_class("-tracker") and isinstance(app.focused, ThreadList)
 
 
+
+async def test_tracker_pane_at_100_columns_folds_the_sidebar_before_squeezing_the_subjects(tmp_path):
+    # Wide but not wide enough for sidebar (34) + tracker (46) + a list: the list was 18 columns.
+    app = make_app(project_with_tracker(tmp_path / "p"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        thread_list, sidebar = app.screen.query_one(ThreadList), app.screen.query_one("#sidebar")
+        await pilot.press("t")
+        await settle(pilot)
+        tracker_list = app.screen.query_one(TrackerList)
+        assert app.focused is tracker_list and tracker_list.region.width > 40
+        assert thread_list.region.width >= 50 and sidebar.region.width == 0
+        await pilot.press("3")  # the threads beside the open tracker
+        await settle(pilot)
+        assert isinstance(app.focused, ThreadList) and thread_list.region.width >= 50
+        assert tracker_list.region.width > 40 and "Question about 3.4 fixes" in screen_text(app)
+        await pilot.press("1")  # the sidebar comes back while it has the focus; the tracker folds, still open
+        await settle(pilot)
+        assert sidebar.region.width > 0 and thread_list.region.width >= 50 and tracker_list.region.width == 0
+        await pilot.press("5")
+        await settle(pilot)
+        assert app.focused is tracker_list and tracker_list.region.width > 40 and sidebar.region.width == 0
+    app = make_app(tmp_path / "p")
+    async with app.run_test(size=(160, 40)) as pilot:  # room for all: nothing folds
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        widths = [app.screen.query_one(q).region.width for q in ("#sidebar", ThreadList, TrackerList)]
+        assert all(width > 30 for width in widths), widths
+
 # -- dates, folders, the banner ------------------------------------------------------------------
 
 def test_folder_list_puts_the_inbox_first_with_full_paths():

@@ -73,8 +73,32 @@ def security_cc_fields(proposal) -> list:
     return [f for f in fields if f.marker and "security cc" in f.marker.lower()]
 
 
+#: Rows of the pinned summary (dialogs.tcss, .proposal-summary's max-height).
+PIN_ROWS = 6
+
+
+def _pinned_write(index: int, write) -> Text:
+    """A write's lines in the pin: "1. Save draft · into …  summary", then its pinned fields."""
+    out = Text()
+    out.append(f"{index + 1}. {write.heading}", "bold")
+    if write.where:  # the words of the write's heading below ("· into Drafts of account work")
+        out.append(" · ")
+        out.append_text(inert_text(write.where))
+    else:
+        out.append(" → ")
+        out.append_text(inert_text(write.backend, style="bold"))
+    out.append("  ")
+    out.append_text(inert_text(write.summary))
+    out.append("\n")
+    for field in write.fields:
+        if field.label in PINNED_FIELDS:
+            out.append_text(field_text(field.label, field.value, field.marker))
+            out.append("\n")
+    return out
+
+
 def summary_text(proposal) -> Text:
-    """The pinned summary: what is written by which backend, and the security-CC line,
+    """The pinned summary: what is written where (or by which backend), and the security-CC line,
     always in view whatever the scroll of the content below."""
     out = Text()
     # The security CC first: however many writes follow, it is never cut from the pin.
@@ -84,17 +108,18 @@ def summary_text(proposal) -> Text:
         out.append("\n")
     if len(cc_fields) > 2:
         out.append(f"… and {len(cc_fields) - 2} more Cc lines below\n", "dim")
-    for index, write in enumerate(proposal.writes):
-        out.append(f"{index + 1}. {write.heading}", "bold")
-        out.append(" → ")
-        out.append_text(inert_text(write.backend, style="bold"))
-        out.append("  ")
-        out.append_text(inert_text(write.summary))
-        out.append("\n")
-        for field in write.fields:
-            if field.label in PINNED_FIELDS:
-                out.append_text(field_text(field.label, field.value, field.marker))
-                out.append("\n")
+    # One row a line (dialogs.tcss: no wrap): the writes that fit, then how many are below.
+    room = PIN_ROWS - min(len(cc_fields), 2) - (len(cc_fields) > 2)
+    lines = [_pinned_write(index, write) for index, write in enumerate(proposal.writes)]
+    if sum(text.plain.count("\n") for text in lines) > room:
+        shown, used = 0, 0
+        while shown < len(lines) and used + lines[shown].plain.count("\n") <= room - 1:
+            used += lines[shown].plain.count("\n")
+            shown += 1
+        more = len(proposal.writes) - shown
+        lines = lines[:shown] + [Text(f"… and {more} more write{'s' if more > 1 else ''} below\n", "dim")]
+    for text in lines:
+        out.append_text(text)
     if not proposal.writes and proposal.preview:
         out.append("Preview only: no configured backend can write it\n", "bold")
     out.rstrip()

@@ -52,6 +52,10 @@ if TYPE_CHECKING:
     from textual.widget import Widget
 
 NARROW_WIDTH = 100
+#: Below this width the sidebar (34), the tracker pane (46) and a thread list of 50 columns do
+#: not fit side by side: while the tracker is open the sidebar folds as it does narrow, and the
+#: tracker folds while the sidebar has the focus (issue 35: 18 columns of subjects at 100x30).
+CROWDED_WIDTH = 34 + 46 + 52
 
 #: Esc cancels this work of the screen (request kind, worker group), and a server search
 #: on its way (the thread pane's); their answers are then ignored.
@@ -82,7 +86,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
     _active_pane: DOMNode | None = None
 
     def compose(self) -> ComposeResult:
-        self.set_class(self.app.size.width < NARROW_WIDTH, "-narrow")  # before the panes exist (see above)
+        self._set_width_classes(self.app.size.width)  # before the panes exist (see above)
         yield Header(icon="✉")
         yield Static(id="banner", classes="warning-banner")
         with Horizontal(id="body"):
@@ -100,7 +104,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         self.publish_pending = False
 
     def on_mount(self) -> None:
-        self.set_class(self.app.size.width < NARROW_WIDTH, "-narrow")
+        self._set_width_classes(self.app.size.width)
         thread_list = self.query_one(ThreadList)
         thread_list.date_column = self.shell.date_column
         thread_list.focus()
@@ -128,8 +132,12 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         return any(key.region for key in self.query("FooterKey"))
 
     def on_resize(self, event) -> None:
-        self.set_class(event.size.width < NARROW_WIDTH, "-narrow")
+        self._set_width_classes(event.size.width)
         self._fold_panes()
+
+    def _set_width_classes(self, width: int) -> None:
+        self.set_class(width < NARROW_WIDTH, "-narrow")
+        self.set_class(width < CROWDED_WIDTH, "-crowded")
 
     # -- the tracker pane below 100 columns ------------------------------------
     # Beside the threads it would leave the subjects two characters: narrow, it takes the
@@ -137,6 +145,11 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
     def _tracker_has_focus(self) -> bool:
         focused = self.focused
         return focused is not None and self.query_one(TrackerPane) in focused.ancestors_with_self
+
+    def _tracker_folded_away(self) -> bool:
+        """Open but not shown: folded narrow, or behind the sidebar's focus when crowded."""
+        return self.has_class("-tracker-folded") and (
+            self.has_class("-narrow") or (self.has_class("-crowded") and self.has_class("-sidebar-open")))
 
     def _fold_tracker(self, folded: bool) -> None:
         self.set_class(folded, "-tracker-folded")
@@ -180,8 +193,9 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         # restyle of every widget on each focus move (~20-50 ms of Enter -> body, issue 35);
         # the -narrow a resize sets restyles with them.
         narrow = self.has_class("-narrow")
-        self.set_class(not self._tracker_has_focus(), "-tracker-folded", update=narrow)
-        self.set_class(self._focus_within("#sidebar"), "-sidebar-open", update=narrow)
+        folds = narrow or (self.has_class("-crowded") and self.has_class("-tracker"))
+        self.set_class(not self._tracker_has_focus(), "-tracker-folded", update=folds)
+        self.set_class(self._focus_within("#sidebar"), "-sidebar-open", update=folds)
         self.set_class(self._focus_within("#reader-pane"), "-reading", update=narrow)
 
     # -- zoom: the focused pane takes the whole screen --------------------------------
@@ -243,7 +257,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
 
     def toggle_tracker(self) -> None:
         # Folded away (narrow): t brings it back rather than closing what cannot be seen.
-        show = not self.has_class("-tracker") or (self.has_class("-narrow") and self.has_class("-tracker-folded"))
+        show = not self.has_class("-tracker") or self._tracker_folded_away()
         self.set_class(show, "-tracker")
         self._fold_tracker(not show)
         if show:

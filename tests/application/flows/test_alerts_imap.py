@@ -196,6 +196,30 @@ def test_every_folder_that_holds_a_configured_list_is_watched(imap_env):
         sources.close()
 
 
+def test_mail_in_a_fallback_folder_between_the_poll_and_the_wait_wakes_the_wait_at_once(imap_env):
+    # The fallback folder's wait had no earlier look at it (the poll lists the primary only): a
+    # mail that landed there after the poll and before the wait's first SELECT was in the state
+    # IDLE compares with, and the wait ran out instead of waking (the next poll was a delay).
+    _in_folders(imap_env, "seclist", "seclist-old")
+    sources = _sources(imap_env)
+    stop = threading.Event()
+    try:
+        poller = NewReportPoller(sources)
+
+        def poll_once() -> None:
+            assert run_poll_loop(poller, poller.acknowledge, stop=stop, max_polls=1) == 1
+
+        poll_once()
+        imap_env.seed(mail("<between@reporter.example>", "Nina <nina@reporter.example>", "Between", "x\n",
+                           _date(NOW), to=LIST), folder="seclist-old", when=NOW)
+        # At once, from the wait's SELECT; without a look at the poll, IDLE waited out the 30 s.
+        assert poller.wait(30, stop, slice_seconds=30) is True
+        poll_once()
+        assert poller.wait(1, stop, slice_seconds=1) is False  # nothing came since: the look wakes nothing
+    finally:
+        sources.close()
+
+
 # -- what a poll asks of the server ----------------------------------------------------------------
 
 def _fetched(lines) -> int:

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import shutil
 
-from mailtriage.backends.contract import Op, ThreadId
+from mailtriage.backends.contract import Op, SourceOrigin, ThreadId
+from mailtriage.backends.imap.source import ImapSource
+from mailtriage.backends.maildir import MaildirDraftsSource
 from mailtriage.core.projectconfig import load_project
 from mailtriage.demo import demo_project_dir
 from mailtriage.backends.registry import SourceSet
 from mailtriage.application.flows.compose import NEW, ComposeForm, propose_personal
 from mailtriage.application.flows.importer import propose_import
 from mailtriage.application.flows.publish import propose_publish
-from mailtriage.application.flows.reply import propose_reply
+from mailtriage.application.flows.reply import drafts_where, propose_reply
 from mailtriage.application.flows.sync import Picks, collect_sync, propose_sync
 from tests.application.flows.conftest import REPORT, mail, write_mbox
 from tests.application.flows.test_reply import demo_thread
@@ -64,7 +66,28 @@ def test_a_reply_draft_is_saved_into_the_drafts_of_its_source(tmp_path):
     thread = sources.dispatch(Op.READ_THREAD, lambda b: b.read_thread(shown.thread_id)).value
     proposal = propose_reply(sources, thread, "Thanks, looking.\n")
     assert proposal.writes, proposal.render_text()
-    assert _words(proposal) == [("Save draft", f"into the drafts of source {proposal.writes[0].backend}")]
+    # The demo's drafts place is a local Maildir named "drafts": not "into the drafts of source drafts".
+    assert _words(proposal) == [("Save draft", "into the local Maildir Mail/Drafts")]
+
+
+def test_every_kind_of_drafts_place_reads_as_a_place(tmp_path, monkeypatch):
+    project, home = tmp_path / "project", tmp_path / "home"
+    (project / "Mail" / ".Drafts" / "cur").mkdir(parents=True)  # Maildir++: the folder actually written
+    for sub in ("new", "tmp"):
+        (project / "Mail" / ".Drafts" / sub).mkdir()
+    origin = SourceOrigin(project_dir=project)
+    inside = MaildirDraftsSource("drafts", {"path": "Mail", "address": "me@example.org"}, origin=origin)
+    assert drafts_where(inside, "drafts") == "into the local Maildir Mail/.Drafts"
+    monkeypatch.setenv("HOME", str(home))
+    outside = MaildirDraftsSource("local", {"path": str(home / "Mail"), "drafts": "Entwürfe",
+                                            "address": "me@example.org"}, origin=origin)
+    assert drafts_where(outside, "local") == "into the local Maildir ~/Mail/Entwürfe"
+    elsewhere = MaildirDraftsSource("local", {"path": "/srv/mail", "address": "me@example.org"}, origin=origin)
+    assert drafts_where(elsewhere, "local") == "into the local Maildir /srv/mail/Drafts"
+    # An account source whose account is not configured (the write is blocked, but the words still read).
+    unconfigured = ImapSource("work", {"account": "nowhere"}, origin=origin)
+    assert drafts_where(unconfigured, "work") == "into the drafts of mail source “work”"
+    assert drafts_where(None, "gone") == "into the drafts of mail source “gone”"
 
 
 def test_a_personal_draft_and_send_name_their_account():
