@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from mailtriage.tui.rows import ThreadRows
     from mailtriage.application import CcResolution, Proposal
     from mailtriage.tui.app import MailTriageApp
+    from mailtriage.tui.controllers.alerts import Alerts
 
 #: What each key kept by ControllerBase.when_open does, as a notification names it.
 KEPT_KEY_NAMES = {"compose": "the reply or new mail", "flow": "the reply, import or other proposal"}
@@ -100,12 +101,20 @@ class ControllerBase(Screen):
     def tracker(self) -> TrackerPane:
         return self.query_one(TrackerPane)
 
+    #: The new-report alerts (a component the screen holds: tui/controllers/alerts.py).
+    alerts: Alerts
+
     # -- requests ------------------------------------------------------------------
     def new_request(self, kind: str) -> int:
         return self._requests.new(kind)
 
     def is_current(self, kind: str, request: int) -> bool:
         return self._requests.is_current(kind, request)
+
+    def thread_read_in_flight(self) -> bool:
+        """A thread read of this screen is on its way (the alerts' poll waits for it)."""
+        return any(worker.group == "reader" and worker.node is self and not worker.is_finished
+                   for worker in self.workers)
 
     def reader_leaves_source(self) -> None:
         """The list now shows another source: a read on its way is dropped and the reader is
@@ -191,26 +200,6 @@ class ControllerBase(Screen):
 
     def show_banner(self, text: Text | None, *, error: bool = False) -> None:
         """main screen: the banner above the panes."""
-        raise NotImplementedError
-
-    def start_alerts(self) -> None:
-        """alerts: start the new-report poll of the session."""
-        raise NotImplementedError
-
-    def mark_alerted(self, rows: ThreadRows) -> ThreadRows:
-        """alerts: ``rows`` with the news marked unread."""
-        raise NotImplementedError
-
-    def with_live_news(self, rows: ThreadRows, list_name: str | None) -> ThreadRows:
-        """alerts: a listing with the news that arrived while it was on its way."""
-        raise NotImplementedError
-
-    def forget_live_news(self, whole: int | None = None) -> None:
-        """alerts: the news kept for a listing on its way is not needed; ``whole``: the
-        listing request whose whole rows are shown now."""
-        raise NotImplementedError
-
-    def forget_alert_mark(self, summary: ThreadSummary) -> None:
         raise NotImplementedError
 
     def load_tracker(self) -> None:

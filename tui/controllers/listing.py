@@ -100,7 +100,7 @@ class ListingController(ControllerBase):
         # The list replaces a folder in the thread list: search, C and the refresh after a
         # write act on what is shown, never on the account left behind (issue 30 §1).
         self.open_folder_key = None
-        self.forget_live_news()
+        self.alerts.forget_news()
         self.threads.show_loading(list_name)
         self.listing_out_of_reach = self._relist_after_read = False
         # No cached rows while a mandatory backend is known to be down: the run is refused.
@@ -237,18 +237,18 @@ class ListingController(ControllerBase):
             return
         if not self.is_current("threads", message.request):
             return
-        rows = self.with_live_news(message.rows, message.list_name)
-        self.threads.show_rows(self.mark_alerted(rows), message.resolution, message.list_name,
+        rows = self.alerts.with_news(message.rows, message.list_name)
+        self.threads.show_rows(self.alerts.mark(rows), message.resolution, message.list_name,
                                partial=message.partial, cached=message.cached)
         if not message.partial:
             self.listing_out_of_reach = False
-            self.forget_live_news(message.request)  # in the rows now; later news goes to them directly
+            self.alerts.forget_news(message.request)  # in the rows now; later news goes to them directly
             self.shell.drop_read_ahead()  # later reads are this process's own, with what came since
         # Once per session, after the whole window is painted: the poll's baseline (a second
         # listing on mail sources of its own) competes neither with the first paint nor with
         # the whole window's walk (two cores: it made a cold dense listing ~0.5 s slower).
         if not message.partial:
-            self.call_after_refresh(self.start_alerts)
+            self.call_after_refresh(self.alerts.start)
             self.set_timer(KEEP_AFTER, self.shell.keep_first_frame)  # the next start paints this at once
 
     def on_threads_failed(self, message: ThreadsFailed) -> None:
@@ -258,7 +258,7 @@ class ListingController(ControllerBase):
         self.threads.show_failure(self.failure_text(message), retry_hint=not isinstance(message.error, LookupError))
         self.listing_out_of_reach = is_connection_problem(message.error)
         self.report_failure(message)
-        self.call_after_refresh(self.start_alerts)
+        self.call_after_refresh(self.alerts.start)
 
     # Decorated, with names of their own: an ``on_thread_loaded`` here would shadow the
     # reading controller's for its direct calls (a message read ahead is shown that way).

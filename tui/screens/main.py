@@ -25,7 +25,7 @@ from textual.worker import Worker, WorkerState
 
 from mailtriage.tui import bindings
 from mailtriage.tui.controllers.accounts import AccountsController
-from mailtriage.tui.controllers.alerts import AlertsController
+from mailtriage.tui.controllers.alerts import Alerts
 from mailtriage.tui.controllers.batch import BatchController
 from mailtriage.tui.controllers.compose import ComposeController
 from mailtriage.tui.controllers.keys import KeysController
@@ -62,7 +62,7 @@ PUBLISH_MARK = "✎ tracker changes to publish (P)"
 
 
 class MainScreen(ListingController, ReadingController, ComposeController, ProposalsController, AccountsController,
-                 AlertsController, BatchController, KeysController, PendingWork, bindings.KeyContext,
+                 BatchController, KeysController, PendingWork, bindings.KeyContext,
                  inherit_bindings=False):
     BINDINGS = bindings.MAIN
     key_context = "MainScreen"
@@ -94,10 +94,13 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
                 yield ReaderPane(id="reader-pane")
             yield TrackerPane(id="tracker-pane")
         yield KeyFooter()
+        yield self.alerts
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.publish_pending = False
+        #: The new-report poll and its news (hidden; the listing and the reader call it).
+        self.alerts = Alerts(self)
 
     def on_mount(self) -> None:
         self.set_class(self.app.size.width < NARROW_WIDTH, "-narrow")
@@ -109,7 +112,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         self.panes_mounted()
 
     def on_unmount(self) -> None:
-        self.stop_alerts()
+        self.alerts.stop()
 
     def at_start(self) -> bool:
         """Whether the screen shows only what a start shows: the list at its top with the
@@ -201,7 +204,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker of this screen raised: the app's error list has it. A thread read that
         ended lets the alerts poll start if it waited for it."""
-        self.reader_done(event.worker)
+        self.alerts.reader_done(event.worker)
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             self.shell.report_error(f"Unexpected error in {event.worker.name or 'a background task'}",
                                     event.worker.error)
