@@ -19,6 +19,7 @@ from textual.screen import Screen
 
 from mailtriage.application import MandatoryBackendUnavailable, Op
 from mailtriage.core.secrets import scrub
+from mailtriage.tui.controllers.banner import Banner
 from mailtriage.tui.errors import is_connection_problem
 from mailtriage.tui.messages import SessionFailed, SourceRow, WorkFailed
 from mailtriage.tui.panes.area import Requests
@@ -30,14 +31,11 @@ from mailtriage.tui.panes.tracker import TrackerPane
 from mailtriage.application import Service
 
 if TYPE_CHECKING:
-    from rich.text import Text
-
-    from mailtriage.application import ThreadSummary
     from mailtriage.application import Resolution
-    from mailtriage.tui.rows import ThreadRows
     from mailtriage.application import CcResolution, Proposal
     from mailtriage.tui.app import MailTriageApp
     from mailtriage.tui.controllers.alerts import Alerts
+    from mailtriage.tui.controllers.publish_mark import PublishMark
 
 #: What each key kept by ControllerBase.when_open does, as a notification names it.
 KEPT_KEY_NAMES = {"compose": "the reply or new mail", "flow": "the reply, import or other proposal"}
@@ -101,8 +99,13 @@ class ControllerBase(Screen):
     def tracker(self) -> TrackerPane:
         return self.query_one(TrackerPane)
 
-    #: The new-report alerts (a component the screen holds: tui/controllers/alerts.py).
+    @property
+    def banner(self) -> Banner:
+        return self.query_one(Banner)
+
+    #: The components the screen holds (tui/controllers/alerts.py, publish_mark.py).
     alerts: Alerts
+    publish_mark: PublishMark
 
     # -- requests ------------------------------------------------------------------
     def new_request(self, kind: str) -> int:
@@ -198,14 +201,6 @@ class ControllerBase(Screen):
         """listing: check every source again, in a worker."""
         raise NotImplementedError
 
-    def show_banner(self, text: Text | None, *, error: bool = False) -> None:
-        """main screen: the banner above the panes."""
-        raise NotImplementedError
-
-    def load_tracker(self) -> None:
-        """main screen: the tracker pane lists its issues again."""
-        raise NotImplementedError
-
     def after_organize(self) -> None:
         """accounts: list the folder again after a flag or move."""
         raise NotImplementedError
@@ -226,10 +221,3 @@ class ControllerBase(Screen):
         """compose: the compose dialog again with what the user wrote, after a refusal."""
         raise NotImplementedError
 
-    def check_publish_pending(self) -> None:
-        """main screen: ask whether the tracker keeps local changes to publish."""
-        raise NotImplementedError
-
-    def forget_row_status(self) -> None:
-        """main screen: the thread pane drops the rows' triage marks and asks again (after a write)."""
-        raise NotImplementedError

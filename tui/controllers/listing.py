@@ -85,7 +85,7 @@ class ListingController(ControllerBase):
         if self.threads.shown_list is None or self.threads.shown_list != self.current_list:
             self.threads.show_loading(self.current_list)
         if cc is not None and cc.warnings:
-            self.show_banner(Text.assemble(("⚠ ", "bold"), inert(" ".join(cc.warnings))), error=cc.blocked)
+            self.banner.show_cc(cc)
 
     # -- listing ---------------------------------------------------------------------
     def on_folders_pane_list_chosen(self, message: FoldersPane.ListChosen) -> None:
@@ -225,9 +225,9 @@ class ListingController(ControllerBase):
         self.sources.show_matrix(message.matrix, _accounts(self.session.settings))
         previous, self.mandatory_problem = self.mandatory_problem, message.mandatory_problem
         if message.mandatory_problem:
-            self.show_banner(Text.assemble(("⛔ ", "bold"), inert(message.mandatory_problem)), error=True)
+            self.banner.show(Text.assemble(("⛔ ", "bold"), inert(message.mandatory_problem)), error=True)
         elif previous:
-            self.clear_run_aborted()  # the backend recovered: the "run aborted" banner goes
+            self.banner.show_cc(self.session.cc)  # the backend recovered: the "run aborted" banner goes
         for screen in self.app.screen_stack:
             if isinstance(screen, SourcesView):
                 screen.show_sources(message.matrix, message.resolutions, self.session.cc)
@@ -287,10 +287,6 @@ class ListingController(ControllerBase):
 
     def recheck_sources(self) -> None:
         self._recheck()
-
-    def clear_run_aborted(self) -> None:
-        """main screen: the mandatory backend is back; the banner says so no longer."""
-        raise NotImplementedError
 
     @work(thread=True, exclusive=True, group="check", exit_on_error=False)
     def _recheck(self) -> None:
