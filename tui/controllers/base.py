@@ -32,9 +32,10 @@ from mailtriage.application import Service
 
 if TYPE_CHECKING:
     from mailtriage.application import Resolution
-    from mailtriage.application import CcResolution, Proposal
+    from mailtriage.application import CcResolution
     from mailtriage.tui.app import MailTriageApp
     from mailtriage.tui.controllers.alerts import Alerts
+    from mailtriage.tui.controllers.batch import Batch
     from mailtriage.tui.controllers.publish_mark import PublishMark
 
 #: What each key kept by ControllerBase.when_open does, as a notification names it.
@@ -103,9 +104,10 @@ class ControllerBase(Screen):
     def banner(self) -> Banner:
         return self.query_one(Banner)
 
-    #: The components the screen holds (tui/controllers/alerts.py, publish_mark.py).
+    #: The components the screen holds (tui/controllers/alerts.py, publish_mark.py, batch.py).
     alerts: Alerts
     publish_mark: PublishMark
+    batches: Batch
 
     # -- requests ------------------------------------------------------------------
     def new_request(self, kind: str) -> int:
@@ -195,7 +197,6 @@ class ControllerBase(Screen):
 
     # -- what one controller asks of another (each is defined by the controller named) --
     current_list: str | None  # listing: the mailing list in the thread list
-    batch_proposal: Proposal | None  # batch: the batch proposal on screen or being written
 
     def recheck_sources(self) -> None:
         """listing: check every source again, in a worker."""
@@ -203,10 +204,6 @@ class ControllerBase(Screen):
 
     def after_organize(self) -> None:
         """accounts: list the folder again after a flag or move."""
-        raise NotImplementedError
-
-    def after_batch(self, report) -> None:
-        """batch: tags of what was done cleared, the folder listed again."""
         raise NotImplementedError
 
     def show_proposal(self, proposal, flow: str = "reply") -> None:

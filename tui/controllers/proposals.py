@@ -333,10 +333,10 @@ def _after_organize(screen: ProposalsController, report: ApplyReport) -> None:
 
 def _after_batch(screen: ProposalsController, report: ApplyReport) -> None:
     """A batch of tagged rows: its tags and the folder (organize), or the tracker (imports)."""
-    proposal = screen.batch_proposal
+    proposal = screen.batches.proposal
     if proposal is not None and proposal.facts.get("flow") == "imports":
         _after_tracker_write(screen, report)
-    screen.after_batch(report)
+    screen.batches.after(report)
 
 
 #: What follows a confirmed write, by flow (a flow not named here: nothing).

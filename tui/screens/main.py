@@ -28,7 +28,7 @@ from mailtriage.tui import bindings
 from mailtriage.tui.controllers.accounts import AccountsController
 from mailtriage.tui.controllers.alerts import Alerts
 from mailtriage.tui.controllers.banner import Banner
-from mailtriage.tui.controllers.batch import BatchController
+from mailtriage.tui.controllers.batch import Batch
 from mailtriage.tui.controllers.compose import ComposeController
 from mailtriage.tui.controllers.keys import KeysController
 from mailtriage.tui.controllers.listing import ListingController
@@ -37,7 +37,8 @@ from mailtriage.tui.controllers.publish_mark import PublishMark
 from mailtriage.tui.controllers.reading import ReadingController
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.mailbox_rows import MailboxRow
-from mailtriage.tui.messages import AreaFailed, IssueOfThreadFound, ThreadOfIssueFound, TrackerLoaded
+from mailtriage.tui.messages import (AreaFailed, BatchFoldersReady, BatchReady, IssueOfThreadFound, ThreadOfIssueFound,
+                                     TrackerLoaded)
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
@@ -62,7 +63,7 @@ WRITE_GROUPS = ("apply",)
 
 
 class MainScreen(ListingController, ReadingController, ComposeController, ProposalsController, AccountsController,
-                 BatchController, KeysController, PendingWork, bindings.KeyContext,
+                 KeysController, PendingWork, bindings.KeyContext,
                  inherit_bindings=False):
     BINDINGS = bindings.MAIN
     key_context = "MainScreen"
@@ -103,6 +104,8 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         self.alerts = Alerts(self)
         #: The unpublished-changes mark in the title (hidden; asked after a write or a tracker listing).
         self.publish_mark = PublishMark()
+        #: The action keys on tagged rows (its work is the screen's "reply" work: Esc cancels it).
+        self.batches = Batch(self)
 
     def on_mount(self) -> None:
         self.set_class(self.app.size.width < NARROW_WIDTH, "-narrow")
@@ -296,6 +299,15 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         ConsoleScreen.open(self.app, message.backend)
 
     # -- what crosses the areas --------------------------------------------------------
+    def on_thread_list_batch_requested(self, message: ThreadList.BatchRequested) -> None:
+        self.batches.requested(message.rows, message.action)
+
+    def on_batch_folders_ready(self, message: BatchFoldersReady) -> None:
+        self.batches.folders_ready(message)
+
+    def on_batch_ready(self, message: BatchReady) -> None:
+        self.batches.ready(message)
+
     @on(AreaFailed)
     def report_area_failure(self, message: AreaFailed) -> None:
         """A pane's own work failed (the pane shows it; a superseded one stopped there)."""
