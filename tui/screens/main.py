@@ -30,7 +30,7 @@ from mailtriage.tui.controllers.alerts import Alerts
 from mailtriage.tui.controllers.banner import Banner
 from mailtriage.tui.controllers.batch import Batch
 from mailtriage.tui.controllers.compose import ComposeController
-from mailtriage.tui.controllers.keys import KeysController
+from mailtriage.tui.controllers.keys import ReaderKeys
 from mailtriage.tui.controllers.listing import ListingController
 from mailtriage.tui.controllers.proposals import ProposalsController
 from mailtriage.tui.controllers.publish_mark import PublishMark
@@ -63,7 +63,7 @@ WRITE_GROUPS = ("apply",)
 
 
 class MainScreen(ListingController, ReadingController, ComposeController, ProposalsController, AccountsController,
-                 KeysController, PendingWork, bindings.KeyContext,
+                 PendingWork, bindings.KeyContext,
                  inherit_bindings=False):
     BINDINGS = bindings.MAIN
     key_context = "MainScreen"
@@ -106,6 +106,8 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         self.publish_mark = PublishMark()
         #: The action keys on tagged rows (its work is the screen's "reply" work: Esc cancels it).
         self.batches = Batch(self)
+        #: h and | on the thread read.
+        self.reader_keys = ReaderKeys(self)
 
     def on_mount(self) -> None:
         self.set_class(self.app.size.width < NARROW_WIDTH, "-narrow")
@@ -307,6 +309,12 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
 
     def on_batch_ready(self, message: BatchReady) -> None:
         self.batches.ready(message)
+
+    def on_thread_view_headers_requested(self, message: ThreadView.HeadersRequested) -> None:
+        self.reader_keys.headers()
+
+    def on_thread_view_pipe_requested(self, message: ThreadView.PipeRequested) -> None:
+        self.reader_keys.pipe()
 
     @on(AreaFailed)
     def report_area_failure(self, message: AreaFailed) -> None:
