@@ -92,6 +92,27 @@ def test_the_main_screen_mixins_only_shrink():
     assert len(mixins) <= MAX_MIXINS, f"{len(mixins)} controller mixins (at most {MAX_MIXINS}): {mixins}"
 
 
+#: The components MainScreen holds (issue 36 §2): no mixin, no screen imported.
+COMPONENTS = {"alerts": "Alerts", "banner": "Banner", "publish_mark": "PublishMark", "batch": "Batch",
+              "keys": "ReaderKeys"}
+
+
+def test_the_components_the_screen_holds_are_no_mixins_and_import_no_screen():
+    import importlib
+
+    from mailtriage.tui.controllers.base import ControllerBase
+
+    found = []
+    for module, name in COMPONENTS.items():
+        path = TUI / "controllers" / f"{module}.py"
+        cls = getattr(importlib.import_module(f"mailtriage.tui.controllers.{module}"), name)
+        if issubclass(cls, ControllerBase):
+            found.append(f"{name} is a controller mixin")
+        found += [f"{module} imports {imported}" for imported in _runtime_imports(_parse(path))
+                  if imported.startswith(("mailtriage.tui.screens", "mailtriage.tui.app", "mailtriage.tui.controllers"))]
+    assert found == [], "a component gets what it needs passed in, typed: " + ", ".join(found)
+
+
 def test_no_mixin_handler_shadows_another():
     """A handler named ``on_x`` in two of MainScreen's classes: Textual calls both for a message,
     but a direct ``self.on_x(...)`` reaches only the first in the MRO. Found after the start and

@@ -1,13 +1,15 @@
 """What every controller of the main screen shares.
 
 The main screen's work that is not yet an area's own (tui/panes/area.py: the tracker,
-lists and thread panes run theirs) is done by controllers (listing, reading, compose,
-proposals, personal accounts, alerts, batch, keys), one module each. Each is a mixin over
+lists and thread panes run theirs) nor a component the screen holds (alerts, the banner,
+the unpublished-changes mark, batch, the reader's h and |: tui/controllers/alerts.py,
+banner.py, publish_mark.py, batch.py, keys.py) is done by controllers (listing, reading,
+compose, proposals, personal accounts), one module each. Each is a mixin over
 :class:`ControllerBase`, so its workers run on the main screen and its handlers receive
 the messages those workers post to it. The base holds what they share: the session,
 request numbers (a newer request of a kind supersedes an older one), the deferral of
 answers that arrive before the panes are mounted, and the reporting of a failed call.
-Issue 36 §3 turns the rest into areas too; the stubs below only shrink
+Issue 36 turns the rest into areas or components too; the stubs below only shrink
 (tests/tui/test_areas.py).
 """
 
