@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, TypeVar
 
+from textual.message import Message
 from textual.screen import Screen
 
 from mailtriage.application import MandatoryBackendUnavailable, Op
@@ -45,6 +46,11 @@ KEPT_KEY_NAMES = {"compose": "the reply or new mail", "flow": "the reply, import
 
 M = TypeVar("M")
 W = TypeVar("W", bound=WorkFailed)
+
+
+class SourcesStale(Message):
+    """A call failed for a backend that went away: the sources are checked again (the
+    listing does, so the sources pane shows it)."""
 
 
 class SourcesView:
@@ -189,7 +195,7 @@ class ControllerBase(Screen):
         error = message.error
         if is_connection_problem(error):  # the mandatory backend unreachable on reconnecting too
             self.session.forget_availability()
-            self.recheck_sources()
+            self.post_message(SourcesStale())
         if isinstance(error, (MandatoryBackendUnavailable, LookupError)):
             severity = "error" if isinstance(error, MandatoryBackendUnavailable) else "warning"
             self.shell.report_error(message.title, error, where=message.area, resolution=message.resolution,
@@ -199,10 +205,6 @@ class ControllerBase(Screen):
 
     # -- what one controller asks of another (each is defined by the controller named) --
     current_list: str | None  # listing: the mailing list in the thread list
-
-    def recheck_sources(self) -> None:
-        """listing: check every source again, in a worker."""
-        raise NotImplementedError
 
     def after_organize(self) -> None:
         """accounts: list the folder again after a flag or move."""

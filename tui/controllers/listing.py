@@ -11,7 +11,7 @@ from rich.text import Text
 from textual import on, work
 from textual.worker import get_current_worker
 
-from mailtriage.tui.controllers.base import ControllerBase, SourcesView
+from mailtriage.tui.controllers.base import ControllerBase, SourcesStale, SourcesView
 from mailtriage.tui.errors import error_line, is_connection_problem
 from mailtriage.tui.first_paint import KEEP_AFTER
 from mailtriage.tui.head_start import ForkedHeadStart, ListingPart, adopt_records
@@ -285,7 +285,8 @@ class ListingController(ControllerBase):
         if self.listing_out_of_reach and self.open_folder_key is None:
             self.load_threads(self.current_list)
 
-    def recheck_sources(self) -> None:
+    def on_sources_stale(self, message: SourcesStale) -> None:
+        """A backend went away (ControllerBase.report_failure): every source is checked again."""
         self._recheck()
 
     @work(thread=True, exclusive=True, group="check", exit_on_error=False)
