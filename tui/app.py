@@ -211,7 +211,7 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, App[int], bindings
             self.pop_screen()
         main = self.main
         if main is not None:
-            main.stop_alerts()
+            main.alerts.stop()
         self.session.close()
         self.session = Service(self.session.project_dir, demo=self.session.demo, settings=self.settings)
         self.forget_start_up()  # this opening lists and reads as any other
@@ -302,7 +302,7 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, App[int], bindings
     def action_poll_now(self) -> None:
         main = self.main
         if main is not None:
-            main.poll_now()
+            main.alerts.poll_now()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("refresh", "toggle_tracker", "publish", "sync"):
@@ -374,7 +374,7 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, App[int], bindings
         self.cancel_head_start()
         main = self.main
         if main is not None:
-            main.stop_alerts()
+            main.alerts.stop()
         self.session.close()
 
 

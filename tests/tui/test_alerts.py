@@ -73,7 +73,7 @@ async def test_new_report_after_the_baseline_is_announced_acknowledged_and_inser
             await _until(pilot, row_shown, "the inserted row")
             # No listing is on its way: the news went into the rows on screen and is not also
             # kept for one (issue 39: kept for the whole of a storm, a summary per thread).
-            assert app.main._alert_live == {}
+            assert app.main.alerts._alert_live == {}
         finally:
             app.session._lock.release()
         alert = next(n for n in app._notifications if n.title == "1 new report")
@@ -139,7 +139,7 @@ async def test_user_setting_zero_starts_no_poller(tmp_path, user_data, user_conf
     async with app.run_test(size=(140, 40)) as pilot:
         await _until(pilot, lambda: app.session.is_open and app.main.panes_ready, "the session")
         await pilot.pause(0.2)
-        assert app.main.alert_loop is None
+        assert app.main.alerts.alert_loop is None
         assert not any(w.group == "alerts" for w in app.workers)
     assert not _cursor_files(user_data)
 
@@ -153,16 +153,16 @@ async def test_the_poll_waits_for_a_thread_read_in_flight_and_starts_when_it_end
     mbox_project(folder, extra_config={"alerts": {"poll_seconds": 3600}})
     app = make_app(folder, alerts=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        await _until(pilot, lambda: app.main.alert_loop is not None, "the poll of the first start")
+        await _until(pilot, lambda: app.main.alerts.alert_loop is not None, "the poll of the first start")
         main = app.main
-        main.stop_alerts()  # as a new session does: the next listing starts the poll again
+        main.alerts.stop()  # as a new session does: the next listing starts the poll again
         release = threading.Event()
         read = main.run_worker(lambda: release.wait(10), thread=True, group="reader")  # a read in flight
-        main.start_alerts()
+        main.alerts.start()
         await pilot.pause(0.1)
-        assert main.alert_loop is None and not any(w.group == "alerts" for w in app.workers)
+        assert main.alerts.alert_loop is None and not any(w.group == "alerts" for w in app.workers)
         release.set()
-        await _until(pilot, lambda: read.is_finished and main.alert_loop is not None, "the poll after the read")
+        await _until(pilot, lambda: read.is_finished and main.alerts.alert_loop is not None, "the poll after the read")
 
 
 async def test_a_second_whole_listing_of_the_same_list_freezes_nothing_more(tmp_path, user_data):
@@ -181,13 +181,13 @@ async def test_a_second_whole_listing_of_the_same_list_freezes_nothing_more(tmp_
     app.freeze_gc_after_start = True
     try:
         async with app.run_test(size=(140, 40)) as pilot:
-            await _until(pilot, lambda: app.main.alert_loop is not None, "the poll of the first start")
+            await _until(pilot, lambda: app.main.alerts.alert_loop is not None, "the poll of the first start")
             gc.disable()  # the garbage below waits for a full collection, as in a long session
             garbage = Node()
             garbage.me = garbage
             watch = weakref.ref(garbage)
             del garbage
-            app.main.start_alerts()  # what the next whole listing of the list calls
+            app.main.alerts.start()  # what the next whole listing of the list calls
             gc.collect()
             assert watch() is None, "cyclic garbage was frozen by a second whole listing"
     finally:

@@ -51,5 +51,5 @@ async def test_poller_without_a_list_skips_with_one_warning(tmp_path, user_data)
         assert len(warnings()) == 1
         assert "new-report alerts are off" in warnings()[0].message
         assert not any("new report" in (n.title or "") for n in app._notifications)
-        assert app.main.alert_loop is None
+        assert app.main.alerts.alert_loop is None
     assert not (user_data / "alerts").exists() or not list((user_data / "alerts").glob("*.json"))

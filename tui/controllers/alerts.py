@@ -1,20 +1,26 @@
-"""Alerts controller: the new-report poll worker of the session, and what its news does
-to the thread list (rows inserted and marked unread) and the notifications."""
+"""The alerts component: the new-report poll worker of the session, and what its news does
+to the thread list (rows inserted and marked unread) and the notifications.
+
+A hidden widget of the main screen that holds the alerts' state and runs their workers on
+itself (issue 36 §2: no longer a mixin of the screen). What it asks of the rest of the
+screen, the list shown and the thread pane, it asks of the screen's listing through
+:class:`ListingView`; the listing and the reader call its public methods.
+"""
 
 from __future__ import annotations
 
 import gc
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Protocol, TypeVar
 
 from textual import work
 from textual.timer import Timer
-from textual.worker import Worker
+from textual.widget import Widget
+from textual.worker import Worker, WorkerState
 
 from mailtriage.core.errors import ConfigError
 from mailtriage.core.secrets import scrub
 from mailtriage.tui.alerts import AlertLoop, MarkedRows
-from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.errors import ErrorRecord
 from mailtriage.tui.head_start import END_WAIT
 from mailtriage.tui.messages import AlertsFailed, AlertsFound, AlertsResumed
@@ -23,19 +29,45 @@ from mailtriage.tui.sanitize import inert
 
 if TYPE_CHECKING:
     from mailtriage.application import ThreadSummary
-    from mailtriage.application import PollOutcome
+    from mailtriage.application import PollOutcome, Service
+    from mailtriage.tui.app import MailTriageApp
+    from mailtriage.tui.panes.threads import ThreadPane
 
 
 #: Marked rows kept made between polls (MarkedRows.made): some screens of them; more are dropped.
 MARKED_ROWS_KEPT = 2048
 
 
-class AlertsController(ControllerBase):
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+M = TypeVar("M")
+
+
+class ListingView(Protocol):
+    """What the alerts ask of the main screen's listing, the one owner of the list shown."""
+
+    #: The mailing list in the thread list (None: a personal account's folder, or none yet).
+    current_list: str | None
+
+    @property
+    def threads(self) -> ThreadPane: ...
+
+    def is_current(self, kind: str, request: int) -> bool: ...
+
+    def thread_read_in_flight(self) -> bool: ...
+
+    def defer(self, handler: Callable[[M], None], message: M) -> bool: ...
+
+
+class Alerts(Widget):
+    """The new-report poll of the session and its news in the thread list (hidden)."""
+
+    DEFAULT_CSS = "Alerts { display: none; }"
+
+    def __init__(self, listing: ListingView) -> None:
+        super().__init__(id="alerts")
+        self._listing = listing
         self.alert_loop: AlertLoop | None = None
-        self._alerts_asked = False  # start_alerts ran for this session (the listing calls it each time)
-        self._alerts_after_read = False  # start_alerts waits for a thread read in flight (reader_done)
+        self._alerts_asked = False  # start ran for this session (the listing calls it each time)
+        self._alerts_after_read = False  # start waits for a thread read in flight (reader_done)
         self._alert_marks: set[str] = set()
         # News not announced yet (coalesced): thread key -> summary, and the outcomes whose
         # cursors the next notification acknowledges.
@@ -52,13 +84,21 @@ class AlertsController(ControllerBase):
         # The marked rows made so far, handed from one MarkedRows to the next (tui/alerts.py).
         self._marked_rows_made: dict = {}
 
-    def start_alerts(self) -> None:
+    @property
+    def shell(self) -> MailTriageApp:
+        return self.app  # type: ignore[return-value]
+
+    @property
+    def session(self) -> Service:
+        return self.shell.session
+
+    def start(self) -> None:
         """Start the poll worker of this session (once; a silent baseline comes first).
 
         The listing calls it once the whole window is shown (not after a first page), so the
         poll's baseline (a second listing, on mail sources of its own) does not compete with
         the first paint or the window's walk on two cores."""
-        listed = (self.current_list or "").lower()
+        listed = (self._listing.current_list or "").lower()
         if self.shell.freeze_gc_after_start and listed != self._frozen_list:
             # The whole window is on screen: its rows live as long as the list. Frozen, full
             # collections no longer walk them (issue 39: ~1 s each in a storm, between keys).
@@ -68,7 +108,7 @@ class AlertsController(ControllerBase):
             gc.freeze()
         if not self.shell.alerts_enabled or self._alerts_asked or not self.session.is_open:
             return
-        if self._reading():
+        if self._listing.thread_read_in_flight():
             # A thread being read (an Enter typed on the first frame, issue 33) comes first: the
             # poll's start (its flows load, its baseline lists) would share the cores with it.
             self._alerts_after_read = True
@@ -87,16 +127,12 @@ class AlertsController(ControllerBase):
         self.alert_loop = loop
         self._poll_alerts(loop)
 
-    def _reading(self) -> bool:
-        return any(worker.group == "reader" and worker.node is self and not worker.is_finished
-                   for worker in self.workers)
-
     def reader_done(self, worker: Worker) -> None:
-        """A worker of this screen changed state: the poll a thread read held back starts
+        """A worker of the screen changed state: the poll a thread read held back starts
         once that read is over (its body on screen)."""
         if worker.group == "reader" and worker.is_finished and self._alerts_after_read:
             self._alerts_after_read = False
-            self.call_after_refresh(self.start_alerts)
+            self.call_after_refresh(self.start)
 
     def _say_no_list(self) -> None:
         """Polling is off for want of a list (not by ``poll_seconds = 0``): said once, with
@@ -107,13 +143,13 @@ class AlertsController(ControllerBase):
         try:
             polling = bool(self.session.poll_interval())
         except ConfigError:
-            return  # start_alerts reported it already
+            return  # start reported it already
         missing = unconfigured_list(self.session.sources, None) if polling else None
         if missing is not None:
             self.notify(f"new-report alerts are off: {inert(missing.warning)}", title="Alerts",
                         severity="warning", markup=False)
 
-    def stop_alerts(self) -> None:
+    def stop(self) -> None:
         """Stop the poll worker (quit, or the session is replaced); news not announced yet is
         dropped unacknowledged, so the next run reports it again."""
         loop, self.alert_loop = self.alert_loop, None
@@ -164,7 +200,7 @@ class AlertsController(ControllerBase):
     def on_alerts_found(self, message: AlertsFound) -> None:
         """News from one poll: applied to the list at once, announced coalesced (at most one
         notification every ``alert_notice_seconds``), acknowledged when announced."""
-        if self.defer(self.on_alerts_found, message):
+        if self._listing.defer(self.on_alerts_found, message):
             return
         loop = self.alert_loop
         if loop is None or message.loop is not loop:  # from a stopped loop
@@ -181,7 +217,7 @@ class AlertsController(ControllerBase):
                 self._alert_updated[key] = t
         news = list(outcome.new_threads) + list(outcome.updated_threads)
         self._alert_marks |= {str(t.thread_id) for t in news}
-        if news and _same_name(message.list_name, self.current_list):
+        if news and _same_name(message.list_name, self._listing.current_list):
             if self._listing_on_its_way():  # kept for it (else held for the whole storm, issue 39)
                 for t in news:
                     self._alert_live[str(t.thread_id)] = t
@@ -194,11 +230,11 @@ class AlertsController(ControllerBase):
 
     def _apply_news(self, news: list[ThreadSummary]) -> None:
         """Insert, move and update the rows the news is about, keeping the user's place."""
-        pane = self.threads
+        pane = self._listing.threads
         listed = list_rows(pane.base_rows) if pane.base_rows is not None else None
         if listed is None:
             return  # nothing listed yet, or rows not all at hand: the listing on its way brings them
-        pane.update_rows(self.mark_alerted(merged_rows(listed, news)))
+        pane.update_rows(self.mark(merged_rows(listed, news)))
 
     def _announce_alerts(self) -> None:
         """One notification for everything since the last one; its news is acknowledged now."""
@@ -243,7 +279,7 @@ class AlertsController(ControllerBase):
                     markup=False)
 
     # -- the thread list ----------------------------------------------------------------
-    def mark_alerted(self, rows: ThreadRows) -> ThreadRows:
+    def mark(self, rows: ThreadRows) -> ThreadRows:
         if not self._alert_marks:
             return rows
         made = self._marked_rows_made
@@ -251,11 +287,11 @@ class AlertsController(ControllerBase):
             made = self._marked_rows_made = {}
         return MarkedRows(rows, set(self._alert_marks), made)
 
-    def forget_alert_mark(self, summary: ThreadSummary) -> None:
+    def forget_mark(self, summary: ThreadSummary) -> None:
         """The thread was opened: its row is no longer marked as news."""
         self._alert_marks.discard(str(summary.thread_id))
 
-    def with_live_news(self, rows: ThreadRows, list_name: str | None) -> ThreadRows:
+    def with_news(self, rows: ThreadRows, list_name: str | None) -> ThreadRows:
         """A listing that was on its way while news arrived, with that news merged in."""
         if self._alert_live and _same_name(list_name, self._alert_list()):
             items = plain_rows(rows)
@@ -263,7 +299,7 @@ class AlertsController(ControllerBase):
                 return ListRows(merge_news(items, self._alert_live.values()))
         return rows
 
-    def forget_live_news(self, whole: int | None = None) -> None:
+    def forget_news(self, whole: int | None = None) -> None:
         """The news kept for a listing on its way is not needed (any more); ``whole``: the
         request whose whole rows are now shown (no listing is on its way until the next)."""
         self._alert_live = {}
@@ -271,7 +307,13 @@ class AlertsController(ControllerBase):
 
     def _listing_on_its_way(self) -> bool:
         """A listing was asked for after the last whole one was shown (or none was yet)."""
-        return self._alert_whole is None or not self.is_current("threads", self._alert_whole)
+        return self._alert_whole is None or not self._listing.is_current("threads", self._alert_whole)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker of the alerts raised: the app's error list has it (as the screen's do)."""
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.shell.report_error(f"Unexpected error in {event.worker.name or 'a background task'}",
+                                    event.worker.error)
 
     @work(thread=True, group="alerts-ack", exit_on_error=False)
     def _save_alert_cursor(self, loop: AlertLoop) -> None:

@@ -1,13 +1,15 @@
 """What every controller of the main screen shares.
 
 The main screen's work that is not yet an area's own (tui/panes/area.py: the tracker,
-lists and thread panes run theirs) is done by controllers (listing, reading, compose,
-proposals, personal accounts, alerts, batch, keys), one module each. Each is a mixin over
+lists and thread panes run theirs) nor a component the screen holds (alerts, the banner,
+the unpublished-changes mark, batch, the reader's h and |: tui/controllers/alerts.py,
+banner.py, publish_mark.py, batch.py, keys.py) is done by controllers (listing, reading,
+compose, proposals, personal accounts), one module each. Each is a mixin over
 :class:`ControllerBase`, so its workers run on the main screen and its handlers receive
 the messages those workers post to it. The base holds what they share: the session,
 request numbers (a newer request of a kind supersedes an older one), the deferral of
 answers that arrive before the panes are mounted, and the reporting of a failed call.
-Issue 36 §3 turns the rest into areas too; the stubs below only shrink
+Issue 36 turns the rest into areas or components too; the stubs below only shrink
 (tests/tui/test_areas.py).
 """
 
@@ -15,10 +17,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, TypeVar
 
+from textual.message import Message
 from textual.screen import Screen
 
 from mailtriage.application import MandatoryBackendUnavailable, Op
 from mailtriage.core.secrets import scrub
+from mailtriage.tui.controllers.banner import Banner
 from mailtriage.tui.errors import is_connection_problem
 from mailtriage.tui.messages import SessionFailed, SourceRow, WorkFailed
 from mailtriage.tui.panes.area import Requests
@@ -30,19 +34,23 @@ from mailtriage.tui.panes.tracker import TrackerPane
 from mailtriage.application import Service
 
 if TYPE_CHECKING:
-    from rich.text import Text
-
-    from mailtriage.application import ThreadSummary
     from mailtriage.application import Resolution
-    from mailtriage.tui.rows import ThreadRows
-    from mailtriage.application import CcResolution, Proposal
+    from mailtriage.application import CcResolution
     from mailtriage.tui.app import MailTriageApp
+    from mailtriage.tui.controllers.alerts import Alerts
+    from mailtriage.tui.controllers.batch import Batch
+    from mailtriage.tui.controllers.publish_mark import PublishMark
 
 #: What each key kept by ControllerBase.when_open does, as a notification names it.
 KEPT_KEY_NAMES = {"compose": "the reply or new mail", "flow": "the reply, import or other proposal"}
 
 M = TypeVar("M")
 W = TypeVar("W", bound=WorkFailed)
+
+
+class SourcesStale(Message):
+    """A call failed for a backend that went away: the sources are checked again (the
+    listing does, so the sources pane shows it)."""
 
 
 class SourcesView:
@@ -100,12 +108,26 @@ class ControllerBase(Screen):
     def tracker(self) -> TrackerPane:
         return self.query_one(TrackerPane)
 
+    @property
+    def banner(self) -> Banner:
+        return self.query_one(Banner)
+
+    #: The components the screen holds (tui/controllers/alerts.py, publish_mark.py, batch.py).
+    alerts: Alerts
+    publish_mark: PublishMark
+    batches: Batch
+
     # -- requests ------------------------------------------------------------------
     def new_request(self, kind: str) -> int:
         return self._requests.new(kind)
 
     def is_current(self, kind: str, request: int) -> bool:
         return self._requests.is_current(kind, request)
+
+    def thread_read_in_flight(self) -> bool:
+        """A thread read of this screen is on its way (the alerts' poll waits for it)."""
+        return any(worker.group == "reader" and worker.node is self and not worker.is_finished
+                   for worker in self.workers)
 
     def reader_leaves_source(self) -> None:
         """The list now shows another source: a read on its way is dropped and the reader is
@@ -173,7 +195,7 @@ class ControllerBase(Screen):
         error = message.error
         if is_connection_problem(error):  # the mandatory backend unreachable on reconnecting too
             self.session.forget_availability()
-            self.recheck_sources()
+            self.post_message(SourcesStale())
         if isinstance(error, (MandatoryBackendUnavailable, LookupError)):
             severity = "error" if isinstance(error, MandatoryBackendUnavailable) else "warning"
             self.shell.report_error(message.title, error, where=message.area, resolution=message.resolution,
@@ -183,46 +205,9 @@ class ControllerBase(Screen):
 
     # -- what one controller asks of another (each is defined by the controller named) --
     current_list: str | None  # listing: the mailing list in the thread list
-    batch_proposal: Proposal | None  # batch: the batch proposal on screen or being written
-
-    def recheck_sources(self) -> None:
-        """listing: check every source again, in a worker."""
-        raise NotImplementedError
-
-    def show_banner(self, text: Text | None, *, error: bool = False) -> None:
-        """main screen: the banner above the panes."""
-        raise NotImplementedError
-
-    def start_alerts(self) -> None:
-        """alerts: start the new-report poll of the session."""
-        raise NotImplementedError
-
-    def mark_alerted(self, rows: ThreadRows) -> ThreadRows:
-        """alerts: ``rows`` with the news marked unread."""
-        raise NotImplementedError
-
-    def with_live_news(self, rows: ThreadRows, list_name: str | None) -> ThreadRows:
-        """alerts: a listing with the news that arrived while it was on its way."""
-        raise NotImplementedError
-
-    def forget_live_news(self, whole: int | None = None) -> None:
-        """alerts: the news kept for a listing on its way is not needed; ``whole``: the
-        listing request whose whole rows are shown now."""
-        raise NotImplementedError
-
-    def forget_alert_mark(self, summary: ThreadSummary) -> None:
-        raise NotImplementedError
-
-    def load_tracker(self) -> None:
-        """main screen: the tracker pane lists its issues again."""
-        raise NotImplementedError
 
     def after_organize(self) -> None:
         """accounts: list the folder again after a flag or move."""
-        raise NotImplementedError
-
-    def after_batch(self, report) -> None:
-        """batch: tags of what was done cleared, the folder listed again."""
         raise NotImplementedError
 
     def show_proposal(self, proposal, flow: str = "reply") -> None:
@@ -237,10 +222,3 @@ class ControllerBase(Screen):
         """compose: the compose dialog again with what the user wrote, after a refusal."""
         raise NotImplementedError
 
-    def check_publish_pending(self) -> None:
-        """main screen: ask whether the tracker keeps local changes to publish."""
-        raise NotImplementedError
-
-    def forget_row_status(self) -> None:
-        """main screen: the thread pane drops the rows' triage marks and asks again (after a write)."""
-        raise NotImplementedError

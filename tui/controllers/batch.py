@@ -8,119 +8,137 @@ before the proposal dialog is confirmed. After the write the folder is listed ag
 tags of the messages that were done are cleared, and of those that are gone (expunged or
 moved by another client, their folder reset); the other failed ones stay tagged. A partial
 failure is reported message by message (``!`` shows each failed message and why).
+
+A component the main screen holds (issue 36 §2: no longer a mixin): it keeps the batch
+proposal on screen, and runs its work as the screen's "reply" work (the worker group and
+request kind Esc cancels, which a proposal or a compose started later supersedes), so its
+workers run on the screen and their answers come back through the screen's two routes.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
-from textual import work
-
 from mailtriage.application import ThreadId
-from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
 from mailtriage.tui.messages import BatchFoldersReady, BatchReady, ProposalFailed
-from mailtriage.tui.panes.thread_list import ThreadList
 
 if TYPE_CHECKING:
     from mailtriage.application import ApplyReport, MailHeader, Proposal, ThreadSummary
+    from mailtriage.tui.controllers.base import ControllerBase
 
 
-class BatchController(ControllerBase):
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+class Batch:
+    """The action keys on the tagged rows: one proposal, and the tags after its write."""
+
+    def __init__(self, screen: ControllerBase) -> None:
+        #: The main screen: its "reply" requests and workers, the thread pane, the proposal
+        #: dialog and the folder listing after a write.
+        self._screen = screen
         #: The batch proposal on screen (or being written): its outcome decides which tags stay.
-        self.batch_proposal: Proposal | None = None
+        self.proposal: Proposal | None = None
 
-    def on_thread_list_batch_requested(self, message: ThreadList.BatchRequested) -> None:
-        rows, action = message.rows, message.action
+    def _run(self, work, *args) -> None:
+        """``work(*args)`` as the screen's "reply" work (Esc cancels it; the newest one runs)."""
+        self._screen.run_worker(partial(work, *args), name=work.__name__, group="reply", exit_on_error=False,
+                                exclusive=True, thread=True)
+
+    def requested(self, rows: tuple[ThreadSummary, ...], action: str) -> None:
+        """The action keys with rows tagged (ThreadList.BatchRequested, routed by the screen)."""
+        screen = self._screen
         if action == "import":
             self.import_batch(rows)
             return
         messages = [r for r in rows if isinstance(r, MailboxRow) and r.header is not None]
         if not messages or len(messages) != len(rows):
-            self.notify("Mark, flag, move, archive and trash work on a personal account's messages: open an "
+            screen.notify("Mark, flag, move, archive and trash work on a personal account's messages: open an "
                         "account in the sources pane first.", severity="warning", markup=False)
             return
         accounts = {r.account_id for r in messages}
         if len(accounts) != 1:
-            self.notify("The tagged messages belong to more than one account: tag one account's messages.",
+            screen.notify("The tagged messages belong to more than one account: tag one account's messages.",
                         severity="warning", markup=False)
             return
         account_id = accounts.pop()
         headers = tuple(r.header for r in messages)
         if action == "move":
-            self._batch_folders(self.new_request("reply"), account_id, headers)
+            self._run(self._batch_folders, screen.new_request("reply"), account_id, headers)
         else:
-            self._propose_batch(self.new_request("reply"), account_id, headers, action)
+            self._run(self._propose_batch, screen.new_request("reply"), account_id, headers, action)
 
     # -- building the proposal --------------------------------------------------------
-    @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
     def _propose_batch(self, request: int, account_id: str, headers: tuple[MailHeader, ...], action: str,
                        folder_id: str | None = None) -> None:
+        screen = self._screen
         try:
-            proposal = self.session.propose_organize(account_id, list(headers), action, folder_id)
+            proposal = screen.session.propose_organize(account_id, list(headers), action, folder_id)
         except Exception as exc:
-            self.post_message(ProposalFailed(request, "Preparing the change failed", exc))
+            screen.post_message(ProposalFailed(request, "Preparing the change failed", exc))
             return
-        self.post_message(BatchReady(request, proposal))
+        screen.post_message(BatchReady(request, proposal))
 
-    @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
     def _batch_folders(self, request: int, account_id: str, headers: tuple[MailHeader, ...]) -> None:
+        screen = self._screen
         try:
-            folders = self.session.account_folders(account_id)
+            folders = screen.session.account_folders(account_id)
         except Exception as exc:
-            self.post_message(ProposalFailed(request, f"Listing the folders of {account_id} failed", exc))
+            screen.post_message(ProposalFailed(request, f"Listing the folders of {account_id} failed", exc))
             return
-        self.post_message(BatchFoldersReady(request, account_id, headers, folders))
+        screen.post_message(BatchFoldersReady(request, account_id, headers, folders))
 
-    def on_batch_folders_ready(self, message: BatchFoldersReady) -> None:
-        if not self.is_current("reply", message.request):
+    def folders_ready(self, message: BatchFoldersReady) -> None:
+        """The folders a move may go to: the folder picker, then the proposal (routed by the screen)."""
+        screen = self._screen
+        if not screen.is_current("reply", message.request):
             return
         headers = message.headers
 
         def picked(folder_id: str | None) -> None:
             if folder_id:
-                self._propose_batch(self.new_request("reply"), message.account_id, headers, "move", folder_id)
+                self._run(self._propose_batch, screen.new_request("reply"), message.account_id, headers, "move",
+                          folder_id)
 
         # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
         from mailtriage.tui.dialogs.folder_picker import FolderPicker
 
-        self.app.push_screen(FolderPicker(message.folders, current=headers[0].folder_id, count=len(headers),
-                                          account_id=message.account_id), picked)
+        screen.app.push_screen(FolderPicker(message.folders, current=headers[0].folder_id, count=len(headers),
+                                            account_id=message.account_id), picked)
 
-    def on_batch_ready(self, message: BatchReady) -> None:
-        if not self.is_current("reply", message.request):
+    def ready(self, message: BatchReady) -> None:
+        """The batch proposal: the proposal dialog (routed by the screen)."""
+        screen = self._screen
+        if not screen.is_current("reply", message.request):
             return
-        self.batch_proposal = message.proposal
-        self.show_proposal(message.proposal, "batch")
+        self.proposal = message.proposal
+        screen.show_proposal(message.proposal, "batch")
 
     # -- import: one import per tagged thread ---------------------------------------------
     def import_batch(self, rows: tuple[ThreadSummary, ...]) -> None:
         if any(isinstance(r, MailboxRow) for r in rows):
-            self.notify("Import works on a project source's threads; the tagged rows are a personal account's "
+            self._screen.notify("Import works on a project source's threads; the tagged rows are a personal account's "
                         "messages.", severity="warning", markup=False)
             return
-        self._propose_imports(self.new_request("reply"), tuple(r.thread_id for r in rows))
+        self._run(self._propose_imports, self._screen.new_request("reply"), tuple(r.thread_id for r in rows))
 
-    @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
     def _propose_imports(self, request: int, thread_ids: tuple[ThreadId, ...]) -> None:
+        screen = self._screen
         try:
-            proposal = self.session.propose_imports(list(thread_ids))
+            proposal = screen.session.propose_imports(list(thread_ids))
         except Exception as exc:
-            self.post_message(ProposalFailed(request, "Preparing the imports failed", exc))
+            screen.post_message(ProposalFailed(request, "Preparing the imports failed", exc))
             return
-        self.post_message(BatchReady(request, proposal))
+        screen.post_message(BatchReady(request, proposal))
 
     # -- after the write -------------------------------------------------------------------
-    def after_batch(self, report: ApplyReport) -> None:
+    def after(self, report: ApplyReport) -> None:
         """Clear the tags of what was done or is gone (other failed messages stay tagged) and list again."""
-        proposal, self.batch_proposal = self.batch_proposal, None
-        thread_list = self.threads.thread_list
+        proposal, self.proposal = self.proposal, None
+        thread_list = self._screen.threads.thread_list
         outcome = proposal.facts.get("outcome") if proposal is not None else None
         if isinstance(outcome, dict):
             # Done, or gone (expunged or moved by another client): only what can be retried stays tagged.
             thread_list.untag(ThreadId(MAILBOX_KIND, i) for i in (*outcome.get("done", ()), *outcome.get("gone", ())))
-            self.after_organize()
+            self._screen.after_organize()
         elif report.ok:  # imports: every thread was written
             thread_list.clear_tags()

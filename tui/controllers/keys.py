@@ -3,41 +3,53 @@ to a command (``|``) on the message read (change folder, ``c``, is the lists pan
 :meth:`FoldersPane.choose_by_name`).
 
 Each opens a dialog of its own module; none writes anything, and the pipe runs its
-command only once the user confirmed it in the dialog.
+command only once the user confirmed it in the dialog. A component the main screen holds
+(issue 36 §2: no longer a mixin); the screen routes the reader's two requests to it.
 """
 
 from __future__ import annotations
 
-from mailtriage.tui.controllers.base import ControllerBase
-from mailtriage.tui.panes.reader import ThreadView
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mailtriage.tui.controllers.base import ControllerBase
 
 
-class KeysController(ControllerBase):
-    def on_thread_view_headers_requested(self, message: ThreadView.HeadersRequested) -> None:
-        thread = self.reader.thread
+class ReaderKeys:
+    """``h`` and ``|`` on the thread in the reading pane."""
+
+    def __init__(self, screen: ControllerBase) -> None:
+        #: The main screen: its reading pane, the service, the dialogs it pushes.
+        self._screen = screen
+
+    def headers(self) -> None:
+        """h: the full headers and raw source of the open thread's messages."""
+        screen = self._screen
+        thread = screen.reader.thread
         if thread is None:
-            self.notify("Open a thread first (Enter), then h shows its full headers.", severity="warning",
-                        markup=False)
+            screen.notify("Open a thread first (Enter), then h shows its full headers.", severity="warning",
+                          markup=False)
             return
         # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
         from mailtriage.tui.dialogs.headers import HeadersDialog
 
-        self.app.push_screen(HeadersDialog(thread, self._raw_reader()))
+        screen.app.push_screen(HeadersDialog(thread, self._raw_reader()))
 
     def _raw_reader(self):
         """message -> its raw bytes, through what read the open thread (called in a worker)."""
-        reader = self.reader
+        reader = self._screen.reader
         backend = reader.resolution.chosen if reader.resolution is not None else None
-        account_id, session = reader.account_id, self.session
+        account_id, session = reader.account_id, self._screen.session
         return lambda message: session.raw_message(message, backend=backend, account_id=account_id)
 
-    def on_thread_view_pipe_requested(self, message: ThreadView.PipeRequested) -> None:
+    def pipe(self) -> None:
         """|: the message at the top of the reading pane, to a command the user types and confirms."""
-        thread = self.reader.thread
+        screen = self._screen
+        thread = screen.reader.thread
         if thread is None or not thread.messages:
-            self.notify("Open a thread first (Enter), then | pipes its message.", severity="warning", markup=False)
+            screen.notify("Open a thread first (Enter), then | pipes its message.", severity="warning", markup=False)
             return
-        index = min(self.reader.view.message_in_view(), len(thread.messages) - 1)
+        index = min(screen.reader.view.message_in_view(), len(thread.messages) - 1)
         chosen = thread.messages[index]
         read_raw = self._raw_reader()
 
@@ -52,4 +64,4 @@ class KeysController(ControllerBase):
         from mailtriage.tui.dialogs.pipe import PipeDialog
 
         what = f"message {index + 1} of {len(thread.messages)}: {chosen.subject or '(no subject)'}"
-        self.app.push_screen(PipeDialog(what, run, cursor_blink=self.shell.cursor_blink))
+        screen.app.push_screen(PipeDialog(what, run, cursor_blink=screen.shell.cursor_blink))

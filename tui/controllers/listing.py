@@ -11,7 +11,7 @@ from rich.text import Text
 from textual import on, work
 from textual.worker import get_current_worker
 
-from mailtriage.tui.controllers.base import ControllerBase, SourcesView
+from mailtriage.tui.controllers.base import ControllerBase, SourcesStale, SourcesView
 from mailtriage.tui.errors import error_line, is_connection_problem
 from mailtriage.tui.first_paint import KEEP_AFTER
 from mailtriage.tui.head_start import ForkedHeadStart, ListingPart, adopt_records
@@ -85,7 +85,7 @@ class ListingController(ControllerBase):
         if self.threads.shown_list is None or self.threads.shown_list != self.current_list:
             self.threads.show_loading(self.current_list)
         if cc is not None and cc.warnings:
-            self.show_banner(Text.assemble(("⚠ ", "bold"), inert(" ".join(cc.warnings))), error=cc.blocked)
+            self.banner.show_cc(cc)
 
     # -- listing ---------------------------------------------------------------------
     def on_folders_pane_list_chosen(self, message: FoldersPane.ListChosen) -> None:
@@ -100,7 +100,7 @@ class ListingController(ControllerBase):
         # The list replaces a folder in the thread list: search, C and the refresh after a
         # write act on what is shown, never on the account left behind (issue 30 §1).
         self.open_folder_key = None
-        self.forget_live_news()
+        self.alerts.forget_news()
         self.threads.show_loading(list_name)
         self.listing_out_of_reach = self._relist_after_read = False
         # No cached rows while a mandatory backend is known to be down: the run is refused.
@@ -225,9 +225,9 @@ class ListingController(ControllerBase):
         self.sources.show_matrix(message.matrix, _accounts(self.session.settings))
         previous, self.mandatory_problem = self.mandatory_problem, message.mandatory_problem
         if message.mandatory_problem:
-            self.show_banner(Text.assemble(("⛔ ", "bold"), inert(message.mandatory_problem)), error=True)
+            self.banner.show(Text.assemble(("⛔ ", "bold"), inert(message.mandatory_problem)), error=True)
         elif previous:
-            self.clear_run_aborted()  # the backend recovered: the "run aborted" banner goes
+            self.banner.show_cc(self.session.cc)  # the backend recovered: the "run aborted" banner goes
         for screen in self.app.screen_stack:
             if isinstance(screen, SourcesView):
                 screen.show_sources(message.matrix, message.resolutions, self.session.cc)
@@ -237,20 +237,20 @@ class ListingController(ControllerBase):
             return
         if not self.is_current("threads", message.request):
             return
-        rows = self.with_live_news(message.rows, message.list_name)
-        self.threads.show_rows(self.mark_alerted(rows), message.resolution, message.list_name,
+        rows = self.alerts.with_news(message.rows, message.list_name)
+        self.threads.show_rows(self.alerts.mark(rows), message.resolution, message.list_name,
                                partial=message.partial, cached=message.cached)
         if len(rows) or not message.partial:  # keys held since the kept frame act on these rows
             self.call_later(self.shell.start_listing_answered)
         if not message.partial:
             self.listing_out_of_reach = False
-            self.forget_live_news(message.request)  # in the rows now; later news goes to them directly
+            self.alerts.forget_news(message.request)  # in the rows now; later news goes to them directly
             self.shell.drop_read_ahead()  # later reads are this process's own, with what came since
         # Once per session, after the whole window is painted: the poll's baseline (a second
         # listing on mail sources of its own) competes neither with the first paint nor with
         # the whole window's walk (two cores: it made a cold dense listing ~0.5 s slower).
         if not message.partial:
-            self.call_after_refresh(self.start_alerts)
+            self.call_after_refresh(self.alerts.start)
             self.set_timer(KEEP_AFTER, self.shell.keep_first_frame)  # the next start paints this at once
 
     def on_threads_failed(self, message: ThreadsFailed) -> None:
@@ -261,7 +261,7 @@ class ListingController(ControllerBase):
         self.call_later(self.shell.start_listing_answered)  # keys held for its rows act on the failure
         self.listing_out_of_reach = is_connection_problem(message.error)
         self.report_failure(message)
-        self.call_after_refresh(self.start_alerts)
+        self.call_after_refresh(self.alerts.start)
 
     # Decorated, with names of their own: an ``on_thread_loaded`` here would shadow the
     # reading controller's for its direct calls (a message read ahead is shown that way).
@@ -288,12 +288,9 @@ class ListingController(ControllerBase):
         if self.listing_out_of_reach and self.open_folder_key is None:
             self.load_threads(self.current_list)
 
-    def recheck_sources(self) -> None:
+    def on_sources_stale(self, message: SourcesStale) -> None:
+        """A backend went away (ControllerBase.report_failure): every source is checked again."""
         self._recheck()
-
-    def clear_run_aborted(self) -> None:
-        """main screen: the mandatory backend is back; the banner says so no longer."""
-        raise NotImplementedError
 
     @work(thread=True, exclusive=True, group="check", exit_on_error=False)
     def _recheck(self) -> None:

@@ -261,8 +261,8 @@ class ProposalsController(ControllerBase):
             edited = next((w.body for w in message.proposal.writes if w.body is not None), None)
             _keep_text(self, message.flow, f"Not written: {report.failed[1]}", edited)
         # overview: the rows' marks (filed, draft pending) and the unpublished-changes mark
-        self.forget_row_status()
-        self.check_publish_pending()
+        self.threads.marks.forget()
+        self.publish_mark.check()
 
     def _review_publish_again(self, differences: list[str]) -> None:
         """The working copy changed between the publish review and its confirmation: nothing
@@ -271,7 +271,7 @@ class ProposalsController(ControllerBase):
         self.notify(f"The tracker changed since the review ({inert(shown)}), so nothing was committed. "
                     "Here is the review as it is now: confirm it again.", severity="warning", markup=False,
                     timeout=12)
-        self.check_publish_pending()
+        self.publish_mark.check()
         self.offer_publish()
 
     def offer_publish(self) -> None:
@@ -321,7 +321,7 @@ def write_first() -> Iterator[None]:
 def _after_tracker_write(screen: ProposalsController, report: ApplyReport) -> None:
     """After an import or a sync: the tracker pane lists again, and publishing is offered."""
     if screen.has_class("-tracker"):
-        screen.load_tracker()
+        screen.tracker.load()
     if report.written:
         # A local-files tracker publishes separately, after its own confirmation.
         screen.offer_publish()
@@ -333,10 +333,10 @@ def _after_organize(screen: ProposalsController, report: ApplyReport) -> None:
 
 def _after_batch(screen: ProposalsController, report: ApplyReport) -> None:
     """A batch of tagged rows: its tags and the folder (organize), or the tracker (imports)."""
-    proposal = screen.batch_proposal
+    proposal = screen.batches.proposal
     if proposal is not None and proposal.facts.get("flow") == "imports":
         _after_tracker_write(screen, report)
-    screen.after_batch(report)
+    screen.batches.after(report)
 
 
 #: What follows a confirmed write, by flow (a flow not named here: nothing).

@@ -124,7 +124,7 @@ class ReadingController(ControllerBase):
 
     # -- reading ------------------------------------------------------------------------
     def open_thread(self, summary: ThreadSummary) -> None:
-        self.forget_alert_mark(summary)
+        self.alerts.forget_mark(summary)
         self.open_summary = summary
         self.open_mailbox_row = None
         request = self.new_request("reader")

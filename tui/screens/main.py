@@ -5,7 +5,9 @@ Some panes are areas that own their state and work (tui/panes/area.py): the trac
 thread pane (server search, the rows' triage marks) run their own workers and show their
 own answers; the screen only routes what crosses areas (an account chosen in the sources
 pane, a search's scope, an issue or thread ``s`` found) and reports the failures they let
-bubble. The other work (listing, reading, composing, proposals, alerts) is still run by
+bubble. The new-report alerts, the banner and the unpublished-changes mark are components
+the screen holds (tui/controllers/alerts.py, banner.py, publish_mark.py). The other work
+(listing, reading, composing, proposals) is still run by
 the controllers of ``tui/controllers/``, mixins over this screen, in workers on it.
 Below 100 columns the sidebar folds away and unfolds while it has the focus (1, 2);
 the zoom key (Ctrl+w) gives the focused pane the whole screen (issue 35).
@@ -15,26 +17,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.text import Text
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import Reactive
-from textual.widgets import Header, Static
+from textual.widgets import Header
 from textual.worker import Worker, WorkerState
 
 from mailtriage.tui import bindings
 from mailtriage.tui.controllers.accounts import AccountsController
-from mailtriage.tui.controllers.alerts import AlertsController
-from mailtriage.tui.controllers.batch import BatchController
+from mailtriage.tui.controllers.alerts import Alerts
+from mailtriage.tui.controllers.banner import Banner
+from mailtriage.tui.controllers.batch import Batch
 from mailtriage.tui.controllers.compose import ComposeController
-from mailtriage.tui.controllers.keys import KeysController
+from mailtriage.tui.controllers.keys import ReaderKeys
 from mailtriage.tui.controllers.listing import ListingController
 from mailtriage.tui.controllers.proposals import ProposalsController
+from mailtriage.tui.controllers.publish_mark import PublishMark
 from mailtriage.tui.controllers.reading import ReadingController
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.mailbox_rows import MailboxRow
-from mailtriage.tui.messages import (AreaFailed, IssueOfThreadFound, PublishPendingChecked, ThreadOfIssueFound,
+from mailtriage.tui.messages import (AreaFailed, BatchFoldersReady, BatchReady, IssueOfThreadFound, ThreadOfIssueFound,
                                      TrackerLoaded)
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
@@ -44,7 +47,6 @@ from mailtriage.tui.panes.threads import SearchScope, ThreadPane
 from mailtriage.tui.panes.tracker import TrackerList, TrackerPane
 from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.rows import index_of
-from mailtriage.tui.sanitize import inert
 
 if TYPE_CHECKING:
     from mailtriage.application import ThreadId, ThreadSummary
@@ -62,11 +64,10 @@ CROWDED_WIDTH = 34 + 46 + 52
 CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"))
 #: Worker groups that write (a quit while one runs asks first).
 WRITE_GROUPS = ("apply",)
-PUBLISH_MARK = "✎ tracker changes to publish (P)"
 
 
 class MainScreen(ListingController, ReadingController, ComposeController, ProposalsController, AccountsController,
-                 AlertsController, BatchController, KeysController, PendingWork, bindings.KeyContext,
+                 PendingWork, bindings.KeyContext,
                  inherit_bindings=False):
     BINDINGS = bindings.MAIN
     key_context = "MainScreen"
@@ -88,7 +89,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
     def compose(self) -> ComposeResult:
         self._set_width_classes(self.app.size.width)  # before the panes exist (see above)
         yield Header(icon="✉")
-        yield Static(id="banner", classes="warning-banner")
+        yield Banner(id="banner", classes="warning-banner")
         with Horizontal(id="body"):
             with Vertical(id="sidebar"):
                 yield SourcesPane(id="sources-pane")
@@ -98,10 +99,19 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
                 yield ReaderPane(id="reader-pane")
             yield TrackerPane(id="tracker-pane")
         yield KeyFooter()
+        yield self.alerts
+        yield self.publish_mark
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.publish_pending = False
+        #: The new-report poll and its news (hidden; the listing and the reader call it).
+        self.alerts = Alerts(self)
+        #: The unpublished-changes mark in the title (hidden; asked after a write or a tracker listing).
+        self.publish_mark = PublishMark()
+        #: The action keys on tagged rows (its work is the screen's "reply" work: Esc cancels it).
+        self.batches = Batch(self)
+        #: h and | on the thread read.
+        self.reader_keys = ReaderKeys(self)
 
     def on_mount(self) -> None:
         self._set_width_classes(self.app.size.width)
@@ -113,7 +123,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         self.panes_mounted()
 
     def on_unmount(self) -> None:
-        self.stop_alerts()
+        self.alerts.stop()
 
     def at_start(self) -> bool:
         """Whether the screen shows only what a start shows: the list at its top with the
@@ -215,26 +225,10 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker of this screen raised: the app's error list has it. A thread read that
         ended lets the alerts poll start if it waited for it."""
-        self.reader_done(event.worker)
+        self.alerts.reader_done(event.worker)
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             self.shell.report_error(f"Unexpected error in {event.worker.name or 'a background task'}",
                                     event.worker.error)
-
-    # -- banner ------------------------------------------------------------
-    def show_banner(self, text: Text | None, *, error: bool = False) -> None:
-        banner = self.query_one("#banner", Static)
-        banner.update(text or "")
-        banner.set_class(bool(text), "-visible")
-        banner.set_class(error, "-error")
-
-    def clear_run_aborted(self) -> None:
-        """The mandatory backend is back (``R``): the "run aborted" banner goes; the
-        security-CC warning, when there is one, stays."""
-        cc = self.session.cc
-        if cc is not None and cc.warnings:
-            self.show_banner(Text.assemble(("⚠ ", "bold"), inert(" ".join(cc.warnings))), error=cc.blocked)
-        else:
-            self.show_banner(None)
 
     # -- focus -------------------------------------------------------------
     PANE_FOCUS = {
@@ -303,7 +297,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         if self.reader.thread is not None and self.open_summary is not None:
             self.open_thread(self.open_summary)
         if self.has_class("-tracker"):
-            self.load_tracker()
+            self.tracker.load()
 
     def action_queue(self) -> None:
         """Q: the team's triage queue (issue 37)."""
@@ -311,7 +305,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
 
         def back(wrote: bool | None) -> None:  # a claim or release pulled and wrote the tracker
             if wrote and self.tracker.loaded:
-                self.load_tracker()
+                self.tracker.load()
 
         self.app.push_screen(QueueScreen(), back)
 
@@ -321,6 +315,21 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         ConsoleScreen.open(self.app, message.backend)
 
     # -- what crosses the areas --------------------------------------------------------
+    def on_thread_list_batch_requested(self, message: ThreadList.BatchRequested) -> None:
+        self.batches.requested(message.rows, message.action)
+
+    def on_batch_folders_ready(self, message: BatchFoldersReady) -> None:
+        self.batches.folders_ready(message)
+
+    def on_batch_ready(self, message: BatchReady) -> None:
+        self.batches.ready(message)
+
+    def on_thread_view_headers_requested(self, message: ThreadView.HeadersRequested) -> None:
+        self.reader_keys.headers()
+
+    def on_thread_view_pipe_requested(self, message: ThreadView.PipeRequested) -> None:
+        self.reader_keys.pipe()
+
     @on(AreaFailed)
     def report_area_failure(self, message: AreaFailed) -> None:
         """A pane's own work failed (the pane shows it; a superseded one stopped there)."""
@@ -334,16 +343,8 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         """c: pick a list or folder of the lists pane by name and open it."""
         self.folders.choose_by_name()
 
-    def load_tracker(self) -> None:
-        """The tracker's issues listed again (after a write that changed them)."""
-        self.tracker.load()
-
     def on_tracker_loaded(self, message: TrackerLoaded) -> None:
-        self.check_publish_pending()  # the title marks unpublished changes
-
-    def forget_row_status(self) -> None:
-        """After a write: the rows' marks are asked for again."""
-        self.threads.marks.forget()
+        self.publish_mark.check()  # the title marks unpublished changes
 
     # -- search: the scope is what the thread list shows ---------------------------------
     def on_thread_pane_search_submitted(self, message: ThreadPane.SearchSubmitted) -> None:
@@ -418,26 +419,6 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         running = (WorkerState.PENDING, WorkerState.RUNNING)
         if any(w.group in WRITE_GROUPS and w.state in running for w in self.workers):
             pending.append("a confirmed write is still running")
-        if self.publish_pending:
+        if self.publish_mark.pending:
             pending.append("local tracker changes are not published (P reviews them)")
         return pending
-
-    def check_publish_pending(self) -> None:
-        """Ask (in a worker) whether the tracker keeps changes to publish; only once it is open."""
-        if self.session.is_open and self.session.tracker is not None:
-            self._check_publish()
-
-    @work(thread=True, exclusive=True, group="publish-check", exit_on_error=False)
-    def _check_publish(self) -> None:
-        try:
-            pending = self.session.needs_publish()
-        except Exception:  # the publish review says why when asked; the mark stays as it was
-            return
-        self.post_message(PublishPendingChecked(pending))
-
-    def on_publish_pending_checked(self, message: PublishPendingChecked) -> None:
-        self.publish_pending = message.pending
-        parts = ["demo"] if self.session.demo else []
-        if message.pending:
-            parts.append(PUBLISH_MARK)
-        self.shell.sub_title = " · ".join(parts)
