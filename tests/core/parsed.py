@@ -11,12 +11,23 @@ from __future__ import annotations
 
 import ast
 import functools
+import gc
 from pathlib import Path
 
 
 @functools.lru_cache(maxsize=None)
 def _parsed(path: str, _mtime_ns: int, _size: int) -> ast.Module:
-    return ast.parse(Path(path).read_text(encoding="utf-8"), filename=path)
+    # The collector off while parsing: a syntax tree is a tree (no cycles, reference counting
+    # frees it), but its ~3,000 new objects a file set off young collections that walk them again
+    # and again. Parsing the product's 254 files (3 MB): 2.38 CPU-s with the collector, 0.95
+    # without (issue 36 §7).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return ast.parse(Path(path).read_text(encoding="utf-8"), filename=path)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def parse(path: Path) -> ast.Module:

@@ -9,6 +9,7 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -84,26 +85,29 @@ def test_backends_and_trackers_load_without_textual():
 PRODUCT_PACKAGES = ("application", "backends", "cli", "core", "demo", "modes", "trackers", "tui", "themes")
 
 
+def imports_in_functions(node: ast.AST, inside: bool = False) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The import statements below ``node`` that sit inside a function (one walk of the tree: a
+    nested function's imports are met once)."""
+    for child in ast.iter_child_nodes(node):
+        if inside and isinstance(child, (ast.Import, ast.ImportFrom)):
+            yield child
+        yield from imports_in_functions(child, inside or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+
 def unexplained_function_imports(path: Path, root: Path = ROOT) -> list[str]:
     """Imports inside a function with no comment saying why: none on the import itself,
     none on the import block it belongs to, and none on the line just above that block
     (a comment line, or ``try:  # why``)."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    tree = ast.parse("\n".join(lines), filename=str(path))
     found = []
-    for function in ast.walk(tree):
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        for node in ast.walk(function):
-            if not isinstance(node, (ast.Import, ast.ImportFrom)):
-                continue
-            first = node.lineno - 1
-            while first > 0 and lines[first - 1].lstrip().startswith(("import ", "from ")):
-                first -= 1  # the top of this block of imports
-            block = lines[first:node.end_lineno]
-            explained = any("#" in line for line in block) or (first > 0 and "#" in lines[first - 1])
-            if not explained:
-                found.append(f"{path.relative_to(root)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    for node in imports_in_functions(parse(path)):
+        first = node.lineno - 1
+        while first > 0 and lines[first - 1].lstrip().startswith(("import ", "from ")):
+            first -= 1  # the top of this block of imports
+        block = lines[first:node.end_lineno]
+        explained = any("#" in line for line in block) or (first > 0 and "#" in lines[first - 1])
+        if not explained:
+            found.append(f"{path.relative_to(root)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
     return sorted(set(found))
 
 
@@ -121,3 +125,7 @@ def test_the_function_import_check_catches_an_unexplained_import(tmp_path):
     module.write_text("def quiet():\n    import json\n\n\ndef explained():\n"
                       "    # lazy: loads only for this rare command\n    import csv\n    import zlib\n")
     assert unexplained_function_imports(module, tmp_path) == ["pkg/m.py:2: import json"]
+    # One in a class body (not in a function) is left; one in a function nested in a method is found.
+    module.write_text("class C:\n    import os\n\n    def m(self):\n        def inner():\n            import json\n"
+                      "        return inner\n")
+    assert unexplained_function_imports(module, tmp_path) == ["pkg/m.py:6: import json"]

@@ -31,7 +31,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from email import policy
-from email.parser import BytesParser
+from email.parser import BytesHeaderParser, BytesParser
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from tests.archives.fakehttp import FakeHttpServer, Reply, Request
@@ -588,7 +588,9 @@ class GoogleEmulator:
         return [m for m in self.messages.values() if not {"SPAM", "TRASH"} & set(m.labels)]
 
     def _insert(self, raw: bytes, labels: list[str], thread_id: str | None) -> StoredMessage:
-        parsed = BytesParser(policy=policy.default).parsebytes(raw)
+        # The header block only (the threading reads three headers): a full parse of a 34 MB upload
+        # here came before add_message's own (issue 36 §7).
+        parsed = BytesHeaderParser(policy=policy.default).parsebytes(raw)
         joined = None
         if thread_id:
             refs = set(_ids(str(parsed.get("References", ""))) + _ids(str(parsed.get("In-Reply-To", ""))))

@@ -23,7 +23,7 @@ from keyring.backend import KeyringBackend
 from mailtriage.core.projectconfig import load_project
 from mailtriage.cli.tracker import main as tracker_main
 from mailtriage.trackers.registry import open_tracker
-from tests.git_env_copy import copy_git_env
+from tests.git_env_copy import copy_git_env, copy_svn_env
 
 LABELS = ["needs-triage", "bug", "cve-allocated"]
 ASSIGNEES = ["alice", "bob"]
@@ -157,7 +157,28 @@ def _build_git_env(tmp_path: Path, restricted: bool) -> TrackerEnv:
     return env
 
 
+#: One built svn tracker env per (worker process, ``restricted``): each ``make_svn_env`` copies it.
+_SVN_TEMPLATES: dict[bool, Path] = {}
+
+
 def make_svn_env(tmp_path: Path, restricted: bool = True) -> TrackerEnv:
+    """An svn repository and a working copy holding the project and an initialized local-files
+    tracker, committed: a copy of one built once a worker (svnadmin, six svn runs and the
+    tracker's init: 0.14 CPU-s and 0.7 s wall at load 12), its working copy relocated to the
+    copied repository (one svn run; copy and relocate 0.026 CPU-s, 0.06 s wall)."""
+    template = _SVN_TEMPLATES.get(restricted)
+    if template is None:
+        template = Path(_TEMPLATE_ROOT.name) / f"svn-restricted-{restricted}"
+        template.mkdir()
+        _build_svn_env(template, restricted).tracker.close_backend()
+        _SVN_TEMPLATES[restricted] = template
+    repo, wc = copy_svn_env(template, tmp_path)
+    env = TrackerEnv("local-files-svn", wc / "project", None, wc=wc, remote=repo)
+    env.reopen()
+    return env
+
+
+def _build_svn_env(tmp_path: Path, restricted: bool) -> TrackerEnv:
     repo = tmp_path / "svnrepo"
     sh(["svnadmin", "create", str(repo)], tmp_path)
     wc = tmp_path / "wc"
