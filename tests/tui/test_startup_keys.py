@@ -121,7 +121,14 @@ def kept(first_start) -> tuple[Path, dict[str, str]]:
     the module's first start, its folder put back as that start left it (one first start a
     module and worker instead of one a test: each was a child app on a pseudo-terminal)."""
     folder, left, project, env = first_start
-    shutil.rmtree(folder)
+    deadline = time.monotonic() + BOUND
+    while folder.exists():  # the test before killed its app's process group: a child dying may still write
+        try:
+            shutil.rmtree(folder)
+            break
+        except OSError:
+            assert time.monotonic() < deadline, f"{folder} could not be emptied"
+            time.sleep(0.05)
     shutil.copytree(left, folder, symlinks=True)
     return project, env
 
