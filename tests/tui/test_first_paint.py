@@ -76,23 +76,38 @@ def run_app(project: Path, env: dict[str, str], *, until: bytes, timeout: float 
 
 
 
-@pytest.fixture
-def app_env(tmp_path) -> tuple[Path, dict[str, str], Path]:
-    """A project, the environment the app runs in (config and cache folders of its own) and
-    where the app keeps its start screen."""
-    project = mbox_project(tmp_path / "p")
-    config, cache = tmp_path / "config", tmp_path / "cache"
+def _app_env(folder: Path) -> tuple[Path, dict[str, str], Path]:
+    project = mbox_project(folder / "p")
+    config, cache = folder / "config", folder / "cache"
     config.mkdir()
     env = {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_CACHE_DIR": str(cache)}
     return project, env, cache / "frames" / first_paint.frame_path(project, demo=False, size=(140, 40)).name
 
 
-def test_the_next_start_paints_the_kept_screen_before_the_app_is_live(app_env):
-    project, env, path = app_env
+@pytest.fixture
+def app_env(tmp_path) -> tuple[Path, dict[str, str], Path]:
+    """A project, the environment the app runs in (config and cache folders of its own) and
+    where the app keeps its start screen."""
+    return _app_env(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def first_start(tmp_path_factory):
+    """The first start of the app on a project of its own (``app_env``), run until it kept its
+    screen: the environment, what it wrote to the terminal, and the kept file's mode and bytes
+    as they were then. One start for the two tests below: the first starts the app again on
+    the same folders, the second reads only what was taken here."""
+    project, env, path = _app_env(tmp_path_factory.mktemp("first-start"))
     # Kept a moment after the whole listing is drawn (here after the head start's rows).
     first = run_app(project, env, until=PAINTED, linger=path)
+    kept, _ = cache_file.read(path, first_paint.KIND, first_paint.VERSION)
+    return project, env, path, first, stat.S_IMODE(path.stat().st_mode), path.read_bytes(), kept
+
+
+def test_the_next_start_paints_the_kept_screen_before_the_app_is_live(first_start):
+    project, env, path, first, mode, _, _ = first_start
     assert first.find(b"Heap overflow in the frob parser") > first.find(LIVE) > 0  # nothing kept before: live only
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert mode == 0o600
     second = run_app(project, env, until=PAINTED)
     before_live = second[:second.find(LIVE)]
     # The rows, before Textual loaded: in the alternate screen, with the cursor hidden.
@@ -103,15 +118,12 @@ def test_the_next_start_paints_the_kept_screen_before_the_app_is_live(app_env):
     assert b"Heap overflow in the frob parser" in second[second.find(LIVE):]  # then the app itself
 
 
-def test_a_kept_screen_holds_no_body_and_shows_hostile_text_inert(app_env):
-    project, env, path = app_env
-    run_app(project, env, until=PAINTED, linger=path)
-    data = path.read_bytes()
+def test_a_kept_screen_holds_no_body_and_shows_hostile_text_inert(first_start):
+    *_, data, kept = first_start
     assert b"Heap overflow in the frob parser" in data  # a subject: metadata, as the summary cache holds
     for body in (b"overflows the parser's heap buffer", b"Will 3.4 get the fix?", b"compromised",
                  b"leak@attacker.invalid"):
         assert body not in data
-    kept, _ = cache_file.read(path, first_paint.KIND, first_paint.VERSION)
     # The hostile subject's escape sequence is not in it: only colours and cursor positions are.
     assert "\x1b[31mURGENT" not in kept["frame"] and first_paint.is_safe(kept["frame"])
 

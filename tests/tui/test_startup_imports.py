@@ -62,14 +62,18 @@ NOT_AT_OPEN = (
 )
 
 
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {"MAILTRIAGE_CONFIG_DIR": str(tmp_path / "config"), "MAILTRIAGE_DEMO_DIR": str(tmp_path / "demo-workspace"),
+            "MAILTRIAGE_DATA_DIR": str(tmp_path / "data")}
+
+
 def _loaded_after(code: str, watched: tuple[str, ...], tmp_path: Path) -> list[str]:
     """Run ``code`` in a fresh interpreter; the watched modules it left in sys.modules."""
     script = textwrap.dedent(code) + textwrap.dedent(f"""
         import json, sys
         print(json.dumps([m for m in {list(watched)!r} if m in sys.modules]))
     """)
-    env = {**os.environ, "MAILTRIAGE_CONFIG_DIR": str(tmp_path / "config"),
-           "MAILTRIAGE_DEMO_DIR": str(tmp_path / "demo-workspace"), "MAILTRIAGE_DATA_DIR": str(tmp_path / "data")}
+    env = {**os.environ, **_env(tmp_path)}
     env.pop("MAILTRIAGE_PROJECT", None)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT,
                           timeout=120)
@@ -77,24 +81,46 @@ def _loaded_after(code: str, watched: tuple[str, ...], tmp_path: Path) -> list[s
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_importing_the_command_line_and_the_app_loads_nothing_the_first_screen_does_not_need(tmp_path):
-    loaded = _loaded_after("import mailtriage.cli.main\nimport mailtriage.tui.app\n", NOT_AT_IMPORT, tmp_path)
-    assert loaded == []
+def _first_run(code: str, tmp_path: Path, monkeypatch) -> None:
+    """Run ``code`` once in this process, with the environment and folder ``_loaded_after`` gives
+    its child: what a first run leaves on disk (the demo workspace, the project's kept block, the
+    kept first screen) for the measured run after it. Only what it writes counts, not what it
+    imports, so it needs no interpreter of its own (a child cost ~0.5 CPU-s before it did anything)."""
+    for name, value in _env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("MAILTRIAGE_PROJECT", raising=False)
+    monkeypatch.chdir(ROOT)
+    exec(compile(textwrap.dedent(code), "<first run>", "exec"), {"__name__": "__first_run__"})
 
 
-def test_of_the_flows_and_the_modes_endpoint_only_their_error_roots_load_at_import(tmp_path):
+#: The modules of application/flows/ and modes/ other than their error roots.
+FLOWS_AND_MODES = tuple(f"mailtriage.{folder.replace('/', '.')}.{path.stem}" for folder in ("application/flows", "modes")
+                        for path in sorted((ROOT / folder).glob("*.py")) if path.stem not in ("__init__", "errors"))
+
+
+@pytest.fixture(scope="module")
+def loaded_at_import(tmp_path_factory) -> list[str]:
+    """The watched modules of the two tests below that importing the command line and the app
+    loads: one interpreter for both (the same import; each test asserts on its own list)."""
+    return _loaded_after("import mailtriage.cli.main\nimport mailtriage.tui.app\n", NOT_AT_IMPORT + FLOWS_AND_MODES,
+                         tmp_path_factory.mktemp("import"))
+
+
+def test_importing_the_command_line_and_the_app_loads_nothing_the_first_screen_does_not_need(loaded_at_import):
+    assert [m for m in loaded_at_import if m in NOT_AT_IMPORT] == []
+
+
+def test_of_the_flows_and_the_modes_endpoint_only_their_error_roots_load_at_import(loaded_at_import):
     """The error roots (class definitions, nothing imported) load with application.errors,
     which the front ends catch; no other module of application/flows/ or modes/ does."""
-    others = tuple(f"mailtriage.{folder.replace('/', '.')}.{path.stem}" for folder in ("application/flows", "modes")
-                   for path in sorted((ROOT / folder).glob("*.py")) if path.stem not in ("__init__", "errors"))
-    assert len(others) > 10
-    assert _loaded_after("import mailtriage.cli.main\nimport mailtriage.tui.app\n", others, tmp_path) == []
+    assert len(FLOWS_AND_MODES) > 10
+    assert [m for m in loaded_at_import if m in FLOWS_AND_MODES] == []
 
 
-def test_locating_the_demo_project_loads_no_backend(tmp_path):
+def test_locating_the_demo_project_loads_no_backend(tmp_path, monkeypatch):
     # The first run makes the demo workspace (its tracker too); every later start finds it.
     code = "import mailtriage.application as application\napplication.project_dir(demo=True)\n"
-    _loaded_after(code, (), tmp_path)
+    _first_run(code, tmp_path, monkeypatch)
     loaded = _loaded_after("""
         import mailtriage.application as application
         application.project_dir(demo=True)
@@ -117,15 +143,15 @@ OPEN_AND_LIST = textwrap.dedent("""
 """)
 
 
-def test_opening_the_project_and_listing_loads_no_flow_and_no_tracker(tmp_path):
-    _loaded_after(OPEN_AND_LIST, (), tmp_path)  # the first run makes the demo workspace
+def test_opening_the_project_and_listing_loads_no_flow_and_no_tracker(tmp_path, monkeypatch):
+    _first_run(OPEN_AND_LIST, tmp_path, monkeypatch)  # the first run makes the demo workspace
     assert _loaded_after(OPEN_AND_LIST, NOT_AT_OPEN, tmp_path) == []
 
 
-def test_the_alert_loop_builds_its_poller_on_its_own_thread(tmp_path):
+def test_the_alert_loop_builds_its_poller_on_its_own_thread(tmp_path, monkeypatch):
     """Made on the UI thread (after the first paint), the loop loads no flow: its poller
     (the flows' module, mail sources of its own) is built by ``run`` on its worker."""
-    _loaded_after(OPEN_AND_LIST, (), tmp_path)
+    _first_run(OPEN_AND_LIST, tmp_path, monkeypatch)
     loaded = _loaded_after(OPEN_AND_LIST + textwrap.dedent("""
         from mailtriage.tui.alerts import AlertLoop
 
@@ -167,10 +193,13 @@ FIRST_PAINT = textwrap.dedent("""
 """)
 
 
-def test_the_app_paints_the_demo_list_without_loading_flows_trackers_or_dialogs(tmp_path):
+def test_the_app_paints_the_demo_list_without_loading_flows_trackers_or_dialogs(tmp_path, monkeypatch):
     """The whole start, composed and painted (headless): the hidden tracker pane asks
     whether trackers are installed without loading them."""
-    _loaded_after(FIRST_PAINT, (), tmp_path)  # the first run makes the demo workspace
+    import mailtriage.tui.panes.row_marks as row_marks
+
+    monkeypatch.setattr(row_marks, "ROW_STATUS_DELAY", row_marks.ROW_STATUS_DELAY)  # the first run sets it
+    _first_run(FIRST_PAINT, tmp_path, monkeypatch)  # the first run makes the demo workspace
     assert _loaded_after(FIRST_PAINT, NOT_AT_OPEN + ("mailtriage.tui.dialogs", "mailtriage.tui.screens.console",
                                                      "mailtriage.tui.screens.help"), tmp_path) == []
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import os
 import select
+import shutil
 import signal
 import struct
 import subprocess
@@ -95,16 +96,40 @@ class Pty:
         os.close(self.slave)
 
 
-@pytest.fixture
-def kept(tmp_path) -> tuple[Path, dict[str, str]]:
-    """A project whose start screen the app kept (its first start), and the app's environment."""
-    project = mbox_project(tmp_path / "p")
-    config, cache = tmp_path / "config", tmp_path / "cache"
+@pytest.fixture(scope="module")
+def first_start(tmp_path_factory) -> tuple[Path, Path, Path, dict[str, str]]:
+    """A project and the app's environment as its first start left them (the start screen
+    kept): the folder, a copy of it as left, the project and the environment. The frame is kept
+    for the project's path and the settings' path, so each test gets the folder back in place
+    (``kept``), not a copy elsewhere."""
+    folder = tmp_path_factory.mktemp("kept")
+    project = mbox_project(folder / "p")
+    config, cache = folder / "config", folder / "cache"
     config.mkdir()
     env = {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_CACHE_DIR": str(cache),
-           "MAILTRIAGE_DATA_DIR": str(tmp_path / "data")}
+           "MAILTRIAGE_DATA_DIR": str(folder / "data")}
     frame = cache / "frames" / first_paint.frame_path(project, demo=False, size=(140, 40)).name
     run_app(project, env, until=PAINTED, linger=frame)
+    left = tmp_path_factory.mktemp("kept-as-left") / "folder"
+    shutil.copytree(folder, left, symlinks=True)  # modes and times too (copy2)
+    return folder, left, project, env
+
+
+@pytest.fixture
+def kept(first_start) -> tuple[Path, dict[str, str]]:
+    """A project whose start screen the app kept (its first start), and the app's environment:
+    the module's first start, its folder put back as that start left it (one first start a
+    module and worker instead of one a test: each was a child app on a pseudo-terminal)."""
+    folder, left, project, env = first_start
+    deadline = time.monotonic() + BOUND
+    while folder.exists():  # the test before killed its app's process group: a child dying may still write
+        try:
+            shutil.rmtree(folder)
+            break
+        except OSError:
+            assert time.monotonic() < deadline, f"{folder} could not be emptied"
+            time.sleep(0.05)
+    shutil.copytree(left, folder, symlinks=True)
     return project, env
 
 
