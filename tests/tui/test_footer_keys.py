@@ -10,7 +10,7 @@ from textual.widgets import Static
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.rows import ListRows, merge_news
-from mailtriage.tui.textual_private import FooterKey
+from mailtriage.tui.textual_private import FooterKey, being_removed
 from tests.tui.test_thread_list import BASE, summary
 
 
@@ -102,3 +102,27 @@ async def test_a_focus_move_styles_each_new_key_once_in_both_forms():
                            for k in keys)
                 forms.append(footer.compact)
         assert set(forms) == {True, False}  # both forms were seen
+
+
+async def test_the_keys_follow_a_focus_move_at_once_not_a_frame_later():
+    """Issue 35: the footer changed its keys after the frame of the focus move that changed
+    them, so Enter's body frame was followed by a second frame for the reader's keys, and an r
+    typed at once waited behind it. Now the keys change as the focus moves (the same frame),
+    twice in one turn too (a key removed is still among the children until its removal runs)."""
+    app = FooterHost()
+    async with app.run_test(size=(140, 20)) as pilot:
+        await _settled(pilot)
+        screen, footer = app.screen, app.query_one(KeyFooter)
+        listed = [(k.key, k.description) for k in _keys(app)]
+        assert "Other key" not in [d for _k, d in listed]
+        for _ in range(2):
+            screen.set_focus(app.query_one(Other))  # no await: no refresh, no frame in between
+            shown = [(k.key, k.description) for k in footer.children if not being_removed(k)]
+            assert "Other key" in [d for _k, d in shown] and len(shown) < len(listed)
+            screen.set_focus(app.query_one(ThreadList))
+            assert [(k.key, k.description) for k in footer.children if not being_removed(k)] == listed
+        await _settled(pilot)
+        assert [(k.key, k.description) for k in _keys(app)] == listed
+        footer.refresh(recompose=True)  # what a recompose shows: the same keys
+        await _settled(pilot)
+        assert [(k.key, k.description) for k in _keys(app)] == listed
