@@ -78,22 +78,8 @@ class KeyFooter(Footer):
             return
         if not (self.is_attached and screen is self.screen) or self._recompose_due:
             return
-        if self._composed is not None and self._keys_in_place():
-            return  # changed now (or the same), in the frame of the change that asked (issue 35)
         self._recompose_due = True
         self.call_after_refresh(self._recompose_now)
-
-    def on_mount(self) -> None:
-        # Footer.on_mount (it runs after this handler) subscribes bindings_changed to be posted
-        # to the footer's queue: it then ran after the frame of the focus move that asked, and
-        # that frame was followed by another for the keys (issue 35). Called as the bindings
-        # change instead, the keys change in place before the frame of the change itself.
-        self.call_next(self._follow_at_once)
-
-    def _follow_at_once(self) -> None:
-        signal = self.screen.bindings_updated_signal
-        signal.unsubscribe(self)
-        signal.subscribe(self, self.bindings_changed, immediate=True)
 
     async def _recompose_now(self) -> None:
         if not self.is_attached:
@@ -122,9 +108,13 @@ class KeyFooter(Footer):
         action and classes the keys of a recompose would have (:meth:`_specs`, no widget made):
         only a key whose classes change is restyled (alone), only a changed text is laid out
         again, and only the keys beyond those on show are made and mounted (or the surplus
-        removed). Cheap enough to run as the bindings change (see :meth:`bindings_changed`):
-        Enter's focus move and the reader's keys are then one frame, where the keys' own frame
-        after the body's held a key typed at once (an r right after Enter) behind it."""
+        removed; a key removed but not yet pruned is not counted as shown).
+
+        Still run after the frame of the change, not as the bindings change: run within Enter's
+        focus move (footer7, tried), the keys' layout and mounts went into the body's frame,
+        Enter -> body 30 -> 44 ms of UI CPU (bench_open_headless) and 0.09 -> 0.15 s on the
+        screen, for an r typed at once 0.19 -> 0.12 s: the frame after the body (Textual's Focus
+        event: the view's repaint, the resized keys' layout) still came before r."""
         staying = [child for child in self.children if not being_removed(child)]
         shown = [key for key in staying if isinstance(key, FooterKey)]
         if not shown or len(shown) != len(staying):
