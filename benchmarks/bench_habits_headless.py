@@ -2,7 +2,7 @@
 time, headless (issue 35).
 
     .venv/bin/python benchmarks/bench_habits_headless.py [--messages 2000] [--rounds 3]
-        [--before CHECKOUT] [--profile FILE] [--at-once] [--timeline]
+        [--before CHECKOUT] [--profile FILE] [--at-once] [--timeline] [--steps]
 
 What load does not inflate (much): the CPU time of the app's UI thread (``time.thread_time``)
 in a headless Textual app (160 x 50) on a real Dovecot INBOX of ``--messages`` messages plus
@@ -26,6 +26,13 @@ has settled, the reply built ahead and its compose dialog mounted ahead):
 dialog`` is the UI thread's CPU from Enter to the compose dialog's first frame. ``--timeline``
 prints, per process, when each step from Enter to that frame ran (the read shown, the reply's
 build, its dialog filled or mounted, prepared hidden, r handled), wall clock.
+
+``--steps``: Enter and r go to the app as a terminal's keys would (the driver's queue, without
+Pilot's waits: Pilot.press returns only once everything the key caused is done, so a timeline
+taken through it shows r after the work it would have waited for), r the moment the body's
+frame is made; per process, every step of the UI thread's event loop that used 0.3 ms of CPU or
+more from Enter to the compose dialog's frame: the widget and the messages it handled (or the
+callback), with each frame (``FRAME``) and the keys' moments (``---``).
 
 ``--before CHECKOUT`` runs a second copy, process by process alternated with this one, from
 another checkout (a throwaway worktree of the base commit). ``--profile FILE`` writes a

@@ -18,15 +18,13 @@ place, so it shows whatever else is cut.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from textual import events
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
-from mailtriage.tui.textual_private import (FooterKey, being_removed, bindings_ready, mark_bindings_ready,
+from mailtriage.tui.textual_private import (FooterKey, bindings_ready, key_disabled, mark_bindings_ready,
                                             set_key_disabled)
 
 __all__ = ["KeyFooter", "SHORT"]
@@ -37,19 +35,6 @@ SHORT: dict[str, str] = {
     "thread_url": "URL", "attachments": "Attach", "import_key": "Key", "select": "Open",
     "clear_search": "Clear", "next_match": "Next", "previous_match": "Prev",
 }
-
-class _Spec(NamedTuple):
-    """A footer key as data: what a FooterKey is made with, its classes and ``compact``."""
-
-    key: str
-    key_display: str
-    description: str
-    action: str
-    disabled: bool
-    tooltip: str
-    classes: frozenset[str] = frozenset()
-    compact: bool = False
-
 
 #: The action of the key pinned to the right (``?``).
 PINNED = "help"
@@ -76,10 +61,9 @@ class KeyFooter(Footer):
         mark_bindings_ready(self)
         if not screen.app.app_focus:
             return
-        if not (self.is_attached and screen is self.screen) or self._recompose_due:
-            return
-        self._recompose_due = True
-        self.call_after_refresh(self._recompose_now)
+        if self.is_attached and screen is self.screen and not self._recompose_due:
+            self._recompose_due = True
+            self.call_after_refresh(self._recompose_now)
 
     async def _recompose_now(self) -> None:
         if not self.is_attached:
@@ -104,114 +88,52 @@ class KeyFooter(Footer):
 
         A recompose removed ~20 keys and mounted ~20 new ones, each composed and styled, on every
         focus move: ~12-15 ms of the UI thread after Enter had shown the body, before the next
-        key (issue 35), and a second frame for the layout. Here the mounted keys take the text,
-        action and classes the keys of a recompose would have (:meth:`_specs`, no widget made):
-        only a key whose classes change is restyled (alone), only a changed text is laid out
-        again, and only the keys beyond those on show are made and mounted (or the surplus
-        removed; a key removed but not yet pruned is not counted as shown).
-
-        Still run after the frame of the change, not as the bindings change: run within Enter's
-        focus move (footer7, tried), the keys' layout and mounts went into the body's frame,
-        Enter -> body 30 -> 44 ms of UI CPU (bench_open_headless) and 0.09 -> 0.15 s on the
-        screen, for an r typed at once 0.19 -> 0.12 s: the frame after the body (Textual's Focus
-        event: the view's repaint, the resized keys' layout) still came before r."""
-        staying = [child for child in self.children if not being_removed(child)]
-        shown = [key for key in staying if isinstance(key, FooterKey)]
-        if not shown or len(shown) != len(staying):
+        key (issue 35), and a second frame for the layout. Here the keys a recompose would mount
+        are made (not mounted), and the mounted ones take their text, action and classes: only a
+        key whose classes change is restyled (alone), only a changed text is laid out again, and
+        only the keys beyond those on show are mounted (or the surplus removed)."""
+        shown = [key for key in self.children if isinstance(key, FooterKey)]
+        if not shown or len(shown) != len(self.children):
             return False
-        active = self.screen.active_bindings
-        composed = self._shown(active)
-        if composed == self._composed:
-            return True  # the same keys (issue 39: a list's news refreshes the bindings each poll)
-        wanted = self._specs(active)
-        if wanted is None:
+        if any(active.binding.group is not None for active in self.screen.active_bindings.values()):
             return False  # Footer.compose puts grouped keys in a KeyGroup (a ``with`` block)
-        specs, compact_form, columns = wanted
-        if compact_form != self.compact:
+        made, compact_form = self._made_keys()
+        fresh = [key for key in made if isinstance(key, FooterKey)]
+        if compact_form != self.compact or len(fresh) != len(made):
             # The other form: every key is restyled (the footer's -compact rules); a recompose
             # styles each new key once, where the keys kept would follow the footer's bind.
             return False
-        self._composed = composed
-        if self.styles.grid_size_columns != columns:
-            self.styles.grid_size_columns = columns  # as Footer.compose sets it
+        self._composed = self._shown()
         restyle: list[FooterKey] = []
-        for key, spec in zip(shown, specs):
-            text = (spec.key, spec.key_display, spec.description, spec.action)
+        for key, new in zip(shown, fresh):
+            text = (new.key, new.key_display, new.description, new.action)
             if (key.key, key.key_display, key.description, key.action) != text:
                 key.key, key.key_display, key.description, key.action = text
                 key.refresh(layout=True)
-            set_key_disabled(key, spec.disabled)
-            if key.tooltip != (spec.tooltip or None):
-                key.tooltip = spec.tooltip or None
-            key.set_reactive(FooterKey.compact, spec.compact)
-            if key.classes != spec.classes:
-                key.remove_class(*(key.classes - spec.classes), update=False)
-                key.add_class(*(spec.classes - key.classes), update=False)
+            set_key_disabled(key, key_disabled(new))
+            if key.tooltip != new.tooltip:
+                key.tooltip = new.tooltip
+            key.set_reactive(FooterKey.compact, new.compact)
+            if key.classes != new.classes:
+                key.remove_class(*(key.classes - new.classes), update=False)
+                key.add_class(*(new.classes - key.classes), update=False)
                 restyle.append(key)
         if restyle:
             self.app.stylesheet.update_nodes(restyle, animate=False)
             for key in restyle:
                 key.refresh(layout=True)  # a -compact or -pinned key takes other room
-        if len(specs) > len(shown):
-            self.mount_all([self._made(spec) for spec in specs[len(shown):]])
-        for key in shown[len(specs):]:
+        if len(fresh) > len(shown):
+            self.mount_all(fresh[len(shown):])
+        for key in shown[len(fresh):]:
             key.remove()
         return True
 
-    def _specs(self, active: dict) -> tuple[list[_Spec], bool, int] | None:
-        """The keys :meth:`compose` would show for the bindings as they are, as data (no widget
-        made: a FooterKey's construction is most of what a comparison cost), in their order;
-        whether that is the compact form; the grid's columns Footer.compose sets. None where
-        a binding has a group (Footer.compose makes a KeyGroup container of them). ``active``:
-        the screen's active bindings (read once: each read asks every action's check)."""
-        app = self.app
-        first: dict[str, tuple] = {}  # action -> its first shown binding (Footer.compose's grouping)
-        for _node, binding, enabled, tooltip in active.values():
-            if binding.group is not None:
-                return None
-            if binding.show:
-                first.setdefault(binding.action, (binding, enabled, tooltip))
-        specs = [_Spec(b.key, app.get_key_display(b), b.description, b.action, not enabled, tooltip)
-                 for b, enabled, tooltip in first.values()]
-        if self.show_command_palette and app.ENABLE_COMMAND_PALETTE:
-            found = active.get(app.COMMAND_PALETTE_BINDING)
-            if found is not None:
-                _node, b, enabled, _tooltip = found
-                specs.append(_Spec(b.key, app.get_key_display(b), b.description, b.action, not enabled,
-                                   b.tooltip or b.description, frozenset({"-command-palette"})))
-        width = self.size.width or app.size.width
-        compact_form = sum(len(s.key_display) + len(s.description) + 3 for s in specs) > width
-        out = []
-        for spec in specs:
-            palette = "-command-palette" in spec.classes
-            compact = True if palette else compact_form
-            classes = spec.classes | {"-compact"} if compact else spec.classes
-            if spec.disabled:
-                classes |= {"-disabled"}
-            description = SHORT.get(spec.action, spec.description) if compact_form else spec.description
-            if compact_form and spec.action == PINNED:
-                classes |= {"-pinned"}
-            out.append(spec._replace(description=description, classes=classes, compact=compact))
-        if compact_form:  # ? Help pinned last, the palette's key dropped (see _made_keys)
-            out = [s for s in out if "-pinned" not in s.classes and "-command-palette" not in s.classes] + \
-                  [s for s in out if "-pinned" in s.classes]
-        return out, compact_form, len(first)
-
-    @staticmethod
-    def _made(spec: _Spec) -> FooterKey:
-        """A key made from its spec, in its form (styled once, on its mount)."""
-        key = FooterKey(spec.key, spec.key_display, spec.description, spec.action, disabled=spec.disabled,
-                        tooltip=spec.tooltip, classes=" ".join(sorted(spec.classes - {"-disabled"})))
-        key.set_reactive(FooterKey.compact, spec.compact)
-        return key
-
-    def _shown(self, active: dict | None = None) -> tuple:
+    def _shown(self) -> tuple:
         """What the keys are composed from: the width and the screen's active bindings (key,
         binding, enabled, tooltip). A list's news refreshes the bindings each poll and most
         leave them as they were: then the keys stay, rather than ~20 widgets mounted and
         styled again on the UI thread."""
-        if active is None:
-            active = self.screen.active_bindings
+        active = self.screen.active_bindings
         width = self.size.width or self.app.size.width
         return (width, tuple((key, b.binding, b.enabled, b.tooltip) for key, b in active.items()))
 

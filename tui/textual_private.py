@@ -53,7 +53,6 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual.screen", "Screen", "_scroll_required", ("attribute",)),
     ("textual.screen", "Screen", "_repaint_required", ("attribute",)),
     ("textual.screen", "Screen", "_dirty_widgets", ("attribute",)),
-    ("textual.dom", "DOMNode", "_pruning", ("attribute",)),
 )
 
 
@@ -64,12 +63,6 @@ def mark_bindings_ready(footer: Footer) -> None:
 
 def bindings_ready(footer: Footer) -> bool:
     return bool(footer._bindings_ready)
-
-
-def being_removed(node: Widget) -> bool:
-    """Whether ``node`` is being removed: Textual's ``remove()`` leaves it among its parent's
-    children until the removal's task has run (tui/footer.py changes its keys in place)."""
-    return bool(node._pruning)
 
 
 def key_disabled(key: FooterKey) -> bool:

@@ -10,7 +10,7 @@ from textual.widgets import Static
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.rows import ListRows, merge_news
-from mailtriage.tui.textual_private import FooterKey, being_removed
+from mailtriage.tui.textual_private import FooterKey
 from tests.tui.test_thread_list import BASE, summary
 
 
@@ -102,25 +102,3 @@ async def test_a_focus_move_styles_each_new_key_once_in_both_forms():
                            for k in keys)
                 forms.append(footer.compact)
         assert set(forms) == {True, False}  # both forms were seen
-
-
-async def test_focus_moves_in_a_burst_leave_the_keys_of_the_last_as_a_recompose_shows_them():
-    """The keys change in place from data (no FooterKey made but the keys beyond those shown):
-    moves to a pane with fewer keys and back, before a removed key is gone, end with the keys
-    of the focused pane, the same a recompose makes (issue 35: no key offered that does nothing)."""
-    app = FooterHost()
-    async with app.run_test(size=(140, 20)) as pilot:
-        await _settled(pilot)
-        screen, footer = app.screen, app.query_one(KeyFooter)
-        listed = [(k.key, k.description, sorted(k.classes)) for k in _keys(app)]
-        for _ in range(3):
-            screen.set_focus(app.query_one(Other))
-            await pilot.pause()
-            assert "Other key" in [k.description for k in footer.children if not being_removed(k)]
-            screen.set_focus(app.query_one(ThreadList))
-            await pilot.pause()
-        await _settled(pilot)
-        assert [(k.key, k.description, sorted(k.classes)) for k in _keys(app)] == listed
-        footer.refresh(recompose=True)  # what a recompose shows: the same keys
-        await _settled(pilot)
-        assert [(k.key, k.description, sorted(k.classes)) for k in _keys(app)] == listed
