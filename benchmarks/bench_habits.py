@@ -269,6 +269,34 @@ behind the mount of the dialog made ahead, and its push waited for the rest of t
   Enter to the compose dialog's first frame, load 9-23, 4 processes): 145 ms vs 276 before. What
   is left between the body and r handled (timeline): the main footer's keys recomposed for the
   reader, the worker's start (~40 ms at load 12), the fill (~8-20 ms) and the push's first frame.
+
+footer7 (2026-12-03, 22:15-23:10 UTC; nothing kept in the app, figures for the next step). What
+runs between Enter and an r typed at once (bench_habits_headless.py --steps: the keys sent as a
+terminal's, every UI-thread step >= 0.3 ms; load 6-13): Enter's handling and focus move (~10-20
+ms), the body's frame (screen_update 14-40 ms CPU); then the reply's fill (DraftBuiltAhead, 3-8
+ms), the footer's keys changed in place (3-10 ms), and a second MainScreen frame (16-30 ms) with
+the keys' layout and what Textual's Focus event does after the body's frame (the view's repaint,
+the pane status, the resized keys); r is handled after that frame, often after one or two more
+(the key passes App -> screen -> view -> MainScreen, a frame can run between the hops): in one
+process at load 12, r sent 78 ms after Enter reached MainScreen.ReplyRequested at 257 ms.
+
+Tried: the footer's keys changed as the bindings change (subscribed ``immediate``, in place from
+data, no FooterKey made), so they ride in the body's frame. r improved and open got worse (same
+run, load 7-10, --before a163c0b): open 0.093 -> 0.153 s, reply 0.192 -> 0.117 (aerc 0.055 /
+0.030); bench_open_headless Enter -> body frame 29.9 -> 44.3 ms of UI CPU: the keys' mounts and
+layout moved into the body's frame, and the frame after it stayed (the Focus event's part).
+Reverted. The keys changed in place from data but after the frame (as before) showed no gain:
+quiet (load 2-4.6), two tmux runs open 0.054 / 0.042 before vs 0.065 / 0.067, reply 0.076 / 0.064
+vs 0.109 / 0.056 (aerc open 0.028, reply 0.028 / 0.022), --think 1 at load 6.6-10 reply 0.077
+vs 0.066 (aerc 0.032), and headless settle 62.7 vs 68.1 ms;
+an A/A run (base's footer in both trees, load 3-4) gave open 0.056 / 0.052 and reply 0.060 /
+0.065, so the tree order has no bias. Reverted too. Same hour, the 100k folder (bench_read_newest
+--phases open, load 2-7): ours 0.050 (0.032-0.081), base 0.039, aerc 0.050.
+
+What would cut r typed at once: no second frame after the body's (the Focus event's repaint and
+the keys' layout in the body's frame, at no cost to it: e.g. a footer drawn as one line, no
+widget per key, so a change is a repaint of one line without layout), and r's hops not
+interleaved with frames. Both are Textual-level; neither was done here.
 """
 
 from __future__ import annotations

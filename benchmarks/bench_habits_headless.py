@@ -2,7 +2,7 @@
 time, headless (issue 35).
 
     .venv/bin/python benchmarks/bench_habits_headless.py [--messages 2000] [--rounds 3]
-        [--before CHECKOUT] [--profile FILE] [--at-once] [--timeline]
+        [--before CHECKOUT] [--profile FILE] [--at-once] [--timeline] [--steps]
 
 What load does not inflate (much): the CPU time of the app's UI thread (``time.thread_time``)
 in a headless Textual app (160 x 50) on a real Dovecot INBOX of ``--messages`` messages plus
@@ -26,6 +26,13 @@ has settled, the reply built ahead and its compose dialog mounted ahead):
 dialog`` is the UI thread's CPU from Enter to the compose dialog's first frame. ``--timeline``
 prints, per process, when each step from Enter to that frame ran (the read shown, the reply's
 build, its dialog filled or mounted, prepared hidden, r handled), wall clock.
+
+``--steps``: Enter and r go to the app as a terminal's keys would (the driver's queue, without
+Pilot's waits: Pilot.press returns only once everything the key caused is done, so a timeline
+taken through it shows r after the work it would have waited for), r the moment the body's
+frame is made; per process, every step of the UI thread's event loop that used 0.3 ms of CPU or
+more from Enter to the compose dialog's frame: the widget and the messages it handled (or the
+callback), with each frame (``FRAME``) and the keys' moments (``---``).
 
 ``--before CHECKOUT`` runs a second copy, process by process alternated with this one, from
 another checkout (a throwaway worktree of the base commit). ``--profile FILE`` writes a
@@ -55,6 +62,50 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 TAGGED = 200
+
+
+def probe_steps(steps: list[tuple[float, float, str]]) -> None:
+    """--steps: record every step of the UI thread's event loop that takes 0.3 ms of CPU or more:
+    (wall start, CPU, what: the widget and the message it handles, or the callback)."""
+    import asyncio.events
+    import threading
+
+    from textual.message_pump import MessagePump
+
+    handled: dict[object, list[str]] = {}  # task -> what it dispatched in its running step
+    dispatch = MessagePump._dispatch_message
+
+    def name(pump, message) -> str:
+        what = type(message).__name__
+        if what == "Key":
+            what += f"({message.key})"
+        elif what in ("InvokeLater", "Callback"):
+            what += f"[{getattr(message.callback, '__qualname__', '')}]"
+        return f"{type(pump).__name__}{'#' + pump.id if getattr(pump, 'id', None) else ''} {what}"
+
+    async def dispatching(self, message):
+        handled.setdefault(asyncio.current_task(), []).append(name(self, message))
+        return await dispatch(self, message)
+    MessagePump._dispatch_message = dispatching
+    run = asyncio.events.Handle._run
+
+    def running(handle):
+        if threading.current_thread() is not threading.main_thread():
+            return run(handle)
+        owner = getattr(handle._callback, "__self__", None)
+        handled.pop(owner, None)
+        wall, cpu = time.perf_counter(), time.thread_time()
+        try:
+            return run(handle)
+        finally:
+            used = time.thread_time() - cpu
+            if used >= 0.0003:
+                if isinstance(owner, asyncio.Task):
+                    what = ", ".join(handled.get(owner, [])[:4]) or f"(resumed) {owner.get_name()[:60]}"
+                else:
+                    what = getattr(handle._callback, "__qualname__", repr(handle._callback))
+                steps.append((wall, used, what))
+    asyncio.events.Handle._run = running
 
 
 def mark_steps(marks: list[tuple[float, str]]) -> None:
@@ -92,8 +143,10 @@ def mark_steps(marks: list[tuple[float, str]]) -> None:
 
 
 async def measure(project: Path, subject: str, profile: str | None, port: int, user: str, password: str,
-                  trace: bool = False, ahead: bool = False, timeline: bool = False, at_once: bool = False) -> dict:
+                  trace: bool = False, ahead: bool = False, timeline: bool = False, at_once: bool = False,
+                  direct: bool = False) -> dict:
     from imapclient import IMAPClient
+    from textual import events
     from textual.widgets import TextArea
 
     from mailtriage.core.trace import TRACE
@@ -154,6 +207,19 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
     marks: list[tuple[float, str]] = []  # --timeline: (wall, what) from Enter to the compose dialog's frame
     if timeline:
         mark_steps(marks)
+    ran: list[tuple[float, float, str]] = []  # --steps: the UI thread's steps (wall, CPU, what)
+    if direct:
+        probe_steps(ran)
+
+    def press(key: str):
+        """--steps: the key goes to the app as a terminal's would, without Pilot's waits for
+        the app to be idle after it (Pilot.press returns once everything it caused is done)."""
+        if not direct:
+            return pilot.press(key)
+        event = events.Key(key, key if len(key) == 1 else None)
+        event.set_sender(app)
+        app._driver.send_message(event)
+        return asyncio.sleep(0)
 
     async def first_frame(screen_name: str, since: int, focused=None) -> tuple[float, float]:
         deadline = time.perf_counter() + 60
@@ -161,7 +227,7 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
             for cpu, wall, name, focus in frames[since:]:
                 if name == screen_name and (focused is None or focused(focus)):
                     return cpu, wall
-            await asyncio.sleep(0)
+            await asyncio.sleep(0.001 if direct else 0)
         raise TimeoutError(f"no frame of {screen_name}: {[(n, type(f).__name__) for _c, _w, n, f in frames[since:]]}")
 
     async def until(condition, what: str) -> None:
@@ -169,7 +235,7 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
         while not condition():
             if time.perf_counter() > deadline:
                 raise TimeoutError(what)
-            await asyncio.sleep(0)
+            await asyncio.sleep(0.001 if direct else 0)
 
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
@@ -184,7 +250,8 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
         entered = time.perf_counter()
         marks.append((entered, "Enter"))
         entered_cpu = time.thread_time()
-        await pilot.press("enter")
+        ran.clear()
+        await press("enter")
         # r the moment the body is painted, as bench_habits.py types it (the reply ahead and its
         # dialog are on their way then): the first frame whose reader holds the newest message
         await until(lambda: reader.thread is not None and subject in reader.thread.subject, "the body")
@@ -202,8 +269,15 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
         since = len(frames)
         cpu, wall = time.thread_time(), time.perf_counter()
         marks.append((wall, "r pressed"))
-        await pilot.press("r")
+        await press("r")
         shown_cpu, shown_wall = await first_frame("ComposeDialog", since, lambda f: isinstance(f, TextArea))
+        if direct:
+            frame_marks = [(w, f"FRAME {n}") for _c, w, n, _f in frames if w >= entered]
+            for when, what in sorted([(w, f"{c * 1000:5.1f} {what}") for w, c, what in ran]
+                                     + [(w, f"  --- {what}") for w, what in marks + frame_marks]):
+                if when <= shown_wall + 0.001:
+                    print(f"TIMELINE {(when - entered) * 1000:7.1f} ms  {what}", file=sys.stderr)
+            marks.clear()
         marks.append((shown_wall, "frame of the compose dialog"))
         out["enter -> dialog wall"] = shown_wall - entered
         out["enter -> dialog"] = shown_cpu - entered_cpu
@@ -263,7 +337,7 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
 
 def child(args) -> None:
     figures = asyncio.run(measure(Path(args.project), args.subject, args.profile, args.port, args.user,
-                                  args.password, args.show_trace, args.ahead, args.timeline, args.at_once))
+                                  args.password, args.show_trace, args.ahead, args.timeline, args.at_once, args.steps))
     print(json.dumps(figures))
 
 
@@ -279,6 +353,9 @@ def main() -> int:
                         help="r as soon as the reader holds the message, not once its frame is made")
     parser.add_argument("--timeline", action="store_true",
                         help="print the steps from Enter to the compose dialog's frame of each process (wall, ms)")
+    parser.add_argument("--steps", action="store_true",
+                        help="keys sent as a terminal's (no Pilot waits); print each UI-thread step "
+                             ">= 0.3 ms CPU from Enter to the compose dialog's frame")
     parser.add_argument("--show-trace", action="store_true", help="print the protocol lines of the last Ctrl+s")
     for hidden in ("--project", "--subject", "--user", "--password"):
         parser.add_argument(hidden, help=argparse.SUPPRESS)
@@ -322,7 +399,7 @@ def main() -> int:
                            "PYTHONPATH": str(ROOT / "benchmarks"), **extra}
                     argv = [PYTHON, __file__, "--child", "--project", str(project), "--subject", subject,
                             "--port", str(server.port), "--user", user.name, "--password", user.password]
-                    argv += ["--show-trace"] * args.show_trace + ["--ahead"] * args.ahead + ["--timeline"] * args.timeline + ["--at-once"] * args.at_once
+                    argv += ["--show-trace"] * args.show_trace + ["--ahead"] * args.ahead + ["--timeline"] * args.timeline + ["--at-once"] * args.at_once + ["--steps"] * args.steps
                     if args.profile and label == "ours" and rnd == args.rounds - 1:
                         argv += ["--profile", args.profile]
                     out = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
@@ -334,7 +411,7 @@ def main() -> int:
                     if args.show_trace and rnd == args.rounds - 1:
                         print(f"{label}, Ctrl+s -> the protocol lines:")
                         print("\n".join(line for line in out.stderr.splitlines() if " ms " in line))
-                    if args.timeline and rnd >= 0:
+                    if (args.timeline or args.steps) and rnd >= 0:
                         print(f"{label}, round {rnd + 1}, Enter -> the compose dialog's frame:")
                         print("\n".join(line[9:] for line in out.stderr.splitlines() if line.startswith("TIMELINE ")))
                     if rnd >= 0:
