@@ -455,7 +455,10 @@ class ImapSource(AccountSource):
         if not self._in_step(state) or not all(_plain_news(r) for r in news):
             return None
         since, before = state.highestmodseq, state.news
-        found = conn.call("UID SEARCH MODSEQ", lambda c: c.search(["MODSEQ", str(since + 1)]))
+        try:
+            found = conn.call("UID SEARCH MODSEQ", lambda c: c.search(["MODSEQ", str(since + 1)]))
+        except ConnectionLost:  # dropped after the NOOP: the SELECT reconnects, as after a failed NOOP
+            return None
         modseq = found.modseq if isinstance(found.modseq, int) else since
         # Mail that landed after the search ran is announced in its answer (Dovecot: EXISTS after
         # the SEARCH line) but not named: that news stays counted, so the next poll asks again.

@@ -188,3 +188,25 @@ def test_mail_announced_during_the_catch_up_search_is_listed_by_the_next_poll(ma
     listed = poller.list_recent_threads(LIST, WINDOW)
     assert "<mid@x>" in {t.root_message_id for t in listed}
     assert rows(listed) == _fresh(make_source)
+
+
+def test_a_connection_dropped_between_the_noop_and_the_search_reconnects(make_source, seed, dovecot, dovecot_user):
+    """The server drops the session after the NOOP brought news (a restart, a killed session):
+    the poll SELECTs on a new connection, as when the NOOP itself fails, rather than failing."""
+    _seed_window(seed, count=6)
+    poller = make_source()
+    poller.list_recent_threads(LIST, WINDOW)
+    seed("INBOX", make_mail(8, subject="Fresh report", message_id="<fresh@x>"), when=NOW)
+    client = poller.mailbox.conn.client  # imapclient's, not ours: a hook to time the drop
+    search = client.search
+
+    def search_after_a_drop(*args, **kwargs):
+        client.search = search
+        assert dovecot.kill_user_connections(dovecot_user) >= 1
+        return search(*args, **kwargs)
+
+    client.search = search_after_a_drop
+    listed = poller.list_recent_threads(LIST, WINDOW)
+    assert client.search is search  # the catch-up searched
+    assert listed[0].root_message_id == "<fresh@x>"
+    assert rows(listed) == _fresh(make_source)
