@@ -90,8 +90,8 @@ class CursorStore:
     39: a poller in a storm rewrote ~1 MB of cursor at each acknowledgement). Reading the cursor
     applies the journal's lines (each only raises, so their order does not matter; a line torn
     by a kill is skipped: what it acknowledged is reported again, as when a kill comes before
-    the write); writing it whole empties the journal. Appending a line and writing the file
-    whole take a lock (an flock on ``<name>.lock``, no content) and the whole write applies the
+    the write); writing it whole empties the journal. Reading it, appending a line and writing
+    the file whole take a lock (an flock on ``<name>.lock``, no content) and the whole write applies the
     journal as it is then: a line another process appended after this one read the cursor is
     kept, not emptied away (what it acknowledged would be reported again)."""
 
@@ -122,6 +122,12 @@ class CursorStore:
         return stamp, journal.st_mtime_ns, journal.st_size
 
     def load(self) -> dict | None:
+        """The cursor with its journal applied, read under the lock: never between another
+        process's whole write and its emptying of the journal (the old file, then no journal)."""
+        with self._locked():
+            return self._load()
+
+    def _load(self) -> dict | None:
         try:
             text = private_files.read_text(self.path)  # the same rule as save's
             data = json.loads(text)

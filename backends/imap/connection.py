@@ -547,15 +547,16 @@ class ImapConnection:
         elif kind == b"EXPUNGE":
             state.exists = max(0, state.exists - 1)
 
-    def caught_up(self, state: FolderState, *, uidnext: int, highestmodseq: int) -> FolderState | None:
+    def caught_up(self, state: FolderState, *, uidnext: int, highestmodseq: int, news: int = 0) -> FolderState | None:
         """The selected folder's ``state`` with the UIDNEXT and HIGHESTMODSEQ a caller learnt
         without a SELECT (``ImapSource._folder_state``: a MODSEQ search after a NOOP), as the
-        connection's state from now on (no news counted since); None when ``state`` is no longer
-        the selection (another folder selected, a reconnect). EXISTS stays the live count."""
+        connection's state from now on, with ``news`` counted (what came after that search:
+        its answer announced it without naming it); None when ``state`` is no longer the
+        selection (another folder selected, a reconnect). EXISTS stays the live count."""
         if self.state is not state or not self.is_open:
             return None
         self.state = replace(state, uidnext=max(uidnext, state.uidnext or 0),
-                             highestmodseq=max(highestmodseq, state.highestmodseq or 0), news=0)
+                             highestmodseq=max(highestmodseq, state.highestmodseq or 0), news=news)
         return self.state
 
     def reselect(self, folder: str) -> FolderState:

@@ -454,10 +454,16 @@ class ImapSource(AccountSource):
         compares and asks once more (never less)."""
         if not self._in_step(state) or not all(_plain_news(r) for r in news):
             return None
-        since = state.highestmodseq
-        found = conn.call("UID SEARCH MODSEQ", lambda c: c.search(["MODSEQ", str(since + 1)]))
+        since, before = state.highestmodseq, state.news
+        try:
+            found = conn.call("UID SEARCH MODSEQ", lambda c: c.search(["MODSEQ", str(since + 1)]))
+        except ConnectionLost:  # dropped after the NOOP: the SELECT reconnects, as after a failed NOOP
+            return None
         modseq = found.modseq if isinstance(found.modseq, int) else since
-        caught = conn.caught_up(state, uidnext=max(found, default=0) + 1, highestmodseq=modseq)
+        # Mail that landed after the search ran is announced in its answer (Dovecot: EXISTS after
+        # the SEARCH line) but not named: that news stays counted, so the next poll asks again.
+        caught = conn.caught_up(state, uidnext=max(found, default=0) + 1, highestmodseq=modseq,
+                                news=state.news - before)
         if caught is not None:
             self._changed_uids = (caught, list(found))  # the reconcile reads these flags by UID
         return caught

@@ -159,3 +159,54 @@ def test_a_thread_opens_whole_after_polls_that_changed_nothing_the_listing_keeps
         "<late@x>", "<later@x>", "<w0@x>", "<w1@x>", "<w2@x>"]
     assert sorted(m.message_id for m in poller.read_thread(ThreadId("msgid", "<w3@x>")).messages) == [
         "<last@x>", "<w3@x>", "<w4@x>", "<w5@x>"]
+
+
+def test_mail_announced_during_the_catch_up_search_is_listed_by_the_next_poll(make_source, seed, dovecot,
+                                                                                 dovecot_user):
+    """Mail that lands between the NOOP and the MODSEQ search: Dovecot announces it (EXISTS) in
+    the search's answer but the search does not name it. The catch-up must not forget that news,
+    or the next poll's NOOP (quiet: nothing new) keeps the state and never lists the mail."""
+    _seed_window(seed, count=6)
+    poller = make_source()
+    poller.list_recent_threads(LIST, WINDOW)
+    with dovecot.client(dovecot_user) as other:  # a flag change: the catch-up fetches no new mail
+        other.select_folder("INBOX")
+        other.add_flags(other.search(["HEADER", "Subject", "Report 0"]), [b"\\Seen"])
+    client = poller.mailbox.conn.client  # imapclient's, not ours: a hook to time the arrival
+    search = client.search
+
+    def search_after_a_landing(*args, **kwargs):
+        client.search = search
+        seed("INBOX", make_mail(9, subject="Landed mid-search", message_id="<mid@x>"), when=NOW)
+        with dovecot.client(dovecot_user) as other:  # another client (the watch) takes \\Recent
+            other.select_folder("INBOX")
+        return search(*args, **kwargs)
+
+    client.search = search_after_a_landing
+    poller.list_recent_threads(LIST, WINDOW)
+    assert client.search is search  # the catch-up searched
+    listed = poller.list_recent_threads(LIST, WINDOW)
+    assert "<mid@x>" in {t.root_message_id for t in listed}
+    assert rows(listed) == _fresh(make_source)
+
+
+def test_a_connection_dropped_between_the_noop_and_the_search_reconnects(make_source, seed, dovecot, dovecot_user):
+    """The server drops the session after the NOOP brought news (a restart, a killed session):
+    the poll SELECTs on a new connection, as when the NOOP itself fails, rather than failing."""
+    _seed_window(seed, count=6)
+    poller = make_source()
+    poller.list_recent_threads(LIST, WINDOW)
+    seed("INBOX", make_mail(8, subject="Fresh report", message_id="<fresh@x>"), when=NOW)
+    client = poller.mailbox.conn.client  # imapclient's, not ours: a hook to time the drop
+    search = client.search
+
+    def search_after_a_drop(*args, **kwargs):
+        client.search = search
+        assert dovecot.kill_user_connections(dovecot_user) >= 1
+        return search(*args, **kwargs)
+
+    client.search = search_after_a_drop
+    listed = poller.list_recent_threads(LIST, WINDOW)
+    assert client.search is search  # the catch-up searched
+    assert listed[0].root_message_id == "<fresh@x>"
+    assert rows(listed) == _fresh(make_source)
