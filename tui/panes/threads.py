@@ -256,7 +256,10 @@ class ThreadPane(Vertical):
         parts = [position, *self._status_words(tl), what]
         if tl.new_above:
             parts.insert(1, f"↑ {tl.new_above} new above (g)")
-        if tl.tags:
+        if tl.tags and tl.tag_prefix_waits:
+            parts.append(f"; waits: the next action acts on the {len(tl.tags):,} tagged "
+                         f"row{'s' if len(tl.tags) != 1 else ''} (Esc drops it)")
+        elif tl.tags:
             parts.append(f"{len(tl.tags):,} tagged")
         arranged = tl.arrangement_text()
         if arranged:
