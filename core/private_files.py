@@ -19,12 +19,14 @@ targets all go through this module, on read and on write alike:
 from __future__ import annotations
 
 import errno
+import fcntl
 import itertools
 import os
 import re
 import stat
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from mailtriage.core.errors import ConfigError
 from mailtriage.core.paths import UnsafePath, check_private_dir, private_dir
@@ -131,6 +133,27 @@ def open_append(path: Path | str) -> int:
     path = Path(path)
     check_private_dir(path.parent)
     return _open_checked(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+
+
+@contextmanager
+def exclusive(path: Path | str) -> Iterator[bool]:
+    """Hold an flock on ``path`` (an empty file, created ``0600`` under the rule) for the block:
+    this user's processes pass one at a time. When the lock file cannot be had (no usable
+    data folder) the block runs unserialised, as it would without one; yields whether held."""
+    fd = None
+    try:
+        fd = open_append(path)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except Exception:  # UnsafePath, UnsafeFile, OSError: unserialised
+        if fd is not None:
+            os.close(fd)
+        fd = None
+    try:
+        yield fd is not None
+    finally:
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
 
 
 def temp_name(name: str) -> str:

@@ -26,7 +26,6 @@ A poller should own its :class:`SourceSet`: an IDLE connection serves nothing el
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -35,8 +34,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from mailtriage.backends.contract import Op, ThreadId, ThreadSummary
 from mailtriage.backends.registry import SourceSet
@@ -165,24 +163,9 @@ class CursorStore:
             if isinstance(checked, str) and data.get("v") == CURSOR_VERSION and checked > str(data.get("checked") or ""):
                 data["checked"] = checked
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        """This user's processes append to the journal and empty it one at a time. Without a
-        lock (no usable data folder) the write goes on as before."""
-        fd = None
-        try:
-            fd = private_files.open_append(self.lock)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except Exception:  # UnsafePath, OSError: unserialised, as before
-            if fd is not None:
-                os.close(fd)
-            fd = None
-        try:
-            yield
-        finally:
-            if fd is not None:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-                os.close(fd)
+    def _locked(self):
+        """This user's processes append to the journal and empty it one at a time."""
+        return private_files.exclusive(self.lock)
 
     def save(self, cursor: dict) -> None:
         """Write ``cursor`` whole, with what the journal holds now (lines another process

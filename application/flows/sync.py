@@ -27,16 +27,15 @@ under the user's data folder; the items are those a read of every file and threa
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import re
-from contextlib import contextmanager
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Sequence
 from urllib.parse import unquote, urlsplit
 
 from mailtriage.backends.contract import Message, Op, Thread, ThreadId, ThreadSummary
@@ -599,29 +598,16 @@ def propose_sync(tracker: Tracker, items: Sequence[SyncItem], picks: dict[str, P
     return proposal
 
 
-@contextmanager
-def _one_writer(tracker: Tracker, issue_id: str) -> Iterator[None]:
+def _one_writer(tracker: Tracker, issue_id: str):
     """This user's processes check and append one issue's Sync entry one at a time: the
     check reads the rollup, the append writes it, and two runs between the two would both
-    write the same mail. An flock on a file in the private data folder (no content);
-    without one (no usable data folder) the write goes on as before."""
-    fd = None
+    write the same mail. An flock on a file in the private data folder (no content)."""
+    where = f"{tracker.kind}\0{getattr(tracker, 'root', '')}\0{issue_id}"
     try:
-        where = f"{tracker.kind}\0{getattr(tracker, 'root', '')}\0{issue_id}"
         folder = private_dir(private_dir(settings.data_dir()) / "sync-locks")
-        fd = os.open(folder / f"{hashlib.sha256(where.encode()).hexdigest()[:20]}.lock",
-                     os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    except Exception:  # UnsafePath, OSError: unserialised, as before
-        if fd is not None:
-            os.close(fd)
-        fd = None
-    try:
-        yield
-    finally:
-        if fd is not None:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+    except Exception:  # UnsafePath, OSError: no usable data folder, unserialised as before
+        return nullcontext(False)
+    return private_files.exclusive(folder / f"{hashlib.sha256(where.encode()).hexdigest()[:20]}.lock")
 
 
 def _entry_write(tracker: Tracker, item: SyncItem, tracker_name: str, user: str | None) -> Write:
