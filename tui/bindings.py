@@ -122,12 +122,15 @@ READER = [
 ]
 
 SOURCES = [
+    # q goes back from every pane but the list (issue 35), as in the reader; q in the list quits.
+    _b("q", "screen.focus_pane('threads')", "Back to list", "sources.back"),  # first: the footer shows it first
     _b("j,down", "cursor_down", "Down", "sources.down", show=False),
     _b("k,up", "cursor_up", "Up", "sources.up", show=False),
     _b("enter", "select", "Inspect backend / open account", "sources.open"),
 ]
 
 FOLDERS = [
+    _b("q", "screen.focus_pane('threads')", "Back to list", "folders.back"),  # first: the footer shows it first
     _b("j,down", "cursor_down", "Down", "folders.down", show=False),
     _b("k,up", "cursor_up", "Up", "folders.up", show=False),
     _b("g,home", "first", "First", "folders.first", show=False),
@@ -136,6 +139,7 @@ FOLDERS = [
 ]
 
 TRACKER = [
+    _b("q", "screen.focus_pane('threads')", "Back to list", "tracker.back"),  # first: the footer shows it first
     _b("j,down", "cursor_down", "Down", "tracker.down", show=False),
     _b("k,up", "cursor_up", "Up", "tracker.up", show=False),
     _b("enter", "select", "Open issue", "tracker.open"),

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
-from textual import work
+from textual import events, work
 from textual.message import Message
 from textual.worker import get_current_worker
 
@@ -135,6 +135,9 @@ class TagKeys:
     tags: Tags
     rows: ThreadRows
     cursor: int
+    #: ``;`` was typed with rows tagged: the status line says the prefix waits for its action
+    #: until the next key (the action, or Esc that only drops it).
+    tag_prefix_waits: bool = False
 
     if TYPE_CHECKING:  # the widget's (ThreadList), which the mixin's toasts go through
         def notify(self, message: str, *args: Any, **kwargs: Any) -> Any: ...
@@ -204,9 +207,19 @@ class TagKeys:
             self.notify("tag prefix: no row is tagged (tag rows first); the next key acts on the row under "
                         "the cursor", severity="warning", markup=False, timeout=4)
             return
-        count = len(self.tags)
-        self.notify(f"tag prefix: the next action key acts on the {count:,} tagged "
-                    f"row{'s' if count != 1 else ''}", markup=False, timeout=4)
+        self.tag_prefix_waits = True  # said on the status line (a toast would cover it), until the next key
+        self._tags_changed()
+
+    def on_key(self, event: events.Key) -> None:
+        """The key after ``;`` spends the prefix: an action key then acts (on the tagged rows,
+        as it would anyway); Esc only drops the prefix (not the search nor the loading too)."""
+        if not self.tag_prefix_waits or event.key == "semicolon":
+            return
+        self.tag_prefix_waits = False
+        self._tags_changed()
+        if event.key == "escape":
+            event.stop()
+            event.prevent_default()
 
     def action_move(self) -> None:
         """M: move the tagged rows (or the current one) to a folder picked next."""

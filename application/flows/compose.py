@@ -358,7 +358,7 @@ def refused_personal(kind: str, *, account_id: str, verdict) -> Proposal:
 
 
 def propose_personal(mailbox, form: ComposeForm, *, account_id: str, access: str, source_id: str | None = None,
-                     from_name: str | None = None, from_address: str = "") -> Proposal:
+                     from_name: str | None = None, from_address: str = "", username: str = "") -> Proposal:
     """The proposal of a personal compose on ``mailbox`` (an adapter): with ``access =
     "send"`` a send (Principle 10 is checked by the adapter before anything leaves, and a
     copy is kept in Sent), with ``"draft"`` a draft in Drafts, with ``"read"`` blocked."""
@@ -370,6 +370,12 @@ def propose_personal(mailbox, form: ComposeForm, *, account_id: str, access: str
     if access not in ("draft", "send"):
         return proposal.block(BlockedBy.ACCESS, f"account {account_id} has access = {access!r}: nothing can be sent "
                                                 f"or saved (set access = \"draft\" or \"send\" in [accounts.{account_id}])")
+    if not from_address:
+        # A draft or mail without From: cannot be sent (habits8 §3): refused, never written blank.
+        why = f"its username {username!r} is not an address" if username else "it has no username that is one"
+        return proposal.block(BlockedBy.SENDER, f"account {account_id} has no From address (no address is set and "
+                                                f"{why}): set address = \"you@example.org\" in "
+                                                f"[accounts.{account_id}]")
     problems = form_problems(form)
     if kind != NEW and not source_id:
         problems.append(f"a {kind} needs the message it answers")
@@ -384,7 +390,7 @@ def propose_personal(mailbox, form: ComposeForm, *, account_id: str, access: str
                       source_id=source_id if kind != NEW else None, from_name=from_name,
                       forward_inline=form.forward_as == FORWARD_INLINE)
     sender = f"{header_text(from_name or '', 200)} <{from_address}>" if from_name and from_address else from_address
-    fields = [Field("From", sender or f"account {account_id}")]
+    fields = [Field("From", sender)]
     fields += [Field("To", a) for a in form.to] + [Field("Cc", a) for a in form.cc]
     fields.append(Field("Subject", form.subject))
     if kind == FORWARD:
@@ -508,4 +514,5 @@ class ComposeFlow:
         if verdict is not None and not verdict.personal:
             return refused_personal(form.kind, account_id=self.account_id, verdict=verdict)
         return propose_personal(self.mailbox, form, account_id=self.account_id, access=self.access,
-                                source_id=source_id, from_name=self.identity.name, from_address=self.from_address)
+                                source_id=source_id, from_name=self.identity.name, from_address=self.from_address,
+                                username=str(getattr(self.account, "username", "") or ""))

@@ -46,6 +46,7 @@ class BlockedBy(str, enum.Enum):
     THREAD = "thread"  # the chosen backend cannot draft on this thread
     SECURITY_THREAD = "security_thread"  # a personal reply on a thread of the security list
     ACCESS = "access"  # the account's access level does not allow the write
+    SENDER = "sender"  # the account has no From address (no ``address``, a username that is not one)
     SEND_POLICY = "send_policy"  # the send policy (Principle 10) refuses the send
     GNUPG = "gnupg"  # gpg cannot be run
     TRACKER_RESTRICTION = "tracker_restriction"  # the tracker refuses the writes (access restriction)

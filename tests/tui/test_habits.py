@@ -327,3 +327,29 @@ async def test_the_pollers_operations_are_marked_as_the_pollers(tmp_path):
         await until(pilot, lambda: any(r.caller == "poller" for r in OPLOG.items()), "the poller's operations")
         callers = {r.caller for r in OPLOG.items()}
         assert "poller" in callers and "you" in callers
+
+
+async def test_q_in_a_side_pane_goes_back_to_the_list_and_the_footer_says_so(tmp_path):
+    """Issue 35 (habits8 §2): q goes back from every pane but the list, as in the reader: from
+    the tracker (the whole body at 80x24), the Sources and the Lists panes it returns the focus
+    to the thread list (the tracker folds away); q in the list quits."""
+    from mailtriage.tui.footer import KeyFooter
+    from mailtriage.tui.panes.folders import FolderList
+    from mailtriage.tui.panes.sources import SourceList
+    from mailtriage.tui.textual_private import FooterKey
+
+    app = make_app(project_with_tracker(tmp_path / "p"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for reach, pane in (("t", TrackerList), ("1", SourceList), ("2", FolderList), ("5", TrackerList)):
+            await pilot.press(reach)
+            await settle(pilot)
+            assert isinstance(app.focused, pane)
+            footer = [(k.key, k.description) for k in app.query_one(KeyFooter).query(FooterKey)]
+            assert footer[0] == ("q", "Back to list"), footer
+            await pilot.press("q")
+            await settle(pilot)
+            assert isinstance(app.focused, ThreadList) and app.return_code is None
+            assert app.screen.query_one(TrackerList).region.width == 0  # folded (or closed)
+        await pilot.press("q")
+        assert app.return_code == 0

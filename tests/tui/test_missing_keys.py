@@ -61,7 +61,23 @@ async def test_tag_prefix_says_what_the_next_key_acts_on(tmp_path):
         assert any(n.startswith("tag prefix: no row is tagged") for n in notices(app))
         await pilot.press("v", "v", "semicolon")
         await settle(pilot)
-        assert "tag prefix: the next action key acts on the 2 tagged rows" in notices(app)
+        # habits8 §4: on the status line while it waits (a toast would cover that line, and go).
+        assert "; waits: the next action acts on the 2 tagged rows (Esc drops it)" in status_line(app)
+        await pilot.press("escape")  # dropped; the tags stay, and Esc does nothing else
+        await settle(pilot)
+        assert "waits" not in status_line(app) and "2 tagged" in status_line(app)
+        await pilot.press("semicolon")
+        await settle(pilot)
+        assert "; waits" in status_line(app)
+        await pilot.press("f")  # the action (refused here: list threads; it acted, so the prefix is spent)
+        await settle(pilot)
+        assert "waits" not in status_line(app) and "2 tagged" in status_line(app)
+
+
+def status_line(app) -> str:
+    from textual.widgets import Static
+
+    return str(app.screen.query_one("#threads-status", Static).content)
 
 
 async def test_x_in_full_headers_shows_the_raw_source_inert_and_back(tmp_path, monkeypatch):

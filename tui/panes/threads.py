@@ -30,7 +30,7 @@ from mailtriage.tui.messages import RowStatusLoaded, SearchFailed, SearchLoaded,
 from mailtriage.tui.panes.area import Requests, drop_stale, failure_text, service
 from mailtriage.tui.panes.row_marks import RowMarks
 from mailtriage.tui.panes.thread_list import ThreadList
-from mailtriage.tui.rows import FilteredRows, ThreadRows
+from mailtriage.tui.rows import FilteredRows, ThreadRows, index_of
 from mailtriage.tui.search_rows import SearchRows
 
 
@@ -93,6 +93,9 @@ class ThreadPane(Vertical):
         self.resolution_text = ""
         self._list_name: str | None = None
         self._rows_list: str | None = None
+        #: Per list or folder left for another: the thread the cursor was on. Coming back puts
+        #: the cursor on it again while it is listed (issue 35: mutt and aerc keep the place).
+        self._left_on: dict[str | None, object] = {}
         self.partial = False
         self.cached = False  # the rows on screen came from the summary cache (the server is being asked)
         # The listing failed while rows stay on screen (stale): the status keeps saying so
@@ -166,6 +169,8 @@ class ThreadPane(Vertical):
         newest threads, or a reload) keeps the cursor on its thread and the scroll position."""
         # The list whose rows are on screen (show_loading already names the one on its way).
         same_list = self.base_rows is not None and list_name == self._rows_list
+        if self.base_rows is not None and not same_list and self.thread_list.current is not None:
+            self._left_on[self._rows_list] = self.thread_list.current.thread_id
         follows_partial = self.partial and same_list
         self._list_name = self._rows_list = list_name
         self.base_rows = rows
@@ -191,7 +196,20 @@ class ThreadPane(Vertical):
                 self.search_label = None  # another list: the search was of the one before
                 self.post_message(self.SearchState(False))
             self.thread_list.set_rows(rows, keep_cursor=follows_partial)
+        self._return_to_thread(list_name, rows, partial or cached)
         self._update_status()
+
+    def _return_to_thread(self, list_name: str | None, rows: ThreadRows, partial: bool) -> None:
+        """Back on a list or folder left for another: the cursor on the thread it was on, once
+        a listing holds it (a first page may not: the whole window is waited for)."""
+        thread_id = self._left_on.get(list_name)
+        if thread_id is None or self.thread_list.filtered:
+            return
+        index = index_of(rows, thread_id)
+        if index is not None:
+            self.thread_list.cursor = index
+        if index is not None or not partial:
+            del self._left_on[list_name]
 
     def update_rows(self, rows: ThreadRows) -> None:
         """The shown list with news applied (no reload): the user's place is kept. A search
@@ -238,7 +256,10 @@ class ThreadPane(Vertical):
         parts = [position, *self._status_words(tl), what]
         if tl.new_above:
             parts.insert(1, f"↑ {tl.new_above} new above (g)")
-        if tl.tags:
+        if tl.tags and tl.tag_prefix_waits:
+            parts.append(f"; waits: the next action acts on the {len(tl.tags):,} tagged "
+                         f"row{'s' if len(tl.tags) != 1 else ''} (Esc drops it)")
+        elif tl.tags:
             parts.append(f"{len(tl.tags):,} tagged")
         arranged = tl.arrangement_text()
         if arranged:

@@ -92,7 +92,31 @@ def test_every_kind_of_drafts_place_reads_as_a_place(tmp_path, monkeypatch):
 
 def test_a_personal_draft_and_send_name_their_account():
     form = ComposeForm(NEW, ("rita@reporter.example",), (), "Status", "Fixed in 1.2.4.\n")
-    draft = propose_personal(None, form, account_id="work", access="draft")
+    draft = propose_personal(None, form, account_id="work", access="draft", from_address="me@example.org")
     assert _words(draft) == [("Save draft", "into Drafts of account work")]
-    send = propose_personal(None, form, account_id="work", access="send")
+    send = propose_personal(None, form, account_id="work", access="send", from_address="me@example.org")
     assert _words(send) == [("Send", "from account work, through its SMTP server")]
+
+
+def test_an_account_without_a_from_address_refuses_the_draft_and_names_the_setting(tmp_path):
+    """habits8 §3: an IMAP account with no ``address`` and a username that is not an address
+    wrote drafts with no From: header while the proposal showed "From: account work". A
+    draft needs a From to be sent: the proposal is blocked and names the setting; with
+    ``address`` set the same form proposes the draft From that address."""
+    from dataclasses import replace
+
+    from mailtriage.application.flows.compose import ComposeFlow
+    from mailtriage.application.flows.proposals import BlockedBy
+    from mailtriage.backends.imap.account import ImapAccount
+    from mailtriage.backends.imap.adapter import ImapMailbox
+
+    account = ImapAccount.from_settings("work", {"kind": "imap", "host": "127.0.0.1", "security": "plain",
+                                                  "username": "tess", "access": "draft"}, tmp_path / "config.toml")
+    form = ComposeForm(NEW, ("rita@reporter.example",), (), "Status", "Fixed in 1.2.4.\n")
+    proposal = ComposeFlow(ImapMailbox(account)).propose(form)
+    assert not proposal.writes and proposal.blocked is not None
+    assert proposal.blocked.reason is BlockedBy.SENDER
+    assert 'address = "' in proposal.blocked.text and "[accounts.work]" in proposal.blocked.text
+    assert "'tess' is not an address" in proposal.blocked.text
+    fine = ComposeFlow(ImapMailbox(replace(account, address="tess@example.org"))).propose(form)
+    assert [f.value for f in fine.writes[0].fields if f.label == "From"] == ["tess@example.org"]
