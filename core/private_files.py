@@ -163,6 +163,13 @@ def temp_name(name: str) -> str:
     return f".{name}.{os.getpid()}.{os.urandom(6).hex()}{_TMP_SUFFIX}"
 
 
+def is_temp_name(name: str) -> bool:
+    """Whether ``name`` (a file name, no folder) has the shape :func:`temp_name` makes: a
+    whole-file write in flight (or its leftover), never a file of its own."""
+    stem, dot, rest = name.rpartition(".")[0].rpartition(".")[0].rpartition(".")
+    return name.startswith(".") and bool(dot) and _LEFTOVER.fullmatch(name[len(stem) + 1:]) is not None
+
+
 _temp_name = temp_name
 
 

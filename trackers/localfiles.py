@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from mailtriage.core.private_files import sweep_leftovers, temp_name
+from mailtriage.core.private_files import is_temp_name, sweep_leftovers, temp_name
 from mailtriage.trackers import localformat as fmt
 from mailtriage.trackers import localindex, vcs
 from mailtriage.trackers.errors import ReviewOutdated
@@ -556,6 +556,9 @@ class LocalFilesTracker(Tracker):
             changes = vcs.git_publish_changes(wc, rel)
         else:
             changes = vcs.svn_changes(wc, rel, expand_new=True)
+        # another process's whole-file write in flight (its temp file, renamed a moment later)
+        # is not a change of the tracker: reviewed, it would be published
+        changes = [c for c in changes if not is_temp_name(c["path"].rsplit("/", 1)[-1])]
         if only is None:
             return changes
         wanted = set(only)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from mailtriage.core.private_files import temp_name
 from mailtriage.trackers import localformat as fmt
 from mailtriage.trackers.contract import BackendError, MalformedIssue, Refused
 from tests.trackers.conftest import make_git_env, make_svn_env, run_cli_process, sh
@@ -511,3 +512,26 @@ def test_init_without_prefix_takes_the_projects_prefix_else_sec(tmp_path):
                                 "prefix": "FROB"})
     code, out, err = env.cli("init", "--access-restricted")
     assert code == 0 and out["prefix"] == "FROB", err
+
+
+@pytest.mark.parametrize("env_name", ["git_env", "svn_env"])
+def test_a_write_in_flight_in_another_process_is_neither_reviewed_nor_published(env_name, request):
+    """Another process's import writes SEC-0002.md through a temp file beside it (temp_name's
+    shape) and renames it. A pending review taken meanwhile must not list the temp file, else
+    publish commits it: a file that is not an issue, which the rename then leaves behind as a
+    deletion (a concurrency test caught a `.SEC-0002.md.<pid>.<hex>.tmp` commit once)."""
+    env = request.getfixturevalue(env_name)
+    t = env.tracker
+    t.create("One", BODY, [])
+    in_flight = tracker_dir(env) / temp_name("SEC-0002.md")
+    in_flight.write_text("half an issue\n")
+    pending = t.pending()
+    listed = [c["path"] for c in pending["changes"]]
+    assert "security-tracker/SEC-0001.md" in listed and not any(p.endswith(".tmp") for p in listed), listed
+    t.publish("import SEC-0001")
+    assert in_flight.exists(), "publish touched another process's file"
+    if env_name == "git_env":
+        shown = sh(["git", "show", "--name-only", "--format=", "HEAD"], env.wc).split()
+    else:
+        shown = sh(["svn", "ls", "-R", "--non-interactive", env.remote.as_uri()], env.wc).split()
+    assert not any(name.endswith(".tmp") for name in shown), shown
