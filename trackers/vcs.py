@@ -129,7 +129,14 @@ def git_publish_changes(wc: WorkingCopy, rel: str) -> list[PendingChange]:
         if index.exists():
             shutil.copyfile(index, tmp_index)
         env = {"GIT_INDEX_FILE": str(tmp_index)}
-        run(["git", "add", "-A", "--", rel], wc.root, env=env)
+        for attempt in range(3):
+            added = run(["git", "add", "-A", "--", rel], wc.root, env=env, check=False)
+            # another process's whole-file write in flight was renamed away between git's
+            # listing and its stat of it: list again (the rename has landed by then)
+            if added.returncode == 0 or "unable to stat" not in added.stderr or attempt == 2:
+                break
+        if added.returncode != 0:
+            raise BackendError(f"git add failed (exit {added.returncode}): {added.stderr.strip()}")
         changes = git_cached_changes(wc, rel, env)
     # keep git status's word for a file publish will add that is not in the index yet
     indexed = set(run(["git", "ls-files", "--cached", "-z", "--", rel], wc.root).stdout.split("\0"))
