@@ -37,6 +37,7 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _TMP_SUFFIX = ".tmp"
 _LEFTOVER = re.compile(r"([0-9]+)\.[0-9a-f]+" + re.escape(_TMP_SUFFIX))  # <pid>.<random hex>.tmp
+_TEMP_NAME = re.compile(r"\..+\." + _LEFTOVER.pattern)  # .<name>.<pid>.<random hex>.tmp
 
 
 class UnsafeFile(ConfigError):
@@ -166,8 +167,7 @@ def temp_name(name: str) -> str:
 def is_temp_name(name: str) -> bool:
     """Whether ``name`` (a file name, no folder) has the shape :func:`temp_name` makes: a
     whole-file write in flight (or its leftover), never a file of its own."""
-    stem, dot, rest = name.rpartition(".")[0].rpartition(".")[0].rpartition(".")
-    return name.startswith(".") and bool(dot) and _LEFTOVER.fullmatch(name[len(stem) + 1:]) is not None
+    return _TEMP_NAME.fullmatch(name) is not None
 
 
 _temp_name = temp_name
