@@ -6,20 +6,19 @@ MAS-MODES-EMAIL-SLAVE: every flow in conformance/flows/slave passes.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
-import yaml
 
+from tests.modes.conformance_data import CONFORMANCE, load_yaml
 from tests.modes.flowrunner import FlowRunner
 
-FLOWS = Path(__file__).parent / "conformance" / "flows"
+FLOWS = CONFORMANCE / "flows"
 
 
 def load_flows() -> list:
     params = []
     for path in sorted(FLOWS.glob("*/*.yaml")):
-        flow = yaml.safe_load(path.read_text(encoding="utf-8"))
+        flow = load_yaml(path)
         assert flow["role"] == path.parent.name, f"{path}: role {flow['role']} in the {path.parent.name} folder"
         flow.setdefault("name", path.stem)
         params.append(pytest.param(flow, id=f"{path.parent.name}/{path.stem}"))

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
-import yaml
 
 from mailtriage.modes import statemachine as sm
 from mailtriage.modes.addresses import AddressError, MasAddress, equivalence_key
 from mailtriage.modes.envelope import ProtocolError
 from mailtriage.modes.protocol_messages import MESSAGE_TYPES, parse_message
+from tests.modes.conformance_data import CONFORMANCE, load_yaml
 
-CONFORMANCE = Path(__file__).parent / "conformance"
-TABLE = yaml.safe_load((CONFORMANCE / "transitions.yaml").read_text())
-VALID = yaml.safe_load((CONFORMANCE / "messages" / "valid.yaml").read_text())
-INVALID = yaml.safe_load((CONFORMANCE / "messages" / "invalid.yaml").read_text())
+TABLE = load_yaml(CONFORMANCE / "transitions.yaml")
+VALID = load_yaml(CONFORMANCE / "messages" / "valid.yaml")
+INVALID = load_yaml(CONFORMANCE / "messages" / "invalid.yaml")
 
 
 # -- addresses -------------------------------------------------------------------

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 import pytest
-import yaml
 
+from tests.modes.conformance_data import CONFORMANCE, load_yaml
 from tests.modes.harness import DOMAIN, Harness
 
-CONFORMANCE = Path(__file__).parent / "conformance"
-TABLE = yaml.safe_load((CONFORMANCE / "transitions.yaml").read_text())
-INVALID = yaml.safe_load((CONFORMANCE / "messages" / "invalid.yaml").read_text())
+TABLE = load_yaml(CONFORMANCE / "transitions.yaml")
+INVALID = load_yaml(CONFORMANCE / "messages" / "invalid.yaml")
 
 
 @pytest.mark.parametrize("role", ["master", "slave"])
