@@ -95,6 +95,16 @@ panes' borders, the list's cursor style and the footer's keys change; the reader
 status line), and a kept frame may hold no body, so the part before Textual would have to draw all of it
 as Textual lays out, wraps and styles it, then hand the cursor and the open thread over: not exact by
 construction, and not small.
+Same day, the benchmarks beside b67b714 (load 15.8-18.7): bench_startup.py --runs 5, first key acts 2.78 s
+(before 2.88 s), UI thread CPU until it acted 0.597 s (before 0.640 s), 0 of 5 keys lost in each;
+bench_read_newest.py --phases firstkey --runs 5 on the 100k folder, 3.26 s (before 3.10 s, aerc 2.93 s), UI
+CPU 0.602 s (before 0.591 s): ~10 ms does not show at that load. Looked at on the 100k folder: the child's
+project opening is mostly importing the IMAP stack (~105 ms of its CPU at load 17; imapclient 10 ms, our
+backends 50 ms); its sign-in's LIST "" "*" before the SELECT makes Dovecot's SELECT take 0.17-0.46 s (1-3 ms
+without it), but reordering gains nothing: the same work (its read of the folder's 4.7 MB uidlist) then comes
+with the first body FETCH (0.28-0.37 s), which the read ahead needs anyway. So the start's CPU on two cores
+(the UI thread ~0.6 s, the child ~0.25 s, Dovecot's uidlist read, the terminal's reader) is what the 100k
+first key waits for beyond the demo's.
 """
 
 from __future__ import annotations
