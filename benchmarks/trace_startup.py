@@ -69,6 +69,42 @@ past the key (not done: those objects stay in the panes). CSS parsed before the 
 headless demo start: 24 ms in 94 parses, app.tcss 9.5 ms of it (its first parse also compiles Textual's
 tokenizer patterns; 4.7 ms warm), the help and first-run rules ~14 % of app.tcss, the two themes not shown
 1.2 ms: under 3 ms to gain by parsing less.
+2026-12-04 (branch first8), demo, warm. Kept: the main screen's first show restyles nothing (MainScreen.on_event
+turns refresh_styles off for its first ScreenResume): Textual restyled its 30 widgets again just after each was
+styled at its mount, 9.4-9.7 ms of UI CPU (thread_time around Stylesheet.update_nodes, headless, load ~16).
+--runs 5 --compare b67b714, load 15.6-18.3: UI CPU from the main screen ready to the body's frame written
+0.056 s (before 0.068 s); at the body's frame 0.472 s (before 0.539 s, but the steps before the change, the
+same code, already differ by ~10 % between the two checkouts at that load).
+Measured and left (direction A of issue 33: pay less of Textual's start). UI thread CPU per module imported
+(exclusive, medians of 5 fresh imports in start-up's order, load 16): 326 ms in 405 modules. ``import
+textual.app`` alone loads every Textual and Rich module the app loads but textual.widgets._footer (0.5 ms):
+the command palette, Input, OptionList, Select, Tree, rich.console, rich.table come with textual.app
+itself, so no lazy import of ours avoids any of them (only patching Textual would). Ours ~80 ms (tui 51,
+backends 14, core 12, application 3, cli 2), 39 ms of it the dataclass decorator (119 classes; the 13
+frozen ones of backends/contract.py 11 ms, which the head start's rows need); each module of ours loaded
+before the key is one the first screen's classes import, and of what the command loads before the fork
+only argparse and cli.* (~5 ms, which read the command line) are not needed again after it. The first
+compose builds 37 widgets, 8 hidden (the folded tracker pane's 5, the banner, the alerts, the publish mark):
+mounting the tracker pane after the key would save some 5 ms, against every path that queries it. The
+dialogs' and the console's CSS load after the key already. So A's whole reach is tens of ms of the
+~0.47-0.59 s the UI thread spends before the key acts; Textual's import, first layout and full render
+are most of it (a bare Textual app with a 41-row table needs ~0.34-0.43 s of CPU to go live).
+Direction B (the kept frame acts on j/k/Enter itself before Textual is live) not built: the body's frame
+differs from the kept frame in more than the reading pane's lines (the focus moves to the reader: both
+panes' borders, the list's cursor style and the footer's keys change; the reader's border title and
+status line), and a kept frame may hold no body, so the part before Textual would have to draw all of it
+as Textual lays out, wraps and styles it, then hand the cursor and the open thread over: not exact by
+construction, and not small.
+Same day, the benchmarks beside b67b714 (load 15.8-18.7): bench_startup.py --runs 5, first key acts 2.78 s
+(before 2.88 s), UI thread CPU until it acted 0.597 s (before 0.640 s), 0 of 5 keys lost in each;
+bench_read_newest.py --phases firstkey --runs 5 on the 100k folder, 3.26 s (before 3.10 s, aerc 2.93 s), UI
+CPU 0.602 s (before 0.591 s): ~10 ms does not show at that load. Looked at on the 100k folder: the child's
+project opening is mostly importing the IMAP stack (~105 ms of its CPU at load 17; imapclient 10 ms, our
+backends 50 ms); its sign-in's LIST "" "*" before the SELECT makes Dovecot's SELECT take 0.17-0.46 s (1-3 ms
+without it), but reordering gains nothing: the same work (its read of the folder's 4.7 MB uidlist) then comes
+with the first body FETCH (0.28-0.37 s), which the read ahead needs anyway. So the start's CPU on two cores
+(the UI thread ~0.6 s, the child ~0.25 s, Dovecot's uidlist read, the terminal's reader) is what the 100k
+first key waits for beyond the demo's.
 """
 
 from __future__ import annotations

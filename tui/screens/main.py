@@ -85,6 +85,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
     focused: Reactive[Widget | None] = Reactive(None, repaint=False)
     #: The pane that holds the focus (class ``-active``: its border says so, app.tcss).
     _active_pane: DOMNode | None = None
+    _shown = False  # shown once (on_event)
 
     def compose(self) -> ComposeResult:
         self._set_width_classes(self.app.size.width)  # before the panes exist (see above)
@@ -124,6 +125,15 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
 
     def on_unmount(self) -> None:
         self.alerts.stop()
+
+    async def on_event(self, event: events.Event) -> None:
+        """The first show restyles nothing: Textual restyles every widget of a screen it shows,
+        and at the first show each was styled as it mounted, just before (~10 ms of the UI
+        thread before the first key acts, issue 33; tests/tui/test_first_show_styles.py)."""
+        if isinstance(event, events.ScreenResume) and not self._shown:
+            self._shown = True
+            event.refresh_styles = False
+        await super().on_event(event)
 
     def at_start(self) -> bool:
         """Whether the screen shows only what a start shows: the list at its top with the
