@@ -15,7 +15,7 @@ Issue 36 turns the rest into areas or components too; the stubs below only shrin
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, Protocol, TypeVar, runtime_checkable
 
 from textual.message import Message
 from textual.screen import Screen
@@ -55,12 +55,13 @@ class SourcesStale(Message):
     listing does, so the sources pane shows it)."""
 
 
-class SourcesView:
+@runtime_checkable
+class SourcesView(Protocol):
     """A screen that shows the sources check (the backend console): every new check is
-    handed to each such screen on the stack."""
+    handed to each such screen on the stack. A protocol the console meets, not a base class
+    (a Protocol's metaclass does not mix with a Screen's)."""
 
-    def show_sources(self, matrix: list[SourceRow], resolutions: dict, cc: CcResolution | None) -> None:
-        raise NotImplementedError
+    def show_sources(self, matrix: list[SourceRow], resolutions: dict, cc: CcResolution | None) -> None: ...
 
 
 class ControllerBase(Screen):
