@@ -150,7 +150,7 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
     from textual.widgets import TextArea
 
     from mailtriage.core.trace import TRACE
-    from mailtriage.tui.controllers.proposals import ProposalsController
+    from mailtriage.tui.controllers import proposals
     from tests.tui.helpers import make_app, settle
 
     profiler = None
@@ -182,12 +182,15 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
             lines.append((time.perf_counter(), line.direction, line.text[:70]))
     out: dict[str, float] = {}
     applied: list[tuple[float, float]] = []  # (CPU, wall) when the UI thread is told the write is done
-    handler = ProposalsController.on_proposal_applied
+    # Where a written proposal is answered: the proposals component (a mixin of the screen before).
+    owner, name = ((proposals.Proposals, "applied") if hasattr(proposals, "Proposals")
+                   else (proposals.ProposalsController, "on_proposal_applied"))
+    handler = getattr(owner, name)
 
     def on_applied(self, message) -> None:
         applied.append((time.thread_time(), time.perf_counter()))
         handler(self, message)
-    ProposalsController.on_proposal_applied = on_applied  # this process only: the benchmark's probe
+    setattr(owner, name, on_applied)  # this process only: the benchmark's probe
     steps: list[tuple[str, float]] = []  # what happens between Ctrl+s and the write, in order (wall)
     from mailtriage.application import Service
     from mailtriage.tui.dialogs.proposal import ProposalDialog

@@ -184,7 +184,7 @@ async def test_slash_in_an_account_folder_searches_that_folder(imap_search_proje
     app = make_app(imap_search_project)
     async with app.run_test(size=WIDE) as pilot:
         await settle(pilot)
-        app.screen.open_folder("work", "Archive", "Archive")
+        app.screen.accounts.open_folder("work", "Archive", "Archive")
         await settle(pilot)
         app.screen.query_one(ThreadList).focus()
         await search(pilot, "overflow")

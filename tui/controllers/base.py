@@ -2,9 +2,9 @@
 
 The main screen's work that is not yet an area's own (tui/panes/area.py: the tracker,
 lists and thread panes run theirs) nor a component the screen holds (alerts, the banner,
-the unpublished-changes mark, batch, the reader's h and |: tui/controllers/alerts.py,
-banner.py, publish_mark.py, batch.py, keys.py) is done by controllers (listing, reading,
-compose, proposals, personal accounts), one module each. Each is a mixin over
+the unpublished-changes mark, batch, the reader's h and |, the proposals, personal
+accounts: tui/controllers/alerts.py, banner.py, publish_mark.py, batch.py, keys.py,
+proposals.py, accounts.py) is done by controllers (listing, reading, compose), one module each. Each is a mixin over
 :class:`ControllerBase`, so its workers run on the main screen and its handlers receive
 the messages those workers post to it. The base holds what they share: the session,
 request numbers (a newer request of a kind supersedes an older one), the deferral of
@@ -15,7 +15,7 @@ Issue 36 turns the rest into areas or components too; the stubs below only shrin
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, Protocol, TypeVar, runtime_checkable
 
 from textual.message import Message
 from textual.screen import Screen
@@ -37,8 +37,10 @@ if TYPE_CHECKING:
     from mailtriage.application import Resolution
     from mailtriage.application import CcResolution
     from mailtriage.tui.app import MailTriageApp
+    from mailtriage.tui.controllers.accounts import Accounts
     from mailtriage.tui.controllers.alerts import Alerts
     from mailtriage.tui.controllers.batch import Batch
+    from mailtriage.tui.controllers.proposals import Proposals
     from mailtriage.tui.controllers.publish_mark import PublishMark
 
 #: What each key kept by ControllerBase.when_open does, as a notification names it.
@@ -53,12 +55,13 @@ class SourcesStale(Message):
     listing does, so the sources pane shows it)."""
 
 
-class SourcesView:
+@runtime_checkable
+class SourcesView(Protocol):
     """A screen that shows the sources check (the backend console): every new check is
-    handed to each such screen on the stack."""
+    handed to each such screen on the stack. A protocol the console meets, not a base class
+    (a Protocol's metaclass does not mix with a Screen's)."""
 
-    def show_sources(self, matrix: list[SourceRow], resolutions: dict, cc: CcResolution | None) -> None:
-        raise NotImplementedError
+    def show_sources(self, matrix: list[SourceRow], resolutions: dict, cc: CcResolution | None) -> None: ...
 
 
 class ControllerBase(Screen):
@@ -112,10 +115,13 @@ class ControllerBase(Screen):
     def banner(self) -> Banner:
         return self.query_one(Banner)
 
-    #: The components the screen holds (tui/controllers/alerts.py, publish_mark.py, batch.py).
+    #: The components the screen holds (tui/controllers/alerts.py, publish_mark.py, batch.py,
+    #: proposals.py, accounts.py).
     alerts: Alerts
     publish_mark: PublishMark
     batches: Batch
+    proposals: Proposals
+    accounts: Accounts
 
     # -- requests ------------------------------------------------------------------
     def new_request(self, kind: str) -> int:
@@ -206,19 +212,12 @@ class ControllerBase(Screen):
     # -- what one controller asks of another (each is defined by the controller named) --
     current_list: str | None  # listing: the mailing list in the thread list
 
+    # -- what compose asks of the accounts component (until compose is a component too) --
+    @property
+    def open_folder_key(self) -> tuple[str, str, str] | None:
+        """The personal folder in the thread list (the accounts component's), or None."""
+        return self.accounts.open_folder_key
+
     def after_organize(self) -> None:
-        """accounts: list the folder again after a flag or move."""
-        raise NotImplementedError
-
-    def show_proposal(self, proposal, flow: str = "reply") -> None:
-        """proposals: the proposal dialog, and the write once confirmed."""
-        raise NotImplementedError
-
-    def compose_again_in_clear(self) -> None:
-        """compose: the last composed reply proposed again in clear (the user chose it)."""
-        raise NotImplementedError
-
-    def compose_kept(self, why: str, body: str | None = None) -> bool:
-        """compose: the compose dialog again with what the user wrote, after a refusal."""
-        raise NotImplementedError
-
+        """The personal folder in the thread list listed again after a write (the accounts')."""
+        self.accounts.after_organize()

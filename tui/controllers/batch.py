@@ -111,7 +111,7 @@ class Batch:
         if not screen.is_current("reply", message.request):
             return
         self.proposal = message.proposal
-        screen.show_proposal(message.proposal, "batch")
+        screen.proposals.show(message.proposal, "batch")
 
     # -- import: one import per tagged thread ---------------------------------------------
     def import_batch(self, rows: tuple[ThreadSummary, ...]) -> None:
@@ -139,6 +139,6 @@ class Batch:
         if isinstance(outcome, dict):
             # Done, or gone (expunged or moved by another client): only what can be retried stays tagged.
             thread_list.untag(ThreadId(MAILBOX_KIND, i) for i in (*outcome.get("done", ()), *outcome.get("gone", ())))
-            self._screen.after_organize()
+            self._screen.accounts.after_organize()
         elif report.ok:  # imports: every thread was written
             thread_list.clear_tags()

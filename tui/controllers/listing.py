@@ -24,9 +24,6 @@ from mailtriage.tui.sanitize import inert
 
 
 class ListingController(ControllerBase):
-    #: accounts: the folder in the thread list (account id, folder id, name), or None.
-    open_folder_key: tuple[str, str, str] | None
-
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.current_list: str | None = None
@@ -99,7 +96,7 @@ class ListingController(ControllerBase):
         self.current_list = list_name
         # The list replaces a folder in the thread list: search, C and the refresh after a
         # write act on what is shown, never on the account left behind (issue 30 §1).
-        self.open_folder_key = None
+        self.accounts.left_folder()
         self.alerts.forget_news()
         self.threads.show_loading(list_name)
         self.listing_out_of_reach = self._relist_after_read = False
@@ -285,7 +282,7 @@ class ListingController(ControllerBase):
         if not self._relist_after_read or message.account_id is not None:
             return
         self._relist_after_read = False
-        if self.listing_out_of_reach and self.open_folder_key is None:
+        if self.listing_out_of_reach and self.accounts.open_folder_key is None:
             self.load_threads(self.current_list)
 
     def on_sources_stale(self, message: SourcesStale) -> None:

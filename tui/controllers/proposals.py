@@ -1,8 +1,16 @@
-"""Proposals controller: reply, import, publish and sync proposals, their confirmation and their writing.
+"""The proposals: reply, import, key import, publish and sync proposals, their confirmation and their writing.
 
 Each flow is an entry of :data:`FLOWS`: how its proposal is built from the session, what
 the reading pane says meanwhile and what a failure is titled. Nothing is written before
 the user confirms the proposal dialog.
+
+A component the main screen holds (issue 36 §2: no longer a mixin). The proposal dialog is
+shown for every proposal, whoever built it (a flow here, compose, the accounts' flag and
+move, a batch); the screen routes their ``ProposalReady`` and the writes' answers here. The
+work runs as the screen's: building as its "reply" work (Esc cancels it, a later proposal
+or compose supersedes it), the write as its "apply" work (a quit while it runs asks first).
+What follows a write is by flow (:data:`AFTER_APPLY`); what it asks of compose (a refused
+reply kept, a reply drafted in clear) goes through :class:`ComposeView`.
 """
 
 from __future__ import annotations
@@ -11,16 +19,12 @@ import sys
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterator
+from functools import partial
+from typing import TYPE_CHECKING, Callable, Iterator, Protocol
 
-from textual import work
 from textual.worker import get_current_worker
 
-from mailtriage.tui.controllers.base import ControllerBase
-from mailtriage.tui.controllers.compose import after_compose
 from mailtriage.tui.messages import ApplyFailed, ProposalApplied, ProposalFailed, ProposalReady
-from mailtriage.tui.panes.reader import ThreadView
-from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.quick_flags import skips_confirmation
 from mailtriage.tui.sanitize import inert
 from mailtriage.application import Service
@@ -29,6 +33,7 @@ from mailtriage.core.projectconfig import ConfigError
 if TYPE_CHECKING:
     from mailtriage.application import Thread, ThreadId, ThreadSummary
     from mailtriage.application import ApplyReport, Proposal
+    from mailtriage.tui.controllers.base import ControllerBase
 
 
 @dataclass(frozen=True)
@@ -98,21 +103,41 @@ FLOWS: dict[str, Flow] = {flow.name: flow for flow in (
 )}
 
 
-class ProposalsController(ControllerBase):
-    #: The thread of the last reply asked for (the "draft in clear" choice starts it again).
-    _reply_target: FlowTarget | None = None
+class ComposeView(Protocol):
+    """What the proposals ask of the compose controller: a composed reply refused comes back."""
 
-    # -- intents from the panes (r, A, F, C: the compose controller) -------------------
-    def on_thread_list_import_requested(self, message: ThreadList.ImportRequested) -> None:
-        self.import_thread(message.summary)
+    def compose_again_in_clear(self) -> None:
+        """The last composed reply proposed again in clear (the user chose it)."""
 
-    def on_thread_view_import_requested(self, message: ThreadView.ImportRequested) -> None:
-        self.import_thread(None)
+    def compose_kept(self, why: str, body: str | None = None) -> bool:
+        """The compose dialog again with what the user wrote, after a refusal."""
 
-    def on_thread_view_key_import_requested(self, message: ThreadView.KeyImportRequested) -> None:
+
+class Proposals:
+    """The proposal flows: their proposals built, confirmed and written, and what follows a write."""
+
+    def __init__(self, screen: ControllerBase, compose: ComposeView,
+                 after_compose: Callable[[ApplyReport], None]) -> None:
+        #: The main screen: the service, its "reply" requests and workers (Esc cancels them),
+        #: the reading pane's status, the failures' report, the components told after a write.
+        self._screen = screen
+        #: The compose controller (a composed reply refused or drafted in clear) and what
+        #: follows its write (the draft's status, a personal folder listed again).
+        self.compose = compose
+        self.after_compose = after_compose
+
+    def _run(self, work: Callable[..., None], *args, group: str = "reply", exclusive: bool = True) -> None:
+        """``work(*args)`` as the screen's work of ``group`` ("reply": Esc cancels it, the newest runs)."""
+        self._screen.run_worker(partial(work, *args), name=work.__name__, group=group, exit_on_error=False,
+                                exclusive=exclusive, thread=True)
+
+    # -- intents from the panes (r, A, F, C: the compose controller), routed by the screen ---
+    def key_import_requested(self) -> None:
+        """K in the reader: the key the open thread offers."""
         target = self._target(None)
         if target.thread_id is None:
-            self.notify("Open a thread first (Enter), then import its key with K.", severity="warning", markup=False)
+            self._screen.notify("Open a thread first (Enter), then import its key with K.", severity="warning",
+                                markup=False)
             return
         self.start_flow("import-key", target)
 
@@ -120,139 +145,140 @@ class ProposalsController(ControllerBase):
     def _target(self, summary: ThreadSummary | None) -> FlowTarget:
         """The open thread (if it is ``summary``'s) and the thread id for a flow on ``summary``
         (None: the thread in the reading pane)."""
-        thread = self.reader.thread
+        thread = self._screen.reader.thread
         if summary is not None and (thread is None or thread.thread_id != summary.thread_id):
             thread = None
         thread_id = summary.thread_id if summary is not None else (thread.thread_id if thread else None)
         return FlowTarget(thread, thread_id)
 
-    def reply_to(self, summary: ThreadSummary | None) -> None:
-        """Propose a reply draft on ``summary``'s thread (None: the thread in the reading pane)."""
-        target = self._target(summary)
-        if target.thread_id is None:
-            self.notify("Open a thread first (Enter), then reply with r.", severity="warning", markup=False)
-            return
-        self._reply_target = target  # for the explicit "draft in clear" choice (OpenPGP)
-        self.start_flow("reply", target)
-
     def import_thread(self, summary: ThreadSummary | None) -> None:
         """Propose importing ``summary``'s thread (None: the open one) into the tracker."""
         target = self._target(summary)
         if target.thread_id is None:
-            self.notify("Open a thread first (Enter), then import it with i.", severity="warning", markup=False)
+            self._screen.notify("Open a thread first (Enter), then import it with i.", severity="warning",
+                                markup=False)
             return
         self.start_flow("import", target)
 
     def start_flow(self, name: str, target: FlowTarget | None = None) -> None:
-        if self.when_open("flow", lambda: self.start_flow(name, target)):
+        screen = self._screen
+        if screen.when_open("flow", lambda: self.start_flow(name, target)):
             return
         flow = FLOWS[name]
-        self.reader.show_status(f"{flow.status} (Esc cancels)")
-        self._build_proposal(self.new_request("reply"), flow, target or FlowTarget())
+        screen.reader.show_status(f"{flow.status} (Esc cancels)")
+        self._run(self._build_proposal, screen.new_request("reply"), flow, target or FlowTarget())
 
-    @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
     def _build_proposal(self, request: int, flow: Flow, target: FlowTarget) -> None:
         worker = get_current_worker()
-        session = self.session
+        screen = self._screen
         try:
-            proposal = flow.build(session, target)
+            proposal = flow.build(screen.session, target)
         except ConfigError as exc:
-            self.post_message(ProposalFailed(request, flow.failure_title, exc))
+            screen.post_message(ProposalFailed(request, flow.failure_title, exc))
             return
         except Exception as exc:
-            resolution = self.resolve(flow.failure_op) if flow.failure_op else None
-            self.post_message(ProposalFailed(request, flow.failure_title, exc, resolution))
+            resolution = screen.resolve(flow.failure_op) if flow.failure_op else None
+            screen.post_message(ProposalFailed(request, flow.failure_title, exc, resolution))
             return
         if not worker.is_cancelled:
-            self.post_message(ProposalReady(request, proposal, flow.name))
+            screen.post_message(ProposalReady(request, proposal, flow.name))
 
-    def on_proposal_ready(self, message: ProposalReady) -> None:
-        if not self.is_current("reply", message.request):
+    def ready(self, message: ProposalReady) -> None:
+        """A proposal built (by a flow here, the compose controller or the accounts): the dialog."""
+        if not self._screen.is_current("reply", message.request):
             return
-        self.reader.restore_status()
-        self.show_proposal(message.proposal, message.flow)
+        self._screen.reader.restore_status()
+        self.show(message.proposal, message.flow)
 
-    def on_proposal_failed(self, message: ProposalFailed) -> None:
-        if not self.accept_failure(self.on_proposal_failed, message):
+    def failed(self, message: ProposalFailed) -> None:
+        if not self._screen.accept_failure(self.failed, message):
             return
-        self.reader.restore_status()
-        self.report_failure(message)
+        self._screen.reader.restore_status()
+        self._screen.report_failure(message)
 
     # -- confirming and writing -------------------------------------------------------------
-    def show_proposal(self, proposal: Proposal, flow: str = "reply") -> None:
+    def show(self, proposal: Proposal, flow: str = "reply") -> None:
+        """The proposal dialog, and the write once confirmed."""
         # lazy: the proposal dialog is not on the first screen (tests/tui/test_startup_imports.py)
         from mailtriage.tui.dialogs.proposal import ProposalDialog
         from mailtriage.application import BlockedBy  # why: not on the first screen (test_startup_imports)
 
+        screen = self._screen
         if proposal.blocked is not None and proposal.blocked.reason is BlockedBy.ENCRYPTION:  # an encrypted report
             self._choose_clear_reply(proposal, flow)
             return
-        if skips_confirmation(proposal, self.shell.settings):  # confirm_flag_changes = false
-            self.notify(f"{proposal.title} (confirm_flag_changes = false: not asked)", markup=False, timeout=3)
-            self._apply(proposal, flow)
+        if skips_confirmation(proposal, screen.shell.settings):  # confirm_flag_changes = false
+            screen.notify(f"{proposal.title} (confirm_flag_changes = false: not asked)", markup=False, timeout=3)
+            self._write(proposal, flow)
             return
 
         def write_now() -> None:  # on the confirm key, before the dialog leaves (the dialog calls it)
-            self._apply(proposal, flow)
+            self._write(proposal, flow)
 
         def decided(confirmed: bool | None) -> None:
             if confirmed:
-                self.notify("writing …", markup=False, timeout=3)  # the write started on the key
+                screen.notify("writing …", markup=False, timeout=3)  # the write started on the key
             elif proposal.blocked and _keep_text(self, flow, f"Not written: {proposal.blocked.text}", None):
                 return  # back to the compose dialog: what was written is kept, to change
             else:
-                self.notify("Cancelled: nothing was written.", markup=False)
+                screen.notify("Cancelled: nothing was written.", markup=False)
 
-        self.app.push_screen(ProposalDialog(proposal, cursor_blink=self.shell.cursor_blink, on_confirm=write_now),
-                             decided)
+        screen.app.push_screen(ProposalDialog(proposal, cursor_blink=screen.shell.cursor_blink, on_confirm=write_now),
+                               decided)
 
     def _choose_clear_reply(self, proposal: Proposal, flow: str = "reply") -> None:
         """An encrypted report whose reply cannot be encrypted: draft in clear only if chosen.
         A composed reply is proposed again as composed; the receipt flow starts again."""
-        target = self._reply_target or self._target(None)
+        target = self._target(None)
 
         def decided(clear: bool | None) -> None:
             again = IN_CLEAR.get(flow)
             if clear and again is not None:
                 again(self, target)
             else:
-                self.notify("Cancelled: nothing was written.", markup=False)
+                self._screen.notify("Cancelled: nothing was written.", markup=False)
 
         # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
         from mailtriage.tui.dialogs.clear_reply import ClearReplyDialog
 
-        self.app.push_screen(ClearReplyDialog(proposal.blocked.text if proposal.blocked else ""), decided)
+        self._screen.app.push_screen(ClearReplyDialog(proposal.blocked.text if proposal.blocked else ""), decided)
 
-    @work(thread=True, group="apply", exit_on_error=False)
+    def _write(self, proposal: Proposal, flow: str = "reply") -> None:
+        """The confirmed write, as the screen's "apply" work (a quit while it runs asks first)."""
+        self._run(self._apply, proposal, flow, group="apply", exclusive=False)
+
     def _apply(self, proposal: Proposal, flow: str = "reply") -> None:
+        screen = self._screen
         try:
             with write_first():
-                report = self.session.apply(proposal)
+                report = screen.session.apply(proposal)
         except Exception as exc:
-            self.post_message(ApplyFailed(0, "Writing failed", exc))
+            screen.post_message(ApplyFailed(0, "Writing failed", exc))
             return
-        self.post_message(ProposalApplied(proposal, report, flow))
+        screen.post_message(ProposalApplied(proposal, report, flow))
 
-    def on_apply_failed(self, message: ApplyFailed) -> None:
-        if self.accept_failure(self.on_apply_failed, message):
-            self.report_failure(message)
+    def apply_failed(self, message: ApplyFailed) -> None:
+        if self._screen.accept_failure(self.apply_failed, message):
+            self._screen.report_failure(message)
 
-    def on_proposal_applied(self, message: ProposalApplied) -> None:
+    def applied(self, message: ProposalApplied) -> None:
+        """A confirmed write ended: say how, and what follows it (by flow)."""
+        screen = self._screen
         report = message.report
         outdated = message.proposal.facts.get("review_outdated")
         if not report.ok and message.flow == "publish" and outdated:
             self._review_publish_again(outdated)
             return
         if report.failed is None:  # report.ok, said so the type checker sees failed is set below
-            self.notify(report.describe(), title="Written", markup=False)
+            screen.notify(report.describe(), title="Written", markup=False)
         else:
             # A batch says what it did message by message (each failed one with why).
             # lazy: the organize workflow loads with the first write, not at start-up
             from mailtriage.application import outcome_lines
 
             details = "\n".join([report.describe(), *outcome_lines(message.proposal)])
-            self.shell.report_error("Writing failed", RuntimeError(report.failed[1]), where="apply",
-                                    details=details)
+            screen.shell.report_error("Writing failed", RuntimeError(report.failed[1]), where="apply",
+                                      details=details)
         after = AFTER_APPLY.get(message.flow)
         if after is not None:
             after(self, report)
@@ -261,32 +287,32 @@ class ProposalsController(ControllerBase):
             edited = next((w.body for w in message.proposal.writes if w.body is not None), None)
             _keep_text(self, message.flow, f"Not written: {report.failed[1]}", edited)
         # overview: the rows' marks (filed, draft pending) and the unpublished-changes mark
-        self.threads.marks.forget()
-        self.publish_mark.check()
+        screen.threads.marks.forget()
+        screen.publish_mark.check()
 
     def _review_publish_again(self, differences: list[str]) -> None:
         """The working copy changed between the publish review and its confirmation: nothing
         was committed. Say what changed, then show the review as it is now and ask again."""
         shown = "; ".join(differences[:5]) + (" …" if len(differences) > 5 else "")
-        self.notify(f"The tracker changed since the review ({inert(shown)}), so nothing was committed. "
-                    "Here is the review as it is now: confirm it again.", severity="warning", markup=False,
-                    timeout=12)
-        self.publish_mark.check()
+        self._screen.notify(f"The tracker changed since the review ({inert(shown)}), so nothing was committed. "
+                            "Here is the review as it is now: confirm it again.", severity="warning", markup=False,
+                            timeout=12)
+        self._screen.publish_mark.check()
         self.offer_publish()
 
     def offer_publish(self) -> None:
-        self._offer_publish(self.new_request("reply"))
+        self._run(self._offer_publish, self._screen.new_request("reply"))
 
-    @work(thread=True, exclusive=True, group="reply", exit_on_error=False)
     def _offer_publish(self, request: int) -> None:
+        session = self._screen.session
         try:
-            if not self.session.needs_publish():
+            if not session.needs_publish():
                 return
-            proposal = self.session.propose_publish()
+            proposal = session.propose_publish()
         except Exception as exc:
-            self.post_message(ProposalFailed(request, FLOWS["publish"].failure_title, exc))
+            self._screen.post_message(ProposalFailed(request, FLOWS["publish"].failure_title, exc))
             return
-        self.post_message(ProposalReady(request, proposal, "publish"))
+        self._screen.post_message(ProposalReady(request, proposal, "publish"))
 
 
 #: The interpreter's switch interval while a confirmed write runs (seconds; Python's default is 0.005).
@@ -318,51 +344,53 @@ def write_first() -> Iterator[None]:
                 sys.setswitchinterval(_switch_interval.pop())
 
 
-def _after_tracker_write(screen: ProposalsController, report: ApplyReport) -> None:
+def _after_tracker_write(proposals: Proposals, report: ApplyReport) -> None:
     """After an import or a sync: the tracker pane lists again, and publishing is offered."""
+    screen = proposals._screen
     if screen.has_class("-tracker"):
         screen.tracker.load()
     if report.written:
         # A local-files tracker publishes separately, after its own confirmation.
-        screen.offer_publish()
+        proposals.offer_publish()
 
 
-def _after_organize(screen: ProposalsController, report: ApplyReport) -> None:
-    screen.after_organize()
+def _after_organize(proposals: Proposals, report: ApplyReport) -> None:
+    proposals._screen.accounts.after_organize()
 
 
-def _after_batch(screen: ProposalsController, report: ApplyReport) -> None:
+def _after_batch(proposals: Proposals, report: ApplyReport) -> None:
     """A batch of tagged rows: its tags and the folder (organize), or the tracker (imports)."""
-    proposal = screen.batches.proposal
+    batches = proposals._screen.batches
+    proposal = batches.proposal
     if proposal is not None and proposal.facts.get("flow") == "imports":
-        _after_tracker_write(screen, report)
-    screen.batches.after(report)
+        _after_tracker_write(proposals, report)
+    batches.after(report)
 
 
-#: What follows a confirmed write, by flow (a flow not named here: nothing).
 #: How a blocked reply to an encrypted report is proposed again in clear, once the user
 #: chose that: the receipt flow starts over; a composed reply keeps what was composed.
-IN_CLEAR: dict[str, Callable[[ProposalsController, FlowTarget], None]] = {
-    "reply": lambda screen, target: screen.start_flow("reply-clear", target) if target.thread_id else None,
-    "compose": lambda screen, target: screen.compose_again_in_clear(),
+IN_CLEAR: dict[str, Callable[[Proposals, FlowTarget], None]] = {
+    "reply": lambda proposals, target: proposals.start_flow("reply-clear", target) if target.thread_id else None,
+    "compose": lambda proposals, target: proposals.compose.compose_again_in_clear(),
 }
 
 #: The flows whose text the user wrote comes back after a refusal (blocked, or refused at
 #: confirm): the compose dialog opens again with it. Returns whether it did.
-KEEPS_TEXT: dict[str, Callable[[ProposalsController, str, str | None], bool]] = {
-    "compose": lambda screen, why, body: screen.compose_kept(why, body),
+KEEPS_TEXT: dict[str, Callable[[Proposals, str, str | None], bool]] = {
+    "compose": lambda proposals, why, body: proposals.compose.compose_kept(why, body),
 }
 
 
-def _keep_text(screen: ProposalsController, flow: str, why: str, body: str | None) -> bool:
+def _keep_text(proposals: Proposals, flow: str, why: str, body: str | None) -> bool:
     keep = KEEPS_TEXT.get(flow)
-    return keep is not None and keep(screen, why, body)
+    return keep is not None and keep(proposals, why, body)
 
 
-AFTER_APPLY: dict[str, Callable[[ProposalsController, ApplyReport], None]] = {
+#: What follows a confirmed write, by flow (a flow not named here: nothing).
+AFTER_APPLY: dict[str, Callable[[Proposals, ApplyReport], None]] = {
     "import": _after_tracker_write,
     "sync": _after_tracker_write,
     "organize": _after_organize,
     "batch": _after_batch,
-    "compose": after_compose,
+    "compose": lambda proposals, report: proposals.after_compose(report),
 }

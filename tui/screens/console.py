@@ -28,7 +28,6 @@ from mailtriage.application import ALL_OPS, Op
 from mailtriage.core.trace import OPLOG, TRACE, is_keepalive
 from mailtriage.tui import bindings
 from mailtriage.tui.app import MailTriageApp
-from mailtriage.tui.controllers.base import SourcesView
 from mailtriage.tui.errors import error_name
 from mailtriage.tui.messages import ConsoleResult, OpRecorded, SourceRow, TraceRecorded
 from mailtriage.tui.sanitize import inert, inert_text
@@ -111,7 +110,7 @@ def resolution_text(resolutions: dict) -> Text:
     return text
 
 
-class ConsoleScreen(Screen, bindings.KeyContext, SourcesView):
+class ConsoleScreen(Screen, bindings.KeyContext):  # a SourcesView (tui/controllers/base.py)
     #: Read and parsed when the console first opens, not for the first frame.
     CSS_PATH = Path(__file__).resolve().parent.parent / "console.tcss"
     key_context = "ConsoleScreen"

@@ -5,16 +5,19 @@ Some panes are areas that own their state and work (tui/panes/area.py): the trac
 thread pane (server search, the rows' triage marks) run their own workers and show their
 own answers; the screen only routes what crosses areas (an account chosen in the sources
 pane, a search's scope, an issue or thread ``s`` found) and reports the failures they let
-bubble. The new-report alerts, the banner and the unpublished-changes mark are components
-the screen holds (tui/controllers/alerts.py, banner.py, publish_mark.py). The other work
-(listing, reading, composing, proposals) is still run by
-the controllers of ``tui/controllers/``, mixins over this screen, in workers on it.
+bubble. The new-report alerts, the banner, the unpublished-changes mark, batch, the
+reader's h and |, the proposals and personal accounts are components the screen holds
+(tui/controllers/alerts.py, banner.py, publish_mark.py, batch.py, keys.py, proposals.py,
+accounts.py), to which it routes their messages. The other work (listing, reading,
+composing) is still run by the controllers of ``tui/controllers/``, mixins over this
+screen, in workers on it.
 Below 100 columns the sidebar folds away and unfolds while it has the focus (1, 2);
 the zoom key (Ctrl+w) gives the focused pane the whole screen (issue 35).
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from textual import events, on
@@ -25,20 +28,21 @@ from textual.widgets import Header
 from textual.worker import Worker, WorkerState
 
 from mailtriage.tui import bindings
-from mailtriage.tui.controllers.accounts import AccountsController
+from mailtriage.tui.controllers.accounts import Accounts
 from mailtriage.tui.controllers.alerts import Alerts
 from mailtriage.tui.controllers.banner import Banner
 from mailtriage.tui.controllers.batch import Batch
-from mailtriage.tui.controllers.compose import ComposeController
+from mailtriage.tui.controllers.compose import ComposeController, after_compose
 from mailtriage.tui.controllers.keys import ReaderKeys
 from mailtriage.tui.controllers.listing import ListingController
-from mailtriage.tui.controllers.proposals import ProposalsController
+from mailtriage.tui.controllers.proposals import Proposals
 from mailtriage.tui.controllers.publish_mark import PublishMark
 from mailtriage.tui.controllers.reading import ReadingController
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.mailbox_rows import MailboxRow
-from mailtriage.tui.messages import (AreaFailed, BatchFoldersReady, BatchReady, IssueOfThreadFound, ThreadOfIssueFound,
-                                     TrackerLoaded)
+from mailtriage.tui.messages import (ApplyFailed, AreaFailed, BatchFoldersReady, BatchReady, FolderListed,
+                                     IssueOfThreadFound, ProposalApplied, ProposalFailed, ProposalReady,
+                                     ThreadOfIssueFound, TrackerLoaded)
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
@@ -66,8 +70,7 @@ CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"))
 WRITE_GROUPS = ("apply",)
 
 
-class MainScreen(ListingController, ReadingController, ComposeController, ProposalsController, AccountsController,
-                 PendingWork, bindings.KeyContext,
+class MainScreen(ListingController, ReadingController, ComposeController, PendingWork, bindings.KeyContext,
                  inherit_bindings=False):
     BINDINGS = bindings.MAIN
     key_context = "MainScreen"
@@ -113,6 +116,11 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
         self.batches = Batch(self)
         #: h and | on the thread read.
         self.reader_keys = ReaderKeys(self)
+        #: A personal account's folder in the thread list, flag and move (its listing is the
+        #: screen's "threads" work, its proposals the screen's "reply" work).
+        self.accounts = Accounts(self)
+        #: The proposal flows, the proposal dialog of every proposal and the writes.
+        self.proposals = Proposals(self, compose=self, after_compose=partial(after_compose, self))
 
     def on_mount(self) -> None:
         self._set_width_classes(self.app.size.width)
@@ -340,6 +348,40 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
     def on_thread_view_pipe_requested(self, message: ThreadView.PipeRequested) -> None:
         self.reader_keys.pipe()
 
+    def on_thread_list_import_requested(self, message: ThreadList.ImportRequested) -> None:
+        self.proposals.import_thread(message.summary)
+
+    def on_thread_view_import_requested(self, message: ThreadView.ImportRequested) -> None:
+        self.proposals.import_thread(None)
+
+    def on_thread_view_key_import_requested(self, message: ThreadView.KeyImportRequested) -> None:
+        self.proposals.key_import_requested()
+
+    def on_proposal_ready(self, message: ProposalReady) -> None:  # whoever built it: flows, compose, accounts
+        self.proposals.ready(message)
+
+    def on_proposal_failed(self, message: ProposalFailed) -> None:
+        self.proposals.failed(message)
+
+    def on_apply_failed(self, message: ApplyFailed) -> None:
+        self.proposals.apply_failed(message)
+
+    def on_proposal_applied(self, message: ProposalApplied) -> None:
+        self.proposals.applied(message)
+
+    def start_flow(self, name: str) -> None:
+        """P, S (the app's keys): the publish review, the sync."""
+        self.proposals.start_flow(name)
+
+    def on_folders_pane_folder_chosen(self, message: FoldersPane.FolderChosen) -> None:
+        self.accounts.folder_chosen(message.account_id, message.folder_id, message.name)
+
+    def on_folder_listed(self, message: FolderListed) -> None:
+        self.accounts.listed(message)
+
+    def on_thread_list_organize_requested(self, message: ThreadList.OrganizeRequested) -> None:
+        self.accounts.organize(message.summary, message.action)
+
     @on(AreaFailed)
     def report_area_failure(self, message: AreaFailed) -> None:
         """A pane's own work failed (the pane shows it; a superseded one stopped there)."""
@@ -358,7 +400,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
 
     # -- search: the scope is what the thread list shows ---------------------------------
     def on_thread_pane_search_submitted(self, message: ThreadPane.SearchSubmitted) -> None:
-        self.threads.search_on_server(message.query, SearchScope(self.open_folder_key, self.current_list))
+        self.threads.search_on_server(message.query, SearchScope(self.accounts.open_folder_key, self.current_list))
 
     def on_thread_pane_search_state(self, message: ThreadPane.SearchState) -> None:
         self.query_one(ThreadView).search_active = message.active
