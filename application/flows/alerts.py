@@ -102,6 +102,9 @@ class CursorStore:
         self.problem: str | None = None  # why the stored cursor was unreadable (a new baseline follows)
         self.file_bytes = 0  # the size of the cursor file as last written or read
         self.journal_bytes = 0  # the size of the journal as last written or read
+        # stamp() of the files as this store last read or wrote them whole, taken under the lock
+        # (None: not read yet, or another process wrote since: the cursor is to be read anew).
+        self.known: tuple | None = None
 
     @classmethod
     def for_list(cls, config, list_name: str | None) -> "CursorStore":
@@ -109,23 +112,30 @@ class CursorStore:
         return cls(settings.data_dir() / "alerts" / f"{key}.json")
 
     def stamp(self) -> tuple | None:
-        """What says the cursor changed on disk (another process wrote it): the file's mtime
-        and the journal's, with its size; None when there is no cursor file."""
+        """What says the cursor changed on disk (another process wrote it): the file's inode,
+        mtime and size, and the journal's mtime and size; None when there is no cursor file.
+        The inode: a whole write is a new file (``write_atomic``), and mtimes move in clock ticks
+        of some milliseconds, so two writes in one tick leave the same mtime. The journal only
+        grows until a whole write removes it."""
         try:
-            stamp = self.path.stat().st_mtime_ns
+            st = self.path.stat()
         except OSError:
             return None
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
         try:
             journal = self.journal.stat()
         except OSError:
-            return stamp, None
-        return stamp, journal.st_mtime_ns, journal.st_size
+            return stamp + (None, None)
+        return stamp + (journal.st_mtime_ns, journal.st_size)
 
     def load(self) -> dict | None:
         """The cursor with its journal applied, read under the lock: never between another
-        process's whole write and its emptying of the journal (the old file, then no journal)."""
+        process's whole write and its emptying of the journal (the old file, then no journal).
+        ``known`` says what was read."""
         with self._locked():
-            return self._load()
+            data = self._load()
+            self.known = self.stamp()
+            return data
 
     def _load(self) -> dict | None:
         try:
@@ -169,17 +179,53 @@ class CursorStore:
             if isinstance(checked, str) and data.get("v") == CURSOR_VERSION and checked > str(data.get("checked") or ""):
                 data["checked"] = checked
 
+    def _merge_file(self, cursor: dict) -> None:
+        """Raise ``cursor`` (in place) to what the file holds: another process wrote it whole
+        since this store read it (acknowledgements only raise; another list's, another
+        backend's or an unreadable file is replaced, as before)."""
+        problem = self.problem
+        try:
+            text = private_files.read_text(self.path)
+            data = json.loads(text)
+        except (OSError, ValueError, UnicodeDecodeError, ConfigError):
+            return
+        finally:
+            self.problem = problem
+        if not isinstance(data, dict) or data.get("v") not in (1, CURSOR_VERSION) or not isinstance(data.get("seen"), dict):
+            return
+        data = _upgrade(data)
+        if not _same_cursor(data, cursor):
+            return
+        seen = cursor["seen"]
+        for key, when in data["seen"].items():
+            if isinstance(key, str) and isinstance(when, str):
+                before = seen.get(key)
+                seen[key] = when if not isinstance(before, str) else _later(before, when)
+        checked = data.get("checked")
+        if isinstance(checked, str) and checked > str(cursor.get("checked") or ""):
+            cursor["checked"] = checked
+
     def _locked(self):
         """This user's processes append to the journal and empty it one at a time."""
         return private_files.exclusive(self.lock)
 
-    def save(self, cursor: dict) -> None:
+    def save(self, cursor: dict, *, merge: bool = False, forget_idle: bool = False) -> None:
         """Write ``cursor`` whole, with what the journal holds now (lines another process
         appended since this one read it: they only raise, so ``cursor`` takes them too), and
-        empty the journal."""
+        empty the journal. ``merge``: the file too, when another process wrote it whole since
+        this store read or wrote it (the poller's deferred writes: it was overwritten, its
+        acknowledgements lost). ``forget_idle``: then entries idle for RETENTION leave (after
+        the journal is applied: an idle entry it holds leaves too). ``cursor`` takes all of it.
+        ``known`` says what was written."""
         with self._locked():
             if isinstance(cursor.get("seen"), dict):
+                if merge:
+                    on_disk = self.stamp()
+                    if on_disk is not None and (self.known is None or on_disk[:3] != self.known[:3]):
+                        self._merge_file(cursor)
                 self._apply_journal(cursor)
+                if forget_idle:
+                    _forget_idle(cursor)
             data = json.dumps(cursor, indent=1, sort_keys=True).encode("utf-8")
             private_files.write_atomic(self.path, data)
             self.file_bytes = len(data)
@@ -188,10 +234,13 @@ class CursorStore:
             except FileNotFoundError:
                 pass
             self.journal_bytes = 0
+            self.known = self.stamp()
 
     def append(self, cursor: dict, changes: dict[str, str]) -> bool:
         """Add ``changes`` (the keys acknowledged since the last write, of ``cursor``) to the
-        journal; False when it is due to be folded into the file (the caller saves whole)."""
+        journal; False when it is due to be folded into the file (the caller saves whole).
+        ``known`` moves to the line's write when nothing else was written since this store
+        read or wrote (else it is None: another process's write is to be read)."""
         # Each line starts on a line of its own: after a line torn by a kill, the next is whole.
         line = b"\n" + json.dumps({"backend": cursor.get("backend"), "list": cursor.get("list"),
                                    "checked": cursor.get("checked"), "seen": changes},
@@ -199,6 +248,7 @@ class CursorStore:
         if self.journal_bytes + len(line) > max(JOURNAL_MIN_BYTES, self.file_bytes):
             return False
         with self._locked():
+            before = self.stamp()
             fd = private_files.open_append(self.journal)
             try:
                 view = memoryview(line)
@@ -207,6 +257,7 @@ class CursorStore:
                 os.fsync(fd)
             finally:
                 os.close(fd)
+            self.known = self.stamp() if before is not None and before == self.known else None
         self.journal_bytes += len(line)
         return True
 
@@ -358,7 +409,6 @@ class NewReportPoller:
         self._clock = clock or (lambda: datetime.now(timezone.utc))
         self._lock = threading.Lock()
         self._acked: dict | None = None  # the acknowledged cursor, as last saved or loaded
-        self._acked_stamp: tuple | None = None  # CursorStore.stamp() when it was read (another process may write it)
         # The keys acknowledged since the cursor was last written (its journal takes them), or
         # None when it is to be written whole.
         self._unsaved: dict[str, str] | None = None
@@ -393,16 +443,29 @@ class NewReportPoller:
         return interval if self.outage is None else retry_delay(self.outage.failures, interval)
 
     def _acknowledged(self) -> dict | None:
-        """The acknowledged cursor (call with the lock held): re-read only when the file changed."""
+        """The acknowledged cursor (call with the lock held): re-read only when the files
+        changed since this poller read or wrote them (``CursorStore.known``: another process
+        wrote). Acknowledgements made here and not written yet stay, and are still to be
+        written (acknowledgements only raise)."""
         stamp = self.store.stamp()
         if stamp is None:
             return self._acked
-        if stamp != self._acked_stamp:
+        if stamp != self.store.known:
             loaded = self.store.load()
-            self._acked = _upgrade(loaded) if loaded is not None else None
-            self._acked_stamp = stamp
+            fresh = _upgrade(loaded) if loaded is not None else None
+            mine = self._acked
+            if self._dirty and mine is not None and fresh is not None and _same_cursor(fresh, mine):
+                seen = fresh["seen"]
+                pending = self._unsaved if self._unsaved is not None else mine["seen"]
+                for key, when in pending.items():
+                    before = seen.get(key)
+                    if before is None or when > before:
+                        seen[key] = when
+                fresh["checked"] = max(str(fresh.get("checked") or ""), str(mine.get("checked") or ""))
+            else:
+                self._unsaved = {}  # (on disk as read)
+            self._acked = fresh
             self._loads += 1
-            self._unsaved = {}  # (on disk as read)
         return self._acked
 
     def poll(self) -> PollOutcome:
@@ -672,11 +735,9 @@ class NewReportPoller:
                 return
             unsaved = self._unsaved
             if unsaved is None or not self.store.append(self._acked, unsaved):  # (an empty one moves `checked`)
-                _forget_idle(self._acked)
-                self.store.save(self._acked)
+                self.store.save(self._acked, merge=True, forget_idle=True)
             self._unsaved = {}
             self._dirty = False
-            self._acked_stamp = self.store.stamp()
 
     def _waiting_backends(self) -> list:
         """Each backend the listing may use (preferred, primary, fallbacks) that is available
