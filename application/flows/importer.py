@@ -97,7 +97,7 @@ def import_entry(thread: Thread, thread_id: ThreadId, link: str) -> str:
         f"Imported from the security list: {link}",
         linking.thread_line(thread_id),
         f"Reported by {markdown_inert(display_address(root.sender.name, root.sender.email))} on {_when(root)}; "
-        f"{len(thread.messages)} message(s) in the thread.",
+        f"{len(thread.messages)} message{'s' if len(thread.messages) != 1 else ''} in the thread.",
     ]
     if newest:
         lines.append(linking.covers_line(newest))

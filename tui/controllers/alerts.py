@@ -249,7 +249,7 @@ class Alerts(Widget):
             if len(new) > 5:
                 lines.append(f"… and {len(new) - 5} more")
             if updated:
-                lines.append(f"{len(updated)} thread(s) with new mail")
+                lines.append(f"{len(updated)} thread{'s' if len(updated) != 1 else ''} with new mail")
             count = len(new)
             title = f"{count} new report{'s' if count != 1 else ''}" if count else "New mail"
             self.shell.show_alert_notice("\n".join(lines), title)
