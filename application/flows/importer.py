@@ -217,6 +217,10 @@ def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
     proposal.recap.append(f"tracker → {tracker.kind}" + (f" ({root.resolve()})" if root is not None else ""))
     if proposal.empty and not proposal.blocked:
         proposal.notes.append("nothing left to write: this report is imported and its receipt is handled")
+    if existing and imported:  # no tracker write: the title says what is left (issue 35: the words)
+        subject = proposal.title.removeprefix("Import report: ")
+        proposal.title = (f"Receipt draft ({existing} imported already): {subject}" if proposal.writes
+                          else f"Imported already as {existing}: {subject}")
     return proposal
 
 
@@ -353,7 +357,7 @@ class ImportFlow:
                 merged.warnings.append(f"{tag} {thread_id}: not imported: {type(exc).__name__}: {exc}")
                 merged.facts["threads"].append({"thread": str(thread_id), "error": str(exc)})
                 continue
-            title = one.title.removeprefix("Import report: ")
+            title = one.title.partition(": ")[2] or one.title  # the thread's subject, after what is proposed
             merged.facts["threads"].append({"thread": str(thread_id), "title": title,
                                             "writes": len(one.writes),
                                             "blocked": one.blocked.text if one.blocked else None,
