@@ -402,8 +402,18 @@ class ArrangeKeys:
             self._cursor_to_thread(self.rows.group_key(row) if isinstance(self.rows, ArrangedRows)
                                    else thread_key(row), row)
 
+    def nothing_listed(self, what: str) -> bool:
+        """True, and a toast says so, when the list is empty: a key that needs a row says why it
+        did nothing (issue 35), rather than what it does elsewhere."""
+        if len(self.rows):
+            return False
+        self.notify(f"Nothing to {what}: the list is empty.", markup=False, timeout=3)
+        return True
+
     def _tree_applies(self) -> bool:
         """The tree groups a personal account's messages; a list of threads has none."""
+        if self.nothing_listed("group into threads"):
+            return False
         if isinstance(self.current, MailboxRow):
             return True
         self.notify("The thread tree groups a personal account's messages; these rows are threads already.",

@@ -405,7 +405,7 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         self.post_message(self.IssueRequested(self.current))
 
     def action_organize(self, action: str) -> None:
-        if self.tags_still_loading():
+        if self.tags_still_loading() or self.nothing_listed("mark, flag, archive or trash"):
             return
         if self.tags:
             self.post_message(self.BatchRequested(tuple(self.tags.rows()), action))
