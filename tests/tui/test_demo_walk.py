@@ -95,3 +95,22 @@ async def test_coming_back_from_a_folder_puts_the_cursor_on_the_thread_it_was_on
         assert isinstance(app.focused, ThreadList)
         assert "Threads · demo · INBOX" not in screen_text(app)
         assert thread_list.current.thread_id == was_on and thread_list.cursor == 3
+
+
+async def test_import_refuses_a_personal_accounts_message_and_says_why(tmp_path, monkeypatch):
+    """i on a message of the personal account (open in the reader, under the cursor, or tagged)
+    proposed a tracker issue "received on the security list" and a receipt CC'ing the list for
+    private mail (the open thread was imported as it was); it says why it does not, as m/f/a/d
+    say why on the list's threads (tagged rows said so already)."""
+    app, workspace = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_demo_inbox(app, pilot)
+        await pilot.press("enter")  # the rota message, open in the reader
+        await settle(pilot)
+        for keys in (("i",), ("q", "i"), ("v", "v", "i")):  # the reader, the list, tagged rows
+            app.clear_notifications()
+            await pilot.press(*keys)
+            await settle(pilot)
+            assert not isinstance(app.screen, ProposalDialog), keys
+            said = [str(n.message) for n in app._notifications]
+            assert any(s.startswith("Import works on a project source's threads") for s in said), (keys, said)

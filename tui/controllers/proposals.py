@@ -18,6 +18,7 @@ from textual.worker import get_current_worker
 
 from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.controllers.compose import after_compose
+from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import ApplyFailed, ProposalApplied, ProposalFailed, ProposalReady
 from mailtriage.tui.panes.reader import ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
@@ -137,6 +138,10 @@ class ProposalsController(ControllerBase):
 
     def import_thread(self, summary: ThreadSummary | None) -> None:
         """Propose importing ``summary``'s thread (None: the open one) into the tracker."""
+        if isinstance(summary, MailboxRow) or (summary is None and self.reader.account_id is not None):
+            self.notify("Import works on a project source's threads; this is a personal account's message.",
+                        severity="warning", markup=False)
+            return
         target = self._target(summary)
         if target.thread_id is None:
             self.notify("Open a thread first (Enter), then import it with i.", severity="warning", markup=False)
