@@ -114,3 +114,25 @@ async def test_import_refuses_a_personal_accounts_message_and_says_why(tmp_path,
             assert not isinstance(app.screen, ProposalDialog), keys
             said = [str(n.message) for n in app._notifications]
             assert any(s.startswith("Import works on a project source's threads") for s in said), (keys, said)
+
+
+async def test_s_to_a_thread_the_list_does_not_show_puts_the_keys_on_that_thread(tmp_path, monkeypatch):
+    """s from an issue whose thread is not in the list shown (here the account's INBOX) reads it
+    into the reading pane; the focus went to the list, so r and i acted on the list's row (a
+    personal message), not on the thread on screen. The reader has the focus now."""
+    from mailtriage.tui.panes.reader import ThreadView
+    from tests.tui.test_compose import field
+
+    app, workspace = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_demo_inbox(app, pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        await pilot.press("5", "s")  # the tracker pane: the thread of its first issue
+        await settle(pilot)
+        assert "Reading · Open redirect in the login page" in screen_text(app)
+        assert isinstance(app.focused, ThreadView)
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, ComposeDialog)
+        assert field(app.screen, "to") == "elena.petrova@example.com"

@@ -409,8 +409,9 @@ class MainScreen(ListingController, ReadingController, ComposeController, Propos
             if row is not None:
                 self.open_thread(row)
             return
-        # Not in the list (older than the window, another list): read it directly.
-        thread_list.focus()
+        # Not in the list (older than the window, another list): read it directly, the keys on
+        # it (the list's row is another thread: r and i there answered that one).
+        self.query_one(ThreadView).focus()
         self.open_thread_id(message.thread_id)
 
     # -- what a quit would drop; unpublished tracker changes ----------------------------------
