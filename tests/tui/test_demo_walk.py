@@ -7,6 +7,7 @@ from mailtriage.tui.dialogs.compose import ComposeDialog
 from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.panes.folders import FolderList
 from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.panes.tracker import TrackerList
 from tests.tui.helpers import make_app, screen_text, settle
 
 
@@ -136,3 +137,21 @@ async def test_s_to_a_thread_the_list_does_not_show_puts_the_keys_on_that_thread
         await settle(pilot)
         assert isinstance(app.screen, ComposeDialog)
         assert field(app.screen, "to") == "elena.petrova@example.com"
+        await pilot.press("escape")
+        await settle(pilot)
+        app.clear_notifications()
+        await pilot.press("s")  # and back to its issue (it did nothing: the thread was no row of the list)
+        await settle(pilot)
+        assert isinstance(app.focused, TrackerList), [str(n.message) for n in app._notifications]
+
+
+async def test_s_on_a_personal_accounts_message_says_why_it_finds_no_issue(tmp_path, monkeypatch):
+    app, workspace = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_demo_inbox(app, pilot)
+        for keys in (("s",), ("enter", "s")):  # the list's row, the message open in the reader
+            app.clear_notifications()
+            await pilot.press(*keys)
+            await settle(pilot)
+            said = [str(n.message) for n in app._notifications]
+            assert any(s.startswith("s finds the tracker issue of a project source's thread") for s in said), said
