@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from textual import work
 from textual.worker import get_current_worker
@@ -294,6 +294,9 @@ class ArrangeKeys:
 
     rows: ThreadRows
     arrangement: Arrangement
+
+    if TYPE_CHECKING:  # the widget's (ThreadList), which the mixin's toasts go through
+        def notify(self, message: str, *args: Any, **kwargs: Any) -> Any: ...
 
     # -- sort (o O) and the thread tree (z Z) ---------------------------------
     @property
