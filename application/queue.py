@@ -913,7 +913,7 @@ def _unshown(wc: vcs.WorkingCopy, canonical: str, verb: str) -> str | None:
     if not unpushed:
         return None
     named = "; ".join(f"{c['revision'][:12]} {c['subject']}" for c in unpushed[:5])
-    return (f"{verb} of {canonical} refused: the branch has {len(unpushed)} unpushed commit(s) its push "
+    return (f"{verb} of {canonical} refused: the branch has {len(unpushed)} unpushed commit{'s' if len(unpushed) != 1 else ''} its push "
             f"would publish unseen ({named}{' …' if len(unpushed) > 5 else ''}); review and push them "
             f"first ('mailtriage publish'), then {verb} again")
 

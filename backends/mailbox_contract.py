@@ -389,6 +389,9 @@ class MailboxAdapter:
     account_id: str
     #: ``search(SearchRequest)`` runs on the server (declared, never probed).
     server_search: bool = False
+    #: The folders are local files (a Maildir), not a server's: what a proposal says its
+    #: changes land in.
+    local_folders: bool = False
 
     def _decline(self, op: str) -> NotSupported:
         return NotSupported(getattr(self, "account_id", "mailbox"), op)

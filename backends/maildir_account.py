@@ -81,6 +81,8 @@ def load_account(account_id: str, settings=None) -> MaildirAccount:
 class MaildirMailbox(MailboxAdapter):
     """The mailbox of one Maildir account (see the module docstring)."""
 
+    local_folders = True
+
     def __init__(self, account: MaildirAccount) -> None:
         self.account = account
         self.account_id = account.id

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from textual import work
 from textual.worker import get_current_worker
@@ -295,6 +295,9 @@ class ArrangeKeys:
     rows: ThreadRows
     arrangement: Arrangement
 
+    if TYPE_CHECKING:  # the widget's (ThreadList), which the mixin's toasts go through
+        def notify(self, message: str, *args: Any, **kwargs: Any) -> Any: ...
+
     # -- sort (o O) and the thread tree (z Z) ---------------------------------
     @property
     def listed_rows(self) -> ThreadRows:
@@ -402,8 +405,18 @@ class ArrangeKeys:
             self._cursor_to_thread(self.rows.group_key(row) if isinstance(self.rows, ArrangedRows)
                                    else thread_key(row), row)
 
+    def nothing_listed(self, what: str) -> bool:
+        """True, and a toast says so, when the list is empty: a key that needs a row says why it
+        did nothing (issue 35), rather than what it does elsewhere."""
+        if len(self.rows):
+            return False
+        self.notify(f"Nothing to {what}: the list is empty.", markup=False, timeout=3)
+        return True
+
     def _tree_applies(self) -> bool:
         """The tree groups a personal account's messages; a list of threads has none."""
+        if self.nothing_listed("group into threads"):
+            return False
         if isinstance(self.current, MailboxRow):
             return True
         self.notify("The thread tree groups a personal account's messages; these rows are threads already.",

@@ -142,12 +142,14 @@ class TagKeys:
     if TYPE_CHECKING:  # the widget's (ThreadList), which the mixin's toasts go through
         def notify(self, message: str, *args: Any, **kwargs: Any) -> Any: ...
 
+        def nothing_listed(self, what: str) -> bool: ...  # ArrangeKeys'
+
     # -- tags (v V T) and the batch move (M) ---------------------------------
     def action_tag_toggle(self) -> None:
         """v: tag or untag the row under the cursor, then move down (mutt's t, aerc's v)."""
         row = self.current
         if row is None:
-            if not len(self.rows):
+            if self.nothing_listed("tag"):
                 return
             # Its page is on its way (v typed faster than it loads): toggled when it arrives.
             self.tags.toggle_later(self.rows, self.cursor)
@@ -192,6 +194,8 @@ class TagKeys:
     def action_tag_all(self) -> None:
         """T: tag every listed row at hand; rows of a large folder not fetched yet are not
         fetched for this (the cost stays with what was listed) and the status says so."""
+        if self.nothing_listed("tag"):
+            return
         rows, missing = loaded_rows(self.rows)
         self.tags.add(rows)
         self._repaint_tags()
@@ -223,7 +227,7 @@ class TagKeys:
 
     def action_move(self) -> None:
         """M: move the tagged rows (or the current one) to a folder picked next."""
-        if self.tags_still_loading():
+        if self.tags_still_loading() or self.nothing_listed("move"):
             return
         rows = tuple(self.tags.rows()) if self.tags else ((self.current,) if self.current is not None else ())
         if rows:

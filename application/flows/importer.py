@@ -97,7 +97,7 @@ def import_entry(thread: Thread, thread_id: ThreadId, link: str) -> str:
         f"Imported from the security list: {link}",
         linking.thread_line(thread_id),
         f"Reported by {markdown_inert(display_address(root.sender.name, root.sender.email))} on {_when(root)}; "
-        f"{len(thread.messages)} message(s) in the thread.",
+        f"{len(thread.messages)} message{'s' if len(thread.messages) != 1 else ''} in the thread.",
     ]
     if newest:
         lines.append(linking.covers_line(newest))
@@ -217,6 +217,10 @@ def propose_import(sources: SourceSet, tracker: Tracker, thread_id: ThreadId, *,
     proposal.recap.append(f"tracker → {tracker.kind}" + (f" ({root.resolve()})" if root is not None else ""))
     if proposal.empty and not proposal.blocked:
         proposal.notes.append("nothing left to write: this report is imported and its receipt is handled")
+    if existing and imported:  # no tracker write: the title says what is left (issue 35: the words)
+        subject = proposal.title.removeprefix("Import report: ")
+        proposal.title = (f"Receipt draft ({existing} imported already): {subject}" if proposal.writes
+                          else f"Imported already as {existing}: {subject}")
     return proposal
 
 
@@ -353,7 +357,7 @@ class ImportFlow:
                 merged.warnings.append(f"{tag} {thread_id}: not imported: {type(exc).__name__}: {exc}")
                 merged.facts["threads"].append({"thread": str(thread_id), "error": str(exc)})
                 continue
-            title = one.title.removeprefix("Import report: ")
+            title = one.title.partition(": ")[2] or one.title  # the thread's subject, after what is proposed
             merged.facts["threads"].append({"thread": str(thread_id), "title": title,
                                             "writes": len(one.writes),
                                             "blocked": one.blocked.text if one.blocked else None,

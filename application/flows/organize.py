@@ -197,7 +197,9 @@ def propose_organize(mailbox, headers: Sequence[MailHeader], action: str, *, acc
 
     proposal.writes.append(Write(kind, f"account {account_id}", f"{change}: {count}", fields, apply,
                                  label=change.split(" (")[0].capitalize(),
-                                 where=f"on the server of account {account_id}"))
+                                 where=(f"in the local Maildir of account {account_id}"
+                                        if mailbox.local_folders
+                                        else f"on the server of account {account_id}")))
     if kind is WriteKind.MOVE:
         proposal.notes.append("a move gives the messages new IDs; the list is refreshed after the write")
     if len(ids) > MAX_BULK:

@@ -263,7 +263,7 @@ def propose_publish(tracker: Tracker, config, *, message: str | None = None,
             raise
 
     proposal.writes.append(Write(WriteKind.PUBLISH, f"tracker:{pending['backend']}",
-                                 f"publish {len(changes)} changed file(s)" + (" and push" if push else ""),
+                                 f"publish {len(changes)} changed file{'' if len(changes) == 1 else 's'}" + (" and push" if push else ""),
                                  fields, publish, editable_body=True, body=text,
                                  label=f"Publish {len(changes)} change{'' if len(changes) == 1 else 's'}"
                                  + (" and push" if push else "") if changes else "Push commits",

@@ -131,7 +131,7 @@ def parse_source(text: str) -> SweepSource:
     params = parse_qs(query, keep_blank_values=False) if query else {}
     unknown = sorted(set(params) - set(QUERY_KEYS))
     if unknown:
-        raise SourceError(f"--source {value!r}: unknown query key(s) {', '.join(unknown)} "
+        raise SourceError(f"--source {value!r}: unknown query key{'s' if len(unknown) != 1 else ''} {', '.join(unknown)} "
                           f"(valid: {', '.join(QUERY_KEYS)})")
     first = {k: v[0] for k, v in params.items() if v}
     return MailboxLocation(account=account.strip(), folder=folder.strip() or "INBOX",

@@ -547,7 +547,7 @@ def sync_entry(item: SyncItem, reporter: str, messages: Sequence[Message] | None
     messages = item.new_messages if messages is None else messages
     since = (f"since {linking.iso_utc(item.since)}" if item.since else
              f"since {item.since_source}" if item.since_source else "in the thread")
-    lines = [f"{len(messages)} new message(s) {since}:"]
+    lines = [f"{len(messages)} new message{'s' if len(messages) != 1 else ''} {since}:"]
     for m in messages:
         who = markdown_inert(display_address(m.sender.name, m.sender.email))
         role = " (reporter)" if m.sender.email.lower() == reporter else ""
@@ -578,7 +578,8 @@ def propose_sync(tracker: Tracker, items: Sequence[SyncItem], picks: dict[str, P
             proposal.notes.append(item.problem)
             continue
         if item.undated:
-            proposal.notes.append(f"{item.issue_id}: {item.undated} undated message(s) are not summarised")
+            proposal.notes.append(f"{item.issue_id}: {item.undated} undated "
+                                  + ("message is" if item.undated == 1 else "messages are") + " not summarised")
         if not item.new_messages:
             proposal.notes.append(f"{item.issue_id}: no new mail since {item.since_source or 'the import'}")
             continue

@@ -67,3 +67,13 @@ def test_only_the_local_maildir_declares_local_drafts_and_it_writes_drafts():
 def test_the_backends_that_write_files_into_drafts_declare_it():
     attaching = {kind for kind in BACKEND_KINDS if backend_class(kind).features.draft_attachments}
     assert attaching == {"imap", "gmail", "maildir"}  # the three that compose the draft's MIME themselves
+
+
+def test_only_the_maildir_mailbox_declares_local_folders():
+    from mailtriage.backends.gmail.adapter import GmailMailbox
+    from mailtriage.backends.imap.adapter import ImapMailbox
+    from mailtriage.backends.maildir_account import MaildirMailbox
+    from mailtriage.backends.microsoft.adapter import GraphMailbox
+
+    assert MaildirMailbox.local_folders
+    assert not any(cls.local_folders for cls in (ImapMailbox, GmailMailbox, GraphMailbox))

@@ -75,7 +75,7 @@ def test_sync_proposes_the_reporters_new_reply_on_a_linked_issue_and_import_find
         assert sorted(writes) == ["status rollup entry Sync on SEC-0002", "status rollup entry Sync on SEC-0006"]
         write = writes["status rollup entry Sync on SEC-0002"]
         entry = next(f.value for f in write.fields if f.label == "Entry")
-        assert entry.startswith("1 new message(s) since the Import entry of 2026-09-23:")
+        assert entry.startswith("1 new message since the Import entry of 2026-09-23:")
         assert 'Ana Costa (ana.costa@redteam.example.com) (reporter): Great, thanks' in entry
 
         threads = project.list_threads(None, project.since(None)).value

@@ -11,6 +11,8 @@ full one. (The poller's side: tests/application/flows/test_alerts_incremental.py
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
@@ -28,8 +30,10 @@ _folders = itertools.count()
 
 
 
-@pytest.fixture
-def make_source(account, cache):
+@contextmanager
+def sources_of(account) -> Iterator[Callable[..., ImapSource]]:
+    """Makes sources of ``account`` on the list's folder (a poller's, its window held in memory
+    as the app's poller holds it, unless ``poller=False``) and closes each one made."""
     made: list[ImapSource] = []
 
     def make(folder: str = "INBOX", *, poller: bool = True, cached: bool = True) -> ImapSource:
@@ -40,9 +44,17 @@ def make_source(account, cache):
         made.append(src)
         return src
 
-    yield make
-    for src in made:
-        src.close()
+    try:
+        yield make
+    finally:
+        for src in made:
+            src.close()
+
+
+@pytest.fixture
+def make_source(account, cache):
+    with sources_of(account) as make:
+        yield make
 
 
 def rows(threads) -> list[tuple]:
@@ -66,14 +78,20 @@ def _fresh(make_source, folder: str = "INBOX") -> list[tuple]:
     return rows(make_source(folder, poller=False, cached=False).list_recent_threads(LIST, WINDOW))
 
 
-def test_a_poll_after_one_new_mail_reads_the_new_uids_and_the_changed_flags_only(make_source, seed, trace):
-    _seed_window(seed)
-    poller = make_source()
+def listed_after_a_fresh_report(poller: ImapSource, seed, trace, uid: int) -> list:
+    """The poller's listing after its first one and a new report (UID ``uid``) in INBOX, the
+    report on top; ``trace`` holds that second poll's commands only."""
     poller.list_recent_threads(LIST, WINDOW)
-    seed("INBOX", make_mail(1, subject="Fresh report", message_id="<fresh@x>"), when=NOW)
+    seed("INBOX", make_mail(uid, subject="Fresh report", message_id="<fresh@x>"), when=NOW)
     trace.clear()
     listed = poller.list_recent_threads(LIST, WINDOW)
     assert listed[0].root_message_id == "<fresh@x>"
+    return listed
+
+
+def test_a_poll_after_one_new_mail_reads_the_new_uids_and_the_changed_flags_only(make_source, seed, trace):
+    _seed_window(seed)
+    listed = listed_after_a_fresh_report(make_source(), seed, trace, 1)
     commands = sent(trace)
     # Before issue 39's work each poll searched the whole cached range (UID SEARCH 1:n), then
     # selected the folder again; now one SEARCH asks what changed since the last HIGHESTMODSEQ.

@@ -13,10 +13,11 @@ from datetime import timedelta
 import pytest
 
 from mailtriage.backends.imap.account import password_key
-from mailtriage.backends.imap.source import ImapSource
 from mailtriage.core.secrets import set_secret
 from tests.imap.conftest import account_for, make_mail
-from tests.imap.test_incremental_poll import LIST, NOW, WINDOW, _fresh, _seed_window, make_source, rows, sent  # noqa: F401
+from tests.imap.test_incremental_poll import (LIST, NOW, WINDOW, _fresh, _seed_window,  # noqa: F401
+                                             listed_after_a_fresh_report, make_source, rows, sent,
+                                             sources_of)
 
 pytest.importorskip("imapclient")
 
@@ -29,12 +30,7 @@ def test_a_poll_after_changes_catches_up_without_a_select(make_source, seed, dov
     _seed_window(seed, count=6)
     seed("INBOX", make_mail(7, subject="Alone", message_id="<alone@x>"), when=NOW - timedelta(hours=1))
     poller = make_source()
-    poller.list_recent_threads(LIST, WINDOW)
-
-    seed("INBOX", make_mail(8, subject="Fresh report", message_id="<fresh@x>"), when=NOW)
-    trace.clear()
-    listed = poller.list_recent_threads(LIST, WINDOW)
-    assert listed[0].root_message_id == "<fresh@x>"
+    listed = listed_after_a_fresh_report(poller, seed, trace, 8)
     assert not _selects(trace), sent(trace)
     assert any("MODSEQ" in c and "SEARCH" in c for c in sent(trace)), sent(trace)
     assert rows(listed) == _fresh(make_source)
@@ -87,18 +83,8 @@ def test_changes_read_by_another_command_in_between_are_caught_up_too(make_sourc
 def minimal_source(dovecot_minimal, minimal_user, memory_keyring):
     account = account_for(dovecot_minimal, minimal_user)
     set_secret(password_key(account.id), minimal_user.password)
-    made: list[ImapSource] = []
-
-    def make(*, poller: bool = True) -> ImapSource:
-        src = ImapSource("imap", {"folder": "INBOX", "list": LIST}, account=replace(account, cache_summaries=False))
-        if poller:
-            src.hold_window_only()
-        made.append(src)
-        return src
-
-    yield make
-    for src in made:
-        src.close()
+    with sources_of(replace(account, cache_summaries=False)) as make:
+        yield make
 
 
 def test_without_condstore_each_poll_selects_and_lists_right(dovecot_minimal, minimal_user, minimal_source, trace):

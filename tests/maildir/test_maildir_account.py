@@ -169,3 +169,15 @@ def test_a_reply_draft_reads_its_source_once(maildir, monkeypatch):
     reads = counted_reads(monkeypatch)
     box.save_draft(Compose(kind="reply", source_id=source.id, body="Thanks."))
     assert reads == ["3"]
+
+
+def test_a_flag_or_move_proposal_says_the_change_lands_in_local_files_not_on_a_server(maildir):
+    """Issue 35 §6 (the words): a Maildir account has no server; its proposals said "on the
+    server of account home"."""
+    from mailtriage.application.flows.organize import propose_organize
+
+    box = mailbox(maildir)
+    headers = box.list(MailQuery(folder="INBOX")).messages[:2]
+    for action in ("flag", "archive"):
+        write = propose_organize(box, headers, action, access="draft", folders=box.list_folders()).writes[0]
+        assert write.destination == "in the local Maildir of account home", (action, write.destination)

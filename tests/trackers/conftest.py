@@ -14,7 +14,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import keyring
 import pytest
@@ -121,14 +121,21 @@ def make_git_env(tmp_path: Path, restricted: bool = True) -> TrackerEnv:
     and pushed: a copy of one built once a worker (eleven git runs and the tracker's init,
     ~70 ms CPU and ~0.4 s at load 17, against ~14 ms for the copy). The copy's ``origin`` is
     rewritten to its own remote (the one absolute path the build leaves, in ``.git/config``)."""
-    template = _GIT_TEMPLATES.get(restricted)
+    return _copied("local-files-git", _GIT_TEMPLATES, restricted, _build_git_env, copy_git_env, tmp_path)
+
+
+def _copied(kind: str, templates: dict[bool, Path], restricted: bool, build: Callable[[Path, bool], object],
+            copy: Callable[[Path, Path], tuple[Path, Path]], tmp_path: Path) -> TrackerEnv:
+    """A ``kind`` env in ``tmp_path``: ``copy`` of the template ``build`` made once a worker
+    per ``restricted`` (kept in ``templates``), its tracker opened."""
+    template = templates.get(restricted)
     if template is None:
-        template = Path(_TEMPLATE_ROOT.name) / f"restricted-{restricted}"
+        template = Path(_TEMPLATE_ROOT.name) / f"{kind}-restricted-{restricted}"
         template.mkdir()
-        _build_git_env(template, restricted)
-        _GIT_TEMPLATES[restricted] = template
-    remote, wc = copy_git_env(template, tmp_path)
-    env = TrackerEnv("local-files-git", wc / "project", None, wc=wc, remote=remote)
+        build(template, restricted)
+        templates[restricted] = template
+    remote, wc = copy(template, tmp_path)
+    env = TrackerEnv(kind, wc / "project", None, wc=wc, remote=remote)
     env.reopen()
     return env
 
@@ -166,16 +173,9 @@ def make_svn_env(tmp_path: Path, restricted: bool = True) -> TrackerEnv:
     tracker, committed: a copy of one built once a worker (svnadmin, six svn runs and the
     tracker's init: 0.14 CPU-s and 0.7 s wall at load 12), its working copy relocated to the
     copied repository (one svn run; copy and relocate 0.026 CPU-s, 0.06 s wall)."""
-    template = _SVN_TEMPLATES.get(restricted)
-    if template is None:
-        template = Path(_TEMPLATE_ROOT.name) / f"svn-restricted-{restricted}"
-        template.mkdir()
-        _build_svn_env(template, restricted).tracker.close_backend()
-        _SVN_TEMPLATES[restricted] = template
-    repo, wc = copy_svn_env(template, tmp_path)
-    env = TrackerEnv("local-files-svn", wc / "project", None, wc=wc, remote=repo)
-    env.reopen()
-    return env
+    return _copied("local-files-svn", _SVN_TEMPLATES, restricted,
+                   lambda template, restricted: _build_svn_env(template, restricted).tracker.close_backend(),
+                   copy_svn_env, tmp_path)
 
 
 def _build_svn_env(tmp_path: Path, restricted: bool) -> TrackerEnv:

@@ -7,6 +7,7 @@ from mailtriage.tui.dialogs.compose import ComposeDialog
 from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.panes.folders import FolderList
 from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.panes.tracker import TrackerList
 from tests.tui.helpers import make_app, screen_text, settle
 
 
@@ -95,3 +96,62 @@ async def test_coming_back_from_a_folder_puts_the_cursor_on_the_thread_it_was_on
         assert isinstance(app.focused, ThreadList)
         assert "Threads · demo · INBOX" not in screen_text(app)
         assert thread_list.current.thread_id == was_on and thread_list.cursor == 3
+
+
+async def test_import_refuses_a_personal_accounts_message_and_says_why(tmp_path, monkeypatch):
+    """i on a message of the personal account (open in the reader, under the cursor, or tagged)
+    proposed a tracker issue "received on the security list" and a receipt CC'ing the list for
+    private mail (the open thread was imported as it was); it says why it does not, as m/f/a/d
+    say why on the list's threads (tagged rows said so already)."""
+    app, workspace = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_demo_inbox(app, pilot)
+        await pilot.press("enter")  # the rota message, open in the reader
+        await settle(pilot)
+        for keys in (("i",), ("q", "i"), ("v", "v", "i")):  # the reader, the list, tagged rows
+            app.clear_notifications()
+            await pilot.press(*keys)
+            await settle(pilot)
+            assert not isinstance(app.screen, ProposalDialog), keys
+            said = [str(n.message) for n in app._notifications]
+            assert any(s.startswith("Import works on a project source's threads") for s in said), (keys, said)
+
+
+async def test_s_to_a_thread_the_list_does_not_show_puts_the_keys_on_that_thread(tmp_path, monkeypatch):
+    """s from an issue whose thread is not in the list shown (here the account's INBOX) reads it
+    into the reading pane; the focus went to the list, so r and i acted on the list's row (a
+    personal message), not on the thread on screen. The reader has the focus now."""
+    from mailtriage.tui.panes.reader import ThreadView
+    from tests.tui.test_compose import field
+
+    app, workspace = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_demo_inbox(app, pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        await pilot.press("5", "s")  # the tracker pane: the thread of its first issue
+        await settle(pilot)
+        assert "Reading · Open redirect in the login page" in screen_text(app)
+        assert isinstance(app.focused, ThreadView)
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, ComposeDialog)
+        assert field(app.screen, "to") == "elena.petrova@example.com"
+        await pilot.press("escape")
+        await settle(pilot)
+        app.clear_notifications()
+        await pilot.press("s")  # and back to its issue (it did nothing: the thread was no row of the list)
+        await settle(pilot)
+        assert isinstance(app.focused, TrackerList), [str(n.message) for n in app._notifications]
+
+
+async def test_s_on_a_personal_accounts_message_says_why_it_finds_no_issue(tmp_path, monkeypatch):
+    app, workspace = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_demo_inbox(app, pilot)
+        for keys in (("s",), ("enter", "s")):  # the list's row, the message open in the reader
+            app.clear_notifications()
+            await pilot.press(*keys)
+            await settle(pilot)
+            said = [str(n.message) for n in app._notifications]
+            assert any(s.startswith("s finds the tracker issue of a project source's thread") for s in said), said

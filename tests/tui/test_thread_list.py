@@ -114,6 +114,38 @@ async def test_click_opens_a_row():
         assert app.opened == ["Report number 3"]
 
 
+def offered(app) -> set[str]:
+    """The actions the footer offers (shown and enabled: a dimmed key is still on show)."""
+    return {b.binding.action for b in app.screen.active_bindings.values() if b.binding.show}
+
+
+async def test_an_empty_list_offers_no_key_that_needs_a_row():
+    """Issue 35: an empty folder's footer offered Open, Reply and Import (dimmed), keys that
+    do nothing there. They are not offered until a row is listed."""
+    app = ListHost(ListRows([]))
+    async with app.run_test(size=(100, 10)) as pilot:
+        tl = app.query_one(ThreadList)
+        assert not offered(app) & {"open", "reply", "import_thread"}, offered(app)
+        assert "search" in offered(app)
+        tl.set_rows(ListRows([summary(0)]))
+        await pilot.pause()
+        assert {"open", "reply", "import_thread"} <= offered(app)
+        assert all(b.enabled for b in app.screen.active_bindings.values() if b.binding.action == "reply")
+
+
+async def test_a_key_that_needs_a_row_says_the_list_is_empty():
+    """Issue 35: in an empty folder m/f/a/d said "open an account first" (the folder was an
+    account's), z that "these rows are threads", and v, T, M did nothing: each says why now."""
+    app = ListHost(ListRows([]))
+    async with app.run_test(size=(100, 10)) as pilot:
+        for key in ("m", "f", "a", "d", "v", "T", "M", "z", "Z"):
+            app.clear_notifications()
+            await pilot.press(key)
+            await pilot.pause()
+            said = [n.message for n in app._notifications]
+            assert len(said) == 1 and said[0].startswith("Nothing to ") and "the list is empty" in said[0], (key, said)
+
+
 async def test_rows_mark_undated_and_implausible_dates():
     from dataclasses import replace
 

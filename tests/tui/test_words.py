@@ -73,6 +73,23 @@ async def test_ctrl_o_is_not_offered_where_nothing_is_editable_and_says_why_when
         assert any(t.startswith("Nothing to edit here") for t in toasts), toasts
 
 
+async def test_a_blocked_proposal_does_not_offer_ctrl_s_and_says_why_when_pressed():
+    """The dimmed "^s Confirm and write" of a blocked proposal (a draft already pending) was
+    still on show, and ctrl+s did nothing: not offered now, and pressed it says why."""
+    from mailtriage.application.flows.proposals import BlockedBy
+
+    proposal = send_proposal().block(BlockedBy.PENDING_DRAFT, "a draft is already pending on this thread")
+    app = DialogHost(proposal)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert not {"Send", "Confirm and write"} & set(footer_words(app)), footer_words(app)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ProposalDialog)  # nothing written, the dialog stays
+        toasts = [str(n.message) for n in app._notifications]
+        assert toasts == ["This proposal cannot be written: a draft is already pending on this thread"], toasts
+
+
 async def test_an_unexpected_error_shows_its_message_and_keeps_the_class_name_for_the_trace(tmp_path):
     from tests.tui.helpers import make_app, settle
 

@@ -24,13 +24,13 @@ from mailtriage.tui.alerts import AlertLoop, MarkedRows
 from mailtriage.tui.errors import ErrorRecord
 from mailtriage.tui.head_start import END_WAIT
 from mailtriage.tui.messages import AlertsFailed, AlertsFound, AlertsResumed
+from mailtriage.tui.panes import area
 from mailtriage.tui.rows import ListRows, ThreadRows, list_rows, merge_news, merged_rows, plain_rows
 from mailtriage.tui.sanitize import inert
 
 if TYPE_CHECKING:
     from mailtriage.application import ThreadSummary
-    from mailtriage.application import PollOutcome, Service
-    from mailtriage.tui.app import MailTriageApp
+    from mailtriage.application import PollOutcome
     from mailtriage.tui.panes.threads import ThreadPane
 
 
@@ -84,14 +84,6 @@ class Alerts(Widget):
         # The marked rows made so far, handed from one MarkedRows to the next (tui/alerts.py).
         self._marked_rows_made: dict = {}
 
-    @property
-    def shell(self) -> MailTriageApp:
-        return self.app  # type: ignore[return-value]
-
-    @property
-    def session(self) -> Service:
-        return self.shell.session
-
     def start(self) -> None:
         """Start the poll worker of this session (once; a silent baseline comes first).
 
@@ -99,14 +91,14 @@ class Alerts(Widget):
         poll's baseline (a second listing, on mail sources of its own) does not compete with
         the first paint or the window's walk on two cores."""
         listed = (self._listing.current_list or "").lower()
-        if self.shell.freeze_gc_after_start and listed != self._frozen_list:
+        if area.shell(self).freeze_gc_after_start and listed != self._frozen_list:
             # The whole window is on screen: its rows live as long as the list. Frozen, full
             # collections no longer walk them (issue 39: ~1 s each in a storm, between keys).
             # Once per list shown: a later whole listing of it (a refresh) would freeze the
             # cyclic garbage waiting for a collection too, never to be freed.
             self._frozen_list = listed
             gc.freeze()
-        if not self.shell.alerts_enabled or self._alerts_asked or not self.session.is_open:
+        if not area.shell(self).alerts_enabled or self._alerts_asked or not area.service(self).is_open:
             return
         if self._listing.thread_read_in_flight():
             # A thread being read (an Enter typed on the first frame, issue 33) comes first: the
@@ -115,7 +107,7 @@ class Alerts(Widget):
             return
         self._alerts_asked = True
         try:
-            watch = self.session.alert_watch()
+            watch = area.service(self).alert_watch()
         except ConfigError as exc:
             self.notify(f"new-report alerts are off: {inert(str(exc))}", title="Alerts", severity="warning",
                         markup=False)
@@ -141,10 +133,10 @@ class Alerts(Widget):
         from mailtriage.application.list_read import unconfigured_list
 
         try:
-            polling = bool(self.session.poll_interval())
+            polling = bool(area.service(self).poll_interval())
         except ConfigError:
             return  # start reported it already
-        missing = unconfigured_list(self.session.sources, None) if polling else None
+        missing = unconfigured_list(area.service(self).sources, None) if polling else None
         if missing is not None:
             self.notify(f"new-report alerts are off: {inert(missing.warning)}", title="Alerts",
                         severity="warning", markup=False)
@@ -169,7 +161,7 @@ class Alerts(Widget):
     def _poll_alerts(self, loop: AlertLoop) -> None:
         list_name = loop.list_name
         # The baseline reads the summary cache that start-up's child may still be writing.
-        self.shell.wait_for_listing_child(END_WAIT)
+        area.shell(self).wait_for_listing_child(END_WAIT)
 
         def on_news(outcome) -> None:
             if not loop.stopped.is_set():
@@ -222,7 +214,7 @@ class Alerts(Widget):
                 for t in news:
                     self._alert_live[str(t.thread_id)] = t
             self._apply_news(news)
-        wait = self._alert_last_notice + self.shell.alert_notice_seconds - time.monotonic()
+        wait = self._alert_last_notice + area.shell(self).alert_notice_seconds - time.monotonic()
         if wait <= 0:
             self._announce_alerts()
         elif self._alert_timer is None:
@@ -249,10 +241,10 @@ class Alerts(Widget):
             if len(new) > 5:
                 lines.append(f"… and {len(new) - 5} more")
             if updated:
-                lines.append(f"{len(updated)} thread(s) with new mail")
+                lines.append(f"{len(updated)} thread{'s' if len(updated) != 1 else ''} with new mail")
             count = len(new)
             title = f"{count} new report{'s' if count != 1 else ''}" if count else "New mail"
-            self.shell.show_alert_notice("\n".join(lines), title)
+            area.shell(self).show_alert_notice("\n".join(lines), title)
             self._alert_last_notice = time.monotonic()
         for outcome in outcomes:
             loop.poller.acknowledge(outcome, save=False)  # in memory now: the next poll builds on it
@@ -264,7 +256,8 @@ class Alerts(Widget):
         if self.alert_loop is None:
             return
         error = message.error
-        self.shell.errors.append(ErrorRecord("Checking for new reports failed", scrub(str(error)), "alerts", "", "", ""))
+        area.shell(self).errors.append(ErrorRecord("Checking for new reports failed", scrub(str(error)), "alerts",
+                                                    "", "", ""))
         if message.first:
             self.notify(f"{inert(scrub(str(error)))}\nStill checking; you will see when it works again.",
                         title="New-report alerts paused", severity="warning", timeout=15, markup=False)
@@ -312,7 +305,7 @@ class Alerts(Widget):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker of the alerts raised: the app's error list has it (as the screen's do)."""
         if event.state == WorkerState.ERROR and event.worker.error is not None:
-            self.shell.report_error(f"Unexpected error in {event.worker.name or 'a background task'}",
+            area.shell(self).report_error(f"Unexpected error in {event.worker.name or 'a background task'}",
                                     event.worker.error)
 
     @work(thread=True, group="alerts-ack", exit_on_error=False)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Protocol
 
 from textual.worker import get_current_worker
 
+from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import ApplyFailed, ProposalApplied, ProposalFailed, ProposalReady
 from mailtriage.tui.quick_flags import skips_confirmation
 from mailtriage.tui.sanitize import inert
@@ -153,6 +154,10 @@ class Proposals:
 
     def import_thread(self, summary: ThreadSummary | None) -> None:
         """Propose importing ``summary``'s thread (None: the open one) into the tracker."""
+        if isinstance(summary, MailboxRow) or (summary is None and self._screen.reader.account_id is not None):
+            self._screen.notify("Import works on a project source's threads; this is a personal account's message.",
+                                severity="warning", markup=False)
+            return
         target = self._target(summary)
         if target.thread_id is None:
             self._screen.notify("Open a thread first (Enter), then import it with i.", severity="warning",

@@ -354,15 +354,19 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
         if action in ("confirm", "send"):  # one ctrl+s, named for what it does
             if (action == "send") != self.sends:
                 return False
-            return True if self.can_confirm else None  # shown disabled; the banner says why
+            return self.can_confirm  # not offered when nothing can be written; on_key says why
         return True
 
     def on_key(self, event) -> None:
-        # ctrl+o is not offered where nothing is editable; pressed all the same, it says why.
+        # ctrl+o is not offered where nothing is editable, nor ctrl+s where nothing can be
+        # written (a dimmed key is still on show, issue 35); pressed all the same, each says why.
         if event.key == "ctrl+o" and not self._editors:
             event.stop()
             self.notify("Nothing to edit here: this proposal has no text you can change "
                         "(only drafts, sends and commit messages do)", severity="information", markup=False)
+        elif event.key == "ctrl+s" and not self.can_confirm:
+            event.stop()
+            self.action_confirm()
 
     def action_send(self) -> None:
         self.action_confirm()

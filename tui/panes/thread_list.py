@@ -405,7 +405,7 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         self.post_message(self.IssueRequested(self.current))
 
     def action_organize(self, action: str) -> None:
-        if self.tags_still_loading():
+        if self.tags_still_loading() or self.nothing_listed("mark, flag, archive or trash"):
             return
         if self.tags:
             self.post_message(self.BatchRequested(tuple(self.tags.rows()), action))
@@ -429,7 +429,7 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         if action in ("clear_search", "next_match", "previous_match"):
             return self.filtered
         if action in ("open", "reply", "import_thread") or (action == "compose" and parameters != ("new",)):
-            return True if len(self.rows) else None
+            return len(self.rows) > 0  # not offered without a row (issue 35): a dimmed key is still on show
         return True
 
     def on_click(self, event) -> None:

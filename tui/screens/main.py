@@ -421,13 +421,22 @@ class MainScreen(ListingController, ReadingController, ComposeController, Pendin
 
     # -- s: thread -> issue (the tracker pane finds it), issue -> thread (list, reader) ---------
     def on_thread_list_issue_requested(self, message: ThreadList.IssueRequested) -> None:
-        if message.summary is not None and not isinstance(message.summary, MailboxRow):
+        if isinstance(message.summary, MailboxRow):
+            self._no_issue_of_personal_mail()
+        elif message.summary is not None:
             self.jump_to_issue(message.summary.thread_id)
 
     def on_thread_view_issue_requested(self, message: ThreadView.IssueRequested) -> None:
+        # The thread shown, also one s read from an issue (no row of the list: open_summary None).
         thread = self.reader.thread
-        if thread is not None and self.open_summary is not None and not isinstance(self.open_summary, MailboxRow):
+        if thread is not None and self.reader.account_id is not None:
+            self._no_issue_of_personal_mail()
+        elif thread is not None:
             self.jump_to_issue(thread.thread_id)
+
+    def _no_issue_of_personal_mail(self) -> None:
+        self.notify("s finds the tracker issue of a project source's thread; this is a personal account's message.",
+                    markup=False)
 
     def jump_to_issue(self, thread_id: ThreadId) -> None:
         if not self.session.is_open:
@@ -461,8 +470,9 @@ class MainScreen(ListingController, ReadingController, ComposeController, Pendin
             if row is not None:
                 self.open_thread(row)
             return
-        # Not in the list (older than the window, another list): read it directly.
-        thread_list.focus()
+        # Not in the list (older than the window, another list): read it directly, the keys on
+        # it (the list's row is another thread: r and i there answered that one).
+        self.query_one(ThreadView).focus()
         self.open_thread_id(message.thread_id)
 
     # -- what a quit would drop; unpublished tracker changes ----------------------------------

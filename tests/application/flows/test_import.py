@@ -94,6 +94,24 @@ def test_apply_then_import_again_finds_the_issue(mbox_env):
     assert len(tracker.list(state="all").items) == 1
 
 
+def test_the_title_says_what_an_import_of_an_imported_thread_proposes(mbox_env):
+    """An imported thread: ``i`` proposes only the receipt draft (or nothing), and the title
+    says so instead of "Import report:"."""
+    assert _propose(mbox_env).title == "Import report: Heap overflow in the frob parser"
+    created = _propose(mbox_env).apply(confirmed=True).written[0][1]["id"]
+    nothing = _propose(mbox_env)  # mbox drafts nothing: the receipt is a preview
+    assert nothing.empty and nothing.title == f"Imported already as {created}: Heap overflow in the frob parser"
+    (mbox_env.project / "Mail").mkdir()
+    mbox_env.write_project([("mbox", "primary", "yes"), ("drafts", "preferred for create_draft, list_drafts", "no")],
+                           extra={"mail_sources.mbox": {"path": mbox_env.archive.name,
+                                                        "list": "security@frobnicator.example.org"},
+                                  "mail_sources.drafts": {"kind": "maildir", "path": "Mail",
+                                                          "address": "sam@frobnicator.example.org"}})
+    receipt = _propose(mbox_env)
+    assert [w.heading for w in receipt.writes] == ["Save draft"], receipt.render_text()
+    assert receipt.title == (f"Receipt draft ({created} imported already): Heap overflow in the frob parser")
+
+
 def _set_restricted(env, value: bool) -> None:
     path = env.tracker_root / "tracker-format.yaml"
     text = path.read_text()

@@ -128,7 +128,7 @@ def test_cli_publish_re_asks_with_the_new_review_when_a_file_appeared_while_it_w
     reader.start()
     try:
         _wait_for(lambda: "".join(err), "Write this? [y/N]")
-        assert "publish 2 changed file(s)" in "".join(err)
+        assert "publish 2 changed files" in "".join(err)
         created = subprocess.run([*_cli(env, "tracker", "create", "--title", "Path traversal", "--body-file", "-")],
                                  input="z\n", capture_output=True, text=True)
         assert created.returncode == 0, created.stderr
@@ -138,7 +138,7 @@ def test_cli_publish_re_asks_with_the_new_review_when_a_file_appeared_while_it_w
         _wait_for(lambda: "".join(err), "Write this? [y/N]", count=2)
         text = "".join(err)
         assert "changed since the review" in text and f"new: security-tracker/{third}.md" in text
-        assert "publish 3 changed file(s)" in text
+        assert "publish 3 changed files" in text
         assert env.git("rev-parse", "HEAD") == env.git("--git-dir", str(env.remote), "rev-parse", "main")
         proc.stdin.write("y\n")
         proc.stdin.close()

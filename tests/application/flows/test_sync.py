@@ -46,7 +46,7 @@ def test_new_reply_becomes_a_sync_entry_with_signals_shown(mbox_env):
     assert "credit: Rita Reporter" in signals
     assert "status (patch): Rita Reporter" in signals and "status (confirmed): Sam Security" in signals
     assert item.entry.splitlines() == [
-        f"2 new message(s) since {item.since_source}:",  # the Import entry names what it covers
+        f"2 new messages since {item.since_source}:",  # the Import entry names what it covers
         "- 2026-09-03 12:00 UTC · Rita Reporter (rita@reporter.example) (reporter): I wrote a patch; please "
         "credit me as Rita R. Is CVE-2026-12345 reserved?",
         "- 2026-09-04 08:30 UTC · Sam Security (sam@frobnicator.example.org): Confirmed on 1.2.3, fixed in trunk.",

@@ -30,6 +30,8 @@ def test_import_creates_an_issue_and_adds_its_entry_in_the_named_tracker(mbox_en
     proposal = propose_import(SourceSet(mbox_env.config()), mbox_env.tracker(), TID, sender_name="Sam")
     where = f"in tracker local-files (git working copy {mbox_env.tracker().working_copy().root})"
     assert _words(proposal) == [("Create issue", where), ("Add Import entry to the new issue", where)]
+    entry = next(f.value for f in proposal.writes[1].fields if f.label == "Entry")
+    assert "; 1 message in the thread." in entry  # a count agrees with its noun
 
 
 def test_sync_names_the_issue_each_write_changes(mbox_env):
@@ -45,6 +47,8 @@ def test_sync_names_the_issue_each_write_changes(mbox_env):
     where = f"in tracker local-files (git working copy {tracker.working_copy().root})"
     assert _words(proposal) == [(f"Add Sync entry to {issue}", where), (f"Change labels of {issue}", where),
                                 (f"Close {issue}", where)]
+    entry = next(f.value for f in proposal.writes[0].fields if f.label == "Entry")
+    assert entry.startswith("1 new message since ")
 
 
 def test_publish_counts_the_changes_and_says_where_they_go(env):
@@ -55,6 +59,14 @@ def test_publish_counts_the_changes_and_says_where_they_go(env):
     root = tracker.working_copy().root
     assert _words(proposal) == [("Publish 2 changes and push",
                                  f"in tracker local-files (git working copy {root}): commit, then push to origin/main")]
+    assert proposal.writes[0].summary == "publish 2 changed files and push"
+
+
+def test_publish_of_one_change_says_one_changed_file(env):
+    env.tracker().create("Heap overflow", "x\n", [])
+    proposal = propose_publish(env.tracker(), env.config())
+    assert [(w.heading, w.summary) for w in proposal.writes] == [("Publish 1 change and push",
+                                                                  "publish 1 changed file and push")]
 
 
 def test_a_reply_draft_is_saved_into_the_drafts_of_its_source(tmp_path):
