@@ -297,12 +297,12 @@ class ThreadView(VerticalScroll, can_focus=True):
         self.scroll_home(animate=False)
 
     def action_reply(self) -> None:
-        if self._thread_open():
-            self.post_message(self.ReplyRequested())
+        if self._thread_open():  # to the screen that handles it: bubbled, it waited in the view's
+            self.screen.post_message(self.ReplyRequested())  # and the pane's queues (issue 35)
 
     def action_compose(self, what: str) -> None:
         if what == "new" or self._thread_open():  # a new mail needs no thread
-            self.post_message(self.ReplyRequested(what))
+            self.screen.post_message(self.ReplyRequested(what))
 
     def action_import_thread(self) -> None:
         if self._thread_open():
