@@ -136,8 +136,8 @@ class KeyLine(FooterKey):
                 return key
         return None
 
-    def on_mouse_down(self, event: events.MouseDown) -> None:
-        key = self.key_at(event.x)
+    def on_mouse_down(self) -> None:  # FooterKey's signature: the pointer is where the app saw it last
+        key = self.key_at(self.app.mouse_position.x - self.content_region.x)
         if key is None:
             return
         if key.disabled:

@@ -52,7 +52,21 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual.screen", "Screen", "_scroll_required", ("attribute",)),
     ("textual.screen", "Screen", "_repaint_required", ("attribute",)),
     ("textual.screen", "Screen", "_dirty_widgets", ("attribute",)),
+    ("textual.widget", "Widget", "_size_updated", ("method", "size", "virtual_size", "container_size", "layout")),
 )
+
+
+class SizedInPlace:
+    """A widget whose new size (a reflow's) asks for no second reflow (a mixin, before the
+    widget's class). Textual sets a resized widget's ``virtual_size`` reactive with layout,
+    so every widget a frame resized or showed first asked for a whole second layout in the
+    next frame: the frame after the body's (Enter), which an r typed at once waited behind
+    (issue 35). For a widget whose content the layout itself measures and that scrolls
+    nothing (the reader's message headers and bodies), the size the reflow gave is final:
+    it is set without that ask, as Textual's own reflow of the visible widgets sets it."""
+
+    def _size_updated(self, size, virtual_size, container_size, layout: bool = True) -> bool:  # type: ignore[no-untyped-def]
+        return super()._size_updated(size, virtual_size, container_size, layout=False)  # type: ignore[misc]
 
 
 def mark_bindings_ready(footer: Footer) -> None:
