@@ -187,8 +187,7 @@ class KeyFooter(Footer):
         """The keys follow the bindings: the line repainted in the next frame where the form
         and the docked key stay (a focus move), composed again (once for a burst) where not."""
         if self._shape is not None and self._shape == self._current_shape():
-            for line in self.query_children(KeyLine):
-                line.refresh()
+            self._repaint_line()
             return
         if not self.app.app_focus:
             return  # as Footer: composed when the app has the focus again
@@ -201,10 +200,17 @@ class KeyFooter(Footer):
         if not self.is_attached:
             return  # its screen was popped between the ask and this refresh
         if self._shape is not None and self._shape == self._current_shape():
-            for line in self.query_children(KeyLine):
-                line.refresh()
+            self._repaint_line()
             return
         await self.recompose()
+
+    def _repaint_line(self) -> None:
+        """The line drawn again where its keys changed (a focus move publishes the bindings
+        twice, the second time after the frame: the same keys then, no repaint)."""
+        keys = self.line_keys()
+        for line in self.query_children(KeyLine):
+            if line.drawn != keys:
+                line.refresh()
 
     def _keys(self) -> tuple[list[Shown], Shown | None]:
         """The keys Footer would show for the screen's bindings as they are (one per action,
