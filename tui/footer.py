@@ -172,6 +172,9 @@ class KeyFooter(Footer):
 
     _recompose_due = False
     _shape: tuple | None = None  # what the footer was composed for (see _current_shape)
+    #: The form for the bindings as the last change left them (_form): read once per change
+    #: (Screen.active_bindings walks the focus chain and asks each check_action), not per render.
+    _form_now: tuple[list[Shown], Shown | None, bool] | None = None
 
     def bindings_changed(self, screen: Screen) -> None:
         mark_bindings_ready(self)
@@ -186,6 +189,7 @@ class KeyFooter(Footer):
     def _follow(self) -> None:
         """The keys follow the bindings: the line repainted in the next frame where the form
         and the docked key stay (a focus move), composed again (once for a burst) where not."""
+        self._form_now = self._form()
         if self._shape is not None and self._shape == self._current_shape():
             self._repaint_line()
             return
@@ -199,6 +203,7 @@ class KeyFooter(Footer):
         self._recompose_due = False  # a change from now on asks for another
         if not self.is_attached:
             return  # its screen was popped between the ask and this refresh
+        self._form_now = self._form()
         if self._shape is not None and self._shape == self._current_shape():
             self._repaint_line()
             return
@@ -243,11 +248,11 @@ class KeyFooter(Footer):
         return [key for key in keys if key is not pinned], pinned, True
 
     def _current_shape(self) -> tuple:
-        _, docked, compact = self._form()
+        _, docked, compact = self._form_now or self._form()
         return (self.size.width or self.app.size.width, compact, docked)
 
     def line_keys(self) -> list[Shown]:
-        return self._form()[0]
+        return (self._form_now or self._form())[0]
 
     def shown(self) -> list[Shown]:
         """The keys as the last frame drew them: the line's, then the one docked right."""
@@ -261,6 +266,7 @@ class KeyFooter(Footer):
         if not bindings_ready(self):
             self._shape = None
             return
+        self._form_now = self._form()
         self._shape = self._current_shape()
         _, compact, docked = self._shape
         self.compact = compact
