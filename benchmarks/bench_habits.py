@@ -297,6 +297,29 @@ What would cut r typed at once: no second frame after the body's (the Focus even
 the keys' layout in the body's frame, at no cost to it: e.g. a footer drawn as one line, no
 widget per key, so a change is a repaint of one line without layout), and r's hops not
 interleaved with frames. Both are Textual-level; neither was done here.
+
+reply8 (2026-12-04, 02:45-04:20 UTC, --before b67b714 in every run; the machine loaded by six
+other helpers, load 15-26). Done: the footer is one widget, KeyLine, drawing every key as one
+line from the bindings when it renders (a focus move repaints one line in the body's frame, no
+key widget mounted or laid out); the reader's r/A/F/L/C are priority bindings run on the App's
+own handling of the key, their request posted straight to the screen (no bubbling through the
+view and the pane); the first thread fills a header/body pair mounted ahead (hidden), the hint
+is hidden not removed, and a WrappedText's new size asks no second layout
+(textual_private.SizedInPlace). bench_habits_headless --steps, 3 processes each, UI-thread CPU
+(wall) ms, ours vs before, at load 16-25, code of 3fc93b9: Enter -> compose dialog 48.0 (209)
+vs 91.3 (366); r -> dialog frame 17.7 (58.7) vs 48.9 (202); r -> settled 31.3 vs 58.8; f and
+Ctrl+s unchanged within noise. The frame after the body's is still there (the Focus event's
+repaint, ~11 ms CPU), and r is handled right after it rather than after two or three more.
+This file, tmux, 5 processes, code of 884a15a (active bindings read once per change), load
+10-11: reply 0.104 s vs before 0.167 (aerc 0.052: 2.0x, was 3.2x), open 0.089 vs 0.088 (aerc
+0.049); at load 16-26 (3fc93b9) reply 0.236 vs 0.336 (aerc 0.039), open 0.165 vs 0.105 with
+spreads 0.086-0.259 / 0.086-0.175 (noise at that load: the quieter run has them equal).
+bench_open_headless --before, load 9, UI CPU ms: paint 28.6 vs 27.0, settle 64.3 vs 90.1, the
+first open's paint 44.8 vs 77.4 and settle 70.7 vs 108.6 (the pair mounted ahead).
+bench_read_newest --phases open on the 100k folder, 5 runs, load 13-17: ours 0.122, base 0.107,
+aerc 0.084 (spreads 0.10-0.32 / 0.10-0.13 / 0.04-0.14: the goal of 50 ms is not measurable at
+that load). Left: the frame after the body's (the Focus event's repaint and the DraftBuiltAhead
+updates) still runs before r is taken; it is Textual's, in the App's own loop.
 """
 
 from __future__ import annotations

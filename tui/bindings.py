@@ -107,11 +107,15 @@ READER = [
     _b("N", "previous_match", "Previous search match", "reader.previous_match", show=False),
     _b("n", "next_message", "Next message", "reader.next_message"),
     _b("p", "previous_message", "Previous message", "reader.previous_message"),
-    _b("r", "reply", "Reply", "reader.reply"),
-    _b("A", "compose('reply_all')", "Reply to all", "reader.reply_all", show=False),
-    _b("F", "compose('forward')", "Forward", "reader.forward", show=False),
-    _b("L", "compose('reply_list')", "Reply to the list only", "reader.reply_list", show=False),
-    _b("C", "compose('new')", "New mail (personal account)", "reader.compose", show=False),
+    # The compose keys act on the App's own handling of the key (priority: the view holds no
+    # input, so nothing typed is taken from one): an r typed right after Enter otherwise passed
+    # the view, its pane and the screen, back to the App and down again, a frame able to run
+    # between any two of them (issue 35).
+    _b("r", "reply", "Reply", "reader.reply", priority=True),
+    _b("A", "compose('reply_all')", "Reply to all", "reader.reply_all", show=False, priority=True),
+    _b("F", "compose('forward')", "Forward", "reader.forward", show=False, priority=True),
+    _b("L", "compose('reply_list')", "Reply to the list only", "reader.reply_list", show=False, priority=True),
+    _b("C", "compose('new')", "New mail (personal account)", "reader.compose", show=False, priority=True),
     _b("i", "import_thread", "Import to tracker", "reader.import"),
     _b("u", "thread_url", "Thread URL", "reader.url"),
     _b("e", "attachments", "Attachments", "reader.attachments"),

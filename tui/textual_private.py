@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from rich._wrap import divide_line  # what Content wraps a line with (a private module of rich)
 from textual.strip import Strip
-# The footer's own key widget (a private module): tui/footer.py pins and shortens keys.
+# The footer's own key widget (a private module): tui/footer.py draws its keys as one and docks one.
 from textual.widgets._footer import Footer, FooterKey
 
 __all__ = ["FooterKey", "MEMBERS"]
@@ -42,7 +42,6 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual._compositor", "Compositor", "render_partial_update", ("method",)),
     ("textual.widgets._footer", "Footer", "_bindings_ready", ("attribute",)),
     ("textual.widgets._footer", "", "FooterKey", ("class", "Widget")),
-    ("textual.widgets._footer", "FooterKey", "_disabled", ("attribute",)),
     ("textual.dom", "DOMNode", "_get_default_css", ("method",)),
     ("textual.app", "App", "_register", ("method", "parent", "widgets")),
     ("textual._compositor", "Compositor", "_get_renders", ("method", "crop")),
@@ -53,7 +52,21 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual.screen", "Screen", "_scroll_required", ("attribute",)),
     ("textual.screen", "Screen", "_repaint_required", ("attribute",)),
     ("textual.screen", "Screen", "_dirty_widgets", ("attribute",)),
+    ("textual.widget", "Widget", "_size_updated", ("method", "size", "virtual_size", "container_size", "layout")),
 )
+
+
+class SizedInPlace:
+    """A widget whose new size (a reflow's) asks for no second reflow (a mixin, before the
+    widget's class). Textual sets a resized widget's ``virtual_size`` reactive with layout,
+    so every widget a frame resized or showed first asked for a whole second layout in the
+    next frame: the frame after the body's (Enter), which an r typed at once waited behind
+    (issue 35). For a widget whose content the layout itself measures and that scrolls
+    nothing (the reader's message headers and bodies), the size the reflow gave is final:
+    it is set without that ask, as Textual's own reflow of the visible widgets sets it."""
+
+    def _size_updated(self, size, virtual_size, container_size, layout: bool = True) -> bool:  # type: ignore[no-untyped-def]
+        return super()._size_updated(size, virtual_size, container_size, layout=False)  # type: ignore[misc]
 
 
 def mark_bindings_ready(footer: Footer) -> None:
@@ -63,17 +76,6 @@ def mark_bindings_ready(footer: Footer) -> None:
 
 def bindings_ready(footer: Footer) -> bool:
     return bool(footer._bindings_ready)
-
-
-def key_disabled(key: FooterKey) -> bool:
-    """Whether a footer key answers a click with a bell (its binding is disabled)."""
-    return bool(key._disabled)
-
-
-def set_key_disabled(key: FooterKey, disabled: bool) -> None:
-    """What FooterKey's constructor sets from its ``disabled``; its ``-disabled`` class is the
-    caller's to set."""
-    key._disabled = disabled
 
 
 def full_frame(screen: Screen, console: Console) -> str:

@@ -29,7 +29,7 @@ from textual.strip import Strip
 from textual.visual import Visual
 from textual.widgets import Static
 
-from mailtriage.tui.textual_private import wrap_cuts
+from mailtriage.tui.textual_private import SizedInPlace, wrap_cuts
 
 
 def shifted(strip: Strip, lines: int) -> Strip:
@@ -47,7 +47,7 @@ def shifted(strip: Strip, lines: int) -> Strip:
     return Strip(segments, strip.cell_length)
 
 
-class WrappedText(Static):
+class WrappedText(SizedInPlace, Static):
     """A Static of text, laid out by counting rows and painted a chunk of lines at a time."""
 
     #: Lines rendered together on the first paint of any of their rows.

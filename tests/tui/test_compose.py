@@ -108,6 +108,31 @@ async def test_r_on_a_fresh_report_gives_the_receipt_and_writes_a_draft_you_can_
     assert not [k for k in draft.keys() if k.lower().startswith("x-mailtriage")]
 
 
+async def test_r_in_the_reader_runs_on_the_app_s_handling_of_the_key_and_asks_the_screen_directly(tmp_path):
+    """Issue 35: an r typed in the reader went down to the view, bubbled up through its pane and
+    the screen to the App's bindings, and its reply request bubbled up again from the view: a
+    frame could run between any two hops. Now the App runs the binding as it takes the key, and
+    the request goes to the screen: neither the view nor its pane is posted anything."""
+    from mailtriage.tui.panes.reader import ReaderPane, ThreadView
+
+    app = make_app(drafting_project(tmp_path / "p"))
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        view, pane = app.focused, app.screen.query_one(ReaderPane)
+        assert isinstance(view, ThreadView)
+        posted: list[str] = []
+        for widget in (view, pane):
+            def posting(message, real=widget.post_message) -> bool:
+                posted.append(type(message).__name__)
+                return real(message)
+            widget.post_message = posting
+        dialog = await compose(app, pilot, "r")
+        assert dialog.form.kind == "receipt" and field(dialog, "cc") == LIST  # the security CC kept
+        assert "Key" not in posted and "ReplyRequested" not in posted, posted
+
+
 async def test_a_follow_up_gets_a_quoted_reply_and_reply_all_keeps_the_security_cc(tmp_path):
     project = drafting_project(tmp_path / "p")
     app = make_app(project)

@@ -336,7 +336,6 @@ async def test_q_in_a_side_pane_goes_back_to_the_list_and_the_footer_says_so(tmp
     from mailtriage.tui.footer import KeyFooter
     from mailtriage.tui.panes.folders import FolderList
     from mailtriage.tui.panes.sources import SourceList
-    from mailtriage.tui.textual_private import FooterKey
 
     app = make_app(project_with_tracker(tmp_path / "p"))
     async with app.run_test(size=(80, 24)) as pilot:
@@ -345,7 +344,7 @@ async def test_q_in_a_side_pane_goes_back_to_the_list_and_the_footer_says_so(tmp
             await pilot.press(reach)
             await settle(pilot)
             assert isinstance(app.focused, pane)
-            footer = [(k.key, k.description) for k in app.query_one(KeyFooter).query(FooterKey)]
+            footer = [(k.key, k.description) for k in app.query_one(KeyFooter).shown()]
             assert footer[0] == ("q", "Back to list"), footer
             await pilot.press("q")
             await settle(pilot)

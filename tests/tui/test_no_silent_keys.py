@@ -28,7 +28,12 @@ def observe(app) -> tuple:
 
 
 def offered(app, binding) -> bool:
-    return any(key.action == binding.action and not key.has_class("-disabled") for key in app.screen.query("FooterKey"))
+    from mailtriage.tui.footer import KeyFooter
+
+    keys = [(key.action, key.disabled) for footer in app.screen.query(KeyFooter) for key in footer.shown()]
+    keys += [(key.action, key.has_class("-disabled")) for key in app.screen.query("FooterKey")
+             if not isinstance(key.parent, KeyFooter)]  # Textual's own Footer (the small dialogs)
+    return any(action == binding.action and not disabled for action, disabled in keys)
 
 
 async def still(app, pilot) -> tuple:

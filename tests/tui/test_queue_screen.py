@@ -28,7 +28,7 @@ def footer_words(app) -> list[str]:
     """The descriptions of the keys the footer shows."""
     from mailtriage.tui.footer import KeyFooter
 
-    return [key.description for key in app.screen.query_one(KeyFooter).query("FooterKey")]
+    return [key.description for key in app.screen.query_one(KeyFooter).shown()]
 
 
 async def open_queue(app, pilot) -> QueueScreen:

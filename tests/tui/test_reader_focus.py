@@ -7,6 +7,7 @@ the heap-overflow thread last).
 from __future__ import annotations
 
 from mailtriage.tui.dialogs.attachments import AttachmentsDialog
+from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.panes.folders import FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
@@ -16,7 +17,7 @@ from tests.tui.helpers import mail, make_app, mbox_project, settle
 
 
 def footer_text(app) -> str:
-    return " ".join(str(key.description) for key in app.screen.query("FooterKey"))
+    return " ".join(key.description for key in app.screen.query_one(KeyFooter).shown())
 
 
 def long_project(folder):

@@ -175,3 +175,25 @@ async def test_a_thread_read_ahead_is_shown_with_the_texts_made_where_it_was_rea
         assert made_on == [False]  # nothing made at Enter
         assert "The only message." in reader_text(app) and "Single note" in reader_text(app)
         assert shown_headers(app) == ["Message 1/1"]
+
+
+async def test_the_first_thread_opened_fills_widgets_mounted_ahead_and_none_is_mounted_or_removed(tmp_path):
+    """Issue 35: the first Enter mounted the notes and a message's header and body and removed
+    the hint; each mount, removal and first size asked Textual for a second layout, run in a
+    frame after the body's that an r typed at once waited behind. Now they are mounted hidden
+    with the pane, the hint is hidden, and a message's size is set without that ask."""
+    app = make_app(three_and_one(tmp_path / "p"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        view = app.screen.query_one(ThreadView)
+        before = list(view.children)
+        assert [plain(w) for w in shown(app)] == ["Open a thread with Enter (or a click) to read it here."]
+        await pilot.press("down", "enter")  # the single note: one message
+        await settle(pilot)
+        assert list(view.children) == before  # nothing mounted, nothing removed
+        header, body = [w for w in shown(app) if w.has_class("message-header") or w.has_class("message-body")]
+        assert "The only message." in plain(body) and "Bob Builder" in plain(header)
+        assert body.size.height >= 1 and body.virtual_size.height >= body.size.height  # its size set all the same
+        await pilot.press("q", "up", "enter")  # the longer thread: two more pairs mounted
+        await settle(pilot)
+        assert len([w for w in shown(app) if w.has_class("message-body")]) == 3

@@ -33,9 +33,9 @@ POOL_KEPT = 8
 MAX_BODY_CHARS = 200_000
 
 _ANGLE = re.compile(r"<([^<>]*)>")
-#: The view's children that belong to one thread only (the Case section, the hint, an empty
-#: thread's line): removed when the next is shown.
-_NOT_KEPT = frozenset({"case-section", "reader-hint", "no-messages"})
+#: The view's children that belong to one thread only (the Case section, an empty thread's
+#: line): removed when the next is shown (the hint is hidden: removed, it was laid out again).
+_NOT_KEPT = frozenset({"case-section", "no-messages"})
 
 
 def unsubscribe_targets(value: str | None) -> list[str]:
@@ -297,12 +297,12 @@ class ThreadView(VerticalScroll, can_focus=True):
         self.scroll_home(animate=False)
 
     def action_reply(self) -> None:
-        if self._thread_open():
-            self.post_message(self.ReplyRequested())
+        if self._thread_open():  # to the screen that handles it: bubbled, it waited in the view's
+            self.screen.post_message(self.ReplyRequested())  # and the pane's queues (issue 35)
 
     def action_compose(self, what: str) -> None:
         if what == "new" or self._thread_open():  # a new mail needs no thread
-            self.post_message(self.ReplyRequested(what))
+            self.screen.post_message(self.ReplyRequested(what))
 
     def action_import_thread(self) -> None:
         if self._thread_open():
@@ -361,13 +361,16 @@ class ReaderPane(Vertical):
         self.account_id: str | None = None
         self._thread_status = ("", "", "")  # the counts, the attachments' key, the backend
         self._showing_own = False
-        #: The view's widgets, updated from one thread to the next (_fill).
-        self._notes: Static | None = None
-        self._pairs: list[tuple[WrappedText, WrappedText]] = []
+        #: The view's widgets, updated from one thread to the next (_fill); the notes and a pair mounted
+        #: ahead, hidden (issue 35: mounted on Enter, a frame after the body's laid them out again).
+        self._notes = Static(classes="thread-notes")
+        self._pairs = [(WrappedText("", classes="message-header"), WrappedText("", classes="message-body"))]
+        self._notes.display = self._pairs[0][0].display = self._pairs[0][1].display = False
 
     def compose(self) -> ComposeResult:
         with ThreadView(id="thread-view"):
             yield Static(Text("Open a thread with Enter (or a click) to read it here."), classes="reader-hint")
+            yield from (self._notes, *self._pairs[0])
         yield Static(id="reader-status", classes="pane-status")
 
     @property
@@ -417,7 +420,7 @@ class ReaderPane(Vertical):
         view = self.view
         self._fill(view, None, [])
         view.query(".no-messages").remove()
-        view.mount(Static(Text("Open a thread with Enter (or a click) to read it here."), classes="reader-hint"))
+        view.query_one(".reader-hint").display = True
         view.remove_class("-has-thread").scroll_home(animate=False)
         self.border_title = "Reading pane"
         self.restore_status()
@@ -426,12 +429,12 @@ class ReaderPane(Vertical):
     def _fill(self, view: ThreadView, notes: Text | None, texts: list[tuple[Text, Text]]) -> None:
         """Show ``notes`` and one header and body per message in the view's widgets (issue 33).
 
-        The widgets are kept from one thread to the next and updated in place: removing them
-        and mounting new ones cost the frame after Enter their composing, styling and the old
-        ones' removal. Widgets beyond what a thread needs are hidden with their text cleared
-        (never read by next/previous message, nor seen), and let go past :data:`POOL_KEPT`."""
+        The widgets are kept from one thread to the next and updated in place (removed and mounted
+        anew, they cost the frame after Enter). Widgets beyond what a thread needs are hidden with
+        their text cleared (never read by next/previous message, nor seen), let go past POOL_KEPT."""
+        view.query(".reader-hint").set(display=False)
         for old in [child for child in view.children if child.classes & _NOT_KEPT]:
-            old.remove()  # the thread's own (show_case adds it again), the hint, an empty thread's line
+            old.remove()  # the thread's own (show_case adds it again), an empty thread's line
         selections = self.screen.selections
         if selections:  # a mouse selection in the last thread is not carried onto the kept widgets
             others = {widget: selection for widget, selection in selections.items()
@@ -439,9 +442,6 @@ class ReaderPane(Vertical):
             if len(others) != len(selections):
                 self.screen.selections = others
         new: list[Static] = []
-        if self._notes is None:
-            self._notes = Static(classes="thread-notes")
-            new.append(self._notes)
         if notes is not None or self._notes.display:
             self._notes.update(notes or "")
             self._notes.display = notes is not None
