@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.helpers import make_app, mbox_project, settle
+from mailtriage.core.trace import OPLOG
+from mailtriage.tui.panes.thread_list import ThreadList
+from tests.tui.helpers import make_app, mbox_project, reader_text, screen_text, settle
 from tests.tui.test_imap_drafts import imap_project  # noqa: F401 (fixture)
 
 NARROW = (80, 24)
@@ -32,26 +34,42 @@ def project(workdir: Path, **kwargs) -> Path:
     return Path("p")
 
 
-def shot(*keys: str, theme: str | None = None):
-    """A run_before that settles, presses ``keys`` (settling after each) and clears toasts."""
+def shot(*keys: str, theme: str | None = None, check=None, first=None):
+    """A run_before that settles, presses ``keys`` (settling after each) and clears toasts.
+
+    ``first`` (the app, settled, before the keys) and ``check`` (after them, before the shot) assert
+    what the screen says beside the picture: a Pilot test that only looked at the same app on the
+    same keys shares this one start (issue 36 §7). A failed check fails the test (the app exits
+    with the error, and no screenshot is taken)."""
 
     async def run_before(pilot):
         if theme:
             pilot.app.theme = theme
         await settle(pilot)
+        if first is not None:
+            first(pilot.app)
         for key in keys:
             pilot.app.clear_notifications()
             await pilot.press(key)
             await settle(pilot)
+        if check is not None:
+            check(pilot.app)
         pilot.app.clear_notifications()
         await pilot.pause()
 
     return run_before
 
 
+def unsubscribe_shown_not_fetched(app) -> None:
+    # (was tests/tui/test_flows.py's test_list_unsubscribe_targets_are_shown_not_fetched: the same app)
+    shown = reader_text(app)
+    assert "List-Unsubscribe: mailto:leave@frob.example  (shown, never fetched)" in shown
+    assert "https://frob.example/unsubscribe?id=42  (shown, never fetched)" in shown
+
+
 def test_main_wide_dark(snap_compare, workdir):
     app = make_app(project(workdir))
-    assert snap_compare(app, terminal_size=WIDE, run_before=shot("enter"))
+    assert snap_compare(app, terminal_size=WIDE, run_before=shot("enter", check=unsubscribe_shown_not_fetched))
 
 
 def test_main_narrow_hostile_thread_dark(snap_compare, workdir):
@@ -59,9 +77,19 @@ def test_main_narrow_hostile_thread_dark(snap_compare, workdir):
     assert snap_compare(app, terminal_size=NARROW, run_before=shot("j", "enter"))
 
 
+def thread_read(app) -> None:
+    # (was tests/tui/test_flows.py's test_open_a_thread_and_read_it; its q back to the list is
+    # tests/tui/test_habits.py's test_q_in_the_reading_pane_goes_back_to_the_list_and_quits_at_the_top)
+    reader = app.screen.query_one("#reader-pane")
+    assert reader.thread is not None and len(reader.thread.messages) == 2
+    assert "2 messages · via read_thread → mbox (primary)" in screen_text(app)
+    assert "A crafted .frob file overflows" in reader_text(app) and "Thanks Ana" in reader_text(app)
+
+
 def test_main_light(snap_compare, workdir):
     app = make_app(project(workdir))
-    assert snap_compare(app, terminal_size=(120, 36), run_before=shot("G", "enter", theme="mailtriage-light"))
+    assert snap_compare(app, terminal_size=(120, 36),
+                        run_before=shot("G", "enter", theme="mailtriage-light", check=thread_read))
 
 
 def test_main_high_contrast_search(snap_compare, workdir):
@@ -77,8 +105,16 @@ def test_main_mandatory_backend_down(snap_compare, workdir):
     text = text.replace("| `mbox` | primary | no |", "| `mbox` | primary | yes |")
     text = text.replace("path: list.mbox", "path: /nonexistent/list.mbox")
     (folder / "project.md").write_text(text)
+
+    def run_stopped(app) -> None:
+        # (was tests/tui/test_flows.py's test_mandatory_backend_unavailable_stops_the_run)
+        shown = screen_text(app)
+        assert "⛔ mandatory backend mbox unavailable:" in shown and "run aborted" in shown
+        assert "✗ mbox" in shown
+        assert [r.op for r in OPLOG.items()] == []  # nothing was asked of any backend
+
     app = make_app(Path("p"))
-    assert snap_compare(app, terminal_size=(120, 30), run_before=shot())
+    assert snap_compare(app, terminal_size=(120, 30), run_before=shot(check=run_stopped))
 
 
 def test_proposal_with_cc_fallback_warning_light(snap_compare, workdir):
@@ -92,9 +128,23 @@ def test_proposal_narrow_dark(snap_compare, workdir):
     assert snap_compare(app, terminal_size=NARROW, run_before=shot("r", "ctrl+s"))
 
 
+def listed_with_the_resolution(app) -> None:
+    # (was tests/tui/test_flows.py's test_threads_listed_newest_first_with_the_resolution_shown)
+    tl = app.screen.query_one(ThreadList)
+    rows = [tl.render_line(y).text for y in range(min(len(tl.rows), tl.scrollable_content_region.height))]
+    assert len(rows) == 3
+    assert "Question about 3.4 fixes" in rows[0] and "Heap overflow" in rows[2]
+    status = str(app.screen.query_one("#threads-status").content)  # whole: 120 columns cut it on screen
+    assert "3 threads · via list_recent_threads → mbox (primary); skipped old (not tried" in status
+    # The sources pane names each backend with availability.
+    shown = screen_text(app)
+    assert "✓ mbox" in shown and "✗ old" in shown
+
+
 def test_console_backends_high_contrast(snap_compare, workdir):
     app = make_app(project(workdir, old_archive=True))
-    assert snap_compare(app, terminal_size=(120, 36), run_before=shot("b", theme="mailtriage-high-contrast"))
+    assert snap_compare(app, terminal_size=(120, 36),
+                        run_before=shot("b", theme="mailtriage-high-contrast", first=listed_with_the_resolution))
 
 
 def test_console_run_tab_narrow(snap_compare, workdir):
