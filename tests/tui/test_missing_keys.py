@@ -27,25 +27,34 @@ def headers_dialog_text(app) -> str:
     return "\n".join(static.content.plain for static in app.screen.query(".headers-message"))
 
 
-async def test_h_shows_every_header_inert_and_esc_closes(tmp_path):
-    app = make_app(mbox_project(tmp_path / "p", messages=[*standard_messages(), spoofed_report()]))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        thread_list = app.screen.query_one(ThreadList)
-        assert thread_list.current.subject == "Urgent: rotate the signing key"  # newest first
-        await pilot.press("enter")
-        await settle(pilot)
-        await pilot.press("4", "h")
-        await settle(pilot)
-        assert isinstance(app.screen, HeadersDialog)
-        shown = headers_dialog_text(app)
-        assert f"Received: {RECEIVED}" in shown
-        assert f"Authentication-Results: {AUTH}" in shown
-        assert "X-Injected: \\x1b]8;;https://evil.invalid\\x07click⟨U+202E⟩ me" in shown
-        assert "\x1b" not in shown and "\u202e" not in shown
-        await pilot.press("escape")
-        await settle(pilot)
-        assert not isinstance(app.screen, HeadersDialog)
+def every_header_inert(app) -> None:
+    """h on the newest (the spoofed report): every header, inert. Checked in the full-headers
+    snapshots' app (tests/tui/test_snapshots_keys.py; was test_h_shows_every_header_inert_and_esc_closes,
+    whose Esc is now test_x_in_full_headers_shows_the_raw_source_inert_and_back's last key)."""
+    assert isinstance(app.screen, HeadersDialog)
+    shown = headers_dialog_text(app)
+    assert "Urgent: rotate the signing key" in shown  # newest first: the spoofed report
+    assert f"Received: {RECEIVED}" in shown
+    assert f"Authentication-Results: {AUTH}" in shown
+    assert "X-Injected: \\x1b]8;;https://evil.invalid\\x07click⟨U+202E⟩ me" in shown
+    assert "\x1b" not in shown and "\u202e" not in shown
+
+
+def change_folder_does_not_blink(app) -> None:
+    # A blinking cursor made the change-folder snapshot flaky (drawn or not at the capture).
+    # (was test_change_folder_filter_follows_the_apps_cursor_blink; now in the snapshot's own app)
+    assert isinstance(app.screen, FolderJump)
+    assert app.screen.query_one("#folder-jump-filter").cursor_blink is False
+
+
+def pipe_command_does_not_blink(app) -> None:
+    # The pipe dialog's command field blinked whatever the app's setting: its snapshot failed
+    # at load 12+ (the capture fell in the cursor's off half-second).
+    # (was test_pipe_command_field_follows_the_apps_cursor_blink; now in the snapshot's own app)
+    from mailtriage.tui.dialogs.pipe import PipeDialog
+
+    assert isinstance(app.screen, PipeDialog)
+    assert app.screen.query_one("#pipe-command").cursor_blink is False
 
 
 def notices(app) -> list[str]:
@@ -105,6 +114,9 @@ async def test_x_in_full_headers_shows_the_raw_source_inert_and_back(tmp_path, m
         await settle(pilot)
         assert "Please rotate it now." in headers_dialog_text(app)
         assert reads == ["<spoof-1@attacker.invalid>"]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, HeadersDialog)
 
 
 async def test_pipe_runs_the_confirmed_command_on_the_raw_message_and_shows_its_output(tmp_path):
@@ -134,33 +146,6 @@ async def test_pipe_runs_the_confirmed_command_on_the_raw_message_and_shows_its_
         output = app.screen.query_one("#pipe-output-text", Static).content.plain
         assert output == (f"Authentication-Results: {AUTH}\n"
                           "X-Injected: \\x1b]8;;https://evil.invalid\\x07click⟨U+202E⟩ me\n")
-
-
-async def test_change_folder_filter_follows_the_apps_cursor_blink(tmp_path):
-    # A blinking cursor made the change-folder snapshot flaky (drawn or not at the capture).
-    app = make_app(mbox_project(tmp_path / "p"))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        assert isinstance(app.screen, FolderJump)
-        assert app.screen.query_one("#folder-jump-filter").cursor_blink is False
-
-
-async def test_pipe_command_field_follows_the_apps_cursor_blink(tmp_path):
-    # The pipe dialog's command field blinked whatever the app's setting: its snapshot failed
-    # at load 12+ (the capture fell in the cursor's off half-second).
-    from mailtriage.tui.dialogs.pipe import PipeDialog
-
-    app = make_app(mbox_project(tmp_path / "p"))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        await pilot.press("vertical_line")
-        await settle(pilot)
-        assert isinstance(app.screen, PipeDialog)
-        assert app.screen.query_one("#pipe-command").cursor_blink is False
 
 
 async def test_pipe_ctrl_s_before_enter_shows_the_plan_and_a_second_ctrl_s_runs_it(tmp_path):
