@@ -1,26 +1,17 @@
-"""Starting the app: first run, broken configuration, themes, key remapping."""
+"""Starting the app: first run, broken configuration, themes, key remapping.
+
+The first-run screen's words when there is no project are checked in its snapshot's app
+(tests/tui/test_snapshots.py's test_first_run_narrow)."""
 
 import tomllib
 
 from textual.widgets import Static
 
 import mailtriage.application as application
-from mailtriage.core.settings import load_settings
 from mailtriage.tui.screens.first_run import FirstRunScreen
 from mailtriage.tui.screens.help import HelpScreen
 from tests.core.helpers import write_project
 from tests.tui.helpers import make_app, screen_text, settle
-
-
-async def test_first_run_screen_when_no_project(tmp_path):
-    app = make_app(tmp_path / "nowhere")
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        assert isinstance(app.screen, FirstRunScreen)
-        head = str(app.screen.query_one("#first-run-head", Static).render())
-        assert "No project was found" in head and "nowhere" in head
-        settings = str(app.screen.query_one("#first-run-settings", Static).render())
-        assert str(load_settings().path) in settings
 
 
 async def test_broken_configuration_names_file_and_key(tmp_path):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from mailtriage.tui.dialogs.folder_jump import FolderJump
 from mailtriage.tui.dialogs.headers import HeadersDialog
-from mailtriage.tui.panes.thread_list import ThreadList
 from tests.tui.helpers import make_app, mbox_project, screen_text, settle, standard_messages
 
 RECEIVED = "from mx.attacker.invalid (mx.attacker.invalid [203.0.113.9]) by mx.frob.example with ESMTPS id 4Xk"

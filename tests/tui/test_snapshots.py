@@ -157,15 +157,39 @@ def test_help_narrow(snap_compare, workdir):
     assert snap_compare(app, terminal_size=NARROW, run_before=shot("question_mark"))
 
 
+def fallback_before_the_address(app) -> None:
+    # The sources status line says FALLBACK before it cuts the address (the CC falls back to the
+    # foundation's): was tests/tui/test_words.py's
+    # test_the_sources_status_line_shows_fallback_before_it_cuts_the_address, the same app and size.
+    status = app.screen.query_one("#sources-status")
+    shown = status.render_line(0).text
+    assert status.size.width < 40 and "FALLBACK" in shown, shown
+
+
 def test_error_dialog_light(snap_compare, workdir):
     # No security list: the start-up list read is skipped with a warning; ! shows it in full.
     app = make_app(project(workdir, security_list=None))
-    assert snap_compare(app, terminal_size=(100, 30), run_before=shot("exclamation_mark", theme="mailtriage-light"))
+    assert snap_compare(app, terminal_size=(100, 30), run_before=shot("exclamation_mark", theme="mailtriage-light",
+                                                                      first=fallback_before_the_address))
+
+
+def first_run_says_what_is_missing(app) -> None:
+    # (was tests/tui/test_app_start.py's test_first_run_screen_when_no_project)
+    from textual.widgets import Static
+
+    from mailtriage.core.settings import load_settings
+    from mailtriage.tui.screens.first_run import FirstRunScreen
+
+    assert isinstance(app.screen, FirstRunScreen)
+    head = str(app.screen.query_one("#first-run-head", Static).render())
+    assert "No project was found" in head and "mailtriage-project" in head
+    settings = str(app.screen.query_one("#first-run-settings", Static).render())
+    assert str(load_settings().path) in settings
 
 
 def test_first_run_narrow(snap_compare, workdir):
     app = make_app(Path("/nonexistent/mailtriage-project"))
-    assert snap_compare(app, terminal_size=NARROW, run_before=shot())
+    assert snap_compare(app, terminal_size=NARROW, run_before=shot(check=first_run_says_what_is_missing))
 
 
 def test_first_run_broken_config_wide(snap_compare, workdir):

@@ -36,7 +36,7 @@ def send_proposal() -> Proposal:
     return proposal
 
 
-async def test_a_file_save_says_which_folder_the_file_goes_into(tmp_path):
+async def test_a_file_save_says_which_folder_the_file_goes_into_and_ctrl_o_why_it_edits_nothing(tmp_path):
     item = AttachmentItem(1, 0, "<m@x>", None, "report.pdf", "application/pdf", 10)
     proposal = propose_save([item], tmp_path, lambda i: b"x", source="mbox")
     app = DialogHost(proposal)
@@ -45,6 +45,14 @@ async def test_a_file_save_says_which_folder_the_file_goes_into(tmp_path):
         words = screen_words(app)
         assert f"1. Save file · into the folder {tmp_path}" in words
         assert "backend mbox" not in words and "written by" not in words
+        # Ctrl+o is not offered where nothing is editable, and says why when pressed (was a test of
+        # its own on the same proposal: test_ctrl_o_is_not_offered_where_nothing_is_editable_and_says_why_when_pressed).
+        assert "Edit in $EDITOR" not in footer_words(app)
+        assert "Confirm and write" in footer_words(app)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        toasts = [str(n.message) for n in app._notifications]
+        assert any(t.startswith("Nothing to edit here") for t in toasts), toasts
 
 
 async def test_a_send_says_send_on_the_button_and_in_the_footer():
@@ -58,19 +66,6 @@ async def test_a_send_says_send_on_the_button_and_in_the_footer():
         await pilot.press("ctrl+s")  # the same key sends
         await pilot.pause()
         assert not isinstance(app.screen, ProposalDialog)
-
-
-async def test_ctrl_o_is_not_offered_where_nothing_is_editable_and_says_why_when_pressed(tmp_path):
-    item = AttachmentItem(1, 0, "<m@x>", None, "report.pdf", "application/pdf", 10)
-    app = DialogHost(propose_save([item], tmp_path, lambda i: b"x", source="mbox"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
-        assert "Edit in $EDITOR" not in footer_words(app)
-        assert "Confirm and write" in footer_words(app)
-        await pilot.press("ctrl+o")
-        await pilot.pause()
-        toasts = [str(n.message) for n in app._notifications]
-        assert any(t.startswith("Nothing to edit here") for t in toasts), toasts
 
 
 async def test_an_unexpected_error_shows_its_message_and_keeps_the_class_name_for_the_trace(tmp_path):
@@ -113,18 +108,6 @@ async def test_a_toast_leaves_the_status_lines_readable(tmp_path):
         toasts = [t.region for t in app.screen.query(Toast)]
         assert statuses and toasts
         assert all(not toast.overlaps(status) for toast in toasts for status in statuses), (toasts, statuses)
-
-
-async def test_the_sources_status_line_shows_fallback_before_it_cuts_the_address(tmp_path):
-    from tests.tui.helpers import make_app, mbox_project, settle
-
-    mbox_project(tmp_path / "p", security_list=None)  # the CC falls back to the foundation's address
-    app = make_app(tmp_path / "p")
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        status = app.screen.query_one("#sources-status")
-        shown = status.render_line(0).text
-        assert status.size.width < 40 and "FALLBACK" in shown, shown
 
 
 async def test_the_move_picker_lists_full_paths_sorted_with_the_inbox_first():
