@@ -213,11 +213,12 @@ def test_confirmable_draft_proposal_on_imap(snap_compare, imap_project):
 
 
 def test_tracker_pane_wide_dark(snap_compare, workdir):
-    from tests.tui.test_tracker_pane import tracker_project
+    from tests.tui.test_tracker_pane import issue_shown, tracker_not_opened_until_asked, tracker_project
 
     tracker_project(workdir / "p")
     app = make_app(Path("p"))
-    assert snap_compare(app, terminal_size=(150, 40), run_before=shot("t", "j", "enter"))
+    assert snap_compare(app, terminal_size=(150, 40),
+                        run_before=shot("t", "j", "enter", first=tracker_not_opened_until_asked, check=issue_shown))
 
 
 def drafting_project(workdir: Path) -> Path:
