@@ -136,8 +136,14 @@ async def test_pipe_runs_the_confirmed_command_on_the_raw_message_and_shows_its_
         await pilot.press("escape")  # cancelled after reading the plan: nothing ran
         await settle(pilot)
         assert not isinstance(app.screen, PipeDialog) and not marker.exists()
-        await pilot.press("vertical_line", *"grep -i -e ^authentication-results -e ^x-injected", "enter")
+        # Ctrl+s before Enter shows the plan, nothing run; a second Ctrl+s runs it (the footer says
+        # "nothing runs before Ctrl+s", yet Ctrl+s did nothing until Enter had shown the plan: issue 35
+        # §6. Was test_pipe_ctrl_s_before_enter_shows_the_plan_and_a_second_ctrl_s_runs_it, its own app).
+        command = "grep -i -e ^authentication-results -e ^x-injected"
+        await pilot.press("vertical_line", *command, "ctrl+s")
         await settle(pilot)
+        plan = app.screen.query_one("#pipe-plan", Static).content.plain
+        assert "Will run grep -i -e '^authentication-results' -e '^x-injected' (no shell)" in plan
         assert str(app.screen.query_one("#pipe-output-text", Static).content) == ""  # not before Ctrl+s
         await pilot.press("ctrl+s")
         await settle(pilot)
@@ -145,27 +151,3 @@ async def test_pipe_runs_the_confirmed_command_on_the_raw_message_and_shows_its_
         output = app.screen.query_one("#pipe-output-text", Static).content.plain
         assert output == (f"Authentication-Results: {AUTH}\n"
                           "X-Injected: \\x1b]8;;https://evil.invalid\\x07click⟨U+202E⟩ me\n")
-
-
-async def test_pipe_ctrl_s_before_enter_shows_the_plan_and_a_second_ctrl_s_runs_it(tmp_path):
-    # The footer says "nothing runs before Ctrl+s", yet Ctrl+s did nothing until Enter had
-    # shown the plan (issue 35 §6: no key that silently does nothing).
-    from textual.widgets import Static
-
-    from mailtriage.tui.dialogs.pipe import PipeDialog
-
-    marker = tmp_path / "ran"
-    app = make_app(mbox_project(tmp_path / "p"))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("enter", "vertical_line")
-        await settle(pilot)
-        assert isinstance(app.screen, PipeDialog)
-        await pilot.press(*f"touch {marker}", "ctrl+s")
-        await settle(pilot)
-        assert f"Will run touch {marker} (no shell)" in app.screen.query_one("#pipe-plan", Static).content.plain
-        assert not marker.exists()  # the plan first, nothing run
-        await pilot.press("ctrl+s")
-        await settle(pilot)
-        assert app.screen.query_one("#pipe-plan", Static).content.plain == "exit status 0"
-        assert marker.exists()
