@@ -13,6 +13,7 @@ from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.screens.console import ConsoleScreen
 from tests.tui.helpers import make_app, mbox_project, reader_text, screen_text, settle
+from tests.tui.test_unconfigured_list import WARNING as UNCONFIGURED
 
 
 def digest(path):
@@ -56,6 +57,13 @@ async def test_propose_reply_see_cc_warning_and_cancel_writes_nothing(tmp_path):
         shown = screen_text(app)
         assert "CONFIGURATION WARNING: security_list is missing" in shown  # banner on the main screen
         assert "security_list is not configured" in shown  # the list read is skipped, not guessed
+        # The whole warning, as the CLI says it, in the notification (not a crash): issue 30 §7 (was
+        # tests/tui/test_unconfigured_list.py's
+        # test_listing_without_a_list_shows_the_configuration_warning_and_lists_nothing).
+        assert UNCONFIGURED in " ".join(shown.split())  # the thread pane's state
+        said = [n.message for n in app._notifications if UNCONFIGURED in n.message]
+        assert len(said) == 1 and "list_recent_threads skipped" in said[0]
+        assert "--list security@frob.example" in said[0]  # what the archive holds
         assert len(app.screen.query_one(ThreadList).rows) == 0
         # The archive's own list can be opened from the lists pane.
         await pilot.press("2")
