@@ -1,26 +1,17 @@
-"""Starting the app: first run, broken configuration, themes, key remapping."""
+"""Starting the app: first run, broken configuration, themes, key remapping.
+
+The first-run screen's words when there is no project are checked in its snapshot's app
+(tests/tui/test_snapshots.py's test_first_run_narrow)."""
 
 import tomllib
 
 from textual.widgets import Static
 
 import mailtriage.application as application
-from mailtriage.core.settings import load_settings
 from mailtriage.tui.screens.first_run import FirstRunScreen
 from mailtriage.tui.screens.help import HelpScreen
 from tests.core.helpers import write_project
 from tests.tui.helpers import make_app, screen_text, settle
-
-
-async def test_first_run_screen_when_no_project(tmp_path):
-    app = make_app(tmp_path / "nowhere")
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        assert isinstance(app.screen, FirstRunScreen)
-        head = str(app.screen.query_one("#first-run-head", Static).render())
-        assert "No project was found" in head and "nowhere" in head
-        settings = str(app.screen.query_one("#first-run-settings", Static).render())
-        assert str(load_settings().path) in settings
 
 
 async def test_broken_configuration_names_file_and_key(tmp_path):
@@ -52,10 +43,8 @@ async def test_theme_switch_from_the_palette_is_saved(tmp_path, user_config):
         assert app.has_class("-theme-mailtriage-high-contrast")
     saved = tomllib.loads((user_config / "config.toml").read_text())
     assert saved == {"name": "Test Triager", "theme": "mailtriage-high-contrast"}
-    # The next start uses it.
-    app = make_app(tmp_path / "nowhere")
-    async with app.run_test(size=(100, 30)) as pilot:
-        assert app.theme == "mailtriage-high-contrast"
+    # The next start uses it: a start with a theme in the settings is
+    # test_keys_are_remapped_from_settings_and_bad_entries_reported (this test started a second app for it).
 
 
 async def test_keys_are_remapped_from_settings_and_bad_entries_reported(tmp_path, user_config):
@@ -73,18 +62,6 @@ async def test_keys_are_remapped_from_settings_and_bad_entries_reported(tmp_path
         assert "Help" in shown and "app.help" in shown
         line = next(line for line in shown.splitlines() if "app.help" in line)
         assert line.split()[0] == "h"  # the remapped key, not "?"
-
-
-async def test_unreadable_settings_are_reported_and_never_overwritten(tmp_path, user_config):
-    broken = 'theme = "light\n'
-    (user_config / "config.toml").write_text(broken, encoding="utf-8")
-    app = make_app(tmp_path / "nowhere")
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        assert any("not valid TOML" in n.message for n in app._notifications)
-        app.theme = "mailtriage-light"
-        await settle(pilot)
-    assert (user_config / "config.toml").read_text(encoding="utf-8") == broken
 
 
 async def test_first_run_d_opens_the_demo_workspace(tmp_path, monkeypatch):
@@ -107,14 +84,22 @@ async def test_first_run_d_opens_the_demo_workspace(tmp_path, monkeypatch):
 async def test_unreadable_settings_keep_mail_metadata_off_disk(tmp_path, user_config, cache, monkeypatch):
     """A settings file that cannot be read may be the one that says ``cache_summaries = false``:
     the app then keeps no archive index on disk (it used to get empty settings and persist it)."""
-    (user_config / "config.toml").write_text('[settings]\ncache_summaries = false\ntheme = "light\n',
-                                            encoding="utf-8")
+    broken = '[settings]\ncache_summaries = false\ntheme = "light\n'
+    (user_config / "config.toml").write_text(broken, encoding="utf-8")
     app = make_app(application.project_dir(demo=True), demo=True)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert any("not valid TOML" in n.message for n in app._notifications)
         assert "threads" in screen_text(app)  # the demo archive was listed
+        # Reported, and never overwritten: a theme chosen now is not saved over the file (was
+        # test_unreadable_settings_are_reported_and_never_overwritten, an app of its own).
+        app.theme = "mailtriage-light"
+        await settle(pilot)
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert any("not rewritten" in n.message for n in app._notifications)
     assert not list(cache.rglob("*.idx")), list(cache.rglob("*"))
+    assert (user_config / "config.toml").read_text(encoding="utf-8") == broken
 
 
 async def test_readable_settings_let_the_archive_index_be_kept(tmp_path, user_config, cache, monkeypatch):

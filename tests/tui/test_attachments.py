@@ -60,6 +60,16 @@ async def test_save_asks_for_a_folder_proposes_and_writes_only_after_confirm(tmp
     app = make_app(attachments_project(tmp_path / "p"))
     async with app.run_test(size=(120, 40)) as pilot:
         await open_dialog(pilot)
+        # The folder box cancels with Esc, and o runs nothing while unbound (was
+        # test_the_folder_box_cancels_with_escape_and_o_runs_nothing_unbound, an app of its own).
+        await pilot.press("s")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, AttachmentsDialog) and "saving cancelled" in screen_text(app)
+        await pilot.press("o")
+        await settle(pilot)
+        assert "set attachment_command" in screen_text(app)
         await pilot.press("s")
         await settle(pilot)
         box = app.screen.query_one(Input)
@@ -85,20 +95,6 @@ async def test_save_asks_for_a_folder_proposes_and_writes_only_after_confirm(tmp
         assert (target / "poc.sh").read_bytes() == POC_TEXT.encode() and (target / "reportfdp.exe").read_bytes() == BINARY
         assert "saved 2" in screen_text(app)
         assert not list(tmp_path.glob("*.sh"))  # nothing outside the folder
-
-
-async def test_the_folder_box_cancels_with_escape_and_o_runs_nothing_unbound(tmp_path):
-    app = make_app(attachments_project(tmp_path / "p"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await open_dialog(pilot)
-        await pilot.press("s")
-        await settle(pilot)
-        await pilot.press("escape")
-        await settle(pilot)
-        assert isinstance(app.screen, AttachmentsDialog) and "saving cancelled" in screen_text(app)
-        await pilot.press("o")
-        await settle(pilot)
-        assert "set attachment_command" in screen_text(app)
 
 
 async def test_attachment_command_gets_the_file_without_a_shell(tmp_path, monkeypatch):

@@ -1,6 +1,7 @@
 """The demo app walked by keystroke (issue 35 item 8): the Sources pane shows the demo's
 personal Maildir account; Enter opens its folders, INBOX and a message, and a reply is
-saved as a draft in the demo's Maildir, with the compose dialog saying nothing is sent."""
+saved as a draft in the demo's Maildir, with the compose dialog saying nothing is sent. The way
+back from a folder to the project's list: tests/tui/test_reader_follows_source.py."""
 
 from mailtriage.application import project_dir
 from mailtriage.tui.dialogs.compose import ComposeDialog
@@ -73,29 +74,6 @@ async def test_demo_tags_two_messages_and_archives_them_in_one_proposal(tmp_path
             "[frobnicator] Nightly build failed on main (3.5.0-SNAPSHOT)", "Welcome to the security team"]
     archived = sorted(p.name.partition(".")[2].partition(".")[0] for p in (workspace / "Personal" / ".Archive" / "cur").iterdir())
     assert archived == ["demo01", "demo02", "demo05"]
-
-
-async def test_coming_back_from_a_folder_puts_the_cursor_on_the_thread_it_was_on(tmp_path, monkeypatch):
-    """Issue 35 (habits8 §1): a detour to a personal folder and back to the security list
-    leaves the list cursor on the report the user was on, as mutt and aerc do."""
-    app, _workspace = demo_app(tmp_path, monkeypatch)
-    async with app.run_test(size=(140, 44)) as pilot:
-        await settle(pilot)
-        thread_list = app.main.query_one(ThreadList)
-        assert len(thread_list.rows) > 3
-        await pilot.press("down", "down", "down")
-        await settle(pilot)
-        was_on = thread_list.current.thread_id
-        assert thread_list.cursor == 3
-        await open_demo_inbox(app, pilot)
-        assert thread_list.cursor == 0
-        await pilot.press("2", "home", "enter")  # "← project lists"
-        await settle(pilot)
-        await pilot.press("enter")  # the security list (the first)
-        await settle(pilot)
-        assert isinstance(app.focused, ThreadList)
-        assert "Threads · demo · INBOX" not in screen_text(app)
-        assert thread_list.current.thread_id == was_on and thread_list.cursor == 3
 
 
 async def test_import_refuses_a_personal_accounts_message_and_says_why(tmp_path, monkeypatch):

@@ -54,6 +54,13 @@ async def test_q_in_the_reading_pane_goes_back_to_the_list_and_quits_at_the_top(
             await pilot.press("q")
             await settle(pilot)
             assert isinstance(app.focused, ThreadList) and app.return_code is None
+        # Esc goes back too (was tests/tui/test_reader_focus.py's
+        # test_enter_moves_focus_into_the_reader_and_q_goes_back_without_quitting, an app of its own).
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.focused, ThreadList) and app.return_code is None
         await pilot.press("q")  # the top level, nothing pending: quits at once
         assert app.return_code == 0
 

@@ -25,12 +25,21 @@ def reader_status(app) -> str:
 
 
 async def test_the_status_line_offers_e_only_while_the_reader_has_focus(tmp_path):
+    # With n and p at the ends of the one-message thread, and e opening the attachments, in the
+    # same app (were test_n_and_p_at_the_ends_of_a_thread_say_so and tests/tui/test_reader_focus.py's
+    # test_e_in_the_reader_opens_the_attachments_the_status_line_offers: the same project and size).
     app = make_app(attachments_project(tmp_path / "p"))
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
         assert "attachment" in reader_status(app) and "(e)" in reader_status(app)
+        await pilot.press("n")  # a one-message thread: n has nowhere to go
+        await settle(pilot)
+        assert any("last message" in str(n.message) for n in app._notifications)
+        await pilot.press("p")
+        await settle(pilot)
+        assert any("first message" in str(n.message) for n in app._notifications)
         await pilot.press("q")  # back to the list, where e has no binding
         await settle(pilot)
         assert isinstance(app.focused, ThreadList)
@@ -41,6 +50,9 @@ async def test_the_status_line_offers_e_only_while_the_reader_has_focus(tmp_path
         await pilot.press("4")  # into the reader again: e acts, and is offered again
         await settle(pilot)
         assert "(e)" in reader_status(app)
+        await pilot.press("e")
+        await settle(pilot)
+        assert isinstance(app.screen, AttachmentsDialog)
 
 
 def _keys(keymap: dict[str, str], binding_id: str) -> list[str]:
@@ -89,6 +101,7 @@ def test_archive_rows_and_imap_rows_show_the_same_instant_in_the_users_zone(chat
 
 
 def footer_keys_cut_at(app, width: int) -> list[str]:
+    # Checked in the footer snapshots' apps (tests/tui/test_snapshots_footer.py), list and reader.
     """The footer's keys not whole on screen: past the edge, or under another key."""
     footer = app.screen.query_one(KeyFooter)
     line = footer.query_one(KeyLine)
@@ -101,27 +114,3 @@ def footer_keys_cut_at(app, width: int) -> list[str]:
     return cut + ([] if any(name.startswith("? ") for name, _ in keys) else ["? missing"])
 
 
-async def test_the_footer_fits_80_columns_in_the_list_and_the_reader_with_help_last(tmp_path):
-    app = make_app(attachments_project(tmp_path / "p"))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        assert footer_keys_cut_at(app, 80) == []
-        await pilot.press("enter")
-        await settle(pilot)
-        assert footer_keys_cut_at(app, 80) == []
-        assert app.screen.query_one(KeyFooter).shown()[-1].key_display == "?"
-
-
-
-async def test_n_and_p_at_the_ends_of_a_thread_say_so(tmp_path):
-    app = make_app(attachments_project(tmp_path / "p"))
-    async with app.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        await pilot.press("n")  # a one-message thread: n has nowhere to go
-        await settle(pilot)
-        assert any("last message" in str(n.message) for n in app._notifications)
-        await pilot.press("p")
-        await settle(pilot)
-        assert any("first message" in str(n.message) for n in app._notifications)

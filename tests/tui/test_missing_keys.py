@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from mailtriage.tui.dialogs.folder_jump import FolderJump
 from mailtriage.tui.dialogs.headers import HeadersDialog
-from mailtriage.tui.panes.thread_list import ThreadList
 from tests.tui.helpers import make_app, mbox_project, screen_text, settle, standard_messages
 
 RECEIVED = "from mx.attacker.invalid (mx.attacker.invalid [203.0.113.9]) by mx.frob.example with ESMTPS id 4Xk"
@@ -27,25 +26,34 @@ def headers_dialog_text(app) -> str:
     return "\n".join(static.content.plain for static in app.screen.query(".headers-message"))
 
 
-async def test_h_shows_every_header_inert_and_esc_closes(tmp_path):
-    app = make_app(mbox_project(tmp_path / "p", messages=[*standard_messages(), spoofed_report()]))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        thread_list = app.screen.query_one(ThreadList)
-        assert thread_list.current.subject == "Urgent: rotate the signing key"  # newest first
-        await pilot.press("enter")
-        await settle(pilot)
-        await pilot.press("4", "h")
-        await settle(pilot)
-        assert isinstance(app.screen, HeadersDialog)
-        shown = headers_dialog_text(app)
-        assert f"Received: {RECEIVED}" in shown
-        assert f"Authentication-Results: {AUTH}" in shown
-        assert "X-Injected: \\x1b]8;;https://evil.invalid\\x07click⟨U+202E⟩ me" in shown
-        assert "\x1b" not in shown and "\u202e" not in shown
-        await pilot.press("escape")
-        await settle(pilot)
-        assert not isinstance(app.screen, HeadersDialog)
+def every_header_inert(app) -> None:
+    """h on the newest (the spoofed report): every header, inert. Checked in the full-headers
+    snapshots' app (tests/tui/test_snapshots_keys.py; was test_h_shows_every_header_inert_and_esc_closes,
+    whose Esc is now test_x_in_full_headers_shows_the_raw_source_inert_and_back's last key)."""
+    assert isinstance(app.screen, HeadersDialog)
+    shown = headers_dialog_text(app)
+    assert "Urgent: rotate the signing key" in shown  # newest first: the spoofed report
+    assert f"Received: {RECEIVED}" in shown
+    assert f"Authentication-Results: {AUTH}" in shown
+    assert "X-Injected: \\x1b]8;;https://evil.invalid\\x07click⟨U+202E⟩ me" in shown
+    assert "\x1b" not in shown and "\u202e" not in shown
+
+
+def change_folder_does_not_blink(app) -> None:
+    # A blinking cursor made the change-folder snapshot flaky (drawn or not at the capture).
+    # (was test_change_folder_filter_follows_the_apps_cursor_blink; now in the snapshot's own app)
+    assert isinstance(app.screen, FolderJump)
+    assert app.screen.query_one("#folder-jump-filter").cursor_blink is False
+
+
+def pipe_command_does_not_blink(app) -> None:
+    # The pipe dialog's command field blinked whatever the app's setting: its snapshot failed
+    # at load 12+ (the capture fell in the cursor's off half-second).
+    # (was test_pipe_command_field_follows_the_apps_cursor_blink; now in the snapshot's own app)
+    from mailtriage.tui.dialogs.pipe import PipeDialog
+
+    assert isinstance(app.screen, PipeDialog)
+    assert app.screen.query_one("#pipe-command").cursor_blink is False
 
 
 def notices(app) -> list[str]:
@@ -105,6 +113,9 @@ async def test_x_in_full_headers_shows_the_raw_source_inert_and_back(tmp_path, m
         await settle(pilot)
         assert "Please rotate it now." in headers_dialog_text(app)
         assert reads == ["<spoof-1@attacker.invalid>"]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, HeadersDialog)
 
 
 async def test_pipe_runs_the_confirmed_command_on_the_raw_message_and_shows_its_output(tmp_path):
@@ -125,8 +136,14 @@ async def test_pipe_runs_the_confirmed_command_on_the_raw_message_and_shows_its_
         await pilot.press("escape")  # cancelled after reading the plan: nothing ran
         await settle(pilot)
         assert not isinstance(app.screen, PipeDialog) and not marker.exists()
-        await pilot.press("vertical_line", *"grep -i -e ^authentication-results -e ^x-injected", "enter")
+        # Ctrl+s before Enter shows the plan, nothing run; a second Ctrl+s runs it (the footer says
+        # "nothing runs before Ctrl+s", yet Ctrl+s did nothing until Enter had shown the plan: issue 35
+        # §6. Was test_pipe_ctrl_s_before_enter_shows_the_plan_and_a_second_ctrl_s_runs_it, its own app).
+        command = "grep -i -e ^authentication-results -e ^x-injected"
+        await pilot.press("vertical_line", *command, "ctrl+s")
         await settle(pilot)
+        plan = app.screen.query_one("#pipe-plan", Static).content.plain
+        assert "Will run grep -i -e '^authentication-results' -e '^x-injected' (no shell)" in plan
         assert str(app.screen.query_one("#pipe-output-text", Static).content) == ""  # not before Ctrl+s
         await pilot.press("ctrl+s")
         await settle(pilot)
@@ -134,54 +151,3 @@ async def test_pipe_runs_the_confirmed_command_on_the_raw_message_and_shows_its_
         output = app.screen.query_one("#pipe-output-text", Static).content.plain
         assert output == (f"Authentication-Results: {AUTH}\n"
                           "X-Injected: \\x1b]8;;https://evil.invalid\\x07click⟨U+202E⟩ me\n")
-
-
-async def test_change_folder_filter_follows_the_apps_cursor_blink(tmp_path):
-    # A blinking cursor made the change-folder snapshot flaky (drawn or not at the capture).
-    app = make_app(mbox_project(tmp_path / "p"))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        assert isinstance(app.screen, FolderJump)
-        assert app.screen.query_one("#folder-jump-filter").cursor_blink is False
-
-
-async def test_pipe_command_field_follows_the_apps_cursor_blink(tmp_path):
-    # The pipe dialog's command field blinked whatever the app's setting: its snapshot failed
-    # at load 12+ (the capture fell in the cursor's off half-second).
-    from mailtriage.tui.dialogs.pipe import PipeDialog
-
-    app = make_app(mbox_project(tmp_path / "p"))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        await pilot.press("vertical_line")
-        await settle(pilot)
-        assert isinstance(app.screen, PipeDialog)
-        assert app.screen.query_one("#pipe-command").cursor_blink is False
-
-
-async def test_pipe_ctrl_s_before_enter_shows_the_plan_and_a_second_ctrl_s_runs_it(tmp_path):
-    # The footer says "nothing runs before Ctrl+s", yet Ctrl+s did nothing until Enter had
-    # shown the plan (issue 35 §6: no key that silently does nothing).
-    from textual.widgets import Static
-
-    from mailtriage.tui.dialogs.pipe import PipeDialog
-
-    marker = tmp_path / "ran"
-    app = make_app(mbox_project(tmp_path / "p"))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("enter", "vertical_line")
-        await settle(pilot)
-        assert isinstance(app.screen, PipeDialog)
-        await pilot.press(*f"touch {marker}", "ctrl+s")
-        await settle(pilot)
-        assert f"Will run touch {marker} (no shell)" in app.screen.query_one("#pipe-plan", Static).content.plain
-        assert not marker.exists()  # the plan first, nothing run
-        await pilot.press("ctrl+s")
-        await settle(pilot)
-        assert app.screen.query_one("#pipe-plan", Static).content.plain == "exit status 0"
-        assert marker.exists()

@@ -1,18 +1,17 @@
 """Issue 35 §1-2: Enter goes into the message, the reader's keys act there, and 80x24 works.
 
 Pilot tests on a real mbox project (the thread list of tests/tui/helpers.py: newest first,
-the heap-overflow thread last).
+the heap-overflow thread last). Enter into the reader and q or Esc back: tests/tui/test_habits.py;
+e in the reader: tests/tui/test_loose_ends.py.
 """
 
 from __future__ import annotations
 
-from mailtriage.tui.dialogs.attachments import AttachmentsDialog
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.panes.folders import FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
 from mailtriage.tui.panes.thread_list import ThreadList
-from tests.tui.attachment_data import attachments_project
 from tests.tui.helpers import mail, make_app, mbox_project, settle
 
 
@@ -28,23 +27,6 @@ def long_project(folder):
         mail("Short note", "Bob Builder <bob@example.net>", "Wed, 30 Sep 2026 09:00:00 +0000",
              "<short-1@example.net>", "A short note.\n"),
     ])
-
-
-async def test_enter_moves_focus_into_the_reader_and_q_goes_back_without_quitting(tmp_path):
-    app = make_app(mbox_project(tmp_path / "p"))
-    async with app.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.focused, ThreadView)
-        await pilot.press("q")
-        await settle(pilot)
-        assert app.is_running and isinstance(app.focused, ThreadList)
-        await pilot.press("enter")
-        await settle(pilot)
-        await pilot.press("escape")
-        await settle(pilot)
-        assert app.is_running and isinstance(app.focused, ThreadList)
 
 
 async def test_space_pages_the_message_then_opens_the_next_thread(tmp_path):
@@ -75,18 +57,6 @@ async def test_space_pages_the_message_then_opens_the_next_thread(tmp_path):
         assert any("last" in str(n.message) for n in app._notifications)
 
 
-async def test_e_in_the_reader_opens_the_attachments_the_status_line_offers(tmp_path):
-    app = make_app(attachments_project(tmp_path / "p"))
-    async with app.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        assert "(e)" in str(app.screen.query_one("#reader-status").render())
-        await pilot.press("e")
-        await settle(pilot)
-        assert isinstance(app.screen, AttachmentsDialog)
-
-
 async def test_the_footer_shows_the_keys_of_the_focused_pane(tmp_path):
     app = make_app(mbox_project(tmp_path / "p"))
     async with app.run_test(size=(160, 36)) as pilot:
@@ -100,7 +70,9 @@ async def test_the_footer_shows_the_keys_of_the_focused_pane(tmp_path):
         assert "Open" not in reading and "Search" not in reading and "Backends" not in reading
 
 
-async def test_sources_and_folders_fold_back_when_focus_leaves_them_at_80x24(tmp_path):
+async def test_sources_and_folders_fold_back_and_the_zoom_key_gives_the_focused_pane_the_whole_screen_at_80x24(
+        tmp_path):
+    # One app for the two layouts of 80x24 (were two tests, each an app of the same project and size).
     app = make_app(mbox_project(tmp_path / "p"))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
@@ -115,12 +87,7 @@ async def test_sources_and_folders_fold_back_when_focus_leaves_them_at_80x24(tmp
         assert app.screen.query_one(SourcesPane).region.width == 0
         assert app.screen.query_one(FoldersPane).region.width == 0
         assert app.screen.query_one(ThreadList).region.width >= 76
-
-
-async def test_the_zoom_key_gives_the_focused_pane_the_whole_screen_and_back(tmp_path):
-    app = make_app(mbox_project(tmp_path / "p"))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
+        # The zoom key gives the focused pane the whole screen, and back.
         await pilot.press("enter")
         await settle(pilot)
         reader = app.screen.query_one(ReaderPane)

@@ -62,30 +62,28 @@ def open_dialog(name: str):
                 await pilot.press(key)
                 await settle(pilot)
         await settle(pilot)
+        buttons_on_screen(pilot.app, name)
         pilot.app.clear_notifications()
         await pilot.pause()
 
     return run_before
 
 
+def buttons_on_screen(app, dialog: str) -> None:
+    """Every button of the dialog lies inside it, its label whole (was a test of its own that
+    started each dialog's app again: test_every_button_of_every_dialog_is_on_screen_at_80x24)."""
+    buttons = list(app.screen.query(Button))
+    assert buttons, f"{dialog}: no dialog with buttons on screen"
+    box = app.screen.query_one(".dialog").content_region  # what the dialog shows of its rows
+    cut = [str(b.label) for b in buttons
+           if not box.contains_region(b.region) or b.content_region.width < len(str(b.label))]
+    assert cut == [], f"{dialog}: cut off at 80x24"
+
+
 @pytest.mark.parametrize("dialog", DIALOGS)
 def test_dialog_at_80x24(snap_compare, workdir, dialog):
+    """The dialog's picture, and its buttons checked on screen (buttons_on_screen) before the shot."""
     assert snap_compare(make_app(Path("p")), terminal_size=SIZE, run_before=open_dialog(dialog))
-
-
-async def test_every_button_of_every_dialog_is_on_screen_at_80x24(workdir):
-    # One test over the dialogs (anyio's marker does not mix with a parametrized async test).
-    cut: dict[str, list[str]] = {}
-    for dialog in DIALOGS:
-        app = make_app(Path("p"))
-        async with app.run_test(size=SIZE) as pilot:
-            await open_dialog(dialog)(pilot)
-            buttons = list(app.screen.query(Button))
-            assert buttons, f"{dialog}: no dialog with buttons on screen"
-            box = app.screen.query_one(".dialog").content_region  # what the dialog shows of its rows
-            cut[dialog] = [str(b.label) for b in buttons
-                           if not box.contains_region(b.region) or b.content_region.width < len(str(b.label))]
-    assert {d: labels for d, labels in cut.items() if labels} == {}, "cut off at 80x24"
 
 
 def test_main_screen_with_an_account_reading_at_80x24(snap_compare, tags_project):  # noqa: F811

@@ -67,32 +67,8 @@ async def test_import_then_publish_writes_the_issue_and_commits_it(tmp_path):
     assert 'title: "Heap overflow in the frob parser"' in issue and "status rollup v1" in issue
 
 
-async def test_cancelling_the_publish_review_leaves_the_changes_pending(tmp_path):
-    project = project_with_tracker(tmp_path / "p")
-    app = make_app(project)
-    async with app.run_test(size=(140, 50)) as pilot:
-        await settle(pilot)
-        await pilot.press("G", "enter")
-        await settle(pilot)
-        await pilot.press("i")
-        await settle(pilot)
-        await pilot.press("ctrl+s")
-        await settle(pilot)
-        await pilot.press("escape")  # the publish review
-        await settle(pilot)
-        assert any("nothing was written" in n.message for n in app._notifications)
-        before = git(project, "rev-parse", "HEAD")
-        # P opens the review again later.
-        await pilot.press("P")
-        await settle(pilot)
-        assert "Publish the tracker changes" in screen_text(app)
-        await pilot.press("escape")
-        await settle(pilot)
-    assert git(project, "rev-parse", "HEAD") == before
-    assert "SEC-0001.md" in git(project, "status", "--porcelain")
-
-
-async def test_tagged_threads_are_imported_in_one_proposal_one_import_each(tmp_path):
+async def test_tagged_threads_are_imported_in_one_proposal_one_import_each_and_a_cancelled_publish_leaves_them_pending(
+        tmp_path):
     project = project_with_tracker(tmp_path / "p")
     app = make_app(project)
     async with app.run_test(size=(140, 50)) as pilot:
@@ -117,8 +93,18 @@ async def test_tagged_threads_are_imported_in_one_proposal_one_import_each(tmp_p
         assert isinstance(app.screen, ProposalDialog)  # the publish review follows
         assert "Publish the tracker changes" in screen_text(app)
         assert app.main.threads.thread_list.tags.rows() == []  # both imported: no tag left
+        await pilot.press("escape")  # the publish review, cancelled: the changes stay pending
+        await settle(pilot)
+        # (was test_cancelling_the_publish_review_leaves_the_changes_pending, an app of its own)
+        assert any("nothing was written" in n.message for n in app._notifications)
+        before = git(project, "rev-parse", "HEAD")
+        # P opens the review again later.
+        await pilot.press("P")
+        await settle(pilot)
+        assert "Publish the tracker changes" in screen_text(app)
         await pilot.press("escape")
         await settle(pilot)
+    assert git(project, "rev-parse", "HEAD") == before
     pending = git(project, "status", "--porcelain")
     assert "SEC-0001.md" in pending and "SEC-0002.md" in pending
     titles = {(project / "repo" / "security-tracker" / f"SEC-000{n}.md").read_text().split('title: "')[1].split('"')[0]

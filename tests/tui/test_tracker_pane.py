@@ -28,26 +28,25 @@ def pane_text(app) -> str:
     return "\n".join(prompts + [getattr(w.content, "plain", str(w.content)) for w in pane.query(Static)])
 
 
-async def test_tracker_pane_lists_issues_and_shows_fields_and_rollup(tmp_path):
-    app = make_app(tracker_project(tmp_path / "p"))
-    async with app.run_test(size=(160, 44)) as pilot:
-        await settle(pilot)
-        assert not app.screen.query_one(TrackerPane).display  # hidden, and not opened, until asked
-        assert app.session.tracker is None
-        await pilot.press("t")
-        await settle(pilot)
-        tracker_list = app.screen.query_one(TrackerList)
-        assert app.focused is tracker_list and tracker_list.option_count == 3
-        assert "3 issues · local-files" in pane_text(app)
-        await pilot.press("j", "enter")  # SEC-0002, the open one
-        await settle(pilot)
-        detail = pane_text(app)
-        assert "SEC-0002 · open" in detail
-        assert "CVE: CVE-2026-41355" in detail and "Severity: critical" in detail
-        assert "2026-09-23 · @dwhitfield · Validated" in detail
-        assert "Confirmed with an LDAP realm" in detail
-        await pilot.press("t")
-        assert not app.screen.query_one(TrackerPane).display
+def tracker_not_opened_until_asked(app) -> None:
+    assert not app.screen.query_one(TrackerPane).display  # hidden, and not opened, until asked
+    assert app.session.tracker is None
+
+
+def issue_shown(app) -> None:
+    """After t, j, Enter: the list of the three issues, and SEC-0002 (the open one) in full.
+
+    Checked in tests/tui/test_snapshots.py's test_tracker_pane_wide_dark, the app of the same
+    project and keys (was test_tracker_pane_lists_issues_and_shows_fields_and_rollup, an app of its
+    own; the focus on t and the closing t are tests/tui/test_habits.py's
+    test_tracker_pane_at_80_columns_folds_instead_of_squeezing_the_subjects)."""
+    assert app.screen.query_one(TrackerList).option_count == 3
+    detail = pane_text(app)
+    assert "3 issues · local-files" in detail
+    assert "SEC-0002 · open" in detail
+    assert "CVE: CVE-2026-41355" in detail and "Severity: critical" in detail
+    assert "2026-09-23 · @dwhitfield · Validated" in detail
+    assert "Confirmed with an LDAP realm" in detail
 
 
 async def test_without_a_tracker_configuration_the_pane_says_why(tmp_path):

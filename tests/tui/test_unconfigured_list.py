@@ -1,35 +1,17 @@
 """Issue 30 §7 in the app: with no security_list configured, the listing and the
 new-report poller skip the list read with the CLI's configuration warning
-(application/list_read.py), instead of reading the whole folder as if it were the list."""
+(application/list_read.py), instead of reading the whole folder as if it were the list. The
+listing's side: tests/tui/test_flows.py's test_propose_reply_see_cc_warning_and_cancel_writes_nothing,
+whose project has no security_list."""
 
 from __future__ import annotations
 
-from mailtriage.tui.panes.thread_list import ThreadList
-from tests.tui.helpers import make_app, mbox_project, screen_text, settle, until
+from tests.tui.helpers import make_app, mbox_project, settle, until
 
 WARNING = "CONFIGURATION WARNING: no list to read: security_list is not configured in"
 
 
 _until = until  # the shared wait (tests/tui/helpers.py): a wall-clock bound, not a count of rounds
-
-
-async def test_listing_without_a_list_shows_the_configuration_warning_and_lists_nothing(tmp_path):
-    project = mbox_project(tmp_path / "p", security_list=None)
-    app = make_app(project)
-    async with app.run_test(size=(140, 44)) as pilot:
-        await settle(pilot)
-        assert WARNING in " ".join(screen_text(app).split())  # the thread pane's state
-        # The whole warning, as the CLI says it, in the notification (not a crash).
-        said = [n.message for n in app._notifications if WARNING in n.message]
-        assert len(said) == 1 and "list_recent_threads skipped" in said[0]
-        assert "--list security@frob.example" in said[0]  # what the archive holds
-        assert len(app.screen.query_one(ThreadList).rows) == 0
-        # A list chosen in the lists pane is read: the archive's own list.
-        await pilot.press("2")
-        await pilot.pause()
-        await pilot.press("enter")
-        await settle(pilot)
-        assert len(app.screen.query_one(ThreadList).rows) == 3
 
 
 async def test_poller_without_a_list_skips_with_one_warning(tmp_path, user_data):

@@ -36,7 +36,7 @@ def send_proposal() -> Proposal:
     return proposal
 
 
-async def test_a_file_save_says_which_folder_the_file_goes_into(tmp_path):
+async def test_a_file_save_says_which_folder_the_file_goes_into_and_ctrl_o_why_it_edits_nothing(tmp_path):
     item = AttachmentItem(1, 0, "<m@x>", None, "report.pdf", "application/pdf", 10)
     proposal = propose_save([item], tmp_path, lambda i: b"x", source="mbox")
     app = DialogHost(proposal)
@@ -45,6 +45,14 @@ async def test_a_file_save_says_which_folder_the_file_goes_into(tmp_path):
         words = screen_words(app)
         assert f"1. Save file · into the folder {tmp_path}" in words
         assert "backend mbox" not in words and "written by" not in words
+        # Ctrl+o is not offered where nothing is editable, and says why when pressed (was a test of
+        # its own on the same proposal: test_ctrl_o_is_not_offered_where_nothing_is_editable_and_says_why_when_pressed).
+        assert "Edit in $EDITOR" not in footer_words(app)
+        assert "Confirm and write" in footer_words(app)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        toasts = [str(n.message) for n in app._notifications]
+        assert any(t.startswith("Nothing to edit here") for t in toasts), toasts
 
 
 async def test_a_send_says_send_on_the_button_and_in_the_footer():
@@ -58,59 +66,6 @@ async def test_a_send_says_send_on_the_button_and_in_the_footer():
         await pilot.press("ctrl+s")  # the same key sends
         await pilot.pause()
         assert not isinstance(app.screen, ProposalDialog)
-
-
-async def test_ctrl_o_is_not_offered_where_nothing_is_editable_and_says_why_when_pressed(tmp_path):
-    item = AttachmentItem(1, 0, "<m@x>", None, "report.pdf", "application/pdf", 10)
-    app = DialogHost(propose_save([item], tmp_path, lambda i: b"x", source="mbox"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
-        assert "Edit in $EDITOR" not in footer_words(app)
-        assert "Confirm and write" in footer_words(app)
-        await pilot.press("ctrl+o")
-        await pilot.pause()
-        toasts = [str(n.message) for n in app._notifications]
-        assert any(t.startswith("Nothing to edit here") for t in toasts), toasts
-
-
-async def test_a_blocked_proposal_does_not_offer_ctrl_s_and_says_why_when_pressed():
-    """The dimmed "^s Confirm and write" of a blocked proposal (a draft already pending) was
-    still on show, and ctrl+s did nothing: not offered now, and pressed it says why."""
-    from mailtriage.application.flows.proposals import BlockedBy
-
-    proposal = send_proposal().block(BlockedBy.PENDING_DRAFT, "a draft is already pending on this thread")
-    app = DialogHost(proposal)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
-        assert not {"Send", "Confirm and write"} & set(footer_words(app)), footer_words(app)
-        await pilot.press("ctrl+s")
-        await pilot.pause()
-        assert isinstance(app.screen, ProposalDialog)  # nothing written, the dialog stays
-        toasts = [str(n.message) for n in app._notifications]
-        assert toasts == ["This proposal cannot be written: a draft is already pending on this thread"], toasts
-
-
-async def test_an_unexpected_error_shows_its_message_and_keeps_the_class_name_for_the_trace(tmp_path):
-    from tests.tui.helpers import make_app, settle
-
-    app = make_app(tmp_path / "nowhere")
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        app.clear_notifications()
-        try:
-            raise RuntimeError("the summary cache is locked by another mailtriage")
-        except RuntimeError as exc:
-            app.report_error("Listing threads failed", exc)
-        app.report_error("Writing failed", RuntimeError(""))  # no message, no traceback
-        await settle(pilot)
-        toasts = " ".join(str(n.message) for n in app._notifications)
-        listing, writing = app.errors[-2:]
-        assert listing.message == "the summary cache is locked by another mailtriage"
-        assert "RuntimeError" not in toasts + listing.message + writing.message
-        assert writing.message.startswith("something failed that mailtriage did not expect")
-        # The class name stays where a bug report needs it: the collapsed technical detail.
-        assert "RuntimeError: the summary cache is locked" in listing.technical
-        assert writing.technical == "RuntimeError: "
 
 
 async def test_a_toast_leaves_the_status_lines_readable(tmp_path):
@@ -130,18 +85,6 @@ async def test_a_toast_leaves_the_status_lines_readable(tmp_path):
         toasts = [t.region for t in app.screen.query(Toast)]
         assert statuses and toasts
         assert all(not toast.overlaps(status) for toast in toasts for status in statuses), (toasts, statuses)
-
-
-async def test_the_sources_status_line_shows_fallback_before_it_cuts_the_address(tmp_path):
-    from tests.tui.helpers import make_app, mbox_project, settle
-
-    mbox_project(tmp_path / "p", security_list=None)  # the CC falls back to the foundation's address
-    app = make_app(tmp_path / "p")
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        status = app.screen.query_one("#sources-status")
-        shown = status.render_line(0).text
-        assert status.size.width < 40 and "FALLBACK" in shown, shown
 
 
 async def test_the_move_picker_lists_full_paths_sorted_with_the_inbox_first():
@@ -172,3 +115,20 @@ async def test_the_move_picker_lists_full_paths_sorted_with_the_inbox_first():
         await pilot.press("down", "enter")
         await pilot.pause()
         assert app.picked == ["Lists.announce"]  # the ID of the folder picked, by its path
+
+
+async def test_a_blocked_proposal_does_not_offer_ctrl_s_and_says_why_when_pressed():
+    """The dimmed "^s Confirm and write" of a blocked proposal (a draft already pending) was
+    still on show, and ctrl+s did nothing: not offered now, and pressed it says why."""
+    from mailtriage.application.flows.proposals import BlockedBy
+
+    proposal = send_proposal().block(BlockedBy.PENDING_DRAFT, "a draft is already pending on this thread")
+    app = DialogHost(proposal)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert not {"Send", "Confirm and write"} & set(footer_words(app)), footer_words(app)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ProposalDialog)  # nothing written, the dialog stays
+        toasts = [str(n.message) for n in app._notifications]
+        assert toasts == ["This proposal cannot be written: a draft is already pending on this thread"], toasts
