@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 from mailtriage.application.flows import alerts
-from mailtriage.application.flows.alerts import FULL_POLL_SECONDS, CursorStore, NewReportPoller
+from mailtriage.application.flows.alerts import FULL_POLL_SECONDS, LOOKBACK, CursorStore, NewReportPoller
 from mailtriage.backends.imap import source as imap_source
 from tests.application.flows.conftest import REPORT, mail
 from tests.application.flows.test_alerts_incremental import _window_only
@@ -55,12 +55,21 @@ def test_one_process_deferred_saves_beside_another_announce_each_thread_once(ima
         def start(self) -> None:
             path = tmp_path / "alerts" / f"m{next(_machines)}.json"
             self.clock = [datetime.now(timezone.utc)]
+            # Threads from before the storm: two older than the poll's window (a reply to them
+            # is an update: its root is on the list) and three the window's lower edge passes
+            # as the clock moves on (full=True: 10 minutes at a time).
+            m = next(_machines)
+            edge = self.clock[0].replace(microsecond=0) - LOOKBACK
+            old = [(f"<older{m}-{k}@reporter.example>", edge - timedelta(days=1, minutes=k)) for k in range(2)]
+            old += [(f"<edge{m}-{k}@reporter.example>", edge + timedelta(minutes=4 + 9 * k)) for k in range(3)]
+            for message_id, when in old:
+                self._seed(message_id, when, None)
             self.app = NewReportPoller(_window_only(imap_env), store=CursorStore(path), clock=lambda: self.clock[0])
             self.other = NewReportPoller(_window_only(imap_env), store=CursorStore(path),
                                          clock=lambda: self.clock[0])
             for _ in range(3):  # the silent baseline, then the listing's memo in its steady state
                 self.app.acknowledge(self.app.poll())
-            self.mails = {REPORT: 1}  # root -> mails of its thread on the list
+            self.mails = {REPORT: 1, **{message_id: 1 for message_id, _ in old}}  # root -> mails of its thread
             self.memory = dict(self.mails)  # what the app's acknowledged cursor covers (in memory)
             self.disk = dict(self.mails)  # what the cursor file covers (with its journal)
             # The app's news not announced yet: the controller's coalescing (thread -> summary)
@@ -79,12 +88,14 @@ def test_one_process_deferred_saves_beside_another_announce_each_thread_once(ima
             roots = sorted(self.mails)
             root = roots[pick % len(roots)] if reply else None
             message_id = f"<m{n}@reporter.example>"
-            when = first + timedelta(seconds=n)  # each mail later than the last: its activity is new
-            imap_env.seed(mail(message_id, "Nina <nina@reporter.example>", f"Made {n}", "x\n",
-                               when.strftime("%a, %d %b %Y %H:%M:%S +0000"), to=LIST, in_reply_to=root,
-                               references=root), when=when)
+            self._seed(message_id, first + timedelta(seconds=n), root)  # each later than the last
             key = root or message_id
             self.mails[key] = self.mails.get(key, 0) + 1
+
+        def _seed(self, message_id: str, when: datetime, root: str | None) -> None:
+            imap_env.seed(mail(message_id, "Nina <nina@reporter.example>", f"Made {message_id}", "x\n",
+                               when.strftime("%a, %d %b %Y %H:%M:%S +0000"), to=LIST, in_reply_to=root,
+                               references=root), when=when)
 
         def _check(self, outcome, covered: dict[str, int]) -> None:
             assert _roots(outcome.new_threads) == {r for r in self.mails if r not in covered}
