@@ -175,6 +175,26 @@ announced 6000 / 6113 for 6000 new threads: now's child announced 113 more than 
 ``--threads 2000 --minutes 3`` right after, load 9-11: 600 / 600 each; ``--threads 14000
 --minutes 5``, load 4.5-6.0: 1000 / 1000 each, memory 93 / 92 MB against 94 fresh, CPU per
 fifth 8 9 9 8 8 / 8 9 9 9 8 %, key p99 66.5 / 67.9 ms).
+
+Looking for those 113 (storm9, 2026-12-04): each child now records the threads its notices
+counted as new (``Alerts._announce_alerts``), prints any counted twice or not one of the storm's
+new reports, its polls (change feed or whole) and cursor re-reads, failed polls and root lookups
+that failed or missed (``--dump`` keeps it all; ``--safety-net N`` brings the 10-minute full
+judge and IMAP walk to N seconds). ``--threads 14000 --minutes 30 --base <1d3761d>`` (the app
+code of both the same: storm8 merged; only the benchmark differs), 07:21-07:58 UTC, load
+9.2-19.4 (other helpers' runs; 12.9 before), base / now: 'new reports' announced 6000 / 6000
+for 6000 new threads, 6000 distinct threads counted, none twice, none not new; 376 / 366 polls
+(367 / 358 answered by the change feed, the rest whole: the full judges and walks at 10, 20 and
+30 minutes), 0 cursor re-reads (one process never reads its own cursor back: storm8's merge
+and re-read paths do not run here), 0 failed polls, 0 root lookups failed or missing; memory
+after the storm 147 / 144 MB against 137 fresh (+7 / +5 %); CPU per fifth 6 6 6 6 6 / 6 6 6 6 6
+% of a core (flat); 366 / 361 listings, median 119 / 114 ms; key p99 87.6 / 89.1 ms (met),
+median 5.8 / 6.2, max 761 / 635, over 200 ms 15 / 18. Shorter storms beside it with the safety
+nets at 20-30 s (2,000 threads, 2 and 4 minutes, load 7-8: the replies sweep through the
+window's edge and wrap to old threads): exact. The 113 did not come back. The one path found by
+which a thread that is not a new report is counted as one: a reply to a thread older than the
+window whose root lookup raised (a dropped connection, a timeout at load 28) was a new report
+at once; since storm9 it is judged again at the next poll (``LOOKUP_TRIES``).
 """
 
 from __future__ import annotations
