@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 from mailtriage.application.flows import alerts
-from mailtriage.application.flows.alerts import FULL_POLL_SECONDS, LOOKBACK, CursorStore, NewReportPoller
+from mailtriage.application.flows.alerts import FULL_POLL_SECONDS, LOOKBACK, LOOKUP_TRIES, CursorStore, NewReportPoller
 from mailtriage.backends.imap import source as imap_source
 from tests.application.flows.conftest import REPORT, mail
+from tests.application.flows.test_alerts_faults import proxied  # noqa: F401  (the fixture)
 from tests.application.flows.test_alerts_incremental import _window_only
 from tests.application.flows.test_e2e_imap import LIST, imap_env  # noqa: F401  (the fixture)
 
@@ -43,7 +44,8 @@ def _covered(*cursors: dict[str, int]) -> dict[str, int]:
     return out
 
 
-def test_one_process_deferred_saves_beside_another_announce_each_thread_once(imap_env, tmp_path, monkeypatch):
+def test_one_process_deferred_saves_beside_another_announce_each_thread_once(proxied, tmp_path, monkeypatch):
+    imap_env = proxied  # (through the fault proxy: a root lookup of the app's poll can be cut)
     # The journal is folded into the file as soon as it is as large (not from 64 KB on): the
     # folds a 30-minute storm makes come in a few steps here.
     monkeypatch.setattr(alerts, "JOURNAL_MIN_BYTES", 0)
@@ -70,6 +72,8 @@ def test_one_process_deferred_saves_beside_another_announce_each_thread_once(ima
             for _ in range(3):  # the silent baseline, then the listing's memo in its steady state
                 self.app.acknowledge(self.app.poll())
             self.mails = {REPORT: 1, **{message_id: 1 for message_id, _ in old}}  # root -> mails of its thread
+            self.older = {message_id for message_id, _ in old[:2]}  # roots a first reply makes the poll look up
+            self.tries = Counter[str]()  # polls in a row that failed to look an older root up
             self.memory = dict(self.mails)  # what the app's acknowledged cursor covers (in memory)
             self.disk = dict(self.mails)  # what the cursor file covers (with its journal)
             # The app's news not announced yet: the controller's coalescing (thread -> summary)
@@ -92,6 +96,14 @@ def test_one_process_deferred_saves_beside_another_announce_each_thread_once(ima
             key = root or message_id
             self.mails[key] = self.mails.get(key, 0) + 1
 
+        @rule(pick=st.integers(0, 1))
+        def reply_to_an_older_thread(self, pick: int) -> None:
+            """A reply to a thread older than the window (its first makes the poll look its root up)."""
+            n = next(made)
+            root = sorted(self.older)[pick]
+            self._seed(f"<m{n}@reporter.example>", first + timedelta(seconds=n), root)
+            self.mails[root] += 1
+
         def _seed(self, message_id: str, when: datetime, root: str | None) -> None:
             imap_env.seed(mail(message_id, "Nina <nina@reporter.example>", f"Made {message_id}", "x\n",
                                when.strftime("%a, %d %b %Y %H:%M:%S +0000"), to=LIST, in_reply_to=root,
@@ -101,10 +113,14 @@ def test_one_process_deferred_saves_beside_another_announce_each_thread_once(ima
             assert _roots(outcome.new_threads) == {r for r in self.mails if r not in covered}
             assert _roots(outcome.updated_threads) == {r for r, n in self.mails.items() if 0 < covered.get(r, n) < n}
 
-        @rule(late=st.booleans(), full=st.booleans(), walk=st.booleans())
-        def app_polls(self, late: bool, full: bool, walk: bool) -> None:
+        @rule(late=st.booleans(), full=st.booleans(), walk=st.booleans(), cut=st.booleans())
+        def app_polls(self, late: bool, full: bool, walk: bool, cut: bool) -> None:
             """The app's poll (``full``: its 10-minute full judge is due; ``walk``: its source's
-            10-minute walk); ``late``: its news reaches the screen after a notice went out."""
+            10-minute walk; ``cut``: the connection drops if it looks a root up); ``late``: its
+            news reaches the screen after a notice went out."""
+            cuts = imap_env.proxy.cuts
+            if cut:
+                imap_env.proxy.cut_when_client_sends(b"HEADER Message-ID")
             if full:
                 self.clock[0] += FULL_POLL_SECONDS
             if walk:
@@ -113,9 +129,26 @@ def test_one_process_deferred_saves_beside_another_announce_each_thread_once(ima
                 outcome = self.app.poll()
             finally:
                 monkeypatch.setattr(imap_source, "RELIST_SECONDS", 600.0)
+                imap_env.proxy._take("_client_cut")  # (not used: not armed for the other process)
             self.memory = _covered(self.memory, self.disk)  # (another process's write is read)
-            self._check(outcome, self.memory)
             at_poll = dict(self.mails)
+            if imap_env.proxy.cuts > cuts:
+                # The lookup failed: a first reply to an older thread is neither news nor in the
+                # cursor now (judged again at the next poll), a new report once LOOKUP_TRIES polls
+                # in a row failed to look its root up; everything else as ever.
+                reported = _roots(outcome.updated_threads)
+                looked_up = {r for r, n in self.mails.items() if 0 < self.memory.get(r, n) < n} - reported
+                assert looked_up <= self.older
+                for root in looked_up:
+                    self.tries[root] += 1
+                given_up = {r for r in looked_up if self.tries[r] >= LOOKUP_TRIES}
+                assert _roots(outcome.new_threads) == {r for r in self.mails if r not in self.memory} | given_up
+                for root in looked_up - given_up:
+                    at_poll[root] = self.memory[root]
+            else:
+                self._check(outcome, self.memory)
+                for root in _roots(outcome.updated_threads) & self.older:
+                    self.tries[root] = 0
             if not outcome.has_news:  # run_poll_loop: acknowledged and written at once
                 self.app.acknowledge(outcome)
                 self.memory = _covered(self.memory, at_poll)
