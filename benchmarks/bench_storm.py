@@ -194,7 +194,10 @@ nets at 20-30 s (2,000 threads, 2 and 4 minutes, load 7-8: the replies sweep thr
 window's edge and wrap to old threads): exact. The 113 did not come back. The one path found by
 which a thread that is not a new report is counted as one: a reply to a thread older than the
 window whose root lookup raised (a dropped connection, a timeout at load 28) was a new report
-at once; since storm9 it is judged again at the next poll (``LOOKUP_TRIES``).
+at once; since storm9 it is judged again at the next poll (``LOOKUP_TRIES``). With that change,
+``--threads 14000 --minutes 5 --base <1d3761d>``, 08:17-08:26 UTC, load 0.3-1.9, base / now:
+1000 / 1000 announced, none twice, none not new, 0 failed lookups; memory +5 / +4 % of fresh
+(90 MB); CPU per fifth 7 8 7 7 7 in both; key p99 23.9 / 19.6 ms, median 3.3 / 3.3.
 """
 
 from __future__ import annotations
