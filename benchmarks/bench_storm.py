@@ -175,6 +175,29 @@ announced 6000 / 6113 for 6000 new threads: now's child announced 113 more than 
 ``--threads 2000 --minutes 3`` right after, load 9-11: 600 / 600 each; ``--threads 14000
 --minutes 5``, load 4.5-6.0: 1000 / 1000 each, memory 93 / 92 MB against 94 fresh, CPU per
 fifth 8 9 9 8 8 / 8 9 9 9 8 %, key p99 66.5 / 67.9 ms).
+
+Looking for those 113 (storm9, 2026-12-04): each child now records the threads its notices
+counted as new (``Alerts._announce_alerts``), prints any counted twice or not one of the storm's
+new reports, its polls (change feed or whole) and cursor re-reads, failed polls and root lookups
+that failed or missed (``--dump`` keeps it all; ``--safety-net N`` brings the 10-minute full
+judge and IMAP walk to N seconds). ``--threads 14000 --minutes 30 --base <1d3761d>`` (the app
+code of both the same: storm8 merged; only the benchmark differs), 07:21-07:58 UTC, load
+9.2-19.4 (other helpers' runs; 12.9 before), base / now: 'new reports' announced 6000 / 6000
+for 6000 new threads, 6000 distinct threads counted, none twice, none not new; 376 / 366 polls
+(367 / 358 answered by the change feed, the rest whole: the full judges and walks at 10, 20 and
+30 minutes), 0 cursor re-reads (one process never reads its own cursor back: storm8's merge
+and re-read paths do not run here), 0 failed polls, 0 root lookups failed or missing; memory
+after the storm 147 / 144 MB against 137 fresh (+7 / +5 %); CPU per fifth 6 6 6 6 6 / 6 6 6 6 6
+% of a core (flat); 366 / 361 listings, median 119 / 114 ms; key p99 87.6 / 89.1 ms (met),
+median 5.8 / 6.2, max 761 / 635, over 200 ms 15 / 18. Shorter storms beside it with the safety
+nets at 20-30 s (2,000 threads, 2 and 4 minutes, load 7-8: the replies sweep through the
+window's edge and wrap to old threads): exact. The 113 did not come back. The one path found by
+which a thread that is not a new report is counted as one: a reply to a thread older than the
+window whose root lookup raised (a dropped connection, a timeout at load 28) was a new report
+at once; since storm9 it is judged again at the next poll (``LOOKUP_TRIES``). With that change,
+``--threads 14000 --minutes 5 --base <1d3761d>``, 08:17-08:26 UTC, load 0.3-1.9, base / now:
+1000 / 1000 announced, none twice, none not new, 0 failed lookups; memory +5 / +4 % of fresh
+(90 MB); CPU per fifth 7 8 7 7 7 in both; key p99 23.9 / 19.6 ms, median 3.3 / 3.3.
 """
 
 from __future__ import annotations
@@ -291,6 +314,9 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool, cycles
                                  [s.size, s.count] for s in stats[:400]}
 
     bench_alerts.MEASURED.append(on_measured)
+    announced: list = []  # each thread a notice counted as a new report (see _record_announcements)
+    poll_log: list = []  # per poll: (monotonic, delta?, new, updated, judged, cursor re-reads)
+    _record_announcements(announced, poll_log)
     if variant == "switch":  # an experiment: the poller's thread hands the GIL back sooner
         sys.setswitchinterval(0.001)
     from mailtriage.tui.app import MailTriageApp
@@ -309,6 +335,8 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool, cycles
     finally:
         sampling.set()
     result.update(measured)
+    if variant != "fresh":
+        result["announced_detail"] = _announced_detail(announced, poll_log)
     if variant != "fresh":
         result["polls"] = polls[:ended[0][2]] if ended else polls  # the storm's, not the settling's
         cpu_marks.extend((wall, cpu) for wall, cpu, _ in ended)
@@ -334,6 +362,93 @@ def child(variant: str, project: Path, expected: int, trace_memory: bool, cycles
                 sys.stderr.write(f"      {line}\n")
     print("RESULT " + json.dumps(result), flush=True)
     return 0
+
+
+SAFETY_NET_ENV = "MAILTRIAGE_BENCH_SAFETY_NET"  # --safety-net: FULL_POLL_SECONDS and RELIST_SECONDS in the children
+
+
+def _record_announcements(announced: list, poll_log: list) -> None:
+    """Each thread a new-report notice counts (``Alerts._announce_alerts``: the notice's count is
+    its ``_alert_new``), with its subject, so a count above the new threads says which threads
+    were counted twice or were not new; and each poll of the poller (was it a change-feed poll,
+    what it reported, how often the cursor was read from its file). ``--safety-net`` shortens
+    the poller's 10-minute safety nets (the full judge, the IMAP walk) to find what a long
+    storm meets that a short one does not."""
+    from mailtriage.application.flows import alerts as flows_alerts
+    from mailtriage.tui.controllers import alerts as controller
+
+    net = os.environ.get(SAFETY_NET_ENV)
+    if net:
+        from mailtriage.backends.imap import source as imap_source
+
+        flows_alerts.FULL_POLL_SECONDS = timedelta(seconds=float(net))
+        imap_source.RELIST_SECONDS = float(net)
+    announce = controller.Alerts._announce_alerts
+
+    def announce_recorded(self) -> None:
+        if self.alert_loop is not None and self._alert_unacked:
+            at = time.monotonic()
+            for key, t in self._alert_new.items():
+                announced.append((at, key, t.subject or "", bool(getattr(t, "continued", False)),
+                                  str(t.last_activity)))
+        announce(self)
+
+    controller.Alerts._announce_alerts = announce_recorded
+    poll = flows_alerts.NewReportPoller.poll
+
+    def poll_recorded(self):
+        outcome = poll(self)
+        poll_log.append((time.monotonic(), bool(outcome.seen_delta), len(outcome.new_threads),
+                         len(outcome.updated_threads), self.last_judged, getattr(self, "_loads", 0)))
+        return outcome
+
+    flows_alerts.NewReportPoller.poll = poll_recorded
+    from mailtriage.backends.imap.source import ImapSource
+
+    lookup = ImapSource.threads_for_message_ids
+
+    def lookup_recorded(self, message_ids):
+        # A root lookup that fails makes its replies to old threads new reports (a spare alert).
+        try:
+            found = lookup(self, message_ids)
+        except Exception as exc:
+            poll_log.append((time.monotonic(), "lookup failed", len(list(message_ids)), repr(exc)[:200]))
+            raise
+        missing = [m for m in message_ids if m not in found]
+        if missing:
+            poll_log.append((time.monotonic(), "lookup missed", len(missing), missing[:5]))
+        return found
+
+    ImapSource.threads_for_message_ids = lookup_recorded
+    failed = controller.Alerts.on_alerts_failed
+
+    def failed_recorded(self, message) -> None:
+        poll_log.append((time.monotonic(), "poll failed", 0, repr(message.error)[:200]))
+        failed(self, message)
+
+    controller.Alerts.on_alerts_failed = failed_recorded
+
+
+def _announced_detail(announced: list, poll_log: list) -> dict:
+    """What ``_record_announcements`` saw: threads counted more than once, threads counted that
+    are not new reports (the storm's new threads are "Burst report ..."), and the polls."""
+    from collections import Counter
+
+    times = Counter(key for _, key, *_ in announced)
+    events = [(round(e[0] - (poll_log[0][0] if poll_log else 0.0), 1), *e[1:]) for e in poll_log
+              if isinstance(e[1], str)]
+    poll_log = [e for e in poll_log if not isinstance(e[1], str)]
+    t0 = poll_log[0][0] if poll_log else 0.0
+    twice = [(round(at - t0, 1), key, subject, continued, when) for at, key, subject, continued, when in announced
+             if times[key] > 1]
+    not_new = [(round(at - t0, 1), key, subject, continued, when) for at, key, subject, continued, when in announced
+               if not subject.startswith("Burst report")]
+    return {"counted": len(announced), "threads": len(times), "twice": twice[:60], "twice_n": len(twice),
+            "not_new": not_new[:60], "not_new_n": len(not_new),
+            "polls": len(poll_log), "delta_polls": sum(1 for p in poll_log if p[1]),
+            "whole_polls_at": [round(p[0] - t0, 1) for p in poll_log if not p[1]][:80],
+            "cursor_reads": poll_log[-1][5] if poll_log else 0, "events": events[:100], "events_n": len(events),
+            "news_by_poll": [(round(p[0] - t0, 1), p[1], p[2], p[3], p[4]) for p in poll_log if p[2]][-400:]}
 
 
 def _trace_ui(spans: list, on: threading.Event) -> None:
@@ -659,6 +774,10 @@ def main() -> int:
                         "differs most between the storm's end and the fresh start (a diagnostic; slows them)")
     parser.add_argument("--fresh-listings", type=int, default=2,
                         help="the fresh start is measured after its poller's n-th listing (default 2: see above)")
+    parser.add_argument("--safety-net", type=float,
+                        help="seconds between the poller's full judges and its IMAP walks (default: the app's 600; "
+                        "a diagnostic: a short storm then meets what a 30-minute one meets)")
+    parser.add_argument("--dump", help="write every child's figures (JSON) to this file")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--project", help=argparse.SUPPRESS)
     parser.add_argument("--expected", type=int, default=0, help=argparse.SUPPRESS)
@@ -687,6 +806,8 @@ def main() -> int:
                "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring",
                "PYTHONPATH": os.pathsep.join([str(ROOT / "benchmarks"), os.environ.get("PYTHONPATH", "")])}
         os.environ["MAILTRIAGE_BENCH_KEYRING"] = env["MAILTRIAGE_BENCH_KEYRING"]
+        if args.safety_net:
+            env[SAFETY_NET_ENV] = str(args.safety_net)
         server = DovecotServer().start()
         try:
             results = run(tmp, env, server, args.threads, args.rate, args.minutes * 60, args.tracemalloc, variants)
@@ -694,6 +815,8 @@ def main() -> int:
             server.stop()
 
     during = results.pop("load")
+    if args.dump:  # every child's figures, for a closer look
+        Path(args.dump).write_text(json.dumps(results), encoding="utf-8")
     variants = tuple(v for v in variants if v in results)  # (a child that failed said so on stderr)
     print(f"\nStorm of {args.rate:g} mails/s for {args.minutes:g} min onto {args.threads} quiet threads "
           f"(real Dovecot, app headless, poll every 1 s; load average before {load[0]:.2f}, during "
@@ -752,6 +875,27 @@ def main() -> int:
     row("... collection ms inside them, gen 0/1/2",
         lambda r: "/".join(f"{_slow_keys(r)[1][g]:.0f}" for g in (0, 1, 2)))
     row("'new reports' announced / new threads", lambda r: f"{r['announced']}/{r['new_threads']}")
+    row("  threads counted by the notices (distinct)", lambda r: "{}".format(
+        r.get("announced_detail", {}).get("threads", "-")))
+    row("  counted twice / not new reports", lambda r: "{} / {}".format(
+        r.get("announced_detail", {}).get("twice_n", "-"), r.get("announced_detail", {}).get("not_new_n", "-")))
+    row("  failed polls, root lookups failed or missing", lambda r: "{}".format(
+        r.get("announced_detail", {}).get("events_n", "-")))
+    row("  poller's polls (change feed) / cursor reads", lambda r: "{} ({}) / {}".format(
+        *(r.get("announced_detail", {}).get(k, "-") for k in ("polls", "delta_polls", "cursor_reads"))))
+    for v in variants:
+        detail = results[v].get("announced_detail") or {}
+        if detail.get("events"):
+            print(f"  {v}: failed polls and root lookups (s, what, roots, detail): {detail['events']}")
+        if detail.get("twice") or detail.get("not_new"):
+            print(f"  {v}: threads counted twice (s after the first poll, key, subject, continued, activity):")
+            for item in detail.get("twice", []):
+                print(f"    {item}")
+            print(f"  {v}: threads counted that are not new reports:")
+            for item in detail.get("not_new", []):
+                print(f"    {item}")
+            print(f"  {v}: whole (not change-feed) polls at (s): {detail.get('whole_polls_at')}")
+            print(f"  {v}: polls with new threads (s, feed?, new, updated, judged): {detail.get('news_by_poll')}")
     for v in variants:
         storm, fresh = results[v].get("sites"), results[v]["fresh"].get("sites")
         if storm and fresh:

@@ -68,6 +68,9 @@ POLL_GAP_FACTOR = 4.0
 FULL_POLL_SECONDS = timedelta(minutes=10)
 # Roots found on the list that a poller remembers (a storm's replies to old threads), at most.
 FOUND_ROOTS_KEPT = 10_000
+# Polls in a row whose lookup of a root failed before its reply to an older thread is taken for
+# a new report (the backend cannot tell): until then it is judged again at the next poll.
+LOOKUP_TRIES = 3
 
 
 def poll_seconds(config) -> float:
@@ -422,6 +425,7 @@ class NewReportPoller:
         self.last_judged = 0  # how many threads the last poll judged (the others were as the cursor held them)
         # Per backend: the roots found on the list, under the backend's message_ids_epoch then.
         self._found_roots: dict[str, tuple[object, set[str]]] = {}
+        self._lookup_failures: dict[str, int] = {}  # root -> polls in a row whose lookup of it failed
 
     def failed(self, error: Exception) -> Outage:
         """Note a failed poll: the outage it starts or continues."""
@@ -573,6 +577,7 @@ class NewReportPoller:
                 texts[when] = last_texts.get(when) or iso_utc(when)
         self._texts = texts
         new, updated = [], []
+        deferred: set[str] = set()  # cursor keys of threads whose root's lookup failed
         if stored is not None:
             first_seen = []
             for t in fresh:
@@ -585,8 +590,13 @@ class NewReportPoller:
                     first_seen.append(t)
                 elif _newer(t, before, texts):
                     updated.append(t)
-            on_list = self._roots_on_list(backend, [t for t in first_seen if t.continued])
+            on_list, undecided = self._roots_on_list(backend, [t for t in first_seen if t.continued])
             for t in first_seen:
+                if t.continued and _root(t) in undecided:
+                    # Its root's lookup failed: judged again at the next poll (left out of the
+                    # cursor below), not a new report now (storm9: a false "new" for good).
+                    deferred.add(_seen_key(t.thread_id))
+                    continue
                 (updated if t.continued and _root(t) in on_list else new).append(t)
             if first_seen:  # in the listing's order, as they came
                 order = {id(t): n for n, t in enumerate(fresh)}
@@ -599,7 +609,9 @@ class NewReportPoller:
             before = get_seen(key)
             text = texts[when] if when is not None else ""
             after = _later(before or "", text)
-            if after != before:
+            if key in deferred:
+                unsettled[key] = (t, key, text)  # (not in the cursor: judged again)
+            elif after != before:
                 seen[key] = after
                 changed.append(key)
                 unsettled[key] = (t, key, text)  # until the cursor acknowledged holds it
@@ -622,11 +634,15 @@ class NewReportPoller:
         return PollOutcome(backend, stored is None, new, updated, cursor, notes, base=stored, changed=changed,
                            seen_delta=by_delta)
 
-    def _roots_on_list(self, backend_name: str, summaries: list[ThreadSummary]) -> set[str]:
+    def _roots_on_list(self, backend_name: str, summaries: list[ThreadSummary]) -> tuple[set[str], set[str]]:
         """The roots of threads first seen now, that started before the window, that are on
         the list (a reply to an older thread: an update). A root never on the list (a first
         message answering a private thread) makes it a new report; when the backend cannot
-        tell, it is a new report too (a spare alert beats a missed one).
+        tell (it resolves no Message-IDs), it is a new report too (a spare alert beats a missed
+        one). The second set: the roots whose lookup failed (a dropped connection, a timeout),
+        to be judged again at the next poll rather than made new reports at once (a false
+        "new" for good); after :data:`LOOKUP_TRIES` polls in a row that failed to look a root
+        up, it is left out of that set: the backend cannot tell, a new report.
 
         All of a poll's roots are asked for at once (one ORed search on IMAP, not one each: a
         storm of replies to old threads held each poll for seconds), and a root found once is
@@ -638,7 +654,7 @@ class NewReportPoller:
         roots = list(dict.fromkeys(r for r in map(_root, summaries) if r))
         backend = self.sources.backends[backend_name]
         if not roots or not backend.resolves_message_ids:
-            return set()
+            return set(), set()
         epoch = backend.message_ids_epoch()
         with self._lock:
             held = self._found_roots.get(backend_name)
@@ -648,16 +664,24 @@ class NewReportPoller:
             on_list = {r for r in roots if r in known}
         ask = [r for r in roots if r not in on_list]
         if not ask:
-            return on_list
+            return on_list, set()
+        failures = self._lookup_failures
         try:
             found = set(backend.threads_for_message_ids(ask))
-        except Exception:  # the backend cannot tell now: new reports
-            return on_list
+        except Exception:  # the backend cannot tell now: asked again at the next poll, a few times
+            with self._lock:
+                if len(failures) + len(ask) > FOUND_ROOTS_KEPT:
+                    failures.clear()
+                for root in ask:
+                    failures[root] = failures.get(root, 0) + 1
+                return on_list, {r for r in ask if failures[r] < LOOKUP_TRIES}
         with self._lock:
             if len(known) + len(found) > FOUND_ROOTS_KEPT:
                 known.clear()
             known |= found
-        return on_list | found
+            for root in ask:
+                failures.pop(root, None)
+        return on_list | found, set()
 
     def fresh(self, outcome: PollOutcome) -> PollOutcome:
         """``outcome`` less what was acknowledged since it was computed (cheap: its news only)."""

@@ -8,14 +8,16 @@ import os
 import threading
 import time
 from pathlib import Path
+from datetime import timedelta
 
 import pytest
 
 from mailtriage.core.trace import TRACE
-from mailtriage.application.flows.alerts import NewReportPoller, run_poll_loop
+from mailtriage.application.flows.alerts import LOOKUP_TRIES, NewReportPoller, run_poll_loop
 from tests.servers.faultproxy import FaultProxy
 from tests.application.flows.conftest import mail
 from tests.application.flows.test_e2e_imap import LIST, NOW, _sources, imap_env  # noqa: F401  (the fixture)
+from tests.application.flows.test_alerts_imap import OLD_ROOT, _date, _seed_quiet_history
 
 BOUND = 90.0  # seconds: generous, a loaded machine may be slow; a passing run takes a few
 
@@ -171,3 +173,55 @@ def test_an_idle_that_fails_again_after_its_poll_is_retried_soon_not_after_the_i
     finally:
         watch.close()
     assert watch.news == [["Report 1"]] and watch.errors == []
+
+
+def _reply_to_an_old_thread(env) -> None:
+    now = NOW + timedelta(seconds=5)
+    env.seed(mail("<old-reply@reporter.example>", "Olga <olga@reporter.example>", "Re: Old race in frobd", "y\n",
+                  _date(now), to=LIST, in_reply_to=OLD_ROOT), when=now)
+
+
+def test_a_root_lookup_cut_once_makes_no_reply_to_an_old_thread_a_new_report(proxied):
+    # Issue 39 (storm9): a reply to a thread older than the window is an update once its root
+    # is found on the list; a lookup that failed (a dropped connection, a timeout at load 28)
+    # made it a new report at once: a false "new", announced for good. It is judged again at
+    # the next poll instead, whose lookup finds the root.
+    _seed_quiet_history(proxied)
+    sources = _sources(proxied)
+    try:
+        poller = NewReportPoller(sources)
+        poller.acknowledge(poller.poll())
+        _reply_to_an_old_thread(proxied)
+        proxied.proxy.cut_when_client_sends(b"HEADER Message-ID")
+        first = poller.poll()
+        assert proxied.proxy.cuts == 1  # (the lookup's SEARCH was cut)
+        assert [t.subject for t in first.new_threads] == []
+        poller.acknowledge(first)  # (what the app does with a poll without news)
+        second = poller.poll()
+        assert [t.subject for t in second.new_threads] == []
+        assert [str(t.thread_id.value) for t in second.updated_threads] == [OLD_ROOT]
+    finally:
+        sources.close()
+
+
+def test_a_root_lookup_that_keeps_failing_makes_the_reply_a_new_report_at_last(proxied):
+    # A backend that cannot tell for good: the reply is a new report (a spare alert beats a
+    # missed one), after LOOKUP_TRIES polls in a row.
+
+    _seed_quiet_history(proxied)
+    sources = _sources(proxied)
+    try:
+        poller = NewReportPoller(sources)
+        poller.acknowledge(poller.poll())
+        _reply_to_an_old_thread(proxied)
+        news = []
+        for n in range(LOOKUP_TRIES):
+            proxied.proxy.cut_when_client_sends(b"HEADER Message-ID")
+            outcome = poller.poll()
+            assert proxied.proxy.cuts == n + 1
+            news.append([t.subject for t in outcome.new_threads])
+            if not outcome.has_news:
+                poller.acknowledge(outcome)
+        assert news == [[]] * (LOOKUP_TRIES - 1) + [["Re: Old race in frobd"]]
+    finally:
+        sources.close()
