@@ -39,6 +39,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any
 
+from mailtriage.core.lazy_re import lazy
 from mailtriage.trackers.contract import MalformedIssue
 
 MAX_FILE_BYTES = 16 * 1024 * 1024  # far over any issue; bounds what one file can make us hold
@@ -73,9 +74,9 @@ ATTACHMENTS_SUFFIX = ".attachments"
 META_KEYS = ("id", "title", "state", "labels", "assignees", "milestone", "author", "created", "updated",
              "close_reason")
 _LIST_KEYS = ("labels", "assignees")
-_HEADER_RE = re.compile(r"^<!-- mailtriage:comment (\{.*\}) -->\r?$")
-_ESCAPED_RE = re.compile(r"^(\\*)<!-- mailtriage:")
-_FM_LINE = re.compile(r"^([a-z_][a-z0-9_]*): (.*)$")
+_HEADER_RE = lazy(r"^<!-- mailtriage:comment (\{.*\}) -->\r?$")
+_ESCAPED_RE = lazy(r"^(\\*)<!-- mailtriage:")
+_FM_LINE = lazy(r"^([a-z_][a-z0-9_]*): (.*)$")
 
 
 @dataclass
@@ -281,9 +282,9 @@ def safe_load(text: str) -> Any:
 
 
 #: ``key: value`` of a plain descriptor line; the value is checked by _plain_scalar.
-_SIMPLE_LINE = re.compile(r"([a-z_][a-z0-9_]*): +(\S+) *")  # a trailing tab: PyYAML refuses it
-_SIMPLE_INT = re.compile(r"0|[1-9][0-9]{0,17}")
-_SIMPLE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
+_SIMPLE_LINE = lazy(r"([a-z_][a-z0-9_]*): +(\S+) *")  # a trailing tab: PyYAML refuses it
+_SIMPLE_INT = lazy(r"0|[1-9][0-9]{0,17}")
+_SIMPLE_WORD = lazy(r"[A-Za-z][A-Za-z0-9-]*")
 #: Plain words YAML 1.1 (PyYAML's resolver) reads as something other than text.
 _YAML_WORDS = frozenset(("yes", "no", "true", "false", "on", "off", "null", "y", "n"))
 
@@ -338,7 +339,7 @@ class Descriptor:
         return f"{self.prefix}-{number:0{self.digits}d}"
 
 
-PREFIX_RE = re.compile(r"^[A-Z][A-Z0-9]{0,15}$")
+PREFIX_RE = lazy(r"^[A-Z][A-Z0-9]{0,15}$")
 
 
 def parse_descriptor(text: str, where: str) -> Descriptor:
