@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 from mailtriage.backends.errors import BackendFailure, NotSupported, ThreadNotFound
 from mailtriage.core.inert import header_text
+from mailtriage.core.lean_dataclass import frozen_dataclass  # @dataclass(frozen=True), one exec a class
 
 if TYPE_CHECKING:  # the field types only: OpenPGP's status types load when a message is decrypted
     from mailtriage.backends.pgp_status import CryptoStatus, PgpMaterial
@@ -65,7 +66,7 @@ LEGACY_KINDS = {
 _MESSAGE_ID_SHAPES = (MESSAGE_ID_KIND, SYNTHETIC_MESSAGE_ID_KIND)
 
 
-@dataclass(frozen=True, order=True)
+@frozen_dataclass(order=True)
 class ThreadId:
     """A thread reference: its *shape* (``kind``), the value in that shape, and the root
     Message-ID whenever it is known.
@@ -135,7 +136,7 @@ class ThreadId:
         return {"kind": self.kind, "value": self.value, "root": self.root}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Address:
     name: str
     email: str
@@ -147,7 +148,7 @@ class Address:
         return {"name": self.name, "email": self.email}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class TextPart:
     """A readable part of a message. ``note`` explains anything lost while decoding it."""
 
@@ -165,7 +166,7 @@ class TextPart:
         }
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class AttachmentInfo:
     filename: str
     content_type: str
@@ -176,7 +177,7 @@ class AttachmentInfo:
         return {"filename": self.filename, "content_type": self.content_type, "size": self.size, "note": self.note}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Message:
     """One message of a thread, as every backend returns it.
 
@@ -234,7 +235,7 @@ class Message:
         }
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ThreadSummary:
     """One row of ``list_recent_threads``: enough to show a thread list, no bodies."""
 
@@ -337,7 +338,7 @@ class ThreadSummary:
         }
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class RecentChanges:
     """What a recent listing holds, or what changed in it since the caller's last one
     (:meth:`MailSource.list_recent_changes`; issue 39: a poll in a storm costs what changed).
@@ -360,7 +361,7 @@ class RecentChanges:
         return self.threads is not None
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Thread:
     thread_id: ThreadId
     subject: str
@@ -387,7 +388,7 @@ class Thread:
         }
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class OutgoingAttachment:
     """An attachment of outgoing mail: bytes, never host paths (files are read by the
     flow when the user confirms, size-limited)."""
@@ -397,7 +398,7 @@ class OutgoingAttachment:
     data: bytes
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class DraftRequest:
     """What ``create_draft`` is asked to write; built by a confirmed proposal.
 
@@ -417,7 +418,7 @@ class DraftRequest:
     attachments: tuple[OutgoingAttachment, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Draft:
     """A draft reply that exists on the backend (listed or just created)."""
 
@@ -444,7 +445,7 @@ class Draft:
         }
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SourceFeatures:
     """What a mail source offers beyond its operations: declared by each backend class,
     never discovered by probing (a signature, a kind name). Front ends and flows branch
@@ -483,7 +484,7 @@ class SourceFeatures:
     draft_attachments: bool = False
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SourceOrigin:
     """Where a mail source was configured, handed to its constructor beside its settings:
     the project directory (relative paths resolve against it, and configuration errors

@@ -15,12 +15,13 @@ newest-first messages plus a message total; there is no list cursor. Headers car
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from datetime import datetime, timezone
 from typing import Sequence
 
 from mailtriage.backends.contract import Address, Message, OutgoingAttachment
 from mailtriage.backends.errors import BackendFailure, MailError, NotSupported
+from mailtriage.core.lean_dataclass import frozen_dataclass  # @dataclass(frozen=True), one exec a class
 
 # The canonical label colours (the spec's MAIL_LABEL_COLORS tuple).
 MAIL_LABEL_COLORS: tuple[str, ...] = ("gray", "red", "orange", "yellow", "green", "teal", "blue", "purple", "pink")
@@ -67,7 +68,7 @@ class PartialFailure(BackendFailure):
                                      f"messages (first: {first[0]}: {first[1]}); refresh before retrying")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MailQuery:
     """One ``list()`` request: exactly one source, zero-based paging, optional filters."""
 
@@ -101,7 +102,7 @@ class MailQuery:
                                            self.has_attachment, self.since))
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ListUnsubscribe:
     """Parsed List-Unsubscribe targets; shown to the user, never fetched."""
 
@@ -112,7 +113,7 @@ class ListUnsubscribe:
         return {"https": self.https, "mailto": self.mailto}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MailHeader:
     """One message in a list, poll or thread, without its body."""
 
@@ -170,7 +171,7 @@ class MailHeader:
         }
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MailPage:
     messages: tuple[MailHeader, ...]
     total: int
@@ -190,7 +191,7 @@ class MailPage:
         }
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MailAttachment:
     index: int  # position among the message's attachments, for attachment()
     filename: str
@@ -201,7 +202,7 @@ class MailAttachment:
         return {"index": self.index, "filename": self.filename, "contentType": self.content_type, "size": self.size}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MailMessage:
     """A full message: its header plus the parsed content (bodies are never persisted)."""
 
@@ -214,7 +215,7 @@ class MailMessage:
                 "attachments": [a.to_json() for a in self.attachments]}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MailThread:
     thread_key: str
     messages: tuple[MailMessage, ...]  # chronological, across the folder and Sent
@@ -223,7 +224,7 @@ class MailThread:
         return {"threadKey": self.thread_key, "messages": [m.to_json() for m in self.messages]}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class FolderOrder:
     """Message IDs of a whole folder in an order the server computed (issue 35: sort, fold and
     ``u`` over the folder, not the page): the IDs only, never the headers (those are read a
@@ -239,7 +240,7 @@ class FolderOrder:
         return {"ids": list(self.ids), "depths": list(self.depths), "how": self.how}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MailFolder:
     id: str
     name: str
@@ -254,7 +255,7 @@ class MailFolder:
                 "unread": self.unread, "total": self.total, "selectable": self.selectable}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MailLabel:
     id: str
     name: str
@@ -264,7 +265,7 @@ class MailLabel:
         return {"id": self.id, "name": self.name, "color": self.color}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class LabelList:
     """``supported`` false: the account cannot keep labels (e.g. IMAP without ``\\*`` keywords)."""
 
@@ -277,7 +278,7 @@ class LabelList:
                 "labels": [label.to_json() for label in self.labels]}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class PollResult:
     """``cursor`` is what the caller persists after delivering ``messages``."""
 
@@ -289,7 +290,7 @@ class PollResult:
         return {"cursor": self.cursor, "messages": [m.to_json() for m in self.messages], "baseline": self.baseline}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Compose:
     """A personal compose: ``kind`` new | reply | reply_all | forward.
 

@@ -13,6 +13,7 @@ from mailtriage.backends.mbox_index import NO_DATE, ArchiveIndex, _first_id, _ro
 from mailtriage.backends.mbox_scan import _HEADER_READ, _new_columns
 from mailtriage.backends.mime_headers import header_fields, normalize_line_ends, split_header_block, unfold_header_names
 from mailtriage.backends.thread_reconstruction import link_records
+from mailtriage.core.lazy_re import lazy
 
 DEFAULT_MAX_MESSAGE_BYTES = 25 * 1024 * 1024
 
@@ -22,10 +23,10 @@ DEFAULT_MAX_MESSAGE_BYTES = 25 * 1024 * 1024
 _MAX_HEADER_BYTES = DEFAULT_MAX_MESSAGE_BYTES
 
 
-_BLANK_LINE_AFTER = re.compile(rb"\n\n|\r\n\r\n|\r\r")
+_BLANK_LINE_AFTER = lazy(rb"\n\n|\r\n\r\n|\r\r")
 
 
-_MAILDIR_TIME = re.compile(r"^(\d{9,11})\.")
+_MAILDIR_TIME = lazy(r"^(\d{9,11})\.")
 
 
 # ---------------------------------------------------------------------------

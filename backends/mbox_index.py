@@ -16,6 +16,7 @@ from mailtriage.backends.mime_header_text import parse_address
 from mailtriage.backends.mime_headers import message_synthetic_id, split_header_block
 from mailtriage.backends.mime_ids import REFERENCE_ID, ignored_references
 from mailtriage.backends.thread_reconstruction import Links, ThreadGroup, group_ids
+from mailtriage.core.lazy_re import lazy
 
 __all__ = ["ArchiveIndex"]
 
@@ -25,11 +26,11 @@ _ID = re.compile(rb"<[^<> \t\n\r\f\v]+>")
 _REF_ID = REFERENCE_ID  # a reference must hold an "@" (mime_ids.extract_msgids' rule)
 
 
-_MBOXRD_QUOTED = re.compile(rb"^>(>*From )", re.MULTILINE)
+_MBOXRD_QUOTED = lazy(rb"^>(>*From )", re.MULTILINE)
 _UNDATED_NOTE = "no usable Date header; the archive's delivery time is used"
 _BARE_ID = re.compile(rb"[^\s<>,;\"()]+@[^\s<>,;\"()]+")
 # asctime in an mbox From_ line: "From sender Tue Jan  2 10:00:00 2024"
-_ENVELOPE_DATE = re.compile(rb"From \S*\s+[A-Za-z]{3}\s+([A-Za-z]{3})\s+(\d{1,2})\s+(\d{1,2}:\d{2}(?::\d{2})?)\s+(\d{4})")
+_ENVELOPE_DATE = lazy(rb"From \S*\s+[A-Za-z]{3}\s+([A-Za-z]{3})\s+(\d{1,2})\s+(\d{1,2}:\d{2}(?::\d{2})?)\s+(\d{4})")
 
 
 NO_DATE = float("-inf")  # the date of a message with no usable date: before every other

@@ -40,6 +40,7 @@ from mailtriage.backends.mime_headers import (
     unfold_header_names,
 )
 from mailtriage.backends.thread_reconstruction import Links, link_records
+from mailtriage.core.lazy_re import lazy
 
 _CHUNK = 16 * 1024 * 1024
 _PARALLEL_MIN_BYTES = 64 * 1024 * 1024
@@ -72,7 +73,7 @@ _HEADER_BLOCK = re.compile(
 # separator matches with an empty name). Same value rule as mime_headers.header_fields
 # (including a name folded away from its colon). The lookahead lets most lines
 # (Received, DKIM, continuations) fail on their first byte.
-_FIELDS = re.compile(
+_FIELDS = lazy(
     rb"\n(?=[\nmridsfMRIDSF])(?:\n|(message-id|references|in-reply-to|date|subject|from)[ \t]*+(?:\n[ \t]++)?:"
     rb"[ \t]*+(.*+(?:\n[ \t].*+)*+))",
     re.IGNORECASE,
@@ -80,7 +81,7 @@ _FIELDS = re.compile(
 _FIELD_COLUMN = {b"message-id": 0, b"references": 1, b"in-reply-to": 2, b"date": 3, b"subject": 4, b"from": 5}
 
 
-_CONTENT_LENGTH = re.compile(rb"\ncontent-length[ \t]*:[ \t]*(\d{1,12})[ \t\r]*(?=\n|\Z)", re.IGNORECASE)
+_CONTENT_LENGTH = lazy(rb"\ncontent-length[ \t]*:[ \t]*(\d{1,12})[ \t\r]*(?=\n|\Z)", re.IGNORECASE)
 
 
 # ---------------------------------------------------------------------------
@@ -560,7 +561,7 @@ def index_mbox(path: Path, *, parallel: bool = True, parallel_min_bytes: int = _
     return index
 
 
-_PREFIX = re.compile(rb"(\xef\xbb\xbf)?([\r\n \t]*)")
+_PREFIX = lazy(rb"(\xef\xbb\xbf)?([\r\n \t]*)")
 
 
 def _mbox_prefix(head: bytes) -> tuple[int, str | None]:

@@ -51,6 +51,7 @@ from mailtriage.backends.mime_headers import (
     unfold_header_names,
 )
 from mailtriage.backends.mime_ids import extract_msgid, extract_msgids, ignored_references
+from mailtriage.core.lazy_re import lazy
 
 if TYPE_CHECKING:
     from email.message import EmailMessage
@@ -181,7 +182,7 @@ def _payload_bytes(part: EmailMessage) -> tuple[bytes, list[str]]:
     return data, notes
 
 
-_BASE64_ALPHABET = re.compile(rb"[^A-Za-z0-9+/]")
+_BASE64_ALPHABET = lazy(rb"[^A-Za-z0-9+/]")
 
 
 def _salvage_base64(part: EmailMessage) -> tuple[bytes, int] | None:
@@ -669,7 +670,7 @@ _HTML_DROPPED = _Later(r"<!--.*?(?:-->|$)|<(script|style|head|title)\b[^>]*>.*?(
 _HTML_BLOCKS = frozenset(("address", "article", "blockquote", "body", "center", "dd", "div", "dl", "dt", "footer",
                           "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "html", "li", "ol", "p", "pre",
                           "section", "table", "td", "th", "tr", "ul"))
-_HTML_SPACE = re.compile(r"[ \t\r\n\f]+")  # not \s: a non-breaking space is never collapsed
+_HTML_SPACE = lazy(r"[ \t\r\n\f]+")  # not \s: a non-breaking space is never collapsed
 
 
 def html_armor_text(markup: str) -> str:
@@ -909,7 +910,7 @@ def _fix_header_block(raw: bytes, notes: list[str]) -> bytes:
     return raw
 
 
-_CHARSET_PARAM = re.compile(rb"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
+_CHARSET_PARAM = lazy(rb"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
 
 
 def body_charset(content_type: bytes | None) -> str | None:

@@ -9,6 +9,7 @@ import re
 from datetime import datetime, timedelta, timezone
 
 from mailtriage.backends.mime_headers import _Later
+from mailtriage.core.lazy_re import lazy
 
 __all__ = ["parse_date", "parse_date_epoch", "parse_date_epochs"]
 
@@ -20,7 +21,7 @@ __all__ = ["parse_date", "parse_date_epoch", "parse_date_epochs"]
 _MONTHS = {m: i for i, m in enumerate(
     (b"jan", b"feb", b"mar", b"apr", b"may", b"jun", b"jul", b"aug", b"sep", b"oct", b"nov", b"dec"), 1)}
 # The RFC 5322 shape almost every message uses: [Day, ]DD Mon YYYY HH:MM[:SS] +ZZZZ
-_RFC5322_DATE = re.compile(
+_RFC5322_DATE = lazy(
     rb"\s*(?:[A-Za-z]{3},?\s*)?(\d{1,2})\s+([A-Za-z]{3})[a-z]*\s+(\d{4})\s+"
     rb"(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([+-]\d{4})?\s*(?:\(.*)?$",
     re.DOTALL,
@@ -116,12 +117,12 @@ def _zone_seconds(zone: bytes) -> int | None:
     return seconds
 
 
-_DAY_NAME = re.compile(rb"[A-Za-z]{3},?")
-_DAY_NUMBER = re.compile(rb"\d{1,2}")
-_MONTH_TOKEN = re.compile(rb"[A-Za-z]{3}[a-z]*")
-_YEAR = re.compile(rb"\d{4}")
-_CLOCK = re.compile(rb"(\d{1,2}):(\d{2})(?::(\d{2}))?")
-_ZONE = re.compile(rb"[+-]\d{4}")
+_DAY_NAME = lazy(rb"[A-Za-z]{3},?")
+_DAY_NUMBER = lazy(rb"\d{1,2}")
+_MONTH_TOKEN = lazy(rb"[A-Za-z]{3}[a-z]*")
+_YEAR = lazy(rb"\d{4}")
+_CLOCK = lazy(rb"(\d{1,2}):(\d{2})(?::(\d{2}))?")
+_ZONE = lazy(rb"[+-]\d{4}")
 _DATE_PART: dict[tuple[bytes, bytes, bytes], int | None] = {}
 _CLOCK_SECONDS: dict[bytes, int | None] = {}
 _ZONE_OFFSET: dict[bytes, int | None] = {}

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from mailtriage.backends.contract import Address
 from mailtriage.core.inert import header_text
+from mailtriage.core.lazy_re import lazy
 
 if TYPE_CHECKING:
     from email.message import EmailMessage
@@ -38,9 +39,9 @@ _MEANINGLESS_CHARSETS = {"unknown-8bit", "x-unknown", "unknown", "default", "x-u
 # Header text (RFC 2047) and addresses
 # ---------------------------------------------------------------------------
 
-_ENCODED_WORD = re.compile(r"=\?([^?\s]+)\?([bBqQ])\?([^?\s]*)\?=")
-_BETWEEN_WORDS = re.compile(r"(\?=)\s+(?==\?[^?\s]+\?[bBqQ]\?[^?\s]*\?=)")
-_QP_ESCAPE = re.compile(rb"=([0-9A-Fa-f]{2})")
+_ENCODED_WORD = lazy(r"=\?([^?\s]+)\?([bBqQ])\?([^?\s]*)\?=")
+_BETWEEN_WORDS = lazy(r"(\?=)\s+(?==\?[^?\s]+\?[bBqQ]\?[^?\s]*\?=)")
+_QP_ESCAPE = lazy(rb"=([0-9A-Fa-f]{2})")
 
 
 # Labels whose text is usually written in a superset (GB2312 mail is mostly GBK or
@@ -69,7 +70,7 @@ def _codec_name(label: str | None) -> str | None:
 # with replacement characters rather than as latin-1 mojibake (at most this share of
 # the bytes may be bad).
 _REPLACE_AT_MOST = 0.02
-_UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xf4][\x80-\xbf]+")
+_UTF8_MULTIBYTE = lazy(rb"[\xc2-\xf4][\x80-\xbf]+")
 
 
 def _decode_with_replacement(data: bytes, codec: str) -> tuple[str, int] | None:
@@ -153,8 +154,8 @@ def _decode_encoded_word(charset: str, encoding: str, payload: str) -> tuple[str
 # they are read as GB18030 only when the message declares no charset of its own. Latin text
 # (an accented letter between ASCII ones, a run of odd length or with bytes below 0xA1) is not
 # EUC-shaped and keeps the windows-1252 fallback.
-_HIGH_RUN = re.compile(rb"[\x80-\xff]+")
-_EUC_PAIRS = re.compile(rb"(?:[\xa1-\xfe][\xa1-\xfe])+")
+_HIGH_RUN = lazy(rb"[\x80-\xff]+")
+_EUC_PAIRS = lazy(rb"(?:[\xa1-\xfe][\xa1-\xfe])+")
 
 
 def _euc_shaped(value: bytes) -> bool:
@@ -195,7 +196,7 @@ def _decode_raw_header(value: bytes, charset: str | None, notes: list[str]) -> s
 # A UTF-7 shift sequence (``+AD4-`` is ``>``): an ASCII header of a message whose body declares
 # UTF-7 was written in UTF-7 by the same client. Only with the ``-`` that ends it, so ``C++``
 # or ``a+b`` stay as they are.
-_UTF7_SHIFT = re.compile(rb"\+[A-Za-z0-9+/]+-")
+_UTF7_SHIFT = lazy(rb"\+[A-Za-z0-9+/]+-")
 
 
 def header_needs_charset(value: bytes | None) -> bool:
@@ -271,8 +272,8 @@ def decode_header_text(value: bytes | str | None, charset: str | None = None) ->
 
 
 _ADDR_SPEC = r'[^\s<>"(),;:@\[\]\\]+@[^\s<>"(),;:@\[\]\\]+'
-_NAME_ADDR = re.compile(r'\s*([^"(),;:<>@\[\]\\]*?)\s*<(' + _ADDR_SPEC + r')>\s*')
-_BARE_ADDR = re.compile(r"\s*(" + _ADDR_SPEC + r")\s*")
+_NAME_ADDR = lazy(r'\s*([^"(),;:<>@\[\]\\]*?)\s*<(' + _ADDR_SPEC + r')>\s*')
+_BARE_ADDR = lazy(r"\s*(" + _ADDR_SPEC + r")\s*")
 
 
 def is_plain_address(text: str) -> bool:
@@ -284,7 +285,7 @@ def is_plain_address(text: str) -> bool:
 
 # -- headers we compose from mail content ----------------------------------------------------
 
-_COMPOSED_ID = re.compile(r"<[^\s<>\x00-\x1f\x7f]{1,250}>")
+_COMPOSED_ID = lazy(r"<[^\s<>\x00-\x1f\x7f]{1,250}>")
 _MAX_REFERENCES = 30  # RFC 5322 §3.6.4 allows trimming; keep the root and the newest ones
 
 
@@ -334,9 +335,9 @@ def parse_address(value: bytes | str | None, charset: str | None = None) -> Addr
 
 
 # An obsolete source route (RFC 5322 obs-route): "<@a.example,@b.example:user@host>".
-_SOURCE_ROUTE = re.compile(r"<\s*@[^<>:\s,]+(?:\s*,\s*@[^<>:\s,]+)*\s*:\s*")
+_SOURCE_ROUTE = lazy(r"<\s*@[^<>:\s,]+(?:\s*,\s*@[^<>:\s,]+)*\s*:\s*")
 # Pipermail's obfuscation: "user at example.com (Name)".
-_PIPERMAIL = re.compile(r"\s*([^\s@<>()\",;:]+) at ([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)\s*(?:\((.*)\))?\s*")
+_PIPERMAIL = lazy(r"\s*([^\s@<>()\",;:]+) at ([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)\s*(?:\((.*)\))?\s*")
 
 
 def _clean_email(email: str, charset: str | None) -> str:
@@ -419,7 +420,7 @@ def parse_address_list(value: bytes | str | None, charset: str | None = None) ->
     return tuple(result)
 
 
-_HAS_LOCAL_AND_DOMAIN = re.compile(r".*[^@\s]@[^@\s]+")
+_HAS_LOCAL_AND_DOMAIN = lazy(r".*[^@\s]@[^@\s]+")
 
 
 def _unreadable_address(raw_text: str, charset: str | None) -> Address:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import re
 
+from mailtriage.core.lazy_re import lazy
+
 __all__ = [
     "SYNTHETIC_DOMAIN",
     "header_fields",
@@ -60,7 +62,7 @@ class _Later:
         return compiled
 
 
-_BLANK_LINE = re.compile(rb"\r?\n\r?\n")
+_BLANK_LINE = lazy(rb"\r?\n\r?\n")
 
 
 def split_header_block(raw: bytes) -> tuple[bytes, int]:
@@ -134,12 +136,12 @@ def message_synthetic_id(raw: bytes) -> str:
 # A header field: name at the start of a line, optional blanks, colon, then the value
 # with its continuation lines (their line breaks kept; decoding unfolds them). A name
 # folded away from its colon ("From\n : <x@y>", seen in the wild) is the same field.
-_HEADER_FIELD = re.compile(rb"^([!-9;-~]+)[ \t]*(?:\n[ \t]+)?:[ \t]*(.*(?:\n[ \t].*)*)", re.MULTILINE)
+_HEADER_FIELD = lazy(rb"^([!-9;-~]+)[ \t]*(?:\n[ \t]+)?:[ \t]*(.*(?:\n[ \t].*)*)", re.MULTILINE)
 # A line of the header block that is neither a field nor a continuation: a strict
 # reader (the stdlib parser, RFC 5322) ends the header block there, so nothing after
 # it may become a header (a "From:" after it is body text, not a sender).
-_NOT_A_FIELD = re.compile(rb"^(?![!-9;-~]+[ \t]*(?:\n[ \t]+)?:|[ \t])[^\n]+", re.MULTILINE)
-_FOLDED_NAME = re.compile(rb"^([!-9;-~]+)[ \t]*\n[ \t]+:", re.MULTILINE)
+_NOT_A_FIELD = lazy(rb"^(?![!-9;-~]+[ \t]*(?:\n[ \t]+)?:|[ \t])[^\n]+", re.MULTILINE)
+_FOLDED_NAME = lazy(rb"^([!-9;-~]+)[ \t]*\n[ \t]+:", re.MULTILINE)
 
 
 def malformed_header_line(header_block: bytes) -> int | None:

@@ -32,6 +32,7 @@ from mailtriage.backends.contract import AttachmentInfo, Message, TextPart, Thre
 from mailtriage.backends.pgp_keyring import VALIDITY, KeyringKey, parse_colons, uid_mailbox
 from mailtriage.backends.pgp_status import (CryptoStatus, DecryptedAttachment, OfferedKey, PartProtection,
                                             SignatureStatus)
+from mailtriage.core.lazy_re import lazy
 
 __all__ = ["DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "MAX_GPG_CALLS", "NO_NETWORK", "EncryptResult", "GnuPG",
            "PgpSettings", "carries_openpgp",
@@ -64,7 +65,7 @@ _INLINE = re.compile(
     r"^-----BEGIN PGP MESSAGE-----\r?\n.*?^-----END PGP MESSAGE-----[ \t]*$"
     r"|^-----BEGIN PGP SIGNED MESSAGE-----\r?\n.*?^-----END PGP SIGNATURE-----[ \t]*$",
     re.MULTILINE | re.DOTALL)
-_INLINE_BYTES = re.compile(
+_INLINE_BYTES = lazy(
     rb"^-----BEGIN PGP MESSAGE-----\r?\n.*?^-----END PGP MESSAGE-----[ \t]*\r?$"
     rb"|^-----BEGIN PGP SIGNED MESSAGE-----\r?\n.*?^-----END PGP SIGNATURE-----[ \t]*\r?$",
     re.MULTILINE | re.DOTALL)
@@ -753,7 +754,7 @@ def _open_inline(opened: _Opened, gpg: GnuPG, sender: str, inline: dict, whole: 
         index += len(pieces) - (1 if after.strip() else 0)
 
 
-_AUTOCRYPT_KEYDATA = re.compile(r"keydata=([A-Za-z0-9+/=\s]+)", re.IGNORECASE)
+_AUTOCRYPT_KEYDATA = lazy(r"keydata=([A-Za-z0-9+/=\s]+)", re.IGNORECASE)
 
 
 def _offered_keys(message: Message, gpg: GnuPG) -> list[OfferedKey]:

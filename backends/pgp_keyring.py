@@ -10,9 +10,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mailtriage.core.lazy_re import lazy
+
 __all__ = ["KeyringKey", "parse_colons", "uid_mailbox"]
 
-_PLAIN_MAILBOX = re.compile(r"[^@\s<>\"]+@[^@\s<>\"]+")
+_PLAIN_MAILBOX = lazy(r"[^@\s<>\"]+@[^@\s<>\"]+")
 # gpg's validity letters (DETAILS, field 2), in words.
 VALIDITY = {"o": "unknown", "-": "unknown", "q": "unknown", "n": "never", "m": "marginal", "f": "full",
             "u": "ultimate", "e": "expired", "r": "revoked", "i": "invalid", "d": "disabled"}

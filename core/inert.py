@@ -40,6 +40,8 @@ import re
 import unicodedata
 from typing import Any
 
+from mailtriage.core.lazy_re import compiled, lazy  # compiled on first use: most commands never use them
+
 _C0_C1 = "\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 without tab and newline (sinks add them), DEL, C1
 _BIDI_INVISIBLE_TAGS = (
     "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidi controls
@@ -63,11 +65,11 @@ _DANGEROUS = NEUTRALIZED + _ALSO
 #: Every character the boundary never lets through as itself (a character-class body): the
 #: neutralized set and the others it marks.
 MARKED = _DANGEROUS
-_ONE_LINE = re.compile(f"[\t\n{_DANGEROUS}]")
-_MULTI_LINE = re.compile(f"[{_DANGEROUS}]")
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_INVISIBLE = re.compile(f"[{_BIDI_INVISIBLE_TAGS}{_ALSO}]")
-_SPACES = re.compile(r"[ \t\r\n]+")
+_ONE_LINE = lazy(f"[\t\n{_DANGEROUS}]")
+_MULTI_LINE = lazy(f"[{_DANGEROUS}]")
+_CONTROLS = lazy(r"[\x00-\x1f\x7f-\x9f]")
+_INVISIBLE = lazy(f"[{_BIDI_INVISIBLE_TAGS}{_ALSO}]")
+_SPACES = lazy(r"[ \t\r\n]+")
 
 
 def marker(ch: str) -> str:
@@ -90,7 +92,7 @@ def has_hidden_characters(text: str | None) -> bool:
 
 def pattern(multiline: bool) -> re.Pattern:
     """The regex of characters a terminal sink marks (for wrappers that style markers)."""
-    return _MULTI_LINE if multiline else _ONE_LINE
+    return compiled(_MULTI_LINE if multiline else _ONE_LINE)
 
 
 def _text(value: Any) -> str:
@@ -194,11 +196,11 @@ def header_text(text: Any, limit: int = 900) -> str:
 # ``#123`` references. A backslash before ASCII punctuation is a valid Markdown escape,
 # so the rendered text reads exactly as written. (Jira wiki markup is escaped when the
 # Markdown is converted, in ``trackers/jiramarkup.py``.)
-_MD_INLINE = re.compile(r"([\\`*_\[\]!#|~&])")
+_MD_INLINE = lazy(r"([\\`*_\[\]!#|~&])")
 # ``@name`` where GitHub would see a mention (not inside an address like a@b.example).
-_MENTION = re.compile(r"(?<![A-Za-z0-9._%+\\-])@(?=[A-Za-z0-9_-])")
-_BARE_URL = re.compile(r"(?i)\b(https?|ftp|mailto|www)(:|\.)")
-_LIST_START = re.compile(r"^(\d+)([.)])")
+_MENTION = lazy(r"(?<![A-Za-z0-9._%+\\-])@(?=[A-Za-z0-9_-])")
+_BARE_URL = lazy(r"(?i)\b(https?|ftp|mailto|www)(:|\.)")
+_LIST_START = lazy(r"^(\d+)([.)])")
 
 
 def markdown_inline(text: Any) -> str:
@@ -233,8 +235,8 @@ def markdown_block(text: Any) -> str:
 
 # -- senders --------------------------------------------------------------------------------
 
-_EMAILISH = re.compile(r"[^\s<>\"'(),;:\[\]]+@[^\s<>\"'(),;:\[\]]+")
-_DOMAINISH = re.compile(r"(?<![\w.-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}(?![\w-])")
+_EMAILISH = lazy(r"[^\s<>\"'(),;:\[\]]+@[^\s<>\"'(),;:\[\]]+")
+_DOMAINISH = lazy(r"(?<![\w.-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}(?![\w-])")
 
 
 def sender_mismatch(name: str | None, email: str | None) -> str | None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from mailtriage.core.errors import ConfigError
+from mailtriage.core.lazy_re import lazy
 from mailtriage.core.paths import UnsafePath, check_private_dir, private_dir
 
 VALID = "a regular file you own, not a link or a FIFO, writable by you only, in a folder of yours"
@@ -36,8 +37,8 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _TMP_SUFFIX = ".tmp"
-_LEFTOVER = re.compile(r"([0-9]+)\.[0-9a-f]+" + re.escape(_TMP_SUFFIX))  # <pid>.<random hex>.tmp
-_TEMP_NAME = re.compile(r"\..+\." + _LEFTOVER.pattern)  # .<name>.<pid>.<random hex>.tmp
+_LEFTOVER = lazy(r"([0-9]+)\.[0-9a-f]+" + re.escape(_TMP_SUFFIX))  # <pid>.<random hex>.tmp
+_TEMP_NAME = lazy(r"\..+\." + _LEFTOVER.pattern)  # .<name>.<pid>.<random hex>.tmp
 
 
 class UnsafeFile(ConfigError):

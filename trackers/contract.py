@@ -33,6 +33,7 @@ from datetime import date, datetime, timezone
 from typing import Any, Callable, ClassVar, Iterable, Iterator, Sequence
 
 from mailtriage.core.errors import ConfigError
+from mailtriage.core.lazy_re import lazy
 from mailtriage.trackers import fields as fieldsmod
 from mailtriage.trackers import rollup as rollupmod
 from mailtriage.trackers.errors import (  # noqa: F401  (the contract's errors, importable from here too)
@@ -106,7 +107,7 @@ def refused_op(op: str, backend: str) -> Refused:
 # -- validated values -----------------------------------------------------------------
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\x80-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]")
-_USER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$")
+_USER = lazy(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$")
 MAX_TITLE = 256
 
 
@@ -761,7 +762,7 @@ def _validate_heading(heading: str) -> str:
     return heading
 
 
-_ATTACHMENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,199}$")
+_ATTACHMENT_NAME = lazy(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,199}$")
 
 
 def validate_attachment_name(name: str) -> str:

@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from mailtriage.core.lazy_re import lazy
+
 FIELD_LEVEL = 3
 
 
@@ -103,7 +105,7 @@ MARKDOWN = Syntax("markdown", _scan_markdown, lambda text: f"### {text}", _markd
 # -- Jira wiki markup --------------------------------------------------------------------
 
 _WIKI_HEADING = re.compile(r"^[ \t]*h([1-6])\.[ \t]*(.*?)[ \t]*$")
-_WIKI_BLOCK = re.compile(r"\{(code|noformat)(?::[^}]*)?\}")
+_WIKI_BLOCK = lazy(r"\{(code|noformat)(?::[^}]*)?\}")
 
 
 def _scan_wiki(lines: list[str], state: dict | None = None) -> Iterator[tuple[int, int, str]]:

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
+from mailtriage.core.lazy_re import lazy
 from mailtriage.core.private_files import is_temp_name, sweep_leftovers, temp_name
 from mailtriage.trackers import localformat as fmt
 from mailtriage.trackers import localindex, vcs
@@ -791,7 +792,7 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-_GITHUB_URL = re.compile(
+_GITHUB_URL = lazy(
     r"^(?:https?://(?:[^@/]+@)?github\.com/|git@github\.com:|ssh://git@github\.com/)([^/\s]+)/([^/\s]+?)(?:\.git)?/?$")
 
 
@@ -849,7 +850,7 @@ def remote_visibility(url: str, api_url: str | None = None) -> tuple[bool, str]:
     return False, f"cannot verify: GitHub answered {response.status_code}"
 
 
-_TRAILER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*: \S.*$")
+_TRAILER = lazy(r"^[A-Za-z0-9][A-Za-z0-9-]*: \S.*$")
 
 
 def _commit_message(message: str, trailers: Sequence[str]) -> str:

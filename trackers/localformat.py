@@ -39,6 +39,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any
 
+from mailtriage.core.lazy_re import lazy
 from mailtriage.trackers.contract import MalformedIssue
 
 MAX_FILE_BYTES = 16 * 1024 * 1024  # far over any issue; bounds what one file can make us hold
@@ -73,9 +74,9 @@ ATTACHMENTS_SUFFIX = ".attachments"
 META_KEYS = ("id", "title", "state", "labels", "assignees", "milestone", "author", "created", "updated",
              "close_reason")
 _LIST_KEYS = ("labels", "assignees")
-_HEADER_RE = re.compile(r"^<!-- mailtriage:comment (\{.*\}) -->\r?$")
-_ESCAPED_RE = re.compile(r"^(\\*)<!-- mailtriage:")
-_FM_LINE = re.compile(r"^([a-z_][a-z0-9_]*): (.*)$")
+_HEADER_RE = lazy(r"^<!-- mailtriage:comment (\{.*\}) -->\r?$")
+_ESCAPED_RE = lazy(r"^(\\*)<!-- mailtriage:")
+_FM_LINE = lazy(r"^([a-z_][a-z0-9_]*): (.*)$")
 
 
 @dataclass
@@ -170,11 +171,10 @@ def parse_front_matter(fm: str, where: str) -> dict[str, Any]:
             fast = False
             break
     if not fast:
-        # hand-edited YAML (plain scalars, block lists): the slow, general reader
-        import yaml
-
+        # hand-edited YAML (plain scalars, block lists): the general reader
+        yaml = _yaml()
         try:
-            loaded = yaml.safe_load(fm)
+            loaded = safe_load(fm)
         except yaml.YAMLError as exc:
             raise MalformedIssue(where, f"the front matter is not valid YAML: {getattr(exc, 'problem', exc)}") from exc
         if not isinstance(loaded, dict):
@@ -265,6 +265,55 @@ def render_issue(issue: IssueFile) -> str:
     return "".join(out)
 
 
+# -- YAML ------------------------------------------------------------------------------
+
+def _yaml() -> Any:
+    import yaml  # lazy: only for a document the plain readers here decline
+
+    return yaml
+
+
+def safe_load(text: str) -> Any:
+    """``yaml.safe_load``, through libyaml's parser (PyYAML's ``CSafeLoader``) where PyYAML was
+    built with it: about 7x faster than the pure-Python one, the same documents
+    (tests/trackers/test_localformat_yaml.py compares them); the pure loader where it is missing."""
+    yaml = _yaml()
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+#: ``key: value`` of a plain descriptor line; the value is checked by _plain_scalar.
+_SIMPLE_LINE = lazy(r"([a-z_][a-z0-9_]*): +(\S+) *")  # a trailing tab: PyYAML refuses it
+_SIMPLE_INT = lazy(r"0|[1-9][0-9]{0,17}")
+_SIMPLE_WORD = lazy(r"[A-Za-z][A-Za-z0-9-]*")
+#: Plain words YAML 1.1 (PyYAML's resolver) reads as something other than text.
+_YAML_WORDS = frozenset(("yes", "no", "true", "false", "on", "off", "null", "y", "n"))
+
+
+def _simple_mapping(text: str) -> dict[str, Any] | None:
+    """``yaml.safe_load(text)`` for a flat mapping of ``key: value`` lines whose values are
+    ``true``/``false``, a decimal number or a plain word, with ``#`` comment lines; None for
+    anything else (the caller reads it with PyYAML). It declines rather than guess: a key or
+    word YAML would read otherwise (``on``, ``Yes``, ``null``), quotes, a trailing comment, an
+    indented line, a repeated key, a document marker."""
+    data: dict[str, Any] = {}
+    for line in text.split("\n"):
+        if not line or line.startswith("#"):
+            continue
+        m = _SIMPLE_LINE.fullmatch(line)
+        if m is None or m.group(1) in data or m.group(1) in _YAML_WORDS:
+            return None
+        value = m.group(2)
+        if value in ("true", "false"):
+            data[m.group(1)] = value == "true"
+        elif _SIMPLE_INT.fullmatch(value):
+            data[m.group(1)] = int(value)
+        elif _SIMPLE_WORD.fullmatch(value) and value.lower() not in _YAML_WORDS:
+            data[m.group(1)] = value
+        else:
+            return None
+    return data or None
+
+
 # -- descriptor ------------------------------------------------------------------------
 
 @dataclass
@@ -290,18 +339,18 @@ class Descriptor:
         return f"{self.prefix}-{number:0{self.digits}d}"
 
 
-PREFIX_RE = re.compile(r"^[A-Z][A-Z0-9]{0,15}$")
+PREFIX_RE = lazy(r"^[A-Z][A-Z0-9]{0,15}$")
 
 
 def parse_descriptor(text: str, where: str) -> Descriptor:
     """Raises MalformedIssue (exit 5) naming the descriptor file and the bad key."""
-    # lazy: yaml (about 0.09 s) loads only when a descriptor is read, not at start-up
-    import yaml
-
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise MalformedIssue(where, f"not valid YAML: {getattr(exc, 'problem', exc)}") from exc
+    data = _simple_mapping(text)  # what Descriptor.render writes: read without PyYAML
+    if data is None:
+        yaml = _yaml()  # lazy: importing PyYAML costs a command-line child some 30-60 ms
+        try:
+            data = safe_load(text)
+        except yaml.YAMLError as exc:
+            raise MalformedIssue(where, f"not valid YAML: {getattr(exc, 'problem', exc)}") from exc
     if not isinstance(data, dict):
         raise MalformedIssue(where, "not a mapping of keys")
     if data.get("format") != FORMAT_NAME:

@@ -29,13 +29,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mailtriage.core.lazy_re import lazy
 from mailtriage.trackers.errors import TrackerError
 
 MARKER = "<!-- status rollup v1 -->"
-_MARKER_RE = re.compile(r"^\s*<!--.*\bstatus rollup v1\b.*-->\s*$")
-_SUMMARY_RE = re.compile(r"^<details><summary>(\d{4}-\d{2}-\d{2}) · @(\S+) · (.+?)</summary>\s*$")
-_END_RE = re.compile(r"^</details>\s*$")
-_SEP_RE = re.compile(r"^---\s*$")
+_MARKER_RE = lazy(r"^\s*<!--.*\bstatus rollup v1\b.*-->\s*$")
+_SUMMARY_RE = lazy(r"^<details><summary>(\d{4}-\d{2}-\d{2}) · @(\S+) · (.+?)</summary>\s*$")
+_END_RE = lazy(r"^</details>\s*$")
+_SEP_RE = lazy(r"^---\s*$")
 
 
 class RollupError(TrackerError):

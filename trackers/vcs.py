@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from mailtriage.core.lazy_re import lazy
 from mailtriage.trackers.contract import BackendError
 from mailtriage.trackers.values import PendingChange, UnpushedCommit
 
@@ -306,7 +307,7 @@ def svn_settle_published(wc: WorkingCopy, changes: list[PendingChange]) -> list[
     return top
 
 
-_COMMITTED = re.compile(r"Committed revision (\d+)\.")
+_COMMITTED = lazy(r"Committed revision (\d+)\.")
 
 
 def svn_commit_revision(output: str) -> str | None:

@@ -33,6 +33,7 @@ from typing import Any, Callable, Literal, TypedDict
 from mailtriage.backends.contract import MailSource, Op, ThreadId
 from mailtriage.backends.errors import NoBackendAvailable
 from mailtriage.backends.registry import Dispatch, SourceSet
+from mailtriage.core.lazy_re import lazy
 from mailtriage.trackers import rollup as rollupmod
 from mailtriage.trackers.contract import NotFound, Tracker
 from mailtriage.trackers.errors import BackendError, MalformedIssue, Refused
@@ -52,8 +53,8 @@ SYNC_ACTION = "Sync"
 # A code span whose fence is longer than any backtick run in the ID (CommonMark), so a
 # backtick in a Message-ID cannot end it early; one space pads an ID touching a backtick.
 _THREAD_LINE = re.compile(r"^Thread: (`+)(?!`)(.+?)(?<!`)\1\s*$", re.MULTILINE)
-_COVERS_LINE = re.compile(r"^Covers mail up to: (\S+)\s*$", re.MULTILINE)
-_SEEN_LINE = re.compile(r"^Covers messages:((?: +[0-9a-f]{16})*) *$", re.MULTILINE)
+_COVERS_LINE = lazy(r"^Covers mail up to: (\S+)\s*$", re.MULTILINE)
+_SEEN_LINE = lazy(r"^Covers messages:((?: +[0-9a-f]{16})*) *$", re.MULTILINE)
 
 
 def declared_fields(config) -> list[str]:

@@ -24,6 +24,7 @@ import textwrap
 from pathlib import Path
 
 from mailtriage.core.errors import ConfigError
+from mailtriage.core.lazy_re import lazy
 from mailtriage.trackers import vcs
 from mailtriage.trackers.contract import Tracker
 from mailtriage.trackers.errors import ReviewOutdated
@@ -35,11 +36,11 @@ from mailtriage.core.projectconfig import ProjectConfig
 MAX_DIFF_CHARS = 200_000
 SUBJECT_MAX = 72  # a commit subject longer than this becomes counts + first IDs, the full list in the body
 _ISSUE_FILE = re.compile(r"(?:^|/)([A-Z][A-Z0-9]*-\d+)\.md$")
-_ATTACHMENT = re.compile(r"(?:^|/)([A-Z][A-Z0-9]*-\d+)\.attachments/")
+_ATTACHMENT = lazy(r"(?:^|/)([A-Z][A-Z0-9]*-\d+)\.attachments/")
 # an entry summary line the diff adds (the format of trackers/rollup.py)
-_ADDED_SUMMARY = re.compile(r"^\+<details><summary>\d{4}-\d{2}-\d{2} · @\S+ · (.+?)</summary>\s*$", re.MULTILINE)
-_GIT_FILE = re.compile(r"^diff --git a/(.+?) b/", re.MULTILINE)
-_SVN_FILE = re.compile(r"^Index: (.+)$", re.MULTILINE)
+_ADDED_SUMMARY = lazy(r"^\+<details><summary>\d{4}-\d{2}-\d{2} · @\S+ · (.+?)</summary>\s*$", re.MULTILINE)
+_GIT_FILE = lazy(r"^diff --git a/(.+?) b/", re.MULTILINE)
+_SVN_FILE = lazy(r"^Index: (.+)$", re.MULTILINE)
 _NEW = ("untracked", "added")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from mailtriage.core.inert import clean_line, clean_lines, markdown_block, sender_mismatch
+from mailtriage.core.lazy_re import lazy
 
 
 def one_line(text: str | None, limit: int = 200) -> str:
@@ -48,7 +49,7 @@ def spoof_warning(name: str | None, email: str | None) -> str | None:
             f"the sender's address: the mail is from {one_line(email, 200)} ({why})")
 
 
-_QUOTE_HEADER = re.compile(r"^(on .{0,200}wrote:|-+ ?original message ?-+|from: .+)$", re.IGNORECASE)
+_QUOTE_HEADER = lazy(r"^(on .{0,200}wrote:|-+ ?original message ?-+|from: .+)$", re.IGNORECASE)
 
 
 def excerpt(body: str | None, limit: int = 300) -> str:
