@@ -130,6 +130,8 @@ SOURCES = [
     _b("q", "screen.focus_pane('threads')", "Back to list", "sources.back"),  # first: the footer shows it first
     _b("j,down", "cursor_down", "Down", "sources.down", show=False),
     _b("k,up", "cursor_up", "Up", "sources.up", show=False),
+    _b("g,home", "first", "First", "sources.first", show=False),
+    _b("G,end", "last", "Last", "sources.last", show=False),
     _b("enter", "select", "Inspect backend / open account", "sources.open"),
 ]
 
@@ -146,6 +148,8 @@ TRACKER = [
     _b("q", "screen.focus_pane('threads')", "Back to list", "tracker.back"),  # first: the footer shows it first
     _b("j,down", "cursor_down", "Down", "tracker.down", show=False),
     _b("k,up", "cursor_up", "Up", "tracker.up", show=False),
+    _b("g,home", "first", "First", "tracker.first", show=False),
+    _b("G,end", "last", "Last", "tracker.last", show=False),
     _b("enter", "select", "Open issue", "tracker.open"),
     _b("s", "jump_thread", "Thread of this issue", "tracker.thread", show=False),
 ]
@@ -171,12 +175,14 @@ QUEUE = [
     _b("u", "release", "Release", "queue.release"),
     _b("R", "reload", "Read the queue again", "queue.reload", show=False),
     _b("p", "pull", "Pull the colleagues' claims (local files), then read again", "queue.pull", show=False),
-    _b("j", "cursor_down", "Down", "queue.down", show=False),
-    _b("k", "cursor_up", "Up", "queue.up", show=False),
+    _b("j,down", "cursor_down", "Down", "queue.down", show=False),
+    _b("k,up", "cursor_up", "Up", "queue.up", show=False),
+    _b("g,home", "cursor_first", "First", "queue.first", show=False),
+    _b("G,end", "cursor_last", "Last", "queue.last", show=False),
 ]
 
 HELP = [
-    _b("q,escape,question_mark", "back", "Close help", "help.close", key_display="q"),
+    _b("q,escape,question_mark,f1", "back", "Close help", "help.close", key_display="q"),
     _b("j,down", "scroll_down", "Scroll down", "help.down", show=False),
     _b("k,up", "scroll_up", "Scroll up", "help.up", show=False),
 ]
@@ -203,6 +209,12 @@ ATTACHMENTS = [
 
 FOLDER_PICKER = [
     _b("escape", "cancel", "Cancel (move nothing)", "folder_picker.cancel"),
+    # priority: the list's own (hidden) Enter would take the key in the footer; on the Cancel button it presses it
+    _b("enter", "pick", "Move here", "folder_picker.pick", priority=True),
+    _b("j,down", "cursor_down", "Down", "folder_picker.down", show=False),
+    _b("k,up", "cursor_up", "Up", "folder_picker.up", show=False),
+    _b("g,home", "first", "First", "folder_picker.first", show=False),
+    _b("G,end", "last", "Last", "folder_picker.last", show=False),
 ]
 
 HEADERS_DIALOG = [
@@ -360,6 +372,12 @@ def effective_keys(binding: Binding, keymap: dict[str, str]) -> list[str]:
     """The keys that trigger ``binding`` once the user's keymap is applied."""
     keys = keymap.get(binding.id or "", binding.key)
     return [k.strip() for k in keys.split(",") if k.strip()]
+
+
+def keys_of(app: object, binding_id: str) -> list[str]:
+    """The keys that trigger the binding ``binding_id`` in ``app`` (its user's key map applied)."""
+    binding = next(b for b in all_bindings() if b.id == binding_id)
+    return effective_keys(binding, keymap_of(app))
 
 
 def _display(key: str) -> str:

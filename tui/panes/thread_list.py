@@ -13,6 +13,7 @@ from __future__ import annotations
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
@@ -25,6 +26,7 @@ from mailtriage.application import ThreadSummary, shown_date
 from mailtriage.core.inert import sender_label
 from mailtriage.tui import bindings
 from mailtriage.tui.arrange import Arrangement, ArrangedRows
+from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.rows import ListRows, ThreadRows, index_of, status_mark
 from mailtriage.tui.sanitize import MARKER_STYLE, inert_text
 from mailtriage.tui.row_pages import RowPages
@@ -426,9 +428,18 @@ class ThreadList(RowPages, ServerOrderKeys, TagKeys, ScrollView, can_focus=True)
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("clear_search", "next_match", "previous_match"):
             return self.filtered
+        if action == "import_thread" and isinstance(self.current, MailboxRow):
+            return False  # a key that only refuses is not offered; pressed, it says why (on_key)
         if action in ("open", "reply", "import_thread") or (action == "compose" and parameters != ("new",)):
             return len(self.rows) > 0  # not offered without a row (issue 35): a dimmed key is still on show
         return True
+
+    def on_key(self, event: events.Key) -> None:
+        """i on a personal account's message: not offered (check_action), yet pressed it says why
+        import works on a project source's threads only (its keys as the user's key map has them)."""
+        if isinstance(self.current, MailboxRow) and event.key in bindings.keys_of(self.app, "threads.import"):
+            event.stop()  # TagKeys.on_key still runs: a waiting tag prefix is spent
+            self.action_import_thread()
 
     def on_click(self, event) -> None:
         offset = event.get_content_offset(self)

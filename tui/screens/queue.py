@@ -290,6 +290,13 @@ class QueueScreen(Screen, bindings.KeyContext):
     def action_cursor_up(self) -> None:
         self.query_one(QueueTable).action_cursor_up()
 
+    def action_cursor_first(self) -> None:
+        self.query_one(QueueTable).move_cursor(row=0)
+
+    def action_cursor_last(self) -> None:
+        table = self.query_one(QueueTable)
+        table.move_cursor(row=max(table.row_count - 1, 0))
+
     def action_reload(self) -> None:
         self.load()
 

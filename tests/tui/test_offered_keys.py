@@ -1,0 +1,138 @@
+"""Keys offered that do nothing, keys missing where the other lists have them, found by
+keystroke on the demo (issue 35 §6, habits9): every list moves with j k g G (mutt's and aerc's
+habit), a key that only refuses is not offered, an empty proposal is said in a toast rather than
+a dialog with nothing to confirm, and the dialogs' words name the keys they take."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from textual.app import App, ComposeResult
+
+from mailtriage.application import Address, ThreadId, ThreadSummary, project_dir
+from mailtriage.tui import bindings
+from mailtriage.tui.footer import KeyFooter
+from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
+from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.rows import ListRows
+from tests.tui.helpers import make_app, screen_text, settle
+
+WHEN = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)
+
+
+def demo_app(tmp_path, monkeypatch):
+    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
+    return make_app(project_dir(demo_session=True), demo=True)
+
+
+def footer_words(app) -> list[str]:
+    return [key.description for footer in app.screen.query(KeyFooter) for key in footer.shown()]
+
+
+def said(app) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+class ListHost(App):
+    def __init__(self, rows) -> None:
+        super().__init__()
+        self.rows = rows
+
+    def compose(self) -> ComposeResult:
+        yield ThreadList()
+        yield KeyFooter()
+
+    def on_mount(self) -> None:
+        thread_list = self.query_one(ThreadList)
+        thread_list.set_rows(ListRows(self.rows))
+        thread_list.focus()
+
+
+def row(i: int, *, personal: bool) -> ThreadSummary:
+    sender = Address(f"Sender {i}", f"s{i}@example.org")
+    if personal:
+        return MailboxRow(ThreadId(MAILBOX_KIND, f"m{i}"), f"Message {i}", f"<m{i}@x>", sender, WHEN, 1,
+                          account_id="work")
+    return ThreadSummary(ThreadId("msgid", f"<t{i}@x>"), f"Report {i}", f"<t{i}@x>", sender, WHEN, 1)
+
+
+async def test_import_is_not_offered_on_a_personal_accounts_messages():
+    """i refuses a personal account's message (a toast says why: tests/tui/test_demo_walk.py);
+    a key that only refuses is not offered in the footer. On a project list's threads it is."""
+    for personal in (False, True):
+        app = ListHost([row(i, personal=personal) for i in range(3)])
+        async with app.run_test(size=(100, 10)) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+            words = footer_words(app)
+            assert "Open" in words and "Reply" in words, words
+            assert ("Import to tracker" in words) is not personal, (personal, words)
+
+
+#: The lists of the app: each moves down, up, to its first and to its last row with j k g G.
+LISTS = {"Thread list": bindings.THREAD_LIST, "Sources pane": bindings.SOURCES, "Lists pane": bindings.FOLDERS,
+         "Tracker pane": bindings.TRACKER, "Triage queue": bindings.QUEUE,
+         "Folder picker (move)": bindings.FOLDER_PICKER}
+
+
+def test_every_list_moves_with_the_same_keys():
+    for title, group in LISTS.items():
+        keys = {key.strip() for binding in group for key in binding.key.split(",")}
+        missing = [key for key in ("j", "k", "g", "G", "down", "up", "home", "end") if key not in keys]
+        assert not missing, f"{title} has no {missing}"
+
+
+async def test_g_and_G_go_to_the_first_and_last_row_of_the_sources_tracker_and_queue(tmp_path, monkeypatch):
+    from mailtriage.tui.panes.sources import SourceList
+    from mailtriage.tui.panes.tracker import TrackerList
+    from mailtriage.tui.screens.queue import QueueScreen, QueueTable
+
+    app = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("1", "G")
+        await settle(pilot)
+        sources = app.screen.query_one(SourceList)
+        assert sources.highlighted == sources.option_count - 1 > 0
+        await pilot.press("g")
+        await settle(pilot)
+        assert sources.highlighted == 0
+
+        await pilot.press("t")
+        await settle(pilot)
+        await pilot.press("5", "G")
+        await settle(pilot)
+        issues = app.screen.query_one(TrackerList)
+        assert issues.highlighted == issues.option_count - 1 > 0
+        await pilot.press("g")
+        await settle(pilot)
+        assert issues.highlighted == 0
+
+        await pilot.press("Q")
+        await settle(pilot)
+        assert isinstance(app.screen, QueueScreen)
+        table = app.screen.query_one(QueueTable)
+        await pilot.press("G")
+        await settle(pilot)
+        assert table.cursor_row == table.row_count - 1 > 0
+        await pilot.press("g")
+        await settle(pilot)
+        assert table.cursor_row == 0
+
+
+async def test_f1_on_the_help_screen_closes_it_as_question_mark_does(tmp_path):
+    """The help screen's footer offered "? Help" for F1 (the app's key), which did nothing there."""
+    from mailtriage.tui.screens.help import HelpScreen
+    from tests.tui.helpers import mbox_project
+
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        for key in ("question_mark", "f1"):
+            await pilot.press("f1")
+            await settle(pilot)
+            assert isinstance(app.screen, HelpScreen)
+            assert "Help" not in [k.description for k in app.screen.query("FooterKey")]  # Textual's Footer
+            await pilot.press(key)
+            await settle(pilot)
+            assert not isinstance(app.screen, HelpScreen), key
