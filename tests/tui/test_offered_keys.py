@@ -34,9 +34,10 @@ def said(app) -> list[str]:
 
 
 class ListHost(App):
-    def __init__(self, rows) -> None:
+    def __init__(self, rows, *, searched: bool = False) -> None:
         super().__init__()
         self.rows = rows
+        self.searched = searched  # the rows are a search's result
 
     def compose(self) -> ComposeResult:
         yield ThreadList()
@@ -44,7 +45,7 @@ class ListHost(App):
 
     def on_mount(self) -> None:
         thread_list = self.query_one(ThreadList)
-        thread_list.set_rows(ListRows(self.rows))
+        thread_list.set_rows(ListRows(self.rows), filtered=self.searched)
         thread_list.focus()
 
 
@@ -136,3 +137,94 @@ async def test_f1_on_the_help_screen_closes_it_as_question_mark_does(tmp_path):
             await pilot.press(key)
             await settle(pilot)
             assert not isinstance(app.screen, HelpScreen), key
+
+
+async def open_demo_inbox(app, pilot) -> None:
+    from tests.tui.test_demo_walk import open_demo_inbox as walk
+
+    await walk(app, pilot)
+
+
+def dialog_footer(app) -> list[str]:
+    """The keys Textual's own Footer shows (the small dialogs use it)."""
+    return [key.description for key in app.screen.query("FooterKey")]
+
+
+async def test_the_move_picker_moves_with_j_k_g_G_and_enter_moves_there(tmp_path, monkeypatch):
+    from mailtriage.tui.dialogs.folder_picker import FolderPicker
+    from mailtriage.tui.dialogs.proposal import ProposalDialog
+    from textual.widgets import OptionList
+
+    app = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_demo_inbox(app, pilot)
+        await pilot.press("M")
+        await settle(pilot)
+        assert isinstance(app.screen, FolderPicker)
+        assert "Move here" in dialog_footer(app)
+        folders = app.screen.query_one(OptionList)
+        assert folders.highlighted == 1  # INBOX (the message is there) cannot be picked: Archive
+        for key, index in (("j", 2), ("k", 1), ("G", folders.option_count - 1), ("g", 1)):
+            await pilot.press(key)
+            await settle(pilot)
+            assert folders.highlighted == index, key
+        await pilot.press("j", "enter")  # Drafts
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        assert "Drafts" in screen_text(app)
+
+
+async def test_an_empty_proposal_says_why_in_a_toast_and_opens_no_dialog(tmp_path, monkeypatch):
+    """K on a thread that offers no key, P with nothing to publish: a dialog titled with the
+    action said "Nothing to write." beside a disabled Confirm button; now a toast says why."""
+    from mailtriage.tui.dialogs.proposal import ProposalDialog
+
+    app = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")  # the newest project thread, in the reader
+        await settle(pilot)
+        for keys, why in ((("K",), "no message of this thread offers a key"),
+                          (("q", "P"), "nothing to publish: the tracker has no pending changes")):
+            app.clear_notifications()
+            await pilot.press(*keys)
+            await settle(pilot)
+            assert not isinstance(app.screen, ProposalDialog), keys
+            assert any(why in s for s in said(app)), (keys, said(app))
+
+
+async def test_the_attachments_dialog_offers_its_view_keys_once_something_is_viewed(tmp_path, monkeypatch):
+    """x and [ ] were offered before anything was viewed and did nothing; the status line said
+    "e/Enter view" where e does nothing in the dialog (v and Enter view)."""
+    from mailtriage.tui.dialogs.attachments import AttachmentsDialog
+
+    app = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_demo_inbox(app, pilot)
+        await pilot.press("enter")  # the rota message, with its one attachment
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert isinstance(app.screen, AttachmentsDialog)
+        shown = screen_text(app)
+        assert "Enter/v view" in shown and "e/Enter" not in shown
+        words = dialog_footer(app)
+        assert "View" in words and "Hex / text" not in words and "Next page" not in words, words
+        await pilot.press("v")
+        await settle(pilot)
+        words = dialog_footer(app)
+        assert "Hex / text" in words, words
+        assert "Next page" not in words and "Previous page" not in words, words  # 108 bytes: one page
+
+
+async def test_n_and_N_are_not_offered_when_a_search_matched_nothing():
+    """0 of 42 matched: the footer offered n / N (next and previous match), which moved nothing."""
+    for count in (0, 2):
+        app = ListHost([row(i, personal=False) for i in range(count)], searched=True)
+        async with app.run_test(size=(100, 10)) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+            actions = [key.action for key in app.query_one(KeyFooter).shown()]  # the words shorten when narrow
+            assert "clear_search" in actions, actions
+            assert ("next_match" in actions) is bool(count), (count, actions)
+            assert ("previous_match" in actions) is bool(count), (count, actions)

@@ -212,6 +212,13 @@ class Proposals:
         if proposal.blocked is not None and proposal.blocked.reason is BlockedBy.ENCRYPTION:  # an encrypted report
             self._choose_clear_reply(proposal, flow)
             return
+        if proposal.empty and not proposal.blocked and not proposal.preview:
+            # Nothing to confirm (K on a thread that offers no key, P with nothing to publish): said,
+            # not asked, as the queue's claim does; the dialog had only a disabled Confirm (issue 35).
+            notes = proposal.notes[:5] + [f"… and {len(proposal.notes) - 5} more"] * (len(proposal.notes) > 5)
+            screen.notify(inert("\n".join(notes) or "Nothing to write.", multiline=True), title=inert(proposal.title),
+                          severity="information", markup=False, timeout=10)
+            return
         if skips_confirmation(proposal, screen.shell.settings):  # confirm_flag_changes = false
             screen.notify(f"{proposal.title} (confirm_flag_changes = false: not asked)", markup=False, timeout=3)
             self._write(proposal, flow)

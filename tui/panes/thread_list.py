@@ -426,7 +426,9 @@ class ThreadList(RowPages, ServerOrderKeys, TagKeys, ScrollView, can_focus=True)
         self._move(-1)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("clear_search", "next_match", "previous_match"):
+        if action in ("next_match", "previous_match"):
+            return self.filtered and len(self.rows) > 0  # a search that matched nothing has no next match
+        if action == "clear_search":
             return self.filtered
         if action == "import_thread" and isinstance(self.current, MailboxRow):
             return False  # a key that only refuses is not offered; pressed, it says why (on_key)
