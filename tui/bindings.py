@@ -154,6 +154,17 @@ TRACKER = [
     _b("s", "jump_thread", "Thread of this issue", "tracker.thread", show=False),
 ]
 
+ISSUE_VIEW = [
+    # The tracker pane's issue (fields and rollup), reached with Tab: scrolled as the reader is, q back
+    _b("q,escape", "back", "Back to the issues", "issue.back"),  # first: the footer shows it first
+    _b("j,down", "scroll_down", "Scroll down", "issue.down", show=False),
+    _b("k,up", "scroll_up", "Scroll up", "issue.up", show=False),
+    _b("space,pagedown", "page_down", "Page down", "issue.page_down", show=False),
+    _b("minus,pageup", "page_up", "Page up", "issue.page_up", show=False),
+    _b("g,home", "scroll_home", "Top", "issue.top", show=False),
+    _b("G,end", "scroll_end", "Bottom", "issue.bottom", show=False),
+]
+
 CONSOLE = [
     _b("q,escape", "back", "Back", "console.back"),
     _b("f2", "show_tab('backends')", "Backends", "console.tab_backends"),
@@ -326,6 +337,7 @@ CONTEXTS: tuple[Context, ...] = (
     Context("Sources pane", SOURCES, "SourceList", "MainScreen"),
     Context("Lists pane", FOLDERS, "FolderList", "MainScreen"),
     Context("Tracker pane", TRACKER, "TrackerList", "MainScreen"),
+    Context("Tracker issue", ISSUE_VIEW, "IssueView", "MainScreen"),
     Context("Backend console", CONSOLE, "screen", "ConsoleScreen"),
     Context("Triage queue", QUEUE, "screen", "QueueScreen"),
     Context("Help", HELP, "screen", "HelpScreen"),

@@ -228,3 +228,32 @@ async def test_n_and_N_are_not_offered_when_a_search_matched_nothing():
             assert "clear_search" in actions, actions
             assert ("next_match" in actions) is bool(count), (count, actions)
             assert ("previous_match" in actions) is bool(count), (count, actions)
+
+
+async def test_the_issue_view_scrolls_as_the_reader_does_and_q_goes_back_to_the_issues(tmp_path, monkeypatch):
+    """Tab from the tracker's issues reaches the issue's fields and rollup: j k g G did nothing
+    there and q quit the app (every other pane's q goes back); the footer offered only Quit."""
+    from textual.containers import VerticalScroll
+
+    from mailtriage.tui.panes.tracker import TrackerList
+
+    app = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        await pilot.press("5", "enter")  # the newest issue's fields and rollup
+        await settle(pilot)
+        await pilot.press("tab")
+        await settle(pilot)
+        view = app.screen.query_one("#issue-view", VerticalScroll)
+        assert app.focused is view
+        assert "Back to the issues" in footer_words(app), footer_words(app)
+        assert view.max_scroll_y > 2  # 80x24: the issue is longer than the view
+        for key, where in (("j", 1), ("G", view.max_scroll_y), ("k", view.max_scroll_y - 1), ("g", 0)):
+            await pilot.press(key)
+            await settle(pilot)
+            assert view.scroll_y == where, key
+        await pilot.press("q")
+        await settle(pilot)
+        assert app.is_running and isinstance(app.focused, TrackerList)

@@ -117,6 +117,35 @@ class TrackerList(OptionList, inherit_bindings=False):
             self.post_message(TrackerPane.ThreadRequested(option_id.partition(":")[2]))
 
 
+class IssueView(VerticalScroll, inherit_bindings=False):
+    """The issue's fields and rollup (Tab reaches it): j k g G space scroll it as the reader's, q
+    goes back to the issues."""
+
+    BINDINGS = bindings.ISSUE_VIEW
+
+    def action_back(self) -> None:
+        if isinstance(self.parent, TrackerPane):
+            self.parent.query_one(TrackerList).focus()
+
+    def action_scroll_down(self) -> None:
+        self.scroll_relative(y=1, animate=False)
+
+    def action_scroll_up(self) -> None:
+        self.scroll_relative(y=-1, animate=False)
+
+    def action_page_down(self) -> None:
+        self.scroll_page_down(animate=False)
+
+    def action_page_up(self) -> None:
+        self.scroll_page_up(animate=False)
+
+    def action_scroll_home(self) -> None:
+        self.scroll_home(animate=False)
+
+    def action_scroll_end(self) -> None:
+        self.scroll_end(animate=False)
+
+
 class TrackerPane(Vertical):
     @lean_dataclass
     class IssueChosen(Message):
@@ -138,7 +167,7 @@ class TrackerPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield TrackerList(id="tracker-list")
-        with VerticalScroll(id="issue-view"):
+        with IssueView(id="issue-view"):
             yield Static(Text("Enter on an issue shows its fields and rollup here.", "italic"), id="issue-detail")
         yield Static(id="tracker-status", classes="pane-status")
 
