@@ -231,6 +231,12 @@ FOLDER_PICKER = [
 HEADERS_DIALOG = [
     _b("escape,q,h", "close", "Close", "headers.close", key_display="esc"),
     _b("x", "toggle_raw", "Raw source / headers", "headers.raw"),
+    _b("j,down", "scroll(1)", "Scroll down", "headers.down", show=False),
+    _b("k,up", "scroll(-1)", "Scroll up", "headers.up", show=False),
+    _b("space,pagedown", "page(1)", "Page down", "headers.page_down", show=False),
+    _b("minus,pageup", "page(-1)", "Page up", "headers.page_up", show=False),
+    _b("g,home", "top", "Top", "headers.top", show=False),
+    _b("G,end", "bottom", "Bottom", "headers.bottom", show=False),
 ]
 
 PIPE_DIALOG = [

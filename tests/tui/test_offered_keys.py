@@ -257,3 +257,27 @@ async def test_the_issue_view_scrolls_as_the_reader_does_and_q_goes_back_to_the_
         await pilot.press("q")
         await settle(pilot)
         assert app.is_running and isinstance(app.focused, TrackerList)
+
+
+async def test_full_headers_scroll_with_the_readers_keys(tmp_path, monkeypatch):
+    """h on a thread of four messages: their headers run past the dialog, and j k space g G did
+    nothing there (only the arrows scrolled): a triager reads the third message's Received lines."""
+    from textual.containers import VerticalScroll
+
+    from mailtriage.tui.dialogs.headers import HeadersDialog
+
+    app = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")  # the newest thread: four messages
+        await settle(pilot)
+        await pilot.press("h")
+        await settle(pilot)
+        assert isinstance(app.screen, HeadersDialog)
+        listing = app.screen.query_one("#headers-list", VerticalScroll)
+        assert listing.max_scroll_y > listing.size.height
+        for key, where in (("j", 1), ("k", 0), ("space", listing.size.height), ("G", listing.max_scroll_y),
+                           ("g", 0)):
+            await pilot.press(key)
+            await settle(pilot)
+            assert listing.scroll_y == where, key

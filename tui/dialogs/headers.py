@@ -128,6 +128,23 @@ class HeadersDialog(ModalScreen[None], bindings.KeyContext):
         listing.remove_children()
         listing.mount_all([Static(text, classes="headers-message") for text in shown])
 
+    # -- scrolling: the reader's keys (j k space - g G), as the arrows do ------------------------
+    def _listing(self) -> VerticalScroll:
+        return self.query_one("#headers-list", VerticalScroll)
+
+    def action_scroll(self, step: int) -> None:
+        self._listing().scroll_relative(y=step, animate=False)
+
+    def action_page(self, step: int) -> None:
+        listing = self._listing()
+        (listing.scroll_page_down if step > 0 else listing.scroll_page_up)(animate=False)
+
+    def action_top(self) -> None:
+        self._listing().scroll_home(animate=False)
+
+    def action_bottom(self) -> None:
+        self._listing().scroll_end(animate=False)
+
     def action_close(self) -> None:
         self.dismiss(None)
 
