@@ -23,6 +23,19 @@ def _b(keys: str, action: str, description: str, id: str, *, show: bool = True, 
                    tooltip=tooltip, id=id)
 
 
+def scroll_keys(context: str) -> list[Binding]:
+    """The reading pane's scroll keys for a screen that scrolls one container of text
+    (:class:`mailtriage.tui.scroll_keys.ScrollKeys`), with ids ``<context>.down`` … ``.bottom``."""
+    return [
+        _b("j,down", "scroll(1)", "Scroll down", f"{context}.down", show=False),
+        _b("k,up", "scroll(-1)", "Scroll up", f"{context}.up", show=False),
+        _b("space,pagedown", "page(1)", "Page down", f"{context}.page_down", show=False),
+        _b("minus,pageup", "page(-1)", "Page up", f"{context}.page_up", show=False),
+        _b("g,home", "top", "Top", f"{context}.top", show=False),
+        _b("G,end", "bottom", "Bottom", f"{context}.bottom", show=False),
+    ]
+
+
 APP = [
     _b("q", "quit", "Quit", "app.quit"),
     _b("ctrl+q", "quit_now", "Quit now", "app.quit_now", show=False, priority=True),
@@ -231,12 +244,7 @@ FOLDER_PICKER = [
 HEADERS_DIALOG = [
     _b("escape,q,h", "close", "Close", "headers.close", key_display="esc"),
     _b("x", "toggle_raw", "Raw source / headers", "headers.raw"),
-    _b("j,down", "scroll(1)", "Scroll down", "headers.down", show=False),
-    _b("k,up", "scroll(-1)", "Scroll up", "headers.up", show=False),
-    _b("space,pagedown", "page(1)", "Page down", "headers.page_down", show=False),
-    _b("minus,pageup", "page(-1)", "Page up", "headers.page_up", show=False),
-    _b("g,home", "top", "Top", "headers.top", show=False),
-    _b("G,end", "bottom", "Bottom", "headers.bottom", show=False),
+    *scroll_keys("headers"),
 ]
 
 PIPE_DIALOG = [
@@ -285,12 +293,14 @@ PASSPHRASE = [
 
 ERROR_DIALOG = [
     _b("escape,q,enter", "close", "Close", "error.close"),
+    *scroll_keys("error"),
 ]
 
 FIRST_RUN = [
     _b("d", "open_demo", "Open the demo", "first_run.demo"),
     _b("R", "retry", "Try again", "first_run.retry"),
     _b("q", "quit", "Quit", "first_run.quit"),
+    *scroll_keys("first_run"),
 ]
 
 

@@ -281,3 +281,51 @@ async def test_full_headers_scroll_with_the_readers_keys(tmp_path, monkeypatch):
             await pilot.press(key)
             await settle(pilot)
             assert listing.scroll_y == where, key
+
+
+async def test_the_first_run_screen_scrolls_with_j_k_space_g_G(tmp_path):
+    """A newcomer's first screen (no project.md here) is longer than 80x24: only the arrows
+    scrolled it; j k space g G did nothing."""
+    from textual.containers import VerticalScroll
+
+    from mailtriage.tui.screens.first_run import FirstRunScreen
+
+    (tmp_path / "empty").mkdir()
+    app = make_app(tmp_path / "empty")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, FirstRunScreen)
+        guide = app.screen.query_one("#first-run", VerticalScroll)
+        assert guide.max_scroll_y > guide.size.height
+        for key, where in (("j", 1), ("k", 0), ("space", guide.size.height), ("G", guide.max_scroll_y), ("g", 0)):
+            await pilot.press(key)
+            await settle(pilot)
+            assert guide.scroll_y == where, key
+
+
+class ErrorsHost(App):
+    def on_mount(self) -> None:
+        from mailtriage.tui.dialogs.error import ErrorDialog, ErrorRecord
+
+        records = [ErrorRecord(f"Listing failed ({i})", "the server closed the connection", where="list",
+                               details="line one\nline two\nline three") for i in range(12)]
+        self.push_screen(ErrorDialog(records))
+
+
+async def test_the_error_list_scrolls_with_j_k_space_g_G():
+    """Twelve errors run past the dialog; the focus is on Close, so only the mouse scrolled them."""
+    from textual.containers import VerticalScroll
+
+    app = ErrorsHost()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        listing = app.screen.query_one("#error-list", VerticalScroll)
+        assert listing.max_scroll_y > listing.size.height
+        for key, where in (("j", 1), ("k", 0), ("space", listing.size.height), ("G", listing.max_scroll_y),
+                           ("g", 0)):
+            await pilot.press(key)
+            await settle(pilot)
+            assert listing.scroll_y == where, key
+        await pilot.press("enter")  # Close, as before
+        await settle(pilot)
+        assert not app.screen.query("#error-list")

@@ -16,14 +16,16 @@ from mailtriage.tui import bindings
 from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.errors import ErrorRecord
 from mailtriage.tui.sanitize import inert_text
+from mailtriage.tui.scroll_keys import ScrollKeys
 
 __all__ = ["ErrorDialog", "ErrorRecord"]
 
 
-class ErrorDialog(ModalScreen[None], bindings.KeyContext):
+class ErrorDialog(ModalScreen[None], bindings.KeyContext, ScrollKeys):
     CSS_PATH = DIALOG_CSS
     key_context = "ErrorDialog"
     BINDINGS = bindings.ERROR_DIALOG
+    scroll_target = "#error-list"  # j k space g G scroll it (ScrollKeys)
 
     def __init__(self, records: list[ErrorRecord]) -> None:
         super().__init__()

@@ -25,6 +25,7 @@ from mailtriage.tui import bindings
 from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.errors import error_line
 from mailtriage.tui.sanitize import inert_text
+from mailtriage.tui.scroll_keys import ScrollKeys
 
 #: How much of one message's raw source is shown (the rest is said, not drawn).
 RAW_SHOWN = 256 * 1024
@@ -53,10 +54,11 @@ def raw_text(raw: bytes, index: int, total: int) -> Text:
     return text
 
 
-class HeadersDialog(ModalScreen[None], bindings.KeyContext):
+class HeadersDialog(ModalScreen[None], bindings.KeyContext, ScrollKeys):
     CSS_PATH = DIALOG_CSS
     key_context = "HeadersDialog"
     BINDINGS = bindings.HEADERS_DIALOG
+    scroll_target = "#headers-list"  # j k space g G scroll it (ScrollKeys)
     DEFAULT_CSS = """
     HeadersDialog { align: center middle; background: $background 60%; }
     #headers-list { height: 1fr; }
@@ -127,23 +129,6 @@ class HeadersDialog(ModalScreen[None], bindings.KeyContext):
         listing = self.query_one("#headers-list", VerticalScroll)
         listing.remove_children()
         listing.mount_all([Static(text, classes="headers-message") for text in shown])
-
-    # -- scrolling: the reader's keys (j k space - g G), as the arrows do ------------------------
-    def _listing(self) -> VerticalScroll:
-        return self.query_one("#headers-list", VerticalScroll)
-
-    def action_scroll(self, step: int) -> None:
-        self._listing().scroll_relative(y=step, animate=False)
-
-    def action_page(self, step: int) -> None:
-        listing = self._listing()
-        (listing.scroll_page_down if step > 0 else listing.scroll_page_up)(animate=False)
-
-    def action_top(self) -> None:
-        self._listing().scroll_home(animate=False)
-
-    def action_bottom(self) -> None:
-        self._listing().scroll_end(animate=False)
 
     def action_close(self) -> None:
         self.dismiss(None)
