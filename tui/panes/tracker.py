@@ -121,7 +121,7 @@ class IssueView(VerticalScroll, inherit_bindings=False):
     """The issue's fields and rollup (Tab reaches it): j k g G space scroll it as the reader's, q
     goes back to the issues."""
 
-    BINDINGS = bindings.ISSUE_VIEW
+    BINDINGS = bindings.ISSUE_VIEW  # type: ignore[assignment]  # a list of Binding, which the base declares wider
 
     def action_back(self) -> None:
         if isinstance(self.parent, TrackerPane):
