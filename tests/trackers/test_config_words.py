@@ -25,6 +25,8 @@ def refused(tmp_path, tracker: dict) -> str:
      "is empty: repo: under tracker: github: in the Configuration block has no value"),
     ({"platform": "github", "github": {"repo": "  "}}, "tracker.github.repo",
      "is empty: repo: under tracker: github: in the Configuration block has no value"),
+    ({"platform": "local-files"}, "tracker.local.path",
+     "is not set: project.md's Configuration block needs a path: line under tracker: local:"),
     ({"platform": "jira"}, "tracker.jira.url",
      "is not set: project.md's Configuration block needs a url: line under tracker: jira:"),
     ({"platform": "jira", "jira": {"url": "https://jira.example.org"}}, "tracker.jira.project",
