@@ -329,3 +329,21 @@ async def test_the_error_list_scrolls_with_j_k_space_g_G():
         await pilot.press("enter")  # Close, as before
         await settle(pilot)
         assert not app.screen.query("#error-list")
+
+
+async def test_error_details_with_no_error_say_so_in_a_toast(tmp_path):
+    """! before anything failed opened a dialog titled "No errors so far" with nothing in it."""
+    from mailtriage.tui.dialogs.error import ErrorDialog
+    from tests.tui.helpers import mbox_project
+
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("exclamation_mark")
+        await settle(pilot)
+        assert not isinstance(app.screen, ErrorDialog)
+        assert "No errors so far." in said(app)
+        app.report_error("Listing failed", RuntimeError("the server closed the connection"))
+        await pilot.press("exclamation_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, ErrorDialog) and "the server closed the connection" in screen_text(app)
