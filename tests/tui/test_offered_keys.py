@@ -347,3 +347,22 @@ async def test_error_details_with_no_error_say_so_in_a_toast(tmp_path):
         await pilot.press("exclamation_mark")
         await settle(pilot)
         assert isinstance(app.screen, ErrorDialog) and "the server closed the connection" in screen_text(app)
+
+
+async def test_the_queues_all_key_is_offered_only_when_a_filter_is_on(tmp_path, monkeypatch):
+    """a (All) was offered with no filter set, where it changed nothing."""
+    from mailtriage.tui.screens.queue import QueueScreen
+
+    app = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("Q")
+        await settle(pilot)
+        assert isinstance(app.screen, QueueScreen)
+        assert "All" not in footer_words(app) and "By state" in footer_words(app)
+        await pilot.press("s")  # state: new
+        await settle(pilot)
+        assert "All" in footer_words(app)
+        await pilot.press("a")
+        await settle(pilot)
+        assert "state all" in screen_text(app) and "All" not in footer_words(app)
