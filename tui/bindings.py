@@ -207,8 +207,7 @@ QUEUE = [
 
 HELP = [
     _b("q,escape,question_mark,f1", "back", "Close help", "help.close", key_display="q"),
-    _b("j,down", "scroll_down", "Scroll down", "help.down", show=False),
-    _b("k,up", "scroll_up", "Scroll up", "help.up", show=False),
+    *scroll_keys("help"),  # a pager: j k, space -, g G
 ]
 
 PROPOSAL = [

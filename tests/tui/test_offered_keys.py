@@ -366,3 +366,22 @@ async def test_the_queues_all_key_is_offered_only_when_a_filter_is_on(tmp_path, 
         await pilot.press("a")
         await settle(pilot)
         assert "state all" in screen_text(app) and "All" not in footer_words(app)
+
+
+async def test_the_help_screen_pages_and_goes_to_its_ends_as_a_pager_does(tmp_path):
+    """The help (every key, a long page) scrolled a line at a time with j/k only: space, -, g and
+    G, the reader's and every pager's keys, did nothing there."""
+    from mailtriage.tui.screens.help import HelpView
+    from tests.tui.helpers import mbox_project
+
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        view = app.screen.query_one(HelpView)
+        for key, where in (("j", 1), ("k", 0), ("space", view.size.height), ("minus", 0), ("G", view.max_scroll_y),
+                           ("g", 0)):
+            await pilot.press(key)
+            await settle(pilot)
+            assert view.scroll_y == where, key
