@@ -385,3 +385,21 @@ async def test_the_help_screen_pages_and_goes_to_its_ends_as_a_pager_does(tmp_pa
             await pilot.press(key)
             await settle(pilot)
             assert view.scroll_y == where, key
+
+
+async def test_a_pane_with_nothing_to_open_does_not_offer_enter_and_says_why_in_words(tmp_path):
+    """A project without a tracker: the tracker pane said "tracker.github.repo: is None" and
+    offered "⏎ Open issue", which did nothing (its one row is the explanation, not an issue)."""
+    from tests.tui.helpers import mbox_project
+
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        shown = " ".join(screen_text(app).split())
+        assert "is not set" in shown and "None" not in shown, shown
+        words = footer_words(app)
+        assert "Back to list" in words and "Open issue" not in words, words

@@ -30,6 +30,7 @@ from mailtriage.tui import bindings
 from mailtriage.tui.messages import (IssueFailed, IssueOfThreadFound, JumpFailed, ThreadOfIssueFound, TrackerFailed,
                                      TrackerIssueLoaded, TrackerLoaded)
 from mailtriage.tui.panes.area import Requests, drop_stale, failure_text, service
+from mailtriage.tui.row_keys import RowKeys
 from mailtriage.tui.sanitize import inert, inert_text
 
 if TYPE_CHECKING:
@@ -105,8 +106,9 @@ def issue_text(issue: dict) -> Text:
     return out
 
 
-class TrackerList(OptionList, inherit_bindings=False):
+class TrackerList(RowKeys, OptionList, inherit_bindings=False):
     BINDINGS = bindings.TRACKER
+    ROW_ACTIONS = ("select", "jump_thread")  # not offered while no issue is listed (a note, "loading …")
 
     def action_jump_thread(self) -> None:
         """``s``: to the thread of the highlighted issue (the pane posts the request)."""
@@ -185,7 +187,10 @@ class TrackerPane(Vertical):
         status.set_class(error, "-error")
 
     def show_unavailable(self, why: str) -> None:
-        self.query_one(TrackerList).set_options([Option(inert_text(why, style="italic"), disabled=True)])
+        # Why, in the view below (it wraps): a list row cut it after the project file's path,
+        # before the words that say what is missing.
+        self.query_one(TrackerList).set_options([Option(Text("no tracker (why: below)", "italic"), disabled=True)])
+        self.query_one("#issue-detail", Static).update(inert_text(why, multiline=True))
         self._status("tracker: not available", error=True)
 
     def show_loading(self) -> None:
