@@ -104,6 +104,11 @@ FLOWS: dict[str, Flow] = {flow.name: flow for flow in (
 )}
 
 
+#: The flows a key starts whose empty proposal (nothing to write, nothing blocked) is said in a
+#: toast instead of a dialog with nothing to confirm.
+SAID_WHEN_EMPTY = frozenset({"import-key", "import", "publish", "sync"})
+
+
 class ComposeView(Protocol):
     """What the proposals ask of the compose controller: a composed reply refused comes back."""
 
@@ -212,9 +217,10 @@ class Proposals:
         if proposal.blocked is not None and proposal.blocked.reason is BlockedBy.ENCRYPTION:  # an encrypted report
             self._choose_clear_reply(proposal, flow)
             return
-        if proposal.empty and not proposal.blocked and not proposal.preview:
+        if flow in SAID_WHEN_EMPTY and proposal.empty and not proposal.blocked and not proposal.preview:
             # Nothing to confirm (K on a thread that offers no key, P with nothing to publish): said,
             # not asked, as the queue's claim does; the dialog had only a disabled Confirm (issue 35).
+            # A composed reply keeps its review (the text the user wrote is the pending draft's).
             notes = proposal.notes[:5] + [f"… and {len(proposal.notes) - 5} more"] * (len(proposal.notes) > 5)
             screen.notify(inert("\n".join(notes) or "Nothing to write.", multiline=True), title=inert(proposal.title),
                           severity="information", markup=False, timeout=10)
