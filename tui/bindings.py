@@ -12,6 +12,7 @@ the app applies it with :meth:`textual.app.App.set_keymap`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import ClassVar
 
 from textual.binding import Binding
@@ -403,8 +404,13 @@ def effective_keys(binding: Binding, keymap: dict[str, str]) -> list[str]:
 
 def keys_of(app: object, binding_id: str) -> list[str]:
     """The keys that trigger the binding ``binding_id`` in ``app`` (its user's key map applied)."""
-    binding = next(b for b in all_bindings() if b.id == binding_id)
-    return effective_keys(binding, keymap_of(app))
+    keymap = app.user_keymap if isinstance(app, KeymapHost) else {}  # read, not copied: once a key
+    return effective_keys(_by_id()[binding_id], keymap)
+
+
+@cache
+def _by_id() -> dict[str, Binding]:
+    return {b.id: b for b in all_bindings() if b.id}
 
 
 def _display(key: str) -> str:
