@@ -124,6 +124,22 @@ class ProjectConfig:
         found = self.lookup(key)
         return default if found is None else found.value
 
+    def refuse(self, key: str, valid: str, value: Any = ABSENT) -> ConfigError:
+        """The error for ``key`` (dotted) whose value cannot be used, in words: a key no layer
+        sets says it is not set and where it goes ("is not set: project.md's Configuration
+        block needs a repo: line under tracker: github:"), an empty one that it is empty and
+        where, any other value is quoted. ``value`` defaults to the key's value here."""
+        declared = self.lookup(key)
+        if value is ABSENT:
+            value = None if declared is None else declared.value
+        if value is None or (isinstance(value, str) and not value.strip()):
+            if declared is None:
+                problem = f"is not set: {self.file.name}'s Configuration block needs a {key.rpartition('.')[2]}: line{_under(key)}"
+            else:
+                problem = _empty(key, "the Configuration block" if declared.layer == "project" else declared.file)
+            return ConfigError(self.file, key, problem, valid)
+        return ConfigError(self.file, key, f"is {value!r}", valid)
+
     def source_settings(self, name: str) -> dict[str, Any]:
         """Settings of one mail source: ``mail_sources.<name>`` in the configuration block."""
         value = self.get(f"mail_sources.{name}", None)
@@ -140,6 +156,16 @@ class ProjectConfig:
     def resolve_path(self, value: str) -> Path:
         path = Path(str(value)).expanduser()
         return path if path.is_absolute() else (self.directory / path)
+
+
+def _under(key: str) -> str:
+    """Where a dotted key's line is written, in words: `` under tracker: github:`` (top level: "")."""
+    parents = key.rpartition(".")[0]
+    return f" under {' '.join(p + ':' for p in parents.split('.'))}" if parents else ""
+
+
+def _empty(key: str, where: str) -> str:
+    return f"is empty: {key.rpartition('.')[2]}:{_under(key)} in {where} has no value"
 
 
 def _null_parent(data: Any, key: str) -> bool:
@@ -479,7 +505,8 @@ def validate_config(data: dict[str, Any], file: Path | str) -> None:
     for key, (check, valid) in SCHEMA.items():
         value = _dig(data, key)
         if value is not ABSENT and not check(value):
-            raise ConfigError(file, key, f"is {_describe(value)}", valid)
+            problem = _empty(key, "the Configuration block") if value is None else f"is {_describe(value)}"
+            raise ConfigError(file, key, problem, valid)
 
 
 def load_org_profile(name: str, file: Path) -> Layer:

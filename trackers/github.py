@@ -102,7 +102,7 @@ class GitHubTracker(Tracker):
     def from_config(cls, config: Any, policy: Policy) -> "GitHubTracker":
         repo = config.get("tracker.github.repo")
         if not repo or not _REPO_RE.match(str(repo)):
-            raise ConfigError(config.file, "tracker.github.repo", f"is {repo!r}", "owner/name of the private tracker")
+            raise config.refuse("tracker.github.repo", "owner/name of the private tracker, e.g. acme/security")
         api_url = str(config.get("tracker.github.api_url") or DEFAULT_API)
         token = github_token(api_url, str(repo), config.file)
         return cls(str(repo), policy, token=token, api_url=api_url, user=config.get("tracker.user"))

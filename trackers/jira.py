@@ -124,13 +124,13 @@ class JiraTracker(Tracker):
         url = config.get("tracker.jira.url")
         project = config.get("tracker.jira.project")
         if not url or not str(url).startswith(("https://", "http://")):
-            raise ConfigError(config.file, "tracker.jira.url", f"is {url!r}", "the Jira base URL, https://…")
+            raise config.refuse("tracker.jira.url", "the Jira base URL, https://…")
         try:  # the token goes to this origin only, and never in clear (core/origins.py)
             token = origin_secret("jira", str(url))
         except OriginRefused as exc:
             raise ConfigError(config.file, "tracker.jira.url", str(exc), "the Jira base URL, https://…") from None
         if not project or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", str(project)):
-            raise ConfigError(config.file, "tracker.jira.project", f"is {project!r}", "a project key, e.g. FOOSEC")
+            raise config.refuse("tracker.jira.project", "a project key, e.g. FOOSEC")
         version = config.get("tracker.jira.api_version", 3)
         try:
             version = int(version)

@@ -32,8 +32,7 @@ def open_tracker(config: Any) -> Tracker:
 
         path = config.get("tracker.local.path")
         if not path:
-            raise ConfigError(config.file, "tracker.local.path", "is not set",
-                              "the tracker folder, relative to the project folder")
+            raise config.refuse("tracker.local.path", "the tracker folder, relative to the project folder")
         verified = config.get("tracker.local.verified_remotes")
         if verified is not None and (not isinstance(verified, list)
                                      or not all(isinstance(v, str) and v.strip() for v in verified)):

@@ -273,7 +273,7 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, App[int], bindings
     def action_show_errors(self) -> None:
         from mailtriage.tui.dialogs.error import ErrorDialog  # lazy: only when first opened (start-up)
 
-        self.push_screen(ErrorDialog(self.errors))
+        ErrorDialog.open(self, self.errors)
 
     # The keys below work on every screen (the key map puts them on the app); their work
     # is the main screen's.

@@ -12,6 +12,7 @@ the app applies it with :meth:`textual.app.App.set_keymap`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import ClassVar
 
 from textual.binding import Binding
@@ -21,6 +22,19 @@ def _b(keys: str, action: str, description: str, id: str, *, show: bool = True, 
        key_display: str | None = None, tooltip: str = "") -> Binding:
     return Binding(keys, action, description, show=show, priority=priority, key_display=key_display,
                    tooltip=tooltip, id=id)
+
+
+def scroll_keys(context: str) -> list[Binding]:
+    """The reading pane's scroll keys for a screen that scrolls one container of text
+    (:class:`mailtriage.tui.scroll_keys.ScrollKeys`), with ids ``<context>.down`` … ``.bottom``."""
+    return [
+        _b("j,down", "scroll(1)", "Scroll down", f"{context}.down", show=False),
+        _b("k,up", "scroll(-1)", "Scroll up", f"{context}.up", show=False),
+        _b("space,pagedown", "page(1)", "Page down", f"{context}.page_down", show=False),
+        _b("minus,pageup", "page(-1)", "Page up", f"{context}.page_up", show=False),
+        _b("g,home", "top", "Top", f"{context}.top", show=False),
+        _b("G,end", "bottom", "Bottom", f"{context}.bottom", show=False),
+    ]
 
 
 APP = [
@@ -130,6 +144,8 @@ SOURCES = [
     _b("q", "screen.focus_pane('threads')", "Back to list", "sources.back"),  # first: the footer shows it first
     _b("j,down", "cursor_down", "Down", "sources.down", show=False),
     _b("k,up", "cursor_up", "Up", "sources.up", show=False),
+    _b("g,home", "first", "First", "sources.first", show=False),
+    _b("G,end", "last", "Last", "sources.last", show=False),
     _b("enter", "select", "Inspect backend / open account", "sources.open"),
 ]
 
@@ -146,8 +162,21 @@ TRACKER = [
     _b("q", "screen.focus_pane('threads')", "Back to list", "tracker.back"),  # first: the footer shows it first
     _b("j,down", "cursor_down", "Down", "tracker.down", show=False),
     _b("k,up", "cursor_up", "Up", "tracker.up", show=False),
+    _b("g,home", "first", "First", "tracker.first", show=False),
+    _b("G,end", "last", "Last", "tracker.last", show=False),
     _b("enter", "select", "Open issue", "tracker.open"),
     _b("s", "jump_thread", "Thread of this issue", "tracker.thread", show=False),
+]
+
+ISSUE_VIEW = [
+    # The tracker pane's issue (fields and rollup), reached with Tab: scrolled as the reader is, q back
+    _b("q,escape", "back", "Back to the issues", "issue.back"),  # first: the footer shows it first
+    _b("j,down", "scroll_down", "Scroll down", "issue.down", show=False),
+    _b("k,up", "scroll_up", "Scroll up", "issue.up", show=False),
+    _b("space,pagedown", "page_down", "Page down", "issue.page_down", show=False),
+    _b("minus,pageup", "page_up", "Page up", "issue.page_up", show=False),
+    _b("g,home", "scroll_home", "Top", "issue.top", show=False),
+    _b("G,end", "scroll_end", "Bottom", "issue.bottom", show=False),
 ]
 
 CONSOLE = [
@@ -171,14 +200,15 @@ QUEUE = [
     _b("u", "release", "Release", "queue.release"),
     _b("R", "reload", "Read the queue again", "queue.reload", show=False),
     _b("p", "pull", "Pull the colleagues' claims (local files), then read again", "queue.pull", show=False),
-    _b("j", "cursor_down", "Down", "queue.down", show=False),
-    _b("k", "cursor_up", "Up", "queue.up", show=False),
+    _b("j,down", "cursor_down", "Down", "queue.down", show=False),
+    _b("k,up", "cursor_up", "Up", "queue.up", show=False),
+    _b("g,home", "cursor_first", "First", "queue.first", show=False),
+    _b("G,end", "cursor_last", "Last", "queue.last", show=False),
 ]
 
 HELP = [
-    _b("q,escape,question_mark", "back", "Close help", "help.close", key_display="q"),
-    _b("j,down", "scroll_down", "Scroll down", "help.down", show=False),
-    _b("k,up", "scroll_up", "Scroll up", "help.up", show=False),
+    _b("q,escape,question_mark,f1", "back", "Close help", "help.close", key_display="q"),
+    *scroll_keys("help"),  # a pager: j k, space -, g G
 ]
 
 PROPOSAL = [
@@ -203,11 +233,18 @@ ATTACHMENTS = [
 
 FOLDER_PICKER = [
     _b("escape", "cancel", "Cancel (move nothing)", "folder_picker.cancel"),
+    # priority: the list's own (hidden) Enter would take the key in the footer; on the Cancel button it presses it
+    _b("enter", "pick", "Move here", "folder_picker.pick", priority=True),
+    _b("j,down", "cursor_down", "Down", "folder_picker.down", show=False),
+    _b("k,up", "cursor_up", "Up", "folder_picker.up", show=False),
+    _b("g,home", "first", "First", "folder_picker.first", show=False),
+    _b("G,end", "last", "Last", "folder_picker.last", show=False),
 ]
 
 HEADERS_DIALOG = [
     _b("escape,q,h", "close", "Close", "headers.close", key_display="esc"),
     _b("x", "toggle_raw", "Raw source / headers", "headers.raw"),
+    *scroll_keys("headers"),
 ]
 
 PIPE_DIALOG = [
@@ -256,12 +293,14 @@ PASSPHRASE = [
 
 ERROR_DIALOG = [
     _b("escape,q,enter", "close", "Close", "error.close"),
+    *scroll_keys("error"),
 ]
 
 FIRST_RUN = [
     _b("d", "open_demo", "Open the demo", "first_run.demo"),
     _b("R", "retry", "Try again", "first_run.retry"),
     _b("q", "quit", "Quit", "first_run.quit"),
+    *scroll_keys("first_run"),
 ]
 
 
@@ -314,6 +353,7 @@ CONTEXTS: tuple[Context, ...] = (
     Context("Sources pane", SOURCES, "SourceList", "MainScreen"),
     Context("Lists pane", FOLDERS, "FolderList", "MainScreen"),
     Context("Tracker pane", TRACKER, "TrackerList", "MainScreen"),
+    Context("Tracker issue", ISSUE_VIEW, "IssueView", "MainScreen"),
     Context("Backend console", CONSOLE, "screen", "ConsoleScreen"),
     Context("Triage queue", QUEUE, "screen", "QueueScreen"),
     Context("Help", HELP, "screen", "HelpScreen"),
@@ -360,6 +400,17 @@ def effective_keys(binding: Binding, keymap: dict[str, str]) -> list[str]:
     """The keys that trigger ``binding`` once the user's keymap is applied."""
     keys = keymap.get(binding.id or "", binding.key)
     return [k.strip() for k in keys.split(",") if k.strip()]
+
+
+def keys_of(app: object, binding_id: str) -> list[str]:
+    """The keys that trigger the binding ``binding_id`` in ``app`` (its user's key map applied)."""
+    keymap = app.user_keymap if isinstance(app, KeymapHost) else {}  # read, not copied: once a key
+    return effective_keys(_by_id()[binding_id], keymap)
+
+
+@cache
+def _by_id() -> dict[str, Binding]:
+    return {b.id: b for b in all_bindings() if b.id}
 
 
 def _display(key: str) -> str:

@@ -124,6 +124,9 @@ def test_classes_use_the_registry_lists():
     from mailtriage.tui.screens.queue import QueueScreen
 
     classes[QueueScreen.__name__] = QueueScreen  # issue 37: Q
+    from mailtriage.tui.panes.tracker import IssueView
+
+    classes[IssueView.__name__] = IssueView  # habits9: the tracker's issue, scrolled from the keyboard
     for context in bindings.CONTEXTS:
         owner = context.target if context.target not in ("app", "screen") else (context.screen or "MailTriageApp")
         assert classes[owner].BINDINGS is context.bindings, context.title

@@ -55,6 +55,9 @@ class Flow:
     build: Callable[[Service, FlowTarget], Proposal]
     #: The op whose resolution a failure names (None: the flow is not about one op).
     failure_op: str | None = None
+    #: An empty proposal (nothing to write, nothing blocked) is said in a toast, not shown in a
+    #: dialog with nothing to confirm (the flows a key starts: K, i, P, S).
+    said_when_empty: bool = False
 
 
 def _build_reply(session: Service, target: FlowTarget, *, allow_clear: bool = False) -> Proposal:
@@ -97,10 +100,14 @@ FLOWS: dict[str, Flow] = {flow.name: flow for flow in (
     Flow("reply", "preparing the reply proposal …", "Preparing the reply failed", _build_reply, "create_draft"),
     Flow("reply-clear", "preparing the reply proposal (in clear) …", "Preparing the reply failed", _build_reply_clear,
          "create_draft"),
-    Flow("import-key", "reading the offered key …", "Preparing the key import failed", _build_key_import),
-    Flow("import", "preparing the import proposal …", "Preparing the import failed", _build_import, "read_thread"),
-    Flow("publish", "preparing the publish review …", "Preparing the publish review failed", _build_publish),
-    Flow("sync", "collecting new mail on the tracker's threads …", "Preparing the sync failed", _build_sync),
+    Flow("import-key", "reading the offered key …", "Preparing the key import failed", _build_key_import,
+         said_when_empty=True),
+    Flow("import", "preparing the import proposal …", "Preparing the import failed", _build_import, "read_thread",
+         said_when_empty=True),
+    Flow("publish", "preparing the publish review …", "Preparing the publish review failed", _build_publish,
+         said_when_empty=True),
+    Flow("sync", "collecting new mail on the tracker's threads …", "Preparing the sync failed", _build_sync,
+         said_when_empty=True),
 )}
 
 
@@ -211,6 +218,16 @@ class Proposals:
         screen = self._screen
         if proposal.blocked is not None and proposal.blocked.reason is BlockedBy.ENCRYPTION:  # an encrypted report
             self._choose_clear_reply(proposal, flow)
+            return
+        entry = FLOWS.get(flow)
+        if entry is not None and entry.said_when_empty and proposal.empty and not proposal.blocked \
+                and not proposal.preview:
+            # Nothing to confirm (K on a thread that offers no key, P with nothing to publish): said,
+            # not asked, as the queue's claim does; the dialog had only a disabled Confirm (issue 35).
+            # A composed reply keeps its review (the text the user wrote is the pending draft's).
+            notes = proposal.notes[:5] + [f"… and {len(proposal.notes) - 5} more"] * (len(proposal.notes) > 5)
+            screen.notify(inert("\n".join(notes) or "Nothing to write.", multiline=True), title=inert(proposal.title),
+                          severity="information", markup=False, timeout=10)
             return
         if skips_confirmation(proposal, screen.shell.settings):  # confirm_flag_changes = false
             screen.notify(f"{proposal.title} (confirm_flag_changes = false: not asked)", markup=False, timeout=3)

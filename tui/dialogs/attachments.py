@@ -119,7 +119,7 @@ class AttachmentsDialog(ModalScreen[None], bindings.KeyContext):
             options.highlighted = 0
         options.focus()
         self.query_one(FolderInput).cursor_blink = self.cursor_blink
-        self._status(f"via {self.attachments.source} · e/Enter view · x hex/text · s save · A save all")
+        self._status(f"via {self.attachments.source} · Enter/v view · s save · A save all")
 
     def _status(self, text: str) -> None:
         # Errors quote server text: inert, and never a secret the session holds.
@@ -171,6 +171,14 @@ class AttachmentsDialog(ModalScreen[None], bindings.KeyContext):
         self._status(f"⚠ {message.title}: {message.error}")
         self.report(message.title, message.error)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # x and [ ] act on what is viewed: not offered before a view, nor [ ] for one page (issue 35)
+        if action == "toggle_hex":
+            return self._loaded is not None
+        if action == "page":
+            return self._loaded is not None and self._pages() > 1
+        return True
+
     def action_toggle_hex(self) -> None:
         if self._loaded is not None:
             self._hex = not self._hex
@@ -211,7 +219,9 @@ class AttachmentsDialog(ModalScreen[None], bindings.KeyContext):
         cut = f" (first {size_text(len(loaded.data))} of {size_text(loaded.total)})" if loaded.total > len(
             loaded.data) else ""
         self._status(f"{loaded.key} · {'hex' if self._hex else 'text'} · page {self._page + 1}/{pages} · "
-                     f"bytes {start}–{max(start, shown - 1)} of {loaded.total}{cut} · [ ] pages · x hex/text")
+                     f"bytes {start}–{max(start, shown - 1)} of {loaded.total}{cut}"
+                     f"{' · [ ] pages' if pages > 1 else ''} · x hex/text")
+        self.refresh_bindings()  # x, and [ ] when there is more than one page
 
     # -- saving -------------------------------------------------------------------------------
     def action_save(self) -> None:

@@ -7,7 +7,7 @@ A traceback is shown only folded, as text, for a developer to copy.
 from __future__ import annotations
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Collapsible, Footer, Static
@@ -16,14 +16,24 @@ from mailtriage.tui import bindings
 from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.errors import ErrorRecord
 from mailtriage.tui.sanitize import inert_text
+from mailtriage.tui.scroll_keys import ScrollKeys
 
 __all__ = ["ErrorDialog", "ErrorRecord"]
 
 
-class ErrorDialog(ModalScreen[None], bindings.KeyContext):
+class ErrorDialog(ModalScreen[None], bindings.KeyContext, ScrollKeys):
     CSS_PATH = DIALOG_CSS
     key_context = "ErrorDialog"
     BINDINGS = bindings.ERROR_DIALOG
+    scroll_target = "#error-list"  # j k space g G scroll it (ScrollKeys)
+
+    @classmethod
+    def open(cls, app: App, records: list[ErrorRecord]) -> None:
+        """``!``: the dialog; before any error a toast says so (no dialog with nothing in it)."""
+        if not records:
+            app.notify("No errors so far.", title="Error details", markup=False)
+            return
+        app.push_screen(cls(records))
 
     def __init__(self, records: list[ErrorRecord]) -> None:
         super().__init__()

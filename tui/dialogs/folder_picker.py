@@ -1,4 +1,5 @@
-"""The folder picker of a move (``M``): the account's folders, Enter picks, Esc cancels.
+"""The folder picker of a move (``M``): the account's folders, Enter picks, Esc cancels; j k g G
+move as in every list of the app.
 
 Folder names come from the server: they are shown inert. The folder the messages are in
 is listed but cannot be picked; folders that cannot hold mail are left out. Dismisses
@@ -63,6 +64,25 @@ class FolderPicker(ModalScreen[str | None], bindings.KeyContext):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         self.dismiss(event.option.id)
+
+    # -- keys: j k g G as every list of the app, Enter picks (or presses the focused button) ----
+    def action_cursor_down(self) -> None:
+        self.query_one(OptionList).action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        self.query_one(OptionList).action_cursor_up()
+
+    def action_first(self) -> None:
+        self.query_one(OptionList).action_first()
+
+    def action_last(self) -> None:
+        self.query_one(OptionList).action_last()
+
+    def action_pick(self) -> None:
+        if isinstance(self.focused, Button):
+            self.focused.press()
+        else:
+            self.query_one(OptionList).action_select()
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -25,6 +25,7 @@ from mailtriage.tui import bindings
 from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.errors import error_line
 from mailtriage.tui.sanitize import inert_text
+from mailtriage.tui.scroll_keys import ScrollKeys
 
 #: How much of one message's raw source is shown (the rest is said, not drawn).
 RAW_SHOWN = 256 * 1024
@@ -53,10 +54,11 @@ def raw_text(raw: bytes, index: int, total: int) -> Text:
     return text
 
 
-class HeadersDialog(ModalScreen[None], bindings.KeyContext):
+class HeadersDialog(ModalScreen[None], bindings.KeyContext, ScrollKeys):
     CSS_PATH = DIALOG_CSS
     key_context = "HeadersDialog"
     BINDINGS = bindings.HEADERS_DIALOG
+    scroll_target = "#headers-list"  # j k space g G scroll it (ScrollKeys)
     DEFAULT_CSS = """
     HeadersDialog { align: center middle; background: $background 60%; }
     #headers-list { height: 1fr; }

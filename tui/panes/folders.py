@@ -25,13 +25,14 @@ from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False
 from mailtriage.tui import bindings
 from mailtriage.tui.messages import AccountFoldersLoaded, FoldersFailed
 from mailtriage.tui.panes.area import Requests, drop_stale, failure_text, service, shell
+from mailtriage.tui.row_keys import RowKeys
 from mailtriage.tui.sanitize import inert_text
 
 if TYPE_CHECKING:
     from mailtriage.application import MailFolder
 
 
-class FolderList(OptionList, inherit_bindings=False):
+class FolderList(RowKeys, OptionList, inherit_bindings=False):
     BINDINGS = bindings.FOLDERS
 
 

@@ -16,10 +16,11 @@ from textual.widgets.option_list import Option
 
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.tui import bindings
+from mailtriage.tui.row_keys import RowKeys
 from mailtriage.tui.sanitize import inert_text
 
 
-class SourceList(OptionList, inherit_bindings=False):
+class SourceList(RowKeys, OptionList, inherit_bindings=False):
     BINDINGS = bindings.SOURCES
 
 

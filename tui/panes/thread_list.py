@@ -13,23 +13,23 @@ from __future__ import annotations
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual import work
+from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.worker import get_current_worker
 
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.application import ThreadSummary, shown_date
-from mailtriage.core.inert import sender_label, terminal_text
+from mailtriage.core.inert import sender_label
 from mailtriage.tui import bindings
-from mailtriage.tui.arrange import Arrangement, ArrangedRows, same_pages
-from mailtriage.tui.errors import error_line
+from mailtriage.tui.arrange import Arrangement, ArrangedRows
+from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.rows import ListRows, ThreadRows, index_of, status_mark
 from mailtriage.tui.sanitize import MARKER_STYLE, inert_text
+from mailtriage.tui.row_pages import RowPages
 from mailtriage.tui.server_order import ServerOrderKeys
 from mailtriage.tui.tagging import TagKeys, Tags
 
@@ -48,7 +48,7 @@ def format_date(row: ThreadSummary, narrow: bool, column: str = "sent") -> str:
     return when.strftime("%m-%d" if narrow else "%Y-%m-%d %H:%M")
 
 
-class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
+class ThreadList(RowPages, ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
     """Thread summaries, one per line, newest first as the backend returned them."""
 
     BINDINGS = bindings.THREAD_LIST
@@ -426,11 +426,22 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
         self._move(-1)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("clear_search", "next_match", "previous_match"):
+        if action in ("next_match", "previous_match"):
+            return self.filtered and len(self.rows) > 0  # a search that matched nothing has no next match
+        if action == "clear_search":
             return self.filtered
+        if action == "import_thread" and isinstance(self.current, MailboxRow):
+            return False  # a key that only refuses is not offered; pressed, it says why (on_key)
         if action in ("open", "reply", "import_thread") or (action == "compose" and parameters != ("new",)):
             return len(self.rows) > 0  # not offered without a row (issue 35): a dimmed key is still on show
         return True
+
+    def on_key(self, event: events.Key) -> None:
+        """i on a personal account's message: not offered (check_action), yet pressed it says why
+        import works on a project source's threads only (its keys as the user's key map has them)."""
+        if isinstance(self.current, MailboxRow) and event.key in bindings.keys_of(self.app, "threads.import"):
+            event.stop()  # TagKeys.on_key still runs: a waiting tag prefix is spent
+            self.action_import_thread()
 
     def on_click(self, event) -> None:
         offset = event.get_content_offset(self)
@@ -441,60 +452,3 @@ class ThreadList(ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
             self.focus()
             self.cursor = index
             self.action_open()
-
-    # -- paging ------------------------------------------------------------
-    def watch_scroll_y(self, old: float, new: float) -> None:
-        super().watch_scroll_y(old, new)
-        if self.new_above > int(new):  # new rows land on top: those scrolled to are seen
-            self.new_above = int(new)
-            self._announce()
-        self._request_visible_pages()
-
-    def on_resize(self) -> None:
-        self._cache.clear()
-        self._request_visible_pages()
-
-    def _request_visible_pages(self) -> None:
-        page_size = self.rows.page_size
-        if not page_size:
-            return
-        top = self.scroll_offset.y
-        height = max(self.scrollable_content_region.height, 1)
-        # The window plus one screen either side, so paging ahead hides the fetch.
-        pages = self.rows.missing_pages(max(0, top - height), top + 2 * height)
-        if pages:
-            centre = (top + height // 2) // page_size
-            pages.sort(key=lambda p: abs(p - centre))
-            self._fetch_pages(self.rows, pages)
-
-    @work(thread=True, group="thread-pages", exit_on_error=False)
-    def _fetch_pages(self, rows: ThreadRows, pages: list[int]) -> None:
-        worker = get_current_worker()
-        for i, page in enumerate(pages):
-            # Rows arranged anew (a sort, the tree, new marks) page the same listing: the pages
-            # claimed are still to fetch (a sort's load skipped them), and each sorts in when it comes.
-            if worker.is_cancelled or not same_pages(rows, self.rows):
-                rows.release(pages[i:])
-                return
-            error = None
-            try:
-                rows.fetch_page(page)
-            except Exception as exc:  # the placeholder rows say so; scrolling retries
-                error = error_line(exc)
-            self.post_message(self.PageLoaded(rows, error))
-
-    def on_thread_list_page_loaded(self, message: PageLoaded) -> None:
-        message.stop()
-        if same_pages(message.rows, self.rows):  # fetched for these rows, or for the same listing arranged before
-            self.tags_arrived()  # v typed on its rows before they came (issue 35)
-            if isinstance(self.rows, ArrangedRows):  # sort the new page in, cursor on its row
-                self.replace_rows(self.rows.base)
-                self.post_message(self.ArrangementChanged())
-            elif self.virtual_size.height != len(self.rows):  # a search learnt how many results it has
-                self.virtual_size = Size(0, len(self.rows))
-                self._announce()
-            self.refresh()
-            if message.error:
-                # Server text: inert, never parsed as markup.
-                self.notify(f"could not fetch threads: {terminal_text(message.error)}", severity="error",
-                            title="Thread list", markup=False)

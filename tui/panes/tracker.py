@@ -30,6 +30,7 @@ from mailtriage.tui import bindings
 from mailtriage.tui.messages import (IssueFailed, IssueOfThreadFound, JumpFailed, ThreadOfIssueFound, TrackerFailed,
                                      TrackerIssueLoaded, TrackerLoaded)
 from mailtriage.tui.panes.area import Requests, drop_stale, failure_text, service
+from mailtriage.tui.row_keys import RowKeys
 from mailtriage.tui.sanitize import inert, inert_text
 
 if TYPE_CHECKING:
@@ -105,8 +106,9 @@ def issue_text(issue: dict) -> Text:
     return out
 
 
-class TrackerList(OptionList, inherit_bindings=False):
+class TrackerList(RowKeys, OptionList, inherit_bindings=False):
     BINDINGS = bindings.TRACKER
+    ROW_ACTIONS = ("select", "jump_thread")  # not offered while no issue is listed (a note, "loading …")
 
     def action_jump_thread(self) -> None:
         """``s``: to the thread of the highlighted issue (the pane posts the request)."""
@@ -115,6 +117,35 @@ class TrackerList(OptionList, inherit_bindings=False):
         option_id = self.get_option_at_index(self.highlighted).id or ""
         if option_id.startswith("issue:"):
             self.post_message(TrackerPane.ThreadRequested(option_id.partition(":")[2]))
+
+
+class IssueView(VerticalScroll, inherit_bindings=False):
+    """The issue's fields and rollup (Tab reaches it): j k g G space scroll it as the reader's, q
+    goes back to the issues."""
+
+    BINDINGS = bindings.ISSUE_VIEW  # type: ignore[assignment]  # a list of Binding, which the base declares wider
+
+    def action_back(self) -> None:
+        if isinstance(self.parent, TrackerPane):
+            self.parent.query_one(TrackerList).focus()
+
+    def action_scroll_down(self) -> None:
+        self.scroll_relative(y=1, animate=False)
+
+    def action_scroll_up(self) -> None:
+        self.scroll_relative(y=-1, animate=False)
+
+    def action_page_down(self) -> None:
+        self.scroll_page_down(animate=False)
+
+    def action_page_up(self) -> None:
+        self.scroll_page_up(animate=False)
+
+    def action_scroll_home(self) -> None:
+        self.scroll_home(animate=False)
+
+    def action_scroll_end(self) -> None:
+        self.scroll_end(animate=False)
 
 
 class TrackerPane(Vertical):
@@ -138,7 +169,7 @@ class TrackerPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield TrackerList(id="tracker-list")
-        with VerticalScroll(id="issue-view"):
+        with IssueView(id="issue-view"):
             yield Static(Text("Enter on an issue shows its fields and rollup here.", "italic"), id="issue-detail")
         yield Static(id="tracker-status", classes="pane-status")
 
@@ -156,7 +187,10 @@ class TrackerPane(Vertical):
         status.set_class(error, "-error")
 
     def show_unavailable(self, why: str) -> None:
-        self.query_one(TrackerList).set_options([Option(inert_text(why, style="italic"), disabled=True)])
+        # Why, in the view below (it wraps): a list row cut it after the project file's path,
+        # before the words that say what is missing.
+        self.query_one(TrackerList).set_options([Option(Text("no tracker (why: below)", "italic"), disabled=True)])
+        self.query_one("#issue-detail", Static).update(inert_text(why, multiline=True))
         self._status("tracker: not available", error=True)
 
     def show_loading(self) -> None:

@@ -15,6 +15,7 @@ from textual.widgets import Footer, Markdown, Static
 
 from mailtriage.tui import bindings
 from mailtriage.tui.sanitize import inert_text
+from mailtriage.tui.scroll_keys import ScrollKeys
 
 GUIDE = """\
 ## Try it now
@@ -57,9 +58,10 @@ keyring.
 """
 
 
-class FirstRunScreen(Screen, bindings.KeyContext):
+class FirstRunScreen(Screen, bindings.KeyContext, ScrollKeys):
     key_context = "FirstRunScreen"
     BINDINGS = bindings.FIRST_RUN
+    scroll_target = "#first-run"  # j k space g G scroll it (ScrollKeys)
 
     def __init__(self, project_dir: Path, problem: str | None, settings_path: Path, *, missing: bool) -> None:
         super().__init__()

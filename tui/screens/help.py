@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.widgets import Footer, Static
 
 from mailtriage.tui import bindings
+from mailtriage.tui.scroll_keys import ScrollKeys
 
 
 def key_label(app, key: str) -> str:
@@ -37,9 +38,10 @@ class HelpView(VerticalScroll, can_focus=True):
     pass
 
 
-class HelpScreen(Screen, bindings.KeyContext):
+class HelpScreen(Screen, bindings.KeyContext, ScrollKeys):
     key_context = "HelpScreen"
     BINDINGS = bindings.HELP
+    scroll_target = "HelpView"  # j k space - g G scroll it (ScrollKeys)
 
     def compose(self) -> ComposeResult:
         keymap = bindings.keymap_of(self.app)
@@ -58,9 +60,3 @@ class HelpScreen(Screen, bindings.KeyContext):
 
     def action_back(self) -> None:
         self.app.pop_screen()
-
-    def action_scroll_down(self) -> None:
-        self.query_one(HelpView).scroll_relative(y=1, animate=False)
-
-    def action_scroll_up(self) -> None:
-        self.query_one(HelpView).scroll_relative(y=-1, animate=False)

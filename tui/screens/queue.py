@@ -250,6 +250,7 @@ class QueueScreen(Screen, bindings.KeyContext):
             table.move_cursor(row=target, animate=False)
         self._status(queue, shown)
         self._detail()
+        self.refresh_bindings()  # a (All) follows the filters
 
     def _status(self, queue: Queue, shown: Queue) -> None:
         overdue = sum(1 for row in shown.rows if row.breaches)
@@ -290,6 +291,13 @@ class QueueScreen(Screen, bindings.KeyContext):
     def action_cursor_up(self) -> None:
         self.query_one(QueueTable).action_cursor_up()
 
+    def action_cursor_first(self) -> None:
+        self.query_one(QueueTable).move_cursor(row=0)
+
+    def action_cursor_last(self) -> None:
+        table = self.query_one(QueueTable)
+        table.move_cursor(row=max(table.row_count - 1, 0))
+
     def action_reload(self) -> None:
         self.load()
 
@@ -327,6 +335,11 @@ class QueueScreen(Screen, bindings.KeyContext):
     def action_filter_clear(self) -> None:
         self.state_filter = self.owner_filter = None
         self.show()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "filter_clear":  # a (All) only when a filter is on: it changes nothing otherwise
+            return self.state_filter is not None or self.owner_filter is not None
+        return True
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_read()

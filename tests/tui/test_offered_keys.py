@@ -1,0 +1,405 @@
+"""Keys offered that do nothing, keys missing where the other lists have them, found by
+keystroke on the demo (issue 35 §6, habits9): every list moves with j k g G (mutt's and aerc's
+habit), a key that only refuses is not offered, an empty proposal is said in a toast rather than
+a dialog with nothing to confirm, and the dialogs' words name the keys they take."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from textual.app import App, ComposeResult
+
+from mailtriage.application import Address, ThreadId, ThreadSummary, project_dir
+from mailtriage.tui import bindings
+from mailtriage.tui.footer import KeyFooter
+from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
+from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.rows import ListRows
+from tests.tui.helpers import make_app, screen_text, settle
+
+WHEN = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)
+
+
+def demo_app(tmp_path, monkeypatch):
+    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
+    return make_app(project_dir(demo_session=True), demo=True)
+
+
+def footer_words(app) -> list[str]:
+    return [key.description for footer in app.screen.query(KeyFooter) for key in footer.shown()]
+
+
+def said(app) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+class ListHost(App):
+    def __init__(self, rows, *, searched: bool = False) -> None:
+        super().__init__()
+        self.rows = rows
+        self.searched = searched  # the rows are a search's result
+
+    def compose(self) -> ComposeResult:
+        yield ThreadList()
+        yield KeyFooter()
+
+    def on_mount(self) -> None:
+        thread_list = self.query_one(ThreadList)
+        thread_list.set_rows(ListRows(self.rows), filtered=self.searched)
+        thread_list.focus()
+
+
+def row(i: int, *, personal: bool) -> ThreadSummary:
+    sender = Address(f"Sender {i}", f"s{i}@example.org")
+    if personal:
+        return MailboxRow(ThreadId(MAILBOX_KIND, f"m{i}"), f"Message {i}", f"<m{i}@x>", sender, WHEN, 1,
+                          account_id="work")
+    return ThreadSummary(ThreadId("msgid", f"<t{i}@x>"), f"Report {i}", f"<t{i}@x>", sender, WHEN, 1)
+
+
+async def test_import_is_not_offered_on_a_personal_accounts_messages():
+    """i refuses a personal account's message (a toast says why: tests/tui/test_demo_walk.py);
+    a key that only refuses is not offered in the footer. On a project list's threads it is."""
+    for personal in (False, True):
+        app = ListHost([row(i, personal=personal) for i in range(3)])
+        async with app.run_test(size=(100, 10)) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+            words = footer_words(app)
+            assert "Open" in words and "Reply" in words, words
+            assert ("Import to tracker" in words) is not personal, (personal, words)
+
+
+#: The lists of the app: each moves down, up, to its first and to its last row with j k g G.
+LISTS = {"Thread list": bindings.THREAD_LIST, "Sources pane": bindings.SOURCES, "Lists pane": bindings.FOLDERS,
+         "Tracker pane": bindings.TRACKER, "Triage queue": bindings.QUEUE,
+         "Folder picker (move)": bindings.FOLDER_PICKER}
+
+
+def test_every_list_moves_with_the_same_keys():
+    for title, group in LISTS.items():
+        keys = {key.strip() for binding in group for key in binding.key.split(",")}
+        missing = [key for key in ("j", "k", "g", "G", "down", "up", "home", "end") if key not in keys]
+        assert not missing, f"{title} has no {missing}"
+
+
+async def test_g_and_G_go_to_the_first_and_last_row_of_the_sources_tracker_and_queue(tmp_path, monkeypatch):
+    from mailtriage.tui.panes.sources import SourceList
+    from mailtriage.tui.panes.tracker import TrackerList
+    from mailtriage.tui.screens.queue import QueueScreen, QueueTable
+
+    app = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("1", "G")
+        await settle(pilot)
+        sources = app.screen.query_one(SourceList)
+        assert sources.highlighted == sources.option_count - 1 > 0
+        await pilot.press("g")
+        await settle(pilot)
+        assert sources.highlighted == 0
+
+        await pilot.press("t")
+        await settle(pilot)
+        await pilot.press("5", "G")
+        await settle(pilot)
+        issues = app.screen.query_one(TrackerList)
+        assert issues.highlighted == issues.option_count - 1 > 0
+        await pilot.press("g")
+        await settle(pilot)
+        assert issues.highlighted == 0
+
+        await pilot.press("Q")
+        await settle(pilot)
+        assert isinstance(app.screen, QueueScreen)
+        table = app.screen.query_one(QueueTable)
+        await pilot.press("G")
+        await settle(pilot)
+        assert table.cursor_row == table.row_count - 1 > 0
+        await pilot.press("g")
+        await settle(pilot)
+        assert table.cursor_row == 0
+
+
+async def test_f1_on_the_help_screen_closes_it_as_question_mark_does(tmp_path):
+    """The help screen's footer offered "? Help" for F1 (the app's key), which did nothing there."""
+    from mailtriage.tui.screens.help import HelpScreen
+    from tests.tui.helpers import mbox_project
+
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        for key in ("question_mark", "f1"):
+            await pilot.press("f1")
+            await settle(pilot)
+            assert isinstance(app.screen, HelpScreen)
+            assert "Help" not in [k.description for k in app.screen.query("FooterKey")]  # Textual's Footer
+            await pilot.press(key)
+            await settle(pilot)
+            assert not isinstance(app.screen, HelpScreen), key
+
+
+async def open_demo_inbox(app, pilot) -> None:
+    from tests.tui.test_demo_walk import open_demo_inbox as walk
+
+    await walk(app, pilot)
+
+
+def dialog_footer(app) -> list[str]:
+    """The keys Textual's own Footer shows (the small dialogs use it)."""
+    return [key.description for key in app.screen.query("FooterKey")]
+
+
+async def test_the_move_picker_moves_with_j_k_g_G_and_enter_moves_there(tmp_path, monkeypatch):
+    from mailtriage.tui.dialogs.folder_picker import FolderPicker
+    from mailtriage.tui.dialogs.proposal import ProposalDialog
+    from textual.widgets import OptionList
+
+    app = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_demo_inbox(app, pilot)
+        await pilot.press("M")
+        await settle(pilot)
+        assert isinstance(app.screen, FolderPicker)
+        assert "Move here" in dialog_footer(app)
+        folders = app.screen.query_one(OptionList)
+        assert folders.highlighted == 1  # INBOX (the message is there) cannot be picked: Archive
+        for key, index in (("j", 2), ("k", 1), ("G", folders.option_count - 1), ("g", 1)):
+            await pilot.press(key)
+            await settle(pilot)
+            assert folders.highlighted == index, key
+        await pilot.press("j", "enter")  # Drafts
+        await settle(pilot)
+        assert isinstance(app.screen, ProposalDialog)
+        assert "Drafts" in screen_text(app)
+
+
+async def test_an_empty_proposal_says_why_in_a_toast_and_opens_no_dialog(tmp_path, monkeypatch):
+    """K on a thread that offers no key, P with nothing to publish: a dialog titled with the
+    action said "Nothing to write." beside a disabled Confirm button; now a toast says why."""
+    from mailtriage.tui.dialogs.proposal import ProposalDialog
+
+    app = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")  # the newest project thread, in the reader
+        await settle(pilot)
+        for keys, why in ((("K",), "no message of this thread offers a key"),
+                          (("q", "P"), "nothing to publish: the tracker has no pending changes")):
+            app.clear_notifications()
+            await pilot.press(*keys)
+            await settle(pilot)
+            assert not isinstance(app.screen, ProposalDialog), keys
+            assert any(why in s for s in said(app)), (keys, said(app))
+
+
+async def test_the_attachments_dialog_offers_its_view_keys_once_something_is_viewed(tmp_path, monkeypatch):
+    """x and [ ] were offered before anything was viewed and did nothing; the status line said
+    "e/Enter view" where e does nothing in the dialog (v and Enter view)."""
+    from mailtriage.tui.dialogs.attachments import AttachmentsDialog
+
+    app = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_demo_inbox(app, pilot)
+        await pilot.press("enter")  # the rota message, with its one attachment
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert isinstance(app.screen, AttachmentsDialog)
+        shown = screen_text(app)
+        assert "Enter/v view" in shown and "e/Enter" not in shown
+        words = dialog_footer(app)
+        assert "View" in words and "Hex / text" not in words and "Next page" not in words, words
+        await pilot.press("v")
+        await settle(pilot)
+        words = dialog_footer(app)
+        assert "Hex / text" in words, words
+        assert "Next page" not in words and "Previous page" not in words, words  # 108 bytes: one page
+
+
+async def test_n_and_N_are_not_offered_when_a_search_matched_nothing():
+    """0 of 42 matched: the footer offered n / N (next and previous match), which moved nothing."""
+    for count in (0, 2):
+        app = ListHost([row(i, personal=False) for i in range(count)], searched=True)
+        async with app.run_test(size=(100, 10)) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+            actions = [key.action for key in app.query_one(KeyFooter).shown()]  # the words shorten when narrow
+            assert "clear_search" in actions, actions
+            assert ("next_match" in actions) is bool(count), (count, actions)
+            assert ("previous_match" in actions) is bool(count), (count, actions)
+
+
+async def test_the_issue_view_scrolls_as_the_reader_does_and_q_goes_back_to_the_issues(tmp_path, monkeypatch):
+    """Tab from the tracker's issues reaches the issue's fields and rollup: j k g G did nothing
+    there and q quit the app (every other pane's q goes back); the footer offered only Quit."""
+    from textual.containers import VerticalScroll
+
+    from mailtriage.tui.panes.tracker import TrackerList
+
+    app = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        await pilot.press("5", "enter")  # the newest issue's fields and rollup
+        await settle(pilot)
+        await pilot.press("tab")
+        await settle(pilot)
+        view = app.screen.query_one("#issue-view", VerticalScroll)
+        assert app.focused is view
+        assert "Back to the issues" in footer_words(app), footer_words(app)
+        assert view.max_scroll_y > 2  # 80x24: the issue is longer than the view
+        for key, where in (("j", 1), ("G", view.max_scroll_y), ("k", view.max_scroll_y - 1), ("g", 0)):
+            await pilot.press(key)
+            await settle(pilot)
+            assert view.scroll_y == where, key
+        await pilot.press("q")
+        await settle(pilot)
+        assert app.is_running and isinstance(app.focused, TrackerList)
+
+
+async def test_full_headers_scroll_with_the_readers_keys(tmp_path, monkeypatch):
+    """h on a thread of four messages: their headers run past the dialog, and j k space g G did
+    nothing there (only the arrows scrolled): a triager reads the third message's Received lines."""
+    from textual.containers import VerticalScroll
+
+    from mailtriage.tui.dialogs.headers import HeadersDialog
+
+    app = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")  # the newest thread: four messages
+        await settle(pilot)
+        await pilot.press("h")
+        await settle(pilot)
+        assert isinstance(app.screen, HeadersDialog)
+        listing = app.screen.query_one("#headers-list", VerticalScroll)
+        assert listing.max_scroll_y > listing.size.height
+        for key, where in (("j", 1), ("k", 0), ("space", listing.size.height), ("G", listing.max_scroll_y),
+                           ("g", 0)):
+            await pilot.press(key)
+            await settle(pilot)
+            assert listing.scroll_y == where, key
+
+
+async def test_the_first_run_screen_scrolls_with_j_k_space_g_G(tmp_path):
+    """A newcomer's first screen (no project.md here) is longer than 80x24: only the arrows
+    scrolled it; j k space g G did nothing."""
+    from textual.containers import VerticalScroll
+
+    from mailtriage.tui.screens.first_run import FirstRunScreen
+
+    (tmp_path / "empty").mkdir()
+    app = make_app(tmp_path / "empty")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, FirstRunScreen)
+        guide = app.screen.query_one("#first-run", VerticalScroll)
+        assert guide.max_scroll_y > guide.size.height
+        for key, where in (("j", 1), ("k", 0), ("space", guide.size.height), ("G", guide.max_scroll_y), ("g", 0)):
+            await pilot.press(key)
+            await settle(pilot)
+            assert guide.scroll_y == where, key
+
+
+class ErrorsHost(App):
+    def on_mount(self) -> None:
+        from mailtriage.tui.dialogs.error import ErrorDialog, ErrorRecord
+
+        records = [ErrorRecord(f"Listing failed ({i})", "the server closed the connection", where="list",
+                               details="line one\nline two\nline three") for i in range(12)]
+        self.push_screen(ErrorDialog(records))
+
+
+async def test_the_error_list_scrolls_with_j_k_space_g_G():
+    """Twelve errors run past the dialog; the focus is on Close, so only the mouse scrolled them."""
+    from textual.containers import VerticalScroll
+
+    app = ErrorsHost()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        listing = app.screen.query_one("#error-list", VerticalScroll)
+        assert listing.max_scroll_y > listing.size.height
+        for key, where in (("j", 1), ("k", 0), ("space", listing.size.height), ("G", listing.max_scroll_y),
+                           ("g", 0)):
+            await pilot.press(key)
+            await settle(pilot)
+            assert listing.scroll_y == where, key
+        await pilot.press("enter")  # Close, as before
+        await settle(pilot)
+        assert not app.screen.query("#error-list")
+
+
+async def test_error_details_with_no_error_say_so_in_a_toast(tmp_path):
+    """! before anything failed opened a dialog titled "No errors so far" with nothing in it."""
+    from mailtriage.tui.dialogs.error import ErrorDialog
+    from tests.tui.helpers import mbox_project
+
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("exclamation_mark")
+        await settle(pilot)
+        assert not isinstance(app.screen, ErrorDialog)
+        assert "No errors so far." in said(app)
+        app.report_error("Listing failed", RuntimeError("the server closed the connection"))
+        await pilot.press("exclamation_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, ErrorDialog) and "the server closed the connection" in screen_text(app)
+
+
+async def test_the_queues_all_key_is_offered_only_when_a_filter_is_on(tmp_path, monkeypatch):
+    """a (All) was offered with no filter set, where it changed nothing."""
+    from mailtriage.tui.screens.queue import QueueScreen
+
+    app = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("Q")
+        await settle(pilot)
+        assert isinstance(app.screen, QueueScreen)
+        assert "All" not in footer_words(app) and "By state" in footer_words(app)
+        await pilot.press("s")  # state: new
+        await settle(pilot)
+        assert "All" in footer_words(app)
+        await pilot.press("a")
+        await settle(pilot)
+        assert "state all" in screen_text(app) and "All" not in footer_words(app)
+
+
+async def test_the_help_screen_pages_and_goes_to_its_ends_as_a_pager_does(tmp_path):
+    """The help (every key, a long page) scrolled a line at a time with j/k only: space, -, g and
+    G, the reader's and every pager's keys, did nothing there."""
+    from mailtriage.tui.screens.help import HelpView
+    from tests.tui.helpers import mbox_project
+
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        view = app.screen.query_one(HelpView)
+        for key, where in (("j", 1), ("k", 0), ("space", view.size.height), ("minus", 0), ("G", view.max_scroll_y),
+                           ("g", 0)):
+            await pilot.press(key)
+            await settle(pilot)
+            assert view.scroll_y == where, key
+
+
+async def test_a_pane_with_nothing_to_open_does_not_offer_enter_and_says_why_in_words(tmp_path):
+    """A project without a tracker: the tracker pane said "tracker.github.repo: is None" and
+    offered "⏎ Open issue", which did nothing (its one row is the explanation, not an issue)."""
+    from tests.tui.helpers import mbox_project
+
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        shown = " ".join(screen_text(app).split())
+        assert "is not set" in shown and "None" not in shown, shown
+        words = footer_words(app)
+        assert "Back to list" in words and "Open issue" not in words, words
