@@ -3,9 +3,9 @@
 The main screen's work that is not yet an area's own (tui/panes/area.py: the tracker,
 lists and thread panes run theirs) nor a component the screen holds (alerts, the banner,
 the unpublished-changes mark, batch, the reader's h and |, the proposals, personal
-accounts: tui/controllers/alerts.py, banner.py, publish_mark.py, batch.py, keys.py,
-proposals.py, accounts.py) is done by controllers (listing, reading, compose), one module each. Each is a mixin over
-:class:`ControllerBase`, so its workers run on the main screen and its handlers receive
+accounts, compose: tui/controllers/alerts.py, banner.py, publish_mark.py, batch.py, keys.py,
+proposals.py, accounts.py, compose.py) is done by controllers (listing, reading), one module
+each. Each is a mixin over :class:`ControllerBase`, so its workers run on the main screen and its handlers receive
 the messages those workers post to it. The base holds what they share: the session,
 request numbers (a newer request of a kind supersedes an older one), the deferral of
 answers that arrive before the panes are mounted, and the reporting of a failed call.
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from mailtriage.tui.controllers.accounts import Accounts
     from mailtriage.tui.controllers.alerts import Alerts
     from mailtriage.tui.controllers.batch import Batch
+    from mailtriage.tui.controllers.compose import Compose
     from mailtriage.tui.controllers.proposals import Proposals
     from mailtriage.tui.controllers.publish_mark import PublishMark
 
@@ -116,12 +117,13 @@ class ControllerBase(Screen):
         return self.query_one(Banner)
 
     #: The components the screen holds (tui/controllers/alerts.py, publish_mark.py, batch.py,
-    #: proposals.py, accounts.py).
+    #: proposals.py, accounts.py, compose.py).
     alerts: Alerts
     publish_mark: PublishMark
     batches: Batch
     proposals: Proposals
     accounts: Accounts
+    composing: Compose
 
     # -- requests ------------------------------------------------------------------
     def new_request(self, kind: str) -> int:
@@ -211,13 +213,3 @@ class ControllerBase(Screen):
 
     # -- what one controller asks of another (each is defined by the controller named) --
     current_list: str | None  # listing: the mailing list in the thread list
-
-    # -- what compose asks of the accounts component (until compose is a component too) --
-    @property
-    def open_folder_key(self) -> tuple[str, str, str] | None:
-        """The personal folder in the thread list (the accounts component's), or None."""
-        return self.accounts.open_folder_key
-
-    def after_organize(self) -> None:
-        """The personal folder in the thread list listed again after a write (the accounts')."""
-        self.accounts.after_organize()

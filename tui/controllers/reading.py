@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
@@ -41,6 +41,9 @@ class ReadingController(ControllerBase):
         super().__init__(*args, **kwargs)
         #: The row the open thread came from (R reads it again).
         self.open_summary: ThreadSummary | None = None
+        #: The personal account's message in the reading pane (None: a project thread or
+        #: nothing): r, A and F in the reader answer it (compose reads it, ``ReadingView``).
+        self.open_mailbox_row: MailboxRow | None = None
         #: (account id, message ID) -> the message as the reader shows it, read ahead or read
         #: (newest last; READ_AHEAD_KEPT of them).
         self.kept_messages: dict[tuple[str, str], Thread] = {}
@@ -53,15 +56,6 @@ class ReadingController(ControllerBase):
         self._dialogs_ahead = False
         #: The project thread under the cursor, read before Enter asks (issue 33).
         self.thread_ahead = ThreadAhead(self, lambda: self.session)
-
-    #: compose: the personal account's message in the reading pane.
-    open_mailbox_row: MailboxRow | None
-    #: compose: build what r shows for the message in the reading pane.
-    build_reply_ahead: Callable[[], None]
-    #: compose: the compose dialog being prepared opens nothing (q / Esc in the reader).
-    drop_reply_on_its_way: Callable[[], None]
-    #: compose: mount an empty compose dialog, hidden, for the next compose to fill.
-    keep_compose_ready: Callable[[], None]
 
     # -- intents from the panes ------------------------------------------------------
     def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
@@ -80,7 +74,7 @@ class ReadingController(ControllerBase):
         status line says "Esc cancels"), and so is a reply being prepared: its compose dialog
         never opens afterwards (issue 35)."""
         self.cancel_work(("reader", "reply"))
-        self.drop_reply_on_its_way()
+        self.composing.drop_reply_on_its_way()
         self._ahead_open = None  # a read-ahead still on its way is not shown then
         self.thread_ahead.drop_waiting()
         self.query_one(ThreadList).focus()
@@ -185,7 +179,7 @@ class ReadingController(ControllerBase):
     def _after_shown(self, request: int, thread: Thread) -> None:
         if not self.is_current("reader", request) or self.reader.thread is not thread:
             return  # another thread was opened meanwhile: its own call comes
-        self.build_reply_ahead()  # what r shows, built while the message is read (issue 35)
+        self.composing.build_reply_ahead()  # what r shows, built while the message is read (issue 35)
         self._load_case(request, thread)
 
     # -- OpenPGP: a key that needs its passphrase -------------------------------------------
@@ -361,7 +355,7 @@ class ReadingController(ControllerBase):
         from mailtriage.tui.dialogs import ahead  # why: loaded by the worker above
 
         ahead.register_dialog_widgets(self.shell)
-        self.call_after_refresh(self.keep_compose_ready)  # an empty compose dialog, hidden, in its own turn
+        self.call_after_refresh(self.composing.keep_compose_ready)  # an empty compose dialog, hidden, in its own turn
 
     # -- thread URL ------------------------------------------------------------------------
     def show_thread_url(self) -> None:

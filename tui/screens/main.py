@@ -6,18 +6,17 @@ thread pane (server search, the rows' triage marks) run their own workers and sh
 own answers; the screen only routes what crosses areas (an account chosen in the sources
 pane, a search's scope, an issue or thread ``s`` found) and reports the failures they let
 bubble. The new-report alerts, the banner, the unpublished-changes mark, batch, the
-reader's h and |, the proposals and personal accounts are components the screen holds
-(tui/controllers/alerts.py, banner.py, publish_mark.py, batch.py, keys.py, proposals.py,
-accounts.py), to which it routes their messages. The other work (listing, reading,
-composing) is still run by the controllers of ``tui/controllers/``, mixins over this
-screen, in workers on it.
+reader's h and |, the proposals, personal accounts and compose are components the screen
+holds (tui/controllers/alerts.py, banner.py, publish_mark.py, batch.py, keys.py,
+proposals.py, accounts.py, compose.py), to which it routes their messages. The other work
+(listing, reading) is still run by the controllers of ``tui/controllers/``, mixins over
+this screen, in workers on it.
 Below 100 columns the sidebar folds away and unfolds while it has the focus (1, 2);
 the zoom key (Ctrl+w) gives the focused pane the whole screen (issue 35).
 """
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING
 
 from textual import events, on
@@ -32,7 +31,7 @@ from mailtriage.tui.controllers.accounts import Accounts
 from mailtriage.tui.controllers.alerts import Alerts
 from mailtriage.tui.controllers.banner import Banner
 from mailtriage.tui.controllers.batch import Batch
-from mailtriage.tui.controllers.compose import ComposeController, after_compose
+from mailtriage.tui.controllers.compose import Compose
 from mailtriage.tui.controllers.keys import ReaderKeys
 from mailtriage.tui.controllers.listing import ListingController
 from mailtriage.tui.controllers.proposals import Proposals
@@ -40,9 +39,9 @@ from mailtriage.tui.controllers.publish_mark import PublishMark
 from mailtriage.tui.controllers.reading import ReadingController
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.mailbox_rows import MailboxRow
-from mailtriage.tui.messages import (ApplyFailed, AreaFailed, BatchFoldersReady, BatchReady, FolderListed,
-                                     IssueOfThreadFound, ProposalApplied, ProposalFailed, ProposalReady,
-                                     ThreadOfIssueFound, TrackerLoaded)
+from mailtriage.tui.messages import (ApplyFailed, AreaFailed, BatchFoldersReady, BatchReady, ComposeReady,
+                                     DraftBuiltAhead, FolderListed, IssueOfThreadFound, ProposalApplied,
+                                     ProposalFailed, ProposalReady, ThreadOfIssueFound, TrackerLoaded)
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
@@ -70,8 +69,7 @@ CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"))
 WRITE_GROUPS = ("apply",)
 
 
-class MainScreen(ListingController, ReadingController, ComposeController, PendingWork, bindings.KeyContext,
-                 inherit_bindings=False):
+class MainScreen(ListingController, ReadingController, PendingWork, bindings.KeyContext, inherit_bindings=False):
     BINDINGS = bindings.MAIN
     key_context = "MainScreen"
     #: Focus goes to the thread list as soon as the panes are composed: with the default
@@ -119,8 +117,10 @@ class MainScreen(ListingController, ReadingController, ComposeController, Pendin
         #: A personal account's folder in the thread list, flag and move (its listing is the
         #: screen's "threads" work, its proposals the screen's "reply" work).
         self.accounts = Accounts(self)
+        #: r, A, F and C: the compose dialog, built ahead, and its proposal (the screen's "reply" work).
+        self.composing = Compose(self, reading=self)
         #: The proposal flows, the proposal dialog of every proposal and the writes.
-        self.proposals = Proposals(self, compose=self, after_compose=partial(after_compose, self))
+        self.proposals = Proposals(self, compose=self.composing, after_compose=self.composing.after_write)
 
     def on_mount(self) -> None:
         self._set_width_classes(self.app.size.width)
@@ -347,6 +347,18 @@ class MainScreen(ListingController, ReadingController, ComposeController, Pendin
 
     def on_thread_view_pipe_requested(self, message: ThreadView.PipeRequested) -> None:
         self.reader_keys.pipe()
+
+    def on_thread_list_reply_requested(self, message: ThreadList.ReplyRequested) -> None:
+        self.composing.compose_on(message.summary, message.kind)
+
+    def on_thread_view_reply_requested(self, message: ThreadView.ReplyRequested) -> None:
+        self.composing.compose_on(None, message.kind)
+
+    def on_compose_ready(self, message: ComposeReady) -> None:
+        self.composing.ready(message)
+
+    def on_draft_built_ahead(self, message: DraftBuiltAhead) -> None:
+        self.composing.built_ahead(message)
 
     def on_thread_list_import_requested(self, message: ThreadList.ImportRequested) -> None:
         self.proposals.import_thread(message.summary)
