@@ -260,21 +260,20 @@ class ListingController(ControllerBase):
         self.report_failure(message)
         self.call_after_refresh(self.alerts.start)
 
-    # Decorated, with names of their own: an ``on_thread_loaded`` here would shadow the
-    # reading controller's for its direct calls (a message read ahead is shown that way).
-    @on(ThreadList.Opened)
-    def _retry_on_enter(self, message: ThreadList.Opened) -> None:
+    def retry_on_enter(self) -> None:
         """Enter on a row while the list's listing failed for a backend out of reach (its rows
         stale: the start-up's listing, with the server down): the key is the retry R would be,
         never a refusal that asks for R once the backend is back (issue 33). The outage's
-        answer is forgotten before the read asks for the backend (the reading controller's
-        handler of this message comes after this one, MainScreen's order): the read checks it
-        again and reads the thread if it is back (else it says why, and R). Once the thread
-        came, the list is listed again."""
+        answer is forgotten before the read asks for the backend (MainScreen's one handler of
+        ``ThreadList.Opened`` calls this, then the reading controller's ``open_row``): the read
+        checks it again and reads the thread if it is back (else it says why, and R). Once the
+        thread came, the list is listed again."""
         if self.listing_out_of_reach:
             self.session.forget_availability()
             self._relist_after_read = True
 
+    # Decorated, with a name of its own: an ``on_thread_loaded`` here would shadow the
+    # reading controller's for its direct calls (a message read ahead is shown that way).
     @on(ThreadLoaded)
     def _relist_once_read(self, message: ThreadLoaded) -> None:
         """A thread read after a listing that failed for a backend out of reach: the backend

@@ -58,13 +58,14 @@ class ReadingController(ControllerBase):
         self.thread_ahead = ThreadAhead(self, lambda: self.session)
 
     # -- intents from the panes ------------------------------------------------------
-    def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
+    def open_row(self, summary: ThreadSummary) -> None:
+        """Enter on a row (``ThreadList.Opened``, routed by the screen after the listing's retry)."""
         # Enter goes into the message (issue 35): the reader's keys (q back, Space, e) act at once.
         self.query_one(ThreadView).focus()
-        if isinstance(message.summary, MailboxRow) and message.summary.header is not None:
-            self.open_mailbox_message(message.summary)  # a personal account's message
+        if isinstance(summary, MailboxRow) and summary.header is not None:
+            self.open_mailbox_message(summary)  # a personal account's message
             return
-        self.open_thread(message.summary)
+        self.open_thread(summary)
 
     def on_thread_view_url_requested(self, message: ThreadView.UrlRequested) -> None:
         self.show_thread_url()

@@ -1,16 +1,10 @@
 """The main screen: sources and lists on the left, threads over the reading pane, tracker on the right.
 
-Some panes are areas that own their state and work (tui/panes/area.py): the tracker pane
-(issues, an issue, ``s`` both ways), the lists pane (an account's folders, ``c``) and the
-thread pane (server search, the rows' triage marks) run their own workers and show their
-own answers; the screen only routes what crosses areas (an account chosen in the sources
-pane, a search's scope, an issue or thread ``s`` found) and reports the failures they let
-bubble. The new-report alerts, the banner, the unpublished-changes mark, batch, the
-reader's h and |, the proposals, personal accounts and compose are components the screen
-holds (tui/controllers/alerts.py, banner.py, publish_mark.py, batch.py, keys.py,
-proposals.py, accounts.py, compose.py), to which it routes their messages. The other work
-(listing, reading) is still run by the controllers of ``tui/controllers/``, mixins over
-this screen, in workers on it.
+Some panes are areas that own their state and work (tui/panes/area.py: tracker, lists and
+thread panes); the screen only routes what crosses areas and reports the failures they let
+bubble. Alerts, banner, unpublished-changes mark, batch, the reader's h and |, proposals,
+personal accounts and compose are components the screen holds (tui/controllers/), to which
+it routes their messages. Listing and reading are still controllers, mixins over this screen.
 Below 100 columns the sidebar folds away and unfolds while it has the focus (1, 2);
 the zoom key (Ctrl+w) gives the focused pane the whole screen (issue 35).
 """
@@ -249,13 +243,8 @@ class MainScreen(ListingController, ReadingController, PendingWork, bindings.Key
                                     event.worker.error)
 
     # -- focus -------------------------------------------------------------
-    PANE_FOCUS = {
-        "sources": SourceList,
-        "folders": FolderList,
-        "threads": ThreadList,
-        "reader": ThreadView,
-        "tracker": TrackerList,
-    }
+    PANE_FOCUS = {"sources": SourceList, "folders": FolderList, "threads": ThreadList, "reader": ThreadView,
+                  "tracker": TrackerList}
 
     def action_focus_pane(self, name: str) -> None:
         self._fold_tracker(name != "tracker")
@@ -333,6 +322,12 @@ class MainScreen(ListingController, ReadingController, PendingWork, bindings.Key
         ConsoleScreen.open(self.app, message.backend)
 
     # -- what crosses the areas --------------------------------------------------------
+    def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
+        """Enter on a row: the listing's retry first (an outage's answer is forgotten before the
+        read asks for the backend), then the read (tests/tui/test_screen_routes.py holds the order)."""
+        self.retry_on_enter()
+        self.open_row(message.summary)
+
     def on_thread_list_batch_requested(self, message: ThreadList.BatchRequested) -> None:
         self.batches.requested(message.rows, message.action)
 
