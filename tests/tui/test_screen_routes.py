@@ -17,7 +17,7 @@ async def test_enter_after_an_outage_forgets_it_before_the_read_starts_then_list
         main = app.main
         row = main.query_one(ThreadList).current
         assert row is not None and main.open_summary is None
-        main.listing_out_of_reach = True  # the list's last listing failed: its backend out of reach
+        main.listing.listing_out_of_reach = True  # the list's last listing failed: its backend out of reach
         forgotten_with_open: list = []
         forget = app.session.forget_availability
 
@@ -29,4 +29,4 @@ async def test_enter_after_an_outage_forgets_it_before_the_read_starts_then_list
         await settle(pilot)
         assert forgotten_with_open[:1] == [None], "the read started before the outage was forgotten"
         assert main.reader.thread is not None and main.reader.thread.thread_id == row.thread_id
-        assert not main.listing_out_of_reach  # the list was listed again once the thread came
+        assert not main.listing.listing_out_of_reach  # the list was listed again once the thread came
